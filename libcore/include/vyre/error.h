@@ -1,0 +1,95 @@
+/*
+ * vyre/error.h - error codes and error detail.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * Every fallible libcore function returns int: 0 (VYRE_OK) on success and a
+ * negative VYRE_E* code on failure. Codes come from one X-macro list, which
+ * generates the enum, vyre_strerror() and vyre_err_name(). New codes are
+ * appended at the end, never renumbered: scripts and stored results may hold
+ * the numbers.
+ *
+ * Detail goes into an optional, caller-owned vyre_error: a message naming
+ * what failed (offending values quoted) and a hint saying how to fix it.
+ * Passing NULL for the vyre_error is always allowed.
+ */
+#ifndef VYRE_ERROR_H
+#define VYRE_ERROR_H
+
+#include <stddef.h>
+
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* XX(NAME, value, description). Append only. */
+#define VYRE_ERRNO_MAP(XX)                                                                         \
+    XX(EINVAL, -1, "invalid argument")                                                             \
+    XX(ENOMEM, -2, "out of memory")                                                                \
+    XX(ENODRIVER, -3, "no NVIDIA driver found")                                                    \
+    XX(ECUDA, -4, "CUDA driver call failed")                                                       \
+    XX(ENODEV, -5, "no such CUDA device")                                                          \
+    XX(EENV, -6, "bad environment variable")                                                       \
+    XX(EIO, -7, "input/output error")                                                              \
+    XX(ENOENT, -8, "not found")                                                                    \
+    XX(EEXIST, -9, "already exists")                                                               \
+    XX(EUNSAFE, -10, "unsafe ownership or permissions")                                            \
+    XX(ECORRUPT, -11, "corrupt data")                                                              \
+    XX(EVERSION, -12, "unsupported format version")                                                \
+    XX(ETOOBIG, -13, "size out of bounds")                                                         \
+    XX(ENOSPC, -14, "no space left or file size limit reached")                                   \
+    XX(EROFS, -15, "read-only location")                                                           \
+    XX(EDB, -16, "database error")                                                                 \
+    XX(EBUSY, -17, "resource busy")                                                                \
+    XX(ECOMPILE, -18, "compilation failed")                                                        \
+    XX(ENONVRTC, -19, "NVRTC not available")                                                       \
+    XX(ENOCUPTI, -20, "CUPTI not available")                                                       \
+    XX(ECUPTIBUSY, -21, "CUPTI already held by another profiler")                                  \
+    XX(ELABEL, -22, "invalid NVTX label")                                                          \
+    XX(ERANGE, -23, "value out of range")                                                          \
+    XX(ENOTSUP, -24, "not supported")                                                              \
+    XX(ENONVML, -25, "NVML not available")                                                         \
+    XX(EPERM, -26, "permission denied")                                                            \
+    XX(EAMBIGUOUS, -27, "ambiguous name or prefix")                                                \
+    XX(ENOJITLINK, -28, "nvJitLink not available")
+
+typedef enum vyre_errno {
+    VYRE_OK = 0,
+#define VYRE__ERR_ENUM(name, val, desc) VYRE_##name = (val),
+    VYRE_ERRNO_MAP(VYRE__ERR_ENUM)
+#undef VYRE__ERR_ENUM
+} vyre_errno;
+
+#define VYRE_ERROR_MESSAGE_MAX 768
+#define VYRE_ERROR_HINT_MAX 512
+
+/*
+ * Error detail, owned by the caller (usually on the stack). Functions that
+ * fail fill it when it is non-NULL; on success they leave it untouched.
+ * message: what failed, offending values in quotes. hint: how to fix it,
+ * without a "Fix:" prefix (front ends add their own); may be empty.
+ */
+typedef struct vyre_error {
+    int code;
+    char message[VYRE_ERROR_MESSAGE_MAX];
+    char hint[VYRE_ERROR_HINT_MAX];
+} vyre_error;
+
+/* Short text for a code, e.g. "not found". Never NULL; unknown codes give
+ * "unknown error". Thread-safe; the string is static. */
+VYRE_EXTERN const char *vyre_strerror(int code);
+
+/* Symbolic name for a code, e.g. "VYRE_ENOENT" ("VYRE_OK" for 0). Never NULL;
+ * unknown codes give "VYRE_E?". Thread-safe; the string is static. */
+VYRE_EXTERN const char *vyre_err_name(int code);
+
+/* Resets err to "no error" (code 0, empty strings). err may be NULL. */
+VYRE_EXTERN void vyre_error_clear(vyre_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_ERROR_H */

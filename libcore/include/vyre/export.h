@@ -1,0 +1,18 @@
+/*
+ * vyre/export.h - symbol visibility for libvyrecore.
+ *
+ * This header is part of libvyrecore's public API. The library is built with
+ * hidden visibility; only declarations marked VYRE_EXTERN are exported.
+ */
+#ifndef VYRE_EXPORT_H
+#define VYRE_EXPORT_H
+
+#if defined(__GNUC__) || defined(__clang__)
+#define VYRE_EXTERN __attribute__((visibility("default")))
+#define VYRE_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define VYRE_EXTERN
+#define VYRE_PRINTF(fmt, args)
+#endif
+
+#endif /* VYRE_EXPORT_H */

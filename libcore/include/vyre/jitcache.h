@@ -1,0 +1,71 @@
+/*
+ * vyre/jitcache.h - safe configuration of the CUDA driver's own JIT cache.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * The driver reads CUDA_CACHE_DISABLE, CUDA_CACHE_PATH and CUDA_CACHE_MAXSIZE
+ * once, in cuInit. vyre_jitcache_setup() must therefore run before cuInit;
+ * vyre_cuda_init() calls it for you. The contract:
+ *   - CUDA_CACHE_DISABLE is always forced to "0";
+ *   - CUDA_CACHE_PATH is kept when the operator set it (empty is an error),
+ *     else defaulted to $XDG_CACHE_HOME/vyre/cuda-jit, else
+ *     $HOME/.cache/vyre/cuda-jit; the directory is created (0700) if missing;
+ *     with neither XDG_CACHE_HOME nor HOME it is an error: there is no silent
+ *     /tmp fallback;
+ *   - CUDA_CACHE_MAXSIZE is kept when it is a decimal byte count >= the floor
+ *     (1 GiB by default), set to the floor when unset, and rejected when it is
+ *     not a number or below the floor.
+ */
+#ifndef VYRE_JITCACHE_H
+#define VYRE_JITCACHE_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_JITCACHE_FLOOR_BYTES (UINT64_C(1) << 30)
+#define VYRE_JITCACHE_PATH_MAX 4096
+
+/* What is (or would be) in force. */
+typedef struct vyre_jitcache_info {
+    char path[VYRE_JITCACHE_PATH_MAX]; /* CUDA_CACHE_PATH */
+    uint64_t maxsize_bytes;            /* CUDA_CACHE_MAXSIZE */
+    int path_from_env;                 /* 1 when the operator set CUDA_CACHE_PATH */
+    int maxsize_from_env;              /* 1 when the operator set CUDA_CACHE_MAXSIZE */
+} vyre_jitcache_info;
+
+/*
+ * Works out what the contract above gives for the current environment with
+ * the given floor, without changing the environment or the filesystem.
+ * Returns 0, VYRE_EINVAL (floor 0 or NULL info) or VYRE_EENV (bad variable;
+ * err says which and how to fix it). Thread-safe as long as no other thread
+ * changes the environment.
+ */
+VYRE_EXTERN int vyre_jitcache_resolve(uint64_t floor_bytes, vyre_jitcache_info *info,
+                                      vyre_error *err);
+
+/*
+ * Applies the contract once per process with the default floor: resolves,
+ * creates the directory, and sets the three variables. Thread-safe: later
+ * calls (from any thread) return the first call's result and fill info with
+ * what was applied. info and err may be NULL. Must run before cuInit and
+ * before other threads read the environment (setenv is not thread-safe
+ * against concurrent getenv).
+ */
+VYRE_EXTERN int vyre_jitcache_setup(vyre_jitcache_info *info, vyre_error *err);
+
+/* As vyre_jitcache_setup() with a floor other than 1 GiB. Only the first
+ * call's floor matters. A zero floor is rejected with VYRE_EINVAL. */
+VYRE_EXTERN int vyre_jitcache_setup_floor(uint64_t floor_bytes, vyre_jitcache_info *info,
+                                          vyre_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_JITCACHE_H */

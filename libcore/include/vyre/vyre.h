@@ -1,0 +1,17 @@
+/*
+ * vyre/vyre.h - umbrella header for libvyrecore.
+ *
+ * This header is part of libvyrecore's public API: everything under
+ * libcore/include/vyre/ is, and nothing else is.
+ */
+#ifndef VYRE_VYRE_H
+#define VYRE_VYRE_H
+
+#include "error.h"
+#include "version.h"
+#include "cuda.h"
+#include "jitcache.h"
+#include "key.h"
+#include "nvtx.h"
+
+#endif /* VYRE_VYRE_H */

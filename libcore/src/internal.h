@@ -1,0 +1,29 @@
+/*
+ * internal.h - helpers shared between libcore's modules. Not public API:
+ * nothing here is exported from the shared library (vyre__ prefix).
+ */
+#ifndef VYRE_INTERNAL_H
+#define VYRE_INTERNAL_H
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "vyre/error.h"
+#include "vyre/export.h"
+
+/* Fills err (when non-NULL) with code, a printf-formatted message and a
+ * hint (may be NULL), and returns code so callers can write
+ * `return vyre__fail(err, VYRE_EINVAL, "...", "bad '%s'", x);`. */
+int vyre__fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
+    VYRE_PRINTF(4, 5);
+
+/* Bounded copy that always terminates (when size > 0); returns strlen(src),
+ * so truncation is `ret >= size`. */
+size_t vyre__strlcpy(char *dst, const char *src, size_t size);
+
+/* Maps an errno value to the closest VYRE_E* code. */
+int vyre__errno_code(int e);
+
+#define VYRE_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif /* VYRE_INTERNAL_H */

@@ -1,0 +1,122 @@
+/*
+ * nvtx.c - the vyre NVTX domain, registered strings and label rules.
+ *
+ * NVTX3 is header-only: with no tool attached (no NVTX_INJECTION64_PATH) the
+ * first call of each entry point finds no tool and the rest are cheap
+ * no-ops. The domain and strings are registered once, lazily, on first push.
+ */
+#include "vyre/nvtx.h"
+
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const vyre_range_def g_catalog[VYRE_RANGE_COUNT] = {
+#define VYRE__RANGE_DEF(id, name, desc) {VYRE_RANGE_##id, name, name, desc},
+    VYRE_RANGE_CATALOG(VYRE__RANGE_DEF)
+#undef VYRE__RANGE_DEF
+};
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static nvtxDomainHandle_t g_domain;
+static nvtxStringHandle_t g_strings[VYRE_RANGE_COUNT];
+
+static void register_once(void)
+{
+    g_domain = nvtxDomainCreateA(VYRE_NVTX_DOMAIN);
+    for (int i = 0; i < VYRE_RANGE_COUNT; i++)
+        g_strings[i] = nvtxDomainRegisterStringA(g_domain, g_catalog[i].label);
+}
+
+const vyre_range_def *vyre_nvtx_catalog(size_t *count)
+{
+    if (count)
+        *count = VYRE_RANGE_COUNT;
+    return g_catalog;
+}
+
+const vyre_range_def *vyre_nvtx_range(vyre_range_id id)
+{
+    if ((int)id < 0 || id >= VYRE_RANGE_COUNT)
+        return NULL;
+    return &g_catalog[id];
+}
+
+int vyre_nvtx_label_validate(const char *label, size_t len, vyre_error *err)
+{
+    static const char hint[] = "use dot-separated segments of [a-z0-9_] under 'vyre.', e.g. "
+                               "'vyre.cuda.pipeline.compile'";
+    if (!label || len == 0)
+        return vyre__fail(err, VYRE_ELABEL, hint, "NVTX label is empty");
+    if (len > VYRE_NVTX_LABEL_MAX)
+        return vyre__fail(err, VYRE_ELABEL, hint, "NVTX label is %zu bytes, longer than %d", len,
+                          VYRE_NVTX_LABEL_MAX);
+    if (memchr(label, '\0', len))
+        return vyre__fail(err, VYRE_ELABEL, hint,
+                          "NVTX label has an interior NUL at byte %zu of %zu",
+                          (size_t)((const char *)memchr(label, '\0', len) - label), len);
+    if (label[len] != '\0')
+        return vyre__fail(err, VYRE_ELABEL, hint, "NVTX label of %zu bytes is not NUL-terminated",
+                          len);
+    size_t seg_start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        char c = label[i];
+        if (c == '.' || c == '\0') {
+            if (i == seg_start)
+                return vyre__fail(err, VYRE_ELABEL, hint,
+                                  "NVTX label '%s' has an empty segment at byte %zu", label, i);
+            if (seg_start == 0 && (i != 4 || memcmp(label, "vyre", 4) != 0))
+                return vyre__fail(err, VYRE_ELABEL, hint,
+                                  "NVTX label '%s' does not start with 'vyre.'", label);
+            seg_start = i + 1;
+            continue;
+        }
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return vyre__fail(err, VYRE_ELABEL, hint,
+                              "NVTX label has a bad character 0x%02x at byte %zu", (unsigned char)c,
+                              i);
+    }
+    if (seg_start == 0 || len == 4)
+        return vyre__fail(err, VYRE_ELABEL, hint, "NVTX label '%s' has nothing after 'vyre'",
+                          label);
+    return VYRE_OK;
+}
+
+static void push(vyre_range_id id, int has_payload, uint64_t payload)
+{
+    if ((int)id < 0 || id >= VYRE_RANGE_COUNT)
+        return;
+    pthread_once(&g_once, register_once);
+    nvtxEventAttributes_t a;
+    memset(&a, 0, sizeof a);
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = g_strings[id];
+    if (has_payload) {
+        a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+        a.payload.ullValue = payload;
+    }
+    nvtxDomainRangePushEx(g_domain, &a);
+}
+
+void vyre_nvtx_push(vyre_range_id id)
+{
+    push(id, 0, 0);
+}
+
+void vyre_nvtx_push_payload(vyre_range_id id, uint64_t payload)
+{
+    push(id, 1, payload);
+}
+
+void vyre_nvtx_pop(void)
+{
+    /* Registration happened in the matching push; a pop without a push is
+     * ignored by NVTX tools (and the domain is NULL before any push, which
+     * NVTX treats as the default domain, so guard it). */
+    if (g_domain)
+        nvtxDomainRangePop(g_domain);
+}

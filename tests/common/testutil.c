@@ -1,0 +1,153 @@
+/*
+ * testutil.c - see testutil.h.
+ */
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void tu_mkdtemp(char *buf, size_t size)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    int n = snprintf(buf, size, "%s/vyre-test-XXXXXX", tmp);
+    cr_assert(n > 0 && (size_t)n < size, "temp path too long");
+    cr_assert_not_null(mkdtemp(buf), "mkdtemp(%s): %s", buf, strerror(errno));
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    chmod(path, 0700);
+    return remove(path);
+}
+
+void tu_rm_rf(const char *path)
+{
+    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *data, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap * 2 : 4096;
+        while (c < *len + n + 1)
+            c *= 2;
+        *buf = realloc(*buf, c);
+        cr_assert_not_null(*buf);
+        *cap = c;
+    }
+    memcpy(*buf + *len, data, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+}
+
+void tu_run(tu_proc *p, char *const argv[], const char *const env_set[])
+{
+    int out[2], err[2];
+    cr_assert(pipe(out) == 0 && pipe(err) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(out[0]);
+        close(err[0]);
+        for (size_t i = 0; env_set && env_set[i]; i++) {
+            const char *eq = strchr(env_set[i], '=');
+            if (eq) {
+                char name[256];
+                size_t nl = (size_t)(eq - env_set[i]);
+                if (nl >= sizeof name)
+                    _exit(126);
+                memcpy(name, env_set[i], nl);
+                name[nl] = '\0';
+                setenv(name, eq + 1, 1);
+            } else {
+                unsetenv(env_set[i]);
+            }
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    memset(p, 0, sizeof *p);
+    size_t olen = 0, ocap = 0, elen = 0, ecap = 0;
+    append(&p->out, &olen, &ocap, "", 0);
+    append(&p->err, &elen, &ecap, "", 0);
+    struct pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    int open_fds = 2;
+    while (open_fds > 0) {
+        if (poll(fds, 2, -1) < 0 && errno != EINTR)
+            break;
+        for (int i = 0; i < 2; i++) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            char buf[4096];
+            ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            if (n <= 0) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                open_fds--;
+            } else if (i == 0) {
+                append(&p->out, &olen, &ocap, buf, (size_t)n);
+            } else {
+                append(&p->err, &elen, &ecap, buf, (size_t)n);
+            }
+        }
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    p->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void tu_proc_free(tu_proc *p)
+{
+    free(p->out);
+    free(p->err);
+    p->out = p->err = NULL;
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    char chunk[8192];
+    size_t r;
+    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0)
+        append(&buf, &n, &cap, chunk, r);
+    fclose(f);
+    if (!buf)
+        append(&buf, &n, &cap, "", 0);
+    if (len)
+        *len = n;
+    return buf;
+}
+
+void tu_write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "fopen(%s): %s", path, strerror(errno));
+    cr_assert_eq(fwrite(data, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+}

@@ -1,0 +1,120 @@
+/*
+ * cli.c - messages, subcommand lookup and "did you mean" for the front ends.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *g_prog = "vyre";
+
+void vyre_cli_set_prog(const char *prog)
+{
+    g_prog = prog;
+}
+
+const char *vyre_cli_prog(void)
+{
+    return g_prog;
+}
+
+void vyre_cli_report(const vyre_error *err)
+{
+    fprintf(stderr, "%s: error: %s\n", g_prog,
+            err->message[0] ? err->message : vyre_strerror(err->code));
+    if (err->hint[0])
+        fprintf(stderr, "hint: %s\n", err->hint);
+}
+
+int vyre_cli_usage_error(const char *sub, const char *hint, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: error: ", g_prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (hint)
+        fprintf(stderr, "hint: %s\n", hint);
+    if (sub)
+        fprintf(stderr, "try '%s %s --help'\n", g_prog, sub);
+    else
+        fprintf(stderr, "try '%s --help'\n", g_prog);
+    return VYRE_EXIT_ERROR;
+}
+
+const vyre_cli_cmd *vyre_cli_find(const vyre_cli_cmd *cmds, const char *name)
+{
+    for (; cmds->name; cmds++)
+        if (strcmp(cmds->name, name) == 0)
+            return cmds;
+    return NULL;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return (size_t)-1;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *vyre_cli_nearest(const char *word, const char *const *candidates, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    size_t limit = strlen(word) / 3;
+    if (limit < 2)
+        limit = 2;
+    return best_d <= limit ? best : NULL;
+}
+
+int vyre_cli_exit_code(int vyre_code)
+{
+    if (vyre_code == VYRE_OK)
+        return VYRE_EXIT_OK;
+    if (vyre_code == VYRE_ENODRIVER || vyre_code == VYRE_ENODEV)
+        return VYRE_EXIT_NODRIVER;
+    return VYRE_EXIT_ERROR;
+}
+
+void vyre_cli_format_bytes(unsigned long long n, char *buf, size_t size)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (n < 1024) {
+        snprintf(buf, size, "%llu B", n);
+        return;
+    }
+    double v = (double)n;
+    int u = 0;
+    while (v >= 1024.0 && u < 5) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, size, "%.1f %s", v, units[u]);
+}

@@ -1,0 +1,56 @@
+/*
+ * cli.h - helpers shared by the vyre front ends (not libcore: these print).
+ *
+ * Messages follow git's error()/advise(): "<prog>: error: <message>" then
+ * "hint: <hint>"; usage errors end with "try '<prog> --help'" (curl).
+ */
+#ifndef VYRE_TOOL_CLI_H
+#define VYRE_TOOL_CLI_H
+
+#include <stdio.h>
+
+#include "vyre/error.h"
+#include "vyre/export.h"
+
+/* Exit codes shared by every tool (documented in each --help and README). */
+enum {
+    VYRE_EXIT_OK = 0,       /* success / clean */
+    VYRE_EXIT_PROBLEMS = 1, /* the command ran and found problems */
+    VYRE_EXIT_ERROR = 2,    /* usage or operational error */
+    VYRE_EXIT_NODRIVER = 3, /* no NVIDIA driver or no GPU where one is needed */
+};
+
+/* A subcommand: git's {name, fn} table. fn gets argv starting at the
+ * subcommand's name and returns an exit code. */
+typedef struct vyre_cli_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} vyre_cli_cmd;
+
+/* The program name used in messages (set once by main). */
+void vyre_cli_set_prog(const char *prog);
+const char *vyre_cli_prog(void);
+
+/* "<prog>: error: <message>\nhint: <hint>" on stderr from a vyre_error. */
+void vyre_cli_report(const vyre_error *err);
+
+/* "<prog>: error: <fmt...>", optional "hint: ..." line, then
+ * "try '<prog> [sub ]--help'"; returns VYRE_EXIT_ERROR. sub may be NULL. */
+int vyre_cli_usage_error(const char *sub, const char *hint, const char *fmt, ...)
+    VYRE_PRINTF(3, 4);
+
+/* Finds the command named `name`; NULL when there is none. */
+const vyre_cli_cmd *vyre_cli_find(const vyre_cli_cmd *cmds, const char *name);
+
+/* The candidate nearest to `word` by edit distance, or NULL when nothing is
+ * close (distance > max(2, len/3)). */
+const char *vyre_cli_nearest(const char *word, const char *const *candidates, size_t n);
+
+/* Maps a libcore error code to the tool exit code. */
+int vyre_cli_exit_code(int vyre_code);
+
+/* Formats n bytes as "1.5 GiB" / "812 KiB" / "17 B". */
+void vyre_cli_format_bytes(unsigned long long n, char *buf, size_t size);
+
+#endif /* VYRE_TOOL_CLI_H */
