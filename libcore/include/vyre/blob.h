@@ -1,0 +1,154 @@
+/*
+ * vyre/blob.h - the on-disk pipeline blob: format v1, durable store,
+ * validated load.
+ *
+ * This header is part of libvyrecore's public API. The byte-by-byte layout
+ * is documented in libcore/BLOB_FORMAT.md.
+ *
+ * Every blob is self-describing: a fixed-size little-endian header (magic,
+ * format version, key, kind, architecture, toolchain, sizes, creation time,
+ * XXH3-128 of the payload, XXH3-64 of the header itself) followed by the
+ * payload. Guarantees:
+ *   - store: temp file created exclusively in <root>/tmp, written, fsynced,
+ *     renamed to <root>/blobs/<2 hex>/<64 hex>.vblob, directory fsynced. A
+ *     reader never sees a partial blob; a writer killed at any instant leaves
+ *     at most debris in tmp/. Concurrent stores of one key are harmless.
+ *   - load: O_NOFOLLOW, regular files only, sizes bounded before any
+ *     allocation, header and payload checksums verified. Anything wrong is a
+ *     miss; the file is moved to <root>/quarantine/ and the reason counted.
+ */
+#ifndef VYRE_BLOB_H
+#define VYRE_BLOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "export.h"
+#include "key.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_BLOB_MAGIC "VYREBLB\x01" /* 8 bytes, no NUL */
+#define VYRE_BLOB_FORMAT_VERSION 1
+#define VYRE_BLOB_HEADER_SIZE 256
+#define VYRE_BLOB_MAX_PAYLOAD (UINT64_C(512) << 20) /* 512 MiB */
+#define VYRE_BLOB_ARCH_MAX 16                        /* incl. NUL: "sm_90a" */
+#define VYRE_BLOB_TOOLCHAIN_MAX 64                   /* incl. NUL */
+#define VYRE_BLOB_EXT ".vblob"
+
+/* Payload kinds. Stored on disk: append only. */
+typedef enum vyre_blob_kind {
+    VYRE_BLOB_CUBIN = 1,
+    VYRE_BLOB_PTX = 2,
+    VYRE_BLOB_FATBIN = 3,
+} vyre_blob_kind;
+
+/* Decoded header. Strings are NUL-terminated. */
+typedef struct vyre_blob_header {
+    uint32_t format_version;             /* VYRE_BLOB_FORMAT_VERSION */
+    uint32_t key_version;                /* VYRE_KEY_VERSION the key was made with */
+    vyre_key key;                        /* the pipeline key (also the file name) */
+    uint32_t kind;                       /* vyre_blob_kind */
+    uint32_t flags;                      /* 0 in v1 (no compression) */
+    char arch[VYRE_BLOB_ARCH_MAX];       /* e.g. "sm_90a" */
+    char toolchain[VYRE_BLOB_TOOLCHAIN_MAX]; /* e.g. "nvrtc-13.0;driver-13000" */
+    uint64_t raw_size;                   /* payload size before encoding */
+    uint64_t stored_size;                /* payload bytes that follow the header */
+    int64_t created_unix_ns;             /* creation time */
+    uint64_t compile_ns;                 /* compile time this blob saves */
+    uint8_t payload_xxh128[16];          /* XXH3-128 of the stored payload, big-endian canonical */
+} vyre_blob_header;
+
+/* A loaded blob. Owned by the caller: release with vyre_blob_free(). */
+typedef struct vyre_blob {
+    vyre_blob_header header;
+    void *payload; /* stored_size bytes */
+    size_t size;
+} vyre_blob;
+
+/* Why a file was rejected (and quarantined). Append only. */
+typedef enum vyre_blob_reject {
+    VYRE_REJECT_NONE = 0,
+    VYRE_REJECT_NOT_REGULAR,  /* symlink, directory, device, ... */
+    VYRE_REJECT_TRUNCATED,    /* shorter than header or declared payload */
+    VYRE_REJECT_BAD_MAGIC,    /* not a vyre blob */
+    VYRE_REJECT_VERSION,      /* other format or key version */
+    VYRE_REJECT_HEADER_SUM,   /* header checksum mismatch */
+    VYRE_REJECT_BAD_FIELD,    /* absurd size, unterminated string, unknown kind, ... */
+    VYRE_REJECT_PAYLOAD_SUM,  /* payload checksum mismatch */
+    VYRE_REJECT_KEY_MISMATCH, /* header key differs from the file name */
+    VYRE_REJECT_TRAILING,     /* bytes after the declared payload */
+    VYRE_REJECT_COUNT
+} vyre_blob_reject;
+
+/* "truncated", "bad-magic", ... (static; "none" for NONE). */
+VYRE_EXTERN const char *vyre_blob_reject_name(vyre_blob_reject r);
+
+/* Serialises h into exactly VYRE_BLOB_HEADER_SIZE bytes, computing the
+ * header checksum. Returns 0 or VYRE_EINVAL for fields that do not fit. */
+VYRE_EXTERN int vyre_blob_header_encode(const vyre_blob_header *h,
+                                        uint8_t out[VYRE_BLOB_HEADER_SIZE], vyre_error *err);
+
+/* Parses and validates a header from `len` bytes (any content, any length:
+ * this is the fuzzing surface). On failure returns VYRE_ECORRUPT (or
+ * VYRE_EVERSION) and sets *why (may be NULL). Never reads beyond len. */
+VYRE_EXTERN int vyre_blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *out,
+                                        vyre_blob_reject *why, vyre_error *err);
+
+/* "<root>/blobs/<2 hex>/<64 hex>.vblob" into buf. */
+VYRE_EXTERN int vyre_blob_path(const char *root, const vyre_key *key, char *buf, size_t size,
+                               vyre_error *err);
+
+/*
+ * Stores payload under h->key in the cache at root (which must already have
+ * tmp/ and blobs/). Fills format_version, key_version, stored_size, raw_size
+ * (when 0), created_unix_ns (when 0) and the payload checksum; the rest comes
+ * from *h. On success *h holds what was written. Errors: VYRE_ENOSPC (disk
+ * full or RLIMIT_FSIZE), VYRE_EROFS / VYRE_EPERM (read-only cache), VYRE_EIO;
+ * on any error the temp file is removed and the cache is unchanged.
+ */
+VYRE_EXTERN int vyre_blob_store(const char *root, vyre_blob_header *h, const void *payload,
+                                size_t len, vyre_error *err);
+
+/*
+ * Loads and validates the blob for key. Returns 0 and a new blob in *out,
+ * VYRE_ENOENT on a plain miss (no file), or VYRE_ECORRUPT / VYRE_EVERSION
+ * when the file was rejected: then it has been moved to quarantine/ (when the
+ * cache is writable), *why says why, and the caller treats it as a miss.
+ */
+VYRE_EXTERN int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out,
+                               vyre_blob_reject *why, vyre_error *err);
+
+/* Validates the file at path fully (as load, but keeps no payload and moves
+ * nothing). Fills *h when the header decodes. 0, VYRE_ENOENT, VYRE_ECORRUPT
+ * or VYRE_EVERSION with *why. `expected` may be NULL (no name check). */
+VYRE_EXTERN int vyre_blob_check_file(const char *path, const vyre_key *expected,
+                                     vyre_blob_header *h, uint64_t *file_size,
+                                     vyre_blob_reject *why, vyre_error *err);
+
+/* Moves path into <root>/quarantine/ as "<name>.<reason>.<unix seconds>".
+ * Also counts the reason (see vyre_blob_reject_counts). */
+VYRE_EXTERN int vyre_blob_quarantine(const char *root, const char *path, vyre_blob_reject why,
+                                     vyre_error *err);
+
+/* Per-process count of files rejected, by reason (VYRE_REJECT_COUNT
+ * entries). Thread-safe snapshot. */
+VYRE_EXTERN void vyre_blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
+
+/* Frees a blob from vyre_blob_load(). NULL is a no-op. */
+VYRE_EXTERN void vyre_blob_free(vyre_blob *blob);
+
+/* "cubin", "ptx", "fatbin", or NULL for an unknown kind. */
+VYRE_EXTERN const char *vyre_blob_kind_name(uint32_t kind);
+
+/* Parses a kind name; 0 or VYRE_EINVAL. */
+VYRE_EXTERN int vyre_blob_kind_parse(const char *name, uint32_t *kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_BLOB_H */

@@ -1,0 +1,101 @@
+/*
+ * index.h - the SQLite index of the pipeline cache (internal to libcore).
+ *
+ * The index is a cache of the blobs' headers plus usage (last access, hits):
+ * it can always be rebuilt from the blobs (vyre__index_replace_all). Schema
+ * in db/cache.sql (embedded as vyre__sql_cache), versioned through PRAGMA
+ * user_version with forward migrations. Writes run under BEGIN IMMEDIATE
+ * with a busy timeout; WAL on local disks, the rollback journal on network
+ * filesystems (statfs). Hits are batched in memory and flushed in one
+ * transaction (never one write per hit), on flush and on close.
+ */
+#ifndef VYRE_INDEX_H
+#define VYRE_INDEX_H
+
+#include <stdint.h>
+
+#include "vyre/blob.h"
+#include "vyre/error.h"
+#include "vyre/key.h"
+
+#define VYRE_INDEX_SCHEMA_VERSION 1
+#define VYRE_INDEX_BUSY_TIMEOUT_MS 10000
+#define VYRE_INDEX_HIT_BATCH 256 /* pending hits that force a flush */
+
+typedef struct vyre__index vyre__index;
+
+/* One row per blob. */
+typedef struct vyre__index_row {
+    vyre_key key;
+    uint32_t kind;
+    char arch[VYRE_BLOB_ARCH_MAX];
+    char toolchain[VYRE_BLOB_TOOLCHAIN_MAX];
+    uint64_t raw_size;
+    uint64_t stored_size;
+    uint64_t file_size; /* bytes on disk: header + payload */
+    int64_t created_unix_ns;
+    int64_t last_access_unix_ns;
+    uint64_t hits;
+    uint64_t compile_ns; /* compile time the blob saves per hit */
+} vyre__index_row;
+
+enum vyre__index_mode {
+    VYRE_INDEX_READWRITE = 0, /* create/migrate as needed */
+    VYRE_INDEX_READONLY = 1,  /* never creates or migrates; ENOENT when missing */
+};
+
+/* Journal mode chosen for the file: WAL or DELETE (network filesystem). */
+enum vyre__index_journal { VYRE_INDEX_JOURNAL_WAL = 1, VYRE_INDEX_JOURNAL_ROLLBACK = 2 };
+
+/* Opens (creating and migrating when READWRITE) the index at path.
+ * Errors: VYRE_ENOENT (READONLY, no file), VYRE_ECORRUPT (not a database or
+ * damaged: hint suggests `vyre-cachectl reindex`), VYRE_EVERSION (schema
+ * newer than this build), VYRE_EDB, VYRE_EROFS. */
+int vyre__index_open(const char *path, int mode, vyre__index **out, vyre_error *err);
+
+/* Flushes pending hits (best effort) and closes. NULL is a no-op. */
+void vyre__index_close(vyre__index *idx);
+
+/* The journal mode in force (enum vyre__index_journal). */
+int vyre__index_journal(const vyre__index *idx);
+
+/* Inserts or replaces the row for row->key (keeps hits/last_access of an
+ * existing row when row->hits == 0 and row->last_access_unix_ns == 0). */
+int vyre__index_upsert(vyre__index *idx, const vyre__index_row *row, vyre_error *err);
+
+/* Deletes the row for key; deleting a missing row is not an error. */
+int vyre__index_delete(vyre__index *idx, const vyre_key *key, vyre_error *err);
+
+/* Fetches a row; VYRE_ENOENT when absent. Pending (unflushed) hits are
+ * included. */
+int vyre__index_get(vyre__index *idx, const vyre_key *key, vyre__index_row *row,
+                    vyre_error *err);
+
+/* Records a hit in memory (no SQLite write); flushes when
+ * VYRE_INDEX_HIT_BATCH hits are pending. Thread-safe with respect to other
+ * calls on the same handle. */
+int vyre__index_note_hit(vyre__index *idx, const vyre_key *key, int64_t now_unix_ns,
+                         vyre_error *err);
+
+/* Writes pending hits in one transaction. */
+int vyre__index_flush(vyre__index *idx, vyre_error *err);
+
+/* Calls fn for every row, least recently used first (last_access, then
+ * created, then key). fn returns 0 to go on, non-zero to stop (that value is
+ * returned). Pending hits are flushed first. */
+typedef int (*vyre__index_row_fn)(const vyre__index_row *row, void *ctx);
+int vyre__index_foreach_lru(vyre__index *idx, vyre__index_row_fn fn, void *ctx,
+                            vyre_error *err);
+
+/* Replaces every row with rows[0..n) in one transaction (reindex). Usage
+ * columns (hits, last access) of keys that survive are kept. */
+int vyre__index_replace_all(vyre__index *idx, const vyre__index_row *rows, size_t n,
+                            vyre_error *err);
+
+/* Deletes many rows in one transaction. */
+int vyre__index_delete_many(vyre__index *idx, const vyre_key *keys, size_t n, vyre_error *err);
+
+/* Row count and sum of file_size. */
+int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_error *err);
+
+#endif /* VYRE_INDEX_H */
