@@ -122,8 +122,8 @@ static int load_symbols(get_proc_fn get_proc, vyre_error *err)
     if (r != CUDA_SUCCESS || st != CU_GET_PROC_ADDRESS_SUCCESS)                                    \
         g_fns.name = NULL;
 #define VYRE__CUDA_STR2(x) #x
-#define VYRE__CUDA_STR(x) VYRE__CUDA_STR2(x)
-#define VYRE__CUDA_MAJ VYRE__CUDA_STR(CUDA_VERSION)
+#define VYRE__CUDA_STR(x)  VYRE__CUDA_STR2(x)
+#define VYRE__CUDA_MAJ     VYRE__CUDA_STR(CUDA_VERSION)
     VYRE_CUDA_FUNCS(VYRE__CUDA_REQ, VYRE__CUDA_OPT)
 #undef VYRE__CUDA_REQ
 #undef VYRE__CUDA_OPT
@@ -218,10 +218,9 @@ int vyre_cuda_arch_name(int cc_major, int cc_minor, char *buf, size_t size)
 
 static void format_uuid(const unsigned char b[16], char *out, size_t size)
 {
-    snprintf(out, size,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-             b[15]);
+    snprintf(out, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
 }
 
 int vyre_cuda_device_info(int ordinal, vyre_device_info *info, vyre_error *err)

@@ -78,15 +78,14 @@ int vyre_jitcache_resolve(uint64_t floor_bytes, vyre_jitcache_info *info, vyre_e
         int prc = parse_bytes(max, &v);
         char hint[256];
         snprintf(hint, sizeof hint,
-                 "set CUDA_CACHE_MAXSIZE to a byte count of at least %" PRIu64
-                 " (e.g. %" PRIu64 "), or unset it",
+                 "set CUDA_CACHE_MAXSIZE to a byte count of at least %" PRIu64 " (e.g. %" PRIu64
+                 "), or unset it",
                  floor_bytes, floor_bytes);
         if (prc == -1)
             return vyre__fail(err, VYRE_EENV, hint,
                               "CUDA_CACHE_MAXSIZE='%s' is not a number of bytes", max);
         if (prc == -2)
-            return vyre__fail(err, VYRE_EENV, hint, "CUDA_CACHE_MAXSIZE='%s' is out of range",
-                              max);
+            return vyre__fail(err, VYRE_EENV, hint, "CUDA_CACHE_MAXSIZE='%s' is out of range", max);
         if (v < floor_bytes)
             return vyre__fail(err, VYRE_EENV, hint,
                               "CUDA_CACHE_MAXSIZE='%s' is below the floor of %" PRIu64

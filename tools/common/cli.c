@@ -102,19 +102,3 @@ int vyre_cli_exit_code(int vyre_code)
         return VYRE_EXIT_NODRIVER;
     return VYRE_EXIT_ERROR;
 }
-
-void vyre_cli_format_bytes(unsigned long long n, char *buf, size_t size)
-{
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    if (n < 1024) {
-        snprintf(buf, size, "%llu B", n);
-        return;
-    }
-    double v = (double)n;
-    int u = 0;
-    while (v >= 1024.0 && u < 5) {
-        v /= 1024.0;
-        u++;
-    }
-    snprintf(buf, size, "%.1f %s", v, units[u]);
-}

@@ -50,7 +50,4 @@ const char *vyre_cli_nearest(const char *word, const char *const *candidates, si
 /* Maps a libcore error code to the tool exit code. */
 int vyre_cli_exit_code(int vyre_code);
 
-/* Formats n bytes as "1.5 GiB" / "812 KiB" / "17 B". */
-void vyre_cli_format_bytes(unsigned long long n, char *buf, size_t size);
-
 #endif /* VYRE_TOOL_CLI_H */

@@ -22,16 +22,15 @@ static void usage(FILE *out)
 
 static json_t *device_json(const vyre_device_info *d)
 {
-    return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:b, s:i, s:i, s:i, s:i, "
-                     "s:b}",
-                     "ordinal", d->ordinal, "name", d->name, "uuid", d->uuid, "pci_bus_id",
-                     d->pci_bus_id, "arch", d->arch, "cc_major", d->cc_major, "cc_minor",
-                     d->cc_minor, "sm_count", d->sm_count, "memory_bytes",
-                     (json_int_t)d->total_mem_bytes, "cooperative_launch", d->cooperative_launch,
-                     "max_threads_per_block", d->max_threads_per_block,
-                     "max_shared_mem_per_block_bytes", d->max_shared_mem_per_block,
-                     "l2_cache_bytes", d->l2_cache_bytes, "memory_bus_width_bits",
-                     d->memory_bus_width_bits, "ecc_enabled", d->ecc_enabled);
+    return json_pack(
+        "{s:i, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:b, s:i, s:i, s:i, s:i, "
+        "s:b}",
+        "ordinal", d->ordinal, "name", d->name, "uuid", d->uuid, "pci_bus_id", d->pci_bus_id,
+        "arch", d->arch, "cc_major", d->cc_major, "cc_minor", d->cc_minor, "sm_count", d->sm_count,
+        "memory_bytes", (json_int_t)d->total_mem_bytes, "cooperative_launch", d->cooperative_launch,
+        "max_threads_per_block", d->max_threads_per_block, "max_shared_mem_per_block_bytes",
+        d->max_shared_mem_per_block, "l2_cache_bytes", d->l2_cache_bytes, "memory_bus_width_bits",
+        d->memory_bus_width_bits, "ecc_enabled", d->ecc_enabled);
 }
 
 static int print_json_empty(int code)
@@ -62,8 +61,7 @@ int cmd_devices(int argc, char **argv)
             usage(stdout);
             return VYRE_EXIT_OK;
         default:
-            return vyre_cli_usage_error("devices", NULL, "unknown option '%s'",
-                                        argv[optind - 1]);
+            return vyre_cli_usage_error("devices", NULL, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -90,8 +88,8 @@ int cmd_devices(int argc, char **argv)
 
     json_t *arr = json ? json_array() : NULL;
     if (!json)
-        printf("%-3s  %-28s  %-6s  %4s  %10s  %4s  %-40s\n", "GPU", "NAME", "ARCH", "SMS",
-               "MEMORY", "COOP", "UUID");
+        printf("%-3s  %-28s  %-6s  %4s  %10s  %4s  %-40s\n", "GPU", "NAME", "ARCH", "SMS", "MEMORY",
+               "COOP", "UUID");
     for (int i = 0; i < count; i++) {
         vyre_device_info d;
         rc = vyre_cuda_device_info(i, &d, &err);
@@ -105,7 +103,7 @@ int cmd_devices(int argc, char **argv)
             continue;
         }
         char mem[32];
-        vyre_cli_format_bytes(d.total_mem_bytes, mem, sizeof mem);
+        vyre_format_size(d.total_mem_bytes, mem, sizeof mem);
         printf("%-3d  %-28.28s  %-6s  %4d  %10s  %4s  %-40s\n", d.ordinal, d.name, d.arch,
                d.sm_count, mem, d.cooperative_launch ? "yes" : "no", d.uuid);
         printf("     compute capability %d.%d, %d threads/block, %d KiB shared/block, "

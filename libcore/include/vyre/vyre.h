@@ -13,5 +13,8 @@
 #include "jitcache.h"
 #include "key.h"
 #include "nvtx.h"
+#include "blob.h"
+#include "cache.h"
+#include "units.h"
 
 #endif /* VYRE_VYRE_H */

@@ -1,0 +1,253 @@
+/*
+ * vyre/cache.h - the pipeline cache: get, put, stats, prune, verify, reindex.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * A facade over key, blob and index. The blobs are the truth; the index
+ * (index.sqlite3) is a rebuildable cache of their headers plus usage.
+ * Layout under the root (see libcore/BLOB_FORMAT.md):
+ *   blobs/<2 hex>/<64 hex>.vblob   tmp/   quarantine/   index.sqlite3   lock
+ *
+ * Concurrency: any number of processes may get, put, prune and verify one
+ * cache at once. Gets take no lock. Puts hold a shared flock on <root>/lock
+ * while they store a blob and its row; prune, verify's cross-check and
+ * repair, reindex and clear hold it exclusively for short batches, so the
+ * index and the files never disagree for longer than one operation.
+ *
+ * Thread-safety: one handle may be used from several threads.
+ */
+#ifndef VYRE_CACHE_H
+#define VYRE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blob.h"
+#include "error.h"
+#include "export.h"
+#include "key.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_CACHE_PATH_MAX 4096
+#define VYRE_CACHE_DEBRIS_AGE_NS (INT64_C(3600) * 1000000000) /* tmp/ files older: debris */
+
+typedef struct vyre_cache vyre_cache;
+
+/* Open flags. */
+enum {
+    VYRE_CACHE_READONLY = 1u << 0,   /* never create or write; missing root is VYRE_ENOENT */
+    VYRE_CACHE_NO_HIT_TRACK = 1u << 1, /* gets do not record hits */
+    VYRE_CACHE_NO_INDEX = 1u << 2,   /* do not open index.sqlite3 (gets/puts on files only) */
+};
+
+/* Progress callback for long operations: done of total (total may be 0 when
+ * unknown). Called from the calling thread. */
+typedef void (*vyre_progress_fn)(uint64_t done, uint64_t total, void *ctx);
+
+/*
+ * Resolves the default root: $VYRE_PTX_CACHE_DIR (empty is VYRE_EENV), else
+ * $XDG_CACHE_HOME/vyre/ptx-cache, else $HOME/.cache/vyre/ptx-cache, else
+ * VYRE_EENV (no /tmp fallback). Touches nothing on disk.
+ */
+VYRE_EXTERN int vyre_cache_default_root(char *buf, size_t size, vyre_error *err);
+
+/*
+ * Opens the cache at root (NULL: the default root). Without
+ * VYRE_CACHE_READONLY, missing directories are created 0700. A root owned by
+ * another user (other than root) or writable by group/others is refused
+ * (VYRE_EUNSAFE, hint: chmod/chown). A root this process cannot write is
+ * opened read-only: gets work, puts fail with VYRE_EROFS. A corrupt index is
+ * VYRE_ECORRUPT (hint: reindex) unless VYRE_CACHE_NO_INDEX. *out is owned by
+ * the caller: vyre_cache_close().
+ */
+VYRE_EXTERN int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out,
+                                vyre_error *err);
+
+/* Flushes batched hit tracking and closes. NULL is a no-op. */
+VYRE_EXTERN void vyre_cache_close(vyre_cache *c);
+
+/* The root in use (owned by the handle). */
+VYRE_EXTERN const char *vyre_cache_root(const vyre_cache *c);
+
+/* 1 when the handle cannot write (flag, permissions or read-only fs). */
+VYRE_EXTERN int vyre_cache_is_readonly(const vyre_cache *c);
+
+/*
+ * Looks key up. 0: *out is a validated blob (caller frees with
+ * vyre_blob_free); the hit is recorded (batched). VYRE_ENOENT: a miss,
+ * including a file that failed validation (then it was quarantined and *why,
+ * when non-NULL, says why). Other codes are operational errors.
+ */
+VYRE_EXTERN int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out,
+                               vyre_blob_reject *why, vyre_error *err);
+
+/*
+ * Stores payload under h->key (see vyre_blob_store for what is filled in)
+ * and records its row. Read-only cache: VYRE_EROFS. Disk full: VYRE_ENOSPC
+ * and the cache is unchanged.
+ */
+VYRE_EXTERN int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload,
+                               size_t len, vyre_error *err);
+
+/* Writes batched hit tracking now. */
+VYRE_EXTERN int vyre_cache_flush(vyre_cache *c, vyre_error *err);
+
+#define VYRE_CACHE_STATS_MAX_ARCH 16
+#define VYRE_CACHE_AGE_BUCKETS 5 /* < 1h, < 1d, < 7d, < 30d, older (by creation) */
+
+typedef struct vyre_cache_bucket {
+    char name[VYRE_BLOB_TOOLCHAIN_MAX];
+    uint64_t entries;
+    uint64_t bytes;
+} vyre_cache_bucket;
+
+typedef struct vyre_cache_stats {
+    uint64_t entries;
+    uint64_t bytes; /* on disk: headers + payloads */
+    vyre_cache_bucket by_kind[4]; /* index = kind (0: unknown) */
+    vyre_cache_bucket by_arch[VYRE_CACHE_STATS_MAX_ARCH];
+    size_t n_arch;            /* buckets used; extra architectures fold into the last */
+    vyre_cache_bucket by_age[VYRE_CACHE_AGE_BUCKETS];
+    uint64_t hits;            /* recorded in the index over the cache's life */
+    uint64_t misses;          /* recorded in the index over the cache's life */
+    uint64_t compile_ns_saved; /* sum over blobs of hits * compile time */
+    uint64_t quarantined;     /* files in quarantine/ */
+    uint64_t quarantine_bytes;
+    uint64_t tmp_files;       /* files in tmp/ */
+    uint64_t debris;          /* of which older than an hour */
+    uint64_t session_hits;    /* this handle */
+    uint64_t session_misses;
+    uint64_t session_rejects;
+} vyre_cache_stats;
+
+/* Fills *st from the index and a scan of quarantine/ and tmp/. */
+VYRE_EXTERN int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err);
+
+/* One entry as listed (from the index). */
+typedef struct vyre_cache_entry {
+    vyre_key key;
+    uint32_t kind;
+    char arch[VYRE_BLOB_ARCH_MAX];
+    char toolchain[VYRE_BLOB_TOOLCHAIN_MAX];
+    uint64_t raw_size;
+    uint64_t stored_size;
+    uint64_t file_size;
+    int64_t created_unix_ns;
+    int64_t last_access_unix_ns; /* 0: never used since stored */
+    uint64_t hits;
+    uint64_t compile_ns;
+} vyre_cache_entry;
+
+/* Calls fn for every entry, least recently used first; fn returns non-zero
+ * to stop (returned). */
+typedef int (*vyre_cache_entry_fn)(const vyre_cache_entry *e, void *ctx);
+VYRE_EXTERN int vyre_cache_foreach(vyre_cache *c, vyre_cache_entry_fn fn, void *ctx,
+                                   vyre_error *err);
+
+/* Finds the one entry whose hex key starts with prefix (>= 4 hex digits).
+ * VYRE_ENOENT when none; VYRE_EAMBIGUOUS when several: err's message lists
+ * up to 8 candidates. */
+VYRE_EXTERN int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *out,
+                                       vyre_error *err);
+
+typedef struct vyre_prune_opts {
+    uint64_t max_bytes;    /* keep the cache at or under this size; UINT64_MAX: no limit */
+    int64_t max_age_ns;    /* remove entries unused for longer; 0: no limit */
+    const char *arch;      /* remove every entry of this architecture; NULL: none */
+    const char *toolchain; /* with stale_toolchain: the current toolchain identity */
+    int stale_toolchain;   /* remove entries built by another toolchain */
+    int dry_run;           /* report what would go, remove nothing */
+    vyre_progress_fn progress;
+    void *progress_ctx;
+} vyre_prune_opts;
+
+/* Initialises opts to "remove nothing". */
+VYRE_EXTERN void vyre_prune_opts_init(vyre_prune_opts *opts);
+
+typedef struct vyre_prune_result {
+    uint64_t examined;
+    uint64_t removed;
+    uint64_t removed_bytes;
+    uint64_t kept;
+    uint64_t kept_bytes;
+    int target_reached; /* 0 when max_bytes could not be reached */
+} vyre_prune_result;
+
+/* Called for each entry removed (or that would be, in a dry run). */
+typedef void (*vyre_prune_fn)(const vyre_cache_entry *e, const char *reason, void *ctx);
+
+/* Prunes least recently used first. */
+VYRE_EXTERN int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts,
+                                 vyre_prune_result *res, vyre_prune_fn fn, void *ctx,
+                                 vyre_error *err);
+
+typedef enum vyre_problem_kind {
+    VYRE_PROBLEM_BAD_BLOB = 1,      /* header/checksum/etc. failed (reject says why) */
+    VYRE_PROBLEM_ROW_WITHOUT_FILE,  /* index row whose blob is gone */
+    VYRE_PROBLEM_FILE_WITHOUT_ROW,  /* valid blob missing from the index */
+    VYRE_PROBLEM_ROW_MISMATCH,      /* row disagrees with the blob header */
+    VYRE_PROBLEM_DEBRIS,            /* tmp/ file older than an hour */
+    VYRE_PROBLEM_STRAY,             /* unexpected file in blobs/ */
+} vyre_problem_kind;
+
+typedef struct vyre_verify_problem {
+    vyre_problem_kind kind;
+    vyre_blob_reject reject; /* for BAD_BLOB */
+    char path[VYRE_CACHE_PATH_MAX];
+    int repaired; /* 1 when repair fixed it */
+    const char *action; /* what repair did ("quarantined", "removed", ...) or NULL */
+} vyre_verify_problem;
+
+typedef struct vyre_verify_result {
+    uint64_t blobs_checked;
+    uint64_t bytes_checked;
+    uint64_t bad_blobs;
+    uint64_t rows_without_file;
+    uint64_t files_without_row;
+    uint64_t row_mismatches;
+    uint64_t debris;
+    uint64_t stray;
+    uint64_t quarantined; /* files already in quarantine/ (kept for inspection, not a problem) */
+    uint64_t tmp_in_flight; /* tmp/ files younger than an hour (not a problem) */
+    uint64_t problems;    /* sum of the problem counters */
+    uint64_t repaired;
+} vyre_verify_result;
+
+typedef void (*vyre_problem_fn)(const vyre_verify_problem *p, void *ctx);
+
+/* Checks every blob (header, checksums, name), index rows against files,
+ * debris in tmp/ and quarantined files. With repair: bad blobs are
+ * quarantined, rows without files deleted, files without rows and
+ * mismatched rows re-indexed, debris removed. */
+VYRE_EXTERN int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res,
+                                  vyre_problem_fn fn, void *ctx, vyre_progress_fn progress,
+                                  void *progress_ctx, vyre_error *err);
+
+typedef struct vyre_reindex_result {
+    uint64_t scanned;
+    uint64_t indexed;
+    uint64_t bytes;
+    uint64_t quarantined;
+    uint64_t rows_before;
+} vyre_reindex_result;
+
+/* Rebuilds the index from the blob headers alone (a corrupt or missing
+ * index file is replaced). Usage columns of surviving rows are kept when the
+ * old index is readable. */
+VYRE_EXTERN int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res,
+                                   vyre_progress_fn progress, void *progress_ctx,
+                                   vyre_error *err);
+
+/* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
+ * Counts what was removed. */
+VYRE_EXTERN int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes,
+                                 vyre_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_CACHE_H */

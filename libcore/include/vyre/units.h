@@ -1,0 +1,41 @@
+/*
+ * vyre/units.h - parsing and formatting sizes and durations for the tools.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * Sizes follow GNU coreutils: K, M, G, T (and KiB, MiB, GiB, TiB) are powers
+ * of 1024; KB, MB, GB, TB are powers of 1000; B or no suffix is bytes. A
+ * decimal fraction is allowed ("1.5GiB"); signs, exponents, spaces and
+ * overflow are rejected. Durations are a number and one unit: s, m, h, d, w
+ * ("90m", "12h", "30d", "1.5h").
+ */
+#ifndef VYRE_UNITS_H
+#define VYRE_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Parses a size into bytes. 0 or VYRE_EINVAL / VYRE_ERANGE with a hint. */
+VYRE_EXTERN int vyre_parse_size(const char *s, uint64_t *bytes, vyre_error *err);
+
+/* Parses a duration into nanoseconds. 0 or VYRE_EINVAL / VYRE_ERANGE. */
+VYRE_EXTERN int vyre_parse_duration(const char *s, int64_t *ns, vyre_error *err);
+
+/* "1.5 GiB", "812.0 KiB", "17 B". */
+VYRE_EXTERN void vyre_format_size(uint64_t bytes, char *buf, size_t size);
+
+/* A short age: "45s", "12m", "3h", "4d", "9w", or "-" for a negative one. */
+VYRE_EXTERN void vyre_format_age(int64_t ns, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_UNITS_H */

@@ -1,0 +1,110 @@
+/*
+ * test_units.c - sizes and durations as users type them.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+
+#include "vyre/units.h"
+
+Test(units, sizes_accepted)
+{
+    static const struct {
+        const char *in;
+        uint64_t want;
+    } cases[] = {
+        {"0", 0},
+        {"17", 17},
+        {"17B", 17},
+        {"500M", UINT64_C(500) << 20},
+        {"2G", UINT64_C(2) << 30},
+        {"1.5GiB", UINT64_C(3) << 29},
+        {"1.5G", UINT64_C(3) << 29},
+        {"750MB", UINT64_C(750000000)},
+        {"4K", 4096},
+        {"4KB", 4000},
+        {"0.5K", 512},
+        {"1T", UINT64_C(1) << 40},
+        {"2TB", UINT64_C(2000000000000)},
+        {"16777215T", UINT64_C(16777215) << 40},
+        {"18446744073709551615", UINT64_MAX},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t v = 1;
+        vyre_error e;
+        cr_assert_eq(vyre_parse_size(cases[i].in, &v, &e), 0, "'%s': %s", cases[i].in, e.message);
+        cr_assert_eq(v, cases[i].want, "'%s' gave %llu", cases[i].in, (unsigned long long)v);
+    }
+}
+
+Test(units, sizes_rejected_with_hint)
+{
+    static const struct {
+        const char *in;
+        int code;
+        const char *msg;
+    } cases[] = {
+        {"10QB", VYRE_EINVAL, "'10QB' has an unknown size unit 'QB'"},
+        {"-3G", VYRE_EINVAL, "'-3G' is not a size"},
+        {"1e99G", VYRE_EINVAL, "'1e99G' has an unknown size unit 'e99G'"},
+        {"", VYRE_EINVAL, "'' is not a size"},
+        {"G", VYRE_EINVAL, "'G' is not a size"},
+        {" 5M", VYRE_EINVAL, "' 5M' is not a size"},
+        {"5 M", VYRE_EINVAL, "'5 M' has an unknown size unit ' M'"},
+        {"5.M", VYRE_EINVAL, "'5.M' is not a size"},
+        {"16777216T", VYRE_ERANGE, "size '16777216T' is too large"},
+        {"18446744073709551616", VYRE_ERANGE, "size '18446744073709551616' is too large"},
+        {"99999999999999999999999G", VYRE_ERANGE, "size '99999999999999999999999G' is too large"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t v = 7;
+        vyre_error e;
+        cr_assert_eq(vyre_parse_size(cases[i].in, &v, &e), cases[i].code, "'%s'", cases[i].in);
+        cr_assert_str_eq(e.message, cases[i].msg);
+        cr_assert_neq(e.hint[0], '\0');
+        cr_assert_eq(v, 7, "output written on failure for '%s'", cases[i].in);
+    }
+}
+
+Test(units, durations)
+{
+    int64_t ns = 0;
+    cr_assert_eq(vyre_parse_duration("90m", &ns, NULL), 0);
+    cr_assert_eq(ns, INT64_C(90) * 60 * 1000000000);
+    cr_assert_eq(vyre_parse_duration("12h", &ns, NULL), 0);
+    cr_assert_eq(ns, INT64_C(12) * 3600 * 1000000000);
+    cr_assert_eq(vyre_parse_duration("30d", &ns, NULL), 0);
+    cr_assert_eq(ns, INT64_C(30) * 86400 * 1000000000);
+    cr_assert_eq(vyre_parse_duration("1.5h", &ns, NULL), 0);
+    cr_assert_eq(ns, INT64_C(5400) * 1000000000);
+    cr_assert_eq(vyre_parse_duration("2w", &ns, NULL), 0);
+    cr_assert_eq(ns, INT64_C(14) * 86400 * 1000000000);
+    vyre_error e;
+    cr_assert_eq(vyre_parse_duration("-3d", &ns, &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "'-3d' is not an age");
+    cr_assert_eq(vyre_parse_duration("30", &ns, &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "age '30' has no unit");
+    cr_assert_eq(vyre_parse_duration("3y", &ns, &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "'3y' has an unknown age unit 'y'");
+    cr_assert_eq(vyre_parse_duration("3dd", &ns, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre_parse_duration("99999999999w", &ns, &e), VYRE_ERANGE);
+    cr_assert_str_eq(e.message, "age '99999999999w' is too large");
+}
+
+Test(units, formatting)
+{
+    char b[32];
+    vyre_format_size(17, b, sizeof b);
+    cr_assert_str_eq(b, "17 B");
+    vyre_format_size(1536, b, sizeof b);
+    cr_assert_str_eq(b, "1.5 KiB");
+    vyre_format_size(UINT64_C(3) << 29, b, sizeof b);
+    cr_assert_str_eq(b, "1.5 GiB");
+    vyre_format_age(INT64_C(45) * 1000000000, b, sizeof b);
+    cr_assert_str_eq(b, "45s");
+    vyre_format_age(INT64_C(3) * 3600 * 1000000000, b, sizeof b);
+    cr_assert_str_eq(b, "3h");
+    vyre_format_age(INT64_C(4) * 86400 * 1000000000, b, sizeof b);
+    cr_assert_str_eq(b, "4d");
+    vyre_format_age(-1, b, sizeof b);
+    cr_assert_str_eq(b, "-");
+}
