@@ -114,9 +114,8 @@ void vyre_nvtx_push_payload(vyre_range_id id, uint64_t payload)
 
 void vyre_nvtx_pop(void)
 {
-    /* Registration happened in the matching push; a pop without a push is
-     * ignored by NVTX tools (and the domain is NULL before any push, which
-     * NVTX treats as the default domain, so guard it). */
-    if (g_domain)
-        nvtxDomainRangePop(g_domain);
+    /* The once-guard makes g_domain safe to read when a pop races another
+     * thread's first push; a pop without a push is ignored by NVTX tools. */
+    pthread_once(&g_once, register_once);
+    nvtxDomainRangePop(g_domain);
 }

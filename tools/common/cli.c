@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,38 @@ int vyre_cli_usage_error(const char *sub, const char *hint, const char *fmt, ...
     else
         fprintf(stderr, "try '%s --help'\n", g_prog);
     return VYRE_EXIT_ERROR;
+}
+
+int vyre_cli_bad_option(const char *sub, char *const argv[], int optind_now, int optopt_now,
+                        const char *shortopts, const struct option *longopts)
+{
+    const char *arg = argv[optind_now - 1];
+    if (strncmp(arg, "--", 2) == 0) {
+        const char *name = arg + 2;
+        size_t len = strcspn(name, "=");
+        const char *names[64];
+        size_t n = 0;
+        for (const struct option *o = longopts; o && o->name; o++) {
+            if (n < 64)
+                names[n++] = o->name;
+            if (strlen(o->name) != len || strncmp(o->name, name, len) != 0)
+                continue;
+            if (name[len] == '=' && o->has_arg == no_argument)
+                return vyre_cli_usage_error(sub, NULL, "option '--%s' takes no value", o->name);
+            return vyre_cli_usage_error(sub, NULL, "option '--%s' needs a value", o->name);
+        }
+        char word[64];
+        snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), name);
+        const char *near = vyre_cli_nearest(word, names, n);
+        char hint[96];
+        if (near)
+            snprintf(hint, sizeof hint, "did you mean '--%s'?", near);
+        return vyre_cli_usage_error(sub, near ? hint : NULL, "unknown option '--%s'", word);
+    }
+    const char *at = optopt_now && shortopts ? strchr(shortopts, optopt_now) : NULL;
+    if (at && at[1] == ':')
+        return vyre_cli_usage_error(sub, NULL, "option '-%c' needs a value", optopt_now);
+    return vyre_cli_usage_error(sub, NULL, "unknown option '-%c'", optopt_now ? optopt_now : '?');
 }
 
 const vyre_cli_cmd *vyre_cli_find(const vyre_cli_cmd *cmds, const char *name)

@@ -37,8 +37,15 @@ void vyre_cli_report(const vyre_error *err);
 
 /* "<prog>: error: <fmt...>", optional "hint: ..." line, then
  * "try '<prog> [sub ]--help'"; returns VYRE_EXIT_ERROR. sub may be NULL. */
-int vyre_cli_usage_error(const char *sub, const char *hint, const char *fmt, ...)
-    VYRE_PRINTF(3, 4);
+int vyre_cli_usage_error(const char *sub, const char *hint, const char *fmt, ...) VYRE_PRINTF(3, 4);
+
+/* Reports the option getopt_long rejected (call from its '?' case, with
+ * opterr = 0): an unknown long option (nearest suggested), a value given to
+ * an option that takes none ("--json=1"), a missing value, an unknown short
+ * option even inside a cluster ("-xh"). Returns VYRE_EXIT_ERROR. */
+struct option;
+int vyre_cli_bad_option(const char *sub, char *const argv[], int optind_now, int optopt_now,
+                        const char *shortopts, const struct option *longopts);
 
 /* Finds the command named `name`; NULL when there is none. */
 const vyre_cli_cmd *vyre_cli_find(const vyre_cli_cmd *cmds, const char *name);

@@ -33,10 +33,11 @@ static json_t *device_json(const vyre_device_info *d)
         d->memory_bus_width_bits, "ecc_enabled", d->ecc_enabled);
 }
 
-static int print_json_empty(int code)
+static int print_json_empty(int code, int driver)
 {
-    json_t *o = json_pack("{s:i, s:b, s:n, s:[]}", "schema_version", 1, "driver_found",
-                          code != VYRE_ENODRIVER, "driver_version", "devices");
+    json_t *o = json_pack("{s:i, s:b, s:o, s:[]}", "schema_version", 1, "driver_found",
+                          code != VYRE_ENODRIVER, "driver_version",
+                          driver > 0 ? json_integer(driver) : json_null(), "devices");
     json_dumpf(o, stdout, JSON_INDENT(2));
     fputc('\n', stdout);
     json_decref(o);
@@ -61,7 +62,7 @@ int cmd_devices(int argc, char **argv)
             usage(stdout);
             return VYRE_EXIT_OK;
         default:
-            return vyre_cli_usage_error("devices", NULL, "unknown option '%s'", argv[optind - 1]);
+            return vyre_cli_bad_option("devices", argv, optind, optopt, "+h", opts);
         }
     }
     if (optind < argc)
@@ -73,6 +74,8 @@ int cmd_devices(int argc, char **argv)
     int rc = vyre_cuda_device_count(&count, &err);
     if (rc == 0)
         rc = vyre_cuda_driver_version(&driver, &err);
+    else if (rc == VYRE_ENODEV)
+        vyre_cuda_driver_version(&driver, NULL); /* for --json: the driver is there */
     if (rc == 0 && count == 0)
         rc = VYRE_ENODEV;
     if (rc) {
@@ -82,7 +85,7 @@ int cmd_devices(int argc, char **argv)
         }
         vyre_cli_report(&err);
         if (json && (rc == VYRE_ENODRIVER || rc == VYRE_ENODEV))
-            print_json_empty(rc);
+            print_json_empty(rc, driver);
         return vyre_cli_exit_code(rc);
     }
 

@@ -9,6 +9,21 @@
  * length-prefixed). So ("ab","c") and ("a","bc") never collide, option order
  * matters, and bumping VYRE_KEY_VERSION changes every key, which invalidates
  * every cached blob at once.
+ *
+ * The exact byte stream hashed (all integers little-endian); it is every
+ * blob's on-disk identity, so change it only with VYRE_KEY_VERSION
+ * (tests/unit/test_key.c re-encodes it independently and pins it):
+ *
+ *   u64 len("vyre.pipeline.key") || "vyre.pipeline.key"
+ *   u64 key_version
+ *   0x01 u64 len || backend            (NULL hashed as "")
+ *   0x02 u64 len || toolchain
+ *   0x03 u64 len || arch
+ *   0x04 u64 8   || u64 features
+ *   0x05 u64 n_options, then per option: u64 len || option
+ *   0x06 u64 len || entry
+ *   0x07 u64 4   || u32 source_kind
+ *   0x08 u64 len || source bytes
  */
 #ifndef VYRE_KEY_H
 #define VYRE_KEY_H

@@ -1,0 +1,484 @@
+/*
+ * test_bench_cli.c - the real vyre-bench binary: exit codes and exact
+ * output, without a driver and through the fake driver
+ * (tests/fakes/fakecuda.c, selected with VYRE_CUDA_LIBRARY).
+ *
+ * Every run gets HOME and XDG_CACHE_HOME in a fresh temp directory and a
+ * clean CUDA_CACHE_* / FAKECUDA_* environment; the changes are made in the
+ * child only (tu_run), so this process's environment is never touched.
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+#include "vyre/version.h"
+
+#ifndef FAKECUDA_LIB
+#error "tests/CMakeLists.txt must define FAKECUDA_LIB"
+#endif
+
+static char g_tmp[512];
+static char g_env_home[700];
+static char g_env_xdg[700];
+static char g_xdg[600];
+
+static void cli_setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_xdg, sizeof g_xdg, "%s/xdg", g_tmp);
+    snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
+    snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s", g_xdg);
+}
+
+static void cli_teardown(void)
+{
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(bench_cli, .init = cli_setup, .fini = cli_teardown);
+
+#define FAKE     "VYRE_CUDA_LIBRARY=" FAKECUDA_LIB
+#define NODRIVER "VYRE_CUDA_LIBRARY=/nonexistent"
+
+/* Runs vyre-bench with args (NULL-terminated) in a controlled environment;
+ * extra_env entries ("NAME=value" or "NAME" to unset) are applied last. */
+static void bench(tu_proc *p, const char *const *args, const char *const *extra_env)
+{
+    char *argv[32];
+    size_t n = 0;
+    argv[n++] = strdup(VYRE_BENCH_BIN);
+    for (size_t i = 0; args && args[i]; i++) {
+        cr_assert_lt(n, 31);
+        argv[n++] = strdup(args[i]);
+    }
+    argv[n] = NULL;
+
+    const char *env[48];
+    size_t m = 0;
+    static const char *const clean[] = {
+        "CUDA_CACHE_PATH",         "CUDA_CACHE_MAXSIZE",   "CUDA_CACHE_DISABLE",
+        "VYRE_CUDA_LIBRARY",       "FAKECUDA_INIT_RESULT", "FAKECUDA_DEVICES",
+        "FAKECUDA_DRIVER_VERSION", "FAKECUDA_CC",          "FAKECUDA_MISSING",
+        "FAKECUDA_MISSING_STYLE",  "FAKECUDA_FAIL",        "FAKECUDA_RECORD",
+        "XDG_DATA_HOME",
+    };
+    env[m++] = g_env_home;
+    env[m++] = g_env_xdg;
+    for (size_t i = 0; i < sizeof clean / sizeof clean[0]; i++)
+        env[m++] = clean[i];
+    for (size_t i = 0; extra_env && extra_env[i]; i++) {
+        cr_assert_lt(m, 47);
+        env[m++] = extra_env[i];
+    }
+    env[m] = NULL;
+    tu_run(p, argv, env);
+    for (size_t i = 0; i < n; i++)
+        free(argv[i]);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define ENV(...)  ((const char *const[]){__VA_ARGS__, NULL})
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* --- global options and usage errors ------------------------------------ */
+
+Test(bench_cli, help_lists_devices)
+{
+    static const char *const forms[] = {"--help", "-h", "help"};
+    for (size_t i = 0; i < 3; i++) {
+        tu_proc p;
+        bench(&p, ARGS(forms[i]), ENV(NODRIVER));
+        cr_assert_eq(p.exit_code, 0, "%s: exit %d", forms[i], p.exit_code);
+        cr_assert(starts_with(p.out, "usage: vyre-bench "), "%s: %s", forms[i], p.out);
+        cr_assert(strstr(p.out, "\n  devices    list the GPUs and their capabilities\n"),
+                  "stdout: %s", p.out);
+        cr_assert(strstr(p.out, "3  no NVIDIA driver or no GPU found"), "exit codes: %s", p.out);
+        cr_assert_str_eq(p.err, "");
+        tu_proc_free(&p);
+    }
+}
+
+Test(bench_cli, version)
+{
+    tu_proc p;
+    bench(&p, ARGS("--version"), NULL);
+    cr_assert_eq(p.exit_code, 0);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "vyre-bench %s ", vyre_version());
+    cr_assert(starts_with(p.out, prefix), "stdout: %s", p.out);
+    cr_assert_eq(p.out[strlen(p.out) - 1], '\n');
+    cr_assert_eq(strchr(p.out, '\n') - p.out, (long)strlen(p.out) - 1, "one line");
+    cr_assert_str_eq(p.err, "");
+    tu_proc_free(&p);
+    bench(&p, ARGS("-V"), NULL);
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert(starts_with(p.out, "vyre-bench "));
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, no_arguments_is_a_usage_error)
+{
+    tu_proc p;
+    bench(&p, NULL, NULL);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert(starts_with(p.err, "usage: vyre-bench "), "stderr: %s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, unknown_command_suggests_the_nearest)
+{
+    tu_proc p;
+    bench(&p, ARGS("devcies"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: unknown command 'devcies'\n"
+                            "hint: did you mean 'devices'?\n"
+                            "try 'vyre-bench --help'\n");
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, unknown_command_far_from_any_has_no_suggestion)
+{
+    tu_proc p;
+    bench(&p, ARGS("frobnicate"), NULL);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: unknown command 'frobnicate'\n"
+                            "try 'vyre-bench --help'\n");
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, unknown_global_option)
+{
+    tu_proc p;
+    bench(&p, ARGS("--bogus"), NULL);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: unknown option '--bogus'\n"
+                            "try 'vyre-bench --help'\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("-x"), NULL);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: unknown option '-x'\n"
+                            "try 'vyre-bench --help'\n");
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, devices_usage_errors_do_not_touch_the_driver)
+{
+    /* With no driver, a usage error is still exit 2, not 3. */
+    tu_proc p;
+    bench(&p, ARGS("devices", "--bogus"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: unknown option '--bogus'\n"
+                            "try 'vyre-bench devices --help'\n");
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("devices", "-x"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: unknown option '-x'\n"
+                            "try 'vyre-bench devices --help'\n");
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("devices", "-xh"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: unknown option '-x'\n"
+                            "try 'vyre-bench devices --help'\n");
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("devices", "--json=1"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: option '--json' takes no value\n"
+                            "try 'vyre-bench devices --help'\n");
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("devices", "extra"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: unexpected argument 'extra'\n"
+                            "try 'vyre-bench devices --help'\n");
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("devices", "--json", "extra"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, devices_help)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices", "--help"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert(starts_with(p.out, "usage: vyre-bench devices [--json]\n"), "stdout: %s", p.out);
+    cr_assert(strstr(p.out, "--json"));
+    cr_assert_str_eq(p.err, "");
+    tu_proc_free(&p);
+}
+
+/* --- no driver ---------------------------------------------------------- */
+
+static const char g_nodriver_err[] =
+    "vyre-bench: error: no NVIDIA driver found: cannot load '/nonexistent': /nonexistent: "
+    "cannot open shared object file: No such file or directory\n"
+    "hint: install the NVIDIA driver (it provides libcuda.so.1), or set VYRE_CUDA_LIBRARY to "
+    "its path\n";
+
+Test(bench_cli, devices_without_driver)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 3);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, g_nodriver_err);
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, devices_json_without_driver)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices", "--json"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 3);
+    cr_assert_str_eq(p.err, g_nodriver_err);
+    json_error_t jerr;
+    json_t *o = json_loads(p.out, 0, &jerr);
+    cr_assert_not_null(o, "stdout is not JSON (%s): %s", jerr.text, p.out);
+    cr_assert(json_is_object(o));
+    cr_assert(json_is_integer(json_object_get(o, "schema_version")));
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 1);
+    cr_assert(json_is_false(json_object_get(o, "driver_found")));
+    cr_assert(json_is_null(json_object_get(o, "driver_version")));
+    json_t *devs = json_object_get(o, "devices");
+    cr_assert(json_is_array(devs));
+    cr_assert_eq(json_array_size(devs), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, empty_driver_variable_is_a_usage_error)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices"), ENV("VYRE_CUDA_LIBRARY="));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: VYRE_CUDA_LIBRARY is set but empty\n"
+                            "hint: unset VYRE_CUDA_LIBRARY, or set it to the path of "
+                            "libcuda.so.1\n");
+    tu_proc_free(&p);
+}
+
+/* --- through the fake driver -------------------------------------------- */
+
+static const char g_table_2[] =
+    "GPU  NAME                          ARCH     SMS      MEMORY  COOP  UUID"
+    "                                    \n"
+    "0    NVIDIA Fake H100 80GB HBM3    sm_90    132    79.6 GiB   yes  "
+    "GPU-00112233-4455-6677-8899-aabbccddeeff\n"
+    "     compute capability 9.0, 1024 threads/block, 227 KiB shared/block, L2 50 MiB, "
+    "5120-bit bus, ECC on, PCI 0000:18:00.0\n"
+    "1    NVIDIA Fake Accelerator With  sm_86     84    24.0 GiB    no  "
+    "GPU-5a4b7869-1e0f-3c2d-d2c3-f0e19687b4a5\n"
+    "     compute capability 8.6, 1024 threads/block, 99 KiB shared/block, L2 6 MiB, "
+    "384-bit bus, ECC off, PCI 0000:3b:00.0\n"
+    "driver: CUDA 13.0 (13000), 2 devices\n";
+
+Test(bench_cli, devices_table_through_fake_driver)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices"), ENV(FAKE, "FAKECUDA_DEVICES=2"));
+    cr_assert_str_eq(p.err, "");
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert_str_eq(p.out, g_table_2);
+    tu_proc_free(&p);
+    /* The driver's JIT cache was configured on the way. */
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/vyre/cuda-jit", g_xdg);
+    struct stat st;
+    cr_assert_eq(stat(dir, &st), 0, "%s was not created", dir);
+    cr_assert(S_ISDIR(st.st_mode));
+}
+
+Test(bench_cli, devices_table_one_device_no_pci)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices"),
+          ENV(FAKE, "FAKECUDA_DEVICES=1", "FAKECUDA_DRIVER_VERSION=12080",
+              "FAKECUDA_MISSING=cuDeviceGetPCIBusId"));
+    cr_assert_str_eq(p.err, "");
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert_str_eq(p.out,
+                     "GPU  NAME                          ARCH     SMS      MEMORY  COOP  UUID"
+                     "                                    \n"
+                     "0    NVIDIA Fake H100 80GB HBM3    sm_90    132    79.6 GiB   yes  "
+                     "GPU-00112233-4455-6677-8899-aabbccddeeff\n"
+                     "     compute capability 9.0, 1024 threads/block, 227 KiB "
+                     "shared/block, L2 50 MiB, 5120-bit bus, ECC on\n"
+                     "driver: CUDA 12.8 (12080), 1 device\n");
+    tu_proc_free(&p);
+}
+
+static void expect_int(json_t *o, const char *key, json_int_t v)
+{
+    json_t *x = json_object_get(o, key);
+    cr_assert(json_is_integer(x), "'%s' is not an integer", key);
+    cr_assert_eq(json_integer_value(x), v, "'%s' is %lld, expected %lld", key,
+                 (long long)json_integer_value(x), (long long)v);
+}
+
+static void expect_str(json_t *o, const char *key, const char *v)
+{
+    json_t *x = json_object_get(o, key);
+    cr_assert(json_is_string(x), "'%s' is not a string", key);
+    cr_assert_str_eq(json_string_value(x), v, "'%s'", key);
+}
+
+static void expect_bool(json_t *o, const char *key, int v)
+{
+    json_t *x = json_object_get(o, key);
+    cr_assert(json_is_boolean(x), "'%s' is not a boolean", key);
+    cr_assert_eq(json_is_true(x), v, "'%s'", key);
+}
+
+Test(bench_cli, devices_json_through_fake_driver)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices", "--json"), ENV(FAKE, "FAKECUDA_DEVICES=2"));
+    cr_assert_str_eq(p.err, "");
+    cr_assert_eq(p.exit_code, 0);
+    json_error_t jerr;
+    json_t *o = json_loads(p.out, 0, &jerr);
+    cr_assert_not_null(o, "stdout is not JSON (%s): %s", jerr.text, p.out);
+    cr_assert_eq(json_object_size(o), 4);
+    expect_int(o, "schema_version", 1);
+    expect_bool(o, "driver_found", 1);
+    expect_int(o, "driver_version", 13000);
+    json_t *devs = json_object_get(o, "devices");
+    cr_assert(json_is_array(devs));
+    cr_assert_eq(json_array_size(devs), 2);
+
+    json_t *d = json_array_get(devs, 0);
+    cr_assert_eq(json_object_size(d), 15);
+    expect_int(d, "ordinal", 0);
+    expect_str(d, "name", "NVIDIA Fake H100 80GB HBM3");
+    expect_str(d, "uuid", "GPU-00112233-4455-6677-8899-aabbccddeeff");
+    expect_str(d, "pci_bus_id", "0000:18:00.0");
+    expect_str(d, "arch", "sm_90");
+    expect_int(d, "cc_major", 9);
+    expect_int(d, "cc_minor", 0);
+    expect_int(d, "sm_count", 132);
+    expect_int(d, "memory_bytes", 85520809984LL);
+    expect_bool(d, "cooperative_launch", 1);
+    expect_int(d, "max_threads_per_block", 1024);
+    expect_int(d, "max_shared_mem_per_block_bytes", 232448);
+    expect_int(d, "l2_cache_bytes", 52428800);
+    expect_int(d, "memory_bus_width_bits", 5120);
+    expect_bool(d, "ecc_enabled", 1);
+
+    d = json_array_get(devs, 1);
+    cr_assert_eq(json_object_size(d), 15);
+    expect_int(d, "ordinal", 1);
+    expect_str(d, "name", "NVIDIA Fake Accelerator With A Long Name"); /* not truncated */
+    expect_str(d, "uuid", "GPU-5a4b7869-1e0f-3c2d-d2c3-f0e19687b4a5");
+    expect_str(d, "pci_bus_id", "0000:3b:00.0");
+    expect_str(d, "arch", "sm_86");
+    expect_int(d, "cc_major", 8);
+    expect_int(d, "cc_minor", 6);
+    expect_int(d, "sm_count", 84);
+    expect_int(d, "memory_bytes", 25769803776LL);
+    expect_bool(d, "cooperative_launch", 0);
+    expect_int(d, "max_shared_mem_per_block_bytes", 101376);
+    expect_int(d, "l2_cache_bytes", 6291456);
+    expect_int(d, "memory_bus_width_bits", 384);
+    expect_bool(d, "ecc_enabled", 0);
+    json_decref(o);
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, devices_with_no_gpu)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices"), ENV(FAKE, "FAKECUDA_DEVICES=0"));
+    cr_assert_eq(p.exit_code, 3);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: the NVIDIA driver reports no GPU\n"
+                            "hint: check nvidia-smi and CUDA_VISIBLE_DEVICES\n");
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("devices", "--json"), ENV(FAKE, "FAKECUDA_DEVICES=0"));
+    cr_assert_eq(p.exit_code, 3);
+    json_error_t jerr;
+    json_t *o = json_loads(p.out, 0, &jerr);
+    cr_assert_not_null(o, "stdout is not JSON (%s): %s", jerr.text, p.out);
+    expect_int(o, "schema_version", 1);
+    expect_bool(o, "driver_found", 1);
+    cr_assert_eq(json_array_size(json_object_get(o, "devices")), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, devices_when_cuinit_finds_no_device)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices"), ENV(FAKE, "FAKECUDA_INIT_RESULT=100"));
+    cr_assert_eq(p.exit_code, 3);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: cuInit failed: CUDA_ERROR_NO_DEVICE (fake: no "
+                            "CUDA-capable device is detected)\n"
+                            "hint: no GPU is visible to this process: check nvidia-smi and "
+                            "CUDA_VISIBLE_DEVICES\n");
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, devices_with_a_driver_too_old)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices"), ENV("VYRE_CUDA_LIBRARY=" FAKECUDA_NOGETPROC_LIB));
+    cr_assert_eq(p.exit_code, 3);
+    cr_assert_str_eq(p.out, "");
+    cr_assert(starts_with(p.err, "vyre-bench: error: '" FAKECUDA_NOGETPROC_LIB
+                                 "' has no cuGetProcAddress_v2"),
+              "stderr: %s", p.err);
+    cr_assert(strstr(p.err, "\nhint: "), "stderr: %s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, devices_rejects_small_jit_cache)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices"), ENV(FAKE, "FAKECUDA_DEVICES=2", "CUDA_CACHE_MAXSIZE=12"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: CUDA_CACHE_MAXSIZE='12' is below the floor of "
+                            "1073741824 bytes: real kernels would be evicted and re-JITed\n"
+                            "hint: set CUDA_CACHE_MAXSIZE to a byte count of at least "
+                            "1073741824 (e.g. 1073741824), or unset it\n");
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("devices"), ENV(FAKE, "CUDA_CACHE_MAXSIZE=abc"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(starts_with(p.err, "vyre-bench: error: CUDA_CACHE_MAXSIZE='abc' is not a number"),
+              "stderr: %s", p.err);
+    cr_assert(strstr(p.err, "\nhint: set CUDA_CACHE_MAXSIZE"), "stderr: %s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(bench_cli, devices_without_home_is_an_environment_error)
+{
+    tu_proc p;
+    bench(&p, ARGS("devices"), ENV(FAKE, "HOME", "XDG_CACHE_HOME"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert(starts_with(p.err, "vyre-bench: error: "), "stderr: %s", p.err);
+    cr_assert(strstr(p.err, "\nhint: set CUDA_CACHE_PATH"), "stderr: %s", p.err);
+    tu_proc_free(&p);
+}
