@@ -92,9 +92,10 @@ static int check_safe(const char *dir, vyre_error *err)
                           "cache directory '%s' is not a directory", dir);
     if (st.st_uid != geteuid() && st.st_uid != 0) {
         char hint[VYRE_ERROR_HINT_MAX];
-        snprintf(hint, sizeof hint,
-                 "use a cache directory of your own (VYRE_PTX_CACHE_DIR), or 'chown %u %s'",
-                 (unsigned)geteuid(), dir);
+        if (snprintf(hint, sizeof hint,
+                     "use a cache directory of your own (VYRE_PTX_CACHE_DIR), or 'chown %u %s'",
+                     (unsigned)geteuid(), dir) < 0)
+            hint[0] = '\0';
         return vyre__fail(err, VYRE_EUNSAFE, hint,
                           "cache directory '%s' is owned by uid %u, not by you (uid %u): "
                           "refusing to load blobs another user could plant",
@@ -102,7 +103,8 @@ static int check_safe(const char *dir, vyre_error *err)
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
         char hint[VYRE_ERROR_HINT_MAX];
-        snprintf(hint, sizeof hint, "run 'chmod go-w %s' (vyre creates it 0700)", dir);
+        if (snprintf(hint, sizeof hint, "run 'chmod go-w %s' (vyre creates it 0700)", dir) < 0)
+            hint[0] = '\0';
         return vyre__fail(err, VYRE_EUNSAFE, hint,
                           "cache directory '%s' is writable by group or others (mode %04o): "
                           "refusing to load blobs others could plant",
@@ -144,6 +146,13 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
         goto fail;
     }
 
+    /* Every path under the root must fit VYRE_CACHE_PATH_MAX. */
+    if (strlen(c->root) > VYRE_CACHE_PATH_MAX - 256) {
+        rc = vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory path",
+                        "cache directory path is %zu bytes long, more than %d", strlen(c->root),
+                        VYRE_CACHE_PATH_MAX - 256);
+        goto fail;
+    }
     struct stat st;
     if (stat(c->root, &st) != 0) {
         if (errno != ENOENT || (flags & VYRE_CACHE_READONLY)) {
@@ -275,9 +284,13 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
             vyre__index_note_hit(c->idx, key, now_ns(), NULL);
     } else if (rc == VYRE_ENOENT) {
         atomic_fetch_add(&c->misses, 1);
+        if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
+            vyre__index_note_miss(c->idx, NULL);
     } else if (rc == VYRE_ECORRUPT || rc == VYRE_EVERSION) {
         /* The blob module quarantined the file; forget its row too. */
         atomic_fetch_add(&c->misses, 1);
+        if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
+            vyre__index_note_miss(c->idx, NULL);
         atomic_fetch_add(&c->rejects, 1);
         if (c->idx && !c->readonly)
             vyre__index_delete(c->idx, key, NULL);
@@ -453,10 +466,10 @@ static int scan_blobs(const vyre_cache *c, file_list *out, int with_stat, vyre_e
 
 static void ent_path(const vyre_cache *c, const file_ent *e, char *out, size_t size)
 {
-    if (e->dir[0])
-        snprintf(out, size, "%s/blobs/%s/%s", c->root, e->dir, e->name);
-    else
-        snprintf(out, size, "%s/blobs/%s", c->root, e->name);
+    int n = e->dir[0] ? snprintf(out, size, "%s/blobs/%s/%s", c->root, e->dir, e->name)
+                      : snprintf(out, size, "%s/blobs/%s", c->root, e->name);
+    if (n < 0 || (size_t)n >= size)
+        out[0] = '\0'; /* cannot happen: vyre_cache_open bounds the root */
 }
 
 /* Counts files (and bytes, and those older than an age) in a flat dir. */
@@ -623,8 +636,10 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
         st->hits += r->hits;
         st->compile_ns_saved += r->hits * r->compile_ns;
     }
-    if (c->idx)
+    if (c->idx) {
         free(rows.v);
+        vyre__index_misses(c->idx, &st->misses, NULL);
+    }
     char p[VYRE_CACHE_PATH_MAX];
     if (sub_path(c, "quarantine", p, sizeof p) == VYRE_OK)
         scan_flat(p, 0, &st->quarantined, &st->quarantine_bytes, NULL);

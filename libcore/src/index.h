@@ -77,6 +77,12 @@ int vyre__index_get(vyre__index *idx, const vyre_key *key, vyre__index_row *row,
 int vyre__index_note_hit(vyre__index *idx, const vyre_key *key, int64_t now_unix_ns,
                          vyre_error *err);
 
+/* Records a miss in memory (batched with hits; kept in meta 'misses'). */
+int vyre__index_note_miss(vyre__index *idx, vyre_error *err);
+
+/* The cache's lifetime miss count, pending ones included. */
+int vyre__index_misses(vyre__index *idx, uint64_t *misses, vyre_error *err);
+
 /* Writes pending hits in one transaction. */
 int vyre__index_flush(vyre__index *idx, vyre_error *err);
 
@@ -97,5 +103,16 @@ int vyre__index_delete_many(vyre__index *idx, const vyre_key *keys, size_t n, vy
 
 /* Row count and sum of file_size. */
 int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_error *err);
+
+/* Runs PRAGMA quick_check over the whole file (reads every page: for
+ * `verify`, not for every open). 0, or VYRE_ECORRUPT naming the first
+ * problem with a hint to run `vyre-cachectl reindex`. */
+int vyre__index_check(vyre__index *idx, vyre_error *err);
+
+/* The journal mode to use on a filesystem of statfs() type f_type:
+ * VYRE_INDEX_JOURNAL_ROLLBACK on network and cluster filesystems (NFS,
+ * SMB/CIFS, FUSE, 9p, Lustre, Ceph, GPFS, ...), where WAL's shared-memory
+ * file does not work across hosts; VYRE_INDEX_JOURNAL_WAL otherwise. */
+int vyre__index_journal_for_fstype(long f_type);
 
 #endif /* VYRE_INDEX_H */
