@@ -16,5 +16,8 @@
 #include "blob.h"
 #include "cache.h"
 #include "units.h"
+#include "nvrtc.h"
+#include "jitlink.h"
+#include "compile.h"
 
 #endif /* VYRE_VYRE_H */

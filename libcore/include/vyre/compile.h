@@ -1,0 +1,116 @@
+/*
+ * vyre/compile.h - turning a pipeline's source into a cubin, and through the
+ * pipeline cache: what the run-time pipeline path and `vyre-cachectl seed`
+ * share, so that a blob seeded ahead of time is a hit at run time.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * Paths to a cubin: CUDA C -> cubin by NVRTC directly; PTX -> cubin by
+ * nvJitLink; cubin -> used as is. All three run on the CPU: seeding needs
+ * the CUDA toolkit's libraries, not a GPU or driver. The driver version is
+ * therefore not part of the key: a cubin does not depend on it.
+ */
+#ifndef VYRE_COMPILE_H
+#define VYRE_COMPILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blob.h"
+#include "cache.h"
+#include "error.h"
+#include "export.h"
+#include "key.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What to compile. Everything is owned by the caller. */
+typedef struct vyre_compile_request {
+    vyre_source_kind kind;   /* CUDA C, PTX or cubin */
+    const void *src;         /* source bytes */
+    size_t len;              /* bytes in src */
+    const char *arch;        /* real architecture: "sm_90", "sm_90a", "sm_100f" */
+    const char *entry;       /* kernel entry point (extern "C" name), non-empty */
+    const char *const *opts; /* ordered options: NVRTC's for CUDA C, nvJitLink's for PTX */
+    size_t nopts;
+} vyre_compile_request;
+
+/* A compiled cubin. Owned by the caller: vyre_compile_result_release(). */
+typedef struct vyre_compile_result {
+    void *cubin; /* malloc'ed cubin bytes; NULL on failure */
+    size_t size;
+    char *log;           /* compiler/linker log (malloc'ed, NUL-terminated; "" for cubin input);
+                            kept on a compile failure */
+    uint64_t compile_ns; /* time the compile took (the copy, for cubin input) */
+    char toolchain[VYRE_BLOB_TOOLCHAIN_MAX]; /* see vyre_compile_toolchain() */
+    char arch[VYRE_BLOB_ARCH_MAX];
+} vyre_compile_result;
+
+/* Frees what res holds and zeroes it. NULL or a zeroed struct: no-op. */
+VYRE_EXTERN void vyre_compile_result_release(vyre_compile_result *res);
+
+/*
+ * The toolchain identity stored in keys and blob headers: "nvrtc-<maj>.<min>"
+ * for CUDA C (loads NVRTC for its version), "nvjitlink-<maj>.<min>" for PTX
+ * (loads nvJitLink), "cubin" for cubin input. Returns 0, VYRE_EINVAL (bad
+ * kind, buffer too small), VYRE_ENONVRTC, VYRE_ENOJITLINK or VYRE_EENV.
+ */
+VYRE_EXTERN int vyre_compile_toolchain(vyre_source_kind kind, char *buf, size_t size,
+                                       vyre_error *err);
+
+/* 1 when arch is "sm_" then 2 or 3 digits (no leading zero), then nothing,
+ * "a" (arch-specific, e.g. sm_90a) or "f" (family, e.g. sm_100f). */
+VYRE_EXTERN int vyre_compile_arch_valid(const char *arch);
+
+/*
+ * The cache key of req: backend "cuda", the toolchain identity above, req's
+ * arch, features 0, req's options in order, the entry name, the source kind
+ * and bytes. Validates req (VYRE_EINVAL with a hint) and may load NVRTC or
+ * nvJitLink for the toolchain identity.
+ */
+VYRE_EXTERN int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error *err);
+
+/*
+ * Compiles req to a cubin for req->arch. res is always initialised; release
+ * it in every case (on VYRE_ECOMPILE its log holds the whole compiler log,
+ * and the error message quotes the first failing line). A cubin input is
+ * checked for the ELF magic (VYRE_EINVAL otherwise) and copied.
+ */
+VYRE_EXTERN int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile_result *res,
+                                   vyre_error *err);
+
+/*
+ * The cache path: looks the key of req up in c; a hit returns the stored
+ * cubin blob (*was_hit = 1). A miss (including a stored file that failed
+ * validation) compiles, stores a VYRE_BLOB_CUBIN blob with the arch,
+ * toolchain and compile time, and returns it (*was_hit = 0). *out is the
+ * caller's: vyre_blob_free(). was_hit may be NULL.
+ *
+ * When the compile succeeds but the store fails (VYRE_EROFS, VYRE_ENOSPC,
+ * ...), that code is returned and *out still holds the compiled blob, so a
+ * run-time caller may go on without the cache; otherwise *out is NULL on
+ * failure. Thread-safe as the cache handle is.
+ */
+VYRE_EXTERN int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req,
+                                           vyre_blob **out, int *was_hit, vyre_error *err);
+
+/*
+ * Guesses what a file holds: by path extension first (".cu"/".cuh": CUDA C,
+ * ".ptx": PTX, ".cubin": cubin), else by content (ELF magic: cubin;
+ * ".version" and ".target" directives within the first KiB: PTX; anything
+ * else: CUDA C). path or data may be NULL. Returns 0 or VYRE_EINVAL (kind
+ * NULL, or data NULL with len > 0).
+ */
+VYRE_EXTERN int vyre_source_kind_detect(const char *path, const void *data, size_t len,
+                                        vyre_source_kind *kind);
+
+/* "cuda-c", "ptx", "cubin", or NULL for an unknown kind (static). */
+VYRE_EXTERN const char *vyre_source_kind_name(vyre_source_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_COMPILE_H */
