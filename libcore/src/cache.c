@@ -22,9 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blob_internal.h"
 #include "fsutil.h"
 #include "index.h"
 #include "internal.h"
+#include "vyre/compile.h"
 #include "vyre/nvtx.h"
 
 #define INDEX_NAME  "index.sqlite3"
@@ -193,8 +195,10 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
     if (!(flags & VYRE_CACHE_NO_INDEX)) {
         rc = vyre__index_open(
             c->index_path, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx, err);
-        if (rc == VYRE_ENOENT && c->readonly) {
-            c->idx = NULL; /* read-only cache without an index: files only */
+        if (c->readonly && (rc == VYRE_ENOENT || rc == VYRE_EROFS || rc == VYRE_EPERM)) {
+            /* A read-only cache without a usable index (none, or a WAL index
+             * whose -shm we may not create) serves gets from the files. */
+            c->idx = NULL;
             rc = VYRE_OK;
         } else if (rc) {
             goto fail;
@@ -316,6 +320,14 @@ static void row_from_header(vyre__index_row *row, const vyre_blob_header *h, uin
     row->compile_ns = h->compile_ns;
 }
 
+static int put_row(const vyre_blob_header *h, void *ctx, vyre_error *err)
+{
+    vyre_cache *c = ctx;
+    vyre__index_row row;
+    row_from_header(&row, h, VYRE_BLOB_HEADER_SIZE + h->stored_size);
+    return vyre__index_upsert(c->idx, &row, err);
+}
+
 int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
                    vyre_error *err)
 {
@@ -326,15 +338,11 @@ int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size
     vyre_nvtx_push(VYRE_RANGE_CACHE_STORE);
     int fd = lock_take(c, LOCK_SH, err);
     int rc = fd < 0 ? fd : VYRE_OK;
+    /* The row goes in just before the rename: a writer killed in between
+     * leaves a row plus its temp file, which verify treats as that write's
+     * debris; killed after, everything is in place. */
     if (rc == VYRE_OK)
-        rc = vyre_blob_store(c->root, h, payload, len, err);
-    if (rc == VYRE_OK && c->idx) {
-        vyre__index_row row;
-        row_from_header(&row, h, VYRE_BLOB_HEADER_SIZE + h->stored_size);
-        /* A failed row write leaves a valid blob without a row: verify
-         * reports it and reindex adopts it; nothing is lost. */
-        rc = vyre__index_upsert(c->idx, &row, err);
-    }
+        rc = vyre__blob_store_ex(c->root, h, payload, len, c->idx ? put_row : NULL, c, err);
     lock_release(fd);
     vyre_nvtx_pop();
     if (rc == VYRE_EROFS || rc == VYRE_EPERM) {
@@ -721,6 +729,14 @@ int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *
 
 /* ---- prune ------------------------------------------------------------- */
 
+static int in_list(const char *s, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
 void vyre_prune_opts_init(vyre_prune_opts *opts)
 {
     memset(opts, 0, sizeof *opts);
@@ -763,9 +779,27 @@ int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts, vyre_prune_resu
     if (!c || !opts || !res)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_prune: NULL argument");
     memset(res, 0, sizeof *res);
-    if (opts->stale_toolchain && (!opts->toolchain || !*opts->toolchain))
-        return vyre__fail(err, VYRE_EINVAL, "give the current toolchain identity",
-                          "pruning stale toolchains needs the current toolchain");
+    /* The current identities differ by source kind (NVRTC for CUDA C,
+     * nvJitLink for PTX, "cubin"), so "stale" means "none of them". */
+    char current[3][VYRE_BLOB_TOOLCHAIN_MAX];
+    const char *keep_buf[3];
+    const char *const *keep = opts->keep_toolchains;
+    size_t n_keep = opts->n_keep_toolchains;
+    if (opts->stale_toolchain && (!keep || !n_keep)) {
+        static const vyre_source_kind kinds[] = {VYRE_SOURCE_CUDA_C, VYRE_SOURCE_PTX,
+                                                 VYRE_SOURCE_CUBIN};
+        vyre_error terr;
+        n_keep = 0;
+        for (size_t i = 0; i < VYRE_ARRAY_SIZE(kinds); i++)
+            if (vyre_compile_toolchain(kinds[i], current[n_keep], sizeof current[0], &terr) == 0)
+                keep_buf[n_keep] = current[n_keep], n_keep++;
+        if (n_keep < 2)
+            return vyre__fail(err, VYRE_ENONVRTC,
+                              "install the CUDA toolkit's NVRTC/nvJitLink, or name the "
+                              "identities to keep",
+                              "cannot tell the current toolchains: %s", terr.message);
+        keep = keep_buf;
+    }
     if (c->readonly && !opts->dry_run)
         return readonly_error(c, err);
     vyre_nvtx_push(VYRE_RANGE_CACHE_PRUNE);
@@ -794,7 +828,7 @@ int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts, vyre_prune_resu
         const char *reason = NULL;
         if (opts->arch && strcmp(r->arch, opts->arch) == 0)
             reason = "arch";
-        else if (opts->stale_toolchain && strcmp(r->toolchain, opts->toolchain) != 0)
+        else if (opts->stale_toolchain && !in_list(r->toolchain, keep, n_keep))
             reason = "stale-toolchain";
         else if (opts->max_age_ns > 0 && now - used > opts->max_age_ns)
             reason = "age";
@@ -866,6 +900,29 @@ static int row_matches(const vyre__index_row *r, const checked *k)
 /* Checks every blob file without holding the lock (it can take long), then
  * cross-checks index and files under the exclusive lock, where no put can
  * be half done. */
+#define TMP_PREFIX   16
+#define MAX_TMP_SEEN 4096
+typedef struct tmp_seen_ent {
+    char prefix[TMP_PREFIX];
+    int debris;
+} tmp_seen_ent;
+
+/* -1: no temp file for key; 0: one in flight; 1: only debris. */
+static int tmp_for_key(const tmp_seen_ent *v, size_t n, const vyre_key *key)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    int state = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(v[i].prefix, hex, TMP_PREFIX) != 0)
+            continue;
+        if (!v[i].debris)
+            return 0;
+        state = 1;
+    }
+    return state;
+}
+
 int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_problem_fn fn,
                       void *ctx, vyre_progress_fn progress, void *progress_ctx, vyre_error *err)
 {
@@ -880,7 +937,10 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
     size_t n_good = 0;
     row_list rows = {0};
     int lock_fd = -1;
-    int rc = scan_blobs(c, &files, 0, err);
+    size_t n_tmp = 0;
+    tmp_seen_ent *tmp_seen = malloc(MAX_TMP_SEEN * sizeof *tmp_seen);
+    int rc = tmp_seen ? scan_blobs(c, &files, 0, err)
+                      : vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
     if (rc)
         goto out;
     good = malloc((files.n ? files.n : 1) * sizeof *good);
@@ -946,7 +1006,15 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
             if (fstatat(dirfd(td), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
                 continue;
             int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-            if (now - m <= VYRE_CACHE_DEBRIS_AGE_NS) {
+            int debris = now - m > VYRE_CACHE_DEBRIS_AGE_NS;
+            /* Temp names start with the key's first 16 hex digits: remember
+             * them, a row without its file may belong to this write. */
+            if (strlen(f->d_name) > TMP_PREFIX && n_tmp < MAX_TMP_SEEN) {
+                memcpy(tmp_seen[n_tmp].prefix, f->d_name, TMP_PREFIX);
+                tmp_seen[n_tmp].debris = debris;
+                n_tmp++;
+            }
+            if (!debris) {
                 res->tmp_in_flight++;
                 continue;
             }
@@ -974,8 +1042,10 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
     }
     if ((rc = all_rows(c, &rows, err)))
         goto out;
-    qsort(good, n_good, sizeof *good, cmp_key);
-    qsort(rows.v, rows.n, sizeof *rows.v, cmp_key); /* key is the first member */
+    if (n_good)
+        qsort(good, n_good, sizeof *good, cmp_key);
+    if (rows.n)
+        qsort(rows.v, rows.n, sizeof *rows.v, cmp_key); /* key is the first member */
     size_t i = 0, j = 0;
     while (i < rows.n || j < n_good) {
         int d = i == rows.n ? 1 : j == n_good ? -1 : cmp_key(&rows.v[i].key, &good[j].key);
@@ -989,6 +1059,16 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
             struct stat st;
             if (lstat(p.path, &st) == 0)
                 continue;
+            /* A put records the row before it renames the blob into place,
+             * so a writer killed in between leaves this row plus its temp
+             * file: part of that write's debris, not a problem of its own.
+             * It goes when the debris goes. */
+            int tmp_state = tmp_for_key(tmp_seen, n_tmp, &r->key);
+            if (tmp_state >= 0) {
+                if (tmp_state == 1 && repair)
+                    vyre__index_delete(c->idx, &r->key, NULL);
+                continue;
+            }
             p.kind = VYRE_PROBLEM_ROW_WITHOUT_FILE;
             res->rows_without_file++;
             if (repair && vyre__index_delete(c->idx, &r->key, NULL) == VYRE_OK) {
@@ -1032,6 +1112,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
     }
 out:
     lock_release(lock_fd);
+    free(tmp_seen);
     free(rows.v);
     free(good);
     free(files.v);

@@ -9,7 +9,12 @@
 
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "vyre/counters.h"
 
 #include "internal.h"
 
@@ -23,8 +28,33 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static nvtxDomainHandle_t g_domain;
 static nvtxStringHandle_t g_strings[VYRE_RANGE_COUNT];
 
+/* In-process timing: a per-thread stack of open ranges. Deeper nesting
+ * than RANGE_DEPTH is still emitted to NVTX but not timed. */
+#define RANGE_DEPTH 32
+static _Thread_local struct {
+    int depth;
+    vyre_range_id id[RANGE_DEPTH];
+    uint64_t start_ns[RANGE_DEPTH];
+} t_stack;
+static atomic_int g_timing = 1;
+
+void vyre_range_timing_enable(int on)
+{
+    atomic_store_explicit(&g_timing, on ? 1 : 0, memory_order_relaxed);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void register_once(void)
 {
+    const char *t = getenv("VYRE_RANGE_TIMING");
+    if (t && strcmp(t, "0") == 0)
+        vyre_range_timing_enable(0);
     g_domain = nvtxDomainCreateA(VYRE_NVTX_DOMAIN);
     for (int i = 0; i < VYRE_RANGE_COUNT; i++)
         g_strings[i] = nvtxDomainRegisterStringA(g_domain, g_catalog[i].label);
@@ -100,6 +130,12 @@ static void push(vyre_range_id id, int has_payload, uint64_t payload)
         a.payload.ullValue = payload;
     }
     nvtxDomainRangePushEx(g_domain, &a);
+    if (t_stack.depth < RANGE_DEPTH) {
+        t_stack.id[t_stack.depth] = id;
+        t_stack.start_ns[t_stack.depth] =
+            atomic_load_explicit(&g_timing, memory_order_relaxed) ? mono_ns() : 0;
+    }
+    t_stack.depth++;
 }
 
 void vyre_nvtx_push(vyre_range_id id)
@@ -118,4 +154,9 @@ void vyre_nvtx_pop(void)
      * thread's first push; a pop without a push is ignored by NVTX tools. */
     pthread_once(&g_once, register_once);
     nvtxDomainRangePop(g_domain);
+    if (t_stack.depth <= 0)
+        return;
+    t_stack.depth--;
+    if (t_stack.depth < RANGE_DEPTH && t_stack.start_ns[t_stack.depth])
+        vyre_range_record(t_stack.id[t_stack.depth], mono_ns() - t_stack.start_ns[t_stack.depth]);
 }

@@ -138,6 +138,11 @@ VYRE_EXTERN int vyre_blob_quarantine(const char *root, const char *path, vyre_bl
  * entries). Thread-safe snapshot. */
 VYRE_EXTERN void vyre_blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
 
+/* The payload checksum as stored in the header: XXH3-128 of len bytes of
+ * payload, canonical (big-endian) bytes. payload may be NULL when len is 0.
+ * Thread-safe. */
+VYRE_EXTERN void vyre_blob_payload_sum(const void *payload, size_t len, uint8_t out[16]);
+
 /* Frees a blob from vyre_blob_load(). NULL is a no-op. */
 VYRE_EXTERN void vyre_blob_free(vyre_blob *blob);
 

@@ -157,8 +157,9 @@ typedef struct vyre_prune_opts {
     uint64_t max_bytes;    /* keep the cache at or under this size; UINT64_MAX: no limit */
     int64_t max_age_ns;    /* remove entries unused for longer; 0: no limit */
     const char *arch;      /* remove every entry of this architecture; NULL: none */
-    const char *toolchain; /* with stale_toolchain: the current toolchain identity */
-    int stale_toolchain;   /* remove entries built by another toolchain */
+    int stale_toolchain;   /* remove entries built by a toolchain not kept: */
+    const char *const *keep_toolchains; /* identities to keep; NULL/0: the current */
+    size_t n_keep_toolchains;           /* ones (vyre_compile_toolchain, every kind) */
     int dry_run;           /* report what would go, remove nothing */
     vyre_progress_fn progress;
     void *progress_ctx;

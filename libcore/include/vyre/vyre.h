@@ -13,6 +13,7 @@
 #include "jitcache.h"
 #include "key.h"
 #include "nvtx.h"
+#include "counters.h"
 #include "blob.h"
 #include "cache.h"
 #include "units.h"

@@ -1,0 +1,344 @@
+/*
+ * bench_cache.c - the pipeline cache against the bare system calls, on the
+ * same files in the same run. Prints ratios; never pass/fail.
+ *
+ *   hit      vyre_cache_get (open, validate, checksum, hit tracking) vs
+ *            open+fstat+read+close of the same blob file, 4 KiB to 1 MiB
+ *            (target <= 1.5x)
+ *   verify   vyre_cache_verify throughput vs a plain read pass over the same
+ *            page-cached files (target >= 0.8x)
+ *   prune    pruning N blobs (default 100000) vs unlinking as many files
+ *            directly (target <= 1.5x)
+ *   track    get with hit tracking vs get without (target <= 1.2x)
+ *
+ * usage: bench_cache [--quick]   (quick: fewer blobs and rounds, for CI)
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "vyre/vyre.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void die(const char *what, const vyre_error *e)
+{
+    fprintf(stderr, "bench_cache: %s: %s\n", what, e ? e->message : strerror(errno));
+    exit(2);
+}
+
+static void rm_rf(const char *path)
+{
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench_cache: could not remove %s\n", path);
+}
+
+static void make_key(vyre_key *k, unsigned seed, unsigned i)
+{
+    for (int b = 0; b < VYRE_KEY_BYTES; b++)
+        k->bytes[b] = (uint8_t)((seed * 131u + i * 7919u + (unsigned)b * 31u) >> (b % 3));
+    memcpy(k->bytes, &i, sizeof i);
+    memcpy(k->bytes + 4, &seed, sizeof seed);
+}
+
+static void fill_header(vyre_blob_header *h, const vyre_key *k)
+{
+    memset(h, 0, sizeof *h);
+    h->key = *k;
+    h->kind = VYRE_BLOB_CUBIN;
+    snprintf(h->arch, sizeof h->arch, "sm_90");
+    snprintf(h->toolchain, sizeof h->toolchain, "bench");
+    h->compile_ns = 1000000;
+}
+
+/* Bare baseline: what any reader of the same file must at least do. */
+static size_t bare_read(const char *path, void **out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die(path, NULL);
+    struct stat st;
+    fstat(fd, &st);
+    void *buf = malloc((size_t)st.st_size);
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, (char *)buf + got, (size_t)st.st_size - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    *out = buf;
+    return got;
+}
+
+static void bench_hit(const char *root, int quick)
+{
+    static const size_t sizes[] = {4096, 65536, 262144, 1048576};
+    enum { NKEYS = 32 };
+    int rounds = quick ? 5 : 21, reps = quick ? 20 : 200;
+    printf("%-8s %10s %12s %12s %8s\n", "hit", "size", "vyre_us", "bare_us", "ratio");
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        vyre_error e;
+        vyre_cache *c;
+        if (vyre_cache_open(root, 0, &c, &e))
+            die("open", &e);
+        char *payload = malloc(sizes[s]);
+        for (size_t i = 0; i < sizes[s]; i++)
+            payload[i] = (char)(i * 2654435761u >> 13);
+        vyre_key keys[NKEYS];
+        char paths[NKEYS][VYRE_CACHE_PATH_MAX];
+        for (unsigned i = 0; i < NKEYS; i++) {
+            make_key(&keys[i], (unsigned)s + 1, i);
+            vyre_blob_header h;
+            fill_header(&h, &keys[i]);
+            if (vyre_cache_put(c, &h, payload, sizes[s], &e))
+                die("put", &e);
+            vyre_blob_path(root, &keys[i], paths[i], sizeof paths[i], NULL);
+        }
+        double tv[64], tb[64];
+        for (int r = 0; r < rounds; r++) {
+            double t0 = now_s();
+            for (int k = 0; k < reps; k++) {
+                vyre_blob *b;
+                if (vyre_cache_get(c, &keys[k % NKEYS], &b, NULL, &e))
+                    die("get", &e);
+                vyre_blob_free(b);
+            }
+            double t1 = now_s();
+            for (int k = 0; k < reps; k++) {
+                void *buf;
+                bare_read(paths[k % NKEYS], &buf);
+                free(buf);
+            }
+            double t2 = now_s();
+            tv[r] = (t1 - t0) / reps;
+            tb[r] = (t2 - t1) / reps;
+        }
+        double mv = median(tv, rounds), mb = median(tb, rounds);
+        printf("%-8s %10zu %12.2f %12.2f %7.2fx\n", "hit", sizes[s], mv * 1e6, mb * 1e6, mv / mb);
+        free(payload);
+        vyre_cache_close(c);
+    }
+}
+
+static void bench_track(const char *root, int quick)
+{
+    enum { NKEYS = 64 };
+    int rounds = quick ? 5 : 21, reps = quick ? 50 : 500;
+    vyre_error e;
+    vyre_cache *ct, *cn;
+    if (vyre_cache_open(root, 0, &ct, &e) ||
+        vyre_cache_open(root, VYRE_CACHE_NO_HIT_TRACK, &cn, &e))
+        die("open", &e);
+    char payload[4096];
+    memset(payload, 0x5a, sizeof payload);
+    vyre_key keys[NKEYS];
+    for (unsigned i = 0; i < NKEYS; i++) {
+        make_key(&keys[i], 99, i);
+        vyre_blob_header h;
+        fill_header(&h, &keys[i]);
+        if (vyre_cache_put(ct, &h, payload, sizeof payload, &e))
+            die("put", &e);
+    }
+    double tt[64], tn[64];
+    for (int r = 0; r < rounds; r++) {
+        double t0 = now_s();
+        for (int k = 0; k < reps; k++) {
+            vyre_blob *b;
+            if (vyre_cache_get(ct, &keys[k % NKEYS], &b, NULL, &e))
+                die("get", &e);
+            vyre_blob_free(b);
+        }
+        double t1 = now_s();
+        for (int k = 0; k < reps; k++) {
+            vyre_blob *b;
+            if (vyre_cache_get(cn, &keys[k % NKEYS], &b, NULL, &e))
+                die("get", &e);
+            vyre_blob_free(b);
+        }
+        double t2 = now_s();
+        tt[r] = (t1 - t0) / reps;
+        tn[r] = (t2 - t1) / reps;
+    }
+    double mt = median(tt, rounds), mn = median(tn, rounds);
+    printf("%-8s %10s %12.2f %12.2f %7.2fx   (4 KiB blobs; flushes included)\n", "track", "4096",
+           mt * 1e6, mn * 1e6, mt / mn);
+    vyre_cache_close(ct);
+    vyre_cache_close(cn);
+}
+
+static void bench_verify(const char *root, int quick)
+{
+    unsigned n = quick ? 200 : 2000;
+    size_t size = 65536;
+    vyre_error e;
+    vyre_cache *c;
+    if (vyre_cache_open(root, 0, &c, &e))
+        die("open", &e);
+    char *payload = malloc(size);
+    for (size_t i = 0; i < size; i++)
+        payload[i] = (char)(i * 40503u >> 7);
+    char(*paths)[VYRE_CACHE_PATH_MAX] = malloc(n * sizeof *paths);
+    for (unsigned i = 0; i < n; i++) {
+        vyre_key k;
+        make_key(&k, 7, i);
+        vyre_blob_header h;
+        fill_header(&h, &k);
+        if (vyre_cache_put(c, &h, payload, size, &e))
+            die("put", &e);
+        vyre_blob_path(root, &k, paths[i], sizeof paths[i], NULL);
+    }
+    int rounds = quick ? 3 : 7;
+    double tv[16], tb[16];
+    for (int r = 0; r < rounds; r++) {
+        double t0 = now_s();
+        vyre_verify_result res;
+        if (vyre_cache_verify(c, 0, &res, NULL, NULL, NULL, NULL, &e))
+            die("verify", &e);
+        double t1 = now_s();
+        for (unsigned i = 0; i < n; i++) {
+            void *buf;
+            bare_read(paths[i], &buf);
+            free(buf);
+        }
+        double t2 = now_s();
+        tv[r] = t1 - t0;
+        tb[r] = t2 - t1;
+        if (res.problems)
+            fprintf(stderr, "bench_cache: verify found %llu problems\n",
+                    (unsigned long long)res.problems);
+    }
+    double mv = median(tv, rounds), mb = median(tb, rounds);
+    double bytes = (double)n * (double)(size + VYRE_BLOB_HEADER_SIZE);
+    printf("%-8s %10s %10.0f MB/s %8.0f MB/s %6.2fx   (%u blobs of 64 KiB, throughput ratio)\n",
+           "verify", "", bytes / mv / 1e6, bytes / mb / 1e6, mb / mv, n);
+    free(paths);
+    free(payload);
+    vyre_cache_close(c);
+}
+
+/* Writes n blob files directly (no fsync: setup, not measured). */
+static void write_blobs(const char *root, unsigned seed, unsigned n)
+{
+    char payload[64];
+    memset(payload, 0x33, sizeof payload);
+    XXH128_hash_t hh = XXH3_128bits(payload, sizeof payload);
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, hh);
+    for (unsigned i = 0; i < n; i++) {
+        vyre_key k;
+        make_key(&k, seed, i);
+        vyre_blob_header h;
+        fill_header(&h, &k);
+        h.format_version = VYRE_BLOB_FORMAT_VERSION;
+        h.key_version = VYRE_KEY_VERSION;
+        h.raw_size = h.stored_size = sizeof payload;
+        h.created_unix_ns = 1;
+        memcpy(h.payload_xxh128, canon.digest, 16);
+        uint8_t hdr[VYRE_BLOB_HEADER_SIZE];
+        vyre_error e;
+        if (vyre_blob_header_encode(&h, hdr, &e))
+            die("encode", &e);
+        char path[VYRE_CACHE_PATH_MAX];
+        vyre_blob_path(root, &k, path, sizeof path, NULL);
+        char *slash = strrchr(path, '/');
+        *slash = '\0';
+        mkdir(path, 0700);
+        *slash = '/';
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, hdr, sizeof hdr) != (ssize_t)sizeof hdr ||
+            write(fd, payload, sizeof payload) != (ssize_t)sizeof payload)
+            die(path, NULL);
+        close(fd);
+    }
+}
+
+static void bench_prune(const char *base, int quick)
+{
+    unsigned n = quick ? 5000 : 100000;
+    char root_a[VYRE_CACHE_PATH_MAX], root_b[VYRE_CACHE_PATH_MAX];
+    snprintf(root_a, sizeof root_a, "%s/prune-vyre", base);
+    snprintf(root_b, sizeof root_b, "%s/prune-bare", base);
+    vyre_error e;
+    vyre_cache *c;
+    if (vyre_cache_open(root_a, 0, &c, &e))
+        die("open", &e);
+    vyre_cache *cb;
+    if (vyre_cache_open(root_b, VYRE_CACHE_NO_INDEX, &cb, &e))
+        die("open", &e);
+    vyre_cache_close(cb);
+    write_blobs(root_a, 1, n);
+    write_blobs(root_b, 1, n);
+    vyre_reindex_result rr;
+    if (vyre_cache_reindex(c, &rr, NULL, NULL, &e))
+        die("reindex", &e);
+    if (rr.indexed != n)
+        fprintf(stderr, "bench_cache: reindexed %llu of %u\n", (unsigned long long)rr.indexed, n);
+
+    vyre_prune_opts o;
+    vyre_prune_opts_init(&o);
+    o.max_bytes = 0;
+    vyre_prune_result pr;
+    double t0 = now_s();
+    if (vyre_cache_prune(c, &o, &pr, NULL, NULL, &e))
+        die("prune", &e);
+    double t1 = now_s();
+    for (unsigned i = 0; i < n; i++) {
+        vyre_key k;
+        make_key(&k, 1, i);
+        char path[VYRE_CACHE_PATH_MAX];
+        vyre_blob_path(root_b, &k, path, sizeof path, NULL);
+        if (unlink(path) != 0)
+            die(path, NULL);
+    }
+    double t2 = now_s();
+    printf("%-8s %10u %12.3f s %10.3f s %6.2fx   (removed %llu)\n", "prune", n, t1 - t0, t2 - t1,
+           (t1 - t0) / (t2 - t1), (unsigned long long)pr.removed);
+    vyre_cache_close(c);
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    const char *tmp = getenv("TMPDIR");
+    char base[512];
+    snprintf(base, sizeof base, "%s/vyre-bench-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(base))
+        die("mkdtemp", NULL);
+    char root[600];
+    snprintf(root, sizeof root, "%s/cache", base);
+    printf("bench_cache: ratios are vyre / bare, medians of interleaved rounds\n");
+    bench_hit(root, quick);
+    bench_track(root, quick);
+    bench_verify(root, quick);
+    bench_prune(base, quick);
+    rm_rf(base);
+    return 0;
+}

@@ -1,0 +1,96 @@
+/*
+ * vyre/counters.h - in-process counters and NVTX range latency histograms.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * libcore counts what it does (launches, copies, bytes, syncs, cache hits,
+ * ...) in process-wide relaxed atomics, and times every catalog range
+ * (vyre_nvtx_push/pop) into a log2 histogram per range. A snapshot is cheap
+ * and lock-free; the telemetry page publishes the same numbers to other
+ * processes.
+ */
+#ifndef VYRE_COUNTERS_H
+#define VYRE_COUNTERS_H
+
+#include <stdint.h>
+
+#include "export.h"
+#include "nvtx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(ID, "name", "unit"). Append only: the telemetry page stores them by id. */
+#define VYRE_COUNTER_LIST(X)                                                                       \
+    X(LAUNCHES, "launches", "count")                                                               \
+    X(DISPATCHES, "dispatches", "count")                                                           \
+    X(BATCH_DISPATCHES, "batch_dispatches", "count")                                               \
+    X(GRAPH_LAUNCHES, "graph_launches", "count")                                                   \
+    X(H2D_COPIES, "h2d_copies", "count")                                                           \
+    X(H2D_BYTES, "h2d_bytes", "bytes")                                                             \
+    X(D2H_COPIES, "d2h_copies", "count")                                                           \
+    X(D2H_BYTES, "d2h_bytes", "bytes")                                                             \
+    X(D2D_BYTES, "d2d_bytes", "bytes")                                                             \
+    X(READBACKS, "readbacks", "count")                                                             \
+    X(SYNCS, "syncs", "count")                                                                     \
+    X(CACHE_HITS, "cache_hits", "count")                                                           \
+    X(CACHE_MISSES, "cache_misses", "count")                                                       \
+    X(MODULE_CACHE_HITS, "module_cache_hits", "count")                                             \
+    X(COMPILES, "compiles", "count")                                                               \
+    X(COMPILE_NS, "compile_ns", "ns")                                                              \
+    X(COMPILE_NS_SAVED, "compile_ns_saved", "ns")                                                  \
+    X(MODULE_LOADS, "module_loads", "count")                                                       \
+    X(KERNEL_RECORDS, "kernel_records", "count")                                                   \
+    X(CUPTI_DROPPED, "cupti_dropped_records", "count")
+
+typedef enum vyre_counter_id {
+#define VYRE__CTR_ENUM(id, name, unit) VYRE_CTR_##id,
+    VYRE_COUNTER_LIST(VYRE__CTR_ENUM)
+#undef VYRE__CTR_ENUM
+        VYRE_CTR_COUNT
+} vyre_counter_id;
+
+/* Histogram buckets: bucket b counts ranges with 2^b <= ns < 2^(b+1)
+ * (bucket 0 also takes 0 ns); the last bucket takes everything longer. */
+#define VYRE_HIST_BUCKETS 40
+
+typedef struct vyre_range_hist {
+    uint64_t count;
+    uint64_t total_ns;
+    uint64_t max_ns;
+    uint64_t buckets[VYRE_HIST_BUCKETS];
+} vyre_range_hist;
+
+typedef struct vyre_counters {
+    uint64_t v[VYRE_CTR_COUNT];
+    vyre_range_hist ranges[VYRE_RANGE_COUNT];
+} vyre_counters;
+
+/* "launches", ... (static), NULL when out of range. */
+VYRE_EXTERN const char *vyre_counter_name(vyre_counter_id id);
+VYRE_EXTERN const char *vyre_counter_unit(vyre_counter_id id);
+
+/* Adds n to a counter (relaxed atomic; any thread). */
+VYRE_EXTERN void vyre_counter_add(vyre_counter_id id, uint64_t n);
+
+/* Copies every counter and histogram (each value is read atomically; the
+ * set is not a single instant). */
+VYRE_EXTERN void vyre_counters_snapshot(vyre_counters *out);
+
+/* Records one range duration into its histogram (vyre_nvtx_pop does this). */
+VYRE_EXTERN void vyre_range_record(vyre_range_id id, uint64_t ns);
+
+/* Estimates the q-quantile (0..1) of a histogram, in ns (upper bound of the
+ * bucket holding it, capped at max_ns). 0 when empty. */
+VYRE_EXTERN uint64_t vyre_range_hist_quantile(const vyre_range_hist *h, double q);
+
+/* Turns range timing off/on (on by default; VYRE_RANGE_TIMING=0 turns it
+ * off at start). */
+VYRE_EXTERN void vyre_range_timing_enable(int on);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_COUNTERS_H */
