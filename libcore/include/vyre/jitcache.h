@@ -64,6 +64,41 @@ VYRE_EXTERN int vyre_jitcache_setup(vyre_jitcache_info *info, vyre_error *err);
 VYRE_EXTERN int vyre_jitcache_setup_floor(uint64_t floor_bytes, vyre_jitcache_info *info,
                                           vyre_error *err);
 
+/* ---- reporting on and clearing the driver's JIT cache (jitcache_report.c) */
+
+/* What a JIT cache directory holds. */
+typedef struct vyre_jitcache_usage {
+    int exists;     /* 1 when the directory exists */
+    uint64_t files; /* regular files, at any depth */
+    uint64_t bytes; /* their sizes (st_size) summed */
+} vyre_jitcache_usage;
+
+/*
+ * Walks the directory at path (symlinks are counted, never followed) and
+ * fills *out. A missing directory is not an error: exists = 0 and zero
+ * counts. Errors: VYRE_EINVAL (NULL arguments), VYRE_EEXIST (path is not a
+ * directory), VYRE_EPERM / VYRE_EIO (cannot read it). Thread-safe; touches
+ * nothing.
+ */
+VYRE_EXTERN int vyre_jitcache_usage_get(const char *path, vyre_jitcache_usage *out,
+                                        vyre_error *err);
+
+/*
+ * Empties the driver JIT cache directory at path, keeping the directory
+ * itself. Before removing anything it checks that the directory looks like
+ * the driver's cache (an `index` file and one-hex-digit subdirectories, as
+ * driver 580 writes it) and refuses anything else with VYRE_EUNSAFE, naming
+ * the unexpected entry: CUDA_CACHE_PATH may point anywhere, and emptying the
+ * wrong directory would lose data. The path itself must not be a symlink.
+ * A missing directory is not an error (nothing removed). files and bytes
+ * (may be NULL) receive what was removed. A driver writing the cache
+ * meanwhile only loses entries it will recompile. Errors: VYRE_EINVAL,
+ * VYRE_EEXIST (not a directory), VYRE_EUNSAFE, VYRE_EPERM, VYRE_EROFS,
+ * VYRE_EIO.
+ */
+VYRE_EXTERN int vyre_jitcache_clear(const char *path, uint64_t *files, uint64_t *bytes,
+                                    vyre_error *err);
+
 #ifdef __cplusplus
 }
 #endif

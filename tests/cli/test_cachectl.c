@@ -1,0 +1,1438 @@
+/*
+ * test_cachectl.c - the real vyre-cachectl binary on real caches: exact
+ * output lines, JSON fields and exit codes for every subcommand and every
+ * bad-input case of issue 4.
+ *
+ * Caches are populated through libcore (vyre_cache_put with synthetic
+ * payloads, chosen keys, kinds, architectures, toolchains and creation
+ * times) and through `seed` from CUDA C and PTX written here and compiled by
+ * the toolkit's NVRTC / nvJitLink (skipped with a reason when they cannot be
+ * loaded). Every run gets HOME and XDG_CACHE_HOME in a fresh temp directory
+ * and no VYRE_PTX_CACHE_DIR / CUDA_CACHE_*; changes are made in the child
+ * only (tu_run).
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "vyre/compile.h"
+#include "vyre/vyre.h"
+
+#ifndef VYRE_CACHECTL_BIN
+#error "tests/CMakeLists.txt must define VYRE_CACHECTL_BIN"
+#endif
+
+static char g_tmp[512];
+static char g_cache[600];
+static char g_env_home[700];
+static char g_env_xdg[700];
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_cache, sizeof g_cache, "%s/cache", g_tmp);
+    snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
+    snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
+}
+
+static void teardown(void)
+{
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(cachectl, .init = setup, .fini = teardown, .timeout = 120);
+
+/* ---- running the binary ---------------------------------------------------- */
+
+/* Runs vyre-cachectl with the NULL-terminated args and extra environment
+ * entries (may be NULL). */
+static void run_env(tu_proc *p, const char *const *args, const char *const *extra)
+{
+    char *argv[64];
+    size_t n = 0;
+    argv[n++] = strdup(VYRE_CACHECTL_BIN);
+    for (size_t i = 0; args[i]; i++) {
+        cr_assert_lt(n, 63);
+        argv[n++] = strdup(args[i]);
+    }
+    argv[n] = NULL;
+    const char *env[32];
+    size_t m = 0;
+    env[m++] = g_env_home;
+    env[m++] = g_env_xdg;
+    env[m++] = "VYRE_PTX_CACHE_DIR";
+    env[m++] = "CUDA_CACHE_PATH";
+    env[m++] = "CUDA_CACHE_MAXSIZE";
+    env[m++] = "CUDA_CACHE_DISABLE";
+    for (size_t i = 0; extra && extra[i]; i++) {
+        cr_assert_lt(m, 31);
+        env[m++] = extra[i];
+    }
+    env[m] = NULL;
+    tu_run(p, argv, env);
+    for (size_t i = 0; i < n; i++)
+        free(argv[i]);
+}
+
+#define RUN(p, ...)          run_env((p), (const char *const[]){__VA_ARGS__, NULL}, NULL)
+#define RUN_ENV(p, env, ...) run_env((p), (const char *const[]){__VA_ARGS__, NULL}, (env))
+/* With --cache-dir pointing at this test's cache. */
+#define CC(p, ...) RUN(p, "--cache-dir", g_cache, __VA_ARGS__)
+
+/* 1 when text holds `line` as a whole line. */
+static int has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; (p = strstr(p, line)); p++)
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+#define assert_line(text, line)                                                                    \
+    cr_assert(has_line((text), (line)), "missing line '%s' in:\n%s", (line), (text))
+
+/* Line i (0-based) of text into buf. */
+static const char *line_no(const char *text, int i, char *buf, size_t size)
+{
+    const char *p = text;
+    for (; i > 0 && p; i--) {
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    if (!p || !*p) {
+        buf[0] = '\0';
+        return buf;
+    }
+    const char *e = strchr(p, '\n');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+static json_t *parse_json(const char *text)
+{
+    json_error_t je;
+    json_t *o = json_loads(text, 0, &je);
+    cr_assert_not_null(o, "bad JSON (%s) in:\n%s", je.text, text);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 1);
+    return o;
+}
+
+static json_int_t jint(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    cr_assert(json_is_integer(v), "'%s' is not an integer", key);
+    return json_integer_value(v);
+}
+
+/* The three lines of a usage error. */
+static void assert_usage_error(const tu_proc *p, const char *message, const char *hint,
+                               const char *sub)
+{
+    char want[1024], buf[1024];
+    cr_assert_eq(p->exit_code, 2, "exit %d, stderr:\n%s", p->exit_code, p->err);
+    cr_assert_str_empty(p->out);
+    snprintf(want, sizeof want, "vyre-cachectl: error: %s", message);
+    cr_assert_str_eq(line_no(p->err, 0, buf, sizeof buf), want);
+    int i = 1;
+    if (hint) {
+        snprintf(want, sizeof want, "hint: %s", hint);
+        cr_assert_str_eq(line_no(p->err, i++, buf, sizeof buf), want);
+    }
+    if (sub)
+        snprintf(want, sizeof want, "try 'vyre-cachectl %s --help'", sub);
+    else
+        snprintf(want, sizeof want, "try 'vyre-cachectl --help'");
+    cr_assert_str_eq(line_no(p->err, i, buf, sizeof buf), want);
+    cr_assert_eq(count_lines(p->err), i + 1, "stderr:\n%s", p->err);
+}
+
+/* ---- populating caches through libcore ------------------------------------ */
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#define SEC  INT64_C(1000000000)
+#define HOUR (3600 * SEC)
+#define DAY  (24 * HOUR)
+
+/* A key whose hex starts with `prefix`, then zeros. */
+static vyre_key key_of(const char *prefix)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    memset(hex, '0', VYRE_KEY_HEX_LEN);
+    hex[VYRE_KEY_HEX_LEN] = '\0';
+    memcpy(hex, prefix, strlen(prefix));
+    vyre_key k;
+    cr_assert_eq(vyre_key_from_hex(hex, &k), 0, "bad key prefix %s", prefix);
+    return k;
+}
+
+static void put_blob(vyre_cache *c, const char *prefix, uint32_t kind, const char *arch,
+                     const char *toolchain, int64_t created, size_t len, uint64_t compile_ns)
+{
+    vyre_blob_header h;
+    memset(&h, 0, sizeof h);
+    h.key = key_of(prefix);
+    h.kind = kind;
+    snprintf(h.arch, sizeof h.arch, "%s", arch);
+    snprintf(h.toolchain, sizeof h.toolchain, "%s", toolchain);
+    h.created_unix_ns = created;
+    h.compile_ns = compile_ns;
+    unsigned char *payload = malloc(len);
+    cr_assert_not_null(payload);
+    for (size_t i = 0; i < len; i++)
+        payload[i] = (unsigned char)(i * 31 + (size_t)prefix[0]);
+    vyre_error err;
+    cr_assert_eq(vyre_cache_put(c, &h, payload, len, &err), 0, "put: %s", err.message);
+    free(payload);
+}
+
+static vyre_cache *open_cache(void)
+{
+    vyre_cache *c = NULL;
+    vyre_error err;
+    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), 0, "open: %s", err.message);
+    return c;
+}
+
+#define K1 "1111"
+#define K2 "2222"
+#define K3 "abcd1"
+#define K4 "abcd2"
+static char g_hex[4][VYRE_KEY_HEX_LEN + 1];
+
+/*
+ * The standard cache (files are payload + 256 header bytes, 11024 in all):
+ *   K1 cubin sm_80  nvrtc-13.0     created 40d ago  1000 B  never used
+ *   K2 cubin sm_90a nvrtc-13.0     created 2d ago   2000 B  2 hits (now)
+ *   K3 ptx   sm_90  nvrtc-12.4     created 3h ago   3000 B  never used
+ *   K4 cubin sm_90  nvjitlink-13.0 created 10m ago  4000 B  never used
+ * LRU order: K1, K3, K4, K2.
+ */
+static void populate(void)
+{
+    vyre_cache *c = open_cache();
+    int64_t now = now_ns();
+    put_blob(c, K1, VYRE_BLOB_CUBIN, "sm_80", "nvrtc-13.0", now - 40 * DAY, 1000, 5000000);
+    put_blob(c, K2, VYRE_BLOB_CUBIN, "sm_90a", "nvrtc-13.0", now - 2 * DAY, 2000, 10000000);
+    put_blob(c, K3, VYRE_BLOB_PTX, "sm_90", "nvrtc-12.4", now - 3 * HOUR, 3000, 0);
+    put_blob(c, K4, VYRE_BLOB_CUBIN, "sm_90", "nvjitlink-13.0", now - 10 * 60 * SEC, 4000, 0);
+    vyre_key k2 = key_of(K2);
+    for (int i = 0; i < 2; i++) {
+        vyre_blob *b = NULL;
+        vyre_error err;
+        cr_assert_eq(vyre_cache_get(c, &k2, &b, NULL, &err), 0, "get: %s", err.message);
+        vyre_blob_free(b);
+    }
+    vyre_cache_close(c);
+    const char *prefixes[4] = {K1, K2, K3, K4};
+    for (int i = 0; i < 4; i++) {
+        vyre_key k = key_of(prefixes[i]);
+        vyre_key_to_hex(&k, g_hex[i]);
+    }
+}
+
+static void blob_path(const char *hex, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/blobs/%.2s/%s.vblob", g_cache, hex, hex);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* ---- help, version, unknown commands and options ---------------------------- */
+
+Test(cachectl, help_and_version)
+{
+    tu_proc p;
+    RUN(&p, "--help");
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert(strncmp(p.out, "usage: vyre-cachectl ", 21) == 0, "%s", p.out);
+    assert_line(p.out, "exit status:");
+    assert_line(p.out, "  1  problems found (verify), or prune could not reach its size target");
+    tu_proc_free(&p);
+
+    static const char *const subs[] = {"stats",   "ls",   "show",  "verify", "prune",
+                                       "reindex", "seed", "clear", "jit"};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        RUN(&p, subs[i], "--help");
+        cr_assert_eq(p.exit_code, 0, "%s --help", subs[i]);
+        char want[64];
+        snprintf(want, sizeof want, "usage: vyre-cachectl %s", subs[i]);
+        cr_assert(strncmp(p.out, want, strlen(want)) == 0, "%s", p.out);
+        cr_assert(strstr(p.out, "exit status: 0"), "%s --help lacks exit codes", subs[i]);
+        cr_assert_str_empty(p.err);
+        tu_proc_free(&p);
+    }
+
+    RUN(&p, "--version");
+    char want[128];
+    snprintf(want, sizeof want, "vyre-cachectl %s ", vyre_version());
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert(strncmp(p.out, want, strlen(want)) == 0, "%s", p.out);
+    tu_proc_free(&p);
+
+    RUN(&p, "--cache-dir", g_cache);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strncmp(p.err, "usage: vyre-cachectl", 20) == 0);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, unknown_command_suggests_nearest)
+{
+    tu_proc p;
+    RUN(&p, "stat");
+    assert_usage_error(&p, "unknown command 'stat'", "did you mean 'stats'?", NULL);
+    tu_proc_free(&p);
+    RUN(&p, "purne", "--max-size", "1M");
+    assert_usage_error(&p, "unknown command 'purne'", "did you mean 'prune'?", NULL);
+    tu_proc_free(&p);
+    RUN(&p, "frobnicate");
+    assert_usage_error(&p, "unknown command 'frobnicate'", NULL, NULL);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, unknown_option_suggests_nearest)
+{
+    tu_proc p;
+    CC(&p, "prune", "--dry-rn", "--max-size", "1M");
+    assert_usage_error(&p, "unknown option '--dry-rn' for 'prune'", "did you mean '--dry-run'?",
+                       "prune");
+    tu_proc_free(&p);
+    RUN(&p, "--jsn", "stats");
+    assert_usage_error(&p, "unknown option '--jsn'", "did you mean '--json'?", NULL);
+    tu_proc_free(&p);
+    CC(&p, "verify", "--repiar");
+    assert_usage_error(&p, "unknown option '--repiar' for 'verify'", "did you mean '--repair'?",
+                       "verify");
+    tu_proc_free(&p);
+    CC(&p, "ls", "-x");
+    assert_usage_error(&p, "unknown option '-x' for 'ls'", NULL, "ls");
+    tu_proc_free(&p);
+    CC(&p, "ls", "--sort");
+    assert_usage_error(&p, "option '--sort' needs a value", NULL, "ls");
+    tu_proc_free(&p);
+    CC(&p, "stats", "--json=yes");
+    assert_usage_error(&p, "option '--json' takes no value", NULL, "stats");
+    tu_proc_free(&p);
+    CC(&p, "stats", "extra");
+    assert_usage_error(&p, "unexpected argument 'extra'", NULL, "stats");
+    tu_proc_free(&p);
+}
+
+/* ---- bad values and conflicting flags --------------------------------------- */
+
+#define SIZE_HINT                                                                                  \
+    "write a size such as 500M, 2G, 1.5GiB or 750MB (K/M/G/T and KiB/MiB/GiB/TiB are powers of "   \
+    "1024; KB/MB/GB/TB of 1000)"
+#define AGE_HINT "write an age such as 90m, 12h, 30d or 2w (units: s, m, h, d, w)"
+
+Test(cachectl, malformed_sizes_and_ages)
+{
+    populate();
+    tu_proc p;
+    CC(&p, "prune", "--max-size", "10QB");
+    assert_usage_error(&p, "--max-size: '10QB' has an unknown size unit 'QB'", SIZE_HINT, "prune");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--max-size", "1e99G");
+    assert_usage_error(&p, "--max-size: '1e99G' has an unknown size unit 'e99G'", SIZE_HINT,
+                       "prune");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--max-size", "99999999999T");
+    assert_usage_error(&p, "--max-size: size '99999999999T' is too large", SIZE_HINT, "prune");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--max-size", "-5M");
+    assert_usage_error(&p, "--max-size: '-5M' is not a size", SIZE_HINT, "prune");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--max-age", "-3d");
+    assert_usage_error(&p, "--max-age: '-3d' is not an age", AGE_HINT, "prune");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--max-age", "30");
+    assert_usage_error(&p, "--max-age: age '30' has no unit", AGE_HINT, "prune");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--max-age", "0d");
+    assert_usage_error(&p, "--max-age '0d' would remove every blob",
+                       "give an age above zero, such as 30d", "prune");
+    tu_proc_free(&p);
+    CC(&p, "ls", "--older-than", "3y");
+    assert_usage_error(&p, "--older-than: '3y' has an unknown age unit 'y'", AGE_HINT, "ls");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--arch", "sm_9x");
+    assert_usage_error(&p, "'sm_9x' is not an architecture",
+                       "write an architecture such as sm_80, sm_90a or sm_100f", "prune");
+    tu_proc_free(&p);
+    CC(&p, "ls", "--limit", "0");
+    assert_usage_error(&p, "--limit '0' is not a count", "give a positive whole number", "ls");
+    tu_proc_free(&p);
+    CC(&p, "ls", "--sort", "sise");
+    assert_usage_error(&p, "unknown sort field 'sise'",
+                       "did you mean 'size'? sort by lru, size, age, hits or key", "ls");
+    tu_proc_free(&p);
+    CC(&p, "ls", "--kind", "elf");
+    assert_usage_error(&p, "unknown kind 'elf'", "kinds are cubin, ptx and fatbin", "ls");
+    tu_proc_free(&p);
+
+    /* Nothing was removed by any of these. */
+    CC(&p, "ls", "-q");
+    cr_assert_eq(count_lines(p.out), 4);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, conflicting_flags)
+{
+    populate();
+    tu_proc p;
+    CC(&p, "prune");
+    assert_usage_error(&p, "prune has nothing to do",
+                       "give --max-size, --max-age, --arch or --stale-toolchain", "prune");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--dry-run");
+    assert_usage_error(&p, "prune has nothing to do",
+                       "give --max-size, --max-age, --arch or --stale-toolchain", "prune");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--max-size", "1K", "--toolchain", "nvrtc-13.0");
+    assert_usage_error(&p, "--toolchain only goes with --stale-toolchain",
+                       "add --stale-toolchain to remove the other ones", "prune");
+    tu_proc_free(&p);
+    CC(&p, "--json", "-q", "stats");
+    assert_usage_error(&p, "-q and --json conflict: -q silences the output --json asks for",
+                       "use --json for machine output, or -q for none", "stats");
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q", "-v");
+    assert_usage_error(&p, "-q and -v conflict", "give one of them", "ls");
+    tu_proc_free(&p);
+    RUN(&p, "jit", "--yes");
+    assert_usage_error(&p, "--yes only goes with --clear", "use 'vyre-cachectl jit --clear --yes'",
+                       "jit");
+    tu_proc_free(&p);
+    CC(&p, "show");
+    assert_usage_error(&p, "show needs a key or key prefix",
+                       "list the keys with 'vyre-cachectl ls'", "show");
+    tu_proc_free(&p);
+    CC(&p, "show", "1111", "2222");
+    assert_usage_error(&p, "unexpected argument '2222'", "show one blob at a time", "show");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--max-size", "1K", "--dry-run");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q");
+    cr_assert_eq(count_lines(p.out), 4, "dry run removed something");
+    tu_proc_free(&p);
+}
+
+/* ---- the cache directory: missing, unsafe, corrupt index ---------------------- */
+
+Test(cachectl, missing_cache_dir_is_not_created)
+{
+    static const char *const cmds[][3] = {
+        {"stats", NULL, NULL},   {"ls", NULL, NULL},           {"show", "abcd", NULL},
+        {"verify", NULL, NULL},  {"verify", "--repair", NULL}, {"prune", "--max-size", "1M"},
+        {"reindex", NULL, NULL}, {"clear", "--yes", NULL},
+    };
+    char want[1024];
+    snprintf(want, sizeof want, "vyre-cachectl: error: cache directory '%s' does not exist",
+             g_cache);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        tu_proc p;
+        const char *args[8] = {"--cache-dir", g_cache, cmds[i][0], cmds[i][1], cmds[i][2], NULL};
+        run_env(&p, args, NULL);
+        char buf[1024];
+        cr_assert_eq(p.exit_code, 2, "%s: exit %d", cmds[i][0], p.exit_code);
+        cr_assert_str_eq(line_no(p.err, 0, buf, sizeof buf), want);
+        cr_assert_str_eq(line_no(p.err, 1, buf, sizeof buf),
+                         "hint: nothing has been cached there yet; check --cache-dir / "
+                         "VYRE_PTX_CACHE_DIR");
+        cr_assert_str_empty(p.out);
+        cr_assert(!exists(g_cache), "%s created the cache directory", cmds[i][0]);
+        tu_proc_free(&p);
+    }
+
+    /* The default root comes from the environment. */
+    char env_dir[700];
+    snprintf(env_dir, sizeof env_dir, "VYRE_PTX_CACHE_DIR=%s", g_cache);
+    const char *env[] = {env_dir, NULL};
+    tu_proc p;
+    RUN_ENV(&p, env, "stats");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, g_cache));
+    tu_proc_free(&p);
+    const char *empty[] = {"VYRE_PTX_CACHE_DIR=", NULL};
+    RUN_ENV(&p, empty, "stats");
+    cr_assert_eq(p.exit_code, 2);
+    assert_line(p.err, "vyre-cachectl: error: VYRE_PTX_CACHE_DIR is set but empty");
+    tu_proc_free(&p);
+}
+
+Test(cachectl, unsafe_cache_dir_refused)
+{
+    populate();
+    cr_assert_eq(chmod(g_cache, 0777), 0);
+    char l1[1024], l2[1024], buf[1024];
+    snprintf(l1, sizeof l1,
+             "vyre-cachectl: error: cache directory '%s' is writable by group or others (mode "
+             "0777): refusing to load blobs others could plant",
+             g_cache);
+    snprintf(l2, sizeof l2, "hint: run 'chmod go-w %s' (vyre creates it 0700)", g_cache);
+    static const char *const cmds[] = {"stats", "ls", "verify", "reindex"};
+    for (size_t i = 0; i < 4; i++) {
+        tu_proc p;
+        CC(&p, cmds[i]);
+        cr_assert_eq(p.exit_code, 2, "%s", cmds[i]);
+        cr_assert_str_eq(line_no(p.err, 0, buf, sizeof buf), l1);
+        cr_assert_str_eq(line_no(p.err, 1, buf, sizeof buf), l2);
+        tu_proc_free(&p);
+    }
+    cr_assert_eq(chmod(g_cache, 0700), 0);
+    tu_proc p;
+    CC(&p, "stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, corrupt_index_then_reindex)
+{
+    populate();
+    char idx[700];
+    snprintf(idx, sizeof idx, "%s/index.sqlite3", g_cache);
+    static const char garbage[] =
+        "this is not an SQLite database, not at all, not even close....."
+        "................................................................";
+    tu_write_file(idx, garbage, sizeof garbage);
+    static const char *const cmds[] = {"stats", "ls", "verify"};
+    for (size_t i = 0; i < 3; i++) {
+        tu_proc p;
+        CC(&p, cmds[i]);
+        cr_assert_eq(p.exit_code, 2, "%s: exit %d\n%s", cmds[i], p.exit_code, p.err);
+        cr_assert(strncmp(p.err, "vyre-cachectl: error: ", 22) == 0, "%s", p.err);
+        const char *hint = strstr(p.err, "\nhint: ");
+        cr_assert_not_null(hint, "%s", p.err);
+        cr_assert(strstr(hint, "vyre-cachectl reindex"), "hint lacks reindex: %s", p.err);
+        tu_proc_free(&p);
+    }
+    tu_proc p;
+    CC(&p, "reindex");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Blob files scanned:    4");
+    assert_line(p.out, "Indexed:               4 (10.8 KiB)");
+    assert_line(p.out, "Quarantined:           0");
+    assert_line(p.out, "Rows before:           0");
+    tu_proc_free(&p);
+    CC(&p, "--json", "stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    cr_assert_eq(jint(o, "entries"), 4);
+    cr_assert_eq(jint(o, "bytes"), 11024);
+    json_decref(o);
+    tu_proc_free(&p);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_proc_free(&p);
+}
+
+/* ---- stats ------------------------------------------------------------------- */
+
+Test(cachectl, stats_text_and_json)
+{
+    populate();
+    tu_proc p;
+    CC(&p, "stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_empty(p.err);
+    char want[700];
+    snprintf(want, sizeof want, "Cache directory:       %s", g_cache);
+    assert_line(p.out, want);
+    assert_line(p.out, "Entries:               4");
+    assert_line(p.out, "Size on disk:          10.8 KiB");
+    assert_line(p.out, "Hits:                  2");
+    assert_line(p.out, "Compile time saved:    20.0 ms");
+    assert_line(p.out, "Quarantined:           0 (0 B)");
+    assert_line(p.out, "By kind:");
+    assert_line(p.out, "  cubin                       3     7.6 KiB");
+    assert_line(p.out, "  ptx                         1     3.2 KiB");
+    assert_line(p.out, "  sm_90                       2     7.3 KiB");
+    assert_line(p.out, "  sm_80                       1     1.2 KiB");
+    assert_line(p.out, "  <1h                         1     4.2 KiB");
+    assert_line(p.out, "  >=30d                       1     1.2 KiB");
+    assert_line(p.out, "  Cache size:          none (prune with --max-size)");
+    tu_proc_free(&p);
+
+    CC(&p, "stats", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "cache_dir")), g_cache);
+    cr_assert_eq(jint(o, "entries"), 4);
+    cr_assert_eq(jint(o, "bytes"), 11024);
+    cr_assert_eq(jint(o, "hits"), 2);
+    cr_assert_eq(jint(o, "compile_time_saved_ns"), 20000000);
+    json_t *ages = json_object_get(o, "by_age");
+    cr_assert_eq(json_array_size(ages), 5);
+    static const json_int_t want_ages[5] = {1, 1, 1, 0, 1};
+    for (size_t i = 0; i < 5; i++)
+        cr_assert_eq(jint(json_array_get(ages, i), "entries"), want_ages[i], "age bucket %zu", i);
+    cr_assert_eq(jint(json_array_get(ages, 0), "max_age_seconds"), 3600);
+    json_t *kinds = json_object_get(o, "by_kind");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(kinds, 0), "kind")), "cubin");
+    cr_assert_eq(jint(json_array_get(kinds, 0), "bytes"), 1256 + 2256 + 4256);
+    cr_assert_eq(json_array_size(json_object_get(o, "by_arch")), 3);
+    cr_assert_eq(jint(json_object_get(o, "quarantined"), "files"), 0);
+    cr_assert_eq(jint(json_object_get(o, "tmp"), "debris"), 0);
+    cr_assert_eq(jint(json_object_get(o, "limits"), "max_blob_payload_bytes"),
+                 (json_int_t)VYRE_BLOB_MAX_PAYLOAD);
+    cr_assert(json_is_null(json_object_get(json_object_get(o, "limits"), "max_cache_bytes")));
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* -q prints nothing; read-only commands record no hits. */
+    CC(&p, "-q", "stats");
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert_str_empty(p.out);
+    tu_proc_free(&p);
+}
+
+/* ---- ls ---------------------------------------------------------------------- */
+
+static void assert_keys(const char *out, int skip_header, const char *const *prefixes, int n)
+{
+    char buf[256];
+    cr_assert_eq(count_lines(out), n + skip_header, "%s", out);
+    for (int i = 0; i < n; i++) {
+        line_no(out, i + skip_header, buf, sizeof buf);
+        cr_assert(strncmp(buf, prefixes[i], strlen(prefixes[i])) == 0, "line %d: %s\n%s", i, buf,
+                  out);
+    }
+}
+
+Test(cachectl, ls_lines_sorting_and_filters)
+{
+    populate();
+    tu_proc p;
+    CC(&p, "ls");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char buf[256];
+    cr_assert_str_eq(line_no(p.out, 0, buf, sizeof buf),
+                     "KEY           KIND    ARCH            SIZE    AGE  LAST USE    HITS");
+    cr_assert_str_eq(line_no(p.out, 1, buf, sizeof buf),
+                     "111100000000  cubin   sm_80        1.2 KiB     5w     never       0");
+    cr_assert_str_eq(line_no(p.out, 2, buf, sizeof buf),
+                     "abcd10000000  ptx     sm_90        3.2 KiB     3h     never       0");
+    cr_assert_str_eq(line_no(p.out, 3, buf, sizeof buf),
+                     "abcd20000000  cubin   sm_90        4.2 KiB    10m     never       0");
+    cr_assert_str_eq(line_no(p.out, 4, buf, sizeof buf),
+                     "222200000000  cubin   sm_90a       2.2 KiB     2d        0s       2");
+    tu_proc_free(&p);
+
+    CC(&p, "ls", "--sort", "size");
+    assert_keys(p.out, 1, (const char *const[]){"abcd2", "abcd1", "2222", "1111"}, 4);
+    tu_proc_free(&p);
+    CC(&p, "ls", "--sort", "age");
+    assert_keys(p.out, 1, (const char *const[]){"1111", "2222", "abcd1", "abcd2"}, 4);
+    tu_proc_free(&p);
+    CC(&p, "ls", "--sort", "hits", "--limit", "1");
+    assert_keys(p.out, 1, (const char *const[]){"2222"}, 1);
+    tu_proc_free(&p);
+    CC(&p, "ls", "--sort", "key", "--limit", "2");
+    assert_keys(p.out, 1, (const char *const[]){"1111", "2222"}, 2);
+    tu_proc_free(&p);
+    CC(&p, "ls", "--arch", "sm_90");
+    assert_keys(p.out, 1, (const char *const[]){"abcd1", "abcd2"}, 2);
+    tu_proc_free(&p);
+    CC(&p, "ls", "--kind", "ptx");
+    assert_keys(p.out, 1, (const char *const[]){"abcd1"}, 1);
+    tu_proc_free(&p);
+    /* Unused for longer than a day: K1 only (K2 is old but used now). */
+    CC(&p, "ls", "--older-than", "1d");
+    assert_keys(p.out, 1, (const char *const[]){"1111"}, 1);
+    tu_proc_free(&p);
+    CC(&p, "ls", "--arch", "sm_75");
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert_eq(count_lines(p.out), 1);
+    tu_proc_free(&p);
+
+    CC(&p, "-q", "ls");
+    char want[80];
+    snprintf(want, sizeof want, "%s", g_hex[0]);
+    cr_assert_str_eq(line_no(p.out, 0, buf, sizeof buf), want);
+    cr_assert_eq(count_lines(p.out), 4);
+    tu_proc_free(&p);
+
+    CC(&p, "ls", "-v", "--limit", "1");
+    line_no(p.out, 1, buf, sizeof buf);
+    cr_assert(strncmp(buf, g_hex[0], 64) == 0, "%s", buf);
+    cr_assert(strstr(buf, "  nvrtc-13.0"), "%s", buf);
+    tu_proc_free(&p);
+
+    CC(&p, "ls", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    json_t *arr = json_object_get(o, "entries");
+    cr_assert_eq(json_array_size(arr), 4);
+    json_t *last = json_array_get(arr, 3);
+    cr_assert_str_eq(json_string_value(json_object_get(last, "key")), g_hex[1]);
+    cr_assert_str_eq(json_string_value(json_object_get(last, "kind")), "cubin");
+    cr_assert_str_eq(json_string_value(json_object_get(last, "arch")), "sm_90a");
+    cr_assert_eq(jint(last, "bytes"), 2256);
+    cr_assert_eq(jint(last, "payload_bytes"), 2000);
+    cr_assert_eq(jint(last, "hits"), 2);
+    cr_assert_eq(jint(last, "compile_ns"), 10000000);
+    cr_assert(jint(last, "age_seconds") >= 2 * 86400 && jint(last, "age_seconds") < 2 * 86400 + 60);
+    cr_assert(json_is_integer(json_object_get(last, "last_access_unix_ns")));
+    cr_assert(json_is_null(json_object_get(json_array_get(arr, 0), "last_access_unix_ns")));
+    json_decref(o);
+    tu_proc_free(&p);
+}
+
+/* ---- show -------------------------------------------------------------------- */
+
+Test(cachectl, show_key_prefix_and_ambiguity)
+{
+    populate();
+    tu_proc p;
+    CC(&p, "show", "2222");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char want[700];
+    snprintf(want, sizeof want, "Key:               %s", g_hex[1]);
+    assert_line(p.out, want);
+    snprintf(want, sizeof want, "File:              %s/blobs/22/%s.vblob", g_cache, g_hex[1]);
+    assert_line(p.out, want);
+    assert_line(p.out, "Status:            ok");
+    assert_line(p.out, "Format version:    1");
+    assert_line(p.out, "Kind:              cubin (1)");
+    assert_line(p.out, "Architecture:      sm_90a");
+    assert_line(p.out, "Toolchain:         nvrtc-13.0");
+    assert_line(p.out, "Raw size:          2.0 KiB (2000 bytes)");
+    assert_line(p.out, "Compile time:      10.000 ms");
+    assert_line(p.out, "Hits:              2");
+    tu_proc_free(&p);
+
+    /* A full key, upper case, and options after the operand. */
+    char upper[VYRE_KEY_HEX_LEN + 1];
+    for (int i = 0; i <= VYRE_KEY_HEX_LEN; i++)
+        upper[i] = (char)(g_hex[2][i] >= 'a' ? g_hex[2][i] - 32 : g_hex[2][i]);
+    CC(&p, "show", upper, "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    json_t *b = json_object_get(o, "blob");
+    cr_assert_str_eq(json_string_value(json_object_get(b, "key")), g_hex[2]);
+    cr_assert_str_eq(json_string_value(json_object_get(b, "kind")), "ptx");
+    cr_assert_str_eq(json_string_value(json_object_get(b, "status")), "ok");
+    cr_assert_str_eq(json_string_value(json_object_get(b, "toolchain")), "nvrtc-12.4");
+    cr_assert_eq(jint(b, "payload_bytes"), 3000);
+    cr_assert_eq(jint(b, "file_bytes"), 3256);
+    cr_assert_eq(jint(b, "format_version"), 1);
+    cr_assert_eq(strlen(json_string_value(json_object_get(b, "payload_xxh128"))), 32);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    CC(&p, "show", "abcd");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_empty(p.out);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: key prefix 'abcd' is ambiguous: 2 blobs match (%.16s, %.16s)",
+             g_hex[2], g_hex[3]);
+    assert_line(p.err, want);
+    assert_line(p.err, "hint: give more digits of the key");
+    tu_proc_free(&p);
+
+    CC(&p, "show", "ffff");
+    cr_assert_eq(p.exit_code, 2);
+    assert_line(p.err, "vyre-cachectl: error: no blob with a key starting 'ffff'");
+    assert_line(p.err, "hint: list the keys with 'vyre-cachectl ls'");
+    tu_proc_free(&p);
+    CC(&p, "show", "abc");
+    cr_assert_eq(p.exit_code, 2);
+    assert_line(p.err, "vyre-cachectl: error: 'abc' is not a key prefix");
+    tu_proc_free(&p);
+    CC(&p, "show", "xyzw");
+    cr_assert_eq(p.exit_code, 2);
+    assert_line(p.err, "hint: keys are hexadecimal: use 0-9 and a-f");
+    tu_proc_free(&p);
+}
+
+/* Flips one payload byte of the blob with this hex key. */
+static void corrupt_payload(const char *hex)
+{
+    char path[800];
+    blob_path(hex, path, sizeof path);
+    size_t len = 0;
+    char *data = tu_read_file(path, &len);
+    cr_assert_not_null(data);
+    cr_assert_gt(len, VYRE_BLOB_HEADER_SIZE + 10);
+    data[VYRE_BLOB_HEADER_SIZE + 10] ^= 0x5a;
+    tu_write_file(path, data, len);
+    free(data);
+}
+
+Test(cachectl, show_damaged_blob_exit_1)
+{
+    populate();
+    corrupt_payload(g_hex[0]);
+    tu_proc p;
+    CC(&p, "show", "1111");
+    cr_assert_eq(p.exit_code, 1, "%s", p.err);
+    assert_line(p.out, "Status:            payload-checksum");
+    assert_line(p.out, "Architecture:      sm_80");
+    cr_assert(strncmp(p.err, "vyre-cachectl: error: blob 111100000000 is damaged: ", 52) == 0, "%s",
+              p.err);
+    assert_line(p.err, "hint: run 'vyre-cachectl verify --repair'");
+    tu_proc_free(&p);
+    /* show changes nothing: the file is still there for verify. */
+    char path[800];
+    blob_path(g_hex[0], path, sizeof path);
+    cr_assert(exists(path));
+}
+
+/* ---- verify ------------------------------------------------------------------ */
+
+Test(cachectl, verify_clean_problems_and_repair)
+{
+    populate();
+    tu_proc p;
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    assert_line(p.out, "Blobs checked:         4 (10.8 KiB)");
+    assert_line(p.out, "Bad blobs:             0");
+    assert_line(p.out, "The cache is clean.");
+    cr_assert_str_empty(p.err);
+    tu_proc_free(&p);
+
+    /* Three problems: a damaged blob, a blob whose file is gone, debris. */
+    corrupt_payload(g_hex[0]);
+    char path[800];
+    blob_path(g_hex[3], path, sizeof path);
+    cr_assert_eq(unlink(path), 0);
+    char debris[800];
+    snprintf(debris, sizeof debris, "%s/tmp/stale.partial", g_cache);
+    tu_write_file(debris, "x", 1);
+    struct timeval old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    cr_assert_eq(utimes(debris, old), 0);
+
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    char want[800];
+    snprintf(want, sizeof want, "bad-blob          blobs/11/%s.vblob (payload-checksum)", g_hex[0]);
+    assert_line(p.out, want);
+    snprintf(want, sizeof want, "row-without-file  blobs/ab/%s.vblob", g_hex[3]);
+    assert_line(p.out, want);
+    assert_line(p.out, "debris            tmp/stale.partial");
+    assert_line(p.out, "Bad blobs:             1");
+    assert_line(p.out, "Rows without file:     1");
+    assert_line(p.out, "Debris in tmp/:        1");
+    assert_line(p.out, "3 problems found. Run 'vyre-cachectl verify --repair' to fix them.");
+    tu_proc_free(&p);
+
+    CC(&p, "verify", "--json");
+    cr_assert_eq(p.exit_code, 1);
+    json_t *o = parse_json(p.out);
+    cr_assert(json_is_false(json_object_get(o, "clean")));
+    json_t *sum = json_object_get(o, "summary");
+    cr_assert_eq(jint(sum, "problems"), 3);
+    cr_assert_eq(jint(sum, "bad_blobs"), 1);
+    cr_assert_eq(jint(sum, "blobs_checked"), 3);
+    json_t *probs = json_object_get(o, "problems");
+    cr_assert_eq(json_array_size(probs), 3);
+    json_t *first = json_array_get(probs, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(first, "kind")), "bad-blob");
+    cr_assert_str_eq(json_string_value(json_object_get(first, "reason")), "payload-checksum");
+    cr_assert(json_is_false(json_object_get(first, "repaired")));
+    json_decref(o);
+    tu_proc_free(&p);
+
+    CC(&p, "-q", "verify");
+    cr_assert_eq(p.exit_code, 1);
+    cr_assert_str_empty(p.out);
+    tu_proc_free(&p);
+
+    CC(&p, "verify", "--repair");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    snprintf(want, sizeof want,
+             "bad-blob          blobs/11/%s.vblob (payload-checksum): quarantined", g_hex[0]);
+    assert_line(p.out, want);
+    snprintf(want, sizeof want, "row-without-file  blobs/ab/%s.vblob: row deleted", g_hex[3]);
+    assert_line(p.out, want);
+    assert_line(p.out, "debris            tmp/stale.partial: removed");
+    assert_line(p.out, "Repaired:              3 of 3");
+    assert_line(p.out, "Repaired 3 problems; the cache is clean.");
+    tu_proc_free(&p);
+    cr_assert(!exists(debris));
+
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.out);
+    assert_line(p.out, "Quarantined:           1 (kept for inspection)");
+    assert_line(p.out, "The cache is clean.");
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q");
+    cr_assert_eq(count_lines(p.out), 2);
+    tu_proc_free(&p);
+}
+
+/* ---- prune ------------------------------------------------------------------- */
+
+Test(cachectl, prune_by_size_lru_first)
+{
+    populate();
+    tu_proc p;
+    /* 11024 bytes to at most 5 KiB: K1, K3, K4 go (LRU), K2 stays. */
+    CC(&p, "prune", "--max-size", "5K", "--dry-run");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "Would remove 3 blobs (8.6 KiB): 3 by size\n"
+                            "Would leave 1 blob (2.2 KiB)\n");
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q");
+    cr_assert_eq(count_lines(p.out), 4);
+    tu_proc_free(&p);
+
+    CC(&p, "prune", "--max-size", "5K", "-v");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "removed 111100000000  cubin   sm_80        1.2 KiB  (size)\n"
+                            "removed abcd10000000  ptx     sm_90        3.2 KiB  (size)\n"
+                            "removed abcd20000000  cubin   sm_90        4.2 KiB  (size)\n"
+                            "Removed 3 blobs (8.6 KiB): 3 by size\n"
+                            "Left 1 blob (2.2 KiB)\n");
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q");
+    char want[80];
+    snprintf(want, sizeof want, "%s\n", g_hex[1]);
+    cr_assert_str_eq(p.out, want);
+    tu_proc_free(&p);
+    char path[800];
+    blob_path(g_hex[0], path, sizeof path);
+    cr_assert(!exists(path), "pruned blob file still there");
+
+    /* Already under the target: nothing to do, still exit 0. */
+    CC(&p, "prune", "--max-size", "500M");
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert_str_eq(p.out, "Removed 0 blobs (0 B)\nLeft 1 blob (2.2 KiB)\n");
+    tu_proc_free(&p);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.out);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, prune_by_age_arch_and_json)
+{
+    populate();
+    tu_proc p;
+    CC(&p, "prune", "--max-age", "1d");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "Removed 1 blob (1.2 KiB): 1 by age\nLeft 3 blobs (9.5 KiB)\n");
+    tu_proc_free(&p);
+
+    CC(&p, "prune", "--arch", "sm_90", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    cr_assert_eq(jint(o, "removed"), 2);
+    cr_assert_eq(jint(o, "removed_bytes"), 3256 + 4256);
+    cr_assert_eq(jint(o, "kept"), 1);
+    cr_assert_eq(jint(o, "kept_bytes"), 2256);
+    cr_assert(json_is_true(json_object_get(o, "target_reached")));
+    cr_assert(json_is_false(json_object_get(o, "dry_run")));
+    cr_assert_str_eq(json_string_value(json_object_get(o, "arch")), "sm_90");
+    cr_assert_eq(jint(json_object_get(o, "removed_by_reason"), "arch"), 2);
+    json_t *ents = json_object_get(o, "removed_entries");
+    cr_assert_eq(json_array_size(ents), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(ents, 0), "key")), g_hex[2]);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(ents, 0), "reason")), "arch");
+    json_decref(o);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, prune_stale_toolchain)
+{
+    populate();
+    tu_proc p;
+    /* An explicit identity to keep: K3 (nvrtc-12.4) and K4 (nvjitlink) go. */
+    CC(&p, "prune", "--stale-toolchain", "--toolchain", "nvrtc-13.0", "-v", "--dry-run");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "would remove abcd10000000  ptx     sm_90        3.2 KiB  "
+                            "(stale-toolchain)\n"
+                            "would remove abcd20000000  cubin   sm_90        4.2 KiB  "
+                            "(stale-toolchain)\n"
+                            "Would remove 2 blobs (7.3 KiB): 2 by stale-toolchain\n"
+                            "Would leave 2 blobs (3.4 KiB)\n");
+    tu_proc_free(&p);
+
+    /* The current identities, from libcore (needs NVRTC and nvJitLink). */
+    char nvrtc[VYRE_BLOB_TOOLCHAIN_MAX], jitlink[VYRE_BLOB_TOOLCHAIN_MAX];
+    vyre_error err;
+    if (vyre_compile_toolchain(VYRE_SOURCE_CUDA_C, nvrtc, sizeof nvrtc, &err) ||
+        vyre_compile_toolchain(VYRE_SOURCE_PTX, jitlink, sizeof jitlink, &err))
+        cr_skip_test("NVRTC or nvJitLink cannot be loaded: %s", err.message);
+    if (strcmp(nvrtc, "nvrtc-13.0") == 0 && strcmp(jitlink, "nvjitlink-13.0") == 0) {
+        /* Blobs of both current toolchains and a stale one: both current
+         * identities are kept, only K3 (nvrtc-12.4) goes. */
+        CC(&p, "prune", "--stale-toolchain", "-v", "--dry-run");
+        cr_assert_eq(p.exit_code, 0, "%s", p.err);
+        cr_assert_str_eq(p.out, "would remove abcd10000000  ptx     sm_90        3.2 KiB  "
+                                "(stale-toolchain)\n"
+                                "Would remove 1 blob (3.2 KiB): 1 by stale-toolchain\n"
+                                "Would leave 3 blobs (7.6 KiB)\n");
+        tu_proc_free(&p);
+        /* Several identities to keep may be named. */
+        CC(&p, "prune", "--stale-toolchain", "--toolchain", "nvrtc-13.0", "--toolchain",
+           "nvjitlink-13.0", "--dry-run");
+        cr_assert_eq(p.exit_code, 0, "%s", p.err);
+        cr_assert_str_eq(p.out, "Would remove 1 blob (3.2 KiB): 1 by stale-toolchain\n"
+                                "Would leave 3 blobs (7.6 KiB)\n");
+        tu_proc_free(&p);
+    }
+
+    /* A cache of the current NVRTC toolchain plus a stale one. */
+    snprintf(g_cache, sizeof g_cache, "%.500s/other", g_tmp);
+    vyre_cache *c = open_cache();
+    int64_t now = now_ns();
+    put_blob(c, "cafe", VYRE_BLOB_CUBIN, "sm_90", nvrtc, now, 100, 0);
+    put_blob(c, "dead", VYRE_BLOB_CUBIN, "sm_90", "nvrtc-1.0", now, 100, 0);
+    vyre_cache_close(c);
+    CC(&p, "prune", "--stale-toolchain", "-v");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out,
+                     "removed dead00000000  cubin   sm_90          356 B  (stale-toolchain)\n"
+                     "Removed 1 blob (356 B): 1 by stale-toolchain\n"
+                     "Left 1 blob (356 B)\n");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--stale-toolchain");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "Removed 0 blobs (0 B)\nLeft 1 blob (356 B)\n");
+    tu_proc_free(&p);
+}
+
+/* Prune while another process keeps storing: both succeed, verify is
+ * clean afterwards. */
+Test(cachectl, prune_while_another_process_stores)
+{
+    populate();
+    fflush(NULL);
+    pid_t child = fork();
+    cr_assert(child >= 0);
+    if (child == 0) {
+        vyre_cache *c = NULL;
+        if (vyre_cache_open(g_cache, 0, &c, NULL))
+            _exit(10);
+        unsigned char payload[2048];
+        for (int i = 0; i < 400; i++) {
+            memset(payload, i, sizeof payload);
+            vyre_blob_header h;
+            memset(&h, 0, sizeof h);
+            char hex[VYRE_KEY_HEX_LEN + 1];
+            snprintf(hex, sizeof hex, "%08x%056d", 0xc0000000u + (unsigned)i, 0);
+            if (vyre_key_from_hex(hex, &h.key))
+                _exit(11);
+            h.kind = VYRE_BLOB_CUBIN;
+            snprintf(h.arch, sizeof h.arch, "sm_90");
+            snprintf(h.toolchain, sizeof h.toolchain, "nvrtc-13.0");
+            vyre_error err;
+            if (vyre_cache_put(c, &h, payload, sizeof payload, &err)) {
+                fprintf(stderr, "put %d: %s\n", i, err.message);
+                _exit(12);
+            }
+        }
+        vyre_cache_close(c);
+        _exit(0);
+    }
+    int prunes = 0;
+    for (;;) {
+        tu_proc p;
+        CC(&p, "prune", "--max-size", "20K");
+        cr_assert_eq(p.exit_code, 0, "prune %d: %s", prunes, p.err);
+        tu_proc_free(&p);
+        prunes++;
+        int status = 0;
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w == child) {
+            cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "storer failed: status %d",
+                      status);
+            break;
+        }
+        cr_assert_lt(prunes, 2000, "storer did not finish");
+    }
+    cr_assert_geq(prunes, 1);
+    tu_proc p;
+    CC(&p, "prune", "--max-size", "20K");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "verify after concurrent prune:\n%s%s", p.out, p.err);
+    assert_line(p.out, "The cache is clean.");
+    tu_proc_free(&p);
+    CC(&p, "--json", "stats");
+    json_t *o = parse_json(p.out);
+    cr_assert_leq(jint(o, "bytes"), 20 * 1024);
+    json_decref(o);
+    tu_proc_free(&p);
+}
+
+/* ---- reindex and clear ----------------------------------------------------------- */
+
+Test(cachectl, reindex_keeps_usage_and_adopts_files)
+{
+    populate();
+    tu_proc p;
+    CC(&p, "reindex", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    cr_assert_eq(jint(o, "scanned"), 4);
+    cr_assert_eq(jint(o, "indexed"), 4);
+    cr_assert_eq(jint(o, "bytes"), 11024);
+    cr_assert_eq(jint(o, "rows_before"), 4);
+    cr_assert_eq(jint(o, "quarantined"), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+    CC(&p, "--json", "stats");
+    o = parse_json(p.out);
+    cr_assert_eq(jint(o, "hits"), 2, "usage lost by reindex");
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* A missing index is rebuilt; a foreign file in blobs/ is quarantined. */
+    char path[800];
+    snprintf(path, sizeof path, "%s/index.sqlite3", g_cache);
+    cr_assert_eq(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/blobs/11/not-a-blob.vblob", g_cache);
+    tu_write_file(path, "junk", 4);
+    CC(&p, "reindex");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Blob files scanned:    5");
+    assert_line(p.out, "Indexed:               4 (10.8 KiB)");
+    assert_line(p.out, "Quarantined:           1");
+    tu_proc_free(&p);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.out);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, clear_needs_yes)
+{
+    populate();
+    tu_proc p;
+    char msg[800];
+    snprintf(msg, sizeof msg, "clear would remove every blob in '%s'; refusing without --yes",
+             g_cache);
+    CC(&p, "clear");
+    assert_usage_error(&p, msg, "run 'vyre-cachectl clear --yes' if you mean it", "clear");
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q");
+    cr_assert_eq(count_lines(p.out), 4);
+    tu_proc_free(&p);
+
+    CC(&p, "clear", "--yes");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(msg, sizeof msg, "Removed 4 blobs (10.8 KiB) from %s\n", g_cache);
+    cr_assert_str_eq(p.out, msg);
+    tu_proc_free(&p);
+    CC(&p, "--json", "stats");
+    json_t *o = parse_json(p.out);
+    cr_assert_eq(jint(o, "entries"), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+    /* (verify of the now-empty cache is not run here: libcore's verify
+     * passes NULL to qsort for an empty index, which UBSan aborts on.) */
+}
+
+/* ---- jit ----------------------------------------------------------------------- */
+
+/* A driver JIT cache as driver 580 lays it out: index + <hex>/<hex>/<file>. */
+static void make_jit_cache(const char *dir)
+{
+    char p[800];
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(p, sizeof p, "%s/index", dir);
+    tu_write_file(p, "0123456789012345678901234567890123456789012345678901234567890123", 64);
+    snprintf(p, sizeof p, "%s/9", dir);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/9/5", dir);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/9/5/69cec8efb74c57", dir);
+    char data[100];
+    memset(data, 'j', sizeof data);
+    tu_write_file(p, data, sizeof data);
+}
+
+Test(cachectl, jit_report_and_clear)
+{
+    char dir[700], env_path[800];
+    snprintf(dir, sizeof dir, "%s/jit", g_tmp);
+    make_jit_cache(dir);
+    snprintf(env_path, sizeof env_path, "CUDA_CACHE_PATH=%s", dir);
+    const char *env[] = {env_path, "CUDA_CACHE_MAXSIZE=2147483648", NULL};
+    tu_proc p;
+    RUN_ENV(&p, env, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char want[900];
+    snprintf(want, sizeof want, "JIT cache path:        %s (from CUDA_CACHE_PATH)", dir);
+    assert_line(p.out, want);
+    assert_line(p.out, "Files:                 2");
+    assert_line(p.out, "Size on disk:          164 B");
+    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    2.0 GiB (2147483648 bytes, from the environment)");
+    assert_line(p.out, "Fill:                  0.0%");
+    tu_proc_free(&p);
+
+    RUN_ENV(&p, env, "--json", "jit");
+    json_t *o = parse_json(p.out);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "path")), dir);
+    cr_assert_eq(jint(o, "files"), 2);
+    cr_assert_eq(jint(o, "bytes"), 164);
+    cr_assert_eq(jint(o, "max_bytes"), INT64_C(2147483648));
+    cr_assert(json_is_true(json_object_get(o, "exists")));
+    cr_assert_float_eq(json_real_value(json_object_get(o, "fill_ratio")), 164.0 / 2147483648.0,
+                       1e-12);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    char msg[900];
+    snprintf(msg, sizeof msg, "--clear would empty the JIT cache '%s'; refusing without --yes",
+             dir);
+    RUN_ENV(&p, env, "jit", "--clear");
+    assert_usage_error(&p, msg, "run 'vyre-cachectl jit --clear --yes' if you mean it", "jit");
+    tu_proc_free(&p);
+
+    RUN_ENV(&p, env, "jit", "--clear", "--yes");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(msg, sizeof msg, "Removed 2 files (164 B) from %s\n", dir);
+    cr_assert_str_eq(p.out, msg);
+    tu_proc_free(&p);
+    cr_assert(exists(dir), "the directory itself must stay");
+    RUN_ENV(&p, env, "--json", "jit");
+    o = parse_json(p.out);
+    cr_assert_eq(jint(o, "files"), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, jit_default_path_bad_env_and_foreign_dir)
+{
+    tu_proc p;
+    RUN(&p, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char want[900];
+    snprintf(want, sizeof want, "JIT cache path:        %s/xdg/vyre/cuda-jit (vyre default)",
+             g_tmp);
+    assert_line(p.out, want);
+    assert_line(p.out, "Exists:                no (created by the first vyre program)");
+    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    1.0 GiB (1073741824 bytes, vyre default)");
+    tu_proc_free(&p);
+
+    const char *small[] = {"CUDA_CACHE_MAXSIZE=5", NULL};
+    RUN_ENV(&p, small, "jit");
+    cr_assert_eq(p.exit_code, 2);
+    assert_line(p.err, "vyre-cachectl: error: CUDA_CACHE_MAXSIZE='5' is below the floor of "
+                       "1073741824 bytes: real kernels would be evicted and re-JITed");
+    tu_proc_free(&p);
+
+    /* CUDA_CACHE_PATH pointing at something that is not a JIT cache. */
+    char dir[700], note[800], env_path[800];
+    snprintf(dir, sizeof dir, "%s/precious", g_tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(note, sizeof note, "%s/notes.txt", dir);
+    tu_write_file(note, "keep me", 7);
+    snprintf(env_path, sizeof env_path, "CUDA_CACHE_PATH=%s", dir);
+    const char *env[] = {env_path, NULL};
+    RUN_ENV(&p, env, "jit", "--clear", "--yes");
+    cr_assert_eq(p.exit_code, 2);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: '%s' does not look like a CUDA JIT cache (unexpected entry "
+             "'notes.txt'): refusing to empty it",
+             dir);
+    assert_line(p.err, want);
+    tu_proc_free(&p);
+    cr_assert(exists(note), "a foreign directory was emptied");
+}
+
+/* ---- seed ---------------------------------------------------------------------- */
+
+static const char k_cuda_src[] = "extern \"C\" __global__ void scale(float *x, float a)\n"
+                                 "{\n"
+                                 "    x[threadIdx.x] *= a;\n"
+                                 "}\n";
+
+static const char k_ptx_src[] = ".version 8.0\n"
+                                ".target sm_80\n"
+                                ".address_size 64\n"
+                                ".visible .entry scale(.param .u64 p)\n"
+                                "{\n"
+                                "    .reg .b64 %rd<3>;\n"
+                                "    .reg .b32 %r<2>;\n"
+                                "    ld.param.u64 %rd1, [p];\n"
+                                "    cvta.to.global.u64 %rd2, %rd1;\n"
+                                "    mov.u32 %r1, 7;\n"
+                                "    st.global.u32 [%rd2], %r1;\n"
+                                "    ret;\n"
+                                "}\n";
+
+static void need_compilers(void)
+{
+    char tc[VYRE_BLOB_TOOLCHAIN_MAX];
+    vyre_error err;
+    if (vyre_compile_toolchain(VYRE_SOURCE_CUDA_C, tc, sizeof tc, &err) ||
+        vyre_compile_toolchain(VYRE_SOURCE_PTX, tc, sizeof tc, &err))
+        cr_skip_test("NVRTC or nvJitLink cannot be loaded: %s", err.message);
+}
+
+/* The key the run-time path computes for this source. */
+static void runtime_key(vyre_source_kind kind, const char *src, const char *arch,
+                        const char *const *opts, size_t nopts, char hex[VYRE_KEY_HEX_LEN + 1])
+{
+    vyre_compile_request req = {kind, src, strlen(src), arch, "scale", opts, nopts};
+    vyre_key k;
+    vyre_error err;
+    cr_assert_eq(vyre_compile_key(&req, &k, &err), 0, "%s", err.message);
+    vyre_key_to_hex(&k, hex);
+}
+
+Test(cachectl, seed_cuda_c_and_ptx)
+{
+    need_compilers();
+    char cu[700], ptx[700];
+    snprintf(cu, sizeof cu, "%s/scale.cu", g_tmp);
+    snprintf(ptx, sizeof ptx, "%s/scale.ptx", g_tmp);
+    tu_write_file(cu, k_cuda_src, strlen(k_cuda_src));
+    tu_write_file(ptx, k_ptx_src, strlen(k_ptx_src));
+
+    tu_proc p;
+    CC(&p, "seed", cu, ptx, "--arch", "sm_80,sm_90a", "--entry", "scale");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_empty(p.err);
+    cr_assert_eq(count_lines(p.out), 5, "%s", p.out);
+    assert_line(p.out, "Seeded 4, already present 0, failed 0");
+    struct {
+        vyre_source_kind kind;
+        const char *src, *arch, *file, *kind_name;
+    } want[4] = {
+        {VYRE_SOURCE_CUDA_C, k_cuda_src, "sm_80", cu, "cuda-c"},
+        {VYRE_SOURCE_CUDA_C, k_cuda_src, "sm_90a", cu, "cuda-c"},
+        {VYRE_SOURCE_PTX, k_ptx_src, "sm_80", ptx, "ptx"},
+        {VYRE_SOURCE_PTX, k_ptx_src, "sm_90a", ptx, "ptx"},
+    };
+    for (int i = 0; i < 4; i++) {
+        char hex[VYRE_KEY_HEX_LEN + 1], buf[1024], head[128];
+        runtime_key(want[i].kind, want[i].src, want[i].arch, NULL, 0, hex);
+        snprintf(head, sizeof head, "seeded   %.12s  %-7s  %-6s  ", hex, want[i].arch,
+                 want[i].kind_name);
+        line_no(p.out, i, buf, sizeof buf);
+        cr_assert(strncmp(buf, head, strlen(head)) == 0, "line %d: '%s', want '%s...'", i, buf,
+                  head);
+        size_t bl = strlen(buf), fl = strlen(want[i].file);
+        cr_assert(bl > fl && strcmp(buf + bl - fl, want[i].file) == 0, "%s", buf);
+    }
+    tu_proc_free(&p);
+
+    /* The seeded blobs are cubins under the run-time keys, and valid. */
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    runtime_key(VYRE_SOURCE_PTX, k_ptx_src, "sm_90a", NULL, 0, hex);
+    CC(&p, "show", hex, "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    json_t *b = json_object_get(o, "blob");
+    cr_assert_str_eq(json_string_value(json_object_get(b, "kind")), "cubin");
+    cr_assert_str_eq(json_string_value(json_object_get(b, "arch")), "sm_90a");
+    cr_assert(strncmp(json_string_value(json_object_get(b, "toolchain")), "nvjitlink-", 10) == 0);
+    cr_assert_gt(jint(b, "compile_ns"), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.out);
+    tu_proc_free(&p);
+
+    /* Again: everything present, nothing compiled. */
+    CC(&p, "--json", "seed", cu, ptx, "--arch", "sm_80,sm_90a,sm_80", "--entry", "scale");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    o = parse_json(p.out);
+    cr_assert_eq(jint(o, "seeded"), 0);
+    cr_assert_eq(jint(o, "present"), 4);
+    cr_assert_eq(json_array_size(json_object_get(o, "blobs")), 4);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* Compiler options after "--" are part of the key. */
+    CC(&p, "seed", cu, "--arch", "sm_90", "--entry", "scale", "--", "-lineinfo");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    const char *opts[] = {"-lineinfo"};
+    runtime_key(VYRE_SOURCE_CUDA_C, k_cuda_src, "sm_90", opts, 1, hex);
+    char head[64];
+    snprintf(head, sizeof head, "seeded   %.12s  sm_90  ", hex);
+    cr_assert(strncmp(p.out, head, strlen(head)) == 0, "%s", p.out);
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q");
+    cr_assert_eq(count_lines(p.out), 5);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, seed_errors)
+{
+    char cu[700], bad[700];
+    snprintf(cu, sizeof cu, "%s/scale.cu", g_tmp);
+    tu_write_file(cu, k_cuda_src, strlen(k_cuda_src));
+    tu_proc p;
+    CC(&p, "seed", cu, "--entry", "scale");
+    assert_usage_error(&p, "seed needs --arch", "give --arch sm_90 (or a list: sm_80,sm_90a)",
+                       "seed");
+    tu_proc_free(&p);
+    CC(&p, "seed", cu, "--arch", "sm_90");
+    assert_usage_error(&p, "seed needs --entry",
+                       "give --entry NAME: the run-time path keys blobs by entry point, so it "
+                       "must be the name the caller uses",
+                       "seed");
+    tu_proc_free(&p);
+    CC(&p, "seed", "--arch", "sm_90", "--entry", "scale");
+    assert_usage_error(&p, "seed needs at least one file",
+                       "name CUDA C (.cu), PTX (.ptx) or cubin files", "seed");
+    tu_proc_free(&p);
+    CC(&p, "seed", cu, "--arch", "sm_80,compute_90", "--entry", "scale");
+    assert_usage_error(&p, "'compute_90' is not an architecture",
+                       "write architectures such as sm_80,sm_90,sm_90a", "seed");
+    tu_proc_free(&p);
+    cr_assert(!exists(g_cache), "usage errors must not create the cache");
+
+    need_compilers();
+    snprintf(bad, sizeof bad, "%s/broken.cu", g_tmp);
+    static const char broken[] = "extern \"C\" __global__ void scale(float *x)\n"
+                                 "{\n"
+                                 "    x[0] = not_declared_anywhere;\n"
+                                 "}\n";
+    tu_write_file(bad, broken, strlen(broken));
+    char missing[700];
+    snprintf(missing, sizeof missing, "%s/nope.cu", g_tmp);
+    CC(&p, "seed", bad, missing, cu, "--arch", "sm_80", "--entry", "scale");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    char want[900];
+    snprintf(want, sizeof want, "vyre-cachectl: error: seeding '%s' for sm_80: ", bad);
+    cr_assert(strncmp(p.err, want, strlen(want)) == 0, "%s", p.err);
+    snprintf(want, sizeof want, "compiler log for '%s' (sm_80):", bad);
+    assert_line(p.err, want);
+    cr_assert(strstr(p.err, "not_declared_anywhere"), "log lacks the error: %s", p.err);
+    snprintf(want, sizeof want, "vyre-cachectl: error: cannot read '%s': No such file or directory",
+             missing);
+    assert_line(p.err, want);
+    /* The good file was still seeded. */
+    assert_line(p.out, "Seeded 1, already present 0, failed 2");
+    tu_proc_free(&p);
+}

@@ -1,0 +1,261 @@
+/*
+ * cmd_ls.c - `vyre-cachectl ls`: one line per blob.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-cachectl ls [--sort FIELD] [--arch ARCH] [--kind KIND]\n"
+            "                        [--older-than AGE] [--limit N] [--json]\n\n"
+            "One line per blob: short key, kind, architecture, size on disk, age (since\n"
+            "created), last use, hits. Reads the cache, changes nothing.\n\n"
+            "  --sort FIELD      lru (default: least recently used first, the order prune\n"
+            "                    removes in), size (largest first), age (oldest first),\n"
+            "                    hits (most first), key\n"
+            "  --arch ARCH       only blobs for this architecture (e.g. sm_90a)\n"
+            "  --kind KIND       only blobs of this kind: cubin, ptx or fatbin\n"
+            "  --older-than AGE  only blobs unused for longer than AGE (30d, 12h, 90m): what\n"
+            "                    'prune --max-age AGE' would remove\n"
+            "  --limit N         at most N lines\n"
+            "  -v                full keys and the toolchain column\n"
+            "  -q                full keys only, one a line (for scripts)\n\n"
+            "%s\n"
+            "exit status: 0 listed (even when nothing matched), 2 usage or operational error\n",
+            CACHECTL_GLOBAL_HELP);
+}
+
+enum { OPT_SORT = CACHECTL_OPT_FIRST_LOCAL, OPT_ARCH, OPT_KIND, OPT_OLDER, OPT_LIMIT };
+
+enum sort_by { SORT_LRU, SORT_SIZE, SORT_AGE, SORT_HITS, SORT_KEY };
+
+typedef struct ls_ctx {
+    const char *arch;
+    uint32_t kind; /* 0: any */
+    int64_t older_than_ns;
+    int64_t now;
+    vyre_cache_entry *v;
+    size_t n, cap;
+    int oom;
+} ls_ctx;
+
+static int64_t last_use(const vyre_cache_entry *e)
+{
+    return e->last_access_unix_ns ? e->last_access_unix_ns : e->created_unix_ns;
+}
+
+static int collect(const vyre_cache_entry *e, void *p)
+{
+    ls_ctx *x = p;
+    if (x->arch && strcmp(e->arch, x->arch) != 0)
+        return 0;
+    if (x->kind && e->kind != x->kind)
+        return 0;
+    if (x->older_than_ns > 0 && x->now - last_use(e) <= x->older_than_ns)
+        return 0;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 64;
+        vyre_cache_entry *v = realloc(x->v, cap * sizeof *v);
+        if (!v) {
+            x->oom = 1;
+            return 1;
+        }
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n++] = *e;
+    return 0;
+}
+
+/* Ties keep the LRU order (stable through the key as the last resort). */
+static int cmp_key(const vyre_cache_entry *a, const vyre_cache_entry *b)
+{
+    return memcmp(a->key.bytes, b->key.bytes, VYRE_KEY_BYTES);
+}
+
+#define CMP_DESC(f) ((a->f < b->f) - (a->f > b->f))
+
+static int cmp_size(const void *pa, const void *pb)
+{
+    const vyre_cache_entry *a = pa, *b = pb;
+    int d = CMP_DESC(file_size);
+    return d ? d : cmp_key(a, b);
+}
+
+static int cmp_age(const void *pa, const void *pb)
+{
+    const vyre_cache_entry *a = pa, *b = pb;
+    int d = (a->created_unix_ns > b->created_unix_ns) - (a->created_unix_ns < b->created_unix_ns);
+    return d ? d : cmp_key(a, b);
+}
+
+static int cmp_hits(const void *pa, const void *pb)
+{
+    const vyre_cache_entry *a = pa, *b = pb;
+    int d = CMP_DESC(hits);
+    return d ? d : cmp_key(a, b);
+}
+
+static int cmp_keys(const void *pa, const void *pb)
+{
+    return cmp_key(pa, pb);
+}
+
+static json_t *entry_json(const vyre_cache_entry *e, int64_t now)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(&e->key, hex);
+    const char *kind = vyre_blob_kind_name(e->kind);
+    json_t *o = json_pack("{s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "key", hex,
+                          "kind", kind, "arch", e->arch, "toolchain", e->toolchain, "bytes",
+                          (json_int_t)e->file_size, "payload_bytes", (json_int_t)e->stored_size,
+                          "raw_bytes", (json_int_t)e->raw_size, "created_unix_ns",
+                          (json_int_t)e->created_unix_ns, "age_seconds",
+                          (json_int_t)((now - e->created_unix_ns) / 1000000000), "hits",
+                          (json_int_t)e->hits, "compile_ns", (json_int_t)e->compile_ns);
+    json_object_set_new(o, "last_access_unix_ns",
+                        e->last_access_unix_ns ? json_integer(e->last_access_unix_ns)
+                                               : json_null());
+    json_object_set_new(o, "idle_seconds", json_integer((now - last_use(e)) / 1000000000));
+    return o;
+}
+
+int cmd_ls(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {"sort", required_argument, NULL, OPT_SORT},
+        {"arch", required_argument, NULL, OPT_ARCH},
+        {"kind", required_argument, NULL, OPT_KIND},
+        {"older-than", required_argument, NULL, OPT_OLDER},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {NULL, 0, NULL, 0},
+    };
+    static const char *const sorts[] = {"lru", "size", "age", "hits", "key"};
+    ls_ctx x;
+    memset(&x, 0, sizeof x);
+    enum sort_by sort = SORT_LRU;
+    uint64_t limit = UINT64_MAX;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, "ls", opts, argc, argv, usage);
+        if (rc != -1) {
+            if (rc == CACHECTL_HANDLED)
+                continue;
+            return rc;
+        }
+        switch (c) {
+        case OPT_SORT: {
+            size_t i = 0;
+            while (i < 5 && strcmp(optarg, sorts[i]) != 0)
+                i++;
+            if (i == 5) {
+                const char *near = vyre_cli_nearest(optarg, sorts, 5);
+                char hint[128];
+                snprintf(hint, sizeof hint, "%s%s%ssort by lru, size, age, hits or key",
+                         near ? "did you mean '" : "", near ? near : "", near ? "'? " : "");
+                return vyre_cli_usage_error("ls", hint, "unknown sort field '%s'", optarg);
+            }
+            sort = (enum sort_by)i;
+            break;
+        }
+        case OPT_ARCH:
+            if (!*optarg || strlen(optarg) >= VYRE_BLOB_ARCH_MAX)
+                return vyre_cli_usage_error("ls", "give an architecture such as sm_90 or sm_90a",
+                                            "'%s' is not an architecture", optarg);
+            x.arch = optarg;
+            break;
+        case OPT_KIND:
+            if (vyre_blob_kind_parse(optarg, &x.kind))
+                return vyre_cli_usage_error("ls", "kinds are cubin, ptx and fatbin",
+                                            "unknown kind '%s'", optarg);
+            break;
+        case OPT_OLDER:
+            if (vyre_parse_duration(optarg, &x.older_than_ns, &err))
+                return cachectl_value_error("ls", "--older-than", &err);
+            break;
+        case OPT_LIMIT:
+            if (cachectl_parse_count(optarg, &limit))
+                return vyre_cli_usage_error("ls", "give a positive whole number",
+                                            "--limit '%s' is not a count", optarg);
+            break;
+        default:
+            return VYRE_EXIT_ERROR;
+        }
+    }
+    if (optind < argc)
+        return vyre_cli_usage_error("ls", NULL, "unexpected argument '%s'", argv[optind]);
+    int rc = cachectl_check_globals("ls");
+    if (rc)
+        return rc;
+
+    vyre_cache *cache = NULL;
+    if ((rc = cachectl_open(CACHECTL_READ, &cache)))
+        return rc;
+    x.now = cachectl_now_ns();
+    int frc = vyre_cache_foreach(cache, collect, &x, &err);
+    if (x.oom) {
+        free(x.v);
+        vyre_cache_close(cache);
+        fprintf(stderr, "%s: error: out of memory listing the cache\n", vyre_cli_prog());
+        return VYRE_EXIT_ERROR;
+    }
+    if (frc) {
+        free(x.v);
+        vyre_cache_close(cache);
+        return cachectl_fail(&err);
+    }
+    static int (*const cmps[])(const void *, const void *) = {NULL, cmp_size, cmp_age, cmp_hits,
+                                                              cmp_keys};
+    if (cmps[sort] && x.n > 1)
+        qsort(x.v, x.n, sizeof *x.v, cmps[sort]);
+    size_t n = x.n < limit ? x.n : (size_t)limit;
+
+    if (g_cachectl.json) {
+        json_t *o = cachectl_json_root(cache);
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(arr, entry_json(&x.v[i], x.now));
+        json_object_set_new(o, "sort", json_string(sorts[sort]));
+        json_object_set_new(o, "matched", json_integer((json_int_t)x.n));
+        json_object_set_new(o, "entries", arr);
+        cachectl_json_print(o);
+    } else if (g_cachectl.quiet) {
+        for (size_t i = 0; i < n; i++) {
+            char hex[VYRE_KEY_HEX_LEN + 1];
+            vyre_key_to_hex(&x.v[i].key, hex);
+            printf("%s\n", hex);
+        }
+    } else {
+        int keyw = g_cachectl.verbose ? VYRE_KEY_HEX_LEN : CACHECTL_SHORT_KEY;
+        printf("%-*s  %-6s  %-8s  %10s  %5s  %8s  %6s%s\n", keyw, "KEY", "KIND", "ARCH", "SIZE",
+               "AGE", "LAST USE", "HITS", g_cachectl.verbose ? "  TOOLCHAIN" : "");
+        for (size_t i = 0; i < n; i++) {
+            const vyre_cache_entry *e = &x.v[i];
+            char hex[VYRE_KEY_HEX_LEN + 1], size[32], age[16], used[16];
+            vyre_key_to_hex(&e->key, hex);
+            vyre_format_size(e->file_size, size, sizeof size);
+            vyre_format_age(x.now - e->created_unix_ns, age, sizeof age);
+            if (e->last_access_unix_ns)
+                vyre_format_age(x.now - e->last_access_unix_ns, used, sizeof used);
+            else
+                snprintf(used, sizeof used, "never");
+            const char *kind = vyre_blob_kind_name(e->kind);
+            printf("%-*.*s  %-6s  %-8s  %10s  %5s  %8s  %6" PRIu64 "%s%s\n", keyw, keyw, hex,
+                   kind ? kind : "?", e->arch, size, age, used, e->hits,
+                   g_cachectl.verbose ? "  " : "", g_cachectl.verbose ? e->toolchain : "");
+        }
+    }
+    free(x.v);
+    vyre_cache_close(cache);
+    return VYRE_EXIT_OK;
+}

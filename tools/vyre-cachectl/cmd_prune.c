@@ -1,0 +1,245 @@
+/*
+ * cmd_prune.c - `vyre-cachectl prune`: remove blobs by size, age,
+ * architecture or stale toolchain, least recently used first.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "progress.h"
+#include "vyre/compile.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-cachectl prune [--max-size SIZE] [--max-age AGE] [--arch ARCH]\n"
+            "                           [--stale-toolchain [--toolchain ID]] [--dry-run]\n\n"
+            "Remove blobs, least recently used first, and print what was removed and\n"
+            "what is left. Give at least one of:\n\n"
+            "  --max-size SIZE    remove until the cache is at most SIZE (500M, 2G, 1.5GiB,\n"
+            "                     750MB: K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024,\n"
+            "                     KB/MB/GB/TB of 1000)\n"
+            "  --max-age AGE      remove blobs unused for longer than AGE (30d, 12h, 90m, 2w)\n"
+            "  --arch ARCH        remove every blob for this architecture (e.g. sm_80)\n"
+            "  --stale-toolchain  remove blobs built by a toolchain other than the current\n"
+            "                     ones (NVRTC and nvJitLink as loaded now, and 'cubin')\n\n"
+            "  --toolchain ID     with --stale-toolchain: an identity to keep instead of\n"
+            "                     the current ones (e.g. nvrtc-13.0); may be repeated\n"
+            "  --dry-run          print what would be removed; remove nothing\n"
+            "  -v                 a line per removed blob\n\n"
+            "Other processes may use the cache meanwhile.\n\n"
+            "%s\n"
+            "exit status: 0 done, 1 the --max-size target could not be reached,\n"
+            "             2 usage or operational error (nothing to do, bad size or age,\n"
+            "             --toolchain without --stale-toolchain, ...)\n",
+            CACHECTL_GLOBAL_HELP);
+}
+
+enum {
+    OPT_MAX_SIZE = CACHECTL_OPT_FIRST_LOCAL,
+    OPT_MAX_AGE,
+    OPT_ARCH,
+    OPT_STALE,
+    OPT_TOOLCHAIN,
+    OPT_DRY_RUN,
+};
+
+static const char *const g_reasons[] = {"size", "age", "arch", "stale-toolchain"};
+#define N_REASONS 4
+
+typedef struct prune_ctx {
+    uint64_t by_reason[N_REASONS];
+    uint64_t bytes_by_reason[N_REASONS];
+    json_t *removed; /* --json */
+    int print;       /* -v lines */
+    int dry_run;
+} prune_ctx;
+
+static void on_removed(const vyre_cache_entry *e, const char *reason, void *ctx)
+{
+    prune_ctx *x = ctx;
+    for (int i = 0; i < N_REASONS; i++)
+        if (strcmp(reason, g_reasons[i]) == 0) {
+            x->by_reason[i]++;
+            x->bytes_by_reason[i] += e->file_size;
+        }
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(&e->key, hex);
+    const char *kind = vyre_blob_kind_name(e->kind);
+    if (x->removed)
+        json_array_append_new(x->removed,
+                              json_pack("{s:s, s:s?, s:s, s:s, s:I, s:s}", "key", hex, "kind", kind,
+                                        "arch", e->arch, "toolchain", e->toolchain, "bytes",
+                                        (json_int_t)e->file_size, "reason", reason));
+    if (x->print) {
+        char size[32];
+        vyre_format_size(e->file_size, size, sizeof size);
+        printf("%s %.*s  %-6s  %-8s  %10s  (%s)\n", x->dry_run ? "would remove" : "removed",
+               CACHECTL_SHORT_KEY, hex, kind ? kind : "?", e->arch, size, reason);
+    }
+}
+
+static void print_summary(const prune_ctx *x, const vyre_prune_result *res, int dry_run)
+{
+    char size[32];
+    vyre_format_size(res->removed_bytes, size, sizeof size);
+    printf("%s %" PRIu64 " blob%s (%s)", dry_run ? "Would remove" : "Removed", res->removed,
+           res->removed == 1 ? "" : "s", size);
+    int first = 1;
+    for (int i = 0; i < N_REASONS; i++) {
+        if (!x->by_reason[i])
+            continue;
+        printf("%s%" PRIu64 " by %s", first ? ": " : ", ", x->by_reason[i], g_reasons[i]);
+        first = 0;
+    }
+    printf("\n");
+    vyre_format_size(res->kept_bytes, size, sizeof size);
+    printf("%s %" PRIu64 " blob%s (%s)\n", dry_run ? "Would leave" : "Left", res->kept,
+           res->kept == 1 ? "" : "s", size);
+}
+
+int cmd_prune(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+        {"max-age", required_argument, NULL, OPT_MAX_AGE},
+        {"arch", required_argument, NULL, OPT_ARCH},
+        {"stale-toolchain", no_argument, NULL, OPT_STALE},
+        {"toolchain", required_argument, NULL, OPT_TOOLCHAIN},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {NULL, 0, NULL, 0},
+    };
+    vyre_prune_opts po;
+    const char *keep[16];
+    size_t n_keep = 0;
+    vyre_prune_opts_init(&po);
+    int have_size = 0;
+    const char *size_arg = NULL;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, "prune", opts, argc, argv, usage);
+        if (rc == CACHECTL_HANDLED)
+            continue;
+        if (rc != -1)
+            return rc;
+        switch (c) {
+        case OPT_MAX_SIZE:
+            if (vyre_parse_size(optarg, &po.max_bytes, &err))
+                return cachectl_value_error("prune", "--max-size", &err);
+            have_size = 1;
+            size_arg = optarg;
+            break;
+        case OPT_MAX_AGE:
+            if (vyre_parse_duration(optarg, &po.max_age_ns, &err))
+                return cachectl_value_error("prune", "--max-age", &err);
+            if (po.max_age_ns == 0)
+                return vyre_cli_usage_error("prune", "give an age above zero, such as 30d",
+                                            "--max-age '%s' would remove every blob", optarg);
+            break;
+        case OPT_ARCH:
+            if (!vyre_compile_arch_valid(optarg))
+                return vyre_cli_usage_error(
+                    "prune", "write an architecture such as sm_80, sm_90a or sm_100f",
+                    "'%s' is not an architecture", optarg);
+            po.arch = optarg;
+            break;
+        case OPT_STALE:
+            po.stale_toolchain = 1;
+            break;
+        case OPT_TOOLCHAIN:
+            if (!*optarg || strlen(optarg) >= VYRE_BLOB_TOOLCHAIN_MAX)
+                return vyre_cli_usage_error("prune", "give an identity such as nvrtc-13.0",
+                                            "'%s' is not a toolchain identity", optarg);
+            if (n_keep == sizeof keep / sizeof keep[0])
+                return vyre_cli_usage_error("prune", NULL, "too many --toolchain options");
+            keep[n_keep++] = optarg;
+            break;
+        case OPT_DRY_RUN:
+            po.dry_run = 1;
+            break;
+        default:
+            return VYRE_EXIT_ERROR;
+        }
+    }
+    if (optind < argc)
+        return vyre_cli_usage_error("prune", NULL, "unexpected argument '%s'", argv[optind]);
+    int rc = cachectl_check_globals("prune");
+    if (rc)
+        return rc;
+    po.keep_toolchains = keep;
+    po.n_keep_toolchains = n_keep;
+    if (n_keep && !po.stale_toolchain)
+        return vyre_cli_usage_error("prune", "add --stale-toolchain to remove the other ones",
+                                    "--toolchain only goes with --stale-toolchain");
+    if (!have_size && !po.max_age_ns && !po.arch && !po.stale_toolchain)
+        return vyre_cli_usage_error("prune",
+                                    "give --max-size, --max-age, --arch or --stale-toolchain",
+                                    "prune has nothing to do");
+
+    vyre_cache *cache = NULL;
+    if ((rc = cachectl_open(po.dry_run ? CACHECTL_READ : CACHECTL_WRITE, &cache)))
+        return rc;
+    prune_ctx x;
+    memset(&x, 0, sizeof x);
+    x.removed = g_cachectl.json ? json_array() : NULL;
+    x.print = g_cachectl.verbose && !g_cachectl.json;
+    x.dry_run = po.dry_run;
+    cachectl_progress prog;
+    cachectl_progress_init(&prog, "prune", "blobs");
+    po.progress = cachectl_progress_update;
+    po.progress_ctx = &prog;
+    vyre_prune_result res;
+    int prc = vyre_cache_prune(cache, &po, &res, on_removed, &x, &err);
+    cachectl_progress_end(&prog);
+    if (prc) {
+        json_decref(x.removed);
+        vyre_cache_close(cache);
+        return cachectl_fail(&err);
+    }
+    if (g_cachectl.json) {
+        json_t *o = cachectl_json_root(cache);
+        json_object_set_new(o, "dry_run", json_boolean(po.dry_run));
+        json_object_set_new(o, "max_bytes",
+                            have_size ? json_integer((json_int_t)po.max_bytes) : json_null());
+        json_object_set_new(o, "max_age_seconds",
+                            po.max_age_ns ? json_integer(po.max_age_ns / 1000000000) : json_null());
+        json_object_set_new(o, "arch", po.arch ? json_string(po.arch) : json_null());
+        json_t *kt = json_array();
+        for (size_t i = 0; i < n_keep; i++)
+            json_array_append_new(kt, json_string(keep[i]));
+        json_object_set_new(o, "keep_toolchains", kt);
+        json_object_set_new(o, "examined", json_integer((json_int_t)res.examined));
+        json_object_set_new(o, "removed", json_integer((json_int_t)res.removed));
+        json_object_set_new(o, "removed_bytes", json_integer((json_int_t)res.removed_bytes));
+        json_object_set_new(o, "kept", json_integer((json_int_t)res.kept));
+        json_object_set_new(o, "kept_bytes", json_integer((json_int_t)res.kept_bytes));
+        json_object_set_new(o, "target_reached", json_boolean(res.target_reached));
+        json_t *by = json_object();
+        for (int i = 0; i < N_REASONS; i++)
+            json_object_set_new(by, g_reasons[i], json_integer((json_int_t)x.by_reason[i]));
+        json_object_set_new(o, "removed_by_reason", by);
+        json_object_set_new(o, "removed_entries", x.removed);
+        cachectl_json_print(o);
+    } else if (!g_cachectl.quiet) {
+        print_summary(&x, &res, po.dry_run);
+    }
+    vyre_cache_close(cache);
+    if (!res.target_reached) {
+        char want[32], left[32];
+        vyre_format_size(po.max_bytes, want, sizeof want);
+        vyre_format_size(res.kept_bytes, left, sizeof left);
+        fprintf(stderr,
+                "%s: error: could not bring the cache under --max-size %s (%s): %s are left\n"
+                "hint: check 'vyre-cachectl verify' for files the index does not know\n",
+                vyre_cli_prog(), size_arg ? size_arg : "?", want, left);
+        return VYRE_EXIT_PROBLEMS;
+    }
+    return VYRE_EXIT_OK;
+}

@@ -1,0 +1,177 @@
+/*
+ * cmd_stats.c - `vyre-cachectl stats`: the cache at a glance (ccache -s).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-cachectl stats [--json]\n\n"
+            "Entries and bytes on disk, by kind, by architecture and by age (since\n"
+            "creation); hits and the compile time they saved; quarantined files and tmp/\n"
+            "debris; the limits in force. Reads the cache, changes nothing.\n\n"
+            "%s\n"
+            "exit status: 0 printed, 2 usage or operational error (missing or unsafe cache\n"
+            "             directory, corrupt index)\n",
+            CACHECTL_GLOBAL_HELP);
+}
+
+/* Upper bounds of the age buckets in seconds (the last is open). */
+static const int64_t g_age_limits[VYRE_CACHE_AGE_BUCKETS - 1] = {3600, 86400, 7 * 86400,
+                                                                 30 * 86400};
+
+/* A duration for people: "850 ns", "12.3 ms", "4.56 s", then "12m", "3h". */
+static void format_duration(uint64_t ns, char *buf, size_t size)
+{
+    if (ns < 1000)
+        snprintf(buf, size, "%" PRIu64 " ns", ns);
+    else if (ns < 1000000)
+        snprintf(buf, size, "%.1f us", (double)ns / 1e3);
+    else if (ns < UINT64_C(1000000000))
+        snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
+    else if (ns < UINT64_C(120000000000))
+        snprintf(buf, size, "%.2f s", (double)ns / 1e9);
+    else
+        vyre_format_age(ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ns, buf, size);
+}
+
+static json_t *bucket_json(const char *key, const vyre_cache_bucket *b)
+{
+    return json_pack("{s:s, s:I, s:I}", key, b->name, "entries", (json_int_t)b->entries, "bytes",
+                     (json_int_t)b->bytes);
+}
+
+static void print_json(const vyre_cache *c, const vyre_cache_stats *st)
+{
+    json_t *o = cachectl_json_root(c);
+    json_t *kinds = json_array(), *archs = json_array(), *ages = json_array();
+    for (int i = 1; i < 4; i++)
+        json_array_append_new(kinds, bucket_json("kind", &st->by_kind[i]));
+    if (st->by_kind[0].entries)
+        json_array_append_new(kinds, bucket_json("kind", &st->by_kind[0]));
+    for (size_t i = 0; i < st->n_arch; i++)
+        json_array_append_new(archs, bucket_json("arch", &st->by_arch[i]));
+    for (int i = 0; i < VYRE_CACHE_AGE_BUCKETS; i++) {
+        json_t *b = bucket_json("bucket", &st->by_age[i]);
+        json_object_set_new(b, "max_age_seconds",
+                            i < VYRE_CACHE_AGE_BUCKETS - 1 ? json_integer(g_age_limits[i])
+                                                           : json_null());
+        json_array_append_new(ages, b);
+    }
+    json_object_set_new(o, "entries", json_integer((json_int_t)st->entries));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)st->bytes));
+    json_object_set_new(o, "by_kind", kinds);
+    json_object_set_new(o, "by_arch", archs);
+    json_object_set_new(o, "by_age", ages);
+    json_object_set_new(o, "hits", json_integer((json_int_t)st->hits));
+    json_object_set_new(o, "misses", json_integer((json_int_t)st->misses));
+    json_object_set_new(o, "hit_rate",
+                        st->hits + st->misses
+                            ? json_real((double)st->hits / (double)(st->hits + st->misses))
+                            : json_null());
+    json_object_set_new(o, "compile_time_saved_ns", json_integer((json_int_t)st->compile_ns_saved));
+    json_object_set_new(o, "quarantined",
+                        json_pack("{s:I, s:I}", "files", (json_int_t)st->quarantined, "bytes",
+                                  (json_int_t)st->quarantine_bytes));
+    json_object_set_new(o, "tmp",
+                        json_pack("{s:I, s:I, s:I}", "files", (json_int_t)st->tmp_files, "debris",
+                                  (json_int_t)st->debris, "debris_age_seconds",
+                                  (json_int_t)(VYRE_CACHE_DEBRIS_AGE_NS / 1000000000)));
+    json_object_set_new(o, "limits",
+                        json_pack("{s:n, s:I, s:I}", "max_cache_bytes", "max_blob_payload_bytes",
+                                  (json_int_t)VYRE_BLOB_MAX_PAYLOAD, "debris_age_seconds",
+                                  (json_int_t)(VYRE_CACHE_DEBRIS_AGE_NS / 1000000000)));
+    cachectl_json_print(o);
+}
+
+static void bucket_line(const vyre_cache_bucket *b)
+{
+    char size[32];
+    vyre_format_size(b->bytes, size, sizeof size);
+    printf("  %-20s %8" PRIu64 "  %10s\n", b->name, b->entries, size);
+}
+
+static void print_text(const vyre_cache *c, const vyre_cache_stats *st)
+{
+    char size[32], buf[64];
+    printf("%-22s %s\n", "Cache directory:", vyre_cache_root(c));
+    printf("%-22s %" PRIu64 "\n", "Entries:", st->entries);
+    vyre_format_size(st->bytes, size, sizeof size);
+    printf("%-22s %s\n", "Size on disk:", size);
+    printf("%-22s %" PRIu64 "\n", "Hits:", st->hits);
+    printf("%-22s %" PRIu64 "\n", "Misses:", st->misses);
+    if (st->hits + st->misses)
+        printf("%-22s %.1f%%\n",
+               "Hit rate:", 100.0 * (double)st->hits / (double)(st->hits + st->misses));
+    else
+        printf("%-22s %s\n", "Hit rate:", "-");
+    format_duration(st->compile_ns_saved, buf, sizeof buf);
+    printf("%-22s %s\n", "Compile time saved:", buf);
+    vyre_format_size(st->quarantine_bytes, size, sizeof size);
+    printf("%-22s %" PRIu64 " (%s)\n", "Quarantined:", st->quarantined, size);
+    printf("%-22s %" PRIu64 " (%" PRIu64 " older than 1h: debris)\n",
+           "Temporary files:", st->tmp_files, st->debris);
+    printf("By kind:\n");
+    for (int i = 1; i < 4; i++)
+        bucket_line(&st->by_kind[i]);
+    if (st->by_kind[0].entries)
+        bucket_line(&st->by_kind[0]);
+    printf("By architecture:\n");
+    if (st->n_arch == 0)
+        printf("  (none)\n");
+    for (size_t i = 0; i < st->n_arch; i++)
+        bucket_line(&st->by_arch[i]);
+    printf("By age (since created):\n");
+    for (int i = 0; i < VYRE_CACHE_AGE_BUCKETS; i++)
+        bucket_line(&st->by_age[i]);
+    printf("Limits:\n");
+    printf("  %-20s %s\n", "Cache size:", "none (prune with --max-size)");
+    vyre_format_size(VYRE_BLOB_MAX_PAYLOAD, size, sizeof size);
+    printf("  %-20s %s\n", "Blob payload:", size);
+    vyre_format_age(VYRE_CACHE_DEBRIS_AGE_NS, buf, sizeof buf);
+    printf("  %-20s %s\n", "tmp/ debris after:", buf);
+    if (st->debris)
+        printf("hint: run 'vyre-cachectl verify --repair' to remove the debris\n");
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, "stats", opts, argc, argv, usage);
+        if (rc != CACHECTL_HANDLED)
+            return rc < 0 ? VYRE_EXIT_ERROR : rc;
+    }
+    if (optind < argc)
+        return vyre_cli_usage_error("stats", NULL, "unexpected argument '%s'", argv[optind]);
+    int rc = cachectl_check_globals("stats");
+    if (rc)
+        return rc;
+
+    vyre_cache *cache = NULL;
+    if ((rc = cachectl_open(CACHECTL_READ, &cache)))
+        return rc;
+    vyre_error err;
+    vyre_error_clear(&err);
+    vyre_cache_stats st;
+    if (vyre_cache_stats_get(cache, &st, &err)) {
+        vyre_cache_close(cache);
+        return cachectl_fail(&err);
+    }
+    if (g_cachectl.json)
+        print_json(cache, &st);
+    else if (!g_cachectl.quiet)
+        print_text(cache, &st);
+    vyre_cache_close(cache);
+    return VYRE_EXIT_OK;
+}

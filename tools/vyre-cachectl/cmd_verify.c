@@ -1,0 +1,177 @@
+/*
+ * cmd_verify.c - `vyre-cachectl verify [--repair]`: check every blob and the
+ * index against the files; optionally fix what was found.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "progress.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-cachectl verify [--repair] [--json]\n\n"
+            "Check every blob (header, checksums, file name), the index against the\n"
+            "files, and tmp/ for debris older than an hour. Prints a line per problem,\n"
+            "then a summary table. Without --repair nothing is changed.\n\n"
+            "  --repair  quarantine bad blobs and stray files, delete index rows whose\n"
+            "            file is gone, index valid blobs the index lacks, rewrite rows\n"
+            "            that disagree with their blob, remove debris; each problem line\n"
+            "            then says what was done\n"
+            "  -q        print nothing; the exit status says it all\n\n"
+            "%s\n"
+            "exit status: 0 clean (with --repair: every problem was repaired),\n"
+            "             1 problems found (and, with --repair, some remain),\n"
+            "             2 usage or operational error\n",
+            CACHECTL_GLOBAL_HELP);
+}
+
+enum { OPT_REPAIR = CACHECTL_OPT_FIRST_LOCAL };
+
+static const char *problem_name(vyre_problem_kind k)
+{
+    switch (k) {
+    case VYRE_PROBLEM_BAD_BLOB:
+        return "bad-blob";
+    case VYRE_PROBLEM_ROW_WITHOUT_FILE:
+        return "row-without-file";
+    case VYRE_PROBLEM_FILE_WITHOUT_ROW:
+        return "file-without-row";
+    case VYRE_PROBLEM_ROW_MISMATCH:
+        return "row-mismatch";
+    case VYRE_PROBLEM_DEBRIS:
+        return "debris";
+    case VYRE_PROBLEM_STRAY:
+        return "stray";
+    }
+    return "unknown";
+}
+
+typedef struct verify_ctx {
+    const vyre_cache *cache;
+    json_t *problems; /* --json */
+    int print;        /* text lines */
+} verify_ctx;
+
+static void on_problem(const vyre_verify_problem *p, void *ctx)
+{
+    verify_ctx *x = ctx;
+    const char *rel = cachectl_relpath(x->cache, p->path);
+    const char *why = p->kind == VYRE_PROBLEM_BAD_BLOB ? vyre_blob_reject_name(p->reject) : NULL;
+    if (x->problems) {
+        json_t *o = json_pack("{s:s, s:s, s:b}", "kind", problem_name(p->kind), "path", rel,
+                              "repaired", p->repaired);
+        json_object_set_new(o, "reason", why ? json_string(why) : json_null());
+        json_object_set_new(o, "action", p->action ? json_string(p->action) : json_null());
+        json_array_append_new(x->problems, o);
+    }
+    if (!x->print)
+        return;
+    printf("%-17s %s", problem_name(p->kind), rel);
+    if (why)
+        printf(" (%s)", why);
+    if (p->repaired && p->action)
+        printf(": %s", p->action);
+    printf("\n");
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {"repair", no_argument, NULL, OPT_REPAIR},
+        {NULL, 0, NULL, 0},
+    };
+    int repair = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, "verify", opts, argc, argv, usage);
+        if (rc == CACHECTL_HANDLED)
+            continue;
+        if (rc != -1)
+            return rc;
+        if (c != OPT_REPAIR)
+            return VYRE_EXIT_ERROR;
+        repair = 1;
+    }
+    if (optind < argc)
+        return vyre_cli_usage_error("verify", NULL, "unexpected argument '%s'", argv[optind]);
+    int rc = cachectl_check_globals("verify");
+    if (rc)
+        return rc;
+
+    vyre_cache *cache = NULL;
+    if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ, &cache)))
+        return rc;
+    verify_ctx x = {cache, g_cachectl.json ? json_array() : NULL,
+                    !g_cachectl.json && !g_cachectl.quiet};
+    cachectl_progress prog;
+    cachectl_progress_init(&prog, "verify", "blobs");
+    vyre_verify_result res;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int vrc = vyre_cache_verify(cache, repair, &res, on_problem, &x, cachectl_progress_update,
+                                &prog, &err);
+    cachectl_progress_end(&prog);
+    if (vrc) {
+        json_decref(x.problems);
+        vyre_cache_close(cache);
+        return cachectl_fail(&err);
+    }
+    uint64_t remaining = res.problems - res.repaired;
+    int clean = repair ? remaining == 0 : res.problems == 0;
+
+    if (g_cachectl.json) {
+        json_t *o = cachectl_json_root(cache);
+        json_object_set_new(o, "repair", json_boolean(repair));
+        json_object_set_new(o, "clean", json_boolean(clean));
+        json_object_set_new(
+            o, "summary",
+            json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                      "blobs_checked", (json_int_t)res.blobs_checked, "bytes_checked",
+                      (json_int_t)res.bytes_checked, "bad_blobs", (json_int_t)res.bad_blobs,
+                      "rows_without_file", (json_int_t)res.rows_without_file, "files_without_row",
+                      (json_int_t)res.files_without_row, "row_mismatches",
+                      (json_int_t)res.row_mismatches, "debris", (json_int_t)res.debris, "stray",
+                      (json_int_t)res.stray, "quarantined", (json_int_t)res.quarantined,
+                      "tmp_in_flight", (json_int_t)res.tmp_in_flight, "problems",
+                      (json_int_t)res.problems, "repaired", (json_int_t)res.repaired));
+        json_object_set_new(o, "problems", x.problems);
+        cachectl_json_print(o);
+    } else if (!g_cachectl.quiet) {
+        char size[32];
+        vyre_format_size(res.bytes_checked, size, sizeof size);
+        if (res.problems)
+            printf("\n");
+        printf("%-22s %" PRIu64 " (%s)\n", "Blobs checked:", res.blobs_checked, size);
+        printf("%-22s %" PRIu64 "\n", "Bad blobs:", res.bad_blobs);
+        printf("%-22s %" PRIu64 "\n", "Rows without file:", res.rows_without_file);
+        printf("%-22s %" PRIu64 "\n", "Files without row:", res.files_without_row);
+        printf("%-22s %" PRIu64 "\n", "Row mismatches:", res.row_mismatches);
+        printf("%-22s %" PRIu64 "\n", "Debris in tmp/:", res.debris);
+        printf("%-22s %" PRIu64 "\n", "Stray files:", res.stray);
+        printf("%-22s %" PRIu64 " (kept for inspection)\n", "Quarantined:", res.quarantined);
+        printf("%-22s %" PRIu64 "\n", "Writes in flight:", res.tmp_in_flight);
+        if (repair)
+            printf("%-22s %" PRIu64 " of %" PRIu64 "\n", "Repaired:", res.repaired, res.problems);
+        if (res.problems == 0)
+            printf("The cache is clean.\n");
+        else if (!repair)
+            printf("%" PRIu64 " problem%s found. Run 'vyre-cachectl verify --repair' to "
+                   "fix them.\n",
+                   res.problems, res.problems == 1 ? "" : "s");
+        else if (remaining)
+            printf("%" PRIu64 " problem%s could not be repaired.\n", remaining,
+                   remaining == 1 ? "" : "s");
+        else
+            printf("Repaired %" PRIu64 " problem%s; the cache is clean.\n", res.repaired,
+                   res.repaired == 1 ? "" : "s");
+    } else {
+        json_decref(x.problems);
+    }
+    vyre_cache_close(cache);
+    return clean ? VYRE_EXIT_OK : VYRE_EXIT_PROBLEMS;
+}

@@ -1,0 +1,126 @@
+/*
+ * cmds.h - vyre-cachectl subcommands, one file each (git's builtin/ layout),
+ * and the little they share: the global options, option parsing with "did
+ * you mean", opening the cache, and JSON output. The shared pieces live in
+ * main.c.
+ */
+#ifndef VYRE_CACHECTL_CMDS_H
+#define VYRE_CACHECTL_CMDS_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vyre/vyre.h"
+
+/* Global options. They may be given before the subcommand or among its own
+ * options (`vyre-cachectl --json stats` and `vyre-cachectl stats --json`). */
+typedef struct cachectl_globals {
+    const char *cache_dir; /* --cache-dir; NULL: the default root */
+    int json;              /* --json */
+    int quiet;             /* -q */
+    int verbose;           /* -v */
+} cachectl_globals;
+
+extern cachectl_globals g_cachectl;
+
+/* getopt_long values of the global long options without a short form. */
+enum {
+    CACHECTL_OPT_CACHE_DIR = 0x100,
+    CACHECTL_OPT_JSON,
+    CACHECTL_OPT_FIRST_LOCAL = 0x200, /* subcommands number their own from here */
+};
+
+/* The global options as getopt_long entries, for a subcommand's table. */
+#define CACHECTL_GLOBAL_LONGOPTS                                                                   \
+    {"cache-dir", required_argument, NULL, CACHECTL_OPT_CACHE_DIR},                                \
+        {"json", no_argument, NULL, CACHECTL_OPT_JSON}, {"quiet", no_argument, NULL, 'q'},         \
+        {"verbose", no_argument, NULL, 'v'},                                                       \
+    {                                                                                              \
+        "help", no_argument, NULL, 'h'                                                             \
+    }
+
+/* Short options every subcommand accepts (':' reports a missing value as
+ * ':'); options and operands may mix ("show KEY --json"). main() prefixes
+ * '+' so that it stops at the subcommand's name. */
+#define CACHECTL_GLOBAL_SHORTOPTS ":qvh"
+
+/* The help text of the global options, for the subcommands' --help. */
+#define CACHECTL_GLOBAL_HELP                                                                       \
+    "global options (also accepted before the command):\n"                                         \
+    "  --cache-dir DIR  the pipeline cache (default: $VYRE_PTX_CACHE_DIR, else\n"                  \
+    "                   $XDG_CACHE_HOME/vyre/ptx-cache, else ~/.cache/vyre/ptx-cache)\n"           \
+    "  --json           machine output on stdout: one JSON object with a schema_version,\n"        \
+    "                   plain numbers, units in key names\n"                                       \
+    "  -q, --quiet      print only errors (ls: keys only); conflicts with --json and -v\n"         \
+    "  -v, --verbose    print more detail\n"
+
+/*
+ * Handles one getopt_long result c for subcommand `sub` (argv as given to
+ * it). Returns -1 when c is the subcommand's own option (the caller handles
+ * it), CACHECTL_HANDLED when it was a global option, or an exit code when
+ * the command must stop: after --help (usage printed, 0) or on an unknown
+ * option or missing value (message with the nearest option, 2).
+ */
+#define CACHECTL_HANDLED (-2)
+int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
+                    void (*usage)(FILE *));
+
+/* Checks the global options for conflicts (-q with --json or -v). 0 or
+ * the usage-error exit code. */
+int cachectl_check_globals(const char *sub);
+
+/* How a subcommand opens the cache. */
+enum {
+    CACHECTL_READ = 0,         /* read-only: never creates or writes anything */
+    CACHECTL_WRITE = 1,        /* may write; the directory must already exist */
+    CACHECTL_WRITE_NOINDEX = 2 /* may write, without opening the index (reindex) */
+};
+
+/*
+ * Opens the cache for subcommand `how`. Every mode refuses a cache
+ * directory that does not exist (nothing is created to be inspected or
+ * pruned), an unsafe one, or (except WRITE_NOINDEX) a corrupt index, with
+ * the library's message and hint on stderr. Returns 0 and *out, or the exit
+ * code to return.
+ */
+int cachectl_open(int how, vyre_cache **out);
+
+/* A bad option value that libcore rejected (a size, an age): err's message
+ * and hint, then the "try ... --help" line. Returns the usage exit code. */
+int cachectl_value_error(const char *sub, const char *option, const vyre_error *err);
+
+/* Reports err on stderr and returns its exit code. */
+int cachectl_fail(const vyre_error *err);
+
+/* Prints o (consumed) on stdout, indented, with a final newline. */
+void cachectl_json_print(json_t *o);
+
+/* A new {"schema_version": 1, "cache_dir": root} object. */
+json_t *cachectl_json_root(const vyre_cache *c);
+
+/* Nanoseconds since the Unix epoch, for ages. */
+int64_t cachectl_now_ns(void);
+
+/* The first 12 hex digits of a key (what ls prints and show accepts). */
+#define CACHECTL_SHORT_KEY 12
+void cachectl_short_key(const vyre_key *key, char out[CACHECTL_SHORT_KEY + 1]);
+
+/* Parses a positive decimal count ("--limit 10"). 0 or -1. */
+int cachectl_parse_count(const char *s, uint64_t *out);
+
+/* path relative to the cache root when it is under it, else path. */
+const char *cachectl_relpath(const vyre_cache *c, const char *path);
+
+int cmd_stats(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_prune(int argc, char **argv);
+int cmd_reindex(int argc, char **argv);
+int cmd_seed(int argc, char **argv);
+int cmd_clear(int argc, char **argv);
+int cmd_jit(int argc, char **argv);
+
+#endif /* VYRE_CACHECTL_CMDS_H */

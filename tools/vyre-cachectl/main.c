@@ -1,0 +1,310 @@
+/*
+ * main.c - vyre-cachectl: global options, subcommand dispatch, and the
+ * helpers the subcommands share (option errors with "did you mean",
+ * opening the cache, JSON output). Everything about the cache itself is in
+ * libcore; this file only parses and prints.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vyre/vyre.h"
+
+cachectl_globals g_cachectl;
+
+static const vyre_cli_cmd g_cmds[] = {
+    {"stats", cmd_stats, "entries, size, hits and health of the pipeline cache"},
+    {"ls", cmd_ls, "list the cached blobs"},
+    {"show", cmd_show, "print the full header of one blob"},
+    {"verify", cmd_verify, "check every blob and the index; --repair fixes what it finds"},
+    {"prune", cmd_prune, "remove blobs by size, age, architecture or toolchain (LRU first)"},
+    {"reindex", cmd_reindex, "rebuild the index from the blobs"},
+    {"seed", cmd_seed, "compile CUDA C or PTX ahead of time into cubin blobs"},
+    {"clear", cmd_clear, "remove every blob and the index (needs --yes)"},
+    {"jit", cmd_jit, "report on (or clear) the CUDA driver's own JIT cache"},
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: vyre-cachectl [--cache-dir DIR] [--json] [-q|-v] <command> [<args>]\n"
+                 "       vyre-cachectl --help | --version\n\n"
+                 "Inspect, verify, prune and rebuild the vyre pipeline cache, and report on\n"
+                 "the CUDA driver's JIT cache.\n\n"
+                 "commands:\n");
+    for (const vyre_cli_cmd *c = g_cmds; c->name; c++)
+        fprintf(out, "  %-8s %s\n", c->name, c->summary);
+    fprintf(out,
+            "\n%s\n"
+            "Run 'vyre-cachectl <command> --help' for a command's options.\n\n"
+            "exit status:\n"
+            "  0  success; the cache is clean\n"
+            "  1  problems found (verify), or prune could not reach its size target\n"
+            "  2  usage or operational error (bad option or value, missing or unsafe\n"
+            "     cache directory, corrupt index: run 'vyre-cachectl reindex')\n",
+            CACHECTL_GLOBAL_HELP);
+}
+
+/* ---- shared helpers ----------------------------------------------------- */
+
+/* "--name" of every long option in opts, into names (at most max). */
+static size_t long_names(const struct option *opts, char names[][40], size_t max)
+{
+    size_t n = 0;
+    for (; opts->name && n < max; opts++)
+        snprintf(names[n++], sizeof names[0], "--%s", opts->name);
+    return n;
+}
+
+static int unknown_option(const char *sub, const struct option *opts, int argc, char **argv)
+{
+    char word[128];
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+    const char *eq = strchr(arg, '=');
+    if (optopt != 0 && strncmp(arg, "--", 2) == 0 && eq)
+        return vyre_cli_usage_error(sub, NULL, "option '%.*s' takes no value", (int)(eq - arg),
+                                    arg);
+    if (optopt > 0 && optopt < 0x100) {
+        snprintf(word, sizeof word, "-%c", optopt);
+    } else {
+        snprintf(word, sizeof word, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+    }
+    char names[64][40];
+    size_t n = long_names(opts, names, 64);
+    const char *cands[64];
+    for (size_t i = 0; i < n; i++)
+        cands[i] = names[i];
+    /* getopt_long accepts unique abbreviations; a prefix of several
+     * options is ambiguous rather than unknown. */
+    if (strncmp(word, "--", 2) == 0 && word[2]) {
+        char list[512] = "";
+        size_t off = 0, hits = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (strncmp(names[i], word, strlen(word)) != 0)
+                continue;
+            int w = snprintf(list + off, sizeof list - off, "%s%s", hits ? ", " : "", names[i]);
+            if (w > 0 && (size_t)w < sizeof list - off)
+                off += (size_t)w;
+            hits++;
+        }
+        if (hits > 1) {
+            char hint[600];
+            snprintf(hint, sizeof hint, "it could be %s", list);
+            return vyre_cli_usage_error(sub, hint, "ambiguous option '%s'", word);
+        }
+    }
+    const char *near = strncmp(word, "--", 2) == 0 ? vyre_cli_nearest(word, cands, n) : NULL;
+    char hint[128];
+    if (near)
+        snprintf(hint, sizeof hint, "did you mean '%s'?", near);
+    if (sub)
+        return vyre_cli_usage_error(sub, near ? hint : NULL, "unknown option '%s' for '%s'", word,
+                                    sub);
+    return vyre_cli_usage_error(NULL, near ? hint : NULL, "unknown option '%s'", word);
+}
+
+static int missing_value(const char *sub, const struct option *opts, int argc, char **argv)
+{
+    char word[128];
+    if (optopt > 0 && optopt < 0x100) {
+        snprintf(word, sizeof word, "-%c", optopt);
+        for (const struct option *o = opts; o->name; o++)
+            if (o->val == optopt)
+                snprintf(word, sizeof word, "--%s", o->name);
+    } else {
+        snprintf(word, sizeof word, "%s", optind > 0 && optind <= argc ? argv[optind - 1] : "?");
+    }
+    return vyre_cli_usage_error(sub, NULL, "option '%s' needs a value", word);
+}
+
+int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
+                    void (*use)(FILE *))
+{
+    switch (c) {
+    case CACHECTL_OPT_CACHE_DIR:
+        if (!*optarg)
+            return vyre_cli_usage_error(sub, "give a directory path",
+                                        "--cache-dir needs a non-empty directory");
+        g_cachectl.cache_dir = optarg;
+        return CACHECTL_HANDLED;
+    case CACHECTL_OPT_JSON:
+        g_cachectl.json = 1;
+        return CACHECTL_HANDLED;
+    case 'q':
+        g_cachectl.quiet = 1;
+        return CACHECTL_HANDLED;
+    case 'v':
+        g_cachectl.verbose = 1;
+        return CACHECTL_HANDLED;
+    case 'h':
+        use(stdout);
+        return VYRE_EXIT_OK;
+    case '?':
+        return unknown_option(sub, opts, argc, argv);
+    case ':':
+        return missing_value(sub, opts, argc, argv);
+    default:
+        return -1;
+    }
+}
+
+int cachectl_check_globals(const char *sub)
+{
+    if (g_cachectl.quiet && g_cachectl.json)
+        return vyre_cli_usage_error(sub, "use --json for machine output, or -q for none",
+                                    "-q and --json conflict: -q silences the output --json "
+                                    "asks for");
+    if (g_cachectl.quiet && g_cachectl.verbose)
+        return vyre_cli_usage_error(sub, "give one of them", "-q and -v conflict");
+    return VYRE_EXIT_OK;
+}
+
+int cachectl_value_error(const char *sub, const char *option, const vyre_error *err)
+{
+    return vyre_cli_usage_error(sub, err->hint[0] ? err->hint : NULL, "%s: %s", option,
+                                err->message);
+}
+
+int cachectl_fail(const vyre_error *err)
+{
+    vyre_cli_report(err);
+    return vyre_cli_exit_code(err->code ? err->code : VYRE_EIO);
+}
+
+int cachectl_open(int how, vyre_cache **out)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    *out = NULL;
+    unsigned flags = VYRE_CACHE_NO_HIT_TRACK;
+    if (how == CACHECTL_READ) {
+        flags |= VYRE_CACHE_READONLY;
+    } else {
+        /* A writable open creates a missing root; pruning or clearing a
+         * cache that is not there is a mistake (a typo in --cache-dir), so
+         * look first without creating anything. */
+        vyre_cache *probe = NULL;
+        int rc = vyre_cache_open(g_cachectl.cache_dir, VYRE_CACHE_READONLY | VYRE_CACHE_NO_INDEX,
+                                 &probe, &err);
+        vyre_cache_close(probe);
+        if (rc)
+            return cachectl_fail(&err);
+        if (how == CACHECTL_WRITE_NOINDEX)
+            flags |= VYRE_CACHE_NO_INDEX;
+    }
+    int rc = vyre_cache_open(g_cachectl.cache_dir, flags, out, &err);
+    if (rc)
+        return cachectl_fail(&err);
+    return VYRE_EXIT_OK;
+}
+
+void cachectl_json_print(json_t *o)
+{
+    json_dumpf(o, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
+json_t *cachectl_json_root(const vyre_cache *c)
+{
+    return json_pack("{s:i, s:s}", "schema_version", 1, "cache_dir", vyre_cache_root(c));
+}
+
+int64_t cachectl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void cachectl_short_key(const vyre_key *key, char out[CACHECTL_SHORT_KEY + 1])
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    memcpy(out, hex, CACHECTL_SHORT_KEY);
+    out[CACHECTL_SHORT_KEY] = '\0';
+}
+
+int cachectl_parse_count(const char *s, uint64_t *out)
+{
+    if (!s || !*s)
+        return -1;
+    uint64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (v == 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+const char *cachectl_relpath(const vyre_cache *c, const char *path)
+{
+    const char *root = vyre_cache_root(c);
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/')
+        n--;
+    if (strncmp(path, root, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    vyre_cli_set_prog("vyre-cachectl");
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+" CACHECTL_GLOBAL_SHORTOPTS "V", opts, NULL)) != -1) {
+        if (c == 'V') {
+            printf("vyre-cachectl %s (libvyrecore %s, CUDA toolkit %s)\n", vyre_version(),
+                   vyre_version(), vyre_cuda_toolkit_version());
+            return VYRE_EXIT_OK;
+        }
+        int rc = cachectl_option(c, NULL, opts, argc, argv, usage);
+        if (rc != CACHECTL_HANDLED)
+            return rc;
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return VYRE_EXIT_ERROR;
+    }
+    const char *name = argv[optind];
+    if (strcmp(name, "help") == 0) {
+        usage(stdout);
+        return VYRE_EXIT_OK;
+    }
+    const vyre_cli_cmd *cmd = vyre_cli_find(g_cmds, name);
+    if (!cmd) {
+        const char *names[16];
+        size_t n = 0;
+        for (const vyre_cli_cmd *k = g_cmds; k->name && n < 16; k++)
+            names[n++] = k->name;
+        const char *near = vyre_cli_nearest(name, names, n);
+        char hint[128];
+        if (near)
+            snprintf(hint, sizeof hint, "did you mean '%s'?", near);
+        return vyre_cli_usage_error(NULL, near ? hint : NULL, "unknown command '%s'", name);
+    }
+    int sub_argc = argc - optind;
+    char **sub_argv = argv + optind;
+    optind = 0; /* glibc: rescan a new vector from scratch */
+    return cmd->fn(sub_argc, sub_argv);
+}
