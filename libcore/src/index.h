@@ -18,9 +18,9 @@
 #include "vyre/error.h"
 #include "vyre/key.h"
 
-#define VYRE_INDEX_SCHEMA_VERSION 1
+#define VYRE_INDEX_SCHEMA_VERSION  1
 #define VYRE_INDEX_BUSY_TIMEOUT_MS 10000
-#define VYRE_INDEX_HIT_BATCH 256 /* pending hits that force a flush */
+#define VYRE_INDEX_HIT_BATCH       256 /* pending hits that force a flush */
 
 typedef struct vyre__index vyre__index;
 
@@ -68,8 +68,7 @@ int vyre__index_delete(vyre__index *idx, const vyre_key *key, vyre_error *err);
 
 /* Fetches a row; VYRE_ENOENT when absent. Pending (unflushed) hits are
  * included. */
-int vyre__index_get(vyre__index *idx, const vyre_key *key, vyre__index_row *row,
-                    vyre_error *err);
+int vyre__index_get(vyre__index *idx, const vyre_key *key, vyre__index_row *row, vyre_error *err);
 
 /* Records a hit in memory (no SQLite write); flushes when
  * VYRE_INDEX_HIT_BATCH hits are pending. Thread-safe with respect to other
@@ -90,8 +89,7 @@ int vyre__index_flush(vyre__index *idx, vyre_error *err);
  * created, then key). fn returns 0 to go on, non-zero to stop (that value is
  * returned). Pending hits are flushed first. */
 typedef int (*vyre__index_row_fn)(const vyre__index_row *row, void *ctx);
-int vyre__index_foreach_lru(vyre__index *idx, vyre__index_row_fn fn, void *ctx,
-                            vyre_error *err);
+int vyre__index_foreach_lru(vyre__index *idx, vyre__index_row_fn fn, void *ctx, vyre_error *err);
 
 /* Replaces every row with rows[0..n) in one transaction (reindex). Usage
  * columns (hits, last access) of keys that survive are kept. */

@@ -14,8 +14,7 @@
 /* Fills err (when non-NULL) with code, a printf-formatted message and a
  * hint (may be NULL), and returns code so callers can write
  * `return vyre__fail(err, VYRE_EINVAL, "...", "bad '%s'", x);`. */
-int vyre__fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-    VYRE_PRINTF(4, 5);
+int vyre__fail(vyre_error *err, int code, const char *hint, const char *fmt, ...) VYRE_PRINTF(4, 5);
 
 /* Bounded copy that always terminates (when size > 0); returns strlen(src),
  * so truncation is `ret >= size`. */

@@ -31,13 +31,13 @@
 extern "C" {
 #endif
 
-#define VYRE_BLOB_MAGIC "VYREBLB\x01" /* 8 bytes, no NUL */
+#define VYRE_BLOB_MAGIC          "VYREBLB\x01" /* 8 bytes, no NUL */
 #define VYRE_BLOB_FORMAT_VERSION 1
-#define VYRE_BLOB_HEADER_SIZE 256
-#define VYRE_BLOB_MAX_PAYLOAD (UINT64_C(512) << 20) /* 512 MiB */
-#define VYRE_BLOB_ARCH_MAX 16                        /* incl. NUL: "sm_90a" */
-#define VYRE_BLOB_TOOLCHAIN_MAX 64                   /* incl. NUL */
-#define VYRE_BLOB_EXT ".vblob"
+#define VYRE_BLOB_HEADER_SIZE    256
+#define VYRE_BLOB_MAX_PAYLOAD    (UINT64_C(512) << 20) /* 512 MiB */
+#define VYRE_BLOB_ARCH_MAX       16                    /* incl. NUL: "sm_90a" */
+#define VYRE_BLOB_TOOLCHAIN_MAX  64                    /* incl. NUL */
+#define VYRE_BLOB_EXT            ".vblob"
 
 /* Payload kinds. Stored on disk: append only. */
 typedef enum vyre_blob_kind {
@@ -48,18 +48,18 @@ typedef enum vyre_blob_kind {
 
 /* Decoded header. Strings are NUL-terminated. */
 typedef struct vyre_blob_header {
-    uint32_t format_version;             /* VYRE_BLOB_FORMAT_VERSION */
-    uint32_t key_version;                /* VYRE_KEY_VERSION the key was made with */
-    vyre_key key;                        /* the pipeline key (also the file name) */
-    uint32_t kind;                       /* vyre_blob_kind */
-    uint32_t flags;                      /* 0 in v1 (no compression) */
-    char arch[VYRE_BLOB_ARCH_MAX];       /* e.g. "sm_90a" */
+    uint32_t format_version;                 /* VYRE_BLOB_FORMAT_VERSION */
+    uint32_t key_version;                    /* VYRE_KEY_VERSION the key was made with */
+    vyre_key key;                            /* the pipeline key (also the file name) */
+    uint32_t kind;                           /* vyre_blob_kind */
+    uint32_t flags;                          /* 0 in v1 (no compression) */
+    char arch[VYRE_BLOB_ARCH_MAX];           /* e.g. "sm_90a" */
     char toolchain[VYRE_BLOB_TOOLCHAIN_MAX]; /* e.g. "nvrtc-13.0;driver-13000" */
-    uint64_t raw_size;                   /* payload size before encoding */
-    uint64_t stored_size;                /* payload bytes that follow the header */
-    int64_t created_unix_ns;             /* creation time */
-    uint64_t compile_ns;                 /* compile time this blob saves */
-    uint8_t payload_xxh128[16];          /* XXH3-128 of the stored payload, big-endian canonical */
+    uint64_t raw_size;                       /* payload size before encoding */
+    uint64_t stored_size;                    /* payload bytes that follow the header */
+    int64_t created_unix_ns;                 /* creation time */
+    uint64_t compile_ns;                     /* compile time this blob saves */
+    uint8_t payload_xxh128[16]; /* XXH3-128 of the stored payload, big-endian canonical */
 } vyre_blob_header;
 
 /* A loaded blob. Owned by the caller: release with vyre_blob_free(). */

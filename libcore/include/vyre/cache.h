@@ -31,16 +31,16 @@
 extern "C" {
 #endif
 
-#define VYRE_CACHE_PATH_MAX 4096
+#define VYRE_CACHE_PATH_MAX      4096
 #define VYRE_CACHE_DEBRIS_AGE_NS (INT64_C(3600) * 1000000000) /* tmp/ files older: debris */
 
 typedef struct vyre_cache vyre_cache;
 
 /* Open flags. */
 enum {
-    VYRE_CACHE_READONLY = 1u << 0,   /* never create or write; missing root is VYRE_ENOENT */
+    VYRE_CACHE_READONLY = 1u << 0,     /* never create or write; missing root is VYRE_ENOENT */
     VYRE_CACHE_NO_HIT_TRACK = 1u << 1, /* gets do not record hits */
-    VYRE_CACHE_NO_INDEX = 1u << 2,   /* do not open index.sqlite3 (gets/puts on files only) */
+    VYRE_CACHE_NO_INDEX = 1u << 2,     /* do not open index.sqlite3 (gets/puts on files only) */
 };
 
 /* Progress callback for long operations: done of total (total may be 0 when
@@ -89,14 +89,14 @@ VYRE_EXTERN int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **o
  * and records its row. Read-only cache: VYRE_EROFS. Disk full: VYRE_ENOSPC
  * and the cache is unchanged.
  */
-VYRE_EXTERN int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload,
-                               size_t len, vyre_error *err);
+VYRE_EXTERN int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                               vyre_error *err);
 
 /* Writes batched hit tracking now. */
 VYRE_EXTERN int vyre_cache_flush(vyre_cache *c, vyre_error *err);
 
 #define VYRE_CACHE_STATS_MAX_ARCH 16
-#define VYRE_CACHE_AGE_BUCKETS 5 /* < 1h, < 1d, < 7d, < 30d, older (by creation) */
+#define VYRE_CACHE_AGE_BUCKETS    5 /* < 1h, < 1d, < 7d, < 30d, older (by creation) */
 
 typedef struct vyre_cache_bucket {
     char name[VYRE_BLOB_TOOLCHAIN_MAX];
@@ -106,19 +106,19 @@ typedef struct vyre_cache_bucket {
 
 typedef struct vyre_cache_stats {
     uint64_t entries;
-    uint64_t bytes; /* on disk: headers + payloads */
+    uint64_t bytes;               /* on disk: headers + payloads */
     vyre_cache_bucket by_kind[4]; /* index = kind (0: unknown) */
     vyre_cache_bucket by_arch[VYRE_CACHE_STATS_MAX_ARCH];
-    size_t n_arch;            /* buckets used; extra architectures fold into the last */
+    size_t n_arch; /* buckets used; extra architectures fold into the last */
     vyre_cache_bucket by_age[VYRE_CACHE_AGE_BUCKETS];
-    uint64_t hits;            /* recorded in the index over the cache's life */
-    uint64_t misses;          /* recorded in the index over the cache's life */
+    uint64_t hits;             /* recorded in the index over the cache's life */
+    uint64_t misses;           /* recorded in the index over the cache's life */
     uint64_t compile_ns_saved; /* sum over blobs of hits * compile time */
-    uint64_t quarantined;     /* files in quarantine/ */
+    uint64_t quarantined;      /* files in quarantine/ */
     uint64_t quarantine_bytes;
-    uint64_t tmp_files;       /* files in tmp/ */
-    uint64_t debris;          /* of which older than an hour */
-    uint64_t session_hits;    /* this handle */
+    uint64_t tmp_files;    /* files in tmp/ */
+    uint64_t debris;       /* of which older than an hour */
+    uint64_t session_hits; /* this handle */
     uint64_t session_misses;
     uint64_t session_rejects;
 } vyre_cache_stats;
@@ -154,13 +154,13 @@ VYRE_EXTERN int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_c
                                        vyre_error *err);
 
 typedef struct vyre_prune_opts {
-    uint64_t max_bytes;    /* keep the cache at or under this size; UINT64_MAX: no limit */
-    int64_t max_age_ns;    /* remove entries unused for longer; 0: no limit */
-    const char *arch;      /* remove every entry of this architecture; NULL: none */
-    int stale_toolchain;   /* remove entries built by a toolchain not kept: */
+    uint64_t max_bytes;  /* keep the cache at or under this size; UINT64_MAX: no limit */
+    int64_t max_age_ns;  /* remove entries unused for longer; 0: no limit */
+    const char *arch;    /* remove every entry of this architecture; NULL: none */
+    int stale_toolchain; /* remove entries built by a toolchain not kept: */
     const char *const *keep_toolchains; /* identities to keep; NULL/0: the current */
     size_t n_keep_toolchains;           /* ones (vyre_compile_toolchain, every kind) */
-    int dry_run;           /* report what would go, remove nothing */
+    int dry_run;                        /* report what would go, remove nothing */
     vyre_progress_fn progress;
     void *progress_ctx;
 } vyre_prune_opts;
@@ -181,24 +181,23 @@ typedef struct vyre_prune_result {
 typedef void (*vyre_prune_fn)(const vyre_cache_entry *e, const char *reason, void *ctx);
 
 /* Prunes least recently used first. */
-VYRE_EXTERN int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts,
-                                 vyre_prune_result *res, vyre_prune_fn fn, void *ctx,
-                                 vyre_error *err);
+VYRE_EXTERN int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts, vyre_prune_result *res,
+                                 vyre_prune_fn fn, void *ctx, vyre_error *err);
 
 typedef enum vyre_problem_kind {
-    VYRE_PROBLEM_BAD_BLOB = 1,      /* header/checksum/etc. failed (reject says why) */
-    VYRE_PROBLEM_ROW_WITHOUT_FILE,  /* index row whose blob is gone */
-    VYRE_PROBLEM_FILE_WITHOUT_ROW,  /* valid blob missing from the index */
-    VYRE_PROBLEM_ROW_MISMATCH,      /* row disagrees with the blob header */
-    VYRE_PROBLEM_DEBRIS,            /* tmp/ file older than an hour */
-    VYRE_PROBLEM_STRAY,             /* unexpected file in blobs/ */
+    VYRE_PROBLEM_BAD_BLOB = 1,     /* header/checksum/etc. failed (reject says why) */
+    VYRE_PROBLEM_ROW_WITHOUT_FILE, /* index row whose blob is gone */
+    VYRE_PROBLEM_FILE_WITHOUT_ROW, /* valid blob missing from the index */
+    VYRE_PROBLEM_ROW_MISMATCH,     /* row disagrees with the blob header */
+    VYRE_PROBLEM_DEBRIS,           /* tmp/ file older than an hour */
+    VYRE_PROBLEM_STRAY,            /* unexpected file in blobs/ */
 } vyre_problem_kind;
 
 typedef struct vyre_verify_problem {
     vyre_problem_kind kind;
     vyre_blob_reject reject; /* for BAD_BLOB */
     char path[VYRE_CACHE_PATH_MAX];
-    int repaired; /* 1 when repair fixed it */
+    int repaired;       /* 1 when repair fixed it */
     const char *action; /* what repair did ("quarantined", "removed", ...) or NULL */
 } vyre_verify_problem;
 
@@ -211,9 +210,9 @@ typedef struct vyre_verify_result {
     uint64_t row_mismatches;
     uint64_t debris;
     uint64_t stray;
-    uint64_t quarantined; /* files already in quarantine/ (kept for inspection, not a problem) */
+    uint64_t quarantined;   /* files already in quarantine/ (kept for inspection, not a problem) */
     uint64_t tmp_in_flight; /* tmp/ files younger than an hour (not a problem) */
-    uint64_t problems;    /* sum of the problem counters */
+    uint64_t problems;      /* sum of the problem counters */
     uint64_t repaired;
 } vyre_verify_result;
 
@@ -239,8 +238,7 @@ typedef struct vyre_reindex_result {
  * index file is replaced). Usage columns of surviving rows are kept when the
  * old index is readable. */
 VYRE_EXTERN int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res,
-                                   vyre_progress_fn progress, void *progress_ctx,
-                                   vyre_error *err);
+                                   vyre_progress_fn progress, void *progress_ctx, vyre_error *err);
 
 /* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
  * Counts what was removed. */

@@ -23,21 +23,21 @@ extern "C" {
 
 /* Capabilities of one device, filled by vyre_cuda_device_info(). */
 typedef struct vyre_device_info {
-    int ordinal;                    /* CUDA device ordinal */
-    char name[256];                 /* e.g. "NVIDIA H100 80GB HBM3" */
-    char uuid[48];                  /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi */
-    char pci_bus_id[32];            /* "0000:18:00.0" or empty when unknown */
-    char arch[16];                  /* device generation, e.g. "sm_90" */
-    int cc_major, cc_minor;         /* compute capability */
-    int sm_count;                   /* streaming multiprocessors */
-    uint64_t total_mem_bytes;       /* global memory */
-    int cooperative_launch;         /* 1 when cuLaunchCooperativeKernel is supported */
-    int max_threads_per_block;      /* launch limit */
-    int max_shared_mem_per_block;   /* opt-in maximum, bytes */
-    int l2_cache_bytes;             /* L2 size, bytes */
-    int memory_bus_width_bits;      /* 0 when unknown */
-    int ecc_enabled;                /* 1, 0 */
-    int driver_version;             /* cuDriverGetVersion, e.g. 13000 */
+    int ordinal;                  /* CUDA device ordinal */
+    char name[256];               /* e.g. "NVIDIA H100 80GB HBM3" */
+    char uuid[48];                /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi */
+    char pci_bus_id[32];          /* "0000:18:00.0" or empty when unknown */
+    char arch[16];                /* device generation, e.g. "sm_90" */
+    int cc_major, cc_minor;       /* compute capability */
+    int sm_count;                 /* streaming multiprocessors */
+    uint64_t total_mem_bytes;     /* global memory */
+    int cooperative_launch;       /* 1 when cuLaunchCooperativeKernel is supported */
+    int max_threads_per_block;    /* launch limit */
+    int max_shared_mem_per_block; /* opt-in maximum, bytes */
+    int l2_cache_bytes;           /* L2 size, bytes */
+    int memory_bus_width_bits;    /* 0 when unknown */
+    int ecc_enabled;              /* 1, 0 */
+    int driver_version;           /* cuDriverGetVersion, e.g. 13000 */
 } vyre_device_info;
 
 /*

@@ -39,7 +39,7 @@ extern "C" {
     XX(ECORRUPT, -11, "corrupt data")                                                              \
     XX(EVERSION, -12, "unsupported format version")                                                \
     XX(ETOOBIG, -13, "size out of bounds")                                                         \
-    XX(ENOSPC, -14, "no space left or file size limit reached")                                   \
+    XX(ENOSPC, -14, "no space left or file size limit reached")                                    \
     XX(EROFS, -15, "read-only location")                                                           \
     XX(EDB, -16, "database error")                                                                 \
     XX(EBUSY, -17, "resource busy")                                                                \
@@ -63,7 +63,7 @@ typedef enum vyre_errno {
 } vyre_errno;
 
 #define VYRE_ERROR_MESSAGE_MAX 768
-#define VYRE_ERROR_HINT_MAX 512
+#define VYRE_ERROR_HINT_MAX    512
 
 /*
  * Error detail, owned by the caller (usually on the stack). Functions that

@@ -8,7 +8,7 @@
 #define VYRE_EXPORT_H
 
 #if defined(__GNUC__) || defined(__clang__)
-#define VYRE_EXTERN __attribute__((visibility("default")))
+#define VYRE_EXTERN            __attribute__((visibility("default")))
 #define VYRE_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
 #define VYRE_EXTERN

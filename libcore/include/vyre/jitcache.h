@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define VYRE_JITCACHE_FLOOR_BYTES (UINT64_C(1) << 30)
-#define VYRE_JITCACHE_PATH_MAX 4096
+#define VYRE_JITCACHE_PATH_MAX    4096
 
 /* What is (or would be) in force. */
 typedef struct vyre_jitcache_info {

@@ -39,9 +39,9 @@ extern "C" {
 #endif
 
 #define VYRE_KEY_VERSION 1
-#define VYRE_KEY_BYTES 32
+#define VYRE_KEY_BYTES   32
 #define VYRE_KEY_HEX_LEN 64
-#define VYRE_KEY_DOMAIN "vyre.pipeline.key"
+#define VYRE_KEY_DOMAIN  "vyre.pipeline.key"
 
 /* What a pipeline's source is. Values are stored on disk: append only. */
 typedef enum vyre_source_kind {
@@ -53,13 +53,13 @@ typedef enum vyre_source_kind {
 /* The fields a key is computed from. Strings are NUL-terminated; NULL is
  * hashed as the empty string. The caller owns everything. */
 typedef struct vyre_key_input {
-    const char *backend;       /* backend id, e.g. "cuda" */
-    const char *toolchain;     /* toolchain identity, e.g. "nvrtc-13.0;driver-13000" */
-    const char *arch;          /* device generation, e.g. "sm_90" or "sm_90a" */
-    uint64_t features;         /* feature flag bits */
+    const char *backend;        /* backend id, e.g. "cuda" */
+    const char *toolchain;      /* toolchain identity, e.g. "nvrtc-13.0;driver-13000" */
+    const char *arch;           /* device generation, e.g. "sm_90" or "sm_90a" */
+    uint64_t features;          /* feature flag bits */
     const char *const *options; /* ordered compile options */
     size_t n_options;
-    const char *entry;         /* entry point name */
+    const char *entry; /* entry point name */
     vyre_source_kind source_kind;
     const void *source; /* source bytes (may contain NULs) */
     size_t source_len;

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define VYRE_NVTX_DOMAIN "vyre"
+#define VYRE_NVTX_DOMAIN    "vyre"
 #define VYRE_NVTX_LABEL_MAX 127
 
 /* X(ID, "name", "description"). Append only: ids index telemetry pages. */
