@@ -851,9 +851,38 @@ static int decode_into(check *c, const uint8_t *buf, size_t len)
     return VYRE_OK;
 }
 
-/* Large payloads in check mode: checksum in chunks, keep nothing. */
+/* Check mode: checksum without keeping the payload. Payloads up to
+ * WHOLE_CHECK_MAX are read in one go and hashed by payload_sum (the AVX2
+ * build when the CPU has it, about 2.5x the streaming library's SSE2 code:
+ * verify is hash-bound on page-cached files); larger ones stream in chunks
+ * so memory stays bounded. */
+#define WHOLE_CHECK_MAX ((uint64_t)16 << 20)
 static int stream_payload(check *c, int fd, vyre_error *err)
 {
+    if (c->h.stored_size <= WHOLE_CHECK_MAX) {
+        size_t n = (size_t)c->h.stored_size, got = 0;
+        uint8_t *buf = malloc(n ? n : 1);
+        if (!buf)
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a checksum buffer");
+        int e = read_full(fd, buf, n, &got);
+        int rc = VYRE_OK;
+        if (e) {
+            rc = io_fail(c, e, "read", err);
+        } else if (got < n) { /* shrank under us */
+            snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - got);
+            rc = reject(c, VYRE_REJECT_TRUNCATED);
+        } else {
+            uint8_t sum[16];
+            payload_sum(buf, n, sum);
+            if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
+                snprintf(c->detail, sizeof c->detail,
+                         "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
+                rc = reject(c, VYRE_REJECT_PAYLOAD_SUM);
+            }
+        }
+        free(buf);
+        return rc;
+    }
     uint8_t *chunk = malloc(STREAM_CHUNK);
     XXH3_state_t *st = XXH3_createState();
     if (!chunk || !st) {

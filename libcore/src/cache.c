@@ -868,6 +868,82 @@ int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts, vyre_prune_resu
     return rc;
 }
 
+/* ---- checking many blobs ---------------------------------------------- */
+
+/* Full validation of every listed blob, spread over a few threads: on
+ * page-cached files verify and reindex are bound by open/read/checksum per
+ * file, which scales with cores. Results land in out[i] for files->v[i]. */
+typedef struct check_out {
+    int rc; /* vyre_blob_check_file's result; VYRE_EINVAL for a stray name */
+    vyre_blob_reject why;
+    vyre_blob_header h;
+    uint64_t file_size;
+} check_out;
+
+typedef struct check_job {
+    const vyre_cache *c;
+    const file_list *files;
+    check_out *out;
+    atomic_size_t next;
+    atomic_size_t done;
+} check_job;
+
+#define CHECK_MAX_THREADS 8
+#define CHECK_PER_THREAD  64 /* fewer files than this per thread: not worth it */
+
+static void check_some(check_job *j, vyre_progress_fn progress, void *progress_ctx)
+{
+    for (;;) {
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->files->n)
+            return;
+        const file_ent *e = &j->files->v[i];
+        check_out *o = &j->out[i];
+        if (!e->valid_name) {
+            o->rc = VYRE_EINVAL;
+        } else {
+            char path[VYRE_CACHE_PATH_MAX];
+            ent_path(j->c, e, path, sizeof path);
+            o->why = VYRE_REJECT_NONE;
+            o->rc = vyre_blob_check_file(path, &e->key, &o->h, &o->file_size, &o->why, NULL);
+        }
+        size_t d = atomic_fetch_add(&j->done, 1) + 1;
+        if (progress && (d & 255) == 0)
+            progress(d, j->files->n, progress_ctx);
+    }
+}
+
+static void *check_thread(void *p)
+{
+    check_some(p, NULL, NULL);
+    return NULL;
+}
+
+static int check_all(const vyre_cache *c, const file_list *files, check_out *out,
+                     vyre_progress_fn progress, void *progress_ctx)
+{
+    check_job j = {.c = c, .files = files, .out = out};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.done, 0);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = files->n / CHECK_PER_THREAD;
+    if (want > (size_t)(ncpu > 1 ? ncpu : 1))
+        want = (size_t)(ncpu > 1 ? ncpu : 1);
+    if (want > CHECK_MAX_THREADS)
+        want = CHECK_MAX_THREADS;
+    pthread_t th[CHECK_MAX_THREADS];
+    size_t started = 0;
+    for (size_t t = 1; t < want; t++) /* the calling thread is the first worker */
+        if (pthread_create(&th[started], NULL, check_thread, &j) == 0)
+            started++;
+    check_some(&j, progress, progress_ctx);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    if (progress)
+        progress(files->n, files->n, progress_ctx);
+    return VYRE_OK;
+}
+
 /* ---- verify ------------------------------------------------------------ */
 
 typedef struct checked {
@@ -934,6 +1010,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
     vyre_nvtx_push(VYRE_RANGE_CACHE_VERIFY);
     file_list files = {0};
     checked *good = NULL;
+    check_out *outs = NULL;
     size_t n_good = 0;
     row_list rows = {0};
     int lock_fd = -1;
@@ -948,8 +1025,15 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
         rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
         goto out;
     }
+    outs = calloc(files.n ? files.n : 1, sizeof *outs);
+    if (!outs) {
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
+        goto out;
+    }
+    check_all(c, &files, outs, progress, progress_ctx);
     for (size_t i = 0; i < files.n; i++) {
         const file_ent *e = &files.v[i];
+        const check_out *o = &outs[i];
         vyre_verify_problem p;
         memset(&p, 0, sizeof p);
         ent_path(c, e, p.path, sizeof p.path);
@@ -963,19 +1047,19 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
             report(fn, ctx, &p, res);
             continue;
         }
-        checked k;
-        vyre_blob_reject why = VYRE_REJECT_NONE;
-        int crc = vyre_blob_check_file(p.path, &e->key, &k.h, &k.file_size, &why, NULL);
         res->blobs_checked++;
-        if (crc == VYRE_OK) {
+        if (o->rc == VYRE_OK) {
+            checked k;
             k.key = e->key;
+            k.h = o->h;
+            k.file_size = o->file_size;
             good[n_good++] = k;
             res->bytes_checked += k.file_size;
-        } else if (crc != VYRE_ENOENT) { /* ENOENT: pruned meanwhile */
+        } else if (o->rc != VYRE_ENOENT) { /* ENOENT: pruned meanwhile */
             p.kind = VYRE_PROBLEM_BAD_BLOB;
-            p.reject = why;
+            p.reject = o->why;
             res->bad_blobs++;
-            if (repair && vyre_blob_quarantine(c->root, p.path, why, NULL) == 0) {
+            if (repair && vyre_blob_quarantine(c->root, p.path, o->why, NULL) == 0) {
                 p.repaired = 1;
                 p.action = "quarantined";
                 if (c->idx)
@@ -983,11 +1067,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
             }
             report(fn, ctx, &p, res);
         }
-        if (progress && (i & 255) == 0)
-            progress(i, files.n, progress_ctx);
     }
-    if (progress)
-        progress(files.n, files.n, progress_ctx);
 
     /* tmp/ debris and quarantine. */
     char dir[VYRE_CACHE_PATH_MAX];
@@ -1113,6 +1193,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
 out:
     lock_release(lock_fd);
     free(tmp_seen);
+    free(outs);
     free(rows.v);
     free(good);
     free(files.v);
@@ -1144,6 +1225,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn
     if (lock_fd < 0)
         return lock_fd;
     file_list files = {0};
+    check_out *outs = NULL;
     vyre__index_row *rows = NULL;
     size_t n = 0;
     int rc = scan_blobs(c, &files, 0, err);
@@ -1154,29 +1236,27 @@ int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn
         rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reindexing");
         goto out;
     }
+    outs = calloc(files.n ? files.n : 1, sizeof *outs);
+    if (!outs) {
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reindexing");
+        goto out;
+    }
+    check_all(c, &files, outs, progress, progress_ctx);
     for (size_t i = 0; i < files.n; i++) {
         const file_ent *e = &files.v[i];
-        char path[VYRE_CACHE_PATH_MAX];
-        ent_path(c, e, path, sizeof path);
+        const check_out *o = &outs[i];
         res->scanned++;
-        vyre_blob_header h;
-        uint64_t fsize = 0;
-        vyre_blob_reject why = VYRE_REJECT_NONE;
-        int crc = e->valid_name ? vyre_blob_check_file(path, &e->key, &h, &fsize, &why, NULL)
-                                : VYRE_ECORRUPT;
-        if (crc == VYRE_OK) {
-            row_from_header(&rows[n++], &h, fsize);
-            res->bytes += fsize;
-        } else if (crc != VYRE_ENOENT) {
-            if (vyre_blob_quarantine(c->root, path, e->valid_name ? why : VYRE_REJECT_BAD_FIELD,
+        if (o->rc == VYRE_OK) {
+            row_from_header(&rows[n++], &o->h, o->file_size);
+            res->bytes += o->file_size;
+        } else if (o->rc != VYRE_ENOENT) {
+            char path[VYRE_CACHE_PATH_MAX];
+            ent_path(c, e, path, sizeof path);
+            if (vyre_blob_quarantine(c->root, path, e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD,
                                      NULL) == VYRE_OK)
                 res->quarantined++;
         }
-        if (progress && (i & 255) == 0)
-            progress(i, files.n, progress_ctx);
     }
-    if (progress)
-        progress(files.n, files.n, progress_ctx);
     /* A missing or unreadable index is replaced; a readable one keeps its
      * usage columns through replace_all. */
     if (c->idx) {
@@ -1210,6 +1290,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn
         res->indexed = n;
 out:
     lock_release(lock_fd);
+    free(outs);
     free(rows);
     free(files.v);
     return rc;
