@@ -20,5 +20,6 @@
 #include "nvrtc.h"
 #include "jitlink.h"
 #include "compile.h"
+#include "telemetry.h"
 
 #endif /* VYRE_VYRE_H */

@@ -1,0 +1,219 @@
+/*
+ * vyre/telemetry.h - the per-process telemetry page that vyre-top reads.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * An instrumented process owns one shared-memory page: the file
+ * "<pid>.vtel" in the telemetry directory ($VYRE_TELEMETRY_DIR, else
+ * /dev/shm/vyre-<uid>; created 0700 and refused when another user owns it or
+ * group/others may write it), mode 0600, mmap'ed MAP_SHARED. It holds the
+ * process identity (pid, uid, start time, exe name, command line), the
+ * counters and range histograms of vyre/counters.h, and a ring of the most
+ * recent kernels. The layout is versioned (libcore/src/telemetry_internal.h).
+ *
+ * Writer side. There is no background thread: libcore publishes from its
+ * dispatch paths through vyre_telemetry_maybe_publish(), which copies the
+ * counters at most once per VYRE_TELEMETRY_PUBLISH_INTERVAL_NS (10 ms), so
+ * the launch path pays two relaxed atomic loads almost every time. The CUPTI
+ * module appends kernels with vyre_telemetry_add_kernel(). Publishing never
+ * breaks the host program: every writer function returns an error code and
+ * never aborts; a NULL handle (telemetry off) makes them no-ops.
+ * VYRE_TELEMETRY=0 turns publishing off.
+ *
+ * Reader side (vyre-top). vyre_telemetry_list() enumerates pages,
+ * vyre_telemetry_read() validates one (owner, mode, size, version, bounded
+ * strings, ring ranges) and copies it consistently without stopping the
+ * writer (seqlock), and vyre_telemetry_reap() removes pages of dead
+ * processes. The reader trusts nothing in a page: any content gives an error
+ * code, never a crash. Pids are those of the writer's pid namespace.
+ */
+#ifndef VYRE_TELEMETRY_H
+#define VYRE_TELEMETRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "counters.h"
+#include "error.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Layout version this library writes and reads. */
+#define VYRE_TELEMETRY_LAYOUT_VERSION 1
+/* Kernels kept in the ring (the most recent ones). */
+#define VYRE_TELEMETRY_RING_CAPACITY 256
+/* Field sizes, terminating NUL included; longer values are truncated. */
+#define VYRE_TELEMETRY_KERNEL_NAME_MAX 96
+#define VYRE_TELEMETRY_EXE_MAX         64
+#define VYRE_TELEMETRY_CMDLINE_MAX     512
+/* vyre_telemetry_maybe_publish() publishes at most this often. */
+#define VYRE_TELEMETRY_PUBLISH_INTERVAL_NS UINT64_C(10000000)
+/* Longest path vyre_telemetry_dir() and the list entries hold. */
+#define VYRE_TELEMETRY_PATH_MAX 4096
+
+/* A writer handle (one per process). Opaque. */
+typedef struct vyre_telemetry vyre_telemetry;
+
+/* One kernel execution, as the CUPTI module reports it. Caller-owned; name is
+ * copied (truncated to VYRE_TELEMETRY_KERNEL_NAME_MAX - 1 bytes) and may be
+ * NULL. Times are in the producer's clock (CUPTI timestamps, ns). */
+typedef struct vyre_kernel_record {
+    const char *name;
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint64_t stream_id;
+    uint64_t duration_ns;
+    uint64_t end_ns;
+    int32_t device;
+} vyre_kernel_record;
+
+/* ---- writer ---------------------------------------------------------- */
+
+/*
+ * Resolves the telemetry directory into out: $VYRE_TELEMETRY_DIR (must be a
+ * non-empty absolute path) else /dev/shm/vyre-<euid>. Does not create it.
+ * VYRE_EENV for an empty or relative $VYRE_TELEMETRY_DIR, VYRE_ETOOBIG when
+ * out is too small.
+ */
+VYRE_EXTERN int vyre_telemetry_dir(char *out, size_t size, vyre_error *err);
+
+/*
+ * Creates this process's page and returns its handle in *out (caller frees
+ * with vyre_telemetry_close). With VYRE_TELEMETRY=0 returns VYRE_OK and sets
+ * *out to NULL: every writer function accepts NULL as "telemetry off".
+ * Errors: VYRE_EENV (bad VYRE_TELEMETRY or VYRE_TELEMETRY_DIR), VYRE_EUNSAFE
+ * (directory not ours or writable by others), VYRE_EEXIST (this process
+ * already has a page open: use vyre_telemetry_global), I/O codes. A stale
+ * page left under our pid (pid reuse, or our image before exec) is replaced.
+ * Thread-safe. After fork() the child's inherited handle is inert (its
+ * calls do nothing) and the child may open its own page.
+ */
+VYRE_EXTERN int vyre_telemetry_open(vyre_telemetry **out, vyre_error *err);
+
+/*
+ * Copies the current counters snapshot and range histograms into the page
+ * under its seqlock. Returns VYRE_OK (also for a NULL or inherited handle).
+ * Thread-safe (concurrent publishers are serialized).
+ */
+VYRE_EXTERN int vyre_telemetry_publish(vyre_telemetry *t);
+
+/*
+ * Publishes when the last publish through this function is at least
+ * VYRE_TELEMETRY_PUBLISH_INTERVAL_NS older than now_ns (CLOCK_MONOTONIC, ns);
+ * of threads racing past the interval, exactly one publishes. Returns 1 when
+ * it published, 0 when it did not need to (or t is NULL), a negative code on
+ * failure. The pipeline calls this from its dispatch paths. Thread-safe.
+ */
+VYRE_EXTERN int vyre_telemetry_maybe_publish(vyre_telemetry *t, uint64_t now_ns);
+
+/*
+ * Appends one kernel to the ring (overwriting the oldest once full) and
+ * returns VYRE_OK; VYRE_EINVAL when k is NULL. NULL t: no-op. Thread-safe.
+ */
+VYRE_EXTERN int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_kernel_record *k);
+
+/*
+ * Removes the page (unlink) and unmaps it, then frees t. NULL is a no-op.
+ * In a forked child an inherited handle is only unmapped and freed, the
+ * parent's page stays. Not to be called while other threads use t.
+ */
+VYRE_EXTERN void vyre_telemetry_close(vyre_telemetry *t);
+
+/*
+ * The process-wide page, opened on first call (later calls cost two atomic
+ * loads). NULL when telemetry is off or opening failed: the failure is
+ * remembered, not retried, and vyre_telemetry_global_error() reports it. The
+ * page is unlinked when the process exits normally; pages of processes that
+ * died otherwise are removed by vyre_telemetry_reap(). A forked child gets
+ * its own page on its first call. Thread-safe. Never close the result.
+ */
+VYRE_EXTERN vyre_telemetry *vyre_telemetry_global(void);
+
+/* The error that made vyre_telemetry_global() return NULL, copied into err
+ * (when non-NULL); returns its code, 0 when there was none. */
+VYRE_EXTERN int vyre_telemetry_global_error(vyre_error *err);
+
+/* ---- reader ---------------------------------------------------------- */
+
+/* One page found by vyre_telemetry_list. */
+typedef struct vyre_telemetry_entry {
+    int32_t pid;                        /* from the file name */
+    char path[VYRE_TELEMETRY_PATH_MAX]; /* directory + "/<pid>.vtel" */
+} vyre_telemetry_entry;
+
+/* One kernel read back from a page. */
+typedef struct vyre_telemetry_kernel {
+    uint64_t serial; /* 1 for the first kernel the process recorded */
+    uint64_t end_ns;
+    uint64_t duration_ns;
+    uint64_t stream_id;
+    uint32_t grid[3];
+    uint32_t block[3];
+    int32_t device;
+    char name[VYRE_TELEMETRY_KERNEL_NAME_MAX];
+} vyre_telemetry_kernel;
+
+/*
+ * A consistent copy of one page (about 48 KiB: caller-allocated, usually
+ * once and reused). Strings are NUL-terminated with control characters
+ * replaced by '?', so they are safe to print.
+ */
+typedef struct vyre_telemetry_snapshot {
+    uint32_t layout_version;
+    int32_t pid;
+    uint32_t uid;
+    uint64_t start_time; /* clock ticks after boot (/proc/<pid>/stat field 22) */
+    uint64_t created_ns; /* CLOCK_REALTIME when the page was created */
+    char exe[VYRE_TELEMETRY_EXE_MAX];
+    char cmdline[VYRE_TELEMETRY_CMDLINE_MAX]; /* arguments joined by spaces */
+    uint64_t publish_count;                   /* publishes so far; 0: counters not yet published */
+    uint64_t publish_ns;                      /* CLOCK_MONOTONIC of the last publish */
+    uint32_t n_counters;                      /* counters and ranges the writer knows; counters */
+    uint32_t n_ranges;                        /* past them (a newer reader's) read as 0 */
+    vyre_counters counters;
+    uint64_t kernels_total; /* kernels the process ever recorded */
+    uint32_t n_kernels;     /* kernels[] filled, oldest first */
+    vyre_telemetry_kernel kernels[VYRE_TELEMETRY_RING_CAPACITY];
+} vyre_telemetry_snapshot;
+
+/*
+ * Lists the "<pid>.vtel" pages of dir (NULL: vyre_telemetry_dir()), sorted by
+ * pid, into a malloc'ed array *out of *n entries that the caller frees with
+ * vyre_telemetry_list_free. A missing directory is an empty list (VYRE_OK,
+ * *out NULL, *n 0); an unsafe one is VYRE_EUNSAFE. Other names are skipped.
+ */
+VYRE_EXTERN int vyre_telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n,
+                                    vyre_error *err);
+
+/* Frees a list from vyre_telemetry_list. NULL is a no-op. */
+VYRE_EXTERN void vyre_telemetry_list_free(vyre_telemetry_entry *entries);
+
+/*
+ * Validates the page at path and copies it into *out. Errors: VYRE_ENOENT
+ * (gone: the process exited), VYRE_EUNSAFE (a symlink, not a regular file,
+ * not owned by us, writable by others), VYRE_EVERSION (another layout
+ * version), VYRE_ECORRUPT (bad magic, sizes, unterminated strings, ring
+ * fields out of range), VYRE_EBUSY (the writer kept publishing, or died
+ * mid-publish, through every retry). On failure *out is zeroed. Never
+ * crashes on any content. Thread-safe.
+ */
+VYRE_EXTERN int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out,
+                                    vyre_error *err);
+
+/*
+ * Removes the pages (and leftover "<pid>.vtel.tmp" files) in dir (NULL:
+ * vyre_telemetry_dir()) whose process is dead (kill(pid, 0) fails with
+ * ESRCH) or whose pid was reused (the page's start time differs from the
+ * live process's). Pages of live processes, and pages whose liveness cannot
+ * be told, are kept. *removed (may be NULL) gets the number removed.
+ */
+VYRE_EXTERN int vyre_telemetry_reap(const char *dir, size_t *removed, vyre_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_TELEMETRY_H */

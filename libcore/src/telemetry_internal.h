@@ -1,0 +1,132 @@
+/*
+ * telemetry_internal.h - the telemetry page layout (version 1) and test
+ * hooks. Not public API: vyre-top goes through vyre_telemetry_read(). The
+ * tests include this to craft hostile pages.
+ *
+ * The page is one file of exactly `total_size` bytes:
+ *
+ *   vyre__tel_header   (header_size = 12352 bytes)
+ *   vyre__tel_slot     ring[ring_capacity = 256]   (ring_slot_size = 160)
+ *
+ * total_size = header_size + ring_capacity * ring_slot_size = 53312 bytes.
+ * All integers are fixed-width, naturally aligned, in the writer's native
+ * byte order (a page never leaves its machine); every size is explicit so a
+ * reader checks them before touching anything else. The layout never changes
+ * within a version: growing it means a new VYRE_TELEMETRY_LAYOUT_VERSION.
+ * Counters and ranges have room to grow (64 and 32 entries) with n_counters
+ * and n_ranges saying how many are in use, so appending to
+ * VYRE_COUNTER_LIST or the range catalog does not change the layout.
+ *
+ * Concurrency. The identity part is written once, before the page gets its
+ * public name (the writer fills "<pid>.vtel.tmp" and links it), so readers
+ * never see it change. The published part (publish_ns .. ranges) is guarded
+ * by `seq`: odd while the writer copies, even when done. Each ring slot has
+ * its own seqlock, `seq` = 2 * serial when complete and 2 * serial - 1 while
+ * written, so a reader copying the ring is never starved by a burst of
+ * kernels and knows which record a slot holds. Every field a writer changes
+ * after publication is an _Atomic lock-free integer (strings are packed into
+ * uint64_t words), so concurrent copies are relaxed atomic loads, never data
+ * races; the fences are C11 release/acquire (see telemetry.c).
+ */
+#ifndef VYRE_TELEMETRY_INTERNAL_H
+#define VYRE_TELEMETRY_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vyre/counters.h"
+#include "vyre/telemetry.h"
+
+#define VYRE__TEL_MAGIC        "VYRETEL" /* 8 bytes with its NUL */
+#define VYRE__TEL_COUNTERS_CAP 64
+#define VYRE__TEL_RANGES_CAP   32
+#define VYRE__TEL_HIST_BUCKETS 40
+#define VYRE__TEL_NAME_WORDS   (VYRE_TELEMETRY_KERNEL_NAME_MAX / 8)
+
+typedef struct vyre__tel_hist {
+    _Atomic uint64_t count;
+    _Atomic uint64_t total_ns;
+    _Atomic uint64_t max_ns;
+    _Atomic uint64_t buckets[VYRE__TEL_HIST_BUCKETS];
+} vyre__tel_hist; /* 344 bytes */
+
+typedef struct vyre__tel_header {
+    /* Identity and layout: written once before the page is visible. */
+    char magic[8];                            /*     0 "VYRETEL\0" */
+    uint32_t version;                         /*     8 VYRE_TELEMETRY_LAYOUT_VERSION */
+    uint32_t header_size;                     /*    12 sizeof(vyre__tel_header) */
+    uint64_t total_size;                      /*    16 header_size + ring */
+    uint32_t ring_capacity;                   /*    24 VYRE_TELEMETRY_RING_CAPACITY */
+    uint32_t ring_slot_size;                  /*    28 sizeof(vyre__tel_slot) */
+    uint32_t counters_capacity;               /*    32 VYRE__TEL_COUNTERS_CAP */
+    uint32_t n_counters;                      /*    36 the writer's VYRE_CTR_COUNT */
+    uint32_t ranges_capacity;                 /*    40 VYRE__TEL_RANGES_CAP */
+    uint32_t n_ranges;                        /*    44 the writer's VYRE_RANGE_COUNT */
+    uint32_t hist_buckets;                    /*    48 VYRE__TEL_HIST_BUCKETS */
+    int32_t pid;                              /*    52 */
+    uint32_t uid;                             /*    56 must equal the file's owner */
+    uint32_t reserved0;                       /*    60 */
+    uint64_t start_time;                      /*    64 /proc/<pid>/stat field 22 (ticks) */
+    uint64_t created_ns;                      /*    72 CLOCK_REALTIME at creation */
+    char exe[VYRE_TELEMETRY_EXE_MAX];         /*    80 NUL-terminated */
+    char cmdline[VYRE_TELEMETRY_CMDLINE_MAX]; /*   144 NUL-terminated */
+    uint8_t reserved1[48];                    /*   656 seq on its own line */
+    /* Published part, under seq. */
+    _Atomic uint64_t seq;                              /*   704 seqlock */
+    _Atomic uint64_t publish_ns;                       /*   712 CLOCK_MONOTONIC */
+    _Atomic uint64_t publish_count;                    /*   720 */
+    _Atomic uint64_t counters[VYRE__TEL_COUNTERS_CAP]; /*   728 */
+    vyre__tel_hist ranges[VYRE__TEL_RANGES_CAP];       /*  1240 */
+    uint8_t reserved2[40];                             /* 12248 */
+    /* Ring bookkeeping (the slots carry their own seqlocks). */
+    _Atomic uint64_t ring_count; /* 12288 kernels ever added */
+    _Atomic uint32_t ring_head;  /* 12296 slot of the next kernel, < capacity */
+    uint32_t reserved3;          /* 12300 */
+    uint8_t reserved4[48];       /* 12304 */
+} vyre__tel_header;              /* 12352 */
+
+typedef struct vyre__tel_slot {
+    _Atomic uint64_t seq; /*   0 2*serial done, odd while written, 0 empty */
+    _Atomic uint64_t end_ns;
+    _Atomic uint64_t duration_ns;
+    _Atomic uint64_t stream_id;
+    _Atomic uint32_t grid[3];                    /*  32 */
+    _Atomic uint32_t block[3];                   /*  44 */
+    _Atomic int32_t device;                      /*  56 */
+    _Atomic uint32_t reserved;                   /*  60 */
+    _Atomic uint64_t name[VYRE__TEL_NAME_WORDS]; /*  64 96 bytes, NUL-terminated */
+} vyre__tel_slot;                                /* 160 */
+
+typedef struct vyre__tel_page {
+    vyre__tel_header h;
+    vyre__tel_slot ring[VYRE_TELEMETRY_RING_CAPACITY];
+} vyre__tel_page; /* 53312 */
+
+_Static_assert(sizeof(_Atomic uint64_t) == 8 && _Alignof(_Atomic uint64_t) == 8,
+               "the page needs plain 8-byte atomics");
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
+               "atomics shared between processes must be lock-free");
+_Static_assert(sizeof(vyre__tel_hist) == 344, "hist layout");
+_Static_assert(offsetof(vyre__tel_header, exe) == 80, "header layout");
+_Static_assert(offsetof(vyre__tel_header, seq) == 704, "header layout");
+_Static_assert(offsetof(vyre__tel_header, ranges) == 1240, "header layout");
+_Static_assert(offsetof(vyre__tel_header, ring_count) == 12288, "header layout");
+_Static_assert(sizeof(vyre__tel_header) == 12352, "header layout");
+_Static_assert(offsetof(vyre__tel_slot, name) == 64, "slot layout");
+_Static_assert(sizeof(vyre__tel_slot) == 160, "slot layout");
+_Static_assert(sizeof(vyre__tel_page) == 53312, "page layout");
+_Static_assert(VYRE_CTR_COUNT <= VYRE__TEL_COUNTERS_CAP, "grow the page (new layout version)");
+_Static_assert(VYRE_RANGE_COUNT <= VYRE__TEL_RANGES_CAP, "grow the page (new layout version)");
+_Static_assert(VYRE_HIST_BUCKETS == VYRE__TEL_HIST_BUCKETS, "new layout version needed");
+_Static_assert(VYRE_TELEMETRY_KERNEL_NAME_MAX % 8 == 0, "names are packed in words");
+
+/* Test hook: publishes *c instead of the live counters, under the same
+ * seqlock as vyre_telemetry_publish. */
+int vyre__telemetry_publish_snapshot(vyre_telemetry *t, const vyre_counters *c);
+
+/* Reads field 22 of /proc/<pid>/stat (pid 0: self) into *ticks; 0 or a
+ * negative code. */
+int vyre__telemetry_start_time(int pid, uint64_t *ticks);
+
+#endif /* VYRE_TELEMETRY_INTERNAL_H */
