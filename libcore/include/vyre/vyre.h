@@ -21,5 +21,7 @@
 #include "jitlink.h"
 #include "compile.h"
 #include "telemetry.h"
+#include "cupti.h"
+#include "results.h"
 
 #endif /* VYRE_VYRE_H */

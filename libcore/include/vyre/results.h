@@ -1,0 +1,125 @@
+/*
+ * vyre/results.h - the results database: timings captured by CUPTI (and,
+ * later, benchmark runs), kept in SQLite.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * The file is $XDG_DATA_HOME/vyre/results.sqlite3, else
+ * $HOME/.local/share/vyre/results.sqlite3, or a path the caller names. Its
+ * schema is db/results.sql, versioned through PRAGMA user_version with
+ * forward migrations only. The file is PRECIOUS: nothing in libcore ever
+ * deletes, truncates, replaces or "repairs" it. A file that is not a vyre
+ * results database, is damaged, or was written by a newer vyre is an error
+ * with a hint, and is left exactly as it was.
+ *
+ * Timings are written by a writer that batches rows in memory and inserts
+ * them with one prepared statement in one transaction per flush. A writer
+ * is also a CUPTI sink (vyre_results_writer_sink), so capture can feed it
+ * directly.
+ */
+#ifndef VYRE_RESULTS_H
+#define VYRE_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cupti.h"
+#include "error.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_RESULTS_SCHEMA_VERSION  1
+#define VYRE_RESULTS_APPLICATION_ID  0x76797273 /* PRAGMA application_id: "vyrs" */
+#define VYRE_RESULTS_BUSY_TIMEOUT_MS 10000
+#define VYRE_RESULTS_BATCH           1024  /* pending rows that make add flush */
+#define VYRE_RESULTS_PENDING_MAX     65536 /* rows kept while flushes fail */
+
+typedef struct vyre_results vyre_results;
+typedef struct vyre_results_writer vyre_results_writer;
+
+/* Writes the default path ($XDG_DATA_HOME/vyre/results.sqlite3, else
+ * $HOME/.local/share/vyre/results.sqlite3) into buf. Creates nothing.
+ * Returns 0, VYRE_EENV (neither variable usable) or VYRE_ETOOBIG. */
+VYRE_EXTERN int vyre_results_default_path(char *buf, size_t size, vyre_error *err);
+
+/*
+ * Opens the results database at path (NULL: the default path, whose
+ * directory is created, mode 0700, when missing), creating the schema in a
+ * new or empty file and migrating an older one. Several processes may have
+ * it open at once: writes take the lock up front (BEGIN IMMEDIATE) and wait
+ * up to VYRE_RESULTS_BUSY_TIMEOUT_MS for it.
+ *
+ * Returns 0 and *out (free with vyre_results_close); VYRE_ECORRUPT when the
+ * file is not an SQLite database, is another program's database, or is
+ * damaged (the file is not modified); VYRE_EVERSION when its schema is
+ * newer than this build; VYRE_EPERM, VYRE_EROFS, VYRE_ENOENT, VYRE_ENOSPC,
+ * VYRE_EBUSY, VYRE_EDB, VYRE_EENV (default path), VYRE_ENOMEM.
+ * The handle may be used from several threads.
+ */
+VYRE_EXTERN int vyre_results_open(const char *path, vyre_results **out, vyre_error *err);
+
+/* Closes the database. Free every writer of it first. NULL is a no-op. */
+VYRE_EXTERN void vyre_results_close(vyre_results *db);
+
+/* The path the database was opened with (owned by db). */
+VYRE_EXTERN const char *vyre_results_path(const vyre_results *db);
+
+/* What a writer has done. */
+typedef struct vyre_results_writer_stats {
+    uint64_t rows_added;     /* accepted by add (or the sink) */
+    uint64_t rows_written;   /* committed to the database */
+    uint64_t rows_pending;   /* accepted, not yet committed */
+    uint64_t rows_dropped;   /* refused (values out of range) or over PENDING_MAX */
+    uint64_t flushes;        /* transactions committed */
+    uint64_t flush_failures; /* flushes that failed (rows kept pending) */
+    int last_error;          /* code of the last failure seen by the sink path, 0 if none */
+    char last_message[VYRE_ERROR_MESSAGE_MAX];
+} vyre_results_writer_stats;
+
+/*
+ * Creates a timings writer on db. run_id > 0 fills timings.run_id (a bench
+ * run); 0 leaves it NULL. Rows carry this host, this process id and the
+ * time the writer was created (session_ns). Returns 0 and *out (free with
+ * vyre_results_writer_free), VYRE_EINVAL or VYRE_ENOMEM.
+ */
+VYRE_EXTERN int vyre_results_writer_new(vyre_results *db, int64_t run_id, vyre_results_writer **out,
+                                        vyre_error *err);
+
+/*
+ * Queues n records as timings rows (kind NONE records are ignored). When
+ * VYRE_RESULTS_BATCH or more rows are pending, flushes them (one
+ * transaction). Records with a time or size above INT64_MAX are refused
+ * as a whole call: VYRE_ERANGE, nothing queued. Past
+ * VYRE_RESULTS_PENDING_MAX pending rows (flushes keep failing) new rows are
+ * dropped and counted, and the call returns the flush error. Thread-safe.
+ */
+VYRE_EXTERN int vyre_results_writer_add(vyre_results_writer *w, const vyre_activity *recs, size_t n,
+                                        vyre_error *err);
+
+/* Writes every pending row in one transaction. On failure the rows stay
+ * pending for the next flush. Thread-safe. */
+VYRE_EXTERN int vyre_results_writer_flush(vyre_results_writer *w, vyre_error *err);
+
+/* A vyre_activity_sink_fn: `writer` is a vyre_results_writer. Errors go to
+ * the writer's stats (last_error, last_message). Register with
+ * vyre_cupti_add_sink(vyre_results_writer_sink, w, &err). */
+VYRE_EXTERN void vyre_results_writer_sink(const vyre_activity *recs, size_t n, void *writer);
+
+/* Copies the writer's statistics. Thread-safe. */
+VYRE_EXTERN void vyre_results_writer_get_stats(vyre_results_writer *w,
+                                               vyre_results_writer_stats *out);
+
+/* Flushes what is pending, best effort (call vyre_results_writer_flush
+ * first to see errors: rows that fail here are lost), and frees the
+ * writer. Remove it from the CUPTI sinks first (vyre_cupti_remove_sink).
+ * NULL is a no-op. */
+VYRE_EXTERN void vyre_results_writer_free(vyre_results_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_RESULTS_H */
