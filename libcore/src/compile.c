@@ -13,6 +13,8 @@
  */
 #include "vyre/compile.h"
 
+#include <cuda.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +130,17 @@ int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error 
         return rc;
     char toolchain[VYRE_BLOB_TOOLCHAIN_MAX];
     rc = vyre_compile_toolchain(req->kind, toolchain, sizeof toolchain, err);
+    if (rc == VYRE_ENONVRTC || rc == VYRE_ENOJITLINK) {
+        /* A hit needs no compiler: a machine with only the driver must
+         * still load cubins seeded elsewhere. With the compiler missing, key
+         * the lookup by the toolkit libcore was built with (what a seeding
+         * machine with that toolkit stores); a miss then fails in
+         * vyre_compile_cubin with the loader's message. */
+        int n = snprintf(toolchain, sizeof toolchain, "%s-%d.%d",
+                         req->kind == VYRE_SOURCE_CUDA_C ? "nvrtc" : "nvjitlink",
+                         CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
+        rc = n > 0 && (size_t)n < sizeof toolchain ? VYRE_OK : rc;
+    }
     if (rc)
         return rc;
     vyre_key_input in = {

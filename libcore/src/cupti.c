@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "vyre/counters.h"
+#include "vyre/telemetry.h"
 #include "vyre/cuda.h"
 
 #include "internal.h"
@@ -869,4 +870,26 @@ void vyre_cupti_get_stats(vyre_cupti_stats *out)
     out->dropped = stat_get(&g_st.dropped);
     out->unpaired_markers = stat_get(&g_st.unpaired_markers);
     out->corrupt_buffers = stat_get(&g_st.corrupt_buffers);
+}
+
+void vyre_cupti_telemetry_sink(const vyre_activity *recs, size_t n, void *ctx)
+{
+    vyre_telemetry *t = ctx ? ctx : vyre_telemetry_global();
+    if (!t)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const vyre_activity *a = &recs[i];
+        if (a->kind != VYRE_ACTIVITY_KERNEL)
+            continue;
+        vyre_kernel_record k = {
+            .name = a->name,
+            .grid = {a->grid[0], a->grid[1], a->grid[2]},
+            .block = {a->block[0], a->block[1], a->block[2]},
+            .stream_id = a->stream_id,
+            .duration_ns = a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0,
+            .end_ns = a->end_ns,
+            .device = (int32_t)a->device_id,
+        };
+        vyre_telemetry_add_kernel(t, &k);
+    }
 }

@@ -199,6 +199,11 @@ VYRE_EXTERN int vyre_cupti_stop(vyre_error *err);
  * sinks is VYRE_ERANGE. Works with capture on or off. Thread-safe. */
 VYRE_EXTERN int vyre_cupti_add_sink(vyre_activity_sink_fn fn, void *ctx, vyre_error *err);
 
+/* A ready-made sink: kernel records go into a telemetry page's kernel ring
+ * (ctx: the vyre_telemetry, or NULL for vyre_telemetry_global()), so
+ * vyre-top shows the kernels by name. Other records are ignored. */
+VYRE_EXTERN void vyre_cupti_telemetry_sink(const vyre_activity *recs, size_t n, void *ctx);
+
 /* Removes the sink registered as (fn, ctx). When it returns, the sink is
  * not running and will not be called again, so ctx may be freed. Returns
  * 0 or VYRE_ENOENT. Thread-safe; not from a sink. */

@@ -23,5 +23,6 @@
 #include "telemetry.h"
 #include "cupti.h"
 #include "results.h"
+#include "pipeline.h"
 
 #endif /* VYRE_VYRE_H */
