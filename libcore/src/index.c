@@ -120,15 +120,18 @@ static const char *const k_sql[ST_COUNT] = {
 
 /*
  * Pending hits: open addressing with linear probing over a fixed table.
- * A flush happens every VYRE_INDEX_HIT_BATCH hits, so at most that many
- * keys are pending and the table stays under half full. Only repeated
- * flush failures can fill it; past HIT_SLOTS_MAX_USED keys new keys' hits
- * are dropped (usage statistics, never data).
+ * A flush happens every VYRE_INDEX_HIT_BATCH hits, or as soon as
+ * HIT_SLOTS_FLUSH distinct keys are pending, so the table stays under half
+ * full. A flush costs about one row update per distinct key plus a commit
+ * (some 100-200 us for tens of keys), so a large batch keeps a hit's share
+ * of it to tens of nanoseconds. Only repeated flush failures can fill the
+ * table; past HIT_SLOTS_MAX_USED keys new keys' hits are dropped (usage
+ * statistics, never data).
  */
 #define HIT_SLOTS          1024
+#define HIT_SLOTS_FLUSH    (HIT_SLOTS / 2)
 #define HIT_SLOTS_MAX_USED (HIT_SLOTS / 4 * 3)
 _Static_assert((HIT_SLOTS & (HIT_SLOTS - 1)) == 0, "HIT_SLOTS is a power of two");
-_Static_assert(HIT_SLOTS >= 2 * VYRE_INDEX_HIT_BATCH, "hit table stays under half full");
 
 struct hit_slot {
     vyre_key key;
@@ -145,6 +148,7 @@ struct vyre__index {
     int journal;             /* enum vyre__index_journal */
     uint64_t since_flush;    /* hits noted since the last successful flush */
     uint64_t flush_at;       /* since_flush value that triggers the next flush */
+    uint64_t slots_retry_at; /* with many keys pending: since_flush of the next try */
     size_t n_slots;          /* used slots */
     uint64_t pending_misses; /* misses noted since the last successful flush */
     struct hit_slot slots[HIT_SLOTS];
@@ -500,6 +504,7 @@ static int flush_locked(vyre__index *idx, vyre_error *err)
     memset(idx->slots, 0, sizeof idx->slots);
     idx->n_slots = 0;
     idx->pending_misses = 0;
+    idx->slots_retry_at = 0;
     idx->since_flush = 0;
     idx->flush_at = VYRE_INDEX_HIT_BATCH;
     return VYRE_OK;
@@ -900,12 +905,16 @@ int vyre__index_note_hit(vyre__index *idx, const vyre_key *key, int64_t now_unix
         if (now_unix_ns > s->last_ns)
             s->last_ns = now_unix_ns;
     }
-    if (++idx->since_flush >= idx->flush_at) {
+    int due = ++idx->since_flush >= idx->flush_at ||
+              (idx->n_slots >= HIT_SLOTS_FLUSH && idx->since_flush >= idx->slots_retry_at);
+    if (due) {
         rc = flush_locked(idx, err);
-        if (rc)
+        if (rc) {
             /* Do not retry (and wait out a busy lock) on every hit: try
-             * again one batch later; the hits stay pending meanwhile. */
+             * again later; the hits stay pending meanwhile. */
             idx->flush_at = idx->since_flush + VYRE_INDEX_HIT_BATCH;
+            idx->slots_retry_at = idx->since_flush + HIT_SLOTS_FLUSH;
+        }
     }
     pthread_mutex_unlock(&idx->mu);
     return rc;

@@ -20,7 +20,7 @@
 
 #define VYRE_INDEX_SCHEMA_VERSION  1
 #define VYRE_INDEX_BUSY_TIMEOUT_MS 10000
-#define VYRE_INDEX_HIT_BATCH       256 /* pending hits that force a flush */
+#define VYRE_INDEX_HIT_BATCH       4096 /* pending hits that force a flush */
 
 typedef struct vyre__index vyre__index;
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "vyre/counters.h"
 
 #include "internal.h"
@@ -34,20 +35,13 @@ static nvtxStringHandle_t g_strings[VYRE_RANGE_COUNT];
 static _Thread_local struct {
     int depth;
     vyre_range_id id[RANGE_DEPTH];
-    uint64_t start_ns[RANGE_DEPTH];
+    uint64_t start_ticks[RANGE_DEPTH];
 } t_stack;
 static atomic_int g_timing = 1;
 
 void vyre_range_timing_enable(int on)
 {
     atomic_store_explicit(&g_timing, on ? 1 : 0, memory_order_relaxed);
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void register_once(void)
@@ -132,8 +126,8 @@ static void push(vyre_range_id id, int has_payload, uint64_t payload)
     nvtxDomainRangePushEx(g_domain, &a);
     if (t_stack.depth < RANGE_DEPTH) {
         t_stack.id[t_stack.depth] = id;
-        t_stack.start_ns[t_stack.depth] =
-            atomic_load_explicit(&g_timing, memory_order_relaxed) ? mono_ns() : 0;
+        t_stack.start_ticks[t_stack.depth] =
+            atomic_load_explicit(&g_timing, memory_order_relaxed) ? vyre__ticks() : 0;
     }
     t_stack.depth++;
 }
@@ -157,6 +151,7 @@ void vyre_nvtx_pop(void)
     if (t_stack.depth <= 0)
         return;
     t_stack.depth--;
-    if (t_stack.depth < RANGE_DEPTH && t_stack.start_ns[t_stack.depth])
-        vyre_range_record(t_stack.id[t_stack.depth], mono_ns() - t_stack.start_ns[t_stack.depth]);
+    if (t_stack.depth < RANGE_DEPTH && t_stack.start_ticks[t_stack.depth])
+        vyre_range_record(t_stack.id[t_stack.depth],
+                          vyre__ticks_to_ns(vyre__ticks() - t_stack.start_ticks[t_stack.depth]));
 }

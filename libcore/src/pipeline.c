@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cuda_internal.h"
 #include "internal.h"
 #include "pool.h"
@@ -137,8 +138,8 @@ struct vyre_graph {
 /*
  * Every dispatch path (vyre_pipeline_launch, resident and host dispatch,
  * graph replay) passes through here after a successful launch. It runs on
- * the launch path: the common case is two atomic loads, one vDSO clock read
- * and a compare; a publish (a copy of the counters under the page's
+ * the launch path: the common case is two atomic loads, one TSC read (see
+ * clock.h) and a compare; a publish (a copy of the counters under the page's
  * seqlock) happens at most once per VYRE_TELEMETRY_PUBLISH_INTERVAL_NS.
  */
 static inline void telemetry_point(void)
@@ -146,9 +147,7 @@ static inline void telemetry_point(void)
     vyre_telemetry *t = vyre_telemetry_global();
     if (!t)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    vyre_telemetry_maybe_publish(t, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+    vyre_telemetry_maybe_publish(t, vyre__now_ns_fast());
 }
 
 static int make_current(vyre_ctx *ctx, vyre_error *err)

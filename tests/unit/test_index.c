@@ -173,8 +173,8 @@ Test(index, create_sets_schema_version_and_wal)
     cr_assert_eq(raw_int(db, "PRAGMA user_version"), 1);
     cr_assert_eq(raw_int(db, "PRAGMA application_id"), 0x76797265);
     cr_assert_eq(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
-                             "('blobs', 'blobs_lru', 'blobs_arch_toolchain', 'meta')"),
-                 4);
+                             "('blobs', 'blobs_lru', 'meta')"),
+                 3);
     char mode[32];
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     cr_assert_str_eq(mode, wal ? "wal" : "delete");

@@ -1,0 +1,26 @@
+/*
+ * clock.h - a cheap monotonic clock for the launch path (internal).
+ *
+ * Range timing and telemetry run on every launch, where a few hundred
+ * nanoseconds matter (a bare cuLaunchKernel costs about 3.5 us). On x86-64
+ * with an invariant TSC, ticks are read with rdtsc (a few ns, never a
+ * syscall, which clock_gettime can become on some hypervisors' clock
+ * sources) and scaled with a factor calibrated once against
+ * CLOCK_MONOTONIC; elsewhere this is clock_gettime(CLOCK_MONOTONIC).
+ */
+#ifndef VYRE_CLOCK_H
+#define VYRE_CLOCK_H
+
+#include <stdint.h>
+
+/* Raw ticks (TSC cycles, or ns on the fallback). */
+uint64_t vyre__ticks(void);
+
+/* Converts a tick difference to ns. */
+uint64_t vyre__ticks_to_ns(uint64_t ticks);
+
+/* Monotonic ns on the same base as CLOCK_MONOTONIC (to within the
+ * calibration error), cheap. */
+uint64_t vyre__now_ns_fast(void);
+
+#endif /* VYRE_CLOCK_H */
