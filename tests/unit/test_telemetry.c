@@ -398,7 +398,9 @@ static void torn_writer(int stop_fd)
     _exit(0);
 }
 
-#define TORN_READS 5000
+#define TORN_READS     5000
+#define TORN_MIN_READS 400
+#define TORN_SECONDS   6
 
 Test(telemetry, torn_read_stress_every_snapshot_is_consistent, .init = setup_dir,
      .fini = teardown_dir, .timeout = 300)
@@ -424,9 +426,16 @@ Test(telemetry, torn_read_stress_every_snapshot_is_consistent, .init = setup_dir
     }
     cr_assert_gt(s.publish_count, 0, "the writer never published");
 
-    int ok = 0, busy = 0;
+    int ok = 0, busy = 0, reads = 0;
     uint64_t prev = 0, distinct = 0, kernels_seen = 0;
-    for (int i = 0; i < TORN_READS; i++) {
+    /* Bounded in time as well as in count: under ASan on a loaded 2-core CI
+     * box 5000 full-ring reads take half a minute. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < TORN_READS; i++, reads++) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (reads >= TORN_MIN_READS && t1.tv_sec - t0.tv_sec >= TORN_SECONDS)
+            break;
         int rc = vyre_telemetry_read(path, &s, &e);
         if (rc == VYRE_EBUSY) {
             busy++;
@@ -465,8 +474,8 @@ Test(telemetry, torn_read_stress_every_snapshot_is_consistent, .init = setup_dir
     cr_log_info("torn-read stress: %d consistent reads, %d busy, %" PRIu64
                 " distinct publishes seen, %" PRIu64 " kernels checked, writer reached %" PRIu64,
                 ok, busy, distinct, kernels_seen, prev);
-    cr_assert_geq(ok, TORN_READS / 2, "too many busy reads: %d of %d", busy, TORN_READS);
-    cr_assert_gt(distinct, 100, "the writer must publish during the reads");
+    cr_assert_geq(ok, reads / 2, "too many busy reads: %d of %d", busy, reads);
+    cr_assert_gt(distinct, (uint64_t)(reads / 20), "the writer must publish during the reads");
 }
 
 /* ---- hostile pages ---------------------------------------------------- */

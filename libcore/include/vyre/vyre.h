@@ -21,8 +21,11 @@
 #include "jitlink.h"
 #include "compile.h"
 #include "telemetry.h"
+#include "gpu.h"
 #include "cupti.h"
 #include "results.h"
 #include "pipeline.h"
+#include "axes.h"
+#include "stats.h"
 
 #endif /* VYRE_VYRE_H */

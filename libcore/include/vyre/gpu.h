@@ -1,0 +1,163 @@
+/*
+ * vyre/gpu.h - GPU monitoring through NVML, loaded at run time.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * libvyrecore never links NVML: vyre_gpu_monitor_open() dlopen()s
+ * "libnvidia-ml.so.1" (or the file named by $VYRE_NVML_LIBRARY) and resolves
+ * the few entry points it uses by name. A machine without NVML gets
+ * VYRE_ENONVML with a hint, never a crash, so vyre-top starts everywhere.
+ *
+ * A sample is plain data (fixed-size arrays, no pointers): copy it, keep it
+ * as history, hand it to pure formatting functions. Every field may be
+ * unknown - NVML answers NVML_ERROR_NOT_SUPPORTED for power on some boards,
+ * NO_PERMISSION for others in containers - and such a field is marked
+ * invalid in the GPU's `valid` bitmask instead of being reported as 0. A
+ * failing field never hides the rest of its GPU. Front ends print unknown
+ * fields as '-' (text) or null (JSON); check with vyre_gpu_field_valid().
+ */
+#ifndef VYRE_GPU_H
+#define VYRE_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_GPU_MAX       16 /* GPUs per snapshot; more are counted, not sampled */
+#define VYRE_GPU_MAX_PROCS 64 /* processes per GPU; more are counted, not listed */
+#define VYRE_GPU_NAME_MAX  96 /* NVML_DEVICE_NAME_V2_BUFFER_SIZE */
+#define VYRE_GPU_UUID_MAX  96 /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
+#define VYRE_GPU_TEXT_MAX  96 /* throttle text, problem text, driver version */
+
+/* Fields of vyre_gpu_info, as bits of its `valid` mask. */
+typedef enum vyre_gpu_field {
+    VYRE_GPU_F_NAME = 1u << 0,         /* name */
+    VYRE_GPU_F_UUID = 1u << 1,         /* uuid */
+    VYRE_GPU_F_UTIL = 1u << 2,         /* util_gpu_pct, util_mem_pct */
+    VYRE_GPU_F_MEMORY = 1u << 3,       /* mem_used_bytes, mem_total_bytes */
+    VYRE_GPU_F_SM_CLOCK = 1u << 4,     /* sm_clock_mhz */
+    VYRE_GPU_F_MEM_CLOCK = 1u << 5,    /* mem_clock_mhz */
+    VYRE_GPU_F_SM_CLOCK_MAX = 1u << 6, /* sm_clock_max_mhz */
+    VYRE_GPU_F_TEMPERATURE = 1u << 7,  /* temperature_c */
+    VYRE_GPU_F_POWER = 1u << 8,        /* power_mw */
+    VYRE_GPU_F_POWER_LIMIT = 1u << 9,  /* power_limit_mw */
+    VYRE_GPU_F_THROTTLE = 1u << 10,    /* throttle_reasons, throttle_text */
+    VYRE_GPU_F_PROCS = 1u << 11,       /* nprocs, nprocs_total, procs_truncated, procs[] */
+} vyre_gpu_field;
+
+/* Bits of vyre_gpu_info.throttle_reasons: NVML's clocks-event (throttle)
+ * reasons, same values. */
+#define VYRE_GPU_THROTTLE_IDLE        0x001ull /* GPU idle: clocks low on purpose */
+#define VYRE_GPU_THROTTLE_APP_CLOCKS  0x002ull /* application clocks setting */
+#define VYRE_GPU_THROTTLE_SW_POWER    0x004ull /* software power cap */
+#define VYRE_GPU_THROTTLE_HW          0x008ull /* hardware slowdown */
+#define VYRE_GPU_THROTTLE_SYNC_BOOST  0x010ull /* sync boost */
+#define VYRE_GPU_THROTTLE_SW_THERMAL  0x020ull /* software thermal slowdown */
+#define VYRE_GPU_THROTTLE_HW_THERMAL  0x040ull /* hardware thermal slowdown */
+#define VYRE_GPU_THROTTLE_POWER_BRAKE 0x080ull /* hardware power brake */
+#define VYRE_GPU_THROTTLE_DISPLAY     0x100ull /* display clock setting */
+
+/* One compute process on a GPU. */
+typedef struct vyre_gpu_process {
+    uint32_t pid;        /* as NVML reports it (the host's PID namespace) */
+    int used_valid;      /* 0 when NVML cannot tell the process's memory */
+    uint64_t used_bytes; /* GPU memory held by the process; 0 when !used_valid */
+} vyre_gpu_process;
+
+/* One GPU in a sample. A field is meaningful only when its bit is set in
+ * `valid`; otherwise it is zero (or empty). */
+typedef struct vyre_gpu_info {
+    uint32_t valid;                        /* vyre_gpu_field bits */
+    int index;                             /* NVML index (nvidia-smi's numbering) */
+    char name[VYRE_GPU_NAME_MAX];          /* e.g. "NVIDIA H100 80GB HBM3" */
+    char uuid[VYRE_GPU_UUID_MAX];          /* "GPU-xxxxxxxx-...", as nvidia-smi */
+    unsigned util_gpu_pct;                 /* kernel-busy share of the last sample period, 0..100 */
+    unsigned util_mem_pct;                 /* memory-controller busy share, 0..100 */
+    uint64_t mem_used_bytes;               /* as nvidia-smi's "Memory-Usage" */
+    uint64_t mem_total_bytes;              /* total usable memory */
+    unsigned sm_clock_mhz;                 /* current SM clock */
+    unsigned mem_clock_mhz;                /* current memory clock */
+    unsigned sm_clock_max_mhz;             /* maximum SM clock */
+    int temperature_c;                     /* GPU core temperature, degrees C */
+    unsigned power_mw;                     /* current board power draw, milliwatts */
+    unsigned power_limit_mw;               /* enforced power limit, milliwatts */
+    uint64_t throttle_reasons;             /* VYRE_GPU_THROTTLE_* bits; 0: running free */
+    char throttle_text[VYRE_GPU_TEXT_MAX]; /* vyre_gpu_throttle_text() of the above */
+    unsigned nprocs;                       /* entries in procs[] */
+    unsigned nprocs_total;                 /* processes NVML reported (may exceed nprocs) */
+    int procs_truncated;                   /* 1 when nprocs_total > nprocs */
+    vyre_gpu_process procs[VYRE_GPU_MAX_PROCS]; /* largest memory first, then by pid */
+    /* Why fields are unknown, when it is not merely "not supported": the
+     * first other NVML failure of this sample, e.g. "power: Insufficient
+     * Permissions"; empty when none. For tooltips and logs. */
+    char problem[VYRE_GPU_TEXT_MAX];
+} vyre_gpu_info;
+
+/* One sample of every GPU. Plain data: copy it freely. */
+typedef struct vyre_gpu_snapshot {
+    uint64_t sampled_ns;                    /* CLOCK_MONOTONIC at the start of the sample */
+    char driver_version[VYRE_GPU_TEXT_MAX]; /* e.g. "580.65.06"; empty when unknown */
+    unsigned ngpus;                         /* entries in gpus[] */
+    unsigned ngpus_total;                   /* GPUs NVML sees (may exceed ngpus) */
+    int gpus_truncated;                     /* 1 when ngpus_total > ngpus */
+    vyre_gpu_info gpus[VYRE_GPU_MAX];       /* by NVML index */
+} vyre_gpu_snapshot;
+
+/* An open NVML session (opaque). */
+typedef struct vyre_gpu_monitor vyre_gpu_monitor;
+
+/*
+ * Loads NVML ($VYRE_NVML_LIBRARY, else "libnvidia-ml.so.1"), calls
+ * nvmlInit_v2 and enumerates the GPUs. On success *out is a new monitor that
+ * the caller frees with vyre_gpu_monitor_close(); on failure *out is NULL.
+ * A machine with NVML but no GPU is a success (samples then have ngpus 0).
+ * Returns 0, VYRE_EINVAL (NULL out), VYRE_EENV ($VYRE_NVML_LIBRARY set but
+ * empty), VYRE_ENONVML (NVML missing, unusable, or nvmlInit failed: the
+ * message quotes nvmlErrorString), VYRE_EPERM (NVML refused access) or
+ * VYRE_ENOMEM.
+ *
+ * Thread-safety: distinct monitors may be opened, sampled and freed from
+ * different threads at once (NVML counts its initialisations); one monitor
+ * must not be used by two threads at the same time.
+ */
+VYRE_EXTERN int vyre_gpu_monitor_open(vyre_gpu_monitor **out, vyre_error *err);
+
+/*
+ * Samples every GPU into *out (overwritten entirely; caller-owned). Fields
+ * NVML cannot give are marked invalid, never the whole sample: the call
+ * succeeds even when every field of a lost GPU is unknown. Processes beyond
+ * VYRE_GPU_MAX_PROCS per GPU are counted in nprocs_total and dropped
+ * (smallest memory first), with procs_truncated set.
+ * Returns 0, or VYRE_EINVAL for NULL arguments. Not for concurrent use of
+ * one monitor; costs a few dozen NVML calls per GPU (tens of microseconds).
+ */
+VYRE_EXTERN int vyre_gpu_monitor_sample(vyre_gpu_monitor *m, vyre_gpu_snapshot *out,
+                                        vyre_error *err);
+
+/* Calls nvmlShutdown, unloads NVML and frees m. m may be NULL (no-op). */
+VYRE_EXTERN void vyre_gpu_monitor_close(vyre_gpu_monitor *m);
+
+/* 1 when every bit of `fields` (vyre_gpu_field bits, OR-ed) is valid in gpu,
+ * else 0 (also for a NULL gpu or no bits). Thread-safe. */
+VYRE_EXTERN int vyre_gpu_field_valid(const vyre_gpu_info *gpu, unsigned fields);
+
+/*
+ * Short words for the VYRE_GPU_THROTTLE_* bits in `reasons`, comma-separated
+ * in bit order: "idle", "app-clocks", "power" (software power cap), "hw",
+ * "sync-boost", "thermal" (software thermal), "hw-thermal", "power-brake",
+ * "display"; unknown bits as "0x...". "none" for 0. Truncated to fit size
+ * (always terminated when size > 0). Returns buf. Thread-safe.
+ */
+VYRE_EXTERN const char *vyre_gpu_throttle_text(uint64_t reasons, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_GPU_H */

@@ -1,0 +1,244 @@
+/*
+ * vyre/stats.h - sample statistics, stopping rules and run-to-run
+ * comparison for benchmarks.
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * Definitions (all documented here so that stored results mean one thing):
+ *
+ * - median: the middle value, or the mean of the two middle values.
+ * - percentile p (0..100): linear interpolation between order statistics,
+ *   h = (n - 1) * p / 100, x[floor(h)] + (h - floor(h)) * (x[floor(h)+1] -
+ *   x[floor(h)]) on the sorted samples (Hyndman & Fan type 7, the default of
+ *   R's quantile() and NumPy's percentile()). p50 is the median.
+ * - stddev: the sample standard deviation (divisor n - 1); NAN for n < 2.
+ * - noise: stddev / mean, the relative standard deviation nvbench reports;
+ *   NAN for n < 2 or a mean <= 0.
+ * - MAD: median absolute deviation from the median, unscaled.
+ * - outlier: |x - median| > k * 1.4826 * MAD (k = 3 by default; 1.4826 makes
+ *   MAD estimate the standard deviation of normal data). When MAD is 0 (more
+ *   than half the samples equal), the scale falls back to 1.253314 * the mean
+ *   absolute deviation from the median (Iglewicz and Hoaglin's modified
+ *   z-score); when that is 0 too, every sample equals the median and none is
+ *   an outlier.
+ *
+ * Samples must be finite; functions that take samples reject NaN and
+ * infinities with VYRE_EINVAL. Nothing here keeps state between calls;
+ * every function is thread-safe on distinct outputs.
+ */
+#ifndef VYRE_STATS_H
+#define VYRE_STATS_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_OUTLIER_K_DEFAULT 3.0
+
+/* Summary of one sample set; units are those of the samples. */
+typedef struct vyre_stats {
+    size_t n;
+    double min, max, mean, median;
+    double stddev; /* sample, NAN for n < 2 */
+    double noise;  /* stddev / mean, NAN when undefined */
+    double p5, p95;
+    double mad;        /* unscaled */
+    size_t n_outliers; /* with k = VYRE_OUTLIER_K_DEFAULT */
+} vyre_stats;
+
+/* Computes every field of out from x[0..n-1] (not modified). Returns 0,
+ * VYRE_EINVAL (n == 0, a non-finite sample) or VYRE_ENOMEM. */
+VYRE_EXTERN int vyre_stats_compute(const double *x, size_t n, vyre_stats *out, vyre_error *err);
+
+/* Percentile p (0..100, type 7 above) of sorted[0..n-1], ascending. n > 0. */
+VYRE_EXTERN double vyre_stats_percentile_sorted(const double *sorted, size_t n, double p);
+
+/*
+ * Flags outliers of x[0..n-1] with factor k (> 0): flags[i] = 1 when x[i]
+ * is one, else 0 (flags may be NULL to only count). *count receives the
+ * number flagged. Returns 0, VYRE_EINVAL or VYRE_ENOMEM.
+ */
+VYRE_EXTERN int vyre_stats_outliers(const double *x, size_t n, double k, unsigned char *flags,
+                                    size_t *count, vyre_error *err);
+
+/* ---- Running statistics ------------------------------------------------ */
+
+/* Welford accumulator for measuring loops: O(1) per sample, so a stopping
+ * rule can be checked after every sample. Zero-initialise or use
+ * VYRE_RUNNING_INIT. */
+typedef struct vyre_running {
+    size_t n;
+    double mean, m2, sum, min, max;
+} vyre_running;
+
+#define VYRE_RUNNING_INIT                                                                          \
+    {                                                                                              \
+        0, 0.0, 0.0, 0.0, 0.0, 0.0                                                                 \
+    }
+
+VYRE_EXTERN void vyre_running_push(vyre_running *r, double x);
+/* Sample standard deviation (NAN for n < 2) and stddev / mean (NAN for
+ * n < 2 or mean <= 0). */
+VYRE_EXTERN double vyre_running_stddev(const vyre_running *r);
+VYRE_EXTERN double vyre_running_noise(const vyre_running *r);
+
+/* ---- Stopping rule ------------------------------------------------------ */
+
+/*
+ * When to stop measuring a point, after nvbench: keep sampling until at
+ * least min_samples samples AND min_time_s of measured time (the sum of the
+ * sample times, not wall time) are in, and then until the noise is at most
+ * max_noise; stop anyway once timeout_s of wall time has passed since the
+ * point started, or once max_samples samples are in. A zero or negative
+ * max_noise disables the noise criterion (stop as soon as the minimums are
+ * met); a zero timeout_s or max_samples disables that limit.
+ */
+typedef struct vyre_stop_rule {
+    size_t min_samples;
+    double min_time_s;
+    double max_noise; /* relative stddev, 0.005 = 0.5 % */
+    double timeout_s;
+    size_t max_samples;
+} vyre_stop_rule;
+
+/* nvbench's defaults: 10 samples, 0.5 s, 0.5 % noise, 15 s timeout; and a
+ * cap of one million samples so that memory stays bounded. */
+#define VYRE_STOP_RULE_DEFAULT                                                                     \
+    {                                                                                              \
+        10, 0.5, 0.005, 15.0, 1000000                                                              \
+    }
+
+typedef enum vyre_stop_reason {
+    /* keep going */
+    VYRE_STOP_MIN_SAMPLES_NOT_MET = 0,
+    VYRE_STOP_MIN_TIME_NOT_MET = 1,
+    VYRE_STOP_NOISY = 2, /* minimums met, noise above max_noise */
+    /* stop */
+    VYRE_STOP_NOISE_OK = 3,     /* minimums met and noise at most max_noise */
+    VYRE_STOP_MINIMUMS_MET = 4, /* minimums met, noise criterion disabled */
+    VYRE_STOP_TIMEOUT = 5,      /* timeout_s of wall time passed first */
+    VYRE_STOP_MAX_SAMPLES = 6,  /* max_samples reached first */
+} vyre_stop_reason;
+
+typedef struct vyre_stop_decision {
+    int stop; /* 1: stop measuring this point */
+    vyre_stop_reason reason;
+    size_t n;
+    double noise;      /* at decision time, NAN when undefined */
+    double measured_s; /* as passed in */
+    double elapsed_s;  /* as passed in */
+} vyre_stop_decision;
+
+/*
+ * Decides whether to stop after the samples summarised by acc, measured_s
+ * being their total measured time in seconds and elapsed_s the wall time
+ * since the point started. Criteria met together report the best news:
+ * NOISE_OK (or MINIMUMS_MET) before TIMEOUT before MAX_SAMPLES. A TIMEOUT
+ * may come with fewer than min_samples samples: the decision's n says so.
+ */
+VYRE_EXTERN vyre_stop_decision vyre_stop_check(const vyre_stop_rule *rule, const vyre_running *acc,
+                                               double measured_s, double elapsed_s);
+
+/* "min-samples", "min-time", "noisy", "noise-ok", "minimums-met",
+ * "timeout", "max-samples"; "?" for others. Static strings. */
+VYRE_EXTERN const char *vyre_stop_reason_name(vyre_stop_reason reason);
+
+/*
+ * One line for progress output and the results table, e.g.
+ *   "noise-ok: 0.31% <= 0.50% after 112 samples, 0.52 s"
+ *   "timeout: noise 2.10% > 0.50% after 5000 samples, 15.0 s"
+ *   "min-samples: 4 of 10"
+ * Returns the length needed, like snprintf.
+ */
+VYRE_EXTERN size_t vyre_stop_format(const vyre_stop_decision *d, const vyre_stop_rule *rule,
+                                    char *buf, size_t size);
+
+/* ---- Comparison --------------------------------------------------------- */
+
+/*
+ * Mann-Whitney U test of a against b, two-sided.
+ *
+ * u1 = R1 - n1 (n1 + 1) / 2 where R1 is the rank sum of a (mid-ranks for
+ * ties): the number of pairs with a_i > b_j, ties counting 1/2. u2 = n1 n2 -
+ * u1, u = min(u1, u2). z = (u1 - n1 n2 / 2 -+ 1/2) / sigma with the
+ * continuity correction taken toward zero and the tie-corrected
+ * sigma^2 = n1 n2 / 12 * ((N + 1) - sum(t^3 - t) / (N (N - 1))), N = n1 + n2;
+ * z < 0 means a tends to be smaller. p = erfc(|z| / sqrt 2) from the normal
+ * approximation, except with no ties and N <= 50, where p is exact: 2 P(U <=
+ * u) from the null distribution (counted with the q-binomial recurrence,
+ * capped at 1); `exact` says which. All values tied: z = 0, p = 1.
+ */
+typedef struct vyre_mann_whitney {
+    size_t n1, n2;
+    double u1, u2, u;
+    double z;
+    double p;
+    int exact;
+} vyre_mann_whitney;
+
+/* Returns 0, VYRE_EINVAL (an empty sample, a non-finite value) or
+ * VYRE_ENOMEM. */
+VYRE_EXTERN int vyre_stats_mann_whitney(const double *a, size_t n1, const double *b, size_t n2,
+                                        vyre_mann_whitney *out, vyre_error *err);
+
+typedef enum vyre_verdict {
+    VYRE_VERDICT_SAME = 0,
+    VYRE_VERDICT_FASTER = 1, /* b takes less time than a */
+    VYRE_VERDICT_SLOWER = 2, /* b takes more time than a */
+} vyre_verdict;
+
+/*
+ * Verdict thresholds. A change is FASTER or SLOWER only when it is both
+ * significant (p < alpha) and large enough: the ratio of medians b / a
+ * differs from 1 by more than min_effect (0.02 = 2 %). Otherwise it is
+ * SAME, which means "no change worth reporting was found", not proof of
+ * equality; so a 0.5 % shift measured on a million samples, significant as
+ * it is, stays SAME.
+ */
+typedef struct vyre_compare_opts {
+    double alpha;
+    double min_effect;
+} vyre_compare_opts;
+
+#define VYRE_COMPARE_OPTS_DEFAULT                                                                  \
+    {                                                                                              \
+        0.01, 0.02                                                                                 \
+    }
+
+typedef struct vyre_compare {
+    vyre_mann_whitney mw;
+    double median_a, median_b;
+    double ratio;    /* median_b / median_a; NAN when median_a is 0 */
+    double hl_shift; /* Hodges-Lehmann: median of all b_j - a_i */
+    int hl_approx;   /* 1 when computed on thinned samples (n1 n2 > 2^20) */
+    vyre_verdict verdict;
+} vyre_compare;
+
+/*
+ * Compares sample sets a (the baseline, e.g. RUN_A) and b (the candidate)
+ * of the same point, lower being better (times). opts NULL means the
+ * defaults. For n1 n2 above 2^20 the Hodges-Lehmann shift is computed on
+ * both samples thinned to 1024 evenly spaced order statistics each (8 MiB
+ * of differences at most), and hl_approx is set. FASTER needs p < alpha,
+ * u1 > u2 (a tends to be larger) and ratio < 1 - min_effect; SLOWER the
+ * mirror image; anything else is SAME. A zero median_a gives ratio NAN and verdict SAME.
+ * Returns 0, VYRE_EINVAL (empty sample, non-finite value, alpha outside
+ * (0, 1), negative min_effect) or VYRE_ENOMEM.
+ */
+VYRE_EXTERN int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
+                                   const vyre_compare_opts *opts, vyre_compare *out,
+                                   vyre_error *err);
+
+/* "SAME", "FASTER", "SLOWER"; "?" for others. */
+VYRE_EXTERN const char *vyre_verdict_name(vyre_verdict v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_STATS_H */
