@@ -944,6 +944,22 @@ static int check_all(const vyre_cache *c, const file_list *files, check_out *out
     return VYRE_OK;
 }
 
+/* Lists every blob and checks it (see check_all); *outs is the caller's to
+ * free, with files->v. */
+static int scan_and_check(const vyre_cache *c, file_list *files, check_out **outs,
+                          vyre_progress_fn progress, void *progress_ctx, const char *what,
+                          vyre_error *err)
+{
+    int rc = scan_blobs(c, files, 0, err);
+    if (rc)
+        return rc;
+    *outs = calloc(files->n ? files->n : 1, sizeof **outs);
+    if (!*outs)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory %s", what);
+    check_all(c, files, *outs, progress, progress_ctx);
+    return VYRE_OK;
+}
+
 /* ---- verify ------------------------------------------------------------ */
 
 typedef struct checked {
@@ -1016,7 +1032,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
     int lock_fd = -1;
     size_t n_tmp = 0;
     tmp_seen_ent *tmp_seen = malloc(MAX_TMP_SEEN * sizeof *tmp_seen);
-    int rc = tmp_seen ? scan_blobs(c, &files, 0, err)
+    int rc = tmp_seen ? scan_and_check(c, &files, &outs, progress, progress_ctx, "verifying", err)
                       : vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
     if (rc)
         goto out;
@@ -1025,12 +1041,6 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
         rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
         goto out;
     }
-    outs = calloc(files.n ? files.n : 1, sizeof *outs);
-    if (!outs) {
-        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
-        goto out;
-    }
-    check_all(c, &files, outs, progress, progress_ctx);
     for (size_t i = 0; i < files.n; i++) {
         const file_ent *e = &files.v[i];
         const check_out *o = &outs[i];
@@ -1228,7 +1238,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn
     check_out *outs = NULL;
     vyre__index_row *rows = NULL;
     size_t n = 0;
-    int rc = scan_blobs(c, &files, 0, err);
+    int rc = scan_and_check(c, &files, &outs, progress, progress_ctx, "reindexing", err);
     if (rc)
         goto out;
     rows = malloc((files.n ? files.n : 1) * sizeof *rows);
@@ -1236,12 +1246,6 @@ int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn
         rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reindexing");
         goto out;
     }
-    outs = calloc(files.n ? files.n : 1, sizeof *outs);
-    if (!outs) {
-        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reindexing");
-        goto out;
-    }
-    check_all(c, &files, outs, progress, progress_ctx);
     for (size_t i = 0; i < files.n; i++) {
         const file_ent *e = &files.v[i];
         const check_out *o = &outs[i];
