@@ -1,0 +1,862 @@
+/*
+ * test_top_tmux.c - the real vyre-top binary in a real terminal (tmux), and
+ * its --batch and --json output.
+ *
+ * Two helper processes, forked here, publish telemetry through libcore's
+ * writer API (vyre_telemetry_open, vyre_counter_add, vyre_nvtx_push/pop,
+ * vyre_telemetry_add_kernel, vyre_telemetry_publish) into a fresh
+ * VYRE_TELEMETRY_DIR: "alpha" launches slowly and records
+ * vyre.cuda.pipeline.dispatch ranges and alpha_kernel; "beta" launches fast
+ * and records vyre.cache.lookup ranges and beta_kernel. vyre-top runs in a
+ * tmux session on a private socket (-L) at a given size; the test sends keys
+ * with send-keys and polls capture-pane until the screen shows what it must
+ * (no fixed sleeps: every wait is a poll with a deadline).
+ *
+ * Skipped with a reason when tmux is not installed. Needs no GPU: without
+ * NVML the GPU panel says so and the rest must work.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "vyre/cache.h"
+#include "vyre/counters.h"
+#include "vyre/nvtx.h"
+#include "vyre/telemetry.h"
+#include "vyre/version.h"
+
+#ifndef VYRE_TOP_BIN
+#error "tests/CMakeLists.txt must define VYRE_TOP_BIN"
+#endif
+
+#define WAIT_MS 30000 /* generous: sanitized builds on a loaded CI machine */
+
+static char g_tmp[512];
+static char g_tel[600];
+static char g_cache[600];
+static char g_sock[128];
+static char g_tmux[4096];
+static pid_t g_pub[2];
+static int g_tmux_started;
+
+/* ---- publishers ---------------------------------------------------------- */
+
+typedef struct pub_spec {
+    const char *kernel;
+    vyre_range_id range;
+    uint64_t launches; /* per iteration (every 10 ms) */
+} pub_spec;
+
+static const pub_spec g_specs[2] = {
+    {"alpha_kernel", VYRE_RANGE_PIPELINE_DISPATCH, 1},
+    {"beta_kernel", VYRE_RANGE_CACHE_LOOKUP, 50},
+};
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+static void spin_us(long us)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
+/* The body of a helper process: publishes until killed (or orphaned). */
+static void publish_forever(const pub_spec *sp)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    vyre_telemetry *t = NULL;
+    if (vyre_telemetry_open(&t, NULL) != VYRE_OK || !t)
+        _exit(10);
+    for (uint64_t i = 0;; i++) {
+        vyre_counter_add(VYRE_CTR_LAUNCHES, sp->launches);
+        vyre_counter_add(VYRE_CTR_DISPATCHES, 1);
+        vyre_counter_add(VYRE_CTR_H2D_BYTES, 1u << 20);
+        vyre_counter_add(VYRE_CTR_D2H_BYTES, 1u << 19);
+        vyre_counter_add(VYRE_CTR_CACHE_HITS, 3);
+        vyre_counter_add(VYRE_CTR_CACHE_MISSES, 1);
+        vyre_counter_add(VYRE_CTR_COMPILE_NS_SAVED, 1000000);
+        vyre_nvtx_push(sp->range);
+        spin_us(50);
+        vyre_nvtx_pop();
+        vyre_kernel_record k = {.name = sp->kernel,
+                                .grid = {64, 2, 1},
+                                .block = {256, 1, 1},
+                                .stream_id = 1,
+                                .duration_ns = 50000,
+                                .end_ns = i * 1000000u,
+                                .device = 0};
+        vyre_telemetry_add_kernel(t, &k);
+        vyre_telemetry_publish(t);
+        sleep_ms(10);
+    }
+}
+
+static void start_publishers(void)
+{
+    fflush(NULL);
+    for (int i = 0; i < 2; i++) {
+        pid_t pid = fork();
+        cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+        if (pid == 0)
+            publish_forever(&g_specs[i]);
+        g_pub[i] = pid;
+    }
+    /* Both pages exist and have published before vyre-top starts. */
+    for (int waited = 0;; waited += 20) {
+        int ok = 0;
+        for (int i = 0; i < 2; i++) {
+            char path[700];
+            snprintf(path, sizeof path, "%s/%d.vtel", g_tel, (int)g_pub[i]);
+            static vyre_telemetry_snapshot s;
+            if (vyre_telemetry_read(path, &s, NULL) == VYRE_OK && s.publish_count > 0)
+                ok++;
+        }
+        if (ok == 2)
+            break;
+        cr_assert_lt(waited, WAIT_MS, "the helper processes did not publish");
+        sleep_ms(20);
+    }
+}
+
+static void stop_publishers(void)
+{
+    for (int i = 0; i < 2; i++) {
+        if (g_pub[i] > 0) {
+            kill(g_pub[i], SIGKILL);
+            waitpid(g_pub[i], NULL, 0);
+            g_pub[i] = 0;
+        }
+    }
+}
+
+/* ---- tmux ------------------------------------------------------------------ */
+
+static int find_tmux(void)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        return 0;
+    const char *p = path;
+    while (*p) {
+        size_t n = strcspn(p, ":");
+        snprintf(g_tmux, sizeof g_tmux, "%.*s/tmux", (int)n, p);
+        if (n && access(g_tmux, X_OK) == 0)
+            return 1;
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return 0;
+}
+
+/* Runs tmux on our socket with the NULL-terminated arguments; returns its
+ * output (caller frees) and sets *code (may be NULL) to its exit code.
+ * Output goes through a file, not a pipe: the tmux server that the first
+ * call starts inherits the client's descriptors and would hold a pipe open
+ * for its whole life. */
+static char *tmux_v(int *code, const char *const *args)
+{
+    char *argv[24];
+    int n = 0;
+    argv[n++] = g_tmux;
+    argv[n++] = (char *)(uintptr_t) "-L";
+    argv[n++] = g_sock;
+    argv[n++] = (char *)(uintptr_t) "-f";
+    argv[n++] = (char *)(uintptr_t) "/dev/null";
+    for (int i = 0; args[i] && n < 23; i++)
+        argv[n++] = (char *)(uintptr_t)args[i];
+    argv[n] = NULL;
+    char out[700];
+    snprintf(out, sizeof out, "%s/tmux.out", g_tmp);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDWR);
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (in < 0 || fd < 0)
+            _exit(126);
+        dup2(in, 0);
+        dup2(fd, 1);
+        dup2(in, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (code)
+        *code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    char *text = tu_read_file(out, NULL);
+    return text ? text : strdup("");
+}
+
+#define TMUX(...)        tmux_v(NULL, (const char *const[]){__VA_ARGS__, NULL})
+#define TMUX_RC(rc, ...) tmux_v(rc, (const char *const[]){__VA_ARGS__, NULL})
+
+static char *capture(void)
+{
+    int code = 0;
+    char *out = TMUX_RC(&code, "capture-pane", "-p", "-t", "top");
+    if (code != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static void keys(const char *k)
+{
+    free(TMUX("send-keys", "-t", "top", k));
+}
+
+static void keys_literal(const char *k)
+{
+    free(TMUX("send-keys", "-t", "top", "-l", k));
+}
+
+typedef int (*screen_pred)(const char *screen, const void *ctx);
+
+/* Polls the screen until pred holds; fails with the last screen. Returns
+ * the screen (caller frees). */
+static char *wait_screen(screen_pred pred, const void *ctx, const char *what)
+{
+    char *last = NULL;
+    for (int waited = 0; waited <= WAIT_MS; waited += 100) {
+        free(last);
+        last = capture();
+        if (last && pred(last, ctx))
+            return last;
+        sleep_ms(100);
+    }
+    cr_assert_fail("timed out waiting for %s; screen:\n%s", what, last ? last : "(no pane)");
+    return NULL;
+}
+
+static int has_all(const char *screen, const void *ctx)
+{
+    const char *const *words = ctx;
+    for (size_t i = 0; words[i]; i++)
+        if (!strstr(screen, words[i]))
+            return 0;
+    return 1;
+}
+
+static int lacks(const char *screen, const void *ctx)
+{
+    return strstr(screen, (const char *)ctx) == NULL;
+}
+
+static void pid_str(char *buf, size_t n, int i)
+{
+    snprintf(buf, n, "%d", (int)g_pub[i]);
+}
+
+/* The row of process i in the table: "<pid> test_cli" not preceded by a
+ * digit (pids are right-aligned). */
+static const char *proc_row(const char *screen, int i)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "%d test_cli", (int)g_pub[i]);
+    for (const char *p = screen; (p = strstr(p, pat)); p++)
+        if (p == screen || p[-1] < '0' || p[-1] > '9')
+            return p;
+    return NULL;
+}
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_tel, sizeof g_tel, "%s/tel", g_tmp);
+    snprintf(g_cache, sizeof g_cache, "%s/ptx-cache", g_tmp);
+    snprintf(g_sock, sizeof g_sock, "vyre-top-test-%d", (int)getpid());
+    char buf[700];
+    setenv("HOME", g_tmp, 1);
+    snprintf(buf, sizeof buf, "%s/xdg-cache", g_tmp);
+    setenv("XDG_CACHE_HOME", buf, 1);
+    snprintf(buf, sizeof buf, "%s/xdg-data", g_tmp);
+    setenv("XDG_DATA_HOME", buf, 1);
+    snprintf(buf, sizeof buf, "%s/xdg-config", g_tmp);
+    setenv("XDG_CONFIG_HOME", buf, 1);
+    snprintf(buf, sizeof buf, "%s/tmux", g_tmp);
+    mkdir(buf, 0700);
+    setenv("TMUX_TMPDIR", buf, 1);
+    setenv("VYRE_TELEMETRY_DIR", g_tel, 1);
+    setenv("VYRE_PTX_CACHE_DIR", g_cache, 1);
+    unsetenv("VYRE_TELEMETRY");
+    unsetenv("TMUX");
+    unsetenv("COLUMNS");
+    g_tmux_started = 0;
+}
+
+static void teardown(void)
+{
+    if (g_tmux_started)
+        free(TMUX("kill-server"));
+    stop_publishers();
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(top_tmux, .init = setup, .fini = teardown, .timeout = 300);
+
+/* Starts vyre-top in a detached session of cols x rows; its exit status
+ * goes to <tmp>/exit when it ends. -n 2000 (10 minutes) bounds its life
+ * should this test be killed before its teardown kills the tmux server. */
+static void start_top(int cols, int rows)
+{
+    if (!find_tmux())
+        cr_skip_test("tmux is not installed (PATH has no tmux): the terminal tests need it");
+    char cmd[4096], x[16], y[16];
+    snprintf(cmd, sizeof cmd, "'%s' -d 0.3 -n 2000; echo \"exit=$?\" > '%s/exit'", VYRE_TOP_BIN,
+             g_tmp);
+    snprintf(x, sizeof x, "%d", cols);
+    snprintf(y, sizeof y, "%d", rows);
+    int code = 0;
+    char *out = TMUX_RC(&code, "new-session", "-d", "-s", "top", "-x", x, "-y", y, cmd);
+    free(out);
+    cr_assert_eq(code, 0, "tmux new-session failed");
+    g_tmux_started = 1;
+}
+
+static char *read_exit(void)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/exit", g_tmp);
+    for (int waited = 0; waited <= WAIT_MS; waited += 50) {
+        char *s = tu_read_file(path, NULL);
+        if (s && strchr(s, '\n'))
+            return s;
+        free(s);
+        sleep_ms(50);
+    }
+    return NULL;
+}
+
+/* The pid whose text is not inside the other's, so a filter on it hides
+ * the other process. */
+static int unique_pid_index(void)
+{
+    char a[16], b[16];
+    pid_str(a, sizeof a, 0);
+    pid_str(b, sizeof b, 1);
+    return strstr(b, a) ? 1 : 0;
+}
+
+static int max_line_len(const char *screen)
+{
+    int best = 0, cur = 0;
+    for (const char *p = screen; *p; p++) {
+        if (*p == '\n') {
+            best = cur > best ? cur : best;
+            cur = 0;
+        } else {
+            cur++;
+        }
+    }
+    return cur > best ? cur : best;
+}
+
+static int wider_than_80(const char *screen, const void *ctx)
+{
+    return has_all(screen, ctx) && max_line_len(screen) > 80;
+}
+
+static int at_most_20_cols(const char *screen, const void *ctx)
+{
+    (void)ctx;
+    return max_line_len(screen) <= 20 && strstr(screen, "Processes") != NULL;
+}
+
+static void check_shows_both(void)
+{
+    char pa[16], pb[16];
+    pid_str(pa, sizeof pa, 0);
+    pid_str(pb, sizeof pb, 1);
+    const char *want[] = {"vyre-top",
+                          "no NVIDIA GPU monitor",
+                          "Processes (2)",
+                          pa,
+                          pb,
+                          "test_cli",
+                          "vyre.cuda.pipeline.dispatch",
+                          "vyre.cache.lookup",
+                          "alpha_kernel",
+                          "beta_kernel",
+                          "Pipeline cache",
+                          NULL};
+    const char *gpu_ok[] = {"GPUs (", NULL};
+    char *s = wait_screen(has_all, want + 2, "both processes, their ranges and kernels");
+    cr_assert(proc_row(s, 0) && proc_row(s, 1), "process rows:\n%s", s);
+    /* Without NVML (CI) the GPU panel says so; with it, it lists GPUs. */
+    cr_assert(strstr(s, want[1]) || has_all(s, gpu_ok), "GPU panel:\n%s", s);
+    free(s);
+}
+
+Test(top_tmux, screen_80x24_shows_publishers_and_reacts_to_keys)
+{
+    start_publishers();
+    start_top(80, 24);
+    check_shows_both();
+
+    /* Default sort: launches/s, beta (50 a tick) above alpha (1 a tick). */
+    char *s = wait_screen(has_all, (const char *[]){"sort: launches/s", NULL}, "default sort");
+    const char *ra = proc_row(s, 0), *rb = proc_row(s, 1);
+    cr_assert(ra && rb && rb < ra, "beta must be listed first by launches/s:\n%s", s);
+    free(s);
+    /* s cycles: dispatches/s, h2d, d2h, gpu mem, hit%, pid. */
+    keys("s");
+    free(wait_screen(has_all, (const char *[]){"sort: dispatches/s", NULL}, "sort dispatches/s"));
+    for (int i = 0; i < 5; i++)
+        keys("s");
+    s = wait_screen(has_all, (const char *[]){"sort: pid", NULL}, "sort by pid");
+    ra = proc_row(s, 0);
+    rb = proc_row(s, 1);
+    cr_assert(ra && rb);
+    cr_assert((g_pub[0] < g_pub[1]) == (ra < rb), "pid order:\n%s", s);
+    free(s);
+
+    /* Filter: '/', the pid, Enter shows one process and only its ranges and
+     * kernels. */
+    int keep = unique_pid_index(), other = 1 - keep;
+    char pk[16];
+    pid_str(pk, sizeof pk, keep);
+    keys("/");
+    free(wait_screen(has_all, (const char *[]){"Filter:", NULL}, "the filter prompt"));
+    keys_literal(pk);
+    keys("Enter");
+    s = wait_screen(has_all, (const char *[]){"Processes (1 of 2", NULL}, "the filtered list");
+    cr_assert(proc_row(s, keep) && !proc_row(s, other), "filter '%s':\n%s", pk, s);
+    free(s);
+    const char *other_kernel = g_specs[other].kernel;
+    s = wait_screen(lacks, other_kernel, "the other process's kernel to disappear");
+    cr_assert(strstr(s, g_specs[keep].kernel), "kept kernel:\n%s", s);
+    free(s);
+    /* Esc clears the filter. */
+    keys("Escape");
+    free(wait_screen(has_all, (const char *[]){"Processes (2)", NULL}, "the filter cleared"));
+
+    /* Help, then any key closes it. */
+    keys("h");
+    free(wait_screen(has_all, (const char *[]){"vyre-top keys", "filter processes", NULL},
+                     "the help overlay"));
+    keys("x");
+    free(wait_screen(lacks, "vyre-top keys", "the help to close"));
+
+    /* Resize to 200x60: wide layout with more columns; then 20x5. */
+    free(TMUX("resize-window", "-t", "top", "-x", "200", "-y", "60"));
+    s = wait_screen(wider_than_80, (const char *[]){"COMMAND", "GPU MEM", NULL},
+                    "the 200-column layout");
+    free(s);
+    free(TMUX("resize-window", "-t", "top", "-x", "20", "-y", "5"));
+    free(wait_screen(at_most_20_cols, NULL, "the 20x5 layout"));
+    free(TMUX("resize-window", "-t", "top", "-x", "80", "-y", "24"));
+    check_shows_both();
+
+    /* p pauses, q quits with status 0 and the session ends. */
+    keys("p");
+    free(wait_screen(has_all, (const char *[]){"[PAUSED]", NULL}, "paused"));
+    keys("q");
+    char *ex = read_exit();
+    cr_assert_not_null(ex, "vyre-top did not exit after q");
+    cr_assert_str_eq(ex, "exit=0\n");
+    free(ex);
+    int code = 0;
+    for (int waited = 0; waited < WAIT_MS; waited += 50) {
+        free(TMUX_RC(&code, "has-session", "-t", "top"));
+        if (code != 0)
+            break;
+        sleep_ms(50);
+    }
+    cr_assert_neq(code, 0, "the tmux session must end when vyre-top quits");
+}
+
+Test(top_tmux, screen_200x60_shows_publishers_side_by_side)
+{
+    start_publishers();
+    start_top(200, 60);
+    check_shows_both();
+    char *s = wait_screen(has_all, (const char *[]){"COMMAND", "GPU MEM", "NVTX ranges", NULL},
+                          "the wide layout");
+    /* From 160 columns ranges and kernels sit on the same rows. */
+    int side_by_side = 0;
+    for (const char *line = s; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(n < 511 ? n : 511), line);
+        if (strstr(buf, "NVTX ranges") && strstr(buf, "Kernels"))
+            side_by_side = 1;
+        line = nl ? nl + 1 : NULL;
+    }
+    cr_assert(side_by_side, "ranges and kernels side by side:\n%s", s);
+    free(s);
+    /* Tab moves the focus: the focused title is marked with '>'. */
+    keys("Tab");
+    free(wait_screen(has_all, (const char *[]){"> NVTX ranges", NULL}, "focus on the ranges"));
+    keys("q");
+    char *ex = read_exit();
+    cr_assert_not_null(ex);
+    cr_assert_str_eq(ex, "exit=0\n");
+    free(ex);
+}
+
+/* ---- --batch and --json ----------------------------------------------------- */
+
+static void run_top(tu_proc *p, const char *a0, const char *a1, const char *a2, const char *a3,
+                    const char *a4, const char *a5)
+{
+    char *argv[10];
+    int n = 0;
+    argv[n++] = strdup(VYRE_TOP_BIN);
+    const char *rest[] = {a0, a1, a2, a3, a4, a5};
+    for (int i = 0; i < 6 && rest[i]; i++)
+        argv[n++] = strdup(rest[i]);
+    argv[n] = NULL;
+    tu_run(p, argv, NULL);
+    for (int i = 0; i < n; i++)
+        free(argv[i]);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+Test(top_tmux, batch_prints_n_frames_with_both_processes)
+{
+    start_publishers();
+    tu_proc p;
+    run_top(&p, "--batch", "-n", "2", "-d", "0.3", "--width=120");
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    char head[64];
+    snprintf(head, sizeof head, "vyre-top %s - ", vyre_version());
+    cr_assert_eq(count(p.out, head), 2, "two frames:\n%s", p.out);
+    cr_assert(strncmp(p.out, head, strlen(head)) == 0, "a frame starts with its header");
+    char *second = strstr(p.out + 1, head);
+    cr_assert_not_null(second);
+    char *first = strndup(p.out, (size_t)(second - p.out));
+    cr_assert_not_null(first);
+    for (int frame = 0; frame < 2; frame++) {
+        const char *f = frame ? second : first;
+        for (int i = 0; i < 2; i++) {
+            cr_assert(proc_row(f, i), "frame %d lacks pid %d:\n%s", frame, (int)g_pub[i], f);
+            cr_assert(strstr(f, g_specs[i].kernel), "frame %d lacks %s", frame, g_specs[i].kernel);
+        }
+        cr_assert(strstr(f, "vyre.cuda.pipeline.dispatch") && strstr(f, "vyre.cache.lookup"));
+        cr_assert(strstr(f, "  PID NAME"), "column header:\n%s", f);
+    }
+    free(first);
+    /* Frames are cut to the width. */
+    for (const char *line = p.out; *line;) {
+        size_t n = strcspn(line, "\n");
+        cr_assert_leq(n, 120, "line wider than --width: %.*s", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+    /* 3 hits per miss in both: 75.0% in every row. */
+    cr_assert_geq(count(second, "75.0%"), 2, "hit rate:\n%s", second);
+    tu_proc_free(&p);
+}
+
+static json_t *field(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    cr_assert_not_null(v, "missing key '%s'", key);
+    return v;
+}
+
+static double num(json_t *o, const char *key)
+{
+    json_t *v = field(o, key);
+    cr_assert(json_is_number(v), "'%s' must be a plain number", key);
+    return json_number_value(v);
+}
+
+static json_t *find_named(json_t *arr, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        if (strcmp(json_string_value(json_object_get(v, "name")), name) == 0)
+            return v;
+    }
+    return NULL;
+}
+
+static void check_json_line(const char *line, int cache_exists)
+{
+    json_error_t je;
+    json_t *o = json_loads(line, 0, &je);
+    cr_assert_not_null(o, "bad JSON (%s): %s", je.text, line);
+    cr_assert_eq(num(o, "schema_version"), 1);
+    cr_assert_gt(num(o, "interval_s"), 0.2);
+    cr_assert_gt(num(o, "time_unix_s"), 1.6e9);
+    json_t *mon = field(o, "gpu_monitor");
+    cr_assert(json_is_boolean(field(mon, "available")));
+    if (!json_is_true(field(mon, "available"))) {
+        cr_assert(json_is_string(field(mon, "error")));
+        cr_assert_eq(json_array_size(field(o, "gpus")), 0);
+    }
+    json_t *tel = field(o, "telemetry");
+    cr_assert_str_eq(json_string_value(field(tel, "dir")), g_tel);
+    cr_assert(json_is_null(field(tel, "error")));
+
+    json_t *procs = field(o, "processes");
+    cr_assert_eq(json_array_size(procs), 2, "%s", line);
+    for (int i = 0; i < 2; i++) {
+        json_t *p = NULL, *v;
+        size_t k;
+        json_array_foreach(procs, k, v)
+        {
+            if (json_integer_value(json_object_get(v, "pid")) == g_pub[i])
+                p = v;
+        }
+        cr_assert_not_null(p, "pid %d missing: %s", (int)g_pub[i], line);
+        cr_assert_str_eq(json_string_value(field(p, "name")), "test_cli");
+        cr_assert(json_is_true(field(p, "published")));
+        double l = num(p, "launches_per_s");
+        /* ~100 ticks a second: generous bounds for a loaded machine. */
+        cr_assert(l > 0 && l < 200.0 * (double)g_specs[i].launches, "launches_per_s %g", l);
+        cr_assert_gt(num(p, "dispatches_per_s"), 0);
+        cr_assert_gt(num(p, "h2d_mb_per_s"), 0);
+        double h2d = num(p, "h2d_mb_per_s"), d2h = num(p, "d2h_mb_per_s");
+        cr_assert(d2h > 0 && d2h < h2d, "d2h %g < h2d %g", d2h, h2d);
+        cr_assert_float_eq(num(p, "cache_hit_rate_pct"), 75.0, 1e-9);
+        cr_assert_gt(num(p, "compile_saved_s"), 0);
+        cr_assert_geq(num(p, "launches"), num(p, "dispatches") * (double)g_specs[i].launches);
+        cr_assert(json_is_null(field(p, "gpu_mem_bytes")) ||
+                  json_is_integer(field(p, "gpu_mem_bytes")));
+        cr_assert_eq(json_integer_value(field(p, "device")), 0, "device of its kernels");
+
+        json_t *r = find_named(field(p, "ranges"), vyre_nvtx_range(g_specs[i].range)->name);
+        cr_assert_not_null(r, "range of pid %d: %s", (int)g_pub[i], line);
+        cr_assert_eq(json_array_size(field(p, "ranges")), 1, "only its own range");
+        double p50 = num(r, "p50_ns"), p99 = num(r, "p99_ns"), mx = num(r, "max_ns");
+        cr_assert(p50 >= 50000 / 2 && p50 <= p99 && p99 <= mx, "%g %g %g", p50, p99, mx);
+        cr_assert_gt(num(r, "count_per_s"), 0);
+        cr_assert_gt(num(r, "count"), 0);
+
+        json_t *ks = field(p, "kernels");
+        cr_assert_eq(json_array_size(ks), 1, "%s", line);
+        json_t *kr = find_named(ks, g_specs[i].kernel);
+        cr_assert_not_null(kr);
+        cr_assert_gt(num(kr, "calls_per_s"), 0);
+        cr_assert_float_eq(num(kr, "gpu_time_share_pct"), 100.0, 1e-9);
+        cr_assert_float_eq(num(kr, "mean_ns"), 50000.0, 1e-6);
+        cr_assert_eq(num(kr, "max_ns"), 50000);
+        json_t *grid = field(kr, "grid"), *block = field(kr, "block");
+        cr_assert_eq(json_integer_value(json_array_get(grid, 0)), 64);
+        cr_assert_eq(json_integer_value(json_array_get(grid, 1)), 2);
+        cr_assert_eq(json_integer_value(json_array_get(grid, 2)), 1);
+        cr_assert_eq(json_integer_value(json_array_get(block, 0)), 256);
+        cr_assert_eq(json_integer_value(json_array_get(block, 1)), 1);
+    }
+    /* Aggregates over both. */
+    cr_assert_eq(json_array_size(field(o, "ranges")), 2);
+    json_t *ks = field(o, "kernels");
+    cr_assert_eq(json_array_size(ks), 2);
+    double share = 0;
+    size_t k;
+    json_t *v;
+    json_array_foreach(ks, k, v) share += num(v, "gpu_time_share_pct");
+    cr_assert_float_eq(share, 100.0, 1e-6);
+
+    json_t *c = field(o, "cache");
+    cr_assert_str_eq(json_string_value(field(c, "root")), g_cache);
+    if (cache_exists) {
+        cr_assert_str_eq(json_string_value(field(c, "state")), "ok");
+        cr_assert_eq(num(c, "entries"), 0);
+        cr_assert_eq(num(c, "bytes"), 0);
+        cr_assert(json_is_null(field(c, "hit_rate_pct")), "no lookups: unknown, not 0");
+        cr_assert_eq(num(c, "debris"), 0);
+        cr_assert_eq(num(c, "quarantined"), 0);
+    } else {
+        cr_assert_str_eq(json_string_value(field(c, "state")), "missing");
+        cr_assert(json_is_null(field(c, "entries")));
+        cr_assert(json_is_null(field(c, "hit_rate_pct")));
+    }
+    json_decref(o);
+}
+
+Test(top_tmux, json_prints_one_object_per_interval_field_by_field)
+{
+    start_publishers();
+    tu_proc p;
+    run_top(&p, "--json", "-n", "2", "-d", "0.3", NULL);
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    cr_assert_eq(count(p.out, "\n"), 2, "two lines:\n%s", p.out);
+    char *second = strchr(p.out, '\n') + 1;
+    second[-1] = '\0';
+    check_json_line(p.out, 0);
+    second[strlen(second) - 1] = '\0';
+    check_json_line(second, 0);
+    tu_proc_free(&p);
+
+    /* With a cache (read-only open: it must stay unchanged). */
+    vyre_cache *c = NULL;
+    vyre_error e = {0};
+    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &e), VYRE_OK, "%s", e.message);
+    vyre_cache_close(c);
+    run_top(&p, "--json", "-n", "1", "-d", "0.3", NULL);
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    p.out[strcspn(p.out, "\n")] = '\0';
+    check_json_line(p.out, 1);
+    tu_proc_free(&p);
+}
+
+Test(top_tmux, empty_states_and_usage_errors)
+{
+    tu_proc p;
+    run_top(&p, "--batch", "-n", "1", "-d", "0.1", "--width=100");
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    cr_assert(strstr(p.out, "no instrumented process: run vyre-bench, or link libvyrecore"), "%s",
+              p.out);
+    cr_assert(strstr(p.out, "no pipeline cache at "), "%s", p.out);
+    tu_proc_free(&p);
+
+    run_top(&p, "-d", "0", NULL, NULL, NULL, NULL);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-top: error: invalid refresh interval '0'\n"
+                            "hint: give seconds from 0.1 to 3600, e.g. '-d 0.5'\n"
+                            "try 'vyre-top --help'\n");
+    tu_proc_free(&p);
+
+    run_top(&p, "--jsn", NULL, NULL, NULL, NULL, NULL);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "unknown option '--jsn'") && strstr(p.err, "did you mean '--json'?"),
+              "%s", p.err);
+    tu_proc_free(&p);
+
+    /* No terminal (stdin is /dev/null here): the screen refuses politely. */
+    run_top(&p, NULL, NULL, NULL, NULL, NULL, NULL);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-top: error: the interactive view needs a terminal\n"
+                            "hint: use --batch or --json for output to a pipe or file\n"
+                            "try 'vyre-top --help'\n");
+    tu_proc_free(&p);
+
+    run_top(&p, "--help", NULL, NULL, NULL, NULL, NULL);
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert(strstr(p.out, "usage: vyre-top"));
+    tu_proc_free(&p);
+}
+
+/* ---- the GPU panel, through the fake NVML ------------------------------------ */
+
+#ifdef FAKENVML_LIB
+/* Environment for vyre-top with two fake GPUs: alpha on GPU 0 holding
+ * 1 GiB, beta on GPU 1 with unknown memory, power unsupported. */
+static void fake_nvml_env(char procs[128])
+{
+    snprintf(procs, 128, "FAKENVML_PROCS=0:%d:1073741824,1:%d:-", (int)g_pub[0], (int)g_pub[1]);
+    setenv("VYRE_NVML_LIBRARY", FAKENVML_LIB, 1);
+    setenv("FAKENVML_GPUS", "2", 1);
+    setenv("FAKENVML_UNSUPPORTED", "power", 1);
+    putenv(procs);
+}
+
+static double jnum_at(json_t *o, const char *key)
+{
+    return num(o, key);
+}
+
+Test(top_tmux, gpu_panel_and_json_from_nvml)
+{
+    start_publishers();
+    static char procs[128];
+    fake_nvml_env(procs);
+
+    tu_proc p;
+    run_top(&p, "--json", "-n", "2", "-d", "0.3", NULL);
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    char *second = strchr(p.out, '\n');
+    cr_assert_not_null(second);
+    json_error_t je;
+    json_t *o = json_loads(second + 1, 0, &je);
+    cr_assert_not_null(o, "%s: %s", je.text, second + 1);
+    json_t *mon = field(o, "gpu_monitor");
+    cr_assert(json_is_true(field(mon, "available")), "%s", second + 1);
+    cr_assert(json_is_null(field(mon, "error")));
+    cr_assert_str_eq(json_string_value(field(mon, "driver_version")), "580.00.01");
+    cr_assert_eq(jnum_at(mon, "gpus_total"), 2);
+    json_t *gpus = field(o, "gpus");
+    cr_assert_eq(json_array_size(gpus), 2);
+    for (int i = 0; i < 2; i++) {
+        json_t *g = json_array_get(gpus, (size_t)i);
+        char name[64];
+        snprintf(name, sizeof name, "NVIDIA Fake GPU %d", i);
+        cr_assert_eq(jnum_at(g, "index"), i);
+        cr_assert_str_eq(json_string_value(field(g, "name")), name);
+        cr_assert_eq(jnum_at(g, "mem_total_bytes"), (double)((80ull + (unsigned)i) << 30));
+        cr_assert_eq(jnum_at(g, "mem_used_bytes"), (double)((1ull + (unsigned)i) << 30));
+        cr_assert_eq(jnum_at(g, "sm_clock_mhz"), 1500 + i);
+        cr_assert_eq(jnum_at(g, "mem_clock_mhz"), 2619);
+        cr_assert_eq(jnum_at(g, "sm_clock_max_mhz"), 1980);
+        cr_assert_eq(jnum_at(g, "temperature_c"), 40 + i);
+        double util = jnum_at(g, "util_gpu_pct");
+        cr_assert(util >= 10 && util <= 100, "util %g", util);
+        cr_assert(json_is_null(field(g, "power_w")), "unsupported power is null, not 0");
+        cr_assert_float_eq(jnum_at(g, "power_limit_w"), 700.0, 1e-9);
+        cr_assert_str_eq(json_string_value(field(g, "throttle")), i ? "idle" : "power,thermal");
+    }
+    json_t *procs_j = field(o, "processes");
+    size_t k;
+    json_t *v;
+    int seen = 0;
+    json_array_foreach(procs_j, k, v)
+    {
+        json_int_t pid = json_integer_value(field(v, "pid"));
+        if (pid == g_pub[0]) {
+            cr_assert_eq(jnum_at(v, "gpu_mem_bytes"), 1073741824.0);
+            cr_assert_eq(jnum_at(v, "device"), 0);
+            seen++;
+        } else if (pid == g_pub[1]) {
+            cr_assert(json_is_null(field(v, "gpu_mem_bytes")), "NVML could not tell: null");
+            cr_assert_eq(jnum_at(v, "device"), 1, "NVML's GPU for the process");
+            seen++;
+        }
+    }
+    cr_assert_eq(seen, 2);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* The screen: one stats line and one history line per GPU; unknown
+     * power is '-'; the processes show their GPU memory. */
+    start_top(120, 30);
+    char *s = wait_screen(has_all,
+                          (const char *[]){"GPUs (2)", "NVIDIA Fake GPU 0", "NVIDIA Fake GPU 1",
+                                           "util history", "-/700W", "1.00G", NULL},
+                          "the GPU panel");
+    cr_assert_eq(count(s, "util history"), 2, "%s", s);
+    free(s);
+    keys("q");
+    char *ex = read_exit();
+    cr_assert_not_null(ex);
+    cr_assert_str_eq(ex, "exit=0\n");
+    free(ex);
+}
+#endif

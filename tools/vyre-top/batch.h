@@ -1,0 +1,22 @@
+/*
+ * batch.h - vyre-top's non-interactive output: --batch text frames (like
+ * top -b, built from the same view and format functions as the screen)
+ * and --json snapshots (one object per line, schema_version 1, plain
+ * numbers, units in key names, null for unknown values).
+ */
+#ifndef VYRE_TOP_BATCH_H
+#define VYRE_TOP_BATCH_H
+
+#include <stdio.h>
+
+#include "collect.h"
+#include "ui.h"
+
+/* Prints one text frame `cols` wide (trailing spaces trimmed) followed by
+ * a blank line. Returns 0, or -1 on a write error or out of memory. */
+int top_batch_frame(FILE *out, const top_snapshot *s, top_ui *ui, int cols);
+
+/* Prints one JSON object on one line. Returns 0 or -1. */
+int top_batch_json(FILE *out, const top_snapshot *s);
+
+#endif /* VYRE_TOP_BATCH_H */

@@ -1,0 +1,531 @@
+/*
+ * collect.c - see collect.h. The collectors keep, per process, the previous
+ * reading (counters, histograms, last kernel serial) so that every rate is
+ * the difference of two real readings over the time between them.
+ */
+#include "collect.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What the previous collection saw of one process. */
+typedef struct prev_proc {
+    int32_t pid;
+    uint64_t start_time;
+    uint64_t mono_ns;
+    uint64_t v[VYRE_CTR_COUNT];
+    vyre_range_hist life[VYRE_RANGE_COUNT];
+    uint64_t kernels_total;
+    uint64_t last_serial;
+} prev_proc;
+
+struct top_collector {
+    top_collect_opts opts;
+    vyre_gpu_monitor *gpu;
+    int gpu_rc;
+    char gpu_msg[TOP_MSG_MAX];
+    char gpu_hint[TOP_MSG_MAX];
+    top_gpu_hist hist[VYRE_GPU_MAX];
+    prev_proc *prev;
+    size_t nprev;
+    vyre_telemetry_snapshot *page; /* scratch, ~48 KiB */
+    /* cache figures are re-read every cache_every_s */
+    int cache_state;
+    char cache_msg[TOP_MSG_MAX];
+    char cache_root[VYRE_CACHE_PATH_MAX];
+    vyre_cache_stats cache;
+    uint64_t cache_read_ns;
+    uint64_t reap_ns;
+    uint64_t last_ns;
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+    if (size == 0)
+        return;
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* "message; hint: hint" of a vyre_error (cut to fit), or the code's text. */
+static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
+{
+    copy_str(dst, size, e->message[0] ? e->message : vyre_strerror(rc));
+    if (!e->message[0] || !e->hint[0])
+        return;
+    size_t n = strlen(dst);
+    if (n + 8 < size) {
+        memcpy(dst + n, "; hint: ", 8);
+        copy_str(dst + n + 8, size - n - 8, e->hint);
+    }
+}
+
+/* ---- pure helpers ------------------------------------------------------ */
+
+void top_gpu_hist_push(top_gpu_hist *h, uint8_t util, uint8_t mem)
+{
+    h->util[h->head] = util;
+    h->mem[h->head] = mem;
+    h->head = (h->head + 1) % TOP_GPU_HIST;
+    if (h->len < TOP_GPU_HIST)
+        h->len++;
+}
+
+uint8_t top_gpu_hist_util(const top_gpu_hist *h, unsigned i)
+{
+    if (i >= h->len)
+        return TOP_HIST_UNKNOWN;
+    unsigned start = (h->head + TOP_GPU_HIST - h->len) % TOP_GPU_HIST;
+    return h->util[(start + i) % TOP_GPU_HIST];
+}
+
+double top_rate(uint64_t prev, uint64_t now, double dt_s)
+{
+    if (!(dt_s > 0) || now < prev)
+        return NAN;
+    return (double)(now - prev) / dt_s;
+}
+
+static void hist_add(vyre_range_hist *dst, const vyre_range_hist *src)
+{
+    dst->count += src->count;
+    dst->total_ns += src->total_ns;
+    if (src->max_ns > dst->max_ns)
+        dst->max_ns = src->max_ns;
+    for (int b = 0; b < VYRE_HIST_BUCKETS; b++)
+        dst->buckets[b] += src->buckets[b];
+}
+
+size_t top_aggregate_ranges(const top_snapshot *s, const unsigned char *keep, top_range *out)
+{
+    vyre_range_hist life[VYRE_RANGE_COUNT], win[VYRE_RANGE_COUNT];
+    memset(life, 0, sizeof life);
+    memset(win, 0, sizeof win);
+    double dt = s->interval_s;
+    int any_delta = 0;
+    for (size_t i = 0; i < s->nprocs; i++) {
+        if (keep && !keep[i])
+            continue;
+        const top_proc *p = &s->procs[i];
+        for (int r = 0; r < VYRE_RANGE_COUNT; r++) {
+            hist_add(&life[r], &p->life[r]);
+            if (p->has_delta)
+                hist_add(&win[r], &p->delta[r]);
+        }
+        any_delta |= p->has_delta;
+    }
+    size_t used = 0;
+    for (int r = 0; r < VYRE_RANGE_COUNT; r++) {
+        top_range *o = &out[r];
+        memset(o, 0, sizeof *o);
+        o->id = r;
+        o->name = vyre_nvtx_range((vyre_range_id)r)->name;
+        o->count = life[r].count;
+        o->max_ns = life[r].max_ns;
+        o->win_count = win[r].count;
+        o->count_s = any_delta && dt > 0 ? (double)win[r].count / dt : NAN;
+        if (win[r].count > 0) {
+            /* The window's max is not in the histogram: cap the quantiles
+             * by the lifetime max, which bounds it. */
+            win[r].max_ns = life[r].max_ns;
+            o->window = 1;
+            o->p50_ns = vyre_range_hist_quantile(&win[r], 0.50);
+            o->p99_ns = vyre_range_hist_quantile(&win[r], 0.99);
+        } else {
+            o->p50_ns = vyre_range_hist_quantile(&life[r], 0.50);
+            o->p99_ns = vyre_range_hist_quantile(&life[r], 0.99);
+        }
+        if (o->count)
+            used++;
+    }
+    return used;
+}
+
+size_t top_aggregate_kernels(const top_snapshot *s, const unsigned char *keep, top_kernel **out,
+                             int *sampled)
+{
+    *out = NULL;
+    if (sampled)
+        *sampled = 0;
+    size_t cap = 0, n = 0;
+    top_kernel *v = NULL;
+    uint64_t total_ns = 0;
+    for (size_t i = 0; i < s->nprocs; i++) {
+        if (keep && !keep[i])
+            continue;
+        const top_proc *p = &s->procs[i];
+        if (sampled && p->kernels_seen < p->kernels_new)
+            *sampled = 1;
+        for (size_t k = 0; k < p->nkernels; k++) {
+            const top_kernel *src = &p->kernels[k];
+            size_t j = 0;
+            while (j < n && strcmp(v[j].name, src->name) != 0)
+                j++;
+            if (j == n) {
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 32;
+                    top_kernel *nv = realloc(v, cap * sizeof *nv);
+                    if (!nv)
+                        break; /* keep what we have */
+                    v = nv;
+                }
+                v[n] = *src;
+                n++;
+            } else {
+                v[j].calls += src->calls;
+                v[j].total_ns += src->total_ns;
+                if (src->max_ns > v[j].max_ns)
+                    v[j].max_ns = src->max_ns;
+            }
+            total_ns += src->total_ns;
+        }
+    }
+    for (size_t j = 0; j < n; j++) {
+        v[j].calls_s = s->interval_s > 0 ? (double)v[j].calls / s->interval_s : NAN;
+        v[j].share_pct = total_ns ? 100.0 * (double)v[j].total_ns / (double)total_ns : NAN;
+        v[j].mean_ns = v[j].calls ? (double)v[j].total_ns / (double)v[j].calls : NAN;
+    }
+    *out = v;
+    return n;
+}
+
+/* ---- collector --------------------------------------------------------- */
+
+int top_collector_new(const top_collect_opts *opts, top_collector **out)
+{
+    *out = NULL;
+    top_collector *c = calloc(1, sizeof *c);
+    if (!c)
+        return VYRE_ENOMEM;
+    c->page = malloc(sizeof *c->page);
+    if (!c->page) {
+        free(c);
+        return VYRE_ENOMEM;
+    }
+    if (opts)
+        c->opts = *opts;
+    if (!(c->opts.cache_every_s > 0))
+        c->opts.cache_every_s = 5;
+    if (c->opts.reap_every_s == 0)
+        c->opts.reap_every_s = 10;
+    c->cache_state = TOP_CACHE_PENDING;
+    if (c->opts.no_gpu) {
+        c->gpu_rc = VYRE_ENOTSUP;
+        snprintf(c->gpu_msg, sizeof c->gpu_msg, "GPU monitoring turned off");
+    } else {
+        vyre_error e;
+        vyre_error_clear(&e);
+        c->gpu_rc = vyre_gpu_monitor_open(&c->gpu, &e);
+        if (c->gpu_rc) {
+            copy_str(c->gpu_msg, sizeof c->gpu_msg,
+                     e.message[0] ? e.message : vyre_strerror(c->gpu_rc));
+            copy_str(c->gpu_hint, sizeof c->gpu_hint, e.hint);
+        }
+    }
+    *out = c;
+    return 0;
+}
+
+void top_collector_free(top_collector *c)
+{
+    if (!c)
+        return;
+    vyre_gpu_monitor_close(c->gpu);
+    free(c->prev);
+    free(c->page);
+    free(c);
+}
+
+void top_snapshot_release(top_snapshot *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nprocs; i++)
+        free(s->procs[i].kernels);
+    free(s->procs);
+    s->procs = NULL;
+    s->nprocs = 0;
+}
+
+static uint8_t pct8(double v)
+{
+    if (!(v >= 0))
+        return TOP_HIST_UNKNOWN;
+    return (uint8_t)(v > 100 ? 100 : v + 0.5);
+}
+
+static void collect_gpus(top_collector *c, top_snapshot *s)
+{
+    if (!c->gpu) {
+        s->gpu_ok = 0;
+        copy_str(s->gpu_msg, sizeof s->gpu_msg, c->gpu_msg);
+        copy_str(s->gpu_hint, sizeof s->gpu_hint, c->gpu_hint);
+        return;
+    }
+    vyre_error e;
+    vyre_error_clear(&e);
+    int rc = vyre_gpu_monitor_sample(c->gpu, &s->gpu, &e);
+    if (rc) {
+        s->gpu_ok = 0;
+        copy_str(s->gpu_msg, sizeof s->gpu_msg, e.message[0] ? e.message : vyre_strerror(rc));
+        copy_str(s->gpu_hint, sizeof s->gpu_hint, e.hint);
+        return;
+    }
+    s->gpu_ok = 1;
+    for (unsigned i = 0; i < s->gpu.ngpus && i < VYRE_GPU_MAX; i++) {
+        const vyre_gpu_info *g = &s->gpu.gpus[i];
+        double util = vyre_gpu_field_valid(g, VYRE_GPU_F_UTIL) ? g->util_gpu_pct : NAN;
+        double mem = vyre_gpu_field_valid(g, VYRE_GPU_F_MEMORY) && g->mem_total_bytes
+                         ? 100.0 * (double)g->mem_used_bytes / (double)g->mem_total_bytes
+                         : NAN;
+        top_gpu_hist_push(&c->hist[i], pct8(util), pct8(mem));
+    }
+    memcpy(s->gpu_hist, c->hist, sizeof s->gpu_hist);
+}
+
+static void collect_cache(top_collector *c, top_snapshot *s)
+{
+    uint64_t now = s->mono_ns;
+    if (c->cache_state == TOP_CACHE_PENDING ||
+        (double)(now - c->cache_read_ns) / 1e9 >= c->opts.cache_every_s) {
+        vyre_error e;
+        vyre_error_clear(&e);
+        c->cache_read_ns = now;
+        memset(&c->cache, 0, sizeof c->cache);
+        c->cache_msg[0] = '\0';
+        int rc = 0;
+        if (c->opts.cache_root)
+            copy_str(c->cache_root, sizeof c->cache_root, c->opts.cache_root);
+        else
+            rc = vyre_cache_default_root(c->cache_root, sizeof c->cache_root, &e);
+        vyre_cache *cache = NULL;
+        if (rc == 0)
+            rc = vyre_cache_open(c->cache_root, VYRE_CACHE_READONLY | VYRE_CACHE_NO_HIT_TRACK,
+                                 &cache, &e);
+        if (rc == 0)
+            rc = vyre_cache_stats_get(cache, &c->cache, &e);
+        vyre_cache_close(cache);
+        if (rc == 0) {
+            c->cache_state = TOP_CACHE_OK;
+        } else if (rc == VYRE_ENOENT) {
+            c->cache_state = TOP_CACHE_MISSING;
+            snprintf(c->cache_msg, sizeof c->cache_msg, "no pipeline cache yet");
+        } else {
+            c->cache_state = TOP_CACHE_ERROR;
+            error_text(c->cache_msg, sizeof c->cache_msg, rc, &e);
+        }
+    }
+    s->cache_state = c->cache_state;
+    copy_str(s->cache_msg, sizeof s->cache_msg, c->cache_msg);
+    copy_str(s->cache_root, sizeof s->cache_root, c->cache_root);
+    s->cache = c->cache;
+    s->cache_age_s = (double)(now - c->cache_read_ns) / 1e9;
+}
+
+static const prev_proc *find_prev(const top_collector *c, int32_t pid, uint64_t start_time)
+{
+    size_t lo = 0, hi = c->nprev;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->prev[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < c->nprev && c->prev[lo].pid == pid && c->prev[lo].start_time == start_time)
+        return &c->prev[lo];
+    return NULL;
+}
+
+/* Groups the ring's kernels newer than last_serial by name. */
+static void proc_kernels(top_proc *p, const vyre_telemetry_snapshot *pg, uint64_t last_serial)
+{
+    size_t cap = 0;
+    for (uint32_t k = 0; k < pg->n_kernels; k++) {
+        const vyre_telemetry_kernel *kr = &pg->kernels[k];
+        if (kr->serial <= last_serial)
+            continue;
+        p->kernels_seen++;
+        size_t j = 0;
+        while (j < p->nkernels && strcmp(p->kernels[j].name, kr->name) != 0)
+            j++;
+        if (j == p->nkernels) {
+            if (p->nkernels == cap) {
+                cap = cap ? cap * 2 : 8;
+                top_kernel *nv = realloc(p->kernels, cap * sizeof *nv);
+                if (!nv)
+                    return;
+                p->kernels = nv;
+            }
+            top_kernel *nk = &p->kernels[p->nkernels++];
+            memset(nk, 0, sizeof *nk);
+            memcpy(nk->name, kr->name, sizeof nk->name);
+        }
+        top_kernel *t = &p->kernels[j];
+        t->calls++;
+        t->total_ns += kr->duration_ns;
+        if (kr->duration_ns > t->max_ns)
+            t->max_ns = kr->duration_ns;
+        memcpy(t->grid, kr->grid, sizeof t->grid);
+        memcpy(t->block, kr->block, sizeof t->block);
+        t->device = kr->device;
+    }
+}
+
+static void collect_procs(top_collector *c, top_snapshot *s)
+{
+    vyre_error e;
+    vyre_error_clear(&e);
+    const char *dir = c->opts.telemetry_dir;
+    if (!dir && vyre_telemetry_dir(s->tel_dir, sizeof s->tel_dir, &e) == 0)
+        dir = s->tel_dir;
+    else if (dir)
+        copy_str(s->tel_dir, sizeof s->tel_dir, dir);
+    if (!dir) {
+        error_text(s->tel_msg, sizeof s->tel_msg, e.code, &e);
+        return;
+    }
+    if (c->opts.reap_every_s > 0 &&
+        (c->reap_ns == 0 || (double)(s->mono_ns - c->reap_ns) / 1e9 >= c->opts.reap_every_s)) {
+        c->reap_ns = s->mono_ns;
+        vyre_telemetry_reap(dir, NULL, NULL); /* only pages of dead processes */
+    }
+    vyre_telemetry_entry *ents = NULL;
+    size_t n = 0;
+    int rc = vyre_telemetry_list(dir, &ents, &n, &e);
+    if (rc) {
+        error_text(s->tel_msg, sizeof s->tel_msg, rc, &e);
+        return;
+    }
+    s->tel_ok = 1;
+    if (n > TOP_MAX_PROCS)
+        n = TOP_MAX_PROCS;
+    prev_proc *next = n ? calloc(n, sizeof *next) : NULL;
+    s->procs = n ? calloc(n, sizeof *s->procs) : NULL;
+    if (n && (!next || !s->procs)) {
+        free(next);
+        free(s->procs);
+        s->procs = NULL;
+        vyre_telemetry_list_free(ents);
+        snprintf(s->tel_msg, sizeof s->tel_msg, "out of memory");
+        s->tel_ok = 0;
+        return;
+    }
+    size_t nnext = 0;
+    vyre_telemetry_snapshot *pg = c->page;
+    for (size_t i = 0; i < n; i++) {
+        if (vyre_telemetry_read(ents[i].path, pg, NULL) != 0) {
+            s->unreadable++;
+            continue;
+        }
+        uint64_t now = mono_ns();
+        top_proc *p = &s->procs[s->nprocs++];
+        p->pid = pg->pid;
+        p->device = -1;
+        copy_str(p->name, sizeof p->name, pg->exe);
+        copy_str(p->cmdline, sizeof p->cmdline, pg->cmdline);
+        p->published = pg->publish_count > 0;
+        const uint64_t *v = pg->counters.v;
+        p->launches = v[VYRE_CTR_LAUNCHES];
+        p->dispatches = v[VYRE_CTR_DISPATCHES];
+        p->h2d_bytes = v[VYRE_CTR_H2D_BYTES];
+        p->d2h_bytes = v[VYRE_CTR_D2H_BYTES];
+        p->kernels_total = pg->kernels_total;
+        uint64_t lookups = v[VYRE_CTR_CACHE_HITS] + v[VYRE_CTR_CACHE_MISSES];
+        p->cache_hit_pct = lookups ? 100.0 * (double)v[VYRE_CTR_CACHE_HITS] / (double)lookups : NAN;
+        p->compile_saved_s = p->published ? (double)v[VYRE_CTR_COMPILE_NS_SAVED] / 1e9 : NAN;
+        memcpy(p->life, pg->counters.ranges, sizeof p->life);
+        p->launches_s = p->dispatches_s = p->h2d_mb_s = p->d2h_mb_s = NAN;
+
+        const prev_proc *pv = find_prev(c, pg->pid, pg->start_time);
+        uint64_t last_serial = 0;
+        if (pv && pg->kernels_total >= pv->kernels_total)
+            last_serial = pv->last_serial;
+        if (pv) {
+            double dt = (double)(now - pv->mono_ns) / 1e9;
+            p->launches_s = top_rate(pv->v[VYRE_CTR_LAUNCHES], p->launches, dt);
+            p->dispatches_s = top_rate(pv->v[VYRE_CTR_DISPATCHES], p->dispatches, dt);
+            p->h2d_mb_s = top_rate(pv->v[VYRE_CTR_H2D_BYTES], p->h2d_bytes, dt) / 1e6;
+            p->d2h_mb_s = top_rate(pv->v[VYRE_CTR_D2H_BYTES], p->d2h_bytes, dt) / 1e6;
+            p->has_delta = 1;
+            for (int r = 0; r < VYRE_RANGE_COUNT; r++) {
+                const vyre_range_hist *a = &pv->life[r], *b = &p->life[r];
+                vyre_range_hist *d = &p->delta[r];
+                if (b->count < a->count) { /* cannot go backwards: treat as fresh */
+                    *d = *b;
+                    continue;
+                }
+                d->count = b->count - a->count;
+                d->total_ns = b->total_ns - a->total_ns;
+                d->max_ns = b->max_ns;
+                for (int k = 0; k < VYRE_HIST_BUCKETS; k++)
+                    d->buckets[k] =
+                        b->buckets[k] >= a->buckets[k] ? b->buckets[k] - a->buckets[k] : 0;
+            }
+            p->kernels_new = pg->kernels_total - pv->kernels_total;
+            proc_kernels(p, pg, last_serial);
+        }
+        if (p->nkernels)
+            p->device = p->kernels[p->nkernels - 1].device;
+
+        prev_proc *nx = &next[nnext++];
+        nx->pid = pg->pid;
+        nx->start_time = pg->start_time;
+        nx->mono_ns = now;
+        memcpy(nx->v, v, sizeof nx->v);
+        memcpy(nx->life, pg->counters.ranges, sizeof nx->life);
+        nx->kernels_total = pg->kernels_total;
+        nx->last_serial = pg->n_kernels ? pg->kernels[pg->n_kernels - 1].serial : last_serial;
+    }
+    vyre_telemetry_list_free(ents);
+    free(c->prev);
+    c->prev = next;
+    c->nprev = nnext;
+
+    /* NVML's view of each process: its GPU and its GPU memory. */
+    for (size_t i = 0; s->gpu_ok && i < s->nprocs; i++) {
+        top_proc *p = &s->procs[i];
+        for (unsigned g = 0; g < s->gpu.ngpus && g < VYRE_GPU_MAX; g++) {
+            const vyre_gpu_info *gi = &s->gpu.gpus[g];
+            if (!vyre_gpu_field_valid(gi, VYRE_GPU_F_PROCS))
+                continue;
+            for (unsigned k = 0; k < gi->nprocs && k < VYRE_GPU_MAX_PROCS; k++) {
+                if (gi->procs[k].pid != (uint32_t)p->pid)
+                    continue;
+                p->device = gi->index;
+                if (gi->procs[k].used_valid) {
+                    p->gpu_mem_valid = 1;
+                    p->gpu_mem_bytes += gi->procs[k].used_bytes;
+                }
+            }
+        }
+    }
+}
+
+void top_collect(top_collector *c, top_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    s->mono_ns = mono_ns();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s->unix_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    s->interval_s = c->last_ns ? (double)(s->mono_ns - c->last_ns) / 1e9 : NAN;
+    c->last_ns = s->mono_ns;
+    collect_gpus(c, s);
+    collect_procs(c, s);
+    collect_cache(c, s);
+}

@@ -1,0 +1,177 @@
+/*
+ * collect.h - vyre-top's collectors: GPUs (vyre/gpu.h), instrumented
+ * processes (vyre/telemetry.h) and the pipeline cache (vyre/cache.h), each
+ * turned into plain data in a top_snapshot.
+ *
+ * Nothing here draws. A snapshot holds no pointers into libcore objects;
+ * rates are computed from two consecutive collections (the first one of a
+ * process has none: its rates are NAN, shown as '-' / null). Every number
+ * that cannot be known is NAN (doubles) or has a validity flag, never 0.
+ *
+ * Readers never stop writers: telemetry pages are copied under their
+ * seqlock, the cache is opened VYRE_CACHE_READONLY (no lock taken, nothing
+ * written), NVML is only queried.
+ */
+#ifndef VYRE_TOP_COLLECT_H
+#define VYRE_TOP_COLLECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vyre/cache.h"
+#include "vyre/counters.h"
+#include "vyre/gpu.h"
+#include "vyre/telemetry.h"
+
+#define TOP_GPU_HIST     240 /* history samples kept per GPU */
+#define TOP_HIST_UNKNOWN 255 /* a history sample whose value was unknown */
+#define TOP_MSG_MAX      512
+#define TOP_KNAME_MAX    VYRE_TELEMETRY_KERNEL_NAME_MAX
+#define TOP_MAX_PROCS    1024
+
+/* Per-GPU history ring of utilisation and memory use, 0..100 or
+ * TOP_HIST_UNKNOWN; oldest first when read through top_gpu_hist_at. */
+typedef struct top_gpu_hist {
+    uint8_t util[TOP_GPU_HIST];
+    uint8_t mem[TOP_GPU_HIST];
+    unsigned len;  /* samples held */
+    unsigned head; /* next slot written */
+} top_gpu_hist;
+
+/* One kernel name within one process over the last interval. */
+typedef struct top_kernel {
+    char name[TOP_KNAME_MAX];
+    uint64_t calls;    /* in the ring since the previous collection */
+    uint64_t total_ns; /* their summed duration */
+    uint64_t max_ns;
+    uint32_t grid[3]; /* of the most recent call */
+    uint32_t block[3];
+    int32_t device;
+    /* Filled by top_aggregate_kernels (NAN when unknown). */
+    double calls_s;
+    double share_pct; /* of the summed kernel time of the rows aggregated */
+    double mean_ns;
+} top_kernel;
+
+/* One instrumented process. */
+typedef struct top_proc {
+    int32_t pid;
+    char name[VYRE_TELEMETRY_EXE_MAX];
+    char cmdline[VYRE_TELEMETRY_CMDLINE_MAX];
+    int device;          /* GPU it runs on (NVML or its kernels); -1 unknown */
+    int published;       /* 0: the process has not published counters yet */
+    double launches_s;   /* NAN: unknown (first sample) */
+    double dispatches_s; /* NAN: unknown */
+    double h2d_mb_s;     /* 10^6 bytes per second; NAN: unknown */
+    double d2h_mb_s;
+    double cache_hit_pct;   /* lifetime cache_hits/(hits+misses); NAN: no lookups */
+    double compile_saved_s; /* lifetime compile time saved by cache hits */
+    uint64_t launches;      /* totals since the process started */
+    uint64_t dispatches;
+    uint64_t h2d_bytes;
+    uint64_t d2h_bytes;
+    uint64_t kernels_total;
+    int gpu_mem_valid; /* NVML knows its GPU memory */
+    uint64_t gpu_mem_bytes;
+    /* Ranges: lifetime histograms, and those of the last interval (valid
+     * when has_delta). */
+    int has_delta;
+    vyre_range_hist life[VYRE_RANGE_COUNT];
+    vyre_range_hist delta[VYRE_RANGE_COUNT];
+    /* Kernels of the last interval by name (malloc'ed, owned by the
+     * snapshot). kernels_seen < kernels_new when the ring overflowed. */
+    top_kernel *kernels;
+    size_t nkernels;
+    uint64_t kernels_new;  /* kernels recorded during the interval */
+    uint64_t kernels_seen; /* of which still in the ring when read */
+} top_proc;
+
+/* One catalog range aggregated over some processes. */
+typedef struct top_range {
+    int id;
+    const char *name; /* catalog name (static) */
+    double count_s;   /* NAN when unknown */
+    uint64_t count;   /* lifetime count */
+    int window;       /* 1: p50/p99 are of the last interval, 0: lifetime */
+    uint64_t p50_ns;  /* valid when count > 0 */
+    uint64_t p99_ns;
+    uint64_t max_ns;    /* lifetime maximum */
+    uint64_t win_count; /* ranges in the last interval */
+} top_range;
+
+enum top_cache_state {
+    TOP_CACHE_OK = 0,
+    TOP_CACHE_MISSING = 1, /* no cache at the root yet */
+    TOP_CACHE_ERROR = 2,   /* could not open or read it: cache_msg says why */
+    TOP_CACHE_PENDING = 3, /* not read yet */
+};
+
+typedef struct top_snapshot {
+    uint64_t mono_ns;  /* CLOCK_MONOTONIC of the collection */
+    double unix_s;     /* wall clock of the collection */
+    double interval_s; /* since the previous collection; NAN for the first */
+    /* GPUs */
+    int gpu_ok; /* 0: no monitor; gpu_msg says why, gpu_hint how to fix it */
+    char gpu_msg[TOP_MSG_MAX];
+    char gpu_hint[TOP_MSG_MAX];
+    vyre_gpu_snapshot gpu;
+    top_gpu_hist gpu_hist[VYRE_GPU_MAX];
+    /* processes */
+    int tel_ok; /* 0: listing failed; tel_msg says why (and the hint) */
+    char tel_msg[TOP_MSG_MAX];
+    char tel_dir[VYRE_TELEMETRY_PATH_MAX];
+    top_proc *procs; /* malloc'ed, sorted by pid */
+    size_t nprocs;
+    size_t unreadable; /* pages that could not be read this time */
+    /* cache */
+    int cache_state;
+    char cache_msg[TOP_MSG_MAX];
+    char cache_root[VYRE_CACHE_PATH_MAX];
+    vyre_cache_stats cache;
+    double cache_age_s; /* how old the cache figures are */
+} top_snapshot;
+
+typedef struct top_collect_opts {
+    const char *telemetry_dir; /* NULL: vyre_telemetry_dir() */
+    const char *cache_root;    /* NULL: vyre_cache_default_root() */
+    int no_gpu;                /* do not open NVML */
+    double cache_every_s;      /* re-read cache stats at most this often (default 5) */
+    double reap_every_s; /* remove pages of dead processes this often (default 10; <0 never) */
+} top_collect_opts;
+
+typedef struct top_collector top_collector;
+
+/* Opens the collectors. A missing NVML is not an error (snapshots say so).
+ * Returns 0 or VYRE_ENOMEM. Caller frees with top_collector_free. */
+int top_collector_new(const top_collect_opts *opts, top_collector **out);
+void top_collector_free(top_collector *c);
+
+/* Collects everything into *s (initialised by this call; release it with
+ * top_snapshot_release). Never fails: problems become messages in *s. */
+void top_collect(top_collector *c, top_snapshot *s);
+void top_snapshot_release(top_snapshot *s);
+
+/* ---- pure helpers (unit-tested) --------------------------------------- */
+
+/* Appends one sample (0..100, or TOP_HIST_UNKNOWN) to a history ring. */
+void top_gpu_hist_push(top_gpu_hist *h, uint8_t util, uint8_t mem);
+/* Sample i of the ring, 0 = oldest; TOP_HIST_UNKNOWN when out of range. */
+uint8_t top_gpu_hist_util(const top_gpu_hist *h, unsigned i);
+
+/* Rate of a counter between two readings dt_s apart; NAN when dt_s is not
+ * positive or the counter went backwards (a restart). */
+double top_rate(uint64_t prev, uint64_t now, double dt_s);
+
+/* Sums the ranges of the processes whose index i has keep[i] != 0 (keep
+ * NULL: all) into out[VYRE_RANGE_COUNT]; returns how many ranges have any
+ * count (the rest have count 0). */
+size_t top_aggregate_ranges(const top_snapshot *s, const unsigned char *keep, top_range *out);
+
+/* Merges the kernels of the kept processes by name into *out (malloc'ed,
+ * caller frees), computing calls/s, share and mean; returns the number of
+ * rows (0 with *out NULL when none). *sampled is set when some ring
+ * overflowed during the interval (calls/s then counts what the ring kept). */
+size_t top_aggregate_kernels(const top_snapshot *s, const unsigned char *keep, top_kernel **out,
+                             int *sampled);
+
+#endif /* VYRE_TOP_COLLECT_H */

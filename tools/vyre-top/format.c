@@ -1,0 +1,255 @@
+/*
+ * format.c - see format.h. Pure functions only.
+ */
+#include "format.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void top_fmt_cell(char *dst, int w, const char *s, int right)
+{
+    if (w <= 0) {
+        if (w == 0)
+            dst[0] = '\0';
+        return;
+    }
+    size_t len = strlen(s);
+    size_t n = len < (size_t)w ? len : (size_t)w;
+    size_t pad = (size_t)w - n;
+    if (right) {
+        memset(dst, ' ', pad);
+        memcpy(dst + pad, s, n);
+    } else {
+        memcpy(dst, s, n);
+        memset(dst + n, ' ', pad);
+    }
+    dst[w] = '\0';
+}
+
+void top_fmt_rate(double v, char *buf, size_t size)
+{
+    if (isnan(v) || v < 0)
+        snprintf(buf, size, "-");
+    else if (v == 0)
+        snprintf(buf, size, "0");
+    else if (v < 10)
+        snprintf(buf, size, "%.1f", v);
+    else if (v < 9999.5)
+        snprintf(buf, size, "%.0f", v);
+    else if (v < 99950)
+        snprintf(buf, size, "%.1fk", v / 1e3);
+    else if (v < 999500)
+        snprintf(buf, size, "%.0fk", v / 1e3);
+    else if (v < 99950000)
+        snprintf(buf, size, "%.1fM", v / 1e6);
+    else
+        snprintf(buf, size, "%.0fM", v / 1e6);
+}
+
+void top_fmt_mbs(double v, char *buf, size_t size)
+{
+    if (isnan(v) || v < 0)
+        snprintf(buf, size, "-");
+    else if (v < 999.95)
+        snprintf(buf, size, "%.1f", v);
+    else
+        snprintf(buf, size, "%.0f", v);
+}
+
+void top_fmt_pct(double v, char *buf, size_t size)
+{
+    if (isnan(v) || v < 0)
+        snprintf(buf, size, "-");
+    else if (v >= 99.95)
+        snprintf(buf, size, "%.0f%%", v);
+    else
+        snprintf(buf, size, "%.1f%%", v);
+}
+
+void top_fmt_ns(double ns, int valid, char *buf, size_t size)
+{
+    if (!valid || isnan(ns) || ns < 0)
+        snprintf(buf, size, "-");
+    else if (ns < 999.5)
+        snprintf(buf, size, "%.0fns", ns);
+    else if (ns < 99950)
+        snprintf(buf, size, "%.1fus", ns / 1e3);
+    else if (ns < 999500)
+        snprintf(buf, size, "%.0fus", ns / 1e3);
+    else if (ns < 9.995e6)
+        snprintf(buf, size, "%.2fms", ns / 1e6);
+    else if (ns < 999.5e6)
+        snprintf(buf, size, "%.1fms", ns / 1e6);
+    else if (ns < 59.995e9)
+        snprintf(buf, size, "%.2fs", ns / 1e9);
+    else {
+        unsigned long long s = (unsigned long long)(ns / 1e9);
+        snprintf(buf, size, "%llum%02llus", s / 60, s % 60);
+    }
+}
+
+void top_fmt_secs(double s, char *buf, size_t size)
+{
+    if (isnan(s) || s < 0)
+        snprintf(buf, size, "-");
+    else if (s == 0)
+        snprintf(buf, size, "0s");
+    else if (s < 59.95)
+        snprintf(buf, size, "%.1fs", s);
+    else if (s < 3600)
+        snprintf(buf, size, "%.0fm", s / 60);
+    else
+        snprintf(buf, size, "%.1fh", s / 3600);
+}
+
+void top_fmt_bytes(uint64_t b, int valid, char *buf, size_t size)
+{
+    if (!valid) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    static const char units[] = "BKMGTPE";
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1023.95 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, size, "%lluB", (unsigned long long)b);
+    else if (v < 9.995)
+        snprintf(buf, size, "%.2f%c", v, units[u]);
+    else if (v < 99.95)
+        snprintf(buf, size, "%.1f%c", v, units[u]);
+    else
+        snprintf(buf, size, "%.0f%c", v, units[u]);
+}
+
+static size_t dim_text(const uint32_t d[3], char *buf, size_t size)
+{
+    int nd = 3;
+    while (nd > 1 && d[nd - 1] == 1)
+        nd--;
+    int n = 0;
+    if (nd == 1)
+        n = snprintf(buf, size, "%u", d[0]);
+    else if (nd == 2)
+        n = snprintf(buf, size, "%ux%u", d[0], d[1]);
+    else
+        n = snprintf(buf, size, "%ux%ux%u", d[0], d[1], d[2]);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+void top_fmt_dims(const uint32_t grid[3], const uint32_t block[3], char *buf, size_t size)
+{
+    char g[40], b[40];
+    dim_text(grid, g, sizeof g);
+    dim_text(block, b, sizeof b);
+    snprintf(buf, size, "%s/%s", g, b);
+}
+
+void top_fmt_bar(double pct, int w, char *dst)
+{
+    char num[16];
+    if (isnan(pct) || pct < 0)
+        snprintf(num, sizeof num, "-");
+    else
+        snprintf(num, sizeof num, "%.0f%%", pct > 100 ? 100.0 : pct);
+    if (w <= 0) {
+        if (w == 0)
+            dst[0] = '\0';
+        return;
+    }
+    if (w < 3) {
+        top_fmt_cell(dst, w, num, 1);
+        return;
+    }
+    int inner = w - 2;
+    dst[0] = '[';
+    dst[w - 1] = ']';
+    int fill = 0;
+    if (!isnan(pct) && pct > 0)
+        fill = (int)((pct > 100 ? 100 : pct) * inner / 100.0 + 0.5);
+    for (int i = 0; i < inner; i++)
+        dst[1 + i] = i < fill ? '|' : ' ';
+    size_t nl = strlen(num);
+    if ((int)nl <= inner) /* the number overwrites the right end of the bar */
+        memcpy(dst + 1 + inner - (int)nl, num, nl);
+    dst[w] = '\0';
+}
+
+void top_fmt_spark(const uint8_t *samples, unsigned n, int w, char *dst)
+{
+    if (w <= 0) {
+        if (w == 0)
+            dst[0] = '\0';
+        return;
+    }
+    memset(dst, ' ', (size_t)w);
+    dst[w] = '\0';
+    unsigned take = n < (unsigned)w ? n : (unsigned)w;
+    for (unsigned i = 0; i < take; i++) {
+        uint8_t v = samples[n - take + i];
+        if (v > 100)
+            continue; /* unknown stays blank */
+        int level = 1 + (v * (TOP_SPARK_MAX - TOP_SPARK_MIN) + 50) / 100;
+        dst[(unsigned)w - take + i] = (char)level;
+    }
+}
+
+int top_cols_fit(const top_col *cols, int n, int width, int *w_out)
+{
+    int used = 0, shown = 0, flex = -1;
+    for (int i = 0; i < n; i++)
+        w_out[i] = 0;
+    /* Columns in priority order: lowest prio first; stable by index. */
+    for (int p = 0; p <= 100; p++) {
+        for (int i = 0; i < n; i++) {
+            if (cols[i].prio != p)
+                continue;
+            int need = cols[i].width + (shown ? 1 : 0);
+            if (used + need > width)
+                goto done;
+            w_out[i] = cols[i].width;
+            used += need;
+            shown++;
+            if (cols[i].flex)
+                flex = i;
+        }
+    }
+done:
+    if (flex >= 0 && width > used)
+        w_out[flex] += width - used;
+    return shown;
+}
+
+void top_fmt_row(const top_col *cols, const int *w, int n, const char *const *cells, int width,
+                 char *dst)
+{
+    if (width <= 0) {
+        if (width == 0)
+            dst[0] = '\0';
+        return;
+    }
+    memset(dst, ' ', (size_t)width);
+    dst[width] = '\0';
+    int x = 0;
+    for (int i = 0; i < n && x < width; i++) {
+        if (w[i] <= 0)
+            continue;
+        if (x > 0)
+            x++; /* separator */
+        int cw = w[i];
+        if (x + cw > width)
+            cw = width - x;
+        if (cw <= 0)
+            break;
+        char cell[1024];
+        if (cw > (int)sizeof cell - 1)
+            cw = (int)sizeof cell - 1;
+        top_fmt_cell(cell, cw, cells[i] ? cells[i] : "", cols[i].right);
+        memcpy(dst + x, cell, (size_t)cw);
+        x += cw;
+    }
+}

@@ -1,0 +1,187 @@
+/*
+ * input.c - see ui.h. Pure: a key changes the state, nothing is drawn here.
+ */
+#include "ui.h"
+
+#include <string.h>
+
+static const char *const g_sorts[TOP_NPANELS][8] = {
+    [TOP_P_GPU] = {"index", "util", "memory", NULL},
+    [TOP_P_PROC] = {"launches/s", "dispatches/s", "h2d", "d2h", "gpu mem", "hit%", "pid", "name"},
+    [TOP_P_RANGE] = {"count/s", "p99", "p50", "max", "name", NULL},
+    [TOP_P_KERNEL] = {"gpu%", "calls/s", "mean", "max", "name", NULL},
+    [TOP_P_CACHE] = {NULL},
+};
+
+int top_sort_count(int panel)
+{
+    if (panel < 0 || panel >= TOP_NPANELS)
+        return 0;
+    int n = 0;
+    while (n < 8 && g_sorts[panel][n])
+        n++;
+    return n;
+}
+
+const char *top_sort_name(int panel, int sort)
+{
+    if (sort < 0 || sort >= top_sort_count(panel))
+        return "";
+    return g_sorts[panel][sort];
+}
+
+void top_ui_init(top_ui *ui, double delay_s)
+{
+    memset(ui, 0, sizeof *ui);
+    ui->focus = TOP_P_PROC;
+    ui->delay_s = delay_s;
+}
+
+static const double g_ladder[] = {0.1, 0.2, 0.5, 1, 2, 3, 5, 10, 30, 60, 300, 3600};
+#define LADDER_N (sizeof g_ladder / sizeof g_ladder[0])
+
+double top_delay_step(double delay_s, int up)
+{
+    if (up) {
+        for (size_t i = 0; i < LADDER_N; i++)
+            if (g_ladder[i] > delay_s + 1e-9)
+                return g_ladder[i];
+        return TOP_DELAY_MAX;
+    }
+    for (size_t i = LADDER_N; i-- > 0;)
+        if (g_ladder[i] < delay_s - 1e-9)
+            return g_ladder[i];
+    return TOP_DELAY_MIN;
+}
+
+static unsigned filter_key(top_ui *ui, int key)
+{
+    size_t len = strlen(ui->edit);
+    switch (key) {
+    case TOP_KEY_ENTER:
+    case '\n':
+    case '\r':
+        memcpy(ui->filter, ui->edit, sizeof ui->filter);
+        ui->editing = 0;
+        ui->sel[TOP_P_PROC] = ui->first[TOP_P_PROC] = 0;
+        return TOP_UI_REDRAW | TOP_UI_FILTER;
+    case TOP_KEY_ESC:
+        ui->editing = 0;
+        return TOP_UI_REDRAW;
+    case TOP_KEY_BACKSPACE:
+    case 127:
+    case 8:
+        if (len)
+            ui->edit[len - 1] = '\0';
+        return TOP_UI_REDRAW;
+    case TOP_KEY_RESIZE:
+        return TOP_UI_REDRAW | TOP_UI_RESIZE;
+    default:
+        if (key >= 0x20 && key < 0x7f && len + 1 < sizeof ui->edit) {
+            ui->edit[len] = (char)key;
+            ui->edit[len + 1] = '\0';
+            return TOP_UI_REDRAW;
+        }
+        return 0;
+    }
+}
+
+static void move_sel(top_ui *ui, int delta)
+{
+    int p = ui->focus;
+    int n = ui->nrows[p];
+    int s = ui->sel[p] + delta;
+    if (s >= n)
+        s = n - 1;
+    if (s < 0)
+        s = 0;
+    ui->sel[p] = s;
+}
+
+unsigned top_ui_key(top_ui *ui, int key)
+{
+    if (ui->editing)
+        return filter_key(ui, key);
+    if (key == TOP_KEY_RESIZE)
+        return TOP_UI_REDRAW | TOP_UI_RESIZE;
+    if (ui->help) {
+        /* Any key closes the help; q still quits. */
+        ui->help = 0;
+        return key == 'q' ? TOP_UI_QUIT : TOP_UI_REDRAW;
+    }
+    int page = ui->page[ui->focus] > 1 ? ui->page[ui->focus] : 1;
+    switch (key) {
+    case 'q':
+    case 'Q':
+        return TOP_UI_QUIT;
+    case TOP_KEY_TAB:
+    case '\t':
+    case TOP_KEY_RIGHT:
+        ui->focus = (ui->focus + 1) % TOP_NPANELS;
+        return TOP_UI_REDRAW;
+    case TOP_KEY_BTAB:
+    case TOP_KEY_LEFT:
+        ui->focus = (ui->focus + TOP_NPANELS - 1) % TOP_NPANELS;
+        return TOP_UI_REDRAW;
+    case TOP_KEY_UP:
+    case 'k':
+        move_sel(ui, -1);
+        return TOP_UI_REDRAW;
+    case TOP_KEY_DOWN:
+    case 'j':
+        move_sel(ui, 1);
+        return TOP_UI_REDRAW;
+    case TOP_KEY_PGUP:
+        move_sel(ui, -page);
+        return TOP_UI_REDRAW;
+    case TOP_KEY_PGDN:
+        move_sel(ui, page);
+        return TOP_UI_REDRAW;
+    case TOP_KEY_HOME:
+        ui->sel[ui->focus] = 0;
+        return TOP_UI_REDRAW;
+    case TOP_KEY_END:
+        move_sel(ui, ui->nrows[ui->focus]);
+        return TOP_UI_REDRAW;
+    case 's':
+    case 'S':
+    case TOP_KEY_F6: {
+        int n = top_sort_count(ui->focus);
+        if (n > 0)
+            ui->sort[ui->focus] = (ui->sort[ui->focus] + 1) % n;
+        return TOP_UI_REDRAW;
+    }
+    case '/':
+        ui->editing = 1;
+        memcpy(ui->edit, ui->filter, sizeof ui->edit);
+        return TOP_UI_REDRAW;
+    case TOP_KEY_ESC:
+        if (!ui->filter[0])
+            return 0;
+        ui->filter[0] = '\0'; /* Esc outside the prompt clears the filter */
+        return TOP_UI_REDRAW | TOP_UI_FILTER;
+    case 'p':
+    case 'P':
+    case ' ':
+        ui->paused = !ui->paused;
+        return TOP_UI_REDRAW;
+    case '+':
+    case '=':
+        ui->delay_s = top_delay_step(ui->delay_s, 1);
+        return TOP_UI_REDRAW | TOP_UI_DELAY;
+    case '-':
+    case '_':
+        ui->delay_s = top_delay_step(ui->delay_s, 0);
+        return TOP_UI_REDRAW | TOP_UI_DELAY;
+    case 'h':
+    case 'H':
+    case '?':
+        ui->help = 1;
+        return TOP_UI_REDRAW;
+    case 'C':
+        ui->mono = !ui->mono;
+        return TOP_UI_REDRAW;
+    default:
+        return 0;
+    }
+}

@@ -1,0 +1,55 @@
+/*
+ * layout.h - vyre-top's pure layout: given the terminal size and how many
+ * content rows each panel would like, the rectangles of the header, footer
+ * and panels.
+ *
+ * Guarantees (tests/unit/test_top_layout.c checks them for every size from
+ * 1x1 to 300x100): no two rectangles overlap, none leaves the screen, a
+ * shown panel has at least a title row and one content row, and when space
+ * is short the GPU and process panels get it first.
+ */
+#ifndef VYRE_TOP_LAYOUT_H
+#define VYRE_TOP_LAYOUT_H
+
+enum top_panel_id {
+    TOP_P_GPU = 0,
+    TOP_P_PROC,
+    TOP_P_RANGE,
+    TOP_P_KERNEL,
+    TOP_P_CACHE,
+    TOP_NPANELS
+};
+
+/* A rectangle in cells; h == 0 or w == 0 means not shown. */
+typedef struct top_rect {
+    int y, x, h, w;
+} top_rect;
+
+typedef struct top_layout {
+    int rows, cols;
+    top_rect header; /* one row: title, time, refresh interval */
+    top_rect footer; /* one row: key hints, filter prompt */
+    top_rect panel[TOP_NPANELS];
+} top_layout;
+
+/* Layout flags. */
+enum {
+    TOP_LAYOUT_SINGLE_COLUMN = 1u << 0, /* never side by side (batch output) */
+    TOP_LAYOUT_NO_FOOTER = 1u << 1,
+};
+
+/* Width from which the range/cache and kernel panels sit side by side. */
+#define TOP_WIDE_COLS 160
+
+/*
+ * want[i]: content rows panel i would like below its title (0: hide the
+ * panel). Any rows/cols (even 0 or negative) are accepted: what does not
+ * fit is not shown.
+ */
+void top_layout_compute(int rows, int cols, const int want[TOP_NPANELS], unsigned flags,
+                        top_layout *out);
+
+/* 1 when the two rectangles share a cell (empty ones share none). */
+int top_rect_overlap(top_rect a, top_rect b);
+
+#endif /* VYRE_TOP_LAYOUT_H */

@@ -1,0 +1,263 @@
+/*
+ * main.c - vyre-top: options, then either the interactive loop (collect,
+ * compose, draw, read keys) or the --batch / --json loop.
+ *
+ * exit status: 0 success, 2 usage or operational error (bad option, no
+ * terminal for the interactive view, write error).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <locale.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "cli.h"
+#include "collect.h"
+#include "draw.h"
+#include "view.h"
+#include "vyre/vyre.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: vyre-top [-d SECONDS] [-n N] [-C] [--batch [--width COLS] | --json]\n\n"
+                 "Live view of the GPUs (NVML), the processes that publish vyre telemetry\n"
+                 "(launches, copies, cache hits), their NVTX range latencies, the kernels\n"
+                 "taking GPU time, and the pipeline cache's health.\n\n"
+                 "  -d, --delay SECONDS   refresh interval, 0.1 to 3600 (default 1)\n"
+                 "  -n, --iterations N    stop after N refreshes\n"
+                 "  -C, --no-color        monochrome\n"
+                 "  -b, --batch           print text frames instead of the screen (like top -b)\n"
+                 "  -w, --width COLS      width of --batch frames (default $COLUMNS, else 160)\n"
+                 "      --json            print one JSON object per refresh (schema_version 1)\n"
+                 "      --no-gpu          do not query NVML\n"
+                 "  -h, --help            this help\n"
+                 "  -V, --version         version\n\n"
+                 "keys: q quit, Tab/arrows panel and row, s/F6 sort, / filter, p pause,\n"
+                 "      +/- refresh interval, h or ? help\n\n"
+                 "environment: VYRE_TELEMETRY_DIR (where processes publish), VYRE_PTX_CACHE_DIR,\n"
+                 "             VYRE_NVML_LIBRARY\n\n"
+                 "exit status: 0 success, 2 usage or operational error\n");
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+static int parse_delay(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= TOP_DELAY_MIN - 1e-9) || v > TOP_DELAY_MAX) {
+        return vyre_cli_usage_error(NULL, "give seconds from 0.1 to 3600, e.g. '-d 0.5'",
+                                    "invalid refresh interval '%s'", s);
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_count(const char *s, long lo, long hi, const char *what, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi)
+        return vyre_cli_usage_error(NULL, NULL, "invalid %s '%s' (from %ld to %ld)", what, s, lo,
+                                    hi);
+    *out = v;
+    return 0;
+}
+
+static uint64_t delay_ns(double s)
+{
+    return (uint64_t)llround(s * 1e9);
+}
+
+static int run_batch(top_collector *c, top_ui *ui, long n, int json, int width)
+{
+    top_snapshot *s = calloc(1, sizeof *s);
+    if (!s)
+        return VYRE_EXIT_ERROR;
+    /* The first reading only primes the rates: every printed frame is
+     * one interval after the previous reading. */
+    top_collect(c, s);
+    uint64_t next = now_ns();
+    int rc = VYRE_EXIT_OK;
+    for (long i = 0; n == 0 || i < n; i++) {
+        next += delay_ns(ui->delay_s);
+        sleep_until(next);
+        top_snapshot_release(s);
+        top_collect(c, s);
+        int w = json ? top_batch_json(stdout, s) : top_batch_frame(stdout, s, ui, width);
+        if (w != 0) {
+            fprintf(stderr, "vyre-top: error: cannot write the output: %s\n", strerror(errno));
+            rc = VYRE_EXIT_ERROR;
+            break;
+        }
+    }
+    top_snapshot_release(s);
+    free(s);
+    return rc;
+}
+
+static void redraw(const top_snapshot *s, top_ui *ui)
+{
+    int rows, cols;
+    top_draw_size(&rows, &cols);
+    top_grid g;
+    if (top_view_compose(s, ui, rows, cols, 0, &g) == 0) {
+        top_draw_frame(&g, ui->mono);
+        top_grid_release(&g);
+    }
+}
+
+static int run_screen(top_collector *c, top_ui *ui, long n)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+        return vyre_cli_usage_error(NULL, "use --batch or --json for output to a pipe or file",
+                                    "the interactive view needs a terminal");
+    top_snapshot *s = calloc(1, sizeof *s);
+    if (!s)
+        return VYRE_EXIT_ERROR;
+    if (top_draw_init(ui->mono) != 0) {
+        free(s);
+        return VYRE_EXIT_ERROR;
+    }
+    top_collect(c, s);
+    long frames = 1;
+    uint64_t next = now_ns() + delay_ns(ui->delay_s);
+    redraw(s, ui);
+    for (;;) {
+        uint64_t now = now_ns();
+        int wait_ms = now >= next ? 0 : (int)((next - now + 999999) / 1000000);
+        struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
+        int pr = poll(&pfd, 1, wait_ms);
+        if (pr < 0 && errno != EINTR)
+            break;
+        unsigned what = 0;
+        int key;
+        /* After EINTR (SIGWINCH) curses reports KEY_RESIZE through getch. */
+        while ((key = top_draw_key()) != -1)
+            what |= top_ui_key(ui, key);
+        if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
+            break; /* the terminal went away */
+        if (what & TOP_UI_QUIT)
+            break;
+        if (what & TOP_UI_DELAY)
+            next = s->mono_ns + delay_ns(ui->delay_s);
+        now = now_ns();
+        if (now >= next) {
+            next = now + delay_ns(ui->delay_s);
+            if (!ui->paused) {
+                top_snapshot_release(s);
+                top_collect(c, s);
+                frames++;
+                what |= TOP_UI_REDRAW;
+            }
+        }
+        if (what & (TOP_UI_REDRAW | TOP_UI_RESIZE))
+            redraw(s, ui);
+        if (n > 0 && frames >= n && !ui->paused)
+            break;
+    }
+    top_draw_end();
+    top_snapshot_release(s);
+    free(s);
+    return VYRE_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    vyre_cli_set_prog("vyre-top");
+    setlocale(LC_ALL, "");
+    static const struct option opts[] = {
+        {"delay", required_argument, NULL, 'd'}, {"iterations", required_argument, NULL, 'n'},
+        {"no-color", no_argument, NULL, 'C'},    {"batch", no_argument, NULL, 'b'},
+        {"width", required_argument, NULL, 'w'}, {"json", no_argument, NULL, 'j'},
+        {"no-gpu", no_argument, NULL, 'G'},      {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},     {NULL, 0, NULL, 0},
+    };
+    static const char shortopts[] = "+d:n:Cbw:hV";
+    double delay = 1.0;
+    long n = 0, width = 0;
+    int batch = 0, json = 0, mono = 0, no_gpu = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (parse_delay(optarg, &delay))
+                return VYRE_EXIT_ERROR;
+            break;
+        case 'n':
+            if (parse_count(optarg, 1, 1000000000L, "iteration count", &n))
+                return VYRE_EXIT_ERROR;
+            break;
+        case 'w':
+            if (parse_count(optarg, 20, 1000, "width", &width))
+                return VYRE_EXIT_ERROR;
+            break;
+        case 'C':
+            mono = 1;
+            break;
+        case 'b':
+            batch = 1;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'G':
+            no_gpu = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return VYRE_EXIT_OK;
+        case 'V':
+            printf("vyre-top %s (libvyrecore %s)\n", vyre_version(), vyre_version());
+            return VYRE_EXIT_OK;
+        default:
+            return vyre_cli_bad_option(NULL, argv, optind, optopt, shortopts, opts);
+        }
+    }
+    if (optind < argc)
+        return vyre_cli_usage_error(NULL, NULL, "unexpected argument '%s'", argv[optind]);
+    if (batch && json)
+        return vyre_cli_usage_error(NULL, NULL, "--batch and --json cannot be combined");
+    if (width && !batch)
+        return vyre_cli_usage_error(NULL, NULL, "--width applies to --batch only");
+    if (!width) {
+        const char *cols = getenv("COLUMNS");
+        char *end = NULL;
+        long v = cols ? strtol(cols, &end, 10) : 0;
+        width = cols && *cols && !*end && v >= 20 && v <= 1000 ? v : 160;
+    }
+
+    top_collect_opts co = {0};
+    co.no_gpu = no_gpu;
+    top_collector *col = NULL;
+    if (top_collector_new(&co, &col) != 0) {
+        fprintf(stderr, "vyre-top: error: out of memory\n");
+        return VYRE_EXIT_ERROR;
+    }
+    top_ui ui;
+    top_ui_init(&ui, delay);
+    ui.mono = mono;
+    int rc = batch || json ? run_batch(col, &ui, n, json, (int)width) : run_screen(col, &ui, n);
+    top_collector_free(col);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/*
+ * ui.h - vyre-top's interactive state (focus, selection, sort, filter,
+ * pause, refresh interval, help) and the pure key handler that changes it.
+ *
+ * Keys arrive as characters or the TOP_KEY_* codes below: the drawing step
+ * translates ncurses' key codes, so this module needs no curses header.
+ */
+#ifndef VYRE_TOP_UI_H
+#define VYRE_TOP_UI_H
+
+#include "layout.h"
+
+enum top_key {
+    TOP_KEY_UP = 0x1000,
+    TOP_KEY_DOWN,
+    TOP_KEY_LEFT,
+    TOP_KEY_RIGHT,
+    TOP_KEY_TAB,
+    TOP_KEY_BTAB,
+    TOP_KEY_PGUP,
+    TOP_KEY_PGDN,
+    TOP_KEY_HOME,
+    TOP_KEY_END,
+    TOP_KEY_ENTER,
+    TOP_KEY_ESC,
+    TOP_KEY_BACKSPACE,
+    TOP_KEY_F6,
+    TOP_KEY_RESIZE,
+};
+
+#define TOP_FILTER_MAX 64
+#define TOP_DELAY_MIN  0.1
+#define TOP_DELAY_MAX  3600.0
+
+typedef struct top_ui {
+    int focus;                   /* enum top_panel_id */
+    int sel[TOP_NPANELS];        /* selected row of each panel */
+    int first[TOP_NPANELS];      /* first row shown (scrolling) */
+    int nrows[TOP_NPANELS];      /* rows the last frame had (set by the view) */
+    int page[TOP_NPANELS];       /* rows the last frame showed (set by the view) */
+    int sort[TOP_NPANELS];       /* index into top_view_sort_names() */
+    char filter[TOP_FILTER_MAX]; /* applied filter; "" none */
+    int editing;                 /* typing a filter */
+    char edit[TOP_FILTER_MAX];   /* the filter being typed */
+    int paused;
+    int help;
+    int mono;
+    double delay_s;
+} top_ui;
+
+/* What a key did (bits). */
+enum {
+    TOP_UI_REDRAW = 1u << 0, /* the screen must be composed again */
+    TOP_UI_DELAY = 1u << 1,  /* the refresh interval changed */
+    TOP_UI_QUIT = 1u << 2,
+    TOP_UI_RESIZE = 1u << 3, /* the terminal size changed: rebuild the layout */
+    TOP_UI_FILTER = 1u << 4, /* the filter changed */
+};
+
+/* Defaults: focus on processes, default sorts, not paused, delay_s. */
+void top_ui_init(top_ui *ui, double delay_s);
+
+/* Applies one key; returns TOP_UI_* bits. */
+unsigned top_ui_key(top_ui *ui, int key);
+
+/* The next/previous refresh interval of the +/- ladder (0.1 .. 3600 s). */
+double top_delay_step(double delay_s, int up);
+
+/* Number of sort orders of a panel, and their names ("launches/s", ...). */
+int top_sort_count(int panel);
+const char *top_sort_name(int panel, int sort);
+
+#endif /* VYRE_TOP_UI_H */
