@@ -1,0 +1,243 @@
+/*
+ * test_inject.c - libvyre-inject.so without a GPU (issue 8): the library
+ * loads and initialises, exports nothing but InitializeInjection, prints at
+ * most one line, and never changes the host program's output or exit code:
+ * with a usable or unusable telemetry directory, without CUPTI, with CUPTI
+ * held by another profiler, with threads and a forked child. Where there is
+ * no driver, a fake CUPTI (inject/testing/fakecupti.c) plays the driver so
+ * that the publishing path runs for real: the host reads its own page back.
+ *
+ * The host (inject/testing/inject_host.c) is built without sanitizers, like
+ * the programs the library is loaded into.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#if !defined(VYRE_INJECT_LIB) || !defined(INJECT_HOST_BIN) || !defined(FAKECUPTI_LIB)
+#error "tests/CMakeLists.txt must define VYRE_INJECT_LIB, INJECT_HOST_BIN and FAKECUPTI_LIB"
+#endif
+
+#define LINE_PREFIX "vyre-inject: "
+
+static char g_tmp[512];
+static char g_env_dir[600];
+static tu_proc g_base;
+
+/* Runs inject_host with the NULL-terminated args (tu_run wants mutable
+ * strings: they are copied). */
+static void run_args(tu_proc *p, const char *const *args, const char *const *env)
+{
+    static char buf[16][700];
+    char *argv[17];
+    size_t n = 0;
+    argv[n] = buf[n];
+    snprintf(buf[n++], sizeof buf[0], "%s", INJECT_HOST_BIN);
+    for (; args[n - 1] && n < 16; n++) {
+        snprintf(buf[n], sizeof buf[0], "%s", args[n - 1]);
+        argv[n] = buf[n];
+    }
+    argv[n] = NULL;
+    tu_run(p, argv, env);
+}
+
+static void run_host(tu_proc *p, int inject, const char *const *env)
+{
+    const char *with[] = {"--inject", VYRE_INJECT_LIB, "--threads", "4", "--fork", NULL};
+    const char *without[] = {"--threads", "4", "--fork", NULL};
+    run_args(p, inject ? with : without, env);
+}
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_env_dir, sizeof g_env_dir, "VYRE_TELEMETRY_DIR=%s/tel", g_tmp);
+    const char *env[] = {g_env_dir,        "VYRE_INJECT",    "VYRE_CUPTI_LIBRARY",
+                         "VYRE_TELEMETRY", "FAKECUPTI_BUSY", NULL};
+    run_host(&g_base, 0, env);
+    cr_assert_eq(g_base.exit_code, 3, "baseline host: %s", g_base.err);
+    cr_assert_str_eq(g_base.out, "host: start\nhost: 4 threads done\nchild: done\n"
+                                 "parent: child exited 5\nhost: end\n");
+}
+
+static void teardown(void)
+{
+    tu_proc_free(&g_base);
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(inject, .init = setup, .fini = teardown, .timeout = 120);
+
+/* Runs the host with the injection and the given environment, checks that
+ * stdout and the exit code equal the run without it and that stderr is one
+ * line (or none) starting with LINE_PREFIX and containing `expect`. */
+static void check_untouched(const char *const *env, const char *expect)
+{
+    tu_proc p;
+    run_host(&p, 1, env);
+    cr_assert_eq(p.exit_code, g_base.exit_code, "exit %d, stderr: %s", p.exit_code, p.err);
+    cr_assert_str_eq(p.out, g_base.out);
+    if (!expect) {
+        cr_assert_str_empty(p.err);
+    } else {
+        cr_assert(strncmp(p.err, LINE_PREFIX, strlen(LINE_PREFIX)) == 0, "stderr: %s", p.err);
+        char *nl = strchr(p.err, '\n');
+        cr_assert(nl && nl[1] == '\0', "not exactly one line: %s", p.err);
+        cr_assert(strstr(p.err, expect), "'%s' not in: %s", expect, p.err);
+    }
+    tu_proc_free(&p);
+}
+
+/* No page, and no temporary page, is left in dir. */
+static void assert_no_pages(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        cr_assert(de->d_name[0] == '.', "left behind: %s/%s", dir, de->d_name);
+    closedir(d);
+}
+
+Test(inject, exports_only_InitializeInjection)
+{
+    tu_proc p;
+    const char *args[] = {"--exports", VYRE_INJECT_LIB, NULL};
+    run_args(&p, args, NULL);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "InitializeInjection\n");
+    tu_proc_free(&p);
+
+    /* Loading it runs nothing; its libcore copy stays invisible. */
+    void *h = dlopen(VYRE_INJECT_LIB, RTLD_NOW | RTLD_LOCAL);
+    cr_assert(h, "%s", dlerror());
+    cr_assert(dlsym(h, "InitializeInjection"));
+    cr_assert_null(dlsym(h, "vyre_telemetry_global"));
+    cr_assert_null(dlsym(h, "vyre_cupti_load"));
+    cr_assert_null(dlsym(h, "vyre__fail"));
+}
+
+Test(inject, system_cupti_without_a_driver_leaves_the_host_alone)
+{
+    /* The machine's own libcupti, if any: without a GPU it cannot
+     * subscribe; with one (not in CI) it publishes. Either way, one line. */
+    const char *env[] = {g_env_dir, "VYRE_INJECT", "VYRE_CUPTI_LIBRARY", "FAKECUPTI_BUSY", NULL};
+    check_untouched(env, "vyre-inject: ");
+}
+
+Test(inject, missing_cupti_says_so_once)
+{
+    const char *env[] = {g_env_dir, "VYRE_INJECT", "VYRE_CUPTI_LIBRARY=/nonexistent/libcupti.so",
+                         NULL};
+    check_untouched(env, "not publishing: CUPTI not available");
+}
+
+Test(inject, unusable_telemetry_directory_says_so_once)
+{
+    char file[600], env_dir[700];
+    snprintf(file, sizeof file, "%s/a-file", g_tmp);
+    tu_write_file(file, "x", 1);
+    snprintf(env_dir, sizeof env_dir, "VYRE_TELEMETRY_DIR=%s/tel", file);
+    const char *env[] = {env_dir, "VYRE_INJECT", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                         "FAKECUPTI_BUSY", NULL};
+    check_untouched(env, "not publishing: cannot create");
+
+    const char *relative[] = {"VYRE_TELEMETRY_DIR=relative/dir", "VYRE_INJECT",
+                              "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB, "FAKECUPTI_BUSY", NULL};
+    check_untouched(relative, "not publishing: VYRE_TELEMETRY_DIR 'relative/dir' is not an "
+                              "absolute path");
+
+    if (geteuid() != 0) { /* root writes anywhere */
+        char ro[600], env_ro[700];
+        snprintf(ro, sizeof ro, "%s/ro", g_tmp);
+        cr_assert_eq(mkdir(ro, 0500), 0);
+        snprintf(env_ro, sizeof env_ro, "VYRE_TELEMETRY_DIR=%s/tel", ro);
+        const char *env2[] = {env_ro, "VYRE_INJECT", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                              "FAKECUPTI_BUSY", NULL};
+        check_untouched(env2, "not publishing: ");
+    }
+}
+
+Test(inject, telemetry_off_says_so_once)
+{
+    const char *env[] = {g_env_dir,        "VYRE_TELEMETRY=0",
+                         "VYRE_INJECT",    "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                         "FAKECUPTI_BUSY", NULL};
+    check_untouched(env, "not publishing: VYRE_TELEMETRY=0");
+}
+
+Test(inject, cupti_held_by_another_profiler_says_so_once)
+{
+    const char *env[] = {g_env_dir, "VYRE_INJECT", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                         "FAKECUPTI_BUSY=1", NULL};
+    check_untouched(env, "not publishing: CUPTI is already held by another profiler");
+}
+
+Test(inject, mode_off_is_silent_and_bad_mode_says_so_once)
+{
+    const char *off[] = {g_env_dir, "VYRE_INJECT=off", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                         "FAKECUPTI_BUSY", NULL};
+    check_untouched(off, NULL);
+    const char *bad[] = {g_env_dir, "VYRE_INJECT=everything", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                         "FAKECUPTI_BUSY", NULL};
+    check_untouched(bad, "not publishing: VYRE_INJECT 'everything' is not one of off, counters, "
+                         "kernels, full");
+}
+
+Test(inject, publishing_with_threads_and_fork_leaves_the_host_alone)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/tel", g_tmp);
+    const char *modes[] = {"VYRE_INJECT", "VYRE_INJECT=counters", "VYRE_INJECT=kernels",
+                           "VYRE_INJECT=full"};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        const char *env[] = {g_env_dir,
+                             modes[i],
+                             "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                             "FAKECUPTI_BUSY",
+                             "NVTX_INJECTION64_PATH",
+                             NULL};
+        char expect[700];
+        snprintf(expect, sizeof expect, "publishing to %s/", dir);
+        check_untouched(env, expect);
+        assert_no_pages(dir); /* unlinked at exit, by the parent only */
+    }
+}
+
+/* The host reads its own page after two publisher periods: the counters of
+ * five threads (each 100 runtime launches, a driver launch, a failed one,
+ * a runtime launch with its nested driver call, a copy each way, a sync),
+ * none of the forked child's, and the kernels by name. */
+Test(inject, page_shows_launches_traffic_and_kernels)
+{
+    const char *env[] = {g_env_dir, "VYRE_INJECT=kernels", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                         "FAKECUPTI_BUSY", NULL};
+    const char *args[] = {"--inject", VYRE_INJECT_LIB, "--threads", "4", "--fork", "--probe", NULL};
+    tu_proc p;
+    run_args(&p, args, env);
+    cr_assert_eq(p.exit_code, 3, "%s", p.err);
+    cr_assert_str_eq(p.out, "host: start\nhost: 4 threads done\nchild: done\n"
+                            "parent: child exited 5\n"
+                            "probe: publishes yes\n"
+                            "probe: launches 510\n"
+                            "probe: h2d_copies 5\n"
+                            "probe: h2d_bytes 20480\n"
+                            "probe: d2h_copies 5\n"
+                            "probe: d2h_bytes 2560\n"
+                            "probe: syncs 5\n"
+                            "probe: kernel_records 3\n"
+                            "probe: kernel vyre_test_gemm 2500 ns\n"
+                            "probe: kernel vyre_test_gemm 2500 ns\n"
+                            "probe: kernel vyre_test_relu 100 ns\n"
+                            "host: end\n");
+    cr_assert(strstr(p.err, "(counters, kernels)"), "%s", p.err);
+    tu_proc_free(&p);
+}
