@@ -383,11 +383,18 @@ static void torn_writer(int stop_fd)
                                   .device = (int32_t)(k & 0x7fffffff)};
         if (vyre_telemetry_add_kernel(t, &rec) != VYRE_OK)
             _exit(12);
-        /* Mostly back to back, sometimes a short pause, so reads overlap
-         * writes at every offset. */
-        unsigned spin = (unsigned)rand_r(&seed) % 4 == 0 ? (unsigned)rand_r(&seed) % 2000 : 0;
+        /* Mostly back to back, sometimes a short spin, so reads overlap
+         * writes at every offset; now and then a real pause, so that on an
+         * oversubscribed CI machine the reader is not starved of windows
+         * (a real writer publishes at most every 10 ms). */
+        unsigned r = (unsigned)rand_r(&seed);
+        unsigned spin = r % 4 == 0 ? (unsigned)rand_r(&seed) % 2000 : 0;
         for (volatile unsigned i = 0; i < spin; i++)
             ;
+        if (r % 16 == 1) {
+            struct timespec pause = {0, 50000};
+            nanosleep(&pause, NULL);
+        }
         if (k % 256 == 0) {
             struct pollfd p = {.fd = stop_fd, .events = POLLIN};
             if (poll(&p, 1, 0) != 0 || now_ns() > deadline)
