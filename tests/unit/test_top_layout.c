@@ -427,6 +427,8 @@ Test(top_view, empty_states_say_what_to_do)
     cr_assert_not_null(find_row(&g, "no NVIDIA GPU monitor: NVML not available"));
     cr_assert_not_null(
         find_row(&g, "no instrumented process: run vyre-bench, or link libvyrecore"));
+    cr_assert_not_null(
+        find_row(&g, "or run any CUDA program with CUDA_INJECTION64_PATH=.../libvyre-inject.so"));
     cr_assert_not_null(find_row(&g, "no NVTX ranges recorded yet"));
     cr_assert_not_null(find_row(&g, "waiting for a second sample"));
     cr_assert_not_null(find_row(&g, "no pipeline cache at /home/u/.cache/vyre/ptx-cache yet"));

@@ -42,6 +42,10 @@ static void usage(FILE *out)
                  "      +/- refresh interval, h or ? help\n\n"
                  "environment: VYRE_TELEMETRY_DIR (where processes publish), VYRE_PTX_CACHE_DIR,\n"
                  "             VYRE_NVML_LIBRARY\n\n"
+                 "Processes appear when they link libvyrecore (vyre-bench does) or when any CUDA\n"
+                 "program runs with the injection library:\n"
+                 "  CUDA_INJECTION64_PATH=<prefix>/lib/libvyre-inject.so python train.py\n"
+                 "(VYRE_INJECT=kernels adds kernel names; see the README)\n\n"
                  "exit status: 0 success, 2 usage or operational error\n");
 }
 

@@ -470,8 +470,11 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
         } else {
             panel_line(g, r, 1, "no instrumented process: run vyre-bench, or link libvyrecore",
                        TOP_A_DIM);
+            panel_line(g, r, 2,
+                       "or run any CUDA program with CUDA_INJECTION64_PATH=.../libvyre-inject.so",
+                       TOP_A_DIM);
             snprintf(buf, sizeof buf, "(telemetry pages are read from %.900s)", s->tel_dir);
-            panel_line(g, r, 2, buf, TOP_A_DIM);
+            panel_line(g, r, 3, buf, TOP_A_DIM);
         }
         return;
     }
