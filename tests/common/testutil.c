@@ -151,3 +151,29 @@ void tu_write_file(const char *path, const void *data, size_t len)
     cr_assert_eq(fwrite(data, 1, len, f), len);
     cr_assert_eq(fclose(f), 0);
 }
+
+void tu_env_save(tu_env *e, const char *const *names, size_t n)
+{
+    cr_assert_leq(n, TU_ENV_MAX, "too many variables to save");
+    e->names = names;
+    e->n = n;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = getenv(names[i]);
+        e->was_set[i] = v != NULL;
+        e->saved[i] = v ? strdup(v) : NULL;
+        unsetenv(names[i]);
+    }
+}
+
+void tu_env_restore(tu_env *e)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        if (e->was_set[i])
+            setenv(e->names[i], e->saved[i], 1);
+        else
+            unsetenv(e->names[i]);
+        free(e->saved[i]);
+        e->saved[i] = NULL;
+    }
+    e->n = 0;
+}

@@ -28,6 +28,21 @@ typedef struct tu_proc {
 void tu_run(tu_proc *p, char *const argv[], const char *const env_set[]);
 void tu_proc_free(tu_proc *p);
 
+/* Saved values of environment variables a test changes. */
+#define TU_ENV_MAX 32
+typedef struct tu_env {
+    const char *const *names;
+    size_t n;
+    char *saved[TU_ENV_MAX];
+    int was_set[TU_ENV_MAX];
+} tu_env;
+
+/* Saves names[0..n) (n <= TU_ENV_MAX) and unsets them. */
+void tu_env_save(tu_env *e, const char *const *names, size_t n);
+
+/* Puts back what tu_env_save saved (set or unset) and frees the copies. */
+void tu_env_restore(tu_env *e);
+
 /* Reads a whole file (malloc'ed, NUL-terminated); NULL when unreadable. */
 char *tu_read_file(const char *path, size_t *len);
 

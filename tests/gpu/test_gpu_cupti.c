@@ -54,18 +54,12 @@ __attribute__((visibility("default"))) const char *__lsan_default_suppressions(v
 
 static const char *const g_vars[] = {"HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "CUDA_CACHE_PATH"};
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
-static char *g_saved[NVARS];
-static int g_was_set[NVARS];
+static tu_env g_env;
 static char g_tmp[512];
 
 static void setup(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        const char *v = getenv(g_vars[i]);
-        g_was_set[i] = v != NULL;
-        g_saved[i] = v ? strdup(v) : NULL;
-        unsetenv(g_vars[i]);
-    }
+    tu_env_save(&g_env, g_vars, NVARS);
     tu_mkdtemp(g_tmp, sizeof g_tmp);
     char sub[700];
     setenv("HOME", g_tmp, 1);
@@ -78,14 +72,7 @@ static void setup(void)
 static void teardown(void)
 {
     vyre_cupti_stop(NULL);
-    for (size_t i = 0; i < NVARS; i++) {
-        if (g_was_set[i])
-            setenv(g_vars[i], g_saved[i], 1);
-        else
-            unsetenv(g_vars[i]);
-        free(g_saved[i]);
-        g_saved[i] = NULL;
-    }
+    tu_env_restore(&g_env);
     tu_rm_rf(g_tmp);
 }
 

@@ -30,19 +30,13 @@ static const char *const g_vars[] = {"VYRE_NVML_LIBRARY", "VYRE_CUDA_LIBRARY",  
                                      "XDG_CACHE_HOME",    "CUDA_CACHE_DISABLE", "CUDA_CACHE_PATH",
                                      "CUDA_CACHE_MAXSIZE"};
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
-static char *g_saved[NVARS];
-static int g_was_set[NVARS];
+static tu_env g_env;
 static char g_tmp[512];
 static char g_xdg[600];
 
 static void nvml_setup(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        const char *v = getenv(g_vars[i]);
-        g_was_set[i] = v != NULL;
-        g_saved[i] = v ? strdup(v) : NULL;
-        unsetenv(g_vars[i]);
-    }
+    tu_env_save(&g_env, g_vars, NVARS);
     /* vyre_cuda_init sets up the JIT cache under HOME/XDG_CACHE_HOME. */
     tu_mkdtemp(g_tmp, sizeof g_tmp);
     snprintf(g_xdg, sizeof g_xdg, "%s/xdg", g_tmp);
@@ -52,14 +46,7 @@ static void nvml_setup(void)
 
 static void nvml_teardown(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        if (g_was_set[i])
-            setenv(g_vars[i], g_saved[i], 1);
-        else
-            unsetenv(g_vars[i]);
-        free(g_saved[i]);
-        g_saved[i] = NULL;
-    }
+    tu_env_restore(&g_env);
     tu_rm_rf(g_tmp);
 }
 

@@ -79,19 +79,13 @@ static const char *const g_vars[] = {"VYRE_CUDA_LIBRARY",  "HOME",
                                      "CUDA_CACHE_PATH",    "CUDA_CACHE_MAXSIZE",
                                      "VYRE_PTX_CACHE_DIR", "VYRE_RANGE_TIMING"};
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
-static char *g_saved[NVARS];
-static int g_was_set[NVARS];
+static tu_env g_env;
 static char g_tmp[512];
 static char g_xdg[600];
 
 static void pipe_setup(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        const char *v = getenv(g_vars[i]);
-        g_was_set[i] = v != NULL;
-        g_saved[i] = v ? strdup(v) : NULL;
-        unsetenv(g_vars[i]);
-    }
+    tu_env_save(&g_env, g_vars, NVARS);
     tu_mkdtemp(g_tmp, sizeof g_tmp);
     snprintf(g_xdg, sizeof g_xdg, "%s/xdg", g_tmp);
     setenv("HOME", g_tmp, 1);
@@ -100,14 +94,7 @@ static void pipe_setup(void)
 
 static void pipe_teardown(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        if (g_was_set[i])
-            setenv(g_vars[i], g_saved[i], 1);
-        else
-            unsetenv(g_vars[i]);
-        free(g_saved[i]);
-        g_saved[i] = NULL;
-    }
+    tu_env_restore(&g_env);
     tu_rm_rf(g_tmp);
 }
 

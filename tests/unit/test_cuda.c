@@ -37,20 +37,14 @@ static const char *const g_vars[] = {
     "FAKECUDA_FAIL",           "FAKECUDA_RECORD",
 };
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
-static char *g_saved[NVARS];
-static int g_was_set[NVARS];
+static tu_env g_env;
 static char g_tmp[512];
 static char g_xdg[600];
 static char g_record[600];
 
 static void cuda_setup(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        const char *v = getenv(g_vars[i]);
-        g_was_set[i] = v != NULL;
-        g_saved[i] = v ? strdup(v) : NULL;
-        unsetenv(g_vars[i]);
-    }
+    tu_env_save(&g_env, g_vars, NVARS);
     tu_mkdtemp(g_tmp, sizeof g_tmp);
     snprintf(g_xdg, sizeof g_xdg, "%s/xdg-cache", g_tmp);
     snprintf(g_record, sizeof g_record, "%s/cuinit.record", g_tmp);
@@ -60,14 +54,7 @@ static void cuda_setup(void)
 
 static void cuda_teardown(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        if (g_was_set[i])
-            setenv(g_vars[i], g_saved[i], 1);
-        else
-            unsetenv(g_vars[i]);
-        free(g_saved[i]);
-        g_saved[i] = NULL;
-    }
+    tu_env_restore(&g_env);
     tu_rm_rf(g_tmp);
 }
 

@@ -15,35 +15,23 @@
 #include <string.h>
 
 #include "cupti_internal.h"
+#include "testutil.h"
 #include "vyre/counters.h"
 #include "vyre/cupti.h"
 
 static const char *const g_vars[] = {"VYRE_CUPTI_LIBRARY", "NVTX_INJECTION64_PATH", "CUDA_HOME",
                                      "VYRE_CUDA_LIBRARY"};
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
-static char *g_saved[NVARS];
-static int g_was_set[NVARS];
+static tu_env g_env;
 
 static void setup(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        const char *v = getenv(g_vars[i]);
-        g_was_set[i] = v != NULL;
-        g_saved[i] = v ? strdup(v) : NULL;
-        unsetenv(g_vars[i]);
-    }
+    tu_env_save(&g_env, g_vars, NVARS);
 }
 
 static void teardown(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        if (g_was_set[i])
-            setenv(g_vars[i], g_saved[i], 1);
-        else
-            unsetenv(g_vars[i]);
-        free(g_saved[i]);
-        g_saved[i] = NULL;
-    }
+    tu_env_restore(&g_env);
 }
 
 TestSuite(cupti_nogpu, .init = setup, .fini = teardown, .timeout = 120);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testutil.h"
 #include "vyre/gpu.h"
 
 #ifndef FAKENVML_LIB
@@ -26,30 +27,17 @@ static const char *const g_vars[] = {
     "FAKENVML_FAIL",     "FAKENVML_PROCS",     "FAKENVML_MANY_PROCS",
 };
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
-static char *g_saved[NVARS];
-static int g_was_set[NVARS];
+static tu_env g_env;
 
 static void gpu_setup(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        const char *v = getenv(g_vars[i]);
-        g_was_set[i] = v != NULL;
-        g_saved[i] = v ? strdup(v) : NULL;
-        unsetenv(g_vars[i]);
-    }
+    tu_env_save(&g_env, g_vars, NVARS);
     setenv("VYRE_NVML_LIBRARY", FAKENVML_LIB, 1);
 }
 
 static void gpu_teardown(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        if (g_was_set[i])
-            setenv(g_vars[i], g_saved[i], 1);
-        else
-            unsetenv(g_vars[i]);
-        free(g_saved[i]);
-        g_saved[i] = NULL;
-    }
+    tu_env_restore(&g_env);
 }
 
 TestSuite(gpu_monitor, .init = gpu_setup, .fini = gpu_teardown);

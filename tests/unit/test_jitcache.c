@@ -26,8 +26,7 @@ static const char *const g_vars[] = {
     "CUDA_CACHE_DISABLE", "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE", "HOME", "XDG_CACHE_HOME",
 };
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
-static char *g_saved[NVARS];
-static int g_was_set[NVARS];
+static tu_env g_env;
 static char g_tmp[512];
 static char g_home[600];
 static char g_xdg[600];
@@ -35,12 +34,7 @@ static char g_cwd[4096];
 
 static void jc_setup(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        const char *v = getenv(g_vars[i]);
-        g_was_set[i] = v != NULL;
-        g_saved[i] = v ? strdup(v) : NULL;
-        unsetenv(g_vars[i]);
-    }
+    tu_env_save(&g_env, g_vars, NVARS);
     cr_assert_not_null(getcwd(g_cwd, sizeof g_cwd));
     tu_mkdtemp(g_tmp, sizeof g_tmp);
     snprintf(g_home, sizeof g_home, "%s/home", g_tmp);
@@ -51,14 +45,7 @@ static void jc_setup(void)
 
 static void jc_teardown(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        if (g_was_set[i])
-            setenv(g_vars[i], g_saved[i], 1);
-        else
-            unsetenv(g_vars[i]);
-        free(g_saved[i]);
-        g_saved[i] = NULL;
-    }
+    tu_env_restore(&g_env);
     if (chdir(g_cwd) != 0)
         perror("chdir");
     tu_rm_rf(g_tmp);

@@ -25,31 +25,18 @@
 
 static const char *const g_vars[] = {"VYRE_NVRTC_LIBRARY", "VYRE_NVJITLINK_LIBRARY"};
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
-static char *g_saved[NVARS];
-static int g_was_set[NVARS];
+static tu_env g_env;
 static char g_tmp[512];
 
 static void nvrtc_setup(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        const char *v = getenv(g_vars[i]);
-        g_was_set[i] = v != NULL;
-        g_saved[i] = v ? strdup(v) : NULL;
-        unsetenv(g_vars[i]);
-    }
+    tu_env_save(&g_env, g_vars, NVARS);
     g_tmp[0] = '\0';
 }
 
 static void nvrtc_teardown(void)
 {
-    for (size_t i = 0; i < NVARS; i++) {
-        if (g_was_set[i])
-            setenv(g_vars[i], g_saved[i], 1);
-        else
-            unsetenv(g_vars[i]);
-        free(g_saved[i]);
-        g_saved[i] = NULL;
-    }
+    tu_env_restore(&g_env);
     if (g_tmp[0])
         tu_rm_rf(g_tmp);
 }
