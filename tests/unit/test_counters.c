@@ -108,3 +108,53 @@ Test(counters, timing_can_be_turned_off)
     vyre_counters_snapshot(&c);
     cr_assert_eq(c.ranges[VYRE_RANGE_MODULE_LOAD].count, 1);
 }
+
+static void *add_once(void *p)
+{
+    (void)p;
+    vyre_counter_add(VYRE_CTR_SYNCS, 1);
+    vyre_range_record(VYRE_RANGE_CACHE_STORE, 5);
+    return NULL;
+}
+
+Test(counters, churning_threads_reuse_slots_and_lose_nothing)
+{
+    /* 1000 short-lived threads, one after another: each exits and leaves
+     * its slot (and counts) to the next, so nothing is lost or doubled. */
+    for (int i = 0; i < 1000; i++) {
+        pthread_t t;
+        cr_assert_eq(pthread_create(&t, NULL, add_once, NULL), 0);
+        pthread_join(t, NULL);
+    }
+    vyre_counters c;
+    vyre_counters_snapshot(&c);
+    cr_assert_eq(c.v[VYRE_CTR_SYNCS], 1000);
+    cr_assert_eq(c.ranges[VYRE_RANGE_CACHE_STORE].count, 1000);
+    cr_assert_eq(c.ranges[VYRE_RANGE_CACHE_STORE].total_ns, 5000);
+}
+
+static pthread_barrier_t g_bar;
+
+static void *add_many_held(void *p)
+{
+    (void)p;
+    for (int i = 0; i < 1000; i++)
+        vyre_counter_add(VYRE_CTR_READBACKS, 1);
+    pthread_barrier_wait(&g_bar); /* all alive at once: more than the slots */
+    return NULL;
+}
+
+Test(counters, more_live_threads_than_slots_share_one_exactly, .timeout = 60)
+{
+    enum { N = 300 };
+    pthread_t t[N];
+    pthread_barrier_init(&g_bar, NULL, N);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(pthread_create(&t[i], NULL, add_many_held, NULL), 0);
+    for (int i = 0; i < N; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&g_bar);
+    vyre_counters c;
+    vyre_counters_snapshot(&c);
+    cr_assert_eq(c.v[VYRE_CTR_READBACKS], (uint64_t)N * 1000);
+}
