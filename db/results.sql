@@ -22,7 +22,8 @@
 -- ALTER TABLE ... ADD COLUMN); it never drops or rewrites rows, and a build
 -- refuses a file whose user_version is newer than it knows.
 --
--- Planned v2 (the bench issue), as a step appended to k_schema_steps:
+-- v2 is db/results_v2.sql (runs, points, samples, timings.point_id). The plan
+-- it was written from:
 --   CREATE TABLE runs    (id INTEGER PRIMARY KEY, started_ns, host, pid,
 --                         device, driver, toolkit, command line, git rev, ...);
 --   CREATE TABLE points  (id INTEGER PRIMARY KEY, run_id REFERENCES runs(id),

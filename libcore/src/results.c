@@ -41,9 +41,11 @@
 #include "fsutil.h"
 #include "index.h"
 #include "internal.h"
+#include "results_internal.h"
 
-/* db/results.sql, embedded by cmake/EmbedSql.cmake. */
+/* db/results.sql and db/results_v2.sql, embedded by cmake/EmbedSql.cmake. */
 extern const char vyre__sql_results[];
+extern const char vyre__sql_results_v2[];
 
 /*
  * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
@@ -52,7 +54,8 @@ extern const char vyre__sql_results[];
  * one. See the top of db/results.sql for what a step may do.
  */
 static const char *const k_schema_steps[] = {
-    vyre__sql_results, /* 0 -> 1 */
+    vyre__sql_results,    /* 0 -> 1 */
+    vyre__sql_results_v2, /* 1 -> 2: runs, points, samples (the bench) */
 };
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_RESULTS_SCHEMA_VERSION,
                "one schema step per version");
@@ -714,4 +717,49 @@ void vyre_results_writer_free(vyre_results_writer *w)
     pthread_mutex_destroy(&w->mu);
     free(w->rows);
     free(w);
+}
+
+/* ---- for the bench module (results_internal.h) ----------------------------- */
+
+sqlite3 *vyre__results_sqlite(vyre_results *db)
+{
+    return db->db;
+}
+
+void vyre__results_lock(vyre_results *db)
+{
+    pthread_mutex_lock(&db->mu);
+}
+
+void vyre__results_unlock(vyre_results *db)
+{
+    pthread_mutex_unlock(&db->mu);
+}
+
+int vyre__results_begin(vyre_results *db, const char *what, vyre_error *err)
+{
+    return tx_step(db, db->st_begin, what, err);
+}
+
+int vyre__results_commit(vyre_results *db, const char *what, vyre_error *err)
+{
+    int rc = tx_step(db, db->st_commit, what, err);
+    if (rc)
+        tx_rollback(db);
+    return rc;
+}
+
+void vyre__results_rollback(vyre_results *db)
+{
+    tx_rollback(db);
+}
+
+int vyre__results_fail(vyre_results *db, int sqlite_rc, const char *what, vyre_error *err)
+{
+    return db_fail(db, sqlite_rc, what, err);
+}
+
+int vyre__results_step(sqlite3_stmt *st)
+{
+    return step_retry(st);
 }

@@ -192,7 +192,7 @@ Test(results, newer_schema_is_refused_untouched)
 {
     vyre_results *db = open_ok(g_path);
     vyre_results_close(db);
-    raw_exec(g_path, "PRAGMA journal_mode=DELETE; PRAGMA user_version=2");
+    raw_exec(g_path, "PRAGMA journal_mode=DELETE; PRAGMA user_version=3");
     size_t len = 0;
     char *before = snapshot(g_path, &len);
 
@@ -201,7 +201,7 @@ Test(results, newer_schema_is_refused_untouched)
     db = NULL;
     cr_assert_eq(vyre_results_open(g_path, &db, &e), VYRE_EVERSION);
     cr_assert_null(db);
-    cr_assert(strstr(e.message, "schema version 2, newer than the 1"), "%s", e.message);
+    cr_assert(strstr(e.message, "schema version 3, newer than the 2"), "%s", e.message);
     cr_assert(strstr(e.message, g_path), "%s", e.message);
     cr_assert_neq(e.hint[0], '\0');
     expect_untouched(g_path, before, len);

@@ -1,9 +1,50 @@
 /*
- * cmds.h - vyre-bench subcommands, one file each (git's builtin/ layout).
+ * cmds.h - vyre-bench subcommands, one file each (git's builtin/ layout),
+ * and what they share: opening the results database and printing points
+ * (output.c).
  */
 #ifndef VYRE_BENCH_CMDS_H
 #define VYRE_BENCH_CMDS_H
 
+#include <stdio.h>
+
+#include "vyre/bench.h"
+
 int cmd_devices(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_jit_cold(int argc, char **argv); /* hidden: the compile suite's child */
+
+#define BENCH_JIT_CHILD_CMD "__jit-cold"
+
+/* Opens --db PATH, or the default results database. Reports and returns an
+ * exit code (0 on success). */
+int bench_open_db(const char *path, vyre_results **out);
+
+/* Output formats of points. */
+typedef enum bench_format { BENCH_TABLE = 0, BENCH_CSV = 1, BENCH_JSON = 2 } bench_format;
+
+/* "4.12 us" for a time in ns. */
+void bench_format_ns(double ns, char *buf, size_t size);
+
+/* The console table (markdown): header, one row per point. */
+void bench_table_header(FILE *out);
+void bench_table_row(FILE *out, const vyre_bench_point *p);
+
+/* CSV: header and rows (RFC 4180 quoting). */
+void bench_csv_header(FILE *out);
+void bench_csv_row(FILE *out, const vyre_bench_point *p);
+
+/* JSON: the whole run with its points (and their samples when with_samples):
+ * {"schema_version": 1, "run": {...}, "points": [...]} on out. Reads the
+ * samples from db. Returns an exit code. */
+int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
+                   const vyre_bench_point *pts, size_t n, int with_samples);
+
+/* One line about a run: "run 12 done, 14 points, 2025-...". */
+void bench_run_summary(FILE *out, const vyre_bench_run *r);
 
 #endif /* VYRE_BENCH_CMDS_H */

@@ -11,6 +11,11 @@
 
 static const vyre_cli_cmd g_cmds[] = {
     {"devices", cmd_devices, "list the GPUs and their capabilities"},
+    {"run", cmd_run, "run suites or a sweep; results go to the results database"},
+    {"runs", cmd_runs, "list the stored runs"},
+    {"show", cmd_show, "show a run and its points"},
+    {"compare", cmd_compare, "compare two runs point by point (exit 1 on a regression)"},
+    {"export", cmd_export, "write a run as CSV or JSON"},
     {NULL, NULL, NULL},
 };
 
@@ -24,8 +29,10 @@ static void usage(FILE *out)
     fprintf(out, "\nRun 'vyre-bench <command> --help' for a command's options.\n\n"
                  "exit status:\n"
                  "  0  success\n"
+                 "  1  compare: some point is SLOWER\n"
                  "  2  usage or operational error\n"
-                 "  3  no NVIDIA driver or no GPU found\n");
+                 "  3  no NVIDIA driver or no GPU found\n"
+                 "  130  run interrupted (Ctrl-C); finished points are kept\n");
 }
 
 int main(int argc, char **argv)
@@ -45,6 +52,8 @@ int main(int argc, char **argv)
                vyre_cuda_toolkit_version());
         return VYRE_EXIT_OK;
     }
+    if (strcmp(first, BENCH_JIT_CHILD_CMD) == 0) /* hidden: the compile suite's child */
+        return cmd_jit_cold(argc - 1, argv + 1);
     const vyre_cli_cmd *cmd = vyre_cli_find(g_cmds, first);
     if (!cmd) {
         const char *names[16];

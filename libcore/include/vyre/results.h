@@ -1,6 +1,6 @@
 /*
- * vyre/results.h - the results database: timings captured by CUPTI (and,
- * later, benchmark runs), kept in SQLite.
+ * vyre/results.h - the results database: timings captured by CUPTI and
+ * benchmark runs (vyre/bench.h: runs, points, samples), kept in SQLite.
  *
  * This header is part of libvyrecore's public API.
  *
@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define VYRE_RESULTS_SCHEMA_VERSION  1
+#define VYRE_RESULTS_SCHEMA_VERSION  2
 #define VYRE_RESULTS_APPLICATION_ID  0x76797273 /* PRAGMA application_id: "vyrs" */
 #define VYRE_RESULTS_BUSY_TIMEOUT_MS 10000
 #define VYRE_RESULTS_BATCH           1024  /* pending rows that make add flush */

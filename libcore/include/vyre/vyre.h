@@ -27,5 +27,6 @@
 #include "pipeline.h"
 #include "axes.h"
 #include "stats.h"
+#include "bench.h"
 
 #endif /* VYRE_VYRE_H */

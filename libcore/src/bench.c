@@ -1,0 +1,429 @@
+/*
+ * bench.c - the measurement engine of vyre-bench: one point measured under
+ * a stopping rule with throttle and outlier flags, the point runner that
+ * wraps it in an NVTX range, profiler bracket, storage and a separate CUPTI
+ * pass, the suite table, and small facts about the machine (git revision,
+ * datasheet bandwidth). See vyre/bench.h.
+ *
+ * Why the CUPTI pass is separate: with kernel capture on, every launch
+ * costs 1-2 us more on the host (DESIGN.md), which would be measured; so
+ * the timed pass runs with CUPTI off and the records come from a short
+ * second pass of the same work.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_internal.h"
+#include "cuda_internal.h"
+#include "internal.h"
+#include "vyre/nvtx.h"
+
+uint64_t vyre__bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- one point ------------------------------------------------------------------ */
+
+/* Clocks-event reasons that slow the GPU down against its will: power and
+ * thermal caps, hardware slowdown. Idle, application clocks, sync boost
+ * and display settings are not throttling of a running benchmark. */
+#define THROTTLE_MASK                                                                              \
+    (VYRE_GPU_THROTTLE_SW_POWER | VYRE_GPU_THROTTLE_HW | VYRE_GPU_THROTTLE_SW_THERMAL |            \
+     VYRE_GPU_THROTTLE_HW_THERMAL | VYRE_GPU_THROTTLE_POWER_BRAKE)
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
+                       vyre_bench_sample **samples, size_t *n, int *interrupted, vyre_error *err)
+{
+    if (samples)
+        *samples = NULL;
+    if (n)
+        *n = 0;
+    if (interrupted)
+        *interrupted = 0;
+    if (!o || !o->sample || !pt || !samples || !n || !interrupted)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_measure: NULL argument");
+    double items = pt->items >= 1 ? pt->items : 1;
+    for (size_t i = 0; i < o->warmup; i++) {
+        if (o->stop && *o->stop) {
+            *interrupted = 1;
+            return VYRE_OK;
+        }
+        double v, w;
+        int rc = o->prepare ? o->prepare(o->ctx, err) : 0;
+        if (!rc)
+            rc = o->sample(o->ctx, &v, &w, err);
+        if (rc)
+            return rc;
+    }
+    vyre_gpu_snapshot *snap = NULL;
+    if (o->mon && o->nvml_index >= 0)
+        snap = malloc(sizeof *snap);
+    size_t cap = 64;
+    vyre_bench_sample *s = malloc(cap * sizeof *s);
+    if (!s) {
+        free(snap);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
+    }
+    vyre_running acc = VYRE_RUNNING_INIT;
+    double measured_s = 0;
+    uint64_t t_start = vyre__bench_now_ns();
+    vyre_stop_decision d;
+    memset(&d, 0, sizeof d);
+    int rc = VYRE_OK;
+    size_t k = 0;
+    for (;;) {
+        if (o->stop && *o->stop) {
+            *interrupted = 1;
+            break;
+        }
+        if (o->prepare && (rc = o->prepare(o->ctx, err)))
+            break;
+        double v = 0, w = 0;
+        if ((rc = o->sample(o->ctx, &v, &w, err)))
+            break;
+        if (!isfinite(v) || v < 0) {
+            rc = vyre__fail(err, VYRE_ERANGE, NULL, "a sample of '%s' was not a time (%g)",
+                            pt->benchmark, v);
+            break;
+        }
+        if (k == cap) {
+            vyre_bench_sample *g = realloc(s, cap * 2 * sizeof *s);
+            if (!g) {
+                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
+                break;
+            }
+            s = g;
+            cap *= 2;
+        }
+        vyre_bench_sample *x = &s[k++];
+        memset(x, 0, sizeof *x);
+        x->value = v;
+        x->wall = w;
+        /* Clocks after the sample, never inside it. */
+        if (snap && vyre_gpu_monitor_sample(o->mon, snap, NULL) == 0 &&
+            (unsigned)o->nvml_index < snap->ngpus) {
+            const vyre_gpu_info *g = &snap->gpus[o->nvml_index];
+            if (vyre_gpu_field_valid(g, VYRE_GPU_F_SM_CLOCK))
+                x->sm_clock_mhz = g->sm_clock_mhz;
+            if (vyre_gpu_field_valid(g, VYRE_GPU_F_THROTTLE) &&
+                (g->throttle_reasons & THROTTLE_MASK))
+                x->throttled = 1;
+        }
+        vyre_running_push(&acc, v);
+        measured_s += v * items / 1e9;
+        double elapsed_s = (double)(vyre__bench_now_ns() - t_start) / 1e9;
+        d = vyre_stop_check(&o->rule, &acc, measured_s, elapsed_s);
+        if (d.stop)
+            break;
+    }
+    free(snap);
+    if (rc || *interrupted || k == 0) {
+        free(s);
+        return rc;
+    }
+    double *vals = malloc(k * sizeof *vals);
+    unsigned char *flags = malloc(k);
+    if (!vals || !flags) {
+        free(vals);
+        free(flags);
+        free(s);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
+    }
+    for (size_t i = 0; i < k; i++)
+        vals[i] = s[i].value;
+    size_t nout = 0;
+    rc = vyre_stats_compute(vals, k, &pt->stats, err);
+    if (!rc)
+        rc = vyre_stats_outliers(vals, k, VYRE_OUTLIER_K_DEFAULT, flags, &nout, err);
+    if (!rc) {
+        pt->n_throttled = 0;
+        for (size_t i = 0; i < k; i++) {
+            s[i].outlier = flags[i];
+            pt->n_throttled += s[i].throttled;
+            vals[i] = s[i].wall;
+        }
+        qsort(vals, k, sizeof *vals, cmp_double);
+        pt->wall_median = vyre_stats_percentile_sorted(vals, k, 50);
+        pt->stop_reason = d.reason;
+        vyre_stop_format(&d, &o->rule, pt->stop, sizeof pt->stop);
+    }
+    free(vals);
+    free(flags);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    *samples = s;
+    *n = k;
+    return VYRE_OK;
+}
+
+/* ---- the point runner ----------------------------------------------------------- */
+
+/* Records gathered by the CUPTI pass (the sink runs on CUPTI's threads). */
+struct capture {
+    pthread_mutex_t mu;
+    vyre_activity *recs;
+    size_t n, cap;
+    int oom;
+};
+
+static void capture_sink(const vyre_activity *recs, size_t n, void *ctx)
+{
+    struct capture *c = ctx;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        if (recs[i].kind != VYRE_ACTIVITY_KERNEL && recs[i].kind != VYRE_ACTIVITY_RANGE)
+            continue;
+        if (c->n == c->cap) {
+            size_t cap = c->cap ? c->cap * 2 : 64;
+            vyre_activity *p = cap <= 65536 ? realloc(c->recs, cap * sizeof *p) : NULL;
+            if (!p) {
+                c->oom = 1;
+                break;
+            }
+            c->recs = p;
+            c->cap = cap;
+        }
+        c->recs[c->n++] = recs[i];
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void append_note(vyre_bench_point *pt, const char *text)
+{
+    size_t len = strlen(pt->note);
+    snprintf(pt->note + len, sizeof pt->note - len, "%s%s", len ? "; " : "", text);
+}
+
+/* The CUPTI pass. A failure to capture is a note, never a failed point:
+ * the timings are what the point is for. */
+static int kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_pass_fn kpass,
+                       void *ctx, vyre_error *err)
+{
+    struct capture cap;
+    memset(&cap, 0, sizeof cap);
+    pthread_mutex_init(&cap.mu, NULL);
+    vyre_error e;
+    vyre_error_clear(&e);
+    vyre_cupti_config cfg = {VYRE_CUPTI_KERNEL | VYRE_CUPTI_MARKER, 0};
+    int rc = vyre_cupti_add_sink(capture_sink, &cap, &e);
+    if (!rc) {
+        rc = vyre_cupti_start(&cfg, &e);
+        if (rc)
+            vyre_cupti_remove_sink(capture_sink, &cap);
+    }
+    if (rc) {
+        char note[200];
+        snprintf(note, sizeof note, "no kernel records: %.160s", e.message);
+        append_note(pt, note);
+        env->kernels = 0; /* say it once, not on every point */
+        pthread_mutex_destroy(&cap.mu);
+        return VYRE_OK;
+    }
+    vyre_nvtx_push_payload(VYRE_RANGE_BENCH_POINT, (uint64_t)pt->id);
+    int prc = kpass(ctx, err);
+    vyre_nvtx_pop();
+    vyre_cupti_flush(1, NULL);
+    vyre_cupti_stop(NULL);
+    vyre_cupti_remove_sink(capture_sink, &cap);
+    if (!prc && cap.n)
+        prc = vyre_bench_point_records(env->db, pt->run_id, pt->id, cap.recs, cap.n, err);
+    free(cap.recs);
+    pthread_mutex_destroy(&cap.mu);
+    return prc;
+}
+
+int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
+                          const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
+                          vyre__bench_finish_fn finish, void *ctx, vyre_error *err)
+{
+    pt->run_id = env->run_id;
+    pt->seq = env->next_seq++;
+    if (env->on_progress)
+        env->on_progress(env->done, env->total, pt->benchmark, env->cb_ctx);
+    int rc = vyre_bench_point_begin(env->db, pt, err);
+    if (rc)
+        return rc;
+    const vyre__cuda_fns *cu = gpu ? vyre__cuda() : NULL;
+    vyre_nvtx_push_payload(VYRE_RANGE_BENCH_POINT, (uint64_t)pt->id);
+    if (cu && cu->cuProfilerStart)
+        cu->cuProfilerStart();
+    vyre_bench_sample *s = NULL;
+    size_t n = 0;
+    int interrupted = 0;
+    rc = vyre_bench_measure(o, pt, &s, &n, &interrupted, err);
+    if (cu && cu->cuProfilerStop)
+        cu->cuProfilerStop();
+    vyre_nvtx_pop();
+    if (!rc && interrupted) {
+        env->interrupted = 1;
+        return VYRE_OK; /* the reserved row goes with the run's finish */
+    }
+    if (!rc && finish)
+        finish(pt, ctx);
+    if (!rc)
+        rc = vyre_bench_point_finish(env->db, pt, s, n, err);
+    if (!rc && env->kernels && kpass && !(env->stop && *env->stop))
+        rc = kernel_pass(env, pt, kpass, ctx, err);
+    if (!rc) {
+        env->done++;
+        if (env->on_point)
+            env->on_point(pt, s, n, env->cb_ctx);
+    }
+    free(s);
+    return rc;
+}
+
+/* ---- suites ---------------------------------------------------------------------- */
+
+static const vyre_bench_suite_def k_suites[] = {
+    {"launch", 1, "stream launch host cost, launch+sync round trip, graph replay per kernel"},
+    {"memcpy", 1, "host to device and back (pageable, pinned), device to device, over sizes"},
+    {"bandwidth", 1, "a streaming kernel against the device-to-device copy and the datasheet"},
+    {"compile", 1,
+     "per kernel: cold NVRTC, cold PTX JIT, driver JIT warm, vyre cache hit, cubin load"},
+    {"cache", 0, "pipeline cache store, hit, verify and prune throughput (no GPU)"},
+};
+
+const vyre_bench_suite_def *vyre_bench_suites(size_t *n)
+{
+    if (n)
+        *n = VYRE_ARRAY_SIZE(k_suites);
+    return k_suites;
+}
+
+const vyre_bench_suite_def *vyre_bench_suite_find(const char *name)
+{
+    for (size_t i = 0; name && i < VYRE_ARRAY_SIZE(k_suites); i++)
+        if (strcmp(k_suites[i].name, name) == 0)
+            return &k_suites[i];
+    return NULL;
+}
+
+size_t vyre_bench_suite_points(const char *name, const vyre_bench_env *env)
+{
+    const vyre_bench_suite_def *d = vyre_bench_suite_find(name);
+    if (!d)
+        return 0;
+    if (!d->needs_gpu)
+        return vyre__bench_cache_points(env);
+    return vyre__bench_gpu_points(name, env);
+}
+
+int vyre_bench_suite_run(const char *name, vyre_bench_env *env, vyre_error *err)
+{
+    const vyre_bench_suite_def *d = vyre_bench_suite_find(name);
+    if (!d || !env || !env->db || env->run_id <= 0)
+        return vyre__fail(err, VYRE_EINVAL,
+                          "the suites are: launch, memcpy, bandwidth, compile, cache",
+                          "unknown suite '%s'", name ? name : "(null)");
+    if (!d->needs_gpu)
+        return vyre__bench_cache_run(env, err);
+    return vyre__bench_gpu_run(name, env, err);
+}
+
+/* ---- facts about the machine ----------------------------------------------------- */
+
+double vyre_bench_peak_bandwidth(const char *gpu_name, const char **label)
+{
+    static const struct {
+        const char *needle, *also, *label;
+        double bps;
+    } parts[] = {
+        {"H200", NULL, "H200 (4.8 TB/s)", 4.8e12},
+        {"H100", "PCIe", "H100 PCIe (2.0 TB/s)", 2.0e12},
+        {"H100", NULL, "H100 SXM (3.35 TB/s)", 3.35e12},
+    };
+    if (label)
+        *label = NULL;
+    for (size_t i = 0; gpu_name && i < VYRE_ARRAY_SIZE(parts); i++) {
+        if (!strstr(gpu_name, parts[i].needle))
+            continue;
+        if (parts[i].also && !strcasestr(gpu_name, parts[i].also))
+            continue;
+        if (label)
+            *label = parts[i].label;
+        return parts[i].bps;
+    }
+    return 0;
+}
+
+/* Runs argv (no shell) with stdout into buf; returns its exit status or -1. */
+static int run_capture(char *const argv[], char *buf, size_t size)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        FILE *null = freopen("/dev/null", "w", stderr);
+        (void)null;
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(fd[0], buf + got, got + 1 < size ? size - 1 - got : 0);
+        if (r <= 0) {
+            if (got + 1 >= size) { /* drain */
+                char junk[256];
+                while (read(fd[0], junk, sizeof junk) > 0)
+                    continue;
+            }
+            break;
+        }
+        got += (size_t)r;
+    }
+    buf[got] = '\0';
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        continue;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void vyre_bench_git_rev(char *buf, size_t size)
+{
+    if (!buf || !size)
+        return;
+    buf[0] = '\0';
+    char out[128];
+    char a0[] = "git", a1[] = "rev-parse", a2[] = "--short=12", a3[] = "HEAD";
+    char *rev[] = {a0, a1, a2, a3, NULL};
+    if (run_capture(rev, out, sizeof out) != 0)
+        return;
+    out[strcspn(out, "\r\n")] = '\0';
+    if (!out[0])
+        return;
+    char st[64];
+    char b1[] = "status", b2[] = "--porcelain", b3[] = "--untracked-files=no";
+    char *status[] = {a0, b1, b2, b3, NULL};
+    int dirty = run_capture(status, st, sizeof st) == 0 && st[0];
+    snprintf(buf, size, "%s%s", out, dirty ? "-dirty" : "");
+}

@@ -1,0 +1,456 @@
+/*
+ * test_bench_run.c - `vyre-bench run / runs / show / compare / export`
+ * through the real binary, without a GPU: the cache suite end to end, the
+ * main job skipping the GPU suites with a reason, output formats and their
+ * round trip through the database, compare's exit codes, and every bad
+ * input with its exact message (exit 2, nothing stored beyond a failed run
+ * row).
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "vyre/bench.h"
+
+static char g_tmp[512];
+static char g_db[600];
+static char g_env_home[700], g_env_xdg[700], g_env_data[700], g_env_tmp[700];
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_db, sizeof g_db, "%s/results.sqlite3", g_tmp);
+    snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
+    snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
+    snprintf(g_env_data, sizeof g_env_data, "XDG_DATA_HOME=%s/data", g_tmp);
+    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_tmp);
+}
+
+static void teardown(void)
+{
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(bench_run, .init = setup, .fini = teardown, .timeout = 120);
+
+#define NODRIVER  "VYRE_CUDA_LIBRARY=/nonexistent"
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Fast stopping rule: the cache suite in a second or two. */
+#define FAST "--min-samples", "3", "--min-time", "0", "--max-noise", "100", "--timeout", "5"
+
+static void bench(tu_proc *p, const char *const *args)
+{
+    char *argv[48];
+    size_t n = 0;
+    argv[n++] = strdup(VYRE_BENCH_BIN);
+    for (size_t i = 0; args[i]; i++) {
+        cr_assert_lt(n, 47);
+        argv[n++] = strdup(args[i]);
+    }
+    argv[n] = NULL;
+    const char *env[] = {g_env_home,
+                         g_env_xdg,
+                         g_env_data,
+                         g_env_tmp,
+                         NODRIVER,
+                         "CUDA_CACHE_PATH",
+                         "NVTX_INJECTION64_PATH",
+                         "VYRE_NVML_LIBRARY=/nonexistent",
+                         NULL};
+    tu_run(p, argv, env);
+    for (size_t i = 0; i < n; i++)
+        free(argv[i]);
+}
+
+static long long db_int(const char *sql)
+{
+    sqlite3 *raw = NULL;
+    cr_assert_eq(sqlite3_open_v2(g_db, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(raw));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    return v;
+}
+
+static size_t count_lines_with(const char *s, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static const char g_header[] =
+    "| benchmark              | axes                   | dev  | mode |      n |      median |"
+    "          p5 |         p95 |  noise | outl | thr | metric           | stop |\n";
+
+/* ---- the cache suite end to end --------------------------------------------------- */
+
+Test(bench_run, cache_suite_end_to_end)
+{
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
+    cr_assert_str_eq(p.err, "");
+    cr_assert_eq(strncmp(p.out, g_header, strlen(g_header)), 0, "stdout: %s", p.out);
+    cr_assert_eq(count_lines_with(p.out, "| cache.store "), 3);
+    cr_assert_eq(count_lines_with(p.out, "| cache.hit "), 3);
+    cr_assert_eq(count_lines_with(p.out, "| cache.verify "), 1);
+    cr_assert_eq(count_lines_with(p.out, "| cache.prune "), 1);
+    cr_assert(strstr(p.out, "| size=4096 "), "%s", p.out);
+    cr_assert(strstr(p.out, " MB/s "), "%s", p.out);
+    cr_assert(strstr(p.out, " blobs/s "), "%s", p.out);
+    char last[800];
+    snprintf(last, sizeof last, "\nrun 1 done, 8 points stored in %s\n", g_db);
+    cr_assert(strstr(p.out, last), "%s", p.out);
+    tu_proc_free(&p);
+
+    cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'done' AND suites = 'cache'"), 1);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE run_id = 1 AND n >= 3"), 8);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE device IS NOT NULL"), 0);
+    cr_assert_eq(db_int("SELECT min(c) FROM (SELECT count(*) AS c FROM samples GROUP BY "
+                        "point_id)"),
+                 3);
+    cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE command_line LIKE 'vyre-bench run "
+                        "--suite cache%'"),
+                 1);
+
+    /* runs and show. */
+    bench(&p, ARGS("runs", "--db", g_db));
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert(strncmp(p.out, "   RUN  STARTED              STATUS       POINTS  GPU", 52) == 0,
+              "%s", p.out);
+    cr_assert(strstr(p.out, "  done              8  -                             cache\n"), "%s",
+              p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("show", "--db", g_db, "last"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strncmp(p.out, "run 1 done, 8 points, started ", 30) == 0, "%s", p.out);
+    cr_assert(strstr(p.out, "command:      vyre-bench run --suite cache --db "), "%s", p.out);
+    cr_assert(strstr(p.out, g_header), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+Test(bench_run, main_job_without_gpu_runs_cache_and_says_what_it_skipped)
+{
+    tu_proc p;
+    bench(&p, ARGS("run", "--db", g_db, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    cr_assert_str_eq(
+        p.err, "vyre-bench: note: skipped the GPU suites launch, memcpy, bandwidth, compile: "
+               "no NVIDIA driver found: cannot load '/nonexistent': /nonexistent: cannot open "
+               "shared object file: No such file or directory\n"
+               "hint: install the NVIDIA driver (it provides libcuda.so.1), or set "
+               "VYRE_CUDA_LIBRARY to its path\n");
+    cr_assert(strstr(p.out, "\nskipped: launch, memcpy, bandwidth, compile (no NVIDIA driver "
+                            "found: "),
+              "%s", p.out);
+    cr_assert_eq(count_lines_with(p.out, "| cache."), 8);
+    tu_proc_free(&p);
+    cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'done' AND message LIKE "
+                        "'skipped GPU suites launch, memcpy, bandwidth, compile: no NVIDIA%'"),
+                 1);
+}
+
+Test(bench_run, a_named_gpu_suite_without_gpu_fails_the_run)
+{
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "launch,cache", "--db", g_db, FAST));
+    cr_assert_eq(p.exit_code, 3);
+    cr_assert_str_eq(p.out, "");
+    cr_assert(strncmp(p.err, "vyre-bench: error: no NVIDIA driver found: ", 43) == 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'failed'"), 1);
+    cr_assert_eq(db_int("SELECT count(*) FROM points"), 0);
+}
+
+/* ---- formats and round trips --------------------------------------------------------- */
+
+Test(bench_run, json_csv_and_export_round_trip)
+{
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "--csv"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char *run_csv = strdup(p.out);
+    tu_proc_free(&p);
+    cr_assert(strncmp(run_csv,
+                      "run_id,point_id,seq,suite,benchmark,axes,device,mode,timer,n,min_ns,max_ns,"
+                      "mean_ns,median_ns,stddev_ns,noise,p5_ns,p95_ns,mad_ns,outliers,throttled,"
+                      "wall_median_ns,bytes,items,metric_name,metric,stop_reason,stop,note\n",
+                      200) == 0,
+              "%s", run_csv);
+    cr_assert_eq(count_lines_with(run_csv, "\n"), 9);
+
+    /* export --csv prints what run --csv printed: the database holds the
+     * same doubles. */
+    bench(&p, ARGS("export", "--db", g_db, "--csv", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, run_csv);
+    tu_proc_free(&p);
+    free(run_csv);
+
+    /* export --json: every point with its samples; the stored statistics
+     * recomputed from the exported samples. */
+    bench(&p, ARGS("export", "--db", g_db, "--json", "last"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_error_t je;
+    json_t *o = json_loads(p.out, 0, &je);
+    cr_assert_not_null(o, "%s: %s", je.text, p.out);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 1);
+    json_t *run = json_object_get(o, "run");
+    cr_assert_str_eq(json_string_value(json_object_get(run, "status")), "done");
+    cr_assert_str_eq(json_string_value(json_object_get(run, "suites")), "cache");
+    json_t *pts = json_object_get(o, "points");
+    cr_assert_eq(json_array_size(pts), 8);
+    for (size_t i = 0; i < 8; i++) {
+        json_t *pt = json_array_get(pts, i);
+        json_t *smp = json_object_get(pt, "samples");
+        size_t n = json_array_size(smp);
+        cr_assert_eq((json_int_t)n, json_integer_value(json_object_get(pt, "n")));
+        double *x = calloc(n, sizeof *x);
+        for (size_t k = 0; k < n; k++)
+            x[k] = json_real_value(json_object_get(json_array_get(smp, k), "value_ns"));
+        vyre_stats st;
+        cr_assert_eq(vyre_stats_compute(x, n, &st, NULL), 0);
+        cr_assert_eq(st.median, json_real_value(json_object_get(pt, "median_ns")), "point %zu", i);
+        cr_assert_eq(st.min, json_real_value(json_object_get(pt, "min_ns")));
+        free(x);
+    }
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* run --json: one document. */
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    o = json_loads(p.out, 0, &je);
+    cr_assert_not_null(o, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "run"), "id")), 2);
+    cr_assert_eq(json_array_size(json_object_get(o, "points")), 8);
+    json_decref(o);
+    tu_proc_free(&p);
+}
+
+/* ---- compare ------------------------------------------------------------------------------ */
+
+static int64_t synthetic_run(vyre_results *db, double shift)
+{
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "launch");
+    snprintf(r.command_line, sizeof r.command_line, "synthetic");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    enum { N = 30 };
+    vyre_bench_point p;
+    memset(&p, 0, sizeof p);
+    p.run_id = r.id;
+    snprintf(p.suite, sizeof p.suite, "launch");
+    snprintf(p.benchmark, sizeof p.benchmark, "launch.stream");
+    p.items = 1;
+    p.device = -1;
+    p.mode = VYRE_BENCH_HOST;
+    cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+    double x[N];
+    vyre_bench_sample s[N];
+    memset(s, 0, sizeof s);
+    for (int i = 0; i < N; i++)
+        s[i].value = x[i] = 1000 * shift + (i % 7);
+    cr_assert_eq(vyre_stats_compute(x, N, &p.stats, NULL), 0);
+    cr_assert_eq(vyre_bench_point_finish(db, &p, s, N, NULL), 0);
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    return r.id;
+}
+
+Test(bench_run, compare_exit_codes_gate_on_slower)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_db, &db, NULL), 0);
+    synthetic_run(db, 1.0); /* 1 */
+    synthetic_run(db, 1.1); /* 2: 10 % slower */
+    synthetic_run(db, 0.9); /* 3: 10 % faster */
+    vyre_results_close(db);
+
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out,
+                     "| launch.stream          | -                      | host |     1.00 us "
+                     "|     1.10 us |   1.100x |"),
+              "%s", p.out);
+    cr_assert(strstr(p.out, "| SLOWER  |\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 1 slower, 0 same, 0 unmatched\n"), "%s", p.out);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("compare", "--db", g_db, "1", "3"));
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert(strstr(p.out, "| FASTER  |\n"), "%s", p.out);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("compare", "--db", g_db, "--min-effect", "20", "1", "2"));
+    cr_assert_eq(p.exit_code, 0, "a 10%% change is below a 20%% minimum effect");
+    cr_assert(strstr(p.out, "| SAME    |\n"), "%s", p.out);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("compare", "--db", g_db, "1", "9"));
+    cr_assert_eq(p.exit_code, 2);
+    char want[800];
+    snprintf(want, sizeof want,
+             "vyre-bench: error: no run 9 in '%s'\nhint: list the runs with 'vyre-bench runs'\n",
+             g_db);
+    cr_assert_str_eq(p.err, want);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("compare", "--db", g_db, "1"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: give two runs: RUN_A (baseline) RUN_B\n"
+                            "try 'vyre-bench compare --help'\n");
+    tu_proc_free(&p);
+}
+
+/* ---- bad input ------------------------------------------------------------------------------ */
+
+static void write_text(const char *name, const char *text, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%s", g_tmp, name);
+    tu_write_file(path, text, strlen(text));
+}
+
+/* Runs `vyre-bench run --db DB args...`, expects exit 2 and exactly want
+ * on stderr, nothing on stdout; then `failed_rows` failed runs and no
+ * points in the database. */
+static void expect_bad(const char *const *args, const char *want, int failed_rows)
+{
+    const char *full[40] = {"run", "--db", g_db};
+    size_t n = 3;
+    for (size_t i = 0; args[i]; i++)
+        full[n++] = args[i];
+    full[n] = NULL;
+    tu_proc p;
+    bench(&p, full);
+    cr_assert_eq(p.exit_code, 2, "exit %d, stderr: %s", p.exit_code, p.err);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, want);
+    tu_proc_free(&p);
+    if (failed_rows) {
+        cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'failed'"), failed_rows);
+        cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status != 'failed'"), 0);
+        cr_assert_eq(db_int("SELECT count(*) FROM points"), 0);
+        cr_assert_eq(db_int("SELECT count(*) FROM samples"), 0);
+    }
+}
+
+Test(bench_run, bad_axes_are_usage_errors)
+{
+    char k[700];
+    write_text("k.cu", "extern \"C\" __global__ void f(float *o, const float *i, int N) {}\n", k,
+               sizeof k);
+    expect_bad(ARGS(k, "--entry", "f", "-a", "N="),
+               "vyre-bench: error: axis 'N' has no values\n"
+               "hint: write an axis such as N=1024:67108864:x4 (geometric), N=0:100:+25 "
+               "(arithmetic), BLOCK=128,256,512 (list) or N=4096; integers may use size suffixes "
+               "(1K:64M:x4, K/M/G are powers of 1024)\n"
+               "try 'vyre-bench run --help'\n",
+               0);
+    expect_bad(ARGS(k, "--entry", "f", "-a", "N=100:10"),
+               "vyre-bench: error: range '100:10' of axis 'N' is empty: start '100' is above stop "
+               "'10'\n"
+               "hint: write the smaller value first; ranges only count up\n"
+               "try 'vyre-bench run --help'\n",
+               0);
+    expect_bad(ARGS(k, "-a", "N=4"),
+               "vyre-bench: error: a kernel needs --entry NAME\n"
+               "hint: name the kernel's extern \"C\" function\n"
+               "try 'vyre-bench run --help'\n",
+               0);
+    expect_bad(ARGS("--suite", "lanch"),
+               "vyre-bench: error: unknown suite 'lanch'\n"
+               "hint: did you mean 'launch'?\n"
+               "try 'vyre-bench run --help'\n",
+               0);
+    expect_bad(ARGS("--min-samples", "x"),
+               "vyre-bench: error: bad value 'x' for --min-samples: expected a number >= 1\n"
+               "try 'vyre-bench run --help'\n",
+               0);
+    expect_bad(ARGS("--devices", "0,0"),
+               "vyre-bench: error: device 0 is listed twice in '0,0'\n"
+               "try 'vyre-bench run --help'\n",
+               0);
+}
+
+Test(bench_run, bad_sweeps_fail_the_run_with_one_message)
+{
+    char k[700], bad[700], spec[700];
+    write_text("k.cu", "extern \"C\" __global__ void f(float *o, const float *i, int N) {}\n", k,
+               sizeof k);
+    write_text("bad.ptx",
+               ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry f() { bogus; }\n",
+               bad, sizeof bad);
+    write_text("spec.json",
+               "{\"kernel\": \"missing.cu\", \"entry\": \"f\", \"axes\": {\"N\": \"1K\"}}", spec,
+               sizeof spec);
+    expect_bad(ARGS(k, "--entry", "f", "-a", "N=1024", "-a", "FOO=1"),
+               "vyre-bench: error: unknown parameter 'FOO'\n"
+               "hint: the default binding takes N and BLOCK; bind other parameters through a "
+               "spec's \"args\" (--spec)\n",
+               1);
+    expect_bad(ARGS(k, "--entry", "f", "-a", "BLOCK=32"),
+               "vyre-bench: error: the sweep has no axis N: the default binding (float *out, "
+               "const float *in, int N) needs it\n"
+               "hint: add -a N=VALUES (elements), e.g. -a N=1M:64M:x4\n",
+               2);
+    char want[2048];
+    snprintf(want, sizeof want,
+             "vyre-bench: error: cannot read kernel '%s/missing.cu': No such file or directory\n"
+             "hint: fix \"kernel\" in the spec (relative paths start at the spec's directory)\n",
+             g_tmp);
+    expect_bad(ARGS("--spec", spec), want, 3);
+    expect_bad(ARGS(bad, "--entry", "f", "-a", "N=1024"),
+               "vyre-bench: error: nvJitLink cannot link 'kernel.ptx' for 'sm_90': ptxas "
+               "application ptx input, line 4; error   : Not a name of any known instruction: "
+               "'bogus'\n"
+               "hint: fix the PTX at the line quoted; the whole link log is in the output\n"
+               "compiler log:\n"
+               "ptxas application ptx input, line 4; error   : Not a name of any known "
+               "instruction: 'bogus'\n"
+               "ptxas fatal   : Ptx assembly aborted due to errors\n"
+               "ERROR NVJITLINK_ERROR_PTX_COMPILE: JIT the PTX (kernel.ptx)\n",
+               4);
+    cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE message LIKE 'unknown parameter%'"), 1);
+}
+
+Test(bench_run, history_usage_errors)
+{
+    tu_proc p;
+    bench(&p, ARGS("show", "--db", g_db));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: which run? give a run id, 'last' or 'last-N'\n"
+                            "try 'vyre-bench show --help'\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("show", "--db", g_db, "last"));
+    cr_assert_eq(p.exit_code, 2);
+    char want[800];
+    snprintf(want, sizeof want,
+             "vyre-bench: error: no run 'last' in '%s'\nhint: list the runs with 'vyre-bench "
+             "runs'\n",
+             g_db);
+    cr_assert_str_eq(p.err, want);
+    tu_proc_free(&p);
+    bench(&p, ARGS("export", "--db", g_db, "1"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: choose a format: --csv or --json\n"
+                            "try 'vyre-bench export --help'\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("runs", "--db", g_db));
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert(strstr(p.out, "(no runs in "), "%s", p.out);
+    tu_proc_free(&p);
+}

@@ -1,0 +1,412 @@
+/*
+ * test_bench_db.c - vyre-bench's runs, points and samples in the results
+ * database (libcore/src/bench_db.c, db/results_v2.sql): the v1 -> v2
+ * migration, the run lifecycle (running, done, interrupted, failed), reading
+ * back, and compare's verdicts on synthetic runs; the measurement engine on
+ * a synthetic sample function.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "vyre/bench.h"
+
+extern const char vyre__sql_results[]; /* the v1 schema, embedded in libcore */
+
+static char g_dir[512];
+static char g_path[600];
+
+static void setup(void)
+{
+    tu_mkdtemp(g_dir, sizeof g_dir);
+    snprintf(g_path, sizeof g_path, "%s/results.sqlite3", g_dir);
+}
+
+static void teardown(void)
+{
+    tu_rm_rf(g_dir);
+}
+
+TestSuite(bench_db, .init = setup, .fini = teardown, .timeout = 120);
+
+static vyre_results *open_ok(void)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    int rc = vyre_results_open(g_path, &db, &e);
+    cr_assert_eq(rc, 0, "open: %s", e.message);
+    return db;
+}
+
+static long long raw_int(const char *sql)
+{
+    sqlite3 *raw = NULL;
+    cr_assert_eq(sqlite3_open(g_path, &raw), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(raw));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    return v;
+}
+
+static int64_t begin_run(vyre_results *db, const char *suites)
+{
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "%s", suites);
+    snprintf(r.command_line, sizeof r.command_line, "vyre-bench run --suite %s", suites);
+    snprintf(r.gpu_name, sizeof r.gpu_name, "NVIDIA H100 80GB HBM3");
+    snprintf(r.git_rev, sizeof r.git_rev, "abc123");
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    cr_assert_gt(r.id, 0);
+    cr_assert_eq(r.status, VYRE_RUN_RUNNING);
+    cr_assert_str_neq(r.host, "");
+    return r.id;
+}
+
+/* Adds a finished point with samples x[0..n-1]. */
+static int64_t add_point(vyre_results *db, int64_t run, int seq, const char *bench, const double *x,
+                         size_t n)
+{
+    vyre_bench_point p;
+    memset(&p, 0, sizeof p);
+    p.run_id = run;
+    p.seq = seq;
+    snprintf(p.suite, sizeof p.suite, "launch");
+    snprintf(p.benchmark, sizeof p.benchmark, "%s", bench);
+    snprintf(p.axes, sizeof p.axes, "N=%d", 1024);
+    p.device = 0;
+    p.mode = VYRE_BENCH_HOT;
+    p.gpu_timer = 1;
+    p.items = 1;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_point_begin(db, &p, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_stats_compute(x, n, &p.stats, &e), 0);
+    snprintf(p.stop, sizeof p.stop, "noise-ok");
+    p.stop_reason = VYRE_STOP_NOISE_OK;
+    vyre_bench_sample *s = calloc(n, sizeof *s);
+    for (size_t i = 0; i < n; i++) {
+        s[i].value = x[i];
+        s[i].wall = x[i] + 100;
+        s[i].sm_clock_mhz = 1980;
+    }
+    cr_assert_eq(vyre_bench_point_finish(db, &p, s, n, &e), 0, "%s", e.message);
+    free(s);
+    return p.id;
+}
+
+/* ---- schema --------------------------------------------------------------------- */
+
+Test(bench_db, v1_database_migrates_to_v2_keeping_rows)
+{
+    /* A v1 file as vyre 0.1 wrote it, with one timings row. */
+    sqlite3 *raw = NULL;
+    cr_assert_eq(sqlite3_open(g_path, &raw), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(raw, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(raw, vyre__sql_results, NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(raw,
+                              "PRAGMA user_version=1; PRAGMA application_id=1987670643; "
+                              "INSERT INTO timings (host, pid, session_ns, kind, name, start_ns, "
+                              "end_ns, duration_ns, created_ns) VALUES ('h', 1, 2, 'kernel', "
+                              "'old_kernel', 10, 20, 10, 3); COMMIT",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(raw));
+    sqlite3_close(raw);
+    cr_assert_eq(raw_int("PRAGMA user_version"), 1);
+
+    vyre_results *db = open_ok();
+    vyre_results_close(db);
+    cr_assert_eq(raw_int("PRAGMA user_version"), 2);
+    cr_assert_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                         "('runs', 'points', 'samples')"),
+                 3);
+    cr_assert_eq(raw_int("SELECT count(*) FROM timings WHERE name = 'old_kernel' AND "
+                         "point_id IS NULL AND run_id IS NULL"),
+                 1, "the v1 row survives with NULL run and point");
+    /* Reopening a v2 file changes nothing. */
+    db = open_ok();
+    vyre_results_close(db);
+    cr_assert_eq(raw_int("PRAGMA user_version"), 2);
+    cr_assert_eq(raw_int("SELECT count(*) FROM timings"), 1);
+}
+
+Test(bench_db, new_database_is_v2_with_constraints)
+{
+    vyre_results *db = open_ok();
+    vyre_results_close(db);
+    cr_assert_eq(raw_int("PRAGMA user_version"), VYRE_RESULTS_SCHEMA_VERSION);
+    sqlite3 *raw = NULL;
+    cr_assert_eq(sqlite3_open(g_path, &raw), SQLITE_OK);
+    cr_assert_neq(sqlite3_exec(raw,
+                               "INSERT INTO runs (started_ns, status, suites, host, pid, "
+                               "command_line, vyre_version) VALUES (1, 'bogus', 's', 'h', 1, "
+                               "'c', 'v')",
+                               NULL, NULL, NULL),
+                  SQLITE_OK, "status is constrained");
+    sqlite3_close(raw);
+}
+
+/* ---- lifecycle -------------------------------------------------------------------- */
+
+Test(bench_db, run_lifecycle_done)
+{
+    vyre_results *db = open_ok();
+    int64_t run = begin_run(db, "launch");
+    cr_assert_eq(raw_int("SELECT count(*) FROM runs WHERE status = 'running'"), 1,
+                 "the row exists, running, from the start");
+    double x[] = {10, 11, 12, 11, 10, 13, 11};
+    int64_t p = add_point(db, run, 0, "launch.stream", x, 7);
+    cr_assert_eq(raw_int("SELECT count(*) FROM samples"), 7, "samples are in as the point ends");
+    vyre_bench_point unfinished;
+    memset(&unfinished, 0, sizeof unfinished);
+    unfinished.run_id = run;
+    unfinished.seq = 1;
+    snprintf(unfinished.suite, sizeof unfinished.suite, "launch");
+    snprintf(unfinished.benchmark, sizeof unfinished.benchmark, "launch.graph");
+    cr_assert_eq(vyre_bench_point_begin(db, &unfinished, NULL), 0);
+    vyre_activity k;
+    memset(&k, 0, sizeof k);
+    k.kind = VYRE_ACTIVITY_KERNEL;
+    snprintf(k.name, sizeof k.name, "empty_kernel");
+    k.start_ns = 100;
+    k.end_ns = 150;
+    vyre_activity ks[3] = {k, k, k};
+    ks[1].end_ns = 160;
+    ks[2].end_ns = 170;
+    cr_assert_eq(vyre_bench_point_records(db, run, p, ks, 3, NULL), 0);
+
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(raw_int("SELECT count(*) FROM points"), 1, "the unfinished point is gone");
+
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, run, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_DONE);
+    cr_assert_gt(r.finished_ns, 0);
+    cr_assert_eq(r.npoints, 1);
+    cr_assert_str_eq(r.gpu_name, "NVIDIA H100 80GB HBM3");
+    cr_assert_str_eq(r.git_rev, "abc123");
+
+    vyre_bench_point *pts = NULL;
+    size_t n = 0;
+    cr_assert_eq(vyre_bench_points_get(db, run, &pts, &n, NULL), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(pts[0].id, p);
+    cr_assert_str_eq(pts[0].benchmark, "launch.stream");
+    cr_assert_str_eq(pts[0].axes, "N=1024");
+    cr_assert_eq(pts[0].stats.n, 7);
+    cr_assert_float_eq(pts[0].stats.median, 11.0, 1e-12);
+    cr_assert_eq(pts[0].stop_reason, VYRE_STOP_NOISE_OK);
+    free(pts);
+
+    vyre_bench_sample *s = NULL;
+    cr_assert_eq(vyre_bench_samples_get(db, p, &s, &n, NULL), 0);
+    cr_assert_eq(n, 7);
+    cr_assert_float_eq(s[5].value, 13.0, 1e-12);
+    cr_assert_float_eq(s[5].wall, 113.0, 1e-12);
+    cr_assert_eq(s[5].sm_clock_mhz, 1980);
+    free(s);
+
+    vyre_bench_kernel_row *kr = NULL;
+    cr_assert_eq(vyre_bench_kernels_get(db, p, &kr, &n, NULL), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(kr[0].name, "empty_kernel");
+    cr_assert_eq(kr[0].count, 3);
+    cr_assert_float_eq(kr[0].median_ns, 60.0, 1e-9);
+    free(kr);
+    vyre_results_close(db);
+}
+
+Test(bench_db, failed_run_keeps_only_its_row)
+{
+    vyre_results *db = open_ok();
+    int64_t run = begin_run(db, "memcpy");
+    double x[] = {1, 2, 3};
+    int64_t p = add_point(db, run, 0, "memcpy.d2d", x, 3);
+    vyre_activity k;
+    memset(&k, 0, sizeof k);
+    k.kind = VYRE_ACTIVITY_KERNEL;
+    snprintf(k.name, sizeof k.name, "kern");
+    cr_assert_eq(vyre_bench_point_records(db, run, p, &k, 1, NULL), 0);
+    cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_FAILED, "out of memory", NULL), 0);
+    cr_assert_eq(raw_int("SELECT count(*) FROM points"), 0);
+    cr_assert_eq(raw_int("SELECT count(*) FROM samples"), 0);
+    cr_assert_eq(raw_int("SELECT count(*) FROM timings"), 0);
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, run, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_FAILED);
+    cr_assert_str_eq(r.message, "out of memory");
+    vyre_results_close(db);
+}
+
+Test(bench_db, interrupted_run_keeps_finished_points)
+{
+    vyre_results *db = open_ok();
+    int64_t run = begin_run(db, "cache");
+    double x[] = {5, 6, 7};
+    add_point(db, run, 0, "cache.hit", x, 3);
+    cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_INTERRUPTED, NULL, NULL), 0);
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, run, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_INTERRUPTED);
+    cr_assert_eq(r.npoints, 1);
+    vyre_results_close(db);
+}
+
+Test(bench_db, resolve_run_references)
+{
+    vyre_results *db = open_ok();
+    int64_t a = begin_run(db, "cache"), b = begin_run(db, "cache");
+    int64_t id = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_resolve(db, "last", &id, NULL), 0);
+    cr_assert_eq(id, b);
+    cr_assert_eq(vyre_bench_run_resolve(db, "last-1", &id, NULL), 0);
+    cr_assert_eq(id, a);
+    char ref[32];
+    snprintf(ref, sizeof ref, "%lld", (long long)a);
+    cr_assert_eq(vyre_bench_run_resolve(db, ref, &id, NULL), 0);
+    cr_assert_eq(id, a);
+    cr_assert_eq(vyre_bench_run_resolve(db, "last-2", &id, &e), VYRE_ENOENT);
+    cr_assert(strstr(e.message, "no run 'last-2'"), "%s", e.message);
+    cr_assert_eq(vyre_bench_run_resolve(db, "999", &id, &e), VYRE_ENOENT);
+    cr_assert(strstr(e.message, "no run 999"), "%s", e.message);
+    cr_assert_eq(vyre_bench_run_resolve(db, "x1", &id, &e), VYRE_EINVAL);
+    cr_assert(strstr(e.message, "bad run 'x1'"), "%s", e.message);
+    vyre_bench_run *runs = NULL;
+    size_t n = 0;
+    cr_assert_eq(vyre_bench_runs_list(db, 0, &runs, &n, NULL), 0);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(runs[0].id, b, "newest first");
+    free(runs);
+    vyre_results_close(db);
+}
+
+/* ---- compare on synthetic runs -------------------------------------------------------- */
+
+Test(bench_db, compare_verdicts)
+{
+    vyre_results *db = open_ok();
+    enum { N = 40 };
+    double base[N], slower[N], faster[N], same[N];
+    for (int i = 0; i < N; i++) {
+        double jitter = (double)((i * 37) % 11) * 0.1; /* deterministic, 0 .. 1 */
+        base[i] = 100 + jitter;
+        slower[i] = 110 + jitter; /* +10 % */
+        faster[i] = 80 + jitter;  /* -20 % */
+        same[i] = 100 + (double)((i * 53) % 11) * 0.1;
+    }
+    int64_t a = begin_run(db, "launch");
+    add_point(db, a, 0, "p.slower", base, N);
+    add_point(db, a, 1, "p.faster", base, N);
+    add_point(db, a, 2, "p.same", base, N);
+    add_point(db, a, 3, "p.only_a", base, N);
+    vyre_bench_run_finish(db, a, VYRE_RUN_DONE, NULL, NULL);
+    int64_t b = begin_run(db, "launch");
+    add_point(db, b, 0, "p.slower", slower, N);
+    add_point(db, b, 1, "p.faster", faster, N);
+    add_point(db, b, 2, "p.same", same, N);
+    add_point(db, b, 3, "p.only_b", base, N);
+    vyre_bench_run_finish(db, b, VYRE_RUN_DONE, NULL, NULL);
+
+    vyre_bench_cmp_row *rows = NULL;
+    size_t n = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_compare_runs(db, a, b, NULL, &rows, &n, &e), 0, "%s", e.message);
+    cr_assert_eq(n, 5);
+    cr_assert_str_eq(rows[0].a.benchmark, "p.slower");
+    cr_assert(rows[0].has_a && rows[0].has_b);
+    cr_assert_eq(rows[0].cmp.verdict, VYRE_VERDICT_SLOWER);
+    cr_assert_float_eq(rows[0].cmp.ratio, 1.1, 0.01);
+    cr_assert_eq(rows[1].cmp.verdict, VYRE_VERDICT_FASTER);
+    cr_assert_eq(rows[2].cmp.verdict, VYRE_VERDICT_SAME);
+    cr_assert(rows[3].has_a && !rows[3].has_b, "only in A");
+    cr_assert(!rows[4].has_a && rows[4].has_b, "only in B");
+    cr_assert_str_eq(rows[4].b.benchmark, "p.only_b");
+    free(rows);
+    vyre_results_close(db);
+}
+
+/* ---- the engine ------------------------------------------------------------------------- */
+
+struct fake {
+    int calls;
+    volatile sig_atomic_t *stop;
+    int stop_at;
+};
+
+static int fake_sample(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    (void)err;
+    struct fake *f = ctx;
+    f->calls++;
+    *value = f->calls == 7 ? 1000.0 : 100.0 + (double)(f->calls % 3); /* one outlier */
+    *wall = *value + 5;
+    if (f->stop && f->calls == f->stop_at)
+        *f->stop = 1;
+    return 0;
+}
+
+Test(bench_db, measure_stops_by_rule_and_flags_outliers)
+{
+    struct fake f = {0, NULL, 0};
+    vyre_bench_measure_opts o;
+    memset(&o, 0, sizeof o);
+    o.sample = fake_sample;
+    o.ctx = &f;
+    o.warmup = 2;
+    o.rule = (vyre_stop_rule){20, 0.0, 0.0, 0.0, 0};
+    o.nvml_index = -1;
+    vyre_bench_point pt;
+    memset(&pt, 0, sizeof pt);
+    vyre_bench_sample *s = NULL;
+    size_t n = 0;
+    int intr = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, &e), 0, "%s", e.message);
+    cr_assert_eq(intr, 0);
+    cr_assert_eq(n, 20, "min samples, noise criterion off");
+    cr_assert_eq(f.calls, 22, "two warm-up calls");
+    cr_assert_eq(pt.stop_reason, VYRE_STOP_MINIMUMS_MET);
+    cr_assert_eq(pt.stats.n_outliers, 1);
+    cr_assert_eq(s[4].outlier, 1, "the 7th call (5th sample) is the outlier");
+    cr_assert_eq(s[3].outlier, 0);
+    cr_assert_str_neq(pt.stop, "");
+    free(s);
+
+    /* Ctrl-C: stops, and the point is incomplete. */
+    volatile sig_atomic_t stop = 0;
+    struct fake g = {0, &stop, 5};
+    o.ctx = &g;
+    o.stop = &stop;
+    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
+    cr_assert_eq(intr, 1);
+    cr_assert_null(s);
+    cr_assert_eq(n, 0);
+}
+
+Test(bench_db, datasheet_peaks)
+{
+    const char *label = NULL;
+    cr_assert_float_eq(vyre_bench_peak_bandwidth("NVIDIA H100 80GB HBM3", &label), 3.35e12, 1);
+    cr_assert_str_eq(label, "H100 SXM (3.35 TB/s)");
+    cr_assert_float_eq(vyre_bench_peak_bandwidth("NVIDIA H100 PCIe", &label), 2.0e12, 1);
+    cr_assert_float_eq(vyre_bench_peak_bandwidth("NVIDIA H200", &label), 4.8e12, 1);
+    cr_assert_float_eq(vyre_bench_peak_bandwidth("NVIDIA A100-SXM4-80GB", &label), 0, 1e-9);
+    cr_assert_null(label);
+}

@@ -1,0 +1,135 @@
+/*
+ * cmd_compare.c - `vyre-bench compare RUN_A RUN_B`: every point of B
+ * against the same point of A (the baseline) with a Mann-Whitney U test
+ * and a minimum effect (vyre_stats_compare); FASTER, SLOWER or SAME per
+ * point. Exit 1 when any point is SLOWER, so CI can gate on regressions.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vyre/vyre.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-bench compare [--db PATH] [--alpha P] [--min-effect PCT] RUN_A RUN_B\n\n"
+            "Compare run B against run A (the baseline), point by point, on their stored\n"
+            "samples: Mann-Whitney U (two-sided) and the ratio of medians. A point is\n"
+            "FASTER or SLOWER when p < alpha AND the medians differ by more than the\n"
+            "minimum effect; otherwise SAME. Points only one run has are listed as such.\n\n"
+            "  --alpha P          significance level (default 0.01)\n"
+            "  --min-effect PCT   smallest change that counts, percent (default 2)\n\n"
+            "exit status: 0 no point SLOWER, 1 some point SLOWER (gate CI on it),\n"
+            "             2 usage or operational error\n");
+}
+
+static int parse_num(const char *opt, const char *s, double *out)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (!*s || *end || !isfinite(v) || v < 0)
+        return vyre_cli_usage_error("compare", NULL, "bad value '%s' for %s", s, opt);
+    *out = v;
+    return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'D'},
+        {"alpha", required_argument, NULL, 'a'},
+        {"min-effect", required_argument, NULL, 'e'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *db_path = NULL;
+    vyre_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
+    double pct = -1;
+    int c, code = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'D':
+            db_path = optarg;
+            break;
+        case 'a':
+            code = parse_num("--alpha", optarg, &co.alpha);
+            break;
+        case 'e':
+            code = parse_num("--min-effect", optarg, &pct);
+            if (!code)
+                co.min_effect = pct / 100.0;
+            break;
+        case 'h':
+            usage(stdout);
+            return VYRE_EXIT_OK;
+        default:
+            return vyre_cli_bad_option("compare", argv, optind, optopt, "h", opts);
+        }
+        if (code)
+            return code;
+    }
+    if (argc - optind != 2)
+        return vyre_cli_usage_error("compare", NULL, "give two runs: RUN_A (baseline) RUN_B");
+    vyre_results *db = NULL;
+    code = bench_open_db(db_path, &db);
+    if (code)
+        return code;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int64_t a = 0, b = 0;
+    vyre_bench_cmp_row *rows = NULL;
+    size_t n = 0;
+    if (vyre_bench_run_resolve(db, argv[optind], &a, &err) ||
+        vyre_bench_run_resolve(db, argv[optind + 1], &b, &err) ||
+        vyre_bench_compare_runs(db, a, b, &co, &rows, &n, &err)) {
+        vyre_cli_report(&err);
+        vyre_results_close(db);
+        return VYRE_EXIT_ERROR;
+    }
+    printf("run %" PRId64 " (baseline) vs run %" PRId64
+           ": Mann-Whitney U, alpha %g, min effect %g%%\n\n",
+           a, b, co.alpha, co.min_effect * 100);
+    printf("| %-22s | %-22s | %-4s | %11s | %11s | %8s | %9s | %-7s |\n", "benchmark", "axes",
+           "dev", "median A", "median B", "B/A", "p", "verdict");
+    printf("|------------------------|------------------------|------|------------:|------------:|"
+           "---------:|----------:|---------|\n");
+    size_t faster = 0, slower = 0, same = 0, unmatched = 0;
+    for (size_t i = 0; i < n; i++) {
+        const vyre_bench_cmp_row *r = &rows[i];
+        const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
+        char dev[8], ma[24], mb[24], ratio[16], pv[16];
+        if (p->device < 0)
+            snprintf(dev, sizeof dev, "host");
+        else
+            snprintf(dev, sizeof dev, "%d", p->device);
+        bench_format_ns(r->has_a ? r->a.stats.median : NAN, ma, sizeof ma);
+        bench_format_ns(r->has_b ? r->b.stats.median : NAN, mb, sizeof mb);
+        const char *verdict;
+        if (r->has_a && r->has_b) {
+            snprintf(ratio, sizeof ratio, "%.3fx", r->cmp.ratio);
+            snprintf(pv, sizeof pv, "%.2g", r->cmp.mw.p);
+            verdict = vyre_verdict_name(r->cmp.verdict);
+            faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
+            slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
+            same += r->cmp.verdict == VYRE_VERDICT_SAME;
+        } else {
+            snprintf(ratio, sizeof ratio, "-");
+            snprintf(pv, sizeof pv, "-");
+            verdict = r->has_a ? "only A" : "only B";
+            unmatched++;
+        }
+        printf("| %-22s | %-22s | %-4s | %11s | %11s | %8s | %9s | %-7s |\n", p->benchmark,
+               p->axes[0] ? p->axes : "-", dev, ma, mb, ratio, pv, verdict);
+    }
+    printf("\n%zu faster, %zu slower, %zu same, %zu unmatched\n", faster, slower, same, unmatched);
+    free(rows);
+    vyre_results_close(db);
+    return slower ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+}

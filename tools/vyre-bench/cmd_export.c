@@ -1,0 +1,84 @@
+/*
+ * cmd_export.c - `vyre-bench export RUN --csv|--json`: a run's points (and,
+ * in JSON, every sample) for other tools.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vyre/vyre.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: vyre-bench export [--db PATH] (--csv | --json) RUN\n\n"
+                 "Write a run's points as CSV (one row per point), or as JSON (schema_version\n"
+                 "1: the run, its points and every sample). RUN is an id, 'last' or 'last-N'.\n\n"
+                 "exit status: 0 written, 2 usage or operational error\n");
+}
+
+int cmd_export(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'D'},
+        {"csv", no_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *db_path = NULL;
+    int fmt = -1, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'D':
+            db_path = optarg;
+            break;
+        case 'c':
+        case 'j':
+            if (fmt >= 0 && fmt != (c == 'c' ? BENCH_CSV : BENCH_JSON))
+                return vyre_cli_usage_error("export", NULL, "--csv and --json exclude each other");
+            fmt = c == 'c' ? BENCH_CSV : BENCH_JSON;
+            break;
+        case 'h':
+            usage(stdout);
+            return VYRE_EXIT_OK;
+        default:
+            return vyre_cli_bad_option("export", argv, optind, optopt, "h", opts);
+        }
+    }
+    if (fmt < 0)
+        return vyre_cli_usage_error("export", NULL, "choose a format: --csv or --json");
+    if (optind >= argc)
+        return vyre_cli_usage_error("export", NULL, "which run? give a run id, 'last' or 'last-N'");
+    if (optind + 1 < argc)
+        return vyre_cli_usage_error("export", NULL, "unexpected argument '%s'", argv[optind + 1]);
+    vyre_results *db = NULL;
+    int code = bench_open_db(db_path, &db);
+    if (code)
+        return code;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int64_t id = 0;
+    vyre_bench_run r;
+    vyre_bench_point *pts = NULL;
+    size_t n = 0;
+    if (vyre_bench_run_resolve(db, argv[optind], &id, &err) ||
+        vyre_bench_run_get(db, id, &r, &err) || vyre_bench_points_get(db, id, &pts, &n, &err)) {
+        vyre_cli_report(&err);
+        vyre_results_close(db);
+        return VYRE_EXIT_ERROR;
+    }
+    if (fmt == BENCH_CSV) {
+        bench_csv_header(stdout);
+        for (size_t i = 0; i < n; i++)
+            bench_csv_row(stdout, &pts[i]);
+    } else {
+        code = bench_json_run(stdout, db, &r, pts, n, 1);
+    }
+    free(pts);
+    vyre_results_close(db);
+    return code;
+}

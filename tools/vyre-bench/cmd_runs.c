@@ -1,0 +1,89 @@
+/*
+ * cmd_runs.c - `vyre-bench runs`: the stored runs, newest first.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vyre/vyre.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: vyre-bench runs [--db PATH] [--limit N]\n\n"
+                 "List the stored runs, newest first: id, start, status, points, GPU, suites.\n\n"
+                 "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+                 "  --limit N   at most N runs (default 20, 0: all)\n\n"
+                 "exit status: 0 listed, 2 usage or operational error\n");
+}
+
+int cmd_runs(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'D'},
+        {"limit", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *db_path = NULL;
+    long limit = 20;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'D':
+            db_path = optarg;
+            break;
+        case 'l': {
+            char *end = NULL;
+            limit = strtol(optarg, &end, 10);
+            if (!*optarg || *end || limit < 0)
+                return vyre_cli_usage_error("runs", NULL,
+                                            "bad value '%s' for --limit: expected a count", optarg);
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            return VYRE_EXIT_OK;
+        default:
+            return vyre_cli_bad_option("runs", argv, optind, optopt, "h", opts);
+        }
+    }
+    if (optind < argc)
+        return vyre_cli_usage_error("runs", NULL, "unexpected argument '%s'", argv[optind]);
+    vyre_results *db = NULL;
+    int code = bench_open_db(db_path, &db);
+    if (code)
+        return code;
+    vyre_error err;
+    vyre_error_clear(&err);
+    vyre_bench_run *runs = NULL;
+    size_t n = 0;
+    if (vyre_bench_runs_list(db, (size_t)limit, &runs, &n, &err)) {
+        vyre_cli_report(&err);
+        vyre_results_close(db);
+        return VYRE_EXIT_ERROR;
+    }
+    printf("%6s  %-19s  %-11s  %6s  %-28s  %s\n", "RUN", "STARTED", "STATUS", "POINTS", "GPU",
+           "SUITES");
+    for (size_t i = 0; i < n; i++) {
+        const vyre_bench_run *r = &runs[i];
+        char when[32] = "-";
+        time_t t = (time_t)(r->started_ns / 1000000000);
+        struct tm tm;
+        if (localtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+        printf("%6" PRId64 "  %-19s  %-11s  %6zu  %-28.28s  %s\n", r->id, when,
+               vyre_run_status_name(r->status), r->npoints, r->gpu_name[0] ? r->gpu_name : "-",
+               r->suites);
+    }
+    if (!n)
+        printf("(no runs in %s)\n", vyre_results_path(db));
+    free(runs);
+    vyre_results_close(db);
+    return VYRE_EXIT_OK;
+}

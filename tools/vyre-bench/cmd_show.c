@@ -1,0 +1,117 @@
+/*
+ * cmd_show.c - `vyre-bench show RUN`: a run's facts and its points table,
+ * with the kernels recorded per point.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vyre/vyre.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: vyre-bench show [--db PATH] [--kernels] RUN\n\n"
+                 "Show a run: where and how it ran, then its points as a markdown table.\n"
+                 "RUN is a run id, 'last' or 'last-N'.\n\n"
+                 "  --db PATH    results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+                 "  --kernels    also the CUPTI kernel records of each point\n\n"
+                 "exit status: 0 shown, 2 usage or operational error (no such run)\n");
+}
+
+static void fact(const char *name, const char *value)
+{
+    printf("%-13s %s\n", name, value && *value ? value : "-");
+}
+
+int cmd_show(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'D'},
+        {"kernels", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *db_path = NULL;
+    int kernels = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'D':
+            db_path = optarg;
+            break;
+        case 'k':
+            kernels = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return VYRE_EXIT_OK;
+        default:
+            return vyre_cli_bad_option("show", argv, optind, optopt, "h", opts);
+        }
+    }
+    if (optind >= argc)
+        return vyre_cli_usage_error("show", NULL, "which run? give a run id, 'last' or 'last-N'");
+    if (optind + 1 < argc)
+        return vyre_cli_usage_error("show", NULL, "unexpected argument '%s'", argv[optind + 1]);
+    vyre_results *db = NULL;
+    int code = bench_open_db(db_path, &db);
+    if (code)
+        return code;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int64_t id = 0;
+    vyre_bench_run r;
+    vyre_bench_point *pts = NULL;
+    size_t n = 0;
+    if (vyre_bench_run_resolve(db, argv[optind], &id, &err) ||
+        vyre_bench_run_get(db, id, &r, &err) || vyre_bench_points_get(db, id, &pts, &n, &err)) {
+        vyre_cli_report(&err);
+        vyre_results_close(db);
+        return VYRE_EXIT_ERROR;
+    }
+    bench_run_summary(stdout, &r);
+    fact("command:", r.command_line);
+    fact("suites:", r.suites);
+    fact("gpu:", r.gpu_name);
+    fact("uuid:", r.gpu_uuid);
+    fact("devices:", r.devices);
+    fact("driver:", r.driver);
+    fact("cuda:", r.cuda_version);
+    fact("clocks:", r.clocks);
+    fact("git:", r.git_rev);
+    fact("vyre:", r.vyre_version);
+    if (r.message[0])
+        fact("message:", r.message);
+    if (n) {
+        putchar('\n');
+        bench_table_header(stdout);
+        for (size_t i = 0; i < n; i++)
+            bench_table_row(stdout, &pts[i]);
+    }
+    for (size_t i = 0; kernels && i < n; i++) {
+        vyre_bench_kernel_row *k = NULL;
+        size_t nk = 0;
+        if (vyre_bench_kernels_get(db, pts[i].id, &k, &nk, &err)) {
+            vyre_cli_report(&err);
+            code = VYRE_EXIT_ERROR;
+            break;
+        }
+        if (nk)
+            printf("\npoint %" PRId64 " %s %s: kernels\n", pts[i].id, pts[i].benchmark,
+                   pts[i].axes);
+        for (size_t j = 0; j < nk; j++) {
+            char med[24];
+            bench_format_ns(k[j].median_ns, med, sizeof med);
+            printf("  %-40.40s %6llu launches, median %s\n", k[j].name,
+                   (unsigned long long)k[j].count, med);
+        }
+        free(k);
+    }
+    free(pts);
+    vyre_results_close(db);
+    return code;
+}

@@ -1,0 +1,278 @@
+/*
+ * output.c - printing points: the console table (valid markdown), CSV and
+ * JSON, shared by `run`, `show` and `export`; opening the results database.
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vyre/vyre.h"
+
+int bench_open_db(const char *path, vyre_results **out)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    int rc = vyre_results_open(path, out, &err);
+    if (rc) {
+        vyre_cli_report(&err);
+        return VYRE_EXIT_ERROR;
+    }
+    return VYRE_EXIT_OK;
+}
+
+void bench_format_ns(double ns, char *buf, size_t size)
+{
+    if (!isfinite(ns))
+        snprintf(buf, size, "-");
+    else if (ns < 1e3)
+        snprintf(buf, size, "%.1f ns", ns);
+    else if (ns < 1e6)
+        snprintf(buf, size, "%.2f us", ns / 1e3);
+    else if (ns < 1e9)
+        snprintf(buf, size, "%.2f ms", ns / 1e6);
+    else
+        snprintf(buf, size, "%.3f s", ns / 1e9);
+}
+
+static void format_metric(const vyre_bench_point *p, char *buf, size_t size)
+{
+    if (!p->metric_name[0] || !isfinite(p->metric))
+        snprintf(buf, size, "-");
+    else if (fabs(p->metric) >= 100)
+        snprintf(buf, size, "%.0f %s", p->metric, p->metric_name);
+    else
+        snprintf(buf, size, "%.3g %s", p->metric, p->metric_name);
+}
+
+static void format_device(const vyre_bench_point *p, char *buf, size_t size)
+{
+    if (p->device < 0)
+        snprintf(buf, size, "host");
+    else
+        snprintf(buf, size, "%d", p->device);
+}
+
+void bench_table_header(FILE *out)
+{
+    fprintf(out,
+            "| %-22s | %-22s | %-4s | %-4s | %6s | %11s | %11s | %11s | %6s | %4s | %3s | %-16s | "
+            "%s |\n",
+            "benchmark", "axes", "dev", "mode", "n", "median", "p5", "p95", "noise", "outl", "thr",
+            "metric", "stop");
+    fprintf(out, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "------------------------",
+            "------------------------", "------", "------", "-------:", "------------:",
+            "------------:", "------------:", "-------:", "-----:", "----:", "------------------",
+            "------");
+}
+
+void bench_table_row(FILE *out, const vyre_bench_point *p)
+{
+    char med[24], p5[24], p95[24], noise[16], metric[48], dev[8];
+    bench_format_ns(p->stats.median, med, sizeof med);
+    bench_format_ns(p->stats.p5, p5, sizeof p5);
+    bench_format_ns(p->stats.p95, p95, sizeof p95);
+    if (isfinite(p->stats.noise))
+        snprintf(noise, sizeof noise, "%.2f%%", p->stats.noise * 100);
+    else
+        snprintf(noise, sizeof noise, "-");
+    format_metric(p, metric, sizeof metric);
+    format_device(p, dev, sizeof dev);
+    fprintf(out,
+            "| %-22s | %-22s | %-4s | %-4s | %6zu | %11s | %11s | %11s | %6s | %4zu | %3zu | %-16s "
+            "| %s%s%s |\n",
+            p->benchmark, p->axes[0] ? p->axes : "-", dev, vyre_bench_mode_name(p->mode),
+            p->stats.n, med, p5, p95, noise, p->stats.n_outliers, p->n_throttled, metric, p->stop,
+            p->note[0] ? "; " : "", p->note);
+}
+
+static void csv_field(FILE *out, const char *s, int last)
+{
+    if (strpbrk(s, ",\"\n\r")) {
+        fputc('"', out);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', out);
+            fputc(*s, out);
+        }
+        fputc('"', out);
+    } else {
+        fputs(s, out);
+    }
+    fputc(last ? '\n' : ',', out);
+}
+
+static void csv_num(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.17g,", v);
+    else
+        fputc(',', out);
+}
+
+void bench_csv_header(FILE *out)
+{
+    fputs("run_id,point_id,seq,suite,benchmark,axes,device,mode,timer,n,min_ns,max_ns,mean_ns,"
+          "median_ns,stddev_ns,noise,p5_ns,p95_ns,mad_ns,outliers,throttled,wall_median_ns,"
+          "bytes,items,metric_name,metric,stop_reason,stop,note\n",
+          out);
+}
+
+void bench_csv_row(FILE *out, const vyre_bench_point *p)
+{
+    const vyre_stats *s = &p->stats;
+    fprintf(out, "%" PRId64 ",%" PRId64 ",%d,", p->run_id, p->id, p->seq);
+    csv_field(out, p->suite, 0);
+    csv_field(out, p->benchmark, 0);
+    csv_field(out, p->axes, 0);
+    if (p->device >= 0)
+        fprintf(out, "%d,", p->device);
+    else
+        fputc(',', out);
+    fprintf(out, "%s,%s,%zu,", vyre_bench_mode_name(p->mode), p->gpu_timer ? "gpu" : "wall", s->n);
+    csv_num(out, s->min);
+    csv_num(out, s->max);
+    csv_num(out, s->mean);
+    csv_num(out, s->median);
+    csv_num(out, s->stddev);
+    csv_num(out, s->noise);
+    csv_num(out, s->p5);
+    csv_num(out, s->p95);
+    csv_num(out, s->mad);
+    fprintf(out, "%zu,%zu,", s->n_outliers, p->n_throttled);
+    csv_num(out, p->wall_median);
+    csv_num(out, p->bytes > 0 ? p->bytes : NAN);
+    csv_num(out, p->items);
+    csv_field(out, p->metric_name, 0);
+    csv_num(out, p->metric_name[0] ? p->metric : NAN);
+    csv_field(out, vyre_stop_reason_name(p->stop_reason), 0);
+    csv_field(out, p->stop, 0);
+    csv_field(out, p->note, 1);
+}
+
+static json_t *real_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s && *s ? json_string(s) : json_null();
+}
+
+static json_t *run_json(const vyre_bench_run *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(r->id));
+    json_object_set_new(o, "status", json_string(vyre_run_status_name(r->status)));
+    json_object_set_new(o, "started_ns", json_integer(r->started_ns));
+    json_object_set_new(o, "finished_ns",
+                        r->finished_ns ? json_integer(r->finished_ns) : json_null());
+    json_object_set_new(o, "suites", json_string(r->suites));
+    json_object_set_new(o, "host", json_string(r->host));
+    json_object_set_new(o, "pid", json_integer(r->pid));
+    json_object_set_new(o, "gpu_name", str_or_null(r->gpu_name));
+    json_object_set_new(o, "gpu_uuid", str_or_null(r->gpu_uuid));
+    json_object_set_new(o, "devices", str_or_null(r->devices));
+    json_object_set_new(o, "driver", str_or_null(r->driver));
+    json_object_set_new(o, "cuda_version", str_or_null(r->cuda_version));
+    json_object_set_new(o, "clocks", str_or_null(r->clocks));
+    json_object_set_new(o, "git_rev", str_or_null(r->git_rev));
+    json_object_set_new(o, "command_line", json_string(r->command_line));
+    json_object_set_new(o, "vyre_version", json_string(r->vyre_version));
+    json_object_set_new(o, "message", str_or_null(r->message));
+    return o;
+}
+
+static json_t *point_json(const vyre_bench_point *p)
+{
+    const vyre_stats *s = &p->stats;
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(p->id));
+    json_object_set_new(o, "seq", json_integer(p->seq));
+    json_object_set_new(o, "suite", json_string(p->suite));
+    json_object_set_new(o, "benchmark", json_string(p->benchmark));
+    json_object_set_new(o, "axes", json_string(p->axes));
+    json_object_set_new(o, "device", p->device >= 0 ? json_integer(p->device) : json_null());
+    json_object_set_new(o, "mode", json_string(vyre_bench_mode_name(p->mode)));
+    json_object_set_new(o, "timer", json_string(p->gpu_timer ? "gpu" : "wall"));
+    json_object_set_new(o, "n", json_integer((json_int_t)s->n));
+    json_object_set_new(o, "min_ns", real_or_null(s->min));
+    json_object_set_new(o, "max_ns", real_or_null(s->max));
+    json_object_set_new(o, "mean_ns", real_or_null(s->mean));
+    json_object_set_new(o, "median_ns", real_or_null(s->median));
+    json_object_set_new(o, "stddev_ns", real_or_null(s->stddev));
+    json_object_set_new(o, "noise", real_or_null(s->noise));
+    json_object_set_new(o, "p5_ns", real_or_null(s->p5));
+    json_object_set_new(o, "p95_ns", real_or_null(s->p95));
+    json_object_set_new(o, "mad_ns", real_or_null(s->mad));
+    json_object_set_new(o, "outliers", json_integer((json_int_t)s->n_outliers));
+    json_object_set_new(o, "throttled", json_integer((json_int_t)p->n_throttled));
+    json_object_set_new(o, "wall_median_ns", real_or_null(p->wall_median));
+    json_object_set_new(o, "bytes", p->bytes > 0 ? json_real(p->bytes) : json_null());
+    json_object_set_new(o, "items", json_real(p->items));
+    json_object_set_new(o, "metric_name", str_or_null(p->metric_name));
+    json_object_set_new(o, "metric", p->metric_name[0] ? real_or_null(p->metric) : json_null());
+    json_object_set_new(o, "stop_reason", json_string(vyre_stop_reason_name(p->stop_reason)));
+    json_object_set_new(o, "stop", json_string(p->stop));
+    json_object_set_new(o, "note", str_or_null(p->note));
+    return o;
+}
+
+int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
+                   const vyre_bench_point *pts, size_t n, int with_samples)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *pj = point_json(&pts[i]);
+        if (with_samples) {
+            vyre_error err;
+            vyre_error_clear(&err);
+            vyre_bench_sample *s = NULL;
+            size_t ns = 0;
+            if (vyre_bench_samples_get(db, pts[i].id, &s, &ns, &err)) {
+                vyre_cli_report(&err);
+                json_decref(pj);
+                json_decref(arr);
+                return VYRE_EXIT_ERROR;
+            }
+            json_t *sa = json_array();
+            for (size_t k = 0; k < ns; k++)
+                json_array_append_new(
+                    sa, json_pack("{s:f, s:o, s:o, s:b, s:b}", "value_ns", s[k].value, "wall_ns",
+                                  real_or_null(s[k].wall), "sm_clock_mhz",
+                                  s[k].sm_clock_mhz ? json_integer(s[k].sm_clock_mhz) : json_null(),
+                                  "throttled", s[k].throttled, "outlier", s[k].outlier));
+            free(s);
+            json_object_set_new(pj, "samples", sa);
+        }
+        json_array_append_new(arr, pj);
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "schema_version", json_integer(VYRE_BENCH_JSON_SCHEMA_VERSION));
+    json_object_set_new(o, "run", run_json(run));
+    json_object_set_new(o, "points", arr);
+    json_dumpf(o, out, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    fputc('\n', out);
+    json_decref(o);
+    return VYRE_EXIT_OK;
+}
+
+void bench_run_summary(FILE *out, const vyre_bench_run *r)
+{
+    char when[32] = "-";
+    time_t t = (time_t)(r->started_ns / 1000000000);
+    struct tm tm;
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    fprintf(out, "run %" PRId64 " %s, %zu point%s, started %s on %s", r->id,
+            vyre_run_status_name(r->status), r->npoints, r->npoints == 1 ? "" : "s", when, r->host);
+    if (r->gpu_name[0])
+        fprintf(out, ", %s", r->gpu_name);
+    fputc('\n', out);
+}
