@@ -214,8 +214,8 @@ static void append_note(vyre_bench_point *pt, const char *text)
 
 /* The CUPTI pass. A failure to capture is a note, never a failed point:
  * the timings are what the point is for. */
-static int kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_pass_fn kpass,
-                       void *ctx, vyre_error *err)
+int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_pass_fn kpass,
+                            void *ctx, vyre_error *err)
 {
     struct capture cap;
     memset(&cap, 0, sizeof cap);
@@ -281,7 +281,7 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
     if (!rc)
         rc = vyre_bench_point_finish(env->db, pt, s, n, err);
     if (!rc && env->kernels && kpass && !(env->stop && *env->stop))
-        rc = kernel_pass(env, pt, kpass, ctx, err);
+        rc = vyre__bench_kernel_pass(env, pt, kpass, ctx, err);
     if (!rc) {
         env->done++;
         if (env->on_point)

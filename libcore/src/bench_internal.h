@@ -27,6 +27,12 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
                           const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
                           vyre__bench_finish_fn finish, void *ctx, vyre_error *err);
 
+/* The CUPTI kernel-record pass of a point already stored by
+ * vyre__bench_point_run (for suites that time all their points before any
+ * capture). A failure to capture becomes a note, not an error. */
+int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_pass_fn kpass,
+                            void *ctx, vyre_error *err);
+
 /* Monotonic ns. */
 uint64_t vyre__bench_now_ns(void);
 
