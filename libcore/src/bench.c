@@ -224,10 +224,16 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
     vyre_error_clear(&e);
     vyre_cupti_config cfg = {VYRE_CUPTI_KERNEL | VYRE_CUPTI_MARKER, 0};
     int rc = vyre_cupti_add_sink(capture_sink, &cap, &e);
+    /* The same records also feed this process's telemetry page, so
+     * vyre-top shows the bench's kernels by name. */
+    int tel = !rc && vyre_cupti_add_sink(vyre_cupti_telemetry_sink, NULL, NULL) == VYRE_OK;
     if (!rc) {
         rc = vyre_cupti_start(&cfg, &e);
-        if (rc)
+        if (rc) {
             vyre_cupti_remove_sink(capture_sink, &cap);
+            if (tel)
+                vyre_cupti_remove_sink(vyre_cupti_telemetry_sink, NULL);
+        }
     }
     if (rc) {
         char note[200];
@@ -243,6 +249,8 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
     vyre_cupti_flush(1, NULL);
     vyre_cupti_stop(NULL);
     vyre_cupti_remove_sink(capture_sink, &cap);
+    if (tel)
+        vyre_cupti_remove_sink(vyre_cupti_telemetry_sink, NULL);
     if (!prc && cap.n)
         prc = vyre_bench_point_records(env->db, pt->run_id, pt->id, cap.recs, cap.n, err);
     free(cap.recs);
