@@ -206,7 +206,10 @@ static void point_init(vyre_bench_point *pt, const char *bench, const char *axes
 /* Opens a fresh cache in a new directory under base/name. */
 static int open_fresh(struct cache_bench *cb, const char *base, const char *name, vyre_error *err)
 {
-    snprintf(cb->root, sizeof cb->root, "%s/%s", base, name);
+    int n = snprintf(cb->root, sizeof cb->root, "%s/%s", base, name);
+    if (n < 0 || (size_t)n >= sizeof cb->root)
+        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter TMPDIR",
+                          "temporary cache path '%s/%s' is too long", base, name);
     return vyre_cache_open(cb->root, 0, &cb->c, err);
 }
 

@@ -104,7 +104,7 @@ int cmd_compare(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         const vyre_bench_cmp_row *r = &rows[i];
         const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
-        char dev[8], ma[24], mb[24], ratio[16], pv[16];
+        char dev[16], ma[24], mb[24], ratio[16], pv[16];
         if (p->device < 0)
             snprintf(dev, sizeof dev, "host");
         else
