@@ -59,7 +59,8 @@ static void own_exe(char *out, size_t size)
     cr_assert(n > 0);
     buf[n] = '\0';
     const char *base = strrchr(buf, '/');
-    snprintf(out, size, "%s", base ? base + 1 : buf);
+    int w = snprintf(out, size, "%s", base ? base + 1 : buf);
+    cr_assert(w > 0, "cannot format the executable name");
 }
 
 static uint64_t now_ns(void)

@@ -105,10 +105,7 @@ int cmd_compare(int argc, char **argv)
         const vyre_bench_cmp_row *r = &rows[i];
         const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
         char dev[16], ma[24], mb[24], ratio[16], pv[16];
-        if (p->device < 0)
-            snprintf(dev, sizeof dev, "host");
-        else
-            snprintf(dev, sizeof dev, "%d", p->device);
+        bench_format_device(p, dev, sizeof dev);
         bench_format_ns(r->has_a ? r->a.stats.median : NAN, ma, sizeof ma);
         bench_format_ns(r->has_b ? r->b.stats.median : NAN, mb, sizeof mb);
         const char *verdict;

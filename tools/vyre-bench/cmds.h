@@ -30,6 +30,9 @@ typedef enum bench_format { BENCH_TABLE = 0, BENCH_CSV = 1, BENCH_JSON = 2 } ben
 /* "4.12 us" for a time in ns. */
 void bench_format_ns(double ns, char *buf, size_t size);
 
+/* "host" or the device ordinal. */
+void bench_format_device(const vyre_bench_point *p, char *buf, size_t size);
+
 /* The console table (markdown): header, one row per point. */
 void bench_table_header(FILE *out);
 void bench_table_row(FILE *out, const vyre_bench_point *p);

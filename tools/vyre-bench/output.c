@@ -50,7 +50,7 @@ static void format_metric(const vyre_bench_point *p, char *buf, size_t size)
         snprintf(buf, size, "%.3g %s", p->metric, p->metric_name);
 }
 
-static void format_device(const vyre_bench_point *p, char *buf, size_t size)
+void bench_format_device(const vyre_bench_point *p, char *buf, size_t size)
 {
     if (p->device < 0)
         snprintf(buf, size, "host");
@@ -73,7 +73,7 @@ void bench_table_header(FILE *out)
 
 void bench_table_row(FILE *out, const vyre_bench_point *p)
 {
-    char med[24], p5[24], p95[24], noise[16], metric[48], dev[8];
+    char med[24], p5[24], p95[24], noise[16], metric[48], dev[16];
     bench_format_ns(p->stats.median, med, sizeof med);
     bench_format_ns(p->stats.p5, p5, sizeof p5);
     bench_format_ns(p->stats.p95, p95, sizeof p95);
@@ -82,7 +82,7 @@ void bench_table_row(FILE *out, const vyre_bench_point *p)
     else
         snprintf(noise, sizeof noise, "-");
     format_metric(p, metric, sizeof metric);
-    format_device(p, dev, sizeof dev);
+    bench_format_device(p, dev, sizeof dev);
     fprintf(out,
             "| %-22s | %-22s | %-4s | %-4s | %6zu | %11s | %11s | %11s | %6s | %4zu | %3zu | %-16s "
             "| %s%s%s |\n",
