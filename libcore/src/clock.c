@@ -11,6 +11,7 @@
 #include "clock.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -20,6 +21,7 @@
 #endif
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static atomic_int g_ready;    /* 1 once calibrate has run: skips pthread_once */
 static int g_tsc;             /* 1: use rdtsc */
 static double g_ns_per_tick;  /* valid when g_tsc */
 static uint64_t g_anchor_tsc; /* ticks at calibration end */
@@ -59,9 +61,21 @@ static void calibrate(void)
 #endif
 }
 
+static void calibrate_once(void)
+{
+    calibrate();
+    atomic_store_explicit(&g_ready, 1, memory_order_release);
+}
+
+static inline void ensure_calibrated(void)
+{
+    if (__builtin_expect(!atomic_load_explicit(&g_ready, memory_order_acquire), 0))
+        pthread_once(&g_once, calibrate_once);
+}
+
 uint64_t vyre__ticks(void)
 {
-    pthread_once(&g_once, calibrate);
+    ensure_calibrated();
 #ifdef VYRE_HAVE_TSC
     if (g_tsc)
         return __rdtsc();
@@ -71,7 +85,7 @@ uint64_t vyre__ticks(void)
 
 uint64_t vyre__ticks_to_ns(uint64_t ticks)
 {
-    pthread_once(&g_once, calibrate);
+    ensure_calibrated();
     return g_tsc ? (uint64_t)((double)ticks * g_ns_per_tick) : ticks;
 }
 

@@ -26,8 +26,11 @@ static const vyre_range_def g_catalog[VYRE_RANGE_COUNT] = {
 };
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static atomic_int g_ready; /* 1 once register_once has run: skips pthread_once */
 static nvtxDomainHandle_t g_domain;
-static nvtxStringHandle_t g_strings[VYRE_RANGE_COUNT];
+/* One prebuilt attribute block per catalog entry (registered string, no
+ * payload), so a push does not build one. */
+static nvtxEventAttributes_t g_attrs[VYRE_RANGE_COUNT];
 
 /* In-process timing: a per-thread stack of open ranges. Deeper nesting
  * than RANGE_DEPTH is still emitted to NVTX but not timed. */
@@ -50,8 +53,23 @@ static void register_once(void)
     if (t && strcmp(t, "0") == 0)
         vyre_range_timing_enable(0);
     g_domain = nvtxDomainCreateA(VYRE_NVTX_DOMAIN);
-    for (int i = 0; i < VYRE_RANGE_COUNT; i++)
-        g_strings[i] = nvtxDomainRegisterStringA(g_domain, g_catalog[i].label);
+    for (int i = 0; i < VYRE_RANGE_COUNT; i++) {
+        nvtxEventAttributes_t *a = &g_attrs[i];
+        memset(a, 0, sizeof *a);
+        a->version = NVTX_VERSION;
+        a->size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+        a->message.registered = nvtxDomainRegisterStringA(g_domain, g_catalog[i].label);
+    }
+    atomic_store_explicit(&g_ready, 1, memory_order_release);
+}
+
+/* The launch path calls this twice per range: an acquire load once the
+ * domain exists, pthread_once only before. */
+static inline void ensure_registered(void)
+{
+    if (__builtin_expect(!atomic_load_explicit(&g_ready, memory_order_acquire), 0))
+        pthread_once(&g_once, register_once);
 }
 
 const vyre_range_def *vyre_nvtx_catalog(size_t *count)
@@ -112,18 +130,15 @@ static void push(vyre_range_id id, int has_payload, uint64_t payload)
 {
     if ((int)id < 0 || id >= VYRE_RANGE_COUNT)
         return;
-    pthread_once(&g_once, register_once);
-    nvtxEventAttributes_t a;
-    memset(&a, 0, sizeof a);
-    a.version = NVTX_VERSION;
-    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    a.message.registered = g_strings[id];
+    ensure_registered();
     if (has_payload) {
+        nvtxEventAttributes_t a = g_attrs[id];
         a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
         a.payload.ullValue = payload;
+        nvtxDomainRangePushEx(g_domain, &a);
+    } else {
+        nvtxDomainRangePushEx(g_domain, &g_attrs[id]);
     }
-    nvtxDomainRangePushEx(g_domain, &a);
     if (t_stack.depth < RANGE_DEPTH) {
         t_stack.id[t_stack.depth] = id;
         t_stack.start_ticks[t_stack.depth] =
@@ -146,7 +161,7 @@ void vyre_nvtx_pop(void)
 {
     /* The once-guard makes g_domain safe to read when a pop races another
      * thread's first push; a pop without a push is ignored by NVTX tools. */
-    pthread_once(&g_once, register_once);
+    ensure_registered();
     nvtxDomainRangePop(g_domain);
     if (t_stack.depth <= 0)
         return;
