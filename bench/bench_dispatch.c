@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_internal.h"
 #include "vyre/vyre.h"
 #include "vyre/pipeline.h"
 
@@ -141,178 +142,14 @@ static double median(double *v, int n)
 }
 
 /* ---- kernels --------------------------------------------------------------
- * Real kernels, not toys: their PTX is tens of KB, like the Triton and
- * Inductor kernels the design's reference figures come from. */
-
-/* SGEMM, C = alpha*A*B + beta*C, row-major: 128x128 block tiles, K in
- * steps of 8 through shared memory, 256 threads each computing an 8x8
- * register tile, every inner loop unrolled. */
-static const char SGEMM_SRC[] =
-    "#define BM 128\n"
-    "#define BN 128\n"
-    "#define BK 8\n"
-    "#define TM 8\n"
-    "#define TN 8\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "sgemm_tiled(int M, int N, int K, float alpha, const float *__restrict__ A,\n"
-    "            const float *__restrict__ B, float beta, float *__restrict__ C)\n"
-    "{\n"
-    "    __shared__ float As[BK][BM];\n"
-    "    __shared__ float Bs[BK][BN];\n"
-    "    const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);\n"
-    "    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;\n"
-    "    float acc[TM][TN], ra[TM], rb[TN];\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < TM; i++)\n"
-    "#pragma unroll\n"
-    "        for (int j = 0; j < TN; j++)\n"
-    "            acc[i][j] = 0.0f;\n"
-    "    for (int k0 = 0; k0 < K; k0 += BK) {\n"
-    "#pragma unroll\n"
-    "        for (int l = 0; l < (BM * BK) / 256; l++) {\n"
-    "            int idx = threadIdx.x + l * 256, r = idx / BK, c = idx % BK;\n"
-    "            int gr = row0 + r, gc = k0 + c;\n"
-    "            As[c][r] = (gr < M && gc < K) ? A[gr * K + gc] : 0.0f;\n"
-    "        }\n"
-    "#pragma unroll\n"
-    "        for (int l = 0; l < (BK * BN) / 256; l++) {\n"
-    "            int idx = threadIdx.x + l * 256, r = idx / BN, c = idx % BN;\n"
-    "            int gr = k0 + r, gc = col0 + c;\n"
-    "            Bs[r][c] = (gr < K && gc < N) ? B[gr * N + gc] : 0.0f;\n"
-    "        }\n"
-    "        __syncthreads();\n"
-    "#pragma unroll\n"
-    "        for (int k = 0; k < BK; k++) {\n"
-    "#pragma unroll\n"
-    "            for (int i = 0; i < TM; i++)\n"
-    "                ra[i] = As[k][ty * TM + i];\n"
-    "#pragma unroll\n"
-    "            for (int j = 0; j < TN; j++)\n"
-    "                rb[j] = Bs[k][tx * TN + j];\n"
-    "#pragma unroll\n"
-    "            for (int i = 0; i < TM; i++)\n"
-    "#pragma unroll\n"
-    "                for (int j = 0; j < TN; j++)\n"
-    "                    acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);\n"
-    "        }\n"
-    "        __syncthreads();\n"
-    "    }\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < TM; i++)\n"
-    "#pragma unroll\n"
-    "        for (int j = 0; j < TN; j++) {\n"
-    "            int r = row0 + ty * TM + i, c = col0 + tx * TN + j;\n"
-    "            if (r < M && c < N)\n"
-    "                C[r * N + c] = alpha * acc[i][j] + beta * C[r * N + c];\n"
-    "        }\n"
-    "}\n";
-
-/* Row softmax, one warp per row of up to 1024 columns: each lane keeps 32
- * values in registers; max and sum are warp-shuffle reductions. */
-static const char SOFTMAX_SRC[] =
-    "#define PER_LANE 32\n"
-    "extern \"C\" __global__ void softmax_rows(const float *__restrict__ x,\n"
-    "                                          float *__restrict__ y, int rows, int cols)\n"
-    "{\n"
-    "    const float neg_inf = __int_as_float(0xff800000);\n"
-    "    int row = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;\n"
-    "    if (row >= rows)\n"
-    "        return;\n"
-    "    const float *xr = x + (size_t)row * cols;\n"
-    "    float v[PER_LANE], m = neg_inf;\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < PER_LANE; i++) {\n"
-    "        int c = lane + i * 32;\n"
-    "        v[i] = c < cols ? xr[c] : neg_inf;\n"
-    "        m = fmaxf(m, v[i]);\n"
-    "    }\n"
-    "#pragma unroll\n"
-    "    for (int o = 16; o > 0; o >>= 1)\n"
-    "        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));\n"
-    "    float s = 0.0f;\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < PER_LANE; i++) {\n"
-    "        v[i] = expf(v[i] - m);\n"
-    "        s += v[i];\n"
-    "    }\n"
-    "#pragma unroll\n"
-    "    for (int o = 16; o > 0; o >>= 1)\n"
-    "        s += __shfl_xor_sync(0xffffffffu, s, o);\n"
-    "    float inv = 1.0f / s;\n"
-    "    float *yr = y + (size_t)row * cols;\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < PER_LANE; i++) {\n"
-    "        int c = lane + i * 32;\n"
-    "        if (c < cols)\n"
-    "            yr[c] = v[i] * inv;\n"
-    "    }\n"
-    "}\n";
-
-/* Block reduction of four statistics (sum, sum of squares, max, min) over
- * float4 loads, grid-stride loop unrolled by 8, warp shuffles then shared
- * memory across the block's warps; one float4 of results per block. */
-static const char REDUCE_SRC[] =
-    "struct stats { float sum, sq, mx, mn; };\n"
-    "__device__ __forceinline__ stats combine(stats a, stats b)\n"
-    "{\n"
-    "    stats r = {a.sum + b.sum, a.sq + b.sq, fmaxf(a.mx, b.mx), fminf(a.mn, b.mn)};\n"
-    "    return r;\n"
-    "}\n"
-    "__device__ __forceinline__ stats warp_reduce(stats s)\n"
-    "{\n"
-    "#pragma unroll\n"
-    "    for (int o = 16; o > 0; o >>= 1) {\n"
-    "        stats t = {__shfl_xor_sync(0xffffffffu, s.sum, o),\n"
-    "                   __shfl_xor_sync(0xffffffffu, s.sq, o),\n"
-    "                   __shfl_xor_sync(0xffffffffu, s.mx, o),\n"
-    "                   __shfl_xor_sync(0xffffffffu, s.mn, o)};\n"
-    "        s = combine(s, t);\n"
-    "    }\n"
-    "    return s;\n"
-    "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(1024)\n"
-    "block_stats(const float4 *__restrict__ x, float4 *__restrict__ out, unsigned n4)\n"
-    "{\n"
-    "    __shared__ stats part[32];\n"
-    "    stats s = {0.0f, 0.0f, -3.0e38f, 3.0e38f};\n"
-    "    unsigned stride = gridDim.x * blockDim.x;\n"
-    "#pragma unroll 8\n"
-    "    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {\n"
-    "        float4 v = x[i];\n"
-    "        stats t = {v.x + v.y + v.z + v.w,\n"
-    "                   v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w,\n"
-    "                   fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)),\n"
-    "                   fminf(fminf(v.x, v.y), fminf(v.z, v.w))};\n"
-    "        s = combine(s, t);\n"
-    "    }\n"
-    "    s = warp_reduce(s);\n"
-    "    unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;\n"
-    "    if (lane == 0)\n"
-    "        part[warp] = s;\n"
-    "    __syncthreads();\n"
-    "    if (warp == 0) {\n"
-    "        stats z = {0.0f, 0.0f, -3.0e38f, 3.0e38f};\n"
-    "        s = lane < (blockDim.x + 31) / 32 ? part[lane] : z;\n"
-    "        s = warp_reduce(s);\n"
-    "        if (lane == 0)\n"
-    "            out[blockIdx.x] = make_float4(s.sum, s.sq, s.mx, s.mn);\n"
-    "    }\n"
-    "}\n";
-
-static const char EMPTY_SRC[] = "extern \"C\" __global__ void empty_kernel(void) {}\n";
-
-typedef struct kernel_src {
-    const char *label;
-    const char *entry;
-    const char *src;
-} kernel_src;
-
-static const kernel_src g_kernels[] = {
-    {"sgemm", "sgemm_tiled", SGEMM_SRC},
-    {"softmax", "softmax_rows", SOFTMAX_SRC},
-    {"reduce", "block_stats", REDUCE_SRC},
-};
-#define NKERNELS (sizeof g_kernels / sizeof g_kernels[0])
+ * Real kernels, not toys: the compile suite's tiled SGEMM, row softmax and
+ * block reduction (libcore/src/bench_kernels.c), whose PTX is tens of KB
+ * like the Triton and Inductor kernels the design's reference figures come
+ * from. The fourth (saxpy) is too small to say anything about loading. */
+typedef vyre__bench_kernel kernel_src;
+#define g_kernels vyre__bench_kernels
+#define NKERNELS  3
+#define EMPTY_SRC vyre__bench_empty_src
 
 /* NVRTC has no -O3 (its front end optimises device code by default); the
  * -O3 that matters for a cubin is ptxas's. */
