@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "sqlutil.h"
 
 /* db/cache.sql, embedded by cmake/EmbedSql.cmake. */
 extern const char vyre__sql_cache[];
@@ -157,43 +158,6 @@ struct vyre__index {
 
 /* ---- errors ------------------------------------------------------------ */
 
-static int code_for_sqlite(int rc, int sys_errno)
-{
-    switch (rc & 0xff) {
-    case SQLITE_FULL:
-        return VYRE_ENOSPC;
-    case SQLITE_READONLY:
-        return VYRE_EROFS;
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-        return VYRE_ECORRUPT;
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        return VYRE_EBUSY;
-    case SQLITE_NOMEM:
-        return VYRE_ENOMEM;
-    case SQLITE_IOERR:
-        if (sys_errno == ENOSPC || sys_errno == EDQUOT || sys_errno == EFBIG)
-            return VYRE_ENOSPC;
-        return VYRE_EDB;
-    case SQLITE_CANTOPEN:
-        switch (sys_errno) {
-        case EACCES:
-        case EPERM:
-            return VYRE_EPERM;
-        case EROFS:
-            return VYRE_EROFS;
-        case ENOENT:
-        case ENOTDIR:
-            return VYRE_ENOENT;
-        default:
-            return VYRE_EDB;
-        }
-    default:
-        return VYRE_EDB;
-    }
-}
-
 static const char *hint_for(int code)
 {
     switch (code) {
@@ -223,7 +187,7 @@ static const char *hint_for(int code)
 static int sql_fail(sqlite3 *db, const char *path, int rc, const char *what, vyre_error *err)
 {
     int sys = db ? sqlite3_system_errno(db) : 0;
-    int code = code_for_sqlite(rc, sys);
+    int code = vyre__sqlite_code(rc, sys);
     const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     if (code == VYRE_EBUSY)
         return vyre__fail(err, code, hint_for(code),
@@ -246,41 +210,6 @@ static int fail_readonly(const vyre__index *idx, vyre_error *err)
 
 /* ---- busy handling and transactions ------------------------------------ */
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void nap_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        continue;
-}
-
-/*
- * Steps st, retrying SQLITE_BUSY until VYRE_INDEX_BUSY_TIMEOUT_MS from now.
- * SQLite's busy handler already waits on most locks; this covers the cases
- * where it returns BUSY without waiting (WAL recovery, a lock taken between
- * checks). Only for statements that may be retried: BEGIN, COMMIT and the
- * first step of a read outside a transaction (SQLite's rules for BUSY).
- */
-static int step_retry(sqlite3_stmt *st)
-{
-    int64_t deadline = mono_ms() + VYRE_INDEX_BUSY_TIMEOUT_MS;
-    int wait = 1;
-    for (;;) {
-        int rc = sqlite3_step(st);
-        if ((rc & 0xff) != SQLITE_BUSY || mono_ms() >= deadline)
-            return rc;
-        sqlite3_reset(st);
-        nap_ms(wait);
-        wait = wait < 32 ? wait * 2 : 50;
-    }
-}
-
 static void tx_rollback(vyre__index *idx)
 {
     if (sqlite3_get_autocommit(idx->db))
@@ -292,7 +221,7 @@ static void tx_rollback(vyre__index *idx)
 static int tx_begin(vyre__index *idx, const char *what, vyre_error *err)
 {
     sqlite3_stmt *st = idx->st[ST_BEGIN];
-    int rc = step_retry(st);
+    int rc = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
     int ret = rc == SQLITE_DONE ? VYRE_OK : idx_fail(idx, rc, what, err);
     sqlite3_reset(st);
     return ret;
@@ -302,7 +231,7 @@ static int tx_begin(vyre__index *idx, const char *what, vyre_error *err)
 static int tx_commit(vyre__index *idx, const char *what, vyre_error *err)
 {
     sqlite3_stmt *st = idx->st[ST_COMMIT];
-    int rc = step_retry(st);
+    int rc = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
     int ret = rc == SQLITE_DONE ? VYRE_OK : idx_fail(idx, rc, what, err);
     sqlite3_reset(st);
     if (ret)
@@ -577,7 +506,7 @@ static int query_value(vyre__index *idx, const char *sql, sqlite3_int64 *num, ch
     int rc = sqlite3_prepare_v2(idx->db, sql, -1, &st, NULL);
     if (rc != SQLITE_OK)
         return idx_fail(idx, rc, what, err);
-    rc = step_retry(st);
+    rc = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
     int ret = VYRE_OK;
     if (rc == SQLITE_ROW) {
         if (num)
@@ -861,7 +790,7 @@ int vyre__index_get(vyre__index *idx, const vyre_key *key, vyre__index_row *row,
     pthread_mutex_lock(&idx->mu);
     sqlite3_stmt *st = idx->st[ST_GET];
     bind_key(st, 1, key);
-    int src = step_retry(st);
+    int src = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
     int rc;
     if (src == SQLITE_ROW) {
         rc = read_row(idx, st, row, err);
@@ -1005,7 +934,7 @@ int vyre__index_foreach_lru(vyre__index *idx, vyre__index_row_fn fn, void *ctx, 
         sqlite3_bind_int64(st, 2, after_created);
         sqlite3_bind_text(st, 3, after_key, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int(st, 4, LRU_PAGE_ROWS);
-        int src = step_retry(st);
+        int src = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
         while (src == SQLITE_ROW && n < LRU_PAGE_ROWS) {
             if ((rc = read_row(idx, st, &rows[n], err)))
                 break;
@@ -1155,7 +1084,7 @@ int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_e
         return vyre__fail(err, VYRE_EINVAL, NULL, "NULL index to vyre__index_totals");
     pthread_mutex_lock(&idx->mu);
     sqlite3_stmt *st = idx->st[ST_TOTALS];
-    int src = step_retry(st);
+    int src = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
     int rc = VYRE_OK;
     if (src == SQLITE_ROW) {
         if (rows)

@@ -41,6 +41,7 @@
 #include "fsutil.h"
 #include "index.h"
 #include "internal.h"
+#include "sqlutil.h"
 #include "results_internal.h"
 
 /* db/results.sql and db/results_v2.sql, embedded by cmake/EmbedSql.cmake. */
@@ -97,43 +98,6 @@ struct vyre_results_writer {
 
 /* ---- errors ---------------------------------------------------------------- */
 
-static int code_for_sqlite(int rc, int sys_errno)
-{
-    switch (rc & 0xff) {
-    case SQLITE_FULL:
-        return VYRE_ENOSPC;
-    case SQLITE_READONLY:
-        return VYRE_EROFS;
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-        return VYRE_ECORRUPT;
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        return VYRE_EBUSY;
-    case SQLITE_NOMEM:
-        return VYRE_ENOMEM;
-    case SQLITE_IOERR:
-        if (sys_errno == ENOSPC || sys_errno == EDQUOT || sys_errno == EFBIG)
-            return VYRE_ENOSPC;
-        return VYRE_EDB;
-    case SQLITE_CANTOPEN:
-        switch (sys_errno) {
-        case EACCES:
-        case EPERM:
-            return VYRE_EPERM;
-        case EROFS:
-            return VYRE_EROFS;
-        case ENOENT:
-        case ENOTDIR:
-            return VYRE_ENOENT;
-        default:
-            return VYRE_EDB;
-        }
-    default:
-        return VYRE_EDB;
-    }
-}
-
 static const char *hint_for(int code)
 {
     switch (code) {
@@ -161,7 +125,7 @@ static const char *hint_for(int code)
 static int sql_fail(sqlite3 *db, const char *path, int rc, const char *what, vyre_error *err)
 {
     int sys = db ? sqlite3_system_errno(db) : 0;
-    int code = code_for_sqlite(rc, sys);
+    int code = vyre__sqlite_code(rc, sys);
     const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     if (code == VYRE_EBUSY)
         return vyre__fail(err, code, hint_for(code),
@@ -182,41 +146,11 @@ static int db_fail(vyre_results *db, int rc, const char *what, vyre_error *err)
 
 /* ---- busy handling and transactions (as index.c) ------------------------ */
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int64_t unix_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void nap_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        continue;
-}
-
-/* Steps st, retrying SQLITE_BUSY until the timeout (BEGIN, COMMIT and the
- * first step of a read outside a transaction may be retried). */
-static int step_retry(sqlite3_stmt *st)
-{
-    int64_t deadline = mono_ms() + VYRE_RESULTS_BUSY_TIMEOUT_MS;
-    int wait = 1;
-    for (;;) {
-        int rc = sqlite3_step(st);
-        if ((rc & 0xff) != SQLITE_BUSY || mono_ms() >= deadline)
-            return rc;
-        sqlite3_reset(st);
-        nap_ms(wait);
-        wait = wait < 32 ? wait * 2 : 50;
-    }
 }
 
 static void tx_rollback(vyre_results *db)
@@ -229,7 +163,7 @@ static void tx_rollback(vyre_results *db)
 
 static int tx_step(vyre_results *db, sqlite3_stmt *st, const char *what, vyre_error *err)
 {
-    int rc = step_retry(st);
+    int rc = vyre__sqlite_step_retry(st, VYRE_RESULTS_BUSY_TIMEOUT_MS);
     int ret = rc == SQLITE_DONE ? VYRE_OK : db_fail(db, rc, what, err);
     sqlite3_reset(st);
     return ret;
@@ -250,7 +184,7 @@ static int query_value(vyre_results *db, const char *sql, sqlite3_int64 *num, ch
     int rc = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL);
     if (rc != SQLITE_OK)
         return db_fail(db, rc, what, err);
-    rc = step_retry(st);
+    rc = vyre__sqlite_step_retry(st, VYRE_RESULTS_BUSY_TIMEOUT_MS);
     int ret = VYRE_OK;
     if (rc == SQLITE_ROW) {
         if (num)
@@ -761,5 +695,5 @@ int vyre__results_fail(vyre_results *db, int sqlite_rc, const char *what, vyre_e
 
 int vyre__results_step(sqlite3_stmt *st)
 {
-    return step_retry(st);
+    return vyre__sqlite_step_retry(st, VYRE_RESULTS_BUSY_TIMEOUT_MS);
 }
