@@ -535,26 +535,23 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out, size_t *n,
-                         vyre_error *err)
+/* Steps st (prepared and bound, or rc != 0 when preparing failed) and
+ * appends one element of elem bytes per row, filled by read. Finalizes st
+ * and releases db's lock; on failure frees *out and zeroes *n. */
+typedef void (*row_reader)(sqlite3_stmt *st, void *elem);
+
+static int read_list(vyre_results *db, sqlite3_stmt *st, int rc, size_t elem, row_reader read,
+                     void **out, size_t *n, const char *what, vyre_error *err)
 {
-    if (!db || !out || !n)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_runs_list: NULL argument");
-    *out = NULL;
-    *n = 0;
-    vyre__results_lock(db);
-    sqlite3_stmt *st = NULL;
-    int rc = prep(db, "SELECT " RUN_COLUMNS " FROM runs r ORDER BY r.id DESC LIMIT ?1", &st, err);
     size_t cap = 0;
     if (!rc) {
-        sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
         int s;
         while ((s = vyre__results_step(st)) == SQLITE_ROW) {
-            if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
-                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory listing runs");
+            if (grow(out, &cap, *n + 1, elem)) {
+                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading %s", what);
                 break;
             }
-            read_run(st, &(*out)[(*n)++]);
+            read(st, (char *)*out + elem * (*n)++);
         }
         if (!rc && s != SQLITE_DONE)
             rc = vyre__results_fail(db, s, "read", err);
@@ -567,6 +564,36 @@ int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out, s
         *n = 0;
     }
     return rc;
+}
+
+static void read_run_row(sqlite3_stmt *st, void *elem)
+{
+    read_run(st, elem);
+}
+
+static void read_sample_row(sqlite3_stmt *st, void *elem)
+{
+    vyre_bench_sample *x = elem;
+    x->value = sqlite3_column_double(st, 0);
+    x->wall = col_real(st, 1);
+    x->sm_clock_mhz = (unsigned)sqlite3_column_int(st, 2);
+    x->throttled = (unsigned char)sqlite3_column_int(st, 3);
+    x->outlier = (unsigned char)sqlite3_column_int(st, 4);
+}
+
+int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out, size_t *n,
+                         vyre_error *err)
+{
+    if (!db || !out || !n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_runs_list: NULL argument");
+    *out = NULL;
+    *n = 0;
+    vyre__results_lock(db);
+    sqlite3_stmt *st = NULL;
+    int rc = prep(db, "SELECT " RUN_COLUMNS " FROM runs r ORDER BY r.id DESC LIMIT ?1", &st, err);
+    if (!rc)
+        sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
+    return read_list(db, st, rc, sizeof **out, read_run_row, (void **)out, n, "runs", err);
 }
 
 int vyre_bench_run_get(vyre_results *db, int64_t id, vyre_bench_run *out, vyre_error *err)
@@ -678,6 +705,11 @@ static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
     col_text(st, 28, p->note, sizeof p->note);
 }
 
+static void read_point_row(sqlite3_stmt *st, void *elem)
+{
+    read_point(st, elem);
+}
+
 int vyre_bench_points_get(vyre_results *db, int64_t run_id, vyre_bench_point **out, size_t *n,
                           vyre_error *err)
 {
@@ -690,28 +722,9 @@ int vyre_bench_points_get(vyre_results *db, int64_t run_id, vyre_bench_point **o
     int rc =
         prep(db, "SELECT " POINT_COLUMNS " FROM points WHERE run_id = ?1 AND n > 0 ORDER BY seq",
              &st, err);
-    size_t cap = 0;
-    if (!rc) {
+    if (!rc)
         sqlite3_bind_int64(st, 1, run_id);
-        int s;
-        while ((s = vyre__results_step(st)) == SQLITE_ROW) {
-            if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
-                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading points");
-                break;
-            }
-            read_point(st, &(*out)[(*n)++]);
-        }
-        if (!rc && s != SQLITE_DONE)
-            rc = vyre__results_fail(db, s, "read", err);
-    }
-    sqlite3_finalize(st);
-    vyre__results_unlock(db);
-    if (rc) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return read_list(db, st, rc, sizeof **out, read_point_row, (void **)out, n, "points", err);
 }
 
 int vyre_bench_samples_get(vyre_results *db, int64_t point_id, vyre_bench_sample **out, size_t *n,
@@ -727,33 +740,9 @@ int vyre_bench_samples_get(vyre_results *db, int64_t point_id, vyre_bench_sample
                   "SELECT value, wall, sm_clock_mhz, throttled, outlier FROM samples WHERE "
                   "point_id = ?1 ORDER BY seq",
                   &st, err);
-    size_t cap = 0;
-    if (!rc) {
+    if (!rc)
         sqlite3_bind_int64(st, 1, point_id);
-        int s;
-        while ((s = vyre__results_step(st)) == SQLITE_ROW) {
-            if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
-                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading samples");
-                break;
-            }
-            vyre_bench_sample *x = &(*out)[(*n)++];
-            x->value = sqlite3_column_double(st, 0);
-            x->wall = col_real(st, 1);
-            x->sm_clock_mhz = (unsigned)sqlite3_column_int(st, 2);
-            x->throttled = (unsigned char)sqlite3_column_int(st, 3);
-            x->outlier = (unsigned char)sqlite3_column_int(st, 4);
-        }
-        if (!rc && s != SQLITE_DONE)
-            rc = vyre__results_fail(db, s, "read", err);
-    }
-    sqlite3_finalize(st);
-    vyre__results_unlock(db);
-    if (rc) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    return read_list(db, st, rc, sizeof **out, read_sample_row, (void **)out, n, "samples", err);
 }
 
 static int cmp_double(const void *a, const void *b)
