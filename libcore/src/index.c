@@ -498,50 +498,24 @@ static int exec_sql(vyre__index *idx, const char *sql, const char *what, vyre_er
     return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, what, err);
 }
 
-/* Runs a one-row, one-column query (not cached: open-time only). */
+/* Runs a one-row, one-column query (open-time only). */
 static int query_value(vyre__index *idx, const char *sql, sqlite3_int64 *num, char *text,
                        size_t text_size, const char *what, vyre_error *err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(idx->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return idx_fail(idx, rc, what, err);
-    rc = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
-    int ret = VYRE_OK;
-    if (rc == SQLITE_ROW) {
-        if (num)
-            *num = sqlite3_column_int64(st, 0);
-        if (text) {
-            const unsigned char *z = sqlite3_column_text(st, 0);
-            vyre__strlcpy(text, z ? (const char *)z : "", text_size);
-        }
-    } else {
-        ret = idx_fail(idx, rc == SQLITE_DONE ? SQLITE_ERROR : rc, what, err);
-    }
-    sqlite3_finalize(st);
-    return ret;
+    int rc =
+        vyre__sqlite_query_value(idx->db, sql, VYRE_INDEX_BUSY_TIMEOUT_MS, num, text, text_size);
+    return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, what, err);
 }
 
-struct schema_state {
-    sqlite3_int64 user_version;
-    sqlite3_int64 application_id;
-    sqlite3_int64 objects; /* entries in sqlite_master */
-};
+typedef vyre__sqlite_schema schema_state_t;
 
-/* Reading the header is where a file that is not a database fails. */
-static int read_schema_state(vyre__index *idx, struct schema_state *s, vyre_error *err)
+static int read_schema_state(vyre__index *idx, schema_state_t *s, vyre_error *err)
 {
-    int rc;
-    if ((rc = query_value(idx, "PRAGMA user_version", &s->user_version, NULL, 0, "read", err)) ||
-        (rc =
-             query_value(idx, "PRAGMA application_id", &s->application_id, NULL, 0, "read", err)) ||
-        (rc = query_value(idx, "SELECT count(*) FROM sqlite_master", &s->objects, NULL, 0, "read",
-                          err)))
-        return rc;
-    return VYRE_OK;
+    int rc = vyre__sqlite_read_schema(idx->db, VYRE_INDEX_BUSY_TIMEOUT_MS, s);
+    return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, "read", err);
 }
 
-static int check_schema_state(const vyre__index *idx, const struct schema_state *s, vyre_error *err)
+static int check_schema_state(const vyre__index *idx, const schema_state_t *s, vyre_error *err)
 {
     if ((s->application_id != 0 && s->application_id != INDEX_APPLICATION_ID) ||
         (s->user_version == 0 && s->objects > 0))
@@ -613,7 +587,7 @@ static int migrate(vyre__index *idx, vyre_error *err)
     int rc = tx_begin(idx, "upgrade", err);
     if (rc)
         return rc;
-    struct schema_state s = {0, 0, 0};
+    schema_state_t s = {0, 0, 0};
     if ((rc = read_schema_state(idx, &s, err)) || (rc = check_schema_state(idx, &s, err))) {
         tx_rollback(idx);
         return rc;
@@ -693,7 +667,7 @@ static int open_steps(vyre__index *idx, vyre_error *err)
     if ((rc = prepare_range(idx, ST_BEGIN, ST_ROLLBACK + 1, err)))
         return rc;
 
-    struct schema_state s = {0, 0, 0};
+    schema_state_t s = {0, 0, 0};
     if ((rc = read_schema_state(idx, &s, err)) || (rc = check_schema_state(idx, &s, err)))
         return rc;
     int want = is_memory ? VYRE_INDEX_JOURNAL_ROLLBACK : journal_for_path(idx->path);

@@ -177,47 +177,24 @@ static int exec_sql(vyre_results *db, const char *sql, const char *what, vyre_er
     return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, what, err);
 }
 
+/* Runs a one-row, one-column query (open-time only). */
 static int query_value(vyre_results *db, const char *sql, sqlite3_int64 *num, char *text,
                        size_t text_size, const char *what, vyre_error *err)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return db_fail(db, rc, what, err);
-    rc = vyre__sqlite_step_retry(st, VYRE_RESULTS_BUSY_TIMEOUT_MS);
-    int ret = VYRE_OK;
-    if (rc == SQLITE_ROW) {
-        if (num)
-            *num = sqlite3_column_int64(st, 0);
-        if (text) {
-            const unsigned char *z = sqlite3_column_text(st, 0);
-            vyre__strlcpy(text, z ? (const char *)z : "", text_size);
-        }
-    } else {
-        ret = db_fail(db, rc == SQLITE_DONE ? SQLITE_ERROR : rc, what, err);
-    }
-    sqlite3_finalize(st);
-    return ret;
+    int rc =
+        vyre__sqlite_query_value(db->db, sql, VYRE_RESULTS_BUSY_TIMEOUT_MS, num, text, text_size);
+    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, what, err);
 }
 
-struct schema_state {
-    sqlite3_int64 user_version;
-    sqlite3_int64 application_id;
-    sqlite3_int64 objects; /* entries in sqlite_master */
-};
+typedef vyre__sqlite_schema schema_state_t;
 
-static int read_schema_state(vyre_results *db, struct schema_state *s, vyre_error *err)
+static int read_schema_state(vyre_results *db, schema_state_t *s, vyre_error *err)
 {
-    int rc;
-    if ((rc = query_value(db, "PRAGMA user_version", &s->user_version, NULL, 0, "read", err)) ||
-        (rc = query_value(db, "PRAGMA application_id", &s->application_id, NULL, 0, "read", err)) ||
-        (rc = query_value(db, "SELECT count(*) FROM sqlite_master", &s->objects, NULL, 0, "read",
-                          err)))
-        return rc;
-    return VYRE_OK;
+    int rc = vyre__sqlite_read_schema(db->db, VYRE_RESULTS_BUSY_TIMEOUT_MS, s);
+    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, "read", err);
 }
 
-static int check_schema_state(const vyre_results *db, const struct schema_state *s, vyre_error *err)
+static int check_schema_state(const vyre_results *db, const schema_state_t *s, vyre_error *err)
 {
     if ((s->application_id != 0 && s->application_id != VYRE_RESULTS_APPLICATION_ID) ||
         (s->user_version == 0 && s->objects > 0) ||
@@ -286,7 +263,7 @@ static int migrate(vyre_results *db, vyre_error *err)
     int rc = tx_step(db, db->st_begin, "upgrade", err);
     if (rc)
         return rc;
-    struct schema_state s = {0, 0, 0};
+    schema_state_t s = {0, 0, 0};
     if ((rc = read_schema_state(db, &s, err)) || (rc = check_schema_state(db, &s, err))) {
         tx_rollback(db);
         return rc;
@@ -353,7 +330,7 @@ static int open_steps(vyre_results *db, vyre_error *err)
         (rc = prepare(db, "ROLLBACK", &db->st_rollback, err)))
         return rc;
     /* Read and check before anything writes to the file. */
-    struct schema_state s = {0, 0, 0};
+    schema_state_t s = {0, 0, 0};
     if ((rc = read_schema_state(db, &s, err)) || (rc = check_schema_state(db, &s, err)))
         return rc;
     /* The journal mode is chosen when the file is created and kept after:

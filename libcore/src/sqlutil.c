@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "internal.h"
 #include "vyre/error.h"
 
 int vyre__sqlite_code(int rc, int sys_errno)
@@ -72,4 +73,40 @@ int vyre__sqlite_step_retry(sqlite3_stmt *st, int timeout_ms)
         nap_ms(wait);
         wait = wait < 32 ? wait * 2 : 50;
     }
+}
+
+int vyre__sqlite_query_value(sqlite3 *db, const char *sql, int timeout_ms, sqlite3_int64 *num,
+                             char *text, size_t text_size)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = vyre__sqlite_step_retry(st, timeout_ms);
+    if (rc == SQLITE_ROW) {
+        if (num)
+            *num = sqlite3_column_int64(st, 0);
+        if (text) {
+            const unsigned char *z = sqlite3_column_text(st, 0);
+            vyre__strlcpy(text, z ? (const char *)z : "", text_size);
+        }
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_ERROR;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vyre__sqlite_read_schema(sqlite3 *db, int timeout_ms, vyre__sqlite_schema *s)
+{
+    int rc;
+    if ((rc = vyre__sqlite_query_value(db, "PRAGMA user_version", timeout_ms, &s->user_version,
+                                       NULL, 0)) ||
+        (rc = vyre__sqlite_query_value(db, "PRAGMA application_id", timeout_ms, &s->application_id,
+                                       NULL, 0)) ||
+        (rc = vyre__sqlite_query_value(db, "SELECT count(*) FROM sqlite_master", timeout_ms,
+                                       &s->objects, NULL, 0)))
+        return rc;
+    return SQLITE_OK;
 }
