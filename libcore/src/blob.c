@@ -32,6 +32,7 @@
 #include <xxhash.h>
 
 #include "blob_internal.h"
+#include "checksum.h"
 #include "internal.h"
 
 /* Header field offsets (see BLOB_FORMAT.md). All integers little-endian. */
@@ -176,32 +177,13 @@ static uint64_t header_sum(const uint8_t *buf)
     return (uint64_t)XXH3_64bits(buf, OFF_HEADER_SUM);
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(VYRE_NO_AVX2_XXH3)
-/* Defined at the end of this file: XXH3-128 compiled for AVX2. */
-#define VYRE_XXH3_AVX2 1
-__attribute__((target("avx2"))) static void xxh3_128_avx2(const void *p, size_t n, uint64_t out[2]);
-#endif
-
-/* The payload checksum is most of the CPU cost of a cache hit. The system
- * libxxhash is built for baseline x86-64 (SSE2); on CPUs with AVX2 an
- * inlined AVX2 build of the same function is about 2.5x faster on 4 KB.
- * (libxxhash's own dispatch picks AVX-512 where present, which measured
- * slower than SSE2 inside the syscall-heavy load loop.) */
+/* The payload checksum is most of the CPU cost of a cache hit: checksum.c
+ * picks the fastest XXH3-128 build the CPU runs. */
 static void payload_sum(const void *p, size_t n, uint8_t out[16])
 {
-    XXH128_hash_t h;
-#ifdef VYRE_XXH3_AVX2
-    if (__builtin_cpu_supports("avx2")) {
-        uint64_t v[2];
-        xxh3_128_avx2(p, n, v);
-        h.low64 = v[0];
-        h.high64 = v[1];
-    } else {
-        h = XXH3_128bits(p, n);
-    }
-#else
-    h = XXH3_128bits(p, n);
-#endif
+    uint64_t v[2];
+    vyre__xxh3_128(p, n, v);
+    XXH128_hash_t h = {.low64 = v[0], .high64 = v[1]};
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, h);
     memcpy(out, c.digest, 16);
@@ -1188,37 +1170,3 @@ int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_
                       "blob '%s' rejected (%s): %s; not quarantined: %s", path, reject_names[c.why],
                       c.detail, qerr.message);
 }
-
-/* ---- AVX2 build of XXH3-128 --------------------------------------------- */
-
-/* Last in the file on purpose: XXH_INLINE_ALL re-includes xxhash.h with its
- * own namespace and redirects the XXH3_* names to the inlined copies for the
- * rest of the translation unit. Everything here is compiled for AVX2 and only
- * called after __builtin_cpu_supports("avx2"). Same algorithm, same result
- * as the library (the unit tests compare both on every length to 4 KiB). */
-#ifdef VYRE_XXH3_AVX2
-#include <immintrin.h>
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
-#define XXH_INLINE_ALL
-#define XXH_VECTOR 2 /* XXH_AVX2 */
-#include <xxhash.h>
-__attribute__((target("avx2"))) static void xxh3_128_avx2(const void *p, size_t n, uint64_t out[2])
-{
-    XXH128_hash_t h = XXH3_128bits(p, n);
-    out[0] = h.low64;
-    out[1] = h.high64;
-    /* GCC emits no vzeroupper in code built under a target pragma; dirty
-     * upper YMM halves would slow every SSE instruction that follows. */
-    _mm256_zeroupper();
-}
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif
