@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@
 #include "vyre/nvrtc.h"
 #include "vyre/nvtx.h"
 #include "vyre/pipeline.h"
+#include "vyre/telemetry.h"
 
 #define MSG_MAX 2048
 
@@ -77,7 +79,8 @@ static const char REDUCE_SRC[] =
 static const char *const g_vars[] = {"VYRE_CUDA_LIBRARY",  "HOME",
                                      "XDG_CACHE_HOME",     "CUDA_CACHE_DISABLE",
                                      "CUDA_CACHE_PATH",    "CUDA_CACHE_MAXSIZE",
-                                     "VYRE_PTX_CACHE_DIR", "VYRE_RANGE_TIMING"};
+                                     "VYRE_PTX_CACHE_DIR", "VYRE_RANGE_TIMING",
+                                     "VYRE_TELEMETRY_DIR"};
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
 static tu_env g_env;
 static char g_tmp[512];
@@ -868,4 +871,80 @@ Test(gpu_pipeline, graph_batched_dispatch_matches_single_dispatch)
     free(x), free(y0), free(y1), free(y2);
     vyre_pipeline_free(p);
     vyre_ctx_close(ctx);
+}
+
+/* ---- telemetry seen from another process ---------------------------------- */
+
+#define TEL_DISPATCHES 40
+
+Test(gpu_pipeline, a_second_process_reads_the_launches_from_the_telemetry_page)
+{
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/tel", g_tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    setenv("VYRE_TELEMETRY_DIR", dir, 1);
+    int ready[2], done[2];
+    cr_assert_eq(pipe(ready), 0);
+    cr_assert_eq(pipe(done), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        /* The instrumented process: dispatches, then waits to be read. */
+        close(ready[0]);
+        close(done[1]);
+        vyre_error e;
+        char code = 'x';
+        int rc = vyre_cuda_init(&e);
+        vyre_ctx *ctx = NULL;
+        if (rc == VYRE_ENODRIVER || rc == VYRE_ENODEV)
+            code = 's';
+        else if (rc == 0 && vyre_ctx_open(0, NULL, &ctx, &e) == 0) {
+            vyre_pipeline_desc d = cuda_desc(SAXPY_SRC, "saxpy", 0);
+            vyre_pipeline *p = NULL;
+            char msg[MSG_MAX];
+            code = 'k';
+            if (vyre_pipeline_compile(ctx, &d, &p, &e) != 0)
+                code = 'c';
+            for (int i = 0; code == 'k' && i < TEL_DISPATCHES; i++)
+                if (saxpy_run(p, msg, sizeof msg) != 0)
+                    code = 'r';
+            vyre_telemetry_publish(vyre_telemetry_global());
+            vyre_pipeline_free(p);
+        }
+        if (write(ready[1], &code, 1) != 1)
+            _exit(3);
+        char c;
+        if (read(done[0], &c, 1) < 0)
+            _exit(4);
+        vyre_ctx_close(ctx);
+        _exit(0);
+    }
+    close(ready[1]);
+    close(done[0]);
+    char code = 0;
+    cr_assert_eq(read(ready[0], &code, 1), 1, "the child died before publishing");
+    if (code == 's') {
+        cr_assert_eq(write(done[1], "q", 1), 1);
+        waitpid(pid, NULL, 0);
+        cr_skip_test("no GPU here");
+    }
+    char path[800];
+    snprintf(path, sizeof path, "%s/%d.vtel", dir, (int)pid);
+    static vyre_telemetry_snapshot s;
+    vyre_error e;
+    int rc = vyre_telemetry_read(path, &s, &e);
+    cr_assert_eq(write(done[1], "q", 1), 1);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cr_assert_eq(code, 'k', "the child failed (%c)", code);
+    cr_assert_eq(rc, 0, "reading %s: %s", path, e.message);
+    cr_assert_eq(s.pid, (int32_t)pid);
+    /* saxpy_run is a host dispatch: one launch, two uploads, one readback. */
+    cr_assert_geq(s.counters.v[VYRE_CTR_LAUNCHES], TEL_DISPATCHES);
+    cr_assert_geq(s.counters.v[VYRE_CTR_DISPATCHES], TEL_DISPATCHES);
+    cr_assert_geq(s.counters.v[VYRE_CTR_H2D_BYTES], (uint64_t)TEL_DISPATCHES * 2 * SAXPY_N * 4);
+    cr_assert_geq(s.counters.v[VYRE_CTR_READBACKS], TEL_DISPATCHES);
+    cr_assert_geq(s.counters.ranges[VYRE_RANGE_HOST_DISPATCH].count, TEL_DISPATCHES);
+    cr_assert_eq(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
 }
