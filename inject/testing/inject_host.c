@@ -55,16 +55,19 @@ static void find_fake(void)
     *(void **)&g_kernel = dlsym(h, "fakecupti_kernel");
 }
 
-/* What a training step looks like to CUPTI: the runtime's launches (with the
- * driver call the runtime makes inside, which must not count twice), a
- * copy each way, a sync; and a driver-API launch as Triton makes them. */
+/* What a training step looks like to CUPTI's driver domain: the launches
+ * (runtime launches arrive as the driver calls the runtime makes), a copy
+ * each way, a sync; a runtime call wrapping its driver call (counted once);
+ * and a failed launch (not counted). */
 static void play_driver(int launches)
 {
     if (!g_fire)
         return;
+    /* The real CUPTI delivers a runtime call's own driver call to the
+     * driver domain, which is all the injection subscribes to. */
     for (int i = 0; i < launches; i++)
-        g_fire(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "",
-               cudaSuccess);
+        g_fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "",
+               CUDA_SUCCESS);
     g_fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "", CUDA_SUCCESS);
     if (g_nested) /* one launch, seen twice */
         g_nested(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
@@ -72,14 +75,14 @@ static void play_driver(int launches)
     /* A failed launch is not a launch. */
     g_fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "",
            CUDA_ERROR_INVALID_VALUE);
-    cudaMemcpyAsync_v3020_params up = {.count = 4096, .kind = cudaMemcpyHostToDevice};
-    g_fire(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &up,
-           cudaSuccess);
+    cuMemcpyHtoDAsync_v2_params up = {.ByteCount = 4096};
+    g_fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, &up,
+           CUDA_SUCCESS);
     cuMemcpyDtoH_v2_params down = {.ByteCount = 512};
     g_fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, &down,
            CUDA_SUCCESS);
-    g_fire(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "",
-           cudaSuccess);
+    g_fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, "",
+           CUDA_SUCCESS);
 }
 
 static void *worker(void *arg)
