@@ -288,6 +288,21 @@ static void model_release(model *m)
 
 /* Rows of a table panel: how many data rows show, whether the column
  * header shows; clamps and scrolls the panel's selection. */
+/* Columns a table panel may have (the processes panel has the most). */
+#define TOP_MAX_COLS 16
+
+/* The column-title row of a table panel. */
+static void column_heads(top_grid *g, top_rect r, int line, const top_col *cols, const int *cw,
+                         int nc, int w)
+{
+    const char *heads[TOP_MAX_COLS];
+    char buf[LINE_MAX_W];
+    for (int i = 0; i < nc && i < TOP_MAX_COLS; i++)
+        heads[i] = cols[i].title;
+    top_fmt_row(cols, cw, nc, heads, w, buf);
+    panel_line(g, r, line, buf, TOP_A_COLHEAD);
+}
+
 static int table_rows(top_ui *ui, int panel, top_rect r, size_t n, int *colhead, int batch)
 {
     int avail = r.h - 1;
@@ -377,6 +392,7 @@ static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const mode
         {"SM", 7, 1, 3, 0},   {"MEMCLK", 7, 1, 4, 0}, {"THROTTLE", 12, 0, 5, 0},
     };
     enum { NC = sizeof cols / sizeof cols[0] };
+    _Static_assert(NC <= TOP_MAX_COLS, "raise TOP_MAX_COLS");
     int cw[NC];
     top_cols_fit(cols, NC, w, cw);
     int line = 1;
@@ -485,17 +501,13 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
         {"GPU MEM", 7, 1, 4, 0},  {"COMMAND", 12, 0, 5, 1},
     };
     enum { NC = sizeof cols / sizeof cols[0] };
+    _Static_assert(NC <= TOP_MAX_COLS, "raise TOP_MAX_COLS");
     int cw[NC], colhead;
     top_cols_fit(cols, NC, w, cw);
     int vis = table_rows(ui, TOP_P_PROC, r, m->nprocs, &colhead, batch);
     int line = 1;
-    if (colhead) {
-        const char *heads[NC];
-        for (int i = 0; i < NC; i++)
-            heads[i] = cols[i].title;
-        top_fmt_row(cols, cw, NC, heads, w, buf);
-        panel_line(g, r, line++, buf, TOP_A_COLHEAD);
-    }
+    if (colhead)
+        column_heads(g, r, line++, cols, cw, NC, w);
     for (int k = ui->first[TOP_P_PROC]; k < (int)m->nprocs && k < ui->first[TOP_P_PROC] + vis;
          k++) {
         const top_proc *p = &s->procs[m->procs[k]];
@@ -539,17 +551,13 @@ static void draw_ranges(top_grid *g, const top_snapshot *s, top_ui *ui, const mo
         {"P99", 8, 1, 0, 0},    {"MAX", 8, 1, 2, 0},     {"TOTAL", 9, 1, 3, 0},
     };
     enum { NC = sizeof cols / sizeof cols[0] };
+    _Static_assert(NC <= TOP_MAX_COLS, "raise TOP_MAX_COLS");
     int cw[NC], colhead;
     top_cols_fit(cols, NC, w, cw);
     int vis = table_rows(ui, TOP_P_RANGE, r, m->nranges, &colhead, batch);
     int line = 1;
-    if (colhead) {
-        const char *heads[NC];
-        for (int i = 0; i < NC; i++)
-            heads[i] = cols[i].title;
-        top_fmt_row(cols, cw, NC, heads, w, buf);
-        panel_line(g, r, line++, buf, TOP_A_COLHEAD);
-    }
+    if (colhead)
+        column_heads(g, r, line++, cols, cw, NC, w);
     for (int k = ui->first[TOP_P_RANGE]; k < (int)m->nranges && k < ui->first[TOP_P_RANGE] + vis;
          k++) {
         const top_range *x = &m->ranges[k];
@@ -588,17 +596,13 @@ static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const m
         {"MEAN", 8, 1, 1, 0},    {"MAX", 8, 1, 2, 0},     {"GRID/BLOCK", 14, 1, 3, 0},
     };
     enum { NC = sizeof cols / sizeof cols[0] };
+    _Static_assert(NC <= TOP_MAX_COLS, "raise TOP_MAX_COLS");
     int cw[NC], colhead;
     top_cols_fit(cols, NC, w, cw);
     int vis = table_rows(ui, TOP_P_KERNEL, r, m->nkernels, &colhead, batch);
     int line = 1;
-    if (colhead) {
-        const char *heads[NC];
-        for (int i = 0; i < NC; i++)
-            heads[i] = cols[i].title;
-        top_fmt_row(cols, cw, NC, heads, w, buf);
-        panel_line(g, r, line++, buf, TOP_A_COLHEAD);
-    }
+    if (colhead)
+        column_heads(g, r, line++, cols, cw, NC, w);
     for (int k = ui->first[TOP_P_KERNEL]; k < (int)m->nkernels && k < ui->first[TOP_P_KERNEL] + vis;
          k++) {
         const top_kernel *x = &m->kernels[k];
