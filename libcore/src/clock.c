@@ -89,10 +89,15 @@ uint64_t vyre__ticks_to_ns(uint64_t ticks)
     return g_tsc ? (uint64_t)((double)ticks * g_ns_per_tick) : ticks;
 }
 
-uint64_t vyre__now_ns_fast(void)
+uint64_t vyre__ticks_to_mono_ns(uint64_t t)
 {
-    uint64_t t = vyre__ticks();
+    ensure_calibrated();
     if (!g_tsc)
         return t;
     return t > g_anchor_tsc ? g_anchor_ns + vyre__ticks_to_ns(t - g_anchor_tsc) : g_anchor_ns;
+}
+
+uint64_t vyre__now_ns_fast(void)
+{
+    return vyre__ticks_to_mono_ns(vyre__ticks());
 }

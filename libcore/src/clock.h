@@ -23,4 +23,11 @@ uint64_t vyre__ticks_to_ns(uint64_t ticks);
  * calibration error), cheap. */
 uint64_t vyre__now_ns_fast(void);
 
+/* The same for a tick reading taken earlier with vyre__ticks(). */
+uint64_t vyre__ticks_to_mono_ns(uint64_t ticks);
+
+/* The tick reading of the calling thread's last timed range pop (0 when
+ * none): lets the launch path reuse it instead of reading the clock again. */
+uint64_t vyre__nvtx_last_pop_ticks(void);
+
 #endif /* VYRE_CLOCK_H */

@@ -41,6 +41,12 @@ static _Thread_local struct {
     uint64_t start_ticks[RANGE_DEPTH];
 } t_stack;
 static atomic_int g_timing = 1;
+static _Thread_local uint64_t t_last_pop_ticks;
+
+uint64_t vyre__nvtx_last_pop_ticks(void)
+{
+    return t_last_pop_ticks;
+}
 
 void vyre_range_timing_enable(int on)
 {
@@ -163,10 +169,14 @@ void vyre_nvtx_pop(void)
      * thread's first push; a pop without a push is ignored by NVTX tools. */
     ensure_registered();
     nvtxDomainRangePop(g_domain);
+    t_last_pop_ticks = 0; /* an untimed pop leaves no reading to reuse */
     if (t_stack.depth <= 0)
         return;
     t_stack.depth--;
-    if (t_stack.depth < RANGE_DEPTH && t_stack.start_ticks[t_stack.depth])
+    if (t_stack.depth < RANGE_DEPTH && t_stack.start_ticks[t_stack.depth]) {
+        uint64_t now = vyre__ticks();
+        t_last_pop_ticks = now;
         vyre_range_record(t_stack.id[t_stack.depth],
-                          vyre__ticks_to_ns(vyre__ticks() - t_stack.start_ticks[t_stack.depth]));
+                          vyre__ticks_to_ns(now - t_stack.start_ticks[t_stack.depth]));
+    }
 }

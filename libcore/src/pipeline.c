@@ -147,7 +147,10 @@ static inline void telemetry_point(void)
     vyre_telemetry *t = vyre_telemetry_global();
     if (!t)
         return;
-    vyre_telemetry_maybe_publish(t, vyre__now_ns_fast());
+    /* The dispatch range was just popped on this thread: reuse its clock
+     * reading rather than taking another. */
+    uint64_t ticks = vyre__nvtx_last_pop_ticks();
+    vyre_telemetry_maybe_publish(t, ticks ? vyre__ticks_to_mono_ns(ticks) : vyre__now_ns_fast());
 }
 
 static int make_current(vyre_ctx *ctx, vyre_error *err)

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "vyre/counters.h"
+#include "clock.h"
 #include "vyre/nvtx.h"
 
 Test(counters, names_units_and_add)
@@ -157,4 +158,32 @@ Test(counters, more_live_threads_than_slots_share_one_exactly, .timeout = 60)
     vyre_counters c;
     vyre_counters_snapshot(&c);
     cr_assert_eq(c.v[VYRE_CTR_READBACKS], (uint64_t)N * 1000);
+}
+
+Test(counters, a_timed_pop_leaves_its_clock_reading_for_the_launch_path)
+{
+    vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
+    uint64_t before = vyre__ticks();
+    vyre_nvtx_pop();
+    uint64_t after = vyre__ticks();
+    uint64_t at = vyre__nvtx_last_pop_ticks();
+    cr_assert(at >= before && at <= after, "pop read %llu, outside [%llu, %llu]",
+              (unsigned long long)at, (unsigned long long)before, (unsigned long long)after);
+    /* Its monotonic time is now, give or take the calibration. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t mono = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    int64_t diff = mono - (int64_t)vyre__ticks_to_mono_ns(at);
+    cr_assert(diff > -5000000 && diff < 5000000, "off by %lld ns", (long long)diff);
+    /* Untimed pops, and pops without a push, leave nothing to reuse. */
+    vyre_range_timing_enable(0);
+    vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
+    vyre_nvtx_pop();
+    cr_assert_eq(vyre__nvtx_last_pop_ticks(), 0);
+    vyre_range_timing_enable(1);
+    vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
+    vyre_nvtx_pop();
+    cr_assert_neq(vyre__nvtx_last_pop_ticks(), 0);
+    vyre_nvtx_pop();
+    cr_assert_eq(vyre__nvtx_last_pop_ticks(), 0);
 }
