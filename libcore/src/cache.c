@@ -754,19 +754,46 @@ static int remove_batch(vyre_cache *c, const vyre__index_row *const *victims, si
         free(keys);
         return fd;
     }
+    /* unlinkat() in the blob's two-hex directory, opened once per batch,
+     * saves the kernel walking the whole path for every file (measured:
+     * pruning 100,000 blobs against unlinking them by full path). */
+    int dirfds[256];
+    for (int d = 0; d < 256; d++)
+        dirfds[d] = -1;
+    char blobs[VYRE_CACHE_PATH_MAX];
+    sub_path(c, "blobs", blobs, sizeof blobs);
+    int bfd = open(blobs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = VYRE_OK;
     for (size_t i = 0; i < n; i++) {
-        char p[VYRE_CACHE_PATH_MAX];
+        char hex[VYRE_KEY_HEX_LEN + 1], name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT];
         keys[i] = victims[i]->key;
-        if (vyre_blob_path(c->root, &victims[i]->key, p, sizeof p, NULL) == VYRE_OK &&
-            unlink(p) != 0 && errno != ENOENT) {
-            int e = errno;
-            rc = vyre__fail(err, vyre__errno_code(e), "check the cache's permissions",
-                            "cannot remove '%s': %s", p, strerror(e));
-            n = i; /* rows of files still there stay */
-            break;
+        vyre_key_to_hex(&keys[i], hex);
+        memcpy(name, hex, VYRE_KEY_HEX_LEN);
+        memcpy(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT, sizeof VYRE_BLOB_EXT);
+        int d = victims[i]->key.bytes[0];
+        if (bfd >= 0 && dirfds[d] < 0) {
+            char sub[3] = {hex[0], hex[1], '\0'};
+            dirfds[d] = openat(bfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         }
+        if (dirfds[d] < 0) {
+            if (errno == ENOENT)
+                continue; /* no such directory: nothing to remove */
+        } else if (unlinkat(dirfds[d], name, 0) == 0 || errno == ENOENT) {
+            continue;
+        }
+        int e = errno;
+        char path[VYRE_CACHE_PATH_MAX];
+        vyre_blob_path(c->root, &keys[i], path, sizeof path, NULL);
+        rc = vyre__fail(err, vyre__errno_code(e), "check the cache's permissions",
+                        "cannot remove '%s': %s", path, strerror(e));
+        n = i; /* rows of files still there stay */
+        break;
     }
+    for (int d = 0; d < 256; d++)
+        if (dirfds[d] >= 0)
+            close(dirfds[d]);
+    if (bfd >= 0)
+        close(bfd);
     int drc = n ? vyre__index_delete_many(c->idx, keys, n, rc ? NULL : err) : VYRE_OK;
     lock_release(fd);
     free(keys);
