@@ -507,15 +507,13 @@ static int query_value(vyre__index *idx, const char *sql, sqlite3_int64 *num, ch
     return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, what, err);
 }
 
-typedef vyre__sqlite_schema schema_state_t;
-
-static int read_schema_state(vyre__index *idx, schema_state_t *s, vyre_error *err)
+static int read_schema_state(vyre__index *idx, vyre__sqlite_schema *s, vyre_error *err)
 {
     int rc = vyre__sqlite_read_schema(idx->db, VYRE_INDEX_BUSY_TIMEOUT_MS, s);
     return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, "read", err);
 }
 
-static int check_schema_state(const vyre__index *idx, const schema_state_t *s, vyre_error *err)
+static int check_schema_state(const vyre__index *idx, const vyre__sqlite_schema *s, vyre_error *err)
 {
     if ((s->application_id != 0 && s->application_id != INDEX_APPLICATION_ID) ||
         (s->user_version == 0 && s->objects > 0))
@@ -587,7 +585,7 @@ static int migrate(vyre__index *idx, vyre_error *err)
     int rc = tx_begin(idx, "upgrade", err);
     if (rc)
         return rc;
-    schema_state_t s = {0, 0, 0};
+    vyre__sqlite_schema s = {0, 0, 0};
     if ((rc = read_schema_state(idx, &s, err)) || (rc = check_schema_state(idx, &s, err))) {
         tx_rollback(idx);
         return rc;
@@ -667,7 +665,7 @@ static int open_steps(vyre__index *idx, vyre_error *err)
     if ((rc = prepare_range(idx, ST_BEGIN, ST_ROLLBACK + 1, err)))
         return rc;
 
-    schema_state_t s = {0, 0, 0};
+    vyre__sqlite_schema s = {0, 0, 0};
     if ((rc = read_schema_state(idx, &s, err)) || (rc = check_schema_state(idx, &s, err)))
         return rc;
     int want = is_memory ? VYRE_INDEX_JOURNAL_ROLLBACK : journal_for_path(idx->path);

@@ -186,15 +186,13 @@ static int query_value(vyre_results *db, const char *sql, sqlite3_int64 *num, ch
     return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, what, err);
 }
 
-typedef vyre__sqlite_schema schema_state_t;
-
-static int read_schema_state(vyre_results *db, schema_state_t *s, vyre_error *err)
+static int read_schema_state(vyre_results *db, vyre__sqlite_schema *s, vyre_error *err)
 {
     int rc = vyre__sqlite_read_schema(db->db, VYRE_RESULTS_BUSY_TIMEOUT_MS, s);
     return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, "read", err);
 }
 
-static int check_schema_state(const vyre_results *db, const schema_state_t *s, vyre_error *err)
+static int check_schema_state(const vyre_results *db, const vyre__sqlite_schema *s, vyre_error *err)
 {
     if ((s->application_id != 0 && s->application_id != VYRE_RESULTS_APPLICATION_ID) ||
         (s->user_version == 0 && s->objects > 0) ||
@@ -263,7 +261,7 @@ static int migrate(vyre_results *db, vyre_error *err)
     int rc = tx_step(db, db->st_begin, "upgrade", err);
     if (rc)
         return rc;
-    schema_state_t s = {0, 0, 0};
+    vyre__sqlite_schema s = {0, 0, 0};
     if ((rc = read_schema_state(db, &s, err)) || (rc = check_schema_state(db, &s, err))) {
         tx_rollback(db);
         return rc;
@@ -330,7 +328,7 @@ static int open_steps(vyre_results *db, vyre_error *err)
         (rc = prepare(db, "ROLLBACK", &db->st_rollback, err)))
         return rc;
     /* Read and check before anything writes to the file. */
-    schema_state_t s = {0, 0, 0};
+    vyre__sqlite_schema s = {0, 0, 0};
     if ((rc = read_schema_state(db, &s, err)) || (rc = check_schema_state(db, &s, err)))
         return rc;
     /* The journal mode is chosen when the file is created and kept after:
