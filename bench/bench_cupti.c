@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuda_internal.h"
+#include "cuda/cuda_internal.h"
 #include "vyre/cuda.h"
 #include "vyre/cupti.h"
 #include "vyre/nvrtc.h"

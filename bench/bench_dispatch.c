@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_internal.h"
+#include "bench/bench_internal.h"
 #include "vyre/vyre.h"
 #include "vyre/pipeline.h"
 

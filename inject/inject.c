@@ -65,7 +65,7 @@
 #include "vyre/nvtx.h"
 #include "vyre/telemetry.h"
 
-#include "cupti_internal.h"
+#include "cuda/cupti_internal.h"
 
 #define PUBLISH_MS     200
 #define JOIN_WAIT_MS   1000

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda_internal.h"
+#include "cuda/cuda_internal.h"
 #include "testutil.h"
 #include "vyre/counters.h"
 #include "vyre/cuda.h"

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuda_internal.h"
+#include "cuda/cuda_internal.h"
 #include "testutil.h"
 #include "vyre/cuda.h"
 #include "vyre/gpu.h"

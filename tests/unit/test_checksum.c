@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <xxhash.h>
 
-#include "checksum.h"
+#include "cache/checksum.h"
 #include "vyre/error.h"
 
 static void check_variant(int variant)

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "vyre/counters.h"
-#include "clock.h"
+#include "base/clock.h"
 #include "vyre/nvtx.h"
 
 Test(counters, names_units_and_add)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cuda_internal.h"
+#include "cuda/cuda_internal.h"
 #include "testutil.h"
 #include "vyre/cuda.h"
 #include "vyre/jitcache.h"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cupti_internal.h"
+#include "cuda/cupti_internal.h"
 #include "testutil.h"
 #include "vyre/counters.h"
 #include "vyre/cupti.h"

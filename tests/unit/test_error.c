@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/internal.h"
 #include "vyre/error.h"
 
 Test(error, codes_are_negative_unique_and_named)

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "index.h"
+#include "cache/index.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "key_internal.h"
+#include "cache/key_internal.h"
 #include "vyre/key.h"
 
 /* --- helpers ------------------------------------------------------------ */

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "telemetry_internal.h"
+#include "trace/telemetry_internal.h"
 #include "testutil.h"
 #include "vyre/telemetry.h"
 

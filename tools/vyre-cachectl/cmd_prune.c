@@ -173,8 +173,6 @@ int cmd_prune(int argc, char **argv)
     int rc = cachectl_check_globals("prune");
     if (rc)
         return rc;
-    po.keep_toolchains = keep;
-    po.n_keep_toolchains = n_keep;
     if (n_keep && !po.stale_toolchain)
         return vyre_cli_usage_error("prune", "add --stale-toolchain to remove the other ones",
                                     "--toolchain only goes with --stale-toolchain");
@@ -186,6 +184,22 @@ int cmd_prune(int argc, char **argv)
     vyre_cache *cache = NULL;
     if ((rc = cachectl_open(po.dry_run ? CACHECTL_READ : CACHECTL_WRITE, &cache)))
         return rc;
+    /* Without --toolchain, the current identities are the ones to keep. */
+    char current[3][VYRE_BLOB_TOOLCHAIN_MAX];
+    const char *cur_keep[3];
+    po.keep_toolchains = keep;
+    po.n_keep_toolchains = n_keep;
+    if (po.stale_toolchain && !n_keep) {
+        size_t n_cur = 0;
+        if ((rc = vyre_compile_toolchains(current, 3, &n_cur, &err))) {
+            vyre_cache_close(cache);
+            return cachectl_fail(&err);
+        }
+        for (size_t i = 0; i < n_cur; i++)
+            cur_keep[i] = current[i];
+        po.keep_toolchains = cur_keep;
+        po.n_keep_toolchains = n_cur;
+    }
     prune_ctx x;
     memset(&x, 0, sizeof x);
     x.removed = g_cachectl.json ? json_array() : NULL;

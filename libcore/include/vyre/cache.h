@@ -158,8 +158,8 @@ typedef struct vyre_prune_opts {
     int64_t max_age_ns;  /* remove entries unused for longer; 0: no limit */
     const char *arch;    /* remove every entry of this architecture; NULL: none */
     int stale_toolchain; /* remove entries built by a toolchain not kept: */
-    const char *const *keep_toolchains; /* identities to keep; NULL/0: the current */
-    size_t n_keep_toolchains;           /* ones (vyre_compile_toolchain, every kind) */
+    const char *const *keep_toolchains; /* identities to keep, required with */
+    size_t n_keep_toolchains;           /* stale_toolchain (vyre_compile_toolchains) */
     int dry_run;                        /* report what would go, remove nothing */
     vyre_progress_fn progress;
     void *progress_ctx;

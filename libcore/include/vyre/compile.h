@@ -60,6 +60,16 @@ VYRE_EXTERN void vyre_compile_result_release(vyre_compile_result *res);
 VYRE_EXTERN int vyre_compile_toolchain(vyre_source_kind kind, char *buf, size_t size,
                                        vyre_error *err);
 
+/*
+ * The current toolchain identities of every source kind that can be told
+ * (CUDA C, PTX, cubin), for pruning stale blobs: writes up to cap of them
+ * into out and their count into *n. Returns 0 when at least two are known
+ * (a machine with NVRTC or nvJitLink, plus "cubin"), else the error of the
+ * first kind that could not be told (VYRE_ENONVRTC, VYRE_ENOJITLINK, ...).
+ */
+VYRE_EXTERN int vyre_compile_toolchains(char (*out)[VYRE_BLOB_TOOLCHAIN_MAX], size_t cap, size_t *n,
+                                        vyre_error *err);
+
 /* 1 when arch is "sm_" then 2 or 3 digits (no leading zero), then nothing,
  * "a" (arch-specific, e.g. sm_90a) or "f" (family, e.g. sm_100f). */
 VYRE_EXTERN int vyre_compile_arch_valid(const char *arch);

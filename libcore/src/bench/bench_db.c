@@ -1,0 +1,909 @@
+/*
+ * bench_db.c - runs, points, samples and kernel records of vyre-bench in
+ * the results database (see vyre/bench.h; schema db/results_v2.sql).
+ *
+ * Every write is one BEGIN IMMEDIATE transaction under the results
+ * handle's lock (results_internal.h): a point and all its samples appear
+ * together or not at all, and a failed run's cleanup and status change
+ * are one step, so a reader never sees a failed run with half its points.
+ * Statements are prepared per call: a run writes a few rows a second, and
+ * preparing keeps this module free of state on the shared handle.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/internal.h"
+#include "bench/results_internal.h"
+#include "vyre/bench.h"
+#include "vyre/version.h"
+
+static int64_t unix_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+const char *vyre_run_status_name(vyre_run_status s)
+{
+    switch (s) {
+    case VYRE_RUN_RUNNING:
+        return "running";
+    case VYRE_RUN_DONE:
+        return "done";
+    case VYRE_RUN_FAILED:
+        return "failed";
+    case VYRE_RUN_INTERRUPTED:
+        return "interrupted";
+    }
+    return "?";
+}
+
+static vyre_run_status status_from(const char *s)
+{
+    if (!s)
+        return VYRE_RUN_RUNNING;
+    if (strcmp(s, "done") == 0)
+        return VYRE_RUN_DONE;
+    if (strcmp(s, "failed") == 0)
+        return VYRE_RUN_FAILED;
+    if (strcmp(s, "interrupted") == 0)
+        return VYRE_RUN_INTERRUPTED;
+    return VYRE_RUN_RUNNING;
+}
+
+const char *vyre_bench_mode_name(vyre_bench_mode m)
+{
+    switch (m) {
+    case VYRE_BENCH_HOT:
+        return "hot";
+    case VYRE_BENCH_COLD:
+        return "cold";
+    case VYRE_BENCH_HOST:
+        return "host";
+    }
+    return "?";
+}
+
+static vyre_bench_mode mode_from(const char *s)
+{
+    if (s && strcmp(s, "cold") == 0)
+        return VYRE_BENCH_COLD;
+    if (s && strcmp(s, "host") == 0)
+        return VYRE_BENCH_HOST;
+    return VYRE_BENCH_HOT;
+}
+
+static vyre_stop_reason reason_from(const char *s)
+{
+    for (int r = VYRE_STOP_MIN_SAMPLES_NOT_MET; r <= VYRE_STOP_MAX_SAMPLES; r++)
+        if (s && strcmp(s, vyre_stop_reason_name((vyre_stop_reason)r)) == 0)
+            return (vyre_stop_reason)r;
+    return VYRE_STOP_MIN_SAMPLES_NOT_MET;
+}
+
+/* ---- small statement helpers ------------------------------------------------ */
+
+static int prep(vyre_results *db, const char *sql, sqlite3_stmt **st, vyre_error *err)
+{
+    int rc = sqlite3_prepare_v2(vyre__results_sqlite(db), sql, -1, st, NULL);
+    return rc == SQLITE_OK ? VYRE_OK : vyre__results_fail(db, rc, "read", err);
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s && *s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_real_or_null(sqlite3_stmt *st, int i, double v)
+{
+    if (isfinite(v))
+        sqlite3_bind_double(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *buf, size_t size)
+{
+    const unsigned char *z = sqlite3_column_text(st, i);
+    vyre__strlcpy(buf, z ? (const char *)z : "", size);
+}
+
+static double col_real(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+/* Runs one prepared write statement to completion. */
+static int step_done(vyre_results *db, sqlite3_stmt *st, const char *what, vyre_error *err)
+{
+    int rc = vyre__results_step(st);
+    return rc == SQLITE_DONE ? VYRE_OK : vyre__results_fail(db, rc, what, err);
+}
+
+/* Executes sql (with ?1 = id) inside the caller's transaction. */
+static int exec_id(vyre_results *db, const char *sql, int64_t id, const char *what, vyre_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prep(db, sql, &st, err);
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, id);
+        rc = step_done(db, st, what, err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- runs --------------------------------------------------------------------- */
+
+static void bind_run_fields(sqlite3_stmt *st, const vyre_bench_run *r)
+{
+    sqlite3_bind_text(st, 1, r->suites, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, r->host, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 3, r->pid);
+    bind_text_or_null(st, 4, r->gpu_name);
+    bind_text_or_null(st, 5, r->gpu_uuid);
+    bind_text_or_null(st, 6, r->devices);
+    bind_text_or_null(st, 7, r->driver);
+    bind_text_or_null(st, 8, r->cuda_version);
+    bind_text_or_null(st, 9, r->clocks);
+    bind_text_or_null(st, 10, r->git_rev);
+    sqlite3_bind_text(st, 11, r->command_line, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 12, r->vyre_version, -1, SQLITE_TRANSIENT);
+    bind_text_or_null(st, 13, r->message);
+}
+
+int vyre_bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err)
+{
+    if (!db || !run)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_begin: NULL argument");
+    if (!run->host[0] && gethostname(run->host, sizeof run->host) != 0)
+        vyre__strlcpy(run->host, "unknown", sizeof run->host);
+    run->host[sizeof run->host - 1] = '\0';
+    if (!run->pid)
+        run->pid = (int64_t)getpid();
+    if (!run->vyre_version[0])
+        vyre__strlcpy(run->vyre_version, vyre_version(), sizeof run->vyre_version);
+    run->started_ns = unix_ns();
+    run->finished_ns = 0;
+    run->status = VYRE_RUN_RUNNING;
+    vyre__results_lock(db);
+    int rc = vyre__results_begin(db, "start a run in", err);
+    if (rc) {
+        vyre__results_unlock(db);
+        return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    rc = prep(db,
+              "INSERT INTO runs (suites, host, pid, gpu_name, gpu_uuid, devices, driver, "
+              "cuda_version, clocks, git_rev, command_line, vyre_version, message, started_ns, "
+              "status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+              "'running')",
+              &st, err);
+    if (!rc) {
+        bind_run_fields(st, run);
+        sqlite3_bind_int64(st, 14, run->started_ns);
+        rc = step_done(db, st, "start a run in", err);
+        if (!rc)
+            run->id = sqlite3_last_insert_rowid(vyre__results_sqlite(db));
+    }
+    sqlite3_finalize(st);
+    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "start a run in", err);
+    vyre__results_unlock(db);
+    return rc;
+}
+
+int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_error *err)
+{
+    if (!db || !run || run->id <= 0)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_update: bad arguments");
+    vyre__results_lock(db);
+    int rc = vyre__results_begin(db, "update a run in", err);
+    if (rc) {
+        vyre__results_unlock(db);
+        return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    rc = prep(db,
+              "UPDATE runs SET suites = ?1, host = ?2, pid = ?3, gpu_name = ?4, gpu_uuid = ?5, "
+              "devices = ?6, driver = ?7, cuda_version = ?8, clocks = ?9, git_rev = ?10, "
+              "command_line = ?11, vyre_version = ?12, message = ?13 WHERE id = ?14",
+              &st, err);
+    if (!rc) {
+        bind_run_fields(st, run);
+        sqlite3_bind_int64(st, 14, run->id);
+        rc = step_done(db, st, "update a run in", err);
+    }
+    sqlite3_finalize(st);
+    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "update a run in", err);
+    vyre__results_unlock(db);
+    return rc;
+}
+
+int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_run_status status,
+                          const char *message, vyre_error *err)
+{
+    if (!db || run_id <= 0 || status == VYRE_RUN_RUNNING)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_finish: bad arguments");
+    vyre__results_lock(db);
+    int rc = vyre__results_begin(db, "finish a run in", err);
+    if (rc) {
+        vyre__results_unlock(db);
+        return rc;
+    }
+    /* Unfinished points (n = 0) go in every case; a failed run keeps
+     * nothing but its row. */
+    const char *scope = status == VYRE_RUN_FAILED ? "" : " AND n = 0";
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "DELETE FROM samples WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1%s)",
+             scope);
+    rc = exec_id(db, sql, run_id, "finish a run in", err);
+    if (!rc) {
+        snprintf(sql, sizeof sql,
+                 "DELETE FROM timings WHERE point_id IN (SELECT id FROM points WHERE run_id = "
+                 "?1%s)",
+                 scope);
+        rc = exec_id(db, sql, run_id, "finish a run in", err);
+    }
+    if (!rc && status == VYRE_RUN_FAILED)
+        rc = exec_id(db, "DELETE FROM timings WHERE run_id = ?1", run_id, "finish a run in", err);
+    if (!rc) {
+        snprintf(sql, sizeof sql, "DELETE FROM points WHERE run_id = ?1%s", scope);
+        rc = exec_id(db, sql, run_id, "finish a run in", err);
+    }
+    if (!rc) {
+        sqlite3_stmt *st = NULL;
+        rc = prep(db,
+                  "UPDATE runs SET status = ?2, finished_ns = ?3, message = coalesce(?4, message) "
+                  "WHERE id = ?1",
+                  &st, err);
+        if (!rc) {
+            sqlite3_bind_int64(st, 1, run_id);
+            sqlite3_bind_text(st, 2, vyre_run_status_name(status), -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 3, unix_ns());
+            bind_text_or_null(st, 4, message);
+            rc = step_done(db, st, "finish a run in", err);
+            if (!rc && sqlite3_changes(vyre__results_sqlite(db)) == 0)
+                rc = vyre__fail(err, VYRE_ENOENT, NULL, "no run %" PRId64 " in '%s'", run_id,
+                                vyre_results_path(db));
+        }
+        sqlite3_finalize(st);
+    }
+    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "finish a run in", err);
+    vyre__results_unlock(db);
+    return rc;
+}
+
+/* ---- points ------------------------------------------------------------------- */
+
+int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *err)
+{
+    if (!db || !p || p->run_id <= 0)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_begin: bad arguments");
+    vyre__results_lock(db);
+    int rc = vyre__results_begin(db, "write a point to", err);
+    if (rc) {
+        vyre__results_unlock(db);
+        return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    rc = prep(db,
+              "INSERT INTO points (run_id, seq, suite, benchmark, axes, device, mode, unit, timer, "
+              "n, stop_reason, stop, created_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ns', ?8, 0, "
+              "'running', '', ?9)",
+              &st, err);
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, p->run_id);
+        sqlite3_bind_int(st, 2, p->seq);
+        sqlite3_bind_text(st, 3, p->suite, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 4, p->benchmark, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 5, p->axes, -1, SQLITE_TRANSIENT);
+        if (p->device >= 0)
+            sqlite3_bind_int(st, 6, p->device);
+        else
+            sqlite3_bind_null(st, 6);
+        sqlite3_bind_text(st, 7, vyre_bench_mode_name(p->mode), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 8, p->gpu_timer ? "gpu" : "wall", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 9, unix_ns());
+        rc = step_done(db, st, "write a point to", err);
+        if (!rc)
+            p->id = sqlite3_last_insert_rowid(vyre__results_sqlite(db));
+    }
+    sqlite3_finalize(st);
+    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "write a point to", err);
+    vyre__results_unlock(db);
+    return rc;
+}
+
+int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
+                            const vyre_bench_sample *samples, size_t n, vyre_error *err)
+{
+    if (!db || !p || p->id <= 0 || (!samples && n) || n == 0)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_finish: bad arguments");
+    vyre__results_lock(db);
+    int rc = vyre__results_begin(db, "write a point to", err);
+    if (rc) {
+        vyre__results_unlock(db);
+        return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    rc = prep(db,
+              "UPDATE points SET n = ?2, min = ?3, max = ?4, mean = ?5, median = ?6, stddev = ?7, "
+              "noise = ?8, p5 = ?9, p95 = ?10, mad = ?11, n_outliers = ?12, n_throttled = ?13, "
+              "wall_median = ?14, bytes = ?15, items = ?16, metric_name = ?17, metric = ?18, "
+              "stop_reason = ?19, stop = ?20, note = ?21, mode = ?22, timer = ?23 WHERE id = ?1",
+              &st, err);
+    if (!rc) {
+        const vyre_stats *s = &p->stats;
+        sqlite3_bind_int64(st, 1, p->id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)s->n);
+        bind_real_or_null(st, 3, s->min);
+        bind_real_or_null(st, 4, s->max);
+        bind_real_or_null(st, 5, s->mean);
+        bind_real_or_null(st, 6, s->median);
+        bind_real_or_null(st, 7, s->stddev);
+        bind_real_or_null(st, 8, s->noise);
+        bind_real_or_null(st, 9, s->p5);
+        bind_real_or_null(st, 10, s->p95);
+        bind_real_or_null(st, 11, s->mad);
+        sqlite3_bind_int64(st, 12, (sqlite3_int64)s->n_outliers);
+        sqlite3_bind_int64(st, 13, (sqlite3_int64)p->n_throttled);
+        bind_real_or_null(st, 14, p->wall_median);
+        if (p->bytes > 0)
+            sqlite3_bind_double(st, 15, p->bytes);
+        else
+            sqlite3_bind_null(st, 15);
+        sqlite3_bind_double(st, 16, p->items >= 1 ? p->items : 1);
+        bind_text_or_null(st, 17, p->metric_name);
+        if (p->metric_name[0])
+            bind_real_or_null(st, 18, p->metric);
+        else
+            sqlite3_bind_null(st, 18);
+        sqlite3_bind_text(st, 19, vyre_stop_reason_name(p->stop_reason), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 20, p->stop, -1, SQLITE_TRANSIENT);
+        bind_text_or_null(st, 21, p->note);
+        sqlite3_bind_text(st, 22, vyre_bench_mode_name(p->mode), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 23, p->gpu_timer ? "gpu" : "wall", -1, SQLITE_STATIC);
+        rc = step_done(db, st, "write a point to", err);
+        if (!rc && sqlite3_changes(vyre__results_sqlite(db)) == 0)
+            rc = vyre__fail(err, VYRE_ENOENT, "reserve it with vyre_bench_point_begin",
+                            "no point %" PRId64 " in '%s'", p->id, vyre_results_path(db));
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (!rc)
+        rc = prep(db,
+                  "INSERT INTO samples (point_id, seq, value, wall, sm_clock_mhz, throttled, "
+                  "outlier) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                  &st, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const vyre_bench_sample *x = &samples[i];
+        sqlite3_bind_int64(st, 1, p->id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_double(st, 3, x->value);
+        bind_real_or_null(st, 4, x->wall);
+        if (x->sm_clock_mhz)
+            sqlite3_bind_int(st, 5, (int)x->sm_clock_mhz);
+        else
+            sqlite3_bind_null(st, 5);
+        sqlite3_bind_int(st, 6, x->throttled);
+        sqlite3_bind_int(st, 7, x->outlier);
+        rc = step_done(db, st, "write samples to", err);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "write a point to", err);
+    vyre__results_unlock(db);
+    return rc;
+}
+
+int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
+                             const vyre_activity *recs, size_t n, vyre_error *err)
+{
+    if (!db || run_id <= 0 || point_id <= 0 || (!recs && n))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_records: bad arguments");
+    if (!n)
+        return VYRE_OK;
+    char host[256] = "";
+    if (gethostname(host, sizeof host) != 0)
+        vyre__strlcpy(host, "unknown", sizeof host);
+    host[sizeof host - 1] = '\0';
+    int64_t now = unix_ns();
+    vyre__results_lock(db);
+    int rc = vyre__results_begin(db, "write kernel records to", err);
+    if (rc) {
+        vyre__results_unlock(db);
+        return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    rc = prep(db,
+              "INSERT INTO timings (run_id, point_id, host, pid, session_ns, kind, name, domain, "
+              "start_ns, end_ns, duration_ns, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
+              "stream, device, correlation, payload, created_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+              "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+              &st, err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        const vyre_activity *a = &recs[i];
+        if (a->kind == VYRE_ACTIVITY_NONE || a->start_ns > (uint64_t)INT64_MAX ||
+            a->end_ns > (uint64_t)INT64_MAX)
+            continue;
+        int kernel = a->kind == VYRE_ACTIVITY_KERNEL;
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_int64(st, 2, point_id);
+        sqlite3_bind_text(st, 3, host, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)getpid());
+        sqlite3_bind_int64(st, 5, now);
+        sqlite3_bind_text(st, 6, vyre_activity_kind_name(a->kind), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 7, a->name, (int)strnlen(a->name, sizeof a->name), SQLITE_STATIC);
+        if (a->kind == VYRE_ACTIVITY_RANGE || a->kind == VYRE_ACTIVITY_MARKER)
+            sqlite3_bind_text(st, 8, a->domain, (int)strnlen(a->domain, sizeof a->domain),
+                              SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 8);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)a->start_ns);
+        sqlite3_bind_int64(st, 10, (sqlite3_int64)a->end_ns);
+        sqlite3_bind_int64(st, 11,
+                           a->end_ns > a->start_ns ? (sqlite3_int64)(a->end_ns - a->start_ns) : 0);
+        for (int d = 0; d < 3; d++) {
+            if (kernel) {
+                sqlite3_bind_int64(st, 12 + d, a->grid[d]);
+                sqlite3_bind_int64(st, 15 + d, a->block[d]);
+            } else {
+                sqlite3_bind_null(st, 12 + d);
+                sqlite3_bind_null(st, 15 + d);
+            }
+        }
+        if (kernel) {
+            sqlite3_bind_int64(st, 18, a->stream_id);
+            sqlite3_bind_int64(st, 19, a->device_id);
+        } else {
+            sqlite3_bind_null(st, 18);
+            sqlite3_bind_null(st, 19);
+        }
+        if (a->correlation_id)
+            sqlite3_bind_int64(st, 20, a->correlation_id);
+        else
+            sqlite3_bind_null(st, 20);
+        if (a->has_payload && a->payload <= (uint64_t)INT64_MAX)
+            sqlite3_bind_int64(st, 21, (sqlite3_int64)a->payload);
+        else
+            sqlite3_bind_null(st, 21);
+        sqlite3_bind_int64(st, 22, now);
+        rc = step_done(db, st, "write kernel records to", err);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    rc = rc ? (vyre__results_rollback(db), rc)
+            : vyre__results_commit(db, "write kernel records to", err);
+    vyre__results_unlock(db);
+    return rc;
+}
+
+/* ---- reading --------------------------------------------------------------- */
+
+#define RUN_COLUMNS                                                                                \
+    "r.id, r.started_ns, r.finished_ns, r.status, r.suites, r.host, r.pid, r.gpu_name, "           \
+    "r.gpu_uuid, r.devices, r.driver, r.cuda_version, r.clocks, r.git_rev, r.command_line, "       \
+    "r.vyre_version, r.message, (SELECT count(*) FROM points p WHERE p.run_id = r.id AND p.n > 0)"
+
+static void read_run(sqlite3_stmt *st, vyre_bench_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->started_ns = sqlite3_column_int64(st, 1);
+    r->finished_ns = sqlite3_column_int64(st, 2);
+    r->status = status_from((const char *)sqlite3_column_text(st, 3));
+    col_text(st, 4, r->suites, sizeof r->suites);
+    col_text(st, 5, r->host, sizeof r->host);
+    r->pid = sqlite3_column_int64(st, 6);
+    col_text(st, 7, r->gpu_name, sizeof r->gpu_name);
+    col_text(st, 8, r->gpu_uuid, sizeof r->gpu_uuid);
+    col_text(st, 9, r->devices, sizeof r->devices);
+    col_text(st, 10, r->driver, sizeof r->driver);
+    col_text(st, 11, r->cuda_version, sizeof r->cuda_version);
+    col_text(st, 12, r->clocks, sizeof r->clocks);
+    col_text(st, 13, r->git_rev, sizeof r->git_rev);
+    col_text(st, 14, r->command_line, sizeof r->command_line);
+    col_text(st, 15, r->vyre_version, sizeof r->vyre_version);
+    col_text(st, 16, r->message, sizeof r->message);
+    r->npoints = (size_t)sqlite3_column_int64(st, 17);
+}
+
+/* Grows *arr (of elem bytes) to hold at least need elements. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(*arr, c * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* Steps st (prepared and bound, or rc != 0 when preparing failed) and
+ * appends one element of elem bytes per row, filled by read. Finalizes st
+ * and releases db's lock; on failure frees *out and zeroes *n. */
+typedef void (*row_reader)(sqlite3_stmt *st, void *elem);
+
+static int read_list(vyre_results *db, sqlite3_stmt *st, int rc, size_t elem, row_reader read,
+                     void **out, size_t *n, const char *what, vyre_error *err)
+{
+    size_t cap = 0;
+    if (!rc) {
+        int s;
+        while ((s = vyre__results_step(st)) == SQLITE_ROW) {
+            if (grow(out, &cap, *n + 1, elem)) {
+                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading %s", what);
+                break;
+            }
+            read(st, (char *)*out + elem * (*n)++);
+        }
+        if (!rc && s != SQLITE_DONE)
+            rc = vyre__results_fail(db, s, "read", err);
+    }
+    sqlite3_finalize(st);
+    vyre__results_unlock(db);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+static void read_run_row(sqlite3_stmt *st, void *elem)
+{
+    read_run(st, elem);
+}
+
+static void read_sample_row(sqlite3_stmt *st, void *elem)
+{
+    vyre_bench_sample *x = elem;
+    x->value = sqlite3_column_double(st, 0);
+    x->wall = col_real(st, 1);
+    x->sm_clock_mhz = (unsigned)sqlite3_column_int(st, 2);
+    x->throttled = (unsigned char)sqlite3_column_int(st, 3);
+    x->outlier = (unsigned char)sqlite3_column_int(st, 4);
+}
+
+int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out, size_t *n,
+                         vyre_error *err)
+{
+    if (!db || !out || !n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_runs_list: NULL argument");
+    *out = NULL;
+    *n = 0;
+    vyre__results_lock(db);
+    sqlite3_stmt *st = NULL;
+    int rc = prep(db, "SELECT " RUN_COLUMNS " FROM runs r ORDER BY r.id DESC LIMIT ?1", &st, err);
+    if (!rc)
+        sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
+    return read_list(db, st, rc, sizeof **out, read_run_row, (void **)out, n, "runs", err);
+}
+
+int vyre_bench_run_get(vyre_results *db, int64_t id, vyre_bench_run *out, vyre_error *err)
+{
+    if (!db || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_get: NULL argument");
+    vyre__results_lock(db);
+    sqlite3_stmt *st = NULL;
+    int rc = prep(db, "SELECT " RUN_COLUMNS " FROM runs r WHERE r.id = ?1", &st, err);
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, id);
+        int s = vyre__results_step(st);
+        if (s == SQLITE_ROW)
+            read_run(st, out);
+        else if (s == SQLITE_DONE)
+            rc = vyre__fail(err, VYRE_ENOENT, "list the runs with 'vyre-bench runs'",
+                            "no run %" PRId64 " in '%s'", id, vyre_results_path(db));
+        else
+            rc = vyre__results_fail(db, s, "read", err);
+    }
+    sqlite3_finalize(st);
+    vyre__results_unlock(db);
+    return rc;
+}
+
+int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_error *err)
+{
+    if (!db || !ref || !id)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_resolve: NULL argument");
+    long long back = -1;
+    char *end = NULL;
+    if (strcmp(ref, "last") == 0) {
+        back = 0;
+    } else if (strncmp(ref, "last-", 5) == 0 && ref[5] >= '0' && ref[5] <= '9') {
+        back = strtoll(ref + 5, &end, 10);
+        if (*end || back < 0)
+            back = -2;
+    } else if (ref[0] >= '1' && ref[0] <= '9') {
+        long long v = strtoll(ref, &end, 10);
+        if (*end || v <= 0)
+            return vyre__fail(err, VYRE_EINVAL, "name a run by its id, 'last' or 'last-N'",
+                              "bad run '%s'", ref);
+        vyre_bench_run r;
+        int rc = vyre_bench_run_get(db, (int64_t)v, &r, err);
+        if (!rc)
+            *id = r.id;
+        return rc;
+    }
+    if (back < 0)
+        return vyre__fail(err, VYRE_EINVAL, "name a run by its id, 'last' or 'last-N'",
+                          "bad run '%s'", ref);
+    vyre__results_lock(db);
+    sqlite3_stmt *st = NULL;
+    int rc = prep(db, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1", &st, err);
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, back);
+        int s = vyre__results_step(st);
+        if (s == SQLITE_ROW)
+            *id = sqlite3_column_int64(st, 0);
+        else if (s == SQLITE_DONE)
+            rc = vyre__fail(err, VYRE_ENOENT, "list the runs with 'vyre-bench runs'",
+                            "no run '%s' in '%s'", ref, vyre_results_path(db));
+        else
+            rc = vyre__results_fail(db, s, "read", err);
+    }
+    sqlite3_finalize(st);
+    vyre__results_unlock(db);
+    return rc;
+}
+
+#define POINT_COLUMNS                                                                              \
+    "id, run_id, seq, suite, benchmark, axes, device, mode, timer, n, min, max, mean, median, "    \
+    "stddev, noise, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, "            \
+    "metric_name, metric, stop_reason, stop, note"
+
+static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
+{
+    memset(p, 0, sizeof *p);
+    p->id = sqlite3_column_int64(st, 0);
+    p->run_id = sqlite3_column_int64(st, 1);
+    p->seq = sqlite3_column_int(st, 2);
+    col_text(st, 3, p->suite, sizeof p->suite);
+    col_text(st, 4, p->benchmark, sizeof p->benchmark);
+    col_text(st, 5, p->axes, sizeof p->axes);
+    p->device = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 6);
+    p->mode = mode_from((const char *)sqlite3_column_text(st, 7));
+    const unsigned char *timer = sqlite3_column_text(st, 8);
+    p->gpu_timer = timer && strcmp((const char *)timer, "gpu") == 0;
+    vyre_stats *s = &p->stats;
+    s->n = (size_t)sqlite3_column_int64(st, 9);
+    s->min = col_real(st, 10);
+    s->max = col_real(st, 11);
+    s->mean = col_real(st, 12);
+    s->median = col_real(st, 13);
+    s->stddev = col_real(st, 14);
+    s->noise = col_real(st, 15);
+    s->p5 = col_real(st, 16);
+    s->p95 = col_real(st, 17);
+    s->mad = col_real(st, 18);
+    s->n_outliers = (size_t)sqlite3_column_int64(st, 19);
+    p->n_throttled = (size_t)sqlite3_column_int64(st, 20);
+    p->wall_median = col_real(st, 21);
+    p->bytes = sqlite3_column_type(st, 22) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 22);
+    p->items = sqlite3_column_type(st, 23) == SQLITE_NULL ? 1 : sqlite3_column_double(st, 23);
+    col_text(st, 24, p->metric_name, sizeof p->metric_name);
+    p->metric = col_real(st, 25);
+    p->stop_reason = reason_from((const char *)sqlite3_column_text(st, 26));
+    col_text(st, 27, p->stop, sizeof p->stop);
+    col_text(st, 28, p->note, sizeof p->note);
+}
+
+static void read_point_row(sqlite3_stmt *st, void *elem)
+{
+    read_point(st, elem);
+}
+
+int vyre_bench_points_get(vyre_results *db, int64_t run_id, vyre_bench_point **out, size_t *n,
+                          vyre_error *err)
+{
+    if (!db || !out || !n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_points_get: NULL argument");
+    *out = NULL;
+    *n = 0;
+    vyre__results_lock(db);
+    sqlite3_stmt *st = NULL;
+    int rc =
+        prep(db, "SELECT " POINT_COLUMNS " FROM points WHERE run_id = ?1 AND n > 0 ORDER BY seq",
+             &st, err);
+    if (!rc)
+        sqlite3_bind_int64(st, 1, run_id);
+    return read_list(db, st, rc, sizeof **out, read_point_row, (void **)out, n, "points", err);
+}
+
+int vyre_bench_samples_get(vyre_results *db, int64_t point_id, vyre_bench_sample **out, size_t *n,
+                           vyre_error *err)
+{
+    if (!db || !out || !n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_samples_get: NULL argument");
+    *out = NULL;
+    *n = 0;
+    vyre__results_lock(db);
+    sqlite3_stmt *st = NULL;
+    int rc = prep(db,
+                  "SELECT value, wall, sm_clock_mhz, throttled, outlier FROM samples WHERE "
+                  "point_id = ?1 ORDER BY seq",
+                  &st, err);
+    if (!rc)
+        sqlite3_bind_int64(st, 1, point_id);
+    return read_list(db, st, rc, sizeof **out, read_sample_row, (void **)out, n, "samples", err);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel_row **out,
+                           size_t *n, vyre_error *err)
+{
+    if (!db || !out || !n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_kernels_get: NULL argument");
+    *out = NULL;
+    *n = 0;
+    vyre__results_lock(db);
+    sqlite3_stmt *st = NULL;
+    int rc = prep(db,
+                  "SELECT name, duration_ns FROM timings WHERE point_id = ?1 AND kind = 'kernel' "
+                  "ORDER BY name",
+                  &st, err);
+    size_t cap = 0, vcap = 0, nv = 0;
+    double *v = NULL;
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, point_id);
+        int s;
+        char cur[VYRE_ACTIVITY_NAME_MAX] = "";
+        for (;;) {
+            s = vyre__results_step(st);
+            const char *name = s == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+            if ((s != SQLITE_ROW || strcmp(name ? name : "", cur) != 0) && nv) {
+                vyre_bench_kernel_row *k = &(*out)[*n - 1];
+                qsort(v, nv, sizeof *v, cmp_double);
+                k->median_ns = vyre_stats_percentile_sorted(v, nv, 50);
+                nv = 0;
+            }
+            if (s != SQLITE_ROW)
+                break;
+            if (strcmp(name ? name : "", cur) != 0 || !*n) {
+                if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
+                    rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading kernels");
+                    break;
+                }
+                vyre_bench_kernel_row *k = &(*out)[(*n)++];
+                memset(k, 0, sizeof *k);
+                vyre__strlcpy(k->name, name ? name : "", sizeof k->name);
+                vyre__strlcpy(cur, k->name, sizeof cur);
+            }
+            vyre_bench_kernel_row *k = &(*out)[*n - 1];
+            double d = (double)sqlite3_column_int64(st, 1);
+            k->count++;
+            k->total_ns += d;
+            if (grow((void **)&v, &vcap, nv + 1, sizeof *v)) {
+                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading kernels");
+                break;
+            }
+            v[nv++] = d;
+        }
+        if (!rc && s != SQLITE_DONE)
+            rc = vyre__results_fail(db, s, "read", err);
+    }
+    sqlite3_finalize(st);
+    vyre__results_unlock(db);
+    free(v);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* ---- compare ------------------------------------------------------------------ */
+
+static int same_point(const vyre_bench_point *a, const vyre_bench_point *b)
+{
+    return strcmp(a->suite, b->suite) == 0 && strcmp(a->benchmark, b->benchmark) == 0 &&
+           strcmp(a->axes, b->axes) == 0 && a->device == b->device && a->mode == b->mode;
+}
+
+static int values_of(vyre_results *db, int64_t point_id, double **out, size_t *n, vyre_error *err)
+{
+    vyre_bench_sample *s = NULL;
+    int rc = vyre_bench_samples_get(db, point_id, &s, n, err);
+    if (rc)
+        return rc;
+    *out = malloc((*n ? *n : 1) * sizeof **out);
+    if (!*out) {
+        free(s);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing runs");
+    }
+    for (size_t i = 0; i < *n; i++)
+        (*out)[i] = s[i].value;
+    free(s);
+    return VYRE_OK;
+}
+
+int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b, const vyre_compare_opts *opts,
+                            vyre_bench_cmp_row **out, size_t *n, vyre_error *err)
+{
+    if (!db || !out || !n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_runs: NULL argument");
+    *out = NULL;
+    *n = 0;
+    vyre_bench_run ra, rb;
+    int rc;
+    if ((rc = vyre_bench_run_get(db, a, &ra, err)) || (rc = vyre_bench_run_get(db, b, &rb, err)))
+        return rc;
+    vyre_bench_point *pa = NULL, *pb = NULL;
+    size_t na = 0, nb = 0;
+    if ((rc = vyre_bench_points_get(db, a, &pa, &na, err)) ||
+        (rc = vyre_bench_points_get(db, b, &pb, &nb, err))) {
+        free(pa);
+        return rc;
+    }
+    vyre_bench_cmp_row *rows = calloc(na + nb + 1, sizeof *rows);
+    unsigned char *used = calloc(nb + 1, 1);
+    if (!rows || !used) {
+        free(rows);
+        free(used);
+        free(pa);
+        free(pb);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing runs");
+    }
+    size_t nr = 0;
+    for (size_t i = 0; !rc && i < na; i++) {
+        vyre_bench_cmp_row *r = &rows[nr++];
+        r->a = pa[i];
+        r->has_a = 1;
+        for (size_t j = 0; j < nb; j++)
+            if (!used[j] && same_point(&pa[i], &pb[j])) {
+                used[j] = 1;
+                r->b = pb[j];
+                r->has_b = 1;
+                break;
+            }
+        if (!r->has_b)
+            continue;
+        double *va = NULL, *vb = NULL;
+        size_t n1 = 0, n2 = 0;
+        rc = values_of(db, r->a.id, &va, &n1, err);
+        if (!rc)
+            rc = values_of(db, r->b.id, &vb, &n2, err);
+        if (!rc)
+            rc = vyre_stats_compare(va, n1, vb, n2, opts, &r->cmp, err);
+        free(va);
+        free(vb);
+    }
+    for (size_t j = 0; !rc && j < nb; j++)
+        if (!used[j]) {
+            rows[nr].b = pb[j];
+            rows[nr++].has_b = 1;
+        }
+    free(used);
+    free(pa);
+    free(pb);
+    if (rc) {
+        free(rows);
+        return rc;
+    }
+    *out = rows;
+    *n = nr;
+    return VYRE_OK;
+}

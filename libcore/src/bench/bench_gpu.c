@@ -1,0 +1,1352 @@
+/*
+ * bench_gpu.c - the GPU suites (launch, memcpy, bandwidth, compile), user
+ * sweeps, the compile suite's cold-JIT child, and the run's GPU facts. See
+ * vyre/bench.h for what each measures.
+ *
+ * Timing: GPU time comes from a pair of CUDA events recorded on the ctx's
+ * stream around the work, read after cuEventSynchronize; host wall time is
+ * CLOCK_MONOTONIC around the same span. Launch-cost points are host
+ * measurements by nature (the GPU runs an empty kernel) and say so
+ * (mode host, timer wall). Cold mode writes a buffer twice the L2 size
+ * before each sample, untimed, so the sample starts with nothing useful in
+ * L2.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/bench_internal.h"
+#include "cuda/cuda_internal.h"
+#include "base/internal.h"
+#include "vyre/compile.h"
+#include "vyre/cuda.h"
+#include "vyre/jitcache.h"
+#include "vyre/nvrtc.h"
+#include "vyre/pipeline.h"
+#include "vyre/units.h"
+#include "vyre/version.h"
+
+/* ---- a device under test ----------------------------------------------------- */
+
+struct gpu {
+    vyre_ctx *ctx;
+    const vyre__cuda_fns *cu;
+    CUstream stream;
+    CUevent e0, e1;
+    int device;
+    int nvml_index;
+    vyre_device_info info;
+    CUdeviceptr flush;
+    size_t flush_words;
+};
+
+static int cu_ok(CUresult r, const char *call, vyre_error *err)
+{
+    return vyre__cuda_check(r, call, err);
+}
+
+static int nvml_index_for(vyre_gpu_monitor *mon, const char *uuid)
+{
+    if (!mon)
+        return -1;
+    vyre_gpu_snapshot *s = malloc(sizeof *s);
+    int idx = -1;
+    if (s && vyre_gpu_monitor_sample(mon, s, NULL) == 0)
+        for (unsigned i = 0; i < s->ngpus; i++)
+            if (vyre_gpu_field_valid(&s->gpus[i], VYRE_GPU_F_UUID) &&
+                strcmp(s->gpus[i].uuid, uuid) == 0)
+                idx = (int)i;
+    free(s);
+    return idx;
+}
+
+static void gpu_close(struct gpu *g)
+{
+    if (g->cu && g->ctx) {
+        vyre_ctx_make_current(g->ctx, NULL);
+        g->cu->cuStreamSynchronize(g->stream);
+        if (g->e0)
+            g->cu->cuEventDestroy(g->e0);
+        if (g->e1)
+            g->cu->cuEventDestroy(g->e1);
+        if (g->flush)
+            g->cu->cuMemFree(g->flush);
+    }
+    vyre_ctx_close(g->ctx);
+    memset(g, 0, sizeof *g);
+}
+
+static int gpu_open(vyre_bench_env *env, int device, struct gpu *g, vyre_error *err)
+{
+    memset(g, 0, sizeof *g);
+    g->device = device;
+    int rc = vyre_cuda_device_info(device, &g->info, err);
+    if (!rc)
+        rc = vyre_ctx_open(device, NULL, &g->ctx, err);
+    if (rc)
+        return rc;
+    g->cu = vyre__cuda();
+    g->stream = (CUstream)vyre_ctx_cu_stream(g->ctx);
+    if (!g->cu->cuEventCreate || !g->cu->cuEventElapsedTime || !g->cu->cuMemsetD32Async) {
+        gpu_close(g);
+        return vyre__fail(err, VYRE_ENODRIVER, "update the NVIDIA driver",
+                          "the driver lacks the event or memset calls the bench needs");
+    }
+    if ((rc = cu_ok(g->cu->cuEventCreate(&g->e0, CU_EVENT_DEFAULT), "cuEventCreate", err)) ||
+        (rc = cu_ok(g->cu->cuEventCreate(&g->e1, CU_EVENT_DEFAULT), "cuEventCreate", err))) {
+        gpu_close(g);
+        return rc;
+    }
+    /* Twice the L2, at least 8 MiB, for cold mode. */
+    size_t bytes = (size_t)(g->info.l2_cache_bytes > 0 ? g->info.l2_cache_bytes : 0) * 2;
+    if (bytes < (8u << 20))
+        bytes = 8u << 20;
+    g->flush_words = bytes / 4;
+    if ((rc = cu_ok(g->cu->cuMemAlloc(&g->flush, bytes), "cuMemAlloc", err))) {
+        gpu_close(g);
+        return rc;
+    }
+    g->nvml_index = nvml_index_for(env->mon, g->info.uuid);
+    return VYRE_OK;
+}
+
+static int flush_l2(struct gpu *g, vyre_error *err)
+{
+    static unsigned v;
+    return cu_ok(g->cu->cuMemsetD32Async(g->flush, ++v, g->flush_words, g->stream),
+                 "cuMemsetD32Async", err);
+}
+
+/* Times reps calls of op on the stream: GPU ns per call (events), wall ns
+ * of the whole. */
+typedef int (*gpu_op_fn)(void *ctx, vyre_error *err);
+
+static int time_gpu(struct gpu *g, gpu_op_fn op, void *octx, int reps, double *gpu_ns,
+                    double *wall_ns, vyre_error *err)
+{
+    const vyre__cuda_fns *cu = g->cu;
+    uint64_t t0 = vyre__bench_now_ns();
+    int rc = cu_ok(cu->cuEventRecord(g->e0, g->stream), "cuEventRecord", err);
+    for (int i = 0; !rc && i < reps; i++)
+        rc = op(octx, err);
+    if (!rc)
+        rc = cu_ok(cu->cuEventRecord(g->e1, g->stream), "cuEventRecord", err);
+    if (!rc)
+        rc = cu_ok(cu->cuEventSynchronize(g->e1), "cuEventSynchronize", err);
+    uint64_t t1 = vyre__bench_now_ns();
+    float ms = 0;
+    if (!rc)
+        rc = cu_ok(cu->cuEventElapsedTime(&ms, g->e0, g->e1), "cuEventElapsedTime", err);
+    if (rc)
+        return rc;
+    *gpu_ns = (double)ms * 1e6 / reps;
+    *wall_ns = (double)(t1 - t0);
+    return VYRE_OK;
+}
+
+static void point_init(vyre_bench_point *pt, const char *suite, const char *bench, const char *axes,
+                       const struct gpu *g, vyre_bench_mode mode, int gpu_timer)
+{
+    memset(pt, 0, sizeof *pt);
+    vyre__strlcpy(pt->suite, suite, sizeof pt->suite);
+    vyre__strlcpy(pt->benchmark, bench, sizeof pt->benchmark);
+    vyre__strlcpy(pt->axes, axes, sizeof pt->axes);
+    pt->device = g->device;
+    pt->mode = mode;
+    pt->gpu_timer = gpu_timer;
+    pt->items = 1;
+}
+
+static void measure_opts(vyre_bench_measure_opts *o, vyre_bench_env *env, struct gpu *g)
+{
+    memset(o, 0, sizeof *o);
+    o->warmup = 2;
+    o->rule = env->rule;
+    o->mon = env->mon;
+    o->nvml_index = g->nvml_index;
+    o->stop = env->stop;
+}
+
+static int compile_src(struct gpu *g, const char *src, const char *entry, vyre_pipeline **p,
+                       vyre_error *err)
+{
+    vyre_pipeline_desc d;
+    memset(&d, 0, sizeof d);
+    d.kind = VYRE_SOURCE_CUDA_C;
+    d.src = src;
+    d.len = strlen(src);
+    d.entry = entry;
+    return vyre_pipeline_compile(g->ctx, &d, p, err);
+}
+
+/* ---- launch ------------------------------------------------------------------- */
+
+#define LAUNCH_BATCH    100
+#define ROUNDTRIP_BATCH 20
+#define GRAPH_KERNELS   32
+
+struct launch_bench {
+    struct gpu *g;
+    vyre_pipeline *p;
+    vyre_graph *graph;
+};
+
+static int sample_launch(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct launch_bench *lb = ctx;
+    vyre_launch_cfg cfg = vyre_launch_1d(1, 32);
+    uint64_t t0 = vyre__bench_now_ns();
+    for (int i = 0; i < LAUNCH_BATCH; i++) {
+        int rc = vyre_pipeline_launch(lb->p, &cfg, NULL, err);
+        if (rc)
+            return rc;
+    }
+    uint64_t t1 = vyre__bench_now_ns();
+    *wall = (double)(t1 - t0);
+    *value = *wall / LAUNCH_BATCH;
+    return cu_ok(lb->g->cu->cuStreamSynchronize(lb->g->stream), "cuStreamSynchronize", err);
+}
+
+static int sample_roundtrip(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct launch_bench *lb = ctx;
+    vyre_launch_cfg cfg = vyre_launch_1d(1, 32);
+    uint64_t t0 = vyre__bench_now_ns();
+    for (int i = 0; i < ROUNDTRIP_BATCH; i++) {
+        int rc = vyre_pipeline_launch(lb->p, &cfg, NULL, err);
+        if (!rc)
+            rc = cu_ok(lb->g->cu->cuStreamSynchronize(lb->g->stream), "cuStreamSynchronize", err);
+        if (rc)
+            return rc;
+    }
+    *wall = (double)(vyre__bench_now_ns() - t0);
+    *value = *wall / ROUNDTRIP_BATCH;
+    return VYRE_OK;
+}
+
+static int sample_graph(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct launch_bench *lb = ctx;
+    enum { REPLAYS = 8 };
+    uint64_t t0 = vyre__bench_now_ns();
+    for (int i = 0; i < REPLAYS; i++) {
+        int rc = vyre_graph_launch(lb->graph, NULL, err);
+        if (rc)
+            return rc;
+    }
+    uint64_t t1 = vyre__bench_now_ns();
+    *wall = (double)(t1 - t0);
+    *value = *wall / (REPLAYS * GRAPH_KERNELS);
+    return cu_ok(lb->g->cu->cuStreamSynchronize(lb->g->stream), "cuStreamSynchronize", err);
+}
+
+static int kpass_launch(void *ctx, vyre_error *err)
+{
+    struct launch_bench *lb = ctx;
+    vyre_launch_cfg cfg = vyre_launch_1d(1, 32);
+    for (int i = 0; i < 4; i++) {
+        int rc = vyre_pipeline_launch(lb->p, &cfg, NULL, err);
+        if (rc)
+            return rc;
+    }
+    return cu_ok(lb->g->cu->cuStreamSynchronize(lb->g->stream), "cuStreamSynchronize", err);
+}
+
+static int kpass_graph(void *ctx, vyre_error *err)
+{
+    struct launch_bench *lb = ctx;
+    int rc = vyre_graph_launch(lb->graph, NULL, err);
+    return rc ? rc
+              : cu_ok(lb->g->cu->cuStreamSynchronize(lb->g->stream), "cuStreamSynchronize", err);
+}
+
+static int run_launch(vyre_bench_env *env, struct gpu *g, vyre_error *err)
+{
+    struct launch_bench lb = {g, NULL, NULL};
+    int rc = compile_src(g, vyre__bench_empty_src, "empty_kernel", &lb.p, err);
+    vyre_batch *b = NULL;
+    if (!rc)
+        rc = vyre_batch_begin(g->ctx, &b, err);
+    vyre_launch_cfg cfg = vyre_launch_1d(1, 32);
+    for (int k = 0; !rc && k < GRAPH_KERNELS; k++)
+        rc = vyre_batch_add(b, lb.p, &cfg, NULL, err);
+    if (b) {
+        int erc = vyre_batch_end(b, &lb.graph, rc ? NULL : err);
+        if (!rc)
+            rc = erc;
+    }
+    vyre_bench_measure_opts o;
+    measure_opts(&o, env, g);
+    o.ctx = &lb;
+    /* All three points are timed before any CUPTI pass: once CUPTI has
+     * been attached to the process, cuGraphLaunch's host cost stays higher
+     * (measured on an H200: 38 -> 240 ns a kernel) even after capture
+     * stops. Their kernel passes run afterwards. */
+    vyre_bench_point pts[3];
+    vyre__bench_pass_fn kpasses[3] = {kpass_launch, kpass_launch, kpass_graph};
+    int timed = 0;
+    char axes[32];
+    if (!rc && !env->interrupted) {
+        vyre_bench_point *pt = &pts[timed];
+        point_init(pt, "launch", "launch.stream", "", g, VYRE_BENCH_HOST, 0);
+        pt->items = LAUNCH_BATCH;
+        vyre__strlcpy(pt->note, "host cost of one cuLaunchKernel (vyre_pipeline_launch)",
+                      sizeof pt->note);
+        o.sample = sample_launch;
+        rc = vyre__bench_point_run(env, pt, &o, 1, NULL, NULL, &lb, err);
+        timed += !rc;
+    }
+    if (!rc && !env->interrupted) {
+        vyre_bench_point *pt = &pts[timed];
+        point_init(pt, "launch", "launch.roundtrip", "", g, VYRE_BENCH_HOST, 0);
+        pt->items = ROUNDTRIP_BATCH;
+        vyre__strlcpy(pt->note, "launch + cuStreamSynchronize", sizeof pt->note);
+        o.sample = sample_roundtrip;
+        rc = vyre__bench_point_run(env, pt, &o, 1, NULL, NULL, &lb, err);
+        timed += !rc;
+    }
+    if (!rc && !env->interrupted) {
+        vyre_bench_point *pt = &pts[timed];
+        snprintf(axes, sizeof axes, "kernels=%d", GRAPH_KERNELS);
+        point_init(pt, "launch", "launch.graph", axes, g, VYRE_BENCH_HOST, 0);
+        pt->items = 8 * GRAPH_KERNELS;
+        vyre__strlcpy(pt->note, "host cost of cuGraphLaunch per kernel", sizeof pt->note);
+        o.sample = sample_graph;
+        rc = vyre__bench_point_run(env, pt, &o, 1, NULL, NULL, &lb, err);
+        timed += !rc;
+    }
+    for (int i = 0; !rc && i < timed && env->kernels && !env->interrupted; i++)
+        rc = vyre__bench_kernel_pass(env, &pts[i], kpasses[i], &lb, err);
+    vyre_graph_free(lb.graph);
+    vyre_pipeline_free(lb.p);
+    return rc;
+}
+
+/* ---- memcpy ------------------------------------------------------------------- */
+
+static const size_t k_copy_sizes[] = {4096, 65536, 1u << 20, 16u << 20, 256u << 20};
+static const size_t k_copy_sizes_quick[] = {65536, 16u << 20, 256u << 20};
+
+enum copy_kind { C_H2D_PAGEABLE, C_H2D_PINNED, C_D2H_PAGEABLE, C_D2H_PINNED, C_D2D, C_NKINDS };
+static const char *const k_copy_names[] = {"memcpy.h2d.pageable", "memcpy.h2d.pinned",
+                                           "memcpy.d2h.pageable", "memcpy.d2h.pinned",
+                                           "memcpy.d2d"};
+
+struct copy_bench {
+    struct gpu *g;
+    enum copy_kind kind;
+    size_t bytes;
+    CUdeviceptr d0, d1;
+    void *pinned, *pageable;
+    int cold;
+};
+
+static int copy_op(void *ctx, vyre_error *err)
+{
+    struct copy_bench *cb = ctx;
+    const vyre__cuda_fns *cu = cb->g->cu;
+    CUstream s = cb->g->stream;
+    switch (cb->kind) {
+    case C_H2D_PAGEABLE:
+        return cu_ok(cu->cuMemcpyHtoDAsync(cb->d0, cb->pageable, cb->bytes, s), "cuMemcpyHtoDAsync",
+                     err);
+    case C_H2D_PINNED:
+        return cu_ok(cu->cuMemcpyHtoDAsync(cb->d0, cb->pinned, cb->bytes, s), "cuMemcpyHtoDAsync",
+                     err);
+    case C_D2H_PAGEABLE:
+        return cu_ok(cu->cuMemcpyDtoHAsync(cb->pageable, cb->d0, cb->bytes, s), "cuMemcpyDtoHAsync",
+                     err);
+    case C_D2H_PINNED:
+        return cu_ok(cu->cuMemcpyDtoHAsync(cb->pinned, cb->d0, cb->bytes, s), "cuMemcpyDtoHAsync",
+                     err);
+    default:
+        return cu_ok(cu->cuMemcpyDtoDAsync(cb->d1, cb->d0, cb->bytes, s), "cuMemcpyDtoDAsync", err);
+    }
+}
+
+static int sample_copy(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct copy_bench *cb = ctx;
+    return time_gpu(cb->g, copy_op, cb, 1, value, wall, err);
+}
+
+static int prepare_cold(void *ctx, vyre_error *err)
+{
+    struct gpu **g = ctx; /* every bench struct here starts with its gpu */
+    return flush_l2(*g, err);
+}
+
+static int kpass_copy(void *ctx, vyre_error *err)
+{
+    struct copy_bench *cb = ctx;
+    int rc = copy_op(cb, err);
+    return rc ? rc
+              : cu_ok(cb->g->cu->cuStreamSynchronize(cb->g->stream), "cuStreamSynchronize", err);
+}
+
+static void finish_copy(vyre_bench_point *pt, void *ctx)
+{
+    (void)ctx;
+    /* D2D moves every byte twice (read and write), as the DRAM sees it. */
+    double moved = pt->bytes * (strcmp(pt->benchmark, "memcpy.d2d") == 0 ? 2 : 1);
+    vyre__strlcpy(pt->metric_name, "GB/s", sizeof pt->metric_name);
+    pt->metric = pt->stats.median > 0 ? moved / pt->stats.median : 0;
+    if (moved > pt->bytes)
+        vyre__strlcpy(pt->note, "GB/s counts read + write", sizeof pt->note);
+}
+
+static void copy_free(struct copy_bench *cb)
+{
+    const vyre__cuda_fns *cu = cb->g->cu;
+    if (cb->d0)
+        cu->cuMemFree(cb->d0);
+    if (cb->d1)
+        cu->cuMemFree(cb->d1);
+    if (cb->pinned)
+        cu->cuMemFreeHost(cb->pinned);
+    free(cb->pageable);
+}
+
+static int copy_alloc(struct copy_bench *cb, size_t max, vyre_error *err)
+{
+    const vyre__cuda_fns *cu = cb->g->cu;
+    int rc;
+    if ((rc = cu_ok(cu->cuMemAlloc(&cb->d0, max), "cuMemAlloc", err)) ||
+        (rc = cu_ok(cu->cuMemAlloc(&cb->d1, max), "cuMemAlloc", err)) ||
+        (rc = cu_ok(cu->cuMemAllocHost(&cb->pinned, max), "cuMemAllocHost", err)))
+        return rc;
+    cb->pageable = malloc(max);
+    if (!cb->pageable)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of host memory for the memcpy suite");
+    memset(cb->pageable, 1, max); /* fault the pages in */
+    memset(cb->pinned, 1, max);
+    return VYRE_OK;
+}
+
+static int run_memcpy(vyre_bench_env *env, struct gpu *g, vyre_error *err)
+{
+    const size_t *sizes = env->quick ? k_copy_sizes_quick : k_copy_sizes;
+    size_t nsizes =
+        env->quick ? VYRE_ARRAY_SIZE(k_copy_sizes_quick) : VYRE_ARRAY_SIZE(k_copy_sizes);
+    struct copy_bench cb;
+    memset(&cb, 0, sizeof cb);
+    cb.g = g;
+    int rc = copy_alloc(&cb, sizes[nsizes - 1], err);
+    vyre_bench_measure_opts o;
+    measure_opts(&o, env, g);
+    o.ctx = &cb;
+    o.sample = sample_copy;
+    for (size_t s = 0; !rc && !env->interrupted && s < nsizes; s++)
+        for (int k = 0; !rc && !env->interrupted && k < C_NKINDS; k++) {
+            cb.kind = (enum copy_kind)k;
+            cb.bytes = sizes[s];
+            char axes[48];
+            snprintf(axes, sizeof axes, "bytes=%zu", sizes[s]);
+            vyre_bench_point pt;
+            point_init(&pt, "memcpy", k_copy_names[k], axes, g, VYRE_BENCH_HOT, 1);
+            pt.bytes = (double)sizes[s];
+            rc = vyre__bench_point_run(env, &pt, &o, 1, kpass_copy, finish_copy, &cb, err);
+        }
+    copy_free(&cb);
+    return rc;
+}
+
+/* ---- bandwidth ------------------------------------------------------------------ */
+
+#define BW_BYTES ((size_t)512 << 20)
+
+struct bw_bench {
+    struct gpu *g; /* first: prepare_cold */
+    vyre_pipeline *p;
+    CUdeviceptr in, out;
+    unsigned long long n4;
+    int use_kernel;
+    double d2d_gbps; /* measured in this run */
+    const char *peak_label;
+    double peak;
+};
+
+static int bw_op(void *ctx, vyre_error *err)
+{
+    struct bw_bench *b = ctx;
+    if (!b->use_kernel)
+        return cu_ok(b->g->cu->cuMemcpyDtoDAsync(b->out, b->in, BW_BYTES, b->g->stream),
+                     "cuMemcpyDtoDAsync", err);
+    void *args[] = {&b->out, &b->in, &b->n4};
+    unsigned grid = (unsigned)((b->n4 + 255) / 256);
+    vyre_launch_cfg cfg = vyre_launch_1d(grid, 256);
+    return vyre_pipeline_launch(b->p, &cfg, args, err);
+}
+
+static int sample_bw(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct bw_bench *b = ctx;
+    return time_gpu(b->g, bw_op, b, 1, value, wall, err);
+}
+
+static int kpass_bw(void *ctx, vyre_error *err)
+{
+    struct bw_bench *b = ctx;
+    int rc = bw_op(b, err);
+    return rc ? rc : cu_ok(b->g->cu->cuStreamSynchronize(b->g->stream), "cuStreamSynchronize", err);
+}
+
+static void finish_bw(vyre_bench_point *pt, void *ctx)
+{
+    struct bw_bench *b = ctx;
+    double gbps = pt->stats.median > 0 ? 2.0 * pt->bytes / pt->stats.median : 0; /* read + write */
+    char peak[96];
+    if (b->peak > 0)
+        snprintf(peak, sizeof peak, "%.2f of %s", gbps * 1e9 / b->peak, b->peak_label);
+    else
+        snprintf(peak, sizeof peak, "no datasheet peak known for this GPU");
+    if (!b->use_kernel) {
+        b->d2d_gbps = gbps;
+        vyre__strlcpy(pt->metric_name, "GB/s", sizeof pt->metric_name);
+        pt->metric = gbps;
+        snprintf(pt->note, sizeof pt->note, "read + write; %s", peak);
+    } else {
+        vyre__strlcpy(pt->metric_name, "of_d2d", sizeof pt->metric_name);
+        pt->metric = b->d2d_gbps > 0 ? gbps / b->d2d_gbps : NAN;
+        snprintf(pt->note, sizeof pt->note, "%.0f GB/s read + write; %s", gbps, peak);
+    }
+}
+
+static int run_bandwidth(vyre_bench_env *env, struct gpu *g, vyre_error *err)
+{
+    struct bw_bench b;
+    memset(&b, 0, sizeof b);
+    b.g = g;
+    b.n4 = BW_BYTES / 16;
+    b.peak = vyre_bench_peak_bandwidth(g->info.name, &b.peak_label);
+    int rc = compile_src(g, vyre__bench_stream_src, "stream_copy", &b.p, err);
+    if (!rc)
+        rc = cu_ok(g->cu->cuMemAlloc(&b.in, BW_BYTES), "cuMemAlloc", err);
+    if (!rc)
+        rc = cu_ok(g->cu->cuMemAlloc(&b.out, BW_BYTES), "cuMemAlloc", err);
+    if (!rc)
+        rc = cu_ok(g->cu->cuMemsetD32Async(b.in, 0x3f800000u, BW_BYTES / 4, g->stream),
+                   "cuMemsetD32Async", err);
+    vyre_bench_measure_opts o;
+    measure_opts(&o, env, g);
+    o.ctx = &b;
+    o.sample = sample_bw;
+    char axes[48];
+    snprintf(axes, sizeof axes, "bytes=%zu", BW_BYTES);
+    vyre_bench_point pt;
+    if (!rc && !env->interrupted) {
+        point_init(&pt, "bandwidth", "bandwidth.d2d", axes, g, VYRE_BENCH_HOT, 1);
+        pt.bytes = (double)BW_BYTES;
+        rc = vyre__bench_point_run(env, &pt, &o, 1, kpass_bw, finish_bw, &b, err);
+    }
+    b.use_kernel = 1;
+    for (int m = 0; m < 2 && !rc && !env->interrupted; m++) {
+        int cold = m == 1;
+        if ((env->cold == 0 && cold) || (env->cold == 1 && !cold))
+            continue;
+        point_init(&pt, "bandwidth", "bandwidth.stream_copy", axes, g,
+                   cold ? VYRE_BENCH_COLD : VYRE_BENCH_HOT, 1);
+        pt.bytes = (double)BW_BYTES;
+        o.prepare = cold ? prepare_cold : NULL;
+        rc = vyre__bench_point_run(env, &pt, &o, 1, kpass_bw, finish_bw, &b, err);
+    }
+    if (b.in)
+        g->cu->cuMemFree(b.in);
+    if (b.out)
+        g->cu->cuMemFree(b.out);
+    vyre_pipeline_free(b.p);
+    return rc;
+}
+
+static size_t bandwidth_points(const vyre_bench_env *env)
+{
+    return 1 + (env->cold == 2 ? 2 : 1);
+}
+
+/* ---- compile -------------------------------------------------------------------- */
+
+enum { V_NVRTC, V_JIT_COLD, V_JIT_WARM, V_CACHE_HIT, V_CUBIN_LOAD, NVARIANTS };
+static const char *const k_variant_names[] = {"compile.nvrtc_cold", "compile.jit_cold",
+                                              "compile.jit_warm", "compile.cache_hit",
+                                              "compile.cubin_load"};
+static const char *const k_variant_notes[] = {
+    "NVRTC CUDA C -> cubin", "cuModuleLoadData(PTX), driver cache disabled, child process",
+    "cuModuleLoadData(PTX), driver JIT cache warm", "vyre_cache_get + cuModuleLoadData(cubin)",
+    "cuModuleLoadData(cubin in memory)"};
+
+static const char *const k_compile_opts[] = {"-Xptxas=-O3"};
+
+struct compile_bench {
+    struct gpu *g;
+    const vyre__bench_kernel *k;
+    vyre_nvrtc_output ptx;
+    vyre_compile_result cubin;
+    vyre_key key;
+    char ptx_path[1024];
+    const char *self_exe, *child_cmd;
+    int variant;
+    double nvrtc_median;
+};
+
+static int load_unload(struct compile_bench *cb, const void *image, vyre_error *err)
+{
+    CUmodule m = NULL;
+    int rc = cu_ok(cb->g->cu->cuModuleLoadData(&m, image), "cuModuleLoadData", err);
+    if (!rc)
+        cb->g->cu->cuModuleUnload(m);
+    return rc;
+}
+
+/* Runs the child: `self child_cmd ptx_path` with CUDA_CACHE_DISABLE=1;
+ * its stdout is the load time in ns. */
+static int run_child(struct compile_bench *cb, double *ns, vyre_error *err)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return vyre__fail(err, vyre__errno_code(errno), NULL, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return vyre__fail(err, vyre__errno_code(errno), NULL, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        setenv("CUDA_CACHE_DISABLE", "1", 1);
+        char *argv[] = {(char *)(uintptr_t)cb->self_exe, (char *)(uintptr_t)cb->child_cmd,
+                        cb->ptx_path, NULL};
+        execv(cb->self_exe, argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[64];
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof buf - 1 && (r = read(fd[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)r;
+    buf[got] = '\0';
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        continue;
+    char *end = NULL;
+    double v = strtod(buf, &end);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || end == buf || !(v > 0))
+        return vyre__fail(err, VYRE_ECUDA, "run the child by hand to see its error",
+                          "the cold-JIT child '%s %s %s' failed (status %d)", cb->self_exe,
+                          cb->child_cmd, cb->ptx_path, status);
+    *ns = v;
+    return VYRE_OK;
+}
+
+static int sample_compile(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct compile_bench *cb = ctx;
+    int rc = VYRE_OK;
+    uint64_t t0 = vyre__bench_now_ns();
+    switch (cb->variant) {
+    case V_NVRTC: {
+        vyre_compile_request req = {
+            VYRE_SOURCE_CUDA_C, cb->k->src, strlen(cb->k->src), cb->g->info.arch, cb->k->entry,
+            k_compile_opts,     1};
+        vyre_compile_result res;
+        memset(&res, 0, sizeof res);
+        rc = vyre_compile_cubin(&req, &res, err);
+        vyre_compile_result_release(&res);
+        break;
+    }
+    case V_JIT_COLD: {
+        double ns = 0;
+        rc = run_child(cb, &ns, err);
+        *wall = (double)(vyre__bench_now_ns() - t0);
+        *value = ns;
+        return rc;
+    }
+    case V_JIT_WARM:
+        rc = load_unload(cb, cb->ptx.data, err);
+        break;
+    case V_CACHE_HIT: {
+        vyre_blob *b = NULL;
+        rc = vyre_cache_get(vyre_ctx_cache(cb->g->ctx), &cb->key, &b, NULL, err);
+        if (rc == VYRE_ENOENT)
+            rc = vyre__fail(err, VYRE_ECORRUPT, NULL, "the cubin stored for '%s' was not a hit",
+                            cb->k->label);
+        if (!rc)
+            rc = load_unload(cb, b->payload, err);
+        vyre_blob_free(b);
+        break;
+    }
+    default:
+        rc = load_unload(cb, cb->cubin.cubin, err);
+        break;
+    }
+    *wall = (double)(vyre__bench_now_ns() - t0);
+    *value = *wall;
+    return rc;
+}
+
+static void finish_compile(vyre_bench_point *pt, void *ctx)
+{
+    struct compile_bench *cb = ctx;
+    if (cb->variant == V_NVRTC)
+        cb->nvrtc_median = pt->stats.median;
+    snprintf(pt->note, sizeof pt->note, "%s; PTX %.1f KB, cubin %.1f KB",
+             k_variant_notes[cb->variant], (double)cb->ptx.size / 1024.0,
+             (double)cb->cubin.size / 1024.0);
+    if (cb->variant != V_NVRTC && cb->nvrtc_median > 0 && pt->stats.median > 0) {
+        vyre__strlcpy(pt->metric_name, "x_faster", sizeof pt->metric_name);
+        pt->metric = cb->nvrtc_median / pt->stats.median;
+    }
+}
+
+static int compile_prepare_kernel(struct compile_bench *cb, vyre_bench_env *env, vyre_error *err)
+{
+    const char *arch = cb->g->info.arch;
+    int rc = vyre_nvrtc_compile(cb->k->src, strlen(cb->k->src), cb->k->label, arch, k_compile_opts,
+                                1, 0, &cb->ptx, err);
+    vyre_compile_request req = {
+        VYRE_SOURCE_CUDA_C, cb->k->src, strlen(cb->k->src), arch, cb->k->entry, k_compile_opts, 1};
+    if (!rc)
+        rc = vyre_compile_cubin(&req, &cb->cubin, err);
+    /* Store through the run-time path so that the hit variant hits. */
+    vyre_pipeline_desc d;
+    memset(&d, 0, sizeof d);
+    d.kind = VYRE_SOURCE_CUDA_C;
+    d.src = cb->k->src;
+    d.len = strlen(cb->k->src);
+    d.entry = cb->k->entry;
+    d.opts = k_compile_opts;
+    d.nopts = 1;
+    d.flags = VYRE_PIPELINE_NO_MODULE_CACHE;
+    vyre_pipeline *p = NULL;
+    if (!rc)
+        rc = vyre_pipeline_compile(cb->g->ctx, &d, &p, err);
+    if (!rc) {
+        cb->key = vyre_pipeline_get_info(p)->key;
+        if (vyre_pipeline_get_info(p)->store_rc)
+            rc = vyre__fail(err, vyre_pipeline_get_info(p)->store_rc, NULL,
+                            "cannot store the cubin of '%s' in the cache: %s", cb->k->label,
+                            vyre_pipeline_get_info(p)->store_error.message);
+        vyre_pipeline_free(p);
+    }
+    if (!rc) {
+        const char *tmp = env->tmp_dir && *env->tmp_dir ? env->tmp_dir : "/tmp";
+        snprintf(cb->ptx_path, sizeof cb->ptx_path, "%s/vyre-bench-%s.XXXXXX", tmp, cb->k->label);
+        int fd = mkstemp(cb->ptx_path);
+        if (fd < 0)
+            return vyre__fail(err, vyre__errno_code(errno), "set TMPDIR to a writable directory",
+                              "cannot create '%s': %s", cb->ptx_path, strerror(errno));
+        size_t off = 0;
+        while (off < cb->ptx.size) {
+            ssize_t w = write(fd, (const char *)cb->ptx.data + off, cb->ptx.size - off);
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+        close(fd);
+        if (off != cb->ptx.size)
+            rc = vyre__fail(err, VYRE_EIO, NULL, "cannot write '%s'", cb->ptx_path);
+    }
+    /* Warm the driver's JIT cache for the warm variant. */
+    if (!rc)
+        rc = load_unload(cb, cb->ptx.data, err);
+    return rc;
+}
+
+static int run_compile(vyre_bench_env *env, struct gpu *g, vyre_error *err)
+{
+    int rc = VYRE_OK;
+    for (size_t k = 0; !rc && !env->interrupted && k < vyre__bench_nkernels; k++) {
+        struct compile_bench cb;
+        memset(&cb, 0, sizeof cb);
+        cb.g = g;
+        cb.k = &vyre__bench_kernels[k];
+        cb.self_exe = env->self_exe;
+        cb.child_cmd = env->jit_child_cmd;
+        rc = compile_prepare_kernel(&cb, env, err);
+        vyre_bench_measure_opts o;
+        measure_opts(&o, env, g);
+        o.ctx = &cb;
+        o.sample = sample_compile;
+        char axes[64];
+        snprintf(axes, sizeof axes, "kernel=%s", cb.k->label);
+        for (int v = 0; !rc && !env->interrupted && v < NVARIANTS; v++) {
+            if (v == V_JIT_COLD && (!cb.self_exe || !cb.child_cmd))
+                continue;
+            cb.variant = v;
+            o.warmup = v == V_NVRTC || v == V_JIT_COLD ? 0 : 2;
+            o.rule = env->rule;
+            if (v == V_NVRTC || v == V_JIT_COLD) { /* seconds a sample: a short series */
+                o.rule.min_samples = env->quick ? 3 : 5;
+                o.rule.max_samples = o.rule.min_samples * 2;
+                o.rule.min_time_s = 0;
+            }
+            vyre_bench_point pt;
+            point_init(&pt, "compile", k_variant_names[v], axes, g, VYRE_BENCH_HOST, 0);
+            rc = vyre__bench_point_run(env, &pt, &o, 1, NULL, finish_compile, &cb, err);
+        }
+        if (cb.ptx_path[0])
+            unlink(cb.ptx_path);
+        vyre_nvrtc_output_release(&cb.ptx);
+        vyre_compile_result_release(&cb.cubin);
+    }
+    return rc;
+}
+
+/* ---- suite dispatch ----------------------------------------------------------------- */
+
+size_t vyre__bench_gpu_points(const char *suite, const vyre_bench_env *env)
+{
+    size_t per = 0;
+    if (strcmp(suite, "launch") == 0)
+        per = 3;
+    else if (strcmp(suite, "memcpy") == 0)
+        per = C_NKINDS *
+              (env->quick ? VYRE_ARRAY_SIZE(k_copy_sizes_quick) : VYRE_ARRAY_SIZE(k_copy_sizes));
+    else if (strcmp(suite, "bandwidth") == 0)
+        per = bandwidth_points(env);
+    else if (strcmp(suite, "compile") == 0)
+        per = vyre__bench_nkernels *
+              (env->self_exe && env->jit_child_cmd ? NVARIANTS : NVARIANTS - 1);
+    return per * (env->ndevices ? env->ndevices : 1);
+}
+
+int vyre__bench_gpu_run(const char *suite, vyre_bench_env *env, vyre_error *err)
+{
+    int rc = vyre_cuda_init(err);
+    if (rc)
+        return rc;
+    static const int dev0 = 0;
+    const int *devs = env->ndevices ? env->devices : &dev0;
+    size_t nd = env->ndevices ? env->ndevices : 1;
+    for (size_t i = 0; !rc && !env->interrupted && i < nd; i++) {
+        struct gpu g;
+        if ((rc = gpu_open(env, devs[i], &g, err)))
+            break;
+        if (strcmp(suite, "launch") == 0)
+            rc = run_launch(env, &g, err);
+        else if (strcmp(suite, "memcpy") == 0)
+            rc = run_memcpy(env, &g, err);
+        else if (strcmp(suite, "bandwidth") == 0)
+            rc = run_bandwidth(env, &g, err);
+        else
+            rc = run_compile(env, &g, err);
+        gpu_close(&g);
+    }
+    return rc;
+}
+
+/* ---- the run's GPU facts -------------------------------------------------------------- */
+
+int vyre_bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
+                            vyre_gpu_monitor *mon, vyre_error *err)
+{
+    if (!run || (!devices && n))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_describe: bad arguments");
+    vyre__strlcpy(run->cuda_version, vyre_cuda_toolkit_version(), sizeof run->cuda_version);
+    int driver = 0;
+    int rc = vyre_cuda_driver_version(&driver, err);
+    if (rc)
+        return rc;
+    size_t len = 0;
+    run->devices[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        vyre_device_info di;
+        if ((rc = vyre_cuda_device_info(devices[i], &di, err)))
+            return rc;
+        len += (size_t)snprintf(run->devices + len, sizeof run->devices - len, "%s%d", i ? "," : "",
+                                devices[i]);
+        if (len >= sizeof run->devices)
+            len = sizeof run->devices - 1;
+        if (i == 0) {
+            vyre__strlcpy(run->gpu_name, di.name, sizeof run->gpu_name);
+            vyre__strlcpy(run->gpu_uuid, di.uuid, sizeof run->gpu_uuid);
+        }
+    }
+    snprintf(run->driver, sizeof run->driver, "%d", driver);
+    vyre_gpu_snapshot *s = mon ? malloc(sizeof *s) : NULL;
+    if (s && vyre_gpu_monitor_sample(mon, s, NULL) == 0) {
+        if (s->driver_version[0])
+            snprintf(run->driver, sizeof run->driver, "%d (%.60s)", driver, s->driver_version);
+        for (unsigned i = 0; i < s->ngpus; i++) {
+            const vyre_gpu_info *g = &s->gpus[i];
+            if (!vyre_gpu_field_valid(g, VYRE_GPU_F_UUID) || strcmp(g->uuid, run->gpu_uuid) != 0)
+                continue;
+            int sm = vyre_gpu_field_valid(g, VYRE_GPU_F_SM_CLOCK);
+            int smax = vyre_gpu_field_valid(g, VYRE_GPU_F_SM_CLOCK_MAX);
+            int mem = vyre_gpu_field_valid(g, VYRE_GPU_F_MEM_CLOCK);
+            snprintf(run->clocks, sizeof run->clocks, "sm %s%u/%s%u MHz, mem %s%u MHz",
+                     sm ? "" : "?", sm ? g->sm_clock_mhz : 0, smax ? "" : "?",
+                     smax ? g->sm_clock_max_mhz : 0, mem ? "" : "?", mem ? g->mem_clock_mhz : 0);
+        }
+    }
+    free(s);
+    return VYRE_OK;
+}
+
+/* ---- the compile suite's child ---------------------------------------------------------- */
+
+static int read_file(const char *path, char **out, size_t *len, vyre_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : vyre__errno_code(errno),
+                          "check the path", "cannot read '%s': %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t r;
+    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n + 1 == cap) {
+            char *g = cap < ((size_t)256 << 20) ? realloc(buf, cap * 2) : NULL;
+            if (!g) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = g;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf)
+        return vyre__fail(err, VYRE_ENOMEM, "kernel files above 256 MiB are not supported",
+                          "cannot read '%s': too large or out of memory", path);
+    if (bad) {
+        free(buf);
+        return vyre__fail(err, VYRE_EIO, NULL, "cannot read '%s'", path);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return VYRE_OK;
+}
+
+int vyre_bench_jit_cold_child(const char *ptx_path, uint64_t *ns, vyre_error *err)
+{
+    if (!ptx_path || !ns)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_jit_cold_child: NULL argument");
+    /* vyre's contract forces the driver's JIT cache on (vyre/jitcache.h)
+     * once per process; this process exists to measure the driver with it
+     * off, so it turns it off after that one-time setup, before cuInit. */
+    int rc = vyre_jitcache_setup(NULL, err);
+    if (rc)
+        return rc;
+    if (setenv("CUDA_CACHE_DISABLE", "1", 1) != 0)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot set CUDA_CACHE_DISABLE");
+    char *ptx = NULL;
+    size_t len = 0;
+    if ((rc = read_file(ptx_path, &ptx, &len, err)))
+        return rc;
+    rc = vyre_cuda_init(err);
+    const vyre__cuda_fns *cu = vyre__cuda();
+    CUdevice dev = 0;
+    CUcontext ctx = NULL;
+    if (!rc)
+        rc = cu_ok(cu->cuDeviceGet(&dev, 0), "cuDeviceGet", err);
+    if (!rc)
+        rc = cu_ok(cu->cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain", err);
+    if (!rc)
+        rc = cu_ok(cu->cuCtxSetCurrent(ctx), "cuCtxSetCurrent", err);
+    CUmodule m = NULL;
+    if (!rc) {
+        uint64_t t0 = vyre__bench_now_ns();
+        rc = cu_ok(cu->cuModuleLoadData(&m, ptx), "cuModuleLoadData", err);
+        *ns = vyre__bench_now_ns() - t0;
+    }
+    if (m)
+        cu->cuModuleUnload(m);
+    if (ctx)
+        cu->cuDevicePrimaryCtxRelease(dev);
+    free(ptx);
+    return rc;
+}
+
+/* ---- user sweeps --------------------------------------------------------------------------- */
+
+/* A kernel parameter of a sweep. */
+typedef enum arg_kind { ARG_BUFFER, ARG_INT, ARG_FLOAT } arg_kind;
+
+typedef struct sweep_arg {
+    arg_kind kind;
+    int axis;     /* index in the axes, or -1: value is a constant */
+    double value; /* the constant */
+    int in;       /* buffers: filled with 1.0 */
+} sweep_arg;
+
+#define SWEEP_ARGS_MAX 32
+
+typedef struct sweep_binding {
+    sweep_arg args[SWEEP_ARGS_MAX];
+    size_t nargs;
+    int grid_axis;  /* threads in x: ceil(value / block) blocks */
+    int block_axis; /* -1: 256 */
+} sweep_binding;
+
+static int bind_ref(const vyre_axes *axes, json_t *v, const char *where, int *axis, double *value,
+                    unsigned char *used, vyre_error *err)
+{
+    if (json_is_number(v)) {
+        *axis = -1;
+        *value = json_number_value(v);
+        return VYRE_OK;
+    }
+    if (!json_is_string(v))
+        return vyre__fail(err, VYRE_EINVAL, "write an axis name or a number",
+                          "spec %s: expected an axis name or a number", where);
+    int a = vyre_axes_find(axes, json_string_value(v));
+    if (a < 0)
+        return vyre__fail(err, VYRE_EINVAL, "declare it under \"axes\" or with -a NAME=VALUES",
+                          "spec %s names '%s', which is not an axis", where, json_string_value(v));
+    *axis = a;
+    used[a] = 1;
+    return VYRE_OK;
+}
+
+static int make_binding(const vyre_bench_sweep *sw, sweep_binding *b, vyre_error *err)
+{
+    memset(b, 0, sizeof *b);
+    b->block_axis = -1;
+    b->grid_axis = -1;
+    const vyre_axes *axes = sw->axes;
+    unsigned char used[VYRE_AXES_MAX];
+    memset(used, 0, sizeof used);
+    json_t *spec = NULL, *args = NULL;
+    if (sw->spec_json) {
+        spec = json_loads(sw->spec_json, 0, NULL);
+        args = spec ? json_object_get(spec, "args") : NULL;
+    }
+    int rc = VYRE_OK;
+    if (!args) {
+        /* The default binding: (float *out, const float *in, int N). */
+        int n = vyre_axes_find(axes, "N");
+        if (n < 0)
+            rc = vyre__fail(err, VYRE_EINVAL, "add -a N=VALUES (elements), e.g. -a N=1M:64M:x4",
+                            "the sweep has no axis N: the default binding (float *out, const "
+                            "float *in, int N) needs it");
+        b->args[0] = (sweep_arg){ARG_BUFFER, n, 0, 0};
+        b->args[1] = (sweep_arg){ARG_BUFFER, n, 0, 1};
+        b->args[2] = (sweep_arg){ARG_INT, n, 0, 0};
+        b->nargs = 3;
+        b->grid_axis = n;
+        b->block_axis = vyre_axes_find(axes, "BLOCK");
+        if (n >= 0)
+            used[n] = 1;
+        if (b->block_axis >= 0)
+            used[b->block_axis] = 1;
+    } else if (!json_is_array(args) || json_array_size(args) == 0 ||
+               json_array_size(args) > SWEEP_ARGS_MAX) {
+        rc = vyre__fail(err, VYRE_EINVAL, "write \"args\": [{\"buffer\": \"N\"}, {\"int\": \"N\"}]",
+                        "spec $.args must be a non-empty array of at most %d parameters",
+                        SWEEP_ARGS_MAX);
+    } else {
+        size_t i;
+        json_t *a;
+        json_array_foreach(args, i, a)
+        {
+            char where[48];
+            snprintf(where, sizeof where, "$.args[%zu]", i);
+            sweep_arg *x = &b->args[b->nargs++];
+            memset(x, 0, sizeof *x);
+            json_t *v;
+            if (!json_is_object(a) || json_object_size(a) < 1) {
+                rc = vyre__fail(err, VYRE_EINVAL,
+                                "use {\"buffer\": N}, {\"int\": N} or {\"float\": X}",
+                                "spec %s is not a parameter", where);
+            } else if ((v = json_object_get(a, "buffer"))) {
+                x->kind = ARG_BUFFER;
+                x->in = json_is_true(json_object_get(a, "in"));
+                rc = bind_ref(axes, v, where, &x->axis, &x->value, used, err);
+            } else if ((v = json_object_get(a, "int"))) {
+                x->kind = ARG_INT;
+                rc = bind_ref(axes, v, where, &x->axis, &x->value, used, err);
+            } else if ((v = json_object_get(a, "float"))) {
+                x->kind = ARG_FLOAT;
+                rc = bind_ref(axes, v, where, &x->axis, &x->value, used, err);
+            } else {
+                rc = vyre__fail(err, VYRE_EINVAL,
+                                "use {\"buffer\": N}, {\"int\": N} or {\"float\": X}",
+                                "spec %s: unknown parameter kind", where);
+            }
+            if (rc)
+                break;
+        }
+        double dummy;
+        json_t *g = json_object_get(spec, "grid"), *bl = json_object_get(spec, "block");
+        if (!rc && g)
+            rc = bind_ref(axes, g, "$.grid", &b->grid_axis, &dummy, used, err);
+        if (!rc && bl)
+            rc = bind_ref(axes, bl, "$.block", &b->block_axis, &dummy, used, err);
+        if (!rc && b->grid_axis < 0)
+            rc = vyre__fail(err, VYRE_EINVAL, "add \"grid\": \"N\" (an axis: threads in x)",
+                            "spec has args but no \"grid\" axis");
+    }
+    json_decref(spec);
+    for (size_t a = 0; !rc && a < axes->n; a++)
+        if (!used[a])
+            rc =
+                vyre__fail(err, VYRE_EINVAL,
+                           sw->spec_json ? "bind it in the spec's \"args\", \"grid\" or \"block\", "
+                                           "or drop it"
+                                         : "the default binding takes N and BLOCK; bind other "
+                                           "parameters through a spec's \"args\" (--spec)",
+                           "unknown parameter '%s'", axes->axis[a].name);
+    return rc;
+}
+
+int vyre_bench_sweep_check(const vyre_bench_sweep *sw, char **log, vyre_error *err)
+{
+    if (log)
+        *log = NULL;
+    if (!sw || !sw->path || !sw->entry || !sw->axes)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_sweep_check: bad arguments");
+    char *src = NULL;
+    size_t len = 0;
+    int rc = read_file(sw->path, &src, &len, err);
+    if (rc) {
+        if (rc == VYRE_ENOENT)
+            vyre__fail(err, VYRE_ENOENT,
+                       sw->spec_json ? "fix \"kernel\" in the spec (relative paths start at the "
+                                       "spec's directory)"
+                                     : "check the path",
+                       "cannot read kernel '%s': %s", sw->path, strerror(ENOENT));
+        return rc;
+    }
+    sweep_binding b;
+    rc = make_binding(sw, &b, err);
+    if (!rc && sw->arch) {
+        vyre_source_kind kind;
+        vyre_source_kind_detect(sw->path, src, len, &kind);
+        vyre_compile_request req = {
+            kind, src, kind == VYRE_SOURCE_CUBIN ? len : len, sw->arch, sw->entry, NULL, 0};
+        vyre_compile_result res;
+        memset(&res, 0, sizeof res);
+        rc = vyre_compile_cubin(&req, &res, err);
+        if (rc && log && res.log && *res.log) {
+            size_t n = strlen(res.log);
+            *log = malloc(n + 1);
+            if (*log)
+                memcpy(*log, res.log, n + 1);
+        }
+        vyre_compile_result_release(&res);
+    }
+    free(src);
+    return rc;
+}
+
+static size_t sweep_modes(const vyre_bench_env *env)
+{
+    return env->cold == 2 ? 2 : 1;
+}
+
+size_t vyre_bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env *env)
+{
+    if (!sw || !sw->axes || !env)
+        return 0;
+    return vyre_axes_count(sw->axes) * sweep_modes(env) * (env->ndevices ? env->ndevices : 1);
+}
+
+struct sweep_bench {
+    struct gpu *g; /* first: prepare_cold */
+    vyre_pipeline *p;
+    const sweep_binding *b;
+    CUdeviceptr bufs[SWEEP_ARGS_MAX];
+    int64_t ints[SWEEP_ARGS_MAX];
+    int32_t i32[SWEEP_ARGS_MAX];
+    float f32[SWEEP_ARGS_MAX];
+    void *params[SWEEP_ARGS_MAX];
+    unsigned grid, block;
+};
+
+static double arg_value(const vyre_axes *axes, const size_t *coords, int axis, double constant)
+{
+    return axis < 0 ? constant : vyre_axes_value_f(axes, (size_t)axis, coords[axis]);
+}
+
+static int sweep_op(void *ctx, vyre_error *err)
+{
+    struct sweep_bench *s = ctx;
+    vyre_launch_cfg cfg = vyre_launch_1d(s->grid, s->block);
+    return vyre_pipeline_launch(s->p, &cfg, s->params, err);
+}
+
+static int sample_sweep(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct sweep_bench *s = ctx;
+    return time_gpu(s->g, sweep_op, s, 1, value, wall, err);
+}
+
+static int kpass_sweep(void *ctx, vyre_error *err)
+{
+    struct sweep_bench *s = ctx;
+    int rc = VYRE_OK;
+    for (int i = 0; !rc && i < 3; i++)
+        rc = sweep_op(s, err);
+    return rc ? rc : cu_ok(s->g->cu->cuStreamSynchronize(s->g->stream), "cuStreamSynchronize", err);
+}
+
+static void finish_sweep(vyre_bench_point *pt, void *ctx)
+{
+    (void)ctx;
+    if (pt->bytes > 0 && pt->stats.median > 0) {
+        vyre__strlcpy(pt->metric_name, "GB/s", sizeof pt->metric_name);
+        pt->metric = pt->bytes / pt->stats.median;
+    }
+}
+
+/* Bytes of device memory point `index` needs. */
+static double sweep_bytes(const vyre_bench_sweep *sw, const sweep_binding *b, const size_t *coords)
+{
+    double total = 0;
+    for (size_t i = 0; i < b->nargs; i++)
+        if (b->args[i].kind == ARG_BUFFER)
+            total += 4.0 * arg_value(sw->axes, coords, b->args[i].axis, b->args[i].value);
+    return total;
+}
+
+static void sweep_free(struct sweep_bench *s)
+{
+    for (size_t i = 0; i < SWEEP_ARGS_MAX; i++)
+        if (s->bufs[i]) {
+            s->g->cu->cuMemFree(s->bufs[i]);
+            s->bufs[i] = 0;
+        }
+}
+
+static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct sweep_bench *s,
+                       const size_t *coords, int cold, vyre_error *err)
+{
+    const sweep_binding *b = s->b;
+    const vyre__cuda_fns *cu = s->g->cu;
+    int rc = VYRE_OK;
+    double threads = arg_value(sw->axes, coords, b->grid_axis, 0);
+    double block = b->block_axis >= 0 ? arg_value(sw->axes, coords, b->block_axis, 0) : 256;
+    if (!(block >= 1 && block <= 1024) || !(threads >= 1 && threads <= 4.0e12))
+        return vyre__fail(err, VYRE_EINVAL, "BLOCK must be 1..1024 and N at least 1",
+                          "bad launch: %g threads in blocks of %g", threads, block);
+    s->block = (unsigned)block;
+    double grid = ceil(threads / block);
+    if (grid > 2147483647.0)
+        return vyre__fail(err, VYRE_ERANGE, "lower N or raise BLOCK",
+                          "%g blocks is more than a grid holds", grid);
+    s->grid = (unsigned)grid;
+    for (size_t i = 0; !rc && i < b->nargs; i++) {
+        const sweep_arg *a = &b->args[i];
+        double v = arg_value(sw->axes, coords, a->axis, a->value);
+        switch (a->kind) {
+        case ARG_BUFFER: {
+            size_t bytes = (size_t)(v > 1 ? v : 1) * 4;
+            rc = cu_ok(cu->cuMemAlloc(&s->bufs[i], bytes), "cuMemAlloc", err);
+            if (!rc)
+                rc = cu_ok(cu->cuMemsetD32Async(s->bufs[i], a->in ? 0x3f800000u : 0, bytes / 4,
+                                                s->g->stream),
+                           "cuMemsetD32Async", err);
+            s->params[i] = &s->bufs[i];
+            break;
+        }
+        case ARG_INT:
+            s->i32[i] = (int32_t)v;
+            s->params[i] = &s->i32[i];
+            break;
+        case ARG_FLOAT:
+            s->f32[i] = (float)v;
+            s->params[i] = &s->f32[i];
+            break;
+        }
+    }
+    char axes[256];
+    vyre_axes_format_point(sw->axes, coords, axes, sizeof axes);
+    char bench[96];
+    snprintf(bench, sizeof bench, "sweep.%s", sw->entry);
+    vyre_bench_point pt;
+    point_init(&pt, "sweep", bench, axes, s->g, cold ? VYRE_BENCH_COLD : VYRE_BENCH_HOT, 1);
+    pt.bytes = sweep_bytes(sw, b, coords);
+    vyre_bench_measure_opts o;
+    measure_opts(&o, env, s->g);
+    o.ctx = s;
+    o.sample = sample_sweep;
+    o.prepare = cold ? prepare_cold : NULL;
+    if (!rc)
+        rc = vyre__bench_point_run(env, &pt, &o, 1, kpass_sweep, finish_sweep, s, err);
+    cu->cuStreamSynchronize(s->g->stream);
+    sweep_free(s);
+    return rc;
+}
+
+int vyre_bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_error *err)
+{
+    if (!sw || !env)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_sweep_run: NULL argument");
+    sweep_binding b;
+    int rc = make_binding(sw, &b, err);
+    char *src = NULL;
+    size_t len = 0;
+    if (!rc)
+        rc = read_file(sw->path, &src, &len, err);
+    if (!rc)
+        rc = vyre_cuda_init(err);
+    size_t count = vyre_axes_count(sw->axes);
+    size_t coords[VYRE_AXES_MAX];
+    static const int dev0 = 0;
+    const int *devs = env->ndevices ? env->devices : &dev0;
+    size_t nd = env->ndevices ? env->ndevices : 1;
+    for (size_t d = 0; !rc && !env->interrupted && d < nd; d++) {
+        struct gpu g;
+        if ((rc = gpu_open(env, devs[d], &g, err)))
+            break;
+        /* Out-of-memory sizes fail before the first point is measured. */
+        size_t free_b = 0, total_b = 0;
+        if (g.cu->cuMemGetInfo)
+            g.cu->cuMemGetInfo(&free_b, &total_b);
+        for (size_t i = 0; !rc && free_b && i < count; i++) {
+            vyre_axes_point(sw->axes, i, coords);
+            double need = sweep_bytes(sw, &b, coords);
+            if (need > (double)free_b * 0.95) {
+                char at[256], needs[32], has[32];
+                vyre_axes_format_point(sw->axes, coords, at, sizeof at);
+                vyre_format_size((uint64_t)need, needs, sizeof needs);
+                vyre_format_size((uint64_t)free_b, has, sizeof has);
+                rc = vyre__fail(err, VYRE_ENOMEM, "lower the upper end of the axis",
+                                "point '%s' needs %s of device memory; device %d has %s free", at,
+                                needs, devs[d], has);
+            }
+        }
+        struct sweep_bench s;
+        memset(&s, 0, sizeof s);
+        s.g = &g;
+        s.b = &b;
+        vyre_source_kind kind = VYRE_SOURCE_CUDA_C;
+        vyre_source_kind_detect(sw->path, src, len, &kind);
+        vyre_pipeline_desc desc;
+        memset(&desc, 0, sizeof desc);
+        desc.kind = kind;
+        desc.src = src;
+        desc.len = len;
+        desc.entry = sw->entry;
+        if (!rc)
+            rc = vyre_pipeline_compile(g.ctx, &desc, &s.p, err);
+        for (size_t i = 0; !rc && !env->interrupted && i < count; i++) {
+            vyre_axes_point(sw->axes, i, coords);
+            for (int m = 0; !rc && !env->interrupted && m < 2; m++) {
+                if ((env->cold == 0 && m == 1) || (env->cold == 1 && m == 0))
+                    continue;
+                rc = sweep_point(env, sw, &s, coords, m, err);
+            }
+        }
+        vyre_pipeline_free(s.p);
+        gpu_close(&g);
+    }
+    free(src);
+    return rc;
+}

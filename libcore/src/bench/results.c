@@ -1,0 +1,674 @@
+/*
+ * results.c - the results database and its timings writer (see
+ * vyre/results.h; schema in db/results.sql, embedded as vyre__sql_results).
+ *
+ * Guarantees and the reasons for them:
+ *   - The file is precious (it cannot be rebuilt, unlike the cache index):
+ *     nothing here deletes, truncates or replaces it. Before anything is
+ *     written (journal mode, schema) the schema state is read, which is
+ *     where a file that is not a database fails (SQLITE_NOTADB), and
+ *     checked: another program's database (foreign application_id, or
+ *     tables without our user_version) and newer schemas are refused. A
+ *     refused file is byte-for-byte what it was.
+ *   - Schema creation and migration run in one BEGIN IMMEDIATE transaction
+ *     with the user_version update; the state is read again under the
+ *     write lock, because another process may have migrated meanwhile.
+ *   - WAL on local disks, the rollback journal on network filesystems
+ *     (index.c's statfs table), chosen when the file is created and kept
+ *     after; synchronous=FULL, since losing committed results is not
+ *     acceptable here as it is for a rebuildable cache.
+ *   - A writer never writes one row per record: rows collect in memory and
+ *     go in one transaction per flush through one prepared statement.
+ *   - One connection per vyre_results, opened SQLITE_OPEN_NOMUTEX and
+ *     serialised by db->mu; a writer's queue has its own mutex, taken
+ *     before db->mu (lock order: writer, then db).
+ */
+#include "vyre/results.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/fsutil.h"
+#include "cache/index.h"
+#include "base/internal.h"
+#include "base/sqlutil.h"
+#include "bench/results_internal.h"
+
+/* db/results.sql and db/results_v2.sql, embedded by cmake/EmbedSql.cmake. */
+extern const char vyre__sql_results[];
+extern const char vyre__sql_results_v2[];
+
+/*
+ * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
+ * Step 0 is db/results.sql, the v1 schema; append a step (and bump
+ * VYRE_RESULTS_SCHEMA_VERSION) for every later version, never edit an old
+ * one. See the top of db/results.sql for what a step may do.
+ */
+static const char *const k_schema_steps[] = {
+    vyre__sql_results,    /* 0 -> 1 */
+    vyre__sql_results_v2, /* 1 -> 2: runs, points, samples (the bench) */
+};
+_Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_RESULTS_SCHEMA_VERSION,
+               "one schema step per version");
+
+#define HINT_KEEP                                                                                  \
+    "vyre never replaces a results file: move it away (or pass another path) to start a new one, " \
+    "or restore it from a backup"
+
+static const char k_insert_sql[] =
+    "INSERT INTO timings (run_id, host, pid, session_ns, kind, name, domain, start_ns, end_ns, "
+    "duration_ns, grid_x, grid_y, grid_z, block_x, block_y, block_z, stream, device, bytes, "
+    "copy_kind, correlation, payload, created_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+    "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)";
+
+struct vyre_results {
+    pthread_mutex_t mu;
+    sqlite3 *db;
+    sqlite3_stmt *st_begin, *st_commit, *st_rollback, *st_insert;
+    char path[]; /* as opened */
+};
+
+/* A queued row: the record and when it was queued. */
+struct pending_row {
+    vyre_activity a;
+    int64_t created_ns;
+};
+
+struct vyre_results_writer {
+    pthread_mutex_t mu;
+    vyre_results *db;
+    int64_t run_id; /* 0: NULL */
+    int64_t pid;
+    int64_t session_ns;
+    char host[256];
+    struct pending_row *rows;
+    size_t n, cap;
+    vyre_results_writer_stats st;
+};
+
+/* ---- errors ---------------------------------------------------------------- */
+
+static const char *hint_for(int code)
+{
+    switch (code) {
+    case VYRE_ENOSPC:
+        return "free space on the filesystem holding the results database";
+    case VYRE_EROFS:
+        return "the results database is on a read-only location: make it writable, or set "
+               "XDG_DATA_HOME to a writable directory";
+    case VYRE_ECORRUPT:
+        return HINT_KEEP;
+    case VYRE_EBUSY:
+        return "another process held the results database locked for too long; retry, and look "
+               "for a hung vyre process if it persists";
+    case VYRE_EPERM:
+        return "check the permissions of the results database and of its directory";
+    case VYRE_ENOENT:
+        return "check that the directory of the results database exists";
+    case VYRE_ENOMEM:
+        return NULL;
+    default:
+        return "if it persists, check the file with: sqlite3 <file> 'PRAGMA integrity_check'";
+    }
+}
+
+static int sql_fail(sqlite3 *db, const char *path, int rc, const char *what, vyre_error *err)
+{
+    int sys = db ? sqlite3_system_errno(db) : 0;
+    int code = vyre__sqlite_code(rc, sys);
+    const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    if (code == VYRE_EBUSY)
+        return vyre__fail(err, code, hint_for(code),
+                          "cannot %s results database '%s': %s (waited %d ms for the lock)", what,
+                          path, msg, VYRE_RESULTS_BUSY_TIMEOUT_MS);
+    if (code == VYRE_ECORRUPT)
+        return vyre__fail(err, code, hint_for(code),
+                          "cannot %s results database '%s': %s (the file was left as it is)", what,
+                          path, msg);
+    return vyre__fail(err, code, hint_for(code), "cannot %s results database '%s': %s", what, path,
+                      msg);
+}
+
+static int db_fail(vyre_results *db, int rc, const char *what, vyre_error *err)
+{
+    return sql_fail(db->db, db->path, rc, what, err);
+}
+
+/* ---- busy handling and transactions (as index.c) ------------------------ */
+
+static int64_t unix_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void tx_rollback(vyre_results *db)
+{
+    if (sqlite3_get_autocommit(db->db))
+        return; /* SQLite already rolled back */
+    sqlite3_step(db->st_rollback);
+    sqlite3_reset(db->st_rollback);
+}
+
+static int tx_step(vyre_results *db, sqlite3_stmt *st, const char *what, vyre_error *err)
+{
+    int rc = vyre__sqlite_step_retry(st, VYRE_RESULTS_BUSY_TIMEOUT_MS);
+    int ret = rc == SQLITE_DONE ? VYRE_OK : db_fail(db, rc, what, err);
+    sqlite3_reset(st);
+    return ret;
+}
+
+/* ---- open ------------------------------------------------------------------ */
+
+static int exec_sql(vyre_results *db, const char *sql, const char *what, vyre_error *err)
+{
+    int rc = sqlite3_exec(db->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, what, err);
+}
+
+/* Runs a one-row, one-column query (open-time only). */
+static int query_value(vyre_results *db, const char *sql, sqlite3_int64 *num, char *text,
+                       size_t text_size, const char *what, vyre_error *err)
+{
+    int rc =
+        vyre__sqlite_query_value(db->db, sql, VYRE_RESULTS_BUSY_TIMEOUT_MS, num, text, text_size);
+    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, what, err);
+}
+
+static int read_schema_state(vyre_results *db, vyre__sqlite_schema *s, vyre_error *err)
+{
+    int rc = vyre__sqlite_read_schema(db->db, VYRE_RESULTS_BUSY_TIMEOUT_MS, s);
+    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, "read", err);
+}
+
+static int check_schema_state(const vyre_results *db, const vyre__sqlite_schema *s, vyre_error *err)
+{
+    if ((s->application_id != 0 && s->application_id != VYRE_RESULTS_APPLICATION_ID) ||
+        (s->user_version == 0 && s->objects > 0) ||
+        (s->user_version > 0 && s->application_id != VYRE_RESULTS_APPLICATION_ID))
+        return vyre__fail(err, VYRE_ECORRUPT, HINT_KEEP,
+                          "'%s' is an SQLite database but not a vyre results database "
+                          "(application_id 0x%llx, user_version %lld); it was left as it is",
+                          db->path, (unsigned long long)s->application_id,
+                          (long long)s->user_version);
+    if (s->user_version < 0 || s->user_version > VYRE_RESULTS_SCHEMA_VERSION)
+        return vyre__fail(err, VYRE_EVERSION,
+                          "use the vyre-tools release that wrote it (or a newer one); the file "
+                          "was left as it is",
+                          "results database '%s' has schema version %lld, newer than the %d "
+                          "this build supports",
+                          db->path, (long long)s->user_version, VYRE_RESULTS_SCHEMA_VERSION);
+    return VYRE_OK;
+}
+
+static int journal_for_path(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        vyre__strlcpy(dir, ".", sizeof dir);
+    } else {
+        size_t len = slash == path ? 1 : (size_t)(slash - path);
+        if (len >= sizeof dir)
+            return VYRE_INDEX_JOURNAL_ROLLBACK;
+        memcpy(dir, path, len);
+        dir[len] = '\0';
+    }
+    struct statfs sfs;
+    if (statfs(dir, &sfs) != 0)
+        return VYRE_INDEX_JOURNAL_ROLLBACK;
+    return vyre__index_journal_for_fstype((long)sfs.f_type);
+}
+
+static int set_journal(vyre_results *db, vyre_error *err)
+{
+    if (strcmp(db->path, ":memory:") == 0)
+        return VYRE_OK;
+    int want = journal_for_path(db->path);
+    char mode[16];
+    int rc = query_value(db, "PRAGMA journal_mode", NULL, mode, sizeof mode, "read", err);
+    if (rc)
+        return rc;
+    int have = strcasecmp(mode, "wal") == 0 ? VYRE_INDEX_JOURNAL_WAL : VYRE_INDEX_JOURNAL_ROLLBACK;
+    if (have != want) {
+        vyre_error tmp;
+        rc = query_value(db,
+                         want == VYRE_INDEX_JOURNAL_WAL ? "PRAGMA journal_mode=WAL"
+                                                        : "PRAGMA journal_mode=DELETE",
+                         NULL, mode, sizeof mode, "set the journal mode of", &tmp);
+        if (rc && rc != VYRE_EBUSY) { /* busy: others chose the mode, keep it */
+            if (err)
+                *err = tmp;
+            return rc;
+        }
+    }
+    return VYRE_OK;
+}
+
+static int migrate(vyre_results *db, vyre_error *err)
+{
+    int rc = tx_step(db, db->st_begin, "upgrade", err);
+    if (rc)
+        return rc;
+    vyre__sqlite_schema s = {0, 0, 0};
+    if ((rc = read_schema_state(db, &s, err)) || (rc = check_schema_state(db, &s, err))) {
+        tx_rollback(db);
+        return rc;
+    }
+    for (sqlite3_int64 v = s.user_version; v < VYRE_RESULTS_SCHEMA_VERSION; v++) {
+        if ((rc = exec_sql(db, k_schema_steps[v], "create or upgrade the schema of", err))) {
+            tx_rollback(db);
+            return rc;
+        }
+    }
+    char sql[160];
+    snprintf(sql, sizeof sql,
+             "PRAGMA user_version=%d; PRAGMA application_id=%d; "
+             "INSERT OR IGNORE INTO meta (name, value) VALUES ('created_ns', %" PRId64 ")",
+             VYRE_RESULTS_SCHEMA_VERSION, VYRE_RESULTS_APPLICATION_ID, unix_ns());
+    if ((rc = exec_sql(db, sql, "upgrade", err))) {
+        tx_rollback(db);
+        return rc;
+    }
+    rc = tx_step(db, db->st_commit, "upgrade", err);
+    if (rc)
+        tx_rollback(db);
+    return rc;
+}
+
+static int prepare(vyre_results *db, const char *sql, sqlite3_stmt **st, vyre_error *err)
+{
+    int rc = sqlite3_prepare_v3(db->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+    if (rc == SQLITE_ERROR)
+        /* "no such table/column": a file with our ids but not our schema. */
+        return vyre__fail(err, VYRE_ECORRUPT, HINT_KEEP,
+                          "results database '%s' does not have the expected schema: %s; it was "
+                          "left as it is",
+                          db->path, sqlite3_errmsg(db->db));
+    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, "read", err);
+}
+
+static void destroy(vyre_results *db)
+{
+    sqlite3_finalize(db->st_begin);
+    sqlite3_finalize(db->st_commit);
+    sqlite3_finalize(db->st_rollback);
+    sqlite3_finalize(db->st_insert);
+    sqlite3_close(db->db);
+    pthread_mutex_destroy(&db->mu);
+    free(db);
+}
+
+static int open_steps(vyre_results *db, vyre_error *err)
+{
+    int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(db->path, &db->db, flags, NULL);
+    if (rc != SQLITE_OK)
+        return db_fail(db, rc, "open", err);
+    sqlite3_extended_result_codes(db->db, 1);
+    sqlite3_busy_timeout(db->db, VYRE_RESULTS_BUSY_TIMEOUT_MS);
+    /* The file may be damaged or foreign: no schema tricks, and check
+     * cells as pages are read. */
+    sqlite3_db_config(db->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    if ((rc = exec_sql(db, "PRAGMA trusted_schema=OFF; PRAGMA cell_size_check=ON", "configure",
+                       err)) ||
+        (rc = prepare(db, "BEGIN IMMEDIATE", &db->st_begin, err)) ||
+        (rc = prepare(db, "COMMIT", &db->st_commit, err)) ||
+        (rc = prepare(db, "ROLLBACK", &db->st_rollback, err)))
+        return rc;
+    /* Read and check before anything writes to the file. */
+    vyre__sqlite_schema s = {0, 0, 0};
+    if ((rc = read_schema_state(db, &s, err)) || (rc = check_schema_state(db, &s, err)))
+        return rc;
+    /* The journal mode is chosen when the file is created and kept after:
+     * changing it rewrites the header, and an existing file is not
+     * rewritten before a write transaction has shown it to be sound. */
+    if (s.user_version == 0 && (rc = set_journal(db, err)))
+        return rc;
+    if ((rc = exec_sql(db, "PRAGMA synchronous=FULL", "configure", err)))
+        return rc;
+    if (s.user_version < VYRE_RESULTS_SCHEMA_VERSION && (rc = migrate(db, err)))
+        return rc;
+    return prepare(db, k_insert_sql, &db->st_insert, err);
+}
+
+int vyre_results_default_path(char *buf, size_t size, vyre_error *err)
+{
+    if (!buf || !size)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_default_path: no buffer");
+    return vyre__xdg_path("XDG_DATA_HOME", ".local/share", "vyre/results.sqlite3", buf, size, err);
+}
+
+int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!out || (path && !*path))
+        return vyre__fail(err, VYRE_EINVAL, "pass a path, or NULL for the default",
+                          "bad arguments to open the results database");
+    char def[4096];
+    if (!path) {
+        int rc = vyre_results_default_path(def, sizeof def, err);
+        if (rc)
+            return rc;
+        char *slash = strrchr(def, '/');
+        *slash = '\0';
+        rc = vyre__mkdirs(def, 0700, err);
+        *slash = '/';
+        if (rc)
+            return rc;
+        path = def;
+    }
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return vyre__fail(err, VYRE_EEXIST, "pass the path of a file",
+                          "results database '%s' is not a regular file", path);
+    size_t len = strlen(path);
+    vyre_results *db = calloc(1, sizeof *db + len + 1);
+    if (!db)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening '%s'", path);
+    memcpy(db->path, path, len + 1);
+    if (pthread_mutex_init(&db->mu, NULL) != 0) {
+        free(db);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot create a mutex for '%s'", path);
+    }
+    int rc = open_steps(db, err);
+    if (rc) {
+        destroy(db);
+        return rc;
+    }
+    *out = db;
+    return VYRE_OK;
+}
+
+void vyre_results_close(vyre_results *db)
+{
+    if (db)
+        destroy(db);
+}
+
+const char *vyre_results_path(const vyre_results *db)
+{
+    return db ? db->path : NULL;
+}
+
+/* ---- the timings writer ----------------------------------------------------- */
+
+int vyre_results_writer_new(vyre_results *db, int64_t run_id, vyre_results_writer **out,
+                            vyre_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!db || !out || run_id < 0)
+        return vyre__fail(err, VYRE_EINVAL, "pass an open database and a run id >= 0",
+                          "bad arguments to create a timings writer");
+    vyre_results_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory creating a timings writer");
+    if (pthread_mutex_init(&w->mu, NULL) != 0) {
+        free(w);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot create a mutex for a timings writer");
+    }
+    w->db = db;
+    w->run_id = run_id;
+    w->pid = (int64_t)getpid();
+    w->session_ns = unix_ns();
+    if (gethostname(w->host, sizeof w->host) != 0)
+        vyre__strlcpy(w->host, "unknown", sizeof w->host);
+    w->host[sizeof w->host - 1] = '\0';
+    *out = w;
+    return VYRE_OK;
+}
+
+static void bind_u32_or_null(sqlite3_stmt *st, int i, int applies, uint32_t v)
+{
+    if (applies)
+        sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_row(const vyre_results_writer *w, sqlite3_stmt *st, const struct pending_row *r)
+{
+    const vyre_activity *a = &r->a;
+    int kernel = a->kind == VYRE_ACTIVITY_KERNEL;
+    int copy = a->kind == VYRE_ACTIVITY_MEMCPY;
+    int device_op = kernel || copy || a->kind == VYRE_ACTIVITY_MEMSET;
+    int nvtx = a->kind == VYRE_ACTIVITY_MARKER || a->kind == VYRE_ACTIVITY_RANGE;
+    if (w->run_id > 0)
+        sqlite3_bind_int64(st, 1, w->run_id);
+    else
+        sqlite3_bind_null(st, 1);
+    sqlite3_bind_text(st, 2, w->host, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, w->pid);
+    sqlite3_bind_int64(st, 4, w->session_ns);
+    sqlite3_bind_text(st, 5, vyre_activity_kind_name(a->kind), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, a->name, (int)strnlen(a->name, sizeof a->name), SQLITE_STATIC);
+    if (nvtx)
+        sqlite3_bind_text(st, 7, a->domain, (int)strnlen(a->domain, sizeof a->domain),
+                          SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 7);
+    sqlite3_bind_int64(st, 8, (sqlite3_int64)a->start_ns);
+    sqlite3_bind_int64(st, 9, (sqlite3_int64)a->end_ns);
+    sqlite3_bind_int64(st, 10,
+                       a->end_ns > a->start_ns ? (sqlite3_int64)(a->end_ns - a->start_ns) : 0);
+    for (int d = 0; d < 3; d++) {
+        bind_u32_or_null(st, 11 + d, kernel, a->grid[d]);
+        bind_u32_or_null(st, 14 + d, kernel, a->block[d]);
+    }
+    bind_u32_or_null(st, 17, device_op, a->stream_id);
+    bind_u32_or_null(st, 18, device_op, a->device_id);
+    if (copy || a->kind == VYRE_ACTIVITY_MEMSET)
+        sqlite3_bind_int64(st, 19, (sqlite3_int64)a->bytes);
+    else
+        sqlite3_bind_null(st, 19);
+    if (copy)
+        sqlite3_bind_text(st, 20, vyre_copy_kind_name(a->copy_kind), -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 20);
+    bind_u32_or_null(st, 21, a->correlation_id != 0, a->correlation_id);
+    if (a->has_payload && a->payload <= (uint64_t)INT64_MAX)
+        sqlite3_bind_int64(st, 22, (sqlite3_int64)a->payload);
+    else
+        sqlite3_bind_null(st, 22);
+    sqlite3_bind_int64(st, 23, r->created_ns);
+}
+
+/* Under w->mu. */
+static int flush_locked(vyre_results_writer *w, vyre_error *err)
+{
+    if (!w->n)
+        return VYRE_OK;
+    vyre_results *db = w->db;
+    pthread_mutex_lock(&db->mu);
+    int rc = tx_step(db, db->st_begin, "write timings to", err);
+    for (size_t i = 0; !rc && i < w->n; i++) {
+        bind_row(w, db->st_insert, &w->rows[i]);
+        int s = sqlite3_step(db->st_insert);
+        if (s != SQLITE_DONE)
+            rc = db_fail(db, s, "write timings to", err);
+        sqlite3_reset(db->st_insert);
+        sqlite3_clear_bindings(db->st_insert);
+    }
+    if (!rc)
+        rc = tx_step(db, db->st_commit, "commit timings to", err);
+    if (rc)
+        tx_rollback(db);
+    pthread_mutex_unlock(&db->mu);
+    if (rc) {
+        w->st.flush_failures++;
+        return rc;
+    }
+    w->st.rows_written += w->n;
+    w->st.flushes++;
+    w->n = 0;
+    return VYRE_OK;
+}
+
+static int fits_i64(const vyre_activity *a)
+{
+    return a->start_ns <= (uint64_t)INT64_MAX && a->end_ns <= (uint64_t)INT64_MAX &&
+           a->bytes <= (uint64_t)INT64_MAX;
+}
+
+static int add_locked(vyre_results_writer *w, const vyre_activity *recs, size_t n, vyre_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!fits_i64(&recs[i])) {
+            w->st.rows_dropped += n;
+            return vyre__fail(err, VYRE_ERANGE, "pass times and sizes below 2^63",
+                              "timings record %zu ('%.64s') has a value above INT64_MAX", i,
+                              recs[i].name);
+        }
+    int64_t now = unix_ns();
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (recs[i].kind == VYRE_ACTIVITY_NONE)
+            continue;
+        if (w->n == w->cap) {
+            if (w->cap >= VYRE_RESULTS_PENDING_MAX) {
+                w->st.rows_dropped++;
+                continue;
+            }
+            size_t cap = w->cap ? w->cap * 2 : 256;
+            if (cap > VYRE_RESULTS_PENDING_MAX)
+                cap = VYRE_RESULTS_PENDING_MAX;
+            struct pending_row *p = realloc(w->rows, cap * sizeof *p);
+            if (!p) {
+                w->st.rows_dropped += n - i;
+                return vyre__fail(err, VYRE_ENOMEM, NULL,
+                                  "out of memory queueing timings rows (%zu queued)", w->n);
+            }
+            w->rows = p;
+            w->cap = cap;
+        }
+        w->rows[w->n].a = recs[i];
+        w->rows[w->n].created_ns = now;
+        w->n++;
+        kept++;
+    }
+    w->st.rows_added += kept;
+    if (w->n >= VYRE_RESULTS_BATCH)
+        return flush_locked(w, err);
+    return VYRE_OK;
+}
+
+int vyre_results_writer_add(vyre_results_writer *w, const vyre_activity *recs, size_t n,
+                            vyre_error *err)
+{
+    if (!w || (!recs && n))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_writer_add: NULL argument");
+    pthread_mutex_lock(&w->mu);
+    int rc = add_locked(w, recs, n, err);
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+int vyre_results_writer_flush(vyre_results_writer *w, vyre_error *err)
+{
+    if (!w)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_writer_flush: NULL writer");
+    pthread_mutex_lock(&w->mu);
+    int rc = flush_locked(w, err);
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+void vyre_results_writer_sink(const vyre_activity *recs, size_t n, void *writer)
+{
+    vyre_results_writer *w = writer;
+    if (!w || !recs)
+        return;
+    vyre_error e;
+    vyre_error_clear(&e);
+    pthread_mutex_lock(&w->mu);
+    int rc = add_locked(w, recs, n, &e);
+    if (rc) {
+        w->st.last_error = rc;
+        vyre__strlcpy(w->st.last_message, e.message, sizeof w->st.last_message);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+void vyre_results_writer_get_stats(vyre_results_writer *w, vyre_results_writer_stats *out)
+{
+    if (!out)
+        return;
+    if (!w) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    pthread_mutex_lock(&w->mu);
+    *out = w->st;
+    out->rows_pending = w->n;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void vyre_results_writer_free(vyre_results_writer *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    flush_locked(w, NULL);
+    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_destroy(&w->mu);
+    free(w->rows);
+    free(w);
+}
+
+/* ---- for the bench module (results_internal.h) ----------------------------- */
+
+sqlite3 *vyre__results_sqlite(vyre_results *db)
+{
+    return db->db;
+}
+
+void vyre__results_lock(vyre_results *db)
+{
+    pthread_mutex_lock(&db->mu);
+}
+
+void vyre__results_unlock(vyre_results *db)
+{
+    pthread_mutex_unlock(&db->mu);
+}
+
+int vyre__results_begin(vyre_results *db, const char *what, vyre_error *err)
+{
+    return tx_step(db, db->st_begin, what, err);
+}
+
+int vyre__results_commit(vyre_results *db, const char *what, vyre_error *err)
+{
+    int rc = tx_step(db, db->st_commit, what, err);
+    if (rc)
+        tx_rollback(db);
+    return rc;
+}
+
+void vyre__results_rollback(vyre_results *db)
+{
+    tx_rollback(db);
+}
+
+int vyre__results_fail(vyre_results *db, int sqlite_rc, const char *what, vyre_error *err)
+{
+    return db_fail(db, sqlite_rc, what, err);
+}
+
+int vyre__results_step(sqlite3_stmt *st)
+{
+    return vyre__sqlite_step_retry(st, VYRE_RESULTS_BUSY_TIMEOUT_MS);
+}

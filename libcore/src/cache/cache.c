@@ -1,0 +1,1379 @@
+/*
+ * cache.c - the pipeline cache facade over key, blob and index.
+ *
+ * Owns root resolution and safety checks, the directory layout, the
+ * cross-process lock that keeps index rows and files in step, and the
+ * engines behind stats, prune, verify, reindex and clear. The blobs are the
+ * truth: every decision that matters for correctness is taken from the
+ * files; the index only makes listing, LRU order and usage cheap.
+ */
+#include "vyre/cache.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache/blob_internal.h"
+#include "base/fsutil.h"
+#include "cache/index.h"
+#include "base/internal.h"
+#include "vyre/nvtx.h"
+
+#define INDEX_NAME  "index.sqlite3"
+#define LOCK_NAME   "lock"
+#define PRUNE_BATCH 1024
+
+struct vyre_cache {
+    char root[VYRE_CACHE_PATH_MAX];
+    char index_path[VYRE_CACHE_PATH_MAX];
+    unsigned flags;
+    int readonly;
+    vyre__index *idx;
+    atomic_uint_fast64_t hits, misses, rejects;
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- root resolution and safety ---------------------------------------- */
+
+int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
+{
+    const char *env = getenv("VYRE_PTX_CACHE_DIR");
+    if (env) {
+        if (!*env)
+            return vyre__fail(err, VYRE_EENV,
+                              "unset VYRE_PTX_CACHE_DIR to use the default "
+                              "($XDG_CACHE_HOME/vyre/ptx-cache), or set it to a directory",
+                              "VYRE_PTX_CACHE_DIR is set but empty");
+        if (vyre__strlcpy(buf, env, size) >= size)
+            return vyre__fail(err, VYRE_EENV, "set VYRE_PTX_CACHE_DIR to a shorter path",
+                              "VYRE_PTX_CACHE_DIR is too long");
+        return VYRE_OK;
+    }
+    int rc = vyre__xdg_path("XDG_CACHE_HOME", ".cache", "vyre/ptx-cache", buf, size, err);
+    if (rc == VYRE_EENV && err)
+        vyre__strlcpy(err->hint,
+                      "set VYRE_PTX_CACHE_DIR to the pipeline cache directory, or set "
+                      "XDG_CACHE_HOME or HOME",
+                      sizeof err->hint);
+    return rc;
+}
+
+/* ssh's rule for key files: the directory must belong to us (or root) and
+ * must not be writable by group or others, or someone else could plant a
+ * blob that we would hand to the driver. */
+static int check_safe(const char *dir, vyre_error *err)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat '%s': %s", dir, strerror(e));
+    }
+    if (S_ISLNK(st.st_mode) && stat(dir, &st) != 0) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), "point the cache at a real directory",
+                          "'%s' is a dangling symlink: %s", dir, strerror(e));
+    }
+    if (!S_ISDIR(st.st_mode))
+        return vyre__fail(err, VYRE_EEXIST, "remove the file or choose another cache directory",
+                          "cache directory '%s' is not a directory", dir);
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        char hint[VYRE_ERROR_HINT_MAX];
+        if (snprintf(hint, sizeof hint,
+                     "use a cache directory of your own (VYRE_PTX_CACHE_DIR), or 'chown %u %s'",
+                     (unsigned)geteuid(), dir) < 0)
+            hint[0] = '\0';
+        return vyre__fail(err, VYRE_EUNSAFE, hint,
+                          "cache directory '%s' is owned by uid %u, not by you (uid %u): "
+                          "refusing to load blobs another user could plant",
+                          dir, (unsigned)st.st_uid, (unsigned)geteuid());
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        char hint[VYRE_ERROR_HINT_MAX];
+        if (snprintf(hint, sizeof hint, "run 'chmod go-w %s' (vyre creates it 0700)", dir) < 0)
+            hint[0] = '\0';
+        return vyre__fail(err, VYRE_EUNSAFE, hint,
+                          "cache directory '%s' is writable by group or others (mode %04o): "
+                          "refusing to load blobs others could plant",
+                          dir, (unsigned)(st.st_mode & 07777));
+    }
+    return VYRE_OK;
+}
+
+static int sub_path(const vyre_cache *c, const char *name, char *out, size_t size)
+{
+    return vyre__path_join(out, size, c->root, name, NULL);
+}
+
+static int writable_dir(const char *dir)
+{
+    return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0;
+}
+
+int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_error *err)
+{
+    if (!out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_open: NULL out");
+    *out = NULL;
+    vyre_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening the cache");
+    c->flags = flags;
+    int rc = VYRE_OK;
+    if (root) {
+        if (!*root) {
+            rc = vyre__fail(err, VYRE_EINVAL, "give a directory path", "empty cache directory");
+            goto fail;
+        }
+        if (vyre__strlcpy(c->root, root, sizeof c->root) >= sizeof c->root) {
+            rc = vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "cache path too long");
+            goto fail;
+        }
+    } else if ((rc = vyre_cache_default_root(c->root, sizeof c->root, err))) {
+        goto fail;
+    }
+
+    /* Every path under the root must fit VYRE_CACHE_PATH_MAX. */
+    if (strlen(c->root) > VYRE_CACHE_PATH_MAX - 256) {
+        rc = vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory path",
+                        "cache directory path is %zu bytes long, more than %d", strlen(c->root),
+                        VYRE_CACHE_PATH_MAX - 256);
+        goto fail;
+    }
+    struct stat st;
+    if (stat(c->root, &st) != 0) {
+        if (errno != ENOENT || (flags & VYRE_CACHE_READONLY)) {
+            int e = errno;
+            rc = vyre__fail(err, e == ENOENT ? VYRE_ENOENT : vyre__errno_code(e),
+                            e == ENOENT ? "nothing has been cached there yet; check "
+                                          "--cache-dir / VYRE_PTX_CACHE_DIR"
+                                        : NULL,
+                            "cache directory '%s' %s", c->root,
+                            e == ENOENT ? "does not exist" : strerror(e));
+            goto fail;
+        }
+        if ((rc = vyre__mkdirs(c->root, 0700, err)))
+            goto fail;
+    }
+    if ((rc = check_safe(c->root, err)))
+        goto fail;
+
+    c->readonly = (flags & VYRE_CACHE_READONLY) || !writable_dir(c->root);
+    if (!c->readonly) {
+        static const char *const subs[] = {"blobs", "tmp", "quarantine"};
+        for (size_t i = 0; i < VYRE_ARRAY_SIZE(subs); i++) {
+            char p[VYRE_CACHE_PATH_MAX];
+            if ((rc = vyre__path_join(p, sizeof p, c->root, subs[i], err)) ||
+                (rc = vyre__mkdirs(p, 0700, err)))
+                goto fail;
+        }
+        char tmp[VYRE_CACHE_PATH_MAX];
+        sub_path(c, "tmp", tmp, sizeof tmp);
+        char blobs[VYRE_CACHE_PATH_MAX];
+        sub_path(c, "blobs", blobs, sizeof blobs);
+        if (!writable_dir(tmp) || !writable_dir(blobs))
+            c->readonly = 1;
+    }
+
+    if ((rc = vyre__path_join(c->index_path, sizeof c->index_path, c->root, INDEX_NAME, err)))
+        goto fail;
+    if (!(flags & VYRE_CACHE_NO_INDEX)) {
+        rc = vyre__index_open(
+            c->index_path, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx, err);
+        if (c->readonly && (rc == VYRE_ENOENT || rc == VYRE_EROFS || rc == VYRE_EPERM)) {
+            /* A read-only cache without a usable index (none, or a WAL index
+             * whose -shm we may not create) serves gets from the files. */
+            c->idx = NULL;
+            rc = VYRE_OK;
+        } else if (rc) {
+            goto fail;
+        }
+    }
+    *out = c;
+    return VYRE_OK;
+fail:
+    free(c);
+    return rc;
+}
+
+void vyre_cache_close(vyre_cache *c)
+{
+    if (!c)
+        return;
+    vyre__index_close(c->idx);
+    free(c);
+}
+
+const char *vyre_cache_root(const vyre_cache *c)
+{
+    return c->root;
+}
+
+int vyre_cache_is_readonly(const vyre_cache *c)
+{
+    return c->readonly;
+}
+
+/* ---- the lock --------------------------------------------------------- */
+
+/* A fresh descriptor per operation: flock belongs to the open file
+ * description, and one handle may be used from several threads. Returns the
+ * fd (>= 0) or a negative vyre code. */
+static int lock_take(const vyre_cache *c, int op, vyre_error *err)
+{
+    char p[VYRE_CACHE_PATH_MAX];
+    int rc = vyre__path_join(p, sizeof p, c->root, LOCK_NAME, err);
+    if (rc)
+        return rc;
+    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), "check the cache directory's permissions",
+                          "cannot open the cache lock '%s': %s", p, strerror(e));
+    }
+    while (flock(fd, op) != 0) {
+        if (errno == EINTR)
+            continue;
+        int e = errno;
+        close(fd);
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot lock '%s': %s", p, strerror(e));
+    }
+    return fd;
+}
+
+static void lock_release(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* closing the last descriptor releases the flock */
+}
+
+static int readonly_error(const vyre_cache *c, vyre_error *err)
+{
+    return vyre__fail(err, VYRE_EROFS,
+                      "ask the cache's owner to add the blob, or point VYRE_PTX_CACHE_DIR at a "
+                      "cache of your own",
+                      "the pipeline cache '%s' is read-only", c->root);
+}
+
+/* ---- get / put --------------------------------------------------------- */
+
+int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
+                   vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (!c || !key || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_get: NULL argument");
+    vyre_nvtx_push(VYRE_RANGE_CACHE_LOOKUP);
+    vyre_blob_reject r = VYRE_REJECT_NONE;
+    int rc = vyre_blob_load(c->root, key, out, &r, err);
+    if (rc == VYRE_OK) {
+        atomic_fetch_add(&c->hits, 1);
+        if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
+            vyre__index_note_hit(c->idx, key, now_ns(), NULL);
+    } else if (rc == VYRE_ENOENT) {
+        atomic_fetch_add(&c->misses, 1);
+        if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
+            vyre__index_note_miss(c->idx, NULL);
+    } else if (rc == VYRE_ECORRUPT || rc == VYRE_EVERSION) {
+        /* The blob module quarantined the file; forget its row too. */
+        atomic_fetch_add(&c->misses, 1);
+        if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
+            vyre__index_note_miss(c->idx, NULL);
+        atomic_fetch_add(&c->rejects, 1);
+        if (c->idx && !c->readonly)
+            vyre__index_delete(c->idx, key, NULL);
+        if (why)
+            *why = r;
+        rc = VYRE_ENOENT;
+    }
+    vyre_nvtx_pop();
+    return rc;
+}
+
+static void row_from_header(vyre__index_row *row, const vyre_blob_header *h, uint64_t file_size)
+{
+    memset(row, 0, sizeof *row);
+    row->key = h->key;
+    row->kind = h->kind;
+    memcpy(row->arch, h->arch, sizeof row->arch);
+    memcpy(row->toolchain, h->toolchain, sizeof row->toolchain);
+    row->raw_size = h->raw_size;
+    row->stored_size = h->stored_size;
+    row->file_size = file_size;
+    row->created_unix_ns = h->created_unix_ns;
+    row->compile_ns = h->compile_ns;
+}
+
+static int put_row(const vyre_blob_header *h, void *ctx, vyre_error *err)
+{
+    vyre_cache *c = ctx;
+    vyre__index_row row;
+    row_from_header(&row, h, VYRE_BLOB_HEADER_SIZE + h->stored_size);
+    return vyre__index_upsert(c->idx, &row, err);
+}
+
+int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                   vyre_error *err)
+{
+    if (!c || !h || (len && !payload))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_put: NULL argument");
+    if (c->readonly)
+        return readonly_error(c, err);
+    vyre_nvtx_push(VYRE_RANGE_CACHE_STORE);
+    int fd = lock_take(c, LOCK_SH, err);
+    int rc = fd < 0 ? fd : VYRE_OK;
+    /* The row goes in just before the rename: a writer killed in between
+     * leaves a row plus its temp file, which verify treats as that write's
+     * debris; killed after, everything is in place. */
+    if (rc == VYRE_OK)
+        rc = vyre__blob_store_ex(c->root, h, payload, len, c->idx ? put_row : NULL, c, err);
+    lock_release(fd);
+    vyre_nvtx_pop();
+    if (rc == VYRE_EROFS || rc == VYRE_EPERM) {
+        c->readonly = 1;
+        return readonly_error(c, err);
+    }
+    return rc;
+}
+
+int vyre_cache_flush(vyre_cache *c, vyre_error *err)
+{
+    if (!c || !c->idx)
+        return VYRE_OK;
+    return vyre__index_flush(c->idx, err);
+}
+
+/* ---- scanning the directories ----------------------------------------- */
+
+typedef struct file_ent {
+    char name[80]; /* "<64 hex>.vblob" or a tmp/quarantine name (may be cut) */
+    char dir[3];
+    vyre_key key;
+    int valid_name;
+    uint64_t size;
+    int64_t mtime_ns;
+} file_ent;
+
+typedef struct file_list {
+    file_ent *v;
+    size_t n, cap;
+} file_list;
+
+static int list_push(file_list *l, const file_ent *e)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        file_ent *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return VYRE_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *e;
+    return VYRE_OK;
+}
+
+static int is_hex2(const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    return s[0] && s[1] && !s[2] && strchr(hex, s[0]) && strchr(hex, s[1]);
+}
+
+/* Parses "<64 lowercase hex>.vblob" in directory dir2. */
+static int parse_blob_name(const char *name, const char *dir2, vyre_key *key)
+{
+    size_t n = strlen(name);
+    if (n != VYRE_KEY_HEX_LEN + strlen(VYRE_BLOB_EXT) ||
+        strcmp(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT) != 0)
+        return 0;
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    memcpy(hex, name, VYRE_KEY_HEX_LEN);
+    hex[VYRE_KEY_HEX_LEN] = '\0';
+    for (int i = 0; i < VYRE_KEY_HEX_LEN; i++)
+        if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+            return 0;
+    if (hex[0] != dir2[0] || hex[1] != dir2[1])
+        return 0;
+    return vyre_key_from_hex(hex, key) == VYRE_OK;
+}
+
+/* Lists blobs/<2 hex>/<name>. Entries with an unexpected name or place get
+ * valid_name = 0 (stray). with_stat fills size and mtime. */
+static int scan_blobs(const vyre_cache *c, file_list *out, int with_stat, vyre_error *err)
+{
+    char blobs[VYRE_CACHE_PATH_MAX];
+    int rc = vyre__path_join(blobs, sizeof blobs, c->root, "blobs", err);
+    if (rc)
+        return rc;
+    DIR *top = opendir(blobs);
+    if (!top) {
+        if (errno == ENOENT)
+            return VYRE_OK;
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read '%s': %s", blobs,
+                          strerror(e));
+    }
+    struct dirent *d;
+    while (rc == VYRE_OK && (d = readdir(top))) {
+        if (d->d_name[0] == '.')
+            continue;
+        char sub[VYRE_CACHE_PATH_MAX];
+        if (vyre__path_join(sub, sizeof sub, blobs, d->d_name, NULL))
+            continue;
+        file_ent e;
+        memset(&e, 0, sizeof e);
+        if (!is_hex2(d->d_name)) {
+            vyre__strlcpy(e.name, d->d_name, sizeof e.name);
+            rc = list_push(out, &e);
+            continue;
+        }
+        DIR *dd = opendir(sub);
+        if (!dd)
+            continue;
+        struct dirent *f;
+        while (rc == VYRE_OK && (f = readdir(dd))) {
+            if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+                continue;
+            memset(&e, 0, sizeof e);
+            memcpy(e.dir, d->d_name, 3);
+            vyre__strlcpy(e.name, f->d_name, sizeof e.name);
+            e.valid_name =
+                strlen(f->d_name) < sizeof e.name && parse_blob_name(f->d_name, d->d_name, &e.key);
+            if (with_stat) {
+                struct stat st;
+                if (fstatat(dirfd(dd), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                    e.size = (uint64_t)st.st_size;
+                    e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+                }
+            }
+            rc = list_push(out, &e);
+        }
+        closedir(dd);
+    }
+    closedir(top);
+    if (rc == VYRE_ENOMEM)
+        return vyre__fail(err, rc, NULL, "out of memory listing the cache");
+    return rc;
+}
+
+static void ent_path(const vyre_cache *c, const file_ent *e, char *out, size_t size)
+{
+    int n = e->dir[0] ? snprintf(out, size, "%s/blobs/%s/%s", c->root, e->dir, e->name)
+                      : snprintf(out, size, "%s/blobs/%s", c->root, e->name);
+    if (n < 0 || (size_t)n >= size)
+        out[0] = '\0'; /* cannot happen: vyre_cache_open bounds the root */
+}
+
+/* Counts files (and bytes, and those older than an age) in a flat dir. */
+static void scan_flat(const char *dir, int64_t older_than_ns, uint64_t *files, uint64_t *bytes,
+                      uint64_t *old)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *f;
+    int64_t now = now_ns();
+    while ((f = readdir(d))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        (*files)++;
+        if (bytes)
+            *bytes += (uint64_t)st.st_size;
+        int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        if (old && now - m > older_than_ns)
+            (*old)++;
+    }
+    closedir(d);
+}
+
+/* ---- rows -------------------------------------------------------------- */
+
+typedef struct row_list {
+    vyre__index_row *v;
+    size_t n, cap;
+} row_list;
+
+static int collect_row(const vyre__index_row *row, void *ctx)
+{
+    row_list *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        vyre__index_row *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return VYRE_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *row;
+    return 0;
+}
+
+static int no_index(const vyre_cache *c, vyre_error *err)
+{
+    return vyre__fail(err, VYRE_ENOENT, "rebuild it from the blobs with 'vyre-cachectl reindex'",
+                      "the cache '%s' has no index", c->root);
+}
+
+static int all_rows(vyre_cache *c, row_list *l, vyre_error *err)
+{
+    memset(l, 0, sizeof *l);
+    if (!c->idx)
+        return no_index(c, err);
+    int rc = vyre__index_foreach_lru(c->idx, collect_row, l, err);
+    if (rc == VYRE_ENOMEM)
+        return vyre__fail(err, rc, NULL, "out of memory reading the index");
+    return rc;
+}
+
+static void entry_from_row(vyre_cache_entry *e, const vyre__index_row *r)
+{
+    e->key = r->key;
+    e->kind = r->kind;
+    memcpy(e->arch, r->arch, sizeof e->arch);
+    memcpy(e->toolchain, r->toolchain, sizeof e->toolchain);
+    e->raw_size = r->raw_size;
+    e->stored_size = r->stored_size;
+    e->file_size = r->file_size;
+    e->created_unix_ns = r->created_unix_ns;
+    e->last_access_unix_ns = r->last_access_unix_ns;
+    e->hits = r->hits;
+    e->compile_ns = r->compile_ns;
+}
+
+typedef struct foreach_ctx {
+    vyre_cache_entry_fn fn;
+    void *ctx;
+} foreach_ctx;
+
+static int foreach_adapter(const vyre__index_row *row, void *p)
+{
+    foreach_ctx *f = p;
+    vyre_cache_entry e;
+    entry_from_row(&e, row);
+    return f->fn(&e, f->ctx);
+}
+
+int vyre_cache_foreach(vyre_cache *c, vyre_cache_entry_fn fn, void *ctx, vyre_error *err)
+{
+    if (!c || !fn)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_foreach: NULL argument");
+    if (!c->idx)
+        return no_index(c, err);
+    foreach_ctx f = {fn, ctx};
+    return vyre__index_foreach_lru(c->idx, foreach_adapter, &f, err);
+}
+
+/* ---- stats ------------------------------------------------------------- */
+
+static void bucket_add(vyre_cache_bucket *b, size_t cap, size_t *n, const char *name,
+                       uint64_t bytes)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(b[i].name, name) == 0) {
+            b[i].entries++;
+            b[i].bytes += bytes;
+            return;
+        }
+    if (*n == cap) {
+        /* Fold the rest into the last bucket, renamed "other". */
+        vyre__strlcpy(b[cap - 1].name, "other", sizeof b[cap - 1].name);
+        b[cap - 1].entries++;
+        b[cap - 1].bytes += bytes;
+        return;
+    }
+    vyre__strlcpy(b[*n].name, name, sizeof b[*n].name);
+    b[*n].entries = 1;
+    b[*n].bytes = bytes;
+    (*n)++;
+}
+
+int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
+{
+    if (!c || !st)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_stats_get: NULL argument");
+    memset(st, 0, sizeof *st);
+    static const char *const kinds[] = {"unknown", "cubin", "ptx", "fatbin"};
+    for (int i = 0; i < 4; i++)
+        vyre__strlcpy(st->by_kind[i].name, kinds[i], sizeof st->by_kind[i].name);
+    static const char *const ages[] = {"<1h", "<1d", "<7d", "<30d", ">=30d"};
+    static const int64_t limits[] = {INT64_C(3600), INT64_C(86400), INT64_C(7) * 86400,
+                                     INT64_C(30) * 86400};
+    for (int i = 0; i < VYRE_CACHE_AGE_BUCKETS; i++)
+        vyre__strlcpy(st->by_age[i].name, ages[i], sizeof st->by_age[i].name);
+
+    row_list rows;
+    int rc = c->idx ? all_rows(c, &rows, err) : VYRE_OK;
+    if (rc) {
+        free(rows.v);
+        return rc;
+    }
+    int64_t now = now_ns();
+    for (size_t i = 0; c->idx && i < rows.n; i++) {
+        const vyre__index_row *r = &rows.v[i];
+        st->entries++;
+        st->bytes += r->file_size;
+        unsigned k = r->kind < 4 ? r->kind : 0;
+        st->by_kind[k].entries++;
+        st->by_kind[k].bytes += r->file_size;
+        bucket_add(st->by_arch, VYRE_CACHE_STATS_MAX_ARCH, &st->n_arch, r->arch, r->file_size);
+        int64_t age_s = (now - r->created_unix_ns) / 1000000000;
+        int b = 0;
+        while (b < VYRE_CACHE_AGE_BUCKETS - 1 && age_s >= limits[b])
+            b++;
+        st->by_age[b].entries++;
+        st->by_age[b].bytes += r->file_size;
+        st->hits += r->hits;
+        st->compile_ns_saved += r->hits * r->compile_ns;
+    }
+    if (c->idx) {
+        free(rows.v);
+        vyre__index_misses(c->idx, &st->misses, NULL);
+    }
+    char p[VYRE_CACHE_PATH_MAX];
+    if (sub_path(c, "quarantine", p, sizeof p) == VYRE_OK)
+        scan_flat(p, 0, &st->quarantined, &st->quarantine_bytes, NULL);
+    if (sub_path(c, "tmp", p, sizeof p) == VYRE_OK)
+        scan_flat(p, VYRE_CACHE_DEBRIS_AGE_NS, &st->tmp_files, NULL, &st->debris);
+    st->session_hits = atomic_load(&c->hits);
+    st->session_misses = atomic_load(&c->misses);
+    st->session_rejects = atomic_load(&c->rejects);
+    return VYRE_OK;
+}
+
+/* ---- find by prefix ---------------------------------------------------- */
+
+typedef struct prefix_ctx {
+    char prefix[VYRE_KEY_HEX_LEN + 1];
+    size_t len;
+    size_t matches;
+    vyre_cache_entry first;
+    char listed[8][VYRE_KEY_HEX_LEN + 1];
+} prefix_ctx;
+
+static int prefix_match(const vyre_cache_entry *e, void *p)
+{
+    prefix_ctx *x = p;
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(&e->key, hex);
+    if (memcmp(hex, x->prefix, x->len) != 0)
+        return 0;
+    if (x->matches == 0)
+        x->first = *e;
+    if (x->matches < 8)
+        memcpy(x->listed[x->matches], hex, sizeof hex);
+    x->matches++;
+    return 0;
+}
+
+int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *out,
+                           vyre_error *err)
+{
+    if (!c || !prefix || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_find_prefix: NULL argument");
+    prefix_ctx x;
+    memset(&x, 0, sizeof x);
+    x.len = strlen(prefix);
+    if (x.len < 4 || x.len > VYRE_KEY_HEX_LEN)
+        return vyre__fail(err, VYRE_EINVAL, "give at least 4 and at most 64 hex digits of a key",
+                          "'%s' is not a key prefix", prefix);
+    for (size_t i = 0; i < x.len; i++) {
+        char ch = prefix[i];
+        if (ch >= 'A' && ch <= 'F')
+            ch = (char)(ch - 'A' + 'a');
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+            return vyre__fail(err, VYRE_EINVAL, "keys are hexadecimal: use 0-9 and a-f",
+                              "'%s' is not a key prefix", prefix);
+        x.prefix[i] = ch;
+    }
+    int rc = vyre_cache_foreach(c, prefix_match, &x, err);
+    if (rc)
+        return rc;
+    if (x.matches == 0)
+        return vyre__fail(err, VYRE_ENOENT, "list the keys with 'vyre-cachectl ls'",
+                          "no blob with a key starting '%s'", prefix);
+    if (x.matches > 1) {
+        char list[VYRE_ERROR_MESSAGE_MAX];
+        size_t off = 0;
+        for (size_t i = 0; i < x.matches && i < 8; i++) {
+            int n = snprintf(list + off, sizeof list - off, "%s%.16s", i ? ", " : "", x.listed[i]);
+            if (n < 0 || (size_t)n >= sizeof list - off)
+                break;
+            off += (size_t)n;
+        }
+        return vyre__fail(err, VYRE_EAMBIGUOUS, "give more digits of the key",
+                          "key prefix '%s' is ambiguous: %zu blobs match (%s%s)", prefix, x.matches,
+                          list, x.matches > 8 ? ", ..." : "");
+    }
+    *out = x.first;
+    return VYRE_OK;
+}
+
+/* ---- prune ------------------------------------------------------------- */
+
+static int in_list(const char *s, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+void vyre_prune_opts_init(vyre_prune_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->max_bytes = UINT64_MAX;
+}
+
+static int remove_batch(vyre_cache *c, const vyre__index_row *const *victims, size_t n,
+                        vyre_error *err)
+{
+    vyre_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
+    int fd = lock_take(c, LOCK_EX, err);
+    if (fd < 0) {
+        free(keys);
+        return fd;
+    }
+    /* unlinkat() in the blob's two-hex directory, opened once per batch,
+     * saves the kernel walking the whole path for every file (measured:
+     * pruning 100,000 blobs against unlinking them by full path). */
+    int dirfds[256];
+    for (int d = 0; d < 256; d++)
+        dirfds[d] = -1;
+    char blobs[VYRE_CACHE_PATH_MAX];
+    sub_path(c, "blobs", blobs, sizeof blobs);
+    int bfd = open(blobs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = VYRE_OK;
+    for (size_t i = 0; i < n; i++) {
+        char hex[VYRE_KEY_HEX_LEN + 1], name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT];
+        keys[i] = victims[i]->key;
+        vyre_key_to_hex(&keys[i], hex);
+        memcpy(name, hex, VYRE_KEY_HEX_LEN);
+        memcpy(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT, sizeof VYRE_BLOB_EXT);
+        int d = victims[i]->key.bytes[0];
+        if (bfd >= 0 && dirfds[d] < 0) {
+            char sub[3] = {hex[0], hex[1], '\0'};
+            dirfds[d] = openat(bfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        }
+        if (dirfds[d] < 0) {
+            if (errno == ENOENT)
+                continue; /* no such directory: nothing to remove */
+        } else if (unlinkat(dirfds[d], name, 0) == 0 || errno == ENOENT) {
+            continue;
+        }
+        int e = errno;
+        char path[VYRE_CACHE_PATH_MAX];
+        vyre_blob_path(c->root, &keys[i], path, sizeof path, NULL);
+        rc = vyre__fail(err, vyre__errno_code(e), "check the cache's permissions",
+                        "cannot remove '%s': %s", path, strerror(e));
+        n = i; /* rows of files still there stay */
+        break;
+    }
+    for (int d = 0; d < 256; d++)
+        if (dirfds[d] >= 0)
+            close(dirfds[d]);
+    if (bfd >= 0)
+        close(bfd);
+    int drc = n ? vyre__index_delete_many(c->idx, keys, n, rc ? NULL : err) : VYRE_OK;
+    lock_release(fd);
+    free(keys);
+    return rc ? rc : drc;
+}
+
+int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts, vyre_prune_result *res,
+                     vyre_prune_fn fn, void *ctx, vyre_error *err)
+{
+    if (!c || !opts || !res)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_prune: NULL argument");
+    memset(res, 0, sizeof *res);
+    /* The caller names the identities to keep (vyre_compile_toolchains
+     * gives the current ones): the cache sits below the compiler and does
+     * not ask it. */
+    const char *const *keep = opts->keep_toolchains;
+    size_t n_keep = opts->n_keep_toolchains;
+    if (opts->stale_toolchain && (!keep || !n_keep))
+        return vyre__fail(err, VYRE_EINVAL,
+                          "pass the identities to keep (vyre_compile_toolchains gives the "
+                          "current ones)",
+                          "pruning stale toolchains needs the toolchains to keep");
+    if (c->readonly && !opts->dry_run)
+        return readonly_error(c, err);
+    vyre_nvtx_push(VYRE_RANGE_CACHE_PRUNE);
+    row_list rows;
+    int rc = all_rows(c, &rows, err);
+    if (rc) {
+        free(rows.v);
+        vyre_nvtx_pop();
+        return rc;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < rows.n; i++)
+        total += rows.v[i].file_size;
+    int64_t now = now_ns();
+    const vyre__index_row **batch = malloc(PRUNE_BATCH * sizeof *batch);
+    size_t nb = 0;
+    if (!batch) {
+        free(rows.v);
+        vyre_nvtx_pop();
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
+    }
+    for (size_t i = 0; i < rows.n && rc == VYRE_OK; i++) {
+        const vyre__index_row *r = &rows.v[i];
+        res->examined++;
+        int64_t used = r->last_access_unix_ns ? r->last_access_unix_ns : r->created_unix_ns;
+        const char *reason = NULL;
+        if (opts->arch && strcmp(r->arch, opts->arch) == 0)
+            reason = "arch";
+        else if (opts->stale_toolchain && !in_list(r->toolchain, keep, n_keep))
+            reason = "stale-toolchain";
+        else if (opts->max_age_ns > 0 && now - used > opts->max_age_ns)
+            reason = "age";
+        else if (total > opts->max_bytes)
+            reason = "size";
+        if (!reason) {
+            res->kept++;
+            res->kept_bytes += r->file_size;
+            continue;
+        }
+        total -= r->file_size;
+        res->removed++;
+        res->removed_bytes += r->file_size;
+        if (fn) {
+            vyre_cache_entry e;
+            entry_from_row(&e, r);
+            fn(&e, reason, ctx);
+        }
+        if (!opts->dry_run) {
+            batch[nb++] = r;
+            if (nb == PRUNE_BATCH) {
+                rc = remove_batch(c, batch, nb, err);
+                nb = 0;
+            }
+        }
+        if (opts->progress && (res->examined & 1023) == 0)
+            opts->progress(res->examined, rows.n, opts->progress_ctx);
+    }
+    if (rc == VYRE_OK && nb)
+        rc = remove_batch(c, batch, nb, err);
+    if (opts->progress)
+        opts->progress(res->examined, rows.n, opts->progress_ctx);
+    res->target_reached = total <= opts->max_bytes;
+    free(batch);
+    free(rows.v);
+    vyre_nvtx_pop();
+    return rc;
+}
+
+/* ---- checking many blobs ---------------------------------------------- */
+
+/* Full validation of every listed blob, spread over a few threads: on
+ * page-cached files verify and reindex are bound by open/read/checksum per
+ * file, which scales with cores. Results land in out[i] for files->v[i]. */
+typedef struct check_out {
+    int rc; /* vyre_blob_check_file's result; VYRE_EINVAL for a stray name */
+    vyre_blob_reject why;
+    vyre_blob_header h;
+    uint64_t file_size;
+} check_out;
+
+typedef struct check_job {
+    const vyre_cache *c;
+    const file_list *files;
+    check_out *out;
+    atomic_size_t next;
+    atomic_size_t done;
+} check_job;
+
+#define CHECK_MAX_THREADS 8
+#define CHECK_PER_THREAD  64 /* fewer files than this per thread: not worth it */
+
+static void check_some(check_job *j, vyre_progress_fn progress, void *progress_ctx)
+{
+    for (;;) {
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->files->n)
+            return;
+        const file_ent *e = &j->files->v[i];
+        check_out *o = &j->out[i];
+        if (!e->valid_name) {
+            o->rc = VYRE_EINVAL;
+        } else {
+            char path[VYRE_CACHE_PATH_MAX];
+            ent_path(j->c, e, path, sizeof path);
+            o->why = VYRE_REJECT_NONE;
+            o->rc = vyre_blob_check_file(path, &e->key, &o->h, &o->file_size, &o->why, NULL);
+        }
+        size_t d = atomic_fetch_add(&j->done, 1) + 1;
+        if (progress && (d & 255) == 0)
+            progress(d, j->files->n, progress_ctx);
+    }
+}
+
+static void *check_thread(void *p)
+{
+    check_some(p, NULL, NULL);
+    return NULL;
+}
+
+static int check_all(const vyre_cache *c, const file_list *files, check_out *out,
+                     vyre_progress_fn progress, void *progress_ctx)
+{
+    check_job j = {.c = c, .files = files, .out = out};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.done, 0);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = files->n / CHECK_PER_THREAD;
+    if (want > (size_t)(ncpu > 1 ? ncpu : 1))
+        want = (size_t)(ncpu > 1 ? ncpu : 1);
+    if (want > CHECK_MAX_THREADS)
+        want = CHECK_MAX_THREADS;
+    pthread_t th[CHECK_MAX_THREADS];
+    size_t started = 0;
+    for (size_t t = 1; t < want; t++) /* the calling thread is the first worker */
+        if (pthread_create(&th[started], NULL, check_thread, &j) == 0)
+            started++;
+    check_some(&j, progress, progress_ctx);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    if (progress)
+        progress(files->n, files->n, progress_ctx);
+    return VYRE_OK;
+}
+
+/* Lists every blob and checks it (see check_all); *outs is the caller's to
+ * free, with files->v. */
+static int scan_and_check(const vyre_cache *c, file_list *files, check_out **outs,
+                          vyre_progress_fn progress, void *progress_ctx, const char *what,
+                          vyre_error *err)
+{
+    int rc = scan_blobs(c, files, 0, err);
+    if (rc)
+        return rc;
+    *outs = calloc(files->n ? files->n : 1, sizeof **outs);
+    if (!*outs)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory %s", what);
+    check_all(c, files, *outs, progress, progress_ctx);
+    return VYRE_OK;
+}
+
+/* ---- verify ------------------------------------------------------------ */
+
+typedef struct checked {
+    vyre_key key;
+    vyre_blob_header h;
+    uint64_t file_size;
+} checked;
+
+static int cmp_key(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(vyre_key));
+}
+
+static void report(vyre_problem_fn fn, void *ctx, vyre_verify_problem *p, vyre_verify_result *res)
+{
+    res->problems++;
+    if (p->repaired)
+        res->repaired++;
+    if (fn)
+        fn(p, ctx);
+}
+
+static int row_matches(const vyre__index_row *r, const checked *k)
+{
+    return r->kind == k->h.kind && strcmp(r->arch, k->h.arch) == 0 &&
+           strcmp(r->toolchain, k->h.toolchain) == 0 && r->stored_size == k->h.stored_size &&
+           r->file_size == k->file_size;
+}
+
+/* Checks every blob file without holding the lock (it can take long), then
+ * cross-checks index and files under the exclusive lock, where no put can
+ * be half done. */
+#define TMP_PREFIX   16
+#define MAX_TMP_SEEN 4096
+typedef struct tmp_seen_ent {
+    char prefix[TMP_PREFIX];
+    int debris;
+} tmp_seen_ent;
+
+/* -1: no temp file for key; 0: one in flight; 1: only debris. */
+static int tmp_for_key(const tmp_seen_ent *v, size_t n, const vyre_key *key)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    int state = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(v[i].prefix, hex, TMP_PREFIX) != 0)
+            continue;
+        if (!v[i].debris)
+            return 0;
+        state = 1;
+    }
+    return state;
+}
+
+int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_problem_fn fn,
+                      void *ctx, vyre_progress_fn progress, void *progress_ctx, vyre_error *err)
+{
+    if (!c || !res)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_verify: NULL argument");
+    memset(res, 0, sizeof *res);
+    if (repair && c->readonly)
+        return readonly_error(c, err);
+    vyre_nvtx_push(VYRE_RANGE_CACHE_VERIFY);
+    file_list files = {0};
+    checked *good = NULL;
+    check_out *outs = NULL;
+    size_t n_good = 0;
+    row_list rows = {0};
+    int lock_fd = -1;
+    size_t n_tmp = 0;
+    tmp_seen_ent *tmp_seen = malloc(MAX_TMP_SEEN * sizeof *tmp_seen);
+    int rc = tmp_seen ? scan_and_check(c, &files, &outs, progress, progress_ctx, "verifying", err)
+                      : vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
+    if (rc)
+        goto out;
+    good = malloc((files.n ? files.n : 1) * sizeof *good);
+    if (!good) {
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
+        goto out;
+    }
+    for (size_t i = 0; i < files.n; i++) {
+        const file_ent *e = &files.v[i];
+        const check_out *o = &outs[i];
+        vyre_verify_problem p;
+        memset(&p, 0, sizeof p);
+        ent_path(c, e, p.path, sizeof p.path);
+        if (!e->valid_name) {
+            p.kind = VYRE_PROBLEM_STRAY;
+            res->stray++;
+            if (repair && vyre_blob_quarantine(c->root, p.path, VYRE_REJECT_BAD_FIELD, NULL) == 0) {
+                p.repaired = 1;
+                p.action = "quarantined";
+            }
+            report(fn, ctx, &p, res);
+            continue;
+        }
+        res->blobs_checked++;
+        if (o->rc == VYRE_OK) {
+            checked k;
+            k.key = e->key;
+            k.h = o->h;
+            k.file_size = o->file_size;
+            good[n_good++] = k;
+            res->bytes_checked += k.file_size;
+        } else if (o->rc != VYRE_ENOENT) { /* ENOENT: pruned meanwhile */
+            p.kind = VYRE_PROBLEM_BAD_BLOB;
+            p.reject = o->why;
+            res->bad_blobs++;
+            if (repair && vyre_blob_quarantine(c->root, p.path, o->why, NULL) == 0) {
+                p.repaired = 1;
+                p.action = "quarantined";
+                if (c->idx)
+                    vyre__index_delete(c->idx, &e->key, NULL);
+            }
+            report(fn, ctx, &p, res);
+        }
+    }
+
+    /* tmp/ debris and quarantine. */
+    char dir[VYRE_CACHE_PATH_MAX];
+    sub_path(c, "quarantine", dir, sizeof dir);
+    uint64_t qbytes = 0;
+    scan_flat(dir, 0, &res->quarantined, &qbytes, NULL);
+    sub_path(c, "tmp", dir, sizeof dir);
+    DIR *td = opendir(dir);
+    if (td) {
+        struct dirent *f;
+        int64_t now = now_ns();
+        while ((f = readdir(td))) {
+            if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+                continue;
+            struct stat st;
+            if (fstatat(dirfd(td), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+            int debris = now - m > VYRE_CACHE_DEBRIS_AGE_NS;
+            /* Temp names start with the key's first 16 hex digits: remember
+             * them, a row without its file may belong to this write. */
+            if (strlen(f->d_name) > TMP_PREFIX && n_tmp < MAX_TMP_SEEN) {
+                memcpy(tmp_seen[n_tmp].prefix, f->d_name, TMP_PREFIX);
+                tmp_seen[n_tmp].debris = debris;
+                n_tmp++;
+            }
+            if (!debris) {
+                res->tmp_in_flight++;
+                continue;
+            }
+            vyre_verify_problem p;
+            memset(&p, 0, sizeof p);
+            p.kind = VYRE_PROBLEM_DEBRIS;
+            vyre__path_join(p.path, sizeof p.path, dir, f->d_name, NULL);
+            res->debris++;
+            if (repair && unlinkat(dirfd(td), f->d_name, 0) == 0) {
+                p.repaired = 1;
+                p.action = "removed";
+            }
+            report(fn, ctx, &p, res);
+        }
+        closedir(td);
+    }
+
+    if (!c->idx)
+        goto out; /* nothing to cross-check (read-only cache without index) */
+
+    lock_fd = c->readonly ? -1 : lock_take(c, LOCK_EX, err);
+    if (!c->readonly && lock_fd < 0) {
+        rc = lock_fd;
+        goto out;
+    }
+    if ((rc = all_rows(c, &rows, err)))
+        goto out;
+    if (n_good)
+        qsort(good, n_good, sizeof *good, cmp_key);
+    if (rows.n)
+        qsort(rows.v, rows.n, sizeof *rows.v, cmp_key); /* key is the first member */
+    size_t i = 0, j = 0;
+    while (i < rows.n || j < n_good) {
+        int d = i == rows.n ? 1 : j == n_good ? -1 : cmp_key(&rows.v[i].key, &good[j].key);
+        vyre_verify_problem p;
+        memset(&p, 0, sizeof p);
+        if (d < 0) {
+            /* Row without a checked file: the file may have been put after
+             * the scan (then it exists now) or be one we rejected above. */
+            const vyre__index_row *r = &rows.v[i++];
+            vyre_blob_path(c->root, &r->key, p.path, sizeof p.path, NULL);
+            struct stat st;
+            if (lstat(p.path, &st) == 0)
+                continue;
+            /* A put records the row before it renames the blob into place,
+             * so a writer killed in between leaves this row plus its temp
+             * file: part of that write's debris, not a problem of its own.
+             * It goes when the debris goes. */
+            int tmp_state = tmp_for_key(tmp_seen, n_tmp, &r->key);
+            if (tmp_state >= 0) {
+                if (tmp_state == 1 && repair)
+                    vyre__index_delete(c->idx, &r->key, NULL);
+                continue;
+            }
+            p.kind = VYRE_PROBLEM_ROW_WITHOUT_FILE;
+            res->rows_without_file++;
+            if (repair && vyre__index_delete(c->idx, &r->key, NULL) == VYRE_OK) {
+                p.repaired = 1;
+                p.action = "row deleted";
+            }
+            report(fn, ctx, &p, res);
+        } else if (d > 0) {
+            const checked *k = &good[j++];
+            vyre_blob_path(c->root, &k->key, p.path, sizeof p.path, NULL);
+            struct stat st;
+            if (lstat(p.path, &st) != 0)
+                continue; /* pruned since the scan: consistent */
+            p.kind = VYRE_PROBLEM_FILE_WITHOUT_ROW;
+            res->files_without_row++;
+            vyre__index_row row;
+            row_from_header(&row, &k->h, k->file_size);
+            if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
+                p.repaired = 1;
+                p.action = "indexed";
+            }
+            report(fn, ctx, &p, res);
+        } else {
+            const vyre__index_row *r = &rows.v[i++];
+            const checked *k = &good[j++];
+            if (row_matches(r, k))
+                continue;
+            vyre_blob_path(c->root, &k->key, p.path, sizeof p.path, NULL);
+            p.kind = VYRE_PROBLEM_ROW_MISMATCH;
+            res->row_mismatches++;
+            vyre__index_row row;
+            row_from_header(&row, &k->h, k->file_size);
+            row.hits = r->hits;
+            row.last_access_unix_ns = r->last_access_unix_ns;
+            if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
+                p.repaired = 1;
+                p.action = "row rewritten";
+            }
+            report(fn, ctx, &p, res);
+        }
+    }
+out:
+    lock_release(lock_fd);
+    free(tmp_seen);
+    free(outs);
+    free(rows.v);
+    free(good);
+    free(files.v);
+    vyre_nvtx_pop();
+    return rc;
+}
+
+/* ---- reindex ------------------------------------------------------------ */
+
+static void remove_index_files(const char *path)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(suffixes); i++) {
+        char p[VYRE_CACHE_PATH_MAX + 16];
+        snprintf(p, sizeof p, "%s%s", path, suffixes[i]);
+        unlink(p);
+    }
+}
+
+int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn progress,
+                       void *progress_ctx, vyre_error *err)
+{
+    if (!c || !res)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_reindex: NULL argument");
+    memset(res, 0, sizeof *res);
+    if (c->readonly)
+        return readonly_error(c, err);
+    int lock_fd = lock_take(c, LOCK_EX, err);
+    if (lock_fd < 0)
+        return lock_fd;
+    file_list files = {0};
+    check_out *outs = NULL;
+    vyre__index_row *rows = NULL;
+    size_t n = 0;
+    int rc = scan_and_check(c, &files, &outs, progress, progress_ctx, "reindexing", err);
+    if (rc)
+        goto out;
+    rows = malloc((files.n ? files.n : 1) * sizeof *rows);
+    if (!rows) {
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reindexing");
+        goto out;
+    }
+    for (size_t i = 0; i < files.n; i++) {
+        const file_ent *e = &files.v[i];
+        const check_out *o = &outs[i];
+        res->scanned++;
+        if (o->rc == VYRE_OK) {
+            row_from_header(&rows[n++], &o->h, o->file_size);
+            res->bytes += o->file_size;
+        } else if (o->rc != VYRE_ENOENT) {
+            char path[VYRE_CACHE_PATH_MAX];
+            ent_path(c, e, path, sizeof path);
+            if (vyre_blob_quarantine(c->root, path, e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD,
+                                     NULL) == VYRE_OK)
+                res->quarantined++;
+        }
+    }
+    /* A missing or unreadable index is replaced; a readable one keeps its
+     * usage columns through replace_all. */
+    if (c->idx) {
+        uint64_t bytes = 0;
+        if (vyre__index_totals(c->idx, &res->rows_before, &bytes, NULL) != VYRE_OK) {
+            vyre__index_close(c->idx);
+            c->idx = NULL;
+        }
+    }
+    if (!c->idx) {
+        vyre__index *idx = NULL;
+        rc = vyre__index_open(c->index_path, VYRE_INDEX_READWRITE, &idx, NULL);
+        if (rc == VYRE_OK) {
+            uint64_t bytes = 0;
+            if (vyre__index_totals(idx, &res->rows_before, &bytes, NULL) != VYRE_OK) {
+                vyre__index_close(idx);
+                idx = NULL;
+                rc = VYRE_ECORRUPT;
+            }
+        }
+        if (rc != VYRE_OK) {
+            remove_index_files(c->index_path);
+            res->rows_before = 0;
+            if ((rc = vyre__index_open(c->index_path, VYRE_INDEX_READWRITE, &idx, err)))
+                goto out;
+        }
+        c->idx = idx;
+    }
+    rc = vyre__index_replace_all(c->idx, rows, n, err);
+    if (rc == VYRE_OK)
+        res->indexed = n;
+out:
+    lock_release(lock_fd);
+    free(outs);
+    free(rows);
+    free(files.v);
+    return rc;
+}
+
+/* ---- clear ------------------------------------------------------------- */
+
+static void clear_flat(const char *dir, uint64_t *removed, uint64_t *bytes)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *f;
+    while ((f = readdir(d))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        int flags = S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0;
+        if (unlinkat(dirfd(d), f->d_name, flags) == 0 && removed) {
+            (*removed)++;
+            *bytes += (uint64_t)st.st_size;
+        }
+    }
+    closedir(d);
+}
+
+int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes, vyre_error *err)
+{
+    uint64_t nr = 0, nb = 0;
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_clear: NULL argument");
+    if (c->readonly)
+        return readonly_error(c, err);
+    int fd = lock_take(c, LOCK_EX, err);
+    if (fd < 0)
+        return fd;
+    char dir[VYRE_CACHE_PATH_MAX];
+    sub_path(c, "blobs", dir, sizeof dir);
+    DIR *top = opendir(dir);
+    if (top) {
+        struct dirent *d;
+        while ((d = readdir(top))) {
+            if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+                continue;
+            char sub[VYRE_CACHE_PATH_MAX];
+            if (vyre__path_join(sub, sizeof sub, dir, d->d_name, NULL))
+                continue;
+            clear_flat(sub, &nr, &nb);
+            if (rmdir(sub) != 0 && unlink(sub) == 0)
+                nr++;
+        }
+        closedir(top);
+    }
+    sub_path(c, "tmp", dir, sizeof dir);
+    clear_flat(dir, NULL, NULL);
+    sub_path(c, "quarantine", dir, sizeof dir);
+    clear_flat(dir, NULL, NULL);
+    int rc = c->idx ? vyre__index_replace_all(c->idx, NULL, 0, err) : VYRE_OK;
+    lock_release(fd);
+    if (removed)
+        *removed = nr;
+    if (bytes)
+        *bytes = nb;
+    return rc;
+}

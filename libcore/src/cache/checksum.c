@@ -1,0 +1,83 @@
+/*
+ * checksum.c - picks the XXH3-128 build (see checksum.h).
+ *
+ * AVX-512 pays off on large inputs only: on small ones the wider unit's
+ * warm-up costs more than it saves (measured in bench/bench_cache.c), so
+ * inputs below AVX512_MIN go to the AVX2 build.
+ */
+#include "cache/checksum.h"
+
+#include <stdatomic.h>
+#include <xxhash.h>
+
+#include "vyre/error.h"
+
+#define AVX512_MIN ((size_t)32 << 10)
+
+enum { CPU_UNKNOWN = 0, CPU_BASE, CPU_AVX2, CPU_AVX512 };
+static atomic_int g_cpu;
+
+static int cpu_level(void)
+{
+    int c = atomic_load_explicit(&g_cpu, memory_order_relaxed);
+    if (c != CPU_UNKNOWN)
+        return c;
+    c = CPU_BASE;
+#ifdef VYRE_XXH3_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        c = CPU_AVX2;
+    if (c == CPU_AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"))
+        c = CPU_AVX512;
+#endif
+    atomic_store_explicit(&g_cpu, c, memory_order_relaxed);
+    return c;
+}
+
+static void library(const void *p, size_t n, uint64_t out[2])
+{
+    XXH128_hash_t h = XXH3_128bits(p, n);
+    out[0] = h.low64;
+    out[1] = h.high64;
+}
+
+void vyre__xxh3_128(const void *p, size_t n, uint64_t out[2])
+{
+#ifdef VYRE_XXH3_X86
+    int c = cpu_level();
+    if (c == CPU_AVX512 && n >= AVX512_MIN) {
+        vyre__xxh3_128_avx512(p, n, out);
+        return;
+    }
+    if (c >= CPU_AVX2) {
+        vyre__xxh3_128_avx2(p, n, out);
+        return;
+    }
+#endif
+    library(p, n, out);
+}
+
+int vyre__xxh3_128_variant(int variant, const void *p, size_t n, uint64_t out[2])
+{
+    int c = cpu_level();
+    switch (variant) {
+    case 0:
+        library(p, n, out);
+        return VYRE_OK;
+#ifdef VYRE_XXH3_X86
+    case 1:
+        if (c < CPU_AVX2)
+            return VYRE_ENOTSUP;
+        vyre__xxh3_128_avx2(p, n, out);
+        return VYRE_OK;
+    case 2:
+        if (c < CPU_AVX512)
+            return VYRE_ENOTSUP;
+        vyre__xxh3_128_avx512(p, n, out);
+        return VYRE_OK;
+#endif
+    default:
+        (void)c;
+        return VYRE_ENOTSUP;
+    }
+}

@@ -1,0 +1,1088 @@
+/*
+ * index.c - the SQLite index of the pipeline cache (see index.h).
+ *
+ * Owns the index file: opening it (journal mode by filesystem, schema
+ * creation and forward migration through PRAGMA user_version), the blob
+ * rows, and usage accounting with batched hits.
+ *
+ * Guarantees and the reasons for them:
+ *   - One handle may be used from several threads: every SQLite call, the
+ *     statement cache and the pending-hit table are behind idx->mu. The
+ *     connection is opened SQLITE_OPEN_NOMUTEX because that mutex already
+ *     serialises it; SQLite's own would be a second lock on every call.
+ *   - Every write is one BEGIN IMMEDIATE transaction: the write lock is taken
+ *     up front, so two processes never deadlock upgrading a read lock, and a
+ *     busy lock is waited for (busy timeout, then our own retry until the
+ *     same deadline) instead of surfacing SQLITE_BUSY.
+ *   - WAL on local disks; the rollback journal where WAL's shared-memory
+ *     file cannot work (network and cluster filesystems, FUSE).
+ *   - A hit writes nothing: hits collect in a fixed-size table on the
+ *     handle and are written in one transaction per VYRE_INDEX_HIT_BATCH
+ *     hits, on vyre__index_flush and on close.
+ *   - A file that is not our index is never modified: the schema state is
+ *     read (which is where a garbage file fails, SQLITE_NOTADB) and checked
+ *     before the journal mode is set or anything is created. Damage found
+ *     later by any statement is VYRE_ECORRUPT with the reindex hint; a full
+ *     PRAGMA quick_check is vyre__index_check (verify), not part of open,
+ *     so that opening stays cheap on a large cache.
+ */
+#include "cache/index.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+
+#include "base/internal.h"
+#include "base/sqlutil.h"
+
+/* db/cache.sql, embedded by cmake/EmbedSql.cmake. */
+extern const char vyre__sql_cache[];
+
+/* PRAGMA application_id of our index files: "vyre" in ASCII. Lets open
+ * tell another SQLite database (say, the bench results) from ours. */
+#define INDEX_APPLICATION_ID 0x76797265
+
+/*
+ * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
+ * Step 0 is db/cache.sql, the v1 schema; append a step here (and bump
+ * VYRE_INDEX_SCHEMA_VERSION) for every later version, never edit an old
+ * one. All pending steps run in one BEGIN IMMEDIATE transaction together
+ * with the user_version update, so another process sees the old schema or
+ * the new one, never a mixture.
+ */
+static const char *const k_schema_steps[] = {
+    vyre__sql_cache, /* 0 -> 1 */
+};
+_Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_INDEX_SCHEMA_VERSION,
+               "one schema step per version");
+
+#define HINT_REINDEX "rebuild it from the blobs with 'vyre-cachectl reindex'"
+
+/* Cached statements, prepared once at open. */
+enum stmt_id {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_GET,
+    ST_UPSERT,
+    ST_REINDEX_UPSERT,
+    ST_DELETE,
+    ST_HIT,
+    ST_LRU_PAGE,
+    ST_KEYS,
+    ST_TOTALS,
+    ST_COUNT
+};
+
+#define ROW_COLUMNS                                                                                \
+    "key, kind, arch, toolchain, raw_size, stored_size, file_size, created_ns, last_access_ns, "   \
+    "hits, compile_ns"
+#define ROW_VALUES "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11"
+#define SET_HEADER_COLUMNS                                                                         \
+    "kind = excluded.kind, arch = excluded.arch, toolchain = excluded.toolchain, "                 \
+    "raw_size = excluded.raw_size, stored_size = excluded.stored_size, "                           \
+    "file_size = excluded.file_size, created_ns = excluded.created_ns, "                           \
+    "compile_ns = excluded.compile_ns"
+
+static const char *const k_sql[ST_COUNT] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_GET] = "SELECT " ROW_COLUMNS " FROM blobs WHERE key = ?1",
+    /* ?12 true: keep the usage columns of an existing row. */
+    [ST_UPSERT] = "INSERT INTO blobs (" ROW_COLUMNS ") VALUES (" ROW_VALUES ") "
+                  "ON CONFLICT (key) DO UPDATE SET " SET_HEADER_COLUMNS ", "
+                  "last_access_ns = CASE WHEN ?12 THEN blobs.last_access_ns "
+                  "ELSE excluded.last_access_ns END, "
+                  "hits = CASE WHEN ?12 THEN blobs.hits ELSE excluded.hits END",
+    [ST_REINDEX_UPSERT] = "INSERT INTO blobs (" ROW_COLUMNS ") VALUES (" ROW_VALUES ") "
+                          "ON CONFLICT (key) DO UPDATE SET " SET_HEADER_COLUMNS,
+    [ST_DELETE] = "DELETE FROM blobs WHERE key = ?1",
+    [ST_HIT] = "UPDATE blobs SET hits = hits + ?2, last_access_ns = max(last_access_ns, ?3) "
+               "WHERE key = ?1",
+    /* Keyset pagination in LRU order: walks index blobs_lru, no sort. */
+    [ST_LRU_PAGE] = "SELECT " ROW_COLUMNS " FROM blobs "
+                    "WHERE (last_access_ns, created_ns, key) > (?1, ?2, ?3) "
+                    "ORDER BY last_access_ns, created_ns, key LIMIT ?4",
+    [ST_KEYS] = "SELECT key FROM blobs",
+    [ST_TOTALS] = "SELECT count(*), coalesce(sum(file_size), 0) FROM blobs",
+};
+
+/* Rows fetched per lock hold in foreach_lru. */
+#define LRU_PAGE_ROWS 256
+
+/*
+ * Pending hits: open addressing with linear probing over a fixed table.
+ * A flush happens every VYRE_INDEX_HIT_BATCH hits, or as soon as
+ * HIT_SLOTS_FLUSH distinct keys are pending, so the table stays under half
+ * full. A flush costs about one row update per distinct key plus a commit
+ * (some 100-200 us for tens of keys), so a large batch keeps a hit's share
+ * of it to tens of nanoseconds. Only repeated flush failures can fill the
+ * table; past HIT_SLOTS_MAX_USED keys new keys' hits are dropped (usage
+ * statistics, never data).
+ */
+#define HIT_SLOTS          1024
+#define HIT_SLOTS_FLUSH    (HIT_SLOTS / 2)
+#define HIT_SLOTS_MAX_USED (HIT_SLOTS / 4 * 3)
+_Static_assert((HIT_SLOTS & (HIT_SLOTS - 1)) == 0, "HIT_SLOTS is a power of two");
+
+struct hit_slot {
+    vyre_key key;
+    uint64_t count;
+    int64_t last_ns;
+    int used;
+};
+
+struct vyre__index {
+    pthread_mutex_t mu;
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    int readonly;
+    int journal;             /* enum vyre__index_journal */
+    uint64_t since_flush;    /* hits noted since the last successful flush */
+    uint64_t flush_at;       /* since_flush value that triggers the next flush */
+    uint64_t slots_retry_at; /* with many keys pending: since_flush of the next try */
+    size_t n_slots;          /* used slots */
+    uint64_t pending_misses; /* misses noted since the last successful flush */
+    struct hit_slot slots[HIT_SLOTS];
+    char path[]; /* as given to open */
+};
+
+/* ---- errors ------------------------------------------------------------ */
+
+static const char *hint_for(int code)
+{
+    switch (code) {
+    case VYRE_ENOSPC:
+        return "free space on the filesystem holding the cache, e.g. with 'vyre-cachectl prune'";
+    case VYRE_EROFS:
+        return "the cache is on a read-only location: make it writable, or set "
+               "VYRE_PTX_CACHE_DIR to a writable directory";
+    case VYRE_ECORRUPT:
+        return HINT_REINDEX;
+    case VYRE_EBUSY:
+        return "another process held the index locked for too long; retry, and look for a hung "
+               "vyre process if it persists";
+    case VYRE_EPERM:
+        return "check the permissions of the cache directory and of the index file";
+    case VYRE_ENOENT:
+        return "check that the cache directory exists";
+    case VYRE_ENOMEM:
+        return NULL;
+    default:
+        return "if it persists, " HINT_REINDEX;
+    }
+}
+
+/* Fails with the error SQLite reported for rc on db (call it before any
+ * other SQLite call overwrites the message). `what` completes "cannot ...". */
+static int sql_fail(sqlite3 *db, const char *path, int rc, const char *what, vyre_error *err)
+{
+    int sys = db ? sqlite3_system_errno(db) : 0;
+    int code = vyre__sqlite_code(rc, sys);
+    const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    if (code == VYRE_EBUSY)
+        return vyre__fail(err, code, hint_for(code),
+                          "cannot %s index '%s': %s (waited %d ms for the lock)", what, path, msg,
+                          VYRE_INDEX_BUSY_TIMEOUT_MS);
+    return vyre__fail(err, code, hint_for(code), "cannot %s index '%s': %s", what, path, msg);
+}
+
+static int idx_fail(vyre__index *idx, int rc, const char *what, vyre_error *err)
+{
+    return sql_fail(idx->db, idx->path, rc, what, err);
+}
+
+static int fail_readonly(const vyre__index *idx, vyre_error *err)
+{
+    return vyre__fail(err, VYRE_EROFS,
+                      "run a command that writes the cache, which opens the index read-write",
+                      "index '%s' was opened read-only", idx->path);
+}
+
+/* ---- busy handling and transactions ------------------------------------ */
+
+static void tx_rollback(vyre__index *idx)
+{
+    if (sqlite3_get_autocommit(idx->db))
+        return; /* SQLite already rolled back (FULL, IOERR, ...) */
+    sqlite3_step(idx->st[ST_ROLLBACK]);
+    sqlite3_reset(idx->st[ST_ROLLBACK]);
+}
+
+static int tx_begin(vyre__index *idx, const char *what, vyre_error *err)
+{
+    sqlite3_stmt *st = idx->st[ST_BEGIN];
+    int rc = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
+    int ret = rc == SQLITE_DONE ? VYRE_OK : idx_fail(idx, rc, what, err);
+    sqlite3_reset(st);
+    return ret;
+}
+
+/* Commits, or rolls back and fails. */
+static int tx_commit(vyre__index *idx, const char *what, vyre_error *err)
+{
+    sqlite3_stmt *st = idx->st[ST_COMMIT];
+    int rc = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
+    int ret = rc == SQLITE_DONE ? VYRE_OK : idx_fail(idx, rc, what, err);
+    sqlite3_reset(st);
+    if (ret)
+        tx_rollback(idx);
+    return ret;
+}
+
+/* Fails with rc from a statement inside a transaction, resets it and rolls
+ * the transaction back. */
+static int tx_abort(vyre__index *idx, sqlite3_stmt *st, int rc, const char *what, vyre_error *err)
+{
+    int ret = idx_fail(idx, rc, what, err);
+    sqlite3_reset(st);
+    tx_rollback(idx);
+    return ret;
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+static int check_u63(const vyre__index *idx, const char *name, uint64_t v, vyre_error *err)
+{
+    if (v <= (uint64_t)INT64_MAX)
+        return VYRE_OK;
+    return vyre__fail(err, VYRE_ERANGE, "pass a value below 2^63",
+                      "%s %" PRIu64 " does not fit index '%s'", name, v, idx->path);
+}
+
+static int check_row(const vyre__index *idx, const vyre__index_row *row, vyre_error *err)
+{
+    if (!memchr(row->arch, '\0', sizeof row->arch) ||
+        !memchr(row->toolchain, '\0', sizeof row->toolchain))
+        return vyre__fail(err, VYRE_EINVAL, "terminate arch and toolchain within their arrays",
+                          "index row has an unterminated arch or toolchain string");
+    int rc;
+    if ((rc = check_u63(idx, "raw_size", row->raw_size, err)) ||
+        (rc = check_u63(idx, "stored_size", row->stored_size, err)) ||
+        (rc = check_u63(idx, "file_size", row->file_size, err)) ||
+        (rc = check_u63(idx, "hits", row->hits, err)) ||
+        (rc = check_u63(idx, "compile_ns", row->compile_ns, err)))
+        return rc;
+    return VYRE_OK;
+}
+
+static void bind_row(sqlite3_stmt *st, const vyre__index_row *row)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(&row->key, hex);
+    sqlite3_bind_text(st, 1, hex, VYRE_KEY_HEX_LEN, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)row->kind);
+    sqlite3_bind_text(st, 3, row->arch, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, row->toolchain, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)row->raw_size);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)row->stored_size);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)row->file_size);
+    sqlite3_bind_int64(st, 8, row->created_unix_ns);
+    sqlite3_bind_int64(st, 9, row->last_access_unix_ns);
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)row->hits);
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)row->compile_ns);
+}
+
+static int read_text(vyre__index *idx, sqlite3_stmt *st, int col, char *out, size_t size,
+                     vyre_error *err)
+{
+    const unsigned char *z = sqlite3_column_text(st, col);
+    if (!z && sqlite3_errcode(idx->db) == SQLITE_NOMEM)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading index '%s'", idx->path);
+    if (vyre__strlcpy(out, z ? (const char *)z : "", size) >= size)
+        return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX, "index '%s' has an over-long %s '%s'",
+                          idx->path, sqlite3_column_name(st, col), (const char *)z);
+    return VYRE_OK;
+}
+
+/* Reads a row in ROW_COLUMNS order from the current result of st. */
+static int read_row(vyre__index *idx, sqlite3_stmt *st, vyre__index_row *row, vyre_error *err)
+{
+    memset(row, 0, sizeof *row);
+    const unsigned char *hex = sqlite3_column_text(st, 0);
+    if (!hex || strlen((const char *)hex) != VYRE_KEY_HEX_LEN ||
+        vyre_key_from_hex((const char *)hex, &row->key) != 0)
+        return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX, "index '%s' has a bad key '%s'",
+                          idx->path, hex ? (const char *)hex : "(null)");
+    sqlite3_int64 kind = sqlite3_column_int64(st, 1);
+    if (kind < 0 || kind > (sqlite3_int64)UINT32_MAX)
+        return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX,
+                          "index '%s' has a bad kind %lld for key '%s'", idx->path, (long long)kind,
+                          (const char *)hex);
+    row->kind = (uint32_t)kind;
+    int rc;
+    if ((rc = read_text(idx, st, 2, row->arch, sizeof row->arch, err)) ||
+        (rc = read_text(idx, st, 3, row->toolchain, sizeof row->toolchain, err)))
+        return rc;
+    row->raw_size = (uint64_t)sqlite3_column_int64(st, 4);
+    row->stored_size = (uint64_t)sqlite3_column_int64(st, 5);
+    row->file_size = (uint64_t)sqlite3_column_int64(st, 6);
+    row->created_unix_ns = sqlite3_column_int64(st, 7);
+    row->last_access_unix_ns = sqlite3_column_int64(st, 8);
+    row->hits = (uint64_t)sqlite3_column_int64(st, 9);
+    row->compile_ns = (uint64_t)sqlite3_column_int64(st, 10);
+    return VYRE_OK;
+}
+
+static void bind_key(sqlite3_stmt *st, int i, const vyre_key *key)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    sqlite3_bind_text(st, i, hex, VYRE_KEY_HEX_LEN, SQLITE_TRANSIENT);
+}
+
+/* ---- pending hits -------------------------------------------------------- */
+
+static size_t slot_hash(const vyre_key *key)
+{
+    /* Keys are SHA-256 digests, but tests and tools may hand in made-up
+     * ones: mix all of it. */
+    uint64_t h = 0;
+    for (size_t i = 0; i < VYRE_KEY_BYTES; i += 8) {
+        uint64_t w;
+        memcpy(&w, key->bytes + i, 8);
+        h = (h ^ w) * UINT64_C(0x9e3779b97f4a7c15);
+        h ^= h >> 29;
+    }
+    return (size_t)(h & (HIT_SLOTS - 1));
+}
+
+/* The slot of key, or a new one when create (NULL when absent, or when the
+ * table is too full to take another key). */
+static struct hit_slot *slot_find(vyre__index *idx, const vyre_key *key, int create)
+{
+    size_t i = slot_hash(key);
+    for (size_t probe = 0; probe < HIT_SLOTS; probe++, i = (i + 1) & (HIT_SLOTS - 1)) {
+        struct hit_slot *s = &idx->slots[i];
+        if (!s->used) {
+            if (!create || idx->n_slots >= HIT_SLOTS_MAX_USED)
+                return NULL;
+            s->used = 1;
+            s->key = *key;
+            s->count = 0;
+            s->last_ns = INT64_MIN;
+            idx->n_slots++;
+            return s;
+        }
+        if (memcmp(s->key.bytes, key->bytes, VYRE_KEY_BYTES) == 0)
+            return s;
+    }
+    return NULL;
+}
+
+/* Writes every pending hit in one transaction; keeps them on failure. */
+static int flush_locked(vyre__index *idx, vyre_error *err)
+{
+    if (idx->n_slots == 0 && idx->pending_misses == 0) {
+        idx->since_flush = 0;
+        idx->flush_at = VYRE_INDEX_HIT_BATCH;
+        return VYRE_OK;
+    }
+    int rc = tx_begin(idx, "record hits in", err);
+    if (rc)
+        return rc;
+    if (idx->pending_misses) {
+        /* The cache's lifetime miss count lives in meta, so that stats can
+         * give a hit rate across processes. */
+        sqlite3_stmt *ms = NULL;
+        int src = sqlite3_prepare_v2(idx->db,
+                                     "INSERT INTO meta (name, value) VALUES ('misses', ?1) "
+                                     "ON CONFLICT (name) DO UPDATE SET "
+                                     "value = coalesce(value, 0) + excluded.value",
+                                     -1, &ms, NULL);
+        if (src == SQLITE_OK) {
+            sqlite3_bind_int64(ms, 1,
+                               idx->pending_misses > (uint64_t)INT64_MAX
+                                   ? INT64_MAX
+                                   : (sqlite3_int64)idx->pending_misses);
+            src = sqlite3_step(ms);
+        }
+        if (src != SQLITE_DONE) {
+            rc = tx_abort(idx, ms, src, "record misses in", err);
+            sqlite3_finalize(ms);
+            return rc;
+        }
+        sqlite3_finalize(ms);
+    }
+    sqlite3_stmt *st = idx->st[ST_HIT];
+    for (size_t i = 0; i < HIT_SLOTS; i++) {
+        const struct hit_slot *s = &idx->slots[i];
+        if (!s->used)
+            continue;
+        bind_key(st, 1, &s->key);
+        sqlite3_bind_int64(st, 2,
+                           s->count > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)s->count);
+        sqlite3_bind_int64(st, 3, s->last_ns);
+        int src = sqlite3_step(st);
+        if (src != SQLITE_DONE)
+            return tx_abort(idx, st, src, "record hits in", err);
+        sqlite3_reset(st);
+    }
+    rc = tx_commit(idx, "record hits in", err);
+    if (rc)
+        return rc;
+    memset(idx->slots, 0, sizeof idx->slots);
+    idx->n_slots = 0;
+    idx->pending_misses = 0;
+    idx->slots_retry_at = 0;
+    idx->since_flush = 0;
+    idx->flush_at = VYRE_INDEX_HIT_BATCH;
+    return VYRE_OK;
+}
+
+/* ---- open and close ------------------------------------------------------ */
+
+int vyre__index_journal_for_fstype(long f_type)
+{
+    /* statfs(2) magic numbers. f_type is signed on some ABIs, so the
+     * 0xFx... values are compared as 32-bit patterns. */
+    switch ((uint32_t)(unsigned long)f_type) {
+    case 0x6969:     /* NFS */
+    case 0x517B:     /* SMB (smbfs) */
+    case 0xFF534D42: /* CIFS */
+    case 0xFE534D42: /* SMB2/3 (cifs.ko, smb3) */
+    case 0x65735546: /* FUSE (sshfs, glusterfs, s3fs, virtiofs, ...) */
+    case 0x01021997: /* 9p (v9fs: WSL2, VM shares) */
+    case 0x0BD00BD0: /* Lustre */
+    case 0x00C36400: /* CephFS */
+    case 0x47504653: /* GPFS / IBM Spectrum Scale */
+    case 0x5346414F: /* AFS (OpenAFS) */
+    case 0x6B414653: /* AFS (kAFS) */
+    case 0x73757245: /* Coda */
+    case 0x564C:     /* NCP */
+    case 0x7461636F: /* OCFS2 */
+    case 0x01161970: /* GFS2 */
+    case 0x19830326: /* BeeGFS */
+    case 0x20030528: /* OrangeFS / PVFS2 */
+    case 0xAAD7AAEA: /* PanFS */
+        return VYRE_INDEX_JOURNAL_ROLLBACK;
+    default:
+        return VYRE_INDEX_JOURNAL_WAL;
+    }
+}
+
+/* The journal mode for a database file at path, from the filesystem of
+ * the directory holding it. The rollback journal when that cannot be told:
+ * it works everywhere, WAL does not. */
+static int journal_for_path(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        vyre__strlcpy(dir, ".", sizeof dir);
+    } else {
+        size_t len = slash == path ? 1 : (size_t)(slash - path);
+        if (len >= sizeof dir)
+            return VYRE_INDEX_JOURNAL_ROLLBACK;
+        memcpy(dir, path, len);
+        dir[len] = '\0';
+    }
+    struct statfs sfs;
+    if (statfs(dir, &sfs) != 0)
+        return VYRE_INDEX_JOURNAL_ROLLBACK;
+    return vyre__index_journal_for_fstype((long)sfs.f_type);
+}
+
+static int exec_sql(vyre__index *idx, const char *sql, const char *what, vyre_error *err)
+{
+    int rc = sqlite3_exec(idx->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, what, err);
+}
+
+/* Runs a one-row, one-column query (open-time only). */
+static int query_value(vyre__index *idx, const char *sql, sqlite3_int64 *num, char *text,
+                       size_t text_size, const char *what, vyre_error *err)
+{
+    int rc =
+        vyre__sqlite_query_value(idx->db, sql, VYRE_INDEX_BUSY_TIMEOUT_MS, num, text, text_size);
+    return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, what, err);
+}
+
+static int read_schema_state(vyre__index *idx, vyre__sqlite_schema *s, vyre_error *err)
+{
+    int rc = vyre__sqlite_read_schema(idx->db, VYRE_INDEX_BUSY_TIMEOUT_MS, s);
+    return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, "read", err);
+}
+
+static int check_schema_state(const vyre__index *idx, const vyre__sqlite_schema *s, vyre_error *err)
+{
+    if ((s->application_id != 0 && s->application_id != INDEX_APPLICATION_ID) ||
+        (s->user_version == 0 && s->objects > 0))
+        return vyre__fail(err, VYRE_ECORRUPT,
+                          "move the file away and " HINT_REINDEX " (which creates a new index)",
+                          "'%s' is an SQLite database but not a vyre cache index "
+                          "(application_id %lld, user_version %lld)",
+                          idx->path, (long long)s->application_id, (long long)s->user_version);
+    if (s->user_version < 0 || s->user_version > VYRE_INDEX_SCHEMA_VERSION)
+        return vyre__fail(err, VYRE_EVERSION,
+                          "use the vyre-tools release that wrote it, or move the file away and "
+                          "rebuild it with 'vyre-cachectl reindex'",
+                          "index '%s' has schema version %lld, newer than the %d this build "
+                          "supports",
+                          idx->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION);
+    if (idx->readonly && s->user_version == 0)
+        return vyre__fail(err, VYRE_ENOENT,
+                          "run a command that writes the cache (e.g. 'vyre-cachectl reindex') "
+                          "to create it",
+                          "index '%s' is empty", idx->path);
+    if (idx->readonly && s->user_version < VYRE_INDEX_SCHEMA_VERSION)
+        return vyre__fail(err, VYRE_EVERSION,
+                          "run a command that writes the cache (e.g. 'vyre-cachectl reindex') "
+                          "to upgrade it",
+                          "index '%s' has schema version %lld, older than the %d this build "
+                          "reads, and it was opened read-only",
+                          idx->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION);
+    return VYRE_OK;
+}
+
+static int set_journal(vyre__index *idx, int want, vyre_error *err)
+{
+    char mode[16];
+    int rc = query_value(idx, "PRAGMA journal_mode", NULL, mode, sizeof mode, "read", err);
+    if (rc)
+        return rc;
+    int have = strcasecmp(mode, "wal") == 0 ? VYRE_INDEX_JOURNAL_WAL : VYRE_INDEX_JOURNAL_ROLLBACK;
+    if (!idx->readonly && have != want && strcmp(idx->path, ":memory:") != 0) {
+        vyre_error tmp;
+        rc = query_value(idx,
+                         want == VYRE_INDEX_JOURNAL_WAL ? "PRAGMA journal_mode=WAL"
+                                                        : "PRAGMA journal_mode=DELETE",
+                         NULL, mode, sizeof mode, "set the journal mode of", &tmp);
+        if (rc == VYRE_EBUSY) {
+            /* Leaving WAL needs every other connection gone; they chose
+             * the mode, keep it rather than fail. */
+        } else if (rc) {
+            if (err)
+                *err = tmp;
+            return rc;
+        } else {
+            have =
+                strcasecmp(mode, "wal") == 0 ? VYRE_INDEX_JOURNAL_WAL : VYRE_INDEX_JOURNAL_ROLLBACK;
+        }
+    }
+    idx->journal = have;
+    /* In WAL, NORMAL loses at most the last transactions on power loss and
+     * never corrupts; the index is rebuildable, so that is the right trade. */
+    if (have == VYRE_INDEX_JOURNAL_WAL && !idx->readonly)
+        return exec_sql(idx, "PRAGMA synchronous=NORMAL", "configure", err);
+    return VYRE_OK;
+}
+
+/* Creates or upgrades the schema in one BEGIN IMMEDIATE transaction. The
+ * state is read again under the write lock: another process may have
+ * migrated since we looked. */
+static int migrate(vyre__index *idx, vyre_error *err)
+{
+    int rc = tx_begin(idx, "upgrade", err);
+    if (rc)
+        return rc;
+    vyre__sqlite_schema s = {0, 0, 0};
+    if ((rc = read_schema_state(idx, &s, err)) || (rc = check_schema_state(idx, &s, err))) {
+        tx_rollback(idx);
+        return rc;
+    }
+    for (sqlite3_int64 v = s.user_version; v < VYRE_INDEX_SCHEMA_VERSION; v++) {
+        if ((rc = exec_sql(idx, k_schema_steps[v], "create or upgrade the schema of", err))) {
+            tx_rollback(idx);
+            return rc;
+        }
+    }
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA user_version=%d; PRAGMA application_id=%d",
+             VYRE_INDEX_SCHEMA_VERSION, INDEX_APPLICATION_ID);
+    if ((rc = exec_sql(idx, sql, "upgrade", err))) {
+        tx_rollback(idx);
+        return rc;
+    }
+    return tx_commit(idx, "upgrade", err);
+}
+
+static int prepare_range(vyre__index *idx, int from, int to, vyre_error *err)
+{
+    for (int i = from; i < to; i++) {
+        int rc =
+            sqlite3_prepare_v3(idx->db, k_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &idx->st[i], NULL);
+        if (rc == SQLITE_ERROR)
+            /* "no such table/column": the schema is not ours. */
+            return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX,
+                              "index '%s' does not have the expected schema: %s", idx->path,
+                              sqlite3_errmsg(idx->db));
+        if (rc != SQLITE_OK)
+            return idx_fail(idx, rc, "read", err);
+    }
+    return VYRE_OK;
+}
+
+static void destroy(vyre__index *idx)
+{
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(idx->st[i]);
+    sqlite3_close(idx->db);
+    pthread_mutex_destroy(&idx->mu);
+    free(idx);
+}
+
+static int open_steps(vyre__index *idx, vyre_error *err)
+{
+    int is_memory = strcmp(idx->path, ":memory:") == 0;
+    if (idx->readonly && !is_memory) {
+        /* SQLITE_OPEN_READONLY never creates, but says "unable to open";
+         * name the missing file instead. */
+        struct stat st;
+        if (stat(idx->path, &st) != 0) {
+            int e = errno;
+            if (e == ENOENT)
+                return vyre__fail(err, VYRE_ENOENT,
+                                  "run a command that writes the cache (e.g. 'vyre-cachectl "
+                                  "reindex') to create it",
+                                  "index '%s' does not exist", idx->path);
+            return vyre__fail(err, vyre__errno_code(e), hint_for(vyre__errno_code(e)),
+                              "cannot open index '%s': %s", idx->path, strerror(e));
+        }
+    }
+    int flags = SQLITE_OPEN_NOMUTEX |
+                (idx->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    int rc = sqlite3_open_v2(idx->path, &idx->db, flags, NULL);
+    if (rc != SQLITE_OK)
+        return idx_fail(idx, rc, "open", err);
+    sqlite3_extended_result_codes(idx->db, 1);
+    sqlite3_busy_timeout(idx->db, VYRE_INDEX_BUSY_TIMEOUT_MS);
+    /* The file may be damaged or foreign: no schema tricks, and check
+     * cells as pages are read. */
+    sqlite3_db_config(idx->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    if ((rc = exec_sql(idx, "PRAGMA trusted_schema=OFF; PRAGMA cell_size_check=ON", "configure",
+                       err)))
+        return rc;
+    if ((rc = prepare_range(idx, ST_BEGIN, ST_ROLLBACK + 1, err)))
+        return rc;
+
+    vyre__sqlite_schema s = {0, 0, 0};
+    if ((rc = read_schema_state(idx, &s, err)) || (rc = check_schema_state(idx, &s, err)))
+        return rc;
+    int want = is_memory ? VYRE_INDEX_JOURNAL_ROLLBACK : journal_for_path(idx->path);
+    if ((rc = set_journal(idx, want, err)))
+        return rc;
+    if (!idx->readonly && s.user_version < VYRE_INDEX_SCHEMA_VERSION && (rc = migrate(idx, err)))
+        return rc;
+    return prepare_range(idx, ST_ROLLBACK + 1, ST_COUNT, err);
+}
+
+int vyre__index_open(const char *path, int mode, vyre__index **out, vyre_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!path || !*path || !out || (mode != VYRE_INDEX_READWRITE && mode != VYRE_INDEX_READONLY))
+        return vyre__fail(err, VYRE_EINVAL, "pass a path and VYRE_INDEX_READWRITE or READONLY",
+                          "bad arguments to open the index (mode %d)", mode);
+    size_t len = strlen(path);
+    vyre__index *idx = calloc(1, sizeof *idx + len + 1);
+    if (!idx)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening index '%s'", path);
+    memcpy(idx->path, path, len + 1);
+    idx->readonly = mode == VYRE_INDEX_READONLY;
+    idx->flush_at = VYRE_INDEX_HIT_BATCH;
+    if (pthread_mutex_init(&idx->mu, NULL) != 0) {
+        free(idx);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot create a mutex for index '%s'", path);
+    }
+    int rc = open_steps(idx, err);
+    if (rc) {
+        destroy(idx);
+        return rc;
+    }
+    *out = idx;
+    return VYRE_OK;
+}
+
+void vyre__index_close(vyre__index *idx)
+{
+    if (!idx)
+        return;
+    pthread_mutex_lock(&idx->mu);
+    if (!idx->readonly)
+        flush_locked(idx, NULL); /* best effort: hits are statistics */
+    pthread_mutex_unlock(&idx->mu);
+    destroy(idx);
+}
+
+int vyre__index_journal(const vyre__index *idx)
+{
+    return idx->journal;
+}
+
+/* ---- rows: single-row operations ----------------------------------------- */
+
+int vyre__index_upsert(vyre__index *idx, const vyre__index_row *row, vyre_error *err)
+{
+    if (!idx || !row)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_upsert");
+    if (idx->readonly)
+        return fail_readonly(idx, err);
+    int rc = check_row(idx, row, err);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&idx->mu);
+    rc = tx_begin(idx, "write to", err);
+    if (!rc) {
+        sqlite3_stmt *st = idx->st[ST_UPSERT];
+        bind_row(st, row);
+        sqlite3_bind_int(st, 12, row->hits == 0 && row->last_access_unix_ns == 0);
+        int src = sqlite3_step(st);
+        if (src != SQLITE_DONE) {
+            rc = tx_abort(idx, st, src, "write to", err);
+        } else {
+            sqlite3_reset(st);
+            rc = tx_commit(idx, "write to", err);
+        }
+    }
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+int vyre__index_delete(vyre__index *idx, const vyre_key *key, vyre_error *err)
+{
+    if (!key)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL key to vyre__index_delete");
+    return vyre__index_delete_many(idx, key, 1, err);
+}
+
+int vyre__index_get(vyre__index *idx, const vyre_key *key, vyre__index_row *row, vyre_error *err)
+{
+    if (!idx || !key || !row)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_get");
+    pthread_mutex_lock(&idx->mu);
+    sqlite3_stmt *st = idx->st[ST_GET];
+    bind_key(st, 1, key);
+    int src = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
+    int rc;
+    if (src == SQLITE_ROW) {
+        rc = read_row(idx, st, row, err);
+    } else if (src == SQLITE_DONE) {
+        char hex[VYRE_KEY_HEX_LEN + 1];
+        vyre_key_to_hex(key, hex);
+        rc =
+            vyre__fail(err, VYRE_ENOENT, NULL, "no row for key '%s' in index '%s'", hex, idx->path);
+    } else {
+        rc = idx_fail(idx, src, "read", err);
+    }
+    sqlite3_reset(st);
+    if (!rc) {
+        const struct hit_slot *s = slot_find(idx, key, 0);
+        if (s) {
+            row->hits += s->count;
+            if (s->last_ns > row->last_access_unix_ns)
+                row->last_access_unix_ns = s->last_ns;
+        }
+    }
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+/* ---- hits ------------------------------------------------------------------ */
+
+int vyre__index_note_hit(vyre__index *idx, const vyre_key *key, int64_t now_unix_ns,
+                         vyre_error *err)
+{
+    if (!idx || !key)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_note_hit");
+    /* A read-only index records no usage (a read-only cache still serves
+     * hits; it just cannot remember them). */
+    if (idx->readonly)
+        return VYRE_OK;
+    int rc = VYRE_OK;
+    pthread_mutex_lock(&idx->mu);
+    struct hit_slot *s = slot_find(idx, key, 1);
+    if (s) {
+        s->count++;
+        if (now_unix_ns > s->last_ns)
+            s->last_ns = now_unix_ns;
+    }
+    int due = ++idx->since_flush >= idx->flush_at ||
+              (idx->n_slots >= HIT_SLOTS_FLUSH && idx->since_flush >= idx->slots_retry_at);
+    if (due) {
+        rc = flush_locked(idx, err);
+        if (rc) {
+            /* Do not retry (and wait out a busy lock) on every hit: try
+             * again later; the hits stay pending meanwhile. */
+            idx->flush_at = idx->since_flush + VYRE_INDEX_HIT_BATCH;
+            idx->slots_retry_at = idx->since_flush + HIT_SLOTS_FLUSH;
+        }
+    }
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+int vyre__index_note_miss(vyre__index *idx, vyre_error *err)
+{
+    if (!idx)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL index to vyre__index_note_miss");
+    if (idx->readonly)
+        return VYRE_OK;
+    int rc = VYRE_OK;
+    pthread_mutex_lock(&idx->mu);
+    idx->pending_misses++;
+    if (++idx->since_flush >= idx->flush_at) {
+        rc = flush_locked(idx, err);
+        if (rc)
+            idx->flush_at = idx->since_flush + VYRE_INDEX_HIT_BATCH;
+    }
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+int vyre__index_misses(vyre__index *idx, uint64_t *misses, vyre_error *err)
+{
+    if (!idx || !misses)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_misses");
+    pthread_mutex_lock(&idx->mu);
+    sqlite3_stmt *st = NULL;
+    int src =
+        sqlite3_prepare_v2(idx->db, "SELECT value FROM meta WHERE name = 'misses'", -1, &st, NULL);
+    int rc = VYRE_OK;
+    uint64_t stored = 0;
+    if (src == SQLITE_OK) {
+        src = sqlite3_step(st);
+        if (src == SQLITE_ROW) {
+            sqlite3_int64 v = sqlite3_column_int64(st, 0);
+            stored = v > 0 ? (uint64_t)v : 0;
+        } else if (src != SQLITE_DONE) {
+            rc = idx_fail(idx, src, "read the miss count of", err);
+        }
+    } else {
+        rc = idx_fail(idx, src, "read the miss count of", err);
+    }
+    sqlite3_finalize(st);
+    *misses = stored + idx->pending_misses;
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+int vyre__index_flush(vyre__index *idx, vyre_error *err)
+{
+    if (!idx)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL index to vyre__index_flush");
+    if (idx->readonly)
+        return VYRE_OK;
+    pthread_mutex_lock(&idx->mu);
+    int rc = flush_locked(idx, err);
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+/* ---- iteration and bulk operations ------------------------------------------ */
+
+/*
+ * Pages through the LRU order LRU_PAGE_ROWS rows at a time, keyed on the
+ * last row seen, and calls fn without holding the lock: fn may call back
+ * into the index (prune deletes the rows it is shown). A row changed by
+ * another writer during the walk is seen at its old or its new place.
+ */
+int vyre__index_foreach_lru(vyre__index *idx, vyre__index_row_fn fn, void *ctx, vyre_error *err)
+{
+    if (!idx || !fn)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_foreach_lru");
+    int rc = vyre__index_flush(idx, err);
+    if (rc)
+        return rc;
+    vyre__index_row *rows = malloc(LRU_PAGE_ROWS * sizeof *rows);
+    if (!rows)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading index '%s'", idx->path);
+    int64_t after_access = INT64_MIN, after_created = INT64_MIN;
+    char after_key[VYRE_KEY_HEX_LEN + 1] = ""; /* sorts before every key */
+    for (;;) {
+        size_t n = 0;
+        pthread_mutex_lock(&idx->mu);
+        sqlite3_stmt *st = idx->st[ST_LRU_PAGE];
+        sqlite3_bind_int64(st, 1, after_access);
+        sqlite3_bind_int64(st, 2, after_created);
+        sqlite3_bind_text(st, 3, after_key, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int(st, 4, LRU_PAGE_ROWS);
+        int src = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
+        while (src == SQLITE_ROW && n < LRU_PAGE_ROWS) {
+            if ((rc = read_row(idx, st, &rows[n], err)))
+                break;
+            n++;
+            src = sqlite3_step(st);
+        }
+        if (!rc && src != SQLITE_DONE)
+            rc = idx_fail(idx, src, "read", err);
+        sqlite3_reset(st);
+        pthread_mutex_unlock(&idx->mu);
+        if (rc)
+            break;
+        for (size_t i = 0; i < n && !rc; i++)
+            rc = fn(&rows[i], ctx);
+        if (rc || n < LRU_PAGE_ROWS)
+            break;
+        after_access = rows[n - 1].last_access_unix_ns;
+        after_created = rows[n - 1].created_unix_ns;
+        vyre_key_to_hex(&rows[n - 1].key, after_key);
+    }
+    free(rows);
+    return rc;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, VYRE_KEY_BYTES);
+}
+
+/* Deletes, inside the open transaction, every row whose key is not in
+ * sorted[0..n). */
+static int delete_others(vyre__index *idx, const vyre_key *sorted, size_t n, vyre_error *err)
+{
+    vyre_key *stale = NULL;
+    size_t n_stale = 0, cap = 0;
+    sqlite3_stmt *st = idx->st[ST_KEYS];
+    int src, rc = VYRE_OK;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        vyre_key k;
+        const unsigned char *hex = sqlite3_column_text(st, 0);
+        if (!hex || vyre_key_from_hex((const char *)hex, &k) != 0) {
+            rc = vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX, "index '%s' has a bad key '%s'",
+                            idx->path, hex ? (const char *)hex : "(null)");
+            break;
+        }
+        if (n && bsearch(&k, sorted, n, sizeof *sorted, key_cmp))
+            continue;
+        if (n_stale == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            vyre_key *p = realloc(stale, ncap * sizeof *p);
+            if (!p) {
+                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory rebuilding index '%s'",
+                                idx->path);
+                break;
+            }
+            stale = p;
+            cap = ncap;
+        }
+        stale[n_stale++] = k;
+    }
+    if (!rc && src != SQLITE_DONE && src != SQLITE_ROW)
+        rc = idx_fail(idx, src, "rebuild", err);
+    sqlite3_reset(st);
+    sqlite3_stmt *del = idx->st[ST_DELETE];
+    for (size_t i = 0; !rc && i < n_stale; i++) {
+        bind_key(del, 1, &stale[i]);
+        src = sqlite3_step(del);
+        if (src != SQLITE_DONE)
+            rc = idx_fail(idx, src, "rebuild", err);
+        sqlite3_reset(del);
+    }
+    free(stale);
+    return rc;
+}
+
+int vyre__index_replace_all(vyre__index *idx, const vyre__index_row *rows, size_t n,
+                            vyre_error *err)
+{
+    if (!idx || (n && !rows))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_replace_all");
+    if (idx->readonly)
+        return fail_readonly(idx, err);
+    int rc;
+    for (size_t i = 0; i < n; i++)
+        if ((rc = check_row(idx, &rows[i], err)))
+            return rc;
+    vyre_key *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory rebuilding index '%s'", idx->path);
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = rows[i].key;
+    qsort(sorted, n, sizeof *sorted, key_cmp);
+
+    pthread_mutex_lock(&idx->mu);
+    rc = tx_begin(idx, "rebuild", err);
+    if (!rc) {
+        sqlite3_stmt *st = idx->st[ST_REINDEX_UPSERT];
+        for (size_t i = 0; i < n && !rc; i++) {
+            bind_row(st, &rows[i]);
+            int src = sqlite3_step(st);
+            if (src != SQLITE_DONE)
+                rc = idx_fail(idx, src, "rebuild", err);
+            sqlite3_reset(st);
+        }
+        if (!rc)
+            rc = delete_others(idx, sorted, n, err);
+        if (rc)
+            tx_rollback(idx);
+        else
+            rc = tx_commit(idx, "rebuild", err);
+    }
+    pthread_mutex_unlock(&idx->mu);
+    free(sorted);
+    return rc;
+}
+
+int vyre__index_delete_many(vyre__index *idx, const vyre_key *keys, size_t n, vyre_error *err)
+{
+    if (!idx || (n && !keys))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_delete_many");
+    if (idx->readonly)
+        return fail_readonly(idx, err);
+    if (n == 0)
+        return VYRE_OK;
+    pthread_mutex_lock(&idx->mu);
+    int rc = tx_begin(idx, "delete from", err);
+    if (!rc) {
+        sqlite3_stmt *st = idx->st[ST_DELETE];
+        for (size_t i = 0; i < n && !rc; i++) {
+            bind_key(st, 1, &keys[i]);
+            int src = sqlite3_step(st);
+            if (src != SQLITE_DONE)
+                rc = tx_abort(idx, st, src, "delete from", err);
+            else
+                sqlite3_reset(st);
+        }
+        if (!rc)
+            rc = tx_commit(idx, "delete from", err);
+    }
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_error *err)
+{
+    if (!idx)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL index to vyre__index_totals");
+    pthread_mutex_lock(&idx->mu);
+    sqlite3_stmt *st = idx->st[ST_TOTALS];
+    int src = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
+    int rc = VYRE_OK;
+    if (src == SQLITE_ROW) {
+        if (rows)
+            *rows = (uint64_t)sqlite3_column_int64(st, 0);
+        if (bytes)
+            *bytes = (uint64_t)sqlite3_column_int64(st, 1);
+    } else {
+        rc = idx_fail(idx, src == SQLITE_DONE ? SQLITE_ERROR : src, "read", err);
+    }
+    sqlite3_reset(st);
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+int vyre__index_check(vyre__index *idx, vyre_error *err)
+{
+    if (!idx)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL index to vyre__index_check");
+    char result[256];
+    pthread_mutex_lock(&idx->mu);
+    int rc = query_value(idx, "PRAGMA quick_check(1)", NULL, result, sizeof result, "check", err);
+    pthread_mutex_unlock(&idx->mu);
+    if (rc)
+        return rc;
+    if (strcmp(result, "ok") != 0)
+        return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX, "index '%s' is damaged: %s", idx->path,
+                          result);
+    return VYRE_OK;
+}

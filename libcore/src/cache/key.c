@@ -1,0 +1,136 @@
+/*
+ * key.c - pipeline cache keys (see vyre/key.h for the encoding).
+ *
+ * The encoding is the on-disk identity of every blob: change it only
+ * together with VYRE_KEY_VERSION.
+ */
+#include "vyre/key.h"
+
+#include <openssl/evp.h>
+#include <string.h>
+
+#include "base/internal.h"
+#include "cache/key_internal.h"
+
+enum field_tag {
+    TAG_BACKEND = 1,
+    TAG_TOOLCHAIN = 2,
+    TAG_ARCH = 3,
+    TAG_FEATURES = 4,
+    TAG_OPTIONS = 5,
+    TAG_ENTRY = 6,
+    TAG_SOURCE_KIND = 7,
+    TAG_SOURCE = 8,
+};
+
+static void put_u64(EVP_MD_CTX *ctx, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    EVP_DigestUpdate(ctx, b, sizeof b);
+}
+
+static void put_bytes(EVP_MD_CTX *ctx, const void *p, size_t n)
+{
+    put_u64(ctx, (uint64_t)n);
+    if (n)
+        EVP_DigestUpdate(ctx, p, n);
+}
+
+static void put_field(EVP_MD_CTX *ctx, unsigned char tag, const void *p, size_t n)
+{
+    EVP_DigestUpdate(ctx, &tag, 1);
+    put_bytes(ctx, p, n);
+}
+
+static void put_str(EVP_MD_CTX *ctx, unsigned char tag, const char *s)
+{
+    put_field(ctx, tag, s ? s : "", s ? strlen(s) : 0);
+}
+
+int vyre__key_compute_version(const vyre_key_input *in, uint32_t version, vyre_key *out,
+                              vyre_error *err)
+{
+    if (!in || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_key_compute: NULL argument");
+    if ((in->n_options && !in->options) || (in->source_len && !in->source))
+        return vyre__fail(err, VYRE_EINVAL, NULL,
+                          "vyre_key_compute: NULL options or source with a non-zero count");
+    for (size_t i = 0; i < in->n_options; i++)
+        if (!in->options[i])
+            return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_key_compute: option %zu is NULL", i);
+
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a SHA-256 context");
+    int ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    if (ok) {
+        put_bytes(ctx, VYRE_KEY_DOMAIN, strlen(VYRE_KEY_DOMAIN));
+        put_u64(ctx, version);
+        put_str(ctx, TAG_BACKEND, in->backend);
+        put_str(ctx, TAG_TOOLCHAIN, in->toolchain);
+        put_str(ctx, TAG_ARCH, in->arch);
+        unsigned char f[8];
+        for (int i = 0; i < 8; i++)
+            f[i] = (unsigned char)(in->features >> (8 * i));
+        put_field(ctx, TAG_FEATURES, f, sizeof f);
+        unsigned char tag = TAG_OPTIONS;
+        EVP_DigestUpdate(ctx, &tag, 1);
+        put_u64(ctx, (uint64_t)in->n_options);
+        for (size_t i = 0; i < in->n_options; i++)
+            put_bytes(ctx, in->options[i], strlen(in->options[i]));
+        put_str(ctx, TAG_ENTRY, in->entry);
+        unsigned char k[4];
+        for (int i = 0; i < 4; i++)
+            k[i] = (unsigned char)((uint32_t)in->source_kind >> (8 * i));
+        put_field(ctx, TAG_SOURCE_KIND, k, sizeof k);
+        put_field(ctx, TAG_SOURCE, in->source, in->source_len);
+        unsigned int n = 0;
+        ok = EVP_DigestFinal_ex(ctx, out->bytes, &n) && n == VYRE_KEY_BYTES;
+    }
+    EVP_MD_CTX_free(ctx);
+    if (!ok)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "SHA-256 computation failed in libcrypto");
+    return VYRE_OK;
+}
+
+int vyre_key_compute(const vyre_key_input *in, vyre_key *out, vyre_error *err)
+{
+    return vyre__key_compute_version(in, VYRE_KEY_VERSION, out, err);
+}
+
+void vyre_key_to_hex(const vyre_key *key, char hex[VYRE_KEY_HEX_LEN + 1])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < VYRE_KEY_BYTES; i++) {
+        hex[2 * i] = digits[key->bytes[i] >> 4];
+        hex[2 * i + 1] = digits[key->bytes[i] & 15];
+    }
+    hex[VYRE_KEY_HEX_LEN] = '\0';
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int vyre_key_from_hex(const char *hex, vyre_key *out)
+{
+    if (!hex || !out)
+        return VYRE_EINVAL;
+    for (int i = 0; i < VYRE_KEY_BYTES; i++) {
+        int hi = hexval(hex[2 * i]);
+        int lo = hi < 0 ? -1 : hexval(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return VYRE_EINVAL;
+        out->bytes[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return hex[VYRE_KEY_HEX_LEN] == '\0' ? VYRE_OK : VYRE_EINVAL;
+}

@@ -1,0 +1,524 @@
+/*
+ * gpu.c - GPU monitoring through NVML, loaded at run time.
+ *
+ * Owns the dlopen() of libnvidia-ml, the handful of NVML declarations vyre
+ * needs (there is no nvml.h at build time, and linking NVML would stop the
+ * tools from starting on machines without a driver), and the translation of
+ * NVML's answers into vyre_gpu_snapshot. Guarantees: a missing or broken
+ * NVML is an error with a hint, never a crash; a field NVML cannot give is
+ * marked invalid and never reported as a made-up 0; one failing field never
+ * hides the rest of its GPU.
+ */
+#include "vyre/gpu.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/internal.h"
+
+/* ---- NVML declarations (nvml.h, driver R525+; layouts are ABI) ---------- */
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+enum {
+    NVML_SUCCESS = 0,
+    NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NO_PERMISSION = 4,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
+    NVML_ERROR_DRIVER_NOT_LOADED = 9,
+    NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+};
+enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+enum { NVML_TEMPERATURE_GPU = 0 };
+#define NVML_VALUE_NOT_AVAILABLE 0xFFFFFFFFFFFFFFFFull
+
+typedef struct nvmlMemory_st {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct nvmlUtilization_st {
+    unsigned int gpu;
+    unsigned int memory;
+} nvmlUtilization_t;
+
+/* nvmlProcessInfo_v2_t: the layout of both ...RunningProcesses_v2 and _v3. */
+typedef struct nvmlProcessInfo_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory; /* NVML_VALUE_NOT_AVAILABLE when unknown */
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
+typedef nvmlReturn_t (*nvml_void_fn)(void);
+typedef nvmlReturn_t (*nvml_uintp_fn)(unsigned int *);
+typedef nvmlReturn_t (*nvml_handle_fn)(unsigned int, nvmlDevice_t *);
+typedef nvmlReturn_t (*nvml_str_fn)(nvmlDevice_t, char *, unsigned int);
+typedef nvmlReturn_t (*nvml_sysstr_fn)(char *, unsigned int);
+typedef nvmlReturn_t (*nvml_util_fn)(nvmlDevice_t, nvmlUtilization_t *);
+typedef nvmlReturn_t (*nvml_mem_fn)(nvmlDevice_t, nvmlMemory_t *);
+typedef nvmlReturn_t (*nvml_enum_uint_fn)(nvmlDevice_t, int, unsigned int *);
+typedef nvmlReturn_t (*nvml_dev_uint_fn)(nvmlDevice_t, unsigned int *);
+typedef nvmlReturn_t (*nvml_dev_ull_fn)(nvmlDevice_t, unsigned long long *);
+typedef nvmlReturn_t (*nvml_procs_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+typedef const char *(*nvml_errstr_fn)(nvmlReturn_t);
+
+/* R = required (open fails without it), O = optional (NULL: field unknown).
+ * nvmlDeviceGetCurrentClocksEventReasons replaced ...ThrottleReasons (12.2);
+ * _v3 of the process query came with R510: the older name is the fallback. */
+#define NVML_FUNCS(R, O)                                                                           \
+    R(nvmlInit_v2, nvml_void_fn)                                                                   \
+    R(nvmlShutdown, nvml_void_fn)                                                                  \
+    R(nvmlErrorString, nvml_errstr_fn)                                                             \
+    R(nvmlDeviceGetCount_v2, nvml_uintp_fn)                                                        \
+    R(nvmlDeviceGetHandleByIndex_v2, nvml_handle_fn)                                               \
+    O(nvmlSystemGetDriverVersion, nvml_sysstr_fn)                                                  \
+    O(nvmlDeviceGetName, nvml_str_fn)                                                              \
+    O(nvmlDeviceGetUUID, nvml_str_fn)                                                              \
+    O(nvmlDeviceGetUtilizationRates, nvml_util_fn)                                                 \
+    O(nvmlDeviceGetMemoryInfo, nvml_mem_fn)                                                        \
+    O(nvmlDeviceGetClockInfo, nvml_enum_uint_fn)                                                   \
+    O(nvmlDeviceGetMaxClockInfo, nvml_enum_uint_fn)                                                \
+    O(nvmlDeviceGetTemperature, nvml_enum_uint_fn)                                                 \
+    O(nvmlDeviceGetPowerUsage, nvml_dev_uint_fn)                                                   \
+    O(nvmlDeviceGetEnforcedPowerLimit, nvml_dev_uint_fn)                                           \
+    O(nvmlDeviceGetCurrentClocksEventReasons, nvml_dev_ull_fn)                                     \
+    O(nvmlDeviceGetCurrentClocksThrottleReasons, nvml_dev_ull_fn)                                  \
+    O(nvmlDeviceGetComputeRunningProcesses_v3, nvml_procs_fn)                                      \
+    O(nvmlDeviceGetComputeRunningProcesses_v2, nvml_procs_fn)
+
+typedef struct nvml_fns {
+#define NVML_FIELD(name, type) type name;
+    NVML_FUNCS(NVML_FIELD, NVML_FIELD)
+#undef NVML_FIELD
+} nvml_fns;
+
+/* ---- the monitor ---------------------------------------------------------- */
+
+#define LIBNVML_DEFAULT "libnvidia-ml.so.1"
+#define HINT_NONVML                                                                                \
+    "install the NVIDIA driver (it provides libnvidia-ml.so.1), or set VYRE_NVML_LIBRARY to its "  \
+    "path"
+/* Largest process list fetched from NVML per GPU: bounds memory when a GPU
+ * reports an absurd count. Beyond it the list is truncated like any other. */
+#define PROCS_FETCH_MAX 65536u
+
+/* A GPU's fields that do not change while the driver is loaded, fetched
+ * once: nvmlDeviceGetMaxClockInfo alone costs about 1.5 ms of CPU per call
+ * (H200, driver 580), more than all the other queries of a sample together.
+ * A field whose query failed other than NOT_SUPPORTED is fetched again at
+ * the next sample. */
+typedef struct gpu_static {
+    nvmlDevice_t dev; /* NULL: handle not (yet) obtained */
+    nvmlReturn_t name_rc, uuid_rc, max_clock_rc;
+    char name[VYRE_GPU_NAME_MAX];
+    char uuid[VYRE_GPU_UUID_MAX];
+    unsigned sm_clock_max_mhz;
+} gpu_static;
+
+struct vyre_gpu_monitor {
+    void *lib;
+    nvml_fns f;
+    unsigned ngpus_total;
+    unsigned ngpus; /* min(ngpus_total, VYRE_GPU_MAX) */
+    gpu_static gpu[VYRE_GPU_MAX];
+    char driver_version[VYRE_GPU_TEXT_MAX];
+    nvmlProcessInfo_t *pbuf; /* scratch for process lists */
+    unsigned pcap;           /* entries pbuf holds */
+};
+
+/* NVML answers worth asking again: anything but success and "not supported". */
+static int retry(nvmlReturn_t r)
+{
+    return r != NVML_SUCCESS && r != NVML_ERROR_NOT_SUPPORTED;
+}
+
+static const char *nvml_text(const vyre_gpu_monitor *m, nvmlReturn_t r)
+{
+    const char *s = m->f.nvmlErrorString ? m->f.nvmlErrorString(r) : NULL;
+    return s && *s ? s : "unknown NVML error";
+}
+
+static const char *init_hint(nvmlReturn_t r)
+{
+    switch (r) {
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+        return "the NVIDIA kernel driver is not loaded: check 'nvidia-smi' and 'lsmod | grep "
+               "nvidia'";
+    case NVML_ERROR_NO_PERMISSION:
+        return "this user may not open /dev/nvidia*: check those files' permissions and group";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+        return "libnvidia-ml and the kernel driver come from different driver versions: reboot "
+               "after a driver update, or reinstall the driver";
+    default:
+        return "run 'nvidia-smi': if it fails too, the driver installation needs repair";
+    }
+}
+
+static int load_symbols(vyre_gpu_monitor *m, const char *path, vyre_error *err)
+{
+#define NVML_REQ(name, type)                                                                       \
+    m->f.name = (type)dlsym(m->lib, #name);                                                        \
+    if (!m->f.name) {                                                                              \
+        vyre__fail(err, VYRE_ENONVML,                                                              \
+                   "update the NVIDIA driver, or point VYRE_NVML_LIBRARY at the driver's "         \
+                   "libnvidia-ml.so.1",                                                            \
+                   "'%s' has no '%s': it is not NVML, or an NVML too old for vyre", path, #name);  \
+        return VYRE_ENONVML;                                                                       \
+    }
+#define NVML_OPT(name, type) m->f.name = (type)dlsym(m->lib, #name);
+    NVML_FUNCS(NVML_REQ, NVML_OPT)
+#undef NVML_REQ
+#undef NVML_OPT
+    return VYRE_OK;
+}
+
+/* Loads the library and its symbols into m. */
+static int load_library(vyre_gpu_monitor *m, vyre_error *err)
+{
+    const char *env = getenv("VYRE_NVML_LIBRARY");
+    if (env && !*env) {
+        vyre__fail(err, VYRE_EENV,
+                   "unset VYRE_NVML_LIBRARY, or set it to the path of libnvidia-ml.so.1",
+                   "VYRE_NVML_LIBRARY is set but empty");
+        return VYRE_EENV;
+    }
+    const char *path = env ? env : LIBNVML_DEFAULT;
+    m->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!m->lib) {
+        const char *why = dlerror();
+        vyre__fail(err, VYRE_ENONVML,
+                   env ? "check that VYRE_NVML_LIBRARY names the driver's "
+                         "libnvidia-ml.so.1, or unset it"
+                       : HINT_NONVML,
+                   "NVML not available: cannot load '%s': %s", path, why ? why : "unknown reason");
+        return VYRE_ENONVML;
+    }
+    return load_symbols(m, path, err);
+}
+
+/* Fills what is missing of GPU i's static fields; returns the handle's
+ * result. A missing function counts as NOT_SUPPORTED. */
+static nvmlReturn_t fetch_static(vyre_gpu_monitor *m, unsigned i)
+{
+    const nvml_fns *f = &m->f;
+    gpu_static *s = &m->gpu[i];
+    if (!s->dev) {
+        nvmlReturn_t r = f->nvmlDeviceGetHandleByIndex_v2(i, &s->dev);
+        if (r != NVML_SUCCESS) {
+            s->dev = NULL;
+            return r;
+        }
+    }
+    if (retry(s->name_rc)) {
+        s->name_rc = f->nvmlDeviceGetName ? f->nvmlDeviceGetName(s->dev, s->name, sizeof s->name)
+                                          : NVML_ERROR_NOT_SUPPORTED;
+        s->name[sizeof s->name - 1] = '\0';
+    }
+    if (retry(s->uuid_rc)) {
+        s->uuid_rc = f->nvmlDeviceGetUUID ? f->nvmlDeviceGetUUID(s->dev, s->uuid, sizeof s->uuid)
+                                          : NVML_ERROR_NOT_SUPPORTED;
+        s->uuid[sizeof s->uuid - 1] = '\0';
+    }
+    if (retry(s->max_clock_rc))
+        s->max_clock_rc =
+            f->nvmlDeviceGetMaxClockInfo
+                ? f->nvmlDeviceGetMaxClockInfo(s->dev, NVML_CLOCK_SM, &s->sm_clock_max_mhz)
+                : NVML_ERROR_NOT_SUPPORTED;
+    return NVML_SUCCESS;
+}
+
+int vyre_gpu_monitor_open(vyre_gpu_monitor **out, vyre_error *err)
+{
+    if (!out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_gpu_monitor_open: NULL argument");
+    *out = NULL;
+    vyre_gpu_monitor *m = calloc(1, sizeof *m);
+    if (!m)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening the GPU monitor");
+    int rc = load_library(m, err);
+    if (rc)
+        goto fail;
+    nvmlReturn_t r = m->f.nvmlInit_v2();
+    if (r != NVML_SUCCESS) {
+        rc = vyre__fail(err, r == NVML_ERROR_NO_PERMISSION ? VYRE_EPERM : VYRE_ENONVML,
+                        init_hint(r), "nvmlInit_v2 failed: %s (NVML error %d)", nvml_text(m, r), r);
+        goto fail;
+    }
+    unsigned count = 0;
+    r = m->f.nvmlDeviceGetCount_v2(&count);
+    if (r != NVML_SUCCESS) {
+        rc =
+            vyre__fail(err, r == NVML_ERROR_NO_PERMISSION ? VYRE_EPERM : VYRE_ENONVML, init_hint(r),
+                       "nvmlDeviceGetCount_v2 failed: %s (NVML error %d)", nvml_text(m, r), r);
+        m->f.nvmlShutdown();
+        goto fail;
+    }
+    m->ngpus_total = count;
+    m->ngpus = count < VYRE_GPU_MAX ? count : VYRE_GPU_MAX;
+    if (m->f.nvmlSystemGetDriverVersion &&
+        m->f.nvmlSystemGetDriverVersion(m->driver_version, sizeof m->driver_version) !=
+            NVML_SUCCESS)
+        m->driver_version[0] = '\0';
+    m->driver_version[sizeof m->driver_version - 1] = '\0';
+    for (unsigned i = 0; i < m->ngpus; i++) {
+        m->gpu[i].name_rc = m->gpu[i].uuid_rc = m->gpu[i].max_clock_rc = -1;
+        fetch_static(m, i); /* failures: retried at every sample */
+    }
+    *out = m;
+    return VYRE_OK;
+fail:
+    if (m->lib)
+        dlclose(m->lib);
+    free(m);
+    return rc;
+}
+
+void vyre_gpu_monitor_close(vyre_gpu_monitor *m)
+{
+    if (!m)
+        return;
+    m->f.nvmlShutdown();
+    dlclose(m->lib);
+    free(m->pbuf);
+    free(m);
+}
+
+/* ---- sampling ------------------------------------------------------------- */
+
+/* Records the outcome of one NVML call for `bit`: sets the bit on success;
+ * otherwise notes the first failure that is not a plain "not supported" in
+ * g->problem. Returns 1 on success. */
+static int note(const vyre_gpu_monitor *m, vyre_gpu_info *g, nvmlReturn_t r, const char *what,
+                unsigned bit)
+{
+    if (r == NVML_SUCCESS) {
+        g->valid |= bit;
+        return 1;
+    }
+    if (r != NVML_ERROR_NOT_SUPPORTED && !g->problem[0])
+        snprintf(g->problem, sizeof g->problem, "%s: %s", what, nvml_text(m, r));
+    return 0;
+}
+
+static int proc_cmp(const void *pa, const void *pb)
+{
+    const vyre_gpu_process *a = pa, *b = pb;
+    /* Unknown sizes sort as 0: after every process with a known size. */
+    uint64_t ua = a->used_valid ? a->used_bytes + 1 : 0;
+    uint64_t ub = b->used_valid ? b->used_bytes + 1 : 0;
+    if (ua != ub)
+        return ua > ub ? -1 : 1;
+    return (a->pid > b->pid) - (a->pid < b->pid);
+}
+
+/* Fetches the process list into m->pbuf, growing it as NVML asks; NVML
+ * returns INSUFFICIENT_SIZE (and the count it needs) when the buffer is too
+ * small, and processes may start between two calls, hence the retries. */
+static nvmlReturn_t fetch_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, nvml_procs_fn fn,
+                                unsigned *n, int *capped)
+{
+    *capped = 0;
+    if (!m->pbuf) {
+        m->pbuf = calloc(VYRE_GPU_MAX_PROCS, sizeof *m->pbuf);
+        if (!m->pbuf)
+            return NVML_ERROR_INSUFFICIENT_SIZE;
+        m->pcap = VYRE_GPU_MAX_PROCS;
+    }
+    nvmlReturn_t r = NVML_ERROR_INSUFFICIENT_SIZE;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        unsigned count = m->pcap;
+        r = fn(dev, &count, m->pbuf);
+        if (r == NVML_SUCCESS) {
+            *n = count < m->pcap ? count : m->pcap;
+            return r;
+        }
+        if (r != NVML_ERROR_INSUFFICIENT_SIZE)
+            return r;
+        if (m->pcap >= PROCS_FETCH_MAX) {
+            /* NVML wants more than we will hold: report the count, no list. */
+            *capped = 1;
+            *n = count;
+            return r;
+        }
+        unsigned want = count > m->pcap ? count : m->pcap;
+        want = want > PROCS_FETCH_MAX - 16 ? PROCS_FETCH_MAX : want + 16;
+        nvmlProcessInfo_t *p = realloc(m->pbuf, (size_t)want * sizeof *p);
+        if (!p)
+            return r;
+        m->pbuf = p;
+        m->pcap = want;
+    }
+    return r;
+}
+
+static void sample_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, vyre_gpu_info *g)
+{
+    nvml_procs_fn fn = m->f.nvmlDeviceGetComputeRunningProcesses_v3
+                           ? m->f.nvmlDeviceGetComputeRunningProcesses_v3
+                           : m->f.nvmlDeviceGetComputeRunningProcesses_v2;
+    if (!fn)
+        return;
+    unsigned n = 0;
+    int capped = 0;
+    nvmlReturn_t r = fetch_procs(m, dev, fn, &n, &capped);
+    if (capped) {
+        /* Known count, list unusable: valid but empty and truncated. */
+        g->valid |= VYRE_GPU_F_PROCS;
+        g->nprocs_total = n;
+        g->procs_truncated = n > 0;
+        return;
+    }
+    if (!note(m, g, r, "processes", VYRE_GPU_F_PROCS))
+        return;
+    /* Keep the VYRE_GPU_MAX_PROCS largest, sorted: once kept[] is full it is
+     * sorted, and each later process enters by insertion only when it beats
+     * the smallest kept, so truncation drops the smallest users. */
+    g->nprocs_total = n;
+    vyre_gpu_process *kept = g->procs; /* zeroed by the caller */
+    unsigned keep = 0;
+    for (unsigned i = 0; i < n; i++) {
+        vyre_gpu_process p = {.pid = m->pbuf[i].pid};
+        if (m->pbuf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE) {
+            p.used_valid = 1;
+            p.used_bytes = m->pbuf[i].usedGpuMemory;
+        }
+        if (keep < VYRE_GPU_MAX_PROCS) {
+            kept[keep++] = p;
+            if (keep == VYRE_GPU_MAX_PROCS)
+                qsort(kept, keep, sizeof kept[0], proc_cmp);
+            continue;
+        }
+        /* Full: replace the last (smallest) when p sorts before it. */
+        if (proc_cmp(&p, &kept[keep - 1]) < 0) {
+            unsigned j = keep - 1;
+            while (j > 0 && proc_cmp(&p, &kept[j - 1]) < 0) {
+                kept[j] = kept[j - 1];
+                j--;
+            }
+            kept[j] = p;
+        }
+    }
+    if (keep > 1 && keep < VYRE_GPU_MAX_PROCS)
+        qsort(kept, keep, sizeof kept[0], proc_cmp);
+    g->nprocs = keep;
+    g->procs_truncated = n > keep;
+}
+
+static void sample_gpu(vyre_gpu_monitor *m, unsigned i, vyre_gpu_info *g)
+{
+    const nvml_fns *f = &m->f;
+    g->index = (int)i;
+    gpu_static *st = &m->gpu[i];
+    nvmlReturn_t hr = fetch_static(m, i);
+    if (hr != NVML_SUCCESS) {
+        note(m, g, hr, "handle", 0);
+        if (!g->problem[0]) /* "not supported" still leaves nothing to show */
+            snprintf(g->problem, sizeof g->problem, "handle: %s", nvml_text(m, hr));
+        return;
+    }
+    nvmlDevice_t d = st->dev;
+    if (note(m, g, st->name_rc, "name", VYRE_GPU_F_NAME))
+        vyre__strlcpy(g->name, st->name, sizeof g->name);
+    if (note(m, g, st->uuid_rc, "uuid", VYRE_GPU_F_UUID))
+        vyre__strlcpy(g->uuid, st->uuid, sizeof g->uuid);
+    nvmlUtilization_t u;
+    if (f->nvmlDeviceGetUtilizationRates &&
+        note(m, g, f->nvmlDeviceGetUtilizationRates(d, &u), "utilization", VYRE_GPU_F_UTIL)) {
+        g->util_gpu_pct = u.gpu;
+        g->util_mem_pct = u.memory;
+    }
+    nvmlMemory_t mem;
+    if (f->nvmlDeviceGetMemoryInfo &&
+        note(m, g, f->nvmlDeviceGetMemoryInfo(d, &mem), "memory", VYRE_GPU_F_MEMORY)) {
+        g->mem_used_bytes = mem.used;
+        g->mem_total_bytes = mem.total;
+    }
+    unsigned v;
+    if (f->nvmlDeviceGetClockInfo) {
+        if (note(m, g, f->nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &v), "SM clock",
+                 VYRE_GPU_F_SM_CLOCK))
+            g->sm_clock_mhz = v;
+        if (note(m, g, f->nvmlDeviceGetClockInfo(d, NVML_CLOCK_MEM, &v), "memory clock",
+                 VYRE_GPU_F_MEM_CLOCK))
+            g->mem_clock_mhz = v;
+    }
+    if (note(m, g, st->max_clock_rc, "max SM clock", VYRE_GPU_F_SM_CLOCK_MAX))
+        g->sm_clock_max_mhz = st->sm_clock_max_mhz;
+    if (f->nvmlDeviceGetTemperature &&
+        note(m, g, f->nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &v), "temperature",
+             VYRE_GPU_F_TEMPERATURE))
+        g->temperature_c = (int)v;
+    if (f->nvmlDeviceGetPowerUsage &&
+        note(m, g, f->nvmlDeviceGetPowerUsage(d, &v), "power", VYRE_GPU_F_POWER))
+        g->power_mw = v;
+    if (f->nvmlDeviceGetEnforcedPowerLimit && note(m, g, f->nvmlDeviceGetEnforcedPowerLimit(d, &v),
+                                                   "power limit", VYRE_GPU_F_POWER_LIMIT))
+        g->power_limit_mw = v;
+    nvml_dev_ull_fn reasons_fn = f->nvmlDeviceGetCurrentClocksEventReasons
+                                     ? f->nvmlDeviceGetCurrentClocksEventReasons
+                                     : f->nvmlDeviceGetCurrentClocksThrottleReasons;
+    unsigned long long reasons;
+    if (reasons_fn &&
+        note(m, g, reasons_fn(d, &reasons), "throttle reasons", VYRE_GPU_F_THROTTLE)) {
+        g->throttle_reasons = reasons;
+        vyre_gpu_throttle_text(reasons, g->throttle_text, sizeof g->throttle_text);
+    }
+    sample_procs(m, d, g);
+}
+
+int vyre_gpu_monitor_sample(vyre_gpu_monitor *m, vyre_gpu_snapshot *out, vyre_error *err)
+{
+    if (!m || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_gpu_monitor_sample: NULL argument");
+    memset(out, 0, sizeof *out);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    out->sampled_ns = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+    vyre__strlcpy(out->driver_version, m->driver_version, sizeof out->driver_version);
+    out->ngpus_total = m->ngpus_total;
+    out->ngpus = m->ngpus;
+    out->gpus_truncated = m->ngpus_total > m->ngpus;
+    for (unsigned i = 0; i < m->ngpus; i++)
+        sample_gpu(m, i, &out->gpus[i]);
+    return VYRE_OK;
+}
+
+/* ---- pure helpers --------------------------------------------------------- */
+
+int vyre_gpu_field_valid(const vyre_gpu_info *gpu, unsigned fields)
+{
+    return gpu && fields && (gpu->valid & fields) == fields;
+}
+
+const char *vyre_gpu_throttle_text(uint64_t reasons, char *buf, size_t size)
+{
+    static const char *const words[] = {"idle",       "app-clocks",  "power",
+                                        "hw",         "sync-boost",  "thermal",
+                                        "hw-thermal", "power-brake", "display"};
+    if (!buf || !size)
+        return buf;
+    buf[0] = '\0';
+    if (!reasons) {
+        vyre__strlcpy(buf, "none", size);
+        return buf;
+    }
+    size_t len = 0;
+    for (size_t bit = 0; bit < VYRE_ARRAY_SIZE(words) && len < size; bit++) {
+        if (!(reasons & (1ull << bit)))
+            continue;
+        int n = snprintf(buf + len, size - len, "%s%s", len ? "," : "", words[bit]);
+        if (n < 0)
+            break;
+        len += (size_t)n;
+    }
+    uint64_t unknown = reasons & ~((1ull << VYRE_ARRAY_SIZE(words)) - 1);
+    if (unknown && len < size)
+        snprintf(buf + len, size - len, "%s0x%llx", len ? "," : "", (unsigned long long)unknown);
+    return buf;
+}
