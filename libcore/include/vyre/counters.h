@@ -4,7 +4,8 @@
  * This header is part of libvyrecore's public API.
  *
  * libcore counts what it does (launches, copies, bytes, syncs, cache hits,
- * ...) in process-wide relaxed atomics, and times every catalog range
+ * ...) into per-thread slots (one writer each, summed by a snapshot; see
+ * counters.c for why), and times every catalog range
  * (vyre_nvtx_push/pop) into a log2 histogram per range. A snapshot is cheap
  * and lock-free; the telemetry page publishes the same numbers to other
  * processes.
@@ -71,7 +72,7 @@ typedef struct vyre_counters {
 VYRE_EXTERN const char *vyre_counter_name(vyre_counter_id id);
 VYRE_EXTERN const char *vyre_counter_unit(vyre_counter_id id);
 
-/* Adds n to a counter (relaxed atomic; any thread). */
+/* Adds n to a counter (the calling thread's slot, no lock prefix; any thread). */
 VYRE_EXTERN void vyre_counter_add(vyre_counter_id id, uint64_t n);
 
 /* Copies every counter and histogram (each value is read atomically; the
