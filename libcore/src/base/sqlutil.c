@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 #include "vyre/error.h"
 
@@ -49,9 +50,7 @@ int vyre__sqlite_code(int rc, int sys_errno)
 
 static int64_t mono_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(vyre__mono_ns() / 1000000u);
 }
 
 static void nap_ms(int ms)

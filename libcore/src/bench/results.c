@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/fsutil.h"
 #include "cache/index.h"
 #include "base/internal.h"
@@ -145,13 +146,6 @@ static int db_fail(vyre_results *db, int rc, const char *what, vyre_error *err)
 }
 
 /* ---- busy handling and transactions (as index.c) ------------------------ */
-
-static int64_t unix_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void tx_rollback(vyre_results *db)
 {
@@ -276,7 +270,7 @@ static int migrate(vyre_results *db, vyre_error *err)
     snprintf(sql, sizeof sql,
              "PRAGMA user_version=%d; PRAGMA application_id=%d; "
              "INSERT OR IGNORE INTO meta (name, value) VALUES ('created_ns', %" PRId64 ")",
-             VYRE_RESULTS_SCHEMA_VERSION, VYRE_RESULTS_APPLICATION_ID, unix_ns());
+             VYRE_RESULTS_SCHEMA_VERSION, VYRE_RESULTS_APPLICATION_ID, vyre__unix_ns());
     if ((rc = exec_sql(db, sql, "upgrade", err))) {
         tx_rollback(db);
         return rc;
@@ -423,7 +417,7 @@ int vyre_results_writer_new(vyre_results *db, int64_t run_id, vyre_results_write
     w->db = db;
     w->run_id = run_id;
     w->pid = (int64_t)getpid();
-    w->session_ns = unix_ns();
+    w->session_ns = vyre__unix_ns();
     if (gethostname(w->host, sizeof w->host) != 0)
         vyre__strlcpy(w->host, "unknown", sizeof w->host);
     w->host[sizeof w->host - 1] = '\0';
@@ -532,7 +526,7 @@ static int add_locked(vyre_results_writer *w, const vyre_activity *recs, size_t 
                               "timings record %zu ('%.64s') has a value above INT64_MAX", i,
                               recs[i].name);
         }
-    int64_t now = unix_ns();
+    int64_t now = vyre__unix_ns();
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (recs[i].kind == VYRE_ACTIVITY_NONE)

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 #include "cuda/toolkit_internal.h"
 #include "vyre/jitlink.h"
@@ -193,7 +194,7 @@ static int copy_cubin(const vyre_compile_request *req, vyre_compile_result *res,
                           "pass a cubin (an ELF file from nvcc -cubin, NVRTC or nvJitLink), or "
                           "declare the source as CUDA C or PTX",
                           "cubin input for '%s' does not start with the ELF magic", req->entry);
-    uint64_t t0 = vyre__toolkit_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     res->cubin = malloc(req->len);
     res->log = calloc(1, 1);
     if (!res->cubin || !res->log)
@@ -201,7 +202,7 @@ static int copy_cubin(const vyre_compile_request *req, vyre_compile_result *res,
                           req->len);
     memcpy(res->cubin, req->src, req->len);
     res->size = req->len;
-    res->compile_ns = vyre__toolkit_now_ns() - t0;
+    res->compile_ns = vyre__mono_ns() - t0;
     return VYRE_OK;
 }
 

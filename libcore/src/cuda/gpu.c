@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 
 /* ---- NVML declarations (nvml.h, driver R525+; layouts are ABI) ---------- */
@@ -477,9 +478,7 @@ int vyre_gpu_monitor_sample(vyre_gpu_monitor *m, vyre_gpu_snapshot *out, vyre_er
     if (!m || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_gpu_monitor_sample: NULL argument");
     memset(out, 0, sizeof *out);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    out->sampled_ns = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+    out->sampled_ns = vyre__mono_ns();
     vyre__strlcpy(out->driver_version, m->driver_version, sizeof out->driver_version);
     out->ngpus_total = m->ngpus_total;
     out->ngpus = m->ngpus;

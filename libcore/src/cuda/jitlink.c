@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 #include "cuda/toolkit_internal.h"
 
@@ -343,7 +344,7 @@ int vyre_jitlink_ptx_to_cubin(const char *ptx, size_t len, const char *name, con
     for (size_t i = 0; i < nopts; i++)
         argv[i + 1] = opts[i];
 
-    uint64_t t0 = vyre__toolkit_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     nvJitLinkHandle h = NULL;
     nvJitLinkResult r = g_fns.create(&h, (uint32_t)(nopts + 1), argv);
     if (r != NVJITLINK_SUCCESS) {
@@ -363,7 +364,7 @@ int vyre_jitlink_ptx_to_cubin(const char *ptx, size_t len, const char *name, con
     }
     if (h)
         g_fns.destroy(&h);
-    out->link_ns = vyre__toolkit_now_ns() - t0;
+    out->link_ns = vyre__mono_ns() - t0;
     free(text);
     free(argv);
     if (!out->log && rc != VYRE_ENOMEM) {

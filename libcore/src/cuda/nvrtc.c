@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 #include "cuda/toolkit_internal.h"
 
@@ -314,7 +315,7 @@ int vyre_nvrtc_compile(const char *src, size_t len, const char *name, const char
     for (size_t i = 0; i < nopts; i++)
         argv[i + 1] = opts[i];
 
-    uint64_t t0 = vyre__toolkit_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     nvrtcProgram prog = NULL;
     nvrtcResult r = g_fns.nvrtcCreateProgram(&prog, text, name, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS) {
@@ -328,7 +329,7 @@ int vyre_nvrtc_compile(const char *src, size_t len, const char *name, const char
             rc = fetch_output(prog, out, err);
         g_fns.nvrtcDestroyProgram(&prog);
     }
-    out->compile_ns = vyre__toolkit_now_ns() - t0;
+    out->compile_ns = vyre__mono_ns() - t0;
     free(text);
     free(argv);
     if (!out->log && rc != VYRE_ENOMEM) {

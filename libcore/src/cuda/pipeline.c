@@ -625,7 +625,7 @@ static int compile_in(vyre_ctx *ctx, const vyre_pipeline_desc *desc, uint64_t t0
     p->stream = ctx->stream;
     p->ctx = ctx;
     link_handle(ctx, p);
-    p->info.elapsed_ns = vyre__toolkit_now_ns() - t0;
+    p->info.elapsed_ns = vyre__mono_ns() - t0;
     *out = p;
     return VYRE_OK;
 }
@@ -637,7 +637,7 @@ int vyre_pipeline_compile(vyre_ctx *ctx, const vyre_pipeline_desc *desc, vyre_pi
         *out = NULL;
     if (!ctx || !desc || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_pipeline_compile: NULL argument");
-    uint64_t t0 = vyre__toolkit_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     vyre_nvtx_push(VYRE_RANGE_PIPELINE_COMPILE);
     int rc = compile_in(ctx, desc, t0, out, err);
     vyre_nvtx_pop();

@@ -140,13 +140,6 @@ int vyre__toolkit_arch_number_valid(const char *s)
     return !s[nd] || ((s[nd] == 'a' || s[nd] == 'f') && !s[nd + 1]);
 }
 
-uint64_t vyre__toolkit_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
-
 /* Case-insensitive search for word in p[0..n). */
 static int line_has(const char *p, size_t n, const char *word)
 {

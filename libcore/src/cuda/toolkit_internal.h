@@ -41,9 +41,6 @@ void *vyre__toolkit_dlsym(const vyre__toolkit_lib *lib, void *handle, const char
  * (arch-specific, e.g. sm_90a) or 'f' (family, e.g. sm_100f). */
 int vyre__toolkit_arch_number_valid(const char *s);
 
-/* CLOCK_MONOTONIC now, in ns. */
-uint64_t vyre__toolkit_now_ns(void);
-
 /*
  * The line of a compiler log to quote in an error message: the first line
  * that contains "error" or "fatal" (any case), else the first non-blank line, else
