@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "base/internal.h"
+#include "cuda/compile_internal.h"
 #include "cuda/toolkit_internal.h"
 #include "vyre/jitlink.h"
 #include "vyre/nvrtc.h"
@@ -247,6 +248,33 @@ int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile_result *res
     return rc;
 }
 
+void vyre__compile_blob_header(const vyre_key *key, const vyre_compile_result *res,
+                               vyre_blob_header *h)
+{
+    memset(h, 0, sizeof *h);
+    h->format_version = VYRE_BLOB_FORMAT_VERSION;
+    h->key_version = VYRE_KEY_VERSION;
+    h->key = *key;
+    h->kind = VYRE_BLOB_CUBIN;
+    vyre__strlcpy(h->arch, res->arch, sizeof h->arch);
+    vyre__strlcpy(h->toolchain, res->toolchain, sizeof h->toolchain);
+    h->raw_size = res->size;
+    h->stored_size = res->size;
+    /* A compile measured as 0 ns would read as "saves nothing". */
+    h->compile_ns = res->compile_ns ? res->compile_ns : 1;
+}
+
+int vyre__compile_store(vyre_cache *c, const vyre_key *key, const vyre_compile_result *res,
+                        vyre_blob_header *h, vyre_error *err)
+{
+    vyre_blob_header hdr;
+    vyre__compile_blob_header(key, res, &hdr);
+    int rc = vyre_cache_put(c, &hdr, res->cubin, res->size, err);
+    if (h)
+        *h = hdr; /* as stored: vyre_cache_put fills in the rest */
+    return rc;
+}
+
 /* A blob in one allocation, as vyre_blob_load makes them (vyre_blob_free
  * frees both). */
 static vyre_blob *blob_new(const vyre_blob_header *h, const void *payload, size_t len)
@@ -298,18 +326,7 @@ int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req, v
         return rc;
     }
     vyre_blob_header h;
-    memset(&h, 0, sizeof h);
-    h.format_version = VYRE_BLOB_FORMAT_VERSION;
-    h.key_version = VYRE_KEY_VERSION;
-    h.key = key;
-    h.kind = VYRE_BLOB_CUBIN;
-    vyre__strlcpy(h.arch, res.arch, sizeof h.arch);
-    vyre__strlcpy(h.toolchain, res.toolchain, sizeof h.toolchain);
-    h.raw_size = res.size;
-    h.stored_size = res.size;
-    /* A compile measured as 0 ns would read as "saves nothing". */
-    h.compile_ns = res.compile_ns ? res.compile_ns : 1;
-    int put_rc = vyre_cache_put(c, &h, res.cubin, res.size, err);
+    int put_rc = vyre__compile_store(c, &key, &res, &h, err);
     *out = blob_new(&h, res.cubin, res.size);
     vyre_compile_result_release(&res);
     if (!*out)
