@@ -35,9 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 
 #include "base/internal.h"
