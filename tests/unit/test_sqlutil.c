@@ -294,7 +294,8 @@ Test(sqlutil, transactions_and_failure_wording)
 
 Test(sqlutil, a_file_that_is_not_a_database_gets_the_corrupt_note)
 {
-    tu_write_file(g_path, "this is not an SQLite database, not even close to one.........", 64);
+    static const char junk[] = "this is not an SQLite database, not even close to one: junk";
+    tu_write_file(g_path, junk, sizeof junk - 1);
     vyre__sqlite c;
     vyre_error e;
     vyre_error_clear(&e);
