@@ -30,7 +30,7 @@ static void teardown(void)
     tu_rm_rf(g_tmp);
 }
 
-TestSuite(compile, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(compile, .init = setup, .fini = teardown);
 
 /* Not a loadable cubin, but what the cubin path checks: the ELF magic. */
 static const unsigned char k_cubin[] = {0x7f, 'E', 'L', 'F', 2,   1,   1,    0x33, 0,   0,  0,

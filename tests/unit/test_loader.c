@@ -37,7 +37,7 @@ static void teardown(void)
     tu_env_restore(&g_env);
 }
 
-TestSuite(loader, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(loader, .init = setup, .fini = teardown);
 
 static const char *const g_two[] = {"libvyre-nope-a.so.1", "libvyre-nope-b.so", NULL};
 static const char *const g_one[] = {"libvyre-nope-a.so.1", NULL};

@@ -32,7 +32,7 @@ static void teardown(void)
     tu_rm_rf(g_dir);
 }
 
-TestSuite(sqlutil, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(sqlutil, .init = setup, .fini = teardown);
 
 Test(sqlutil, journal_for_fstype_magic_numbers)
 {
