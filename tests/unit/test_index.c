@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/sqlutil.h"
 #include "cache/index.h"
 #include "testutil.h"
 
@@ -154,7 +155,7 @@ static int local_fs_wants_wal(const char *dir)
 {
     struct statfs sfs;
     cr_assert_eq(statfs(dir, &sfs), 0);
-    return vyre__index_journal_for_fstype((long)sfs.f_type) == VYRE_INDEX_JOURNAL_WAL;
+    return vyre__sqlite_journal_for_fstype((long)sfs.f_type) == VYRE__SQLITE_JOURNAL_WAL;
 }
 
 /* ---- schema and versions ---------------------------------------------------- */
@@ -200,46 +201,6 @@ Test(index, tmp_dir_is_local_and_gets_wal)
     cr_assert_eq(vyre__index_journal(idx), VYRE_INDEX_JOURNAL_WAL);
     vyre__index_close(idx);
     fx_fini(&fx);
-}
-
-Test(index, journal_for_fstype_magic_numbers)
-{
-    static const long network[] = {
-        0x6969,     /* NFS */
-        0x517B,     /* smbfs */
-        0xFF534D42, /* CIFS */
-        0xFE534D42, /* SMB2 */
-        0x65735546, /* FUSE */
-        0x01021997, /* 9p */
-        0x0BD00BD0, /* Lustre */
-        0x00C36400, /* Ceph */
-        0x47504653, /* GPFS */
-        0x5346414F, /* AFS */
-        0x6B414653, /* kAFS */
-        0x7461636F, /* OCFS2 */
-        0x01161970, /* GFS2 */
-        0x19830326, /* BeeGFS */
-    };
-    for (size_t i = 0; i < sizeof network / sizeof network[0]; i++)
-        cr_assert_eq(vyre__index_journal_for_fstype(network[i]), VYRE_INDEX_JOURNAL_ROLLBACK,
-                     "0x%lx", network[i]);
-    /* A 32-bit signed f_type sign-extends the 0xF... magics. */
-    cr_assert_eq(vyre__index_journal_for_fstype((long)(int32_t)0xFF534D42u),
-                 VYRE_INDEX_JOURNAL_ROLLBACK);
-    cr_assert_eq(vyre__index_journal_for_fstype((long)(int32_t)0xFE534D42u),
-                 VYRE_INDEX_JOURNAL_ROLLBACK);
-    static const long local[] = {
-        0xEF53,     /* ext2/3/4 */
-        0x58465342, /* XFS */
-        0x9123683E, /* Btrfs */
-        0x01021994, /* tmpfs */
-        0x794C7630, /* overlayfs */
-        0x2FC12FC1, /* ZFS */
-        0,
-    };
-    for (size_t i = 0; i < sizeof local / sizeof local[0]; i++)
-        cr_assert_eq(vyre__index_journal_for_fstype(local[i]), VYRE_INDEX_JOURNAL_WAL, "0x%lx",
-                     local[i]);
 }
 
 Test(index, reopen_keeps_rows)

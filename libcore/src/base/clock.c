@@ -101,3 +101,15 @@ uint64_t vyre__now_ns_fast(void)
 {
     return vyre__ticks_to_mono_ns(vyre__ticks());
 }
+
+uint64_t vyre__mono_ns(void)
+{
+    return mono_ns(CLOCK_MONOTONIC);
+}
+
+int64_t vyre__unix_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

@@ -1,5 +1,11 @@
 /*
- * clock.h - a cheap monotonic clock for the launch path (internal).
+ * clock.h - libcore's one clock (internal): monotonic and wall-clock time in
+ * ns, and a cheap monotonic clock for the launch path.
+ *
+ * vyre__mono_ns() is what every duration is measured with (compile and link
+ * times, benchmark loops, busy-wait deadlines, samples); vyre__unix_ns() is
+ * what a stored timestamp is (blob creation, last access, result rows). No
+ * other module reads clock_gettime for either.
  *
  * Range timing and telemetry run on every launch, where a few hundred
  * nanoseconds matter (a bare cuLaunchKernel costs about 3.5 us). On x86-64
@@ -12,6 +18,13 @@
 #define VYRE_CLOCK_H
 
 #include <stdint.h>
+
+/* CLOCK_MONOTONIC now, in ns: for durations and deadlines. */
+uint64_t vyre__mono_ns(void);
+
+/* CLOCK_REALTIME now, in ns since the Unix epoch: for timestamps that are
+ * stored or shown. */
+int64_t vyre__unix_ns(void);
 
 /* Raw ticks (TSC cycles, or ns on the fallback). */
 uint64_t vyre__ticks(void);

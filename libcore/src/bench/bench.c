@@ -20,17 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "bench/bench_internal.h"
 #include "cuda/cuda_internal.h"
 #include "base/internal.h"
 #include "vyre/nvtx.h"
-
-uint64_t vyre__bench_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- one point ------------------------------------------------------------------ */
 
@@ -82,7 +76,7 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
     }
     vyre_running acc = VYRE_RUNNING_INIT;
     double measured_s = 0;
-    uint64_t t_start = vyre__bench_now_ns();
+    uint64_t t_start = vyre__mono_ns();
     vyre_stop_decision d;
     memset(&d, 0, sizeof d);
     int rc = VYRE_OK;
@@ -127,7 +121,7 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         }
         vyre_running_push(&acc, v);
         measured_s += v * items / 1e9;
-        double elapsed_s = (double)(vyre__bench_now_ns() - t_start) / 1e9;
+        double elapsed_s = (double)(vyre__mono_ns() - t_start) / 1e9;
         d = vyre_stop_check(&o->rule, &acc, measured_s, elapsed_s);
         if (d.stop)
             break;

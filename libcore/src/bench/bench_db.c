@@ -18,17 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 #include "bench/results_internal.h"
 #include "vyre/bench.h"
 #include "vyre/version.h"
-
-static int64_t unix_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 const char *vyre_run_status_name(vyre_run_status s)
 {
@@ -173,7 +167,7 @@ int vyre_bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err)
         run->pid = (int64_t)getpid();
     if (!run->vyre_version[0])
         vyre__strlcpy(run->vyre_version, vyre_version(), sizeof run->vyre_version);
-    run->started_ns = unix_ns();
+    run->started_ns = vyre__unix_ns();
     run->finished_ns = 0;
     run->status = VYRE_RUN_RUNNING;
     vyre__results_lock(db);
@@ -270,7 +264,7 @@ int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_run_status stat
         if (!rc) {
             sqlite3_bind_int64(st, 1, run_id);
             sqlite3_bind_text(st, 2, vyre_run_status_name(status), -1, SQLITE_STATIC);
-            sqlite3_bind_int64(st, 3, unix_ns());
+            sqlite3_bind_int64(st, 3, vyre__unix_ns());
             bind_text_or_null(st, 4, message);
             rc = step_done(db, st, "finish a run in", err);
             if (!rc && sqlite3_changes(vyre__results_sqlite(db)) == 0)
@@ -314,7 +308,7 @@ int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *er
             sqlite3_bind_null(st, 6);
         sqlite3_bind_text(st, 7, vyre_bench_mode_name(p->mode), -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 8, p->gpu_timer ? "gpu" : "wall", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 9, unix_ns());
+        sqlite3_bind_int64(st, 9, vyre__unix_ns());
         rc = step_done(db, st, "write a point to", err);
         if (!rc)
             p->id = sqlite3_last_insert_rowid(vyre__results_sqlite(db));
@@ -418,7 +412,7 @@ int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
     if (gethostname(host, sizeof host) != 0)
         vyre__strlcpy(host, "unknown", sizeof host);
     host[sizeof host - 1] = '\0';
-    int64_t now = unix_ns();
+    int64_t now = vyre__unix_ns();
     vyre__results_lock(db);
     int rc = vyre__results_begin(db, "write kernel records to", err);
     if (rc) {

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "bench/bench_internal.h"
 #include "cuda/cuda_internal.h"
 #include "base/internal.h"
@@ -133,7 +134,7 @@ static int time_gpu(struct gpu *g, gpu_op_fn op, void *octx, int reps, double *g
                     double *wall_ns, vyre_error *err)
 {
     const vyre__cuda_fns *cu = g->cu;
-    uint64_t t0 = vyre__bench_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     int rc = cu_ok(cu->cuEventRecord(g->e0, g->stream), "cuEventRecord", err);
     for (int i = 0; !rc && i < reps; i++)
         rc = op(octx, err);
@@ -141,7 +142,7 @@ static int time_gpu(struct gpu *g, gpu_op_fn op, void *octx, int reps, double *g
         rc = cu_ok(cu->cuEventRecord(g->e1, g->stream), "cuEventRecord", err);
     if (!rc)
         rc = cu_ok(cu->cuEventSynchronize(g->e1), "cuEventSynchronize", err);
-    uint64_t t1 = vyre__bench_now_ns();
+    uint64_t t1 = vyre__mono_ns();
     float ms = 0;
     if (!rc)
         rc = cu_ok(cu->cuEventElapsedTime(&ms, g->e0, g->e1), "cuEventElapsedTime", err);
@@ -203,13 +204,13 @@ static int sample_launch(void *ctx, double *value, double *wall, vyre_error *err
 {
     struct launch_bench *lb = ctx;
     vyre_launch_cfg cfg = vyre_launch_1d(1, 32);
-    uint64_t t0 = vyre__bench_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     for (int i = 0; i < LAUNCH_BATCH; i++) {
         int rc = vyre_pipeline_launch(lb->p, &cfg, NULL, err);
         if (rc)
             return rc;
     }
-    uint64_t t1 = vyre__bench_now_ns();
+    uint64_t t1 = vyre__mono_ns();
     *wall = (double)(t1 - t0);
     *value = *wall / LAUNCH_BATCH;
     return cu_ok(lb->g->cu->cuStreamSynchronize(lb->g->stream), "cuStreamSynchronize", err);
@@ -219,7 +220,7 @@ static int sample_roundtrip(void *ctx, double *value, double *wall, vyre_error *
 {
     struct launch_bench *lb = ctx;
     vyre_launch_cfg cfg = vyre_launch_1d(1, 32);
-    uint64_t t0 = vyre__bench_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     for (int i = 0; i < ROUNDTRIP_BATCH; i++) {
         int rc = vyre_pipeline_launch(lb->p, &cfg, NULL, err);
         if (!rc)
@@ -227,7 +228,7 @@ static int sample_roundtrip(void *ctx, double *value, double *wall, vyre_error *
         if (rc)
             return rc;
     }
-    *wall = (double)(vyre__bench_now_ns() - t0);
+    *wall = (double)(vyre__mono_ns() - t0);
     *value = *wall / ROUNDTRIP_BATCH;
     return VYRE_OK;
 }
@@ -236,13 +237,13 @@ static int sample_graph(void *ctx, double *value, double *wall, vyre_error *err)
 {
     struct launch_bench *lb = ctx;
     enum { REPLAYS = 8 };
-    uint64_t t0 = vyre__bench_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     for (int i = 0; i < REPLAYS; i++) {
         int rc = vyre_graph_launch(lb->graph, NULL, err);
         if (rc)
             return rc;
     }
-    uint64_t t1 = vyre__bench_now_ns();
+    uint64_t t1 = vyre__mono_ns();
     *wall = (double)(t1 - t0);
     *value = *wall / (REPLAYS * GRAPH_KERNELS);
     return cu_ok(lb->g->cu->cuStreamSynchronize(lb->g->stream), "cuStreamSynchronize", err);
@@ -653,7 +654,7 @@ static int sample_compile(void *ctx, double *value, double *wall, vyre_error *er
 {
     struct compile_bench *cb = ctx;
     int rc = VYRE_OK;
-    uint64_t t0 = vyre__bench_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     switch (cb->variant) {
     case V_NVRTC: {
         vyre_compile_request req = {
@@ -668,7 +669,7 @@ static int sample_compile(void *ctx, double *value, double *wall, vyre_error *er
     case V_JIT_COLD: {
         double ns = 0;
         rc = run_child(cb, &ns, err);
-        *wall = (double)(vyre__bench_now_ns() - t0);
+        *wall = (double)(vyre__mono_ns() - t0);
         *value = ns;
         return rc;
     }
@@ -690,7 +691,7 @@ static int sample_compile(void *ctx, double *value, double *wall, vyre_error *er
         rc = load_unload(cb, cb->cubin.cubin, err);
         break;
     }
-    *wall = (double)(vyre__bench_now_ns() - t0);
+    *wall = (double)(vyre__mono_ns() - t0);
     *value = *wall;
     return rc;
 }
@@ -961,9 +962,9 @@ int vyre_bench_jit_cold_child(const char *ptx_path, uint64_t *ns, vyre_error *er
         rc = cu_ok(cu->cuCtxSetCurrent(ctx), "cuCtxSetCurrent", err);
     CUmodule m = NULL;
     if (!rc) {
-        uint64_t t0 = vyre__bench_now_ns();
+        uint64_t t0 = vyre__mono_ns();
         rc = cu_ok(cu->cuModuleLoadData(&m, ptx), "cuModuleLoadData", err);
-        *ns = vyre__bench_now_ns() - t0;
+        *ns = vyre__mono_ns() - t0;
     }
     if (m)
         cu->cuModuleUnload(m);

@@ -34,7 +34,6 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
                             void *ctx, vyre_error *err);
 
 /* Monotonic ns. */
-uint64_t vyre__bench_now_ns(void);
 
 /* Suites. */
 size_t vyre__bench_cache_points(const vyre_bench_env *env);

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "bench/bench_internal.h"
 #include "base/internal.h"
 #include "vyre/cache.h"
@@ -78,13 +79,13 @@ static int sample_store(void *ctx, double *value, double *wall, vyre_error *err)
     vyre_key k[STORE_BATCH];
     for (int i = 0; i < STORE_BATCH; i++)
         make_key(&k[i], cb->seed, cb->next++);
-    uint64_t t0 = vyre__bench_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     for (int i = 0; i < STORE_BATCH; i++) {
         int rc = put_one(cb, &k[i], err);
         if (rc)
             return rc;
     }
-    double ns = (double)(vyre__bench_now_ns() - t0);
+    double ns = (double)(vyre__mono_ns() - t0);
     *wall = ns;
     *value = ns / STORE_BATCH;
     return VYRE_OK;
@@ -93,7 +94,7 @@ static int sample_store(void *ctx, double *value, double *wall, vyre_error *err)
 static int sample_hit(void *ctx, double *value, double *wall, vyre_error *err)
 {
     struct cache_bench *cb = ctx;
-    uint64_t t0 = vyre__bench_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     for (int i = 0; i < HIT_BATCH; i++) {
         vyre_blob *b = NULL;
         int rc = vyre_cache_get(cb->c, &cb->keys[i % HIT_KEYS], &b, NULL, err);
@@ -103,7 +104,7 @@ static int sample_hit(void *ctx, double *value, double *wall, vyre_error *err)
                                      : rc;
         vyre_blob_free(b);
     }
-    double ns = (double)(vyre__bench_now_ns() - t0);
+    double ns = (double)(vyre__mono_ns() - t0);
     *wall = ns;
     *value = ns / HIT_BATCH;
     return VYRE_OK;
@@ -114,9 +115,9 @@ static int sample_verify(void *ctx, double *value, double *wall, vyre_error *err
     struct cache_bench *cb = ctx;
     vyre_verify_result res;
     memset(&res, 0, sizeof res);
-    uint64_t t0 = vyre__bench_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     int rc = vyre_cache_verify(cb->c, 0, &res, NULL, NULL, NULL, NULL, err);
-    double ns = (double)(vyre__bench_now_ns() - t0);
+    double ns = (double)(vyre__mono_ns() - t0);
     if (rc)
         return rc;
     *wall = ns;
@@ -145,9 +146,9 @@ static int sample_prune(void *ctx, double *value, double *wall, vyre_error *err)
     po.max_bytes = 0;
     vyre_prune_result res;
     memset(&res, 0, sizeof res);
-    uint64_t t0 = vyre__bench_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     int rc = vyre_cache_prune(cb->c, &po, &res, NULL, NULL, err);
-    double ns = (double)(vyre__bench_now_ns() - t0);
+    double ns = (double)(vyre__mono_ns() - t0);
     if (rc)
         return rc;
     *wall = ns;

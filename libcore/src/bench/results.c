@@ -10,11 +10,12 @@
  *     checked: another program's database (foreign application_id, or
  *     tables without our user_version) and newer schemas are refused. A
  *     refused file is byte-for-byte what it was.
- *   - Schema creation and migration run in one BEGIN IMMEDIATE transaction
- *     with the user_version update; the state is read again under the
- *     write lock, because another process may have migrated meanwhile.
+ *   - Opening, the schema check, migration (one BEGIN IMMEDIATE
+ *     transaction with the user_version update, the state read again under
+ *     the write lock) and transactions are base/sqlutil.c's, shared with
+ *     the cache index.
  *   - WAL on local disks, the rollback journal on network filesystems
- *     (index.c's statfs table), chosen when the file is created and kept
+ *     (sqlutil's statfs table), chosen when the file is created and kept
  *     after; synchronous=FULL, since losing committed results is not
  *     acceptable here as it is for a rebuildable cache.
  *   - A writer never writes one row per record: rows collect in memory and
@@ -32,14 +33,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/fsutil.h"
-#include "cache/index.h"
 #include "base/internal.h"
 #include "base/sqlutil.h"
 #include "bench/results_internal.h"
@@ -73,8 +72,8 @@ static const char k_insert_sql[] =
 
 struct vyre_results {
     pthread_mutex_t mu;
-    sqlite3 *db;
-    sqlite3_stmt *st_begin, *st_commit, *st_rollback, *st_insert;
+    vyre__sqlite sql; /* the connection, its transactions and failures */
+    sqlite3_stmt *st_insert;
     char path[]; /* as opened */
 };
 
@@ -122,77 +121,7 @@ static const char *hint_for(int code)
     }
 }
 
-static int sql_fail(sqlite3 *db, const char *path, int rc, const char *what, vyre_error *err)
-{
-    int sys = db ? sqlite3_system_errno(db) : 0;
-    int code = vyre__sqlite_code(rc, sys);
-    const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    if (code == VYRE_EBUSY)
-        return vyre__fail(err, code, hint_for(code),
-                          "cannot %s results database '%s': %s (waited %d ms for the lock)", what,
-                          path, msg, VYRE_RESULTS_BUSY_TIMEOUT_MS);
-    if (code == VYRE_ECORRUPT)
-        return vyre__fail(err, code, hint_for(code),
-                          "cannot %s results database '%s': %s (the file was left as it is)", what,
-                          path, msg);
-    return vyre__fail(err, code, hint_for(code), "cannot %s results database '%s': %s", what, path,
-                      msg);
-}
-
-static int db_fail(vyre_results *db, int rc, const char *what, vyre_error *err)
-{
-    return sql_fail(db->db, db->path, rc, what, err);
-}
-
-/* ---- busy handling and transactions (as index.c) ------------------------ */
-
-static int64_t unix_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void tx_rollback(vyre_results *db)
-{
-    if (sqlite3_get_autocommit(db->db))
-        return; /* SQLite already rolled back */
-    sqlite3_step(db->st_rollback);
-    sqlite3_reset(db->st_rollback);
-}
-
-static int tx_step(vyre_results *db, sqlite3_stmt *st, const char *what, vyre_error *err)
-{
-    int rc = vyre__sqlite_step_retry(st, VYRE_RESULTS_BUSY_TIMEOUT_MS);
-    int ret = rc == SQLITE_DONE ? VYRE_OK : db_fail(db, rc, what, err);
-    sqlite3_reset(st);
-    return ret;
-}
-
-/* ---- open ------------------------------------------------------------------ */
-
-static int exec_sql(vyre_results *db, const char *sql, const char *what, vyre_error *err)
-{
-    int rc = sqlite3_exec(db->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, what, err);
-}
-
-/* Runs a one-row, one-column query (open-time only). */
-static int query_value(vyre_results *db, const char *sql, sqlite3_int64 *num, char *text,
-                       size_t text_size, const char *what, vyre_error *err)
-{
-    int rc =
-        vyre__sqlite_query_value(db->db, sql, VYRE_RESULTS_BUSY_TIMEOUT_MS, num, text, text_size);
-    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, what, err);
-}
-
-static int read_schema_state(vyre_results *db, vyre__sqlite_schema *s, vyre_error *err)
-{
-    int rc = vyre__sqlite_read_schema(db->db, VYRE_RESULTS_BUSY_TIMEOUT_MS, s);
-    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, "read", err);
-}
-
-static int check_schema_state(const vyre_results *db, const vyre__sqlite_schema *s, vyre_error *err)
+static int check_schema_state(const vyre__sqlite *c, const vyre__sqlite_schema *s, vyre_error *err)
 {
     if ((s->application_id != 0 && s->application_id != VYRE_RESULTS_APPLICATION_ID) ||
         (s->user_version == 0 && s->objects > 0) ||
@@ -200,7 +129,7 @@ static int check_schema_state(const vyre_results *db, const vyre__sqlite_schema 
         return vyre__fail(err, VYRE_ECORRUPT, HINT_KEEP,
                           "'%s' is an SQLite database but not a vyre results database "
                           "(application_id 0x%llx, user_version %lld); it was left as it is",
-                          db->path, (unsigned long long)s->application_id,
+                          c->path, (unsigned long long)s->application_id,
                           (long long)s->user_version);
     if (s->user_version < 0 || s->user_version > VYRE_RESULTS_SCHEMA_VERSION)
         return vyre__fail(err, VYRE_EVERSION,
@@ -208,139 +137,50 @@ static int check_schema_state(const vyre_results *db, const vyre__sqlite_schema 
                           "was left as it is",
                           "results database '%s' has schema version %lld, newer than the %d "
                           "this build supports",
-                          db->path, (long long)s->user_version, VYRE_RESULTS_SCHEMA_VERSION);
+                          c->path, (long long)s->user_version, VYRE_RESULTS_SCHEMA_VERSION);
     return VYRE_OK;
 }
 
-static int journal_for_path(const char *path)
+/* Stamps a new file with its creation time, inside the migration. */
+static int stamp_created(vyre__sqlite *c, vyre_error *err)
 {
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash) {
-        vyre__strlcpy(dir, ".", sizeof dir);
-    } else {
-        size_t len = slash == path ? 1 : (size_t)(slash - path);
-        if (len >= sizeof dir)
-            return VYRE_INDEX_JOURNAL_ROLLBACK;
-        memcpy(dir, path, len);
-        dir[len] = '\0';
-    }
-    struct statfs sfs;
-    if (statfs(dir, &sfs) != 0)
-        return VYRE_INDEX_JOURNAL_ROLLBACK;
-    return vyre__index_journal_for_fstype((long)sfs.f_type);
-}
-
-static int set_journal(vyre_results *db, vyre_error *err)
-{
-    if (strcmp(db->path, ":memory:") == 0)
-        return VYRE_OK;
-    int want = journal_for_path(db->path);
-    char mode[16];
-    int rc = query_value(db, "PRAGMA journal_mode", NULL, mode, sizeof mode, "read", err);
-    if (rc)
-        return rc;
-    int have = strcasecmp(mode, "wal") == 0 ? VYRE_INDEX_JOURNAL_WAL : VYRE_INDEX_JOURNAL_ROLLBACK;
-    if (have != want) {
-        vyre_error tmp;
-        rc = query_value(db,
-                         want == VYRE_INDEX_JOURNAL_WAL ? "PRAGMA journal_mode=WAL"
-                                                        : "PRAGMA journal_mode=DELETE",
-                         NULL, mode, sizeof mode, "set the journal mode of", &tmp);
-        if (rc && rc != VYRE_EBUSY) { /* busy: others chose the mode, keep it */
-            if (err)
-                *err = tmp;
-            return rc;
-        }
-    }
-    return VYRE_OK;
-}
-
-static int migrate(vyre_results *db, vyre_error *err)
-{
-    int rc = tx_step(db, db->st_begin, "upgrade", err);
-    if (rc)
-        return rc;
-    vyre__sqlite_schema s = {0, 0, 0};
-    if ((rc = read_schema_state(db, &s, err)) || (rc = check_schema_state(db, &s, err))) {
-        tx_rollback(db);
-        return rc;
-    }
-    for (sqlite3_int64 v = s.user_version; v < VYRE_RESULTS_SCHEMA_VERSION; v++) {
-        if ((rc = exec_sql(db, k_schema_steps[v], "create or upgrade the schema of", err))) {
-            tx_rollback(db);
-            return rc;
-        }
-    }
-    char sql[160];
+    char sql[128];
     snprintf(sql, sizeof sql,
-             "PRAGMA user_version=%d; PRAGMA application_id=%d; "
              "INSERT OR IGNORE INTO meta (name, value) VALUES ('created_ns', %" PRId64 ")",
-             VYRE_RESULTS_SCHEMA_VERSION, VYRE_RESULTS_APPLICATION_ID, unix_ns());
-    if ((rc = exec_sql(db, sql, "upgrade", err))) {
-        tx_rollback(db);
-        return rc;
-    }
-    rc = tx_step(db, db->st_commit, "upgrade", err);
-    if (rc)
-        tx_rollback(db);
-    return rc;
+             vyre__unix_ns());
+    return vyre__sqlite_exec(c, sql, "upgrade", err);
 }
 
-static int prepare(vyre_results *db, const char *sql, sqlite3_stmt **st, vyre_error *err)
-{
-    int rc = sqlite3_prepare_v3(db->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
-    if (rc == SQLITE_ERROR)
-        /* "no such table/column": a file with our ids but not our schema. */
-        return vyre__fail(err, VYRE_ECORRUPT, HINT_KEEP,
-                          "results database '%s' does not have the expected schema: %s; it was "
-                          "left as it is",
-                          db->path, sqlite3_errmsg(db->db));
-    return rc == SQLITE_OK ? VYRE_OK : db_fail(db, rc, "read", err);
-}
+/* The results database as a store: precious (never replaced, refused
+ * files left as they were), durable, its journal mode kept once chosen. */
+static const vyre__sqlite_store k_store = {
+    .noun = "results database",
+    .hint_for = hint_for,
+    .corrupt_note = " (the file was left as it is)",
+    .schema_note = "; it was left as it is",
+    .busy_timeout_ms = VYRE_RESULTS_BUSY_TIMEOUT_MS,
+    .schema_version = VYRE_RESULTS_SCHEMA_VERSION,
+    .application_id = VYRE_RESULTS_APPLICATION_ID,
+    .steps = k_schema_steps,
+    .check = check_schema_state,
+    .migrated = stamp_created,
+};
 
 static void destroy(vyre_results *db)
 {
-    sqlite3_finalize(db->st_begin);
-    sqlite3_finalize(db->st_commit);
-    sqlite3_finalize(db->st_rollback);
     sqlite3_finalize(db->st_insert);
-    sqlite3_close(db->db);
+    vyre__sqlite_close(&db->sql);
     pthread_mutex_destroy(&db->mu);
     free(db);
 }
 
 static int open_steps(vyre_results *db, vyre_error *err)
 {
-    int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    int rc = sqlite3_open_v2(db->path, &db->db, flags, NULL);
-    if (rc != SQLITE_OK)
-        return db_fail(db, rc, "open", err);
-    sqlite3_extended_result_codes(db->db, 1);
-    sqlite3_busy_timeout(db->db, VYRE_RESULTS_BUSY_TIMEOUT_MS);
-    /* The file may be damaged or foreign: no schema tricks, and check
-     * cells as pages are read. */
-    sqlite3_db_config(db->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-    if ((rc = exec_sql(db, "PRAGMA trusted_schema=OFF; PRAGMA cell_size_check=ON", "configure",
-                       err)) ||
-        (rc = prepare(db, "BEGIN IMMEDIATE", &db->st_begin, err)) ||
-        (rc = prepare(db, "COMMIT", &db->st_commit, err)) ||
-        (rc = prepare(db, "ROLLBACK", &db->st_rollback, err)))
+    int rc = vyre__sqlite_open(&db->sql, db->path, &k_store,
+                               VYRE__SQLITE_JOURNAL_AT_CREATE | VYRE__SQLITE_DURABLE, err);
+    if (rc)
         return rc;
-    /* Read and check before anything writes to the file. */
-    vyre__sqlite_schema s = {0, 0, 0};
-    if ((rc = read_schema_state(db, &s, err)) || (rc = check_schema_state(db, &s, err)))
-        return rc;
-    /* The journal mode is chosen when the file is created and kept after:
-     * changing it rewrites the header, and an existing file is not
-     * rewritten before a write transaction has shown it to be sound. */
-    if (s.user_version == 0 && (rc = set_journal(db, err)))
-        return rc;
-    if ((rc = exec_sql(db, "PRAGMA synchronous=FULL", "configure", err)))
-        return rc;
-    if (s.user_version < VYRE_RESULTS_SCHEMA_VERSION && (rc = migrate(db, err)))
-        return rc;
-    return prepare(db, k_insert_sql, &db->st_insert, err);
+    return vyre__sqlite_prepare(&db->sql, k_insert_sql, &db->st_insert, err);
 }
 
 int vyre_results_default_path(char *buf, size_t size, vyre_error *err)
@@ -423,7 +263,7 @@ int vyre_results_writer_new(vyre_results *db, int64_t run_id, vyre_results_write
     w->db = db;
     w->run_id = run_id;
     w->pid = (int64_t)getpid();
-    w->session_ns = unix_ns();
+    w->session_ns = vyre__unix_ns();
     if (gethostname(w->host, sizeof w->host) != 0)
         vyre__strlcpy(w->host, "unknown", sizeof w->host);
     w->host[sizeof w->host - 1] = '\0';
@@ -493,19 +333,19 @@ static int flush_locked(vyre_results_writer *w, vyre_error *err)
         return VYRE_OK;
     vyre_results *db = w->db;
     pthread_mutex_lock(&db->mu);
-    int rc = tx_step(db, db->st_begin, "write timings to", err);
+    int rc = vyre__sqlite_begin(&db->sql, "write timings to", err);
     for (size_t i = 0; !rc && i < w->n; i++) {
         bind_row(w, db->st_insert, &w->rows[i]);
         int s = sqlite3_step(db->st_insert);
         if (s != SQLITE_DONE)
-            rc = db_fail(db, s, "write timings to", err);
+            rc = vyre__sqlite_fail(&db->sql, s, "write timings to", err);
         sqlite3_reset(db->st_insert);
         sqlite3_clear_bindings(db->st_insert);
     }
     if (!rc)
-        rc = tx_step(db, db->st_commit, "commit timings to", err);
+        rc = vyre__sqlite_commit(&db->sql, "commit timings to", err);
     if (rc)
-        tx_rollback(db);
+        vyre__sqlite_rollback(&db->sql);
     pthread_mutex_unlock(&db->mu);
     if (rc) {
         w->st.flush_failures++;
@@ -532,7 +372,7 @@ static int add_locked(vyre_results_writer *w, const vyre_activity *recs, size_t 
                               "timings record %zu ('%.64s') has a value above INT64_MAX", i,
                               recs[i].name);
         }
-    int64_t now = unix_ns();
+    int64_t now = vyre__unix_ns();
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (recs[i].kind == VYRE_ACTIVITY_NONE)
@@ -632,7 +472,7 @@ void vyre_results_writer_free(vyre_results_writer *w)
 
 sqlite3 *vyre__results_sqlite(vyre_results *db)
 {
-    return db->db;
+    return db->sql.db;
 }
 
 void vyre__results_lock(vyre_results *db)
@@ -647,25 +487,22 @@ void vyre__results_unlock(vyre_results *db)
 
 int vyre__results_begin(vyre_results *db, const char *what, vyre_error *err)
 {
-    return tx_step(db, db->st_begin, what, err);
+    return vyre__sqlite_begin(&db->sql, what, err);
 }
 
 int vyre__results_commit(vyre_results *db, const char *what, vyre_error *err)
 {
-    int rc = tx_step(db, db->st_commit, what, err);
-    if (rc)
-        tx_rollback(db);
-    return rc;
+    return vyre__sqlite_commit(&db->sql, what, err);
 }
 
 void vyre__results_rollback(vyre_results *db)
 {
-    tx_rollback(db);
+    vyre__sqlite_rollback(&db->sql);
 }
 
 int vyre__results_fail(vyre_results *db, int sqlite_rc, const char *what, vyre_error *err)
 {
-    return db_fail(db, sqlite_rc, what, err);
+    return vyre__sqlite_fail(&db->sql, sqlite_rc, what, err);
 }
 
 int vyre__results_step(sqlite3_stmt *st)

@@ -33,6 +33,7 @@
 
 #include "cache/blob_internal.h"
 #include "cache/checksum.h"
+#include "base/clock.h"
 #include "base/internal.h"
 
 /* Header field offsets (see BLOB_FORMAT.md). All integers little-endian. */
@@ -581,9 +582,7 @@ static uint64_t tmp_nonce(void)
     uint64_t r = 0;
     if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
         return r;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t mix[3] = {(uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec, (uint64_t)(uintptr_t)&r};
+    uint64_t mix[2] = {vyre__mono_ns(), (uint64_t)(uintptr_t)&r};
     return (uint64_t)XXH3_64bits(mix, sizeof mix);
 }
 
@@ -636,11 +635,8 @@ int vyre__blob_store_ex(const char *root, vyre_blob_header *h, const void *paylo
     w.stored_size = (uint64_t)len;
     if (w.raw_size == 0)
         w.raw_size = (uint64_t)len;
-    if (w.created_unix_ns == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        w.created_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    }
+    if (w.created_unix_ns == 0)
+        w.created_unix_ns = vyre__unix_ns();
     payload_sum(len ? payload : "", len, w.payload_xxh128);
     uint8_t hdr[VYRE_BLOB_HEADER_SIZE];
     int rc = vyre_blob_header_encode(&w, hdr, err);

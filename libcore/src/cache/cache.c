@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cache/blob_internal.h"
+#include "base/clock.h"
 #include "base/fsutil.h"
 #include "cache/index.h"
 #include "base/internal.h"
@@ -40,13 +41,6 @@ struct vyre_cache {
     vyre__index *idx;
     atomic_uint_fast64_t hits, misses, rejects;
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- root resolution and safety ---------------------------------------- */
 
@@ -284,7 +278,7 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
     if (rc == VYRE_OK) {
         atomic_fetch_add(&c->hits, 1);
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
-            vyre__index_note_hit(c->idx, key, now_ns(), NULL);
+            vyre__index_note_hit(c->idx, key, vyre__unix_ns(), NULL);
     } else if (rc == VYRE_ENOENT) {
         atomic_fetch_add(&c->misses, 1);
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
@@ -487,7 +481,7 @@ static void scan_flat(const char *dir, int64_t older_than_ns, uint64_t *files, u
     if (!d)
         return;
     struct dirent *f;
-    int64_t now = now_ns();
+    int64_t now = vyre__unix_ns();
     while ((f = readdir(d))) {
         if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
             continue;
@@ -625,7 +619,7 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
         free(rows.v);
         return rc;
     }
-    int64_t now = now_ns();
+    int64_t now = vyre__unix_ns();
     for (size_t i = 0; c->idx && i < rows.n; i++) {
         const vyre__index_row *r = &rows.v[i];
         st->entries++;
@@ -828,7 +822,7 @@ int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts, vyre_prune_resu
     uint64_t total = 0;
     for (size_t i = 0; i < rows.n; i++)
         total += rows.v[i].file_size;
-    int64_t now = now_ns();
+    int64_t now = vyre__unix_ns();
     const vyre__index_row **batch = malloc(PRUNE_BATCH * sizeof *batch);
     size_t nb = 0;
     if (!batch) {
@@ -1103,7 +1097,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
     DIR *td = opendir(dir);
     if (td) {
         struct dirent *f;
-        int64_t now = now_ns();
+        int64_t now = vyre__unix_ns();
         while ((f = readdir(td))) {
             if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
                 continue;

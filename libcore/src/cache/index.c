@@ -1,9 +1,9 @@
 /*
  * index.c - the SQLite index of the pipeline cache (see index.h).
  *
- * Owns the index file: opening it (journal mode by filesystem, schema
- * creation and forward migration through PRAGMA user_version), the blob
- * rows, and usage accounting with batched hits.
+ * Owns the index file's schema and rules (opening, journal mode, migration
+ * and transactions are base/sqlutil.c's, shared with the results
+ * database), the blob rows, and usage accounting with batched hits.
  *
  * Guarantees and the reasons for them:
  *   - One handle may be used from several threads: every SQLite call, the
@@ -35,9 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 
 #include "base/internal.h"
@@ -54,9 +52,7 @@ extern const char vyre__sql_cache[];
  * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
  * Step 0 is db/cache.sql, the v1 schema; append a step here (and bump
  * VYRE_INDEX_SCHEMA_VERSION) for every later version, never edit an old
- * one. All pending steps run in one BEGIN IMMEDIATE transaction together
- * with the user_version update, so another process sees the old schema or
- * the new one, never a mixture.
+ * one. vyre__sqlite_open runs the pending ones in one transaction.
  */
 static const char *const k_schema_steps[] = {
     vyre__sql_cache, /* 0 -> 1 */
@@ -68,9 +64,6 @@ _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_INDEX_SCHEMA_VERSION,
 
 /* Cached statements, prepared once at open. */
 enum stmt_id {
-    ST_BEGIN,
-    ST_COMMIT,
-    ST_ROLLBACK,
     ST_GET,
     ST_UPSERT,
     ST_REINDEX_UPSERT,
@@ -93,9 +86,6 @@ enum stmt_id {
     "compile_ns = excluded.compile_ns"
 
 static const char *const k_sql[ST_COUNT] = {
-    [ST_BEGIN] = "BEGIN IMMEDIATE",
-    [ST_COMMIT] = "COMMIT",
-    [ST_ROLLBACK] = "ROLLBACK",
     [ST_GET] = "SELECT " ROW_COLUMNS " FROM blobs WHERE key = ?1",
     /* ?12 true: keep the usage columns of an existing row. */
     [ST_UPSERT] = "INSERT INTO blobs (" ROW_COLUMNS ") VALUES (" ROW_VALUES ") "
@@ -143,10 +133,9 @@ struct hit_slot {
 
 struct vyre__index {
     pthread_mutex_t mu;
-    sqlite3 *db;
+    vyre__sqlite sql; /* the connection, its transactions and failures */
     sqlite3_stmt *st[ST_COUNT];
     int readonly;
-    int journal;             /* enum vyre__index_journal */
     uint64_t since_flush;    /* hits noted since the last successful flush */
     uint64_t flush_at;       /* since_flush value that triggers the next flush */
     uint64_t slots_retry_at; /* with many keys pending: since_flush of the next try */
@@ -182,71 +171,11 @@ static const char *hint_for(int code)
     }
 }
 
-/* Fails with the error SQLite reported for rc on db (call it before any
- * other SQLite call overwrites the message). `what` completes "cannot ...". */
-static int sql_fail(sqlite3 *db, const char *path, int rc, const char *what, vyre_error *err)
-{
-    int sys = db ? sqlite3_system_errno(db) : 0;
-    int code = vyre__sqlite_code(rc, sys);
-    const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    if (code == VYRE_EBUSY)
-        return vyre__fail(err, code, hint_for(code),
-                          "cannot %s index '%s': %s (waited %d ms for the lock)", what, path, msg,
-                          VYRE_INDEX_BUSY_TIMEOUT_MS);
-    return vyre__fail(err, code, hint_for(code), "cannot %s index '%s': %s", what, path, msg);
-}
-
-static int idx_fail(vyre__index *idx, int rc, const char *what, vyre_error *err)
-{
-    return sql_fail(idx->db, idx->path, rc, what, err);
-}
-
 static int fail_readonly(const vyre__index *idx, vyre_error *err)
 {
     return vyre__fail(err, VYRE_EROFS,
                       "run a command that writes the cache, which opens the index read-write",
                       "index '%s' was opened read-only", idx->path);
-}
-
-/* ---- busy handling and transactions ------------------------------------ */
-
-static void tx_rollback(vyre__index *idx)
-{
-    if (sqlite3_get_autocommit(idx->db))
-        return; /* SQLite already rolled back (FULL, IOERR, ...) */
-    sqlite3_step(idx->st[ST_ROLLBACK]);
-    sqlite3_reset(idx->st[ST_ROLLBACK]);
-}
-
-static int tx_begin(vyre__index *idx, const char *what, vyre_error *err)
-{
-    sqlite3_stmt *st = idx->st[ST_BEGIN];
-    int rc = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
-    int ret = rc == SQLITE_DONE ? VYRE_OK : idx_fail(idx, rc, what, err);
-    sqlite3_reset(st);
-    return ret;
-}
-
-/* Commits, or rolls back and fails. */
-static int tx_commit(vyre__index *idx, const char *what, vyre_error *err)
-{
-    sqlite3_stmt *st = idx->st[ST_COMMIT];
-    int rc = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
-    int ret = rc == SQLITE_DONE ? VYRE_OK : idx_fail(idx, rc, what, err);
-    sqlite3_reset(st);
-    if (ret)
-        tx_rollback(idx);
-    return ret;
-}
-
-/* Fails with rc from a statement inside a transaction, resets it and rolls
- * the transaction back. */
-static int tx_abort(vyre__index *idx, sqlite3_stmt *st, int rc, const char *what, vyre_error *err)
-{
-    int ret = idx_fail(idx, rc, what, err);
-    sqlite3_reset(st);
-    tx_rollback(idx);
-    return ret;
 }
 
 /* ---- rows ---------------------------------------------------------------- */
@@ -296,7 +225,7 @@ static int read_text(vyre__index *idx, sqlite3_stmt *st, int col, char *out, siz
                      vyre_error *err)
 {
     const unsigned char *z = sqlite3_column_text(st, col);
-    if (!z && sqlite3_errcode(idx->db) == SQLITE_NOMEM)
+    if (!z && sqlite3_errcode(idx->sql.db) == SQLITE_NOMEM)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading index '%s'", idx->path);
     if (vyre__strlcpy(out, z ? (const char *)z : "", size) >= size)
         return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX, "index '%s' has an over-long %s '%s'",
@@ -387,14 +316,14 @@ static int flush_locked(vyre__index *idx, vyre_error *err)
         idx->flush_at = VYRE_INDEX_HIT_BATCH;
         return VYRE_OK;
     }
-    int rc = tx_begin(idx, "record hits in", err);
+    int rc = vyre__sqlite_begin(&idx->sql, "record hits in", err);
     if (rc)
         return rc;
     if (idx->pending_misses) {
         /* The cache's lifetime miss count lives in meta, so that stats can
          * give a hit rate across processes. */
         sqlite3_stmt *ms = NULL;
-        int src = sqlite3_prepare_v2(idx->db,
+        int src = sqlite3_prepare_v2(idx->sql.db,
                                      "INSERT INTO meta (name, value) VALUES ('misses', ?1) "
                                      "ON CONFLICT (name) DO UPDATE SET "
                                      "value = coalesce(value, 0) + excluded.value",
@@ -407,7 +336,7 @@ static int flush_locked(vyre__index *idx, vyre_error *err)
             src = sqlite3_step(ms);
         }
         if (src != SQLITE_DONE) {
-            rc = tx_abort(idx, ms, src, "record misses in", err);
+            rc = vyre__sqlite_abort(&idx->sql, ms, src, "record misses in", err);
             sqlite3_finalize(ms);
             return rc;
         }
@@ -424,10 +353,10 @@ static int flush_locked(vyre__index *idx, vyre_error *err)
         sqlite3_bind_int64(st, 3, s->last_ns);
         int src = sqlite3_step(st);
         if (src != SQLITE_DONE)
-            return tx_abort(idx, st, src, "record hits in", err);
+            return vyre__sqlite_abort(&idx->sql, st, src, "record hits in", err);
         sqlite3_reset(st);
     }
-    rc = tx_commit(idx, "record hits in", err);
+    rc = vyre__sqlite_commit(&idx->sql, "record hits in", err);
     if (rc)
         return rc;
     memset(idx->slots, 0, sizeof idx->slots);
@@ -441,183 +370,60 @@ static int flush_locked(vyre__index *idx, vyre_error *err)
 
 /* ---- open and close ------------------------------------------------------ */
 
-int vyre__index_journal_for_fstype(long f_type)
+static int check_schema_state(const vyre__sqlite *c, const vyre__sqlite_schema *s, vyre_error *err)
 {
-    /* statfs(2) magic numbers. f_type is signed on some ABIs, so the
-     * 0xFx... values are compared as 32-bit patterns. */
-    switch ((uint32_t)(unsigned long)f_type) {
-    case 0x6969:     /* NFS */
-    case 0x517B:     /* SMB (smbfs) */
-    case 0xFF534D42: /* CIFS */
-    case 0xFE534D42: /* SMB2/3 (cifs.ko, smb3) */
-    case 0x65735546: /* FUSE (sshfs, glusterfs, s3fs, virtiofs, ...) */
-    case 0x01021997: /* 9p (v9fs: WSL2, VM shares) */
-    case 0x0BD00BD0: /* Lustre */
-    case 0x00C36400: /* CephFS */
-    case 0x47504653: /* GPFS / IBM Spectrum Scale */
-    case 0x5346414F: /* AFS (OpenAFS) */
-    case 0x6B414653: /* AFS (kAFS) */
-    case 0x73757245: /* Coda */
-    case 0x564C:     /* NCP */
-    case 0x7461636F: /* OCFS2 */
-    case 0x01161970: /* GFS2 */
-    case 0x19830326: /* BeeGFS */
-    case 0x20030528: /* OrangeFS / PVFS2 */
-    case 0xAAD7AAEA: /* PanFS */
-        return VYRE_INDEX_JOURNAL_ROLLBACK;
-    default:
-        return VYRE_INDEX_JOURNAL_WAL;
-    }
-}
-
-/* The journal mode for a database file at path, from the filesystem of
- * the directory holding it. The rollback journal when that cannot be told:
- * it works everywhere, WAL does not. */
-static int journal_for_path(const char *path)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash) {
-        vyre__strlcpy(dir, ".", sizeof dir);
-    } else {
-        size_t len = slash == path ? 1 : (size_t)(slash - path);
-        if (len >= sizeof dir)
-            return VYRE_INDEX_JOURNAL_ROLLBACK;
-        memcpy(dir, path, len);
-        dir[len] = '\0';
-    }
-    struct statfs sfs;
-    if (statfs(dir, &sfs) != 0)
-        return VYRE_INDEX_JOURNAL_ROLLBACK;
-    return vyre__index_journal_for_fstype((long)sfs.f_type);
-}
-
-static int exec_sql(vyre__index *idx, const char *sql, const char *what, vyre_error *err)
-{
-    int rc = sqlite3_exec(idx->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, what, err);
-}
-
-/* Runs a one-row, one-column query (open-time only). */
-static int query_value(vyre__index *idx, const char *sql, sqlite3_int64 *num, char *text,
-                       size_t text_size, const char *what, vyre_error *err)
-{
-    int rc =
-        vyre__sqlite_query_value(idx->db, sql, VYRE_INDEX_BUSY_TIMEOUT_MS, num, text, text_size);
-    return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, what, err);
-}
-
-static int read_schema_state(vyre__index *idx, vyre__sqlite_schema *s, vyre_error *err)
-{
-    int rc = vyre__sqlite_read_schema(idx->db, VYRE_INDEX_BUSY_TIMEOUT_MS, s);
-    return rc == SQLITE_OK ? VYRE_OK : idx_fail(idx, rc, "read", err);
-}
-
-static int check_schema_state(const vyre__index *idx, const vyre__sqlite_schema *s, vyre_error *err)
-{
+    int readonly = (c->flags & VYRE__SQLITE_READONLY) != 0;
     if ((s->application_id != 0 && s->application_id != INDEX_APPLICATION_ID) ||
         (s->user_version == 0 && s->objects > 0))
         return vyre__fail(err, VYRE_ECORRUPT,
                           "move the file away and " HINT_REINDEX " (which creates a new index)",
                           "'%s' is an SQLite database but not a vyre cache index "
                           "(application_id %lld, user_version %lld)",
-                          idx->path, (long long)s->application_id, (long long)s->user_version);
+                          c->path, (long long)s->application_id, (long long)s->user_version);
     if (s->user_version < 0 || s->user_version > VYRE_INDEX_SCHEMA_VERSION)
         return vyre__fail(err, VYRE_EVERSION,
                           "use the vyre-tools release that wrote it, or move the file away and "
                           "rebuild it with 'vyre-cachectl reindex'",
                           "index '%s' has schema version %lld, newer than the %d this build "
                           "supports",
-                          idx->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION);
-    if (idx->readonly && s->user_version == 0)
+                          c->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION);
+    if (readonly && s->user_version == 0)
         return vyre__fail(err, VYRE_ENOENT,
                           "run a command that writes the cache (e.g. 'vyre-cachectl reindex') "
                           "to create it",
-                          "index '%s' is empty", idx->path);
-    if (idx->readonly && s->user_version < VYRE_INDEX_SCHEMA_VERSION)
+                          "index '%s' is empty", c->path);
+    if (readonly && s->user_version < VYRE_INDEX_SCHEMA_VERSION)
         return vyre__fail(err, VYRE_EVERSION,
                           "run a command that writes the cache (e.g. 'vyre-cachectl reindex') "
                           "to upgrade it",
                           "index '%s' has schema version %lld, older than the %d this build "
                           "reads, and it was opened read-only",
-                          idx->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION);
+                          c->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION);
     return VYRE_OK;
 }
 
-static int set_journal(vyre__index *idx, int want, vyre_error *err)
-{
-    char mode[16];
-    int rc = query_value(idx, "PRAGMA journal_mode", NULL, mode, sizeof mode, "read", err);
-    if (rc)
-        return rc;
-    int have = strcasecmp(mode, "wal") == 0 ? VYRE_INDEX_JOURNAL_WAL : VYRE_INDEX_JOURNAL_ROLLBACK;
-    if (!idx->readonly && have != want && strcmp(idx->path, ":memory:") != 0) {
-        vyre_error tmp;
-        rc = query_value(idx,
-                         want == VYRE_INDEX_JOURNAL_WAL ? "PRAGMA journal_mode=WAL"
-                                                        : "PRAGMA journal_mode=DELETE",
-                         NULL, mode, sizeof mode, "set the journal mode of", &tmp);
-        if (rc == VYRE_EBUSY) {
-            /* Leaving WAL needs every other connection gone; they chose
-             * the mode, keep it rather than fail. */
-        } else if (rc) {
-            if (err)
-                *err = tmp;
-            return rc;
-        } else {
-            have =
-                strcasecmp(mode, "wal") == 0 ? VYRE_INDEX_JOURNAL_WAL : VYRE_INDEX_JOURNAL_ROLLBACK;
-        }
-    }
-    idx->journal = have;
-    /* In WAL, NORMAL loses at most the last transactions on power loss and
-     * never corrupts; the index is rebuildable, so that is the right trade. */
-    if (have == VYRE_INDEX_JOURNAL_WAL && !idx->readonly)
-        return exec_sql(idx, "PRAGMA synchronous=NORMAL", "configure", err);
-    return VYRE_OK;
-}
+/* The index as a store: rebuildable, so WAL's synchronous=NORMAL (which
+ * may lose the last transactions on power loss, never corrupts) is the
+ * right trade, and the journal mode follows the filesystem on every open. */
+static const vyre__sqlite_store k_store = {
+    .noun = "index",
+    .hint_for = hint_for,
+    .busy_timeout_ms = VYRE_INDEX_BUSY_TIMEOUT_MS,
+    .schema_version = VYRE_INDEX_SCHEMA_VERSION,
+    .application_id = INDEX_APPLICATION_ID,
+    .steps = k_schema_steps,
+    .check = check_schema_state,
+};
+_Static_assert((int)VYRE_INDEX_JOURNAL_WAL == (int)VYRE__SQLITE_JOURNAL_WAL &&
+                   (int)VYRE_INDEX_JOURNAL_ROLLBACK == (int)VYRE__SQLITE_JOURNAL_ROLLBACK,
+               "vyre__index_journal reports sqlutil's journal mode");
 
-/* Creates or upgrades the schema in one BEGIN IMMEDIATE transaction. The
- * state is read again under the write lock: another process may have
- * migrated since we looked. */
-static int migrate(vyre__index *idx, vyre_error *err)
+static int prepare_all(vyre__index *idx, vyre_error *err)
 {
-    int rc = tx_begin(idx, "upgrade", err);
-    if (rc)
-        return rc;
-    vyre__sqlite_schema s = {0, 0, 0};
-    if ((rc = read_schema_state(idx, &s, err)) || (rc = check_schema_state(idx, &s, err))) {
-        tx_rollback(idx);
-        return rc;
-    }
-    for (sqlite3_int64 v = s.user_version; v < VYRE_INDEX_SCHEMA_VERSION; v++) {
-        if ((rc = exec_sql(idx, k_schema_steps[v], "create or upgrade the schema of", err))) {
-            tx_rollback(idx);
+    for (int i = 0; i < ST_COUNT; i++) {
+        int rc = vyre__sqlite_prepare(&idx->sql, k_sql[i], &idx->st[i], err);
+        if (rc)
             return rc;
-        }
-    }
-    char sql[96];
-    snprintf(sql, sizeof sql, "PRAGMA user_version=%d; PRAGMA application_id=%d",
-             VYRE_INDEX_SCHEMA_VERSION, INDEX_APPLICATION_ID);
-    if ((rc = exec_sql(idx, sql, "upgrade", err))) {
-        tx_rollback(idx);
-        return rc;
-    }
-    return tx_commit(idx, "upgrade", err);
-}
-
-static int prepare_range(vyre__index *idx, int from, int to, vyre_error *err)
-{
-    for (int i = from; i < to; i++) {
-        int rc =
-            sqlite3_prepare_v3(idx->db, k_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &idx->st[i], NULL);
-        if (rc == SQLITE_ERROR)
-            /* "no such table/column": the schema is not ours. */
-            return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX,
-                              "index '%s' does not have the expected schema: %s", idx->path,
-                              sqlite3_errmsg(idx->db));
-        if (rc != SQLITE_OK)
-            return idx_fail(idx, rc, "read", err);
     }
     return VYRE_OK;
 }
@@ -626,7 +432,7 @@ static void destroy(vyre__index *idx)
 {
     for (int i = 0; i < ST_COUNT; i++)
         sqlite3_finalize(idx->st[i]);
-    sqlite3_close(idx->db);
+    vyre__sqlite_close(&idx->sql);
     pthread_mutex_destroy(&idx->mu);
     free(idx);
 }
@@ -649,31 +455,11 @@ static int open_steps(vyre__index *idx, vyre_error *err)
                               "cannot open index '%s': %s", idx->path, strerror(e));
         }
     }
-    int flags = SQLITE_OPEN_NOMUTEX |
-                (idx->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    int rc = sqlite3_open_v2(idx->path, &idx->db, flags, NULL);
-    if (rc != SQLITE_OK)
-        return idx_fail(idx, rc, "open", err);
-    sqlite3_extended_result_codes(idx->db, 1);
-    sqlite3_busy_timeout(idx->db, VYRE_INDEX_BUSY_TIMEOUT_MS);
-    /* The file may be damaged or foreign: no schema tricks, and check
-     * cells as pages are read. */
-    sqlite3_db_config(idx->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-    if ((rc = exec_sql(idx, "PRAGMA trusted_schema=OFF; PRAGMA cell_size_check=ON", "configure",
-                       err)))
+    int rc = vyre__sqlite_open(&idx->sql, idx->path, &k_store,
+                               idx->readonly ? VYRE__SQLITE_READONLY : 0, err);
+    if (rc)
         return rc;
-    if ((rc = prepare_range(idx, ST_BEGIN, ST_ROLLBACK + 1, err)))
-        return rc;
-
-    vyre__sqlite_schema s = {0, 0, 0};
-    if ((rc = read_schema_state(idx, &s, err)) || (rc = check_schema_state(idx, &s, err)))
-        return rc;
-    int want = is_memory ? VYRE_INDEX_JOURNAL_ROLLBACK : journal_for_path(idx->path);
-    if ((rc = set_journal(idx, want, err)))
-        return rc;
-    if (!idx->readonly && s.user_version < VYRE_INDEX_SCHEMA_VERSION && (rc = migrate(idx, err)))
-        return rc;
-    return prepare_range(idx, ST_ROLLBACK + 1, ST_COUNT, err);
+    return prepare_all(idx, err);
 }
 
 int vyre__index_open(const char *path, int mode, vyre__index **out, vyre_error *err)
@@ -716,7 +502,7 @@ void vyre__index_close(vyre__index *idx)
 
 int vyre__index_journal(const vyre__index *idx)
 {
-    return idx->journal;
+    return idx->sql.journal;
 }
 
 /* ---- rows: single-row operations ----------------------------------------- */
@@ -731,17 +517,17 @@ int vyre__index_upsert(vyre__index *idx, const vyre__index_row *row, vyre_error 
     if (rc)
         return rc;
     pthread_mutex_lock(&idx->mu);
-    rc = tx_begin(idx, "write to", err);
+    rc = vyre__sqlite_begin(&idx->sql, "write to", err);
     if (!rc) {
         sqlite3_stmt *st = idx->st[ST_UPSERT];
         bind_row(st, row);
         sqlite3_bind_int(st, 12, row->hits == 0 && row->last_access_unix_ns == 0);
         int src = sqlite3_step(st);
         if (src != SQLITE_DONE) {
-            rc = tx_abort(idx, st, src, "write to", err);
+            rc = vyre__sqlite_abort(&idx->sql, st, src, "write to", err);
         } else {
             sqlite3_reset(st);
-            rc = tx_commit(idx, "write to", err);
+            rc = vyre__sqlite_commit(&idx->sql, "write to", err);
         }
     }
     pthread_mutex_unlock(&idx->mu);
@@ -772,7 +558,7 @@ int vyre__index_get(vyre__index *idx, const vyre_key *key, vyre__index_row *row,
         rc =
             vyre__fail(err, VYRE_ENOENT, NULL, "no row for key '%s' in index '%s'", hex, idx->path);
     } else {
-        rc = idx_fail(idx, src, "read", err);
+        rc = vyre__sqlite_fail(&idx->sql, src, "read", err);
     }
     sqlite3_reset(st);
     if (!rc) {
@@ -845,8 +631,8 @@ int vyre__index_misses(vyre__index *idx, uint64_t *misses, vyre_error *err)
         return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_misses");
     pthread_mutex_lock(&idx->mu);
     sqlite3_stmt *st = NULL;
-    int src =
-        sqlite3_prepare_v2(idx->db, "SELECT value FROM meta WHERE name = 'misses'", -1, &st, NULL);
+    int src = sqlite3_prepare_v2(idx->sql.db, "SELECT value FROM meta WHERE name = 'misses'", -1,
+                                 &st, NULL);
     int rc = VYRE_OK;
     uint64_t stored = 0;
     if (src == SQLITE_OK) {
@@ -855,10 +641,10 @@ int vyre__index_misses(vyre__index *idx, uint64_t *misses, vyre_error *err)
             sqlite3_int64 v = sqlite3_column_int64(st, 0);
             stored = v > 0 ? (uint64_t)v : 0;
         } else if (src != SQLITE_DONE) {
-            rc = idx_fail(idx, src, "read the miss count of", err);
+            rc = vyre__sqlite_fail(&idx->sql, src, "read the miss count of", err);
         }
     } else {
-        rc = idx_fail(idx, src, "read the miss count of", err);
+        rc = vyre__sqlite_fail(&idx->sql, src, "read the miss count of", err);
     }
     sqlite3_finalize(st);
     *misses = stored + idx->pending_misses;
@@ -914,7 +700,7 @@ int vyre__index_foreach_lru(vyre__index *idx, vyre__index_row_fn fn, void *ctx, 
             src = sqlite3_step(st);
         }
         if (!rc && src != SQLITE_DONE)
-            rc = idx_fail(idx, src, "read", err);
+            rc = vyre__sqlite_fail(&idx->sql, src, "read", err);
         sqlite3_reset(st);
         pthread_mutex_unlock(&idx->mu);
         if (rc)
@@ -968,14 +754,14 @@ static int delete_others(vyre__index *idx, const vyre_key *sorted, size_t n, vyr
         stale[n_stale++] = k;
     }
     if (!rc && src != SQLITE_DONE && src != SQLITE_ROW)
-        rc = idx_fail(idx, src, "rebuild", err);
+        rc = vyre__sqlite_fail(&idx->sql, src, "rebuild", err);
     sqlite3_reset(st);
     sqlite3_stmt *del = idx->st[ST_DELETE];
     for (size_t i = 0; !rc && i < n_stale; i++) {
         bind_key(del, 1, &stale[i]);
         src = sqlite3_step(del);
         if (src != SQLITE_DONE)
-            rc = idx_fail(idx, src, "rebuild", err);
+            rc = vyre__sqlite_fail(&idx->sql, src, "rebuild", err);
         sqlite3_reset(del);
     }
     free(stale);
@@ -1001,22 +787,22 @@ int vyre__index_replace_all(vyre__index *idx, const vyre__index_row *rows, size_
     qsort(sorted, n, sizeof *sorted, key_cmp);
 
     pthread_mutex_lock(&idx->mu);
-    rc = tx_begin(idx, "rebuild", err);
+    rc = vyre__sqlite_begin(&idx->sql, "rebuild", err);
     if (!rc) {
         sqlite3_stmt *st = idx->st[ST_REINDEX_UPSERT];
         for (size_t i = 0; i < n && !rc; i++) {
             bind_row(st, &rows[i]);
             int src = sqlite3_step(st);
             if (src != SQLITE_DONE)
-                rc = idx_fail(idx, src, "rebuild", err);
+                rc = vyre__sqlite_fail(&idx->sql, src, "rebuild", err);
             sqlite3_reset(st);
         }
         if (!rc)
             rc = delete_others(idx, sorted, n, err);
         if (rc)
-            tx_rollback(idx);
+            vyre__sqlite_rollback(&idx->sql);
         else
-            rc = tx_commit(idx, "rebuild", err);
+            rc = vyre__sqlite_commit(&idx->sql, "rebuild", err);
     }
     pthread_mutex_unlock(&idx->mu);
     free(sorted);
@@ -1032,19 +818,19 @@ int vyre__index_delete_many(vyre__index *idx, const vyre_key *keys, size_t n, vy
     if (n == 0)
         return VYRE_OK;
     pthread_mutex_lock(&idx->mu);
-    int rc = tx_begin(idx, "delete from", err);
+    int rc = vyre__sqlite_begin(&idx->sql, "delete from", err);
     if (!rc) {
         sqlite3_stmt *st = idx->st[ST_DELETE];
         for (size_t i = 0; i < n && !rc; i++) {
             bind_key(st, 1, &keys[i]);
             int src = sqlite3_step(st);
             if (src != SQLITE_DONE)
-                rc = tx_abort(idx, st, src, "delete from", err);
+                rc = vyre__sqlite_abort(&idx->sql, st, src, "delete from", err);
             else
                 sqlite3_reset(st);
         }
         if (!rc)
-            rc = tx_commit(idx, "delete from", err);
+            rc = vyre__sqlite_commit(&idx->sql, "delete from", err);
     }
     pthread_mutex_unlock(&idx->mu);
     return rc;
@@ -1064,7 +850,7 @@ int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_e
         if (bytes)
             *bytes = (uint64_t)sqlite3_column_int64(st, 1);
     } else {
-        rc = idx_fail(idx, src == SQLITE_DONE ? SQLITE_ERROR : src, "read", err);
+        rc = vyre__sqlite_fail(&idx->sql, src == SQLITE_DONE ? SQLITE_ERROR : src, "read", err);
     }
     sqlite3_reset(st);
     pthread_mutex_unlock(&idx->mu);
@@ -1077,7 +863,9 @@ int vyre__index_check(vyre__index *idx, vyre_error *err)
         return vyre__fail(err, VYRE_EINVAL, NULL, "NULL index to vyre__index_check");
     char result[256];
     pthread_mutex_lock(&idx->mu);
-    int rc = query_value(idx, "PRAGMA quick_check(1)", NULL, result, sizeof result, "check", err);
+    int src = vyre__sqlite_query_value(idx->sql.db, "PRAGMA quick_check(1)",
+                                       VYRE_INDEX_BUSY_TIMEOUT_MS, NULL, result, sizeof result);
+    int rc = src == SQLITE_OK ? VYRE_OK : vyre__sqlite_fail(&idx->sql, src, "check", err);
     pthread_mutex_unlock(&idx->mu);
     if (rc)
         return rc;

@@ -6,7 +6,8 @@
  * in db/cache.sql (embedded as vyre__sql_cache), versioned through PRAGMA
  * user_version with forward migrations. Writes run under BEGIN IMMEDIATE
  * with a busy timeout; WAL on local disks, the rollback journal on network
- * filesystems (statfs). Hits are batched in memory and flushed in one
+ * filesystems (statfs): base/sqlutil.c's rules, shared with the results
+ * database. Hits are batched in memory and flushed in one
  * transaction (never one write per hit), on flush and on close.
  */
 #ifndef VYRE_INDEX_H
@@ -44,7 +45,8 @@ enum vyre__index_mode {
     VYRE_INDEX_READONLY = 1,  /* never creates or migrates; ENOENT when missing */
 };
 
-/* Journal mode chosen for the file: WAL or DELETE (network filesystem). */
+/* Journal mode chosen for the file: WAL or DELETE (network filesystem);
+ * the same values as base/sqlutil.h's, which chooses it. */
 enum vyre__index_journal { VYRE_INDEX_JOURNAL_WAL = 1, VYRE_INDEX_JOURNAL_ROLLBACK = 2 };
 
 /* Opens (creating and migrating when READWRITE) the index at path.
@@ -106,11 +108,5 @@ int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_e
  * `verify`, not for every open). 0, or VYRE_ECORRUPT naming the first
  * problem with a hint to run `vyre-cachectl reindex`. */
 int vyre__index_check(vyre__index *idx, vyre_error *err);
-
-/* The journal mode to use on a filesystem of statfs() type f_type:
- * VYRE_INDEX_JOURNAL_ROLLBACK on network and cluster filesystems (NFS,
- * SMB/CIFS, FUSE, 9p, Lustre, Ceph, GPFS, ...), where WAL's shared-memory
- * file does not work across hosts; VYRE_INDEX_JOURNAL_WAL otherwise. */
-int vyre__index_journal_for_fstype(long f_type);
 
 #endif /* VYRE_INDEX_H */

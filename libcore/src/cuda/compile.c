@@ -20,7 +20,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
+#include "cuda/compile_internal.h"
 #include "cuda/toolkit_internal.h"
 #include "vyre/jitlink.h"
 #include "vyre/nvrtc.h"
@@ -193,7 +195,7 @@ static int copy_cubin(const vyre_compile_request *req, vyre_compile_result *res,
                           "pass a cubin (an ELF file from nvcc -cubin, NVRTC or nvJitLink), or "
                           "declare the source as CUDA C or PTX",
                           "cubin input for '%s' does not start with the ELF magic", req->entry);
-    uint64_t t0 = vyre__toolkit_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     res->cubin = malloc(req->len);
     res->log = calloc(1, 1);
     if (!res->cubin || !res->log)
@@ -201,7 +203,7 @@ static int copy_cubin(const vyre_compile_request *req, vyre_compile_result *res,
                           req->len);
     memcpy(res->cubin, req->src, req->len);
     res->size = req->len;
-    res->compile_ns = vyre__toolkit_now_ns() - t0;
+    res->compile_ns = vyre__mono_ns() - t0;
     return VYRE_OK;
 }
 
@@ -243,6 +245,33 @@ int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile_result *res
         free(res->cubin);
         res->cubin = NULL;
     }
+    return rc;
+}
+
+void vyre__compile_blob_header(const vyre_key *key, const vyre_compile_result *res,
+                               vyre_blob_header *h)
+{
+    memset(h, 0, sizeof *h);
+    h->format_version = VYRE_BLOB_FORMAT_VERSION;
+    h->key_version = VYRE_KEY_VERSION;
+    h->key = *key;
+    h->kind = VYRE_BLOB_CUBIN;
+    vyre__strlcpy(h->arch, res->arch, sizeof h->arch);
+    vyre__strlcpy(h->toolchain, res->toolchain, sizeof h->toolchain);
+    h->raw_size = res->size;
+    h->stored_size = res->size;
+    /* A compile measured as 0 ns would read as "saves nothing". */
+    h->compile_ns = res->compile_ns ? res->compile_ns : 1;
+}
+
+int vyre__compile_store(vyre_cache *c, const vyre_key *key, const vyre_compile_result *res,
+                        vyre_blob_header *h, vyre_error *err)
+{
+    vyre_blob_header hdr;
+    vyre__compile_blob_header(key, res, &hdr);
+    int rc = vyre_cache_put(c, &hdr, res->cubin, res->size, err);
+    if (h)
+        *h = hdr; /* as stored: vyre_cache_put fills in the rest */
     return rc;
 }
 
@@ -297,18 +326,7 @@ int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req, v
         return rc;
     }
     vyre_blob_header h;
-    memset(&h, 0, sizeof h);
-    h.format_version = VYRE_BLOB_FORMAT_VERSION;
-    h.key_version = VYRE_KEY_VERSION;
-    h.key = key;
-    h.kind = VYRE_BLOB_CUBIN;
-    vyre__strlcpy(h.arch, res.arch, sizeof h.arch);
-    vyre__strlcpy(h.toolchain, res.toolchain, sizeof h.toolchain);
-    h.raw_size = res.size;
-    h.stored_size = res.size;
-    /* A compile measured as 0 ns would read as "saves nothing". */
-    h.compile_ns = res.compile_ns ? res.compile_ns : 1;
-    int put_rc = vyre_cache_put(c, &h, res.cubin, res.size, err);
+    int put_rc = vyre__compile_store(c, &key, &res, &h, err);
     *out = blob_new(&h, res.cubin, res.size);
     vyre_compile_result_release(&res);
     if (!*out)

@@ -1,9 +1,9 @@
 /*
  * cuda.c - loading the CUDA driver at run time.
  *
- * Owns the dlopen() of libcuda, the function table resolved through
- * cuGetProcAddress, cuInit, device enumeration and the CUresult -> vyre error
- * mapping. Guarantees: no symbol of libcuda is linked; a missing or broken
+ * Owns the loading of libcuda (through base/loader.c), the function table
+ * resolved through cuGetProcAddress, cuInit, device enumeration and the
+ * CUresult -> vyre error mapping. Guarantees: no symbol of libcuda is linked; a missing or broken
  * driver is an error with a hint (VYRE_ENODRIVER), never a crash; the loader
  * runs once per process and is thread-safe.
  */
@@ -11,11 +11,13 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/internal.h"
+#include "base/loader.h"
 #include "vyre/jitcache.h"
 
 #define LIBCUDA_DEFAULT "libcuda.so.1"
@@ -130,33 +132,41 @@ static int load_symbols(get_proc_fn get_proc, vyre_error *err)
     return VYRE_OK;
 }
 
+static const char *const g_names[] = {LIBCUDA_DEFAULT, NULL};
+static const vyre__lib_spec g_spec = {
+    .fail = "no NVIDIA driver found",
+    .env = "VYRE_CUDA_LIBRARY",
+    .names = g_names,
+    .missing_code = VYRE_ENODRIVER,
+    .hint = HINT_NODRIVER,
+    .empty_hint = "unset VYRE_CUDA_LIBRARY, or set it to the path of libcuda.so.1",
+    .sym_tail = ": the driver is too old or not a CUDA driver",
+    .sym_hint = "update the NVIDIA driver (vyre needs cuGetProcAddress_v2, CUDA 12+)",
+};
+
+/* Everything else is resolved through cuGetProcAddress, per CUDA version. */
+typedef struct entry_fns {
+    get_proc_fn cuGetProcAddress_v2;
+} entry_fns;
+static const vyre__lib_sym g_entry[] = {
+    {"cuGetProcAddress_v2", offsetof(entry_fns, cuGetProcAddress_v2), 0},
+};
+
 static int do_init(vyre_error *err)
 {
-    const char *lib = getenv("VYRE_CUDA_LIBRARY");
-    if (lib && !*lib)
-        return vyre__fail(err, VYRE_EENV,
-                          "unset VYRE_CUDA_LIBRARY, or set it to the path of libcuda.so.1",
-                          "VYRE_CUDA_LIBRARY is set but empty");
-    if (!lib)
-        lib = LIBCUDA_DEFAULT;
-
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *why = dlerror();
-        return vyre__fail(err, VYRE_ENODRIVER, HINT_NODRIVER,
-                          "no NVIDIA driver found: cannot load '%s': %s", lib,
-                          why ? why : "unknown reason");
-    }
-    get_proc_fn get_proc = (get_proc_fn)dlsym(h, "cuGetProcAddress_v2");
-    if (!get_proc) {
+    void *h = NULL;
+    char path[VYRE__LIB_PATH_MAX];
+    int rc = vyre__lib_open(&g_spec, &h, path, sizeof path, err);
+    if (rc)
+        return rc;
+    entry_fns entry = {NULL};
+    rc = vyre__lib_resolve(&g_spec, h, path, g_entry, VYRE_ARRAY_SIZE(g_entry), &entry, err);
+    if (rc) {
         dlclose(h);
-        return vyre__fail(err, VYRE_ENODRIVER,
-                          "update the NVIDIA driver (vyre needs cuGetProcAddress_v2, CUDA 12+)",
-                          "'%s' has no cuGetProcAddress_v2: the driver is too old or not a CUDA "
-                          "driver",
-                          lib);
+        return rc;
     }
-    int rc = load_symbols(get_proc, err);
+    get_proc_fn get_proc = entry.cuGetProcAddress_v2;
+    rc = load_symbols(get_proc, err);
     if (rc) {
         memset(&g_fns, 0, sizeof g_fns);
         dlclose(h);

@@ -2,7 +2,7 @@
  * cupti.c - CUPTI activity capture, loaded at run time (see vyre/cupti.h).
  *
  * Owns the dlopen() of libcupti (search rules in vyre/cupti.h; the common
- * mechanics are toolkit.c's), its function table, the capture session
+ * mechanics are base/loader.c's), its function table, the capture session
  * (subscribe, buffer callbacks, enabled kinds), the normalisation of CUPTI
  * records into vyre_activity records, NVTX marker pairing, and the sinks.
  *
@@ -32,6 +32,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,24 +75,11 @@ typedef struct cupti_fns {
 #undef CUPTI_FIELD
 } cupti_fns;
 
-static const char *const g_sonames[] = {CUPTI_SONAME, NULL};
-static const vyre__toolkit_lib g_lib = {
-    .what = "CUPTI",
-    .env = "VYRE_CUPTI_LIBRARY",
-    .sonames = g_sonames,
-    .missing_code = VYRE_ENOCUPTI,
-    .hint = HINT_NOCUPTI,
-};
-
 /* ---- loading ------------------------------------------------------------ */
 
-static pthread_once_t g_load_once = PTHREAD_ONCE_INIT;
-static int g_load_status;
-static vyre_error g_load_error;
 static cupti_fns g_fns;
-static char g_path[512];
 static uint32_t g_version;
-static atomic_int g_loaded; /* set (release) once g_fns, g_path, g_version are final */
+static atomic_int g_loaded; /* set (release) once g_fns, g_lib.path, g_version are final */
 
 int vyre__cupti_is_cupti_path(const char *path)
 {
@@ -107,81 +95,52 @@ int vyre_cupti_nvtx_routed(void)
     return vyre__cupti_is_cupti_path(getenv("NVTX_INJECTION64_PATH"));
 }
 
-/* The toolkit's CUPTI lives in extras/CUPTI/lib64 in runfile installs and
- * in lib64 in package installs; the shared search covers lib64. */
-static void *open_extras(char *path, size_t size, char *tried, size_t tried_size)
+/* NVTX loads the injection library by that path: open the same file, so
+ * that the markers and our activity API are one CUPTI instance. */
+static const char *nvtx_injection(void)
 {
-    const char *home = getenv("CUDA_HOME");
-    const char *roots[2] = {home && *home ? home : NULL, "/usr/local/cuda"};
-    for (size_t i = 0; i < VYRE_ARRAY_SIZE(roots); i++) {
-        if (!roots[i] || (i == 1 && roots[0] && strcmp(roots[0], roots[1]) == 0))
-            continue;
-        char full[VYRE_ERROR_MESSAGE_MAX];
-        int n = snprintf(full, sizeof full, "%s/extras/CUPTI/lib64/" CUPTI_SONAME, roots[i]);
-        if (n < 0 || (size_t)n >= sizeof full)
-            continue;
-        size_t used = strlen(tried);
-        if (used + 4 < tried_size) {
-            int w = snprintf(tried + used, tried_size - used, "%s'%s'", used ? ", " : "", full);
-            if (w < 0 || (size_t)w >= tried_size - used)
-                snprintf(tried + tried_size - 4, 4, "..."); /* cut, and say so */
-        }
-        void *h = dlopen(full, RTLD_NOW | RTLD_LOCAL);
-        if (h) {
-            vyre__strlcpy(path, full, size);
-            return h;
-        }
-        dlerror();
-    }
-    return NULL;
+    const char *inj = getenv("NVTX_INJECTION64_PATH");
+    return vyre__cupti_is_cupti_path(inj) ? inj : NULL;
 }
 
-static int do_load(vyre_error *err)
+static const char *const g_sonames[] = {CUPTI_SONAME, NULL};
+/* The toolkit's CUPTI lives in lib64 in package installs and in
+ * extras/CUPTI/lib64 in runfile installs. */
+static const char *const g_subdirs[] = {"lib64", "extras/CUPTI/lib64", NULL};
+static const vyre__lib_spec g_spec = {
+    .fail = "CUPTI not available",
+    .env = "VYRE_CUPTI_LIBRARY",
+    .env_named = 1,
+    .names = g_sonames,
+    .root_env = VYRE__TOOLKIT_ROOT_ENV,
+    .root_default = VYRE__TOOLKIT_ROOT_DEFAULT,
+    .subdirs = g_subdirs,
+    .first = nvtx_injection,
+    .missing_code = VYRE_ENOCUPTI,
+    .hint = HINT_NOCUPTI,
+    .sym_lead = "CUPTI not available: ",
+    .sym_noun = "symbol '",
+    .sym_tail = "' (an older or foreign library)",
+};
+static const vyre__lib_sym g_syms[] = {
+#define CUPTI_SYM(name) {#name, offsetof(cupti_fns, name), 0},
+    VYRE_CUPTI_FUNCS(CUPTI_SYM)
+#undef CUPTI_SYM
+};
+
+/* After the symbols. The handle is never dlclose()d: CUPTI keeps
+ * process-wide state, may be NVTX's injection, and its threads may still
+ * be running. */
+static int ready(void *handle, char *path, vyre_error *err)
 {
-    void *h = NULL;
-    const char *env = getenv(g_lib.env);
-    const char *inj = getenv("NVTX_INJECTION64_PATH");
-    /* NVTX loads the injection library by that path: open the same file,
-     * so that the markers and our activity API are one CUPTI instance. */
-    if (!env && vyre__cupti_is_cupti_path(inj)) {
-        h = dlopen(inj, RTLD_NOW | RTLD_LOCAL);
-        if (h)
-            vyre__strlcpy(g_path, inj, sizeof g_path);
-        else
-            dlerror();
-    }
-    if (!h) {
-        vyre_error tmp;
-        vyre_error_clear(&tmp);
-        int rc = vyre__toolkit_dlopen(&g_lib, &h, g_path, sizeof g_path, &tmp);
-        if (rc == VYRE_ENOCUPTI && !env) {
-            char tried[VYRE_ERROR_MESSAGE_MAX / 2] = "";
-            h = open_extras(g_path, sizeof g_path, tried, sizeof tried);
-            if (!h)
-                return vyre__fail(err, VYRE_ENOCUPTI, HINT_NOCUPTI, "%s; also tried %s",
-                                  tmp.message, tried);
-        } else if (rc) {
-            if (err)
-                *err = tmp;
-            return rc;
-        }
-    }
-    /* The handle is never dlclose()d: CUPTI keeps process-wide state, may
-     * be NVTX's injection, and its threads may still be running. */
-#define CUPTI_RESOLVE(name)                                                                        \
-    g_fns.name = (__typeof__(&name))vyre__toolkit_dlsym(&g_lib, h, g_path, #name, err);            \
-    if (!g_fns.name) {                                                                             \
-        memset(&g_fns, 0, sizeof g_fns);                                                           \
-        return VYRE_ENOCUPTI;                                                                      \
-    }
-    VYRE_CUPTI_FUNCS(CUPTI_RESOLVE)
-#undef CUPTI_RESOLVE
+    (void)handle;
+    (void)err;
     /* Report the file itself, not the soname the linker searched for: it
      * is what NVTX_INJECTION64_PATH should name to route NVTX here. */
     Dl_info where;
     if (dladdr((void *)g_fns.cuptiGetVersion, &where) && where.dli_fname &&
         strchr(where.dli_fname, '/'))
-        vyre__strlcpy(g_path, where.dli_fname, sizeof g_path);
+        vyre__strlcpy(path, where.dli_fname, VYRE__LIB_PATH_MAX);
     uint32_t v = 0;
     if (g_fns.cuptiGetVersion(&v) == CUPTI_SUCCESS)
         g_version = v;
@@ -189,18 +148,19 @@ static int do_load(vyre_error *err)
     return VYRE_OK;
 }
 
-static void load_once(void)
-{
-    vyre_error_clear(&g_load_error);
-    g_load_status = do_load(&g_load_error);
-}
+static vyre__lib_once g_lib = {
+    .spec = &g_spec,
+    .syms = g_syms,
+    .nsyms = VYRE_ARRAY_SIZE(g_syms),
+    .table = &g_fns,
+    .table_size = sizeof g_fns,
+    .ready = ready,
+    VYRE__LIB_ONCE_STATE,
+};
 
 int vyre_cupti_load(vyre_error *err)
 {
-    pthread_once(&g_load_once, load_once);
-    if (g_load_status && err)
-        *err = g_load_error;
-    return g_load_status;
+    return vyre__lib_load(&g_lib, err);
 }
 
 /* ---- errors ------------------------------------------------------------- */
@@ -849,7 +809,7 @@ void vyre_cupti_get_stats(vyre_cupti_stats *out)
     /* Reading the load state must not load anything. */
     out->loaded = atomic_load_explicit(&g_loaded, memory_order_acquire);
     if (out->loaded) {
-        vyre__strlcpy(out->library, g_path, sizeof out->library);
+        vyre__strlcpy(out->library, g_lib.path, sizeof out->library);
         out->cupti_version = g_version;
     }
     out->running = atomic_load(&g_running_pub);

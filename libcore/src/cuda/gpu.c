@@ -1,8 +1,8 @@
 /*
  * gpu.c - GPU monitoring through NVML, loaded at run time.
  *
- * Owns the dlopen() of libnvidia-ml, the handful of NVML declarations vyre
- * needs (there is no nvml.h at build time, and linking NVML would stop the
+ * Owns the loading of libnvidia-ml (through base/loader.c), the handful of
+ * NVML declarations vyre needs (there is no nvml.h at build time, and linking NVML would stop the
  * tools from starting on machines without a driver), and the translation of
  * NVML's answers into vyre_gpu_snapshot. Guarantees: a missing or broken
  * NVML is an error with a hint, never a crash; a field NVML cannot give is
@@ -12,12 +12,15 @@
 #include "vyre/gpu.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
+#include "base/loader.h"
 
 /* ---- NVML declarations (nvml.h, driver R525+; layouts are ABI) ---------- */
 
@@ -160,46 +163,37 @@ static const char *init_hint(nvmlReturn_t r)
     }
 }
 
-static int load_symbols(vyre_gpu_monitor *m, const char *path, vyre_error *err)
-{
-#define NVML_REQ(name, type)                                                                       \
-    m->f.name = (type)dlsym(m->lib, #name);                                                        \
-    if (!m->f.name) {                                                                              \
-        vyre__fail(err, VYRE_ENONVML,                                                              \
-                   "update the NVIDIA driver, or point VYRE_NVML_LIBRARY at the driver's "         \
-                   "libnvidia-ml.so.1",                                                            \
-                   "'%s' has no '%s': it is not NVML, or an NVML too old for vyre", path, #name);  \
-        return VYRE_ENONVML;                                                                       \
-    }
-#define NVML_OPT(name, type) m->f.name = (type)dlsym(m->lib, #name);
+static const char *const g_nvml_names[] = {LIBNVML_DEFAULT, NULL};
+static const vyre__lib_spec g_nvml_spec = {
+    .fail = "NVML not available",
+    .env = "VYRE_NVML_LIBRARY",
+    .names = g_nvml_names,
+    .missing_code = VYRE_ENONVML,
+    .hint = HINT_NONVML,
+    .env_hint = "check that VYRE_NVML_LIBRARY names the driver's libnvidia-ml.so.1, or unset it",
+    .empty_hint = "unset VYRE_NVML_LIBRARY, or set it to the path of libnvidia-ml.so.1",
+    .sym_noun = "'",
+    .sym_tail = "': it is not NVML, or an NVML too old for vyre",
+    .sym_hint = "update the NVIDIA driver, or point VYRE_NVML_LIBRARY at the driver's "
+                "libnvidia-ml.so.1",
+};
+static const vyre__lib_sym g_nvml_syms[] = {
+#define NVML_REQ(name, type) {#name, offsetof(nvml_fns, name), 0},
+#define NVML_OPT(name, type) {#name, offsetof(nvml_fns, name), 1},
     NVML_FUNCS(NVML_REQ, NVML_OPT)
 #undef NVML_REQ
 #undef NVML_OPT
-    return VYRE_OK;
-}
+};
 
 /* Loads the library and its symbols into m. */
 static int load_library(vyre_gpu_monitor *m, vyre_error *err)
 {
-    const char *env = getenv("VYRE_NVML_LIBRARY");
-    if (env && !*env) {
-        vyre__fail(err, VYRE_EENV,
-                   "unset VYRE_NVML_LIBRARY, or set it to the path of libnvidia-ml.so.1",
-                   "VYRE_NVML_LIBRARY is set but empty");
-        return VYRE_EENV;
-    }
-    const char *path = env ? env : LIBNVML_DEFAULT;
-    m->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!m->lib) {
-        const char *why = dlerror();
-        vyre__fail(err, VYRE_ENONVML,
-                   env ? "check that VYRE_NVML_LIBRARY names the driver's "
-                         "libnvidia-ml.so.1, or unset it"
-                       : HINT_NONVML,
-                   "NVML not available: cannot load '%s': %s", path, why ? why : "unknown reason");
-        return VYRE_ENONVML;
-    }
-    return load_symbols(m, path, err);
+    char path[VYRE__LIB_PATH_MAX];
+    int rc = vyre__lib_open(&g_nvml_spec, &m->lib, path, sizeof path, err);
+    if (rc)
+        return rc;
+    return vyre__lib_resolve(&g_nvml_spec, m->lib, path, g_nvml_syms, VYRE_ARRAY_SIZE(g_nvml_syms),
+                             &m->f, err);
 }
 
 /* Fills what is missing of GPU i's static fields; returns the handle's
@@ -477,9 +471,7 @@ int vyre_gpu_monitor_sample(vyre_gpu_monitor *m, vyre_gpu_snapshot *out, vyre_er
     if (!m || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_gpu_monitor_sample: NULL argument");
     memset(out, 0, sizeof *out);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    out->sampled_ns = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+    out->sampled_ns = vyre__mono_ns();
     vyre__strlcpy(out->driver_version, m->driver_version, sizeof out->driver_version);
     out->ngpus_total = m->ngpus_total;
     out->ngpus = m->ngpus;

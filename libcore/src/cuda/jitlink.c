@@ -2,7 +2,7 @@
  * jitlink.c - PTX to cubin through nvJitLink, loaded at run time.
  *
  * Owns the dlopen() of libnvJitLink (search rules in vyre/jitlink.h,
- * mechanics in toolkit.c), its function table, and one link: PTX in, cubin
+ * mechanics in base/loader.c), its function table, and one link: PTX in, cubin
  * plus the error and info logs out. Guarantees: libnvJitLink is never
  * linked; no nvJitLink is an error with a hint; the loader runs once per
  * process and is thread-safe; every handle created is destroyed.
@@ -42,11 +42,12 @@
 
 #include <cuda.h>
 #include <nvJitLink.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 #include "cuda/toolkit_internal.h"
 
@@ -88,20 +89,18 @@ typedef struct jl_fns {
 #undef JL_FIELD
 } jl_fns;
 
-static const char *const g_sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so", NULL};
-static const vyre__toolkit_lib g_lib = {
-    .what = "nvJitLink",
-    .env = "VYRE_NVJITLINK_LIBRARY",
-    .sonames = g_sonames,
-    .missing_code = VYRE_ENOJITLINK,
-    .hint = HINT_NOJITLINK,
-};
-
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static int g_status;
-static vyre_error g_error;
 static jl_fns g_fns;
 static unsigned g_major, g_minor;
+
+static const char *const g_sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so", NULL};
+static const char *const g_subdirs[] = {"lib64", NULL};
+static const vyre__lib_spec g_spec = VYRE__TOOLKIT_SPEC(
+    "nvJitLink", "VYRE_NVJITLINK_LIBRARY", g_sonames, g_subdirs, VYRE_ENOJITLINK, HINT_NOJITLINK);
+static const vyre__lib_sym g_syms[] = {
+#define JL_ENTRY(field, sym) {JL_STR(sym), offsetof(jl_fns, field), 0},
+    VYRE_JL_FUNCS(JL_ENTRY)
+#undef JL_ENTRY
+};
 
 static const char *result_name(nvJitLinkResult r)
 {
@@ -133,20 +132,11 @@ static const char *result_name(nvJitLinkResult r)
     return "NVJITLINK_ERROR_UNKNOWN";
 }
 
-static int do_load(vyre_error *err)
+/* After the symbols: the library must answer its version. Never
+ * dlclose()d: nvJitLink keeps a thread pool and caches. */
+static int ready(void *handle, char *path, vyre_error *err)
 {
-    void *h = NULL;
-    char path[VYRE_ERROR_MESSAGE_MAX];
-    int rc = vyre__toolkit_dlopen(&g_lib, &h, path, sizeof path, err);
-    if (rc)
-        return rc;
-        /* Never dlclose()d: nvJitLink keeps a thread pool and caches. */
-#define JL_RESOLVE(field, sym)                                                                     \
-    g_fns.field = (__typeof__(&sym))vyre__toolkit_dlsym(&g_lib, h, path, JL_STR(sym), err);        \
-    if (!g_fns.field)                                                                              \
-        return VYRE_ENOJITLINK;
-    VYRE_JL_FUNCS(JL_RESOLVE)
-#undef JL_RESOLVE
+    (void)handle;
     nvJitLinkResult r = g_fns.version(&g_major, &g_minor);
     if (r != NVJITLINK_SUCCESS)
         return vyre__fail(err, VYRE_ENOJITLINK, HINT_NOJITLINK,
@@ -154,20 +144,19 @@ static int do_load(vyre_error *err)
     return VYRE_OK;
 }
 
-static void load_once(void)
-{
-    vyre_error_clear(&g_error);
-    g_status = do_load(&g_error);
-    if (g_status)
-        memset(&g_fns, 0, sizeof g_fns);
-}
+static vyre__lib_once g_lib = {
+    .spec = &g_spec,
+    .syms = g_syms,
+    .nsyms = VYRE_ARRAY_SIZE(g_syms),
+    .table = &g_fns,
+    .table_size = sizeof g_fns,
+    .ready = ready,
+    VYRE__LIB_ONCE_STATE,
+};
 
 int vyre_jitlink_load(vyre_error *err)
 {
-    pthread_once(&g_once, load_once);
-    if (g_status && err)
-        *err = g_error;
-    return g_status;
+    return vyre__lib_load(&g_lib, err);
 }
 
 int vyre_jitlink_version(int *major, int *minor, vyre_error *err)
@@ -343,7 +332,7 @@ int vyre_jitlink_ptx_to_cubin(const char *ptx, size_t len, const char *name, con
     for (size_t i = 0; i < nopts; i++)
         argv[i + 1] = opts[i];
 
-    uint64_t t0 = vyre__toolkit_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     nvJitLinkHandle h = NULL;
     nvJitLinkResult r = g_fns.create(&h, (uint32_t)(nopts + 1), argv);
     if (r != NVJITLINK_SUCCESS) {
@@ -363,7 +352,7 @@ int vyre_jitlink_ptx_to_cubin(const char *ptx, size_t len, const char *name, con
     }
     if (h)
         g_fns.destroy(&h);
-    out->link_ns = vyre__toolkit_now_ns() - t0;
+    out->link_ns = vyre__mono_ns() - t0;
     free(text);
     free(argv);
     if (!out->log && rc != VYRE_ENOMEM) {

@@ -2,7 +2,7 @@
  * nvrtc.c - CUDA C to PTX or cubin through NVRTC, loaded at run time.
  *
  * Owns the dlopen() of libnvrtc (search rules in vyre/nvrtc.h, mechanics in
- * toolkit.c), its function table, and one compile: source in, PTX or cubin
+ * base/loader.c), its function table, and one compile: source in, PTX or cubin
  * plus the whole log out, the first failing log line quoted in the error.
  * Guarantees: libnvrtc is never linked; no NVRTC is an error with a hint;
  * the loader runs once per process and is thread-safe; every NVRTC program
@@ -36,11 +36,12 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <nvrtc.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 #include "cuda/toolkit_internal.h"
 
@@ -73,20 +74,18 @@ typedef struct nvrtc_fns {
 #undef NVRTC_FIELD
 } nvrtc_fns;
 
-static const char *const g_sonames[] = {"libnvrtc.so.13", "libnvrtc.so", NULL};
-static const vyre__toolkit_lib g_lib = {
-    .what = "NVRTC",
-    .env = "VYRE_NVRTC_LIBRARY",
-    .sonames = g_sonames,
-    .missing_code = VYRE_ENONVRTC,
-    .hint = HINT_NONVRTC,
-};
-
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static int g_status;
-static vyre_error g_error;
 static nvrtc_fns g_fns;
 static int g_major, g_minor;
+
+static const char *const g_sonames[] = {"libnvrtc.so.13", "libnvrtc.so", NULL};
+static const char *const g_subdirs[] = {"lib64", NULL};
+static const vyre__lib_spec g_spec = VYRE__TOOLKIT_SPEC("NVRTC", "VYRE_NVRTC_LIBRARY", g_sonames,
+                                                        g_subdirs, VYRE_ENONVRTC, HINT_NONVRTC);
+static const vyre__lib_sym g_syms[] = {
+#define NVRTC_SYM(name) {#name, offsetof(nvrtc_fns, name), 0},
+    VYRE_NVRTC_FUNCS(NVRTC_SYM)
+#undef NVRTC_SYM
+};
 
 /* See the pitfalls above. Best effort: when the file is not there NVRTC
  * may still find it on its own, and a compile says so if it cannot. */
@@ -104,21 +103,12 @@ static void preload_builtins(const char *path)
         dlerror();
 }
 
-static int do_load(vyre_error *err)
+/* After the symbols: the library must answer its version. The handle is
+ * never dlclose()d: NVRTC keeps process-wide state and may have loaded its
+ * builtins library. */
+static int ready(void *handle, char *path, vyre_error *err)
 {
-    void *h = NULL;
-    char path[VYRE_ERROR_MESSAGE_MAX];
-    int rc = vyre__toolkit_dlopen(&g_lib, &h, path, sizeof path, err);
-    if (rc)
-        return rc;
-        /* The handle is never dlclose()d: NVRTC keeps process-wide state and
-         * may have loaded its builtins library. */
-#define NVRTC_RESOLVE(name)                                                                        \
-    g_fns.name = (__typeof__(&name))vyre__toolkit_dlsym(&g_lib, h, path, #name, err);              \
-    if (!g_fns.name)                                                                               \
-        return VYRE_ENONVRTC;
-    VYRE_NVRTC_FUNCS(NVRTC_RESOLVE)
-#undef NVRTC_RESOLVE
+    (void)handle;
     nvrtcResult r = g_fns.nvrtcVersion(&g_major, &g_minor);
     if (r != NVRTC_SUCCESS)
         return vyre__fail(err, VYRE_ENONVRTC, HINT_NONVRTC, "NVRTC at '%s' fails nvrtcVersion: %s",
@@ -127,20 +117,19 @@ static int do_load(vyre_error *err)
     return VYRE_OK;
 }
 
-static void load_once(void)
-{
-    vyre_error_clear(&g_error);
-    g_status = do_load(&g_error);
-    if (g_status)
-        memset(&g_fns, 0, sizeof g_fns);
-}
+static vyre__lib_once g_lib = {
+    .spec = &g_spec,
+    .syms = g_syms,
+    .nsyms = VYRE_ARRAY_SIZE(g_syms),
+    .table = &g_fns,
+    .table_size = sizeof g_fns,
+    .ready = ready,
+    VYRE__LIB_ONCE_STATE,
+};
 
 int vyre_nvrtc_load(vyre_error *err)
 {
-    pthread_once(&g_once, load_once);
-    if (g_status && err)
-        *err = g_error;
-    return g_status;
+    return vyre__lib_load(&g_lib, err);
 }
 
 int vyre_nvrtc_version(int *major, int *minor, vyre_error *err)
@@ -314,7 +303,7 @@ int vyre_nvrtc_compile(const char *src, size_t len, const char *name, const char
     for (size_t i = 0; i < nopts; i++)
         argv[i + 1] = opts[i];
 
-    uint64_t t0 = vyre__toolkit_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     nvrtcProgram prog = NULL;
     nvrtcResult r = g_fns.nvrtcCreateProgram(&prog, text, name, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS) {
@@ -328,7 +317,7 @@ int vyre_nvrtc_compile(const char *src, size_t len, const char *name, const char
             rc = fetch_output(prog, out, err);
         g_fns.nvrtcDestroyProgram(&prog);
     }
-    out->compile_ns = vyre__toolkit_now_ns() - t0;
+    out->compile_ns = vyre__mono_ns() - t0;
     free(text);
     free(argv);
     if (!out->log && rc != VYRE_ENOMEM) {

@@ -32,10 +32,10 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "cuda/compile_internal.h"
 #include "cuda/cuda_internal.h"
 #include "base/internal.h"
 #include "cuda/pool.h"
-#include "cuda/toolkit_internal.h"
 #include "vyre/compile.h"
 #include "vyre/counters.h"
 #include "vyre/cuda.h"
@@ -462,20 +462,8 @@ static int compile_and_load(vyre_ctx *ctx, const vyre_compile_request *req, modu
     vyre_counter_add(VYRE_CTR_COMPILES, 1);
     vyre_counter_add(VYRE_CTR_COMPILE_NS, res.compile_ns);
 
-    vyre_blob_header h;
-    memset(&h, 0, sizeof h);
-    h.format_version = VYRE_BLOB_FORMAT_VERSION;
-    h.key_version = VYRE_KEY_VERSION;
-    h.key = m->key;
-    h.kind = VYRE_BLOB_CUBIN;
-    vyre__strlcpy(h.arch, res.arch, sizeof h.arch);
-    vyre__strlcpy(h.toolchain, res.toolchain, sizeof h.toolchain);
-    h.raw_size = res.size;
-    h.stored_size = res.size;
-    /* A compile measured as 0 ns would read as "saves nothing". */
-    h.compile_ns = res.compile_ns ? res.compile_ns : 1;
     vyre_error_clear(&info->store_error);
-    info->store_rc = vyre_cache_put(ctx->cache, &h, res.cubin, res.size, &info->store_error);
+    info->store_rc = vyre__compile_store(ctx->cache, &m->key, &res, NULL, &info->store_error);
 
     rc = load_module(ctx, res.cubin, req->entry, m, err);
     info->origin = VYRE_PIPELINE_COMPILED;
@@ -625,7 +613,7 @@ static int compile_in(vyre_ctx *ctx, const vyre_pipeline_desc *desc, uint64_t t0
     p->stream = ctx->stream;
     p->ctx = ctx;
     link_handle(ctx, p);
-    p->info.elapsed_ns = vyre__toolkit_now_ns() - t0;
+    p->info.elapsed_ns = vyre__mono_ns() - t0;
     *out = p;
     return VYRE_OK;
 }
@@ -637,7 +625,7 @@ int vyre_pipeline_compile(vyre_ctx *ctx, const vyre_pipeline_desc *desc, vyre_pi
         *out = NULL;
     if (!ctx || !desc || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_pipeline_compile: NULL argument");
-    uint64_t t0 = vyre__toolkit_now_ns();
+    uint64_t t0 = vyre__mono_ns();
     vyre_nvtx_push(VYRE_RANGE_PIPELINE_COMPILE);
     int rc = compile_in(ctx, desc, t0, out, err);
     vyre_nvtx_pop();

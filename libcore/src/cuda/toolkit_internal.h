@@ -1,6 +1,8 @@
 /*
- * toolkit_internal.h - finding and opening a CUDA toolkit library (NVRTC,
- * nvJitLink) at run time, shared by nvrtc.c and jitlink.c. Not public API.
+ * toolkit_internal.h - what the CUDA toolkit libraries' modules (NVRTC,
+ * nvJitLink, CUPTI) share: how such a library is found (base/loader.h does
+ * the finding), architecture names, and quoting a compiler log. Not public
+ * API.
  */
 #ifndef VYRE_TOOLKIT_INTERNAL_H
 #define VYRE_TOOLKIT_INTERNAL_H
@@ -8,41 +10,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/loader.h"
 #include "vyre/error.h"
 
-/* How to find one library. */
-typedef struct vyre__toolkit_lib {
-    const char *what;           /* "NVRTC", for messages */
-    const char *env;            /* override variable, e.g. "VYRE_NVRTC_LIBRARY" */
-    const char *const *sonames; /* NULL-terminated, most specific first */
-    int missing_code;           /* VYRE_ENONVRTC, VYRE_ENOJITLINK */
-    const char *hint;           /* hint when nothing could be loaded */
-} vyre__toolkit_lib;
+/* Where a toolkit library is looked for after the dynamic linker's search:
+ * $CUDA_HOME and the toolkit's default root. */
+#define VYRE__TOOLKIT_ROOT_ENV     "CUDA_HOME"
+#define VYRE__TOOLKIT_ROOT_DEFAULT "/usr/local/cuda"
 
 /*
- * Opens the library: $<env> when set (empty: VYRE_EENV; a file that does not
- * load: missing_code, with no fallback, since the operator asked for that
- * file), else each soname through the dynamic linker's search, else each
- * soname under $CUDA_HOME/lib64 and /usr/local/cuda/lib64. RTLD_NOW |
- * RTLD_LOCAL: NVRTC and nvJitLink both carry LLVM, and must not resolve each
- * other's symbols. On success *handle is never closed by the caller's module
- * (the library stays for the process) and path holds what was opened.
+ * A vyre__lib_spec initializer for toolkit library `what` ("NVRTC"): $env
+ * overrides (and is named when its file does not load), then names through
+ * the linker's search, then names under subdirs of $CUDA_HOME and
+ * /usr/local/cuda; every failure is code with hint.
  */
-int vyre__toolkit_dlopen(const vyre__toolkit_lib *lib, void **handle, char *path, size_t size,
-                         vyre_error *err);
-
-/* Resolves a required symbol; on failure fills err (missing_code, naming
- * the library file and the symbol) and returns NULL. */
-void *vyre__toolkit_dlsym(const vyre__toolkit_lib *lib, void *handle, const char *path,
-                          const char *symbol, vyre_error *err);
+#define VYRE__TOOLKIT_SPEC(what, env_var, name_list, subdir_list, code, hint_text)                 \
+    {                                                                                              \
+        .fail = what " not available", .env = env_var, .env_named = 1, .names = name_list,         \
+        .root_env = VYRE__TOOLKIT_ROOT_ENV, .root_default = VYRE__TOOLKIT_ROOT_DEFAULT,            \
+        .subdirs = subdir_list, .missing_code = code, .hint = hint_text,                           \
+        .sym_lead = what " not available: ", .sym_noun = "symbol '",                               \
+        .sym_tail = "' (an older or foreign library)",                                             \
+    }
 
 /* 1 when s is an architecture number with its optional suffix, as after
  * "sm_" or "compute_": 2 or 3 digits, no leading zero, then nothing, 'a'
  * (arch-specific, e.g. sm_90a) or 'f' (family, e.g. sm_100f). */
 int vyre__toolkit_arch_number_valid(const char *s);
-
-/* CLOCK_MONOTONIC now, in ns. */
-uint64_t vyre__toolkit_now_ns(void);
 
 /*
  * The line of a compiler log to quote in an error message: the first line

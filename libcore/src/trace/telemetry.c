@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "trace/telemetry_internal.h"
@@ -107,14 +108,6 @@ static unsigned fork_gen(void)
 static int usable(const vyre_telemetry *t)
 {
     return t && t->fork_gen == fork_gen();
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    if (clock_gettime(id, &ts) != 0)
-        return 0;
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- directory ------------------------------------------------------- */
@@ -362,7 +355,7 @@ static void fill_identity(vyre__tel_header *h, int32_t pid, uint64_t start)
     h->pid = pid;
     h->uid = (uint32_t)geteuid();
     h->start_time = start;
-    h->created_ns = clock_ns(CLOCK_REALTIME);
+    h->created_ns = (uint64_t)vyre__unix_ns();
     read_exe(h->exe, sizeof h->exe);
     read_cmdline(h->cmdline, sizeof h->cmdline);
 }
@@ -497,7 +490,7 @@ int vyre__telemetry_publish_snapshot(vyre_telemetry *t, const vyre_counters *c)
         return VYRE_OK;
     if (!c)
         return VYRE_EINVAL;
-    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    uint64_t now = vyre__mono_ns();
     vyre__tel_header *h = &t->page->h;
     pthread_mutex_lock(&t->publish_lock);
     uint64_t s = t->seq;

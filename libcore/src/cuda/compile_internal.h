@@ -1,0 +1,30 @@
+/*
+ * compile_internal.h - the one way a compiled cubin enters the pipeline
+ * cache (internal). vyre_compile_through_cache (and so `vyre-cachectl
+ * seed`) and the run-time pipeline path both store through here, so that a
+ * seeded blob is, by construction, the blob the run-time path would have
+ * written for the same request: same key, same header, a hit.
+ */
+#ifndef VYRE_COMPILE_INTERNAL_H
+#define VYRE_COMPILE_INTERNAL_H
+
+#include "vyre/blob.h"
+#include "vyre/cache.h"
+#include "vyre/compile.h"
+#include "vyre/error.h"
+#include "vyre/key.h"
+
+/* The header of the cubin blob that caches res under key (a key from
+ * vyre_compile_key). Fields the blob layer fills on store (creation time,
+ * payload checksum) are left 0. */
+void vyre__compile_blob_header(const vyre_key *key, const vyre_compile_result *res,
+                               vyre_blob_header *h);
+
+/* Stores res's cubin in c under key with vyre__compile_blob_header's
+ * header; h (when non-NULL) receives that header as vyre_cache_put left it
+ * (creation time and checksum filled in). Returns vyre_cache_put's result;
+ * res stays the caller's. */
+int vyre__compile_store(vyre_cache *c, const vyre_key *key, const vyre_compile_result *res,
+                        vyre_blob_header *h, vyre_error *err);
+
+#endif /* VYRE_COMPILE_INTERNAL_H */
