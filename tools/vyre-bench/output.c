@@ -254,7 +254,7 @@ int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
         json_array_append_new(arr, pj);
     }
     json_t *o = json_object();
-    json_object_set_new(o, "schema_version", json_integer(VYRE_BENCH_JSON_SCHEMA_VERSION));
+    json_object_set_new(o, "schema_version", json_integer(BENCH_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "run", run_json(run));
     json_object_set_new(o, "points", arr);
     json_dumpf(o, out, JSON_INDENT(2) | JSON_REAL_PRECISION(17));

@@ -4,7 +4,7 @@
  *
  * This header is part of libvyrecore's public API.
  *
- * A run is one `vyre-bench run`: a runs row created when it starts
+ * A run (vyre_bench_run_suites) is a runs row created when it starts
  * (status running), one points row per measured point with its samples,
  * written in one transaction as the point finishes, and a final status:
  * done, interrupted (the points finished so far are kept) or failed (the
@@ -19,7 +19,7 @@
  * while the GPU reported a clocks-event reason other than idle are flagged
  * throttled; outliers are flagged with the MAD rule of vyre/stats.h.
  *
- * Suites (vyre_bench_suite_run): "launch", "memcpy", "bandwidth",
+ * Suites (vyre_bench_suites): "launch", "memcpy", "bandwidth",
  * "compile" need a GPU; "cache" does not. The GPU suites go through
  * vyre/pipeline.h; each point is one NVTX range VYRE_RANGE_BENCH_POINT
  * whose payload is the point's row id, and its timed pass is bracketed by
@@ -49,8 +49,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define VYRE_BENCH_JSON_SCHEMA_VERSION 1 /* of `vyre-bench ... --json` output */
 
 /* ---- stored records ------------------------------------------------------ */
 
@@ -259,7 +257,7 @@ VYRE_EXTERN int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_
                                    vyre_bench_sample **samples, size_t *n, int *interrupted,
                                    vyre_error *err);
 
-/* ---- suites ---------------------------------------------------------------- */
+/* ---- suites and runs ------------------------------------------------------- */
 
 /* Called as each point is stored (and for progress: done of total points
  * of the whole run). */
@@ -267,77 +265,13 @@ typedef void (*vyre_bench_point_fn)(const vyre_bench_point *p, const vyre_bench_
                                     void *ctx);
 typedef void (*vyre_bench_progress_fn)(size_t done, size_t total, const char *what, void *ctx);
 
-/* User sweep: a kernel file, an entry point and axes (see vyre_bench_sweep_check). */
-typedef struct vyre_bench_sweep {
-    const char *path; /* .cu, .ptx or .cubin */
-    const char *entry;
-    const vyre_axes *axes;
-    const char *spec_json; /* the spec file's object (its "args"), or NULL */
-    const char *arch;      /* vyre_bench_sweep_check compiles for it when set ("sm_90") */
-} vyre_bench_sweep;
-
-/* Everything a run needs. Zero-initialise, then set. */
-typedef struct vyre_bench_env {
-    vyre_results *db;
-    int64_t run_id;
-    vyre_stop_rule rule; /* for GPU and cache points */
-    int quick;           /* fewer sizes, shorter cold compile series */
-    int cold;            /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
-    int kernels;         /* gather CUPTI kernel records per point in a separate pass */
-    const int *devices;  /* CUDA ordinals */
-    size_t ndevices;
-    vyre_gpu_monitor *mon; /* may be NULL */
-    const volatile sig_atomic_t *stop;
-    const char *self_exe;      /* this program, for the compile suite's child */
-    const char *jit_child_cmd; /* its hidden subcommand ("__jit-cold") */
-    const char *tmp_dir;       /* scratch directory (the cache suite's cache lives here) */
-    vyre_bench_point_fn on_point;
-    vyre_bench_progress_fn on_progress;
-    void *cb_ctx;
-    /* run state, maintained by the suites */
-    int next_seq;
-    size_t done, total;
-    int interrupted;
-} vyre_bench_env;
-
-typedef struct vyre_bench_suite_def {
-    const char *name;
-    int needs_gpu;
-    const char *description;
-} vyre_bench_suite_def;
-
-/* The suites, in their default order; *n set. Static storage. */
-VYRE_EXTERN const vyre_bench_suite_def *vyre_bench_suites(size_t *n);
-
-/* The suite called name, or NULL. */
-VYRE_EXTERN const vyre_bench_suite_def *vyre_bench_suite_find(const char *name);
-
-/* Points the suite will measure with env's settings (for progress). */
-VYRE_EXTERN size_t vyre_bench_suite_points(const char *name, const vyre_bench_env *env);
+/* Called once, before anything is measured, when GPU suites are left out
+ * of a run because there is no usable GPU: `suites` lists them
+ * ("launch, memcpy"), `why` says what is missing (with a hint). */
+typedef void (*vyre_bench_skip_fn)(const char *suites, const vyre_error *why, void *ctx);
 
 /*
- * Runs the suite: every point reserved, measured, stored and handed to
- * env->on_point. Returns 0 (env->interrupted says whether Ctrl-C cut it
- * short), VYRE_EINVAL for an unknown suite, or the first error (a GPU
- * suite on a machine without one: VYRE_ENODRIVER / VYRE_ENODEV).
- */
-VYRE_EXTERN int vyre_bench_suite_run(const char *name, vyre_bench_env *env, vyre_error *err);
-
-/*
- * Checks a user sweep before anything is measured: the file readable, the
- * axes bound (see vyre_bench_sweep_run), the spec's args well formed, and,
- * when sw->arch is set, the kernel compiled for it (on the CPU: no GPU
- * needed). Returns 0 or VYRE_EINVAL / VYRE_ENOENT / VYRE_ECOMPILE (the
- * message quotes the first failing line; *log, when log is not NULL,
- * receives the whole compiler log, malloc'ed, the caller's).
- */
-VYRE_EXTERN int vyre_bench_sweep_check(const vyre_bench_sweep *sw, char **log, vyre_error *err);
-
-/* Points of a sweep: the axes' product times the modes. */
-VYRE_EXTERN size_t vyre_bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env *env);
-
-/*
- * Runs a user sweep on env's devices.
+ * User sweep: a kernel file, an entry point and axes.
  *
  * Binding (no spec args): the kernel takes (float *out, const float *in,
  * int N); axis N (required) is the element count, axis BLOCK (default 256)
@@ -351,34 +285,101 @@ VYRE_EXTERN size_t vyre_bench_sweep_points(const vyre_bench_sweep *sw, const vyr
  * (grid = ceil(grid / block)); "bytes": "N*8" is not supported: bytes per
  * launch is the sum of the buffers' sizes.
  */
-VYRE_EXTERN int vyre_bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env,
-                                     vyre_error *err);
+typedef struct vyre_bench_sweep {
+    const char *path; /* .cu, .ptx or .cubin */
+    const char *entry;
+    const vyre_axes *axes;
+    const char *spec_json; /* the spec file's object (its "args"), or NULL */
+} vyre_bench_sweep;
+
+typedef struct vyre_bench_suite_def {
+    const char *name;
+    int needs_gpu;
+    const char *description;
+} vyre_bench_suite_def;
+
+/* The suites, in their default order; *n set. Static storage. */
+VYRE_EXTERN const vyre_bench_suite_def *vyre_bench_suites(size_t *n);
+
+/* The suite called name, or NULL. */
+VYRE_EXTERN const vyre_bench_suite_def *vyre_bench_suite_find(const char *name);
+
+/* What to run and how. Zero-initialise, then set. */
+typedef struct vyre_bench_run_opts {
+    vyre_results *db;
+    const char *const *suites; /* suite names (vyre_bench_suite_find), in order */
+    size_t nsuites;
+    int explicit_suites;           /* the user named the suites: a GPU suite without a usable GPU
+                                      fails the run (VYRE_ENODRIVER / VYRE_ENODEV) instead of
+                                      being skipped */
+    const vyre_bench_sweep *sweep; /* a user sweep after the suites, or NULL; it is
+                                      checked (and compiled for the first device's
+                                      architecture, sm_90 without a GPU) first */
+    const int *devices;            /* CUDA ordinals (at most 16); none: device 0 */
+    size_t ndevices;
+    int all_devices;     /* every device the driver sees, instead of `devices` */
+    vyre_stop_rule rule; /* for GPU and cache points */
+    int quick;           /* fewer sizes, shorter cold compile series */
+    int cold;            /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
+    int kernels;         /* gather CUPTI kernel records per point in a separate pass */
+    const char *tmp_dir; /* scratch directory; NULL: /tmp */
+    /* The program to run again for the compile suite's cold PTX JIT, which
+     * needs a fresh process ("/proc/self/exe"); that program must call
+     * vyre_bench_child_main first in main(). NULL: the cold-JIT points are
+     * left out. */
+    const char *child_exe;
+    const volatile sig_atomic_t *stop; /* set (Ctrl-C): stop after the current sample */
+    const char *command_line;          /* stored with the run */
+    const char *git_rev;               /* likewise (the front end's working tree), may be NULL */
+    vyre_bench_point_fn on_point;      /* each, may be NULL */
+    vyre_bench_progress_fn on_progress;
+    vyre_bench_skip_fn on_skip;
+    void *cb_ctx;
+} vyre_bench_run_opts;
+
+/* How a run went. vyre_bench_run_result_release frees what it holds. */
+typedef struct vyre_bench_run_result {
+    int64_t run_id;          /* 0: the runs row could not be created */
+    size_t npoints;          /* points measured and stored */
+    int interrupted;         /* *stop cut the run short (status interrupted) */
+    char skipped[128];       /* GPU suites left out ("launch, memcpy"), "" none */
+    vyre_error skip_reason;  /* why they were */
+    char *compile_log;       /* the sweep's compiler log when it failed to compile, or NULL */
+    vyre_error finish_error; /* code != 0: marking the failed run failed too */
+} vyre_bench_run_result;
 
 /*
- * The compile suite's child (run by a hidden subcommand in a process of
- * its own): initialises the driver with its JIT cache disabled
- * (CUDA_CACHE_DISABLE=1 past vyre's own setting, for this process only),
- * loads the PTX file at path with cuModuleLoadData and returns the time of
- * that load in *ns. Device 0.
+ * Runs a benchmark from start to end: creates the runs row (status
+ * running), checks the devices (when anything needs a GPU) and the sweep,
+ * decides what runs (without a usable GPU the GPU suites are skipped, and
+ * on_skip told, unless explicit_suites), measures every point of every
+ * suite on every device and then the sweep, storing each and handing it
+ * to on_point, and sets the final status: done, interrupted (*stop set;
+ * the finished points are kept) or, on any error, failed with the error's
+ * message. Returns 0 (done or interrupted: see res) or the first error
+ * (VYRE_ENODRIVER / VYRE_ENODEV for a GPU the run needs and lacks).
+ * Thread-safety: one run at a time per process.
  */
-VYRE_EXTERN int vyre_bench_jit_cold_child(const char *ptx_path, uint64_t *ns, vyre_error *err);
+VYRE_EXTERN int vyre_bench_run_suites(const vyre_bench_run_opts *opts, vyre_bench_run_result *res,
+                                      vyre_error *err);
+
+/* Frees what res holds (compile_log). NULL-safe. */
+VYRE_EXTERN void vyre_bench_run_result_release(vyre_bench_run_result *res);
 
 /*
- * Fills run's gpu_name, gpu_uuid (device devices[0]), devices ("0,1"),
- * driver and clocks (NVML through mon, when not NULL) and cuda_version.
- * Calls vyre_cuda_init: VYRE_ENODRIVER / VYRE_ENODEV / VYRE_ECUDA.
+ * The compile suite times a cold PTX JIT (the driver's JIT cache off) in a
+ * fresh process: it runs opts->child_exe again with a marker in the
+ * environment that names the parent. A program that sets child_exe calls
+ * this first thing in main(): it returns 0 at once when the process is not
+ * such a child, and otherwise does the measurement, hands the result to
+ * the parent and returns 1 with *exit_code set (exit with it). Prints
+ * nothing.
  */
-VYRE_EXTERN int vyre_bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
-                                        vyre_gpu_monitor *mon, vyre_error *err);
+VYRE_EXTERN int vyre_bench_child_main(int argc, char **argv, int *exit_code);
 
 /* The datasheet DRAM bandwidth of a GPU by name, bytes/s: H100 SXM 3.35e12,
  * H100 PCIe 2.0e12, H200 4.8e12; 0 when unknown. *label names the part. */
 VYRE_EXTERN double vyre_bench_peak_bandwidth(const char *gpu_name, const char **label);
-
-/* The git revision of the working directory ("abc1234", "-dirty" appended
- * when modified) into buf, or "" when it is not a checkout or git is
- * missing. Never fails. */
-VYRE_EXTERN void vyre_bench_git_rev(char *buf, size_t size);
 
 #ifdef __cplusplus
 }
