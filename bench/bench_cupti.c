@@ -27,7 +27,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuda/cuda_internal.h"
 #include "vyre/cuda.h"
 #include "vyre/cupti.h"
 #include "vyre/nvrtc.h"
@@ -75,6 +74,59 @@ static void die(const char *what, const vyre_error *e)
             exit(2);                                                                               \
         }                                                                                          \
     } while (0)
+
+/* ---- the driver: this program's own table --------------------------------
+ * The launches go through the same driver entry points vyre uses, resolved
+ * the same way (cuGetProcAddress_v2 for the toolkit's CUDA_VERSION), from
+ * the libcuda.so.1 vyre_cuda_init loaded. The types come from cuda.h, whose
+ * versioned names (cuMemAlloc -> cuMemAlloc_v2) apply to the fields too. */
+#define DRIVER_FNS(X)                                                                              \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuDevicePrimaryCtxRelease)                                                                   \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuModuleLoadData)                                                                            \
+    X(cuModuleUnload)                                                                              \
+    X(cuModuleGetFunction)                                                                         \
+    X(cuStreamCreate)                                                                              \
+    X(cuStreamDestroy)                                                                             \
+    X(cuStreamSynchronize)                                                                         \
+    X(cuStreamBeginCapture)                                                                        \
+    X(cuStreamEndCapture)                                                                          \
+    X(cuMemAlloc)                                                                                  \
+    X(cuMemFree)                                                                                   \
+    X(cuLaunchKernel)                                                                              \
+    X(cuGraphLaunch)                                                                               \
+    X(cuGraphInstantiateWithFlags)                                                                 \
+    X(cuGraphDestroy)                                                                              \
+    X(cuGraphExecDestroy)
+
+typedef struct driver_fns {
+#define DRIVER_FIELD(name) __typeof__(&name) name;
+    DRIVER_FNS(DRIVER_FIELD)
+#undef DRIVER_FIELD
+} driver_fns;
+
+static driver_fns g_driver;
+
+static void driver_load(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        die("the driver vyre loaded is not loaded", NULL);
+    __typeof__(&cuGetProcAddress_v2) gp =
+        (__typeof__(&cuGetProcAddress_v2))dlsym(h, "cuGetProcAddress_v2");
+    if (!gp)
+        die("libcuda.so.1 has no cuGetProcAddress_v2", NULL);
+    CUdriverProcAddressQueryResult st;
+#define DRIVER_RESOLVE(name)                                                                       \
+    if (gp(#name, (void **)&g_driver.name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st) !=      \
+            CUDA_SUCCESS ||                                                                        \
+        st != CU_GET_PROC_ADDRESS_SUCCESS || !g_driver.name)                                       \
+        die("the driver lacks " #name, NULL);
+    DRIVER_FNS(DRIVER_RESOLVE)
+#undef DRIVER_RESOLVE
+}
 
 /* ---- bare CUPTI: this program's own client ------------------------------- */
 
@@ -163,7 +215,7 @@ static void mode_end(enum mode m)
 /* ---- the measurements ---------------------------------------------------------- */
 
 typedef struct bench {
-    const vyre__cuda_fns *cu;
+    const driver_fns *cu;
     CUfunction fn;
     CUstream stream;
     CUdeviceptr d_x;
@@ -239,9 +291,10 @@ int main(int argc, char **argv)
            "run\n",
            rounds);
 
+    driver_load();
     bench b;
     memset(&b, 0, sizeof b);
-    b.cu = vyre__cuda();
+    b.cu = &g_driver;
     CUdevice dev;
     CUcontext ctx;
     CU(b.cu->cuDeviceGet(&dev, 0));

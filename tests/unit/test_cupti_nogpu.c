@@ -449,6 +449,71 @@ Test(cupti_nogpu, unmatched_and_instant_markers)
     cr_assert_eq(p.n, (size_t)VYRE__MARKERS_OPEN_MAX - 1);
 }
 
+/* The public parser (vyre_cupti_parser, what libvyre-inject uses) hands
+ * out exactly what capture delivers: records, and ranges paired with their
+ * payload; starts, payloads, unknown kinds and lone ends stay inside. */
+static CUpti_ActivityMarker2 raw_marker(uint32_t flags, uint32_t id, const char *name, uint64_t ts)
+{
+    CUpti_ActivityMarker2 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    m.flags = (CUpti_ActivityFlag)flags;
+    m.id = id;
+    m.timestamp = ts;
+    m.name = name;
+    m.domain = name ? "vyre" : NULL;
+    m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    return m;
+}
+
+Test(cupti_nogpu, public_parser_delivers_records_and_paired_ranges)
+{
+    vyre_cupti_parser *p = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cupti_parser_new(&p, &e), VYRE_OK, "%s", e.message);
+    cr_assert_not_null(p);
+    vyre_activity a;
+    uint64_t unpaired = 0;
+
+    CUpti_ActivityKernel10 k = kernel_record("saxpy");
+    cr_assert_eq(vyre_cupti_parser_feed(p, &k, &a, &unpaired), 1);
+    cr_assert_eq(a.kind, VYRE_ACTIVITY_KERNEL);
+    cr_assert_str_eq(a.name, "saxpy");
+
+    CUpti_Activity other;
+    memset(&other, 0, sizeof other);
+    other.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    cr_assert_eq(vyre_cupti_parser_feed(p, &other, &a, &unpaired), 0, "unknown kinds stay inside");
+
+    CUpti_ActivityMarker2 start = raw_marker(VYRE_MARKER_START, 7, "vyre.bench.point", 100);
+    cr_assert_eq(vyre_cupti_parser_feed(p, &start, &a, &unpaired), 0, "a start is kept open");
+    CUpti_ActivityMarkerData2 d;
+    memset(&d, 0, sizeof d);
+    d.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+    d.id = 7;
+    d.payloadKind = CUPTI_METRIC_VALUE_KIND_UINT64;
+    d.payload.metricValueUint64 = 42;
+    cr_assert_eq(vyre_cupti_parser_feed(p, &d, &a, &unpaired), 0, "the payload waits for the end");
+    CUpti_ActivityMarker2 end = raw_marker(VYRE_MARKER_END, 7, NULL, 250);
+    cr_assert_eq(vyre_cupti_parser_feed(p, &end, &a, &unpaired), 1);
+    cr_assert_eq(a.kind, VYRE_ACTIVITY_RANGE);
+    cr_assert_str_eq(a.name, "vyre.bench.point");
+    cr_assert_eq(a.start_ns, 100u);
+    cr_assert_eq(a.end_ns, 250u);
+    cr_assert_eq(a.has_payload, 1);
+    cr_assert_eq(a.payload, 42u);
+    cr_assert_eq(unpaired, 0u);
+
+    CUpti_ActivityMarker2 lone = raw_marker(VYRE_MARKER_END, 8, NULL, 300);
+    cr_assert_eq(vyre_cupti_parser_feed(p, &lone, &a, &unpaired), 0);
+    cr_assert_eq(unpaired, 1u);
+    cr_assert_eq(vyre_cupti_parser_feed(p, &lone, &a, NULL), 0, "unpaired may be NULL");
+    cr_assert_eq(vyre_cupti_parser_feed(NULL, &k, &a, NULL), 0);
+    vyre_cupti_parser_free(p);
+    vyre_cupti_parser_free(NULL);
+}
+
 /* ---- names and sinks ---------------------------------------------------------- */
 
 Test(cupti_nogpu, kind_names)

@@ -377,6 +377,19 @@ VYRE_EXTERN void vyre_bench_run_result_release(vyre_bench_run_result *res);
  */
 VYRE_EXTERN int vyre_bench_child_main(int argc, char **argv, int *exit_code);
 
+/* A kernel of the built-in suites: CUDA C, compiled by NVRTC at run time. */
+typedef struct vyre_bench_kernel {
+    const char *label; /* "matmul" */
+    const char *entry; /* its extern "C" name */
+    const char *src;   /* CUDA C */
+} vyre_bench_kernel;
+
+/* The compile suite's kernels, in order: a tiled SGEMM, a row softmax and
+ * a block reduction (real kernels, tens of KB of PTX each), then a small
+ * saxpy; *n set. Static storage. For programs that measure the same
+ * kernels another way (bench/bench_dispatch.c). */
+VYRE_EXTERN const vyre_bench_kernel *vyre_bench_kernels(size_t *n);
+
 /* The datasheet DRAM bandwidth of a GPU by name, bytes/s: H100 SXM 3.35e12,
  * H100 PCIe 2.0e12, H200 4.8e12; 0 when unknown. *label names the part. */
 VYRE_EXTERN double vyre_bench_peak_bandwidth(const char *gpu_name, const char **label);

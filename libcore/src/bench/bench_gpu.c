@@ -588,7 +588,7 @@ static const char *const k_compile_opts[] = {"-Xptxas=-O3"};
 
 struct compile_bench {
     struct gpu *g;
-    const vyre__bench_kernel *k;
+    const vyre_bench_kernel *k;
     vyre_nvrtc_output ptx;
     vyre_compile_result cubin;
     vyre_key key;

@@ -115,12 +115,7 @@ size_t vyre__bench_gpu_points(const char *suite, const vyre_bench_env *env);
 int vyre__bench_gpu_run(const char *suite, vyre_bench_env *env, vyre_error *err);
 
 /* Kernels (bench_kernels.c). */
-typedef struct vyre__bench_kernel {
-    const char *label; /* "matmul" */
-    const char *entry; /* extern "C" name */
-    const char *src;   /* CUDA C */
-} vyre__bench_kernel;
-extern const vyre__bench_kernel vyre__bench_kernels[];
+extern const vyre_bench_kernel vyre__bench_kernels[]; /* vyre_bench_kernels() */
 extern const size_t vyre__bench_nkernels;
 extern const char vyre__bench_stream_src[]; /* stream_copy(float4 *out, const float4 *in, u64 n4) */
 extern const char vyre__bench_empty_src[];  /* empty_kernel(void) */
