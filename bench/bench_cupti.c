@@ -162,7 +162,7 @@ static void bare_load(void)
     if (vyre_cupti_load(&e))
         die("CUPTI", &e);
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     void *h = dlopen(st.library, RTLD_NOW | RTLD_NOLOAD);
     if (!h)
         die("the CUPTI vyre loaded is not loaded", NULL);
@@ -284,7 +284,7 @@ int main(int argc, char **argv)
         die("device 0", &e);
     bare_load();
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     printf("bench_cupti: %s (%s), driver %d, CUPTI %u (%s)\n", info.name, info.arch,
            info.driver_version, st.cupti_version, st.library);
     printf("medians of %d interleaved rounds; ratios are against 'off' (no CUPTI) in the same "
@@ -347,7 +347,7 @@ int main(int argc, char **argv)
                med[w][BARE], med[w][VYRE], med[w][BARE] / med[w][OFF], med[w][VYRE] / med[w][OFF],
                med[w][VYRE] / med[w][BARE]);
 
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     unsigned long expect = (unsigned long)rounds * ((unsigned long)burst + (unsigned long)n_e2e +
                                                     (unsigned long)replays * GRAPH_KERNELS) +
                            1000ul + 10ul * GRAPH_KERNELS;

@@ -203,7 +203,7 @@ static double time_variant(int v, vyre_ctx *ctx, const vyre_pipeline_desc *desc,
         if (mod)
             check_cu(bare.module_unload(mod), "cuModuleUnload");
         if (p) {
-            if (vyre_pipeline_get_info(p)->origin != VYRE_PIPELINE_FROM_DISK_CACHE) {
+            if (vyre_pipeline_info_get(p)->origin != VYRE_PIPELINE_FROM_DISK_CACHE) {
                 fprintf(stderr, "bench_dispatch: the full path did not hit the cache\n");
                 exit(2);
             }
@@ -256,9 +256,9 @@ static void bench_load(vyre_ctx *ctx, int quick)
         vyre_pipeline *p = NULL;
         if (vyre_pipeline_compile(ctx, &desc, &p, &e))
             die(ks->label, &e);
-        if (vyre_pipeline_get_info(p)->store_rc)
-            die("storing the cubin", &vyre_pipeline_get_info(p)->store_error);
-        vyre_key key = vyre_pipeline_get_info(p)->key;
+        if (vyre_pipeline_info_get(p)->store_rc)
+            die("storing the cubin", &vyre_pipeline_info_get(p)->store_error);
+        vyre_key key = vyre_pipeline_info_get(p)->key;
         vyre_pipeline_free(p);
 
         /* The driver's JIT cache is empty (CUDA_CACHE_PATH is fresh): the

@@ -504,7 +504,7 @@ static int resolve_cupti(char *why, size_t size)
         return rc;
     }
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     /* The same file, already loaded: this only takes a reference. */
     void *h = dlopen(st.library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!h) {
@@ -555,7 +555,7 @@ static void start_activity(inject_mode mode, char *note, size_t size)
     }
     if (!vyre_cupti_nvtx_routed()) {
         vyre_cupti_stats st;
-        vyre_cupti_get_stats(&st);
+        vyre_cupti_stats_get(&st);
         snprintf(note, size, "counters, kernels; NVTX ranges need NVTX_INJECTION64_PATH=%s",
                  st.library);
         return;

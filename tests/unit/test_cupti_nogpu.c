@@ -47,7 +47,7 @@ Test(cupti_nogpu, loads_libcupti_or_skips_with_the_reason)
         cr_skip_test("no CUPTI on this machine: %s", e.message);
     cr_assert_eq(rc, 0, "%s: %s (%s)", vyre_err_name(rc), e.message, e.hint);
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.loaded, 1);
     cr_assert(strstr(s.library, "libcupti"), "library '%s'", s.library);
     /* CUPTI_API_VERSION of CUDA 13.0 is 130001. */
@@ -69,14 +69,14 @@ Test(cupti_nogpu, nonexistent_library_is_enocupti_with_a_hint)
     cr_assert(strstr(e.hint, "CUPTI") && strstr(e.hint, "VYRE_CUPTI_LIBRARY"), "%s", e.hint);
     /* An explicit choice is never replaced by another file. */
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.loaded, 0);
     cr_assert_str_eq(s.library, "");
     /* Starting capture reports the same, and nothing runs. */
     vyre_error_clear(&e);
     cr_assert_eq(vyre_cupti_start(NULL, &e), VYRE_ENOCUPTI);
     cr_assert(strstr(e.message, "'/nonexistent/libcupti.so.13'"), "%s", e.message);
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.running, 0);
     cr_assert_eq(vyre_cupti_flush(1, NULL), 0, "flush with capture off is a no-op");
     cr_assert_eq(vyre_cupti_stop(NULL), 0, "stop with capture off is a no-op");
@@ -99,7 +99,7 @@ Test(cupti_nogpu, library_without_cupti_symbols_is_refused)
     cr_assert_eq(vyre_cupti_load(&e), VYRE_ENOCUPTI);
     cr_assert(strstr(e.message, "'libm.so.6' has no symbol 'cupti"), "%s", e.message);
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.loaded, 0);
 }
 
@@ -115,7 +115,7 @@ Test(cupti_nogpu, nvtx_injection_path_is_preferred_when_it_names_cupti)
         cr_skip_test("no CUPTI on this machine: %s", e.message);
     cr_assert_eq(rc, 0, "%s", e.message);
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_neq(strcmp(s.library, "/nonexistent/libcupti.so.13"), 0);
     cr_assert_eq(s.nvtx_routed, 1);
 }
@@ -135,7 +135,7 @@ Test(cupti_nogpu, start_without_a_driver_is_enodriver)
     cr_assert(strstr(e.message, "'/nonexistent/libcuda.so.1'"), "%s", e.message);
     cr_assert_neq(e.hint[0], '\0');
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.running, 0);
     cr_assert_eq(s.kinds_enabled, 0u);
     cr_assert_eq(vyre_cupti_stop(&e), 0, "stop with capture off is a no-op");
@@ -153,7 +153,7 @@ Test(cupti_nogpu, bad_config_is_refused_before_loading)
     cr_assert_eq(vyre_cupti_start(&tiny, &e), VYRE_ERANGE);
     cr_assert(strstr(e.message, "100 bytes"), "%s", e.message);
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.loaded, 0, "a bad config must not load anything");
 }
 

@@ -169,7 +169,7 @@ static json_t *run_json(const vyre_bench_run *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(r->id));
-    json_object_set_new(o, "status", json_string(vyre_run_status_name(r->status)));
+    json_object_set_new(o, "status", json_string(vyre_bench_run_status_name(r->status)));
     json_object_set_new(o, "started_ns", json_integer(r->started_ns));
     json_object_set_new(o, "finished_ns",
                         r->finished_ns ? json_integer(r->finished_ns) : json_null());
@@ -271,7 +271,8 @@ void bench_run_summary(FILE *out, const vyre_bench_run *r)
     if (localtime_r(&t, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
     fprintf(out, "run %" PRId64 " %s, %zu point%s, started %s on %s", r->id,
-            vyre_run_status_name(r->status), r->npoints, r->npoints == 1 ? "" : "s", when, r->host);
+            vyre_bench_run_status_name(r->status), r->npoints, r->npoints == 1 ? "" : "s", when,
+            r->host);
     if (r->gpu_name[0])
         fprintf(out, ", %s", r->gpu_name);
     fputc('\n', out);

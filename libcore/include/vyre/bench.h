@@ -52,15 +52,15 @@ extern "C" {
 
 /* ---- stored records ------------------------------------------------------ */
 
-typedef enum vyre_run_status {
+typedef enum vyre_bench_run_status {
     VYRE_RUN_RUNNING = 0,
     VYRE_RUN_DONE = 1,
     VYRE_RUN_FAILED = 2,
     VYRE_RUN_INTERRUPTED = 3,
-} vyre_run_status;
+} vyre_bench_run_status;
 
 /* "running", "done", "failed", "interrupted"; "?" otherwise. Static. */
-VYRE_EXTERN const char *vyre_run_status_name(vyre_run_status s);
+VYRE_EXTERN const char *vyre_bench_run_status_name(vyre_bench_run_status s);
 
 /* One run (a runs row). Empty strings are stored as NULL where the column
  * allows it and read back as "". */
@@ -68,7 +68,7 @@ typedef struct vyre_bench_run {
     int64_t id;
     int64_t started_ns;  /* Unix ns */
     int64_t finished_ns; /* 0 while running */
-    vyre_run_status status;
+    vyre_bench_run_status status;
     char suites[256];   /* "launch,memcpy,cache" or "sweep:FILE:ENTRY" */
     char host[256];     /* filled by vyre_bench_run_begin when empty */
     int64_t pid;        /* likewise */
@@ -145,8 +145,9 @@ VYRE_EXTERN int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *ru
  * never finished; for FAILED, removes every point, sample and kernel
  * record of the run, all in one transaction.
  */
-VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_run_status status,
-                                      const char *message, vyre_error *err);
+VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id,
+                                      vyre_bench_run_status status, const char *message,
+                                      vyre_error *err);
 
 /*
  * Reserves the points row of p (p->run_id, seq, suite, benchmark, axes,

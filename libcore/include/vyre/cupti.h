@@ -210,7 +210,7 @@ VYRE_EXTERN void vyre_cupti_telemetry_sink(const vyre_activity *recs, size_t n, 
 VYRE_EXTERN int vyre_cupti_remove_sink(vyre_activity_sink_fn fn, void *ctx);
 
 /* Copies the statistics (each field read atomically). */
-VYRE_EXTERN void vyre_cupti_get_stats(vyre_cupti_stats *out);
+VYRE_EXTERN void vyre_cupti_stats_get(vyre_cupti_stats *out);
 
 /* "kernel", "memcpy", "memset", "overhead", "marker", "range"; "none" for
  * anything else. Static strings. */

@@ -109,7 +109,7 @@ VYRE_EXTERN int vyre_results_writer_flush(vyre_results_writer *w, vyre_error *er
 VYRE_EXTERN void vyre_results_writer_sink(const vyre_activity *recs, size_t n, void *writer);
 
 /* Copies the writer's statistics. Thread-safe. */
-VYRE_EXTERN void vyre_results_writer_get_stats(vyre_results_writer *w,
+VYRE_EXTERN void vyre_results_writer_stats_get(vyre_results_writer *w,
                                                vyre_results_writer_stats *out);
 
 /* Flushes what is pending, best effort (call vyre_results_writer_flush

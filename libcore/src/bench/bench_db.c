@@ -30,7 +30,7 @@ static int64_t unix_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-const char *vyre_run_status_name(vyre_run_status s)
+const char *vyre_bench_run_status_name(vyre_bench_run_status s)
 {
     switch (s) {
     case VYRE_RUN_RUNNING:
@@ -45,7 +45,7 @@ const char *vyre_run_status_name(vyre_run_status s)
     return "?";
 }
 
-static vyre_run_status status_from(const char *s)
+static vyre_bench_run_status status_from(const char *s)
 {
     if (!s)
         return VYRE_RUN_RUNNING;
@@ -229,7 +229,7 @@ int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_erro
     return rc;
 }
 
-int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_run_status status,
+int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_status status,
                           const char *message, vyre_error *err)
 {
     if (!db || run_id <= 0 || status == VYRE_RUN_RUNNING)
@@ -269,7 +269,7 @@ int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_run_status stat
                   &st, err);
         if (!rc) {
             sqlite3_bind_int64(st, 1, run_id);
-            sqlite3_bind_text(st, 2, vyre_run_status_name(status), -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, vyre_bench_run_status_name(status), -1, SQLITE_STATIC);
             sqlite3_bind_int64(st, 3, unix_ns());
             bind_text_or_null(st, 4, message);
             rc = step_done(db, st, "finish a run in", err);

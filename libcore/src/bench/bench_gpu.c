@@ -690,11 +690,11 @@ static int compile_prepare_kernel(struct compile_bench *cb, vyre_bench_env *env,
     if (!rc)
         rc = vyre_pipeline_compile(cb->g->ctx, &d, &p, err);
     if (!rc) {
-        cb->key = vyre_pipeline_get_info(p)->key;
-        if (vyre_pipeline_get_info(p)->store_rc)
-            rc = vyre__fail(err, vyre_pipeline_get_info(p)->store_rc, NULL,
+        cb->key = vyre_pipeline_info_get(p)->key;
+        if (vyre_pipeline_info_get(p)->store_rc)
+            rc = vyre__fail(err, vyre_pipeline_info_get(p)->store_rc, NULL,
                             "cannot store the cubin of '%s' in the cache: %s", cb->k->label,
-                            vyre_pipeline_get_info(p)->store_error.message);
+                            vyre_pipeline_info_get(p)->store_error.message);
         vyre_pipeline_free(p);
     }
     if (!rc) {

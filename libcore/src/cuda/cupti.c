@@ -841,7 +841,7 @@ int vyre_cupti_remove_sink(vyre_activity_sink_fn fn, void *ctx)
     return rc;
 }
 
-void vyre_cupti_get_stats(vyre_cupti_stats *out)
+void vyre_cupti_stats_get(vyre_cupti_stats *out)
 {
     if (!out)
         return;
