@@ -209,7 +209,7 @@ Test(bench_db, run_lifecycle_done)
     cr_assert_eq(pts[0].stats.n, 7);
     cr_assert_float_eq(pts[0].stats.median, 11.0, 1e-12);
     cr_assert_eq(pts[0].stop_reason, VYRE_STOP_NOISE_OK);
-    free(pts);
+    vyre_bench_point_list_free(pts);
 
     vyre_bench_sample *s = NULL;
     cr_assert_eq(vyre_bench_samples_get(db, p, &s, &n, NULL), 0);
@@ -217,7 +217,7 @@ Test(bench_db, run_lifecycle_done)
     cr_assert_float_eq(s[5].value, 13.0, 1e-12);
     cr_assert_float_eq(s[5].wall, 113.0, 1e-12);
     cr_assert_eq(s[5].sm_clock_mhz, 1980);
-    free(s);
+    vyre_bench_sample_list_free(s);
 
     vyre_bench_kernel_row *kr = NULL;
     cr_assert_eq(vyre_bench_kernels_get(db, p, &kr, &n, NULL), 0);
@@ -225,7 +225,7 @@ Test(bench_db, run_lifecycle_done)
     cr_assert_str_eq(kr[0].name, "empty_kernel");
     cr_assert_eq(kr[0].count, 3);
     cr_assert_float_eq(kr[0].median_ns, 60.0, 1e-9);
-    free(kr);
+    vyre_bench_kernel_row_list_free(kr);
     vyre_results_close(db);
 }
 
@@ -291,7 +291,7 @@ Test(bench_db, resolve_run_references)
     cr_assert_eq(vyre_bench_runs_list(db, 0, &runs, &n, NULL), 0);
     cr_assert_eq(n, 2);
     cr_assert_eq(runs[0].id, b, "newest first");
-    free(runs);
+    vyre_bench_run_list_free(runs);
     vyre_results_close(db);
 }
 
@@ -337,7 +337,7 @@ Test(bench_db, compare_verdicts)
     cr_assert(rows[3].has_a && !rows[3].has_b, "only in A");
     cr_assert(!rows[4].has_a && rows[4].has_b, "only in B");
     cr_assert_str_eq(rows[4].b.benchmark, "p.only_b");
-    free(rows);
+    vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
 }
 
@@ -387,7 +387,7 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     cr_assert_eq(s[4].outlier, 1, "the 7th call (5th sample) is the outlier");
     cr_assert_eq(s[3].outlier, 0);
     cr_assert_str_neq(pt.stop, "");
-    free(s);
+    vyre_bench_sample_list_free(s);
 
     /* Ctrl-C: stops, and the point is incomplete. */
     volatile sig_atomic_t stop = 0;

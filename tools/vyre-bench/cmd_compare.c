@@ -126,7 +126,7 @@ int cmd_compare(int argc, char **argv)
                p->axes[0] ? p->axes : "-", dev, ma, mb, ratio, pv, verdict);
     }
     printf("\n%zu faster, %zu slower, %zu same, %zu unmatched\n", faster, slower, same, unmatched);
-    free(rows);
+    vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
     return slower ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
 }

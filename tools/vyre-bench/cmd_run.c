@@ -303,7 +303,7 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
         } else {
             code = bench_json_run(stdout, db, &r, pts, np, 0);
         }
-        free(pts);
+        vyre_bench_point_list_free(pts);
     }
     if (!code && fmt == BENCH_TABLE) {
         if (res->skipped[0])

@@ -83,7 +83,7 @@ int cmd_runs(int argc, char **argv)
     }
     if (!n)
         printf("(no runs in %s)\n", vyre_results_path(db));
-    free(runs);
+    vyre_bench_run_list_free(runs);
     vyre_results_close(db);
     return VYRE_EXIT_OK;
 }

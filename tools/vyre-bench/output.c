@@ -248,7 +248,7 @@ int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
                                   real_or_null(s[k].wall), "sm_clock_mhz",
                                   s[k].sm_clock_mhz ? json_integer(s[k].sm_clock_mhz) : json_null(),
                                   "throttled", s[k].throttled, "outlier", s[k].outlier));
-            free(s);
+            vyre_bench_sample_list_free(s);
             json_object_set_new(pj, "samples", sa);
         }
         json_array_append_new(arr, pj);

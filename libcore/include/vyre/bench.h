@@ -169,8 +169,8 @@ VYRE_EXTERN int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64
 
 /* ---- reading back --------------------------------------------------------- */
 
-/* The newest `limit` runs (0: all), newest first, into a malloc'ed array
- * (*out, the caller's: free()). npoints is filled. */
+/* The newest `limit` runs (0: all), newest first, into an array *out (the
+ * caller's: vyre_bench_run_list_free). npoints is filled. */
 VYRE_EXTERN int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out,
                                      size_t *n, vyre_error *err);
 
@@ -186,11 +186,13 @@ VYRE_EXTERN int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_
 VYRE_EXTERN int vyre_bench_run_get(vyre_results *db, int64_t id, vyre_bench_run *out,
                                    vyre_error *err);
 
-/* The finished points of a run in order (*out malloc'ed, the caller's). */
+/* The finished points of a run in order (*out, the caller's:
+ * vyre_bench_point_list_free). */
 VYRE_EXTERN int vyre_bench_points_get(vyre_results *db, int64_t run_id, vyre_bench_point **out,
                                       size_t *n, vyre_error *err);
 
-/* The samples of a point in order (*out malloc'ed, the caller's). */
+/* The samples of a point in order (*out, the caller's:
+ * vyre_bench_sample_list_free). */
 VYRE_EXTERN int vyre_bench_samples_get(vyre_results *db, int64_t point_id, vyre_bench_sample **out,
                                        size_t *n, vyre_error *err);
 
@@ -203,7 +205,8 @@ typedef struct vyre_bench_kernel_row {
     double total_ns;
 } vyre_bench_kernel_row;
 
-/* *out malloc'ed (the caller's), longest total first. */
+/* *out (the caller's: vyre_bench_kernel_row_list_free), longest total
+ * first. */
 VYRE_EXTERN int vyre_bench_kernels_get(vyre_results *db, int64_t point_id,
                                        vyre_bench_kernel_row **out, size_t *n, vyre_error *err);
 
@@ -219,10 +222,19 @@ typedef struct vyre_bench_cmp_row {
 
 /* Compares every point of run b against run a (the baseline) with
  * vyre_stats_compare on their stored samples; rows in a's order, then
- * points only b has. *out malloc'ed (the caller's). opts NULL: defaults. */
+ * points only b has. *out is the caller's: vyre_bench_cmp_row_list_free.
+ * opts NULL: defaults. */
 VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
                                         const vyre_compare_opts *opts, vyre_bench_cmp_row **out,
                                         size_t *n, vyre_error *err);
+
+/* Free the arrays the functions above (and vyre_bench_measure) return.
+ * NULL-safe. */
+VYRE_EXTERN void vyre_bench_run_list_free(vyre_bench_run *runs);
+VYRE_EXTERN void vyre_bench_point_list_free(vyre_bench_point *points);
+VYRE_EXTERN void vyre_bench_sample_list_free(vyre_bench_sample *samples);
+VYRE_EXTERN void vyre_bench_kernel_row_list_free(vyre_bench_kernel_row *rows);
+VYRE_EXTERN void vyre_bench_cmp_row_list_free(vyre_bench_cmp_row *rows);
 
 /* ---- measuring one point -------------------------------------------------- */
 
@@ -249,8 +261,8 @@ typedef struct vyre_bench_measure_opts {
 
 /*
  * Measures one point: fills stats, n_throttled, wall_median, stop_reason
- * and stop of *pt, and returns the samples in *samples (malloc'ed, the
- * caller's; *n of them) with their throttle and outlier flags. When *stop
+ * and stop of *pt, and returns the samples in *samples (the caller's:
+ * vyre_bench_sample_list_free; *n of them) with their throttle and outlier flags. When *stop
  * becomes set, returns 0 with *interrupted = 1 (the point is incomplete:
  * do not store it). Returns 0 or the sample function's error.
  */
