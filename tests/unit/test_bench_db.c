@@ -284,6 +284,8 @@ Test(bench_db, resolve_run_references)
     cr_assert(strstr(e.message, "no run 'last-2'"), "%s", e.message);
     cr_assert_eq(vyre_bench_run_resolve(db, "999", &id, &e), VYRE_ENOENT);
     cr_assert(strstr(e.message, "no run 999"), "%s", e.message);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_BENCH_RUNS);
+    cr_assert_str_eq(e.hint, "");
     cr_assert_eq(vyre_bench_run_resolve(db, "x1", &id, &e), VYRE_EINVAL);
     cr_assert(strstr(e.message, "bad run 'x1'"), "%s", e.message);
     vyre_bench_run *runs = NULL;

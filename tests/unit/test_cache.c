@@ -1169,6 +1169,13 @@ Test(cache, find_prefix_unique_ambiguous_none_and_bad, .init = setup, .fini = te
     cr_assert_neq(strstr(err.message, sb), NULL, "message lacks '%s': %s", sb, err.message);
     cr_assert_neq(strstr(err.message, "abcd"), NULL);
     cr_assert_neq(err.hint[0], '\0');
+    cr_assert_eq(err.remedy, VYRE_REMEDY_NONE);
+
+    vyre_error_clear(&err);
+    cr_assert_eq(vyre_cache_find_prefix(c, "ffff", &e, &err), VYRE_ENOENT);
+    cr_assert_str_eq(err.message, "no blob with a key starting 'ffff'");
+    cr_assert_str_eq(err.hint, "", "the listing command is the front end's to name");
+    cr_assert_eq(err.remedy, VYRE_REMEDY_CACHE_LIST);
 
     memset(&e, 0, sizeof e);
     cr_assert_eq(vyre_cache_find_prefix(c, "abcd01", &e, NULL), 0);

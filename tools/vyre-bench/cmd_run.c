@@ -281,8 +281,7 @@ static void on_skip(const char *suites, const vyre_error *why, void *ctx)
     progress_clear(ctx);
     fprintf(stderr, "%s: note: skipped the GPU suites %s: %s\n", vyre_cli_prog(), suites,
             why->message);
-    if (why->hint[0])
-        fprintf(stderr, "hint: %s\n", why->hint);
+    vyre_cli_hints(why);
 }
 
 /* The run's end on stdout (JSON document, or the table's last lines) and

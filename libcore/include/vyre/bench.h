@@ -177,7 +177,7 @@ VYRE_EXTERN int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_
 /*
  * Resolves a run reference: a run id ("42"), "last" (the newest run) or
  * "last-N" (N runs before it). VYRE_EINVAL for malformed text,
- * VYRE_ENOENT (with a hint naming `vyre-bench runs`) for no such run.
+ * VYRE_ENOENT (remedy VYRE_REMEDY_BENCH_RUNS) for no such run.
  */
 VYRE_EXTERN int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id,
                                        vyre_error *err);

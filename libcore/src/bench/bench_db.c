@@ -609,8 +609,9 @@ int vyre_bench_run_get(vyre_results *db, int64_t id, vyre_bench_run *out, vyre_e
         if (s == SQLITE_ROW)
             read_run(st, out);
         else if (s == SQLITE_DONE)
-            rc = vyre__fail(err, VYRE_ENOENT, "list the runs with 'vyre-bench runs'",
-                            "no run %" PRId64 " in '%s'", id, vyre_results_path(db));
+            rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
+                              vyre__fail(err, VYRE_ENOENT, NULL, "no run %" PRId64 " in '%s'", id,
+                                         vyre_results_path(db)));
         else
             rc = vyre__results_fail(db, s, "read", err);
     }
@@ -654,8 +655,9 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
         if (s == SQLITE_ROW)
             *id = sqlite3_column_int64(st, 0);
         else if (s == SQLITE_DONE)
-            rc = vyre__fail(err, VYRE_ENOENT, "list the runs with 'vyre-bench runs'",
-                            "no run '%s' in '%s'", ref, vyre_results_path(db));
+            rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
+                              vyre__fail(err, VYRE_ENOENT, NULL, "no run '%s' in '%s'", ref,
+                                         vyre_results_path(db)));
         else
             rc = vyre__results_fail(db, s, "read", err);
     }

@@ -38,9 +38,10 @@ static int gpu_check(const vyre_bench_run_opts *o, int *devs, size_t *ndevs, vyr
     }
     for (size_t i = 0; i < *ndevs; i++)
         if (devs[i] >= count)
-            return vyre__fail(gerr, VYRE_ENODEV, "list them with 'vyre-bench devices'",
-                              "no device %d: the driver sees %d GPU%s", devs[i], count,
-                              count == 1 ? "" : "s");
+            return vyre__remedy(gerr, VYRE_REMEDY_DEVICES,
+                                vyre__fail(gerr, VYRE_ENODEV, NULL,
+                                           "no device %d: the driver sees %d GPU%s", devs[i], count,
+                                           count == 1 ? "" : "s"));
     if (vyre_gpu_monitor_open(mon, NULL) != 0)
         *mon = NULL;
     if ((rc = vyre__bench_run_describe(run, devs, *ndevs, *mon, gerr)))

@@ -528,8 +528,8 @@ static int collect_row(const vyre__index_row *row, void *ctx)
 
 static int no_index(const vyre_cache *c, vyre_error *err)
 {
-    return vyre__fail(err, VYRE_ENOENT, "rebuild it from the blobs with 'vyre-cachectl reindex'",
-                      "the cache '%s' has no index", c->root);
+    return vyre__remedy(err, VYRE_REMEDY_CACHE_REINDEX,
+                        vyre__fail(err, VYRE_ENOENT, NULL, "the cache '%s' has no index", c->root));
 }
 
 static int all_rows(vyre_cache *c, row_list *l, vyre_error *err)
@@ -707,8 +707,9 @@ int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *
     if (rc)
         return rc;
     if (x.matches == 0)
-        return vyre__fail(err, VYRE_ENOENT, "list the keys with 'vyre-cachectl ls'",
-                          "no blob with a key starting '%s'", prefix);
+        return vyre__remedy(
+            err, VYRE_REMEDY_CACHE_LIST,
+            vyre__fail(err, VYRE_ENOENT, NULL, "no blob with a key starting '%s'", prefix));
     if (x.matches > 1) {
         char list[VYRE_ERROR_MESSAGE_MAX];
         size_t off = 0;
