@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/results_internal.h"
 #include "testutil.h"
 #include "vyre/cupti.h"
 #include "vyre/results.h"

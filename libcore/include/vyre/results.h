@@ -31,11 +31,8 @@
 extern "C" {
 #endif
 
-#define VYRE_RESULTS_SCHEMA_VERSION  2
-#define VYRE_RESULTS_APPLICATION_ID  0x76797273 /* PRAGMA application_id: "vyrs" */
-#define VYRE_RESULTS_BUSY_TIMEOUT_MS 10000
-#define VYRE_RESULTS_BATCH           1024  /* pending rows that make add flush */
-#define VYRE_RESULTS_PENDING_MAX     65536 /* rows kept while flushes fail */
+#define VYRE_RESULTS_SCHEMA_VERSION 2
+#define VYRE_RESULTS_APPLICATION_ID 0x76797273 /* PRAGMA application_id: "vyrs" */
 
 typedef struct vyre_results vyre_results;
 typedef struct vyre_results_writer vyre_results_writer;
