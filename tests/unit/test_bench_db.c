@@ -412,3 +412,129 @@ Test(bench_db, datasheet_peaks)
     cr_assert_float_eq(vyre_bench_peak_bandwidth("NVIDIA A100-SXM4-80GB", &label), 0, 1e-9);
     cr_assert_null(label);
 }
+
+/* ---- a whole run (vyre_bench_run_suites) without a driver ------------------------ */
+
+typedef struct skip_seen {
+    int calls;
+    char suites[128];
+    vyre_error why;
+} skip_seen;
+
+static void on_skip(const char *suites, const vyre_error *why, void *ctx)
+{
+    skip_seen *s = ctx;
+    s->calls++;
+    snprintf(s->suites, sizeof s->suites, "%s", suites);
+    s->why = *why;
+}
+
+/* No driver for this test process (and its JIT cache under the test's
+ * directory, not the user's). */
+static void no_driver(void)
+{
+    char xdg[700];
+    snprintf(xdg, sizeof xdg, "%s/xdg", g_dir);
+    cr_assert_eq(setenv("XDG_CACHE_HOME", xdg, 1), 0);
+    cr_assert_eq(setenv("VYRE_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1), 0);
+    unsetenv("CUDA_CACHE_PATH");
+    unsetenv("CUDA_CACHE_MAXSIZE");
+}
+
+Test(bench_db, run_suites_rejects_bad_options_before_creating_a_run)
+{
+    vyre_results *db = open_ok();
+    static const char *const bad[] = {"launch", "nope"};
+    vyre_bench_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.db = db;
+    o.suites = bad;
+    o.nsuites = 2;
+    vyre_bench_run_result res;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "unknown suite 'nope'");
+    cr_assert_eq(res.run_id, 0);
+    o.nsuites = 0;
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, NULL), VYRE_EINVAL, "nothing to run");
+    cr_assert_eq(vyre_bench_run_suites(NULL, &res, NULL), VYRE_EINVAL);
+    cr_assert_eq(raw_int("SELECT count(*) FROM runs"), 0);
+    vyre_bench_run_result_release(&res);
+    vyre_bench_run_result_release(NULL);
+    vyre_results_close(db);
+}
+
+Test(bench_db, run_suites_skips_gpu_suites_it_was_not_asked_for_by_name)
+{
+    no_driver();
+    vyre_results *db = open_ok();
+    static const char *const suites[] = {"launch", "memcpy"};
+    skip_seen seen;
+    memset(&seen, 0, sizeof seen);
+    vyre_bench_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.db = db;
+    o.suites = suites;
+    o.nsuites = 2;
+    o.command_line = "vyre-bench run";
+    o.git_rev = "abc123";
+    o.on_skip = on_skip;
+    o.cb_ctx = &seen;
+    vyre_bench_run_result res;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), 0, "%s", e.message);
+    cr_assert_gt(res.run_id, 0);
+    cr_assert_eq(res.npoints, 0);
+    cr_assert_eq(res.interrupted, 0);
+    cr_assert_str_eq(res.skipped, "launch, memcpy");
+    cr_assert_eq(res.skip_reason.code, VYRE_ENODRIVER);
+    cr_assert_eq(seen.calls, 1);
+    cr_assert_str_eq(seen.suites, "launch, memcpy");
+    cr_assert_str_eq(seen.why.message, res.skip_reason.message);
+
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, res.run_id, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_DONE);
+    cr_assert_str_eq(r.suites, "launch,memcpy");
+    cr_assert_str_eq(r.git_rev, "abc123");
+    cr_assert_str_eq(r.command_line, "vyre-bench run");
+    char want[700];
+    snprintf(want, sizeof want, "skipped GPU suites launch, memcpy: %.300s",
+             res.skip_reason.message);
+    cr_assert_str_eq(r.message, want);
+    vyre_bench_run_result_release(&res);
+    vyre_results_close(db);
+}
+
+Test(bench_db, run_suites_fails_a_gpu_suite_named_by_the_user)
+{
+    no_driver();
+    vyre_results *db = open_ok();
+    static const char *const suites[] = {"cache", "bandwidth"};
+    skip_seen seen;
+    memset(&seen, 0, sizeof seen);
+    vyre_bench_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.db = db;
+    o.suites = suites;
+    o.nsuites = 2;
+    o.explicit_suites = 1;
+    o.on_skip = on_skip;
+    o.cb_ctx = &seen;
+    vyre_bench_run_result res;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), VYRE_ENODRIVER, "%s", e.message);
+    cr_assert_gt(res.run_id, 0);
+    cr_assert_eq(res.npoints, 0, "nothing is measured, not even the cache suite");
+    cr_assert_eq(res.finish_error.code, 0);
+    cr_assert_eq(seen.calls, 0);
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, res.run_id, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_FAILED);
+    cr_assert_str_eq(r.message, e.message);
+    vyre_bench_run_result_release(&res);
+    vyre_results_close(db);
+}
