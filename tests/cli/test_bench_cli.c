@@ -545,3 +545,19 @@ Test(bench_cli, stale_child_marker_is_ignored)
     cr_assert(strncmp(p.out, "vyre-bench ", 11) == 0, "%s", p.out);
     tu_proc_free(&p);
 }
+
+/* libcore says which remedy helps (VYRE_REMEDY_DEVICES); the tool names its
+ * own command for it. */
+Test(bench_cli, run_on_a_missing_device_names_the_devices_command)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/results.sqlite3", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "launch", "--devices", "3", "--db", db),
+          ENV(FAKE, "FAKECUDA_DEVICES=2"));
+    cr_assert_eq(p.exit_code, 3, "%s", p.err);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: no device 3: the driver sees 2 GPUs\n"
+                            "hint: list the devices with 'vyre-bench devices'\n");
+    tu_proc_free(&p);
+}
