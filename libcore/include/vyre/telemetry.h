@@ -58,7 +58,7 @@ typedef struct vyre_telemetry vyre_telemetry;
 /* One kernel execution, as the CUPTI module reports it. Caller-owned; name is
  * copied (truncated to VYRE_TELEMETRY_KERNEL_NAME_MAX - 1 bytes) and may be
  * NULL. Times are in the producer's clock (CUPTI timestamps, ns). */
-typedef struct vyre_kernel_record {
+typedef struct vyre_telemetry_kernel_record {
     const char *name;
     uint32_t grid[3];
     uint32_t block[3];
@@ -66,7 +66,7 @@ typedef struct vyre_kernel_record {
     uint64_t duration_ns;
     uint64_t end_ns;
     int32_t device;
-} vyre_kernel_record;
+} vyre_telemetry_kernel_record;
 
 /* ---- writer ---------------------------------------------------------- */
 
@@ -111,7 +111,7 @@ VYRE_EXTERN int vyre_telemetry_maybe_publish(vyre_telemetry *t, uint64_t now_ns)
  * Appends one kernel to the ring (overwriting the oldest once full) and
  * returns VYRE_OK; VYRE_EINVAL when k is NULL. NULL t: no-op. Thread-safe.
  */
-VYRE_EXTERN int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_kernel_record *k);
+VYRE_EXTERN int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_telemetry_kernel_record *k);
 
 /*
  * Removes the page (unlink) and unmaps it, then frees t. NULL is a no-op.

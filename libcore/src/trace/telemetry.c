@@ -538,7 +538,7 @@ int vyre_telemetry_maybe_publish(vyre_telemetry *t, uint64_t now_ns)
     return rc < 0 ? rc : 1;
 }
 
-int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_kernel_record *k)
+int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_telemetry_kernel_record *k)
 {
     if (!t)
         return VYRE_OK;
