@@ -371,7 +371,7 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     o.sample = fake_sample;
     o.ctx = &f;
     o.warmup = 2;
-    o.rule = (vyre_stop_rule){20, 0.0, 0.0, 0.0, 0};
+    o.rule = (vyre_stats_stop_rule){20, 0.0, 0.0, 0.0, 0};
     o.nvml_index = -1;
     vyre_bench_point pt;
     memset(&pt, 0, sizeof pt);

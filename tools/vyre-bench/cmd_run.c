@@ -406,7 +406,7 @@ int cmd_run(int argc, char **argv)
     pl.ndevs = 1;
     vyre_bench_run_opts ro;
     memset(&ro, 0, sizeof ro);
-    vyre_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
+    vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
     double min_samples = -1, min_time = -1, max_noise = -1, timeout = -1;
     int quick = 0, kernels = 1, mode = 0;
     bench_format fmt = BENCH_TABLE;

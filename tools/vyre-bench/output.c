@@ -150,7 +150,7 @@ void bench_csv_row(FILE *out, const vyre_bench_point *p)
     csv_num(out, p->items);
     csv_field(out, p->metric_name, 0);
     csv_num(out, p->metric_name[0] ? p->metric : NAN);
-    csv_field(out, vyre_stop_reason_name(p->stop_reason), 0);
+    csv_field(out, vyre_stats_stop_reason_name(p->stop_reason), 0);
     csv_field(out, p->stop, 0);
     csv_field(out, p->note, 1);
 }
@@ -218,7 +218,7 @@ static json_t *point_json(const vyre_bench_point *p)
     json_object_set_new(o, "items", json_real(p->items));
     json_object_set_new(o, "metric_name", str_or_null(p->metric_name));
     json_object_set_new(o, "metric", p->metric_name[0] ? real_or_null(p->metric) : json_null());
-    json_object_set_new(o, "stop_reason", json_string(vyre_stop_reason_name(p->stop_reason)));
+    json_object_set_new(o, "stop_reason", json_string(vyre_stats_stop_reason_name(p->stop_reason)));
     json_object_set_new(o, "stop", json_string(p->stop));
     json_object_set_new(o, "note", str_or_null(p->note));
     return o;

@@ -112,8 +112,8 @@ typedef struct vyre_bench_point {
     double items;         /* items per sample (launches in a batch, blobs); >= 1 */
     char metric_name[32]; /* a derived figure, e.g. "GB/s", "of_d2d"; "" none */
     double metric;
-    vyre_stop_reason stop_reason;
-    char stop[160]; /* vyre_stop_format() */
+    vyre_stats_stop_reason stop_reason;
+    char stop[160]; /* vyre_stats_stop_format() */
     char note[256];
 } vyre_bench_point;
 
@@ -217,7 +217,7 @@ VYRE_EXTERN int vyre_bench_kernels_get(vyre_results *db, int64_t point_id,
 typedef struct vyre_bench_cmp_row {
     vyre_bench_point a, b;
     int has_a, has_b;
-    vyre_compare cmp;
+    vyre_stats_compare_result cmp;
 } vyre_bench_cmp_row;
 
 /* Compares every point of run b against run a (the baseline) with
@@ -225,8 +225,8 @@ typedef struct vyre_bench_cmp_row {
  * points only b has. *out is the caller's: vyre_bench_cmp_row_list_free.
  * opts NULL: defaults. */
 VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
-                                        const vyre_compare_opts *opts, vyre_bench_cmp_row **out,
-                                        size_t *n, vyre_error *err);
+                                        const vyre_stats_compare_opts *opts,
+                                        vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
 
 /* Free the arrays the functions above (and vyre_bench_measure) return.
  * NULL-safe. */
@@ -253,7 +253,7 @@ typedef struct vyre_bench_measure_opts {
     vyre_bench_prepare_fn prepare;
     void *ctx;
     size_t warmup; /* untimed calls of sample first */
-    vyre_stop_rule rule;
+    vyre_stats_stop_rule rule;
     vyre_gpu_monitor *mon;             /* NULL: no clocks */
     int nvml_index;                    /* GPU to watch in mon's samples; -1 none */
     const volatile sig_atomic_t *stop; /* set (Ctrl-C): stop after the current sample */
@@ -330,12 +330,12 @@ typedef struct vyre_bench_run_opts {
                                       architecture, sm_90 without a GPU) first */
     const int *devices;            /* CUDA ordinals (at most 16); none: device 0 */
     size_t ndevices;
-    int all_devices;     /* every device the driver sees, instead of `devices` */
-    vyre_stop_rule rule; /* for GPU and cache points */
-    int quick;           /* fewer sizes, shorter cold compile series */
-    int cold;            /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
-    int kernels;         /* gather CUPTI kernel records per point in a separate pass */
-    const char *tmp_dir; /* scratch directory; NULL: /tmp */
+    int all_devices;           /* every device the driver sees, instead of `devices` */
+    vyre_stats_stop_rule rule; /* for GPU and cache points */
+    int quick;                 /* fewer sizes, shorter cold compile series */
+    int cold;                  /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
+    int kernels;               /* gather CUPTI kernel records per point in a separate pass */
+    const char *tmp_dir;       /* scratch directory; NULL: /tmp */
     /* The program to run again for the compile suite's cold PTX JIT, which
      * needs a fresh process ("/proc/self/exe"); that program must call
      * vyre_bench_child_main first in main(). NULL: the cold-JIT points are

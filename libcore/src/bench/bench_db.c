@@ -80,11 +80,11 @@ static vyre_bench_mode mode_from(const char *s)
     return VYRE_BENCH_HOT;
 }
 
-static vyre_stop_reason reason_from(const char *s)
+static vyre_stats_stop_reason reason_from(const char *s)
 {
     for (int r = VYRE_STOP_MIN_SAMPLES_NOT_MET; r <= VYRE_STOP_MAX_SAMPLES; r++)
-        if (s && strcmp(s, vyre_stop_reason_name((vyre_stop_reason)r)) == 0)
-            return (vyre_stop_reason)r;
+        if (s && strcmp(s, vyre_stats_stop_reason_name((vyre_stats_stop_reason)r)) == 0)
+            return (vyre_stats_stop_reason)r;
     return VYRE_STOP_MIN_SAMPLES_NOT_MET;
 }
 
@@ -369,7 +369,7 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
             bind_real_or_null(st, 18, p->metric);
         else
             sqlite3_bind_null(st, 18);
-        sqlite3_bind_text(st, 19, vyre_stop_reason_name(p->stop_reason), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 19, vyre_stats_stop_reason_name(p->stop_reason), -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 20, p->stop, -1, SQLITE_TRANSIENT);
         bind_text_or_null(st, 21, p->note);
         sqlite3_bind_text(st, 22, vyre_bench_mode_name(p->mode), -1, SQLITE_STATIC);
@@ -842,8 +842,9 @@ static int values_of(vyre_results *db, int64_t point_id, double **out, size_t *n
     return VYRE_OK;
 }
 
-int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b, const vyre_compare_opts *opts,
-                            vyre_bench_cmp_row **out, size_t *n, vyre_error *err)
+int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
+                            const vyre_stats_compare_opts *opts, vyre_bench_cmp_row **out,
+                            size_t *n, vyre_error *err)
 {
     if (!db || !out || !n)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_runs: NULL argument");

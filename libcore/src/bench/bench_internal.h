@@ -15,11 +15,11 @@
 typedef struct vyre_bench_env {
     vyre_results *db;
     int64_t run_id;
-    vyre_stop_rule rule; /* for GPU and cache points */
-    int quick;           /* fewer sizes, shorter cold compile series */
-    int cold;            /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
-    int kernels;         /* gather CUPTI kernel records per point in a separate pass */
-    const int *devices;  /* CUDA ordinals */
+    vyre_stats_stop_rule rule; /* for GPU and cache points */
+    int quick;                 /* fewer sizes, shorter cold compile series */
+    int cold;                  /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
+    int kernels;               /* gather CUPTI kernel records per point in a separate pass */
+    const int *devices;        /* CUDA ordinals */
     size_t ndevices;
     vyre_gpu_monitor *mon; /* may be NULL */
     const volatile sig_atomic_t *stop;
