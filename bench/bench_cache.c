@@ -219,7 +219,7 @@ static void bench_verify(const char *root, int quick)
     double tv[16], tb[16];
     for (int r = 0; r < rounds; r++) {
         double t0 = now_s();
-        vyre_verify_result res;
+        vyre_cache_verify_result res;
         if (vyre_cache_verify(c, 0, &res, NULL, NULL, NULL, NULL, &e))
             die("verify", &e);
         double t1 = now_s();
@@ -296,16 +296,16 @@ static void bench_prune(const char *base, int quick)
     vyre_cache_close(cb);
     write_blobs(root_a, 1, n);
     write_blobs(root_b, 1, n);
-    vyre_reindex_result rr;
+    vyre_cache_reindex_result rr;
     if (vyre_cache_reindex(c, &rr, NULL, NULL, &e))
         die("reindex", &e);
     if (rr.indexed != n)
         fprintf(stderr, "bench_cache: reindexed %llu of %u\n", (unsigned long long)rr.indexed, n);
 
-    vyre_prune_opts o;
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
     o.max_bytes = 0;
-    vyre_prune_result pr;
+    vyre_cache_prune_result pr;
     double t0 = now_s();
     if (vyre_cache_prune(c, &o, &pr, NULL, NULL, &e))
         die("prune", &e);

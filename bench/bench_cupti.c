@@ -27,7 +27,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuda/cuda_internal.h"
 #include "vyre/cuda.h"
 #include "vyre/cupti.h"
 #include "vyre/nvrtc.h"
@@ -76,6 +75,59 @@ static void die(const char *what, const vyre_error *e)
         }                                                                                          \
     } while (0)
 
+/* ---- the driver: this program's own table --------------------------------
+ * The launches go through the same driver entry points vyre uses, resolved
+ * the same way (cuGetProcAddress_v2 for the toolkit's CUDA_VERSION), from
+ * the libcuda.so.1 vyre_cuda_init loaded. The types come from cuda.h, whose
+ * versioned names (cuMemAlloc -> cuMemAlloc_v2) apply to the fields too. */
+#define DRIVER_FNS(X)                                                                              \
+    X(cuDeviceGet)                                                                                 \
+    X(cuDevicePrimaryCtxRetain)                                                                    \
+    X(cuDevicePrimaryCtxRelease)                                                                   \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuModuleLoadData)                                                                            \
+    X(cuModuleUnload)                                                                              \
+    X(cuModuleGetFunction)                                                                         \
+    X(cuStreamCreate)                                                                              \
+    X(cuStreamDestroy)                                                                             \
+    X(cuStreamSynchronize)                                                                         \
+    X(cuStreamBeginCapture)                                                                        \
+    X(cuStreamEndCapture)                                                                          \
+    X(cuMemAlloc)                                                                                  \
+    X(cuMemFree)                                                                                   \
+    X(cuLaunchKernel)                                                                              \
+    X(cuGraphLaunch)                                                                               \
+    X(cuGraphInstantiateWithFlags)                                                                 \
+    X(cuGraphDestroy)                                                                              \
+    X(cuGraphExecDestroy)
+
+typedef struct driver_fns {
+#define DRIVER_FIELD(name) __typeof__(&name) name;
+    DRIVER_FNS(DRIVER_FIELD)
+#undef DRIVER_FIELD
+} driver_fns;
+
+static driver_fns g_driver;
+
+static void driver_load(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        die("the driver vyre loaded is not loaded", NULL);
+    __typeof__(&cuGetProcAddress_v2) gp =
+        (__typeof__(&cuGetProcAddress_v2))dlsym(h, "cuGetProcAddress_v2");
+    if (!gp)
+        die("libcuda.so.1 has no cuGetProcAddress_v2", NULL);
+    CUdriverProcAddressQueryResult st;
+#define DRIVER_RESOLVE(name)                                                                       \
+    if (gp(#name, (void **)&g_driver.name, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st) !=      \
+            CUDA_SUCCESS ||                                                                        \
+        st != CU_GET_PROC_ADDRESS_SUCCESS || !g_driver.name)                                       \
+        die("the driver lacks " #name, NULL);
+    DRIVER_FNS(DRIVER_RESOLVE)
+#undef DRIVER_RESOLVE
+}
+
 /* ---- bare CUPTI: this program's own client ------------------------------- */
 
 static struct {
@@ -110,7 +162,7 @@ static void bare_load(void)
     if (vyre_cupti_load(&e))
         die("CUPTI", &e);
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     void *h = dlopen(st.library, RTLD_NOW | RTLD_NOLOAD);
     if (!h)
         die("the CUPTI vyre loaded is not loaded", NULL);
@@ -163,7 +215,7 @@ static void mode_end(enum mode m)
 /* ---- the measurements ---------------------------------------------------------- */
 
 typedef struct bench {
-    const vyre__cuda_fns *cu;
+    const driver_fns *cu;
     CUfunction fn;
     CUstream stream;
     CUdeviceptr d_x;
@@ -232,16 +284,17 @@ int main(int argc, char **argv)
         die("device 0", &e);
     bare_load();
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     printf("bench_cupti: %s (%s), driver %d, CUPTI %u (%s)\n", info.name, info.arch,
            info.driver_version, st.cupti_version, st.library);
     printf("medians of %d interleaved rounds; ratios are against 'off' (no CUPTI) in the same "
            "run\n",
            rounds);
 
+    driver_load();
     bench b;
     memset(&b, 0, sizeof b);
-    b.cu = vyre__cuda();
+    b.cu = &g_driver;
     CUdevice dev;
     CUcontext ctx;
     CU(b.cu->cuDeviceGet(&dev, 0));
@@ -294,7 +347,7 @@ int main(int argc, char **argv)
                med[w][BARE], med[w][VYRE], med[w][BARE] / med[w][OFF], med[w][VYRE] / med[w][OFF],
                med[w][VYRE] / med[w][BARE]);
 
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     unsigned long expect = (unsigned long)rounds * ((unsigned long)burst + (unsigned long)n_e2e +
                                                     (unsigned long)replays * GRAPH_KERNELS) +
                            1000ul + 10ul * GRAPH_KERNELS;

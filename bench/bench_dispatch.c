@@ -33,9 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/bench_internal.h"
-#include "vyre/vyre.h"
+#include "vyre/bench.h"
 #include "vyre/pipeline.h"
+#include "vyre/vyre.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /* cuInit fails under ASan unless the shadow gap is left unprotected (see
@@ -143,13 +143,15 @@ static double median(double *v, int n)
 
 /* ---- kernels --------------------------------------------------------------
  * Real kernels, not toys: the compile suite's tiled SGEMM, row softmax and
- * block reduction (libcore/src/bench_kernels.c), whose PTX is tens of KB
+ * block reduction (vyre_bench_kernels()), whose PTX is tens of KB
  * like the Triton and Inductor kernels the design's reference figures come
  * from. The fourth (saxpy) is too small to say anything about loading. */
-typedef vyre__bench_kernel kernel_src;
-#define g_kernels vyre__bench_kernels
-#define NKERNELS  3
-#define EMPTY_SRC vyre__bench_empty_src
+typedef vyre_bench_kernel kernel_src;
+static const kernel_src *g_kernels;
+static size_t g_nkernels; /* the first three of vyre_bench_kernels() */
+#define NKERNELS g_nkernels
+
+static const char EMPTY_SRC[] = "extern \"C\" __global__ void empty_kernel(void) {}\n";
 
 /* NVRTC has no -O3 (its front end optimises device code by default); the
  * -O3 that matters for a cubin is ptxas's. */
@@ -201,7 +203,7 @@ static double time_variant(int v, vyre_ctx *ctx, const vyre_pipeline_desc *desc,
         if (mod)
             check_cu(bare.module_unload(mod), "cuModuleUnload");
         if (p) {
-            if (vyre_pipeline_get_info(p)->origin != VYRE_PIPELINE_FROM_DISK_CACHE) {
+            if (vyre_pipeline_info_get(p)->origin != VYRE_PIPELINE_FROM_DISK_CACHE) {
                 fprintf(stderr, "bench_dispatch: the full path did not hit the cache\n");
                 exit(2);
             }
@@ -254,9 +256,9 @@ static void bench_load(vyre_ctx *ctx, int quick)
         vyre_pipeline *p = NULL;
         if (vyre_pipeline_compile(ctx, &desc, &p, &e))
             die(ks->label, &e);
-        if (vyre_pipeline_get_info(p)->store_rc)
-            die("storing the cubin", &vyre_pipeline_get_info(p)->store_error);
-        vyre_key key = vyre_pipeline_get_info(p)->key;
+        if (vyre_pipeline_info_get(p)->store_rc)
+            die("storing the cubin", &vyre_pipeline_info_get(p)->store_error);
+        vyre_key key = vyre_pipeline_info_get(p)->key;
         vyre_pipeline_free(p);
 
         /* The driver's JIT cache is empty (CUDA_CACHE_PATH is fresh): the
@@ -452,6 +454,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_dispatch [--quick]\n");
         return 2;
     }
+    size_t nk = 0;
+    g_kernels = vyre_bench_kernels(&nk);
+    g_nkernels = nk < 3 ? nk : 3;
     /* A fresh pipeline cache and a fresh driver JIT cache: the driver reads
      * CUDA_CACHE_PATH in cuInit, so this precedes vyre_cuda_init. */
     const char *tmp = getenv("TMPDIR");

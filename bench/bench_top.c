@@ -70,12 +70,12 @@ static void publish_forever(int id)
         vyre_nvtx_push(VYRE_RANGE_CACHE_LOOKUP);
         vyre_nvtx_pop();
         for (int k = 0; k < 3; k++) {
-            vyre_kernel_record r = {.name = kname[k],
-                                    .grid = {128, 1, 1},
-                                    .block = {256, 1, 1},
-                                    .duration_ns = 10000u * (uint64_t)(k + 1),
-                                    .end_ns = i,
-                                    .device = 0};
+            vyre_telemetry_kernel_record r = {.name = kname[k],
+                                              .grid = {128, 1, 1},
+                                              .block = {256, 1, 1},
+                                              .duration_ns = 10000u * (uint64_t)(k + 1),
+                                              .end_ns = i,
+                                              .device = 0};
             vyre_telemetry_add_kernel(t, &r);
         }
         vyre_telemetry_publish(t);

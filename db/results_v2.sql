@@ -60,8 +60,8 @@ CREATE TABLE points (
     items         REAL,                       -- items (launches, blobs) per sample; NULL: n/a
     metric_name   TEXT,                       -- derived figure: "GB/s", "ratio_d2d", ...
     metric        REAL,
-    stop_reason   TEXT NOT NULL,              -- vyre_stop_reason_name()
-    stop          TEXT NOT NULL,              -- vyre_stop_format()
+    stop_reason   TEXT NOT NULL,              -- vyre_stats_stop_reason_name()
+    stop          TEXT NOT NULL,              -- vyre_stats_stop_format()
     note          TEXT,
     created_ns    INTEGER NOT NULL
 );

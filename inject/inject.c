@@ -65,8 +65,6 @@
 #include "vyre/nvtx.h"
 #include "vyre/telemetry.h"
 
-#include "cuda/cupti_internal.h"
-
 #define PUBLISH_MS     200
 #define JOIN_WAIT_MS   1000
 #define BUFFER_BYTES   (1u << 20)
@@ -121,7 +119,7 @@ static pthread_t g_thread;
 
 /* Activity parsing (CUPTI may complete buffers from several threads). */
 static pthread_mutex_t g_parse_mu = PTHREAD_MUTEX_INITIALIZER;
-static vyre__marker_pairs g_pairs;
+static vyre_cupti_parser *g_parser; /* set before activity is registered */
 static vyre_activity g_rec;
 
 static int forked(void)
@@ -372,17 +370,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     uint64_t unpaired = 0;
     while (buffer && valid &&
            g_cupti.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
-        enum vyre__cupti_norm got = vyre__cupti_normalize(rec, &g_rec);
-        if (got == VYRE__NORM_MARKER_DATA && g_rec.has_payload)
-            vyre__marker_payload(&g_pairs, g_rec.marker_id, g_rec.payload);
-        if (got != VYRE__NORM_RECORD)
+        if (!vyre_cupti_parser_feed(g_parser, rec, &g_rec, &unpaired))
             continue;
         if (g_rec.kind == VYRE_ACTIVITY_KERNEL) {
             vyre_counter_add(VYRE_CTR_KERNEL_RECORDS, 1);
             vyre_cupti_telemetry_sink(&g_rec, 1, g_tel);
-        } else if (g_rec.kind == VYRE_ACTIVITY_MARKER &&
-                   vyre__marker_pair(&g_pairs, &g_rec, &unpaired) &&
-                   g_rec.kind == VYRE_ACTIVITY_RANGE) {
+        } else if (g_rec.kind == VYRE_ACTIVITY_RANGE) {
             record_range(&g_rec);
         }
     }
@@ -511,7 +504,7 @@ static int resolve_cupti(char *why, size_t size)
         return rc;
     }
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     /* The same file, already loaded: this only takes a reference. */
     void *h = dlopen(st.library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!h) {
@@ -541,11 +534,18 @@ static void enable_callbacks(CUpti_CallbackDomain domain, const CUpti_CallbackId
  * On failure says why in note and leaves counters running. */
 static void start_activity(inject_mode mode, char *note, size_t size)
 {
+    vyre_error e;
+    if (vyre_cupti_parser_new(&g_parser, &e) != VYRE_OK) {
+        snprintf(note, size, "counters; kernel capture failed: %s", e.message);
+        return;
+    }
     CUptiResult r = g_cupti.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (r == CUPTI_SUCCESS)
         r = g_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (r != CUPTI_SUCCESS) {
         snprintf(note, size, "counters; kernel capture failed: %s", cupti_text(r));
+        vyre_cupti_parser_free(g_parser);
+        g_parser = NULL;
         return;
     }
     g_activity = 1;
@@ -555,7 +555,7 @@ static void start_activity(inject_mode mode, char *note, size_t size)
     }
     if (!vyre_cupti_nvtx_routed()) {
         vyre_cupti_stats st;
-        vyre_cupti_get_stats(&st);
+        vyre_cupti_stats_get(&st);
         snprintf(note, size, "counters, kernels; NVTX ranges need NVTX_INJECTION64_PATH=%s",
                  st.library);
         return;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
+#include "bench/bench_internal.h"
 #include "vyre/version.h"
 
 #ifndef FAKECUDA_LIB
@@ -480,5 +481,83 @@ Test(bench_cli, devices_without_home_is_an_environment_error)
     cr_assert_str_eq(p.out, "");
     cr_assert(starts_with(p.err, "vyre-bench: error: "), "stderr: %s", p.err);
     cr_assert(strstr(p.err, "\nhint: set CUDA_CACHE_PATH"), "stderr: %s", p.err);
+    tu_proc_free(&p);
+}
+
+/* ---- the compile suite's cold-JIT child --------------------------------------------- */
+
+/* The parent side (vyre__bench_jit_cold_spawn) runs the real vyre-bench
+ * as the child: its main() must hand over to vyre_bench_child_main, and
+ * the child's error comes back whole. No GPU needed: the errors come
+ * before (or instead of) the driver. */
+Test(bench_cli, cold_jit_child_reports_its_error_to_the_parent)
+{
+    char xdg[700];
+    snprintf(xdg, sizeof xdg, "%s/xdg", g_tmp);
+    cr_assert_eq(setenv("XDG_CACHE_HOME", xdg, 1), 0); /* this test's own process */
+    cr_assert_eq(setenv("VYRE_CUDA_LIBRARY", "/nonexistent", 1), 0);
+    unsetenv("CUDA_CACHE_PATH");
+    unsetenv("CUDA_CACHE_MAXSIZE");
+    char ptx[700];
+    snprintf(ptx, sizeof ptx, "%s/missing.ptx", g_tmp);
+    double ns = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre__bench_jit_cold_spawn(VYRE_BENCH_BIN, ptx, &ns, &e), VYRE_ENOENT, "%s",
+                 e.message);
+    char want[900];
+    snprintf(want, sizeof want,
+             "the cold-JIT child failed: cannot read '%s': No such file or directory", ptx);
+    cr_assert_str_eq(e.message, want);
+    cr_assert_str_eq(e.hint, "check the path");
+
+    tu_write_file(ptx, ".version 8.0\n", 13);
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre__bench_jit_cold_spawn(VYRE_BENCH_BIN, ptx, &ns, &e), VYRE_ENODRIVER, "%s",
+                 e.message);
+    cr_assert(strncmp(e.message, "the cold-JIT child failed: ", 27) == 0, "%s", e.message);
+    cr_assert_str_neq(e.hint, "");
+    cr_assert_eq(ns, 0);
+}
+
+Test(bench_cli, cold_jit_child_of_a_program_without_the_hook_is_an_error)
+{
+    double ns = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre__bench_jit_cold_spawn("/bin/true", "x.ptx", &ns, &e), VYRE_ECUDA);
+    cr_assert_str_eq(e.message,
+                     "the cold-JIT child '/bin/true' of 'x.ptx' gave no result (exit status 0)");
+    cr_assert(strstr(e.hint, "vyre_bench_child_main"), "%s", e.hint);
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre__bench_jit_cold_spawn("/nonexistent/vyre-bench", "x.ptx", &ns, &e),
+                 VYRE_ENOENT);
+    cr_assert_str_eq(e.message, "cannot run '/nonexistent/vyre-bench': No such file or directory");
+}
+
+/* A marker that names another parent (inherited, or set by hand) is not a
+ * request: vyre-bench runs as usual. */
+Test(bench_cli, stale_child_marker_is_ignored)
+{
+    tu_proc p;
+    bench(&p, ARGS("--version"), ENV("VYRE__BENCH_CHILD=jit-cold:1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strncmp(p.out, "vyre-bench ", 11) == 0, "%s", p.out);
+    tu_proc_free(&p);
+}
+
+/* libcore says which remedy helps (VYRE_REMEDY_DEVICES); the tool names its
+ * own command for it. */
+Test(bench_cli, run_on_a_missing_device_names_the_devices_command)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/results.sqlite3", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "launch", "--devices", "3", "--db", db),
+          ENV(FAKE, "FAKECUDA_DEVICES=2"));
+    cr_assert_eq(p.exit_code, 3, "%s", p.err);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: no device 3: the driver sees 2 GPUs\n"
+                            "hint: list the devices with 'vyre-bench devices'\n");
     tu_proc_free(&p);
 }

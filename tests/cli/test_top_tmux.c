@@ -99,13 +99,13 @@ static void publish_forever(const pub_spec *sp)
         vyre_nvtx_push(sp->range);
         spin_us(50);
         vyre_nvtx_pop();
-        vyre_kernel_record k = {.name = sp->kernel,
-                                .grid = {64, 2, 1},
-                                .block = {256, 1, 1},
-                                .stream_id = 1,
-                                .duration_ns = 50000,
-                                .end_ns = i * 1000000u,
-                                .device = 0};
+        vyre_telemetry_kernel_record k = {.name = sp->kernel,
+                                          .grid = {64, 2, 1},
+                                          .block = {256, 1, 1},
+                                          .stream_id = 1,
+                                          .duration_ns = 50000,
+                                          .end_ns = i * 1000000u,
+                                          .device = 0};
         vyre_telemetry_add_kernel(t, &k);
         vyre_telemetry_publish(t);
         sleep_ms(10);

@@ -226,7 +226,7 @@ Test(gpu_cupti, kernels_by_name_with_duration_grid_and_block)
     cr_assert_eq(vyre_cupti_add_sink(collect, &g_col, NULL), 0);
     start_ok(VYRE_CUPTI_KERNEL | VYRE_CUPTI_MEMCPY | VYRE_CUPTI_MEMSET | VYRE_CUPTI_OVERHEAD);
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     cr_assert_eq(st.running, 1);
     cr_assert_eq(st.kinds_enabled,
                  VYRE_CUPTI_KERNEL | VYRE_CUPTI_MEMCPY | VYRE_CUPTI_MEMSET | VYRE_CUPTI_OVERHEAD);
@@ -283,7 +283,7 @@ Test(gpu_cupti, kernels_by_name_with_duration_grid_and_block)
     vyre_counters after;
     vyre_counters_snapshot(&after);
     cr_assert_geq(after.v[VYRE_CTR_KERNEL_RECORDS] - before.v[VYRE_CTR_KERNEL_RECORDS], 3u);
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     cr_assert_eq(st.running, 0);
     cr_assert_geq(st.kernels, 3u);
     cr_assert_eq(st.buffers_requested, st.buffers_completed, "every buffer came back");
@@ -383,7 +383,7 @@ Test(gpu_cupti, launches_from_several_threads_all_arrive)
         kernels += g_col.recs[i].kind == VYRE_ACTIVITY_KERNEL &&
                    strcmp(g_col.recs[i].name, "vyre_cupti_probe") == 0;
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     cr_log_info("%zu kernel records in %zu sink calls, %llu buffers, %llu dropped", kernels,
                 g_col.calls, (unsigned long long)st.buffers_completed,
                 (unsigned long long)st.dropped);
@@ -417,7 +417,7 @@ Test(gpu_cupti, timings_writer_stores_captured_kernels)
     cr_assert_eq(vyre_cupti_remove_sink(vyre_results_writer_sink, w), 0);
     cr_assert_eq(vyre_results_writer_flush(w, &e), 0, "%s", e.message);
     vyre_results_writer_stats ws;
-    vyre_results_writer_get_stats(w, &ws);
+    vyre_results_writer_stats_get(w, &ws);
     cr_assert_eq(ws.last_error, 0, "%s", ws.last_message);
     vyre_results_writer_free(w);
     vyre_results_close(db);
@@ -462,7 +462,7 @@ Test(gpu_cupti, another_subscriber_makes_start_ecuptibusy)
 {
     need_gpu_and_cupti();
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     /* The same CUPTI instance vyre loaded, used as "another profiler". */
     void *h = dlopen(st.library, RTLD_NOW | RTLD_NOLOAD);
     cr_assert_not_null(h, "'%s' is not loaded", st.library);
@@ -480,7 +480,7 @@ Test(gpu_cupti, another_subscriber_makes_start_ecuptibusy)
                                 "NVTX ranges still work"),
               "%s", e.message);
     cr_assert_neq(e.hint[0], '\0');
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     cr_assert_eq(st.running, 0);
     /* NVTX-only fallback: ranges are still fine. */
     vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
@@ -509,7 +509,7 @@ static void markers_here(void)
     cr_assert_eq(vyre_cupti_add_sink(collect, &g_col, NULL), 0);
     start_ok(VYRE_CUPTI_ALL);
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     cr_assert_eq(st.nvtx_routed, 1);
     cr_assert(st.kinds_enabled & VYRE_CUPTI_MARKER, "MARKER enabled with NVTX routed");
 
@@ -561,7 +561,7 @@ static void markers_here(void)
     cr_assert_eq(point->has_payload, 1);
     cr_assert_eq(point->payload, 4242u);
     cr_assert_leq(outer->end_ns, point->start_ns);
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     cr_assert_eq(st.unpaired_markers, 0u);
     gpu_close(&g);
 }
@@ -578,7 +578,7 @@ Test(gpu_cupti, nvtx_ranges_arrive_as_markers_with_names_and_nesting)
      * test again in a fresh process with NVTX routed to the CUPTI vyre
      * loaded. */
     vyre_cupti_stats st;
-    vyre_cupti_get_stats(&st);
+    vyre_cupti_stats_get(&st);
     char exe[4096];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     cr_assert_gt(len, 0);

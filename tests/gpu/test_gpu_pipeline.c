@@ -294,7 +294,7 @@ Test(gpu_pipeline, arguments_are_checked_without_a_gpu)
     cr_assert_eq(vyre_ctx_synchronize(NULL, NULL, &e), VYRE_EINVAL);
     cr_assert_eq(vyre_ctx_make_current(NULL, &e), VYRE_EINVAL);
     cr_assert_str_eq(vyre_ctx_arch(NULL), "");
-    cr_assert_null(vyre_pipeline_get_info(NULL));
+    cr_assert_null(vyre_pipeline_info_get(NULL));
     cr_assert_eq(vyre_graph_kernels(NULL), 0);
     cr_assert_eq(vyre_buffer_size(NULL), 0);
     /* Freeing NULL is a no-op everywhere. */
@@ -330,7 +330,7 @@ Test(gpu_pipeline, saxpy_through_nvrtc_is_right_and_counted)
 
     vyre_pipeline_desc d = cuda_desc(SAXPY_SRC, "saxpy", 0);
     vyre_pipeline *p = compile_desc(ctx, &d);
-    const vyre_pipeline_info *info = vyre_pipeline_get_info(p);
+    const vyre_pipeline_info *info = vyre_pipeline_info_get(p);
     cr_assert_eq(info->origin, VYRE_PIPELINE_COMPILED, "origin %s", origin_name(info->origin));
     cr_assert_str_eq(info->arch, vyre_ctx_arch(ctx));
     cr_assert_eq(info->store_rc, 0, "store: %s", info->store_error.message);
@@ -361,7 +361,7 @@ Test(gpu_pipeline, saxpy_through_nvrtc_is_right_and_counted)
 
     /* The same key again in this process: neither disk nor compiler. */
     vyre_pipeline *q = compile_desc(ctx, &d);
-    const vyre_pipeline_info *qi = vyre_pipeline_get_info(q);
+    const vyre_pipeline_info *qi = vyre_pipeline_info_get(q);
     cr_assert_eq(qi->origin, VYRE_PIPELINE_FROM_MODULE_CACHE, "origin %s", origin_name(qi->origin));
     cr_assert_eq(memcmp(&qi->key, &info->key, sizeof qi->key), 0);
     cr_assert_eq(vyre_pipeline_cu_function(q), vyre_pipeline_cu_function(p));
@@ -545,9 +545,9 @@ static int child_saxpy(int expect_hit, char *msg, size_t size)
         bad = 1;
     }
     vyre_pipeline_origin want = expect_hit ? VYRE_PIPELINE_FROM_DISK_CACHE : VYRE_PIPELINE_COMPILED;
-    if (!bad && vyre_pipeline_get_info(p)->origin != want) {
+    if (!bad && vyre_pipeline_info_get(p)->origin != want) {
         snprintf(msg, size, "pipeline came from the %s, expected the %s",
-                 origin_name(vyre_pipeline_get_info(p)->origin), origin_name(want));
+                 origin_name(vyre_pipeline_info_get(p)->origin), origin_name(want));
         bad = 1;
     }
     uint64_t hits = delta(&c1, &c0, VYRE_CTR_CACHE_HITS);
@@ -561,7 +561,7 @@ static int child_saxpy(int expect_hit, char *msg, size_t size)
                  (unsigned long long)nvrtc);
         bad = 1;
     }
-    if (!bad && expect_hit && vyre_pipeline_get_info(p)->compile_ns == 0) {
+    if (!bad && expect_hit && vyre_pipeline_info_get(p)->compile_ns == 0) {
         snprintf(msg, size, "a hit that saved 0 ns of compile time");
         bad = 1;
     }
@@ -602,9 +602,9 @@ Test(gpu_pipeline, a_corrupted_blob_is_recompiled_not_loaded)
     const char *root = vyre_cache_root(vyre_ctx_cache(ctx));
     vyre_pipeline_desc d = cuda_desc(SAXPY_SRC, "saxpy", VYRE_PIPELINE_NO_MODULE_CACHE);
     vyre_pipeline *p = compile_desc(ctx, &d);
-    cr_assert_eq(vyre_pipeline_get_info(p)->origin, VYRE_PIPELINE_COMPILED);
-    cr_assert_eq(vyre_pipeline_get_info(p)->store_rc, 0);
-    vyre_key key = vyre_pipeline_get_info(p)->key;
+    cr_assert_eq(vyre_pipeline_info_get(p)->origin, VYRE_PIPELINE_COMPILED);
+    cr_assert_eq(vyre_pipeline_info_get(p)->store_rc, 0);
+    vyre_key key = vyre_pipeline_info_get(p)->key;
     vyre_pipeline_free(p);
 
     /* Flip one payload byte in place. */
@@ -626,7 +626,7 @@ Test(gpu_pipeline, a_corrupted_blob_is_recompiled_not_loaded)
     vyre_counters_snapshot(&c0);
     p = compile_desc(ctx, &d);
     vyre_counters_snapshot(&c1);
-    const vyre_pipeline_info *info = vyre_pipeline_get_info(p);
+    const vyre_pipeline_info *info = vyre_pipeline_info_get(p);
     cr_assert_eq(info->origin, VYRE_PIPELINE_COMPILED, "origin %s", origin_name(info->origin));
     cr_assert_eq(info->rejected, VYRE_REJECT_PAYLOAD_SUM, "rejected as '%s'",
                  vyre_blob_reject_name(info->rejected));
@@ -639,8 +639,8 @@ Test(gpu_pipeline, a_corrupted_blob_is_recompiled_not_loaded)
 
     /* The recompiled cubin replaced it: the next process-level lookup hits. */
     p = compile_desc(ctx, &d);
-    cr_assert_eq(vyre_pipeline_get_info(p)->origin, VYRE_PIPELINE_FROM_DISK_CACHE, "origin %s",
-                 origin_name(vyre_pipeline_get_info(p)->origin));
+    cr_assert_eq(vyre_pipeline_info_get(p)->origin, VYRE_PIPELINE_FROM_DISK_CACHE, "origin %s",
+                 origin_name(vyre_pipeline_info_get(p)->origin));
     expect_saxpy(p);
     vyre_pipeline_free(p);
     vyre_ctx_close(ctx);
@@ -680,7 +680,7 @@ Test(gpu_pipeline, a_cubin_the_driver_refuses_is_recompiled_and_replaced)
     vyre_pipeline_desc d = cuda_desc(SAXPY_SRC, "saxpy", 0);
     vyre_pipeline *p = compile_desc(ctx, &d);
     vyre_counters_snapshot(&c1);
-    const vyre_pipeline_info *info = vyre_pipeline_get_info(p);
+    const vyre_pipeline_info *info = vyre_pipeline_info_get(p);
     cr_assert_eq(memcmp(&info->key, &h.key, sizeof h.key), 0, "the pipeline's key differs");
     cr_assert_eq(info->driver_rejected, 1);
     cr_assert_eq(info->origin, VYRE_PIPELINE_COMPILED, "origin %s", origin_name(info->origin));
@@ -730,8 +730,8 @@ Test(gpu_pipeline, a_blob_seeded_without_a_context_is_a_runtime_hit)
     vyre_pipeline_desc d = cuda_desc(SAXPY_SRC, "saxpy", 0);
     vyre_pipeline *p = compile_desc(ctx, &d);
     vyre_counters_snapshot(&c1);
-    cr_assert_eq(vyre_pipeline_get_info(p)->origin, VYRE_PIPELINE_FROM_DISK_CACHE, "origin %s",
-                 origin_name(vyre_pipeline_get_info(p)->origin));
+    cr_assert_eq(vyre_pipeline_info_get(p)->origin, VYRE_PIPELINE_FROM_DISK_CACHE, "origin %s",
+                 origin_name(vyre_pipeline_info_get(p)->origin));
     cr_assert_eq(delta(&c1, &c0, VYRE_CTR_CACHE_HITS), 1);
     cr_assert_eq(delta(&c1, &c0, VYRE_CTR_COMPILES), 0);
     cr_assert_gt(delta(&c1, &c0, VYRE_CTR_COMPILE_NS_SAVED), 0);
@@ -760,12 +760,12 @@ Test(gpu_pipeline, ptx_input_is_linked_by_nvjitlink)
     d.len = o.size;
     d.entry = "saxpy";
     vyre_pipeline *p = compile_desc(ctx, &d);
-    cr_assert_eq(vyre_pipeline_get_info(p)->origin, VYRE_PIPELINE_COMPILED);
+    cr_assert_eq(vyre_pipeline_info_get(p)->origin, VYRE_PIPELINE_COMPILED);
     expect_saxpy(p);
 
     vyre_blob *blob = NULL;
     cr_assert_eq(
-        vyre_cache_get(vyre_ctx_cache(ctx), &vyre_pipeline_get_info(p)->key, &blob, NULL, &e), 0,
+        vyre_cache_get(vyre_ctx_cache(ctx), &vyre_pipeline_info_get(p)->key, &blob, NULL, &e), 0,
         "%s", e.message);
     cr_assert_eq(blob->header.kind, VYRE_BLOB_CUBIN);
     cr_assert_eq(strncmp(blob->header.toolchain, "nvjitlink-", 10), 0, "toolchain '%s'",
@@ -773,7 +773,7 @@ Test(gpu_pipeline, ptx_input_is_linked_by_nvjitlink)
     vyre_blob_free(blob);
 
     vyre_pipeline *q = compile_desc(ctx, &d);
-    cr_assert_eq(vyre_pipeline_get_info(q)->origin, VYRE_PIPELINE_FROM_MODULE_CACHE);
+    cr_assert_eq(vyre_pipeline_info_get(q)->origin, VYRE_PIPELINE_FROM_MODULE_CACHE);
     vyre_pipeline_free(q);
     vyre_pipeline_free(p);
     vyre_nvrtc_output_release(&o);

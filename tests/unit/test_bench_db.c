@@ -209,7 +209,7 @@ Test(bench_db, run_lifecycle_done)
     cr_assert_eq(pts[0].stats.n, 7);
     cr_assert_float_eq(pts[0].stats.median, 11.0, 1e-12);
     cr_assert_eq(pts[0].stop_reason, VYRE_STOP_NOISE_OK);
-    free(pts);
+    vyre_bench_point_list_free(pts);
 
     vyre_bench_sample *s = NULL;
     cr_assert_eq(vyre_bench_samples_get(db, p, &s, &n, NULL), 0);
@@ -217,7 +217,7 @@ Test(bench_db, run_lifecycle_done)
     cr_assert_float_eq(s[5].value, 13.0, 1e-12);
     cr_assert_float_eq(s[5].wall, 113.0, 1e-12);
     cr_assert_eq(s[5].sm_clock_mhz, 1980);
-    free(s);
+    vyre_bench_sample_list_free(s);
 
     vyre_bench_kernel_row *kr = NULL;
     cr_assert_eq(vyre_bench_kernels_get(db, p, &kr, &n, NULL), 0);
@@ -225,7 +225,7 @@ Test(bench_db, run_lifecycle_done)
     cr_assert_str_eq(kr[0].name, "empty_kernel");
     cr_assert_eq(kr[0].count, 3);
     cr_assert_float_eq(kr[0].median_ns, 60.0, 1e-9);
-    free(kr);
+    vyre_bench_kernel_row_list_free(kr);
     vyre_results_close(db);
 }
 
@@ -284,6 +284,8 @@ Test(bench_db, resolve_run_references)
     cr_assert(strstr(e.message, "no run 'last-2'"), "%s", e.message);
     cr_assert_eq(vyre_bench_run_resolve(db, "999", &id, &e), VYRE_ENOENT);
     cr_assert(strstr(e.message, "no run 999"), "%s", e.message);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_BENCH_RUNS);
+    cr_assert_str_eq(e.hint, "");
     cr_assert_eq(vyre_bench_run_resolve(db, "x1", &id, &e), VYRE_EINVAL);
     cr_assert(strstr(e.message, "bad run 'x1'"), "%s", e.message);
     vyre_bench_run *runs = NULL;
@@ -291,7 +293,7 @@ Test(bench_db, resolve_run_references)
     cr_assert_eq(vyre_bench_runs_list(db, 0, &runs, &n, NULL), 0);
     cr_assert_eq(n, 2);
     cr_assert_eq(runs[0].id, b, "newest first");
-    free(runs);
+    vyre_bench_run_list_free(runs);
     vyre_results_close(db);
 }
 
@@ -337,7 +339,7 @@ Test(bench_db, compare_verdicts)
     cr_assert(rows[3].has_a && !rows[3].has_b, "only in A");
     cr_assert(!rows[4].has_a && rows[4].has_b, "only in B");
     cr_assert_str_eq(rows[4].b.benchmark, "p.only_b");
-    free(rows);
+    vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
 }
 
@@ -369,7 +371,7 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     o.sample = fake_sample;
     o.ctx = &f;
     o.warmup = 2;
-    o.rule = (vyre_stop_rule){20, 0.0, 0.0, 0.0, 0};
+    o.rule = (vyre_stats_stop_rule){20, 0.0, 0.0, 0.0, 0};
     o.nvml_index = -1;
     vyre_bench_point pt;
     memset(&pt, 0, sizeof pt);
@@ -387,7 +389,7 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     cr_assert_eq(s[4].outlier, 1, "the 7th call (5th sample) is the outlier");
     cr_assert_eq(s[3].outlier, 0);
     cr_assert_str_neq(pt.stop, "");
-    free(s);
+    vyre_bench_sample_list_free(s);
 
     /* Ctrl-C: stops, and the point is incomplete. */
     volatile sig_atomic_t stop = 0;
@@ -409,4 +411,130 @@ Test(bench_db, datasheet_peaks)
     cr_assert_float_eq(vyre_bench_peak_bandwidth("NVIDIA H200", &label), 4.8e12, 1);
     cr_assert_float_eq(vyre_bench_peak_bandwidth("NVIDIA A100-SXM4-80GB", &label), 0, 1e-9);
     cr_assert_null(label);
+}
+
+/* ---- a whole run (vyre_bench_run_suites) without a driver ------------------------ */
+
+typedef struct skip_seen {
+    int calls;
+    char suites[128];
+    vyre_error why;
+} skip_seen;
+
+static void on_skip(const char *suites, const vyre_error *why, void *ctx)
+{
+    skip_seen *s = ctx;
+    s->calls++;
+    snprintf(s->suites, sizeof s->suites, "%s", suites);
+    s->why = *why;
+}
+
+/* No driver for this test process (and its JIT cache under the test's
+ * directory, not the user's). */
+static void no_driver(void)
+{
+    char xdg[700];
+    snprintf(xdg, sizeof xdg, "%s/xdg", g_dir);
+    cr_assert_eq(setenv("XDG_CACHE_HOME", xdg, 1), 0);
+    cr_assert_eq(setenv("VYRE_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1), 0);
+    unsetenv("CUDA_CACHE_PATH");
+    unsetenv("CUDA_CACHE_MAXSIZE");
+}
+
+Test(bench_db, run_suites_rejects_bad_options_before_creating_a_run)
+{
+    vyre_results *db = open_ok();
+    static const char *const bad[] = {"launch", "nope"};
+    vyre_bench_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.db = db;
+    o.suites = bad;
+    o.nsuites = 2;
+    vyre_bench_run_result res;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "unknown suite 'nope'");
+    cr_assert_eq(res.run_id, 0);
+    o.nsuites = 0;
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, NULL), VYRE_EINVAL, "nothing to run");
+    cr_assert_eq(vyre_bench_run_suites(NULL, &res, NULL), VYRE_EINVAL);
+    cr_assert_eq(raw_int("SELECT count(*) FROM runs"), 0);
+    vyre_bench_run_result_release(&res);
+    vyre_bench_run_result_release(NULL);
+    vyre_results_close(db);
+}
+
+Test(bench_db, run_suites_skips_gpu_suites_it_was_not_asked_for_by_name)
+{
+    no_driver();
+    vyre_results *db = open_ok();
+    static const char *const suites[] = {"launch", "memcpy"};
+    skip_seen seen;
+    memset(&seen, 0, sizeof seen);
+    vyre_bench_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.db = db;
+    o.suites = suites;
+    o.nsuites = 2;
+    o.command_line = "vyre-bench run";
+    o.git_rev = "abc123";
+    o.on_skip = on_skip;
+    o.cb_ctx = &seen;
+    vyre_bench_run_result res;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), 0, "%s", e.message);
+    cr_assert_gt(res.run_id, 0);
+    cr_assert_eq(res.npoints, 0);
+    cr_assert_eq(res.interrupted, 0);
+    cr_assert_str_eq(res.skipped, "launch, memcpy");
+    cr_assert_eq(res.skip_reason.code, VYRE_ENODRIVER);
+    cr_assert_eq(seen.calls, 1);
+    cr_assert_str_eq(seen.suites, "launch, memcpy");
+    cr_assert_str_eq(seen.why.message, res.skip_reason.message);
+
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, res.run_id, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_DONE);
+    cr_assert_str_eq(r.suites, "launch,memcpy");
+    cr_assert_str_eq(r.git_rev, "abc123");
+    cr_assert_str_eq(r.command_line, "vyre-bench run");
+    char want[700];
+    snprintf(want, sizeof want, "skipped GPU suites launch, memcpy: %.300s",
+             res.skip_reason.message);
+    cr_assert_str_eq(r.message, want);
+    vyre_bench_run_result_release(&res);
+    vyre_results_close(db);
+}
+
+Test(bench_db, run_suites_fails_a_gpu_suite_named_by_the_user)
+{
+    no_driver();
+    vyre_results *db = open_ok();
+    static const char *const suites[] = {"cache", "bandwidth"};
+    skip_seen seen;
+    memset(&seen, 0, sizeof seen);
+    vyre_bench_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.db = db;
+    o.suites = suites;
+    o.nsuites = 2;
+    o.explicit_suites = 1;
+    o.on_skip = on_skip;
+    o.cb_ctx = &seen;
+    vyre_bench_run_result res;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), VYRE_ENODRIVER, "%s", e.message);
+    cr_assert_gt(res.run_id, 0);
+    cr_assert_eq(res.npoints, 0, "nothing is measured, not even the cache suite");
+    cr_assert_eq(res.finish_error.code, 0);
+    cr_assert_eq(seen.calls, 0);
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, res.run_id, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_FAILED);
+    cr_assert_str_eq(r.message, e.message);
+    vyre_bench_run_result_release(&res);
+    vyre_results_close(db);
 }

@@ -797,6 +797,8 @@ Test(blob, quarantine_failure_still_a_miss)
     cr_assert_eq(vyre_blob_load(c.root, &k, &b, &why, &e), VYRE_ECORRUPT);
     cr_assert_eq(why, VYRE_REJECT_BAD_MAGIC);
     cr_assert(strstr(e.message, "not quarantined"), "%s", e.message);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_REPAIR, "the front ends name their repair command");
+    cr_assert_null(strstr(e.hint, "vyre-"), "libcore names no front end: %s", e.hint);
     blob_path(&c, k, p);
     cr_assert(exists(p), "left where it was");
     cache_fini(&c);
@@ -1136,6 +1138,8 @@ Test(blob, store_on_full_disk)
             _exit(101);
         if (!e.hint[0] || !strstr(e.message, "cannot store"))
             _exit(102);
+        if (e.remedy != VYRE_REMEDY_CACHE_PRUNE || strstr(e.hint, "vyre-"))
+            _exit(104);
         /* a small blob still fits under the limit */
         vyre_blob_header s = header_for(key_of(61));
         if (vyre_blob_store(c.root, &s, "tiny", 4, NULL) != 0)

@@ -875,7 +875,8 @@ static int pruned_has(const pruned *p, const vyre_key *k)
     return 0;
 }
 
-static void prune_ok(vyre_cache *c, const vyre_prune_opts *o, vyre_prune_result *r, pruned *p)
+static void prune_ok(vyre_cache *c, const vyre_cache_prune_opts *o, vyre_cache_prune_result *r,
+                     pruned *p)
 {
     memset(p, 0, sizeof *p);
     vyre_error e;
@@ -906,10 +907,10 @@ Test(cache, prune_by_size_removes_least_recently_used_first, .init = setup, .fin
     get_n(c, &k[0], 1);
     get_n(c, &k[1], 1);
     const uint64_t F = VYRE_BLOB_HEADER_SIZE + 10000;
-    vyre_prune_opts o;
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
     o.max_bytes = 3 * F;
-    vyre_prune_result r;
+    vyre_cache_prune_result r;
     pruned p;
     prune_ok(c, &o, &r, &p);
     cr_assert_eq(r.examined, 6);
@@ -950,10 +951,10 @@ Test(cache, prune_by_age_removes_entries_unused_for_longer, .init = setup, .fini
         put_full(c, &k[i], VYRE_BLOB_CUBIN, "sm_90", "tc", 0, i < 3 ? old : 0, 100, (uint64_t)i);
     }
     get_n(c, &k[2], 1); /* created long ago but used now */
-    vyre_prune_opts o;
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
     o.max_age_ns = DAY_NS;
-    vyre_prune_result r;
+    vyre_cache_prune_result r;
     pruned p;
     prune_ok(c, &o, &r, &p);
     cr_assert_eq(r.removed, 2);
@@ -977,10 +978,10 @@ Test(cache, prune_by_arch, .init = setup, .fini = teardown)
         put_full(c, &k[i], VYRE_BLOB_CUBIN, i % 2 ? "sm_80" : "sm_90", "tc", 0, 0, 100,
                  (uint64_t)i);
     }
-    vyre_prune_opts o;
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
     o.arch = "sm_80";
-    vyre_prune_result r;
+    vyre_cache_prune_result r;
     pruned p;
     prune_ok(c, &o, &r, &p);
     cr_assert_eq(r.removed, 2);
@@ -1006,10 +1007,10 @@ Test(cache, prune_by_stale_toolchain, .init = setup, .fini = teardown)
         put_full(c, &k[i], VYRE_BLOB_CUBIN, "sm_90", i < 2 ? "nvrtc-12.4" : "nvrtc-13.0", 0, 0, 100,
                  (uint64_t)i);
     }
-    vyre_prune_opts o;
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
     o.stale_toolchain = 1;
-    vyre_prune_result r;
+    vyre_cache_prune_result r;
     vyre_error e;
     vyre_error_clear(&e);
     /* Without a keep list the cache refuses: it does not ask the compiler. */
@@ -1040,13 +1041,13 @@ Test(cache, prune_dry_run_removes_nothing_and_reports_the_same_set, .init = setu
         put_full(c, &k[i], VYRE_BLOB_CUBIN, i == 7 ? "sm_75" : "sm_90", "tc", 0, i < 2 ? base : 0,
                  1000 + 100 * (size_t)i, (uint64_t)i);
     }
-    vyre_prune_opts o;
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
     o.max_bytes = 4 * (VYRE_BLOB_HEADER_SIZE + 1000);
     o.max_age_ns = DAY_NS;
     o.arch = "sm_75";
     o.dry_run = 1;
-    vyre_prune_result dry, real;
+    vyre_cache_prune_result dry, real;
     pruned pd, pr;
     prune_ok(c, &o, &dry, &pd);
     cr_assert_gt(dry.removed, 3);
@@ -1083,10 +1084,10 @@ Test(cache, prune_to_zero_bytes_removes_everything, .init = setup, .fini = teard
     vyre_cache *c = open_ok(g_root, 0);
     for (uint64_t i = 0; i < 5; i++)
         put_simple(c, 800 + i, 300);
-    vyre_prune_opts o;
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
     o.max_bytes = 0;
-    vyre_prune_result r;
+    vyre_cache_prune_result r;
     pruned p;
     o.dry_run = 1;
     prune_ok(c, &o, &r, &p);
@@ -1106,7 +1107,7 @@ Test(cache, prune_to_zero_bytes_removes_everything, .init = setup, .fini = teard
     }
     /* Default options remove nothing. */
     put_simple(c, 900, 10);
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts_init(&o);
     prune_ok(c, &o, &r, &p);
     cr_assert_eq(r.removed, 0);
     cr_assert_eq(r.kept, 1);
@@ -1120,10 +1121,10 @@ Test(cache, prune_on_readonly_handle_is_erofs_unless_dry_run, .init = setup, .fi
     put_simple(w, 1, 10);
     vyre_cache_close(w);
     vyre_cache *c = open_ok(g_root, VYRE_CACHE_READONLY);
-    vyre_prune_opts o;
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
     o.max_bytes = 0;
-    vyre_prune_result r;
+    vyre_cache_prune_result r;
     cr_assert_eq(vyre_cache_prune(c, &o, &r, NULL, NULL, NULL), VYRE_EROFS);
     o.dry_run = 1;
     cr_assert_eq(vyre_cache_prune(c, &o, &r, NULL, NULL, NULL), 0);
@@ -1168,6 +1169,13 @@ Test(cache, find_prefix_unique_ambiguous_none_and_bad, .init = setup, .fini = te
     cr_assert_neq(strstr(err.message, sb), NULL, "message lacks '%s': %s", sb, err.message);
     cr_assert_neq(strstr(err.message, "abcd"), NULL);
     cr_assert_neq(err.hint[0], '\0');
+    cr_assert_eq(err.remedy, VYRE_REMEDY_NONE);
+
+    vyre_error_clear(&err);
+    cr_assert_eq(vyre_cache_find_prefix(c, "ffff", &e, &err), VYRE_ENOENT);
+    cr_assert_str_eq(err.message, "no blob with a key starting 'ffff'");
+    cr_assert_str_eq(err.hint, "", "the listing command is the front end's to name");
+    cr_assert_eq(err.remedy, VYRE_REMEDY_CACHE_LIST);
 
     memset(&e, 0, sizeof e);
     cr_assert_eq(vyre_cache_find_prefix(c, "abcd01", &e, NULL), 0);

@@ -240,7 +240,7 @@ static size_t age_files(const char *dir)
     return n;
 }
 
-static void on_problem(const vyre_verify_problem *p, void *ctx)
+static void on_problem(const vyre_cache_verify_problem *p, void *ctx)
 {
     (void)ctx;
     fprintf(stderr, "verify: problem %d (%s) at '%s'%s%s\n", (int)p->kind,
@@ -248,9 +248,9 @@ static void on_problem(const vyre_verify_problem *p, void *ctx)
             p->action ? p->action : "");
 }
 
-static vyre_verify_result verify_ok(vyre_cache *c, int repair)
+static vyre_cache_verify_result verify_ok(vyre_cache *c, int repair)
 {
-    vyre_verify_result r;
+    vyre_cache_verify_result r;
     vyre_error e;
     vyre_error_clear(&e);
     int rc = vyre_cache_verify(c, repair, &r, on_problem, NULL, NULL, NULL, &e);
@@ -258,7 +258,7 @@ static vyre_verify_result verify_ok(vyre_cache *c, int repair)
     return r;
 }
 
-static void expect_clean(const vyre_verify_result *r)
+static void expect_clean(const vyre_cache_verify_result *r)
 {
     cr_assert_eq(r->problems, 0,
                  "verify: %" PRIu64 " problems: bad %" PRIu64 ", rows without file %" PRIu64
@@ -411,7 +411,7 @@ Test(reliability, writers_killed_at_random_leave_only_tmp_debris, .init = setup,
     /* The index survived the kills. Young temp files are in flight, not
      * problems; aged, they are debris, and only debris. */
     c = open_ok(0);
-    vyre_verify_result young = verify_ok(c, 0);
+    vyre_cache_verify_result young = verify_ok(c, 0);
     size_t n_tmp = count_entries(tmp);
     cr_assert_eq(young.tmp_in_flight, n_tmp);
     cr_assert_eq(young.debris, 0);
@@ -420,7 +420,7 @@ Test(reliability, writers_killed_at_random_leave_only_tmp_debris, .init = setup,
                 " hits, %zu temp files left, %" PRIu64 " blobs without a row",
                 KILL_ITERATIONS, announced, hits, aged, young.files_without_row);
     cr_assert_gt(aged, 0, "no kill landed inside a store: the test did not test anything");
-    vyre_verify_result first = verify_ok(c, 0);
+    vyre_cache_verify_result first = verify_ok(c, 0);
     cr_assert_eq(first.debris, aged);
     cr_assert_eq(first.tmp_in_flight, 0);
     cr_assert_eq(first.bad_blobs, 0);
@@ -430,7 +430,7 @@ Test(reliability, writers_killed_at_random_leave_only_tmp_debris, .init = setup,
     cr_assert_eq(first.repaired, 0, "verify without repair repaired something");
     cr_assert_eq(count_entries(tmp), aged, "verify without repair removed something");
 
-    vyre_verify_result r = verify_ok(c, 1);
+    vyre_cache_verify_result r = verify_ok(c, 1);
     cr_assert_eq(r.debris, aged);
     cr_assert_eq(r.repaired, r.problems, "repair left problems");
     cr_assert_eq(count_entries(tmp), 0);
@@ -500,10 +500,10 @@ static int mixed_worker(unsigned seed)
             }
             ops[1]++;
         } else if (r < 95) {
-            vyre_prune_opts o;
-            vyre_prune_opts_init(&o);
+            vyre_cache_prune_opts o;
+            vyre_cache_prune_opts_init(&o);
             o.max_bytes = (uint64_t)(256 + rand() % 1024) << 10;
-            vyre_prune_result pr;
+            vyre_cache_prune_result pr;
             int rc = vyre_cache_prune(c, &o, &pr, NULL, NULL, &e);
             if (rc) {
                 fprintf(stderr, "%s: prune: %s: %s\n", who, vyre_err_name(rc), e.message);
@@ -511,7 +511,7 @@ static int mixed_worker(unsigned seed)
             }
             ops[2]++;
         } else {
-            vyre_verify_result vr;
+            vyre_cache_verify_result vr;
             int rc = vyre_cache_verify(c, rand() % 2, &vr, on_problem, NULL, NULL, NULL, &e);
             if (rc) {
                 fprintf(stderr, "%s: verify: %s: %s\n", who, vyre_err_name(rc), e.message);
@@ -552,7 +552,7 @@ Test(reliability, processes_get_put_prune_verify_at_once, .init = setup, .fini =
     cr_assert_eq(failed, 0, "%d workers failed (see stderr)", failed);
 
     vyre_cache *c = open_ok(0);
-    vyre_verify_result r = verify_ok(c, 0);
+    vyre_cache_verify_result r = verify_ok(c, 0);
     expect_clean(&r);
     cr_assert_eq(r.quarantined, 0, "a blob was rejected during the run");
     uint64_t present = 0;
@@ -893,7 +893,7 @@ static void remove_index_files(void)
 
 static void reindex_ok(vyre_cache *c, uint64_t want)
 {
-    vyre_reindex_result r;
+    vyre_cache_reindex_result r;
     vyre_error e;
     vyre_error_clear(&e);
     int rc = vyre_cache_reindex(c, &r, NULL, NULL, &e);
@@ -935,7 +935,7 @@ Test(reliability, garbage_index_is_ecorrupt_and_reindex_restores_rows, .init = s
     c = open_ok(0);
     snapshot(c, &after);
     expect_same_rows(&before, &after);
-    vyre_verify_result r = verify_ok(c, 0);
+    vyre_cache_verify_result r = verify_ok(c, 0);
     expect_clean(&r);
     close_ok(c);
 }
@@ -958,7 +958,7 @@ Test(reliability, deleted_index_is_rebuilt_by_reindex, .init = setup, .fini = te
         cr_assert_eq(check_get(c, id, small_len(id), "no-rows", &hit), 0);
         cr_assert(hit, "id %" PRIu64 " lost with the index", id);
     }
-    vyre_verify_result r = verify_ok(c, 0);
+    vyre_cache_verify_result r = verify_ok(c, 0);
     cr_assert_eq(r.files_without_row, INDEX_N);
     reindex_ok(c, INDEX_N);
     snapshot(c, &after);
@@ -1039,10 +1039,10 @@ static int readonly_child(void)
     }
     if (check_get(c, 2, small_len(2), "nobody", &hit) != 0 || hit)
         return RO_EMISS;
-    vyre_prune_opts o;
-    vyre_prune_opts_init(&o);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
     o.max_bytes = 0;
-    vyre_prune_result pr;
+    vyre_cache_prune_result pr;
     if (vyre_cache_prune(c, &o, &pr, NULL, NULL, NULL) != VYRE_EROFS)
         return RO_EPRUNE;
     vyre_cache_close(c);
@@ -1228,7 +1228,7 @@ Test(reliability, full_disk_fails_cleanly_and_changes_nothing, .init = setup, .f
     int hit = 0;
     cr_assert_eq(check_get(c, 1, small_len(1), "after", &hit), 0);
     cr_assert(hit);
-    vyre_verify_result r = verify_ok(c, 0);
+    vyre_cache_verify_result r = verify_ok(c, 0);
     expect_clean(&r);
     close_ok(c);
 }
@@ -1276,10 +1276,10 @@ Test(reliability, prune_while_another_process_stores, .init = setup, .fini = tea
     int st = -1;
     for (;;) {
         int done = waitpid(pid, &st, WNOHANG) == pid;
-        vyre_prune_opts o;
-        vyre_prune_opts_init(&o);
+        vyre_cache_prune_opts o;
+        vyre_cache_prune_opts_init(&o);
         o.max_bytes = PRUNE_LIMIT;
-        vyre_prune_result r;
+        vyre_cache_prune_result r;
         vyre_error e;
         vyre_error_clear(&e);
         int rc = vyre_cache_prune(c, &o, &r, NULL, NULL, &e);
@@ -1302,7 +1302,7 @@ Test(reliability, prune_while_another_process_stores, .init = setup, .fini = tea
     vyre_cache_stats s;
     cr_assert_eq(vyre_cache_stats_get(c, &s, NULL), 0);
     cr_assert_leq(s.bytes, PRUNE_LIMIT);
-    vyre_verify_result r = verify_ok(c, 0);
+    vyre_cache_verify_result r = verify_ok(c, 0);
     expect_clean(&r);
     cr_assert_eq(r.quarantined, 0);
     cr_assert_eq(r.blobs_checked, s.entries);

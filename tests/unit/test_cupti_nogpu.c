@@ -47,7 +47,7 @@ Test(cupti_nogpu, loads_libcupti_or_skips_with_the_reason)
         cr_skip_test("no CUPTI on this machine: %s", e.message);
     cr_assert_eq(rc, 0, "%s: %s (%s)", vyre_err_name(rc), e.message, e.hint);
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.loaded, 1);
     cr_assert(strstr(s.library, "libcupti"), "library '%s'", s.library);
     /* CUPTI_API_VERSION of CUDA 13.0 is 130001. */
@@ -69,14 +69,14 @@ Test(cupti_nogpu, nonexistent_library_is_enocupti_with_a_hint)
     cr_assert(strstr(e.hint, "CUPTI") && strstr(e.hint, "VYRE_CUPTI_LIBRARY"), "%s", e.hint);
     /* An explicit choice is never replaced by another file. */
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.loaded, 0);
     cr_assert_str_eq(s.library, "");
     /* Starting capture reports the same, and nothing runs. */
     vyre_error_clear(&e);
     cr_assert_eq(vyre_cupti_start(NULL, &e), VYRE_ENOCUPTI);
     cr_assert(strstr(e.message, "'/nonexistent/libcupti.so.13'"), "%s", e.message);
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.running, 0);
     cr_assert_eq(vyre_cupti_flush(1, NULL), 0, "flush with capture off is a no-op");
     cr_assert_eq(vyre_cupti_stop(NULL), 0, "stop with capture off is a no-op");
@@ -99,7 +99,7 @@ Test(cupti_nogpu, library_without_cupti_symbols_is_refused)
     cr_assert_eq(vyre_cupti_load(&e), VYRE_ENOCUPTI);
     cr_assert(strstr(e.message, "'libm.so.6' has no symbol 'cupti"), "%s", e.message);
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.loaded, 0);
 }
 
@@ -115,7 +115,7 @@ Test(cupti_nogpu, nvtx_injection_path_is_preferred_when_it_names_cupti)
         cr_skip_test("no CUPTI on this machine: %s", e.message);
     cr_assert_eq(rc, 0, "%s", e.message);
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_neq(strcmp(s.library, "/nonexistent/libcupti.so.13"), 0);
     cr_assert_eq(s.nvtx_routed, 1);
 }
@@ -135,7 +135,7 @@ Test(cupti_nogpu, start_without_a_driver_is_enodriver)
     cr_assert(strstr(e.message, "'/nonexistent/libcuda.so.1'"), "%s", e.message);
     cr_assert_neq(e.hint[0], '\0');
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.running, 0);
     cr_assert_eq(s.kinds_enabled, 0u);
     cr_assert_eq(vyre_cupti_stop(&e), 0, "stop with capture off is a no-op");
@@ -153,7 +153,7 @@ Test(cupti_nogpu, bad_config_is_refused_before_loading)
     cr_assert_eq(vyre_cupti_start(&tiny, &e), VYRE_ERANGE);
     cr_assert(strstr(e.message, "100 bytes"), "%s", e.message);
     vyre_cupti_stats s;
-    vyre_cupti_get_stats(&s);
+    vyre_cupti_stats_get(&s);
     cr_assert_eq(s.loaded, 0, "a bad config must not load anything");
 }
 
@@ -447,6 +447,71 @@ Test(cupti_nogpu, unmatched_and_instant_markers)
     cr_assert_str_eq(close.name, "vyre.x");
     cr_assert_eq(close.start_ns, 0u);
     cr_assert_eq(p.n, (size_t)VYRE__MARKERS_OPEN_MAX - 1);
+}
+
+/* The public parser (vyre_cupti_parser, what libvyre-inject uses) hands
+ * out exactly what capture delivers: records, and ranges paired with their
+ * payload; starts, payloads, unknown kinds and lone ends stay inside. */
+static CUpti_ActivityMarker2 raw_marker(uint32_t flags, uint32_t id, const char *name, uint64_t ts)
+{
+    CUpti_ActivityMarker2 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    m.flags = (CUpti_ActivityFlag)flags;
+    m.id = id;
+    m.timestamp = ts;
+    m.name = name;
+    m.domain = name ? "vyre" : NULL;
+    m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    return m;
+}
+
+Test(cupti_nogpu, public_parser_delivers_records_and_paired_ranges)
+{
+    vyre_cupti_parser *p = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cupti_parser_new(&p, &e), VYRE_OK, "%s", e.message);
+    cr_assert_not_null(p);
+    vyre_activity a;
+    uint64_t unpaired = 0;
+
+    CUpti_ActivityKernel10 k = kernel_record("saxpy");
+    cr_assert_eq(vyre_cupti_parser_feed(p, &k, &a, &unpaired), 1);
+    cr_assert_eq(a.kind, VYRE_ACTIVITY_KERNEL);
+    cr_assert_str_eq(a.name, "saxpy");
+
+    CUpti_Activity other;
+    memset(&other, 0, sizeof other);
+    other.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    cr_assert_eq(vyre_cupti_parser_feed(p, &other, &a, &unpaired), 0, "unknown kinds stay inside");
+
+    CUpti_ActivityMarker2 start = raw_marker(VYRE_MARKER_START, 7, "vyre.bench.point", 100);
+    cr_assert_eq(vyre_cupti_parser_feed(p, &start, &a, &unpaired), 0, "a start is kept open");
+    CUpti_ActivityMarkerData2 d;
+    memset(&d, 0, sizeof d);
+    d.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
+    d.id = 7;
+    d.payloadKind = CUPTI_METRIC_VALUE_KIND_UINT64;
+    d.payload.metricValueUint64 = 42;
+    cr_assert_eq(vyre_cupti_parser_feed(p, &d, &a, &unpaired), 0, "the payload waits for the end");
+    CUpti_ActivityMarker2 end = raw_marker(VYRE_MARKER_END, 7, NULL, 250);
+    cr_assert_eq(vyre_cupti_parser_feed(p, &end, &a, &unpaired), 1);
+    cr_assert_eq(a.kind, VYRE_ACTIVITY_RANGE);
+    cr_assert_str_eq(a.name, "vyre.bench.point");
+    cr_assert_eq(a.start_ns, 100u);
+    cr_assert_eq(a.end_ns, 250u);
+    cr_assert_eq(a.has_payload, 1);
+    cr_assert_eq(a.payload, 42u);
+    cr_assert_eq(unpaired, 0u);
+
+    CUpti_ActivityMarker2 lone = raw_marker(VYRE_MARKER_END, 8, NULL, 300);
+    cr_assert_eq(vyre_cupti_parser_feed(p, &lone, &a, &unpaired), 0);
+    cr_assert_eq(unpaired, 1u);
+    cr_assert_eq(vyre_cupti_parser_feed(p, &lone, &a, NULL), 0, "unpaired may be NULL");
+    cr_assert_eq(vyre_cupti_parser_feed(NULL, &k, &a, NULL), 0);
+    vyre_cupti_parser_free(p);
+    vyre_cupti_parser_free(NULL);
 }
 
 /* ---- names and sinks ---------------------------------------------------------- */

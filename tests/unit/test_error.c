@@ -59,6 +59,25 @@ Test(error, fail_fills_detail_and_returns_code)
     cr_assert_str_eq(e.hint, "");
 }
 
+Test(error, remedy_is_set_with_its_failure_and_reset_by_the_next)
+{
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_NONE);
+    int rc = vyre__remedy(&e, VYRE_REMEDY_CACHE_REINDEX,
+                          vyre__fail(&e, VYRE_ENOENT, NULL, "no index in '%s'", "x"));
+    cr_assert_eq(rc, VYRE_ENOENT);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_REINDEX);
+    cr_assert_str_eq(e.message, "no index in 'x'");
+    /* A later failure into the same detail must not inherit it. */
+    vyre__fail(&e, VYRE_EIO, "retry", "read failed");
+    cr_assert_eq(e.remedy, VYRE_REMEDY_NONE);
+    vyre__remedy(&e, VYRE_REMEDY_DEVICES, VYRE_ENODEV);
+    vyre_error_clear(&e);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_NONE);
+    cr_assert_eq(vyre__remedy(NULL, VYRE_REMEDY_DEVICES, VYRE_ENODEV), VYRE_ENODEV);
+}
+
 Test(error, long_messages_are_truncated_not_overflowed)
 {
     char big[4000];

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/results_internal.h"
 #include "testutil.h"
 #include "vyre/cupti.h"
 #include "vyre/results.h"
@@ -358,7 +359,7 @@ Test(results, rows_are_batched_one_transaction_per_flush)
     cr_assert_eq(vyre_results_writer_add(w, few, 10, NULL), 0);
     cr_assert_eq(count_rows(g_path), 0, "rows were written before a flush");
     vyre_results_writer_stats s;
-    vyre_results_writer_get_stats(w, &s);
+    vyre_results_writer_stats_get(w, &s);
     cr_assert_eq(s.rows_added, 10u);
     cr_assert_eq(s.rows_pending, 10u);
     cr_assert_eq(s.flushes, 0u);
@@ -366,12 +367,12 @@ Test(results, rows_are_batched_one_transaction_per_flush)
     /* ... one flush writes them all, in one transaction. */
     cr_assert_eq(vyre_results_writer_flush(w, NULL), 0);
     cr_assert_eq(count_rows(g_path), 10);
-    vyre_results_writer_get_stats(w, &s);
+    vyre_results_writer_stats_get(w, &s);
     cr_assert_eq(s.flushes, 1u);
     cr_assert_eq(s.rows_written, 10u);
     cr_assert_eq(s.rows_pending, 0u);
     cr_assert_eq(vyre_results_writer_flush(w, NULL), 0, "an empty flush is a no-op");
-    vyre_results_writer_get_stats(w, &s);
+    vyre_results_writer_stats_get(w, &s);
     cr_assert_eq(s.flushes, 1u);
 
     /* Reaching the batch size flushes by itself, once per add call. */
@@ -382,13 +383,13 @@ Test(results, rows_are_batched_one_transaction_per_flush)
     cr_assert_eq(count_rows(g_path), 10);
     cr_assert_eq(vyre_results_writer_add(w, many + VYRE_RESULTS_BATCH - 1, 501, NULL), 0);
     cr_assert_eq(count_rows(g_path), 10 + VYRE_RESULTS_BATCH + 500);
-    vyre_results_writer_get_stats(w, &s);
+    vyre_results_writer_stats_get(w, &s);
     cr_assert_eq(s.flushes, 2u);
     cr_assert_eq(s.rows_pending, 0u);
 
     /* The sink path queues the same way; free flushes what is left. */
     vyre_results_writer_sink(few, 3, w);
-    vyre_results_writer_get_stats(w, &s);
+    vyre_results_writer_stats_get(w, &s);
     cr_assert_eq(s.rows_pending, 3u);
     cr_assert_eq(s.last_error, 0);
     vyre_results_writer_free(w);
@@ -460,12 +461,12 @@ Test(results, out_of_range_values_are_refused)
     cr_assert_eq(vyre_results_writer_add(w, recs, 2, &e), VYRE_ERANGE);
     cr_assert(strstr(e.message, "kernel_2"), "%s", e.message);
     vyre_results_writer_stats s;
-    vyre_results_writer_get_stats(w, &s);
+    vyre_results_writer_stats_get(w, &s);
     cr_assert_eq(s.rows_pending, 0u, "nothing of a refused call is queued");
     cr_assert_eq(s.rows_dropped, 2u);
     /* The sink path reports through the stats. */
     vyre_results_writer_sink(recs, 2, w);
-    vyre_results_writer_get_stats(w, &s);
+    vyre_results_writer_stats_get(w, &s);
     cr_assert_eq(s.last_error, VYRE_ERANGE);
     cr_assert(strstr(s.last_message, "INT64_MAX"), "%s", s.last_message);
     /* An end before the start stores a zero duration, not a negative one. */

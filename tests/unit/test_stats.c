@@ -147,15 +147,15 @@ Test(stats, single_sample_and_bad_input)
 Test(stats, running_matches_batch)
 {
     double *x = synth(1000, 50.0, 0.3, 42);
-    vyre_running r = VYRE_RUNNING_INIT;
+    vyre_stats_running r = VYRE_RUNNING_INIT;
     for (size_t i = 0; i < 1000; i++)
-        vyre_running_push(&r, x[i]);
+        vyre_stats_running_push(&r, x[i]);
     vyre_stats s;
     cr_assert_eq(vyre_stats_compute(x, 1000, &s, NULL), 0);
     cr_assert_eq(r.n, 1000);
     assert_near(r.mean, s.mean, 1e-9, "mean");
-    assert_near(vyre_running_stddev(&r), s.stddev, 1e-9, "stddev");
-    assert_near(vyre_running_noise(&r), s.noise, 1e-12, "noise");
+    assert_near(vyre_stats_running_stddev(&r), s.stddev, 1e-9, "stddev");
+    assert_near(vyre_stats_running_noise(&r), s.noise, 1e-12, "noise");
     assert_near(r.min, s.min, 0, "min");
     assert_near(r.max, s.max, 0, "max");
     assert_near(r.sum, s.mean * 1000, 1e-6, "sum");
@@ -166,82 +166,82 @@ Test(stats, running_matches_batch)
 
 /* n samples alternating 0.999 and 1.001: mean 1, stddev sqrt(n * 1e-6 /
  * (n - 1)); for n = 20 that is 0.0010260, noise 0.10 %. */
-static vyre_running quiet(size_t n)
+static vyre_stats_running quiet(size_t n)
 {
-    vyre_running r = VYRE_RUNNING_INIT;
+    vyre_stats_running r = VYRE_RUNNING_INIT;
     for (size_t i = 0; i < n; i++)
-        vyre_running_push(&r, i % 2 ? 1.001 : 0.999);
+        vyre_stats_running_push(&r, i % 2 ? 1.001 : 0.999);
     return r;
 }
 
 /* Alternating 0.9 and 1.1: noise about 10 %. */
-static vyre_running noisy(size_t n)
+static vyre_stats_running noisy(size_t n)
 {
-    vyre_running r = VYRE_RUNNING_INIT;
+    vyre_stats_running r = VYRE_RUNNING_INIT;
     for (size_t i = 0; i < n; i++)
-        vyre_running_push(&r, i % 2 ? 1.1 : 0.9);
+        vyre_stats_running_push(&r, i % 2 ? 1.1 : 0.9);
     return r;
 }
 
-static void expect_stop(vyre_stop_decision d, const vyre_stop_rule *rule, int stop,
-                        vyre_stop_reason reason, const char *text)
+static void expect_stop(vyre_stats_stop_decision d, const vyre_stats_stop_rule *rule, int stop,
+                        vyre_stats_stop_reason reason, const char *text)
 {
     char buf[160];
-    size_t len = vyre_stop_format(&d, rule, buf, sizeof buf);
+    size_t len = vyre_stats_stop_format(&d, rule, buf, sizeof buf);
     cr_assert_eq(len, strlen(buf));
     cr_assert_eq(d.stop, stop, "%s: stop %d", buf, d.stop);
-    cr_assert_eq(d.reason, reason, "%s: reason %s", buf, vyre_stop_reason_name(d.reason));
+    cr_assert_eq(d.reason, reason, "%s: reason %s", buf, vyre_stats_stop_reason_name(d.reason));
     cr_assert_str_eq(buf, text);
 }
 
 Test(stats, stop_rules)
 {
-    const vyre_stop_rule rule = VYRE_STOP_RULE_DEFAULT; /* 10, 0.5 s, 0.5 %, 15 s */
-    vyre_running r = quiet(5);
-    expect_stop(vyre_stop_check(&rule, &r, 0.6, 1.0), &rule, 0, VYRE_STOP_MIN_SAMPLES_NOT_MET,
+    const vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT; /* 10, 0.5 s, 0.5 %, 15 s */
+    vyre_stats_running r = quiet(5);
+    expect_stop(vyre_stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 0, VYRE_STOP_MIN_SAMPLES_NOT_MET,
                 "min-samples: 5 of 10");
     r = quiet(20);
-    expect_stop(vyre_stop_check(&rule, &r, 0.2, 1.0), &rule, 0, VYRE_STOP_MIN_TIME_NOT_MET,
+    expect_stop(vyre_stats_stop_check(&rule, &r, 0.2, 1.0), &rule, 0, VYRE_STOP_MIN_TIME_NOT_MET,
                 "min-time: 0.20 s of 0.50 s");
-    expect_stop(vyre_stop_check(&rule, &r, 0.6, 1.0), &rule, 1, VYRE_STOP_NOISE_OK,
+    expect_stop(vyre_stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 1, VYRE_STOP_NOISE_OK,
                 "noise-ok: 0.10% <= 0.50% after 20 samples, 0.60 s");
     /* Met together with the timeout: the good news wins. */
-    expect_stop(vyre_stop_check(&rule, &r, 0.6, 20.0), &rule, 1, VYRE_STOP_NOISE_OK,
+    expect_stop(vyre_stats_stop_check(&rule, &r, 0.6, 20.0), &rule, 1, VYRE_STOP_NOISE_OK,
                 "noise-ok: 0.10% <= 0.50% after 20 samples, 0.60 s");
 
     r = noisy(40);
     /* 0.9/1.1 alternating, n = 40: stddev sqrt(40 * 0.01 / 39) = 0.10127. */
-    expect_stop(vyre_stop_check(&rule, &r, 3.0, 3.0), &rule, 0, VYRE_STOP_NOISY,
+    expect_stop(vyre_stats_stop_check(&rule, &r, 3.0, 3.0), &rule, 0, VYRE_STOP_NOISY,
                 "noisy: 10.13% > 0.50% after 40 samples");
-    expect_stop(vyre_stop_check(&rule, &r, 15.0, 15.0), &rule, 1, VYRE_STOP_TIMEOUT,
+    expect_stop(vyre_stats_stop_check(&rule, &r, 15.0, 15.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: noise 10.13% > 0.50% after 40 samples, 15.0 s");
     /* A kernel so slow that the timeout comes before the minimum samples. */
     r = noisy(3);
-    expect_stop(vyre_stop_check(&rule, &r, 15.5, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
+    expect_stop(vyre_stats_stop_check(&rule, &r, 15.5, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: 3 of 10 samples after 16.0 s");
     r = quiet(20);
-    expect_stop(vyre_stop_check(&rule, &r, 0.1, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
+    expect_stop(vyre_stats_stop_check(&rule, &r, 0.1, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: 0.10 s of 0.50 s measured after 16.0 s");
 
-    vyre_stop_rule capped = rule;
+    vyre_stats_stop_rule capped = rule;
     capped.max_samples = 40;
     r = noisy(40);
-    expect_stop(vyre_stop_check(&capped, &r, 3.0, 3.0), &capped, 1, VYRE_STOP_MAX_SAMPLES,
+    expect_stop(vyre_stats_stop_check(&capped, &r, 3.0, 3.0), &capped, 1, VYRE_STOP_MAX_SAMPLES,
                 "max-samples: 40 samples, noise 10.13%");
 
-    vyre_stop_rule no_noise = rule;
+    vyre_stats_stop_rule no_noise = rule;
     no_noise.max_noise = 0;
-    expect_stop(vyre_stop_check(&no_noise, &r, 0.5, 1.0), &no_noise, 1, VYRE_STOP_MINIMUMS_MET,
-                "minimums-met: 40 samples, 0.50 s, noise 10.13%");
+    expect_stop(vyre_stats_stop_check(&no_noise, &r, 0.5, 1.0), &no_noise, 1,
+                VYRE_STOP_MINIMUMS_MET, "minimums-met: 40 samples, 0.50 s, noise 10.13%");
 
     /* min_samples 1 still needs two samples for a noise figure. */
-    vyre_stop_rule one = rule;
+    vyre_stats_stop_rule one = rule;
     one.min_samples = 1;
     one.min_time_s = 0;
     r = quiet(1);
-    expect_stop(vyre_stop_check(&one, &r, 0.0, 0.0), &one, 0, VYRE_STOP_NOISY,
+    expect_stop(vyre_stats_stop_check(&one, &r, 0.0, 0.0), &one, 0, VYRE_STOP_NOISY,
                 "noisy: - > 0.50% after 1 samples");
-    cr_assert_str_eq(vyre_stop_reason_name((vyre_stop_reason)99), "?");
+    cr_assert_str_eq(vyre_stats_stop_reason_name((vyre_stats_stop_reason)99), "?");
 }
 
 /* ---- Mann-Whitney ---- */
@@ -252,7 +252,7 @@ Test(stats, mann_whitney_exact_small)
      * 1 1 2 2 2 1 1. a = {1, 2} below b = {3, 4, 5}: U1 = 0,
      * p = 2 * 1/10 = 0.2. a = {1, 3}, b = {2, 4, 5}: U1 = 1 (3 > 2),
      * p = 2 * (1 + 1)/10 = 0.4. */
-    vyre_mann_whitney mw;
+    vyre_stats_mann_whitney_result mw;
     const double a1[] = {1, 2}, b1[] = {3, 4, 5};
     cr_assert_eq(vyre_stats_mann_whitney(a1, 2, b1, 3, &mw, NULL), 0);
     cr_assert(mw.exact);
@@ -303,7 +303,7 @@ Test(stats, mann_whitney_exact_matches_enumeration)
             else
                 b[nb++] = i + 1;
         }
-        vyre_mann_whitney mw;
+        vyre_stats_mann_whitney_result mw;
         cr_assert_eq(vyre_stats_mann_whitney(a, 4, b, 6, &mw, NULL), 0);
         cr_assert(mw.exact);
         double below = 0;
@@ -324,7 +324,7 @@ Test(stats, mann_whitney_with_ties)
      * z = (4 - 12.5 + 0.5) / sigma = -1.6917777; p = erfc(1.6917777 / sqrt 2)
      * = 0.0906884. */
     const double a[] = {1, 2, 2, 3, 5}, b[] = {2, 4, 6, 7, 8};
-    vyre_mann_whitney mw;
+    vyre_stats_mann_whitney_result mw;
     cr_assert_eq(vyre_stats_mann_whitney(a, 5, b, 5, &mw, NULL), 0);
     cr_assert(!mw.exact, "ties use the normal approximation");
     assert_near(mw.u1, 4, EPS, "u1");
@@ -351,7 +351,7 @@ Test(stats, mann_whitney_separated_large)
         a[i] = 1.0 + i;
         b[i] = 100.0 + i;
     }
-    vyre_mann_whitney mw;
+    vyre_stats_mann_whitney_result mw;
     cr_assert_eq(vyre_stats_mann_whitney(a, 20, b, 20, &mw, NULL), 0);
     assert_near(mw.u1, 0, 0, "u1");
     assert_near(mw.z, -5.396492763484582, 1e-6, "z");
@@ -369,7 +369,7 @@ Test(stats, mann_whitney_separated_large)
 Test(stats, mann_whitney_all_tied)
 {
     const double a[] = {3, 3, 3}, b[] = {3, 3};
-    vyre_mann_whitney mw;
+    vyre_stats_mann_whitney_result mw;
     cr_assert_eq(vyre_stats_mann_whitney(a, 3, b, 2, &mw, NULL), 0);
     assert_near(mw.u1, 3, EPS, "u1");
     assert_near(mw.z, 0, 0, "z");
@@ -381,9 +381,9 @@ Test(stats, mann_whitney_all_tied)
 
 /* ---- verdicts ---- */
 
-static vyre_compare compare(const double *a, size_t n1, const double *b, size_t n2)
+static vyre_stats_compare_result compare(const double *a, size_t n1, const double *b, size_t n2)
 {
-    vyre_compare c;
+    vyre_stats_compare_result c;
     vyre_error e;
     cr_assert_eq(vyre_stats_compare(a, n1, b, n2, NULL, &c, &e), 0, "%s", e.message);
     return c;
@@ -395,7 +395,7 @@ Test(stats, hodges_lehmann_by_hand)
      * sorted 1 2 2 3 3 3 4 4 5: median 3. Even count: a = 1 2, b = 4 7:
      * 3 6 2 5 -> 2 3 5 6 -> 4. */
     const double a[] = {1, 2, 3}, b[] = {4, 5, 6};
-    vyre_compare c = compare(a, 3, b, 3);
+    vyre_stats_compare_result c = compare(a, 3, b, 3);
     assert_near(c.hl_shift, 3, EPS, "hl");
     assert_near(c.median_a, 2, EPS, "median a");
     assert_near(c.median_b, 5, EPS, "median b");
@@ -423,7 +423,7 @@ Test(stats, hodges_lehmann_matches_brute_force)
             d[i * 200 + j] = b[j] - a[i];
     qsort(d, 301 * 200, sizeof *d, cmp_d);
     double want = (d[30099] + d[30100]) / 2.0;
-    vyre_compare c = compare(a, 301, b, 200);
+    vyre_stats_compare_result c = compare(a, 301, b, 200);
     assert_near(c.hl_shift, want, 1e-12, "hl");
     cr_assert(!c.hl_approx);
     free(a);
@@ -449,29 +449,31 @@ Test(stats, verdicts_on_synthetic_sets)
     /* Low noise: +-0.5 % uniform around 100, 200 samples. */
     double *a = synth(200, 100.0, 0.005, 1);
     double *same = synth(200, 100.0, 0.005, 1);
-    vyre_compare c = compare(a, 200, same, 200);
-    cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "identical: %s", vyre_verdict_name(c.verdict));
+    vyre_stats_compare_result c = compare(a, 200, same, 200);
+    cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "identical: %s", vyre_stats_verdict_name(c.verdict));
     assert_near(c.mw.p, 1.0, 1e-12, "identical p");
     assert_near(c.ratio, 1.0, 0, "identical ratio");
 
     double *fast = synth(200, 90.0, 0.005, 2);
     c = compare(a, 200, fast, 200);
-    cr_assert_eq(c.verdict, VYRE_VERDICT_FASTER, "10%% faster: %s", vyre_verdict_name(c.verdict));
+    cr_assert_eq(c.verdict, VYRE_VERDICT_FASTER, "10%% faster: %s",
+                 vyre_stats_verdict_name(c.verdict));
     cr_assert(c.mw.p < 1e-10 && c.mw.z > 0);
     assert_near(c.ratio, 0.9, 0.005, "ratio");
     assert_near(c.hl_shift, -10.0, 0.5, "hl");
 
     double *slow = synth(200, 110.0, 0.005, 3);
     c = compare(a, 200, slow, 200);
-    cr_assert_eq(c.verdict, VYRE_VERDICT_SLOWER, "10%% slower: %s", vyre_verdict_name(c.verdict));
+    cr_assert_eq(c.verdict, VYRE_VERDICT_SLOWER, "10%% slower: %s",
+                 vyre_stats_verdict_name(c.verdict));
 
     /* 1 % slower: clearly significant with this little noise, yet below the
      * 2 % minimum effect, so SAME; with a 0.5 % threshold it is SLOWER. */
     double *tiny = synth(200, 101.0, 0.005, 4);
     c = compare(a, 200, tiny, 200);
     cr_assert(c.mw.p < 0.01, "p = %g", c.mw.p);
-    cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "1%%: %s", vyre_verdict_name(c.verdict));
-    vyre_compare_opts strict = {0.01, 0.005};
+    cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "1%%: %s", vyre_stats_verdict_name(c.verdict));
+    vyre_stats_compare_opts strict = {0.01, 0.005};
     cr_assert_eq(vyre_stats_compare(a, 200, tiny, 200, &strict, &c, NULL), 0);
     cr_assert_eq(c.verdict, VYRE_VERDICT_SLOWER);
 
@@ -494,19 +496,19 @@ Test(stats, verdicts_on_synthetic_sets)
 Test(stats, compare_bad_options)
 {
     const double a[] = {1, 2, 3};
-    vyre_compare c;
+    vyre_stats_compare_result c;
     vyre_error e;
-    vyre_compare_opts o = {0, 0.02};
+    vyre_stats_compare_opts o = {0, 0.02};
     cr_assert_eq(vyre_stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "significance level '0' is not between 0 and 1");
     cr_assert_str_eq(e.hint, "use a significance level such as 0.01 or 0.05");
-    o = (vyre_compare_opts){0.01, -1};
+    o = (vyre_stats_compare_opts){0.01, -1};
     cr_assert_eq(vyre_stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "minimum change '-1' is negative");
     const double inf[] = {1, INFINITY};
     cr_assert_eq(vyre_stats_compare(a, 3, inf, 2, NULL, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "sample 1 of the second sample set is 'inf', not a finite number");
-    cr_assert_str_eq(vyre_verdict_name(VYRE_VERDICT_FASTER), "FASTER");
-    cr_assert_str_eq(vyre_verdict_name(VYRE_VERDICT_SLOWER), "SLOWER");
-    cr_assert_str_eq(vyre_verdict_name(VYRE_VERDICT_SAME), "SAME");
+    cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_FASTER), "FASTER");
+    cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_SLOWER), "SLOWER");
+    cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_SAME), "SAME");
 }

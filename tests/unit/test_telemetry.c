@@ -169,13 +169,13 @@ Test(telemetry, publish_and_kernels_round_trip, .init = setup_dir, .fini = teard
     char longname[200];
     memset(longname, 'x', sizeof longname - 1);
     longname[sizeof longname - 1] = '\0';
-    vyre_kernel_record k = {.name = "saxpy",
-                            .grid = {64, 2, 1},
-                            .block = {256, 1, 1},
-                            .stream_id = 7,
-                            .duration_ns = 1234,
-                            .end_ns = 99999,
-                            .device = 1};
+    vyre_telemetry_kernel_record k = {.name = "saxpy",
+                                      .grid = {64, 2, 1},
+                                      .block = {256, 1, 1},
+                                      .stream_id = 7,
+                                      .duration_ns = 1234,
+                                      .end_ns = 99999,
+                                      .device = 1};
     cr_assert_eq(vyre_telemetry_add_kernel(t, &k), VYRE_OK);
     k.name = longname;
     cr_assert_eq(vyre_telemetry_add_kernel(t, &k), VYRE_OK);
@@ -245,7 +245,7 @@ Test(telemetry, another_process_sees_monotonic_counters_and_its_identity, .init 
             if (i % 10 == 0) {
                 char name[32];
                 snprintf(name, sizeof name, "kernel_%d", i / 10);
-                vyre_kernel_record k = {.name = name, .grid = {(uint32_t)i, 1, 1}};
+                vyre_telemetry_kernel_record k = {.name = name, .grid = {(uint32_t)i, 1, 1}};
                 if (vyre_telemetry_add_kernel(t, &k) != VYRE_OK)
                     _exit(13);
             }
@@ -375,13 +375,13 @@ static void torn_writer(int stop_fd)
         char name[VYRE_TELEMETRY_KERNEL_NAME_MAX];
         kernel_name(name, k);
         uint32_t w = (uint32_t)k;
-        vyre_kernel_record rec = {.name = name,
-                                  .grid = {w, w, w},
-                                  .block = {w, w, w},
-                                  .stream_id = k,
-                                  .duration_ns = k,
-                                  .end_ns = k,
-                                  .device = (int32_t)(k & 0x7fffffff)};
+        vyre_telemetry_kernel_record rec = {.name = name,
+                                            .grid = {w, w, w},
+                                            .block = {w, w, w},
+                                            .stream_id = k,
+                                            .duration_ns = k,
+                                            .end_ns = k,
+                                            .device = (int32_t)(k & 0x7fffffff)};
         if (vyre_telemetry_add_kernel(t, &rec) != VYRE_OK)
             _exit(12);
         /* Mostly back to back, sometimes a short spin, so reads overlap
@@ -495,7 +495,8 @@ static unsigned char *good_page(void)
     vyre_error e = {0};
     cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     for (int i = 0; i < 3; i++) {
-        vyre_kernel_record k = {.name = "reduce", .grid = {1, 1, 1}, .block = {128, 1, 1}};
+        vyre_telemetry_kernel_record k = {
+            .name = "reduce", .grid = {1, 1, 1}, .block = {128, 1, 1}};
         cr_assert_eq(vyre_telemetry_add_kernel(t, &k), VYRE_OK);
     }
     cr_assert_eq(vyre_telemetry_publish(t), VYRE_OK);
@@ -881,7 +882,7 @@ Test(telemetry, vyre_telemetry_0_disables_publishing, .init = setup_dir, .fini =
     vyre_error e = {0};
     cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK);
     cr_assert_null(t);
-    vyre_kernel_record k = {.name = "x"};
+    vyre_telemetry_kernel_record k = {.name = "x"};
     cr_assert_eq(vyre_telemetry_publish(NULL), VYRE_OK);
     cr_assert_eq(vyre_telemetry_maybe_publish(NULL, now_ns()), 0);
     cr_assert_eq(vyre_telemetry_add_kernel(NULL, &k), VYRE_OK);
@@ -988,7 +989,7 @@ static void *race_publish(void *arg)
     for (int i = 0; i < 1000; i++) {
         char name[32];
         snprintf(name, sizeof name, "k%d", i);
-        vyre_kernel_record k = {.name = name};
+        vyre_telemetry_kernel_record k = {.name = name};
         vyre_telemetry_add_kernel(g_shared, &k);
     }
     return NULL;
@@ -1053,7 +1054,7 @@ Test(telemetry, a_forked_child_leaves_the_parents_page_alone, .init = setup_dir,
     if (pid == 0) {
         /* The inherited handle is inert: no writes into the parent's page,
          * no unlink. The child may open its own page. */
-        vyre_kernel_record k = {.name = "child"};
+        vyre_telemetry_kernel_record k = {.name = "child"};
         if (vyre_telemetry_publish(t) != VYRE_OK || vyre_telemetry_add_kernel(t, &k) != VYRE_OK)
             _exit(10);
         if (vyre_telemetry_maybe_publish(t, UINT64_C(1) << 62) != 0)

@@ -20,12 +20,40 @@ const char *vyre_cli_prog(void)
     return g_prog;
 }
 
+const char *vyre_cli_remedy(vyre_remedy remedy)
+{
+    switch (remedy) {
+    case VYRE_REMEDY_CACHE_REPAIR:
+        return "run 'vyre-cachectl verify --repair'";
+    case VYRE_REMEDY_CACHE_REINDEX:
+        return "rebuild it from the blobs with 'vyre-cachectl reindex'";
+    case VYRE_REMEDY_CACHE_PRUNE:
+        return "shrink the cache with 'vyre-cachectl prune'";
+    case VYRE_REMEDY_CACHE_LIST:
+        return "list the keys with 'vyre-cachectl ls'";
+    case VYRE_REMEDY_BENCH_RUNS:
+        return "list the runs with 'vyre-bench runs'";
+    case VYRE_REMEDY_DEVICES:
+        return "list the devices with 'vyre-bench devices'";
+    default:
+        return NULL;
+    }
+}
+
+void vyre_cli_hints(const vyre_error *err)
+{
+    if (err->hint[0])
+        fprintf(stderr, "hint: %s\n", err->hint);
+    const char *cmd = vyre_cli_remedy(err->remedy);
+    if (cmd)
+        fprintf(stderr, "hint: %s\n", cmd);
+}
+
 void vyre_cli_report(const vyre_error *err)
 {
     fprintf(stderr, "%s: error: %s\n", g_prog,
             err->message[0] ? err->message : vyre_strerror(err->code));
-    if (err->hint[0])
-        fprintf(stderr, "hint: %s\n", err->hint);
+    vyre_cli_hints(err);
 }
 
 int vyre_cli_usage_error(const char *sub, const char *hint, const char *fmt, ...)

@@ -32,8 +32,16 @@ typedef struct vyre_cli_cmd {
 void vyre_cli_set_prog(const char *prog);
 const char *vyre_cli_prog(void);
 
-/* "<prog>: error: <message>\nhint: <hint>" on stderr from a vyre_error. */
+/* "<prog>: error: <message>\nhint: <hint>" on stderr from a vyre_error,
+ * and a second "hint:" line naming the tools' command for its remedy. */
 void vyre_cli_report(const vyre_error *err);
+
+/* Just the "hint:" lines of vyre_cli_report (for notes and warnings). */
+void vyre_cli_hints(const vyre_error *err);
+
+/* The command of the vyre tools that carries out a libcore remedy
+ * (vyre/error.h), as a hint's words; NULL for none. Static. */
+const char *vyre_cli_remedy(vyre_remedy remedy);
 
 /* "<prog>: error: <fmt...>", optional "hint: ..." line, then
  * "try '<prog> [sub ]--help'"; returns VYRE_EXIT_ERROR. sub may be NULL. */

@@ -49,7 +49,7 @@ int cmd_compare(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *db_path = NULL;
-    vyre_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
+    vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
     double pct = -1;
     int c, code = 0;
     opterr = 0;
@@ -112,7 +112,7 @@ int cmd_compare(int argc, char **argv)
         if (r->has_a && r->has_b) {
             snprintf(ratio, sizeof ratio, "%.3fx", r->cmp.ratio);
             snprintf(pv, sizeof pv, "%.2g", r->cmp.mw.p);
-            verdict = vyre_verdict_name(r->cmp.verdict);
+            verdict = vyre_stats_verdict_name(r->cmp.verdict);
             faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
             slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
             same += r->cmp.verdict == VYRE_VERDICT_SAME;
@@ -126,7 +126,7 @@ int cmd_compare(int argc, char **argv)
                p->axes[0] ? p->axes : "-", dev, ma, mb, ratio, pv, verdict);
     }
     printf("\n%zu faster, %zu slower, %zu same, %zu unmatched\n", faster, slower, same, unmatched);
-    free(rows);
+    vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
     return slower ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
 }

@@ -236,15 +236,39 @@ typedef struct run_plan {
     int quiet;
 } run_plan;
 
-/* Ends the run as failed with err's message; returns the exit code. */
-static int fail_run(vyre_results *db, int64_t run_id, const vyre_error *err, int code)
+/* Runs the fixed shell command cmd with its stdout into buf (cut to fit);
+ * 0 when it exited 0. */
+static int capture(const char *cmd, char *buf, size_t size)
 {
-    vyre_cli_report(err);
-    vyre_error e2;
-    vyre_error_clear(&e2);
-    if (run_id > 0 && vyre_bench_run_finish(db, run_id, VYRE_RUN_FAILED, err->message, &e2))
-        vyre_cli_report(&e2);
-    return code;
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t got = fread(buf, 1, size - 1, p);
+    buf[got] = '\0';
+    char junk[256];
+    while (fread(junk, 1, sizeof junk, p) > 0)
+        continue;
+    int st = pclose(p);
+    return st == 0 ? 0 : -1;
+}
+
+/* The git revision of the working directory ("abc1234", "-dirty" appended
+ * when modified), or "" when it is not a checkout or git is missing. The
+ * commands are fixed strings: nothing from the user reaches the shell. */
+static void git_rev(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    char out[128];
+    if (capture("git rev-parse --short=12 HEAD 2>/dev/null", out, sizeof out) != 0)
+        return;
+    out[strcspn(out, "\r\n")] = '\0';
+    if (!out[0])
+        return;
+    char st[64];
+    int dirty =
+        capture("git status --porcelain --untracked-files=no 2>/dev/null", st, sizeof st) == 0 &&
+        st[0];
+    snprintf(buf, size, "%s%s", out, dirty ? "-dirty" : "");
 }
 
 static int exit_for(int rc)
@@ -252,81 +276,59 @@ static int exit_for(int rc)
     return rc == VYRE_ENODRIVER || rc == VYRE_ENODEV ? VYRE_EXIT_NODRIVER : VYRE_EXIT_ERROR;
 }
 
-static int execute(run_plan *pl, bench_format fmt, vyre_bench_env *env, const char *cmdline)
+static void on_skip(const char *suites, const vyre_error *why, void *ctx)
+{
+    progress_clear(ctx);
+    fprintf(stderr, "%s: note: skipped the GPU suites %s: %s\n", vyre_cli_prog(), suites,
+            why->message);
+    vyre_cli_hints(why);
+}
+
+/* The run's end on stdout (JSON document, or the table's last lines) and
+ * stderr; returns the exit code. */
+static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench_format fmt)
+{
+    int code = VYRE_EXIT_OK;
+    if (fmt == BENCH_JSON) {
+        vyre_error e;
+        vyre_error_clear(&e);
+        vyre_bench_point *pts = NULL;
+        size_t np = 0;
+        vyre_bench_run r;
+        if (vyre_bench_run_get(db, res->run_id, &r, &e) ||
+            vyre_bench_points_get(db, res->run_id, &pts, &np, &e)) {
+            vyre_cli_report(&e);
+            code = VYRE_EXIT_ERROR;
+        } else {
+            code = bench_json_run(stdout, db, &r, pts, np, 0);
+        }
+        vyre_bench_point_list_free(pts);
+    }
+    if (!code && fmt == BENCH_TABLE) {
+        if (res->skipped[0])
+            printf("\nskipped: %s (%s)\n", res->skipped, res->skip_reason.message);
+        printf("%srun %lld %s, %zu point%s stored in %s\n", res->skipped[0] ? "" : "\n",
+               (long long)res->run_id, res->interrupted ? "interrupted" : "done", res->npoints,
+               res->npoints == 1 ? "" : "s", vyre_results_path(db));
+    }
+    if (res->interrupted) {
+        fprintf(stderr, "%s: interrupted: run %lld keeps the %zu point%s finished\n",
+                vyre_cli_prog(), (long long)res->run_id, res->npoints,
+                res->npoints == 1 ? "" : "s");
+        if (!code)
+            code = 130;
+    }
+    return code;
+}
+
+static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const char *cmdline)
 {
     vyre_results *db = NULL;
     int code = bench_open_db(pl->db_path, &db);
     if (code)
         return code;
-    vyre_error err;
-    vyre_error_clear(&err);
-
-    vyre_bench_run run;
-    memset(&run, 0, sizeof run);
-    snprintf(run.command_line, sizeof run.command_line, "%s", cmdline);
-    vyre_bench_git_rev(run.git_rev, sizeof run.git_rev);
-    snprintf(run.cuda_version, sizeof run.cuda_version, "%s", vyre_cuda_toolkit_version());
-    size_t len = 0;
-    run.suites[0] = '\0';
-    for (size_t i = 0; i < pl->nsuites; i++)
-        len += (size_t)snprintf(run.suites + len, sizeof run.suites - len, "%s%s", i ? "," : "",
-                                pl->suites[i]);
-    if (pl->kernel)
-        snprintf(run.suites + len, sizeof run.suites - len, "%ssweep:%s:%s", len ? "," : "",
-                 pl->kernel, pl->entry);
-    int rc = vyre_bench_run_begin(db, &run, &err);
-    if (rc) {
-        vyre_cli_report(&err);
-        vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
-    }
-    env->db = db;
-    env->run_id = run.id;
-
-    /* The GPU, when anything needs one. */
-    int need_gpu = pl->kernel != NULL;
-    for (size_t i = 0; i < pl->nsuites; i++)
-        need_gpu |= vyre_bench_suite_find(pl->suites[i])->needs_gpu;
-    int gpu_rc = -1;
-    vyre_error gpu_err;
-    vyre_error_clear(&gpu_err);
-    vyre_gpu_monitor *mon = NULL;
-    char arch[16] = "";
-    if (need_gpu) {
-        int count = 0;
-        gpu_rc = vyre_cuda_device_count(&count, &gpu_err);
-        if (gpu_rc == 0 && count == 0) {
-            gpu_rc = VYRE_ENODEV;
-            snprintf(gpu_err.message, sizeof gpu_err.message, "the NVIDIA driver reports no GPU");
-            snprintf(gpu_err.hint, sizeof gpu_err.hint,
-                     "check nvidia-smi and CUDA_VISIBLE_DEVICES");
-        }
-        if (gpu_rc == 0 && pl->all_devs) {
-            pl->ndevs = 0;
-            for (int d = 0; d < count && d < MAX_DEVICES; d++)
-                pl->devs[pl->ndevs++] = d;
-        }
-        for (size_t i = 0; gpu_rc == 0 && i < pl->ndevs; i++)
-            if (pl->devs[i] >= count) {
-                gpu_rc = VYRE_ENODEV;
-                snprintf(gpu_err.message, sizeof gpu_err.message,
-                         "no device %d: the driver sees %d GPU%s", pl->devs[i], count,
-                         count == 1 ? "" : "s");
-                snprintf(gpu_err.hint, sizeof gpu_err.hint, "list them with 'vyre-bench devices'");
-            }
-        if (gpu_rc == 0) {
-            if (vyre_gpu_monitor_open(&mon, NULL) != 0)
-                mon = NULL;
-            gpu_rc = vyre_bench_run_describe(&run, pl->devs, pl->ndevs, mon, &gpu_err);
-        }
-        if (gpu_rc == 0) {
-            vyre_device_info di;
-            if (vyre_cuda_device_info(pl->devs[0], &di, NULL) == 0)
-                snprintf(arch, sizeof arch, "%s", di.arch);
-        }
-    }
-
-    /* A sweep is checked (and compiled) before anything is measured. */
+    char rev[64];
+    git_rev(rev, sizeof rev);
     vyre_bench_sweep sw;
     memset(&sw, 0, sizeof sw);
     if (pl->kernel) {
@@ -334,137 +336,52 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_env *env, const ch
         sw.entry = pl->entry;
         sw.axes = &pl->axes;
         sw.spec_json = pl->have_spec ? pl->spec.json : NULL;
-        sw.arch = arch[0] ? arch : "sm_90";
-        char *log = NULL;
-        rc = vyre_bench_sweep_check(&sw, &log, &err);
-        if (rc) {
-            code = fail_run(db, run.id, &err, VYRE_EXIT_ERROR);
-            if (log && *log)
-                fprintf(stderr, "compiler log:\n%s%s", log,
-                        log[strlen(log) - 1] == '\n' ? "" : "\n");
-            free(log);
-            vyre_gpu_monitor_close(mon);
-            vyre_results_close(db);
-            return code;
-        }
-        free(log);
+        o->sweep = &sw;
     }
-
-    /* What runs, what is skipped. */
-    const char *todo[MAX_SUITES];
-    size_t ntodo = 0;
-    char skipped[128] = "";
-    size_t slen = 0;
-    for (size_t i = 0; i < pl->nsuites; i++) {
-        const vyre_bench_suite_def *d = vyre_bench_suite_find(pl->suites[i]);
-        if (d->needs_gpu && gpu_rc != 0) {
-            if (pl->explicit_suites) {
-                code = fail_run(db, run.id, &gpu_err, exit_for(gpu_rc));
-                vyre_gpu_monitor_close(mon);
-                vyre_results_close(db);
-                return code;
-            }
-            slen += (size_t)snprintf(skipped + slen, sizeof skipped - slen, "%s%s",
-                                     slen ? ", " : "", d->name);
-            continue;
-        }
-        todo[ntodo++] = d->name;
-    }
-    if (pl->kernel && gpu_rc != 0) {
-        code = fail_run(db, run.id, &gpu_err, exit_for(gpu_rc));
-        vyre_gpu_monitor_close(mon);
-        vyre_results_close(db);
-        return code;
-    }
-    if (skipped[0]) {
-        snprintf(run.message, sizeof run.message, "skipped GPU suites %s: %.300s", skipped,
-                 gpu_err.message);
-        fprintf(stderr, "%s: note: skipped the GPU suites %s: %s\n", vyre_cli_prog(), skipped,
-                gpu_err.message);
-        if (gpu_err.hint[0])
-            fprintf(stderr, "hint: %s\n", gpu_err.hint);
-    }
-    if (need_gpu || skipped[0]) {
-        snprintf(run.devices, sizeof run.devices, "%s", gpu_rc == 0 ? run.devices : "");
-        if ((rc = vyre_bench_run_update(db, &run, &err))) {
-            code = fail_run(db, run.id, &err, VYRE_EXIT_ERROR);
-            vyre_gpu_monitor_close(mon);
-            vyre_results_close(db);
-            return code;
-        }
-    }
-
-    env->devices = pl->devs;
-    env->ndevices = pl->ndevs;
-    env->mon = mon;
-    env->stop = &g_stop;
-    env->total = 0;
-    for (size_t i = 0; i < ntodo; i++)
-        env->total += vyre_bench_suite_points(todo[i], env);
-    if (pl->kernel)
-        env->total += vyre_bench_sweep_points(&sw, env);
-
     run_out out;
     memset(&out, 0, sizeof out);
     out.fmt = fmt;
     out.progress = !pl->quiet && isatty(STDERR_FILENO);
     out.start_ns = mono_ns();
-    env->on_point = on_point;
-    env->on_progress = on_progress;
-    env->cb_ctx = &out;
+    o->db = db;
+    o->suites = pl->suites;
+    o->nsuites = pl->nsuites;
+    o->explicit_suites = pl->explicit_suites;
+    o->devices = pl->devs;
+    o->ndevices = pl->all_devs ? 0 : pl->ndevs;
+    o->all_devices = pl->all_devs;
+    o->stop = &g_stop;
+    o->command_line = cmdline;
+    o->git_rev = rev;
+    o->on_point = on_point;
+    o->on_progress = on_progress;
+    o->on_skip = on_skip;
+    o->cb_ctx = &out;
 
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old);
-
-    rc = 0;
-    for (size_t i = 0; !rc && !env->interrupted && !g_stop && i < ntodo; i++)
-        rc = vyre_bench_suite_run(todo[i], env, &err);
-    if (!rc && !env->interrupted && !g_stop && pl->kernel)
-        rc = vyre_bench_sweep_run(&sw, env, &err);
+    vyre_bench_run_result res;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int rc = vyre_bench_run_suites(o, &res, &err);
     sigaction(SIGINT, &old, NULL);
     progress_clear(&out);
 
-    int interrupted = env->interrupted || g_stop;
     if (rc) {
-        code = fail_run(db, run.id, &err, exit_for(rc));
+        vyre_cli_report(&err);
+        if (res.finish_error.code)
+            vyre_cli_report(&res.finish_error);
+        if (res.compile_log && *res.compile_log)
+            fprintf(stderr, "compiler log:\n%s%s", res.compile_log,
+                    res.compile_log[strlen(res.compile_log) - 1] == '\n' ? "" : "\n");
+        code = exit_for(rc);
     } else {
-        vyre_error e2;
-        vyre_error_clear(&e2);
-        vyre_run_status st = interrupted ? VYRE_RUN_INTERRUPTED : VYRE_RUN_DONE;
-        if (vyre_bench_run_finish(db, run.id, st, run.message[0] ? run.message : NULL, &e2)) {
-            vyre_cli_report(&e2);
-            code = VYRE_EXIT_ERROR;
-        } else if (fmt == BENCH_JSON) {
-            vyre_bench_point *pts = NULL;
-            size_t np = 0;
-            vyre_bench_run r2;
-            if (vyre_bench_run_get(db, run.id, &r2, &e2) ||
-                vyre_bench_points_get(db, run.id, &pts, &np, &e2)) {
-                vyre_cli_report(&e2);
-                code = VYRE_EXIT_ERROR;
-            } else {
-                code = bench_json_run(stdout, db, &r2, pts, np, 0);
-            }
-            free(pts);
-        }
-        if (!code && fmt == BENCH_TABLE) {
-            if (skipped[0])
-                printf("\nskipped: %s (%s)\n", skipped, gpu_err.message);
-            printf("%srun %lld %s, %zu point%s stored in %s\n", skipped[0] ? "" : "\n",
-                   (long long)run.id, interrupted ? "interrupted" : "done", env->done,
-                   env->done == 1 ? "" : "s", vyre_results_path(db));
-        }
-        if (interrupted) {
-            fprintf(stderr, "%s: interrupted: run %lld keeps the %zu point%s finished\n",
-                    vyre_cli_prog(), (long long)run.id, env->done, env->done == 1 ? "" : "s");
-            if (!code)
-                code = 130;
-        }
+        code = report_done(db, &res, fmt);
     }
-    vyre_gpu_monitor_close(mon);
+    vyre_bench_run_result_release(&res);
     vyre_results_close(db);
     return code;
 }
@@ -487,9 +404,9 @@ int cmd_run(int argc, char **argv)
     vyre_axes_init(&pl.axes);
     pl.devs[0] = 0;
     pl.ndevs = 1;
-    vyre_bench_env env;
-    memset(&env, 0, sizeof env);
-    vyre_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
+    vyre_bench_run_opts ro;
+    memset(&ro, 0, sizeof ro);
+    vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
     double min_samples = -1, min_time = -1, max_noise = -1, timeout = -1;
     int quick = 0, kernels = 1, mode = 0;
     bench_format fmt = BENCH_TABLE;
@@ -643,35 +560,16 @@ int cmd_run(int argc, char **argv)
         rule.max_noise = max_noise / 100.0;
     if (timeout >= 0)
         rule.timeout_s = timeout;
-    env.rule = rule;
-    env.quick = quick;
-    env.cold = mode;
-    env.kernels = kernels;
-    env.self_exe = "/proc/self/exe";
-    env.jit_child_cmd = BENCH_JIT_CHILD_CMD;
-    env.tmp_dir = getenv("TMPDIR");
-    code = execute(&pl, fmt, &env, cmdline);
+    ro.rule = rule;
+    ro.quick = quick;
+    ro.cold = mode;
+    ro.kernels = kernels;
+    ro.child_exe = "/proc/self/exe"; /* main() calls vyre_bench_child_main */
+    ro.tmp_dir = getenv("TMPDIR");
+    code = execute(&pl, fmt, &ro, cmdline);
 out:
     if (pl.have_spec)
         vyre_sweep_spec_release(&pl.spec);
     vyre_axes_release(&pl.axes);
     return code;
-}
-
-int cmd_jit_cold(int argc, char **argv)
-{
-    if (argc != 2) {
-        fprintf(stderr, "usage: vyre-bench %s FILE.ptx (internal)\n", BENCH_JIT_CHILD_CMD);
-        return VYRE_EXIT_ERROR;
-    }
-    uint64_t ns = 0;
-    vyre_error err;
-    vyre_error_clear(&err);
-    int rc = vyre_bench_jit_cold_child(argv[1], &ns, &err);
-    if (rc) {
-        vyre_cli_report(&err);
-        return vyre_cli_exit_code(rc);
-    }
-    printf("%llu\n", (unsigned long long)ns);
-    return VYRE_EXIT_OK;
 }

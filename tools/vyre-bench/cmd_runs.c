@@ -78,12 +78,12 @@ int cmd_runs(int argc, char **argv)
         if (localtime_r(&t, &tm))
             strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
         printf("%6" PRId64 "  %-19s  %-11s  %6zu  %-28.28s  %s\n", r->id, when,
-               vyre_run_status_name(r->status), r->npoints, r->gpu_name[0] ? r->gpu_name : "-",
-               r->suites);
+               vyre_bench_run_status_name(r->status), r->npoints,
+               r->gpu_name[0] ? r->gpu_name : "-", r->suites);
     }
     if (!n)
         printf("(no runs in %s)\n", vyre_results_path(db));
-    free(runs);
+    vyre_bench_run_list_free(runs);
     vyre_results_close(db);
     return VYRE_EXIT_OK;
 }

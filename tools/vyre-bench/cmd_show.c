@@ -109,9 +109,9 @@ int cmd_show(int argc, char **argv)
             printf("  %-40.40s %6llu launches, median %s\n", k[j].name,
                    (unsigned long long)k[j].count, med);
         }
-        free(k);
+        vyre_bench_kernel_row_list_free(k);
     }
-    free(pts);
+    vyre_bench_point_list_free(pts);
     vyre_results_close(db);
     return code;
 }

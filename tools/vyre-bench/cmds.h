@@ -16,9 +16,10 @@ int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
-int cmd_jit_cold(int argc, char **argv); /* hidden: the compile suite's child */
 
-#define BENCH_JIT_CHILD_CMD "__jit-cold"
+/* schema_version of every `vyre-bench ... --json` document
+ * (docs/schema/). */
+#define BENCH_JSON_SCHEMA_VERSION 1
 
 /* Opens --db PATH, or the default results database. Reports and returns an
  * exit code (0 on success). */

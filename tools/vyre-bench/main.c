@@ -37,6 +37,9 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    int child_exit = 0;
+    if (vyre_bench_child_main(argc, argv, &child_exit)) /* run's compile suite, in a child */
+        return child_exit;
     vyre_cli_set_prog("vyre-bench");
     if (argc < 2) {
         usage(stderr);
@@ -52,8 +55,6 @@ int main(int argc, char **argv)
                vyre_cuda_toolkit_version());
         return VYRE_EXIT_OK;
     }
-    if (strcmp(first, BENCH_JIT_CHILD_CMD) == 0) /* hidden: the compile suite's child */
-        return cmd_jit_cold(argc - 1, argv + 1);
     const vyre_cli_cmd *cmd = vyre_cli_find(g_cmds, first);
     if (!cmd) {
         const char *names[16];

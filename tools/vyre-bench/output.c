@@ -150,7 +150,7 @@ void bench_csv_row(FILE *out, const vyre_bench_point *p)
     csv_num(out, p->items);
     csv_field(out, p->metric_name, 0);
     csv_num(out, p->metric_name[0] ? p->metric : NAN);
-    csv_field(out, vyre_stop_reason_name(p->stop_reason), 0);
+    csv_field(out, vyre_stats_stop_reason_name(p->stop_reason), 0);
     csv_field(out, p->stop, 0);
     csv_field(out, p->note, 1);
 }
@@ -169,7 +169,7 @@ static json_t *run_json(const vyre_bench_run *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(r->id));
-    json_object_set_new(o, "status", json_string(vyre_run_status_name(r->status)));
+    json_object_set_new(o, "status", json_string(vyre_bench_run_status_name(r->status)));
     json_object_set_new(o, "started_ns", json_integer(r->started_ns));
     json_object_set_new(o, "finished_ns",
                         r->finished_ns ? json_integer(r->finished_ns) : json_null());
@@ -218,7 +218,7 @@ static json_t *point_json(const vyre_bench_point *p)
     json_object_set_new(o, "items", json_real(p->items));
     json_object_set_new(o, "metric_name", str_or_null(p->metric_name));
     json_object_set_new(o, "metric", p->metric_name[0] ? real_or_null(p->metric) : json_null());
-    json_object_set_new(o, "stop_reason", json_string(vyre_stop_reason_name(p->stop_reason)));
+    json_object_set_new(o, "stop_reason", json_string(vyre_stats_stop_reason_name(p->stop_reason)));
     json_object_set_new(o, "stop", json_string(p->stop));
     json_object_set_new(o, "note", str_or_null(p->note));
     return o;
@@ -248,13 +248,13 @@ int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
                                   real_or_null(s[k].wall), "sm_clock_mhz",
                                   s[k].sm_clock_mhz ? json_integer(s[k].sm_clock_mhz) : json_null(),
                                   "throttled", s[k].throttled, "outlier", s[k].outlier));
-            free(s);
+            vyre_bench_sample_list_free(s);
             json_object_set_new(pj, "samples", sa);
         }
         json_array_append_new(arr, pj);
     }
     json_t *o = json_object();
-    json_object_set_new(o, "schema_version", json_integer(VYRE_BENCH_JSON_SCHEMA_VERSION));
+    json_object_set_new(o, "schema_version", json_integer(BENCH_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "run", run_json(run));
     json_object_set_new(o, "points", arr);
     json_dumpf(o, out, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
@@ -271,7 +271,8 @@ void bench_run_summary(FILE *out, const vyre_bench_run *r)
     if (localtime_r(&t, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
     fprintf(out, "run %" PRId64 " %s, %zu point%s, started %s on %s", r->id,
-            vyre_run_status_name(r->status), r->npoints, r->npoints == 1 ? "" : "s", when, r->host);
+            vyre_bench_run_status_name(r->status), r->npoints, r->npoints == 1 ? "" : "s", when,
+            r->host);
     if (r->gpu_name[0])
         fprintf(out, ", %s", r->gpu_name);
     fputc('\n', out);

@@ -82,7 +82,7 @@ static void on_removed(const vyre_cache_entry *e, const char *reason, void *ctx)
     }
 }
 
-static void print_summary(const prune_ctx *x, const vyre_prune_result *res, int dry_run)
+static void print_summary(const prune_ctx *x, const vyre_cache_prune_result *res, int dry_run)
 {
     char size[32];
     vyre_format_size(res->removed_bytes, size, sizeof size);
@@ -113,10 +113,10 @@ int cmd_prune(int argc, char **argv)
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {NULL, 0, NULL, 0},
     };
-    vyre_prune_opts po;
+    vyre_cache_prune_opts po;
     const char *keep[16];
     size_t n_keep = 0;
-    vyre_prune_opts_init(&po);
+    vyre_cache_prune_opts_init(&po);
     int have_size = 0;
     const char *size_arg = NULL;
     vyre_error err;
@@ -209,7 +209,7 @@ int cmd_prune(int argc, char **argv)
     cachectl_progress_init(&prog, "prune", "blobs");
     po.progress = cachectl_progress_update;
     po.progress_ctx = &prog;
-    vyre_prune_result res;
+    vyre_cache_prune_result res;
     int prc = vyre_cache_prune(cache, &po, &res, on_removed, &x, &err);
     cachectl_progress_end(&prog);
     if (prc) {

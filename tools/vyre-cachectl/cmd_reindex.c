@@ -47,7 +47,7 @@ int cmd_reindex(int argc, char **argv)
         return rc;
     cachectl_progress prog;
     cachectl_progress_init(&prog, "reindex", "blobs");
-    vyre_reindex_result res;
+    vyre_cache_reindex_result res;
     vyre_error err;
     vyre_error_clear(&err);
     int rrc = vyre_cache_reindex(cache, &res, cachectl_progress_update, &prog, &err);

@@ -241,8 +241,7 @@ int cmd_seed(int argc, char **argv)
                 cachectl_progress_end(&prog);
                 fprintf(stderr, "%s: error: seeding '%s' for %s: %s\n", vyre_cli_prog(), files[f],
                         archs[a], err.message[0] ? err.message : vyre_strerror(crc));
-                if (err.hint[0])
-                    fprintf(stderr, "hint: %s\n", err.hint);
+                vyre_cli_hints(&err);
                 if (crc == VYRE_ECOMPILE)
                     print_log(&req, files[f]);
                 vyre_blob_free(blob);

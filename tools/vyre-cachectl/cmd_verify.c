@@ -31,7 +31,7 @@ static void usage(FILE *out)
 
 enum { OPT_REPAIR = CACHECTL_OPT_FIRST_LOCAL };
 
-static const char *problem_name(vyre_problem_kind k)
+static const char *problem_name(vyre_cache_problem_kind k)
 {
     switch (k) {
     case VYRE_PROBLEM_BAD_BLOB:
@@ -56,7 +56,7 @@ typedef struct verify_ctx {
     int print;        /* text lines */
 } verify_ctx;
 
-static void on_problem(const vyre_verify_problem *p, void *ctx)
+static void on_problem(const vyre_cache_verify_problem *p, void *ctx)
 {
     verify_ctx *x = ctx;
     const char *rel = cachectl_relpath(x->cache, p->path);
@@ -110,7 +110,7 @@ int cmd_verify(int argc, char **argv)
                     !g_cachectl.json && !g_cachectl.quiet};
     cachectl_progress prog;
     cachectl_progress_init(&prog, "verify", "blobs");
-    vyre_verify_result res;
+    vyre_cache_verify_result res;
     vyre_error err;
     vyre_error_clear(&err);
     int vrc = vyre_cache_verify(cache, repair, &res, on_problem, &x, cachectl_progress_update,

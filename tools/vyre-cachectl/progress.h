@@ -24,7 +24,7 @@ typedef struct cachectl_progress {
 /* Starts a progress line for `what`, counting `unit`s. */
 void cachectl_progress_init(cachectl_progress *p, const char *what, const char *unit);
 
-/* A vyre_progress_fn: ctx is the cachectl_progress. total 0: unknown. */
+/* A vyre_cache_progress_fn: ctx is the cachectl_progress. total 0: unknown. */
 void cachectl_progress_update(uint64_t done, uint64_t total, void *ctx);
 
 /* Erases the line if one was drawn. */

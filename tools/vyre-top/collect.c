@@ -4,6 +4,7 @@
  * the difference of two real readings over the time between them.
  */
 #include "collect.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <math.h>
@@ -61,16 +62,18 @@ static void copy_str(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
-/* "message; hint: hint" of a vyre_error (cut to fit), or the code's text. */
+/* "message; hint: hint" of a vyre_error (cut to fit), or the code's text;
+ * the hint is the tools' command for the remedy when libcore gave none. */
 static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
 {
     copy_str(dst, size, e->message[0] ? e->message : vyre_strerror(rc));
-    if (!e->message[0] || !e->hint[0])
+    const char *hint = e->hint[0] ? e->hint : vyre_cli_remedy(e->remedy);
+    if (!e->message[0] || !hint)
         return;
     size_t n = strlen(dst);
     if (n + 8 < size) {
         memcpy(dst + n, "; hint: ", 8);
-        copy_str(dst + n + 8, size - n - 8, e->hint);
+        copy_str(dst + n + 8, size - n - 8, hint);
     }
 }
 

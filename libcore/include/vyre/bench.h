@@ -4,7 +4,7 @@
  *
  * This header is part of libvyrecore's public API.
  *
- * A run is one `vyre-bench run`: a runs row created when it starts
+ * A run (vyre_bench_run_suites) is a runs row created when it starts
  * (status running), one points row per measured point with its samples,
  * written in one transaction as the point finishes, and a final status:
  * done, interrupted (the points finished so far are kept) or failed (the
@@ -19,7 +19,7 @@
  * while the GPU reported a clocks-event reason other than idle are flagged
  * throttled; outliers are flagged with the MAD rule of vyre/stats.h.
  *
- * Suites (vyre_bench_suite_run): "launch", "memcpy", "bandwidth",
+ * Suites (vyre_bench_suites): "launch", "memcpy", "bandwidth",
  * "compile" need a GPU; "cache" does not. The GPU suites go through
  * vyre/pipeline.h; each point is one NVTX range VYRE_RANGE_BENCH_POINT
  * whose payload is the point's row id, and its timed pass is bracketed by
@@ -50,19 +50,17 @@
 extern "C" {
 #endif
 
-#define VYRE_BENCH_JSON_SCHEMA_VERSION 1 /* of `vyre-bench ... --json` output */
-
 /* ---- stored records ------------------------------------------------------ */
 
-typedef enum vyre_run_status {
+typedef enum vyre_bench_run_status {
     VYRE_RUN_RUNNING = 0,
     VYRE_RUN_DONE = 1,
     VYRE_RUN_FAILED = 2,
     VYRE_RUN_INTERRUPTED = 3,
-} vyre_run_status;
+} vyre_bench_run_status;
 
 /* "running", "done", "failed", "interrupted"; "?" otherwise. Static. */
-VYRE_EXTERN const char *vyre_run_status_name(vyre_run_status s);
+VYRE_EXTERN const char *vyre_bench_run_status_name(vyre_bench_run_status s);
 
 /* One run (a runs row). Empty strings are stored as NULL where the column
  * allows it and read back as "". */
@@ -70,7 +68,7 @@ typedef struct vyre_bench_run {
     int64_t id;
     int64_t started_ns;  /* Unix ns */
     int64_t finished_ns; /* 0 while running */
-    vyre_run_status status;
+    vyre_bench_run_status status;
     char suites[256];   /* "launch,memcpy,cache" or "sweep:FILE:ENTRY" */
     char host[256];     /* filled by vyre_bench_run_begin when empty */
     int64_t pid;        /* likewise */
@@ -114,8 +112,8 @@ typedef struct vyre_bench_point {
     double items;         /* items per sample (launches in a batch, blobs); >= 1 */
     char metric_name[32]; /* a derived figure, e.g. "GB/s", "of_d2d"; "" none */
     double metric;
-    vyre_stop_reason stop_reason;
-    char stop[160]; /* vyre_stop_format() */
+    vyre_stats_stop_reason stop_reason;
+    char stop[160]; /* vyre_stats_stop_format() */
     char note[256];
 } vyre_bench_point;
 
@@ -147,8 +145,9 @@ VYRE_EXTERN int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *ru
  * never finished; for FAILED, removes every point, sample and kernel
  * record of the run, all in one transaction.
  */
-VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_run_status status,
-                                      const char *message, vyre_error *err);
+VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id,
+                                      vyre_bench_run_status status, const char *message,
+                                      vyre_error *err);
 
 /*
  * Reserves the points row of p (p->run_id, seq, suite, benchmark, axes,
@@ -170,15 +169,15 @@ VYRE_EXTERN int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64
 
 /* ---- reading back --------------------------------------------------------- */
 
-/* The newest `limit` runs (0: all), newest first, into a malloc'ed array
- * (*out, the caller's: free()). npoints is filled. */
+/* The newest `limit` runs (0: all), newest first, into an array *out (the
+ * caller's: vyre_bench_run_list_free). npoints is filled. */
 VYRE_EXTERN int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out,
                                      size_t *n, vyre_error *err);
 
 /*
  * Resolves a run reference: a run id ("42"), "last" (the newest run) or
  * "last-N" (N runs before it). VYRE_EINVAL for malformed text,
- * VYRE_ENOENT (with a hint naming `vyre-bench runs`) for no such run.
+ * VYRE_ENOENT (remedy VYRE_REMEDY_BENCH_RUNS) for no such run.
  */
 VYRE_EXTERN int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id,
                                        vyre_error *err);
@@ -187,11 +186,13 @@ VYRE_EXTERN int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_
 VYRE_EXTERN int vyre_bench_run_get(vyre_results *db, int64_t id, vyre_bench_run *out,
                                    vyre_error *err);
 
-/* The finished points of a run in order (*out malloc'ed, the caller's). */
+/* The finished points of a run in order (*out, the caller's:
+ * vyre_bench_point_list_free). */
 VYRE_EXTERN int vyre_bench_points_get(vyre_results *db, int64_t run_id, vyre_bench_point **out,
                                       size_t *n, vyre_error *err);
 
-/* The samples of a point in order (*out malloc'ed, the caller's). */
+/* The samples of a point in order (*out, the caller's:
+ * vyre_bench_sample_list_free). */
 VYRE_EXTERN int vyre_bench_samples_get(vyre_results *db, int64_t point_id, vyre_bench_sample **out,
                                        size_t *n, vyre_error *err);
 
@@ -204,7 +205,8 @@ typedef struct vyre_bench_kernel_row {
     double total_ns;
 } vyre_bench_kernel_row;
 
-/* *out malloc'ed (the caller's), longest total first. */
+/* *out (the caller's: vyre_bench_kernel_row_list_free), longest total
+ * first. */
 VYRE_EXTERN int vyre_bench_kernels_get(vyre_results *db, int64_t point_id,
                                        vyre_bench_kernel_row **out, size_t *n, vyre_error *err);
 
@@ -215,15 +217,24 @@ VYRE_EXTERN int vyre_bench_kernels_get(vyre_results *db, int64_t point_id,
 typedef struct vyre_bench_cmp_row {
     vyre_bench_point a, b;
     int has_a, has_b;
-    vyre_compare cmp;
+    vyre_stats_compare_result cmp;
 } vyre_bench_cmp_row;
 
 /* Compares every point of run b against run a (the baseline) with
  * vyre_stats_compare on their stored samples; rows in a's order, then
- * points only b has. *out malloc'ed (the caller's). opts NULL: defaults. */
+ * points only b has. *out is the caller's: vyre_bench_cmp_row_list_free.
+ * opts NULL: defaults. */
 VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
-                                        const vyre_compare_opts *opts, vyre_bench_cmp_row **out,
-                                        size_t *n, vyre_error *err);
+                                        const vyre_stats_compare_opts *opts,
+                                        vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
+
+/* Free the arrays the functions above (and vyre_bench_measure) return.
+ * NULL-safe. */
+VYRE_EXTERN void vyre_bench_run_list_free(vyre_bench_run *runs);
+VYRE_EXTERN void vyre_bench_point_list_free(vyre_bench_point *points);
+VYRE_EXTERN void vyre_bench_sample_list_free(vyre_bench_sample *samples);
+VYRE_EXTERN void vyre_bench_kernel_row_list_free(vyre_bench_kernel_row *rows);
+VYRE_EXTERN void vyre_bench_cmp_row_list_free(vyre_bench_cmp_row *rows);
 
 /* ---- measuring one point -------------------------------------------------- */
 
@@ -242,7 +253,7 @@ typedef struct vyre_bench_measure_opts {
     vyre_bench_prepare_fn prepare;
     void *ctx;
     size_t warmup; /* untimed calls of sample first */
-    vyre_stop_rule rule;
+    vyre_stats_stop_rule rule;
     vyre_gpu_monitor *mon;             /* NULL: no clocks */
     int nvml_index;                    /* GPU to watch in mon's samples; -1 none */
     const volatile sig_atomic_t *stop; /* set (Ctrl-C): stop after the current sample */
@@ -250,8 +261,8 @@ typedef struct vyre_bench_measure_opts {
 
 /*
  * Measures one point: fills stats, n_throttled, wall_median, stop_reason
- * and stop of *pt, and returns the samples in *samples (malloc'ed, the
- * caller's; *n of them) with their throttle and outlier flags. When *stop
+ * and stop of *pt, and returns the samples in *samples (the caller's:
+ * vyre_bench_sample_list_free; *n of them) with their throttle and outlier flags. When *stop
  * becomes set, returns 0 with *interrupted = 1 (the point is incomplete:
  * do not store it). Returns 0 or the sample function's error.
  */
@@ -259,7 +270,7 @@ VYRE_EXTERN int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_
                                    vyre_bench_sample **samples, size_t *n, int *interrupted,
                                    vyre_error *err);
 
-/* ---- suites ---------------------------------------------------------------- */
+/* ---- suites and runs ------------------------------------------------------- */
 
 /* Called as each point is stored (and for progress: done of total points
  * of the whole run). */
@@ -267,77 +278,13 @@ typedef void (*vyre_bench_point_fn)(const vyre_bench_point *p, const vyre_bench_
                                     void *ctx);
 typedef void (*vyre_bench_progress_fn)(size_t done, size_t total, const char *what, void *ctx);
 
-/* User sweep: a kernel file, an entry point and axes (see vyre_bench_sweep_check). */
-typedef struct vyre_bench_sweep {
-    const char *path; /* .cu, .ptx or .cubin */
-    const char *entry;
-    const vyre_axes *axes;
-    const char *spec_json; /* the spec file's object (its "args"), or NULL */
-    const char *arch;      /* vyre_bench_sweep_check compiles for it when set ("sm_90") */
-} vyre_bench_sweep;
-
-/* Everything a run needs. Zero-initialise, then set. */
-typedef struct vyre_bench_env {
-    vyre_results *db;
-    int64_t run_id;
-    vyre_stop_rule rule; /* for GPU and cache points */
-    int quick;           /* fewer sizes, shorter cold compile series */
-    int cold;            /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
-    int kernels;         /* gather CUPTI kernel records per point in a separate pass */
-    const int *devices;  /* CUDA ordinals */
-    size_t ndevices;
-    vyre_gpu_monitor *mon; /* may be NULL */
-    const volatile sig_atomic_t *stop;
-    const char *self_exe;      /* this program, for the compile suite's child */
-    const char *jit_child_cmd; /* its hidden subcommand ("__jit-cold") */
-    const char *tmp_dir;       /* scratch directory (the cache suite's cache lives here) */
-    vyre_bench_point_fn on_point;
-    vyre_bench_progress_fn on_progress;
-    void *cb_ctx;
-    /* run state, maintained by the suites */
-    int next_seq;
-    size_t done, total;
-    int interrupted;
-} vyre_bench_env;
-
-typedef struct vyre_bench_suite_def {
-    const char *name;
-    int needs_gpu;
-    const char *description;
-} vyre_bench_suite_def;
-
-/* The suites, in their default order; *n set. Static storage. */
-VYRE_EXTERN const vyre_bench_suite_def *vyre_bench_suites(size_t *n);
-
-/* The suite called name, or NULL. */
-VYRE_EXTERN const vyre_bench_suite_def *vyre_bench_suite_find(const char *name);
-
-/* Points the suite will measure with env's settings (for progress). */
-VYRE_EXTERN size_t vyre_bench_suite_points(const char *name, const vyre_bench_env *env);
+/* Called once, before anything is measured, when GPU suites are left out
+ * of a run because there is no usable GPU: `suites` lists them
+ * ("launch, memcpy"), `why` says what is missing (with a hint). */
+typedef void (*vyre_bench_skip_fn)(const char *suites, const vyre_error *why, void *ctx);
 
 /*
- * Runs the suite: every point reserved, measured, stored and handed to
- * env->on_point. Returns 0 (env->interrupted says whether Ctrl-C cut it
- * short), VYRE_EINVAL for an unknown suite, or the first error (a GPU
- * suite on a machine without one: VYRE_ENODRIVER / VYRE_ENODEV).
- */
-VYRE_EXTERN int vyre_bench_suite_run(const char *name, vyre_bench_env *env, vyre_error *err);
-
-/*
- * Checks a user sweep before anything is measured: the file readable, the
- * axes bound (see vyre_bench_sweep_run), the spec's args well formed, and,
- * when sw->arch is set, the kernel compiled for it (on the CPU: no GPU
- * needed). Returns 0 or VYRE_EINVAL / VYRE_ENOENT / VYRE_ECOMPILE (the
- * message quotes the first failing line; *log, when log is not NULL,
- * receives the whole compiler log, malloc'ed, the caller's).
- */
-VYRE_EXTERN int vyre_bench_sweep_check(const vyre_bench_sweep *sw, char **log, vyre_error *err);
-
-/* Points of a sweep: the axes' product times the modes. */
-VYRE_EXTERN size_t vyre_bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env *env);
-
-/*
- * Runs a user sweep on env's devices.
+ * User sweep: a kernel file, an entry point and axes.
  *
  * Binding (no spec args): the kernel takes (float *out, const float *in,
  * int N); axis N (required) is the element count, axis BLOCK (default 256)
@@ -351,34 +298,114 @@ VYRE_EXTERN size_t vyre_bench_sweep_points(const vyre_bench_sweep *sw, const vyr
  * (grid = ceil(grid / block)); "bytes": "N*8" is not supported: bytes per
  * launch is the sum of the buffers' sizes.
  */
-VYRE_EXTERN int vyre_bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env,
-                                     vyre_error *err);
+typedef struct vyre_bench_sweep {
+    const char *path; /* .cu, .ptx or .cubin */
+    const char *entry;
+    const vyre_axes *axes;
+    const char *spec_json; /* the spec file's object (its "args"), or NULL */
+} vyre_bench_sweep;
+
+typedef struct vyre_bench_suite_def {
+    const char *name;
+    int needs_gpu;
+    const char *description;
+} vyre_bench_suite_def;
+
+/* The suites, in their default order; *n set. Static storage. */
+VYRE_EXTERN const vyre_bench_suite_def *vyre_bench_suites(size_t *n);
+
+/* The suite called name, or NULL. */
+VYRE_EXTERN const vyre_bench_suite_def *vyre_bench_suite_find(const char *name);
+
+/* What to run and how. Zero-initialise, then set. */
+typedef struct vyre_bench_run_opts {
+    vyre_results *db;
+    const char *const *suites; /* suite names (vyre_bench_suite_find), in order */
+    size_t nsuites;
+    int explicit_suites;           /* the user named the suites: a GPU suite without a usable GPU
+                                      fails the run (VYRE_ENODRIVER / VYRE_ENODEV) instead of
+                                      being skipped */
+    const vyre_bench_sweep *sweep; /* a user sweep after the suites, or NULL; it is
+                                      checked (and compiled for the first device's
+                                      architecture, sm_90 without a GPU) first */
+    const int *devices;            /* CUDA ordinals (at most 16); none: device 0 */
+    size_t ndevices;
+    int all_devices;           /* every device the driver sees, instead of `devices` */
+    vyre_stats_stop_rule rule; /* for GPU and cache points */
+    int quick;                 /* fewer sizes, shorter cold compile series */
+    int cold;                  /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
+    int kernels;               /* gather CUPTI kernel records per point in a separate pass */
+    const char *tmp_dir;       /* scratch directory; NULL: /tmp */
+    /* The program to run again for the compile suite's cold PTX JIT, which
+     * needs a fresh process ("/proc/self/exe"); that program must call
+     * vyre_bench_child_main first in main(). NULL: the cold-JIT points are
+     * left out. */
+    const char *child_exe;
+    const volatile sig_atomic_t *stop; /* set (Ctrl-C): stop after the current sample */
+    const char *command_line;          /* stored with the run */
+    const char *git_rev;               /* likewise (the front end's working tree), may be NULL */
+    vyre_bench_point_fn on_point;      /* each, may be NULL */
+    vyre_bench_progress_fn on_progress;
+    vyre_bench_skip_fn on_skip;
+    void *cb_ctx;
+} vyre_bench_run_opts;
+
+/* How a run went. vyre_bench_run_result_release frees what it holds. */
+typedef struct vyre_bench_run_result {
+    int64_t run_id;          /* 0: the runs row could not be created */
+    size_t npoints;          /* points measured and stored */
+    int interrupted;         /* *stop cut the run short (status interrupted) */
+    char skipped[128];       /* GPU suites left out ("launch, memcpy"), "" none */
+    vyre_error skip_reason;  /* why they were */
+    char *compile_log;       /* the sweep's compiler log when it failed to compile, or NULL */
+    vyre_error finish_error; /* code != 0: marking the failed run failed too */
+} vyre_bench_run_result;
 
 /*
- * The compile suite's child (run by a hidden subcommand in a process of
- * its own): initialises the driver with its JIT cache disabled
- * (CUDA_CACHE_DISABLE=1 past vyre's own setting, for this process only),
- * loads the PTX file at path with cuModuleLoadData and returns the time of
- * that load in *ns. Device 0.
+ * Runs a benchmark from start to end: creates the runs row (status
+ * running), checks the devices (when anything needs a GPU) and the sweep,
+ * decides what runs (without a usable GPU the GPU suites are skipped, and
+ * on_skip told, unless explicit_suites), measures every point of every
+ * suite on every device and then the sweep, storing each and handing it
+ * to on_point, and sets the final status: done, interrupted (*stop set;
+ * the finished points are kept) or, on any error, failed with the error's
+ * message. Returns 0 (done or interrupted: see res) or the first error
+ * (VYRE_ENODRIVER / VYRE_ENODEV for a GPU the run needs and lacks).
+ * Thread-safety: one run at a time per process.
  */
-VYRE_EXTERN int vyre_bench_jit_cold_child(const char *ptx_path, uint64_t *ns, vyre_error *err);
+VYRE_EXTERN int vyre_bench_run_suites(const vyre_bench_run_opts *opts, vyre_bench_run_result *res,
+                                      vyre_error *err);
+
+/* Frees what res holds (compile_log). NULL-safe. */
+VYRE_EXTERN void vyre_bench_run_result_release(vyre_bench_run_result *res);
 
 /*
- * Fills run's gpu_name, gpu_uuid (device devices[0]), devices ("0,1"),
- * driver and clocks (NVML through mon, when not NULL) and cuda_version.
- * Calls vyre_cuda_init: VYRE_ENODRIVER / VYRE_ENODEV / VYRE_ECUDA.
+ * The compile suite times a cold PTX JIT (the driver's JIT cache off) in a
+ * fresh process: it runs opts->child_exe again with a marker in the
+ * environment that names the parent. A program that sets child_exe calls
+ * this first thing in main(): it returns 0 at once when the process is not
+ * such a child, and otherwise does the measurement, hands the result to
+ * the parent and returns 1 with *exit_code set (exit with it). Prints
+ * nothing.
  */
-VYRE_EXTERN int vyre_bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
-                                        vyre_gpu_monitor *mon, vyre_error *err);
+VYRE_EXTERN int vyre_bench_child_main(int argc, char **argv, int *exit_code);
+
+/* A kernel of the built-in suites: CUDA C, compiled by NVRTC at run time. */
+typedef struct vyre_bench_kernel {
+    const char *label; /* "matmul" */
+    const char *entry; /* its extern "C" name */
+    const char *src;   /* CUDA C */
+} vyre_bench_kernel;
+
+/* The compile suite's kernels, in order: a tiled SGEMM, a row softmax and
+ * a block reduction (real kernels, tens of KB of PTX each), then a small
+ * saxpy; *n set. Static storage. For programs that measure the same
+ * kernels another way (bench/bench_dispatch.c). */
+VYRE_EXTERN const vyre_bench_kernel *vyre_bench_kernels(size_t *n);
 
 /* The datasheet DRAM bandwidth of a GPU by name, bytes/s: H100 SXM 3.35e12,
  * H100 PCIe 2.0e12, H200 4.8e12; 0 when unknown. *label names the part. */
 VYRE_EXTERN double vyre_bench_peak_bandwidth(const char *gpu_name, const char **label);
-
-/* The git revision of the working directory ("abc1234", "-dirty" appended
- * when modified) into buf, or "" when it is not a checkout or git is
- * missing. Never fails. */
-VYRE_EXTERN void vyre_bench_git_rev(char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -45,7 +45,7 @@ enum {
 
 /* Progress callback for long operations: done of total (total may be 0 when
  * unknown). Called from the calling thread. */
-typedef void (*vyre_progress_fn)(uint64_t done, uint64_t total, void *ctx);
+typedef void (*vyre_cache_progress_fn)(uint64_t done, uint64_t total, void *ctx);
 
 /*
  * Resolves the default root: $VYRE_PTX_CACHE_DIR (empty is VYRE_EENV), else
@@ -153,7 +153,7 @@ VYRE_EXTERN int vyre_cache_foreach(vyre_cache *c, vyre_cache_entry_fn fn, void *
 VYRE_EXTERN int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *out,
                                        vyre_error *err);
 
-typedef struct vyre_prune_opts {
+typedef struct vyre_cache_prune_opts {
     uint64_t max_bytes;  /* keep the cache at or under this size; UINT64_MAX: no limit */
     int64_t max_age_ns;  /* remove entries unused for longer; 0: no limit */
     const char *arch;    /* remove every entry of this architecture; NULL: none */
@@ -161,47 +161,48 @@ typedef struct vyre_prune_opts {
     const char *const *keep_toolchains; /* identities to keep, required with */
     size_t n_keep_toolchains;           /* stale_toolchain (vyre_compile_toolchains) */
     int dry_run;                        /* report what would go, remove nothing */
-    vyre_progress_fn progress;
+    vyre_cache_progress_fn progress;
     void *progress_ctx;
-} vyre_prune_opts;
+} vyre_cache_prune_opts;
 
 /* Initialises opts to "remove nothing". */
-VYRE_EXTERN void vyre_prune_opts_init(vyre_prune_opts *opts);
+VYRE_EXTERN void vyre_cache_prune_opts_init(vyre_cache_prune_opts *opts);
 
-typedef struct vyre_prune_result {
+typedef struct vyre_cache_prune_result {
     uint64_t examined;
     uint64_t removed;
     uint64_t removed_bytes;
     uint64_t kept;
     uint64_t kept_bytes;
     int target_reached; /* 0 when max_bytes could not be reached */
-} vyre_prune_result;
+} vyre_cache_prune_result;
 
 /* Called for each entry removed (or that would be, in a dry run). */
-typedef void (*vyre_prune_fn)(const vyre_cache_entry *e, const char *reason, void *ctx);
+typedef void (*vyre_cache_prune_fn)(const vyre_cache_entry *e, const char *reason, void *ctx);
 
 /* Prunes least recently used first. */
-VYRE_EXTERN int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts, vyre_prune_result *res,
-                                 vyre_prune_fn fn, void *ctx, vyre_error *err);
+VYRE_EXTERN int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts,
+                                 vyre_cache_prune_result *res, vyre_cache_prune_fn fn, void *ctx,
+                                 vyre_error *err);
 
-typedef enum vyre_problem_kind {
+typedef enum vyre_cache_problem_kind {
     VYRE_PROBLEM_BAD_BLOB = 1,     /* header/checksum/etc. failed (reject says why) */
     VYRE_PROBLEM_ROW_WITHOUT_FILE, /* index row whose blob is gone */
     VYRE_PROBLEM_FILE_WITHOUT_ROW, /* valid blob missing from the index */
     VYRE_PROBLEM_ROW_MISMATCH,     /* row disagrees with the blob header */
     VYRE_PROBLEM_DEBRIS,           /* tmp/ file older than an hour */
     VYRE_PROBLEM_STRAY,            /* unexpected file in blobs/ */
-} vyre_problem_kind;
+} vyre_cache_problem_kind;
 
-typedef struct vyre_verify_problem {
-    vyre_problem_kind kind;
+typedef struct vyre_cache_verify_problem {
+    vyre_cache_problem_kind kind;
     vyre_blob_reject reject; /* for BAD_BLOB */
     char path[VYRE_CACHE_PATH_MAX];
     int repaired;       /* 1 when repair fixed it */
     const char *action; /* what repair did ("quarantined", "removed", ...) or NULL */
-} vyre_verify_problem;
+} vyre_cache_verify_problem;
 
-typedef struct vyre_verify_result {
+typedef struct vyre_cache_verify_result {
     uint64_t blobs_checked;
     uint64_t bytes_checked;
     uint64_t bad_blobs;
@@ -214,31 +215,33 @@ typedef struct vyre_verify_result {
     uint64_t tmp_in_flight; /* tmp/ files younger than an hour (not a problem) */
     uint64_t problems;      /* sum of the problem counters */
     uint64_t repaired;
-} vyre_verify_result;
+} vyre_cache_verify_result;
 
-typedef void (*vyre_problem_fn)(const vyre_verify_problem *p, void *ctx);
+typedef void (*vyre_cache_problem_fn)(const vyre_cache_verify_problem *p, void *ctx);
 
 /* Checks every blob (header, checksums, name), index rows against files,
  * debris in tmp/ and quarantined files. With repair: bad blobs are
  * quarantined, rows without files deleted, files without rows and
  * mismatched rows re-indexed, debris removed. */
-VYRE_EXTERN int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res,
-                                  vyre_problem_fn fn, void *ctx, vyre_progress_fn progress,
-                                  void *progress_ctx, vyre_error *err);
+VYRE_EXTERN int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
+                                  vyre_cache_problem_fn fn, void *ctx,
+                                  vyre_cache_progress_fn progress, void *progress_ctx,
+                                  vyre_error *err);
 
-typedef struct vyre_reindex_result {
+typedef struct vyre_cache_reindex_result {
     uint64_t scanned;
     uint64_t indexed;
     uint64_t bytes;
     uint64_t quarantined;
     uint64_t rows_before;
-} vyre_reindex_result;
+} vyre_cache_reindex_result;
 
 /* Rebuilds the index from the blob headers alone (a corrupt or missing
  * index file is replaced). Usage columns of surviving rows are kept when the
  * old index is readable. */
-VYRE_EXTERN int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res,
-                                   vyre_progress_fn progress, void *progress_ctx, vyre_error *err);
+VYRE_EXTERN int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
+                                   vyre_cache_progress_fn progress, void *progress_ctx,
+                                   vyre_error *err);
 
 /* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
  * Counts what was removed. */

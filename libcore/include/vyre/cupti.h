@@ -210,7 +210,7 @@ VYRE_EXTERN void vyre_cupti_telemetry_sink(const vyre_activity *recs, size_t n, 
 VYRE_EXTERN int vyre_cupti_remove_sink(vyre_activity_sink_fn fn, void *ctx);
 
 /* Copies the statistics (each field read atomically). */
-VYRE_EXTERN void vyre_cupti_get_stats(vyre_cupti_stats *out);
+VYRE_EXTERN void vyre_cupti_stats_get(vyre_cupti_stats *out);
 
 /* "kernel", "memcpy", "memset", "overhead", "marker", "range"; "none" for
  * anything else. Static strings. */
@@ -218,6 +218,34 @@ VYRE_EXTERN const char *vyre_activity_kind_name(vyre_activity_kind kind);
 
 /* "htod", "dtoh", "dtod", ... "unknown". Static strings. */
 VYRE_EXTERN const char *vyre_copy_kind_name(vyre_copy_kind kind);
+
+/*
+ * Parsing raw CUPTI activity records, for a program that runs its own
+ * CUPTI client instead of vyre_cupti_start (libvyre-inject, which must not
+ * initialise the driver from inside cuInit): the same normalisation and
+ * NVTX marker pairing capture uses. A parser holds the NVTX ranges still
+ * open; it is not thread-safe (one lock around feeding it).
+ */
+typedef struct vyre_cupti_parser vyre_cupti_parser;
+
+/* A new parser into *out (the caller's: vyre_cupti_parser_free). */
+VYRE_EXTERN int vyre_cupti_parser_new(vyre_cupti_parser **out, vyre_error *err);
+
+/* Frees p. NULL-safe. */
+VYRE_EXTERN void vyre_cupti_parser_free(vyre_cupti_parser *p);
+
+/*
+ * Feeds one record (a const CUpti_Activity * from
+ * cuptiActivityGetNextRecord; void here so that this header needs no
+ * cupti.h). Returns 1 when *out is a record to deliver: a kernel, copy,
+ * memset or overhead record, an instantaneous NVTX marker, or a
+ * VYRE_ACTIVITY_RANGE made of a start marker and this end. Returns 0 when
+ * there is nothing to deliver: a kind vyre does not normalise, a range's
+ * payload (kept for its range), a start (kept open), or an end without a
+ * start (counted in *unpaired, which may be NULL).
+ */
+VYRE_EXTERN int vyre_cupti_parser_feed(vyre_cupti_parser *p, const void *record, vyre_activity *out,
+                                       uint64_t *unpaired);
 
 #ifdef __cplusplus
 }

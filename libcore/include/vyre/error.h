@@ -66,15 +66,33 @@ typedef enum vyre_errno {
 #define VYRE_ERROR_HINT_MAX    512
 
 /*
+ * A fix that a front end can offer as one of its own commands. libcore
+ * names no front end: where such a command helps, it sets the remedy next
+ * to a hint that stands on its own (possibly empty), and the front end
+ * adds the command (git keeps advise() in the front end too). Append only.
+ */
+typedef enum vyre_remedy {
+    VYRE_REMEDY_NONE = 0,
+    VYRE_REMEDY_CACHE_REPAIR = 1,  /* verify the cache, quarantining what is damaged */
+    VYRE_REMEDY_CACHE_REINDEX = 2, /* rebuild the cache's index from its blobs */
+    VYRE_REMEDY_CACHE_PRUNE = 3,   /* shrink the cache */
+    VYRE_REMEDY_CACHE_LIST = 4,    /* list the cache's keys */
+    VYRE_REMEDY_BENCH_RUNS = 5,    /* list the runs in the results database */
+    VYRE_REMEDY_DEVICES = 6,       /* list the GPUs the driver sees */
+} vyre_remedy;
+
+/*
  * Error detail, owned by the caller (usually on the stack). Functions that
  * fail fill it when it is non-NULL; on success they leave it untouched.
  * message: what failed, offending values in quotes. hint: how to fix it,
  * without a "Fix:" prefix (front ends add their own); may be empty.
+ * remedy: a front end's command that helps, or VYRE_REMEDY_NONE.
  */
 typedef struct vyre_error {
     int code;
     char message[VYRE_ERROR_MESSAGE_MAX];
     char hint[VYRE_ERROR_HINT_MAX];
+    vyre_remedy remedy;
 } vyre_error;
 
 /* Short text for a code, e.g. "not found". Never NULL; unknown codes give

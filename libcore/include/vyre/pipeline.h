@@ -195,7 +195,7 @@ VYRE_EXTERN int vyre_pipeline_compile(vyre_ctx *ctx, const vyre_pipeline_desc *d
 VYRE_EXTERN void vyre_pipeline_free(vyre_pipeline *p);
 
 /* How the compile that made p went (owned by p). */
-VYRE_EXTERN const vyre_pipeline_info *vyre_pipeline_get_info(const vyre_pipeline *p);
+VYRE_EXTERN const vyre_pipeline_info *vyre_pipeline_info_get(const vyre_pipeline *p);
 
 /* Interop: p's CUfunction and CUmodule (owned by the ctx). */
 VYRE_EXTERN void *vyre_pipeline_cu_function(const vyre_pipeline *p);

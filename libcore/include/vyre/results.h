@@ -31,11 +31,8 @@
 extern "C" {
 #endif
 
-#define VYRE_RESULTS_SCHEMA_VERSION  2
-#define VYRE_RESULTS_APPLICATION_ID  0x76797273 /* PRAGMA application_id: "vyrs" */
-#define VYRE_RESULTS_BUSY_TIMEOUT_MS 10000
-#define VYRE_RESULTS_BATCH           1024  /* pending rows that make add flush */
-#define VYRE_RESULTS_PENDING_MAX     65536 /* rows kept while flushes fail */
+#define VYRE_RESULTS_SCHEMA_VERSION 2
+#define VYRE_RESULTS_APPLICATION_ID 0x76797273 /* PRAGMA application_id: "vyrs" */
 
 typedef struct vyre_results vyre_results;
 typedef struct vyre_results_writer vyre_results_writer;
@@ -109,7 +106,7 @@ VYRE_EXTERN int vyre_results_writer_flush(vyre_results_writer *w, vyre_error *er
 VYRE_EXTERN void vyre_results_writer_sink(const vyre_activity *recs, size_t n, void *writer);
 
 /* Copies the writer's statistics. Thread-safe. */
-VYRE_EXTERN void vyre_results_writer_get_stats(vyre_results_writer *w,
+VYRE_EXTERN void vyre_results_writer_stats_get(vyre_results_writer *w,
                                                vyre_results_writer_stats *out);
 
 /* Flushes what is pending, best effort (call vyre_results_writer_flush

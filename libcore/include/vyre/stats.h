@@ -71,21 +71,21 @@ VYRE_EXTERN int vyre_stats_outliers(const double *x, size_t n, double k, unsigne
 /* Welford accumulator for measuring loops: O(1) per sample, so a stopping
  * rule can be checked after every sample. Zero-initialise or use
  * VYRE_RUNNING_INIT. */
-typedef struct vyre_running {
+typedef struct vyre_stats_running {
     size_t n;
     double mean, m2, sum, min, max;
-} vyre_running;
+} vyre_stats_running;
 
 #define VYRE_RUNNING_INIT                                                                          \
     {                                                                                              \
         0, 0.0, 0.0, 0.0, 0.0, 0.0                                                                 \
     }
 
-VYRE_EXTERN void vyre_running_push(vyre_running *r, double x);
+VYRE_EXTERN void vyre_stats_running_push(vyre_stats_running *r, double x);
 /* Sample standard deviation (NAN for n < 2) and stddev / mean (NAN for
  * n < 2 or mean <= 0). */
-VYRE_EXTERN double vyre_running_stddev(const vyre_running *r);
-VYRE_EXTERN double vyre_running_noise(const vyre_running *r);
+VYRE_EXTERN double vyre_stats_running_stddev(const vyre_stats_running *r);
+VYRE_EXTERN double vyre_stats_running_noise(const vyre_stats_running *r);
 
 /* ---- Stopping rule ------------------------------------------------------ */
 
@@ -98,13 +98,13 @@ VYRE_EXTERN double vyre_running_noise(const vyre_running *r);
  * max_noise disables the noise criterion (stop as soon as the minimums are
  * met); a zero timeout_s or max_samples disables that limit.
  */
-typedef struct vyre_stop_rule {
+typedef struct vyre_stats_stop_rule {
     size_t min_samples;
     double min_time_s;
     double max_noise; /* relative stddev, 0.005 = 0.5 % */
     double timeout_s;
     size_t max_samples;
-} vyre_stop_rule;
+} vyre_stats_stop_rule;
 
 /* nvbench's defaults: 10 samples, 0.5 s, 0.5 % noise, 15 s timeout; and a
  * cap of one million samples so that memory stays bounded. */
@@ -113,7 +113,7 @@ typedef struct vyre_stop_rule {
         10, 0.5, 0.005, 15.0, 1000000                                                              \
     }
 
-typedef enum vyre_stop_reason {
+typedef enum vyre_stats_stop_reason {
     /* keep going */
     VYRE_STOP_MIN_SAMPLES_NOT_MET = 0,
     VYRE_STOP_MIN_TIME_NOT_MET = 1,
@@ -123,16 +123,16 @@ typedef enum vyre_stop_reason {
     VYRE_STOP_MINIMUMS_MET = 4, /* minimums met, noise criterion disabled */
     VYRE_STOP_TIMEOUT = 5,      /* timeout_s of wall time passed first */
     VYRE_STOP_MAX_SAMPLES = 6,  /* max_samples reached first */
-} vyre_stop_reason;
+} vyre_stats_stop_reason;
 
-typedef struct vyre_stop_decision {
+typedef struct vyre_stats_stop_decision {
     int stop; /* 1: stop measuring this point */
-    vyre_stop_reason reason;
+    vyre_stats_stop_reason reason;
     size_t n;
     double noise;      /* at decision time, NAN when undefined */
     double measured_s; /* as passed in */
     double elapsed_s;  /* as passed in */
-} vyre_stop_decision;
+} vyre_stats_stop_decision;
 
 /*
  * Decides whether to stop after the samples summarised by acc, measured_s
@@ -141,12 +141,13 @@ typedef struct vyre_stop_decision {
  * NOISE_OK (or MINIMUMS_MET) before TIMEOUT before MAX_SAMPLES. A TIMEOUT
  * may come with fewer than min_samples samples: the decision's n says so.
  */
-VYRE_EXTERN vyre_stop_decision vyre_stop_check(const vyre_stop_rule *rule, const vyre_running *acc,
-                                               double measured_s, double elapsed_s);
+VYRE_EXTERN vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
+                                                           const vyre_stats_running *acc,
+                                                           double measured_s, double elapsed_s);
 
 /* "min-samples", "min-time", "noisy", "noise-ok", "minimums-met",
  * "timeout", "max-samples"; "?" for others. Static strings. */
-VYRE_EXTERN const char *vyre_stop_reason_name(vyre_stop_reason reason);
+VYRE_EXTERN const char *vyre_stats_stop_reason_name(vyre_stats_stop_reason reason);
 
 /*
  * One line for progress output and the results table, e.g.
@@ -155,8 +156,8 @@ VYRE_EXTERN const char *vyre_stop_reason_name(vyre_stop_reason reason);
  *   "min-samples: 4 of 10"
  * Returns the length needed, like snprintf.
  */
-VYRE_EXTERN size_t vyre_stop_format(const vyre_stop_decision *d, const vyre_stop_rule *rule,
-                                    char *buf, size_t size);
+VYRE_EXTERN size_t vyre_stats_stop_format(const vyre_stats_stop_decision *d,
+                                          const vyre_stats_stop_rule *rule, char *buf, size_t size);
 
 /* ---- Comparison --------------------------------------------------------- */
 
@@ -173,24 +174,24 @@ VYRE_EXTERN size_t vyre_stop_format(const vyre_stop_decision *d, const vyre_stop
  * u) from the null distribution (counted with the q-binomial recurrence,
  * capped at 1); `exact` says which. All values tied: z = 0, p = 1.
  */
-typedef struct vyre_mann_whitney {
+typedef struct vyre_stats_mann_whitney_result {
     size_t n1, n2;
     double u1, u2, u;
     double z;
     double p;
     int exact;
-} vyre_mann_whitney;
+} vyre_stats_mann_whitney_result;
 
 /* Returns 0, VYRE_EINVAL (an empty sample, a non-finite value) or
  * VYRE_ENOMEM. */
 VYRE_EXTERN int vyre_stats_mann_whitney(const double *a, size_t n1, const double *b, size_t n2,
-                                        vyre_mann_whitney *out, vyre_error *err);
+                                        vyre_stats_mann_whitney_result *out, vyre_error *err);
 
-typedef enum vyre_verdict {
+typedef enum vyre_stats_verdict {
     VYRE_VERDICT_SAME = 0,
     VYRE_VERDICT_FASTER = 1, /* b takes less time than a */
     VYRE_VERDICT_SLOWER = 2, /* b takes more time than a */
-} vyre_verdict;
+} vyre_stats_verdict;
 
 /*
  * Verdict thresholds. A change is FASTER or SLOWER only when it is both
@@ -200,24 +201,24 @@ typedef enum vyre_verdict {
  * equality; so a 0.5 % shift measured on a million samples, significant as
  * it is, stays SAME.
  */
-typedef struct vyre_compare_opts {
+typedef struct vyre_stats_compare_opts {
     double alpha;
     double min_effect;
-} vyre_compare_opts;
+} vyre_stats_compare_opts;
 
 #define VYRE_COMPARE_OPTS_DEFAULT                                                                  \
     {                                                                                              \
         0.01, 0.02                                                                                 \
     }
 
-typedef struct vyre_compare {
-    vyre_mann_whitney mw;
+typedef struct vyre_stats_compare_result {
+    vyre_stats_mann_whitney_result mw;
     double median_a, median_b;
     double ratio;    /* median_b / median_a; NAN when median_a is 0 */
     double hl_shift; /* Hodges-Lehmann: median of all b_j - a_i */
     int hl_approx;   /* 1 when computed on thinned samples (n1 n2 > 2^20) */
-    vyre_verdict verdict;
-} vyre_compare;
+    vyre_stats_verdict verdict;
+} vyre_stats_compare_result;
 
 /*
  * Compares sample sets a (the baseline, e.g. RUN_A) and b (the candidate)
@@ -231,11 +232,11 @@ typedef struct vyre_compare {
  * (0, 1), negative min_effect) or VYRE_ENOMEM.
  */
 VYRE_EXTERN int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
-                                   const vyre_compare_opts *opts, vyre_compare *out,
-                                   vyre_error *err);
+                                   const vyre_stats_compare_opts *opts,
+                                   vyre_stats_compare_result *out, vyre_error *err);
 
 /* "SAME", "FASTER", "SLOWER"; "?" for others. */
-VYRE_EXTERN const char *vyre_verdict_name(vyre_verdict v);
+VYRE_EXTERN const char *vyre_stats_verdict_name(vyre_stats_verdict v);
 
 #ifdef __cplusplus
 }

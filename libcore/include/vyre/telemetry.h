@@ -13,7 +13,7 @@
  *
  * Writer side. There is no background thread: libcore publishes from its
  * dispatch paths through vyre_telemetry_maybe_publish(), which copies the
- * counters at most once per VYRE_TELEMETRY_PUBLISH_INTERVAL_NS (10 ms), so
+ * counters at most once every 10 ms, so
  * the launch path pays two relaxed atomic loads almost every time. The CUPTI
  * module appends kernels with vyre_telemetry_add_kernel(). Publishing never
  * breaks the host program: every writer function returns an error code and
@@ -49,8 +49,6 @@ extern "C" {
 #define VYRE_TELEMETRY_KERNEL_NAME_MAX 96
 #define VYRE_TELEMETRY_EXE_MAX         64
 #define VYRE_TELEMETRY_CMDLINE_MAX     512
-/* vyre_telemetry_maybe_publish() publishes at most this often. */
-#define VYRE_TELEMETRY_PUBLISH_INTERVAL_NS UINT64_C(10000000)
 /* Longest path vyre_telemetry_dir() and the list entries hold. */
 #define VYRE_TELEMETRY_PATH_MAX 4096
 
@@ -60,7 +58,7 @@ typedef struct vyre_telemetry vyre_telemetry;
 /* One kernel execution, as the CUPTI module reports it. Caller-owned; name is
  * copied (truncated to VYRE_TELEMETRY_KERNEL_NAME_MAX - 1 bytes) and may be
  * NULL. Times are in the producer's clock (CUPTI timestamps, ns). */
-typedef struct vyre_kernel_record {
+typedef struct vyre_telemetry_kernel_record {
     const char *name;
     uint32_t grid[3];
     uint32_t block[3];
@@ -68,7 +66,7 @@ typedef struct vyre_kernel_record {
     uint64_t duration_ns;
     uint64_t end_ns;
     int32_t device;
-} vyre_kernel_record;
+} vyre_telemetry_kernel_record;
 
 /* ---- writer ---------------------------------------------------------- */
 
@@ -102,7 +100,7 @@ VYRE_EXTERN int vyre_telemetry_publish(vyre_telemetry *t);
 
 /*
  * Publishes when the last publish through this function is at least
- * VYRE_TELEMETRY_PUBLISH_INTERVAL_NS older than now_ns (CLOCK_MONOTONIC, ns);
+ * 10 ms older than now_ns (CLOCK_MONOTONIC, ns);
  * of threads racing past the interval, exactly one publishes. Returns 1 when
  * it published, 0 when it did not need to (or t is NULL), a negative code on
  * failure. The pipeline calls this from its dispatch paths. Thread-safe.
@@ -113,7 +111,7 @@ VYRE_EXTERN int vyre_telemetry_maybe_publish(vyre_telemetry *t, uint64_t now_ns)
  * Appends one kernel to the ring (overwriting the oldest once full) and
  * returns VYRE_OK; VYRE_EINVAL when k is NULL. NULL t: no-op. Thread-safe.
  */
-VYRE_EXTERN int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_kernel_record *k);
+VYRE_EXTERN int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_telemetry_kernel_record *k);
 
 /*
  * Removes the page (unlink) and unmaps it, then frees t. NULL is a no-op.

@@ -49,6 +49,7 @@ void vyre_error_clear(vyre_error *err)
     err->code = VYRE_OK;
     err->message[0] = '\0';
     err->hint[0] = '\0';
+    err->remedy = VYRE_REMEDY_NONE;
 }
 
 int vyre__fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
@@ -63,6 +64,14 @@ int vyre__fail(vyre_error *err, int code, const char *hint, const char *fmt, ...
     if (n < 0)
         err->message[0] = '\0';
     vyre__strlcpy(err->hint, hint ? hint : "", sizeof err->hint);
+    err->remedy = VYRE_REMEDY_NONE;
+    return code;
+}
+
+int vyre__remedy(vyre_error *err, vyre_remedy remedy, int code)
+{
+    if (err)
+        err->remedy = remedy;
     return code;
 }
 

@@ -16,6 +16,10 @@
  * `return vyre__fail(err, VYRE_EINVAL, "...", "bad '%s'", x);`. */
 int vyre__fail(vyre_error *err, int code, const char *hint, const char *fmt, ...) VYRE_PRINTF(4, 5);
 
+/* Sets err->remedy (when err is non-NULL; vyre__fail resets it) and
+ * returns code: `return vyre__remedy(err, VYRE_REMEDY_X, vyre__fail(...));`. */
+int vyre__remedy(vyre_error *err, vyre_remedy remedy, int code);
+
 /* Bounded copy that always terminates (when size > 0); returns strlen(src),
  * so truncation is `ret >= size`. */
 size_t vyre__strlcpy(char *dst, const char *src, size_t size);

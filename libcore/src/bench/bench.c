@@ -74,10 +74,10 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         free(snap);
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
     }
-    vyre_running acc = VYRE_RUNNING_INIT;
+    vyre_stats_running acc = VYRE_RUNNING_INIT;
     double measured_s = 0;
     uint64_t t_start = vyre__mono_ns();
-    vyre_stop_decision d;
+    vyre_stats_stop_decision d;
     memset(&d, 0, sizeof d);
     int rc = VYRE_OK;
     size_t k = 0;
@@ -119,10 +119,10 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
                 (g->throttle_reasons & THROTTLE_MASK))
                 x->throttled = 1;
         }
-        vyre_running_push(&acc, v);
+        vyre_stats_running_push(&acc, v);
         measured_s += v * items / 1e9;
         double elapsed_s = (double)(vyre__mono_ns() - t_start) / 1e9;
-        d = vyre_stop_check(&o->rule, &acc, measured_s, elapsed_s);
+        d = vyre_stats_stop_check(&o->rule, &acc, measured_s, elapsed_s);
         if (d.stop)
             break;
     }
@@ -155,7 +155,7 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         qsort(vals, k, sizeof *vals, cmp_double);
         pt->wall_median = vyre_stats_percentile_sorted(vals, k, 50);
         pt->stop_reason = d.reason;
-        vyre_stop_format(&d, &o->rule, pt->stop, sizeof pt->stop);
+        vyre_stats_stop_format(&d, &o->rule, pt->stop, sizeof pt->stop);
     }
     free(vals);
     free(flags);

@@ -24,7 +24,7 @@
 #include "vyre/bench.h"
 #include "vyre/version.h"
 
-const char *vyre_run_status_name(vyre_run_status s)
+const char *vyre_bench_run_status_name(vyre_bench_run_status s)
 {
     switch (s) {
     case VYRE_RUN_RUNNING:
@@ -39,7 +39,7 @@ const char *vyre_run_status_name(vyre_run_status s)
     return "?";
 }
 
-static vyre_run_status status_from(const char *s)
+static vyre_bench_run_status status_from(const char *s)
 {
     if (!s)
         return VYRE_RUN_RUNNING;
@@ -74,11 +74,11 @@ static vyre_bench_mode mode_from(const char *s)
     return VYRE_BENCH_HOT;
 }
 
-static vyre_stop_reason reason_from(const char *s)
+static vyre_stats_stop_reason reason_from(const char *s)
 {
     for (int r = VYRE_STOP_MIN_SAMPLES_NOT_MET; r <= VYRE_STOP_MAX_SAMPLES; r++)
-        if (s && strcmp(s, vyre_stop_reason_name((vyre_stop_reason)r)) == 0)
-            return (vyre_stop_reason)r;
+        if (s && strcmp(s, vyre_stats_stop_reason_name((vyre_stats_stop_reason)r)) == 0)
+            return (vyre_stats_stop_reason)r;
     return VYRE_STOP_MIN_SAMPLES_NOT_MET;
 }
 
@@ -223,7 +223,7 @@ int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_erro
     return rc;
 }
 
-int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_run_status status,
+int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_status status,
                           const char *message, vyre_error *err)
 {
     if (!db || run_id <= 0 || status == VYRE_RUN_RUNNING)
@@ -263,7 +263,7 @@ int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_run_status stat
                   &st, err);
         if (!rc) {
             sqlite3_bind_int64(st, 1, run_id);
-            sqlite3_bind_text(st, 2, vyre_run_status_name(status), -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, vyre_bench_run_status_name(status), -1, SQLITE_STATIC);
             sqlite3_bind_int64(st, 3, vyre__unix_ns());
             bind_text_or_null(st, 4, message);
             rc = step_done(db, st, "finish a run in", err);
@@ -363,7 +363,7 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
             bind_real_or_null(st, 18, p->metric);
         else
             sqlite3_bind_null(st, 18);
-        sqlite3_bind_text(st, 19, vyre_stop_reason_name(p->stop_reason), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 19, vyre_stats_stop_reason_name(p->stop_reason), -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 20, p->stop, -1, SQLITE_TRANSIENT);
         bind_text_or_null(st, 21, p->note);
         sqlite3_bind_text(st, 22, vyre_bench_mode_name(p->mode), -1, SQLITE_STATIC);
@@ -603,8 +603,9 @@ int vyre_bench_run_get(vyre_results *db, int64_t id, vyre_bench_run *out, vyre_e
         if (s == SQLITE_ROW)
             read_run(st, out);
         else if (s == SQLITE_DONE)
-            rc = vyre__fail(err, VYRE_ENOENT, "list the runs with 'vyre-bench runs'",
-                            "no run %" PRId64 " in '%s'", id, vyre_results_path(db));
+            rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
+                              vyre__fail(err, VYRE_ENOENT, NULL, "no run %" PRId64 " in '%s'", id,
+                                         vyre_results_path(db)));
         else
             rc = vyre__results_fail(db, s, "read", err);
     }
@@ -648,8 +649,9 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
         if (s == SQLITE_ROW)
             *id = sqlite3_column_int64(st, 0);
         else if (s == SQLITE_DONE)
-            rc = vyre__fail(err, VYRE_ENOENT, "list the runs with 'vyre-bench runs'",
-                            "no run '%s' in '%s'", ref, vyre_results_path(db));
+            rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
+                              vyre__fail(err, VYRE_ENOENT, NULL, "no run '%s' in '%s'", ref,
+                                         vyre_results_path(db)));
         else
             rc = vyre__results_fail(db, s, "read", err);
     }
@@ -834,8 +836,9 @@ static int values_of(vyre_results *db, int64_t point_id, double **out, size_t *n
     return VYRE_OK;
 }
 
-int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b, const vyre_compare_opts *opts,
-                            vyre_bench_cmp_row **out, size_t *n, vyre_error *err)
+int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
+                            const vyre_stats_compare_opts *opts, vyre_bench_cmp_row **out,
+                            size_t *n, vyre_error *err)
 {
     if (!db || !out || !n)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_runs: NULL argument");
@@ -900,4 +903,31 @@ int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b, const vyre_c
     *out = rows;
     *n = nr;
     return VYRE_OK;
+}
+
+/* ---- freeing what the readers return --------------------------------------------- */
+
+void vyre_bench_run_list_free(vyre_bench_run *runs)
+{
+    free(runs);
+}
+
+void vyre_bench_point_list_free(vyre_bench_point *points)
+{
+    free(points);
+}
+
+void vyre_bench_sample_list_free(vyre_bench_sample *samples)
+{
+    free(samples);
+}
+
+void vyre_bench_kernel_row_list_free(vyre_bench_kernel_row *rows)
+{
+    free(rows);
+}
+
+void vyre_bench_cmp_row_list_free(vyre_bench_cmp_row *rows)
+{
+    free(rows);
 }

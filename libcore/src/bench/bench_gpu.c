@@ -1,6 +1,7 @@
 /*
  * bench_gpu.c - the GPU suites (launch, memcpy, bandwidth, compile), user
- * sweeps, the compile suite's cold-JIT child, and the run's GPU facts. See
+ * sweeps, the compile suite's cold-JIT child (run again through
+ * base/subprocess.c), and the run's GPU facts. See
  * vyre/bench.h for what each measures.
  *
  * Timing: GPU time comes from a pair of CUDA events recorded on the ctx's
@@ -12,6 +13,7 @@
  * L2.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -20,13 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/clock.h"
 #include "bench/bench_internal.h"
 #include "cuda/cuda_internal.h"
 #include "base/internal.h"
+#include "base/subprocess.h"
 #include "vyre/compile.h"
 #include "vyre/cuda.h"
 #include "vyre/jitcache.h"
@@ -587,12 +589,12 @@ static const char *const k_compile_opts[] = {"-Xptxas=-O3"};
 
 struct compile_bench {
     struct gpu *g;
-    const vyre__bench_kernel *k;
+    const vyre_bench_kernel *k;
     vyre_nvrtc_output ptx;
     vyre_compile_result cubin;
     vyre_key key;
     char ptx_path[1024];
-    const char *self_exe, *child_cmd;
+    const char *child_exe;
     int variant;
     double nvrtc_median;
 };
@@ -604,50 +606,6 @@ static int load_unload(struct compile_bench *cb, const void *image, vyre_error *
     if (!rc)
         cb->g->cu->cuModuleUnload(m);
     return rc;
-}
-
-/* Runs the child: `self child_cmd ptx_path` with CUDA_CACHE_DISABLE=1;
- * its stdout is the load time in ns. */
-static int run_child(struct compile_bench *cb, double *ns, vyre_error *err)
-{
-    int fd[2];
-    if (pipe(fd) != 0)
-        return vyre__fail(err, vyre__errno_code(errno), NULL, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
-        return vyre__fail(err, vyre__errno_code(errno), NULL, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        dup2(fd[1], STDOUT_FILENO);
-        close(fd[0]);
-        close(fd[1]);
-        setenv("CUDA_CACHE_DISABLE", "1", 1);
-        char *argv[] = {(char *)(uintptr_t)cb->self_exe, (char *)(uintptr_t)cb->child_cmd,
-                        cb->ptx_path, NULL};
-        execv(cb->self_exe, argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    char buf[64];
-    size_t got = 0;
-    ssize_t r;
-    while (got < sizeof buf - 1 && (r = read(fd[0], buf + got, sizeof buf - 1 - got)) > 0)
-        got += (size_t)r;
-    buf[got] = '\0';
-    close(fd[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        continue;
-    char *end = NULL;
-    double v = strtod(buf, &end);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || end == buf || !(v > 0))
-        return vyre__fail(err, VYRE_ECUDA, "run the child by hand to see its error",
-                          "the cold-JIT child '%s %s %s' failed (status %d)", cb->self_exe,
-                          cb->child_cmd, cb->ptx_path, status);
-    *ns = v;
-    return VYRE_OK;
 }
 
 static int sample_compile(void *ctx, double *value, double *wall, vyre_error *err)
@@ -668,7 +626,7 @@ static int sample_compile(void *ctx, double *value, double *wall, vyre_error *er
     }
     case V_JIT_COLD: {
         double ns = 0;
-        rc = run_child(cb, &ns, err);
+        rc = vyre__bench_jit_cold_spawn(cb->child_exe, cb->ptx_path, &ns, err);
         *wall = (double)(vyre__mono_ns() - t0);
         *value = ns;
         return rc;
@@ -733,11 +691,11 @@ static int compile_prepare_kernel(struct compile_bench *cb, vyre_bench_env *env,
     if (!rc)
         rc = vyre_pipeline_compile(cb->g->ctx, &d, &p, err);
     if (!rc) {
-        cb->key = vyre_pipeline_get_info(p)->key;
-        if (vyre_pipeline_get_info(p)->store_rc)
-            rc = vyre__fail(err, vyre_pipeline_get_info(p)->store_rc, NULL,
+        cb->key = vyre_pipeline_info_get(p)->key;
+        if (vyre_pipeline_info_get(p)->store_rc)
+            rc = vyre__fail(err, vyre_pipeline_info_get(p)->store_rc, NULL,
                             "cannot store the cubin of '%s' in the cache: %s", cb->k->label,
-                            vyre_pipeline_get_info(p)->store_error.message);
+                            vyre_pipeline_info_get(p)->store_error.message);
         vyre_pipeline_free(p);
     }
     if (!rc) {
@@ -772,8 +730,7 @@ static int run_compile(vyre_bench_env *env, struct gpu *g, vyre_error *err)
         memset(&cb, 0, sizeof cb);
         cb.g = g;
         cb.k = &vyre__bench_kernels[k];
-        cb.self_exe = env->self_exe;
-        cb.child_cmd = env->jit_child_cmd;
+        cb.child_exe = env->child_exe;
         rc = compile_prepare_kernel(&cb, env, err);
         vyre_bench_measure_opts o;
         measure_opts(&o, env, g);
@@ -782,7 +739,7 @@ static int run_compile(vyre_bench_env *env, struct gpu *g, vyre_error *err)
         char axes[64];
         snprintf(axes, sizeof axes, "kernel=%s", cb.k->label);
         for (int v = 0; !rc && !env->interrupted && v < NVARIANTS; v++) {
-            if (v == V_JIT_COLD && (!cb.self_exe || !cb.child_cmd))
+            if (v == V_JIT_COLD && !cb.child_exe)
                 continue;
             cb.variant = v;
             o.warmup = v == V_NVRTC || v == V_JIT_COLD ? 0 : 2;
@@ -817,8 +774,7 @@ size_t vyre__bench_gpu_points(const char *suite, const vyre_bench_env *env)
     else if (strcmp(suite, "bandwidth") == 0)
         per = bandwidth_points(env);
     else if (strcmp(suite, "compile") == 0)
-        per = vyre__bench_nkernels *
-              (env->self_exe && env->jit_child_cmd ? NVARIANTS : NVARIANTS - 1);
+        per = vyre__bench_nkernels * (env->child_exe ? NVARIANTS : NVARIANTS - 1);
     return per * (env->ndevices ? env->ndevices : 1);
 }
 
@@ -849,11 +805,11 @@ int vyre__bench_gpu_run(const char *suite, vyre_bench_env *env, vyre_error *err)
 
 /* ---- the run's GPU facts -------------------------------------------------------------- */
 
-int vyre_bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
-                            vyre_gpu_monitor *mon, vyre_error *err)
+int vyre__bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
+                             vyre_gpu_monitor *mon, vyre_error *err)
 {
     if (!run || (!devices && n))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_describe: bad arguments");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_run_describe: bad arguments");
     vyre__strlcpy(run->cuda_version, vyre_cuda_toolkit_version(), sizeof run->cuda_version);
     int driver = 0;
     int rc = vyre_cuda_driver_version(&driver, err);
@@ -934,10 +890,16 @@ static int read_file(const char *path, char **out, size_t *len, vyre_error *err)
     return VYRE_OK;
 }
 
-int vyre_bench_jit_cold_child(const char *ptx_path, uint64_t *ns, vyre_error *err)
+/* The child learns what to do from this variable: "jit-cold:<parent pid>"
+ * (a stale value inherited from elsewhere names another parent and is
+ * ignored), with the PTX path in argv[1]; it answers on descriptor
+ * CHILD_FD: "ok <ns>\n", or "error <code>\n<message>\n<hint>". */
+#define CHILD_ENV "VYRE__BENCH_CHILD"
+#define CHILD_FD  3
+
+/* In the child: loads the PTX with the driver's JIT cache off, timed. */
+static int jit_cold_load(const char *ptx_path, uint64_t *ns, vyre_error *err)
 {
-    if (!ptx_path || !ns)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_jit_cold_child: NULL argument");
     /* vyre's contract forces the driver's JIT cache on (vyre/jitcache.h)
      * once per process; this process exists to measure the driver with it
      * off, so it turns it off after that one-time setup, before cuInit. */
@@ -951,7 +913,7 @@ int vyre_bench_jit_cold_child(const char *ptx_path, uint64_t *ns, vyre_error *er
     if ((rc = read_file(ptx_path, &ptx, &len, err)))
         return rc;
     rc = vyre_cuda_init(err);
-    const vyre__cuda_fns *cu = vyre__cuda();
+    const vyre__cuda_fns *cu = rc ? NULL : vyre__cuda();
     CUdevice dev = 0;
     CUcontext ctx = NULL;
     if (!rc)
@@ -972,6 +934,81 @@ int vyre_bench_jit_cold_child(const char *ptx_path, uint64_t *ns, vyre_error *er
         cu->cuDevicePrimaryCtxRelease(dev);
     free(ptx);
     return rc;
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        buf += w;
+        len -= (size_t)w;
+    }
+}
+
+int vyre_bench_child_main(int argc, char **argv, int *exit_code)
+{
+    const char *what = getenv(CHILD_ENV);
+    char want[64];
+    snprintf(want, sizeof want, "jit-cold:%ld", (long)getppid());
+    if (!what || strcmp(what, want) != 0 || !exit_code)
+        return 0;
+    unsetenv(CHILD_ENV); /* nothing this process starts is a child */
+    vyre_error e;
+    vyre_error_clear(&e);
+    uint64_t ns = 0;
+    int rc = argc == 2 && argv && argv[1]
+                 ? jit_cold_load(argv[1], &ns, &e)
+                 : vyre__fail(&e, VYRE_EINVAL, NULL, "the cold-JIT child takes one PTX path");
+    char reply[32 + VYRE_ERROR_MESSAGE_MAX + VYRE_ERROR_HINT_MAX];
+    int n = rc ? snprintf(reply, sizeof reply, "error %d\n%s\n%s", rc, e.message, e.hint)
+               : snprintf(reply, sizeof reply, "ok %" PRIu64 "\n", ns);
+    write_all(CHILD_FD, reply, n < 0 ? 0 : (size_t)n < sizeof reply ? (size_t)n : sizeof reply - 1);
+    *exit_code = rc ? 1 : 0;
+    return 1;
+}
+
+int vyre__bench_jit_cold_spawn(const char *exe, const char *ptx_path, double *ns, vyre_error *err)
+{
+    if (!exe || !ptx_path || !ns)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_jit_cold_spawn: NULL argument");
+    char marker[64];
+    snprintf(marker, sizeof marker, CHILD_ENV "=jit-cold:%ld", (long)getpid());
+    const char *env_set[] = {marker, NULL};
+    char *argv[] = {(char *)(uintptr_t)exe, (char *)(uintptr_t)ptx_path, NULL};
+    vyre__subprocess sp = {exe, argv, env_set, CHILD_FD};
+    char reply[32 + VYRE_ERROR_MESSAGE_MAX + VYRE_ERROR_HINT_MAX];
+    int status = -1;
+    int rc = vyre__subprocess_run(&sp, reply, sizeof reply, &status, err);
+    if (rc)
+        return rc;
+    if (strncmp(reply, "ok ", 3) == 0 && status == 0) {
+        char *end = NULL;
+        double v = strtod(reply + 3, &end);
+        if (end != reply + 3 && *end == '\n' && v > 0) {
+            *ns = v;
+            return VYRE_OK;
+        }
+    }
+    long code = 0;
+    char *msg = NULL;
+    if (strncmp(reply, "error ", 6) == 0)
+        code = strtol(reply + 6, &msg, 10);
+    if (code < 0 && code >= INT_MIN && msg && *msg == '\n') {
+        msg++;
+        char *hint = strchr(msg, '\n');
+        if (hint)
+            *hint++ = '\0';
+        return vyre__fail(err, (int)code, hint, "the cold-JIT child failed: %s", msg);
+    }
+    return vyre__fail(err, VYRE_ECUDA,
+                      "the program that runs the compile suite must call vyre_bench_child_main "
+                      "first in main()",
+                      "the cold-JIT child '%s' of '%s' gave no result (exit status %d)", exe,
+                      ptx_path, status);
 }
 
 /* ---- user sweeps --------------------------------------------------------------------------- */
@@ -1106,12 +1143,13 @@ static int make_binding(const vyre_bench_sweep *sw, sweep_binding *b, vyre_error
     return rc;
 }
 
-int vyre_bench_sweep_check(const vyre_bench_sweep *sw, char **log, vyre_error *err)
+int vyre__bench_sweep_check(const vyre_bench_sweep *sw, const char *arch, char **log,
+                            vyre_error *err)
 {
     if (log)
         *log = NULL;
     if (!sw || !sw->path || !sw->entry || !sw->axes)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_sweep_check: bad arguments");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_sweep_check: bad arguments");
     char *src = NULL;
     size_t len = 0;
     int rc = read_file(sw->path, &src, &len, err);
@@ -1126,11 +1164,11 @@ int vyre_bench_sweep_check(const vyre_bench_sweep *sw, char **log, vyre_error *e
     }
     sweep_binding b;
     rc = make_binding(sw, &b, err);
-    if (!rc && sw->arch) {
+    if (!rc && arch) {
         vyre_source_kind kind;
         vyre_source_kind_detect(sw->path, src, len, &kind);
         vyre_compile_request req = {
-            kind, src, kind == VYRE_SOURCE_CUBIN ? len : len, sw->arch, sw->entry, NULL, 0};
+            kind, src, kind == VYRE_SOURCE_CUBIN ? len : len, arch, sw->entry, NULL, 0};
         vyre_compile_result res;
         memset(&res, 0, sizeof res);
         rc = vyre_compile_cubin(&req, &res, err);
@@ -1151,7 +1189,7 @@ static size_t sweep_modes(const vyre_bench_env *env)
     return env->cold == 2 ? 2 : 1;
 }
 
-size_t vyre_bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env *env)
+size_t vyre__bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env *env)
 {
     if (!sw || !sw->axes || !env)
         return 0;
@@ -1285,10 +1323,10 @@ static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct s
     return rc;
 }
 
-int vyre_bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_error *err)
+int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_error *err)
 {
     if (!sw || !env)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_sweep_run: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_sweep_run: NULL argument");
     sweep_binding b;
     int rc = make_binding(sw, &b, err);
     char *src = NULL;

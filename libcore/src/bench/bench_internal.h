@@ -1,11 +1,83 @@
 /*
- * bench_internal.h - what the bench modules share: the point runner
- * (bench.c) and the suites (bench_suite_cache.c, bench_gpu.c). Not public.
+ * bench_internal.h - what the bench modules share: the run state, the point
+ * runner (bench.c), the suites (bench_suite_cache.c, bench_gpu.c) and the
+ * sweeps, which run.c drives. Not public.
  */
 #ifndef VYRE_BENCH_INTERNAL_H
 #define VYRE_BENCH_INTERNAL_H
 
 #include "vyre/bench.h"
+
+#define VYRE__BENCH_DEVICES_MAX 16
+
+/* Everything a suite needs while a run goes: run.c fills it from
+ * vyre_bench_run_opts; the suites advance the run state. */
+typedef struct vyre_bench_env {
+    vyre_results *db;
+    int64_t run_id;
+    vyre_stats_stop_rule rule; /* for GPU and cache points */
+    int quick;                 /* fewer sizes, shorter cold compile series */
+    int cold;                  /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
+    int kernels;               /* gather CUPTI kernel records per point in a separate pass */
+    const int *devices;        /* CUDA ordinals */
+    size_t ndevices;
+    vyre_gpu_monitor *mon; /* may be NULL */
+    const volatile sig_atomic_t *stop;
+    const char *child_exe; /* run again for the cold-JIT points; NULL: none */
+    const char *tmp_dir;   /* scratch directory (the cache suite's cache lives here) */
+    vyre_bench_point_fn on_point;
+    vyre_bench_progress_fn on_progress;
+    void *cb_ctx;
+    /* run state, maintained by the suites */
+    int next_seq;
+    size_t done, total;
+    int interrupted;
+} vyre_bench_env;
+
+/* Points the suite will measure with env's settings (for progress). */
+size_t vyre__bench_suite_points(const char *name, const vyre_bench_env *env);
+
+/*
+ * Runs the suite: every point reserved, measured, stored and handed to
+ * env->on_point. Returns 0 (env->interrupted says whether Ctrl-C cut it
+ * short), VYRE_EINVAL for an unknown suite, or the first error (a GPU
+ * suite on a machine without one: VYRE_ENODRIVER / VYRE_ENODEV).
+ */
+int vyre__bench_suite_run(const char *name, vyre_bench_env *env, vyre_error *err);
+
+/*
+ * Checks a user sweep before anything is measured: the file readable, the
+ * axes bound (see vyre_bench_sweep), the spec's args well formed, and,
+ * when arch is not NULL, the kernel compiled for it ("sm_90"; on the CPU:
+ * no GPU needed). Returns 0 or VYRE_EINVAL / VYRE_ENOENT / VYRE_ECOMPILE
+ * (the message quotes the first failing line; *log, when log is not NULL,
+ * receives the whole compiler log, malloc'ed, the caller's).
+ */
+int vyre__bench_sweep_check(const vyre_bench_sweep *sw, const char *arch, char **log,
+                            vyre_error *err);
+
+/* Points of a sweep: the axes' product times the modes times the devices. */
+size_t vyre__bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env *env);
+
+/* Runs a user sweep on env's devices. */
+int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_error *err);
+
+/*
+ * Fills run's gpu_name, gpu_uuid (device devices[0]), devices ("0,1"),
+ * driver and clocks (NVML through mon, when not NULL) and cuda_version.
+ * Calls vyre_cuda_init: VYRE_ENODRIVER / VYRE_ENODEV / VYRE_ECUDA.
+ */
+int vyre__bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
+                             vyre_gpu_monitor *mon, vyre_error *err);
+
+/*
+ * The compile suite's cold PTX JIT: runs exe again (see
+ * vyre_bench_child_main) to load the PTX file at ptx_path with the
+ * driver's JIT cache off, in a fresh process, and returns the time of that
+ * load in *ns. Errors: the child's own (its code, message and hint), or
+ * VYRE_ECUDA when it gave no result.
+ */
+int vyre__bench_jit_cold_spawn(const char *exe, const char *ptx_path, double *ns, vyre_error *err);
 
 /* A separate pass for CUPTI kernel records: runs the point's work a few
  * times and synchronises. */
@@ -42,12 +114,7 @@ size_t vyre__bench_gpu_points(const char *suite, const vyre_bench_env *env);
 int vyre__bench_gpu_run(const char *suite, vyre_bench_env *env, vyre_error *err);
 
 /* Kernels (bench_kernels.c). */
-typedef struct vyre__bench_kernel {
-    const char *label; /* "matmul" */
-    const char *entry; /* extern "C" name */
-    const char *src;   /* CUDA C */
-} vyre__bench_kernel;
-extern const vyre__bench_kernel vyre__bench_kernels[];
+extern const vyre_bench_kernel vyre__bench_kernels[]; /* vyre_bench_kernels() */
 extern const size_t vyre__bench_nkernels;
 extern const char vyre__bench_stream_src[]; /* stream_copy(float4 *out, const float4 *in, u64 n4) */
 extern const char vyre__bench_empty_src[];  /* empty_kernel(void) */

@@ -174,10 +174,17 @@ const char vyre__bench_stream_src[] =
 
 const char vyre__bench_empty_src[] = "extern \"C\" __global__ void empty_kernel(void) {}\n";
 
-const vyre__bench_kernel vyre__bench_kernels[] = {
+const vyre_bench_kernel vyre__bench_kernels[] = {
     {"matmul", "sgemm_tiled", SGEMM_SRC},
     {"softmax", "softmax_rows", SOFTMAX_SRC},
     {"reduction", "block_stats", REDUCE_SRC},
     {"saxpy", "saxpy", SAXPY_SRC},
 };
 const size_t vyre__bench_nkernels = sizeof vyre__bench_kernels / sizeof vyre__bench_kernels[0];
+
+const vyre_bench_kernel *vyre_bench_kernels(size_t *n)
+{
+    if (n)
+        *n = vyre__bench_nkernels;
+    return vyre__bench_kernels;
+}

@@ -113,7 +113,7 @@ static int sample_hit(void *ctx, double *value, double *wall, vyre_error *err)
 static int sample_verify(void *ctx, double *value, double *wall, vyre_error *err)
 {
     struct cache_bench *cb = ctx;
-    vyre_verify_result res;
+    vyre_cache_verify_result res;
     memset(&res, 0, sizeof res);
     uint64_t t0 = vyre__mono_ns();
     int rc = vyre_cache_verify(cb->c, 0, &res, NULL, NULL, NULL, NULL, err);
@@ -141,10 +141,10 @@ static int prepare_prune(void *ctx, vyre_error *err)
 static int sample_prune(void *ctx, double *value, double *wall, vyre_error *err)
 {
     struct cache_bench *cb = ctx;
-    vyre_prune_opts po;
-    vyre_prune_opts_init(&po);
+    vyre_cache_prune_opts po;
+    vyre_cache_prune_opts_init(&po);
     po.max_bytes = 0;
-    vyre_prune_result res;
+    vyre_cache_prune_result res;
     memset(&res, 0, sizeof res);
     uint64_t t0 = vyre__mono_ns();
     int rc = vyre_cache_prune(cb->c, &po, &res, NULL, NULL, err);

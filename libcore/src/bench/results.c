@@ -442,7 +442,7 @@ void vyre_results_writer_sink(const vyre_activity *recs, size_t n, void *writer)
     pthread_mutex_unlock(&w->mu);
 }
 
-void vyre_results_writer_get_stats(vyre_results_writer *w, vyre_results_writer_stats *out)
+void vyre_results_writer_stats_get(vyre_results_writer *w, vyre_results_writer_stats *out)
 {
     if (!out)
         return;

@@ -14,6 +14,13 @@
 
 #include "vyre/results.h"
 
+/* Tuning (not API): how long a statement waits for another writer, the
+ * pending rows that make vyre_results_writer_add flush, and the rows kept
+ * while flushes fail. */
+#define VYRE_RESULTS_BUSY_TIMEOUT_MS 10000
+#define VYRE_RESULTS_BATCH           1024
+#define VYRE_RESULTS_PENDING_MAX     65536
+
 /* The connection (owned by db). Use under vyre__results_lock only. */
 sqlite3 *vyre__results_sqlite(vyre_results *db);
 

@@ -169,7 +169,7 @@ int vyre_stats_outliers(const double *x, size_t n, double k, unsigned char *flag
 
 /* ---- Running statistics ------------------------------------------------ */
 
-void vyre_running_push(vyre_running *r, double x)
+void vyre_stats_running_push(vyre_stats_running *r, double x)
 {
     r->n++;
     if (r->n == 1) {
@@ -184,29 +184,30 @@ void vyre_running_push(vyre_running *r, double x)
     r->sum += x;
 }
 
-double vyre_running_stddev(const vyre_running *r)
+double vyre_stats_running_stddev(const vyre_stats_running *r)
 {
     if (r->n < 2)
         return NAN;
     return sqrt((r->m2 > 0.0 ? r->m2 : 0.0) / (double)(r->n - 1));
 }
 
-double vyre_running_noise(const vyre_running *r)
+double vyre_stats_running_noise(const vyre_stats_running *r)
 {
     if (r->n < 2 || !(r->mean > 0.0))
         return NAN;
-    return vyre_running_stddev(r) / r->mean;
+    return vyre_stats_running_stddev(r) / r->mean;
 }
 
 /* ---- Stopping rule ------------------------------------------------------ */
 
-vyre_stop_decision vyre_stop_check(const vyre_stop_rule *rule, const vyre_running *acc,
-                                   double measured_s, double elapsed_s)
+vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
+                                               const vyre_stats_running *acc, double measured_s,
+                                               double elapsed_s)
 {
-    vyre_stop_decision d;
+    vyre_stats_stop_decision d;
     memset(&d, 0, sizeof d);
     d.n = acc->n;
-    d.noise = vyre_running_noise(acc);
+    d.noise = vyre_stats_running_noise(acc);
     d.measured_s = measured_s;
     d.elapsed_s = elapsed_s;
 
@@ -241,7 +242,7 @@ vyre_stop_decision vyre_stop_check(const vyre_stop_rule *rule, const vyre_runnin
     return d;
 }
 
-const char *vyre_stop_reason_name(vyre_stop_reason reason)
+const char *vyre_stats_stop_reason_name(vyre_stats_stop_reason reason)
 {
     switch (reason) {
     case VYRE_STOP_MIN_SAMPLES_NOT_MET:
@@ -270,13 +271,13 @@ static void fmt_pct(double v, char *buf, size_t size)
         snprintf(buf, size, "%.2f%%", v * 100.0);
 }
 
-size_t vyre_stop_format(const vyre_stop_decision *d, const vyre_stop_rule *rule, char *buf,
-                        size_t size)
+size_t vyre_stats_stop_format(const vyre_stats_stop_decision *d, const vyre_stats_stop_rule *rule,
+                              char *buf, size_t size)
 {
     char noise[32], max[32];
     fmt_pct(d->noise, noise, sizeof noise);
     fmt_pct(rule->max_noise, max, sizeof max);
-    const char *name = vyre_stop_reason_name(d->reason);
+    const char *name = vyre_stats_stop_reason_name(d->reason);
     int n;
     switch (d->reason) {
     case VYRE_STOP_MIN_SAMPLES_NOT_MET:
@@ -370,7 +371,7 @@ static double mw_exact_cdf(size_t m, size_t n, double u)
 }
 
 int vyre_stats_mann_whitney(const double *a, size_t n1, const double *b, size_t n2,
-                            vyre_mann_whitney *out, vyre_error *err)
+                            vyre_stats_mann_whitney_result *out, vyre_error *err)
 {
     int rc = check_samples(a, n1, "the first sample set", err);
     if (rc == 0)
@@ -404,7 +405,7 @@ int vyre_stats_mann_whitney(const double *a, size_t n1, const double *b, size_t 
     }
     free(r);
 
-    vyre_mann_whitney mw;
+    vyre_stats_mann_whitney_result mw;
     memset(&mw, 0, sizeof mw);
     double dn1 = (double)n1, dn2 = (double)n2, dN = (double)N;
     mw.n1 = n1;
@@ -506,9 +507,10 @@ static void thin(const double *s, size_t n, double *t, size_t m)
 }
 
 int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
-                       const vyre_compare_opts *opts, vyre_compare *out, vyre_error *err)
+                       const vyre_stats_compare_opts *opts, vyre_stats_compare_result *out,
+                       vyre_error *err)
 {
-    static const vyre_compare_opts defaults = VYRE_COMPARE_OPTS_DEFAULT;
+    static const vyre_stats_compare_opts defaults = VYRE_COMPARE_OPTS_DEFAULT;
     if (!opts)
         opts = &defaults;
     if (!(opts->alpha > 0.0 && opts->alpha < 1.0))
@@ -517,7 +519,7 @@ int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
     if (!(opts->min_effect >= 0.0) || !isfinite(opts->min_effect))
         return vyre__fail(err, VYRE_EINVAL, "use a minimum change such as 0.02 (2 %)",
                           "minimum change '%g' is negative", opts->min_effect);
-    vyre_compare c;
+    vyre_stats_compare_result c;
     memset(&c, 0, sizeof c);
     int rc = vyre_stats_mann_whitney(a, n1, b, n2, &c.mw, err);
     if (rc)
@@ -574,7 +576,7 @@ int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
     return VYRE_OK;
 }
 
-const char *vyre_verdict_name(vyre_verdict v)
+const char *vyre_stats_verdict_name(vyre_stats_verdict v)
 {
     switch (v) {
     case VYRE_VERDICT_SAME:

@@ -35,7 +35,7 @@ const vyre_bench_suite_def *vyre_bench_suite_find(const char *name)
     return NULL;
 }
 
-size_t vyre_bench_suite_points(const char *name, const vyre_bench_env *env)
+size_t vyre__bench_suite_points(const char *name, const vyre_bench_env *env)
 {
     const vyre_bench_suite_def *d = vyre_bench_suite_find(name);
     if (!d)
@@ -45,7 +45,7 @@ size_t vyre_bench_suite_points(const char *name, const vyre_bench_env *env)
     return vyre__bench_gpu_points(name, env);
 }
 
-int vyre_bench_suite_run(const char *name, vyre_bench_env *env, vyre_error *err)
+int vyre__bench_suite_run(const char *name, vyre_bench_env *env, vyre_error *err)
 {
     const vyre_bench_suite_def *d = vyre_bench_suite_find(name);
     if (!d || !env || !env->db || env->run_id <= 0)

@@ -406,16 +406,14 @@ static const char *reject_hint(vyre_blob_reject why)
 {
     switch (why) {
     case VYRE_REJECT_VERSION:
-        return "the blob was written by another version of vyre: delete it, or run "
-               "'vyre-cachectl verify --repair' to quarantine it; it is rebuilt on the next "
-               "compile";
+        return "the blob was written by another version of vyre: delete it, or quarantine it "
+               "(a repairing verify of the cache does); it is rebuilt on the next compile";
     case VYRE_REJECT_NOT_REGULAR:
-        return "only regular files belong under the cache's blobs/: remove it, or run "
-               "'vyre-cachectl verify --repair'";
+        return "only regular files belong under the cache's blobs/: remove it, or quarantine "
+               "it (a repairing verify of the cache does)";
     default:
-        return "the file is not an intact vyre blob: delete it, or run "
-               "'vyre-cachectl verify --repair' to quarantine it; it is rebuilt on the next "
-               "compile";
+        return "the file is not an intact vyre blob: delete it, or quarantine it (a repairing "
+               "verify of the cache does); it is rebuilt on the next compile";
     }
 }
 
@@ -432,8 +430,9 @@ int vyre_blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *ou
         return VYRE_OK;
     if (why)
         *why = r;
-    return vyre__fail(err, reject_code(r), reject_hint(r), "blob header rejected (%s): %s",
-                      reject_names[r], detail);
+    return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                        vyre__fail(err, reject_code(r), reject_hint(r),
+                                   "blob header rejected (%s): %s", reject_names[r], detail));
 }
 
 /* ---- paths -------------------------------------------------------------- */
@@ -505,7 +504,7 @@ static const char *errno_hint(int code)
     switch (code) {
     case VYRE_ENOSPC:
         return "free space on the cache's filesystem, raise the file size limit ('ulimit -f'), "
-               "or shrink the cache with 'vyre-cachectl prune'";
+               "or shrink the cache";
     case VYRE_EROFS:
         return "the cache is on a read-only filesystem: set VYRE_PTX_CACHE_DIR to a writable "
                "directory";
@@ -514,10 +513,18 @@ static const char *errno_hint(int code)
                "directory you own";
     case VYRE_ENOENT:
         return "the cache is missing its tmp/ or blobs/ directory: open it through the cache "
-               "API (which creates them) or run 'vyre-cachectl verify --repair'";
+               "API (which creates them), or repair it";
     default:
         return "check the cache's filesystem (see 'dmesg') and retry";
     }
+}
+
+/* The front end's command that goes with errno_hint(code). */
+static vyre_remedy errno_remedy(int code)
+{
+    return code == VYRE_ENOSPC   ? VYRE_REMEDY_CACHE_PRUNE
+           : code == VYRE_ENOENT ? VYRE_REMEDY_CACHE_REPAIR
+                                 : VYRE_REMEDY_NONE;
 }
 
 /* ---- store -------------------------------------------------------------- */
@@ -606,8 +613,10 @@ static int open_tmp(const char *tmpdir, const char *hex, char *path, size_t size
         if (errno == EEXIST || errno == EINTR)
             continue;
         int e = errno, code = vyre__errno_code(e);
-        return vyre__fail(err, code, errno_hint(code), "cannot create a temporary file in '%s': %s",
-                          tmpdir, strerror(e));
+        return vyre__remedy(err, errno_remedy(code),
+                            vyre__fail(err, code, errno_hint(code),
+                                       "cannot create a temporary file in '%s': %s", tmpdir,
+                                       strerror(e)));
     }
     return vyre__fail(err, VYRE_EEXIST, "remove stale files from the cache's tmp/ directory",
                       "cannot find an unused temporary file name in '%s'", tmpdir);
@@ -715,9 +724,11 @@ int vyre__blob_store_ex(const char *root, vyre_blob_header *h, const void *paylo
      * error but leaves it in place (another writer may own the same name). */
     if ((e = fsync_dir(dir)) != 0) {
         int code = vyre__errno_code(e);
-        return vyre__fail(err, code == VYRE_ENOENT ? VYRE_EIO : code, errno_hint(code),
-                          "blob '%s' written but its directory could not be synced: %s", final,
-                          strerror(e));
+        return vyre__remedy(
+            err, errno_remedy(code),
+            vyre__fail(err, code == VYRE_ENOENT ? VYRE_EIO : code, errno_hint(code),
+                       "blob '%s' written but its directory could not be synced: %s", final,
+                       strerror(e)));
     }
     *h = w;
     return VYRE_OK;
@@ -728,8 +739,10 @@ fail:
         int code = vyre__errno_code(e);
         if (code == VYRE_EINVAL || code == VYRE_EEXIST || code == VYRE_EBUSY)
             code = VYRE_EIO;
-        return vyre__fail(err, code, errno_hint(code), "cannot store blob '%s' (%s): %s", final,
-                          what, strerror(e));
+        return vyre__remedy(err, errno_remedy(code),
+                            vyre__fail(err, code, errno_hint(code),
+                                       "cannot store blob '%s' (%s): %s", final, what,
+                                       strerror(e)));
     }
 }
 
@@ -775,8 +788,9 @@ static int io_fail(check *c, int e, const char *what, vyre_error *err)
     int code = vyre__errno_code(e);
     if (code == VYRE_EINVAL || code == VYRE_EEXIST || code == VYRE_EBUSY)
         code = VYRE_EIO;
-    return vyre__fail(err, code, errno_hint(code), "cannot %s blob '%s': %s", what, c->path,
-                      strerror(e));
+    return vyre__remedy(err, errno_remedy(code),
+                        vyre__fail(err, code, errno_hint(code), "cannot %s blob '%s': %s", what,
+                                   c->path, strerror(e)));
 }
 
 static int reject(check *c, vyre_blob_reject why)
@@ -1038,8 +1052,9 @@ int vyre_blob_check_file(const char *path, const vyre_key *expected, vyre_blob_h
     if (rc && c.why != VYRE_REJECT_NONE) {
         if (why)
             *why = c.why;
-        return vyre__fail(err, rc, reject_hint(c.why), "blob '%s' rejected (%s): %s", path,
-                          reject_names[c.why], c.detail);
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                            vyre__fail(err, rc, reject_hint(c.why), "blob '%s' rejected (%s): %s",
+                                       path, reject_names[c.why], c.detail));
     }
     return rc;
 }
@@ -1102,8 +1117,10 @@ static int quarantine_move(const char *root, const char *path, vyre_blob_reject 
             e = errno;
         }
         int code = vyre__errno_code(e);
-        return vyre__fail(err, code, errno_hint(code), "cannot move '%s' into quarantine '%s': %s",
-                          path, qdir, strerror(e));
+        return vyre__remedy(err, errno_remedy(code),
+                            vyre__fail(err, code, errno_hint(code),
+                                       "cannot move '%s' into quarantine '%s': %s", path, qdir,
+                                       strerror(e)));
     }
     return vyre__fail(err, VYRE_EEXIST, "empty the cache's quarantine/ directory",
                       "too many quarantined copies of '%s'", path);
@@ -1160,9 +1177,10 @@ int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_
                           "quarantined copy is kept for inspection",
                           "blob '%s' rejected (%s): %s; moved to '%s'", path, reject_names[c.why],
                           c.detail, dest);
-    return vyre__fail(err, rc,
-                      "it is treated as a cache miss; make the cache writable or delete the file "
-                      "('vyre-cachectl verify --repair')",
-                      "blob '%s' rejected (%s): %s; not quarantined: %s", path, reject_names[c.why],
-                      c.detail, qerr.message);
+    return vyre__remedy(
+        err, VYRE_REMEDY_CACHE_REPAIR,
+        vyre__fail(err, rc,
+                   "it is treated as a cache miss; make the cache writable, or delete the file",
+                   "blob '%s' rejected (%s): %s; not quarantined: %s", path, reject_names[c.why],
+                   c.detail, qerr.message));
 }

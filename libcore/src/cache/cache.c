@@ -522,8 +522,8 @@ static int collect_row(const vyre__index_row *row, void *ctx)
 
 static int no_index(const vyre_cache *c, vyre_error *err)
 {
-    return vyre__fail(err, VYRE_ENOENT, "rebuild it from the blobs with 'vyre-cachectl reindex'",
-                      "the cache '%s' has no index", c->root);
+    return vyre__remedy(err, VYRE_REMEDY_CACHE_REINDEX,
+                        vyre__fail(err, VYRE_ENOENT, NULL, "the cache '%s' has no index", c->root));
 }
 
 static int all_rows(vyre_cache *c, row_list *l, vyre_error *err)
@@ -701,8 +701,9 @@ int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *
     if (rc)
         return rc;
     if (x.matches == 0)
-        return vyre__fail(err, VYRE_ENOENT, "list the keys with 'vyre-cachectl ls'",
-                          "no blob with a key starting '%s'", prefix);
+        return vyre__remedy(
+            err, VYRE_REMEDY_CACHE_LIST,
+            vyre__fail(err, VYRE_ENOENT, NULL, "no blob with a key starting '%s'", prefix));
     if (x.matches > 1) {
         char list[VYRE_ERROR_MESSAGE_MAX];
         size_t off = 0;
@@ -730,7 +731,7 @@ static int in_list(const char *s, const char *const *list, size_t n)
     return 0;
 }
 
-void vyre_prune_opts_init(vyre_prune_opts *opts)
+void vyre_cache_prune_opts_init(vyre_cache_prune_opts *opts)
 {
     memset(opts, 0, sizeof *opts);
     opts->max_bytes = UINT64_MAX;
@@ -793,8 +794,8 @@ static int remove_batch(vyre_cache *c, const vyre__index_row *const *victims, si
     return rc ? rc : drc;
 }
 
-int vyre_cache_prune(vyre_cache *c, const vyre_prune_opts *opts, vyre_prune_result *res,
-                     vyre_prune_fn fn, void *ctx, vyre_error *err)
+int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cache_prune_result *res,
+                     vyre_cache_prune_fn fn, void *ctx, vyre_error *err)
 {
     if (!c || !opts || !res)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_prune: NULL argument");
@@ -900,7 +901,7 @@ typedef struct check_job {
 #define CHECK_MAX_THREADS 8
 #define CHECK_PER_THREAD  64 /* fewer files than this per thread: not worth it */
 
-static void check_some(check_job *j, vyre_progress_fn progress, void *progress_ctx)
+static void check_some(check_job *j, vyre_cache_progress_fn progress, void *progress_ctx)
 {
     for (;;) {
         size_t i = atomic_fetch_add(&j->next, 1);
@@ -929,7 +930,7 @@ static void *check_thread(void *p)
 }
 
 static int check_all(const vyre_cache *c, const file_list *files, check_out *out,
-                     vyre_progress_fn progress, void *progress_ctx)
+                     vyre_cache_progress_fn progress, void *progress_ctx)
 {
     check_job j = {.c = c, .files = files, .out = out};
     atomic_init(&j.next, 0);
@@ -956,7 +957,7 @@ static int check_all(const vyre_cache *c, const file_list *files, check_out *out
 /* Lists every blob and checks it (see check_all); *outs is the caller's to
  * free, with files->v. */
 static int scan_and_check(const vyre_cache *c, file_list *files, check_out **outs,
-                          vyre_progress_fn progress, void *progress_ctx, const char *what,
+                          vyre_cache_progress_fn progress, void *progress_ctx, const char *what,
                           vyre_error *err)
 {
     int rc = scan_blobs(c, files, 0, err);
@@ -982,7 +983,8 @@ static int cmp_key(const void *a, const void *b)
     return memcmp(a, b, sizeof(vyre_key));
 }
 
-static void report(vyre_problem_fn fn, void *ctx, vyre_verify_problem *p, vyre_verify_result *res)
+static void report(vyre_cache_problem_fn fn, void *ctx, vyre_cache_verify_problem *p,
+                   vyre_cache_verify_result *res)
 {
     res->problems++;
     if (p->repaired)
@@ -1024,8 +1026,9 @@ static int tmp_for_key(const tmp_seen_ent *v, size_t n, const vyre_key *key)
     return state;
 }
 
-int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_problem_fn fn,
-                      void *ctx, vyre_progress_fn progress, void *progress_ctx, vyre_error *err)
+int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
+                      vyre_cache_problem_fn fn, void *ctx, vyre_cache_progress_fn progress,
+                      void *progress_ctx, vyre_error *err)
 {
     if (!c || !res)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_verify: NULL argument");
@@ -1053,7 +1056,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
     for (size_t i = 0; i < files.n; i++) {
         const file_ent *e = &files.v[i];
         const check_out *o = &outs[i];
-        vyre_verify_problem p;
+        vyre_cache_verify_problem p;
         memset(&p, 0, sizeof p);
         ent_path(c, e, p.path, sizeof p.path);
         if (!e->valid_name) {
@@ -1117,7 +1120,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
                 res->tmp_in_flight++;
                 continue;
             }
-            vyre_verify_problem p;
+            vyre_cache_verify_problem p;
             memset(&p, 0, sizeof p);
             p.kind = VYRE_PROBLEM_DEBRIS;
             vyre__path_join(p.path, sizeof p.path, dir, f->d_name, NULL);
@@ -1148,7 +1151,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_verify_result *res, vyre_p
     size_t i = 0, j = 0;
     while (i < rows.n || j < n_good) {
         int d = i == rows.n ? 1 : j == n_good ? -1 : cmp_key(&rows.v[i].key, &good[j].key);
-        vyre_verify_problem p;
+        vyre_cache_verify_problem p;
         memset(&p, 0, sizeof p);
         if (d < 0) {
             /* Row without a checked file: the file may have been put after
@@ -1232,8 +1235,8 @@ static void remove_index_files(const char *path)
     }
 }
 
-int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn progress,
-                       void *progress_ctx, vyre_error *err)
+int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
+                       vyre_cache_progress_fn progress, void *progress_ctx, vyre_error *err)
 {
     if (!c || !res)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_reindex: NULL argument");

@@ -801,7 +801,7 @@ int vyre_cupti_remove_sink(vyre_activity_sink_fn fn, void *ctx)
     return rc;
 }
 
-void vyre_cupti_get_stats(vyre_cupti_stats *out)
+void vyre_cupti_stats_get(vyre_cupti_stats *out)
 {
     if (!out)
         return;
@@ -841,7 +841,7 @@ void vyre_cupti_telemetry_sink(const vyre_activity *recs, size_t n, void *ctx)
         const vyre_activity *a = &recs[i];
         if (a->kind != VYRE_ACTIVITY_KERNEL)
             continue;
-        vyre_kernel_record k = {
+        vyre_telemetry_kernel_record k = {
             .name = a->name,
             .grid = {a->grid[0], a->grid[1], a->grid[2]},
             .block = {a->block[0], a->block[1], a->block[2]},

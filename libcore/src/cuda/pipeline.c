@@ -656,7 +656,7 @@ void vyre_pipeline_free(vyre_pipeline *p)
     free(p);
 }
 
-const vyre_pipeline_info *vyre_pipeline_get_info(const vyre_pipeline *p)
+const vyre_pipeline_info *vyre_pipeline_info_get(const vyre_pipeline *p)
 {
     return p ? &p->info : NULL;
 }

@@ -531,7 +531,7 @@ int vyre_telemetry_maybe_publish(vyre_telemetry *t, uint64_t now_ns)
     return rc < 0 ? rc : 1;
 }
 
-int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_kernel_record *k)
+int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_telemetry_kernel_record *k)
 {
     if (!t)
         return VYRE_OK;
@@ -744,8 +744,8 @@ static int read_mapped(const char *path, const vyre__tel_page *p, uid_t owner,
                        vyre_telemetry_snapshot *out, vyre_error *err)
 {
     const vyre__tel_header *h = &p->h;
-    const char *hint = "the page is damaged or was not written by vyre: remove it, or run "
-                       "vyre-top's reap";
+    const char *hint = "the page is damaged or was not written by vyre: remove it, or let a "
+                       "reap remove it once its process has exited";
     uint32_t header_size = h->header_size, ring_cap = h->ring_capacity;
     uint32_t slot_size = h->ring_slot_size, ctr_cap = h->counters_capacity;
     uint32_t n_counters = h->n_counters, rng_cap = h->ranges_capacity;
@@ -789,7 +789,7 @@ static int read_mapped(const char *path, const vyre__tel_page *p, uid_t owner,
     if (copy_published(h, n_counters, n_ranges, out) != VYRE_OK)
         return vyre__fail(err, VYRE_EBUSY,
                           "try again; a page that stays busy belongs to a process that died "
-                          "while publishing and is removed by vyre-top's reap",
+                          "while publishing and is removed by the next reap",
                           "telemetry page '%s' (pid %d) changed during every one of %d reads", path,
                           (int)out->pid, READ_TRIES);
 
@@ -859,7 +859,7 @@ int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_err
                         "telemetry page '%s' is not a regular file", path);
     } else if (st.st_uid != geteuid()) {
         rc = vyre__fail(err, VYRE_EUNSAFE,
-                        "pages are read only by their owner; run vyre-top as that user",
+                        "pages are read only by their owner; read it as that user",
                         "telemetry page '%s' belongs to uid %u, not to you (uid %u)", path,
                         (unsigned)st.st_uid, (unsigned)geteuid());
     } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
@@ -868,7 +868,7 @@ int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_err
                         (unsigned)(st.st_mode & 07777));
     } else if (st.st_size < (off_t)sizeof prefix ||
                pread(fd, prefix, sizeof prefix, 0) != (ssize_t)sizeof prefix) {
-        rc = vyre__fail(err, VYRE_ECORRUPT, "remove it, or run vyre-top's reap",
+        rc = vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
                         "telemetry page '%s' is too short (%lld bytes) to hold a header", path,
                         (long long)st.st_size);
     }
@@ -883,11 +883,11 @@ int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_err
                         "telemetry page '%s' has a bad magic number", path);
     else if (version != VYRE_TELEMETRY_LAYOUT_VERSION)
         rc = vyre__fail(err, VYRE_EVERSION,
-                        "the process uses another vyre version: read it with a matching vyre-top",
+                        "the process uses another vyre version: read it with a matching vyre build",
                         "telemetry page '%s' has layout version %u; this vyre reads version %d",
                         path, version, VYRE_TELEMETRY_LAYOUT_VERSION);
     else if (st.st_size != (off_t)sizeof(vyre__tel_page))
-        rc = vyre__fail(err, VYRE_ECORRUPT, "remove it, or run vyre-top's reap",
+        rc = vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
                         "telemetry page '%s' is %lld bytes; layout version %d pages are %zu", path,
                         (long long)st.st_size, VYRE_TELEMETRY_LAYOUT_VERSION,
                         sizeof(vyre__tel_page));

@@ -38,6 +38,10 @@
 #include "vyre/counters.h"
 #include "vyre/telemetry.h"
 
+/* vyre_telemetry_maybe_publish() publishes at most this often (tuning,
+ * not API: the header promises 10 ms). */
+#define VYRE_TELEMETRY_PUBLISH_INTERVAL_NS UINT64_C(10000000)
+
 #define VYRE__TEL_MAGIC        "VYRETEL" /* 8 bytes with its NUL */
 #define VYRE__TEL_COUNTERS_CAP 64
 #define VYRE__TEL_RANGES_CAP   32

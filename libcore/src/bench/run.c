@@ -1,0 +1,228 @@
+/*
+ * run.c - one benchmark run from start to end (vyre_bench_run_suites): the
+ * runs row, the device checks, which suites run and which are skipped for
+ * want of a GPU, the total of points for progress, the loop over the
+ * suites and the sweep, and the final status. The top of the bench
+ * subsystem: run.c -> suites.c -> bench_gpu.c, bench_suite_cache.c ->
+ * bench.c; nothing calls back up into it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/internal.h"
+#include "bench/bench_internal.h"
+#include "vyre/cuda.h"
+#include "vyre/version.h"
+
+#define RUN_SUITES_MAX 16
+
+/* The GPU a run needs: the devices checked (and, for all_devices, listed),
+ * the run's GPU facts filled in, the NVML monitor opened, the first
+ * device's architecture. Returns 0 or the reason there is no usable GPU
+ * (in *gerr), which the caller turns into a skip or a failure. */
+static int gpu_check(const vyre_bench_run_opts *o, int *devs, size_t *ndevs, vyre_bench_run *run,
+                     vyre_gpu_monitor **mon, char *arch, size_t arch_size, vyre_error *gerr)
+{
+    int count = 0;
+    int rc = vyre_cuda_device_count(&count, gerr);
+    if (rc)
+        return rc;
+    if (count == 0)
+        return vyre__fail(gerr, VYRE_ENODEV, "check nvidia-smi and CUDA_VISIBLE_DEVICES",
+                          "the NVIDIA driver reports no GPU");
+    if (o->all_devices) {
+        *ndevs = 0;
+        for (int d = 0; d < count && d < VYRE__BENCH_DEVICES_MAX; d++)
+            devs[(*ndevs)++] = d;
+    }
+    for (size_t i = 0; i < *ndevs; i++)
+        if (devs[i] >= count)
+            return vyre__remedy(gerr, VYRE_REMEDY_DEVICES,
+                                vyre__fail(gerr, VYRE_ENODEV, NULL,
+                                           "no device %d: the driver sees %d GPU%s", devs[i], count,
+                                           count == 1 ? "" : "s"));
+    if (vyre_gpu_monitor_open(mon, NULL) != 0)
+        *mon = NULL;
+    if ((rc = vyre__bench_run_describe(run, devs, *ndevs, *mon, gerr)))
+        return rc;
+    vyre_device_info di;
+    if (vyre_cuda_device_info(devs[0], &di, NULL) == 0)
+        vyre__strlcpy(arch, di.arch, arch_size);
+    return VYRE_OK;
+}
+
+static int check_opts(const vyre_bench_run_opts *o, vyre_bench_run_result *res, vyre_error *err)
+{
+    if (!o || !res || !o->db || (!o->nsuites && !o->sweep) || (o->nsuites && !o->suites) ||
+        (o->ndevices && !o->devices))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_suites: bad arguments");
+    if (o->nsuites > RUN_SUITES_MAX || o->ndevices > VYRE__BENCH_DEVICES_MAX)
+        return vyre__fail(err, VYRE_EINVAL, "run fewer at a time",
+                          "a run takes at most %d suites and %d devices", RUN_SUITES_MAX,
+                          VYRE__BENCH_DEVICES_MAX);
+    for (size_t i = 0; i < o->nsuites; i++)
+        if (!vyre_bench_suite_find(o->suites[i]))
+            return vyre__fail(err, VYRE_EINVAL,
+                              "the suites are: launch, memcpy, bandwidth, compile, cache",
+                              "unknown suite '%s'", o->suites[i] ? o->suites[i] : "(null)");
+    if (o->sweep && (!o->sweep->path || !o->sweep->entry || !o->sweep->axes))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_suites: incomplete sweep");
+    return VYRE_OK;
+}
+
+/* The runs row's descriptive fields known before anything is checked. */
+static void describe_request(const vyre_bench_run_opts *o, vyre_bench_run *run)
+{
+    vyre__strlcpy(run->command_line, o->command_line ? o->command_line : "",
+                  sizeof run->command_line);
+    vyre__strlcpy(run->git_rev, o->git_rev ? o->git_rev : "", sizeof run->git_rev);
+    vyre__strlcpy(run->cuda_version, vyre_cuda_toolkit_version(), sizeof run->cuda_version);
+    size_t len = 0;
+    for (size_t i = 0; i < o->nsuites && len < sizeof run->suites; i++)
+        len += (size_t)snprintf(run->suites + len, sizeof run->suites - len, "%s%s", i ? "," : "",
+                                o->suites[i]);
+    if (o->sweep && len < sizeof run->suites)
+        snprintf(run->suites + len, sizeof run->suites - len, "%ssweep:%s:%s", len ? "," : "",
+                 o->sweep->path, o->sweep->entry);
+}
+
+/* Measures everything that runs; the run's state ends up in env. */
+static int measure_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const char *const *todo,
+                       size_t ntodo, vyre_error *err)
+{
+    env->total = 0;
+    for (size_t i = 0; i < ntodo; i++)
+        env->total += vyre__bench_suite_points(todo[i], env);
+    if (o->sweep)
+        env->total += vyre__bench_sweep_points(o->sweep, env);
+    int rc = VYRE_OK;
+    for (size_t i = 0; !rc && !env->interrupted && !(o->stop && *o->stop) && i < ntodo; i++)
+        rc = vyre__bench_suite_run(todo[i], env, err);
+    if (!rc && !env->interrupted && !(o->stop && *o->stop) && o->sweep)
+        rc = vyre__bench_sweep_run(o->sweep, env, err);
+    return rc;
+}
+
+int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *res, vyre_error *err)
+{
+    if (res)
+        memset(res, 0, sizeof *res);
+    int rc = check_opts(o, res, err);
+    if (rc)
+        return rc;
+    vyre_error e; /* the run's error, kept for its failed status */
+    vyre_error_clear(&e);
+    vyre_gpu_monitor *mon = NULL;
+
+    vyre_bench_run run;
+    memset(&run, 0, sizeof run);
+    describe_request(o, &run);
+    if ((rc = vyre_bench_run_begin(o->db, &run, &e)))
+        goto out;
+    res->run_id = run.id;
+
+    /* The GPU, when anything needs one. */
+    int devs[VYRE__BENCH_DEVICES_MAX] = {0};
+    size_t ndevs = 1;
+    if (o->ndevices) {
+        memcpy(devs, o->devices, o->ndevices * sizeof *devs);
+        ndevs = o->ndevices;
+    }
+    int need_gpu = o->sweep != NULL;
+    for (size_t i = 0; i < o->nsuites; i++)
+        need_gpu |= vyre_bench_suite_find(o->suites[i])->needs_gpu;
+    int gpu_rc = -1;
+    vyre_error gerr;
+    vyre_error_clear(&gerr);
+    char arch[16] = "";
+    if (need_gpu)
+        gpu_rc = gpu_check(o, devs, &ndevs, &run, &mon, arch, sizeof arch, &gerr);
+
+    /* A sweep is checked (and compiled) before anything is measured. */
+    if (o->sweep &&
+        (rc = vyre__bench_sweep_check(o->sweep, arch[0] ? arch : "sm_90", &res->compile_log, &e)))
+        goto failed;
+
+    /* What runs, what is skipped. */
+    const char *todo[RUN_SUITES_MAX];
+    size_t ntodo = 0;
+    size_t slen = 0;
+    for (size_t i = 0; i < o->nsuites; i++) {
+        const vyre_bench_suite_def *d = vyre_bench_suite_find(o->suites[i]);
+        if (d->needs_gpu && gpu_rc != 0) {
+            if (o->explicit_suites) {
+                e = gerr;
+                rc = gpu_rc;
+                goto failed;
+            }
+            slen += (size_t)snprintf(res->skipped + slen, sizeof res->skipped - slen, "%s%s",
+                                     slen ? ", " : "", d->name);
+            if (slen >= sizeof res->skipped)
+                slen = sizeof res->skipped - 1;
+            continue;
+        }
+        todo[ntodo++] = d->name;
+    }
+    if (o->sweep && gpu_rc != 0) {
+        e = gerr;
+        rc = gpu_rc;
+        goto failed;
+    }
+    if (res->skipped[0]) {
+        res->skip_reason = gerr;
+        snprintf(run.message, sizeof run.message, "skipped GPU suites %s: %.300s", res->skipped,
+                 gerr.message);
+        if (o->on_skip)
+            o->on_skip(res->skipped, &gerr, o->cb_ctx);
+    }
+    if (need_gpu || res->skipped[0]) {
+        if (gpu_rc != 0)
+            run.devices[0] = '\0';
+        if ((rc = vyre_bench_run_update(o->db, &run, &e)))
+            goto failed;
+    }
+
+    vyre_bench_env env;
+    memset(&env, 0, sizeof env);
+    env.db = o->db;
+    env.run_id = run.id;
+    env.rule = o->rule;
+    env.quick = o->quick;
+    env.cold = o->cold;
+    env.kernels = o->kernels;
+    env.devices = devs;
+    env.ndevices = ndevs;
+    env.mon = mon;
+    env.stop = o->stop;
+    env.child_exe = o->child_exe;
+    env.tmp_dir = o->tmp_dir;
+    env.on_point = o->on_point;
+    env.on_progress = o->on_progress;
+    env.cb_ctx = o->cb_ctx;
+    rc = measure_all(o, &env, todo, ntodo, &e);
+    res->npoints = env.done;
+    res->interrupted = env.interrupted || (o->stop && *o->stop);
+    if (rc)
+        goto failed;
+    rc = vyre_bench_run_finish(o->db, run.id,
+                               res->interrupted ? VYRE_RUN_INTERRUPTED : VYRE_RUN_DONE,
+                               run.message[0] ? run.message : NULL, &e);
+    goto out;
+
+failed:
+    vyre_bench_run_finish(o->db, run.id, VYRE_RUN_FAILED, e.message, &res->finish_error);
+out:
+    vyre_gpu_monitor_close(mon);
+    if (rc && err)
+        *err = e;
+    return rc;
+}
+
+void vyre_bench_run_result_release(vyre_bench_run_result *res)
+{
+    if (!res)
+        return;
+    free(res->compile_log);
+    res->compile_log = NULL;
+}
