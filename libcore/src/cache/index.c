@@ -649,7 +649,7 @@ static int open_steps(vyre__index *idx, vyre_error *err)
                               "cannot open index '%s': %s", idx->path, strerror(e));
         }
     }
-    int flags = SQLITE_OPEN_NOMUTEX |
+    int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW |
                 (idx->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     int rc = sqlite3_open_v2(idx->path, &idx->db, flags, NULL);
     if (rc != SQLITE_OK)
