@@ -204,14 +204,20 @@ static int index_check(const vyre_cache *c, int *removable, vyre_error *err)
     return VYRE_OK;
 }
 
-/* Removes the index files that index_check found removable (unlinkat in
- * the root: a link goes, its target stays). */
-static void index_remove_entries(const vyre_cache *c)
+/* Removes the index files (unlinkat in the root: a link goes, its target
+ * stays; a directory stays). all = 0: only those index_check refuses (a
+ * symlink, special file or another user's file), so that a sound index
+ * keeps its usage columns. */
+static void index_remove_entries(const vyre_cache *c, int all)
 {
     for (size_t i = 0; i < VYRE_ARRAY_SIZE(index_suffixes); i++) {
         char name[64];
         snprintf(name, sizeof name, "%s%s", INDEX_NAME, index_suffixes[i]);
-        unlinkat(c->rootfd, name, 0); /* a directory stays (EISDIR) */
+        struct stat st;
+        if (!all && (fstatat(c->rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                     (S_ISREG(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0))))
+            continue;
+        unlinkat(c->rootfd, name, 0);
     }
 }
 
@@ -1555,7 +1561,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn
     if (rc && !removable)
         goto out;
     if (rc) {
-        index_remove_entries(c);
+        index_remove_entries(c, 0);
         rc = VYRE_OK;
     }
     check_layout(c, 1, NULL, NULL, NULL);
@@ -1608,7 +1614,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn
             }
         }
         if (rc != VYRE_OK) {
-            index_remove_entries(c);
+            index_remove_entries(c, 1);
             res->rows_before = 0;
             if ((rc = vyre__index_open(c->index_path, VYRE_INDEX_READWRITE, &idx, err)))
                 goto out;
