@@ -349,7 +349,9 @@ static void expect_entry_removed(const adv_case *k, const char *op)
 {
     int s = entry_state(k);
     cr_assert_eq(s, k->at == AT_LAYOUT ? 2 : 0, "%s: after %s, '%s' is %s", k->what, op, k->entry,
-                 s == 1 ? "still there" : s == 0 ? "gone" : "something else");
+                 s == 1   ? "still there"
+                 : s == 0 ? "gone"
+                          : "something else");
 }
 
 static int count_row(const vyre_cache_entry *e, void *ctx)
@@ -393,8 +395,7 @@ static void run_foreign_case(const adv_case *k)
     vyre_verify_result r;
     g_problem_seen = g_problem_repaired = 0;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_verify(c, 0, &r, on_problem, NULL, NULL, NULL, &e), 0, "%s",
-                 e.message);
+    cr_assert_eq(vyre_cache_verify(c, 0, &r, on_problem, NULL, NULL, NULL, &e), 0, "%s", e.message);
     cr_assert_eq(g_problem_seen, 1, "%s: verify did not report '%s'", k->what, k->entry);
     cr_assert_geq(r.foreign, 1);
     cr_assert_eq(entry_state(k), 1, "%s: verify changed it", k->what);
@@ -405,8 +406,7 @@ static void run_foreign_case(const adv_case *k)
     fresh(k);
     c = open_ok(0);
     g_problem_seen = g_problem_repaired = 0;
-    cr_assert_eq(vyre_cache_verify(c, 1, &r, on_problem, NULL, NULL, NULL, &e), 0, "%s",
-                 e.message);
+    cr_assert_eq(vyre_cache_verify(c, 1, &r, on_problem, NULL, NULL, NULL, &e), 0, "%s", e.message);
     cr_assert_eq(g_problem_repaired, 1, "%s: repair did not fix '%s'", k->what, k->entry);
     expect_entry_removed(k, "verify --repair");
     cr_assert_eq(vyre_cache_verify(c, 0, &r, NULL, NULL, NULL, NULL, &e), 0);
@@ -433,8 +433,7 @@ static void run_foreign_case(const adv_case *k)
     c = open_ok(0);
     uint64_t removed = 0, bytes = 0;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "%s: clear: %s", k->what,
-                 e.message);
+    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "%s: clear: %s", k->what, e.message);
     expect_entry_removed(k, "clear");
     vyre_cache_close(c);
     expect_outside_unchanged("clear");
@@ -485,7 +484,7 @@ Test(adversarial_cache, symlink_as_blobs_dir_is_reported_and_only_the_link_goes)
 Test(adversarial_cache, symlink_as_shard_is_reported_and_only_the_link_goes)
 {
     adv_case k = {"blobs/ab -> outside", "blobs/" SHARD, S_IFLNK, "symlink", AT_BLOBS,
-                  plant_dir_link, N_BLOBS - 3};
+                  plant_dir_link,        N_BLOBS - 3};
     run_foreign_case(&k);
     fresh(&k);
     vyre_cache *c = open_ok(0);
@@ -512,8 +511,7 @@ Test(adversarial_cache, symlink_as_shard_is_reported_and_only_the_link_goes)
 
 Test(adversarial_cache, symlink_as_tmp_dir_is_reported_and_only_the_link_goes)
 {
-    adv_case k = {"tmp/ -> outside", "tmp", S_IFLNK, "symlink", AT_LAYOUT, plant_dir_link,
-                  N_BLOBS};
+    adv_case k = {"tmp/ -> outside", "tmp", S_IFLNK, "symlink", AT_LAYOUT, plant_dir_link, N_BLOBS};
     run_foreign_case(&k);
     /* A put does not create its temp file through the link. */
     fresh(&k);
@@ -535,7 +533,7 @@ Test(adversarial_cache, symlink_as_tmp_dir_is_reported_and_only_the_link_goes)
 Test(adversarial_cache, symlink_as_quarantine_dir_is_reported_and_only_the_link_goes)
 {
     adv_case k = {"quarantine/ -> outside", "quarantine", S_IFLNK, "symlink", AT_LAYOUT,
-                  plant_dir_link, N_BLOBS};
+                  plant_dir_link,           N_BLOBS};
     run_foreign_case(&k);
     /* A rejected blob is not moved through the link. */
     fresh(&k);
@@ -613,8 +611,7 @@ Test(adversarial_cache, hard_link_to_outside_file_as_blob_is_unlinked_never_writ
 {
     adv_case k;
     char entry[128];
-    blob0_case(&k, entry, sizeof entry, "hard link as blob", S_IFREG, "hard link",
-               plant_hard_link);
+    blob0_case(&k, entry, sizeof entry, "hard link as blob", S_IFREG, "hard link", plant_hard_link);
     make_outside();
     /* Its content is a valid blob 0: only the link count gives it away. */
     run_foreign_case(&k);
@@ -708,8 +705,7 @@ static void run_index_case(const char *what, const char *name, void (*plant)(con
     vyre_reindex_result rr;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_reindex(c, &rr, NULL, NULL, &e), 0, "%s: reindex: %s", what,
-                 e.message);
+    cr_assert_eq(vyre_cache_reindex(c, &rr, NULL, NULL, &e), 0, "%s: reindex: %s", what, e.message);
     cr_assert_eq(rr.indexed, N_BLOBS);
     vyre_cache_close(c);
     struct stat st;

@@ -143,9 +143,8 @@ int cmd_verify(int argc, char **argv)
                       (json_int_t)res.files_without_row, "row_mismatches",
                       (json_int_t)res.row_mismatches, "debris", (json_int_t)res.debris, "stray",
                       (json_int_t)res.stray, "foreign", (json_int_t)res.foreign, "quarantined",
-                      (json_int_t)res.quarantined,
-                      "tmp_in_flight", (json_int_t)res.tmp_in_flight, "problems",
-                      (json_int_t)res.problems, "repaired", (json_int_t)res.repaired));
+                      (json_int_t)res.quarantined, "tmp_in_flight", (json_int_t)res.tmp_in_flight,
+                      "problems", (json_int_t)res.problems, "repaired", (json_int_t)res.repaired));
         json_object_set_new(o, "problems", x.problems);
         cachectl_json_print(o);
     } else if (!g_cachectl.quiet) {

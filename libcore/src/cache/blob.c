@@ -1253,12 +1253,12 @@ static int quarantine_move(int rootfd, const char *root, int srcfd, const char *
     for (int n = 0; n < 100;) {
         /* The plain name first; on a clash (the same file rejected twice in
          * one second) a suffix unique to this process and call. */
-        int len = n ? snprintf(qname, sizeof qname, "%s.%s.%lld.%ld-%llu", name,
-                               vyre_blob_reject_name(why), secs, (long)getpid(),
-                               (unsigned long long)atomic_fetch_add_explicit(&quarantine_counter, 1,
-                                                                             memory_order_relaxed))
-                    : snprintf(qname, sizeof qname, "%s.%s.%lld", name, vyre_blob_reject_name(why),
-                               secs);
+        int len =
+            n ? snprintf(qname, sizeof qname, "%s.%s.%lld.%ld-%llu", name,
+                         vyre_blob_reject_name(why), secs, (long)getpid(),
+                         (unsigned long long)atomic_fetch_add_explicit(&quarantine_counter, 1,
+                                                                       memory_order_relaxed))
+              : snprintf(qname, sizeof qname, "%s.%s.%lld", name, vyre_blob_reject_name(why), secs);
         if (len < 0 || (size_t)len >= sizeof qname ||
             root_path(dest, dsize, root, "quarantine/", NULL) != VYRE_OK ||
             strlen(dest) + (size_t)len >= dsize) {
@@ -1376,8 +1376,8 @@ int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_
         if (e == ENOENT || e == ENOTDIR)
             return vyre__fail(err, VYRE_ENOENT, NULL, "no cache directory '%s'", root);
         int code = vyre__errno_code(e);
-        return vyre__fail(err, code, errno_hint(code), "cannot open cache directory '%s': %s",
-                          root, strerror(e));
+        return vyre__fail(err, code, errno_hint(code), "cannot open cache directory '%s': %s", root,
+                          strerror(e));
     }
     int rc = vyre__blob_load_at(rootfd, root, key, out, why, err);
     close(rootfd);
@@ -1435,8 +1435,8 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
         return vyre__fail(err, rc,
                           "it is treated as a cache miss; remove the link ('vyre-cachectl "
                           "verify --repair')",
-                          "blob '%s' rejected (%s): %s; not removed: %s", path,
-                          reject_names[c.why], c.detail, strerror(e));
+                          "blob '%s' rejected (%s): %s; not removed: %s", path, reject_names[c.why],
+                          c.detail, strerror(e));
     }
     char dest[BLOB_PATH_MAX];
     vyre_error qerr;
@@ -1445,8 +1445,8 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
     int srcfd = open_parent(rootfd, rel, &name);
     int qrc = srcfd < 0 ? vyre__fail(&qerr, VYRE_EUNSAFE, NULL,
                                      "its directory is not a real directory of the cache")
-                        : quarantine_move(rootfd, root, srcfd, name, path, c.why, dest,
-                                          sizeof dest, &qerr);
+                        : quarantine_move(rootfd, root, srcfd, name, path, c.why, dest, sizeof dest,
+                                          &qerr);
     if (srcfd >= 0)
         close(srcfd);
     if (qrc == VYRE_OK)

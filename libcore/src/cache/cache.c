@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,9 +39,11 @@
 #include "vyre/nvtx.h"
 
 #define INDEX_NAME  "index.sqlite3"
-#define BLOB_REL_MAX (6 + 3 + VYRE_KEY_HEX_LEN + 8) /* "blobs/ab/<hex>.vblob" */
 #define LOCK_NAME   "lock"
 #define PRUNE_BATCH 1024
+
+/* "blobs/ab/<64 hex>.vblob" and its NUL. */
+#define BLOB_REL_MAX (6 + 3 + VYRE_KEY_HEX_LEN + 8)
 
 struct vyre_cache {
     char root[VYRE_CACHE_PATH_MAX];
@@ -293,10 +296,9 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
         for (size_t i = 0; i < VYRE_ARRAY_SIZE(subs); i++) {
             if (mkdirat(c->rootfd, subs[i], 0700) != 0 && errno != EEXIST) {
                 int e = errno;
-                rc = vyre__fail(err, vyre__errno_code(e),
-                                "check the permissions of the cache directory",
-                                "cannot create directory '%s/%s': %s", c->root, subs[i],
-                                strerror(e));
+                rc = vyre__fail(
+                    err, vyre__errno_code(e), "check the permissions of the cache directory",
+                    "cannot create directory '%s/%s': %s", c->root, subs[i], strerror(e));
                 goto fail;
             }
         }
@@ -371,8 +373,8 @@ static int lock_take(const vyre_cache *c, int op, vyre_error *err)
     int rc = vyre__path_join(p, sizeof p, c->root, LOCK_NAME, err);
     if (rc)
         return rc;
-    int fd = openat(c->rootfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
-                    0600);
+    int fd =
+        openat(c->rootfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
         close(fd);
@@ -664,8 +666,8 @@ static int scan_blobs(const vyre_cache *c, file_list *out, int with_stat, vyre_e
             e.foreign = is_foreign_type(e.mode);
             e.valid_name = !e.foreign && strlen(f->d_name) < sizeof e.name &&
                            parse_blob_name(f->d_name, d->d_name, &e.key);
-            if (with_stat && (have_st || fstatat(dirfd(dd), f->d_name, &st,
-                                                 AT_SYMLINK_NOFOLLOW) == 0)) {
+            if (with_stat &&
+                (have_st || fstatat(dirfd(dd), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
                 e.size = (uint64_t)st.st_size;
                 e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
             }
@@ -719,8 +721,8 @@ static int blob_present(const vyre_cache *c, const vyre_key *key)
 
 /* Counts files (and bytes, and those older than an age) in the flat
  * directory name of the root (nothing when it is not a real directory). */
-static void scan_flat(const vyre_cache *c, const char *name, int64_t older_than_ns,
-                      uint64_t *files, uint64_t *bytes, uint64_t *old)
+static void scan_flat(const vyre_cache *c, const char *name, int64_t older_than_ns, uint64_t *files,
+                      uint64_t *bytes, uint64_t *old)
 {
     DIR *d = open_dir_stream(c->rootfd, name);
     if (!d)
@@ -1536,7 +1538,6 @@ out:
 }
 
 /* ---- reindex ------------------------------------------------------------ */
-
 
 int vyre_cache_reindex(vyre_cache *c, vyre_reindex_result *res, vyre_progress_fn progress,
                        void *progress_ctx, vyre_error *err)
