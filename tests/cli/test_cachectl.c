@@ -1158,6 +1158,110 @@ Test(cachectl, clear_needs_yes)
      * passes NULL to qsort for an empty index, which UBSan aborts on.) */
 }
 
+/* ---- nothing outside the cache is touched (issue 14) --------------------------- */
+
+/* The defect as reported: one shard under blobs/ made a symlink to an outside
+ * directory holding two files. verify called them stray, verify --repair
+ * moved them into quarantine/ and clear --yes deleted them. Now the link is
+ * the problem, repair and clear remove the link itself, and the two files
+ * stay as they were. */
+Test(cachectl, shard_symlink_to_outside_dir_is_reported_and_outside_files_survive)
+{
+    populate();
+    char outside[700], shard[800], f1[800], f2[800], want[900];
+    snprintf(outside, sizeof outside, "%s/outside", g_tmp);
+    cr_assert_eq(mkdir(outside, 0700), 0);
+    /* Two files: one named as a blob of that shard, one not. */
+    snprintf(f1, sizeof f1, "%s/%s.vblob", outside, g_hex[0]);
+    snprintf(f2, sizeof f2, "%s/notes.txt", outside);
+    tu_write_file(f1, "someone else's data", 19);
+    tu_write_file(f2, "precious\n", 9);
+    snprintf(shard, sizeof shard, "%s/blobs/11", g_cache);
+    tu_rm_rf(shard);
+    cr_assert_eq(symlink(outside, shard), 0);
+
+    tu_proc p;
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    assert_line(p.out, "foreign           blobs/11 (symlink)");
+    snprintf(want, sizeof want, "row-without-file  blobs/11/%s.vblob", g_hex[0]);
+    assert_line(p.out, want);
+    cr_assert_null(strstr(p.out, "stray"), "outside files listed:\n%s", p.out);
+    assert_line(p.out, "Links/special files:   1");
+    assert_line(p.out, "2 problems found. Run 'vyre-cachectl verify --repair' to fix them.");
+    tu_proc_free(&p);
+
+    CC(&p, "verify", "--repair");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    assert_line(p.out, "foreign           blobs/11 (symlink): removed");
+    snprintf(want, sizeof want, "row-without-file  blobs/11/%s.vblob: row deleted", g_hex[0]);
+    assert_line(p.out, want);
+    assert_line(p.out, "Repaired 2 problems; the cache is clean.");
+    tu_proc_free(&p);
+    cr_assert(!exists(shard), "the link is still there");
+
+    /* Put the link back: clear removes the link, not what it points to. */
+    cr_assert_eq(symlink(outside, shard), 0);
+    CC(&p, "clear", "--yes");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    snprintf(want, sizeof want, "Removed 3 blobs (9.5 KiB) from %s", g_cache);
+    assert_line(p.out, want);
+    tu_proc_free(&p);
+    cr_assert(!exists(shard), "the link survived clear");
+
+    size_t len = 0;
+    char *b = tu_read_file(f1, &len);
+    cr_assert_not_null(b, "'%s' is gone", f1);
+    cr_assert(len == 19 && memcmp(b, "someone else's data", 19) == 0, "'%s' changed", f1);
+    free(b);
+    b = tu_read_file(f2, &len);
+    cr_assert_not_null(b, "'%s' is gone", f2);
+    cr_assert(len == 9 && memcmp(b, "precious\n", 9) == 0, "'%s' changed", f2);
+    free(b);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    assert_line(p.out, "Quarantined:           0 (kept for inspection)");
+    tu_proc_free(&p);
+}
+
+/* An index that is a symlink is refused with a message and a hint; reindex
+ * replaces the link (its target is untouched). */
+Test(cachectl, index_symlink_refused_then_reindex_replaces_the_link)
+{
+    populate();
+    char target[700], index[800], want[1000];
+    snprintf(target, sizeof target, "%s/not-an-index", g_tmp);
+    tu_write_file(target, "keep", 4);
+    snprintf(index, sizeof index, "%s/index.sqlite3", g_cache);
+    cr_assert_eq(unlink(index), 0);
+    cr_assert_eq(symlink(target, index), 0);
+
+    tu_proc p;
+    CC(&p, "ls");
+    cr_assert_eq(p.exit_code, 2, "%s%s", p.out, p.err);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: index file '%s' is a symlink, not a regular file: refusing to "
+             "open it",
+             index);
+    assert_line(p.err, want);
+    assert_line(p.err, "hint: run 'vyre-cachectl reindex': it removes the entry (never what a "
+                       "link points to) and rebuilds the index from the blobs");
+    tu_proc_free(&p);
+
+    CC(&p, "reindex");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert_eq(count_lines(p.out), 4);
+    tu_proc_free(&p);
+    size_t len = 0;
+    char *b = tu_read_file(target, &len);
+    cr_assert_not_null(b);
+    cr_assert(len == 4 && memcmp(b, "keep", 4) == 0, "the link's target changed");
+    free(b);
+}
+
 /* ---- jit ----------------------------------------------------------------------- */
 
 /* A driver JIT cache as driver 580 lays it out: index + <hex>/<hex>/<file>. */

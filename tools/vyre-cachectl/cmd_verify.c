@@ -20,7 +20,9 @@ static void usage(FILE *out)
             "  --repair  quarantine bad blobs and stray files, delete index rows whose\n"
             "            file is gone, index valid blobs the index lacks, rewrite rows\n"
             "            that disagree with their blob, remove debris; each problem line\n"
-            "            then says what was done\n"
+            "            then says what was done; a symlink, FIFO, socket, device or\n"
+            "            hard link where a directory or blob belongs is removed itself,\n"
+            "            never what it points to\n"
             "  -q        print nothing; the exit status says it all\n\n"
             "%s\n"
             "exit status: 0 clean (with --repair: every problem was repaired),\n"
@@ -46,6 +48,8 @@ static const char *problem_name(vyre_cache_problem_kind k)
         return "debris";
     case VYRE_PROBLEM_STRAY:
         return "stray";
+    case VYRE_PROBLEM_FOREIGN:
+        return "foreign";
     }
     return "unknown";
 }
@@ -60,7 +64,9 @@ static void on_problem(const vyre_cache_verify_problem *p, void *ctx)
 {
     verify_ctx *x = ctx;
     const char *rel = cachectl_relpath(x->cache, p->path);
-    const char *why = p->kind == VYRE_PROBLEM_BAD_BLOB ? vyre_blob_reject_name(p->reject) : NULL;
+    const char *why = p->kind == VYRE_PROBLEM_BAD_BLOB  ? vyre_blob_reject_name(p->reject)
+                      : p->kind == VYRE_PROBLEM_FOREIGN ? p->detail
+                                                        : NULL;
     if (x->problems) {
         json_t *o = json_pack("{s:s, s:s, s:b}", "kind", problem_name(p->kind), "path", rel,
                               "repaired", p->repaired);
@@ -130,15 +136,15 @@ int cmd_verify(int argc, char **argv)
         json_object_set_new(o, "clean", json_boolean(clean));
         json_object_set_new(
             o, "summary",
-            json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+            json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
                       "blobs_checked", (json_int_t)res.blobs_checked, "bytes_checked",
                       (json_int_t)res.bytes_checked, "bad_blobs", (json_int_t)res.bad_blobs,
                       "rows_without_file", (json_int_t)res.rows_without_file, "files_without_row",
                       (json_int_t)res.files_without_row, "row_mismatches",
                       (json_int_t)res.row_mismatches, "debris", (json_int_t)res.debris, "stray",
-                      (json_int_t)res.stray, "quarantined", (json_int_t)res.quarantined,
-                      "tmp_in_flight", (json_int_t)res.tmp_in_flight, "problems",
-                      (json_int_t)res.problems, "repaired", (json_int_t)res.repaired));
+                      (json_int_t)res.stray, "foreign", (json_int_t)res.foreign, "quarantined",
+                      (json_int_t)res.quarantined, "tmp_in_flight", (json_int_t)res.tmp_in_flight,
+                      "problems", (json_int_t)res.problems, "repaired", (json_int_t)res.repaired));
         json_object_set_new(o, "problems", x.problems);
         cachectl_json_print(o);
     } else if (!g_cachectl.quiet) {
@@ -153,6 +159,7 @@ int cmd_verify(int argc, char **argv)
         printf("%-22s %" PRIu64 "\n", "Row mismatches:", res.row_mismatches);
         printf("%-22s %" PRIu64 "\n", "Debris in tmp/:", res.debris);
         printf("%-22s %" PRIu64 "\n", "Stray files:", res.stray);
+        printf("%-22s %" PRIu64 "\n", "Links/special files:", res.foreign);
         printf("%-22s %" PRIu64 " (kept for inspection)\n", "Quarantined:", res.quarantined);
         printf("%-22s %" PRIu64 "\n", "Writes in flight:", res.tmp_in_flight);
         if (repair)

@@ -14,6 +14,15 @@
  * repair, reindex and clear hold it exclusively for short batches, so the
  * index and the files never disagree for longer than one operation.
  *
+ * Nothing outside the cache is touched: the root may itself be a symlink
+ * the user made (it is followed once, when the handle is opened), but below
+ * it nothing is followed. Every walk (get, put, prune, verify, reindex,
+ * clear) goes from the root's descriptor without passing a symbolic link at
+ * any component; a symlink, FIFO, socket, device or hard link where the
+ * cache expects a directory or a blob is never opened through: verify
+ * reports it (VYRE_PROBLEM_FOREIGN), and repair, reindex and clear remove
+ * the entry itself, never what it points to.
+ *
  * Thread-safety: one handle may be used from several threads.
  */
 #ifndef VYRE_CACHE_H
@@ -60,7 +69,10 @@ VYRE_EXTERN int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
  * another user (other than root) or writable by group/others is refused
  * (VYRE_EUNSAFE, hint: chmod/chown). A root this process cannot write is
  * opened read-only: gets work, puts fail with VYRE_EROFS. A corrupt index is
- * VYRE_ECORRUPT (hint: reindex) unless VYRE_CACHE_NO_INDEX. *out is owned by
+ * VYRE_ECORRUPT (hint: reindex) unless VYRE_CACHE_NO_INDEX; an index (or its
+ * -wal, -shm, -journal) that is a symlink, a directory, a special file or
+ * another user's file is VYRE_EUNSAFE with a hint, and is never opened.
+ * root may be a symlink; nothing below it is followed. *out is owned by
  * the caller: vyre_cache_close().
  */
 VYRE_EXTERN int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out,
@@ -192,6 +204,8 @@ typedef enum vyre_cache_problem_kind {
     VYRE_PROBLEM_ROW_MISMATCH,     /* row disagrees with the blob header */
     VYRE_PROBLEM_DEBRIS,           /* tmp/ file older than an hour */
     VYRE_PROBLEM_STRAY,            /* unexpected file in blobs/ */
+    VYRE_PROBLEM_FOREIGN,          /* symlink, FIFO, socket, device or hard link where a
+                                      directory or blob belongs (detail says which) */
 } vyre_cache_problem_kind;
 
 typedef struct vyre_cache_verify_problem {
@@ -200,6 +214,8 @@ typedef struct vyre_cache_verify_problem {
     char path[VYRE_CACHE_PATH_MAX];
     int repaired;       /* 1 when repair fixed it */
     const char *action; /* what repair did ("quarantined", "removed", ...) or NULL */
+    const char *detail; /* for FOREIGN: "symlink", "FIFO", "socket", "device", "hard link",
+                           "regular file" (static storage) */
 } vyre_cache_verify_problem;
 
 typedef struct vyre_cache_verify_result {
@@ -215,18 +231,21 @@ typedef struct vyre_cache_verify_result {
     uint64_t tmp_in_flight; /* tmp/ files younger than an hour (not a problem) */
     uint64_t problems;      /* sum of the problem counters */
     uint64_t repaired;
+    uint64_t foreign; /* symlinks, special files, hard links in the cache's places */
 } vyre_cache_verify_result;
 
 typedef void (*vyre_cache_problem_fn)(const vyre_cache_verify_problem *p, void *ctx);
 
 /* Checks every blob (header, checksums, name), index rows against files,
- * debris in tmp/ and quarantined files. With repair: bad blobs are
- * quarantined, rows without files deleted, files without rows and
- * mismatched rows re-indexed, debris removed. */
+ * debris in tmp/, quarantined files, and that blobs/, tmp/, quarantine/,
+ * the shards and the blobs are real directories and files. With repair:
+ * bad blobs are quarantined, rows without files deleted, files without rows
+ * and mismatched rows re-indexed, debris removed, foreign entries (links,
+ * special files) unlinked themselves (their targets are never touched) and
+ * missing directories recreated. */
 VYRE_EXTERN int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
-                                  vyre_cache_problem_fn fn, void *ctx,
-                                  vyre_cache_progress_fn progress, void *progress_ctx,
-                                  vyre_error *err);
+                                  vyre_cache_problem_fn fn, void *ctx, vyre_cache_progress_fn progress,
+                                  void *progress_ctx, vyre_error *err);
 
 typedef struct vyre_cache_reindex_result {
     uint64_t scanned;
@@ -234,17 +253,20 @@ typedef struct vyre_cache_reindex_result {
     uint64_t bytes;
     uint64_t quarantined;
     uint64_t rows_before;
+    uint64_t removed; /* links and special files under blobs/ unlinked (never followed) */
 } vyre_cache_reindex_result;
 
 /* Rebuilds the index from the blob headers alone (a corrupt or missing
- * index file is replaced). Usage columns of surviving rows are kept when the
- * old index is readable. */
+ * index file is replaced, and so is one that is a symlink, special file or
+ * another user's: the entry is unlinked, never followed; a directory there
+ * is VYRE_EUNSAFE). Usage columns of surviving rows are kept when the old
+ * index is readable. */
 VYRE_EXTERN int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
-                                   vyre_cache_progress_fn progress, void *progress_ctx,
-                                   vyre_error *err);
+                                   vyre_cache_progress_fn progress, void *progress_ctx, vyre_error *err);
 
 /* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
- * Counts what was removed. */
+ * Counts the regular files removed. Links and special files in the cache
+ * are unlinked themselves; nothing they point to is touched. */
 VYRE_EXTERN int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes,
                                  vyre_error *err);
 

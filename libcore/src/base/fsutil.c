@@ -1,14 +1,21 @@
 /*
  * fsutil.c - filesystem helpers shared inside libcore: recursive mkdir,
- * bounded path joins, XDG base-directory resolution.
+ * bounded path joins, XDG base-directory resolution, and descriptor-relative
+ * opens that never follow a symbolic link below their starting directory.
  */
 #include "base/fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "base/internal.h"
 
@@ -82,4 +89,109 @@ int vyre__xdg_path(const char *xdg_var, const char *home_rel, const char *suffix
                           xdg_var);
     }
     return vyre__path_join(out, size, base, suffix, err);
+}
+
+/* 0: untried, 1: works, -1: the kernel (or a seccomp filter) lacks it. */
+static atomic_int openat2_state;
+
+/* The portable walk: every directory on the way opened O_NOFOLLOW, so a
+ * symlink anywhere fails the open (ENOTDIR or ELOOP) instead of being
+ * followed; the same guarantee as RESOLVE_NO_SYMLINKS, one call per part. */
+static int open_walk(int dirfd, const char *relpath, int flags, mode_t mode)
+{
+    char buf[4096];
+    if (vyre__strlcpy(buf, relpath, sizeof buf) >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int cur = dirfd, fd = -1;
+    char *part = buf;
+    for (;;) {
+        char *slash = strchr(part, '/');
+        if (slash)
+            *slash = '\0';
+        if (!*part || strcmp(part, ".") == 0 || strcmp(part, "..") == 0) {
+            if (cur != dirfd)
+                close(cur);
+            errno = EXDEV; /* as RESOLVE_BENEATH says for an escape */
+            return -1;
+        }
+        if (!slash) {
+            fd = openat(cur, part, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+            break;
+        }
+        int next = openat(cur, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        if (cur != dirfd)
+            close(cur);
+        if (next < 0) {
+            errno = e;
+            return -1;
+        }
+        cur = next;
+        part = slash + 1;
+    }
+    int e = errno;
+    if (cur != dirfd)
+        close(cur);
+    errno = e;
+    return fd;
+}
+
+int vyre__open_beneath(int dirfd, const char *relpath, int flags, mode_t mode)
+{
+    if (!relpath || !*relpath || relpath[0] == '/') {
+        errno = EXDEV;
+        return -1;
+    }
+    if (atomic_load_explicit(&openat2_state, memory_order_relaxed) >= 0) {
+        struct open_how how;
+        memset(&how, 0, sizeof how);
+        how.flags = (uint64_t)(unsigned)(flags | O_NOFOLLOW | O_CLOEXEC);
+        how.mode = (flags & (O_CREAT | O_TMPFILE)) ? (uint64_t)mode : 0;
+        how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+        for (int attempt = 0; attempt < 8; attempt++) {
+            long fd = syscall(SYS_openat2, dirfd, relpath, &how, sizeof how);
+            if (fd >= 0) {
+                atomic_store_explicit(&openat2_state, 1, memory_order_relaxed);
+                return (int)fd;
+            }
+            /* EAGAIN: a concurrent rename made the kernel unsure that the
+             * walk stayed beneath dirfd; it asks for a retry. */
+            if (errno == EAGAIN || errno == EINTR)
+                continue;
+            if (errno == ENOSYS) {
+                atomic_store_explicit(&openat2_state, -1, memory_order_relaxed);
+                break;
+            }
+            if (errno == EPERM)
+                break; /* a seccomp filter, or a real EPERM: the walk says which */
+            return -1;
+        }
+    }
+    return open_walk(dirfd, relpath, flags, mode);
+}
+
+int vyre__open_dir_at(int dirfd, const char *name)
+{
+    return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+const char *vyre__file_type_name(mode_t mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFLNK:
+        return "symlink";
+    case S_IFIFO:
+        return "FIFO";
+    case S_IFSOCK:
+        return "socket";
+    case S_IFCHR:
+    case S_IFBLK:
+        return "device";
+    case S_IFDIR:
+        return "directory";
+    default:
+        return "regular file";
+    }
 }

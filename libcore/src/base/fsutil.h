@@ -23,4 +23,28 @@ int vyre__path_join(char *out, size_t size, const char *a, const char *b, vyre_e
 int vyre__xdg_path(const char *xdg_var, const char *home_rel, const char *suffix, char *out,
                    size_t size, vyre_error *err);
 
+/*
+ * Descriptor-relative helpers for walking a directory tree that others may
+ * tamper with (the cache). Nothing below the starting descriptor is ever
+ * reached through a symbolic link: a link where a directory or a file is
+ * expected fails the call (errno ELOOP or ENOTDIR), it is never followed.
+ */
+
+/* Opens relpath ("a/b/c", no "..", not absolute) below dirfd with openat
+ * flags (O_CLOEXEC and O_NOFOLLOW are added) and mode, following no
+ * symbolic link at any component: openat2 with RESOLVE_NO_SYMLINKS and
+ * RESOLVE_BENEATH where the kernel has it, else one component at a time
+ * with O_DIRECTORY|O_NOFOLLOW. With O_PATH a trailing symlink opens the
+ * link itself. Returns the descriptor, or -1 with errno set. */
+int vyre__open_beneath(int dirfd, const char *relpath, int flags, mode_t mode);
+
+/* Opens the directory `name` (one component) of dirfd, never through a
+ * symbolic link (O_DIRECTORY|O_NOFOLLOW). -1 with errno: ENOTDIR or ELOOP
+ * when name is a symlink or not a directory. */
+int vyre__open_dir_at(int dirfd, const char *name);
+
+/* A word for a file type in messages: "symlink", "FIFO", "socket",
+ * "device", "directory", "regular file" (static storage). */
+const char *vyre__file_type_name(mode_t mode);
+
 #endif /* VYRE_FSUTIL_H */

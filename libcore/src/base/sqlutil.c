@@ -330,7 +330,9 @@ static int open_steps(vyre__sqlite *c, vyre_error *err)
     const vyre__sqlite_store *st = c->store;
     int readonly = (c->flags & VYRE__SQLITE_READONLY) != 0;
     int is_memory = strcmp(c->path, ":memory:") == 0;
-    int flags = SQLITE_OPEN_NOMUTEX |
+    /* NOFOLLOW: a database path that is a symlink is refused by SQLite
+     * itself (the callers check it too, before opening). */
+    int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW |
                 (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     int rc = sqlite3_open_v2(c->path, &c->db, flags, NULL);
     if (rc != SQLITE_OK)

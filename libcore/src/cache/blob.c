@@ -31,10 +31,11 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "base/clock.h"
+#include "base/fsutil.h"
+#include "base/internal.h"
 #include "cache/blob_internal.h"
 #include "cache/checksum.h"
-#include "base/clock.h"
-#include "base/internal.h"
 
 /* Header field offsets (see BLOB_FORMAT.md). All integers little-endian. */
 enum {
@@ -572,15 +573,12 @@ static int fsync_retry(int fd)
     return 0;
 }
 
-/* fsyncs a directory so that a rename or mkdir in it survives a crash.
- * Filesystems that cannot sync directories (EINVAL) are taken as they are. */
-static int fsync_dir(const char *dir)
+/* fsyncs an open directory so that a rename or mkdir in it survives a
+ * crash. Filesystems that cannot sync directories (EINVAL) are taken as
+ * they are. */
+static int fsync_dirfd(int fd)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
     int e = fsync_retry(fd);
-    close(fd);
     return e == EINVAL || e == ENOTSUP ? 0 : e;
 }
 
@@ -593,19 +591,43 @@ static uint64_t tmp_nonce(void)
     return (uint64_t)XXH3_64bits(mix, sizeof mix);
 }
 
-/* Creates a unique temp file in tmpdir, exclusively, mode 0600. */
-static int open_tmp(const char *tmpdir, const char *hex, char *path, size_t size, int *fd_out,
-                    vyre_error *err)
+/* The error for a cache directory (sub, below the root) that cannot be
+ * opened as one; a symlink or special file there is never followed. */
+static int subdir_fail(int rootfd, const char *root, const char *sub, int e, vyre_error *err)
+{
+    struct stat st;
+    if ((e == ELOOP || e == ENOTDIR || e == EXDEV) &&
+        fstatat(rootfd, sub, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+        return vyre__fail(err, VYRE_EUNSAFE,
+                          "run 'vyre-cachectl verify --repair': it removes the entry (never "
+                          "what a link points to) and recreates the directory",
+                          "'%s/%s' is a %s, not a directory: refusing to go through it", root, sub,
+                          vyre__file_type_name(st.st_mode));
+    if (e == ELOOP || e == ENOTDIR || e == EXDEV)
+        return vyre__fail(err, VYRE_EUNSAFE,
+                          "run 'vyre-cachectl verify' to see what is in the way, and "
+                          "'verify --repair' to remove it",
+                          "a directory on the way to '%s/%s' is not a real directory (a "
+                          "symlink?): refusing to go through it",
+                          root, sub);
+    int code = vyre__errno_code(e);
+    return vyre__fail(err, code, errno_hint(code), "cannot open '%s/%s': %s", root, sub,
+                      strerror(e));
+}
+
+/* Creates a unique temp file in the directory tmpfd, exclusively, mode
+ * 0600; its name goes to name. */
+static int open_tmp(int tmpfd, const char *root, const char *hex, char *name, size_t size,
+                    int *fd_out, vyre_error *err)
 {
     for (int attempt = 0; attempt < 16; attempt++) {
         unsigned long long ctr =
             (unsigned long long)atomic_fetch_add_explicit(&tmp_counter, 1, memory_order_relaxed);
-        int n = snprintf(path, size, "%s/%.16s.%ld.%llu.%016llx.tmp", tmpdir, hex, (long)getpid(),
-                         ctr, (unsigned long long)tmp_nonce());
+        int n = snprintf(name, size, "%.16s.%ld.%llu.%016llx.tmp", hex, (long)getpid(), ctr,
+                         (unsigned long long)tmp_nonce());
         if (n < 0 || (size_t)n >= size)
-            return vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory path",
-                              "temp path in '%s' is too long", tmpdir);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+            return vyre__fail(err, VYRE_ETOOBIG, NULL, "temp file name is too long");
+        int fd = openat(tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd >= 0) {
             *fd_out = fd;
             return VYRE_OK;
@@ -615,23 +637,43 @@ static int open_tmp(const char *tmpdir, const char *hex, char *path, size_t size
         int e = errno, code = vyre__errno_code(e);
         return vyre__remedy(err, errno_remedy(code),
                             vyre__fail(err, code, errno_hint(code),
-                                       "cannot create a temporary file in '%s': %s", tmpdir,
+                                       "cannot create a temporary file in '%s/tmp': %s", root,
                                        strerror(e)));
     }
     return vyre__fail(err, VYRE_EEXIST, "remove stale files from the cache's tmp/ directory",
-                      "cannot find an unused temporary file name in '%s'", tmpdir);
+                      "cannot find an unused temporary file name in '%s/tmp'", root);
+}
+
+/* Opens the cache root given by path for the public entry points (the root
+ * itself may be a symlink the user made; nothing below it is followed). */
+static int open_root(const char *root, vyre_error *err)
+{
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0)
+        return fd;
+    int e = errno, code = vyre__errno_code(e);
+    return vyre__fail(err, code, errno_hint(code), "cannot open cache directory '%s': %s", root,
+                      strerror(e));
 }
 
 int vyre_blob_store(const char *root, vyre_blob_header *h, const void *payload, size_t len,
                     vyre_error *err)
 {
-    return vyre__blob_store_ex(root, h, payload, len, NULL, NULL, err);
+    if (!root || !h || (!payload && len))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_store: NULL argument");
+    int rootfd = open_root(root, err);
+    if (rootfd < 0)
+        return rootfd;
+    int rc = vyre__blob_store_ex(rootfd, root, h, payload, len, NULL, NULL, err);
+    close(rootfd);
+    return rc;
 }
 
-int vyre__blob_store_ex(const char *root, vyre_blob_header *h, const void *payload, size_t len,
-                        vyre__blob_before_rename_fn before_rename, void *ctx, vyre_error *err)
+int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const void *payload,
+                        size_t len, vyre__blob_before_rename_fn before_rename, void *ctx,
+                        vyre_error *err)
 {
-    if (!root || !h || (!payload && len))
+    if (rootfd < 0 || !root || !h || (!payload && len))
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_store: NULL argument");
     if ((uint64_t)len > VYRE_BLOB_MAX_PAYLOAD)
         return vyre__fail(err, VYRE_ETOOBIG, "such pipelines are compiled but not cached",
@@ -652,21 +694,29 @@ int vyre__blob_store_ex(const char *root, vyre_blob_header *h, const void *paylo
     if (rc)
         return rc;
 
-    char final[BLOB_PATH_MAX], dir[BLOB_PATH_MAX], tmpdir[BLOB_PATH_MAX], tmp[BLOB_PATH_MAX];
+    char final[BLOB_PATH_MAX], tmp[128];
     rc = vyre_blob_path(root, &w.key, final, sizeof final, err);
     if (rc)
         return rc;
-    rc = root_path(tmpdir, sizeof tmpdir, root, "tmp", err);
-    if (rc)
-        return rc;
-    dir_of(final, dir, sizeof dir);
     char hex[VYRE_KEY_HEX_LEN + 1];
     vyre_key_to_hex(&w.key, hex);
+    char shard[] = {'b', 'l', 'o', 'b', 's', '/', hex[0], hex[1], '\0'};
+    char name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT];
+    memcpy(name, hex, VYRE_KEY_HEX_LEN);
+    memcpy(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT, sizeof VYRE_BLOB_EXT);
 
-    int fd = -1;
-    rc = open_tmp(tmpdir, hex, tmp, sizeof tmp, &fd, err);
-    if (rc)
+    /* Every step is relative to a directory opened without following a
+     * symlink: a tmp/, blobs/ or shard that is a link fails the store
+     * instead of writing through it. */
+    int tmpfd = vyre__open_beneath(rootfd, "tmp", O_RDONLY | O_DIRECTORY, 0);
+    if (tmpfd < 0)
+        return subdir_fail(rootfd, root, "tmp", errno, err);
+    int fd = -1, sfd = -1;
+    rc = open_tmp(tmpfd, root, hex, tmp, sizeof tmp, &fd, err);
+    if (rc) {
+        close(tmpfd);
         return rc;
+    }
 
     /* Write everything, then fsync: the data must be on disk before the
      * rename makes it visible, or a crash could leave a complete-looking
@@ -691,38 +741,61 @@ int vyre__blob_store_ex(const char *root, vyre_blob_header *h, const void *paylo
     if (before_rename) {
         rc = before_rename(&w, ctx, err);
         if (rc) {
-            unlink(tmp);
+            unlinkat(tmpfd, tmp, 0);
+            close(tmpfd);
             return rc;
         }
     }
 
-    /* rename() is atomic: readers see the old blob or the new one, never a
-     * mix. The two-hex directory is created on first use. */
-    what = "rename";
-    if (rename(tmp, final) != 0) {
-        e = errno;
-        if (e != ENOENT)
-            goto fail;
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    /* The two-hex directory is created on first use. */
+    what = "open directory";
+    sfd = vyre__open_beneath(rootfd, shard, O_RDONLY | O_DIRECTORY, 0);
+    if (sfd < 0 && errno == ENOENT) {
+        int bfd = vyre__open_beneath(rootfd, "blobs", O_RDONLY | O_DIRECTORY, 0);
+        if (bfd < 0) {
             e = errno;
-            what = "mkdir";
-            goto fail;
+            unlinkat(tmpfd, tmp, 0);
+            close(tmpfd);
+            return subdir_fail(rootfd, root, "blobs", e, err);
         }
-        char blobs[BLOB_PATH_MAX];
-        dir_of(dir, blobs, sizeof blobs);
-        if ((e = fsync_dir(blobs)) != 0) {
+        what = "mkdir";
+        if (mkdirat(bfd, shard + 6, 0700) != 0 && errno != EEXIST) {
+            e = errno;
+        } else if ((e = fsync_dirfd(bfd)) != 0) {
             what = "fsync directory";
-            goto fail;
+        } else {
+            sfd = vyre__open_dir_at(bfd, shard + 6);
+            e = sfd < 0 ? errno : 0;
         }
-        if (rename(tmp, final) != 0) {
-            e = errno;
-            goto fail;
+        close(bfd);
+        if (e && (e == ELOOP || e == ENOTDIR)) {
+            unlinkat(tmpfd, tmp, 0);
+            close(tmpfd);
+            return subdir_fail(rootfd, root, shard, e, err);
         }
+        if (e)
+            goto fail;
+    } else if (sfd < 0) {
+        e = errno;
+        unlinkat(tmpfd, tmp, 0);
+        close(tmpfd);
+        return subdir_fail(rootfd, root, shard, e, err);
     }
+
+    /* rename() is atomic: readers see the old blob or the new one, never a
+     * mix. */
+    what = "rename";
+    if (renameat(tmpfd, tmp, sfd, name) != 0) {
+        e = errno;
+        goto fail;
+    }
+    close(tmpfd);
     /* The rename itself is durable only once its directory is synced. The
      * blob is complete and valid from here on, so a failure now reports the
      * error but leaves it in place (another writer may own the same name). */
-    if ((e = fsync_dir(dir)) != 0) {
+    e = fsync_dirfd(sfd);
+    close(sfd);
+    if (e != 0) {
         int code = vyre__errno_code(e);
         return vyre__remedy(
             err, errno_remedy(code),
@@ -734,7 +807,10 @@ int vyre__blob_store_ex(const char *root, vyre_blob_header *h, const void *paylo
     return VYRE_OK;
 
 fail:
-    unlink(tmp);
+    unlinkat(tmpfd, tmp, 0);
+    close(tmpfd);
+    if (sfd >= 0)
+        close(sfd);
     {
         int code = vyre__errno_code(e);
         if (code == VYRE_EINVAL || code == VYRE_EEXIST || code == VYRE_EBUSY)
@@ -771,7 +847,9 @@ static int read_full(int fd, void *buf, size_t n, size_t *got)
 
 /* One validation of one file, shared by load and check_file. */
 typedef struct check {
-    const char *path;
+    const char *path;         /* the file, for messages (and to open when dirfd < 0) */
+    int dirfd;                /* >= 0: open rel below it, following no symlink */
+    const char *rel;          /* path below dirfd */
     const vyre_key *expected; /* NULL: no key check */
     int keep;                 /* load: keep the payload in *blob */
     vyre_blob *blob;          /* out, when keep */
@@ -780,6 +858,7 @@ typedef struct check {
     uint64_t file_size; /* out, when have_size */
     int have_size;
     vyre_blob_reject why;
+    int hard_link; /* out: rejected for having other names */
     char detail[320];
 } check;
 
@@ -930,12 +1009,31 @@ static int check_fd(check *c, int fd, vyre_error *err)
     if (fstat(fd, &st) != 0)
         return io_fail(c, errno, "stat", err);
     if (!S_ISREG(st.st_mode)) {
-        snprintf(c->detail, sizeof c->detail, "%s",
-                 S_ISDIR(st.st_mode) ? "a directory, not a regular file" : "not a regular file");
+        snprintf(c->detail, sizeof c->detail, "a %s, not a regular file",
+                 vyre__file_type_name(st.st_mode));
         return reject(c, VYRE_REJECT_NOT_REGULAR);
     }
     c->file_size = (uint64_t)st.st_size;
     c->have_size = 1;
+    /* A blob is written under a fresh name and renamed into place, so it
+     * has exactly one name. More: a hard link to a file elsewhere, which
+     * the cache must neither trust nor ever write through. */
+    if (st.st_nlink > 1) {
+        snprintf(c->detail, sizeof c->detail,
+                 "a hard link (%ju names): a blob never shares its file with another place",
+                 (uintmax_t)st.st_nlink);
+        c->hard_link = 1;
+        return reject(c, VYRE_REJECT_NOT_REGULAR);
+    }
+    /* Bounded before anything is read: a sparse 100 GB "blob" costs one
+     * fstat, not a read. */
+    if (c->file_size > (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD) {
+        snprintf(c->detail, sizeof c->detail,
+                 "file of '%" PRIu64 "' bytes is larger than any blob (%" PRIu64
+                 " bytes at most); not read",
+                 c->file_size, (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD);
+        return reject(c, VYRE_REJECT_TRAILING);
+    }
     size_t got = 0;
     int e;
 
@@ -1009,19 +1107,63 @@ static int check_fd(check *c, int fd, vyre_error *err)
     return VYRE_OK;
 }
 
+/* The directory part of rel below dirfd, opened without following
+ * anything; *base gets the last component. -1 with errno on failure. */
+static int open_parent(int dirfd, const char *rel, const char **base)
+{
+    const char *slash = strrchr(rel, '/');
+    *base = slash ? slash + 1 : rel;
+    if (!slash)
+        return dup(dirfd);
+    char dir[BLOB_PATH_MAX];
+    size_t n = (size_t)(slash - rel);
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, rel, n);
+    dir[n] = '\0';
+    return vyre__open_beneath(dirfd, dir, O_RDONLY | O_DIRECTORY, 0);
+}
+
 /* Returns 0, a reject (c->why set) or another error (c->why NONE). */
 static int check_path(check *c, vyre_error *err)
 {
     c->why = VYRE_REJECT_NONE;
     c->detail[0] = '\0';
-    /* O_NOFOLLOW: a symlink in the cache is never followed (it could point
-     * anywhere). O_NONBLOCK: a FIFO planted there must not hang us; it has no
-     * effect on regular files. */
-    int fd = open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    /* O_NOFOLLOW (and, below a cache root, no symlink at any component):
+     * a symlink in the cache is never followed (it could point anywhere).
+     * O_NONBLOCK: a FIFO planted there must not hang us; it has no effect
+     * on regular files. */
+    int fd = c->dirfd < 0 ? open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+                          : vyre__open_beneath(c->dirfd, c->rel, O_RDONLY | O_NONBLOCK, 0);
     if (fd < 0) {
         int e = errno;
+        if (c->dirfd >= 0 && (e == ELOOP || e == ENOTDIR || e == EXDEV)) {
+            /* The file itself, or a directory on the way? Only the first
+             * is this blob's problem; the second is a miss (verify reports
+             * the directory). */
+            const char *base;
+            int pfd = open_parent(c->dirfd, c->rel, &base);
+            struct stat st;
+            int own = pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+            if (pfd >= 0)
+                close(pfd);
+            if (!own)
+                return vyre__fail(err, VYRE_ENOENT,
+                                  "a directory on the way is a symlink or not a directory; it "
+                                  "is not followed: run 'vyre-cachectl verify --repair'",
+                                  "no blob at '%s'", c->path);
+            snprintf(c->detail, sizeof c->detail, "a %s, not a regular file",
+                     vyre__file_type_name(st.st_mode));
+            return reject(c, VYRE_REJECT_NOT_REGULAR);
+        }
         if (e == ELOOP) {
             snprintf(c->detail, sizeof c->detail, "a symbolic link, not a regular file");
+            return reject(c, VYRE_REJECT_NOT_REGULAR);
+        }
+        if (e == ENXIO) { /* open() of a socket */
+            snprintf(c->detail, sizeof c->detail, "a socket, not a regular file");
             return reject(c, VYRE_REJECT_NOT_REGULAR);
         }
         if (e == ENOENT || e == ENOTDIR)
@@ -1030,6 +1172,22 @@ static int check_path(check *c, vyre_error *err)
     }
     int rc = check_fd(c, fd, err);
     close(fd);
+    return rc;
+}
+
+static int check_finish(check *c, int rc, vyre_blob_header *h, uint64_t *file_size,
+                        vyre_blob_reject *why, vyre_error *err)
+{
+    if (h && c->have_header)
+        *h = c->h;
+    if (file_size && c->have_size)
+        *file_size = c->file_size;
+    if (rc && c->why != VYRE_REJECT_NONE) {
+        if (why)
+            *why = c->why;
+        return vyre__fail(err, rc, reject_hint(c->why), "blob '%s' rejected (%s): %s", c->path,
+                          reject_names[c->why], c->detail);
+    }
     return rc;
 }
 
@@ -1043,87 +1201,112 @@ int vyre_blob_check_file(const char *path, const vyre_key *expected, vyre_blob_h
     check c;
     memset(&c, 0, sizeof c);
     c.path = path;
+    c.dirfd = -1;
     c.expected = expected;
     int rc = check_path(&c, err);
-    if (h && c.have_header)
-        *h = c.h;
-    if (file_size && c.have_size)
-        *file_size = c.file_size;
-    if (rc && c.why != VYRE_REJECT_NONE) {
-        if (why)
-            *why = c.why;
-        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
-                            vyre__fail(err, rc, reject_hint(c.why), "blob '%s' rejected (%s): %s",
-                                       path, reject_names[c.why], c.detail));
-    }
-    return rc;
+    return check_finish(&c, rc, h, file_size, why, err);
+}
+
+int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyre_key *expected,
+                        vyre_blob_header *h, uint64_t *file_size, vyre_blob_reject *why,
+                        int *hard_link, vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (hard_link)
+        *hard_link = 0;
+    check c;
+    memset(&c, 0, sizeof c);
+    c.path = path;
+    c.dirfd = rootfd;
+    c.rel = rel;
+    c.expected = expected;
+    int rc = check_path(&c, err);
+    if (hard_link)
+        *hard_link = c.hard_link;
+    return check_finish(&c, rc, h, file_size, why, err);
 }
 
 /* ---- quarantine --------------------------------------------------------- */
 
-/* Moves path to <root>/quarantine/<name>.<reason>.<secs>[.<pid>-<n>], never over
- * an earlier quarantined file. Counts nothing. dest receives the new path. */
-static int quarantine_move(const char *root, const char *path, vyre_blob_reject why, char *dest,
-                           size_t dsize, vyre_error *err)
+/* Opens <root>/quarantine (creating it), never through a symlink. */
+static int open_quarantine(int rootfd, const char *root, vyre_error *err)
 {
-    const char *slash = strrchr(path, '/');
-    const char *name = slash ? slash + 1 : path;
+    int qfd = vyre__open_beneath(rootfd, "quarantine", O_RDONLY | O_DIRECTORY, 0);
+    if (qfd < 0 && errno == ENOENT) {
+        if (mkdirat(rootfd, "quarantine", 0700) != 0 && errno != EEXIST)
+            return subdir_fail(rootfd, root, "quarantine", errno, err);
+        qfd = vyre__open_beneath(rootfd, "quarantine", O_RDONLY | O_DIRECTORY, 0);
+    }
+    if (qfd < 0)
+        return subdir_fail(rootfd, root, "quarantine", errno, err);
+    return qfd;
+}
+
+/* Moves the entry name of directory srcfd (path names it in messages) to
+ * <root>/quarantine/<name>.<reason>.<secs>[.<pid>-<n>], never over an
+ * earlier quarantined file. Counts nothing. dest receives the new path. The
+ * entry itself moves (renameat): a symlink is never followed. */
+static int quarantine_move(int rootfd, const char *root, int srcfd, const char *name,
+                           const char *path, vyre_blob_reject why, char *dest, size_t dsize,
+                           vyre_error *err)
+{
     if (!*name)
         return vyre__fail(err, VYRE_EINVAL, "give the path of a file, not of a directory",
                           "cannot quarantine '%s': no file name", path);
-    char qdir[BLOB_PATH_MAX];
-    int rc = root_path(qdir, sizeof qdir, root, "quarantine", err);
-    if (rc)
-        return rc;
+    int qfd = open_quarantine(rootfd, root, err);
+    if (qfd < 0)
+        return qfd;
     long long secs = (long long)time(NULL);
-    int made_dir = 0;
+    char qname[BLOB_PATH_MAX];
+    int rc = VYRE_OK;
     for (int n = 0; n < 100;) {
         /* The plain name first; on a clash (the same file rejected twice in
          * one second) a suffix unique to this process and call. */
-        int len = n ? snprintf(dest, dsize, "%s/%s.%s.%lld.%ld-%llu", qdir, name,
-                               vyre_blob_reject_name(why), secs, (long)getpid(),
-                               (unsigned long long)atomic_fetch_add_explicit(&quarantine_counter, 1,
-                                                                             memory_order_relaxed))
-                    : snprintf(dest, dsize, "%s/%s.%s.%lld", qdir, name, vyre_blob_reject_name(why),
-                               secs);
-        if (len < 0 || (size_t)len >= dsize)
-            return vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory path",
-                              "quarantine path for '%s' is too long", path);
+        int len =
+            n ? snprintf(qname, sizeof qname, "%s.%s.%lld.%ld-%llu", name,
+                         vyre_blob_reject_name(why), secs, (long)getpid(),
+                         (unsigned long long)atomic_fetch_add_explicit(&quarantine_counter, 1,
+                                                                       memory_order_relaxed))
+              : snprintf(qname, sizeof qname, "%s.%s.%lld", name, vyre_blob_reject_name(why), secs);
+        if (len < 0 || (size_t)len >= sizeof qname ||
+            root_path(dest, dsize, root, "quarantine/", NULL) != VYRE_OK ||
+            strlen(dest) + (size_t)len >= dsize) {
+            rc = vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory path",
+                            "quarantine path for '%s' is too long", path);
+            break;
+        }
+        memcpy(dest + strlen(dest), qname, (size_t)len + 1);
         /* RENAME_NOREPLACE keeps an earlier quarantined file of the same
-         * name and second; rename() also moves directories and symlinks
-         * themselves (never a symlink's target). */
-        int r = renameat2(AT_FDCWD, path, AT_FDCWD, dest, RENAME_NOREPLACE);
+         * name and second. */
+        int r = renameat2(srcfd, name, qfd, qname, RENAME_NOREPLACE);
         if (r != 0 && (errno == EINVAL || errno == ENOSYS)) {
             /* Filesystem without RENAME_NOREPLACE: check, then rename (a
              * race only risks replacing another quarantined copy). */
             struct stat st;
-            if (lstat(dest, &st) == 0) {
+            if (fstatat(qfd, qname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
                 errno = EEXIST;
             } else {
-                r = rename(path, dest);
+                r = renameat(srcfd, name, qfd, qname);
             }
         }
         if (r == 0)
-            return VYRE_OK;
+            break;
         int e = errno;
         if (e == EEXIST || e == ENOTEMPTY) {
             n++;
+            if (n == 100)
+                rc = vyre__fail(err, VYRE_EEXIST, "empty the cache's quarantine/ directory",
+                                "too many quarantined copies of '%s'", path);
             continue;
         }
-        if (e == ENOENT && !made_dir) {
-            made_dir = 1;
-            if (mkdir(qdir, 0700) == 0 || errno == EEXIST)
-                continue;
-            e = errno;
-        }
         int code = vyre__errno_code(e);
-        return vyre__remedy(err, errno_remedy(code),
-                            vyre__fail(err, code, errno_hint(code),
-                                       "cannot move '%s' into quarantine '%s': %s", path, qdir,
-                                       strerror(e)));
+        rc = vyre__fail(err, code, errno_hint(code), "cannot move '%s' into quarantine '%s': %s",
+                        path, root, strerror(e));
+        break;
     }
-    return vyre__fail(err, VYRE_EEXIST, "empty the cache's quarantine/ directory",
-                      "too many quarantined copies of '%s'", path);
+    close(qfd);
+    return rc;
 }
 
 int vyre_blob_quarantine(const char *root, const char *path, vyre_blob_reject why, vyre_error *err)
@@ -1131,8 +1314,61 @@ int vyre_blob_quarantine(const char *root, const char *path, vyre_blob_reject wh
     if (!root || !path)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_quarantine: NULL argument");
     count_reject(why);
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    char dir[BLOB_PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    int rootfd = open_root(root, err);
+    if (rootfd < 0)
+        return rootfd;
+    /* The caller names the file's directory; only the file itself moves. */
+    int srcfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (srcfd < 0) {
+        int e = errno, code = vyre__errno_code(e);
+        close(rootfd);
+        return vyre__fail(err, code, errno_hint(code), "cannot quarantine '%s': %s", path,
+                          strerror(e));
+    }
     char dest[BLOB_PATH_MAX];
-    return quarantine_move(root, path, why, dest, sizeof dest, err);
+    int rc = quarantine_move(rootfd, root, srcfd, name, path, why, dest, sizeof dest, err);
+    close(srcfd);
+    close(rootfd);
+    return rc;
+}
+
+int vyre__blob_quarantine_at(int rootfd, const char *root, const char *rel, vyre_blob_reject why,
+                             vyre_error *err)
+{
+    count_reject(why);
+    char path[BLOB_PATH_MAX];
+    if (root_path(path, sizeof path, root, rel, err))
+        return VYRE_ETOOBIG;
+    const char *name;
+    int srcfd = open_parent(rootfd, rel, &name);
+    if (srcfd < 0)
+        return vyre__fail(err, VYRE_EUNSAFE,
+                          "run 'vyre-cachectl verify' to see what is in the way, and "
+                          "'verify --repair' to remove it",
+                          "cannot quarantine '%s': its directory is not a real directory of the "
+                          "cache (%s); nothing is followed",
+                          path, strerror(errno));
+    char dest[BLOB_PATH_MAX];
+    int rc = quarantine_move(rootfd, root, srcfd, name, path, why, dest, sizeof dest, err);
+    close(srcfd);
+    return rc;
+}
+
+int vyre__blob_unlink_at(int rootfd, const char *rel)
+{
+    const char *name;
+    int dfd = open_parent(rootfd, rel, &name);
+    if (dfd < 0)
+        return -1;
+    int r = unlinkat(dfd, name, 0);
+    int e = errno;
+    close(dfd);
+    errno = e;
+    return r;
 }
 
 int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
@@ -1144,17 +1380,45 @@ int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_
         *out = NULL;
     if (!root || !key || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_load: NULL argument");
+    int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR)
+            return vyre__fail(err, VYRE_ENOENT, NULL, "no cache directory '%s'", root);
+        int code = vyre__errno_code(e);
+        return vyre__fail(err, code, errno_hint(code), "cannot open cache directory '%s': %s", root,
+                          strerror(e));
+    }
+    int rc = vyre__blob_load_at(rootfd, root, key, out, why, err);
+    close(rootfd);
+    return rc;
+}
+
+int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_blob **out,
+                       vyre_blob_reject *why, vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (out)
+        *out = NULL;
+    if (rootfd < 0 || !root || !key || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_load: NULL argument");
     char path[BLOB_PATH_MAX];
     int rc = vyre_blob_path(root, key, path, sizeof path, err);
     if (rc)
         return rc;
+    /* "blobs/<2 hex>/<64 hex>.vblob": the tail of path. */
+    const char *rel = path + strlen(path) - (6 + 3 + VYRE_KEY_HEX_LEN + strlen(VYRE_BLOB_EXT));
     check c; /* not memset: this is the hit path; check_path sets why and detail */
     c.path = path;
+    c.dirfd = rootfd;
+    c.rel = rel;
     c.expected = key;
     c.keep = 1;
     c.blob = NULL;
     c.have_header = 0;
     c.have_size = 0;
+    c.hard_link = 0;
     rc = check_path(&c, err);
     if (!rc) {
         *out = c.blob;
@@ -1168,10 +1432,34 @@ int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_
     count_reject(c.why);
     if (why)
         *why = c.why;
+    if (c.hard_link) {
+        /* Only this name goes: the file's other names, wherever they are,
+         * keep it. */
+        if (vyre__blob_unlink_at(rootfd, rel) == 0)
+            return vyre__fail(err, rc,
+                              "nothing to do: it is treated as a cache miss and rebuilt; the "
+                              "other names of the file are untouched",
+                              "blob '%s' rejected (%s): %s; the link was removed", path,
+                              reject_names[c.why], c.detail);
+        int e = errno;
+        return vyre__fail(err, rc,
+                          "it is treated as a cache miss; remove the link ('vyre-cachectl "
+                          "verify --repair')",
+                          "blob '%s' rejected (%s): %s; not removed: %s", path, reject_names[c.why],
+                          c.detail, strerror(e));
+    }
     char dest[BLOB_PATH_MAX];
     vyre_error qerr;
     vyre_error_clear(&qerr);
-    if (quarantine_move(root, path, c.why, dest, sizeof dest, &qerr) == VYRE_OK)
+    const char *name;
+    int srcfd = open_parent(rootfd, rel, &name);
+    int qrc = srcfd < 0 ? vyre__fail(&qerr, VYRE_EUNSAFE, NULL,
+                                     "its directory is not a real directory of the cache")
+                        : quarantine_move(rootfd, root, srcfd, name, path, c.why, dest, sizeof dest,
+                                          &qerr);
+    if (srcfd >= 0)
+        close(srcfd);
+    if (qrc == VYRE_OK)
         return vyre__fail(err, rc,
                           "nothing to do: it is treated as a cache miss and rebuilt; the "
                           "quarantined copy is kept for inspection",

@@ -1,5 +1,13 @@
 /*
- * blob_internal.h - the store with a hook before the rename (internal).
+ * blob_internal.h - the blob module's entry points for the cache facade
+ * (internal): the store with a hook before the rename, and load, check,
+ * quarantine and unlink relative to the cache root's open directory.
+ *
+ * Every function here takes the root as an open directory (rootfd) and
+ * reaches files below it without following a symbolic link at any
+ * component (vyre__open_beneath): a link where blobs/, a shard, tmp/ or
+ * quarantine/ should be fails the call; it is never followed. `root` is the
+ * root's path, used in messages only.
  */
 #ifndef VYRE_BLOB_INTERNAL_H
 #define VYRE_BLOB_INTERNAL_H
@@ -11,8 +19,31 @@
  * (the temp file is removed) and is returned. */
 typedef int (*vyre__blob_before_rename_fn)(const vyre_blob_header *h, void *ctx, vyre_error *err);
 
-/* vyre_blob_store with the hook above (NULL: none). */
-int vyre__blob_store_ex(const char *root, vyre_blob_header *h, const void *payload, size_t len,
-                        vyre__blob_before_rename_fn before_rename, void *ctx, vyre_error *err);
+/* vyre_blob_store with the hook above (NULL: none). A tmp/, blobs/ or shard
+ * that is not a real directory is VYRE_EUNSAFE (hint: verify --repair). */
+int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const void *payload,
+                        size_t len, vyre__blob_before_rename_fn before_rename, void *ctx,
+                        vyre_error *err);
+
+/* vyre_blob_load below rootfd. A hard-linked blob is rejected and its name
+ * in the cache unlinked (never written through); other rejects are
+ * quarantined as vyre_blob_load does. A shard that is a symlink is a miss. */
+int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_blob **out,
+                       vyre_blob_reject *why, vyre_error *err);
+
+/* vyre_blob_check_file for rel ("blobs/ab/<hex>.vblob") below rootfd; path
+ * names it in messages. *hard_link (may be NULL) is set when the reject is
+ * for a file with more than one name. */
+int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyre_key *expected,
+                        vyre_blob_header *h, uint64_t *file_size, vyre_blob_reject *why,
+                        int *hard_link, vyre_error *err);
+
+/* vyre_blob_quarantine for rel below rootfd: the entry itself moves. */
+int vyre__blob_quarantine_at(int rootfd, const char *root, const char *rel, vyre_blob_reject why,
+                             vyre_error *err);
+
+/* unlinkat() of rel below rootfd, its directory reached without following
+ * anything. 0, or -1 with errno. */
+int vyre__blob_unlink_at(int rootfd, const char *rel);
 
 #endif /* VYRE_BLOB_INTERNAL_H */

@@ -6,12 +6,22 @@
  * engines behind stats, prune, verify, reindex and clear. The blobs are the
  * truth: every decision that matters for correctness is taken from the
  * files; the index only makes listing, LRU order and usage cheap.
+ *
+ * Nothing outside the cache is ever touched: the root (which may be a
+ * symlink the user made) is opened once, and everything below it is reached
+ * relative to that descriptor without following a symbolic link at any
+ * component (openat2 RESOLVE_NO_SYMLINKS, or O_NOFOLLOW walks); removals
+ * are unlinkat/renameat in directories opened that way. A symlink, FIFO,
+ * socket, device or hard link where the cache expects a directory or a blob
+ * is reported by verify and, on repair or clear, the entry itself is
+ * removed, never what it points to.
  */
 #include "vyre/cache.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,8 +43,12 @@
 #define LOCK_NAME   "lock"
 #define PRUNE_BATCH 1024
 
+/* "blobs/ab/<64 hex>.vblob" and its NUL. */
+#define BLOB_REL_MAX (6 + 3 + VYRE_KEY_HEX_LEN + 8)
+
 struct vyre_cache {
     char root[VYRE_CACHE_PATH_MAX];
+    int rootfd; /* the root, opened once: every walk below starts here */
     char index_path[VYRE_CACHE_PATH_MAX];
     unsigned flags;
     int readonly;
@@ -67,6 +81,8 @@ int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
     return rc;
 }
 
+static int check_owner_mode(const char *dir, const struct stat *st, vyre_error *err);
+
 /* ssh's rule for key files: the directory must belong to us (or root) and
  * must not be writable by group or others, or someone else could plant a
  * blob that we would hand to the driver. */
@@ -85,6 +101,15 @@ static int check_safe(const char *dir, vyre_error *err)
     if (!S_ISDIR(st.st_mode))
         return vyre__fail(err, VYRE_EEXIST, "remove the file or choose another cache directory",
                           "cache directory '%s' is not a directory", dir);
+    return check_owner_mode(dir, &st, err);
+}
+
+/* The ownership and mode half of check_safe, on a stat result (of the
+ * path, then of the descriptor that is kept, so that what is checked is
+ * what is used). */
+static int check_owner_mode(const char *dir, const struct stat *pst, vyre_error *err)
+{
+    struct stat st = *pst;
     if (st.st_uid != geteuid() && st.st_uid != 0) {
         char hint[VYRE_ERROR_HINT_MAX];
         if (snprintf(hint, sizeof hint,
@@ -118,6 +143,81 @@ static int writable_dir(const char *dir)
     return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0;
 }
 
+/* 1 unless name below the root is a real directory this process cannot
+ * write (a symlink or other entry there is verify's to report; writes
+ * through it fail with their own message). */
+static int writable_sub(int rootfd, const char *name)
+{
+    struct stat st;
+    if (fstatat(rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+        return 1;
+    return faccessat(rootfd, name, W_OK | X_OK, AT_EACCESS) == 0;
+}
+
+static const char *const index_suffixes[] = {"", "-wal", "-shm", "-journal"};
+
+/* What is wrong with the index file (or its -wal, -shm, -journal) as an
+ * entry of the root, checked with fstatat on the root's descriptor just
+ * before SQLite opens it by path: 0 fine or absent; else a vyre error and
+ * *removable is 1 when the entry may simply be unlinked (a symlink, special
+ * file or another user's file: the entry goes, never what it points to), 0
+ * for a directory (refused: it holds someone's files). */
+static int index_check(const vyre_cache *c, int *removable, vyre_error *err)
+{
+    *removable = 0;
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(index_suffixes); i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", INDEX_NAME, index_suffixes[i]);
+        struct stat st;
+        if (fstatat(c->rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT)
+                continue;
+            int e = errno;
+            return vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat '%s/%s': %s", c->root,
+                              name, strerror(e));
+        }
+        if (S_ISDIR(st.st_mode))
+            return vyre__fail(err, VYRE_EUNSAFE,
+                              "move the directory out of the cache, then rebuild the index with "
+                              "'vyre-cachectl reindex'",
+                              "index file '%s/%s' is a directory: refusing to use it", c->root,
+                              name);
+        *removable = 1;
+        if (!S_ISREG(st.st_mode))
+            return vyre__fail(err, VYRE_EUNSAFE,
+                              "run 'vyre-cachectl reindex': it removes the entry (never what a "
+                              "link points to) and rebuilds the index from the blobs",
+                              "index file '%s/%s' is a %s, not a regular file: refusing to open "
+                              "it",
+                              c->root, name, vyre__file_type_name(st.st_mode));
+        if (st.st_uid != geteuid() && st.st_uid != 0)
+            return vyre__fail(err, VYRE_EUNSAFE,
+                              "run 'vyre-cachectl reindex': it replaces the file with one of "
+                              "your own, rebuilt from the blobs",
+                              "index file '%s/%s' is owned by uid %u, not by you (uid %u): "
+                              "refusing to open it",
+                              c->root, name, (unsigned)st.st_uid, (unsigned)geteuid());
+    }
+    return VYRE_OK;
+}
+
+/* Removes the index files (unlinkat in the root: a link goes, its target
+ * stays; a directory stays). all = 0: only those index_check refuses (a
+ * symlink, special file or another user's file), so that a sound index
+ * keeps its usage columns. */
+static void index_remove_entries(const vyre_cache *c, int all)
+{
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(index_suffixes); i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s", INDEX_NAME, index_suffixes[i]);
+        struct stat st;
+        if (!all && (fstatat(c->rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                     (S_ISREG(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0))))
+            continue;
+        unlinkat(c->rootfd, name, 0);
+    }
+}
+
 int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_error *err)
 {
     if (!out)
@@ -127,6 +227,7 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
     if (!c)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening the cache");
     c->flags = flags;
+    c->rootfd = -1;
     int rc = VYRE_OK;
     if (root) {
         if (!*root) {
@@ -165,27 +266,56 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
     }
     if ((rc = check_safe(c->root, err)))
         goto fail;
+    /* The root itself may be a symlink the user made: it is followed once,
+     * here, and checked again through the descriptor that is kept. */
+    c->rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (c->rootfd < 0) {
+        int e = errno;
+        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot open cache directory '%s': %s",
+                        c->root, strerror(e));
+        goto fail;
+    }
+    if (fstat(c->rootfd, &st) != 0 || (rc = check_owner_mode(c->root, &st, err))) {
+        if (!rc)
+            rc = vyre__fail(err, vyre__errno_code(errno), NULL, "cannot stat '%s': %s", c->root,
+                            strerror(errno));
+        goto fail;
+    }
 
     c->readonly = (flags & VYRE_CACHE_READONLY) || !writable_dir(c->root);
     if (!c->readonly) {
+        /* mkdirat never follows: a symlink already there stays as it is,
+         * for verify to report and repair to remove. */
         static const char *const subs[] = {"blobs", "tmp", "quarantine"};
         for (size_t i = 0; i < VYRE_ARRAY_SIZE(subs); i++) {
-            char p[VYRE_CACHE_PATH_MAX];
-            if ((rc = vyre__path_join(p, sizeof p, c->root, subs[i], err)) ||
-                (rc = vyre__mkdirs(p, 0700, err)))
+            if (mkdirat(c->rootfd, subs[i], 0700) != 0 && errno != EEXIST) {
+                int e = errno;
+                rc = vyre__fail(
+                    err, vyre__errno_code(e), "check the permissions of the cache directory",
+                    "cannot create directory '%s/%s': %s", c->root, subs[i], strerror(e));
                 goto fail;
+            }
         }
-        char tmp[VYRE_CACHE_PATH_MAX];
-        sub_path(c, "tmp", tmp, sizeof tmp);
-        char blobs[VYRE_CACHE_PATH_MAX];
-        sub_path(c, "blobs", blobs, sizeof blobs);
-        if (!writable_dir(tmp) || !writable_dir(blobs))
+        if (!writable_sub(c->rootfd, "tmp") || !writable_sub(c->rootfd, "blobs"))
             c->readonly = 1;
     }
 
-    if ((rc = vyre__path_join(c->index_path, sizeof c->index_path, c->root, INDEX_NAME, err)))
+    /* SQLite opens by path, with SQLITE_OPEN_NOFOLLOW, which refuses a
+     * symlink at any component of it: give it the root's real path (the
+     * root may be a user's symlink), and check the entries just before. */
+    char real[PATH_MAX];
+    if (!realpath(c->root, real)) {
+        int e = errno;
+        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot resolve '%s': %s", c->root,
+                        strerror(e));
+        goto fail;
+    }
+    if ((rc = vyre__path_join(c->index_path, sizeof c->index_path, real, INDEX_NAME, err)))
         goto fail;
     if (!(flags & VYRE_CACHE_NO_INDEX)) {
+        int removable = 0;
+        if ((rc = index_check(c, &removable, err)))
+            goto fail;
         rc = vyre__index_open(
             c->index_path, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx, err);
         if (c->readonly && (rc == VYRE_ENOENT || rc == VYRE_EROFS || rc == VYRE_EPERM)) {
@@ -200,6 +330,8 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
     *out = c;
     return VYRE_OK;
 fail:
+    if (c->rootfd >= 0)
+        close(c->rootfd);
     free(c);
     return rc;
 }
@@ -209,6 +341,8 @@ void vyre_cache_close(vyre_cache *c)
     if (!c)
         return;
     vyre__index_close(c->idx);
+    if (c->rootfd >= 0)
+        close(c->rootfd);
     free(c);
 }
 
@@ -233,10 +367,20 @@ static int lock_take(const vyre_cache *c, int op, vyre_error *err)
     int rc = vyre__path_join(p, sizeof p, c->root, LOCK_NAME, err);
     if (rc)
         return rc;
-    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd =
+        openat(c->rootfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return vyre__fail(err, VYRE_EUNSAFE, "remove it; the cache recreates its lock file",
+                          "the cache lock '%s' is not a regular file", p);
+    }
     if (fd < 0) {
         int e = errno;
-        return vyre__fail(err, vyre__errno_code(e), "check the cache directory's permissions",
+        return vyre__fail(err, vyre__errno_code(e),
+                          e == ELOOP ? "it is a symlink, which is never followed: remove it; the "
+                                       "cache recreates its lock file"
+                                     : "check the cache directory's permissions",
                           "cannot open the cache lock '%s': %s", p, strerror(e));
     }
     while (flock(fd, op) != 0) {
@@ -274,7 +418,7 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_get: NULL argument");
     vyre_nvtx_push(VYRE_RANGE_CACHE_LOOKUP);
     vyre_blob_reject r = VYRE_REJECT_NONE;
-    int rc = vyre_blob_load(c->root, key, out, &r, err);
+    int rc = vyre__blob_load_at(c->rootfd, c->root, key, out, &r, err);
     if (rc == VYRE_OK) {
         atomic_fetch_add(&c->hits, 1);
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
@@ -335,7 +479,8 @@ int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size
      * leaves a row plus its temp file, which verify treats as that write's
      * debris; killed after, everything is in place. */
     if (rc == VYRE_OK)
-        rc = vyre__blob_store_ex(c->root, h, payload, len, c->idx ? put_row : NULL, c, err);
+        rc = vyre__blob_store_ex(c->rootfd, c->root, h, payload, len, c->idx ? put_row : NULL, c,
+                                 err);
     lock_release(fd);
     vyre_nvtx_pop();
     if (rc == VYRE_EROFS || rc == VYRE_EPERM) {
@@ -359,6 +504,8 @@ typedef struct file_ent {
     char dir[3];
     vyre_key key;
     int valid_name;
+    int foreign; /* a symlink, FIFO, socket or device: never opened */
+    mode_t mode; /* its file type (S_IFMT bits), when known */
     uint64_t size;
     int64_t mtime_ns;
 } file_ent;
@@ -406,39 +553,100 @@ static int parse_blob_name(const char *name, const char *dir2, vyre_key *key)
     return vyre_key_from_hex(hex, key) == VYRE_OK;
 }
 
-/* Lists blobs/<2 hex>/<name>. Entries with an unexpected name or place get
- * valid_name = 0 (stray). with_stat fills size and mtime. */
+/* A file type from readdir's d_type, else from fstatat (never following). */
+static mode_t entry_type(DIR *d, const struct dirent *f, struct stat *st, int *have_st)
+{
+    *have_st = 0;
+    switch (f->d_type) {
+    case DT_REG:
+        return S_IFREG;
+    case DT_DIR:
+        return S_IFDIR;
+    case DT_LNK:
+        return S_IFLNK;
+    case DT_FIFO:
+        return S_IFIFO;
+    case DT_SOCK:
+        return S_IFSOCK;
+    case DT_CHR:
+        return S_IFCHR;
+    case DT_BLK:
+        return S_IFBLK;
+    default:
+        if (fstatat(dirfd(d), f->d_name, st, AT_SYMLINK_NOFOLLOW) != 0)
+            return 0;
+        *have_st = 1;
+        return st->st_mode & S_IFMT;
+    }
+}
+
+static int is_foreign_type(mode_t t)
+{
+    return t != 0 && t != S_IFREG && t != S_IFDIR;
+}
+
+/* Opens the directory name below dir's descriptor as a DIR stream, never
+ * through a symlink. NULL with errno. */
+static DIR *open_dir_stream(int dfd, const char *name)
+{
+    int fd = vyre__open_dir_at(dfd, name);
+    if (fd < 0)
+        return NULL;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return d;
+}
+
+/* Lists blobs/<2 hex>/<name>, through descriptors opened O_NOFOLLOW from
+ * the root's. Entries with an unexpected name or place get valid_name = 0
+ * (stray); symlinks, FIFOs, sockets and devices (at a shard's place or a
+ * blob's) also get foreign = 1 and are never opened. A blobs/ that is not a
+ * directory lists nothing (check_layout reports it). with_stat fills size
+ * and mtime. */
 static int scan_blobs(const vyre_cache *c, file_list *out, int with_stat, vyre_error *err)
 {
-    char blobs[VYRE_CACHE_PATH_MAX];
-    int rc = vyre__path_join(blobs, sizeof blobs, c->root, "blobs", err);
-    if (rc)
-        return rc;
-    DIR *top = opendir(blobs);
+    DIR *top = open_dir_stream(c->rootfd, "blobs");
     if (!top) {
-        if (errno == ENOENT)
+        if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
             return VYRE_OK;
         int e = errno;
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read '%s': %s", blobs,
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read '%s/blobs': %s", c->root,
                           strerror(e));
     }
+    int rc = VYRE_OK;
     struct dirent *d;
     while (rc == VYRE_OK && (d = readdir(top))) {
         if (d->d_name[0] == '.')
             continue;
-        char sub[VYRE_CACHE_PATH_MAX];
-        if (vyre__path_join(sub, sizeof sub, blobs, d->d_name, NULL))
-            continue;
         file_ent e;
         memset(&e, 0, sizeof e);
-        if (!is_hex2(d->d_name)) {
+        struct stat st;
+        int have_st;
+        e.mode = entry_type(top, d, &st, &have_st);
+        if (e.mode == 0)
+            continue; /* gone meanwhile */
+        DIR *dd = NULL;
+        if (is_hex2(d->d_name) && e.mode == S_IFDIR) {
+            dd = open_dir_stream(dirfd(top), d->d_name);
+            if (!dd && (errno == ENOTDIR || errno == ELOOP)) {
+                /* Swapped for something else since readdir: never followed. */
+                e.mode = fstatat(dirfd(top), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+                             ? st.st_mode & S_IFMT
+                             : S_IFLNK;
+            } else if (!dd) {
+                continue;
+            }
+        }
+        if (!dd) {
             vyre__strlcpy(e.name, d->d_name, sizeof e.name);
+            e.foreign = is_foreign_type(e.mode);
             rc = list_push(out, &e);
             continue;
         }
-        DIR *dd = opendir(sub);
-        if (!dd)
-            continue;
         struct dirent *f;
         while (rc == VYRE_OK && (f = readdir(dd))) {
             if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
@@ -446,14 +654,16 @@ static int scan_blobs(const vyre_cache *c, file_list *out, int with_stat, vyre_e
             memset(&e, 0, sizeof e);
             memcpy(e.dir, d->d_name, 3);
             vyre__strlcpy(e.name, f->d_name, sizeof e.name);
-            e.valid_name =
-                strlen(f->d_name) < sizeof e.name && parse_blob_name(f->d_name, d->d_name, &e.key);
-            if (with_stat) {
-                struct stat st;
-                if (fstatat(dirfd(dd), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-                    e.size = (uint64_t)st.st_size;
-                    e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-                }
+            e.mode = entry_type(dd, f, &st, &have_st);
+            if (e.mode == 0)
+                continue;
+            e.foreign = is_foreign_type(e.mode);
+            e.valid_name = !e.foreign && strlen(f->d_name) < sizeof e.name &&
+                           parse_blob_name(f->d_name, d->d_name, &e.key);
+            if (with_stat &&
+                (have_st || fstatat(dirfd(dd), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
+                e.size = (uint64_t)st.st_size;
+                e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
             }
             rc = list_push(out, &e);
         }
@@ -473,11 +683,42 @@ static void ent_path(const vyre_cache *c, const file_ent *e, char *out, size_t s
         out[0] = '\0'; /* cannot happen: vyre_cache_open bounds the root */
 }
 
-/* Counts files (and bytes, and those older than an age) in a flat dir. */
-static void scan_flat(const char *dir, int64_t older_than_ns, uint64_t *files, uint64_t *bytes,
-                      uint64_t *old)
+/* The entry's path below the root ("blobs/ab/<name>" or "blobs/<name>"). */
+static void ent_rel(const file_ent *e, char *out, size_t size)
 {
-    DIR *d = opendir(dir);
+    int n = e->dir[0] ? snprintf(out, size, "blobs/%s/%s", e->dir, e->name)
+                      : snprintf(out, size, "blobs/%s", e->name);
+    if (n < 0 || (size_t)n >= size)
+        out[0] = '\0';
+}
+
+/* "blobs/ab/<64 hex>.vblob" for key. */
+static void key_rel(const vyre_key *key, char out[BLOB_REL_MAX])
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    snprintf(out, BLOB_REL_MAX, "blobs/%.2s/%s%s", hex, hex, VYRE_BLOB_EXT);
+}
+
+/* 1 when the blob entry of key exists (whatever it is), reached without
+ * following a symlink on the way. */
+static int blob_present(const vyre_cache *c, const vyre_key *key)
+{
+    char rel[BLOB_REL_MAX];
+    key_rel(key, rel);
+    int fd = vyre__open_beneath(c->rootfd, rel, O_PATH, 0);
+    if (fd < 0)
+        return 0;
+    close(fd);
+    return 1;
+}
+
+/* Counts files (and bytes, and those older than an age) in the flat
+ * directory name of the root (nothing when it is not a real directory). */
+static void scan_flat(const vyre_cache *c, const char *name, int64_t older_than_ns, uint64_t *files,
+                      uint64_t *bytes, uint64_t *old)
+{
+    DIR *d = open_dir_stream(c->rootfd, name);
     if (!d)
         return;
     struct dirent *f;
@@ -641,11 +882,8 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
         free(rows.v);
         vyre__index_misses(c->idx, &st->misses, NULL);
     }
-    char p[VYRE_CACHE_PATH_MAX];
-    if (sub_path(c, "quarantine", p, sizeof p) == VYRE_OK)
-        scan_flat(p, 0, &st->quarantined, &st->quarantine_bytes, NULL);
-    if (sub_path(c, "tmp", p, sizeof p) == VYRE_OK)
-        scan_flat(p, VYRE_CACHE_DEBRIS_AGE_NS, &st->tmp_files, NULL, &st->debris);
+    scan_flat(c, "quarantine", 0, &st->quarantined, &st->quarantine_bytes, NULL);
+    scan_flat(c, "tmp", VYRE_CACHE_DEBRIS_AGE_NS, &st->tmp_files, NULL, &st->debris);
     st->session_hits = atomic_load(&c->hits);
     st->session_misses = atomic_load(&c->misses);
     st->session_rejects = atomic_load(&c->rejects);
@@ -750,13 +988,17 @@ static int remove_batch(vyre_cache *c, const vyre__index_row *const *victims, si
     }
     /* unlinkat() in the blob's two-hex directory, opened once per batch,
      * saves the kernel walking the whole path for every file (measured:
-     * pruning 100,000 blobs against unlinking them by full path). */
-    int dirfds[256];
-    for (int d = 0; d < 256; d++)
+     * pruning 100,000 blobs against unlinking them by full path). blobs/
+     * and each shard are opened O_NOFOLLOW from the root's descriptor: a
+     * shard that is a symlink (or swapped for one) holds nothing of ours,
+     * so only the row goes. */
+    int dirfds[256], direrr[256];
+    for (int d = 0; d < 256; d++) {
         dirfds[d] = -1;
-    char blobs[VYRE_CACHE_PATH_MAX];
-    sub_path(c, "blobs", blobs, sizeof blobs);
-    int bfd = open(blobs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        direrr[d] = 0;
+    }
+    int bfd = vyre__open_dir_at(c->rootfd, "blobs");
+    int berr = bfd < 0 ? errno : 0;
     int rc = VYRE_OK;
     for (size_t i = 0; i < n; i++) {
         char hex[VYRE_KEY_HEX_LEN + 1], name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT];
@@ -765,17 +1007,21 @@ static int remove_batch(vyre_cache *c, const vyre__index_row *const *victims, si
         memcpy(name, hex, VYRE_KEY_HEX_LEN);
         memcpy(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT, sizeof VYRE_BLOB_EXT);
         int d = victims[i]->key.bytes[0];
-        if (bfd >= 0 && dirfds[d] < 0) {
+        if (dirfds[d] < 0 && direrr[d] == 0) {
             char sub[3] = {hex[0], hex[1], '\0'};
-            dirfds[d] = openat(bfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+            dirfds[d] = bfd < 0 ? -1 : vyre__open_dir_at(bfd, sub);
+            direrr[d] = bfd < 0 ? berr : dirfds[d] < 0 ? errno : 0;
         }
+        int e;
         if (dirfds[d] < 0) {
-            if (errno == ENOENT)
-                continue; /* no such directory: nothing to remove */
+            e = direrr[d];
+            if (e == ENOENT || e == ENOTDIR || e == ELOOP)
+                continue; /* no real directory: nothing of ours to remove */
         } else if (unlinkat(dirfds[d], name, 0) == 0 || errno == ENOENT) {
             continue;
+        } else {
+            e = errno;
         }
-        int e = errno;
         char path[VYRE_CACHE_PATH_MAX];
         vyre_blob_path(c->root, &keys[i], path, sizeof path, NULL);
         rc = vyre__fail(err, vyre__errno_code(e), "check the cache's permissions",
@@ -886,6 +1132,7 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
 typedef struct check_out {
     int rc; /* vyre_blob_check_file's result; VYRE_EINVAL for a stray name */
     vyre_blob_reject why;
+    int hard_link; /* rejected for having another name elsewhere */
     vyre_blob_header h;
     uint64_t file_size;
 } check_out;
@@ -912,10 +1159,12 @@ static void check_some(check_job *j, vyre_cache_progress_fn progress, void *prog
         if (!e->valid_name) {
             o->rc = VYRE_EINVAL;
         } else {
-            char path[VYRE_CACHE_PATH_MAX];
+            char path[VYRE_CACHE_PATH_MAX], rel[BLOB_REL_MAX];
             ent_path(j->c, e, path, sizeof path);
+            ent_rel(e, rel, sizeof rel);
             o->why = VYRE_REJECT_NONE;
-            o->rc = vyre_blob_check_file(path, &e->key, &o->h, &o->file_size, &o->why, NULL);
+            o->rc = vyre__blob_check_at(j->c->rootfd, rel, path, &e->key, &o->h, &o->file_size,
+                                        &o->why, &o->hard_link, NULL);
         }
         size_t d = atomic_fetch_add(&j->done, 1) + 1;
         if (progress && (d & 255) == 0)
@@ -986,11 +1235,63 @@ static int cmp_key(const void *a, const void *b)
 static void report(vyre_cache_problem_fn fn, void *ctx, vyre_cache_verify_problem *p,
                    vyre_cache_verify_result *res)
 {
+    if (!res)
+        return;
     res->problems++;
     if (p->repaired)
         res->repaired++;
     if (fn)
         fn(p, ctx);
+}
+
+/* blobs/, tmp/ and quarantine/ must be real directories. Each that is not
+ * (a symlink, a special file, a plain file) is a FOREIGN problem; with
+ * repair the entry itself is removed (unlinkat: never what a link points
+ * to) and the directory recreated. res may be NULL (repair only). */
+static void check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res, vyre_cache_problem_fn fn,
+                         void *ctx)
+{
+    static const char *const dirs[] = {"blobs", "tmp", "quarantine"};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(dirs); i++) {
+        struct stat st;
+        if (fstatat(c->rootfd, dirs[i], &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+            continue;
+        vyre_cache_verify_problem p;
+        memset(&p, 0, sizeof p);
+        p.kind = VYRE_PROBLEM_FOREIGN;
+        p.detail = vyre__file_type_name(st.st_mode);
+        sub_path(c, dirs[i], p.path, sizeof p.path);
+        if (repair && unlinkat(c->rootfd, dirs[i], 0) == 0 &&
+            (mkdirat(c->rootfd, dirs[i], 0700) == 0 || errno == EEXIST)) {
+            p.repaired = 1;
+            p.action = "removed, directory recreated";
+        }
+        if (res)
+            res->foreign++;
+        report(fn, ctx, &p, res);
+    }
+}
+
+/* A foreign entry under blobs/ (a symlink, FIFO, socket, device, or a
+ * blob's hard link): reported; with repair its name in the cache is
+ * unlinked, never followed and never opened. */
+static void foreign_entry(vyre_cache *c, const file_ent *e, const char *what, int repair,
+                          vyre_cache_verify_result *res, vyre_cache_problem_fn fn, void *ctx)
+{
+    vyre_cache_verify_problem p;
+    memset(&p, 0, sizeof p);
+    p.kind = VYRE_PROBLEM_FOREIGN;
+    p.detail = what;
+    ent_path(c, e, p.path, sizeof p.path);
+    char rel[BLOB_REL_MAX + 80];
+    ent_rel(e, rel, sizeof rel);
+    if (repair && vyre__blob_unlink_at(c->rootfd, rel) == 0) {
+        p.repaired = 1;
+        p.action = "removed";
+    }
+    if (res)
+        res->foreign++;
+    report(fn, ctx, &p, res);
 }
 
 static int row_matches(const vyre__index_row *r, const checked *k)
@@ -1044,6 +1345,8 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
     int lock_fd = -1;
     size_t n_tmp = 0;
     tmp_seen_ent *tmp_seen = malloc(MAX_TMP_SEEN * sizeof *tmp_seen);
+    if (tmp_seen)
+        check_layout(c, repair, res, fn, ctx);
     int rc = tmp_seen ? scan_and_check(c, &files, &outs, progress, progress_ctx, "verifying", err)
                       : vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
     if (rc)
@@ -1059,10 +1362,17 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
         vyre_cache_verify_problem p;
         memset(&p, 0, sizeof p);
         ent_path(c, e, p.path, sizeof p.path);
+        char rel[BLOB_REL_MAX + 80];
+        ent_rel(e, rel, sizeof rel);
+        if (e->foreign) {
+            foreign_entry(c, e, vyre__file_type_name(e->mode), repair, res, fn, ctx);
+            continue;
+        }
         if (!e->valid_name) {
             p.kind = VYRE_PROBLEM_STRAY;
             res->stray++;
-            if (repair && vyre_blob_quarantine(c->root, p.path, VYRE_REJECT_BAD_FIELD, NULL) == 0) {
+            if (repair && vyre__blob_quarantine_at(c->rootfd, c->root, rel, VYRE_REJECT_BAD_FIELD,
+                                                   NULL) == 0) {
                 p.repaired = 1;
                 p.action = "quarantined";
             }
@@ -1077,11 +1387,15 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             k.file_size = o->file_size;
             good[n_good++] = k;
             res->bytes_checked += k.file_size;
+        } else if (o->hard_link) {
+            foreign_entry(c, e, "hard link", repair, res, fn, ctx);
+            if (repair && c->idx)
+                vyre__index_delete(c->idx, &e->key, NULL);
         } else if (o->rc != VYRE_ENOENT) { /* ENOENT: pruned meanwhile */
             p.kind = VYRE_PROBLEM_BAD_BLOB;
             p.reject = o->why;
             res->bad_blobs++;
-            if (repair && vyre_blob_quarantine(c->root, p.path, o->why, NULL) == 0) {
+            if (repair && vyre__blob_quarantine_at(c->rootfd, c->root, rel, o->why, NULL) == 0) {
                 p.repaired = 1;
                 p.action = "quarantined";
                 if (c->idx)
@@ -1093,11 +1407,10 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
 
     /* tmp/ debris and quarantine. */
     char dir[VYRE_CACHE_PATH_MAX];
-    sub_path(c, "quarantine", dir, sizeof dir);
     uint64_t qbytes = 0;
-    scan_flat(dir, 0, &res->quarantined, &qbytes, NULL);
+    scan_flat(c, "quarantine", 0, &res->quarantined, &qbytes, NULL);
     sub_path(c, "tmp", dir, sizeof dir);
-    DIR *td = opendir(dir);
+    DIR *td = open_dir_stream(c->rootfd, "tmp");
     if (td) {
         struct dirent *f;
         int64_t now = vyre__unix_ns();
@@ -1158,8 +1471,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
              * the scan (then it exists now) or be one we rejected above. */
             const vyre__index_row *r = &rows.v[i++];
             vyre_blob_path(c->root, &r->key, p.path, sizeof p.path, NULL);
-            struct stat st;
-            if (lstat(p.path, &st) == 0)
+            if (blob_present(c, &r->key))
                 continue;
             /* A put records the row before it renames the blob into place,
              * so a writer killed in between leaves this row plus its temp
@@ -1181,8 +1493,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
         } else if (d > 0) {
             const checked *k = &good[j++];
             vyre_blob_path(c->root, &k->key, p.path, sizeof p.path, NULL);
-            struct stat st;
-            if (lstat(p.path, &st) != 0)
+            if (!blob_present(c, &k->key))
                 continue; /* pruned since the scan: consistent */
             p.kind = VYRE_PROBLEM_FILE_WITHOUT_ROW;
             res->files_without_row++;
@@ -1225,18 +1536,8 @@ out:
 
 /* ---- reindex ------------------------------------------------------------ */
 
-static void remove_index_files(const char *path)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < VYRE_ARRAY_SIZE(suffixes); i++) {
-        char p[VYRE_CACHE_PATH_MAX + 16];
-        snprintf(p, sizeof p, "%s%s", path, suffixes[i]);
-        unlink(p);
-    }
-}
-
-int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
-                       vyre_cache_progress_fn progress, void *progress_ctx, vyre_error *err)
+int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res, vyre_cache_progress_fn progress,
+                       void *progress_ctx, vyre_error *err)
 {
     if (!c || !res)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_reindex: NULL argument");
@@ -1250,7 +1551,19 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
     check_out *outs = NULL;
     vyre__index_row *rows = NULL;
     size_t n = 0;
-    int rc = scan_and_check(c, &files, &outs, progress, progress_ctx, "reindexing", err);
+    /* The index entries first: a symlink, special file or another user's
+     * file there is removed (the entry, never a link's target); a
+     * directory is refused. */
+    int removable = 0;
+    int rc = c->idx ? VYRE_OK : index_check(c, &removable, err);
+    if (rc && !removable)
+        goto out;
+    if (rc) {
+        index_remove_entries(c, 0);
+        rc = VYRE_OK;
+    }
+    check_layout(c, 1, NULL, NULL, NULL);
+    rc = scan_and_check(c, &files, &outs, progress, progress_ctx, "reindexing", err);
     if (rc)
         goto out;
     rows = malloc((files.n ? files.n : 1) * sizeof *rows);
@@ -1262,14 +1575,19 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         const file_ent *e = &files.v[i];
         const check_out *o = &outs[i];
         res->scanned++;
+        char rel[BLOB_REL_MAX + 80];
+        ent_rel(e, rel, sizeof rel);
         if (o->rc == VYRE_OK) {
             row_from_header(&rows[n++], &o->h, o->file_size);
             res->bytes += o->file_size;
+        } else if (e->foreign || o->hard_link) {
+            /* Not ours to keep or move: only the name in the cache goes. */
+            if (vyre__blob_unlink_at(c->rootfd, rel) == 0)
+                res->removed++;
         } else if (o->rc != VYRE_ENOENT) {
-            char path[VYRE_CACHE_PATH_MAX];
-            ent_path(c, e, path, sizeof path);
-            if (vyre_blob_quarantine(c->root, path, e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD,
-                                     NULL) == VYRE_OK)
+            if (vyre__blob_quarantine_at(c->rootfd, c->root, rel,
+                                         e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD,
+                                         NULL) == VYRE_OK)
                 res->quarantined++;
         }
     }
@@ -1294,7 +1612,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
             }
         }
         if (rc != VYRE_OK) {
-            remove_index_files(c->index_path);
+            index_remove_entries(c, 1);
             res->rows_before = 0;
             if ((rc = vyre__index_open(c->index_path, VYRE_INDEX_READWRITE, &idx, err)))
                 goto out;
@@ -1314,11 +1632,11 @@ out:
 
 /* ---- clear ------------------------------------------------------------- */
 
-static void clear_flat(const char *dir, uint64_t *removed, uint64_t *bytes)
+/* Empties the directory open as d: every entry is removed with unlinkat in
+ * it (a symlink goes, never its target; an empty directory goes too).
+ * Counts regular files removed. */
+static void clear_flat(DIR *d, uint64_t *removed, uint64_t *bytes)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
     struct dirent *f;
     while ((f = readdir(d))) {
         if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
@@ -1327,12 +1645,11 @@ static void clear_flat(const char *dir, uint64_t *removed, uint64_t *bytes)
         if (fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         int flags = S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0;
-        if (unlinkat(dirfd(d), f->d_name, flags) == 0 && removed) {
+        if (unlinkat(dirfd(d), f->d_name, flags) == 0 && removed && S_ISREG(st.st_mode)) {
             (*removed)++;
             *bytes += (uint64_t)st.st_size;
         }
     }
-    closedir(d);
 }
 
 int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes, vyre_error *err)
@@ -1345,27 +1662,40 @@ int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes, vyre_err
     int fd = lock_take(c, LOCK_EX, err);
     if (fd < 0)
         return fd;
-    char dir[VYRE_CACHE_PATH_MAX];
-    sub_path(c, "blobs", dir, sizeof dir);
-    DIR *top = opendir(dir);
+    /* blobs/, tmp/ or quarantine/ that are links or files: the entry goes. */
+    check_layout(c, 1, NULL, NULL, NULL);
+    DIR *top = open_dir_stream(c->rootfd, "blobs");
     if (top) {
         struct dirent *d;
         while ((d = readdir(top))) {
             if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
                 continue;
-            char sub[VYRE_CACHE_PATH_MAX];
-            if (vyre__path_join(sub, sizeof sub, dir, d->d_name, NULL))
-                continue;
-            clear_flat(sub, &nr, &nb);
-            if (rmdir(sub) != 0 && unlink(sub) == 0)
-                nr++;
+            /* A shard is emptied through a descriptor opened O_NOFOLLOW;
+             * anything else (a symlink in a shard's place included) is
+             * unlinked itself. */
+            DIR *sd = open_dir_stream(dirfd(top), d->d_name);
+            if (sd) {
+                clear_flat(sd, &nr, &nb);
+                closedir(sd);
+                unlinkat(dirfd(top), d->d_name, AT_REMOVEDIR);
+            } else if (errno == ENOTDIR || errno == ELOOP) {
+                struct stat st;
+                if (fstatat(dirfd(top), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    !S_ISDIR(st.st_mode) && unlinkat(dirfd(top), d->d_name, 0) == 0 &&
+                    S_ISREG(st.st_mode))
+                    nr++;
+            }
         }
         closedir(top);
     }
-    sub_path(c, "tmp", dir, sizeof dir);
-    clear_flat(dir, NULL, NULL);
-    sub_path(c, "quarantine", dir, sizeof dir);
-    clear_flat(dir, NULL, NULL);
+    static const char *const flat[] = {"tmp", "quarantine"};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(flat); i++) {
+        DIR *d = open_dir_stream(c->rootfd, flat[i]);
+        if (d) {
+            clear_flat(d, NULL, NULL);
+            closedir(d);
+        }
+    }
     int rc = c->idx ? vyre__index_replace_all(c->idx, NULL, 0, err) : VYRE_OK;
     lock_release(fd);
     if (removed)
