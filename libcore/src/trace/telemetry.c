@@ -221,8 +221,8 @@ static int open_dir(const char *dir, int is_default, int create, int *dfd, vyre_
         /* Someone else made it, perhaps to read or feed our telemetry: it is
          * not ours to chmod or to empty. */
         return vyre__fail(err, VYRE_EUNSAFE,
-                          "vyre did not create it: remove it as its owner or as root (it may "
-                          "have been planted), or set VYRE_TELEMETRY_DIR to a directory of your "
+                          "it is not yours: remove it as its owner or as root (someone may "
+                          "have planted it), or set VYRE_TELEMETRY_DIR to a directory of your "
                           "own",
                           "telemetry directory '%s' is owned by uid %u, not by you (uid %u)", dir,
                           (unsigned)st.st_uid, (unsigned)geteuid());
