@@ -273,8 +273,11 @@ static int resizer(const char *path, const unsigned char *img)
     return rounds > 0 ? 0 : 23;
 }
 
-/* Expected: every read is OK or ECORRUPT (short, resized, or a zeroed
- * prefix), with a message; never SIGBUS, never a hang. Once the resizing
+/* Expected: every read is OK or an error with a message: ECORRUPT (short,
+ * resized, zeroed), or EVERSION/EBUSY for a prefix or sequence number
+ * caught half rewritten; never SIGBUS, never a hang. An OK read during the
+ * race may hold whatever bytes were there (the resizer does not keep the
+ * seqlock protocol), so only its safety is checked. Once the resizing
  * stops the page reads cleanly again. */
 Test(adversarial_telemetry, page_truncated_and_extended_while_a_reader_loops)
 {
@@ -296,12 +299,15 @@ Test(adversarial_telemetry, page_truncated_and_extended_while_a_reader_loops)
     for (;;) {
         vyre_error e = {0};
         int rc = vyre_telemetry_read(page, &g_snap, &e);
-        cr_assert(rc == VYRE_OK || rc == VYRE_ECORRUPT || rc == VYRE_EBUSY,
+        cr_assert(rc == VYRE_OK || rc == VYRE_ECORRUPT || rc == VYRE_EVERSION || rc == VYRE_EBUSY,
                   "read %ld: unexpected %s: %s", reads, vyre_err_name(rc), e.message);
         if (rc != VYRE_OK)
             cr_assert_neq(e.message[0], '\0');
         else
-            cr_assert_eq(g_snap.n_kernels, 2, "a good read is the whole page");
+            cr_assert(memchr(g_snap.exe, '\0', sizeof g_snap.exe) &&
+                          memchr(g_snap.cmdline, '\0', sizeof g_snap.cmdline) &&
+                          g_snap.n_kernels <= VYRE_TELEMETRY_RING_CAPACITY,
+                      "an OK read is bounded");
         counts[-rc]++;
         reads++;
         pid_t w = waitpid(pid, &status, WNOHANG);
@@ -310,8 +316,8 @@ Test(adversarial_telemetry, page_truncated_and_extended_while_a_reader_loops)
             break;
     }
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "resizer failed: status %d", status);
-    cr_log_info("resize race: %ld reads: %d ok, %d corrupt, %d busy", reads, counts[0],
-                counts[-VYRE_ECORRUPT], counts[-VYRE_EBUSY]);
+    cr_log_info("resize race: %ld reads: %d ok, %d corrupt, %d version, %d busy", reads, counts[0],
+                counts[-VYRE_ECORRUPT], counts[-VYRE_EVERSION], counts[-VYRE_EBUSY]);
     cr_assert_gt(reads, 0);
     expect_read(page, VYRE_OK, "");
     cr_assert_eq(g_snap.n_kernels, 2);
