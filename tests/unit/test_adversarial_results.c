@@ -58,7 +58,7 @@ static void teardown(void)
     tu_rm_rf(g_dir);
 }
 
-TestSuite(adversarial_results, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(adversarial_results, .init = setup, .fini = teardown);
 
 static int64_t mono_ms(void)
 {
