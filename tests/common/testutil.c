@@ -15,6 +15,52 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/*
+ * Every directory tu_mkdtemp made in this process, removed again at exit.
+ * A suite's .fini removes its directory on the normal path, but
+ * cr_skip_test() exits the test's worker process without running .fini
+ * (every GPU test on a machine without a GPU), and a fixture may stop
+ * half-way; the exit handler catches those. It runs only in the process
+ * that made the directories: a forked child that calls exit() leaves its
+ * parent's directories alone.
+ */
+#define TU_DIRS_MAX 64
+static char *g_dirs[TU_DIRS_MAX];
+static size_t g_n_dirs;
+static pid_t g_dirs_pid;
+
+static void rm_dirs_at_exit(void)
+{
+    if (getpid() != g_dirs_pid)
+        return;
+    for (size_t i = 0; i < g_n_dirs; i++) {
+        tu_rm_rf(g_dirs[i]);
+        free(g_dirs[i]);
+        g_dirs[i] = NULL;
+    }
+    g_n_dirs = 0;
+}
+
+static void remember_dir(const char *path)
+{
+    if (g_dirs_pid != getpid()) {
+        /* First directory of this process (a forked child inherits the
+         * parent's list: those are not its to remove). */
+        static int registered;
+        if (!registered)
+            cr_assert_eq(atexit(rm_dirs_at_exit), 0, "atexit");
+        registered = 1;
+        for (size_t i = 0; i < g_n_dirs; i++)
+            free(g_dirs[i]);
+        g_n_dirs = 0;
+        g_dirs_pid = getpid();
+    }
+    cr_assert_lt(g_n_dirs, TU_DIRS_MAX, "more than %d temp directories in one test", TU_DIRS_MAX);
+    g_dirs[g_n_dirs] = strdup(path);
+    cr_assert_not_null(g_dirs[g_n_dirs]);
+    g_n_dirs++;
+}
+
 void tu_mkdtemp(char *buf, size_t size)
 {
     const char *tmp = getenv("TMPDIR");
@@ -23,6 +69,7 @@ void tu_mkdtemp(char *buf, size_t size)
     int n = snprintf(buf, size, "%s/vyre-test-XXXXXX", tmp);
     cr_assert(n > 0 && (size_t)n < size, "temp path too long");
     cr_assert_not_null(mkdtemp(buf), "mkdtemp(%s): %s", buf, strerror(errno));
+    remember_dir(buf);
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -8,8 +8,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Creates a fresh directory under $TMPDIR (or /tmp) and returns its path in
- * buf. Aborts the test on failure. */
+/* Creates a fresh directory "vyre-test-XXXXXX" under $TMPDIR (or /tmp) and
+ * returns its path in buf. Aborts the test on failure. The directory is
+ * removed (rm -rf) when the process that made it exits, also after
+ * cr_skip_test() or a failed assertion; a suite's .fini may remove it
+ * earlier with tu_rm_rf. */
 void tu_mkdtemp(char *buf, size_t size);
 
 /* rm -rf path (best effort). */

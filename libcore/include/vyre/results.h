@@ -52,8 +52,11 @@ VYRE_EXTERN int vyre_results_default_path(char *buf, size_t size, vyre_error *er
  * Returns 0 and *out (free with vyre_results_close); VYRE_ECORRUPT when the
  * file is not an SQLite database, is another program's database, or is
  * damaged (the file is not modified); VYRE_EVERSION when its schema is
- * newer than this build; VYRE_EPERM, VYRE_EROFS, VYRE_ENOENT, VYRE_ENOSPC,
- * VYRE_EBUSY, VYRE_EDB, VYRE_EENV (default path), VYRE_ENOMEM.
+ * newer than this build; VYRE_EUNSAFE when the path, or its -wal, -journal
+ * or -shm file, is a symlink (never followed) or not a regular file;
+ * VYRE_EPERM, VYRE_EROFS, VYRE_ENOENT, VYRE_ENOSPC, VYRE_EBUSY (another
+ * process held the lock past the busy timeout), VYRE_EDB, VYRE_EENV
+ * (default path), VYRE_ENOMEM.
  * The handle may be used from several threads.
  */
 VYRE_EXTERN int vyre_results_open(const char *path, vyre_results **out, vyre_error *err);

@@ -5,8 +5,10 @@
  *
  * An instrumented process owns one shared-memory page: the file
  * "<pid>.vtel" in the telemetry directory ($VYRE_TELEMETRY_DIR, else
- * /dev/shm/vyre-<uid>; created 0700 and refused when another user owns it or
- * group/others may write it), mode 0600, mmap'ed MAP_SHARED. It holds the
+ * /dev/shm/vyre-<uid>; created 0700; refused when it is a symlink, when
+ * another user owns it or when group/others may write it, unless it is
+ * root's and sticky as /dev/shm is), mode 0600, mmap'ed MAP_SHARED by its
+ * writer (readers copy it with pread, never map it). It holds the
  * process identity (pid, uid, start time, exe name, command line), the
  * counters and range histograms of vyre/counters.h, and a ring of the most
  * recent kernels. The layout is versioned (libcore/src/telemetry_internal.h).
@@ -24,8 +26,13 @@
  * vyre_telemetry_read() validates one (owner, mode, size, version, bounded
  * strings, ring ranges) and copies it consistently without stopping the
  * writer (seqlock), and vyre_telemetry_reap() removes pages of dead
- * processes. The reader trusts nothing in a page: any content gives an error
- * code, never a crash. Pids are those of the writer's pid namespace.
+ * processes. The reader trusts nothing in a page: any content, and a page
+ * truncated or extended while it is read, gives an error code, never a
+ * crash; a FIFO or socket under a page's name never blocks it. A page is
+ * read only by its owner: another user's page is refused (VYRE_EUNSAFE)
+ * even when its layout validates, since a valid layout says nothing about
+ * who wrote the numbers in it. Pids are those of the writer's pid
+ * namespace.
  */
 #ifndef VYRE_TELEMETRY_H
 #define VYRE_TELEMETRY_H
@@ -191,10 +198,11 @@ VYRE_EXTERN void vyre_telemetry_list_free(vyre_telemetry_entry *entries);
 
 /*
  * Validates the page at path and copies it into *out. Errors: VYRE_ENOENT
- * (gone: the process exited), VYRE_EUNSAFE (a symlink, not a regular file,
- * not owned by us, writable by others), VYRE_EVERSION (another layout
- * version), VYRE_ECORRUPT (bad magic, sizes, unterminated strings, ring
- * fields out of range), VYRE_EBUSY (the writer kept publishing, or died
+ * (gone: the process exited), VYRE_EUNSAFE (the page or its directory is a
+ * symlink, not a regular file, not owned by us, writable by others),
+ * VYRE_EVERSION (another layout version), VYRE_ECORRUPT (bad magic, sizes,
+ * unterminated strings, ring fields out of range, resized while read),
+ * VYRE_EBUSY (the writer kept publishing, or died
  * mid-publish, through every retry). On failure *out is zeroed. Never
  * crashes on any content. Thread-safe.
  */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -173,9 +174,29 @@ int vyre__sqlite_journal_for_path(const char *path)
 
 /* ---- failures -------------------------------------------------------------- */
 
+/*
+ * The errno behind an I/O error, when sqlite3_system_errno lost it: SQLite
+ * reads errno after its own cleanup, so a write that failed with EFBIG or
+ * ENOSPC (a full disk, RLIMIT_FSIZE) often reports 0 there. Each file keeps
+ * its last errno: ask the WAL or journal, then the database file.
+ */
+static int io_errno(sqlite3 *db)
+{
+    int e = 0;
+    sqlite3_file *j = NULL;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &j) == SQLITE_OK && j &&
+        j->pMethods && j->pMethods->xFileControl)
+        j->pMethods->xFileControl(j, SQLITE_FCNTL_LAST_ERRNO, &e);
+    if (!e)
+        sqlite3_file_control(db, "main", SQLITE_FCNTL_LAST_ERRNO, &e);
+    return e;
+}
+
 int vyre__sqlite_fail(const vyre__sqlite *c, int rc, const char *what, vyre_error *err)
 {
     int sys = c->db ? sqlite3_system_errno(c->db) : 0;
+    if (c->db && !sys && (rc & 0xff) == SQLITE_IOERR)
+        sys = io_errno(c->db);
     int code = vyre__sqlite_code(rc, sys);
     const char *msg = c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc);
     const vyre__sqlite_store *st = c->store;
@@ -183,6 +204,13 @@ int vyre__sqlite_fail(const vyre__sqlite *c, int rc, const char *what, vyre_erro
     if (code == VYRE_EBUSY)
         return vyre__fail(err, code, hint, "cannot %s %s '%s': %s (waited %d ms for the lock)",
                           what, st->noun, c->path, msg, st->busy_timeout_ms);
+    if (code == VYRE_EROFS)
+        /* SQLite says "attempt to write a readonly database" even for a
+         * read: it could not create its -wal, -shm or -journal file. */
+        return vyre__fail(err, code, hint,
+                          "cannot %s %s '%s': %s (the file or its directory is read-only for "
+                          "uid %u)",
+                          what, st->noun, c->path, msg, (unsigned)geteuid());
     const char *note = code == VYRE_ECORRUPT && st->corrupt_note ? st->corrupt_note : "";
     return vyre__fail(err, code, hint, "cannot %s %s '%s': %s%s", what, st->noun, c->path, msg,
                       note);
@@ -335,6 +363,11 @@ static int open_steps(vyre__sqlite *c, vyre_error *err)
     int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW |
                 (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     int rc = sqlite3_open_v2(c->path, &c->db, flags, NULL);
+    if (rc != SQLITE_OK && c->db && sqlite3_extended_errcode(c->db) == SQLITE_CANTOPEN_SYMLINK)
+        return vyre__fail(err, VYRE_EUNSAFE,
+                          "pass the real path of the database: vyre never opens its databases "
+                          "through a symlink",
+                          "%s '%s' is a symlink", st->noun, c->path);
     if (rc != SQLITE_OK)
         return vyre__sqlite_fail(c, rc, "open", err);
     sqlite3_extended_result_codes(c->db, 1);

@@ -269,6 +269,16 @@ static double round15(double v)
     return strtod(tmp, NULL);
 }
 
+/* The whole factor of an integer geometric range as an int64: one written
+ * beyond int64 ("x1e30") is clamped, which keeps its meaning (nothing past
+ * the start fits) without an out-of-range conversion. */
+static int64_t int_factor(const num *step)
+{
+    if (!step->is_float)
+        return step->i;
+    return step->f >= 0x1p63 ? INT64_MAX : (int64_t)step->f;
+}
+
 static int parse_range(vyre_axes *axes, const ctx *c, char *fields[3], size_t nf, const char *text)
 {
     num lo, hi, step = {0, 1, 1.0};
@@ -326,7 +336,7 @@ static int parse_range(vyre_axes *axes, const ctx *c, char *fields[3], size_t nf
     /* Count first, so a huge range fails before allocating. */
     size_t n = 0;
     if (!is_float && geometric) {
-        int64_t f = step.is_float ? (int64_t)step.f : step.i;
+        int64_t f = int_factor(&step);
         for (int64_t v = lo.i;; v *= f) {
             n++;
             if (v > hi.i / f)
@@ -359,7 +369,7 @@ static int parse_range(vyre_axes *axes, const ctx *c, char *fields[3], size_t nf
     for (size_t k = 0; k < n; k++) {
         vals[k].is_float = is_float;
         if (!is_float && geometric) {
-            int64_t f = step.is_float ? (int64_t)step.f : step.i;
+            int64_t f = int_factor(&step);
             vals[k].i = k == 0 ? lo.i : vals[k - 1].i * f;
         } else if (!is_float) {
             vals[k].i = (int64_t)((uint64_t)lo.i + (uint64_t)k * (uint64_t)step.i);

@@ -27,6 +27,7 @@
 #include "vyre/results.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -103,8 +104,8 @@ static const char *hint_for(int code)
     case VYRE_ENOSPC:
         return "free space on the filesystem holding the results database";
     case VYRE_EROFS:
-        return "the results database is on a read-only location: make it writable, or set "
-               "XDG_DATA_HOME to a writable directory";
+        return "make the database file and its directory writable, or keep the database in a "
+               "writable directory (XDG_DATA_HOME, or the tool's --db)";
     case VYRE_ECORRUPT:
         return HINT_KEEP;
     case VYRE_EBUSY:
@@ -183,6 +184,73 @@ static int open_steps(vyre_results *db, vyre_error *err)
     return vyre__sqlite_prepare(&db->sql, k_insert_sql, &db->st_insert, err);
 }
 
+/* A database to be created needs a directory we may write: say so, since
+ * SQLite falls back to a read-only open and reports only "unable to open
+ * database file" with the errno of that fallback (ENOENT). */
+static int check_dir_writable(const char *path, vyre_error *err)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    size_t len = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
+    if (len >= sizeof dir)
+        return VYRE_OK; /* the open reports it */
+    memcpy(dir, len ? path : ".", len ? len : 1);
+    dir[len ? len : 1] = '\0';
+    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 || errno == ENOENT)
+        return VYRE_OK; /* ENOENT: the open reports it */
+    int e = errno;
+    const char *hint = "make the directory writable, or keep the database in a writable "
+                       "directory (XDG_DATA_HOME, or the tool's --db)";
+    if (e == EROFS)
+        return vyre__fail(err, VYRE_EROFS, hint,
+                          "cannot create results database '%s': '%s' is on a read-only file "
+                          "system",
+                          path, dir);
+    return vyre__fail(err, e == EACCES || e == EPERM ? VYRE_EPERM : vyre__errno_code(e), hint,
+                      "cannot create results database '%s': directory '%s' is not writable: %s",
+                      path, dir, strerror(e));
+}
+
+/*
+ * Before SQLite touches anything: the file and the files SQLite keeps next
+ * to it (-wal, -journal, -shm) must not be symlinks or anything but regular
+ * files. Through a planted link SQLite would write our results, or replay a
+ * journal, into someone else's file. The open itself passes
+ * SQLITE_OPEN_NOFOLLOW, so a link that appears after this check fails the
+ * open; this check is what covers the sibling files and gives the message.
+ */
+static int check_paths(const char *path, vyre_error *err)
+{
+    static const char *const suffixes[] = {"", "-wal", "-journal", "-shm"};
+    if (strcmp(path, ":memory:") == 0)
+        return VYRE_OK;
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(suffixes); i++) {
+        char p[4200];
+        if ((size_t)snprintf(p, sizeof p, "%s%s", path, suffixes[i]) >= sizeof p)
+            return vyre__fail(err, VYRE_ETOOBIG, "pass a shorter path",
+                              "results database path too long: '%s'", path);
+        struct stat sb;
+        if (lstat(p, &sb) != 0) {
+            if (i == 0 && errno == ENOENT)
+                return check_dir_writable(path, err);
+            continue; /* missing (or unreachable: the open reports it) */
+        }
+        if (S_ISLNK(sb.st_mode))
+            return vyre__fail(err, VYRE_EUNSAFE,
+                              i == 0 ? "pass the real path of the database: vyre never opens "
+                                       "its results through a symlink"
+                                     : "remove the symlink: SQLite creates this file itself, "
+                                       "and vyre never writes through a link",
+                              "results database %s'%s' is a symlink", i == 0 ? "" : "file ", p);
+        if (!S_ISREG(sb.st_mode))
+            return vyre__fail(
+                err, i == 0 ? VYRE_EEXIST : VYRE_EUNSAFE,
+                i == 0 ? "pass the path of a file" : "remove it: SQLite creates this file itself",
+                "results database %s'%s' is not a regular file", i == 0 ? "" : "file ", p);
+    }
+    return VYRE_OK;
+}
+
 int vyre_results_default_path(char *buf, size_t size, vyre_error *err)
 {
     if (!buf || !size)
@@ -210,10 +278,9 @@ int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
             return rc;
         path = def;
     }
-    struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return vyre__fail(err, VYRE_EEXIST, "pass the path of a file",
-                          "results database '%s' is not a regular file", path);
+    int prc = check_paths(path, err);
+    if (prc)
+        return prc;
     size_t len = strlen(path);
     vyre_results *db = calloc(1, sizeof *db + len + 1);
     if (!db)

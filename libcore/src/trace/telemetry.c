@@ -5,13 +5,16 @@
  * Guarantees. The writer never aborts and never reads back from the shared
  * page what it uses for indexing (its sequence numbers and ring position are
  * kept privately), so a page scribbled on by someone else cannot make it
- * write out of bounds. The reader trusts nothing in a page: sizes are
- * checked against fstat before mmap, every field is read once into a local
- * before it is validated and used, strings must be terminated within their
- * field, and each copy of a mutable part is checked with its seqlock. The
- * one thing it cannot defend against is a process of the same user
- * truncating a page while it is mapped (SIGBUS); such a process could ptrace
- * the reader anyway.
+ * write out of bounds. The reader trusts nothing in a page or around it:
+ * the directory must pass open_dir's checks, the page is opened relative to
+ * it without following a symlink or blocking on a FIFO, and must be a
+ * regular file of ours (an owner's page only: another user's page is
+ * refused even when its layout validates) that nobody else may write. It is
+ * never mapped: it is copied with pread (see "reader" below), so a page
+ * truncated or extended while it is read is an error, never SIGBUS. Sizes
+ * are checked before anything else, every field is read once before it is
+ * validated and used, strings must be terminated within their field, and
+ * each mutable part is checked with its seqlock.
  *
  * Seqlock protocol (Boehm, "Can seqlocks get along with programming language
  * memory models?", 2012). Writer: seq = s+1 (relaxed); release fence; data
@@ -32,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -145,9 +149,21 @@ int vyre_telemetry_dir(char *out, size_t size, vyre_error *err)
     return resolve_dir(out, size, &is_default, err);
 }
 
-/* Opens dir (creating it 0700 when `create`) and checks it is a directory of
- * ours that nobody else may write. The default directory, in a world-
- * writable /dev/shm, must not be a symlink. VYRE_ENOENT when missing. */
+/* Whether a directory with this owner and mode may hold our pages: ours and
+ * writable by nobody else, or root's with the sticky bit (as /dev/shm and
+ * /tmp), where others may add files but not remove or rename ours. Every
+ * page in it is still checked on its own (owner, type, mode). */
+static int dir_trusted(const struct stat *st)
+{
+    if (st->st_uid == geteuid())
+        return !(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX);
+    return st->st_uid == 0 && (st->st_mode & S_ISVTX);
+}
+
+/* Opens dir (creating it 0700 when `create`) and checks it is a directory we
+ * may trust (dir_trusted). The last component is never followed when it is
+ * a symlink: whoever could plant the link could point it at a directory of
+ * theirs. VYRE_ENOENT when missing. */
 static int open_dir(const char *dir, int is_default, int create, int *dfd, vyre_error *err)
 {
     *dfd = -1;
@@ -166,12 +182,15 @@ static int open_dir(const char *dir, int is_default, int create, int *dfd, vyre_
                 return rc;
         }
     }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (is_default ? O_NOFOLLOW : 0));
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        if (e == ELOOP)
+        struct stat lst;
+        if (e == ELOOP || (e == ENOTDIR && lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode)))
             return vyre__fail(err, VYRE_EUNSAFE,
-                              "remove the symlink; vyre creates the directory itself",
+                              is_default ? "remove the symlink; vyre creates the directory itself"
+                                         : "remove the symlink, or set VYRE_TELEMETRY_DIR to the "
+                                           "real directory",
                               "telemetry directory '%s' is a symlink", dir);
         if (e == ENOTDIR)
             return vyre__fail(err, VYRE_EEXIST,
@@ -186,27 +205,27 @@ static int open_dir(const char *dir, int is_default, int create, int *dfd, vyre_
         close(fd);
         return vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat '%s': %s", dir, strerror(e));
     }
-    char hint[VYRE_ERROR_HINT_MAX];
+    if (dir_trusted(&st)) {
+        *dfd = fd;
+        return VYRE_OK;
+    }
+    close(fd);
     if (st.st_uid != geteuid()) {
-        close(fd);
-        if (snprintf(hint, sizeof hint,
-                     "set VYRE_TELEMETRY_DIR to a directory of your own, or 'chown %u %s'",
-                     (unsigned)geteuid(), dir) < 0)
-            hint[0] = '\0';
-        return vyre__fail(err, VYRE_EUNSAFE, hint,
+        /* Someone else made it, perhaps to read or feed our telemetry: it is
+         * not ours to chmod or to empty. */
+        return vyre__fail(err, VYRE_EUNSAFE,
+                          "it is not yours: remove it as its owner or as root (someone may "
+                          "have planted it), or set VYRE_TELEMETRY_DIR to a directory of your "
+                          "own",
                           "telemetry directory '%s' is owned by uid %u, not by you (uid %u)", dir,
                           (unsigned)st.st_uid, (unsigned)geteuid());
     }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        close(fd);
-        if (snprintf(hint, sizeof hint, "run 'chmod go-w %s' (vyre creates it 0700)", dir) < 0)
-            hint[0] = '\0';
-        return vyre__fail(err, VYRE_EUNSAFE, hint,
-                          "telemetry directory '%s' is writable by group or others (mode %04o)",
-                          dir, (unsigned)(st.st_mode & 07777));
-    }
-    *dfd = fd;
-    return VYRE_OK;
+    char hint[VYRE_ERROR_HINT_MAX];
+    if (snprintf(hint, sizeof hint, "run 'chmod go-w %s' (vyre creates it 0700)", dir) < 0)
+        hint[0] = '\0';
+    return vyre__fail(err, VYRE_EUNSAFE, hint,
+                      "telemetry directory '%s' is writable by group or others (mode %04o)", dir,
+                      (unsigned)(st.st_mode & 07777));
 }
 
 /* ---- process identity ------------------------------------------------ */
@@ -415,6 +434,16 @@ static int open_locked(vyre_telemetry **out, vyre_error *err)
                         "free space in the telemetry directory's file system (often /dev/shm), "
                         "or set VYRE_TELEMETRY=0",
                         "cannot size telemetry page '%s/%s': %s", dir, tmp, strerror(e));
+        goto fail;
+    }
+    /* Made here with O_EXCL | O_NOFOLLOW, so this holds unless the file
+     * system lies; a page that is not exactly this is never published. */
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0600) {
+        rc = vyre__fail(err, VYRE_EUNSAFE, "set VYRE_TELEMETRY_DIR to a local directory of yours",
+                        "telemetry page '%s/%s' is not a 0600 regular file of uid %u after "
+                        "creation (mode %04o, uid %u)",
+                        dir, tmp, (unsigned)geteuid(), (unsigned)(st.st_mode & 07777),
+                        (unsigned)st.st_uid);
         goto fail;
     }
     map = mmap(NULL, sizeof(vyre__tel_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -667,66 +696,122 @@ static int bounded_text(char *s, size_t size)
     return 1;
 }
 
-static int copy_published(const vyre__tel_header *h, uint32_t n_counters, uint32_t n_ranges,
+/*
+ * The reader never maps a page. It copies the file with pread(2) into
+ * private memory, three times in a row: copy A opens the seqlock (its
+ * sequence numbers), copy B is the data, copy C closes it. Each pread
+ * completes before the next starts, so this is the protocol above with the
+ * loads done by the kernel: a part is good when its sequence number is the
+ * same, and even, in A and C. A file truncated while it is read gives a
+ * short read (an error), never SIGBUS, and nothing the writer does can
+ * change bytes the reader has already copied.
+ */
+typedef struct page_src {
+    int fd;                      /* the page file, or -1: img */
+    const vyre__tel_page *img;   /* a page image (vyre__telemetry_parse) */
+    vyre__tel_page *buf;         /* 3 copies (file), NULL (img) */
+    const vyre__tel_page *cp[3]; /* A, B, C */
+    int tries;                   /* of a busy part: READ_TRIES for a file, 1 for an image */
+    int slot_tries;
+} page_src;
+
+/* Copies bytes [off, off + len) of the page into A, B and C in turn. */
+static int snap3(page_src *src, size_t off, size_t len)
+{
+    if (src->fd < 0)
+        return VYRE_OK; /* an image does not change */
+    for (int i = 0; i < 3; i++) {
+        unsigned char *dst = (unsigned char *)&src->buf[i] + off;
+        size_t done = 0;
+        while (done < len) {
+            ssize_t n = pread(src->fd, dst + done, len - done, (off_t)(off + done));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return vyre__errno_code(errno);
+            if (n == 0)
+                return VYRE_ECORRUPT; /* the file shrank */
+            done += (size_t)n;
+        }
+        atomic_thread_fence(memory_order_acquire);
+    }
+    return VYRE_OK;
+}
+
+static uint64_t seq_of(const _Atomic uint64_t *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+/* Copies the published part (counters, histograms) from B when A and C
+ * agree on an even seq; VYRE_EBUSY when they never did. */
+static int copy_published(page_src *src, uint32_t n_counters, uint32_t n_ranges,
                           vyre_telemetry_snapshot *out)
 {
     uint32_t nc = n_counters < VYRE_CTR_COUNT ? n_counters : VYRE_CTR_COUNT;
     uint32_t nr = n_ranges < VYRE_RANGE_COUNT ? n_ranges : VYRE_RANGE_COUNT;
-    for (int attempt = 0; attempt < READ_TRIES; attempt++) {
-        if (attempt)
+    for (int attempt = 0; attempt < src->tries; attempt++) {
+        if (attempt) {
             backoff(attempt);
-        uint64_t s1 = atomic_load_explicit(&h->seq, memory_order_acquire);
-        if (s1 & 1)
-            continue;
-        out->publish_ns = atomic_load_explicit(&h->publish_ns, memory_order_relaxed);
-        out->publish_count = atomic_load_explicit(&h->publish_count, memory_order_relaxed);
-        for (uint32_t i = 0; i < nc; i++)
-            out->counters.v[i] = atomic_load_explicit(&h->counters[i], memory_order_relaxed);
-        for (uint32_t r = 0; r < nr; r++) {
-            const vyre__tel_hist *src = &h->ranges[r];
-            vyre_range_hist *dst = &out->counters.ranges[r];
-            dst->count = atomic_load_explicit(&src->count, memory_order_relaxed);
-            dst->total_ns = atomic_load_explicit(&src->total_ns, memory_order_relaxed);
-            dst->max_ns = atomic_load_explicit(&src->max_ns, memory_order_relaxed);
-            for (int b = 0; b < VYRE__TEL_HIST_BUCKETS; b++)
-                dst->buckets[b] = atomic_load_explicit(&src->buckets[b], memory_order_relaxed);
+            int rc = snap3(src, 0, sizeof(vyre__tel_header));
+            if (rc)
+                return rc;
         }
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&h->seq, memory_order_relaxed) == s1)
-            return VYRE_OK;
+        uint64_t s1 = seq_of(&src->cp[0]->h.seq), s2 = seq_of(&src->cp[2]->h.seq);
+        if (s1 != s2 || (s1 & 1))
+            continue;
+        const vyre__tel_header *h = &src->cp[1]->h;
+        out->publish_ns = seq_of(&h->publish_ns);
+        out->publish_count = seq_of(&h->publish_count);
+        for (uint32_t i = 0; i < nc; i++)
+            out->counters.v[i] = seq_of(&h->counters[i]);
+        for (uint32_t r = 0; r < nr; r++) {
+            const vyre__tel_hist *from = &h->ranges[r];
+            vyre_range_hist *dst = &out->counters.ranges[r];
+            dst->count = seq_of(&from->count);
+            dst->total_ns = seq_of(&from->total_ns);
+            dst->max_ns = seq_of(&from->max_ns);
+            for (int b = 0; b < VYRE__TEL_HIST_BUCKETS; b++)
+                dst->buckets[b] = seq_of(&from->buckets[b]);
+        }
+        return VYRE_OK;
     }
     return VYRE_EBUSY;
 }
 
-/* Copies slot `idx` into *k; 1 when it holds a complete kernel, 0 when empty
- * or being rewritten through every try. */
-static int copy_slot(const vyre__tel_slot *s, vyre_telemetry_kernel *k)
+/* Copies ring slot i into *k: 1 when it holds a complete kernel, 0 when it
+ * is empty or was being rewritten through every try, or a negative code
+ * when the file could not be read again. */
+static int copy_slot(page_src *src, uint32_t i, vyre_telemetry_kernel *k)
 {
-    for (int attempt = 0; attempt < SLOT_TRIES; attempt++) {
-        if (attempt)
+    for (int attempt = 0; attempt < src->slot_tries; attempt++) {
+        if (attempt) {
             backoff(attempt);
-        uint64_t s1 = atomic_load_explicit(&s->seq, memory_order_acquire);
-        if (s1 == 0)
+            int rc = snap3(src, offsetof(vyre__tel_page, ring) + i * sizeof(vyre__tel_slot),
+                           sizeof(vyre__tel_slot));
+            if (rc)
+                return rc;
+        }
+        uint64_t s1 = seq_of(&src->cp[0]->ring[i].seq), s2 = seq_of(&src->cp[2]->ring[i].seq);
+        if (s1 == 0 && s2 == 0)
             return 0;
-        if (s1 & 1)
+        if (s1 != s2 || (s1 & 1))
             continue;
+        const vyre__tel_slot *s = &src->cp[1]->ring[i];
         uint64_t words[VYRE__TEL_NAME_WORDS];
-        k->end_ns = atomic_load_explicit(&s->end_ns, memory_order_relaxed);
-        k->duration_ns = atomic_load_explicit(&s->duration_ns, memory_order_relaxed);
-        k->stream_id = atomic_load_explicit(&s->stream_id, memory_order_relaxed);
-        for (int i = 0; i < 3; i++) {
-            k->grid[i] = atomic_load_explicit(&s->grid[i], memory_order_relaxed);
-            k->block[i] = atomic_load_explicit(&s->block[i], memory_order_relaxed);
+        k->end_ns = seq_of(&s->end_ns);
+        k->duration_ns = seq_of(&s->duration_ns);
+        k->stream_id = seq_of(&s->stream_id);
+        for (int d = 0; d < 3; d++) {
+            k->grid[d] = atomic_load_explicit(&s->grid[d], memory_order_relaxed);
+            k->block[d] = atomic_load_explicit(&s->block[d], memory_order_relaxed);
         }
         k->device = atomic_load_explicit(&s->device, memory_order_relaxed);
-        for (int i = 0; i < VYRE__TEL_NAME_WORDS; i++)
-            words[i] = atomic_load_explicit(&s->name[i], memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&s->seq, memory_order_relaxed) == s1) {
-            memcpy(k->name, words, sizeof k->name);
-            k->serial = s1 / 2;
-            return 1;
-        }
+        for (int w = 0; w < VYRE__TEL_NAME_WORDS; w++)
+            words[w] = seq_of(&s->name[w]);
+        memcpy(k->name, words, sizeof k->name);
+        k->serial = s1 / 2;
+        return 1;
     }
     return 0;
 }
@@ -738,12 +823,22 @@ static int by_serial(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Validates the mapped page and copies it into out. Every field is read
- * once into a local (or out) before it is checked and used. */
-static int read_mapped(const char *path, const vyre__tel_page *p, uid_t owner,
+static int shrank(const char *path, int rc, vyre_error *err)
+{
+    if (rc == VYRE_ECORRUPT)
+        return vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
+                          "telemetry page '%s' shrank while it was read", path);
+    return vyre__fail(err, rc, NULL, "cannot read telemetry page '%s': %s", path,
+                      vyre_strerror(rc));
+}
+
+/* Validates the copied page and fills out. The identity part is written
+ * before a page gets its name, so it is read from B alone; every field is
+ * read once into a local (or out) before it is checked and used. */
+static int read_copies(const char *path, page_src *src, uint32_t owner,
                        vyre_telemetry_snapshot *out, vyre_error *err)
 {
-    const vyre__tel_header *h = &p->h;
+    const vyre__tel_header *h = &src->cp[1]->h;
     const char *hint = "the page is damaged or was not written by vyre: remove it, or let a "
                        "reap remove it once its process has exited";
     uint32_t header_size = h->header_size, ring_cap = h->ring_capacity;
@@ -772,7 +867,7 @@ static int read_mapped(const char *path, const vyre__tel_page *p, uid_t owner,
     if (out->pid <= 0)
         return vyre__fail(err, VYRE_ECORRUPT, hint, "telemetry page '%s' has pid %d", path,
                           (int)out->pid);
-    if (out->uid != (uint32_t)owner)
+    if (out->uid != owner)
         return vyre__fail(err, VYRE_ECORRUPT, hint,
                           "telemetry page '%s' claims uid %u but the file belongs to uid %u", path,
                           out->uid, (unsigned)owner);
@@ -786,14 +881,20 @@ static int read_mapped(const char *path, const vyre__tel_page *p, uid_t owner,
     }
     out->n_counters = n_counters;
     out->n_ranges = n_ranges;
-    if (copy_published(h, n_counters, n_ranges, out) != VYRE_OK)
+    int rc = copy_published(src, n_counters, n_ranges, out);
+    if (rc == VYRE_EBUSY)
         return vyre__fail(err, VYRE_EBUSY,
                           "try again; a page that stays busy belongs to a process that died "
                           "while publishing and is removed by the next reap",
                           "telemetry page '%s' (pid %d) changed during every one of %d reads", path,
-                          (int)out->pid, READ_TRIES);
+                          (int)out->pid, src->tries);
+    if (rc)
+        return shrank(path, rc, err);
 
-    uint64_t count = atomic_load_explicit(&h->ring_count, memory_order_acquire);
+    /* Ring bookkeeping from B, whose header copy may be older than the
+     * slots: kernels_total below takes the newer of the two. */
+    h = &src->cp[1]->h;
+    uint64_t count = seq_of(&h->ring_count);
     uint32_t head = atomic_load_explicit(&h->ring_head, memory_order_relaxed);
     if (head >= VYRE_TELEMETRY_RING_CAPACITY)
         return vyre__fail(err, VYRE_ECORRUPT, hint,
@@ -803,7 +904,10 @@ static int read_mapped(const char *path, const vyre__tel_page *p, uid_t owner,
     uint64_t newest = 0;
     for (uint32_t i = 0; i < VYRE_TELEMETRY_RING_CAPACITY; i++) {
         vyre_telemetry_kernel *k = &out->kernels[n];
-        if (!copy_slot(&p->ring[i], k))
+        int got = copy_slot(src, i, k);
+        if (got < 0)
+            return shrank(path, got, err);
+        if (!got)
             continue;
         if ((k->serial - 1) % VYRE_TELEMETRY_RING_CAPACITY != i)
             return vyre__fail(err, VYRE_ECORRUPT, hint,
@@ -822,8 +926,151 @@ static int read_mapped(const char *path, const vyre__tel_page *p, uid_t owner,
     }
     qsort(out->kernels, n, sizeof out->kernels[0], by_serial);
     out->n_kernels = n;
-    /* Slots are read after the count, so they may be newer than it. */
     out->kernels_total = count > newest ? count : newest;
+    return VYRE_OK;
+}
+
+/* Checks the first 16 bytes (magic, version) and the file size: what tells
+ * a version 1 page from anything else before its content is trusted. */
+static int check_prefix(const char *path, const unsigned char *prefix, uint64_t size,
+                        vyre_error *err)
+{
+    uint32_t version;
+    memcpy(&version, prefix + 8, sizeof version);
+    if (memcmp(prefix, TEL_MAGIC, sizeof TEL_MAGIC) != 0)
+        return vyre__fail(err, VYRE_ECORRUPT, "remove it; it is not a vyre telemetry page",
+                          "telemetry page '%s' has a bad magic number", path);
+    if (version != VYRE_TELEMETRY_LAYOUT_VERSION)
+        return vyre__fail(err, VYRE_EVERSION,
+                          "the process uses another vyre version: read it with a matching vyre build",
+                          "telemetry page '%s' has layout version %u; this vyre reads version %d",
+                          path, version, VYRE_TELEMETRY_LAYOUT_VERSION);
+    if (size != sizeof(vyre__tel_page))
+        return vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
+                          "telemetry page '%s' is %llu bytes; layout version %d pages are %zu",
+                          path, (unsigned long long)size, VYRE_TELEMETRY_LAYOUT_VERSION,
+                          sizeof(vyre__tel_page));
+    return VYRE_OK;
+}
+
+#define PREFIX_LEN 16
+
+static int too_short(const char *path, uint64_t size, vyre_error *err)
+{
+    return vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
+                      "telemetry page '%s' is too short (%llu bytes) to hold a header", path,
+                      (unsigned long long)size);
+}
+
+int vyre__telemetry_parse(const char *name, const void *img, size_t len, uint32_t owner,
+                          vyre_telemetry_snapshot *out, vyre_error *err)
+{
+    if (!out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__telemetry_parse: NULL snapshot");
+    memset(out, 0, sizeof *out);
+    if (!name || (!img && len) || ((uintptr_t)img % _Alignof(vyre__tel_page)) != 0)
+        return vyre__fail(err, VYRE_EINVAL, NULL,
+                          "vyre__telemetry_parse: NULL name or image, or a misaligned image");
+    if (len < PREFIX_LEN)
+        return too_short(name, len, err);
+    int rc = check_prefix(name, img, len, err);
+    if (rc)
+        return rc;
+    page_src src = {.fd = -1, .img = img, .tries = 1, .slot_tries = 1};
+    src.cp[0] = src.cp[1] = src.cp[2] = img;
+    out->layout_version = VYRE_TELEMETRY_LAYOUT_VERSION;
+    rc = read_copies(name, &src, owner, out, err);
+    if (rc)
+        memset(out, 0, sizeof *out);
+    return rc;
+}
+
+/* Splits path into its directory (dir, "." or "/") and last component. */
+static int split_path(const char *path, char *dir, size_t size, const char **name, vyre_error *err)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        vyre__strlcpy(dir, ".", size);
+        *name = path;
+    } else {
+        size_t n = slash == path ? 1 : (size_t)(slash - path);
+        if (n >= size)
+            return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path",
+                              "telemetry page path too long: '%s'", path);
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+        *name = slash + 1;
+    }
+    if (!**name || strcmp(*name, ".") == 0 || strcmp(*name, "..") == 0)
+        return vyre__fail(err, VYRE_EINVAL, "pass the path of a page file",
+                          "'%s' names a directory, not a telemetry page", path);
+    return VYRE_OK;
+}
+
+/* Opens the page `path` for reading: its directory must pass open_dir's
+ * checks, the page itself is opened relative to it, never through a
+ * symlink, never blocking (a FIFO planted under a page's name), and must be
+ * a regular file of ours that nobody else may write. */
+static int open_page(const char *path, int *fd_out, struct stat *st, vyre_error *err)
+{
+    char dir[VYRE_TELEMETRY_PATH_MAX];
+    const char *name;
+    int rc = split_path(path, dir, sizeof dir, &name, err);
+    if (rc)
+        return rc;
+    int dfd;
+    vyre_error derr;
+    rc = open_dir(dir, 0, 0, &dfd, &derr);
+    if (rc == VYRE_ENOENT)
+        return vyre__fail(err, VYRE_ENOENT, NULL,
+                          "telemetry page '%s' is gone (its directory is missing)", path);
+    if (rc) {
+        if (err)
+            *err = derr;
+        return rc;
+    }
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    int e = errno;
+    if (fd < 0 && e == ENXIO) /* a socket */
+        rc = vyre__fail(err, VYRE_EUNSAFE, "remove it; only vyre writes pages there",
+                        "telemetry page '%s' is not a regular file", path);
+    close(dfd);
+    if (rc)
+        return rc;
+    if (fd < 0) {
+        if (e == ELOOP)
+            return vyre__fail(err, VYRE_EUNSAFE, "remove it; vyre never writes symlinks there",
+                              "telemetry page '%s' is a symlink", path);
+        if (e == ENOENT)
+            return vyre__fail(err, VYRE_ENOENT, NULL,
+                              "telemetry page '%s' is gone (the process exited)", path);
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot open telemetry page '%s': %s",
+                          path, strerror(e));
+    }
+    if (fstat(fd, st) != 0) {
+        e = errno;
+        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat telemetry page '%s': %s", path,
+                        strerror(e));
+    } else if (!S_ISREG(st->st_mode)) {
+        rc = vyre__fail(err, VYRE_EUNSAFE, "remove it; only vyre writes pages there",
+                        "telemetry page '%s' is not a regular file", path);
+    } else if (st->st_uid != geteuid()) {
+        /* Not trusted even when its layout validates: a valid layout says
+         * nothing about who wrote the numbers in it. */
+        rc = vyre__fail(err, VYRE_EUNSAFE,
+                        "pages are read only by their owner; read it as that user",
+                        "telemetry page '%s' belongs to uid %u, not to you (uid %u)", path,
+                        (unsigned)st->st_uid, (unsigned)geteuid());
+    } else if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        rc = vyre__fail(err, VYRE_EUNSAFE, "vyre writes pages 0600; remove this one",
+                        "telemetry page '%s' is writable by group or others (mode %04o)", path,
+                        (unsigned)(st->st_mode & 07777));
+    }
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    *fd_out = fd;
     return VYRE_OK;
 }
 
@@ -834,76 +1081,41 @@ int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_err
     memset(out, 0, sizeof *out);
     if (!path)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_telemetry_read: NULL path");
-    /* O_NONBLOCK: a FIFO planted under a page's name must not hang us. */
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        int e = errno;
-        if (e == ELOOP)
-            return vyre__fail(err, VYRE_EUNSAFE, "remove it; vyre never writes symlinks there",
-                              "telemetry page '%s' is a symlink", path);
-        if (e == ENOENT)
-            return vyre__fail(err, VYRE_ENOENT, NULL,
-                              "telemetry page '%s' is gone (the process exited)", path);
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot open telemetry page '%s': %s",
-                          path, strerror(e));
-    }
+    int fd;
     struct stat st;
-    int rc = VYRE_OK;
-    char prefix[16];
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat telemetry page '%s': %s", path,
-                        strerror(e));
-    } else if (!S_ISREG(st.st_mode)) {
-        rc = vyre__fail(err, VYRE_EUNSAFE, "remove it; only vyre writes pages there",
-                        "telemetry page '%s' is not a regular file", path);
-    } else if (st.st_uid != geteuid()) {
-        rc = vyre__fail(err, VYRE_EUNSAFE,
-                        "pages are read only by their owner; read it as that user",
-                        "telemetry page '%s' belongs to uid %u, not to you (uid %u)", path,
-                        (unsigned)st.st_uid, (unsigned)geteuid());
-    } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        rc = vyre__fail(err, VYRE_EUNSAFE, "vyre writes pages 0600; remove this one",
-                        "telemetry page '%s' is writable by group or others (mode %04o)", path,
-                        (unsigned)(st.st_mode & 07777));
-    } else if (st.st_size < (off_t)sizeof prefix ||
-               pread(fd, prefix, sizeof prefix, 0) != (ssize_t)sizeof prefix) {
-        rc = vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
-                        "telemetry page '%s' is too short (%lld bytes) to hold a header", path,
-                        (long long)st.st_size);
-    }
-    if (rc) {
-        close(fd);
+    int rc = open_page(path, &fd, &st, err);
+    if (rc)
         return rc;
+    unsigned char prefix[PREFIX_LEN];
+    ssize_t got = st.st_size < PREFIX_LEN ? 0 : pread(fd, prefix, sizeof prefix, 0);
+    if (got != (ssize_t)sizeof prefix)
+        rc = too_short(path, (uint64_t)st.st_size, err);
+    else
+        rc = check_prefix(path, prefix, (uint64_t)st.st_size, err);
+    page_src src = {.fd = fd, .tries = READ_TRIES, .slot_tries = SLOT_TRIES};
+    if (!rc) {
+        src.buf = malloc(3 * sizeof *src.buf);
+        if (!src.buf)
+            rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading '%s'", path);
     }
-    uint32_t version;
-    memcpy(&version, prefix + 8, sizeof version);
-    if (memcmp(prefix, TEL_MAGIC, sizeof TEL_MAGIC) != 0)
-        rc = vyre__fail(err, VYRE_ECORRUPT, "remove it; it is not a vyre telemetry page",
-                        "telemetry page '%s' has a bad magic number", path);
-    else if (version != VYRE_TELEMETRY_LAYOUT_VERSION)
-        rc = vyre__fail(err, VYRE_EVERSION,
-                        "the process uses another vyre version: read it with a matching vyre build",
-                        "telemetry page '%s' has layout version %u; this vyre reads version %d",
-                        path, version, VYRE_TELEMETRY_LAYOUT_VERSION);
-    else if (st.st_size != (off_t)sizeof(vyre__tel_page))
+    if (!rc) {
+        for (int i = 0; i < 3; i++)
+            src.cp[i] = &src.buf[i];
+        rc = snap3(&src, 0, sizeof(vyre__tel_page));
+        if (rc)
+            rc = shrank(path, rc, err);
+    }
+    if (!rc) {
+        out->layout_version = VYRE_TELEMETRY_LAYOUT_VERSION;
+        rc = read_copies(path, &src, (uint32_t)st.st_uid, out, err);
+    }
+    /* A page resized while it was copied is no longer a version 1 page. */
+    struct stat again;
+    if (!rc && (fstat(fd, &again) != 0 || again.st_size != st.st_size))
         rc = vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
-                        "telemetry page '%s' is %lld bytes; layout version %d pages are %zu", path,
-                        (long long)st.st_size, VYRE_TELEMETRY_LAYOUT_VERSION,
-                        sizeof(vyre__tel_page));
-    if (rc) {
-        close(fd);
-        return rc;
-    }
-    void *map = mmap(NULL, sizeof(vyre__tel_page), PROT_READ, MAP_SHARED, fd, 0);
-    int e = errno;
+                        "telemetry page '%s' changed size while it was read", path);
+    free(src.buf);
     close(fd);
-    if (map == MAP_FAILED)
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot map telemetry page '%s': %s",
-                          path, strerror(e));
-    out->layout_version = version;
-    rc = read_mapped(path, map, st.st_uid, out, err);
-    munmap(map, sizeof(vyre__tel_page));
     if (rc)
         memset(out, 0, sizeof *out);
     return rc;

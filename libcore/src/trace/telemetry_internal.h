@@ -25,8 +25,10 @@
  * written, so a reader copying the ring is never starved by a burst of
  * kernels and knows which record a slot holds. Every field a writer changes
  * after publication is an _Atomic lock-free integer (strings are packed into
- * uint64_t words), so concurrent copies are relaxed atomic loads, never data
- * races; the fences are C11 release/acquire (see telemetry.c).
+ * uint64_t words), so the writer's stores are never data races; the fences
+ * are C11 release/acquire. Readers do not map the page: they copy it with
+ * pread (see telemetry.c), so a page truncated under them is a short read,
+ * never SIGBUS.
  */
 #ifndef VYRE_TELEMETRY_INTERNAL_H
 #define VYRE_TELEMETRY_INTERNAL_H
@@ -128,6 +130,16 @@ _Static_assert(VYRE_TELEMETRY_KERNEL_NAME_MAX % 8 == 0, "names are packed in wor
 /* Test hook: publishes *c instead of the live counters, under the same
  * seqlock as vyre_telemetry_publish. */
 int vyre__telemetry_publish_snapshot(vyre_telemetry *t, const vyre_counters *c);
+
+/*
+ * The reader's validate-and-copy path on a page image of len bytes (8-byte
+ * aligned) instead of a file, as if its file belonged to uid `owner`; `name`
+ * names it in messages. Same checks and codes as vyre_telemetry_read, minus
+ * the file's type, owner and mode; a busy part is not retried (the image
+ * cannot change). For the fuzzer and the tests.
+ */
+int vyre__telemetry_parse(const char *name, const void *img, size_t len, uint32_t owner,
+                          vyre_telemetry_snapshot *out, vyre_error *err);
 
 /* Reads field 22 of /proc/<pid>/stat (pid 0: self) into *ticks; 0 or a
  * negative code. */
