@@ -1,5 +1,5 @@
 /*
- * test_gpu_monitor.c - the NVML GPU monitor (libcore/src/gpu.c), driven
+ * test_gpu.c - the NVML GPU monitor (libcore/src/cuda/gpu.c), driven
  * through the fake NVML in tests/fakes/fakenvml.c.
  *
  * Criterion runs every test in its own process; each test sets the fake's
