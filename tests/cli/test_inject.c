@@ -19,7 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cupti.h>
+
 #include "testutil.h"
+#include "vyre/cupti.h"
+#include "vyre/error.h"
 
 #if !defined(VYRE_INJECT_LIB) || !defined(INJECT_HOST_BIN) || !defined(FAKECUPTI_LIB)
 #error "tests/CMakeLists.txt must define VYRE_INJECT_LIB, INJECT_HOST_BIN and FAKECUPTI_LIB"
@@ -77,7 +81,8 @@ TestSuite(inject, .init = setup, .fini = teardown, .timeout = 120);
 
 /* Runs the host with the injection and the given environment, checks that
  * stdout and the exit code equal the run without it and that stderr is one
- * line (or none) starting with LINE_PREFIX and containing `expect`. */
+ * line (or none) starting with LINE_PREFIX and containing `expect`; an
+ * `expect` that is a whole line (ends in a newline) must be stderr exactly. */
 static void check_untouched(const char *const *env, const char *expect)
 {
     tu_proc p;
@@ -91,6 +96,8 @@ static void check_untouched(const char *const *env, const char *expect)
         char *nl = strchr(p.err, '\n');
         cr_assert(nl && nl[1] == '\0', "not exactly one line: %s", p.err);
         cr_assert(strstr(p.err, expect), "'%s' not in: %s", expect, p.err);
+        if (expect[strlen(expect) - 1] == '\n')
+            cr_assert_str_eq(p.err, expect);
     }
     tu_proc_free(&p);
 }
@@ -125,12 +132,82 @@ Test(inject, exports_only_InitializeInjection)
     cr_assert_null(dlsym(h, "vyre__fail"));
 }
 
+/* What the library must print with the machine's own CUPTI, worked out
+ * here by doing what it does first: load CUPTI the same way (same
+ * environment), then subscribe. Returns the exact line, or NULL with
+ * *publishing set when CUPTI subscribes (a GPU machine): the line then
+ * names a page whose pid only the host knows. */
+static char *expected_system_cupti_line(int *publishing)
+{
+    static char line[VYRE_ERROR_MESSAGE_MAX + VYRE_ERROR_HINT_MAX + 128];
+    *publishing = 0;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int rc = vyre_cupti_load(&err);
+    if (rc) {
+        cr_assert_neq(err.hint[0], '\0', "no hint for: %s", err.message);
+        snprintf(line, sizeof line, LINE_PREFIX "not publishing: %s (%s)\n", err.message, err.hint);
+        return line;
+    }
+    vyre_cupti_stats st;
+    vyre_cupti_stats_get(&st);
+    void *h = dlopen(st.library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    cr_assert_not_null(h, "'%s' loaded but cannot be reopened: %s", st.library, dlerror());
+    CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+    CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+    CUptiResult (*result_string)(CUptiResult, const char **);
+    *(void **)&subscribe = dlsym(h, "cuptiSubscribe");
+    *(void **)&unsubscribe = dlsym(h, "cuptiUnsubscribe");
+    *(void **)&result_string = dlsym(h, "cuptiGetResultString");
+    cr_assert(subscribe && unsubscribe && result_string, "'%s' lacks the subscribe API",
+              st.library);
+    CUpti_SubscriberHandle sub = NULL;
+    CUptiResult r = subscribe(&sub, NULL, NULL);
+    if (r == CUPTI_SUCCESS) {
+        unsubscribe(sub);
+        *publishing = 1;
+        return NULL;
+    }
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        snprintf(line, sizeof line,
+                 LINE_PREFIX "not publishing: CUPTI is already held by another profiler (Nsight "
+                             "Systems? torch.profiler?); the program runs untouched\n");
+        return line;
+    }
+    const char *text = NULL;
+    if (result_string(r, &text) != CUPTI_SUCCESS || !text)
+        text = "unknown CUPTI error";
+    snprintf(line, sizeof line, LINE_PREFIX "not publishing: cuptiSubscribe failed: %s\n", text);
+    return line;
+}
+
 Test(inject, system_cupti_without_a_driver_leaves_the_host_alone)
 {
     /* The machine's own libcupti, if any: without a GPU it cannot
-     * subscribe; with one (not in CI) it publishes. Either way, one line. */
+     * subscribe; with one (not in CI) it publishes. Either way, one line,
+     * and exactly the one the situation calls for. */
+    unsetenv("VYRE_CUPTI_LIBRARY"); /* as in the host's environment below */
+    int publishing = 0;
+    const char *want = expected_system_cupti_line(&publishing);
     const char *env[] = {g_env_dir, "VYRE_INJECT", "VYRE_CUPTI_LIBRARY", "FAKECUPTI_BUSY", NULL};
-    check_untouched(env, "vyre-inject: ");
+    tu_proc p;
+    run_host(&p, 1, env);
+    cr_assert_eq(p.exit_code, g_base.exit_code, "exit %d, stderr: %s", p.exit_code, p.err);
+    cr_assert_str_eq(p.out, g_base.out);
+    if (want) {
+        cr_assert_str_eq(p.err, want);
+    } else {
+        /* "vyre-inject: publishing to <dir>/tel/<pid>.vtel (counters; ...)\n" */
+        char head[700];
+        snprintf(head, sizeof head, LINE_PREFIX "publishing to %s/tel/", g_tmp);
+        static const char tail[] = ".vtel (counters; VYRE_INJECT=kernels adds kernel names)\n";
+        cr_assert_eq(strncmp(p.err, head, strlen(head)), 0, "stderr: %s", p.err);
+        const char *q = p.err + strlen(head);
+        size_t digits = strspn(q, "0123456789");
+        cr_assert_gt(digits, 0, "no pid in: %s", p.err);
+        cr_assert_str_eq(q + digits, tail);
+    }
+    tu_proc_free(&p);
 }
 
 Test(inject, missing_cupti_says_so_once)
@@ -178,7 +255,9 @@ Test(inject, cupti_held_by_another_profiler_says_so_once)
 {
     const char *env[] = {g_env_dir, "VYRE_INJECT", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
                          "FAKECUPTI_BUSY=1", NULL};
-    check_untouched(env, "not publishing: CUPTI is already held by another profiler");
+    check_untouched(env, LINE_PREFIX "not publishing: CUPTI is already held by another profiler "
+                                     "(Nsight Systems? torch.profiler?); the program runs "
+                                     "untouched\n");
 }
 
 Test(inject, mode_off_is_silent_and_bad_mode_says_so_once)
@@ -188,8 +267,8 @@ Test(inject, mode_off_is_silent_and_bad_mode_says_so_once)
     check_untouched(off, NULL);
     const char *bad[] = {g_env_dir, "VYRE_INJECT=everything", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
                          "FAKECUPTI_BUSY", NULL};
-    check_untouched(bad, "not publishing: VYRE_INJECT 'everything' is not one of off, counters, "
-                         "kernels, full");
+    check_untouched(bad, LINE_PREFIX "not publishing: VYRE_INJECT 'everything' is not one of off, "
+                                     "counters, kernels, full\n");
 }
 
 Test(inject, publishing_with_threads_and_fork_leaves_the_host_alone)

@@ -1,5 +1,5 @@
 /*
- * fakecuda.c - a tiny fake libcuda for the loader and CLI tests.
+ * fakecuda.c - a small fake libcuda for the loader, pipeline and CLI tests.
  *
  * Built twice (tests/CMakeLists.txt): as `fakecuda`, which exports only
  * cuGetProcAddress_v2 as a CUDA 12+ driver does, and with
@@ -27,6 +27,9 @@
  *   FAKECUDA_RECORD=<path>        each cuInit call appends the CUDA_CACHE_*
  *                                 variables it sees (the real driver reads
  *                                 them in cuInit), one NAME=value line each
+ *
+ * It also has the contexts, modules, memory, streams and graphs that
+ * libcore's pipeline.c needs, on the CPU (see the section below).
  *
  * Like the real driver, device queries before cuInit return
  * CUDA_ERROR_NOT_INITIALIZED, and an unknown error code makes
@@ -114,6 +117,18 @@ static const struct {
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "fake: operation not supported"},
     {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
      "fake: system has unsupported display driver / cuda driver combination"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "fake: device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "fake: invalid device context"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "fake: no kernel image is available for execution on the device"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "fake: invalid resource handle"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "fake: the operation is not permitted"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "fake: an illegal memory access was encountered"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "fake: operation not permitted when stream is capturing"},
+    {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+     "fake: operation failed due to a previous error during capture"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "fake: unknown error"},
 };
 
@@ -316,6 +331,716 @@ FAKE_FN CUresult fake_cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+/* ---- contexts, modules, memory, streams, graphs ----------------------------
+ *
+ * Enough of a driver for libcore's pipeline.c: device memory is host
+ * memory (a CUdeviceptr is its address), copies and memsets happen at once
+ * (every stream is always idle), and a launch runs the kernel on the CPU.
+ * New device memory is filled with 0xcd, as a GPU's is undefined, so a
+ * missing zeroing shows.
+ *
+ * A fake cubin is the ELF magic followed by a NUL-terminated line
+ * " fakecubin:<name>,<name>..." naming its kernels. An image without the
+ * ELF magic is CUDA_ERROR_INVALID_IMAGE; an ELF image without that line is
+ * CUDA_ERROR_NO_BINARY_FOR_GPU (a cubin for another GPU). Kernels the fake
+ * can run (any other listed name loads and runs as a no-op):
+ *   add_one(float *out, const float *in, unsigned n)  out[i] = in[i] + 1
+ *   fill_u32(unsigned *out, unsigned value, unsigned n) out[i] = value
+ *   noop()
+ * for i below n and below the launch's thread count. A kernel touching
+ * memory outside every live allocation fails the launch with
+ * CUDA_ERROR_ILLEGAL_ADDRESS.
+ *
+ * Launches need a current context (CUDA_ERROR_INVALID_CONTEXT otherwise).
+ * Launches on a stream under capture are recorded, parameters copied, and
+ * run at each cuGraphLaunch of the instantiated graph; synchronising or
+ * copying on a capturing stream is CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+ *
+ * fakecuda_count("name") (exported; dlopen() this same file to call it)
+ * reads what happened: launches (kernels run, graph replays included),
+ * graph_launches, module_loads, htod, dtoh, memsets, syncs, and what is
+ * alive now: ctx_refs, modules, allocs, host_allocs, streams, graphs,
+ * graph_execs. FAKECUDA_FAIL works for every entry point below.
+ */
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define FAKE_MAX_DEVICES 8
+#define FAKE_MAX_PARAMS  4
+#define FAKE_MAX_ALLOCS  4096
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+struct CUctx_st {
+    int device;
+};
+static struct CUctx_st g_ctxs[FAKE_MAX_DEVICES];
+static unsigned g_ctx_refs[FAKE_MAX_DEVICES];
+static _Thread_local CUcontext t_current;
+
+typedef struct fake_kernel {
+    const char *name;
+    unsigned nparams;
+    size_t sizes[FAKE_MAX_PARAMS];
+} fake_kernel;
+
+static const fake_kernel g_kernels[] = {
+    {"add_one", 3, {sizeof(CUdeviceptr), sizeof(CUdeviceptr), sizeof(unsigned)}},
+    {"fill_u32", 3, {sizeof(CUdeviceptr), sizeof(unsigned), sizeof(unsigned)}},
+    {"noop", 0, {0}},
+};
+static const fake_kernel g_unknown_kernel = {"(listed, not known to the fake)", 0, {0}};
+
+struct CUfunc_st {
+    struct CUmod_st *mod;
+    const fake_kernel *k;
+    char name[64];
+};
+
+#define FAKE_MAX_FUNCS 16
+struct CUmod_st {
+    unsigned magic; /* MOD_MAGIC while loaded */
+    char names[512];
+    struct CUfunc_st funcs[FAKE_MAX_FUNCS];
+    unsigned nfuncs;
+};
+#define MOD_MAGIC 0x6d6f64u
+
+/* One launch, its parameter values copied (a captured launch). */
+typedef struct fake_launch {
+    struct CUfunc_st *f;
+    unsigned threads;
+    unsigned char params[FAKE_MAX_PARAMS][8];
+} fake_launch;
+
+#define FAKE_MAX_CAPTURE 256
+struct CUgraph_st {
+    fake_launch launches[FAKE_MAX_CAPTURE];
+    size_t n;
+};
+struct CUgraphExec_st {
+    fake_launch launches[FAKE_MAX_CAPTURE];
+    size_t n;
+};
+
+struct CUstream_st {
+    unsigned magic; /* STREAM_MAGIC while alive */
+    int capturing;
+    int capture_broken;
+    struct CUgraph_st *capture;
+};
+#define STREAM_MAGIC 0x737472u
+
+static struct {
+    uintptr_t base;
+    size_t size;
+    int host;
+} g_allocs[FAKE_MAX_ALLOCS];
+
+static long g_launches, g_graph_launches, g_module_loads, g_htod, g_dtoh, g_memsets, g_syncs;
+static long g_modules, g_nallocs, g_host_allocs, g_streams, g_graphs, g_graph_execs;
+
+FAKE_EXPORT long fakecuda_count(const char *what);
+FAKE_EXPORT long fakecuda_count(const char *what)
+{
+    static const struct {
+        const char *name;
+        long *v;
+    } k[] = {
+        {"launches", &g_launches},
+        {"graph_launches", &g_graph_launches},
+        {"module_loads", &g_module_loads},
+        {"htod", &g_htod},
+        {"dtoh", &g_dtoh},
+        {"memsets", &g_memsets},
+        {"syncs", &g_syncs},
+        {"modules", &g_modules},
+        {"allocs", &g_nallocs},
+        {"host_allocs", &g_host_allocs},
+        {"streams", &g_streams},
+        {"graphs", &g_graphs},
+        {"graph_execs", &g_graph_execs},
+    };
+    long v = -1;
+    pthread_mutex_lock(&g_mu);
+    if (what && strcmp(what, "ctx_refs") == 0) {
+        v = 0;
+        for (int d = 0; d < FAKE_MAX_DEVICES; d++)
+            v += g_ctx_refs[d];
+    }
+    for (size_t i = 0; what && i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(k[i].name, what) == 0)
+            v = *k[i].v;
+    pthread_mutex_unlock(&g_mu);
+    return v;
+}
+
+FAKE_FN CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    CUresult r = forced("cuDevicePrimaryCtxRetain");
+    if (r)
+        return r;
+    if ((r = check_device(dev)) != CUDA_SUCCESS)
+        return r;
+    if (!pctx || dev >= FAKE_MAX_DEVICES)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    g_ctxs[dev].device = (int)dev;
+    g_ctx_refs[dev]++;
+    pthread_mutex_unlock(&g_mu);
+    *pctx = &g_ctxs[dev];
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    CUresult r = forced("cuDevicePrimaryCtxRelease");
+    if (r)
+        return r;
+    if ((r = check_device(dev)) != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&g_mu);
+    if (dev >= FAKE_MAX_DEVICES || g_ctx_refs[dev] == 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    else
+        g_ctx_refs[dev]--;
+    pthread_mutex_unlock(&g_mu);
+    return r;
+}
+
+FAKE_FN CUresult fake_cuCtxSetCurrent(CUcontext ctx)
+{
+    CUresult r = forced("cuCtxSetCurrent");
+    if (r)
+        return r;
+    if (!g_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (ctx) {
+        pthread_mutex_lock(&g_mu);
+        int alive = ctx >= g_ctxs && ctx < g_ctxs + FAKE_MAX_DEVICES && g_ctx_refs[ctx - g_ctxs];
+        pthread_mutex_unlock(&g_mu);
+        if (!alive)
+            return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    t_current = ctx;
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuCtxGetCurrent(CUcontext *pctx)
+{
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pctx = t_current;
+    return CUDA_SUCCESS;
+}
+
+/* Index of the live allocation holding [p, p + n), or -1. Under g_mu. */
+static int find_alloc(uintptr_t p, size_t n, int host)
+{
+    for (int i = 0; i < FAKE_MAX_ALLOCS; i++)
+        if (g_allocs[i].base && g_allocs[i].host == host && p >= g_allocs[i].base &&
+            n <= g_allocs[i].size && p - g_allocs[i].base <= g_allocs[i].size - n)
+            return i;
+    return -1;
+}
+
+static int device_span_ok(CUdeviceptr p, size_t n)
+{
+    pthread_mutex_lock(&g_mu);
+    int ok = find_alloc((uintptr_t)p, n, 0) >= 0;
+    pthread_mutex_unlock(&g_mu);
+    return ok;
+}
+
+static CUresult alloc(void **out, size_t size, int host)
+{
+    if (!out || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!g_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!t_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    void *p = malloc(size);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(p, 0xcd, size);
+    pthread_mutex_lock(&g_mu);
+    int slot = -1;
+    for (int i = 0; i < FAKE_MAX_ALLOCS && slot < 0; i++)
+        if (!g_allocs[i].base)
+            slot = i;
+    if (slot >= 0) {
+        g_allocs[slot].base = (uintptr_t)p;
+        g_allocs[slot].size = size;
+        g_allocs[slot].host = host;
+        if (host)
+            g_host_allocs++;
+        else
+            g_nallocs++;
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (slot < 0) {
+        free(p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *out = p;
+    return CUDA_SUCCESS;
+}
+
+static CUresult release(uintptr_t p, int host)
+{
+    pthread_mutex_lock(&g_mu);
+    int i = find_alloc(p, 1, host);
+    if (i >= 0 && g_allocs[i].base == p) {
+        g_allocs[i].base = 0;
+        if (host)
+            g_host_allocs--;
+        else
+            g_nallocs--;
+    } else {
+        i = -1;
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (i < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    free((void *)p);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
+{
+    CUresult r = forced("cuMemAlloc");
+    if (r)
+        return r;
+    void *p = NULL;
+    if (!dptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    r = alloc(&p, bytesize, 0);
+    if (!r)
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+
+FAKE_FN CUresult fake_cuMemFree(CUdeviceptr dptr)
+{
+    CUresult r = forced("cuMemFree");
+    return r ? r : release((uintptr_t)dptr, 0);
+}
+
+FAKE_FN CUresult fake_cuMemAllocHost(void **pp, size_t bytesize)
+{
+    CUresult r = forced("cuMemAllocHost");
+    return r ? r : alloc(pp, bytesize, 1);
+}
+
+FAKE_FN CUresult fake_cuMemFreeHost(void *p)
+{
+    CUresult r = forced("cuMemFreeHost");
+    return r ? r : release((uintptr_t)p, 1);
+}
+
+/* CUDA_SUCCESS when work may be queued on stream s now (it is alive and not
+ * capturing). */
+static CUresult stream_usable(CUstream s)
+{
+    if (!g_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (s && s->magic != STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (s && s->capturing) {
+        s->capture_broken = 1;
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    CUresult r = forced("cuMemcpyHtoDAsync");
+    if (r || (r = stream_usable(s)))
+        return r;
+    if (!src || !device_span_ok(dst, n))
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy((void *)(uintptr_t)dst, src, n);
+    __atomic_add_fetch(&g_htod, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    CUresult r = forced("cuMemcpyDtoHAsync");
+    if (r || (r = stream_usable(s)))
+        return r;
+    if (!dst || !device_span_ok(src, n))
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    __atomic_add_fetch(&g_dtoh, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n)
+{
+    return fake_cuMemcpyHtoDAsync(dst, src, n, NULL);
+}
+
+FAKE_FN CUresult fake_cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n)
+{
+    return fake_cuMemcpyDtoHAsync(dst, src, n, NULL);
+}
+
+FAKE_FN CUresult fake_cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s)
+{
+    CUresult r = forced("cuMemsetD8Async");
+    if (r || (r = stream_usable(s)))
+        return r;
+    if (!device_span_ok(dst, n))
+        return CUDA_ERROR_INVALID_VALUE;
+    memset((void *)(uintptr_t)dst, uc, n);
+    __atomic_add_fetch(&g_memsets, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuStreamCreate(CUstream *ps, unsigned int flags)
+{
+    CUresult r = forced("cuStreamCreate");
+    if (r)
+        return r;
+    if (!g_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!ps || flags > CU_STREAM_NON_BLOCKING)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!t_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUstream_st *s = calloc(1, sizeof *s);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->magic = STREAM_MAGIC;
+    __atomic_add_fetch(&g_streams, 1, __ATOMIC_RELAXED);
+    *ps = s;
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuStreamDestroy(CUstream s)
+{
+    CUresult r = forced("cuStreamDestroy");
+    if (r)
+        return r;
+    if (!s || s->magic != STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    s->magic = 0;
+    free(s->capture);
+    free(s);
+    __atomic_sub_fetch(&g_streams, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuStreamSynchronize(CUstream s)
+{
+    CUresult r = forced("cuStreamSynchronize");
+    if (r || (r = stream_usable(s)))
+        return r;
+    __atomic_add_fetch(&g_syncs, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode)
+{
+    CUresult r = forced("cuStreamBeginCapture");
+    if (r)
+        return r;
+    (void)mode;
+    if (!s)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream */
+    if (s->magic != STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (s->capturing)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    s->capture = calloc(1, sizeof *s->capture);
+    if (!s->capture)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->capturing = 1;
+    s->capture_broken = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuStreamEndCapture(CUstream s, CUgraph *pg)
+{
+    CUresult r = forced("cuStreamEndCapture");
+    if (r)
+        return r;
+    if (!s || s->magic != STREAM_MAGIC || !pg)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!s->capturing)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    s->capturing = 0;
+    struct CUgraph_st *g = s->capture;
+    s->capture = NULL;
+    if (s->capture_broken) {
+        free(g);
+        *pg = NULL;
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
+    __atomic_add_fetch(&g_graphs, 1, __ATOMIC_RELAXED);
+    *pg = g;
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuGraphInstantiateWithFlags(CUgraphExec *pe, CUgraph g,
+                                                  unsigned long long flags)
+{
+    CUresult r = forced("cuGraphInstantiateWithFlags");
+    if (r)
+        return r;
+    if (!pe || !g || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUgraphExec_st *e = calloc(1, sizeof *e);
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(e->launches, g->launches, g->n * sizeof g->launches[0]);
+    e->n = g->n;
+    __atomic_add_fetch(&g_graph_execs, 1, __ATOMIC_RELAXED);
+    *pe = e;
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuGraphDestroy(CUgraph g)
+{
+    CUresult r = forced("cuGraphDestroy");
+    if (r)
+        return r;
+    if (!g)
+        return CUDA_ERROR_INVALID_VALUE;
+    free(g);
+    __atomic_sub_fetch(&g_graphs, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuGraphExecDestroy(CUgraphExec e)
+{
+    CUresult r = forced("cuGraphExecDestroy");
+    if (r)
+        return r;
+    if (!e)
+        return CUDA_ERROR_INVALID_VALUE;
+    free(e);
+    __atomic_sub_fetch(&g_graph_execs, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuModuleLoadData(CUmodule *pm, const void *image)
+{
+    CUresult r = forced("cuModuleLoadData");
+    if (r)
+        return r;
+    if (!g_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!pm || !image)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!t_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    const char *p = image;
+    if (memcmp(p,
+               "\x7f"
+               "ELF",
+               4) != 0)
+        return CUDA_ERROR_INVALID_IMAGE;
+    static const char tag[] = " fakecubin:";
+    if (strncmp(p + 4, tag, sizeof tag - 1) != 0)
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    const char *list = p + 4 + sizeof tag - 1;
+    struct CUmod_st *m = calloc(1, sizeof *m);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t len = strnlen(list, sizeof m->names);
+    if (len == sizeof m->names) {
+        free(m);
+        return CUDA_ERROR_INVALID_IMAGE;
+    }
+    memcpy(m->names, list, len);
+    m->magic = MOD_MAGIC;
+    __atomic_add_fetch(&g_modules, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_module_loads, 1, __ATOMIC_RELAXED);
+    *pm = m;
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuModuleUnload(CUmodule m)
+{
+    CUresult r = forced("cuModuleUnload");
+    if (r)
+        return r;
+    if (!m || m->magic != MOD_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    m->magic = 0;
+    free(m);
+    __atomic_sub_fetch(&g_modules, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name)
+{
+    CUresult r = forced("cuModuleGetFunction");
+    if (r)
+        return r;
+    if (!pf || !name || !m || m->magic != MOD_MAGIC)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t n = strlen(name);
+    const char *s = m->names;
+    int listed = 0;
+    while (*s && !listed) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        listed = len == n && strncmp(s, name, n) == 0;
+        s = end ? end + 1 : s + len;
+    }
+    if (!listed)
+        return CUDA_ERROR_NOT_FOUND;
+    for (unsigned i = 0; i < m->nfuncs; i++)
+        if (strcmp(m->funcs[i].name, name) == 0) {
+            *pf = &m->funcs[i];
+            return CUDA_SUCCESS;
+        }
+    if (m->nfuncs == FAKE_MAX_FUNCS || n >= sizeof m->funcs[0].name)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    const fake_kernel *k = &g_unknown_kernel;
+    for (size_t i = 0; i < sizeof g_kernels / sizeof g_kernels[0]; i++)
+        if (strcmp(g_kernels[i].name, name) == 0)
+            k = &g_kernels[i];
+    struct CUfunc_st *f = &m->funcs[m->nfuncs++];
+    f->mod = m;
+    f->k = k;
+    memcpy(f->name, name, n + 1);
+    *pf = f;
+    return CUDA_SUCCESS;
+}
+
+/* Runs one launch on the CPU. */
+static CUresult run_launch(const fake_launch *l)
+{
+    const fake_kernel *k = l->f->k;
+    if (k->nparams == 0)
+        return CUDA_SUCCESS;
+    CUdeviceptr out;
+    unsigned n;
+    memcpy(&out, l->params[0], sizeof out);
+    memcpy(&n, l->params[2], sizeof n);
+    size_t count = n < l->threads ? n : l->threads;
+    if (strcmp(k->name, "add_one") == 0) {
+        CUdeviceptr in;
+        memcpy(&in, l->params[1], sizeof in);
+        if (count && (!device_span_ok(out, count * sizeof(float)) ||
+                      !device_span_ok(in, count * sizeof(float))))
+            return CUDA_ERROR_ILLEGAL_ADDRESS;
+        float *o = (float *)(uintptr_t)out;
+        const float *x = (const float *)(uintptr_t)in;
+        for (size_t i = 0; i < count; i++)
+            o[i] = x[i] + 1.0f;
+    } else if (strcmp(k->name, "fill_u32") == 0) {
+        unsigned v;
+        memcpy(&v, l->params[1], sizeof v);
+        if (count && !device_span_ok(out, count * sizeof(unsigned)))
+            return CUDA_ERROR_ILLEGAL_ADDRESS;
+        unsigned *o = (unsigned *)(uintptr_t)out;
+        for (size_t i = 0; i < count; i++)
+            o[i] = v;
+    }
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
+                                     unsigned int gz, unsigned int bx, unsigned int by,
+                                     unsigned int bz, unsigned int shared, CUstream s,
+                                     void **params, void **extra)
+{
+    CUresult r = forced("cuLaunchKernel");
+    if (r)
+        return r;
+    if (!g_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!t_current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!f || !f->mod || f->mod->magic != MOD_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (s && s->magic != STREAM_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (extra || !gx || !gy || !gz || !bx || !by || !bz ||
+        (unsigned long long)bx * by * bz > 1024 || shared > 48 * 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_launch l;
+    memset(&l, 0, sizeof l);
+    l.f = f;
+    unsigned long long threads = (unsigned long long)gx * gy * gz * bx * by * bz;
+    l.threads = threads > UINT32_MAX ? UINT32_MAX : (unsigned)threads;
+    if (f->k->nparams && !params)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < f->k->nparams; i++) {
+        if (!params[i])
+            return CUDA_ERROR_INVALID_VALUE;
+        memcpy(l.params[i], params[i], f->k->sizes[i]);
+    }
+    if (s && s->capturing) {
+        if (s->capture->n == FAKE_MAX_CAPTURE)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        s->capture->launches[s->capture->n++] = l;
+        return CUDA_SUCCESS;
+    }
+    r = run_launch(&l);
+    if (!r)
+        __atomic_add_fetch(&g_launches, 1, __ATOMIC_RELAXED);
+    return r;
+}
+
+FAKE_FN CUresult fake_cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+    CUresult r = forced("cuGraphLaunch");
+    if (r || (r = stream_usable(s)))
+        return r;
+    if (!e)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < e->n; i++) {
+        if (e->launches[i].f->mod->magic != MOD_MAGIC)
+            return CUDA_ERROR_INVALID_HANDLE;
+        if ((r = run_launch(&e->launches[i])) != CUDA_SUCCESS)
+            return r;
+        __atomic_add_fetch(&g_launches, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_add_fetch(&g_graph_launches, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+/* Each entry point has the prototype of the toolkit's cuda.h (through its
+ * versioning macros), as libcore's table declares it. */
+#define FAKE_SAME_TYPE(name)                                                                       \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&fake_##name), __typeof__(&name)),      \
+                   #name " has the toolkit's prototype");
+FAKE_SAME_TYPE(cuDevicePrimaryCtxRetain)
+FAKE_SAME_TYPE(cuDevicePrimaryCtxRelease)
+FAKE_SAME_TYPE(cuCtxSetCurrent)
+FAKE_SAME_TYPE(cuCtxGetCurrent)
+FAKE_SAME_TYPE(cuMemAlloc)
+FAKE_SAME_TYPE(cuMemFree)
+FAKE_SAME_TYPE(cuMemAllocHost)
+FAKE_SAME_TYPE(cuMemFreeHost)
+FAKE_SAME_TYPE(cuMemcpyHtoDAsync)
+FAKE_SAME_TYPE(cuMemcpyDtoHAsync)
+FAKE_SAME_TYPE(cuMemcpyHtoD)
+FAKE_SAME_TYPE(cuMemcpyDtoH)
+FAKE_SAME_TYPE(cuMemsetD8Async)
+FAKE_SAME_TYPE(cuStreamCreate)
+FAKE_SAME_TYPE(cuStreamDestroy)
+FAKE_SAME_TYPE(cuStreamSynchronize)
+FAKE_SAME_TYPE(cuStreamBeginCapture)
+FAKE_SAME_TYPE(cuStreamEndCapture)
+FAKE_SAME_TYPE(cuGraphInstantiateWithFlags)
+FAKE_SAME_TYPE(cuGraphLaunch)
+FAKE_SAME_TYPE(cuGraphDestroy)
+FAKE_SAME_TYPE(cuGraphExecDestroy)
+FAKE_SAME_TYPE(cuModuleLoadData)
+FAKE_SAME_TYPE(cuModuleUnload)
+FAKE_SAME_TYPE(cuModuleGetFunction)
+FAKE_SAME_TYPE(cuLaunchKernel)
+
 #ifndef FAKECUDA_NO_GETPROC
 
 static const struct {
@@ -333,6 +1058,32 @@ static const struct {
     {"cuDeviceGetAttribute", (void *)fake_cuDeviceGetAttribute},
     {"cuDeviceTotalMem", (void *)fake_cuDeviceTotalMem},
     {"cuDeviceGetPCIBusId", (void *)fake_cuDeviceGetPCIBusId},
+    {"cuDevicePrimaryCtxRetain", (void *)fake_cuDevicePrimaryCtxRetain},
+    {"cuDevicePrimaryCtxRelease", (void *)fake_cuDevicePrimaryCtxRelease},
+    {"cuCtxSetCurrent", (void *)fake_cuCtxSetCurrent},
+    {"cuCtxGetCurrent", (void *)fake_cuCtxGetCurrent},
+    {"cuMemAlloc", (void *)fake_cuMemAlloc},
+    {"cuMemFree", (void *)fake_cuMemFree},
+    {"cuMemAllocHost", (void *)fake_cuMemAllocHost},
+    {"cuMemFreeHost", (void *)fake_cuMemFreeHost},
+    {"cuMemcpyHtoD", (void *)fake_cuMemcpyHtoD},
+    {"cuMemcpyDtoH", (void *)fake_cuMemcpyDtoH},
+    {"cuMemcpyHtoDAsync", (void *)fake_cuMemcpyHtoDAsync},
+    {"cuMemcpyDtoHAsync", (void *)fake_cuMemcpyDtoHAsync},
+    {"cuMemsetD8Async", (void *)fake_cuMemsetD8Async},
+    {"cuStreamCreate", (void *)fake_cuStreamCreate},
+    {"cuStreamDestroy", (void *)fake_cuStreamDestroy},
+    {"cuStreamSynchronize", (void *)fake_cuStreamSynchronize},
+    {"cuStreamBeginCapture", (void *)fake_cuStreamBeginCapture},
+    {"cuStreamEndCapture", (void *)fake_cuStreamEndCapture},
+    {"cuGraphInstantiateWithFlags", (void *)fake_cuGraphInstantiateWithFlags},
+    {"cuGraphLaunch", (void *)fake_cuGraphLaunch},
+    {"cuGraphDestroy", (void *)fake_cuGraphDestroy},
+    {"cuGraphExecDestroy", (void *)fake_cuGraphExecDestroy},
+    {"cuModuleLoadData", (void *)fake_cuModuleLoadData},
+    {"cuModuleUnload", (void *)fake_cuModuleUnload},
+    {"cuModuleGetFunction", (void *)fake_cuModuleGetFunction},
+    {"cuLaunchKernel", (void *)fake_cuLaunchKernel},
 };
 
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,

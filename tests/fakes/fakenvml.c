@@ -19,6 +19,7 @@
  *                               NVML_VALUE_NOT_AVAILABLE
  *   FAKENVML_MANY_PROCS=<n>     n more processes on GPU 0: pid 10000+j,
  *                               (j+1) MiB each
+ *   FAKENVML_THROTTLE=<hex>     clocks-event reasons of GPU 0 (default 0x24)
  *
  * Values of GPU i (deterministic, so tests can assert them exactly):
  *   name "NVIDIA Fake GPU <i>", uuid "GPU-00000000-0000-0000-0000-00000000000<i>",
@@ -32,7 +33,8 @@
  * nvmlShutdown) return NVML_ERROR_UNINITIALIZED. Two functions that are
  * not NVML let a test that dlopen()s this same file look inside:
  * fakenvml_init_count() (nvmlInit_v2 calls not yet shut down) and
- * fakenvml_calls("max_clock") (calls of the device query of that name).
+ * fakenvml_calls("max_clock") (calls of the device query of that name;
+ * "all": of every device query above together).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,10 +98,13 @@ static void count_call(const char *what)
 FAKE_EXPORT unsigned fakenvml_calls(const char *what);
 FAKE_EXPORT unsigned fakenvml_calls(const char *what)
 {
-    for (size_t k = 0; k < sizeof g_queries / sizeof g_queries[0]; k++)
+    unsigned all = 0;
+    for (size_t k = 0; k < sizeof g_queries / sizeof g_queries[0]; k++) {
         if (strcmp(g_queries[k], what) == 0)
             return g_calls[k];
-    return 0;
+        all += g_calls[k];
+    }
+    return strcmp(what, "all") == 0 ? all : 0;
 }
 
 static long env_long(const char *name, long dflt)
@@ -364,7 +369,8 @@ static nvmlReturn_t reasons(nvmlDevice_t d, unsigned long long *out)
     nvmlReturn_t r = dev_check(d, out, "throttle", &i);
     if (r)
         return r;
-    *out = i == 0 ? 0x24ull : 0x1ull;
+    const char *t = getenv("FAKENVML_THROTTLE");
+    *out = i != 0 ? 0x1ull : t && *t ? strtoull(t, NULL, 16) : 0x24ull;
     return OK;
 }
 

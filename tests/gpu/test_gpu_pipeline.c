@@ -262,62 +262,8 @@ static int count_files(const char *dir)
     return n;
 }
 
-/* ---- without a GPU ------------------------------------------------------- */
-
-Test(gpu_pipeline, arguments_are_checked_without_a_gpu)
-{
-    vyre_error e;
-    vyre_error_clear(&e);
-    cr_assert_eq(vyre_ctx_open(0, NULL, NULL, &e), VYRE_EINVAL);
-    vyre_pipeline *p = (vyre_pipeline *)&e; /* must be reset to NULL */
-    vyre_pipeline_desc d = cuda_desc(SAXPY_SRC, "saxpy", 0);
-    cr_assert_eq(vyre_pipeline_compile(NULL, &d, &p, &e), VYRE_EINVAL);
-    cr_assert_null(p);
-    vyre_launch_cfg cfg = vyre_launch_1d(1, 1);
-    cr_assert_eq(vyre_pipeline_launch(NULL, &cfg, NULL, &e), VYRE_EINVAL);
-    cr_assert_eq(vyre_pipeline_dispatch_host(NULL, &cfg, NULL, 0, &e), VYRE_EINVAL);
-    cr_assert_eq(vyre_pipeline_dispatch_resident(NULL, &cfg, NULL, 0, &e), VYRE_EINVAL);
-    vyre_buffer *b = (vyre_buffer *)&e;
-    cr_assert_eq(vyre_buffer_alloc(NULL, 16, &b, &e), VYRE_EINVAL);
-    cr_assert_null(b);
-    char host[4];
-    cr_assert_eq(vyre_buffer_upload(NULL, 0, host, sizeof host, &e), VYRE_EINVAL);
-    cr_assert_eq(vyre_buffer_download(NULL, 0, host, sizeof host, &e), VYRE_EINVAL);
-    cr_assert_eq(vyre_buffer_zero(NULL, &e), VYRE_EINVAL);
-    vyre_batch *batch = (vyre_batch *)&e;
-    cr_assert_eq(vyre_batch_begin(NULL, &batch, &e), VYRE_EINVAL);
-    cr_assert_null(batch);
-    vyre_graph *g = (vyre_graph *)&e;
-    cr_assert_eq(vyre_batch_end(NULL, &g, &e), VYRE_EINVAL);
-    cr_assert_null(g);
-    cr_assert_eq(vyre_graph_launch(NULL, NULL, &e), VYRE_EINVAL);
-    cr_assert_eq(vyre_ctx_synchronize(NULL, NULL, &e), VYRE_EINVAL);
-    cr_assert_eq(vyre_ctx_make_current(NULL, &e), VYRE_EINVAL);
-    cr_assert_str_eq(vyre_ctx_arch(NULL), "");
-    cr_assert_null(vyre_pipeline_info_get(NULL));
-    cr_assert_eq(vyre_graph_kernels(NULL), 0);
-    cr_assert_eq(vyre_buffer_size(NULL), 0);
-    /* Freeing NULL is a no-op everywhere. */
-    vyre_ctx_close(NULL);
-    vyre_pipeline_free(NULL);
-    vyre_buffer_free(NULL);
-    vyre_batch_abort(NULL);
-    vyre_graph_free(NULL);
-}
-
-Test(gpu_pipeline, ctx_open_without_a_driver_says_why)
-{
-    char lib[700];
-    snprintf(lib, sizeof lib, "%s/nowhere/libcuda.so.1", g_tmp);
-    setenv("VYRE_CUDA_LIBRARY", lib, 1);
-    vyre_ctx *ctx = (vyre_ctx *)&lib;
-    vyre_error e;
-    vyre_error_clear(&e);
-    cr_assert_eq(vyre_ctx_open(0, NULL, &ctx, &e), VYRE_ENODRIVER);
-    cr_assert_null(ctx);
-    cr_assert(strstr(e.message, lib), "message '%s' does not name '%s'", e.message, lib);
-    cr_assert_neq(e.hint[0], '\0', "no hint for '%s'", e.message);
-}
+/* Argument checks and a missing driver need no GPU: tests/unit/test_pipeline.c
+ * runs them, and every path below, on the fake driver too. */
 
 /* ---- on the GPU ---------------------------------------------------------- */
 

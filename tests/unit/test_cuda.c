@@ -193,7 +193,7 @@ Test(cuda, missing_optional_symbol_is_fine)
     const vyre__cuda_fns *f = vyre__cuda();
     cr_assert_not_null(f);
     cr_assert_null(f->cuDeviceGetPCIBusId);
-    cr_assert_null(f->cuLaunchKernel, "the fake has no cuLaunchKernel");
+    cr_assert_null(f->cuLinkCreate, "the fake has no cuLinkCreate");
     vyre_device_info info;
     cr_assert_eq(vyre_cuda_device_info(0, &info, NULL), 0);
     cr_assert_str_eq(info.pci_bus_id, "");

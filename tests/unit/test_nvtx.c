@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vyre/counters.h"
 #include "vyre/nvtx.h"
 
 static uint64_t g_rng = UINT64_C(0x243f6a8885a308d3);
@@ -376,17 +377,55 @@ Test(nvtx, generated_wrong_first_segment_rejected)
 
 /* --- push/pop with no tool attached ------------------------------------- */
 
+/* Range-histogram counts of every catalog range. */
+static void range_counts(uint64_t out[VYRE_RANGE_COUNT])
+{
+    vyre_counters c;
+    vyre_counters_snapshot(&c);
+    for (int id = 0; id < VYRE_RANGE_COUNT; id++)
+        out[id] = c.ranges[id].count;
+}
+
 Test(nvtx, pop_without_push_is_harmless)
 {
     const char *inj = getenv("NVTX_INJECTION64_PATH");
     char *saved = inj ? strdup(inj) : NULL;
     unsetenv("NVTX_INJECTION64_PATH");
-    /* Nothing was pushed in this process yet: the domain does not exist. */
+    uint64_t before[VYRE_RANGE_COUNT], after[VYRE_RANGE_COUNT];
+    /* Nothing was pushed in this process yet: the domain does not exist.
+     * (The first call reads VYRE_RANGE_TIMING; timing is forced on after.) */
+    range_counts(before);
     for (int i = 0; i < 100; i++)
         vyre_nvtx_pop();
+    vyre_range_timing_enable(1);
+    range_counts(after);
+    for (int id = 0; id < VYRE_RANGE_COUNT; id++)
+        cr_assert_eq(after[id], before[id], "range %d: a pop without a push recorded a time", id);
+
+    /* One push, then 100 pops: exactly one range is timed, the other 99
+     * pops are ignored. */
     vyre_nvtx_push(VYRE_RANGE_CODEGEN);
     for (int i = 0; i < 100; i++)
         vyre_nvtx_pop();
+    range_counts(after);
+    for (int id = 0; id < VYRE_RANGE_COUNT; id++)
+        cr_assert_eq(after[id], before[id] + (id == VYRE_RANGE_CODEGEN),
+                     "range %d: %llu timed, expected %llu", id, (unsigned long long)after[id],
+                     (unsigned long long)(before[id] + (id == VYRE_RANGE_CODEGEN)));
+
+    /* The stray pops left the range stack sound: a nested pair afterwards
+     * pairs up as pushed (inner first), one time each. */
+    vyre_nvtx_push(VYRE_RANGE_PIPELINE_COMPILE);
+    vyre_nvtx_push(VYRE_RANGE_MODULE_LOAD);
+    vyre_nvtx_pop();
+    range_counts(after);
+    cr_assert_eq(after[VYRE_RANGE_MODULE_LOAD], before[VYRE_RANGE_MODULE_LOAD] + 1);
+    cr_assert_eq(after[VYRE_RANGE_PIPELINE_COMPILE], before[VYRE_RANGE_PIPELINE_COMPILE],
+                 "the outer range closed with the inner one");
+    vyre_nvtx_pop();
+    range_counts(after);
+    cr_assert_eq(after[VYRE_RANGE_PIPELINE_COMPILE], before[VYRE_RANGE_PIPELINE_COMPILE] + 1);
+    cr_assert_eq(after[VYRE_RANGE_MODULE_LOAD], before[VYRE_RANGE_MODULE_LOAD] + 1);
     if (saved)
         setenv("NVTX_INJECTION64_PATH", saved, 1);
     free(saved);

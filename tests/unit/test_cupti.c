@@ -1,6 +1,6 @@
 /*
- * test_cupti_nogpu.c - the CUPTI module without a GPU
- * (libcore/src/cupti.c): loading libcupti at run time and its failure
+ * test_cupti.c - the CUPTI module without a GPU
+ * (libcore/src/cuda/cupti.c): loading libcupti at run time and its failure
  * modes, the record normaliser on synthetic CUPTI records, NVTX marker
  * pairing, the kind rules (MARKER only with NVTX routed to CUPTI), config
  * checks and the sink registry. Capture itself is tested on the GPU

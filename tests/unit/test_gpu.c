@@ -1,5 +1,5 @@
 /*
- * test_gpu_monitor.c - the NVML GPU monitor (libcore/src/gpu.c), driven
+ * test_gpu.c - the NVML GPU monitor (libcore/src/cuda/gpu.c), driven
  * through the fake NVML in tests/fakes/fakenvml.c.
  *
  * Criterion runs every test in its own process; each test sets the fake's
@@ -437,6 +437,43 @@ Test(gpu_monitor, static_fields_are_queried_once)
     cr_assert_eq(snap.gpus[1].sm_clock_max_mhz, 1980u);
     cr_assert_str_eq(snap.gpus[1].name, "NVIDIA Fake GPU 1");
     vyre_gpu_monitor_close(m);
+    dlclose(h);
+}
+
+/* "Cheap" as work, not time: a steady-state sample makes the same small
+ * number of NVML device queries every time, per GPU, however many
+ * processes there are (no per-process query). The bound is structural:
+ * one call per dynamic field and at most two for the process list. */
+Test(gpu_monitor, a_sample_costs_a_bounded_number_of_nvml_calls)
+{
+    enum { PER_GPU_MAX = 12, SAMPLES = 20 };
+    void *h = dlopen(FAKENVML_LIB, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h, "%s", dlerror());
+    unsigned (*calls)(const char *) = (unsigned (*)(const char *))dlsym(h, "fakenvml_calls");
+    cr_assert_not_null(calls);
+    static const char *const procs[] = {"0", "1000"};
+    for (size_t pi = 0; pi < sizeof procs / sizeof procs[0]; pi++) {
+        setenv("FAKENVML_GPUS", "3", 1);
+        setenv("FAKENVML_MANY_PROCS", procs[pi], 1);
+        static vyre_gpu_snapshot snap;
+        vyre_gpu_monitor *m = open_and_sample(&snap);
+        unsigned per_sample = 0;
+        for (int k = 0; k < SAMPLES; k++) {
+            unsigned before = calls("all");
+            cr_assert_eq(vyre_gpu_monitor_sample(m, &snap, NULL), 0);
+            unsigned used = calls("all") - before;
+            if (k == 0)
+                per_sample = used;
+            cr_assert_eq(used, per_sample, "sample %d made %u NVML calls, the first %u", k, used,
+                         per_sample);
+        }
+        cr_assert_eq(snap.ngpus, 3);
+        cr_assert_geq(snap.gpus[0].nprocs_total, (unsigned)atoi(procs[pi]));
+        cr_assert_geq(per_sample, 3u, "the fake counted nothing: the check would be empty");
+        cr_assert_leq(per_sample, 3u * PER_GPU_MAX, "%u NVML calls a sample for 3 GPUs, %s procs",
+                      per_sample, procs[pi]);
+        vyre_gpu_monitor_close(m);
+    }
     dlclose(h);
 }
 
