@@ -50,7 +50,8 @@
 extern "C" {
 #endif
 
-#define VYRE_BENCH_JSON_SCHEMA_VERSION 1 /* of `vyre-bench ... --json` output */
+/* Version of the `vyre-bench run/show/export --json` document (docs/JSON.md). */
+#define VYRE_BENCH_JSON_SCHEMA_VERSION 2
 
 /* ---- stored records ------------------------------------------------------ */
 
