@@ -827,12 +827,14 @@ Test(top_tmux, gpu_panel_and_json_from_nvml)
         cr_assert_str_eq(json_string_value(field(g, "name")), name);
         cr_assert_eq(jnum_at(g, "mem_total_bytes"), (double)((80ull + (unsigned)i) << 30));
         cr_assert_eq(jnum_at(g, "mem_used_bytes"), (double)((1ull + (unsigned)i) << 30));
-        cr_assert_eq(jnum_at(g, "sm_clock_mhz"), 1500 + i);
-        cr_assert_eq(jnum_at(g, "mem_clock_mhz"), 2619);
-        cr_assert_eq(jnum_at(g, "sm_clock_max_mhz"), 1980);
+        /* Base units: Hz, and utilisation as a fraction 0..1. */
+        cr_assert_eq(jnum_at(g, "sm_clock_hz"), (1500.0 + i) * 1e6);
+        cr_assert_eq(jnum_at(g, "mem_clock_hz"), 2619e6);
+        cr_assert_eq(jnum_at(g, "sm_clock_max_hz"), 1980e6);
         cr_assert_eq(jnum_at(g, "temperature_c"), 40 + i);
-        double util = jnum_at(g, "util_gpu_pct");
-        cr_assert(util >= 10 && util <= 100, "util %g", util);
+        double util = jnum_at(g, "util_gpu_ratio");
+        cr_assert(util >= 0.1 && util <= 1.0, "util %g", util);
+        cr_assert_float_eq(jnum_at(g, "util_mem_ratio"), 0.05 * (i + 1), 1e-12);
         cr_assert(json_is_null(field(g, "power_w")), "unsupported power is null, not 0");
         cr_assert_float_eq(jnum_at(g, "power_limit_w"), 700.0, 1e-9);
         cr_assert_str_eq(json_string_value(field(g, "throttle")), i ? "idle" : "power,thermal");

@@ -147,7 +147,7 @@ static json_t *kernels_json(const top_kernel *k, size_t n)
         json_object_set_new(o, "block",
                             json_pack("[I,I,I]", (json_int_t)x->block[0], (json_int_t)x->block[1],
                                       (json_int_t)x->block[2]));
-        json_object_set_new(o, "device", json_integer(x->device));
+        json_object_set_new(o, "device", x->device >= 0 ? json_integer(x->device) : json_null());
         json_array_append_new(a, o);
     }
     return a;
