@@ -429,6 +429,59 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     tu_proc_free(&p);
 }
 
+Test(bench_run, json_axes_are_objects_with_typed_values)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_db, &db, NULL), 0);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "sweep");
+    snprintf(r.command_line, sizeof r.command_line, "synthetic");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    vyre_bench_point p;
+    memset(&p, 0, sizeof p);
+    p.run_id = r.id;
+    snprintf(p.suite, sizeof p.suite, "sweep");
+    snprintf(p.benchmark, sizeof p.benchmark, "sweep.saxpy");
+    snprintf(p.axes, sizeof p.axes, "kernel=sgemm N=1048576 ALPHA=0.5 tag=0x10");
+    p.items = 1;
+    p.device = 0;
+    p.mode = VYRE_BENCH_HOT;
+    cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+    double x[3] = {1000.25, 1000.75, 1001.5};
+    vyre_bench_sample s[3];
+    memset(s, 0, sizeof s);
+    for (int i = 0; i < 3; i++)
+        s[i].value = x[i];
+    cr_assert_eq(vyre_stats_compute(x, 3, &p.stats, NULL), 0);
+    cr_assert_eq(vyre_bench_point_finish(db, &p, s, 3, NULL), 0);
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    vyre_results_close(db);
+
+    tu_proc pr;
+    bench(&pr, ARGS("show", "--db", g_db, "--json", "last"));
+    cr_assert_eq(pr.exit_code, 0, "%s", pr.err);
+    json_error_t je;
+    json_t *o = json_loads(pr.out, 0, &je);
+    cr_assert_not_null(o, "%s", pr.out);
+    json_t *pt = json_array_get(json_object_get(o, "points"), 0);
+    json_t *axes = json_object_get(pt, "axes");
+    cr_assert_eq(json_object_size(axes), 4, "%s", pr.out);
+    cr_assert_str_eq(json_string_value(json_object_get(axes, "kernel")), "sgemm");
+    cr_assert(json_is_integer(json_object_get(axes, "N")));
+    cr_assert_eq(json_integer_value(json_object_get(axes, "N")), 1048576);
+    cr_assert(json_is_real(json_object_get(axes, "ALPHA")));
+    cr_assert_float_eq(json_real_value(json_object_get(axes, "ALPHA")), 0.5, 1e-15);
+    cr_assert_str_eq(json_string_value(json_object_get(axes, "tag")), "0x10");
+    /* Durations in whole ns, rounded: min 1000.25, median 1000.75, max 1001.5. */
+    cr_assert_eq(json_integer_value(json_object_get(pt, "min_ns")), 1000);
+    cr_assert_eq(json_integer_value(json_object_get(pt, "median_ns")), 1001);
+    cr_assert_eq(json_integer_value(json_object_get(pt, "max_ns")), 1002);
+    cr_assert_eq(json_integer_value(json_object_get(pt, "device")), 0);
+    json_decref(o);
+    tu_proc_free(&pr);
+}
+
 /* ---- bad input ------------------------------------------------------------------------------ */
 
 static void write_text(const char *name, const char *text, char *path, size_t size)

@@ -4,10 +4,10 @@
  * results database. JSON follows docs/JSON.md: durations in whole ns,
  * timestamps in Unix ns, ratios 0..1, axes as objects, null for unknown.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +169,8 @@ static json_t *int_or_null(double v)
     return isfinite(v) && fabs(v) < 9.2e18 ? json_integer((json_int_t)llround(v)) : json_null();
 }
 
-/* One axis value: an integer, else a finite number, else the text. */
+/* One axis value: a decimal integer, else a finite decimal number, else
+ * the text ("sgemm", and "0x10" too: strtod would read it as hex). */
 static json_t *axis_value(const char *v)
 {
     char *end = NULL;
@@ -179,7 +180,7 @@ static json_t *axis_value(const char *v)
         return json_integer((json_int_t)i);
     errno = 0;
     double d = strtod(v, &end);
-    if (*v && !*end && errno == 0 && isfinite(d))
+    if (*v && !*end && errno == 0 && isfinite(d) && !strpbrk(v, "xX"))
         return json_real(d);
     return json_string(v);
 }
