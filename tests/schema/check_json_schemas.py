@@ -71,6 +71,30 @@ class Env:
         return p
 
 
+BAD_UNITS = {"ms", "us", "sec", "secs", "seconds", "kb", "mb", "gb", "mhz", "ghz", "pct", "percent"}
+
+
+def bad_unit_key(key):
+    """Keys in units other than the base ones (docs/JSON.md, rule 2)."""
+    words = key.lower().split("_")
+    if BAD_UNITS.intersection(words) or key.lower() == "hit_rate":
+        return True
+    return len(words) > 1 and words[-1] == "s" and words[-2] != "per"
+
+
+def walk_keys(doc, path=""):
+    """Every object key in doc, with the path of its object; not the names
+    inside "axes", which are the user's parameter names."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield path, k
+            if k != "axes":
+                yield from walk_keys(v, path + "/" + k if path else k)
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from walk_keys(v, "%s/%d" % (path, i) if path else str(i))
+
+
 class Schemas:
     def __init__(self, directory):
         self.validators = {}
@@ -99,6 +123,10 @@ class Schemas:
         if schema not in self.validators:
             fail("%s: no schema docs/schema/%s.schema.json" % (what, schema))
             return doc
+        for path, key in walk_keys(doc):
+            if bad_unit_key(key):
+                fail("%s: key '%s' at /%s is not in base units (docs/JSON.md)"
+                     % (what, key, path))
         errs = self.errors(schema, doc)
         for e in errs[:10]:
             fail("%s against %s.schema.json: at /%s: %s"
@@ -272,6 +300,10 @@ def bench(env, sch):
 
 def negatives(sch, stats, top_doc, run_doc):
     """Documents with a wrong unit or shape must be rejected."""
+    for key in ("hit_rate", "compile_saved_s", "h2d_mb_per_s", "age_seconds", "util_gpu_pct",
+                "sm_clock_mhz", "time_unix_s", "interval_s"):
+        if not bad_unit_key(key):
+            fail("the unit-key check lets '%s' through" % key)
     if stats:
         d = copy.deepcopy(stats)
         d["compile_time_saved_s"] = d.pop("compile_time_saved_ns") / 1e9
