@@ -206,8 +206,11 @@ Test(bench_run, json_csv_and_export_round_trip)
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s: %s", je.text, p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 2);
     json_t *run = json_object_get(o, "run");
+    cr_assert_eq(json_integer_value(json_object_get(run, "point_count")), 8);
+    cr_assert(json_integer_value(json_object_get(run, "finished_unix_ns")) >=
+              json_integer_value(json_object_get(run, "started_unix_ns")));
     cr_assert_str_eq(json_string_value(json_object_get(run, "status")), "done");
     cr_assert_str_eq(json_string_value(json_object_get(run, "suites")), "cache");
     json_t *pts = json_object_get(o, "points");
@@ -218,14 +221,29 @@ Test(bench_run, json_csv_and_export_round_trip)
         size_t n = json_array_size(smp);
         cr_assert_eq((json_int_t)n, json_integer_value(json_object_get(pt, "n")));
         double *x = calloc(n, sizeof *x);
-        for (size_t k = 0; k < n; k++)
-            x[k] = json_real_value(json_object_get(json_array_get(smp, k), "value_ns"));
+        for (size_t k = 0; k < n; k++) {
+            json_t *v = json_object_get(json_array_get(smp, k), "value_ns");
+            cr_assert(json_is_integer(v), "durations are whole ns");
+            x[k] = (double)json_integer_value(v);
+        }
+        /* Whole ns in JSON: the minimum is a sample, so it rounds alike;
+         * a median of an even count may differ by the rounding of two. */
         vyre_stats st;
         cr_assert_eq(vyre_stats_compute(x, n, &st, NULL), 0);
-        cr_assert_eq(st.median, json_real_value(json_object_get(pt, "median_ns")), "point %zu", i);
-        cr_assert_eq(st.min, json_real_value(json_object_get(pt, "min_ns")));
+        json_t *med = json_object_get(pt, "median_ns");
+        cr_assert(json_is_integer(med));
+        cr_assert_leq(fabs(st.median - (double)json_integer_value(med)), 1.0, "point %zu", i);
+        cr_assert_eq(st.min, (double)json_integer_value(json_object_get(pt, "min_ns")));
         free(x);
     }
+    /* Axes are objects with numbers as numbers: "size=4096" is {"size": 4096}. */
+    json_t *axes = json_object_get(json_array_get(pts, 0), "axes");
+    cr_assert(json_is_object(axes));
+    cr_assert_eq(json_object_size(axes), 1);
+    cr_assert(json_is_integer(json_object_get(axes, "size")), "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(axes, "size")), 4096);
+    double noise = json_number_value(json_object_get(json_array_get(pts, 0), "noise_ratio"));
+    cr_assert(noise >= 0, "noise_ratio %g", noise);
     json_decref(o);
     tu_proc_free(&p);
 
@@ -234,10 +252,72 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 2);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "run"), "id")), 2);
     cr_assert_eq(json_array_size(json_object_get(o, "points")), 8);
+    cr_assert_null(json_object_get(json_array_get(json_object_get(o, "points"), 0), "samples"));
     json_decref(o);
     tu_proc_free(&p);
+
+    /* show --json: the same run document; its points are export's without
+     * the samples. */
+    bench(&p, ARGS("export", "--db", g_db, "--json", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *ex = json_loads(p.out, 0, &je);
+    cr_assert_not_null(ex);
+    tu_proc_free(&p);
+    bench(&p, ARGS("show", "--db", g_db, "--json", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    o = json_loads(p.out, 0, &je);
+    cr_assert_not_null(o, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 2);
+    cr_assert(json_equal(json_object_get(o, "run"), json_object_get(ex, "run")));
+    json_t *spts = json_object_get(o, "points"), *epts = json_object_get(ex, "points");
+    cr_assert_eq(json_array_size(spts), 8);
+    for (size_t i = 0; i < 8; i++) {
+        json_t *e = json_deep_copy(json_array_get(epts, i));
+        json_object_del(e, "samples");
+        cr_assert(json_equal(json_array_get(spts, i), e), "point %zu", i);
+        json_decref(e);
+    }
+    json_decref(o);
+    json_decref(ex);
+    tu_proc_free(&p);
+
+    /* runs --json: newest first, with their point counts. */
+    bench(&p, ARGS("runs", "--db", g_db, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    o = json_loads(p.out, 0, &je);
+    cr_assert_not_null(o, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "db")), g_db);
+    json_t *runs = json_object_get(o, "runs");
+    cr_assert_eq(json_array_size(runs), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *r = json_array_get(runs, i);
+        cr_assert_eq(json_integer_value(json_object_get(r, "id")), (json_int_t)(2 - i));
+        cr_assert_eq(json_integer_value(json_object_get(r, "point_count")), 8);
+        cr_assert_str_eq(json_string_value(json_object_get(r, "status")), "done");
+    }
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* --csv with --json is a usage error, whichever comes first. */
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, "--csv", "--json"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: --csv and --json cannot be combined\n"
+                            "hint: give one of them: --csv for rows, --json for one document\n"
+                            "try 'vyre-bench run --help'\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("export", "--db", g_db, "--json", "--csv", "1"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: --csv and --json cannot be combined\n"
+                            "hint: give one of them: --csv for rows, --json for one document\n"
+                            "try 'vyre-bench export --help'\n");
+    tu_proc_free(&p);
+    cr_assert_eq(db_int("SELECT count(*) FROM runs"), 2, "a usage error starts no run");
 }
 
 /* ---- compare ------------------------------------------------------------------------------ */
@@ -295,6 +375,39 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     cr_assert(strstr(p.out, "| FASTER  |\n"), "%s", p.out);
     tu_proc_free(&p);
 
+    /* --json keeps the exit status: 1 on a SLOWER point, 0 otherwise. */
+    bench(&p, ARGS("compare", "--db", g_db, "--json", "1", "2"));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    json_error_t je;
+    json_t *o = json_loads(p.out, 0, &je);
+    cr_assert_not_null(o, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(o, "baseline_run_id")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(o, "run_id")), 2);
+    cr_assert_float_eq(json_real_value(json_object_get(o, "min_effect_ratio")), 0.02, 1e-12);
+    json_t *pt = json_array_get(json_object_get(o, "points"), 0);
+    cr_assert_eq(json_array_size(json_object_get(o, "points")), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(pt, "verdict")), "slower");
+    cr_assert_str_eq(json_string_value(json_object_get(pt, "benchmark")), "launch.stream");
+    cr_assert_eq(json_object_size(json_object_get(pt, "axes")), 0);
+    cr_assert(json_is_null(json_object_get(pt, "device")));
+    cr_assert_eq(json_integer_value(json_object_get(pt, "median_a_ns")), 1003);
+    cr_assert_eq(json_integer_value(json_object_get(pt, "median_b_ns")), 1103);
+    cr_assert_float_eq(json_real_value(json_object_get(pt, "median_ratio")), 1103.0 / 1003.0,
+                       1e-12);
+    cr_assert_lt(json_real_value(json_object_get(pt, "p_value")), 0.01);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "summary"), "slower")), 1);
+    json_decref(o);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--json", "1", "3"));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    o = json_loads(p.out, 0, &je);
+    cr_assert_not_null(o, "%s", p.out);
+    pt = json_array_get(json_object_get(o, "points"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(pt, "verdict")), "faster");
+    json_decref(o);
+    tu_proc_free(&p);
+
     bench(&p, ARGS("compare", "--db", g_db, "--min-effect", "20", "1", "2"));
     cr_assert_eq(p.exit_code, 0, "a 10%% change is below a 20%% minimum effect");
     cr_assert(strstr(p.out, "| SAME    |\n"), "%s", p.out);
@@ -314,6 +427,59 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     cr_assert_str_eq(p.err, "vyre-bench: error: give two runs: RUN_A (baseline) RUN_B\n"
                             "try 'vyre-bench compare --help'\n");
     tu_proc_free(&p);
+}
+
+Test(bench_run, json_axes_are_objects_with_typed_values)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_db, &db, NULL), 0);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "sweep");
+    snprintf(r.command_line, sizeof r.command_line, "synthetic");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    vyre_bench_point p;
+    memset(&p, 0, sizeof p);
+    p.run_id = r.id;
+    snprintf(p.suite, sizeof p.suite, "sweep");
+    snprintf(p.benchmark, sizeof p.benchmark, "sweep.saxpy");
+    snprintf(p.axes, sizeof p.axes, "kernel=sgemm N=1048576 ALPHA=0.5 tag=0x10");
+    p.items = 1;
+    p.device = 0;
+    p.mode = VYRE_BENCH_HOT;
+    cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+    double x[3] = {1000.25, 1000.75, 1001.5};
+    vyre_bench_sample s[3];
+    memset(s, 0, sizeof s);
+    for (int i = 0; i < 3; i++)
+        s[i].value = x[i];
+    cr_assert_eq(vyre_stats_compute(x, 3, &p.stats, NULL), 0);
+    cr_assert_eq(vyre_bench_point_finish(db, &p, s, 3, NULL), 0);
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    vyre_results_close(db);
+
+    tu_proc pr;
+    bench(&pr, ARGS("show", "--db", g_db, "--json", "last"));
+    cr_assert_eq(pr.exit_code, 0, "%s", pr.err);
+    json_error_t je;
+    json_t *o = json_loads(pr.out, 0, &je);
+    cr_assert_not_null(o, "%s", pr.out);
+    json_t *pt = json_array_get(json_object_get(o, "points"), 0);
+    json_t *axes = json_object_get(pt, "axes");
+    cr_assert_eq(json_object_size(axes), 4, "%s", pr.out);
+    cr_assert_str_eq(json_string_value(json_object_get(axes, "kernel")), "sgemm");
+    cr_assert(json_is_integer(json_object_get(axes, "N")));
+    cr_assert_eq(json_integer_value(json_object_get(axes, "N")), 1048576);
+    cr_assert(json_is_real(json_object_get(axes, "ALPHA")));
+    cr_assert_float_eq(json_real_value(json_object_get(axes, "ALPHA")), 0.5, 1e-15);
+    cr_assert_str_eq(json_string_value(json_object_get(axes, "tag")), "0x10");
+    /* Durations in whole ns, rounded: min 1000.25, median 1000.75, max 1001.5. */
+    cr_assert_eq(json_integer_value(json_object_get(pt, "min_ns")), 1000);
+    cr_assert_eq(json_integer_value(json_object_get(pt, "median_ns")), 1001);
+    cr_assert_eq(json_integer_value(json_object_get(pt, "max_ns")), 1002);
+    cr_assert_eq(json_integer_value(json_object_get(pt, "device")), 0);
+    json_decref(o);
+    tu_proc_free(&pr);
 }
 
 /* ---- bad input ------------------------------------------------------------------------------ */

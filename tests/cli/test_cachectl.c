@@ -131,12 +131,13 @@ static int count_lines(const char *text)
     return n;
 }
 
-static json_t *parse_json(const char *text)
+/* Parses a --json document and checks its schema_version (docs/JSON.md). */
+static json_t *parse_json(const char *text, json_int_t schema_version)
 {
     json_error_t je;
     json_t *o = json_loads(text, 0, &je);
     cr_assert_not_null(o, "bad JSON (%s) in:\n%s", je.text, text);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), schema_version);
     return o;
 }
 
@@ -549,7 +550,7 @@ Test(cachectl, corrupt_index_then_reindex)
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "entries"), 4);
     cr_assert_eq(jint(o, "bytes"), 11024);
     json_decref(o);
@@ -588,18 +589,25 @@ Test(cachectl, stats_text_and_json)
 
     CC(&p, "stats", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 2);
     cr_assert_str_eq(json_string_value(json_object_get(o, "cache_dir")), g_cache);
     cr_assert_eq(jint(o, "entries"), 4);
     cr_assert_eq(jint(o, "bytes"), 11024);
     cr_assert_eq(jint(o, "hits"), 2);
     cr_assert_eq(jint(o, "compile_time_saved_ns"), 20000000);
+    /* A fraction 0..1 of the lookups, not a percentage. */
+    json_int_t misses = jint(o, "misses");
+    cr_assert(json_is_real(json_object_get(o, "hit_ratio")));
+    cr_assert_float_eq(json_real_value(json_object_get(o, "hit_ratio")),
+                       2.0 / (2.0 + (double)misses), 1e-12);
     json_t *ages = json_object_get(o, "by_age");
     cr_assert_eq(json_array_size(ages), 5);
     static const json_int_t want_ages[5] = {1, 1, 1, 0, 1};
     for (size_t i = 0; i < 5; i++)
         cr_assert_eq(jint(json_array_get(ages, i), "entries"), want_ages[i], "age bucket %zu", i);
-    cr_assert_eq(jint(json_array_get(ages, 0), "max_age_seconds"), 3600);
+    cr_assert_eq(jint(json_array_get(ages, 0), "max_age_ns"), INT64_C(3600000000000));
+    cr_assert(json_is_null(json_object_get(json_array_get(ages, 4), "max_age_ns")), "open bucket");
+    cr_assert_eq(jint(json_object_get(o, "tmp"), "debris_age_ns"), VYRE_CACHE_DEBRIS_AGE_NS);
     json_t *kinds = json_object_get(o, "by_kind");
     cr_assert_str_eq(json_string_value(json_object_get(json_array_get(kinds, 0), "kind")), "cubin");
     cr_assert_eq(jint(json_array_get(kinds, 0), "bytes"), 1256 + 2256 + 4256);
@@ -693,7 +701,7 @@ Test(cachectl, ls_lines_sorting_and_filters)
 
     CC(&p, "ls", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 2);
     json_t *arr = json_object_get(o, "entries");
     cr_assert_eq(json_array_size(arr), 4);
     json_t *last = json_array_get(arr, 3);
@@ -704,7 +712,14 @@ Test(cachectl, ls_lines_sorting_and_filters)
     cr_assert_eq(jint(last, "payload_bytes"), 2000);
     cr_assert_eq(jint(last, "hits"), 2);
     cr_assert_eq(jint(last, "compile_ns"), 10000000);
-    cr_assert(jint(last, "age_seconds") >= 2 * 86400 && jint(last, "age_seconds") < 2 * 86400 + 60);
+    const json_int_t day_ns = INT64_C(86400000000000);
+    cr_assert(jint(last, "age_ns") >= 2 * day_ns &&
+                  jint(last, "age_ns") < 2 * day_ns + INT64_C(60000000000),
+              "age_ns %lld", (long long)jint(last, "age_ns"));
+    /* K2 was used just now; K1 never: idle since it was created. */
+    cr_assert(jint(last, "idle_ns") >= 0 && jint(last, "idle_ns") < INT64_C(60000000000));
+    json_t *first = json_array_get(arr, 0);
+    cr_assert_eq(jint(first, "idle_ns"), jint(first, "age_ns"));
     cr_assert(json_is_integer(json_object_get(last, "last_access_unix_ns")));
     cr_assert(json_is_null(json_object_get(json_array_get(arr, 0), "last_access_unix_ns")));
     json_decref(o);
@@ -740,7 +755,7 @@ Test(cachectl, show_key_prefix_and_ambiguity)
         upper[i] = (char)(g_hex[2][i] >= 'a' ? g_hex[2][i] - 32 : g_hex[2][i]);
     CC(&p, "show", upper, "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 1);
     json_t *b = json_object_get(o, "blob");
     cr_assert_str_eq(json_string_value(json_object_get(b, "key")), g_hex[2]);
     cr_assert_str_eq(json_string_value(json_object_get(b, "kind")), "ptx");
@@ -852,7 +867,7 @@ Test(cachectl, verify_clean_problems_and_repair)
 
     CC(&p, "verify", "--json");
     cr_assert_eq(p.exit_code, 1);
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 1);
     cr_assert(json_is_false(json_object_get(o, "clean")));
     json_t *sum = json_object_get(o, "summary");
     cr_assert_eq(jint(sum, "problems"), 3);
@@ -949,7 +964,7 @@ Test(cachectl, prune_by_age_arch_and_json)
 
     CC(&p, "prune", "--arch", "sm_90", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "removed"), 2);
     cr_assert_eq(jint(o, "removed_bytes"), 3256 + 4256);
     cr_assert_eq(jint(o, "kept"), 1);
@@ -957,6 +972,7 @@ Test(cachectl, prune_by_age_arch_and_json)
     cr_assert(json_is_true(json_object_get(o, "target_reached")));
     cr_assert(json_is_false(json_object_get(o, "dry_run")));
     cr_assert_str_eq(json_string_value(json_object_get(o, "arch")), "sm_90");
+    cr_assert(json_is_null(json_object_get(o, "max_age_ns")), "no --max-age: null");
     cr_assert_eq(jint(json_object_get(o, "removed_by_reason"), "arch"), 2);
     json_t *ents = json_object_get(o, "removed_entries");
     cr_assert_eq(json_array_size(ents), 2);
@@ -1085,7 +1101,7 @@ Test(cachectl, prune_while_another_process_stores)
     assert_line(p.out, "The cache is clean.");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 2);
     cr_assert_leq(jint(o, "bytes"), 20 * 1024);
     json_decref(o);
     tu_proc_free(&p);
@@ -1099,7 +1115,7 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     tu_proc p;
     CC(&p, "reindex", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 1);
     cr_assert_eq(jint(o, "scanned"), 4);
     cr_assert_eq(jint(o, "indexed"), 4);
     cr_assert_eq(jint(o, "bytes"), 11024);
@@ -1108,7 +1124,7 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     json_decref(o);
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    o = parse_json(p.out);
+    o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "hits"), 2, "usage lost by reindex");
     json_decref(o);
     tu_proc_free(&p);
@@ -1150,7 +1166,7 @@ Test(cachectl, clear_needs_yes)
     cr_assert_str_eq(p.out, msg);
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "entries"), 0);
     json_decref(o);
     tu_proc_free(&p);
@@ -1301,7 +1317,7 @@ Test(cachectl, jit_report_and_clear)
     tu_proc_free(&p);
 
     RUN_ENV(&p, env, "--json", "jit");
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 1);
     cr_assert_str_eq(json_string_value(json_object_get(o, "path")), dir);
     cr_assert_eq(jint(o, "files"), 2);
     cr_assert_eq(jint(o, "bytes"), 164);
@@ -1326,7 +1342,7 @@ Test(cachectl, jit_report_and_clear)
     tu_proc_free(&p);
     cr_assert(exists(dir), "the directory itself must stay");
     RUN_ENV(&p, env, "--json", "jit");
-    o = parse_json(p.out);
+    o = parse_json(p.out, 1);
     cr_assert_eq(jint(o, "files"), 0);
     json_decref(o);
     tu_proc_free(&p);
@@ -1454,7 +1470,7 @@ Test(cachectl, seed_cuda_c_and_ptx)
     runtime_key(VYRE_SOURCE_PTX, k_ptx_src, "sm_90a", NULL, 0, hex);
     CC(&p, "show", hex, "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out);
+    json_t *o = parse_json(p.out, 1);
     json_t *b = json_object_get(o, "blob");
     cr_assert_str_eq(json_string_value(json_object_get(b, "kind")), "cubin");
     cr_assert_str_eq(json_string_value(json_object_get(b, "arch")), "sm_90a");
@@ -1469,7 +1485,7 @@ Test(cachectl, seed_cuda_c_and_ptx)
     /* Again: everything present, nothing compiled. */
     CC(&p, "--json", "seed", cu, ptx, "--arch", "sm_80,sm_90a,sm_80", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    o = parse_json(p.out);
+    o = parse_json(p.out, 1);
     cr_assert_eq(jint(o, "seeded"), 0);
     cr_assert_eq(jint(o, "present"), 4);
     cr_assert_eq(json_array_size(json_object_get(o, "blobs")), 4);

@@ -612,9 +612,11 @@ static void check_json_line(const char *line, int cache_exists)
     json_error_t je;
     json_t *o = json_loads(line, 0, &je);
     cr_assert_not_null(o, "bad JSON (%s): %s", je.text, line);
-    cr_assert_eq(num(o, "schema_version"), 1);
-    cr_assert_gt(num(o, "interval_s"), 0.2);
-    cr_assert_gt(num(o, "time_unix_s"), 1.6e9);
+    cr_assert_eq(num(o, "schema_version"), 2);
+    cr_assert(json_is_integer(field(o, "interval_ns")), "durations are whole ns");
+    cr_assert_gt(num(o, "interval_ns"), 0.2e9);
+    cr_assert(json_is_integer(field(o, "time_unix_ns")));
+    cr_assert_gt(num(o, "time_unix_ns"), 1.6e18);
     json_t *mon = field(o, "gpu_monitor");
     cr_assert(json_is_boolean(field(mon, "available")));
     if (!json_is_true(field(mon, "available"))) {
@@ -642,11 +644,19 @@ static void check_json_line(const char *line, int cache_exists)
         /* ~100 ticks a second: generous bounds for a loaded machine. */
         cr_assert(l > 0 && l < 200.0 * (double)g_specs[i].launches, "launches_per_s %g", l);
         cr_assert_gt(num(p, "dispatches_per_s"), 0);
-        cr_assert_gt(num(p, "h2d_mb_per_s"), 0);
-        double h2d = num(p, "h2d_mb_per_s"), d2h = num(p, "d2h_mb_per_s");
+        cr_assert_gt(num(p, "h2d_bytes_per_s"), 0);
+        double h2d = num(p, "h2d_bytes_per_s"), d2h = num(p, "d2h_bytes_per_s");
         cr_assert(d2h > 0 && d2h < h2d, "d2h %g < h2d %g", d2h, h2d);
-        cr_assert_float_eq(num(p, "cache_hit_rate_pct"), 75.0, 1e-9);
-        cr_assert_gt(num(p, "compile_saved_s"), 0);
+        /* 1 MiB up and 512 KiB down each tick: bytes, not MB. */
+        cr_assert_float_eq(h2d / d2h, 2.0, 0.5, "h2d %g d2h %g", h2d, d2h);
+        cr_assert_gt(h2d, 1e6, "bytes per second, not MB per second: %g", h2d);
+        cr_assert_float_eq(num(p, "cache_hit_ratio"), 0.75, 1e-9);
+        /* Whole ns: 1 ms saved per tick. */
+        json_t *saved = field(p, "compile_time_saved_ns");
+        cr_assert(json_is_integer(saved), "compile_time_saved_ns is whole ns");
+        cr_assert_gt(json_integer_value(saved), 0);
+        cr_assert_eq(json_integer_value(saved) % 1000000, 0, "%lld",
+                     (long long)json_integer_value(saved));
         cr_assert_geq(num(p, "launches"), num(p, "dispatches") * (double)g_specs[i].launches);
         cr_assert(json_is_null(field(p, "gpu_mem_bytes")) ||
                   json_is_integer(field(p, "gpu_mem_bytes")));
@@ -665,8 +675,9 @@ static void check_json_line(const char *line, int cache_exists)
         json_t *kr = find_named(ks, g_specs[i].kernel);
         cr_assert_not_null(kr);
         cr_assert_gt(num(kr, "calls_per_s"), 0);
-        cr_assert_float_eq(num(kr, "gpu_time_share_pct"), 100.0, 1e-9);
-        cr_assert_float_eq(num(kr, "mean_ns"), 50000.0, 1e-6);
+        cr_assert_float_eq(num(kr, "gpu_time_share_ratio"), 1.0, 1e-9);
+        cr_assert(json_is_integer(field(kr, "mean_ns")));
+        cr_assert_eq(num(kr, "mean_ns"), 50000);
         cr_assert_eq(num(kr, "max_ns"), 50000);
         json_t *grid = field(kr, "grid"), *block = field(kr, "block");
         cr_assert_eq(json_integer_value(json_array_get(grid, 0)), 64);
@@ -682,8 +693,8 @@ static void check_json_line(const char *line, int cache_exists)
     double share = 0;
     size_t k;
     json_t *v;
-    json_array_foreach(ks, k, v) share += num(v, "gpu_time_share_pct");
-    cr_assert_float_eq(share, 100.0, 1e-6);
+    json_array_foreach(ks, k, v) share += num(v, "gpu_time_share_ratio");
+    cr_assert_float_eq(share, 1.0, 1e-9);
 
     json_t *c = field(o, "cache");
     cr_assert_str_eq(json_string_value(field(c, "root")), g_cache);
@@ -691,13 +702,16 @@ static void check_json_line(const char *line, int cache_exists)
         cr_assert_str_eq(json_string_value(field(c, "state")), "ok");
         cr_assert_eq(num(c, "entries"), 0);
         cr_assert_eq(num(c, "bytes"), 0);
-        cr_assert(json_is_null(field(c, "hit_rate_pct")), "no lookups: unknown, not 0");
+        cr_assert(json_is_null(field(c, "hit_ratio")), "no lookups: unknown, not 0");
+        cr_assert_eq(num(c, "compile_time_saved_ns"), 0);
+        cr_assert(json_is_integer(field(c, "age_ns")));
         cr_assert_eq(num(c, "debris"), 0);
         cr_assert_eq(num(c, "quarantined"), 0);
     } else {
         cr_assert_str_eq(json_string_value(field(c, "state")), "missing");
         cr_assert(json_is_null(field(c, "entries")));
-        cr_assert(json_is_null(field(c, "hit_rate_pct")));
+        cr_assert(json_is_null(field(c, "hit_ratio")));
+        cr_assert(json_is_null(field(c, "compile_time_saved_ns")));
     }
     json_decref(o);
 }
@@ -813,12 +827,14 @@ Test(top_tmux, gpu_panel_and_json_from_nvml)
         cr_assert_str_eq(json_string_value(field(g, "name")), name);
         cr_assert_eq(jnum_at(g, "mem_total_bytes"), (double)((80ull + (unsigned)i) << 30));
         cr_assert_eq(jnum_at(g, "mem_used_bytes"), (double)((1ull + (unsigned)i) << 30));
-        cr_assert_eq(jnum_at(g, "sm_clock_mhz"), 1500 + i);
-        cr_assert_eq(jnum_at(g, "mem_clock_mhz"), 2619);
-        cr_assert_eq(jnum_at(g, "sm_clock_max_mhz"), 1980);
+        /* Base units: Hz, and utilisation as a fraction 0..1. */
+        cr_assert_eq(jnum_at(g, "sm_clock_hz"), (1500.0 + i) * 1e6);
+        cr_assert_eq(jnum_at(g, "mem_clock_hz"), 2619e6);
+        cr_assert_eq(jnum_at(g, "sm_clock_max_hz"), 1980e6);
         cr_assert_eq(jnum_at(g, "temperature_c"), 40 + i);
-        double util = jnum_at(g, "util_gpu_pct");
-        cr_assert(util >= 10 && util <= 100, "util %g", util);
+        double util = jnum_at(g, "util_gpu_ratio");
+        cr_assert(util >= 0.1 && util <= 1.0, "util %g", util);
+        cr_assert_float_eq(jnum_at(g, "util_mem_ratio"), 0.05 * (i + 1), 1e-12);
         cr_assert(json_is_null(field(g, "power_w")), "unsupported power is null, not 0");
         cr_assert_float_eq(jnum_at(g, "power_limit_w"), 700.0, 1e-9);
         cr_assert_str_eq(json_string_value(field(g, "throttle")), i ? "idle" : "power,thermal");

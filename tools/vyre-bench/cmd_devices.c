@@ -12,12 +12,14 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: vyre-bench devices [--json]\n\n"
-                 "List each GPU the CUDA driver sees: name, UUID, architecture, compute\n"
-                 "capability, SM count, memory, cooperative-launch support, driver version.\n\n"
-                 "  --json   one JSON object (schema_version 1) instead of a table\n\n"
-                 "exit status: 0 listed, 2 usage or operational error,\n"
-                 "             3 no NVIDIA driver or no GPU found\n");
+    fprintf(out,
+            "usage: vyre-bench devices [--json]\n\n"
+            "List each GPU the CUDA driver sees: name, UUID, architecture, compute\n"
+            "capability, SM count, memory, cooperative-launch support, driver version.\n\n"
+            "  --json   one JSON object (schema_version %d) instead of a table\n\n"
+            "exit status: 0 listed, 2 usage or operational error,\n"
+            "             3 no NVIDIA driver or no GPU found\n",
+            BENCH_DEVICES_JSON_SCHEMA_VERSION);
 }
 
 static json_t *device_json(const vyre_device_info *d)
@@ -35,9 +37,10 @@ static json_t *device_json(const vyre_device_info *d)
 
 static int print_json_empty(int code, int driver)
 {
-    json_t *o = json_pack("{s:i, s:b, s:o, s:[]}", "schema_version", 1, "driver_found",
-                          code != VYRE_ENODRIVER, "driver_version",
-                          driver > 0 ? json_integer(driver) : json_null(), "devices");
+    json_t *o =
+        json_pack("{s:i, s:b, s:o, s:[]}", "schema_version", BENCH_DEVICES_JSON_SCHEMA_VERSION,
+                  "driver_found", code != VYRE_ENODRIVER, "driver_version",
+                  driver > 0 ? json_integer(driver) : json_null(), "devices");
     json_dumpf(o, stdout, JSON_INDENT(2));
     fputc('\n', stdout);
     json_decref(o);
@@ -116,8 +119,9 @@ int cmd_devices(int argc, char **argv)
                d.pci_bus_id[0] ? ", PCI " : "", d.pci_bus_id);
     }
     if (json) {
-        json_t *o = json_pack("{s:i, s:b, s:i, s:o}", "schema_version", 1, "driver_found", 1,
-                              "driver_version", driver, "devices", arr);
+        json_t *o =
+            json_pack("{s:i, s:b, s:i, s:o}", "schema_version", BENCH_DEVICES_JSON_SCHEMA_VERSION,
+                      "driver_found", 1, "driver_version", driver, "devices", arr);
         json_dumpf(o, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
         json_decref(o);

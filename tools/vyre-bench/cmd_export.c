@@ -15,7 +15,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: vyre-bench export [--db PATH] (--csv | --json) RUN\n\n"
                  "Write a run's points as CSV (one row per point), or as JSON (schema_version\n"
-                 "1: the run, its points and every sample). RUN is an id, 'last' or 'last-N'.\n\n"
+                 "2: the run, its points and every sample). RUN is an id, 'last' or 'last-N'.\n\n"
                  "exit status: 0 written, 2 usage or operational error\n");
 }
 
@@ -39,7 +39,7 @@ int cmd_export(int argc, char **argv)
         case 'c':
         case 'j':
             if (fmt >= 0 && fmt != (c == 'c' ? BENCH_CSV : BENCH_JSON))
-                return vyre_cli_usage_error("export", NULL, "--csv and --json exclude each other");
+                return bench_csv_json_conflict("export");
             fmt = c == 'c' ? BENCH_CSV : BENCH_JSON;
             break;
         case 'h':

@@ -60,7 +60,7 @@ static void usage(FILE *out)
             "output:\n"
             "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
             "  --csv       CSV rows instead of the table\n"
-            "  --json      one JSON document (schema_version 1) at the end\n"
+            "  --json      one JSON document (schema_version 2) at the end\n"
             "  -q          no progress line\n\n"
             "exit status: 0 done, 2 usage or operational error (the run is marked failed),\n"
             "             3 no NVIDIA driver or GPU for a GPU suite you named,\n"
@@ -471,10 +471,12 @@ int cmd_run(int argc, char **argv)
             pl.db_path = optarg;
             break;
         case 'c':
-            fmt = BENCH_CSV;
-            break;
         case 'j':
-            fmt = BENCH_JSON;
+            if (fmt != BENCH_TABLE && fmt != (c == 'c' ? BENCH_CSV : BENCH_JSON)) {
+                code = bench_csv_json_conflict("run");
+                break;
+            }
+            fmt = c == 'c' ? BENCH_CSV : BENCH_JSON;
             break;
         case 'q':
             pl.quiet = 1;

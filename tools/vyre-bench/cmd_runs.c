@@ -14,11 +14,14 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: vyre-bench runs [--db PATH] [--limit N]\n\n"
-                 "List the stored runs, newest first: id, start, status, points, GPU, suites.\n\n"
-                 "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
-                 "  --limit N   at most N runs (default 20, 0: all)\n\n"
-                 "exit status: 0 listed, 2 usage or operational error\n");
+    fprintf(out,
+            "usage: vyre-bench runs [--db PATH] [--limit N] [--json]\n\n"
+            "List the stored runs, newest first: id, start, status, points, GPU, suites.\n\n"
+            "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+            "  --limit N   at most N runs (default 20, 0: all)\n"
+            "  --json      one JSON document (schema_version %d) instead of the table\n\n"
+            "exit status: 0 listed, 2 usage or operational error\n",
+            BENCH_RUNS_JSON_SCHEMA_VERSION);
 }
 
 int cmd_runs(int argc, char **argv)
@@ -26,12 +29,13 @@ int cmd_runs(int argc, char **argv)
     static const struct option opts[] = {
         {"db", required_argument, NULL, 'D'},
         {"limit", required_argument, NULL, 'l'},
+        {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *db_path = NULL;
     long limit = 20;
-    int c;
+    int json = 0, c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -46,6 +50,9 @@ int cmd_runs(int argc, char **argv)
                                             "bad value '%s' for --limit: expected a count", optarg);
             break;
         }
+        case 'j':
+            json = 1;
+            break;
         case 'h':
             usage(stdout);
             return VYRE_EXIT_OK;
@@ -67,6 +74,19 @@ int cmd_runs(int argc, char **argv)
         vyre_cli_report(&err);
         vyre_results_close(db);
         return VYRE_EXIT_ERROR;
+    }
+    if (json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(arr, bench_json_run_info(&runs[i]));
+        json_t *o = json_object();
+        json_object_set_new(o, "schema_version", json_integer(BENCH_RUNS_JSON_SCHEMA_VERSION));
+        json_object_set_new(o, "db", json_string(vyre_results_path(db)));
+        json_object_set_new(o, "runs", arr);
+        bench_json_print(stdout, o);
+        free(runs);
+        vyre_results_close(db);
+        return VYRE_EXIT_OK;
     }
     printf("%6s  %-19s  %-11s  %6s  %-28s  %s\n", "RUN", "STARTED", "STATUS", "POINTS", "GPU",
            "SUITES");

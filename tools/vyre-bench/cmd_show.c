@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +15,15 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: vyre-bench show [--db PATH] [--kernels] RUN\n\n"
-                 "Show a run: where and how it ran, then its points as a markdown table.\n"
-                 "RUN is a run id, 'last' or 'last-N'.\n\n"
-                 "  --db PATH    results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
-                 "  --kernels    also the CUPTI kernel records of each point\n\n"
-                 "exit status: 0 shown, 2 usage or operational error (no such run)\n");
+    fprintf(out,
+            "usage: vyre-bench show [--db PATH] [--kernels] [--json] RUN\n\n"
+            "Show a run: where and how it ran, then its points as a markdown table.\n"
+            "RUN is a run id, 'last' or 'last-N'.\n\n"
+            "  --db PATH    results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+            "  --kernels    also the CUPTI kernel records of each point\n"
+            "  --json       one JSON document (schema_version %d): the run and its points\n\n"
+            "exit status: 0 shown, 2 usage or operational error (no such run)\n",
+            BENCH_JSON_SCHEMA_VERSION);
 }
 
 static void fact(const char *name, const char *value)
@@ -27,16 +31,57 @@ static void fact(const char *name, const char *value)
     printf("%-13s %s\n", name, value && *value ? value : "-");
 }
 
+/* The run document (as `export --json` without samples), each point with
+ * its kernel records when `kernels`. Returns an exit code. */
+static int print_json(vyre_results *db, const vyre_bench_run *r, const vyre_bench_point *pts,
+                      size_t n, int kernels)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *pj = bench_json_point(&pts[i]);
+        json_array_append_new(arr, pj);
+        if (!kernels)
+            continue;
+        vyre_error err;
+        vyre_error_clear(&err);
+        vyre_bench_kernel_row *k = NULL;
+        size_t nk = 0;
+        if (vyre_bench_kernels_get(db, pts[i].id, &k, &nk, &err)) {
+            vyre_cli_report(&err);
+            json_decref(arr);
+            return VYRE_EXIT_ERROR;
+        }
+        json_t *ka = json_array();
+        for (size_t j = 0; j < nk; j++) {
+            json_t *ko = json_object();
+            json_object_set_new(ko, "name", json_string(k[j].name));
+            json_object_set_new(ko, "launches", json_integer((json_int_t)k[j].count));
+            json_object_set_new(ko, "median_ns", json_integer((json_int_t)llround(k[j].median_ns)));
+            json_object_set_new(ko, "total_ns", json_integer((json_int_t)llround(k[j].total_ns)));
+            json_array_append_new(ka, ko);
+        }
+        free(k);
+        json_object_set_new(pj, "kernels", ka);
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "schema_version", json_integer(BENCH_JSON_SCHEMA_VERSION));
+    json_object_set_new(o, "run", bench_json_run_info(r));
+    json_object_set_new(o, "points", arr);
+    bench_json_print(stdout, o);
+    return VYRE_EXIT_OK;
+}
+
 int cmd_show(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"db", required_argument, NULL, 'D'},
         {"kernels", no_argument, NULL, 'k'},
+        {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *db_path = NULL;
-    int kernels = 0, c;
+    int kernels = 0, json = 0, c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -45,6 +90,9 @@ int cmd_show(int argc, char **argv)
             break;
         case 'k':
             kernels = 1;
+            break;
+        case 'j':
+            json = 1;
             break;
         case 'h':
             usage(stdout);
@@ -72,6 +120,12 @@ int cmd_show(int argc, char **argv)
         vyre_cli_report(&err);
         vyre_results_close(db);
         return VYRE_EXIT_ERROR;
+    }
+    if (json) {
+        code = print_json(db, &r, pts, n, kernels);
+        free(pts);
+        vyre_results_close(db);
+        return code;
     }
     bench_run_summary(stdout, &r);
     fact("command:", r.command_line);

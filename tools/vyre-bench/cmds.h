@@ -6,6 +6,7 @@
 #ifndef VYRE_BENCH_CMDS_H
 #define VYRE_BENCH_CMDS_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "vyre/bench.h"
@@ -17,13 +18,20 @@ int cmd_show(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
-/* schema_version of every `vyre-bench ... --json` document
- * (docs/schema/). */
-#define BENCH_JSON_SCHEMA_VERSION 1
+/* schema_version of the `vyre-bench run/show/export --json` document
+ * (docs/JSON.md, docs/schema/). Version 2: one JSON convention (_unix_ns,
+ * _hz, axes as objects). */
+#define BENCH_JSON_SCHEMA_VERSION 2
 
 /* Opens --db PATH, or the default results database. Reports and returns an
  * exit code (0 on success). */
 int bench_open_db(const char *path, vyre_results **out);
+
+/* Versions of the --json documents other than the run document's
+ * (BENCH_JSON_SCHEMA_VERSION); each is bumped when its shape changes. */
+#define BENCH_RUNS_JSON_SCHEMA_VERSION    1
+#define BENCH_COMPARE_JSON_SCHEMA_VERSION 1
+#define BENCH_DEVICES_JSON_SCHEMA_VERSION 1
 
 /* Output formats of points. */
 typedef enum bench_format { BENCH_TABLE = 0, BENCH_CSV = 1, BENCH_JSON = 2 } bench_format;
@@ -42,11 +50,25 @@ void bench_table_row(FILE *out, const vyre_bench_point *p);
 void bench_csv_header(FILE *out);
 void bench_csv_row(FILE *out, const vyre_bench_point *p);
 
-/* JSON: the whole run with its points (and their samples when with_samples):
- * {"schema_version": 1, "run": {...}, "points": [...]} on out. Reads the
- * samples from db. Returns an exit code. */
+/* JSON (docs/JSON.md, docs/schema/vyre-bench-*.schema.json): the whole run
+ * with its points (and their samples when with_samples):
+ * {"schema_version": BENCH_JSON_SCHEMA_VERSION, "run": {...},
+ * "points": [...]} on out. Reads the samples from db. Returns an exit code. */
 int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
                    const vyre_bench_point *pts, size_t n, int with_samples);
+
+/* The pieces, for the other documents: a run's facts, a point, and a
+ * point's axes label ("N=1024 BLOCK=128") as {"N": 1024, "BLOCK": 128}.
+ * New references (the caller's). */
+json_t *bench_json_run_info(const vyre_bench_run *r);
+json_t *bench_json_point(const vyre_bench_point *p);
+json_t *bench_json_axes(const char *axes);
+
+/* Prints o (consumed) on out, indented, with a final newline. */
+void bench_json_print(FILE *out, json_t *o);
+
+/* The usage error for --csv given with --json (exit 2). */
+int bench_csv_json_conflict(const char *sub);
 
 /* One line about a run: "run 12 done, 14 points, 2025-...". */
 void bench_run_summary(FILE *out, const vyre_bench_run *r);

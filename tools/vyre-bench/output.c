@@ -1,7 +1,10 @@
 /*
  * output.c - printing points: the console table (valid markdown), CSV and
- * JSON, shared by `run`, `show` and `export`; opening the results database.
+ * JSON, shared by `run`, `runs`, `show`, `compare` and `export`; opening the
+ * results database. JSON follows docs/JSON.md: durations in whole ns,
+ * timestamps in Unix ns, ratios 0..1, axes as objects, null for unknown.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -160,19 +163,64 @@ static json_t *real_or_null(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* A duration or size as a whole number (rounded), or null when unknown. */
+static json_t *int_or_null(double v)
+{
+    return isfinite(v) && fabs(v) < 9.2e18 ? json_integer((json_int_t)llround(v)) : json_null();
+}
+
+/* One axis value: a decimal integer, else a finite decimal number, else
+ * the text ("sgemm", and "0x10" too: strtod would read it as hex). */
+static json_t *axis_value(const char *v)
+{
+    char *end = NULL;
+    errno = 0;
+    long long i = strtoll(v, &end, 10);
+    if (*v && !*end && errno == 0)
+        return json_integer((json_int_t)i);
+    errno = 0;
+    double d = strtod(v, &end);
+    if (*v && !*end && errno == 0 && isfinite(d) && !strpbrk(v, "xX"))
+        return json_real(d);
+    return json_string(v);
+}
+
+json_t *bench_json_axes(const char *axes)
+{
+    json_t *o = json_object();
+    char buf[sizeof((vyre_bench_point *)0)->axes];
+    snprintf(buf, sizeof buf, "%s", axes);
+    char *p = buf;
+    while (*p) {
+        size_t n = strcspn(p, " ");
+        char *next = p + n + (p[n] != '\0');
+        p[n] = '\0';
+        char *eq = strchr(p, '=');
+        if (eq) {
+            *eq = '\0';
+            json_object_set_new(o, p, axis_value(eq + 1));
+        } else if (*p) {
+            json_object_set_new(o, p, json_null()); /* a name without a value */
+        }
+        p = next;
+    }
+    return o;
+}
+
 static json_t *str_or_null(const char *s)
 {
     return s && *s ? json_string(s) : json_null();
 }
 
-static json_t *run_json(const vyre_bench_run *r)
+json_t *bench_json_run_info(const vyre_bench_run *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(r->id));
     json_object_set_new(o, "status", json_string(vyre_bench_run_status_name(r->status)));
-    json_object_set_new(o, "started_ns", json_integer(r->started_ns));
-    json_object_set_new(o, "finished_ns",
+    json_object_set_new(o, "started_unix_ns", json_integer(r->started_ns));
+    json_object_set_new(o, "finished_unix_ns",
                         r->finished_ns ? json_integer(r->finished_ns) : json_null());
+    json_object_set_new(o, "point_count", json_integer((json_int_t)r->npoints));
     json_object_set_new(o, "suites", json_string(r->suites));
     json_object_set_new(o, "host", json_string(r->host));
     json_object_set_new(o, "pid", json_integer(r->pid));
@@ -189,7 +237,7 @@ static json_t *run_json(const vyre_bench_run *r)
     return o;
 }
 
-static json_t *point_json(const vyre_bench_point *p)
+json_t *bench_json_point(const vyre_bench_point *p)
 {
     const vyre_stats *s = &p->stats;
     json_t *o = json_object();
@@ -197,24 +245,24 @@ static json_t *point_json(const vyre_bench_point *p)
     json_object_set_new(o, "seq", json_integer(p->seq));
     json_object_set_new(o, "suite", json_string(p->suite));
     json_object_set_new(o, "benchmark", json_string(p->benchmark));
-    json_object_set_new(o, "axes", json_string(p->axes));
+    json_object_set_new(o, "axes", bench_json_axes(p->axes));
     json_object_set_new(o, "device", p->device >= 0 ? json_integer(p->device) : json_null());
     json_object_set_new(o, "mode", json_string(vyre_bench_mode_name(p->mode)));
     json_object_set_new(o, "timer", json_string(p->gpu_timer ? "gpu" : "wall"));
     json_object_set_new(o, "n", json_integer((json_int_t)s->n));
-    json_object_set_new(o, "min_ns", real_or_null(s->min));
-    json_object_set_new(o, "max_ns", real_or_null(s->max));
-    json_object_set_new(o, "mean_ns", real_or_null(s->mean));
-    json_object_set_new(o, "median_ns", real_or_null(s->median));
-    json_object_set_new(o, "stddev_ns", real_or_null(s->stddev));
-    json_object_set_new(o, "noise", real_or_null(s->noise));
-    json_object_set_new(o, "p5_ns", real_or_null(s->p5));
-    json_object_set_new(o, "p95_ns", real_or_null(s->p95));
-    json_object_set_new(o, "mad_ns", real_or_null(s->mad));
+    json_object_set_new(o, "min_ns", int_or_null(s->min));
+    json_object_set_new(o, "max_ns", int_or_null(s->max));
+    json_object_set_new(o, "mean_ns", int_or_null(s->mean));
+    json_object_set_new(o, "median_ns", int_or_null(s->median));
+    json_object_set_new(o, "stddev_ns", int_or_null(s->stddev));
+    json_object_set_new(o, "noise_ratio", real_or_null(s->noise));
+    json_object_set_new(o, "p5_ns", int_or_null(s->p5));
+    json_object_set_new(o, "p95_ns", int_or_null(s->p95));
+    json_object_set_new(o, "mad_ns", int_or_null(s->mad));
     json_object_set_new(o, "outliers", json_integer((json_int_t)s->n_outliers));
     json_object_set_new(o, "throttled", json_integer((json_int_t)p->n_throttled));
-    json_object_set_new(o, "wall_median_ns", real_or_null(p->wall_median));
-    json_object_set_new(o, "bytes", p->bytes > 0 ? json_real(p->bytes) : json_null());
+    json_object_set_new(o, "wall_median_ns", int_or_null(p->wall_median));
+    json_object_set_new(o, "bytes", p->bytes > 0 ? int_or_null(p->bytes) : json_null());
     json_object_set_new(o, "items", json_real(p->items));
     json_object_set_new(o, "metric_name", str_or_null(p->metric_name));
     json_object_set_new(o, "metric", p->metric_name[0] ? real_or_null(p->metric) : json_null());
@@ -229,7 +277,7 @@ int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
 {
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
-        json_t *pj = point_json(&pts[i]);
+        json_t *pj = bench_json_point(&pts[i]);
         if (with_samples) {
             vyre_error err;
             vyre_error_clear(&err);
@@ -244,9 +292,11 @@ int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
             json_t *sa = json_array();
             for (size_t k = 0; k < ns; k++)
                 json_array_append_new(
-                    sa, json_pack("{s:f, s:o, s:o, s:b, s:b}", "value_ns", s[k].value, "wall_ns",
-                                  real_or_null(s[k].wall), "sm_clock_mhz",
-                                  s[k].sm_clock_mhz ? json_integer(s[k].sm_clock_mhz) : json_null(),
+                    sa, json_pack("{s:o, s:o, s:o, s:b, s:b}", "value_ns", int_or_null(s[k].value),
+                                  "wall_ns", int_or_null(s[k].wall), "sm_clock_hz",
+                                  s[k].sm_clock_mhz
+                                      ? json_integer((json_int_t)s[k].sm_clock_mhz * 1000000)
+                                      : json_null(),
                                   "throttled", s[k].throttled, "outlier", s[k].outlier));
             vyre_bench_sample_list_free(s);
             json_object_set_new(pj, "samples", sa);
@@ -255,12 +305,17 @@ int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
     }
     json_t *o = json_object();
     json_object_set_new(o, "schema_version", json_integer(BENCH_JSON_SCHEMA_VERSION));
-    json_object_set_new(o, "run", run_json(run));
+    json_object_set_new(o, "run", bench_json_run_info(run));
     json_object_set_new(o, "points", arr);
+    bench_json_print(out, o);
+    return VYRE_EXIT_OK;
+}
+
+void bench_json_print(FILE *out, json_t *o)
+{
     json_dumpf(o, out, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     fputc('\n', out);
     json_decref(o);
-    return VYRE_EXIT_OK;
 }
 
 void bench_run_summary(FILE *out, const vyre_bench_run *r)
@@ -276,4 +331,10 @@ void bench_run_summary(FILE *out, const vyre_bench_run *r)
     if (r->gpu_name[0])
         fprintf(out, ", %s", r->gpu_name);
     fputc('\n', out);
+}
+
+int bench_csv_json_conflict(const char *sub)
+{
+    return vyre_cli_usage_error(sub, "give one of them: --csv for rows, --json for one document",
+                                "--csv and --json cannot be combined");
 }

@@ -71,7 +71,7 @@ int cmd_clear(int argc, char **argv)
         return cachectl_fail(&err);
     }
     if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache);
+        json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "removed", json_integer((json_int_t)removed));
         json_object_set_new(o, "removed_bytes", json_integer((json_int_t)bytes));
         cachectl_json_print(o);

@@ -93,14 +93,16 @@ int cmd_jit(int argc, char **argv)
     vyre_jitcache_usage use;
     if (vyre_jitcache_usage_get(info.path, &use, &err))
         return cachectl_fail(&err);
-    double fill = info.maxsize_bytes ? (double)use.bytes / (double)info.maxsize_bytes : 0;
+    /* Without a limit the fill is unknown: null in JSON, never 0. */
+    double fill = info.maxsize_bytes ? (double)use.bytes / (double)info.maxsize_bytes : -1;
     if (g_cachectl.json) {
-        json_t *o = json_pack(
-            "{s:i, s:s, s:s, s:b, s:I, s:I, s:I, s:s, s:f}", "schema_version", 1, "path", info.path,
-            "path_source", info.path_from_env ? "CUDA_CACHE_PATH" : "default", "exists", use.exists,
-            "files", (json_int_t)use.files, "bytes", (json_int_t)use.bytes, "max_bytes",
-            (json_int_t)info.maxsize_bytes, "max_bytes_source",
-            info.maxsize_from_env ? "CUDA_CACHE_MAXSIZE" : "default", "fill_ratio", fill);
+        json_t *o =
+            json_pack("{s:i, s:s, s:s, s:b, s:I, s:I, s:I, s:s, s:o}", "schema_version", 1, "path",
+                      info.path, "path_source", info.path_from_env ? "CUDA_CACHE_PATH" : "default",
+                      "exists", use.exists, "files", (json_int_t)use.files, "bytes",
+                      (json_int_t)use.bytes, "max_bytes", (json_int_t)info.maxsize_bytes,
+                      "max_bytes_source", info.maxsize_from_env ? "CUDA_CACHE_MAXSIZE" : "default",
+                      "fill_ratio", fill >= 0 ? json_real(fill) : json_null());
         cachectl_json_print(o);
     } else if (!g_cachectl.quiet) {
         char size[32], max[32];
@@ -114,7 +116,10 @@ int cmd_jit(int argc, char **argv)
         printf("%-22s %s\n", "Size on disk:", size);
         printf("%-22s %s (%" PRIu64 " bytes, %s)\n", "CUDA_CACHE_MAXSIZE:", max, info.maxsize_bytes,
                info.maxsize_from_env ? "from the environment" : "vyre default");
-        printf("%-22s %.1f%%\n", "Fill:", fill * 100.0);
+        if (fill >= 0)
+            printf("%-22s %.1f%%\n", "Fill:", fill * 100.0);
+        else
+            printf("%-22s %s\n", "Fill:", "-");
     }
     return VYRE_EXIT_OK;
 }

@@ -112,17 +112,17 @@ static json_t *entry_json(const vyre_cache_entry *e, int64_t now)
     char hex[VYRE_KEY_HEX_LEN + 1];
     vyre_key_to_hex(&e->key, hex);
     const char *kind = vyre_blob_kind_name(e->kind);
-    json_t *o = json_pack("{s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "key", hex,
-                          "kind", kind, "arch", e->arch, "toolchain", e->toolchain, "bytes",
-                          (json_int_t)e->file_size, "payload_bytes", (json_int_t)e->stored_size,
-                          "raw_bytes", (json_int_t)e->raw_size, "created_unix_ns",
-                          (json_int_t)e->created_unix_ns, "age_seconds",
-                          (json_int_t)((now - e->created_unix_ns) / 1000000000), "hits",
-                          (json_int_t)e->hits, "compile_ns", (json_int_t)e->compile_ns);
+    json_t *o =
+        json_pack("{s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "key", hex, "kind",
+                  kind, "arch", e->arch, "toolchain", e->toolchain, "bytes",
+                  (json_int_t)e->file_size, "payload_bytes", (json_int_t)e->stored_size,
+                  "raw_bytes", (json_int_t)e->raw_size, "created_unix_ns",
+                  (json_int_t)e->created_unix_ns, "age_ns", (json_int_t)(now - e->created_unix_ns),
+                  "hits", (json_int_t)e->hits, "compile_ns", (json_int_t)e->compile_ns);
     json_object_set_new(o, "last_access_unix_ns",
                         e->last_access_unix_ns ? json_integer(e->last_access_unix_ns)
                                                : json_null());
-    json_object_set_new(o, "idle_seconds", json_integer((now - last_use(e)) / 1000000000));
+    json_object_set_new(o, "idle_ns", json_integer(now - last_use(e)));
     return o;
 }
 
@@ -221,7 +221,7 @@ int cmd_ls(int argc, char **argv)
     size_t n = x.n < limit ? x.n : (size_t)limit;
 
     if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache);
+        json_t *o = cachectl_json_root(cache, 2);
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, entry_json(&x.v[i], x.now));

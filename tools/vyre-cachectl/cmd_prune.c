@@ -218,12 +218,12 @@ int cmd_prune(int argc, char **argv)
         return cachectl_fail(&err);
     }
     if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache);
+        json_t *o = cachectl_json_root(cache, 2);
         json_object_set_new(o, "dry_run", json_boolean(po.dry_run));
         json_object_set_new(o, "max_bytes",
                             have_size ? json_integer((json_int_t)po.max_bytes) : json_null());
-        json_object_set_new(o, "max_age_seconds",
-                            po.max_age_ns ? json_integer(po.max_age_ns / 1000000000) : json_null());
+        json_object_set_new(o, "max_age_ns",
+                            po.max_age_ns ? json_integer(po.max_age_ns) : json_null());
         json_object_set_new(o, "arch", po.arch ? json_string(po.arch) : json_null());
         json_t *kt = json_array();
         for (size_t i = 0; i < n_keep; i++)

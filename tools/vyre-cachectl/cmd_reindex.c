@@ -57,7 +57,7 @@ int cmd_reindex(int argc, char **argv)
         return cachectl_fail(&err);
     }
     if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache);
+        json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "scanned", json_integer((json_int_t)res.scanned));
         json_object_set_new(o, "indexed", json_integer((json_int_t)res.indexed));
         json_object_set_new(o, "bytes", json_integer((json_int_t)res.bytes));

@@ -274,7 +274,7 @@ int cmd_seed(int argc, char **argv)
     }
     cachectl_progress_end(&prog);
     if (arr) {
-        json_t *o = cachectl_json_root(cache);
+        json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "seeded", json_integer((json_int_t)seeded));
         json_object_set_new(o, "present", json_integer((json_int_t)present));
         json_object_set_new(o, "failed", json_integer((json_int_t)failed));

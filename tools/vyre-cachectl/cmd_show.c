@@ -114,7 +114,7 @@ int cmd_show(int argc, char **argv)
         snprintf(used, sizeof used, "never");
 
     if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache);
+        json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(
             o, "blob",
             json_pack("{s:s, s:s, s:s, s:s?, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "key",

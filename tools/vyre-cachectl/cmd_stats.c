@@ -48,7 +48,7 @@ static json_t *bucket_json(const char *key, const vyre_cache_bucket *b)
 
 static void print_json(const vyre_cache *c, const vyre_cache_stats *st)
 {
-    json_t *o = cachectl_json_root(c);
+    json_t *o = cachectl_json_root(c, 2);
     json_t *kinds = json_array(), *archs = json_array(), *ages = json_array();
     for (int i = 1; i < 4; i++)
         json_array_append_new(kinds, bucket_json("kind", &st->by_kind[i]));
@@ -58,9 +58,10 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st)
         json_array_append_new(archs, bucket_json("arch", &st->by_arch[i]));
     for (int i = 0; i < VYRE_CACHE_AGE_BUCKETS; i++) {
         json_t *b = bucket_json("bucket", &st->by_age[i]);
-        json_object_set_new(b, "max_age_seconds",
-                            i < VYRE_CACHE_AGE_BUCKETS - 1 ? json_integer(g_age_limits[i])
-                                                           : json_null());
+        json_object_set_new(b, "max_age_ns",
+                            i < VYRE_CACHE_AGE_BUCKETS - 1
+                                ? json_integer((json_int_t)(g_age_limits[i] * 1000000000))
+                                : json_null());
         json_array_append_new(ages, b);
     }
     json_object_set_new(o, "entries", json_integer((json_int_t)st->entries));
@@ -70,7 +71,7 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st)
     json_object_set_new(o, "by_age", ages);
     json_object_set_new(o, "hits", json_integer((json_int_t)st->hits));
     json_object_set_new(o, "misses", json_integer((json_int_t)st->misses));
-    json_object_set_new(o, "hit_rate",
+    json_object_set_new(o, "hit_ratio",
                         st->hits + st->misses
                             ? json_real((double)st->hits / (double)(st->hits + st->misses))
                             : json_null());
@@ -80,12 +81,12 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st)
                                   (json_int_t)st->quarantine_bytes));
     json_object_set_new(o, "tmp",
                         json_pack("{s:I, s:I, s:I}", "files", (json_int_t)st->tmp_files, "debris",
-                                  (json_int_t)st->debris, "debris_age_seconds",
-                                  (json_int_t)(VYRE_CACHE_DEBRIS_AGE_NS / 1000000000)));
+                                  (json_int_t)st->debris, "debris_age_ns",
+                                  (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS));
     json_object_set_new(o, "limits",
                         json_pack("{s:n, s:I, s:I}", "max_cache_bytes", "max_blob_payload_bytes",
-                                  (json_int_t)VYRE_BLOB_MAX_PAYLOAD, "debris_age_seconds",
-                                  (json_int_t)(VYRE_CACHE_DEBRIS_AGE_NS / 1000000000)));
+                                  (json_int_t)VYRE_BLOB_MAX_PAYLOAD, "debris_age_ns",
+                                  (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS));
     cachectl_json_print(o);
 }
 

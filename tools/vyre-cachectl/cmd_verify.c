@@ -131,7 +131,7 @@ int cmd_verify(int argc, char **argv)
     int clean = repair ? remaining == 0 : res.problems == 0;
 
     if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache);
+        json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "repair", json_boolean(repair));
         json_object_set_new(o, "clean", json_boolean(clean));
         json_object_set_new(

@@ -97,8 +97,10 @@ int cachectl_fail(const vyre_error *err);
 /* Prints o (consumed) on stdout, indented, with a final newline. */
 void cachectl_json_print(json_t *o);
 
-/* A new {"schema_version": 1, "cache_dir": root} object. */
-json_t *cachectl_json_root(const vyre_cache *c);
+/* A new {"schema_version": version, "cache_dir": root} object. Each
+ * document has its own version (docs/JSON.md), bumped when its shape
+ * changes. */
+json_t *cachectl_json_root(const vyre_cache *c, int schema_version);
 
 /* Nanoseconds since the Unix epoch, for ages. */
 int64_t cachectl_now_ns(void);

@@ -210,9 +210,10 @@ void cachectl_json_print(json_t *o)
     json_decref(o);
 }
 
-json_t *cachectl_json_root(const vyre_cache *c)
+json_t *cachectl_json_root(const vyre_cache *c, int schema_version)
 {
-    return json_pack("{s:i, s:s}", "schema_version", 1, "cache_dir", vyre_cache_root(c));
+    return json_pack("{s:i, s:s}", "schema_version", schema_version, "cache_dir",
+                     vyre_cache_root(c));
 }
 
 int64_t cachectl_now_ns(void)

@@ -43,6 +43,18 @@ static json_t *jnum(double v)
     return isnan(v) || isinf(v) ? json_null() : json_real(v);
 }
 
+/* A whole number (durations in ns, bytes), rounded; null when unknown. */
+static json_t *jround(double v)
+{
+    return isnan(v) || isinf(v) ? json_null() : json_integer((json_int_t)llround(v));
+}
+
+/* A percentage as a fraction 0..1, or null when unknown. */
+static json_t *jratio_pct(double pct)
+{
+    return isnan(pct) || isinf(pct) ? json_null() : json_real(pct / 100.0);
+}
+
 static json_t *jint(uint64_t v)
 {
     return json_integer((json_int_t)(v > (uint64_t)INT64_MAX ? INT64_MAX : v));
@@ -70,13 +82,16 @@ static json_t *gpu_json(const vyre_gpu_info *g)
     json_object_set_new(o, "index", json_integer(g->index));
     json_object_set_new(o, "name", jstr_if(V(NAME), g->name));
     json_object_set_new(o, "uuid", jstr_if(V(UUID), g->uuid));
-    json_object_set_new(o, "util_gpu_pct", jint_if(V(UTIL), g->util_gpu_pct));
-    json_object_set_new(o, "util_mem_pct", jint_if(V(UTIL), g->util_mem_pct));
+    json_object_set_new(o, "util_gpu_ratio", V(UTIL) ? jratio_pct(g->util_gpu_pct) : json_null());
+    json_object_set_new(o, "util_mem_ratio", V(UTIL) ? jratio_pct(g->util_mem_pct) : json_null());
     json_object_set_new(o, "mem_used_bytes", jint_if(V(MEMORY), g->mem_used_bytes));
     json_object_set_new(o, "mem_total_bytes", jint_if(V(MEMORY), g->mem_total_bytes));
-    json_object_set_new(o, "sm_clock_mhz", jint_if(V(SM_CLOCK), g->sm_clock_mhz));
-    json_object_set_new(o, "mem_clock_mhz", jint_if(V(MEM_CLOCK), g->mem_clock_mhz));
-    json_object_set_new(o, "sm_clock_max_mhz", jint_if(V(SM_CLOCK_MAX), g->sm_clock_max_mhz));
+    json_object_set_new(o, "sm_clock_hz",
+                        jint_if(V(SM_CLOCK), g->sm_clock_mhz * UINT64_C(1000000)));
+    json_object_set_new(o, "mem_clock_hz",
+                        jint_if(V(MEM_CLOCK), g->mem_clock_mhz * UINT64_C(1000000)));
+    json_object_set_new(o, "sm_clock_max_hz",
+                        jint_if(V(SM_CLOCK_MAX), g->sm_clock_max_mhz * UINT64_C(1000000)));
     json_object_set_new(o, "temperature_c",
                         V(TEMPERATURE) ? json_integer(g->temperature_c) : json_null());
     json_object_set_new(o, "power_w", V(POWER) ? json_real(g->power_mw / 1000.0) : json_null());
@@ -122,8 +137,8 @@ static json_t *kernels_json(const top_kernel *k, size_t n)
         json_object_set_new(o, "name", json_string(x->name));
         json_object_set_new(o, "calls", jint(x->calls));
         json_object_set_new(o, "calls_per_s", jnum(x->calls_s));
-        json_object_set_new(o, "gpu_time_share_pct", jnum(x->share_pct));
-        json_object_set_new(o, "mean_ns", jnum(x->mean_ns));
+        json_object_set_new(o, "gpu_time_share_ratio", jratio_pct(x->share_pct));
+        json_object_set_new(o, "mean_ns", jround(x->mean_ns));
         json_object_set_new(o, "max_ns", jint(x->max_ns));
         json_object_set_new(o, "total_ns", jint(x->total_ns));
         json_object_set_new(o, "grid",
@@ -132,7 +147,7 @@ static json_t *kernels_json(const top_kernel *k, size_t n)
         json_object_set_new(o, "block",
                             json_pack("[I,I,I]", (json_int_t)x->block[0], (json_int_t)x->block[1],
                                       (json_int_t)x->block[2]));
-        json_object_set_new(o, "device", json_integer(x->device));
+        json_object_set_new(o, "device", x->device >= 0 ? json_integer(x->device) : json_null());
         json_array_append_new(a, o);
     }
     return a;
@@ -149,10 +164,12 @@ static json_t *proc_json(const top_snapshot *s, size_t i)
     json_object_set_new(o, "published", json_boolean(p->published));
     json_object_set_new(o, "launches_per_s", jnum(p->launches_s));
     json_object_set_new(o, "dispatches_per_s", jnum(p->dispatches_s));
-    json_object_set_new(o, "h2d_mb_per_s", jnum(p->h2d_mb_s));
-    json_object_set_new(o, "d2h_mb_per_s", jnum(p->d2h_mb_s));
-    json_object_set_new(o, "cache_hit_rate_pct", jnum(p->cache_hit_pct));
-    json_object_set_new(o, "compile_saved_s", jnum(p->compile_saved_s));
+    /* The collector keeps MB/s and seconds for the screen; JSON is in base
+     * units (docs/JSON.md). */
+    json_object_set_new(o, "h2d_bytes_per_s", jnum(p->h2d_mb_s * 1e6));
+    json_object_set_new(o, "d2h_bytes_per_s", jnum(p->d2h_mb_s * 1e6));
+    json_object_set_new(o, "cache_hit_ratio", jratio_pct(p->cache_hit_pct));
+    json_object_set_new(o, "compile_time_saved_ns", jround(p->compile_saved_s * 1e9));
     json_object_set_new(o, "launches", jint(p->launches));
     json_object_set_new(o, "dispatches", jint(p->dispatches));
     json_object_set_new(o, "h2d_bytes", jint(p->h2d_bytes));
@@ -193,26 +210,24 @@ static json_t *cache_json(const top_snapshot *s)
     json_object_set_new(o, "bytes", jint_if(ok, c->bytes));
     json_object_set_new(o, "hits", jint_if(ok, c->hits));
     json_object_set_new(o, "misses", jint_if(ok, c->misses));
-    json_object_set_new(o, "hit_rate_pct",
-                        ok && lookups ? json_real(100.0 * (double)c->hits / (double)lookups)
-                                      : json_null());
-    json_object_set_new(o, "compile_saved_s",
-                        ok ? json_real((double)c->compile_ns_saved / 1e9) : json_null());
+    json_object_set_new(o, "hit_ratio",
+                        ok && lookups ? json_real((double)c->hits / (double)lookups) : json_null());
+    json_object_set_new(o, "compile_time_saved_ns", jint_if(ok, c->compile_ns_saved));
     json_object_set_new(o, "quarantined", jint_if(ok, c->quarantined));
     json_object_set_new(o, "quarantine_bytes", jint_if(ok, c->quarantine_bytes));
     json_object_set_new(o, "tmp_files", jint_if(ok, c->tmp_files));
     json_object_set_new(o, "debris", jint_if(ok, c->debris));
-    json_object_set_new(o, "age_s", ok ? json_real(s->cache_age_s) : json_null());
+    json_object_set_new(o, "age_ns", ok ? jround(s->cache_age_s * 1e9) : json_null());
     return o;
 }
 
 int top_batch_json(FILE *out, const top_snapshot *s)
 {
     json_t *root = json_object();
-    json_object_set_new(root, "schema_version", json_integer(1));
+    json_object_set_new(root, "schema_version", json_integer(TOP_JSON_SCHEMA_VERSION));
     json_object_set_new(root, "vyre_version", json_string(vyre_version()));
-    json_object_set_new(root, "time_unix_s", json_real(round(s->unix_s * 1000) / 1000));
-    json_object_set_new(root, "interval_s", jnum(s->interval_s));
+    json_object_set_new(root, "time_unix_ns", jround(s->unix_s * 1e9));
+    json_object_set_new(root, "interval_ns", jround(s->interval_s * 1e9));
 
     json_t *mon = json_object();
     json_object_set_new(mon, "available", json_boolean(s->gpu_ok));

@@ -34,7 +34,7 @@ static void usage(FILE *out)
                  "  -C, --no-color        monochrome\n"
                  "  -b, --batch           print text frames instead of the screen (like top -b)\n"
                  "  -w, --width COLS      width of --batch frames (default $COLUMNS, else 160)\n"
-                 "      --json            print one JSON object per refresh (schema_version 1)\n"
+                 "      --json            print one JSON object per refresh (schema_version 2)\n"
                  "      --no-gpu          do not query NVML\n"
                  "  -h, --help            this help\n"
                  "  -V, --version         version\n\n"

@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""Validates the REAL --json output of vyre-cachectl, vyre-top and vyre-bench
+against the JSON Schemas in docs/schema/ (draft 2020-12, python3-jsonschema).
+
+Everything runs in a fresh temporary directory, without a GPU: a cache
+seeded from a cubin with `vyre-cachectl seed`, then damaged for `verify`;
+two real `vyre-bench run --suite cache` runs; `vyre-bench devices` through
+the fake libcuda; `vyre-top --json` reading the telemetry page of a
+stand-in process (tests/schema/telemetry_publisher.c), with the fake NVML.
+Every schema must be exercised by at least one real document, and a
+document with a wrong unit key (or a string where axes must be an object)
+must fail validation, so that this test can fail.
+
+Registered in CTest by tests/CMakeLists.txt (test "json_schema").
+"""
+import argparse
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import jsonschema
+except ImportError:
+    print("check_json_schemas: error: the python3 'jsonschema' module is missing\n"
+          "hint: install the Debian package python3-jsonschema", file=sys.stderr)
+    sys.exit(1)
+
+FAILURES = []
+USED = set()
+
+
+def fail(msg):
+    FAILURES.append(msg)
+    print("FAIL " + msg)
+
+
+class Env:
+    def __init__(self, args, tmp):
+        self.args = args
+        self.tmp = tmp
+        self.cache = os.path.join(tmp, "ptx-cache")
+        self.db = os.path.join(tmp, "results.sqlite3")
+        self.base = dict(os.environ)
+        for var in ("VYRE_TELEMETRY", "CUDA_CACHE_MAXSIZE", "CUDA_CACHE_DISABLE", "TMUX"):
+            self.base.pop(var, None)
+        self.base.update({
+            "HOME": tmp,
+            "XDG_CACHE_HOME": os.path.join(tmp, "xdg-cache"),
+            "XDG_DATA_HOME": os.path.join(tmp, "xdg-data"),
+            "XDG_CONFIG_HOME": os.path.join(tmp, "xdg-config"),
+            "VYRE_PTX_CACHE_DIR": self.cache,
+            "VYRE_TELEMETRY_DIR": os.path.join(tmp, "tel"),
+            "CUDA_CACHE_PATH": os.path.join(tmp, "cuda-jit"),
+            "VYRE_CUDA_LIBRARY": os.path.join(tmp, "no-libcuda.so.1"),
+            "VYRE_NVML_LIBRARY": args.fakenvml,
+            "TMPDIR": tmp,
+        })
+
+    def run(self, argv, want_rc=(0,), extra_env=None):
+        env = dict(self.base)
+        env.update(extra_env or {})
+        p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, timeout=300)
+        if p.returncode not in want_rc:
+            fail("%s: exit %d, expected %s\nstdout: %s\nstderr: %s"
+                 % (" ".join(argv[1:]), p.returncode, want_rc, p.stdout, p.stderr))
+        return p
+
+
+BAD_UNITS = {"ms", "us", "sec", "secs", "seconds", "kb", "mb", "gb", "mhz", "ghz", "pct", "percent"}
+
+
+def bad_unit_key(key):
+    """Keys in units other than the base ones (docs/JSON.md, rule 2)."""
+    words = key.lower().split("_")
+    if BAD_UNITS.intersection(words) or key.lower() == "hit_rate":
+        return True
+    return len(words) > 1 and words[-1] == "s" and words[-2] != "per"
+
+
+def walk_keys(doc, path=""):
+    """Every object key in doc, with the path of its object; not the names
+    inside "axes", which are the user's parameter names."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield path, k
+            if k != "axes":
+                yield from walk_keys(v, path + "/" + k if path else k)
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from walk_keys(v, "%s/%d" % (path, i) if path else str(i))
+
+
+class Schemas:
+    def __init__(self, directory):
+        self.validators = {}
+        for name in sorted(os.listdir(directory)):
+            if not name.endswith(".schema.json"):
+                continue
+            with open(os.path.join(directory, name)) as f:
+                schema = json.load(f)
+            jsonschema.Draft202012Validator.check_schema(schema)
+            if schema.get("$schema") != "https://json-schema.org/draft/2020-12/schema":
+                fail("%s: not a draft 2020-12 schema" % name)
+            self.validators[name[: -len(".schema.json")]] = jsonschema.Draft202012Validator(schema)
+        if not self.validators:
+            fail("no schemas in %s" % directory)
+
+    def errors(self, schema, doc):
+        return sorted(self.validators[schema].iter_errors(doc), key=lambda e: list(e.path))
+
+    def check(self, schema, what, text):
+        """Parses text as one JSON document and validates it; returns it."""
+        try:
+            doc = json.loads(text)
+        except ValueError as e:
+            fail("%s: not JSON (%s): %r" % (what, e, text[:400]))
+            return None
+        if schema not in self.validators:
+            fail("%s: no schema docs/schema/%s.schema.json" % (what, schema))
+            return doc
+        for path, key in walk_keys(doc):
+            if bad_unit_key(key):
+                fail("%s: key '%s' at /%s is not in base units (docs/JSON.md)"
+                     % (what, key, path))
+        errs = self.errors(schema, doc)
+        for e in errs[:10]:
+            fail("%s against %s.schema.json: at /%s: %s"
+                 % (what, schema, "/".join(str(x) for x in e.path), e.message))
+        if not errs:
+            print("ok   %-44s %s.schema.json" % (what, schema))
+        USED.add(schema)
+        return doc
+
+    def must_reject(self, schema, what, doc):
+        if not self.errors(schema, doc):
+            fail("%s.schema.json accepts a wrong document: %s" % (schema, what))
+        else:
+            print("ok   rejected: %s" % what)
+
+
+def fake_cubin(path, tag):
+    # Stored as is by `seed` (no compiler): an ELF header and a tag.
+    with open(path, "wb") as f:
+        f.write(b"\x7fELF\x02\x01\x01\x00" + tag.encode() * 16)
+
+
+def cachectl(env, sch):
+    cc = [env.args.cachectl, "--cache-dir", env.cache]
+    src = []
+    for i in range(3):
+        src.append(os.path.join(env.tmp, "k%d.cubin" % i))
+        fake_cubin(src[-1], "kernel-%d" % i)
+    p = env.run(cc + ["--json", "seed"] + src + ["--arch", "sm_80,sm_90", "--entry", "scale"])
+    doc = sch.check("vyre-cachectl-seed", "vyre-cachectl seed", p.stdout)
+    if doc and doc["seeded"] != 6:
+        fail("seed: seeded %r blobs, expected 6" % doc["seeded"])
+    p = env.run(cc + ["seed", src[0], "--arch", "sm_80", "--entry", "scale", "--json"])
+    doc = sch.check("vyre-cachectl-seed", "vyre-cachectl seed (present)", p.stdout)
+    if doc and [b["status"] for b in doc["blobs"]] != ["present"]:
+        fail("seed again: %r" % doc["blobs"])
+
+    p = env.run(cc + ["stats", "--json"])
+    doc = sch.check("vyre-cachectl-stats", "vyre-cachectl stats", p.stdout)
+    stats = doc
+    p = env.run(cc + ["ls", "--json", "--sort", "size"])
+    doc = sch.check("vyre-cachectl-ls", "vyre-cachectl ls", p.stdout)
+    keys = [e["key"] for e in doc["entries"]] if doc else []
+    if len(keys) != 6:
+        fail("ls: %d entries, expected 6" % len(keys))
+        return stats
+    p = env.run(cc + ["show", keys[0][:12], "--json"])
+    sch.check("vyre-cachectl-show", "vyre-cachectl show", p.stdout)
+    p = env.run(cc + ["verify", "--json"])
+    doc = sch.check("vyre-cachectl-verify", "vyre-cachectl verify (clean)", p.stdout)
+
+    # Damage: flip a payload byte of one blob, leave a stray file.
+    blob = os.path.join(env.cache, "blobs", keys[1][:2], keys[1] + ".vblob")
+    with open(blob, "r+b") as f:
+        f.seek(-1, os.SEEK_END)
+        last = f.read(1)
+        f.seek(-1, os.SEEK_END)
+        f.write(bytes([last[0] ^ 0xFF]))
+    with open(os.path.join(env.cache, "blobs", "stray.txt"), "w") as f:
+        f.write("not a blob\n")
+    p = env.run(cc + ["verify", "--json"], want_rc=(1,))
+    doc = sch.check("vyre-cachectl-verify", "vyre-cachectl verify (damaged)", p.stdout)
+    if doc and len(doc["problems"]) < 2:
+        fail("verify: expected the damaged blob and the stray file: %r" % doc["problems"])
+    p = env.run(cc + ["--json", "verify", "--repair"])
+    doc = sch.check("vyre-cachectl-verify", "vyre-cachectl verify --repair", p.stdout)
+    if doc and doc["clean"] is not True:
+        fail("verify --repair: not clean: %r" % doc)
+
+    p = env.run(cc + ["prune", "--max-age", "1d", "--max-size", "1G", "--dry-run", "--json"])
+    doc = sch.check("vyre-cachectl-prune", "vyre-cachectl prune --dry-run", p.stdout)
+    if doc and doc["max_age_ns"] != 86400 * 10**9:
+        fail("prune: max_age_ns %r, expected %d" % (doc["max_age_ns"], 86400 * 10**9))
+    p = env.run(cc + ["prune", "--arch", "sm_80", "--json"])
+    doc = sch.check("vyre-cachectl-prune", "vyre-cachectl prune --arch", p.stdout)
+    if doc and doc["removed"] < 1:
+        fail("prune --arch sm_80 removed nothing: %r" % doc)
+    p = env.run(cc + ["reindex", "--json"])
+    sch.check("vyre-cachectl-reindex", "vyre-cachectl reindex", p.stdout)
+
+    jit = env.base["CUDA_CACHE_PATH"]
+    # The driver's layout: an index and hashed subdirectories.
+    os.makedirs(os.path.join(jit, "9", "5"), exist_ok=True)
+    with open(os.path.join(jit, "index"), "wb") as f:
+        f.write(b"0123456789" * 6 + b"0123")
+    with open(os.path.join(jit, "9", "5", "69cec8efb74c57"), "wb") as f:
+        f.write(b"\1" * 100)
+    p = env.run([env.args.cachectl, "jit", "--json"])
+    doc = sch.check("vyre-cachectl-jit", "vyre-cachectl jit", p.stdout)
+    if doc and (doc["files"], doc["bytes"]) != (2, 164):
+        fail("jit: %r files, %r bytes; expected 2 and 164" % (doc["files"], doc["bytes"]))
+    p = env.run([env.args.cachectl, "--json", "jit", "--clear", "--yes"])
+    doc = sch.check("vyre-cachectl-jit-clear", "vyre-cachectl jit --clear --yes", p.stdout)
+    if doc and doc["removed_files"] != 2:
+        fail("jit --clear: removed %r files, expected 2" % doc["removed_files"])
+    return stats
+
+
+def top(env, sch):
+    pub = subprocess.Popen([env.args.publisher, "60"], env=env.base, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        line = pub.stdout.readline()
+        if line != "ready\n":
+            fail("telemetry_publisher did not start: %r" % line)
+            return None
+        p = env.run([env.args.top, "--json", "-n", "2", "-d", "0.3"])
+        lines = p.stdout.splitlines()
+        if len(lines) != 2:
+            fail("vyre-top --json -n 2: %d lines" % len(lines))
+        last = None
+        for i, text in enumerate(lines):
+            last = sch.check("vyre-top-batch", "vyre-top --json (line %d)" % (i + 1), text) or last
+        if last:
+            # The parts of the schema a process, a range, a kernel and a GPU
+            # exercise must have been seen for real.
+            procs = [x for x in last["processes"] if x["pid"] == pub.pid]
+            if not procs or not procs[0]["ranges"] or not procs[0]["kernels"]:
+                fail("vyre-top: the publisher's process, range and kernel are missing: %s"
+                     % json.dumps(last)[:800])
+            if not last["gpus"]:
+                fail("vyre-top: no GPU from the fake NVML: %r" % last["gpu_monitor"])
+            if last["cache"]["state"] != "ok":
+                fail("vyre-top: cache state %r" % last["cache"]["state"])
+        return last
+    finally:
+        pub.kill()
+        pub.wait()
+        pub.stdout.close()
+
+
+def bench(env, sch):
+    b = env.args.bench
+    fast = ["--min-samples", "3", "--min-time", "0", "--max-noise", "100", "--timeout", "5"]
+    run_doc = None
+    for i in range(2):
+        p = env.run([b, "run", "--suite", "cache", "--db", env.db, "-q", "--json"] + fast)
+        run_doc = sch.check("vyre-bench-run", "vyre-bench run --json (run %d)" % (i + 1),
+                            p.stdout) or run_doc
+    p = env.run([b, "runs", "--db", env.db, "--json"])
+    doc = sch.check("vyre-bench-runs", "vyre-bench runs", p.stdout)
+    if doc and len(doc["runs"]) != 2:
+        fail("runs: %d runs, expected 2" % len(doc["runs"]))
+    p = env.run([b, "show", "--db", env.db, "--json", "last"])
+    sch.check("vyre-bench-show", "vyre-bench show", p.stdout)
+    p = env.run([b, "show", "--db", env.db, "--kernels", "--json", "1"])
+    doc = sch.check("vyre-bench-show", "vyre-bench show --kernels", p.stdout)
+    if doc and not all("kernels" in x for x in doc["points"]):
+        fail("show --kernels --json: points without 'kernels'")
+    p = env.run([b, "export", "--db", env.db, "--json", "last"])
+    doc = sch.check("vyre-bench-export", "vyre-bench export --json", p.stdout)
+    if doc and not all(len(x["samples"]) == x["n"] for x in doc["points"]):
+        fail("export: sample counts differ from n")
+    # Either verdict is possible on real timings; the exit status must
+    # follow the document: 1 exactly when a point is SLOWER.
+    p = env.run([b, "compare", "--db", env.db, "--json", "last-1", "last"], want_rc=(0, 1))
+    doc = sch.check("vyre-bench-compare", "vyre-bench compare", p.stdout)
+    if doc:
+        slower = sum(x["verdict"] == "slower" for x in doc["points"])
+        if slower != doc["summary"]["slower"] or p.returncode != (1 if slower else 0):
+            fail("compare: exit %d with %d slower points" % (p.returncode, slower))
+    p = env.run([b, "devices", "--json"], extra_env={
+        "VYRE_CUDA_LIBRARY": env.args.fakecuda, "FAKECUDA_DEVICES": "2"})
+    doc = sch.check("vyre-bench-devices", "vyre-bench devices (fake driver)", p.stdout)
+    if doc and len(doc["devices"]) != 2:
+        fail("devices: %d devices, expected 2" % len(doc["devices"]))
+    p = env.run([b, "devices", "--json"], want_rc=(3,))
+    sch.check("vyre-bench-devices", "vyre-bench devices (no driver)", p.stdout)
+    return run_doc
+
+
+def negatives(sch, stats, top_doc, run_doc):
+    """Documents with a wrong unit or shape must be rejected."""
+    for key in ("hit_rate", "compile_saved_s", "h2d_mb_per_s", "age_seconds", "util_gpu_pct",
+                "sm_clock_mhz", "time_unix_s", "interval_s"):
+        if not bad_unit_key(key):
+            fail("the unit-key check lets '%s' through" % key)
+    if stats:
+        d = copy.deepcopy(stats)
+        d["compile_time_saved_s"] = d.pop("compile_time_saved_ns") / 1e9
+        sch.must_reject("vyre-cachectl-stats", "stats with compile_time_saved_s", d)
+        d = copy.deepcopy(stats)
+        d["hit_rate"] = 0.5
+        sch.must_reject("vyre-cachectl-stats", "stats with a bare hit_rate", d)
+        d = copy.deepcopy(stats)
+        d["by_age"][0]["max_age_seconds"] = d["by_age"][0].pop("max_age_ns")
+        sch.must_reject("vyre-cachectl-stats", "stats with max_age_seconds", d)
+    if top_doc:
+        d = copy.deepcopy(top_doc)
+        p = d["processes"][0]
+        p["cache_hit_rate_pct"] = p.pop("cache_hit_ratio")
+        sch.must_reject("vyre-top-batch", "vyre-top with cache_hit_rate_pct", d)
+        d = copy.deepcopy(top_doc)
+        d["cache"]["hit_ratio"] = 75.0
+        sch.must_reject("vyre-top-batch", "vyre-top with a percentage as hit_ratio", d)
+    if run_doc:
+        d = copy.deepcopy(run_doc)
+        d["points"][0]["axes"] = "size=4096"
+        sch.must_reject("vyre-bench-run", "a point whose axes are a string", d)
+        d = copy.deepcopy(run_doc)
+        d["points"][0]["median_ns"] = 1234.5
+        sch.must_reject("vyre-bench-run", "a fractional duration in ns", d)
+        d = copy.deepcopy(run_doc)
+        d["run"]["started_ns"] = d["run"].pop("started_unix_ns")
+        sch.must_reject("vyre-bench-run", "a timestamp without _unix_ns", d)
+        d = copy.deepcopy(run_doc)
+        del d["schema_version"]
+        sch.must_reject("vyre-bench-run", "a document without schema_version", d)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for opt in ("schemas", "cachectl", "bench", "top", "publisher", "fakecuda", "fakenvml"):
+        ap.add_argument("--" + opt, required=True)
+    args = ap.parse_args()
+    sch = Schemas(args.schemas)
+    tmp = tempfile.mkdtemp(prefix="vyre-json-schema-")
+    try:
+        env = Env(args, tmp)
+        stats = cachectl(env, sch)
+        top_doc = top(env, sch)
+        p = env.run([args.cachectl, "--cache-dir", env.cache, "--json", "clear", "--yes"])
+        sch.check("vyre-cachectl-clear", "vyre-cachectl clear --yes", p.stdout)
+        run_doc = bench(env, sch)
+        negatives(sch, stats, top_doc, run_doc)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for name in sorted(set(sch.validators) - USED):
+        fail("docs/schema/%s.schema.json: no real output was validated against it" % name)
+    if FAILURES:
+        print("%d failure(s)" % len(FAILURES))
+        return 1
+    print("all %d schemas exercised by real output" % len(sch.validators))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
