@@ -1,6 +1,16 @@
 /*
  * internal.h - helpers shared between libcore's modules. Not public API:
  * nothing here is exported from the shared library (vyre__ prefix).
+ *
+ * The base subsystem (libcore/src/base/) owns what every other one stands
+ * on: error codes and detail (error.c, and vyre__fail here), sizes and
+ * durations as users type them (units.c), the launch-path clock (clock.h),
+ * filesystem helpers and XDG directories (fsutil.h), the SQLite open-time
+ * checks shared by the cache index and the results database (sqlutil.h),
+ * and the versions baked in at build time (version.c). It is the bottom
+ * layer (base < trace < cache < cuda < bench; docs/DESIGN.md): it includes
+ * and calls nothing of libcore outside base/ and the public headers of what
+ * it implements.
  */
 #ifndef VYRE_INTERNAL_H
 #define VYRE_INTERNAL_H

@@ -6,8 +6,8 @@
  * this file; the suite table (suites.c) calls them. See vyre/bench.h.
  *
  * Why the CUPTI pass is separate: with kernel capture on, every launch
- * costs 1-2 us more on the host (DESIGN.md), which would be measured; so
- * the timed pass runs with CUPTI off and the records come from a short
+ * costs 1-2 us more on the host (docs/DESIGN.md), which would be measured;
+ * so the timed pass runs with CUPTI off and the records come from a short
  * second pass of the same work.
  */
 #include <math.h>

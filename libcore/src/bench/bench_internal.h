@@ -2,6 +2,16 @@
  * bench_internal.h - what the bench modules share: the run state, the point
  * runner (bench.c), the suites (bench_suite_cache.c, bench_gpu.c) and the
  * sweeps, which run.c drives. Not public.
+ *
+ * The bench subsystem (libcore/src/bench/) is the top layer of libcore and
+ * the engine of vyre-bench: measurement under a stopping rule (bench.c),
+ * the suite table, the suites and their real kernels (suites.c,
+ * bench_gpu.c, bench_suite_cache.c, bench_kernels.c), parameter axes and
+ * sweep specs (axes.c), statistics (stats.c), the results database
+ * (results.c, bench_db.c), machine facts (machine.c) and the orchestration
+ * of a whole run (run.c). It may call every subsystem below it: cuda/,
+ * cache/, trace/, base/ (base < trace < cache < cuda < bench;
+ * docs/DESIGN.md); nothing in libcore calls it.
  */
 #ifndef VYRE_BENCH_INTERNAL_H
 #define VYRE_BENCH_INTERNAL_H

@@ -1,6 +1,17 @@
 /*
  * cuda_internal.h - the driver function table, shared inside libcore.
  *
+ * The cuda subsystem (libcore/src/cuda/) owns every NVIDIA library loaded
+ * at run time: the driver (cuda.c, this table), the toolkit's NVRTC and
+ * nvJitLink (toolkit.c, nvrtc.c, jitlink.c), CUPTI (cupti.c, cupti_internal.h)
+ * and NVML (gpu.c). On top of them: compiling through the cache
+ * (compile.c), pipelines, dispatch and memory pools (pipeline.c, pool.c),
+ * and the driver's JIT-cache contract (jitcache.c, jitcache_report.c).
+ * Nothing links an NVIDIA library: each is dlopen()ed, so a machine without
+ * a GPU gets an error with a hint, never a crash. It may call cache/,
+ * trace/ and base/ (base < trace < cache < cuda < bench; docs/DESIGN.md);
+ * only bench/ above calls into it.
+ *
  * Entries are declared with the prototypes of the toolkit's cuda.h (via
  * __typeof__), so a versioned entry point such as cuMemAlloc (a macro for
  * cuMemAlloc_v2) gets the _v2 signature, and the base name given to

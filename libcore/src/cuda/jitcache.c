@@ -4,9 +4,9 @@
  * Why this exists: the driver silently disables its JIT cache when
  * CUDA_CACHE_DISABLE=1 is inherited, and its default size (256 MiB on older
  * drivers) evicts real Triton/Inductor kernels; a cold PTX JIT costs 9-394 ms
- * a kernel against 0.05-0.57 ms warm (DESIGN.md). So we force the cache on,
- * give it a private directory and a size floor, and refuse settings that
- * would quietly throw that away.
+ * a kernel against 0.05-0.57 ms warm (docs/DESIGN.md). So we force the
+ * cache on, give it a private directory and a size floor, and refuse
+ * settings that would quietly throw that away.
  */
 #include "vyre/jitcache.h"
 

@@ -3,6 +3,15 @@
  * hooks. Not public API: vyre-top goes through vyre_telemetry_read(). The
  * tests include this to craft hostile pages.
  *
+ * The trace subsystem (libcore/src/trace/) owns what a process tells the
+ * outside about itself: the NVTX domain and range catalog (nvtx.c), the
+ * process-wide counters and per-range latency histograms (counters.c), and
+ * the telemetry page that carries both to vyre-top (telemetry.c). It may
+ * call base/ only (base < trace < cache < cuda < bench; docs/DESIGN.md), so
+ * that the cache, the CUDA layer and the bench engine can all report
+ * through it; it knows nothing of blobs, CUDA or benchmarks. Kernel records
+ * reach the page from above, through vyre_telemetry_add_kernel (cuda/cupti.c).
+ *
  * The page is one file of exactly `total_size` bytes:
  *
  *   vyre__tel_header   (header_size = 12352 bytes)

@@ -1,0 +1,84 @@
+# bash completion for vyre-cachectl (installed as
+# share/bash-completion/completions/vyre-cachectl). Self-contained: needs
+# nothing from the bash-completion package.
+
+_vyre_cachectl()
+{
+    local cur prev cmd i
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD - 1]}
+    cmd=
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+        --cache-dir) ((i++)) ;; # its value is not the command
+        -*) ;;
+        *) cmd=${COMP_WORDS[i]}; break ;;
+        esac
+    done
+    COMPREPLY=()
+    local global="--cache-dir --json -q --quiet -v --verbose --help"
+
+    case $prev in
+    --cache-dir)
+        COMPREPLY=($(compgen -d -- "$cur"))
+        return
+        ;;
+    --sort)
+        COMPREPLY=($(compgen -W "lru size age hits key" -- "$cur"))
+        return
+        ;;
+    --kind)
+        COMPREPLY=($(compgen -W "cubin ptx fatbin" -- "$cur"))
+        return
+        ;;
+    --arch)
+        COMPREPLY=($(compgen -W "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_100f
+            sm_120" -- "$cur"))
+        return
+        ;;
+    --older-than | --max-age | --max-size | --limit | --entry | --toolchain)
+        return
+        ;;
+    esac
+
+    case $cmd in
+    '')
+        COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed clear jit
+            --version $global" -- "$cur"))
+        ;;
+    stats | reindex)
+        COMPREPLY=($(compgen -W "$global" -- "$cur"))
+        ;;
+    ls)
+        COMPREPLY=($(compgen -W "--sort --arch --kind --older-than --limit $global" -- "$cur"))
+        ;;
+    show)
+        COMPREPLY=($(compgen -W "$global" -- "$cur"))
+        ;;
+    verify)
+        COMPREPLY=($(compgen -W "--repair $global" -- "$cur"))
+        ;;
+    prune)
+        COMPREPLY=($(compgen -W "--max-size --max-age --arch --stale-toolchain --toolchain
+            --dry-run $global" -- "$cur"))
+        ;;
+    seed)
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--arch --entry -- $global" -- "$cur"))
+        else
+            local ext
+            for ext in cu cuh ptx cubin; do
+                COMPREPLY+=($(compgen -f -X "!*.$ext" -- "$cur"))
+            done
+            COMPREPLY+=($(compgen -d -- "$cur"))
+        fi
+        ;;
+    clear)
+        COMPREPLY=($(compgen -W "--yes $global" -- "$cur"))
+        ;;
+    jit)
+        COMPREPLY=($(compgen -W "--clear --yes $global" -- "$cur"))
+        ;;
+    esac
+}
+complete -o filenames -F _vyre_cachectl vyre-cachectl
