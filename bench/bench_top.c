@@ -5,7 +5,7 @@
  * writer API at about 100 Hz each (counters, an NVTX range, a kernel record
  * per tick), then runs `vyre-top --batch` against them for --seconds at a
  * 1 s refresh and again at 0.1 s (and --json at 1 s), and reports the
- * child's CPU time from wait4's rusage as a share of one core. Issue 7's
+ * child's CPU time from wait4's rusage as a share of one core. The
  * target: <= 1% of one core at 1 s with 8 publishers.
  *
  * usage: bench_top [--seconds N] [--procs N] [--top PATH]

@@ -45,11 +45,11 @@ static int make_page(const char *scratch, int kernels, int publish, vyre__tel_pa
         char name[32];
         snprintf(name, sizeof name, "kernel_%d", i % 9);
         vyre_telemetry_kernel_record k = {.name = name,
-                                .grid = {(uint32_t)i + 1, 1, 1},
-                                .block = {128, 1, 1},
-                                .stream_id = 7,
-                                .duration_ns = 1000u + (uint64_t)i,
-                                .end_ns = 5000000u + (uint64_t)i * 2000u};
+                                          .grid = {(uint32_t)i + 1, 1, 1},
+                                          .block = {128, 1, 1},
+                                          .stream_id = 7,
+                                          .duration_ns = 1000u + (uint64_t)i,
+                                          .end_ns = 5000000u + (uint64_t)i * 2000u};
         vyre_telemetry_add_kernel(t, &k);
     }
     if (publish)

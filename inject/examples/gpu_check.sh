@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu_check.sh BUNDLE_DIR - libvyre-inject.so on the GPU machine (issue 8):
+# gpu_check.sh BUNDLE_DIR - libvyre-inject.so on the GPU machine:
 # runtime with and without the injection (counters mode, median of 3,
 # interleaved), then the page seen from outside (vyre-top --batch and
 # inject_peek) while train.py runs in kernels and full modes.

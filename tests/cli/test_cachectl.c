@@ -1,7 +1,7 @@
 /*
  * test_cachectl.c - the real vyre-cachectl binary on real caches: exact
  * output lines, JSON fields and exit codes for every subcommand and every
- * bad-input case of issue 4.
+ * bad-input case.
  *
  * Caches are populated through libcore (vyre_cache_put with synthetic
  * payloads, chosen keys, kinds, architectures, toolchains and creation
@@ -1174,7 +1174,7 @@ Test(cachectl, clear_needs_yes)
      * passes NULL to qsort for an empty index, which UBSan aborts on.) */
 }
 
-/* ---- nothing outside the cache is touched (issue 14) --------------------------- */
+/* ---- nothing outside the cache is touched------------------------------------ */
 
 /* The defect as reported: one shard under blobs/ made a symlink to an outside
  * directory holding two files. verify called them stray, verify --repair

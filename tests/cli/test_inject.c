@@ -1,5 +1,5 @@
 /*
- * test_inject.c - libvyre-inject.so without a GPU (issue 8): the library
+ * test_inject.c - libvyre-inject.so without a GPU: the library
  * loads and initialises, exports nothing but InitializeInjection, prints at
  * most one line, and never changes the host program's output or exit code:
  * with a usable or unusable telemetry directory, without CUPTI, with CUPTI

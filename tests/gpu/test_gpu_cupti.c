@@ -1,6 +1,6 @@
 /*
  * test_gpu_cupti.c - CUPTI activity capture against the real driver and
- * GPU (libcore/src/cupti.c, results.c). Skips, with the reason, when there
+ * GPU (libcore/src/cuda/cupti.c, bench/results.c). Skips, with the reason, when there
  * is no driver, no GPU or no CUPTI.
  *
  *   - a kernel compiled with NVRTC and launched through the driver table is

@@ -1,5 +1,5 @@
 /*
- * test_gpu_nvml.c - the GPU monitor (libcore/src/gpu.c) against the real
+ * test_gpu_nvml.c - the GPU monitor (libcore/src/cuda/gpu.c) against the real
  * NVML (GPU machine).
  *
  * Skips, with the reason, when libnvidia-ml.so.1 cannot be loaded. Checks

@@ -55,12 +55,12 @@ int main(int argc, char **argv)
         vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
         vyre_nvtx_pop();
         vyre_telemetry_kernel_record k = {.name = "schema_kernel",
-                                .grid = {64, 2, 1},
-                                .block = {256, 1, 1},
-                                .stream_id = 1,
-                                .duration_ns = 50000,
-                                .end_ns = i * 1000000u,
-                                .device = 0};
+                                          .grid = {64, 2, 1},
+                                          .block = {256, 1, 1},
+                                          .stream_id = 1,
+                                          .duration_ns = 50000,
+                                          .end_ns = i * 1000000u,
+                                          .device = 0};
         vyre_telemetry_add_kernel(t, &k);
         vyre_telemetry_publish(t);
         if (i == 0) {

@@ -1,6 +1,6 @@
 /*
- * test_adversarial_cache.c - nothing outside the cache is ever touched
- * (issue 14). Each case plants one hostile entry in a real cache: a symlink
+ * test_adversarial_cache.c - nothing outside the cache is ever touched.
+ * Each case plants one hostile entry in a real cache: a symlink
  * to a folder outside it (as blobs/, a shard, tmp/, quarantine/, a blob,
  * the index or its -wal/-journal), a FIFO or a socket where a blob belongs,
  * a 100 GB sparse "blob", an index that is a directory or another user's,

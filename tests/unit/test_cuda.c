@@ -1,5 +1,5 @@
 /*
- * test_cuda.c - the run-time CUDA driver loader (libcore/src/cuda.c),
+ * test_cuda.c - the run-time CUDA driver loader (libcore/src/cuda/cuda.c),
  * driven through the fake drivers in tests/fakes/fakecuda.c.
  *
  * vyre_cuda_init() runs once per process; Criterion runs every test in its

@@ -1,5 +1,5 @@
 /*
- * test_key.c - pipeline cache keys (vyre/key.h, libcore/src/key.c).
+ * test_key.c - pipeline cache keys (vyre/key.h, libcore/src/cache/key.c).
  *
  * The key is the on-disk identity of every blob, so besides the properties
  * (every field counts, no two field splits collide, a version bump changes

@@ -1,5 +1,5 @@
 /*
- * test_results.c - the results database (libcore/src/results.c, schema
+ * test_results.c - the results database (libcore/src/bench/results.c, schema
  * db/results.sql): schema creation and reopening, version refusal, the
  * default path, batching of timings rows (proved from a second
  * connection), row contents, and foreign, damaged or newer files refused

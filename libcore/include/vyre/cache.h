@@ -244,8 +244,9 @@ typedef void (*vyre_cache_problem_fn)(const vyre_cache_verify_problem *p, void *
  * special files) unlinked themselves (their targets are never touched) and
  * missing directories recreated. */
 VYRE_EXTERN int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
-                                  vyre_cache_problem_fn fn, void *ctx, vyre_cache_progress_fn progress,
-                                  void *progress_ctx, vyre_error *err);
+                                  vyre_cache_problem_fn fn, void *ctx,
+                                  vyre_cache_progress_fn progress, void *progress_ctx,
+                                  vyre_error *err);
 
 typedef struct vyre_cache_reindex_result {
     uint64_t scanned;
@@ -262,7 +263,8 @@ typedef struct vyre_cache_reindex_result {
  * is VYRE_EUNSAFE). Usage columns of surviving rows are kept when the old
  * index is readable. */
 VYRE_EXTERN int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
-                                   vyre_cache_progress_fn progress, void *progress_ctx, vyre_error *err);
+                                   vyre_cache_progress_fn progress, void *progress_ctx,
+                                   vyre_error *err);
 
 /* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
  * Counts the regular files removed. Links and special files in the cache

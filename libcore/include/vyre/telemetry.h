@@ -11,7 +11,7 @@
  * writer (readers copy it with pread, never map it). It holds the
  * process identity (pid, uid, start time, exe name, command line), the
  * counters and range histograms of vyre/counters.h, and a ring of the most
- * recent kernels. The layout is versioned (libcore/src/telemetry_internal.h).
+ * recent kernels. The layout is versioned (libcore/src/trace/telemetry_internal.h).
  *
  * Writer side. There is no background thread: libcore publishes from its
  * dispatch paths through vyre_telemetry_maybe_publish(), which copies the

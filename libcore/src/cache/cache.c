@@ -1248,8 +1248,8 @@ static void report(vyre_cache_problem_fn fn, void *ctx, vyre_cache_verify_proble
  * (a symlink, a special file, a plain file) is a FOREIGN problem; with
  * repair the entry itself is removed (unlinkat: never what a link points
  * to) and the directory recreated. res may be NULL (repair only). */
-static void check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res, vyre_cache_problem_fn fn,
-                         void *ctx)
+static void check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res,
+                         vyre_cache_problem_fn fn, void *ctx)
 {
     static const char *const dirs[] = {"blobs", "tmp", "quarantine"};
     for (size_t i = 0; i < VYRE_ARRAY_SIZE(dirs); i++) {
@@ -1536,8 +1536,8 @@ out:
 
 /* ---- reindex ------------------------------------------------------------ */
 
-int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res, vyre_cache_progress_fn progress,
-                       void *progress_ctx, vyre_error *err)
+int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
+                       vyre_cache_progress_fn progress, void *progress_ctx, vyre_error *err)
 {
     if (!c || !res)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_reindex: NULL argument");

@@ -941,10 +941,11 @@ static int check_prefix(const char *path, const unsigned char *prefix, uint64_t 
         return vyre__fail(err, VYRE_ECORRUPT, "remove it; it is not a vyre telemetry page",
                           "telemetry page '%s' has a bad magic number", path);
     if (version != VYRE_TELEMETRY_LAYOUT_VERSION)
-        return vyre__fail(err, VYRE_EVERSION,
-                          "the process uses another vyre version: read it with a matching vyre build",
-                          "telemetry page '%s' has layout version %u; this vyre reads version %d",
-                          path, version, VYRE_TELEMETRY_LAYOUT_VERSION);
+        return vyre__fail(
+            err, VYRE_EVERSION,
+            "the process uses another vyre version: read it with a matching vyre build",
+            "telemetry page '%s' has layout version %u; this vyre reads version %d", path, version,
+            VYRE_TELEMETRY_LAYOUT_VERSION);
     if (size != sizeof(vyre__tel_page))
         return vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
                           "telemetry page '%s' is %llu bytes; layout version %d pages are %zu",
