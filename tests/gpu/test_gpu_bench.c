@@ -146,7 +146,10 @@ static void run_begin(struct run *r, const char *suites)
     env->mon = r->mon;
     g_stop = 0;
     env->stop = &g_stop;
-    env->child_exe = VYRE_BENCH_BIN;
+    /* VYRE_TEST_BENCH_BIN: where vyre-bench is when the test binary
+     * travelled without its build tree (the GPU machine's bundle). */
+    const char *bin = getenv("VYRE_TEST_BENCH_BIN");
+    env->child_exe = bin && *bin ? bin : VYRE_BENCH_BIN;
     env->tmp_dir = g_tmp;
     env->on_point = on_point;
     env->cb_ctx = r;
