@@ -536,7 +536,7 @@ static void start_activity(inject_mode mode, char *note, size_t size)
 {
     vyre_error e;
     if (vyre_cupti_parser_new(&g_parser, &e) != VYRE_OK) {
-        snprintf(note, size, "counters; kernel capture failed: %s", e.message);
+        snprintf(note, size, "counters; kernel capture failed: %.700s", e.message);
         return;
     }
     CUptiResult r = g_cupti.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);

@@ -268,7 +268,7 @@ static void git_rev(char *buf, size_t size)
     int dirty =
         capture("git status --porcelain --untracked-files=no 2>/dev/null", st, sizeof st) == 0 &&
         st[0];
-    snprintf(buf, size, "%s%s", out, dirty ? "-dirty" : "");
+    snprintf(buf, size, "%.40s%s", out, dirty ? "-dirty" : ""); /* 12 hex digits, or a longer hash */
 }
 
 static int exit_for(int rc)

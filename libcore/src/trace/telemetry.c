@@ -1015,7 +1015,7 @@ static int split_path(const char *path, char *dir, size_t size, const char **nam
 static int open_page(const char *path, int *fd_out, struct stat *st, vyre_error *err)
 {
     char dir[VYRE_TELEMETRY_PATH_MAX];
-    const char *name;
+    const char *name = NULL;
     int rc = split_path(path, dir, sizeof dir, &name, err);
     if (rc)
         return rc;
