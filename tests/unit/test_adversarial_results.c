@@ -9,8 +9,10 @@
  * The busy cases wait for the real busy timeout (VYRE_RESULTS_BUSY_TIMEOUT_MS,
  * 10 s): the bound is what they check. The read-only cases need a user the
  * files are read-only for: as root (CI) a child drops to uid 65534, as
- * another user chmod is enough. The full file system is RLIMIT_FSIZE in a
- * child, as the cache's tests do.
+ * another user chmod is enough. The full file system is both RLIMIT_FSIZE
+ * in a child (as the cache's tests do) and a real 1 MiB tmpfs, mounted in
+ * the test process's own mount namespace (root only: CI runs as root; other
+ * users see the test skipped with the reason).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -22,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -41,6 +45,7 @@
 
 static char g_dir[PATH_MAX];
 static char g_db[PATH_MAX];
+static char g_mnt[PATH_MAX]; /* a tmpfs this test process mounted, or "" */
 
 static void join(char *out, size_t size, const char *dir, const char *name)
 {
@@ -56,6 +61,11 @@ static void setup(void)
 
 static void teardown(void)
 {
+    /* The mount lives in this process's own namespace: detach it so that
+     * the folder under it can go. */
+    if (g_mnt[0])
+        umount2(g_mnt, MNT_DETACH);
+    g_mnt[0] = '\0';
     tu_rm_rf(g_dir);
 }
 
@@ -575,4 +585,59 @@ Test(adversarial_results, full_file_system_fails_cleanly_and_loses_nothing)
     /* And the database takes rows again once there is room. */
     store_rows(g_db, 1);
     cr_assert_eq(raw_int(g_db, "SELECT count(*) FROM timings"), 11);
+}
+
+/* Expected: on a real, small file system (a 1 MiB tmpfs) that fills up
+ * while rows are stored, the write fails with ENOSPC naming the database
+ * with a hint to free space, within a bounded number of rows (no endless
+ * retry); the rows stored before are all there and the database passes
+ * integrity_check; once space is freed it takes rows again. */
+Test(adversarial_results, full_tmpfs_fails_cleanly_and_loses_nothing)
+{
+    if (geteuid() != 0)
+        cr_skip_test("mounting a tmpfs needs root (CI runs as root)");
+    /* A mount namespace of this test process only, private so that nothing
+     * propagates to the machine's own mounts. */
+    if (unshare(CLONE_NEWNS) != 0)
+        cr_skip_test("no mount namespace here (%s): cannot mount a tmpfs", strerror(errno));
+    cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0, "%s", strerror(errno));
+    join(g_mnt, sizeof g_mnt, g_dir, "small");
+    cr_assert_eq(mkdir(g_mnt, 0700), 0);
+    if (mount("tmpfs", g_mnt, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700") != 0) {
+        int e = errno;
+        g_mnt[0] = '\0';
+        cr_skip_test("cannot mount a tmpfs here: %s", strerror(e));
+    }
+    char db_path[PATH_MAX];
+    join(db_path, sizeof db_path, g_mnt, "results.sqlite3");
+    store_rows(db_path, 10);
+
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_open(db_path, &db, &e), VYRE_OK, "%s", e.message);
+    vyre_results_writer *w = NULL;
+    cr_assert_eq(vyre_results_writer_new(db, 0, &w, &e), VYRE_OK, "%s", e.message);
+    /* 1 MiB holds a few thousand rows: 200000 is far past full. */
+    int rc = VYRE_OK, i;
+    for (i = 0; i < 200000 && rc == VYRE_OK; i++) {
+        vyre_activity a = kernel(1000 + i);
+        rc = vyre_results_writer_add(w, &a, 1, &e);
+    }
+    if (rc == VYRE_OK)
+        rc = vyre_results_writer_flush(w, &e);
+    vyre_results_writer_free(w);
+    vyre_results_close(db);
+    expect_error(rc, &e, VYRE_ENOSPC, db_path);
+    cr_assert_not_null(strstr(e.hint, "free space"), "hint '%s'", e.hint);
+    cr_assert_lt(i, 200000, "the writer never noticed the full file system");
+
+    long long kept = raw_int(db_path, "SELECT count(*) FROM timings");
+    cr_assert_geq(kept, 10, "stored rows are kept (%lld)", kept);
+    cr_assert(integrity_ok(db_path));
+
+    /* Room again: the WAL and any leftovers go when the last connection
+     * closes; a fresh open stores a row. */
+    store_rows(db_path, 1);
+    cr_assert_eq(raw_int(db_path, "SELECT count(*) FROM timings"), kept + 1);
 }
