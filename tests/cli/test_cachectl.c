@@ -1121,6 +1121,7 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     cr_assert_eq(jint(o, "bytes"), 11024);
     cr_assert_eq(jint(o, "rows_before"), 4);
     cr_assert_eq(jint(o, "quarantined"), 0);
+    cr_assert_eq(jint(o, "links_removed"), 0);
     json_decref(o);
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
@@ -1140,10 +1141,31 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     assert_line(p.out, "Blob files scanned:    5");
     assert_line(p.out, "Indexed:               4 (10.8 KiB)");
     assert_line(p.out, "Quarantined:           1");
+    cr_assert_null(strstr(p.out, "Links/special files:"), "%s", p.out);
     tu_proc_free(&p);
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "%s", p.out);
     tu_proc_free(&p);
+
+    /* A symlink where a blob belongs is unlinked and counted; its target
+     * stays as it was. */
+    char target[800];
+    snprintf(target, sizeof target, "%s/target.txt", g_tmp);
+    tu_write_file(target, "theirs", 6);
+    snprintf(path, sizeof path, "%s/blobs/11/%s.vblob", g_cache, g_hex[0]);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(symlink(target, path), 0);
+    CC(&p, "reindex");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Indexed:               3 (9.5 KiB)");
+    assert_line(p.out, "Links/special files:   1 (unlinked, never followed)");
+    tu_proc_free(&p);
+    struct stat lst;
+    cr_assert_neq(lstat(path, &lst), 0, "the link is still there");
+    size_t tlen = 0;
+    char *t = tu_read_file(target, &tlen);
+    cr_assert(t && tlen == 6 && memcmp(t, "theirs", 6) == 0, "the link's target changed");
+    free(t);
 }
 
 Test(cachectl, clear_needs_yes)
@@ -1238,6 +1260,40 @@ Test(cachectl, shard_symlink_to_outside_dir_is_reported_and_outside_files_surviv
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     assert_line(p.out, "Quarantined:           0 (kept for inspection)");
     tu_proc_free(&p);
+}
+
+/* show reads a blob from the cache's own directories only: with its shard
+ * made a symlink to an outside folder holding a good copy of the blob, the
+ * copy is not read as the cache's (the status is not "ok"), and nothing
+ * there changes. */
+Test(cachectl, show_never_reads_through_a_symlinked_shard)
+{
+    populate();
+    char outside[700], shard[800], blob[800], copy[900];
+    snprintf(outside, sizeof outside, "%s/outside", g_tmp);
+    cr_assert_eq(mkdir(outside, 0700), 0);
+    blob_path(g_hex[0], blob, sizeof blob);
+    size_t len = 0;
+    char *data = tu_read_file(blob, &len);
+    cr_assert_not_null(data);
+    snprintf(copy, sizeof copy, "%s/%s.vblob", outside, g_hex[0]);
+    tu_write_file(copy, data, len);
+    snprintf(shard, sizeof shard, "%s/blobs/11", g_cache);
+    tu_rm_rf(shard);
+    cr_assert_eq(symlink(outside, shard), 0);
+
+    tu_proc p;
+    CC(&p, "show", "1111");
+    cr_log_info("show through a symlinked shard: exit %d\n%s%s", p.exit_code, p.out, p.err);
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert_null(strstr(p.out, "Status:            ok"), "read through the link:\n%s", p.out);
+    assert_line(p.out, "Status:            missing");
+    tu_proc_free(&p);
+    size_t len2 = 0;
+    char *after = tu_read_file(copy, &len2);
+    cr_assert(after && len2 == len && memcmp(after, data, len) == 0, "the outside copy changed");
+    free(after);
+    free(data);
 }
 
 /* An index that is a symlink is refused with a message and a hint; reindex

@@ -63,6 +63,7 @@ int cmd_reindex(int argc, char **argv)
         json_object_set_new(o, "bytes", json_integer((json_int_t)res.bytes));
         json_object_set_new(o, "quarantined", json_integer((json_int_t)res.quarantined));
         json_object_set_new(o, "rows_before", json_integer((json_int_t)res.rows_before));
+        json_object_set_new(o, "links_removed", json_integer((json_int_t)res.removed));
         cachectl_json_print(o);
     } else if (!g_cachectl.quiet) {
         char size[32];
@@ -71,6 +72,9 @@ int cmd_reindex(int argc, char **argv)
         printf("%-22s %" PRIu64 " (%s)\n", "Indexed:", res.indexed, size);
         printf("%-22s %" PRIu64 "\n", "Quarantined:", res.quarantined);
         printf("%-22s %" PRIu64 "\n", "Rows before:", res.rows_before);
+        if (res.removed)
+            printf("%-22s %" PRIu64 " (unlinked, never followed)\n",
+                   "Links/special files:", res.removed);
     }
     vyre_cache_close(cache);
     return VYRE_EXIT_OK;

@@ -79,17 +79,15 @@ int cmd_show(int argc, char **argv)
     }
 
     char path[VYRE_CACHE_PATH_MAX];
-    if (vyre_blob_path(vyre_cache_root(cache), &e.key, path, sizeof path, &err)) {
-        vyre_cache_close(cache);
-        return cachectl_fail(&err);
-    }
     vyre_blob_header h;
     memset(&h, 0, sizeof h);
     uint64_t file_size = 0;
     vyre_blob_reject why = VYRE_REJECT_NONE;
     vyre_error cerr;
     vyre_error_clear(&cerr);
-    int crc = vyre_blob_check_file(path, &e.key, &h, &file_size, &why, &cerr);
+    /* From the cache's root descriptor: a symlinked shard or blob is never
+     * followed, even to read. */
+    int crc = vyre_cache_check_blob(cache, &e.key, &h, &file_size, &why, path, sizeof path, &cerr);
     /* When the header decoded, show it even if the payload is damaged;
      * otherwise fall back to what the index knows. */
     int have_header = crc == VYRE_OK || h.format_version != 0;

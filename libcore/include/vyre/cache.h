@@ -165,6 +165,16 @@ VYRE_EXTERN int vyre_cache_foreach(vyre_cache *c, vyre_cache_entry_fn fn, void *
 VYRE_EXTERN int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *out,
                                        vyre_error *err);
 
+/* Validates key's blob file fully, as vyre_blob_check_file does, but
+ * reaches it from the cache's root descriptor without following a symlink
+ * on the way (blobs/, the shard, the blob itself): a link there is
+ * VYRE_EUNSAFE, its target never read. Fills *h when the header decodes;
+ * path (may be NULL) receives the blob's full path for messages. 0,
+ * VYRE_ENOENT, VYRE_ECORRUPT or VYRE_EVERSION with *why. */
+VYRE_EXTERN int vyre_cache_check_blob(vyre_cache *c, const vyre_key *key, vyre_blob_header *h,
+                                      uint64_t *file_size, vyre_blob_reject *why, char *path,
+                                      size_t path_size, vyre_error *err);
+
 typedef struct vyre_cache_prune_opts {
     uint64_t max_bytes;  /* keep the cache at or under this size; UINT64_MAX: no limit */
     int64_t max_age_ns;  /* remove entries unused for longer; 0: no limit */

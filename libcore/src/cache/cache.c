@@ -915,6 +915,25 @@ static int prefix_match(const vyre_cache_entry *e, void *p)
     return 0;
 }
 
+int vyre_cache_check_blob(vyre_cache *c, const vyre_key *key, vyre_blob_header *h,
+                          uint64_t *file_size, vyre_blob_reject *why, char *path, size_t path_size,
+                          vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (!c || !key)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_check_blob: NULL argument");
+    char rel[BLOB_REL_MAX], full[VYRE_CACHE_PATH_MAX];
+    key_rel(key, rel);
+    int n = snprintf(full, sizeof full, "%s/%s", c->root, rel);
+    if (n < 0 || (size_t)n >= sizeof full)
+        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory",
+                          "cache path too long: '%s'", c->root);
+    if (path && path_size)
+        snprintf(path, path_size, "%s", full);
+    return vyre__blob_check_at(c->rootfd, rel, full, key, h, file_size, why, NULL, err);
+}
+
 int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *out,
                            vyre_error *err)
 {
