@@ -1316,8 +1316,9 @@ Test(cachectl, index_symlink_refused_then_reindex_replaces_the_link)
              "open it",
              index);
     assert_line(p.err, want);
-    assert_line(p.err, "hint: run 'vyre-cachectl reindex': it removes the entry (never what a "
-                       "link points to) and rebuilds the index from the blobs");
+    assert_line(p.err, "hint: rebuilding the index removes the entry (never what a link points "
+                       "to) and writes a new index from the blobs");
+    assert_line(p.err, "hint: rebuild it from the blobs with 'vyre-cachectl reindex'");
     tu_proc_free(&p);
 
     CC(&p, "reindex");

@@ -921,7 +921,8 @@ Test(reliability, garbage_index_is_ecorrupt_and_reindex_restores_rows, .init = s
     int rc = vyre_cache_open(g_root, 0, &c, &e);
     cr_assert_eq(rc, VYRE_ECORRUPT, "open on a garbage index: %s", vyre_err_name(rc));
     cr_assert_null(c);
-    cr_assert_neq(strstr(e.hint, "reindex"), NULL, "hint: %s", e.hint);
+    cr_assert_neq(strstr(e.hint, "rebuild the index"), NULL, "hint: %s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_REINDEX);
 
     c = open_ok(VYRE_CACHE_NO_INDEX);
     /* Gets work on the files alone. */

@@ -265,7 +265,8 @@ Test(index, readonly_missing_file_is_enoent_and_creates_nothing)
     cr_assert_eq(vyre__index_open(fx.path, VYRE_INDEX_READONLY, &idx, &e), VYRE_ENOENT);
     cr_assert_null(idx);
     cr_assert_not_null(strstr(e.message, fx.path));
-    cr_assert_not_null(strstr(e.hint, "vyre-cachectl"));
+    cr_assert_not_null(strstr(e.hint, "writes the cache"), "%s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_REINDEX);
     struct stat st;
     cr_assert_neq(stat(fx.path, &st), 0, "READONLY open created '%s'", fx.path);
     fx_fini(&fx);
@@ -332,7 +333,8 @@ static void expect_corrupt_open(const char *path, int mode)
     cr_assert_null(idx);
     cr_assert_eq(e.code, VYRE_ECORRUPT);
     cr_assert_not_null(strstr(e.message, path), "%s", e.message);
-    cr_assert_not_null(strstr(e.hint, "vyre-cachectl reindex"), "%s", e.hint);
+    cr_assert_not_null(strstr(e.hint, "rebuild the index"), "%s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_REINDEX, "remedy %d", (int)e.remedy);
 }
 
 Test(index, garbage_file_is_corrupt_and_left_alone)
@@ -458,7 +460,8 @@ Test(index, damaged_pages_are_corrupt_on_read_and_in_check)
     uint64_t rows = 0;
     cr_assert_eq(vyre__index_totals(idx, &rows, NULL, &e), VYRE_ECORRUPT, "%s", e.message);
     cr_assert_not_null(strstr(e.message, fx.path));
-    cr_assert_not_null(strstr(e.hint, "vyre-cachectl reindex"));
+    cr_assert_not_null(strstr(e.hint, "rebuild the index"), "%s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_REINDEX);
     vyre__index_row got;
     vyre_key k = key_n(1500);
     vyre_error_clear(&e);
@@ -466,7 +469,8 @@ Test(index, damaged_pages_are_corrupt_on_read_and_in_check)
     vyre_error_clear(&e);
     cr_assert_eq(vyre__index_check(idx, &e), VYRE_ECORRUPT, "%s", e.message);
     cr_assert_not_null(strstr(e.message, fx.path));
-    cr_assert_not_null(strstr(e.hint, "vyre-cachectl reindex"));
+    cr_assert_not_null(strstr(e.hint, "rebuild the index"), "%s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_REINDEX);
     vyre__index_close(idx);
     fx_fini(&fx);
 }

@@ -192,6 +192,11 @@ static int io_errno(sqlite3 *db)
     return e;
 }
 
+static int with_remedy(const vyre__sqlite_store *st, vyre_error *err, int code)
+{
+    return st->remedy_for ? vyre__remedy(err, st->remedy_for(code), code) : code;
+}
+
 int vyre__sqlite_fail(const vyre__sqlite *c, int rc, const char *what, vyre_error *err)
 {
     int sys = c->db ? sqlite3_system_errno(c->db) : 0;
@@ -212,8 +217,9 @@ int vyre__sqlite_fail(const vyre__sqlite *c, int rc, const char *what, vyre_erro
                           "uid %u)",
                           what, st->noun, c->path, msg, (unsigned)geteuid());
     const char *note = code == VYRE_ECORRUPT && st->corrupt_note ? st->corrupt_note : "";
-    return vyre__fail(err, code, hint, "cannot %s %s '%s': %s%s", what, st->noun, c->path, msg,
-                      note);
+    return with_remedy(
+        st, err,
+        vyre__fail(err, code, hint, "cannot %s %s '%s': %s%s", what, st->noun, c->path, msg, note));
 }
 
 int vyre__sqlite_exec(vyre__sqlite *c, const char *sql, const char *what, vyre_error *err)
@@ -227,10 +233,11 @@ int vyre__sqlite_prepare(vyre__sqlite *c, const char *sql, sqlite3_stmt **st, vy
     int rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
     if (rc == SQLITE_ERROR)
         /* "no such table/column": a file with our ids but not our schema. */
-        return vyre__fail(err, VYRE_ECORRUPT, c->store->hint_for(VYRE_ECORRUPT),
-                          "%s '%s' does not have the expected schema: %s%s", c->store->noun,
-                          c->path, sqlite3_errmsg(c->db),
-                          c->store->schema_note ? c->store->schema_note : "");
+        return with_remedy(c->store, err,
+                           vyre__fail(err, VYRE_ECORRUPT, c->store->hint_for(VYRE_ECORRUPT),
+                                      "%s '%s' does not have the expected schema: %s%s",
+                                      c->store->noun, c->path, sqlite3_errmsg(c->db),
+                                      c->store->schema_note ? c->store->schema_note : ""));
     return rc == SQLITE_OK ? VYRE_OK : vyre__sqlite_fail(c, rc, "read", err);
 }
 

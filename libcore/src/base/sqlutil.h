@@ -77,8 +77,11 @@ typedef struct vyre__sqlite vyre__sqlite;
 typedef struct vyre__sqlite_store {
     const char *noun;                  /* "index": "cannot open index '<path>': ..." */
     const char *(*hint_for)(int code); /* the hint for a VYRE_E* code (may return NULL) */
-    const char *corrupt_note;          /* appended to VYRE_ECORRUPT failures, or NULL */
-    const char *schema_note;           /* appended to "does not have the expected schema: <why>" */
+    /* Optional: the front end's command that helps with a failure of this
+     * code (a damaged index: rebuild it), attached as err->remedy. */
+    vyre_remedy (*remedy_for)(int code);
+    const char *corrupt_note; /* appended to VYRE_ECORRUPT failures, or NULL */
+    const char *schema_note;  /* appended to "does not have the expected schema: <why>" */
     int busy_timeout_ms;
     int schema_version;           /* PRAGMA user_version this build writes */
     sqlite3_int64 application_id; /* PRAGMA application_id of the store's files */

@@ -598,18 +598,20 @@ static int subdir_fail(int rootfd, const char *root, const char *sub, int e, vyr
     struct stat st;
     if ((e == ELOOP || e == ENOTDIR || e == EXDEV) &&
         fstatat(rootfd, sub, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
-        return vyre__fail(err, VYRE_EUNSAFE,
-                          "run 'vyre-cachectl verify --repair': it removes the entry (never "
-                          "what a link points to) and recreates the directory",
-                          "'%s/%s' is a %s, not a directory: refusing to go through it", root, sub,
-                          vyre__file_type_name(st.st_mode));
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                            vyre__fail(err, VYRE_EUNSAFE,
+                                       "a repair removes the entry (never what a link points to) "
+                                       "and recreates the directory",
+                                       "'%s/%s' is a %s, not a directory: refusing to go through "
+                                       "it",
+                                       root, sub, vyre__file_type_name(st.st_mode)));
     if (e == ELOOP || e == ENOTDIR || e == EXDEV)
-        return vyre__fail(err, VYRE_EUNSAFE,
-                          "run 'vyre-cachectl verify' to see what is in the way, and "
-                          "'verify --repair' to remove it",
-                          "a directory on the way to '%s/%s' is not a real directory (a "
-                          "symlink?): refusing to go through it",
-                          root, sub);
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                            vyre__fail(err, VYRE_EUNSAFE,
+                                       "a verify shows what is in the way, and a repair removes it",
+                                       "a directory on the way to '%s/%s' is not a real directory "
+                                       "(a symlink?): refusing to go through it",
+                                       root, sub));
     int code = vyre__errno_code(e);
     return vyre__fail(err, code, errno_hint(code), "cannot open '%s/%s': %s", root, sub,
                       strerror(e));
@@ -1150,10 +1152,11 @@ static int check_path(check *c, vyre_error *err)
             if (pfd >= 0)
                 close(pfd);
             if (!own)
-                return vyre__fail(err, VYRE_ENOENT,
-                                  "a directory on the way is a symlink or not a directory; it "
-                                  "is not followed: run 'vyre-cachectl verify --repair'",
-                                  "no blob at '%s'", c->path);
+                return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                                    vyre__fail(err, VYRE_ENOENT,
+                                               "a directory on the way is a symlink or not a "
+                                               "directory; it is not followed",
+                                               "no blob at '%s'", c->path));
             snprintf(c->detail, sizeof c->detail, "a %s, not a regular file",
                      vyre__file_type_name(st.st_mode));
             return reject(c, VYRE_REJECT_NOT_REGULAR);
@@ -1346,12 +1349,12 @@ int vyre__blob_quarantine_at(int rootfd, const char *root, const char *rel, vyre
     const char *name;
     int srcfd = open_parent(rootfd, rel, &name);
     if (srcfd < 0)
-        return vyre__fail(err, VYRE_EUNSAFE,
-                          "run 'vyre-cachectl verify' to see what is in the way, and "
-                          "'verify --repair' to remove it",
-                          "cannot quarantine '%s': its directory is not a real directory of the "
-                          "cache (%s); nothing is followed",
-                          path, strerror(errno));
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                            vyre__fail(err, VYRE_EUNSAFE,
+                                       "a verify shows what is in the way, and a repair removes it",
+                                       "cannot quarantine '%s': its directory is not a real "
+                                       "directory of the cache (%s); nothing is followed",
+                                       path, strerror(errno)));
     char dest[BLOB_PATH_MAX];
     int rc = quarantine_move(rootfd, root, srcfd, name, path, why, dest, sizeof dest, err);
     close(srcfd);
@@ -1442,11 +1445,12 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
                               "blob '%s' rejected (%s): %s; the link was removed", path,
                               reject_names[c.why], c.detail);
         int e = errno;
-        return vyre__fail(err, rc,
-                          "it is treated as a cache miss; remove the link ('vyre-cachectl "
-                          "verify --repair')",
-                          "blob '%s' rejected (%s): %s; not removed: %s", path, reject_names[c.why],
-                          c.detail, strerror(e));
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                            vyre__fail(err, rc,
+                                       "it is treated as a cache miss; a repair removes "
+                                       "the link",
+                                       "blob '%s' rejected (%s): %s; not removed: %s", path,
+                                       reject_names[c.why], c.detail, strerror(e)));
     }
     char dest[BLOB_PATH_MAX];
     vyre_error qerr;

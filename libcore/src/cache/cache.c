@@ -177,26 +177,29 @@ static int index_check(const vyre_cache *c, int *removable, vyre_error *err)
                               name, strerror(e));
         }
         if (S_ISDIR(st.st_mode))
-            return vyre__fail(err, VYRE_EUNSAFE,
-                              "move the directory out of the cache, then rebuild the index with "
-                              "'vyre-cachectl reindex'",
-                              "index file '%s/%s' is a directory: refusing to use it", c->root,
-                              name);
+            return vyre__remedy(
+                err, VYRE_REMEDY_CACHE_REINDEX,
+                vyre__fail(err, VYRE_EUNSAFE,
+                           "move the directory out of the cache, then rebuild the index",
+                           "index file '%s/%s' is a directory: refusing to use it", c->root, name));
         *removable = 1;
         if (!S_ISREG(st.st_mode))
-            return vyre__fail(err, VYRE_EUNSAFE,
-                              "run 'vyre-cachectl reindex': it removes the entry (never what a "
-                              "link points to) and rebuilds the index from the blobs",
-                              "index file '%s/%s' is a %s, not a regular file: refusing to open "
-                              "it",
-                              c->root, name, vyre__file_type_name(st.st_mode));
+            return vyre__remedy(
+                err, VYRE_REMEDY_CACHE_REINDEX,
+                vyre__fail(err, VYRE_EUNSAFE,
+                           "rebuilding the index removes the entry (never what a link points "
+                           "to) and writes a new index from the blobs",
+                           "index file '%s/%s' is a %s, not a regular file: refusing to open it",
+                           c->root, name, vyre__file_type_name(st.st_mode)));
         if (st.st_uid != geteuid() && st.st_uid != 0)
-            return vyre__fail(err, VYRE_EUNSAFE,
-                              "run 'vyre-cachectl reindex': it replaces the file with one of "
-                              "your own, rebuilt from the blobs",
-                              "index file '%s/%s' is owned by uid %u, not by you (uid %u): "
-                              "refusing to open it",
-                              c->root, name, (unsigned)st.st_uid, (unsigned)geteuid());
+            return vyre__remedy(
+                err, VYRE_REMEDY_CACHE_REINDEX,
+                vyre__fail(err, VYRE_EUNSAFE,
+                           "rebuilding the index replaces the file with one of your own, "
+                           "written from the blobs",
+                           "index file '%s/%s' is owned by uid %u, not by you (uid %u): "
+                           "refusing to open it",
+                           c->root, name, (unsigned)st.st_uid, (unsigned)geteuid()));
     }
     return VYRE_OK;
 }

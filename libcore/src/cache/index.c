@@ -60,7 +60,8 @@ static const char *const k_schema_steps[] = {
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_INDEX_SCHEMA_VERSION,
                "one schema step per version");
 
-#define HINT_REINDEX "rebuild it from the blobs with 'vyre-cachectl reindex'"
+/* The front end names the command (VYRE_REMEDY_CACHE_REINDEX). */
+#define HINT_REINDEX "rebuild the index from the blobs"
 
 /* Cached statements, prepared once at open. */
 enum stmt_id {
@@ -151,7 +152,7 @@ static const char *hint_for(int code)
 {
     switch (code) {
     case VYRE_ENOSPC:
-        return "free space on the filesystem holding the cache, e.g. with 'vyre-cachectl prune'";
+        return "free space on the filesystem holding the cache (pruning the cache helps)";
     case VYRE_EROFS:
         return "the cache is on a read-only location: make it writable, or set "
                "VYRE_PTX_CACHE_DIR to a writable directory";
@@ -228,8 +229,10 @@ static int read_text(vyre__index *idx, sqlite3_stmt *st, int col, char *out, siz
     if (!z && sqlite3_errcode(idx->sql.db) == SQLITE_NOMEM)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading index '%s'", idx->path);
     if (vyre__strlcpy(out, z ? (const char *)z : "", size) >= size)
-        return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX, "index '%s' has an over-long %s '%s'",
-                          idx->path, sqlite3_column_name(st, col), (const char *)z);
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REINDEX,
+                            vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX,
+                                       "index '%s' has an over-long %s '%s'", idx->path,
+                                       sqlite3_column_name(st, col), (const char *)z));
     return VYRE_OK;
 }
 
@@ -240,13 +243,16 @@ static int read_row(vyre__index *idx, sqlite3_stmt *st, vyre__index_row *row, vy
     const unsigned char *hex = sqlite3_column_text(st, 0);
     if (!hex || strlen((const char *)hex) != VYRE_KEY_HEX_LEN ||
         vyre_key_from_hex((const char *)hex, &row->key) != 0)
-        return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX, "index '%s' has a bad key '%s'",
-                          idx->path, hex ? (const char *)hex : "(null)");
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REINDEX,
+                            vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX,
+                                       "index '%s' has a bad key '%s'", idx->path,
+                                       hex ? (const char *)hex : "(null)"));
     sqlite3_int64 kind = sqlite3_column_int64(st, 1);
     if (kind < 0 || kind > (sqlite3_int64)UINT32_MAX)
-        return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX,
-                          "index '%s' has a bad kind %lld for key '%s'", idx->path, (long long)kind,
-                          (const char *)hex);
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REINDEX,
+                            vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX,
+                                       "index '%s' has a bad kind %lld for key '%s'", idx->path,
+                                       (long long)kind, (const char *)hex));
     row->kind = (uint32_t)kind;
     int rc;
     if ((rc = read_text(idx, st, 2, row->arch, sizeof row->arch, err)) ||
@@ -375,39 +381,59 @@ static int check_schema_state(const vyre__sqlite *c, const vyre__sqlite_schema *
     int readonly = (c->flags & VYRE__SQLITE_READONLY) != 0;
     if ((s->application_id != 0 && s->application_id != INDEX_APPLICATION_ID) ||
         (s->user_version == 0 && s->objects > 0))
-        return vyre__fail(err, VYRE_ECORRUPT,
-                          "move the file away and " HINT_REINDEX " (which creates a new index)",
-                          "'%s' is an SQLite database but not a vyre cache index "
-                          "(application_id %lld, user_version %lld)",
-                          c->path, (long long)s->application_id, (long long)s->user_version);
+        return vyre__remedy(
+            err, VYRE_REMEDY_CACHE_REINDEX,
+            vyre__fail(err, VYRE_ECORRUPT,
+                       "move the file away and " HINT_REINDEX " (which creates a new index)",
+                       "'%s' is an SQLite database but not a vyre cache index "
+                       "(application_id %lld, user_version %lld)",
+                       c->path, (long long)s->application_id, (long long)s->user_version));
     if (s->user_version < 0 || s->user_version > VYRE_INDEX_SCHEMA_VERSION)
-        return vyre__fail(err, VYRE_EVERSION,
-                          "use the vyre-tools release that wrote it, or move the file away and "
-                          "rebuild it with 'vyre-cachectl reindex'",
-                          "index '%s' has schema version %lld, newer than the %d this build "
-                          "supports",
-                          c->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION);
+        return vyre__remedy(
+            err, VYRE_REMEDY_CACHE_REINDEX,
+            vyre__fail(err, VYRE_EVERSION,
+                       "use the vyre-tools release that wrote it, or move the file away and "
+                       "rebuild it from the blobs",
+                       "index '%s' has schema version %lld, newer than the %d this build "
+                       "supports",
+                       c->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION));
     if (readonly && s->user_version == 0)
-        return vyre__fail(err, VYRE_ENOENT,
-                          "run a command that writes the cache (e.g. 'vyre-cachectl reindex') "
-                          "to create it",
-                          "index '%s' is empty", c->path);
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REINDEX,
+                            vyre__fail(err, VYRE_ENOENT,
+                                       "run a command that writes the cache to create it",
+                                       "index '%s' is empty", c->path));
     if (readonly && s->user_version < VYRE_INDEX_SCHEMA_VERSION)
-        return vyre__fail(err, VYRE_EVERSION,
-                          "run a command that writes the cache (e.g. 'vyre-cachectl reindex') "
-                          "to upgrade it",
-                          "index '%s' has schema version %lld, older than the %d this build "
-                          "reads, and it was opened read-only",
-                          c->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION);
+        return vyre__remedy(
+            err, VYRE_REMEDY_CACHE_REINDEX,
+            vyre__fail(err, VYRE_EVERSION, "run a command that writes the cache to upgrade it",
+                       "index '%s' has schema version %lld, older than the %d this build "
+                       "reads, and it was opened read-only",
+                       c->path, (long long)s->user_version, VYRE_INDEX_SCHEMA_VERSION));
     return VYRE_OK;
 }
 
 /* The index as a store: rebuildable, so WAL's synchronous=NORMAL (which
  * may lose the last transactions on power loss, never corrupts) is the
  * right trade, and the journal mode follows the filesystem on every open. */
+/* Failures whose hint says to rebuild the index name the command too. */
+static vyre_remedy remedy_for(int code)
+{
+    switch (code) {
+    case VYRE_ENOSPC:
+        return VYRE_REMEDY_CACHE_PRUNE;
+    case VYRE_EROFS:
+    case VYRE_EBUSY:
+    case VYRE_ENOMEM:
+        return VYRE_REMEDY_NONE;
+    default:
+        return VYRE_REMEDY_CACHE_REINDEX;
+    }
+}
+
 static const vyre__sqlite_store k_store = {
     .noun = "index",
     .hint_for = hint_for,
+    .remedy_for = remedy_for,
     .busy_timeout_ms = VYRE_INDEX_BUSY_TIMEOUT_MS,
     .schema_version = VYRE_INDEX_SCHEMA_VERSION,
     .application_id = INDEX_APPLICATION_ID,
@@ -447,10 +473,10 @@ static int open_steps(vyre__index *idx, vyre_error *err)
         if (stat(idx->path, &st) != 0) {
             int e = errno;
             if (e == ENOENT)
-                return vyre__fail(err, VYRE_ENOENT,
-                                  "run a command that writes the cache (e.g. 'vyre-cachectl "
-                                  "reindex') to create it",
-                                  "index '%s' does not exist", idx->path);
+                return vyre__remedy(err, VYRE_REMEDY_CACHE_REINDEX,
+                                    vyre__fail(err, VYRE_ENOENT,
+                                               "run a command that writes the cache to create it",
+                                               "index '%s' does not exist", idx->path));
             return vyre__fail(err, vyre__errno_code(e), hint_for(vyre__errno_code(e)),
                               "cannot open index '%s': %s", idx->path, strerror(e));
         }
@@ -734,8 +760,10 @@ static int delete_others(vyre__index *idx, const vyre_key *sorted, size_t n, vyr
         vyre_key k;
         const unsigned char *hex = sqlite3_column_text(st, 0);
         if (!hex || vyre_key_from_hex((const char *)hex, &k) != 0) {
-            rc = vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX, "index '%s' has a bad key '%s'",
-                            idx->path, hex ? (const char *)hex : "(null)");
+            rc = vyre__remedy(err, VYRE_REMEDY_CACHE_REINDEX,
+                              vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX,
+                                         "index '%s' has a bad key '%s'", idx->path,
+                                         hex ? (const char *)hex : "(null)"));
             break;
         }
         if (n && bsearch(&k, sorted, n, sizeof *sorted, key_cmp))
@@ -870,7 +898,8 @@ int vyre__index_check(vyre__index *idx, vyre_error *err)
     if (rc)
         return rc;
     if (strcmp(result, "ok") != 0)
-        return vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX, "index '%s' is damaged: %s", idx->path,
-                          result);
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REINDEX,
+                            vyre__fail(err, VYRE_ECORRUPT, HINT_REINDEX,
+                                       "index '%s' is damaged: %s", idx->path, result));
     return VYRE_OK;
 }

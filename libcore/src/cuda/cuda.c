@@ -243,8 +243,9 @@ int vyre_cuda_device_info(int ordinal, vyre_device_info *info, vyre_error *err)
     if (rc)
         return rc;
     if (ordinal < 0 || ordinal >= count)
-        return vyre__fail(err, VYRE_ENODEV, "list the devices with 'vyre-bench devices'",
-                          "no CUDA device %d (this machine has %d)", ordinal, count);
+        return vyre__remedy(err, VYRE_REMEDY_DEVICES,
+                            vyre__fail(err, VYRE_ENODEV, NULL,
+                                       "no CUDA device %d (this machine has %d)", ordinal, count));
     CUdevice dev;
     rc = vyre__cuda_check(g_fns.cuDeviceGet(&dev, ordinal), "cuDeviceGet", err);
     if (rc)
