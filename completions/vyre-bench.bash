@@ -69,7 +69,7 @@ _vyre_bench()
         COMPREPLY=($(compgen -W "--db --kernels --help last last-1" -- "$cur"))
         ;;
     compare)
-        COMPREPLY=($(compgen -W "--db --alpha --min-effect --help last last-1" -- "$cur"))
+        COMPREPLY=($(compgen -W "--db --alpha --min-effect --max-noise --strict --allow-missing --json --help last last-1" -- "$cur"))
         ;;
     export)
         COMPREPLY=($(compgen -W "--db --csv --json --help last last-1" -- "$cur"))

@@ -322,6 +322,50 @@ Test(bench_run, json_csv_and_export_round_trip)
 
 /* ---- compare ------------------------------------------------------------------------------ */
 
+/* A run of `points` host points ("launch.stream", then "launch.p1"...),
+ * each with n samples 1000 * shift * (1 + spread * u), u uniform in
+ * [-1, 1) from a seeded generator, finished with `status` (RUNNING leaves
+ * it unfinished). */
+static int64_t synthetic_run_ex(vyre_results *db, double shift, double spread, int points,
+                                vyre_bench_run_status status, uint64_t seed)
+{
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "launch");
+    snprintf(r.command_line, sizeof r.command_line, "synthetic");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    enum { N = 400 };
+    for (int k = 0; k < points; k++) {
+        vyre_bench_point p;
+        memset(&p, 0, sizeof p);
+        p.run_id = r.id;
+        p.seq = k;
+        snprintf(p.suite, sizeof p.suite, "launch");
+        if (k == 0)
+            snprintf(p.benchmark, sizeof p.benchmark, "launch.stream");
+        else
+            snprintf(p.benchmark, sizeof p.benchmark, "launch.p%d", k);
+        p.items = 1;
+        p.device = -1;
+        p.mode = VYRE_BENCH_HOST;
+        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        static double x[N];
+        static vyre_bench_sample s[N];
+        memset(s, 0, sizeof s);
+        uint64_t st = seed * 1000 + (uint64_t)k;
+        for (int i = 0; i < N; i++) {
+            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+            double u = (double)(st >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+            s[i].value = x[i] = 1000 * shift * (1.0 + spread * u);
+        }
+        cr_assert_eq(vyre_stats_compute(x, N, &p.stats, NULL), 0);
+        cr_assert_eq(vyre_bench_point_finish(db, &p, s, N, NULL), 0);
+    }
+    if (status != VYRE_RUN_RUNNING)
+        cr_assert_eq(vyre_bench_run_finish(db, r.id, status, NULL, NULL), 0);
+    return r.id;
+}
+
 static int64_t synthetic_run(vyre_results *db, double shift)
 {
     vyre_bench_run r;
@@ -350,6 +394,120 @@ static int64_t synthetic_run(vyre_results *db, double shift)
     return r.id;
 }
 
+/* Uniform +-w has robust noise 1.4826 w / 2: the w for a given noise. */
+#define SPREAD(noise) ((noise)*2.0 / 1.4826)
+
+Test(bench_run, compare_verdicts_respect_noise)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_db, &db, NULL), 0);
+    synthetic_run_ex(db, 1.0, SPREAD(0.05), 3, VYRE_RUN_DONE, 1); /* 1: A */
+    synthetic_run_ex(db, 1.0, SPREAD(0.05), 3, VYRE_RUN_DONE, 2); /* 2: A again */
+    synthetic_run_ex(db, 1.0, SPREAD(0.01), 3, VYRE_RUN_DONE, 3); /* 3: 1 % noise */
+    synthetic_run_ex(db, 1.1, SPREAD(0.01), 3, VYRE_RUN_DONE, 4); /* 4: +10 % at 1 % */
+    synthetic_run_ex(db, 1.0, SPREAD(0.30), 3, VYRE_RUN_DONE, 5); /* 5: 30 % noise */
+    synthetic_run_ex(db, 1.1, SPREAD(0.30), 3, VYRE_RUN_DONE, 6); /* 6: +10 % at 30 % */
+    vyre_results_close(db);
+
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
+    cr_assert_eq(p.exit_code, 0, "A/A: %s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("compare", "--db", g_db, "3", "4"));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "\n0 faster, 3 slower, 0 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "4", "3"));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "\n3 faster, 0 slower, 0 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("compare", "--db", g_db, "5", "6"));
+    cr_assert_eq(p.exit_code, 0, "NOISY passes without --strict: %s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 0 same, 3 noisy, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "| NOISY   |\n"), "%s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--strict", "5", "6"));
+    cr_assert_eq(p.exit_code, 1, "NOISY fails with --strict: %s%s", p.out, p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--strict", "--json", "5", "6"));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "\"verdict\": \"noisy\""), "%s", p.out);
+    tu_proc_free(&p);
+    /* Raising the noise limit turns NOISY into SAME: the interval does not
+     * clear 1 +- 30 %. */
+    bench(&p, ARGS("compare", "--db", g_db, "--max-noise", "50", "5", "6"));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("compare", "--db", g_db, "--max-noise", "0", "5", "6"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: bad value '0' for --max-noise\n"
+                            "hint: give a percentage above 0, such as 10\n"
+                            "try 'vyre-bench compare --help'\n");
+    tu_proc_free(&p);
+}
+
+Test(bench_run, compare_gate_cannot_pass_by_accident)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_db, &db, NULL), 0);
+    synthetic_run_ex(db, 1.0, SPREAD(0.01), 3, VYRE_RUN_DONE, 1);        /* 1 */
+    synthetic_run_ex(db, 1.0, SPREAD(0.01), 3, VYRE_RUN_FAILED, 2);      /* 2 */
+    synthetic_run_ex(db, 1.0, SPREAD(0.01), 3, VYRE_RUN_INTERRUPTED, 3); /* 3 */
+    synthetic_run_ex(db, 1.0, SPREAD(0.01), 2, VYRE_RUN_RUNNING, 4);     /* 4 */
+    synthetic_run_ex(db, 1.0, SPREAD(0.01), 2, VYRE_RUN_DONE, 5);        /* 5: one point fewer */
+    synthetic_run_ex(db, 1.1, SPREAD(0.01), 2, VYRE_RUN_DONE, 6);        /* 6: slower, one fewer */
+    vyre_results_close(db);
+
+    static const struct {
+        const char *b, *status;
+    } bad[] = {{"2", "failed"}, {"3", "interrupted"}, {"4", "running"}};
+    tu_proc p;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[400];
+        bench(&p, ARGS("compare", "--db", g_db, "1", bad[i].b));
+        cr_assert_eq(p.exit_code, 2, "run %s: %s%s", bad[i].b, p.out, p.err);
+        cr_assert_str_eq(p.out, "");
+        snprintf(want, sizeof want,
+                 "vyre-bench: error: cannot compare: candidate run %s is '%s', not 'done'\n",
+                 bad[i].b, bad[i].status);
+        cr_assert(!strncmp(p.err, want, strlen(want)), "%s", p.err);
+        cr_assert(strstr(p.err, "\nhint: "), "%s", p.err);
+        tu_proc_free(&p);
+        bench(&p, ARGS("compare", "--db", g_db, "--json", "--allow-missing", bad[i].b, "1"));
+        cr_assert_eq(p.exit_code, 2, "baseline %s: %s%s", bad[i].b, p.out, p.err);
+        cr_assert_str_eq(p.out, "");
+        snprintf(want, sizeof want,
+                 "vyre-bench: error: cannot compare: baseline run %s is '%s', not 'done'\n",
+                 bad[i].b, bad[i].status);
+        cr_assert(!strncmp(p.err, want, strlen(want)), "%s", p.err);
+        tu_proc_free(&p);
+    }
+
+    bench(&p, ARGS("compare", "--db", g_db, "1", "5"));
+    cr_assert_eq(p.exit_code, 2, "%s%s", p.out, p.err);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: cannot compare: 1 point only one run has, first "
+                            "'launch.p2' only in run 1\n"
+                            "hint: compare runs of the same suites and axes, or pass "
+                            "--allow-missing to compare the points both have\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--allow-missing", "1", "5"));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "| only A  |\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 2 same, 0 noisy, 1 unmatched\n"), "%s", p.out);
+    tu_proc_free(&p);
+    /* --allow-missing does not hide a regression in the points both have. */
+    bench(&p, ARGS("compare", "--db", g_db, "--allow-missing", "1", "6"));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    tu_proc_free(&p);
+}
+
 Test(bench_run, compare_exit_codes_gate_on_slower)
 {
     vyre_results *db = NULL;
@@ -364,10 +522,10 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
     cr_assert(strstr(p.out,
                      "| launch.stream          | -                      | host |     1.00 us "
-                     "|     1.10 us |   1.100x |"),
+                     "|    0.3% |     1.10 us |    0.3% |  1.100x | [1.097, 1.102]  | "
+                     "2.7e-11 | SLOWER  |\n"),
               "%s", p.out);
-    cr_assert(strstr(p.out, "| SLOWER  |\n"), "%s", p.out);
-    cr_assert(strstr(p.out, "\n0 faster, 1 slower, 0 same, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 1 slower, 0 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "1", "3"));
@@ -381,7 +539,7 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 2);
     cr_assert_eq(json_integer_value(json_object_get(o, "baseline_run_id")), 1);
     cr_assert_eq(json_integer_value(json_object_get(o, "run_id")), 2);
     cr_assert_float_eq(json_real_value(json_object_get(o, "min_effect_ratio")), 0.02, 1e-12);
@@ -396,6 +554,9 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     cr_assert_float_eq(json_real_value(json_object_get(pt, "median_ratio")), 1103.0 / 1003.0,
                        1e-12);
     cr_assert_lt(json_real_value(json_object_get(pt, "p_value")), 0.01);
+    cr_assert_gt(json_real_value(json_object_get(pt, "ci_low_ratio")), 1.02);
+    cr_assert_lt(json_real_value(json_object_get(pt, "ci_high_ratio")), 1.2);
+    cr_assert_lt(json_real_value(json_object_get(pt, "noise_a_ratio")), 0.01);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "summary"), "slower")), 1);
     json_decref(o);
     tu_proc_free(&p);

@@ -473,16 +473,21 @@ Test(stats, verdicts_on_synthetic_sets)
     c = compare(a, 200, tiny, 200);
     cr_assert(c.mw.p < 0.01, "p = %g", c.mw.p);
     cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "1%%: %s", vyre_stats_verdict_name(c.verdict));
-    vyre_stats_compare_opts strict = {0.01, 0.005};
+    vyre_stats_compare_opts strict = {0.01, 0.005, 0.10};
     cr_assert_eq(vyre_stats_compare(a, 200, tiny, 200, &strict, &c, NULL), 0);
     cr_assert_eq(c.verdict, VYRE_VERDICT_SLOWER);
 
-    /* High noise (+-50 %), 20 samples, medians 3 % apart: overlap, SAME,
-     * and because of the test, not the threshold. */
+    /* High noise (+-50 %), 20 samples, medians 3 % apart: above the 10 %
+     * noise limit, so NOISY; with the limit raised, the interval straddles
+     * 1 and the verdict is SAME. */
     double *wa = synth(20, 100.0, 0.5, 5), *wb = synth(20, 103.0, 0.5, 6);
     c = compare(wa, 20, wb, 20);
     cr_assert(c.mw.p > 0.01, "p = %g", c.mw.p);
-    cr_assert_eq(c.verdict, VYRE_VERDICT_SAME);
+    cr_assert_eq(c.verdict, VYRE_VERDICT_NOISY, "%s", vyre_stats_verdict_name(c.verdict));
+    vyre_stats_compare_opts lax = {0.01, 0.02, 1.0};
+    cr_assert_eq(vyre_stats_compare(wa, 20, wb, 20, &lax, &c, NULL), 0);
+    cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "%s", vyre_stats_verdict_name(c.verdict));
+    cr_assert(c.ratio_lo < 1.0 && c.ratio_hi > 1.0, "[%g, %g]", c.ratio_lo, c.ratio_hi);
 
     free(a);
     free(same);
@@ -498,17 +503,110 @@ Test(stats, compare_bad_options)
     const double a[] = {1, 2, 3};
     vyre_stats_compare_result c;
     vyre_error e;
-    vyre_stats_compare_opts o = {0, 0.02};
+    vyre_stats_compare_opts o = {0, 0.02, 0.10};
     cr_assert_eq(vyre_stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "significance level '0' is not between 0 and 1");
     cr_assert_str_eq(e.hint, "use a significance level such as 0.01 or 0.05");
-    o = (vyre_stats_compare_opts){0.01, -1};
+    o = (vyre_stats_compare_opts){0.01, -1, 0.10};
     cr_assert_eq(vyre_stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "minimum change '-1' is negative");
+    o = (vyre_stats_compare_opts){0.01, 0.02, 0};
+    cr_assert_eq(vyre_stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "noise limit '0' is not above 0");
+    cr_assert_str_eq(e.hint, "use a noise limit such as 0.10 (10 %)");
     const double inf[] = {1, INFINITY};
     cr_assert_eq(vyre_stats_compare(a, 3, inf, 2, NULL, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "sample 1 of the second sample set is 'inf', not a finite number");
     cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_FASTER), "FASTER");
     cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_SLOWER), "SLOWER");
     cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_SAME), "SAME");
+    cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_NOISY), "NOISY");
+}
+
+Test(stats, robust_noise_by_hand)
+{
+    /* median 3; |x - 3| = 2 1 0 1 97, MAD 1; 1.4826 * 1 / 3. The 100 does
+     * not move it, as it would a standard deviation. */
+    const double x[] = {4, 1, 100, 3, 2};
+    assert_near(vyre_stats_robust_noise(x, 5), 1.4826 / 3.0, 1e-12, "robust noise");
+    assert_near(vyre_stats_robust_noise(x, 1), 0.0, 0, "one sample");
+    cr_assert(isnan(vyre_stats_robust_noise(x, 0)));
+    const double z[] = {0, 0, 1};
+    cr_assert(isnan(vyre_stats_robust_noise(z, 3)));
+}
+
+/* Uniform +-w has MAD w / 2, so robust noise 1.4826 w / 2: the spread that
+ * gives robust noise `noise`. */
+static double spread_for(double noise)
+{
+    return noise * 2.0 / 1.4826;
+}
+
+Test(stats, aa_from_one_distribution_is_same)
+{
+    /* Two independent draws of 3000 samples each from one distribution at
+     * 5 % noise: whatever the Mann-Whitney p, the interval stays inside
+     * 1 +- 5 %. */
+    for (uint64_t seed = 10; seed < 16; seed++) {
+        double *a = synth(3000, 445e3, spread_for(0.05), seed);
+        double *b = synth(3000, 445e3, spread_for(0.05), seed + 100);
+        vyre_stats_compare_result c = compare(a, 3000, b, 3000);
+        cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "seed %d: %s [%g, %g]", (int)seed,
+                     vyre_stats_verdict_name(c.verdict), c.ratio_lo, c.ratio_hi);
+        assert_near(c.noise_a, 0.05, 0.005, "noise a");
+        cr_assert(c.ratio_lo <= c.ratio && c.ratio <= c.ratio_hi);
+        free(a);
+        free(b);
+    }
+}
+
+Test(stats, large_samples_small_shift_is_same)
+{
+    /* 1 % apart at 1 % noise on 5000 samples: Mann-Whitney calls it
+     * significant beyond doubt, but it is under the 2 % minimum effect. */
+    double *a = synth(5000, 100.0, spread_for(0.01), 21);
+    double *b = synth(5000, 101.0, spread_for(0.01), 22);
+    vyre_stats_compare_result c = compare(a, 5000, b, 5000);
+    cr_assert(c.mw.p < 1e-16, "p = %g", c.mw.p);
+    cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "%s", vyre_stats_verdict_name(c.verdict));
+    assert_near(c.threshold, 0.02, 0, "threshold is min_effect");
+    free(a);
+    free(b);
+}
+
+Test(stats, shift_at_low_noise_is_slower_at_high_noise_noisy)
+{
+    double *a = synth(500, 100.0, spread_for(0.01), 31);
+    double *b = synth(500, 110.0, spread_for(0.01), 32);
+    vyre_stats_compare_result c = compare(a, 500, b, 500);
+    cr_assert_eq(c.verdict, VYRE_VERDICT_SLOWER, "%s", vyre_stats_verdict_name(c.verdict));
+    cr_assert(c.ratio_lo > 1.02 && c.ratio_hi < 1.2, "[%g, %g]", c.ratio_lo, c.ratio_hi);
+    vyre_stats_compare_result back = compare(b, 500, a, 500);
+    cr_assert_eq(back.verdict, VYRE_VERDICT_FASTER, "%s", vyre_stats_verdict_name(back.verdict));
+    /* Seeded: the same samples give the same interval. */
+    vyre_stats_compare_result again = compare(a, 500, b, 500);
+    cr_assert(again.ratio_lo == c.ratio_lo && again.ratio_hi == c.ratio_hi);
+    free(a);
+    free(b);
+
+    a = synth(500, 100.0, spread_for(0.30), 33);
+    b = synth(500, 110.0, spread_for(0.30), 34);
+    c = compare(a, 500, b, 500);
+    cr_assert_eq(c.verdict, VYRE_VERDICT_NOISY, "%s", vyre_stats_verdict_name(c.verdict));
+    assert_near(c.noise_a, 0.30, 0.05, "noise a");
+    free(a);
+    free(b);
+}
+
+Test(stats, bootstrap_bounded_on_many_samples)
+{
+    /* 200000 samples each: thinned for the bootstrap, still correct. */
+    double *a = synth(200000, 100.0, spread_for(0.01), 41);
+    double *b = synth(200000, 95.0, spread_for(0.01), 42);
+    vyre_stats_compare_result c = compare(a, 200000, b, 200000);
+    cr_assert_eq(c.verdict, VYRE_VERDICT_FASTER, "%s", vyre_stats_verdict_name(c.verdict));
+    cr_assert(c.ratio_lo < 0.95 + 0.01 && c.ratio_hi > 0.95 - 0.01, "[%g, %g]", c.ratio_lo,
+              c.ratio_hi);
+    free(a);
+    free(b);
 }

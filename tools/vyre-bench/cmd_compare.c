@@ -1,8 +1,9 @@
 /*
  * cmd_compare.c - `vyre-bench compare RUN_A RUN_B`: every point of B
- * against the same point of A (the baseline) with a Mann-Whitney U test
- * and a minimum effect (vyre_stats_compare); FASTER, SLOWER or SAME per
- * point. Exit 1 when any point is SLOWER, so CI can gate on regressions.
+ * against the same point of A (the baseline): a bootstrap interval of the
+ * median ratio against the noise (vyre_stats_compare); FASTER, SLOWER,
+ * SAME or NOISY per point. A gate that cannot pass by accident: exit 0 only
+ * when both runs are done, every point matched and none is SLOWER.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -18,19 +19,75 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: vyre-bench compare [--db PATH] [--alpha P] [--min-effect PCT] [--json]\n"
-            "                          RUN_A RUN_B\n\n"
+            "usage: vyre-bench compare [--db PATH] [--alpha P] [--min-effect PCT]\n"
+            "                          [--max-noise PCT] [--strict] [--allow-missing]\n"
+            "                          [--json] RUN_A RUN_B\n\n"
             "Compare run B against run A (the baseline), point by point, on their stored\n"
-            "samples: Mann-Whitney U (two-sided) and the ratio of medians. A point is\n"
-            "FASTER or SLOWER when p < alpha AND the medians differ by more than the\n"
-            "minimum effect; otherwise SAME. Points only one run has are listed as such.\n\n"
-            "  --alpha P          significance level (default 0.01)\n"
+            "samples. Each side's noise is 1.4826 MAD / median; the ratio of medians B/A\n"
+            "gets a %d-resample bootstrap interval at level 1 - alpha. A point is SLOWER\n"
+            "(FASTER) only when the whole interval lies above (below) 1 +- t, where\n"
+            "t = max(min effect, noise A, noise B); NOISY when either side's noise is\n"
+            "above the noise limit; otherwise SAME. The Mann-Whitney U p is shown too.\n\n"
+            "  --alpha P          1 - confidence level of the interval (default 0.01)\n"
             "  --min-effect PCT   smallest change that counts, percent (default 2)\n"
+            "  --max-noise PCT    noise above which a point is NOISY, percent (default 10)\n"
+            "  --strict           NOISY points fail the gate (exit 1)\n"
+            "  --allow-missing    points only one run has do not stop the comparison\n"
             "  --json             one JSON document (schema_version %d) instead of the\n"
             "                     table; the exit status is the same\n\n"
-            "exit status: 0 no point SLOWER, 1 some point SLOWER (gate CI on it),\n"
-            "             2 usage or operational error\n",
-            BENCH_COMPARE_JSON_SCHEMA_VERSION);
+            "exit status: 0 both runs done, every point matched, none SLOWER\n"
+            "             (nor NOISY with --strict)\n"
+            "             1 some point SLOWER (or NOISY with --strict)\n"
+            "             2 usage error, or no comparison possible: a run failed, was\n"
+            "               interrupted or is still running, or points are missing\n",
+            VYRE_COMPARE_RESAMPLES, BENCH_COMPARE_JSON_SCHEMA_VERSION);
+}
+
+/* p for people: "<1e-16" below what a double separates from 1. */
+static void format_p(double p, char *buf, size_t size)
+{
+    if (p < 1e-16)
+        snprintf(buf, size, "<1e-16");
+    else
+        snprintf(buf, size, "%.2g", p);
+}
+
+static const char *verdict_json(vyre_stats_verdict v)
+{
+    switch (v) {
+    case VYRE_VERDICT_FASTER:
+        return "faster";
+    case VYRE_VERDICT_SLOWER:
+        return "slower";
+    case VYRE_VERDICT_NOISY:
+        return "noisy";
+    case VYRE_VERDICT_SAME:
+        break;
+    }
+    return "same";
+}
+
+/* Both runs must be done: a failed, interrupted or still running run has
+ * missing or partial points, and comparing them would pass by accident. */
+static int check_run_done(vyre_results *db, int64_t id, const char *which)
+{
+    vyre_bench_run r;
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_bench_run_get(db, id, &r, &err)) {
+        vyre_cli_report(&err);
+        return VYRE_EXIT_ERROR;
+    }
+    if (r.status == VYRE_RUN_DONE)
+        return 0;
+    fprintf(stderr, "%s: error: cannot compare: %s run %" PRId64 " is '%s', not 'done'\n",
+            vyre_cli_prog(), which, id, vyre_bench_run_status_name(r.status));
+    fprintf(stderr, "hint: %s\n",
+            r.status == VYRE_RUN_RUNNING
+                ? "wait for it to finish; a run whose process died stays 'running': "
+                  "measure again with 'vyre-bench run'"
+                : "measure again with 'vyre-bench run' and compare the finished run");
+    return VYRE_EXIT_ERROR;
 }
 
 static int parse_num(const char *opt, const char *s, double *out)
@@ -55,10 +112,10 @@ static json_t *num_or_null(int known, double v)
 
 /* The comparison as one JSON document on stdout; returns the number of
  * SLOWER points (the exit status depends on it, as for the table). */
-static size_t print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
-                         const vyre_bench_cmp_row *rows, size_t n)
+static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
+                       const vyre_bench_cmp_row *rows, size_t n)
 {
-    size_t faster = 0, slower = 0, same = 0, unmatched = 0;
+    size_t faster = 0, slower = 0, same = 0, noisy = 0, unmatched = 0;
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         const vyre_bench_cmp_row *r = &rows[i];
@@ -66,12 +123,11 @@ static size_t print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co
         int both = r->has_a && r->has_b;
         const char *verdict = r->has_a ? "only_a" : "only_b";
         if (both) {
-            verdict = r->cmp.verdict == VYRE_VERDICT_FASTER   ? "faster"
-                      : r->cmp.verdict == VYRE_VERDICT_SLOWER ? "slower"
-                                                              : "same";
+            verdict = verdict_json(r->cmp.verdict);
             faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
             slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
             same += r->cmp.verdict == VYRE_VERDICT_SAME;
+            noisy += r->cmp.verdict == VYRE_VERDICT_NOISY;
         } else {
             unmatched++;
         }
@@ -85,7 +141,12 @@ static size_t print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co
         json_object_set_new(o, "point_b_id", r->has_b ? json_integer(r->b.id) : json_null());
         json_object_set_new(o, "median_a_ns", ns_or_null(r->has_a, r->a.stats.median));
         json_object_set_new(o, "median_b_ns", ns_or_null(r->has_b, r->b.stats.median));
+        json_object_set_new(o, "noise_a_ratio", num_or_null(both, r->cmp.noise_a));
+        json_object_set_new(o, "noise_b_ratio", num_or_null(both, r->cmp.noise_b));
         json_object_set_new(o, "median_ratio", num_or_null(both, r->cmp.ratio));
+        json_object_set_new(o, "ci_low_ratio", num_or_null(both, r->cmp.ratio_lo));
+        json_object_set_new(o, "ci_high_ratio", num_or_null(both, r->cmp.ratio_hi));
+        json_object_set_new(o, "threshold_ratio", num_or_null(both, r->cmp.threshold));
         json_object_set_new(o, "p_value", num_or_null(both, r->cmp.mw.p));
         json_object_set_new(o, "verdict", json_string(verdict));
         json_array_append_new(arr, o);
@@ -94,16 +155,17 @@ static size_t print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co
     json_object_set_new(o, "schema_version", json_integer(BENCH_COMPARE_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "baseline_run_id", json_integer(a));
     json_object_set_new(o, "run_id", json_integer(b));
-    json_object_set_new(o, "test", json_string("mann-whitney-u"));
+    json_object_set_new(o, "test", json_string("bootstrap-median-ratio"));
     json_object_set_new(o, "alpha", json_real(co->alpha));
+    json_object_set_new(o, "resamples", json_integer(VYRE_COMPARE_RESAMPLES));
     json_object_set_new(o, "min_effect_ratio", json_real(co->min_effect));
+    json_object_set_new(o, "max_noise_ratio", json_real(co->max_noise));
     json_object_set_new(o, "points", arr);
     json_object_set_new(o, "summary",
-                        json_pack("{s:I, s:I, s:I, s:I}", "faster", (json_int_t)faster, "slower",
-                                  (json_int_t)slower, "same", (json_int_t)same, "unmatched",
-                                  (json_int_t)unmatched));
+                        json_pack("{s:I, s:I, s:I, s:I, s:I}", "faster", (json_int_t)faster,
+                                  "slower", (json_int_t)slower, "same", (json_int_t)same, "noisy",
+                                  (json_int_t)noisy, "unmatched", (json_int_t)unmatched));
     bench_json_print(stdout, o);
-    return slower;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -112,6 +174,9 @@ int cmd_compare(int argc, char **argv)
         {"db", required_argument, NULL, 'D'},
         {"alpha", required_argument, NULL, 'a'},
         {"min-effect", required_argument, NULL, 'e'},
+        {"max-noise", required_argument, NULL, 'n'},
+        {"strict", no_argument, NULL, 's'},
+        {"allow-missing", no_argument, NULL, 'm'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -119,7 +184,7 @@ int cmd_compare(int argc, char **argv)
     const char *db_path = NULL;
     vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
     double pct = -1;
-    int c, code = 0, json = 0;
+    int c, code = 0, json = 0, strict = 0, allow_missing = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -133,6 +198,20 @@ int cmd_compare(int argc, char **argv)
             code = parse_num("--min-effect", optarg, &pct);
             if (!code)
                 co.min_effect = pct / 100.0;
+            break;
+        case 'n':
+            code = parse_num("--max-noise", optarg, &pct);
+            if (!code && pct <= 0)
+                code = vyre_cli_usage_error("compare", "give a percentage above 0, such as 10",
+                                            "bad value '%s' for --max-noise", optarg);
+            if (!code)
+                co.max_noise = pct / 100.0;
+            break;
+        case 's':
+            strict = 1;
+            break;
+        case 'm':
+            allow_missing = 1;
             break;
         case 'j':
             json = 1;
@@ -164,46 +243,87 @@ int cmd_compare(int argc, char **argv)
         vyre_results_close(db);
         return VYRE_EXIT_ERROR;
     }
-    if (json) {
-        size_t slower = print_json(a, b, &co, rows, n);
-        free(rows);
+    code = check_run_done(db, a, "baseline");
+    if (!code)
+        code = check_run_done(db, b, "candidate");
+    if (code) {
+        vyre_bench_cmp_row_list_free(rows);
         vyre_results_close(db);
-        return slower ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+        return code;
+    }
+    size_t faster = 0, slower = 0, same = 0, noisy = 0, unmatched = 0;
+    const vyre_bench_cmp_row *missing = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const vyre_bench_cmp_row *r = &rows[i];
+        if (!(r->has_a && r->has_b)) {
+            unmatched++;
+            if (!missing)
+                missing = r;
+            continue;
+        }
+        faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
+        slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
+        same += r->cmp.verdict == VYRE_VERDICT_SAME;
+        noisy += r->cmp.verdict == VYRE_VERDICT_NOISY;
+    }
+    if (missing && !allow_missing) {
+        const vyre_bench_point *p = missing->has_a ? &missing->a : &missing->b;
+        fprintf(stderr,
+                "%s: error: cannot compare: %zu point%s only one run has, first '%s%s%s' only in "
+                "run %" PRId64 "\n",
+                vyre_cli_prog(), unmatched, unmatched == 1 ? "" : "s", p->benchmark,
+                p->axes[0] ? " " : "", p->axes, missing->has_a ? a : b);
+        fprintf(stderr, "hint: compare runs of the same suites and axes, or pass "
+                        "--allow-missing to compare the points both have\n");
+        vyre_bench_cmp_row_list_free(rows);
+        vyre_results_close(db);
+        return VYRE_EXIT_ERROR;
+    }
+    int fail = slower || (strict && noisy);
+    if (json) {
+        print_json(a, b, &co, rows, n);
+        vyre_bench_cmp_row_list_free(rows);
+        vyre_results_close(db);
+        return fail ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
     }
     printf("run %" PRId64 " (baseline) vs run %" PRId64
-           ": Mann-Whitney U, alpha %g, min effect %g%%\n\n",
-           a, b, co.alpha, co.min_effect * 100);
-    printf("| %-22s | %-22s | %-4s | %11s | %11s | %8s | %9s | %-7s |\n", "benchmark", "axes",
-           "dev", "median A", "median B", "B/A", "p", "verdict");
-    printf("|------------------------|------------------------|------|------------:|------------:|"
-           "---------:|----------:|---------|\n");
-    size_t faster = 0, slower = 0, same = 0, unmatched = 0;
+           ": bootstrap %g%% interval of the median ratio, min effect %g%%, max noise %g%%\n\n",
+           a, b, (1 - co.alpha) * 100, co.min_effect * 100, co.max_noise * 100);
+    printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
+           "benchmark", "axes", "dev", "median A", "noise A", "median B", "noise B", "B/A",
+           "interval", "p", "verdict");
+    printf("|------------------------|------------------------|------|------------:|--------:|"
+           "------------:|--------:|--------:|-----------------|--------:|---------|\n");
     for (size_t i = 0; i < n; i++) {
         const vyre_bench_cmp_row *r = &rows[i];
         const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
-        char dev[16], ma[24], mb[24], ratio[16], pv[16];
+        char dev[16], ma[24], mb[24], na[16], nb[16], ratio[16], ci[40], pv[16];
         bench_format_device(p, dev, sizeof dev);
         bench_format_ns(r->has_a ? r->a.stats.median : NAN, ma, sizeof ma);
         bench_format_ns(r->has_b ? r->b.stats.median : NAN, mb, sizeof mb);
         const char *verdict;
         if (r->has_a && r->has_b) {
+            snprintf(na, sizeof na, "%.1f%%", r->cmp.noise_a * 100);
+            snprintf(nb, sizeof nb, "%.1f%%", r->cmp.noise_b * 100);
             snprintf(ratio, sizeof ratio, "%.3fx", r->cmp.ratio);
-            snprintf(pv, sizeof pv, "%.2g", r->cmp.mw.p);
+            snprintf(ci, sizeof ci, "[%.3f, %.3f]", r->cmp.ratio_lo, r->cmp.ratio_hi);
+            format_p(r->cmp.mw.p, pv, sizeof pv);
             verdict = vyre_stats_verdict_name(r->cmp.verdict);
-            faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
-            slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
-            same += r->cmp.verdict == VYRE_VERDICT_SAME;
         } else {
+            snprintf(na, sizeof na, "-");
+            snprintf(nb, sizeof nb, "-");
             snprintf(ratio, sizeof ratio, "-");
+            snprintf(ci, sizeof ci, "-");
             snprintf(pv, sizeof pv, "-");
             verdict = r->has_a ? "only A" : "only B";
-            unmatched++;
         }
-        printf("| %-22s | %-22s | %-4s | %11s | %11s | %8s | %9s | %-7s |\n", p->benchmark,
-               p->axes[0] ? p->axes : "-", dev, ma, mb, ratio, pv, verdict);
+        printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
+               p->benchmark, p->axes[0] ? p->axes : "-", dev, ma, na, mb, nb, ratio, ci, pv,
+               verdict);
     }
-    printf("\n%zu faster, %zu slower, %zu same, %zu unmatched\n", faster, slower, same, unmatched);
+    printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu unmatched\n", faster, slower, same,
+           noisy, unmatched);
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
-    return slower ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return fail ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
 }

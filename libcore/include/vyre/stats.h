@@ -191,25 +191,46 @@ typedef enum vyre_stats_verdict {
     VYRE_VERDICT_SAME = 0,
     VYRE_VERDICT_FASTER = 1, /* b takes less time than a */
     VYRE_VERDICT_SLOWER = 2, /* b takes more time than a */
+    VYRE_VERDICT_NOISY = 3,  /* a side's noise is above max_noise: no verdict */
 } vyre_stats_verdict;
 
 /*
- * Verdict thresholds. A change is FASTER or SLOWER only when it is both
- * significant (p < alpha) and large enough: the ratio of medians b / a
- * differs from 1 by more than min_effect (0.02 = 2 %). Otherwise it is
- * SAME, which means "no change worth reporting was found", not proof of
- * equality; so a 0.5 % shift measured on a million samples, significant as
- * it is, stays SAME.
+ * Robust relative spread of x: 1.4826 * MAD / median (the MAD scaled to a
+ * standard deviation for normal data, over the median). 0 for n < 2; NAN
+ * when the median is 0, n is 0 or x is NULL. Allocates a scratch copy;
+ * NAN on out-of-memory. Thread-safe.
+ */
+VYRE_EXTERN double vyre_stats_robust_noise(const double *x, size_t n);
+
+/*
+ * Verdict thresholds. For each side the robust noise (vyre_stats_robust_noise)
+ * is measured; when either is above max_noise (0.10 = 10 %) the point is
+ * NOISY and gets no verdict. Otherwise the ratio of medians b / a gets a
+ * bootstrap confidence interval at level 1 - alpha (percentile method,
+ * VYRE_COMPARE_RESAMPLES resamples of both sides, seeded, so the same samples
+ * always give the same interval), and the point is SLOWER only when the
+ * whole interval is above 1 + t, FASTER only when it is below 1 - t, where
+ * t = max(min_effect, noise_a, noise_b); otherwise SAME, which means "no
+ * change beyond the noise was found", not proof of equality. The
+ * Mann-Whitney p is reported but does not decide: with thousands of
+ * samples it calls any difference significant.
  */
 typedef struct vyre_stats_compare_opts {
     double alpha;
     double min_effect;
+    double max_noise;
 } vyre_stats_compare_opts;
 
 #define VYRE_COMPARE_OPTS_DEFAULT                                                                  \
     {                                                                                              \
-        0.01, 0.02                                                                                 \
+        0.01, 0.02, 0.10                                                                           \
     }
+
+/* Bootstrap resamples per comparison; each side is thinned to at most
+ * VYRE_COMPARE_BOOT_MAX evenly spaced order statistics first, so the cost
+ * is bounded whatever the sample count. */
+#define VYRE_COMPARE_RESAMPLES 2000
+#define VYRE_COMPARE_BOOT_MAX  2048
 
 typedef struct vyre_stats_compare_result {
     vyre_stats_mann_whitney_result mw;
@@ -218,6 +239,9 @@ typedef struct vyre_stats_compare_result {
     double hl_shift; /* Hodges-Lehmann: median of all b_j - a_i */
     int hl_approx;   /* 1 when computed on thinned samples (n1 n2 > 2^20) */
     vyre_stats_verdict verdict;
+    double noise_a, noise_b;   /* vyre_stats_robust_noise of each side */
+    double ratio_lo, ratio_hi; /* bootstrap interval of ratio; NAN when ratio is */
+    double threshold;          /* t = max(min_effect, noise_a, noise_b) */
 } vyre_stats_compare_result;
 
 /*
@@ -225,17 +249,17 @@ typedef struct vyre_stats_compare_result {
  * of the same point, lower being better (times). opts NULL means the
  * defaults. For n1 n2 above 2^20 the Hodges-Lehmann shift is computed on
  * both samples thinned to 1024 evenly spaced order statistics each (8 MiB
- * of differences at most), and hl_approx is set. FASTER needs p < alpha,
- * u1 > u2 (a tends to be larger) and ratio < 1 - min_effect; SLOWER the
- * mirror image; anything else is SAME. A zero median_a gives ratio NAN and verdict SAME.
- * Returns 0, VYRE_EINVAL (empty sample, non-finite value, alpha outside
- * (0, 1), negative min_effect) or VYRE_ENOMEM.
+ * of differences at most), and hl_approx is set. The verdict follows the
+ * rules above vyre_stats_compare_opts. A zero median_a gives ratio NAN and
+ * verdict SAME. Returns 0, VYRE_EINVAL (empty sample, non-finite value,
+ * alpha outside (0, 1), negative min_effect, max_noise not above 0) or
+ * VYRE_ENOMEM.
  */
 VYRE_EXTERN int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
                                    const vyre_stats_compare_opts *opts,
                                    vyre_stats_compare_result *out, vyre_error *err);
 
-/* "SAME", "FASTER", "SLOWER"; "?" for others. */
+/* "SAME", "FASTER", "SLOWER", "NOISY"; "?" for others. */
 VYRE_EXTERN const char *vyre_stats_verdict_name(vyre_stats_verdict v);
 
 #ifdef __cplusplus

@@ -506,6 +506,90 @@ static void thin(const double *s, size_t n, double *t, size_t m)
     }
 }
 
+double vyre_stats_robust_noise(const double *x, size_t n)
+{
+    if (!x || n == 0)
+        return NAN;
+    if (n < 2)
+        return 0.0;
+    double *v = malloc(n * sizeof *v);
+    if (!v)
+        return NAN;
+    memcpy(v, x, n * sizeof *v);
+    double med = median_select(v, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = fabs(v[i] - med);
+    double mad = median_select(v, n);
+    free(v);
+    return med != 0.0 ? 1.4826 * mad / fabs(med) : NAN;
+}
+
+/* splitmix64: a small, well-mixed generator; seeded with a constant so a
+ * comparison of the same samples always gives the same interval. */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Median of a resample (with replacement) of s[0..n-1], using buf[n]. */
+static double resample_median(const double *s, size_t n, double *buf, uint64_t *state)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = s[splitmix64(state) % n];
+    return median_select(buf, n);
+}
+
+/* Percentile bootstrap interval at level 1 - alpha of median(b)/median(a),
+ * from sorted sa, sb (thinned to VYRE_COMPARE_BOOT_MAX). 0 or VYRE_ENOMEM. */
+static int bootstrap_ratio(const double *sa, size_t n1, const double *sb, size_t n2, double alpha,
+                           double *lo, double *hi)
+{
+    size_t m1 = n1 > VYRE_COMPARE_BOOT_MAX ? VYRE_COMPARE_BOOT_MAX : n1;
+    size_t m2 = n2 > VYRE_COMPARE_BOOT_MAX ? VYRE_COMPARE_BOOT_MAX : n2;
+    double *ta = malloc(m1 * sizeof *ta);
+    double *tb = malloc(m2 * sizeof *tb);
+    double *buf = malloc((m1 > m2 ? m1 : m2) * sizeof *buf);
+    double *r = malloc(VYRE_COMPARE_RESAMPLES * sizeof *r);
+    if (!ta || !tb || !buf || !r) {
+        free(ta);
+        free(tb);
+        free(buf);
+        free(r);
+        return VYRE_ENOMEM;
+    }
+    if (m1 < n1)
+        thin(sa, n1, ta, m1);
+    else
+        memcpy(ta, sa, n1 * sizeof *ta);
+    if (m2 < n2)
+        thin(sb, n2, tb, m2);
+    else
+        memcpy(tb, sb, n2 * sizeof *tb);
+    uint64_t state = 0x7672652d626f6f74ULL;
+    size_t k = 0;
+    for (size_t i = 0; i < VYRE_COMPARE_RESAMPLES; i++) {
+        double ma = resample_median(ta, m1, buf, &state);
+        double mb = resample_median(tb, m2, buf, &state);
+        if (ma != 0.0)
+            r[k++] = mb / ma;
+    }
+    if (k == 0) {
+        *lo = *hi = NAN;
+    } else {
+        qsort(r, k, sizeof *r, cmp_double);
+        *lo = vyre_stats_percentile_sorted(r, k, 100.0 * alpha / 2.0);
+        *hi = vyre_stats_percentile_sorted(r, k, 100.0 * (1.0 - alpha / 2.0));
+    }
+    free(ta);
+    free(tb);
+    free(buf);
+    free(r);
+    return VYRE_OK;
+}
+
 int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
                        const vyre_stats_compare_opts *opts, vyre_stats_compare_result *out,
                        vyre_error *err)
@@ -519,6 +603,9 @@ int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
     if (!(opts->min_effect >= 0.0) || !isfinite(opts->min_effect))
         return vyre__fail(err, VYRE_EINVAL, "use a minimum change such as 0.02 (2 %)",
                           "minimum change '%g' is negative", opts->min_effect);
+    if (!(opts->max_noise > 0.0) || !isfinite(opts->max_noise))
+        return vyre__fail(err, VYRE_EINVAL, "use a noise limit such as 0.10 (10 %)",
+                          "noise limit '%g' is not above 0", opts->max_noise);
     vyre_stats_compare_result c;
     memset(&c, 0, sizeof c);
     int rc = vyre_stats_mann_whitney(a, n1, b, n2, &c.mw, err);
@@ -559,19 +646,36 @@ int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
             diff[i * m2 + j] = pb[j] - pa[i];
     c.hl_shift = median_select(diff, m1 * m2);
     c.hl_approx = ta || tb;
-    free(sa);
-    free(sb);
     free(ta);
     free(tb);
     free(diff);
-
-    c.verdict = VYRE_VERDICT_SAME;
-    if (c.mw.p < opts->alpha && isfinite(c.ratio)) {
-        if (c.mw.u1 > c.mw.u2 && c.ratio < 1.0 - opts->min_effect)
-            c.verdict = VYRE_VERDICT_FASTER;
-        else if (c.mw.u1 < c.mw.u2 && c.ratio > 1.0 + opts->min_effect)
-            c.verdict = VYRE_VERDICT_SLOWER;
+    c.ratio_lo = c.ratio_hi = NAN;
+    if (isfinite(c.ratio) &&
+        bootstrap_ratio(sa, n1, sb, n2, opts->alpha, &c.ratio_lo, &c.ratio_hi)) {
+        free(sa);
+        free(sb);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing %zu and %zu samples", n1,
+                          n2);
     }
+    free(sa);
+    free(sb);
+
+    c.noise_a = vyre_stats_robust_noise(a, n1);
+    c.noise_b = vyre_stats_robust_noise(b, n2);
+    c.threshold = opts->min_effect;
+    if (c.noise_a > c.threshold)
+        c.threshold = c.noise_a;
+    if (c.noise_b > c.threshold)
+        c.threshold = c.noise_b;
+    c.verdict = VYRE_VERDICT_SAME;
+    if (!isfinite(c.ratio) || !isfinite(c.ratio_lo) || !isfinite(c.ratio_hi))
+        c.verdict = VYRE_VERDICT_SAME;
+    else if (!(c.noise_a <= opts->max_noise) || !(c.noise_b <= opts->max_noise))
+        c.verdict = VYRE_VERDICT_NOISY;
+    else if (c.ratio_lo > 1.0 + c.threshold)
+        c.verdict = VYRE_VERDICT_SLOWER;
+    else if (c.ratio_hi < 1.0 - c.threshold)
+        c.verdict = VYRE_VERDICT_FASTER;
     *out = c;
     return VYRE_OK;
 }
@@ -585,6 +689,8 @@ const char *vyre_stats_verdict_name(vyre_stats_verdict v)
         return "FASTER";
     case VYRE_VERDICT_SLOWER:
         return "SLOWER";
+    case VYRE_VERDICT_NOISY:
+        return "NOISY";
     }
     return "?";
 }
