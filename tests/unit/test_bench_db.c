@@ -482,6 +482,30 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     cr_assert_eq(n, 0);
 }
 
+Test(bench_db, measure_stops_on_robust_noise_despite_an_outlier)
+{
+    /* 100..102 with one 1000: stddev / mean stays above 2 % for far more
+     * than 1000 samples, 1.4826 * MAD / median is 1.47 % from the start. */
+    struct fake f = {0, NULL, 0};
+    vyre_bench_measure_opts o;
+    memset(&o, 0, sizeof o);
+    o.sample = fake_sample;
+    o.ctx = &f;
+    o.rule = (vyre_stats_stop_rule){10, 0.0, 0.02, 0.0, 1000};
+    o.nvml_index = -1;
+    vyre_bench_point pt;
+    memset(&pt, 0, sizeof pt);
+    vyre_bench_sample *s = NULL;
+    size_t n = 0;
+    int intr = 0;
+    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
+    cr_assert_eq(pt.stop_reason, VYRE_STOP_NOISE_OK, "%s", pt.stop);
+    cr_assert_eq(n, 10, "stops as soon as the minimum is met: %s", pt.stop);
+    cr_assert_gt(pt.stats.noise, 0.02, "stddev / mean is kept as it is");
+    cr_assert_lt(pt.stats.robust_noise, 0.02);
+    vyre_bench_sample_list_free(s);
+}
+
 Test(bench_db, datasheet_peaks)
 {
     const char *label = NULL;
