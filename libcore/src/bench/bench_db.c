@@ -1,6 +1,7 @@
 /*
  * bench_db.c - runs, points, samples and kernel records of vyre-bench in
- * the results database (see vyre/bench.h; schema db/results_v2.sql).
+ * the results database (see vyre/bench.h; schema db/results_v2.sql and
+ * db/results_v3.sql).
  *
  * Every write is one BEGIN IMMEDIATE transaction under the results
  * handle's lock (results_internal.h): a point and all its samples appear
@@ -159,10 +160,10 @@ static int64_t proc_start_time(int64_t pid)
     if (!p)
         return -1;
     p++;
-    /* p is at field 3 after one space; starttime is field 22. */
-    for (int field = 2; field < 22 && p; field++) {
+    /* p is at the space before field 3; each step moves it to the space
+     * before the next field, ending before field 22 (starttime). */
+    for (int field = 3; field < 22 && p; field++)
         p = strchr(p + 1, ' ');
-    }
     if (!p)
         return -1;
     char *end;
