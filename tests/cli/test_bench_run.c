@@ -13,6 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "vyre/bench.h"
@@ -779,5 +783,181 @@ Test(bench_run, history_usage_errors)
     bench(&p, ARGS("runs", "--db", g_db));
     cr_assert_eq(p.exit_code, 0);
     cr_assert(strstr(p.out, "(no runs in "), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+/* ---- runs always end in a true state ------------------------------------------ */
+
+/* Starts `vyre-bench run --suite cache` on g_db in the background (stdout
+ * and stderr into files in g_tmp) with a rule slow enough that the run is
+ * still going after its first point; returns the pid. */
+static pid_t start_slow_run(void)
+{
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/bg.out", g_tmp);
+        if (!freopen(path, "w", stdout))
+            _exit(99);
+        snprintf(path, sizeof path, "%s/bg.err", g_tmp);
+        if (!freopen(path, "w", stderr))
+            _exit(99);
+        putenv(g_env_home);
+        putenv(g_env_xdg);
+        putenv(g_env_data);
+        putenv(g_env_tmp);
+        setenv("VYRE_CUDA_LIBRARY", "/nonexistent", 1);
+        setenv("VYRE_NVML_LIBRARY", "/nonexistent", 1);
+        unsetenv("CUDA_CACHE_PATH");
+        unsetenv("NVTX_INJECTION64_PATH");
+        /* Each point measures for at least 0.3 s: eight of them outlast the
+         * wait for the first. */
+        execl(VYRE_BENCH_BIN, VYRE_BENCH_BIN, "run", "--suite", "cache", "--db", g_db,
+              "--min-samples", "3", "--min-time", "0.3", "--max-noise", "0", "--timeout", "1", "-q",
+              (char *)NULL);
+        _exit(98);
+    }
+    return pid;
+}
+
+/* Value of sql on g_db, -1 while the file or its tables are not there yet. */
+static long long db_int_or(const char *sql)
+{
+    sqlite3 *raw = NULL;
+    long long v = -1;
+    if (sqlite3_open_v2(g_db, &raw, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(raw, 1000);
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(raw, sql, -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(raw);
+    return v;
+}
+
+/* Waits (60 s at most: a bound, not a measurement) until the background run
+ * has finished a point. */
+static void wait_first_point(pid_t pid)
+{
+    for (int i = 0; i < 6000; i++) {
+        if (db_int_or("SELECT count(*) FROM points WHERE n > 0") > 0)
+            return;
+        int st;
+        cr_assert_eq(waitpid(pid, &st, WNOHANG), 0, "the run ended before its first point");
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_assert_fail("no point finished within 60 s");
+}
+
+static char *read_tmp(const char *name)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", g_tmp, name);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s", path);
+    static char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void signal_ends_run_interrupted(int sig, const char *name)
+{
+    pid_t pid = start_slow_run();
+    wait_first_point(pid);
+    cr_assert_eq(kill(pid, sig), 0);
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st), "%s killed the process instead of ending the run", name);
+    cr_assert_eq(WEXITSTATUS(st), 130, "%s", read_tmp("bg.err"));
+    char want[128];
+    snprintf(want, sizeof want, "vyre-bench: interrupted (%s): run 1 keeps the ", name);
+    cr_assert(strstr(read_tmp("bg.err"), want), "%s", read_tmp("bg.err"));
+    cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'interrupted'"), 1);
+    cr_assert_geq(db_int("SELECT count(*) FROM points WHERE run_id = 1 AND n > 0"), 1,
+                  "finished points are kept");
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE n = 0"), 0);
+}
+
+Test(bench_run, sighup_ends_the_run_interrupted)
+{
+    signal_ends_run_interrupted(SIGHUP, "SIGHUP");
+}
+
+Test(bench_run, sigterm_ends_the_run_interrupted)
+{
+    signal_ends_run_interrupted(SIGTERM, "SIGTERM");
+}
+
+Test(bench_run, sigkilled_run_is_interrupted_by_the_next_reader)
+{
+    pid_t pid = start_slow_run();
+    wait_first_point(pid);
+    cr_assert_eq(kill(pid, SIGKILL), 0);
+    cr_assert_eq(waitpid(pid, NULL, 0), pid);
+    cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'running'"), 1,
+                 "nothing could mark it: it was killed");
+    long long kept = db_int("SELECT count(*) FROM points WHERE n > 0");
+
+    tu_proc p;
+    bench(&p, ARGS("runs", "--db", g_db));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "interrupted"), "%s", p.out);
+    cr_assert_null(strstr(p.out, "running"), "%s", p.out);
+    tu_proc_free(&p);
+    cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'interrupted' AND message LIKE "
+                        "'%ended without finishing%'"),
+                 1);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE n > 0"), kept, "its points are kept");
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE n = 0"), 0,
+                 "the point it was measuring goes");
+
+    bench(&p, ARGS("show", "1", "--db", g_db));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+}
+
+/* ---- honest stopping ---------------------------------------------------------- */
+
+Test(bench_run, quick_keeps_the_sample_minimum)
+{
+    tu_proc p;
+    /* Noise criterion off: a point stops when the minimums are met. */
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, "--quick", "--max-noise", "0", "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_gt(db_int("SELECT count(*) FROM points WHERE stop_reason = 'minimums-met'"), 0);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE stop_reason = 'minimums-met' AND n < "
+                        "10"),
+                 0, "--quick honours the default minimum of 10 samples");
+
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, "--quick", "--max-noise", "0",
+                   "--min-samples", "12", "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE run_id = 2 AND stop_reason = "
+                        "'minimums-met' AND n < 12"),
+                 0, "--min-samples holds in --quick");
+}
+
+Test(bench_run, most_points_timing_out_ends_with_one_warning)
+{
+    tu_proc p;
+    /* A minimum time no point can reach: every point stops at the timeout. */
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, "--min-samples", "3", "--min-time",
+                   "1000", "--timeout", "0.001", "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.err,
+                     "vyre-bench: warning: 8 of 8 points stopped at the 0.001 s timeout before "
+                     "their noise fell to 0.50%; their medians are less settled than usual\n"
+                     "hint: an idle machine, a longer --min-time or --timeout, or pinned GPU "
+                     "clocks (nvidia-smi --lock-gpu-clocks) help\n");
     tu_proc_free(&p);
 }

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "vyre/bench.h"
@@ -127,17 +129,20 @@ Test(bench_db, v1_database_migrates_to_v2_keeping_rows)
 
     vyre_results *db = open_ok();
     vyre_results_close(db);
-    cr_assert_eq(raw_int("PRAGMA user_version"), 2);
+    cr_assert_eq(raw_int("PRAGMA user_version"), 3);
     cr_assert_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
                          "('runs', 'points', 'samples')"),
                  3);
+    cr_assert_eq(raw_int("SELECT count(*) FROM pragma_table_info('runs') WHERE name IN "
+                         "('pid_start', 'boot_id')"),
+                 2, "v3 records the process start time and boot of a run");
     cr_assert_eq(raw_int("SELECT count(*) FROM timings WHERE name = 'old_kernel' AND "
                          "point_id IS NULL AND run_id IS NULL"),
                  1, "the v1 row survives with NULL run and point");
     /* Reopening a v2 file changes nothing. */
     db = open_ok();
     vyre_results_close(db);
-    cr_assert_eq(raw_int("PRAGMA user_version"), 2);
+    cr_assert_eq(raw_int("PRAGMA user_version"), 3);
     cr_assert_eq(raw_int("SELECT count(*) FROM timings"), 1);
 }
 
@@ -262,6 +267,92 @@ Test(bench_db, interrupted_run_keeps_finished_points)
     cr_assert_eq(vyre_bench_run_get(db, run, &r, NULL), 0);
     cr_assert_eq(r.status, VYRE_RUN_INTERRUPTED);
     cr_assert_eq(r.npoints, 1);
+    vyre_results_close(db);
+}
+
+/* Runs sql on the test database outside libcore. */
+static void raw_exec(const char *sql)
+{
+    sqlite3 *raw = NULL;
+    cr_assert_eq(sqlite3_open(g_path, &raw), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(raw));
+    sqlite3_close(raw);
+}
+
+static vyre_bench_run_status status_of(vyre_results *db, int64_t id)
+{
+    vyre_bench_run r;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_get(db, id, &r, &e), 0, "%s", e.message);
+    return r.status;
+}
+
+Test(bench_db, live_run_of_this_process_stays_running)
+{
+    vyre_results *db = open_ok();
+    int64_t run = begin_run(db, "cache");
+    /* Field 22 of /proc/self/stat, counted here on its own. */
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    cr_assert(f);
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    char *save = NULL, *tok = strtok_r(strrchr(buf, ')') + 1, " ", &save);
+    for (int field = 3; field < 22 && tok; field++)
+        tok = strtok_r(NULL, " ", &save);
+    cr_assert(tok);
+    cr_assert_eq(raw_int("SELECT pid_start FROM runs"), atoll(tok),
+                 "the start time of this process is recorded");
+    size_t n = 9;
+    cr_assert_eq(vyre_bench_runs_reap(db, &n, NULL), 0);
+    cr_assert_eq(n, 0);
+    cr_assert_eq(status_of(db, run), VYRE_RUN_RUNNING);
+    vyre_results_close(db);
+}
+
+Test(bench_db, reused_pid_marks_run_interrupted_keeping_points)
+{
+    vyre_results *db = open_ok();
+    int64_t run = begin_run(db, "cache");
+    double x[] = {5, 6, 7};
+    add_point(db, run, 0, "cache.hit", x, 3);
+    /* Our pid is alive, but the recorded start time says it was another
+     * process: the pid was reused. */
+    raw_exec("UPDATE runs SET pid_start = pid_start + 1");
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, run, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_INTERRUPTED);
+    cr_assert_eq(r.npoints, 1, "finished points are kept");
+    cr_assert(strstr(r.message, "ended without finishing"), "%s", r.message);
+    vyre_results_close(db);
+}
+
+Test(bench_db, gone_pid_marks_run_interrupted_and_other_hosts_are_left)
+{
+    vyre_results *db = open_ok();
+    int64_t dead = begin_run(db, "cache");
+    int64_t other = begin_run(db, "cache");
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0)
+        _exit(0);
+    cr_assert_eq(waitpid(child, NULL, 0), child);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "UPDATE runs SET pid = %d, pid_start = NULL WHERE id = %lld; "
+             "UPDATE runs SET pid = %d, host = 'elsewhere' WHERE id = %lld",
+             (int)child, (long long)dead, (int)child, (long long)other);
+    raw_exec(sql);
+    vyre_bench_run *list = NULL;
+    size_t n = 0;
+    cr_assert_eq(vyre_bench_runs_list(db, 0, &list, &n, NULL), 0);
+    cr_assert_eq(n, 2);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(list[i].status, list[i].id == dead ? VYRE_RUN_INTERRUPTED : VYRE_RUN_RUNNING,
+                     "run %lld", (long long)list[i].id);
+    free(list);
     vyre_results_close(db);
 }
 
@@ -400,6 +491,30 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     cr_assert_eq(intr, 1);
     cr_assert_null(s);
     cr_assert_eq(n, 0);
+}
+
+Test(bench_db, measure_stops_on_robust_noise_despite_an_outlier)
+{
+    /* 100..102 with one 1000: stddev / mean stays above 2 % for far more
+     * than 1000 samples, 1.4826 * MAD / median is 1.47 % from the start. */
+    struct fake f = {0, NULL, 0};
+    vyre_bench_measure_opts o;
+    memset(&o, 0, sizeof o);
+    o.sample = fake_sample;
+    o.ctx = &f;
+    o.rule = (vyre_stats_stop_rule){10, 0.0, 0.02, 0.0, 1000};
+    o.nvml_index = -1;
+    vyre_bench_point pt;
+    memset(&pt, 0, sizeof pt);
+    vyre_bench_sample *s = NULL;
+    size_t n = 0;
+    int intr = 0;
+    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
+    cr_assert_eq(pt.stop_reason, VYRE_STOP_NOISE_OK, "%s", pt.stop);
+    cr_assert_eq(n, 10, "stops as soon as the minimum is met: %s", pt.stop);
+    cr_assert_gt(pt.stats.noise, 0.02, "stddev / mean is kept as it is");
+    cr_assert_lt(pt.stats.robust_noise, 0.02);
+    vyre_bench_sample_list_free(s);
 }
 
 Test(bench_db, datasheet_peaks)

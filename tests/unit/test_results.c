@@ -193,7 +193,10 @@ Test(results, newer_schema_is_refused_untouched)
 {
     vyre_results *db = open_ok(g_path);
     vyre_results_close(db);
-    raw_exec(g_path, "PRAGMA journal_mode=DELETE; PRAGMA user_version=3");
+    char newer[96];
+    snprintf(newer, sizeof newer, "PRAGMA journal_mode=DELETE; PRAGMA user_version=%d",
+             VYRE_RESULTS_SCHEMA_VERSION + 1);
+    raw_exec(g_path, newer);
     size_t len = 0;
     char *before = snapshot(g_path, &len);
 
@@ -202,7 +205,10 @@ Test(results, newer_schema_is_refused_untouched)
     db = NULL;
     cr_assert_eq(vyre_results_open(g_path, &db, &e), VYRE_EVERSION);
     cr_assert_null(db);
-    cr_assert(strstr(e.message, "schema version 3, newer than the 2"), "%s", e.message);
+    char want[64];
+    snprintf(want, sizeof want, "schema version %d, newer than the %d",
+             VYRE_RESULTS_SCHEMA_VERSION + 1, VYRE_RESULTS_SCHEMA_VERSION);
+    cr_assert(strstr(e.message, want), "%s", e.message);
     cr_assert(strstr(e.message, g_path), "%s", e.message);
     cr_assert_neq(e.hint[0], '\0');
     expect_untouched(g_path, before, len);

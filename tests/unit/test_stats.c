@@ -610,3 +610,60 @@ Test(stats, bootstrap_bounded_on_many_samples)
     free(a);
     free(b);
 }
+
+/* ---- robust noise ---- */
+
+Test(stats, robust_noise_by_hand)
+{
+    /* Sorted 2 4 4 4 5 5 7 9: median 4.5, |x - 4.5| = 2.5 .5 .5 .5 .5 .5
+     * 2.5 4.5, MAD 0.5; 1.4826 * 0.5 / 4.5 = 0.16473... */
+    const double x[] = {2, 4, 4, 4, 5, 5, 7, 9};
+    assert_near(vyre_stats_robust_noise(x, 8), 1.4826 * 0.5 / 4.5, 1e-12, "robust noise");
+    vyre_stats s;
+    cr_assert_eq(vyre_stats_compute(x, 8, &s, NULL), 0);
+    assert_near(s.robust_noise, 1.4826 * 0.5 / 4.5, 1e-12, "vyre_stats.robust_noise");
+    cr_assert(isnan(vyre_stats_robust_noise(x, 1)), "n = 1 has no spread");
+    cr_assert(isnan(vyre_stats_robust_noise(NULL, 0)));
+    const double zero[] = {0, 0, 0};
+    cr_assert(isnan(vyre_stats_robust_noise(zero, 3)), "a median of 0 has no relative spread");
+    const double bad[] = {1, NAN, 2};
+    cr_assert(isnan(vyre_stats_robust_noise(bad, 3)));
+}
+
+Test(stats, outliers_do_not_blow_up_the_robust_noise)
+{
+    /* 100 samples within 4-5 us and three 1 ms stalls: stddev / mean goes
+     * far above 100 %, the robust spread stays near that of the clean
+     * samples. */
+    double x[103];
+    for (size_t i = 0; i < 100; i++)
+        x[i] = 4000 + (double)(i % 10) * 100;
+    x[100] = x[101] = x[102] = 1e6;
+    vyre_stats s;
+    cr_assert_eq(vyre_stats_compute(x, 103, &s, NULL), 0);
+    cr_assert_gt(s.noise, 1.0, "stddev / mean: %g", s.noise);
+    double clean = vyre_stats_robust_noise(x, 100);
+    cr_assert_lt(s.robust_noise, 0.1, "robust: %g", s.robust_noise);
+    cr_assert_lt(fabs(s.robust_noise - clean), 0.02, "%g vs %g", s.robust_noise, clean);
+}
+
+Test(stats, stop_check_noise_uses_the_given_noise_and_minimums)
+{
+    vyre_stats_stop_rule rule = {10, 0.0, 0.02, 3.0, 0};
+    vyre_stats_stop_decision d = vyre_stats_stop_check_noise(&rule, 5, 0.001, 1.0, 0.5);
+    cr_assert_eq(d.stop, 0, "5 of 10 samples: the minimum holds whatever the noise");
+    cr_assert_eq(d.reason, VYRE_STOP_MIN_SAMPLES_NOT_MET);
+    d = vyre_stats_stop_check_noise(&rule, 10, 0.001, 1.0, 0.5);
+    cr_assert_eq(d.stop, 1);
+    cr_assert_eq(d.reason, VYRE_STOP_NOISE_OK);
+    d = vyre_stats_stop_check_noise(&rule, 10, 0.05, 1.0, 0.5);
+    cr_assert_eq(d.stop, 0);
+    cr_assert_eq(d.reason, VYRE_STOP_NOISY);
+    d = vyre_stats_stop_check_noise(&rule, 10, NAN, 1.0, 0.5);
+    cr_assert_eq(d.stop, 0, "an unknown noise is never low enough");
+    d = vyre_stats_stop_check_noise(&rule, 10, 0.05, 1.0, 3.0);
+    cr_assert_eq(d.reason, VYRE_STOP_TIMEOUT);
+    char buf[128];
+    vyre_stats_stop_format(&d, &rule, buf, sizeof buf);
+    cr_assert(strstr(buf, "timeout: noise 5.00% > 2.00%"), "%s", buf);
+}

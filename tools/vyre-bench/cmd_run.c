@@ -21,13 +21,26 @@
 #define MAX_DEVICES 16
 
 static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_signal; /* the first stopping signal */
 
-static void on_sigint(int sig)
+/* SIGINT (Ctrl-C), SIGTERM (kill, a service manager) and SIGHUP (the
+ * terminal closed) all end the run the same way: the point in progress is
+ * dropped, finished points are kept, the run is marked interrupted. */
+static void on_stop_signal(int sig)
 {
-    (void)sig;
+    if (!g_signal)
+        g_signal = sig;
     g_stop = 1;
-    /* A second Ctrl-C is the default action: the user insists. */
-    signal(SIGINT, SIG_DFL);
+    /* The same signal a second time is the default action: the user insists. */
+    signal(sig, SIG_DFL);
+}
+
+static const int k_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NSTOP_SIGNALS (sizeof k_stop_signals / sizeof k_stop_signals[0])
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT";
 }
 
 static void usage(FILE *out)
@@ -54,7 +67,9 @@ static void usage(FILE *out)
             "  --mode hot|cold|both     L2 warm, or flushed before each sample (default hot)\n\n"
             "measurement (nvbench's stopping rule; defaults in brackets):\n"
             "  --min-samples N [10]  --min-time S [0.5]  --max-noise PCT [0.5]  --timeout S [15]\n"
-            "  --quick                 5 samples, 0.05 s, 2%%, 3 s; fewer sizes\n"
+            "  --quick                 0.05 s, 2%%, 3 s (--min-samples still holds); fewer sizes\n"
+            "noise is the robust relative spread 1.4826 * MAD / median (stddev / mean\n"
+            "stays in the database and exports)\n"
             "  --no-kernels            skip the CUPTI pass that records kernels per point\n"
             "  --devices LIST|all      CUDA ordinals, e.g. 0,1 (default 0)\n\n"
             "output:\n"
@@ -64,7 +79,8 @@ static void usage(FILE *out)
             "  -q          no progress line\n\n"
             "exit status: 0 done, 2 usage or operational error (the run is marked failed),\n"
             "             3 no NVIDIA driver or GPU for a GPU suite you named,\n"
-            "             130 interrupted (Ctrl-C; finished points are kept)\n");
+            "             130 interrupted (Ctrl-C, SIGTERM or SIGHUP; finished points are\n"
+            "             kept)\n");
 }
 
 /* ---- progress and printing ------------------------------------------------- */
@@ -75,6 +91,8 @@ typedef struct run_out {
     int drawn;
     int header_done;
     uint64_t start_ns;
+    size_t npoints;   /* printed so far */
+    size_t ntimeouts; /* of them, stopped by the timeout before the noise target */
 } run_out;
 
 static uint64_t mono_ns(void)
@@ -117,6 +135,9 @@ static void on_point(const vyre_bench_point *p, const vyre_bench_sample *s, size
     (void)n;
     run_out *o = ctx;
     progress_clear(o);
+    o->npoints++;
+    if (p->stop_reason == VYRE_STOP_TIMEOUT)
+        o->ntimeouts++;
     if (o->fmt == BENCH_JSON)
         return;
     if (!o->header_done) {
@@ -268,7 +289,8 @@ static void git_rev(char *buf, size_t size)
     int dirty =
         capture("git status --porcelain --untracked-files=no 2>/dev/null", st, sizeof st) == 0 &&
         st[0];
-    snprintf(buf, size, "%.40s%s", out, dirty ? "-dirty" : ""); /* 12 hex digits, or a longer hash */
+    snprintf(buf, size, "%.40s%s", out,
+             dirty ? "-dirty" : ""); /* 12 hex digits, or a longer hash */
 }
 
 static int exit_for(int rc)
@@ -286,6 +308,21 @@ static void on_skip(const char *suites, const vyre_error *why, void *ctx)
 
 /* The run's end on stdout (JSON document, or the table's last lines) and
  * stderr; returns the exit code. */
+/* One closing warning when most points stopped at the timeout instead of
+ * reaching the noise target (as hyperfine warns about outliers): their
+ * medians are less settled than the table suggests, and the user can act. */
+static void warn_timeouts(const run_out *o, const vyre_stats_stop_rule *rule)
+{
+    if (!o->npoints || o->ntimeouts * 2 <= o->npoints)
+        return;
+    fprintf(stderr,
+            "%s: warning: %zu of %zu points stopped at the %.3g s timeout before their noise "
+            "fell to %.2f%%; their medians are less settled than usual\n"
+            "hint: an idle machine, a longer --min-time or --timeout, or pinned GPU clocks "
+            "(nvidia-smi --lock-gpu-clocks) help\n",
+            vyre_cli_prog(), o->ntimeouts, o->npoints, rule->timeout_s, rule->max_noise * 100.0);
+}
+
 static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench_format fmt)
 {
     int code = VYRE_EXIT_OK;
@@ -312,8 +349,8 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
                res->npoints == 1 ? "" : "s", vyre_results_path(db));
     }
     if (res->interrupted) {
-        fprintf(stderr, "%s: interrupted: run %lld keeps the %zu point%s finished\n",
-                vyre_cli_prog(), (long long)res->run_id, res->npoints,
+        fprintf(stderr, "%s: interrupted (%s): run %lld keeps the %zu point%s finished\n",
+                vyre_cli_prog(), signal_name(g_signal), (long long)res->run_id, res->npoints,
                 res->npoints == 1 ? "" : "s");
         if (!code)
             code = 130;
@@ -358,17 +395,21 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     o->on_skip = on_skip;
     o->cb_ctx = &out;
 
-    struct sigaction sa, old;
+    struct sigaction sa, old[NSTOP_SIGNALS];
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
+    sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
+    for (size_t i = 0; i < NSTOP_SIGNALS; i++)
+        sigaction(k_stop_signals[i], &sa, &old[i]);
     vyre_bench_run_result res;
     vyre_error err;
     vyre_error_clear(&err);
     int rc = vyre_bench_run_suites(o, &res, &err);
-    sigaction(SIGINT, &old, NULL);
+    for (size_t i = 0; i < NSTOP_SIGNALS; i++)
+        sigaction(k_stop_signals[i], &old[i], NULL);
     progress_clear(&out);
+    if (!rc && !res.interrupted)
+        warn_timeouts(&out, &o->rule);
 
     if (rc) {
         vyre_cli_report(&err);
@@ -548,8 +589,9 @@ int cmd_run(int argc, char **argv)
         for (size_t i = 0; i < ns && i < MAX_SUITES; i++)
             pl.suites[pl.nsuites++] = all[i].name;
     }
+    /* --quick shortens time, not the sample minimum: fewer than 10 samples
+     * give a median and a spread too rough to compare. */
     if (quick) {
-        rule.min_samples = 5;
         rule.min_time_s = 0.05;
         rule.max_noise = 0.02;
         rule.timeout_s = 3.0;

@@ -80,8 +80,10 @@ void bench_table_row(FILE *out, const vyre_bench_point *p)
     bench_format_ns(p->stats.median, med, sizeof med);
     bench_format_ns(p->stats.p5, p5, sizeof p5);
     bench_format_ns(p->stats.p95, p95, sizeof p95);
-    if (isfinite(p->stats.noise))
-        snprintf(noise, sizeof noise, "%.2f%%", p->stats.noise * 100);
+    /* The robust spread (1.4826 * MAD / median), the one the stopping rule
+     * reads; stddev / mean stays in CSV, JSON and export. */
+    if (isfinite(p->stats.robust_noise))
+        snprintf(noise, sizeof noise, "%.2f%%", p->stats.robust_noise * 100);
     else
         snprintf(noise, sizeof noise, "-");
     format_metric(p, metric, sizeof metric);
@@ -256,6 +258,7 @@ json_t *bench_json_point(const vyre_bench_point *p)
     json_object_set_new(o, "median_ns", int_or_null(s->median));
     json_object_set_new(o, "stddev_ns", int_or_null(s->stddev));
     json_object_set_new(o, "noise_ratio", real_or_null(s->noise));
+    json_object_set_new(o, "robust_noise_ratio", real_or_null(s->robust_noise));
     json_object_set_new(o, "p5_ns", int_or_null(s->p5));
     json_object_set_new(o, "p95_ns", int_or_null(s->p95));
     json_object_set_new(o, "mad_ns", int_or_null(s->mad));

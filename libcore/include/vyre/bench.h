@@ -150,6 +150,17 @@ VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id,
                                       vyre_error *err);
 
 /*
+ * Marks 'interrupted' every 'running' run of this host whose process is
+ * gone: its pid does not exist, belongs to another process (a start time,
+ * /proc/<pid>/stat field 22, other than the one recorded at
+ * vyre_bench_run_begin), or the machine rebooted since. Its finished points
+ * stay, as after Ctrl-C. vyre_bench_runs_list, vyre_bench_run_get and
+ * vyre_bench_run_resolve call it first (ignoring its errors), so readers
+ * never see a dead run as running. *nreaped (may be NULL) gets the count.
+ */
+VYRE_EXTERN int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err);
+
+/*
  * Reserves the points row of p (p->run_id, seq, suite, benchmark, axes,
  * device, mode) before it is measured, so that its id can be the NVTX
  * payload; fills p->id. The row counts as unfinished (n = 0) until

@@ -13,7 +13,13 @@
  *   R's quantile() and NumPy's percentile()). p50 is the median.
  * - stddev: the sample standard deviation (divisor n - 1); NAN for n < 2.
  * - noise: stddev / mean, the relative standard deviation nvbench reports;
- *   NAN for n < 2 or a mean <= 0.
+ *   NAN for n < 2 or a mean <= 0. Kept in the stored facts and exports; a
+ *   few outliers drive it, so nothing decides or displays on it.
+ * - robust noise: 1.4826 * MAD / median, the relative spread the stopping
+ *   rule and the `noise` column use (1.4826 * MAD estimates the standard
+ *   deviation of normal data, so on clean data it reads like stddev / mean,
+ *   but up to half the samples can be outliers without moving it much);
+ *   NAN for n < 2 or a median <= 0.
  * - MAD: median absolute deviation from the median, unscaled.
  * - outlier: |x - median| > k * 1.4826 * MAD (k = 3 by default; 1.4826 makes
  *   MAD estimate the standard deviation of normal data). When MAD is 0 (more
@@ -47,9 +53,15 @@ typedef struct vyre_stats {
     double stddev; /* sample, NAN for n < 2 */
     double noise;  /* stddev / mean, NAN when undefined */
     double p5, p95;
-    double mad;        /* unscaled */
-    size_t n_outliers; /* with k = VYRE_OUTLIER_K_DEFAULT */
+    double mad;          /* unscaled */
+    size_t n_outliers;   /* with k = VYRE_OUTLIER_K_DEFAULT */
+    double robust_noise; /* 1.4826 * mad / median, NAN when undefined */
 } vyre_stats;
+
+/* 1.4826 * MAD / median of x[0..n-1] (not modified): the robust relative
+ * spread. NAN for n < 2, a median <= 0, a non-finite sample or out of
+ * memory. Thread-safe. */
+VYRE_EXTERN double vyre_stats_robust_noise(const double *x, size_t n);
 
 /* Computes every field of out from x[0..n-1] (not modified). Returns 0,
  * VYRE_EINVAL (n == 0, a non-finite sample) or VYRE_ENOMEM. */
@@ -101,7 +113,7 @@ VYRE_EXTERN double vyre_stats_running_noise(const vyre_stats_running *r);
 typedef struct vyre_stats_stop_rule {
     size_t min_samples;
     double min_time_s;
-    double max_noise; /* relative stddev, 0.005 = 0.5 % */
+    double max_noise; /* robust noise (1.4826 * MAD / median), 0.005 = 0.5 % */
     double timeout_s;
     size_t max_samples;
 } vyre_stats_stop_rule;
@@ -144,6 +156,16 @@ typedef struct vyre_stats_stop_decision {
 VYRE_EXTERN vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
                                                            const vyre_stats_running *acc,
                                                            double measured_s, double elapsed_s);
+
+/*
+ * The same rule with the noise given by the caller: measuring loops pass
+ * vyre_stats_robust_noise() of the samples so far (NAN while unknown, which
+ * never counts as low enough). n is the number of samples so far.
+ */
+VYRE_EXTERN vyre_stats_stop_decision vyre_stats_stop_check_noise(const vyre_stats_stop_rule *rule,
+                                                                 size_t n, double noise,
+                                                                 double measured_s,
+                                                                 double elapsed_s);
 
 /* "min-samples", "min-time", "noisy", "noise-ok", "minimums-met",
  * "timeout", "max-samples"; "?" for others. Static strings. */

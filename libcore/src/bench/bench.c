@@ -74,7 +74,17 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         free(snap);
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
     }
-    vyre_stats_running acc = VYRE_RUNNING_INIT;
+    /* The values alone, for the robust noise the stopping rule reads. It is
+     * recomputed (sort + MAD, O(k log k)) only once the minimums are met and
+     * then every k/16 samples, so the checks cost O(log k) sorts in all. */
+    double *vx = malloc(cap * sizeof *vx);
+    if (!vx) {
+        free(s);
+        free(snap);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
+    }
+    double noise = NAN;
+    size_t next_noise = 0;
     double measured_s = 0;
     uint64_t t_start = vyre__mono_ns();
     vyre_stats_stop_decision d;
@@ -98,13 +108,18 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         }
         if (k == cap) {
             vyre_bench_sample *g = realloc(s, cap * 2 * sizeof *s);
-            if (!g) {
+            if (g)
+                s = g;
+            double *gx = g ? realloc(vx, cap * 2 * sizeof *vx) : NULL;
+            if (gx)
+                vx = gx;
+            if (!g || !gx) {
                 rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
                 break;
             }
-            s = g;
             cap *= 2;
         }
+        vx[k] = v;
         vyre_bench_sample *x = &s[k++];
         memset(x, 0, sizeof *x);
         x->value = v;
@@ -119,14 +134,18 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
                 (g->throttle_reasons & THROTTLE_MASK))
                 x->throttled = 1;
         }
-        vyre_stats_running_push(&acc, v);
         measured_s += v * items / 1e9;
         double elapsed_s = (double)(vyre__mono_ns() - t_start) / 1e9;
-        d = vyre_stats_stop_check(&o->rule, &acc, measured_s, elapsed_s);
+        if (k >= o->rule.min_samples && measured_s >= o->rule.min_time_s && k >= next_noise) {
+            noise = vyre_stats_robust_noise(vx, k);
+            next_noise = k + (k / 16 ? k / 16 : 1);
+        }
+        d = vyre_stats_stop_check_noise(&o->rule, k, noise, measured_s, elapsed_s);
         if (d.stop)
             break;
     }
     free(snap);
+    free(vx);
     if (rc || *interrupted || k == 0) {
         free(s);
         return rc;

@@ -1,6 +1,7 @@
 /*
  * bench_db.c - runs, points, samples and kernel records of vyre-bench in
- * the results database (see vyre/bench.h; schema db/results_v2.sql).
+ * the results database (see vyre/bench.h; schema db/results_v2.sql and
+ * db/results_v3.sql).
  *
  * Every write is one BEGIN IMMEDIATE transaction under the results
  * handle's lock (results_internal.h): a point and all its samples appear
@@ -9,8 +10,10 @@
  * Statements are prepared per call: a run writes a few rows a second, and
  * preparing keeps this module free of state on the shared handle.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +142,49 @@ static int exec_id(vyre_results *db, const char *sql, int64_t id, const char *wh
 
 /* ---- runs --------------------------------------------------------------------- */
 
+/* Field 22 of /proc/<pid>/stat (starttime, clock ticks since boot), or -1
+ * when the process does not exist or the file cannot be read. The command
+ * name (field 2) may hold spaces and parentheses: fields are counted from
+ * the last ')'. */
+static int64_t proc_start_time(int64_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%" PRId64 "/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return -1;
+    p++;
+    /* p is at the space before field 3; each step moves it to the space
+     * before the next field, ending before field 22 (starttime). */
+    for (int field = 3; field < 22 && p; field++)
+        p = strchr(p + 1, ' ');
+    if (!p)
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(p + 1, &end, 10);
+    return errno || end == p + 1 ? -1 : (int64_t)v;
+}
+
+/* The kernel's boot id (a UUID), "" when unknown. */
+static void boot_id(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f)
+        return;
+    if (!fgets(buf, (int)size, f))
+        buf[0] = '\0';
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
 static void bind_run_fields(sqlite3_stmt *st, const vyre_bench_run *r)
 {
     sqlite3_bind_text(st, 1, r->suites, -1, SQLITE_TRANSIENT);
@@ -180,12 +226,20 @@ int vyre_bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err)
     rc = prep(db,
               "INSERT INTO runs (suites, host, pid, gpu_name, gpu_uuid, devices, driver, "
               "cuda_version, clocks, git_rev, command_line, vyre_version, message, started_ns, "
-              "status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-              "'running')",
+              "pid_start, boot_id, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+              "?12, ?13, ?14, ?15, ?16, 'running')",
               &st, err);
     if (!rc) {
         bind_run_fields(st, run);
         sqlite3_bind_int64(st, 14, run->started_ns);
+        int64_t start = proc_start_time(run->pid);
+        if (start >= 0)
+            sqlite3_bind_int64(st, 15, start);
+        else
+            sqlite3_bind_null(st, 15);
+        char boot[64];
+        boot_id(boot, sizeof boot);
+        bind_text_or_null(st, 16, boot);
         rc = step_done(db, st, "start a run in", err);
         if (!rc)
             run->id = sqlite3_last_insert_rowid(vyre__results_sqlite(db));
@@ -275,6 +329,66 @@ int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_statu
     }
     rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "finish a run in", err);
     vyre__results_unlock(db);
+    return rc;
+}
+
+/* A 'running' row written on this host whose process is gone: the pid no
+ * longer exists, it is another process now (other start time), or the
+ * machine rebooted since (other boot id). Rows of other hosts cannot be
+ * judged and stay as they are. */
+static int run_is_stale(sqlite3_stmt *st, const char *host, const char *boot)
+{
+    const char *h = (const char *)sqlite3_column_text(st, 1);
+    if (!h || strcmp(h, host) != 0)
+        return 0;
+    int64_t pid = sqlite3_column_int64(st, 2);
+    const char *b = (const char *)sqlite3_column_text(st, 4);
+    if (b && *boot && strcmp(b, boot) != 0)
+        return 1;
+    if (pid <= 0)
+        return 1;
+    int64_t now = proc_start_time(pid);
+    if (now < 0)
+        return !(kill((pid_t)pid, 0) == 0 || errno == EPERM);
+    return sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int64(st, 3) != now;
+}
+
+int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err)
+{
+    if (nreaped)
+        *nreaped = 0;
+    if (!db)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_runs_reap: NULL argument");
+    char host[256], boot[64];
+    if (gethostname(host, sizeof host) != 0)
+        vyre__strlcpy(host, "unknown", sizeof host);
+    host[sizeof host - 1] = '\0';
+    boot_id(boot, sizeof boot);
+    int64_t ids[64];
+    size_t n = 0;
+    vyre__results_lock(db);
+    sqlite3_stmt *st = NULL;
+    int rc = prep(db,
+                  "SELECT id, host, pid, pid_start, boot_id FROM runs WHERE status = 'running' "
+                  "ORDER BY id",
+                  &st, err);
+    if (!rc) {
+        int s;
+        while (n < VYRE_ARRAY_SIZE(ids) && (s = vyre__results_step(st)) == SQLITE_ROW)
+            if (run_is_stale(st, host, boot))
+                ids[n++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    vyre__results_unlock(db);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "its process ended without finishing it (killed, or its terminal closed); "
+                 "the points it finished are kept");
+        rc = vyre_bench_run_finish(db, ids[i], VYRE_RUN_INTERRUPTED, msg, err);
+        if (!rc && nreaped)
+            (*nreaped)++;
+    }
     return rc;
 }
 
@@ -560,6 +674,16 @@ static int read_list(vyre_results *db, sqlite3_stmt *st, int rc, size_t elem, ro
     return rc;
 }
 
+/* Readers turn dead 'running' rows into 'interrupted' before they look, so
+ * that `runs` and `show` never report a run as running when nothing runs
+ * it. Best effort: a read-only or busy database is read as it is. */
+static void reap_quietly(vyre_results *db)
+{
+    vyre_error ignored;
+    vyre_error_clear(&ignored);
+    (void)vyre_bench_runs_reap(db, NULL, &ignored);
+}
+
 static void read_run_row(sqlite3_stmt *st, void *elem)
 {
     read_run(st, elem);
@@ -582,6 +706,7 @@ int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out, s
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_runs_list: NULL argument");
     *out = NULL;
     *n = 0;
+    reap_quietly(db);
     vyre__results_lock(db);
     sqlite3_stmt *st = NULL;
     int rc = prep(db, "SELECT " RUN_COLUMNS " FROM runs r ORDER BY r.id DESC LIMIT ?1", &st, err);
@@ -594,6 +719,7 @@ int vyre_bench_run_get(vyre_results *db, int64_t id, vyre_bench_run *out, vyre_e
 {
     if (!db || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_get: NULL argument");
+    reap_quietly(db);
     vyre__results_lock(db);
     sqlite3_stmt *st = NULL;
     int rc = prep(db, "SELECT " RUN_COLUMNS " FROM runs r WHERE r.id = ?1", &st, err);
@@ -618,6 +744,7 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
 {
     if (!db || !ref || !id)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_resolve: NULL argument");
+    reap_quietly(db);
     long long back = -1;
     char *end = NULL;
     if (strcmp(ref, "last") == 0) {
@@ -689,6 +816,9 @@ static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
     s->p5 = col_real(st, 16);
     s->p95 = col_real(st, 17);
     s->mad = col_real(st, 18);
+    /* Derived, not stored: the stored mad and median give it for every row,
+     * those written before it existed included. */
+    s->robust_noise = s->n >= 2 && s->median > 0 ? 1.4826 * s->mad / s->median : NAN;
     s->n_outliers = (size_t)sqlite3_column_int64(st, 19);
     p->n_throttled = (size_t)sqlite3_column_int64(st, 20);
     p->wall_median = col_real(st, 21);

@@ -47,6 +47,7 @@
 /* db/results.sql and db/results_v2.sql, embedded by cmake/EmbedSql.cmake. */
 extern const char vyre__sql_results[];
 extern const char vyre__sql_results_v2[];
+extern const char vyre__sql_results_v3[];
 
 /*
  * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
@@ -57,6 +58,7 @@ extern const char vyre__sql_results_v2[];
 static const char *const k_schema_steps[] = {
     vyre__sql_results,    /* 0 -> 1 */
     vyre__sql_results_v2, /* 1 -> 2: runs, points, samples (the bench) */
+    vyre__sql_results_v3, /* 2 -> 3: runs.pid_start, runs.boot_id (stale runs) */
 };
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_RESULTS_SCHEMA_VERSION,
                "one schema step per version");

@@ -31,6 +31,9 @@ static int check_samples(const double *x, size_t n, const char *what, vyre_error
     return VYRE_OK;
 }
 
+/* 1.4826 * MAD estimates the standard deviation of normal data. */
+#define MAD_TO_SIGMA 1.4826
+
 /* A sorted heap copy of x, or NULL. */
 static double *sorted_copy(const double *x, size_t n)
 {
@@ -135,6 +138,7 @@ int vyre_stats_compute(const double *x, size_t n, vyre_stats *out, vyre_error *e
     double scale;
     robust(x, s, n, scratch, &st.median, &st.mad, &scale);
     st.n_outliers = flag_outliers(x, n, st.median, scale, VYRE_OUTLIER_K_DEFAULT, NULL);
+    st.robust_noise = n >= 2 && st.median > 0.0 ? MAD_TO_SIGMA * st.mad / st.median : NAN;
     free(s);
     free(scratch);
     *out = st;
@@ -200,18 +204,43 @@ double vyre_stats_running_noise(const vyre_stats_running *r)
 
 /* ---- Stopping rule ------------------------------------------------------ */
 
+double vyre_stats_robust_noise(const double *x, size_t n)
+{
+    if (!x || n < 2)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return NAN;
+    double *s = sorted_copy(x, n);
+    double *scratch = malloc(n * sizeof *scratch);
+    double med = NAN, mad = NAN, scale;
+    if (s && scratch)
+        robust(x, s, n, scratch, &med, &mad, &scale);
+    free(s);
+    free(scratch);
+    return med > 0.0 ? MAD_TO_SIGMA * mad / med : NAN;
+}
+
 vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
                                                const vyre_stats_running *acc, double measured_s,
                                                double elapsed_s)
 {
+    return vyre_stats_stop_check_noise(rule, acc->n, vyre_stats_running_noise(acc), measured_s,
+                                       elapsed_s);
+}
+
+vyre_stats_stop_decision vyre_stats_stop_check_noise(const vyre_stats_stop_rule *rule, size_t n,
+                                                     double noise, double measured_s,
+                                                     double elapsed_s)
+{
     vyre_stats_stop_decision d;
     memset(&d, 0, sizeof d);
-    d.n = acc->n;
-    d.noise = vyre_stats_running_noise(acc);
+    d.n = n;
+    d.noise = noise;
     d.measured_s = measured_s;
     d.elapsed_s = elapsed_s;
 
-    int samples_ok = acc->n >= rule->min_samples;
+    int samples_ok = n >= rule->min_samples;
     int time_ok = measured_s >= rule->min_time_s;
     if (samples_ok && time_ok) {
         if (!(rule->max_noise > 0.0)) {
@@ -231,7 +260,7 @@ vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
         d.reason = VYRE_STOP_TIMEOUT;
         return d;
     }
-    if (rule->max_samples > 0 && acc->n >= rule->max_samples) {
+    if (rule->max_samples > 0 && n >= rule->max_samples) {
         d.stop = 1;
         d.reason = VYRE_STOP_MAX_SAMPLES;
         return d;
