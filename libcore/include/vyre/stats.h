@@ -217,14 +217,6 @@ typedef enum vyre_stats_verdict {
 } vyre_stats_verdict;
 
 /*
- * Robust relative spread of x: 1.4826 * MAD / median (the MAD scaled to a
- * standard deviation for normal data, over the median). 0 for n < 2; NAN
- * when the median is 0, n is 0 or x is NULL. Allocates a scratch copy;
- * NAN on out-of-memory. Thread-safe.
- */
-VYRE_EXTERN double vyre_stats_robust_noise(const double *x, size_t n);
-
-/*
  * Verdict thresholds. For each side the robust noise (vyre_stats_robust_noise)
  * is measured; when either is above max_noise (0.10 = 10 %) the point is
  * NOISY and gets no verdict. Otherwise the ratio of medians b / a gets a

@@ -535,24 +535,6 @@ static void thin(const double *s, size_t n, double *t, size_t m)
     }
 }
 
-double vyre_stats_robust_noise(const double *x, size_t n)
-{
-    if (!x || n == 0)
-        return NAN;
-    if (n < 2)
-        return 0.0;
-    double *v = malloc(n * sizeof *v);
-    if (!v)
-        return NAN;
-    memcpy(v, x, n * sizeof *v);
-    double med = median_select(v, n);
-    for (size_t i = 0; i < n; i++)
-        v[i] = fabs(v[i] - med);
-    double mad = median_select(v, n);
-    free(v);
-    return med != 0.0 ? 1.4826 * mad / fabs(med) : NAN;
-}
-
 /* splitmix64: a small, well-mixed generator; seeded with a constant so a
  * comparison of the same samples always gives the same interval. */
 static uint64_t splitmix64(uint64_t *state)
