@@ -260,6 +260,24 @@ static void run_end(struct run *r)
     vyre_results_close(r->db);
 }
 
+/* What run.c does after every timed pass: the suite again, in its records
+ * sweep, for the CUPTI kernel passes of the points just stored. */
+static void records_sweep(struct run *r, const char *name, const vyre_bench_sweep *sw)
+{
+    vyre_error e;
+    vyre_error_clear(&e);
+    size_t done = r->env.done;
+    r->env.records_sweep = 1;
+    r->env.cursor = 0;
+    int rc = sw ? vyre__bench_sweep_run(sw, &r->env, &e) : vyre__bench_suite_run(name, &r->env, &e);
+    cr_assert_eq(rc, 0, "records sweep of %s: %s: %s", name, vyre_err_name(rc), e.message);
+    cr_assert_eq(r->env.done, done, "the records sweep measured points");
+    r->env.records_sweep = 0;
+    free(r->env.timed);
+    r->env.timed = NULL;
+    r->env.ntimed = r->env.timed_cap = 0;
+}
+
 static void suite(const char *name)
 {
     need_gpu();
@@ -273,6 +291,7 @@ static void suite(const char *name)
     vyre_error_clear(&e);
     int rc = vyre__bench_suite_run(name, &r.env, &e);
     cr_assert_eq(rc, 0, "suite %s: %s: %s (%s)", name, vyre_err_name(rc), e.message, e.hint);
+    records_sweep(&r, name, NULL);
     size_t n = 0;
     free(run_check(&r, name, expected, &n));
     run_end(&r);
@@ -342,6 +361,7 @@ Test(gpu_bench, a_sweep_over_one_axis_stores_a_point_per_value)
     cr_assert_eq(expected, 2, "two values of N, hot mode only");
     rc = vyre__bench_sweep_run(&sw, &r.env, &e);
     cr_assert_eq(rc, 0, "sweep: %s: %s (%s)", vyre_err_name(rc), e.message, e.hint);
+    records_sweep(&r, "sweep", &sw);
     size_t n = 0;
     vyre_bench_point *pts = run_check(&r, "sweep", expected, &n);
     cr_assert_str_eq(pts[0].axes, "N=4096");

@@ -271,10 +271,51 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
     return prc;
 }
 
+/* The records sweep's half of vyre__bench_point_run. */
+static int records_point(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_pass_fn kpass,
+                         void *ctx, vyre_error *err)
+{
+    if (!kpass || !env->kernels || (env->stop && *env->stop))
+        return VYRE_OK;
+    for (size_t i = env->cursor; i < env->ntimed; i++) {
+        const struct vyre__bench_timed *t = &env->timed[i];
+        if (t->device != pt->device || t->mode != (int)pt->mode ||
+            strcmp(t->benchmark, pt->benchmark) != 0 || strcmp(t->axes, pt->axes) != 0)
+            continue;
+        env->cursor = i + 1;
+        pt->id = t->id;
+        pt->run_id = env->run_id;
+        return vyre__bench_kernel_pass(env, pt, kpass, ctx, err);
+    }
+    return VYRE_OK; /* not timed (interrupted, or the suite chose otherwise) */
+}
+
+static int remember_timed(vyre_bench_env *env, const vyre_bench_point *pt, vyre_error *err)
+{
+    if (env->ntimed == env->timed_cap) {
+        size_t cap = env->timed_cap ? env->timed_cap * 2 : 64;
+        struct vyre__bench_timed *p = realloc(env->timed, cap * sizeof *p);
+        if (!p)
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory noting point %lld",
+                              (long long)pt->id);
+        env->timed = p;
+        env->timed_cap = cap;
+    }
+    struct vyre__bench_timed *t = &env->timed[env->ntimed++];
+    t->id = pt->id;
+    vyre__strlcpy(t->benchmark, pt->benchmark, sizeof t->benchmark);
+    vyre__strlcpy(t->axes, pt->axes, sizeof t->axes);
+    t->device = pt->device;
+    t->mode = (int)pt->mode;
+    return VYRE_OK;
+}
+
 int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
                           const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
                           vyre__bench_finish_fn finish, void *ctx, vyre_error *err)
 {
+    if (env->records_sweep)
+        return records_point(env, pt, kpass, ctx, err);
     pt->run_id = env->run_id;
     pt->seq = env->next_seq++;
     if (env->on_progress)
@@ -301,8 +342,8 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
         finish(pt, ctx);
     if (!rc)
         rc = vyre_bench_point_finish(env->db, pt, s, n, err);
-    if (!rc && env->kernels && kpass && !(env->stop && *env->stop))
-        rc = vyre__bench_kernel_pass(env, pt, kpass, ctx, err);
+    if (!rc && env->kernels && kpass)
+        rc = remember_timed(env, pt, err);
     if (!rc) {
         env->done++;
         if (env->on_point)

@@ -289,12 +289,9 @@ static int run_launch(vyre_bench_env *env, struct gpu *g, vyre_error *err)
     vyre_bench_measure_opts o;
     measure_opts(&o, env, g);
     o.ctx = &lb;
-    /* All three points are timed before any CUPTI pass: once CUPTI has
-     * been attached to the process, cuGraphLaunch's host cost stays higher
-     * (measured on an H200: 38 -> 240 ns a kernel) even after capture
-     * stops. Their kernel passes run afterwards. */
+    /* Their kernel passes come in run.c's records sweep, after every
+     * timed pass of the run (see run.c). */
     vyre_bench_point pts[3];
-    vyre__bench_pass_fn kpasses[3] = {kpass_launch, kpass_launch, kpass_graph};
     int timed = 0;
     char axes[32];
     if (!rc && !env->interrupted) {
@@ -304,7 +301,7 @@ static int run_launch(vyre_bench_env *env, struct gpu *g, vyre_error *err)
         vyre__strlcpy(pt->note, "host cost of one cuLaunchKernel (vyre_pipeline_launch)",
                       sizeof pt->note);
         o.sample = sample_launch;
-        rc = vyre__bench_point_run(env, pt, &o, 1, NULL, NULL, &lb, err);
+        rc = vyre__bench_point_run(env, pt, &o, 1, kpass_launch, NULL, &lb, err);
         timed += !rc;
     }
     if (!rc && !env->interrupted) {
@@ -313,7 +310,7 @@ static int run_launch(vyre_bench_env *env, struct gpu *g, vyre_error *err)
         pt->items = ROUNDTRIP_BATCH;
         vyre__strlcpy(pt->note, "launch + cuStreamSynchronize", sizeof pt->note);
         o.sample = sample_roundtrip;
-        rc = vyre__bench_point_run(env, pt, &o, 1, NULL, NULL, &lb, err);
+        rc = vyre__bench_point_run(env, pt, &o, 1, kpass_launch, NULL, &lb, err);
         timed += !rc;
     }
     if (!rc && !env->interrupted) {
@@ -323,11 +320,9 @@ static int run_launch(vyre_bench_env *env, struct gpu *g, vyre_error *err)
         pt->items = 8 * GRAPH_KERNELS;
         vyre__strlcpy(pt->note, "host cost of cuGraphLaunch per kernel", sizeof pt->note);
         o.sample = sample_graph;
-        rc = vyre__bench_point_run(env, pt, &o, 1, NULL, NULL, &lb, err);
+        rc = vyre__bench_point_run(env, pt, &o, 1, kpass_graph, NULL, &lb, err);
         timed += !rc;
     }
-    for (int i = 0; !rc && i < timed && env->kernels && !env->interrupted; i++)
-        rc = vyre__bench_kernel_pass(env, &pts[i], kpasses[i], &lb, err);
     vyre_graph_free(lb.graph);
     vyre_pipeline_free(lb.p);
     return rc;
@@ -744,8 +739,10 @@ static int run_compile(vyre_bench_env *env, struct gpu *g, vyre_error *err)
             cb.variant = v;
             o.warmup = v == V_NVRTC || v == V_JIT_COLD ? 0 : 2;
             o.rule = env->rule;
-            if (v == V_NVRTC || v == V_JIT_COLD) { /* seconds a sample: a short series */
-                o.rule.min_samples = env->quick ? 3 : 5;
+            if (v == V_NVRTC || v == V_JIT_COLD) {
+                /* Up to a third of a second a sample: a short series, but
+                 * never below the run's --min-samples (10 by default, in
+                 * --quick too). */
                 o.rule.max_samples = o.rule.min_samples * 2;
                 o.rule.min_time_s = 0;
             }

@@ -29,7 +29,12 @@ typedef struct vyre_bench_env {
     int quick;                 /* fewer sizes, shorter cold compile series */
     int cold;                  /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
     int kernels;               /* gather CUPTI kernel records per point in a separate pass */
-    const int *devices;        /* CUDA ordinals */
+    /* 0: the timing sweep (kernel passes only noted in `timed`); 1: the
+     * records sweep run.c makes after every timed pass of every device
+     * (vyre__bench_point_run then measures nothing: it finds the point
+     * stored by the timing sweep and runs its kernel pass). */
+    int records_sweep;
+    const int *devices; /* CUDA ordinals */
     size_t ndevices;
     vyre_gpu_monitor *mon; /* may be NULL */
     const volatile sig_atomic_t *stop;
@@ -42,7 +47,21 @@ typedef struct vyre_bench_env {
     int next_seq;
     size_t done, total;
     int interrupted;
+    /* Points stored by the timing sweep, in order, when kernels is set
+     * (malloc'ed; run.c frees it); the records sweep matches its points
+     * to these, moving `cursor` forward only. */
+    struct vyre__bench_timed *timed;
+    size_t ntimed, timed_cap, cursor;
 } vyre_bench_env;
+
+/* A point the timing sweep stored, as the records sweep finds it again. */
+struct vyre__bench_timed {
+    int64_t id;
+    char benchmark[96];
+    char axes[256];
+    int device;
+    int mode;
+};
 
 /* Points the suite will measure with env's settings (for progress). */
 size_t vyre__bench_suite_points(const char *name, const vyre_bench_env *env);
@@ -97,21 +116,25 @@ typedef int (*vyre__bench_pass_fn)(void *ctx, vyre_error *err);
  * Runs one point: reserves its row (pt->run_id, seq taken from env), pushes
  * the VYRE_RANGE_BENCH_POINT range with the row id, brackets the timed pass
  * with cuProfilerStart/Stop when gpu is set, measures (o), stores the
- * statistics and samples, then, when env->kernels and kpass are set, runs
- * kpass under CUPTI capture (kernels and NVTX markers) and stores the
- * records with the point. `finish` (may be NULL) fills derived figures
- * (metric, note) from the stats before the point is stored. Hands the
- * point to env->on_point and advances progress. Returns 0 (interrupted:
- * env->interrupted set, nothing stored) or an error.
+ * statistics and samples and, when env->kernels is set, remembers the
+ * point in env->timed. It never attaches CUPTI: in the records sweep
+ * (env->records_sweep) it measures and stores nothing, finds the point the
+ * timing sweep stored with the same benchmark, axes, device and mode, and
+ * runs kpass (when set) under CUPTI capture (kernels and NVTX markers),
+ * storing the records with that point; a point it cannot find is skipped. `finish` (may be NULL)
+ * fills derived figures (metric, note) from the stats before the point is stored. Hands the point
+ * to env->on_point and advances progress. Returns 0 (interrupted: env->interrupted set, nothing
+ * stored) or an error.
  */
 typedef void (*vyre__bench_finish_fn)(vyre_bench_point *pt, void *ctx);
 int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
                           const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
                           vyre__bench_finish_fn finish, void *ctx, vyre_error *err);
 
-/* The CUPTI kernel-record pass of a point already stored by
- * vyre__bench_point_run (for suites that time all their points before any
- * capture). A failure to capture becomes a note, not an error. */
+/* The CUPTI kernel-record pass of a point already stored (pt->id,
+ * pt->run_id). A failure to capture clears env->kernels; never an error.
+ * Only the records sweep may call it: every timed pass of the run comes
+ * before the first CUPTI attach. */
 int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_pass_fn kpass,
                             void *ctx, vyre_error *err);
 

@@ -5,6 +5,22 @@
  * suites and the sweep, and the final status. The top of the bench
  * subsystem: run.c -> suites.c -> bench_gpu.c, bench_suite_cache.c ->
  * bench.c; nothing calls back up into it.
+ *
+ * Every device is measured as if alone. Once CUPTI activity capture has
+ * been enabled in a process, cuGraphLaunch's host cost stays higher for
+ * the rest of the process, on every device, even after capture stops (an
+ * H200: about 37 -> 230 ns a kernel). So with --kernels a run is two
+ * sweeps over the same suites and devices: the timing sweep measures and
+ * stores every point with CUPTI never attached (vyre__bench_point_run only
+ * notes which points have a kernel pass, in env->timed), then the records
+ * sweep runs the suites again with env->records_sweep set, where
+ * vyre__bench_point_run measures nothing and runs each point's kernel
+ * pass under CUPTI, storing the records with the point the timing sweep
+ * stored (matched by benchmark, axes, device and mode; see
+ * vyre__bench_point_run). The suites' setup (contexts, pipelines,
+ * buffers) runs twice, so the kernel passes never outlive what they use;
+ * suites without kernel passes (compile, cache) are not run again. Only
+ * the timing sweep's points are counted, shown and numbered.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +103,30 @@ static void describe_request(const vyre_bench_run_opts *o, vyre_bench_run *run)
                  o->sweep->path, o->sweep->entry);
 }
 
+/* Suites whose points have CUPTI kernel passes (the records sweep). */
+static int has_kernel_passes(const char *suite)
+{
+    return strcmp(suite, "launch") == 0 || strcmp(suite, "memcpy") == 0 ||
+           strcmp(suite, "bandwidth") == 0;
+}
+
+/* The records sweep (see the top of this file): after every timed pass. */
+static int records_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const char *const *todo,
+                       size_t ntodo, vyre_error *err)
+{
+    env->records_sweep = 1;
+    env->cursor = 0;
+    int rc = VYRE_OK;
+    for (size_t i = 0;
+         !rc && env->kernels && !env->interrupted && !(o->stop && *o->stop) && i < ntodo; i++)
+        if (has_kernel_passes(todo[i]))
+            rc = vyre__bench_suite_run(todo[i], env, err);
+    if (!rc && env->kernels && !env->interrupted && !(o->stop && *o->stop) && o->sweep)
+        rc = vyre__bench_sweep_run(o->sweep, env, err);
+    env->records_sweep = 0;
+    return rc;
+}
+
 /* Measures everything that runs; the run's state ends up in env. */
 static int measure_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const char *const *todo,
                        size_t ntodo, vyre_error *err)
@@ -101,6 +141,8 @@ static int measure_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const 
         rc = vyre__bench_suite_run(todo[i], env, err);
     if (!rc && !env->interrupted && !(o->stop && *o->stop) && o->sweep)
         rc = vyre__bench_sweep_run(o->sweep, env, err);
+    if (!rc && env->ntimed)
+        rc = records_all(o, env, todo, ntodo, err);
     return rc;
 }
 
@@ -201,6 +243,7 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     env.on_progress = o->on_progress;
     env.cb_ctx = o->cb_ctx;
     rc = measure_all(o, &env, todo, ntodo, &e);
+    free(env.timed);
     res->npoints = env.done;
     res->interrupted = env.interrupted || (o->stop && *o->stop);
     if (rc)
