@@ -33,7 +33,7 @@ struct top_collector {
     top_gpu_hist hist[VYRE_GPU_MAX];
     prev_proc *prev;
     size_t nprev;
-    vyre_telemetry_snapshot *page; /* scratch, ~48 KiB */
+    vyre_telemetry_snapshot *page; /* scratch, ~200 KiB */
     /* cache figures are re-read every cache_every_s */
     int cache_state;
     char cache_msg[TOP_MSG_MAX];

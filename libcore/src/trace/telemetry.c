@@ -850,10 +850,11 @@ static int read_copies(const char *path, page_src *src, uint32_t owner,
         ring_cap != VYRE_TELEMETRY_RING_CAPACITY || total != sizeof(vyre__tel_page))
         return vyre__fail(err, VYRE_ECORRUPT, hint,
                           "telemetry page '%s' declares sizes header %u, slot %u x %u, total "
-                          "%llu; version 1 has %zu, %zu x %d, %zu",
+                          "%llu; version %d has %zu, %zu x %d, %zu",
                           path, header_size, slot_size, ring_cap, (unsigned long long)total,
-                          sizeof(vyre__tel_header), sizeof(vyre__tel_slot),
-                          VYRE_TELEMETRY_RING_CAPACITY, sizeof(vyre__tel_page));
+                          VYRE_TELEMETRY_LAYOUT_VERSION, sizeof(vyre__tel_header),
+                          sizeof(vyre__tel_slot), VYRE_TELEMETRY_RING_CAPACITY,
+                          sizeof(vyre__tel_page));
     if (ctr_cap != VYRE__TEL_COUNTERS_CAP || rng_cap != VYRE__TEL_RANGES_CAP ||
         n_counters > ctr_cap || n_ranges > rng_cap || buckets != VYRE__TEL_HIST_BUCKETS)
         return vyre__fail(err, VYRE_ECORRUPT, hint,
@@ -931,7 +932,7 @@ static int read_copies(const char *path, page_src *src, uint32_t owner,
 }
 
 /* Checks the first 16 bytes (magic, version) and the file size: what tells
- * a version 1 page from anything else before its content is trusted. */
+ * a current page from anything else before its content is trusted. */
 static int check_prefix(const char *path, const unsigned char *prefix, uint64_t size,
                         vyre_error *err)
 {
@@ -1110,7 +1111,7 @@ int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_err
         out->layout_version = VYRE_TELEMETRY_LAYOUT_VERSION;
         rc = read_copies(path, &src, (uint32_t)st.st_uid, out, err);
     }
-    /* A page resized while it was copied is no longer a version 1 page. */
+    /* A page resized while it was copied is no longer a page of its version. */
     struct stat again;
     if (!rc && (fstat(fd, &again) != 0 || again.st_size != st.st_size))
         rc = vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
