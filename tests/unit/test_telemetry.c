@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "trace/telemetry_internal.h"
+#include "trace/telemetry_v1.h"
 #include "testutil.h"
 #include "vyre/telemetry.h"
 
@@ -1077,4 +1078,87 @@ Test(telemetry, a_forked_child_leaves_the_parents_page_alone, .init = setup_dir,
     cr_assert_eq(s.publish_count, 1, "the child did not publish into our page");
     cr_assert_eq(s.kernels_total, 0);
     vyre_telemetry_close(t);
+}
+
+/* A version 1 page (what an older vyre build writes), made from a current
+ * one through the frozen layout: the parts before the histograms and the
+ * ring are the same bytes; range 0 gets ten samples in the log2 bucket
+ * 8192..16383 ns. The caller frees it. */
+static vyre__tel_v1_page *v1_page(const unsigned char *cur)
+{
+    const vyre__tel_page *p = (const vyre__tel_page *)(const void *)cur;
+    vyre__tel_v1_page *v1 = calloc(1, sizeof *v1);
+    cr_assert_not_null(v1);
+    memcpy(v1, p, offsetof(vyre__tel_header, ranges));
+    v1->h.version = 1;
+    v1->h.header_size = sizeof(vyre__tel_v1_header);
+    v1->h.total_size = sizeof(vyre__tel_v1_page);
+    v1->h.hist_buckets = VYRE__TEL_V1_HIST_BUCKETS;
+    v1->h.ranges[0].count = 10;
+    v1->h.ranges[0].total_ns = 105000;
+    v1->h.ranges[0].max_ns = 12950;
+    v1->h.ranges[0].buckets[13] = 10;
+    v1->h.ring_count = atomic_load(&p->h.ring_count);
+    v1->h.ring_head = atomic_load(&p->h.ring_head);
+    memcpy(v1->ring, p->ring, sizeof v1->ring);
+    return v1;
+}
+
+Test(telemetry, a_version_1_page_is_still_read_and_reported_as_such, .init = hostile_setup,
+     .fini = teardown_dir)
+{
+    unsigned char *good = good_page();
+    vyre__tel_v1_page *v1 = v1_page(good);
+    static vyre_telemetry_snapshot s, cur;
+    vyre_error e = {0};
+    cr_assert_eq(read_image(good, PAGE_SIZE_CUR, &cur, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(cur.layout_version, VYRE_TELEMETRY_LAYOUT_VERSION);
+
+    cr_assert_eq(read_image((const unsigned char *)v1, sizeof *v1, &s, &e), VYRE_OK, "%s",
+                 e.message);
+    cr_assert_eq(s.layout_version, 1);
+    cr_assert_eq(s.pid, cur.pid);
+    cr_assert_str_eq(s.exe, cur.exe);
+    cr_assert_eq(s.n_kernels, 3);
+    cr_assert_eq(s.n_kernels, cur.n_kernels);
+    cr_assert_str_eq(s.kernels[2].name, "reduce");
+    cr_assert_eq(s.counters.v[0], cur.counters.v[0]);
+    const vyre_range_hist *h = &s.counters.ranges[0];
+    cr_assert_eq(h->count, 10);
+    cr_assert_eq(h->max_ns, 12950);
+    uint64_t n = 0;
+    for (int b = 0; b < VYRE_HIST_BUCKETS; b++) {
+        n += h->buckets[b];
+        if (h->buckets[b])
+            cr_assert(vyre_hist_bucket_lo(b) >= 8192 && vyre_hist_bucket_lo(b) < 16384,
+                      "bucket %d outside the log2 bucket", b);
+    }
+    cr_assert_eq(n, 10, "every v1 sample lands in a v2 bucket");
+    uint64_t p50 = vyre_range_hist_quantile(h, 0.5);
+    cr_assert(p50 >= 8192 && p50 <= 12950, "p50 %llu", (unsigned long long)p50);
+    cr_assert_eq(vyre_range_hist_quantile(h, 1.0), 12950);
+
+    /* The parser (fuzzer path) reads it the same way. */
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(vyre__telemetry_parse("v1", v1, sizeof *v1, getuid(), &s, &e), VYRE_OK, "%s",
+                 e.message);
+    cr_assert_eq(s.layout_version, 1);
+    cr_assert_eq(s.counters.ranges[0].count, 10);
+
+    /* Hostile version 1 pages are still refused. */
+    expect((const unsigned char *)v1, sizeof *v1 - 1, VYRE_ECORRUPT, "short v1",
+           "layout version 1 pages are");
+    unsigned char *big = calloc(1, PAGE_SIZE_CUR);
+    cr_assert_not_null(big);
+    memcpy(big, v1, sizeof *v1);
+    expect(big, PAGE_SIZE_CUR, VYRE_ECORRUPT, "v1 at the v2 size", "layout version 1 pages are");
+    free(big);
+    v1->h.header_size = 12351;
+    expect((const unsigned char *)v1, sizeof *v1, VYRE_ECORRUPT, "v1 bad header size",
+           "declares sizes");
+    v1->h.header_size = sizeof(vyre__tel_v1_header);
+    v1->h.hist_buckets = 41;
+    expect((const unsigned char *)v1, sizeof *v1, VYRE_ECORRUPT, "v1 bad buckets", "out of range");
+    free(v1);
+    free(good);
 }
