@@ -539,9 +539,16 @@ int vyre_telemetry_publish(vyre_telemetry *t)
 {
     if (!usable(t))
         return VYRE_OK;
-    vyre_counters c;
-    vyre_counters_snapshot(&c);
-    return vyre__telemetry_publish_snapshot(t, &c);
+    /* On the heap: with log-linear histograms a snapshot is tens of KiB,
+     * too much for the stack of whatever thread launches (this runs at
+     * most every 10 ms from the launch path). */
+    vyre_counters *c = malloc(sizeof *c);
+    if (!c)
+        return VYRE_ENOMEM;
+    vyre_counters_snapshot(c);
+    int rc = vyre__telemetry_publish_snapshot(t, c);
+    free(c);
+    return rc;
 }
 
 int vyre_telemetry_maybe_publish(vyre_telemetry *t, uint64_t now_ns)
