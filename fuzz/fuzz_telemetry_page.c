@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "trace/telemetry_internal.h"
+#include "trace/telemetry_v1.h"
 
 #define OWNER 1000u /* the uid the page's file would belong to */
 
@@ -42,8 +43,10 @@ static int printable(const char *s, size_t size)
 static void check_ok(size_t size)
 {
     const vyre_telemetry_snapshot *s = &g_snap;
-    if (size != sizeof(vyre__tel_page) || s->layout_version != VYRE_TELEMETRY_LAYOUT_VERSION ||
-        s->pid <= 0 || s->uid != OWNER)
+    int current =
+        size == sizeof(vyre__tel_page) && s->layout_version == VYRE_TELEMETRY_LAYOUT_VERSION;
+    int previous = size == sizeof(vyre__tel_v1_page) && s->layout_version == 1;
+    if ((!current && !previous) || s->pid <= 0 || s->uid != OWNER)
         abort();
     if (!printable(s->exe, sizeof s->exe) || !printable(s->cmdline, sizeof s->cmdline))
         abort();

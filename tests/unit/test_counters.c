@@ -2,7 +2,10 @@
  * test_counters.c - in-process counters and range histograms.
  */
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -58,23 +61,147 @@ Test(counters, concurrent_adds_are_exact)
 Test(counters, histogram_buckets_and_quantiles)
 {
     vyre_range_record(VYRE_RANGE_CODEGEN, 0);              /* bucket 0 */
-    vyre_range_record(VYRE_RANGE_CODEGEN, 1);              /* bucket 0 */
-    vyre_range_record(VYRE_RANGE_CODEGEN, 1000);           /* bucket 9: 512..1023 */
-    vyre_range_record(VYRE_RANGE_CODEGEN, 1024);           /* bucket 10 */
+    vyre_range_record(VYRE_RANGE_CODEGEN, 1);              /* bucket 1: width 1 */
+    vyre_range_record(VYRE_RANGE_CODEGEN, 1000);           /* 992..1023 */
+    vyre_range_record(VYRE_RANGE_CODEGEN, 1024);           /* 1024..1087 */
     vyre_range_record(VYRE_RANGE_CODEGEN, UINT64_MAX / 2); /* last bucket */
     vyre_counters c;
     vyre_counters_snapshot(&c);
     const vyre_range_hist *h = &c.ranges[VYRE_RANGE_CODEGEN];
-    cr_assert_eq(h->buckets[0], 2);
-    cr_assert_eq(h->buckets[9], 1);
-    cr_assert_eq(h->buckets[10], 1);
+    cr_assert_eq(h->buckets[0], 1);
+    cr_assert_eq(h->buckets[1], 1);
+    cr_assert_eq(h->buckets[111], 1);
+    cr_assert_eq(vyre_hist_bucket_lo(111), 992);
+    cr_assert_eq(h->buckets[112], 1);
+    cr_assert_eq(vyre_hist_bucket_lo(112), 1024);
     cr_assert_eq(h->buckets[VYRE_HIST_BUCKETS - 1], 1);
-    cr_assert_eq(vyre_range_hist_quantile(h, 0.0), 1);
-    cr_assert_eq(vyre_range_hist_quantile(h, 0.5), 1023);
+    cr_assert_eq(vyre_range_hist_quantile(h, 0.0), 0);
+    cr_assert_eq(vyre_range_hist_quantile(h, 0.5), 1008, "%llu",
+                 (unsigned long long)vyre_range_hist_quantile(h, 0.5));
     cr_assert_eq(vyre_range_hist_quantile(h, 1.0), UINT64_MAX / 2);
     vyre_range_hist empty;
     memset(&empty, 0, sizeof empty);
     cr_assert_eq(vyre_range_hist_quantile(&empty, 0.5), 0);
+}
+
+/* Every duration lands in the bucket whose bounds hold it, and no bucket
+ * above the exact ones is wider than 1/16 of its lower bound. */
+Test(counters, log_linear_bucket_bounds)
+{
+    cr_assert_eq(vyre_hist_bucket_lo(0), 0);
+    for (int b = 1; b < VYRE_HIST_BUCKETS; b++) {
+        uint64_t lo = vyre_hist_bucket_lo(b), prev = vyre_hist_bucket_lo(b - 1);
+        cr_assert_gt(lo, prev, "bucket %d", b);
+        cr_assert_eq(vyre_hist_bucket_of(lo), b, "bucket %d lo %llu", b, (unsigned long long)lo);
+        cr_assert_eq(vyre_hist_bucket_of(lo - 1), b - 1, "bucket %d", b);
+        if (b >= 2 * VYRE_HIST_SUB)
+            cr_assert_leq((lo - prev) * VYRE_HIST_SUB, prev, "bucket %d too wide", b);
+    }
+    cr_assert_eq(vyre_hist_bucket_of(UINT64_C(1) << VYRE_HIST_POWERS), VYRE_HIST_BUCKETS - 1);
+    cr_assert_eq(vyre_hist_bucket_of(UINT64_MAX), VYRE_HIST_BUCKETS - 1);
+}
+
+/* Seeded generators for the accuracy tests (splitmix64; Box-Muller). */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s)
+{
+    return ((double)(rng_next(s) >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+}
+
+static double rng_normal(uint64_t *s)
+{
+    double u = rng_unit(s), v = rng_unit(s);
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+enum { DIST_UNIFORM, DIST_LOGNORMAL, DIST_BIMODAL };
+
+static uint64_t draw(int dist, uint64_t *s)
+{
+    double x;
+    switch (dist) {
+    case DIST_UNIFORM:
+        x = 8000.0 + 5000.0 * rng_unit(s); /* 8..13 us */
+        break;
+    case DIST_LOGNORMAL:
+        x = 10000.0 * exp(0.6 * rng_normal(s)); /* median 10 us */
+        break;
+    default: /* 70% around 5 us, 30% around 60 us */
+        x = rng_unit(s) < 0.7 ? 5000.0 + 300.0 * rng_normal(s) : 60000.0 + 4000.0 * rng_normal(s);
+        break;
+    }
+    return x < 1 ? 1 : (uint64_t)x;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Worst relative error of p50/p90/p99 over n samples of dist; max must be
+ * exact. */
+static double quantile_error(int dist, uint64_t seed, size_t n)
+{
+    uint64_t *x = malloc(n * sizeof *x);
+    cr_assert_not_null(x);
+    vyre_range_hist *h = calloc(1, sizeof *h);
+    cr_assert_not_null(h);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = draw(dist, &seed);
+        h->count++;
+        h->total_ns += x[i];
+        if (x[i] > h->max_ns)
+            h->max_ns = x[i];
+        h->buckets[vyre_hist_bucket_of(x[i])]++;
+    }
+    qsort(x, n, sizeof *x, cmp_u64);
+    static const double qs[] = {0.50, 0.90, 0.99};
+    double worst = 0;
+    for (size_t k = 0; k < sizeof qs / sizeof qs[0]; k++) {
+        double exact = (double)x[(size_t)(qs[k] * (double)(n - 1))];
+        double est = (double)vyre_range_hist_quantile(h, qs[k]);
+        double err = fabs(est - exact) / exact;
+        cr_log_info("dist %d n %zu q %.2f exact %.0f est %.0f err %.4f", dist, n, qs[k], exact, est,
+                    err);
+        if (err > worst)
+            worst = err;
+    }
+    cr_assert_eq(vyre_range_hist_quantile(h, 1.0), x[n - 1], "max is exact");
+    free(h);
+    free(x);
+    return worst;
+}
+
+Test(counters, quantiles_within_3_percent_uniform)
+{
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        cr_assert_leq(quantile_error(DIST_UNIFORM, seed, 100000), 0.03);
+        cr_assert_leq(quantile_error(DIST_UNIFORM, seed, 1000), 0.03);
+    }
+}
+
+Test(counters, quantiles_within_3_percent_lognormal)
+{
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        cr_assert_leq(quantile_error(DIST_LOGNORMAL, seed, 100000), 0.03);
+        cr_assert_leq(quantile_error(DIST_LOGNORMAL, seed, 1000), 0.03);
+    }
+}
+
+Test(counters, quantiles_within_3_percent_bimodal)
+{
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        cr_assert_leq(quantile_error(DIST_BIMODAL, seed, 100000), 0.03);
+        cr_assert_leq(quantile_error(DIST_BIMODAL, seed, 1000), 0.03);
+    }
 }
 
 Test(counters, nvtx_ranges_are_timed_with_nesting)

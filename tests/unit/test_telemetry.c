@@ -20,10 +20,11 @@
 #include <unistd.h>
 
 #include "trace/telemetry_internal.h"
+#include "trace/telemetry_v1.h"
 #include "testutil.h"
 #include "vyre/telemetry.h"
 
-#define PAGE_SIZE_V1 sizeof(vyre__tel_page)
+#define PAGE_SIZE_CUR sizeof(vyre__tel_page)
 
 static char g_dir[PATH_MAX];
 
@@ -119,7 +120,7 @@ Test(telemetry, page_is_0600_in_a_0700_directory_and_holds_our_identity, .init =
     cr_assert(S_ISREG(st.st_mode));
     cr_assert_eq(st.st_mode & 07777, 0600, "page mode %o", st.st_mode & 07777);
     cr_assert_eq(st.st_uid, geteuid());
-    cr_assert_eq((size_t)st.st_size, PAGE_SIZE_V1);
+    cr_assert_eq((size_t)st.st_size, PAGE_SIZE_CUR);
     page_path(path, sizeof path, sub, (long)getpid(), ".tmp");
     cr_assert_neq(access(path, F_OK), 0, "the tmp name is gone once the page is public");
     page_path(path, sizeof path, sub, (long)getpid(), "");
@@ -505,7 +506,7 @@ static unsigned char *good_page(void)
     size_t len;
     unsigned char *img = (unsigned char *)tu_read_file(path, &len);
     cr_assert_not_null(img);
-    cr_assert_eq(len, PAGE_SIZE_V1);
+    cr_assert_eq(len, PAGE_SIZE_CUR);
     vyre_telemetry_close(t);
     return img;
 }
@@ -556,12 +557,12 @@ static void expect(const unsigned char *img, size_t len, int code, const char *w
 /* Applies `mutate` to a fresh copy of the good image and checks the code. */
 #define HOSTILE(good, code, msg, ...)                                                              \
     do {                                                                                           \
-        unsigned char *img_ = malloc(PAGE_SIZE_V1);                                                \
-        memcpy(img_, (good), PAGE_SIZE_V1);                                                        \
+        unsigned char *img_ = malloc(PAGE_SIZE_CUR);                                               \
+        memcpy(img_, (good), PAGE_SIZE_CUR);                                                       \
         vyre__tel_header *h_ = hdr(img_);                                                          \
         (void)h_;                                                                                  \
         __VA_ARGS__;                                                                               \
-        expect(img_, PAGE_SIZE_V1, (code), #__VA_ARGS__, (msg));                                   \
+        expect(img_, PAGE_SIZE_CUR, (code), #__VA_ARGS__, (msg));                                  \
         free(img_);                                                                                \
     } while (0)
 
@@ -577,13 +578,13 @@ Test(telemetry, hostile_page_contents_give_the_right_error, .init = hostile_setu
      .fini = teardown_dir)
 {
     unsigned char *good = good_page();
-    expect(good, PAGE_SIZE_V1, VYRE_OK, "the good page", "");
+    expect(good, PAGE_SIZE_CUR, VYRE_OK, "the good page", "");
 
     HOSTILE(good, VYRE_ECORRUPT, "bad magic", h_->magic[0] ^= 0x20);
-    HOSTILE(good, VYRE_EVERSION, "layout version 2", h_->version = 2);
+    HOSTILE(good, VYRE_EVERSION, "layout version 3", h_->version = 3);
     HOSTILE(good, VYRE_EVERSION, "layout version 0", h_->version = 0);
     HOSTILE(good, VYRE_ECORRUPT, "declares sizes", h_->header_size = 12351);
-    HOSTILE(good, VYRE_ECORRUPT, "declares sizes", h_->total_size = PAGE_SIZE_V1 + 1);
+    HOSTILE(good, VYRE_ECORRUPT, "declares sizes", h_->total_size = PAGE_SIZE_CUR + 1);
     HOSTILE(good, VYRE_ECORRUPT, "declares sizes", h_->ring_capacity = 512);
     HOSTILE(good, VYRE_ECORRUPT, "declares sizes", h_->ring_capacity = 0);
     HOSTILE(good, VYRE_ECORRUPT, "declares sizes", h_->ring_slot_size = 8);
@@ -616,13 +617,13 @@ Test(telemetry, hostile_page_contents_give_the_right_error, .init = hostile_setu
      * (an older writer) read as zeros; control characters are defused. */
     static vyre_telemetry_snapshot s;
     vyre_error e = {0};
-    unsigned char *img = malloc(PAGE_SIZE_V1);
-    memcpy(img, good, PAGE_SIZE_V1);
+    unsigned char *img = malloc(PAGE_SIZE_CUR);
+    memcpy(img, good, PAGE_SIZE_CUR);
     atomic_store(&slot(img, 1)->seq, 3);
     hdr(img)->n_counters = 2;
     atomic_store(&hdr(img)->counters[5], 77);
     memcpy(hdr(img)->exe, "a\x1b[2J\tb", 8);
-    cr_assert_eq(read_image(img, PAGE_SIZE_V1, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(read_image(img, PAGE_SIZE_CUR, &s, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(s.n_kernels, 2);
     cr_assert_eq(s.kernels[0].serial, 1);
     cr_assert_eq(s.kernels[1].serial, 3);
@@ -636,16 +637,16 @@ Test(telemetry, hostile_page_contents_give_the_right_error, .init = hostile_setu
     expect(good, 8, VYRE_ECORRUPT, "8 bytes", "too short");
     expect(good, 15, VYRE_ECORRUPT, "15 bytes", "too short");
     expect(good, 16, VYRE_ECORRUPT, "prefix only", "is 16 bytes");
-    expect(good, PAGE_SIZE_V1 / 2, VYRE_ECORRUPT, "half a page", "bytes; layout version 1");
-    expect(good, PAGE_SIZE_V1 - 1, VYRE_ECORRUPT, "one byte short", "bytes; layout version 1");
-    unsigned char *big = calloc(1, PAGE_SIZE_V1 + 4096);
-    memcpy(big, good, PAGE_SIZE_V1);
-    expect(big, PAGE_SIZE_V1 + 4096, VYRE_ECORRUPT, "longer than declared",
-           "bytes; layout version 1");
-    hdr(big)->total_size = PAGE_SIZE_V1 + 4096; /* declared to match: still not version 1 */
-    expect(big, PAGE_SIZE_V1 + 4096, VYRE_ECORRUPT, "declared longer", "bytes; layout version 1");
+    expect(good, PAGE_SIZE_CUR / 2, VYRE_ECORRUPT, "half a page", "bytes; layout version 2");
+    expect(good, PAGE_SIZE_CUR - 1, VYRE_ECORRUPT, "one byte short", "bytes; layout version 2");
+    unsigned char *big = calloc(1, PAGE_SIZE_CUR + 4096);
+    memcpy(big, good, PAGE_SIZE_CUR);
+    expect(big, PAGE_SIZE_CUR + 4096, VYRE_ECORRUPT, "longer than declared",
+           "bytes; layout version 2");
+    hdr(big)->total_size = PAGE_SIZE_CUR + 4096; /* declared to match: still not version 2 */
+    expect(big, PAGE_SIZE_CUR + 4096, VYRE_ECORRUPT, "declared longer", "bytes; layout version 2");
     hdr(big)->version = 7; /* a future, bigger layout: a version error, not corruption */
-    expect(big, PAGE_SIZE_V1 + 4096, VYRE_EVERSION, "future version", "layout version 7");
+    expect(big, PAGE_SIZE_CUR + 4096, VYRE_EVERSION, "future version", "layout version 7");
     free(big);
     free(good);
 }
@@ -657,7 +658,7 @@ Test(telemetry, hostile_files_symlink_directory_fifo_mode_owner, .init = hostile
     char path[PATH_MAX], target[PATH_MAX];
     hostile_path(path, sizeof path);
     join(target, sizeof target, g_dir, "real.vtel");
-    write_mode(target, good, PAGE_SIZE_V1, 0600);
+    write_mode(target, good, PAGE_SIZE_CUR, 0600);
     static vyre_telemetry_snapshot s;
     vyre_error e = {0};
 
@@ -678,7 +679,7 @@ Test(telemetry, hostile_files_symlink_directory_fifo_mode_owner, .init = hostile
     cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_EUNSAFE, "a FIFO neither hangs nor reads");
     cr_assert_eq(unlink(path), 0);
 
-    write_mode(path, good, PAGE_SIZE_V1, 0666);
+    write_mode(path, good, PAGE_SIZE_CUR, 0666);
     cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "writable by group or others (mode 0666)"), "%s",
                        e.message);
@@ -701,30 +702,30 @@ Test(telemetry, hostile_files_symlink_directory_fifo_mode_owner, .init = hostile
 Test(telemetry, random_mutations_never_crash, .init = hostile_setup, .fini = teardown_dir)
 {
     unsigned char *good = good_page();
-    unsigned char *img = malloc(PAGE_SIZE_V1);
+    unsigned char *img = malloc(PAGE_SIZE_CUR);
     static vyre_telemetry_snapshot s;
     unsigned seed = 4242;
     int codes[64] = {0};
     for (int iter = 0; iter < 1500; iter++) {
-        memcpy(img, good, PAGE_SIZE_V1);
+        memcpy(img, good, PAGE_SIZE_CUR);
         int n = 1 + rand_r(&seed) % 8;
         for (int j = 0; j < n; j++) {
             /* Mostly the header, where the checks are; sometimes the ring. */
             size_t off = rand_r(&seed) % 4 ? (size_t)rand_r(&seed) % sizeof(vyre__tel_header)
-                                           : (size_t)rand_r(&seed) % PAGE_SIZE_V1;
+                                           : (size_t)rand_r(&seed) % PAGE_SIZE_CUR;
             if (rand_r(&seed) % 2)
                 img[off] = (unsigned char)rand_r(&seed);
             else
                 img[off] ^= (unsigned char)(1u << (rand_r(&seed) % 8));
         }
         if (iter % 50 == 0) /* sometimes random content behind a valid prefix */
-            for (size_t o = 16; o < PAGE_SIZE_V1; o++)
+            for (size_t o = 16; o < PAGE_SIZE_CUR; o++)
                 img[o] = (unsigned char)rand_r(&seed);
-        size_t len = iter % 7 == 0 ? (size_t)rand_r(&seed) % (PAGE_SIZE_V1 + 100) : PAGE_SIZE_V1;
+        size_t len = iter % 7 == 0 ? (size_t)rand_r(&seed) % (PAGE_SIZE_CUR + 100) : PAGE_SIZE_CUR;
         unsigned char *buf = img;
-        if (len > PAGE_SIZE_V1) {
+        if (len > PAGE_SIZE_CUR) {
             buf = calloc(1, len);
-            memcpy(buf, img, PAGE_SIZE_V1);
+            memcpy(buf, img, PAGE_SIZE_CUR);
         }
         vyre_error e = {0};
         int rc = read_image(buf, len, &s, &e);
@@ -814,7 +815,7 @@ Test(telemetry, reap_removes_dead_and_reused_pids_and_keeps_live_ones, .init = s
     page_path(own, sizeof own, g_dir, (long)getpid(), "");
     size_t len;
     unsigned char *img = (unsigned char *)tu_read_file(own, &len);
-    cr_assert_eq(len, PAGE_SIZE_V1);
+    cr_assert_eq(len, PAGE_SIZE_CUR);
 
     /* The parent process is alive: a page with its real start time stays,
      * and so does its in-flight tmp file. */
@@ -1077,4 +1078,87 @@ Test(telemetry, a_forked_child_leaves_the_parents_page_alone, .init = setup_dir,
     cr_assert_eq(s.publish_count, 1, "the child did not publish into our page");
     cr_assert_eq(s.kernels_total, 0);
     vyre_telemetry_close(t);
+}
+
+/* A version 1 page (what an older vyre build writes), made from a current
+ * one through the frozen layout: the parts before the histograms and the
+ * ring are the same bytes; range 0 gets ten samples in the log2 bucket
+ * 8192..16383 ns. The caller frees it. */
+static vyre__tel_v1_page *v1_page(const unsigned char *cur)
+{
+    const vyre__tel_page *p = (const vyre__tel_page *)(const void *)cur;
+    vyre__tel_v1_page *v1 = calloc(1, sizeof *v1);
+    cr_assert_not_null(v1);
+    memcpy(v1, p, offsetof(vyre__tel_header, ranges));
+    v1->h.version = 1;
+    v1->h.header_size = sizeof(vyre__tel_v1_header);
+    v1->h.total_size = sizeof(vyre__tel_v1_page);
+    v1->h.hist_buckets = VYRE__TEL_V1_HIST_BUCKETS;
+    v1->h.ranges[0].count = 10;
+    v1->h.ranges[0].total_ns = 105000;
+    v1->h.ranges[0].max_ns = 12950;
+    v1->h.ranges[0].buckets[13] = 10;
+    v1->h.ring_count = atomic_load(&p->h.ring_count);
+    v1->h.ring_head = atomic_load(&p->h.ring_head);
+    memcpy(v1->ring, p->ring, sizeof v1->ring);
+    return v1;
+}
+
+Test(telemetry, a_version_1_page_is_still_read_and_reported_as_such, .init = hostile_setup,
+     .fini = teardown_dir)
+{
+    unsigned char *good = good_page();
+    vyre__tel_v1_page *v1 = v1_page(good);
+    static vyre_telemetry_snapshot s, cur;
+    vyre_error e = {0};
+    cr_assert_eq(read_image(good, PAGE_SIZE_CUR, &cur, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(cur.layout_version, VYRE_TELEMETRY_LAYOUT_VERSION);
+
+    cr_assert_eq(read_image((const unsigned char *)v1, sizeof *v1, &s, &e), VYRE_OK, "%s",
+                 e.message);
+    cr_assert_eq(s.layout_version, 1);
+    cr_assert_eq(s.pid, cur.pid);
+    cr_assert_str_eq(s.exe, cur.exe);
+    cr_assert_eq(s.n_kernels, 3);
+    cr_assert_eq(s.n_kernels, cur.n_kernels);
+    cr_assert_str_eq(s.kernels[2].name, "reduce");
+    cr_assert_eq(s.counters.v[0], cur.counters.v[0]);
+    const vyre_range_hist *h = &s.counters.ranges[0];
+    cr_assert_eq(h->count, 10);
+    cr_assert_eq(h->max_ns, 12950);
+    uint64_t n = 0;
+    for (int b = 0; b < VYRE_HIST_BUCKETS; b++) {
+        n += h->buckets[b];
+        if (h->buckets[b])
+            cr_assert(vyre_hist_bucket_lo(b) >= 8192 && vyre_hist_bucket_lo(b) < 16384,
+                      "bucket %d outside the log2 bucket", b);
+    }
+    cr_assert_eq(n, 10, "every v1 sample lands in a v2 bucket");
+    uint64_t p50 = vyre_range_hist_quantile(h, 0.5);
+    cr_assert(p50 >= 8192 && p50 <= 12950, "p50 %llu", (unsigned long long)p50);
+    cr_assert_eq(vyre_range_hist_quantile(h, 1.0), 12950);
+
+    /* The parser (fuzzer path) reads it the same way. */
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(vyre__telemetry_parse("v1", v1, sizeof *v1, getuid(), &s, &e), VYRE_OK, "%s",
+                 e.message);
+    cr_assert_eq(s.layout_version, 1);
+    cr_assert_eq(s.counters.ranges[0].count, 10);
+
+    /* Hostile version 1 pages are still refused. */
+    expect((const unsigned char *)v1, sizeof *v1 - 1, VYRE_ECORRUPT, "short v1",
+           "layout version 1 pages are");
+    unsigned char *big = calloc(1, PAGE_SIZE_CUR);
+    cr_assert_not_null(big);
+    memcpy(big, v1, sizeof *v1);
+    expect(big, PAGE_SIZE_CUR, VYRE_ECORRUPT, "v1 at the v2 size", "layout version 1 pages are");
+    free(big);
+    v1->h.header_size = 12351;
+    expect((const unsigned char *)v1, sizeof *v1, VYRE_ECORRUPT, "v1 bad header size",
+           "declares sizes");
+    v1->h.header_size = sizeof(vyre__tel_v1_header);
+    v1->h.hist_buckets = 41;
+    expect((const unsigned char *)v1, sizeof *v1, VYRE_ECORRUPT, "v1 bad buckets", "out of range");
+    free(v1);
+    free(good);
 }

@@ -121,6 +121,7 @@ static json_t *ranges_json(const top_range *r)
         json_object_set_new(o, "window_count", jint(x->win_count));
         json_object_set_new(o, "quantiles_of", json_string(x->window ? "interval" : "lifetime"));
         json_object_set_new(o, "p50_ns", jint(x->p50_ns));
+        json_object_set_new(o, "p90_ns", jint(x->p90_ns));
         json_object_set_new(o, "p99_ns", jint(x->p99_ns));
         json_object_set_new(o, "max_ns", jint(x->max_ns));
         json_array_append_new(a, o);
@@ -175,6 +176,7 @@ static json_t *proc_json(const top_snapshot *s, size_t i)
     json_object_set_new(o, "h2d_bytes", jint(p->h2d_bytes));
     json_object_set_new(o, "d2h_bytes", jint(p->d2h_bytes));
     json_object_set_new(o, "kernels_total", jint(p->kernels_total));
+    json_object_set_new(o, "layout_version", json_integer(p->layout_version));
     json_object_set_new(o, "gpu_mem_bytes", jint_if(p->gpu_mem_valid, p->gpu_mem_bytes));
     /* This process alone. */
     unsigned char *keep = calloc(s->nprocs, 1);

@@ -33,7 +33,7 @@ struct top_collector {
     top_gpu_hist hist[VYRE_GPU_MAX];
     prev_proc *prev;
     size_t nprev;
-    vyre_telemetry_snapshot *page; /* scratch, ~48 KiB */
+    vyre_telemetry_snapshot *page; /* scratch, ~200 KiB */
     /* cache figures are re-read every cache_every_s */
     int cache_state;
     char cache_msg[TOP_MSG_MAX];
@@ -147,9 +147,11 @@ size_t top_aggregate_ranges(const top_snapshot *s, const unsigned char *keep, to
             win[r].max_ns = life[r].max_ns;
             o->window = 1;
             o->p50_ns = vyre_range_hist_quantile(&win[r], 0.50);
+            o->p90_ns = vyre_range_hist_quantile(&win[r], 0.90);
             o->p99_ns = vyre_range_hist_quantile(&win[r], 0.99);
         } else {
             o->p50_ns = vyre_range_hist_quantile(&life[r], 0.50);
+            o->p90_ns = vyre_range_hist_quantile(&life[r], 0.90);
             o->p99_ns = vyre_range_hist_quantile(&life[r], 0.99);
         }
         if (o->count)
@@ -438,6 +440,7 @@ static void collect_procs(top_collector *c, top_snapshot *s)
         uint64_t now = mono_ns();
         top_proc *p = &s->procs[s->nprocs++];
         p->pid = pg->pid;
+        p->layout_version = pg->layout_version;
         p->device = -1;
         copy_str(p->name, sizeof p->name, pg->exe);
         copy_str(p->cmdline, sizeof p->cmdline, pg->cmdline);

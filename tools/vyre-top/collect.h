@@ -56,6 +56,7 @@ typedef struct top_kernel {
 /* One instrumented process. */
 typedef struct top_proc {
     int32_t pid;
+    uint32_t layout_version; /* of the telemetry page it was read from */
     char name[VYRE_TELEMETRY_EXE_MAX];
     char cmdline[VYRE_TELEMETRY_CMDLINE_MAX];
     int device;          /* GPU it runs on (NVML or its kernels); -1 unknown */
@@ -92,8 +93,9 @@ typedef struct top_range {
     const char *name; /* catalog name (static) */
     double count_s;   /* NAN when unknown */
     uint64_t count;   /* lifetime count */
-    int window;       /* 1: p50/p99 are of the last interval, 0: lifetime */
+    int window;       /* 1: p50/p90/p99 are of the last interval, 0: lifetime */
     uint64_t p50_ns;  /* valid when count > 0 */
+    uint64_t p90_ns;
     uint64_t p99_ns;
     uint64_t max_ns;    /* lifetime maximum */
     uint64_t win_count; /* ranges in the last interval */

@@ -525,8 +525,15 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
         top_fmt_pct(p->cache_hit_pct, c_hit, sizeof c_hit);
         top_fmt_secs(p->compile_saved_s, c_sv, sizeof c_sv);
         top_fmt_bytes(p->gpu_mem_bytes, p->gpu_mem_valid, c_mem, sizeof c_mem);
-        const char *cells[NC] = {c_pid, p->name, c_dev, c_l,   c_d,       c_h,
-                                 c_dh,  c_hit,   c_sv,  c_mem, p->cmdline};
+        /* A page of the previous layout (an older libvyrecore) has coarse
+         * quantiles: its name says which layout was read. */
+        char c_name[sizeof p->name + 16];
+        if (p->layout_version && p->layout_version != VYRE_TELEMETRY_LAYOUT_VERSION)
+            snprintf(c_name, sizeof c_name, "%s [v%u]", p->name, (unsigned)p->layout_version);
+        else
+            snprintf(c_name, sizeof c_name, "%s", p->name);
+        const char *cells[NC] = {c_pid, c_name, c_dev, c_l,   c_d,       c_h,
+                                 c_dh,  c_hit,  c_sv,  c_mem, p->cmdline};
         top_fmt_row(cols, cw, NC, cells, w, buf);
         panel_line(g, r, line++, buf, row_attr(ui, TOP_P_PROC, k, batch));
     }

@@ -49,7 +49,7 @@ extern "C" {
 #endif
 
 /* Layout version this library writes and reads. */
-#define VYRE_TELEMETRY_LAYOUT_VERSION 1
+#define VYRE_TELEMETRY_LAYOUT_VERSION 2
 /* Kernels kept in the ring (the most recent ones). */
 #define VYRE_TELEMETRY_RING_CAPACITY 256
 /* Field sizes, terminating NUL included; longer values are truncated. */
@@ -162,7 +162,7 @@ typedef struct vyre_telemetry_kernel {
 } vyre_telemetry_kernel;
 
 /*
- * A consistent copy of one page (about 48 KiB: caller-allocated, usually
+ * A consistent copy of one page (about 200 KiB: caller-allocated, usually
  * once and reused). Strings are NUL-terminated with control characters
  * replaced by '?', so they are safe to print.
  */

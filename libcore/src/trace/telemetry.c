@@ -45,6 +45,7 @@
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "trace/telemetry_internal.h"
+#include "trace/telemetry_v1.h"
 
 /* Reader retries of the published part before VYRE_EBUSY: the first spin,
  * the rest yield the CPU, then sleep, so a writer stuck odd (it died
@@ -538,9 +539,16 @@ int vyre_telemetry_publish(vyre_telemetry *t)
 {
     if (!usable(t))
         return VYRE_OK;
-    vyre_counters c;
-    vyre_counters_snapshot(&c);
-    return vyre__telemetry_publish_snapshot(t, &c);
+    /* On the heap: with log-linear histograms a snapshot is tens of KiB,
+     * too much for the stack of whatever thread launches (this runs at
+     * most every 10 ms from the launch path). */
+    vyre_counters *c = malloc(sizeof *c);
+    if (!c)
+        return VYRE_ENOMEM;
+    vyre_counters_snapshot(c);
+    int rc = vyre__telemetry_publish_snapshot(t, c);
+    free(c);
+    return rc;
 }
 
 int vyre_telemetry_maybe_publish(vyre_telemetry *t, uint64_t now_ns)
@@ -850,10 +858,11 @@ static int read_copies(const char *path, page_src *src, uint32_t owner,
         ring_cap != VYRE_TELEMETRY_RING_CAPACITY || total != sizeof(vyre__tel_page))
         return vyre__fail(err, VYRE_ECORRUPT, hint,
                           "telemetry page '%s' declares sizes header %u, slot %u x %u, total "
-                          "%llu; version 1 has %zu, %zu x %d, %zu",
+                          "%llu; version %d has %zu, %zu x %d, %zu",
                           path, header_size, slot_size, ring_cap, (unsigned long long)total,
-                          sizeof(vyre__tel_header), sizeof(vyre__tel_slot),
-                          VYRE_TELEMETRY_RING_CAPACITY, sizeof(vyre__tel_page));
+                          VYRE_TELEMETRY_LAYOUT_VERSION, sizeof(vyre__tel_header),
+                          sizeof(vyre__tel_slot), VYRE_TELEMETRY_RING_CAPACITY,
+                          sizeof(vyre__tel_page));
     if (ctr_cap != VYRE__TEL_COUNTERS_CAP || rng_cap != VYRE__TEL_RANGES_CAP ||
         n_counters > ctr_cap || n_ranges > rng_cap || buckets != VYRE__TEL_HIST_BUCKETS)
         return vyre__fail(err, VYRE_ECORRUPT, hint,
@@ -931,27 +940,76 @@ static int read_copies(const char *path, page_src *src, uint32_t owner,
 }
 
 /* Checks the first 16 bytes (magic, version) and the file size: what tells
- * a version 1 page from anything else before its content is trusted. */
+ * a page this vyre reads (the current layout or the previous one, *version
+ * says which) from anything else before its content is trusted. */
 static int check_prefix(const char *path, const unsigned char *prefix, uint64_t size,
-                        vyre_error *err)
+                        uint32_t *version_out, vyre_error *err)
 {
     uint32_t version;
     memcpy(&version, prefix + 8, sizeof version);
     if (memcmp(prefix, TEL_MAGIC, sizeof TEL_MAGIC) != 0)
         return vyre__fail(err, VYRE_ECORRUPT, "remove it; it is not a vyre telemetry page",
                           "telemetry page '%s' has a bad magic number", path);
-    if (version != VYRE_TELEMETRY_LAYOUT_VERSION)
+    if (version != VYRE_TELEMETRY_LAYOUT_VERSION && version != 1)
         return vyre__fail(
             err, VYRE_EVERSION,
             "the process uses another vyre version: read it with a matching vyre build",
-            "telemetry page '%s' has layout version %u; this vyre reads version %d", path, version,
-            VYRE_TELEMETRY_LAYOUT_VERSION);
-    if (size != sizeof(vyre__tel_page))
+            "telemetry page '%s' has layout version %u; this vyre reads versions 1 and %d", path,
+            version, VYRE_TELEMETRY_LAYOUT_VERSION);
+    size_t want = version == 1 ? sizeof(vyre__tel_v1_page) : sizeof(vyre__tel_page);
+    if (size != want)
         return vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
-                          "telemetry page '%s' is %llu bytes; layout version %d pages are %zu",
-                          path, (unsigned long long)size, VYRE_TELEMETRY_LAYOUT_VERSION,
-                          sizeof(vyre__tel_page));
+                          "telemetry page '%s' is %llu bytes; layout version %u pages are %zu",
+                          path, (unsigned long long)size, version, want);
+    *version_out = version;
     return VYRE_OK;
+}
+
+static uint64_t load_u64(const _Atomic uint64_t *p)
+{
+    return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+static void store_u64(_Atomic uint64_t *p, uint64_t v)
+{
+    atomic_store_explicit(p, v, memory_order_relaxed);
+}
+
+void vyre__telemetry_v1_upgrade(const vyre__tel_v1_page *in, vyre__tel_page *out)
+{
+    memset(out, 0, sizeof *out);
+    memcpy(out, in, offsetof(vyre__tel_header, ranges));
+    if (in->h.header_size == sizeof(vyre__tel_v1_header))
+        out->h.header_size = sizeof(vyre__tel_header);
+    if (in->h.total_size == sizeof(vyre__tel_v1_page))
+        out->h.total_size = sizeof(vyre__tel_page);
+    if (in->h.hist_buckets == VYRE__TEL_V1_HIST_BUCKETS)
+        out->h.hist_buckets = VYRE__TEL_HIST_BUCKETS;
+    for (int r = 0; r < VYRE__TEL_RANGES_CAP; r++) {
+        const vyre__tel_v1_hist *a = &in->h.ranges[r];
+        vyre__tel_hist *b = &out->h.ranges[r];
+        store_u64(&b->count, load_u64(&a->count));
+        store_u64(&b->total_ns, load_u64(&a->total_ns));
+        store_u64(&b->max_ns, load_u64(&a->max_ns));
+        for (int k = 0; k < VYRE__TEL_V1_HIST_BUCKETS; k++) {
+            uint64_t c = load_u64(&a->buckets[k]);
+            if (c == 0)
+                continue;
+            uint64_t lo = k == 0 ? 0 : UINT64_C(1) << k;
+            int first = vyre_hist_bucket_of(lo);
+            int last = vyre_hist_bucket_of((UINT64_C(2) << k) - 1);
+            uint64_t span = (uint64_t)(last - first + 1);
+            for (int j = first; j <= last; j++) {
+                uint64_t share = c / span + ((uint64_t)(j - first) < c % span);
+                store_u64(&b->buckets[j], load_u64(&b->buckets[j]) + share);
+            }
+        }
+    }
+    store_u64(&out->h.ring_count, load_u64(&in->h.ring_count));
+    atomic_store_explicit(&out->h.ring_head,
+                          atomic_load_explicit(&in->h.ring_head, memory_order_relaxed),
+                          memory_order_relaxed);
+    memcpy(out->ring, in->ring, sizeof out->ring);
 }
 
 #define PREFIX_LEN 16
@@ -974,15 +1032,27 @@ int vyre__telemetry_parse(const char *name, const void *img, size_t len, uint32_
                           "vyre__telemetry_parse: NULL name or image, or a misaligned image");
     if (len < PREFIX_LEN)
         return too_short(name, len, err);
-    int rc = check_prefix(name, img, len, err);
+    uint32_t version = 0;
+    int rc = check_prefix(name, img, len, &version, err);
     if (rc)
         return rc;
+    vyre__tel_page *up = NULL;
+    if (version == 1) {
+        up = malloc(sizeof *up);
+        if (!up)
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading '%s'", name);
+        vyre__telemetry_v1_upgrade(img, up);
+        img = up;
+    }
     page_src src = {.fd = -1, .img = img, .tries = 1, .slot_tries = 1};
     src.cp[0] = src.cp[1] = src.cp[2] = img;
-    out->layout_version = VYRE_TELEMETRY_LAYOUT_VERSION;
+    out->layout_version = version;
     rc = read_copies(name, &src, owner, out, err);
+    free(up);
     if (rc)
         memset(out, 0, sizeof *out);
+    else
+        out->layout_version = version;
     return rc;
 }
 
@@ -1075,6 +1145,35 @@ static int open_page(const char *path, int *fd_out, struct stat *st, vyre_error 
     return VYRE_OK;
 }
 
+/* A version 1 page: three whole copies, each rewritten as version 2, then
+ * the same checks as a current page with no partial re-reads (those would
+ * land at version 2 offsets); a busy page is copied again as a whole. */
+static int read_v1(const char *path, page_src *src, uint32_t owner, vyre_telemetry_snapshot *out,
+                   vyre_error *err)
+{
+    vyre__tel_v1_page *raw = malloc(sizeof *raw);
+    if (!raw)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading '%s'", path);
+    int tries = src->tries, rc = VYRE_EBUSY;
+    src->tries = src->slot_tries = 1;
+    for (int attempt = 0; attempt < tries && rc == VYRE_EBUSY; attempt++) {
+        if (attempt)
+            backoff(attempt);
+        rc = snap3(src, 0, sizeof *raw);
+        if (rc) {
+            rc = shrank(path, rc, err);
+            break;
+        }
+        for (int i = 0; i < 3; i++) {
+            memcpy(raw, &src->buf[i], sizeof *raw);
+            vyre__telemetry_v1_upgrade(raw, &src->buf[i]);
+        }
+        rc = read_copies(path, src, owner, out, err);
+    }
+    free(raw);
+    return rc;
+}
+
 int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_error *err)
 {
     if (!out)
@@ -1091,8 +1190,9 @@ int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_err
     ssize_t got = st.st_size < PREFIX_LEN ? 0 : pread(fd, prefix, sizeof prefix, 0);
     if (got != (ssize_t)sizeof prefix)
         rc = too_short(path, (uint64_t)st.st_size, err);
-    else
-        rc = check_prefix(path, prefix, (uint64_t)st.st_size, err);
+    uint32_t version = 0;
+    if (got == (ssize_t)sizeof prefix)
+        rc = check_prefix(path, prefix, (uint64_t)st.st_size, &version, err);
     page_src src = {.fd = fd, .tries = READ_TRIES, .slot_tries = SLOT_TRIES};
     if (!rc) {
         src.buf = malloc(3 * sizeof *src.buf);
@@ -1102,15 +1202,19 @@ int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_err
     if (!rc) {
         for (int i = 0; i < 3; i++)
             src.cp[i] = &src.buf[i];
+    }
+    if (!rc && version == 1) {
+        rc = read_v1(path, &src, (uint32_t)st.st_uid, out, err);
+    } else if (!rc) {
         rc = snap3(&src, 0, sizeof(vyre__tel_page));
         if (rc)
             rc = shrank(path, rc, err);
+        if (!rc)
+            rc = read_copies(path, &src, (uint32_t)st.st_uid, out, err);
     }
-    if (!rc) {
-        out->layout_version = VYRE_TELEMETRY_LAYOUT_VERSION;
-        rc = read_copies(path, &src, (uint32_t)st.st_uid, out, err);
-    }
-    /* A page resized while it was copied is no longer a version 1 page. */
+    if (!rc)
+        out->layout_version = version;
+    /* A page resized while it was copied is no longer a page of its version. */
     struct stat again;
     if (!rc && (fstat(fd, &again) != 0 || again.st_size != st.st_size))
         rc = vyre__fail(err, VYRE_ECORRUPT, "remove it, or let a reap remove it",
@@ -1245,7 +1349,8 @@ static int pid_reused(int dfd, const char *name, int32_t pid)
     memcpy(&version, buf + offsetof(vyre__tel_header, version), sizeof version);
     memcpy(&page_pid, buf + offsetof(vyre__tel_header, pid), sizeof page_pid);
     memcpy(&page_start, buf + offsetof(vyre__tel_header, start_time), sizeof page_start);
-    if (version != VYRE_TELEMETRY_LAYOUT_VERSION || page_pid != pid || page_start == 0)
+    if ((version != VYRE_TELEMETRY_LAYOUT_VERSION && version != 1) || page_pid != pid ||
+        page_start == 0)
         return 0;
     if (vyre__telemetry_start_time(pid, &live_start) != VYRE_OK || live_start == 0)
         return 0;

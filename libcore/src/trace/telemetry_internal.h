@@ -1,5 +1,5 @@
 /*
- * telemetry_internal.h - the telemetry page layout (version 1) and test
+ * telemetry_internal.h - the telemetry page layout (version 2) and test
  * hooks. Not public API: vyre-top goes through vyre_telemetry_read(). The
  * tests include this to craft hostile pages.
  *
@@ -14,10 +14,12 @@
  *
  * The page is one file of exactly `total_size` bytes:
  *
- *   vyre__tel_header   (header_size = 12352 bytes)
+ *   vyre__tel_header   (header_size = 153664 bytes)
  *   vyre__tel_slot     ring[ring_capacity = 256]   (ring_slot_size = 160)
  *
- * total_size = header_size + ring_capacity * ring_slot_size = 53312 bytes.
+ * total_size = header_size + ring_capacity * ring_slot_size = 194624 bytes.
+ * Version 2 replaced version 1's 40 log2 buckets per range with
+ * VYRE_HIST_BUCKETS log-linear ones (counters.h); the rest is unchanged.
  * All integers are fixed-width, naturally aligned, in the writer's native
  * byte order (a page never leaves its machine); every size is explicit so a
  * reader checks them before touching anything else. The layout never changes
@@ -56,7 +58,7 @@
 #define VYRE__TEL_MAGIC        "VYRETEL" /* 8 bytes with its NUL */
 #define VYRE__TEL_COUNTERS_CAP 64
 #define VYRE__TEL_RANGES_CAP   32
-#define VYRE__TEL_HIST_BUCKETS 40
+#define VYRE__TEL_HIST_BUCKETS 592
 #define VYRE__TEL_NAME_WORDS   (VYRE_TELEMETRY_KERNEL_NAME_MAX / 8)
 
 typedef struct vyre__tel_hist {
@@ -64,7 +66,7 @@ typedef struct vyre__tel_hist {
     _Atomic uint64_t total_ns;
     _Atomic uint64_t max_ns;
     _Atomic uint64_t buckets[VYRE__TEL_HIST_BUCKETS];
-} vyre__tel_hist; /* 344 bytes */
+} vyre__tel_hist; /* 4760 bytes */
 
 typedef struct vyre__tel_header {
     /* Identity and layout: written once before the page is visible. */
@@ -93,13 +95,13 @@ typedef struct vyre__tel_header {
     _Atomic uint64_t publish_count;                    /*   720 */
     _Atomic uint64_t counters[VYRE__TEL_COUNTERS_CAP]; /*   728 */
     vyre__tel_hist ranges[VYRE__TEL_RANGES_CAP];       /*  1240 */
-    uint8_t reserved2[40];                             /* 12248 */
+    uint8_t reserved2[40];                             /* 153560 */
     /* Ring bookkeeping (the slots carry their own seqlocks). */
-    _Atomic uint64_t ring_count; /* 12288 kernels ever added */
-    _Atomic uint32_t ring_head;  /* 12296 slot of the next kernel, < capacity */
-    uint32_t reserved3;          /* 12300 */
-    uint8_t reserved4[48];       /* 12304 */
-} vyre__tel_header;              /* 12352 */
+    _Atomic uint64_t ring_count; /* 153600 kernels ever added */
+    _Atomic uint32_t ring_head;  /* 153608 slot of the next kernel, < capacity */
+    uint32_t reserved3;          /* 153612 */
+    uint8_t reserved4[48];       /* 153616 */
+} vyre__tel_header;              /* 153664 */
 
 typedef struct vyre__tel_slot {
     _Atomic uint64_t seq; /*   0 2*serial done, odd while written, 0 empty */
@@ -116,21 +118,21 @@ typedef struct vyre__tel_slot {
 typedef struct vyre__tel_page {
     vyre__tel_header h;
     vyre__tel_slot ring[VYRE_TELEMETRY_RING_CAPACITY];
-} vyre__tel_page; /* 53312 */
+} vyre__tel_page; /* 194624 */
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8 && _Alignof(_Atomic uint64_t) == 8,
                "the page needs plain 8-byte atomics");
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
                "atomics shared between processes must be lock-free");
-_Static_assert(sizeof(vyre__tel_hist) == 344, "hist layout");
+_Static_assert(sizeof(vyre__tel_hist) == 4760, "hist layout");
 _Static_assert(offsetof(vyre__tel_header, exe) == 80, "header layout");
 _Static_assert(offsetof(vyre__tel_header, seq) == 704, "header layout");
 _Static_assert(offsetof(vyre__tel_header, ranges) == 1240, "header layout");
-_Static_assert(offsetof(vyre__tel_header, ring_count) == 12288, "header layout");
-_Static_assert(sizeof(vyre__tel_header) == 12352, "header layout");
+_Static_assert(offsetof(vyre__tel_header, ring_count) == 153600, "header layout");
+_Static_assert(sizeof(vyre__tel_header) == 153664, "header layout");
 _Static_assert(offsetof(vyre__tel_slot, name) == 64, "slot layout");
 _Static_assert(sizeof(vyre__tel_slot) == 160, "slot layout");
-_Static_assert(sizeof(vyre__tel_page) == 53312, "page layout");
+_Static_assert(sizeof(vyre__tel_page) == 194624, "page layout");
 _Static_assert(VYRE_CTR_COUNT <= VYRE__TEL_COUNTERS_CAP, "grow the page (new layout version)");
 _Static_assert(VYRE_RANGE_COUNT <= VYRE__TEL_RANGES_CAP, "grow the page (new layout version)");
 _Static_assert(VYRE_HIST_BUCKETS == VYRE__TEL_HIST_BUCKETS, "new layout version needed");
