@@ -5,8 +5,9 @@
  * index from a count-leading-zeros and shifts, one increment, sum and max)
  * against vyre_counter_add (one per-thread counter increment) in the same
  * run, over durations spread like real ranges (8..13 us and a wide tail),
- * and prints ns per call and the ratio. Timings are printed, never judged:
- * this is not a test.
+ * and prints ns per call and the ratio; then the cost of each piece the
+ * launch paths add around the driver call. Timings are printed, never
+ * judged: this is not a test.
  *
  * usage: bench_hist [--iters N]   (default 20000000)
  */
@@ -17,12 +18,57 @@
 #include <time.h>
 
 #include "vyre/counters.h"
+#include "vyre/nvtx.h"
+#include "vyre/telemetry.h"
 
 static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Best of 5 rounds of iters calls of one piece, in ns per call. */
+#define PIECE(label, body)                                                                         \
+    do {                                                                                           \
+        uint64_t best = UINT64_MAX;                                                                \
+        for (int r = 0; r < 5; r++) {                                                              \
+            uint64_t t0 = now_ns();                                                                \
+            for (uint64_t i = 0; i < iters; i++) {                                                 \
+                body;                                                                              \
+            }                                                                                      \
+            uint64_t d = now_ns() - t0;                                                            \
+            best = d < best ? d : best;                                                            \
+        }                                                                                          \
+        printf("  %-34s %7.2f ns/call\n", label, (double)best / (double)iters);                    \
+    } while (0)
+
+/* What the vyre launch paths add around the driver call, piece by piece
+ * (vyre_graph_launch: one timed NVTX range, three counter adds and a
+ * telemetry publish check), so a launch ratio above target can be taken
+ * apart on the machine that shows it. */
+static void launch_path_pieces(uint64_t iters)
+{
+    printf("launch path pieces (best of 5 rounds of %llu calls):\n", (unsigned long long)iters);
+    volatile uint64_t sink = 0;
+    PIECE("clock_gettime(MONOTONIC)", sink += now_ns());
+    PIECE("timed NVTX range push + pop", {
+        vyre_nvtx_push(VYRE_RANGE_PIPELINE_BATCH_DISPATCH);
+        vyre_nvtx_pop();
+    });
+    PIECE("three counter adds", {
+        vyre_counter_add(VYRE_CTR_GRAPH_LAUNCHES, 1);
+        vyre_counter_add(VYRE_CTR_BATCH_DISPATCHES, 1);
+        vyre_counter_add(VYRE_CTR_LAUNCHES, 8);
+    });
+    vyre_telemetry *t = vyre_telemetry_global();
+    PIECE("telemetry global + publish check", {
+        vyre_telemetry *g = vyre_telemetry_global();
+        if (g)
+            vyre_telemetry_maybe_publish(g, now_ns());
+    });
+    printf("  (telemetry page %s)\n", t ? "open" : "not open");
+    (void)sink;
 }
 
 int main(int argc, char **argv)
@@ -61,5 +107,6 @@ int main(int argc, char **argv)
     printf("counter add (baseline)   %.2f ns/call\n", base);
     printf("range record (%d buckets) %.2f ns/call  ratio %.2fx\n", VYRE_HIST_BUCKETS, rec,
            base > 0 ? rec / base : 0.0);
+    launch_path_pieces(iters / 10 ? iters / 10 : 1);
     return 0;
 }
