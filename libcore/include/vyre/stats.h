@@ -60,8 +60,13 @@ typedef struct vyre_stats {
 
 /* 1.4826 * MAD / median of x[0..n-1] (not modified): the robust relative
  * spread. NAN for n < 2, a median <= 0, a non-finite sample or out of
- * memory. Thread-safe. */
+ * memory. O(n) (selection, not a sort): the stop rule calls it while a
+ * point samples. Thread-safe. */
 VYRE_EXTERN double vyre_stats_robust_noise(const double *x, size_t n);
+
+/* The same from a sample's n, median and unscaled MAD (a stored point's
+ * figures): 1.4826 * mad / median, NAN for n < 2 or a median <= 0. */
+VYRE_EXTERN double vyre_stats_robust_noise_of(size_t n, double median, double mad);
 
 /* Computes every field of out from x[0..n-1] (not modified). Returns 0,
  * VYRE_EINVAL (n == 0, a non-finite sample) or VYRE_ENOMEM. */

@@ -818,7 +818,7 @@ static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
     s->mad = col_real(st, 18);
     /* Derived, not stored: the stored mad and median give it for every row,
      * those written before it existed included. */
-    s->robust_noise = s->n >= 2 && s->median > 0 ? 1.4826 * s->mad / s->median : NAN;
+    s->robust_noise = vyre_stats_robust_noise_of(s->n, s->median, s->mad);
     s->n_outliers = (size_t)sqlite3_column_int64(st, 19);
     p->n_throttled = (size_t)sqlite3_column_int64(st, 20);
     p->wall_median = col_real(st, 21);

@@ -138,7 +138,7 @@ int vyre_stats_compute(const double *x, size_t n, vyre_stats *out, vyre_error *e
     double scale;
     robust(x, s, n, scratch, &st.median, &st.mad, &scale);
     st.n_outliers = flag_outliers(x, n, st.median, scale, VYRE_OUTLIER_K_DEFAULT, NULL);
-    st.robust_noise = n >= 2 && st.median > 0.0 ? MAD_TO_SIGMA * st.mad / st.median : NAN;
+    st.robust_noise = vyre_stats_robust_noise_of(n, st.median, st.mad);
     free(s);
     free(scratch);
     *out = st;
@@ -204,6 +204,13 @@ double vyre_stats_running_noise(const vyre_stats_running *r)
 
 /* ---- Stopping rule ------------------------------------------------------ */
 
+double vyre_stats_robust_noise_of(size_t n, double median, double mad)
+{
+    return n >= 2 && median > 0.0 ? MAD_TO_SIGMA * mad / median : NAN;
+}
+
+static double median_select(double *v, size_t n);
+
 double vyre_stats_robust_noise(const double *x, size_t n)
 {
     if (!x || n < 2)
@@ -211,14 +218,16 @@ double vyre_stats_robust_noise(const double *x, size_t n)
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i]))
             return NAN;
-    double *s = sorted_copy(x, n);
-    double *scratch = malloc(n * sizeof *scratch);
-    double med = NAN, mad = NAN, scale;
-    if (s && scratch)
-        robust(x, s, n, scratch, &med, &mad, &scale);
-    free(s);
-    free(scratch);
-    return med > 0.0 ? MAD_TO_SIGMA * mad / med : NAN;
+    double *v = malloc(n * sizeof *v);
+    if (!v)
+        return NAN;
+    memcpy(v, x, n * sizeof *v);
+    double med = median_select(v, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = fabs(v[i] - med);
+    double mad = median_select(v, n);
+    free(v);
+    return vyre_stats_robust_noise_of(n, med, mad);
 }
 
 vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
