@@ -11,6 +11,7 @@
 
 #include "vyre/counters.h"
 #include "base/clock.h"
+#include "trace/counters_internal.h"
 #include "vyre/nvtx.h"
 
 Test(counters, names_units_and_add)
@@ -313,4 +314,77 @@ Test(counters, a_timed_pop_leaves_its_clock_reading_for_the_launch_path)
     cr_assert_neq(vyre__nvtx_last_pop_ticks(), 0);
     vyre_nvtx_pop();
     cr_assert_eq(vyre__nvtx_last_pop_ticks(), 0);
+}
+
+static uint64_t bucket_sum(const vyre_range_hist *h)
+{
+    uint64_t n = 0;
+    for (int b = 0; b < VYRE_HIST_BUCKETS; b++)
+        n += h->buckets[b];
+    return n;
+}
+
+Test(counters, hot_dispatch_ranges_are_sampled_with_weights_that_keep_the_count)
+{
+    enum { N = 100000 };
+    int sampled_out_pops = 0;
+    for (int i = 0; i < N; i++) {
+        vyre_nvtx_push(VYRE_RANGE_PIPELINE_BATCH_DISPATCH);
+        vyre_nvtx_pop();
+        sampled_out_pops += vyre__nvtx_last_pop_sampled_out();
+    }
+    vyre_counters c;
+    vyre_counters_snapshot(&c);
+    const vyre_range_hist *h = &c.ranges[VYRE_RANGE_PIPELINE_BATCH_DISPATCH];
+    /* Back-to-back dispatches are far faster than one per 20 us: the stride
+     * reaches 16 and most pops read no clock. */
+    cr_assert_eq(vyre__nvtx_sample_stride(VYRE_RANGE_PIPELINE_BATCH_DISPATCH), 16);
+    cr_assert_gt(sampled_out_pops, N / 2, "only %d of %d pops were sampled out", sampled_out_pops,
+                 N);
+    /* The weights keep the count within one stride of the truth, and the
+     * buckets add up to it. */
+    cr_assert(h->count <= N && h->count > N - 16, "count %llu for %d dispatches",
+              (unsigned long long)h->count, N);
+    cr_assert_eq(bucket_sum(h), h->count);
+    /* A range that is not a dispatch range is never sampled. */
+    for (int i = 0; i < 1000; i++) {
+        vyre_nvtx_push(VYRE_RANGE_MODULE_LOAD);
+        vyre_nvtx_pop();
+        cr_assert_eq(vyre__nvtx_last_pop_sampled_out(), 0);
+    }
+    vyre_counters_snapshot(&c);
+    cr_assert_eq(c.ranges[VYRE_RANGE_MODULE_LOAD].count, 1000);
+    cr_assert_eq(vyre__nvtx_sample_stride(VYRE_RANGE_MODULE_LOAD), 1);
+}
+
+Test(counters, slow_dispatches_are_all_timed_and_a_rate_drop_restores_full_timing)
+{
+    /* First fast, so the stride climbs; then slower than one per 20 us, so
+     * it falls back to 1 and every dispatch is timed again. */
+    for (int i = 0; i < 10000; i++) {
+        vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
+        vyre_nvtx_pop();
+    }
+    cr_assert_eq(vyre__nvtx_sample_stride(VYRE_RANGE_PIPELINE_DISPATCH), 16);
+    struct timespec pause = {0, 100000}; /* 100 us: 5x the sampling threshold */
+    for (int i = 0; i < 40; i++) {
+        nanosleep(&pause, NULL);
+        vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
+        vyre_nvtx_pop();
+    }
+    cr_assert_eq(vyre__nvtx_sample_stride(VYRE_RANGE_PIPELINE_DISPATCH), 1);
+    vyre_counters c0;
+    vyre_counters_snapshot(&c0);
+    for (int i = 0; i < 50; i++) {
+        nanosleep(&pause, NULL);
+        vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
+        vyre_nvtx_pop();
+        cr_assert_eq(vyre__nvtx_last_pop_sampled_out(), 0, "slow dispatch %d was not timed", i);
+        cr_assert_neq(vyre__nvtx_last_pop_ticks(), 0);
+    }
+    vyre_counters c1;
+    vyre_counters_snapshot(&c1);
+    cr_assert_eq(c1.ranges[VYRE_RANGE_PIPELINE_DISPATCH].count -
+                     c0.ranges[VYRE_RANGE_PIPELINE_DISPATCH].count,
+                 50);
 }

@@ -36,6 +36,7 @@
 #include "cuda/cuda_internal.h"
 #include "base/internal.h"
 #include "cuda/pool.h"
+#include "trace/counters_internal.h"
 #include "vyre/compile.h"
 #include "vyre/counters.h"
 #include "vyre/cuda.h"
@@ -148,8 +149,12 @@ static inline void telemetry_point(void)
     if (!t)
         return;
     /* The dispatch range was just popped on this thread: reuse its clock
-     * reading rather than taking another. */
+     * reading rather than taking another. A dispatch left untimed by range
+     * sampling (trace/nvtx.c) skips the check: at that rate the next timed
+     * one comes within 16 dispatches, far inside the publish interval. */
     uint64_t ticks = vyre__nvtx_last_pop_ticks();
+    if (!ticks && vyre__nvtx_last_pop_sampled_out())
+        return;
     vyre_telemetry_maybe_publish(t, ticks ? vyre__ticks_to_mono_ns(ticks) : vyre__now_ns_fast());
 }
 

@@ -15,6 +15,7 @@
  * write operations. Statistics only: a snapshot is not one instant.
  */
 #include "vyre/counters.h"
+#include "trace/counters_internal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -164,14 +165,19 @@ uint64_t vyre_hist_bucket_lo(int b)
 
 void vyre_range_record(vyre_range_id id, uint64_t ns)
 {
-    if ((int)id < 0 || id >= VYRE_RANGE_COUNT)
+    vyre__range_record_weighted(id, ns, 1);
+}
+
+void vyre__range_record_weighted(vyre_range_id id, uint64_t ns, uint64_t weight)
+{
+    if ((int)id < 0 || id >= VYRE_RANGE_COUNT || weight == 0)
         return;
     slot *s = my_slot();
     int shared = s == NULL;
     hist_slot *h = shared ? &g_shared.h[id] : &s->h[id];
-    bump(&h->count, 1, shared);
-    bump(&h->total_ns, ns, shared);
-    bump(&h->buckets[vyre_hist_bucket_of(ns)], 1, shared);
+    bump(&h->count, weight, shared);
+    bump(&h->total_ns, ns * weight, shared);
+    bump(&h->buckets[vyre_hist_bucket_of(ns)], weight, shared);
     uint64_t cur = atomic_load_explicit(&h->max_ns, memory_order_relaxed);
     if (!shared) {
         if (ns > cur)
