@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tel_v1.h"
 #include "testutil.h"
 #include "vyre/cache.h"
 #include "vyre/counters.h"
@@ -578,6 +579,81 @@ Test(top_tmux, batch_prints_n_frames_with_both_processes)
     }
     /* 3 hits per miss in both: 75.0% in every row. */
     cr_assert_geq(count(second, "75.0%"), 2, "hit rate:\n%s", second);
+    tu_proc_free(&p);
+}
+
+/* A publisher built against an older libvyrecore writes page layout 1:
+ * vyre-top reads it, marks its row "[v1]" (its quantiles are coarse), and
+ * --json says layout_version 1 for it and the current one for the other. */
+Test(top_tmux, a_version_1_page_is_read_and_marked)
+{
+    start_publishers();
+    /* Stop alpha between two publishes (its seqlock even), then put a
+     * layout 1 page made from its own page in its place. */
+    char path[700], tmp[720];
+    snprintf(path, sizeof path, "%s/%d.vtel", g_tel, (int)g_pub[0]);
+    snprintf(tmp, sizeof tmp, "%s.v1", path);
+    unsigned char *cur = malloc(sizeof(vyre__tel_page));
+    cr_assert_not_null(cur);
+    for (int waited = 0;; waited += 5) {
+        cr_assert_eq(kill(g_pub[0], SIGSTOP), 0);
+        int st;
+        cr_assert_eq(waitpid(g_pub[0], &st, WUNTRACED), g_pub[0]);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+        ssize_t n = pread(fd, cur, sizeof(vyre__tel_page), 0);
+        close(fd);
+        cr_assert_eq(n, (ssize_t)sizeof(vyre__tel_page));
+        const vyre__tel_page *pg = (const vyre__tel_page *)(const void *)cur;
+        if ((atomic_load(&pg->h.seq) & 1) == 0)
+            break;
+        cr_assert_lt(waited, WAIT_MS, "alpha never stopped between publishes");
+        kill(g_pub[0], SIGCONT);
+        sleep_ms(5);
+    }
+    vyre__tel_v1_page *v1 = tu_tel_v1_page(cur);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    cr_assert_geq(fd, 0, "%s: %s", tmp, strerror(errno));
+    cr_assert_eq(write(fd, v1, sizeof *v1), (ssize_t)sizeof *v1);
+    close(fd);
+    cr_assert_eq(rename(tmp, path), 0, "rename: %s", strerror(errno));
+    free(v1);
+    free(cur);
+
+    tu_proc p;
+    run_top(&p, "--batch", "-n", "1", "-d", "0.1", "--width=200");
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    const char *old = proc_row(p.out, 0), *now = proc_row(p.out, 1);
+    cr_assert(old && now, "both rows:\n%s", p.out);
+    size_t old_len = strcspn(old, "\n"), now_len = strcspn(now, "\n");
+    cr_assert(memmem(old, old_len, "[v1]", 4), "the layout 1 row is marked:\n%s", p.out);
+    cr_assert_null(memmem(now, now_len, "[v", 2), "the current row is not:\n%s", p.out);
+    tu_proc_free(&p);
+
+    run_top(&p, "--json", "-n", "1", "-d", "0.1", NULL);
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    json_error_t je;
+    json_t *root = json_loads(p.out, JSON_DISABLE_EOF_CHECK, &je);
+    cr_assert_not_null(root, "json: %s\n%s", je.text, p.out);
+    json_t *procs = json_object_get(root, "processes");
+    cr_assert(json_is_array(procs));
+    int seen = 0;
+    size_t i;
+    json_t *o;
+    json_array_foreach(procs, i, o)
+    {
+        json_int_t pid = json_integer_value(json_object_get(o, "pid"));
+        json_int_t lv = json_integer_value(json_object_get(o, "layout_version"));
+        if (pid == g_pub[0]) {
+            cr_assert_eq(lv, 1);
+            seen |= 1;
+        } else if (pid == g_pub[1]) {
+            cr_assert_eq(lv, VYRE_TELEMETRY_LAYOUT_VERSION);
+            seen |= 2;
+        }
+    }
+    cr_assert_eq(seen, 3, "both processes in --json:\n%s", p.out);
+    json_decref(root);
     tu_proc_free(&p);
 }
 

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "trace/telemetry_internal.h"
-#include "trace/telemetry_v1.h"
+#include "tel_v1.h"
 #include "testutil.h"
 #include "vyre/telemetry.h"
 
@@ -1080,35 +1080,11 @@ Test(telemetry, a_forked_child_leaves_the_parents_page_alone, .init = setup_dir,
     vyre_telemetry_close(t);
 }
 
-/* A version 1 page (what an older vyre build writes), made from a current
- * one through the frozen layout: the parts before the histograms and the
- * ring are the same bytes; range 0 gets ten samples in the log2 bucket
- * 8192..16383 ns. The caller frees it. */
-static vyre__tel_v1_page *v1_page(const unsigned char *cur)
-{
-    const vyre__tel_page *p = (const vyre__tel_page *)(const void *)cur;
-    vyre__tel_v1_page *v1 = calloc(1, sizeof *v1);
-    cr_assert_not_null(v1);
-    memcpy(v1, p, offsetof(vyre__tel_header, ranges));
-    v1->h.version = 1;
-    v1->h.header_size = sizeof(vyre__tel_v1_header);
-    v1->h.total_size = sizeof(vyre__tel_v1_page);
-    v1->h.hist_buckets = VYRE__TEL_V1_HIST_BUCKETS;
-    v1->h.ranges[0].count = 10;
-    v1->h.ranges[0].total_ns = 105000;
-    v1->h.ranges[0].max_ns = 12950;
-    v1->h.ranges[0].buckets[13] = 10;
-    v1->h.ring_count = atomic_load(&p->h.ring_count);
-    v1->h.ring_head = atomic_load(&p->h.ring_head);
-    memcpy(v1->ring, p->ring, sizeof v1->ring);
-    return v1;
-}
-
 Test(telemetry, a_version_1_page_is_still_read_and_reported_as_such, .init = hostile_setup,
      .fini = teardown_dir)
 {
     unsigned char *good = good_page();
-    vyre__tel_v1_page *v1 = v1_page(good);
+    vyre__tel_v1_page *v1 = tu_tel_v1_page(good);
     static vyre_telemetry_snapshot s, cur;
     vyre_error e = {0};
     cr_assert_eq(read_image(good, PAGE_SIZE_CUR, &cur, &e), VYRE_OK, "%s", e.message);
