@@ -278,8 +278,8 @@ int main(int argc, char **argv)
         return 2;
     }
     char exporter[PATH_MAX], nvml[PATH_MAX] = "";
-    if (!find_file(exporter, sizeof exporter, given, "../tools/vyre-exporter",
-                   "VYRE_EXPORTER_BIN", 1)) {
+    if (!find_file(exporter, sizeof exporter, given, "../tools/vyre-exporter", "VYRE_EXPORTER_BIN",
+                   1)) {
         fprintf(stderr, "bench_exporter: error: cannot find vyre-exporter\n"
                         "hint: build it (cmake --build), or pass --exporter PATH\n");
         return 2;
@@ -294,8 +294,7 @@ int main(int argc, char **argv)
     }
     const char *tmpdir = getenv("TMPDIR");
     char dir[PATH_MAX], tel[PATH_MAX + 8], cache[PATH_MAX + 8];
-    snprintf(dir, sizeof dir, "%s/vyre-bench-exporter-XXXXXX",
-             tmpdir && *tmpdir ? tmpdir : "/tmp");
+    snprintf(dir, sizeof dir, "%s/vyre-bench-exporter-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 2;
@@ -337,8 +336,8 @@ int main(int argc, char **argv)
         }
         dup2(ep[1], 2);
         close(ep[0]);
-        execl(exporter, exporter, "--web.listen-address", "127.0.0.1:0",
-              "--cache.refresh-interval", "0", gpus ? (char *)NULL : "--no-gpu", (char *)NULL);
+        execl(exporter, exporter, "--web.listen-address", "127.0.0.1:0", "--cache.refresh-interval",
+              "0", gpus ? (char *)NULL : "--no-gpu", (char *)NULL);
         _exit(127);
     }
     close(ep[1]);
@@ -406,8 +405,7 @@ int main(int argc, char **argv)
         double c1 = cpu_of(xp), t1 = now_s();
         printf("  idle between scrapes   %.4f%% of a core over %.0f s (CPU %.3f s; clock "
                "tick %.0f ms)\n",
-               100.0 * (c1 - c0) / (t1 - t0), t1 - t0, c1 - c0,
-               1e3 / (double)sysconf(_SC_CLK_TCK));
+               100.0 * (c1 - c0) / (t1 - t0), t1 - t0, c1 - c0, 1e3 / (double)sysconf(_SC_CLK_TCK));
     }
 out:
     kill(xp, SIGTERM);

@@ -225,8 +225,9 @@ Test(exporter_prometheus, prometheus_scrapes_a_live_process)
         which("promtool", promtool, sizeof promtool) != 0) {
         const char *ci = getenv("CI");
         if (ci && strcmp(ci, "true") == 0)
-            cr_assert_fail("prometheus/promtool not in PATH under CI=true: .ci/run installs Debian's "
-                    "'prometheus' package");
+            cr_assert_fail(
+                "prometheus/promtool not in PATH under CI=true: .ci/run installs Debian's "
+                "'prometheus' package");
         cr_skip_test("prometheus or promtool not installed (Debian: apt-get install prometheus)");
     }
     tu_mkdtemp(g_dir, sizeof g_dir);
@@ -261,10 +262,9 @@ Test(exporter_prometheus, prometheus_scrapes_a_live_process)
     /* The exporter, on a port it picks; it names it on stderr. */
     int efd = open(elog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     cr_assert(efd >= 0);
-    const char *exp_argv[] = {VYRE_EXPORTER_BIN, "--web.listen-address", "127.0.0.1:0",
-                        "--cache.dir", cache, NULL};
-    const char *exp_env[] = {env_tel, "VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_GPUS=8",
-                             NULL};
+    const char *exp_argv[] = {
+        VYRE_EXPORTER_BIN, "--web.listen-address", "127.0.0.1:0", "--cache.dir", cache, NULL};
+    const char *exp_env[] = {env_tel, "VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_GPUS=8", NULL};
     g_exp = spawn(exp_argv, exp_env, NULL, -1, efd);
     close(efd);
     unsigned eport = 0;

@@ -315,7 +315,8 @@ Test(exporter_scrape, live_page_exported_with_escaped_labels)
     /* top-n 1: "plain" (3 us) beats the quoted one (1 us). */
     cr_assert_not_null(strstr(doc, "kernel=\"plain\"} 2\n"), "%s", doc);
     cr_assert_null(strstr(doc, "kernel=\"k\\\"quoted"), "%s", doc);
-    cr_assert_not_null(strstr(doc, "vyre_exporter_scrape_errors_total{collector=\"telemetry\"} 0\n"));
+    cr_assert_not_null(
+        strstr(doc, "vyre_exporter_scrape_errors_total{collector=\"telemetry\"} 0\n"));
     free(doc);
     o.kernels_top_n = 5;
     cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
@@ -470,4 +471,32 @@ Test(exporter_listen, parses_addresses)
     cr_assert_eq(exp_parse_listen(":70000", host, sizeof host, &port, err, sizeof err), -1);
     cr_assert_eq(exp_parse_listen("::1:80", host, sizeof host, &port, err, sizeof err), -1);
     cr_assert_eq(exp_parse_listen(":", host, sizeof host, &port, err, sizeof err), -1);
+}
+
+Test(exporter_scrape, without_nvml_serves_the_rest)
+{
+    char missing[PATH_MAX + 32];
+    snprintf(missing, sizeof missing, "%s/no-such-libnvidia-ml.so", g_dir);
+    setenv("VYRE_NVML_LIBRARY", missing, 1);
+    vyre_telemetry *t = NULL;
+    vyre_error e = {0};
+    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    vyre_counter_add(VYRE_CTR_SYNCS, 3);
+    cr_assert_eq(vyre_telemetry_publish(t), VYRE_OK);
+    exp_opts o = {.telemetry_dir = g_tel, .no_cache = 1, .kernels_top_n = 20};
+    size_t len;
+    char *doc = scrape(&o, &len);
+    vyre_telemetry_close(t);
+    unsetenv("VYRE_NVML_LIBRARY");
+    check_document(doc);
+    cr_assert_not_null(strstr(doc, "vyre_gpu_monitor_up 0\n"), "%s", doc);
+    cr_assert_null(strstr(doc, "vyre_gpu_monitor_info{driver_version=\"\",problem=\"\"}"), "%s",
+                   doc);
+    cr_assert_null(strstr(doc, "vyre_gpu_temperature_celsius"), "%s", doc);
+    char want[128];
+    snprintf(want, sizeof want, "vyre_process_syncs_total{pid=\"%d\"", (int)getpid());
+    cr_assert_not_null(strstr(doc, want), "%s", doc);
+    /* An absent driver is a state, not a scrape error. */
+    cr_assert_not_null(strstr(doc, "vyre_exporter_scrape_errors_total{collector=\"nvml\"} 0\n"));
+    free(doc);
 }

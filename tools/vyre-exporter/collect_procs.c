@@ -112,8 +112,9 @@ static void take_page(exporter *x, exp_proc *p, const vyre_telemetry_snapshot *p
             continue;
         add_kernel(p, kr);
         fresh++;
-        p->kernels_ns =
-            p->kernels_ns > UINT64_MAX - kr->duration_ns ? UINT64_MAX : p->kernels_ns + kr->duration_ns;
+        p->kernels_ns = p->kernels_ns > UINT64_MAX - kr->duration_ns
+                            ? UINT64_MAX
+                            : p->kernels_ns + kr->duration_ns;
         if (kr->device >= 0)
             p->device_hint = kr->device;
     }

@@ -11,7 +11,7 @@
 #include "exporter.h"
 #include "vyre/vyre.h"
 
-#define EXP_MSG_MAX   512
+#define EXP_MSG_MAX 512
 
 /* Where a scrape error came from (label `collector`). */
 enum exp_collector { EXP_C_NVML, EXP_C_TELEMETRY, EXP_C_CACHE, EXP_C_RENDER, EXP_C_COUNT };

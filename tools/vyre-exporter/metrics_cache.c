@@ -28,9 +28,12 @@ void exp_render_cache(exporter *x, expo *e)
         {"vyre_cache_quarantined", "gauge", "Files in quarantine/ (blobs that failed checks)."},
         {"vyre_cache_quarantined_bytes", "gauge", "Size of the files in quarantine/, bytes."},
     };
-    const double v[] = {(double)s->entries,     (double)s->bytes,
-                        (double)s->hits,        (double)s->misses,
-                        (double)s->compile_ns_saved / 1e9, (double)s->quarantined,
+    const double v[] = {(double)s->entries,
+                        (double)s->bytes,
+                        (double)s->hits,
+                        (double)s->misses,
+                        (double)s->compile_ns_saved / 1e9,
+                        (double)s->quarantined,
                         (double)s->quarantine_bytes};
     for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++) {
         expo_family(e, fam[f].name, fam[f].type, fam[f].help);

@@ -24,8 +24,20 @@ static const struct {
     {VYRE_GPU_THROTTLE_DISPLAY, "display_clock_setting"},
 };
 
-enum { F_UTIL, F_MEMUTIL, F_MEMUSED, F_MEMTOTAL, F_SMCLK, F_MEMCLK, F_SMCLKMAX, F_TEMP, F_POWER,
-       F_PLIMIT, F_PROCS, F_COUNT };
+enum {
+    F_UTIL,
+    F_MEMUTIL,
+    F_MEMUSED,
+    F_MEMTOTAL,
+    F_SMCLK,
+    F_MEMCLK,
+    F_SMCLKMAX,
+    F_TEMP,
+    F_POWER,
+    F_PLIMIT,
+    F_PROCS,
+    F_COUNT
+};
 
 static const struct {
     const char *name;
@@ -39,8 +51,7 @@ static const struct {
                    "Share of the last NVML sample period in which device memory was read or "
                    "written (0-1).",
                    VYRE_GPU_F_UTIL},
-    [F_MEMUSED] = {"vyre_gpu_memory_used_bytes", "Device memory in use, bytes.",
-                   VYRE_GPU_F_MEMORY},
+    [F_MEMUSED] = {"vyre_gpu_memory_used_bytes", "Device memory in use, bytes.", VYRE_GPU_F_MEMORY},
     [F_MEMTOTAL] = {"vyre_gpu_memory_total_bytes", "Device memory usable, bytes.",
                     VYRE_GPU_F_MEMORY},
     [F_SMCLK] = {"vyre_gpu_sm_clock_hertz", "Current SM clock, hertz.", VYRE_GPU_F_SM_CLOCK},

@@ -24,8 +24,8 @@ static void labels_of(const exp_proc *p, plabels *o)
 
 /* A counter family with one series per process: ids[] summed (n of them),
  * scaled by `scale` when not 1 (ns -> s). */
-static void counter(exporter *x, expo *e, const char *name, const char *help,
-                    vyre_counter_id id, double scale)
+static void counter(exporter *x, expo *e, const char *name, const char *help, vyre_counter_id id,
+                    double scale)
 {
     expo_family(e, name, "counter", help);
     for (size_t i = 0; i < x->nprocs; i++) {
@@ -80,20 +80,18 @@ static void ranges(exporter *x, expo *e)
         for (int r = 0; r < VYRE_RANGE_COUNT; r++) {
             if (p->range_count[r] == 0)
                 continue; /* never entered: no series */
-            expo_label l[4] = {pl.l[0], pl.l[1], pl.l[2],
-                               {"range", vyre_nvtx_range((vyre_range_id)r)->name}};
+            expo_label l[4] = {
+                pl.l[0], pl.l[1], pl.l[2], {"range", vyre_nvtx_range((vyre_range_id)r)->name}};
             for (size_t k = 0; k < x->edges_n; k++) {
                 expo_label lek = {"le", le[k]};
                 expo_sample_u64(e, "vyre_range_duration_seconds_bucket", l, 4, &lek,
                                 p->range_le[r][k]);
             }
             expo_label inf = {"le", "+Inf"};
-            expo_sample_u64(e, "vyre_range_duration_seconds_bucket", l, 4, &inf,
-                            p->range_count[r]);
+            expo_sample_u64(e, "vyre_range_duration_seconds_bucket", l, 4, &inf, p->range_count[r]);
             expo_sample(e, "vyre_range_duration_seconds_sum", l, 4, NULL,
                         (double)p->range_sum_ns[r] / 1e9);
-            expo_sample_u64(e, "vyre_range_duration_seconds_count", l, 4, NULL,
-                            p->range_count[r]);
+            expo_sample_u64(e, "vyre_range_duration_seconds_count", l, 4, NULL, p->range_count[r]);
         }
     }
 }
@@ -164,8 +162,7 @@ void exp_render_procs(exporter *x, expo *e)
             VYRE_CTR_LAUNCHES, 1);
     counter(x, e, "vyre_process_graph_launches_total", "CUDA graph launches (replays).",
             VYRE_CTR_GRAPH_LAUNCHES, 1);
-    counter(x, e, "vyre_process_dispatches_total", "Pipeline dispatches.", VYRE_CTR_DISPATCHES,
-            1);
+    counter(x, e, "vyre_process_dispatches_total", "Pipeline dispatches.", VYRE_CTR_DISPATCHES, 1);
     counter(x, e, "vyre_process_batch_dispatches_total", "Batched pipeline dispatches.",
             VYRE_CTR_BATCH_DISPATCHES, 1);
     {
@@ -178,8 +175,8 @@ void exp_render_procs(exporter *x, expo *e)
         static const char *const dirs[3] = {"h2d", "d2h", "d2d"};
         static const vyre_counter_id ids[3] = {VYRE_CTR_H2D_BYTES, VYRE_CTR_D2H_BYTES,
                                                VYRE_CTR_D2D_BYTES};
-        by_direction(x, e, "vyre_process_copy_bytes_total", "Bytes copied by direction.", dirs,
-                     ids, 3);
+        by_direction(x, e, "vyre_process_copy_bytes_total", "Bytes copied by direction.", dirs, ids,
+                     3);
     }
     counter(x, e, "vyre_process_syncs_total", "Stream and context synchronisations.",
             VYRE_CTR_SYNCS, 1);
@@ -192,8 +189,7 @@ void exp_render_procs(exporter *x, expo *e)
     counter(x, e, "vyre_process_compile_seconds_total", "Time spent compiling, seconds.",
             VYRE_CTR_COMPILE_NS, 1e-9);
     counter(x, e, "vyre_process_compile_saved_seconds_total",
-            "Compile time saved by pipeline cache hits, seconds.", VYRE_CTR_COMPILE_NS_SAVED,
-            1e-9);
+            "Compile time saved by pipeline cache hits, seconds.", VYRE_CTR_COMPILE_NS_SAVED, 1e-9);
     counter(x, e, "vyre_process_kernel_records_total", "Kernel records CUPTI delivered.",
             VYRE_CTR_KERNEL_RECORDS, 1);
     counter(x, e, "vyre_process_cupti_dropped_records_total", "Records CUPTI dropped.",

@@ -114,20 +114,20 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, c
         return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len, 1);
     }
     if (strcmp(url, "/") == 0)
-        return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", s->landing, strlen(s->landing),
-                     0);
+        return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", s->landing, strlen(s->landing), 0);
     return reply(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", not_found,
                  sizeof not_found - 1, 0);
 }
 
-exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetry_path,
-                             char *bound, size_t bound_size, char *err, size_t err_size)
+exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetry_path, char *bound,
+                             size_t bound_size, char *err, size_t err_size)
 {
     char host[256];
     unsigned port;
     if (exp_parse_listen(spec, host, sizeof host, &port, err, err_size) != 0)
         return NULL;
-    if (telemetry_path[0] != '/' || strlen(telemetry_path) >= 256 || strcmp(telemetry_path, "/") == 0) {
+    if (telemetry_path[0] != '/' || strlen(telemetry_path) >= 256 ||
+        strcmp(telemetry_path, "/") == 0) {
         snprintf(err, err_size, "invalid telemetry path '%s' (want /NAME, e.g. /metrics)",
                  telemetry_path);
         return NULL;

@@ -21,8 +21,8 @@ int exp_parse_listen(const char *spec, char *host, size_t host_size, unsigned *p
 /* Starts serving x at spec under telemetry_path (begins with '/'). Returns
  * the server, or NULL with a message in err. *bound gets "host:port" as
  * bound (the real port when 0 was asked). */
-exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetry_path,
-                             char *bound, size_t bound_size, char *err, size_t err_size);
+exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetry_path, char *bound,
+                             size_t bound_size, char *err, size_t err_size);
 void exp_server_stop(exp_server *s);
 
 #endif /* VYRE_EXPORTER_SERVER_H */
