@@ -20,7 +20,9 @@
  *   --exporter PATH  default: ../tools/vyre-exporter beside this program in
  *                    the build tree, else $VYRE_EXPORTER_BIN
  *   --nvml PATH      the fake NVML (default: ../tests/libfakenvml.so in the
- *                    build tree); "none" runs without GPUs
+ *                    build tree), listing 8 GPUs; "none" runs without GPUs,
+ *                    "system" with the machine's own NVML (real GPUs)
+ *   --dump PATH      write the last scrape's document to PATH
  *
  * Timings are printed, never judged: this is not a test.
  */
@@ -249,7 +251,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     int procs = 8, requests = 200;
     double idle = 10;
-    const char *given = NULL, *nvml_given = NULL;
+    const char *given = NULL, *nvml_given = NULL, *dump = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
             procs = atoi(argv[++i]);
@@ -259,11 +261,13 @@ int main(int argc, char **argv)
             idle = strtod(argv[++i], NULL);
         } else if (strcmp(argv[i], "--exporter") == 0 && i + 1 < argc) {
             given = argv[++i];
+        } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
+            dump = argv[++i];
         } else if (strcmp(argv[i], "--nvml") == 0 && i + 1 < argc) {
             nvml_given = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: bench_exporter [--procs N] [--requests N] [--idle S] "
-                   "[--exporter PATH] [--nvml PATH|none]\n");
+                   "[--exporter PATH] [--nvml PATH|none|system] [--dump PATH]\n");
             return 0;
         } else {
             fprintf(stderr,
@@ -284,8 +288,10 @@ int main(int argc, char **argv)
                         "hint: build it (cmake --build), or pass --exporter PATH\n");
         return 2;
     }
-    int gpus = 0;
-    if (!(nvml_given && strcmp(nvml_given, "none") == 0)) {
+    int gpus = 0, real = nvml_given && strcmp(nvml_given, "system") == 0;
+    if (real) {
+        gpus = 1; /* whatever the machine has */
+    } else if (!(nvml_given && strcmp(nvml_given, "none") == 0)) {
         if (find_file(nvml, sizeof nvml, nvml_given, "../tests/libfakenvml.so", NULL, 0))
             gpus = 8;
         else
@@ -330,7 +336,7 @@ int main(int argc, char **argv)
     pid_t xp = fork();
     if (xp == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (gpus) {
+        if (gpus && !real) {
             setenv("VYRE_NVML_LIBRARY", nvml, 1);
             setenv("FAKENVML_GPUS", "8", 1);
         }
@@ -364,10 +370,14 @@ int main(int argc, char **argv)
     struct timespec settle = {0, 300 * 1000000L};
     nanosleep(&settle, NULL);
 
+    char gpu_text[64];
+    if (real)
+        snprintf(gpu_text, sizeof gpu_text, "the system's NVML");
+    else
+        snprintf(gpu_text, sizeof gpu_text, "%d fake-NVML GPUs", gpus ? 8 : 0);
     printf("vyre-exporter scrape cost: %d publishing processes (~100 publishes/s each, 3 "
-           "kernels and 2 ranges a tick), %d fake-NVML GPUs, cache re-read every scrape, "
-           "%d requests each\n",
-           procs, gpus, requests);
+           "kernels and 2 ranges a tick), %s, cache re-read every scrape, %d requests each\n",
+           procs, gpu_text, requests);
     /* Warm-up: the first scrape of a process sums its whole kernel ring. */
     for (int i = 0; i < 5; i++)
         http_get(port, "/metrics", NULL);
@@ -377,6 +387,13 @@ int main(int argc, char **argv)
     http_get(port, "/metrics", &body);
     double self_s = -1;
     int series = 0;
+    if (body && dump) {
+        FILE *f = fopen(dump, "w");
+        if (f) {
+            fputs(body, f);
+            fclose(f);
+        }
+    }
     if (body) {
         const char *p = strstr(body, "\nvyre_exporter_scrape_duration_seconds ");
         if (p)

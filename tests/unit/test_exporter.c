@@ -105,6 +105,13 @@ Test(exporter_hist, cumulative_counts_are_exact_at_edges)
             cr_assert_gt(edges[k], edges[k - 1]);
     }
     cr_assert_eq(edges[0], vyre_hist_edge_nearest(1000));
+    char txt[32];
+    cr_assert_str_eq(exp_format_ns_as_seconds(txt, sizeof txt, 992), "0.000000992");
+    cr_assert_str_eq(exp_format_ns_as_seconds(txt, sizeof txt, UINT64_C(10200547328)),
+                     "10.200547328");
+    cr_assert_str_eq(exp_format_ns_as_seconds(txt, sizeof txt, UINT64_C(2000000000)), "2");
+    cr_assert_str_eq(exp_format_ns_as_seconds(txt, sizeof txt, 0), "0");
+    cr_assert_eq(edges[n - 1], UINT64_C(10200547328), "%llu", (unsigned long long)edges[n - 1]);
     cr_assert_leq(edges[0], 1000 + 1000 / 16);
     cr_assert_geq(edges[0], 1000 - 1000 / 16);
     static vyre_range_hist h;
@@ -312,6 +319,12 @@ Test(exporter_scrape, live_page_exported_with_escaped_labels)
     cr_assert_not_null(strstr(doc, "vyre_gpu_monitor_up 0\n"));
     cr_assert_not_null(strstr(doc, "range=\"vyre.cuda.pipeline.dispatch\",le=\"+Inf\"} 2\n"), "%s",
                        doc);
+    /* 3 us counts from the 5 us bound (edge 5.12 us) on, 3 ms from 5 ms. */
+    cr_assert_not_null(strstr(doc, "dispatch\",le=\"0.00000256\"} 0\n"), "%s", doc);
+    cr_assert_not_null(strstr(doc, "dispatch\",le=\"0.00000512\"} 1\n"), "%s", doc);
+    cr_assert_not_null(strstr(doc, "dispatch\",le=\"0.002490368\"} 1\n"), "%s", doc);
+    cr_assert_not_null(strstr(doc, "dispatch\",le=\"0.004980736\"} 2\n"), "%s", doc);
+    cr_assert_not_null(strstr(doc, "dispatch\",le=\"10.200547328\"} 2\n"), "%s", doc);
     /* top-n 1: "plain" (3 us) beats the quoted one (1 us). */
     cr_assert_not_null(strstr(doc, "kernel=\"plain\"} 2\n"), "%s", doc);
     cr_assert_null(strstr(doc, "kernel=\"k\\\"quoted"), "%s", doc);

@@ -4,6 +4,7 @@
  */
 #include "exporter_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,19 @@ void exp_copy_str(char *dst, size_t size, const char *src)
     size_t n = strnlen(src, size - 1);
     memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+const char *exp_format_ns_as_seconds(char *out, size_t size, uint64_t ns)
+{
+    int n = snprintf(out, size, "%llu.%09llu", (unsigned long long)(ns / 1000000000u),
+                     (unsigned long long)(ns % 1000000000u));
+    if (n <= 0 || (size_t)n >= size)
+        return out;
+    while (n > 0 && out[n - 1] == '0')
+        out[--n] = '\0';
+    if (n > 0 && out[n - 1] == '.')
+        out[--n] = '\0';
+    return out;
 }
 
 size_t exp_range_edges(uint64_t *out)

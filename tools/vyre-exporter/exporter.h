@@ -49,4 +49,9 @@ int exporter_scrape(exporter *x, char **out, size_t *len);
 #define EXP_MAX_EDGES 24
 size_t exp_range_edges(uint64_t *out);
 
+/* ns as exact decimal seconds ("0.000000992", "10.200547328", "1"), for
+ * the `le` labels: no rounding, so a bound reads back as its bucket edge.
+ * Returns out. */
+const char *exp_format_ns_as_seconds(char *out, size_t size, uint64_t ns);
+
 #endif /* VYRE_EXPORTER_EXPORTER_H */

@@ -72,7 +72,7 @@ static void ranges(exporter *x, expo *e)
                 "bucket).");
     char le[VYRE_RANGE_COUNT > 0 ? EXP_MAX_EDGES : 1][32];
     for (size_t k = 0; k < x->edges_n; k++)
-        snprintf(le[k], sizeof le[k], "%.9g", (double)x->edges[k] / 1e9);
+        exp_format_ns_as_seconds(le[k], sizeof le[k], x->edges[k]);
     for (size_t i = 0; i < x->nprocs; i++) {
         const exp_proc *p = &x->procs[i];
         plabels pl;
