@@ -349,9 +349,11 @@ Test(pipeline, a_miss_then_a_disk_hit_then_a_module_cache_hit)
     cr_assert_eq(delta(&c1, &c0, VYRE_CTR_COMPILE_NS_SAVED), i4->compile_ns);
     cr_assert_eq(fake("module_loads"), 2);
 
-    /* Another entry of the same cubin is another pipeline (its own key). */
+    /* Another entry of the same cubin: the same module, so the same key
+     * and blob (key v2: a disk hit), but its own function. */
     vyre_pipeline *p5 = compile(ctx, "fill_u32", 0);
-    cr_assert_neq(memcmp(&vyre_pipeline_info_get(p5)->key, &key, sizeof key), 0);
+    cr_assert_eq(memcmp(&vyre_pipeline_info_get(p5)->key, &key, sizeof key), 0);
+    cr_assert_eq(vyre_pipeline_info_get(p5)->origin, VYRE_PIPELINE_FROM_DISK_CACHE);
     cr_assert_neq(vyre_pipeline_cu_function(p5), vyre_pipeline_cu_function(p4));
     vyre_pipeline_free(p5);
     vyre_pipeline_free(p4);
