@@ -113,12 +113,16 @@ VYRE_EXTERN int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_req
                                            vyre_blob **out, int *was_hit, vyre_error *err);
 
 /* vyre_compile_through_cache, recording source_name's basename (truncated
- * to VYRE_BLOB_SOURCE_MAX - 1 bytes; NULL: unknown) in a blob it stores.
- * The name is not part of the key: the same module under another name is
- * the same blob. */
+ * to VYRE_BLOB_SOURCE_MAX - 1 bytes; NULL: unknown) in a blob it stores,
+ * and requiring the module to define every one of entries[0..n_entries)
+ * too (as req->entry): the first missing one is VYRE_ENOENT naming the
+ * kernels it does define, and a module compiled for that check is not
+ * stored. The name is not part of the key: the same module under another
+ * name is the same blob. */
 VYRE_EXTERN int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *req,
-                                                 const char *source_name, vyre_blob **out,
-                                                 int *was_hit, vyre_error *err);
+                                                 const char *source_name,
+                                                 const char *const *entries, size_t n_entries,
+                                                 vyre_blob **out, int *was_hit, vyre_error *err);
 
 /*
  * Guesses what a file holds: by path extension first (".cu"/".cuh": CUDA C,
@@ -142,15 +146,6 @@ VYRE_EXTERN int vyre_source_kind_detect(const char *path, const void *data, size
  */
 VYRE_EXTERN int vyre_cubin_kernels(const void *image, size_t len, char **names, size_t *names_len,
                                    size_t *count, vyre_error *err);
-
-/* 1 when name is in the NUL-separated list names[0..names_len). */
-VYRE_EXTERN int vyre_kernel_list_has(const char *names, size_t names_len, const char *name);
-
-/* Joins the list with sep into buf (always terminated when size > 0; stops
- * at the first name that does not fit). Returns the length the whole join
- * needs, as snprintf does. */
-VYRE_EXTERN size_t vyre_kernel_list_format(const char *names, size_t names_len, const char *sep,
-                                           char *buf, size_t size);
 
 /*
  * The architecture a PTX module targets, from its ".target" directive (the

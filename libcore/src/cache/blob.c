@@ -1632,3 +1632,78 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
                    "blob '%s' rejected (%s): %s; not quarantined: %s", path, reject_names[c.why],
                    c.detail, qerr.message));
 }
+
+/* ---- kernel-name tables ------------------------------------------------ */
+
+int vyre_kernel_list_has(const char *names, size_t names_len, const char *name)
+{
+    if (!names || !name)
+        return 0;
+    size_t n = strlen(name);
+    for (size_t o = 0; o < names_len;) {
+        const char *s = names + o;
+        size_t l = strnlen(s, names_len - o);
+        if (l == n && memcmp(s, name, n) == 0)
+            return 1;
+        o += l + 1;
+    }
+    return 0;
+}
+
+size_t vyre_kernel_list_format(const char *names, size_t names_len, const char *sep, char *buf,
+                               size_t size)
+{
+    size_t o = 0, need = 0, sl = sep ? strlen(sep) : 0;
+    int fits = size > 0;
+    if (size)
+        buf[0] = '\0';
+    for (size_t i = 0; names && i < names_len;) {
+        const char *s = names + i;
+        size_t l = strnlen(s, names_len - i);
+        size_t add = (need ? sl : 0) + l;
+        fits = fits && o + add < size;
+        if (fits) {
+            if (need && sl) {
+                memcpy(buf + o, sep, sl);
+                o += sl;
+            }
+            memcpy(buf + o, s, l);
+            o += l;
+            buf[o] = '\0';
+        }
+        need += add;
+        i += l + 1;
+    }
+    return need;
+}
+
+int vyre__blob_kernels_at(int rootfd, const char *root, const vyre_blob_header *h, char **names,
+                          vyre_error *err)
+{
+    *names = NULL;
+    if (h->kernels_size == 0)
+        return VYRE_OK;
+    char path[BLOB_PATH_MAX];
+    int rc = vyre_blob_path(root, &h->key, path, sizeof path, err);
+    if (rc)
+        return rc;
+    const char *rel = path + strlen(path) - (6 + 3 + VYRE_KEY_HEX_LEN + strlen(VYRE_BLOB_EXT));
+    int fd = vyre__open_beneath(rootfd, rel, O_RDONLY | O_NONBLOCK, 0);
+    if (fd < 0)
+        return vyre__fail(err, vyre__errno_code(errno), NULL, "cannot open blob '%s': %s", path,
+                          strerror(errno));
+    char *t = malloc(h->kernels_size);
+    ssize_t got = t ? pread(fd, t, h->kernels_size,
+                            (off_t)(VYRE_BLOB_HEADER_SIZE + h->stored_size))
+                    : -1;
+    close(fd);
+    if (!t)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a kernel table");
+    if (got != (ssize_t)h->kernels_size || kernels_sum(t, h->kernels_size) != h->kernels_xxh64 ||
+        !kernel_table_valid(t, h->kernels_size, h->n_kernels)) {
+        free(t);
+        return vyre__fail(err, VYRE_ECORRUPT, NULL, "blob '%s' changed under us", path);
+    }
+    *names = t;
+    return VYRE_OK;
+}

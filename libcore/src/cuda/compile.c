@@ -341,7 +341,7 @@ static vyre_blob *blob_new(const vyre_blob_header *h, const void *payload, size_
 int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req, vyre_blob **out,
                                int *was_hit, vyre_error *err)
 {
-    return vyre_compile_through_cache_named(c, req, NULL, out, was_hit, err);
+    return vyre_compile_through_cache_named(c, req, NULL, NULL, 0, out, was_hit, err);
 }
 
 /* The kernels a blob's module defines: the header's table, else (a blob
@@ -362,21 +362,38 @@ static void blob_kernels(const vyre_blob *b, const char **names, size_t *names_l
         *names = *owned;
 }
 
-int vyre__compile_blob_has_entry(const vyre_blob *b, const char *entry, vyre_error *err)
+/* req->entry, then entries[0..n_entries): the first the module lacks. */
+static int check_entries(const char *names, size_t names_len, size_t n, const char *entry,
+                         const char *const *entries, size_t n_entries, vyre_error *err)
 {
-    if (!entry)
+    int rc = vyre__compile_check_entry(names, names_len, n, entry, err);
+    for (size_t i = 0; !rc && i < n_entries; i++)
+        rc = vyre__compile_check_entry(names, names_len, n, entries[i], err);
+    return rc;
+}
+
+static int blob_has_entries(const vyre_blob *b, const char *entry, const char *const *entries,
+                            size_t n_entries, vyre_error *err)
+{
+    if (!entry && !n_entries)
         return VYRE_OK;
     const char *names;
     size_t names_len, n;
     char *owned;
     blob_kernels(b, &names, &names_len, &n, &owned);
-    int rc = vyre__compile_check_entry(names, names_len, n, entry, err);
+    int rc = check_entries(names, names_len, n, entry, entries, n_entries, err);
     free(owned);
     return rc;
 }
 
+int vyre__compile_blob_has_entry(const vyre_blob *b, const char *entry, vyre_error *err)
+{
+    return blob_has_entries(b, entry, NULL, 0, err);
+}
+
 int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *req,
-                                     const char *source_name, vyre_blob **out, int *was_hit,
+                                     const char *source_name, const char *const *entries,
+                                     size_t n_entries, vyre_blob **out, int *was_hit,
                                      vyre_error *err)
 {
     if (out)
@@ -394,7 +411,7 @@ int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *
     rc = vyre_cache_get(c, &key, &hit, NULL, err);
     if (rc == VYRE_OK) {
         if (hit->header.kind == VYRE_BLOB_CUBIN) {
-            rc = vyre__compile_blob_has_entry(hit, req->entry, err);
+            rc = blob_has_entries(hit, req->entry, entries, n_entries, err);
             if (rc) {
                 vyre_blob_free(hit);
                 return rc;
@@ -417,13 +434,13 @@ int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *
         vyre_compile_result_release(&res);
         return rc;
     }
-    if (req->entry) {
+    if (req->entry || n_entries) {
         /* A module without the kernel asked for is not stored: the caller
          * named the wrong module (or the wrong kernel). */
         char *names = NULL;
         size_t names_len = 0, n = 0;
         if (vyre_cubin_kernels(res.cubin, res.size, &names, &names_len, &n, NULL) == VYRE_OK)
-            rc = vyre__compile_check_entry(names, names_len, n, req->entry, err);
+            rc = check_entries(names, names_len, n, req->entry, entries, n_entries, err);
         free(names);
         if (rc) {
             vyre_compile_result_release(&res);
@@ -502,4 +519,87 @@ int vyre_source_kind_detect(const char *path, const void *data, size_t len, vyre
     else
         *kind = VYRE_SOURCE_CUDA_C;
     return VYRE_OK;
+}
+
+/* ---- PTX .target ---------------------------------------------------------- */
+
+/* Copies p[0..n) with comments blanked out (// to end of line, block
+ * comments) into a new buffer; string literals do not occur before .target
+ * in PTX, so they are not special. */
+static char *strip_comments(const char *p, size_t n)
+{
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t i = 0;
+    while (i < n) {
+        if (p[i] == '/' && i + 1 < n && p[i + 1] == '/') {
+            while (i < n && p[i] != '\n')
+                out[i++] = ' ';
+        } else if (p[i] == '/' && i + 1 < n && p[i + 1] == '*') {
+            out[i++] = ' ';
+            out[i++] = ' ';
+            while (i < n && !(p[i] == '*' && i + 1 < n && p[i + 1] == '/'))
+                out[i] = p[i] == '\n' ? '\n' : ' ', i++;
+            for (int k = 0; k < 2 && i < n; k++)
+                out[i++] = ' ';
+        } else {
+            out[i] = p[i] ? p[i] : ' ';
+            i++;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static int ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$' || c == '.';
+}
+
+int vyre_ptx_target_arch(const void *ptx, size_t len, char *arch, size_t size)
+{
+    if (!ptx || !arch || size == 0)
+        return VYRE_EINVAL;
+    arch[0] = '\0';
+    char *s = strip_comments(ptx, len);
+    if (!s)
+        return VYRE_ENOMEM;
+    int rc = VYRE_ENOENT;
+    /* .target is a directive: at the start of a statement (line start or
+     * after ';'), followed by a blank. */
+    for (size_t i = 0; i < len && rc == VYRE_ENOENT; i++) {
+        if (strncmp(s + i, ".target", 7) != 0 || (i > 0 && ident_char(s[i - 1])) ||
+            i + 7 >= len || (s[i + 7] != ' ' && s[i + 7] != '\t'))
+            continue;
+        size_t j = i + 7;
+        /* The comma-separated target list, up to the end of the line. */
+        while (j < len && s[j] != '\n' && s[j] != ';') {
+            while (j < len && (s[j] == ' ' || s[j] == '\t' || s[j] == ',' || s[j] == '\r'))
+                j++;
+            size_t k = j;
+            while (k < len && ident_char(s[k]))
+                k++;
+            if (k == j)
+                break;
+            char tok[VYRE_BLOB_ARCH_MAX];
+            if (k - j < sizeof tok) {
+                memcpy(tok, s + j, k - j);
+                tok[k - j] = '\0';
+                if (vyre_compile_arch_valid(tok)) {
+                    if (vyre__strlcpy(arch, tok, size) >= size) {
+                        arch[0] = '\0';
+                        rc = VYRE_EINVAL;
+                    } else {
+                        rc = VYRE_OK;
+                    }
+                    break;
+                }
+            }
+            j = k;
+        }
+    }
+    free(s);
+    return rc;
 }
