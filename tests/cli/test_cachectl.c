@@ -415,11 +415,11 @@ Test(cachectl, conflicting_flags)
     tu_proc p;
     CC(&p, "prune");
     assert_usage_error(&p, "prune has nothing to do",
-                       "give --max-size, --max-age, --arch or --stale-toolchain", "prune");
+                       "give --max-size, --max-age, --arch, --stale or --stale-toolchain", "prune");
     tu_proc_free(&p);
     CC(&p, "prune", "--dry-run");
     assert_usage_error(&p, "prune has nothing to do",
-                       "give --max-size, --max-age, --arch or --stale-toolchain", "prune");
+                       "give --max-size, --max-age, --arch, --stale or --stale-toolchain", "prune");
     tu_proc_free(&p);
     CC(&p, "prune", "--max-size", "1K", "--toolchain", "nvrtc-13.0");
     assert_usage_error(&p, "--toolchain only goes with --stale-toolchain",
@@ -648,15 +648,20 @@ Test(cachectl, ls_lines_sorting_and_filters)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     char buf[256];
     cr_assert_str_eq(line_no(p.out, 0, buf, sizeof buf),
-                     "KEY           KIND    ARCH            SIZE    AGE  LAST USE    HITS");
+                     "KEY           KIND    ARCH            SIZE    AGE  LAST USE    HITS  SOURCE   "
+                     "                 KERNELS");
     cr_assert_str_eq(line_no(p.out, 1, buf, sizeof buf),
-                     "111100000000  cubin   sm_80        1.2 KiB     5w     never       0");
+                     "111100000000  cubin   sm_80        1.2 KiB     5w     never       0"
+                     "  -                         -");
     cr_assert_str_eq(line_no(p.out, 2, buf, sizeof buf),
-                     "abcd10000000  ptx     sm_90        3.2 KiB     3h     never       0");
+                     "abcd10000000  ptx     sm_90        3.2 KiB     3h     never       0"
+                     "  -                         -");
     cr_assert_str_eq(line_no(p.out, 3, buf, sizeof buf),
-                     "abcd20000000  cubin   sm_90        4.2 KiB    10m     never       0");
+                     "abcd20000000  cubin   sm_90        4.2 KiB    10m     never       0"
+                     "  -                         -");
     cr_assert_str_eq(line_no(p.out, 4, buf, sizeof buf),
-                     "222200000000  cubin   sm_90a       2.2 KiB     2d        0s       2");
+                     "222200000000  cubin   sm_90a       2.2 KiB     2d        0s       2"
+                     "  -                         -");
     tu_proc_free(&p);
 
     CC(&p, "ls", "--sort", "size");

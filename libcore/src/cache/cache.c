@@ -427,6 +427,8 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
             vyre__index_note_hit(c->idx, key, vyre__unix_ns(), NULL);
     } else if (rc == VYRE_ENOENT) {
+        if (why && r == VYRE_REJECT_STALE)
+            *why = r; /* an older key format's blob: a miss, left in place */
         atomic_fetch_add(&c->misses, 1);
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
             vyre__index_note_miss(c->idx, NULL);
