@@ -41,8 +41,8 @@ static inline void fc_put64(unsigned char *p, uint64_t v)
  * their count in *len, or NULL.
  */
 static inline unsigned char *fake_cubin(const char *const *kernels, size_t n_kernels,
-                                        const char *const *funcs, size_t n_funcs,
-                                        int mark_entries, const char *note, size_t *len)
+                                        const char *const *funcs, size_t n_funcs, int mark_entries,
+                                        const char *note, size_t *len)
 {
     size_t nf = n_kernels + n_funcs;
     size_t nsec = 4 + nf + (note ? 1 : 0); /* null, shstrtab, strtab, symtab, texts, note */
@@ -67,7 +67,10 @@ static inline unsigned char *fake_cubin(const char *const *kernels, size_t n_ker
     if (!b)
         return NULL;
     /* ELF header: 64-bit, little-endian, ET_EXEC, EM_CUDA (190). */
-    memcpy(b, "\x7f" "ELF", 4);
+    memcpy(b,
+           "\x7f"
+           "ELF",
+           4);
     b[4] = 2;
     b[5] = 1;
     b[6] = 1;
@@ -98,7 +101,7 @@ static inline unsigned char *fake_cubin(const char *const *kernels, size_t n_ker
         sp += sizeof ".note.fake";
     }
     unsigned char *sh = b + off_sh;
-#define FC_SH(i, name, type, off, size, link, info, entsize)                                      \
+#define FC_SH(i, name, type, off, size, link, info, entsize)                                       \
     do {                                                                                           \
         unsigned char *q = sh + 64 * (i);                                                          \
         fc_put32(q, (name));                                                                       \

@@ -556,13 +556,12 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
     if (vyre_compile_toolchain(VYRE_SOURCE_PTX, tc, sizeof tc, &e))
         cr_skip_test("nvJitLink cannot be loaded: %s", e.message);
     vyre_cache *c = open_cache("c");
-    vyre_compile_request req = {VYRE_SOURCE_PTX, k_ptx, sizeof k_ptx - 1, "sm_90a", NULL, NULL,
-                                0};
+    vyre_compile_request req = {VYRE_SOURCE_PTX, k_ptx, sizeof k_ptx - 1, "sm_90a", NULL, NULL, 0};
     vyre_blob *b = NULL;
     int hit = -1;
-    cr_assert_eq(vyre_compile_through_cache_named(c, &req, "/some/dir/mod.ptx", NULL, 0, &b, &hit,
-                                                  &e),
-                 0, "%s", e.message);
+    cr_assert_eq(
+        vyre_compile_through_cache_named(c, &req, "/some/dir/mod.ptx", NULL, 0, &b, &hit, &e), 0,
+        "%s", e.message);
     cr_assert_eq(hit, 0);
     cr_assert_str_eq(b->header.source, "mod.ptx");
     cr_assert_eq(b->header.n_kernels, 2);

@@ -212,8 +212,7 @@ static const char *ext_of(const char *path)
 static int seedable_ext(const char *path)
 {
     const char *e = ext_of(path);
-    return strcasecmp(e, ".ptx") == 0 || strcasecmp(e, ".cu") == 0 ||
-           strcasecmp(e, ".cubin") == 0;
+    return strcasecmp(e, ".ptx") == 0 || strcasecmp(e, ".cu") == 0 || strcasecmp(e, ".cubin") == 0;
 }
 
 /* nftw has no context argument: the walk is single-threaded, before any
@@ -280,8 +279,7 @@ static long add_dir(item_list *l, const char *dir)
     int r = nftw(dir, walk_one, 32, FTW_PHYS);
     long skipped = 0;
     if (r != 0 && !g_walk_oom) {
-        fprintf(stderr, "%s: error: cannot walk '%s': %s\n", vyre_cli_prog(), dir,
-                strerror(errno));
+        fprintf(stderr, "%s: error: cannot walk '%s': %s\n", vyre_cli_prog(), dir, strerror(errno));
         skipped = -1;
     } else if (g_walk_oom) {
         fprintf(stderr, "%s: error: out of memory walking '%s'\n", vyre_cli_prog(), dir);
@@ -339,17 +337,16 @@ static void print_log(FILE *f, const vyre_compile_request *req, const char *file
     vyre_compile_result_release(&res);
 }
 
-static void report_error(seed_item *it, FILE *ef, const char *arch, const vyre_error *err,
-                         int rc)
+static void report_error(seed_item *it, FILE *ef, const char *arch, const vyre_error *err, int rc)
 {
     const char *msg = err->message[0] ? err->message : vyre_strerror(rc);
-    fprintf(ef, "%s: error: seeding '%s'%s%s: %s\n", vyre_cli_prog(), it->path,
-            arch ? " for " : "", arch ? arch : "", msg);
+    fprintf(ef, "%s: error: seeding '%s'%s%s: %s\n", vyre_cli_prog(), it->path, arch ? " for " : "",
+            arch ? arch : "", msg);
     if (err->hint[0])
         fprintf(ef, "hint: %s\n", err->hint);
     if (it->failures)
-        json_array_append_new(it->failures, json_pack("{s:s, s:s?, s:s}", "file", it->path,
-                                                      "arch", arch, "error", msg));
+        json_array_append_new(it->failures, json_pack("{s:s, s:s?, s:s}", "file", it->path, "arch",
+                                                      arch, "error", msg));
     it->failed++;
 }
 
@@ -400,8 +397,8 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
         vyre_error_clear(&err);
         set_err(&err, VYRE_EINVAL,
                 "give --arch sm_90 (or a list: sm_80,sm_90a): only PTX names its own target",
-                "%s source names no target architecture: seeding it needs --arch",
-                kind == VYRE_SOURCE_CUBIN ? "a cubin" : "CUDA C");
+                "%s names no target architecture: seeding it needs --arch",
+                kind == VYRE_SOURCE_CUBIN ? "a cubin" : "CUDA C source");
         report_error(it, ef, NULL, &err, VYRE_EINVAL);
         free(src);
         return;
@@ -447,9 +444,9 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
             char size[32], ks[512];
             vyre_format_size(bytes, size, sizeof size);
             kernel_list(blob, ks, sizeof ks);
-            fprintf(of, "%-7s  %.*s  %-7s  %-6s  %10s  %s  [%s]\n",
-                    was_hit ? "present" : "seeded", CACHECTL_SHORT_KEY, hex, archs[a],
-                    vyre_source_kind_name(kind), size, it->path, ks);
+            fprintf(of, "%-7s  %.*s  %-7s  %-6s  %10s  %s  [%s]\n", was_hit ? "present" : "seeded",
+                    CACHECTL_SHORT_KEY, hex, archs[a], vyre_source_kind_name(kind), size, it->path,
+                    ks);
         }
         vyre_blob_free(blob);
     }
@@ -541,8 +538,7 @@ int cmd_seed(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *prev = argv[i - 1];
         int is_value = i > 1 && (strcmp(prev, "--arch") == 0 || strcmp(prev, "--entry") == 0 ||
-                                 strcmp(prev, "--jobs") == 0 ||
-                                 strcmp(prev, "--cache-dir") == 0);
+                                 strcmp(prev, "--jobs") == 0 || strcmp(prev, "--cache-dir") == 0);
         if (strcmp(argv[i], "--") == 0 && !is_value) {
             end = i;
             break;
@@ -679,8 +675,8 @@ int cmd_seed(int argc, char **argv)
     } else if (!g_cachectl.quiet) {
         printf("Seeded %" PRIu64 " module%s (%" PRIu64 " kernel%s), already present %" PRIu64
                ", failed %" PRIu64 "\n",
-               x.seeded, x.seeded == 1 ? "" : "s", x.kernels, x.kernels == 1 ? "" : "s",
-               x.present, x.failed);
+               x.seeded, x.seeded == 1 ? "" : "s", x.kernels, x.kernels == 1 ? "" : "s", x.present,
+               x.failed);
     }
     for (size_t i = 0; i < items.n; i++)
         free(items.v[i].path);

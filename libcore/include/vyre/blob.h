@@ -38,7 +38,7 @@ extern "C" {
 #define VYRE_BLOB_ARCH_MAX       16                    /* incl. NUL: "sm_90a" */
 #define VYRE_BLOB_TOOLCHAIN_MAX  64                    /* incl. NUL */
 #define VYRE_BLOB_SOURCE_MAX     40                    /* incl. NUL: the source's basename */
-#define VYRE_BLOB_KERNELS_MAX    (64u << 10) /* bytes of the kernel-name table, at most */
+#define VYRE_BLOB_KERNELS_MAX    (64u << 10)           /* bytes of the kernel-name table, at most */
 #define VYRE_BLOB_EXT            ".vblob"
 
 /* Payload kinds. Stored on disk: append only. */
@@ -61,7 +61,7 @@ typedef struct vyre_blob_header {
     uint64_t stored_size;                    /* payload bytes that follow the header */
     int64_t created_unix_ns;                 /* creation time */
     uint64_t compile_ns;                     /* compile time this blob saves */
-    uint8_t payload_xxh128[16]; /* XXH3-128 of the stored payload, big-endian canonical */
+    uint8_t payload_xxh128[16];        /* XXH3-128 of the stored payload, big-endian canonical */
     char source[VYRE_BLOB_SOURCE_MAX]; /* source file's basename ("" when unknown; key v2) */
     uint32_t n_kernels;                /* kernels the module defines (0: unknown) */
     uint32_t kernels_size;             /* bytes of the kernel-name table after the payload */

@@ -155,10 +155,10 @@ typedef struct vyre_cache_entry {
     int64_t last_access_unix_ns; /* 0: never used since stored */
     uint64_t hits;
     uint64_t compile_ns;
-    uint32_t key_version;                     /* older than VYRE_KEY_VERSION: stale */
-    char source[VYRE_BLOB_SOURCE_MAX];        /* source basename, "" when unknown */
-    uint32_t n_kernels;                       /* kernels the module defines, 0: unknown */
-    char kernels[VYRE_CACHE_ENTRY_KERNELS];   /* their names joined by ',' (cut: "...") */
+    uint32_t key_version;                   /* older than VYRE_KEY_VERSION: stale */
+    char source[VYRE_BLOB_SOURCE_MAX];      /* source basename, "" when unknown */
+    uint32_t n_kernels;                     /* kernels the module defines, 0: unknown */
+    char kernels[VYRE_CACHE_ENTRY_KERNELS]; /* their names joined by ',' (cut: "...") */
 } vyre_cache_entry;
 
 /* Calls fn for every entry, least recently used first; fn returns non-zero

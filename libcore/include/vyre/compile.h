@@ -79,8 +79,8 @@ VYRE_EXTERN int vyre_compile_arch_valid(const char *arch);
 /*
  * The cache key of req: backend "cuda", the toolchain identity above, req's
  * arch, features 0, req's options in order, the source kind and bytes (key
- * format v2: no entry name, so every kernel of a module shares one blob). Validates req (VYRE_EINVAL with a hint) and may load NVRTC or
- * nvJitLink for the toolchain identity.
+ * format v2: no entry name, so every kernel of a module shares one blob). Validates req
+ * (VYRE_EINVAL with a hint) and may load NVRTC or nvJitLink for the toolchain identity.
  */
 VYRE_EXTERN int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error *err);
 

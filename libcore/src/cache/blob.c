@@ -1693,9 +1693,8 @@ int vyre__blob_kernels_at(int rootfd, const char *root, const vyre_blob_header *
         return vyre__fail(err, vyre__errno_code(errno), NULL, "cannot open blob '%s': %s", path,
                           strerror(errno));
     char *t = malloc(h->kernels_size);
-    ssize_t got = t ? pread(fd, t, h->kernels_size,
-                            (off_t)(VYRE_BLOB_HEADER_SIZE + h->stored_size))
-                    : -1;
+    ssize_t got =
+        t ? pread(fd, t, h->kernels_size, (off_t)(VYRE_BLOB_HEADER_SIZE + h->stored_size)) : -1;
     close(fd);
     if (!t)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a kernel table");

@@ -964,8 +964,7 @@ int vyre_cache_check_blob(vyre_cache *c, const vyre_key *key, vyre_blob_header *
     return vyre__blob_check_at(c->rootfd, rel, full, key, h, file_size, why, NULL, err);
 }
 
-int vyre_cache_blob_kernels(vyre_cache *c, const vyre_blob_header *h, char **names,
-                            vyre_error *err)
+int vyre_cache_blob_kernels(vyre_cache *c, const vyre_blob_header *h, char **names, vyre_error *err)
 {
     if (names)
         *names = NULL;

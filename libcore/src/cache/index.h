@@ -47,7 +47,7 @@ typedef struct vyre__index_row {
     int64_t created_unix_ns;
     int64_t last_access_unix_ns;
     uint64_t hits;
-    uint64_t compile_ns; /* compile time the blob saves per hit */
+    uint64_t compile_ns;                   /* compile time the blob saves per hit */
     uint32_t key_version;                  /* the blob's key format (older: stale) */
     char source[VYRE_BLOB_SOURCE_MAX];     /* source basename, "" when unknown */
     uint32_t n_kernels;                    /* kernels in the module, 0: unknown */

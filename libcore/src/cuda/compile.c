@@ -139,10 +139,9 @@ static int check_request(const vyre_compile_request *req, vyre_error *err)
         return vyre__fail(err, VYRE_EINVAL, HINT_ARCH, "invalid GPU architecture '%s'",
                           req->arch ? req->arch : "(null)");
     if (req->entry && !*req->entry)
-        return vyre__fail(err, VYRE_EINVAL,
-                          "name the kernel to launch (its extern \"C\" name), or pass NULL",
-                          "empty entry point name for the %s source",
-                          vyre_source_kind_name(req->kind));
+        return vyre__fail(
+            err, VYRE_EINVAL, "name the kernel to launch (its extern \"C\" name), or pass NULL",
+            "empty entry point name for the %s source", vyre_source_kind_name(req->kind));
     if (req->nopts && !req->opts)
         return vyre__fail(err, VYRE_EINVAL, NULL, "compile request: %zu options but no array",
                           req->nopts);
@@ -554,8 +553,8 @@ static char *strip_comments(const char *p, size_t n)
 
 static int ident_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c == '.';
 }
 
 int vyre_ptx_target_arch(const void *ptx, size_t len, char *arch, size_t size)
@@ -570,8 +569,8 @@ int vyre_ptx_target_arch(const void *ptx, size_t len, char *arch, size_t size)
     /* .target is a directive: at the start of a statement (line start or
      * after ';'), followed by a blank. */
     for (size_t i = 0; i < len && rc == VYRE_ENOENT; i++) {
-        if (strncmp(s + i, ".target", 7) != 0 || (i > 0 && ident_char(s[i - 1])) ||
-            i + 7 >= len || (s[i + 7] != ' ' && s[i + 7] != '\t'))
+        if (strncmp(s + i, ".target", 7) != 0 || (i > 0 && ident_char(s[i - 1])) || i + 7 >= len ||
+            (s[i + 7] != ' ' && s[i + 7] != '\t'))
             continue;
         size_t j = i + 7;
         /* The comma-separated target list, up to the end of the line. */

@@ -22,9 +22,9 @@ void vyre__compile_blob_header(const vyre_key *key, const vyre_compile_result *r
 
 /* Stores res's cubin in c under key with vyre__compile_blob_header's
  * header, the cubin's kernel names (vyre_cubin_kernels; none when it
- * cannot be read) and source_name's basename (may be NULL); h (when non-NULL) receives that header as vyre_cache_put left it
- * (creation time and checksum filled in). Returns vyre_cache_put's result;
- * res stays the caller's. */
+ * cannot be read) and source_name's basename (may be NULL); h (when non-NULL) receives that header
+ * as vyre_cache_put left it (creation time and checksum filled in). Returns vyre_cache_put's
+ * result; res stays the caller's. */
 int vyre__compile_store(vyre_cache *c, const vyre_key *key, const vyre_compile_result *res,
                         const char *source_name, vyre_blob_header *h, vyre_error *err);
 

@@ -196,7 +196,10 @@ int vyre_cubin_kernels(const void *image, size_t len, char **names, size_t *name
     if (!names || !names_len || !count || (!image && len))
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cubin_kernels: NULL argument");
     const uint8_t *p = image;
-    if (len < EHDR_SIZE || memcmp(p, "\x7f" "ELF", 4) != 0)
+    if (len < EHDR_SIZE || memcmp(p,
+                                  "\x7f"
+                                  "ELF",
+                                  4) != 0)
         return bad(err, "no ELF header");
     if (p[4] != 2 || p[5] != 1)
         return bad(err, "not a 64-bit little-endian ELF file");
