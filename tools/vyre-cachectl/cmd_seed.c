@@ -661,7 +661,7 @@ int cmd_seed(int argc, char **argv)
     pthread_mutex_destroy(&x.mu);
 
     if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache, 2);
+        json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "files", json_integer((json_int_t)items.n));
         json_object_set_new(o, "skipped", json_integer((json_int_t)skipped));
         json_object_set_new(o, "seeded", json_integer((json_int_t)x.seeded));
