@@ -272,6 +272,34 @@ Test(cubin, hostile_offsets_counts_and_indexes_are_refused)
         free(names);
     }
 #undef RESET
+    {
+        /* Found by fuzzing: the only marked entry sits in a section not
+         * named after it. It is no kernel, and the unmarked functions are
+         * listed (not an empty list with a buffer). */
+        const char *k1[] = {"add_one"}, *f2[] = {"h1", "h2"};
+        size_t l2;
+        unsigned char *c2 = cubin_of(k1, 1, f2, 2, 1, &l2);
+        uint64_t so = get64(c2 + 40);
+        put32(c2 + so + 64 * 4, 1 + sizeof ".shstrtab"); /* .text.add_one -> ".strtab" */
+        char *names = NULL, buf[64];
+        size_t nl = 0, n = 0;
+        cr_assert_eq(vyre_cubin_kernels(c2, l2, &names, &nl, &n, NULL), 0);
+        cr_assert_eq(n, 2);
+        joined(names, nl, buf, sizeof buf);
+        cr_assert_str_eq(buf, "h1,h2");
+        free(names);
+        /* With no function at all left, the list is empty and NULL. */
+        const char *none[] = {"solo"};
+        free(c2);
+        c2 = cubin_of(none, 1, NULL, 0, 1, &l2);
+        so = get64(c2 + 40);
+        put32(c2 + so + 64 * 4, 1 + sizeof ".shstrtab");
+        names = (char *)1;
+        cr_assert_eq(vyre_cubin_kernels(c2, l2, &names, &nl, &n, NULL), 0);
+        cr_assert_eq(n, 0);
+        cr_assert_null(names);
+        free(c2);
+    }
     /* Random bytes after a valid ELF identification: never a crash. */
     srand(12);
     for (int round = 0; round < 2000; round++) {

@@ -132,7 +132,7 @@ static int add_name(char **buf, size_t *used, size_t *cap, size_t *count, const 
 }
 
 /* One pass over every symbol table; entry_only: only STO_CUDA_ENTRY ones.
- * *marked counts the symbols that carry the mark. */
+ * *marked counts the functions listed that carry the mark. */
 static int scan(const elf *e, const shdr *shstr, int entry_only, char **buf, size_t *used,
                 size_t *cap, size_t *count, size_t *marked, vyre_error *err)
 {
@@ -160,8 +160,6 @@ static int scan(const elf *e, const shdr *shstr, int entry_only, char **buf, siz
                 continue;
             if (shndx == 0 || shndx >= SHN_LORESERVE || shndx >= e->shnum)
                 continue; /* undefined, absolute, common: not a kernel here */
-            if (other & STO_CUDA_ENTRY)
-                (*marked)++;
             if (entry_only && !(other & STO_CUDA_ENTRY))
                 continue;
             const char *name = str_at(e, &strtab, name_off);
@@ -176,9 +174,12 @@ static int scan(const elf *e, const shdr *shstr, int entry_only, char **buf, siz
                 return bad(err, "a section name runs off the section-name table");
             if (strncmp(secname, ".text.", 6) != 0 || strcmp(secname + 6, name) != 0)
                 continue;
+            size_t before = *count;
             int rc = add_name(buf, used, cap, count, name, err);
             if (rc)
                 return rc;
+            if ((other & STO_CUDA_ENTRY) && *count > before)
+                (*marked)++; /* a function listed, and marked as an entry */
         }
     }
     return VYRE_OK;
@@ -229,7 +230,7 @@ int vyre_cubin_kernels(const void *image, size_t len, char **names, size_t *name
         used = n = marked = 0;
         rc = scan(&e, &shstr, 1, &buf, &used, &cap, &n, &marked, err);
     }
-    if (rc) {
+    if (rc || n == 0) {
         free(buf);
         return rc;
     }
