@@ -1825,6 +1825,24 @@ Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "%s", p.out);
     tu_proc_free(&p);
+
+    /* A directory that is a link (as ~/.triton/cache often is) is walked,
+     * its files named under the link; an empty one is said to be empty. */
+    char link[700], empty[700];
+    snprintf(link, sizeof link, "%s/cache-link", g_tmp);
+    cr_assert_eq(symlink(dir, link), 0);
+    snprintf(empty, sizeof empty, "%s/empty", g_tmp);
+    cr_assert_eq(mkdir(empty, 0700), 0);
+    snprintf(path, sizeof path, "%s/", link);
+    CCF(&p, "seed", path, empty);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(want, sizeof want, "  %s/a/mod1.ptx  [k1, k2]", link);
+    cr_assert(strstr(p.out, want), "%s", p.out);
+    assert_line(p.out, "Seeded 0 modules (0 kernels), already present 2, failed 0");
+    snprintf(want, sizeof want, "vyre-cachectl: note: no .ptx, .cu or .cubin file under '%s'",
+             empty);
+    assert_line(p.err, want);
+    tu_proc_free(&p);
 }
 
 Test(cachectl, seed_refuses_a_module_without_the_entry)

@@ -270,13 +270,40 @@ static int has_ptx_sibling(const char *path)
 }
 
 /* Adds dir's seedable files, in name order. Returns the number of files
- * skipped as cubins of a PTX module, or -1 (message printed). */
+ * skipped as cubins of a PTX module, or -1 (message printed). A dir that
+ * is itself a symbolic link (~/.triton/cache often is) is walked where it
+ * points, its files named under the link as given; links below it are not
+ * followed. */
 static long add_dir(item_list *l, const char *dir)
 {
     g_walk = NULL;
     g_walk_n = g_walk_cap = 0;
     g_walk_oom = 0;
-    int r = nftw(dir, walk_one, 32, FTW_PHYS);
+    /* "link/" names the link too: trailing slashes do not count. */
+    struct stat lst;
+    char *real = NULL, *bare = strdup(dir);
+    size_t bl = bare ? strlen(bare) : 0;
+    while (bl > 1 && bare[bl - 1] == '/')
+        bare[--bl] = '\0';
+    if (bare && lstat(bare, &lst) == 0 && S_ISLNK(lst.st_mode))
+        real = realpath(bare, NULL);
+    int r = nftw(real ? real : dir, walk_one, 32, FTW_PHYS);
+    if (real && r == 0 && !g_walk_oom) {
+        size_t rl = strlen(real), dl = strlen(bare);
+        for (size_t i = 0; i < g_walk_n; i++) {
+            char *q = malloc(dl + strlen(g_walk[i]) - rl + 1);
+            if (!q) {
+                g_walk_oom = 1;
+                break;
+            }
+            memcpy(q, bare, dl);
+            strcpy(q + dl, g_walk[i] + rl);
+            free(g_walk[i]);
+            g_walk[i] = q;
+        }
+    }
+    free(real);
+    free(bare);
     long skipped = 0;
     if (r != 0 && !g_walk_oom) {
         fprintf(stderr, "%s: error: cannot walk '%s': %s\n", vyre_cli_prog(), dir, strerror(errno));
@@ -602,7 +629,11 @@ int cmd_seed(int argc, char **argv)
     for (int f = 0; f < n_files; f++) {
         struct stat st;
         if (stat(files[f], &st) == 0 && S_ISDIR(st.st_mode)) {
+            size_t before = items.n;
             long s = add_dir(&items, files[f]);
+            if (s == 0 && items.n == before)
+                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n",
+                        vyre_cli_prog(), files[f]);
             if (s < 0) {
                 for (size_t i = 0; i < items.n; i++)
                     free(items.v[i].path);

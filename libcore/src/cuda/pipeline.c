@@ -667,6 +667,13 @@ int vyre_pipeline_compile(vyre_ctx *ctx, const vyre_pipeline_desc *desc, vyre_pi
         *out = NULL;
     if (!ctx || !desc || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_pipeline_compile: NULL argument");
+    /* A pipeline launches one kernel: the key names the module, the entry
+     * which of its kernels (vyre_compile_key no longer requires one). */
+    if (!desc->entry || !*desc->entry)
+        return vyre__fail(err, VYRE_EINVAL, "name the kernel to launch (its extern \"C\" name)",
+                          "no entry point named for the %s source",
+                          vyre_source_kind_name(desc->kind) ? vyre_source_kind_name(desc->kind)
+                                                            : "pipeline");
     uint64_t t0 = vyre__mono_ns();
     vyre_nvtx_push(VYRE_RANGE_PIPELINE_COMPILE);
     int rc = compile_in(ctx, desc, t0, out, err);
