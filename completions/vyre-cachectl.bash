@@ -36,7 +36,7 @@ _vyre_cachectl()
             sm_120" -- "$cur"))
         return
         ;;
-    --older-than | --max-age | --max-size | --limit | --entry | --toolchain)
+    --older-than | --max-age | --max-size | --limit | --entry | --toolchain | --jobs)
         return
         ;;
     esac
@@ -59,12 +59,12 @@ _vyre_cachectl()
         COMPREPLY=($(compgen -W "--repair $global" -- "$cur"))
         ;;
     prune)
-        COMPREPLY=($(compgen -W "--max-size --max-age --arch --stale-toolchain --toolchain
-            --dry-run $global" -- "$cur"))
+        COMPREPLY=($(compgen -W "--max-size --max-age --arch --stale --stale-toolchain
+            --toolchain --dry-run $global" -- "$cur"))
         ;;
     seed)
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--arch --entry -- $global" -- "$cur"))
+            COMPREPLY=($(compgen -W "--arch --entry --jobs -- $global" -- "$cur"))
         else
             local ext
             for ext in cu cuh ptx cubin; do

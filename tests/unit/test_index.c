@@ -171,7 +171,7 @@ Test(index, create_sets_schema_version_and_wal)
 
     sqlite3 *db = raw_open(fx.path);
     cr_assert_eq(raw_int(db, "PRAGMA user_version"), VYRE_INDEX_SCHEMA_VERSION);
-    cr_assert_eq(raw_int(db, "PRAGMA user_version"), 1);
+    cr_assert_eq(raw_int(db, "PRAGMA user_version"), VYRE_INDEX_SCHEMA_VERSION);
     cr_assert_eq(raw_int(db, "PRAGMA application_id"), 0x76797265);
     cr_assert_eq(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
                              "('blobs', 'blobs_lru', 'meta')"),
@@ -315,7 +315,7 @@ Test(index, empty_file_is_a_new_index)
     upsert_ok(idx, &r);
     vyre__index_close(idx);
     sqlite3 *db = raw_open(fx.path);
-    cr_assert_eq(raw_int(db, "PRAGMA user_version"), 1);
+    cr_assert_eq(raw_int(db, "PRAGMA user_version"), VYRE_INDEX_SCHEMA_VERSION);
     cr_assert_eq(raw_int(db, "SELECT count(*) FROM blobs"), 1);
     sqlite3_close(db);
     fx_fini(&fx);

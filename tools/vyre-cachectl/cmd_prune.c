@@ -16,7 +16,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: vyre-cachectl prune [--max-size SIZE] [--max-age AGE] [--arch ARCH]\n"
-            "                           [--stale-toolchain [--toolchain ID]] [--dry-run]\n\n"
+            "                           [--stale] [--stale-toolchain [--toolchain ID]]\n"
+            "                           [--dry-run]\n\n"
             "Remove blobs, least recently used first, and print what was removed and\n"
             "what is left. Give at least one of:\n\n"
             "  --max-size SIZE    remove until the cache is at most SIZE (500M, 2G, 1.5GiB,\n"
@@ -24,8 +25,11 @@ static void usage(FILE *out)
             "                     KB/MB/GB/TB of 1000)\n"
             "  --max-age AGE      remove blobs unused for longer than AGE (30d, 12h, 90m, 2w)\n"
             "  --arch ARCH        remove every blob for this architecture (e.g. sm_80)\n"
-            "  --stale-toolchain  remove blobs built by a toolchain other than the current\n"
-            "                     ones (NVRTC and nvJitLink as loaded now, and 'cubin')\n\n"
+            "  --stale            remove stale blobs: keyed by an older key format (v1:\n"
+            "                     one blob per kernel), never hit by this version\n"
+            "  --stale-toolchain  --stale, and remove blobs built by a toolchain other than\n"
+            "                     the current ones (NVRTC and nvJitLink as loaded now, and\n"
+            "                     'cubin')\n\n"
             "  --toolchain ID     with --stale-toolchain: an identity to keep instead of\n"
             "                     the current ones (e.g. nvrtc-13.0); may be repeated\n"
             "  --dry-run          print what would be removed; remove nothing\n"
@@ -43,12 +47,13 @@ enum {
     OPT_MAX_AGE,
     OPT_ARCH,
     OPT_STALE,
+    OPT_STALE_KEYS,
     OPT_TOOLCHAIN,
     OPT_DRY_RUN,
 };
 
-static const char *const g_reasons[] = {"size", "age", "arch", "stale-toolchain"};
-#define N_REASONS 4
+static const char *const g_reasons[] = {"size", "age", "arch", "stale-toolchain", "stale"};
+#define N_REASONS 5
 
 typedef struct prune_ctx {
     uint64_t by_reason[N_REASONS];
@@ -109,6 +114,7 @@ int cmd_prune(int argc, char **argv)
         {"max-age", required_argument, NULL, OPT_MAX_AGE},
         {"arch", required_argument, NULL, OPT_ARCH},
         {"stale-toolchain", no_argument, NULL, OPT_STALE},
+        {"stale", no_argument, NULL, OPT_STALE_KEYS},
         {"toolchain", required_argument, NULL, OPT_TOOLCHAIN},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {NULL, 0, NULL, 0},
@@ -152,6 +158,10 @@ int cmd_prune(int argc, char **argv)
             break;
         case OPT_STALE:
             po.stale_toolchain = 1;
+            po.stale = 1;
+            break;
+        case OPT_STALE_KEYS:
+            po.stale = 1;
             break;
         case OPT_TOOLCHAIN:
             if (!*optarg || strlen(optarg) >= VYRE_BLOB_TOOLCHAIN_MAX)
@@ -176,9 +186,10 @@ int cmd_prune(int argc, char **argv)
     if (n_keep && !po.stale_toolchain)
         return vyre_cli_usage_error("prune", "add --stale-toolchain to remove the other ones",
                                     "--toolchain only goes with --stale-toolchain");
-    if (!have_size && !po.max_age_ns && !po.arch && !po.stale_toolchain)
+    if (!have_size && !po.max_age_ns && !po.arch && !po.stale_toolchain && !po.stale)
         return vyre_cli_usage_error("prune",
-                                    "give --max-size, --max-age, --arch or --stale-toolchain",
+                                    "give --max-size, --max-age, --arch, --stale or "
+                                    "--stale-toolchain",
                                     "prune has nothing to do");
 
     vyre_cache *cache = NULL;
@@ -225,6 +236,7 @@ int cmd_prune(int argc, char **argv)
         json_object_set_new(o, "max_age_ns",
                             po.max_age_ns ? json_integer(po.max_age_ns) : json_null());
         json_object_set_new(o, "arch", po.arch ? json_string(po.arch) : json_null());
+        json_object_set_new(o, "stale", json_boolean(po.stale));
         json_t *kt = json_array();
         for (size_t i = 0; i < n_keep; i++)
             json_array_append_new(kt, json_string(keep[i]));

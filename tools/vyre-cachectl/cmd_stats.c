@@ -79,6 +79,9 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st)
     json_object_set_new(o, "quarantined",
                         json_pack("{s:I, s:I}", "files", (json_int_t)st->quarantined, "bytes",
                                   (json_int_t)st->quarantine_bytes));
+    json_object_set_new(o, "stale",
+                        json_pack("{s:I, s:I, s:i}", "entries", (json_int_t)st->stale, "bytes",
+                                  (json_int_t)st->stale_bytes, "key_version", VYRE_KEY_VERSION));
     json_object_set_new(o, "tmp",
                         json_pack("{s:I, s:I, s:I}", "files", (json_int_t)st->tmp_files, "debris",
                                   (json_int_t)st->debris, "debris_age_ns",
@@ -117,6 +120,8 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st)
     printf("%-22s %" PRIu64 " (%s)\n", "Quarantined:", st->quarantined, size);
     printf("%-22s %" PRIu64 " (%" PRIu64 " older than 1h: debris)\n",
            "Temporary files:", st->tmp_files, st->debris);
+    vyre_format_size(st->stale_bytes, size, sizeof size);
+    printf("%-22s %" PRIu64 " (%s, older key format: never hit)\n", "Stale:", st->stale, size);
     printf("By kind:\n");
     for (int i = 1; i < 4; i++)
         bucket_line(&st->by_kind[i]);
@@ -138,6 +143,8 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st)
     printf("  %-20s %s\n", "tmp/ debris after:", buf);
     if (st->debris)
         printf("hint: run 'vyre-cachectl verify --repair' to remove the debris\n");
+    if (st->stale)
+        printf("hint: run 'vyre-cachectl prune --stale' to remove the stale blobs\n");
 }
 
 int cmd_stats(int argc, char **argv)

@@ -133,10 +133,14 @@ typedef struct vyre_cache_stats {
     uint64_t session_hits; /* this handle */
     uint64_t session_misses;
     uint64_t session_rejects;
+    uint64_t stale;       /* entries of an older key format (never hit; prune --stale) */
+    uint64_t stale_bytes; /* their size on disk (included in bytes) */
 } vyre_cache_stats;
 
 /* Fills *st from the index and a scan of quarantine/ and tmp/. */
 VYRE_EXTERN int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err);
+
+#define VYRE_CACHE_ENTRY_KERNELS 256
 
 /* One entry as listed (from the index). */
 typedef struct vyre_cache_entry {
@@ -151,6 +155,10 @@ typedef struct vyre_cache_entry {
     int64_t last_access_unix_ns; /* 0: never used since stored */
     uint64_t hits;
     uint64_t compile_ns;
+    uint32_t key_version;                   /* older than VYRE_KEY_VERSION: stale */
+    char source[VYRE_BLOB_SOURCE_MAX];      /* source basename, "" when unknown */
+    uint32_t n_kernels;                     /* kernels the module defines, 0: unknown */
+    char kernels[VYRE_CACHE_ENTRY_KERNELS]; /* their names joined by ',' (cut: "...") */
 } vyre_cache_entry;
 
 /* Calls fn for every entry, least recently used first; fn returns non-zero
@@ -175,10 +183,18 @@ VYRE_EXTERN int vyre_cache_check_blob(vyre_cache *c, const vyre_key *key, vyre_b
                                       uint64_t *file_size, vyre_blob_reject *why, char *path,
                                       size_t path_size, vyre_error *err);
 
+/* The kernel-name table of the blob whose header h came from
+ * vyre_cache_check_blob (valid): *names is malloc'ed, h->kernels_size
+ * bytes of NUL-terminated names, NULL when the blob has none. Reached
+ * without following a symlink; checked against the header's checksum. */
+VYRE_EXTERN int vyre_cache_blob_kernels(vyre_cache *c, const vyre_blob_header *h, char **names,
+                                        vyre_error *err);
+
 typedef struct vyre_cache_prune_opts {
     uint64_t max_bytes;  /* keep the cache at or under this size; UINT64_MAX: no limit */
     int64_t max_age_ns;  /* remove entries unused for longer; 0: no limit */
     const char *arch;    /* remove every entry of this architecture; NULL: none */
+    int stale;           /* remove entries of an older key format (VYRE_KEY_VERSION) */
     int stale_toolchain; /* remove entries built by a toolchain not kept: */
     const char *const *keep_toolchains; /* identities to keep, required with */
     size_t n_keep_toolchains;           /* stale_toolchain (vyre_compile_toolchains) */
@@ -242,6 +258,8 @@ typedef struct vyre_cache_verify_result {
     uint64_t problems;      /* sum of the problem counters */
     uint64_t repaired;
     uint64_t foreign; /* symlinks, special files, hard links in the cache's places */
+    uint64_t stale;   /* intact blobs of an older key format (not a problem: never hit,
+                         never quarantined; prune --stale removes them) */
 } vyre_cache_verify_result;
 
 typedef void (*vyre_cache_problem_fn)(const vyre_cache_verify_problem *p, void *ctx);

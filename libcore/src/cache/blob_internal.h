@@ -46,4 +46,10 @@ int vyre__blob_quarantine_at(int rootfd, const char *root, const char *rel, vyre
  * anything. 0, or -1 with errno. */
 int vyre__blob_unlink_at(int rootfd, const char *rel);
 
+/* Reads the kernel-name table of the blob whose (valid) header is h,
+ * checked against the header's checksum: *names is malloc'ed (NULL when
+ * the blob has none). For the index, which keeps the names of each blob. */
+int vyre__blob_kernels_at(int rootfd, const char *root, const vyre_blob_header *h, char **names,
+                          vyre_error *err);
+
 #endif /* VYRE_BLOB_INTERNAL_H */

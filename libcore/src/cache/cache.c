@@ -427,6 +427,8 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
             vyre__index_note_hit(c->idx, key, vyre__unix_ns(), NULL);
     } else if (rc == VYRE_ENOENT) {
+        if (why && r == VYRE_REJECT_STALE)
+            *why = r; /* an older key format's blob: a miss, left in place */
         atomic_fetch_add(&c->misses, 1);
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
             vyre__index_note_miss(c->idx, NULL);
@@ -446,9 +448,26 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
     return rc;
 }
 
+/* The index's kernels column: the names joined by ',', cut with "...". */
+static void kernels_text(char *out, size_t size, const char *names, size_t names_len)
+{
+    size_t need = vyre_kernel_list_format(names, names_len, ",", out, size);
+    if (need >= size) {
+        size_t l = strlen(out);
+        if (l + 4 > size)
+            l = size - 4;
+        memcpy(out + l, "...", 4);
+    }
+}
+
 static void row_from_header(vyre__index_row *row, const vyre_blob_header *h, uint64_t file_size)
 {
     memset(row, 0, sizeof *row);
+    row->key_version = h->key_version;
+    memcpy(row->source, h->source, sizeof row->source);
+    row->n_kernels = h->n_kernels;
+    if (h->kernels)
+        kernels_text(row->kernels, sizeof row->kernels, h->kernels, h->kernels_size);
     row->key = h->key;
     row->kind = h->kind;
     memcpy(row->arch, h->arch, sizeof row->arch);
@@ -464,7 +483,7 @@ static int put_row(const vyre_blob_header *h, void *ctx, vyre_error *err)
 {
     vyre_cache *c = ctx;
     vyre__index_row row;
-    row_from_header(&row, h, VYRE_BLOB_HEADER_SIZE + h->stored_size);
+    row_from_header(&row, h, VYRE_BLOB_HEADER_SIZE + h->stored_size + h->kernels_size);
     return vyre__index_upsert(c->idx, &row, err);
 }
 
@@ -794,6 +813,10 @@ static void entry_from_row(vyre_cache_entry *e, const vyre__index_row *r)
     e->last_access_unix_ns = r->last_access_unix_ns;
     e->hits = r->hits;
     e->compile_ns = r->compile_ns;
+    e->key_version = r->key_version;
+    memcpy(e->source, r->source, sizeof e->source);
+    e->n_kernels = r->n_kernels;
+    memcpy(e->kernels, r->kernels, sizeof e->kernels);
 }
 
 typedef struct foreach_ctx {
@@ -880,6 +903,10 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
         st->by_age[b].bytes += r->file_size;
         st->hits += r->hits;
         st->compile_ns_saved += r->hits * r->compile_ns;
+        if (VYRE_BLOB_KEY_STALE(r->key_version)) {
+            st->stale++;
+            st->stale_bytes += r->file_size;
+        }
     }
     if (c->idx) {
         free(rows.v);
@@ -935,6 +962,15 @@ int vyre_cache_check_blob(vyre_cache *c, const vyre_key *key, vyre_blob_header *
     if (path && path_size)
         snprintf(path, path_size, "%s", full);
     return vyre__blob_check_at(c->rootfd, rel, full, key, h, file_size, why, NULL, err);
+}
+
+int vyre_cache_blob_kernels(vyre_cache *c, const vyre_blob_header *h, char **names, vyre_error *err)
+{
+    if (names)
+        *names = NULL;
+    if (!c || !h || !names)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_blob_kernels: NULL argument");
+    return vyre__blob_kernels_at(c->rootfd, c->root, h, names, err);
 }
 
 int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *out,
@@ -1106,6 +1142,8 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
         const char *reason = NULL;
         if (opts->arch && strcmp(r->arch, opts->arch) == 0)
             reason = "arch";
+        else if (opts->stale && VYRE_BLOB_KEY_STALE(r->key_version))
+            reason = "stale";
         else if (opts->stale_toolchain && !in_list(r->toolchain, keep, n_keep))
             reason = "stale-toolchain";
         else if (opts->max_age_ns > 0 && now - used > opts->max_age_ns)
@@ -1320,7 +1358,21 @@ static int row_matches(const vyre__index_row *r, const checked *k)
 {
     return r->kind == k->h.kind && strcmp(r->arch, k->h.arch) == 0 &&
            strcmp(r->toolchain, k->h.toolchain) == 0 && r->stored_size == k->h.stored_size &&
-           r->file_size == k->file_size;
+           r->file_size == k->file_size && r->key_version == k->h.key_version &&
+           r->n_kernels == k->h.n_kernels && strcmp(r->source, k->h.source) == 0;
+}
+
+/* row_from_header for a header read by a check (which keeps no kernel
+ * table): the names are read from the blob (best effort). */
+static void row_from_checked(vyre_cache *c, vyre__index_row *row, const vyre_blob_header *h,
+                             uint64_t file_size)
+{
+    row_from_header(row, h, file_size);
+    char *names = NULL;
+    if (h->kernels_size && vyre__blob_kernels_at(c->rootfd, c->root, h, &names, NULL) == VYRE_OK &&
+        names)
+        kernels_text(row->kernels, sizeof row->kernels, names, h->kernels_size);
+    free(names);
 }
 
 /* Checks every blob file without holding the lock (it can take long), then
@@ -1409,6 +1461,8 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             k.file_size = o->file_size;
             good[n_good++] = k;
             res->bytes_checked += k.file_size;
+            if (VYRE_BLOB_KEY_STALE(o->h.key_version))
+                res->stale++;
         } else if (o->hard_link) {
             foreign_entry(c, e, "hard link", repair, res, fn, ctx);
             if (repair && c->idx)
@@ -1520,7 +1574,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             p.kind = VYRE_PROBLEM_FILE_WITHOUT_ROW;
             res->files_without_row++;
             vyre__index_row row;
-            row_from_header(&row, &k->h, k->file_size);
+            row_from_checked(c, &row, &k->h, k->file_size);
             if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
                 p.repaired = 1;
                 p.action = "indexed";
@@ -1535,7 +1589,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             p.kind = VYRE_PROBLEM_ROW_MISMATCH;
             res->row_mismatches++;
             vyre__index_row row;
-            row_from_header(&row, &k->h, k->file_size);
+            row_from_checked(c, &row, &k->h, k->file_size);
             row.hits = r->hits;
             row.last_access_unix_ns = r->last_access_unix_ns;
             if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
@@ -1600,7 +1654,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         char rel[BLOB_REL_MAX + 80];
         ent_rel(e, rel, sizeof rel);
         if (o->rc == VYRE_OK) {
-            row_from_header(&rows[n++], &o->h, o->file_size);
+            row_from_checked(c, &rows[n++], &o->h, o->file_size);
             res->bytes += o->file_size;
         } else if (e->foreign || o->hard_link) {
             /* Not ours to keep or move: only the name in the cache goes. */

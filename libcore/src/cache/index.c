@@ -43,6 +43,7 @@
 
 /* db/cache.sql, embedded by cmake/EmbedSql.cmake. */
 extern const char vyre__sql_cache[];
+extern const char vyre__sql_cache_v2[];
 
 /* PRAGMA application_id of our index files: "vyre" in ASCII. Lets open
  * tell another SQLite database (say, the bench results) from ours. */
@@ -55,7 +56,8 @@ extern const char vyre__sql_cache[];
  * one. vyre__sqlite_open runs the pending ones in one transaction.
  */
 static const char *const k_schema_steps[] = {
-    vyre__sql_cache, /* 0 -> 1 */
+    vyre__sql_cache,    /* 0 -> 1 */
+    vyre__sql_cache_v2, /* 1 -> 2: key_version, source, n_kernels, kernels */
 };
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_INDEX_SCHEMA_VERSION,
                "one schema step per version");
@@ -78,13 +80,15 @@ enum stmt_id {
 
 #define ROW_COLUMNS                                                                                \
     "key, kind, arch, toolchain, raw_size, stored_size, file_size, created_ns, last_access_ns, "   \
-    "hits, compile_ns"
-#define ROW_VALUES "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11"
+    "hits, compile_ns, key_version, source, n_kernels, kernels"
+/* ?12 is the upsert's keep-usage flag. */
+#define ROW_VALUES "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14, ?15, ?16"
 #define SET_HEADER_COLUMNS                                                                         \
     "kind = excluded.kind, arch = excluded.arch, toolchain = excluded.toolchain, "                 \
     "raw_size = excluded.raw_size, stored_size = excluded.stored_size, "                           \
     "file_size = excluded.file_size, created_ns = excluded.created_ns, "                           \
-    "compile_ns = excluded.compile_ns"
+    "compile_ns = excluded.compile_ns, key_version = excluded.key_version, "                       \
+    "source = excluded.source, n_kernels = excluded.n_kernels, kernels = excluded.kernels"
 
 static const char *const k_sql[ST_COUNT] = {
     [ST_GET] = "SELECT " ROW_COLUMNS " FROM blobs WHERE key = ?1",
@@ -192,7 +196,9 @@ static int check_u63(const vyre__index *idx, const char *name, uint64_t v, vyre_
 static int check_row(const vyre__index *idx, const vyre__index_row *row, vyre_error *err)
 {
     if (!memchr(row->arch, '\0', sizeof row->arch) ||
-        !memchr(row->toolchain, '\0', sizeof row->toolchain))
+        !memchr(row->toolchain, '\0', sizeof row->toolchain) ||
+        !memchr(row->source, '\0', sizeof row->source) ||
+        !memchr(row->kernels, '\0', sizeof row->kernels))
         return vyre__fail(err, VYRE_EINVAL, "terminate arch and toolchain within their arrays",
                           "index row has an unterminated arch or toolchain string");
     int rc;
@@ -220,6 +226,10 @@ static void bind_row(sqlite3_stmt *st, const vyre__index_row *row)
     sqlite3_bind_int64(st, 9, row->last_access_unix_ns);
     sqlite3_bind_int64(st, 10, (sqlite3_int64)row->hits);
     sqlite3_bind_int64(st, 11, (sqlite3_int64)row->compile_ns);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)row->key_version);
+    sqlite3_bind_text(st, 14, row->source, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 15, (sqlite3_int64)row->n_kernels);
+    sqlite3_bind_text(st, 16, row->kernels, -1, SQLITE_TRANSIENT);
 }
 
 static int read_text(vyre__index *idx, sqlite3_stmt *st, int col, char *out, size_t size,
@@ -265,6 +275,12 @@ static int read_row(vyre__index *idx, sqlite3_stmt *st, vyre__index_row *row, vy
     row->last_access_unix_ns = sqlite3_column_int64(st, 8);
     row->hits = (uint64_t)sqlite3_column_int64(st, 9);
     row->compile_ns = (uint64_t)sqlite3_column_int64(st, 10);
+    sqlite3_int64 kv = sqlite3_column_int64(st, 11), nk = sqlite3_column_int64(st, 13);
+    row->key_version = kv < 0 || kv > (sqlite3_int64)UINT32_MAX ? 0 : (uint32_t)kv;
+    row->n_kernels = nk < 0 || nk > (sqlite3_int64)UINT32_MAX ? 0 : (uint32_t)nk;
+    if ((rc = read_text(idx, st, 12, row->source, sizeof row->source, err)) ||
+        (rc = read_text(idx, st, 14, row->kernels, sizeof row->kernels, err)))
+        return rc;
     return VYRE_OK;
 }
 

@@ -28,9 +28,10 @@
 #include "vyre/error.h"
 #include "vyre/key.h"
 
-#define VYRE_INDEX_SCHEMA_VERSION  1
+#define VYRE_INDEX_SCHEMA_VERSION  2
 #define VYRE_INDEX_BUSY_TIMEOUT_MS 10000
 #define VYRE_INDEX_HIT_BATCH       4096 /* pending hits that force a flush */
+#define VYRE_INDEX_KERNELS_TEXT    256  /* bytes of the kernels column kept, with NUL */
 
 typedef struct vyre__index vyre__index;
 
@@ -46,7 +47,11 @@ typedef struct vyre__index_row {
     int64_t created_unix_ns;
     int64_t last_access_unix_ns;
     uint64_t hits;
-    uint64_t compile_ns; /* compile time the blob saves per hit */
+    uint64_t compile_ns;                   /* compile time the blob saves per hit */
+    uint32_t key_version;                  /* the blob's key format (older: stale) */
+    char source[VYRE_BLOB_SOURCE_MAX];     /* source basename, "" when unknown */
+    uint32_t n_kernels;                    /* kernels in the module, 0: unknown */
+    char kernels[VYRE_INDEX_KERNELS_TEXT]; /* their names joined by ',' (cut: "...") */
 } vyre__index_row;
 
 enum vyre__index_mode {
