@@ -381,8 +381,8 @@ static vyre_blob_header header_for(uint8_t tag)
     h.key_version = VYRE_KEY_VERSION;
     memset(h.key.bytes, tag, sizeof h.key.bytes);
     h.kind = VYRE_BLOB_CUBIN;
-    strcpy(h.arch, "sm_90a");
-    strcpy(h.toolchain, "nvjitlink-13.0");
+    snprintf(h.arch, sizeof h.arch, "%s", "sm_90a");
+    snprintf(h.toolchain, sizeof h.toolchain, "%s", "nvjitlink-13.0");
     h.compile_ns = 5;
     return h;
 }
@@ -393,7 +393,7 @@ Test(cubin, blob_kernel_table_and_source_round_trip)
 {
     vyre_cache *c = open_cache("c");
     vyre_blob_header h = header_for(0xab);
-    strcpy(h.source, "mod_a.ptx");
+    snprintf(h.source, sizeof h.source, "%s", "mod_a.ptx");
     h.kernels = k_table;
     h.kernels_size = sizeof k_table;
     h.n_kernels = 3;

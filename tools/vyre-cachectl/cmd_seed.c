@@ -291,13 +291,14 @@ static long add_dir(item_list *l, const char *dir)
     if (real && r == 0 && !g_walk_oom) {
         size_t rl = strlen(real), dl = strlen(bare);
         for (size_t i = 0; i < g_walk_n; i++) {
-            char *q = malloc(dl + strlen(g_walk[i]) - rl + 1);
+            size_t tail = strlen(g_walk[i]) - rl;
+            char *q = malloc(dl + tail + 1);
             if (!q) {
                 g_walk_oom = 1;
                 break;
             }
             memcpy(q, bare, dl);
-            strcpy(q + dl, g_walk[i] + rl);
+            memcpy(q + dl, g_walk[i] + rl, tail + 1);
             free(g_walk[i]);
             g_walk[i] = q;
         }
@@ -312,7 +313,7 @@ static long add_dir(item_list *l, const char *dir)
         fprintf(stderr, "%s: error: out of memory walking '%s'\n", vyre_cli_prog(), dir);
         skipped = -1;
     }
-    if (skipped == 0) {
+    if (skipped == 0 && g_walk_n) {
         qsort(g_walk, g_walk_n, sizeof *g_walk, cmp_str);
         for (size_t i = 0; i < g_walk_n && skipped >= 0; i++) {
             if (has_ptx_sibling(g_walk[i]))
