@@ -310,6 +310,12 @@ static int load_file(vyre_config *c, const char *path, vyre_config_origin origin
         int e = errno;
         if (e == ENOENT || e == ENOTDIR)
             return VYRE_OK;
+        /* A home directory we may not search (a service running with
+         * another user's HOME): there is no file of ours to read. A file
+         * we can see but not read is still an error. */
+        struct stat st;
+        if (e == EACCES && stat(path, &st) != 0 && errno == EACCES)
+            return VYRE_OK;
         if (e == ELOOP && nofollow)
             return vyre__fail(err, VYRE_EUNSAFE,
                               "a cache's vyre.conf is never followed through a link: make it a "
@@ -429,7 +435,9 @@ static void format_age_exact(int64_t ns, char *buf, size_t size)
             snprintf(buf, size, "%" PRId64 "%c", ns / units[i].ns, units[i].unit);
             return;
         }
-    snprintf(buf, size, "%.3fs", (double)ns / 1e9);
+    /* Not whole seconds: exact, with nine decimals. */
+    snprintf(buf, size, "%" PRId64 ".%09" PRId64 "s", ns / INT64_C(1000000000),
+             ns % INT64_C(1000000000));
 }
 
 void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t size)
