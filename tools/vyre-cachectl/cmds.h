@@ -32,7 +32,6 @@ extern cachectl_globals g_cachectl;
 enum {
     CACHECTL_OPT_CACHE_DIR = 0x100,
     CACHECTL_OPT_JSON,
-    CACHECTL_OPT_SET,
     CACHECTL_OPT_FIRST_LOCAL = 0x200, /* subcommands number their own from here */
 };
 
