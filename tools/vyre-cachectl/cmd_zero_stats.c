@@ -44,7 +44,10 @@ int cmd_zero_stats(int argc, char **argv)
     if ((rc = cachectl_open(CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
     int missing = vyre_cache_is_missing(cache);
+    char root[VYRE_CACHE_PATH_MAX];
+    snprintf(root, sizeof root, "%s", vyre_cache_root(cache));
     vyre_cache_close(cache);
+    cache = NULL;
     if (!missing && (rc = cachectl_open(CACHECTL_WRITE, &cache)))
         return rc;
     vyre_error err;
@@ -54,9 +57,8 @@ int cmd_zero_stats(int argc, char **argv)
         return cachectl_fail(&err);
     }
     if (g_cachectl.json) {
-        json_t *o = json_pack("{s:i, s:s?, s:b}", "schema_version", 1, "cache_dir",
-                              missing ? g_cachectl.cache_dir : vyre_cache_root(cache), "zeroed",
-                              !missing);
+        json_t *o = json_pack("{s:i, s:s, s:b}", "schema_version", 1, "cache_dir", root,
+                              "zeroed", !missing);
         cachectl_json_print(o);
     } else if (!g_cachectl.quiet) {
         printf("%s\n", missing ? "Nothing to reset: the cache does not exist yet."
