@@ -38,7 +38,7 @@ static void usage(FILE *out)
             "Other processes may use the cache meanwhile.\n\n"
             "%s\n"
             "exit status: 0 done, 1 the --max-size target could not be reached,\n"
-            "             2 usage or operational error (nothing to do, bad size or age,\n"
+            "             2 usage or operational error (bad size or age, read-only cache,\n"
             "             --toolchain without --stale-toolchain, ...)\n",
             CACHECTL_GLOBAL_HELP);
 }
