@@ -39,6 +39,16 @@ static char g_env_xdg[700];
 static void setup(void)
 {
     tu_mkdtemp(g_tmp, sizeof g_tmp);
+    /* The configuration (vyre/config.h) of this test alone, in this
+     * process (which opens caches too) and in the children it runs. */
+    char conf[600];
+    snprintf(conf, sizeof conf, "%s/config", g_tmp);
+    setenv("XDG_CONFIG_HOME", conf, 1);
+    static const char *const conf_env[] = {"VYRE_CACHE_MAX_SIZE", "VYRE_CACHE_MAX_AGE",
+                                           "VYRE_CACHE_UMASK", "VYRE_CACHE_READ_ONLY",
+                                           "VYRE_CACHE_QUARANTINE_MAX_AGE"};
+    for (size_t i = 0; i < sizeof conf_env / sizeof conf_env[0]; i++)
+        unsetenv(conf_env[i]);
     snprintf(g_cache, sizeof g_cache, "%s/cache", g_tmp);
     snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
     snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
@@ -381,10 +391,6 @@ Test(cachectl, malformed_sizes_and_ages)
     CC(&p, "prune", "--max-age", "30");
     assert_usage_error(&p, "--max-age: age '30' has no unit", AGE_HINT, "prune");
     tu_proc_free(&p);
-    CC(&p, "prune", "--max-age", "0d");
-    assert_usage_error(&p, "--max-age '0d' would remove every blob",
-                       "give an age above zero, such as 30d", "prune");
-    tu_proc_free(&p);
     CC(&p, "ls", "--older-than", "3y");
     assert_usage_error(&p, "--older-than: '3y' has an unknown age unit 'y'", AGE_HINT, "ls");
     tu_proc_free(&p);
@@ -413,13 +419,14 @@ Test(cachectl, conflicting_flags)
 {
     populate();
     tu_proc p;
+    /* No option: the configured limits (5 GiB by default), nothing to do. */
     CC(&p, "prune");
-    assert_usage_error(&p, "prune has nothing to do",
-                       "give --max-size, --max-age, --arch, --stale or --stale-toolchain", "prune");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Removed 0 blobs (0 B)");
     tu_proc_free(&p);
     CC(&p, "prune", "--dry-run");
-    assert_usage_error(&p, "prune has nothing to do",
-                       "give --max-size, --max-age, --arch, --stale or --stale-toolchain", "prune");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Would remove 0 blobs (0 B)");
     tu_proc_free(&p);
     CC(&p, "prune", "--max-size", "1K", "--toolchain", "nvrtc-13.0");
     assert_usage_error(&p, "--toolchain only goes with --stale-toolchain",
@@ -455,9 +462,9 @@ Test(cachectl, conflicting_flags)
 
 Test(cachectl, missing_cache_dir_is_not_created)
 {
+    /* stats, ls and verify show an empty cache there (first_use_*). */
     static const char *const cmds[][3] = {
-        {"stats", NULL, NULL},   {"ls", NULL, NULL},           {"show", "abcd", NULL},
-        {"verify", NULL, NULL},  {"verify", "--repair", NULL}, {"prune", "--max-size", "1M"},
+        {"show", "abcd", NULL},  {"verify", "--repair", NULL}, {"prune", "--max-size", "1M"},
         {"reindex", NULL, NULL}, {"clear", "--yes", NULL},
     };
     char want[1024];
@@ -483,7 +490,7 @@ Test(cachectl, missing_cache_dir_is_not_created)
     snprintf(env_dir, sizeof env_dir, "VYRE_PTX_CACHE_DIR=%s", g_cache);
     const char *env[] = {env_dir, NULL};
     tu_proc p;
-    RUN_ENV(&p, env, "stats");
+    RUN_ENV(&p, env, "prune", "--max-size", "1M");
     cr_assert_eq(p.exit_code, 2);
     cr_assert(strstr(p.err, g_cache));
     tu_proc_free(&p);
@@ -584,7 +591,9 @@ Test(cachectl, stats_text_and_json)
     assert_line(p.out, "  sm_80                       1     1.2 KiB");
     assert_line(p.out, "  <1h                         1     4.2 KiB");
     assert_line(p.out, "  >=30d                       1     1.2 KiB");
-    assert_line(p.out, "  Cache size:          none (prune with --max-size)");
+    assert_line(p.out, "Cache size:            10.8 KiB of 5.0 GiB (0%)");
+    assert_line(p.out,
+                "  Cache size:          5.0 GiB (max_size, default; cleanup to 90%, LRU first)");
     tu_proc_free(&p);
 
     CC(&p, "stats", "--json");
@@ -616,7 +625,10 @@ Test(cachectl, stats_text_and_json)
     cr_assert_eq(jint(json_object_get(o, "tmp"), "debris"), 0);
     cr_assert_eq(jint(json_object_get(o, "limits"), "max_blob_payload_bytes"),
                  (json_int_t)VYRE_BLOB_MAX_PAYLOAD);
-    cr_assert(json_is_null(json_object_get(json_object_get(o, "limits"), "max_cache_bytes")));
+    cr_assert_eq(jint(json_object_get(o, "limits"), "max_cache_bytes"), INT64_C(5) << 30);
+    cr_assert_eq(jint(o, "max_size_bytes"), INT64_C(5) << 30);
+    cr_assert_float_eq(json_real_value(json_object_get(o, "fill_ratio")),
+                       11024.0 / (double)(INT64_C(5) << 30), 1e-15);
     json_decref(o);
     tu_proc_free(&p);
 

@@ -207,6 +207,17 @@ def cachectl(env, sch):
     p = env.run(cc + ["reindex", "--json"])
     sch.check("vyre-cachectl-reindex", "vyre-cachectl reindex", p.stdout)
 
+    p = env.run(cc + ["-o", "max_age=30d", "config", "--json"])
+    doc = sch.check("vyre-cachectl-config", "vyre-cachectl config", p.stdout)
+    if doc and [k["origin"] for k in doc["keys"]][:2] != ["default", "option"]:
+        fail("config: origins %r" % doc["keys"])
+    p = env.run(cc + ["config", "max_size", "20G", "--json"])
+    doc = sch.check("vyre-cachectl-config", "vyre-cachectl config KEY VALUE", p.stdout)
+    if doc and (doc["set"]["value"] != "20G" or doc["set"]["origin"] != "cache_file"):
+        fail("config max_size 20G: %r" % doc)
+    p = env.run(cc + ["zero-stats", "--json"])
+    sch.check("vyre-cachectl-zero-stats", "vyre-cachectl zero-stats", p.stdout)
+
     jit = env.base["CUDA_CACHE_PATH"]
     # The driver's layout: an index and hashed subdirectories.
     os.makedirs(os.path.join(jit, "9", "5"), exist_ok=True)

@@ -215,7 +215,7 @@ int cmd_ls(int argc, char **argv)
         return rc;
 
     vyre_cache *cache = NULL;
-    if ((rc = cachectl_open(CACHECTL_READ, &cache)))
+    if ((rc = cachectl_open(CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
     x.now = cachectl_now_ns();
     int frc = vyre_cache_foreach(cache, collect, &x, &err);

@@ -110,7 +110,7 @@ int cmd_verify(int argc, char **argv)
         return rc;
 
     vyre_cache *cache = NULL;
-    if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ, &cache)))
+    if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
     verify_ctx x = {cache, g_cachectl.json ? json_array() : NULL,
                     !g_cachectl.json && !g_cachectl.quiet};

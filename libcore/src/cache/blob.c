@@ -1441,8 +1441,12 @@ static int quarantine_move(int rootfd, const char *root, int srcfd, const char *
                 r = renameat(srcfd, name, qfd, qname);
             }
         }
-        if (r == 0)
+        if (r == 0) {
+            /* The file's time becomes the time it was quarantined: prune
+             * and cleanup age quarantine/ by it (quarantine_max_age). */
+            utimensat(qfd, qname, NULL, AT_SYMLINK_NOFOLLOW);
             break;
+        }
         int e = errno;
         if (e == EEXIST || e == ENOTEMPTY) {
             n++;

@@ -54,6 +54,10 @@ struct vyre_cache {
     int readonly;
     vyre__index *idx;
     atomic_uint_fast64_t hits, misses, rejects;
+    vyre_config config;  /* the configuration in force (vyre/config.h) */
+    int umask;           /* -1: not set; else applied to what the cache creates */
+    int config_readonly; /* read_only = true in the configuration */
+    int missing;         /* VYRE_CACHE_MISSING_EMPTY on a root that does not exist */
 };
 
 /* ---- root resolution and safety ---------------------------------------- */
@@ -221,11 +225,37 @@ static void index_remove_entries(const vyre_cache *c, int all)
     }
 }
 
+void vyre_cache_open_opts_init(vyre_cache_open_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->umask = -1;
+}
+
 int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_error *err)
 {
-    if (!out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_open: NULL out");
+    vyre_cache_open_opts o;
+    vyre_cache_open_opts_init(&o);
+    o.flags = flags;
+    return vyre_cache_open_ex(root, &o, out, err);
+}
+
+const vyre_config *vyre_cache_config(const vyre_cache *c)
+{
+    return &c->config;
+}
+
+int vyre_cache_is_missing(const vyre_cache *c)
+{
+    return c->missing;
+}
+
+int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
+                       vyre_error *err)
+{
+    if (!out || !opts)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_open: NULL argument");
     *out = NULL;
+    unsigned flags = opts->flags;
     vyre_cache *c = calloc(1, sizeof *c);
     if (!c)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening the cache");
@@ -252,8 +282,24 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
                         VYRE_CACHE_PATH_MAX - 256);
         goto fail;
     }
+    /* The configuration: defaults < user's file < the cache's vyre.conf <
+     * environment (vyre/config.h), unless the caller gives it. */
+    if (opts->config)
+        c->config = *opts->config;
+    else if ((rc = vyre_config_load(&c->config, c->root, NULL, 0, err)))
+        goto fail;
+    c->umask = opts->umask >= 0 ? opts->umask : c->config.umask;
+    c->config_readonly = c->config.read_only;
     struct stat st;
     if (stat(c->root, &st) != 0) {
+        if (errno == ENOENT && (flags & VYRE_CACHE_READONLY) &&
+            (flags & VYRE_CACHE_MISSING_EMPTY)) {
+            /* First use: an empty cache, nothing created. */
+            c->missing = 1;
+            c->readonly = 1;
+            *out = c;
+            return VYRE_OK;
+        }
         if (errno != ENOENT || (flags & VYRE_CACHE_READONLY)) {
             int e = errno;
             rc = vyre__fail(err, e == ENOENT ? VYRE_ENOENT : vyre__errno_code(e),
@@ -285,7 +331,7 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
         goto fail;
     }
 
-    c->readonly = (flags & VYRE_CACHE_READONLY) || !writable_dir(c->root);
+    c->readonly = (flags & VYRE_CACHE_READONLY) || c->config_readonly || !writable_dir(c->root);
     if (!c->readonly) {
         /* mkdirat never follows: a symlink already there stays as it is,
          * for verify to report and repair to remove. */
@@ -404,6 +450,16 @@ static void lock_release(int fd)
 
 static int readonly_error(const vyre_cache *c, vyre_error *err)
 {
+    if (c->config_readonly) {
+        char where[VYRE_CONFIG_WHERE_MAX + 32];
+        vyre_config_format_where(&c->config, VYRE_CONF_READ_ONLY, where, sizeof where);
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
+                            vyre__fail(err, VYRE_EROFS,
+                                       "set read_only = false (or -o read_only=false) to write it",
+                                       "the pipeline cache '%s' is read-only by configuration "
+                                       "(read_only = true, from %s)",
+                                       c->root, where));
+    }
     return vyre__fail(err, VYRE_EROFS,
                       "ask the cache's owner to add the blob, or point VYRE_PTX_CACHE_DIR at a "
                       "cache of your own",
@@ -419,6 +475,10 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
         *why = VYRE_REJECT_NONE;
     if (!c || !key || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_get: NULL argument");
+    if (c->missing) {
+        atomic_fetch_add(&c->misses, 1);
+        return VYRE_ENOENT;
+    }
     vyre_nvtx_push(VYRE_RANGE_CACHE_LOOKUP);
     vyre_blob_reject r = VYRE_REJECT_NONE;
     int rc = vyre__blob_load_at(c->rootfd, c->root, key, out, &r, err);
@@ -479,6 +539,10 @@ static void row_from_header(vyre__index_row *row, const vyre_blob_header *h, uin
     row->compile_ns = h->compile_ns;
 }
 
+static void maybe_cleanup(vyre_cache *c);
+static void prune_quarantine(vyre_cache *c, int64_t max_age_ns, int dry_run, uint64_t *files,
+                             uint64_t *bytes);
+
 static int put_row(const vyre_blob_header *h, void *ctx, vyre_error *err)
 {
     vyre_cache *c = ctx;
@@ -509,6 +573,8 @@ int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size
         c->readonly = 1;
         return readonly_error(c, err);
     }
+    if (rc == VYRE_OK)
+        maybe_cleanup(c);
     return rc;
 }
 
@@ -836,6 +902,8 @@ int vyre_cache_foreach(vyre_cache *c, vyre_cache_entry_fn fn, void *ctx, vyre_er
 {
     if (!c || !fn)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_foreach: NULL argument");
+    if (c->missing)
+        return VYRE_OK; /* first use: nothing cached yet */
     if (!c->idx)
         return no_index(c, err);
     foreach_ctx f = {fn, ctx};
@@ -917,6 +985,9 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
     st->session_hits = atomic_load(&c->hits);
     st->session_misses = atomic_load(&c->misses);
     st->session_rejects = atomic_load(&c->rejects);
+    st->max_size = c->config.max_size;
+    if (c->idx)
+        vyre__index_stats_zeroed(c->idx, &st->stats_zeroed_unix_ns, NULL);
     return VYRE_OK;
 }
 
@@ -1116,6 +1187,21 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
                           "pruning stale toolchains needs the toolchains to keep");
     if (c->readonly && !opts->dry_run)
         return readonly_error(c, err);
+    if (opts->quarantine_max_age_ns > 0)
+        prune_quarantine(c, opts->quarantine_max_age_ns, opts->dry_run, &res->quarantine_removed,
+                         &res->quarantine_removed_bytes);
+    if (opts->max_bytes == UINT64_MAX && opts->max_age_ns <= 0 && !opts->arch &&
+        !opts->stale_toolchain && !opts->stale && !opts->all && opts->quarantine_max_age_ns > 0) {
+        /* Only quarantine/ to age (an automatic cleanup under the limit):
+         * no need to read every row. */
+        uint64_t total = 0;
+        if (c->idx)
+            vyre__index_totals(c->idx, &res->kept, &total, NULL);
+        res->examined = res->kept;
+        res->kept_bytes = total;
+        res->target_reached = 1;
+        return VYRE_OK;
+    }
     vyre_nvtx_push(VYRE_RANGE_CACHE_PRUNE);
     row_list rows;
     int rc = all_rows(c, &rows, err);
@@ -1148,6 +1234,8 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
             reason = "stale-toolchain";
         else if (opts->max_age_ns > 0 && now - used > opts->max_age_ns)
             reason = "age";
+        else if (opts->all)
+            reason = "age"; /* --max-age 0s: every blob is older than that */
         else if (total > opts->max_bytes)
             reason = "size";
         if (!reason) {
@@ -1182,6 +1270,182 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
     free(rows.v);
     vyre_nvtx_pop();
     return rc;
+}
+
+/* Removes (or, dry run, counts) the files in quarantine/ whose time (the
+ * time they were quarantined) is older than max_age_ns. Entries that are
+ * not regular files are unlinked themselves, never followed. */
+static void prune_quarantine(vyre_cache *c, int64_t max_age_ns, int dry_run, uint64_t *files,
+                             uint64_t *bytes)
+{
+    DIR *d = open_dir_stream(c->rootfd, "quarantine");
+    if (!d)
+        return;
+    int64_t now = vyre__unix_ns();
+    struct dirent *f;
+    while ((f = readdir(d))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+            continue;
+        int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        if (now - m <= max_age_ns)
+            continue;
+        if (dry_run || unlinkat(dirfd(d), f->d_name, 0) == 0) {
+            (*files)++;
+            *bytes += S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+        }
+    }
+    closedir(d);
+}
+
+/* ---- automatic cleanup ------------------------------------------------- */
+
+/* The cleanup lock, opened (created when missing) below the root without
+ * following a link; -1 when it cannot be. */
+static int cleanup_lock_open(const vyre_cache *c)
+{
+    int mode = c->umask >= 0 ? 0666 : 0600;
+    int fd = openat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK,
+                    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) /* another user's, in a group cache */
+        fd = openat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One pass of a cleanup, under the cleanup lock (fd). */
+static int cleanup_pass(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+{
+    const vyre_config *cf = &c->config;
+    vyre_cache_prune_opts po;
+    vyre_cache_prune_opts_init(&po);
+    /* Decided again under the lock: the cleanup that held it may just
+     * have brought the cache down. */
+    uint64_t total = 0;
+    int rc = vyre__index_total_bytes(c->idx, &total, err);
+    if (rc)
+        return rc;
+    if (cf->max_size && (force || total > cf->max_size))
+        po.max_bytes = (uint64_t)((double)cf->max_size * VYRE_CACHE_CLEANUP_RATIO);
+    po.max_age_ns = cf->max_age_ns;
+    po.quarantine_max_age_ns = cf->quarantine_max_age_ns;
+    vyre_cache_prune_result pr;
+    memset(&pr, 0, sizeof pr);
+    if (po.max_bytes != UINT64_MAX || po.max_age_ns > 0 || po.quarantine_max_age_ns > 0)
+        rc = vyre_cache_prune(c, &po, &pr, NULL, NULL, err);
+    res->removed += pr.removed;
+    res->removed_bytes += pr.removed_bytes;
+    res->quarantine_removed += pr.quarantine_removed;
+    res->quarantine_removed_bytes += pr.quarantine_removed_bytes;
+    return rc;
+}
+
+#define CLEANUP_MAX_PASSES 8
+
+int vyre_cache_cleanup(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+{
+    vyre_cache_cleanup_result local;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof *res);
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_cleanup: NULL argument");
+    if (c->readonly)
+        return readonly_error(c, err);
+    if (!c->idx)
+        return no_index(c, err);
+    int rc = VYRE_OK;
+    for (int pass = 0; pass < CLEANUP_MAX_PASSES; pass++) {
+        int fd = cleanup_lock_open(c);
+        if (fd < 0) {
+            int e = errno;
+            return vyre__fail(err, vyre__errno_code(e), "check the cache directory's permissions",
+                              "cannot open '%s/%s': %s", c->root, VYRE_CACHE_CLEANUP_LOCK,
+                              strerror(e));
+        }
+        /* One cleanup at a time across processes; a put never waits for
+         * one: when the lock is held, the holder does the work. */
+        int locked = 0;
+        while (!locked && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK)
+                goto done; /* another process is at it */
+            return vyre__fail(err, vyre__errno_code(e), NULL, "cannot lock '%s/%s': %s", c->root,
+                              VYRE_CACHE_CLEANUP_LOCK, strerror(e));
+        }
+        res->ran = 1;
+        rc = cleanup_pass(c, force && pass == 0, res, err);
+        futimens(fd, NULL); /* the time of the last cleanup (age-only ones wait an hour) */
+        close(fd);          /* releases the flock */
+        if (rc)
+            break;
+        /* A put that finished while this pass ran may have found the lock
+         * held and left the cleanup to us: look again after releasing it,
+         * so that its bytes are counted by us or by its own next try. */
+        uint64_t total = 0;
+        if (!c->config.max_size || vyre__index_total_bytes(c->idx, &total, NULL) != VYRE_OK ||
+            total <= c->config.max_size)
+            break;
+    }
+done:
+    if (vyre__index_total_bytes(c->idx, &res->bytes_after, NULL) != VYRE_OK)
+        res->bytes_after = 0;
+    return rc;
+}
+
+/* After a put: a cleanup when the cache is over max_size, or when max_age
+ * or quarantine_max_age is set and the last cleanup is over an hour old.
+ * One point lookup and one fstatat on the put path; failures are ignored
+ * (the put is done). */
+static void maybe_cleanup(vyre_cache *c)
+{
+    const vyre_config *cf = &c->config;
+    if (!c->idx || c->readonly)
+        return;
+    int due = 0;
+    uint64_t total = 0;
+    if (cf->max_size && vyre__index_total_bytes(c->idx, &total, NULL) == VYRE_OK &&
+        total > cf->max_size)
+        due = 1;
+    if (!due && (cf->max_age_ns > 0 || cf->quarantine_max_age_ns > 0)) {
+        struct stat st;
+        if (fstatat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            /* First put: the interval starts now. */
+            int fd = errno == ENOENT ? cleanup_lock_open(c) : -1;
+            if (fd >= 0)
+                close(fd);
+        } else {
+            int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+            due = vyre__unix_ns() - m > VYRE_CACHE_CLEANUP_INTERVAL_NS;
+        }
+    }
+    if (due)
+        vyre_cache_cleanup(c, 0, NULL, NULL);
+}
+
+int vyre_cache_zero_stats(vyre_cache *c, vyre_error *err)
+{
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_zero_stats: NULL argument");
+    if (c->missing)
+        return VYRE_OK;
+    if (c->readonly)
+        return readonly_error(c, err);
+    if (!c->idx)
+        return no_index(c, err);
+    atomic_store(&c->hits, 0);
+    atomic_store(&c->misses, 0);
+    atomic_store(&c->rejects, 0);
+    return vyre__index_zero_stats(c->idx, vyre__unix_ns(), err);
 }
 
 /* ---- checking many blobs ---------------------------------------------- */
@@ -1410,6 +1674,8 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
     memset(res, 0, sizeof *res);
     if (repair && c->readonly)
         return readonly_error(c, err);
+    if (c->missing)
+        return VYRE_OK; /* first use: nothing to check */
     vyre_nvtx_push(VYRE_RANGE_CACHE_VERIFY);
     file_list files = {0};
     checked *good = NULL;
