@@ -498,12 +498,15 @@ Test(cachectl, unsafe_cache_dir_refused)
 {
     populate();
     cr_assert_eq(chmod(g_cache, 0777), 0);
-    char l1[1024], l2[1024], buf[1024];
+    char l1[1024], l2[4096], buf[4096];
     snprintf(l1, sizeof l1,
              "vyre-cachectl: error: cache directory '%s' is writable by group or others (mode "
              "0777): refusing to load blobs others could plant",
              g_cache);
-    snprintf(l2, sizeof l2, "hint: run 'chmod go-w %s' (vyre creates it 0700)", g_cache);
+    snprintf(l2, sizeof l2,
+             "hint: run 'chmod go-w %s' (vyre creates it 0700); to share the cache with a group "
+             "instead: 'chgrp GROUP %s && chmod 2775 %s', and 'umask = 002' in %s/vyre.conf",
+             g_cache, g_cache, g_cache, g_cache);
     static const char *const cmds[] = {"stats", "ls", "verify", "reindex"};
     for (size_t i = 0; i < 4; i++) {
         tu_proc p;

@@ -209,7 +209,11 @@ int cmd_seed(int argc, char **argv)
     vyre_error err;
     vyre_error_clear(&err);
     /* The one command that may create the cache: seeding builds one. */
-    if (vyre_cache_open(g_cachectl.cache_dir, VYRE_CACHE_NO_HIT_TRACK, &cache, &err))
+    vyre_cache_open_opts oopts;
+    int orc = cachectl_open_opts(&oopts);
+    if (orc)
+        return orc;
+    if (vyre_cache_open_ex(g_cachectl.cache_dir, VYRE_CACHE_NO_HIT_TRACK, &oopts, &cache, &err))
         return cachectl_fail(&err);
 
     cachectl_progress prog;

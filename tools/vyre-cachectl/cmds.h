@@ -87,6 +87,15 @@ enum {
  */
 int cachectl_open(int how, vyre_cache **out);
 
+/*
+ * The cache's open options from the environment: VYRE_CACHE_UMASK, an
+ * octal umask (e.g. 002) for what the cache creates, which also lets a
+ * group cache (chmod 2775) be used (vyre/cache.h, vyre_cache_open_ex). The
+ * configuration layer (`umask` in vyre.conf) sets the same field. 0, or
+ * the usage exit code after an error message for a bad value.
+ */
+int cachectl_open_opts(vyre_cache_open_opts *opts);
+
 /* A bad option value that libcore rejected (a size, an age): err's message
  * and hint, then the "try ... --help" line. Returns the usage exit code. */
 int cachectl_value_error(const char *sub, const char *option, const vyre_error *err);

@@ -176,11 +176,30 @@ int cachectl_fail(const vyre_error *err)
     return vyre_cli_exit_code(err->code ? err->code : VYRE_EIO);
 }
 
+int cachectl_open_opts(vyre_cache_open_opts *opts)
+{
+    vyre_cache_open_opts_init(opts);
+    const char *v = getenv("VYRE_CACHE_UMASK");
+    if (!v)
+        return VYRE_EXIT_OK;
+    char *end = NULL;
+    long m = strtol(v, &end, 8);
+    if (!*v || *end || m < 0 || m > 0777 || *v == '-' || *v == '+' || *v == ' ')
+        return vyre_cli_usage_error(NULL, "give an octal umask such as 002 or 022, or unset it",
+                                    "VYRE_CACHE_UMASK='%s' is not an octal umask (000 to 777)", v);
+    opts->umask = (int)m;
+    return VYRE_EXIT_OK;
+}
+
 int cachectl_open(int how, vyre_cache **out)
 {
     vyre_error err;
     vyre_error_clear(&err);
     *out = NULL;
+    vyre_cache_open_opts opts;
+    int orc = cachectl_open_opts(&opts);
+    if (orc)
+        return orc;
     unsigned flags = VYRE_CACHE_NO_HIT_TRACK;
     if (how == CACHECTL_READ) {
         flags |= VYRE_CACHE_READONLY;
@@ -189,15 +208,15 @@ int cachectl_open(int how, vyre_cache **out)
          * cache that is not there is a mistake (a typo in --cache-dir), so
          * look first without creating anything. */
         vyre_cache *probe = NULL;
-        int rc = vyre_cache_open(g_cachectl.cache_dir, VYRE_CACHE_READONLY | VYRE_CACHE_NO_INDEX,
-                                 &probe, &err);
+        int rc = vyre_cache_open_ex(g_cachectl.cache_dir, VYRE_CACHE_READONLY | VYRE_CACHE_NO_INDEX,
+                                    &opts, &probe, &err);
         vyre_cache_close(probe);
         if (rc)
             return cachectl_fail(&err);
         if (how == CACHECTL_WRITE_NOINDEX)
             flags |= VYRE_CACHE_NO_INDEX;
     }
-    int rc = vyre_cache_open(g_cachectl.cache_dir, flags, out, &err);
+    int rc = vyre_cache_open_ex(g_cachectl.cache_dir, flags, &opts, out, &err);
     if (rc)
         return cachectl_fail(&err);
     return VYRE_EXIT_OK;

@@ -67,7 +67,9 @@ VYRE_EXTERN int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
  * Opens the cache at root (NULL: the default root). Without
  * VYRE_CACHE_READONLY, missing directories are created 0700. A root owned by
  * another user (other than root) or writable by group/others is refused
- * (VYRE_EUNSAFE, hint: chmod/chown). A root this process cannot write is
+ * (VYRE_EUNSAFE, hint: chmod/chown, and how to set up a group cache), but
+ * for a group cache opened with a umask that allows group writes (see
+ * vyre_cache_open_ex). A root this process cannot write is
  * opened read-only: gets work, puts fail with VYRE_EROFS. A corrupt index is
  * VYRE_ECORRUPT (hint: reindex) unless VYRE_CACHE_NO_INDEX; an index (or its
  * -wal, -shm, -journal) that is a symlink, a directory, a special file or
@@ -77,6 +79,40 @@ VYRE_EXTERN int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
  */
 VYRE_EXTERN int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out,
                                 vyre_error *err);
+
+/*
+ * Options for vyre_cache_open_ex. Initialise with vyre_cache_open_opts_init
+ * (fields may be added; the init sets every one to "not set").
+ *
+ * umask: -1 (not set): what the cache creates is private (files 0600,
+ * directories 0700), and the root must be the user's own, not writable by
+ * group or others. Otherwise the permission bits to clear, as umask(2)
+ * takes them (e.g. 002 or 022): blobs, tmp files, index.sqlite3 (and so its
+ * -wal and -shm, which SQLite creates with the database's mode), the lock
+ * and the directories the cache creates get 0666 & ~umask and 0777 & ~umask
+ * (with the setgid bit where the root has it), set explicitly with fchmod:
+ * the process umask is neither read nor changed. A umask that allows group
+ * writes (umask & 020 == 0) makes a group cache acceptable: a root that is
+ * group-writable and setgid (chmod 2775), whose group the user is in (the
+ * effective or a supplementary group), not writable by others, may be owned
+ * by another user; the index files of its other users (same group) are
+ * used as they are.
+ */
+typedef struct vyre_cache_open_opts {
+    int umask; /* -1: not set; else 0..0777 */
+} vyre_cache_open_opts;
+
+/* Sets every option to "not set". */
+VYRE_EXTERN void vyre_cache_open_opts_init(vyre_cache_open_opts *opts);
+
+/* vyre_cache_open with options (NULL: all not set, as vyre_cache_open).
+ * A umask outside 0..0777 is VYRE_EINVAL. */
+VYRE_EXTERN int vyre_cache_open_ex(const char *root, unsigned flags,
+                                   const vyre_cache_open_opts *opts, vyre_cache **out,
+                                   vyre_error *err);
+
+/* The umask in force for what the cache creates (-1: not set, private). */
+VYRE_EXTERN int vyre_cache_umask(const vyre_cache *c);
 
 /* Flushes batched hit tracking and closes. NULL is a no-op. */
 VYRE_EXTERN void vyre_cache_close(vyre_cache *c);
