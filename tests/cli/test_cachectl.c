@@ -505,12 +505,15 @@ Test(cachectl, unsafe_cache_dir_refused)
 {
     populate();
     cr_assert_eq(chmod(g_cache, 0777), 0);
-    char l1[1024], l2[1024], buf[1024];
+    char l1[1024], l2[4096], buf[4096];
     snprintf(l1, sizeof l1,
              "vyre-cachectl: error: cache directory '%s' is writable by group or others (mode "
              "0777): refusing to load blobs others could plant",
              g_cache);
-    snprintf(l2, sizeof l2, "hint: run 'chmod go-w %s' (vyre creates it 0700)", g_cache);
+    snprintf(l2, sizeof l2,
+             "hint: run 'chmod go-w %s' (vyre creates it 0700); to share the cache with a group "
+             "instead: 'chgrp GROUP %s && chmod 2775 %s', and 'umask = 002' in %s/vyre.conf",
+             g_cache, g_cache, g_cache, g_cache);
     static const char *const cmds[] = {"stats", "ls", "verify", "reindex"};
     for (size_t i = 0; i < 4; i++) {
         tu_proc p;
@@ -1392,7 +1395,7 @@ Test(cachectl, jit_report_and_clear)
     tu_proc_free(&p);
 
     RUN_ENV(&p, env, "--json", "jit");
-    json_t *o = parse_json(p.out, 1);
+    json_t *o = parse_json(p.out, 2);
     cr_assert_str_eq(json_string_value(json_object_get(o, "path")), dir);
     cr_assert_eq(jint(o, "files"), 2);
     cr_assert_eq(jint(o, "bytes"), 164);
@@ -1417,7 +1420,7 @@ Test(cachectl, jit_report_and_clear)
     tu_proc_free(&p);
     cr_assert(exists(dir), "the directory itself must stay");
     RUN_ENV(&p, env, "--json", "jit");
-    o = parse_json(p.out, 1);
+    o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "files"), 0);
     json_decref(o);
     tu_proc_free(&p);
@@ -1436,11 +1439,15 @@ Test(cachectl, jit_default_path_bad_env_and_foreign_dir)
     assert_line(p.out, "CUDA_CACHE_MAXSIZE:    1.0 GiB (1073741824 bytes, vyre default)");
     tu_proc_free(&p);
 
+    /* A size vyre cannot use is a finding, not a reason to stop. */
     const char *small[] = {"CUDA_CACHE_MAXSIZE=5", NULL};
     RUN_ENV(&p, small, "jit");
-    cr_assert_eq(p.exit_code, 2);
-    assert_line(p.err, "vyre-cachectl: error: CUDA_CACHE_MAXSIZE='5' is below the floor of "
-                       "1073741824 bytes: real kernels would be evicted and re-JITed");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='5' is below the floor of "
+                       "1073741824 bytes: real kernels would be evicted and re-JITed: vyre "
+                       "programs refuse to start with it");
+    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    unusable ('5', see the warning)");
+    assert_line(p.out, "Fill:                  -");
     tu_proc_free(&p);
 
     /* CUDA_CACHE_PATH pointing at something that is not a JIT cache. */
@@ -1460,6 +1467,103 @@ Test(cachectl, jit_default_path_bad_env_and_foreign_dir)
     assert_line(p.err, want);
     tu_proc_free(&p);
     cr_assert(exists(note), "a foreign directory was emptied");
+}
+
+/* The driver's default JIT cache, ~/.nv/ComputeCache (HOME is g_tmp), is
+ * reported beside vyre's, with its own size and fill; CUDA_CACHE_MAXSIZE
+ * values vyre or the driver cannot use are warnings (exit 0). */
+Test(cachectl, jit_driver_default_compute_cache)
+{
+    char nv[700];
+    snprintf(nv, sizeof nv, "%s/.nv", g_tmp);
+    cr_assert_eq(mkdir(nv, 0700), 0);
+    snprintf(nv, sizeof nv, "%s/.nv/ComputeCache", g_tmp);
+    make_jit_cache(nv);
+
+    tu_proc p;
+    RUN(&p, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.err, "");
+    char want[900];
+    snprintf(want, sizeof want,
+             "Driver default path:   %s (driver default, for CUDA programs not using vyre)", nv);
+    assert_line(p.out, want);
+    assert_line(p.out, "Driver files:          2");
+    assert_line(p.out, "Driver size on disk:   164 B");
+    assert_line(p.out, "Driver max size:       1.0 GiB (1073741824 bytes, driver default)");
+    assert_line(p.out, "Driver fill:           0.0%");
+    assert_line(p.out, "Files:                 0"); /* vyre's own is still empty */
+    tu_proc_free(&p);
+
+    RUN(&p, "--json", "jit");
+    json_t *o = parse_json(p.out, 2);
+    json_t *d = json_object_get(o, "driver_default");
+    cr_assert_str_eq(json_string_value(json_object_get(d, "path")), nv);
+    cr_assert_str_eq(json_string_value(json_object_get(d, "path_source")), "default");
+    cr_assert(json_is_false(json_object_get(d, "same_as_vyre")));
+    cr_assert_eq(jint(d, "files"), 2);
+    cr_assert_eq(jint(d, "bytes"), 164);
+    cr_assert_eq(jint(d, "max_bytes"), INT64_C(1073741824));
+    cr_assert_eq(json_array_size(json_object_get(o, "warnings")), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* "4G": neither vyre nor the driver reads it. */
+    const char *g4[] = {"CUDA_CACHE_MAXSIZE=4G", NULL};
+    RUN_ENV(&p, g4, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='4G' is not a number of "
+                       "bytes: vyre programs refuse to start with it");
+    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='4G' is not a number of "
+                       "bytes the driver reads: its default of 1073741824 bytes is assumed for "
+                       "CUDA programs");
+    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    unusable ('4G', see the warning)");
+    assert_line(p.out, "Driver max size:       1.0 GiB (1073741824 bytes, driver default)");
+    tu_proc_free(&p);
+    RUN_ENV(&p, g4, "--json", "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    o = parse_json(p.out, 2);
+    cr_assert(json_is_null(json_object_get(o, "max_bytes")));
+    cr_assert(json_is_null(json_object_get(o, "fill_ratio")));
+    cr_assert_eq(json_array_size(json_object_get(o, "warnings")), 2);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* "100": the driver takes it (and the cache is over it); vyre refuses. */
+    const char *hundred[] = {"CUDA_CACHE_MAXSIZE=100", NULL};
+    RUN_ENV(&p, hundred, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Driver max size:       100 B (100 bytes, from the environment)");
+    assert_line(p.out, "Driver fill:           164.0%");
+    cr_assert(strstr(p.err, "CUDA_CACHE_MAXSIZE='100' is below the floor"), "%s", p.err);
+    tu_proc_free(&p);
+
+    /* Junk, and a size above the driver's 4 GiB maximum. */
+    const char *junk[] = {"CUDA_CACHE_MAXSIZE=lots", NULL};
+    RUN_ENV(&p, junk, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.err, "CUDA_CACHE_MAXSIZE='lots' is not a number"), "%s", p.err);
+    tu_proc_free(&p);
+    const char *big[] = {"CUDA_CACHE_MAXSIZE=8589934592", NULL};
+    RUN_ENV(&p, big, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='8589934592' is above the "
+                       "driver's maximum of 4294967296 bytes (4 GiB)");
+    tu_proc_free(&p);
+
+    /* CUDA_CACHE_PATH set: one directory for every program. */
+    char env_path[800];
+    snprintf(env_path, sizeof env_path, "CUDA_CACHE_PATH=%s", nv);
+    const char *same[] = {env_path, NULL};
+    RUN_ENV(&p, same, "--json", "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    o = parse_json(p.out, 2);
+    d = json_object_get(o, "driver_default");
+    cr_assert(json_is_true(json_object_get(d, "same_as_vyre")));
+    cr_assert_eq(jint(o, "bytes"), 164);
+    cr_assert_eq(jint(d, "bytes"), 164);
+    json_decref(o);
+    tu_proc_free(&p);
 }
 
 /* ---- seed ---------------------------------------------------------------------- */

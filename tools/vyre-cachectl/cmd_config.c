@@ -11,30 +11,31 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl config [--json]           list every key\n"
-            "       vyre-cachectl config KEY                 print one value\n"
-            "       vyre-cachectl config KEY VALUE           set it in the cache's vyre.conf\n"
-            "       vyre-cachectl config --unset KEY         remove it from the cache's vyre.conf\n\n"
-            "Layers, lowest first (each key takes the highest that sets it):\n"
-            "  default < $XDG_CONFIG_HOME/vyre/vyre.conf (~/.config/vyre/vyre.conf)\n"
-            "          < <cache dir>/vyre.conf (a shared cache carries its own settings)\n"
-            "          < environment VYRE_CACHE_<KEY> (VYRE_CACHE_MAX_SIZE=10G)\n"
-            "          < -o KEY=VALUE on the command line\n"
-            "Files hold 'key = value' lines; '#' starts a comment line.\n\n"
-            "keys:\n"
-            "  max_size            size limit (5G, 500M; 0: none). Default 5G. A put that\n"
-            "                      takes the cache over it cleans it to 90%%, LRU first\n"
-            "  max_age             cleanup also removes blobs unused for longer (30d; 0: off)\n"
-            "  umask               octal umask for what the cache creates (002: a group's)\n"
-            "  read_only           true: puts and prunes are refused\n"
-            "  quarantine_max_age  prune and cleanup remove older quarantined files\n"
-            "                      (default 7d; 0: keep them)\n\n"
-            "Writing keeps the file's other lines and comments and replaces it atomically.\n\n"
-            "%s\n"
-            "exit status: 0 done, 2 usage error, unknown key, bad value (with the file and\n"
-            "             line), or operational error\n",
-            CACHECTL_GLOBAL_HELP);
+    fprintf(
+        out,
+        "usage: vyre-cachectl config [--json]           list every key\n"
+        "       vyre-cachectl config KEY                 print one value\n"
+        "       vyre-cachectl config KEY VALUE           set it in the cache's vyre.conf\n"
+        "       vyre-cachectl config --unset KEY         remove it from the cache's vyre.conf\n\n"
+        "Layers, lowest first (each key takes the highest that sets it):\n"
+        "  default < $XDG_CONFIG_HOME/vyre/vyre.conf (~/.config/vyre/vyre.conf)\n"
+        "          < <cache dir>/vyre.conf (a shared cache carries its own settings)\n"
+        "          < environment VYRE_CACHE_<KEY> (VYRE_CACHE_MAX_SIZE=10G)\n"
+        "          < -o KEY=VALUE on the command line\n"
+        "Files hold 'key = value' lines; '#' starts a comment line.\n\n"
+        "keys:\n"
+        "  max_size            size limit (5G, 500M; 0: none). Default 5G. A put that\n"
+        "                      takes the cache over it cleans it to 90%%, LRU first\n"
+        "  max_age             cleanup also removes blobs unused for longer (30d; 0: off)\n"
+        "  umask               octal umask for what the cache creates (002: a group's)\n"
+        "  read_only           true: puts and prunes are refused\n"
+        "  quarantine_max_age  prune and cleanup remove older quarantined files\n"
+        "                      (default 7d; 0: keep them)\n\n"
+        "Writing keeps the file's other lines and comments and replaces it atomically.\n\n"
+        "%s\n"
+        "exit status: 0 done, 2 usage error, unknown key, bad value (with the file and\n"
+        "             line), or operational error\n",
+        CACHECTL_GLOBAL_HELP);
 }
 
 enum { OPT_UNSET = CACHECTL_OPT_FIRST_LOCAL };
@@ -92,8 +93,8 @@ int cmd_config(int argc, char **argv)
         char hint[128];
         if (near)
             snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-        return vyre_cli_usage_error("config", near ? hint : NULL,
-                                    "unknown configuration key '%s'", key);
+        return vyre_cli_usage_error("config", near ? hint : NULL, "unknown configuration key '%s'",
+                                    key);
     }
 
     vyre_config cf;

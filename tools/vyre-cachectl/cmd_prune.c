@@ -252,7 +252,7 @@ int cmd_prune(int argc, char **argv)
         json_object_set_new(o, "max_bytes",
                             have_size ? json_integer((json_int_t)po.max_bytes) : json_null());
         json_object_set_new(o, "max_age_ns",
-                            po.all ? json_integer(0)
+                            po.all          ? json_integer(0)
                             : po.max_age_ns ? json_integer(po.max_age_ns)
                                             : json_null());
         json_object_set_new(o, "quarantine_removed",

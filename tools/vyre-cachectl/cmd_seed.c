@@ -652,10 +652,18 @@ int cmd_seed(int argc, char **argv)
     vyre_error err;
     vyre_error_clear(&err);
     /* The one command that may create the cache: seeding builds one. */
-    if (vyre_cache_open(g_cachectl.cache_dir, VYRE_CACHE_NO_HIT_TRACK, &cache, &err)) {
+    vyre_config cf;
+    char root[VYRE_CACHE_PATH_MAX];
+    int crc = cachectl_config(&cf, root, sizeof root);
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.config = &cf;
+    oo.flags = VYRE_CACHE_NO_HIT_TRACK;
+    if (crc || vyre_cache_open_ex(root, &oo, &cache, &err)) {
         for (size_t i = 0; i < items.n; i++)
             free(items.v[i].path);
         free(items.v);
+        return crc ? crc : cachectl_fail(&err);
         return cachectl_fail(&err);
     }
 

@@ -91,15 +91,15 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st)
                                   (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS));
     json_object_set_new(o, "max_size_bytes",
                         st->max_size ? json_integer((json_int_t)st->max_size) : json_null());
-    json_object_set_new(o, "fill_ratio", st->max_size
-                                             ? json_real((double)st->bytes / (double)st->max_size)
-                                             : json_null());
+    json_object_set_new(o, "fill_ratio",
+                        st->max_size ? json_real((double)st->bytes / (double)st->max_size)
+                                     : json_null());
     json_object_set_new(o, "stats_zeroed_unix_ns",
                         st->stats_zeroed_unix_ns ? json_integer(st->stats_zeroed_unix_ns)
                                                  : json_null());
-    json_t *limits = json_pack("{s:I, s:I}", "max_blob_payload_bytes",
-                               (json_int_t)VYRE_BLOB_MAX_PAYLOAD, "debris_age_ns",
-                               (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS);
+    json_t *limits =
+        json_pack("{s:I, s:I}", "max_blob_payload_bytes", (json_int_t)VYRE_BLOB_MAX_PAYLOAD,
+                  "debris_age_ns", (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS);
     json_object_set_new(limits, "max_cache_bytes",
                         st->max_size ? json_integer((json_int_t)st->max_size) : json_null());
     json_object_set_new(limits, "max_age_ns",

@@ -57,12 +57,12 @@ int cmd_zero_stats(int argc, char **argv)
         return cachectl_fail(&err);
     }
     if (g_cachectl.json) {
-        json_t *o = json_pack("{s:i, s:s, s:b}", "schema_version", 1, "cache_dir", root,
-                              "zeroed", !missing);
+        json_t *o = json_pack("{s:i, s:s, s:b}", "schema_version", 1, "cache_dir", root, "zeroed",
+                              !missing);
         cachectl_json_print(o);
     } else if (!g_cachectl.quiet) {
-        printf("%s\n", missing ? "Nothing to reset: the cache does not exist yet."
-                               : "Statistics zeroed.");
+        printf("%s\n",
+               missing ? "Nothing to reset: the cache does not exist yet." : "Statistics zeroed.");
     }
     vyre_cache_close(cache);
     return VYRE_EXIT_OK;

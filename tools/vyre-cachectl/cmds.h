@@ -57,9 +57,9 @@ enum {
     "  --json           machine output on stdout: one JSON object with a schema_version,\n"        \
     "                   plain numbers, units in key names\n"                                       \
     "  -q, --quiet      print only errors (ls: keys only); conflicts with --json and -v\n"         \
-    "  -v, --verbose    print more detail\n"                                                      \
-    "  -o, --option KEY=VALUE\n"                                                                  \
-    "                   override a configuration key for this command (repeatable;\n"           \
+    "  -v, --verbose    print more detail\n"                                                       \
+    "  -o, --option KEY=VALUE\n"                                                                   \
+    "                   override a configuration key for this command (repeatable;\n"              \
     "                   'vyre-cachectl config' lists the keys)\n"
 
 /*
@@ -79,8 +79,8 @@ int cachectl_check_globals(const char *sub);
 
 /* How a subcommand opens the cache. */
 enum {
-    CACHECTL_READ = 0,         /* read-only: never creates or writes anything */
-    CACHECTL_WRITE = 1,        /* may write; the directory must already exist */
+    CACHECTL_READ = 0,          /* read-only: never creates or writes anything */
+    CACHECTL_WRITE = 1,         /* may write; the directory must already exist */
     CACHECTL_WRITE_NOINDEX = 2, /* may write, without opening the index (reindex) */
     CACHECTL_READ_OR_EMPTY = 3  /* read-only; a cache that does not exist yet reads as empty
                                    (stats, ls, verify: first use), and nothing is created */

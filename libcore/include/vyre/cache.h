@@ -48,9 +48,9 @@ typedef struct vyre_cache vyre_cache;
 
 /* Open flags. */
 enum {
-    VYRE_CACHE_READONLY = 1u << 0,     /* never create or write; missing root is VYRE_ENOENT */
-    VYRE_CACHE_NO_HIT_TRACK = 1u << 1, /* gets do not record hits */
-    VYRE_CACHE_NO_INDEX = 1u << 2,     /* do not open index.sqlite3 (gets/puts on files only) */
+    VYRE_CACHE_READONLY = 1u << 0,      /* never create or write; missing root is VYRE_ENOENT */
+    VYRE_CACHE_NO_HIT_TRACK = 1u << 1,  /* gets do not record hits */
+    VYRE_CACHE_NO_INDEX = 1u << 2,      /* do not open index.sqlite3 (gets/puts on files only) */
     VYRE_CACHE_MISSING_EMPTY = 1u << 3, /* with READONLY: a root that does not exist opens as
                                            an empty cache (stats, foreach, verify see nothing;
                                            nothing is created) instead of VYRE_ENOENT */
@@ -71,7 +71,9 @@ VYRE_EXTERN int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
  * Opens the cache at root (NULL: the default root). Without
  * VYRE_CACHE_READONLY, missing directories are created 0700. A root owned by
  * another user (other than root) or writable by group/others is refused
- * (VYRE_EUNSAFE, hint: chmod/chown). A root this process cannot write is
+ * (VYRE_EUNSAFE, hint: chmod/chown, and how to set up a group cache), but
+ * for a group cache opened with a umask that allows group writes (see
+ * vyre_cache_open_ex). A root this process cannot write is
  * opened read-only: gets work, puts fail with VYRE_EROFS. A corrupt index is
  * VYRE_ECORRUPT (hint: reindex) unless VYRE_CACHE_NO_INDEX; an index (or its
  * -wal, -shm, -journal) that is a symlink, a directory, a special file or
@@ -89,7 +91,22 @@ VYRE_EXTERN int vyre_cache_open(const char *root, unsigned flags, vyre_cache **o
  */
 typedef struct vyre_cache_open_opts {
     unsigned flags;
-    int umask; /* umask for what the cache creates; -1: not set (the configuration's, if any) */
+    /* -1: not set (the configuration's umask, if any). Otherwise the
+     * permission bits to clear, as umask(2) takes them (e.g. 002 or 022).
+     * Not set anywhere: what the cache creates is private (files 0600,
+     * directories 0700), and the root must be the user's own, not writable
+     * by group or others. Set: blobs, tmp files, index.sqlite3 (and so its
+     * -wal and -shm, which SQLite creates with the database's mode), the
+     * lock and the directories the cache creates get 0666 & ~umask and
+     * 0777 & ~umask (with the setgid bit where the root has it), set
+     * explicitly with fchmod: the process umask is neither read nor
+     * changed. A umask that allows group writes (umask & 020 == 0) makes a
+     * group cache acceptable: a root that is group-writable and setgid
+     * (chmod 2775), whose group the user is in (the effective or a
+     * supplementary group), not writable by others, may be owned by another
+     * user; the index files of its other users (same group) are used as
+     * they are. Outside -1..0777: VYRE_EINVAL. */
+    int umask;
     const vyre_config *config; /* NULL: vyre_config_load(root) (files and environment) */
 } vyre_cache_open_opts;
 
@@ -111,6 +128,9 @@ VYRE_EXTERN const vyre_config *vyre_cache_config(const vyre_cache *c);
 /* 1 when the handle was opened with VYRE_CACHE_MISSING_EMPTY on a root that
  * does not exist. */
 VYRE_EXTERN int vyre_cache_is_missing(const vyre_cache *c);
+
+/* The umask in force for what the cache creates (-1: not set, private). */
+VYRE_EXTERN int vyre_cache_umask(const vyre_cache *c);
 
 /* Flushes batched hit tracking and closes. NULL is a no-op. */
 VYRE_EXTERN void vyre_cache_close(vyre_cache *c);
@@ -145,15 +165,15 @@ VYRE_EXTERN int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **o
 VYRE_EXTERN int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
                                vyre_error *err);
 
-#define VYRE_CACHE_CLEANUP_RATIO    0.9 /* cleanup brings the cache down to this of max_size */
+#define VYRE_CACHE_CLEANUP_RATIO       0.9 /* cleanup brings the cache down to this of max_size */
 #define VYRE_CACHE_CLEANUP_INTERVAL_NS (INT64_C(3600) * 1000000000) /* age-only cleanups */
-#define VYRE_CACHE_CLEANUP_LOCK     "cleanup.lock"
+#define VYRE_CACHE_CLEANUP_LOCK        "cleanup.lock"
 
 typedef struct vyre_cache_cleanup_result {
-    int ran;                      /* 0: another process was cleaning (skipped) */
-    uint64_t removed;             /* blobs removed */
+    int ran;          /* 0: another process was cleaning (skipped) */
+    uint64_t removed; /* blobs removed */
     uint64_t removed_bytes;
-    uint64_t quarantine_removed;  /* quarantined files older than quarantine_max_age */
+    uint64_t quarantine_removed; /* quarantined files older than quarantine_max_age */
     uint64_t quarantine_removed_bytes;
     uint64_t bytes_after;
 } vyre_cache_cleanup_result;
@@ -200,9 +220,9 @@ typedef struct vyre_cache_stats {
     uint64_t session_hits; /* this handle */
     uint64_t session_misses;
     uint64_t session_rejects;
-    uint64_t stale;       /* entries of an older key format (never hit; prune --stale) */
-    uint64_t stale_bytes; /* their size on disk (included in bytes) */
-    uint64_t max_size;          /* the configuration's limit; 0: none */
+    uint64_t stale;               /* entries of an older key format (never hit; prune --stale) */
+    uint64_t stale_bytes;         /* their size on disk (included in bytes) */
+    uint64_t max_size;            /* the configuration's limit; 0: none */
     int64_t stats_zeroed_unix_ns; /* last vyre_cache_zero_stats; 0: never */
 } vyre_cache_stats;
 
@@ -283,7 +303,7 @@ typedef struct vyre_cache_prune_result {
     uint64_t removed_bytes;
     uint64_t kept;
     uint64_t kept_bytes;
-    int target_reached; /* 0 when max_bytes could not be reached */
+    int target_reached;          /* 0 when max_bytes could not be reached */
     uint64_t quarantine_removed; /* quarantined files older than quarantine_max_age_ns */
     uint64_t quarantine_removed_bytes;
 } vyre_cache_prune_result;

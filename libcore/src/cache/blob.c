@@ -659,8 +659,8 @@ static int subdir_fail(int rootfd, const char *root, const char *sub, int e, vyr
 
 /* Creates a unique temp file in the directory tmpfd, exclusively, mode
  * 0600; its name goes to name. */
-static int open_tmp(int tmpfd, const char *root, const char *hex, char *name, size_t size,
-                    int *fd_out, vyre_error *err)
+static int open_tmp(int tmpfd, const char *root, const char *hex, int umask, char *name,
+                    size_t size, int *fd_out, vyre_error *err)
 {
     for (int attempt = 0; attempt < 16; attempt++) {
         unsigned long long ctr =
@@ -670,6 +670,15 @@ static int open_tmp(int tmpfd, const char *root, const char *hex, char *name, si
         if (n < 0 || (size_t)n >= size)
             return vyre__fail(err, VYRE_ETOOBIG, NULL, "temp file name is too long");
         int fd = openat(tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0 && vyre__fchmod_umask(fd, umask) != 0) {
+            /* A group cache whose members could not read the blob. */
+            int e = errno;
+            close(fd);
+            unlinkat(tmpfd, name, 0);
+            return vyre__fail(err, vyre__errno_code(e), NULL,
+                              "cannot set the mode of '%s/tmp/%s' for the cache's umask %03o: %s",
+                              root, name, (unsigned)umask, strerror(e));
+        }
         if (fd >= 0) {
             *fd_out = fd;
             return VYRE_OK;
@@ -757,6 +766,13 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
                         size_t len, vyre__blob_before_rename_fn before_rename, void *ctx,
                         vyre_error *err)
 {
+    return vyre__blob_store_umask(rootfd, root, -1, h, payload, len, before_rename, ctx, err);
+}
+
+int vyre__blob_store_umask(int rootfd, const char *root, int umask, vyre_blob_header *h,
+                           const void *payload, size_t len,
+                           vyre__blob_before_rename_fn before_rename, void *ctx, vyre_error *err)
+{
     if (rootfd < 0 || !root || !h || (!payload && len))
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_store: NULL argument");
     if ((uint64_t)len > VYRE_BLOB_MAX_PAYLOAD)
@@ -799,7 +815,7 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
     if (tmpfd < 0)
         return subdir_fail(rootfd, root, "tmp", errno, err);
     int fd = -1, sfd = -1;
-    rc = open_tmp(tmpfd, root, hex, tmp, sizeof tmp, &fd, err);
+    rc = open_tmp(tmpfd, root, hex, umask, tmp, sizeof tmp, &fd, err);
     if (rc) {
         close(tmpfd);
         return rc;
@@ -848,7 +864,7 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
             return subdir_fail(rootfd, root, "blobs", e, err);
         }
         what = "mkdir";
-        if (mkdirat(bfd, shard + 6, 0700) != 0 && errno != EEXIST) {
+        if (vyre__mkdirat_umask(bfd, shard + 6, umask) != 0 && errno != EEXIST) {
             e = errno;
         } else if ((e = fsync_dirfd(bfd)) != 0) {
             what = "fsync directory";

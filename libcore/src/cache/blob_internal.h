@@ -25,6 +25,13 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
                         size_t len, vyre__blob_before_rename_fn before_rename, void *ctx,
                         vyre_error *err);
 
+/* vyre__blob_store_ex for a cache with a umask (vyre_cache_open_opts; -1:
+ * not set): the blob gets 0666 & ~umask and a new shard directory
+ * 0777 & ~umask, by fchmod (the process umask is not used). */
+int vyre__blob_store_umask(int rootfd, const char *root, int umask, vyre_blob_header *h,
+                           const void *payload, size_t len,
+                           vyre__blob_before_rename_fn before_rename, void *ctx, vyre_error *err);
+
 /* vyre_blob_load below rootfd. A hard-linked blob is rejected and its name
  * in the cache unlinked (never written through); other rejects are
  * quarantined as vyre_blob_load does. A shard that is a symlink is a miss. */

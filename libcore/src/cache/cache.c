@@ -52,6 +52,8 @@ struct vyre_cache {
     char index_path[VYRE_CACHE_PATH_MAX];
     unsigned flags;
     int readonly;
+    int group_cache; /* the root is a group cache accepted under that umask */
+    gid_t gid;       /* the root's group */
     vyre__index *idx;
     atomic_uint_fast64_t hits, misses, rejects;
     vyre_config config;  /* the configuration in force (vyre/config.h) */
@@ -85,12 +87,14 @@ int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
     return rc;
 }
 
-static int check_owner_mode(const char *dir, const struct stat *st, vyre_error *err);
+static int check_owner_mode(const char *dir, const struct stat *st, int umask, int *group,
+                            vyre_error *err);
 
 /* ssh's rule for key files: the directory must belong to us (or root) and
  * must not be writable by group or others, or someone else could plant a
- * blob that we would hand to the driver. */
-static int check_safe(const char *dir, vyre_error *err)
+ * blob that we would hand to the driver. The one exception is a group
+ * cache the user asked for (check_owner_mode). */
+static int check_safe(const char *dir, int umask, vyre_error *err)
 {
     struct stat st;
     if (lstat(dir, &st) != 0) {
@@ -105,36 +109,112 @@ static int check_safe(const char *dir, vyre_error *err)
     if (!S_ISDIR(st.st_mode))
         return vyre__fail(err, VYRE_EEXIST, "remove the file or choose another cache directory",
                           "cache directory '%s' is not a directory", dir);
-    return check_owner_mode(dir, &st, err);
+    return check_owner_mode(dir, &st, umask, NULL, err);
 }
+
+/* 1 when gid is this process's effective group or one of its
+ * supplementary groups. */
+static int in_group(gid_t gid)
+{
+    if (gid == getegid())
+        return 1;
+    int n = getgroups(0, NULL);
+    if (n <= 0)
+        return 0;
+    gid_t *v = malloc((size_t)n * sizeof *v);
+    if (!v)
+        return 0;
+    n = getgroups(n, v);
+    int found = 0;
+    for (int i = 0; i < n && !found; i++)
+        found = v[i] == gid;
+    free(v);
+    return found;
+}
+
+/* How to set up a cache shared by a group, for the hints. */
+#define GROUP_HINT_FMT                                                                             \
+    "to share the cache with a group instead: 'chgrp GROUP %s && chmod 2775 %s', and "             \
+    "'umask = 002' in %s/vyre.conf"
 
 /* The ownership and mode half of check_safe, on a stat result (of the
  * path, then of the descriptor that is kept, so that what is checked is
- * what is used). */
-static int check_owner_mode(const char *dir, const struct stat *pst, vyre_error *err)
+ * what is used). A group cache is accepted when the cache's umask allows
+ * group writes (umask & 020 == 0) and the root is group-writable and
+ * setgid, its group one the user is in, and not writable by others; it may
+ * then belong to another user. Anything writable by others is refused,
+ * sticky bit or not: others could plant entries the cache has not created
+ * yet. *group (may be NULL) is set to 1 for an accepted group cache. */
+static int check_owner_mode(const char *dir, const struct stat *pst, int umask, int *group,
+                            vyre_error *err)
 {
     struct stat st = *pst;
-    if (st.st_uid != geteuid() && st.st_uid != 0) {
-        char hint[VYRE_ERROR_HINT_MAX];
+    if (group)
+        *group = 0;
+    mode_t m = st.st_mode & 07777;
+    int shared_layout = (m & S_IWGRP) && (m & S_ISGID) && !(m & S_IWOTH);
+    int member = shared_layout && in_group(st.st_gid);
+    int umask_ok = umask >= 0 && !(umask & 020);
+    if (shared_layout && member && umask_ok) {
+        if (group)
+            *group = 1;
+        return VYRE_OK;
+    }
+    /* Set up for a group the user is in, but opened without a umask
+     * that lets the group write what the cache creates. */
+    char hint[VYRE_ERROR_HINT_MAX];
+    if (shared_layout && member && !umask_ok) {
         if (snprintf(hint, sizeof hint,
-                     "use a cache directory of your own (VYRE_PTX_CACHE_DIR), or 'chown %u %s'",
-                     (unsigned)geteuid(), dir) < 0)
+                     "put 'umask = 002' in %s/vyre.conf (for vyre-cachectl also "
+                     "VYRE_CACHE_UMASK=002), so that what the cache creates stays "
+                     "writable by the group",
+                     dir) < 0)
             hint[0] = '\0';
+        char um[16] = "not set";
+        if (umask >= 0)
+            snprintf(um, sizeof um, "%03o", (unsigned)umask);
+        return vyre__fail(err, VYRE_EUNSAFE, hint,
+                          "cache directory '%s' is set up for a group (mode %04o, group "
+                          "%u) but the cache's umask (%s) does not allow group writes: "
+                          "refusing to share it",
+                          dir, (unsigned)m, (unsigned)st.st_gid, um);
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        if (snprintf(hint, sizeof hint,
+                     "use a cache directory of your own (VYRE_PTX_CACHE_DIR), or 'chown %u %s'; "
+                     "or, for a cache shared by a group: 'chgrp GROUP %s && chmod 2775 %s', "
+                     "'umask = 002' in %s/vyre.conf, and be in that group",
+                     (unsigned)geteuid(), dir, dir, dir, dir) < 0)
+            hint[0] = '\0';
+        if (shared_layout && !member)
+            return vyre__fail(err, VYRE_EUNSAFE, hint,
+                              "cache directory '%s' is owned by uid %u and shared with group "
+                              "%u, which you (uid %u) are not in: refusing to load blobs "
+                              "another user could plant",
+                              dir, (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)geteuid());
         return vyre__fail(err, VYRE_EUNSAFE, hint,
                           "cache directory '%s' is owned by uid %u, not by you (uid %u): "
                           "refusing to load blobs another user could plant",
                           dir, (unsigned)st.st_uid, (unsigned)geteuid());
     }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        char hint[VYRE_ERROR_HINT_MAX];
-        if (snprintf(hint, sizeof hint, "run 'chmod go-w %s' (vyre creates it 0700)", dir) < 0)
+    if (m & (S_IWGRP | S_IWOTH)) {
+        if (snprintf(hint, sizeof hint,
+                     "run 'chmod go-w %s' (vyre creates it 0700); " GROUP_HINT_FMT, dir, dir, dir,
+                     dir) < 0)
             hint[0] = '\0';
         return vyre__fail(err, VYRE_EUNSAFE, hint,
                           "cache directory '%s' is writable by group or others (mode %04o): "
                           "refusing to load blobs others could plant",
-                          dir, (unsigned)(st.st_mode & 07777));
+                          dir, (unsigned)m);
     }
     return VYRE_OK;
+}
+
+/* An index file (or -wal, -shm) of another user that a group cache uses as
+ * it is: a regular file of the cache's group. */
+static int group_member_file(const vyre_cache *c, const struct stat *st)
+{
+    return c->group_cache && S_ISREG(st->st_mode) && st->st_gid == c->gid;
 }
 
 static int sub_path(const vyre_cache *c, const char *name, char *out, size_t size)
@@ -195,7 +275,7 @@ static int index_check(const vyre_cache *c, int *removable, vyre_error *err)
                            "to) and writes a new index from the blobs",
                            "index file '%s/%s' is a %s, not a regular file: refusing to open it",
                            c->root, name, vyre__file_type_name(st.st_mode)));
-        if (st.st_uid != geteuid() && st.st_uid != 0)
+        if (st.st_uid != geteuid() && st.st_uid != 0 && !group_member_file(c, &st))
             return vyre__remedy(
                 err, VYRE_REMEDY_CACHE_REINDEX,
                 vyre__fail(err, VYRE_EUNSAFE,
@@ -219,7 +299,8 @@ static void index_remove_entries(const vyre_cache *c, int all)
         snprintf(name, sizeof name, "%s%s", INDEX_NAME, index_suffixes[i]);
         struct stat st;
         if (!all && (fstatat(c->rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-                     (S_ISREG(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0))))
+                     (S_ISREG(st.st_mode) &&
+                      (st.st_uid == geteuid() || st.st_uid == 0 || group_member_file(c, &st)))))
             continue;
         unlinkat(c->rootfd, name, 0);
     }
@@ -249,12 +330,35 @@ int vyre_cache_is_missing(const vyre_cache *c)
     return c->missing;
 }
 
+int vyre_cache_umask(const vyre_cache *c)
+{
+    return c ? c->umask : -1;
+}
+
+/* Opens the index; with a umask, a writable handle first creates the file
+ * (never through a link) with 0666 & ~umask, so that SQLite, which gives
+ * the -wal and -shm the database's mode, makes them as shareable. */
+static int index_open_umask(vyre_cache *c, int mode, vyre__index **idx, vyre_error *err)
+{
+    if (c->umask >= 0 && mode == VYRE_INDEX_READWRITE) {
+        int fd = openat(c->rootfd, INDEX_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0) {
+            (void)vyre__fchmod_umask(fd, c->umask); /* only a file of ours */
+            close(fd);
+        }
+    }
+    return vyre__index_open(c->index_path, mode, idx, err);
+}
+
 int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
                        vyre_error *err)
 {
     if (!out || !opts)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_open: NULL argument");
     *out = NULL;
+    if (opts->umask < -1 || opts->umask > 0777)
+        return vyre__fail(err, VYRE_EINVAL, "give an octal umask between 000 and 777, e.g. 002",
+                          "cache umask %d is out of range", opts->umask);
     unsigned flags = opts->flags;
     vyre_cache *c = calloc(1, sizeof *c);
     if (!c)
@@ -313,7 +417,7 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
         if ((rc = vyre__mkdirs(c->root, 0700, err)))
             goto fail;
     }
-    if ((rc = check_safe(c->root, err)))
+    if ((rc = check_safe(c->root, c->umask, err)))
         goto fail;
     /* The root itself may be a symlink the user made: it is followed once,
      * here, and checked again through the descriptor that is kept. */
@@ -324,12 +428,14 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
                         c->root, strerror(e));
         goto fail;
     }
-    if (fstat(c->rootfd, &st) != 0 || (rc = check_owner_mode(c->root, &st, err))) {
+    if (fstat(c->rootfd, &st) != 0 ||
+        (rc = check_owner_mode(c->root, &st, c->umask, &c->group_cache, err))) {
         if (!rc)
             rc = vyre__fail(err, vyre__errno_code(errno), NULL, "cannot stat '%s': %s", c->root,
                             strerror(errno));
         goto fail;
     }
+    c->gid = st.st_gid;
 
     c->readonly = (flags & VYRE_CACHE_READONLY) || c->config_readonly || !writable_dir(c->root);
     if (!c->readonly) {
@@ -337,7 +443,7 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
          * for verify to report and repair to remove. */
         static const char *const subs[] = {"blobs", "tmp", "quarantine"};
         for (size_t i = 0; i < VYRE_ARRAY_SIZE(subs); i++) {
-            if (mkdirat(c->rootfd, subs[i], 0700) != 0 && errno != EEXIST) {
+            if (vyre__mkdirat_umask(c->rootfd, subs[i], c->umask) != 0 && errno != EEXIST) {
                 int e = errno;
                 rc = vyre__fail(
                     err, vyre__errno_code(e), "check the permissions of the cache directory",
@@ -365,8 +471,8 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
         int removable = 0;
         if ((rc = index_check(c, &removable, err)))
             goto fail;
-        rc = vyre__index_open(
-            c->index_path, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx, err);
+        rc = index_open_umask(c, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx,
+                              err);
         if (c->readonly && (rc == VYRE_ENOENT || rc == VYRE_EROFS || rc == VYRE_EPERM)) {
             /* A read-only cache without a usable index (none, or a WAL index
              * whose -shm we may not create) serves gets from the files. */
@@ -418,6 +524,12 @@ static int lock_take(const vyre_cache *c, int op, vyre_error *err)
         return rc;
     int fd =
         openat(c->rootfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+    /* flock needs no write access: another member's lock in a group cache,
+     * made before the group setup, is locked read-only. */
+    if (fd < 0 && errno == EACCES && c->group_cache)
+        fd = openat(c->rootfd, LOCK_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd >= 0)
+        (void)vyre__fchmod_umask(fd, c->umask); /* only a lock of ours */
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
         close(fd);
@@ -565,8 +677,8 @@ int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size
      * leaves a row plus its temp file, which verify treats as that write's
      * debris; killed after, everything is in place. */
     if (rc == VYRE_OK)
-        rc = vyre__blob_store_ex(c->rootfd, c->root, h, payload, len, c->idx ? put_row : NULL, c,
-                                 err);
+        rc = vyre__blob_store_umask(c->rootfd, c->root, c->umask, h, payload, len,
+                                    c->idx ? put_row : NULL, c, err);
     lock_release(fd);
     vyre_nvtx_pop();
     if (rc == VYRE_EROFS || rc == VYRE_EPERM) {
@@ -1586,7 +1698,7 @@ static void check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *re
         p.detail = vyre__file_type_name(st.st_mode);
         sub_path(c, dirs[i], p.path, sizeof p.path);
         if (repair && unlinkat(c->rootfd, dirs[i], 0) == 0 &&
-            (mkdirat(c->rootfd, dirs[i], 0700) == 0 || errno == EEXIST)) {
+            (vyre__mkdirat_umask(c->rootfd, dirs[i], c->umask) == 0 || errno == EEXIST)) {
             p.repaired = 1;
             p.action = "removed, directory recreated";
         }
@@ -1944,7 +2056,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
     }
     if (!c->idx) {
         vyre__index *idx = NULL;
-        rc = vyre__index_open(c->index_path, VYRE_INDEX_READWRITE, &idx, NULL);
+        rc = index_open_umask(c, VYRE_INDEX_READWRITE, &idx, NULL);
         if (rc == VYRE_OK) {
             uint64_t bytes = 0;
             if (vyre__index_totals(idx, &res->rows_before, &bytes, NULL) != VYRE_OK) {
@@ -1956,7 +2068,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         if (rc != VYRE_OK) {
             index_remove_entries(c, 1);
             res->rows_before = 0;
-            if ((rc = vyre__index_open(c->index_path, VYRE_INDEX_READWRITE, &idx, err)))
+            if ((rc = index_open_umask(c, VYRE_INDEX_READWRITE, &idx, err)))
                 goto out;
         }
         c->idx = idx;
