@@ -46,6 +46,19 @@ void bench_format_device(const vyre_bench_point *p, char *buf, size_t size);
 void bench_table_header(FILE *out);
 void bench_table_row(FILE *out, const vyre_bench_point *p);
 
+/* The table for a terminal (term_table.c): the columns that fit `width`
+ * by priority, one time unit per column, stop reasons as short codes with
+ * a legend; width <= 0: every column, full stop text (--wide). */
+void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int width);
+
+/* Which table stdout gets: 0 the markdown table (not a terminal), else the
+ * width to fit (forced_width > 0: that one, as --width N; else the
+ * terminal's), or -1 for --wide. */
+int bench_table_width(int wide, int forced_width);
+
+/* Parses --width N (20..10000) for run and show; returns an exit code. */
+int bench_parse_width(const char *sub, const char *s, int *out);
+
 /* CSV: header and rows (RFC 4180 quoting). */
 void bench_csv_header(FILE *out);
 void bench_csv_row(FILE *out, const vyre_bench_point *p);
