@@ -24,16 +24,6 @@ static int total_width(const int *w, size_t n)
     return kept ? total + (kept - 1) * VYRE_TABLE_GAP : 0;
 }
 
-/* How much the kept columns can give up by shrinking to their minimums. */
-static int shrink_room(const vyre_table_col *cols, const int *w, size_t n)
-{
-    int room = 0;
-    for (size_t i = 0; i < n; i++)
-        if (w[i] > 0 && cols[i].min_width > 0 && w[i] > cols[i].min_width)
-            room += w[i] - cols[i].min_width;
-    return room;
-}
-
 /* Takes `need` characters from the shrinkable columns, rightmost first. */
 static void shrink(const vyre_table_col *cols, int *w, size_t n, int need)
 {
@@ -59,20 +49,22 @@ int vyre_table_fit(const vyre_table_col *cols, size_t ncols, const int *natural,
         int over = total_width(width_out, ncols) - width;
         if (over <= 0)
             break;
-        if (shrink_room(cols, width_out, ncols) >= over) {
-            shrink(cols, width_out, ncols, over);
-            break;
-        }
-        size_t drop = ncols;
+        size_t d = ncols; /* the least important column that may go */
         for (size_t i = 0; i < ncols; i++)
             if (width_out[i] > 0 && cols[i].priority > 0 &&
-                (drop == ncols || cols[i].priority >= cols[drop].priority))
-                drop = i;
-        if (drop == ncols) { /* only the columns that must stay are left */
+                (d == ncols || cols[i].priority >= cols[d].priority))
+                d = i;
+        if (d == ncols) { /* only the columns that must stay are left */
             shrink(cols, width_out, ncols, over);
             break;
         }
-        width_out[drop] = 0;
+        /* It is cut to its minimum before it goes, but a more important
+         * column is never cut to keep it. */
+        if (cols[d].min_width > 0 && width_out[d] - cols[d].min_width >= over) {
+            width_out[d] -= over;
+            break;
+        }
+        width_out[d] = 0;
     }
     return total_width(width_out, ncols);
 }

@@ -32,11 +32,13 @@ typedef struct vyre_table_col {
  * the column out.
  * width_out[i] receives the width of column i, 0 for a dropped column.
  *
- * Rule: while the table is too wide, shrink the shrinkable columns (down
- * to their min_width) when that alone makes it fit; otherwise drop the kept
- * column with the largest priority (> 0; the rightmost among equals) and
- * try again. When only priority-0 columns are left and they still do not
- * fit, they are shrunk to their minimums and the renderer cuts the lines.
+ * Rule: while the table is too wide, take the least important kept column
+ * (largest priority > 0; the rightmost among equals): cut it toward its
+ * min_width when that alone makes the table fit, else drop it, and try
+ * again. A more important column is never cut to keep a less important
+ * one. When only priority-0 columns are left and they still do not fit,
+ * they are cut to their minimums (rightmost first) and the renderer cuts
+ * the lines.
  * Returns the table's width with the chosen columns.
  */
 int vyre_table_fit(const vyre_table_col *cols, size_t ncols, const int *natural, int width,
