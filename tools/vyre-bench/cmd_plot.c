@@ -90,6 +90,13 @@ int cmd_plot(int argc, char **argv)
             vyre_results_close(db);
             return VYRE_EXIT_ERROR;
         }
+        for (size_t k = 0; k < n; k++)
+            if (ids[k] == ids[n]) {
+                vyre_results_close(db);
+                return vyre_cli_usage_error("plot", "name each run once",
+                                            "run %lld is named twice ('%s')", (long long)ids[n],
+                                            argv[i]);
+            }
         n++;
     }
     vyre_plot_opts po;

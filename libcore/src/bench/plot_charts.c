@@ -397,7 +397,7 @@ static int sweep_script(FILE *f, const vyre__plot_input *in, const vyre__chart *
                     continue;
                 memset(&ss[s], 0, sizeof ss[s]);
                 vyre__strlcpy(ss[s].label, label, sizeof ss[s].label);
-                ss[s].v = calloc(in->runs[r].npts, sizeof(xy));
+                ss[s].v = calloc(total, sizeof(xy)); /* a run named twice: twice its points */
                 if (!ss[s].v) {
                     rc = vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
                     break;
