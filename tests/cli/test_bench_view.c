@@ -452,3 +452,69 @@ Test(bench_view, plot_no_such_run)
     cr_assert_neq(stat(out, &st), 0, "nothing written");
     check_work_empty();
 }
+
+/* ---- a real terminal ---------------------------------------------------------- */
+
+/* Runs `show 1` on a pseudo-terminal through script(1), the window set to
+ * `cols` columns first when cols > 0, with COLUMNS=70; returns the longest
+ * line of the table (after the facts) and checks it is the fitted one. */
+static size_t show_on_a_terminal(int cols)
+{
+    char pre[32] = "", cmd[2048];
+    if (cols > 0)
+        snprintf(pre, sizeof pre, "stty cols %d && ", cols);
+    snprintf(cmd, sizeof cmd, "%s%s show --db %s 1", pre, VYRE_BENCH_BIN, g_db);
+    char bin[] = "/usr/bin/script", q[] = "-qec", dev[] = "/dev/null";
+    char *const argv[] = {bin, q, cmd, dev, NULL};
+    const char *const env[] = {g_env_home, g_env_data, g_env_tmp, "COLUMNS=70", NULL};
+    tu_proc p;
+    tu_run(&p, argv, env);
+    cr_assert_eq(p.exit_code, 0, "script(1) (util-linux): %s %s", p.out, p.err);
+    cr_assert(strstr(p.out, "median us"), "%s", p.out);
+    cr_assert(!strstr(p.out, "| benchmark"), "%s", p.out);
+    const char *t = strstr(p.out, "\r\n\r\n");
+    cr_assert_not_null(t, "%s", p.out);
+    size_t longest = 0;
+    for (const char *s = t + 4; *s;) {
+        size_t len = strcspn(s, "\r\n");
+        longest = len > longest ? len : longest;
+        s += len;
+        while (*s == '\r' || *s == '\n')
+            s++;
+    }
+    tu_proc_free(&p);
+    return longest;
+}
+
+Test(bench_view, a_terminal_gets_the_table_fitted_to_its_window_or_columns)
+{
+    make_run(1);
+    /* No window size on the pty: $COLUMNS. */
+    size_t w = show_on_a_terminal(0);
+    cr_assert_leq(w, 70);
+    /* A 100-column window wins over $COLUMNS. */
+    w = show_on_a_terminal(100);
+    cr_assert(w > 70 && w <= 100, "longest line %zu", w);
+}
+
+Test(bench_view, run_prints_the_fitted_table_per_suite)
+{
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, "--min-samples", "3", "--min-time", "0",
+                   "--max-noise", "100", "--timeout", "5", "-q", "--width", "80"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strncmp(p.out, "benchmark ", 10) == 0, "%s", p.out);
+    size_t n = 0;
+    for (const char *s = p.out; (s = strstr(s, "\ncache.")); s++)
+        n++;
+    cr_assert_eq(n, 8, "%s", p.out);
+    /* Every point stopped at the noise target (100 %): only that code. */
+    cr_assert(strstr(p.out, "\nstop: ok noise reached the target\n"), "%s", p.out);
+    for (const char *s = p.out; *s;) {
+        size_t len = strcspn(s, "\n");
+        if (strncmp(s, "run 1 done", 10) != 0)
+            cr_assert_leq(len, 80, "%.*s", (int)len, s);
+        s += len + (s[len] == '\n');
+    }
+    tu_proc_free(&p);
+}
