@@ -518,3 +518,31 @@ Test(bench_view, run_prints_the_fitted_table_per_suite)
     }
     tu_proc_free(&p);
 }
+
+Test(bench_view, a_failing_gnuplot_is_reported_and_nothing_is_written)
+{
+    make_run(1);
+    /* A gnuplot that fails as a real one does on a bad script. */
+    char bindir[700], fake[760], path_env[800], out[700];
+    snprintf(bindir, sizeof bindir, "%s/bin", g_tmp);
+    cr_assert_eq(mkdir(bindir, 0700), 0);
+    snprintf(fake, sizeof fake, "%s/gnuplot", bindir);
+    static const char script[] = "#!/bin/sh\n"
+                                 "echo 'gnuplot: warning: a font' >&2\n"
+                                 "echo '\"plot.gp\" line 9: unexpected or unrecognized token' "
+                                 ">&2\nexit 1\n";
+    tu_write_file(fake, script, sizeof script - 1);
+    cr_assert_eq(chmod(fake, 0700), 0);
+    snprintf(path_env, sizeof path_env, "PATH=%s:/usr/bin:/bin", bindir);
+    snprintf(out, sizeof out, "%s/run.svg", g_tmp);
+    tu_proc p;
+    bench_env(&p, ARGS("plot", "--db", g_db, "-o", out, "1"), path_env);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: gnuplot failed (exit 1): \"plot.gp\" line 9: "
+                            "unexpected or unrecognized token\n"
+                            "hint: this is a bug in vyre's plot script; report it\n");
+    tu_proc_free(&p);
+    struct stat st;
+    cr_assert_neq(stat(out, &st), 0, "nothing written");
+    check_work_empty();
+}

@@ -7,12 +7,14 @@
  * whatever happens; the output is written under a temp name beside it and
  * renamed, so a failed plot never leaves half a file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "base/internal.h"
@@ -67,27 +69,19 @@ int vyre_plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
 
 /* ---- the temp directory ------------------------------------------------------- */
 
+/* Removes the temp directory and what is in it: this module's files only
+ * (the directory is its own, made by mkdtemp, mode 0700, flat). */
 static void remove_dir(const char *dir)
 {
-    /* Only the files this module made: d<k>_<s>.dat, c<k>.svg, plot.gp, out.*. */
-    char cmdless[1200];
-    static const char *const fixed[] = {"plot.gp", "out.svg", "out.png"};
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(cmdless, sizeof cmdless, "%s/%s", dir, fixed[i]);
-        unlink(cmdless);
-    }
-    for (size_t k = 0; k < 100000; k++) {
-        int any = 0;
-        snprintf(cmdless, sizeof cmdless, "%s/c%zu.svg", dir, k);
-        any |= unlink(cmdless) == 0;
-        for (size_t s = 0; s < 64; s++) {
-            snprintf(cmdless, sizeof cmdless, "%s/d%zu_%zu.dat", dir, k, s);
-            if (unlink(cmdless) != 0)
-                break;
-            any = 1;
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            unlinkat(dirfd(d), de->d_name, 0);
         }
-        if (!any)
-            break;
+        closedir(d);
     }
     rmdir(dir);
 }

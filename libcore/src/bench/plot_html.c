@@ -79,7 +79,7 @@ static void run_facts(FILE *f, const vyre_bench_run *r)
 }
 
 /* Copies the SVG at path from its <svg element on. */
-static int inline_svg(FILE *out, const char *path, vyre_error *err)
+static int inline_svg(FILE *out, const char *path, const char *title, vyre_error *err)
 {
     FILE *in = fopen(path, "rb");
     if (!in)
@@ -109,6 +109,16 @@ static int inline_svg(FILE *out, const char *path, vyre_error *err)
     if (!start) {
         free(buf);
         return vyre__fail(err, VYRE_EIO, NULL, "plot: '%s' is not an SVG", path);
+    }
+    /* gnuplot titles every SVG "Gnuplot": the chart's own title reads
+     * better as the tooltip and to a screen reader. */
+    const char *gt = strstr(start, "<title>Gnuplot</title>");
+    if (gt && title) {
+        fwrite(start, 1, (size_t)(gt - start), out);
+        fputs("<title>", out);
+        esc(out, title);
+        fputs("</title>", out);
+        start = gt + strlen("<title>Gnuplot</title>");
     }
     fwrite(start, 1, len - (size_t)(start - buf), out);
     free(buf);
@@ -140,7 +150,7 @@ int vyre__plot_html(FILE *out, const vyre__plot_input *in, const vyre__chart *ch
     fprintf(out, "<h2>charts (%zu)</h2>\n", n);
     for (size_t i = 0; i < n; i++) {
         fputs("<figure>\n", out);
-        int rc = inline_svg(out, svg_paths[i], err);
+        int rc = inline_svg(out, svg_paths[i], charts[i].title, err);
         if (rc)
             return rc;
         fputs("<figcaption>", out);
