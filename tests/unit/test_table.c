@@ -13,10 +13,10 @@
 
 /* The columns of vyre-bench's points table, with its priorities. */
 static const vyre_table_col g_cols[] = {
-    {"benchmark", 0, 14, 0}, {"axes", 1, 10, 0},     {"dev", 6, 0, 0},   {"mode", 5, 0, 0},
-    {"n", 5, 0, 1},          {"median us", 0, 0, 1}, {"p5 us", 4, 0, 1}, {"p95 us", 3, 0, 1},
-    {"noise", 2, 0, 1},      {"outl", 7, 0, 1},      {"thr", 7, 0, 1},   {"metric", 2, 0, 1},
-    {"stop", 3, 0, 0},       {"note", 8, 10, 0},
+    {"benchmark", 0, 14, 0}, {"axes", 1, 10, 0},     {"dev", 7, 0, 0},   {"mode", 6, 0, 0},
+    {"n", 6, 0, 1},          {"median us", 0, 0, 1}, {"p5 us", 5, 0, 1}, {"p95 us", 4, 0, 1},
+    {"noise", 2, 0, 1},      {"outl", 8, 0, 1},      {"thr", 8, 0, 1},   {"metric", 2, 0, 1},
+    {"stop", 3, 0, 0},       {"note", 9, 10, 0},
 };
 #define NC (sizeof g_cols / sizeof g_cols[0])
 

@@ -37,22 +37,24 @@ enum {
     NCOLS
 };
 
-/* name, priority (0 kept always, larger dropped first), min width, right */
+/* name, priority (0 kept always, larger dropped first; equals: the rightmost
+ * first), min width, right. Dropped first to last: note, thr, outl, dev, n,
+ * mode, p5, p95, stop, metric, noise, axes. */
 static const vyre_table_col k_cols[NCOLS] = {
     [COL_BENCH] = {"benchmark", 0, 14, 0},
     [COL_AXES] = {"axes", 1, 10, 0},
-    [COL_DEV] = {"dev", 6, 0, 0},
-    [COL_MODE] = {"mode", 5, 0, 0},
-    [COL_N] = {"n", 5, 0, 1},
+    [COL_DEV] = {"dev", 7, 0, 0},
+    [COL_MODE] = {"mode", 6, 0, 0},
+    [COL_N] = {"n", 6, 0, 1},
     [COL_MEDIAN] = {"median", 0, 0, 1},
-    [COL_P5] = {"p5", 4, 0, 1},
-    [COL_P95] = {"p95", 3, 0, 1},
+    [COL_P5] = {"p5", 5, 0, 1},
+    [COL_P95] = {"p95", 4, 0, 1},
     [COL_NOISE] = {"noise", 2, 0, 1},
-    [COL_OUTL] = {"outl", 7, 0, 1},
-    [COL_THR] = {"thr", 7, 0, 1},
+    [COL_OUTL] = {"outl", 8, 0, 1},
+    [COL_THR] = {"thr", 8, 0, 1},
     [COL_METRIC] = {"metric", 2, 0, 1},
     [COL_STOP] = {"stop", 3, 0, 0},
-    [COL_NOTE] = {"note", 8, 10, 0},
+    [COL_NOTE] = {"note", 9, 10, 0},
 };
 
 typedef struct stop_code {

@@ -130,7 +130,8 @@ static int load_input(const vyre_plot_opts *o, vyre__plot_input *in, vyre_error 
 
 /* ---- output ------------------------------------------------------------------- */
 
-/* Copies the file `from` to `to`, through `to`.tmp-<pid> and a rename. */
+/* Writes `to` with fill(f, ctx), through `to`.tmp-<pid> and a rename:
+ * readers never see half a file, and a failure leaves none. */
 static int write_output(const char *to, int (*fill)(FILE *, void *), void *ctx, vyre_error *err)
 {
     char tmp[4200];

@@ -480,6 +480,20 @@ static int sweep_script(FILE *f, const vyre__plot_input *in, const vyre__chart *
     return rc;
 }
 
+/* The histogram of s[0..n-1] over [lo, hi] in nbins bins of width bw
+ * (values outside are left out; hi falls in the last bin). */
+static void bin_counts(const vyre_bench_sample *s, size_t n, double lo, double hi, double bw,
+                       size_t nbins, size_t *count)
+{
+    for (size_t j = 0; j < n; j++) {
+        double x = s[j].value;
+        if (!isfinite(x) || x < lo || x > hi)
+            continue;
+        size_t b = (size_t)((x - lo) / bw);
+        count[b < nbins ? b : nbins - 1]++;
+    }
+}
+
 static int dist_script(FILE *f, const vyre__plot_input *in, const vyre__chart *c, size_t index,
                        const char *dir, vyre_error *err)
 {
@@ -548,15 +562,10 @@ static int dist_script(FILE *f, const vyre__plot_input *in, const vyre__chart *c
     size_t top = 0; /* the tallest bar, for whole-number tics */
     for (size_t k = 0; k < nsets && !rc; k++) {
         size_t *count = calloc(nbins, sizeof *count);
-        for (size_t j = 0; count && j < sn[k]; j++) {
-            double x = sv[k][j].value;
-            if (!isfinite(x) || x < lo || x > hi)
-                continue;
-            size_t b = (size_t)((x - lo) / bw);
-            b = b < nbins ? b : nbins - 1;
-            if (++count[b] > top)
-                top = count[b];
-        }
+        if (count)
+            bin_counts(sv[k], sn[k], lo, hi, bw, nbins, count);
+        for (size_t b = 0; count && b < nbins; b++)
+            top = count[b] > top ? count[b] : top;
         free(count);
         double m = 0;
         double *one = malloc((sn[k] ? sn[k] : 1) * sizeof *one);
@@ -611,19 +620,11 @@ static int dist_script(FILE *f, const vyre__plot_input *in, const vyre__chart *c
             rc = vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
             break;
         }
-        double m = 0;
-        for (size_t j = 0; j < sn[k]; j++) {
-            double x = sv[k][j].value;
-            if (!isfinite(x) || x < lo || x > hi)
-                continue;
-            size_t b = (size_t)((x - lo) / bw);
-            count[b < nbins ? b : nbins - 1]++;
-        }
+        bin_counts(sv[k], sn[k], lo, hi, bw, nbins, count);
         for (size_t b = 0; b < nbins; b++)
             fprintf(d, "%.17g %zu\n", (lo + ((double)b + 0.5) * bw) / u.scale, count[b]);
         free(count);
         rc = close_data(d, path, err);
-        (void)m;
         char title[200];
         if (nsets > 1)
             snprintf(title, sizeof title, "run %lld (%zu)", ids[k], sn[k]);
