@@ -81,7 +81,7 @@ static const stop_code *stop_code_of(vyre_stats_stop_reason r)
 
 /* A unit for a column of times: the one in which the median of the
  * column's values reads between 1 and 1000, and the decimals that give
- * the smallest value two significant digits (1 to 4). */
+ * the smallest value three significant digits (1 to 4). */
 typedef struct time_unit {
     const char *name;
     double scale; /* ns per unit */
@@ -121,7 +121,7 @@ static time_unit choose_time_unit(const vyre_bench_point *pts, size_t n)
     }
     free(v);
     if (isfinite(lo)) {
-        int d = (int)ceil(-log10(lo / u.scale)) + 1;
+        int d = (int)ceil(-log10(lo / u.scale)) + 2;
         u.decimals = d < 1 ? 1 : d > 4 ? 4 : d;
     }
     return u;
