@@ -269,7 +269,7 @@ int vyre_plot_runs(const vyre_plot_opts *o, vyre_plot_result *res, vyre_error *e
         memset(res, 0, sizeof *res);
     if (!o || !o->db || !o->runs || !o->nruns || !o->output)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_plot_runs: bad arguments");
-    vyre_plot_format fmt;
+    vyre_plot_format fmt = VYRE_PLOT_SVG;
     int rc = vyre_plot_format_of(o->output, &fmt, err);
     if (rc)
         return rc;
@@ -279,6 +279,7 @@ int vyre_plot_runs(const vyre_plot_opts *o, vyre_plot_result *res, vyre_error *e
     else if ((rc = vyre_plot_find_gnuplot(gnuplot, sizeof gnuplot, err)))
         return rc;
     vyre__plot_input in;
+    memset(&in, 0, sizeof in);
     rc = load_input(o, &in, err);
     if (rc) {
         release_input(&in);
