@@ -76,6 +76,9 @@ static void usage(FILE *out)
             "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
             "  --csv       CSV rows instead of the table\n"
             "  --json      one JSON document (schema_version 2) at the end\n"
+            "  --wide      on a terminal, every column and the full stop text (the table\n"
+            "              is fitted to the terminal, one table per suite; piped, markdown)\n"
+            "  --width N   fit the table to N columns, terminal or not\n"
             "  -q          no progress line\n\n"
             "exit status: 0 done, 2 usage or operational error (the run is marked failed),\n"
             "             3 no NVIDIA driver or GPU for a GPU suite you named,\n"
@@ -91,8 +94,12 @@ typedef struct run_out {
     int drawn;
     int header_done;
     uint64_t start_ns;
-    size_t npoints;   /* printed so far */
-    size_t ntimeouts; /* of them, stopped by the timeout before the noise target */
+    size_t npoints;         /* printed so far */
+    size_t ntimeouts;       /* of them, stopped by the timeout before the noise target */
+    int width;              /* bench_table_width(): 0 markdown rows as they come, else the
+                               terminal table, printed a suite at a time */
+    vyre_bench_point *held; /* the current suite's points, for that table */
+    size_t nheld, capheld;
 } run_out;
 
 static uint64_t mono_ns(void)
@@ -129,6 +136,36 @@ static void on_progress(size_t done, size_t total, const char *what, void *ctx)
     o->drawn = 1;
 }
 
+/* Prints the terminal table of the suite's points held so far. */
+static void flush_held(run_out *o)
+{
+    if (!o->nheld)
+        return;
+    if (o->header_done)
+        putchar('\n');
+    bench_term_table(stdout, o->held, o->nheld, o->width);
+    fflush(stdout);
+    o->header_done = 1;
+    o->nheld = 0;
+}
+
+static void hold_point(run_out *o, const vyre_bench_point *p)
+{
+    if (o->nheld && strcmp(o->held[0].suite, p->suite) != 0)
+        flush_held(o);
+    if (o->nheld == o->capheld) {
+        size_t cap = o->capheld ? o->capheld * 2 : 16;
+        vyre_bench_point *np = realloc(o->held, cap * sizeof *np);
+        if (!np) {
+            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
+            return;
+        }
+        o->held = np;
+        o->capheld = cap;
+    }
+    o->held[o->nheld++] = *p;
+}
+
 static void on_point(const vyre_bench_point *p, const vyre_bench_sample *s, size_t n, void *ctx)
 {
     (void)s;
@@ -140,6 +177,10 @@ static void on_point(const vyre_bench_point *p, const vyre_bench_sample *s, size
         o->ntimeouts++;
     if (o->fmt == BENCH_JSON)
         return;
+    if (o->fmt == BENCH_TABLE && o->width) {
+        hold_point(o, p);
+        return;
+    }
     if (!o->header_done) {
         if (o->fmt == BENCH_CSV)
             bench_csv_header(stdout);
@@ -255,6 +296,7 @@ typedef struct run_plan {
     size_t ndevs;
     int all_devs;
     int quiet;
+    int wide, width; /* --wide, --width N */
 } run_plan;
 
 /* Runs the fixed shell command cmd with its stdout into buf (cut to fit);
@@ -380,6 +422,7 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     out.fmt = fmt;
     out.progress = !pl->quiet && isatty(STDERR_FILENO);
     out.start_ns = mono_ns();
+    out.width = bench_table_width(pl->wide, pl->width);
     o->db = db;
     o->suites = pl->suites;
     o->nsuites = pl->nsuites;
@@ -408,6 +451,8 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     for (size_t i = 0; i < NSTOP_SIGNALS; i++)
         sigaction(k_stop_signals[i], &old[i], NULL);
     progress_clear(&out);
+    flush_held(&out);
+    free(out.held);
     if (!rc && !res.interrupted)
         warn_timeouts(&out, &o->rule);
 
@@ -438,6 +483,7 @@ int cmd_run(int argc, char **argv)
         {"no-kernels", no_argument, NULL, 'K'},     {"devices", required_argument, NULL, 'd'},
         {"db", required_argument, NULL, 'D'},       {"csv", no_argument, NULL, 'c'},
         {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
+        {"wide", no_argument, NULL, 'w'},           {"width", required_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     run_plan pl;
@@ -521,6 +567,12 @@ int cmd_run(int argc, char **argv)
             break;
         case 'q':
             pl.quiet = 1;
+            break;
+        case 'w':
+            pl.wide = 1;
+            break;
+        case 'W':
+            code = bench_parse_width("run", optarg, &pl.width);
             break;
         case 'h':
             usage(stdout);

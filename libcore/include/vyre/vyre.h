@@ -29,5 +29,6 @@
 #include "axes.h"
 #include "stats.h"
 #include "bench.h"
+#include "plot.h"
 
 #endif /* VYRE_VYRE_H */
