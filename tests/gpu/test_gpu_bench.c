@@ -354,7 +354,7 @@ Test(gpu_bench, a_sweep_over_one_axis_stores_a_point_per_value)
     sw.entry = "scale";
     sw.axes = &axes;
     char *log = NULL;
-    int rc = vyre__bench_sweep_check(&sw, di.arch, &log, &e);
+    int rc = vyre__bench_sweep_check(&sw, di.cc_major, di.cc_minor, &log, &e);
     cr_assert_eq(rc, 0, "sweep check: %s (%s)\n%s", e.message, e.hint, log ? log : "");
     free(log);
     size_t expected = vyre__bench_sweep_points(&sw, &r.env);
