@@ -288,6 +288,7 @@ static int default_binding(const vyre_bench_sweep *sw, vyre__sweep_binding *b, u
                           "the sweep has no axis N: the default binding (float *out, const "
                           "float *in, int N) needs it");
     int rc = VYRE_OK;
+    b->is_default = 1;
     b->nargs = 3;
     for (size_t i = 0; !rc && i < 3; i++) {
         b->args[i].kind = i < 2 ? VYRE__ARG_BUFFER : VYRE__ARG_INT;
@@ -515,6 +516,13 @@ int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes
     int rc = VYRE_OK;
     char path[64];
     /* Parameters against the PTX's. */
+    if (ptx && ptx->found && ptx->nparams != b->nargs && b->is_default)
+        return vyre__fail(err, VYRE_EINVAL,
+                          "write a spec whose \"args\" list every parameter in order (--spec; "
+                          "see examples/bench/)",
+                          "the kernel takes %zu parameter%s; the default binding passes 3 (float "
+                          "*out, const float *in, int N)",
+                          ptx->nparams, ptx->nparams == 1 ? "" : "s");
     if (ptx && ptx->found && ptx->nparams != b->nargs)
         return vyre__fail(err, VYRE_EINVAL,
                           "list every parameter in order; Triton kernels end with two scratch "

@@ -67,7 +67,8 @@ typedef struct vyre__sweep_arg {
 } vyre__sweep_arg;
 
 typedef struct vyre__sweep_binding {
-    int version; /* 1: grid counts threads (today's specs), 2: blocks */
+    int version;    /* 1: grid counts threads (today's specs), 2: blocks */
+    int is_default; /* no spec args: (float *out, const float *in, int N) */
     vyre__sweep_arg args[VYRE__SWEEP_ARGS_MAX];
     size_t nargs;
     vyre__expr *grid[3]; /* NULL: 1 */
