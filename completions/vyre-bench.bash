@@ -37,7 +37,7 @@ _vyre_bench()
         COMPREPLY=($(compgen -W "all 0 1 2 3 4 5 6 7" -- "$cur"))
         return
         ;;
-    --entry | -a | --axis | --min-samples | --min-time | --max-noise | --timeout | --limit | \
+    --entry | --arch | -a | --axis | --min-samples | --min-time | --max-noise | --timeout | --limit | \
         --alpha | --min-effect)
         return
         ;;
@@ -45,7 +45,7 @@ _vyre_bench()
 
     case $cmd in
     '')
-        COMPREPLY=($(compgen -W "devices run runs show compare export --help --version" \
+        COMPREPLY=($(compgen -W "devices run runs show compare export rm --help --version" \
             -- "$cur"))
         ;;
     devices)
@@ -55,7 +55,7 @@ _vyre_bench()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--suite --axis -a --entry --spec --mode --min-samples
                 --min-time --max-noise --timeout --quick --no-kernels --devices --db --csv
-                --json -q --help" -- "$cur"))
+                --json -q --arch --dry-run --help" -- "$cur"))
         else
             # A sweep's kernel: CUDA C or PTX (and directories to get there).
             COMPREPLY=($(compgen -f -X '!*.cu' -- "$cur") $(compgen -f -X '!*.ptx' -- "$cur")
@@ -73,6 +73,9 @@ _vyre_bench()
         ;;
     export)
         COMPREPLY=($(compgen -W "--db --csv --json --help last last-1" -- "$cur"))
+        ;;
+    rm)
+        COMPREPLY=($(compgen -W "--db --failed --help last" -- "$cur"))
         ;;
     esac
 }

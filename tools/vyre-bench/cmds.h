@@ -17,6 +17,7 @@ int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
 
 /* schema_version of the `vyre-bench run/show/export --json` document
  * (docs/JSON.md, docs/schema/). Version 2: one JSON convention (_unix_ns,

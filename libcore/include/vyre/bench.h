@@ -161,6 +161,18 @@ VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id,
 VYRE_EXTERN int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err);
 
 /*
+ * Deletes the n runs ids (with their points, samples and kernel records)
+ * in one transaction: all of them or none. Runs whose process died are
+ * reaped first (vyre_bench_runs_reap); a run still 'running' (its process
+ * alive, or on another host, where it cannot be judged) is refused with
+ * VYRE_EBUSY and nothing is deleted; a missing id is VYRE_ENOENT (remedy
+ * VYRE_REMEDY_BENCH_RUNS). Deleting is the user's explicit act: nothing
+ * in libcore calls this on its own.
+ */
+VYRE_EXTERN int vyre_bench_runs_delete(vyre_results *db, const int64_t *ids, size_t n,
+                                       vyre_error *err);
+
+/*
  * Reserves the points row of p (p->run_id, seq, suite, benchmark, axes,
  * device, mode) before it is measured, so that its id can be the NVTX
  * payload; fills p->id. The row counts as unfinished (n = 0) until
