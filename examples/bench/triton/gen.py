@@ -6,8 +6,8 @@ Run on a machine with a GPU, PyTorch and Triton (3.x):
     python3 examples/bench/triton/gen.py
 
 It compiles each kernel once with the configuration its spec assumes
-(block sizes, num_warps, dtypes), writes the PTX Triton made over the
-stand-in in examples/bench/, and checks the spec against what Triton
+(block sizes, num_warps, dtypes), writes the PTX Triton made into
+examples/bench/, and checks the spec against what Triton
 reports: the parameter count (Triton 3.x appends two scratch pointers,
 passed as {"null": true}), no global scratch needed, and the dynamic shared
 memory, which it writes into the spec's "shared" (Triton launches every
