@@ -1100,9 +1100,17 @@ static int fill_buffer(struct sweep_bench *s, size_t i, vyre_error *err)
     if (a->fill == VYRE__FILL_ZEROS)
         return cu_ok(cu->cuMemsetD8Async(s->bufs[i], 0, (size_t)(n * esz), s->g->stream),
                      "cuMemsetD8Async", err);
-    if (!cu->cuMemcpyHtoD)
+    /* Ones of the 1- and 4-byte types are a memset too (f32 1.0 is 0x3f800000). */
+    if (a->fill == VYRE__FILL_ONES && esz == 1)
+        return cu_ok(cu->cuMemsetD8Async(s->bufs[i], 1, (size_t)n, s->g->stream), "cuMemsetD8Async",
+                     err);
+    if (a->fill == VYRE__FILL_ONES && esz == 4)
+        return cu_ok(cu->cuMemsetD32Async(s->bufs[i], a->type == VYRE__F32 ? 0x3f800000u : 1u,
+                                          (size_t)n, s->g->stream),
+                     "cuMemsetD32Async", err);
+    if (!cu->cuMemcpyHtoDAsync)
         return vyre__fail(err, VYRE_ENODRIVER, "update the NVIDIA driver",
-                          "the driver lacks cuMemcpyHtoD");
+                          "the driver lacks cuMemcpyHtoDAsync");
     size_t chunk = (size_t)(4u << 20) / esz; /* elements per 4 MiB */
     if (chunk > n)
         chunk = (size_t)n;
@@ -1113,7 +1121,12 @@ static int fill_buffer(struct sweep_bench *s, size_t i, vyre_error *err)
     for (uint64_t first = 0; !rc && first < n; first += chunk) {
         size_t m = n - first < chunk ? (size_t)(n - first) : chunk;
         vyre__fill_chunk(a->type, a->fill, a->seed, first, host, m);
-        rc = cu_ok(cu->cuMemcpyHtoD(s->bufs[i] + first * esz, host, m * esz), "cuMemcpyHtoD", err);
+        /* On the sweep's stream, waited for: the chunk is reused, and the
+         * kernel on that stream must see the whole buffer. */
+        rc = cu_ok(cu->cuMemcpyHtoDAsync(s->bufs[i] + first * esz, host, m * esz, s->g->stream),
+                   "cuMemcpyHtoDAsync", err);
+        if (!rc)
+            rc = cu_ok(cu->cuStreamSynchronize(s->g->stream), "cuStreamSynchronize", err);
     }
     free(host);
     return rc;

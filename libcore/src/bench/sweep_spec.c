@@ -239,6 +239,15 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
             used[x->faxis] = 1;
             return VYRE_OK;
         }
+        if (json_is_string(v)) { /* "1.5", "1e-5": a constant written as text */
+            const char *t = json_string_value(v);
+            char *end = NULL;
+            double d = strtod(t, &end);
+            if (end != t && *end == '\0' && isfinite(d)) {
+                x->fconst = d;
+                return VYRE_OK;
+            }
+        }
         return read_expr(&sub, v, axes, used, &x->value, err);
     }
     if ((v = json_object_get(a, "null"))) {
