@@ -75,7 +75,7 @@ _vyre_bench()
         COMPREPLY=($(compgen -W "--db --csv --json --help last last-1" -- "$cur"))
         ;;
     rm)
-        COMPREPLY=($(compgen -W "--db --failed --help last" -- "$cur"))
+        COMPREPLY=($(compgen -W "--db --failed --json --help last" -- "$cur"))
         ;;
     esac
 }

@@ -5,6 +5,7 @@
  * usage errors. Exact output and exit codes.
  */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,30 @@ Test(bench_rm, failed_runs)
     snprintf(want, sizeof want, "no failed runs in %s\n", g_db);
     cr_expect_str_eq(p.out, want);
     tu_proc_free(&p);
+
+    /* --json: the removed runs as `runs --json` shows them. */
+    bench(&p, ARGS("rm", "--db", g_db, "--failed", "--json"));
+    cr_expect_eq(p.exit_code, 0);
+    json_t *doc = json_loads(p.out, 0, NULL);
+    cr_assert_not_null(doc, "%s", p.out);
+    cr_expect_eq(json_integer_value(json_object_get(doc, "schema_version")), 1);
+    cr_expect_eq(json_array_size(json_object_get(doc, "removed")), 0);
+    json_decref(doc);
+    tu_proc_free(&p);
+    char id[24];
+    snprintf(id, sizeof id, "%lld", (long long)ok);
+    bench(&p, ARGS("rm", "--db", g_db, "--json", id));
+    cr_expect_eq(p.exit_code, 0, "%s", p.err);
+    doc = json_loads(p.out, 0, NULL);
+    cr_assert_not_null(doc, "%s", p.out);
+    json_t *r0 = json_array_get(json_object_get(doc, "removed"), 0);
+    cr_expect_eq(json_integer_value(json_object_get(r0, "id")), ok);
+    cr_expect_str_eq(json_string_value(json_object_get(r0, "status")), "done");
+    cr_expect_eq(json_integer_value(json_object_get(r0, "point_count")), 2);
+    cr_expect_str_eq(json_string_value(json_object_get(doc, "db")), g_db);
+    json_decref(doc);
+    tu_proc_free(&p);
+    cr_expect_eq(rows_of(ok), 0);
 }
 
 Test(bench_rm, usage_errors)

@@ -16,14 +16,15 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: vyre-bench rm [--db PATH] RUN...\n"
-                 "       vyre-bench rm [--db PATH] --failed\n\n"
+    fprintf(out, "usage: vyre-bench rm [--db PATH] [--json] RUN...\n"
+                 "       vyre-bench rm [--db PATH] [--json] --failed\n\n"
                  "Remove runs and everything stored with them: points, samples, kernel\n"
                  "records. RUN is an id, 'last' or 'last-N' (see 'vyre-bench runs').\n"
                  "All the runs named go in one transaction, or none does. A run still\n"
                  "running is refused; a run whose process died is marked interrupted first\n"
                  "and can then be removed.\n\n"
                  "  --failed    every run whose status is failed\n"
+                 "  --json      the removed runs as one JSON document (schema_version 1)\n"
                  "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n\n"
                  "exit status: 0 removed (or nothing to remove with --failed),\n"
                  "             2 usage or operational error (nothing removed)\n");
@@ -73,11 +74,12 @@ int cmd_rm(int argc, char **argv)
     static const struct option opts[] = {
         {"db", required_argument, NULL, 'D'},
         {"failed", no_argument, NULL, 'F'},
+        {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *db_path = NULL;
-    int failed = 0, c;
+    int failed = 0, json = 0, c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -86,6 +88,9 @@ int cmd_rm(int argc, char **argv)
             break;
         case 'F':
             failed = 1;
+            break;
+        case 'j':
+            json = 1;
             break;
         case 'h':
             usage(stdout);
@@ -135,6 +140,15 @@ int cmd_rm(int argc, char **argv)
     if (rc) {
         vyre_cli_report(&err);
         code = VYRE_EXIT_ERROR;
+    } else if (json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(arr, bench_json_run_info(&gone[i]));
+        json_t *o = json_object();
+        json_object_set_new(o, "schema_version", json_integer(BENCH_RM_JSON_SCHEMA_VERSION));
+        json_object_set_new(o, "db", json_string(vyre_results_path(db)));
+        json_object_set_new(o, "removed", arr);
+        bench_json_print(stdout, o);
     } else if (!n) {
         printf("no failed runs in %s\n", vyre_results_path(db));
     } else {

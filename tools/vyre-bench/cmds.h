@@ -33,6 +33,7 @@ int bench_open_db(const char *path, vyre_results **out);
 #define BENCH_RUNS_JSON_SCHEMA_VERSION    1
 #define BENCH_COMPARE_JSON_SCHEMA_VERSION 2
 #define BENCH_DEVICES_JSON_SCHEMA_VERSION 1
+#define BENCH_RM_JSON_SCHEMA_VERSION      1
 
 /* Output formats of points. */
 typedef enum bench_format { BENCH_TABLE = 0, BENCH_CSV = 1, BENCH_JSON = 2 } bench_format;
