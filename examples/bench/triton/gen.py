@@ -172,7 +172,10 @@ def main():
         with open(spec_path) as f:
             text = f.read()
         spec = json.loads(text)
-        ptx = k.asm["ptx"]
+        # Debug file names relative, not this machine's paths.
+        ptx = re.sub(r'(\.file\s+\d+\s+")[^"]*?/((?:examples/bench/)?triton/[^"]*")',
+                     lambda mm: mm.group(1) + mm.group(2), k.asm["ptx"])
+        ptx = ptx.replace(os.path.abspath(__file__), "examples/bench/triton/gen.py")
         md = k.metadata
         shared = int(getattr(md, "shared", 0))
         scratch = int(getattr(md, "global_scratch_size", 0) or 0)
