@@ -156,10 +156,10 @@ static int parse_call(parser *p, const char *name, size_t len, size_t start, siz
                        "unknown function '%s' (there are ceil, floor, min and max)", fn);
     }
     p->pos++; /* '(' */
-    size_t local[VYRE__EXPR_DEPTH_MAX];
+    size_t local[VYRE__EXPR_DEPTH_MAX] = {0};
     size_t n = 0;
     for (;;) {
-        size_t arg;
+        size_t arg = 0;
         int rc = parse_expr(p, &arg);
         if (rc)
             return rc;
@@ -275,7 +275,7 @@ static int parse_unary(parser *p, size_t *out)
         size_t start = p->pos++;
         if (++p->depth > VYRE__EXPR_DEPTH_MAX)
             return fail_at(p, start, VYRE_EINVAL, "nested too deeply");
-        size_t a;
+        size_t a = 0;
         int rc = parse_unary(p, &a);
         p->depth--;
         if (rc || c == '+') {
@@ -297,7 +297,7 @@ static int parse_term(parser *p, size_t *out)
         if (c != '*' && c != '/')
             break;
         size_t at = p->pos++;
-        size_t b;
+        size_t b = 0;
         if ((rc = parse_unary(p, &b)))
             break;
         node nd = {c == '*' ? OP_MUL : OP_DIV, at + 1, 0, -1, *out, b, 0, 0};
@@ -317,7 +317,7 @@ static int parse_expr(parser *p, size_t *out)
         if (c != '+' && c != '-')
             break;
         size_t at = p->pos++;
-        size_t b;
+        size_t b = 0;
         if ((rc = parse_term(p, &b)))
             break;
         node nd = {c == '+' ? OP_ADD : OP_SUB, at + 1, 0, -1, *out, b, 0, 0};
@@ -424,7 +424,7 @@ static int make_rat(const evaluator *ev, const node *nd, int64_t num, int64_t de
 static int eval_node(const evaluator *ev, size_t idx, vyre__rat *out)
 {
     const node *nd = &ev->e->nodes[idx];
-    vyre__rat x, y;
+    vyre__rat x = {0, 1}, y = {0, 1};
     int rc;
     int64_t p, q, r;
     switch (nd->op) {
