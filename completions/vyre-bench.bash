@@ -43,15 +43,15 @@ _vyre_bench()
         COMPREPLY=($(compgen -W "all 0 1 2 3 4 5 6 7" -- "$cur"))
         return
         ;;
-    --entry | -a | --axis | --min-samples | --min-time | --max-noise | --timeout | --limit | \
-        --alpha | --min-effect | --width)
+    --entry | --arch | -a | --axis | --min-samples | --min-time | --max-noise | --timeout | \
+        --limit | --alpha | --min-effect | --width)
         return
         ;;
     esac
 
     case $cmd in
     '')
-        COMPREPLY=($(compgen -W "devices run runs show compare export plot --help --version" \
+        COMPREPLY=($(compgen -W "devices run runs show compare export plot rm --help --version" \
             -- "$cur"))
         ;;
     devices)
@@ -61,7 +61,7 @@ _vyre_bench()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--suite --axis -a --entry --spec --mode --min-samples
                 --min-time --max-noise --timeout --quick --no-kernels --devices --db --csv
-                --json --wide --width -q --help" -- "$cur"))
+                --json --wide --width -q --arch --dry-run --help" -- "$cur"))
         else
             # A sweep's kernel: CUDA C or PTX (and directories to get there).
             COMPREPLY=($(compgen -f -X '!*.cu' -- "$cur") $(compgen -f -X '!*.ptx' -- "$cur")
@@ -82,6 +82,9 @@ _vyre_bench()
         ;;
     plot)
         COMPREPLY=($(compgen -W "-o --output --db --help last last-1" -- "$cur"))
+        ;;
+    rm)
+        COMPREPLY=($(compgen -W "--db --failed --json --help last" -- "$cur"))
         ;;
     esac
 }

@@ -320,6 +320,14 @@ def bench(env, sch):
         fail("devices: %d devices, expected 2" % len(doc["devices"]))
     p = env.run([b, "devices", "--json"], want_rc=(3,))
     sch.check("vyre-bench-devices", "vyre-bench devices (no driver)", p.stdout)
+    p = env.run([b, "rm", "--db", env.db, "--json", "last-1"])
+    doc = sch.check("vyre-bench-rm", "vyre-bench rm", p.stdout)
+    if doc and [x["id"] for x in doc["removed"]] != [1]:
+        fail("rm: removed %s, expected run 1" % [x["id"] for x in doc["removed"]])
+    p = env.run([b, "runs", "--db", env.db, "--json"])
+    doc = sch.check("vyre-bench-runs", "vyre-bench runs after rm", p.stdout)
+    if doc and [x["id"] for x in doc["runs"]] != [2]:
+        fail("runs after rm: %s, expected [2]" % [x["id"] for x in doc["runs"]])
     return run_doc
 
 

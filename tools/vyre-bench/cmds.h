@@ -18,6 +18,7 @@ int cmd_show(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
 
 /* schema_version of the `vyre-bench run/show/export --json` document
  * (docs/JSON.md, docs/schema/). Version 2: one JSON convention (_unix_ns,
@@ -33,6 +34,7 @@ int bench_open_db(const char *path, vyre_results **out);
 #define BENCH_RUNS_JSON_SCHEMA_VERSION    1
 #define BENCH_COMPARE_JSON_SCHEMA_VERSION 2
 #define BENCH_DEVICES_JSON_SCHEMA_VERSION 1
+#define BENCH_RM_JSON_SCHEMA_VERSION      1
 
 /* Output formats of points. */
 typedef enum bench_format { BENCH_TABLE = 0, BENCH_CSV = 1, BENCH_JSON = 2 } bench_format;

@@ -17,6 +17,7 @@ static const vyre_cli_cmd g_cmds[] = {
     {"compare", cmd_compare, "compare two runs point by point (exit 1 on a regression)"},
     {"export", cmd_export, "write a run as CSV or JSON"},
     {"plot", cmd_plot, "draw runs as SVG, PNG or an HTML report (gnuplot)"},
+    {"rm", cmd_rm, "remove runs (or every failed one) from the results database"},
     {NULL, NULL, NULL},
 };
 
