@@ -68,6 +68,13 @@ typedef struct vyre_gpu_process {
     uint32_t pid;        /* as NVML reports it (the host's PID namespace) */
     int used_valid;      /* 0 when NVML cannot tell the process's memory */
     uint64_t used_bytes; /* GPU memory held by the process; 0 when !used_valid */
+    /* Its share of the GPU since the previous sample of this monitor
+     * (nvmlDeviceGetProcessUtilization; the newest sample NVML holds for the
+     * process). util_valid is 0 when NVML has no sample for it in that
+     * window, does not support the query, or is too old to have it. */
+    int util_valid;
+    unsigned sm_util_pct;  /* SM (kernel) utilisation, 0..100; 0 when !util_valid */
+    unsigned mem_util_pct; /* memory-controller utilisation, 0..100 */
 } vyre_gpu_process;
 
 /* One GPU in a sample. A field is meaningful only when its bit is set in
