@@ -592,6 +592,8 @@ static void merge_gpu_procs(top_snapshot *s)
 {
     if (s->nprocs > 1)
         qsort(s->procs, s->nprocs, sizeof *s->procs, cmp_pid);
+    for (size_t i = 0; i < s->nprocs; i++)
+        s->procs[i].sm_util_pct = NAN;
     if (!s->gpu_ok)
         return;
     size_t extra = 0;
@@ -622,15 +624,13 @@ static void merge_gpu_procs(top_snapshot *s)
                 p->device = -1;
                 p->launches_s = p->graphs_s = p->dispatches_s = NAN;
                 p->h2d_mb_s = p->d2h_mb_s = p->d2d_mb_s = NAN;
-                p->cache_hit_pct = p->compile_saved_s = NAN;
+                p->cache_hit_pct = p->compile_saved_s = p->sm_util_pct = NAN;
             }
         }
         s->nprocs = base + added;
         if (added)
             qsort(s->procs, s->nprocs, sizeof *s->procs, cmp_pid);
     }
-    for (size_t i = 0; i < s->nprocs; i++)
-        s->procs[i].sm_util_pct = NAN;
     for (unsigned g = 0; g < s->gpu.ngpus && g < VYRE_GPU_MAX; g++) {
         const vyre_gpu_info *gi = &s->gpu.gpus[g];
         if (!vyre_gpu_field_valid(gi, VYRE_GPU_F_PROCS))

@@ -527,12 +527,12 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
     }
     static const top_col cols[] = {
         /* 80 columns: PID to GRAPH/s and USER; 100: COMMAND and RSS too;
-         * 160: everything. */
+         * 120: H2D, D2H, HIT% too; 160: everything. */
         {"PID", 7, 1, 0, 0},      {"USER", 8, 0, 2, 0},     {"NAME", 15, 0, 0, 0},
         {"GPU", 3, 1, 1, 0},      {"SM%", 5, 1, 0, 0},      {"GPU MEM", 7, 1, 0, 0},
         {"CPU%", 5, 1, 1, 0},     {"RSS", 5, 1, 3, 0},      {"LAUNCH/s", 8, 1, 0, 0},
         {"GRAPH/s", 7, 1, 1, 0},  {"DISP/s", 8, 1, 4, 0},   {"H2D MB/s", 8, 1, 3, 0},
-        {"D2H MB/s", 8, 1, 3, 0}, {"D2D MB/s", 8, 1, 4, 0}, {"HIT%", 6, 1, 4, 0},
+        {"D2H MB/s", 8, 1, 3, 0}, {"D2D MB/s", 8, 1, 4, 0}, {"HIT%", 6, 1, 3, 0},
         {"SAVED", 6, 1, 5, 0},    {"COMMAND", 12, 0, 2, 1},
     };
     enum { NC = sizeof cols / sizeof cols[0] };
