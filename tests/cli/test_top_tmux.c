@@ -59,11 +59,12 @@ typedef struct pub_spec {
     const char *kernel;
     vyre_range_id range;
     uint64_t launches; /* per iteration (every 10 ms) */
+    uint64_t graphs;   /* graph launches per iteration */
 } pub_spec;
 
 static const pub_spec g_specs[2] = {
-    {"alpha_kernel", VYRE_RANGE_PIPELINE_DISPATCH, 1},
-    {"beta_kernel", VYRE_RANGE_CACHE_LOOKUP, 50},
+    {"alpha_kernel", VYRE_RANGE_PIPELINE_DISPATCH, 1, 0},
+    {"beta_kernel", VYRE_RANGE_CACHE_LOOKUP, 50, 1},
 };
 
 static void sleep_ms(long ms)
@@ -91,6 +92,8 @@ static void publish_forever(const pub_spec *sp)
         _exit(10);
     for (uint64_t i = 0;; i++) {
         vyre_counter_add(VYRE_CTR_LAUNCHES, sp->launches);
+        vyre_counter_add(VYRE_CTR_GRAPH_LAUNCHES, sp->graphs);
+        vyre_counter_add(VYRE_CTR_D2D_BYTES, 1u << 18);
         vyre_counter_add(VYRE_CTR_DISPATCHES, 1);
         vyre_counter_add(VYRE_CTR_H2D_BYTES, 1u << 20);
         vyre_counter_add(VYRE_CTR_D2H_BYTES, 1u << 19);
@@ -736,6 +739,18 @@ static void check_json_line(const char *line, int cache_exists)
         cr_assert(d2h > 0 && d2h < h2d, "d2h %g < h2d %g", d2h, h2d);
         /* 1 MiB up and 512 KiB down each tick: bytes, not MB. */
         cr_assert_float_eq(h2d / d2h, 2.0, 0.5, "h2d %g d2h %g", h2d, d2h);
+        /* 256 KiB device to device each tick. */
+        double d2d = num(p, "d2d_bytes_per_s");
+        cr_assert_float_eq(h2d / d2d, 4.0, 1.0, "h2d %g d2d %g", h2d, d2d);
+        /* Graph launches have their own rate: beta launches one a tick,
+         * alpha none (0, known: not null). */
+        double gr = num(p, "graph_launches_per_s");
+        if (g_specs[i].graphs)
+            cr_assert(gr > 0 && gr < 200.0, "graph_launches_per_s %g", gr);
+        else
+            cr_assert_eq(gr, 0.0, "graph_launches_per_s %g", gr);
+        cr_assert_eq(num(p, "graph_launches") > 0, g_specs[i].graphs > 0);
+        cr_assert(json_is_true(field(p, "telemetry")));
         cr_assert_gt(h2d, 1e6, "bytes per second, not MB per second: %g", h2d);
         cr_assert_float_eq(num(p, "cache_hit_ratio"), 0.75, 1e-9);
         /* Whole ns: 1 ms saved per tick. */
