@@ -459,6 +459,24 @@ Test(top_view, empty_states_say_what_to_do)
     free_snapshot(s);
 }
 
+Test(top_view, gpu_processes_show_when_telemetry_cannot_be_listed)
+{
+    /* NVML's processes still show; the title says why vyre's columns are
+     * empty. */
+    top_snapshot *s = fake_snapshot(1, 1);
+    s->tel_ok = 0;
+    snprintf(s->tel_msg, sizeof s->tel_msg, "telemetry directory 'x' is not a directory");
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    top_grid g;
+    cr_assert_eq(top_view_compose(s, &ui, 0, 160, TOP_VIEW_BATCH, &g), 0);
+    cr_assert_not_null(find_row(&g, "   1000 -        proc0"));
+    cr_assert_not_null(
+        find_row(&g, "telemetry pages not listed: telemetry directory 'x' is not a directory"));
+    top_grid_release(&g);
+    free_snapshot(s);
+}
+
 Test(top_view, batch_frames_hold_every_row)
 {
     top_snapshot *s = fake_snapshot(1, 40);

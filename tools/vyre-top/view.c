@@ -489,12 +489,14 @@ static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const mode
 static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const model *m, top_rect r,
                        int batch)
 {
-    char buf[LINE_MAX_W], t[256];
+    char buf[LINE_MAX_W], t[400];
     int w = clampw(r.w);
-    char bad[48] = "";
+    char bad[160] = "";
     if (s->unreadable)
         snprintf(bad, sizeof bad, "  %zu page%s unreadable", s->unreadable,
                  s->unreadable == 1 ? "" : "s");
+    else if (!s->tel_ok && s->nprocs)
+        snprintf(bad, sizeof bad, "  telemetry pages not listed: %.120s", s->tel_msg);
     if (s->nprocs == m->nprocs)
         snprintf(t, sizeof t, "Processes (%zu)  sort: %s%s", s->nprocs,
                  top_sort_name(TOP_P_PROC, ui->sort[TOP_P_PROC]), bad);
@@ -757,7 +759,7 @@ static void draw_footer(top_grid *g, const top_ui *ui, top_rect r)
     } else {
         top_fmt_secs(ui->delay_s, iv, sizeof iv);
         snprintf(buf, sizeof buf,
-                 "q quit  Tab panel  arrows row  s sort  / filter  k kill  p %s  +/- %s  h help",
+                 "q quit  Tab panel  s sort  / filter  k kill  p %s  +/- %s  h help",
                  ui->paused ? "resume" : "pause", iv);
     }
     put(g, r.y, r.x, r.w, buf, attr, 1);
