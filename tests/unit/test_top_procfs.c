@@ -169,7 +169,7 @@ Test(top_procfs, reads_a_process_tree)
     write_file(dir, "status", status, strlen(status));
     write_file(dir, "cmdline", "a\0b c\0", 6);
     top_host_proc hp;
-    cr_assert_eq(top_procfs_read(root, 4242, &hp), 0);
+    cr_assert_eq(top_procfs_read(root, 4242, NULL, &hp), 0);
     cr_assert(hp.stat_valid);
     cr_assert_str_eq(hp.st.comm, "my (odd) job");
     cr_assert(hp.rss_valid);
@@ -183,26 +183,50 @@ Test(top_procfs, reads_a_process_tree)
     /* statm and status cut short: those fields unknown, stat still read. */
     write_file(dir, "statm", "10 3", 4);
     write_file(dir, "status", "Name:\tx\nUid:\t12", 15);
-    cr_assert_eq(top_procfs_read(root, 4242, &hp), 0);
+    cr_assert_eq(top_procfs_read(root, 4242, NULL, &hp), 0);
     cr_assert_not(hp.rss_valid);
     cr_assert_not(hp.uid_valid);
     cr_assert_str_eq(hp.user, "");
     /* A stat cut short: the process counts as unreadable. */
     write_file(dir, "stat", stat, 40);
-    cr_assert_eq(top_procfs_read(root, 4242, &hp), -1);
+    cr_assert_eq(top_procfs_read(root, 4242, NULL, &hp), -1);
     cr_assert_not(hp.stat_valid);
     /* Gone, or not a pid. */
-    cr_assert_eq(top_procfs_read(root, 4243, &hp), -1);
-    cr_assert_eq(top_procfs_read(root, 0, &hp), -1);
-    cr_assert_eq(top_procfs_read(root, -5, &hp), -1);
+    cr_assert_eq(top_procfs_read(root, 4243, NULL, &hp), -1);
+    cr_assert_eq(top_procfs_read(root, 0, NULL, &hp), -1);
+    cr_assert_eq(top_procfs_read(root, -5, NULL, &hp), -1);
     top_procfs_read_cmdline(root, 4243, cmd, sizeof cmd);
     cr_assert_str_eq(cmd, "");
     /* A uid without a name shows as its number. */
     write_file(dir, "stat", stat, strlen(stat));
     write_file(dir, "status", "Uid:\t3999999\t0\t0\t0\n", 20);
-    cr_assert_eq(top_procfs_read(root, 4242, &hp), 0);
+    cr_assert_eq(top_procfs_read(root, 4242, NULL, &hp), 0);
     cr_assert_str_eq(hp.user, "3999999");
     tu_rm_rf(root);
+}
+
+Test(top_procfs, user_names_are_cached)
+{
+    top_user_cache cache;
+    memset(&cache, 0, sizeof cache);
+    char name[TOP_USER_MAX];
+    top_procfs_user(&cache, 0, name, sizeof name);
+    cr_assert_str_eq(name, "root");
+    cr_assert_eq(cache.n, 1);
+    top_procfs_user(&cache, 0, name, sizeof name);
+    cr_assert_eq(cache.n, 1, "a hit adds nothing");
+    /* More uids than slots: the oldest are replaced, answers stay right. */
+    for (uint32_t u = 3999000; u < 3999000 + 2 * TOP_USER_CACHE; u++) {
+        top_procfs_user(&cache, u, name, sizeof name);
+        char want[16];
+        snprintf(want, sizeof want, "%u", (unsigned)u);
+        cr_assert_str_eq(name, want);
+    }
+    cr_assert_eq(cache.n, TOP_USER_CACHE);
+    top_procfs_user(&cache, 0, name, sizeof name);
+    cr_assert_str_eq(name, "root");
+    top_procfs_user(NULL, 0, name, sizeof name);
+    cr_assert_str_eq(name, "root");
 }
 
 /* ---- SIGTERM --------------------------------------------------------------- */
@@ -226,7 +250,7 @@ Test(top_terminate, checks_the_process_is_still_the_one_shown)
             pause();
     }
     top_host_proc hp;
-    cr_assert_eq(top_procfs_read(TOP_PROC_ROOT, child, &hp), 0);
+    cr_assert_eq(top_procfs_read(TOP_PROC_ROOT, child, NULL, &hp), 0);
     char msg[160];
     /* Another start time: the pid was reused since the screen was drawn. */
     cr_assert_eq(top_terminate(TOP_PROC_ROOT, child, hp.st.start_ticks + 1, msg, sizeof msg), -1);

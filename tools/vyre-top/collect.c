@@ -44,7 +44,8 @@ struct top_collector {
     size_t nprev;
     host_prev *hprev; /* sorted by pid */
     size_t nhprev;
-    long hz;                       /* clock ticks per second */
+    long hz; /* clock ticks per second */
+    top_user_cache users;
     vyre_telemetry_snapshot *page; /* scratch, ~200 KiB */
     /* cache figures are re-read every cache_every_s */
     int cache_state;
@@ -667,7 +668,7 @@ static void collect_host(top_collector *c, top_snapshot *s)
     for (size_t i = 0; i < s->nprocs; i++) {
         top_proc *p = &s->procs[i];
         p->cpu_pct = NAN;
-        if (top_procfs_read(c->opts.proc_root, p->pid, &p->host) != 0) {
+        if (top_procfs_read(c->opts.proc_root, p->pid, &c->users, &p->host) != 0) {
             if (!p->telemetry)
                 copy_str(p->name, sizeof p->name, "-");
             continue;

@@ -209,7 +209,24 @@ static void user_name(uint32_t uid, char *dst, size_t size)
         snprintf(dst, size, "%u", (unsigned)uid);
 }
 
-int top_procfs_read(const char *root, int32_t pid, top_host_proc *out)
+void top_procfs_user(top_user_cache *cache, uint32_t uid, char *dst, size_t size)
+{
+    if (!cache) {
+        user_name(uid, dst, size);
+        return;
+    }
+    for (unsigned i = 0; i < cache->n; i++)
+        if (cache->uid[i] == uid) {
+            snprintf(dst, size, "%s", cache->name[i]);
+            return;
+        }
+    unsigned slot = cache->n < TOP_USER_CACHE ? cache->n++ : cache->next++ % TOP_USER_CACHE;
+    cache->uid[slot] = uid;
+    user_name(uid, cache->name[slot], sizeof cache->name[slot]);
+    snprintf(dst, size, "%s", cache->name[slot]);
+}
+
+int top_procfs_read(const char *root, int32_t pid, top_user_cache *cache, top_host_proc *out)
 {
     memset(out, 0, sizeof *out);
     if (pid <= 0)
@@ -229,7 +246,7 @@ int top_procfs_read(const char *root, int32_t pid, top_host_proc *out)
     n = read_small(root, pid, "status", buf, sizeof buf);
     if (n > 0 && top_procfs_parse_uid(buf, (size_t)n, &out->uid) == 0) {
         out->uid_valid = 1;
-        user_name(out->uid, out->user, sizeof out->user);
+        top_procfs_user(cache, out->uid, out->user, sizeof out->user);
     }
     return 0;
 }

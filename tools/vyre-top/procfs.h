@@ -41,6 +41,20 @@ typedef struct top_host_proc {
     char user[TOP_USER_MAX]; /* name of uid, or its number; "" when !uid_valid */
 } top_host_proc;
 
+/* Recent uid -> name lookups: getpwuid_r reads /etc/passwd (or asks NSS)
+ * at every call, which would be most of a refresh's cost. Zero it to
+ * start; names are kept until it is zeroed again. */
+#define TOP_USER_CACHE 16
+typedef struct top_user_cache {
+    unsigned n, next;
+    uint32_t uid[TOP_USER_CACHE];
+    char name[TOP_USER_CACHE][TOP_USER_MAX];
+} top_user_cache;
+
+/* The name of uid into dst (its number when it has none), through cache
+ * (NULL: no caching). */
+void top_procfs_user(top_user_cache *cache, uint32_t uid, char *dst, size_t size);
+
 /* Parses n bytes of /proc/PID/stat. Returns 0, or -1 when the text is not a
  * stat line or is cut before field 22 (*out is then zeroed). */
 int top_procfs_parse_stat(const char *buf, size_t n, top_pstat *out);
@@ -66,9 +80,9 @@ double top_cpu_pct(uint64_t prev_ticks, uint64_t now_ticks, long hz, double dt_s
 
 /* Reads stat, statm and status of process pid under root (TOP_PROC_ROOT;
  * tests pass a directory of their own). Returns 0 when stat was read, -1
- * when the process is gone or unreadable (*out zeroed). The user name is
- * looked up with getpwuid_r; a uid without a name is shown as its number. */
-int top_procfs_read(const char *root, int32_t pid, top_host_proc *out);
+ * when the process is gone or unreadable (*out zeroed). The user name comes
+ * from top_procfs_user through cache (may be NULL). */
+int top_procfs_read(const char *root, int32_t pid, top_user_cache *cache, top_host_proc *out);
 
 /* Reads /proc/PID/cmdline under root into dst (see top_procfs_cmdline);
  * "" when unreadable. */

@@ -18,7 +18,7 @@ int top_may_signal(uint32_t self_uid, uint32_t self_euid, uint32_t target_uid)
 int top_terminate(const char *root, int32_t pid, uint64_t start_ticks, char *msg, size_t size)
 {
     top_host_proc hp;
-    if (pid <= 0 || top_procfs_read(root, pid, &hp) != 0) {
+    if (pid <= 0 || top_procfs_read(root, pid, NULL, &hp) != 0) {
         snprintf(msg, size, "process %d has exited: nothing sent", (int)pid);
         return -1;
     }
