@@ -16,6 +16,7 @@
 #include "counters.h"
 #include "blob.h"
 #include "cache.h"
+#include "config.h"
 #include "units.h"
 #include "nvrtc.h"
 #include "jitlink.h"
