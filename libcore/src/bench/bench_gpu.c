@@ -31,6 +31,7 @@
 #include "base/subprocess.h"
 #include "vyre/compile.h"
 #include "vyre/counters.h"
+#include "vyre/telemetry.h"
 #include "vyre/cuda.h"
 #include "vyre/jitcache.h"
 #include "vyre/nvrtc.h"
@@ -349,8 +350,9 @@ struct copy_bench {
 };
 
 /* The memcpy suite's copies go straight to the driver, outside vyre's
- * dispatch: count them as the dispatch path counts its own, so that
- * vyre-top's copy rates show what the bench moves. */
+ * dispatch: count them as the dispatch path counts its own, and publish as
+ * it does (at most every publish interval), so that vyre-top's copy rates
+ * show what the bench moves. */
 static void count_copy(enum copy_kind kind, size_t bytes)
 {
     switch (kind) {
@@ -368,6 +370,9 @@ static void count_copy(enum copy_kind kind, size_t bytes)
         vyre_counter_add(VYRE_CTR_D2D_BYTES, bytes);
         break;
     }
+    vyre_telemetry *t = vyre_telemetry_global();
+    if (t)
+        vyre_telemetry_maybe_publish(t, vyre__now_ns_fast());
 }
 
 static int copy_issue(struct copy_bench *cb, vyre_error *err)
