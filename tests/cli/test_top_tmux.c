@@ -1108,6 +1108,12 @@ Test(top_tmux, gpu_processes_without_telemetry_are_listed)
         }
     }
     cr_assert_eq(seen, 7, "%s", p.out);
+    json_t *gp = field(json_array_get(field(o, "gpus"), 0), "processes");
+    json_array_foreach(gp, k, v)
+    {
+        cr_assert_str_eq(json_string_value(field(v, "type")), "compute");
+    }
+    cr_assert_eq(json_array_size(gp), 2);
     cr_assert_eq(json_array_size(arr), 3, "one row each:\n%s", p.out);
     json_decref(o);
     tu_proc_free(&p);

@@ -20,6 +20,9 @@
  *   FAKENVML_MANY_PROCS=<n>     n more processes on GPU 0: pid 10000+j,
  *                               (j+1) MiB each
  *   FAKENVML_THROTTLE=<hex>     clocks-event reasons of GPU 0 (default 0x24)
+ *   FAKENVML_GRAPHICS_PROCS=g:pid:bytes,...  graphics processes
+ *                               (nvmlDeviceGetGraphicsRunningProcesses_v3,
+ *                               not in the old fake); bytes as above
  *   FAKENVML_PROC_UTIL=g:pid:sm:mem,...  process-utilisation samples
  *                               (nvmlDeviceGetProcessUtilization, not in
  *                               the old fake): each call returns one sample
@@ -526,6 +529,52 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
         return E_INSUFFICIENT_SIZE;
     }
     *count = list_util(i, u, *count, last_seen + 1);
+    return OK;
+}
+#endif
+
+#ifndef FAKENVML_OLD
+/* Graphics processes of GPU i from FAKENVML_GRAPHICS_PROCS (as list_procs). */
+static unsigned list_graphics(int i, nvmlProcessInfo_t *out, unsigned cap)
+{
+    unsigned n = 0;
+    const char *s = getenv("FAKENVML_GRAPHICS_PROCS");
+    while (s && *s) {
+        int gpu = -1;
+        unsigned pid = 0;
+        char bytes[32] = "";
+        if (sscanf(s, "%d:%u:%31[^,]", &gpu, &pid, bytes) == 3 && gpu == i) {
+            if (n < cap)
+                out[n] = (nvmlProcessInfo_t){
+                    .pid = pid,
+                    .usedGpuMemory = strcmp(bytes, "-") == 0 ? ~0ull : strtoull(bytes, NULL, 10),
+                    .gpuInstanceId = ~0u,
+                    .computeInstanceId = ~0u};
+            n++;
+        }
+        const char *end = strchr(s, ',');
+        s = end ? end + 1 : NULL;
+    }
+    return n;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d,
+                                                                  unsigned int *count,
+                                                                  nvmlProcessInfo_t *infos);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d,
+                                                                  unsigned int *count,
+                                                                  nvmlProcessInfo_t *infos)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, count, "graphics", &i);
+    if (r)
+        return r;
+    unsigned need = list_graphics(i, NULL, 0);
+    if (*count < need || (need && !infos)) {
+        *count = need;
+        return E_INSUFFICIENT_SIZE;
+    }
+    *count = list_graphics(i, infos, *count);
     return OK;
 }
 #endif

@@ -264,6 +264,8 @@ def top(env, sch):
         extra = {
             "FAKENVML_PROCS": "0:%d:1048576,0:%d:2097152" % (pub.pid, other.pid),
             "FAKENVML_PROC_UTIL": "0:%d:40:5,0:%d:60:7" % (pub.pid, other.pid),
+            # this script as a graphics-only process
+            "FAKENVML_GRAPHICS_PROCS": "0:%d:4096" % os.getpid(),
         }
         try:
             p = env.run([env.args.top, "--json", "-n", "2", "-d", "0.3"], extra_env=extra)
@@ -285,6 +287,9 @@ def top(env, sch):
                      % json.dumps(last)[:800])
             if not last["gpus"]:
                 fail("vyre-top: no GPU from the fake NVML: %r" % last["gpu_monitor"])
+            types = {x["pid"]: x["type"] for x in last["gpus"][0]["processes"] or []}
+            if types.get(os.getpid()) != "graphics" or types.get(other.pid) != "compute":
+                fail("vyre-top: GPU process types %r" % types)
             bare = [x for x in last["processes"] if x["pid"] == other.pid]
             if not bare or bare[0]["telemetry"] or bare[0]["sm_util_ratio"] is None:
                 fail("vyre-top: the GPU process without telemetry is missing: %s"

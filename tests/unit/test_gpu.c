@@ -23,8 +23,9 @@
 #define MIB (1024ull * 1024ull)
 
 static const char *const g_vars[] = {
-    "VYRE_NVML_LIBRARY", "FAKENVML_INIT_FAIL", "FAKENVML_GPUS",       "FAKENVML_UNSUPPORTED",
-    "FAKENVML_FAIL",     "FAKENVML_PROCS",     "FAKENVML_MANY_PROCS", "FAKENVML_PROC_UTIL",
+    "VYRE_NVML_LIBRARY",    "FAKENVML_INIT_FAIL", "FAKENVML_GPUS",
+    "FAKENVML_UNSUPPORTED", "FAKENVML_FAIL",      "FAKENVML_PROCS",
+    "FAKENVML_MANY_PROCS",  "FAKENVML_PROC_UTIL", "FAKENVML_GRAPHICS_PROCS",
 };
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
 static tu_env g_env;
@@ -341,6 +342,33 @@ Test(gpu_monitor, processes_listed_largest_first)
     cr_assert_eq(snap.gpus[1].procs[0].pid, 42);
     cr_assert_eq(snap.gpus[1].procs[0].used_bytes, 4096);
     cr_assert_eq(snap.gpus[1].procs[0].used_valid, 1);
+    vyre_gpu_monitor_close(m);
+}
+
+Test(gpu_monitor, graphics_processes_are_listed_once)
+{
+    setenv("FAKENVML_PROCS", "0:300:1048576", 1);
+    /* 300 both computes and draws: one entry, a compute one. 400 only
+     * draws. */
+    setenv("FAKENVML_GRAPHICS_PROCS", "0:300:2097152,0:400:3145728", 1);
+    vyre_gpu_snapshot snap;
+    vyre_gpu_monitor *m = open_and_sample(&snap);
+    const vyre_gpu_info *g = &snap.gpus[0];
+    cr_assert_eq(g->nprocs, 2);
+    cr_assert_eq(g->nprocs_total, 2);
+    cr_assert_eq(g->procs_truncated, 0);
+    cr_assert_eq(g->procs[0].pid, 400, "largest first");
+    cr_assert_eq(g->procs[0].graphics, 1);
+    cr_assert_eq(g->procs[0].used_bytes, 3 * MIB);
+    cr_assert_eq(g->procs[1].pid, 300);
+    cr_assert_eq(g->procs[1].graphics, 0);
+    cr_assert_eq(g->procs[1].used_bytes, MIB, "the compute entry's memory");
+    /* A failing graphics query leaves the compute list whole. */
+    setenv("FAKENVML_FAIL", "graphics=15", 1);
+    cr_assert_eq(vyre_gpu_monitor_sample(m, &snap, NULL), 0);
+    cr_assert_eq(g->nprocs, 1);
+    cr_assert_eq(g->procs[0].pid, 300);
+    cr_assert(vyre_gpu_field_valid(g, VYRE_GPU_F_PROCS));
     vyre_gpu_monitor_close(m);
 }
 

@@ -77,7 +77,8 @@ static json_t *gpu_json(const vyre_gpu_info *g)
     for (unsigned i = 0; V(PROCS) && i < g->nprocs && i < VYRE_GPU_MAX_PROCS; i++)
         json_array_append_new(
             procs,
-            json_pack("{s:I, s:o, s:o}", "pid", (json_int_t)g->procs[i].pid, "used_bytes",
+            json_pack("{s:I, s:s, s:o, s:o}", "pid", (json_int_t)g->procs[i].pid, "type",
+                      g->procs[i].graphics ? "graphics" : "compute", "used_bytes",
                       jint_if(g->procs[i].used_valid, g->procs[i].used_bytes), "sm_util_ratio",
                       g->procs[i].util_valid ? jratio_pct(g->procs[i].sm_util_pct) : json_null()));
     json_t *o = json_object();

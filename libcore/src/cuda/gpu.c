@@ -107,6 +107,8 @@ typedef const char *(*nvml_errstr_fn)(nvmlReturn_t);
     O(nvmlDeviceGetCurrentClocksThrottleReasons, nvml_dev_ull_fn)                                  \
     O(nvmlDeviceGetComputeRunningProcesses_v3, nvml_procs_fn)                                      \
     O(nvmlDeviceGetComputeRunningProcesses_v2, nvml_procs_fn)                                      \
+    O(nvmlDeviceGetGraphicsRunningProcesses_v3, nvml_procs_fn)                                     \
+    O(nvmlDeviceGetGraphicsRunningProcesses_v2, nvml_procs_fn)                                     \
     O(nvmlDeviceGetProcessUtilization, nvml_putil_fn)
 
 typedef struct nvml_fns {
@@ -146,8 +148,10 @@ struct vyre_gpu_monitor {
     unsigned ngpus; /* min(ngpus_total, VYRE_GPU_MAX) */
     gpu_static gpu[VYRE_GPU_MAX];
     char driver_version[VYRE_GPU_TEXT_MAX];
-    nvmlProcessInfo_t *pbuf;              /* scratch for process lists */
-    unsigned pcap;                        /* entries pbuf holds */
+    nvmlProcessInfo_t *pbuf; /* scratch for process lists */
+    unsigned pcap;           /* entries pbuf holds */
+    nvmlProcessInfo_t *gbuf; /* scratch for graphics process lists */
+    unsigned gcap;
     nvmlProcessUtilizationSample_t *ubuf; /* scratch for utilisation samples */
     unsigned ucap;
 };
@@ -297,6 +301,7 @@ void vyre_gpu_monitor_close(vyre_gpu_monitor *m)
     m->f.nvmlShutdown();
     dlclose(m->lib);
     free(m->pbuf);
+    free(m->gbuf);
     free(m->ubuf);
     free(m);
 }
@@ -329,42 +334,42 @@ static int proc_cmp(const void *pa, const void *pb)
     return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-/* Fetches the process list into m->pbuf, growing it as NVML asks; NVML
+/* Fetches a process list into *buf, growing it as NVML asks; NVML
  * returns INSUFFICIENT_SIZE (and the count it needs) when the buffer is too
  * small, and processes may start between two calls, hence the retries. */
-static nvmlReturn_t fetch_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, nvml_procs_fn fn,
-                                unsigned *n, int *capped)
+static nvmlReturn_t fetch_procs(nvmlProcessInfo_t **buf, unsigned *cap, nvmlDevice_t dev,
+                                nvml_procs_fn fn, unsigned *n, int *capped)
 {
     *capped = 0;
-    if (!m->pbuf) {
-        m->pbuf = calloc(VYRE_GPU_MAX_PROCS, sizeof *m->pbuf);
-        if (!m->pbuf)
+    if (!*buf) {
+        *buf = calloc(VYRE_GPU_MAX_PROCS, sizeof **buf);
+        if (!*buf)
             return NVML_ERROR_INSUFFICIENT_SIZE;
-        m->pcap = VYRE_GPU_MAX_PROCS;
+        *cap = VYRE_GPU_MAX_PROCS;
     }
     nvmlReturn_t r = NVML_ERROR_INSUFFICIENT_SIZE;
     for (int attempt = 0; attempt < 4; attempt++) {
-        unsigned count = m->pcap;
-        r = fn(dev, &count, m->pbuf);
+        unsigned count = *cap;
+        r = fn(dev, &count, *buf);
         if (r == NVML_SUCCESS) {
-            *n = count < m->pcap ? count : m->pcap;
+            *n = count < *cap ? count : *cap;
             return r;
         }
         if (r != NVML_ERROR_INSUFFICIENT_SIZE)
             return r;
-        if (m->pcap >= PROCS_FETCH_MAX) {
+        if (*cap >= PROCS_FETCH_MAX) {
             /* NVML wants more than we will hold: report the count, no list. */
             *capped = 1;
             *n = count;
             return r;
         }
-        unsigned want = count > m->pcap ? count : m->pcap;
+        unsigned want = count > *cap ? count : *cap;
         want = want > PROCS_FETCH_MAX - 16 ? PROCS_FETCH_MAX : want + 16;
-        nvmlProcessInfo_t *p = realloc(m->pbuf, (size_t)want * sizeof *p);
+        nvmlProcessInfo_t *p = realloc(*buf, (size_t)want * sizeof *p);
         if (!p)
             return r;
-        m->pbuf = p;
-        m->pcap = want;
+        *buf = p;
+        *cap = want;
     }
     return r;
 }
@@ -378,7 +383,7 @@ static void sample_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, vyre_gpu_info *g
         return;
     unsigned n = 0;
     int capped = 0;
-    nvmlReturn_t r = fetch_procs(m, dev, fn, &n, &capped);
+    nvmlReturn_t r = fetch_procs(&m->pbuf, &m->pcap, dev, fn, &n, &capped);
     if (capped) {
         /* Known count, list unusable: valid but empty and truncated. */
         g->valid |= VYRE_GPU_F_PROCS;
@@ -388,17 +393,35 @@ static void sample_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, vyre_gpu_info *g
     }
     if (!note(m, g, r, "processes", VYRE_GPU_F_PROCS))
         return;
+    /* Graphics processes too (a display server, a GL or Vulkan program), as
+     * nvidia-smi and nvitop list them; one that also computes is listed
+     * once. A failing graphics query leaves the compute list as it is. */
+    unsigned ng = 0;
+    nvml_procs_fn gfn = m->f.nvmlDeviceGetGraphicsRunningProcesses_v3
+                            ? m->f.nvmlDeviceGetGraphicsRunningProcesses_v3
+                            : m->f.nvmlDeviceGetGraphicsRunningProcesses_v2;
+    int gcapped = 0;
+    if (gfn &&
+        (fetch_procs(&m->gbuf, &m->gcap, dev, gfn, &ng, &gcapped) != NVML_SUCCESS || gcapped))
+        ng = 0;
     /* Keep the VYRE_GPU_MAX_PROCS largest, sorted: once kept[] is full it is
      * sorted, and each later process enters by insertion only when it beats
      * the smallest kept, so truncation drops the smallest users. */
-    g->nprocs_total = n;
+    unsigned total = 0;
     vyre_gpu_process *kept = g->procs; /* zeroed by the caller */
     unsigned keep = 0;
-    for (unsigned i = 0; i < n; i++) {
-        vyre_gpu_process p = {.pid = m->pbuf[i].pid};
-        if (m->pbuf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE) {
+    for (unsigned i = 0; i < n + ng; i++) {
+        const nvmlProcessInfo_t *e = i < n ? &m->pbuf[i] : &m->gbuf[i - n];
+        int dup = 0;
+        for (unsigned j = 0; i >= n && j < i && !dup; j++)
+            dup = (j < n ? m->pbuf[j].pid : m->gbuf[j - n].pid) == e->pid;
+        if (dup)
+            continue;
+        total++;
+        vyre_gpu_process p = {.pid = e->pid, .graphics = i >= n};
+        if (e->usedGpuMemory != NVML_VALUE_NOT_AVAILABLE) {
             p.used_valid = 1;
-            p.used_bytes = m->pbuf[i].usedGpuMemory;
+            p.used_bytes = e->usedGpuMemory;
         }
         if (keep < VYRE_GPU_MAX_PROCS) {
             kept[keep++] = p;
@@ -418,8 +441,9 @@ static void sample_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, vyre_gpu_info *g
     }
     if (keep > 1 && keep < VYRE_GPU_MAX_PROCS)
         qsort(kept, keep, sizeof kept[0], proc_cmp);
+    g->nprocs_total = total;
     g->nprocs = keep;
-    g->procs_truncated = n > keep;
+    g->procs_truncated = total > keep;
 }
 
 /* Fetches the process-utilisation samples newer than st->util_seen_us into
