@@ -561,3 +561,79 @@ Test(bench_cli, run_on_a_missing_device_names_the_devices_command)
                             "hint: list the devices with 'vyre-bench devices'\n");
     tu_proc_free(&p);
 }
+
+/* --- the memcpy suite's copies are counted ----------------------------------- */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vyre/counters.h"
+#include "vyre/telemetry.h"
+
+/* vyre-bench's memcpy suite copies through cuMemcpy*Async directly, not
+ * through vyre's dispatch: its telemetry page must still count what it
+ * moves (issue 13: 55 GB/s showed as 0 MB/s). Run through the fake driver,
+ * whose events and copies run on the CPU, and read the page while it runs
+ * (it is removed when the process exits). */
+Test(bench_cli, memcpy_suite_copies_show_in_its_telemetry)
+{
+    char tel[700], db[700];
+    snprintf(tel, sizeof tel, "%s/tel", g_tmp);
+    snprintf(db, sizeof db, "%s/results.sqlite3", g_tmp);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        setenv("HOME", g_tmp, 1);
+        setenv("XDG_CACHE_HOME", g_xdg, 1);
+        setenv("VYRE_TELEMETRY_DIR", tel, 1);
+        setenv("VYRE_CUDA_LIBRARY", FAKECUDA_LIB, 1);
+        setenv("VYRE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+        unsetenv("VYRE_TELEMETRY");
+        unsetenv("FAKECUDA_FAIL");
+        unsetenv("FAKECUDA_MISSING");
+        execl(VYRE_BENCH_BIN, VYRE_BENCH_BIN, "run", "--suite", "memcpy", "--quick", "--no-kernels",
+              "--db", db, (char *)NULL);
+        _exit(127);
+    }
+    char page[800];
+    snprintf(page, sizeof page, "%s/%d.vtel", tel, (int)pid);
+    static vyre_telemetry_snapshot s;
+    const uint64_t *v = s.counters.v;
+    int seen = 0, status = 0;
+    for (int waited = 0; waited < 180000; waited += 50) {
+        if (vyre_telemetry_read(page, &s, NULL) == VYRE_OK && v[VYRE_CTR_H2D_BYTES] >= 65536 &&
+            v[VYRE_CTR_D2H_BYTES] >= 65536 && v[VYRE_CTR_D2D_BYTES] >= 65536) {
+            seen = 1;
+            break;
+        }
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            pid = 0;
+            break;
+        }
+        struct timespec ts = {0, 50000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    cr_assert(seen, "the page never counted the suite's copies (h2d %llu, d2h %llu, d2d %llu; %s)",
+              (unsigned long long)v[VYRE_CTR_H2D_BYTES], (unsigned long long)v[VYRE_CTR_D2H_BYTES],
+              (unsigned long long)v[VYRE_CTR_D2D_BYTES],
+              pid == 0 ? "vyre-bench ended first" : "timed out");
+    cr_assert_geq(v[VYRE_CTR_H2D_COPIES], 1);
+    cr_assert_geq(v[VYRE_CTR_D2H_COPIES], 1);
+    /* Whole copies of the suite's sizes (64 KiB the smallest). */
+    cr_assert_eq(v[VYRE_CTR_H2D_BYTES] % 65536, 0);
+    cr_assert_eq(v[VYRE_CTR_LAUNCHES], 0, "copies are not launches");
+}

@@ -59,11 +59,12 @@ typedef struct pub_spec {
     const char *kernel;
     vyre_range_id range;
     uint64_t launches; /* per iteration (every 10 ms) */
+    uint64_t graphs;   /* graph launches per iteration */
 } pub_spec;
 
 static const pub_spec g_specs[2] = {
-    {"alpha_kernel", VYRE_RANGE_PIPELINE_DISPATCH, 1},
-    {"beta_kernel", VYRE_RANGE_CACHE_LOOKUP, 50},
+    {"alpha_kernel", VYRE_RANGE_PIPELINE_DISPATCH, 1, 0},
+    {"beta_kernel", VYRE_RANGE_CACHE_LOOKUP, 50, 1},
 };
 
 static void sleep_ms(long ms)
@@ -91,6 +92,8 @@ static void publish_forever(const pub_spec *sp)
         _exit(10);
     for (uint64_t i = 0;; i++) {
         vyre_counter_add(VYRE_CTR_LAUNCHES, sp->launches);
+        vyre_counter_add(VYRE_CTR_GRAPH_LAUNCHES, sp->graphs);
+        vyre_counter_add(VYRE_CTR_D2D_BYTES, 1u << 18);
         vyre_counter_add(VYRE_CTR_DISPATCHES, 1);
         vyre_counter_add(VYRE_CTR_H2D_BYTES, 1u << 20);
         vyre_counter_add(VYRE_CTR_D2H_BYTES, 1u << 19);
@@ -274,16 +277,27 @@ static void pid_str(char *buf, size_t n, int i)
     snprintf(buf, n, "%d", (int)g_pub[i]);
 }
 
-/* The row of process i in the table: "<pid> test_cli" not preceded by a
- * digit (pids are right-aligned). */
+/* The row of process pid in the table: "<pid> " not preceded by a digit
+ * (pids are right-aligned), then the user, then `name` on the same line.
+ * Points at the pid. */
+static const char *pid_row(const char *screen, int pid, const char *name)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "%d ", pid);
+    for (const char *p = screen; (p = strstr(p, pat)); p++) {
+        if (p != screen && p[-1] >= '0' && p[-1] <= '9')
+            continue;
+        size_t len = strcspn(p, "\n");
+        const char *n = memmem(p, len, name, strlen(name));
+        if (n && n > p + strlen(pat))
+            return p;
+    }
+    return NULL;
+}
+
 static const char *proc_row(const char *screen, int i)
 {
-    char pat[64];
-    snprintf(pat, sizeof pat, "%d test_cli", (int)g_pub[i]);
-    for (const char *p = screen; (p = strstr(p, pat)); p++)
-        if (p == screen || p[-1] < '0' || p[-1] > '9')
-            return p;
-    return NULL;
+    return pid_row(screen, (int)g_pub[i], " test_cli");
 }
 
 static void setup(void)
@@ -568,7 +582,7 @@ Test(top_tmux, batch_prints_n_frames_with_both_processes)
             cr_assert(strstr(f, g_specs[i].kernel), "frame %d lacks %s", frame, g_specs[i].kernel);
         }
         cr_assert(strstr(f, "vyre.cuda.pipeline.dispatch") && strstr(f, "vyre.cache.lookup"));
-        cr_assert(strstr(f, "  PID NAME"), "column header:\n%s", f);
+        cr_assert(strstr(f, "  PID USER     NAME"), "column header:\n%s", f);
     }
     free(first);
     /* Frames are cut to the width. */
@@ -688,7 +702,7 @@ static void check_json_line(const char *line, int cache_exists)
     json_error_t je;
     json_t *o = json_loads(line, 0, &je);
     cr_assert_not_null(o, "bad JSON (%s): %s", je.text, line);
-    cr_assert_eq(num(o, "schema_version"), 2);
+    cr_assert_eq(num(o, "schema_version"), 3);
     cr_assert(json_is_integer(field(o, "interval_ns")), "durations are whole ns");
     cr_assert_gt(num(o, "interval_ns"), 0.2e9);
     cr_assert(json_is_integer(field(o, "time_unix_ns")));
@@ -725,6 +739,18 @@ static void check_json_line(const char *line, int cache_exists)
         cr_assert(d2h > 0 && d2h < h2d, "d2h %g < h2d %g", d2h, h2d);
         /* 1 MiB up and 512 KiB down each tick: bytes, not MB. */
         cr_assert_float_eq(h2d / d2h, 2.0, 0.5, "h2d %g d2h %g", h2d, d2h);
+        /* 256 KiB device to device each tick. */
+        double d2d = num(p, "d2d_bytes_per_s");
+        cr_assert_float_eq(h2d / d2d, 4.0, 1.0, "h2d %g d2d %g", h2d, d2d);
+        /* Graph launches have their own rate: beta launches one a tick,
+         * alpha none (0, known: not null). */
+        double gr = num(p, "graph_launches_per_s");
+        if (g_specs[i].graphs)
+            cr_assert(gr > 0 && gr < 200.0, "graph_launches_per_s %g", gr);
+        else
+            cr_assert_eq(gr, 0.0, "graph_launches_per_s %g", gr);
+        cr_assert_eq(num(p, "graph_launches") > 0, g_specs[i].graphs > 0);
+        cr_assert(json_is_true(field(p, "telemetry")));
         cr_assert_gt(h2d, 1e6, "bytes per second, not MB per second: %g", h2d);
         cr_assert_float_eq(num(p, "cache_hit_ratio"), 0.75, 1e-9);
         /* Whole ns: 1 ms saved per tick. */
@@ -939,11 +965,14 @@ Test(top_tmux, gpu_panel_and_json_from_nvml)
     /* The screen: one stats line and one history line per GPU; unknown
      * power is '-'; the processes show their GPU memory. */
     start_top(120, 30);
-    char *s = wait_screen(has_all,
-                          (const char *[]){"GPUs (2)", "NVIDIA Fake GPU 0", "NVIDIA Fake GPU 1",
-                                           "util history", "-/700W", "1.00G", NULL},
-                          "the GPU panel");
-    cr_assert_eq(count(s, "util history"), 2, "%s", s);
+    char *s =
+        wait_screen(has_all,
+                    (const char *[]){"GPUs (2)", "NVIDIA Fake GPU 0", "NVIDIA Fake GPU 1",
+                                     "    util ", "  mem ", "  power", "-/700W", "1.00G", NULL},
+                    "the GPU panel");
+    /* Three histories per GPU: utilisation, memory, power. */
+    cr_assert_eq(count(s, "    util "), 2, "%s", s);
+    cr_assert_eq(count(s, "  power"), 2, "%s", s);
     free(s);
     keys("q");
     char *ex = read_exit();
@@ -951,4 +980,285 @@ Test(top_tmux, gpu_panel_and_json_from_nvml)
     cr_assert_str_eq(ex, "exit=0\n");
     free(ex);
 }
+
+/* ---- every GPU process, and `k` ------------------------------------------------ */
+
+static pid_t g_victim;
+
+/* A process that publishes no telemetry, as a PyTorch job would be: a
+ * sleeping child named victim_proc (so /proc has real data for it). */
+static void start_victim(void)
+{
+    fflush(NULL);
+    g_victim = fork();
+    cr_assert_geq(g_victim, 0, "fork: %s", strerror(errno));
+    if (g_victim == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        prctl(PR_SET_NAME, "victim_proc");
+        for (;;)
+            pause();
+    }
+    /* Its name is set before vyre-top looks. */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)g_victim);
+    for (int waited = 0;; waited += 10) {
+        char *comm = tu_read_file(path, NULL);
+        int ok = comm && strcmp(comm, "victim_proc\n") == 0;
+        free(comm);
+        if (ok)
+            break;
+        cr_assert_lt(waited, WAIT_MS, "the child did not rename itself");
+        sleep_ms(10);
+    }
+}
+
+static void stop_victim(void)
+{
+    if (g_victim > 0) {
+        kill(g_victim, SIGKILL);
+        waitpid(g_victim, NULL, 0);
+        g_victim = 0;
+    }
+}
+
+/* Words of a --batch row, split at spaces. */
+static int row_words(const char *row, char words[][64], int max)
+{
+    int n = 0;
+    size_t len = strcspn(row, "\n");
+    for (size_t i = 0; i < len && n < max;) {
+        while (i < len && row[i] == ' ')
+            i++;
+        size_t j = i;
+        while (j < len && row[j] != ' ')
+            j++;
+        if (j > i) {
+            snprintf(words[n++], 64, "%.*s", (int)(j - i), row + i);
+        }
+        i = j;
+    }
+    return n;
+}
+
+Test(top_tmux, gpu_processes_without_telemetry_are_listed)
+{
+    start_publishers();
+    start_victim();
+    /* NVML lists alpha (with telemetry) and the victim (without) on GPU 0,
+     * with GPU memory and SM utilisation. */
+    static char procs[128], util[128];
+    snprintf(procs, sizeof procs, "FAKENVML_PROCS=0:%d:1073741824,0:%d:536870912", (int)g_pub[0],
+             (int)g_victim);
+    snprintf(util, sizeof util, "FAKENVML_PROC_UTIL=0:%d:20:1,0:%d:37:5", (int)g_pub[0],
+             (int)g_victim);
+    setenv("VYRE_NVML_LIBRARY", FAKENVML_LIB, 1);
+    putenv(procs);
+    putenv(util);
+
+    tu_proc p;
+    run_top(&p, "--json", "-n", "1", "-d", "0.3", NULL);
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    json_error_t je;
+    json_t *o = json_loads(p.out, JSON_DISABLE_EOF_CHECK, &je);
+    cr_assert_not_null(o, "%s: %s", je.text, p.out);
+    json_t *arr = field(o, "processes");
+    size_t k;
+    json_t *v;
+    int seen = 0;
+    json_array_foreach(arr, k, v)
+    {
+        json_int_t pid = json_integer_value(field(v, "pid"));
+        if (pid == g_victim) {
+            seen |= 1;
+            cr_assert(json_is_false(field(v, "telemetry")));
+            cr_assert_str_eq(json_string_value(field(v, "name")), "victim_proc");
+            /* Its argv is this test's (a fork), NULs as spaces. */
+            size_t clen = 0;
+            char *self = tu_read_file("/proc/self/cmdline", &clen);
+            cr_assert_not_null(self);
+            while (clen > 0 && self[clen - 1] == '\0')
+                clen--;
+            for (size_t c = 0; c < clen; c++)
+                if (self[c] == '\0')
+                    self[c] = ' ';
+            self[clen] = '\0';
+            cr_assert_str_eq(json_string_value(field(v, "cmdline")), self);
+            free(self);
+            cr_assert_eq(num(v, "gpu_mem_bytes"), 536870912.0);
+            cr_assert_float_eq(num(v, "sm_util_ratio"), 0.37, 1e-12);
+            cr_assert_eq(num(v, "device"), 0);
+            cr_assert_gt(num(v, "rss_bytes"), 0);
+            cr_assert_eq(num(v, "uid"), (double)getuid());
+            cr_assert(json_is_string(field(v, "user")));
+            /* No telemetry: vyre's figures are unknown, not 0. */
+            cr_assert(json_is_null(field(v, "launches_per_s")));
+            cr_assert(json_is_null(field(v, "launches")));
+            cr_assert(json_is_null(field(v, "layout_version")));
+            cr_assert_eq(json_array_size(field(v, "kernels")), 0);
+        } else if (pid == g_pub[0]) {
+            seen |= 2;
+            cr_assert(json_is_true(field(v, "telemetry")), "merged by pid: one row");
+            cr_assert_float_eq(num(v, "sm_util_ratio"), 0.20, 1e-12);
+            cr_assert_eq(num(v, "gpu_mem_bytes"), 1073741824.0);
+            cr_assert(json_is_integer(field(v, "launches")), "its vyre columns kept");
+            cr_assert_gt(json_array_size(field(v, "kernels")), 0);
+        } else if (pid == g_pub[1]) {
+            seen |= 4;
+            cr_assert(json_is_null(field(v, "sm_util_ratio")), "not on a GPU: unknown");
+        }
+    }
+    cr_assert_eq(seen, 7, "%s", p.out);
+    json_t *gp = field(json_array_get(field(o, "gpus"), 0), "processes");
+    json_array_foreach(gp, k, v)
+    {
+        cr_assert_str_eq(json_string_value(field(v, "type")), "compute");
+    }
+    cr_assert_eq(json_array_size(gp), 2);
+    cr_assert_eq(json_array_size(arr), 3, "one row each:\n%s", p.out);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    run_top(&p, "--batch", "-n", "1", "-d", "0.3", "--width=160");
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    const char *row = pid_row(p.out, (int)g_victim, " victim_proc ");
+    cr_assert_not_null(row, "%s", p.out);
+    char w[20][64];
+    int n = row_words(row, w, 20);
+    /* PID USER NAME GPU SM% GPU-MEM CPU% RSS LAUNCH/s GRAPH/s DISP/s H2D
+     * D2H D2D HIT% SAVED COMMAND... */
+    cr_assert_geq(n, 17, "%s", p.out);
+    cr_assert_str_eq(w[2], "victim_proc");
+    cr_assert_str_eq(w[3], "0");
+    cr_assert_str_eq(w[4], "37.0%");
+    cr_assert_str_eq(w[5], "512M");
+    cr_assert_str_eq(w[6], "0.0%", "a sleeping process uses no CPU");
+    cr_assert_neq(strcmp(w[7], "-"), 0, "its RSS is known");
+    for (int i = 8; i <= 15; i++)
+        cr_assert_str_eq(w[i], "-", "vyre column %d of a process without telemetry:\n%s", i, p.out);
+    const char *alpha = proc_row(p.out, 0);
+    cr_assert_not_null(alpha, "%s", p.out);
+    n = row_words(alpha, w, 20);
+    cr_assert_str_eq(w[4], "20.0%");
+    cr_assert_str_eq(w[5], "1.00G");
+    cr_assert_neq(strcmp(w[8], "-"), 0, "alpha's launches/s is known");
+    tu_proc_free(&p);
+    stop_victim();
+}
+
+static int victim_state(void)
+{
+    int st = 0;
+    pid_t r = waitpid(g_victim, &st, WNOHANG);
+    if (r == 0)
+        return 0; /* alive */
+    g_victim = 0;
+    return WIFSIGNALED(st) ? WTERMSIG(st) : -1;
+}
+
+Test(top_tmux, k_asks_then_sends_sigterm)
+{
+    start_victim();
+    static char procs[128];
+    snprintf(procs, sizeof procs, "FAKENVML_PROCS=0:%d:536870912", (int)g_victim);
+    setenv("VYRE_NVML_LIBRARY", FAKENVML_LIB, 1);
+    putenv(procs);
+    start_top(120, 30);
+    char prompt[96], kept[96], sent[96];
+    snprintf(prompt, sizeof prompt, "Send SIGTERM to %d (victim_proc)? y/N", (int)g_victim);
+    snprintf(kept, sizeof kept, "SIGTERM not sent to %d", (int)g_victim);
+    snprintf(sent, sizeof sent, "sent SIGTERM to %d (victim_proc)", (int)g_victim);
+    free(wait_screen(has_all, (const char *[]){"victim_proc", "Processes (1)", NULL},
+                     "the GPU process"));
+    /* The help names the key and its limits. */
+    keys("h");
+    free(wait_screen(has_all, (const char *[]){"send SIGTERM to the selected process", NULL},
+                     "k in the help"));
+    keys("x");
+    free(wait_screen(lacks, "vyre-top keys", "the help to close"));
+    /* k, then n: nothing happens. */
+    keys("k");
+    free(wait_screen(has_all, (const char *[]){prompt, NULL}, "the question"));
+    keys("n");
+    free(wait_screen(has_all, (const char *[]){kept, NULL}, "the cancellation"));
+    sleep_ms(300);
+    cr_assert_eq(victim_state(), 0, "n must not signal the process");
+    /* k, then y: SIGTERM. */
+    keys("k");
+    free(wait_screen(has_all, (const char *[]){prompt, NULL}, "the question again"));
+    keys("y");
+    free(wait_screen(has_all, (const char *[]){sent, NULL}, "the confirmation"));
+    int sig = 0;
+    for (int waited = 0; waited <= WAIT_MS && (sig = victim_state()) == 0; waited += 20)
+        sleep_ms(20);
+    cr_assert_eq(sig, SIGTERM, "the process must end by SIGTERM (got %d)", sig);
+    keys("q");
+    char *ex = read_exit();
+    cr_assert_not_null(ex);
+    cr_assert_str_eq(ex, "exit=0\n");
+    free(ex);
+}
 #endif
+
+/* ---- NO_COLOR ---------------------------------------------------------------- */
+
+/* 1 when the screen (capture-pane -e) sets a foreground or background
+ * colour: an SGR parameter 30-37, 38, 40-47, 48, 90-97 or 100-107 (39 and
+ * 49 only restore the defaults). */
+static int has_colour(const char *screen)
+{
+    for (const char *p = screen; (p = strstr(p, "\033["));) {
+        p += 2;
+        while (*p && *p != 'm' && ((*p >= '0' && *p <= '9') || *p == ';')) {
+            char *end = NULL;
+            long v = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            p = end;
+            if ((v >= 30 && v <= 38) || (v >= 40 && v <= 48) || (v >= 90 && v <= 97) ||
+                (v >= 100 && v <= 107))
+                return 1;
+            if (*p == ';')
+                p++;
+        }
+    }
+    return 0;
+}
+
+static char *capture_attrs(void)
+{
+    int code = 0;
+    char *out = TMUX_RC(&code, "capture-pane", "-e", "-p", "-t", "top");
+    cr_assert_eq(code, 0);
+    return out;
+}
+
+Test(top_tmux, no_color_turns_colour_off)
+{
+    start_publishers();
+    /* With colour (the control: the check can see colour). */
+    unsetenv("NO_COLOR");
+    start_top(100, 30);
+    check_shows_both();
+    char *s = capture_attrs();
+    cr_assert(has_colour(s), "colour expected without NO_COLOR:\n%s", s);
+    free(s);
+    free(TMUX("kill-server"));
+    g_tmux_started = 0;
+    char exit_path[700];
+    snprintf(exit_path, sizeof exit_path, "%s/exit", g_tmp);
+    unlink(exit_path);
+    /* NO_COLOR=1: attributes (reverse, bold) but no colour. */
+    setenv("NO_COLOR", "1", 1);
+    start_top(100, 30);
+    check_shows_both();
+    s = capture_attrs();
+    cr_assert_not(has_colour(s), "NO_COLOR=1 still coloured:\n%s", s);
+    cr_assert(strstr(s, "\033[7m") || strstr(s, ";7m") || strstr(s, "[1;7m"),
+              "the header is still reverse video:\n%s", s);
+    free(s);
+    keys("q");
+    char *ex = read_exit();
+    cr_assert_not_null(ex);
+    cr_assert_str_eq(ex, "exit=0\n");
+    free(ex);
+}

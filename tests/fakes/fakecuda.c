@@ -29,7 +29,10 @@
  *                                 them in cuInit), one NAME=value line each
  *
  * It also has the contexts, modules, memory, streams and graphs that
- * libcore's pipeline.c needs, on the CPU (see the section below).
+ * libcore's pipeline.c needs, on the CPU (see the section below), and the
+ * events, device-to-device copies and 32-bit memsets the bench engine
+ * needs (an event records the host's monotonic clock: the work before it
+ * has run, every call here being synchronous).
  *
  * Like the real driver, device queries before cuInit return
  * CUDA_ERROR_NOT_INITIALIZED, and an unknown error code makes
@@ -1009,6 +1012,106 @@ FAKE_FN CUresult fake_cuGraphLaunch(CUgraphExec e, CUstream s)
     return CUDA_SUCCESS;
 }
 
+/* ---- events, D2D copies, 32-bit memsets (the bench engine) ---------------- */
+
+#include <time.h>
+
+struct CUevent_st {
+    unsigned magic; /* EVENT_MAGIC while alive */
+    int recorded;
+    uint64_t ns; /* CLOCK_MONOTONIC when recorded */
+};
+#define EVENT_MAGIC 0x657674u
+
+FAKE_FN CUresult fake_cuEventCreate(CUevent *e, unsigned int flags)
+{
+    (void)flags;
+    CUresult r = forced("cuEventCreate");
+    if (r)
+        return r;
+    if (!g_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!e)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUevent_st *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ev->magic = EVENT_MAGIC;
+    *e = ev;
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuEventDestroy(CUevent e)
+{
+    CUresult r = forced("cuEventDestroy");
+    if (r)
+        return r;
+    if (!e || e->magic != EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    e->magic = 0;
+    free(e);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuEventRecord(CUevent e, CUstream s)
+{
+    CUresult r = forced("cuEventRecord");
+    if (r || (r = stream_usable(s)))
+        return r;
+    if (!e || e->magic != EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    e->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    e->recorded = 1;
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuEventSynchronize(CUevent e)
+{
+    CUresult r = forced("cuEventSynchronize");
+    if (r)
+        return r;
+    return e && e->magic == EVENT_MAGIC ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_FN CUresult fake_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+    CUresult r = forced("cuEventElapsedTime");
+    if (r)
+        return r;
+    if (!ms || !a || !b || a->magic != EVENT_MAGIC || b->magic != EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!a->recorded || !b->recorded)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *ms = (float)((double)(int64_t)(b->ns - a->ns) / 1e6);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    CUresult r = forced("cuMemcpyDtoDAsync");
+    if (r || (r = stream_usable(s)))
+        return r;
+    if (!device_span_ok(dst, n) || !device_span_ok(src, n))
+        return CUDA_ERROR_INVALID_VALUE;
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return CUDA_SUCCESS;
+}
+
+FAKE_FN CUresult fake_cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s)
+{
+    CUresult r = forced("cuMemsetD32Async");
+    if (r || (r = stream_usable(s)))
+        return r;
+    if (n > SIZE_MAX / 4 || !device_span_ok(dst, n * 4))
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned int *p = (unsigned int *)(uintptr_t)dst;
+    for (size_t i = 0; i < n; i++)
+        p[i] = v;
+    return CUDA_SUCCESS;
+}
+
 /* Each entry point has the prototype of the toolkit's cuda.h (through its
  * versioning macros), as libcore's table declares it. */
 #define FAKE_SAME_TYPE(name)                                                                       \
@@ -1040,6 +1143,13 @@ FAKE_SAME_TYPE(cuModuleLoadData)
 FAKE_SAME_TYPE(cuModuleUnload)
 FAKE_SAME_TYPE(cuModuleGetFunction)
 FAKE_SAME_TYPE(cuLaunchKernel)
+FAKE_SAME_TYPE(cuEventCreate)
+FAKE_SAME_TYPE(cuEventDestroy)
+FAKE_SAME_TYPE(cuEventRecord)
+FAKE_SAME_TYPE(cuEventSynchronize)
+FAKE_SAME_TYPE(cuEventElapsedTime)
+FAKE_SAME_TYPE(cuMemcpyDtoDAsync)
+FAKE_SAME_TYPE(cuMemsetD32Async)
 
 #ifndef FAKECUDA_NO_GETPROC
 
@@ -1084,6 +1194,13 @@ static const struct {
     {"cuModuleUnload", (void *)fake_cuModuleUnload},
     {"cuModuleGetFunction", (void *)fake_cuModuleGetFunction},
     {"cuLaunchKernel", (void *)fake_cuLaunchKernel},
+    {"cuEventCreate", (void *)fake_cuEventCreate},
+    {"cuEventDestroy", (void *)fake_cuEventDestroy},
+    {"cuEventRecord", (void *)fake_cuEventRecord},
+    {"cuEventSynchronize", (void *)fake_cuEventSynchronize},
+    {"cuEventElapsedTime", (void *)fake_cuEventElapsedTime},
+    {"cuMemcpyDtoDAsync", (void *)fake_cuMemcpyDtoDAsync},
+    {"cuMemsetD32Async", (void *)fake_cuMemsetD32Async},
 };
 
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,

@@ -20,6 +20,15 @@
  *   FAKENVML_MANY_PROCS=<n>     n more processes on GPU 0: pid 10000+j,
  *                               (j+1) MiB each
  *   FAKENVML_THROTTLE=<hex>     clocks-event reasons of GPU 0 (default 0x24)
+ *   FAKENVML_GRAPHICS_PROCS=g:pid:bytes,...  graphics processes
+ *                               (nvmlDeviceGetGraphicsRunningProcesses_v3,
+ *                               not in the old fake); bytes as above
+ *   FAKENVML_PROC_UTIL=g:pid:sm:mem,...  process-utilisation samples
+ *                               (nvmlDeviceGetProcessUtilization, not in
+ *                               the old fake): each call returns one sample
+ *                               per item of GPU g, stamped one microsecond
+ *                               after the caller's lastSeenTimeStamp; none
+ *                               listed: NVML_ERROR_NOT_FOUND
  *
  * Values of GPU i (deterministic, so tests can assert them exactly):
  *   name "NVIDIA Fake GPU <i>", uuid "GPU-00000000-0000-0000-0000-00000000000<i>",
@@ -61,6 +70,7 @@ enum {
     E_UNINITIALIZED = 1,
     E_INVALID_ARGUMENT = 2,
     E_NOT_SUPPORTED = 3,
+    E_NOT_FOUND = 6,
     E_INSUFFICIENT_SIZE = 7,
 };
 
@@ -84,7 +94,7 @@ FAKE_EXPORT int fakenvml_init_count(void)
 /* Calls per device query, by the names FAKENVML_UNSUPPORTED uses. */
 static const char *const g_queries[] = {
     "name",        "uuid",  "utilization", "memory",   "sm_clock",  "mem_clock", "max_clock",
-    "temperature", "power", "power_limit", "throttle", "processes", "handle",
+    "temperature", "power", "power_limit", "throttle", "processes", "handle",    "proc_util",
 };
 static unsigned g_calls[sizeof g_queries / sizeof g_queries[0]];
 
@@ -464,5 +474,107 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d,
                                                                  nvmlProcessInfo_t *infos)
 {
     return procs(d, count, infos);
+}
+#endif
+
+#ifndef FAKENVML_OLD
+typedef struct {
+    unsigned int pid;
+    unsigned long long timeStamp;
+    unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+
+/* The FAKENVML_PROC_UTIL samples of GPU i into out (up to cap); returns how
+ * many there are in all. */
+static unsigned list_util(int i, nvmlProcessUtilizationSample_t *out, unsigned cap,
+                          unsigned long long ts)
+{
+    unsigned n = 0;
+    const char *s = getenv("FAKENVML_PROC_UTIL");
+    while (s && *s) {
+        int gpu = -1;
+        unsigned pid = 0, sm = 0, mem = 0;
+        if (sscanf(s, "%d:%u:%u:%u", &gpu, &pid, &sm, &mem) == 4 && gpu == i) {
+            if (n < cap)
+                out[n] = (nvmlProcessUtilizationSample_t){
+                    .pid = pid, .timeStamp = ts, .smUtil = sm, .memUtil = mem};
+            n++;
+        }
+        const char *end = strchr(s, ',');
+        s = end ? end + 1 : NULL;
+    }
+    return n;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
+                                                         nvmlProcessUtilizationSample_t *u,
+                                                         unsigned int *count,
+                                                         unsigned long long last_seen);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
+                                                         nvmlProcessUtilizationSample_t *u,
+                                                         unsigned int *count,
+                                                         unsigned long long last_seen)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, count, "proc_util", &i);
+    if (r)
+        return r;
+    unsigned need = list_util(i, NULL, 0, 0);
+    if (!need) {
+        *count = 0;
+        return E_NOT_FOUND;
+    }
+    if (!u || *count < need) {
+        *count = need;
+        return E_INSUFFICIENT_SIZE;
+    }
+    *count = list_util(i, u, *count, last_seen + 1);
+    return OK;
+}
+#endif
+
+#ifndef FAKENVML_OLD
+/* Graphics processes of GPU i from FAKENVML_GRAPHICS_PROCS (as list_procs). */
+static unsigned list_graphics(int i, nvmlProcessInfo_t *out, unsigned cap)
+{
+    unsigned n = 0;
+    const char *s = getenv("FAKENVML_GRAPHICS_PROCS");
+    while (s && *s) {
+        int gpu = -1;
+        unsigned pid = 0;
+        char bytes[32] = "";
+        if (sscanf(s, "%d:%u:%31[^,]", &gpu, &pid, bytes) == 3 && gpu == i) {
+            if (n < cap)
+                out[n] = (nvmlProcessInfo_t){
+                    .pid = pid,
+                    .usedGpuMemory = strcmp(bytes, "-") == 0 ? ~0ull : strtoull(bytes, NULL, 10),
+                    .gpuInstanceId = ~0u,
+                    .computeInstanceId = ~0u};
+            n++;
+        }
+        const char *end = strchr(s, ',');
+        s = end ? end + 1 : NULL;
+    }
+    return n;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d,
+                                                                  unsigned int *count,
+                                                                  nvmlProcessInfo_t *infos);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d,
+                                                                  unsigned int *count,
+                                                                  nvmlProcessInfo_t *infos)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, count, "graphics", &i);
+    if (r)
+        return r;
+    unsigned need = list_graphics(i, NULL, 0);
+    if (*count < need || (need && !infos)) {
+        *count = need;
+        return E_INSUFFICIENT_SIZE;
+    }
+    *count = list_graphics(i, infos, *count);
+    return OK;
 }
 #endif

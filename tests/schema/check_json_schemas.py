@@ -258,7 +258,20 @@ def top(env, sch):
         if line != "ready\n":
             fail("telemetry_publisher did not start: %r" % line)
             return None
-        p = env.run([env.args.top, "--json", "-n", "2", "-d", "0.3"])
+        # A GPU process without telemetry (nvitop's view) beside the
+        # publisher, both listed by the fake NVML with SM utilisation.
+        other = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL)
+        extra = {
+            "FAKENVML_PROCS": "0:%d:1048576,0:%d:2097152" % (pub.pid, other.pid),
+            "FAKENVML_PROC_UTIL": "0:%d:40:5,0:%d:60:7" % (pub.pid, other.pid),
+            # this script as a graphics-only process
+            "FAKENVML_GRAPHICS_PROCS": "0:%d:4096" % os.getpid(),
+        }
+        try:
+            p = env.run([env.args.top, "--json", "-n", "2", "-d", "0.3"], extra_env=extra)
+        finally:
+            other.kill()
+            other.wait()
         lines = p.stdout.splitlines()
         if len(lines) != 2:
             fail("vyre-top --json -n 2: %d lines" % len(lines))
@@ -274,6 +287,13 @@ def top(env, sch):
                      % json.dumps(last)[:800])
             if not last["gpus"]:
                 fail("vyre-top: no GPU from the fake NVML: %r" % last["gpu_monitor"])
+            types = {x["pid"]: x["type"] for x in last["gpus"][0]["processes"] or []}
+            if types.get(os.getpid()) != "graphics" or types.get(other.pid) != "compute":
+                fail("vyre-top: GPU process types %r" % types)
+            bare = [x for x in last["processes"] if x["pid"] == other.pid]
+            if not bare or bare[0]["telemetry"] or bare[0]["sm_util_ratio"] is None:
+                fail("vyre-top: the GPU process without telemetry is missing: %s"
+                     % json.dumps(last["processes"])[:800])
             if last["cache"]["state"] != "ok":
                 fail("vyre-top: cache state %r" % last["cache"]["state"])
         return last

@@ -23,8 +23,9 @@
 #define MIB (1024ull * 1024ull)
 
 static const char *const g_vars[] = {
-    "VYRE_NVML_LIBRARY", "FAKENVML_INIT_FAIL", "FAKENVML_GPUS",       "FAKENVML_UNSUPPORTED",
-    "FAKENVML_FAIL",     "FAKENVML_PROCS",     "FAKENVML_MANY_PROCS",
+    "VYRE_NVML_LIBRARY",    "FAKENVML_INIT_FAIL", "FAKENVML_GPUS",
+    "FAKENVML_UNSUPPORTED", "FAKENVML_FAIL",      "FAKENVML_PROCS",
+    "FAKENVML_MANY_PROCS",  "FAKENVML_PROC_UTIL", "FAKENVML_GRAPHICS_PROCS",
 };
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
 static tu_env g_env;
@@ -341,6 +342,69 @@ Test(gpu_monitor, processes_listed_largest_first)
     cr_assert_eq(snap.gpus[1].procs[0].pid, 42);
     cr_assert_eq(snap.gpus[1].procs[0].used_bytes, 4096);
     cr_assert_eq(snap.gpus[1].procs[0].used_valid, 1);
+    vyre_gpu_monitor_close(m);
+}
+
+Test(gpu_monitor, graphics_processes_are_listed_once)
+{
+    setenv("FAKENVML_PROCS", "0:300:1048576", 1);
+    /* 300 both computes and draws: one entry, a compute one. 400 only
+     * draws. */
+    setenv("FAKENVML_GRAPHICS_PROCS", "0:300:2097152,0:400:3145728", 1);
+    vyre_gpu_snapshot snap;
+    vyre_gpu_monitor *m = open_and_sample(&snap);
+    const vyre_gpu_info *g = &snap.gpus[0];
+    cr_assert_eq(g->nprocs, 2);
+    cr_assert_eq(g->nprocs_total, 2);
+    cr_assert_eq(g->procs_truncated, 0);
+    cr_assert_eq(g->procs[0].pid, 400, "largest first");
+    cr_assert_eq(g->procs[0].graphics, 1);
+    cr_assert_eq(g->procs[0].used_bytes, 3 * MIB);
+    cr_assert_eq(g->procs[1].pid, 300);
+    cr_assert_eq(g->procs[1].graphics, 0);
+    cr_assert_eq(g->procs[1].used_bytes, MIB, "the compute entry's memory");
+    /* A failing graphics query leaves the compute list whole. */
+    setenv("FAKENVML_FAIL", "graphics=15", 1);
+    cr_assert_eq(vyre_gpu_monitor_sample(m, &snap, NULL), 0);
+    cr_assert_eq(g->nprocs, 1);
+    cr_assert_eq(g->procs[0].pid, 300);
+    cr_assert(vyre_gpu_field_valid(g, VYRE_GPU_F_PROCS));
+    vyre_gpu_monitor_close(m);
+}
+
+Test(gpu_monitor, process_utilisation_is_the_newest_sample_per_process)
+{
+    setenv("FAKENVML_GPUS", "2", 1);
+    setenv("FAKENVML_PROCS", "0:300:1048576,0:100:-,1:42:4096", 1);
+    /* pid 300 has two samples in the window (the later one wins: same
+     * timestamp, so the last listed); pid 100 none; 999 is not listed. */
+    setenv("FAKENVML_PROC_UTIL", "0:300:10:1,0:300:42:7,0:999:50:50,1:42:100:3", 1);
+    vyre_gpu_snapshot snap;
+    vyre_gpu_monitor *m = open_and_sample(&snap);
+    const vyre_gpu_info *g = &snap.gpus[0];
+    cr_assert_eq(g->nprocs, 2);
+    cr_assert_eq(g->procs[0].pid, 300);
+    cr_assert_eq(g->procs[0].util_valid, 1);
+    cr_assert_eq(g->procs[0].sm_util_pct, 42);
+    cr_assert_eq(g->procs[0].mem_util_pct, 7);
+    cr_assert_eq(g->procs[1].pid, 100);
+    cr_assert_eq(g->procs[1].util_valid, 0, "no sample: unknown, not 0%%");
+    cr_assert_eq(g->procs[1].sm_util_pct, 0);
+    cr_assert_eq(snap.gpus[1].procs[0].util_valid, 1);
+    cr_assert_eq(snap.gpus[1].procs[0].sm_util_pct, 100);
+    /* No sample in the next window (NVML_ERROR_NOT_FOUND): unknown again. */
+    unsetenv("FAKENVML_PROC_UTIL");
+    cr_assert_eq(vyre_gpu_monitor_sample(m, &snap, NULL), 0);
+    cr_assert_eq(g->procs[0].util_valid, 0);
+    cr_assert_str_eq(g->problem, "", "NOT_FOUND is no problem");
+    vyre_gpu_monitor_close(m);
+    /* An NVML without the query: memory still known, utilisation not. */
+    setenv("VYRE_NVML_LIBRARY", FAKENVML_OLD_LIB, 1);
+    setenv("FAKENVML_PROC_UTIL", "0:300:42:7", 1);
+    m = open_and_sample(&snap);
+    cr_assert_eq(g->procs[0].pid, 300);
+    cr_assert_eq(g->procs[0].used_valid, 1);
+    cr_assert_eq(g->procs[0].util_valid, 0);
     vyre_gpu_monitor_close(m);
 }
 

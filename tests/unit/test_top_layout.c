@@ -282,7 +282,7 @@ static top_snapshot *fake_snapshot(int with_gpu, int nprocs)
             g->temperature_c = 45;
             g->sm_clock_mhz = 1980;
             for (int k = 0; k < 100; k++)
-                top_gpu_hist_push(&s->gpu_hist[i], (uint8_t)(k % 101), TOP_HIST_UNKNOWN);
+                top_gpu_hist_push(&s->gpu_hist[i], (uint8_t)(k % 101), TOP_HIST_UNKNOWN, 50);
         }
     } else {
         snprintf(s->gpu_msg, sizeof s->gpu_msg, "NVML not available");
@@ -295,8 +295,18 @@ static top_snapshot *fake_snapshot(int with_gpu, int nprocs)
         snprintf(p->name, sizeof p->name, "proc%d", i);
         snprintf(p->cmdline, sizeof p->cmdline, "proc%d --flag", i);
         p->device = i % 2;
+        p->telemetry = 1;
         p->published = 1;
         p->launches_s = 100.0 * i;
+        p->graphs_s = i ? 12 : NAN;
+        p->d2d_mb_s = 2000;
+        p->sm_util_pct = i ? 37 : NAN;
+        p->cpu_pct = i ? 150 : NAN;
+        if (i) { /* proc0: /proc unknown (another namespace), the rest known */
+            p->host.uid_valid = p->host.rss_valid = 1;
+            snprintf(p->host.user, sizeof p->host.user, "alice");
+            p->host.rss_bytes = 3ull << 20;
+        }
         p->dispatches_s = i ? 10.0 : NAN;
         p->h2d_mb_s = 1.5;
         p->d2h_mb_s = NAN;
@@ -386,11 +396,23 @@ Test(top_view, rows_show_values_and_dashes_for_unknowns)
     top_grid g;
     cr_assert_eq(top_view_compose(s, &ui, 30, 100, 0, &g), 0);
     /* proc0: dispatches/s and D2H unknown. Sorted by launches/s: proc1 first. */
-    const char *r0 = find_row(&g, "   1000 proc0");
-    const char *r1 = find_row(&g, "   1001 proc1");
+    const char *r0 = find_row(&g, "   1000 -        proc0");
+    const char *r1 = find_row(&g, "   1001 alice    proc1");
     cr_assert(r0 && r1 && r1 < r0);
-    cr_assert_str_eq(r0, "   1000 proc0             0        0        -      1.5        -  75.0"
-                         "%   3.0s       - proc0 --flag  ");
+    /* 100 columns: the host and GPU columns, launches and graphs, and the
+     * command; proc0's /proc figures, SM% and GPU memory are unknown. */
+    cr_assert_str_eq(r0, "   1000 -        proc0             0     -       -     -     -        0"
+                         "       - proc0 --flag        ");
+    top_grid_release(&g);
+    /* 160 columns: every column. */
+    cr_assert_eq(top_view_compose(s, &ui, 30, 160, 0, &g), 0);
+    r1 = find_row(&g, "   1001 alice    proc1");
+    cr_assert_not_null(r1);
+    cr_assert_str_eq(r1, "   1001 alice    proc1             1 37.0%       -  150% 3.00M      100"
+                         "      12       10      1.5        -     2000  75.0%   3.0s proc1 --flag"
+                         "                  ");
+    top_grid_release(&g);
+    cr_assert_eq(top_view_compose(s, &ui, 30, 100, 0, &g), 0);
     const char *gpu = find_row(&g, "NVIDIA H100");
     cr_assert_not_null(gpu);
     cr_assert(strstr(gpu, "[||||   40%]"), "%s", gpu); /* 4 of 10 cells */
@@ -426,12 +448,31 @@ Test(top_view, empty_states_say_what_to_do)
     cr_assert_eq(top_view_compose(s, &ui, 24, 100, 0, &g), 0);
     cr_assert_not_null(find_row(&g, "no NVIDIA GPU monitor: NVML not available"));
     cr_assert_not_null(
-        find_row(&g, "no instrumented process: run vyre-bench, or link libvyrecore"));
+        find_row(&g, "no GPU process and no instrumented process: run vyre-bench, or link "
+                     "libvyrecore"));
     cr_assert_not_null(
         find_row(&g, "or run any CUDA program with CUDA_INJECTION64_PATH=.../libvyre-inject.so"));
     cr_assert_not_null(find_row(&g, "no NVTX ranges recorded yet"));
     cr_assert_not_null(find_row(&g, "waiting for a second sample"));
     cr_assert_not_null(find_row(&g, "no pipeline cache at /home/u/.cache/vyre/ptx-cache yet"));
+    top_grid_release(&g);
+    free_snapshot(s);
+}
+
+Test(top_view, gpu_processes_show_when_telemetry_cannot_be_listed)
+{
+    /* NVML's processes still show; the title says why vyre's columns are
+     * empty. */
+    top_snapshot *s = fake_snapshot(1, 1);
+    s->tel_ok = 0;
+    snprintf(s->tel_msg, sizeof s->tel_msg, "telemetry directory 'x' is not a directory");
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    top_grid g;
+    cr_assert_eq(top_view_compose(s, &ui, 0, 160, TOP_VIEW_BATCH, &g), 0);
+    cr_assert_not_null(find_row(&g, "   1000 -        proc0"));
+    cr_assert_not_null(
+        find_row(&g, "telemetry pages not listed: telemetry directory 'x' is not a directory"));
     top_grid_release(&g);
     free_snapshot(s);
 }
@@ -443,8 +484,8 @@ Test(top_view, batch_frames_hold_every_row)
     top_ui_init(&ui, 1.0);
     top_grid g;
     cr_assert_eq(top_view_compose(s, &ui, 0, 120, TOP_VIEW_BATCH, &g), 0);
-    cr_assert_not_null(find_row(&g, "   1039 proc39"));
-    cr_assert_not_null(find_row(&g, "   1000 proc0"));
+    cr_assert_not_null(find_row(&g, "   1039 alice    proc39"));
+    cr_assert_not_null(find_row(&g, "   1000 -        proc0"));
     cr_assert_null(find_row(&g, "> "), "no focus marker in batch output");
     top_grid_release(&g);
     free_snapshot(s);
@@ -470,6 +511,12 @@ Test(top_ui, keys_change_focus_sort_filter_pause_delay_and_help)
     cr_assert_str_eq(top_sort_name(TOP_P_PROC, ui.sort[TOP_P_PROC]), "h2d");
     for (int i = 0; i < 6; i++)
         top_ui_key(&ui, 's');
+    cr_assert_str_eq(top_sort_name(TOP_P_PROC, ui.sort[TOP_P_PROC]), "sm%");
+    top_ui_key(&ui, 's');
+    cr_assert_str_eq(top_sort_name(TOP_P_PROC, ui.sort[TOP_P_PROC]), "cpu%");
+    top_ui_key(&ui, 's');
+    cr_assert_str_eq(top_sort_name(TOP_P_PROC, ui.sort[TOP_P_PROC]), "graphs/s");
+    top_ui_key(&ui, 's');
     cr_assert_str_eq(top_sort_name(TOP_P_PROC, ui.sort[TOP_P_PROC]), "launches/s", "wraps");
 
     ui.nrows[TOP_P_PROC] = 5;
@@ -524,6 +571,90 @@ Test(top_ui, keys_change_focus_sort_filter_pause_delay_and_help)
     cr_assert(top_ui_key(&ui, TOP_KEY_RESIZE) & TOP_UI_RESIZE);
 }
 
+Test(top_ui, no_color_turns_colour_off_when_set_and_not_empty)
+{
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    top_ui_apply_env(&ui, NULL);
+    cr_assert_not(ui.mono, "unset: colour");
+    top_ui_apply_env(&ui, "");
+    cr_assert_not(ui.mono, "empty: colour (no-color.org)");
+    top_ui_apply_env(&ui, "1");
+    cr_assert(ui.mono);
+    top_ui_init(&ui, 1.0);
+    top_ui_apply_env(&ui, "0");
+    cr_assert(ui.mono, "any non-empty value, \"0\" included");
+}
+
+Test(top_ui, k_asks_then_sends_only_on_y)
+{
+    top_snapshot *s = fake_snapshot(1, 2);
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    top_grid g;
+    /* Nothing selected yet: k explains itself. */
+    cr_assert_eq(top_ui_key(&ui, 'k'), TOP_UI_REDRAW);
+    cr_assert_not(ui.confirm_kill);
+    cr_assert(strstr(ui.msg, "select a process"), "%s", ui.msg);
+    /* The view names the selected row: proc1 (most launches/s) first. */
+    cr_assert_eq(top_view_compose(s, &ui, 30, 100, 0, &g), 0);
+    top_grid_release(&g);
+    cr_assert_eq(ui.sel_pid, 1001);
+    cr_assert_str_eq(ui.sel_name, "proc1");
+    cr_assert_eq(top_ui_key(&ui, 'k'), TOP_UI_REDRAW);
+    cr_assert(ui.confirm_kill);
+    cr_assert_eq(ui.kill_pid, 1001);
+    cr_assert_eq(top_view_compose(s, &ui, 30, 100, 0, &g), 0);
+    cr_assert_not_null(find_row(&g, "Send SIGTERM to 1001 (proc1)? y/N"));
+    top_grid_release(&g);
+    /* n (or anything but y) cancels; q does not quit from the question. */
+    unsigned what = top_ui_key(&ui, 'n');
+    cr_assert_not(what & TOP_UI_KILL);
+    cr_assert_not(ui.confirm_kill);
+    cr_assert(strstr(ui.msg, "not sent"), "%s", ui.msg);
+    top_ui_key(&ui, 'k');
+    cr_assert_not(top_ui_key(&ui, 'q') & (TOP_UI_QUIT | TOP_UI_KILL));
+    top_ui_key(&ui, 'k');
+    what = top_ui_key(&ui, 'y');
+    cr_assert(what & TOP_UI_KILL);
+    cr_assert_not(ui.confirm_kill);
+    cr_assert_eq(ui.kill_pid, 1001);
+    /* Another panel's selection is not a process. */
+    ui.msg[0] = '\0';
+    top_ui_key(&ui, TOP_KEY_TAB);
+    cr_assert_eq(top_ui_key(&ui, 'k'), TOP_UI_REDRAW);
+    cr_assert_not(ui.confirm_kill);
+    /* k no longer moves the selection up (it did, vi-style). */
+    top_ui_key(&ui, TOP_KEY_BTAB);
+    ui.nrows[TOP_P_PROC] = 2;
+    ui.sel[TOP_P_PROC] = 1;
+    top_ui_key(&ui, 'k');
+    cr_assert_eq(ui.sel[TOP_P_PROC], 1);
+    free_snapshot(s);
+}
+
+Test(top_view, gpu_history_shows_util_memory_and_power_in_80_columns)
+{
+    top_snapshot *s = fake_snapshot(1, 1);
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    top_grid g;
+    cr_assert_eq(top_view_compose(s, &ui, 24, 80, 0, &g), 0);
+    const char *h = find_row(&g, "    util ");
+    cr_assert_not_null(h);
+    const char *mem = strstr(h, "  mem "), *pw = strstr(h, "  power ");
+    cr_assert(mem && pw && mem < pw, "%s", h);
+    cr_assert_eq((int)strlen(h), 80);
+    /* Power was 50% in every sample: a full run of the same level, the
+     * newest at the right edge; memory was unknown: blank. */
+    cr_assert(TOP_IS_SPARK(h[79]), "power sparkline at the right edge");
+    for (const char *c = mem + 6; c < pw; c++)
+        cr_assert_eq(*c, ' ', "unknown memory samples are blank: %s", h);
+    cr_assert(TOP_IS_SPARK(mem[-1]), "utilisation ends where memory begins");
+    top_grid_release(&g);
+    free_snapshot(s);
+}
+
 /* ---- aggregation ---------------------------------------------------------- */
 
 Test(top_collect, rates_ranges_and_kernels_aggregate_honestly)
@@ -532,25 +663,51 @@ Test(top_collect, rates_ranges_and_kernels_aggregate_honestly)
     cr_assert(isnan(top_rate(10, 5, 1)), "a counter going back is a restart: unknown");
     cr_assert_float_eq(top_rate(10, 30, 2), 10.0, 1e-12);
 
+    /* A ring that overflowed: each kept record stands for recorded/seen. */
+    cr_assert_float_eq(top_sample_scale(4, 10), 2.5, 1e-12);
+    cr_assert_float_eq(top_sample_scale(4, 4), 1.0, 1e-12, "no overflow: exact");
+    cr_assert_float_eq(top_sample_scale(0, 10), 1.0, 1e-12, "nothing kept: nothing to scale");
+    cr_assert_float_eq(top_sample_scale(10, 4), 1.0, 1e-12, "never scaled down");
+
     top_snapshot *s = fake_snapshot(0, 3); /* kernel_0, kernel_1, kernel_2 */
     s->procs[2].kernels[0].total_ns = 12000;
     s->procs[2].kernels[0].max_ns = 9000;
-    s->procs[2].kernels_new = 10; /* the ring lost 6 */
+    s->procs[2].kernels_new = 10; /* the ring lost 6 of 10 */
     top_kernel *k = NULL;
     int sampled = 0;
     size_t n = top_aggregate_kernels(s, NULL, &k, &sampled);
     cr_assert_eq(n, 3);
     cr_assert(sampled);
     double total = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         total += k[i].share_pct;
-        cr_assert_float_eq(k[i].calls_s, 4.0, 1e-9);
-    }
     cr_assert_float_eq(total, 100.0, 1e-9);
-    cr_assert_float_eq(k[2].share_pct, 60.0, 1e-9);
-    cr_assert_float_eq(k[2].mean_ns, 3000.0, 1e-9);
+    /* kernel_0 and kernel_1 were all seen: exact. */
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_float_eq(k[i].calls_s, 4.0, 1e-9);
+        cr_assert_not(k[i].estimated);
+        cr_assert_float_eq(k[i].share_pct, 100.0 * 4000 / 38000, 1e-9);
+    }
+    /* kernel_2: 4 seen of 10 recorded in 1 s: 10 calls/s, an estimate, and
+     * its time scaled alike (30000 of 38000 ns) for its share. */
+    cr_assert_float_eq(k[2].calls_s, 10.0, 1e-9);
+    cr_assert(k[2].estimated);
+    cr_assert_float_eq(k[2].share_pct, 100.0 * 30000 / 38000, 1e-9);
+    cr_assert_eq(k[2].calls, 4, "the raw count stays what was seen");
+    cr_assert_float_eq(k[2].mean_ns, 3000.0, 1e-9, "the mean is of real records");
     cr_assert_eq(k[2].max_ns, 9000);
     free(k);
+    /* The kernel table marks the estimate with '~'. */
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    top_grid g;
+    cr_assert_eq(top_view_compose(s, &ui, 0, 120, TOP_VIEW_BATCH, &g), 0);
+    const char *r2 = find_row(&g, "kernel_2");
+    const char *r0 = find_row(&g, "kernel_0");
+    cr_assert(r2 && strstr(r2, " ~10 "), "%s", r2 ? r2 : "(none)");
+    cr_assert(r0 && !strchr(r0, '~'), "%s", r0 ? r0 : "(none)");
+    cr_assert_not_null(find_row(&g, "ring overflowed: ~ estimated"));
+    top_grid_release(&g);
 
     unsigned char keep[3] = {1, 0, 0};
     n = top_aggregate_kernels(s, keep, &k, &sampled);
@@ -574,8 +731,12 @@ Test(top_collect, rates_ranges_and_kernels_aggregate_honestly)
     top_gpu_hist h = {0};
     cr_assert_eq(top_gpu_hist_util(&h, 0), TOP_HIST_UNKNOWN);
     for (int i = 0; i < TOP_GPU_HIST + 5; i++)
-        top_gpu_hist_push(&h, (uint8_t)(i % 100), 0);
+        top_gpu_hist_push(&h, (uint8_t)(i % 100), 0, (uint8_t)(99 - i % 100));
     cr_assert_eq(h.len, TOP_GPU_HIST);
     cr_assert_eq(top_gpu_hist_util(&h, 0), 5, "the oldest five were overwritten");
+    cr_assert_eq(top_gpu_hist_power(&h, 0), 94);
+    cr_assert_eq(top_gpu_hist_mem(&h, 1), 0);
+    cr_assert_eq(top_gpu_hist_power(&h, TOP_GPU_HIST - 1), 99 - (TOP_GPU_HIST + 4) % 100);
+    cr_assert_eq(top_gpu_hist_power(&h, TOP_GPU_HIST), TOP_HIST_UNKNOWN);
     cr_assert_eq(top_gpu_hist_util(&h, TOP_GPU_HIST - 1), (TOP_GPU_HIST + 4) % 100);
 }

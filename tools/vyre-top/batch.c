@@ -76,8 +76,11 @@ static json_t *gpu_json(const vyre_gpu_info *g)
     json_t *procs = json_array();
     for (unsigned i = 0; V(PROCS) && i < g->nprocs && i < VYRE_GPU_MAX_PROCS; i++)
         json_array_append_new(
-            procs, json_pack("{s:I, s:o}", "pid", (json_int_t)g->procs[i].pid, "used_bytes",
-                             jint_if(g->procs[i].used_valid, g->procs[i].used_bytes)));
+            procs,
+            json_pack("{s:I, s:s, s:o, s:o}", "pid", (json_int_t)g->procs[i].pid, "type",
+                      g->procs[i].graphics ? "graphics" : "compute", "used_bytes",
+                      jint_if(g->procs[i].used_valid, g->procs[i].used_bytes), "sm_util_ratio",
+                      g->procs[i].util_valid ? jratio_pct(g->procs[i].sm_util_pct) : json_null()));
     json_t *o = json_object();
     json_object_set_new(o, "index", json_integer(g->index));
     json_object_set_new(o, "name", jstr_if(V(NAME), g->name));
@@ -142,6 +145,7 @@ static json_t *kernels_json(const top_kernel *k, size_t n)
         json_object_set_new(o, "mean_ns", jround(x->mean_ns));
         json_object_set_new(o, "max_ns", jint(x->max_ns));
         json_object_set_new(o, "total_ns", jint(x->total_ns));
+        json_object_set_new(o, "estimated", json_boolean(x->estimated));
         json_object_set_new(o, "grid",
                             json_pack("[I,I,I]", (json_int_t)x->grid[0], (json_int_t)x->grid[1],
                                       (json_int_t)x->grid[2]));
@@ -157,26 +161,39 @@ static json_t *kernels_json(const top_kernel *k, size_t n)
 static json_t *proc_json(const top_snapshot *s, size_t i)
 {
     const top_proc *p = &s->procs[i];
+    const top_host_proc *h = &p->host;
+    int t = p->telemetry; /* vyre's own figures exist only with a page */
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer(p->pid));
     json_object_set_new(o, "name", json_string(p->name));
     json_object_set_new(o, "cmdline", json_string(p->cmdline));
+    json_object_set_new(o, "telemetry", json_boolean(t));
+    json_object_set_new(o, "uid", h->uid_valid ? json_integer(h->uid) : json_null());
+    json_object_set_new(o, "user", jstr_if(h->uid_valid, h->user));
+    /* CPU time over wall time: 1 is one core busy, so it may exceed 1. */
+    json_object_set_new(o, "cpu_ratio", jratio_pct(p->cpu_pct));
+    json_object_set_new(o, "rss_bytes", jint_if(h->rss_valid, h->rss_bytes));
+    json_object_set_new(o, "sm_util_ratio", jratio_pct(p->sm_util_pct));
     json_object_set_new(o, "device", p->device >= 0 ? json_integer(p->device) : json_null());
     json_object_set_new(o, "published", json_boolean(p->published));
     json_object_set_new(o, "launches_per_s", jnum(p->launches_s));
+    json_object_set_new(o, "graph_launches_per_s", jnum(p->graphs_s));
     json_object_set_new(o, "dispatches_per_s", jnum(p->dispatches_s));
     /* The collector keeps MB/s and seconds for the screen; JSON is in base
      * units (docs/JSON.md). */
     json_object_set_new(o, "h2d_bytes_per_s", jnum(p->h2d_mb_s * 1e6));
     json_object_set_new(o, "d2h_bytes_per_s", jnum(p->d2h_mb_s * 1e6));
+    json_object_set_new(o, "d2d_bytes_per_s", jnum(p->d2d_mb_s * 1e6));
     json_object_set_new(o, "cache_hit_ratio", jratio_pct(p->cache_hit_pct));
     json_object_set_new(o, "compile_time_saved_ns", jround(p->compile_saved_s * 1e9));
-    json_object_set_new(o, "launches", jint(p->launches));
-    json_object_set_new(o, "dispatches", jint(p->dispatches));
-    json_object_set_new(o, "h2d_bytes", jint(p->h2d_bytes));
-    json_object_set_new(o, "d2h_bytes", jint(p->d2h_bytes));
-    json_object_set_new(o, "kernels_total", jint(p->kernels_total));
-    json_object_set_new(o, "layout_version", json_integer(p->layout_version));
+    json_object_set_new(o, "launches", jint_if(t, p->launches));
+    json_object_set_new(o, "graph_launches", jint_if(t, p->graph_launches));
+    json_object_set_new(o, "dispatches", jint_if(t, p->dispatches));
+    json_object_set_new(o, "h2d_bytes", jint_if(t, p->h2d_bytes));
+    json_object_set_new(o, "d2h_bytes", jint_if(t, p->d2h_bytes));
+    json_object_set_new(o, "d2d_bytes", jint_if(t, p->d2d_bytes));
+    json_object_set_new(o, "kernels_total", jint_if(t, p->kernels_total));
+    json_object_set_new(o, "layout_version", t ? json_integer(p->layout_version) : json_null());
     json_object_set_new(o, "gpu_mem_bytes", jint_if(p->gpu_mem_valid, p->gpu_mem_bytes));
     /* This process alone. */
     unsigned char *keep = calloc(s->nprocs, 1);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* What the previous collection saw of one process. */
 typedef struct prev_proc {
@@ -24,6 +25,14 @@ typedef struct prev_proc {
     uint64_t last_serial;
 } prev_proc;
 
+/* What the previous collection saw of one process's host CPU time. */
+typedef struct host_prev {
+    int32_t pid;
+    uint64_t start_ticks;
+    uint64_t ticks; /* utime + stime */
+    uint64_t mono_ns;
+} host_prev;
+
 struct top_collector {
     top_collect_opts opts;
     vyre_gpu_monitor *gpu;
@@ -33,6 +42,10 @@ struct top_collector {
     top_gpu_hist hist[VYRE_GPU_MAX];
     prev_proc *prev;
     size_t nprev;
+    host_prev *hprev; /* sorted by pid */
+    size_t nhprev;
+    long hz; /* clock ticks per second */
+    top_user_cache users;
     vyre_telemetry_snapshot *page; /* scratch, ~200 KiB */
     /* cache figures are re-read every cache_every_s */
     int cache_state;
@@ -79,21 +92,44 @@ static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
 
 /* ---- pure helpers ------------------------------------------------------ */
 
-void top_gpu_hist_push(top_gpu_hist *h, uint8_t util, uint8_t mem)
+void top_gpu_hist_push(top_gpu_hist *h, uint8_t util, uint8_t mem, uint8_t power)
 {
     h->util[h->head] = util;
     h->mem[h->head] = mem;
+    h->power[h->head] = power;
     h->head = (h->head + 1) % TOP_GPU_HIST;
     if (h->len < TOP_GPU_HIST)
         h->len++;
 }
 
-uint8_t top_gpu_hist_util(const top_gpu_hist *h, unsigned i)
+static uint8_t hist_at(const top_gpu_hist *h, const uint8_t *ring, unsigned i)
 {
     if (i >= h->len)
         return TOP_HIST_UNKNOWN;
     unsigned start = (h->head + TOP_GPU_HIST - h->len) % TOP_GPU_HIST;
-    return h->util[(start + i) % TOP_GPU_HIST];
+    return ring[(start + i) % TOP_GPU_HIST];
+}
+
+uint8_t top_gpu_hist_util(const top_gpu_hist *h, unsigned i)
+{
+    return hist_at(h, h->util, i);
+}
+
+uint8_t top_gpu_hist_mem(const top_gpu_hist *h, unsigned i)
+{
+    return hist_at(h, h->mem, i);
+}
+
+uint8_t top_gpu_hist_power(const top_gpu_hist *h, unsigned i)
+{
+    return hist_at(h, h->power, i);
+}
+
+double top_sample_scale(uint64_t seen, uint64_t recorded)
+{
+    if (seen == 0 || recorded <= seen)
+        return 1.0;
+    return (double)recorded / (double)seen;
 }
 
 double top_rate(uint64_t prev, uint64_t now, double dt_s)
@@ -168,11 +204,14 @@ size_t top_aggregate_kernels(const top_snapshot *s, const unsigned char *keep, t
         *sampled = 0;
     size_t cap = 0, n = 0;
     top_kernel *v = NULL;
-    uint64_t total_ns = 0;
+    /* Calls and time each kept record stands for, per row of v. */
+    double *w_calls = NULL, *w_ns = NULL;
+    double total_ns = 0;
     for (size_t i = 0; i < s->nprocs; i++) {
         if (keep && !keep[i])
             continue;
         const top_proc *p = &s->procs[i];
+        double f = top_sample_scale(p->kernels_seen, p->kernels_new);
         if (sampled && p->kernels_seen < p->kernels_new)
             *sampled = 1;
         for (size_t k = 0; k < p->nkernels; k++) {
@@ -182,13 +221,23 @@ size_t top_aggregate_kernels(const top_snapshot *s, const unsigned char *keep, t
                 j++;
             if (j == n) {
                 if (n == cap) {
-                    cap = cap ? cap * 2 : 32;
-                    top_kernel *nv = realloc(v, cap * sizeof *nv);
-                    if (!nv)
-                        break; /* keep what we have */
-                    v = nv;
+                    size_t ncap = cap ? cap * 2 : 32;
+                    top_kernel *nv = realloc(v, ncap * sizeof *nv);
+                    if (nv)
+                        v = nv;
+                    double *nc = nv ? realloc(w_calls, ncap * sizeof *nc) : NULL;
+                    if (nc)
+                        w_calls = nc;
+                    double *nn = nc ? realloc(w_ns, ncap * sizeof *nn) : NULL;
+                    if (nn)
+                        w_ns = nn;
+                    if (!nn)
+                        goto done; /* keep what we have */
+                    cap = ncap;
                 }
                 v[n] = *src;
+                v[n].estimated = 0;
+                w_calls[n] = w_ns[n] = 0;
                 n++;
             } else {
                 v[j].calls += src->calls;
@@ -196,14 +245,21 @@ size_t top_aggregate_kernels(const top_snapshot *s, const unsigned char *keep, t
                 if (src->max_ns > v[j].max_ns)
                     v[j].max_ns = src->max_ns;
             }
-            total_ns += src->total_ns;
+            w_calls[j] += (double)src->calls * f;
+            w_ns[j] += (double)src->total_ns * f;
+            if (f > 1.0)
+                v[j].estimated = 1;
+            total_ns += (double)src->total_ns * f;
         }
     }
+done:
     for (size_t j = 0; j < n; j++) {
-        v[j].calls_s = s->interval_s > 0 ? (double)v[j].calls / s->interval_s : NAN;
-        v[j].share_pct = total_ns ? 100.0 * (double)v[j].total_ns / (double)total_ns : NAN;
+        v[j].calls_s = s->interval_s > 0 ? w_calls[j] / s->interval_s : NAN;
+        v[j].share_pct = total_ns > 0 ? 100.0 * w_ns[j] / total_ns : NAN;
         v[j].mean_ns = v[j].calls ? (double)v[j].total_ns / (double)v[j].calls : NAN;
     }
+    free(w_calls);
+    free(w_ns);
     *out = v;
     return n;
 }
@@ -227,6 +283,9 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
         c->opts.cache_every_s = 5;
     if (c->opts.reap_every_s == 0)
         c->opts.reap_every_s = 10;
+    if (!c->opts.proc_root)
+        c->opts.proc_root = TOP_PROC_ROOT;
+    c->hz = sysconf(_SC_CLK_TCK);
     c->cache_state = TOP_CACHE_PENDING;
     if (c->opts.no_gpu) {
         c->gpu_rc = VYRE_ENOTSUP;
@@ -251,6 +310,7 @@ void top_collector_free(top_collector *c)
         return;
     vyre_gpu_monitor_close(c->gpu);
     free(c->prev);
+    free(c->hprev);
     free(c->page);
     free(c);
 }
@@ -297,7 +357,11 @@ static void collect_gpus(top_collector *c, top_snapshot *s)
         double mem = vyre_gpu_field_valid(g, VYRE_GPU_F_MEMORY) && g->mem_total_bytes
                          ? 100.0 * (double)g->mem_used_bytes / (double)g->mem_total_bytes
                          : NAN;
-        top_gpu_hist_push(&c->hist[i], pct8(util), pct8(mem));
+        double pw =
+            vyre_gpu_field_valid(g, VYRE_GPU_F_POWER | VYRE_GPU_F_POWER_LIMIT) && g->power_limit_mw
+                ? 100.0 * (double)g->power_mw / (double)g->power_limit_mw
+                : NAN;
+        top_gpu_hist_push(&c->hist[i], pct8(util), pct8(mem), pct8(pw));
     }
     memcpy(s->gpu_hist, c->hist, sizeof s->gpu_hist);
 }
@@ -440,6 +504,7 @@ static void collect_procs(top_collector *c, top_snapshot *s)
         uint64_t now = mono_ns();
         top_proc *p = &s->procs[s->nprocs++];
         p->pid = pg->pid;
+        p->telemetry = 1;
         p->layout_version = pg->layout_version;
         p->device = -1;
         copy_str(p->name, sizeof p->name, pg->exe);
@@ -447,15 +512,18 @@ static void collect_procs(top_collector *c, top_snapshot *s)
         p->published = pg->publish_count > 0;
         const uint64_t *v = pg->counters.v;
         p->launches = v[VYRE_CTR_LAUNCHES];
+        p->graph_launches = v[VYRE_CTR_GRAPH_LAUNCHES];
         p->dispatches = v[VYRE_CTR_DISPATCHES];
         p->h2d_bytes = v[VYRE_CTR_H2D_BYTES];
         p->d2h_bytes = v[VYRE_CTR_D2H_BYTES];
+        p->d2d_bytes = v[VYRE_CTR_D2D_BYTES];
         p->kernels_total = pg->kernels_total;
         uint64_t lookups = v[VYRE_CTR_CACHE_HITS] + v[VYRE_CTR_CACHE_MISSES];
         p->cache_hit_pct = lookups ? 100.0 * (double)v[VYRE_CTR_CACHE_HITS] / (double)lookups : NAN;
         p->compile_saved_s = p->published ? (double)v[VYRE_CTR_COMPILE_NS_SAVED] / 1e9 : NAN;
         memcpy(p->life, pg->counters.ranges, sizeof p->life);
-        p->launches_s = p->dispatches_s = p->h2d_mb_s = p->d2h_mb_s = NAN;
+        p->launches_s = p->graphs_s = p->dispatches_s = NAN;
+        p->h2d_mb_s = p->d2h_mb_s = p->d2d_mb_s = NAN;
 
         const prev_proc *pv = find_prev(c, pg->pid, pg->start_time);
         uint64_t last_serial = 0;
@@ -464,9 +532,11 @@ static void collect_procs(top_collector *c, top_snapshot *s)
         if (pv) {
             double dt = (double)(now - pv->mono_ns) / 1e9;
             p->launches_s = top_rate(pv->v[VYRE_CTR_LAUNCHES], p->launches, dt);
+            p->graphs_s = top_rate(pv->v[VYRE_CTR_GRAPH_LAUNCHES], p->graph_launches, dt);
             p->dispatches_s = top_rate(pv->v[VYRE_CTR_DISPATCHES], p->dispatches, dt);
             p->h2d_mb_s = top_rate(pv->v[VYRE_CTR_H2D_BYTES], p->h2d_bytes, dt) / 1e6;
             p->d2h_mb_s = top_rate(pv->v[VYRE_CTR_D2H_BYTES], p->d2h_bytes, dt) / 1e6;
+            p->d2d_mb_s = top_rate(pv->v[VYRE_CTR_D2D_BYTES], p->d2d_bytes, dt) / 1e6;
             p->has_delta = 1;
             for (int r = 0; r < VYRE_RANGE_COUNT; r++) {
                 const vyre_range_hist *a = &pv->life[r], *b = &p->life[r];
@@ -501,25 +571,125 @@ static void collect_procs(top_collector *c, top_snapshot *s)
     free(c->prev);
     c->prev = next;
     c->nprev = nnext;
+}
 
-    /* NVML's view of each process: its GPU and its GPU memory. */
-    for (size_t i = 0; s->gpu_ok && i < s->nprocs; i++) {
-        top_proc *p = &s->procs[i];
+static int cmp_pid(const void *a, const void *b)
+{
+    const top_proc *p = a, *q = b;
+    return (p->pid > q->pid) - (p->pid < q->pid);
+}
+
+static top_proc *find_proc(top_snapshot *s, int32_t pid)
+{
+    top_proc key = {.pid = pid};
+    return s->nprocs ? bsearch(&key, s->procs, s->nprocs, sizeof key, cmp_pid) : NULL;
+}
+
+/* Adds every process NVML lists that publishes no telemetry page (a
+ * PyTorch job, a CUDA program without the injection library) as a row of
+ * its own, then gives every row NVML's view: its GPU, its GPU memory (summed
+ * over GPUs) and its SM utilisation (of its busiest GPU). */
+static void merge_gpu_procs(top_snapshot *s)
+{
+    if (s->nprocs > 1)
+        qsort(s->procs, s->nprocs, sizeof *s->procs, cmp_pid);
+    for (size_t i = 0; i < s->nprocs; i++)
+        s->procs[i].sm_util_pct = NAN;
+    if (!s->gpu_ok)
+        return;
+    size_t extra = 0;
+    for (unsigned g = 0; g < s->gpu.ngpus && g < VYRE_GPU_MAX; g++)
+        extra += s->gpu.gpus[g].nprocs;
+    if (extra) {
+        top_proc *np = realloc(s->procs, (s->nprocs + extra) * sizeof *np);
+        if (!np)
+            return;
+        s->procs = np;
+        size_t base = s->nprocs, added = 0;
         for (unsigned g = 0; g < s->gpu.ngpus && g < VYRE_GPU_MAX; g++) {
             const vyre_gpu_info *gi = &s->gpu.gpus[g];
             if (!vyre_gpu_field_valid(gi, VYRE_GPU_F_PROCS))
                 continue;
             for (unsigned k = 0; k < gi->nprocs && k < VYRE_GPU_MAX_PROCS; k++) {
-                if (gi->procs[k].pid != (uint32_t)p->pid)
+                int32_t pid = (int32_t)gi->procs[k].pid;
+                if (pid <= 0 || base + added >= TOP_MAX_PROCS || find_proc(s, pid))
                     continue;
-                p->device = gi->index;
-                if (gi->procs[k].used_valid) {
-                    p->gpu_mem_valid = 1;
-                    p->gpu_mem_bytes += gi->procs[k].used_bytes;
-                }
+                int dup = 0; /* on two GPUs: one row */
+                for (size_t a = base; a < base + added && !dup; a++)
+                    dup = s->procs[a].pid == pid;
+                if (dup)
+                    continue;
+                top_proc *p = &s->procs[base + added++];
+                memset(p, 0, sizeof *p);
+                p->pid = pid;
+                p->device = -1;
+                p->launches_s = p->graphs_s = p->dispatches_s = NAN;
+                p->h2d_mb_s = p->d2h_mb_s = p->d2d_mb_s = NAN;
+                p->cache_hit_pct = p->compile_saved_s = p->sm_util_pct = NAN;
             }
         }
+        s->nprocs = base + added;
+        if (added)
+            qsort(s->procs, s->nprocs, sizeof *s->procs, cmp_pid);
     }
+    for (unsigned g = 0; g < s->gpu.ngpus && g < VYRE_GPU_MAX; g++) {
+        const vyre_gpu_info *gi = &s->gpu.gpus[g];
+        if (!vyre_gpu_field_valid(gi, VYRE_GPU_F_PROCS))
+            continue;
+        for (unsigned k = 0; k < gi->nprocs && k < VYRE_GPU_MAX_PROCS; k++) {
+            const vyre_gpu_process *gp = &gi->procs[k];
+            top_proc *p = find_proc(s, (int32_t)gp->pid);
+            if (!p)
+                continue;
+            p->device = gi->index;
+            if (gp->used_valid) {
+                p->gpu_mem_valid = 1;
+                p->gpu_mem_bytes += gp->used_bytes;
+            }
+            if (gp->util_valid && !(p->sm_util_pct >= (double)gp->sm_util_pct))
+                p->sm_util_pct = (double)gp->sm_util_pct;
+        }
+    }
+}
+
+static int cmp_hprev(const void *a, const void *b)
+{
+    const host_prev *p = a, *q = b;
+    return (p->pid > q->pid) - (p->pid < q->pid);
+}
+
+/* The host's view of every row: /proc figures, CPU% against the previous
+ * collection's CPU time of the same process (same pid and start time), and
+ * for rows without a telemetry page their name and command line. */
+static void collect_host(top_collector *c, top_snapshot *s)
+{
+    host_prev *next = s->nprocs ? calloc(s->nprocs, sizeof *next) : NULL;
+    size_t nnext = 0;
+    for (size_t i = 0; i < s->nprocs; i++) {
+        top_proc *p = &s->procs[i];
+        p->cpu_pct = NAN;
+        if (top_procfs_read(c->opts.proc_root, p->pid, &c->users, &p->host) != 0) {
+            if (!p->telemetry)
+                copy_str(p->name, sizeof p->name, "-");
+            continue;
+        }
+        uint64_t now = mono_ns();
+        uint64_t ticks = p->host.st.utime_ticks + p->host.st.stime_ticks;
+        if (!p->telemetry) {
+            copy_str(p->name, sizeof p->name, p->host.st.comm);
+            top_procfs_read_cmdline(c->opts.proc_root, p->pid, p->cmdline, sizeof p->cmdline);
+        }
+        host_prev key = {.pid = p->pid};
+        const host_prev *hp =
+            c->nhprev ? bsearch(&key, c->hprev, c->nhprev, sizeof key, cmp_hprev) : NULL;
+        if (hp && hp->start_ticks == p->host.st.start_ticks)
+            p->cpu_pct = top_cpu_pct(hp->ticks, ticks, c->hz, (double)(now - hp->mono_ns) / 1e9);
+        if (next)
+            next[nnext++] = (host_prev){p->pid, p->host.st.start_ticks, ticks, now};
+    }
+    free(c->hprev);
+    c->hprev = next; /* in pid order: s->procs is sorted */
+    c->nhprev = nnext;
 }
 
 void top_collect(top_collector *c, top_snapshot *s)
@@ -533,5 +703,7 @@ void top_collect(top_collector *c, top_snapshot *s)
     c->last_ns = s->mono_ns;
     collect_gpus(c, s);
     collect_procs(c, s);
+    merge_gpu_procs(s);
+    collect_host(c, s);
     collect_cache(c, s);
 }

@@ -3,6 +3,12 @@
  * processes (vyre/telemetry.h) and the pipeline cache (vyre/cache.h), each
  * turned into plain data in a top_snapshot.
  *
+ * The process list is every process NVML lists on a GPU merged (by pid)
+ * with every process that publishes a vyre telemetry page, as nvitop shows
+ * the first and vyre-top alone can show the second; each gets its host
+ * figures from /proc (procfs.h). A process without a page has no vyre
+ * figures: they are unknown (NAN, '-', null), never 0.
+ *
  * Nothing here draws. A snapshot holds no pointers into libcore objects;
  * rates are computed from two consecutive collections (the first one of a
  * process has none: its rates are NAN, shown as '-' / null). Every number
@@ -23,17 +29,21 @@
 #include "vyre/gpu.h"
 #include "vyre/telemetry.h"
 
+#include "procfs.h"
+
 #define TOP_GPU_HIST     240 /* history samples kept per GPU */
 #define TOP_HIST_UNKNOWN 255 /* a history sample whose value was unknown */
 #define TOP_MSG_MAX      512
 #define TOP_KNAME_MAX    VYRE_TELEMETRY_KERNEL_NAME_MAX
 #define TOP_MAX_PROCS    1024
 
-/* Per-GPU history ring of utilisation and memory use, 0..100 or
- * TOP_HIST_UNKNOWN; oldest first when read through top_gpu_hist_at. */
+/* Per-GPU history ring of utilisation, memory use and power draw (percent
+ * of the power limit), 0..100 or TOP_HIST_UNKNOWN; oldest first when read
+ * through top_gpu_hist_util/_mem/_power. */
 typedef struct top_gpu_hist {
     uint8_t util[TOP_GPU_HIST];
     uint8_t mem[TOP_GPU_HIST];
+    uint8_t power[TOP_GPU_HIST];
     unsigned len;  /* samples held */
     unsigned head; /* next slot written */
 } top_gpu_hist;
@@ -47,33 +57,46 @@ typedef struct top_kernel {
     uint32_t grid[3]; /* of the most recent call */
     uint32_t block[3];
     int32_t device;
-    /* Filled by top_aggregate_kernels (NAN when unknown). */
+    /* Filled by top_aggregate_kernels (NAN when unknown). When a ring
+     * overflowed, calls_s and share_pct count each kept call as the
+     * kernels_new/kernels_seen calls it stands for, and estimated is set. */
+    int estimated;
     double calls_s;
     double share_pct; /* of the summed kernel time of the rows aggregated */
     double mean_ns;
 } top_kernel;
 
-/* One instrumented process. */
+/* One process: on a GPU (NVML lists it), publishing vyre telemetry, or
+ * both. */
 typedef struct top_proc {
     int32_t pid;
-    uint32_t layout_version; /* of the telemetry page it was read from */
+    int telemetry;           /* 1: read from a telemetry page; 0: NVML lists it only */
+    uint32_t layout_version; /* of the telemetry page it was read from; 0 without one */
     char name[VYRE_TELEMETRY_EXE_MAX];
     char cmdline[VYRE_TELEMETRY_CMDLINE_MAX];
     int device;          /* GPU it runs on (NVML or its kernels); -1 unknown */
     int published;       /* 0: the process has not published counters yet */
-    double launches_s;   /* NAN: unknown (first sample) */
+    double launches_s;   /* kernels launched, graph replays' included; NAN: unknown */
+    double graphs_s;     /* CUDA graph launches; NAN: unknown */
     double dispatches_s; /* NAN: unknown */
     double h2d_mb_s;     /* 10^6 bytes per second; NAN: unknown */
     double d2h_mb_s;
+    double d2d_mb_s;
     double cache_hit_pct;   /* lifetime cache_hits/(hits+misses); NAN: no lookups */
     double compile_saved_s; /* lifetime compile time saved by cache hits */
-    uint64_t launches;      /* totals since the process started */
+    uint64_t launches;      /* totals since the process started (telemetry only) */
+    uint64_t graph_launches;
     uint64_t dispatches;
     uint64_t h2d_bytes;
     uint64_t d2h_bytes;
+    uint64_t d2d_bytes;
     uint64_t kernels_total;
     int gpu_mem_valid; /* NVML knows its GPU memory */
     uint64_t gpu_mem_bytes;
+    double sm_util_pct; /* NVML: SM utilisation on its busiest GPU; NAN unknown */
+    /* The host's view (/proc). */
+    top_host_proc host;
+    double cpu_pct; /* percent of one core over the last interval; NAN unknown */
     /* Ranges: lifetime histograms, and those of the last interval (valid
      * when has_delta). */
     int has_delta;
@@ -138,7 +161,8 @@ typedef struct top_collect_opts {
     const char *cache_root;    /* NULL: vyre_cache_default_root() */
     int no_gpu;                /* do not open NVML */
     double cache_every_s;      /* re-read cache stats at most this often (default 5) */
-    double reap_every_s; /* remove pages of dead processes this often (default 10; <0 never) */
+    double reap_every_s;   /* remove pages of dead processes this often (default 10; <0 never) */
+    const char *proc_root; /* NULL: TOP_PROC_ROOT */
 } top_collect_opts;
 
 typedef struct top_collector top_collector;
@@ -155,10 +179,17 @@ void top_snapshot_release(top_snapshot *s);
 
 /* ---- pure helpers (unit-tested) --------------------------------------- */
 
-/* Appends one sample (0..100, or TOP_HIST_UNKNOWN) to a history ring. */
-void top_gpu_hist_push(top_gpu_hist *h, uint8_t util, uint8_t mem);
+/* Appends one sample (each 0..100, or TOP_HIST_UNKNOWN) to a history ring. */
+void top_gpu_hist_push(top_gpu_hist *h, uint8_t util, uint8_t mem, uint8_t power);
 /* Sample i of the ring, 0 = oldest; TOP_HIST_UNKNOWN when out of range. */
 uint8_t top_gpu_hist_util(const top_gpu_hist *h, unsigned i);
+uint8_t top_gpu_hist_mem(const top_gpu_hist *h, unsigned i);
+uint8_t top_gpu_hist_power(const top_gpu_hist *h, unsigned i);
+
+/* How many calls one kernel record kept in a ring stands for: recorded /
+ * seen when the ring overflowed (seen < recorded), else 1 (also when
+ * nothing was seen: there is nothing to scale). */
+double top_sample_scale(uint64_t seen, uint64_t recorded);
 
 /* Rate of a counter between two readings dt_s apart; NAN when dt_s is not
  * positive or the counter went backwards (a restart). */
@@ -172,7 +203,8 @@ size_t top_aggregate_ranges(const top_snapshot *s, const unsigned char *keep, to
 /* Merges the kernels of the kept processes by name into *out (malloc'ed,
  * caller frees), computing calls/s, share and mean; returns the number of
  * rows (0 with *out NULL when none). *sampled is set when some ring
- * overflowed during the interval (calls/s then counts what the ring kept). */
+ * overflowed during the interval: calls/s and shares are then scaled by
+ * top_sample_scale per process, and such rows are marked estimated. */
 size_t top_aggregate_kernels(const top_snapshot *s, const unsigned char *keep, top_kernel **out,
                              int *sampled);
 

@@ -3,11 +3,15 @@
  */
 #include "ui.h"
 
+#include <stdio.h>
 #include <string.h>
 
-static const char *const g_sorts[TOP_NPANELS][8] = {
+#define TOP_MAX_SORTS 12
+
+static const char *const g_sorts[TOP_NPANELS][TOP_MAX_SORTS] = {
     [TOP_P_GPU] = {"index", "util", "memory", NULL},
-    [TOP_P_PROC] = {"launches/s", "dispatches/s", "h2d", "d2h", "gpu mem", "hit%", "pid", "name"},
+    [TOP_P_PROC] = {"launches/s", "dispatches/s", "h2d", "d2h", "gpu mem", "hit%", "pid", "name",
+                    "sm%", "cpu%", "graphs/s", NULL},
     [TOP_P_RANGE] = {"count/s", "p99", "p50", "max", "name", NULL},
     [TOP_P_KERNEL] = {"gpu%", "calls/s", "mean", "max", "name", NULL},
     [TOP_P_CACHE] = {NULL},
@@ -18,7 +22,7 @@ int top_sort_count(int panel)
     if (panel < 0 || panel >= TOP_NPANELS)
         return 0;
     int n = 0;
-    while (n < 8 && g_sorts[panel][n])
+    while (n < TOP_MAX_SORTS && g_sorts[panel][n])
         n++;
     return n;
 }
@@ -28,6 +32,12 @@ const char *top_sort_name(int panel, int sort)
     if (sort < 0 || sort >= top_sort_count(panel))
         return "";
     return g_sorts[panel][sort];
+}
+
+void top_ui_apply_env(top_ui *ui, const char *no_color)
+{
+    if (no_color && no_color[0])
+        ui->mono = 1;
 }
 
 void top_ui_init(top_ui *ui, double delay_s)
@@ -98,10 +108,24 @@ static void move_sel(top_ui *ui, int delta)
     ui->sel[p] = s;
 }
 
+/* The answer to "send SIGTERM?": y sends, anything else cancels. */
+static unsigned confirm_key(top_ui *ui, int key)
+{
+    ui->confirm_kill = 0;
+    if (key == 'y' || key == 'Y')
+        return TOP_UI_REDRAW | TOP_UI_KILL;
+    snprintf(ui->msg, sizeof ui->msg, "SIGTERM not sent to %d", (int)ui->kill_pid);
+    return key == TOP_KEY_RESIZE ? TOP_UI_REDRAW | TOP_UI_RESIZE : TOP_UI_REDRAW;
+}
+
 unsigned top_ui_key(top_ui *ui, int key)
 {
     if (ui->editing)
         return filter_key(ui, key);
+    if (ui->confirm_kill)
+        return confirm_key(ui, key);
+    if (key != TOP_KEY_RESIZE)
+        ui->msg[0] = '\0'; /* a message lasts until the next key */
     if (key == TOP_KEY_RESIZE)
         return TOP_UI_REDRAW | TOP_UI_RESIZE;
     if (ui->help) {
@@ -124,11 +148,9 @@ unsigned top_ui_key(top_ui *ui, int key)
         ui->focus = (ui->focus + TOP_NPANELS - 1) % TOP_NPANELS;
         return TOP_UI_REDRAW;
     case TOP_KEY_UP:
-    case 'k':
         move_sel(ui, -1);
         return TOP_UI_REDRAW;
     case TOP_KEY_DOWN:
-    case 'j':
         move_sel(ui, 1);
         return TOP_UI_REDRAW;
     case TOP_KEY_PGUP:
@@ -180,6 +202,17 @@ unsigned top_ui_key(top_ui *ui, int key)
         return TOP_UI_REDRAW;
     case 'C':
         ui->mono = !ui->mono;
+        return TOP_UI_REDRAW;
+    case 'k':
+    case 'K':
+        if (ui->focus != TOP_P_PROC || ui->sel_pid <= 0) {
+            snprintf(ui->msg, sizeof ui->msg, "k: select a process in the Processes panel first");
+            return TOP_UI_REDRAW;
+        }
+        ui->confirm_kill = 1;
+        ui->kill_pid = ui->sel_pid;
+        ui->kill_start = ui->sel_start;
+        memcpy(ui->kill_name, ui->sel_name, sizeof ui->kill_name);
         return TOP_UI_REDRAW;
     default:
         return 0;

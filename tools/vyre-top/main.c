@@ -20,28 +20,31 @@
 #include "cli.h"
 #include "collect.h"
 #include "draw.h"
+#include "terminate.h"
 #include "view.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: vyre-top [-d SECONDS] [-n N] [-C] [--batch [--width COLS] | --json]\n\n"
-                 "Live view of the GPUs (NVML), the processes that publish vyre telemetry\n"
-                 "(launches, copies, cache hits), their NVTX range latencies, the kernels\n"
+                 "Live view of the GPUs (NVML), every process on them (GPU memory, SM%%, CPU%%,\n"
+                 "resident memory, user, command), and for those that publish vyre telemetry\n"
+                 "their launches, copies and cache hits, NVTX range latencies, the kernels\n"
                  "taking GPU time, and the pipeline cache's health.\n\n"
                  "  -d, --delay SECONDS   refresh interval, 0.1 to 3600 (default 1)\n"
                  "  -n, --iterations N    stop after N refreshes\n"
-                 "  -C, --no-color        monochrome\n"
+                 "  -C, --no-color        monochrome (also when NO_COLOR is set and not empty)\n"
                  "  -b, --batch           print text frames instead of the screen (like top -b)\n"
                  "  -w, --width COLS      width of --batch frames (default $COLUMNS, else 160)\n"
-                 "      --json            print one JSON object per refresh (schema_version 2)\n"
+                 "      --json            print one JSON object per refresh (schema_version 3)\n"
                  "      --no-gpu          do not query NVML\n"
                  "  -h, --help            this help\n"
                  "  -V, --version         version\n\n"
                  "keys: q quit, Tab/arrows panel and row, s/F6 sort, / filter, p pause,\n"
-                 "      +/- refresh interval, h or ? help\n\n"
+                 "      k SIGTERM to the selected process (asks y/N; only your own unless\n"
+                 "      root), +/- refresh interval, h or ? help\n\n"
                  "environment: VYRE_TELEMETRY_DIR (where processes publish), VYRE_PTX_CACHE_DIR,\n"
-                 "             VYRE_NVML_LIBRARY\n\n"
+                 "             VYRE_NVML_LIBRARY, NO_COLOR\n\n"
                  "Processes appear when they link libvyrecore (vyre-bench does) or when any CUDA\n"
                  "program runs with the injection library:\n"
                  "  CUDA_INJECTION64_PATH=<prefix>/lib/libvyre-inject.so python train.py\n"
@@ -157,8 +160,12 @@ static int run_screen(top_collector *c, top_ui *ui, long n)
         unsigned what = 0;
         int key;
         /* After EINTR (SIGWINCH) curses reports KEY_RESIZE through getch. */
-        while ((key = top_draw_key()) != -1)
-            what |= top_ui_key(ui, key);
+        while ((key = top_draw_key()) != -1) {
+            unsigned k = top_ui_key(ui, key);
+            if (k & TOP_UI_KILL)
+                top_terminate(TOP_PROC_ROOT, ui->kill_pid, ui->kill_start, ui->msg, sizeof ui->msg);
+            what |= k;
+        }
         if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
             break; /* the terminal went away */
         if (what & TOP_UI_QUIT)
@@ -261,6 +268,7 @@ int main(int argc, char **argv)
     top_ui ui;
     top_ui_init(&ui, delay);
     ui.mono = mono;
+    top_ui_apply_env(&ui, getenv("NO_COLOR"));
     int rc = batch || json ? run_batch(col, &ui, n, json, (int)width) : run_screen(col, &ui, n);
     top_collector_free(col);
     return rc;

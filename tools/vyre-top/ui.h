@@ -8,6 +8,8 @@
 #ifndef VYRE_TOP_UI_H
 #define VYRE_TOP_UI_H
 
+#include <stdint.h>
+
 #include "layout.h"
 
 enum top_key {
@@ -28,9 +30,11 @@ enum top_key {
     TOP_KEY_RESIZE,
 };
 
-#define TOP_FILTER_MAX 64
-#define TOP_DELAY_MIN  0.1
-#define TOP_DELAY_MAX  3600.0
+#define TOP_FILTER_MAX  64
+#define TOP_UI_MSG_MAX  160
+#define TOP_UI_NAME_MAX 64
+#define TOP_DELAY_MIN   0.1
+#define TOP_DELAY_MAX   3600.0
 
 typedef struct top_ui {
     int focus;                   /* enum top_panel_id */
@@ -46,6 +50,16 @@ typedef struct top_ui {
     int help;
     int mono;
     double delay_s;
+    /* The selected process of the Processes panel (set by the view; pid 0:
+     * none), and the one `k` asks about while confirm_kill is set. */
+    int32_t sel_pid;
+    uint64_t sel_start; /* its start time (/proc), 0 unknown */
+    char sel_name[TOP_UI_NAME_MAX];
+    int confirm_kill;
+    int32_t kill_pid;
+    uint64_t kill_start;
+    char kill_name[TOP_UI_NAME_MAX];
+    char msg[TOP_UI_MSG_MAX]; /* one line for the footer; "" none; the next key clears it */
 } top_ui;
 
 /* What a key did (bits). */
@@ -55,12 +69,20 @@ enum {
     TOP_UI_QUIT = 1u << 2,
     TOP_UI_RESIZE = 1u << 3, /* the terminal size changed: rebuild the layout */
     TOP_UI_FILTER = 1u << 4, /* the filter changed */
+    TOP_UI_KILL = 1u << 5,   /* confirmed: send SIGTERM to kill_pid (kill_start) */
 };
 
 /* Defaults: focus on processes, default sorts, not paused, delay_s. */
 void top_ui_init(top_ui *ui, double delay_s);
 
-/* Applies one key; returns TOP_UI_* bits. */
+/* Applies the environment's conventions: NO_COLOR (https://no-color.org)
+ * set to any non-empty value turns colour off, as -C does. no_color is the
+ * variable's value (NULL: unset). */
+void top_ui_apply_env(top_ui *ui, const char *no_color);
+
+/* Applies one key; returns TOP_UI_* bits. `k` on a selected process asks
+ * for confirmation (confirm_kill); `y` then returns TOP_UI_KILL, any other
+ * key cancels. */
 unsigned top_ui_key(top_ui *ui, int key);
 
 /* The next/previous refresh interval of the +/- ladder (0.1 .. 3600 s). */

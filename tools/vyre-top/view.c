@@ -122,6 +122,12 @@ static double proc_key(const top_proc *p, int sort)
         return p->gpu_mem_valid ? (double)p->gpu_mem_bytes : NAN;
     case 5:
         return p->cache_hit_pct;
+    case 8:
+        return p->sm_util_pct;
+    case 9:
+        return p->cpu_pct;
+    case 10:
+        return p->graphs_s;
     default:
         return NAN;
     }
@@ -289,7 +295,7 @@ static void model_release(model *m)
 /* Rows of a table panel: how many data rows show, whether the column
  * header shows; clamps and scrolls the panel's selection. */
 /* Columns a table panel may have (the processes panel has the most). */
-#define TOP_MAX_COLS 16
+#define TOP_MAX_COLS 20
 
 /* The column-title row of a table panel. */
 static void column_heads(top_grid *g, top_rect r, int line, const top_col *cols, const int *cw,
@@ -346,6 +352,41 @@ static void title(top_grid *g, const top_ui *ui, int panel, top_rect r, const ch
 static int clampw(int w)
 {
     return w < LINE_MAX_W - 1 ? w : LINE_MAX_W - 1;
+}
+
+/* One GPU's history row: utilisation, memory use and power draw (of the
+ * power limit) over the last samples, newest right, as three sparklines
+ * side by side; below 32 columns only utilisation. */
+static void draw_history(top_grid *g, const top_gpu_hist *h, int y, int x, int w)
+{
+    static const char *const labels[] = {"    util ", "  mem ", "  power "};
+    uint8_t (*const get[])(const top_gpu_hist *, unsigned) = {top_gpu_hist_util, top_gpu_hist_mem,
+                                                              top_gpu_hist_power};
+    int nparts = w >= 32 ? 3 : 1, lab = 0;
+    for (int i = 0; i < nparts; i++)
+        lab += (int)strlen(labels[i]);
+    int sw = (w - lab) / nparts;
+    if (sw < 1)
+        sw = 1;
+    for (int i = 0; i < nparts && x < g->cols; i++) {
+        int lw = (int)strlen(labels[i]);
+        if (lw > w)
+            lw = w;
+        put(g, y, x, lw, labels[i], TOP_A_DIM, 1);
+        x += lw;
+        w -= lw;
+        if (w <= 0)
+            break;
+        uint8_t samples[TOP_GPU_HIST];
+        for (unsigned k = 0; k < h->len; k++)
+            samples[k] = get[i](h, k);
+        char sp[LINE_MAX_W];
+        int this_w = i == nparts - 1 ? w : (sw < w ? sw : w);
+        top_fmt_spark(samples, h->len, this_w, sp);
+        put(g, y, x, this_w, sp, TOP_A_SPARK, 1);
+        x += this_w;
+        w -= this_w;
+    }
 }
 
 static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const model *m, top_rect r,
@@ -439,19 +480,7 @@ static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const mode
         top_fmt_row(cols, cw, NC, cells, w, buf);
         panel_line(g, r, line++, buf, row_attr(ui, TOP_P_GPU, k, batch));
         if (per == 2 && line < r.h) {
-            /* History: utilisation over the last samples, newest right. */
-            const top_gpu_hist *h = &s->gpu_hist[m->gpus[k]];
-            uint8_t samples[TOP_GPU_HIST];
-            for (unsigned i = 0; i < h->len; i++)
-                samples[i] = top_gpu_hist_util(h, i);
-            const char *lab = "    util history ";
-            int lw = (int)strlen(lab);
-            if (lw > w)
-                lw = w;
-            char sp[LINE_MAX_W];
-            top_fmt_spark(samples, h->len, w - lw, sp);
-            put(g, r.y + line, r.x, lw, lab, TOP_A_DIM, 1);
-            put(g, r.y + line, r.x + lw, w - lw, sp, TOP_A_SPARK, 1);
+            draw_history(g, &s->gpu_hist[m->gpus[k]], r.y + line, r.x, w);
             line++;
         }
     }
@@ -460,12 +489,14 @@ static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const mode
 static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const model *m, top_rect r,
                        int batch)
 {
-    char buf[LINE_MAX_W], t[256];
+    char buf[LINE_MAX_W], t[400];
     int w = clampw(r.w);
-    char bad[48] = "";
+    char bad[160] = "";
     if (s->unreadable)
         snprintf(bad, sizeof bad, "  %zu page%s unreadable", s->unreadable,
                  s->unreadable == 1 ? "" : "s");
+    else if (!s->tel_ok && s->nprocs)
+        snprintf(bad, sizeof bad, "  telemetry pages not listed: %.120s", s->tel_msg);
     if (s->nprocs == m->nprocs)
         snprintf(t, sizeof t, "Processes (%zu)  sort: %s%s", s->nprocs,
                  top_sort_name(TOP_P_PROC, ui->sort[TOP_P_PROC]), bad);
@@ -484,7 +515,9 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
                      ui->filter);
             panel_line(g, r, 1, buf, TOP_A_DIM);
         } else {
-            panel_line(g, r, 1, "no instrumented process: run vyre-bench, or link libvyrecore",
+            panel_line(g, r, 1,
+                       "no GPU process and no instrumented process: run vyre-bench, or link "
+                       "libvyrecore",
                        TOP_A_DIM);
             panel_line(g, r, 2,
                        "or run any CUDA program with CUDA_INJECTION64_PATH=.../libvyre-inject.so",
@@ -495,36 +528,52 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
         return;
     }
     static const top_col cols[] = {
-        {"PID", 7, 1, 0, 0},      {"NAME", 15, 0, 0, 0},    {"GPU", 3, 1, 2, 0},
-        {"LAUNCH/s", 8, 1, 0, 0}, {"DISP/s", 8, 1, 1, 0},   {"H2D MB/s", 8, 1, 2, 0},
-        {"D2H MB/s", 8, 1, 2, 0}, {"HIT%", 6, 1, 3, 0},     {"SAVED", 6, 1, 3, 0},
-        {"GPU MEM", 7, 1, 4, 0},  {"COMMAND", 12, 0, 5, 1},
+        /* 80 columns: PID to GRAPH/s and USER; 100: COMMAND and RSS too;
+         * 120: H2D, D2H, HIT% too; 160: everything. */
+        {"PID", 7, 1, 0, 0},      {"USER", 8, 0, 2, 0},     {"NAME", 15, 0, 0, 0},
+        {"GPU", 3, 1, 1, 0},      {"SM%", 5, 1, 0, 0},      {"GPU MEM", 7, 1, 0, 0},
+        {"CPU%", 5, 1, 1, 0},     {"RSS", 5, 1, 3, 0},      {"LAUNCH/s", 8, 1, 0, 0},
+        {"GRAPH/s", 7, 1, 1, 0},  {"DISP/s", 8, 1, 4, 0},   {"H2D MB/s", 8, 1, 3, 0},
+        {"D2H MB/s", 8, 1, 3, 0}, {"D2D MB/s", 8, 1, 4, 0}, {"HIT%", 6, 1, 3, 0},
+        {"SAVED", 6, 1, 5, 0},    {"COMMAND", 12, 0, 2, 1},
     };
     enum { NC = sizeof cols / sizeof cols[0] };
     _Static_assert(NC <= TOP_MAX_COLS, "raise TOP_MAX_COLS");
     int cw[NC], colhead;
     top_cols_fit(cols, NC, w, cw);
     int vis = table_rows(ui, TOP_P_PROC, r, m->nprocs, &colhead, batch);
+    {
+        /* The row `k` acts on. */
+        const top_proc *sp = &s->procs[m->procs[ui->sel[TOP_P_PROC]]];
+        ui->sel_pid = sp->pid;
+        ui->sel_start = sp->host.stat_valid ? sp->host.st.start_ticks : 0;
+        snprintf(ui->sel_name, sizeof ui->sel_name, "%s", sp->name);
+    }
     int line = 1;
     if (colhead)
         column_heads(g, r, line++, cols, cw, NC, w);
     for (int k = ui->first[TOP_P_PROC]; k < (int)m->nprocs && k < ui->first[TOP_P_PROC] + vis;
          k++) {
         const top_proc *p = &s->procs[m->procs[k]];
-        char c_pid[16], c_dev[16], c_l[16], c_d[16], c_h[16], c_dh[16], c_hit[16], c_sv[16],
-            c_mem[16];
+        char c_pid[16], c_dev[16], c_sm[16], c_gm[16], c_cpu[16], c_rss[16], c_l[16], c_gr[16],
+            c_d[16], c_h[16], c_dh[16], c_dd[16], c_hit[16], c_sv[16];
         snprintf(c_pid, sizeof c_pid, "%d", (int)p->pid);
         if (p->device >= 0)
             snprintf(c_dev, sizeof c_dev, "%d", p->device);
         else
             snprintf(c_dev, sizeof c_dev, "-");
+        top_fmt_pct(p->sm_util_pct, c_sm, sizeof c_sm);
+        top_fmt_bytes(p->gpu_mem_bytes, p->gpu_mem_valid, c_gm, sizeof c_gm);
+        top_fmt_pct(p->cpu_pct, c_cpu, sizeof c_cpu);
+        top_fmt_bytes(p->host.rss_bytes, p->host.rss_valid, c_rss, sizeof c_rss);
         top_fmt_rate(p->launches_s, c_l, sizeof c_l);
+        top_fmt_rate(p->graphs_s, c_gr, sizeof c_gr);
         top_fmt_rate(p->dispatches_s, c_d, sizeof c_d);
         top_fmt_mbs(p->h2d_mb_s, c_h, sizeof c_h);
         top_fmt_mbs(p->d2h_mb_s, c_dh, sizeof c_dh);
+        top_fmt_mbs(p->d2d_mb_s, c_dd, sizeof c_dd);
         top_fmt_pct(p->cache_hit_pct, c_hit, sizeof c_hit);
         top_fmt_secs(p->compile_saved_s, c_sv, sizeof c_sv);
-        top_fmt_bytes(p->gpu_mem_bytes, p->gpu_mem_valid, c_mem, sizeof c_mem);
         /* A page of the previous layout (an older libvyrecore) has coarse
          * quantiles: its name says which layout was read. */
         char c_name[sizeof p->name + 16];
@@ -532,8 +581,15 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
             snprintf(c_name, sizeof c_name, "%s [v%u]", p->name, (unsigned)p->layout_version);
         else
             snprintf(c_name, sizeof c_name, "%s", p->name);
-        const char *cells[NC] = {c_pid, c_name, c_dev, c_l,   c_d,       c_h,
-                                 c_dh,  c_hit,  c_sv,  c_mem, p->cmdline};
+        const char *cells[NC] = {c_pid,     p->host.uid_valid ? p->host.user : "-",
+                                 c_name,    c_dev,
+                                 c_sm,      c_gm,
+                                 c_cpu,     c_rss,
+                                 c_l,       c_gr,
+                                 c_d,       c_h,
+                                 c_dh,      c_dd,
+                                 c_hit,     c_sv,
+                                 p->cmdline};
         top_fmt_row(cols, cw, NC, cells, w, buf);
         panel_line(g, r, line++, buf, row_attr(ui, TOP_P_PROC, k, batch));
     }
@@ -587,7 +643,7 @@ static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const m
     int w = clampw(r.w);
     top_fmt_secs(s->interval_s, iv, sizeof iv);
     snprintf(t, sizeof t, "Kernels (last %s%s)  sort: %s", iv,
-             m->sampled ? ", ring overflowed: sampled" : "",
+             m->sampled ? ", ring overflowed: ~ estimated" : "",
              top_sort_name(TOP_P_KERNEL, ui->sort[TOP_P_KERNEL]));
     title(g, ui, TOP_P_KERNEL, r, t, batch);
     if (m->nkernels == 0) {
@@ -613,8 +669,10 @@ static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const m
     for (int k = ui->first[TOP_P_KERNEL]; k < (int)m->nkernels && k < ui->first[TOP_P_KERNEL] + vis;
          k++) {
         const top_kernel *x = &m->kernels[k];
-        char c_c[16], c_sh[16], c_mean[16], c_max[16], c_dim[64];
-        top_fmt_rate(x->calls_s, c_c, sizeof c_c);
+        char c_r[16], c_c[20], c_sh[16], c_mean[16], c_max[16], c_dim[64];
+        top_fmt_rate(x->calls_s, c_r, sizeof c_r);
+        /* Scaled up from what an overflowed ring kept: an estimate. */
+        snprintf(c_c, sizeof c_c, "%s%s", x->estimated && !isnan(x->calls_s) ? "~" : "", c_r);
         top_fmt_pct(x->share_pct, c_sh, sizeof c_sh);
         top_fmt_ns(x->mean_ns, !isnan(x->mean_ns), c_mean, sizeof c_mean);
         top_fmt_ns((double)x->max_ns, x->calls > 0, c_max, sizeof c_max);
@@ -690,15 +748,21 @@ static void draw_footer(top_grid *g, const top_ui *ui, top_rect r)
     if (r.h <= 0)
         return;
     char buf[LINE_MAX_W], iv[16];
+    int attr = TOP_A_FOOTER;
     if (ui->editing) {
         snprintf(buf, sizeof buf, "Filter: %s_   (Enter apply, Esc cancel)", ui->edit);
+    } else if (ui->confirm_kill) {
+        snprintf(buf, sizeof buf, "Send SIGTERM to %d (%s)? y/N", (int)ui->kill_pid, ui->kill_name);
+        attr = TOP_A_WARN;
+    } else if (ui->msg[0]) {
+        snprintf(buf, sizeof buf, "%s", ui->msg);
     } else {
         top_fmt_secs(ui->delay_s, iv, sizeof iv);
         snprintf(buf, sizeof buf,
-                 "q quit  Tab panel  arrows row  s sort  / filter  p %s  +/- %s  h help",
+                 "q quit  Tab panel  s sort  / filter  k kill  p %s  +/- %s  h help",
                  ui->paused ? "resume" : "pause", iv);
     }
-    put(g, r.y, r.x, r.w, buf, TOP_A_FOOTER, 1);
+    put(g, r.y, r.x, r.w, buf, attr, 1);
 }
 
 static const char *const g_help[] = {
@@ -711,14 +775,21 @@ static const char *const g_help[] = {
     "  /          filter processes (name, command, pid);",
     "             Enter applies, Esc cancels",
     "  Esc        clear the filter",
+    "  k          send SIGTERM to the selected process after",
+    "             a y/N question; only your own processes",
+    "             unless vyre-top runs as root",
     "  p, Space   pause / resume sampling",
     "  + / -      slower / faster refresh",
-    "  C          colours on / off",
+    "  C          colours on / off (NO_COLOR=1: off)",
     "  h, ?       this help (any key closes it)",
     "",
     "Rates are over the last interval ('-': not known yet).",
     "P50/P99 are of the last interval's ranges when there",
     "were any, else of the process's lifetime; MAX is lifetime.",
+    "LAUNCH/s counts kernels, a graph replay's included;",
+    "GRAPH/s counts graph launches. '~': estimated from",
+    "a kernel ring that overflowed. '-' in vyre columns:",
+    "the process publishes no vyre telemetry.",
     NULL,
 };
 
@@ -748,6 +819,9 @@ int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsi
                      top_grid *g)
 {
     int batch = (flags & TOP_VIEW_BATCH) != 0;
+    ui->sel_pid = 0;
+    ui->sel_start = 0;
+    ui->sel_name[0] = '\0';
     model m;
     if (model_build(s, ui, &m) != 0) {
         model_release(&m);

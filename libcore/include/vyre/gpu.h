@@ -63,11 +63,20 @@ typedef enum vyre_gpu_field {
 #define VYRE_GPU_THROTTLE_POWER_BRAKE 0x080ull /* hardware power brake */
 #define VYRE_GPU_THROTTLE_DISPLAY     0x100ull /* display clock setting */
 
-/* One compute process on a GPU. */
+/* One process on a GPU: a compute process, or a graphics one (listed once
+ * when it is both). */
 typedef struct vyre_gpu_process {
     uint32_t pid;        /* as NVML reports it (the host's PID namespace) */
     int used_valid;      /* 0 when NVML cannot tell the process's memory */
     uint64_t used_bytes; /* GPU memory held by the process; 0 when !used_valid */
+    /* Its share of the GPU since the previous sample of this monitor
+     * (nvmlDeviceGetProcessUtilization; the newest sample NVML holds for the
+     * process). util_valid is 0 when NVML has no sample for it in that
+     * window, does not support the query, or is too old to have it. */
+    int util_valid;
+    unsigned sm_util_pct;  /* SM (kernel) utilisation, 0..100; 0 when !util_valid */
+    unsigned mem_util_pct; /* memory-controller utilisation, 0..100 */
+    int graphics;          /* 1: NVML lists it as a graphics process only */
 } vyre_gpu_process;
 
 /* One GPU in a sample. A field is meaningful only when its bit is set in

@@ -31,6 +31,8 @@
 #include "base/internal.h"
 #include "base/subprocess.h"
 #include "vyre/compile.h"
+#include "vyre/counters.h"
+#include "vyre/telemetry.h"
 #include "vyre/cuda.h"
 #include "vyre/jitcache.h"
 #include "vyre/nvrtc.h"
@@ -348,9 +350,34 @@ struct copy_bench {
     int cold;
 };
 
-static int copy_op(void *ctx, vyre_error *err)
+/* The memcpy suite's copies go straight to the driver, outside vyre's
+ * dispatch: count them as the dispatch path counts its own, and publish as
+ * it does (at most every publish interval), so that vyre-top's copy rates
+ * show what the bench moves. */
+static void count_copy(enum copy_kind kind, size_t bytes)
 {
-    struct copy_bench *cb = ctx;
+    switch (kind) {
+    case C_H2D_PAGEABLE:
+    case C_H2D_PINNED:
+        vyre_counter_add(VYRE_CTR_H2D_COPIES, 1);
+        vyre_counter_add(VYRE_CTR_H2D_BYTES, bytes);
+        break;
+    case C_D2H_PAGEABLE:
+    case C_D2H_PINNED:
+        vyre_counter_add(VYRE_CTR_D2H_COPIES, 1);
+        vyre_counter_add(VYRE_CTR_D2H_BYTES, bytes);
+        break;
+    default:
+        vyre_counter_add(VYRE_CTR_D2D_BYTES, bytes);
+        break;
+    }
+    vyre_telemetry *t = vyre_telemetry_global();
+    if (t)
+        vyre_telemetry_maybe_publish(t, vyre__now_ns_fast());
+}
+
+static int copy_issue(struct copy_bench *cb, vyre_error *err)
+{
     const vyre__cuda_fns *cu = cb->g->cu;
     CUstream s = cb->g->stream;
     switch (cb->kind) {
@@ -369,6 +396,15 @@ static int copy_op(void *ctx, vyre_error *err)
     default:
         return cu_ok(cu->cuMemcpyDtoDAsync(cb->d1, cb->d0, cb->bytes, s), "cuMemcpyDtoDAsync", err);
     }
+}
+
+static int copy_op(void *ctx, vyre_error *err)
+{
+    struct copy_bench *cb = ctx;
+    int rc = copy_issue(cb, err);
+    if (rc == 0)
+        count_copy(cb->kind, cb->bytes);
+    return rc;
 }
 
 static int sample_copy(void *ctx, double *value, double *wall, vyre_error *err)
@@ -476,9 +512,13 @@ struct bw_bench {
 static int bw_op(void *ctx, vyre_error *err)
 {
     struct bw_bench *b = ctx;
-    if (!b->use_kernel)
-        return cu_ok(b->g->cu->cuMemcpyDtoDAsync(b->out, b->in, BW_BYTES, b->g->stream),
-                     "cuMemcpyDtoDAsync", err);
+    if (!b->use_kernel) {
+        int rc = cu_ok(b->g->cu->cuMemcpyDtoDAsync(b->out, b->in, BW_BYTES, b->g->stream),
+                       "cuMemcpyDtoDAsync", err);
+        if (rc == 0)
+            count_copy(C_D2D, BW_BYTES);
+        return rc;
+    }
     void *args[] = {&b->out, &b->in, &b->n4};
     unsigned grid = (unsigned)((b->n4 + 255) / 256);
     vyre_launch_cfg cfg = vyre_launch_1d(grid, 256);

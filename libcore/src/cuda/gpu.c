@@ -31,6 +31,7 @@ enum {
     NVML_SUCCESS = 0,
     NVML_ERROR_NOT_SUPPORTED = 3,
     NVML_ERROR_NO_PERMISSION = 4,
+    NVML_ERROR_NOT_FOUND = 6,
     NVML_ERROR_INSUFFICIENT_SIZE = 7,
     NVML_ERROR_DRIVER_NOT_LOADED = 9,
     NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
@@ -58,6 +59,16 @@ typedef struct nvmlProcessInfo_st {
     unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
 
+/* nvmlProcessUtilizationSample_t: one utilisation sample of one process. */
+typedef struct nvmlProcessUtilizationSample_st {
+    unsigned int pid;
+    unsigned long long timeStamp; /* CPU timestamp, microseconds */
+    unsigned int smUtil;
+    unsigned int memUtil;
+    unsigned int encUtil;
+    unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
 typedef nvmlReturn_t (*nvml_void_fn)(void);
 typedef nvmlReturn_t (*nvml_uintp_fn)(unsigned int *);
 typedef nvmlReturn_t (*nvml_handle_fn)(unsigned int, nvmlDevice_t *);
@@ -69,6 +80,8 @@ typedef nvmlReturn_t (*nvml_enum_uint_fn)(nvmlDevice_t, int, unsigned int *);
 typedef nvmlReturn_t (*nvml_dev_uint_fn)(nvmlDevice_t, unsigned int *);
 typedef nvmlReturn_t (*nvml_dev_ull_fn)(nvmlDevice_t, unsigned long long *);
 typedef nvmlReturn_t (*nvml_procs_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+typedef nvmlReturn_t (*nvml_putil_fn)(nvmlDevice_t, nvmlProcessUtilizationSample_t *,
+                                      unsigned int *, unsigned long long);
 typedef const char *(*nvml_errstr_fn)(nvmlReturn_t);
 
 /* R = required (open fails without it), O = optional (NULL: field unknown).
@@ -93,7 +106,10 @@ typedef const char *(*nvml_errstr_fn)(nvmlReturn_t);
     O(nvmlDeviceGetCurrentClocksEventReasons, nvml_dev_ull_fn)                                     \
     O(nvmlDeviceGetCurrentClocksThrottleReasons, nvml_dev_ull_fn)                                  \
     O(nvmlDeviceGetComputeRunningProcesses_v3, nvml_procs_fn)                                      \
-    O(nvmlDeviceGetComputeRunningProcesses_v2, nvml_procs_fn)
+    O(nvmlDeviceGetComputeRunningProcesses_v2, nvml_procs_fn)                                      \
+    O(nvmlDeviceGetGraphicsRunningProcesses_v3, nvml_procs_fn)                                     \
+    O(nvmlDeviceGetGraphicsRunningProcesses_v2, nvml_procs_fn)                                     \
+    O(nvmlDeviceGetProcessUtilization, nvml_putil_fn)
 
 typedef struct nvml_fns {
 #define NVML_FIELD(name, type) type name;
@@ -122,6 +138,7 @@ typedef struct gpu_static {
     char name[VYRE_GPU_NAME_MAX];
     char uuid[VYRE_GPU_UUID_MAX];
     unsigned sm_clock_max_mhz;
+    unsigned long long util_seen_us; /* newest process-utilisation sample seen */
 } gpu_static;
 
 struct vyre_gpu_monitor {
@@ -133,6 +150,10 @@ struct vyre_gpu_monitor {
     char driver_version[VYRE_GPU_TEXT_MAX];
     nvmlProcessInfo_t *pbuf; /* scratch for process lists */
     unsigned pcap;           /* entries pbuf holds */
+    nvmlProcessInfo_t *gbuf; /* scratch for graphics process lists */
+    unsigned gcap;
+    nvmlProcessUtilizationSample_t *ubuf; /* scratch for utilisation samples */
+    unsigned ucap;
 };
 
 /* NVML answers worth asking again: anything but success and "not supported". */
@@ -280,6 +301,8 @@ void vyre_gpu_monitor_close(vyre_gpu_monitor *m)
     m->f.nvmlShutdown();
     dlclose(m->lib);
     free(m->pbuf);
+    free(m->gbuf);
+    free(m->ubuf);
     free(m);
 }
 
@@ -311,42 +334,42 @@ static int proc_cmp(const void *pa, const void *pb)
     return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
-/* Fetches the process list into m->pbuf, growing it as NVML asks; NVML
+/* Fetches a process list into *buf, growing it as NVML asks; NVML
  * returns INSUFFICIENT_SIZE (and the count it needs) when the buffer is too
  * small, and processes may start between two calls, hence the retries. */
-static nvmlReturn_t fetch_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, nvml_procs_fn fn,
-                                unsigned *n, int *capped)
+static nvmlReturn_t fetch_procs(nvmlProcessInfo_t **buf, unsigned *cap, nvmlDevice_t dev,
+                                nvml_procs_fn fn, unsigned *n, int *capped)
 {
     *capped = 0;
-    if (!m->pbuf) {
-        m->pbuf = calloc(VYRE_GPU_MAX_PROCS, sizeof *m->pbuf);
-        if (!m->pbuf)
+    if (!*buf) {
+        *buf = calloc(VYRE_GPU_MAX_PROCS, sizeof **buf);
+        if (!*buf)
             return NVML_ERROR_INSUFFICIENT_SIZE;
-        m->pcap = VYRE_GPU_MAX_PROCS;
+        *cap = VYRE_GPU_MAX_PROCS;
     }
     nvmlReturn_t r = NVML_ERROR_INSUFFICIENT_SIZE;
     for (int attempt = 0; attempt < 4; attempt++) {
-        unsigned count = m->pcap;
-        r = fn(dev, &count, m->pbuf);
+        unsigned count = *cap;
+        r = fn(dev, &count, *buf);
         if (r == NVML_SUCCESS) {
-            *n = count < m->pcap ? count : m->pcap;
+            *n = count < *cap ? count : *cap;
             return r;
         }
         if (r != NVML_ERROR_INSUFFICIENT_SIZE)
             return r;
-        if (m->pcap >= PROCS_FETCH_MAX) {
+        if (*cap >= PROCS_FETCH_MAX) {
             /* NVML wants more than we will hold: report the count, no list. */
             *capped = 1;
             *n = count;
             return r;
         }
-        unsigned want = count > m->pcap ? count : m->pcap;
+        unsigned want = count > *cap ? count : *cap;
         want = want > PROCS_FETCH_MAX - 16 ? PROCS_FETCH_MAX : want + 16;
-        nvmlProcessInfo_t *p = realloc(m->pbuf, (size_t)want * sizeof *p);
+        nvmlProcessInfo_t *p = realloc(*buf, (size_t)want * sizeof *p);
         if (!p)
             return r;
-        m->pbuf = p;
-        m->pcap = want;
+        *buf = p;
+        *cap = want;
     }
     return r;
 }
@@ -360,7 +383,7 @@ static void sample_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, vyre_gpu_info *g
         return;
     unsigned n = 0;
     int capped = 0;
-    nvmlReturn_t r = fetch_procs(m, dev, fn, &n, &capped);
+    nvmlReturn_t r = fetch_procs(&m->pbuf, &m->pcap, dev, fn, &n, &capped);
     if (capped) {
         /* Known count, list unusable: valid but empty and truncated. */
         g->valid |= VYRE_GPU_F_PROCS;
@@ -370,17 +393,35 @@ static void sample_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, vyre_gpu_info *g
     }
     if (!note(m, g, r, "processes", VYRE_GPU_F_PROCS))
         return;
+    /* Graphics processes too (a display server, a GL or Vulkan program), as
+     * nvidia-smi and nvitop list them; one that also computes is listed
+     * once. A failing graphics query leaves the compute list as it is. */
+    unsigned ng = 0;
+    nvml_procs_fn gfn = m->f.nvmlDeviceGetGraphicsRunningProcesses_v3
+                            ? m->f.nvmlDeviceGetGraphicsRunningProcesses_v3
+                            : m->f.nvmlDeviceGetGraphicsRunningProcesses_v2;
+    int gcapped = 0;
+    if (gfn &&
+        (fetch_procs(&m->gbuf, &m->gcap, dev, gfn, &ng, &gcapped) != NVML_SUCCESS || gcapped))
+        ng = 0;
     /* Keep the VYRE_GPU_MAX_PROCS largest, sorted: once kept[] is full it is
      * sorted, and each later process enters by insertion only when it beats
      * the smallest kept, so truncation drops the smallest users. */
-    g->nprocs_total = n;
+    unsigned total = 0;
     vyre_gpu_process *kept = g->procs; /* zeroed by the caller */
     unsigned keep = 0;
-    for (unsigned i = 0; i < n; i++) {
-        vyre_gpu_process p = {.pid = m->pbuf[i].pid};
-        if (m->pbuf[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE) {
+    for (unsigned i = 0; i < n + ng; i++) {
+        const nvmlProcessInfo_t *e = i < n ? &m->pbuf[i] : &m->gbuf[i - n];
+        int dup = 0;
+        for (unsigned j = 0; i >= n && j < i && !dup; j++)
+            dup = (j < n ? m->pbuf[j].pid : m->gbuf[j - n].pid) == e->pid;
+        if (dup)
+            continue;
+        total++;
+        vyre_gpu_process p = {.pid = e->pid, .graphics = i >= n};
+        if (e->usedGpuMemory != NVML_VALUE_NOT_AVAILABLE) {
             p.used_valid = 1;
-            p.used_bytes = m->pbuf[i].usedGpuMemory;
+            p.used_bytes = e->usedGpuMemory;
         }
         if (keep < VYRE_GPU_MAX_PROCS) {
             kept[keep++] = p;
@@ -400,8 +441,67 @@ static void sample_procs(vyre_gpu_monitor *m, nvmlDevice_t dev, vyre_gpu_info *g
     }
     if (keep > 1 && keep < VYRE_GPU_MAX_PROCS)
         qsort(kept, keep, sizeof kept[0], proc_cmp);
+    g->nprocs_total = total;
     g->nprocs = keep;
-    g->procs_truncated = n > keep;
+    g->procs_truncated = total > keep;
+}
+
+/* Fetches the process-utilisation samples newer than st->util_seen_us into
+ * m->ubuf (growing it as NVML asks, as fetch_procs does); *n gets how many.
+ * NOT_FOUND (no sample in the window) is a success with none. */
+static nvmlReturn_t fetch_util(vyre_gpu_monitor *m, gpu_static *st, unsigned *n)
+{
+    *n = 0;
+    nvmlReturn_t r = NVML_ERROR_INSUFFICIENT_SIZE;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        unsigned count = m->ucap;
+        r = m->f.nvmlDeviceGetProcessUtilization(st->dev, m->ucap ? m->ubuf : NULL, &count,
+                                                 st->util_seen_us);
+        if (r == NVML_ERROR_NOT_FOUND)
+            return NVML_SUCCESS;
+        if (r == NVML_SUCCESS) {
+            *n = count < m->ucap ? count : m->ucap;
+            return r;
+        }
+        if (r != NVML_ERROR_INSUFFICIENT_SIZE || count > PROCS_FETCH_MAX)
+            return r;
+        unsigned want = (count > m->ucap ? count : m->ucap) + 16;
+        nvmlProcessUtilizationSample_t *u = realloc(m->ubuf, (size_t)want * sizeof *u);
+        if (!u)
+            return r;
+        m->ubuf = u;
+        m->ucap = want;
+    }
+    return r;
+}
+
+/* Gives each listed process of g its newest utilisation sample since the
+ * previous call (a process may have several in the window). */
+static void sample_proc_util(vyre_gpu_monitor *m, gpu_static *st, vyre_gpu_info *g)
+{
+    if (!m->f.nvmlDeviceGetProcessUtilization || !g->nprocs)
+        return;
+    unsigned n = 0;
+    if (fetch_util(m, st, &n) != NVML_SUCCESS)
+        return; /* unknown: every process keeps util_valid 0 */
+    unsigned long long newest = st->util_seen_us;
+    for (unsigned k = 0; k < g->nprocs; k++) {
+        vyre_gpu_process *p = &g->procs[k];
+        unsigned long long ts = 0;
+        for (unsigned i = 0; i < n; i++) {
+            const nvmlProcessUtilizationSample_t *u = &m->ubuf[i];
+            if (u->pid != p->pid || (p->util_valid && u->timeStamp < ts))
+                continue;
+            ts = u->timeStamp;
+            p->util_valid = 1;
+            p->sm_util_pct = u->smUtil > 100 ? 100 : u->smUtil;
+            p->mem_util_pct = u->memUtil > 100 ? 100 : u->memUtil;
+        }
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (m->ubuf[i].timeStamp > newest)
+            newest = m->ubuf[i].timeStamp;
+    st->util_seen_us = newest;
 }
 
 static void sample_gpu(vyre_gpu_monitor *m, unsigned i, vyre_gpu_info *g)
@@ -464,6 +564,7 @@ static void sample_gpu(vyre_gpu_monitor *m, unsigned i, vyre_gpu_info *g)
         vyre_gpu_throttle_text(reasons, g->throttle_text, sizeof g->throttle_text);
     }
     sample_procs(m, d, g);
+    sample_proc_util(m, st, g);
 }
 
 int vyre_gpu_monitor_sample(vyre_gpu_monitor *m, vyre_gpu_snapshot *out, vyre_error *err)
