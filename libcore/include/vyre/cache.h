@@ -35,6 +35,7 @@
 #include "error.h"
 #include "export.h"
 #include "key.h"
+#include "remote.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +51,7 @@ enum {
     VYRE_CACHE_READONLY = 1u << 0,     /* never create or write; missing root is VYRE_ENOENT */
     VYRE_CACHE_NO_HIT_TRACK = 1u << 1, /* gets do not record hits */
     VYRE_CACHE_NO_INDEX = 1u << 2,     /* do not open index.sqlite3 (gets/puts on files only) */
+    VYRE_CACHE_NO_REMOTE = 1u << 3,    /* ignore $VYRE_REMOTE_CACHE */
 };
 
 /* Progress callback for long operations: done of total (total may be 0 when
@@ -104,6 +106,48 @@ VYRE_EXTERN int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **o
 VYRE_EXTERN int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
                                vyre_error *err);
 
+/*
+ * Remote stores (vyre/remote.h). vyre_cache_open takes them from
+ * $VYRE_REMOTE_CACHE unless VYRE_CACHE_NO_REMOTE (a bad value fails the
+ * open with the parse error, prefixed by the variable's name). This
+ * replaces them: spec is a remote list as vyre_remote_list_parse reads it
+ * (NULL or blank: none), e.g. the configuration's remote_storage value. On
+ * error the handle keeps its previous remotes. Not thread-safe against
+ * other calls on the handle: set remotes before sharing it.
+ *
+ * With remotes, vyre_cache_get asks them in order after a local miss and
+ * returns a validated remote object (stored locally first when the cache
+ * is writable), and vyre_cache_put writes the new blob back to every
+ * writable remote. Remote failures are counted, never returned.
+ */
+VYRE_EXTERN int vyre_cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err);
+
+/* Number of remotes in use. */
+VYRE_EXTERN size_t vyre_cache_remote_count(const vyre_cache *c);
+
+/* Remote i's description and this handle's counters for it (either may be
+ * NULL). VYRE_EINVAL when i is out of range. */
+VYRE_EXTERN int vyre_cache_remote_get(vyre_cache *c, size_t i, vyre_remote_info *info,
+                                      vyre_remote_stats *st);
+
+/* Probes remote i now (see vyre_remote_check). */
+VYRE_EXTERN int vyre_cache_remote_check(vyre_cache *c, size_t i, vyre_remote_check *out,
+                                        vyre_error *err);
+
+/* Writes the local blob for key (validated first) to remote i, ignoring
+ * back-off. VYRE_ENOENT when the cache has no valid blob for key;
+ * VYRE_EROFS for a read-only remote; VYRE_EREMOTE on failure. */
+VYRE_EXTERN int vyre_cache_remote_push(vyre_cache *c, size_t i, const vyre_key *key,
+                                       vyre_error *err);
+
+/* Fetches key from the remotes in order (ignoring back-off), validates it
+ * and stores it locally. *from (may be NULL) is the remote that had it.
+ * VYRE_ENOENT when none has it, a validation code (VYRE_ECORRUPT,
+ * VYRE_EVERSION, VYRE_ETOOBIG) or VYRE_EREMOTE when the last remote asked
+ * failed; the local put's error otherwise. */
+VYRE_EXTERN int vyre_cache_remote_pull(vyre_cache *c, const vyre_key *key, size_t *from,
+                                       vyre_error *err);
+
 /* Writes batched hit tracking now. */
 VYRE_EXTERN int vyre_cache_flush(vyre_cache *c, vyre_error *err);
 
@@ -133,6 +177,7 @@ typedef struct vyre_cache_stats {
     uint64_t session_hits; /* this handle */
     uint64_t session_misses;
     uint64_t session_rejects;
+    uint64_t session_remote_hits; /* this handle: local misses a remote served */
 } vyre_cache_stats;
 
 /* Fills *st from the index and a scan of quarantine/ and tmp/. */

@@ -53,7 +53,8 @@ extern "C" {
     XX(ENONVML, -25, "NVML not available")                                                         \
     XX(EPERM, -26, "permission denied")                                                            \
     XX(EAMBIGUOUS, -27, "ambiguous name or prefix")                                                \
-    XX(ENOJITLINK, -28, "nvJitLink not available")
+    XX(ENOJITLINK, -28, "nvJitLink not available")                                                 \
+    XX(EREMOTE, -29, "remote store failed")
 
 typedef enum vyre_errno {
     VYRE_OK = 0,

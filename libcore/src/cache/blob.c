@@ -1476,3 +1476,45 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
                    "blob '%s' rejected (%s): %s; not quarantined: %s", path, reject_names[c.why],
                    c.detail, qerr.message));
 }
+
+/* ---- objects from elsewhere ---------------------------------------------- */
+
+int vyre__blob_from_memory(const void *buf, size_t len, const char *origin,
+                           const vyre_key *expected, vyre_blob **out, vyre_blob_reject *why,
+                           vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (!out || !expected || (len && !buf) || !origin)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_from_memory: NULL argument");
+    *out = NULL;
+    /* The same checks, in the same order, as a blob read from the cache:
+     * header (magic, versions, header checksum, fields), exact size, key,
+     * payload checksum. Nothing is allocated before the header passed. */
+    check c;
+    memset(&c, 0, sizeof c);
+    c.path = origin;
+    c.expected = expected;
+    int rc = decode_into(&c, buf, len);
+    if (rc == VYRE_OK)
+        rc = check_body(&c, (uint64_t)len, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE);
+    if (rc != VYRE_OK) {
+        if (why)
+            *why = c.why;
+        return vyre__fail(err, rc,
+                          "the object is not an intact vyre blob for this key: it was not used; "
+                          "remove it from the store, or let the next write-back replace it",
+                          "object '%s' rejected (%s): %s", origin, reject_names[c.why], c.detail);
+    }
+    size_t n = (size_t)c.h.stored_size;
+    vyre_blob *b = blob_alloc(n);
+    if (!b)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for a blob", n);
+    b->header = c.h;
+    b->payload = blob_area(b);
+    b->size = n;
+    if (n)
+        memcpy(b->payload, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE, n);
+    *out = b;
+    return VYRE_OK;
+}

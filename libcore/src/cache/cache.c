@@ -36,6 +36,7 @@
 #include "base/clock.h"
 #include "base/fsutil.h"
 #include "cache/index.h"
+#include "cache/remote_internal.h"
 #include "base/internal.h"
 #include "vyre/nvtx.h"
 
@@ -53,7 +54,8 @@ struct vyre_cache {
     unsigned flags;
     int readonly;
     vyre__index *idx;
-    atomic_uint_fast64_t hits, misses, rejects;
+    vyre_remote_list *remotes; /* NULL: none */
+    atomic_uint_fast64_t hits, misses, rejects, remote_hits;
 };
 
 /* ---- root resolution and safety ---------------------------------------- */
@@ -221,6 +223,21 @@ static void index_remove_entries(const vyre_cache *c, int all)
     }
 }
 
+/* $VYRE_REMOTE_CACHE, when set: the remotes of a new handle. */
+static int remotes_from_env(vyre_cache *c, vyre_error *err)
+{
+    const char *spec = getenv(VYRE_REMOTE_ENV);
+    if (!spec)
+        return VYRE_OK;
+    int rc = vyre_remote_list_parse(spec, &c->remotes, err);
+    if (rc && err) {
+        char msg[sizeof err->message + sizeof VYRE_REMOTE_ENV + 2];
+        snprintf(msg, sizeof msg, "%s: %s", VYRE_REMOTE_ENV, err->message);
+        vyre__strlcpy(err->message, msg, sizeof err->message);
+    }
+    return rc;
+}
+
 int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_error *err)
 {
     if (!out)
@@ -330,9 +347,12 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
             goto fail;
         }
     }
+    if (!(flags & VYRE_CACHE_NO_REMOTE) && (rc = remotes_from_env(c, err)))
+        goto fail;
     *out = c;
     return VYRE_OK;
 fail:
+    vyre__index_close(c->idx);
     if (c->rootfd >= 0)
         close(c->rootfd);
     free(c);
@@ -344,6 +364,7 @@ void vyre_cache_close(vyre_cache *c)
     if (!c)
         return;
     vyre__index_close(c->idx);
+    vyre_remote_list_free(c->remotes);
     if (c->rootfd >= 0)
         close(c->rootfd);
     free(c);
@@ -412,6 +433,9 @@ static int readonly_error(const vyre_cache *c, vyre_error *err)
 
 /* ---- get / put --------------------------------------------------------- */
 
+static int put_local(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                     vyre_error *err);
+
 int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
                    vyre_error *err)
 {
@@ -442,6 +466,20 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
             *why = r;
         rc = VYRE_ENOENT;
     }
+    if (rc == VYRE_ENOENT && c->remotes && c->remotes->n) {
+        /* Read-through: only a validated object comes back; it is stored
+         * like any other blob (never written back: it came from there). */
+        vyre_blob *rb = NULL;
+        if (vyre__remotes_fetch(c->remotes, key, &rb, NULL) == VYRE_OK) {
+            if (!c->readonly) {
+                vyre_blob_header h = rb->header;
+                put_local(c, &h, rb->payload, rb->size, NULL);
+            }
+            atomic_fetch_add(&c->remote_hits, 1);
+            *out = rb;
+            rc = VYRE_OK;
+        }
+    }
     vyre_nvtx_pop();
     return rc;
 }
@@ -468,11 +506,10 @@ static int put_row(const vyre_blob_header *h, void *ctx, vyre_error *err)
     return vyre__index_upsert(c->idx, &row, err);
 }
 
-int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
-                   vyre_error *err)
+/* The local half of a put: the blob and its row, under the shared lock. */
+static int put_local(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                     vyre_error *err)
 {
-    if (!c || !h || (len && !payload))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_put: NULL argument");
     if (c->readonly)
         return readonly_error(c, err);
     vyre_nvtx_push(VYRE_RANGE_CACHE_STORE);
@@ -489,6 +526,117 @@ int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size
     if (rc == VYRE_EROFS || rc == VYRE_EPERM) {
         c->readonly = 1;
         return readonly_error(c, err);
+    }
+    return rc;
+}
+
+int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                   vyre_error *err)
+{
+    if (!c || !h || (len && !payload))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_put: NULL argument");
+    int rc = put_local(c, h, payload, len, err);
+    /* Write-back after the local store succeeded (h is then complete);
+     * remote failures are counted and back off, never returned. */
+    if (rc == VYRE_OK && c->remotes)
+        vyre__remotes_store(c->remotes, h, payload, len);
+    return rc;
+}
+
+/* ---- remotes ------------------------------------------------------------ */
+
+int vyre_cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err)
+{
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_set_remotes: NULL cache");
+    vyre_remote_list *l = NULL;
+    int rc = vyre_remote_list_parse(spec, &l, err);
+    if (rc)
+        return rc;
+    vyre_remote_list_free(c->remotes);
+    c->remotes = l;
+    return VYRE_OK;
+}
+
+size_t vyre_cache_remote_count(const vyre_cache *c)
+{
+    return c ? vyre_remote_list_count(c->remotes) : 0;
+}
+
+int vyre_cache_remote_get(vyre_cache *c, size_t i, vyre_remote_info *info, vyre_remote_stats *st)
+{
+    const vyre_remote_info *ri = c ? vyre_remote_list_info(c->remotes, i) : NULL;
+    if (!ri)
+        return VYRE_EINVAL;
+    if (info)
+        *info = *ri;
+    if (st)
+        vyre__remote_stats_get(c->remotes, i, st);
+    return VYRE_OK;
+}
+
+static int no_remote(size_t i, vyre_error *err)
+{
+    return vyre__fail(err, VYRE_EINVAL, "list remote stores in VYRE_REMOTE_CACHE",
+                      "no remote store number %zu", i + 1);
+}
+
+int vyre_cache_remote_check(vyre_cache *c, size_t i, vyre_remote_check *out, vyre_error *err)
+{
+    if (!c || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_check: NULL argument");
+    if (i >= vyre_cache_remote_count(c))
+        return no_remote(i, err);
+    vyre__remote_probe_one(c->remotes, i, out);
+    return VYRE_OK;
+}
+
+int vyre_cache_remote_push(vyre_cache *c, size_t i, const vyre_key *key, vyre_error *err)
+{
+    if (!c || !key)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_push: NULL argument");
+    if (i >= vyre_cache_remote_count(c))
+        return no_remote(i, err);
+    vyre_blob *b = NULL;
+    vyre_blob_reject why = VYRE_REJECT_NONE;
+    int rc = vyre__blob_load_at(c->rootfd, c->root, key, &b, &why, err);
+    if (rc == VYRE_ECORRUPT || rc == VYRE_EVERSION)
+        rc = VYRE_ENOENT; /* quarantined: there is nothing valid to push */
+    if (rc == VYRE_ENOENT) {
+        char hex[VYRE_KEY_HEX_LEN + 1];
+        vyre_key_to_hex(key, hex);
+        return vyre__fail(err, VYRE_ENOENT, "list the cache's keys with 'vyre-cachectl ls'",
+                          "no valid blob '%s' in the cache '%s'%s%s", hex, c->root,
+                          why ? ": it was rejected as " : "",
+                          why ? vyre_blob_reject_name(why) : "");
+    }
+    if (rc)
+        return rc;
+    rc = vyre__remote_store_one(c->remotes, i, &b->header, b->payload, b->size, err);
+    vyre_blob_free(b);
+    return rc;
+}
+
+int vyre_cache_remote_pull(vyre_cache *c, const vyre_key *key, size_t *from, vyre_error *err)
+{
+    if (!c || !key)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_pull: NULL argument");
+    size_t n = vyre_cache_remote_count(c);
+    if (!n)
+        return vyre__fail(err, VYRE_ENOENT, "list remote stores in VYRE_REMOTE_CACHE",
+                          "no remote store is configured");
+    int rc = VYRE_ENOENT;
+    for (size_t i = 0; i < n; i++) {
+        vyre_blob *b = NULL;
+        rc = vyre__remote_fetch_one(c->remotes, i, key, &b, err);
+        if (rc != VYRE_OK)
+            continue;
+        vyre_blob_header h = b->header;
+        rc = put_local(c, &h, b->payload, b->size, err);
+        vyre_blob_free(b);
+        if (rc == VYRE_OK && from)
+            *from = i;
+        return rc;
     }
     return rc;
 }
@@ -890,6 +1038,7 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
     st->session_hits = atomic_load(&c->hits);
     st->session_misses = atomic_load(&c->misses);
     st->session_rejects = atomic_load(&c->rejects);
+    st->session_remote_hits = atomic_load(&c->remote_hits);
     return VYRE_OK;
 }
 
