@@ -175,6 +175,30 @@ def cachectl(env, sch):
         return stats
     p = env.run(cc + ["show", keys[0][:12], "--json"])
     sch.check("vyre-cachectl-show", "vyre-cachectl show", p.stdout)
+
+    # Remote stores: one nobody listens on (a refused connection), so that
+    # every remote document is a real one without a server.
+    sock = __import__("socket").socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    remote = {"VYRE_REMOTE_CACHE": "http://127.0.0.1:%d/vyre|connect-timeout=200" % port}
+    p = env.run(cc + ["stats", "--json"], extra_env=remote)
+    doc = sch.check("vyre-cachectl-stats", "vyre-cachectl stats (a remote)", p.stdout)
+    if doc and len(doc["remotes"]) != 1:
+        fail("stats with a remote: %r" % doc["remotes"])
+    p = env.run(cc + ["remote", "check", "--json"], want_rc=(1,), extra_env=remote)
+    doc = sch.check("vyre-cachectl-remote-check", "vyre-cachectl remote check", p.stdout)
+    if doc and doc["remotes"][0]["reachable"] is not False:
+        fail("remote check: %r" % doc)
+    p = env.run(cc + ["remote", "push", keys[0], "--json"], want_rc=(1,), extra_env=remote)
+    doc = sch.check("vyre-cachectl-remote-push", "vyre-cachectl remote push", p.stdout)
+    if doc and (doc["blobs"], doc["failed"]) != (1, 1):
+        fail("remote push: %r" % doc)
+    p = env.run(cc + ["remote", "pull", keys[0], "--json"], want_rc=(1,), extra_env=remote)
+    doc = sch.check("vyre-cachectl-remote-pull", "vyre-cachectl remote pull", p.stdout)
+    if doc and doc["failed"] != 1:
+        fail("remote pull: %r" % doc)
     p = env.run(cc + ["verify", "--json"])
     doc = sch.check("vyre-cachectl-verify", "vyre-cachectl verify (clean)", p.stdout)
 

@@ -555,6 +555,23 @@ static void two_machines(const char *spec)
     vyre_cache_close(c);
     vyre_cache_close(a);
     vyre_cache_close(b);
+
+    /* The counters outlive the handles: recorded in each cache's index. */
+    b = open_cache("b", spec);
+    vyre_remote_stats t;
+    cr_assert_eq(vyre_cache_remote_totals(b, 0, &t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(t.hits, 2);
+    cr_assert_eq(t.misses, 1);
+    cr_assert_eq(t.bytes_read, 2 * VYRE_BLOB_HEADER_SIZE + 3010);
+    cr_assert_eq(get_id(b, 3, 10), VYRE_ENOENT);
+    cr_assert_eq(vyre_cache_remote_totals(b, 0, &t, &e), VYRE_OK);
+    cr_assert_eq(t.misses, 2, "this handle's unrecorded miss counts too");
+    vyre_cache_close(b);
+    a = open_cache("a", spec);
+    cr_assert_eq(vyre_cache_remote_totals(a, 0, &t, &e), VYRE_OK);
+    cr_assert_eq(t.puts, 2);
+    cr_assert_eq(t.hits, 0);
+    vyre_cache_close(a);
 }
 
 TestSuite(remote_nginx, .init = setup, .fini = teardown, .timeout = 120);

@@ -124,5 +124,6 @@ int cmd_reindex(int argc, char **argv);
 int cmd_seed(int argc, char **argv);
 int cmd_clear(int argc, char **argv);
 int cmd_jit(int argc, char **argv);
+int cmd_remote(int argc, char **argv);
 
 #endif /* VYRE_CACHECTL_CMDS_H */

@@ -27,6 +27,7 @@ static const vyre_cli_cmd g_cmds[] = {
     {"seed", cmd_seed, "compile CUDA C or PTX ahead of time into cubin blobs"},
     {"clear", cmd_clear, "remove every blob and the index (needs --yes)"},
     {"jit", cmd_jit, "report on (or clear) the CUDA driver's own JIT cache"},
+    {"remote", cmd_remote, "check remote stores; push blobs to them, pull blobs from them"},
     {NULL, NULL, NULL},
 };
 

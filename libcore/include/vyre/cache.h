@@ -130,6 +130,13 @@ VYRE_EXTERN size_t vyre_cache_remote_count(const vyre_cache *c);
 VYRE_EXTERN int vyre_cache_remote_get(vyre_cache *c, size_t i, vyre_remote_info *info,
                                       vyre_remote_stats *st);
 
+/* Remote i's counters over the cache's life: what every process using
+ * this cache (writable, with an index) recorded for the same remote URL,
+ * plus this handle's unrecorded part. Handles record their counters on
+ * vyre_cache_flush and vyre_cache_close. */
+VYRE_EXTERN int vyre_cache_remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st,
+                                         vyre_error *err);
+
 /* Probes remote i now (see vyre_remote_check). */
 VYRE_EXTERN int vyre_cache_remote_check(vyre_cache *c, size_t i, vyre_remote_check *out,
                                         vyre_error *err);

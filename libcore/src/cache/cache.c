@@ -223,6 +223,8 @@ static void index_remove_entries(const vyre_cache *c, int all)
     }
 }
 
+static void persist_remote_counters(vyre_cache *c);
+
 /* $VYRE_REMOTE_CACHE, when set: the remotes of a new handle. */
 static int remotes_from_env(vyre_cache *c, vyre_error *err)
 {
@@ -363,6 +365,7 @@ void vyre_cache_close(vyre_cache *c)
 {
     if (!c)
         return;
+    persist_remote_counters(c);
     vyre__index_close(c->idx);
     vyre_remote_list_free(c->remotes);
     if (c->rootfd >= 0)
@@ -545,6 +548,91 @@ int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size
 
 /* ---- remotes ------------------------------------------------------------ */
 
+#define N_REMOTE_COUNTERS 9
+
+static void counters_of(const vyre_remote_stats *s, uint64_t v[N_REMOTE_COUNTERS])
+{
+    const uint64_t a[N_REMOTE_COUNTERS] = {s->hits,       s->misses,     s->errors,
+                                           s->rejected,   s->skipped,    s->puts,
+                                           s->put_errors, s->bytes_read, s->bytes_written};
+    memcpy(v, a, sizeof a);
+}
+
+static void stats_of(vyre_remote_stats *s, const uint64_t v[N_REMOTE_COUNTERS])
+{
+    s->hits = v[0];
+    s->misses = v[1];
+    s->errors = v[2];
+    s->rejected = v[3];
+    s->skipped = v[4];
+    s->puts = v[5];
+    s->put_errors = v[6];
+    s->bytes_read = v[7];
+    s->bytes_written = v[8];
+}
+
+/* meta names of remote i's lifetime counters: "remote <url> <counter>". */
+static void counter_names(const vyre_remote_info *ri, char names[N_REMOTE_COUNTERS][640])
+{
+    static const char *const what[N_REMOTE_COUNTERS] = {
+        "hits", "misses",     "errors",     "rejected",     "skipped",
+        "puts", "put_errors", "bytes_read", "bytes_written"};
+    for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
+        snprintf(names[k], sizeof names[k], "remote %.560s %s", ri->url, what[k]);
+}
+
+/* Adds what the remotes counted since the last call to the index's
+ * lifetime counters (best effort: counters are not worth failing a close). */
+static void persist_remote_counters(vyre_cache *c)
+{
+    if (!c->remotes || !c->idx || c->readonly)
+        return;
+    for (size_t i = 0; i < c->remotes->n; i++) {
+        vyre__remote *r = &c->remotes->r[i];
+        vyre_remote_stats now;
+        vyre__remote_stats_get(c->remotes, i, &now);
+        uint64_t a[N_REMOTE_COUNTERS], b[N_REMOTE_COUNTERS], d[N_REMOTE_COUNTERS];
+        counters_of(&now, a);
+        counters_of(&r->persisted, b);
+        for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
+            d[k] = a[k] - b[k];
+        char names[N_REMOTE_COUNTERS][640];
+        counter_names(&r->info, names);
+        const char *pn[N_REMOTE_COUNTERS];
+        for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
+            pn[k] = names[k];
+        if (vyre__index_counters_add(c->idx, pn, d, N_REMOTE_COUNTERS, NULL) == VYRE_OK)
+            r->persisted = now;
+    }
+}
+
+int vyre_cache_remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st, vyre_error *err)
+{
+    if (!c || !st)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_totals: NULL argument");
+    if (i >= vyre_cache_remote_count(c))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "no remote store number %zu", i + 1);
+    vyre__remote *r = &c->remotes->r[i];
+    vyre_remote_stats now;
+    vyre__remote_stats_get(c->remotes, i, &now);
+    uint64_t a[N_REMOTE_COUNTERS], b[N_REMOTE_COUNTERS], t[N_REMOTE_COUNTERS];
+    counters_of(&now, a);
+    counters_of(&r->persisted, b);
+    char names[N_REMOTE_COUNTERS][640];
+    counter_names(&r->info, names);
+    for (size_t k = 0; k < N_REMOTE_COUNTERS; k++) {
+        uint64_t stored = 0;
+        if (c->idx) {
+            int rc = vyre__index_counter_get(c->idx, names[k], &stored, err);
+            if (rc)
+                return rc;
+        }
+        t[k] = stored + (a[k] - b[k]);
+    }
+    stats_of(st, t);
+    return VYRE_OK;
+}
+
 int vyre_cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err)
 {
     if (!c)
@@ -553,6 +641,7 @@ int vyre_cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err)
     int rc = vyre_remote_list_parse(spec, &l, err);
     if (rc)
         return rc;
+    persist_remote_counters(c);
     vyre_remote_list_free(c->remotes);
     c->remotes = l;
     return VYRE_OK;
@@ -645,6 +734,7 @@ int vyre_cache_flush(vyre_cache *c, vyre_error *err)
 {
     if (!c || !c->idx)
         return VYRE_OK;
+    persist_remote_counters(c);
     return vyre__index_flush(c->idx, err);
 }
 
