@@ -272,8 +272,15 @@ int cmd_remote(int argc, char **argv)
         return rc;
 
     vyre_cache *cache = NULL;
-    if ((rc = cachectl_open(is_pull ? CACHECTL_WRITE : CACHECTL_READ, &cache)))
+    if (is_pull) {
+        /* Like seed, pull fills a cache that may not exist yet. */
+        vyre_error err;
+        vyre_error_clear(&err);
+        if (vyre_cache_open(g_cachectl.cache_dir, VYRE_CACHE_NO_HIT_TRACK, &cache, &err))
+            return cachectl_fail(&err);
+    } else if ((rc = cachectl_open(CACHECTL_READ, &cache))) {
         return rc;
+    }
     if (vyre_cache_remote_count(cache) == 0) {
         vyre_cache_close(cache);
         return no_remotes();
