@@ -44,7 +44,7 @@ _vyre_cachectl()
     case $cmd in
     '')
         COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed clear jit
-            --version $global" -- "$cur"))
+            remote --version $global" -- "$cur"))
         ;;
     stats | reindex)
         COMPREPLY=($(compgen -W "$global" -- "$cur"))
@@ -78,6 +78,9 @@ _vyre_cachectl()
         ;;
     jit)
         COMPREPLY=($(compgen -W "--clear --yes $global" -- "$cur"))
+        ;;
+    remote)
+        COMPREPLY=($(compgen -W "check push pull --all $global" -- "$cur"))
         ;;
     esac
 }
