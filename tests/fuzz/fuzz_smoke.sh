@@ -16,7 +16,7 @@ fi
 cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang -DVYRE_FUZZ=ON -DVYRE_BUILD_TESTS=OFF \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }
-targets=(fuzz_blob_header fuzz_telemetry_page fuzz_sweep_spec)
+targets=(fuzz_blob_header fuzz_telemetry_page fuzz_sweep_spec fuzz_remote_spec)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 for t in "${targets[@]}"; do
   corpus="$src/fuzz/corpus/${t#fuzz_}"
