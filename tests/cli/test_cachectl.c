@@ -550,7 +550,7 @@ Test(cachectl, corrupt_index_then_reindex)
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     cr_assert_eq(jint(o, "entries"), 4);
     cr_assert_eq(jint(o, "bytes"), 11024);
     json_decref(o);
@@ -589,7 +589,7 @@ Test(cachectl, stats_text_and_json)
 
     CC(&p, "stats", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     cr_assert_str_eq(json_string_value(json_object_get(o, "cache_dir")), g_cache);
     cr_assert_eq(jint(o, "entries"), 4);
     cr_assert_eq(jint(o, "bytes"), 11024);
@@ -1101,7 +1101,7 @@ Test(cachectl, prune_while_another_process_stores)
     assert_line(p.out, "The cache is clean.");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     cr_assert_leq(jint(o, "bytes"), 20 * 1024);
     json_decref(o);
     tu_proc_free(&p);
@@ -1125,7 +1125,7 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     json_decref(o);
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    o = parse_json(p.out, 2);
+    o = parse_json(p.out, 3);
     cr_assert_eq(jint(o, "hits"), 2, "usage lost by reindex");
     json_decref(o);
     tu_proc_free(&p);
@@ -1188,7 +1188,7 @@ Test(cachectl, clear_needs_yes)
     cr_assert_str_eq(p.out, msg);
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     cr_assert_eq(jint(o, "entries"), 0);
     json_decref(o);
     tu_proc_free(&p);
