@@ -28,7 +28,7 @@ static void teardown(void)
         tu_rm_rf(g_tmp);
 }
 
-TestSuite(cachectl_remote, .init = setup, .fini = teardown, .timeout = 180);
+TestSuite(cachectl_remote, .init = setup, .fini = teardown);
 
 static const char k_ptx[] = ".version 8.0\n"
                             ".target sm_80\n"

@@ -375,7 +375,11 @@ Test(remote_parse, from_the_environment)
 
 /* ---- a fault-injecting server -------------------------------------------- */
 
-TestSuite(remote_fault, .init = setup, .fini = teardown, .timeout = 60);
+/* No Criterion .timeout on these suites: suite timeouts make libcriterion
+ * 2.4.1's runner leak (see test_adversarial_trace.c); every wait in them is
+ * bounded by the remotes' own timeouts and ts_wait_port's. */
+
+TestSuite(remote_fault, .init = setup, .fini = teardown);
 
 static void fault_case(ts_fault_mode mode, const char *attrs, uint64_t max_ms, int want_rejected)
 {
@@ -574,7 +578,7 @@ static void two_machines(const char *spec)
     vyre_cache_close(a);
 }
 
-TestSuite(remote_nginx, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(remote_nginx, .init = setup, .fini = teardown);
 
 Test(remote_nginx, two_machines_share_a_store)
 {
@@ -779,7 +783,7 @@ Test(remote_nginx, read_only_remote_is_not_written)
     ts_server_stop(&s);
 }
 
-TestSuite(remote_redis, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(remote_redis, .init = setup, .fini = teardown);
 
 static redisContext *redis_at(const ts_server *s)
 {
