@@ -257,7 +257,10 @@ def top(env, sch):
         if line != "ready\n":
             fail("telemetry_publisher did not start: %r" % line)
             return None
-        p = env.run([env.args.top, "--json", "-n", "2", "-d", "0.3"])
+        # A remote store listed (never contacted by vyre-top: it only reads
+        # the counters the cache's index holds for it).
+        p = env.run([env.args.top, "--json", "-n", "2", "-d", "0.3"],
+                    extra_env={"VYRE_REMOTE_CACHE": "http://127.0.0.1:9/vyre|read-only"})
         lines = p.stdout.splitlines()
         if len(lines) != 2:
             fail("vyre-top --json -n 2: %d lines" % len(lines))
@@ -273,6 +276,8 @@ def top(env, sch):
                      % json.dumps(last)[:800])
             if not last["gpus"]:
                 fail("vyre-top: no GPU from the fake NVML: %r" % last["gpu_monitor"])
+            if last["cache"]["state"] == "ok" and len(last["cache"]["remotes"]) != 1:
+                fail("vyre-top: the remote store is missing: %r" % last["cache"])
             if last["cache"]["state"] != "ok":
                 fail("vyre-top: cache state %r" % last["cache"]["state"])
         return last
