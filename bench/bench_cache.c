@@ -10,6 +10,11 @@
  *   prune    pruning N blobs (default 100000) vs unlinking as many files
  *            directly (target <= 1.5x)
  *   track    get with hit tracking vs get without (target <= 1.2x)
+ *   cleanup  a put that takes an N-blob cache over its max_size and so
+ *            cleans 10% of it (LRU, down to 90%) vs `prune` of the same
+ *            blobs in an identical cache; and stats and ls (the library
+ *            calls behind them, and the binaries when $BENCH_CACHECTL
+ *            names vyre-cachectl) on the N-blob cache
  *
  * usage: bench_cache [--quick]   (quick: fewer blobs and rounds, for CI)
  */
@@ -324,6 +329,119 @@ static void bench_prune(const char *base, int quick)
     vyre_cache_close(c);
 }
 
+static double time_cmd(const char *cachectl, const char *root, const char *cmd)
+{
+    char line[8192];
+    snprintf(line, sizeof line, "'%s' --cache-dir '%s' %s >/dev/null", cachectl, root, cmd);
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t0 = now_s();
+        if (system(line) != 0)
+            fprintf(stderr, "bench_cache: '%s' failed\n", line);
+        double t = now_s() - t0;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+static int count_entry(const vyre_cache_entry *e, void *ctx)
+{
+    (void)e;
+    (*(uint64_t *)ctx)++;
+    return 0;
+}
+
+static void bench_cleanup(const char *base, int quick)
+{
+    unsigned n = quick ? 5000 : 100000;
+    char root_a[VYRE_CACHE_PATH_MAX], root_b[VYRE_CACHE_PATH_MAX];
+    snprintf(root_a, sizeof root_a, "%s/cleanup-put", base);
+    snprintf(root_b, sizeof root_b, "%s/cleanup-prune", base);
+    vyre_error e;
+    /* Two identical caches; the configuration is fixed here, not read. */
+    vyre_config cf;
+    vyre_config_init(&cf);
+    cf.max_size = 0;
+    cf.quarantine_max_age_ns = 0;
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.config = &cf;
+    vyre_cache *a, *b;
+    if (vyre_cache_open_ex(root_a, &oo, &a, &e) || vyre_cache_open_ex(root_b, &oo, &b, &e))
+        die("open", &e);
+    write_blobs(root_a, 1, n);
+    write_blobs(root_b, 1, n);
+    vyre_cache_reindex_result rr;
+    if (vyre_cache_reindex(a, &rr, NULL, NULL, &e) || vyre_cache_reindex(b, &rr, NULL, NULL, &e))
+        die("reindex", &e);
+
+    /* stats and ls on the N-blob cache: the library calls behind them. */
+    vyre_cache_stats st;
+    double t0 = now_s();
+    if (vyre_cache_stats_get(a, &st, &e))
+        die("stats", &e);
+    double t_stats = now_s() - t0;
+    uint64_t listed = 0;
+    t0 = now_s();
+    if (vyre_cache_foreach(a, count_entry, &listed, &e))
+        die("foreach", &e);
+    double t_ls = now_s() - t0;
+    printf("%-8s %10u %12.3f s (vyre_cache_stats_get)  %.3f s (vyre_cache_foreach, %llu rows)\n",
+           "stats/ls", n, t_stats, t_ls, (unsigned long long)listed);
+    const char *cachectl = getenv("BENCH_CACHECTL");
+    if (cachectl && *cachectl)
+        printf("%-8s %10u %12.3f s (vyre-cachectl stats)  %.3f s (vyre-cachectl ls)  %.3f s "
+               "(ls --json)\n",
+               "cli", n, time_cmd(cachectl, root_a, "stats"), time_cmd(cachectl, root_a, "ls"),
+               time_cmd(cachectl, root_a, "ls --json"));
+    vyre_cache_close(a);
+
+    /* A: max_size = its size now, so the next put takes it over and
+     * cleans it to 90% (10% of the blobs, LRU first). */
+    uint64_t total = st.bytes;
+    cf.max_size = total;
+    if (vyre_cache_open_ex(root_a, &oo, &a, &e))
+        die("open", &e);
+    char payload[64];
+    memset(payload, 0x44, sizeof payload);
+    vyre_key k;
+    make_key(&k, 2, 0);
+    vyre_blob_header h;
+    fill_header(&h, &k);
+    t0 = now_s();
+    if (vyre_cache_put(a, &h, payload, sizeof payload, &e))
+        die("put", &e);
+    double t_put_clean = now_s() - t0;
+    vyre_cache_stats sa;
+    if (vyre_cache_stats_get(a, &sa, &e))
+        die("stats", &e);
+    vyre_cache_close(a);
+
+    /* B: the same put without a limit, then prune to the same target. */
+    fill_header(&h, &k);
+    t0 = now_s();
+    if (vyre_cache_put(b, &h, payload, sizeof payload, &e))
+        die("put", &e);
+    double t_put = now_s() - t0;
+    vyre_cache_prune_opts po;
+    vyre_cache_prune_opts_init(&po);
+    po.max_bytes = (uint64_t)((double)total * VYRE_CACHE_CLEANUP_RATIO);
+    vyre_cache_prune_result pr;
+    t0 = now_s();
+    if (vyre_cache_prune(b, &po, &pr, NULL, NULL, &e))
+        die("prune", &e);
+    double t_prune = now_s() - t0;
+    vyre_cache_stats sb;
+    if (vyre_cache_stats_get(b, &sb, &e))
+        die("stats", &e);
+    vyre_cache_close(b);
+    printf("%-8s %10u %12.3f s %10.3f s %6.2fx   (put+cleanup vs prune: removed %llu vs %llu, "
+           "left %llu vs %llu; plain put %.3f ms)\n",
+           "cleanup", n, t_put_clean, t_prune, t_put_clean / t_prune,
+           (unsigned long long)(n + 1 - sa.entries), (unsigned long long)pr.removed,
+           (unsigned long long)sa.entries, (unsigned long long)sb.entries, t_put * 1e3);
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -339,6 +457,7 @@ int main(int argc, char **argv)
     bench_track(root, quick);
     bench_verify(root, quick);
     bench_prune(base, quick);
+    bench_cleanup(base, quick);
     rm_rf(base);
     return 0;
 }

@@ -21,6 +21,12 @@ _vyre_bench()
         COMPREPLY=($(compgen -f -- "$cur"))
         return
         ;;
+    -o | --output)
+        # plot's output: the extension names the format.
+        COMPREPLY=($(compgen -f -X '!*.svg' -- "$cur") $(compgen -f -X '!*.png' -- "$cur")
+            $(compgen -f -X '!*.html' -- "$cur") $(compgen -d -- "$cur"))
+        return
+        ;;
     --suite)
         # A comma-separated list: complete the last name.
         local done_part=
@@ -37,15 +43,15 @@ _vyre_bench()
         COMPREPLY=($(compgen -W "all 0 1 2 3 4 5 6 7" -- "$cur"))
         return
         ;;
-    --entry | -a | --axis | --min-samples | --min-time | --max-noise | --timeout | --limit | \
-        --alpha | --min-effect)
+    --entry | --arch | -a | --axis | --min-samples | --min-time | --max-noise | --timeout | \
+        --limit | --alpha | --min-effect | --width)
         return
         ;;
     esac
 
     case $cmd in
     '')
-        COMPREPLY=($(compgen -W "devices run runs show compare export --help --version" \
+        COMPREPLY=($(compgen -W "devices run runs show compare export plot rm --help --version" \
             -- "$cur"))
         ;;
     devices)
@@ -55,7 +61,7 @@ _vyre_bench()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--suite --axis -a --entry --spec --mode --min-samples
                 --min-time --max-noise --timeout --quick --no-kernels --devices --db --csv
-                --json -q --help" -- "$cur"))
+                --json --wide --width -q --arch --dry-run --help" -- "$cur"))
         else
             # A sweep's kernel: CUDA C or PTX (and directories to get there).
             COMPREPLY=($(compgen -f -X '!*.cu' -- "$cur") $(compgen -f -X '!*.ptx' -- "$cur")
@@ -66,13 +72,19 @@ _vyre_bench()
         COMPREPLY=($(compgen -W "--db --limit --help" -- "$cur"))
         ;;
     show)
-        COMPREPLY=($(compgen -W "--db --kernels --help last last-1" -- "$cur"))
+        COMPREPLY=($(compgen -W "--db --kernels --json --wide --width --help last last-1" -- "$cur"))
         ;;
     compare)
         COMPREPLY=($(compgen -W "--db --alpha --min-effect --max-noise --strict --allow-missing --json --help last last-1" -- "$cur"))
         ;;
     export)
         COMPREPLY=($(compgen -W "--db --csv --json --help last last-1" -- "$cur"))
+        ;;
+    plot)
+        COMPREPLY=($(compgen -W "-o --output --db --help last last-1" -- "$cur"))
+        ;;
+    rm)
+        COMPREPLY=($(compgen -W "--db --failed --json --help last" -- "$cur"))
         ;;
     esac
 }

@@ -10,13 +10,14 @@ _vyre_cachectl()
     cmd=
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        --cache-dir) ((i++)) ;; # its value is not the command
+        --cache-dir | -o | --option) ((i++)) ;; # its value is not the command
         -*) ;;
         *) cmd=${COMP_WORDS[i]}; break ;;
         esac
     done
     COMPREPLY=()
-    local global="--cache-dir --json -q --quiet -v --verbose --help"
+    local global="--cache-dir --json -q --quiet -v --verbose -o --option --help"
+    local keys="max_size max_age umask read_only quarantine_max_age"
 
     case $prev in
     --cache-dir)
@@ -36,7 +37,13 @@ _vyre_cachectl()
             sm_120" -- "$cur"))
         return
         ;;
-    --older-than | --max-age | --max-size | --limit | --entry | --toolchain)
+    -o | --option)
+        compopt -o nospace 2>/dev/null
+        COMPREPLY=($(compgen -W "max_size= max_age= umask= read_only= quarantine_max_age=" \
+            -- "$cur"))
+        return
+        ;;
+    --older-than | --max-age | --max-size | --limit | --entry | --toolchain | --jobs)
         return
         ;;
     esac
@@ -44,7 +51,19 @@ _vyre_cachectl()
     case $cmd in
     '')
         COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed clear jit
-            remote --version $global" -- "$cur"))
+            remote config zero-stats -z --zero-stats --version $global" -- "$cur"))
+        ;;
+    config)
+        if [[ $prev == config || $prev == --unset ]]; then
+            COMPREPLY=($(compgen -W "$keys --unset $global" -- "$cur"))
+        elif [[ $prev == read_only ]]; then
+            COMPREPLY=($(compgen -W "true false" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$global" -- "$cur"))
+        fi
+        ;;
+    zero-stats)
+        COMPREPLY=($(compgen -W "$global" -- "$cur"))
         ;;
     stats | reindex)
         COMPREPLY=($(compgen -W "$global" -- "$cur"))
@@ -59,12 +78,12 @@ _vyre_cachectl()
         COMPREPLY=($(compgen -W "--repair $global" -- "$cur"))
         ;;
     prune)
-        COMPREPLY=($(compgen -W "--max-size --max-age --arch --stale-toolchain --toolchain
-            --dry-run $global" -- "$cur"))
+        COMPREPLY=($(compgen -W "--max-size --max-age --arch --stale --stale-toolchain
+            --toolchain --dry-run $global" -- "$cur"))
         ;;
     seed)
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--arch --entry -- $global" -- "$cur"))
+            COMPREPLY=($(compgen -W "--arch --entry --jobs -- $global" -- "$cur"))
         else
             local ext
             for ext in cu cuh ptx cubin; do

@@ -39,6 +39,16 @@ static char g_env_xdg[700];
 static void setup(void)
 {
     tu_mkdtemp(g_tmp, sizeof g_tmp);
+    /* The configuration (vyre/config.h) of this test alone, in this
+     * process (which opens caches too) and in the children it runs. */
+    char conf[600];
+    snprintf(conf, sizeof conf, "%s/config", g_tmp);
+    setenv("XDG_CONFIG_HOME", conf, 1);
+    static const char *const conf_env[] = {"VYRE_CACHE_MAX_SIZE", "VYRE_CACHE_MAX_AGE",
+                                           "VYRE_CACHE_UMASK", "VYRE_CACHE_READ_ONLY",
+                                           "VYRE_CACHE_QUARANTINE_MAX_AGE"};
+    for (size_t i = 0; i < sizeof conf_env / sizeof conf_env[0]; i++)
+        unsetenv(conf_env[i]);
     snprintf(g_cache, sizeof g_cache, "%s/cache", g_tmp);
     snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
     snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
@@ -381,10 +391,6 @@ Test(cachectl, malformed_sizes_and_ages)
     CC(&p, "prune", "--max-age", "30");
     assert_usage_error(&p, "--max-age: age '30' has no unit", AGE_HINT, "prune");
     tu_proc_free(&p);
-    CC(&p, "prune", "--max-age", "0d");
-    assert_usage_error(&p, "--max-age '0d' would remove every blob",
-                       "give an age above zero, such as 30d", "prune");
-    tu_proc_free(&p);
     CC(&p, "ls", "--older-than", "3y");
     assert_usage_error(&p, "--older-than: '3y' has an unknown age unit 'y'", AGE_HINT, "ls");
     tu_proc_free(&p);
@@ -413,13 +419,14 @@ Test(cachectl, conflicting_flags)
 {
     populate();
     tu_proc p;
+    /* No option: the configured limits (5 GiB by default), nothing to do. */
     CC(&p, "prune");
-    assert_usage_error(&p, "prune has nothing to do",
-                       "give --max-size, --max-age, --arch or --stale-toolchain", "prune");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Removed 0 blobs (0 B)");
     tu_proc_free(&p);
     CC(&p, "prune", "--dry-run");
-    assert_usage_error(&p, "prune has nothing to do",
-                       "give --max-size, --max-age, --arch or --stale-toolchain", "prune");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Would remove 0 blobs (0 B)");
     tu_proc_free(&p);
     CC(&p, "prune", "--max-size", "1K", "--toolchain", "nvrtc-13.0");
     assert_usage_error(&p, "--toolchain only goes with --stale-toolchain",
@@ -455,9 +462,9 @@ Test(cachectl, conflicting_flags)
 
 Test(cachectl, missing_cache_dir_is_not_created)
 {
+    /* stats, ls and verify show an empty cache there (first_use_*). */
     static const char *const cmds[][3] = {
-        {"stats", NULL, NULL},   {"ls", NULL, NULL},           {"show", "abcd", NULL},
-        {"verify", NULL, NULL},  {"verify", "--repair", NULL}, {"prune", "--max-size", "1M"},
+        {"show", "abcd", NULL},  {"verify", "--repair", NULL}, {"prune", "--max-size", "1M"},
         {"reindex", NULL, NULL}, {"clear", "--yes", NULL},
     };
     char want[1024];
@@ -483,7 +490,7 @@ Test(cachectl, missing_cache_dir_is_not_created)
     snprintf(env_dir, sizeof env_dir, "VYRE_PTX_CACHE_DIR=%s", g_cache);
     const char *env[] = {env_dir, NULL};
     tu_proc p;
-    RUN_ENV(&p, env, "stats");
+    RUN_ENV(&p, env, "prune", "--max-size", "1M");
     cr_assert_eq(p.exit_code, 2);
     cr_assert(strstr(p.err, g_cache));
     tu_proc_free(&p);
@@ -498,12 +505,15 @@ Test(cachectl, unsafe_cache_dir_refused)
 {
     populate();
     cr_assert_eq(chmod(g_cache, 0777), 0);
-    char l1[1024], l2[1024], buf[1024];
+    char l1[1024], l2[4096], buf[4096];
     snprintf(l1, sizeof l1,
              "vyre-cachectl: error: cache directory '%s' is writable by group or others (mode "
              "0777): refusing to load blobs others could plant",
              g_cache);
-    snprintf(l2, sizeof l2, "hint: run 'chmod go-w %s' (vyre creates it 0700)", g_cache);
+    snprintf(l2, sizeof l2,
+             "hint: run 'chmod go-w %s' (vyre creates it 0700); to share the cache with a group "
+             "instead: 'chgrp GROUP %s && chmod 2775 %s', and 'umask = 002' in %s/vyre.conf",
+             g_cache, g_cache, g_cache, g_cache);
     static const char *const cmds[] = {"stats", "ls", "verify", "reindex"};
     for (size_t i = 0; i < 4; i++) {
         tu_proc p;
@@ -584,7 +594,9 @@ Test(cachectl, stats_text_and_json)
     assert_line(p.out, "  sm_80                       1     1.2 KiB");
     assert_line(p.out, "  <1h                         1     4.2 KiB");
     assert_line(p.out, "  >=30d                       1     1.2 KiB");
-    assert_line(p.out, "  Cache size:          none (prune with --max-size)");
+    assert_line(p.out, "Cache size:            10.8 KiB of 5.0 GiB (0%)");
+    assert_line(p.out,
+                "  Cache size:          5.0 GiB (max_size, default; cleanup to 90%, LRU first)");
     tu_proc_free(&p);
 
     CC(&p, "stats", "--json");
@@ -616,7 +628,10 @@ Test(cachectl, stats_text_and_json)
     cr_assert_eq(jint(json_object_get(o, "tmp"), "debris"), 0);
     cr_assert_eq(jint(json_object_get(o, "limits"), "max_blob_payload_bytes"),
                  (json_int_t)VYRE_BLOB_MAX_PAYLOAD);
-    cr_assert(json_is_null(json_object_get(json_object_get(o, "limits"), "max_cache_bytes")));
+    cr_assert_eq(jint(json_object_get(o, "limits"), "max_cache_bytes"), INT64_C(5) << 30);
+    cr_assert_eq(jint(o, "max_size_bytes"), INT64_C(5) << 30);
+    cr_assert_float_eq(json_real_value(json_object_get(o, "fill_ratio")),
+                       11024.0 / (double)(INT64_C(5) << 30), 1e-15);
     json_decref(o);
     tu_proc_free(&p);
 
@@ -647,16 +662,22 @@ Test(cachectl, ls_lines_sorting_and_filters)
     CC(&p, "ls");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     char buf[256];
-    cr_assert_str_eq(line_no(p.out, 0, buf, sizeof buf),
-                     "KEY           KIND    ARCH            SIZE    AGE  LAST USE    HITS");
+    cr_assert_str_eq(
+        line_no(p.out, 0, buf, sizeof buf),
+        "KEY           KIND    ARCH            SIZE    AGE  LAST USE    HITS  SOURCE   "
+        "                 KERNELS");
     cr_assert_str_eq(line_no(p.out, 1, buf, sizeof buf),
-                     "111100000000  cubin   sm_80        1.2 KiB     5w     never       0");
+                     "111100000000  cubin   sm_80        1.2 KiB     5w     never       0"
+                     "  -                         -");
     cr_assert_str_eq(line_no(p.out, 2, buf, sizeof buf),
-                     "abcd10000000  ptx     sm_90        3.2 KiB     3h     never       0");
+                     "abcd10000000  ptx     sm_90        3.2 KiB     3h     never       0"
+                     "  -                         -");
     cr_assert_str_eq(line_no(p.out, 3, buf, sizeof buf),
-                     "abcd20000000  cubin   sm_90        4.2 KiB    10m     never       0");
+                     "abcd20000000  cubin   sm_90        4.2 KiB    10m     never       0"
+                     "  -                         -");
     cr_assert_str_eq(line_no(p.out, 4, buf, sizeof buf),
-                     "222200000000  cubin   sm_90a       2.2 KiB     2d        0s       2");
+                     "222200000000  cubin   sm_90a       2.2 KiB     2d        0s       2"
+                     "  -                         -");
     tu_proc_free(&p);
 
     CC(&p, "ls", "--sort", "size");
@@ -1374,7 +1395,7 @@ Test(cachectl, jit_report_and_clear)
     tu_proc_free(&p);
 
     RUN_ENV(&p, env, "--json", "jit");
-    json_t *o = parse_json(p.out, 1);
+    json_t *o = parse_json(p.out, 2);
     cr_assert_str_eq(json_string_value(json_object_get(o, "path")), dir);
     cr_assert_eq(jint(o, "files"), 2);
     cr_assert_eq(jint(o, "bytes"), 164);
@@ -1399,7 +1420,7 @@ Test(cachectl, jit_report_and_clear)
     tu_proc_free(&p);
     cr_assert(exists(dir), "the directory itself must stay");
     RUN_ENV(&p, env, "--json", "jit");
-    o = parse_json(p.out, 1);
+    o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "files"), 0);
     json_decref(o);
     tu_proc_free(&p);
@@ -1418,11 +1439,15 @@ Test(cachectl, jit_default_path_bad_env_and_foreign_dir)
     assert_line(p.out, "CUDA_CACHE_MAXSIZE:    1.0 GiB (1073741824 bytes, vyre default)");
     tu_proc_free(&p);
 
+    /* A size vyre cannot use is a finding, not a reason to stop. */
     const char *small[] = {"CUDA_CACHE_MAXSIZE=5", NULL};
     RUN_ENV(&p, small, "jit");
-    cr_assert_eq(p.exit_code, 2);
-    assert_line(p.err, "vyre-cachectl: error: CUDA_CACHE_MAXSIZE='5' is below the floor of "
-                       "1073741824 bytes: real kernels would be evicted and re-JITed");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='5' is below the floor of "
+                       "1073741824 bytes: real kernels would be evicted and re-JITed: vyre "
+                       "programs refuse to start with it");
+    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    unusable ('5', see the warning)");
+    assert_line(p.out, "Fill:                  -");
     tu_proc_free(&p);
 
     /* CUDA_CACHE_PATH pointing at something that is not a JIT cache. */
@@ -1442,6 +1467,103 @@ Test(cachectl, jit_default_path_bad_env_and_foreign_dir)
     assert_line(p.err, want);
     tu_proc_free(&p);
     cr_assert(exists(note), "a foreign directory was emptied");
+}
+
+/* The driver's default JIT cache, ~/.nv/ComputeCache (HOME is g_tmp), is
+ * reported beside vyre's, with its own size and fill; CUDA_CACHE_MAXSIZE
+ * values vyre or the driver cannot use are warnings (exit 0). */
+Test(cachectl, jit_driver_default_compute_cache)
+{
+    char nv[700];
+    snprintf(nv, sizeof nv, "%s/.nv", g_tmp);
+    cr_assert_eq(mkdir(nv, 0700), 0);
+    snprintf(nv, sizeof nv, "%s/.nv/ComputeCache", g_tmp);
+    make_jit_cache(nv);
+
+    tu_proc p;
+    RUN(&p, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.err, "");
+    char want[900];
+    snprintf(want, sizeof want,
+             "Driver default path:   %s (driver default, for CUDA programs not using vyre)", nv);
+    assert_line(p.out, want);
+    assert_line(p.out, "Driver files:          2");
+    assert_line(p.out, "Driver size on disk:   164 B");
+    assert_line(p.out, "Driver max size:       1.0 GiB (1073741824 bytes, driver default)");
+    assert_line(p.out, "Driver fill:           0.0%");
+    assert_line(p.out, "Files:                 0"); /* vyre's own is still empty */
+    tu_proc_free(&p);
+
+    RUN(&p, "--json", "jit");
+    json_t *o = parse_json(p.out, 2);
+    json_t *d = json_object_get(o, "driver_default");
+    cr_assert_str_eq(json_string_value(json_object_get(d, "path")), nv);
+    cr_assert_str_eq(json_string_value(json_object_get(d, "path_source")), "default");
+    cr_assert(json_is_false(json_object_get(d, "same_as_vyre")));
+    cr_assert_eq(jint(d, "files"), 2);
+    cr_assert_eq(jint(d, "bytes"), 164);
+    cr_assert_eq(jint(d, "max_bytes"), INT64_C(1073741824));
+    cr_assert_eq(json_array_size(json_object_get(o, "warnings")), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* "4G": neither vyre nor the driver reads it. */
+    const char *g4[] = {"CUDA_CACHE_MAXSIZE=4G", NULL};
+    RUN_ENV(&p, g4, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='4G' is not a number of "
+                       "bytes: vyre programs refuse to start with it");
+    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='4G' is not a number of "
+                       "bytes the driver reads: its default of 1073741824 bytes is assumed for "
+                       "CUDA programs");
+    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    unusable ('4G', see the warning)");
+    assert_line(p.out, "Driver max size:       1.0 GiB (1073741824 bytes, driver default)");
+    tu_proc_free(&p);
+    RUN_ENV(&p, g4, "--json", "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    o = parse_json(p.out, 2);
+    cr_assert(json_is_null(json_object_get(o, "max_bytes")));
+    cr_assert(json_is_null(json_object_get(o, "fill_ratio")));
+    cr_assert_eq(json_array_size(json_object_get(o, "warnings")), 2);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* "100": the driver takes it (and the cache is over it); vyre refuses. */
+    const char *hundred[] = {"CUDA_CACHE_MAXSIZE=100", NULL};
+    RUN_ENV(&p, hundred, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Driver max size:       100 B (100 bytes, from the environment)");
+    assert_line(p.out, "Driver fill:           164.0%");
+    cr_assert(strstr(p.err, "CUDA_CACHE_MAXSIZE='100' is below the floor"), "%s", p.err);
+    tu_proc_free(&p);
+
+    /* Junk, and a size above the driver's 4 GiB maximum. */
+    const char *junk[] = {"CUDA_CACHE_MAXSIZE=lots", NULL};
+    RUN_ENV(&p, junk, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.err, "CUDA_CACHE_MAXSIZE='lots' is not a number"), "%s", p.err);
+    tu_proc_free(&p);
+    const char *big[] = {"CUDA_CACHE_MAXSIZE=8589934592", NULL};
+    RUN_ENV(&p, big, "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='8589934592' is above the "
+                       "driver's maximum of 4294967296 bytes (4 GiB)");
+    tu_proc_free(&p);
+
+    /* CUDA_CACHE_PATH set: one directory for every program. */
+    char env_path[800];
+    snprintf(env_path, sizeof env_path, "CUDA_CACHE_PATH=%s", nv);
+    const char *same[] = {env_path, NULL};
+    RUN_ENV(&p, same, "--json", "jit");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    o = parse_json(p.out, 2);
+    d = json_object_get(o, "driver_default");
+    cr_assert(json_is_true(json_object_get(d, "same_as_vyre")));
+    cr_assert_eq(jint(o, "bytes"), 164);
+    cr_assert_eq(jint(d, "bytes"), 164);
+    json_decref(o);
+    tu_proc_free(&p);
 }
 
 /* ---- seed ---------------------------------------------------------------------- */
@@ -1499,7 +1621,7 @@ Test(cachectl, seed_cuda_c_and_ptx)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert_str_empty(p.err);
     cr_assert_eq(count_lines(p.out), 5, "%s", p.out);
-    assert_line(p.out, "Seeded 4, already present 0, failed 0");
+    assert_line(p.out, "Seeded 4 modules (4 kernels), already present 0, failed 0");
     struct {
         vyre_source_kind kind;
         const char *src, *arch, *file, *kind_name;
@@ -1517,8 +1639,10 @@ Test(cachectl, seed_cuda_c_and_ptx)
         line_no(p.out, i, buf, sizeof buf);
         cr_assert(strncmp(buf, head, strlen(head)) == 0, "line %d: '%s', want '%s...'", i, buf,
                   head);
-        size_t bl = strlen(buf), fl = strlen(want[i].file);
-        cr_assert(bl > fl && strcmp(buf + bl - fl, want[i].file) == 0, "%s", buf);
+        char tail[800];
+        snprintf(tail, sizeof tail, "  %s  [scale]", want[i].file);
+        size_t bl = strlen(buf), tl = strlen(tail);
+        cr_assert(bl > tl && strcmp(buf + bl - tl, tail) == 0, "%s", buf);
     }
     tu_proc_free(&p);
 
@@ -1569,25 +1693,48 @@ Test(cachectl, seed_errors)
     snprintf(cu, sizeof cu, "%s/scale.cu", g_tmp);
     tu_write_file(cu, k_cuda_src, strlen(k_cuda_src));
     tu_proc p;
-    CC(&p, "seed", cu, "--entry", "scale");
-    assert_usage_error(&p, "seed needs --arch", "give --arch sm_90 (or a list: sm_80,sm_90a)",
-                       "seed");
-    tu_proc_free(&p);
-    CC(&p, "seed", cu, "--arch", "sm_90");
-    assert_usage_error(&p, "seed needs --entry",
-                       "give --entry NAME: the run-time path keys blobs by entry point, so it "
-                       "must be the name the caller uses",
-                       "seed");
-    tu_proc_free(&p);
     CC(&p, "seed", "--arch", "sm_90", "--entry", "scale");
     assert_usage_error(&p, "seed needs at least one file",
-                       "name CUDA C (.cu), PTX (.ptx) or cubin files", "seed");
+                       "name CUDA C (.cu), PTX (.ptx) or cubin files, or directories of them",
+                       "seed");
     tu_proc_free(&p);
     CC(&p, "seed", cu, "--arch", "sm_80,compute_90", "--entry", "scale");
     assert_usage_error(&p, "'compute_90' is not an architecture",
                        "write architectures such as sm_80,sm_90,sm_90a", "seed");
     tu_proc_free(&p);
+    CC(&p, "seed", cu, "--entry", "");
+    assert_usage_error(&p, "empty --entry", "give a kernel name, such as --entry scale", "seed");
+    tu_proc_free(&p);
+    CC(&p, "seed", cu, "--jobs", "0");
+    assert_usage_error(&p, "--jobs '0' is not a number of jobs",
+                       "give a whole number from 1 to 256", "seed");
+    tu_proc_free(&p);
     cr_assert(!exists(g_cache), "usage errors must not create the cache");
+
+    /* CUDA C and cubins name no target: one clear error each, exit 2. */
+    char cubin[700];
+    snprintf(cubin, sizeof cubin, "%s/m.cubin", g_tmp);
+    tu_write_file(cubin,
+                  "\x7f"
+                  "ELF\x02\x01\x01",
+                  7);
+    CC(&p, "seed", cu, cubin);
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    char want[2000];
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: seeding '%s': CUDA C source names no target architecture: "
+             "seeding it needs --arch",
+             cu);
+    assert_line(p.err, want);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: seeding '%s': a cubin names no target architecture: "
+             "seeding it needs --arch",
+             cubin);
+    assert_line(p.err, want);
+    assert_line(p.err, "hint: give --arch sm_90 (or a list: sm_80,sm_90a): only PTX names its "
+                       "own target");
+    assert_line(p.out, "Seeded 0 modules (0 kernels), already present 0, failed 2");
+    tu_proc_free(&p);
 
     need_compilers();
     snprintf(bad, sizeof bad, "%s/broken.cu", g_tmp);
@@ -1600,16 +1747,379 @@ Test(cachectl, seed_errors)
     snprintf(missing, sizeof missing, "%s/nope.cu", g_tmp);
     CC(&p, "seed", bad, missing, cu, "--arch", "sm_80", "--entry", "scale");
     cr_assert_eq(p.exit_code, 2, "%s", p.err);
-    char want[900];
     snprintf(want, sizeof want, "vyre-cachectl: error: seeding '%s' for sm_80: ", bad);
     cr_assert(strncmp(p.err, want, strlen(want)) == 0, "%s", p.err);
     snprintf(want, sizeof want, "compiler log for '%s' (sm_80):", bad);
     assert_line(p.err, want);
     cr_assert(strstr(p.err, "not_declared_anywhere"), "log lacks the error: %s", p.err);
-    snprintf(want, sizeof want, "vyre-cachectl: error: cannot read '%s': No such file or directory",
-             missing);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: seeding '%s': cannot read '%s': No such file or directory",
+             missing, missing);
     assert_line(p.err, want);
     /* The good file was still seeded. */
-    assert_line(p.out, "Seeded 1, already present 0, failed 2");
+    assert_line(p.out, "Seeded 1 module (1 kernel), already present 0, failed 2");
+    tu_proc_free(&p);
+}
+
+/* ---- seeding as users first try (issue 12) ---------------------------------------- */
+
+/* PTX modules with several kernels, as Triton writes them: the target is
+ * arch-specific and comments come first. */
+static const char k_ptx_mod1[] = "//\n// Generated by LLVM NVPTX Back-End\n// .target sm_52\n//\n\n"
+                                 ".version 8.7\n"
+                                 ".target sm_90a\n"
+                                 ".address_size 64\n"
+                                 ".visible .entry k1(.param .u64 p)\n{\n ret;\n}\n"
+                                 ".visible .entry k2(.param .u64 p)\n{\n ret;\n}\n";
+static const char k_ptx_mod2[] = ".version 8.0\n"
+                                 "/* a block comment .target sm_60 */\n"
+                                 ".target sm_80\n"
+                                 ".address_size 64\n"
+                                 ".visible .entry k3(.param .u64 p)\n{\n ret;\n}\n"
+                                 ".visible .entry k4(.param .u64 p)\n{\n ret;\n}\n"
+                                 ".visible .entry k5(.param .u64 p)\n{\n ret;\n}\n";
+
+static const char *g_fake_env[2];
+
+/* Every seed below links through the fake nvJitLink (tests/fakes/
+ * fakejitlink.c), in the child and here: CI has no toolkit libraries. */
+static void use_fake_jitlink(void)
+{
+    g_fake_env[0] = "VYRE_NVJITLINK_LIBRARY=" FAKEJITLINK_LIB;
+    g_fake_env[1] = NULL;
+    setenv("VYRE_NVJITLINK_LIBRARY", FAKEJITLINK_LIB, 1);
+}
+
+#define CCF(p, ...) RUN_ENV(p, g_fake_env, "--cache-dir", g_cache, __VA_ARGS__)
+
+/* <tmp>/triton: a/mod1.ptx (sm_90a: k1 k2), a/mod1.cubin (the PTX's
+ * sibling: skipped), b/mod2.ptx (sm_80: k3 k4 k5), files to skip, and a
+ * link to a directory outside with a PTX file (never followed). */
+static void make_ptx_tree(char *dir, size_t size)
+{
+    char path[800];
+    snprintf(dir, size, "%s/triton", g_tmp);
+    snprintf(path, sizeof path, "%s/a", dir);
+    cr_assert_eq(mkdir(dir, 0700) == 0 && mkdir(path, 0700) == 0, 1);
+    snprintf(path, sizeof path, "%s/b", dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/a/mod1.ptx", dir);
+    tu_write_file(path, k_ptx_mod1, strlen(k_ptx_mod1));
+    snprintf(path, sizeof path, "%s/a/mod1.cubin", dir);
+    tu_write_file(path, "not really", 10);
+    snprintf(path, sizeof path, "%s/a/mod1.json", dir);
+    tu_write_file(path, "{}", 2);
+    snprintf(path, sizeof path, "%s/b/mod2.ptx", dir);
+    tu_write_file(path, k_ptx_mod2, strlen(k_ptx_mod2));
+    snprintf(path, sizeof path, "%s/README", dir);
+    tu_write_file(path, "hello\n", 6);
+    char outside[700];
+    snprintf(outside, sizeof outside, "%s/outside", g_tmp);
+    cr_assert_eq(mkdir(outside, 0700), 0);
+    snprintf(path, sizeof path, "%s/evil.ptx", outside);
+    tu_write_file(path, k_ptx_mod1, strlen(k_ptx_mod1) - 2);
+    snprintf(path, sizeof path, "%s/link", dir);
+    cr_assert_eq(symlink(outside, path), 0);
+    snprintf(path, sizeof path, "%s/c.ptx", dir);
+    cr_assert_eq(symlink("../outside/evil.ptx", path), 0);
+}
+
+static void module_key(const char *src, const char *arch, char hex[VYRE_KEY_HEX_LEN + 1])
+{
+    vyre_compile_request req = {VYRE_SOURCE_PTX, src, strlen(src), arch, NULL, NULL, 0};
+    vyre_key k;
+    vyre_error err;
+    cr_assert_eq(vyre_compile_key(&req, &k, &err), 0, "%s", err.message);
+    vyre_key_to_hex(&k, hex);
+}
+
+Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
+{
+    use_fake_jitlink();
+    char dir[700], k1[VYRE_KEY_HEX_LEN + 1], k2[VYRE_KEY_HEX_LEN + 1];
+    make_ptx_tree(dir, sizeof dir);
+    module_key(k_ptx_mod1, "sm_90a", k1);
+    module_key(k_ptx_mod2, "sm_80", k2);
+
+    tu_proc p;
+    CCF(&p, "seed", dir);
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert_str_empty(p.err);
+    cr_assert_eq(count_lines(p.out), 3, "%s", p.out);
+    char want[1200], buf[1200];
+    snprintf(want, sizeof want, "seeded   %.12s  sm_90a   ptx        %s  %s/a/mod1.ptx  [k1, k2]",
+             k1, "1.1 KiB", dir);
+    line_no(p.out, 0, buf, sizeof buf);
+    /* The size depends on the fake's cubin: compare around it. */
+    cr_assert(strncmp(buf, want, 40) == 0, "%s\nwant %s", buf, want);
+    snprintf(want, sizeof want, "  %s/a/mod1.ptx  [k1, k2]", dir);
+    cr_assert(strstr(buf, want), "%s", buf);
+    line_no(p.out, 1, buf, sizeof buf);
+    snprintf(want, sizeof want, "seeded   %.12s  sm_80    ptx   ", k2);
+    cr_assert(strncmp(buf, want, strlen(want)) == 0, "%s\nwant %s", buf, want);
+    snprintf(want, sizeof want, "  %s/b/mod2.ptx  [k3, k4, k5]", dir);
+    cr_assert(strstr(buf, want), "%s", buf);
+    assert_line(p.out, "Seeded 2 modules (5 kernels), already present 0, failed 0");
+    tu_proc_free(&p);
+
+    /* ls and show tell which kernels and which source each blob holds. */
+    CC(&p, "--json", "ls", "--sort", "key");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out, 2);
+    json_t *es = json_object_get(o, "entries");
+    cr_assert_eq(json_array_size(es), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *e = json_array_get(es, i);
+        const char *key = json_string_value(json_object_get(e, "key"));
+        int first = strcmp(key, k1) == 0;
+        cr_assert(first || strcmp(key, k2) == 0, "%s", key);
+        cr_assert_str_eq(json_string_value(json_object_get(e, "source")),
+                         first ? "mod1.ptx" : "mod2.ptx");
+        cr_assert_eq(jint(e, "n_kernels"), first ? 2 : 3);
+        json_t *ks = json_object_get(e, "kernels");
+        cr_assert_eq(json_array_size(ks), first ? 2 : 3);
+        cr_assert_str_eq(json_string_value(json_array_get(ks, 0)), first ? "k1" : "k3");
+        cr_assert(json_is_false(json_object_get(e, "stale")));
+        cr_assert(json_is_true(json_object_get(e, "kernels_complete")));
+    }
+    json_decref(o);
+    tu_proc_free(&p);
+    CC(&p, "ls");
+    snprintf(want, sizeof want, "mod2.ptx                  k3,k4,k5");
+    cr_assert(strstr(p.out, want), "%s", p.out);
+    tu_proc_free(&p);
+    CC(&p, "show", k1);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Source:            mod1.ptx");
+    assert_line(p.out, "Kernels:           2: k1, k2");
+    assert_line(p.out, "Architecture:      sm_90a");
+    tu_proc_free(&p);
+    CC(&p, "--json", "show", k2);
+    o = parse_json(p.out, 1);
+    json_t *b = json_object_get(o, "blob");
+    cr_assert_str_eq(json_string_value(json_object_get(b, "source")), "mod2.ptx");
+    cr_assert_eq(json_array_size(json_object_get(b, "kernels")), 3);
+    cr_assert_eq(jint(b, "key_version"), 2);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* Again, in parallel: every module present, output in the same order. */
+    CCF(&p, "seed", dir, "--jobs", "3");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(want, sizeof want, "present  %.12s  sm_90a", k1);
+    cr_assert(strncmp(p.out, want, strlen(want)) == 0, "%s", p.out);
+    assert_line(p.out, "Seeded 0 modules (0 kernels), already present 2, failed 0");
+    tu_proc_free(&p);
+    CCF(&p, "--json", "seed", dir);
+    o = parse_json(p.out, 1);
+    cr_assert_eq(jint(o, "files"), 2);
+    cr_assert_eq(jint(o, "skipped"), 1);
+    cr_assert_eq(jint(o, "present"), 2);
+    cr_assert_eq(jint(o, "failed"), 0);
+    json_t *bl = json_array_get(json_object_get(o, "blobs"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(bl, "arch")), "sm_90a");
+    cr_assert_eq(json_array_size(json_object_get(bl, "kernels")), 2);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* Many files at once: every one seeded, once. */
+    char many[700], path[800];
+    snprintf(many, sizeof many, "%s/many", g_tmp);
+    cr_assert_eq(mkdir(many, 0700), 0);
+    for (int i = 0; i < 24; i++) {
+        char src[600];
+        snprintf(src, sizeof src, "%s// variant %d\n", k_ptx_mod1, i);
+        snprintf(path, sizeof path, "%s/m%02d.ptx", many, i);
+        tu_write_file(path, src, strlen(src));
+    }
+    CCF(&p, "seed", many, "--jobs", "8");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Seeded 24 modules (48 kernels), already present 0, failed 0");
+    snprintf(want, sizeof want, "%s/m00.ptx", many);
+    cr_assert(strstr(p.out, want) < strstr(p.out, "m23.ptx"), "in name order:\n%s", p.out);
+    tu_proc_free(&p);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.out);
+    tu_proc_free(&p);
+
+    /* A directory that is a link (as ~/.triton/cache often is) is walked,
+     * its files named under the link; an empty one is said to be empty. */
+    char link[700], empty[700];
+    snprintf(link, sizeof link, "%s/cache-link", g_tmp);
+    cr_assert_eq(symlink(dir, link), 0);
+    snprintf(empty, sizeof empty, "%s/empty", g_tmp);
+    cr_assert_eq(mkdir(empty, 0700), 0);
+    snprintf(path, sizeof path, "%s/", link);
+    CCF(&p, "seed", path, empty);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(want, sizeof want, "  %s/a/mod1.ptx  [k1, k2]", link);
+    cr_assert(strstr(p.out, want), "%s", p.out);
+    assert_line(p.out, "Seeded 0 modules (0 kernels), already present 2, failed 0");
+    snprintf(want, sizeof want, "vyre-cachectl: note: no .ptx, .cu or .cubin file under '%s'",
+             empty);
+    assert_line(p.err, want);
+    tu_proc_free(&p);
+}
+
+Test(cachectl, seed_refuses_a_module_without_the_entry)
+{
+    use_fake_jitlink();
+    char dir[700], k2[VYRE_KEY_HEX_LEN + 1];
+    make_ptx_tree(dir, sizeof dir);
+    module_key(k_ptx_mod2, "sm_80", k2);
+    tu_proc p;
+    CCF(&p, "seed", dir, "--entry", "k3", "--entry", "k5");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    char want[1200];
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: seeding '%s/a/mod1.ptx' for sm_90a: the module has no kernel "
+             "'k3'; it defines 2: k1, k2",
+             dir);
+    assert_line(p.err, want);
+    assert_line(p.out, "Seeded 1 module (3 kernels), already present 0, failed 1");
+    tu_proc_free(&p);
+    /* Nothing was stored for mod1; mod2 has both kernels and was. */
+    CC(&p, "-q", "ls");
+    snprintf(want, sizeof want, "%s", k2);
+    cr_assert_eq(count_lines(p.out), 1, "%s", p.out);
+    assert_line(p.out, want);
+    tu_proc_free(&p);
+
+    /* An entry that is nowhere: every file fails (the present one too),
+     * nothing new is stored. */
+    CCF(&p, "--json", "seed", dir, "--entry", "does_not_exist");
+    cr_assert_eq(p.exit_code, 2);
+    json_t *o = parse_json(p.out, 1);
+    cr_assert_eq(jint(o, "failed"), 2, "mod2 is present, and checked against its kernels");
+    json_t *f = json_array_get(json_object_get(o, "failures"), 0);
+    cr_assert(strstr(json_string_value(json_object_get(f, "error")), "no kernel 'does_not_exist'"));
+    json_decref(o);
+    tu_proc_free(&p);
+    CC(&p, "-q", "ls");
+    cr_assert_eq(count_lines(p.out), 1, "%s", p.out);
+    tu_proc_free(&p);
+
+    /* A PTX without a target needs --arch; with it, it seeds. */
+    char notarget[800];
+    snprintf(notarget, sizeof notarget, "%s/notarget.ptx", g_tmp);
+    static const char src[] = ".version 8.0\n.address_size 64\n"
+                              ".visible .entry z(.param .u64 p)\n{\n ret;\n}\n";
+    tu_write_file(notarget, src, strlen(src));
+    CCF(&p, "seed", notarget);
+    cr_assert_eq(p.exit_code, 2);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: seeding '%s': the PTX names no real architecture in a "
+             "'.target' directive",
+             notarget);
+    assert_line(p.err, want);
+    tu_proc_free(&p);
+    CCF(&p, "seed", notarget, "--arch", "sm_90,sm_100a", "--entry", "z");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Seeded 2 modules (2 kernels), already present 0, failed 0");
+    tu_proc_free(&p);
+}
+
+#define assert_prefix(text, want)                                                                  \
+    cr_assert(strncmp((text), (want), strlen(want)) == 0, "want '%s' first in:\n%s", (want), (text))
+
+/* Writes a key-version-1 blob (what builds before key v2 stored). */
+static void write_v1_blob(const char *prefix, size_t len)
+{
+    vyre_blob_header h;
+    memset(&h, 0, sizeof h);
+    h.format_version = VYRE_BLOB_FORMAT_VERSION;
+    h.key_version = 1;
+    h.key = key_of(prefix);
+    h.kind = VYRE_BLOB_CUBIN;
+    snprintf(h.arch, sizeof h.arch, "sm_80");
+    snprintf(h.toolchain, sizeof h.toolchain, "nvrtc-12.4");
+    h.stored_size = h.raw_size = len;
+    h.created_unix_ns = now_ns() - DAY;
+    h.compile_ns = 1000;
+    unsigned char *buf = calloc(1, VYRE_BLOB_HEADER_SIZE + len);
+    cr_assert_not_null(buf);
+    vyre_blob_payload_sum(buf + VYRE_BLOB_HEADER_SIZE, len, h.payload_xxh128);
+    cr_assert_eq(vyre_blob_header_encode(&h, buf, NULL), 0);
+    char path[800], dir[800];
+    vyre_blob_path(g_cache, &h.key, path, sizeof path, NULL);
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    mkdir(dir, 0700);
+    tu_write_file(path, buf, VYRE_BLOB_HEADER_SIZE + len);
+    free(buf);
+}
+
+Test(cachectl, v1_blobs_are_stale_reported_and_pruned)
+{
+    populate();
+    write_v1_blob("5a1e", 744);
+    write_v1_blob("5a2e", 1744);
+    tu_proc p;
+    /* Before the index knows them: verify counts them stale (not bad) and
+     * its repair indexes them. */
+    CC(&p, "verify", "--repair");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    assert_line(p.out, "Bad blobs:             0");
+    assert_line(p.out, "Quarantined:           0 (kept for inspection)");
+    assert_line(p.out, "Stale blobs:           2 (older key format, never hit; 'prune --stale' "
+                       "removes them)");
+    tu_proc_free(&p);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.out);
+    assert_line(p.out, "The cache is clean.");
+    tu_proc_free(&p);
+    CC(&p, "--json", "verify");
+    json_t *o = parse_json(p.out, 1);
+    json_t *s = json_object_get(o, "summary");
+    cr_assert_eq(jint(s, "stale"), 2);
+    cr_assert_eq(jint(s, "bad_blobs"), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    CC(&p, "stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Entries:               6");
+    assert_line(p.out, "Stale:                 2 (2.9 KiB, older key format: never hit)");
+    assert_line(p.out, "hint: run 'vyre-cachectl prune --stale' to remove the stale blobs");
+    tu_proc_free(&p);
+    CC(&p, "--json", "stats");
+    o = parse_json(p.out, 3);
+    s = json_object_get(o, "stale");
+    cr_assert_eq(jint(s, "entries"), 2);
+    cr_assert_eq(jint(s, "bytes"), 2 * VYRE_BLOB_HEADER_SIZE + 744 + 1744);
+    cr_assert_eq(jint(s, "key_version"), VYRE_KEY_VERSION);
+    json_decref(o);
+    tu_proc_free(&p);
+    CC(&p, "ls", "--sort", "key");
+    cr_assert(strstr(p.out, "-                         (stale: key v1)"), "%s", p.out);
+    tu_proc_free(&p);
+
+    CC(&p, "prune", "--stale", "--dry-run");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_prefix(p.out, "Would remove 2 blobs (2.9 KiB): 2 by stale\n");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--stale");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_prefix(p.out, "Removed 2 blobs (2.9 KiB): 2 by stale\n");
+    tu_proc_free(&p);
+    CC(&p, "--json", "stats");
+    o = parse_json(p.out, 3);
+    cr_assert_eq(jint(json_object_get(o, "stale"), "entries"), 0);
+    cr_assert_eq(jint(o, "entries"), 4);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    /* --stale-toolchain removes them too (the identities it keeps aside). */
+    write_v1_blob("5a3e", 100);
+    CC(&p, "reindex");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "prune", "--stale-toolchain", "--toolchain", "nvrtc-13.0", "--toolchain", "nvrtc-12.4",
+       "--toolchain", "nvjitlink-13.0");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_prefix(p.out, "Removed 1 blob (356 B): 1 by stale\n");
+    tu_proc_free(&p);
+    CC(&p, "-q", "ls");
+    cr_assert_eq(count_lines(p.out), 4, "%s", p.out);
     tu_proc_free(&p);
 }

@@ -112,7 +112,8 @@ Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
     tu_proc p;
     CC(&p, "a", with_remote, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(has_line(p.out, "Seeded 1, already present 0, failed 0"), "%s", p.out);
+    cr_assert(has_line(p.out, "Seeded 1 module (1 kernel), already present 0, failed 0"), "%s",
+              p.out);
     tu_proc_free(&p);
     char hex[VYRE_KEY_HEX_LEN + 1], obj[1400];
     ptx_key(hex);
@@ -127,7 +128,8 @@ Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
     /* Machine B: no compiler, the store has it. */
     CC(&p, "b", no_compilers, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(has_line(p.out, "Seeded 0, already present 1, failed 0"), "%s", p.out);
+    cr_assert(has_line(p.out, "Seeded 0 modules (0 kernels), already present 1, failed 0"), "%s",
+              p.out);
     tu_proc_free(&p);
     CC(&p, "b", with_remote, "verify");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);

@@ -16,7 +16,8 @@ fi
 cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang -DVYRE_FUZZ=ON -DVYRE_BUILD_TESTS=OFF \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }
-targets=(fuzz_blob_header fuzz_telemetry_page fuzz_sweep_spec fuzz_remote_spec)
+targets=(fuzz_blob_header fuzz_telemetry_page fuzz_sweep_spec fuzz_cubin_kernels fuzz_config
+         fuzz_sweep_binding fuzz_remote_spec)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 for t in "${targets[@]}"; do
   corpus="$src/fuzz/corpus/${t#fuzz_}"
@@ -24,9 +25,13 @@ for t in "${targets[@]}"; do
   scratch="$build/scratch-$t"
   rm -rf "$scratch" && mkdir -p "$scratch"
   echo "fuzz_smoke: $t, $runs executions over $(ls "$corpus" | wc -l) seeds"
-  "$build/fuzz/$t" -runs="$runs" -print_final_stats=1 "$scratch" "$corpus" 2>&1 |
-    grep -E "^(stat::number_of_executed_units|stat::new_units_added|INFO: Running|==[0-9]+==ERROR|SUMMARY)" || true
-  rc=${PIPESTATUS[0]}
+  # The exit status of the run itself (a "cmd | grep || true" pipeline would
+  # report true's), and crash files in BUILD_DIR, not the working directory.
+  rc=0
+  "$build/fuzz/$t" -runs="$runs" -print_final_stats=1 -artifact_prefix="$build/" \
+    "$scratch" "$corpus" >"$build/$t.log" 2>&1 || rc=$?
+  grep -E "^(stat::number_of_executed_units|stat::new_units_added|INFO: Running|==[0-9]+==ERROR|SUMMARY)" \
+    "$build/$t.log" || true
   rm -rf "$scratch"
   [ "$rc" -eq 0 ] || { echo "fuzz_smoke: $t failed (exit $rc)" >&2; exit 1; }
 done

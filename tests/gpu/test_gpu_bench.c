@@ -354,7 +354,7 @@ Test(gpu_bench, a_sweep_over_one_axis_stores_a_point_per_value)
     sw.entry = "scale";
     sw.axes = &axes;
     char *log = NULL;
-    int rc = vyre__bench_sweep_check(&sw, di.arch, &log, &e);
+    int rc = vyre__bench_sweep_check(&sw, di.cc_major, di.cc_minor, &log, &e);
     cr_assert_eq(rc, 0, "sweep check: %s (%s)\n%s", e.message, e.hint, log ? log : "");
     free(log);
     size_t expected = vyre__bench_sweep_points(&sw, &r.env);
@@ -372,4 +372,105 @@ Test(gpu_bench, a_sweep_over_one_axis_stores_a_point_per_value)
     free(pts);
     run_end(&r);
     vyre_axes_release(&axes);
+}
+
+/* A kernel that checks, on the GPU, what a version 2 spec bound: each
+ * buffer's type and fill, the scalars' types and values, a null pointer,
+ * and dynamic shared memory above 48 KiB (it writes the last byte). Any
+ * mismatch traps, which fails the launch and so the sweep. f16 iota is
+ * checked for i < 2048 (exact there) from its bit pattern. */
+static const char CHECK_SRC[] =
+    "__device__ unsigned short half_of(long long i)\n"
+    "{\n"
+    "    if (i == 0) return 0;\n"
+    "    int e = 63 - __clzll(i);\n"
+    "    return (unsigned short)(((e + 15) << 10) | ((i << (10 - e)) & 0x3ff));\n"
+    "}\n"
+    "extern \"C\" __global__ void check(const unsigned short *h, const unsigned short *b,\n"
+    "    const float *r, const long long *q, const unsigned char *z, long long n, double d,\n"
+    "    float f, const void *nul, int shared, int n32)\n"
+    "{\n"
+    "    extern __shared__ unsigned char sm[];\n"
+    "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (nul != 0 || d != 0.25 || f != 1.5f || n32 != (int)n) __trap();\n"
+    "    if (i < n) {\n"
+    "        if (h[i] != half_of(i)) __trap();\n"
+    "        if (b[i] != 0x3f80) __trap();\n"
+    "        if (!(r[i] >= -1.0f && r[i] < 1.0f)) __trap();\n"
+    "        if (q[i] != i) __trap();\n"
+    "        if (z[i] != 0) __trap();\n"
+    "    }\n"
+    "    if (threadIdx.x == 0) { sm[shared - 1] = 1; __syncthreads(); if (sm[shared - 1] != 1) "
+    "__trap(); }\n"
+    "}\n";
+
+static int run_check_sweep(const char *bf16_fill, char *msg, size_t size)
+{
+    char path[700], spec[2048];
+    snprintf(path, sizeof path, "%s/check.cu", g_tmp);
+    tu_write_file(path, CHECK_SRC, sizeof CHECK_SRC - 1);
+    snprintf(spec, sizeof spec,
+             "{\"version\": 2, \"args\": ["
+             "{\"buffer\": \"N\", \"type\": \"f16\", \"fill\": \"iota\"},"
+             "{\"buffer\": \"N\", \"type\": \"bf16\", \"fill\": \"%s\"},"
+             "{\"buffer\": \"N\", \"fill\": \"random\", \"seed\": 9},"
+             "{\"buffer\": \"N\", \"type\": \"i64\", \"fill\": \"iota\"},"
+             "{\"buffer\": \"N\", \"type\": \"u8\"},"
+             "{\"int\": \"N\", \"type\": \"i64\"}, {\"float\": 0.25, \"type\": \"f64\"},"
+             "{\"float\": \"1.5\"}, {\"null\": true}, {\"int\": \"SH\"}, {\"int\": \"N\"}],"
+             " \"grid\": \"ceil(N/128)\", \"block\": 128, \"shared\": \"SH\","
+             " \"bytes\": \"N*(2+2+4+8+1)\"}",
+             bf16_fill);
+    vyre_axes axes;
+    vyre_axes_init(&axes);
+    cr_assert_eq(vyre_axes_add(&axes, "N=1000,2048", NULL), 0);
+    cr_assert_eq(vyre_axes_add(&axes, "SH=100K", NULL), 0);
+    struct run r;
+    run_begin(&r, "sweep:check.cu:check");
+    vyre_device_info di;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cuda_device_info(0, &di, &e), 0, "%s", e.message);
+    vyre_bench_sweep sw;
+    memset(&sw, 0, sizeof sw);
+    sw.path = path;
+    sw.entry = "check";
+    sw.axes = &axes;
+    sw.spec_json = spec;
+    sw.spec_origin = "check.json";
+    char *log = NULL;
+    int rc = vyre__bench_sweep_check(&sw, di.cc_major, di.cc_minor, &log, &e);
+    cr_assert_eq(rc, 0, "sweep check: %s (%s)\n%s", e.message, e.hint, log ? log : "");
+    free(log);
+    rc = vyre__bench_sweep_run(&sw, &r.env, &e);
+    snprintf(msg, size, "%s", e.message);
+    if (rc == 0) {
+        records_sweep(&r, "sweep", &sw);
+        size_t n = 0;
+        vyre_bench_point *pts = run_check(&r, "sweep", 2, &n);
+        cr_assert_str_eq(pts[1].axes, "N=2048 SH=102400");
+        cr_assert_eq(pts[1].bytes, 2048.0 * 17);
+        cr_assert_str_eq(pts[1].metric_name, "GB/s");
+        free(pts);
+    }
+    run_end(&r);
+    vyre_axes_release(&axes);
+    return rc;
+}
+
+Test(gpu_bench, a_version_2_spec_binds_types_fills_scalars_nulls_and_shared)
+{
+    need_gpu();
+    char msg[VYRE_ERROR_MESSAGE_MAX];
+    int rc = run_check_sweep("ones", msg, sizeof msg);
+    cr_assert_eq(rc, 0, "the kernel found a binding wrong (it traps): %s", msg);
+}
+
+Test(gpu_bench, the_binding_check_kernel_can_fail)
+{
+    need_gpu();
+    /* bf16 zeros where the kernel wants ones: it traps, the sweep fails. */
+    char msg[VYRE_ERROR_MESSAGE_MAX];
+    int rc = run_check_sweep("zeros", msg, sizeof msg);
+    cr_assert_neq(rc, 0, "a wrong fill went unnoticed");
 }

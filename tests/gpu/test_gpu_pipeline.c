@@ -750,6 +750,106 @@ Test(gpu_pipeline, a_kernel_in_a_remote_store_is_a_runtime_hit)
     free(bytes);
 }
 
+/* One module, two kernels (issue 12): saxpy, and a second entry. */
+static const char TWO_KERNELS_SRC[] =
+    "extern \"C\" __global__ void saxpy(float a, const float *x, float *y, unsigned n)\n"
+    "{\n"
+    "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        y[i] = a * x[i] + y[i];\n"
+    "}\n"
+    "extern \"C\" __global__ void negate(float *x, unsigned n)\n"
+    "{\n"
+    "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n)\n"
+    "        x[i] = -x[i];\n"
+    "}\n";
+
+Test(gpu_pipeline, a_module_seeded_with_no_flags_is_one_blob_hit_by_each_of_its_kernels)
+{
+    need_gpu();
+    vyre_device_info dev;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cuda_device_info(0, &dev, &e), 0, "%s", e.message);
+    /* The module as PTX for this device (its .target names the arch), in a
+     * directory, as Triton leaves its kernels. */
+    vyre_nvrtc_output o;
+    int rc = vyre_nvrtc_compile(TWO_KERNELS_SRC, strlen(TWO_KERNELS_SRC), "two.cu", dev.arch, NULL,
+                                0, 0, &o, &e);
+    if (rc == VYRE_ENONVRTC)
+        cr_skip_test("NVRTC cannot be loaded: %s", e.message);
+    cr_assert_eq(rc, 0, "%s", e.message);
+    char dir[700], path[800], root[700];
+    snprintf(dir, sizeof dir, "%s/kernels", g_tmp);
+    snprintf(path, sizeof path, "%s/two.ptx", dir);
+    snprintf(root, sizeof root, "%s/seeded", g_tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    tu_write_file(path, o.data, o.size);
+
+    /* `vyre-cachectl seed DIR`, no flags: the arch from .target, the
+     * kernels from the module. */
+    char bin[] = VYRE_CACHECTL_BIN, opt[] = "--cache-dir", cmd[] = "seed";
+    char *argv[] = {bin, opt, root, cmd, dir, NULL};
+    tu_proc pr;
+    tu_run(&pr, argv, NULL);
+    cr_assert_eq(pr.exit_code, 0, "seed: %s%s", pr.out, pr.err);
+    cr_assert(strstr(pr.out, "Seeded 1 module (2 kernels), already present 0, failed 0"), "%s",
+              pr.out);
+    tu_proc_free(&pr);
+
+    vyre_cache *cache = NULL;
+    cr_assert_eq(vyre_cache_open(root, 0, &cache, &e), 0, "%s", e.message);
+    vyre_ctx *ctx = open_ctx(cache);
+    const char *entries[] = {"saxpy", "negate"};
+    vyre_pipeline *p[2];
+    for (int i = 0; i < 2; i++) {
+        vyre_pipeline_desc d;
+        memset(&d, 0, sizeof d);
+        d.kind = VYRE_SOURCE_PTX;
+        d.src = o.data;
+        d.len = o.size;
+        d.entry = entries[i];
+        vyre_counters c0, c1;
+        vyre_counters_snapshot(&c0);
+        p[i] = compile_desc(ctx, &d);
+        vyre_counters_snapshot(&c1);
+        cr_assert_eq(vyre_pipeline_info_get(p[i])->origin, VYRE_PIPELINE_FROM_DISK_CACHE,
+                     "%s: origin %s", entries[i],
+                     origin_name(vyre_pipeline_info_get(p[i])->origin));
+        cr_assert_eq(delta(&c1, &c0, VYRE_CTR_CACHE_HITS), 1, "%s", entries[i]);
+        cr_assert_eq(delta(&c1, &c0, VYRE_CTR_COMPILES), 0, "%s", entries[i]);
+    }
+    cr_assert_eq(memcmp(&vyre_pipeline_info_get(p[0])->key, &vyre_pipeline_info_get(p[1])->key,
+                        sizeof(vyre_key)),
+                 0, "one module, one key");
+    cr_assert_neq(vyre_pipeline_cu_function(p[0]), vyre_pipeline_cu_function(p[1]));
+    expect_saxpy(p[0]);
+    vyre_cache_stats st;
+    cr_assert_eq(vyre_cache_stats_get(cache, &st, &e), 0, "%s", e.message);
+    cr_assert_eq(st.entries, 1, "one blob");
+
+    /* An entry the module does not define: VYRE_ENOENT naming both. */
+    vyre_pipeline_desc d;
+    memset(&d, 0, sizeof d);
+    d.kind = VYRE_SOURCE_PTX;
+    d.src = o.data;
+    d.len = o.size;
+    d.entry = "matmul";
+    vyre_pipeline *q = NULL;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_pipeline_compile(ctx, &d, &q, &e), VYRE_ENOENT);
+    cr_assert(strstr(e.message, "no kernel 'matmul'") && strstr(e.message, "saxpy") &&
+                  strstr(e.message, "negate"),
+              "%s", e.message);
+
+    vyre_pipeline_free(p[1]);
+    vyre_pipeline_free(p[0]);
+    vyre_ctx_close(ctx);
+    vyre_cache_close(cache);
+    vyre_nvrtc_output_release(&o);
+}
+
 Test(gpu_pipeline, ptx_input_is_linked_by_nvjitlink)
 {
     need_gpu();

@@ -90,7 +90,7 @@ grep -q ' vyre__' <<<"$syms" && fail "libvyrecore.so exports vyre__ internals"
 ar t "$P/lib/libvyrecore.a" | grep -q 'pipeline\.c\.o$' || fail "lib/libvyrecore.a lacks pipeline.c.o"
 pass "libvyrecore.so (soname libvyrecore.so.$MAJOR, links) and libvyrecore.a"
 
-for f in bin/vyre-bench bin/vyre-cachectl bin/vyre-top; do
+for f in bin/vyre-bench bin/vyre-cachectl bin/vyre-top bin/vyre-exporter; do
     [ -x "$P/$f" ] || fail "$f not installed"
 done
 [ -f "$P/lib/libvyre-inject.so" ] || fail "lib/libvyre-inject.so not installed"
@@ -150,6 +150,7 @@ check_man() { # TOOL COMMANDS...
 check_man vyre-bench devices run runs show compare export
 check_man vyre-cachectl stats ls show verify prune reindex seed clear jit
 check_man vyre-top
+check_man vyre-exporter
 pass "man pages"
 
 # Bash completions: each sources cleanly in a bare bash (no bash-completion
@@ -172,6 +173,7 @@ check_completion() { # TOOL WORD EXPECTED
 check_completion vyre-bench ru "run runs"
 check_completion vyre-cachectl pr "prune"
 check_completion vyre-top --no "--no-color --no-gpu"
+check_completion vyre-exporter --no "--no-gpu --no-cache"
 pass "bash completions"
 
 # ---- build the examples against the prefix ---------------------------------

@@ -63,6 +63,8 @@ class Env:
     def run(self, argv, want_rc=(0,), extra_env=None):
         env = dict(self.base)
         env.update(extra_env or {})
+        for var in [k for k, v in env.items() if v is None]:
+            del env[var]  # None: unset it
         p = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                            text=True, timeout=300)
         if p.returncode not in want_rc:
@@ -231,6 +233,17 @@ def cachectl(env, sch):
     p = env.run(cc + ["reindex", "--json"])
     sch.check("vyre-cachectl-reindex", "vyre-cachectl reindex", p.stdout)
 
+    p = env.run(cc + ["-o", "max_age=30d", "config", "--json"])
+    doc = sch.check("vyre-cachectl-config", "vyre-cachectl config", p.stdout)
+    if doc and [k["origin"] for k in doc["keys"]][:2] != ["default", "option"]:
+        fail("config: origins %r" % doc["keys"])
+    p = env.run(cc + ["config", "max_size", "20G", "--json"])
+    doc = sch.check("vyre-cachectl-config", "vyre-cachectl config KEY VALUE", p.stdout)
+    if doc and (doc["set"]["value"] != "20G" or doc["set"]["origin"] != "cache_file"):
+        fail("config max_size 20G: %r" % doc)
+    p = env.run(cc + ["zero-stats", "--json"])
+    sch.check("vyre-cachectl-zero-stats", "vyre-cachectl zero-stats", p.stdout)
+
     jit = env.base["CUDA_CACHE_PATH"]
     # The driver's layout: an index and hashed subdirectories.
     os.makedirs(os.path.join(jit, "9", "5"), exist_ok=True)
@@ -242,6 +255,18 @@ def cachectl(env, sch):
     doc = sch.check("vyre-cachectl-jit", "vyre-cachectl jit", p.stdout)
     if doc and (doc["files"], doc["bytes"]) != (2, 164):
         fail("jit: %r files, %r bytes; expected 2 and 164" % (doc["files"], doc["bytes"]))
+    # The driver's default (~/.nv/ComputeCache, HOME is tmp) beside vyre's,
+    # with a CUDA_CACHE_MAXSIZE neither can use: warnings, exit 0.
+    nv = os.path.join(env.tmp, ".nv", "ComputeCache", "a")
+    os.makedirs(nv, exist_ok=True)
+    with open(os.path.join(nv, "blob"), "wb") as f:
+        f.write(b"\2" * 50)
+    p = env.run([env.args.cachectl, "jit", "--json"],
+                extra_env={"CUDA_CACHE_PATH": None, "CUDA_CACHE_MAXSIZE": "4G"})
+    doc = sch.check("vyre-cachectl-jit", "vyre-cachectl jit (driver default, bad size)",
+                    p.stdout)
+    if doc and (doc["driver_default"]["bytes"], len(doc["warnings"])) != (50, 2):
+        fail("jit: driver_default %r, warnings %r" % (doc["driver_default"], doc["warnings"]))
     p = env.run([env.args.cachectl, "--json", "jit", "--clear", "--yes"])
     doc = sch.check("vyre-cachectl-jit-clear", "vyre-cachectl jit --clear --yes", p.stdout)
     if doc and doc["removed_files"] != 2:
@@ -324,6 +349,14 @@ def bench(env, sch):
         fail("devices: %d devices, expected 2" % len(doc["devices"]))
     p = env.run([b, "devices", "--json"], want_rc=(3,))
     sch.check("vyre-bench-devices", "vyre-bench devices (no driver)", p.stdout)
+    p = env.run([b, "rm", "--db", env.db, "--json", "last-1"])
+    doc = sch.check("vyre-bench-rm", "vyre-bench rm", p.stdout)
+    if doc and [x["id"] for x in doc["removed"]] != [1]:
+        fail("rm: removed %s, expected run 1" % [x["id"] for x in doc["removed"]])
+    p = env.run([b, "runs", "--db", env.db, "--json"])
+    doc = sch.check("vyre-bench-runs", "vyre-bench runs after rm", p.stdout)
+    if doc and [x["id"] for x in doc["runs"]] != [2]:
+        fail("runs after rm: %s, expected [2]" % [x["id"] for x in doc["runs"]])
     return run_doc
 
 

@@ -211,10 +211,10 @@ static void expect_reject(const cache *c, vyre_key k, vyre_blob_reject want, con
 
 Test(blob, names)
 {
-    static const char *const want[] = {"none",          "not-regular",      "truncated",
-                                       "bad-magic",     "version",          "header-checksum",
-                                       "bad-field",     "payload-checksum", "key-mismatch",
-                                       "trailing-bytes"};
+    static const char *const want[] = {
+        "none",         "not-regular",     "truncated", "bad-magic",
+        "version",      "header-checksum", "bad-field", "payload-checksum",
+        "key-mismatch", "trailing-bytes",  "stale"};
     cr_assert_eq(sizeof want / sizeof want[0], VYRE_REJECT_COUNT);
     for (int i = 0; i < VYRE_REJECT_COUNT; i++)
         cr_assert_str_eq(vyre_blob_reject_name((vyre_blob_reject)i), want[i]);

@@ -171,7 +171,6 @@ Test(index, create_sets_schema_version_and_wal)
 
     sqlite3 *db = raw_open(fx.path);
     cr_assert_eq(raw_int(db, "PRAGMA user_version"), VYRE_INDEX_SCHEMA_VERSION);
-    cr_assert_eq(raw_int(db, "PRAGMA user_version"), 1);
     cr_assert_eq(raw_int(db, "PRAGMA application_id"), 0x76797265);
     cr_assert_eq(raw_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
                              "('blobs', 'blobs_lru', 'meta')"),
@@ -315,7 +314,7 @@ Test(index, empty_file_is_a_new_index)
     upsert_ok(idx, &r);
     vyre__index_close(idx);
     sqlite3 *db = raw_open(fx.path);
-    cr_assert_eq(raw_int(db, "PRAGMA user_version"), 1);
+    cr_assert_eq(raw_int(db, "PRAGMA user_version"), VYRE_INDEX_SCHEMA_VERSION);
     cr_assert_eq(raw_int(db, "SELECT count(*) FROM blobs"), 1);
     sqlite3_close(db);
     fx_fini(&fx);
@@ -397,7 +396,10 @@ Test(index, wrong_schema_with_our_version_is_corrupt)
     fx_init(&fx);
     sqlite3 *db = NULL;
     cr_assert_eq(sqlite3_open(fx.path, &db), SQLITE_OK);
-    raw_exec(db, "CREATE TABLE blobs (key TEXT); PRAGMA user_version=1");
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE TABLE blobs (key TEXT); PRAGMA user_version=%d",
+             VYRE_INDEX_SCHEMA_VERSION);
+    raw_exec(db, sql);
     sqlite3_close(db);
     expect_corrupt_open(fx.path, VYRE_INDEX_READWRITE);
     expect_corrupt_open(fx.path, VYRE_INDEX_READONLY);
@@ -1014,5 +1016,87 @@ Test(index, processes_write_concurrently_without_busy_errors)
     cr_assert_eq(got.last_access_unix_ns, 1000 * (WRITERS - 1) + ROUNDS - 1);
     cr_assert_eq(vyre__index_check(idx, NULL), 0);
     vyre__index_close(idx);
+    fx_fini(&fx);
+}
+
+/* ---- schema 2: the total size kept by triggers (the size limit) -------------- */
+
+static uint64_t sum_rows(uint32_t n)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < n; i++)
+        s += row_n(i).file_size;
+    return s;
+}
+
+Test(index, total_bytes_follows_upserts_deletes_and_replace_all)
+{
+    fixture fx;
+    fx_init(&fx);
+    vyre__index *idx = open_ok(fx.path, VYRE_INDEX_READWRITE);
+    uint64_t total = 1;
+    cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
+    cr_assert_eq(total, 0);
+    for (uint32_t i = 0; i < 10; i++) {
+        vyre__index_row r = row_n(i);
+        upsert_ok(idx, &r);
+    }
+    cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
+    cr_assert_eq(total, sum_rows(10));
+    /* An upsert of an existing key with another size. */
+    vyre__index_row r = row_n(3);
+    r.file_size += 1000;
+    upsert_ok(idx, &r);
+    cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
+    cr_assert_eq(total, sum_rows(10) + 1000);
+    vyre_key keys[2] = {row_n(3).key, row_n(4).key};
+    cr_assert_eq(vyre__index_delete_many(idx, keys, 2, NULL), 0);
+    cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
+    cr_assert_eq(total, sum_rows(10) - row_n(3).file_size - row_n(4).file_size);
+    vyre__index_close(idx);
+    fill_and_close(fx.path, 7);
+    idx = open_ok(fx.path, VYRE_INDEX_READWRITE);
+    uint64_t rows = 0, bytes = 0;
+    cr_assert_eq(vyre__index_totals(idx, &rows, &bytes, NULL), 0);
+    cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
+    cr_assert_eq(total, bytes);
+    cr_assert_eq(total, sum_rows(7));
+    vyre__index_close(idx);
+    fx_fini(&fx);
+}
+
+Test(index, schema_2_is_read_as_is_and_upgraded_by_a_writer)
+{
+    fixture fx;
+    fx_init(&fx);
+    fill_and_close(fx.path, 5);
+    /* Back to what schema 2 wrote (kernel columns, no size total): no
+     * triggers, no total. */
+    sqlite3 *db = raw_open(fx.path);
+    raw_exec(db, "DROP TRIGGER blobs_total_insert; DROP TRIGGER blobs_total_delete; "
+                 "DROP TRIGGER blobs_total_update; DELETE FROM meta WHERE name = 'total_bytes'; "
+                 "PRAGMA user_version=2");
+    sqlite3_close(db);
+    /* Read-only: opens (no upgrade), the total is summed. */
+    vyre__index *idx = open_ok(fx.path, VYRE_INDEX_READONLY);
+    uint64_t total = 0;
+    cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
+    cr_assert_eq(total, sum_rows(5));
+    vyre__index_close(idx);
+    db = raw_open(fx.path);
+    cr_assert_eq(raw_int(db, "PRAGMA user_version"), 2);
+    sqlite3_close(db);
+    /* A writer upgrades it; the total starts from the rows there. */
+    idx = open_ok(fx.path, VYRE_INDEX_READWRITE);
+    cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
+    cr_assert_eq(total, sum_rows(5));
+    vyre__index_row r = row_n(9);
+    upsert_ok(idx, &r);
+    cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
+    cr_assert_eq(total, sum_rows(5) + r.file_size);
+    vyre__index_close(idx);
+    db = raw_open(fx.path);
+    cr_assert_eq(raw_int(db, "PRAGMA user_version"), VYRE_INDEX_SCHEMA_VERSION);
+    sqlite3_close(db);
     fx_fini(&fx);
 }

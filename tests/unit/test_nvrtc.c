@@ -478,7 +478,7 @@ Test(nvrtc, compile_key_covers_every_field)
                          .features = 0,
                          .options = opts,
                          .n_options = 2,
-                         .entry = "saxpy",
+                         .entry = NULL, /* key v2: a module, not one of its kernels */
                          .source_kind = VYRE_SOURCE_CUDA_C,
                          .source = SAXPY,
                          .source_len = strlen(SAXPY)};
@@ -494,7 +494,9 @@ Test(nvrtc, compile_key_covers_every_field)
     cr_assert(!key_eq(k0, key_of(&r)), "arch");
     r = base;
     r.entry = "saxpy2";
-    cr_assert(!key_eq(k0, key_of(&r)), "entry");
+    cr_assert(key_eq(k0, key_of(&r)), "entry: not in the key (v2: one blob per module)");
+    r.entry = NULL;
+    cr_assert(key_eq(k0, key_of(&r)), "no entry: the same module key");
     r = base;
     r.opts = swapped;
     cr_assert(!key_eq(k0, key_of(&r)), "option order");

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fakecubin.h"
 #include "testutil.h"
 #include "vyre/blob.h"
 #include "vyre/cache.h"
@@ -349,9 +350,11 @@ Test(pipeline, a_miss_then_a_disk_hit_then_a_module_cache_hit)
     cr_assert_eq(delta(&c1, &c0, VYRE_CTR_COMPILE_NS_SAVED), i4->compile_ns);
     cr_assert_eq(fake("module_loads"), 2);
 
-    /* Another entry of the same cubin is another pipeline (its own key). */
+    /* Another entry of the same cubin: the same module, so the same key
+     * and blob (key v2: a disk hit), but its own function. */
     vyre_pipeline *p5 = compile(ctx, "fill_u32", 0);
-    cr_assert_neq(memcmp(&vyre_pipeline_info_get(p5)->key, &key, sizeof key), 0);
+    cr_assert_eq(memcmp(&vyre_pipeline_info_get(p5)->key, &key, sizeof key), 0);
+    cr_assert_eq(vyre_pipeline_info_get(p5)->origin, VYRE_PIPELINE_FROM_DISK_CACHE);
     cr_assert_neq(vyre_pipeline_cu_function(p5), vyre_pipeline_cu_function(p4));
     vyre_pipeline_free(p5);
     vyre_pipeline_free(p4);
@@ -424,6 +427,46 @@ Test(pipeline, cubin_input_without_the_elf_magic_is_einval)
     cr_assert_neq(e.hint[0], '\0');
     cr_assert_eq(fake("module_loads"), 0, "nothing reached the driver");
     vyre_ctx_close(ctx);
+    assert_driver_clean();
+}
+
+Test(pipeline, an_entry_the_module_lacks_is_enoent_naming_its_kernels)
+{
+    vyre_cache *cache = open_cache();
+    vyre_ctx *ctx = open_ctx(cache);
+    /* A cubin whose symbol table lists add_one and twice. */
+    const char *k[] = {"add_one", "twice"};
+    size_t len = 0;
+    unsigned char *img = fake_cubin(k, 2, NULL, 0, 1, "pipeline", &len);
+    cr_assert_not_null(img);
+    vyre_pipeline_desc d;
+    memset(&d, 0, sizeof d);
+    d.kind = VYRE_SOURCE_CUBIN;
+    d.src = img;
+    d.len = len;
+    d.entry = "matmul";
+    vyre_pipeline *p = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_pipeline_compile(ctx, &d, &p, &e), VYRE_ENOENT, "%s", e.message);
+    cr_assert_str_eq(e.message, "the module has no kernel 'matmul'; it defines 2: add_one, twice");
+    cr_assert_neq(e.hint[0], '\0');
+    cr_assert_null(p);
+    cr_assert_eq(fake("module_loads"), 0, "refused before the driver");
+    vyre_cache_stats st;
+    cr_assert_eq(vyre_cache_stats_get(cache, &st, NULL), 0);
+    cr_assert_eq(st.entries, 0, "a module without the kernel asked for is not stored");
+
+    /* No entry at all: a usage error, before anything is keyed. */
+    d.entry = NULL;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_pipeline_compile(ctx, &d, &p, &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "no entry point named for the cubin source");
+    d.entry = "";
+    cr_assert_eq(vyre_pipeline_compile(ctx, &d, &p, NULL), VYRE_EINVAL);
+    free(img);
+    vyre_ctx_close(ctx);
+    vyre_cache_close(cache);
     assert_driver_clean();
 }
 

@@ -205,7 +205,8 @@ Test(remote_parse, defaults_and_several)
     cr_assert_eq(a->connect_timeout_ms, VYRE_REMOTE_CONNECT_TIMEOUT_MS);
     cr_assert_eq(a->operation_timeout_ms, VYRE_REMOTE_OPERATION_TIMEOUT_MS);
     cr_assert_eq(a->read_only, 0);
-    cr_assert_eq(a->max_object_bytes, VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD);
+    cr_assert_eq(a->max_object_bytes,
+                 VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX);
     cr_assert_eq(b->scheme, VYRE_REMOTE_HTTPS);
     cr_assert_eq(b->port, 443);
     cr_assert_eq(b->has_user, 1);

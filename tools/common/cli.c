@@ -35,6 +35,8 @@ const char *vyre_cli_remedy(vyre_remedy remedy)
         return "list the runs with 'vyre-bench runs'";
     case VYRE_REMEDY_DEVICES:
         return "list the devices with 'vyre-bench devices'";
+    case VYRE_REMEDY_CACHE_CONFIG:
+        return "see every setting and where it comes from with 'vyre-cachectl config'";
     default:
         return NULL;
     }

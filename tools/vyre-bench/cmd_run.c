@@ -60,11 +60,18 @@ static void usage(FILE *out)
             "  cache      pipeline cache store/hit/verify/prune throughput (no GPU)\n\n"
             "sweeps: the kernel takes (float *out, const float *in, int N); axis N is the\n"
             "element count, BLOCK (default 256) the block size, grid = ceil(N / BLOCK).\n"
-            "A spec's \"args\" binds anything else (see README).\n"
+            "A spec's \"args\" binds anything else: typed buffers and fills, scalars,\n"
+            "null pointers; with \"version\": 2, grids in blocks of expressions, block\n"
+            "from .reqntid, shared memory, bytes/flops (README; examples/bench/).\n"
             "  -a, --axis NAME=VALUES   1024:64M:x4 (geometric), 0:100:+25, 128,256 (list)\n"
             "  --entry NAME             kernel entry point\n"
             "  --spec FILE              JSON sweep spec (kernel, entry, axes, args)\n"
-            "  --mode hot|cold|both     L2 warm, or flushed before each sample (default hot)\n\n"
+            "  --mode hot|cold|both     L2 warm, or flushed before each sample (default hot)\n"
+            "  --arch sm_XY[a|f]        compile for this architecture (default: the PTX's\n"
+            "                           .target when the GPU runs it, else the GPU's)\n"
+            "  --dry-run                check the spec, compile for --arch (else the PTX's\n"
+            "                           .target, else sm_90; no GPU needed) and list the\n"
+            "                           points with their launches; runs nothing\n\n"
             "measurement (nvbench's stopping rule; defaults in brackets):\n"
             "  --min-samples N [10]  --min-time S [0.5]  --max-noise PCT [0.5]  --timeout S [15]\n"
             "  --quick                 0.05 s, 2%%, 3 s (--min-samples still holds); fewer sizes\n"
@@ -76,8 +83,12 @@ static void usage(FILE *out)
             "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
             "  --csv       CSV rows instead of the table\n"
             "  --json      one JSON document (schema_version 2) at the end\n"
+            "  --wide      on a terminal, every column and the full stop text (the table\n"
+            "              is fitted to the terminal, one table per suite; piped, markdown)\n"
+            "  --width N   fit the table to N columns, terminal or not\n"
             "  -q          no progress line\n\n"
-            "exit status: 0 done, 2 usage or operational error (the run is marked failed),\n"
+            "exit status: 0 done (--dry-run: the sweep is sound), 2 usage or operational error "
+            "(the run is marked failed),\n"
             "             3 no NVIDIA driver or GPU for a GPU suite you named,\n"
             "             130 interrupted (Ctrl-C, SIGTERM or SIGHUP; finished points are\n"
             "             kept)\n");
@@ -91,8 +102,12 @@ typedef struct run_out {
     int drawn;
     int header_done;
     uint64_t start_ns;
-    size_t npoints;   /* printed so far */
-    size_t ntimeouts; /* of them, stopped by the timeout before the noise target */
+    size_t npoints;         /* printed so far */
+    size_t ntimeouts;       /* of them, stopped by the timeout before the noise target */
+    int width;              /* bench_table_width(): 0 markdown rows as they come, else the
+                               terminal table, printed a suite at a time */
+    vyre_bench_point *held; /* the current suite's points, for that table */
+    size_t nheld, capheld;
 } run_out;
 
 static uint64_t mono_ns(void)
@@ -129,6 +144,36 @@ static void on_progress(size_t done, size_t total, const char *what, void *ctx)
     o->drawn = 1;
 }
 
+/* Prints the terminal table of the suite's points held so far. */
+static void flush_held(run_out *o)
+{
+    if (!o->nheld)
+        return;
+    if (o->header_done)
+        putchar('\n');
+    bench_term_table(stdout, o->held, o->nheld, o->width);
+    fflush(stdout);
+    o->header_done = 1;
+    o->nheld = 0;
+}
+
+static void hold_point(run_out *o, const vyre_bench_point *p)
+{
+    if (o->nheld && strcmp(o->held[0].suite, p->suite) != 0)
+        flush_held(o);
+    if (o->nheld == o->capheld) {
+        size_t cap = o->capheld ? o->capheld * 2 : 16;
+        vyre_bench_point *np = realloc(o->held, cap * sizeof *np);
+        if (!np) {
+            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
+            return;
+        }
+        o->held = np;
+        o->capheld = cap;
+    }
+    o->held[o->nheld++] = *p;
+}
+
 static void on_point(const vyre_bench_point *p, const vyre_bench_sample *s, size_t n, void *ctx)
 {
     (void)s;
@@ -140,6 +185,10 @@ static void on_point(const vyre_bench_point *p, const vyre_bench_sample *s, size
         o->ntimeouts++;
     if (o->fmt == BENCH_JSON)
         return;
+    if (o->fmt == BENCH_TABLE && o->width) {
+        hold_point(o, p);
+        return;
+    }
     if (!o->header_done) {
         if (o->fmt == BENCH_CSV)
             bench_csv_header(stdout);
@@ -247,6 +296,8 @@ typedef struct run_plan {
     const char *kernel;
     const char *entry;
     const char *spec_path;
+    const char *arch;
+    int dry_run;
     vyre_sweep_spec spec;
     int have_spec;
     vyre_axes axes;
@@ -255,6 +306,7 @@ typedef struct run_plan {
     size_t ndevs;
     int all_devs;
     int quiet;
+    int wide, width; /* --wide, --width N */
 } run_plan;
 
 /* Runs the fixed shell command cmd with its stdout into buf (cut to fit);
@@ -373,6 +425,8 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
         sw.entry = pl->entry;
         sw.axes = &pl->axes;
         sw.spec_json = pl->have_spec ? pl->spec.json : NULL;
+        sw.spec_origin = pl->spec_path;
+        sw.arch = pl->arch;
         o->sweep = &sw;
     }
     run_out out;
@@ -380,6 +434,7 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     out.fmt = fmt;
     out.progress = !pl->quiet && isatty(STDERR_FILENO);
     out.start_ns = mono_ns();
+    out.width = bench_table_width(pl->wide, pl->width);
     o->db = db;
     o->suites = pl->suites;
     o->nsuites = pl->nsuites;
@@ -408,6 +463,8 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     for (size_t i = 0; i < NSTOP_SIGNALS; i++)
         sigaction(k_stop_signals[i], &old[i], NULL);
     progress_clear(&out);
+    flush_held(&out);
+    free(out.held);
     if (!rc && !res.interrupted)
         warn_timeouts(&out, &o->rule);
 
@@ -427,6 +484,92 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     return code;
 }
 
+/* "1,1,1" → "1"; "128,2,1" → "128x2"; "4x8x2". */
+static void format_dims(const unsigned d[3], char *buf, size_t size)
+{
+    if (d[2] != 1)
+        snprintf(buf, size, "%ux%ux%u", d[0], d[1], d[2]);
+    else if (d[1] != 1)
+        snprintf(buf, size, "%ux%u", d[0], d[1]);
+    else
+        snprintf(buf, size, "%u", d[0]);
+}
+
+/* "12.0 MiB", or "-" for 0 when zero_dash. */
+static void format_bytes(double b, int zero_dash, char *buf, size_t size)
+{
+    if (zero_dash && b <= 0)
+        snprintf(buf, size, "-");
+    else
+        vyre_format_size((uint64_t)b, buf, size);
+}
+
+/* "34.4 G" (SI), or "-" for 0. */
+static void format_count(double v, char *buf, size_t size)
+{
+    static const char *const units[] = {"", " K", " M", " G", " T", " P", " E"};
+    size_t u = 0;
+    if (v <= 0) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    while (v >= 1000 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1000;
+        u++;
+    }
+    snprintf(buf, size, u ? "%.1f%s" : "%.0f%s", v, units[u]);
+}
+
+/* --dry-run: the sweep planned without a GPU; exit 0, or 2 with the
+ * error (and the compiler log). */
+static int dry_run(run_plan *pl)
+{
+    vyre_bench_sweep sw;
+    memset(&sw, 0, sizeof sw);
+    sw.path = pl->kernel;
+    sw.entry = pl->entry;
+    sw.axes = &pl->axes;
+    sw.spec_json = pl->have_spec ? pl->spec.json : NULL;
+    sw.spec_origin = pl->spec_path;
+    sw.arch = pl->arch;
+    vyre_bench_sweep_plan plan;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int rc = vyre_bench_sweep_plan_make(&sw, &plan, &err);
+    if (rc) {
+        vyre_cli_report(&err);
+        if (plan.compile_log && *plan.compile_log)
+            fprintf(stderr, "compiler log:\n%s%s", plan.compile_log,
+                    plan.compile_log[strlen(plan.compile_log) - 1] == '\n' ? "" : "\n");
+        vyre_bench_sweep_plan_release(&plan);
+        return VYRE_EXIT_ERROR;
+    }
+    char cubin[32];
+    vyre_format_size(plan.cubin_bytes, cubin, sizeof cubin);
+    printf("kernel %s (%s), entry %s, %zu parameter%s, spec version %d\n"
+           "compiled for %s (%s): cubin %s\n\n",
+           pl->kernel, plan.source_kind, pl->entry, plan.nparams, plan.nparams == 1 ? "" : "s",
+           plan.version, plan.arch, plan.arch_origin, cubin);
+    printf("| point | axes | grid | block | shared | memory | bytes/launch | flops/launch |\n"
+           "|---:|---|---:|---:|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < plan.npoints; i++) {
+        const vyre_bench_sweep_plan_point *p = &plan.points[i];
+        char grid[48], block[48], shared[32], mem[32], bytes[32], flops[32];
+        format_dims(p->grid, grid, sizeof grid);
+        format_dims(p->block, block, sizeof block);
+        format_bytes(p->shared_bytes, 1, shared, sizeof shared);
+        format_bytes(p->memory_bytes, 0, mem, sizeof mem);
+        format_bytes(p->bytes, 1, bytes, sizeof bytes);
+        format_count(p->flops, flops, sizeof flops);
+        printf("| %zu | %s | %s | %s | %s | %s | %s | %s |\n", i + 1, p->axes[0] ? p->axes : "-",
+               grid, block, shared, mem, bytes, flops);
+    }
+    printf("\ndry run: %zu point%s would run; nothing was launched\n", plan.npoints,
+           plan.npoints == 1 ? "" : "s");
+    vyre_bench_sweep_plan_release(&plan);
+    return VYRE_EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -438,6 +581,8 @@ int cmd_run(int argc, char **argv)
         {"no-kernels", no_argument, NULL, 'K'},     {"devices", required_argument, NULL, 'd'},
         {"db", required_argument, NULL, 'D'},       {"csv", no_argument, NULL, 'c'},
         {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
+        {"wide", no_argument, NULL, 'w'},           {"width", required_argument, NULL, 'W'},
+        {"arch", required_argument, NULL, 'A'},     {"dry-run", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     run_plan pl;
@@ -475,6 +620,16 @@ int cmd_run(int argc, char **argv)
             break;
         case 'S':
             pl.spec_path = optarg;
+            break;
+        case 'A':
+            pl.arch = optarg;
+            if (!vyre_compile_arch_valid(optarg))
+                code = vyre_cli_usage_error(
+                    "run", "write an architecture such as sm_90, sm_90a (Triton's) or sm_100f",
+                    "bad --arch '%s'", optarg);
+            break;
+        case 'R':
+            pl.dry_run = 1;
             break;
         case 'm':
             if (strcmp(optarg, "hot") == 0)
@@ -522,6 +677,12 @@ int cmd_run(int argc, char **argv)
         case 'q':
             pl.quiet = 1;
             break;
+        case 'w':
+            pl.wide = 1;
+            break;
+        case 'W':
+            code = bench_parse_width("run", optarg, &pl.width);
+            break;
         case 'h':
             usage(stdout);
             return VYRE_EXIT_OK;
@@ -556,14 +717,11 @@ int cmd_run(int argc, char **argv)
                                         "spec '%s' names no kernel", pl.spec_path);
             goto out;
         }
-        for (size_t i = 0; i < pl.spec.axes.n; i++) {
-            const vyre_axis *a = &pl.spec.axes.axis[i];
-            if (vyre_axes_add_values(&pl.axes, a->name, a->text, &err)) {
-                vyre_cli_report(&err);
-                code = VYRE_EXIT_ERROR;
-                goto out;
-            }
-        }
+        /* The spec's axes move over as parsed (an array's text is JSON,
+         * not -a syntax); -a axes come after them. */
+        vyre_axes_release(&pl.axes);
+        pl.axes = pl.spec.axes;
+        vyre_axes_init(&pl.spec.axes);
     }
     for (size_t i = 0; i < naxis_args; i++)
         if (vyre_axes_add(&pl.axes, axis_args[i], &err)) {
@@ -588,6 +746,21 @@ int cmd_run(int argc, char **argv)
         const vyre_bench_suite_def *all = vyre_bench_suites(&ns);
         for (size_t i = 0; i < ns && i < MAX_SUITES; i++)
             pl.suites[pl.nsuites++] = all[i].name;
+    }
+    if ((pl.arch || pl.dry_run) && !pl.kernel) {
+        code = vyre_cli_usage_error("run", "give a kernel or --spec: they apply to sweeps",
+                                    "%s without a kernel", pl.arch ? "--arch" : "--dry-run");
+        goto out;
+    }
+    if (pl.dry_run) {
+        if (fmt != BENCH_TABLE) {
+            code =
+                vyre_cli_usage_error("run", "leave out --csv/--json: a dry run lists points",
+                                     "--dry-run prints no %s", fmt == BENCH_CSV ? "CSV" : "JSON");
+            goto out;
+        }
+        code = dry_run(&pl);
+        goto out;
     }
     /* --quick shortens time, not the sample minimum: fewer than 10 samples
      * give a median and a spread too rough to compare. */

@@ -16,11 +16,14 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: vyre-bench show [--db PATH] [--kernels] [--json] RUN\n\n"
-            "Show a run: where and how it ran, then its points as a markdown table.\n"
-            "RUN is a run id, 'last' or 'last-N'.\n\n"
+            "usage: vyre-bench show [--db PATH] [--kernels] [--json] [--wide] [--width N] RUN\n\n"
+            "Show a run: where and how it ran, then its points: on a terminal a table\n"
+            "fitted to its width (columns dropped by priority, stop reasons as codes with\n"
+            "a legend), piped the full markdown table. RUN is a run id, 'last' or 'last-N'.\n\n"
             "  --db PATH    results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
             "  --kernels    also the CUPTI kernel records of each point\n"
+            "  --wide       on a terminal, every column and the full stop text\n"
+            "  --width N    fit the table to N columns, terminal or not\n"
             "  --json       one JSON document (schema_version %d): the run and its points\n\n"
             "exit status: 0 shown, 2 usage or operational error (no such run)\n",
             BENCH_JSON_SCHEMA_VERSION);
@@ -77,11 +80,13 @@ int cmd_show(int argc, char **argv)
         {"db", required_argument, NULL, 'D'},
         {"kernels", no_argument, NULL, 'k'},
         {"json", no_argument, NULL, 'j'},
+        {"wide", no_argument, NULL, 'w'},
+        {"width", required_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *db_path = NULL;
-    int kernels = 0, json = 0, c;
+    int kernels = 0, json = 0, wide = 0, width = 0, c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -93,6 +98,13 @@ int cmd_show(int argc, char **argv)
             break;
         case 'j':
             json = 1;
+            break;
+        case 'w':
+            wide = 1;
+            break;
+        case 'W':
+            if (bench_parse_width("show", optarg, &width))
+                return VYRE_EXIT_ERROR;
             break;
         case 'h':
             usage(stdout);
@@ -140,7 +152,11 @@ int cmd_show(int argc, char **argv)
     fact("vyre:", r.vyre_version);
     if (r.message[0])
         fact("message:", r.message);
-    if (n) {
+    int tw = bench_table_width(wide, width);
+    if (n && tw) {
+        putchar('\n');
+        bench_term_table(stdout, pts, n, tw);
+    } else if (n) {
         putchar('\n');
         bench_table_header(stdout);
         for (size_t i = 0; i < n; i++)

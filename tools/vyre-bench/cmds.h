@@ -17,6 +17,8 @@ int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
 
 /* schema_version of the `vyre-bench run/show/export --json` document
  * (docs/JSON.md, docs/schema/). Version 2: one JSON convention (_unix_ns,
@@ -32,6 +34,7 @@ int bench_open_db(const char *path, vyre_results **out);
 #define BENCH_RUNS_JSON_SCHEMA_VERSION    1
 #define BENCH_COMPARE_JSON_SCHEMA_VERSION 2
 #define BENCH_DEVICES_JSON_SCHEMA_VERSION 1
+#define BENCH_RM_JSON_SCHEMA_VERSION      1
 
 /* Output formats of points. */
 typedef enum bench_format { BENCH_TABLE = 0, BENCH_CSV = 1, BENCH_JSON = 2 } bench_format;
@@ -45,6 +48,19 @@ void bench_format_device(const vyre_bench_point *p, char *buf, size_t size);
 /* The console table (markdown): header, one row per point. */
 void bench_table_header(FILE *out);
 void bench_table_row(FILE *out, const vyre_bench_point *p);
+
+/* The table for a terminal (term_table.c): the columns that fit `width`
+ * by priority, one time unit per column, stop reasons as short codes with
+ * a legend; width <= 0: every column, full stop text (--wide). */
+void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int width);
+
+/* Which table stdout gets: 0 the markdown table (not a terminal), else the
+ * width to fit (forced_width > 0: that one, as --width N; else the
+ * terminal's), or -1 for --wide. */
+int bench_table_width(int wide, int forced_width);
+
+/* Parses --width N (20..10000) for run and show; returns an exit code. */
+int bench_parse_width(const char *sub, const char *s, int *out);
 
 /* CSV: header and rows (RFC 4180 quoting). */
 void bench_csv_header(FILE *out);

@@ -16,6 +16,8 @@ static const vyre_cli_cmd g_cmds[] = {
     {"show", cmd_show, "show a run and its points"},
     {"compare", cmd_compare, "compare two runs point by point (exit 1 on a regression)"},
     {"export", cmd_export, "write a run as CSV or JSON"},
+    {"plot", cmd_plot, "draw runs as SVG, PNG or an HTML report (gnuplot)"},
+    {"rm", cmd_rm, "remove runs (or every failed one) from the results database"},
     {NULL, NULL, NULL},
 };
 

@@ -15,7 +15,9 @@ static void usage(FILE *out)
             "usage: vyre-cachectl ls [--sort FIELD] [--arch ARCH] [--kind KIND]\n"
             "                        [--older-than AGE] [--limit N] [--json]\n\n"
             "One line per blob: short key, kind, architecture, size on disk, age (since\n"
-            "created), last use, hits. Reads the cache, changes nothing.\n\n"
+            "created), last use, hits, the source file it was seeded from and the kernels\n"
+            "the module defines (stale blobs, of an older key format, say so). Reads the\n"
+            "cache, changes nothing.\n\n"
             "  --sort FIELD      lru (default: least recently used first, the order prune\n"
             "                    removes in), size (largest first), age (oldest first),\n"
             "                    hits (most first), key\n"
@@ -123,6 +125,20 @@ static json_t *entry_json(const vyre_cache_entry *e, int64_t now)
                         e->last_access_unix_ns ? json_integer(e->last_access_unix_ns)
                                                : json_null());
     json_object_set_new(o, "idle_ns", json_integer(now - last_use(e)));
+    json_object_set_new(o, "key_version", json_integer((json_int_t)e->key_version));
+    json_object_set_new(o, "stale", json_boolean(VYRE_BLOB_KEY_STALE(e->key_version)));
+    json_object_set_new(o, "source", e->source[0] ? json_string(e->source) : json_null());
+    json_object_set_new(o, "n_kernels", json_integer((json_int_t)e->n_kernels));
+    json_t *ks = json_array();
+    for (const char *p = e->kernels; *p;) {
+        size_t l = strcspn(p, ",");
+        if (!(l == 3 && strncmp(p, "...", 3) == 0))
+            json_array_append_new(ks, json_stringn(p, l));
+        p += l + (p[l] == ',');
+    }
+    json_object_set_new(o, "kernels", ks);
+    json_object_set_new(o, "kernels_complete",
+                        json_boolean(json_array_size(ks) == (size_t)e->n_kernels));
     return o;
 }
 
@@ -199,7 +215,7 @@ int cmd_ls(int argc, char **argv)
         return rc;
 
     vyre_cache *cache = NULL;
-    if ((rc = cachectl_open(CACHECTL_READ, &cache)))
+    if ((rc = cachectl_open(CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
     x.now = cachectl_now_ns();
     int frc = vyre_cache_foreach(cache, collect, &x, &err);
@@ -237,8 +253,9 @@ int cmd_ls(int argc, char **argv)
         }
     } else {
         int keyw = g_cachectl.verbose ? VYRE_KEY_HEX_LEN : CACHECTL_SHORT_KEY;
-        printf("%-*s  %-6s  %-8s  %10s  %5s  %8s  %6s%s\n", keyw, "KEY", "KIND", "ARCH", "SIZE",
-               "AGE", "LAST USE", "HITS", g_cachectl.verbose ? "  TOOLCHAIN" : "");
+        printf("%-*s  %-6s  %-8s  %10s  %5s  %8s  %6s  %-24s  %s%s\n", keyw, "KEY", "KIND", "ARCH",
+               "SIZE", "AGE", "LAST USE", "HITS", "SOURCE", "KERNELS",
+               g_cachectl.verbose ? "  TOOLCHAIN" : "");
         for (size_t i = 0; i < n; i++) {
             const vyre_cache_entry *e = &x.v[i];
             char hex[VYRE_KEY_HEX_LEN + 1], size[32], age[16], used[16];
@@ -250,9 +267,17 @@ int cmd_ls(int argc, char **argv)
             else
                 snprintf(used, sizeof used, "never");
             const char *kind = vyre_blob_kind_name(e->kind);
-            printf("%-*.*s  %-6s  %-8s  %10s  %5s  %8s  %6" PRIu64 "%s%s\n", keyw, keyw, hex,
-                   kind ? kind : "?", e->arch, size, age, used, e->hits,
-                   g_cachectl.verbose ? "  " : "", g_cachectl.verbose ? e->toolchain : "");
+            char kernels[VYRE_CACHE_ENTRY_KERNELS + 32];
+            if (VYRE_BLOB_KEY_STALE(e->key_version))
+                snprintf(kernels, sizeof kernels, "(stale: key v%" PRIu32 ")", e->key_version);
+            else if (e->n_kernels == 0)
+                snprintf(kernels, sizeof kernels, "-");
+            else
+                snprintf(kernels, sizeof kernels, "%s", e->kernels);
+            printf("%-*.*s  %-6s  %-8s  %10s  %5s  %8s  %6" PRIu64 "  %-24s  %s%s%s\n", keyw, keyw,
+                   hex, kind ? kind : "?", e->arch, size, age, used, e->hits,
+                   e->source[0] ? e->source : "-", kernels, g_cachectl.verbose ? "  " : "",
+                   g_cachectl.verbose ? e->toolchain : "");
         }
     }
     free(x.v);

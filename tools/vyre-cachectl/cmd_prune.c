@@ -16,24 +16,33 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: vyre-cachectl prune [--max-size SIZE] [--max-age AGE] [--arch ARCH]\n"
-            "                           [--stale-toolchain [--toolchain ID]] [--dry-run]\n\n"
+            "                           [--stale] [--stale-toolchain [--toolchain ID]]\n"
+            "                           [--dry-run]\n\n"
             "Remove blobs, least recently used first, and print what was removed and\n"
-            "what is left. Give at least one of:\n\n"
+            "what is left. With no option, apply the configured limits (max_size and\n"
+            "max_age: 'vyre-cachectl config'), as a put over the limit does. Otherwise\n"
+            "give any of:\n\n"
             "  --max-size SIZE    remove until the cache is at most SIZE (500M, 2G, 1.5GiB,\n"
             "                     750MB: K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024,\n"
             "                     KB/MB/GB/TB of 1000)\n"
-            "  --max-age AGE      remove blobs unused for longer than AGE (30d, 12h, 90m, 2w)\n"
+            "  --max-age AGE      remove blobs unused for longer than AGE (30d, 12h, 90m, 2w;\n"
+            "                     0s: every blob)\n"
             "  --arch ARCH        remove every blob for this architecture (e.g. sm_80)\n"
-            "  --stale-toolchain  remove blobs built by a toolchain other than the current\n"
-            "                     ones (NVRTC and nvJitLink as loaded now, and 'cubin')\n\n"
+            "  --stale            remove stale blobs: keyed by an older key format (v1:\n"
+            "                     one blob per kernel), never hit by this version\n"
+            "  --stale-toolchain  --stale, and remove blobs built by a toolchain other than\n"
+            "                     the current ones (NVRTC and nvJitLink as loaded now, and\n"
+            "                     'cubin')\n\n"
             "  --toolchain ID     with --stale-toolchain: an identity to keep instead of\n"
             "                     the current ones (e.g. nvrtc-13.0); may be repeated\n"
             "  --dry-run          print what would be removed; remove nothing\n"
             "  -v                 a line per removed blob\n\n"
+            "Every prune also removes quarantined files older than quarantine_max_age\n"
+            "(default 7d; 'vyre-cachectl config').\n\n"
             "Other processes may use the cache meanwhile.\n\n"
             "%s\n"
             "exit status: 0 done, 1 the --max-size target could not be reached,\n"
-            "             2 usage or operational error (nothing to do, bad size or age,\n"
+            "             2 usage or operational error (bad size or age, read-only cache,\n"
             "             --toolchain without --stale-toolchain, ...)\n",
             CACHECTL_GLOBAL_HELP);
 }
@@ -43,12 +52,13 @@ enum {
     OPT_MAX_AGE,
     OPT_ARCH,
     OPT_STALE,
+    OPT_STALE_KEYS,
     OPT_TOOLCHAIN,
     OPT_DRY_RUN,
 };
 
-static const char *const g_reasons[] = {"size", "age", "arch", "stale-toolchain"};
-#define N_REASONS 4
+static const char *const g_reasons[] = {"size", "age", "arch", "stale-toolchain", "stale"};
+#define N_REASONS 5
 
 typedef struct prune_ctx {
     uint64_t by_reason[N_REASONS];
@@ -99,6 +109,12 @@ static void print_summary(const prune_ctx *x, const vyre_cache_prune_result *res
     vyre_format_size(res->kept_bytes, size, sizeof size);
     printf("%s %" PRIu64 " blob%s (%s)\n", dry_run ? "Would leave" : "Left", res->kept,
            res->kept == 1 ? "" : "s", size);
+    if (res->quarantine_removed) {
+        vyre_format_size(res->quarantine_removed_bytes, size, sizeof size);
+        printf("%s %" PRIu64 " quarantined file%s older than quarantine_max_age (%s)\n",
+               dry_run ? "Would remove" : "Removed", res->quarantine_removed,
+               res->quarantine_removed == 1 ? "" : "s", size);
+    }
 }
 
 int cmd_prune(int argc, char **argv)
@@ -109,6 +125,7 @@ int cmd_prune(int argc, char **argv)
         {"max-age", required_argument, NULL, OPT_MAX_AGE},
         {"arch", required_argument, NULL, OPT_ARCH},
         {"stale-toolchain", no_argument, NULL, OPT_STALE},
+        {"stale", no_argument, NULL, OPT_STALE_KEYS},
         {"toolchain", required_argument, NULL, OPT_TOOLCHAIN},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {NULL, 0, NULL, 0},
@@ -117,7 +134,7 @@ int cmd_prune(int argc, char **argv)
     const char *keep[16];
     size_t n_keep = 0;
     vyre_cache_prune_opts_init(&po);
-    int have_size = 0;
+    int have_size = 0, have_age = 0;
     const char *size_arg = NULL;
     vyre_error err;
     vyre_error_clear(&err);
@@ -140,8 +157,8 @@ int cmd_prune(int argc, char **argv)
             if (vyre_parse_duration(optarg, &po.max_age_ns, &err))
                 return cachectl_value_error("prune", "--max-age", &err);
             if (po.max_age_ns == 0)
-                return vyre_cli_usage_error("prune", "give an age above zero, such as 30d",
-                                            "--max-age '%s' would remove every blob", optarg);
+                po.all = 1; /* unused for longer than nothing: every blob */
+            have_age = 1;
             break;
         case OPT_ARCH:
             if (!vyre_compile_arch_valid(optarg))
@@ -152,6 +169,10 @@ int cmd_prune(int argc, char **argv)
             break;
         case OPT_STALE:
             po.stale_toolchain = 1;
+            po.stale = 1;
+            break;
+        case OPT_STALE_KEYS:
+            po.stale = 1;
             break;
         case OPT_TOOLCHAIN:
             if (!*optarg || strlen(optarg) >= VYRE_BLOB_TOOLCHAIN_MAX)
@@ -176,14 +197,22 @@ int cmd_prune(int argc, char **argv)
     if (n_keep && !po.stale_toolchain)
         return vyre_cli_usage_error("prune", "add --stale-toolchain to remove the other ones",
                                     "--toolchain only goes with --stale-toolchain");
-    if (!have_size && !po.max_age_ns && !po.arch && !po.stale_toolchain)
-        return vyre_cli_usage_error("prune",
-                                    "give --max-size, --max-age, --arch or --stale-toolchain",
-                                    "prune has nothing to do");
+    int configured = !have_size && !have_age && !po.arch && !po.stale_toolchain && !po.stale;
 
     vyre_cache *cache = NULL;
     if ((rc = cachectl_open(po.dry_run ? CACHECTL_READ : CACHECTL_WRITE, &cache)))
         return rc;
+    const vyre_config *cf = vyre_cache_config(cache);
+    po.quarantine_max_age_ns = cf->quarantine_max_age_ns;
+    if (configured) {
+        /* The configured limits, as the automatic cleanup applies them. */
+        if (cf->max_size) {
+            po.max_bytes = cf->max_size;
+            have_size = 1;
+            size_arg = "max_size";
+        }
+        po.max_age_ns = cf->max_age_ns;
+    }
     /* Without --toolchain, the current identities are the ones to keep. */
     char current[3][VYRE_BLOB_TOOLCHAIN_MAX];
     const char *cur_keep[3];
@@ -223,8 +252,15 @@ int cmd_prune(int argc, char **argv)
         json_object_set_new(o, "max_bytes",
                             have_size ? json_integer((json_int_t)po.max_bytes) : json_null());
         json_object_set_new(o, "max_age_ns",
-                            po.max_age_ns ? json_integer(po.max_age_ns) : json_null());
+                            po.all          ? json_integer(0)
+                            : po.max_age_ns ? json_integer(po.max_age_ns)
+                                            : json_null());
+        json_object_set_new(o, "quarantine_removed",
+                            json_integer((json_int_t)res.quarantine_removed));
+        json_object_set_new(o, "quarantine_removed_bytes",
+                            json_integer((json_int_t)res.quarantine_removed_bytes));
         json_object_set_new(o, "arch", po.arch ? json_string(po.arch) : json_null());
+        json_object_set_new(o, "stale", json_boolean(po.stale));
         json_t *kt = json_array();
         for (size_t i = 0; i < n_keep; i++)
             json_array_append_new(kt, json_string(keep[i]));

@@ -111,6 +111,27 @@ int cmd_show(int argc, char **argv)
     else
         snprintf(used, sizeof used, "never");
 
+    /* The module's kernels: the blob's own table (complete), else what the
+     * index kept. */
+    char *knames = NULL;
+    if (crc == VYRE_OK && h.kernels_size)
+        vyre_cache_blob_kernels(cache, &h, &knames, NULL);
+    const char *source = have_header ? h.source : e.source;
+    uint32_t key_version = have_header ? h.key_version : e.key_version;
+    uint32_t n_kernels = have_header ? h.n_kernels : e.n_kernels;
+    json_t *kj = json_array();
+    if (knames) {
+        for (size_t o = 0; o < h.kernels_size; o += strlen(knames + o) + 1)
+            json_array_append_new(kj, json_string(knames + o));
+    } else {
+        for (const char *p = e.kernels; *p;) {
+            size_t l = strcspn(p, ",");
+            if (!(l == 3 && strncmp(p, "...", 3) == 0))
+                json_array_append_new(kj, json_stringn(p, l));
+            p += l + (p[l] == ',');
+        }
+    }
+
     if (g_cachectl.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(
@@ -128,6 +149,10 @@ int cmd_show(int argc, char **argv)
         json_object_set_new(b, "key_version",
                             have_header ? json_integer(h.key_version) : json_null());
         json_object_set_new(b, "flags", have_header ? json_integer(h.flags) : json_null());
+        json_object_set_new(b, "stale", json_boolean(VYRE_BLOB_KEY_STALE(key_version)));
+        json_object_set_new(b, "source", source[0] ? json_string(source) : json_null());
+        json_object_set_new(b, "n_kernels", json_integer((json_int_t)n_kernels));
+        json_object_set_new(b, "kernels", json_incref(kj));
         json_object_set_new(b, "payload_xxh128", have_header ? json_string(sum) : json_null());
         json_object_set_new(b, "last_access_unix_ns",
                             e.last_access_unix_ns ? json_integer(e.last_access_unix_ns)
@@ -155,9 +180,23 @@ int cmd_show(int argc, char **argv)
         printf("%-18s %.3f ms\n", "Compile time:", (double)compile_ns / 1e6);
         if (have_header)
             printf("%-18s %s\n", "Payload XXH3-128:", sum);
+        printf("%-18s %s\n", "Source:", source[0] ? source : "-");
+        if (VYRE_BLOB_KEY_STALE(key_version)) {
+            printf("%-18s stale (key version %" PRIu32 ", never hit: 'prune --stale' removes it)\n",
+                   "Kernels:", key_version);
+        } else if (json_array_size(kj) == 0) {
+            printf("%-18s %s\n", "Kernels:", "-");
+        } else {
+            printf("%-18s %" PRIu32 ":", "Kernels:", n_kernels);
+            for (size_t i = 0; i < json_array_size(kj); i++)
+                printf("%s %s", i ? "," : "", json_string_value(json_array_get(kj, i)));
+            printf("%s\n", json_array_size(kj) < n_kernels ? ", ..." : "");
+        }
         printf("%-18s %" PRIu64 "\n", "Hits:", e.hits);
         printf("%-18s %s\n", "Last used:", used);
     }
+    json_decref(kj);
+    free(knames);
     vyre_cache_close(cache);
     if (crc != VYRE_OK) {
         if (!g_cachectl.quiet)

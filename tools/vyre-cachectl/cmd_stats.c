@@ -14,9 +14,11 @@ static void usage(FILE *out)
             "usage: vyre-cachectl stats [--json]\n\n"
             "Entries and bytes on disk, by kind, by architecture and by age (since\n"
             "creation); hits and the compile time they saved; quarantined files and tmp/\n"
-            "debris; the limits in force; for each remote store in $VYRE_REMOTE_CACHE, the\n"
-            "hits, misses, errors, rejected objects and bytes every process using this\n"
-            "cache recorded. Reads the cache, changes nothing.\n\n"
+            "debris; the size limit and how full the cache is (max_size), and the other\n"
+            "limits in force; for each remote store (remote_storage), the hits, misses,\n"
+            "errors, rejected objects and bytes every process using this cache recorded.\n"
+            "Reads the cache, changes nothing; a cache that does not exist yet shows as\n"
+            "empty (nothing is created).\n\n"
             "%s\n"
             "exit status: 0 printed, 2 usage or operational error (missing or unsafe cache\n"
             "             directory, corrupt index)\n",
@@ -75,6 +77,7 @@ static json_t *remotes_json(const remote_row *rows, size_t n)
 static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const remote_row *rows,
                        size_t n_rows)
 {
+    const vyre_config *cf = vyre_cache_config(c);
     json_t *o = cachectl_json_root(c, 3);
     json_t *kinds = json_array(), *archs = json_array(), *ages = json_array();
     for (int i = 1; i < 4; i++)
@@ -106,14 +109,32 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const re
     json_object_set_new(o, "quarantined",
                         json_pack("{s:I, s:I}", "files", (json_int_t)st->quarantined, "bytes",
                                   (json_int_t)st->quarantine_bytes));
+    json_object_set_new(o, "stale",
+                        json_pack("{s:I, s:I, s:i}", "entries", (json_int_t)st->stale, "bytes",
+                                  (json_int_t)st->stale_bytes, "key_version", VYRE_KEY_VERSION));
     json_object_set_new(o, "tmp",
                         json_pack("{s:I, s:I, s:I}", "files", (json_int_t)st->tmp_files, "debris",
                                   (json_int_t)st->debris, "debris_age_ns",
                                   (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS));
-    json_object_set_new(o, "limits",
-                        json_pack("{s:n, s:I, s:I}", "max_cache_bytes", "max_blob_payload_bytes",
-                                  (json_int_t)VYRE_BLOB_MAX_PAYLOAD, "debris_age_ns",
-                                  (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS));
+    json_object_set_new(o, "max_size_bytes",
+                        st->max_size ? json_integer((json_int_t)st->max_size) : json_null());
+    json_object_set_new(o, "fill_ratio",
+                        st->max_size ? json_real((double)st->bytes / (double)st->max_size)
+                                     : json_null());
+    json_object_set_new(o, "stats_zeroed_unix_ns",
+                        st->stats_zeroed_unix_ns ? json_integer(st->stats_zeroed_unix_ns)
+                                                 : json_null());
+    json_t *limits =
+        json_pack("{s:I, s:I}", "max_blob_payload_bytes", (json_int_t)VYRE_BLOB_MAX_PAYLOAD,
+                  "debris_age_ns", (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS);
+    json_object_set_new(limits, "max_cache_bytes",
+                        st->max_size ? json_integer((json_int_t)st->max_size) : json_null());
+    json_object_set_new(limits, "max_age_ns",
+                        cf->max_age_ns ? json_integer(cf->max_age_ns) : json_null());
+    json_object_set_new(limits, "quarantine_max_age_ns",
+                        cf->quarantine_max_age_ns ? json_integer(cf->quarantine_max_age_ns)
+                                                  : json_null());
+    json_object_set_new(o, "limits", limits);
     json_object_set_new(o, "remotes", remotes_json(rows, n_rows));
     cachectl_json_print(o);
 }
@@ -133,8 +154,20 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
     printf("%-22s %" PRIu64 "\n", "Entries:", st->entries);
     vyre_format_size(st->bytes, size, sizeof size);
     printf("%-22s %s\n", "Size on disk:", size);
+    if (st->max_size) {
+        char lim[32];
+        vyre_format_size(st->max_size, lim, sizeof lim);
+        printf("%-22s %s of %s (%.0f%%)\n", "Cache size:", size, lim,
+               100.0 * (double)st->bytes / (double)st->max_size);
+    } else {
+        printf("%-22s %s (no limit: max_size = 0)\n", "Cache size:", size);
+    }
     printf("%-22s %" PRIu64 "\n", "Hits:", st->hits);
     printf("%-22s %" PRIu64 "\n", "Misses:", st->misses);
+    if (st->stats_zeroed_unix_ns) {
+        vyre_format_age(cachectl_now_ns() - st->stats_zeroed_unix_ns, buf, sizeof buf);
+        printf("%-22s %s ago\n", "Stats zeroed:", buf);
+    }
     if (st->hits + st->misses)
         printf("%-22s %.1f%%\n",
                "Hit rate:", 100.0 * (double)st->hits / (double)(st->hits + st->misses));
@@ -146,6 +179,8 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
     printf("%-22s %" PRIu64 " (%s)\n", "Quarantined:", st->quarantined, size);
     printf("%-22s %" PRIu64 " (%" PRIu64 " older than 1h: debris)\n",
            "Temporary files:", st->tmp_files, st->debris);
+    vyre_format_size(st->stale_bytes, size, sizeof size);
+    printf("%-22s %" PRIu64 " (%s, older key format: never hit)\n", "Stale:", st->stale, size);
     printf("By kind:\n");
     for (int i = 1; i < 4; i++)
         bucket_line(&st->by_kind[i]);
@@ -160,7 +195,26 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
     for (int i = 0; i < VYRE_CACHE_AGE_BUCKETS; i++)
         bucket_line(&st->by_age[i]);
     printf("Limits:\n");
-    printf("  %-20s %s\n", "Cache size:", "none (prune with --max-size)");
+    const vyre_config *cf = vyre_cache_config(c);
+    char where[VYRE_CONFIG_WHERE_MAX + 32];
+    vyre_config_format_where(cf, VYRE_CONF_MAX_SIZE, where, sizeof where);
+    if (st->max_size) {
+        vyre_format_size(st->max_size, size, sizeof size);
+        printf("  %-20s %s (max_size, %s; cleanup to 90%%, LRU first)\n", "Cache size:", size,
+               where);
+    } else {
+        printf("  %-20s none (max_size = 0, %s)\n", "Cache size:", where);
+    }
+    if (cf->max_age_ns) {
+        vyre_format_age(cf->max_age_ns, buf, sizeof buf);
+        printf("  %-20s %s (max_age)\n", "Unused blobs after:", buf);
+    }
+    if (cf->quarantine_max_age_ns) {
+        vyre_format_age(cf->quarantine_max_age_ns, buf, sizeof buf);
+        printf("  %-20s %s (quarantine_max_age)\n", "Quarantine kept:", buf);
+    }
+    if (cf->read_only)
+        printf("  %-20s yes (read_only)\n", "Read-only:");
     vyre_format_size(VYRE_BLOB_MAX_PAYLOAD, size, sizeof size);
     printf("  %-20s %s\n", "Blob payload:", size);
     vyre_format_age(VYRE_CACHE_DEBRIS_AGE_NS, buf, sizeof buf);
@@ -182,6 +236,8 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
     }
     if (st->debris)
         printf("hint: run 'vyre-cachectl verify --repair' to remove the debris\n");
+    if (st->stale)
+        printf("hint: run 'vyre-cachectl prune --stale' to remove the stale blobs\n");
 }
 
 int cmd_stats(int argc, char **argv)
@@ -204,7 +260,7 @@ int cmd_stats(int argc, char **argv)
         return rc;
 
     vyre_cache *cache = NULL;
-    if ((rc = cachectl_open(CACHECTL_READ, &cache)))
+    if ((rc = cachectl_open(CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
     vyre_error err;
     vyre_error_clear(&err);

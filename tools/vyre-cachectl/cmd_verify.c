@@ -110,7 +110,7 @@ int cmd_verify(int argc, char **argv)
         return rc;
 
     vyre_cache *cache = NULL;
-    if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ, &cache)))
+    if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
     verify_ctx x = {cache, g_cachectl.json ? json_array() : NULL,
                     !g_cachectl.json && !g_cachectl.quiet};
@@ -145,6 +145,8 @@ int cmd_verify(int argc, char **argv)
                       (json_int_t)res.stray, "foreign", (json_int_t)res.foreign, "quarantined",
                       (json_int_t)res.quarantined, "tmp_in_flight", (json_int_t)res.tmp_in_flight,
                       "problems", (json_int_t)res.problems, "repaired", (json_int_t)res.repaired));
+        json_object_set_new(json_object_get(o, "summary"), "stale",
+                            json_integer((json_int_t)res.stale));
         json_object_set_new(o, "problems", x.problems);
         cachectl_json_print(o);
     } else if (!g_cachectl.quiet) {
@@ -162,6 +164,9 @@ int cmd_verify(int argc, char **argv)
         printf("%-22s %" PRIu64 "\n", "Links/special files:", res.foreign);
         printf("%-22s %" PRIu64 " (kept for inspection)\n", "Quarantined:", res.quarantined);
         printf("%-22s %" PRIu64 "\n", "Writes in flight:", res.tmp_in_flight);
+        printf("%-22s %" PRIu64 " (older key format, never hit; 'prune --stale' removes "
+               "them)\n",
+               "Stale blobs:", res.stale);
         if (repair)
             printf("%-22s %" PRIu64 " of %" PRIu64 "\n", "Repaired:", res.repaired, res.problems);
         if (res.problems == 0)

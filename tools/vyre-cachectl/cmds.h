@@ -21,6 +21,9 @@ typedef struct cachectl_globals {
     int json;              /* --json */
     int quiet;             /* -q */
     int verbose;           /* -v */
+#define CACHECTL_MAX_OVERRIDES 32
+    const char *overrides[CACHECTL_MAX_OVERRIDES]; /* -o key=value, in order */
+    size_t n_overrides;
 } cachectl_globals;
 
 extern cachectl_globals g_cachectl;
@@ -36,7 +39,7 @@ enum {
 #define CACHECTL_GLOBAL_LONGOPTS                                                                   \
     {"cache-dir", required_argument, NULL, CACHECTL_OPT_CACHE_DIR},                                \
         {"json", no_argument, NULL, CACHECTL_OPT_JSON}, {"quiet", no_argument, NULL, 'q'},         \
-        {"verbose", no_argument, NULL, 'v'},                                                       \
+        {"verbose", no_argument, NULL, 'v'}, {"option", required_argument, NULL, 'o'},             \
     {                                                                                              \
         "help", no_argument, NULL, 'h'                                                             \
     }
@@ -44,7 +47,7 @@ enum {
 /* Short options every subcommand accepts (':' reports a missing value as
  * ':'); options and operands may mix ("show KEY --json"). main() prefixes
  * '+' so that it stops at the subcommand's name. */
-#define CACHECTL_GLOBAL_SHORTOPTS ":qvh"
+#define CACHECTL_GLOBAL_SHORTOPTS ":qvho:"
 
 /* The help text of the global options, for the subcommands' --help. */
 #define CACHECTL_GLOBAL_HELP                                                                       \
@@ -54,7 +57,10 @@ enum {
     "  --json           machine output on stdout: one JSON object with a schema_version,\n"        \
     "                   plain numbers, units in key names\n"                                       \
     "  -q, --quiet      print only errors (ls: keys only); conflicts with --json and -v\n"         \
-    "  -v, --verbose    print more detail\n"
+    "  -v, --verbose    print more detail\n"                                                       \
+    "  -o, --option KEY=VALUE\n"                                                                   \
+    "                   override a configuration key for this command (repeatable;\n"              \
+    "                   'vyre-cachectl config' lists the keys)\n"
 
 /*
  * Handles one getopt_long result c for subcommand `sub` (argv as given to
@@ -73,10 +79,16 @@ int cachectl_check_globals(const char *sub);
 
 /* How a subcommand opens the cache. */
 enum {
-    CACHECTL_READ = 0,         /* read-only: never creates or writes anything */
-    CACHECTL_WRITE = 1,        /* may write; the directory must already exist */
-    CACHECTL_WRITE_NOINDEX = 2 /* may write, without opening the index (reindex) */
+    CACHECTL_READ = 0,          /* read-only: never creates or writes anything */
+    CACHECTL_WRITE = 1,         /* may write; the directory must already exist */
+    CACHECTL_WRITE_NOINDEX = 2, /* may write, without opening the index (reindex) */
+    CACHECTL_READ_OR_EMPTY = 3  /* read-only; a cache that does not exist yet reads as empty
+                                   (stats, ls, verify: first use), and nothing is created */
 };
+
+/* The configuration for the cache in use (--cache-dir or the default),
+ * with the -o overrides. 0, or the exit code after the error is printed. */
+int cachectl_config(vyre_config *cf, char *root, size_t root_size);
 
 /*
  * Opens the cache for subcommand `how`. Every mode refuses a cache
@@ -124,6 +136,8 @@ int cmd_reindex(int argc, char **argv);
 int cmd_seed(int argc, char **argv);
 int cmd_clear(int argc, char **argv);
 int cmd_jit(int argc, char **argv);
+int cmd_config(int argc, char **argv);
+int cmd_zero_stats(int argc, char **argv);
 int cmd_remote(int argc, char **argv);
 
 #endif /* VYRE_CACHECTL_CMDS_H */

@@ -27,19 +27,23 @@ static const vyre_cli_cmd g_cmds[] = {
     {"seed", cmd_seed, "compile CUDA C or PTX ahead of time into cubin blobs"},
     {"clear", cmd_clear, "remove every blob and the index (needs --yes)"},
     {"jit", cmd_jit, "report on (or clear) the CUDA driver's own JIT cache"},
+    {"config", cmd_config, "list, print or set the configuration (max_size, read_only, ...)"},
+    {"zero-stats", cmd_zero_stats, "reset the hit and miss counters (also -z, --zero-stats)"},
     {"remote", cmd_remote, "check remote stores; push blobs to them, pull blobs from them"},
     {NULL, NULL, NULL},
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: vyre-cachectl [--cache-dir DIR] [--json] [-q|-v] <command> [<args>]\n"
+    fprintf(out, "usage: vyre-cachectl [--cache-dir DIR] [--json] [-q|-v] [-o KEY=VALUE]...\n"
+                 "                     <command> [<args>]\n"
+                 "       vyre-cachectl -z | --zero-stats\n"
                  "       vyre-cachectl --help | --version\n\n"
                  "Inspect, verify, prune and rebuild the vyre pipeline cache, and report on\n"
                  "the CUDA driver's JIT cache.\n\n"
                  "commands:\n");
     for (const vyre_cli_cmd *c = g_cmds; c->name; c++)
-        fprintf(out, "  %-8s %s\n", c->name, c->summary);
+        fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out,
             "\n%s\n"
             "Run 'vyre-cachectl <command> --help' for a command's options.\n\n"
@@ -142,6 +146,14 @@ int cachectl_option(int c, const char *sub, const struct option *opts, int argc,
     case 'v':
         g_cachectl.verbose = 1;
         return CACHECTL_HANDLED;
+    case 'o':
+        if (!strchr(optarg, '=') || optarg[0] == '=')
+            return vyre_cli_usage_error(sub, "write -o key=value, e.g. -o max_size=10G",
+                                        "-o '%s': expected key=value", optarg);
+        if (g_cachectl.n_overrides == CACHECTL_MAX_OVERRIDES)
+            return vyre_cli_usage_error(sub, NULL, "too many -o options");
+        g_cachectl.overrides[g_cachectl.n_overrides++] = optarg;
+        return CACHECTL_HANDLED;
     case 'h':
         use(stdout);
         return VYRE_EXIT_OK;
@@ -177,28 +189,55 @@ int cachectl_fail(const vyre_error *err)
     return vyre_cli_exit_code(err->code ? err->code : VYRE_EIO);
 }
 
+int cachectl_config(vyre_config *cf, char *root, size_t root_size)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (g_cachectl.cache_dir) {
+        if (snprintf(root, root_size, "%s", g_cachectl.cache_dir) >= (int)root_size)
+            return vyre_cli_usage_error(NULL, "use a shorter path", "--cache-dir is too long");
+    } else if (vyre_cache_default_root(root, root_size, &err)) {
+        return cachectl_fail(&err);
+    }
+    if (vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides, &err))
+        return cachectl_fail(&err);
+    return VYRE_EXIT_OK;
+}
+
 int cachectl_open(int how, vyre_cache **out)
 {
     vyre_error err;
     vyre_error_clear(&err);
     *out = NULL;
+    vyre_config cf;
+    char root[VYRE_CACHE_PATH_MAX];
+    int crc = cachectl_config(&cf, root, sizeof root);
+    if (crc)
+        return crc;
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.config = &cf;
     unsigned flags = VYRE_CACHE_NO_HIT_TRACK;
-    if (how == CACHECTL_READ) {
+    if (how == CACHECTL_READ || how == CACHECTL_READ_OR_EMPTY) {
         flags |= VYRE_CACHE_READONLY;
+        if (how == CACHECTL_READ_OR_EMPTY)
+            flags |= VYRE_CACHE_MISSING_EMPTY;
     } else {
         /* A writable open creates a missing root; pruning or clearing a
          * cache that is not there is a mistake (a typo in --cache-dir), so
          * look first without creating anything. */
         vyre_cache *probe = NULL;
-        int rc = vyre_cache_open(g_cachectl.cache_dir, VYRE_CACHE_READONLY | VYRE_CACHE_NO_INDEX,
-                                 &probe, &err);
+        vyre_cache_open_opts po = oo;
+        po.flags = VYRE_CACHE_READONLY | VYRE_CACHE_NO_INDEX;
+        int rc = vyre_cache_open_ex(root, &po, &probe, &err);
         vyre_cache_close(probe);
         if (rc)
             return cachectl_fail(&err);
         if (how == CACHECTL_WRITE_NOINDEX)
             flags |= VYRE_CACHE_NO_INDEX;
     }
-    int rc = vyre_cache_open(g_cachectl.cache_dir, flags, out, &err);
+    oo.flags = flags;
+    int rc = vyre_cache_open_ex(root, &oo, out, &err);
     if (rc)
         return cachectl_fail(&err);
     return VYRE_EXIT_OK;
@@ -270,11 +309,16 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         CACHECTL_GLOBAL_LONGOPTS,
         {"version", no_argument, NULL, 'V'},
+        {"zero-stats", no_argument, NULL, 'z'},
         {NULL, 0, NULL, 0},
     };
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "+" CACHECTL_GLOBAL_SHORTOPTS "V", opts, NULL)) != -1) {
+    int c, zero = 0;
+    while ((c = getopt_long(argc, argv, "+" CACHECTL_GLOBAL_SHORTOPTS "Vz", opts, NULL)) != -1) {
+        if (c == 'z') {
+            zero = 1;
+            continue;
+        }
         if (c == 'V') {
             printf("vyre-cachectl %s (libvyrecore %s, CUDA toolkit %s)\n", vyre_version(),
                    vyre_version(), vyre_cuda_toolkit_version());
@@ -283,6 +327,17 @@ int main(int argc, char **argv)
         int rc = cachectl_option(c, NULL, opts, argc, argv, usage);
         if (rc != CACHECTL_HANDLED)
             return rc;
+    }
+    if (zero) {
+        /* ccache -z: alone, or before a command (-z stats). */
+        static char zname[] = "zero-stats";
+        char *zargv[] = {zname, NULL};
+        int save = optind;
+        optind = 0;
+        int zrc = cmd_zero_stats(1, zargv);
+        if (zrc || save >= argc)
+            return zrc;
+        optind = save;
     }
     if (optind >= argc) {
         usage(stderr);

@@ -161,6 +161,18 @@ VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id,
 VYRE_EXTERN int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err);
 
 /*
+ * Deletes the n runs ids (with their points, samples and kernel records)
+ * in one transaction: all of them or none. Runs whose process died are
+ * reaped first (vyre_bench_runs_reap); a run still 'running' (its process
+ * alive, or on another host, where it cannot be judged) is refused with
+ * VYRE_EBUSY and nothing is deleted; a missing id is VYRE_ENOENT (remedy
+ * VYRE_REMEDY_BENCH_RUNS). Deleting is the user's explicit act: nothing
+ * in libcore calls this on its own.
+ */
+VYRE_EXTERN int vyre_bench_runs_delete(vyre_results *db, const int64_t *ids, size_t n,
+                                       vyre_error *err);
+
+/*
  * Reserves the points row of p (p->run_id, seq, suite, benchmark, axes,
  * device, mode) before it is measured, so that its id can be the NVTX
  * payload; fills p->id. The row counts as unfinished (n = 0) until
@@ -302,19 +314,77 @@ typedef void (*vyre_bench_skip_fn)(const char *suites, const vyre_error *why, vo
  * the threads per block, grid = ceil(N / BLOCK); out and in are N floats
  * each, in filled with 1.0. Bytes per launch = 8 N. Any other axis is an
  * unknown parameter. With a spec, "args" lists the parameters in order:
- *   {"buffer": "N"}         a float buffer of N elements (an axis name or
- *                           a number; "in": true fills it with 1.0)
- *   {"int": "N"} {"float": "ALPHA"} {"int": 7}   scalars (axis or number)
- * and optional "grid": "N", "block": "BLOCK" name what sets the launch
- * (grid = ceil(grid / block)); "bytes": "N*8" is not supported: bytes per
- * launch is the sum of the buffers' sizes.
+ *
+ *   {"buffer": COUNT, "type": "bf16", "fill": "random", "seed": 1}
+ *        a device buffer of COUNT elements (a number, an axis or an
+ *        expression); type f32 (default), f16, bf16, f64, i8, i32, i64,
+ *        u8; fill zeros (default), ones ("in": true, today's spelling),
+ *        iota or random (uniform in [-1, 1), integers 0..127; seed default
+ *        the parameter's index + 1)
+ *   {"int": EXPR, "type": "i64"}      i32 (default) or i64
+ *   {"float": X, "type": "f64"}       f32 (default) or f64; X a number, an
+ *                                     axis (floating point too) or EXPR
+ *   {"null": true}                    a null pointer (Triton's scratch)
+ *
+ * "grid": in a version 1 spec (no "version": today's), an axis or a
+ * number of threads in x, grid = ceil(grid / block); with "version": 2,
+ * blocks (programs): EXPR or [EXPR, EXPR, EXPR]. "block": a number, an
+ * axis or EXPR (version 2: up to three); left out, the PTX's .reqntid or
+ * .maxntid, else 256 (version 1) or an error. "shared": dynamic shared
+ * memory per block, EXPR bytes (above 48 KiB set as the kernel's maximum
+ * through cuFuncSetAttribute). "bytes", "flops": EXPR per launch; the
+ * point's metric is then GB/s (bytes) or TFLOP/s (flops). Without
+ * "bytes", bytes per launch is the sum of the buffers' sizes. EXPR: see
+ * libcore/src/bench/expr.h (+ - * / ( ) ceil floor min max over integer
+ * axes, exact, overflow-checked). PTX parameters are checked against the
+ * spec: their count, and each one's size.
  */
 typedef struct vyre_bench_sweep {
     const char *path; /* .cu, .ptx or .cubin */
     const char *entry;
     const vyre_axes *axes;
-    const char *spec_json; /* the spec file's object (its "args"), or NULL */
+    const char *spec_json;   /* the spec file's object (its "args"), or NULL */
+    const char *spec_origin; /* the spec's name in messages (its path); NULL: "spec" */
+    const char *arch;        /* --arch: compile for this; NULL: the PTX's .target when the
+                                device runs it, else the device's (vyre_bench_sweep_plan_make) */
 } vyre_bench_sweep;
+
+/* One point of a sweep as it would be launched (a dry run). */
+typedef struct vyre_bench_sweep_plan_point {
+    char axes[256]; /* "N=1024 M=64" */
+    unsigned grid[3], block[3];
+    unsigned shared_bytes;
+    double memory_bytes; /* device memory of its buffers */
+    double bytes;        /* per launch ("bytes", else the buffers' sum) */
+    double flops;        /* per launch; 0: the spec gives none */
+} vyre_bench_sweep_plan_point;
+
+/* A dry run's result. vyre_bench_sweep_plan_release frees it. */
+typedef struct vyre_bench_sweep_plan {
+    char arch[16];           /* compiled for */
+    const char *arch_origin; /* "--arch", "the PTX's .target", "the default" (static) */
+    const char *source_kind; /* "ptx", "cuda-c", "cubin" (static) */
+    size_t cubin_bytes;
+    size_t nparams;
+    int version; /* of the spec: 1 or 2 */
+    size_t npoints;
+    vyre_bench_sweep_plan_point *points;
+    char *compile_log; /* when the compile failed, or NULL */
+} vyre_bench_sweep_plan;
+
+/*
+ * A dry run of sw, with no GPU: reads the kernel, binds the spec, chooses
+ * the architecture (sw->arch, else the PTX's .target, else sm_90),
+ * compiles the kernel for it, and evaluates every point's launch. Returns
+ * 0, or the first error (VYRE_EINVAL / VYRE_ERANGE naming the JSON path,
+ * the column or the point; VYRE_ENOENT; VYRE_ECOMPILE with
+ * plan->compile_log). plan is always initialised: release it.
+ */
+VYRE_EXTERN int vyre_bench_sweep_plan_make(const vyre_bench_sweep *sw, vyre_bench_sweep_plan *plan,
+                                           vyre_error *err);
+
+/* Frees what plan holds. NULL is a no-op. */
+VYRE_EXTERN void vyre_bench_sweep_plan_release(vyre_bench_sweep_plan *plan);
 
 typedef struct vyre_bench_suite_def {
     const char *name;
@@ -337,8 +407,10 @@ typedef struct vyre_bench_run_opts {
                                       fails the run (VYRE_ENODRIVER / VYRE_ENODEV) instead of
                                       being skipped */
     const vyre_bench_sweep *sweep; /* a user sweep after the suites, or NULL; it is
-                                      checked (and compiled for the first device's
-                                      architecture, sm_90 without a GPU) first */
+                                      checked (and compiled for sweep->arch, else as
+                                      vyre_bench_sweep's arch says for the first
+                                      device; without a GPU the PTX's .target or
+                                      sm_90) first */
     const int *devices;            /* CUDA ordinals (at most 16); none: device 0 */
     size_t ndevices;
     int all_devices;           /* every device the driver sees, instead of `devices` */

@@ -37,6 +37,8 @@ extern "C" {
 #define VYRE_BLOB_MAX_PAYLOAD    (UINT64_C(512) << 20) /* 512 MiB */
 #define VYRE_BLOB_ARCH_MAX       16                    /* incl. NUL: "sm_90a" */
 #define VYRE_BLOB_TOOLCHAIN_MAX  64                    /* incl. NUL */
+#define VYRE_BLOB_SOURCE_MAX     40                    /* incl. NUL: the source's basename */
+#define VYRE_BLOB_KERNELS_MAX    (64u << 10)           /* bytes of the kernel-name table, at most */
 #define VYRE_BLOB_EXT            ".vblob"
 
 /* Payload kinds. Stored on disk: append only. */
@@ -59,7 +61,15 @@ typedef struct vyre_blob_header {
     uint64_t stored_size;                    /* payload bytes that follow the header */
     int64_t created_unix_ns;                 /* creation time */
     uint64_t compile_ns;                     /* compile time this blob saves */
-    uint8_t payload_xxh128[16]; /* XXH3-128 of the stored payload, big-endian canonical */
+    uint8_t payload_xxh128[16];        /* XXH3-128 of the stored payload, big-endian canonical */
+    char source[VYRE_BLOB_SOURCE_MAX]; /* source file's basename ("" when unknown; key v2) */
+    uint32_t n_kernels;                /* kernels the module defines (0: unknown) */
+    uint32_t kernels_size;             /* bytes of the kernel-name table after the payload */
+    uint64_t kernels_xxh64;            /* XXH3-64 of that table (0 when there is none) */
+    /* Not on disk. Store: the table to write (n_kernels NUL-terminated
+     * names, kernels_size bytes in all), or NULL for none. Load: points
+     * into the blob's allocation. Decode and check: NULL. */
+    const char *kernels;
 } vyre_blob_header;
 
 /* A loaded blob. Owned by the caller: release with vyre_blob_free(). */
@@ -81,6 +91,8 @@ typedef enum vyre_blob_reject {
     VYRE_REJECT_PAYLOAD_SUM,  /* payload checksum mismatch */
     VYRE_REJECT_KEY_MISMATCH, /* header key differs from the file name */
     VYRE_REJECT_TRAILING,     /* bytes after the declared payload */
+    VYRE_REJECT_STALE,        /* an intact blob of an older key version (load: a miss; kept
+                                 in place, never quarantined; prune --stale removes it) */
     VYRE_REJECT_COUNT
 } vyre_blob_reject;
 
@@ -92,8 +104,13 @@ VYRE_EXTERN const char *vyre_blob_reject_name(vyre_blob_reject r);
 VYRE_EXTERN int vyre_blob_header_encode(const vyre_blob_header *h,
                                         uint8_t out[VYRE_BLOB_HEADER_SIZE], vyre_error *err);
 
+/* 1 when an intact header's key_version is an older one this build still
+ * recognises (key format v1): the blob is stale, not corrupt. */
+#define VYRE_BLOB_KEY_STALE(kv) ((kv) >= 1 && (kv) < VYRE_KEY_VERSION)
+
 /* Parses and validates a header from `len` bytes (any content, any length:
- * this is the fuzzing surface). On failure returns VYRE_ECORRUPT (or
+ * this is the fuzzing surface). A stale key version decodes (see
+ * VYRE_BLOB_KEY_STALE); the caller tells it by key_version. On failure returns VYRE_ECORRUPT (or
  * VYRE_EVERSION) and sets *why (may be NULL). Never reads beyond len. */
 VYRE_EXTERN int vyre_blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *out,
                                         vyre_blob_reject *why, vyre_error *err);
@@ -145,6 +162,15 @@ VYRE_EXTERN void vyre_blob_payload_sum(const void *payload, size_t len, uint8_t 
 
 /* Frees a blob from vyre_blob_load(). NULL is a no-op. */
 VYRE_EXTERN void vyre_blob_free(vyre_blob *blob);
+
+/* 1 when name is in the NUL-separated list (a blob's kernel table) names[0..names_len). */
+VYRE_EXTERN int vyre_kernel_list_has(const char *names, size_t names_len, const char *name);
+
+/* Joins the list with sep into buf (always terminated when size > 0; stops
+ * at the first name that does not fit). Returns the length the whole join
+ * needs, as snprintf does. */
+VYRE_EXTERN size_t vyre_kernel_list_format(const char *names, size_t names_len, const char *sep,
+                                           char *buf, size_t size);
 
 /* "cubin", "ptx", "fatbin", or NULL for an unknown kind. */
 VYRE_EXTERN const char *vyre_blob_kind_name(uint32_t kind);

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "blob.h"
+#include "config.h"
 #include "error.h"
 #include "export.h"
 #include "key.h"
@@ -48,10 +49,14 @@ typedef struct vyre_cache vyre_cache;
 
 /* Open flags. */
 enum {
-    VYRE_CACHE_READONLY = 1u << 0,     /* never create or write; missing root is VYRE_ENOENT */
-    VYRE_CACHE_NO_HIT_TRACK = 1u << 1, /* gets do not record hits */
-    VYRE_CACHE_NO_INDEX = 1u << 2,     /* do not open index.sqlite3 (gets/puts on files only) */
-    VYRE_CACHE_NO_REMOTE = 1u << 3,    /* ignore $VYRE_REMOTE_CACHE */
+    VYRE_CACHE_READONLY = 1u << 0,      /* never create or write; missing root is VYRE_ENOENT */
+    VYRE_CACHE_NO_HIT_TRACK = 1u << 1,  /* gets do not record hits */
+    VYRE_CACHE_NO_INDEX = 1u << 2,      /* do not open index.sqlite3 (gets/puts on files only) */
+    VYRE_CACHE_MISSING_EMPTY = 1u << 3, /* with READONLY: a root that does not exist opens as
+                                           an empty cache (stats, foreach, verify see nothing;
+                                           nothing is created) instead of VYRE_ENOENT */
+    VYRE_CACHE_NO_REMOTE = 1u << 4,     /* no remote stores (remote_storage / $VYRE_REMOTE_CACHE
+                                           ignored) */
 };
 
 /* Progress callback for long operations: done of total (total may be 0 when
@@ -69,7 +74,9 @@ VYRE_EXTERN int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
  * Opens the cache at root (NULL: the default root). Without
  * VYRE_CACHE_READONLY, missing directories are created 0700. A root owned by
  * another user (other than root) or writable by group/others is refused
- * (VYRE_EUNSAFE, hint: chmod/chown). A root this process cannot write is
+ * (VYRE_EUNSAFE, hint: chmod/chown, and how to set up a group cache), but
+ * for a group cache opened with a umask that allows group writes (see
+ * vyre_cache_open_ex). A root this process cannot write is
  * opened read-only: gets work, puts fail with VYRE_EROFS. A corrupt index is
  * VYRE_ECORRUPT (hint: reindex) unless VYRE_CACHE_NO_INDEX; an index (or its
  * -wal, -shm, -journal) that is a symlink, a directory, a special file or
@@ -79,6 +86,54 @@ VYRE_EXTERN int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
  */
 VYRE_EXTERN int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out,
                                 vyre_error *err);
+
+/*
+ * Open options (vyre_cache_open_ex). vyre_cache_open(root, flags) is
+ * vyre_cache_open_ex with flags and everything else left as
+ * vyre_cache_open_opts_init sets it.
+ */
+typedef struct vyre_cache_open_opts {
+    unsigned flags;
+    /* -1: not set (the configuration's umask, if any). Otherwise the
+     * permission bits to clear, as umask(2) takes them (e.g. 002 or 022).
+     * Not set anywhere: what the cache creates is private (files 0600,
+     * directories 0700), and the root must be the user's own, not writable
+     * by group or others. Set: blobs, tmp files, index.sqlite3 (and so its
+     * -wal and -shm, which SQLite creates with the database's mode), the
+     * lock and the directories the cache creates get 0666 & ~umask and
+     * 0777 & ~umask (with the setgid bit where the root has it), set
+     * explicitly with fchmod: the process umask is neither read nor
+     * changed. A umask that allows group writes (umask & 020 == 0) makes a
+     * group cache acceptable: a root that is group-writable and setgid
+     * (chmod 2775), whose group the user is in (the effective or a
+     * supplementary group), not writable by others, may be owned by another
+     * user; the index files of its other users (same group) are used as
+     * they are. Outside -1..0777: VYRE_EINVAL. */
+    int umask;
+    const vyre_config *config; /* NULL: vyre_config_load(root) (files and environment) */
+} vyre_cache_open_opts;
+
+VYRE_EXTERN void vyre_cache_open_opts_init(vyre_cache_open_opts *opts);
+
+/*
+ * vyre_cache_open with options. The configuration (vyre/config.h) gives the
+ * size limit and automatic cleanup (max_size, max_age,
+ * quarantine_max_age), read_only (the handle cannot write: puts and prunes
+ * are VYRE_EROFS) and umask. A bad configuration file is VYRE_ECONFIG
+ * naming the file and line.
+ */
+VYRE_EXTERN int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts,
+                                   vyre_cache **out, vyre_error *err);
+
+/* The configuration in force for the handle. */
+VYRE_EXTERN const vyre_config *vyre_cache_config(const vyre_cache *c);
+
+/* 1 when the handle was opened with VYRE_CACHE_MISSING_EMPTY on a root that
+ * does not exist. */
+VYRE_EXTERN int vyre_cache_is_missing(const vyre_cache *c);
+
+/* The umask in force for what the cache creates (-1: not set, private). */
+VYRE_EXTERN int vyre_cache_umask(const vyre_cache *c);
 
 /* Flushes batched hit tracking and closes. NULL is a no-op. */
 VYRE_EXTERN void vyre_cache_close(vyre_cache *c);
@@ -102,6 +157,13 @@ VYRE_EXTERN int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **o
  * Stores payload under h->key (see vyre_blob_store for what is filled in)
  * and records its row. Read-only cache: VYRE_EROFS. Disk full: VYRE_ENOSPC
  * and the cache is unchanged.
+ *
+ * Automatic cleanup: when the put takes the cache over max_size, or when
+ * an hour has passed since the last cleanup and max_age or
+ * quarantine_max_age is set, the put cleans the cache (vyre_cache_cleanup)
+ * before it returns, unless another process is cleaning it already (a
+ * non-blocking flock on <root>/cleanup.lock: held, the put skips it). A
+ * failed cleanup does not fail the put. Gets never clean.
  */
 VYRE_EXTERN int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
                                vyre_error *err);
@@ -154,6 +216,31 @@ VYRE_EXTERN int vyre_cache_remote_push(vyre_cache *c, size_t i, const vyre_key *
  * failed; the local put's error otherwise. */
 VYRE_EXTERN int vyre_cache_remote_pull(vyre_cache *c, const vyre_key *key, size_t *from,
                                        vyre_error *err);
+#define VYRE_CACHE_CLEANUP_RATIO       0.9 /* cleanup brings the cache down to this of max_size */
+#define VYRE_CACHE_CLEANUP_INTERVAL_NS (INT64_C(3600) * 1000000000) /* age-only cleanups */
+#define VYRE_CACHE_CLEANUP_LOCK        "cleanup.lock"
+
+typedef struct vyre_cache_cleanup_result {
+    int ran;          /* 0: another process was cleaning (skipped) */
+    uint64_t removed; /* blobs removed */
+    uint64_t removed_bytes;
+    uint64_t quarantine_removed; /* quarantined files older than quarantine_max_age */
+    uint64_t quarantine_removed_bytes;
+    uint64_t bytes_after;
+} vyre_cache_cleanup_result;
+
+/* Cleans the cache now as a put over the limit does: blobs least recently
+ * used first down to VYRE_CACHE_CLEANUP_RATIO of max_size (when the cache
+ * is over max_size, or force), blobs unused for longer than max_age, and
+ * quarantined files older than quarantine_max_age. One cleanup at a time
+ * across processes: when cleanup.lock is held, res->ran = 0 and nothing is
+ * done. res may be NULL. */
+VYRE_EXTERN int vyre_cache_cleanup(vyre_cache *c, int force, vyre_cache_cleanup_result *res,
+                                   vyre_error *err);
+
+/* Resets the hit and miss counters (every blob's hits and the cache's
+ * misses; last use, and so LRU order, is kept), as ccache -z. */
+VYRE_EXTERN int vyre_cache_zero_stats(vyre_cache *c, vyre_error *err);
 
 /* Writes batched hit tracking now. */
 VYRE_EXTERN int vyre_cache_flush(vyre_cache *c, vyre_error *err);
@@ -185,10 +272,16 @@ typedef struct vyre_cache_stats {
     uint64_t session_misses;
     uint64_t session_rejects;
     uint64_t session_remote_hits; /* this handle: local misses a remote served */
+    uint64_t stale;               /* entries of an older key format (never hit; prune --stale) */
+    uint64_t stale_bytes;         /* their size on disk (included in bytes) */
+    uint64_t max_size;            /* the configuration's limit; 0: none */
+    int64_t stats_zeroed_unix_ns; /* last vyre_cache_zero_stats; 0: never */
 } vyre_cache_stats;
 
 /* Fills *st from the index and a scan of quarantine/ and tmp/. */
 VYRE_EXTERN int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err);
+
+#define VYRE_CACHE_ENTRY_KERNELS 256
 
 /* One entry as listed (from the index). */
 typedef struct vyre_cache_entry {
@@ -203,6 +296,10 @@ typedef struct vyre_cache_entry {
     int64_t last_access_unix_ns; /* 0: never used since stored */
     uint64_t hits;
     uint64_t compile_ns;
+    uint32_t key_version;                   /* older than VYRE_KEY_VERSION: stale */
+    char source[VYRE_BLOB_SOURCE_MAX];      /* source basename, "" when unknown */
+    uint32_t n_kernels;                     /* kernels the module defines, 0: unknown */
+    char kernels[VYRE_CACHE_ENTRY_KERNELS]; /* their names joined by ',' (cut: "...") */
 } vyre_cache_entry;
 
 /* Calls fn for every entry, least recently used first; fn returns non-zero
@@ -227,16 +324,26 @@ VYRE_EXTERN int vyre_cache_check_blob(vyre_cache *c, const vyre_key *key, vyre_b
                                       uint64_t *file_size, vyre_blob_reject *why, char *path,
                                       size_t path_size, vyre_error *err);
 
+/* The kernel-name table of the blob whose header h came from
+ * vyre_cache_check_blob (valid): *names is malloc'ed, h->kernels_size
+ * bytes of NUL-terminated names, NULL when the blob has none. Reached
+ * without following a symlink; checked against the header's checksum. */
+VYRE_EXTERN int vyre_cache_blob_kernels(vyre_cache *c, const vyre_blob_header *h, char **names,
+                                        vyre_error *err);
+
 typedef struct vyre_cache_prune_opts {
     uint64_t max_bytes;  /* keep the cache at or under this size; UINT64_MAX: no limit */
     int64_t max_age_ns;  /* remove entries unused for longer; 0: no limit */
     const char *arch;    /* remove every entry of this architecture; NULL: none */
+    int stale;           /* remove entries of an older key format (VYRE_KEY_VERSION) */
     int stale_toolchain; /* remove entries built by a toolchain not kept: */
     const char *const *keep_toolchains; /* identities to keep, required with */
     size_t n_keep_toolchains;           /* stale_toolchain (vyre_compile_toolchains) */
     int dry_run;                        /* report what would go, remove nothing */
     vyre_cache_progress_fn progress;
     void *progress_ctx;
+    int64_t quarantine_max_age_ns; /* also remove quarantined files older; 0: none */
+    int all;                       /* remove every blob (--max-age 0s) */
 } vyre_cache_prune_opts;
 
 /* Initialises opts to "remove nothing". */
@@ -248,7 +355,9 @@ typedef struct vyre_cache_prune_result {
     uint64_t removed_bytes;
     uint64_t kept;
     uint64_t kept_bytes;
-    int target_reached; /* 0 when max_bytes could not be reached */
+    int target_reached;          /* 0 when max_bytes could not be reached */
+    uint64_t quarantine_removed; /* quarantined files older than quarantine_max_age_ns */
+    uint64_t quarantine_removed_bytes;
 } vyre_cache_prune_result;
 
 /* Called for each entry removed (or that would be, in a dry run). */
@@ -294,6 +403,8 @@ typedef struct vyre_cache_verify_result {
     uint64_t problems;      /* sum of the problem counters */
     uint64_t repaired;
     uint64_t foreign; /* symlinks, special files, hard links in the cache's places */
+    uint64_t stale;   /* intact blobs of an older key format (not a problem: never hit,
+                         never quarantined; prune --stale removes them) */
 } vyre_cache_verify_result;
 
 typedef void (*vyre_cache_problem_fn)(const vyre_cache_verify_problem *p, void *ctx);

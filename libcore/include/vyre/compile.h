@@ -32,7 +32,9 @@ typedef struct vyre_compile_request {
     const void *src;         /* source bytes */
     size_t len;              /* bytes in src */
     const char *arch;        /* real architecture: "sm_90", "sm_90a", "sm_100f" */
-    const char *entry;       /* kernel entry point (extern "C" name), non-empty */
+    const char *entry;       /* kernel entry point (extern "C" name) the module must define;
+                                NULL: none checked. Not part of the key (key v2): one blob
+                                per module, whichever of its kernels is asked for */
     const char *const *opts; /* ordered options: NVRTC's for CUDA C, nvJitLink's for PTX */
     size_t nopts;
 } vyre_compile_request;
@@ -76,9 +78,9 @@ VYRE_EXTERN int vyre_compile_arch_valid(const char *arch);
 
 /*
  * The cache key of req: backend "cuda", the toolchain identity above, req's
- * arch, features 0, req's options in order, the entry name, the source kind
- * and bytes. Validates req (VYRE_EINVAL with a hint) and may load NVRTC or
- * nvJitLink for the toolchain identity.
+ * arch, features 0, req's options in order, the source kind and bytes (key
+ * format v2: no entry name, so every kernel of a module shares one blob). Validates req
+ * (VYRE_EINVAL with a hint) and may load NVRTC or nvJitLink for the toolchain identity.
  */
 VYRE_EXTERN int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error *err);
 
@@ -95,7 +97,11 @@ VYRE_EXTERN int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile
  * The cache path: looks the key of req up in c; a hit returns the stored
  * cubin blob (*was_hit = 1). A miss (including a stored file that failed
  * validation) compiles, stores a VYRE_BLOB_CUBIN blob with the arch,
- * toolchain and compile time, and returns it (*was_hit = 0). *out is the
+ * toolchain, compile time and the module's kernel names
+ * (vyre_cubin_kernels), and returns it (*was_hit = 0). When
+ * req->entry is set and the module does not define it, VYRE_ENOENT names
+ * the kernels it does define (*out NULL; a module compiled for that check
+ * is not stored). *out is the
  * caller's: vyre_blob_free(). was_hit may be NULL.
  *
  * When the compile succeeds but the store fails (VYRE_EROFS, VYRE_ENOSPC,
@@ -106,6 +112,18 @@ VYRE_EXTERN int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile
 VYRE_EXTERN int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req,
                                            vyre_blob **out, int *was_hit, vyre_error *err);
 
+/* vyre_compile_through_cache, recording source_name's basename (truncated
+ * to VYRE_BLOB_SOURCE_MAX - 1 bytes; NULL: unknown) in a blob it stores,
+ * and requiring the module to define every one of entries[0..n_entries)
+ * too (as req->entry): the first missing one is VYRE_ENOENT naming the
+ * kernels it does define, and a module compiled for that check is not
+ * stored. The name is not part of the key: the same module under another
+ * name is the same blob. */
+VYRE_EXTERN int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *req,
+                                                 const char *source_name,
+                                                 const char *const *entries, size_t n_entries,
+                                                 vyre_blob **out, int *was_hit, vyre_error *err);
+
 /*
  * Guesses what a file holds: by path extension first (".cu"/".cuh": CUDA C,
  * ".ptx": PTX, ".cubin": cubin), else by content (ELF magic: cubin;
@@ -115,6 +133,28 @@ VYRE_EXTERN int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_req
  */
 VYRE_EXTERN int vyre_source_kind_detect(const char *path, const void *data, size_t len,
                                         vyre_source_kind *kind);
+
+/*
+ * The kernels (entry points) a cubin defines, from its ELF symbol table:
+ * global STT_FUNC symbols defined in a ".text.<name>" section (only those
+ * marked STO_CUDA_ENTRY when the cubin marks entries). *names is a malloc'ed
+ * list of NUL-terminated names, one after the other (*names_len bytes in
+ * all, *count names, each once, in symbol-table order; NULL when none).
+ * The image is untrusted: every offset and size is checked, nothing outside
+ * [0, len) is read. Returns 0, VYRE_EINVAL (not an ELF64 little-endian
+ * file, or a table that points outside it) or VYRE_ENOMEM.
+ */
+VYRE_EXTERN int vyre_cubin_kernels(const void *image, size_t len, char **names, size_t *names_len,
+                                   size_t *count, vyre_error *err);
+
+/*
+ * The architecture a PTX module targets, from its ".target" directive (the
+ * first real architecture listed, e.g. "sm_90a" from ".target sm_90a" or
+ * ".target sm_80, texmode_independent"; comments are skipped). Returns 0,
+ * VYRE_ENOENT (no .target, or none naming a real architecture) or
+ * VYRE_EINVAL.
+ */
+VYRE_EXTERN int vyre_ptx_target_arch(const void *ptx, size_t len, char *arch, size_t size);
 
 /* "cuda-c", "ptx", "cubin", or NULL for an unknown kind (static). */
 VYRE_EXTERN const char *vyre_source_kind_name(vyre_source_kind kind);

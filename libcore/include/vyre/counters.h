@@ -13,6 +13,7 @@
 #ifndef VYRE_COUNTERS_H
 #define VYRE_COUNTERS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "export.h"
@@ -103,6 +104,25 @@ VYRE_EXTERN int vyre_hist_bucket_of(uint64_t ns);
 /* Lowest duration bucket b holds (b in 0..VYRE_HIST_BUCKETS-1; b + 1 gives
  * the exclusive upper bound for all but the last bucket). */
 VYRE_EXTERN uint64_t vyre_hist_bucket_lo(int b);
+
+/* The bucket edge (a bucket's lower bound, vyre_hist_bucket_lo) nearest
+ * to ns: a boundary at which a histogram can be cut exactly. Within 1/32
+ * of ns above 32 ns. */
+VYRE_EXTERN uint64_t vyre_hist_edge_nearest(uint64_t ns);
+
+/*
+ * Cumulative counts of h at n ascending bucket edges (vyre_hist_edge_nearest
+ * values): out[i] = durations recorded below edges[i] ns, exact, since each
+ * edge is a bucket bound. A value that is not an edge is rounded up to the
+ * next edge. Sums saturate at UINT64_MAX, so a hostile histogram
+ * cannot wrap them; out[] is non-decreasing even for unsorted edges (each
+ * is raised to the previous one). Returns the sum of all buckets (the
+ * +Inf count, >= out[n-1]), which a reader that wants a self-consistent
+ * histogram uses instead of h->count (a racing writer can leave the two
+ * one apart).
+ */
+VYRE_EXTERN uint64_t vyre_range_hist_cumulative(const vyre_range_hist *h, const uint64_t *edges,
+                                                size_t n, uint64_t *out);
 
 /* Turns range timing off/on (on by default; VYRE_RANGE_TIMING=0 turns it
  * off at start). */

@@ -54,7 +54,8 @@ extern "C" {
     XX(EPERM, -26, "permission denied")                                                            \
     XX(EAMBIGUOUS, -27, "ambiguous name or prefix")                                                \
     XX(ENOJITLINK, -28, "nvJitLink not available")                                                 \
-    XX(EREMOTE, -29, "remote store failed")
+    XX(ECONFIG, -29, "bad configuration")                                                          \
+    XX(EREMOTE, -30, "remote store failed")
 
 typedef enum vyre_errno {
     VYRE_OK = 0,
@@ -80,6 +81,7 @@ typedef enum vyre_remedy {
     VYRE_REMEDY_CACHE_LIST = 4,    /* list the cache's keys */
     VYRE_REMEDY_BENCH_RUNS = 5,    /* list the runs in the results database */
     VYRE_REMEDY_DEVICES = 6,       /* list the GPUs the driver sees */
+    VYRE_REMEDY_CACHE_CONFIG = 7,  /* list the cache's configuration and where each value is from */
 } vyre_remedy;
 
 /*

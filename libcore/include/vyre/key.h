@@ -21,7 +21,7 @@
  *   0x03 u64 len || arch
  *   0x04 u64 8   || u64 features
  *   0x05 u64 n_options, then per option: u64 len || option
- *   0x06 u64 len || entry
+ *   0x06 u64 len || entry              (pipeline keys, v2: always "")
  *   0x07 u64 4   || u32 source_kind
  *   0x08 u64 len || source bytes
  */
@@ -38,7 +38,11 @@
 extern "C" {
 #endif
 
-#define VYRE_KEY_VERSION 1
+/* 2: pipeline keys name a module, not one of its kernels: vyre_compile_key
+ * leaves `entry` empty (the byte stream below is unchanged). Blobs of key
+ * version 1 are stale: never hit, reported by stats and verify, removed by
+ * `vyre-cachectl prune --stale`. */
+#define VYRE_KEY_VERSION 2
 #define VYRE_KEY_BYTES   32
 #define VYRE_KEY_HEX_LEN 64
 #define VYRE_KEY_DOMAIN  "vyre.pipeline.key"
@@ -59,7 +63,7 @@ typedef struct vyre_key_input {
     uint64_t features;          /* feature flag bits */
     const char *const *options; /* ordered compile options */
     size_t n_options;
-    const char *entry; /* entry point name */
+    const char *entry; /* entry point name; NULL for pipeline keys since v2 */
     vyre_source_kind source_kind;
     const void *source; /* source bytes (may contain NULs) */
     size_t source_len;

@@ -8,7 +8,8 @@
  * $HOME/.local/share/vyre/results.sqlite3, or a path the caller names. Its
  * schema is db/results.sql, versioned through PRAGMA user_version with
  * forward migrations only. The file is PRECIOUS: nothing in libcore ever
- * deletes, truncates, replaces or "repairs" it. A file that is not a vyre
+ * deletes, truncates, replaces or "repairs" it, and runs in it go only
+ * when a user names them (vyre_bench_runs_delete, `vyre-bench rm`). A file that is not a vyre
  * results database, is damaged, or was written by a newer vyre is an error
  * with a hint, and is left exactly as it was.
  *

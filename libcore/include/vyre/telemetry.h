@@ -210,6 +210,15 @@ VYRE_EXTERN int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *o
                                     vyre_error *err);
 
 /*
+ * Whether the writer of a page copied by vyre_telemetry_read is gone: 1
+ * when its process is dead (kill(pid, 0) fails with ESRCH) or its pid now
+ * belongs to another process (the page's start time differs from the live
+ * process's), 0 when it is alive or that cannot be told (also for NULL).
+ * Such a page is stale: vyre_telemetry_reap would remove it.
+ */
+VYRE_EXTERN int vyre_telemetry_stale(const vyre_telemetry_snapshot *s);
+
+/*
  * Removes the pages (and leftover "<pid>.vtel.tmp" files) in dir (NULL:
  * vyre_telemetry_dir()) whose process is dead (kill(pid, 0) fails with
  * ESRCH) or whose pid was reused (the page's start time differs from the

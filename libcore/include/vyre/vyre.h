@@ -17,6 +17,7 @@
 #include "blob.h"
 #include "remote.h"
 #include "cache.h"
+#include "config.h"
 #include "units.h"
 #include "nvrtc.h"
 #include "jitlink.h"
@@ -29,5 +30,6 @@
 #include "axes.h"
 #include "stats.h"
 #include "bench.h"
+#include "plot.h"
 
 #endif /* VYRE_VYRE_H */

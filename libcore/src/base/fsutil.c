@@ -177,6 +177,43 @@ int vyre__open_dir_at(int dirfd, const char *name)
     return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+int vyre__mkdirat_umask(int dirfd, const char *name, int umask)
+{
+    if (mkdirat(dirfd, name, 0700) != 0)
+        return -1;
+    if (umask < 0)
+        return 0;
+    int fd = vyre__open_dir_at(dirfd, name);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0) {
+        rc = -1;
+    } else {
+        mode_t want = ((mode_t)0777 & ~(mode_t)umask) | (st.st_mode & S_ISGID);
+        if ((st.st_mode & 07777) != want && fchmod(fd, want) != 0)
+            rc = -1;
+    }
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+int vyre__fchmod_umask(int fd, int umask)
+{
+    if (umask < 0)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    mode_t want = (mode_t)0666 & ~(mode_t)umask;
+    if (st.st_uid != geteuid() || (st.st_mode & 07777) == want)
+        return 0;
+    return fchmod(fd, want);
+}
+
 const char *vyre__file_type_name(mode_t mode)
 {
     switch (mode & S_IFMT) {

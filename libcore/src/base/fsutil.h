@@ -43,6 +43,24 @@ int vyre__open_beneath(int dirfd, const char *relpath, int flags, mode_t mode);
  * when name is a symlink or not a directory. */
 int vyre__open_dir_at(int dirfd, const char *name);
 
+/*
+ * Modes for a cache shared by a group (vyre_cache_open_opts.umask): umask
+ * -1 means "not set", and the helpers leave the private modes the callers
+ * pass (0600, 0700) alone. Otherwise the mode is applied with fchmod on the
+ * new entry, never through umask(2): the process umask is global and not
+ * thread-safe to change from a library.
+ */
+
+/* mkdirat(dirfd, name, 0700); when umask >= 0 and the directory was
+ * created, it is then opened (never through a link) and given
+ * 0777 & ~umask, keeping the setgid bit it inherited. 0, or -1 with errno
+ * (EEXIST when it was there already, as mkdirat). */
+int vyre__mkdirat_umask(int dirfd, const char *name, int umask);
+
+/* fchmod(fd, 0666 & ~umask) when umask >= 0 and the file is ours and has
+ * another mode; nothing otherwise. 0, or -1 with errno. */
+int vyre__fchmod_umask(int fd, int umask);
+
 /* A word for a file type in messages: "symlink", "FIFO", "socket",
  * "device", "directory", "regular file" (static storage). */
 const char *vyre__file_type_name(mode_t mode);

@@ -392,6 +392,65 @@ int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err)
     return rc;
 }
 
+static void reap_quietly(vyre_results *db);
+
+/* Deletes run id and everything of it, inside the caller's transaction;
+ * refuses a running run. */
+static int delete_one(vyre_results *db, int64_t id, vyre_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = prep(db, "SELECT status, host, pid FROM runs WHERE id = ?1", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    int s = vyre__results_step(st);
+    if (s == SQLITE_ROW) {
+        const char *status = (const char *)sqlite3_column_text(st, 0);
+        if (status && strcmp(status, "running") == 0) {
+            const char *host = (const char *)sqlite3_column_text(st, 1);
+            rc = vyre__fail(err, VYRE_EBUSY,
+                            "stop it first (Ctrl-C or kill its process), or wait for it to end",
+                            "run %" PRId64 " is running (pid %" PRId64 " on %s): not removed", id,
+                            (int64_t)sqlite3_column_int64(st, 2), host ? host : "?");
+        }
+    } else if (s == SQLITE_DONE) {
+        rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
+                          vyre__fail(err, VYRE_ENOENT, NULL, "no run %" PRId64 " in '%s'", id,
+                                     vyre_results_path(db)));
+    } else {
+        rc = vyre__results_fail(db, s, "remove a run from", err);
+    }
+    sqlite3_finalize(st);
+    static const char *const sql[] = {
+        "DELETE FROM samples WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1)",
+        "DELETE FROM timings WHERE run_id = ?1 OR point_id IN (SELECT id FROM points WHERE "
+        "run_id = ?1)",
+        "DELETE FROM points WHERE run_id = ?1",
+        "DELETE FROM runs WHERE id = ?1",
+    };
+    for (size_t i = 0; !rc && i < VYRE_ARRAY_SIZE(sql); i++)
+        rc = exec_id(db, sql[i], id, "remove a run from", err);
+    return rc;
+}
+
+int vyre_bench_runs_delete(vyre_results *db, const int64_t *ids, size_t n, vyre_error *err)
+{
+    if (!db || (n && !ids))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_runs_delete: NULL argument");
+    reap_quietly(db);
+    vyre__results_lock(db);
+    int rc = vyre__results_begin(db, "remove runs from", err);
+    if (rc) {
+        vyre__results_unlock(db);
+        return rc;
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = delete_one(db, ids[i], err);
+    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "remove runs from", err);
+    vyre__results_unlock(db);
+    return rc;
+}
+
 /* ---- points ------------------------------------------------------------------- */
 
 int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *err)

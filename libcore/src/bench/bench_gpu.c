@@ -26,6 +26,7 @@
 
 #include "base/clock.h"
 #include "bench/bench_internal.h"
+#include "bench/sweep_spec.h"
 #include "cuda/cuda_internal.h"
 #include "base/internal.h"
 #include "base/subprocess.h"
@@ -850,7 +851,7 @@ int vyre__bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
 
 /* ---- the compile suite's child ---------------------------------------------------------- */
 
-static int read_file(const char *path, char **out, size_t *len, vyre_error *err)
+int vyre__bench_read_file(const char *path, char **out, size_t *len, vyre_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -907,7 +908,7 @@ static int jit_cold_load(const char *ptx_path, uint64_t *ns, vyre_error *err)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot set CUDA_CACHE_DISABLE");
     char *ptx = NULL;
     size_t len = 0;
-    if ((rc = read_file(ptx_path, &ptx, &len, err)))
+    if ((rc = vyre__bench_read_file(ptx_path, &ptx, &len, err)))
         return rc;
     rc = vyre_cuda_init(err);
     const vyre__cuda_fns *cu = rc ? NULL : vyre__cuda();
@@ -1010,211 +1011,40 @@ int vyre__bench_jit_cold_spawn(const char *exe, const char *ptx_path, double *ns
 
 /* ---- user sweeps --------------------------------------------------------------------------- */
 
-/* A kernel parameter of a sweep. */
-typedef enum arg_kind { ARG_BUFFER, ARG_INT, ARG_FLOAT } arg_kind;
-
-typedef struct sweep_arg {
-    arg_kind kind;
-    int axis;     /* index in the axes, or -1: value is a constant */
-    double value; /* the constant */
-    int in;       /* buffers: filled with 1.0 */
-} sweep_arg;
-
-#define SWEEP_ARGS_MAX 32
-
-typedef struct sweep_binding {
-    sweep_arg args[SWEEP_ARGS_MAX];
-    size_t nargs;
-    int grid_axis;  /* threads in x: ceil(value / block) blocks */
-    int block_axis; /* -1: 256 */
-} sweep_binding;
-
-static int bind_ref(const vyre_axes *axes, json_t *v, const char *where, int *axis, double *value,
-                    unsigned char *used, vyre_error *err)
-{
-    if (json_is_number(v)) {
-        *axis = -1;
-        *value = json_number_value(v);
-        return VYRE_OK;
-    }
-    if (!json_is_string(v))
-        return vyre__fail(err, VYRE_EINVAL, "write an axis name or a number",
-                          "spec %s: expected an axis name or a number", where);
-    int a = vyre_axes_find(axes, json_string_value(v));
-    if (a < 0)
-        return vyre__fail(err, VYRE_EINVAL, "declare it under \"axes\" or with -a NAME=VALUES",
-                          "spec %s names '%s', which is not an axis", where, json_string_value(v));
-    *axis = a;
-    used[a] = 1;
-    return VYRE_OK;
-}
-
-static int make_binding(const vyre_bench_sweep *sw, sweep_binding *b, vyre_error *err)
-{
-    memset(b, 0, sizeof *b);
-    b->block_axis = -1;
-    b->grid_axis = -1;
-    const vyre_axes *axes = sw->axes;
-    unsigned char used[VYRE_AXES_MAX];
-    memset(used, 0, sizeof used);
-    json_t *spec = NULL, *args = NULL;
-    if (sw->spec_json) {
-        spec = json_loads(sw->spec_json, 0, NULL);
-        args = spec ? json_object_get(spec, "args") : NULL;
-    }
-    int rc = VYRE_OK;
-    if (!args) {
-        /* The default binding: (float *out, const float *in, int N). */
-        int n = vyre_axes_find(axes, "N");
-        if (n < 0)
-            rc = vyre__fail(err, VYRE_EINVAL, "add -a N=VALUES (elements), e.g. -a N=1M:64M:x4",
-                            "the sweep has no axis N: the default binding (float *out, const "
-                            "float *in, int N) needs it");
-        b->args[0] = (sweep_arg){ARG_BUFFER, n, 0, 0};
-        b->args[1] = (sweep_arg){ARG_BUFFER, n, 0, 1};
-        b->args[2] = (sweep_arg){ARG_INT, n, 0, 0};
-        b->nargs = 3;
-        b->grid_axis = n;
-        b->block_axis = vyre_axes_find(axes, "BLOCK");
-        if (n >= 0)
-            used[n] = 1;
-        if (b->block_axis >= 0)
-            used[b->block_axis] = 1;
-    } else if (!json_is_array(args) || json_array_size(args) == 0 ||
-               json_array_size(args) > SWEEP_ARGS_MAX) {
-        rc = vyre__fail(err, VYRE_EINVAL, "write \"args\": [{\"buffer\": \"N\"}, {\"int\": \"N\"}]",
-                        "spec $.args must be a non-empty array of at most %d parameters",
-                        SWEEP_ARGS_MAX);
-    } else {
-        size_t i;
-        json_t *a;
-        json_array_foreach(args, i, a)
-        {
-            char where[48];
-            snprintf(where, sizeof where, "$.args[%zu]", i);
-            sweep_arg *x = &b->args[b->nargs++];
-            memset(x, 0, sizeof *x);
-            json_t *v;
-            if (!json_is_object(a) || json_object_size(a) < 1) {
-                rc = vyre__fail(err, VYRE_EINVAL,
-                                "use {\"buffer\": N}, {\"int\": N} or {\"float\": X}",
-                                "spec %s is not a parameter", where);
-            } else if ((v = json_object_get(a, "buffer"))) {
-                x->kind = ARG_BUFFER;
-                x->in = json_is_true(json_object_get(a, "in"));
-                rc = bind_ref(axes, v, where, &x->axis, &x->value, used, err);
-            } else if ((v = json_object_get(a, "int"))) {
-                x->kind = ARG_INT;
-                rc = bind_ref(axes, v, where, &x->axis, &x->value, used, err);
-            } else if ((v = json_object_get(a, "float"))) {
-                x->kind = ARG_FLOAT;
-                rc = bind_ref(axes, v, where, &x->axis, &x->value, used, err);
-            } else {
-                rc = vyre__fail(err, VYRE_EINVAL,
-                                "use {\"buffer\": N}, {\"int\": N} or {\"float\": X}",
-                                "spec %s: unknown parameter kind", where);
-            }
-            if (rc)
-                break;
-        }
-        double dummy;
-        json_t *g = json_object_get(spec, "grid"), *bl = json_object_get(spec, "block");
-        if (!rc && g)
-            rc = bind_ref(axes, g, "$.grid", &b->grid_axis, &dummy, used, err);
-        if (!rc && bl)
-            rc = bind_ref(axes, bl, "$.block", &b->block_axis, &dummy, used, err);
-        if (!rc && b->grid_axis < 0)
-            rc = vyre__fail(err, VYRE_EINVAL, "add \"grid\": \"N\" (an axis: threads in x)",
-                            "spec has args but no \"grid\" axis");
-    }
-    json_decref(spec);
-    for (size_t a = 0; !rc && a < axes->n; a++)
-        if (!used[a])
-            rc =
-                vyre__fail(err, VYRE_EINVAL,
-                           sw->spec_json ? "bind it in the spec's \"args\", \"grid\" or \"block\", "
-                                           "or drop it"
-                                         : "the default binding takes N and BLOCK; bind other "
-                                           "parameters through a spec's \"args\" (--spec)",
-                           "unknown parameter '%s'", axes->axis[a].name);
-    return rc;
-}
-
-int vyre__bench_sweep_check(const vyre_bench_sweep *sw, const char *arch, char **log,
-                            vyre_error *err)
-{
-    if (log)
-        *log = NULL;
-    if (!sw || !sw->path || !sw->entry || !sw->axes)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_sweep_check: bad arguments");
-    char *src = NULL;
-    size_t len = 0;
-    int rc = read_file(sw->path, &src, &len, err);
-    if (rc) {
-        if (rc == VYRE_ENOENT)
-            vyre__fail(err, VYRE_ENOENT,
-                       sw->spec_json ? "fix \"kernel\" in the spec (relative paths start at the "
-                                       "spec's directory)"
-                                     : "check the path",
-                       "cannot read kernel '%s': %s", sw->path, strerror(ENOENT));
-        return rc;
-    }
-    sweep_binding b;
-    rc = make_binding(sw, &b, err);
-    if (!rc && arch) {
-        vyre_source_kind kind;
-        vyre_source_kind_detect(sw->path, src, len, &kind);
-        vyre_compile_request req = {
-            kind, src, kind == VYRE_SOURCE_CUBIN ? len : len, arch, sw->entry, NULL, 0};
-        vyre_compile_result res;
-        memset(&res, 0, sizeof res);
-        rc = vyre_compile_cubin(&req, &res, err);
-        if (rc && log && res.log && *res.log) {
-            size_t n = strlen(res.log);
-            *log = malloc(n + 1);
-            if (*log)
-                memcpy(*log, res.log, n + 1);
-        }
-        vyre_compile_result_release(&res);
-    }
-    free(src);
-    return rc;
-}
-
-static size_t sweep_modes(const vyre_bench_env *env)
-{
-    return env->cold == 2 ? 2 : 1;
-}
+/* The binding and the checks are bench/sweep_spec.c's and sweep_plan.c's;
+ * here each point's launch is set up on the device: buffers allocated and
+ * filled, scalars laid out as the kernel takes them, the dynamic shared
+ * memory limit raised when a point asks for more than the default 48 KiB. */
 
 size_t vyre__bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env *env)
 {
     if (!sw || !sw->axes || !env)
         return 0;
-    return vyre_axes_count(sw->axes) * sweep_modes(env) * (env->ndevices ? env->ndevices : 1);
+    return vyre_axes_count(sw->axes) * (env->cold == 2 ? 2 : 1) *
+           (env->ndevices ? env->ndevices : 1);
 }
 
 struct sweep_bench {
     struct gpu *g; /* first: prepare_cold */
     vyre_pipeline *p;
-    const sweep_binding *b;
-    CUdeviceptr bufs[SWEEP_ARGS_MAX];
-    int64_t ints[SWEEP_ARGS_MAX];
-    int32_t i32[SWEEP_ARGS_MAX];
-    float f32[SWEEP_ARGS_MAX];
-    void *params[SWEEP_ARGS_MAX];
-    unsigned grid, block;
+    const vyre__sweep_binding *b;
+    const vyre__sweep_kernel *k;
+    vyre__sweep_launch l;
+    vyre_launch_cfg cfg;
+    CUdeviceptr bufs[VYRE__SWEEP_ARGS_MAX];
+    CUdeviceptr nulls[VYRE__SWEEP_ARGS_MAX];
+    int32_t i32[VYRE__SWEEP_ARGS_MAX];
+    int64_t i64[VYRE__SWEEP_ARGS_MAX];
+    float f32[VYRE__SWEEP_ARGS_MAX];
+    double f64[VYRE__SWEEP_ARGS_MAX];
+    void *params[VYRE__SWEEP_ARGS_MAX];
+    unsigned shared_set; /* the kernel's dynamic shared maximum as last set */
 };
-
-static double arg_value(const vyre_axes *axes, const size_t *coords, int axis, double constant)
-{
-    return axis < 0 ? constant : vyre_axes_value_f(axes, (size_t)axis, coords[axis]);
-}
 
 static int sweep_op(void *ctx, vyre_error *err)
 {
     struct sweep_bench *s = ctx;
-    vyre_launch_cfg cfg = vyre_launch_1d(s->grid, s->block);
-    return vyre_pipeline_launch(s->p, &cfg, s->params, err);
+    return vyre_pipeline_launch(s->p, &s->cfg, s->params, err);
 }
 
 static int sample_sweep(void *ctx, double *value, double *wall, vyre_error *err)
@@ -1232,72 +1062,137 @@ static int kpass_sweep(void *ctx, vyre_error *err)
     return rc ? rc : cu_ok(s->g->cu->cuStreamSynchronize(s->g->stream), "cuStreamSynchronize", err);
 }
 
+/* GB/s from the bytes a launch moves, TFLOP/s from its flops (the GB/s
+ * then goes to the note). Bytes per ns is GB/s; flops per ns is GFLOP/s. */
 static void finish_sweep(vyre_bench_point *pt, void *ctx)
 {
-    (void)ctx;
-    if (pt->bytes > 0 && pt->stats.median > 0) {
+    struct sweep_bench *s = ctx;
+    if (pt->stats.median <= 0)
+        return;
+    if (s->l.flops > 0) {
+        vyre__strlcpy(pt->metric_name, "TFLOP/s", sizeof pt->metric_name);
+        pt->metric = s->l.flops / pt->stats.median / 1e3;
+        if (pt->bytes > 0)
+            snprintf(pt->note, sizeof pt->note, "%.1f GB/s", pt->bytes / pt->stats.median);
+    } else if (pt->bytes > 0) {
         vyre__strlcpy(pt->metric_name, "GB/s", sizeof pt->metric_name);
         pt->metric = pt->bytes / pt->stats.median;
     }
 }
 
-/* Bytes of device memory point `index` needs. */
-static double sweep_bytes(const vyre_bench_sweep *sw, const sweep_binding *b, const size_t *coords)
-{
-    double total = 0;
-    for (size_t i = 0; i < b->nargs; i++)
-        if (b->args[i].kind == ARG_BUFFER)
-            total += 4.0 * arg_value(sw->axes, coords, b->args[i].axis, b->args[i].value);
-    return total;
-}
-
 static void sweep_free(struct sweep_bench *s)
 {
-    for (size_t i = 0; i < SWEEP_ARGS_MAX; i++)
+    for (size_t i = 0; i < VYRE__SWEEP_ARGS_MAX; i++)
         if (s->bufs[i]) {
             s->g->cu->cuMemFree(s->bufs[i]);
             s->bufs[i] = 0;
         }
 }
 
+/* Fills buffer i as its parameter says: zeros by memset, anything else
+ * generated on the host in chunks and copied. */
+static int fill_buffer(struct sweep_bench *s, size_t i, vyre_error *err)
+{
+    const vyre__sweep_arg *a = &s->b->args[i];
+    const vyre__cuda_fns *cu = s->g->cu;
+    size_t esz = vyre__elem_size(a->type);
+    uint64_t n = s->l.buf_elems[i];
+    if (a->fill == VYRE__FILL_ZEROS)
+        return cu_ok(cu->cuMemsetD8Async(s->bufs[i], 0, (size_t)(n * esz), s->g->stream),
+                     "cuMemsetD8Async", err);
+    /* Ones of the 1- and 4-byte types are a memset too (f32 1.0 is 0x3f800000). */
+    if (a->fill == VYRE__FILL_ONES && esz == 1)
+        return cu_ok(cu->cuMemsetD8Async(s->bufs[i], 1, (size_t)n, s->g->stream), "cuMemsetD8Async",
+                     err);
+    if (a->fill == VYRE__FILL_ONES && esz == 4)
+        return cu_ok(cu->cuMemsetD32Async(s->bufs[i], a->type == VYRE__F32 ? 0x3f800000u : 1u,
+                                          (size_t)n, s->g->stream),
+                     "cuMemsetD32Async", err);
+    if (!cu->cuMemcpyHtoDAsync)
+        return vyre__fail(err, VYRE_ENODRIVER, "update the NVIDIA driver",
+                          "the driver lacks cuMemcpyHtoDAsync");
+    size_t chunk = (size_t)(4u << 20) / esz; /* elements per 4 MiB */
+    if (chunk > n)
+        chunk = (size_t)n;
+    void *host = malloc(chunk * esz);
+    if (!host)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of host memory filling a buffer");
+    int rc = VYRE_OK;
+    for (uint64_t first = 0; !rc && first < n; first += chunk) {
+        size_t m = n - first < chunk ? (size_t)(n - first) : chunk;
+        vyre__fill_chunk(a->type, a->fill, a->seed, first, host, m);
+        /* On the sweep's stream, waited for: the chunk is reused, and the
+         * kernel on that stream must see the whole buffer. */
+        rc = cu_ok(cu->cuMemcpyHtoDAsync(s->bufs[i] + first * esz, host, m * esz, s->g->stream),
+                   "cuMemcpyHtoDAsync", err);
+        if (!rc)
+            rc = cu_ok(cu->cuStreamSynchronize(s->g->stream), "cuStreamSynchronize", err);
+    }
+    free(host);
+    return rc;
+}
+
 static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct sweep_bench *s,
                        const size_t *coords, int cold, vyre_error *err)
 {
-    const sweep_binding *b = s->b;
+    const vyre__sweep_binding *b = s->b;
     const vyre__cuda_fns *cu = s->g->cu;
-    int rc = VYRE_OK;
-    double threads = arg_value(sw->axes, coords, b->grid_axis, 0);
-    double block = b->block_axis >= 0 ? arg_value(sw->axes, coords, b->block_axis, 0) : 256;
-    if (!(block >= 1 && block <= 1024) || !(threads >= 1 && threads <= 4.0e12))
-        return vyre__fail(err, VYRE_EINVAL, "BLOCK must be 1..1024 and N at least 1",
-                          "bad launch: %g threads in blocks of %g", threads, block);
-    s->block = (unsigned)block;
-    double grid = ceil(threads / block);
-    if (grid > 2147483647.0)
-        return vyre__fail(err, VYRE_ERANGE, "lower N or raise BLOCK",
-                          "%g blocks is more than a grid holds", grid);
-    s->grid = (unsigned)grid;
+    int rc = vyre__sweep_binding_eval(b, sw->axes, coords, s->k->have_ptx ? &s->k->ptx : NULL,
+                                      (unsigned)(s->g->info.max_shared_mem_per_block > 0
+                                                     ? s->g->info.max_shared_mem_per_block
+                                                     : 0),
+                                      &s->l, err);
+    if (rc)
+        return rc;
+    memset(&s->cfg, 0, sizeof s->cfg);
+    memcpy(s->cfg.grid, s->l.grid, sizeof s->cfg.grid);
+    memcpy(s->cfg.block, s->l.block, sizeof s->cfg.block);
+    s->cfg.shared_bytes = s->l.shared_bytes;
+    if (s->l.shared_bytes > (48u << 10) && s->l.shared_bytes != s->shared_set) {
+        if (!cu->cuFuncSetAttribute)
+            return vyre__fail(err, VYRE_ENODRIVER, "update the NVIDIA driver",
+                              "the driver lacks cuFuncSetAttribute, needed for more than 48 KiB "
+                              "of dynamic shared memory");
+        rc = cu_ok(cu->cuFuncSetAttribute((CUfunction)vyre_pipeline_cu_function(s->p),
+                                          CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          (int)s->l.shared_bytes),
+                   "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", err);
+        if (rc)
+            return rc;
+        s->shared_set = s->l.shared_bytes;
+    }
     for (size_t i = 0; !rc && i < b->nargs; i++) {
-        const sweep_arg *a = &b->args[i];
-        double v = arg_value(sw->axes, coords, a->axis, a->value);
+        const vyre__sweep_arg *a = &b->args[i];
         switch (a->kind) {
-        case ARG_BUFFER: {
-            size_t bytes = (size_t)(v > 1 ? v : 1) * 4;
-            rc = cu_ok(cu->cuMemAlloc(&s->bufs[i], bytes), "cuMemAlloc", err);
+        case VYRE__ARG_BUFFER:
+            rc = cu_ok(
+                cu->cuMemAlloc(&s->bufs[i], (size_t)(s->l.buf_elems[i] * vyre__elem_size(a->type))),
+                "cuMemAlloc", err);
             if (!rc)
-                rc = cu_ok(cu->cuMemsetD32Async(s->bufs[i], a->in ? 0x3f800000u : 0, bytes / 4,
-                                                s->g->stream),
-                           "cuMemsetD32Async", err);
+                rc = fill_buffer(s, i, err);
             s->params[i] = &s->bufs[i];
             break;
-        }
-        case ARG_INT:
-            s->i32[i] = (int32_t)v;
-            s->params[i] = &s->i32[i];
+        case VYRE__ARG_NULL:
+            s->nulls[i] = 0;
+            s->params[i] = &s->nulls[i];
             break;
-        case ARG_FLOAT:
-            s->f32[i] = (float)v;
-            s->params[i] = &s->f32[i];
+        case VYRE__ARG_INT:
+            if (a->type == VYRE__I64) {
+                s->i64[i] = s->l.ints[i];
+                s->params[i] = &s->i64[i];
+            } else {
+                s->i32[i] = (int32_t)s->l.ints[i];
+                s->params[i] = &s->i32[i];
+            }
+            break;
+        case VYRE__ARG_FLOAT:
+            if (a->type == VYRE__F64) {
+                s->f64[i] = s->l.floats[i];
+                s->params[i] = &s->f64[i];
+            } else {
+                s->f32[i] = (float)s->l.floats[i];
+                s->params[i] = &s->f32[i];
+            }
             break;
         }
     }
@@ -1307,7 +1202,7 @@ static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct s
     snprintf(bench, sizeof bench, "sweep.%s", sw->entry);
     vyre_bench_point pt;
     point_init(&pt, "sweep", bench, axes, s->g, cold ? VYRE_BENCH_COLD : VYRE_BENCH_HOT, 1);
-    pt.bytes = sweep_bytes(sw, b, coords);
+    pt.bytes = s->l.bytes;
     vyre_bench_measure_opts o;
     measure_opts(&o, env, s->g);
     o.ctx = s;
@@ -1320,18 +1215,48 @@ static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct s
     return rc;
 }
 
+/* Out-of-memory sizes fail before the first point is measured. */
+static int check_memory(const vyre_bench_sweep *sw, const vyre__sweep_binding *b,
+                        const vyre__sweep_kernel *k, struct gpu *g, vyre_error *err)
+{
+    size_t free_b = 0, total_b = 0;
+    if (g->cu->cuMemGetInfo)
+        g->cu->cuMemGetInfo(&free_b, &total_b);
+    size_t coords[VYRE_AXES_MAX];
+    size_t count = vyre_axes_count(sw->axes);
+    for (size_t i = 0; free_b && i < count; i++) {
+        vyre_axes_point(sw->axes, i, coords);
+        vyre__sweep_launch l;
+        int rc =
+            vyre__sweep_binding_eval(b, sw->axes, coords, k->have_ptx ? &k->ptx : NULL, 0, &l, err);
+        if (rc)
+            return rc;
+        if (l.memory_bytes > (double)free_b * 0.95) {
+            char at[256], needs[32], has[32];
+            vyre_axes_format_point(sw->axes, coords, at, sizeof at);
+            vyre_format_size((uint64_t)l.memory_bytes, needs, sizeof needs);
+            vyre_format_size((uint64_t)free_b, has, sizeof has);
+            return vyre__fail(err, VYRE_ENOMEM, "lower the upper end of the axis",
+                              "point '%s' needs %s of device memory; device %d has %s free", at,
+                              needs, g->device, has);
+        }
+    }
+    return VYRE_OK;
+}
+
 int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_error *err)
 {
     if (!sw || !env)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_sweep_run: NULL argument");
-    sweep_binding b;
-    int rc = make_binding(sw, &b, err);
-    char *src = NULL;
-    size_t len = 0;
-    if (!rc)
-        rc = read_file(sw->path, &src, &len, err);
-    if (!rc)
-        rc = vyre_cuda_init(err);
+    vyre__sweep_binding b;
+    vyre__sweep_kernel k;
+    memset(&k, 0, sizeof k);
+    int rc = vyre__sweep_binding_make(sw, &b, err);
+    if (!rc && (rc = vyre__sweep_kernel_load(sw, &k, err)))
+        vyre__sweep_binding_release(&b);
+    if (rc)
+        return rc;
+    rc = vyre_cuda_init(err);
     size_t count = vyre_axes_count(sw->axes);
     size_t coords[VYRE_AXES_MAX];
     static const int dev0 = 0;
@@ -1341,35 +1266,23 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
         struct gpu g;
         if ((rc = gpu_open(env, devs[d], &g, err)))
             break;
-        /* Out-of-memory sizes fail before the first point is measured. */
-        size_t free_b = 0, total_b = 0;
-        if (g.cu->cuMemGetInfo)
-            g.cu->cuMemGetInfo(&free_b, &total_b);
-        for (size_t i = 0; !rc && free_b && i < count; i++) {
-            vyre_axes_point(sw->axes, i, coords);
-            double need = sweep_bytes(sw, &b, coords);
-            if (need > (double)free_b * 0.95) {
-                char at[256], needs[32], has[32];
-                vyre_axes_format_point(sw->axes, coords, at, sizeof at);
-                vyre_format_size((uint64_t)need, needs, sizeof needs);
-                vyre_format_size((uint64_t)free_b, has, sizeof has);
-                rc = vyre__fail(err, VYRE_ENOMEM, "lower the upper end of the axis",
-                                "point '%s' needs %s of device memory; device %d has %s free", at,
-                                needs, devs[d], has);
-            }
-        }
+        char arch[16];
+        rc = vyre__sweep_arch(sw, &k, g.info.cc_major, g.info.cc_minor, arch, sizeof arch, NULL,
+                              err);
+        if (!rc)
+            rc = check_memory(sw, &b, &k, &g, err);
         struct sweep_bench s;
         memset(&s, 0, sizeof s);
         s.g = &g;
         s.b = &b;
-        vyre_source_kind kind = VYRE_SOURCE_CUDA_C;
-        vyre_source_kind_detect(sw->path, src, len, &kind);
+        s.k = &k;
         vyre_pipeline_desc desc;
         memset(&desc, 0, sizeof desc);
-        desc.kind = kind;
-        desc.src = src;
-        desc.len = len;
+        desc.kind = k.kind;
+        desc.src = k.src;
+        desc.len = k.len;
         desc.entry = sw->entry;
+        desc.arch = arch;
         if (!rc)
             rc = vyre_pipeline_compile(g.ctx, &desc, &s.p, err);
         for (size_t i = 0; !rc && !env->interrupted && i < count; i++) {
@@ -1383,6 +1296,7 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
         vyre_pipeline_free(s.p);
         gpu_close(&g);
     }
-    free(src);
+    vyre__sweep_kernel_release(&k);
+    vyre__sweep_binding_release(&b);
     return rc;
 }

@@ -16,7 +16,9 @@
 #ifndef VYRE_BENCH_INTERNAL_H
 #define VYRE_BENCH_INTERNAL_H
 
+#include "bench/ptxinfo.h"
 #include "vyre/bench.h"
+#include "vyre/key.h"
 
 #define VYRE__BENCH_DEVICES_MAX 16
 
@@ -75,15 +77,38 @@ size_t vyre__bench_suite_points(const char *name, const vyre_bench_env *env);
 int vyre__bench_suite_run(const char *name, vyre_bench_env *env, vyre_error *err);
 
 /*
- * Checks a user sweep before anything is measured: the file readable, the
- * axes bound (see vyre_bench_sweep), the spec's args well formed, and,
- * when arch is not NULL, the kernel compiled for it ("sm_90"; on the CPU:
- * no GPU needed). Returns 0 or VYRE_EINVAL / VYRE_ENOENT / VYRE_ECOMPILE
- * (the message quotes the first failing line; *log, when log is not NULL,
- * receives the whole compiler log, malloc'ed, the caller's).
+ * Checks a user sweep before anything is measured (sweep_plan.c): the
+ * file readable, the spec bound (bench/sweep_spec.h), the architecture
+ * chosen for a device of compute capability cc_major.cc_minor (0.0: no
+ * GPU; vyre__bench_choose_arch), the kernel compiled for it on the CPU,
+ * and every point's launch evaluated. Returns 0 or VYRE_EINVAL /
+ * VYRE_ERANGE / VYRE_ENOENT / VYRE_ECOMPILE (the message quotes the first
+ * failing line; *log, when log is not NULL, receives the whole compiler
+ * log, malloc'ed, the caller's).
  */
-int vyre__bench_sweep_check(const vyre_bench_sweep *sw, const char *arch, char **log,
+int vyre__bench_sweep_check(const vyre_bench_sweep *sw, int cc_major, int cc_minor, char **log,
                             vyre_error *err);
+
+/* A sweep's kernel file, read, with its PTX facts when it is PTX. */
+typedef struct vyre__sweep_kernel {
+    char *src; /* NUL-terminated, len bytes before the NUL */
+    size_t len;
+    vyre_source_kind kind;
+    int have_ptx;
+    vyre__ptx_info ptx;
+} vyre__sweep_kernel;
+
+/* Reads sw->path (VYRE_ENOENT with a hint naming the spec's "kernel"). */
+int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, vyre_error *err);
+void vyre__sweep_kernel_release(vyre__sweep_kernel *k);
+
+/* The architecture to compile k for on a device of cc_major.cc_minor
+ * (0: none), as vyre__bench_choose_arch decides from sw->arch. */
+int vyre__sweep_arch(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, int cc_major,
+                     int cc_minor, char *arch, size_t size, const char **origin, vyre_error *err);
+
+/* Reads a whole file (at most 256 MiB), NUL-terminated; *out the caller's. */
+int vyre__bench_read_file(const char *path, char **out, size_t *len, vyre_error *err);
 
 /* Points of a sweep: the axes' product times the modes times the devices. */
 size_t vyre__bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env *env);

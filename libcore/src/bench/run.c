@@ -35,10 +35,10 @@
 
 /* The GPU a run needs: the devices checked (and, for all_devices, listed),
  * the run's GPU facts filled in, the NVML monitor opened, the first
- * device's architecture. Returns 0 or the reason there is no usable GPU
+ * device's compute capability. Returns 0 or the reason there is no usable GPU
  * (in *gerr), which the caller turns into a skip or a failure. */
 static int gpu_check(const vyre_bench_run_opts *o, int *devs, size_t *ndevs, vyre_bench_run *run,
-                     vyre_gpu_monitor **mon, char *arch, size_t arch_size, vyre_error *gerr)
+                     vyre_gpu_monitor **mon, int cc[2], vyre_error *gerr)
 {
     int count = 0;
     int rc = vyre_cuda_device_count(&count, gerr);
@@ -63,8 +63,10 @@ static int gpu_check(const vyre_bench_run_opts *o, int *devs, size_t *ndevs, vyr
     if ((rc = vyre__bench_run_describe(run, devs, *ndevs, *mon, gerr)))
         return rc;
     vyre_device_info di;
-    if (vyre_cuda_device_info(devs[0], &di, NULL) == 0)
-        vyre__strlcpy(arch, di.arch, arch_size);
+    if (vyre_cuda_device_info(devs[0], &di, NULL) == 0) {
+        cc[0] = di.cc_major;
+        cc[1] = di.cc_minor;
+    }
     return VYRE_OK;
 }
 
@@ -177,13 +179,14 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     int gpu_rc = -1;
     vyre_error gerr;
     vyre_error_clear(&gerr);
-    char arch[16] = "";
+    int cc[2] = {0, 0}; /* of the first device; 0.0: none */
     if (need_gpu)
-        gpu_rc = gpu_check(o, devs, &ndevs, &run, &mon, arch, sizeof arch, &gerr);
+        gpu_rc = gpu_check(o, devs, &ndevs, &run, &mon, cc, &gerr);
 
-    /* A sweep is checked (and compiled) before anything is measured. */
-    if (o->sweep &&
-        (rc = vyre__bench_sweep_check(o->sweep, arch[0] ? arch : "sm_90", &res->compile_log, &e)))
+    /* A sweep is checked (and compiled, for the first device or, without
+     * one, as a dry run would) before anything is measured. */
+    if (o->sweep && (rc = vyre__bench_sweep_check(o->sweep, gpu_rc == 0 ? cc[0] : 0,
+                                                  gpu_rc == 0 ? cc[1] : 0, &res->compile_log, &e)))
         goto failed;
 
     /* What runs, what is skipped. */

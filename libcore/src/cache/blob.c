@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,11 @@ enum {
     OFF_CREATED = 152,
     OFF_COMPILE_NS = 160,
     OFF_PAYLOAD_SUM = 168,
-    OFF_RESERVED = 184,
+    OFF_SOURCE = 184,
+    OFF_N_KERNELS = 224,
+    OFF_KERNELS_SIZE = 228,
+    OFF_KERNELS_SUM = 232,
+    OFF_RESERVED = 240,
     OFF_HEADER_SUM = 248,
 };
 
@@ -63,9 +68,10 @@ _Static_assert(sizeof VYRE_BLOB_MAGIC - 1 == MAGIC_LEN, "magic is 8 bytes");
 _Static_assert(OFF_KEY + VYRE_KEY_BYTES == OFF_KIND, "key field size");
 _Static_assert(OFF_ARCH + VYRE_BLOB_ARCH_MAX == OFF_TOOLCHAIN, "arch field size");
 _Static_assert(OFF_TOOLCHAIN + VYRE_BLOB_TOOLCHAIN_MAX == OFF_RAW_SIZE, "toolchain field size");
-_Static_assert(OFF_PAYLOAD_SUM + 16 == OFF_RESERVED, "payload checksum size");
+_Static_assert(OFF_PAYLOAD_SUM + 16 == OFF_SOURCE, "payload checksum size");
+_Static_assert(OFF_SOURCE + VYRE_BLOB_SOURCE_MAX == OFF_N_KERNELS, "source field size");
 _Static_assert(OFF_HEADER_SUM + 8 == VYRE_BLOB_HEADER_SIZE, "header checksum is the last 8 bytes");
-_Static_assert(sizeof(vyre_blob_header) == 176, "vyre_blob_header has no padding");
+_Static_assert(offsetof(vyre_blob_header, kernels) == 232, "vyre_blob_header has no padding");
 
 /* Files up to this size are read whole in one read(), with the buffer sized
  * from fstat: a cache hit is then open + fstat + read + close. Larger files
@@ -98,6 +104,7 @@ static const char *const reject_names[VYRE_REJECT_COUNT] = {
     [VYRE_REJECT_PAYLOAD_SUM] = "payload-checksum",
     [VYRE_REJECT_KEY_MISMATCH] = "key-mismatch",
     [VYRE_REJECT_TRAILING] = "trailing-bytes",
+    [VYRE_REJECT_STALE] = "stale",
 };
 
 static const char *const kind_names[] = {
@@ -267,6 +274,15 @@ static const char *check_fields(const vyre_blob_header *h, char *detail, size_t 
         snprintf(detail, size, "negative creation time '%" PRId64 "'", h->created_unix_ns);
         return detail;
     }
+    if (h->kernels_size > VYRE_BLOB_KERNELS_MAX || h->n_kernels > h->kernels_size / 2 ||
+        (h->n_kernels == 0) != (h->kernels_size == 0) ||
+        (h->kernels_size == 0 && h->kernels_xxh64 != 0)) {
+        snprintf(detail, size,
+                 "kernel table of '%" PRIu32 "' names in '%" PRIu32 "' bytes (checksum %016" PRIx64
+                 ") is impossible",
+                 h->n_kernels, h->kernels_size, h->kernels_xxh64);
+        return detail;
+    }
     return NULL;
 }
 
@@ -289,6 +305,11 @@ int vyre_blob_header_encode(const vyre_blob_header *h, uint8_t out[VYRE_BLOB_HEA
         return vyre__fail(err, VYRE_EINVAL, "shorten the toolchain identity",
                           "blob toolchain '%.*s' is longer than %d bytes", (int)tc_len,
                           h->toolchain, VYRE_BLOB_TOOLCHAIN_MAX - 1);
+    size_t src_len = strnlen(h->source, VYRE_BLOB_SOURCE_MAX);
+    if (src_len == VYRE_BLOB_SOURCE_MAX)
+        return vyre__fail(err, VYRE_EINVAL, "shorten the source name",
+                          "blob source name '%.*s' is longer than %d bytes", (int)src_len,
+                          h->source, VYRE_BLOB_SOURCE_MAX - 1);
     char detail[256];
     if (check_fields(h, detail, sizeof detail))
         return vyre__fail(err, VYRE_EINVAL, "fix the header fields before storing the blob",
@@ -308,6 +329,10 @@ int vyre_blob_header_encode(const vyre_blob_header *h, uint8_t out[VYRE_BLOB_HEA
     put_u64(out + OFF_CREATED, (uint64_t)h->created_unix_ns);
     put_u64(out + OFF_COMPILE_NS, h->compile_ns);
     memcpy(out + OFF_PAYLOAD_SUM, h->payload_xxh128, 16);
+    memcpy(out + OFF_SOURCE, h->source, src_len);
+    put_u32(out + OFF_N_KERNELS, h->n_kernels);
+    put_u32(out + OFF_KERNELS_SIZE, h->kernels_size);
+    put_u64(out + OFF_KERNELS_SUM, h->kernels_xxh64);
     put_u64(out + OFF_HEADER_SUM, header_sum(out));
     return VYRE_OK;
 }
@@ -353,7 +378,7 @@ static vyre_blob_reject decode(const uint8_t *buf, size_t len, vyre_blob_header 
     vyre_blob_header h; /* every field is assigned below (no padding) */
     h.format_version = VYRE_BLOB_FORMAT_VERSION;
     h.key_version = get_u32(buf + OFF_KEY_VERSION);
-    if (h.key_version != VYRE_KEY_VERSION) {
+    if (h.key_version != VYRE_KEY_VERSION && !VYRE_BLOB_KEY_STALE(h.key_version)) {
         snprintf(detail, dsize, "key version '%" PRIu32 "' (this build uses %d)", h.key_version,
                  VYRE_KEY_VERSION);
         return VYRE_REJECT_VERSION;
@@ -383,6 +408,18 @@ static vyre_blob_reject decode(const uint8_t *buf, size_t len, vyre_blob_header 
     h.created_unix_ns = (int64_t)get_u64(buf + OFF_CREATED);
     h.compile_ns = get_u64(buf + OFF_COMPILE_NS);
     memcpy(h.payload_xxh128, buf + OFF_PAYLOAD_SUM, 16);
+    if (string_field_len(buf + OFF_SOURCE, VYRE_BLOB_SOURCE_MAX) < 0) {
+        char esc[4 * VYRE_BLOB_SOURCE_MAX + 1];
+        escape(esc, sizeof esc, buf + OFF_SOURCE, VYRE_BLOB_SOURCE_MAX);
+        snprintf(detail, dsize, "source field '%s' is not a NUL-terminated, NUL-padded string",
+                 esc);
+        return VYRE_REJECT_BAD_FIELD;
+    }
+    memcpy(h.source, buf + OFF_SOURCE, VYRE_BLOB_SOURCE_MAX);
+    h.n_kernels = get_u32(buf + OFF_N_KERNELS);
+    h.kernels_size = get_u32(buf + OFF_KERNELS_SIZE);
+    h.kernels_xxh64 = get_u64(buf + OFF_KERNELS_SUM);
+    h.kernels = NULL;
     if (check_fields(&h, detail, dsize))
         return VYRE_REJECT_BAD_FIELD;
     if (!all_zero(buf + OFF_RESERVED, RESERVED_LEN)) {
@@ -399,7 +436,7 @@ static vyre_blob_reject decode(const uint8_t *buf, size_t len, vyre_blob_header 
 
 static int reject_code(vyre_blob_reject why)
 {
-    return why == VYRE_REJECT_VERSION ? VYRE_EVERSION : VYRE_ECORRUPT;
+    return why == VYRE_REJECT_VERSION || why == VYRE_REJECT_STALE ? VYRE_EVERSION : VYRE_ECORRUPT;
 }
 
 /* How to fix a rejected file, when nothing moved it aside. */
@@ -409,6 +446,9 @@ static const char *reject_hint(vyre_blob_reject why)
     case VYRE_REJECT_VERSION:
         return "the blob was written by another version of vyre: delete it, or quarantine it "
                "(a repairing verify of the cache does); it is rebuilt on the next compile";
+    case VYRE_REJECT_STALE:
+        return "the blob is keyed by an older key format and is never hit: 'prune --stale' "
+               "removes such blobs";
     case VYRE_REJECT_NOT_REGULAR:
         return "only regular files belong under the cache's blobs/: remove it, or quarantine "
                "it (a repairing verify of the cache does)";
@@ -619,8 +659,8 @@ static int subdir_fail(int rootfd, const char *root, const char *sub, int e, vyr
 
 /* Creates a unique temp file in the directory tmpfd, exclusively, mode
  * 0600; its name goes to name. */
-static int open_tmp(int tmpfd, const char *root, const char *hex, char *name, size_t size,
-                    int *fd_out, vyre_error *err)
+static int open_tmp(int tmpfd, const char *root, const char *hex, int umask, char *name,
+                    size_t size, int *fd_out, vyre_error *err)
 {
     for (int attempt = 0; attempt < 16; attempt++) {
         unsigned long long ctr =
@@ -630,6 +670,15 @@ static int open_tmp(int tmpfd, const char *root, const char *hex, char *name, si
         if (n < 0 || (size_t)n >= size)
             return vyre__fail(err, VYRE_ETOOBIG, NULL, "temp file name is too long");
         int fd = openat(tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0 && vyre__fchmod_umask(fd, umask) != 0) {
+            /* A group cache whose members could not read the blob. */
+            int e = errno;
+            close(fd);
+            unlinkat(tmpfd, name, 0);
+            return vyre__fail(err, vyre__errno_code(e), NULL,
+                              "cannot set the mode of '%s/tmp/%s' for the cache's umask %03o: %s",
+                              root, name, (unsigned)umask, strerror(e));
+        }
         if (fd >= 0) {
             *fd_out = fd;
             return VYRE_OK;
@@ -658,6 +707,48 @@ static int open_root(const char *root, vyre_error *err)
                       strerror(e));
 }
 
+/* 1 when t[0..size) is n non-empty NUL-terminated names and nothing else. */
+static int kernel_table_valid(const char *t, size_t size, uint32_t n)
+{
+    if (size == 0)
+        return n == 0;
+    if (t[size - 1] != '\0' || t[0] == '\0')
+        return 0;
+    uint32_t nuls = 0;
+    for (size_t i = 0; i < size; i++) {
+        if (t[i] == '\0') {
+            nuls++;
+            if (i + 1 < size && t[i + 1] == '\0')
+                return 0; /* an empty name */
+        }
+    }
+    return nuls == n;
+}
+
+static uint64_t kernels_sum(const void *t, size_t size)
+{
+    return size ? (uint64_t)XXH3_64bits(t, size) : 0;
+}
+
+/* Store: checks h's kernel table and fills its checksum. */
+static int kernels_prepare(vyre_blob_header *w, vyre_error *err)
+{
+    if (!w->kernels) {
+        w->n_kernels = 0;
+        w->kernels_size = 0;
+        w->kernels_xxh64 = 0;
+        return VYRE_OK;
+    }
+    if (w->kernels_size > VYRE_BLOB_KERNELS_MAX ||
+        !kernel_table_valid(w->kernels, w->kernels_size, w->n_kernels))
+        return vyre__fail(err, VYRE_EINVAL,
+                          "pass the names as vyre_cubin_kernels returns them (at most 64 KiB)",
+                          "kernel table of %" PRIu32 " names in %" PRIu32 " bytes is malformed",
+                          w->n_kernels, w->kernels_size);
+    w->kernels_xxh64 = kernels_sum(w->kernels, w->kernels_size);
+    return VYRE_OK;
+}
+
 int vyre_blob_store(const char *root, vyre_blob_header *h, const void *payload, size_t len,
                     vyre_error *err)
 {
@@ -675,6 +766,13 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
                         size_t len, vyre__blob_before_rename_fn before_rename, void *ctx,
                         vyre_error *err)
 {
+    return vyre__blob_store_umask(rootfd, root, -1, h, payload, len, before_rename, ctx, err);
+}
+
+int vyre__blob_store_umask(int rootfd, const char *root, int umask, vyre_blob_header *h,
+                           const void *payload, size_t len,
+                           vyre__blob_before_rename_fn before_rename, void *ctx, vyre_error *err)
+{
     if (rootfd < 0 || !root || !h || (!payload && len))
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_store: NULL argument");
     if ((uint64_t)len > VYRE_BLOB_MAX_PAYLOAD)
@@ -691,8 +789,11 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
     if (w.created_unix_ns == 0)
         w.created_unix_ns = vyre__unix_ns();
     payload_sum(len ? payload : "", len, w.payload_xxh128);
+    int rc = kernels_prepare(&w, err);
+    if (rc)
+        return rc;
     uint8_t hdr[VYRE_BLOB_HEADER_SIZE];
-    int rc = vyre_blob_header_encode(&w, hdr, err);
+    rc = vyre_blob_header_encode(&w, hdr, err);
     if (rc)
         return rc;
 
@@ -714,7 +815,7 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
     if (tmpfd < 0)
         return subdir_fail(rootfd, root, "tmp", errno, err);
     int fd = -1, sfd = -1;
-    rc = open_tmp(tmpfd, root, hex, tmp, sizeof tmp, &fd, err);
+    rc = open_tmp(tmpfd, root, hex, umask, tmp, sizeof tmp, &fd, err);
     if (rc) {
         close(tmpfd);
         return rc;
@@ -723,9 +824,11 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
     /* Write everything, then fsync: the data must be on disk before the
      * rename makes it visible, or a crash could leave a complete-looking
      * name over incomplete content. */
-    struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)(uintptr_t)payload, len}};
+    struct iovec iov[3] = {{hdr, sizeof hdr},
+                           {(void *)(uintptr_t)payload, len},
+                           {(void *)(uintptr_t)w.kernels, w.kernels_size}};
     const char *what = "write";
-    int e = writev_all(fd, iov, 2);
+    int e = writev_all(fd, iov, w.kernels_size ? 3 : 2);
     if (!e) {
         what = "fsync";
         e = fsync_retry(fd);
@@ -761,7 +864,7 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
             return subdir_fail(rootfd, root, "blobs", e, err);
         }
         what = "mkdir";
-        if (mkdirat(bfd, shard + 6, 0700) != 0 && errno != EEXIST) {
+        if (vyre__mkdirat_umask(bfd, shard + 6, umask) != 0 && errno != EEXIST) {
             e = errno;
         } else if ((e = fsync_dirfd(bfd)) != 0) {
             what = "fsync directory";
@@ -880,11 +983,30 @@ static int reject(check *c, vyre_blob_reject why)
     return reject_code(why);
 }
 
+/* The kernel-name table after the payload: its checksum, then its form. */
+static int check_kernels(check *c, const uint8_t *t)
+{
+    if (c->h.kernels_size == 0)
+        return VYRE_OK;
+    if (kernels_sum(t, c->h.kernels_size) != c->h.kernels_xxh64) {
+        snprintf(c->detail, sizeof c->detail,
+                 "kernel-name table checksum does not match (%" PRIu32 " bytes)",
+                 c->h.kernels_size);
+        return reject(c, VYRE_REJECT_PAYLOAD_SUM);
+    }
+    if (!kernel_table_valid((const char *)t, c->h.kernels_size, c->h.n_kernels)) {
+        snprintf(c->detail, sizeof c->detail,
+                 "kernel-name table is not %" PRIu32 " NUL-terminated names", c->h.n_kernels);
+        return reject(c, VYRE_REJECT_BAD_FIELD);
+    }
+    return VYRE_OK;
+}
+
 /* Sizes, key, then (the expensive part) the payload checksum. `payload` may
  * be NULL when the caller streams the payload itself. */
 static int check_body(check *c, uint64_t have, const uint8_t *payload)
 {
-    uint64_t want = (uint64_t)VYRE_BLOB_HEADER_SIZE + c->h.stored_size;
+    uint64_t want = (uint64_t)VYRE_BLOB_HEADER_SIZE + c->h.stored_size + c->h.kernels_size;
     if (have < want) {
         snprintf(c->detail, sizeof c->detail,
                  "file has '%" PRIu64 "' bytes but its header declares %" PRIu64, have, want);
@@ -911,6 +1033,7 @@ static int check_body(check *c, uint64_t have, const uint8_t *payload)
                      "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
             return reject(c, VYRE_REJECT_PAYLOAD_SUM);
         }
+        return check_kernels(c, payload + c->h.stored_size);
     }
     return VYRE_OK;
 }
@@ -930,6 +1053,29 @@ static int decode_into(check *c, const uint8_t *buf, size_t len)
  * verify is hash-bound on page-cached files); larger ones stream in chunks
  * so memory stays bounded. */
 #define WHOLE_CHECK_MAX ((uint64_t)16 << 20)
+
+/* Check mode: the kernel table that follows the payload (bounded). */
+static int stream_kernels(check *c, int fd, vyre_error *err)
+{
+    size_t n = c->h.kernels_size, got = 0;
+    if (n == 0)
+        return VYRE_OK;
+    uint8_t *t = malloc(n);
+    if (!t)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a kernel table");
+    int e = read_full(fd, t, n, &got), rc;
+    if (e) {
+        rc = io_fail(c, e, "read", err);
+    } else if (got < n) {
+        snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - got);
+        rc = reject(c, VYRE_REJECT_TRUNCATED);
+    } else {
+        rc = check_kernels(c, t);
+    }
+    free(t);
+    return rc;
+}
+
 static int stream_payload(check *c, int fd, vyre_error *err)
 {
     if (c->h.stored_size <= WHOLE_CHECK_MAX) {
@@ -954,7 +1100,7 @@ static int stream_payload(check *c, int fd, vyre_error *err)
             }
         }
         free(buf);
-        return rc;
+        return rc ? rc : stream_kernels(c, fd, err);
     }
     uint8_t *chunk = malloc(STREAM_CHUNK);
     XXH3_state_t *st = XXH3_createState();
@@ -992,7 +1138,15 @@ static int stream_payload(check *c, int fd, vyre_error *err)
     }
     free(chunk);
     XXH3_freeState(st);
-    return rc;
+    return rc ? rc : stream_kernels(c, fd, err);
+}
+
+/* Load: an intact blob of an older key format is a miss, left in place. */
+static int reject_stale(check *c)
+{
+    snprintf(c->detail, sizeof c->detail, "key version '%" PRIu32 "' (this build uses %d)",
+             c->h.key_version, VYRE_KEY_VERSION);
+    return reject(c, VYRE_REJECT_STALE);
 }
 
 static vyre_blob *blob_alloc(size_t payload_room)
@@ -1029,11 +1183,13 @@ static int check_fd(check *c, int fd, vyre_error *err)
     }
     /* Bounded before anything is read: a sparse 100 GB "blob" costs one
      * fstat, not a read. */
-    if (c->file_size > (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD) {
+    if (c->file_size >
+        (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX) {
         snprintf(c->detail, sizeof c->detail,
                  "file of '%" PRIu64 "' bytes is larger than any blob (%" PRIu64
                  " bytes at most); not read",
-                 c->file_size, (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD);
+                 c->file_size,
+                 (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX);
         return reject(c, VYRE_REJECT_TRAILING);
     }
     size_t got = 0;
@@ -1063,11 +1219,15 @@ static int check_fd(check *c, int fd, vyre_error *err)
         int rc = decode_into(c, area, got);
         if (!rc)
             rc = check_body(c, got, area + VYRE_BLOB_HEADER_SIZE);
+        if (!rc && c->keep && VYRE_BLOB_KEY_STALE(c->h.key_version))
+            rc = reject_stale(c);
         if (rc || !c->keep) {
             free(b);
             return rc;
         }
         b->header = c->h;
+        if (c->h.kernels_size)
+            b->header.kernels = (const char *)area + VYRE_BLOB_HEADER_SIZE + c->h.stored_size;
         b->payload = area + VYRE_BLOB_HEADER_SIZE;
         b->size = (size_t)c->h.stored_size;
         c->blob = b;
@@ -1086,7 +1246,9 @@ static int check_fd(check *c, int fd, vyre_error *err)
         return rc;
     if (!c->keep)
         return stream_payload(c, fd, err);
-    size_t n = (size_t)c->h.stored_size;
+    if (VYRE_BLOB_KEY_STALE(c->h.key_version))
+        return reject_stale(c);
+    size_t n = (size_t)c->h.stored_size + c->h.kernels_size;
     vyre_blob *b = blob_alloc(n);
     if (!b)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for blob '%s'", n,
@@ -1103,8 +1265,10 @@ static int check_fd(check *c, int fd, vyre_error *err)
         return rc;
     }
     b->header = c->h;
+    if (c->h.kernels_size)
+        b->header.kernels = (const char *)area + c->h.stored_size;
     b->payload = area;
-    b->size = n;
+    b->size = (size_t)c->h.stored_size;
     c->blob = b;
     return VYRE_OK;
 }
@@ -1293,8 +1457,12 @@ static int quarantine_move(int rootfd, const char *root, int srcfd, const char *
                 r = renameat(srcfd, name, qfd, qname);
             }
         }
-        if (r == 0)
+        if (r == 0) {
+            /* The file's time becomes the time it was quarantined: prune
+             * and cleanup age quarantine/ by it (quarantine_max_age). */
+            utimensat(qfd, qname, NULL, AT_SYMLINK_NOFOLLOW);
             break;
+        }
         int e = errno;
         if (e == EEXIST || e == ENOTEMPTY) {
             n++;
@@ -1429,6 +1597,14 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
     }
     if (c.why == VYRE_REJECT_NONE)
         return rc; /* a plain miss, or an I/O error: nothing to quarantine */
+    if (c.why == VYRE_REJECT_STALE) {
+        /* Intact but of an older key format: a miss, never quarantined (a
+         * store over the key replaces it; prune --stale removes it). */
+        if (why)
+            *why = c.why;
+        return vyre__fail(err, VYRE_ENOENT, reject_hint(c.why), "blob '%s' is stale: %s", path,
+                          c.detail);
+    }
 
     /* A bad file is a miss: move it aside so that the next store can put a
      * good one in its place, and say why. */
@@ -1488,33 +1664,133 @@ int vyre__blob_from_memory(const void *buf, size_t len, const char *origin,
     if (!out || !expected || (len && !buf) || !origin)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_from_memory: NULL argument");
     *out = NULL;
-    /* The same checks, in the same order, as a blob read from the cache:
-     * header (magic, versions, header checksum, fields), exact size, key,
-     * payload checksum. Nothing is allocated before the header passed. */
+    /* The same checks, in the same order, as a blob loaded from the cache
+     * (check_fd): size bound, header (magic, versions, header checksum,
+     * fields), exact size, key, payload checksum, kernel-name table
+     * (checksum and form), then an older key format refused as stale.
+     * Nothing is allocated before all of it passed. */
     check c;
     memset(&c, 0, sizeof c);
     c.path = origin;
+    c.dirfd = -1;
     c.expected = expected;
-    int rc = decode_into(&c, buf, len);
-    if (rc == VYRE_OK)
-        rc = check_body(&c, (uint64_t)len, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE);
+    c.keep = 1;
+    c.file_size = (uint64_t)len;
+    c.have_size = 1;
+    int rc;
+    if (c.file_size >
+        (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX) {
+        snprintf(c.detail, sizeof c.detail,
+                 "object of '%" PRIu64 "' bytes is larger than any blob (%" PRIu64
+                 " bytes at most)",
+                 c.file_size,
+                 (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX);
+        rc = reject(&c, VYRE_REJECT_TRAILING);
+    } else {
+        rc = decode_into(&c, buf, len);
+        if (rc == VYRE_OK)
+            rc = check_body(&c, (uint64_t)len, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE);
+        if (rc == VYRE_OK && VYRE_BLOB_KEY_STALE(c.h.key_version))
+            rc = reject_stale(&c);
+    }
     if (rc != VYRE_OK) {
         if (why)
             *why = c.why;
         return vyre__fail(err, rc,
-                          "the object is not an intact vyre blob for this key: it was not used; "
-                          "remove it from the store, or let the next write-back replace it",
+                          c.why == VYRE_REJECT_STALE
+                              ? "the store holds a blob of an older key format: it was not used; "
+                                "the next write-back of this key replaces it"
+                              : "the object is not an intact vyre blob for this key: it was not "
+                                "used; remove it from the store, or let the next write-back "
+                                "replace it",
                           "object '%s' rejected (%s): %s", origin, reject_names[c.why], c.detail);
     }
-    size_t n = (size_t)c.h.stored_size;
+    size_t n = (size_t)c.h.stored_size + c.h.kernels_size;
     vyre_blob *b = blob_alloc(n);
     if (!b)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for a blob", n);
-    b->header = c.h;
-    b->payload = blob_area(b);
-    b->size = n;
+    uint8_t *area = blob_area(b);
     if (n)
-        memcpy(b->payload, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE, n);
+        memcpy(area, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE, n);
+    b->header = c.h;
+    if (c.h.kernels_size)
+        b->header.kernels = (const char *)area + c.h.stored_size;
+    b->payload = area;
+    b->size = (size_t)c.h.stored_size;
     *out = b;
+    return VYRE_OK;
+}
+
+/* ---- kernel-name tables ------------------------------------------------ */
+
+int vyre_kernel_list_has(const char *names, size_t names_len, const char *name)
+{
+    if (!names || !name)
+        return 0;
+    size_t n = strlen(name);
+    for (size_t o = 0; o < names_len;) {
+        const char *s = names + o;
+        size_t l = strnlen(s, names_len - o);
+        if (l == n && memcmp(s, name, n) == 0)
+            return 1;
+        o += l + 1;
+    }
+    return 0;
+}
+
+size_t vyre_kernel_list_format(const char *names, size_t names_len, const char *sep, char *buf,
+                               size_t size)
+{
+    size_t o = 0, need = 0, sl = sep ? strlen(sep) : 0;
+    int fits = size > 0;
+    if (size)
+        buf[0] = '\0';
+    for (size_t i = 0; names && i < names_len;) {
+        const char *s = names + i;
+        size_t l = strnlen(s, names_len - i);
+        size_t add = (need ? sl : 0) + l;
+        fits = fits && o + add < size;
+        if (fits) {
+            if (need && sl) {
+                memcpy(buf + o, sep, sl);
+                o += sl;
+            }
+            memcpy(buf + o, s, l);
+            o += l;
+            buf[o] = '\0';
+        }
+        need += add;
+        i += l + 1;
+    }
+    return need;
+}
+
+int vyre__blob_kernels_at(int rootfd, const char *root, const vyre_blob_header *h, char **names,
+                          vyre_error *err)
+{
+    *names = NULL;
+    if (h->kernels_size == 0)
+        return VYRE_OK;
+    char path[BLOB_PATH_MAX];
+    int rc = vyre_blob_path(root, &h->key, path, sizeof path, err);
+    if (rc)
+        return rc;
+    const char *rel = path + strlen(path) - (6 + 3 + VYRE_KEY_HEX_LEN + strlen(VYRE_BLOB_EXT));
+    int fd = vyre__open_beneath(rootfd, rel, O_RDONLY | O_NONBLOCK, 0);
+    if (fd < 0)
+        return vyre__fail(err, vyre__errno_code(errno), NULL, "cannot open blob '%s': %s", path,
+                          strerror(errno));
+    char *t = malloc(h->kernels_size);
+    ssize_t got =
+        t ? pread(fd, t, h->kernels_size, (off_t)(VYRE_BLOB_HEADER_SIZE + h->stored_size)) : -1;
+    close(fd);
+    if (!t)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a kernel table");
+    if (got != (ssize_t)h->kernels_size || kernels_sum(t, h->kernels_size) != h->kernels_xxh64 ||
+        !kernel_table_valid(t, h->kernels_size, h->n_kernels)) {
+        free(t);
+        return vyre__fail(err, VYRE_ECORRUPT, NULL, "blob '%s' changed under us", path);
+    }
+    *names = t;
     return VYRE_OK;
 }

@@ -25,6 +25,13 @@ int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const
                         size_t len, vyre__blob_before_rename_fn before_rename, void *ctx,
                         vyre_error *err);
 
+/* vyre__blob_store_ex for a cache with a umask (vyre_cache_open_opts; -1:
+ * not set): the blob gets 0666 & ~umask and a new shard directory
+ * 0777 & ~umask, by fchmod (the process umask is not used). */
+int vyre__blob_store_umask(int rootfd, const char *root, int umask, vyre_blob_header *h,
+                           const void *payload, size_t len,
+                           vyre__blob_before_rename_fn before_rename, void *ctx, vyre_error *err);
+
 /* vyre_blob_load below rootfd. A hard-linked blob is rejected and its name
  * in the cache unlinked (never written through); other rejects are
  * quarantined as vyre_blob_load does. A shard that is a symlink is a miss. */
@@ -46,6 +53,11 @@ int vyre__blob_quarantine_at(int rootfd, const char *root, const char *rel, vyre
  * anything. 0, or -1 with errno. */
 int vyre__blob_unlink_at(int rootfd, const char *rel);
 
+/* Reads the kernel-name table of the blob whose (valid) header is h,
+ * checked against the header's checksum: *names is malloc'ed (NULL when
+ * the blob has none). For the index, which keeps the names of each blob. */
+int vyre__blob_kernels_at(int rootfd, const char *root, const vyre_blob_header *h, char **names,
+                          vyre_error *err);
 /* Validates len bytes that claim to be the whole blob file for expected
  * (from a remote store), with every check vyre_blob_load makes: header,
  * versions, header checksum, fields, exact size, key, payload checksum.

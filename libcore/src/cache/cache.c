@@ -53,9 +53,15 @@ struct vyre_cache {
     char index_path[VYRE_CACHE_PATH_MAX];
     unsigned flags;
     int readonly;
+    int group_cache; /* the root is a group cache accepted under that umask */
+    gid_t gid;       /* the root's group */
     vyre__index *idx;
     vyre_remote_list *remotes; /* NULL: none */
     atomic_uint_fast64_t hits, misses, rejects, remote_hits;
+    vyre_config config;  /* the configuration in force (vyre/config.h) */
+    int umask;           /* -1: not set; else applied to what the cache creates */
+    int config_readonly; /* read_only = true in the configuration */
+    int missing;         /* VYRE_CACHE_MISSING_EMPTY on a root that does not exist */
 };
 
 /* ---- root resolution and safety ---------------------------------------- */
@@ -83,12 +89,14 @@ int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
     return rc;
 }
 
-static int check_owner_mode(const char *dir, const struct stat *st, vyre_error *err);
+static int check_owner_mode(const char *dir, const struct stat *st, int umask, int *group,
+                            vyre_error *err);
 
 /* ssh's rule for key files: the directory must belong to us (or root) and
  * must not be writable by group or others, or someone else could plant a
- * blob that we would hand to the driver. */
-static int check_safe(const char *dir, vyre_error *err)
+ * blob that we would hand to the driver. The one exception is a group
+ * cache the user asked for (check_owner_mode). */
+static int check_safe(const char *dir, int umask, vyre_error *err)
 {
     struct stat st;
     if (lstat(dir, &st) != 0) {
@@ -103,36 +111,112 @@ static int check_safe(const char *dir, vyre_error *err)
     if (!S_ISDIR(st.st_mode))
         return vyre__fail(err, VYRE_EEXIST, "remove the file or choose another cache directory",
                           "cache directory '%s' is not a directory", dir);
-    return check_owner_mode(dir, &st, err);
+    return check_owner_mode(dir, &st, umask, NULL, err);
 }
+
+/* 1 when gid is this process's effective group or one of its
+ * supplementary groups. */
+static int in_group(gid_t gid)
+{
+    if (gid == getegid())
+        return 1;
+    int n = getgroups(0, NULL);
+    if (n <= 0)
+        return 0;
+    gid_t *v = malloc((size_t)n * sizeof *v);
+    if (!v)
+        return 0;
+    n = getgroups(n, v);
+    int found = 0;
+    for (int i = 0; i < n && !found; i++)
+        found = v[i] == gid;
+    free(v);
+    return found;
+}
+
+/* How to set up a cache shared by a group, for the hints. */
+#define GROUP_HINT_FMT                                                                             \
+    "to share the cache with a group instead: 'chgrp GROUP %s && chmod 2775 %s', and "             \
+    "'umask = 002' in %s/vyre.conf"
 
 /* The ownership and mode half of check_safe, on a stat result (of the
  * path, then of the descriptor that is kept, so that what is checked is
- * what is used). */
-static int check_owner_mode(const char *dir, const struct stat *pst, vyre_error *err)
+ * what is used). A group cache is accepted when the cache's umask allows
+ * group writes (umask & 020 == 0) and the root is group-writable and
+ * setgid, its group one the user is in, and not writable by others; it may
+ * then belong to another user. Anything writable by others is refused,
+ * sticky bit or not: others could plant entries the cache has not created
+ * yet. *group (may be NULL) is set to 1 for an accepted group cache. */
+static int check_owner_mode(const char *dir, const struct stat *pst, int umask, int *group,
+                            vyre_error *err)
 {
     struct stat st = *pst;
-    if (st.st_uid != geteuid() && st.st_uid != 0) {
-        char hint[VYRE_ERROR_HINT_MAX];
+    if (group)
+        *group = 0;
+    mode_t m = st.st_mode & 07777;
+    int shared_layout = (m & S_IWGRP) && (m & S_ISGID) && !(m & S_IWOTH);
+    int member = shared_layout && in_group(st.st_gid);
+    int umask_ok = umask >= 0 && !(umask & 020);
+    if (shared_layout && member && umask_ok) {
+        if (group)
+            *group = 1;
+        return VYRE_OK;
+    }
+    /* Set up for a group the user is in, but opened without a umask
+     * that lets the group write what the cache creates. */
+    char hint[VYRE_ERROR_HINT_MAX];
+    if (shared_layout && member && !umask_ok) {
         if (snprintf(hint, sizeof hint,
-                     "use a cache directory of your own (VYRE_PTX_CACHE_DIR), or 'chown %u %s'",
-                     (unsigned)geteuid(), dir) < 0)
+                     "put 'umask = 002' in %s/vyre.conf (for vyre-cachectl also "
+                     "VYRE_CACHE_UMASK=002), so that what the cache creates stays "
+                     "writable by the group",
+                     dir) < 0)
             hint[0] = '\0';
+        char um[16] = "not set";
+        if (umask >= 0)
+            snprintf(um, sizeof um, "%03o", (unsigned)umask);
+        return vyre__fail(err, VYRE_EUNSAFE, hint,
+                          "cache directory '%s' is set up for a group (mode %04o, group "
+                          "%u) but the cache's umask (%s) does not allow group writes: "
+                          "refusing to share it",
+                          dir, (unsigned)m, (unsigned)st.st_gid, um);
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        if (snprintf(hint, sizeof hint,
+                     "use a cache directory of your own (VYRE_PTX_CACHE_DIR), or 'chown %u %s'; "
+                     "or, for a cache shared by a group: 'chgrp GROUP %s && chmod 2775 %s', "
+                     "'umask = 002' in %s/vyre.conf, and be in that group",
+                     (unsigned)geteuid(), dir, dir, dir, dir) < 0)
+            hint[0] = '\0';
+        if (shared_layout && !member)
+            return vyre__fail(err, VYRE_EUNSAFE, hint,
+                              "cache directory '%s' is owned by uid %u and shared with group "
+                              "%u, which you (uid %u) are not in: refusing to load blobs "
+                              "another user could plant",
+                              dir, (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)geteuid());
         return vyre__fail(err, VYRE_EUNSAFE, hint,
                           "cache directory '%s' is owned by uid %u, not by you (uid %u): "
                           "refusing to load blobs another user could plant",
                           dir, (unsigned)st.st_uid, (unsigned)geteuid());
     }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        char hint[VYRE_ERROR_HINT_MAX];
-        if (snprintf(hint, sizeof hint, "run 'chmod go-w %s' (vyre creates it 0700)", dir) < 0)
+    if (m & (S_IWGRP | S_IWOTH)) {
+        if (snprintf(hint, sizeof hint,
+                     "run 'chmod go-w %s' (vyre creates it 0700); " GROUP_HINT_FMT, dir, dir, dir,
+                     dir) < 0)
             hint[0] = '\0';
         return vyre__fail(err, VYRE_EUNSAFE, hint,
                           "cache directory '%s' is writable by group or others (mode %04o): "
                           "refusing to load blobs others could plant",
-                          dir, (unsigned)(st.st_mode & 07777));
+                          dir, (unsigned)m);
     }
     return VYRE_OK;
+}
+
+/* An index file (or -wal, -shm) of another user that a group cache uses as
+ * it is: a regular file of the cache's group. */
+static int group_member_file(const vyre_cache *c, const struct stat *st)
+{
+    return c->group_cache && S_ISREG(st->st_mode) && st->st_gid == c->gid;
 }
 
 static int sub_path(const vyre_cache *c, const char *name, char *out, size_t size)
@@ -193,7 +277,7 @@ static int index_check(const vyre_cache *c, int *removable, vyre_error *err)
                            "to) and writes a new index from the blobs",
                            "index file '%s/%s' is a %s, not a regular file: refusing to open it",
                            c->root, name, vyre__file_type_name(st.st_mode)));
-        if (st.st_uid != geteuid() && st.st_uid != 0)
+        if (st.st_uid != geteuid() && st.st_uid != 0 && !group_member_file(c, &st))
             return vyre__remedy(
                 err, VYRE_REMEDY_CACHE_REINDEX,
                 vyre__fail(err, VYRE_EUNSAFE,
@@ -217,7 +301,8 @@ static void index_remove_entries(const vyre_cache *c, int all)
         snprintf(name, sizeof name, "%s%s", INDEX_NAME, index_suffixes[i]);
         struct stat st;
         if (!all && (fstatat(c->rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-                     (S_ISREG(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0))))
+                     (S_ISREG(st.st_mode) &&
+                      (st.st_uid == geteuid() || st.st_uid == 0 || group_member_file(c, &st)))))
             continue;
         unlinkat(c->rootfd, name, 0);
     }
@@ -240,11 +325,60 @@ static int remotes_from_env(vyre_cache *c, vyre_error *err)
     return rc;
 }
 
+void vyre_cache_open_opts_init(vyre_cache_open_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->umask = -1;
+}
+
 int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_error *err)
 {
-    if (!out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_open: NULL out");
+    vyre_cache_open_opts o;
+    vyre_cache_open_opts_init(&o);
+    o.flags = flags;
+    return vyre_cache_open_ex(root, &o, out, err);
+}
+
+const vyre_config *vyre_cache_config(const vyre_cache *c)
+{
+    return &c->config;
+}
+
+int vyre_cache_is_missing(const vyre_cache *c)
+{
+    return c->missing;
+}
+
+int vyre_cache_umask(const vyre_cache *c)
+{
+    return c ? c->umask : -1;
+}
+
+/* Opens the index; with a umask, a writable handle first creates the file
+ * (never through a link) with 0666 & ~umask, so that SQLite, which gives
+ * the -wal and -shm the database's mode, makes them as shareable. */
+static int index_open_umask(vyre_cache *c, int mode, vyre__index **idx, vyre_error *err)
+{
+    if (c->umask >= 0 && mode == VYRE_INDEX_READWRITE) {
+        int fd = openat(c->rootfd, INDEX_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0) {
+            (void)vyre__fchmod_umask(fd, c->umask); /* only a file of ours */
+            close(fd);
+        }
+    }
+    return vyre__index_open(c->index_path, mode, idx, err);
+}
+
+int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
+                       vyre_error *err)
+{
+    if (!out || !opts)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_open: NULL argument");
     *out = NULL;
+    if (opts->umask < -1 || opts->umask > 0777)
+        return vyre__fail(err, VYRE_EINVAL, "give an octal umask between 000 and 777, e.g. 002",
+                          "cache umask %d is out of range", opts->umask);
+    unsigned flags = opts->flags;
     vyre_cache *c = calloc(1, sizeof *c);
     if (!c)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening the cache");
@@ -271,8 +405,24 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
                         VYRE_CACHE_PATH_MAX - 256);
         goto fail;
     }
+    /* The configuration: defaults < user's file < the cache's vyre.conf <
+     * environment (vyre/config.h), unless the caller gives it. */
+    if (opts->config)
+        c->config = *opts->config;
+    else if ((rc = vyre_config_load(&c->config, c->root, NULL, 0, err)))
+        goto fail;
+    c->umask = opts->umask >= 0 ? opts->umask : c->config.umask;
+    c->config_readonly = c->config.read_only;
     struct stat st;
     if (stat(c->root, &st) != 0) {
+        if (errno == ENOENT && (flags & VYRE_CACHE_READONLY) &&
+            (flags & VYRE_CACHE_MISSING_EMPTY)) {
+            /* First use: an empty cache, nothing created. */
+            c->missing = 1;
+            c->readonly = 1;
+            *out = c;
+            return VYRE_OK;
+        }
         if (errno != ENOENT || (flags & VYRE_CACHE_READONLY)) {
             int e = errno;
             rc = vyre__fail(err, e == ENOENT ? VYRE_ENOENT : vyre__errno_code(e),
@@ -286,7 +436,7 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
         if ((rc = vyre__mkdirs(c->root, 0700, err)))
             goto fail;
     }
-    if ((rc = check_safe(c->root, err)))
+    if ((rc = check_safe(c->root, c->umask, err)))
         goto fail;
     /* The root itself may be a symlink the user made: it is followed once,
      * here, and checked again through the descriptor that is kept. */
@@ -297,20 +447,22 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
                         c->root, strerror(e));
         goto fail;
     }
-    if (fstat(c->rootfd, &st) != 0 || (rc = check_owner_mode(c->root, &st, err))) {
+    if (fstat(c->rootfd, &st) != 0 ||
+        (rc = check_owner_mode(c->root, &st, c->umask, &c->group_cache, err))) {
         if (!rc)
             rc = vyre__fail(err, vyre__errno_code(errno), NULL, "cannot stat '%s': %s", c->root,
                             strerror(errno));
         goto fail;
     }
+    c->gid = st.st_gid;
 
-    c->readonly = (flags & VYRE_CACHE_READONLY) || !writable_dir(c->root);
+    c->readonly = (flags & VYRE_CACHE_READONLY) || c->config_readonly || !writable_dir(c->root);
     if (!c->readonly) {
         /* mkdirat never follows: a symlink already there stays as it is,
          * for verify to report and repair to remove. */
         static const char *const subs[] = {"blobs", "tmp", "quarantine"};
         for (size_t i = 0; i < VYRE_ARRAY_SIZE(subs); i++) {
-            if (mkdirat(c->rootfd, subs[i], 0700) != 0 && errno != EEXIST) {
+            if (vyre__mkdirat_umask(c->rootfd, subs[i], c->umask) != 0 && errno != EEXIST) {
                 int e = errno;
                 rc = vyre__fail(
                     err, vyre__errno_code(e), "check the permissions of the cache directory",
@@ -338,8 +490,8 @@ int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_err
         int removable = 0;
         if ((rc = index_check(c, &removable, err)))
             goto fail;
-        rc = vyre__index_open(
-            c->index_path, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx, err);
+        rc = index_open_umask(c, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx,
+                              err);
         if (c->readonly && (rc == VYRE_ENOENT || rc == VYRE_EROFS || rc == VYRE_EPERM)) {
             /* A read-only cache without a usable index (none, or a WAL index
              * whose -shm we may not create) serves gets from the files. */
@@ -396,6 +548,12 @@ static int lock_take(const vyre_cache *c, int op, vyre_error *err)
         return rc;
     int fd =
         openat(c->rootfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+    /* flock needs no write access: another member's lock in a group cache,
+     * made before the group setup, is locked read-only. */
+    if (fd < 0 && errno == EACCES && c->group_cache)
+        fd = openat(c->rootfd, LOCK_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd >= 0)
+        (void)vyre__fchmod_umask(fd, c->umask); /* only a lock of ours */
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
         close(fd);
@@ -428,6 +586,16 @@ static void lock_release(int fd)
 
 static int readonly_error(const vyre_cache *c, vyre_error *err)
 {
+    if (c->config_readonly) {
+        char where[VYRE_CONFIG_WHERE_MAX + 32];
+        vyre_config_format_where(&c->config, VYRE_CONF_READ_ONLY, where, sizeof where);
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
+                            vyre__fail(err, VYRE_EROFS,
+                                       "set read_only = false (or -o read_only=false) to write it",
+                                       "the pipeline cache '%s' is read-only by configuration "
+                                       "(read_only = true, from %s)",
+                                       c->root, where));
+    }
     return vyre__fail(err, VYRE_EROFS,
                       "ask the cache's owner to add the blob, or point VYRE_PTX_CACHE_DIR at a "
                       "cache of your own",
@@ -446,6 +614,10 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
         *why = VYRE_REJECT_NONE;
     if (!c || !key || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_get: NULL argument");
+    if (c->missing) {
+        atomic_fetch_add(&c->misses, 1);
+        return VYRE_ENOENT;
+    }
     vyre_nvtx_push(VYRE_RANGE_CACHE_LOOKUP);
     vyre_blob_reject r = VYRE_REJECT_NONE;
     int rc = vyre__blob_load_at(c->rootfd, c->root, key, out, &r, err);
@@ -454,6 +626,8 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
             vyre__index_note_hit(c->idx, key, vyre__unix_ns(), NULL);
     } else if (rc == VYRE_ENOENT) {
+        if (why && r == VYRE_REJECT_STALE)
+            *why = r; /* an older key format's blob: a miss, left in place */
         atomic_fetch_add(&c->misses, 1);
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)
             vyre__index_note_miss(c->idx, NULL);
@@ -487,9 +661,26 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
     return rc;
 }
 
+/* The index's kernels column: the names joined by ',', cut with "...". */
+static void kernels_text(char *out, size_t size, const char *names, size_t names_len)
+{
+    size_t need = vyre_kernel_list_format(names, names_len, ",", out, size);
+    if (need >= size) {
+        size_t l = strlen(out);
+        if (l + 4 > size)
+            l = size - 4;
+        memcpy(out + l, "...", 4);
+    }
+}
+
 static void row_from_header(vyre__index_row *row, const vyre_blob_header *h, uint64_t file_size)
 {
     memset(row, 0, sizeof *row);
+    row->key_version = h->key_version;
+    memcpy(row->source, h->source, sizeof row->source);
+    row->n_kernels = h->n_kernels;
+    if (h->kernels)
+        kernels_text(row->kernels, sizeof row->kernels, h->kernels, h->kernels_size);
     row->key = h->key;
     row->kind = h->kind;
     memcpy(row->arch, h->arch, sizeof row->arch);
@@ -501,11 +692,15 @@ static void row_from_header(vyre__index_row *row, const vyre_blob_header *h, uin
     row->compile_ns = h->compile_ns;
 }
 
+static void maybe_cleanup(vyre_cache *c);
+static void prune_quarantine(vyre_cache *c, int64_t max_age_ns, int dry_run, uint64_t *files,
+                             uint64_t *bytes);
+
 static int put_row(const vyre_blob_header *h, void *ctx, vyre_error *err)
 {
     vyre_cache *c = ctx;
     vyre__index_row row;
-    row_from_header(&row, h, VYRE_BLOB_HEADER_SIZE + h->stored_size);
+    row_from_header(&row, h, VYRE_BLOB_HEADER_SIZE + h->stored_size + h->kernels_size);
     return vyre__index_upsert(c->idx, &row, err);
 }
 
@@ -522,14 +717,16 @@ static int put_local(vyre_cache *c, vyre_blob_header *h, const void *payload, si
      * leaves a row plus its temp file, which verify treats as that write's
      * debris; killed after, everything is in place. */
     if (rc == VYRE_OK)
-        rc = vyre__blob_store_ex(c->rootfd, c->root, h, payload, len, c->idx ? put_row : NULL, c,
-                                 err);
+        rc = vyre__blob_store_umask(c->rootfd, c->root, c->umask, h, payload, len,
+                                    c->idx ? put_row : NULL, c, err);
     lock_release(fd);
     vyre_nvtx_pop();
     if (rc == VYRE_EROFS || rc == VYRE_EPERM) {
         c->readonly = 1;
         return readonly_error(c, err);
     }
+    if (rc == VYRE_OK)
+        maybe_cleanup(c);
     return rc;
 }
 
@@ -1032,6 +1229,10 @@ static void entry_from_row(vyre_cache_entry *e, const vyre__index_row *r)
     e->last_access_unix_ns = r->last_access_unix_ns;
     e->hits = r->hits;
     e->compile_ns = r->compile_ns;
+    e->key_version = r->key_version;
+    memcpy(e->source, r->source, sizeof e->source);
+    e->n_kernels = r->n_kernels;
+    memcpy(e->kernels, r->kernels, sizeof e->kernels);
 }
 
 typedef struct foreach_ctx {
@@ -1051,6 +1252,8 @@ int vyre_cache_foreach(vyre_cache *c, vyre_cache_entry_fn fn, void *ctx, vyre_er
 {
     if (!c || !fn)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_foreach: NULL argument");
+    if (c->missing)
+        return VYRE_OK; /* first use: nothing cached yet */
     if (!c->idx)
         return no_index(c, err);
     foreach_ctx f = {fn, ctx};
@@ -1118,6 +1321,10 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
         st->by_age[b].bytes += r->file_size;
         st->hits += r->hits;
         st->compile_ns_saved += r->hits * r->compile_ns;
+        if (VYRE_BLOB_KEY_STALE(r->key_version)) {
+            st->stale++;
+            st->stale_bytes += r->file_size;
+        }
     }
     if (c->idx) {
         free(rows.v);
@@ -1129,6 +1336,9 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
     st->session_misses = atomic_load(&c->misses);
     st->session_rejects = atomic_load(&c->rejects);
     st->session_remote_hits = atomic_load(&c->remote_hits);
+    st->max_size = c->config.max_size;
+    if (c->idx)
+        vyre__index_stats_zeroed(c->idx, &st->stats_zeroed_unix_ns, NULL);
     return VYRE_OK;
 }
 
@@ -1174,6 +1384,15 @@ int vyre_cache_check_blob(vyre_cache *c, const vyre_key *key, vyre_blob_header *
     if (path && path_size)
         snprintf(path, path_size, "%s", full);
     return vyre__blob_check_at(c->rootfd, rel, full, key, h, file_size, why, NULL, err);
+}
+
+int vyre_cache_blob_kernels(vyre_cache *c, const vyre_blob_header *h, char **names, vyre_error *err)
+{
+    if (names)
+        *names = NULL;
+    if (!c || !h || !names)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_blob_kernels: NULL argument");
+    return vyre__blob_kernels_at(c->rootfd, c->root, h, names, err);
 }
 
 int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *out,
@@ -1319,6 +1538,21 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
                           "pruning stale toolchains needs the toolchains to keep");
     if (c->readonly && !opts->dry_run)
         return readonly_error(c, err);
+    if (opts->quarantine_max_age_ns > 0)
+        prune_quarantine(c, opts->quarantine_max_age_ns, opts->dry_run, &res->quarantine_removed,
+                         &res->quarantine_removed_bytes);
+    if (opts->max_bytes == UINT64_MAX && opts->max_age_ns <= 0 && !opts->arch &&
+        !opts->stale_toolchain && !opts->stale && !opts->all && opts->quarantine_max_age_ns > 0) {
+        /* Only quarantine/ to age (an automatic cleanup under the limit):
+         * no need to read every row. */
+        uint64_t total = 0;
+        if (c->idx)
+            vyre__index_totals(c->idx, &res->kept, &total, NULL);
+        res->examined = res->kept;
+        res->kept_bytes = total;
+        res->target_reached = 1;
+        return VYRE_OK;
+    }
     vyre_nvtx_push(VYRE_RANGE_CACHE_PRUNE);
     row_list rows;
     int rc = all_rows(c, &rows, err);
@@ -1345,10 +1579,14 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
         const char *reason = NULL;
         if (opts->arch && strcmp(r->arch, opts->arch) == 0)
             reason = "arch";
+        else if (opts->stale && VYRE_BLOB_KEY_STALE(r->key_version))
+            reason = "stale";
         else if (opts->stale_toolchain && !in_list(r->toolchain, keep, n_keep))
             reason = "stale-toolchain";
         else if (opts->max_age_ns > 0 && now - used > opts->max_age_ns)
             reason = "age";
+        else if (opts->all)
+            reason = "age"; /* --max-age 0s: every blob is older than that */
         else if (total > opts->max_bytes)
             reason = "size";
         if (!reason) {
@@ -1383,6 +1621,182 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
     free(rows.v);
     vyre_nvtx_pop();
     return rc;
+}
+
+/* Removes (or, dry run, counts) the files in quarantine/ whose time (the
+ * time they were quarantined) is older than max_age_ns. Entries that are
+ * not regular files are unlinked themselves, never followed. */
+static void prune_quarantine(vyre_cache *c, int64_t max_age_ns, int dry_run, uint64_t *files,
+                             uint64_t *bytes)
+{
+    DIR *d = open_dir_stream(c->rootfd, "quarantine");
+    if (!d)
+        return;
+    int64_t now = vyre__unix_ns();
+    struct dirent *f;
+    while ((f = readdir(d))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+            continue;
+        int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        if (now - m <= max_age_ns)
+            continue;
+        if (dry_run || unlinkat(dirfd(d), f->d_name, 0) == 0) {
+            (*files)++;
+            *bytes += S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+        }
+    }
+    closedir(d);
+}
+
+/* ---- automatic cleanup ------------------------------------------------- */
+
+/* The cleanup lock, opened (created when missing) below the root without
+ * following a link; -1 when it cannot be. */
+static int cleanup_lock_open(const vyre_cache *c)
+{
+    int mode = c->umask >= 0 ? 0666 : 0600;
+    int fd = openat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK,
+                    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) /* another user's, in a group cache */
+        fd = openat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One pass of a cleanup, under the cleanup lock (fd). */
+static int cleanup_pass(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+{
+    const vyre_config *cf = &c->config;
+    vyre_cache_prune_opts po;
+    vyre_cache_prune_opts_init(&po);
+    /* Decided again under the lock: the cleanup that held it may just
+     * have brought the cache down. */
+    uint64_t total = 0;
+    int rc = vyre__index_total_bytes(c->idx, &total, err);
+    if (rc)
+        return rc;
+    if (cf->max_size && (force || total > cf->max_size))
+        po.max_bytes = (uint64_t)((double)cf->max_size * VYRE_CACHE_CLEANUP_RATIO);
+    po.max_age_ns = cf->max_age_ns;
+    po.quarantine_max_age_ns = cf->quarantine_max_age_ns;
+    vyre_cache_prune_result pr;
+    memset(&pr, 0, sizeof pr);
+    if (po.max_bytes != UINT64_MAX || po.max_age_ns > 0 || po.quarantine_max_age_ns > 0)
+        rc = vyre_cache_prune(c, &po, &pr, NULL, NULL, err);
+    res->removed += pr.removed;
+    res->removed_bytes += pr.removed_bytes;
+    res->quarantine_removed += pr.quarantine_removed;
+    res->quarantine_removed_bytes += pr.quarantine_removed_bytes;
+    return rc;
+}
+
+#define CLEANUP_MAX_PASSES 8
+
+int vyre_cache_cleanup(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+{
+    vyre_cache_cleanup_result local;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof *res);
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_cleanup: NULL argument");
+    if (c->readonly)
+        return readonly_error(c, err);
+    if (!c->idx)
+        return no_index(c, err);
+    int rc = VYRE_OK;
+    for (int pass = 0; pass < CLEANUP_MAX_PASSES; pass++) {
+        int fd = cleanup_lock_open(c);
+        if (fd < 0) {
+            int e = errno;
+            return vyre__fail(err, vyre__errno_code(e), "check the cache directory's permissions",
+                              "cannot open '%s/%s': %s", c->root, VYRE_CACHE_CLEANUP_LOCK,
+                              strerror(e));
+        }
+        /* One cleanup at a time across processes; a put never waits for
+         * one: when the lock is held, the holder does the work. */
+        int locked = 0;
+        while (!locked && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK)
+                goto done; /* another process is at it */
+            return vyre__fail(err, vyre__errno_code(e), NULL, "cannot lock '%s/%s': %s", c->root,
+                              VYRE_CACHE_CLEANUP_LOCK, strerror(e));
+        }
+        res->ran = 1;
+        rc = cleanup_pass(c, force && pass == 0, res, err);
+        futimens(fd, NULL); /* the time of the last cleanup (age-only ones wait an hour) */
+        close(fd);          /* releases the flock */
+        if (rc)
+            break;
+        /* A put that finished while this pass ran may have found the lock
+         * held and left the cleanup to us: look again after releasing it,
+         * so that its bytes are counted by us or by its own next try. */
+        uint64_t total = 0;
+        if (!c->config.max_size || vyre__index_total_bytes(c->idx, &total, NULL) != VYRE_OK ||
+            total <= c->config.max_size)
+            break;
+    }
+done:
+    if (vyre__index_total_bytes(c->idx, &res->bytes_after, NULL) != VYRE_OK)
+        res->bytes_after = 0;
+    return rc;
+}
+
+/* After a put: a cleanup when the cache is over max_size, or when max_age
+ * or quarantine_max_age is set and the last cleanup is over an hour old.
+ * One point lookup and one fstatat on the put path; failures are ignored
+ * (the put is done). */
+static void maybe_cleanup(vyre_cache *c)
+{
+    const vyre_config *cf = &c->config;
+    if (!c->idx || c->readonly)
+        return;
+    int due = 0;
+    uint64_t total = 0;
+    if (cf->max_size && vyre__index_total_bytes(c->idx, &total, NULL) == VYRE_OK &&
+        total > cf->max_size)
+        due = 1;
+    if (!due && (cf->max_age_ns > 0 || cf->quarantine_max_age_ns > 0)) {
+        struct stat st;
+        if (fstatat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            /* First put: the interval starts now. */
+            int fd = errno == ENOENT ? cleanup_lock_open(c) : -1;
+            if (fd >= 0)
+                close(fd);
+        } else {
+            int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+            due = vyre__unix_ns() - m > VYRE_CACHE_CLEANUP_INTERVAL_NS;
+        }
+    }
+    if (due)
+        vyre_cache_cleanup(c, 0, NULL, NULL);
+}
+
+int vyre_cache_zero_stats(vyre_cache *c, vyre_error *err)
+{
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_zero_stats: NULL argument");
+    if (c->missing)
+        return VYRE_OK;
+    if (c->readonly)
+        return readonly_error(c, err);
+    if (!c->idx)
+        return no_index(c, err);
+    atomic_store(&c->hits, 0);
+    atomic_store(&c->misses, 0);
+    atomic_store(&c->rejects, 0);
+    return vyre__index_zero_stats(c->idx, vyre__unix_ns(), err);
 }
 
 /* ---- checking many blobs ---------------------------------------------- */
@@ -1523,7 +1937,7 @@ static void check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *re
         p.detail = vyre__file_type_name(st.st_mode);
         sub_path(c, dirs[i], p.path, sizeof p.path);
         if (repair && unlinkat(c->rootfd, dirs[i], 0) == 0 &&
-            (mkdirat(c->rootfd, dirs[i], 0700) == 0 || errno == EEXIST)) {
+            (vyre__mkdirat_umask(c->rootfd, dirs[i], c->umask) == 0 || errno == EEXIST)) {
             p.repaired = 1;
             p.action = "removed, directory recreated";
         }
@@ -1559,7 +1973,21 @@ static int row_matches(const vyre__index_row *r, const checked *k)
 {
     return r->kind == k->h.kind && strcmp(r->arch, k->h.arch) == 0 &&
            strcmp(r->toolchain, k->h.toolchain) == 0 && r->stored_size == k->h.stored_size &&
-           r->file_size == k->file_size;
+           r->file_size == k->file_size && r->key_version == k->h.key_version &&
+           r->n_kernels == k->h.n_kernels && strcmp(r->source, k->h.source) == 0;
+}
+
+/* row_from_header for a header read by a check (which keeps no kernel
+ * table): the names are read from the blob (best effort). */
+static void row_from_checked(vyre_cache *c, vyre__index_row *row, const vyre_blob_header *h,
+                             uint64_t file_size)
+{
+    row_from_header(row, h, file_size);
+    char *names = NULL;
+    if (h->kernels_size && vyre__blob_kernels_at(c->rootfd, c->root, h, &names, NULL) == VYRE_OK &&
+        names)
+        kernels_text(row->kernels, sizeof row->kernels, names, h->kernels_size);
+    free(names);
 }
 
 /* Checks every blob file without holding the lock (it can take long), then
@@ -1597,6 +2025,8 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
     memset(res, 0, sizeof *res);
     if (repair && c->readonly)
         return readonly_error(c, err);
+    if (c->missing)
+        return VYRE_OK; /* first use: nothing to check */
     vyre_nvtx_push(VYRE_RANGE_CACHE_VERIFY);
     file_list files = {0};
     checked *good = NULL;
@@ -1648,6 +2078,8 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             k.file_size = o->file_size;
             good[n_good++] = k;
             res->bytes_checked += k.file_size;
+            if (VYRE_BLOB_KEY_STALE(o->h.key_version))
+                res->stale++;
         } else if (o->hard_link) {
             foreign_entry(c, e, "hard link", repair, res, fn, ctx);
             if (repair && c->idx)
@@ -1759,7 +2191,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             p.kind = VYRE_PROBLEM_FILE_WITHOUT_ROW;
             res->files_without_row++;
             vyre__index_row row;
-            row_from_header(&row, &k->h, k->file_size);
+            row_from_checked(c, &row, &k->h, k->file_size);
             if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
                 p.repaired = 1;
                 p.action = "indexed";
@@ -1774,7 +2206,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             p.kind = VYRE_PROBLEM_ROW_MISMATCH;
             res->row_mismatches++;
             vyre__index_row row;
-            row_from_header(&row, &k->h, k->file_size);
+            row_from_checked(c, &row, &k->h, k->file_size);
             row.hits = r->hits;
             row.last_access_unix_ns = r->last_access_unix_ns;
             if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
@@ -1839,7 +2271,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         char rel[BLOB_REL_MAX + 80];
         ent_rel(e, rel, sizeof rel);
         if (o->rc == VYRE_OK) {
-            row_from_header(&rows[n++], &o->h, o->file_size);
+            row_from_checked(c, &rows[n++], &o->h, o->file_size);
             res->bytes += o->file_size;
         } else if (e->foreign || o->hard_link) {
             /* Not ours to keep or move: only the name in the cache goes. */
@@ -1863,7 +2295,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
     }
     if (!c->idx) {
         vyre__index *idx = NULL;
-        rc = vyre__index_open(c->index_path, VYRE_INDEX_READWRITE, &idx, NULL);
+        rc = index_open_umask(c, VYRE_INDEX_READWRITE, &idx, NULL);
         if (rc == VYRE_OK) {
             uint64_t bytes = 0;
             if (vyre__index_totals(idx, &res->rows_before, &bytes, NULL) != VYRE_OK) {
@@ -1875,7 +2307,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         if (rc != VYRE_OK) {
             index_remove_entries(c, 1);
             res->rows_before = 0;
-            if ((rc = vyre__index_open(c->index_path, VYRE_INDEX_READWRITE, &idx, err)))
+            if ((rc = index_open_umask(c, VYRE_INDEX_READWRITE, &idx, err)))
                 goto out;
         }
         c->idx = idx;

@@ -43,6 +43,8 @@
 
 /* db/cache.sql, embedded by cmake/EmbedSql.cmake. */
 extern const char vyre__sql_cache[];
+extern const char vyre__sql_cache_v2[];
+extern const char vyre__sql_cache_totals[];
 
 /* PRAGMA application_id of our index files: "vyre" in ASCII. Lets open
  * tell another SQLite database (say, the bench results) from ours. */
@@ -55,7 +57,9 @@ extern const char vyre__sql_cache[];
  * one. vyre__sqlite_open runs the pending ones in one transaction.
  */
 static const char *const k_schema_steps[] = {
-    vyre__sql_cache, /* 0 -> 1 */
+    vyre__sql_cache,        /* 0 -> 1 */
+    vyre__sql_cache_v2,     /* 1 -> 2: key_version, source, n_kernels, kernels */
+    vyre__sql_cache_totals, /* 2 -> 3: meta 'total_bytes' kept by triggers (size limit) */
 };
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_INDEX_SCHEMA_VERSION,
                "one schema step per version");
@@ -78,13 +82,15 @@ enum stmt_id {
 
 #define ROW_COLUMNS                                                                                \
     "key, kind, arch, toolchain, raw_size, stored_size, file_size, created_ns, last_access_ns, "   \
-    "hits, compile_ns"
-#define ROW_VALUES "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11"
+    "hits, compile_ns, key_version, source, n_kernels, kernels"
+/* ?12 is the upsert's keep-usage flag. */
+#define ROW_VALUES "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14, ?15, ?16"
 #define SET_HEADER_COLUMNS                                                                         \
     "kind = excluded.kind, arch = excluded.arch, toolchain = excluded.toolchain, "                 \
     "raw_size = excluded.raw_size, stored_size = excluded.stored_size, "                           \
     "file_size = excluded.file_size, created_ns = excluded.created_ns, "                           \
-    "compile_ns = excluded.compile_ns"
+    "compile_ns = excluded.compile_ns, key_version = excluded.key_version, "                       \
+    "source = excluded.source, n_kernels = excluded.n_kernels, kernels = excluded.kernels"
 
 static const char *const k_sql[ST_COUNT] = {
     [ST_GET] = "SELECT " ROW_COLUMNS " FROM blobs WHERE key = ?1",
@@ -192,7 +198,9 @@ static int check_u63(const vyre__index *idx, const char *name, uint64_t v, vyre_
 static int check_row(const vyre__index *idx, const vyre__index_row *row, vyre_error *err)
 {
     if (!memchr(row->arch, '\0', sizeof row->arch) ||
-        !memchr(row->toolchain, '\0', sizeof row->toolchain))
+        !memchr(row->toolchain, '\0', sizeof row->toolchain) ||
+        !memchr(row->source, '\0', sizeof row->source) ||
+        !memchr(row->kernels, '\0', sizeof row->kernels))
         return vyre__fail(err, VYRE_EINVAL, "terminate arch and toolchain within their arrays",
                           "index row has an unterminated arch or toolchain string");
     int rc;
@@ -220,6 +228,10 @@ static void bind_row(sqlite3_stmt *st, const vyre__index_row *row)
     sqlite3_bind_int64(st, 9, row->last_access_unix_ns);
     sqlite3_bind_int64(st, 10, (sqlite3_int64)row->hits);
     sqlite3_bind_int64(st, 11, (sqlite3_int64)row->compile_ns);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)row->key_version);
+    sqlite3_bind_text(st, 14, row->source, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 15, (sqlite3_int64)row->n_kernels);
+    sqlite3_bind_text(st, 16, row->kernels, -1, SQLITE_TRANSIENT);
 }
 
 static int read_text(vyre__index *idx, sqlite3_stmt *st, int col, char *out, size_t size,
@@ -265,6 +277,12 @@ static int read_row(vyre__index *idx, sqlite3_stmt *st, vyre__index_row *row, vy
     row->last_access_unix_ns = sqlite3_column_int64(st, 8);
     row->hits = (uint64_t)sqlite3_column_int64(st, 9);
     row->compile_ns = (uint64_t)sqlite3_column_int64(st, 10);
+    sqlite3_int64 kv = sqlite3_column_int64(st, 11), nk = sqlite3_column_int64(st, 13);
+    row->key_version = kv < 0 || kv > (sqlite3_int64)UINT32_MAX ? 0 : (uint32_t)kv;
+    row->n_kernels = nk < 0 || nk > (sqlite3_int64)UINT32_MAX ? 0 : (uint32_t)nk;
+    if ((rc = read_text(idx, st, 12, row->source, sizeof row->source, err)) ||
+        (rc = read_text(idx, st, 14, row->kernels, sizeof row->kernels, err)))
+        return rc;
     return VYRE_OK;
 }
 
@@ -402,7 +420,7 @@ static int check_schema_state(const vyre__sqlite *c, const vyre__sqlite_schema *
                             vyre__fail(err, VYRE_ENOENT,
                                        "run a command that writes the cache to create it",
                                        "index '%s' is empty", c->path));
-    if (readonly && s->user_version < VYRE_INDEX_SCHEMA_VERSION)
+    if (readonly && s->user_version < VYRE_INDEX_MIN_READABLE)
         return vyre__remedy(
             err, VYRE_REMEDY_CACHE_REINDEX,
             vyre__fail(err, VYRE_EVERSION, "run a command that writes the cache to upgrade it",
@@ -881,6 +899,99 @@ int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_e
         rc = vyre__sqlite_fail(&idx->sql, src == SQLITE_DONE ? SQLITE_ERROR : src, "read", err);
     }
     sqlite3_reset(st);
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+/* One integer from meta (*found 0 when the row is absent). Lock held. */
+static int meta_int_locked(vyre__index *idx, const char *name, sqlite3_int64 *v, int *found,
+                           vyre_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    *found = 0;
+    int src = sqlite3_prepare_v2(idx->sql.db, "SELECT value FROM meta WHERE name = ?1", -1, &st,
+                                 NULL);
+    int rc = VYRE_OK;
+    if (src == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        src = vyre__sqlite_step_retry(st, VYRE_INDEX_BUSY_TIMEOUT_MS);
+        if (src == SQLITE_ROW) {
+            *v = sqlite3_column_int64(st, 0);
+            *found = 1;
+        } else if (src != SQLITE_DONE) {
+            rc = vyre__sqlite_fail(&idx->sql, src, "read", err);
+        }
+    } else {
+        rc = vyre__sqlite_fail(&idx->sql, src, "read", err);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vyre__index_total_bytes(vyre__index *idx, uint64_t *bytes, vyre_error *err)
+{
+    if (!idx || !bytes)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_total_bytes");
+    pthread_mutex_lock(&idx->mu);
+    sqlite3_int64 v = 0;
+    int found = 0;
+    int rc = meta_int_locked(idx, "total_bytes", &v, &found, err);
+    pthread_mutex_unlock(&idx->mu);
+    if (rc)
+        return rc;
+    if (!found)
+        return vyre__index_totals(idx, NULL, bytes, err);
+    *bytes = v > 0 ? (uint64_t)v : 0;
+    return VYRE_OK;
+}
+
+int vyre__index_stats_zeroed(vyre__index *idx, int64_t *ns, vyre_error *err)
+{
+    if (!idx || !ns)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_stats_zeroed");
+    pthread_mutex_lock(&idx->mu);
+    sqlite3_int64 v = 0;
+    int found = 0;
+    int rc = meta_int_locked(idx, "stats_zeroed_ns", &v, &found, err);
+    pthread_mutex_unlock(&idx->mu);
+    *ns = found ? (int64_t)v : 0;
+    return rc;
+}
+
+int vyre__index_zero_stats(vyre__index *idx, int64_t now_unix_ns, vyre_error *err)
+{
+    if (!idx)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL index to vyre__index_zero_stats");
+    if (idx->readonly)
+        return fail_readonly(idx, err);
+    pthread_mutex_lock(&idx->mu);
+    /* Pending last-use times still count for LRU: write them, then zero. */
+    int rc = flush_locked(idx, err);
+    if (!rc)
+        rc = vyre__sqlite_begin(&idx->sql, "zero the statistics of", err);
+    if (!rc) {
+        static const char *const sql[] = {
+            "UPDATE blobs SET hits = 0 WHERE hits <> 0",
+            "INSERT INTO meta (name, value) VALUES ('misses', 0) "
+            "ON CONFLICT (name) DO UPDATE SET value = 0",
+            "INSERT INTO meta (name, value) VALUES ('stats_zeroed_ns', ?1) "
+            "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        };
+        for (size_t i = 0; i < VYRE_ARRAY_SIZE(sql) && !rc; i++) {
+            sqlite3_stmt *st = NULL;
+            int src = sqlite3_prepare_v2(idx->sql.db, sql[i], -1, &st, NULL);
+            if (src == SQLITE_OK) {
+                if (i == 2)
+                    sqlite3_bind_int64(st, 1, now_unix_ns);
+                src = sqlite3_step(st);
+            }
+            if (src != SQLITE_DONE)
+                rc = vyre__sqlite_abort(&idx->sql, st, src, "zero the statistics of", err);
+            sqlite3_finalize(st);
+        }
+        if (!rc)
+            rc = vyre__sqlite_commit(&idx->sql, "zero the statistics of", err);
+    }
     pthread_mutex_unlock(&idx->mu);
     return rc;
 }

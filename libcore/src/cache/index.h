@@ -28,9 +28,11 @@
 #include "vyre/error.h"
 #include "vyre/key.h"
 
-#define VYRE_INDEX_SCHEMA_VERSION  1
+#define VYRE_INDEX_SCHEMA_VERSION  3
+#define VYRE_INDEX_MIN_READABLE    2 /* read-only opens take versions from this one up */
 #define VYRE_INDEX_BUSY_TIMEOUT_MS 10000
 #define VYRE_INDEX_HIT_BATCH       4096 /* pending hits that force a flush */
+#define VYRE_INDEX_KERNELS_TEXT    256  /* bytes of the kernels column kept, with NUL */
 
 typedef struct vyre__index vyre__index;
 
@@ -46,7 +48,11 @@ typedef struct vyre__index_row {
     int64_t created_unix_ns;
     int64_t last_access_unix_ns;
     uint64_t hits;
-    uint64_t compile_ns; /* compile time the blob saves per hit */
+    uint64_t compile_ns;                   /* compile time the blob saves per hit */
+    uint32_t key_version;                  /* the blob's key format (older: stale) */
+    char source[VYRE_BLOB_SOURCE_MAX];     /* source basename, "" when unknown */
+    uint32_t n_kernels;                    /* kernels in the module, 0: unknown */
+    char kernels[VYRE_INDEX_KERNELS_TEXT]; /* their names joined by ',' (cut: "...") */
 } vyre__index_row;
 
 enum vyre__index_mode {
@@ -120,6 +126,17 @@ int vyre__index_delete_many(vyre__index *idx, const vyre_key *keys, size_t n, vy
 
 /* Row count and sum of file_size. */
 int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_error *err);
+
+/* The cache's total file_size, kept in meta by triggers (schema 2); a
+ * schema 1 index opened read-only is summed instead. */
+int vyre__index_total_bytes(vyre__index *idx, uint64_t *bytes, vyre_error *err);
+
+/* Resets every row's hits and the miss count (pending ones dropped) and
+ * records now as meta 'stats_zeroed_ns'; last use is kept. */
+int vyre__index_zero_stats(vyre__index *idx, int64_t now_unix_ns, vyre_error *err);
+
+/* meta 'stats_zeroed_ns' (0 when never). */
+int vyre__index_stats_zeroed(vyre__index *idx, int64_t *ns, vyre_error *err);
 
 /* Runs PRAGMA quick_check over the whole file (reads every page: for
  * `verify`, not for every open). 0, or VYRE_ECORRUPT naming the first

@@ -34,6 +34,10 @@
 #include "base/clock.h"
 #include "base/internal.h"
 #include "cache/blob_internal.h"
+
+/* The largest blob file: header, payload and kernel-name table at most. */
+#define BLOB_FILE_MAX                                                                              \
+    ((uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX)
 #include "cache/remote_internal.h"
 
 #define HINT_SPEC                                                                                  \
@@ -281,9 +285,9 @@ static int parse_attr(const parse_ctx *pc, vyre__remote *r, const char *a, size_
                        "attribute 'expiry' is for Redis stores only");
         r->info.expiry_s = (uint32_t)x;
     } else if (KEY_IS("max-object-size")) {
-        uint64_t hi = (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD;
+        uint64_t hi = BLOB_FILE_MAX;
         if (!v || parse_uint(v, vn, hi, &x) || x < VYRE_BLOB_HEADER_SIZE)
-            return BAD(pc, VYRE_EINVAL, "give bytes from 256 up to the largest blob (536871168)",
+            return BAD(pc, VYRE_EINVAL, "give bytes from 256 up to the largest blob (536936704)",
                        "attribute 'max-object-size' has value '%.*s'", (int)vn, v ? v : "");
         r->info.max_object_bytes = x;
     } else if (KEY_IS("token-file")) {
@@ -327,7 +331,7 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
     memset(r, 0, sizeof *r);
     r->info.connect_timeout_ms = VYRE_REMOTE_CONNECT_TIMEOUT_MS;
     r->info.operation_timeout_ms = VYRE_REMOTE_OPERATION_TIMEOUT_MS;
-    r->info.max_object_bytes = (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD;
+    r->info.max_object_bytes = BLOB_FILE_MAX;
 
     const char *bar = memchr(item, '|', n);
     size_t un = bar ? (size_t)(bar - item) : n;
@@ -689,11 +693,15 @@ int vyre__remote_fetch_one(vyre_remote_list *l, size_t i, const vyre_key *key, v
     return rc;
 }
 
-/* The whole blob file: encoded header, then payload. malloc'ed. */
+/* The whole blob file as the cache stores it: encoded header, payload,
+ * then the kernel-name table. malloc'ed. */
 static uint8_t *serialize(const vyre_blob_header *h, const void *payload, size_t len,
                           size_t *out_len)
 {
-    uint8_t *buf = malloc(VYRE_BLOB_HEADER_SIZE + len);
+    size_t kn = h->kernels ? h->kernels_size : 0;
+    if (kn != h->kernels_size)
+        return NULL; /* a header that announces a table it does not carry */
+    uint8_t *buf = malloc(VYRE_BLOB_HEADER_SIZE + len + kn);
     if (!buf)
         return NULL;
     if (vyre_blob_header_encode(h, buf, NULL) != VYRE_OK) {
@@ -702,7 +710,9 @@ static uint8_t *serialize(const vyre_blob_header *h, const void *payload, size_t
     }
     if (len)
         memcpy(buf + VYRE_BLOB_HEADER_SIZE, payload, len);
-    *out_len = VYRE_BLOB_HEADER_SIZE + len;
+    if (kn)
+        memcpy(buf + VYRE_BLOB_HEADER_SIZE + len, h->kernels, kn);
+    *out_len = VYRE_BLOB_HEADER_SIZE + len + kn;
     return buf;
 }
 

@@ -138,10 +138,10 @@ static int check_request(const vyre_compile_request *req, vyre_error *err)
     if (!vyre_compile_arch_valid(req->arch))
         return vyre__fail(err, VYRE_EINVAL, HINT_ARCH, "invalid GPU architecture '%s'",
                           req->arch ? req->arch : "(null)");
-    if (!req->entry || !*req->entry)
-        return vyre__fail(err, VYRE_EINVAL, "name the kernel to launch (its extern \"C\" name)",
-                          "no entry point named for the %s source",
-                          vyre_source_kind_name(req->kind));
+    if (req->entry && !*req->entry)
+        return vyre__fail(
+            err, VYRE_EINVAL, "name the kernel to launch (its extern \"C\" name), or pass NULL",
+            "empty entry point name for the %s source", vyre_source_kind_name(req->kind));
     if (req->nopts && !req->opts)
         return vyre__fail(err, VYRE_EINVAL, NULL, "compile request: %zu options but no array",
                           req->nopts);
@@ -180,7 +180,7 @@ int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error 
         .features = 0,
         .options = req->opts,
         .n_options = req->nopts,
-        .entry = req->entry,
+        .entry = NULL, /* key v2: a module's key, whichever kernel is asked for */
         .source_kind = req->kind,
         .source = req->src,
         .source_len = req->len,
@@ -194,7 +194,9 @@ static int copy_cubin(const vyre_compile_request *req, vyre_compile_result *res,
         return vyre__fail(err, VYRE_EINVAL,
                           "pass a cubin (an ELF file from nvcc -cubin, NVRTC or nvJitLink), or "
                           "declare the source as CUDA C or PTX",
-                          "cubin input for '%s' does not start with the ELF magic", req->entry);
+                          "cubin input%s%s%s does not start with the ELF magic",
+                          req->entry ? " for '" : "", req->entry ? req->entry : "",
+                          req->entry ? "'" : "");
     uint64_t t0 = vyre__mono_ns();
     res->cubin = malloc(req->len);
     res->log = calloc(1, 1);
@@ -264,33 +266,134 @@ void vyre__compile_blob_header(const vyre_key *key, const vyre_compile_result *r
     h->compile_ns = res->compile_ns ? res->compile_ns : 1;
 }
 
+int vyre__compile_check_entry(const char *names, size_t names_len, size_t n, const char *entry,
+                              vyre_error *err)
+{
+    if (!entry || n == 0 || vyre_kernel_list_has(names, names_len, entry))
+        return VYRE_OK;
+    char list[512];
+    size_t need = vyre_kernel_list_format(names, names_len, ", ", list, sizeof list);
+    return vyre__fail(err, VYRE_ENOENT,
+                      "name one of the module's kernels (extern \"C\" names, or the mangled "
+                      "ones); 'vyre-cachectl show' lists them",
+                      "the module has no kernel '%s'; it defines %zu: %s%s", entry, n, list,
+                      need >= sizeof list ? ", ..." : "");
+}
+
+/* The basename of path, truncated to fit the header's source field. */
+static void source_basename(const char *path, char out[VYRE_BLOB_SOURCE_MAX])
+{
+    out[0] = '\0';
+    if (!path)
+        return;
+    const char *slash = strrchr(path, '/');
+    vyre__strlcpy(out, slash ? slash + 1 : path, VYRE_BLOB_SOURCE_MAX);
+}
+
 int vyre__compile_store(vyre_cache *c, const vyre_key *key, const vyre_compile_result *res,
-                        vyre_blob_header *h, vyre_error *err)
+                        const char *source_name, vyre_blob_header *h, vyre_error *err)
 {
     vyre_blob_header hdr;
     vyre__compile_blob_header(key, res, &hdr);
+    source_basename(source_name, hdr.source);
+    char *names = NULL;
+    size_t names_len = 0, n = 0;
+    if (vyre_cubin_kernels(res->cubin, res->size, &names, &names_len, &n, NULL) == VYRE_OK &&
+        n > 0 && names_len <= VYRE_BLOB_KERNELS_MAX) {
+        hdr.kernels = names;
+        hdr.kernels_size = (uint32_t)names_len;
+        hdr.n_kernels = (uint32_t)n;
+    }
     int rc = vyre_cache_put(c, &hdr, res->cubin, res->size, err);
+    hdr.kernels = NULL; /* freed below; the caller gets the counts */
+    free(names);
     if (h)
         *h = hdr; /* as stored: vyre_cache_put fills in the rest */
     return rc;
 }
 
 /* A blob in one allocation, as vyre_blob_load makes them (vyre_blob_free
- * frees both). */
+ * frees both), with the cubin's kernel table after the payload. */
 static vyre_blob *blob_new(const vyre_blob_header *h, const void *payload, size_t len)
 {
-    vyre_blob *b = malloc(sizeof *b + len);
-    if (!b)
+    char *names = NULL;
+    size_t names_len = 0, n = 0;
+    vyre_cubin_kernels(payload, len, &names, &names_len, &n, NULL);
+    vyre_blob *b = malloc(sizeof *b + len + names_len);
+    if (!b) {
+        free(names);
         return NULL;
+    }
     b->header = *h;
     b->payload = b + 1;
     b->size = len;
     memcpy(b->payload, payload, len);
+    b->header.kernels = NULL;
+    if (names_len) {
+        memcpy((char *)b->payload + len, names, names_len);
+        b->header.kernels = (const char *)b->payload + len;
+    }
+    free(names);
     return b;
 }
 
 int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req, vyre_blob **out,
                                int *was_hit, vyre_error *err)
+{
+    return vyre_compile_through_cache_named(c, req, NULL, NULL, 0, out, was_hit, err);
+}
+
+/* The kernels a blob's module defines: the header's table, else (a blob
+ * stored without one) the cubin's symbol table. *owned is what to free. */
+static void blob_kernels(const vyre_blob *b, const char **names, size_t *names_len, size_t *n,
+                         char **owned)
+{
+    *owned = NULL;
+    if (b->header.kernels && b->header.n_kernels) {
+        *names = b->header.kernels;
+        *names_len = b->header.kernels_size;
+        *n = b->header.n_kernels;
+        return;
+    }
+    *names = NULL;
+    *names_len = *n = 0;
+    if (vyre_cubin_kernels(b->payload, b->size, owned, names_len, n, NULL) == VYRE_OK)
+        *names = *owned;
+}
+
+/* req->entry, then entries[0..n_entries): the first the module lacks. */
+static int check_entries(const char *names, size_t names_len, size_t n, const char *entry,
+                         const char *const *entries, size_t n_entries, vyre_error *err)
+{
+    int rc = vyre__compile_check_entry(names, names_len, n, entry, err);
+    for (size_t i = 0; !rc && i < n_entries; i++)
+        rc = vyre__compile_check_entry(names, names_len, n, entries[i], err);
+    return rc;
+}
+
+static int blob_has_entries(const vyre_blob *b, const char *entry, const char *const *entries,
+                            size_t n_entries, vyre_error *err)
+{
+    if (!entry && !n_entries)
+        return VYRE_OK;
+    const char *names;
+    size_t names_len, n;
+    char *owned;
+    blob_kernels(b, &names, &names_len, &n, &owned);
+    int rc = check_entries(names, names_len, n, entry, entries, n_entries, err);
+    free(owned);
+    return rc;
+}
+
+int vyre__compile_blob_has_entry(const vyre_blob *b, const char *entry, vyre_error *err)
+{
+    return blob_has_entries(b, entry, NULL, 0, err);
+}
+
+int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *req,
+                                     const char *source_name, const char *const *entries,
+                                     size_t n_entries, vyre_blob **out, int *was_hit,
+                                     vyre_error *err)
 {
     if (out)
         *out = NULL;
@@ -307,6 +410,11 @@ int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req, v
     rc = vyre_cache_get(c, &key, &hit, NULL, err);
     if (rc == VYRE_OK) {
         if (hit->header.kind == VYRE_BLOB_CUBIN) {
+            rc = blob_has_entries(hit, req->entry, entries, n_entries, err);
+            if (rc) {
+                vyre_blob_free(hit);
+                return rc;
+            }
             *out = hit;
             if (was_hit)
                 *was_hit = 1;
@@ -325,8 +433,21 @@ int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req, v
         vyre_compile_result_release(&res);
         return rc;
     }
+    if (req->entry || n_entries) {
+        /* A module without the kernel asked for is not stored: the caller
+         * named the wrong module (or the wrong kernel). */
+        char *names = NULL;
+        size_t names_len = 0, n = 0;
+        if (vyre_cubin_kernels(res.cubin, res.size, &names, &names_len, &n, NULL) == VYRE_OK)
+            rc = check_entries(names, names_len, n, req->entry, entries, n_entries, err);
+        free(names);
+        if (rc) {
+            vyre_compile_result_release(&res);
+            return rc;
+        }
+    }
     vyre_blob_header h;
-    int put_rc = vyre__compile_store(c, &key, &res, &h, err);
+    int put_rc = vyre__compile_store(c, &key, &res, source_name, &h, err);
     *out = blob_new(&h, res.cubin, res.size);
     vyre_compile_result_release(&res);
     if (!*out)
@@ -397,4 +518,87 @@ int vyre_source_kind_detect(const char *path, const void *data, size_t len, vyre
     else
         *kind = VYRE_SOURCE_CUDA_C;
     return VYRE_OK;
+}
+
+/* ---- PTX .target ---------------------------------------------------------- */
+
+/* Copies p[0..n) with comments blanked out (// to end of line, block
+ * comments) into a new buffer; string literals do not occur before .target
+ * in PTX, so they are not special. */
+static char *strip_comments(const char *p, size_t n)
+{
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t i = 0;
+    while (i < n) {
+        if (p[i] == '/' && i + 1 < n && p[i + 1] == '/') {
+            while (i < n && p[i] != '\n')
+                out[i++] = ' ';
+        } else if (p[i] == '/' && i + 1 < n && p[i + 1] == '*') {
+            out[i++] = ' ';
+            out[i++] = ' ';
+            while (i < n && !(p[i] == '*' && i + 1 < n && p[i + 1] == '/'))
+                out[i] = p[i] == '\n' ? '\n' : ' ', i++;
+            for (int k = 0; k < 2 && i < n; k++)
+                out[i++] = ' ';
+        } else {
+            out[i] = p[i] ? p[i] : ' ';
+            i++;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static int ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c == '.';
+}
+
+int vyre_ptx_target_arch(const void *ptx, size_t len, char *arch, size_t size)
+{
+    if (!ptx || !arch || size == 0)
+        return VYRE_EINVAL;
+    arch[0] = '\0';
+    char *s = strip_comments(ptx, len);
+    if (!s)
+        return VYRE_ENOMEM;
+    int rc = VYRE_ENOENT;
+    /* .target is a directive: at the start of a statement (line start or
+     * after ';'), followed by a blank. */
+    for (size_t i = 0; i < len && rc == VYRE_ENOENT; i++) {
+        if (strncmp(s + i, ".target", 7) != 0 || (i > 0 && ident_char(s[i - 1])) || i + 7 >= len ||
+            (s[i + 7] != ' ' && s[i + 7] != '\t'))
+            continue;
+        size_t j = i + 7;
+        /* The comma-separated target list, up to the end of the line. */
+        while (j < len && s[j] != '\n' && s[j] != ';') {
+            while (j < len && (s[j] == ' ' || s[j] == '\t' || s[j] == ',' || s[j] == '\r'))
+                j++;
+            size_t k = j;
+            while (k < len && ident_char(s[k]))
+                k++;
+            if (k == j)
+                break;
+            char tok[VYRE_BLOB_ARCH_MAX];
+            if (k - j < sizeof tok) {
+                memcpy(tok, s + j, k - j);
+                tok[k - j] = '\0';
+                if (vyre_compile_arch_valid(tok)) {
+                    if (vyre__strlcpy(arch, tok, size) >= size) {
+                        arch[0] = '\0';
+                        rc = VYRE_EINVAL;
+                    } else {
+                        rc = VYRE_OK;
+                    }
+                    break;
+                }
+            }
+            j = k;
+        }
+    }
+    free(s);
+    return rc;
 }

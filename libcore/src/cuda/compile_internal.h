@@ -21,10 +21,21 @@ void vyre__compile_blob_header(const vyre_key *key, const vyre_compile_result *r
                                vyre_blob_header *h);
 
 /* Stores res's cubin in c under key with vyre__compile_blob_header's
- * header; h (when non-NULL) receives that header as vyre_cache_put left it
- * (creation time and checksum filled in). Returns vyre_cache_put's result;
- * res stays the caller's. */
+ * header, the cubin's kernel names (vyre_cubin_kernels; none when it
+ * cannot be read) and source_name's basename (may be NULL); h (when non-NULL) receives that header
+ * as vyre_cache_put left it (creation time and checksum filled in). Returns vyre_cache_put's
+ * result; res stays the caller's. */
 int vyre__compile_store(vyre_cache *c, const vyre_key *key, const vyre_compile_result *res,
-                        vyre_blob_header *h, vyre_error *err);
+                        const char *source_name, vyre_blob_header *h, vyre_error *err);
+
+/* VYRE_ENOENT naming the kernels the module defines (names: the
+ * NUL-separated list of vyre_cubin_kernels) unless entry is among them or
+ * entry is NULL; n == 0 (unknown) passes. */
+int vyre__compile_check_entry(const char *names, size_t names_len, size_t n, const char *entry,
+                              vyre_error *err);
+
+/* vyre__compile_check_entry against the kernels blob b's module defines
+ * (its header's table, else its cubin's symbol table). */
+int vyre__compile_blob_has_entry(const vyre_blob *b, const char *entry, vyre_error *err);
 
 #endif /* VYRE_COMPILE_INTERNAL_H */

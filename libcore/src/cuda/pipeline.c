@@ -76,9 +76,11 @@
     X(cuGraphExecDestroy)                                                                          \
     X(cuGraphDestroy)
 
-/* A loaded module and the entry point of one key. */
+/* A loaded module and one of its entry points. The cache key names the
+ * module (key v2 has no entry); the map is keyed by module and entry. */
 typedef struct module_entry {
-    vyre_key key;
+    vyre_key key;       /* the map's: the cache key and the entry, hashed */
+    vyre_key cache_key; /* the pipeline cache's (p->info.key) */
     CUmodule mod;
     CUfunction fn;
     unsigned refs; /* handles, plus one while in the map; under ctx->mu */
@@ -368,6 +370,21 @@ void vyre_ctx_trim_pools(vyre_ctx *ctx)
 
 /* ---- the module map ------------------------------------------------------ */
 
+/* The map's key of (module, entry): one module loaded once per entry asked
+ * for, each with its own function handle. */
+static int module_map_key(const vyre_key *cache_key, const char *entry, vyre_key *out,
+                          vyre_error *err)
+{
+    vyre_key_input in = {
+        .backend = "vyre.module-map",
+        .entry = entry,
+        .source_kind = VYRE_SOURCE_CUBIN,
+        .source = cache_key->bytes,
+        .source_len = VYRE_KEY_BYTES,
+    };
+    return vyre_key_compute(&in, out, err);
+}
+
 static size_t key_hash(const vyre_key *k)
 {
     uint64_t h;
@@ -468,7 +485,20 @@ static int compile_and_load(vyre_ctx *ctx, const vyre_compile_request *req, modu
     vyre_counter_add(VYRE_CTR_COMPILE_NS, res.compile_ns);
 
     vyre_error_clear(&info->store_error);
-    info->store_rc = vyre__compile_store(ctx->cache, &m->key, &res, NULL, &info->store_error);
+    rc = VYRE_OK;
+    {
+        char *names = NULL;
+        size_t names_len = 0, n = 0;
+        if (vyre_cubin_kernels(res.cubin, res.size, &names, &names_len, &n, NULL) == VYRE_OK)
+            rc = vyre__compile_check_entry(names, names_len, n, req->entry, err);
+        free(names);
+    }
+    if (rc) {
+        vyre_compile_result_release(&res);
+        return rc;
+    }
+    info->store_rc =
+        vyre__compile_store(ctx->cache, &m->cache_key, &res, NULL, NULL, &info->store_error);
 
     rc = load_module(ctx, res.cubin, req->entry, m, err);
     info->origin = VYRE_PIPELINE_COMPILED;
@@ -484,10 +514,18 @@ static int load_or_compile(vyre_ctx *ctx, const vyre_compile_request *req, modul
 {
     vyre_blob *blob = NULL;
     vyre_blob_reject why = VYRE_REJECT_NONE;
-    int rc = vyre_cache_get(ctx->cache, &m->key, &blob, &why, err);
-    info->rejected = why;
+    int rc = vyre_cache_get(ctx->cache, &m->cache_key, &blob, &why, err);
+    info->rejected = why == VYRE_REJECT_STALE ? VYRE_REJECT_NONE : why;
     if (rc == VYRE_OK) {
         if (blob->header.kind == VYRE_BLOB_CUBIN) {
+            /* The module is the right one (the key says so); the kernel
+             * asked for must be in it: a clear error naming the ones it
+             * has, not the driver's NOT_FOUND. */
+            rc = vyre__compile_blob_has_entry(blob, req->entry, err);
+            if (rc) {
+                vyre_blob_free(blob);
+                return rc;
+            }
             vyre_error lerr;
             vyre_error_clear(&lerr);
             rc = load_module(ctx, blob->payload, req->entry, m, &lerr);
@@ -549,7 +587,10 @@ static int compile_in(vyre_ctx *ctx, const vyre_pipeline_desc *desc, uint64_t t0
         .opts = desc->opts,
         .nopts = desc->nopts,
     };
+    vyre_key map_key;
     int rc = vyre_compile_key(&req, &p->info.key, err);
+    if (!rc)
+        rc = module_map_key(&p->info.key, req.entry, &map_key, err);
     if (!rc)
         rc = make_current(ctx, err);
     if (rc) {
@@ -562,7 +603,7 @@ static int compile_in(vyre_ctx *ctx, const vyre_pipeline_desc *desc, uint64_t t0
     module_entry *m = NULL;
     if (use_map) {
         pthread_mutex_lock(&ctx->mu);
-        m = map_find(ctx, &p->info.key);
+        m = map_find(ctx, &map_key);
         if (m)
             m->refs++;
         pthread_mutex_unlock(&ctx->mu);
@@ -577,7 +618,8 @@ static int compile_in(vyre_ctx *ctx, const vyre_pipeline_desc *desc, uint64_t t0
             free(p);
             return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a module entry");
         }
-        m->key = p->info.key;
+        m->key = map_key;
+        m->cache_key = p->info.key;
         /* No lock while loading or compiling (a compile can take a second):
          * two threads may race to the same key, and the loser's module is
          * dropped below. */
@@ -630,6 +672,13 @@ int vyre_pipeline_compile(vyre_ctx *ctx, const vyre_pipeline_desc *desc, vyre_pi
         *out = NULL;
     if (!ctx || !desc || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_pipeline_compile: NULL argument");
+    /* A pipeline launches one kernel: the key names the module, the entry
+     * which of its kernels (vyre_compile_key no longer requires one). */
+    if (!desc->entry || !*desc->entry)
+        return vyre__fail(err, VYRE_EINVAL, "name the kernel to launch (its extern \"C\" name)",
+                          "no entry point named for the %s source",
+                          vyre_source_kind_name(desc->kind) ? vyre_source_kind_name(desc->kind)
+                                                            : "pipeline");
     uint64_t t0 = vyre__mono_ns();
     vyre_nvtx_push(VYRE_RANGE_PIPELINE_COMPILE);
     int rc = compile_in(ctx, desc, t0, out, err);

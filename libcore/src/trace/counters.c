@@ -18,6 +18,8 @@
 #include "trace/counters_internal.h"
 
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +163,40 @@ uint64_t vyre_hist_bucket_lo(int b)
     int e = (b >> VYRE_HIST_SUB_BITS) + VYRE_HIST_SUB_BITS - 1;
     uint64_t sub = (uint64_t)(b & (VYRE_HIST_SUB - 1));
     return (UINT64_C(1) << e) + (sub << (e - VYRE_HIST_SUB_BITS));
+}
+
+uint64_t vyre_hist_edge_nearest(uint64_t ns)
+{
+    int b = vyre_hist_bucket_of(ns);
+    uint64_t lo = vyre_hist_bucket_lo(b);
+    if (b >= VYRE_HIST_BUCKETS - 1 || lo == ns)
+        return lo;
+    uint64_t hi = vyre_hist_bucket_lo(b + 1);
+    return ns - lo <= hi - ns ? lo : hi;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t vyre_range_hist_cumulative(const vyre_range_hist *h, const uint64_t *edges, size_t n,
+                                    uint64_t *out)
+{
+    uint64_t sum = 0; /* of the buckets below bucket b */
+    size_t i = 0;
+    for (int b = 0; b < VYRE_HIST_BUCKETS; b++) {
+        /* An edge at or below bucket b's lower bound counts the buckets
+         * below b; the last bucket is open-ended, so an edge above its
+         * lower bound counts the same. */
+        uint64_t lo = vyre_hist_bucket_lo(b);
+        while (i < n && (edges[i] <= lo || b == VYRE_HIST_BUCKETS - 1)) {
+            out[i] = i > 0 && out[i - 1] > sum ? out[i - 1] : sum;
+            i++;
+        }
+        sum = sat_add(sum, h->buckets[b]);
+    }
+    return sum;
 }
 
 void vyre_range_record(vyre_range_id id, uint64_t ns)

@@ -1357,6 +1357,19 @@ static int pid_reused(int dfd, const char *name, int32_t pid)
     return live_start != page_start;
 }
 
+int vyre_telemetry_stale(const vyre_telemetry_snapshot *s)
+{
+    if (!s || s->pid <= 0)
+        return 0;
+    if (kill(s->pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    uint64_t live_start = 0;
+    if (s->start_time == 0 || vyre__telemetry_start_time(s->pid, &live_start) != VYRE_OK ||
+        live_start == 0)
+        return 0;
+    return live_start != s->start_time;
+}
+
 int vyre_telemetry_reap(const char *dir, size_t *removed, vyre_error *err)
 {
     if (removed)

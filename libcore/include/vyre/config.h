@@ -1,0 +1,157 @@
+/*
+ * vyre/config.h - the pipeline cache's configuration (ccache-like).
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * Layers, lowest first; each key takes the value of the highest layer that
+ * sets it:
+ *   1. built-in defaults
+ *   2. the user's file, $XDG_CONFIG_HOME/vyre/vyre.conf (default
+ *      ~/.config/vyre/vyre.conf)
+ *   3. the cache's own file, <cache dir>/vyre.conf: it wins over the user's,
+ *      so a cache shared by a group carries its settings with it
+ *   4. environment variables VYRE_CACHE_<KEY> (VYRE_CACHE_MAX_SIZE, ...)
+ *   5. overrides "key=value" (vyre-cachectl -o key=value)
+ *
+ * File format: one "key = value" per line; blank lines and lines whose first
+ * non-blank character is '#' are ignored; no quoting, no inline comments.
+ * An unknown key or a bad value is VYRE_ECONFIG naming the file and line.
+ *
+ * Keys:
+ *   max_size            cache size limit; a put that takes the cache over it
+ *                       cleans up to 90% of it, least recently used first.
+ *                       Sizes as vyre_parse_size (5G, 500M, 1.5GiB); 0: no
+ *                       limit. Default 5 GiB (ccache's default).
+ *   max_age             automatic cleanup also removes blobs unused for
+ *                       longer (30d, 12h); 0: off (default).
+ *   umask               octal (002, 022, 077) applied to files and
+ *                       directories the cache creates; unset by default.
+ *   read_only           true/false: puts and prunes are refused (gets work).
+ *   quarantine_max_age  quarantined files older than this are removed by
+ *                       prune and by automatic cleanup; 0: kept. Default 7d.
+ */
+#ifndef VYRE_CONFIG_H
+#define VYRE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_CONFIG_FILE_NAME    "vyre.conf"
+#define VYRE_CONFIG_MAX_FILE     (64 * 1024) /* larger files are refused */
+#define VYRE_CONFIG_WHERE_MAX    1024
+#define VYRE_CONFIG_VALUE_MAX    128
+#define VYRE_CONFIG_DEFAULT_MAX_SIZE (UINT64_C(5) << 30)
+#define VYRE_CONFIG_DEFAULT_QUARANTINE_MAX_AGE_NS (INT64_C(7) * 86400 * 1000000000)
+
+typedef enum vyre_config_key {
+    VYRE_CONF_MAX_SIZE = 0,
+    VYRE_CONF_MAX_AGE,
+    VYRE_CONF_UMASK,
+    VYRE_CONF_READ_ONLY,
+    VYRE_CONF_QUARANTINE_MAX_AGE,
+    VYRE_CONF_N_KEYS
+} vyre_config_key;
+
+/* Where a value came from, lowest layer first. */
+typedef enum vyre_config_origin {
+    VYRE_CONF_FROM_DEFAULT = 0,
+    VYRE_CONF_FROM_USER_FILE,
+    VYRE_CONF_FROM_CACHE_FILE,
+    VYRE_CONF_FROM_ENV,
+    VYRE_CONF_FROM_OVERRIDE,
+} vyre_config_origin;
+
+typedef struct vyre_config_where {
+    vyre_config_origin origin;
+    char file[VYRE_CONFIG_WHERE_MAX]; /* the file, or the variable's name (ENV) */
+    unsigned line;                    /* 1-based line in file; 0: none */
+    char text[VYRE_CONFIG_VALUE_MAX]; /* the value as written */
+} vyre_config_where;
+
+typedef struct vyre_config {
+    uint64_t max_size;             /* bytes; 0: no limit */
+    int64_t max_age_ns;            /* 0: off */
+    int umask;                     /* -1: not set */
+    int read_only;                 /* 0 or 1 */
+    int64_t quarantine_max_age_ns; /* 0: kept */
+    vyre_config_where where[VYRE_CONF_N_KEYS];
+} vyre_config;
+
+/* The built-in defaults. */
+VYRE_EXTERN void vyre_config_init(vyre_config *c);
+
+/* "max_size", ... (NULL out of range). */
+VYRE_EXTERN const char *vyre_config_key_name(int key);
+
+/* One line of help for a key (NULL out of range). */
+VYRE_EXTERN const char *vyre_config_key_help(int key);
+
+/* The key named name, or -1. */
+VYRE_EXTERN int vyre_config_key_find(const char *name);
+
+/* "VYRE_CACHE_MAX_SIZE" for key, into buf. */
+VYRE_EXTERN void vyre_config_env_name(int key, char *buf, size_t size);
+
+/* Sets key (by name) from its text. file/line say where it was written
+ * (for messages and vyre_config_where; file may be NULL). Unknown key or
+ * bad value: VYRE_ECONFIG with "file:line: ..." and a hint; c unchanged. */
+VYRE_EXTERN int vyre_config_set(vyre_config *c, const char *key, const char *value,
+                                vyre_config_origin origin, const char *file, unsigned line,
+                                vyre_error *err);
+
+/* Parses a whole file's text (len bytes, need not be NUL-terminated). The
+ * first error stops it (VYRE_ECONFIG, file:line); keys set before it stay
+ * set. */
+VYRE_EXTERN int vyre_config_parse(vyre_config *c, const char *text, size_t len,
+                                  vyre_config_origin origin, const char *file, vyre_error *err);
+
+/* Reads and parses path. A missing file is not an error (nothing set). */
+VYRE_EXTERN int vyre_config_load_file(vyre_config *c, const char *path, vyre_config_origin origin,
+                                      vyre_error *err);
+
+/* Applies the VYRE_CACHE_<KEY> environment variables that are set. */
+VYRE_EXTERN int vyre_config_load_env(vyre_config *c, vyre_error *err);
+
+/* $XDG_CONFIG_HOME/vyre/vyre.conf, else $HOME/.config/vyre/vyre.conf;
+ * VYRE_EENV when neither is usable. Touches nothing. */
+VYRE_EXTERN int vyre_config_user_path(char *buf, size_t size, vyre_error *err);
+
+/*
+ * Every layer: defaults, the user's file, cache_root's vyre.conf (cache_root
+ * may be NULL: none), the environment, then overrides[0..n) ("key=value"
+ * each, origin OVERRIDE). Files that do not exist are skipped.
+ */
+VYRE_EXTERN int vyre_config_load(vyre_config *c, const char *cache_root,
+                                 const char *const *overrides, size_t n_overrides,
+                                 vyre_error *err);
+
+/* The value of key in c in a form vyre_config_set reads back ("5G", "7d",
+ * "002", "true"; "unset" for an unset umask). */
+VYRE_EXTERN void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t size);
+
+/* Where key's value came from: "default", "/path/vyre.conf:3",
+ * "env VYRE_CACHE_MAX_SIZE", "-o". */
+VYRE_EXTERN void vyre_config_format_where(const vyre_config *c, int key, char *buf, size_t size);
+
+/*
+ * Sets key = value in cache_root's vyre.conf: the value is checked first;
+ * the file is rewritten atomically (a temporary file in the same directory,
+ * fsync, rename), the last line setting key replaced (the others, comments
+ * and blank lines kept), or a line appended. A missing cache directory is
+ * created (0700). value NULL removes the key's lines.
+ */
+VYRE_EXTERN int vyre_config_write(const char *cache_root, const char *key, const char *value,
+                                  vyre_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_CONFIG_H */

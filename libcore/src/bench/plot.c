@@ -1,0 +1,335 @@
+/*
+ * plot.c - vyre_plot_runs (vyre/plot.h): loads the runs, chooses the
+ * charts (plot_charts.c), writes one gnuplot script for all of them into a
+ * private temp directory, runs gnuplot once (no shell), and puts the
+ * result in place: the SVG or PNG as drawn, or the HTML page
+ * (plot_html.c) around the charts' SVGs. The temp directory is removed
+ * whatever happens; the output is written under a temp name beside it and
+ * renamed, so a failed plot never leaves half a file.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "base/internal.h"
+#include "base/subprocess.h"
+#include "bench/plot_internal.h"
+
+#define GNUPLOT_HINT "install it: apt-get install gnuplot-nox"
+
+int vyre_plot_format_of(const char *path, vyre_plot_format *out, vyre_error *err)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    if (dot && (!slash || dot > slash)) {
+        if (strcasecmp(dot, ".svg") == 0) {
+            *out = VYRE_PLOT_SVG;
+            return 0;
+        }
+        if (strcasecmp(dot, ".png") == 0) {
+            *out = VYRE_PLOT_PNG;
+            return 0;
+        }
+        if (strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0) {
+            *out = VYRE_PLOT_HTML;
+            return 0;
+        }
+    }
+    return vyre__fail(err, VYRE_EINVAL, "name a file ending in .svg, .png or .html",
+                      "cannot tell the format of '%s' from its extension", path ? path : "");
+}
+
+int vyre_plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
+{
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : ""; *p;) {
+        size_t n = strcspn(p, ":");
+        if (n > 0) {
+            int len = snprintf(buf, size, "%.*s/gnuplot", (int)n, p);
+            if (len < 0 || (size_t)len >= size)
+                return vyre__fail(err, VYRE_ETOOBIG, NULL, "a $PATH entry is too long");
+            struct stat st;
+            if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+                return 0;
+        }
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    buf[0] = '\0';
+    return vyre__fail(err, VYRE_ENOENT, GNUPLOT_HINT,
+                      "plotting needs gnuplot, and there is none on $PATH");
+}
+
+/* ---- the temp directory ------------------------------------------------------- */
+
+/* Removes the temp directory and what is in it: this module's files only
+ * (the directory is its own, made by mkdtemp, mode 0700, flat). */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            unlinkat(dirfd(d), de->d_name, 0);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* ---- loading ------------------------------------------------------------------ */
+
+static void release_input(vyre__plot_input *in)
+{
+    for (size_t r = 0; r < in->nruns; r++)
+        vyre_bench_point_list_free(in->runs[r].pts);
+    free(in->runs);
+    vyre_bench_cmp_row_list_free(in->cmp);
+    memset(in, 0, sizeof *in);
+}
+
+static int load_input(const vyre_plot_opts *o, vyre__plot_input *in, vyre_error *err)
+{
+    memset(in, 0, sizeof *in);
+    in->db = o->db;
+    in->runs = calloc(o->nruns, sizeof *in->runs);
+    if (!in->runs)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+    for (size_t r = 0; r < o->nruns; r++) {
+        vyre__plot_run *pr = &in->runs[r];
+        int rc = vyre_bench_run_get(o->db, o->runs[r], &pr->run, err);
+        if (!rc)
+            rc = vyre_bench_points_get(o->db, o->runs[r], &pr->pts, &pr->npts, err);
+        in->nruns = r + 1;
+        if (rc)
+            return rc;
+        if (!pr->npts)
+            return vyre__fail(err, VYRE_EINVAL,
+                              "plot a run that finished points ('vyre-bench runs')",
+                              "run %lld has no points to plot (it is %s)", (long long)o->runs[r],
+                              vyre_bench_run_status_name(pr->run.status));
+    }
+    vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
+    if (o->compare)
+        co = *o->compare;
+    in->alpha = co.alpha;
+    if (o->nruns == 2)
+        return vyre_bench_compare_runs(o->db, o->runs[0], o->runs[1], &co, &in->cmp, &in->ncmp,
+                                       err);
+    return 0;
+}
+
+/* ---- output ------------------------------------------------------------------- */
+
+/* Writes `to` with fill(f, ctx), through `to`.tmp-<pid> and a rename:
+ * readers never see half a file, and a failure leaves none. */
+static int write_output(const char *to, int (*fill)(FILE *, void *), void *ctx, vyre_error *err)
+{
+    char tmp[4200];
+    int len = snprintf(tmp, sizeof tmp, "%s.tmp-%ld", to, (long)getpid());
+    if (len < 0 || (size_t)len >= sizeof tmp)
+        return vyre__fail(err, VYRE_ETOOBIG, NULL, "output path too long: '%s'", to);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return vyre__fail(err, vyre__errno_code(errno),
+                          "check the directory exists and is writable", "cannot write '%s': %s", to,
+                          strerror(errno));
+    int rc = fill(f, ctx);
+    if (!rc && ferror(f))
+        rc = VYRE_EIO;
+    if (fclose(f) && !rc)
+        rc = VYRE_EIO;
+    if (!rc && rename(tmp, to) != 0)
+        rc = vyre__errno_code(errno);
+    if (rc) {
+        int e = errno;
+        unlink(tmp);
+        if (!err || !err->code)
+            return vyre__fail(err, rc, NULL, "cannot write '%s': %s", to, strerror(e));
+    }
+    return rc;
+}
+
+static int copy_fill(FILE *out, void *ctx)
+{
+    FILE *in = fopen(ctx, "rb");
+    if (!in)
+        return VYRE_EIO;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n) {
+            fclose(in);
+            return VYRE_EIO;
+        }
+    int bad = ferror(in);
+    fclose(in);
+    return bad ? VYRE_EIO : 0;
+}
+
+typedef struct html_ctx {
+    const vyre__plot_input *in;
+    const vyre__chart *charts;
+    char *const *paths;
+    size_t n;
+    vyre_error *err;
+} html_ctx;
+
+static int html_fill(FILE *out, void *ctx)
+{
+    html_ctx *h = ctx;
+    return vyre__plot_html(out, h->in, h->charts, h->paths, h->n, h->err);
+}
+
+/* ---- the script ---------------------------------------------------------------- */
+
+static int write_script(const char *script_path, const char *dir, vyre_plot_format fmt,
+                        const vyre__plot_input *in, const vyre__chart *charts, size_t n,
+                        vyre_error *err)
+{
+    FILE *f = fopen(script_path, "w");
+    if (!f)
+        return vyre__fail(err, vyre__errno_code(errno), NULL, "plot: cannot write '%s': %s",
+                          script_path, strerror(errno));
+    int rc = 0;
+    const char *font = "font 'Sans,11'";
+    if (fmt == VYRE_PLOT_HTML) {
+        for (size_t i = 0; i < n && !rc; i++) {
+            fprintf(f, "set terminal svg size %d,%d %s background '#ffffff'\n", charts[i].width,
+                    charts[i].height, font);
+            fprintf(f, "set output '%s/c%zu.svg'\n", dir, i);
+            rc = vyre__plot_chart_script(f, in, &charts[i], i, dir, err);
+            fputs("unset output\n", f);
+        }
+    } else {
+        size_t cols = n > 1 ? 2 : 1, rows = (n + cols - 1) / cols;
+        int w = 0, h = 0;
+        for (size_t i = 0; i < n; i++) {
+            w = charts[i].width > w ? charts[i].width : w;
+            h = charts[i].height > h ? charts[i].height : h;
+        }
+        if (fmt == VYRE_PLOT_SVG)
+            fprintf(f, "set terminal svg size %zu,%zu %s background '#ffffff'\n", w * cols,
+                    h * rows, font);
+        else
+            fprintf(f, "set terminal pngcairo size %zu,%zu %s background '#ffffff'\n", w * cols,
+                    h * rows, "font 'Sans,10'");
+        fprintf(f, "set output '%s/out.%s'\n", dir, fmt == VYRE_PLOT_SVG ? "svg" : "png");
+        if (n > 1)
+            fprintf(f, "set multiplot layout %zu,%zu\n", rows, cols);
+        for (size_t i = 0; i < n && !rc; i++)
+            rc = vyre__plot_chart_script(f, in, &charts[i], i, dir, err);
+        if (n > 1)
+            fputs("unset multiplot\n", f);
+        fputs("unset output\n", f);
+    }
+    if (fclose(f) && !rc)
+        rc = vyre__fail(err, VYRE_EIO, NULL, "plot: cannot write '%s'", script_path);
+    return rc;
+}
+
+static int run_gnuplot(const char *gnuplot, const char *script, vyre_error *err)
+{
+    char *argv[] = {(char *)(uintptr_t)gnuplot, (char *)(uintptr_t)script, NULL};
+    static const char *const env[] = {"LC_ALL=C", NULL};
+    vyre__subprocess sp = {gnuplot, argv, env, 2};
+    char log[4096];
+    int status = -1;
+    int rc = vyre__subprocess_run(&sp, log, sizeof log, &status, err);
+    if (rc)
+        return rc;
+    if (status == 0)
+        return 0;
+    /* The first line that says what went wrong. */
+    const char *line = log;
+    for (const char *p = log; *p;) {
+        size_t n = strcspn(p, "\n");
+        if (memmem(p, n, "rror", 4) || memmem(p, n, "line ", 5)) {
+            line = p;
+            break;
+        }
+        p += n + (p[n] == '\n');
+    }
+    return vyre__fail(err, VYRE_EIO, "this is a bug in vyre's plot script; report it",
+                      "gnuplot failed (exit %d): %.*s", status, (int)strcspn(line, "\n"), line);
+}
+
+int vyre_plot_runs(const vyre_plot_opts *o, vyre_plot_result *res, vyre_error *err)
+{
+    if (res)
+        memset(res, 0, sizeof *res);
+    if (!o || !o->db || !o->runs || !o->nruns || !o->output)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_plot_runs: bad arguments");
+    vyre_plot_format fmt = VYRE_PLOT_SVG;
+    int rc = vyre_plot_format_of(o->output, &fmt, err);
+    if (rc)
+        return rc;
+    char gnuplot[4096];
+    if (o->gnuplot)
+        vyre__strlcpy(gnuplot, o->gnuplot, sizeof gnuplot);
+    else if ((rc = vyre_plot_find_gnuplot(gnuplot, sizeof gnuplot, err)))
+        return rc;
+    vyre__plot_input in;
+    memset(&in, 0, sizeof in);
+    rc = load_input(o, &in, err);
+    if (rc) {
+        release_input(&in);
+        return rc;
+    }
+    vyre__chart *charts = NULL;
+    size_t n = 0;
+    rc = vyre__plot_charts(&in, &charts, &n, err);
+    /* Two runs as one picture: their comparison is the chart. */
+    if (!rc && in.cmp && fmt != VYRE_PLOT_HTML)
+        n = 1;
+    const char *tmp = o->tmp_dir && *o->tmp_dir ? o->tmp_dir : getenv("TMPDIR");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/vyre-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!rc && strchr(dir, '\''))
+        rc = vyre__fail(err, VYRE_EINVAL, "set TMPDIR to a directory without quotes",
+                        "the temp directory '%s' has a quote in its name", dir);
+    if (!rc && !mkdtemp(dir))
+        rc = vyre__fail(err, vyre__errno_code(errno), "set TMPDIR to a writable directory",
+                        "cannot make a temp directory in '%s': %s", tmp && *tmp ? tmp : "/tmp",
+                        strerror(errno));
+    else if (!rc) {
+        char script[1100];
+        snprintf(script, sizeof script, "%s/plot.gp", dir);
+        rc = write_script(script, dir, fmt, &in, charts, n, err);
+        if (!rc)
+            rc = run_gnuplot(gnuplot, script, err);
+        if (!rc && fmt == VYRE_PLOT_HTML) {
+            char **paths = calloc(n ? n : 1, sizeof *paths);
+            for (size_t i = 0; paths && i < n; i++) {
+                paths[i] = malloc(1100);
+                if (paths[i])
+                    snprintf(paths[i], 1100, "%s/c%zu.svg", dir, i);
+            }
+            html_ctx h = {&in, charts, paths, n, err};
+            rc = paths ? write_output(o->output, html_fill, &h, err)
+                       : vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+            for (size_t i = 0; paths && i < n; i++)
+                free(paths[i]);
+            free(paths);
+        } else if (!rc) {
+            char drawn[1100];
+            snprintf(drawn, sizeof drawn, "%s/out.%s", dir, fmt == VYRE_PLOT_SVG ? "svg" : "png");
+            rc = write_output(o->output, copy_fill, drawn, err);
+        }
+        remove_dir(dir);
+    }
+    if (!rc && res)
+        res->ncharts = n;
+    free(charts);
+    release_input(&in);
+    return rc;
+}

@@ -1,0 +1,165 @@
+/*
+ * sweep_plan.c - a user sweep before anything runs: the kernel read and
+ * its PTX facts, the binding, the architecture chosen, the compile, and
+ * every point's launch evaluated; the pre-run check (run.c) and the dry
+ * run (vyre_bench_sweep_plan_make, `vyre-bench run --dry-run`) are this
+ * one path, so a sweep that passes its dry run binds the same way on the
+ * GPU. No GPU is needed: compiling is NVRTC/nvJitLink on the CPU.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/internal.h"
+#include "bench/bench_internal.h"
+#include "bench/sweep_spec.h"
+#include "vyre/compile.h"
+
+int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, vyre_error *err)
+{
+    memset(k, 0, sizeof *k);
+    int rc = vyre__bench_read_file(sw->path, &k->src, &k->len, err);
+    if (rc) {
+        if (rc == VYRE_ENOENT)
+            vyre__fail(err, VYRE_ENOENT,
+                       sw->spec_json ? "fix \"kernel\" in the spec (relative paths start at the "
+                                       "spec's directory)"
+                                     : "check the path",
+                       "cannot read kernel '%s': %s", sw->path, strerror(ENOENT));
+        return rc;
+    }
+    k->kind = VYRE_SOURCE_CUDA_C;
+    vyre_source_kind_detect(sw->path, k->src, k->len, &k->kind);
+    if (k->kind == VYRE_SOURCE_PTX) {
+        vyre__ptx_info_read(k->src, k->len, sw->entry, &k->ptx);
+        k->have_ptx = 1;
+    }
+    return VYRE_OK;
+}
+
+void vyre__sweep_kernel_release(vyre__sweep_kernel *k)
+{
+    if (!k)
+        return;
+    free(k->src);
+    memset(k, 0, sizeof *k);
+}
+
+int vyre__sweep_arch(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, int cc_major,
+                     int cc_minor, char *arch, size_t size, const char **origin, vyre_error *err)
+{
+    return vyre__bench_choose_arch(sw->arch, k->have_ptx ? k->ptx.target : NULL, cc_major, cc_minor,
+                                   "sm_90", arch, size, origin, err);
+}
+
+/* Compiles k for arch on the CPU; *log receives a failed compile's log. */
+static int compile_for(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, const char *arch,
+                       size_t *cubin_bytes, char **log, vyre_error *err)
+{
+    vyre_compile_request req = {k->kind, k->src, k->len, arch, sw->entry, NULL, 0};
+    vyre_compile_result res;
+    memset(&res, 0, sizeof res);
+    int rc = vyre_compile_cubin(&req, &res, err);
+    if (cubin_bytes)
+        *cubin_bytes = res.size;
+    if (rc && log && res.log && *res.log)
+        *log = strdup(res.log);
+    vyre_compile_result_release(&res);
+    return rc;
+}
+
+/* Evaluates every point (each is checked before the first runs). */
+static int eval_all(const vyre_bench_sweep *sw, const vyre__sweep_binding *b,
+                    const vyre__sweep_kernel *k, vyre_bench_sweep_plan *plan, vyre_error *err)
+{
+    size_t count = vyre_axes_count(sw->axes);
+    size_t coords[VYRE_AXES_MAX];
+    if (plan) {
+        plan->points = calloc(count, sizeof *plan->points);
+        if (!plan->points)
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory for %zu points", count);
+    }
+    for (size_t i = 0; i < count; i++) {
+        vyre_axes_point(sw->axes, i, coords);
+        vyre__sweep_launch l;
+        int rc =
+            vyre__sweep_binding_eval(b, sw->axes, coords, k->have_ptx ? &k->ptx : NULL, 0, &l, err);
+        if (rc)
+            return rc;
+        if (!plan)
+            continue;
+        vyre_bench_sweep_plan_point *p = &plan->points[plan->npoints++];
+        vyre_axes_format_point(sw->axes, coords, p->axes, sizeof p->axes);
+        memcpy(p->grid, l.grid, sizeof p->grid);
+        memcpy(p->block, l.block, sizeof p->block);
+        p->shared_bytes = l.shared_bytes;
+        p->memory_bytes = l.memory_bytes;
+        p->bytes = l.bytes;
+        p->flops = l.flops;
+    }
+    return VYRE_OK;
+}
+
+int vyre__bench_sweep_check(const vyre_bench_sweep *sw, int cc_major, int cc_minor, char **log,
+                            vyre_error *err)
+{
+    if (log)
+        *log = NULL;
+    if (!sw || !sw->path || !sw->entry || !sw->axes)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_sweep_check: bad arguments");
+    vyre__sweep_kernel k;
+    int rc = vyre__sweep_kernel_load(sw, &k, err);
+    if (rc)
+        return rc;
+    vyre__sweep_binding b;
+    rc = vyre__sweep_binding_make(sw, &b, err);
+    char arch[16];
+    if (!rc)
+        rc = vyre__sweep_arch(sw, &k, cc_major, cc_minor, arch, sizeof arch, NULL, err);
+    if (!rc)
+        rc = compile_for(sw, &k, arch, NULL, log, err);
+    if (!rc)
+        rc = eval_all(sw, &b, &k, NULL, err);
+    vyre__sweep_binding_release(&b);
+    vyre__sweep_kernel_release(&k);
+    return rc;
+}
+
+int vyre_bench_sweep_plan_make(const vyre_bench_sweep *sw, vyre_bench_sweep_plan *plan,
+                               vyre_error *err)
+{
+    if (!plan)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_sweep_plan_make: NULL plan");
+    memset(plan, 0, sizeof *plan);
+    if (!sw || !sw->path || !sw->entry || !sw->axes)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_sweep_plan_make: bad arguments");
+    vyre__sweep_kernel k;
+    int rc = vyre__sweep_kernel_load(sw, &k, err);
+    if (rc)
+        return rc;
+    plan->source_kind = vyre_source_kind_name(k.kind);
+    vyre__sweep_binding b;
+    rc = vyre__sweep_binding_make(sw, &b, err);
+    if (!rc) {
+        plan->version = b.version;
+        plan->nparams = b.nargs;
+        rc = vyre__sweep_arch(sw, &k, 0, 0, plan->arch, sizeof plan->arch, &plan->arch_origin, err);
+    }
+    if (!rc)
+        rc = compile_for(sw, &k, plan->arch, &plan->cubin_bytes, &plan->compile_log, err);
+    if (!rc)
+        rc = eval_all(sw, &b, &k, plan, err);
+    vyre__sweep_binding_release(&b);
+    vyre__sweep_kernel_release(&k);
+    return rc;
+}
+
+void vyre_bench_sweep_plan_release(vyre_bench_sweep_plan *plan)
+{
+    if (!plan)
+        return;
+    free(plan->points);
+    free(plan->compile_log);
+    memset(plan, 0, sizeof *plan);
+}

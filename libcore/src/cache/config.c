@@ -1,0 +1,614 @@
+/*
+ * config.c - the pipeline cache's configuration: layers, the ccache-like
+ * "key = value" file format, and rewriting the cache's vyre.conf in place
+ * (vyre/config.h). Pure host code: base/ and the public headers only.
+ */
+#include "vyre/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fsutil.h"
+#include "base/internal.h"
+#include "vyre/units.h"
+
+static const struct {
+    const char *name;
+    const char *help;
+} k_keys[VYRE_CONF_N_KEYS] = {
+    [VYRE_CONF_MAX_SIZE] = {"max_size", "cache size limit (5G, 500M; 0: none); a put over it "
+                                        "cleans up to 90%, least recently used first"},
+    [VYRE_CONF_MAX_AGE] = {"max_age", "cleanup also removes blobs unused for longer (30d, 12h; "
+                                      "0: off)"},
+    [VYRE_CONF_UMASK] = {"umask", "octal umask for what the cache creates (002 for a group's "
+                                  "cache); unset: the process's"},
+    [VYRE_CONF_READ_ONLY] = {"read_only", "true: puts and prunes are refused, gets work"},
+    [VYRE_CONF_QUARANTINE_MAX_AGE] = {"quarantine_max_age",
+                                      "prune and cleanup remove quarantined files older than "
+                                      "this (0: keep them)"},
+};
+
+static const char k_keys_hint[] =
+    "the keys are max_size, max_age, umask, read_only and quarantine_max_age";
+
+void vyre_config_init(vyre_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->max_size = VYRE_CONFIG_DEFAULT_MAX_SIZE;
+    c->max_age_ns = 0;
+    c->umask = -1;
+    c->read_only = 0;
+    c->quarantine_max_age_ns = VYRE_CONFIG_DEFAULT_QUARANTINE_MAX_AGE_NS;
+    for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
+        c->where[k].origin = VYRE_CONF_FROM_DEFAULT;
+        vyre_config_format_value(c, k, c->where[k].text, sizeof c->where[k].text);
+    }
+}
+
+const char *vyre_config_key_name(int key)
+{
+    return key >= 0 && key < VYRE_CONF_N_KEYS ? k_keys[key].name : NULL;
+}
+
+const char *vyre_config_key_help(int key)
+{
+    return key >= 0 && key < VYRE_CONF_N_KEYS ? k_keys[key].help : NULL;
+}
+
+int vyre_config_key_find(const char *name)
+{
+    if (!name)
+        return -1;
+    for (int k = 0; k < VYRE_CONF_N_KEYS; k++)
+        if (strcmp(name, k_keys[k].name) == 0)
+            return k;
+    return -1;
+}
+
+void vyre_config_env_name(int key, char *buf, size_t size)
+{
+    const char *n = vyre_config_key_name(key);
+    int w = snprintf(buf, size, "VYRE_CACHE_%s", n ? n : "?");
+    if (w < 0)
+        return;
+    for (char *p = buf + strlen("VYRE_CACHE_"); (size_t)(p - buf) < size && *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+}
+
+/* "file:line: " or "file: " or "" for messages. */
+static void where_prefix(const char *file, unsigned line, char *buf, size_t size)
+{
+    if (!file || !*file)
+        buf[0] = '\0';
+    else if (line)
+        snprintf(buf, size, "%s:%u: ", file, line);
+    else
+        snprintf(buf, size, "%s: ", file);
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(yes); i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int parse_umask(const char *s, int *out)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 4)
+        return -1;
+    int v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '7')
+            return -1;
+        v = v * 8 + (s[i] - '0');
+    }
+    if (v > 0777)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* An age, or a bare "0" for off. */
+static int parse_age(const char *s, int64_t *out, vyre_error *e)
+{
+    if (strcmp(s, "0") == 0) {
+        *out = 0;
+        return VYRE_OK;
+    }
+    return vyre_parse_duration(s, out, e);
+}
+
+int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_config_origin origin,
+                    const char *file, unsigned line, vyre_error *err)
+{
+    char at[VYRE_CONFIG_WHERE_MAX + 32];
+    where_prefix(file, line, at, sizeof at);
+    if (!c || !key || !value)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_set: NULL argument");
+    int k = vyre_config_key_find(key);
+    if (k < 0)
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
+                            vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
+                                       "%sunknown configuration key '%.64s'", at, key));
+    if (!*value)
+        return vyre__fail(err, VYRE_ECONFIG, k_keys[k].help, "%s%s has no value", at, key);
+    if (strlen(value) >= VYRE_CONFIG_VALUE_MAX)
+        return vyre__fail(err, VYRE_ECONFIG, k_keys[k].help, "%svalue of %s is too long", at, key);
+    vyre_error e;
+    vyre_error_clear(&e);
+    int bad = 0;
+    const char *hint = NULL;
+    vyre_config n = *c;
+    switch (k) {
+    case VYRE_CONF_MAX_SIZE:
+        bad = vyre_parse_size(value, &n.max_size, &e) != VYRE_OK;
+        hint = "write a size such as 5G, 500M or 1.5GiB, or 0 for no limit";
+        break;
+    case VYRE_CONF_MAX_AGE:
+        bad = parse_age(value, &n.max_age_ns, &e) != VYRE_OK;
+        hint = "write an age such as 30d, 12h or 2w, or 0 for off";
+        break;
+    case VYRE_CONF_QUARANTINE_MAX_AGE:
+        bad = parse_age(value, &n.quarantine_max_age_ns, &e) != VYRE_OK;
+        hint = "write an age such as 7d or 12h, or 0 to keep quarantined files";
+        break;
+    case VYRE_CONF_UMASK:
+        bad = parse_umask(value, &n.umask) != 0;
+        hint = "write an octal umask such as 002, 022 or 077";
+        break;
+    case VYRE_CONF_READ_ONLY:
+        bad = parse_bool(value, &n.read_only) != 0;
+        hint = "write true or false";
+        break;
+    default:
+        break;
+    }
+    if (bad)
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
+                            vyre__fail(err, VYRE_ECONFIG, hint, "%sbad value '%s' for %s%s%s", at,
+                                       value, key, e.message[0] ? ": " : "", e.message));
+    n.where[k].origin = origin;
+    vyre__strlcpy(n.where[k].file, file ? file : "", sizeof n.where[k].file);
+    n.where[k].line = line;
+    vyre__strlcpy(n.where[k].text, value, sizeof n.where[k].text);
+    *c = n;
+    return VYRE_OK;
+}
+
+static int is_blank(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+int vyre_config_parse(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
+                      const char *file, vyre_error *err)
+{
+    if (!c || (len && !text))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_parse: NULL argument");
+    char at[VYRE_CONFIG_WHERE_MAX + 32];
+    unsigned line = 0;
+    size_t i = 0;
+    while (i < len) {
+        line++;
+        size_t start = i;
+        while (i < len && text[i] != '\n')
+            i++;
+        size_t end = i;
+        if (i < len)
+            i++; /* the newline */
+        where_prefix(file, line, at, sizeof at);
+        if (memchr(text + start, '\0', end - start))
+            return vyre__fail(err, VYRE_ECONFIG, "a configuration file is text",
+                              "%sNUL byte in the line", at);
+        while (start < end && is_blank(text[start]))
+            start++;
+        while (end > start && is_blank(text[end - 1]))
+            end--;
+        if (start == end || text[start] == '#')
+            continue;
+        const char *eq = memchr(text + start, '=', end - start);
+        if (!eq)
+            return vyre__fail(err, VYRE_ECONFIG, "write 'key = value', e.g. 'max_size = 5G'",
+                              "%sexpected 'key = value', got '%.*s'", at,
+                              (int)(end - start > 64 ? 64 : end - start), text + start);
+        size_t ke = (size_t)(eq - text), vs = ke + 1;
+        while (ke > start && is_blank(text[ke - 1]))
+            ke--;
+        while (vs < end && is_blank(text[vs]))
+            vs++;
+        char key[64], value[VYRE_CONFIG_VALUE_MAX];
+        if (ke == start)
+            return vyre__fail(err, VYRE_ECONFIG, "write 'key = value', e.g. 'max_size = 5G'",
+                              "%smissing key before '='", at);
+        if (ke - start >= sizeof key)
+            return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
+                                vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
+                                           "%sunknown configuration key '%.32s...'", at,
+                                           text + start));
+        memcpy(key, text + start, ke - start);
+        key[ke - start] = '\0';
+        if (end - vs >= sizeof value)
+            return vyre__fail(err, VYRE_ECONFIG, NULL, "%svalue of '%s' is too long", at, key);
+        memcpy(value, text + vs, end - vs);
+        value[end - vs] = '\0';
+        int rc = vyre_config_set(c, key, value, origin, file, line, err);
+        if (rc)
+            return rc;
+    }
+    return VYRE_OK;
+}
+
+/* Reads a whole small file from fd. */
+static int read_fd(int fd, const char *path, char **out, size_t *len, vyre_error *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat '%s': %s", path,
+                          strerror(e));
+    }
+    if (!S_ISREG(st.st_mode))
+        return vyre__fail(err, VYRE_ECONFIG, "make it a regular file, or remove it",
+                          "configuration file '%s' is not a regular file", path);
+    if (st.st_size > VYRE_CONFIG_MAX_FILE)
+        return vyre__fail(err, VYRE_ECONFIG, "a configuration file holds a few lines",
+                          "configuration file '%s' is larger than %d bytes", path,
+                          VYRE_CONFIG_MAX_FILE);
+    char *buf = malloc((size_t)st.st_size + 1);
+    if (!buf)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading '%s'", path);
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + n, (size_t)st.st_size + 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read '%s': %s", path,
+                              strerror(e));
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        if (n > (size_t)st.st_size) {
+            free(buf);
+            return vyre__fail(err, VYRE_ECONFIG, NULL, "configuration file '%s' grew while read",
+                              path);
+        }
+    }
+    *out = buf;
+    *len = n;
+    return VYRE_OK;
+}
+
+/* Loads path; nofollow: a symlink there is refused (the cache's own file). */
+static int load_file(vyre_config *c, const char *path, vyre_config_origin origin, int nofollow,
+                     vyre_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR)
+            return VYRE_OK;
+        /* A home directory we may not search (a service running with
+         * another user's HOME): there is no file of ours to read. A file
+         * we can see but not read is still an error. */
+        struct stat st;
+        if (e == EACCES && stat(path, &st) != 0 && errno == EACCES)
+            return VYRE_OK;
+        if (e == ELOOP && nofollow)
+            return vyre__fail(err, VYRE_EUNSAFE,
+                              "a cache's vyre.conf is never followed through a link: make it a "
+                              "regular file",
+                              "configuration file '%s' is a symlink", path);
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot open '%s': %s", path,
+                          strerror(e));
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = read_fd(fd, path, &buf, &len, err);
+    close(fd);
+    if (rc)
+        return rc;
+    rc = vyre_config_parse(c, buf, len, origin, path, err);
+    free(buf);
+    return rc;
+}
+
+int vyre_config_load_file(vyre_config *c, const char *path, vyre_config_origin origin,
+                          vyre_error *err)
+{
+    if (!c || !path)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load_file: NULL argument");
+    return load_file(c, path, origin, 0, err);
+}
+
+int vyre_config_load_env(vyre_config *c, vyre_error *err)
+{
+    for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
+        char name[64];
+        vyre_config_env_name(k, name, sizeof name);
+        const char *v = getenv(name);
+        if (!v)
+            continue;
+        int rc = vyre_config_set(c, k_keys[k].name, v, VYRE_CONF_FROM_ENV, name, 0, err);
+        if (rc) {
+            if (err)
+                snprintf(err->hint, sizeof err->hint, "fix or unset %s", name);
+            return rc;
+        }
+    }
+    return VYRE_OK;
+}
+
+int vyre_config_user_path(char *buf, size_t size, vyre_error *err)
+{
+    return vyre__xdg_path("XDG_CONFIG_HOME", ".config", "vyre/" VYRE_CONFIG_FILE_NAME, buf, size,
+                          err);
+}
+
+int vyre_config_load(vyre_config *c, const char *cache_root, const char *const *overrides,
+                     size_t n_overrides, vyre_error *err)
+{
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load: NULL argument");
+    vyre_config_init(c);
+    char path[4096];
+    int rc;
+    if (vyre_config_user_path(path, sizeof path, NULL) == VYRE_OK &&
+        (rc = load_file(c, path, VYRE_CONF_FROM_USER_FILE, 0, err)))
+        return rc;
+    if (cache_root && *cache_root) {
+        if ((rc = vyre__path_join(path, sizeof path, cache_root, VYRE_CONFIG_FILE_NAME, err)))
+            return rc;
+        if ((rc = load_file(c, path, VYRE_CONF_FROM_CACHE_FILE, 1, err)))
+            return rc;
+    }
+    if ((rc = vyre_config_load_env(c, err)))
+        return rc;
+    for (size_t i = 0; i < n_overrides; i++) {
+        const char *o = overrides[i];
+        const char *eq = o ? strchr(o, '=') : NULL;
+        if (!eq || eq == o)
+            return vyre__fail(err, VYRE_ECONFIG, "write -o key=value, e.g. -o max_size=10G",
+                              "-o '%s': expected key=value", o ? o : "");
+        char key[64];
+        if ((size_t)(eq - o) >= sizeof key)
+            return vyre__fail(err, VYRE_ECONFIG, k_keys_hint, "-o '%.64s': unknown key", o);
+        memcpy(key, o, (size_t)(eq - o));
+        key[eq - o] = '\0';
+        if ((rc = vyre_config_set(c, key, eq + 1, VYRE_CONF_FROM_OVERRIDE, "-o", 0, err)))
+            return rc;
+    }
+    return VYRE_OK;
+}
+
+/* A size in the largest binary unit that divides it exactly. */
+static void format_size_exact(uint64_t v, char *buf, size_t size)
+{
+    static const char units[] = "KMGT";
+    int u = -1;
+    while (u < 3 && v && v % 1024 == 0) {
+        v /= 1024;
+        u++;
+    }
+    if (u < 0)
+        snprintf(buf, size, "%" PRIu64, v);
+    else
+        snprintf(buf, size, "%" PRIu64 "%c", v, units[u]);
+}
+
+static void format_age_exact(int64_t ns, char *buf, size_t size)
+{
+    static const struct {
+        char unit;
+        int64_t ns;
+    } units[] = {{'d', INT64_C(86400000000000)},
+                 {'h', INT64_C(3600000000000)},   {'m', INT64_C(60000000000)},
+                 {'s', INT64_C(1000000000)}};
+    if (ns == 0) {
+        snprintf(buf, size, "0");
+        return;
+    }
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(units); i++)
+        if (ns % units[i].ns == 0) {
+            snprintf(buf, size, "%" PRId64 "%c", ns / units[i].ns, units[i].unit);
+            return;
+        }
+    /* Not whole seconds: exact, with nine decimals. */
+    snprintf(buf, size, "%" PRId64 ".%09" PRId64 "s", ns / INT64_C(1000000000),
+             ns % INT64_C(1000000000));
+}
+
+void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t size)
+{
+    if (!size)
+        return;
+    buf[0] = '\0';
+    switch (key) {
+    case VYRE_CONF_MAX_SIZE:
+        format_size_exact(c->max_size, buf, size);
+        break;
+    case VYRE_CONF_MAX_AGE:
+        format_age_exact(c->max_age_ns, buf, size);
+        break;
+    case VYRE_CONF_QUARANTINE_MAX_AGE:
+        format_age_exact(c->quarantine_max_age_ns, buf, size);
+        break;
+    case VYRE_CONF_UMASK:
+        if (c->umask < 0)
+            snprintf(buf, size, "unset");
+        else
+            snprintf(buf, size, "%03o", (unsigned)c->umask);
+        break;
+    case VYRE_CONF_READ_ONLY:
+        snprintf(buf, size, "%s", c->read_only ? "true" : "false");
+        break;
+    default:
+        break;
+    }
+}
+
+void vyre_config_format_where(const vyre_config *c, int key, char *buf, size_t size)
+{
+    if (key < 0 || key >= VYRE_CONF_N_KEYS) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    const vyre_config_where *w = &c->where[key];
+    switch (w->origin) {
+    case VYRE_CONF_FROM_DEFAULT:
+        snprintf(buf, size, "default");
+        break;
+    case VYRE_CONF_FROM_ENV:
+        snprintf(buf, size, "env %s", w->file);
+        break;
+    case VYRE_CONF_FROM_OVERRIDE:
+        snprintf(buf, size, "-o");
+        break;
+    default:
+        snprintf(buf, size, "%s:%u", w->file, w->line);
+        break;
+    }
+}
+
+/* ---- writing the cache's file ------------------------------------------ */
+
+/* 1 when the line (start..end) sets key. */
+static int line_sets(const char *s, size_t start, size_t end, const char *key)
+{
+    while (start < end && is_blank(s[start]))
+        start++;
+    size_t kl = strlen(key);
+    if (end - start < kl || memcmp(s + start, key, kl) != 0)
+        return 0;
+    size_t p = start + kl;
+    while (p < end && is_blank(s[p]))
+        p++;
+    return p < end && s[p] == '=';
+}
+
+int vyre_config_write(const char *cache_root, const char *key, const char *value, vyre_error *err)
+{
+    if (!cache_root || !key)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_write: NULL argument");
+    char path[4096], tmp[4096 + 64];
+    int rc = vyre__path_join(path, sizeof path, cache_root, VYRE_CONFIG_FILE_NAME, err);
+    if (rc)
+        return rc;
+    if (value) {
+        vyre_config probe;
+        vyre_config_init(&probe);
+        if ((rc = vyre_config_set(&probe, key, value, VYRE_CONF_FROM_CACHE_FILE, NULL, 0, err)))
+            return rc;
+        if (strchr(value, '\n'))
+            return vyre__fail(err, VYRE_ECONFIG, NULL, "a value is one line");
+    } else if (vyre_config_key_find(key) < 0) {
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
+                            vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
+                                       "unknown configuration key '%.64s'", key));
+    }
+    if ((rc = vyre__mkdirs(cache_root, 0700, err)))
+        return rc;
+    /* The current text (none: empty), checked as a whole first, so that a
+     * broken file is reported rather than silently kept broken. */
+    char *old = NULL;
+    size_t len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    mode_t mode = 0600;
+    if (fd >= 0) {
+        struct stat st;
+        if (fstat(fd, &st) == 0)
+            mode = st.st_mode & 0666;
+        rc = read_fd(fd, path, &old, &len, err);
+        close(fd);
+        if (rc)
+            return rc;
+    } else if (errno != ENOENT) {
+        int e = errno;
+        return vyre__fail(err, e == ELOOP ? VYRE_EUNSAFE : vyre__errno_code(e),
+                          e == ELOOP ? "make it a regular file" : NULL, "cannot open '%s': %s",
+                          path, strerror(e));
+    }
+    /* The last line that sets key is replaced; earlier ones too would be
+     * overridden by it, so they are left as they are. */
+    size_t last_s = SIZE_MAX, last_e = 0;
+    for (size_t i = 0; i < len;) {
+        size_t s = i;
+        while (i < len && old[i] != '\n')
+            i++;
+        if (line_sets(old, s, i, key)) {
+            last_s = s;
+            last_e = i;
+        }
+        if (i < len)
+            i++;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (out < 0) {
+        int e = errno;
+        free(old);
+        return vyre__fail(err, vyre__errno_code(e), "check the cache directory's permissions",
+                          "cannot create '%s': %s", tmp, strerror(e));
+    }
+    FILE *f = fdopen(out, "w");
+    if (!f) {
+        close(out);
+        unlink(tmp);
+        free(old);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory writing '%s'", path);
+    }
+    if (last_s == SIZE_MAX) {
+        fwrite(old ? old : "", 1, len, f);
+        if (value) {
+            if (len && old[len - 1] != '\n')
+                fputc('\n', f);
+            fprintf(f, "%s = %s\n", key, value);
+        }
+    } else {
+        fwrite(old, 1, last_s, f);
+        size_t rest = last_e;
+        if (value) {
+            fprintf(f, "%s = %s", key, value);
+        } else if (rest < len) {
+            rest++; /* drop the line's newline with it */
+        }
+        fwrite(old + rest, 1, len - rest, f);
+    }
+    free(old);
+    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad || rename(tmp, path) != 0) {
+        if (!bad)
+            e = errno;
+        unlink(tmp);
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot write '%s': %s", path,
+                          strerror(e));
+    }
+    return VYRE_OK;
+}

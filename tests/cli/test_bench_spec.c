@@ -1,0 +1,316 @@
+/*
+ * test_bench_spec.c - `vyre-bench run` sweeps of real kernels without a
+ * GPU: --dry-run of the shipped examples (examples/bench/) for sm_90a,
+ * --arch, and bad specs rejected with one message naming the JSON path or
+ * the expression's column, exit 2, nothing on stdout.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define EXAMPLES VYRE_TEST_SOURCE_DIR "/../examples/bench"
+#define ADD_PTX  EXAMPLES "/add_kernel.ptx"
+
+static char g_tmp[512];
+static char g_env_home[700], g_env_xdg[700], g_env_data[700];
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
+    snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
+    snprintf(g_env_data, sizeof g_env_data, "XDG_DATA_HOME=%s/data", g_tmp);
+}
+
+static void teardown(void)
+{
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(bench_spec, .init = setup, .fini = teardown, .timeout = 120);
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void bench(tu_proc *p, const char *const *args)
+{
+    char *argv[32];
+    size_t n = 0;
+    argv[n++] = strdup(VYRE_BENCH_BIN);
+    for (size_t i = 0; args[i]; i++) {
+        cr_assert_lt(n, 31);
+        argv[n++] = strdup(args[i]);
+    }
+    argv[n] = NULL;
+    const char *env[] = {g_env_home,
+                         g_env_xdg,
+                         g_env_data,
+                         "VYRE_CUDA_LIBRARY=/nonexistent",
+                         "VYRE_NVML_LIBRARY=/nonexistent",
+                         NULL};
+    tu_run(p, argv, env);
+    for (size_t i = 0; i < n; i++)
+        free(argv[i]);
+}
+
+/* The add example's parameters, with `extra` spliced in as the spec's
+ * other top-level members. */
+static void write_spec(const char *args, const char *extra, char *path, size_t size)
+{
+    snprintf(path, size, "%s/spec.json", g_tmp);
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"version\": 2, \"kernel\": \"%s\", \"entry\": \"add_kernel\",\n"
+             " \"axes\": {\"N\": [1024, 4096]},\n"
+             " \"args\": %s%s%s}\n",
+             ADD_PTX, args, extra[0] ? ",\n " : "", extra);
+    tu_write_file(path, text, strlen(text));
+}
+
+#define ADD_ARGS                                                                                   \
+    "[{\"buffer\": \"N\", \"fill\": \"random\", \"seed\": 1}, {\"buffer\": \"N\"}, "               \
+    "{\"buffer\": \"N\"}, {\"int\": \"N\"}, {\"null\": true}, {\"null\": true}]"
+
+/* Runs a dry run of spec.json (plus extra arguments) and expects exit 2
+ * with exactly `want` on stderr, "%s" standing for the spec's path. */
+static void expect_spec_error(const char *args, const char *extra, const char *arch,
+                              const char *want_fmt)
+{
+    char spec[600];
+    write_spec(args, extra, spec, sizeof spec);
+    tu_proc p;
+    if (arch)
+        bench(&p, ARGS("run", "--spec", spec, "--dry-run", "--arch", arch));
+    else
+        bench(&p, ARGS("run", "--spec", spec, "--dry-run"));
+    /* want_fmt's one "%s" is the spec's path (spliced: the text is not a format). */
+    char want[2048];
+    const char *at = strstr(want_fmt, "%s");
+    if (at)
+        snprintf(want, sizeof want, "%.*s%s%s", (int)(at - want_fmt), want_fmt, spec, at + 2);
+    else
+        snprintf(want, sizeof want, "%s", want_fmt);
+    cr_expect_eq(p.exit_code, 2, "exit %d for %s", p.exit_code, extra);
+    cr_expect_str_eq(p.err, want);
+    cr_expect_str_eq(p.out, "");
+    tu_proc_free(&p);
+}
+
+Test(bench_spec, examples_dry_run_for_sm_90a)
+{
+    static const struct {
+        const char *spec;
+        const char *head;
+        const char *row; /* one row's leading cells: point, axes, grid, block */
+        const char *tail;
+    } cases[] = {
+        {"add.json", "entry add_kernel, 6 parameters, spec version 2\ncompiled for sm_90a (--arch)",
+         "| 2 | N=4194304 | 4096 | 128 |", "dry run: 5 points would run"},
+        {"softmax.json",
+         "entry softmax_kernel, 7 parameters, spec version 2\ncompiled for sm_90a (--arch)",
+         "| 6 | M=65536 N=1024 | 65536 | 128 |", "dry run: 6 points would run"},
+        {"layer_norm.json",
+         "entry _layer_norm_fwd_fused, 11 parameters, spec version 2\ncompiled for sm_90a (--arch)",
+         "| 1 | M=4096 N=1024 | 4096 | 128 |", "dry run: 6 points would run"},
+        {"matmul.json",
+         "entry matmul_kernel, 8 parameters, spec version 2\ncompiled for sm_90a (--arch)",
+         "| 4 | M=8192 N=4096 K=4096 | 2048 | 256 |", "dry run: 4 points would run"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char spec[600];
+        snprintf(spec, sizeof spec, "%s/%s", EXAMPLES, cases[i].spec);
+        tu_proc p;
+        bench(&p, ARGS("run", "--spec", spec, "--dry-run", "--arch", "sm_90a"));
+        cr_expect_eq(p.exit_code, 0, "%s: exit %d: %s", cases[i].spec, p.exit_code, p.err);
+        cr_expect_str_eq(p.err, "", "%s", cases[i].spec);
+        cr_expect(strstr(p.out, cases[i].head) != NULL, "%s: no '%s' in:\n%s", cases[i].spec,
+                  cases[i].head, p.out);
+        cr_expect(strstr(p.out, cases[i].row) != NULL, "%s: no '%s' in:\n%s", cases[i].spec,
+                  cases[i].row, p.out);
+        cr_expect(strstr(p.out, cases[i].tail) != NULL, "%s: no '%s' in:\n%s", cases[i].spec,
+                  cases[i].tail, p.out);
+        tu_proc_free(&p);
+    }
+}
+
+Test(bench_spec, dry_run_takes_the_ptx_target_and_shows_bytes_and_flops)
+{
+    char spec[600];
+    write_spec(ADD_ARGS, "\"grid\": \"ceil(N/1024)\", \"bytes\": \"3*4*N\", \"flops\": \"N\"", spec,
+               sizeof spec);
+    tu_proc p;
+    bench(&p, ARGS("run", "--spec", spec, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char want[2048];
+    snprintf(want, sizeof want,
+             "kernel %s (ptx), entry add_kernel, 6 parameters, spec version 2\n"
+             "compiled for sm_90a (the PTX's .target): cubin ",
+             ADD_PTX);
+    cr_assert(strncmp(p.out, want, strlen(want)) == 0, "%s", p.out);
+    const char *table = strstr(p.out, "\n\n");
+    cr_assert_not_null(table);
+    cr_assert_str_eq(table, "\n\n| point | axes | grid | block | shared | memory | bytes/launch | "
+                            "flops/launch |\n"
+                            "|---:|---|---:|---:|---:|---:|---:|---:|\n"
+                            "| 1 | N=1024 | 1 | 128 | - | 12.0 KiB | 12.0 KiB | 1.0 K |\n"
+                            "| 2 | N=4096 | 4 | 128 | - | 48.0 KiB | 48.0 KiB | 4.1 K |\n"
+                            "\ndry run: 2 points would run; nothing was launched\n");
+    tu_proc_free(&p);
+}
+
+Test(bench_spec, bad_specs_name_the_json_path_or_column)
+{
+    expect_spec_error("[{\"buffer\": \"N\", \"fill\": \"rand\"}]", "\"grid\": 1", NULL,
+                      "vyre-bench: error: '%s': $.args[0].fill: 'rand' is not one of zeros, "
+                      "ones, iota, random\n"
+                      "hint: a parameter is {\"buffer\": COUNT, \"type\": \"bf16\", \"fill\": "
+                      "\"random\", \"seed\": 1}, {\"int\": EXPR, \"type\": \"i64\"}, {\"float\": "
+                      "X, \"type\": \"f64\"} or {\"null\": true}\n");
+    expect_spec_error("[{\"buffer\": \"N\", \"fil\": \"ones\"}]", "\"grid\": 1", NULL,
+                      "vyre-bench: error: '%s': $.args[0].fil: unknown key (buffer, type, fill, "
+                      "seed, in)\n"
+                      "hint: a parameter is {\"buffer\": COUNT, \"type\": \"bf16\", \"fill\": "
+                      "\"random\", \"seed\": 1}, {\"int\": EXPR, \"type\": \"i64\"}, {\"float\": "
+                      "X, \"type\": \"f64\"} or {\"null\": true}\n");
+    expect_spec_error("[{\"buffer\": \"N\", \"type\": \"f8\"}]", "\"grid\": 1", NULL,
+                      "vyre-bench: error: '%s': $.args[0].type: 'f8' is not one of f32, f16, "
+                      "bf16, f64, i8, i32, i64, u8\n"
+                      "hint: a parameter is {\"buffer\": COUNT, \"type\": \"bf16\", \"fill\": "
+                      "\"random\", \"seed\": 1}, {\"int\": EXPR, \"type\": \"i64\"}, {\"float\": "
+                      "X, \"type\": \"f64\"} or {\"null\": true}\n");
+    expect_spec_error("[{\"buffer\": \"N\", \"seed\": 3}]", "\"grid\": 1", NULL,
+                      "vyre-bench: error: '%s': $.args[0].seed: only a random fill takes a seed\n"
+                      "hint: add \"fill\": \"random\", or drop the seed\n");
+    expect_spec_error("[{\"null\": false}]", "\"grid\": 1", NULL,
+                      "vyre-bench: error: '%s': $.args[0].null must be true\n"
+                      "hint: write {\"null\": true} for a null pointer\n");
+    expect_spec_error(ADD_ARGS, "\"grid\": \"ceil(N/1024\"", NULL,
+                      "vyre-bench: error: '%s': $.grid: column 12: expected ',' or ')', found "
+                      "the end\n"
+                      "hint: write an integer expression of the axes such as ceil(N/1024), M/64, "
+                      "2*M*N*K or min(N, 4096): + - * / and parentheses, ceil() floor() min() "
+                      "max(), numbers (64K)\n");
+    expect_spec_error(ADD_ARGS, "\"grid\": [\"N/1024\", \"Q\"]", NULL,
+                      "vyre-bench: error: '%s': $.grid[1]: column 1: 'Q' is not an axis "
+                      "(declare it under \"axes\" or with -a)\n"
+                      "hint: write an integer expression of the axes such as ceil(N/1024), M/64, "
+                      "2*M*N*K or min(N, 4096): + - * / and parentheses, ceil() floor() min() "
+                      "max(), numbers (64K)\n");
+    expect_spec_error(ADD_ARGS, "\"grid\": \"N/1000\"", NULL,
+                      "vyre-bench: error: '%s': $.grid at N=1024: 'N/1000' is 128/125, not a "
+                      "whole number\n"
+                      "hint: round it: ceil(...) for a count of blocks that covers everything\n");
+    expect_spec_error(ADD_ARGS, "\"grid\": \"ceil(N/1024)\", \"shared\": \"N/(N-N)\"", NULL,
+                      "vyre-bench: error: '%s': $.shared at N=1024: column 2: division by zero\n"
+                      "hint: guard the divisor, e.g. max(X, 1), or leave out the axis value 0\n");
+    expect_spec_error(ADD_ARGS, "\"grid\": \"ceil(N/1024)\", \"flop\": 1", NULL,
+                      "vyre-bench: error: '%s': $.flop: unknown key\n"
+                      "hint: the keys are kernel, entry, axes, args, grid, block, shared, bytes, "
+                      "flops, version (and name, description, comment, _*)\n");
+}
+
+Test(bench_spec, the_kernel_checks_the_spec)
+{
+    expect_spec_error("[{\"buffer\": \"N\"}, {\"buffer\": \"N\"}, {\"buffer\": \"N\"}, {\"int\": "
+                      "\"N\"}]",
+                      "\"grid\": \"ceil(N/1024)\"", NULL,
+                      "vyre-bench: error: '%s': $.args: the kernel takes 6 parameters, the spec "
+                      "gives 4\n"
+                      "hint: list every parameter in order; Triton kernels end with two scratch "
+                      "pointers: {\"null\": true}, {\"null\": true}\n");
+    expect_spec_error("[{\"buffer\": \"N\"}, {\"buffer\": \"N\"}, {\"buffer\": \"N\"}, {\"int\": "
+                      "\"N\", \"type\": \"i64\"}, {\"null\": true}, {\"null\": true}]",
+                      "\"grid\": \"ceil(N/1024)\"", NULL,
+                      "vyre-bench: error: '%s': $.args[3] is 8 bytes, the kernel's parameter 3 "
+                      "is 4 (.u32)\n"
+                      "hint: match the kernel's parameter: a pointer or i64/f64 is 8 bytes, "
+                      "i32/f32 4\n");
+    expect_spec_error(ADD_ARGS, "\"grid\": \"ceil(N/1024)\", \"block\": 256", NULL,
+                      "vyre-bench: error: '%s': $.block at N=1024 is 256, 1, 1, the PTX requires "
+                      ".reqntid 128, 1, 1\n"
+                      "hint: leave \"block\" out to take it from the PTX, or regenerate the "
+                      "kernel for that block\n");
+    expect_spec_error(ADD_ARGS, "\"grid\": \"ceil(N/1024)\"", "sm_90",
+                      "vyre-bench: error: the PTX's .target sm_90a cannot be compiled for --arch "
+                      "sm_90\n"
+                      "hint: arch-specific PTX compiles only for exactly its target: leave "
+                      "--arch out or regenerate the PTX\n");
+}
+
+Test(bench_spec, version_1_specs_keep_their_meaning)
+{
+    /* Today's spec: grid is threads (ceil(N / block) blocks), no version. */
+    char spec[600], k[600];
+    snprintf(k, sizeof k, "%s/k.cu", g_tmp);
+    const char src[] = "extern \"C\" __global__ void f(float a, float *o, const float *i, int n) "
+                       "{}\n";
+    tu_write_file(k, src, sizeof src - 1);
+    snprintf(spec, sizeof spec, "%s/old.json", g_tmp);
+    const char text[] = "{\"kernel\": \"k.cu\", \"entry\": \"f\",\n"
+                        " \"axes\": {\"N\": \"1K:4K:x4\", \"ALPHA\": [0.5, 2]},\n"
+                        " \"args\": [{\"float\": \"ALPHA\"}, {\"buffer\": \"N\", \"in\": true}, "
+                        "{\"buffer\": \"N\"}, {\"int\": \"N\"}],\n"
+                        " \"grid\": \"N\", \"block\": 256}\n";
+    tu_write_file(spec, text, sizeof text - 1);
+    tu_proc p;
+    bench(&p, ARGS("run", "--spec", spec, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_expect(strstr(p.out, "compiled for sm_90 (the default)") != NULL, "%s", p.out);
+    cr_expect(strstr(p.out, "| 1 | N=1024 ALPHA=0.5 | 4 | 256 | - | 8.0 KiB | 8.0 KiB | - |\n") !=
+                  NULL,
+              "%s", p.out);
+    cr_expect(strstr(p.out, "| 4 | N=4096 ALPHA=2 | 16 | 256 |") != NULL, "%s", p.out);
+    tu_proc_free(&p);
+    /* A version 1 grid that is an expression says how to get blocks. */
+    const char text2[] = "{\"kernel\": \"k.cu\", \"entry\": \"f\", \"axes\": {\"N\": 1024},\n"
+                         " \"args\": [{\"float\": 1}, {\"buffer\": \"N\"}, {\"buffer\": \"N\"}, "
+                         "{\"int\": \"N\"}], \"grid\": \"ceil(N/256)\"}\n";
+    tu_write_file(spec, text2, sizeof text2 - 1);
+    bench(&p, ARGS("run", "--spec", spec, "--dry-run"));
+    char want[1024];
+    snprintf(want, sizeof want,
+             "vyre-bench: error: '%s': $.grid: a version 1 spec's grid is an axis or a number of "
+             "threads, not 'ceil(N/256)'\n"
+             "hint: add \"version\": 2 to the spec: there \"grid\" counts blocks (programs) and "
+             "takes expressions and [X, Y, Z]\n",
+             spec);
+    cr_expect_eq(p.exit_code, 2);
+    cr_expect_str_eq(p.err, want);
+    tu_proc_free(&p);
+}
+
+Test(bench_spec, arch_and_dry_run_usage_errors)
+{
+    tu_proc p;
+    bench(&p, ARGS("run", ADD_PTX, "--entry", "add_kernel", "-a", "N=1024", "--arch", "sm90"));
+    cr_expect_eq(p.exit_code, 2);
+    cr_expect_str_eq(p.err, "vyre-bench: error: bad --arch 'sm90'\n"
+                            "hint: write an architecture such as sm_90, sm_90a (Triton's) or "
+                            "sm_100f\n"
+                            "try 'vyre-bench run --help'\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("run", "--dry-run"));
+    cr_expect_eq(p.exit_code, 2);
+    cr_expect_str_eq(p.err, "vyre-bench: error: --dry-run without a kernel\n"
+                            "hint: give a kernel or --spec: they apply to sweeps\n"
+                            "try 'vyre-bench run --help'\n");
+    tu_proc_free(&p);
+    char spec[600];
+    snprintf(spec, sizeof spec, "%s/add.json", EXAMPLES);
+    bench(&p, ARGS("run", "--spec", spec, "--dry-run", "--json"));
+    cr_expect_eq(p.exit_code, 2);
+    cr_expect_str_eq(p.err, "vyre-bench: error: --dry-run prints no JSON\n"
+                            "hint: leave out --csv/--json: a dry run lists points\n"
+                            "try 'vyre-bench run --help'\n");
+    tu_proc_free(&p);
+    /* The default binding's three parameters against a six-parameter kernel. */
+    bench(&p, ARGS("run", ADD_PTX, "--entry", "add_kernel", "-a", "N=1024", "--dry-run"));
+    cr_expect_eq(p.exit_code, 2);
+    cr_expect_str_eq(p.err, "vyre-bench: error: the kernel takes 6 parameters; the default binding "
+                            "passes 3 (float *out, const float *in, int N)\n"
+                            "hint: write a spec whose \"args\" list every parameter in order "
+                            "(--spec; see examples/bench/)\n");
+    tu_proc_free(&p);
+}

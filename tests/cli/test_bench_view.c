@@ -1,0 +1,548 @@
+/*
+ * test_bench_view.c - what people look at: `show` fitted to 80, 120 and 200
+ * columns (--width; piped output stays markdown), and `plot` to SVG
+ * (checked by xmllint), PNG (signature and IHDR size) and HTML, from runs
+ * stored through libcore's results API; plot's errors (no gnuplot on
+ * PATH, a bad extension, no -o, no such run) with their exact messages.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+#include "vyre/vyre.h"
+
+static char g_tmp[512];
+static char g_db[600];
+static char g_work[600];
+static char g_env_home[700], g_env_data[700], g_env_tmp[700];
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_db, sizeof g_db, "%s/results.sqlite3", g_tmp);
+    snprintf(g_work, sizeof g_work, "%s/work", g_tmp);
+    cr_assert_eq(mkdir(g_work, 0700), 0);
+    snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
+    snprintf(g_env_data, sizeof g_env_data, "XDG_DATA_HOME=%s/data", g_tmp);
+    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_work);
+}
+
+static void teardown(void)
+{
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(bench_view, .init = setup, .fini = teardown, .timeout = 120);
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void bench_env(tu_proc *p, const char *const *args, const char *path_env)
+{
+    char *argv[32];
+    size_t n = 0;
+    argv[n++] = strdup(VYRE_BENCH_BIN);
+    for (size_t i = 0; args[i]; i++) {
+        cr_assert_lt(n, 31);
+        argv[n++] = strdup(args[i]);
+    }
+    argv[n] = NULL;
+    const char *env[] = {g_env_home, g_env_data, g_env_tmp, "VYRE_CUDA_LIBRARY=/nonexistent",
+                         "COLUMNS",  path_env,   NULL};
+    tu_run(p, argv, env);
+    for (size_t i = 0; i < n; i++)
+        free(argv[i]);
+}
+
+static void bench(tu_proc *p, const char *const *args)
+{
+    bench_env(p, args, NULL);
+}
+
+/* ---- stored runs ------------------------------------------------------------ */
+
+static void add_point(vyre_results *db, int64_t run, int seq, const char *suite,
+                      const char *benchmark, const char *axes, double base, size_t n,
+                      vyre_stats_stop_reason why, const char *note)
+{
+    vyre_bench_point p;
+    memset(&p, 0, sizeof p);
+    p.run_id = run;
+    p.seq = seq;
+    snprintf(p.suite, sizeof p.suite, "%s", suite);
+    snprintf(p.benchmark, sizeof p.benchmark, "%s", benchmark);
+    snprintf(p.axes, sizeof p.axes, "%s", axes);
+    p.device = 0;
+    p.mode = VYRE_BENCH_HOT;
+    p.gpu_timer = 1;
+    p.items = 1;
+    p.bytes = 8 * base;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_point_begin(db, &p, &e), 0, "%s", e.message);
+    double *x = calloc(n, sizeof *x);
+    vyre_bench_sample *s = calloc(n, sizeof *s);
+    for (size_t i = 0; i < n; i++) {
+        /* A spread of a few percent around base, and a slow tail. */
+        x[i] = base * (1.0 + 0.03 * sin((double)i * 1.7) + (i % 17 == 0 ? 0.4 : 0));
+        s[i].value = x[i];
+        s[i].wall = x[i] + 1000;
+    }
+    cr_assert_eq(vyre_stats_compute(x, n, &p.stats, &e), 0);
+    snprintf(p.metric_name, sizeof p.metric_name, "GB/s");
+    p.metric = p.bytes / p.stats.median;
+    p.stop_reason = why;
+    snprintf(p.stop, sizeof p.stop, "%s: a long sentence about why it stopped after %zu samples",
+             vyre_stats_stop_reason_name(why), n);
+    snprintf(p.note, sizeof p.note, "%s", note);
+    cr_assert_eq(vyre_bench_point_finish(db, &p, s, n, &e), 0, "%s", e.message);
+    free(x);
+    free(s);
+}
+
+/* A run: a geometric sweep of N (1K to 1M, x4) and one point with many
+ * samples; `slow` scales every time. Returns the run id. */
+static int64_t make_run(double slow)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_open(g_db, &db, &e), 0, "%s", e.message);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "sweep:add.ptx:add_k");
+    snprintf(r.gpu_name, sizeof r.gpu_name, "NVIDIA H100 80GB HBM3");
+    snprintf(r.driver, sizeof r.driver, "13000 (580.65.06)");
+    snprintf(r.git_rev, sizeof r.git_rev, "0123456789ab");
+    snprintf(r.command_line, sizeof r.command_line, "vyre-bench run add.ptx --entry add_k");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    int seq = 0;
+    for (double n = 1024; n <= 1048576; n *= 4) {
+        char axes[64];
+        snprintf(axes, sizeof axes, "N=%.0f BLOCK=256", n);
+        add_point(db, r.id, seq++, "sweep", "add_k", axes, slow * (2000 + n * 0.01), 40,
+                  n > 100000 ? VYRE_STOP_TIMEOUT : VYRE_STOP_NOISE_OK, "");
+    }
+    add_point(db, r.id, seq++, "launch", "launch.stream", "", slow * 3900, 400, VYRE_STOP_NOISE_OK,
+              "clocks varied during the point");
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    vyre_results_close(db);
+    return r.id;
+}
+
+/* ---- the table fitted to a width -------------------------------------------- */
+
+/* Every line of the table (after the facts: from the first blank line)
+ * fits in width. */
+static void check_table_width(const char *out, int width)
+{
+    const char *t = strstr(out, "\n\n");
+    cr_assert_not_null(t, "%s", out);
+    for (const char *p = t + 2; *p;) {
+        size_t len = strcspn(p, "\n");
+        cr_assert_leq(len, (size_t)width, "a %zu-column line at width %d:\n%s", len, width, t);
+        p += len + (p[len] == '\n');
+    }
+}
+
+Test(bench_view, show_fits_80_120_200_columns)
+{
+    make_run(1);
+    static const int widths[] = {80, 120, 200};
+    for (size_t i = 0; i < 3; i++) {
+        char w[8];
+        snprintf(w, sizeof w, "%d", widths[i]);
+        tu_proc p;
+        bench(&p, ARGS("show", "--db", g_db, "--width", w, "1"));
+        cr_assert_eq(p.exit_code, 0, "%s", p.err);
+        check_table_width(p.out, widths[i]);
+        /* The columns that matter are there, the times in one unit. */
+        cr_assert(strstr(p.out, "\nbenchmark "), "%s", p.out);
+        cr_assert(strstr(p.out, "  median us"), "%s", p.out);
+        cr_assert(strstr(p.out, "  GB/s"), "%s", p.out);
+        cr_assert(!strstr(p.out, "| "), "markdown at width %d:\n%s", widths[i], p.out);
+        /* Stop reasons as codes and a legend of the codes shown. */
+        cr_assert(strstr(p.out, "\nstop: ok noise reached the target; tmo timeout before the "
+                                "noise target\n"),
+                  "%s", p.out);
+        cr_assert(!strstr(p.out, "a long sentence"), "%s", p.out);
+        if (widths[i] == 80) {
+            cr_assert(!strstr(p.out, "  outl"), "%s", p.out);
+            cr_assert(!strstr(p.out, "clocks varied"), "%s", p.out);
+        }
+        if (widths[i] == 200) /* room for everything, the note too */
+            cr_assert(strstr(p.out, "  outl  thr") && strstr(p.out, "clocks varied during the "
+                                                                    "point"),
+                      "%s", p.out);
+        tu_proc_free(&p);
+    }
+}
+
+Test(bench_view, show_numbers_line_up_in_one_unit)
+{
+    make_run(1);
+    tu_proc p;
+    bench(&p, ARGS("show", "--db", g_db, "--width", "200", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    /* 1024 to 1048576 elements: about 2 us to 12.5 us, all in us with the
+     * same decimals, right-aligned under the header. */
+    const char *hdr = strstr(p.out, "median us");
+    cr_assert_not_null(hdr, "%s", p.out);
+    /* Each add_k row's median ends at the same column as the header. */
+    const char *line_start = hdr;
+    while (line_start > p.out && line_start[-1] != '\n')
+        line_start--;
+    size_t end_col = (size_t)(hdr - line_start) + strlen("median us");
+    size_t rows = 0, dot = 0;
+    for (const char *r = strstr(p.out, "\nadd_k "); r; r = strstr(r + 1, "\nadd_k ")) {
+        const char *ls = r + 1;
+        size_t len = strcspn(ls, "\n");
+        cr_assert_gt(len, end_col);
+        size_t d = end_col;
+        while (d > 0 && ls[d - 1] != '.' && ls[d - 1] != ' ')
+            d--;
+        cr_assert(ls[end_col] == ' ' && ls[d - 1] == '.' && ls[end_col - 1] >= '0' &&
+                      ls[end_col - 1] <= '9',
+                  "median not right-aligned under its header:\n%.*s", (int)len, ls);
+        if (!rows)
+            dot = d;
+        cr_assert_eq(d, dot, "decimal points not in one column:\n%s", p.out);
+        rows++;
+    }
+    cr_assert_eq(rows, 6, "%s", p.out);
+    tu_proc_free(&p);
+}
+
+Test(bench_view, piped_show_stays_markdown_and_wide_shows_everything)
+{
+    make_run(1);
+    tu_proc p;
+    bench(&p, ARGS("show", "--db", g_db, "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "\n| benchmark              | axes                   | dev  |"), "%s",
+              p.out);
+    cr_assert(strstr(p.out, "a long sentence about why it stopped"), "%s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("show", "--db", g_db, "--width", "80", "--wide", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "  outl  thr"), "%s", p.out);
+    cr_assert(strstr(p.out, "noise-ok: a long sentence about why it stopped after 40 samples"),
+              "%s", p.out);
+    cr_assert(!strstr(p.out, "\nstop:"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+Test(bench_view, bad_width_is_a_usage_error)
+{
+    tu_proc p;
+    bench(&p, ARGS("show", "--width", "12", "1"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: bad value '12' for --width\n"
+                            "hint: give the columns to fit, such as 80 (20 to 10000)\n"
+                            "try 'vyre-bench show --help'\n");
+    tu_proc_free(&p);
+}
+
+/* ---- plot ------------------------------------------------------------------- */
+
+static void need_gnuplot(void)
+{
+    char path[4096];
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_plot_find_gnuplot(path, sizeof path, &e), 0,
+                 "these tests need gnuplot: apt-get install gnuplot-nox (%s)", e.message);
+}
+
+/* The temp directory plot made is gone: nothing is left in TMPDIR. */
+static void check_work_empty(void)
+{
+    DIR *d = opendir(g_work);
+    cr_assert_not_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)))
+        cr_assert(strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0,
+                  "left behind in TMPDIR: %s", de->d_name);
+    closedir(d);
+}
+
+static void xmllint_ok(const char *file)
+{
+    char bin[] = "/usr/bin/xmllint", noout[] = "--noout";
+    char *const full[] = {bin, noout, (char *)(uintptr_t)file, NULL};
+    tu_proc p;
+    tu_run(&p, full, NULL);
+    cr_assert_eq(p.exit_code, 0, "xmllint --noout %s (apt-get install libxml2-utils): %s", file,
+                 p.err);
+    tu_proc_free(&p);
+}
+
+static uint32_t be32(const unsigned char *b)
+{
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+static void png_size(const char *file, uint32_t *w, uint32_t *h)
+{
+    size_t len = 0;
+    unsigned char *b = (unsigned char *)tu_read_file(file, &len);
+    cr_assert_not_null(b, "no %s", file);
+    cr_assert_geq(len, 33);
+    cr_assert_eq(memcmp(b, "\x89PNG\r\n\x1a\n", 8), 0, "not a PNG");
+    cr_assert_eq(memcmp(b + 12, "IHDR", 4), 0, "no IHDR first");
+    *w = be32(b + 16);
+    *h = be32(b + 20);
+    free(b);
+}
+
+Test(bench_view, plot_svg_is_valid_xml)
+{
+    need_gnuplot();
+    make_run(1);
+    char out[700];
+    snprintf(out, sizeof out, "%s/run.svg", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    /* The sweep against N, against BLOCK nothing (one value), and the
+     * launch point's samples. */
+    char want[800];
+    snprintf(want, sizeof want, "%s: 2 charts of run 1\n", out);
+    cr_assert_str_eq(p.out, want);
+    tu_proc_free(&p);
+    xmllint_ok(out);
+    char *svg = tu_read_file(out, NULL);
+    cr_assert(strstr(svg, "add_k (device 0, hot): median against N, band p5-p95"), "title");
+    cr_assert(strstr(svg, "launch.stream (device 0, hot): samples (400; median "), "title");
+    cr_assert(strstr(svg, ">1M<") && strstr(svg, ">4K<"), "tics at the measured N");
+    cr_assert(strstr(svg, "time per item (us)"), "unit");
+    free(svg);
+    check_work_empty();
+}
+
+Test(bench_view, plot_png_has_its_size)
+{
+    need_gnuplot();
+    make_run(1);
+    make_run(1.3);
+    char out[700];
+    snprintf(out, sizeof out, "%s/run.PNG", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    uint32_t w, h;
+    png_size(out, &w, &h);
+    cr_assert_eq(w, 2 * 760); /* two charts side by side */
+    cr_assert_eq(h, 440);
+    /* Two runs: the ratio chart, 150 + 26 a point high. */
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "1", "2"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    png_size(out, &w, &h);
+    cr_assert_eq(w, 900);
+    cr_assert_eq(h, 150 + 26 * 7);
+    check_work_empty();
+}
+
+Test(bench_view, plot_compare_svg_shows_the_slowdown)
+{
+    need_gnuplot();
+    make_run(1);
+    make_run(1.3);
+    char out[700];
+    snprintf(out, sizeof out, "%s/cmp.svg", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "1", "last"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    xmllint_ok(out);
+    char *svg = tu_read_file(out, NULL);
+    cr_assert(strstr(svg, "run 2 against run 1 (baseline): median ratio with its 99% interval"));
+    cr_assert(strstr(svg, ">SLOWER<"), "the legend names the verdict");
+    cr_assert(!strstr(svg, ">FASTER<"));
+    cr_assert(strstr(svg, ">add_k N=1048576 BLOCK=256<"), "a point's label");
+    free(svg);
+}
+
+Test(bench_view, plot_html_is_one_page_with_facts_and_charts)
+{
+    need_gnuplot();
+    make_run(1);
+    char out[700];
+    snprintf(out, sizeof out, "%s/report.html", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "last"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    char *html = tu_read_file(out, NULL);
+    cr_assert(strncmp(html, "<!DOCTYPE html>\n", 16) == 0);
+    cr_assert(strstr(html, "<tr><th>gpu</th><td>NVIDIA H100 80GB HBM3</td></tr>"), "%s", html);
+    cr_assert(strstr(html, "<tr><th>driver</th><td>13000 (580.65.06)</td></tr>"));
+    cr_assert(strstr(html, "<tr><th>git</th><td>0123456789ab</td></tr>"));
+    cr_assert(strstr(html, "<tr><th>command</th><td>vyre-bench run add.ptx --entry add_k</td>"));
+    cr_assert(strstr(html, "<tr><th>started</th><td>20"));
+    size_t svgs = 0;
+    for (const char *s = html; (s = strstr(s, "<svg")); s++)
+        svgs++;
+    cr_assert_eq(svgs, 2);
+    /* Self-contained: nothing fetched, no XML prologue inside the page. */
+    cr_assert(!strstr(html, "<script") && !strstr(html, " src=") && !strstr(html, "<?xml") &&
+              !strstr(html, "<link"));
+    free(html);
+    check_work_empty();
+}
+
+Test(bench_view, plot_without_gnuplot_says_how_to_install_it)
+{
+    make_run(1);
+    char out[700];
+    snprintf(out, sizeof out, "%s/run.svg", g_tmp);
+    tu_proc p;
+    bench_env(&p, ARGS("plot", "--db", g_db, "-o", out, "1"), "PATH=/nonexistent");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: plotting needs gnuplot, and there is none on "
+                            "$PATH\nhint: install it: apt-get install gnuplot-nox\n");
+    tu_proc_free(&p);
+    struct stat st;
+    cr_assert_neq(stat(out, &st), 0, "nothing written");
+}
+
+Test(bench_view, plot_usage_errors)
+{
+    tu_proc p;
+    bench(&p, ARGS("plot", "-o", "chart.pdf", "1"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err,
+                     "vyre-bench: error: cannot tell the format of 'chart.pdf' from its extension\n"
+                     "hint: name a file ending in .svg, .png or .html\n"
+                     "try 'vyre-bench plot --help'\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("plot", "1"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: where to? give the output file with -o\n"
+                            "hint: add -o FILE.svg, -o FILE.png or -o FILE.html\n"
+                            "try 'vyre-bench plot --help'\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("plot", "-o", "x.svg"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: which run? give run ids, 'last' or 'last-N'\n"
+                            "try 'vyre-bench plot --help'\n");
+    tu_proc_free(&p);
+}
+
+Test(bench_view, plot_no_such_run)
+{
+    need_gnuplot();
+    make_run(1);
+    char out[700];
+    snprintf(out, sizeof out, "%s/run.svg", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "7"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strncmp(p.err, "vyre-bench: error: ", 19) == 0 && strstr(p.err, "7"), "%s", p.err);
+    tu_proc_free(&p);
+    struct stat st;
+    cr_assert_neq(stat(out, &st), 0, "nothing written");
+    check_work_empty();
+}
+
+/* ---- a real terminal ---------------------------------------------------------- */
+
+/* Runs `show 1` on a pseudo-terminal through script(1), the window set to
+ * `cols` columns first when cols > 0, with COLUMNS=70; returns the longest
+ * line of the table (after the facts) and checks it is the fitted one. */
+static size_t show_on_a_terminal(int cols)
+{
+    char pre[32] = "", cmd[2048];
+    if (cols > 0)
+        snprintf(pre, sizeof pre, "stty cols %d && ", cols);
+    snprintf(cmd, sizeof cmd, "%s%s show --db %s 1", pre, VYRE_BENCH_BIN, g_db);
+    char bin[] = "/usr/bin/script", q[] = "-qec", dev[] = "/dev/null";
+    char *const argv[] = {bin, q, cmd, dev, NULL};
+    const char *const env[] = {g_env_home, g_env_data, g_env_tmp, "COLUMNS=70", NULL};
+    tu_proc p;
+    tu_run(&p, argv, env);
+    cr_assert_eq(p.exit_code, 0, "script(1) (util-linux): %s %s", p.out, p.err);
+    cr_assert(strstr(p.out, "median us"), "%s", p.out);
+    cr_assert(!strstr(p.out, "| benchmark"), "%s", p.out);
+    const char *t = strstr(p.out, "\r\n\r\n");
+    cr_assert_not_null(t, "%s", p.out);
+    size_t longest = 0;
+    for (const char *s = t + 4; *s;) {
+        size_t len = strcspn(s, "\r\n");
+        longest = len > longest ? len : longest;
+        s += len;
+        while (*s == '\r' || *s == '\n')
+            s++;
+    }
+    tu_proc_free(&p);
+    return longest;
+}
+
+Test(bench_view, a_terminal_gets_the_table_fitted_to_its_window_or_columns)
+{
+    make_run(1);
+    /* No window size on the pty: $COLUMNS. */
+    size_t w = show_on_a_terminal(0);
+    cr_assert_leq(w, 70);
+    /* A 100-column window wins over $COLUMNS. */
+    w = show_on_a_terminal(100);
+    cr_assert(w > 70 && w <= 100, "longest line %zu", w);
+}
+
+Test(bench_view, run_prints_the_fitted_table_per_suite)
+{
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, "--min-samples", "3", "--min-time", "0",
+                   "--max-noise", "100", "--timeout", "5", "-q", "--width", "80"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strncmp(p.out, "benchmark ", 10) == 0, "%s", p.out);
+    size_t n = 0;
+    for (const char *s = p.out; (s = strstr(s, "\ncache.")); s++)
+        n++;
+    cr_assert_eq(n, 8, "%s", p.out);
+    /* Every point stopped at the noise target (100 %): only that code. */
+    cr_assert(strstr(p.out, "\nstop: ok noise reached the target\n"), "%s", p.out);
+    for (const char *s = p.out; *s;) {
+        size_t len = strcspn(s, "\n");
+        if (strncmp(s, "run 1 done", 10) != 0)
+            cr_assert_leq(len, 80, "%.*s", (int)len, s);
+        s += len + (s[len] == '\n');
+    }
+    tu_proc_free(&p);
+}
+
+Test(bench_view, a_failing_gnuplot_is_reported_and_nothing_is_written)
+{
+    make_run(1);
+    /* A gnuplot that fails as a real one does on a bad script. */
+    char bindir[700], fake[760], path_env[800], out[700];
+    snprintf(bindir, sizeof bindir, "%s/bin", g_tmp);
+    cr_assert_eq(mkdir(bindir, 0700), 0);
+    snprintf(fake, sizeof fake, "%s/gnuplot", bindir);
+    static const char script[] = "#!/bin/sh\n"
+                                 "echo 'gnuplot: warning: a font' >&2\n"
+                                 "echo '\"plot.gp\" line 9: unexpected or unrecognized token' "
+                                 ">&2\nexit 1\n";
+    tu_write_file(fake, script, sizeof script - 1);
+    cr_assert_eq(chmod(fake, 0700), 0);
+    snprintf(path_env, sizeof path_env, "PATH=%s:/usr/bin:/bin", bindir);
+    snprintf(out, sizeof out, "%s/run.svg", g_tmp);
+    tu_proc p;
+    bench_env(&p, ARGS("plot", "--db", g_db, "-o", out, "1"), path_env);
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: gnuplot failed (exit 1): \"plot.gp\" line 9: "
+                            "unexpected or unrecognized token\n"
+                            "hint: this is a bug in vyre's plot script; report it\n");
+    tu_proc_free(&p);
+    struct stat st;
+    cr_assert_neq(stat(out, &st), 0, "nothing written");
+    check_work_empty();
+}

@@ -1,0 +1,785 @@
+/*
+ * test_cachectl_config.c - the cache's configuration, its size limit and
+ * first use, through the real vyre-cachectl binary and libcore (issue 12,
+ * points 3, 4 and 6):
+ *   - configuration precedence: default < user file < the cache's
+ *     vyre.conf < VYRE_CACHE_* < -o, each layer overriding the one below,
+ *     and `config` saying where each value comes from;
+ *   - errors naming the file and line (exit 2); `config KEY VALUE` keeping
+ *     the other lines; read_only refusing writes;
+ *   - automatic cleanup under max_size with 4 processes putting at once
+ *     (verify clean and the limit held afterwards);
+ *   - stats/ls/verify on a cache that does not exist (zeros, exit 0,
+ *     nothing created); zero-stats and -z; prune --max-age 0s; quarantined
+ *     files pruned by age.
+ * Every test gets its own HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "vyre/vyre.h"
+
+#ifndef VYRE_CACHECTL_BIN
+#error "tests/CMakeLists.txt must define VYRE_CACHECTL_BIN"
+#endif
+
+static char g_tmp[512];
+static char g_cache[600];
+static char g_conf_dir[600];  /* $XDG_CONFIG_HOME */
+static char g_user_conf[700]; /* $XDG_CONFIG_HOME/vyre/vyre.conf */
+static char g_cache_conf[700];
+static char g_env_home[700];
+static char g_env_xdg[700];
+
+static const char *const k_conf_env[] = {"VYRE_CACHE_MAX_SIZE", "VYRE_CACHE_MAX_AGE",
+                                         "VYRE_CACHE_UMASK", "VYRE_CACHE_READ_ONLY",
+                                         "VYRE_CACHE_QUARANTINE_MAX_AGE"};
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_cache, sizeof g_cache, "%s/cache", g_tmp);
+    snprintf(g_conf_dir, sizeof g_conf_dir, "%s/config", g_tmp);
+    snprintf(g_user_conf, sizeof g_user_conf, "%s/vyre/vyre.conf", g_conf_dir);
+    snprintf(g_cache_conf, sizeof g_cache_conf, "%s/vyre.conf", g_cache);
+    snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
+    snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
+    /* This process opens caches too (libcore reads the configuration). */
+    setenv("XDG_CONFIG_HOME", g_conf_dir, 1);
+    setenv("HOME", g_tmp, 1);
+    for (size_t i = 0; i < sizeof k_conf_env / sizeof k_conf_env[0]; i++)
+        unsetenv(k_conf_env[i]);
+}
+
+static void teardown(void)
+{
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(cachectl_config, .init = setup, .fini = teardown, .timeout = 180);
+
+static void run_env(tu_proc *p, const char *const *args, const char *const *extra)
+{
+    char *argv[64];
+    size_t n = 0;
+    argv[n++] = strdup(VYRE_CACHECTL_BIN);
+    for (size_t i = 0; args[i]; i++) {
+        cr_assert_lt(n, 63);
+        argv[n++] = strdup(args[i]);
+    }
+    argv[n] = NULL;
+    const char *env[32];
+    size_t m = 0;
+    env[m++] = g_env_home;
+    env[m++] = g_env_xdg;
+    env[m++] = "VYRE_PTX_CACHE_DIR";
+    for (size_t i = 0; extra && extra[i]; i++) {
+        cr_assert_lt(m, 31);
+        env[m++] = extra[i];
+    }
+    env[m] = NULL;
+    tu_run(p, argv, env);
+    for (size_t i = 0; i < n; i++)
+        free(argv[i]);
+}
+
+#define RUN_ENV(p, env, ...) run_env((p), (const char *const[]){__VA_ARGS__, NULL}, (env))
+#define CC(p, ...)           run_env((p), (const char *const[]){"--cache-dir", g_cache, __VA_ARGS__, NULL}, NULL)
+#define CC_ENV(p, env, ...)                                                                        \
+    run_env((p), (const char *const[]){"--cache-dir", g_cache, __VA_ARGS__, NULL}, (env))
+
+static int has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; (p = strstr(p, line)); p++)
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+#define assert_line(text, line)                                                                    \
+    cr_assert(has_line((text), (line)), "missing line '%s' in:\n%s", (line), (text))
+
+static void first_line(const char *text, char *buf, size_t size)
+{
+    const char *e = strchr(text, '\n');
+    size_t n = e ? (size_t)(e - text) : strlen(text);
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    char dir[800];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    *slash = '\0';
+    char cmd[900];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static json_t *parse_json(const char *text)
+{
+    json_error_t je;
+    json_t *o = json_loads(text, 0, &je);
+    cr_assert_not_null(o, "bad JSON (%s) in:\n%s", je.text, text);
+    return o;
+}
+
+static json_int_t jint(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    cr_assert(json_is_integer(v), "'%s' is not an integer", key);
+    return json_integer_value(v);
+}
+
+/* `config --json max_size` -> value and origin, checked. */
+static void assert_key(const char *const *env, const char *key, const char *value,
+                       const char *origin, const char *where)
+{
+    tu_proc p;
+    const char *args[] = {"--cache-dir", g_cache, "config", "--json", key, NULL};
+    const char *oargs[] = {"--cache-dir", g_cache, "-o", "max_size=7G", "config", "--json", key,
+                           NULL};
+    run_env(&p, strcmp(origin, "option") == 0 ? oargs : args, env);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    json_t *k = json_array_get(json_object_get(o, "keys"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(k, "key")), key);
+    cr_assert_str_eq(json_string_value(json_object_get(k, "value")), value, "%s", p.out);
+    cr_assert_str_eq(json_string_value(json_object_get(k, "origin")), origin, "%s", p.out);
+    cr_assert_str_eq(json_string_value(json_object_get(k, "where")), where, "%s", p.out);
+    json_decref(o);
+    tu_proc_free(&p);
+}
+
+/* ---- populating through libcore ------------------------------------------- */
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static vyre_key key_n(unsigned proc, unsigned n)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    snprintf(hex, sizeof hex, "%02x%06x%056d", proc, n, 0);
+    vyre_key k;
+    cr_assert_eq(vyre_key_from_hex(hex, &k), 0);
+    return k;
+}
+
+/* Puts a blob of len payload bytes; returns the put's result. */
+static int put_n(vyre_cache *c, unsigned proc, unsigned n, size_t len, vyre_error *err)
+{
+    vyre_blob_header h;
+    memset(&h, 0, sizeof h);
+    h.key = key_n(proc, n);
+    h.kind = VYRE_BLOB_CUBIN;
+    snprintf(h.arch, sizeof h.arch, "sm_90");
+    snprintf(h.toolchain, sizeof h.toolchain, "nvrtc-13.0");
+    h.created_unix_ns = now_ns();
+    unsigned char payload[8192];
+    for (size_t i = 0; i < len && i < sizeof payload; i++)
+        payload[i] = (unsigned char)(i * 7 + n + proc);
+    return vyre_cache_put(c, &h, payload, len, err);
+}
+
+static vyre_cache *open_cache(void)
+{
+    vyre_cache *c = NULL;
+    vyre_error err;
+    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), 0, "open: %s", err.message);
+    return c;
+}
+
+static void populate(unsigned n)
+{
+    vyre_cache *c = open_cache();
+    vyre_error err;
+    for (unsigned i = 0; i < n; i++)
+        cr_assert_eq(put_n(c, 0, i, 1000, &err), 0, "put: %s", err.message);
+    vyre_cache_close(c);
+}
+
+static json_t *stats_json(void)
+{
+    tu_proc p;
+    CC(&p, "stats", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    tu_proc_free(&p);
+    return o;
+}
+
+/* ---- configuration ------------------------------------------------------- */
+
+Test(cachectl_config, precedence_each_layer_overrides_the_one_below)
+{
+    populate(1);
+    /* 1. default */
+    assert_key(NULL, "max_size", "5G", "default", "default");
+    assert_key(NULL, "quarantine_max_age", "7d", "default", "default");
+    /* 2. the user's file */
+    write_file(g_user_conf, "# user settings\n\nmax_size = 2G\nmax_age = 30d\n");
+    char where[900];
+    snprintf(where, sizeof where, "%s:3", g_user_conf);
+    assert_key(NULL, "max_size", "2G", "user_file", where);
+    /* 3. the cache's own file wins over the user's */
+    write_file(g_cache_conf, "max_size = 3G\n");
+    snprintf(where, sizeof where, "%s:1", g_cache_conf);
+    assert_key(NULL, "max_size", "3G", "cache_file", where);
+    snprintf(where, sizeof where, "%s:4", g_user_conf);
+    assert_key(NULL, "max_age", "30d", "user_file", where); /* not set by the cache's file */
+    /* 4. the environment */
+    const char *env[] = {"VYRE_CACHE_MAX_SIZE=4G", NULL};
+    assert_key(env, "max_size", "4G", "env", "env VYRE_CACHE_MAX_SIZE");
+    /* 5. -o on the command line */
+    assert_key(env, "max_size", "7G", "option", "-o");
+
+    /* The plain listing: every key, "(where) key = value". */
+    tu_proc p;
+    CC_ENV(&p, env, "config");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_eq(count_lines(p.out), 5, "%s", p.out);
+    assert_line(p.out, "(env VYRE_CACHE_MAX_SIZE) max_size = 4G");
+    snprintf(where, sizeof where, "(%s:4) max_age = 30d", g_user_conf);
+    assert_line(p.out, where);
+    assert_line(p.out, "(default) umask = unset");
+    assert_line(p.out, "(default) read_only = false");
+    assert_line(p.out, "(default) quarantine_max_age = 7d");
+    tu_proc_free(&p);
+    CC(&p, "-o", "max_size=1500M", "config", "max_size");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "1500M\n");
+    tu_proc_free(&p);
+
+    /* The limit in force is what stats reports and libcore uses. */
+    CC_ENV(&p, env, "stats", "--json");
+    json_t *o = parse_json(p.out);
+    cr_assert_eq(jint(o, "max_size_bytes"), INT64_C(4) << 30);
+    json_decref(o);
+    tu_proc_free(&p);
+    vyre_cache *c = open_cache();
+    cr_assert_eq(vyre_cache_config(c)->max_size, UINT64_C(3) << 30, "the cache's file, no env");
+    vyre_cache_close(c);
+}
+
+Test(cachectl_config, errors_name_the_file_and_line)
+{
+    populate(1);
+    tu_proc p;
+    char want[1200], buf[1200];
+    /* A bad value in the cache's file: every command that reads it says where. */
+    write_file(g_cache_conf, "# ok\nmax_age = 30d\nmax_size = 5X\n");
+    CC(&p, "stats");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert_str_empty(p.out);
+    first_line(p.err, buf, sizeof buf);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: %s:3: bad value '5X' for max_size: '5X' has an unknown size "
+             "unit 'X'",
+             g_cache_conf);
+    cr_assert_str_eq(buf, want);
+    assert_line(p.err, "hint: write a size such as 5G, 500M or 1.5GiB, or 0 for no limit");
+    tu_proc_free(&p);
+    /* libcore refuses it too. */
+    vyre_cache *c = NULL;
+    vyre_error err;
+    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), VYRE_ECONFIG);
+    cr_assert(strstr(err.message, ":3: bad value '5X' for max_size"), "%s", err.message);
+
+    /* An unknown key in the user's file. */
+    write_file(g_cache_conf, "");
+    write_file(g_user_conf, "max_size = 1G\nmax_sise = 2G\n");
+    CC(&p, "ls");
+    cr_assert_eq(p.exit_code, 2);
+    first_line(p.err, buf, sizeof buf);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: %s:2: unknown configuration key 'max_sise'", g_user_conf);
+    cr_assert_str_eq(buf, want);
+    assert_line(p.err,
+                "hint: the keys are max_size, max_age, umask, read_only and quarantine_max_age");
+    tu_proc_free(&p);
+
+    /* A line that is not key = value. */
+    write_file(g_user_conf, "\n\n  read_only\n");
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 2);
+    first_line(p.err, buf, sizeof buf);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: %s:3: expected 'key = value', got 'read_only'", g_user_conf);
+    cr_assert_str_eq(buf, want);
+    tu_proc_free(&p);
+    write_file(g_user_conf, "");
+
+    /* Bad values of each kind, from the environment and from -o. */
+    const char *env[] = {"VYRE_CACHE_UMASK=0999", NULL};
+    CC_ENV(&p, env, "stats");
+    cr_assert_eq(p.exit_code, 2);
+    first_line(p.err, buf, sizeof buf);
+    cr_assert_str_eq(buf, "vyre-cachectl: error: VYRE_CACHE_UMASK: bad value '0999' for umask");
+    assert_line(p.err, "hint: fix or unset VYRE_CACHE_UMASK");
+    tu_proc_free(&p);
+    CC(&p, "-o", "read_only=maybe", "stats");
+    cr_assert_eq(p.exit_code, 2);
+    first_line(p.err, buf, sizeof buf);
+    cr_assert_str_eq(buf, "vyre-cachectl: error: -o: bad value 'maybe' for read_only");
+    tu_proc_free(&p);
+    CC(&p, "-o", "colour=blue", "stats");
+    cr_assert_eq(p.exit_code, 2);
+    first_line(p.err, buf, sizeof buf);
+    cr_assert_str_eq(buf, "vyre-cachectl: error: -o: unknown configuration key 'colour'");
+    tu_proc_free(&p);
+    CC(&p, "-o", "max_size", "stats");
+    cr_assert_eq(p.exit_code, 2);
+    first_line(p.err, buf, sizeof buf);
+    cr_assert_str_eq(buf, "vyre-cachectl: error: -o 'max_size': expected key=value");
+    tu_proc_free(&p);
+    CC(&p, "config", "max_age", "soon");
+    cr_assert_eq(p.exit_code, 2);
+    first_line(p.err, buf, sizeof buf);
+    cr_assert_str_eq(buf, "vyre-cachectl: error: bad value 'soon' for max_age: 'soon' is not an "
+                          "age");
+    tu_proc_free(&p);
+    CC(&p, "config", "max_sise");
+    cr_assert_eq(p.exit_code, 2);
+    first_line(p.err, buf, sizeof buf);
+    cr_assert_str_eq(buf, "vyre-cachectl: error: unknown configuration key 'max_sise'");
+    assert_line(p.err, "hint: did you mean 'max_size'?");
+    tu_proc_free(&p);
+}
+
+Test(cachectl_config, set_keeps_the_other_lines_and_comments)
+{
+    populate(1);
+    write_file(g_cache_conf, "# shared by the team\nmax_size = 10G   \n\n# age\nmax_age = 30d\n"
+                             "umask = 002");
+    tu_proc p;
+    CC(&p, "config", "max_size", "20G");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char want[900];
+    snprintf(want, sizeof want, "max_size = 20G (%s:2)\n", g_cache_conf);
+    cr_assert_str_eq(p.out, want);
+    tu_proc_free(&p);
+    cr_assert_str_eq(read_file(g_cache_conf), "# shared by the team\nmax_size = 20G\n\n# age\n"
+                                              "max_age = 30d\numask = 002");
+    CC(&p, "config", "read_only", "false");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_str_eq(read_file(g_cache_conf), "# shared by the team\nmax_size = 20G\n\n# age\n"
+                                              "max_age = 30d\numask = 002\nread_only = false\n");
+    CC(&p, "config", "--unset", "max_age");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_str_eq(read_file(g_cache_conf), "# shared by the team\nmax_size = 20G\n\n# age\n"
+                                              "umask = 002\nread_only = false\n");
+    /* Nothing left behind by the atomic rewrite. */
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -c 'vyre.conf.tmp'", g_cache);
+    cr_assert_neq(system(cmd), 0, "a temporary file was left in the cache directory");
+    CC(&p, "config", "-v", "max_size");
+    snprintf(want, sizeof want, "20G (%s:2)\n", g_cache_conf);
+    cr_assert_str_eq(p.out, want);
+    tu_proc_free(&p);
+}
+
+Test(cachectl_config, read_only_refuses_puts_and_prunes)
+{
+    populate(3);
+    tu_proc p;
+    CC(&p, "-o", "read_only=true", "prune", "--max-size", "0");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "is read-only by configuration (read_only = true, from -o)"), "%s",
+              p.err);
+    tu_proc_free(&p);
+    CC(&p, "config", "read_only", "yes");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    /* libcore: gets work, puts are VYRE_EROFS. */
+    vyre_cache *c = open_cache();
+    cr_assert(vyre_cache_is_readonly(c));
+    vyre_error err;
+    cr_assert_eq(put_n(c, 0, 99, 100, &err), VYRE_EROFS);
+    cr_assert(strstr(err.message, "read-only by configuration"), "%s", err.message);
+    vyre_key k = key_n(0, 1);
+    vyre_blob *b = NULL;
+    cr_assert_eq(vyre_cache_get(c, &k, &b, NULL, &err), 0, "%s", err.message);
+    vyre_blob_free(b);
+    vyre_cache_close(c);
+    CC(&p, "prune", "--max-age", "0s");
+    cr_assert_eq(p.exit_code, 2);
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q");
+    cr_assert_eq(count_lines(p.out), 3);
+    tu_proc_free(&p);
+    /* -o overrides the file. */
+    CC(&p, "-o", "read_only=false", "prune", "--max-age", "0s");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+}
+
+/* ---- the size limit ------------------------------------------------------ */
+
+#define PROCS         4
+#define PUTS_PER_PROC 150
+#define PAYLOAD       3000 /* + 256 header bytes = 3256 on disk */
+
+Test(cachectl_config, automatic_cleanup_under_the_limit_with_4_processes)
+{
+    /* 600 blobs of 3256 bytes (1.9 MB) into a 500 KB cache. */
+    populate(0);
+    write_file(g_cache_conf, "max_size = 500K\n");
+    pid_t pids[PROCS];
+    for (unsigned i = 0; i < PROCS; i++) {
+        pids[i] = fork();
+        cr_assert_geq(pids[i], 0);
+        if (pids[i] == 0) {
+            vyre_cache *c = NULL;
+            vyre_error err;
+            if (vyre_cache_open(g_cache, 0, &c, &err))
+                _exit(10);
+            for (unsigned n = 0; n < PUTS_PER_PROC; n++)
+                if (put_n(c, i + 1, n, PAYLOAD, &err)) {
+                    fprintf(stderr, "child %u put %u: %s\n", i, n, err.message);
+                    _exit(11);
+                }
+            vyre_cache_close(c);
+            _exit(0);
+        }
+    }
+    for (unsigned i = 0; i < PROCS; i++) {
+        int st = 0;
+        cr_assert_eq(waitpid(pids[i], &st, 0), pids[i]);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %u: status %d", i, st);
+    }
+    tu_proc p;
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "verify:\n%s%s", p.out, p.err);
+    assert_line(p.out, "The cache is clean.");
+    tu_proc_free(&p);
+    json_t *o = stats_json();
+    json_int_t bytes = jint(o, "bytes"), entries = jint(o, "entries");
+    cr_assert_leq(bytes, 500 * 1024, "the cache is %lld bytes, over its 500K limit",
+                  (long long)bytes);
+    cr_assert_gt(entries, 0);
+    cr_assert_lt(entries, PROCS * PUTS_PER_PROC);
+    cr_assert_eq(jint(o, "max_size_bytes"), 500 * 1024);
+    double fill = json_real_value(json_object_get(o, "fill_ratio"));
+    cr_assert_float_eq(fill, (double)bytes / (500.0 * 1024), 1e-9);
+    json_decref(o);
+    /* The files agree with the index: as many blobs as rows. */
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "test $(find '%s/blobs' -name '*.vblob' | wc -l) -eq %lld", g_cache,
+             (long long)entries);
+    cr_assert_eq(system(cmd), 0, "files and rows disagree");
+    cr_assert(exists(g_cache_conf));
+}
+
+Test(cachectl_config, cleanup_goes_to_90_percent_lru_first_and_stats_show_the_fill)
+{
+    /* 30 blobs of 1256 bytes = 37680; limit 40000: the 32nd put cleans to
+     * 36000, least recently used first (blob 0 was read: kept). */
+    write_file(g_cache_conf, "max_size = 40000\n");
+    vyre_cache *c = open_cache();
+    vyre_error err;
+    for (unsigned i = 0; i < 30; i++)
+        cr_assert_eq(put_n(c, 0, i, 1000, &err), 0, "%s", err.message);
+    vyre_key k0 = key_n(0, 0);
+    vyre_blob *b = NULL;
+    cr_assert_eq(vyre_cache_get(c, &k0, &b, NULL, &err), 0);
+    vyre_blob_free(b);
+    cr_assert_eq(vyre_cache_flush(c, &err), 0);
+    vyre_cache_stats st;
+    cr_assert_eq(vyre_cache_stats_get(c, &st, &err), 0);
+    cr_assert_eq(st.entries, 30);
+    for (unsigned i = 30; i < 32; i++)
+        cr_assert_eq(put_n(c, 0, i, 1000, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_cache_stats_get(c, &st, &err), 0);
+    cr_assert_leq(st.bytes, 36000);
+    cr_assert_eq(st.entries, 36000 / 1256);
+    cr_assert_eq(vyre_cache_get(c, &k0, &b, NULL, &err), 0, "the recently used blob went");
+    vyre_blob_free(b);
+    vyre_key k1 = key_n(0, 1);
+    cr_assert_eq(vyre_cache_get(c, &k1, &b, NULL, &err), VYRE_ENOENT, "the LRU blob stayed");
+    vyre_cache_close(c);
+
+    tu_proc p;
+    CC(&p, "stats");
+    char want[200];
+    snprintf(want, sizeof want, "Cache size:            %.1f KiB of 39.1 KiB (%.0f%%)",
+             (double)st.bytes / 1024, 100.0 * (double)st.bytes / 40000);
+    assert_line(p.out, want);
+    tu_proc_free(&p);
+
+    /* A second cleanup at once is skipped: the lock is held. */
+    char lock[800];
+    snprintf(lock, sizeof lock, "%s/" VYRE_CACHE_CLEANUP_LOCK, g_cache);
+    int fd = open(lock, O_RDWR);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(flock(fd, LOCK_EX), 0);
+    c = open_cache();
+    vyre_cache_cleanup_result res;
+    cr_assert_eq(vyre_cache_cleanup(c, 1, &res, &err), 0);
+    cr_assert_eq(res.ran, 0);
+    close(fd);
+    cr_assert_eq(vyre_cache_cleanup(c, 1, &res, &err), 0);
+    cr_assert_eq(res.ran, 1);
+    vyre_cache_close(c);
+}
+
+/* ---- first use, zero-stats, max-age 0s, quarantine age --------------------- */
+
+Test(cachectl_config, first_use_shows_an_empty_cache_and_creates_nothing)
+{
+    tu_proc p;
+    CC(&p, "stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_empty(p.err);
+    assert_line(p.out, "Entries:               0");
+    assert_line(p.out, "Cache size:            0 B of 5.0 GiB (0%)");
+    assert_line(p.out, "Hits:                  0");
+    tu_proc_free(&p);
+    CC(&p, "stats", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    cr_assert_eq(jint(o, "entries"), 0);
+    cr_assert_eq(jint(o, "bytes"), 0);
+    cr_assert_eq(jint(o, "misses"), 0);
+    cr_assert_float_eq(json_real_value(json_object_get(o, "fill_ratio")), 0.0, 1e-12);
+    json_decref(o);
+    tu_proc_free(&p);
+    CC(&p, "ls");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_eq(count_lines(p.out), 1, "only the header:\n%s", p.out);
+    tu_proc_free(&p);
+    CC(&p, "ls", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    o = parse_json(p.out);
+    cr_assert_eq(json_array_size(json_object_get(o, "entries")), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Blobs checked:         0 (0 B)");
+    assert_line(p.out, "The cache is clean.");
+    tu_proc_free(&p);
+    CC(&p, "zero-stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    /* The default root (XDG_CACHE_HOME) too. */
+    run_env(&p, (const char *const[]){"stats", NULL}, NULL);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert(!exists(g_cache), "the cache directory was created");
+    char xdg[700];
+    snprintf(xdg, sizeof xdg, "%s/xdg", g_tmp);
+    cr_assert(!exists(xdg), "the default cache directory was created");
+    /* libcore: a read-only open with VYRE_CACHE_MISSING_EMPTY. */
+    vyre_cache *c = NULL;
+    vyre_error err;
+    cr_assert_eq(vyre_cache_open(g_cache, VYRE_CACHE_READONLY | VYRE_CACHE_MISSING_EMPTY, &c, &err),
+                 0, "%s", err.message);
+    cr_assert(vyre_cache_is_missing(c));
+    vyre_key k = key_n(0, 0);
+    vyre_blob *b = NULL;
+    cr_assert_eq(vyre_cache_get(c, &k, &b, NULL, &err), VYRE_ENOENT);
+    vyre_cache_close(c);
+    cr_assert(!exists(g_cache));
+}
+
+Test(cachectl_config, zero_stats_resets_hits_and_misses_and_keeps_lru)
+{
+    populate(3);
+    vyre_cache *c = open_cache();
+    vyre_error err;
+    vyre_key k = key_n(0, 0), missing = key_n(9, 9);
+    vyre_blob *b = NULL;
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(vyre_cache_get(c, &k, &b, NULL, &err), 0);
+        vyre_blob_free(b);
+    }
+    cr_assert_eq(vyre_cache_get(c, &missing, &b, NULL, &err), VYRE_ENOENT);
+    vyre_cache_close(c);
+    json_t *o = stats_json();
+    cr_assert_eq(jint(o, "hits"), 3);
+    cr_assert_eq(jint(o, "misses"), 1);
+    cr_assert(json_is_null(json_object_get(o, "stats_zeroed_unix_ns")));
+    json_decref(o);
+    tu_proc p;
+    CC(&p, "ls", "-q");
+    char before[4096];
+    snprintf(before, sizeof before, "%s", p.out);
+    tu_proc_free(&p);
+
+    CC(&p, "zero-stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "Statistics zeroed.\n");
+    tu_proc_free(&p);
+    o = stats_json();
+    cr_assert_eq(jint(o, "hits"), 0);
+    cr_assert_eq(jint(o, "misses"), 0);
+    cr_assert_eq(jint(o, "entries"), 3);
+    cr_assert_gt(jint(o, "stats_zeroed_unix_ns"), 0);
+    json_decref(o);
+    CC(&p, "ls", "-q");
+    cr_assert_str_eq(p.out, before, "LRU order changed");
+    tu_proc_free(&p);
+    CC(&p, "stats");
+    cr_assert(strstr(p.out, "\nStats zeroed:"), "%s", p.out);
+    tu_proc_free(&p);
+
+    /* -z and --zero-stats, alone and before a command. */
+    c = open_cache();
+    cr_assert_eq(vyre_cache_get(c, &k, &b, NULL, &err), 0);
+    vyre_blob_free(b);
+    vyre_cache_close(c);
+    CC(&p, "-z");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    o = stats_json();
+    cr_assert_eq(jint(o, "hits"), 0);
+    json_decref(o);
+    CC(&p, "--zero-stats", "stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Hits:                  0");
+    tu_proc_free(&p);
+}
+
+Test(cachectl_config, prune_max_age_0s_means_everything)
+{
+    populate(5);
+    tu_proc p;
+    CC(&p, "prune", "--max-age", "0s", "--dry-run");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Would remove 5 blobs (6.1 KiB): 5 by age");
+    tu_proc_free(&p);
+    CC(&p, "prune", "--max-age", "0s");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Removed 5 blobs (6.1 KiB): 5 by age");
+    assert_line(p.out, "Left 0 blobs (0 B)");
+    tu_proc_free(&p);
+    CC(&p, "ls", "-q");
+    cr_assert_str_empty(p.out);
+    tu_proc_free(&p);
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.out);
+    tu_proc_free(&p);
+}
+
+static void quarantine_file(const char *name, int64_t age_days)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/quarantine/%s", g_cache, name);
+    write_file(path, "not a blob\n");
+    struct timespec ts[2];
+    clock_gettime(CLOCK_REALTIME, &ts[0]);
+    ts[0].tv_sec -= age_days * 86400;
+    ts[1] = ts[0];
+    cr_assert_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+static int in_quarantine(const char *name)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/quarantine/%s", g_cache, name);
+    return exists(path);
+}
+
+Test(cachectl_config, quarantined_files_older_than_quarantine_max_age_are_pruned)
+{
+    populate(2);
+    quarantine_file("old.bad-checksum", 8);
+    quarantine_file("recent.bad-checksum", 6);
+    tu_proc p;
+    /* quarantine_max_age = 0 keeps them. */
+    CC(&p, "-o", "quarantine_max_age=0", "prune");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert(in_quarantine("old.bad-checksum"));
+    /* Any prune removes those older than 7 days (the default). */
+    CC(&p, "prune", "--arch", "sm_52");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_line(p.out, "Removed 1 quarantined file older than quarantine_max_age (11 B)");
+    tu_proc_free(&p);
+    cr_assert(!in_quarantine("old.bad-checksum"));
+    cr_assert(in_quarantine("recent.bad-checksum"));
+    CC(&p, "-o", "quarantine_max_age=5d", "prune", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    cr_assert_eq(jint(o, "quarantine_removed"), 1);
+    cr_assert_eq(jint(o, "quarantine_removed_bytes"), 11);
+    cr_assert_eq(jint(o, "removed"), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+    cr_assert(!in_quarantine("recent.bad-checksum"));
+
+    /* Automatic cleanup removes them too (a put over the limit). */
+    quarantine_file("old2.bad-magic", 30);
+    write_file(g_cache_conf, "max_size = 2K\n");
+    vyre_cache *c = open_cache();
+    vyre_error err;
+    cr_assert_eq(put_n(c, 0, 50, 1000, &err), 0, "%s", err.message);
+    vyre_cache_close(c);
+    cr_assert(!in_quarantine("old2.bad-magic"));
+    /* And the hourly age-only cleanup: a put under the limit once the last
+     * cleanup is over an hour old. */
+    quarantine_file("old3.bad-magic", 30);
+    write_file(g_cache_conf, "");
+    char lock[800];
+    snprintf(lock, sizeof lock, "%s/" VYRE_CACHE_CLEANUP_LOCK, g_cache);
+    struct timespec ts[2];
+    clock_gettime(CLOCK_REALTIME, &ts[0]);
+    ts[0].tv_sec -= 2 * 3600;
+    ts[1] = ts[0];
+    cr_assert_eq(utimensat(AT_FDCWD, lock, ts, 0), 0);
+    c = open_cache();
+    cr_assert_eq(put_n(c, 0, 51, 100, &err), 0, "%s", err.message);
+    vyre_cache_close(c);
+    cr_assert(!in_quarantine("old3.bad-magic"));
+}

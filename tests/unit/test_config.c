@@ -1,0 +1,283 @@
+/*
+ * test_config.c - the cache configuration (vyre/config.h, cache/config.c):
+ * defaults, the file format, each value's grammar and range, layers and
+ * where each value comes from, rewriting the cache's vyre.conf, and the
+ * cache handle honouring it (read_only, bad files, symlinked vyre.conf).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "vyre/cache.h"
+#include "vyre/config.h"
+
+static char g_dir[1024];
+static char g_root[1100];
+static char g_xdg[1100];
+
+static void setup(void)
+{
+    tu_mkdtemp(g_dir, sizeof g_dir);
+    snprintf(g_root, sizeof g_root, "%s/cache", g_dir);
+    snprintf(g_xdg, sizeof g_xdg, "%s/config", g_dir);
+    setenv("XDG_CONFIG_HOME", g_xdg, 1);
+    static const char *const vars[] = {"VYRE_CACHE_MAX_SIZE", "VYRE_CACHE_MAX_AGE",
+                                       "VYRE_CACHE_UMASK", "VYRE_CACHE_READ_ONLY",
+                                       "VYRE_CACHE_QUARANTINE_MAX_AGE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+}
+
+static void teardown(void)
+{
+    if (g_dir[0])
+        tu_rm_rf(g_dir);
+}
+
+TestSuite(config, .init = setup, .fini = teardown);
+
+static void put_text(const char *path, const char *text)
+{
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char *get_text(const char *path)
+{
+    static char buf[4096];
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int parse(vyre_config *c, const char *text, vyre_error *e)
+{
+    vyre_config_init(c);
+    vyre_error_clear(e);
+    return vyre_config_parse(c, text, strlen(text), VYRE_CONF_FROM_CACHE_FILE, "f.conf", e);
+}
+
+static void value_of(const vyre_config *c, int k, char *buf, size_t size)
+{
+    vyre_config_format_value(c, k, buf, size);
+}
+
+Test(config, defaults)
+{
+    vyre_config c;
+    vyre_config_init(&c);
+    cr_assert_eq(c.max_size, UINT64_C(5) << 30);
+    cr_assert_eq(c.max_age_ns, 0);
+    cr_assert_eq(c.umask, -1);
+    cr_assert_eq(c.read_only, 0);
+    cr_assert_eq(c.quarantine_max_age_ns, INT64_C(7) * 86400 * 1000000000);
+    char v[64], w[64];
+    static const char *const want[] = {"5G", "0", "unset", "false", "7d"};
+    for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
+        value_of(&c, k, v, sizeof v);
+        cr_assert_str_eq(v, want[k], "%s", vyre_config_key_name(k));
+        vyre_config_format_where(&c, k, w, sizeof w);
+        cr_assert_str_eq(w, "default");
+    }
+    char env[64];
+    vyre_config_env_name(VYRE_CONF_QUARANTINE_MAX_AGE, env, sizeof env);
+    cr_assert_str_eq(env, "VYRE_CACHE_QUARANTINE_MAX_AGE");
+    cr_assert_eq(vyre_config_key_find("read_only"), VYRE_CONF_READ_ONLY);
+    cr_assert_eq(vyre_config_key_find("readonly"), -1);
+}
+
+Test(config, file_format_and_values)
+{
+    vyre_config c;
+    vyre_error e;
+    cr_assert_eq(parse(&c,
+                       "# comment\n\n   \t\n  max_size=1.5GiB  \r\n\tmax_age\t=\t12h\n"
+                       "umask = 002\nread_only = YES\nquarantine_max_age = 0\n#max_size = 1K",
+                       &e),
+                 0, "%s", e.message);
+    cr_assert_eq(c.max_size, UINT64_C(3) << 29);
+    cr_assert_eq(c.max_age_ns, INT64_C(12) * 3600 * 1000000000);
+    cr_assert_eq(c.umask, 02);
+    cr_assert_eq(c.read_only, 1);
+    cr_assert_eq(c.quarantine_max_age_ns, 0);
+    cr_assert_eq(c.where[VYRE_CONF_MAX_SIZE].line, 4);
+    cr_assert_eq(c.where[VYRE_CONF_QUARANTINE_MAX_AGE].line, 8);
+    char w[1200];
+    vyre_config_format_where(&c, VYRE_CONF_MAX_AGE, w, sizeof w);
+    cr_assert_str_eq(w, "f.conf:5");
+    char v[64];
+    value_of(&c, VYRE_CONF_MAX_SIZE, v, sizeof v);
+    cr_assert_str_eq(v, "1536M");
+    value_of(&c, VYRE_CONF_UMASK, v, sizeof v);
+    cr_assert_str_eq(v, "002");
+    /* The last setting of a key wins; 0 is no limit; ages format exactly. */
+    cr_assert_eq(parse(&c, "max_size = 1G\nmax_size = 0\nmax_age = 90m\n", &e), 0);
+    cr_assert_eq(c.max_size, 0);
+    cr_assert_eq(c.where[VYRE_CONF_MAX_SIZE].line, 2);
+    value_of(&c, VYRE_CONF_MAX_AGE, v, sizeof v);
+    cr_assert_str_eq(v, "90m");
+    cr_assert_eq(parse(&c, "max_age = 1.5s\n", &e), 0);
+    value_of(&c, VYRE_CONF_MAX_AGE, v, sizeof v);
+    cr_assert_str_eq(v, "1.500000000s");
+}
+
+Test(config, errors_name_the_line_and_leave_earlier_keys)
+{
+    static const struct {
+        const char *text, *message;
+    } cases[] = {
+        {"max_size = 1G\nmax_age = 3y\n", "f.conf:2: bad value '3y' for max_age"},
+        {"\n\nsize = 1G\n", "f.conf:3: unknown configuration key 'size'"},
+        {"read_only\n", "f.conf:1: expected 'key = value', got 'read_only'"},
+        {"= 1G\n", "f.conf:1: missing key before '='"},
+        {"max_size =\n", "f.conf:1: max_size has no value"},
+        {"umask = 1000\n", "f.conf:1: bad value '1000' for umask"},
+        {"umask = 8\n", "f.conf:1: bad value '8' for umask"},
+        {"read_only = 2\n", "f.conf:1: bad value '2' for read_only"},
+        {"max_size = -1\n", "f.conf:1: bad value '-1' for max_size"},
+        {"quarantine_max_age = 7\n", "f.conf:1: bad value '7' for quarantine_max_age"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vyre_config c;
+        vyre_error e;
+        cr_assert_eq(parse(&c, cases[i].text, &e), VYRE_ECONFIG, "%s", cases[i].text);
+        cr_assert_eq(e.code, VYRE_ECONFIG);
+        cr_assert(strncmp(e.message, cases[i].message, strlen(cases[i].message)) == 0,
+                  "'%s' -> '%s'", cases[i].text, e.message);
+        cr_assert(e.hint[0], "no hint for '%s'", cases[i].text);
+        if (i == 0)
+            cr_assert_eq(c.max_size, UINT64_C(1) << 30, "the key before the bad line stays");
+    }
+    vyre_config c;
+    vyre_error e;
+    const char nul[] = "max_size = 1G\0\n";
+    vyre_config_init(&c);
+    cr_assert_eq(vyre_config_parse(&c, nul, sizeof nul - 1, VYRE_CONF_FROM_USER_FILE, "n", &e),
+                 VYRE_ECONFIG);
+    cr_assert_str_eq(e.message, "n:1: NUL byte in the line");
+}
+
+Test(config, layers_lowest_first)
+{
+    char user[1200], cache_conf[1200];
+    snprintf(user, sizeof user, "%s/vyre/vyre.conf", g_xdg);
+    snprintf(cache_conf, sizeof cache_conf, "%s/vyre.conf", g_root);
+    put_text(user, "max_size = 1G\nmax_age = 1d\numask = 077\nread_only = true\n");
+    put_text(cache_conf, "max_age = 2d\numask = 007\nread_only = true\n");
+    setenv("VYRE_CACHE_UMASK", "002", 1);
+    setenv("VYRE_CACHE_READ_ONLY", "true", 1);
+    const char *ov[] = {"read_only=false"};
+    vyre_config c;
+    vyre_error e;
+    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(c.max_size, UINT64_C(1) << 30);
+    cr_assert_eq(c.where[VYRE_CONF_MAX_SIZE].origin, VYRE_CONF_FROM_USER_FILE);
+    cr_assert_eq(c.max_age_ns, INT64_C(2) * 86400 * 1000000000);
+    cr_assert_eq(c.where[VYRE_CONF_MAX_AGE].origin, VYRE_CONF_FROM_CACHE_FILE);
+    cr_assert_eq(c.umask, 02);
+    cr_assert_eq(c.where[VYRE_CONF_UMASK].origin, VYRE_CONF_FROM_ENV);
+    cr_assert_eq(c.read_only, 0);
+    cr_assert_eq(c.where[VYRE_CONF_READ_ONLY].origin, VYRE_CONF_FROM_OVERRIDE);
+    cr_assert_eq(c.where[VYRE_CONF_QUARANTINE_MAX_AGE].origin, VYRE_CONF_FROM_DEFAULT);
+    char w[1300];
+    vyre_config_format_where(&c, VYRE_CONF_UMASK, w, sizeof w);
+    cr_assert_str_eq(w, "env VYRE_CACHE_UMASK");
+    vyre_config_format_where(&c, VYRE_CONF_MAX_AGE, w, sizeof w);
+    char want[1300];
+    snprintf(want, sizeof want, "%s:1", cache_conf);
+    cr_assert_str_eq(w, want);
+    /* A bad override is the error, naming -o. */
+    const char *bad[] = {"max_size"};
+    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, &e), VYRE_ECONFIG);
+    cr_assert_str_eq(e.message, "-o 'max_size': expected key=value");
+}
+
+Test(config, write_keeps_lines_creates_the_directory_and_refuses_bad_values)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/vyre.conf", g_root);
+    vyre_error e;
+    /* No cache directory yet: created 0700, file created. */
+    cr_assert_eq(vyre_config_write(g_root, "max_size", "2G", &e), 0, "%s", e.message);
+    struct stat st;
+    cr_assert_eq(stat(g_root, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0700);
+    cr_assert_str_eq(get_text(path), "max_size = 2G\n");
+    /* No final newline; the key set twice: the last line is the one. */
+    put_text(path, "# x\nmax_size = 1G\nmax_age=1d\nmax_size = 3G");
+    cr_assert_eq(vyre_config_write(g_root, "max_size", "4G", &e), 0);
+    cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_age=1d\nmax_size = 4G");
+    cr_assert_eq(vyre_config_write(g_root, "umask", "002", &e), 0);
+    cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_age=1d\nmax_size = 4G\numask = 002\n");
+    cr_assert_eq(vyre_config_write(g_root, "max_age", NULL, &e), 0);
+    cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_size = 4G\numask = 002\n");
+    /* Bad values and keys change nothing. */
+    cr_assert_eq(vyre_config_write(g_root, "umask", "9", &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_write(g_root, "colour", "blue", &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_write(g_root, "colour", NULL, &e), VYRE_ECONFIG);
+    cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_size = 4G\numask = 002\n");
+    /* The file keeps its mode. */
+    cr_assert_eq(chmod(path, 0640), 0);
+    cr_assert_eq(vyre_config_write(g_root, "read_only", "true", &e), 0);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0640);
+}
+
+Test(config, the_cache_honours_its_file)
+{
+    vyre_cache *c = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_config(c)->max_size, UINT64_C(5) << 30);
+    vyre_cache_close(c);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/vyre.conf", g_root);
+    put_text(path, "read_only = true\nmax_size = 64M\n");
+    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), 0, "%s", e.message);
+    cr_assert(vyre_cache_is_readonly(c));
+    cr_assert_eq(vyre_cache_config(c)->max_size, UINT64_C(64) << 20);
+    cr_assert_eq(vyre_cache_zero_stats(c, &e), VYRE_EROFS);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_CONFIG);
+    vyre_cache_close(c);
+    /* The caller's configuration instead of the files. */
+    vyre_config mine;
+    vyre_config_init(&mine);
+    vyre_cache_open_opts o;
+    vyre_cache_open_opts_init(&o);
+    cr_assert_eq(o.umask, -1);
+    o.config = &mine;
+    cr_assert_eq(vyre_cache_open_ex(g_root, &o, &c, &e), 0, "%s", e.message);
+    cr_assert(!vyre_cache_is_readonly(c));
+    vyre_cache_close(c);
+    /* A bad file fails the open, with the line. */
+    put_text(path, "max_size = lots\n");
+    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), VYRE_ECONFIG);
+    cr_assert_not_null(strstr(e.message, "vyre.conf:1: bad value 'lots' for max_size"), "%s",
+                       e.message);
+    /* A symlink as the cache's vyre.conf is never followed. */
+    char target[1200];
+    snprintf(target, sizeof target, "%s/elsewhere.conf", g_dir);
+    put_text(target, "max_size = 1G\n");
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(symlink(target, path), 0);
+    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), VYRE_EUNSAFE);
+    cr_assert_not_null(strstr(e.message, "is a symlink"), "%s", e.message);
+    cr_assert_eq(vyre_config_write(g_root, "max_size", "2G", &e), VYRE_EUNSAFE);
+    cr_assert_str_eq(get_text(target), "max_size = 1G\n");
+}

@@ -1,0 +1,122 @@
+/*
+ * cmd_plot.c - `vyre-bench plot RUN [RUN...] -o FILE.svg|.png|.html`:
+ * charts of stored runs, drawn by gnuplot through libcore (vyre/plot.h).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vyre/vyre.h"
+
+#define MAX_RUNS 8
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-bench plot [--db PATH] -o FILE.svg|.png|.html RUN [RUN...]\n\n"
+            "Draw stored runs with gnuplot (apt-get install gnuplot-nox):\n"
+            "  a sweep    the median against each axis, with the p5-p95 band (log axes\n"
+            "             where the axis is geometric), one line per run\n"
+            "  a point    the distribution of its samples (a histogram, median dashed)\n"
+            "  two runs   the median ratio B/A of each point with its bootstrap interval,\n"
+            "             coloured by verdict (as 'vyre-bench compare'); the first is the\n"
+            "             baseline\n"
+            ".svg and .png hold every chart in a grid (for two runs, the ratio chart);\n"
+            ".html is one self-contained page: each run's facts (GPU, driver, git\n"
+            "revision, command, date) and every chart inline as SVG.\n"
+            "RUN is a run id, 'last' or 'last-N' (at most %d runs).\n\n"
+            "  -o, --output FILE  the file to write (its extension names the format)\n"
+            "  --db PATH          results database (default "
+            "$XDG_DATA_HOME/vyre/results.sqlite3)\n\n"
+            "exit status: 0 drawn, 2 usage or operational error (no gnuplot, no such run)\n",
+            MAX_RUNS);
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"db", required_argument, NULL, 'D'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *db_path = NULL, *output = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            output = optarg;
+            break;
+        case 'D':
+            db_path = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return VYRE_EXIT_OK;
+        default:
+            return vyre_cli_bad_option("plot", argv, optind, optopt, "ho:", opts);
+        }
+    }
+    if (!output)
+        return vyre_cli_usage_error("plot", "add -o FILE.svg, -o FILE.png or -o FILE.html",
+                                    "where to? give the output file with -o");
+    if (optind >= argc)
+        return vyre_cli_usage_error("plot", NULL, "which run? give run ids, 'last' or 'last-N'");
+    if (argc - optind > MAX_RUNS)
+        return vyre_cli_usage_error("plot", NULL, "at most %d runs in one plot", MAX_RUNS);
+    vyre_error err;
+    vyre_error_clear(&err);
+    vyre_plot_format fmt;
+    if (vyre_plot_format_of(output, &fmt, &err))
+        return vyre_cli_usage_error("plot", err.hint, "%s", err.message);
+    char gnuplot[4096];
+    if (vyre_plot_find_gnuplot(gnuplot, sizeof gnuplot, &err)) {
+        vyre_cli_report(&err);
+        return VYRE_EXIT_ERROR;
+    }
+    vyre_results *db = NULL;
+    int code = bench_open_db(db_path, &db);
+    if (code)
+        return code;
+    int64_t ids[MAX_RUNS];
+    size_t n = 0;
+    for (int i = optind; i < argc; i++) {
+        if (vyre_bench_run_resolve(db, argv[i], &ids[n], &err)) {
+            vyre_cli_report(&err);
+            vyre_results_close(db);
+            return VYRE_EXIT_ERROR;
+        }
+        for (size_t k = 0; k < n; k++)
+            if (ids[k] == ids[n]) {
+                vyre_results_close(db);
+                return vyre_cli_usage_error("plot", "name each run once",
+                                            "run %lld is named twice ('%s')", (long long)ids[n],
+                                            argv[i]);
+            }
+        n++;
+    }
+    vyre_plot_opts po;
+    memset(&po, 0, sizeof po);
+    po.db = db;
+    po.runs = ids;
+    po.nruns = n;
+    po.output = output;
+    po.gnuplot = gnuplot;
+    po.tmp_dir = getenv("TMPDIR");
+    vyre_plot_result res;
+    if (vyre_plot_runs(&po, &res, &err)) {
+        vyre_cli_report(&err);
+        vyre_results_close(db);
+        return VYRE_EXIT_ERROR;
+    }
+    printf("%s: %zu chart%s of run", output, res.ncharts, res.ncharts == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++)
+        printf("%s %lld", i ? (i + 1 == n ? " and" : ",") : (n > 1 ? "s" : ""), (long long)ids[i]);
+    putchar('\n');
+    vyre_results_close(db);
+    return VYRE_EXIT_OK;
+}

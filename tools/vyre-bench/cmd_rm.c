@@ -1,0 +1,164 @@
+/*
+ * cmd_rm.c - `vyre-bench rm`: remove runs (and their points, samples and
+ * kernel records) from the results database, all named runs in one
+ * transaction; libcore refuses a run whose process is still running.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vyre/vyre.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: vyre-bench rm [--db PATH] [--json] RUN...\n"
+                 "       vyre-bench rm [--db PATH] [--json] --failed\n\n"
+                 "Remove runs and everything stored with them: points, samples, kernel\n"
+                 "records. RUN is an id, 'last' or 'last-N' (see 'vyre-bench runs').\n"
+                 "All the runs named go in one transaction, or none does. A run still\n"
+                 "running is refused; a run whose process died is marked interrupted first\n"
+                 "and can then be removed.\n\n"
+                 "  --failed    every run whose status is failed\n"
+                 "  --json      the removed runs as one JSON document (schema_version 1)\n"
+                 "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n\n"
+                 "exit status: 0 removed (or nothing to remove with --failed),\n"
+                 "             2 usage or operational error (nothing removed)\n");
+}
+
+/* Fills err as libcore would (a tool's own errors: out of memory, a run
+ * named twice). */
+static int fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
+    VYRE_PRINTF(4, 5);
+
+static int fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
+{
+    vyre_error_clear(err);
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    snprintf(err->hint, sizeof err->hint, "%s", hint ? hint : "");
+    return code;
+}
+
+/* Collects the failed runs' ids (malloc'ed into *ids). */
+static int failed_runs(vyre_results *db, int64_t **ids, size_t *n, vyre_error *err)
+{
+    vyre_bench_run *runs = NULL;
+    size_t nr = 0;
+    *ids = NULL;
+    *n = 0;
+    int rc = vyre_bench_runs_list(db, 0, &runs, &nr, err);
+    if (rc)
+        return rc;
+    *ids = malloc((nr ? nr : 1) * sizeof **ids);
+    if (!*ids) {
+        vyre_bench_run_list_free(runs);
+        return fail(err, VYRE_ENOMEM, NULL, "out of memory listing runs");
+    }
+    for (size_t i = nr; i-- > 0;) /* oldest first */
+        if (runs[i].status == VYRE_RUN_FAILED)
+            (*ids)[(*n)++] = runs[i].id;
+    vyre_bench_run_list_free(runs);
+    return VYRE_OK;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'D'},
+        {"failed", no_argument, NULL, 'F'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *db_path = NULL;
+    int failed = 0, json = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'D':
+            db_path = optarg;
+            break;
+        case 'F':
+            failed = 1;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return VYRE_EXIT_OK;
+        default:
+            return vyre_cli_bad_option("rm", argv, optind, optopt, "h", opts);
+        }
+    }
+    if (failed && optind < argc)
+        return vyre_cli_usage_error("rm", "give run ids, or --failed alone",
+                                    "--failed and run ids cannot be combined");
+    if (!failed && optind == argc)
+        return vyre_cli_usage_error("rm", "give run ids, 'last', 'last-N', or --failed",
+                                    "which runs? nothing was removed");
+    vyre_results *db = NULL;
+    int code = bench_open_db(db_path, &db);
+    if (code)
+        return code;
+    vyre_error err;
+    vyre_error_clear(&err);
+    int64_t *ids = NULL;
+    size_t n = 0;
+    int rc = VYRE_OK;
+    if (failed) {
+        rc = failed_runs(db, &ids, &n, &err);
+    } else {
+        n = (size_t)(argc - optind);
+        ids = malloc(n * sizeof *ids);
+        if (!ids)
+            rc = fail(&err, VYRE_ENOMEM, NULL, "out of memory");
+        for (size_t i = 0; !rc && i < n; i++) {
+            rc = vyre_bench_run_resolve(db, argv[optind + (int)i], &ids[i], &err);
+            for (size_t j = 0; !rc && j < i; j++)
+                if (ids[j] == ids[i])
+                    rc = fail(&err, VYRE_EINVAL, "name each run once",
+                              "run %" PRId64 " is named twice", ids[i]);
+        }
+    }
+    /* The runs as they were, for the report. */
+    vyre_bench_run *gone = rc || !n ? NULL : calloc(n, sizeof *gone);
+    if (!rc && n && !gone)
+        rc = fail(&err, VYRE_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = vyre_bench_run_get(db, ids[i], &gone[i], &err);
+    if (!rc && n)
+        rc = vyre_bench_runs_delete(db, ids, n, &err);
+    if (rc) {
+        vyre_cli_report(&err);
+        code = VYRE_EXIT_ERROR;
+    } else if (json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(arr, bench_json_run_info(&gone[i]));
+        json_t *o = json_object();
+        json_object_set_new(o, "schema_version", json_integer(BENCH_RM_JSON_SCHEMA_VERSION));
+        json_object_set_new(o, "db", json_string(vyre_results_path(db)));
+        json_object_set_new(o, "removed", arr);
+        bench_json_print(stdout, o);
+    } else if (!n) {
+        printf("no failed runs in %s\n", vyre_results_path(db));
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            printf("removed ");
+            bench_run_summary(stdout, &gone[i]);
+        }
+    }
+    free(gone);
+    free(ids);
+    vyre_results_close(db);
+    return code;
+}

@@ -1,0 +1,69 @@
+/*
+ * cmd_zero_stats.c - `vyre-cachectl zero-stats` (also -z, --zero-stats):
+ * resets the hit and miss counters, as ccache -z. The blobs, their last use
+ * (and so the LRU order) stay as they are.
+ */
+#include <stdio.h>
+
+#include "cli.h"
+#include "cmds.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-cachectl zero-stats\n"
+            "       vyre-cachectl -z | --zero-stats\n\n"
+            "Reset the cache's hit and miss counters (stats shows when they were last\n"
+            "zeroed). The blobs and their last use are kept. A cache that does not exist\n"
+            "yet has nothing to reset: nothing is created.\n\n"
+            "%s\n"
+            "exit status: 0 done, 2 usage or operational error (read-only cache, ...)\n",
+            CACHECTL_GLOBAL_HELP);
+}
+
+int cmd_zero_stats(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, "zero-stats", opts, argc, argv, usage);
+        if (rc != CACHECTL_HANDLED)
+            return rc < 0 ? VYRE_EXIT_ERROR : rc;
+    }
+    if (optind < argc)
+        return vyre_cli_usage_error("zero-stats", NULL, "unexpected argument '%s'", argv[optind]);
+    int rc = cachectl_check_globals("zero-stats");
+    if (rc)
+        return rc;
+    /* Nothing to reset in a cache that is not there: say so, create nothing. */
+    vyre_cache *cache = NULL;
+    if ((rc = cachectl_open(CACHECTL_READ_OR_EMPTY, &cache)))
+        return rc;
+    int missing = vyre_cache_is_missing(cache);
+    char root[VYRE_CACHE_PATH_MAX];
+    snprintf(root, sizeof root, "%s", vyre_cache_root(cache));
+    vyre_cache_close(cache);
+    cache = NULL;
+    if (!missing && (rc = cachectl_open(CACHECTL_WRITE, &cache)))
+        return rc;
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (!missing && vyre_cache_zero_stats(cache, &err)) {
+        vyre_cache_close(cache);
+        return cachectl_fail(&err);
+    }
+    if (g_cachectl.json) {
+        json_t *o = json_pack("{s:i, s:s, s:b}", "schema_version", 1, "cache_dir", root, "zeroed",
+                              !missing);
+        cachectl_json_print(o);
+    } else if (!g_cachectl.quiet) {
+        printf("%s\n",
+               missing ? "Nothing to reset: the cache does not exist yet." : "Statistics zeroed.");
+    }
+    vyre_cache_close(cache);
+    return VYRE_EXIT_OK;
+}

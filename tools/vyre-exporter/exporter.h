@@ -1,0 +1,57 @@
+/*
+ * exporter.h - vyre-exporter's collectors and the scrape that renders them:
+ * GPUs (NVML through libcore's monitor), instrumented processes (telemetry
+ * pages), the pipeline cache, and the exporter's own scrape figures.
+ *
+ * One exporter is used by one thread at a time (the HTTP server's; calls
+ * are serialized by a mutex anyway). State kept between scrapes: the NVML
+ * session, each process's kernels by name (the page holds only a ring of
+ * the most recent ones, so the exporter sums what it sees), the cache
+ * figures (re-read at most every cache_refresh_s) and the error counters.
+ */
+#ifndef VYRE_EXPORTER_EXPORTER_H
+#define VYRE_EXPORTER_EXPORTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXP_DEFAULT_PORT     9947
+#define EXP_DEFAULT_TOP_N    20
+#define EXP_MAX_TOP_N        1000
+#define EXP_MAX_PROCS        1024 /* telemetry pages read per scrape */
+#define EXP_MAX_KERNEL_NAMES 512  /* distinct kernel names kept per process */
+
+typedef struct exp_opts {
+    const char *telemetry_dir; /* NULL: vyre_telemetry_dir() */
+    const char *cache_dir;     /* NULL: vyre_cache_default_root() */
+    int no_gpu;                /* do not open NVML */
+    int no_cache;              /* no pipeline cache families */
+    unsigned kernels_top_n;    /* kernels exported per process (0: none) */
+    double cache_refresh_s;    /* re-read the cache at most this often (0: every scrape) */
+} exp_opts;
+
+typedef struct exporter exporter;
+
+/* Opens the collectors (a missing NVML is not an error: the exporter then
+ * says so in vyre_gpu_monitor_up). Returns 0 or VYRE_ENOMEM. */
+int exporter_new(const exp_opts *opts, exporter **out);
+void exporter_free(exporter *x);
+
+/* Runs one scrape and renders it into a malloc'ed, NUL-terminated buffer
+ * (*out, *len; the caller frees). Never fails for collector problems: they
+ * are counted in vyre_exporter_scrape_errors_total. Returns 0, or
+ * VYRE_ENOMEM. */
+int exporter_scrape(exporter *x, char **out, size_t *len);
+
+/* Bucket bounds of vyre_range_duration_seconds: the histogram bucket edges
+ * (ns) nearest to 1, 2.5 and 5 times each power of ten from 1 us to 10 s,
+ * ascending, into out[EXP_MAX_EDGES]; returns their count (22). */
+#define EXP_MAX_EDGES 24
+size_t exp_range_edges(uint64_t *out);
+
+/* ns as exact decimal seconds ("0.000000992", "10.200547328", "1"), for
+ * the `le` labels: no rounding, so a bound reads back as its bucket edge.
+ * Returns out. */
+const char *exp_format_ns_as_seconds(char *out, size_t size, uint64_t ns);
+
+#endif /* VYRE_EXPORTER_EXPORTER_H */

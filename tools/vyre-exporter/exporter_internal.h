@@ -1,0 +1,96 @@
+/*
+ * exporter_internal.h - what the collectors and family renderers of
+ * vyre-exporter share (exporter.c, collect_*.c, metrics_*.c).
+ */
+#ifndef VYRE_EXPORTER_INTERNAL_H
+#define VYRE_EXPORTER_INTERNAL_H
+
+#include <pthread.h>
+
+#include "expo.h"
+#include "exporter.h"
+#include "vyre/vyre.h"
+
+#define EXP_MSG_MAX 512
+
+/* Where a scrape error came from (label `collector`). */
+enum exp_collector { EXP_C_NVML, EXP_C_TELEMETRY, EXP_C_CACHE, EXP_C_RENDER, EXP_C_COUNT };
+
+/* One kernel name of one process, summed over every record the exporter
+ * saw in the page's ring. */
+typedef struct exp_kernel {
+    char name[VYRE_TELEMETRY_KERNEL_NAME_MAX];
+    uint64_t calls;
+    uint64_t ns;
+} exp_kernel;
+
+/* One instrumented process, kept between scrapes while its page is
+ * readable. */
+typedef struct exp_proc {
+    int32_t pid;
+    uint64_t start_time;
+    int seen; /* read this scrape */
+    char comm[VYRE_TELEMETRY_EXE_MAX];
+    char gpu[16]; /* NVML index as text; "" unknown */
+    double created_s;
+    uint64_t v[VYRE_CTR_COUNT];
+    uint64_t kernels_total;
+    /* Ranges: cumulative counts at the edges, +Inf count, sum. */
+    uint64_t range_le[VYRE_RANGE_COUNT][EXP_MAX_EDGES];
+    uint64_t range_count[VYRE_RANGE_COUNT];
+    uint64_t range_sum_ns[VYRE_RANGE_COUNT];
+    /* Kernels summed by the exporter. */
+    exp_kernel *kernels;
+    size_t nkernels, kcap;
+    uint64_t last_serial;
+    uint64_t kernels_seen;   /* records summed into kernels[] */
+    uint64_t kernels_ns;     /* their total time */
+    uint64_t kernels_unseen; /* recorded but gone from the ring before a scrape */
+    int device_hint;         /* device of the newest kernel record; -1 none */
+} exp_proc;
+
+struct exporter {
+    exp_opts o;
+    pthread_mutex_t mu;
+    /* GPUs */
+    vyre_gpu_monitor *gpu;
+    int gpu_ok; /* this scrape's sample is good */
+    char gpu_msg[EXP_MSG_MAX];
+    uint64_t gpu_retry_ns;
+    vyre_gpu_snapshot gsnap;
+    /* processes */
+    vyre_telemetry_snapshot *page; /* scratch, ~200 KiB */
+    exp_proc *procs;               /* sorted by pid */
+    size_t nprocs;
+    size_t pages_ok, pages_bad, pages_stale;
+    int tel_ok;
+    char tel_dir[VYRE_TELEMETRY_PATH_MAX];
+    /* cache */
+    int cache_state; /* 0 ok, 1 missing, 2 error, 3 not read yet */
+    char cache_root[VYRE_CACHE_PATH_MAX];
+    vyre_cache_stats cache;
+    uint64_t cache_read_ns;
+    /* self */
+    uint64_t errors[EXP_C_COUNT];
+    uint64_t scrapes;
+    double last_scrape_s;
+    size_t edges_n;
+    uint64_t edges[EXP_MAX_EDGES];
+};
+
+uint64_t exp_mono_ns(void);
+void exp_copy_str(char *dst, size_t size, const char *src);
+
+/* Collectors: fill the exporter's state for this scrape. */
+void exp_collect_gpus(exporter *x);
+void exp_collect_procs(exporter *x);
+void exp_collect_cache(exporter *x);
+void exp_procs_free(exporter *x);
+
+/* Renderers: write their families. */
+void exp_render_gpus(exporter *x, expo *e);
+void exp_render_procs(exporter *x, expo *e);
+void exp_render_cache(exporter *x, expo *e);
+void exp_render_self(exporter *x, expo *e, double scrape_s);
+
+#endif /* VYRE_EXPORTER_INTERNAL_H */

@@ -1,0 +1,165 @@
+/*
+ * main.c - vyre-exporter: options, then serve until SIGINT or SIGTERM.
+ *
+ * exit status: 0 stopped by a signal, 2 usage or operational error (bad
+ * option, cannot listen).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "exporter.h"
+#include "server.h"
+#include "vyre/vyre.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-exporter [--web.listen-address ADDR] [--web.telemetry-path PATH]\n"
+            "                     [--kernels.top-n N] [--cache.dir DIR] [--no-gpu] [--no-cache]\n"
+            "\n"
+            "Prometheus exporter: serves the GPUs (NVML), the processes that publish vyre\n"
+            "telemetry (launches, copies, cache hits, NVTX range latency histograms, GPU\n"
+            "time of their top kernels), the pipeline cache and its own scrape figures in\n"
+            "the text exposition format.\n"
+            "\n"
+            "      --web.listen-address ADDR   HOST:PORT, [IPV6]:PORT or :PORT (every address);\n"
+            "                                  port 0 picks a free one (default :%d)\n"
+            "      --web.telemetry-path PATH   where the metrics are served (default /metrics)\n"
+            "      --kernels.top-n N           kernel names exported per process, by GPU time,\n"
+            "                                  0 to %d (default %d)\n"
+            "      --telemetry.dir DIR         telemetry pages (default $VYRE_TELEMETRY_DIR, else\n"
+            "                                  /dev/shm/vyre-<uid>)\n"
+            "      --cache.dir DIR             pipeline cache root (default $VYRE_PTX_CACHE_DIR,\n"
+            "                                  else $XDG_CACHE_HOME/vyre)\n"
+            "      --cache.refresh-interval S  re-read the cache at most every S seconds\n"
+            "                                  (default 5)\n"
+            "      --no-gpu                    do not query NVML\n"
+            "      --no-cache                  no pipeline cache families\n"
+            "  -h, --help                      this help\n"
+            "  -V, --version                   version\n"
+            "\n"
+            "environment: VYRE_TELEMETRY_DIR, VYRE_PTX_CACHE_DIR, VYRE_NVML_LIBRARY\n"
+            "\n"
+            "exit status: 0 stopped by SIGINT or SIGTERM, 2 usage or operational error\n",
+            EXP_DEFAULT_PORT, EXP_MAX_TOP_N, EXP_DEFAULT_TOP_N);
+}
+
+enum { O_LISTEN = 256, O_PATH, O_TOPN, O_TELDIR, O_CACHEDIR, O_CACHEREF, O_NOGPU, O_NOCACHE };
+
+int main(int argc, char **argv)
+{
+    vyre_cli_set_prog("vyre-exporter");
+    char default_listen[16];
+    snprintf(default_listen, sizeof default_listen, ":%d", EXP_DEFAULT_PORT);
+    const char *listen = default_listen;
+    const char *path = "/metrics";
+    exp_opts o;
+    memset(&o, 0, sizeof o);
+    o.kernels_top_n = EXP_DEFAULT_TOP_N;
+    o.cache_refresh_s = 5;
+    static const struct option opts[] = {
+        {"web.listen-address", required_argument, NULL, O_LISTEN},
+        {"web.telemetry-path", required_argument, NULL, O_PATH},
+        {"kernels.top-n", required_argument, NULL, O_TOPN},
+        {"telemetry.dir", required_argument, NULL, O_TELDIR},
+        {"cache.dir", required_argument, NULL, O_CACHEDIR},
+        {"cache.refresh-interval", required_argument, NULL, O_CACHEREF},
+        {"no-gpu", no_argument, NULL, O_NOGPU},
+        {"no-cache", no_argument, NULL, O_NOCACHE},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case O_LISTEN:
+            listen = optarg;
+            break;
+        case O_PATH:
+            path = optarg;
+            break;
+        case O_TOPN: {
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || errno || v < 0 || v > EXP_MAX_TOP_N)
+                return vyre_cli_usage_error(NULL, NULL, "invalid --kernels.top-n '%s' (0 to %d)",
+                                            optarg, EXP_MAX_TOP_N);
+            o.kernels_top_n = (unsigned)v;
+            break;
+        }
+        case O_TELDIR:
+            o.telemetry_dir = optarg;
+            break;
+        case O_CACHEDIR:
+            o.cache_dir = optarg;
+            break;
+        case O_CACHEREF: {
+            errno = 0;
+            double v = strtod(optarg, &end);
+            if (!*optarg || *end || errno || !(v >= 0) || v > 86400)
+                return vyre_cli_usage_error(NULL, NULL,
+                                            "invalid --cache.refresh-interval '%s' (0 to 86400 "
+                                            "seconds)",
+                                            optarg);
+            o.cache_refresh_s = v;
+            break;
+        }
+        case O_NOGPU:
+            o.no_gpu = 1;
+            break;
+        case O_NOCACHE:
+            o.no_cache = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return VYRE_EXIT_OK;
+        case 'V':
+            printf("vyre-exporter %s (libvyrecore %s)\n", vyre_version(), vyre_version());
+            return VYRE_EXIT_OK;
+        default:
+            return vyre_cli_bad_option(NULL, argv, optind, optopt, ":hV", opts);
+        }
+    }
+    if (optind < argc)
+        return vyre_cli_usage_error(NULL, "vyre-exporter takes options only",
+                                    "unexpected argument '%s'", argv[optind]);
+
+    /* SIGINT/SIGTERM are taken by sigwait below; block them first so the
+     * server's thread inherits the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    exporter *x = NULL;
+    if (exporter_new(&o, &x) != 0) {
+        fprintf(stderr, "vyre-exporter: error: out of memory\n");
+        return VYRE_EXIT_ERROR;
+    }
+    char bound[300], err[512];
+    exp_server *s = exp_server_start(x, listen, path, bound, sizeof bound, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "vyre-exporter: error: %s\n", err);
+        exporter_free(x);
+        return VYRE_EXIT_ERROR;
+    }
+    fprintf(stderr, "vyre-exporter: listening on %s, metrics at %s\n", bound, path);
+    fflush(stderr);
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0)
+        ;
+    exp_server_stop(s);
+    exporter_free(x);
+    return VYRE_EXIT_OK;
+}

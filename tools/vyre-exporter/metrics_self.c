@@ -1,0 +1,35 @@
+/*
+ * metrics_self.c - the exporter's own families: how long this scrape took
+ * to collect and render, errors by collector, telemetry pages by state.
+ */
+#include "exporter_internal.h"
+
+void exp_render_self(exporter *x, expo *e, double scrape_s)
+{
+    expo_family(e, "vyre_exporter_scrape_duration_seconds", "gauge",
+                "Time this scrape took to collect and render (before this family), seconds.");
+    expo_sample(e, "vyre_exporter_scrape_duration_seconds", NULL, 0, NULL, scrape_s);
+    expo_family(e, "vyre_exporter_scrape_errors_total", "counter",
+                "Collection problems since the exporter started, by collector: NVML samples "
+                "that failed, telemetry pages that failed validation or were stale, cache "
+                "reads that failed, output cut at its size limit.");
+    static const char *const names[EXP_C_COUNT] = {"nvml", "telemetry", "cache", "render"};
+    for (int c = 0; c < EXP_C_COUNT; c++) {
+        expo_label l = {"collector", names[c]};
+        expo_sample_u64(e, "vyre_exporter_scrape_errors_total", &l, 1, NULL, x->errors[c]);
+    }
+    expo_family(e, "vyre_exporter_telemetry_pages", "gauge",
+                "Telemetry pages this scrape: ok (exported), invalid (failed validation), "
+                "stale (process gone or pid reused).");
+    const char *st[3] = {"ok", "invalid", "stale"};
+    size_t v[3] = {x->pages_ok, x->pages_bad, x->pages_stale};
+    for (int i = 0; i < 3; i++) {
+        expo_label l = {"state", st[i]};
+        expo_sample_u64(e, "vyre_exporter_telemetry_pages", &l, 1, NULL, v[i]);
+    }
+    expo_family(e, "vyre_exporter_scrapes_total", "counter", "Scrapes served.");
+    expo_sample_u64(e, "vyre_exporter_scrapes_total", NULL, 0, NULL, x->scrapes);
+    expo_family(e, "vyre_exporter_build_info", "gauge", "Always 1: the exporter's version.");
+    expo_label l = {"version", vyre_version()};
+    expo_sample(e, "vyre_exporter_build_info", &l, 1, NULL, 1);
+}
