@@ -17,7 +17,7 @@ _vyre_cachectl()
     done
     COMPREPLY=()
     local global="--cache-dir --json -q --quiet -v --verbose -o --option --help"
-    local keys="max_size max_age umask read_only quarantine_max_age"
+    local keys="max_size max_age umask read_only quarantine_max_age remote_storage"
 
     case $prev in
     --cache-dir)

@@ -252,8 +252,9 @@ Test(cachectl_remote, check_push_pull)
     const char *bad[] = {"VYRE_REMOTE_CACHE=http://h|ttl=5", NULL};
     CC(&p, "a", bad, "stats");
     cr_assert_eq(p.exit_code, 2);
-    cr_assert(strstr(p.err, "vyre-cachectl: error: VYRE_REMOTE_CACHE: remote store "
-                            "'http://h|ttl=5': unknown attribute 'ttl=5'\nhint: "),
+    cr_assert(strstr(p.err, "vyre-cachectl: error: VYRE_REMOTE_CACHE: bad value for "
+                            "remote_storage: remote store 'http://h|ttl=5': unknown attribute "
+                            "'ttl=5'\nhint: "),
               "%s", p.err);
     tu_proc_free(&p);
 }

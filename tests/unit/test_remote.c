@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "cache/blob_internal.h"
 #include "servers.h"
 #include "testutil.h"
 #include "vyre/cache.h"
@@ -367,11 +368,84 @@ Test(remote_parse, from_the_environment)
 
     setenv(VYRE_REMOTE_ENV, "http://h|bogus", 1);
     c = (vyre_cache *)1;
-    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), VYRE_ECONFIG);
     cr_assert_null(c);
-    cr_assert_str_eq(e.message, "VYRE_REMOTE_CACHE: remote store 'http://h|bogus': unknown "
-                                "attribute 'bogus'");
+    cr_assert_str_eq(e.message, "VYRE_REMOTE_CACHE: bad value for remote_storage: remote store "
+                                "'http://h|bogus': unknown attribute 'bogus'");
     unsetenv(VYRE_REMOTE_ENV);
+}
+
+/* An object from a store gets every check a local load makes, in the v2
+ * format of issue 12: the kernel-name table after the payload is checked
+ * (checksum and form) and comes with the blob; a damaged table, an object
+ * larger than any blob and an intact blob of an older key format (v1,
+ * stale) are refused. */
+Test(remote_parse, objects_get_the_local_load_checks)
+{
+    char root[1200];
+    snprintf(root, sizeof root, "%s/local", g_dir);
+    vyre_cache *c = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), 0, "%s", e.message);
+    vyre_cache_close(c); /* the directories */
+    vyre_key k;
+    key_of(&k, 77);
+    vyre_blob_header h = header_of(&k);
+    static const char names[] = "saxpy\0negate";
+    h.kernels = names;
+    h.kernels_size = sizeof names;
+    h.n_kernels = 2;
+    uint8_t payload[1000];
+    payload_of(payload, sizeof payload, 77);
+    cr_assert_eq(vyre_blob_store(root, &h, payload, sizeof payload, &e), 0, "%s", e.message);
+    char path[1400];
+    cr_assert_eq(vyre_blob_path(root, &k, path, sizeof path, &e), 0);
+    size_t len = 0;
+    uint8_t *file = (uint8_t *)tu_read_file(path, &len);
+    cr_assert_not_null(file);
+    cr_assert_eq(len, VYRE_BLOB_HEADER_SIZE + sizeof payload + sizeof names);
+
+    vyre_blob *b = NULL;
+    vyre_blob_reject why = VYRE_REJECT_NONE;
+    cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), 0, "%s",
+                 e.message);
+    cr_assert_eq(b->header.n_kernels, 2);
+    cr_assert(vyre_kernel_list_has(b->header.kernels, b->header.kernels_size, "negate"));
+    cr_assert_eq(b->size, sizeof payload);
+    cr_assert_eq(memcmp(b->payload, payload, sizeof payload), 0);
+    vyre_blob_free(b);
+
+    /* The kernel table damaged: its checksum. */
+    file[len - 2] ^= 0x20;
+    b = (vyre_blob *)1;
+    cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), VYRE_ECORRUPT);
+    cr_assert_null(b);
+    cr_assert_eq(why, VYRE_REJECT_PAYLOAD_SUM, "%s", e.message);
+    cr_assert(strstr(e.message, "kernel-name table"), "%s", e.message);
+    file[len - 2] ^= 0x20;
+
+    /* Cut before its table: truncated. */
+    cr_assert_eq(vyre__blob_from_memory(file, len - 3, "store/x", &k, &b, &why, &e), VYRE_ECORRUPT);
+    cr_assert_eq(why, VYRE_REJECT_TRUNCATED);
+
+    /* Larger than any blob: refused before anything is looked at. */
+    cr_assert_eq(vyre__blob_from_memory(file,
+                                        (size_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD +
+                                            VYRE_BLOB_KERNELS_MAX + 1,
+                                        "store/x", &k, &b, &why, &e),
+                 VYRE_ECORRUPT);
+    cr_assert_eq(why, VYRE_REJECT_TRAILING);
+
+    /* The same blob under key format 1: intact, but stale. */
+    vyre_blob_header old;
+    cr_assert_eq(vyre_blob_header_decode(file, len, &old, &why, &e), 0, "%s", e.message);
+    old.key_version = 1;
+    cr_assert_eq(vyre_blob_header_encode(&old, file, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), VYRE_EVERSION);
+    cr_assert_null(b);
+    cr_assert_eq(why, VYRE_REJECT_STALE, "%s", e.message);
+    cr_assert(strstr(e.message, "stale"), "%s", e.message);
+    free(file);
 }
 
 /* ---- a fault-injecting server -------------------------------------------- */

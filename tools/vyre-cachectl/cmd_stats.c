@@ -50,7 +50,7 @@ static json_t *bucket_json(const char *key, const vyre_cache_bucket *b)
                      (json_int_t)b->bytes);
 }
 
-/* Lifetime counters of each remote in $VYRE_REMOTE_CACHE, as recorded in
+/* Lifetime counters of each remote in remote_storage, as recorded in
  * this cache's index by the processes that used it. */
 typedef struct remote_row {
     vyre_remote_info info;
@@ -219,7 +219,7 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
     printf("  %-20s %s\n", "Blob payload:", size);
     vyre_format_age(VYRE_CACHE_DEBRIS_AGE_NS, buf, sizeof buf);
     printf("  %-20s %s\n", "tmp/ debris after:", buf);
-    printf("Remote stores:%s\n", n_rows ? "" : " none (set VYRE_REMOTE_CACHE)");
+    printf("Remote stores:%s\n", n_rows ? "" : " none (set remote_storage or VYRE_REMOTE_CACHE)");
     for (size_t i = 0; i < n_rows; i++) {
         const vyre_remote_stats *s = &rows[i].st;
         char rd[32], wr[32];

@@ -119,8 +119,9 @@ VYRE_EXTERN void vyre_cache_open_opts_init(vyre_cache_open_opts *opts);
  * vyre_cache_open with options. The configuration (vyre/config.h) gives the
  * size limit and automatic cleanup (max_size, max_age,
  * quarantine_max_age), read_only (the handle cannot write: puts and prunes
- * are VYRE_EROFS) and umask. A bad configuration file is VYRE_ECONFIG
- * naming the file and line.
+ * are VYRE_EROFS), umask and remote_storage (the remote stores, unless
+ * VYRE_CACHE_NO_REMOTE). A bad configuration file is VYRE_ECONFIG naming
+ * the file and line.
  */
 VYRE_EXTERN int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts,
                                    vyre_cache **out, vyre_error *err);
@@ -169,11 +170,11 @@ VYRE_EXTERN int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *p
                                vyre_error *err);
 
 /*
- * Remote stores (vyre/remote.h). vyre_cache_open takes them from
- * $VYRE_REMOTE_CACHE unless VYRE_CACHE_NO_REMOTE (a bad value fails the
- * open with the parse error, prefixed by the variable's name). This
- * replaces them: spec is a remote list as vyre_remote_list_parse reads it
- * (NULL or blank: none), e.g. the configuration's remote_storage value. On
+ * Remote stores (vyre/remote.h). vyre_cache_open takes them from the
+ * configuration in force, its remote_storage key (vyre.conf files,
+ * $VYRE_REMOTE_CACHE, -o; a bad list is VYRE_ECONFIG naming where it was
+ * set), unless VYRE_CACHE_NO_REMOTE. This replaces them: spec is a remote
+ * list as vyre_remote_list_parse reads it (NULL or blank: none). On
  * error the handle keeps its previous remotes. Not thread-safe against
  * other calls on the handle: set remotes before sharing it.
  *

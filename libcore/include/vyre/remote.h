@@ -20,9 +20,10 @@
  * expiry=SECONDS (Redis: SET ... EX), max-object-size=BYTES (larger objects
  * are refused before they are read whole; default: the largest blob).
  *
- * Where a list comes from: vyre_cache_open reads $VYRE_REMOTE_CACHE (unless
- * VYRE_CACHE_NO_REMOTE); vyre_cache_set_remotes sets one from any other
- * source (the configuration file's remote_storage key).
+ * Where a list comes from: the configuration's remote_storage key
+ * (vyre/config.h: vyre.conf files, $VYRE_REMOTE_CACHE, -o), which
+ * vyre_cache_open uses unless VYRE_CACHE_NO_REMOTE; vyre_cache_set_remotes
+ * sets one from any other source.
  *
  * Trust: nothing a remote returns is used before it passed every check a
  * local blob passes (header, versions, checksums, exact size, the key it
@@ -124,6 +125,11 @@ VYRE_EXTERN size_t vyre_remote_list_count(const vyre_remote_list *l);
 
 /* The i-th remote's description (owned by the list), NULL when out of range. */
 VYRE_EXTERN const vyre_remote_info *vyre_remote_list_info(const vyre_remote_list *l, size_t i);
+
+/* spec for display: the password of every URL ("user:password@") shown
+ * as "user:***@", as vyre_remote_info.url shows it; the rest as written,
+ * items joined by one space. */
+VYRE_EXTERN void vyre_remote_spec_mask(const char *spec, char *buf, size_t size);
 
 /* "http", "https", "redis", "rediss" (static). */
 VYRE_EXTERN const char *vyre_remote_scheme_name(vyre_remote_scheme s);

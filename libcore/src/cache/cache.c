@@ -310,16 +310,21 @@ static void index_remove_entries(const vyre_cache *c, int all)
 
 static void persist_remote_counters(vyre_cache *c);
 
-/* $VYRE_REMOTE_CACHE, when set: the remotes of a new handle. */
-static int remotes_from_env(vyre_cache *c, vyre_error *err)
+/* The configuration's remote_storage (vyre.conf, $VYRE_REMOTE_CACHE, -o):
+ * the remotes of a new handle. The configuration checked the list when it
+ * was loaded; a list that fails now (a token file changed since, or a
+ * configuration the caller built) fails the open, naming where it was set. */
+static int remotes_from_config(vyre_cache *c, vyre_error *err)
 {
-    const char *spec = getenv(VYRE_REMOTE_ENV);
-    if (!spec)
+    const char *spec = c->config.remote_storage;
+    if (!*spec)
         return VYRE_OK;
     int rc = vyre_remote_list_parse(spec, &c->remotes, err);
     if (rc && err) {
-        char msg[sizeof err->message + sizeof VYRE_REMOTE_ENV + 2];
-        snprintf(msg, sizeof msg, "%s: %s", VYRE_REMOTE_ENV, err->message);
+        char where[VYRE_CONFIG_WHERE_MAX + 32];
+        vyre_config_format_where(&c->config, VYRE_CONF_REMOTE_STORAGE, where, sizeof where);
+        char msg[sizeof err->message + sizeof where + 32];
+        snprintf(msg, sizeof msg, "remote_storage (%s): %s", where, err->message);
         vyre__strlcpy(err->message, msg, sizeof err->message);
     }
     return rc;
@@ -501,7 +506,7 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
             goto fail;
         }
     }
-    if (!(flags & VYRE_CACHE_NO_REMOTE) && (rc = remotes_from_env(c, err)))
+    if (!(flags & VYRE_CACHE_NO_REMOTE) && (rc = remotes_from_config(c, err)))
         goto fail;
     *out = c;
     return VYRE_OK;
@@ -863,7 +868,8 @@ int vyre_cache_remote_get(vyre_cache *c, size_t i, vyre_remote_info *info, vyre_
 
 static int no_remote(size_t i, vyre_error *err)
 {
-    return vyre__fail(err, VYRE_EINVAL, "list remote stores in VYRE_REMOTE_CACHE",
+    return vyre__fail(err, VYRE_EINVAL,
+                      "list remote stores in remote_storage (vyre.conf, -o) or VYRE_REMOTE_CACHE",
                       "no remote store number %zu", i + 1);
 }
 
@@ -909,8 +915,10 @@ int vyre_cache_remote_pull(vyre_cache *c, const vyre_key *key, size_t *from, vyr
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_pull: NULL argument");
     size_t n = vyre_cache_remote_count(c);
     if (!n)
-        return vyre__fail(err, VYRE_ENOENT, "list remote stores in VYRE_REMOTE_CACHE",
-                          "no remote store is configured");
+        return vyre__fail(
+            err, VYRE_ENOENT,
+            "list remote stores in remote_storage (vyre.conf, -o) or VYRE_REMOTE_CACHE",
+            "no remote store is configured");
     int rc = VYRE_ENOENT;
     for (size_t i = 0; i < n; i++) {
         vyre_blob *b = NULL;

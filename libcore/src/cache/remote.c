@@ -518,6 +518,57 @@ static int is_blank(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* One item for display: the password of its user information (after the
+ * ':' of "user:password@") as "***", as vyre_remote_info.url shows it. */
+static void mask_item(const char *item, size_t n, char *out, size_t size)
+{
+    const char *sep = NULL;
+    for (size_t i = 0; i + 2 < n; i++)
+        if (item[i] == ':' && item[i + 1] == '/' && item[i + 2] == '/') {
+            sep = item + i + 3;
+            break;
+        }
+    const char *at = NULL, *colon = NULL;
+    for (const char *p = sep; p && p < item + n && *p != '/' && *p != '|'; p++)
+        if (*p == '@')
+            at = p;
+    for (const char *p = sep; at && p < at; p++)
+        if (*p == ':') {
+            colon = p;
+            break;
+        }
+    if (colon)
+        snprintf(out, size, "%.*s:***%.*s", (int)(colon - item), item, (int)(item + n - at), at);
+    else
+        snprintf(out, size, "%.*s", (int)n, item);
+}
+
+void vyre_remote_spec_mask(const char *spec, char *buf, size_t size)
+{
+    if (!buf || !size)
+        return;
+    buf[0] = '\0';
+    size_t o = 0;
+    for (const char *p = spec ? spec : ""; *p;) {
+        while (is_blank(*p))
+            p++;
+        if (!*p)
+            break;
+        const char *q = p;
+        while (*q && !is_blank(*q))
+            q++;
+        char shown[VYRE_REMOTE_URL_MAX * 2 + 8];
+        mask_item(p, (size_t)(q - p), shown, sizeof shown);
+        int w = snprintf(buf + o, size - o, "%s%s", o ? " " : "", shown);
+        if (w < 0 || (size_t)w >= size - o) {
+            buf[o] = '\0'; /* never half an item: a cut could show a secret's start */
+            return;
+        }
+        o += (size_t)w;
+        p = q;
+    }
+}
+
 int vyre_remote_list_parse(const char *spec, vyre_remote_list **out, vyre_error *err)
 {
     if (!out)
