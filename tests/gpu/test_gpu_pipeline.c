@@ -789,7 +789,11 @@ Test(gpu_pipeline, a_module_seeded_with_no_flags_is_one_blob_hit_by_each_of_its_
 
     /* `vyre-cachectl seed DIR`, no flags: the arch from .target, the
      * kernels from the module. */
-    char bin[] = VYRE_CACHECTL_BIN, opt[] = "--cache-dir", cmd[] = "seed";
+    /* VYRE_TEST_CACHECTL_BIN: where vyre-cachectl is when the test binary
+     * travelled without its build tree (the GPU machine's bundle). */
+    const char *env_bin = getenv("VYRE_TEST_CACHECTL_BIN");
+    char bin[4096], opt[] = "--cache-dir", cmd[] = "seed";
+    snprintf(bin, sizeof bin, "%s", env_bin && *env_bin ? env_bin : VYRE_CACHECTL_BIN);
     char *argv[] = {bin, opt, root, cmd, dir, NULL};
     tu_proc pr;
     tu_run(&pr, argv, NULL);

@@ -166,7 +166,8 @@ TestSuite(exporter_scrape, .init = setup, .fini = teardown);
 
 static void page_path(char *out, size_t size, int pid)
 {
-    snprintf(out, size, "%s/%d.vtel", g_tel, pid);
+    int n = snprintf(out, size, "%s/%d.vtel", g_tel, pid);
+    cr_assert(n > 0 && (size_t)n < size, "page path too long");
 }
 
 static void write_page(int pid, const void *img, size_t len)
