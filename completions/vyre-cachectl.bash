@@ -17,7 +17,7 @@ _vyre_cachectl()
     done
     COMPREPLY=()
     local global="--cache-dir --json -q --quiet -v --verbose -o --option --help"
-    local keys="max_size max_age umask read_only quarantine_max_age"
+    local keys="max_size max_age umask read_only quarantine_max_age remote_storage"
 
     case $prev in
     --cache-dir)
@@ -51,7 +51,7 @@ _vyre_cachectl()
     case $cmd in
     '')
         COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed clear jit
-            config zero-stats -z --zero-stats --version $global" -- "$cur"))
+            remote config zero-stats -z --zero-stats --version $global" -- "$cur"))
         ;;
     config)
         if [[ $prev == config || $prev == --unset ]]; then
@@ -97,6 +97,9 @@ _vyre_cachectl()
         ;;
     jit)
         COMPREPLY=($(compgen -W "--clear --yes $global" -- "$cur"))
+        ;;
+    remote)
+        COMPREPLY=($(compgen -W "check push pull --all $global" -- "$cur"))
         ;;
     esac
 }

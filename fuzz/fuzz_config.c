@@ -39,7 +39,7 @@ static void check_roundtrip(const vyre_config *c, unsigned max_line)
         c->max_age_ns < 0 || c->quarantine_max_age_ns < 0)
         abort();
     for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
-        char text[VYRE_CONFIG_VALUE_MAX];
+        char text[VYRE_CONFIG_LONG_VALUE_MAX];
         vyre_config_format_value(c, k, text, sizeof text);
         if (c->where[k].origin == VYRE_CONF_FROM_CACHE_FILE &&
             (c->where[k].line == 0 || c->where[k].line > max_line ||
@@ -47,6 +47,8 @@ static void check_roundtrip(const vyre_config *c, unsigned max_line)
             abort();
         if (k == VYRE_CONF_UMASK && c->umask < 0)
             continue; /* "unset" is not a value one can set */
+        if (k == VYRE_CONF_REMOTE_STORAGE)
+            continue; /* shown with passwords masked: checked by fuzz_remote_spec */
         vyre_config back;
         vyre_config_init(&back);
         vyre_error err;

@@ -560,7 +560,7 @@ Test(cachectl, corrupt_index_then_reindex)
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     cr_assert_eq(jint(o, "entries"), 4);
     cr_assert_eq(jint(o, "bytes"), 11024);
     json_decref(o);
@@ -601,7 +601,7 @@ Test(cachectl, stats_text_and_json)
 
     CC(&p, "stats", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     cr_assert_str_eq(json_string_value(json_object_get(o, "cache_dir")), g_cache);
     cr_assert_eq(jint(o, "entries"), 4);
     cr_assert_eq(jint(o, "bytes"), 11024);
@@ -1122,7 +1122,7 @@ Test(cachectl, prune_while_another_process_stores)
     assert_line(p.out, "The cache is clean.");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     cr_assert_leq(jint(o, "bytes"), 20 * 1024);
     json_decref(o);
     tu_proc_free(&p);
@@ -1146,7 +1146,7 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     json_decref(o);
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    o = parse_json(p.out, 2);
+    o = parse_json(p.out, 3);
     cr_assert_eq(jint(o, "hits"), 2, "usage lost by reindex");
     json_decref(o);
     tu_proc_free(&p);
@@ -1209,7 +1209,7 @@ Test(cachectl, clear_needs_yes)
     cr_assert_str_eq(p.out, msg);
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     cr_assert_eq(jint(o, "entries"), 0);
     json_decref(o);
     tu_proc_free(&p);
@@ -2083,7 +2083,7 @@ Test(cachectl, v1_blobs_are_stale_reported_and_pruned)
     assert_line(p.out, "hint: run 'vyre-cachectl prune --stale' to remove the stale blobs");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    o = parse_json(p.out, 2);
+    o = parse_json(p.out, 3);
     s = json_object_get(o, "stale");
     cr_assert_eq(jint(s, "entries"), 2);
     cr_assert_eq(jint(s, "bytes"), 2 * VYRE_BLOB_HEADER_SIZE + 744 + 1744);
@@ -2103,7 +2103,7 @@ Test(cachectl, v1_blobs_are_stale_reported_and_pruned)
     assert_prefix(p.out, "Removed 2 blobs (2.9 KiB): 2 by stale\n");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    o = parse_json(p.out, 2);
+    o = parse_json(p.out, 3);
     cr_assert_eq(jint(json_object_get(o, "stale"), "entries"), 0);
     cr_assert_eq(jint(o, "entries"), 4);
     json_decref(o);

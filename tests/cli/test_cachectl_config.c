@@ -42,9 +42,12 @@ static char g_cache_conf[700];
 static char g_env_home[700];
 static char g_env_xdg[700];
 
-static const char *const k_conf_env[] = {"VYRE_CACHE_MAX_SIZE", "VYRE_CACHE_MAX_AGE",
-                                         "VYRE_CACHE_UMASK", "VYRE_CACHE_READ_ONLY",
-                                         "VYRE_CACHE_QUARANTINE_MAX_AGE"};
+static const char *const k_conf_env[] = {"VYRE_CACHE_MAX_SIZE",
+                                         "VYRE_CACHE_MAX_AGE",
+                                         "VYRE_CACHE_UMASK",
+                                         "VYRE_CACHE_READ_ONLY",
+                                         "VYRE_CACHE_QUARANTINE_MAX_AGE",
+                                         "VYRE_REMOTE_CACHE"};
 
 static void setup(void)
 {
@@ -95,7 +98,8 @@ static void run_env(tu_proc *p, const char *const *args, const char *const *extr
 }
 
 #define RUN_ENV(p, env, ...) run_env((p), (const char *const[]){__VA_ARGS__, NULL}, (env))
-#define CC(p, ...)           run_env((p), (const char *const[]){"--cache-dir", g_cache, __VA_ARGS__, NULL}, NULL)
+#define CC(p, ...)                                                                                 \
+    run_env((p), (const char *const[]){"--cache-dir", g_cache, __VA_ARGS__, NULL}, NULL)
 #define CC_ENV(p, env, ...)                                                                        \
     run_env((p), (const char *const[]){"--cache-dir", g_cache, __VA_ARGS__, NULL}, (env))
 
@@ -182,8 +186,8 @@ static void assert_key(const char *const *env, const char *key, const char *valu
 {
     tu_proc p;
     const char *args[] = {"--cache-dir", g_cache, "config", "--json", key, NULL};
-    const char *oargs[] = {"--cache-dir", g_cache, "-o", "max_size=7G", "config", "--json", key,
-                           NULL};
+    const char *oargs[] = {"--cache-dir", g_cache,  "-o", "max_size=7G",
+                           "config",      "--json", key,  NULL};
     run_env(&p, strcmp(origin, "option") == 0 ? oargs : args, env);
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     json_t *o = parse_json(p.out);
@@ -286,13 +290,14 @@ Test(cachectl_config, precedence_each_layer_overrides_the_one_below)
     tu_proc p;
     CC_ENV(&p, env, "config");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_eq(count_lines(p.out), 5, "%s", p.out);
+    cr_assert_eq(count_lines(p.out), 6, "%s", p.out);
     assert_line(p.out, "(env VYRE_CACHE_MAX_SIZE) max_size = 4G");
     snprintf(where, sizeof where, "(%s:4) max_age = 30d", g_user_conf);
     assert_line(p.out, where);
     assert_line(p.out, "(default) umask = unset");
     assert_line(p.out, "(default) read_only = false");
     assert_line(p.out, "(default) quarantine_max_age = 7d");
+    assert_line(p.out, "(default) remote_storage = ");
     tu_proc_free(&p);
     CC(&p, "-o", "max_size=1500M", "config", "max_size");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -340,11 +345,12 @@ Test(cachectl_config, errors_name_the_file_and_line)
     CC(&p, "ls");
     cr_assert_eq(p.exit_code, 2);
     first_line(p.err, buf, sizeof buf);
-    snprintf(want, sizeof want,
-             "vyre-cachectl: error: %s:2: unknown configuration key 'max_sise'", g_user_conf);
+    snprintf(want, sizeof want, "vyre-cachectl: error: %s:2: unknown configuration key 'max_sise'",
+             g_user_conf);
     cr_assert_str_eq(buf, want);
     assert_line(p.err,
-                "hint: the keys are max_size, max_age, umask, read_only and quarantine_max_age");
+                "hint: the keys are max_size, max_age, umask, read_only, quarantine_max_age and "
+                "remote_storage");
     tu_proc_free(&p);
 
     /* A line that is not key = value. */
@@ -782,4 +788,69 @@ Test(cachectl_config, quarantined_files_older_than_quarantine_max_age_are_pruned
     cr_assert_eq(put_n(c, 0, 51, 100, &err), 0, "%s", err.message);
     vyre_cache_close(c);
     cr_assert(!in_quarantine("old3.bad-magic"));
+}
+
+/* remote_storage (issue 16 pt 1): the cache's vyre.conf carries the fleet
+ * store; VYRE_REMOTE_CACHE overrides it, -o overrides both; `config` and
+ * its JSON never show a password; a bad URL in the file names file:line. */
+Test(cachectl_config, remote_storage_precedence_masking_and_errors)
+{
+    populate(1);
+    char where[900], line[1200];
+    write_file(g_cache_conf,
+               "max_size = 3G\nremote_storage = http://al:hunter2@127.0.0.1:1/fleet\n");
+    snprintf(where, sizeof where, "%s:2", g_cache_conf);
+    assert_key(NULL, "remote_storage", "http://al:***@127.0.0.1:1/fleet", "cache_file", where);
+    tu_proc p;
+    CC(&p, "config");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(line, sizeof line, "(%s) remote_storage = http://al:***@127.0.0.1:1/fleet", where);
+    assert_line(p.out, line);
+    cr_assert_null(strstr(p.out, "hunter2"), "%s", p.out);
+    tu_proc_free(&p);
+    CC(&p, "config", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_null(strstr(p.out, "hunter2"), "%s", p.out);
+    tu_proc_free(&p);
+    /* stats lists the stores of the configuration in force. */
+    CC(&p, "stats", "--json");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *o = parse_json(p.out);
+    json_t *r = json_array_get(json_object_get(o, "remotes"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(r, "url")),
+                     "http://al:***@127.0.0.1:1/fleet", "%s", p.out);
+    json_decref(o);
+    tu_proc_free(&p);
+
+    const char *env[] = {"VYRE_REMOTE_CACHE=redis://127.0.0.1:1|read-only", NULL};
+    assert_key(env, "remote_storage", "redis://127.0.0.1:1|read-only", "env",
+               "env VYRE_REMOTE_CACHE");
+    CC_ENV(&p, env, "-o", "remote_storage=http://127.0.0.1:1/cli", "config", "-v",
+           "remote_storage");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "http://127.0.0.1:1/cli (-o)\n");
+    tu_proc_free(&p);
+
+    /* Set through config: checked first, then written. */
+    CC(&p, "config", "remote_storage", "http://127.0.0.1:1/v|bogus");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "bad value for remote_storage: remote store "
+                            "'http://127.0.0.1:1/v|bogus': unknown attribute 'bogus'"),
+              "%s", p.err);
+    tu_proc_free(&p);
+
+    /* A bad URL in the cache's file: every command says where. */
+    write_file(g_cache_conf,
+               "# fleet\nmax_size = 3G\nremote_storage = http://al:hunter2@h|ttl=5\n");
+    CC(&p, "stats");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    char want[1600], buf[1600];
+    first_line(p.err, buf, sizeof buf);
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: %s:3: bad value for remote_storage: remote store "
+             "'http://***@h|ttl=5': unknown attribute 'ttl=5'",
+             g_cache_conf);
+    cr_assert_str_eq(buf, want);
+    cr_assert_null(strstr(p.err, "hunter2"), "%s", p.err);
+    tu_proc_free(&p);
 }

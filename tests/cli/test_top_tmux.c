@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "tel_v1.h"
+#include "servers.h"
 #include "testutil.h"
 #include "vyre/cache.h"
 #include "vyre/counters.h"
@@ -842,6 +843,51 @@ Test(top_tmux, json_prints_one_object_per_interval_field_by_field)
     p.out[strcspn(p.out, "\n")] = '\0';
     check_json_line(p.out, 1);
     tu_proc_free(&p);
+}
+
+/* The cache panel lists the remote stores of $VYRE_REMOTE_CACHE with the
+ * counters the cache's index holds for them (a write-back to a port where
+ * nothing listens: one error). */
+Test(top_tmux, cache_panel_shows_remote_stores)
+{
+    char spec[128];
+    int port = ts_free_port();
+    snprintf(spec, sizeof spec, "http://127.0.0.1:%d/fleet", port);
+    setenv("VYRE_REMOTE_CACHE", spec, 1);
+    vyre_cache *c = NULL;
+    vyre_error e = {0};
+    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &e), VYRE_OK, "%s", e.message);
+    vyre_blob_header h;
+    memset(&h, 0, sizeof h);
+    memset(h.key.bytes, 0x5a, sizeof h.key.bytes);
+    h.kind = VYRE_BLOB_CUBIN;
+    snprintf(h.arch, sizeof h.arch, "sm_90");
+    snprintf(h.toolchain, sizeof h.toolchain, "test");
+    static const char payload[] = "a stand-in cubin";
+    cr_assert_eq(vyre_cache_put(c, &h, payload, sizeof payload, &e), VYRE_OK, "%s", e.message);
+    vyre_cache_close(c);
+
+    tu_proc p;
+    run_top(&p, "--batch", "-n", "1", "-d", "0.1", "--width=200");
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    char want[256];
+    snprintf(want, sizeof want,
+             "remote %s  hits 0  misses 0  errors 1  rejected 0  read 0B  written 0B", spec);
+    cr_assert(strstr(p.out, want), "no '%s' in:\n%s", want, p.out);
+    tu_proc_free(&p);
+    run_top(&p, "--json", "-n", "1", "-d", "0.1", NULL);
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    json_error_t je;
+    json_t *o = json_loads(p.out, JSON_DISABLE_EOF_CHECK, &je);
+    cr_assert_not_null(o, "%s", je.text);
+    json_t *r = json_array_get(json_object_get(json_object_get(o, "cache"), "remotes"), 0);
+    cr_assert_not_null(r, "%s", p.out);
+    cr_assert_str_eq(json_string_value(json_object_get(r, "url")), spec);
+    cr_assert_eq(json_integer_value(json_object_get(r, "put_errors")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(r, "puts")), 0);
+    json_decref(o);
+    tu_proc_free(&p);
+    unsetenv("VYRE_REMOTE_CACHE");
 }
 
 Test(top_tmux, empty_states_and_usage_errors)

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "servers.h"
 #include "testutil.h"
 #include "vyre/blob.h"
 #include "vyre/cache.h"
@@ -685,6 +686,68 @@ Test(gpu_pipeline, a_blob_seeded_without_a_context_is_a_runtime_hit)
     vyre_pipeline_free(p);
     vyre_ctx_close(ctx);
     vyre_cache_close(cache);
+}
+
+/* A fleet store on loopback (a GET server of the test's own, holding the
+ * blob another cache seeded): an empty local cache gets the kernel from it,
+ * validated, without compiling, and it runs correctly. */
+Test(gpu_pipeline, a_kernel_in_a_remote_store_is_a_runtime_hit)
+{
+    need_gpu();
+    vyre_device_info dev;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cuda_device_info(0, &dev, &e), 0, "%s", e.message);
+    char seeded[700], empty[700];
+    snprintf(seeded, sizeof seeded, "%s/seeded", g_tmp);
+    snprintf(empty, sizeof empty, "%s/empty", g_tmp);
+    vyre_cache *seed = NULL;
+    cr_assert_eq(vyre_cache_open(seeded, VYRE_CACHE_NO_REMOTE, &seed, &e), 0, "%s", e.message);
+    vyre_compile_request req = {
+        VYRE_SOURCE_CUDA_C, SAXPY_SRC, strlen(SAXPY_SRC), dev.arch, "saxpy", NULL, 0};
+    vyre_blob *blob = NULL;
+    int was_hit = -1;
+    cr_assert_eq(vyre_compile_through_cache(seed, &req, &blob, &was_hit, &e), 0, "%s", e.message);
+    char path[VYRE_CACHE_PATH_MAX];
+    cr_assert_eq(vyre_blob_path(seeded, &blob->header.key, path, sizeof path, &e), 0);
+    vyre_blob_free(blob);
+    vyre_cache_close(seed);
+    size_t len = 0;
+    char *bytes = tu_read_file(path, &len);
+    cr_assert_not_null(bytes);
+
+    ts_fault store;
+    store.body = bytes;
+    store.body_len = len;
+    ts_fault_start(&store, TS_FAULT_BODY);
+    char spec[128];
+    snprintf(spec, sizeof spec, "http://127.0.0.1:%d/fleet", store.port);
+    vyre_cache *cache = NULL;
+    cr_assert_eq(vyre_cache_open(empty, VYRE_CACHE_NO_REMOTE, &cache, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_set_remotes(cache, spec, &e), 0, "%s", e.message);
+
+    vyre_ctx *ctx = open_ctx(cache);
+    vyre_counters c0, c1;
+    vyre_counters_snapshot(&c0);
+    vyre_pipeline_desc d = cuda_desc(SAXPY_SRC, "saxpy", 0);
+    vyre_pipeline *p = compile_desc(ctx, &d);
+    vyre_counters_snapshot(&c1);
+    cr_assert_eq(vyre_pipeline_info_get(p)->origin, VYRE_PIPELINE_FROM_DISK_CACHE, "origin %s",
+                 origin_name(vyre_pipeline_info_get(p)->origin));
+    cr_assert_eq(delta(&c1, &c0, VYRE_CTR_COMPILES), 0);
+    vyre_remote_stats st;
+    cr_assert_eq(vyre_cache_remote_get(cache, 0, NULL, &st), 0);
+    cr_assert_eq(st.hits, 1, "the remote store served it");
+    cr_assert_eq(st.rejected + st.errors, 0);
+    cr_assert_eq(store.requests, 1);
+    cr_log_info("remote hit from %s: %zu bytes, origin %s", spec, len,
+                origin_name(vyre_pipeline_info_get(p)->origin));
+    expect_saxpy(p);
+    vyre_pipeline_free(p);
+    vyre_ctx_close(ctx);
+    vyre_cache_close(cache);
+    ts_fault_stop(&store);
+    free(bytes);
 }
 
 /* One module, two kernels (issue 12): saxpy, and a second entry. */

@@ -177,6 +177,30 @@ def cachectl(env, sch):
         return stats
     p = env.run(cc + ["show", keys[0][:12], "--json"])
     sch.check("vyre-cachectl-show", "vyre-cachectl show", p.stdout)
+
+    # Remote stores: one nobody listens on (a refused connection), so that
+    # every remote document is a real one without a server.
+    sock = __import__("socket").socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    remote = {"VYRE_REMOTE_CACHE": "http://127.0.0.1:%d/vyre|connect-timeout=200" % port}
+    p = env.run(cc + ["stats", "--json"], extra_env=remote)
+    doc = sch.check("vyre-cachectl-stats", "vyre-cachectl stats (a remote)", p.stdout)
+    if doc and len(doc["remotes"]) != 1:
+        fail("stats with a remote: %r" % doc["remotes"])
+    p = env.run(cc + ["remote", "check", "--json"], want_rc=(1,), extra_env=remote)
+    doc = sch.check("vyre-cachectl-remote-check", "vyre-cachectl remote check", p.stdout)
+    if doc and doc["remotes"][0]["reachable"] is not False:
+        fail("remote check: %r" % doc)
+    p = env.run(cc + ["remote", "push", keys[0], "--json"], want_rc=(1,), extra_env=remote)
+    doc = sch.check("vyre-cachectl-remote-push", "vyre-cachectl remote push", p.stdout)
+    if doc and (doc["blobs"], doc["failed"]) != (1, 1):
+        fail("remote push: %r" % doc)
+    p = env.run(cc + ["remote", "pull", keys[0], "--json"], want_rc=(1,), extra_env=remote)
+    doc = sch.check("vyre-cachectl-remote-pull", "vyre-cachectl remote pull", p.stdout)
+    if doc and doc["failed"] != 1:
+        fail("remote pull: %r" % doc)
     p = env.run(cc + ["verify", "--json"])
     doc = sch.check("vyre-cachectl-verify", "vyre-cachectl verify (clean)", p.stdout)
 
@@ -266,6 +290,9 @@ def top(env, sch):
             "FAKENVML_PROC_UTIL": "0:%d:40:5,0:%d:60:7" % (pub.pid, other.pid),
             # this script as a graphics-only process
             "FAKENVML_GRAPHICS_PROCS": "0:%d:4096" % os.getpid(),
+            # A remote store listed (never contacted by vyre-top: it only
+            # reads the counters the cache's index holds for it).
+            "VYRE_REMOTE_CACHE": "http://127.0.0.1:9/vyre|read-only",
         }
         try:
             p = env.run([env.args.top, "--json", "-n", "2", "-d", "0.3"], extra_env=extra)
@@ -294,6 +321,8 @@ def top(env, sch):
             if not bare or bare[0]["telemetry"] or bare[0]["sm_util_ratio"] is None:
                 fail("vyre-top: the GPU process without telemetry is missing: %s"
                      % json.dumps(last["processes"])[:800])
+            if last["cache"]["state"] == "ok" and len(last["cache"]["remotes"]) != 1:
+                fail("vyre-top: the remote store is missing: %r" % last["cache"])
             if last["cache"]["state"] != "ok":
                 fail("vyre-top: cache state %r" % last["cache"]["state"])
         return last

@@ -26,9 +26,12 @@ static void setup(void)
     snprintf(g_root, sizeof g_root, "%s/cache", g_dir);
     snprintf(g_xdg, sizeof g_xdg, "%s/config", g_dir);
     setenv("XDG_CONFIG_HOME", g_xdg, 1);
-    static const char *const vars[] = {"VYRE_CACHE_MAX_SIZE", "VYRE_CACHE_MAX_AGE",
-                                       "VYRE_CACHE_UMASK", "VYRE_CACHE_READ_ONLY",
-                                       "VYRE_CACHE_QUARANTINE_MAX_AGE"};
+    static const char *const vars[] = {"VYRE_CACHE_MAX_SIZE",
+                                       "VYRE_CACHE_MAX_AGE",
+                                       "VYRE_CACHE_UMASK",
+                                       "VYRE_CACHE_READ_ONLY",
+                                       "VYRE_CACHE_QUARANTINE_MAX_AGE",
+                                       "VYRE_REMOTE_CACHE"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -88,7 +91,7 @@ Test(config, defaults)
     cr_assert_eq(c.read_only, 0);
     cr_assert_eq(c.quarantine_max_age_ns, INT64_C(7) * 86400 * 1000000000);
     char v[64], w[64];
-    static const char *const want[] = {"5G", "0", "unset", "false", "7d"};
+    static const char *const want[] = {"5G", "0", "unset", "false", "7d", ""};
     for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
         value_of(&c, k, v, sizeof v);
         cr_assert_str_eq(v, want[k], "%s", vyre_config_key_name(k));
@@ -98,6 +101,9 @@ Test(config, defaults)
     char env[64];
     vyre_config_env_name(VYRE_CONF_QUARANTINE_MAX_AGE, env, sizeof env);
     cr_assert_str_eq(env, "VYRE_CACHE_QUARANTINE_MAX_AGE");
+    vyre_config_env_name(VYRE_CONF_REMOTE_STORAGE, env, sizeof env);
+    cr_assert_str_eq(env, "VYRE_REMOTE_CACHE");
+    cr_assert_str_eq(c.remote_storage, "");
     cr_assert_eq(vyre_config_key_find("read_only"), VYRE_CONF_READ_ONLY);
     cr_assert_eq(vyre_config_key_find("readonly"), -1);
 }
@@ -224,7 +230,8 @@ Test(config, write_keeps_lines_creates_the_directory_and_refuses_bad_values)
     cr_assert_eq(vyre_config_write(g_root, "max_size", "4G", &e), 0);
     cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_age=1d\nmax_size = 4G");
     cr_assert_eq(vyre_config_write(g_root, "umask", "002", &e), 0);
-    cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_age=1d\nmax_size = 4G\numask = 002\n");
+    cr_assert_str_eq(get_text(path),
+                     "# x\nmax_size = 1G\nmax_age=1d\nmax_size = 4G\numask = 002\n");
     cr_assert_eq(vyre_config_write(g_root, "max_age", NULL, &e), 0);
     cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_size = 4G\numask = 002\n");
     /* Bad values and keys change nothing. */
@@ -280,4 +287,112 @@ Test(config, the_cache_honours_its_file)
     cr_assert_not_null(strstr(e.message, "is a symlink"), "%s", e.message);
     cr_assert_eq(vyre_config_write(g_root, "max_size", "2G", &e), VYRE_EUNSAFE);
     cr_assert_str_eq(get_text(target), "max_size = 1G\n");
+}
+
+/* remote_storage (issue 16): each layer overrides the one below (the
+ * user's file < the cache's file < $VYRE_REMOTE_CACHE < -o), shown with
+ * passwords masked; the cache opens the stores of the configuration. */
+Test(config, remote_storage_layers_and_masking)
+{
+    char user[1200], cache_conf[1200];
+    snprintf(user, sizeof user, "%s/vyre/vyre.conf", g_xdg);
+    snprintf(cache_conf, sizeof cache_conf, "%s/vyre.conf", g_root);
+    put_text(user, "remote_storage = http://user:s3cret@127.0.0.1:1/user|read-only\n");
+    vyre_config c;
+    vyre_error e;
+    char v[VYRE_CONFIG_LONG_VALUE_MAX], w[1300], want[1300];
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_str_eq(c.remote_storage, "http://user:s3cret@127.0.0.1:1/user|read-only");
+    cr_assert_eq(c.where[VYRE_CONF_REMOTE_STORAGE].origin, VYRE_CONF_FROM_USER_FILE);
+    vyre_config_format_value(&c, VYRE_CONF_REMOTE_STORAGE, v, sizeof v);
+    cr_assert_str_eq(v, "http://user:***@127.0.0.1:1/user|read-only");
+    cr_assert_null(strstr(c.where[VYRE_CONF_REMOTE_STORAGE].text, "s3cret"));
+
+    put_text(cache_conf, "# the fleet's store\nremote_storage = http://127.0.0.1:1/cache "
+                         "redis://:pw@127.0.0.1:1/2|read-only\n");
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(c.where[VYRE_CONF_REMOTE_STORAGE].origin, VYRE_CONF_FROM_CACHE_FILE);
+    vyre_config_format_where(&c, VYRE_CONF_REMOTE_STORAGE, w, sizeof w);
+    snprintf(want, sizeof want, "%s:2", cache_conf);
+    cr_assert_str_eq(w, want);
+    vyre_config_format_value(&c, VYRE_CONF_REMOTE_STORAGE, v, sizeof v);
+    cr_assert_str_eq(v, "http://127.0.0.1:1/cache redis://:***@127.0.0.1:1/2|read-only");
+
+    /* The cache opens the stores of the configuration in force. */
+    vyre_cache *h = NULL;
+    cr_assert_eq(vyre_cache_open(g_root, 0, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_remote_count(h), 2);
+    vyre_remote_info ri;
+    cr_assert_eq(vyre_cache_remote_get(h, 1, &ri, NULL), 0);
+    cr_assert_eq(ri.scheme, VYRE_REMOTE_REDIS);
+    cr_assert(ri.read_only);
+    vyre_cache_close(h);
+    cr_assert_eq(vyre_cache_open(g_root, VYRE_CACHE_NO_REMOTE, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_remote_count(h), 0);
+    vyre_cache_close(h);
+
+    setenv("VYRE_REMOTE_CACHE", "http://127.0.0.1:1/env", 1);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_str_eq(c.remote_storage, "http://127.0.0.1:1/env");
+    vyre_config_format_where(&c, VYRE_CONF_REMOTE_STORAGE, w, sizeof w);
+    cr_assert_str_eq(w, "env VYRE_REMOTE_CACHE");
+    cr_assert_eq(vyre_cache_open(g_root, 0, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_remote_count(h), 1);
+    vyre_cache_close(h);
+
+    const char *ov[] = {"remote_storage=redis://127.0.0.1:1"};
+    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, &e), 0, "%s", e.message);
+    cr_assert_str_eq(c.remote_storage, "redis://127.0.0.1:1");
+    cr_assert_eq(c.where[VYRE_CONF_REMOTE_STORAGE].origin, VYRE_CONF_FROM_OVERRIDE);
+    /* An empty value is none, at any layer. */
+    const char *none[] = {"remote_storage="};
+    cr_assert_eq(vyre_config_load(&c, g_root, none, 1, &e), 0, "%s", e.message);
+    cr_assert_str_eq(c.remote_storage, "");
+    vyre_cache_open_opts o;
+    vyre_cache_open_opts_init(&o);
+    o.config = &c;
+    cr_assert_eq(vyre_cache_open_ex(g_root, &o, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_remote_count(h), 0);
+    vyre_cache_close(h);
+
+    /* A bad store in the environment or in -o names it. */
+    setenv("VYRE_REMOTE_CACHE", "http://h|bogus", 1);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert_str_eq(e.message, "VYRE_REMOTE_CACHE: bad value for remote_storage: remote store "
+                                "'http://h|bogus': unknown attribute 'bogus'");
+    cr_assert_str_eq(e.hint, "fix or unset VYRE_REMOTE_CACHE");
+    unsetenv("VYRE_REMOTE_CACHE");
+    const char *bad[] = {"remote_storage=ftp://x:pw@h/"};
+    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, &e), VYRE_ECONFIG);
+    cr_assert(strncmp(e.message, "-o: bad value for remote_storage: ", 34) == 0, "%s", e.message);
+    cr_assert_null(strstr(e.message, "pw"), "%s", e.message);
+}
+
+/* A bad URL in the cache's vyre.conf: VYRE_ECONFIG with the file and line,
+ * from the configuration and from the open alike; no password shown. */
+Test(config, a_bad_remote_storage_names_the_file_and_line)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/vyre.conf", g_root);
+    put_text(path, "max_size = 1G\n\nremote_storage = http://127.0.0.1:1/ok "
+                   "http://al:hunter2@cache.lan/vyre|bogus\n");
+    vyre_config c;
+    vyre_error e;
+    char want[1600];
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    snprintf(want, sizeof want, "%s:3: bad value for remote_storage: ", path);
+    cr_assert(strncmp(e.message, want, strlen(want)) == 0, "%s", e.message);
+    cr_assert_null(strstr(e.message, "hunter2"), "%s", e.message);
+    cr_assert(e.hint[0], "no hint");
+    vyre_cache *h = (vyre_cache *)1;
+    cr_assert_eq(vyre_cache_open(g_root, VYRE_CACHE_NO_REMOTE, &h, &e), VYRE_ECONFIG);
+    cr_assert_null(h);
+    cr_assert(strncmp(e.message, want, strlen(want)) == 0, "%s", e.message);
+    /* Writing a bad one is refused, the file unchanged. */
+    put_text(path, "remote_storage = http://127.0.0.1:1/ok\n");
+    cr_assert_eq(vyre_config_write(g_root, "remote_storage", "gopher://h", &e), VYRE_ECONFIG);
+    cr_assert_str_eq(get_text(path), "remote_storage = http://127.0.0.1:1/ok\n");
+    cr_assert_eq(vyre_config_write(g_root, "remote_storage", "redis://127.0.0.1:1|read-only", &e),
+                 0, "%s", e.message);
+    cr_assert_str_eq(get_text(path), "remote_storage = redis://127.0.0.1:1|read-only\n");
 }

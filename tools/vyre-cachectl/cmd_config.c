@@ -30,7 +30,11 @@ static void usage(FILE *out)
         "  umask               octal umask for what the cache creates (002: a group's)\n"
         "  read_only           true: puts and prunes are refused\n"
         "  quarantine_max_age  prune and cleanup remove older quarantined files\n"
-        "                      (default 7d; 0: keep them)\n\n"
+        "                      (default 7d; 0: keep them)\n"
+        "  remote_storage      remote stores shared by a fleet: URLs separated by spaces,\n"
+        "                      each with |attributes (see 'vyre-cachectl remote --help');\n"
+        "                      its environment variable is VYRE_REMOTE_CACHE; passwords\n"
+        "                      are shown as ***\n\n"
         "Writing keeps the file's other lines and comments and replaces it atomically.\n\n"
         "%s\n"
         "exit status: 0 done, 2 usage error, unknown key, bad value (with the file and\n"
@@ -42,7 +46,7 @@ enum { OPT_UNSET = CACHECTL_OPT_FIRST_LOCAL };
 
 static json_t *key_json(const vyre_config *cf, int k)
 {
-    char value[VYRE_CONFIG_VALUE_MAX + 16], where[VYRE_CONFIG_WHERE_MAX + 32];
+    char value[VYRE_CONFIG_LONG_VALUE_MAX + 16], where[VYRE_CONFIG_WHERE_MAX + 32];
     vyre_config_format_value(cf, k, value, sizeof value);
     vyre_config_format_where(cf, k, where, sizeof where);
     static const char *const origins[] = {"default", "user_file", "cache_file", "env", "option"};
@@ -115,7 +119,7 @@ int cmd_config(int argc, char **argv)
         if ((rc = cachectl_config(&cf, root, sizeof root)))
             return rc;
         if (!g_cachectl.quiet && !g_cachectl.json) {
-            char value[VYRE_CONFIG_VALUE_MAX + 16], where[VYRE_CONFIG_WHERE_MAX + 32];
+            char value[VYRE_CONFIG_LONG_VALUE_MAX + 16], where[VYRE_CONFIG_WHERE_MAX + 32];
             vyre_config_format_value(&cf, k, value, sizeof value);
             vyre_config_format_where(&cf, k, where, sizeof where);
             printf("%s = %s (%s)\n", key, value, where);
@@ -147,7 +151,7 @@ int cmd_config(int argc, char **argv)
     }
     if (g_cachectl.quiet)
         return VYRE_EXIT_OK;
-    char value[VYRE_CONFIG_VALUE_MAX + 16], where[VYRE_CONFIG_WHERE_MAX + 32];
+    char value[VYRE_CONFIG_LONG_VALUE_MAX + 16], where[VYRE_CONFIG_WHERE_MAX + 32];
     if (k >= 0) {
         vyre_config_format_value(&cf, k, value, sizeof value);
         if (g_cachectl.verbose) {

@@ -15,8 +15,10 @@ static void usage(FILE *out)
             "Entries and bytes on disk, by kind, by architecture and by age (since\n"
             "creation); hits and the compile time they saved; quarantined files and tmp/\n"
             "debris; the size limit and how full the cache is (max_size), and the other\n"
-            "limits in force. Reads the cache, changes nothing; a cache that does not\n"
-            "exist yet shows as empty (nothing is created).\n\n"
+            "limits in force; for each remote store (remote_storage), the hits, misses,\n"
+            "errors, rejected objects and bytes every process using this cache recorded.\n"
+            "Reads the cache, changes nothing; a cache that does not exist yet shows as\n"
+            "empty (nothing is created).\n\n"
             "%s\n"
             "exit status: 0 printed, 2 usage or operational error (missing or unsafe cache\n"
             "             directory, corrupt index)\n",
@@ -48,10 +50,35 @@ static json_t *bucket_json(const char *key, const vyre_cache_bucket *b)
                      (json_int_t)b->bytes);
 }
 
-static void print_json(const vyre_cache *c, const vyre_cache_stats *st)
+/* Lifetime counters of each remote in remote_storage, as recorded in
+ * this cache's index by the processes that used it. */
+typedef struct remote_row {
+    vyre_remote_info info;
+    vyre_remote_stats st;
+} remote_row;
+
+static json_t *remotes_json(const remote_row *rows, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const vyre_remote_stats *s = &rows[i].st;
+        json_array_append_new(
+            arr, json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "url",
+                           rows[i].info.url, "read_only", rows[i].info.read_only, "hits",
+                           (json_int_t)s->hits, "misses", (json_int_t)s->misses, "errors",
+                           (json_int_t)s->errors, "rejected", (json_int_t)s->rejected, "skipped",
+                           (json_int_t)s->skipped, "puts", (json_int_t)s->puts, "put_errors",
+                           (json_int_t)s->put_errors, "read_bytes", (json_int_t)s->bytes_read,
+                           "written_bytes", (json_int_t)s->bytes_written));
+    }
+    return arr;
+}
+
+static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const remote_row *rows,
+                       size_t n_rows)
 {
     const vyre_config *cf = vyre_cache_config(c);
-    json_t *o = cachectl_json_root(c, 2);
+    json_t *o = cachectl_json_root(c, 3);
     json_t *kinds = json_array(), *archs = json_array(), *ages = json_array();
     for (int i = 1; i < 4; i++)
         json_array_append_new(kinds, bucket_json("kind", &st->by_kind[i]));
@@ -108,6 +135,7 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st)
                         cf->quarantine_max_age_ns ? json_integer(cf->quarantine_max_age_ns)
                                                   : json_null());
     json_object_set_new(o, "limits", limits);
+    json_object_set_new(o, "remotes", remotes_json(rows, n_rows));
     cachectl_json_print(o);
 }
 
@@ -118,7 +146,8 @@ static void bucket_line(const vyre_cache_bucket *b)
     printf("  %-20s %8" PRIu64 "  %10s\n", b->name, b->entries, size);
 }
 
-static void print_text(const vyre_cache *c, const vyre_cache_stats *st)
+static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const remote_row *rows,
+                       size_t n_rows)
 {
     char size[32], buf[64];
     printf("%-22s %s\n", "Cache directory:", vyre_cache_root(c));
@@ -190,6 +219,21 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st)
     printf("  %-20s %s\n", "Blob payload:", size);
     vyre_format_age(VYRE_CACHE_DEBRIS_AGE_NS, buf, sizeof buf);
     printf("  %-20s %s\n", "tmp/ debris after:", buf);
+    printf("Remote stores:%s\n", n_rows ? "" : " none (set remote_storage or VYRE_REMOTE_CACHE)");
+    for (size_t i = 0; i < n_rows; i++) {
+        const vyre_remote_stats *s = &rows[i].st;
+        char rd[32], wr[32];
+        vyre_format_size(s->bytes_read, rd, sizeof rd);
+        vyre_format_size(s->bytes_written, wr, sizeof wr);
+        printf("  %s%s\n", rows[i].info.url, rows[i].info.read_only ? " (read-only)" : "");
+        printf("    %-18s %" PRIu64 "\n", "Hits:", s->hits);
+        printf("    %-18s %" PRIu64 "\n", "Misses:", s->misses);
+        printf("    %-18s %" PRIu64 " (%" PRIu64 " skipped while backing off)\n",
+               "Errors:", s->errors + s->put_errors, s->skipped);
+        printf("    %-18s %" PRIu64 "\n", "Rejected objects:", s->rejected);
+        printf("    %-18s %" PRIu64 "\n", "Written back:", s->puts);
+        printf("    %-18s %s read, %s written\n", "Bytes:", rd, wr);
+    }
     if (st->debris)
         printf("hint: run 'vyre-cachectl verify --repair' to remove the debris\n");
     if (st->stale)
@@ -225,10 +269,19 @@ int cmd_stats(int argc, char **argv)
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
+    remote_row rows[VYRE_REMOTE_MAX];
+    size_t n_rows = vyre_cache_remote_count(cache);
+    for (size_t i = 0; i < n_rows; i++) {
+        vyre_cache_remote_get(cache, i, &rows[i].info, NULL);
+        if (vyre_cache_remote_totals(cache, i, &rows[i].st, &err)) {
+            vyre_cache_close(cache);
+            return cachectl_fail(&err);
+        }
+    }
     if (g_cachectl.json)
-        print_json(cache, &st);
+        print_json(cache, &st, rows, n_rows);
     else if (!g_cachectl.quiet)
-        print_text(cache, &st);
+        print_text(cache, &st, rows, n_rows);
     vyre_cache_close(cache);
     return VYRE_EXIT_OK;
 }

@@ -29,6 +29,7 @@ static const vyre_cli_cmd g_cmds[] = {
     {"jit", cmd_jit, "report on (or clear) the CUDA driver's own JIT cache"},
     {"config", cmd_config, "list, print or set the configuration (max_size, read_only, ...)"},
     {"zero-stats", cmd_zero_stats, "reset the hit and miss counters (also -z, --zero-stats)"},
+    {"remote", cmd_remote, "check remote stores; push blobs to them, pull blobs from them"},
     {NULL, NULL, NULL},
 };
 

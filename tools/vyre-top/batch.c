@@ -237,6 +237,20 @@ static json_t *cache_json(const top_snapshot *s)
     json_object_set_new(o, "tmp_files", jint_if(ok, c->tmp_files));
     json_object_set_new(o, "debris", jint_if(ok, c->debris));
     json_object_set_new(o, "age_ns", ok ? jround(s->cache_age_s * 1e9) : json_null());
+    json_t *remotes = json_array();
+    for (size_t i = 0; i < s->nremotes; i++) {
+        const vyre_remote_stats *st = &s->remotes[i].st;
+        json_array_append_new(
+            remotes,
+            json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "url",
+                      s->remotes[i].url, "read_only", s->remotes[i].read_only, "hits",
+                      (json_int_t)st->hits, "misses", (json_int_t)st->misses, "errors",
+                      (json_int_t)st->errors, "rejected", (json_int_t)st->rejected, "skipped",
+                      (json_int_t)st->skipped, "puts", (json_int_t)st->puts, "put_errors",
+                      (json_int_t)st->put_errors, "read_bytes", (json_int_t)st->bytes_read,
+                      "written_bytes", (json_int_t)st->bytes_written));
+    }
+    json_object_set_new(o, "remotes", remotes);
     return o;
 }
 

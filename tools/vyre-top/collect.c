@@ -52,6 +52,8 @@ struct top_collector {
     char cache_msg[TOP_MSG_MAX];
     char cache_root[VYRE_CACHE_PATH_MAX];
     vyre_cache_stats cache;
+    top_remote remotes[VYRE_REMOTE_MAX];
+    size_t nremotes;
     uint64_t cache_read_ns;
     uint64_t reap_ns;
     uint64_t last_ns;
@@ -387,6 +389,18 @@ static void collect_cache(top_collector *c, top_snapshot *s)
                                  &cache, &e);
         if (rc == 0)
             rc = vyre_cache_stats_get(cache, &c->cache, &e);
+        c->nremotes = 0;
+        for (size_t i = 0; rc == 0 && i < vyre_cache_remote_count(cache) && i < VYRE_REMOTE_MAX;
+             i++) {
+            vyre_remote_info info;
+            top_remote *r = &c->remotes[c->nremotes];
+            if (vyre_cache_remote_get(cache, i, &info, NULL) ||
+                vyre_cache_remote_totals(cache, i, &r->st, NULL))
+                continue;
+            copy_str(r->url, sizeof r->url, info.url);
+            r->read_only = info.read_only;
+            c->nremotes++;
+        }
         vyre_cache_close(cache);
         if (rc == 0) {
             c->cache_state = TOP_CACHE_OK;
@@ -403,6 +417,8 @@ static void collect_cache(top_collector *c, top_snapshot *s)
     copy_str(s->cache_root, sizeof s->cache_root, c->cache_root);
     s->cache = c->cache;
     s->cache_age_s = (double)(now - c->cache_read_ns) / 1e9;
+    memcpy(s->remotes, c->remotes, sizeof s->remotes);
+    s->nremotes = c->cache_state == TOP_CACHE_OK ? c->nremotes : 0;
 }
 
 static const prev_proc *find_prev(const top_collector *c, int32_t pid, uint64_t start_time)

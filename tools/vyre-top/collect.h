@@ -124,6 +124,14 @@ typedef struct top_range {
     uint64_t win_count; /* ranges in the last interval */
 } top_range;
 
+/* A remote store of the cache (from $VYRE_REMOTE_CACHE) and the counters
+ * every process recorded for it in the cache's index. */
+typedef struct top_remote {
+    char url[VYRE_REMOTE_URL_MAX]; /* password masked */
+    int read_only;
+    vyre_remote_stats st;
+} top_remote;
+
 enum top_cache_state {
     TOP_CACHE_OK = 0,
     TOP_CACHE_MISSING = 1, /* no cache at the root yet */
@@ -154,6 +162,8 @@ typedef struct top_snapshot {
     char cache_root[VYRE_CACHE_PATH_MAX];
     vyre_cache_stats cache;
     double cache_age_s; /* how old the cache figures are */
+    top_remote remotes[VYRE_REMOTE_MAX];
+    size_t nremotes;
 } top_snapshot;
 
 typedef struct top_collect_opts {

@@ -723,6 +723,20 @@ static void draw_cache(top_grid *g, const top_snapshot *s, top_ui *ui, top_rect 
     panel_line(g, r, 2, buf, c->debris || c->quarantined ? TOP_A_WARN : TOP_A_NORMAL);
     snprintf(buf, sizeof buf, "root %.900s", s->cache_root);
     panel_line(g, r, 3, buf, TOP_A_DIM);
+    for (size_t i = 0; i < s->nremotes; i++) {
+        const vyre_remote_stats *st = &s->remotes[i].st;
+        char rd[16], wr[16];
+        top_fmt_bytes(st->bytes_read, 1, rd, sizeof rd);
+        top_fmt_bytes(st->bytes_written, 1, wr, sizeof wr);
+        uint64_t errors = st->errors + st->put_errors;
+        snprintf(buf, sizeof buf,
+                 "remote %.500s%s  hits %llu  misses %llu  errors %llu  rejected %llu  "
+                 "read %s  written %s",
+                 s->remotes[i].url, s->remotes[i].read_only ? " (ro)" : "",
+                 (unsigned long long)st->hits, (unsigned long long)st->misses,
+                 (unsigned long long)errors, (unsigned long long)st->rejected, rd, wr);
+        panel_line(g, r, 4 + (int)i, buf, errors || st->rejected ? TOP_A_WARN : TOP_A_NORMAL);
+    }
 }
 
 static void draw_header(top_grid *g, const top_snapshot *s, const top_ui *ui, const model *m,
@@ -834,7 +848,7 @@ int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsi
     want[TOP_P_PROC] = m.nprocs ? 1 + (int)m.nprocs : (s->tel_ok && !s->nprocs ? 2 : 1);
     want[TOP_P_RANGE] = m.nranges ? 1 + (int)m.nranges : 1;
     want[TOP_P_KERNEL] = m.nkernels ? 1 + (int)m.nkernels : 1;
-    want[TOP_P_CACHE] = s->cache_state == TOP_CACHE_OK ? 3 : 1;
+    want[TOP_P_CACHE] = s->cache_state == TOP_CACHE_OK ? 3 + (int)s->nremotes : 1;
     unsigned lflags = 0;
     if (batch) {
         lflags = TOP_LAYOUT_SINGLE_COLUMN | TOP_LAYOUT_NO_FOOTER;

@@ -36,6 +36,7 @@
 #include "error.h"
 #include "export.h"
 #include "key.h"
+#include "remote.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +55,8 @@ enum {
     VYRE_CACHE_MISSING_EMPTY = 1u << 3, /* with READONLY: a root that does not exist opens as
                                            an empty cache (stats, foreach, verify see nothing;
                                            nothing is created) instead of VYRE_ENOENT */
+    VYRE_CACHE_NO_REMOTE = 1u << 4,     /* no remote stores (remote_storage / $VYRE_REMOTE_CACHE
+                                           ignored) */
 };
 
 /* Progress callback for long operations: done of total (total may be 0 when
@@ -116,8 +119,9 @@ VYRE_EXTERN void vyre_cache_open_opts_init(vyre_cache_open_opts *opts);
  * vyre_cache_open with options. The configuration (vyre/config.h) gives the
  * size limit and automatic cleanup (max_size, max_age,
  * quarantine_max_age), read_only (the handle cannot write: puts and prunes
- * are VYRE_EROFS) and umask. A bad configuration file is VYRE_ECONFIG
- * naming the file and line.
+ * are VYRE_EROFS), umask and remote_storage (the remote stores, unless
+ * VYRE_CACHE_NO_REMOTE). A bad configuration file is VYRE_ECONFIG naming
+ * the file and line.
  */
 VYRE_EXTERN int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts,
                                    vyre_cache **out, vyre_error *err);
@@ -165,6 +169,54 @@ VYRE_EXTERN int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **o
 VYRE_EXTERN int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
                                vyre_error *err);
 
+/*
+ * Remote stores (vyre/remote.h). vyre_cache_open takes them from the
+ * configuration in force, its remote_storage key (vyre.conf files,
+ * $VYRE_REMOTE_CACHE, -o; a bad list is VYRE_ECONFIG naming where it was
+ * set), unless VYRE_CACHE_NO_REMOTE. This replaces them: spec is a remote
+ * list as vyre_remote_list_parse reads it (NULL or blank: none). On
+ * error the handle keeps its previous remotes. Not thread-safe against
+ * other calls on the handle: set remotes before sharing it.
+ *
+ * With remotes, vyre_cache_get asks them in order after a local miss and
+ * returns a validated remote object (stored locally first when the cache
+ * is writable), and vyre_cache_put writes the new blob back to every
+ * writable remote. Remote failures are counted, never returned.
+ */
+VYRE_EXTERN int vyre_cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err);
+
+/* Number of remotes in use. */
+VYRE_EXTERN size_t vyre_cache_remote_count(const vyre_cache *c);
+
+/* Remote i's description and this handle's counters for it (either may be
+ * NULL). VYRE_EINVAL when i is out of range. */
+VYRE_EXTERN int vyre_cache_remote_get(vyre_cache *c, size_t i, vyre_remote_info *info,
+                                      vyre_remote_stats *st);
+
+/* Remote i's counters over the cache's life: what every process using
+ * this cache (writable, with an index) recorded for the same remote URL,
+ * plus this handle's unrecorded part. Handles record their counters on
+ * vyre_cache_flush and vyre_cache_close. */
+VYRE_EXTERN int vyre_cache_remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st,
+                                         vyre_error *err);
+
+/* Probes remote i now (see vyre_remote_check). */
+VYRE_EXTERN int vyre_cache_remote_check(vyre_cache *c, size_t i, vyre_remote_check *out,
+                                        vyre_error *err);
+
+/* Writes the local blob for key (validated first) to remote i, ignoring
+ * back-off. VYRE_ENOENT when the cache has no valid blob for key;
+ * VYRE_EROFS for a read-only remote; VYRE_EREMOTE on failure. */
+VYRE_EXTERN int vyre_cache_remote_push(vyre_cache *c, size_t i, const vyre_key *key,
+                                       vyre_error *err);
+
+/* Fetches key from the remotes in order (ignoring back-off), validates it
+ * and stores it locally. *from (may be NULL) is the remote that had it.
+ * VYRE_ENOENT when none has it, a validation code (VYRE_ECORRUPT,
+ * VYRE_EVERSION, VYRE_ETOOBIG) or VYRE_EREMOTE when the last remote asked
+ * failed; the local put's error otherwise. */
+VYRE_EXTERN int vyre_cache_remote_pull(vyre_cache *c, const vyre_key *key, size_t *from,
+                                       vyre_error *err);
 #define VYRE_CACHE_CLEANUP_RATIO       0.9 /* cleanup brings the cache down to this of max_size */
 #define VYRE_CACHE_CLEANUP_INTERVAL_NS (INT64_C(3600) * 1000000000) /* age-only cleanups */
 #define VYRE_CACHE_CLEANUP_LOCK        "cleanup.lock"
@@ -220,6 +272,7 @@ typedef struct vyre_cache_stats {
     uint64_t session_hits; /* this handle */
     uint64_t session_misses;
     uint64_t session_rejects;
+    uint64_t session_remote_hits; /* this handle: local misses a remote served */
     uint64_t stale;               /* entries of an older key format (never hit; prune --stale) */
     uint64_t stale_bytes;         /* their size on disk (included in bytes) */
     uint64_t max_size;            /* the configuration's limit; 0: none */

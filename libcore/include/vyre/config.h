@@ -10,7 +10,8 @@
  *      ~/.config/vyre/vyre.conf)
  *   3. the cache's own file, <cache dir>/vyre.conf: it wins over the user's,
  *      so a cache shared by a group carries its settings with it
- *   4. environment variables VYRE_CACHE_<KEY> (VYRE_CACHE_MAX_SIZE, ...)
+ *   4. environment variables VYRE_CACHE_<KEY> (VYRE_CACHE_MAX_SIZE, ...;
+ *      remote_storage's is VYRE_REMOTE_CACHE)
  *   5. overrides "key=value" (vyre-cachectl -o key=value)
  *
  * File format: one "key = value" per line; blank lines and lines whose first
@@ -29,6 +30,15 @@
  *   read_only           true/false: puts and prunes are refused (gets work).
  *   quarantine_max_age  quarantined files older than this are removed by
  *                       prune and by automatic cleanup; 0: kept. Default 7d.
+ *   remote_storage      remote stores shared by a fleet (vyre/remote.h):
+ *                       URLs separated by blanks, each with '|'-separated
+ *                       attributes, checked with vyre_remote_list_parse (a
+ *                       bad list is VYRE_ECONFIG naming the file and line,
+ *                       the variable or -o). Its environment variable is
+ *                       VYRE_REMOTE_CACHE (not VYRE_CACHE_REMOTE_STORAGE);
+ *                       an empty value means none. Shown with passwords
+ *                       masked. vyre_cache_open_ex uses the stores of the
+ *                       configuration in force. Default: none.
  */
 #ifndef VYRE_CONFIG_H
 #define VYRE_CONFIG_H
@@ -43,11 +53,12 @@
 extern "C" {
 #endif
 
-#define VYRE_CONFIG_FILE_NAME    "vyre.conf"
-#define VYRE_CONFIG_MAX_FILE     (64 * 1024) /* larger files are refused */
-#define VYRE_CONFIG_WHERE_MAX    1024
-#define VYRE_CONFIG_VALUE_MAX    128
-#define VYRE_CONFIG_DEFAULT_MAX_SIZE (UINT64_C(5) << 30)
+#define VYRE_CONFIG_FILE_NAME                     "vyre.conf"
+#define VYRE_CONFIG_MAX_FILE                      (64 * 1024) /* larger files are refused */
+#define VYRE_CONFIG_WHERE_MAX                     1024
+#define VYRE_CONFIG_VALUE_MAX                     128
+#define VYRE_CONFIG_LONG_VALUE_MAX                4096 /* remote_storage's value, at most */
+#define VYRE_CONFIG_DEFAULT_MAX_SIZE              (UINT64_C(5) << 30)
 #define VYRE_CONFIG_DEFAULT_QUARANTINE_MAX_AGE_NS (INT64_C(7) * 86400 * 1000000000)
 
 typedef enum vyre_config_key {
@@ -56,6 +67,7 @@ typedef enum vyre_config_key {
     VYRE_CONF_UMASK,
     VYRE_CONF_READ_ONLY,
     VYRE_CONF_QUARANTINE_MAX_AGE,
+    VYRE_CONF_REMOTE_STORAGE,
     VYRE_CONF_N_KEYS
 } vyre_config_key;
 
@@ -72,15 +84,16 @@ typedef struct vyre_config_where {
     vyre_config_origin origin;
     char file[VYRE_CONFIG_WHERE_MAX]; /* the file, or the variable's name (ENV) */
     unsigned line;                    /* 1-based line in file; 0: none */
-    char text[VYRE_CONFIG_VALUE_MAX]; /* the value as written */
+    char text[VYRE_CONFIG_VALUE_MAX]; /* the value as written (remote_storage: masked, cut) */
 } vyre_config_where;
 
 typedef struct vyre_config {
-    uint64_t max_size;             /* bytes; 0: no limit */
-    int64_t max_age_ns;            /* 0: off */
-    int umask;                     /* -1: not set */
-    int read_only;                 /* 0 or 1 */
-    int64_t quarantine_max_age_ns; /* 0: kept */
+    uint64_t max_size;                               /* bytes; 0: no limit */
+    int64_t max_age_ns;                              /* 0: off */
+    int umask;                                       /* -1: not set */
+    int read_only;                                   /* 0 or 1 */
+    int64_t quarantine_max_age_ns;                   /* 0: kept */
+    char remote_storage[VYRE_CONFIG_LONG_VALUE_MAX]; /* remote list as written; "": none */
     vyre_config_where where[VYRE_CONF_N_KEYS];
 } vyre_config;
 
@@ -96,7 +109,8 @@ VYRE_EXTERN const char *vyre_config_key_help(int key);
 /* The key named name, or -1. */
 VYRE_EXTERN int vyre_config_key_find(const char *name);
 
-/* "VYRE_CACHE_MAX_SIZE" for key, into buf. */
+/* "VYRE_CACHE_MAX_SIZE" for key, into buf ("VYRE_REMOTE_CACHE" for
+ * remote_storage). */
 VYRE_EXTERN void vyre_config_env_name(int key, char *buf, size_t size);
 
 /* Sets key (by name) from its text. file/line say where it was written
@@ -129,11 +143,11 @@ VYRE_EXTERN int vyre_config_user_path(char *buf, size_t size, vyre_error *err);
  * each, origin OVERRIDE). Files that do not exist are skipped.
  */
 VYRE_EXTERN int vyre_config_load(vyre_config *c, const char *cache_root,
-                                 const char *const *overrides, size_t n_overrides,
-                                 vyre_error *err);
+                                 const char *const *overrides, size_t n_overrides, vyre_error *err);
 
 /* The value of key in c in a form vyre_config_set reads back ("5G", "7d",
- * "002", "true"; "unset" for an unset umask). */
+ * "002", "true"; "unset" for an unset umask), but remote_storage, whose
+ * URL passwords show as "***" (buf: VYRE_CONFIG_LONG_VALUE_MAX for it). */
 VYRE_EXTERN void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t size);
 
 /* Where key's value came from: "default", "/path/vyre.conf:3",

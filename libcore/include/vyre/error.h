@@ -53,8 +53,9 @@ extern "C" {
     XX(ENONVML, -25, "NVML not available")                                                         \
     XX(EPERM, -26, "permission denied")                                                            \
     XX(EAMBIGUOUS, -27, "ambiguous name or prefix")                                                \
-    XX(ENOJITLINK, -28, "nvJitLink not available")                                                \
-    XX(ECONFIG, -29, "bad configuration")
+    XX(ENOJITLINK, -28, "nvJitLink not available")                                                 \
+    XX(ECONFIG, -29, "bad configuration")                                                          \
+    XX(EREMOTE, -30, "remote store failed")
 
 typedef enum vyre_errno {
     VYRE_OK = 0,

@@ -15,6 +15,7 @@
 #include "nvtx.h"
 #include "counters.h"
 #include "blob.h"
+#include "remote.h"
 #include "cache.h"
 #include "config.h"
 #include "units.h"

@@ -1653,6 +1653,74 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
                    c.detail, qerr.message));
 }
 
+/* ---- objects from elsewhere ---------------------------------------------- */
+
+int vyre__blob_from_memory(const void *buf, size_t len, const char *origin,
+                           const vyre_key *expected, vyre_blob **out, vyre_blob_reject *why,
+                           vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (!out || !expected || (len && !buf) || !origin)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_from_memory: NULL argument");
+    *out = NULL;
+    /* The same checks, in the same order, as a blob loaded from the cache
+     * (check_fd): size bound, header (magic, versions, header checksum,
+     * fields), exact size, key, payload checksum, kernel-name table
+     * (checksum and form), then an older key format refused as stale.
+     * Nothing is allocated before all of it passed. */
+    check c;
+    memset(&c, 0, sizeof c);
+    c.path = origin;
+    c.dirfd = -1;
+    c.expected = expected;
+    c.keep = 1;
+    c.file_size = (uint64_t)len;
+    c.have_size = 1;
+    int rc;
+    if (c.file_size >
+        (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX) {
+        snprintf(c.detail, sizeof c.detail,
+                 "object of '%" PRIu64 "' bytes is larger than any blob (%" PRIu64
+                 " bytes at most)",
+                 c.file_size,
+                 (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX);
+        rc = reject(&c, VYRE_REJECT_TRAILING);
+    } else {
+        rc = decode_into(&c, buf, len);
+        if (rc == VYRE_OK)
+            rc = check_body(&c, (uint64_t)len, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE);
+        if (rc == VYRE_OK && VYRE_BLOB_KEY_STALE(c.h.key_version))
+            rc = reject_stale(&c);
+    }
+    if (rc != VYRE_OK) {
+        if (why)
+            *why = c.why;
+        return vyre__fail(err, rc,
+                          c.why == VYRE_REJECT_STALE
+                              ? "the store holds a blob of an older key format: it was not used; "
+                                "the next write-back of this key replaces it"
+                              : "the object is not an intact vyre blob for this key: it was not "
+                                "used; remove it from the store, or let the next write-back "
+                                "replace it",
+                          "object '%s' rejected (%s): %s", origin, reject_names[c.why], c.detail);
+    }
+    size_t n = (size_t)c.h.stored_size + c.h.kernels_size;
+    vyre_blob *b = blob_alloc(n);
+    if (!b)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for a blob", n);
+    uint8_t *area = blob_area(b);
+    if (n)
+        memcpy(area, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE, n);
+    b->header = c.h;
+    if (c.h.kernels_size)
+        b->header.kernels = (const char *)area + c.h.stored_size;
+    b->payload = area;
+    b->size = (size_t)c.h.stored_size;
+    *out = b;
+    return VYRE_OK;
+}
+
 /* ---- kernel-name tables ------------------------------------------------ */
 
 int vyre_kernel_list_has(const char *names, size_t names_len, const char *name)

@@ -58,5 +58,14 @@ int vyre__blob_unlink_at(int rootfd, const char *rel);
  * the blob has none). For the index, which keeps the names of each blob. */
 int vyre__blob_kernels_at(int rootfd, const char *root, const vyre_blob_header *h, char **names,
                           vyre_error *err);
+/* Validates len bytes that claim to be the whole blob file for expected
+ * (from a remote store), with every check vyre_blob_load makes: header,
+ * versions, header checksum, fields, exact size, key, payload checksum.
+ * 0 and a new blob in *out (caller frees with vyre_blob_free), or
+ * VYRE_ECORRUPT / VYRE_EVERSION with *why; origin names the object in the
+ * message. Counts nothing and moves nothing. */
+int vyre__blob_from_memory(const void *buf, size_t len, const char *origin,
+                           const vyre_key *expected, vyre_blob **out, vyre_blob_reject *why,
+                           vyre_error *err);
 
 #endif /* VYRE_BLOB_INTERNAL_H */

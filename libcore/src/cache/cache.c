@@ -36,6 +36,7 @@
 #include "base/clock.h"
 #include "base/fsutil.h"
 #include "cache/index.h"
+#include "cache/remote_internal.h"
 #include "base/internal.h"
 #include "vyre/nvtx.h"
 
@@ -55,7 +56,8 @@ struct vyre_cache {
     int group_cache; /* the root is a group cache accepted under that umask */
     gid_t gid;       /* the root's group */
     vyre__index *idx;
-    atomic_uint_fast64_t hits, misses, rejects;
+    vyre_remote_list *remotes; /* NULL: none */
+    atomic_uint_fast64_t hits, misses, rejects, remote_hits;
     vyre_config config;  /* the configuration in force (vyre/config.h) */
     int umask;           /* -1: not set; else applied to what the cache creates */
     int config_readonly; /* read_only = true in the configuration */
@@ -306,6 +308,28 @@ static void index_remove_entries(const vyre_cache *c, int all)
     }
 }
 
+static void persist_remote_counters(vyre_cache *c);
+
+/* The configuration's remote_storage (vyre.conf, $VYRE_REMOTE_CACHE, -o):
+ * the remotes of a new handle. The configuration checked the list when it
+ * was loaded; a list that fails now (a token file changed since, or a
+ * configuration the caller built) fails the open, naming where it was set. */
+static int remotes_from_config(vyre_cache *c, vyre_error *err)
+{
+    const char *spec = c->config.remote_storage;
+    if (!*spec)
+        return VYRE_OK;
+    int rc = vyre_remote_list_parse(spec, &c->remotes, err);
+    if (rc && err) {
+        char where[VYRE_CONFIG_WHERE_MAX + 32];
+        vyre_config_format_where(&c->config, VYRE_CONF_REMOTE_STORAGE, where, sizeof where);
+        char msg[sizeof err->message + sizeof where + 32];
+        snprintf(msg, sizeof msg, "remote_storage (%s): %s", where, err->message);
+        vyre__strlcpy(err->message, msg, sizeof err->message);
+    }
+    return rc;
+}
+
 void vyre_cache_open_opts_init(vyre_cache_open_opts *opts)
 {
     memset(opts, 0, sizeof *opts);
@@ -482,9 +506,12 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
             goto fail;
         }
     }
+    if (!(flags & VYRE_CACHE_NO_REMOTE) && (rc = remotes_from_config(c, err)))
+        goto fail;
     *out = c;
     return VYRE_OK;
 fail:
+    vyre__index_close(c->idx);
     if (c->rootfd >= 0)
         close(c->rootfd);
     free(c);
@@ -495,7 +522,9 @@ void vyre_cache_close(vyre_cache *c)
 {
     if (!c)
         return;
+    persist_remote_counters(c);
     vyre__index_close(c->idx);
+    vyre_remote_list_free(c->remotes);
     if (c->rootfd >= 0)
         close(c->rootfd);
     free(c);
@@ -580,6 +609,9 @@ static int readonly_error(const vyre_cache *c, vyre_error *err)
 
 /* ---- get / put --------------------------------------------------------- */
 
+static int put_local(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                     vyre_error *err);
+
 int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
                    vyre_error *err)
 {
@@ -615,6 +647,20 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
         if (why)
             *why = r;
         rc = VYRE_ENOENT;
+    }
+    if (rc == VYRE_ENOENT && c->remotes && c->remotes->n) {
+        /* Read-through: only a validated object comes back; it is stored
+         * like any other blob (never written back: it came from there). */
+        vyre_blob *rb = NULL;
+        if (vyre__remotes_fetch(c->remotes, key, &rb, NULL) == VYRE_OK) {
+            if (!c->readonly) {
+                vyre_blob_header h = rb->header;
+                put_local(c, &h, rb->payload, rb->size, NULL);
+            }
+            atomic_fetch_add(&c->remote_hits, 1);
+            *out = rb;
+            rc = VYRE_OK;
+        }
     }
     vyre_nvtx_pop();
     return rc;
@@ -663,11 +709,10 @@ static int put_row(const vyre_blob_header *h, void *ctx, vyre_error *err)
     return vyre__index_upsert(c->idx, &row, err);
 }
 
-int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
-                   vyre_error *err)
+/* The local half of a put: the blob and its row, under the shared lock. */
+static int put_local(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                     vyre_error *err)
 {
-    if (!c || !h || (len && !payload))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_put: NULL argument");
     if (c->readonly)
         return readonly_error(c, err);
     vyre_nvtx_push(VYRE_RANGE_CACHE_STORE);
@@ -690,10 +735,211 @@ int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size
     return rc;
 }
 
+int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                   vyre_error *err)
+{
+    if (!c || !h || (len && !payload))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_put: NULL argument");
+    int rc = put_local(c, h, payload, len, err);
+    /* Write-back after the local store succeeded (h is then complete);
+     * remote failures are counted and back off, never returned. */
+    if (rc == VYRE_OK && c->remotes)
+        vyre__remotes_store(c->remotes, h, payload, len);
+    return rc;
+}
+
+/* ---- remotes ------------------------------------------------------------ */
+
+#define N_REMOTE_COUNTERS 9
+
+static void counters_of(const vyre_remote_stats *s, uint64_t v[N_REMOTE_COUNTERS])
+{
+    const uint64_t a[N_REMOTE_COUNTERS] = {s->hits,       s->misses,     s->errors,
+                                           s->rejected,   s->skipped,    s->puts,
+                                           s->put_errors, s->bytes_read, s->bytes_written};
+    memcpy(v, a, sizeof a);
+}
+
+static void stats_of(vyre_remote_stats *s, const uint64_t v[N_REMOTE_COUNTERS])
+{
+    s->hits = v[0];
+    s->misses = v[1];
+    s->errors = v[2];
+    s->rejected = v[3];
+    s->skipped = v[4];
+    s->puts = v[5];
+    s->put_errors = v[6];
+    s->bytes_read = v[7];
+    s->bytes_written = v[8];
+}
+
+/* meta names of remote i's lifetime counters: "remote <url> <counter>". */
+static void counter_names(const vyre_remote_info *ri, char names[N_REMOTE_COUNTERS][640])
+{
+    static const char *const what[N_REMOTE_COUNTERS] = {
+        "hits", "misses",     "errors",     "rejected",     "skipped",
+        "puts", "put_errors", "bytes_read", "bytes_written"};
+    for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
+        snprintf(names[k], sizeof names[k], "remote %.560s %s", ri->url, what[k]);
+}
+
+/* Adds what the remotes counted since the last call to the index's
+ * lifetime counters (best effort: counters are not worth failing a close). */
+static void persist_remote_counters(vyre_cache *c)
+{
+    if (!c->remotes || !c->idx || c->readonly)
+        return;
+    for (size_t i = 0; i < c->remotes->n; i++) {
+        vyre__remote *r = &c->remotes->r[i];
+        vyre_remote_stats now;
+        vyre__remote_stats_get(c->remotes, i, &now);
+        uint64_t a[N_REMOTE_COUNTERS], b[N_REMOTE_COUNTERS], d[N_REMOTE_COUNTERS];
+        counters_of(&now, a);
+        counters_of(&r->persisted, b);
+        for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
+            d[k] = a[k] - b[k];
+        char names[N_REMOTE_COUNTERS][640];
+        counter_names(&r->info, names);
+        const char *pn[N_REMOTE_COUNTERS];
+        for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
+            pn[k] = names[k];
+        if (vyre__index_counters_add(c->idx, pn, d, N_REMOTE_COUNTERS, NULL) == VYRE_OK)
+            r->persisted = now;
+    }
+}
+
+int vyre_cache_remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st, vyre_error *err)
+{
+    if (!c || !st)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_totals: NULL argument");
+    if (i >= vyre_cache_remote_count(c))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "no remote store number %zu", i + 1);
+    vyre__remote *r = &c->remotes->r[i];
+    vyre_remote_stats now;
+    vyre__remote_stats_get(c->remotes, i, &now);
+    uint64_t a[N_REMOTE_COUNTERS], b[N_REMOTE_COUNTERS], t[N_REMOTE_COUNTERS];
+    counters_of(&now, a);
+    counters_of(&r->persisted, b);
+    char names[N_REMOTE_COUNTERS][640];
+    counter_names(&r->info, names);
+    for (size_t k = 0; k < N_REMOTE_COUNTERS; k++) {
+        uint64_t stored = 0;
+        if (c->idx) {
+            int rc = vyre__index_counter_get(c->idx, names[k], &stored, err);
+            if (rc)
+                return rc;
+        }
+        t[k] = stored + (a[k] - b[k]);
+    }
+    stats_of(st, t);
+    return VYRE_OK;
+}
+
+int vyre_cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err)
+{
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_set_remotes: NULL cache");
+    vyre_remote_list *l = NULL;
+    int rc = vyre_remote_list_parse(spec, &l, err);
+    if (rc)
+        return rc;
+    persist_remote_counters(c);
+    vyre_remote_list_free(c->remotes);
+    c->remotes = l;
+    return VYRE_OK;
+}
+
+size_t vyre_cache_remote_count(const vyre_cache *c)
+{
+    return c ? vyre_remote_list_count(c->remotes) : 0;
+}
+
+int vyre_cache_remote_get(vyre_cache *c, size_t i, vyre_remote_info *info, vyre_remote_stats *st)
+{
+    const vyre_remote_info *ri = c ? vyre_remote_list_info(c->remotes, i) : NULL;
+    if (!ri)
+        return VYRE_EINVAL;
+    if (info)
+        *info = *ri;
+    if (st)
+        vyre__remote_stats_get(c->remotes, i, st);
+    return VYRE_OK;
+}
+
+static int no_remote(size_t i, vyre_error *err)
+{
+    return vyre__fail(err, VYRE_EINVAL,
+                      "list remote stores in remote_storage (vyre.conf, -o) or VYRE_REMOTE_CACHE",
+                      "no remote store number %zu", i + 1);
+}
+
+int vyre_cache_remote_check(vyre_cache *c, size_t i, vyre_remote_check *out, vyre_error *err)
+{
+    if (!c || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_check: NULL argument");
+    if (i >= vyre_cache_remote_count(c))
+        return no_remote(i, err);
+    vyre__remote_probe_one(c->remotes, i, out);
+    return VYRE_OK;
+}
+
+int vyre_cache_remote_push(vyre_cache *c, size_t i, const vyre_key *key, vyre_error *err)
+{
+    if (!c || !key)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_push: NULL argument");
+    if (i >= vyre_cache_remote_count(c))
+        return no_remote(i, err);
+    vyre_blob *b = NULL;
+    vyre_blob_reject why = VYRE_REJECT_NONE;
+    int rc = vyre__blob_load_at(c->rootfd, c->root, key, &b, &why, err);
+    if (rc == VYRE_ECORRUPT || rc == VYRE_EVERSION)
+        rc = VYRE_ENOENT; /* quarantined: there is nothing valid to push */
+    if (rc == VYRE_ENOENT) {
+        char hex[VYRE_KEY_HEX_LEN + 1];
+        vyre_key_to_hex(key, hex);
+        return vyre__fail(err, VYRE_ENOENT, "list the cache's keys with 'vyre-cachectl ls'",
+                          "no valid blob '%s' in the cache '%s'%s%s", hex, c->root,
+                          why ? ": it was rejected as " : "",
+                          why ? vyre_blob_reject_name(why) : "");
+    }
+    if (rc)
+        return rc;
+    rc = vyre__remote_store_one(c->remotes, i, &b->header, b->payload, b->size, err);
+    vyre_blob_free(b);
+    return rc;
+}
+
+int vyre_cache_remote_pull(vyre_cache *c, const vyre_key *key, size_t *from, vyre_error *err)
+{
+    if (!c || !key)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_pull: NULL argument");
+    size_t n = vyre_cache_remote_count(c);
+    if (!n)
+        return vyre__fail(
+            err, VYRE_ENOENT,
+            "list remote stores in remote_storage (vyre.conf, -o) or VYRE_REMOTE_CACHE",
+            "no remote store is configured");
+    int rc = VYRE_ENOENT;
+    for (size_t i = 0; i < n; i++) {
+        vyre_blob *b = NULL;
+        rc = vyre__remote_fetch_one(c->remotes, i, key, &b, err);
+        if (rc != VYRE_OK)
+            continue;
+        vyre_blob_header h = b->header;
+        rc = put_local(c, &h, b->payload, b->size, err);
+        vyre_blob_free(b);
+        if (rc == VYRE_OK && from)
+            *from = i;
+        return rc;
+    }
+    return rc;
+}
+
 int vyre_cache_flush(vyre_cache *c, vyre_error *err)
 {
     if (!c || !c->idx)
         return VYRE_OK;
+    persist_remote_counters(c);
     return vyre__index_flush(c->idx, err);
 }
 
@@ -1097,6 +1343,7 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
     st->session_hits = atomic_load(&c->hits);
     st->session_misses = atomic_load(&c->misses);
     st->session_rejects = atomic_load(&c->rejects);
+    st->session_remote_hits = atomic_load(&c->remote_hits);
     st->max_size = c->config.max_size;
     if (c->idx)
         vyre__index_stats_zeroed(c->idx, &st->stats_zeroed_unix_ns, NULL);

@@ -1,7 +1,8 @@
 /*
  * config.c - the pipeline cache's configuration: layers, the ccache-like
  * "key = value" file format, and rewriting the cache's vyre.conf in place
- * (vyre/config.h). Pure host code: base/ and the public headers only.
+ * (vyre/config.h). Pure host code: base/ and the public headers only;
+ * remote_storage is checked by the remote-list parser (cache/remote.c).
  */
 #include "vyre/config.h"
 
@@ -17,6 +18,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "vyre/remote.h"
 #include "vyre/units.h"
 
 static const struct {
@@ -33,10 +35,14 @@ static const struct {
     [VYRE_CONF_QUARANTINE_MAX_AGE] = {"quarantine_max_age",
                                       "prune and cleanup remove quarantined files older than "
                                       "this (0: keep them)"},
+    [VYRE_CONF_REMOTE_STORAGE] = {"remote_storage",
+                                  "remote stores shared by a fleet: URLs separated by spaces, "
+                                  "each with |attributes (http://cache.lan:8080/vyre, "
+                                  "redis://cache.lan|read-only); empty: none"},
 };
 
 static const char k_keys_hint[] =
-    "the keys are max_size, max_age, umask, read_only and quarantine_max_age";
+    "the keys are max_size, max_age, umask, read_only, quarantine_max_age and remote_storage";
 
 void vyre_config_init(vyre_config *c)
 {
@@ -74,6 +80,10 @@ int vyre_config_key_find(const char *name)
 
 void vyre_config_env_name(int key, char *buf, size_t size)
 {
+    if (key == VYRE_CONF_REMOTE_STORAGE) {
+        snprintf(buf, size, "%s", VYRE_REMOTE_ENV); /* the and ccache-like name */
+        return;
+    }
     const char *n = vyre_config_key_name(key);
     int w = snprintf(buf, size, "VYRE_CACHE_%s", n ? n : "?");
     if (w < 0)
@@ -149,48 +159,73 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
         return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
                             vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
                                        "%sunknown configuration key '%.64s'", at, key));
-    if (!*value)
+    int remote = k == VYRE_CONF_REMOTE_STORAGE;
+    if (!*value && !remote) /* an empty remote_storage: no remote stores */
         return vyre__fail(err, VYRE_ECONFIG, k_keys[k].help, "%s%s has no value", at, key);
-    if (strlen(value) >= VYRE_CONFIG_VALUE_MAX)
+    if (strlen(value) >= (remote ? VYRE_CONFIG_LONG_VALUE_MAX : VYRE_CONFIG_VALUE_MAX))
         return vyre__fail(err, VYRE_ECONFIG, k_keys[k].help, "%svalue of %s is too long", at, key);
     vyre_error e;
     vyre_error_clear(&e);
     int bad = 0;
     const char *hint = NULL;
-    vyre_config n = *c;
+    vyre_config *n = malloc(sizeof *n); /* large (remote_storage): not on the stack */
+    if (!n)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory setting %s", key);
+    *n = *c;
     switch (k) {
     case VYRE_CONF_MAX_SIZE:
-        bad = vyre_parse_size(value, &n.max_size, &e) != VYRE_OK;
+        bad = vyre_parse_size(value, &n->max_size, &e) != VYRE_OK;
         hint = "write a size such as 5G, 500M or 1.5GiB, or 0 for no limit";
         break;
     case VYRE_CONF_MAX_AGE:
-        bad = parse_age(value, &n.max_age_ns, &e) != VYRE_OK;
+        bad = parse_age(value, &n->max_age_ns, &e) != VYRE_OK;
         hint = "write an age such as 30d, 12h or 2w, or 0 for off";
         break;
     case VYRE_CONF_QUARANTINE_MAX_AGE:
-        bad = parse_age(value, &n.quarantine_max_age_ns, &e) != VYRE_OK;
+        bad = parse_age(value, &n->quarantine_max_age_ns, &e) != VYRE_OK;
         hint = "write an age such as 7d or 12h, or 0 to keep quarantined files";
         break;
     case VYRE_CONF_UMASK:
-        bad = parse_umask(value, &n.umask) != 0;
+        bad = parse_umask(value, &n->umask) != 0;
         hint = "write an octal umask such as 002, 022 or 077";
         break;
     case VYRE_CONF_READ_ONLY:
-        bad = parse_bool(value, &n.read_only) != 0;
+        bad = parse_bool(value, &n->read_only) != 0;
         hint = "write true or false";
         break;
+    case VYRE_CONF_REMOTE_STORAGE: {
+        /* Parsed as the cache will parse it (token files read and checked
+         * now), so a bad store is reported where it was written. */
+        vyre_remote_list *l = NULL;
+        bad = vyre_remote_list_parse(value, &l, &e) != VYRE_OK;
+        vyre_remote_list_free(l);
+        if (bad) {
+            free(n);
+            return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
+                                vyre__fail(err, VYRE_ECONFIG, e.hint[0] ? e.hint : k_keys[k].help,
+                                           "%sbad value for remote_storage: %s", at, e.message));
+        }
+        vyre__strlcpy(n->remote_storage, value, sizeof n->remote_storage);
+        break;
+    }
     default:
         break;
     }
-    if (bad)
+    if (bad) {
+        free(n);
         return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
                             vyre__fail(err, VYRE_ECONFIG, hint, "%sbad value '%s' for %s%s%s", at,
                                        value, key, e.message[0] ? ": " : "", e.message));
-    n.where[k].origin = origin;
-    vyre__strlcpy(n.where[k].file, file ? file : "", sizeof n.where[k].file);
-    n.where[k].line = line;
-    vyre__strlcpy(n.where[k].text, value, sizeof n.where[k].text);
-    *c = n;
+    }
+    n->where[k].origin = origin;
+    vyre__strlcpy(n->where[k].file, file ? file : "", sizeof n->where[k].file);
+    n->where[k].line = line;
+    if (remote)
+        vyre_remote_spec_mask(value, n->where[k].text, sizeof n->where[k].text);
+    else
+        vyre__strlcpy(n->where[k].text, value, sizeof n->where[k].text);
+    *c = *n;
+    free(n);
     return VYRE_OK;
 }
 
@@ -235,7 +270,7 @@ int vyre_config_parse(vyre_config *c, const char *text, size_t len, vyre_config_
             ke--;
         while (vs < end && is_blank(text[vs]))
             vs++;
-        char key[64], value[VYRE_CONFIG_VALUE_MAX];
+        char key[64], value[VYRE_CONFIG_LONG_VALUE_MAX];
         if (ke == start)
             return vyre__fail(err, VYRE_ECONFIG, "write 'key = value', e.g. 'max_size = 5G'",
                               "%smissing key before '='", at);
@@ -424,7 +459,8 @@ static void format_age_exact(int64_t ns, char *buf, size_t size)
         char unit;
         int64_t ns;
     } units[] = {{'d', INT64_C(86400000000000)},
-                 {'h', INT64_C(3600000000000)},   {'m', INT64_C(60000000000)},
+                 {'h', INT64_C(3600000000000)},
+                 {'m', INT64_C(60000000000)},
                  {'s', INT64_C(1000000000)}};
     if (ns == 0) {
         snprintf(buf, size, "0");
@@ -463,6 +499,9 @@ void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t s
         break;
     case VYRE_CONF_READ_ONLY:
         snprintf(buf, size, "%s", c->read_only ? "true" : "false");
+        break;
+    case VYRE_CONF_REMOTE_STORAGE:
+        vyre_remote_spec_mask(c->remote_storage, buf, size);
         break;
     default:
         break;
@@ -524,9 +563,9 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
         if (strchr(value, '\n'))
             return vyre__fail(err, VYRE_ECONFIG, NULL, "a value is one line");
     } else if (vyre_config_key_find(key) < 0) {
-        return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
-                            vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
-                                       "unknown configuration key '%.64s'", key));
+        return vyre__remedy(
+            err, VYRE_REMEDY_CACHE_CONFIG,
+            vyre__fail(err, VYRE_ECONFIG, k_keys_hint, "unknown configuration key '%.64s'", key));
     }
     if ((rc = vyre__mkdirs(cache_root, 0700, err)))
         return rc;

@@ -1014,3 +1014,70 @@ int vyre__index_check(vyre__index *idx, vyre_error *err)
                                        "index '%s' is damaged: %s", idx->path, result));
     return VYRE_OK;
 }
+
+/* ---- named counters in meta ---------------------------------------------- */
+
+int vyre__index_counters_add(vyre__index *idx, const char *const *names, const uint64_t *deltas,
+                             size_t n, vyre_error *err)
+{
+    if (!idx || (n && (!names || !deltas)))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_counters_add");
+    if (idx->readonly || !n)
+        return VYRE_OK;
+    pthread_mutex_lock(&idx->mu);
+    int rc = vyre__sqlite_begin(&idx->sql, "record counters in", err);
+    sqlite3_stmt *st = NULL;
+    if (rc == VYRE_OK) {
+        int src = sqlite3_prepare_v2(idx->sql.db,
+                                     "INSERT INTO meta (name, value) VALUES (?1, ?2) "
+                                     "ON CONFLICT (name) DO UPDATE SET "
+                                     "value = coalesce(value, 0) + excluded.value",
+                                     -1, &st, NULL);
+        for (size_t i = 0; src == SQLITE_OK && i < n; i++) {
+            if (!deltas[i])
+                continue;
+            sqlite3_bind_text(st, 1, names[i], -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(
+                st, 2, deltas[i] > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)deltas[i]);
+            src = sqlite3_step(st);
+            if (src == SQLITE_DONE) {
+                sqlite3_reset(st);
+                src = SQLITE_OK;
+            }
+        }
+        if (src != SQLITE_OK)
+            rc = vyre__sqlite_abort(&idx->sql, st, src, "record counters in", err);
+        sqlite3_finalize(st);
+        if (rc == VYRE_OK)
+            rc = vyre__sqlite_commit(&idx->sql, "record counters in", err);
+    }
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+int vyre__index_counter_get(vyre__index *idx, const char *name, uint64_t *value, vyre_error *err)
+{
+    if (!idx || !name || !value)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_counter_get");
+    *value = 0;
+    pthread_mutex_lock(&idx->mu);
+    sqlite3_stmt *st = NULL;
+    int rc = VYRE_OK;
+    int src =
+        sqlite3_prepare_v2(idx->sql.db, "SELECT value FROM meta WHERE name = ?1", -1, &st, NULL);
+    if (src == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+        src = sqlite3_step(st);
+        if (src == SQLITE_ROW) {
+            sqlite3_int64 v = sqlite3_column_int64(st, 0);
+            *value = v > 0 ? (uint64_t)v : 0;
+        } else if (src != SQLITE_DONE) {
+            rc = vyre__sqlite_fail(&idx->sql, src, "read a counter of", err);
+        }
+    } else {
+        rc = vyre__sqlite_fail(&idx->sql, src, "read a counter of", err);
+    }
+    sqlite3_finalize(st);
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}

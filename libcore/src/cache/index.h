@@ -99,6 +99,14 @@ int vyre__index_note_miss(vyre__index *idx, vyre_error *err);
 /* The cache's lifetime miss count, pending ones included. */
 int vyre__index_misses(vyre__index *idx, uint64_t *misses, vyre_error *err);
 
+/* Adds deltas[i] to the named counter names[i] in meta (created at 0), in
+ * one transaction; zero deltas are skipped. A read-only index: no-op. */
+int vyre__index_counters_add(vyre__index *idx, const char *const *names, const uint64_t *deltas,
+                             size_t n, vyre_error *err);
+
+/* A named counter from meta (0 when absent). */
+int vyre__index_counter_get(vyre__index *idx, const char *name, uint64_t *value, vyre_error *err);
+
 /* Writes pending hits in one transaction. */
 int vyre__index_flush(vyre__index *idx, vyre_error *err);
 

@@ -1,0 +1,876 @@
+/*
+ * remote.c - remote stores of the pipeline cache: the list, the policy and
+ * the trust boundary.
+ *
+ * Owns parsing of a remote list (URLs and ccache-style attributes, user
+ * info, token files), the read-through and write-back policy (in order,
+ * writable remotes only, back-off after a failure, counters per remote) and
+ * the validation of every object a remote returns. The backends
+ * (remote_http.c, remote_redis.c) move bytes and report transport errors;
+ * they never decide what is trusted.
+ *
+ * Invariants:
+ *  - nothing a remote returns reaches the caller before
+ *    vyre__blob_from_memory accepted it for the key asked for; a rejected
+ *    object is counted and dropped (a miss for the caller);
+ *  - a failure (connection, timeout, status, short body) never propagates
+ *    to a get or a put: it is counted, and the remote is skipped for a
+ *    back-off period that doubles on each failure in a row (this process);
+ *  - secrets (URL password, token) stay in the list and never appear in a
+ *    message or in vyre_remote_info.
+ */
+#include "vyre/remote.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/internal.h"
+#include "cache/blob_internal.h"
+
+/* The largest blob file: header, payload and kernel-name table at most. */
+#define BLOB_FILE_MAX                                                                              \
+    ((uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX)
+#include "cache/remote_internal.h"
+
+#define HINT_SPEC                                                                                  \
+    "write remotes as 'http://host[:port]/prefix', 'https://...', 'redis://host[:port][/db]', "    \
+    "separated by spaces, each with optional '|read-only', '|connect-timeout=MS', "                \
+    "'|operation-timeout=MS', '|token-file=PATH', '|expiry=SECONDS', '|max-object-size=BYTES'"
+#define CHECK_NAME_HTTP  ".vyre-check"
+#define CHECK_NAME_REDIS VYRE_REMOTE_REDIS_PREFIX "check"
+#define CHECK_BODY       "vyre remote check\n"
+
+const char *vyre_remote_scheme_name(vyre_remote_scheme s)
+{
+    switch (s) {
+    case VYRE_REMOTE_HTTP:
+        return "http";
+    case VYRE_REMOTE_HTTPS:
+        return "https";
+    case VYRE_REMOTE_REDIS:
+        return "redis";
+    case VYRE_REMOTE_REDISS:
+        return "rediss";
+    }
+    return "?";
+}
+
+static int is_http(const vyre__remote *r)
+{
+    return r->info.scheme == VYRE_REMOTE_HTTP || r->info.scheme == VYRE_REMOTE_HTTPS;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+/* snprintf that reports truncation: 0, or -1 when out was too small. */
+static int fmt_fits(char *out, size_t size, const char *fmt, ...) VYRE_PRINTF(3, 4);
+static int fmt_fits(char *out, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/* The item as it may be shown: user info between "://" and the last '@'
+ * of the authority replaced by "***". */
+static void display_of(const char *item, size_t n, char *out, size_t size)
+{
+    char tmp[VYRE_REMOTE_URL_MAX * 2];
+    size_t m = n < sizeof tmp - 1 ? n : sizeof tmp - 1;
+    memcpy(tmp, item, m);
+    tmp[m] = '\0';
+    char *sep = strstr(tmp, "://");
+    if (sep) {
+        char *auth = sep + 3;
+        size_t alen = strcspn(auth, "/|");
+        char *at = NULL;
+        for (size_t i = 0; i < alen; i++)
+            if (auth[i] == '@')
+                at = auth + i;
+        if (at) {
+            snprintf(out, size, "%.*s***%s", (int)(auth - tmp), tmp, at);
+            return;
+        }
+    }
+    snprintf(out, size, "%s", tmp);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decodes s[0..n) into out; -1 on a bad escape, a NUL or overflow. */
+static int pct_decode(const char *s, size_t n, char *out, size_t size)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '%') {
+            if (i + 2 >= n)
+                return -1;
+            int a = hexval(s[i + 1]), b = hexval(s[i + 2]);
+            if (a < 0 || b < 0 || (a == 0 && b == 0))
+                return -1;
+            c = (char)(a * 16 + b);
+            i += 2;
+        }
+        if (o + 1 >= size)
+            return -1;
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+static int parse_uint(const char *s, size_t n, uint64_t max, uint64_t *out)
+{
+    if (!n || n > 20)
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int host_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_';
+}
+
+/* Characters allowed in an HTTP prefix as written (RFC 3986 pchar and '/'). */
+static int path_char(char c)
+{
+    return host_char(c) || c == '~' || c == '/' || c == '%' || c == '!' || c == '$' || c == '&' ||
+           c == '\'' || c == '(' || c == ')' || c == '*' || c == '+' || c == ',' || c == ';' ||
+           c == '=' || c == ':' || c == '@';
+}
+
+typedef struct parse_ctx {
+    const char *shown; /* the item as it may be shown */
+    vyre_error *err;
+} parse_ctx;
+
+#define BAD(pc, code, hint, ...) bad(pc, code, hint, __VA_ARGS__)
+
+static int bad(const parse_ctx *pc, int code, const char *hint, const char *fmt, ...)
+    VYRE_PRINTF(4, 5);
+static int bad(const parse_ctx *pc, int code, const char *hint, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return vyre__fail(pc->err, code, hint ? hint : HINT_SPEC, "remote store '%s': %s", pc->shown,
+                      why);
+}
+
+static int read_token(const parse_ctx *pc, const char *path, char *out, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        int e = errno;
+        return BAD(pc, e == ELOOP ? VYRE_EUNSAFE : vyre__errno_code(e),
+                   e == ELOOP ? "name the token file itself, not a symbolic link to it"
+                              : "check the token-file= path",
+                   "cannot open token file '%s': %s", path, strerror(e));
+    }
+    struct stat st;
+    int rc = VYRE_OK;
+    if (fstat(fd, &st) != 0) {
+        rc = BAD(pc, vyre__errno_code(errno), NULL, "cannot stat token file '%s': %s", path,
+                 strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = BAD(pc, VYRE_EUNSAFE, "name a regular file", "token file '%s' is not a regular file",
+                 path);
+    } else if (st.st_uid != geteuid()) {
+        rc = BAD(pc, VYRE_EUNSAFE, "the token file must belong to the user running vyre",
+                 "token file '%s' belongs to uid %u, not to you", path, (unsigned)st.st_uid);
+    } else if (st.st_mode & 077) {
+        char hint[VYRE_REMOTE_URL_MAX + 32];
+        snprintf(hint, sizeof hint, "run: chmod 600 '%s'", path);
+        rc = BAD(pc, VYRE_EUNSAFE, hint,
+                 "token file '%s' has mode %04o: others may read it, so it is not used", path,
+                 (unsigned)(st.st_mode & 07777));
+    } else if ((uint64_t)st.st_size >= size) {
+        rc = BAD(pc, VYRE_ETOOBIG, "a token is one line", "token file '%s' is %jd bytes long", path,
+                 (intmax_t)st.st_size);
+    }
+    ssize_t got = 0;
+    if (rc == VYRE_OK) {
+        got = read(fd, out, size - 1);
+        if (got < 0)
+            rc = BAD(pc, vyre__errno_code(errno), NULL, "cannot read token file '%s': %s", path,
+                     strerror(errno));
+    }
+    close(fd);
+    if (rc)
+        return rc;
+    size_t n = (size_t)got;
+    while (n &&
+           (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ' || out[n - 1] == '\t'))
+        n--;
+    out[n] = '\0';
+    if (!n)
+        return BAD(pc, VYRE_EINVAL, "put the token on the file's first line",
+                   "token file '%s' is empty", path);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)out[i];
+        if (c <= 0x20 || c >= 0x7f) {
+            memset(out, 0, size);
+            return BAD(pc, VYRE_EINVAL, "a token is one line of printable characters, no blanks",
+                       "token file '%s' holds a character 0x%02x at offset %zu", path, c, i);
+        }
+    }
+    return VYRE_OK;
+}
+
+static int parse_attr(const parse_ctx *pc, vyre__remote *r, const char *a, size_t n)
+{
+    const char *eq = memchr(a, '=', n);
+    size_t kn = eq ? (size_t)(eq - a) : n;
+    const char *v = eq ? eq + 1 : NULL;
+    size_t vn = eq ? n - kn - 1 : 0;
+#define KEY_IS(s) (kn == sizeof(s) - 1 && memcmp(a, s, kn) == 0)
+    uint64_t x = 0;
+    if (KEY_IS("read-only")) {
+        if (eq)
+            return BAD(pc, VYRE_EINVAL, "write '|read-only' alone",
+                       "attribute 'read-only' takes no value");
+        r->info.read_only = 1;
+    } else if (KEY_IS("connect-timeout") || KEY_IS("operation-timeout")) {
+        if (!v || parse_uint(v, vn, 3600000, &x) || x == 0)
+            return BAD(pc, VYRE_EINVAL,
+                       "give milliseconds from 1 to 3600000, e.g. '|connect-timeout=100'",
+                       "attribute '%.*s' has value '%.*s'", (int)n, a, (int)vn, v ? v : "");
+        if (KEY_IS("connect-timeout"))
+            r->info.connect_timeout_ms = (uint32_t)x;
+        else
+            r->info.operation_timeout_ms = (uint32_t)x;
+    } else if (KEY_IS("expiry")) {
+        if (!v || parse_uint(v, vn, INT32_MAX, &x) || x == 0)
+            return BAD(pc, VYRE_EINVAL, "give seconds from 1 to 2147483647, e.g. '|expiry=604800'",
+                       "attribute 'expiry' has value '%.*s'", (int)vn, v ? v : "");
+        if (is_http(r))
+            return BAD(pc, VYRE_EINVAL,
+                       "an HTTP store expires objects itself (e.g. a cron job or the object "
+                       "store's lifecycle rule)",
+                       "attribute 'expiry' is for Redis stores only");
+        r->info.expiry_s = (uint32_t)x;
+    } else if (KEY_IS("max-object-size")) {
+        uint64_t hi = BLOB_FILE_MAX;
+        if (!v || parse_uint(v, vn, hi, &x) || x < VYRE_BLOB_HEADER_SIZE)
+            return BAD(pc, VYRE_EINVAL, "give bytes from 256 up to the largest blob (536936704)",
+                       "attribute 'max-object-size' has value '%.*s'", (int)vn, v ? v : "");
+        r->info.max_object_bytes = x;
+    } else if (KEY_IS("token-file")) {
+        if (!v || !vn || vn >= sizeof r->info.token_file)
+            return BAD(pc, VYRE_EINVAL, "give the token file's path: '|token-file=PATH'",
+                       "attribute 'token-file' needs a path");
+        memcpy(r->info.token_file, v, vn);
+        r->info.token_file[vn] = '\0';
+        int rc = read_token(pc, r->info.token_file, r->token, sizeof r->token);
+        if (rc)
+            return rc;
+    } else {
+        return BAD(pc, VYRE_EINVAL, NULL, "unknown attribute '%.*s'", (int)n, a);
+    }
+#undef KEY_IS
+    return VYRE_OK;
+}
+
+static int parse_userinfo(const parse_ctx *pc, vyre__remote *r, const char *u, size_t n)
+{
+    const char *colon = memchr(u, ':', n);
+    size_t un = colon ? (size_t)(colon - u) : n;
+    if (pct_decode(u, un, r->user, sizeof r->user))
+        return BAD(pc, VYRE_EINVAL, "percent-encode special characters of the user name",
+                   "bad user name in the URL");
+    r->info.has_user = un > 0;
+    if (colon) {
+        if (pct_decode(colon + 1, n - un - 1, r->password, sizeof r->password))
+            return BAD(pc, VYRE_EINVAL, "percent-encode special characters of the password",
+                       "bad password in the URL");
+        r->info.has_password = 1;
+    }
+    return VYRE_OK;
+}
+
+static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *err)
+{
+    char shown[VYRE_REMOTE_URL_MAX * 2];
+    display_of(item, n, shown, sizeof shown);
+    parse_ctx pc = {shown, err};
+    memset(r, 0, sizeof *r);
+    r->info.connect_timeout_ms = VYRE_REMOTE_CONNECT_TIMEOUT_MS;
+    r->info.operation_timeout_ms = VYRE_REMOTE_OPERATION_TIMEOUT_MS;
+    r->info.max_object_bytes = BLOB_FILE_MAX;
+
+    const char *bar = memchr(item, '|', n);
+    size_t un = bar ? (size_t)(bar - item) : n;
+    if (un >= VYRE_REMOTE_URL_MAX)
+        return BAD(&pc, VYRE_ETOOBIG, "use a shorter URL", "URL is %zu bytes long, more than %d",
+                   un, VYRE_REMOTE_URL_MAX - 1);
+    const char *sep = NULL;
+    for (size_t i = 0; i + 2 < un; i++)
+        if (item[i] == ':' && item[i + 1] == '/' && item[i + 2] == '/') {
+            sep = item + i;
+            break;
+        }
+    if (!sep)
+        return BAD(&pc, VYRE_EINVAL, NULL, "not a URL (no 'scheme://')");
+    size_t sn = (size_t)(sep - item);
+    static const struct {
+        const char *name;
+        vyre_remote_scheme s;
+        unsigned port;
+    } schemes[] = {{"http", VYRE_REMOTE_HTTP, 80},
+                   {"https", VYRE_REMOTE_HTTPS, 443},
+                   {"redis", VYRE_REMOTE_REDIS, 6379},
+                   {"rediss", VYRE_REMOTE_REDISS, 6379}};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(schemes); i++)
+        if (strlen(schemes[i].name) == sn && memcmp(schemes[i].name, item, sn) == 0) {
+            r->info.scheme = schemes[i].s;
+            r->info.port = schemes[i].port;
+        }
+    if (!r->info.scheme)
+        return BAD(&pc, VYRE_EINVAL, "use http, https, redis or rediss", "unknown scheme '%.*s'",
+                   (int)sn, item);
+    if (r->info.scheme == VYRE_REMOTE_REDISS)
+        return BAD(&pc, VYRE_ENOTSUP,
+                   "this build's hiredis has no TLS (hiredis_ssl): use redis:// on a trusted "
+                   "network, or a TLS tunnel (stunnel) to the server",
+                   "rediss:// is not supported by this build");
+
+    const char *auth = sep + 3;
+    const char *end = item + un;
+    const char *slash = memchr(auth, '/', (size_t)(end - auth));
+    const char *auth_end = slash ? slash : end;
+    const char *at = NULL;
+    for (const char *p = auth; p < auth_end; p++)
+        if (*p == '@')
+            at = p;
+    int rc;
+    if (at && (rc = parse_userinfo(&pc, r, auth, (size_t)(at - auth))))
+        return rc;
+    const char *hp = at ? at + 1 : auth;
+    const char *host_end, *port_at = NULL;
+    if (hp < auth_end && *hp == '[') {
+        const char *rb = memchr(hp, ']', (size_t)(auth_end - hp));
+        if (!rb || rb == hp + 1)
+            return BAD(&pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
+        for (const char *p = hp + 1; p < rb; p++)
+            if (hexval(*p) < 0 && *p != ':' && *p != '.')
+                return BAD(&pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
+        if ((size_t)(rb - hp - 1) >= sizeof r->info.host)
+            return BAD(&pc, VYRE_EINVAL, NULL, "host name too long");
+        memcpy(r->info.host, hp + 1, (size_t)(rb - hp - 1));
+        host_end = rb + 1;
+        if (host_end < auth_end) {
+            if (*host_end != ':')
+                return BAD(&pc, VYRE_EINVAL, NULL, "unexpected text after the IPv6 host");
+            port_at = host_end + 1;
+        }
+    } else {
+        host_end = memchr(hp, ':', (size_t)(auth_end - hp));
+        if (host_end)
+            port_at = host_end + 1;
+        else
+            host_end = auth_end;
+        if (host_end == hp)
+            return BAD(&pc, VYRE_EINVAL, "give a host name or address", "no host");
+        if ((size_t)(host_end - hp) >= sizeof r->info.host)
+            return BAD(&pc, VYRE_EINVAL, NULL, "host name too long");
+        for (const char *p = hp; p < host_end; p++)
+            if (!host_char(*p))
+                return BAD(&pc, VYRE_EINVAL, "a host is letters, digits, '-', '.' and '_'",
+                           "bad character '%c' in host '%.*s'", *p, (int)(host_end - hp), hp);
+        memcpy(r->info.host, hp, (size_t)(host_end - hp));
+    }
+    if (port_at) {
+        uint64_t port = 0;
+        if (parse_uint(port_at, (size_t)(auth_end - port_at), 65535, &port) || port == 0)
+            return BAD(&pc, VYRE_EINVAL, "give a port from 1 to 65535", "bad port '%.*s'",
+                       (int)(auth_end - port_at), port_at);
+        r->info.port = (unsigned)port;
+    }
+
+    const char *path = slash ? slash : end;
+    size_t pn = (size_t)(end - path);
+    if (is_http(r)) {
+        while (pn && path[pn - 1] == '/')
+            pn--;
+        for (size_t i = 0; i < pn; i++)
+            if (!path_char(path[i]))
+                return BAD(&pc, VYRE_EINVAL,
+                           "a prefix is a plain path: no '?', '#' or blanks (percent-encode "
+                           "other characters)",
+                           "bad character '%c' in prefix '%.*s'", path[i], (int)pn, path);
+        for (size_t i = 0; i + 1 < pn; i++)
+            if (path[i] == '/' && path[i + 1] == '.' &&
+                (i + 2 == pn || path[i + 2] == '/' ||
+                 (path[i + 2] == '.' && (i + 3 == pn || path[i + 3] == '/'))))
+                return BAD(&pc, VYRE_EINVAL, "write the prefix without '.' or '..' components",
+                           "prefix '%.*s' has a dot component", (int)pn, path);
+        memcpy(r->info.prefix, path, pn);
+        r->info.prefix[pn] = '\0';
+    } else if (pn > 1) {
+        uint64_t db = 0;
+        if (parse_uint(path + 1, pn - 1, 65535, &db))
+            return BAD(&pc, VYRE_EINVAL, "a Redis URL's path is a database number: redis://host/2",
+                       "bad database '%.*s'", (int)(pn - 1), path + 1);
+        r->info.db = (int)db;
+    }
+
+    /* Attributes. */
+    const char *a = bar;
+    while (a && a < item + n) {
+        a++;
+        const char *next = memchr(a, '|', (size_t)(item + n - a));
+        size_t an = next ? (size_t)(next - a) : (size_t)(item + n - a);
+        if (!an)
+            return BAD(&pc, VYRE_EINVAL, NULL, "empty attribute");
+        if ((rc = parse_attr(&pc, r, a, an)))
+            return rc;
+        a = next;
+    }
+    if (is_http(r) && r->token[0] && (r->info.has_user || r->info.has_password))
+        return BAD(&pc, VYRE_EINVAL,
+                   "use either user:password@ in the URL or '|token-file=', not both",
+                   "both basic-auth credentials and a bearer token given");
+    if (!is_http(r) && r->token[0] && r->info.has_password)
+        return BAD(&pc, VYRE_EINVAL, "use either a password in the URL or '|token-file=', not both",
+                   "both a password and a token file given");
+
+    /* What may be shown, and the URL the HTTP backend requests. */
+    int v6 = strchr(r->info.host, ':') != NULL;
+    char hostpart[300];
+    snprintf(hostpart, sizeof hostpart, v6 ? "[%s]:%u" : "%s:%u", r->info.host, r->info.port);
+    char userpart[300] = "";
+    if (r->info.has_user || r->info.has_password)
+        snprintf(userpart, sizeof userpart, "%s%s@", r->user, r->info.has_password ? ":***" : "");
+    int too_long;
+    if (is_http(r))
+        too_long =
+            fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s%s",
+                     vyre_remote_scheme_name(r->info.scheme), userpart, hostpart, r->info.prefix) ||
+            fmt_fits(r->base_url, sizeof r->base_url, "%s://%s%s",
+                     vyre_remote_scheme_name(r->info.scheme), hostpart, r->info.prefix);
+    else
+        too_long =
+            fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s/%d",
+                     vyre_remote_scheme_name(r->info.scheme), userpart, hostpart, r->info.db);
+    if (too_long)
+        return BAD(&pc, VYRE_ETOOBIG, "use a shorter URL", "URL too long");
+    return VYRE_OK;
+}
+
+static void remote_close(vyre__remote *r)
+{
+    if (is_http(r))
+        vyre__http_close(r);
+    else
+        vyre__redis_close(r);
+}
+
+void vyre_remote_list_free(vyre_remote_list *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        remote_close(&l->r[i]);
+        pthread_mutex_destroy(&l->r[i].mu);
+    }
+    /* Secrets do not outlive the list. */
+    memset(l, 0, sizeof *l);
+    free(l);
+}
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* One item for display: the password of its user information (after the
+ * ':' of "user:password@") as "***", as vyre_remote_info.url shows it. */
+static void mask_item(const char *item, size_t n, char *out, size_t size)
+{
+    const char *sep = NULL;
+    for (size_t i = 0; i + 2 < n; i++)
+        if (item[i] == ':' && item[i + 1] == '/' && item[i + 2] == '/') {
+            sep = item + i + 3;
+            break;
+        }
+    const char *at = NULL, *colon = NULL;
+    for (const char *p = sep; p && p < item + n && *p != '/' && *p != '|'; p++)
+        if (*p == '@')
+            at = p;
+    for (const char *p = sep; at && p < at; p++)
+        if (*p == ':') {
+            colon = p;
+            break;
+        }
+    if (colon)
+        snprintf(out, size, "%.*s:***%.*s", (int)(colon - item), item, (int)(item + n - at), at);
+    else
+        snprintf(out, size, "%.*s", (int)n, item);
+}
+
+void vyre_remote_spec_mask(const char *spec, char *buf, size_t size)
+{
+    if (!buf || !size)
+        return;
+    buf[0] = '\0';
+    size_t o = 0;
+    for (const char *p = spec ? spec : ""; *p;) {
+        while (is_blank(*p))
+            p++;
+        if (!*p)
+            break;
+        const char *q = p;
+        while (*q && !is_blank(*q))
+            q++;
+        char shown[VYRE_REMOTE_URL_MAX * 2 + 8];
+        mask_item(p, (size_t)(q - p), shown, sizeof shown);
+        int w = snprintf(buf + o, size - o, "%s%s", o ? " " : "", shown);
+        if (w < 0 || (size_t)w >= size - o) {
+            buf[o] = '\0'; /* never half an item: a cut could show a secret's start */
+            return;
+        }
+        o += (size_t)w;
+        p = q;
+    }
+}
+
+int vyre_remote_list_parse(const char *spec, vyre_remote_list **out, vyre_error *err)
+{
+    if (!out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_remote_list_parse: NULL out");
+    *out = NULL;
+    vyre_remote_list *l = calloc(1, sizeof *l);
+    if (!l)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory parsing remote stores");
+    const char *p = spec ? spec : "";
+    while (*p) {
+        while (is_blank(*p))
+            p++;
+        if (!*p)
+            break;
+        const char *q = p;
+        while (*q && !is_blank(*q))
+            q++;
+        if (l->n == VYRE_REMOTE_MAX) {
+            vyre_remote_list_free(l);
+            return vyre__fail(err, VYRE_ETOOBIG, "list at most 8 remote stores",
+                              "more than %d remote stores", VYRE_REMOTE_MAX);
+        }
+        vyre__remote *r = &l->r[l->n];
+        int rc = parse_item(p, (size_t)(q - p), r, err);
+        if (rc) {
+            memset(r, 0, sizeof *r);
+            vyre_remote_list_free(l);
+            return rc;
+        }
+        r->backoff_ns = (int64_t)VYRE_REMOTE_BACKOFF_MS * 1000000;
+        pthread_mutex_init(&r->mu, NULL);
+        l->n++;
+        p = q;
+    }
+    *out = l;
+    return VYRE_OK;
+}
+
+size_t vyre_remote_list_count(const vyre_remote_list *l)
+{
+    return l ? l->n : 0;
+}
+
+const vyre_remote_info *vyre_remote_list_info(const vyre_remote_list *l, size_t i)
+{
+    return l && i < l->n ? &l->r[i].info : NULL;
+}
+
+/* ---- the policy --------------------------------------------------------- */
+
+static void object_name(const vyre__remote *r, const vyre_key *key, char *out, size_t size)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    if (is_http(r))
+        snprintf(out, size, "%.2s/%s%s", hex, hex, VYRE_BLOB_EXT);
+    else
+        snprintf(out, size, "%s%s", VYRE_REMOTE_REDIS_PREFIX, hex);
+}
+
+/* With r->mu held. */
+static int backing_off(vyre__remote *r)
+{
+    if (r->skip_until_ns && (int64_t)vyre__mono_ns() < r->skip_until_ns) {
+        r->st.skipped++;
+        return 1;
+    }
+    return 0;
+}
+
+static void note_failure(vyre__remote *r)
+{
+    r->skip_until_ns = (int64_t)vyre__mono_ns() + r->backoff_ns;
+    r->backoff_ns *= 2;
+    if (r->backoff_ns > (int64_t)VYRE_REMOTE_BACKOFF_MAX_MS * 1000000)
+        r->backoff_ns = (int64_t)VYRE_REMOTE_BACKOFF_MAX_MS * 1000000;
+}
+
+static void note_success(vyre__remote *r)
+{
+    r->skip_until_ns = 0;
+    r->backoff_ns = (int64_t)VYRE_REMOTE_BACKOFF_MS * 1000000;
+}
+
+static int backend_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len,
+                       vyre_error *err)
+{
+    return is_http(r) ? vyre__http_get(r, name, buf, len, err)
+                      : vyre__redis_get(r, name, buf, len, err);
+}
+
+static int backend_put(vyre__remote *r, const char *name, const void *buf, size_t len,
+                       vyre_error *err)
+{
+    return is_http(r) ? vyre__http_put(r, name, buf, len, err)
+                      : vyre__redis_put(r, name, buf, len, err);
+}
+
+/* One fetch from r (mu not held); honours back-off when `policy`. */
+static int fetch_from(vyre__remote *r, const vyre_key *key, vyre_blob **out, int policy,
+                      vyre_error *err)
+{
+    char name[VYRE_KEY_HEX_LEN + 16];
+    object_name(r, key, name, sizeof name);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    pthread_mutex_lock(&r->mu);
+    if (policy && backing_off(r)) {
+        pthread_mutex_unlock(&r->mu);
+        return vyre__fail(err, VYRE_EREMOTE, "it is retried after the back-off period",
+                          "remote store '%s' is skipped after a failure", r->info.url);
+    }
+    int rc = backend_get(r, name, &buf, &len, err);
+    if (rc == VYRE_OK || rc == VYRE_ETOOBIG)
+        r->st.bytes_read += len;
+    if (rc == VYRE_ENOENT) {
+        r->st.misses++;
+        note_success(r);
+    } else if (rc == VYRE_ETOOBIG) {
+        r->st.rejected++;
+        note_success(r); /* the server answered */
+    } else if (rc != VYRE_OK) {
+        r->st.errors++;
+        note_failure(r);
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (rc != VYRE_OK) {
+        free(buf);
+        return rc;
+    }
+    char origin[VYRE_REMOTE_URL_MAX + VYRE_KEY_HEX_LEN + 32];
+    snprintf(origin, sizeof origin, "%s/%s", r->info.url, name);
+    vyre_blob_reject why = VYRE_REJECT_NONE;
+    rc = vyre__blob_from_memory(buf, len, origin, key, out, &why, err);
+    free(buf);
+    pthread_mutex_lock(&r->mu);
+    if (rc == VYRE_OK) {
+        r->st.hits++;
+        note_success(r);
+    } else {
+        r->st.rejected++;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+int vyre__remotes_fetch(vyre_remote_list *l, const vyre_key *key, vyre_blob **out, size_t *from)
+{
+    *out = NULL;
+    for (size_t i = 0; l && i < l->n; i++) {
+        if (fetch_from(&l->r[i], key, out, 1, NULL) == VYRE_OK) {
+            if (from)
+                *from = i;
+            return VYRE_OK;
+        }
+    }
+    return VYRE_ENOENT;
+}
+
+int vyre__remote_fetch_one(vyre_remote_list *l, size_t i, const vyre_key *key, vyre_blob **out,
+                           vyre_error *err)
+{
+    *out = NULL;
+    if (!l || i >= l->n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "no remote store %zu", i);
+    int rc = fetch_from(&l->r[i], key, out, 0, err);
+    if (rc == VYRE_ENOENT) {
+        char hex[VYRE_KEY_HEX_LEN + 1];
+        vyre_key_to_hex(key, hex);
+        vyre__fail(err, VYRE_ENOENT, "seed it on a machine that writes to this store",
+                   "remote store '%s' has no blob '%s'", l->r[i].info.url, hex);
+    }
+    return rc;
+}
+
+/* The whole blob file as the cache stores it: encoded header, payload,
+ * then the kernel-name table. malloc'ed. */
+static uint8_t *serialize(const vyre_blob_header *h, const void *payload, size_t len,
+                          size_t *out_len)
+{
+    size_t kn = h->kernels ? h->kernels_size : 0;
+    if (kn != h->kernels_size)
+        return NULL; /* a header that announces a table it does not carry */
+    uint8_t *buf = malloc(VYRE_BLOB_HEADER_SIZE + len + kn);
+    if (!buf)
+        return NULL;
+    if (vyre_blob_header_encode(h, buf, NULL) != VYRE_OK) {
+        free(buf);
+        return NULL;
+    }
+    if (len)
+        memcpy(buf + VYRE_BLOB_HEADER_SIZE, payload, len);
+    if (kn)
+        memcpy(buf + VYRE_BLOB_HEADER_SIZE + len, h->kernels, kn);
+    *out_len = VYRE_BLOB_HEADER_SIZE + len + kn;
+    return buf;
+}
+
+static int store_to(vyre__remote *r, const vyre_key *key, const uint8_t *buf, size_t len,
+                    int policy, vyre_error *err)
+{
+    char name[VYRE_KEY_HEX_LEN + 16];
+    object_name(r, key, name, sizeof name);
+    pthread_mutex_lock(&r->mu);
+    if (policy && backing_off(r)) {
+        pthread_mutex_unlock(&r->mu);
+        return VYRE_EREMOTE;
+    }
+    int rc = backend_put(r, name, buf, len, err);
+    if (rc == VYRE_OK) {
+        r->st.puts++;
+        r->st.bytes_written += len;
+        note_success(r);
+    } else {
+        r->st.put_errors++;
+        note_failure(r);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+size_t vyre__remotes_store(vyre_remote_list *l, const vyre_blob_header *h, const void *payload,
+                           size_t len)
+{
+    size_t n_writable = 0;
+    for (size_t i = 0; l && i < l->n; i++)
+        n_writable += !l->r[i].info.read_only;
+    if (!n_writable)
+        return 0;
+    size_t blen = 0;
+    uint8_t *buf = serialize(h, payload, len, &blen);
+    if (!buf)
+        return 0;
+    size_t ok = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (!l->r[i].info.read_only && store_to(&l->r[i], &h->key, buf, blen, 1, NULL) == VYRE_OK)
+            ok++;
+    free(buf);
+    return ok;
+}
+
+int vyre__remote_store_one(vyre_remote_list *l, size_t i, const vyre_blob_header *h,
+                           const void *payload, size_t len, vyre_error *err)
+{
+    if (!l || i >= l->n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "no remote store %zu", i);
+    if (l->r[i].info.read_only)
+        return vyre__fail(err, VYRE_EROFS, "drop '|read-only' from the remote's attributes",
+                          "remote store '%s' is read-only", l->r[i].info.url);
+    size_t blen = 0;
+    uint8_t *buf = serialize(h, payload, len, &blen);
+    if (!buf)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot serialise a %zu-byte blob", len);
+    int rc = store_to(&l->r[i], &h->key, buf, blen, 0, err);
+    free(buf);
+    return rc;
+}
+
+void vyre__remote_probe_one(vyre_remote_list *l, size_t i, vyre_remote_check *out)
+{
+    memset(out, 0, sizeof *out);
+    out->writable = -1;
+    if (!l || i >= l->n) {
+        snprintf(out->message, sizeof out->message, "no remote store %zu", i);
+        return;
+    }
+    vyre__remote *r = &l->r[i];
+    vyre_key zero;
+    memset(&zero, 0, sizeof zero);
+    char name[VYRE_KEY_HEX_LEN + 16];
+    object_name(r, &zero, name, sizeof name);
+    vyre_error e;
+    vyre_error_clear(&e);
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    pthread_mutex_lock(&r->mu);
+    uint64_t t0 = vyre__mono_ns();
+    int rc = backend_get(r, name, &buf, &len, &e);
+    out->rtt_ns = vyre__mono_ns() - t0;
+    free(buf);
+    if (rc == VYRE_OK || rc == VYRE_ENOENT || rc == VYRE_ETOOBIG) {
+        out->reachable = 1;
+        note_success(r);
+        if (!r->info.read_only) {
+            const char *cn = is_http(r) ? CHECK_NAME_HTTP : CHECK_NAME_REDIS;
+            rc = backend_put(r, cn, CHECK_BODY, sizeof CHECK_BODY - 1, &e);
+            out->writable = rc == VYRE_OK;
+            if (rc)
+                vyre__strlcpy(out->message, e.message, sizeof out->message);
+        }
+    } else {
+        vyre__strlcpy(out->message, e.message, sizeof out->message);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+void vyre__remote_stats_get(vyre_remote_list *l, size_t i, vyre_remote_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (!l || i >= l->n)
+        return;
+    pthread_mutex_lock(&l->r[i].mu);
+    *st = l->r[i].st;
+    pthread_mutex_unlock(&l->r[i].mu);
+}

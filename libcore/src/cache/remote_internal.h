@@ -1,0 +1,86 @@
+/*
+ * remote_internal.h - remote stores of the pipeline cache (internal).
+ *
+ * remote.c owns the list (parsing, attributes, secrets), the policy
+ * (read-through in order, write-back to every writable remote, back-off
+ * after a failure, counters) and the validation of what comes back.
+ * remote_http.c (libcurl) and remote_redis.c (hiredis) only move bytes:
+ * they never decide whether an object is trusted.
+ */
+#ifndef VYRE_REMOTE_INTERNAL_H
+#define VYRE_REMOTE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "vyre/blob.h"
+#include "vyre/error.h"
+#include "vyre/key.h"
+#include "vyre/remote.h"
+
+#define VYRE__REMOTE_SECRET_MAX 4096
+
+typedef struct vyre__remote {
+    vyre_remote_info info;
+    char user[256];
+    char password[256];
+    char token[VYRE__REMOTE_SECRET_MAX]; /* from token-file, "" when none */
+    char base_url[VYRE_REMOTE_URL_MAX];  /* HTTP: scheme://host:port/prefix, no user info */
+    pthread_mutex_t mu;                  /* serialises the connection and the fields below */
+    void *conn;                          /* CURL * or redisContext *, made on first use */
+    int64_t skip_until_ns;               /* monotonic: backing off until then */
+    int64_t backoff_ns;                  /* next back-off period */
+    vyre_remote_stats st;
+    vyre_remote_stats persisted; /* part of st already added to the index (cache.c's) */
+} vyre__remote;
+
+struct vyre_remote_list {
+    size_t n;
+    vyre__remote r[VYRE_REMOTE_MAX];
+};
+
+/* Backends. Called with r->mu held. get: 0 and a malloc'ed buffer in
+ * *buf (at most r->info.max_object_bytes, else VYRE_ETOOBIG without reading
+ * the rest), VYRE_ENOENT when the store has no such object, another code
+ * (VYRE_EREMOTE mostly) on failure. put: 0 or a failure. probe: a request
+ * that needs the server (a GET of a key no one writes): 0 when it answered.
+ * path names the object for messages. */
+int vyre__http_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len, vyre_error *err);
+int vyre__http_put(vyre__remote *r, const char *name, const void *buf, size_t len, vyre_error *err);
+void vyre__http_close(vyre__remote *r);
+
+int vyre__redis_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len, vyre_error *err);
+int vyre__redis_put(vyre__remote *r, const char *name, const void *buf, size_t len,
+                    vyre_error *err);
+void vyre__redis_close(vyre__remote *r);
+
+/* ---- the policy, for the cache facade ---------------------------------- */
+
+/* Asks every remote in order for key, skipping those backing off. 0 and a
+ * validated blob in *out (caller frees); *from (may be NULL) the index of
+ * the remote that had it. VYRE_ENOENT when no remote had an acceptable
+ * object (misses, errors and rejects are counted per remote). */
+int vyre__remotes_fetch(vyre_remote_list *l, const vyre_key *key, vyre_blob **out, size_t *from);
+
+/* Writes the blob (header h as stored, payload) to every writable remote
+ * not backing off. Returns how many took it; failures are counted and
+ * start a back-off, never returned. */
+size_t vyre__remotes_store(vyre_remote_list *l, const vyre_blob_header *h, const void *payload,
+                           size_t len);
+
+/* Writes to remote i only, regardless of back-off; 0 or the failure. */
+int vyre__remote_store_one(vyre_remote_list *l, size_t i, const vyre_blob_header *h,
+                           const void *payload, size_t len, vyre_error *err);
+
+/* Fetches key from remote i only, regardless of back-off: 0 and a
+ * validated blob, VYRE_ENOENT, a validation code or a failure. */
+int vyre__remote_fetch_one(vyre_remote_list *l, size_t i, const vyre_key *key, vyre_blob **out,
+                           vyre_error *err);
+
+/* Probes remote i regardless of back-off (see vyre_cache_remote_check). */
+void vyre__remote_probe_one(vyre_remote_list *l, size_t i, vyre_remote_check *out);
+
+/* A snapshot of remote i's counters. */
+void vyre__remote_stats_get(vyre_remote_list *l, size_t i, vyre_remote_stats *st);
+
+#endif /* VYRE_REMOTE_INTERNAL_H */

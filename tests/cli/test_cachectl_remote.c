@@ -1,0 +1,260 @@
+/*
+ * test_cachectl_remote.c - vyre-cachectl with remote stores, against real
+ * servers (tests/common/servers.h): what one machine seeds, another gets
+ * with its compilers made unloadable; `remote check|push|pull` output and
+ * exit codes; per-remote counters in `stats`.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "servers.h"
+#include "testutil.h"
+#include "vyre/vyre.h"
+
+static char g_tmp[512];
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+}
+
+static void teardown(void)
+{
+    if (g_tmp[0])
+        tu_rm_rf(g_tmp);
+}
+
+TestSuite(cachectl_remote, .init = setup, .fini = teardown);
+
+static const char k_ptx[] = ".version 8.0\n"
+                            ".target sm_80\n"
+                            ".address_size 64\n"
+                            ".visible .entry scale(.param .u64 p)\n"
+                            "{\n"
+                            "    .reg .b64 %rd<3>;\n"
+                            "    .reg .b32 %r<2>;\n"
+                            "    ld.param.u64 %rd1, [p];\n"
+                            "    cvta.to.global.u64 %rd2, %rd1;\n"
+                            "    mov.u32 %r1, 7;\n"
+                            "    st.global.u32 [%rd2], %r1;\n"
+                            "    ret;\n"
+                            "}\n";
+
+/* Runs vyre-cachectl --cache-dir <g_tmp>/<cache> args... with env. */
+static void cc(tu_proc *p, const char *cache, const char *const *env, const char *const *args)
+{
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/%s", g_tmp, cache);
+    const char *argv[24] = {VYRE_CACHECTL_BIN, "--cache-dir", dir};
+    size_t n = 3;
+    for (; args[n - 3] && n < 23; n++)
+        argv[n] = args[n - 3];
+    argv[n] = NULL;
+    char *copy[24];
+    for (size_t i = 0; i <= n; i++)
+        copy[i] = argv[i] ? strdup(argv[i]) : NULL;
+    tu_run(p, copy, env);
+    for (size_t i = 0; i < n; i++)
+        free(copy[i]);
+}
+
+#define CC(p, cache, env, ...) cc((p), (cache), (env), (const char *const[]){__VA_ARGS__, NULL})
+
+static int has_line(const char *out, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = out; p && *p;) {
+        if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+            return 1;
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return 0;
+}
+
+static void need_jitlink(void)
+{
+    char tc[VYRE_BLOB_TOOLCHAIN_MAX];
+    vyre_error err;
+    if (vyre_compile_toolchain(VYRE_SOURCE_PTX, tc, sizeof tc, &err))
+        cr_skip_test("nvJitLink cannot be loaded: %s", err.message);
+}
+
+static void ptx_key(char hex[VYRE_KEY_HEX_LEN + 1])
+{
+    vyre_compile_request req = {VYRE_SOURCE_PTX, k_ptx, strlen(k_ptx), "sm_90", "scale", NULL, 0};
+    vyre_key k;
+    vyre_error err;
+    cr_assert_eq(vyre_compile_key(&req, &k, &err), 0, "%s", err.message);
+    vyre_key_to_hex(&k, hex);
+}
+
+Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
+{
+    need_jitlink();
+    ts_server s;
+    ts_nginx_start(&s);
+    char ptx[700], remote[128];
+    snprintf(ptx, sizeof ptx, "%s/scale.ptx", g_tmp);
+    tu_write_file(ptx, k_ptx, strlen(k_ptx));
+    snprintf(remote, sizeof remote, "VYRE_REMOTE_CACHE=http://127.0.0.1:%d/vyre", s.port);
+    const char *with_remote[] = {remote, NULL};
+    const char *no_compilers[] = {remote, "VYRE_NVJITLINK_LIBRARY=/nonexistent/libnvJitLink.so",
+                                  "VYRE_NVRTC_LIBRARY=/nonexistent/libnvrtc.so", NULL};
+    const char *no_compilers_no_remote[] = {"VYRE_REMOTE_CACHE",
+                                            "VYRE_NVJITLINK_LIBRARY=/nonexistent/libnvJitLink.so",
+                                            "VYRE_NVRTC_LIBRARY=/nonexistent/libnvrtc.so", NULL};
+    tu_proc p;
+    CC(&p, "a", with_remote, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(has_line(p.out, "Seeded 1 module (1 kernel), already present 0, failed 0"), "%s",
+              p.out);
+    tu_proc_free(&p);
+    char hex[VYRE_KEY_HEX_LEN + 1], obj[1400];
+    ptx_key(hex);
+    snprintf(obj, sizeof obj, "%s/vyre/%.2s/%s.vblob", s.root, hex, hex);
+    cr_assert_eq(access(obj, R_OK), 0, "the seed was written back to the store");
+
+    /* Control: without the store, machine C cannot compile at all. */
+    CC(&p, "c", no_compilers_no_remote, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
+    cr_assert_neq(p.exit_code, 0, "compilers should be unloadable: %s", p.out);
+    tu_proc_free(&p);
+
+    /* Machine B: no compiler, the store has it. */
+    CC(&p, "b", no_compilers, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(has_line(p.out, "Seeded 0 modules (0 kernels), already present 1, failed 0"), "%s",
+              p.out);
+    tu_proc_free(&p);
+    CC(&p, "b", with_remote, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_proc_free(&p);
+    CC(&p, "b", with_remote, "ls", "-q");
+    cr_assert(has_line(p.out, hex), "%s", p.out);
+    tu_proc_free(&p);
+
+    /* stats shows what B's seed did with the store. */
+    CC(&p, "b", with_remote, "stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char url[128];
+    snprintf(url, sizeof url, "  http://127.0.0.1:%d/vyre", s.port);
+    cr_assert(has_line(p.out, url), "%s", p.out);
+    cr_assert(has_line(p.out, "    Hits:              1"), "%s", p.out);
+    cr_assert(has_line(p.out, "    Misses:            0"), "%s", p.out);
+    cr_assert(has_line(p.out, "    Rejected objects:  0"), "%s", p.out);
+    cr_assert(has_line(p.out, "    Written back:      0"), "%s", p.out);
+    tu_proc_free(&p);
+    CC(&p, "a", with_remote, "stats");
+    cr_assert(has_line(p.out, "    Written back:      1"), "%s", p.out);
+    tu_proc_free(&p);
+    ts_server_stop(&s);
+}
+
+Test(cachectl_remote, check_push_pull)
+{
+    ts_server s;
+    ts_nginx_start(&s);
+    /* A cubin seeds with no compiler. */
+    char src[700];
+    snprintf(src, sizeof src, "%s/k.cubin", g_tmp);
+    static const char cubin[] = "\x7f"
+                                "ELF\x02\x01\x01\x00 a stand-in cubin";
+    tu_write_file(src, cubin, sizeof cubin - 1);
+    const char *none[] = {"VYRE_REMOTE_CACHE", NULL};
+    tu_proc p;
+    CC(&p, "a", none, "seed", src, "--arch", "sm_90", "--entry", "k");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "a", none, "ls", "-q");
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    cr_assert_eq(strlen(p.out), VYRE_KEY_HEX_LEN + 1, "%s", p.out);
+    memcpy(hex, p.out, VYRE_KEY_HEX_LEN);
+    hex[VYRE_KEY_HEX_LEN] = '\0';
+    tu_proc_free(&p);
+
+    char remote[256];
+    snprintf(remote, sizeof remote, "VYRE_REMOTE_CACHE=http://127.0.0.1:%d/v", s.port);
+    const char *env[] = {remote, NULL};
+
+    CC(&p, "a", none, "remote", "check");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-cachectl: error: no remote store is listed\n"
+                            "hint: set VYRE_REMOTE_CACHE, e.g. "
+                            "VYRE_REMOTE_CACHE='http://cache.example:8080/vyre'\n");
+    tu_proc_free(&p);
+    CC(&p, "a", env, "remote");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-cachectl: error: remote needs an action\n"
+                            "hint: use 'check', 'push' or 'pull'\n"
+                            "try 'vyre-cachectl remote --help'\n");
+    tu_proc_free(&p);
+    CC(&p, "a", env, "remote", "push");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "remote push needs keys or --all"), "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "a", env, "remote", "pull", "abcd");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "not a key: 'abcd'"), "%s", p.err);
+    tu_proc_free(&p);
+
+    CC(&p, "a", env, "remote", "check");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    char head[128];
+    snprintf(head, sizeof head, "http://127.0.0.1:%d/v", s.port);
+    cr_assert(strncmp(p.out, head, strlen(head)) == 0, "%s", p.out);
+    cr_assert(strstr(p.out, " reachable  rtt ") && strstr(p.out, " ms  writes yes\n"), "%s", p.out);
+    tu_proc_free(&p);
+
+    CC(&p, "a", env, "remote", "push", "--all");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "pushed 1 blob (1 write, 0 failed) to 1 remote store\n");
+    tu_proc_free(&p);
+
+    CC(&p, "b", env, "remote", "pull", hex);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char want[256];
+    snprintf(want, sizeof want, "%s <- http://127.0.0.1:%d/v\n", hex, s.port);
+    cr_assert_str_eq(p.out, want);
+    tu_proc_free(&p);
+    CC(&p, "b", env, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.out);
+    tu_proc_free(&p);
+
+    /* A damaged object in the store: pull refuses it, with the reason. */
+    char obj[1400];
+    snprintf(obj, sizeof obj, "%s/v/%.2s/%s.vblob", s.root, hex, hex);
+    size_t len = 0;
+    char *data = tu_read_file(obj, &len);
+    cr_assert_not_null(data);
+    data[len - 1] ^= 0x55;
+    tu_write_file(obj, data, len);
+    free(data);
+    CC(&p, "c", env, "remote", "pull", hex);
+    cr_assert_eq(p.exit_code, 1);
+    cr_assert(strstr(p.err, "rejected (payload-checksum)"), "%s", p.err);
+    cr_assert(strstr(p.err, "hint: the object is not an intact vyre blob"), "%s", p.err);
+    tu_proc_free(&p);
+
+    /* The server gone: check says so, exit 1. */
+    ts_server_stop(&s);
+    CC(&p, "a", env, "remote", "check");
+    cr_assert_eq(p.exit_code, 1);
+    snprintf(want, sizeof want, "http://127.0.0.1:%d/v", s.port);
+    cr_assert(strstr(p.out, want) && strstr(p.out, "UNREACHABLE"), "%s", p.out);
+    tu_proc_free(&p);
+
+    /* A bad list is one error with the hint. */
+    const char *bad[] = {"VYRE_REMOTE_CACHE=http://h|ttl=5", NULL};
+    CC(&p, "a", bad, "stats");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "vyre-cachectl: error: VYRE_REMOTE_CACHE: bad value for "
+                            "remote_storage: remote store 'http://h|ttl=5': unknown attribute "
+                            "'ttl=5'\nhint: "),
+              "%s", p.err);
+    tu_proc_free(&p);
+}

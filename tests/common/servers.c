@@ -1,0 +1,365 @@
+/*
+ * servers.c - see servers.h.
+ */
+#include "servers.h"
+
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define TS_MAX 16
+static pid_t g_pids[TS_MAX];
+static pid_t g_owner;
+
+static void kill_all(void)
+{
+    if (getpid() != g_owner)
+        return;
+    for (int i = 0; i < TS_MAX; i++)
+        if (g_pids[i] > 0) {
+            kill(g_pids[i], SIGKILL);
+            waitpid(g_pids[i], NULL, 0);
+            g_pids[i] = 0;
+        }
+}
+
+static void remember(pid_t pid)
+{
+    if (g_owner != getpid()) {
+        memset(g_pids, 0, sizeof g_pids);
+        g_owner = getpid();
+        atexit(kill_all);
+    }
+    for (int i = 0; i < TS_MAX; i++)
+        if (g_pids[i] == 0) {
+            g_pids[i] = pid;
+            return;
+        }
+    cr_assert_fail("more than %d test servers", TS_MAX);
+}
+
+static void forget(pid_t pid)
+{
+    for (int i = 0; i < TS_MAX; i++)
+        if (g_pids[i] == pid)
+            g_pids[i] = 0;
+}
+
+int ts_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0, "socket: %s", strerror(errno));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0, "bind: %s", strerror(errno));
+    socklen_t len = sizeof a;
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+int ts_wait_port(int port, int timeout_ms)
+{
+    for (int waited = 0; waited <= timeout_ms; waited += 20) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        close(fd);
+        if (ok)
+            return 1;
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+/* The program's path, or NULL: $PATH, then the sbin directories. */
+static const char *find_program(const char *name, char *buf, size_t size)
+{
+    const char *path = getenv("PATH");
+    char dirs[4096];
+    snprintf(dirs, sizeof dirs, "%s:/usr/sbin:/sbin:/usr/local/sbin", path ? path : "");
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(buf, size, "%s/%s", d, name);
+        if (access(buf, X_OK) == 0)
+            return buf;
+    }
+    return NULL;
+}
+
+static const char *need_program(const char *name, char *buf, size_t size)
+{
+    const char *p = find_program(name, buf, size);
+    if (p)
+        return p;
+    const char *ci = getenv("CI");
+    if (ci && strcmp(ci, "true") == 0)
+        cr_assert_fail("%s is not installed, and CI must run the remote-store tests with it "
+                       "(.ci/run installs nginx and redis-server)",
+                       name);
+    cr_skip_test("%s is not installed: install nginx and redis-server to run the remote-store "
+                 "tests (CI=true makes this a failure)",
+                 name);
+    return NULL;
+}
+
+static pid_t spawn(const char *const argv[], const char *log)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        FILE *f = freopen(log, "w", stdout);
+        (void)f;
+        dup2(STDOUT_FILENO, STDERR_FILENO);
+        char *v[32];
+        size_t n = 0;
+        for (; argv[n] && n < 31; n++)
+            v[n] = strdup(argv[n]);
+        v[n] = NULL;
+        execv(v[0], v);
+        _exit(127);
+    }
+    remember(pid);
+    return pid;
+}
+
+static void started_or_fail(ts_server *s, const char *what, const char *log)
+{
+    if (ts_wait_port(s->port, 10000))
+        return;
+    char *out = tu_read_file(log, NULL);
+    cr_assert_fail("%s did not start on port %d: %s", what, s->port, out ? out : "(no log)");
+}
+
+void ts_nginx_start(ts_server *s)
+{
+    char bin[1024];
+    const char *nginx = need_program("nginx", bin, sizeof bin);
+    memset(s, 0, sizeof *s);
+    tu_mkdtemp(s->dir, sizeof s->dir);
+    snprintf(s->root, sizeof s->root, "%s/www", s->dir);
+    cr_assert_eq(mkdir(s->root, 0700), 0);
+    char body_tmp[1200], conf[1200], log[1200];
+    snprintf(body_tmp, sizeof body_tmp, "%s/body", s->dir);
+    snprintf(conf, sizeof conf, "%s/nginx.conf", s->dir);
+    snprintf(log, sizeof log, "%s/nginx.out", s->dir);
+    s->port = ts_free_port();
+    char text[8192];
+    int n = snprintf(text, sizeof text,
+                     "%s"
+                     "daemon off;\n"
+                     "master_process off;\n"
+                     "pid %s/nginx.pid;\n"
+                     "error_log %s/error.log warn;\n"
+                     "events { worker_connections 256; }\n"
+                     "http {\n"
+                     "  access_log off;\n"
+                     "  client_body_temp_path %s;\n"
+                     "  proxy_temp_path %s/proxy;\n"
+                     "  fastcgi_temp_path %s/fastcgi;\n"
+                     "  uwsgi_temp_path %s/uwsgi;\n"
+                     "  scgi_temp_path %s/scgi;\n"
+                     "  client_max_body_size 64m;\n"
+                     "  server {\n"
+                     "    listen 127.0.0.1:%d;\n"
+                     "    location / {\n"
+                     "      root %s;\n"
+                     "      dav_methods PUT;\n"
+                     "      create_full_put_path on;\n"
+                     "      dav_access user:rw;\n"
+                     "    }\n"
+                     "  }\n"
+                     "}\n",
+                     geteuid() == 0 ? "user root;\n" : "", s->dir, s->dir, body_tmp, s->dir, s->dir,
+                     s->dir, s->dir, s->port, s->root);
+    cr_assert(n > 0 && (size_t)n < sizeof text);
+    tu_write_file(conf, text, (size_t)n);
+    const char *const argv[] = {nginx, "-e", log, "-c", conf, "-p", s->dir, NULL};
+    s->pid = spawn(argv, log);
+    started_or_fail(s, "nginx", log);
+}
+
+void ts_redis_start(ts_server *s)
+{
+    char bin[1024];
+    const char *redis = need_program("redis-server", bin, sizeof bin);
+    memset(s, 0, sizeof *s);
+    tu_mkdtemp(s->dir, sizeof s->dir);
+    s->port = ts_free_port();
+    char port[16], log[1200];
+    snprintf(port, sizeof port, "%d", s->port);
+    snprintf(log, sizeof log, "%s/redis.out", s->dir);
+    const char *const argv[] = {redis, "--port",       port, "--bind", "127.0.0.1", "--save",
+                                "",    "--appendonly", "no", "--dir",  s->dir,      NULL};
+    s->pid = spawn(argv, log);
+    started_or_fail(s, "redis-server", log);
+}
+
+void ts_server_stop(ts_server *s)
+{
+    if (s->pid <= 0)
+        return;
+    kill(s->pid, SIGTERM);
+    for (int i = 0; i < 250; i++) {
+        if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+            forget(s->pid);
+            s->pid = 0;
+            return;
+        }
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, NULL, 0);
+    forget(s->pid);
+    s->pid = 0;
+}
+
+/* ---- the fault server ---------------------------------------------------- */
+
+static void write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return;
+        c += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Reads until the end of the request's head (and the body of a PUT, when
+ * Content-Length says so). 0 when the peer went away. */
+static int read_request(int fd, volatile int *stop)
+{
+    char buf[8192];
+    size_t len = 0;
+    while (!*stop) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        ssize_t r = recv(fd, buf + len, sizeof buf - 1 - len, 0);
+        if (r <= 0)
+            return 0;
+        len += (size_t)r;
+        buf[len] = '\0';
+        char *end = strstr(buf, "\r\n\r\n");
+        if (end) {
+            char *cl = strcasestr(buf, "content-length:");
+            size_t want = cl ? strtoul(cl + 15, NULL, 10) : 0;
+            size_t have = len - (size_t)(end + 4 - buf);
+            while (have < want && !*stop) {
+                char sink[8192];
+                r = recv(fd, sink, sizeof sink, 0);
+                if (r <= 0)
+                    return 0;
+                have += (size_t)r;
+            }
+            return 1;
+        }
+        if (len == sizeof buf - 1)
+            return 0;
+    }
+    return 0;
+}
+
+static void *fault_main(void *p)
+{
+    ts_fault *f = p;
+    while (!f->stop) {
+        struct pollfd pl = {f->listen_fd, POLLIN, 0};
+        if (poll(&pl, 1, 50) <= 0)
+            continue;
+        int fd = accept(f->listen_fd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        while (!f->stop && read_request(fd, &f->stop)) {
+            f->requests++;
+            char head[256];
+            if (f->mode == TS_FAULT_SHORT_BODY) {
+                const char *h = "HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n";
+                write_all(fd, h, strlen(h));
+                char body[100];
+                memset(body, 'x', sizeof body);
+                write_all(fd, body, sizeof body);
+                break;
+            } else if (f->mode == TS_FAULT_STALL) {
+                while (!f->stop) {
+                    struct pollfd q = {fd, POLLIN, 0};
+                    if (poll(&q, 1, 50) > 0) {
+                        char sink[256];
+                        if (recv(fd, sink, sizeof sink, 0) <= 0)
+                            break;
+                    }
+                }
+                break;
+            } else if (f->mode == TS_FAULT_HUGE) {
+                const char *h = "HTTP/1.1 200 OK\r\nContent-Length: 1073741824\r\n\r\n";
+                write_all(fd, h, strlen(h));
+                char body[65536];
+                memset(body, 'y', sizeof body);
+                for (int i = 0; i < 16384 && !f->stop; i++) {
+                    ssize_t w = send(fd, body, sizeof body, MSG_NOSIGNAL);
+                    if (w <= 0)
+                        break;
+                }
+                break;
+            } else if (f->mode == TS_FAULT_STATUS_500) {
+                const char *h = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n";
+                write_all(fd, h, strlen(h));
+            } else {
+                int n = snprintf(head, sizeof head,
+                                 "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", f->body_len);
+                write_all(fd, head, (size_t)n);
+                write_all(fd, f->body, f->body_len);
+            }
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+void ts_fault_start(ts_fault *f, ts_fault_mode mode)
+{
+    f->mode = mode;
+    f->stop = 0;
+    f->requests = 0;
+    f->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(f->listen_fd >= 0);
+    int one = 1;
+    setsockopt(f->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(f->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    cr_assert_eq(getsockname(f->listen_fd, (struct sockaddr *)&a, &len), 0);
+    f->port = ntohs(a.sin_port);
+    cr_assert_eq(listen(f->listen_fd, 16), 0);
+    cr_assert_eq(pthread_create(&f->thread, NULL, fault_main, f), 0);
+}
+
+void ts_fault_stop(ts_fault *f)
+{
+    f->stop = 1;
+    pthread_join(f->thread, NULL);
+    close(f->listen_fd);
+}

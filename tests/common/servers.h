@@ -1,0 +1,66 @@
+/*
+ * servers.h - real servers for the remote-store tests: nginx with WebDAV
+ * PUT and redis-server on loopback ports the test picks, and a small
+ * fault-injecting HTTP server (a thread) for what no real server does on
+ * demand (a body cut short, a response that stalls).
+ *
+ * A server that is not installed skips the test with the reason, unless
+ * $CI is "true": there it fails the test (CI installs them). Servers are
+ * stopped by ts_*_stop, and killed when the test's process exits whatever
+ * the path (PR_SET_PDEATHSIG and an exit handler).
+ */
+#ifndef VYRE_TEST_SERVERS_H
+#define VYRE_TEST_SERVERS_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A free loopback TCP port (bound, read back, released). */
+int ts_free_port(void);
+
+/* 1 once something accepts a TCP connection on 127.0.0.1:port, within
+ * timeout_ms. */
+int ts_wait_port(int port, int timeout_ms);
+
+typedef struct ts_server {
+    pid_t pid;
+    int port;
+    char dir[1024];  /* the server's own temp directory */
+    char root[1100]; /* nginx: the document root (<dir>/www) */
+} ts_server;
+
+/* Starts nginx serving <dir>/www with GET and WebDAV PUT (full paths
+ * created) on a free port. Skips (or fails under CI) when nginx is missing. */
+void ts_nginx_start(ts_server *s);
+
+/* Starts redis-server (no persistence) on a free port. Same skip rule. */
+void ts_redis_start(ts_server *s);
+
+/* Stops the server (SIGTERM, then SIGKILL) and waits for it. Keeps dir. */
+void ts_server_stop(ts_server *s);
+
+/* Fault-injecting HTTP/1.1 server: answers every request with `mode`. */
+typedef enum ts_fault_mode {
+    TS_FAULT_SHORT_BODY = 1, /* Content-Length: 4096, then 100 bytes, then close */
+    TS_FAULT_STALL,          /* reads the request, never answers */
+    TS_FAULT_HUGE,           /* Content-Length: 1 GiB, then endless bytes */
+    TS_FAULT_STATUS_500,     /* HTTP 500 */
+    TS_FAULT_BODY,           /* HTTP 200 with `body` (set before starting) */
+} ts_fault_mode;
+
+typedef struct ts_fault {
+    int port;
+    int listen_fd;
+    ts_fault_mode mode;
+    const void *body;
+    size_t body_len;
+    pthread_t thread;
+    volatile int stop;
+    volatile int requests; /* requests accepted */
+} ts_fault;
+
+void ts_fault_start(ts_fault *f, ts_fault_mode mode);
+void ts_fault_stop(ts_fault *f);
+
+#endif /* VYRE_TEST_SERVERS_H */

@@ -1,0 +1,1025 @@
+/*
+ * test_remote.c - remote stores of the pipeline cache (vyre/remote.h and
+ * the remote half of vyre/cache.h).
+ *
+ * remote_parse: remote lists good and bad, with exact messages; token
+ * files and their mode. remote_fault: a fault-injecting HTTP server of the
+ * test's own (a body cut short, a stalled response, an endless body, a
+ * 500, garbage): each is a miss, counted, bounded in time, and backs off.
+ * remote_nginx / remote_redis: real servers on loopback ports. Two cache
+ * directories as two machines sharing one store; corrupted, truncated,
+ * wrong-key and oversized objects refused and never stored; the server
+ * stopped mid-run; 4 processes sharing a store at once.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "cache/blob_internal.h"
+#include "servers.h"
+#include "testutil.h"
+#include "vyre/cache.h"
+#include "vyre/remote.h"
+
+static char g_dir[1024];
+
+static void setup(void)
+{
+    tu_mkdtemp(g_dir, sizeof g_dir);
+    unsetenv(VYRE_REMOTE_ENV);
+}
+
+static void teardown(void)
+{
+    if (g_dir[0])
+        tu_rm_rf(g_dir);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void key_of(vyre_key *k, uint64_t id)
+{
+    for (int i = 0; i < 4; i++) {
+        uint64_t v = XXH64(&id, sizeof id, (uint64_t)i + 1);
+        memcpy(k->bytes + 8 * i, &v, 8);
+    }
+}
+
+/* A deterministic payload for id. */
+static void payload_of(uint8_t *p, size_t n, uint64_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(id * 131 + i * 7);
+}
+
+static vyre_blob_header header_of(const vyre_key *k)
+{
+    vyre_blob_header h;
+    memset(&h, 0, sizeof h);
+    h.key = *k;
+    h.kind = VYRE_BLOB_CUBIN;
+    snprintf(h.arch, sizeof h.arch, "sm_90");
+    snprintf(h.toolchain, sizeof h.toolchain, "test-toolchain");
+    h.compile_ns = 1000;
+    return h;
+}
+
+/* The whole blob file for key id with an n-byte payload, as a store holds
+ * it (malloc'ed). */
+static uint8_t *blob_bytes(uint64_t id, size_t n, size_t *len)
+{
+    vyre_key k;
+    key_of(&k, id);
+    vyre_blob_header h = header_of(&k);
+    h.format_version = VYRE_BLOB_FORMAT_VERSION;
+    h.key_version = VYRE_KEY_VERSION;
+    h.raw_size = h.stored_size = n;
+    h.created_unix_ns = 1;
+    uint8_t *buf = malloc(VYRE_BLOB_HEADER_SIZE + n);
+    cr_assert_not_null(buf);
+    payload_of(buf + VYRE_BLOB_HEADER_SIZE, n, id);
+    vyre_blob_payload_sum(buf + VYRE_BLOB_HEADER_SIZE, n, h.payload_xxh128);
+    cr_assert_eq(vyre_blob_header_encode(&h, buf, NULL), VYRE_OK);
+    *len = VYRE_BLOB_HEADER_SIZE + n;
+    return buf;
+}
+
+static vyre_cache *open_cache(const char *name, const char *spec)
+{
+    char root[1200];
+    snprintf(root, sizeof root, "%s/%s", g_dir, name);
+    vyre_cache *c = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), VYRE_OK, "%s", e.message);
+    if (spec)
+        cr_assert_eq(vyre_cache_set_remotes(c, spec, &e), VYRE_OK, "%s", e.message);
+    return c;
+}
+
+static void put_id(vyre_cache *c, uint64_t id, size_t n)
+{
+    vyre_key k;
+    key_of(&k, id);
+    vyre_blob_header h = header_of(&k);
+    uint8_t *p = malloc(n);
+    payload_of(p, n, id);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_put(c, &h, p, n, &e), VYRE_OK, "%s", e.message);
+    free(p);
+}
+
+/* vyre_cache_get of id: the return code; a hit is checked byte for byte. */
+static int get_id(vyre_cache *c, uint64_t id, size_t n)
+{
+    vyre_key k;
+    key_of(&k, id);
+    vyre_blob *b = NULL;
+    vyre_error e;
+    int rc = vyre_cache_get(c, &k, &b, NULL, &e);
+    if (rc == VYRE_OK) {
+        cr_assert_eq(b->size, n);
+        uint8_t *p = malloc(n);
+        payload_of(p, n, id);
+        cr_assert_eq(memcmp(b->payload, p, n), 0, "payload of %" PRIu64 " differs", id);
+        cr_assert_eq(memcmp(b->header.key.bytes, k.bytes, VYRE_KEY_BYTES), 0);
+        free(p);
+        vyre_blob_free(b);
+    }
+    return rc;
+}
+
+/* Whether the local cache has a valid blob for id (no remote asked). */
+static int local_has(const char *name, uint64_t id)
+{
+    char root[1200];
+    snprintf(root, sizeof root, "%s/%s", g_dir, name);
+    vyre_key k;
+    key_of(&k, id);
+    vyre_blob *b = NULL;
+    int rc = vyre_blob_load(root, &k, &b, NULL, NULL);
+    vyre_blob_free(b);
+    return rc == VYRE_OK;
+}
+
+static vyre_remote_stats stats_of(vyre_cache *c, size_t i)
+{
+    vyre_remote_stats st;
+    cr_assert_eq(vyre_cache_remote_get(c, i, NULL, &st), VYRE_OK);
+    return st;
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+TestSuite(remote_parse, .init = setup, .fini = teardown);
+
+Test(remote_parse, http_with_attributes)
+{
+    vyre_remote_list *l = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_remote_list_parse("http://cache.example:8080/vyre/store/|read-only|connect-"
+                                        "timeout=250|operation-timeout=2000",
+                                        &l, &e),
+                 VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_remote_list_count(l), 1);
+    const vyre_remote_info *r = vyre_remote_list_info(l, 0);
+    cr_assert_eq(r->scheme, VYRE_REMOTE_HTTP);
+    cr_assert_str_eq(r->host, "cache.example");
+    cr_assert_eq(r->port, 8080);
+    cr_assert_str_eq(r->prefix, "/vyre/store");
+    cr_assert_eq(r->read_only, 1);
+    cr_assert_eq(r->connect_timeout_ms, 250);
+    cr_assert_eq(r->operation_timeout_ms, 2000);
+    cr_assert_str_eq(r->url, "http://cache.example:8080/vyre/store");
+    cr_assert_null(vyre_remote_list_info(l, 1));
+    vyre_remote_list_free(l);
+}
+
+Test(remote_parse, defaults_and_several)
+{
+    vyre_remote_list *l = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_remote_list_parse("  http://h1\thttps://u:s3cr%40t@h2/p  redis://r:6380/3|"
+                                        "expiry=60 redis://[::1]\n",
+                                        &l, &e),
+                 VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_remote_list_count(l), 4);
+    const vyre_remote_info *a = vyre_remote_list_info(l, 0), *b = vyre_remote_list_info(l, 1),
+                           *c = vyre_remote_list_info(l, 2), *d = vyre_remote_list_info(l, 3);
+    cr_assert_eq(a->port, 80);
+    cr_assert_str_eq(a->prefix, "");
+    cr_assert_eq(a->connect_timeout_ms, VYRE_REMOTE_CONNECT_TIMEOUT_MS);
+    cr_assert_eq(a->operation_timeout_ms, VYRE_REMOTE_OPERATION_TIMEOUT_MS);
+    cr_assert_eq(a->read_only, 0);
+    cr_assert_eq(a->max_object_bytes,
+                 VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX);
+    cr_assert_eq(b->scheme, VYRE_REMOTE_HTTPS);
+    cr_assert_eq(b->port, 443);
+    cr_assert_eq(b->has_user, 1);
+    cr_assert_eq(b->has_password, 1);
+    cr_assert_str_eq(b->url, "https://u:***@h2:443/p", "the password is never shown");
+    cr_assert_eq(c->scheme, VYRE_REMOTE_REDIS);
+    cr_assert_eq(c->port, 6380);
+    cr_assert_eq(c->db, 3);
+    cr_assert_eq(c->expiry_s, 60);
+    cr_assert_str_eq(c->url, "redis://r:6380/3");
+    cr_assert_str_eq(d->host, "::1");
+    cr_assert_eq(d->port, 6379);
+    cr_assert_str_eq(d->url, "redis://[::1]:6379/0");
+    vyre_remote_list_free(l);
+
+    cr_assert_eq(vyre_remote_list_parse(" \t ", &l, &e), VYRE_OK);
+    cr_assert_eq(vyre_remote_list_count(l), 0);
+    vyre_remote_list_free(l);
+    cr_assert_eq(vyre_remote_list_parse(NULL, &l, &e), VYRE_OK);
+    cr_assert_eq(vyre_remote_list_count(l), 0);
+    vyre_remote_list_free(l);
+}
+
+static void bad_spec(const char *spec, int code, const char *message, const char *hint_part)
+{
+    vyre_remote_list *l = (vyre_remote_list *)1;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), code, "'%s': %s", spec, e.message);
+    cr_assert_null(l);
+    cr_assert_str_eq(e.message, message, "'%s'", spec);
+    cr_assert(strstr(e.hint, hint_part), "'%s': hint '%s' lacks '%s'", spec, e.hint, hint_part);
+}
+
+Test(remote_parse, bad_specs)
+{
+    bad_spec("cache.example/x", VYRE_EINVAL,
+             "remote store 'cache.example/x': not a URL (no 'scheme://')", "http://host");
+    bad_spec("ftp://h/x", VYRE_EINVAL, "remote store 'ftp://h/x': unknown scheme 'ftp'",
+             "http, https, redis or rediss");
+    bad_spec("http://h:0", VYRE_EINVAL, "remote store 'http://h:0': bad port '0'", "1 to 65535");
+    bad_spec("http://h:99999/x", VYRE_EINVAL, "remote store 'http://h:99999/x': bad port '99999'",
+             "1 to 65535");
+    bad_spec("http://h:80x", VYRE_EINVAL, "remote store 'http://h:80x': bad port '80x'",
+             "1 to 65535");
+    bad_spec("http:///x", VYRE_EINVAL, "remote store 'http:///x': no host", "host name");
+    bad_spec("http://h$t/x", VYRE_EINVAL,
+             "remote store 'http://h$t/x': bad character '$' in host 'h$t'", "letters, digits");
+    bad_spec("http://h/a?b=1", VYRE_EINVAL,
+             "remote store 'http://h/a?b=1': bad character '?' in prefix '/a?b=1'", "plain path");
+    bad_spec("http://h/a/../b", VYRE_EINVAL,
+             "remote store 'http://h/a/../b': prefix '/a/../b' has a dot component", "'..'");
+    bad_spec("http://h|nope", VYRE_EINVAL, "remote store 'http://h|nope': unknown attribute 'nope'",
+             "|read-only");
+    bad_spec("http://h||read-only", VYRE_EINVAL,
+             "remote store 'http://h||read-only': empty attribute", "|read-only");
+    bad_spec("http://h|read-only=1", VYRE_EINVAL,
+             "remote store 'http://h|read-only=1': attribute 'read-only' takes no value", "alone");
+    bad_spec("http://h|connect-timeout=abc", VYRE_EINVAL,
+             "remote store 'http://h|connect-timeout=abc': attribute 'connect-timeout=abc' has "
+             "value 'abc'",
+             "milliseconds");
+    bad_spec("http://h|operation-timeout=0", VYRE_EINVAL,
+             "remote store 'http://h|operation-timeout=0': attribute 'operation-timeout=0' has "
+             "value '0'",
+             "milliseconds");
+    bad_spec("http://h|expiry=60", VYRE_EINVAL,
+             "remote store 'http://h|expiry=60': attribute 'expiry' is for Redis stores only",
+             "expires objects itself");
+    bad_spec("redis://h|max-object-size=12", VYRE_EINVAL,
+             "remote store 'redis://h|max-object-size=12': attribute 'max-object-size' has value "
+             "'12'",
+             "256");
+    bad_spec("redis://h/x", VYRE_EINVAL, "remote store 'redis://h/x': bad database 'x'",
+             "database number");
+    bad_spec("rediss://h", VYRE_ENOTSUP,
+             "remote store 'rediss://h': rediss:// is not supported by this build", "stunnel");
+    bad_spec("http://[zz]/", VYRE_EINVAL, "remote store 'http://[zz]/': bad IPv6 host", "[::1]");
+    /* A password never shows in a message. */
+    bad_spec("https://u:topsecret@h:0/x", VYRE_EINVAL,
+             "remote store 'https://***@h:0/x': bad port '0'", "1 to 65535");
+    bad_spec("http://u:pw%4@h", VYRE_EINVAL, "remote store 'http://***@h': bad password in the URL",
+             "percent-encode");
+    bad_spec("http://a http://b http://c http://d http://e http://f http://g http://h http://i",
+             VYRE_ETOOBIG, "more than 8 remote stores", "at most 8");
+}
+
+static void write_token(const char *path, const char *text, mode_t mode)
+{
+    tu_write_file(path, text, strlen(text));
+    cr_assert_eq(chmod(path, mode), 0);
+}
+
+Test(remote_parse, token_file)
+{
+    char tok[1200], spec[1400];
+    snprintf(tok, sizeof tok, "%s/token", g_dir);
+    write_token(tok, "abc.DEF-123\n", 0600);
+    snprintf(spec, sizeof spec, "https://store.example/c|token-file=%s", tok);
+    vyre_remote_list *l = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_OK, "%s", e.message);
+    cr_assert_str_eq(vyre_remote_list_info(l, 0)->token_file, tok);
+    vyre_remote_list_free(l);
+
+    /* Readable by others: refused, with the chmod that fixes it. */
+    cr_assert_eq(chmod(tok, 0644), 0);
+    char msg[4096], hint[1400];
+    snprintf(msg, sizeof msg,
+             "remote store '%s': token file '%s' has mode 0644: others may read it, so it is "
+             "not used",
+             spec, tok);
+    snprintf(hint, sizeof hint, "run: chmod 600 '%s'", tok);
+    bad_spec(spec, VYRE_EUNSAFE, msg, hint);
+    cr_assert_eq(chmod(tok, 0640), 0);
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_EUNSAFE);
+
+    write_token(tok, "\n", 0600);
+    snprintf(msg, sizeof msg, "remote store '%s': token file '%s' is empty", spec, tok);
+    bad_spec(spec, VYRE_EINVAL, msg, "first line");
+
+    write_token(tok, "two words\n", 0600);
+    snprintf(msg, sizeof msg,
+             "remote store '%s': token file '%s' holds a character 0x20 at offset 3", spec, tok);
+    bad_spec(spec, VYRE_EINVAL, msg, "printable");
+
+    write_token(tok, "t0k\n", 0600);
+    snprintf(spec, sizeof spec, "https://u:p@store.example/c|token-file=%s", tok);
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_EINVAL);
+    cr_assert(strstr(e.message, "both basic-auth credentials and a bearer token given"), "%s",
+              e.message);
+
+    snprintf(spec, sizeof spec, "https://h|token-file=%s/missing", g_dir);
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_ENOENT);
+    cr_assert(strstr(e.message, "cannot open token file"), "%s", e.message);
+
+    /* A symlink to a good token file is not followed. */
+    char link[1200];
+    snprintf(link, sizeof link, "%s/token-link", g_dir);
+    cr_assert_eq(symlink(tok, link), 0);
+    snprintf(spec, sizeof spec, "https://h|token-file=%s", link);
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_EUNSAFE, "%s", e.message);
+}
+
+Test(remote_parse, from_the_environment)
+{
+    char root[1200];
+    snprintf(root, sizeof root, "%s/c", g_dir);
+    setenv(VYRE_REMOTE_ENV, "http://127.0.0.1:1/x|read-only redis://127.0.0.1:1", 1);
+    vyre_cache *c = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_remote_count(c), 2);
+    vyre_cache_close(c);
+    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), VYRE_OK);
+    cr_assert_eq(vyre_cache_remote_count(c), 0);
+    vyre_cache_close(c);
+
+    setenv(VYRE_REMOTE_ENV, "http://h|bogus", 1);
+    c = (vyre_cache *)1;
+    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), VYRE_ECONFIG);
+    cr_assert_null(c);
+    cr_assert_str_eq(e.message, "VYRE_REMOTE_CACHE: bad value for remote_storage: remote store "
+                                "'http://h|bogus': unknown attribute 'bogus'");
+    unsetenv(VYRE_REMOTE_ENV);
+}
+
+/* An object from a store gets every check a local load makes, in the v2
+ * format of issue 12: the kernel-name table after the payload is checked
+ * (checksum and form) and comes with the blob; a damaged table, an object
+ * larger than any blob and an intact blob of an older key format (v1,
+ * stale) are refused. */
+Test(remote_parse, objects_get_the_local_load_checks)
+{
+    char root[1200];
+    snprintf(root, sizeof root, "%s/local", g_dir);
+    vyre_cache *c = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), 0, "%s", e.message);
+    vyre_cache_close(c); /* the directories */
+    vyre_key k;
+    key_of(&k, 77);
+    vyre_blob_header h = header_of(&k);
+    static const char names[] = "saxpy\0negate";
+    h.kernels = names;
+    h.kernels_size = sizeof names;
+    h.n_kernels = 2;
+    uint8_t payload[1000];
+    payload_of(payload, sizeof payload, 77);
+    cr_assert_eq(vyre_blob_store(root, &h, payload, sizeof payload, &e), 0, "%s", e.message);
+    char path[1400];
+    cr_assert_eq(vyre_blob_path(root, &k, path, sizeof path, &e), 0);
+    size_t len = 0;
+    uint8_t *file = (uint8_t *)tu_read_file(path, &len);
+    cr_assert_not_null(file);
+    cr_assert_eq(len, VYRE_BLOB_HEADER_SIZE + sizeof payload + sizeof names);
+
+    vyre_blob *b = NULL;
+    vyre_blob_reject why = VYRE_REJECT_NONE;
+    cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), 0, "%s",
+                 e.message);
+    cr_assert_eq(b->header.n_kernels, 2);
+    cr_assert(vyre_kernel_list_has(b->header.kernels, b->header.kernels_size, "negate"));
+    cr_assert_eq(b->size, sizeof payload);
+    cr_assert_eq(memcmp(b->payload, payload, sizeof payload), 0);
+    vyre_blob_free(b);
+
+    /* The kernel table damaged: its checksum. */
+    file[len - 2] ^= 0x20;
+    b = (vyre_blob *)1;
+    cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), VYRE_ECORRUPT);
+    cr_assert_null(b);
+    cr_assert_eq(why, VYRE_REJECT_PAYLOAD_SUM, "%s", e.message);
+    cr_assert(strstr(e.message, "kernel-name table"), "%s", e.message);
+    file[len - 2] ^= 0x20;
+
+    /* Cut before its table: truncated. */
+    cr_assert_eq(vyre__blob_from_memory(file, len - 3, "store/x", &k, &b, &why, &e), VYRE_ECORRUPT);
+    cr_assert_eq(why, VYRE_REJECT_TRUNCATED);
+
+    /* Larger than any blob: refused before anything is looked at. */
+    cr_assert_eq(vyre__blob_from_memory(file,
+                                        (size_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD +
+                                            VYRE_BLOB_KERNELS_MAX + 1,
+                                        "store/x", &k, &b, &why, &e),
+                 VYRE_ECORRUPT);
+    cr_assert_eq(why, VYRE_REJECT_TRAILING);
+
+    /* The same blob under key format 1: intact, but stale. */
+    vyre_blob_header old;
+    cr_assert_eq(vyre_blob_header_decode(file, len, &old, &why, &e), 0, "%s", e.message);
+    old.key_version = 1;
+    cr_assert_eq(vyre_blob_header_encode(&old, file, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), VYRE_EVERSION);
+    cr_assert_null(b);
+    cr_assert_eq(why, VYRE_REJECT_STALE, "%s", e.message);
+    cr_assert(strstr(e.message, "stale"), "%s", e.message);
+    free(file);
+}
+
+/* ---- a fault-injecting server -------------------------------------------- */
+
+/* No Criterion .timeout on these suites: suite timeouts make libcriterion
+ * 2.4.1's runner leak (see test_adversarial_trace.c); every wait in them is
+ * bounded by the remotes' own timeouts and ts_wait_port's. */
+
+TestSuite(remote_fault, .init = setup, .fini = teardown);
+
+static void fault_case(ts_fault_mode mode, const char *attrs, uint64_t max_ms, int want_rejected)
+{
+    ts_fault f;
+    ts_fault_start(&f, mode);
+    char spec[256];
+    snprintf(spec, sizeof spec, "http://127.0.0.1:%d/store%s", f.port, attrs);
+    vyre_cache *c = open_cache("c", spec);
+    uint64_t t0 = mono_ns();
+    cr_assert_eq(get_id(c, 1, 100), VYRE_ENOENT, "a faulty answer is a miss");
+    uint64_t ms = (mono_ns() - t0) / 1000000;
+    cr_assert_lt(ms, max_ms, "the miss took %" PRIu64 " ms", ms);
+    vyre_remote_stats st = stats_of(c, 0);
+    cr_assert_eq(st.hits, 0);
+    cr_assert_eq(st.rejected, (uint64_t)want_rejected);
+    cr_assert_eq(st.errors, (uint64_t)!want_rejected);
+    cr_assert_eq(f.requests, 1);
+    cr_assert_not(local_has("c", 1), "nothing is stored");
+    if (!want_rejected) {
+        /* Backing off: the next miss asks no one, and is immediate. */
+        t0 = mono_ns();
+        cr_assert_eq(get_id(c, 2, 100), VYRE_ENOENT);
+        cr_assert_lt((mono_ns() - t0) / 1000000, 50);
+        st = stats_of(c, 0);
+        cr_assert_eq(st.skipped, 1);
+        cr_assert_eq(f.requests, 1);
+        /* A put does not fail and asks no one either. */
+        put_id(c, 3, 100);
+        cr_assert_eq(stats_of(c, 0).skipped, 2);
+        cr_assert(local_has("c", 3));
+    }
+    vyre_cache_close(c);
+    ts_fault_stop(&f);
+}
+
+Test(remote_fault, body_cut_short)
+{
+    fault_case(TS_FAULT_SHORT_BODY, "", 2000, 0);
+}
+
+Test(remote_fault, stalled_response_times_out)
+{
+    fault_case(TS_FAULT_STALL, "|operation-timeout=300", 1500, 0);
+}
+
+Test(remote_fault, server_error)
+{
+    fault_case(TS_FAULT_STATUS_500, "", 2000, 0);
+}
+
+Test(remote_fault, endless_body_refused_by_size)
+{
+    fault_case(TS_FAULT_HUGE, "|max-object-size=65536", 3000, 1);
+}
+
+Test(remote_fault, garbage_and_foreign_blobs_refused)
+{
+    ts_fault f;
+    static const char junk[] = "<html>not found, really</html>";
+    f.body = junk;
+    f.body_len = sizeof junk - 1;
+    ts_fault_start(&f, TS_FAULT_BODY);
+    char spec[256];
+    snprintf(spec, sizeof spec, "http://127.0.0.1:%d/store", f.port);
+    vyre_cache *c = open_cache("c", spec);
+    cr_assert_eq(get_id(c, 1, 100), VYRE_ENOENT);
+    /* A valid blob, but of another key: the server answers it for every key. */
+    size_t len = 0;
+    uint8_t *other = blob_bytes(99, 100, &len);
+    f.body = other;
+    f.body_len = len;
+    cr_assert_eq(get_id(c, 1, 100), VYRE_ENOENT);
+    vyre_remote_stats st = stats_of(c, 0);
+    cr_assert_eq(st.rejected, 2);
+    cr_assert_eq(st.errors, 0);
+    cr_assert_eq(st.hits, 0);
+    cr_assert_not(local_has("c", 1));
+    cr_assert_not(local_has("c", 99));
+    /* For its own key it is accepted: the same bytes, asked for id 99. */
+    cr_assert_eq(get_id(c, 99, 100), VYRE_OK);
+    cr_assert_eq(stats_of(c, 0).hits, 1);
+    cr_assert(local_has("c", 99), "an accepted object is stored locally");
+    vyre_cache_close(c);
+    ts_fault_stop(&f);
+    free(other);
+}
+
+Test(remote_fault, unreachable_remote_is_bounded)
+{
+    /* Nothing listens on that port: refused at once, then backing off. */
+    int port = ts_free_port();
+    char spec[128];
+    snprintf(spec, sizeof spec, "http://127.0.0.1:%d/x redis://127.0.0.1:%d", port, port);
+    vyre_cache *c = open_cache("c", spec);
+    uint64_t t0 = mono_ns();
+    put_id(c, 1, 64);
+    cr_assert_eq(get_id(c, 2, 64), VYRE_ENOENT);
+    cr_assert_eq(get_id(c, 1, 64), VYRE_OK, "the local put went through");
+    cr_assert_lt((mono_ns() - t0) / 1000000, 1000);
+    for (size_t i = 0; i < 2; i++) {
+        vyre_remote_stats st = stats_of(c, i);
+        cr_assert_eq(st.put_errors, 1, "remote %zu", i);
+        cr_assert_eq(st.skipped, 1, "remote %zu: the get after the failed put was skipped", i);
+    }
+    vyre_remote_check chk;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_check(c, 0, &chk, &e), VYRE_OK);
+    cr_assert_eq(chk.reachable, 0);
+    cr_assert(strstr(chk.message, "Couldn't connect") || strstr(chk.message, "connect"), "%s",
+              chk.message);
+    vyre_cache_close(c);
+}
+
+/* ---- real servers --------------------------------------------------------- */
+
+static void http_spec(char *spec, size_t size, const ts_server *s, const char *attrs)
+{
+    snprintf(spec, size, "http://127.0.0.1:%d/fleet/store%s", s->port, attrs);
+}
+
+static void store_path(char *out, size_t size, const ts_server *s, uint64_t id)
+{
+    vyre_key k;
+    key_of(&k, id);
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(&k, hex);
+    snprintf(out, size, "%s/fleet/store/%.2s/%s.vblob", s->root, hex, hex);
+}
+
+/* Two machines: what one puts (write-back), the other gets (read-through);
+ * then the second serves it locally. */
+static void two_machines(const char *spec)
+{
+    vyre_cache *a = open_cache("a", spec), *b = open_cache("b", spec);
+    put_id(a, 1, 3000);
+    put_id(a, 2, 10);
+    vyre_remote_stats sa = stats_of(a, 0);
+    cr_assert_eq(sa.puts, 2);
+    cr_assert_eq(sa.put_errors, 0);
+    cr_assert_eq(sa.bytes_written, 2 * VYRE_BLOB_HEADER_SIZE + 3010);
+
+    cr_assert_not(local_has("b", 1));
+    cr_assert_eq(get_id(b, 1, 3000), VYRE_OK);
+    cr_assert_eq(get_id(b, 2, 10), VYRE_OK);
+    cr_assert_eq(get_id(b, 3, 10), VYRE_ENOENT, "nobody put 3");
+    vyre_remote_stats sb = stats_of(b, 0);
+    cr_assert_eq(sb.hits, 2);
+    cr_assert_eq(sb.misses, 1);
+    cr_assert_eq(sb.errors + sb.rejected, 0);
+    cr_assert_eq(sb.bytes_read, 2 * VYRE_BLOB_HEADER_SIZE + 3010);
+    cr_assert_eq(sb.puts, 0, "a blob fetched from the store is not written back");
+    cr_assert(local_has("b", 1), "read-through stores locally");
+    /* Now a local hit: the remote is not asked again. */
+    cr_assert_eq(get_id(b, 1, 3000), VYRE_OK);
+    cr_assert_eq(stats_of(b, 0).hits, 2);
+    vyre_cache_stats st;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_stats_get(b, &st, &e), VYRE_OK);
+    cr_assert_eq(st.session_remote_hits, 2);
+    cr_assert_eq(st.entries, 2);
+
+    /* remote check and pull through the API. */
+    vyre_remote_check chk;
+    cr_assert_eq(vyre_cache_remote_check(b, 0, &chk, &e), VYRE_OK);
+    cr_assert_eq(chk.reachable, 1, "%s", chk.message);
+    cr_assert_eq(chk.writable, 1, "%s", chk.message);
+    vyre_key k;
+    key_of(&k, 2);
+    vyre_cache *c = open_cache("c", spec);
+    size_t from = 9;
+    cr_assert_eq(vyre_cache_remote_pull(c, &k, &from, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(from, 0);
+    cr_assert(local_has("c", 2));
+    key_of(&k, 3);
+    cr_assert_eq(vyre_cache_remote_pull(c, &k, NULL, &e), VYRE_ENOENT);
+    cr_assert(strstr(e.message, "has no blob"), "%s", e.message);
+    vyre_cache_close(c);
+    vyre_cache_close(a);
+    vyre_cache_close(b);
+
+    /* The counters outlive the handles: recorded in each cache's index. */
+    b = open_cache("b", spec);
+    vyre_remote_stats t;
+    cr_assert_eq(vyre_cache_remote_totals(b, 0, &t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(t.hits, 2);
+    cr_assert_eq(t.misses, 1);
+    cr_assert_eq(t.bytes_read, 2 * VYRE_BLOB_HEADER_SIZE + 3010);
+    cr_assert_eq(get_id(b, 3, 10), VYRE_ENOENT);
+    cr_assert_eq(vyre_cache_remote_totals(b, 0, &t, &e), VYRE_OK);
+    cr_assert_eq(t.misses, 2, "this handle's unrecorded miss counts too");
+    vyre_cache_close(b);
+    a = open_cache("a", spec);
+    cr_assert_eq(vyre_cache_remote_totals(a, 0, &t, &e), VYRE_OK);
+    cr_assert_eq(t.puts, 2);
+    cr_assert_eq(t.hits, 0);
+    vyre_cache_close(a);
+}
+
+TestSuite(remote_nginx, .init = setup, .fini = teardown);
+
+Test(remote_nginx, two_machines_share_a_store)
+{
+    ts_server s;
+    ts_nginx_start(&s);
+    char spec[256];
+    http_spec(spec, sizeof spec, &s, "");
+    two_machines(spec);
+    char path[1400];
+    store_path(path, sizeof path, &s, 1);
+    size_t len = 0;
+    char *data = tu_read_file(path, &len);
+    cr_assert_not_null(data, "the store holds <prefix>/<2 hex>/<64 hex>.vblob");
+    cr_assert_eq(len, VYRE_BLOB_HEADER_SIZE + 3000);
+    free(data);
+    ts_server_stop(&s);
+}
+
+Test(remote_nginx, bad_objects_refused)
+{
+    ts_server s;
+    ts_nginx_start(&s);
+    char spec[256];
+    http_spec(spec, sizeof spec, &s, "|max-object-size=65536");
+    char path[1400], dir[1400];
+    /* 1: corrupted payload, 2: truncated, 3: another key's blob, 4: a valid
+     * blob larger than max-object-size, 5: garbage, 6: good. */
+    size_t len;
+    for (uint64_t id = 1; id <= 6; id++) {
+        uint8_t *b = blob_bytes(id == 3 ? 33 : id, id == 4 ? 100000 : 500, &len);
+        if (id == 1)
+            b[VYRE_BLOB_HEADER_SIZE + 17] ^= 0x40;
+        if (id == 2)
+            len -= 50;
+        if (id == 5)
+            memset(b, 'g', len);
+        store_path(path, sizeof path, &s, id);
+        snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(path, '/') - path), path);
+        char mk[1500];
+        snprintf(mk, sizeof mk, "%s", dir);
+        for (char *p = mk + strlen(s.root) + 1; *p; p++)
+            if (*p == '/') {
+                *p = '\0';
+                mkdir(mk, 0700);
+                *p = '/';
+            }
+        mkdir(mk, 0700);
+        tu_write_file(path, b, len);
+        free(b);
+    }
+    vyre_cache *c = open_cache("c", spec);
+    for (uint64_t id = 1; id <= 5; id++) {
+        cr_assert_eq(get_id(c, id, id == 4 ? 100000 : 500), VYRE_ENOENT, "object %" PRIu64, id);
+        cr_assert_not(local_has("c", id), "object %" PRIu64 " was stored", id);
+    }
+    cr_assert_eq(get_id(c, 6, 500), VYRE_OK);
+    vyre_remote_stats st = stats_of(c, 0);
+    cr_assert_eq(st.rejected, 5);
+    cr_assert_eq(st.hits, 1);
+    cr_assert_eq(st.errors, 0);
+    cr_assert_eq(st.skipped, 0, "a bad object is not a failing server");
+    /* Nothing of them reached the cache: no quarantine, one blob. */
+    vyre_cache_stats cs;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_stats_get(c, &cs, &e), VYRE_OK);
+    cr_assert_eq(cs.entries, 1);
+    cr_assert_eq(cs.quarantined, 0);
+    /* pull names the reason. */
+    vyre_key k;
+    key_of(&k, 1);
+    cr_assert_eq(vyre_cache_remote_pull(c, &k, NULL, &e), VYRE_ECORRUPT);
+    cr_assert(strstr(e.message, "rejected (payload-checksum)"), "%s", e.message);
+    key_of(&k, 3);
+    cr_assert_eq(vyre_cache_remote_pull(c, &k, NULL, &e), VYRE_ECORRUPT);
+    cr_assert(strstr(e.message, "rejected (key-mismatch)"), "%s", e.message);
+    key_of(&k, 2);
+    cr_assert_eq(vyre_cache_remote_pull(c, &k, NULL, &e), VYRE_ECORRUPT);
+    cr_assert(strstr(e.message, "rejected (truncated)"), "%s", e.message);
+    key_of(&k, 4);
+    cr_assert_eq(vyre_cache_remote_pull(c, &k, NULL, &e), VYRE_ETOOBIG);
+    cr_assert(strstr(e.message, "is larger than 65536 bytes: refused"), "%s", e.message);
+    vyre_cache_close(c);
+    ts_server_stop(&s);
+}
+
+Test(remote_nginx, server_stopped_mid_run)
+{
+    ts_server s;
+    ts_nginx_start(&s);
+    char spec[256];
+    http_spec(spec, sizeof spec, &s, "");
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    cr_assert_eq(stats_of(a, 0).puts, 1);
+    ts_server_stop(&s);
+    uint64_t t0 = mono_ns();
+    put_id(a, 2, 100); /* fails remotely, not locally */
+    put_id(a, 3, 100); /* backing off: not even tried */
+    cr_assert_eq(get_id(a, 4, 100), VYRE_ENOENT);
+    uint64_t ms = (mono_ns() - t0) / 1000000;
+    cr_assert_lt(ms, 1000, "three operations against a stopped server took %" PRIu64 " ms", ms);
+    vyre_remote_stats st = stats_of(a, 0);
+    cr_assert_eq(st.puts, 1);
+    cr_assert_eq(st.put_errors, 1);
+    cr_assert_eq(st.skipped, 2);
+    cr_assert(local_has("a", 2) && local_has("a", 3));
+    /* vyre_cache_remote_push ignores the back-off, and says why it failed. */
+    vyre_key k;
+    key_of(&k, 2);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "PUT '"), "%s", e.message);
+    cr_assert(strstr(e.hint, "server runs"), "%s", e.hint);
+    vyre_cache_close(a);
+}
+
+/* Child of the four-process test: cache <name> puts ids [base, base+20)
+ * and the 5 shared ids 1000..1004, then gets every id the others put. */
+static int fleet_child(const char *spec, int who)
+{
+    char name[16];
+    snprintf(name, sizeof name, "p%d", who);
+    vyre_cache *c = open_cache(name, spec);
+    for (uint64_t j = 0; j < 20; j++)
+        put_id(c, (uint64_t)who * 100 + j, 200 + j);
+    for (uint64_t j = 1000; j < 1005; j++)
+        put_id(c, j, 64);
+    int bad = 0;
+    for (int other = 0; other < 4; other++)
+        for (uint64_t j = 0; j < 20; j++) {
+            int rc = get_id(c, (uint64_t)other * 100 + j, 200 + j);
+            /* Another process may not have written it yet: a miss is fine,
+             * a wrong blob is not (get_id asserts the bytes). */
+            if (rc != VYRE_OK && rc != VYRE_ENOENT)
+                bad++;
+        }
+    vyre_remote_stats st = stats_of(c, 0);
+    vyre_cache_close(c);
+    return bad || st.put_errors || st.rejected || st.errors ? 1 : 0;
+}
+
+static void four_processes(const char *spec)
+{
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++) {
+        pids[i] = fork();
+        cr_assert(pids[i] >= 0);
+        if (pids[i] == 0)
+            _exit(fleet_child(spec, i));
+    }
+    for (int i = 0; i < 4; i++) {
+        int status = 0;
+        cr_assert_eq(waitpid(pids[i], &status, 0), pids[i]);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d failed (%d)", i,
+                  status);
+    }
+    /* A fifth machine gets everything, all of it from the store. */
+    vyre_cache *c = open_cache("late", spec);
+    for (int who = 0; who < 4; who++)
+        for (uint64_t j = 0; j < 20; j++)
+            cr_assert_eq(get_id(c, (uint64_t)who * 100 + j, 200 + j), VYRE_OK);
+    for (uint64_t j = 1000; j < 1005; j++)
+        cr_assert_eq(get_id(c, j, 64), VYRE_OK);
+    vyre_remote_stats st = stats_of(c, 0);
+    cr_assert_eq(st.hits, 85);
+    cr_assert_eq(st.rejected + st.errors, 0);
+    vyre_cache_close(c);
+}
+
+Test(remote_nginx, four_processes_share_a_store)
+{
+    ts_server s;
+    ts_nginx_start(&s);
+    char spec[256];
+    http_spec(spec, sizeof spec, &s, "");
+    four_processes(spec);
+    ts_server_stop(&s);
+}
+
+Test(remote_nginx, read_only_remote_is_not_written)
+{
+    ts_server s;
+    ts_nginx_start(&s);
+    char spec[256];
+    http_spec(spec, sizeof spec, &s, "|read-only");
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    vyre_remote_stats st = stats_of(a, 0);
+    cr_assert_eq(st.puts + st.put_errors, 0);
+    char path[1400];
+    store_path(path, sizeof path, &s, 1);
+    cr_assert_neq(access(path, F_OK), 0);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_EROFS);
+    vyre_remote_check chk;
+    cr_assert_eq(vyre_cache_remote_check(a, 0, &chk, &e), VYRE_OK);
+    cr_assert_eq(chk.reachable, 1);
+    cr_assert_eq(chk.writable, -1);
+    vyre_cache_close(a);
+    ts_server_stop(&s);
+}
+
+TestSuite(remote_redis, .init = setup, .fini = teardown);
+
+static redisContext *redis_at(const ts_server *s)
+{
+    redisContext *r = redisConnect("127.0.0.1", s->port);
+    cr_assert(r && !r->err);
+    return r;
+}
+
+Test(remote_redis, two_machines_share_a_store)
+{
+    ts_server s;
+    ts_redis_start(&s);
+    char spec[256];
+    snprintf(spec, sizeof spec, "redis://127.0.0.1:%d/2|expiry=3600", s.port);
+    two_machines(spec);
+    /* Stored in database 2 under vyre:<hex>, with the expiry. */
+    redisContext *r = redis_at(&s);
+    vyre_key k;
+    key_of(&k, 1);
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(&k, hex);
+    redisReply *rep = redisCommand(r, "SELECT 2");
+    freeReplyObject(rep);
+    rep = redisCommand(r, "TTL vyre:%s", hex);
+    cr_assert_eq(rep->type, REDIS_REPLY_INTEGER);
+    cr_assert(rep->integer > 3500 && rep->integer <= 3600, "TTL %lld", rep->integer);
+    freeReplyObject(rep);
+    rep = redisCommand(r, "STRLEN vyre:%s", hex);
+    cr_assert_eq(rep->integer, VYRE_BLOB_HEADER_SIZE + 3000);
+    freeReplyObject(rep);
+    redisFree(r);
+    ts_server_stop(&s);
+}
+
+Test(remote_redis, bad_objects_refused)
+{
+    ts_server s;
+    ts_redis_start(&s);
+    redisContext *r = redis_at(&s);
+    size_t len;
+    for (uint64_t id = 1; id <= 4; id++) {
+        uint8_t *b = blob_bytes(id == 3 ? 33 : id, id == 4 ? 100000 : 500, &len);
+        if (id == 1)
+            b[VYRE_BLOB_HEADER_SIZE + 3] ^= 1;
+        if (id == 2)
+            len = VYRE_BLOB_HEADER_SIZE - 1;
+        vyre_key k;
+        key_of(&k, id);
+        char hex[VYRE_KEY_HEX_LEN + 1];
+        vyre_key_to_hex(&k, hex);
+        redisReply *rep = redisCommand(r, "SET vyre:%s %b", hex, b, len);
+        cr_assert_eq(rep->type, REDIS_REPLY_STATUS);
+        freeReplyObject(rep);
+        free(b);
+    }
+    /* A key holding a list is not an object either. */
+    vyre_key k;
+    key_of(&k, 5);
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(&k, hex);
+    freeReplyObject(redisCommand(r, "RPUSH vyre:%s a", hex));
+    redisFree(r);
+
+    char spec[256];
+    snprintf(spec, sizeof spec, "redis://127.0.0.1:%d|max-object-size=65536", s.port);
+    vyre_cache *c = open_cache("c", spec);
+    for (uint64_t id = 1; id <= 4; id++) {
+        cr_assert_eq(get_id(c, id, id == 4 ? 100000 : 500), VYRE_ENOENT, "object %" PRIu64, id);
+        cr_assert_not(local_has("c", id));
+    }
+    vyre_remote_stats st = stats_of(c, 0);
+    cr_assert_eq(st.rejected, 4);
+    cr_assert_eq(st.errors, 0);
+    cr_assert_eq(get_id(c, 5, 10), VYRE_ENOENT);
+    st = stats_of(c, 0);
+    cr_assert_eq(st.errors, 1, "a wrong reply type is an error");
+    vyre_cache_close(c);
+    ts_server_stop(&s);
+}
+
+Test(remote_redis, password_and_server_stopped)
+{
+    ts_server s;
+    ts_redis_start(&s);
+    redisContext *r = redis_at(&s);
+    freeReplyObject(redisCommand(r, "CONFIG SET requirepass s3cret"));
+    redisFree(r);
+
+    char spec[1400];
+    snprintf(spec, sizeof spec, "redis://127.0.0.1:%d", s.port);
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    vyre_remote_stats st = stats_of(a, 0);
+    cr_assert_eq(st.put_errors, 1, "no password: refused");
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "NOAUTH"), "%s", e.message);
+    cr_assert(strstr(e.hint, "password"), "%s", e.hint);
+    vyre_cache_close(a);
+
+    /* From a token file. */
+    char tok[1200];
+    snprintf(tok, sizeof tok, "%s/redis-token", g_dir);
+    write_token(tok, "s3cret\n", 0600);
+    snprintf(spec, sizeof spec, "redis://127.0.0.1:%d|token-file=%s", s.port, tok);
+    a = open_cache("a", spec);
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_OK, "%s", e.message);
+    vyre_cache_close(a);
+    snprintf(spec, sizeof spec, "redis://:s3cret@127.0.0.1:%d", s.port);
+    vyre_cache *b = open_cache("b", spec);
+    cr_assert_eq(get_id(b, 1, 100), VYRE_OK);
+
+    ts_server_stop(&s);
+    uint64_t t0 = mono_ns();
+    put_id(b, 2, 100);
+    put_id(b, 3, 100);
+    cr_assert_eq(get_id(b, 4, 100), VYRE_ENOENT);
+    cr_assert_lt((mono_ns() - t0) / 1000000, 1000);
+    st = stats_of(b, 0);
+    cr_assert_eq(st.put_errors, 1);
+    cr_assert_eq(st.skipped, 2);
+    vyre_cache_close(b);
+}
+
+Test(remote_redis, four_processes_share_a_store)
+{
+    ts_server s;
+    ts_redis_start(&s);
+    char spec[256];
+    snprintf(spec, sizeof spec, "redis://127.0.0.1:%d", s.port);
+    four_processes(spec);
+    ts_server_stop(&s);
+}
+
+Test(remote_redis, http_then_redis_in_order)
+{
+    ts_server n, r;
+    ts_nginx_start(&n);
+    ts_redis_start(&r);
+    char spec[512];
+    snprintf(spec, sizeof spec, "http://127.0.0.1:%d/s redis://127.0.0.1:%d", n.port, r.port);
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    cr_assert_eq(stats_of(a, 0).puts, 1);
+    cr_assert_eq(stats_of(a, 1).puts, 1, "write-back goes to every writable remote");
+    /* Only in Redis: the HTTP store misses, Redis has it. */
+    char only[256];
+    snprintf(only, sizeof only, "redis://127.0.0.1:%d", r.port);
+    vyre_cache *x = open_cache("x", only);
+    put_id(x, 2, 100);
+    vyre_cache_close(x);
+    vyre_cache *b = open_cache("b", spec);
+    cr_assert_eq(get_id(b, 1, 100), VYRE_OK);
+    cr_assert_eq(get_id(b, 2, 100), VYRE_OK);
+    cr_assert_eq(stats_of(b, 0).hits, 1);
+    cr_assert_eq(stats_of(b, 0).misses, 1);
+    cr_assert_eq(stats_of(b, 1).hits, 1, "the second remote is asked after the first missed");
+    vyre_cache_close(a);
+    vyre_cache_close(b);
+    ts_server_stop(&n);
+    ts_server_stop(&r);
+}

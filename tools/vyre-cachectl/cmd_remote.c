@@ -1,0 +1,297 @@
+/*
+ * cmd_remote.c - `vyre-cachectl remote check|push|pull`: the remote
+ * stores listed in $VYRE_REMOTE_CACHE (ccache's --check-remote-storage,
+ * sccache's --show-stats for its backend). Parses and prints; libcore
+ * decides (vyre/cache.h, vyre/remote.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-cachectl remote check\n"
+            "       vyre-cachectl remote push (KEY... | --all)\n"
+            "       vyre-cachectl remote pull KEY...\n\n"
+            "The remote stores of the configuration key remote_storage (vyre.conf, or\n"
+            "$VYRE_REMOTE_CACHE, or -o remote_storage=...): URLs separated by spaces,\n"
+            "tried in order, each with '|'-separated attributes:\n"
+            "  http://host[:port]/prefix   https://...   redis://host[:port][/db]\n"
+            "  |read-only  |connect-timeout=MS  |operation-timeout=MS  |token-file=PATH\n"
+            "  |expiry=SECONDS (Redis)  |max-object-size=BYTES\n\n"
+            "  check   for each remote: reachable, round-trip time, whether it takes writes\n"
+            "  push    write local blobs (KEY or a unique prefix of it, or --all) to every\n"
+            "          writable remote\n"
+            "  pull    fetch blobs (full 64-digit keys) from the remotes in order; each is\n"
+            "          validated like a local blob before it is stored\n\n"
+            "%s\n"
+            "exit status: 0 done; 1 a remote unreachable or refusing, or a blob not\n"
+            "             pushed or pulled; 2 usage or operational error (no remote listed)\n",
+            CACHECTL_GLOBAL_HELP);
+}
+
+static int no_remotes(void)
+{
+    fprintf(
+        stderr,
+        "%s: error: no remote store is listed\n"
+        "hint: set VYRE_REMOTE_CACHE, e.g. VYRE_REMOTE_CACHE='http://cache.example:8080/vyre'\n",
+        vyre_cli_prog());
+    return VYRE_EXIT_ERROR;
+}
+
+static int do_check(vyre_cache *cache)
+{
+    size_t n = vyre_cache_remote_count(cache);
+    int bad = 0;
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        vyre_remote_info info;
+        vyre_cache_remote_get(cache, i, &info, NULL);
+        vyre_remote_check chk;
+        vyre_error err;
+        vyre_error_clear(&err);
+        if (vyre_cache_remote_check(cache, i, &chk, &err)) {
+            json_decref(arr);
+            return cachectl_fail(&err);
+        }
+        int ok = chk.reachable && chk.writable != 0;
+        bad |= !ok;
+        if (g_cachectl.json) {
+            json_t *o = json_pack("{s:s, s:s, s:b, s:b}", "url", info.url, "scheme",
+                                  vyre_remote_scheme_name(info.scheme), "read_only", info.read_only,
+                                  "reachable", chk.reachable);
+            json_object_set_new(o, "writable",
+                                chk.writable < 0 ? json_null() : json_boolean(chk.writable));
+            json_object_set_new(o, "rtt_ns",
+                                chk.reachable ? json_integer((json_int_t)chk.rtt_ns) : json_null());
+            json_object_set_new(o, "message",
+                                chk.message[0] ? json_string(chk.message) : json_null());
+            json_array_append_new(arr, o);
+        } else if (!g_cachectl.quiet || !ok) {
+            const char *w = !chk.reachable      ? "-"
+                            : chk.writable < 0  ? "read-only"
+                            : chk.writable == 1 ? "yes"
+                                                : "NO";
+            if (chk.reachable)
+                printf("%-48s reachable  rtt %8.2f ms  writes %s\n", info.url,
+                       (double)chk.rtt_ns / 1e6, w);
+            else
+                printf("%-48s UNREACHABLE\n", info.url);
+            if (chk.message[0])
+                printf("  %s\n", chk.message);
+        }
+    }
+    if (g_cachectl.json) {
+        json_t *o = cachectl_json_root(cache, 1);
+        json_object_set_new(o, "remotes", arr);
+        cachectl_json_print(o);
+    } else {
+        json_decref(arr);
+    }
+    return bad ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+}
+
+typedef struct push_ctx {
+    vyre_cache *cache;
+    size_t blobs, ok, failed;
+} push_ctx;
+
+/* Pushes key to every writable remote; reports failures. */
+static void push_key(push_ctx *p, const vyre_key *key)
+{
+    size_t n = vyre_cache_remote_count(p->cache);
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    p->blobs++;
+    for (size_t i = 0; i < n; i++) {
+        vyre_remote_info info;
+        vyre_cache_remote_get(p->cache, i, &info, NULL);
+        if (info.read_only)
+            continue;
+        vyre_error err;
+        vyre_error_clear(&err);
+        if (vyre_cache_remote_push(p->cache, i, key, &err) == VYRE_OK) {
+            p->ok++;
+            if (g_cachectl.verbose)
+                printf("%s -> %s\n", hex, info.url);
+        } else {
+            p->failed++;
+            vyre_cli_report(&err);
+        }
+    }
+}
+
+static int push_entry(const vyre_cache_entry *e, void *ctx)
+{
+    push_key(ctx, &e->key);
+    return 0;
+}
+
+static int do_push(vyre_cache *cache, int all, int argc, char **argv)
+{
+    size_t writable = 0;
+    for (size_t i = 0; i < vyre_cache_remote_count(cache); i++) {
+        vyre_remote_info info;
+        vyre_cache_remote_get(cache, i, &info, NULL);
+        writable += !info.read_only;
+    }
+    if (!writable) {
+        fprintf(stderr,
+                "%s: error: every remote store is read-only\n"
+                "hint: drop '|read-only' from a remote in VYRE_REMOTE_CACHE to push to it\n",
+                vyre_cli_prog());
+        return VYRE_EXIT_ERROR;
+    }
+    push_ctx p = {cache, 0, 0, 0};
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (all) {
+        if (vyre_cache_foreach(cache, push_entry, &p, &err))
+            return cachectl_fail(&err);
+    } else {
+        for (int i = 0; i < argc; i++) {
+            vyre_cache_entry e;
+            if (vyre_cache_find_prefix(cache, argv[i], &e, &err)) {
+                vyre_cli_report(&err);
+                p.failed++;
+                continue;
+            }
+            push_key(&p, &e.key);
+        }
+    }
+    if (g_cachectl.json) {
+        json_t *o = cachectl_json_root(cache, 1);
+        json_object_set_new(o, "blobs", json_integer((json_int_t)p.blobs));
+        json_object_set_new(o, "pushed", json_integer((json_int_t)p.ok));
+        json_object_set_new(o, "failed", json_integer((json_int_t)p.failed));
+        cachectl_json_print(o);
+    } else if (!g_cachectl.quiet) {
+        printf("pushed %zu blob%s (%zu write%s, %zu failed) to %zu remote store%s\n", p.blobs,
+               p.blobs == 1 ? "" : "s", p.ok, p.ok == 1 ? "" : "s", p.failed, writable,
+               writable == 1 ? "" : "s");
+    }
+    return p.failed ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+}
+
+static int do_pull(vyre_cache *cache, int argc, char **argv)
+{
+    size_t ok = 0, failed = 0;
+    json_t *arr = json_array();
+    for (int i = 0; i < argc; i++) {
+        vyre_key key;
+        if (vyre_key_from_hex(argv[i], &key) != VYRE_OK) {
+            json_decref(arr);
+            return vyre_cli_usage_error("remote pull",
+                                        "give full 64-digit keys (the remote cannot be searched "
+                                        "by prefix)",
+                                        "not a key: '%s'", argv[i]);
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        vyre_key key;
+        vyre_key_from_hex(argv[i], &key);
+        vyre_error err;
+        vyre_error_clear(&err);
+        size_t from = 0;
+        int rc = vyre_cache_remote_pull(cache, &key, &from, &err);
+        vyre_remote_info info;
+        memset(&info, 0, sizeof info);
+        if (rc == VYRE_OK) {
+            ok++;
+            vyre_cache_remote_get(cache, from, &info, NULL);
+            if (!g_cachectl.json && !g_cachectl.quiet)
+                printf("%s <- %s\n", argv[i], info.url);
+        } else {
+            failed++;
+            vyre_cli_report(&err);
+        }
+        json_array_append_new(arr,
+                              json_pack("{s:s, s:b, s:s?}", "key", argv[i], "pulled", rc == VYRE_OK,
+                                        "from", rc == VYRE_OK ? info.url : NULL));
+    }
+    if (g_cachectl.json) {
+        json_t *o = cachectl_json_root(cache, 1);
+        json_object_set_new(o, "blobs", arr);
+        json_object_set_new(o, "pulled", json_integer((json_int_t)ok));
+        json_object_set_new(o, "failed", json_integer((json_int_t)failed));
+        cachectl_json_print(o);
+    } else {
+        json_decref(arr);
+    }
+    return failed ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+}
+
+enum { OPT_ALL = CACHECTL_OPT_FIRST_LOCAL };
+
+int cmd_remote(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"all", no_argument, NULL, OPT_ALL},
+        CACHECTL_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    int all = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if (c == OPT_ALL) {
+            all = 1;
+            continue;
+        }
+        int rc = cachectl_option(c, "remote", opts, argc, argv, usage);
+        if (rc != CACHECTL_HANDLED)
+            return rc < 0 ? VYRE_EXIT_ERROR : rc;
+    }
+    if (optind >= argc)
+        return vyre_cli_usage_error("remote", "use 'check', 'push' or 'pull'",
+                                    "remote needs an action");
+    const char *action = argv[optind++];
+    int nargs = argc - optind;
+    char **args = argv + optind;
+    int is_check = strcmp(action, "check") == 0, is_push = strcmp(action, "push") == 0,
+        is_pull = strcmp(action, "pull") == 0;
+    if (!is_check && !is_push && !is_pull)
+        return vyre_cli_usage_error("remote", "use 'check', 'push' or 'pull'",
+                                    "unknown action '%s'", action);
+    if (all && !is_push)
+        return vyre_cli_usage_error("remote", NULL, "--all is for 'remote push'");
+    if (is_check && nargs)
+        return vyre_cli_usage_error("remote", NULL, "unexpected argument '%s'", args[0]);
+    if (is_push && !all && !nargs)
+        return vyre_cli_usage_error("remote", "give keys (or unique prefixes), or --all",
+                                    "remote push needs keys or --all");
+    if (is_push && all && nargs)
+        return vyre_cli_usage_error("remote", NULL, "give keys or --all, not both");
+    if (is_pull && !nargs)
+        return vyre_cli_usage_error("remote", "give full 64-digit keys", "remote pull needs keys");
+    int rc = cachectl_check_globals("remote");
+    if (rc)
+        return rc;
+
+    vyre_cache *cache = NULL;
+    if (is_pull) {
+        /* Like seed, pull fills a cache that may not exist yet. */
+        vyre_error err;
+        vyre_error_clear(&err);
+        if (vyre_cache_open(g_cachectl.cache_dir, VYRE_CACHE_NO_HIT_TRACK, &cache, &err))
+            return cachectl_fail(&err);
+    } else if ((rc = cachectl_open(CACHECTL_READ, &cache))) {
+        return rc;
+    }
+    if (vyre_cache_remote_count(cache) == 0) {
+        vyre_cache_close(cache);
+        return no_remotes();
+    }
+    if (is_check)
+        rc = do_check(cache);
+    else if (is_push)
+        rc = do_push(cache, all, nargs, args);
+    else
+        rc = do_pull(cache, nargs, args);
+    vyre_cache_close(cache);
+    return rc;
+}
