@@ -909,8 +909,8 @@ static int meta_int_locked(vyre__index *idx, const char *name, sqlite3_int64 *v,
 {
     sqlite3_stmt *st = NULL;
     *found = 0;
-    int src = sqlite3_prepare_v2(idx->sql.db, "SELECT value FROM meta WHERE name = ?1", -1, &st,
-                                 NULL);
+    int src =
+        sqlite3_prepare_v2(idx->sql.db, "SELECT value FROM meta WHERE name = ?1", -1, &st, NULL);
     int rc = VYRE_OK;
     if (src == SQLITE_OK) {
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
