@@ -426,7 +426,7 @@ static int sweep_script(FILE *f, const vyre__plot_input *in, const vyre__chart *
     chart_prologue(f, c);
     fprintf(f, "set xlabel ");
     vyre__plot_quote(f, c->axis);
-    fprintf(f, "\nset ylabel 'time per item (%s)'\n", u.name);
+    fprintf(f, "\nset ylabel 'median time (%s)'\n", u.name);
     if (xlo > 0 && xhi / xlo >= 8)
         fputs("set logscale x 2\n", f);
     if (ylo > 0 && yhi / ylo >= 30)
@@ -549,7 +549,7 @@ static int dist_script(FILE *f, const vyre__plot_input *in, const vyre__chart *c
     }
     double bw = (hi - lo) / (double)nbins;
     chart_prologue(f, c);
-    fprintf(f, "set xlabel 'time per item (%s)'\nset ylabel 'samples'\n", u.name);
+    fprintf(f, "set xlabel 'sample time (%s)'\nset ylabel 'samples'\n", u.name);
     fprintf(f,
             "set xrange [%.17g:%.17g]\nset yrange [0:*]\nset style fill transparent solid "
             "0.45 border\n",
