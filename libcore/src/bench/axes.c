@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fsutil.h"
 #include "base/internal.h"
 #include "vyre/units.h"
 
@@ -726,49 +727,19 @@ int vyre_sweep_spec_load(vyre_sweep_spec *spec, const char *path, vyre_error *er
 {
     if (!spec || !path)
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "missing sweep spec path");
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = vyre__read_file(path, SPEC_MAX_BYTES - 1, &buf, &len, err);
+    if (rc == VYRE_ETOOBIG)
+        return vyre__fail(err, rc, "a sweep spec is a small JSON file",
+                          "spec '%s' is larger than 16 MiB", path);
+    if (rc && rc != VYRE_ENOMEM) {
         int e = errno;
-        return vyre__fail(err, vyre__errno_code(e), "check the path of the spec file",
-                          "cannot read spec '%s': %s", path, strerror(e));
+        return vyre__fail(err, rc, "check the path of the spec file", "cannot read spec '%s': %s",
+                          path, strerror(e));
     }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    int rc = buf ? VYRE_OK : VYRE_ENOMEM;
-    while (rc == 0) {
-        if (len + 1 >= cap) {
-            if (cap >= SPEC_MAX_BYTES) {
-                rc = vyre__fail(err, VYRE_ETOOBIG, "a sweep spec is a small JSON file",
-                                "spec '%s' is larger than 16 MiB", path);
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                rc = VYRE_ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                int e = errno;
-                rc = vyre__fail(err, VYRE_EIO, "check the path of the spec file",
-                                "cannot read spec '%s': %s", path, strerror(e));
-            }
-            break;
-        }
-    }
-    fclose(f);
-    if (rc == VYRE_ENOMEM)
-        vyre__fail(err, rc, NULL, "out of memory reading '%s'", path);
-    if (rc) {
-        free(buf);
+    if (rc)
         return rc;
-    }
-    buf[len] = '\0';
     if (strlen(buf) != len) {
         free(buf);
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "spec '%s' contains a NUL byte", path);
