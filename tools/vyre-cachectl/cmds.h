@@ -2,7 +2,7 @@
  * cmds.h - vyre-cachectl subcommands, one file each (git's builtin/ layout),
  * and the little they share: the global options, option parsing with "did
  * you mean", opening the cache, and JSON output. The shared pieces live in
- * main.c.
+ * common.c; main.c only dispatches.
  */
 #ifndef VYRE_CACHECTL_CMDS_H
 #define VYRE_CACHECTL_CMDS_H
