@@ -73,6 +73,15 @@ enum {
 int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
                     void (*usage)(FILE *));
 
+/* Parses argv of subcommand `sub` when it takes only the global options
+ * (operands stay from argv[optind] on). Returns CACHECTL_HANDLED to go on,
+ * or the exit code to return (0 after --help, 2 on a bad option). */
+int cachectl_global_options(const char *sub, int argc, char **argv, void (*usage)(FILE *));
+
+/* The same for a subcommand that takes no operand either, then the check
+ * of cachectl_check_globals: CACHECTL_HANDLED to go on, or the exit code. */
+int cachectl_no_args(const char *sub, int argc, char **argv, void (*usage)(FILE *));
+
 /* Checks the global options for conflicts (-q with --json or -v). 0 or
  * the usage-error exit code. */
 int cachectl_check_globals(const char *sub);

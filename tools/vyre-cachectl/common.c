@@ -126,6 +126,33 @@ int cachectl_option(int c, const char *sub, const struct option *opts, int argc,
     }
 }
 
+int cachectl_global_options(const char *sub, int argc, char **argv, void (*use)(FILE *))
+{
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, sub, opts, argc, argv, use);
+        if (rc != CACHECTL_HANDLED)
+            return rc < 0 ? VYRE_EXIT_ERROR : rc;
+    }
+    return CACHECTL_HANDLED;
+}
+
+int cachectl_no_args(const char *sub, int argc, char **argv, void (*use)(FILE *))
+{
+    int rc = cachectl_global_options(sub, argc, argv, use);
+    if (rc != CACHECTL_HANDLED)
+        return rc;
+    if (optind < argc)
+        return vyre_cli_usage_error(sub, NULL, "unexpected argument '%s'", argv[optind]);
+    rc = cachectl_check_globals(sub);
+    return rc ? rc : CACHECTL_HANDLED;
+}
+
 int cachectl_check_globals(const char *sub)
 {
     if (g_cachectl.quiet && g_cachectl.json)
