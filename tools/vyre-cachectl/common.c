@@ -260,18 +260,8 @@ void cachectl_short_key(const vyre_key *key, char out[CACHECTL_SHORT_KEY + 1])
 
 int cachectl_parse_count(const char *s, uint64_t *out)
 {
-    if (!s || !*s)
-        return -1;
     uint64_t v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return -1;
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    if (v == 0)
+    if (vyre_parse_uint(s, &v) != 0 || v == 0)
         return -1;
     *out = v;
     return 0;
