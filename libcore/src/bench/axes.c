@@ -20,6 +20,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "base/jsonutil.h"
 #include "vyre/units.h"
 
 static const char g_axis_hint[] =
@@ -560,28 +561,6 @@ size_t vyre_axes_format_point(const vyre_axes *axes, const size_t *coords, char 
 
 /* ---- JSON sweep spec ---------------------------------------------------- */
 
-static const char *json_kind(const json_t *j)
-{
-    switch (json_typeof(j)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-        return "true";
-    case JSON_FALSE:
-        return "false";
-    case JSON_NULL:
-    default:
-        return "null";
-    }
-}
-
 /* Re-raises an axis error with the origin and JSON path in front. */
 static int rewrap(vyre_error *err, const vyre_error *inner, int code, const char *origin,
                   const char *path)
@@ -606,7 +585,7 @@ static int json_axis(vyre_axes *axes, const char *name, json_t *v, const char *o
     if (!json_is_number(v) && !json_is_array(v))
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint,
                           "'%s': %s must be a string, a number or an array, not %s", origin, path,
-                          json_kind(v));
+                          vyre__json_kind(v));
     size_t n = json_is_array(v) ? json_array_size(v) : 1;
     if (n == 0)
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': %s is an empty array", origin,
@@ -638,7 +617,7 @@ static int json_axis(vyre_axes *axes, const char *name, json_t *v, const char *o
         } else {
             rc = vyre__fail(err, VYRE_EINVAL, g_spec_hint,
                             "'%s': %s must be a number or a string, not %s", origin, epath,
-                            json_kind(e));
+                            vyre__json_kind(e));
         }
     }
     if (rc == 0) {
@@ -659,7 +638,7 @@ static int json_opt_string(json_t *root, const char *key, char **out, const char
         return VYRE_OK;
     if (!json_is_string(v))
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $.%s must be a string, not %s",
-                          origin, key, json_kind(v));
+                          origin, key, vyre__json_kind(v));
     if (json_string_length(v) == 0)
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $.%s is empty", origin, key);
     *out = strdup(json_string_value(v));
@@ -688,7 +667,7 @@ int vyre_sweep_spec_parse(vyre_sweep_spec *spec, const char *text, const char *o
     int rc = VYRE_OK;
     if (!json_is_object(root))
         rc = vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $ must be an object, not %s", origin,
-                        json_kind(root));
+                        vyre__json_kind(root));
     if (rc == 0)
         rc = json_opt_string(root, "kernel", &spec->kernel, origin, err);
     if (rc == 0)
@@ -696,7 +675,7 @@ int vyre_sweep_spec_parse(vyre_sweep_spec *spec, const char *text, const char *o
     json_t *axes = rc == 0 ? json_object_get(root, "axes") : NULL;
     if (axes && !json_is_object(axes))
         rc = vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $.axes must be an object, not %s",
-                        origin, json_kind(axes));
+                        origin, vyre__json_kind(axes));
     if (rc == 0 && axes) {
         const char *key;
         json_t *v;
