@@ -50,26 +50,16 @@ TestSuite(bench_run, .init = setup, .fini = teardown, .timeout = 120);
 
 static void bench(tu_proc *p, const char *const *args)
 {
-    char *argv[48];
-    size_t n = 0;
-    argv[n++] = strdup(VYRE_BENCH_BIN);
-    for (size_t i = 0; args[i]; i++) {
-        cr_assert_lt(n, 47);
-        argv[n++] = strdup(args[i]);
-    }
-    argv[n] = NULL;
-    const char *env[] = {g_env_home,
-                         g_env_xdg,
-                         g_env_data,
-                         g_env_tmp,
-                         NODRIVER,
-                         "CUDA_CACHE_PATH",
-                         "NVTX_INJECTION64_PATH",
-                         "VYRE_NVML_LIBRARY=/nonexistent",
-                         NULL};
-    tu_run(p, argv, env);
-    for (size_t i = 0; i < n; i++)
-        free(argv[i]);
+    const char *const env[] = {g_env_home,
+                               g_env_xdg,
+                               g_env_data,
+                               g_env_tmp,
+                               NODRIVER,
+                               "CUDA_CACHE_PATH",
+                               "NVTX_INJECTION64_PATH",
+                               "VYRE_NVML_LIBRARY=/nonexistent",
+                               NULL};
+    tu_run_bin(p, VYRE_BENCH_BIN, args, env, NULL);
 }
 
 static long long db_int(const char *sql)

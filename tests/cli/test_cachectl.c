@@ -67,30 +67,14 @@ TestSuite(cachectl, .init = setup, .fini = teardown, .timeout = 120);
  * entries (may be NULL). */
 static void run_env(tu_proc *p, const char *const *args, const char *const *extra)
 {
-    char *argv[64];
-    size_t n = 0;
-    argv[n++] = strdup(VYRE_CACHECTL_BIN);
-    for (size_t i = 0; args[i]; i++) {
-        cr_assert_lt(n, 63);
-        argv[n++] = strdup(args[i]);
-    }
-    argv[n] = NULL;
-    const char *env[32];
-    size_t m = 0;
-    env[m++] = g_env_home;
-    env[m++] = g_env_xdg;
-    env[m++] = "VYRE_PTX_CACHE_DIR";
-    env[m++] = "CUDA_CACHE_PATH";
-    env[m++] = "CUDA_CACHE_MAXSIZE";
-    env[m++] = "CUDA_CACHE_DISABLE";
-    for (size_t i = 0; extra && extra[i]; i++) {
-        cr_assert_lt(m, 31);
-        env[m++] = extra[i];
-    }
-    env[m] = NULL;
-    tu_run(p, argv, env);
-    for (size_t i = 0; i < n; i++)
-        free(argv[i]);
+    const char *const env[] = {g_env_home,
+                               g_env_xdg,
+                               "VYRE_PTX_CACHE_DIR",
+                               "CUDA_CACHE_PATH",
+                               "CUDA_CACHE_MAXSIZE",
+                               "CUDA_CACHE_DISABLE",
+                               NULL};
+    tu_run_bin(p, VYRE_CACHECTL_BIN, args, env, extra);
 }
 
 #define RUN(p, ...)          run_env((p), (const char *const[]){__VA_ARGS__, NULL}, NULL)

@@ -165,6 +165,33 @@ void tu_run(tu_proc *p, char *const argv[], const char *const env_set[])
     p->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+void tu_run_bin(tu_proc *p, const char *bin, const char *const *args, const char *const *env,
+                const char *const *extra)
+{
+    char *argv[TU_ARGS_MAX + 1];
+    size_t n = 0;
+    argv[n++] = strdup(bin);
+    for (size_t i = 0; args && args[i]; i++) {
+        cr_assert_lt(n, TU_ARGS_MAX, "too many arguments for tu_run_bin");
+        argv[n++] = strdup(args[i]);
+    }
+    argv[n] = NULL;
+    const char *envs[TU_ENV_SET_MAX + 1];
+    size_t m = 0;
+    for (size_t i = 0; env && env[i]; i++) {
+        cr_assert_lt(m, TU_ENV_SET_MAX, "too many environment changes for tu_run_bin");
+        envs[m++] = env[i];
+    }
+    for (size_t i = 0; extra && extra[i]; i++) {
+        cr_assert_lt(m, TU_ENV_SET_MAX, "too many environment changes for tu_run_bin");
+        envs[m++] = extra[i];
+    }
+    envs[m] = NULL;
+    tu_run(p, argv, envs);
+    for (size_t i = 0; i < n; i++)
+        free(argv[i]);
+}
+
 void tu_proc_free(tu_proc *p)
 {
     free(p->out);

@@ -31,6 +31,15 @@ typedef struct tu_proc {
 void tu_run(tu_proc *p, char *const argv[], const char *const env_set[]);
 void tu_proc_free(tu_proc *p);
 
+/* tu_run of the program bin with the NULL-terminated args (at most
+ * TU_ARGS_MAX) and the environment changes of env, then those of extra
+ * (each a NULL-terminated list as tu_run takes, or NULL; at most
+ * TU_ENV_SET_MAX in all). For the CLI tests' per-suite runners. */
+#define TU_ARGS_MAX    63
+#define TU_ENV_SET_MAX 63
+void tu_run_bin(tu_proc *p, const char *bin, const char *const *args, const char *const *env,
+                const char *const *extra);
+
 /* Saved values of environment variables a test changes. */
 #define TU_ENV_MAX 32
 typedef struct tu_env {
