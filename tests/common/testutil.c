@@ -192,6 +192,23 @@ void tu_run_bin(tu_proc *p, const char *bin, const char *const *args, const char
         free(argv[i]);
 }
 
+int tu_has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; (p = strstr(p, line)); p++)
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+int tu_count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
 void tu_proc_free(tu_proc *p)
 {
     free(p->out);

@@ -40,6 +40,16 @@ void tu_proc_free(tu_proc *p);
 void tu_run_bin(tu_proc *p, const char *bin, const char *const *args, const char *const *env,
                 const char *const *extra);
 
+/* 1 when text holds `line` as a whole line (between line starts and a
+ * newline or the end). */
+int tu_has_line(const char *text, const char *line);
+
+#define tu_assert_line(text, line)                                                                 \
+    cr_assert(tu_has_line((text), (line)), "missing line '%s' in:\n%s", (line), (text))
+
+/* The newlines in text. */
+int tu_count_lines(const char *text);
+
 /* Saved values of environment variables a test changes. */
 #define TU_ENV_MAX 32
 typedef struct tu_env {
