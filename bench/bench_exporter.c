@@ -199,21 +199,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_exporter: no fake NVML found (build the tests, or pass "
                             "--nvml PATH): running without GPUs\n");
     }
-    const char *tmpdir = getenv("TMPDIR");
-    char dir[PATH_MAX], tel[PATH_MAX + 8], cache[PATH_MAX + 8];
-    snprintf(dir, sizeof dir, "%s/vyre-bench-exporter-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    char dir[PATH_MAX];
+    if (bench_scratch_env("exporter", dir, sizeof dir) != 0)
         return 2;
-    }
-    snprintf(tel, sizeof tel, "%s/tel", dir);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    setenv("VYRE_TELEMETRY_DIR", tel, 1);
-    setenv("VYRE_PTX_CACHE_DIR", cache, 1);
-    unsetenv("VYRE_TELEMETRY");
-    vyre_cache *c = NULL;
-    if (vyre_cache_open(cache, 0, &c, NULL) == VYRE_OK)
-        vyre_cache_close(c); /* an empty cache, so its stats are read too */
 
     if (bench_publishers_start(procs, BENCH_PUB_GRAPHS_COPIES | BENCH_PUB_DEVICES) != 0)
         return 2;

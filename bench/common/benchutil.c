@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vyre/cache.h"
 #include "vyre/counters.h"
 #include "vyre/nvtx.h"
 #include "vyre/telemetry.h"
@@ -67,6 +68,26 @@ int bench_find_file(char *out, size_t size, const char *given, const char *rel, 
         snprintf(out, size, "%s", e);
         return access(out, mode) == 0;
     }
+    return 0;
+}
+
+int bench_scratch_env(const char *tag, char *dir, size_t size)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    char tel[PATH_MAX + 8], cache[PATH_MAX + 8];
+    snprintf(dir, size, "%s/vyre-bench-%s-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp", tag);
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return -1;
+    }
+    snprintf(tel, sizeof tel, "%s/tel", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    setenv("VYRE_TELEMETRY_DIR", tel, 1);
+    setenv("VYRE_PTX_CACHE_DIR", cache, 1);
+    unsetenv("VYRE_TELEMETRY");
+    vyre_cache *c = NULL;
+    if (vyre_cache_open(cache, 0, &c, NULL) == VYRE_OK)
+        vyre_cache_close(c);
     return 0;
 }
 

@@ -25,6 +25,13 @@ double bench_median(double *v, int n);
 int bench_find_file(char *out, size_t size, const char *given, const char *rel, const char *env,
                     int exec);
 
+/* A scratch directory for the telemetry and cache of a run: makes
+ * $TMPDIR/vyre-bench-<tag>-XXXXXX (/tmp without TMPDIR) into dir[size],
+ * points VYRE_TELEMETRY_DIR at dir/tel and VYRE_PTX_CACHE_DIR at dir/cache
+ * (created empty, so that its stats are read too) and unsets
+ * VYRE_TELEMETRY. 0, or -1 after perror. */
+int bench_scratch_env(const char *tag, char *dir, size_t size);
+
 /* Removes dir and everything below it, never following a link. */
 void bench_rm_tree(const char *dir);
 
