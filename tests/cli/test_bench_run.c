@@ -64,16 +64,7 @@ static void bench(tu_proc *p, const char *const *args)
 
 static long long db_int(const char *sql)
 {
-    sqlite3 *raw = NULL;
-    cr_assert_eq(sqlite3_open_v2(g_db, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
-                 sqlite3_errmsg(raw));
-    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-    long long v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(raw);
-    return v;
+    return tu_db_int(g_db, sql);
 }
 
 static size_t count_lines_with(const char *s, const char *needle)

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,20 @@ int tu_count_lines(const char *text)
     for (const char *p = text; *p; p++)
         n += *p == '\n';
     return n;
+}
+
+long long tu_db_int(const char *path, const char *sql)
+{
+    sqlite3 *raw = NULL;
+    cr_assert_eq(sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK, "%s", path);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(raw));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    return v;
 }
 
 void tu_proc_free(tu_proc *p)

@@ -50,6 +50,11 @@ int tu_has_line(const char *text, const char *line);
 /* The newlines in text. */
 int tu_count_lines(const char *text);
 
+/* The first column of the first row of sql (which must return a row) in
+ * the SQLite database at path, opened read-only: for checking what a
+ * program under test stored. */
+long long tu_db_int(const char *path, const char *sql);
+
 /* Saved values of environment variables a test changes. */
 #define TU_ENV_MAX 32
 typedef struct tu_env {
