@@ -1537,19 +1537,7 @@ static const char k_cuda_src[] = "extern \"C\" __global__ void scale(float *x, f
                                  "    x[threadIdx.x] *= a;\n"
                                  "}\n";
 
-static const char k_ptx_src[] = ".version 8.0\n"
-                                ".target sm_80\n"
-                                ".address_size 64\n"
-                                ".visible .entry scale(.param .u64 p)\n"
-                                "{\n"
-                                "    .reg .b64 %rd<3>;\n"
-                                "    .reg .b32 %r<2>;\n"
-                                "    ld.param.u64 %rd1, [p];\n"
-                                "    cvta.to.global.u64 %rd2, %rd1;\n"
-                                "    mov.u32 %r1, 7;\n"
-                                "    st.global.u32 [%rd2], %r1;\n"
-                                "    ret;\n"
-                                "}\n";
+static const char k_ptx_src[] = TU_PTX_SCALE;
 
 static void need_compilers(void)
 {

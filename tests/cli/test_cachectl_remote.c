@@ -30,19 +30,7 @@ static void teardown(void)
 
 TestSuite(cachectl_remote, .init = setup, .fini = teardown);
 
-static const char k_ptx[] = ".version 8.0\n"
-                            ".target sm_80\n"
-                            ".address_size 64\n"
-                            ".visible .entry scale(.param .u64 p)\n"
-                            "{\n"
-                            "    .reg .b64 %rd<3>;\n"
-                            "    .reg .b32 %r<2>;\n"
-                            "    ld.param.u64 %rd1, [p];\n"
-                            "    cvta.to.global.u64 %rd2, %rd1;\n"
-                            "    mov.u32 %r1, 7;\n"
-                            "    st.global.u32 [%rd2], %r1;\n"
-                            "    ret;\n"
-                            "}\n";
+static const char k_ptx[] = TU_PTX_SCALE;
 
 /* Runs vyre-cachectl --cache-dir <g_tmp>/<cache> args... with env. */
 static void cc(tu_proc *p, const char *cache, const char *const *env, const char *const *args)

@@ -40,6 +40,23 @@ void tu_proc_free(tu_proc *p);
 void tu_run_bin(tu_proc *p, const char *bin, const char *const *args, const char *const *env,
                 const char *const *extra);
 
+/* A small, valid PTX module (sm_80) with one kernel, scale(u32 *p), that
+ * stores 7 through p: for the tests that compile or seed real PTX. */
+#define TU_PTX_SCALE                                                                               \
+    ".version 8.0\n"                                                                               \
+    ".target sm_80\n"                                                                              \
+    ".address_size 64\n"                                                                           \
+    ".visible .entry scale(.param .u64 p)\n"                                                       \
+    "{\n"                                                                                          \
+    "    .reg .b64 %rd<3>;\n"                                                                      \
+    "    .reg .b32 %r<2>;\n"                                                                       \
+    "    ld.param.u64 %rd1, [p];\n"                                                                \
+    "    cvta.to.global.u64 %rd2, %rd1;\n"                                                         \
+    "    mov.u32 %r1, 7;\n"                                                                        \
+    "    st.global.u32 [%rd2], %r1;\n"                                                             \
+    "    ret;\n"                                                                                   \
+    "}\n"
+
 /* 1 when text holds `line` as a whole line (between line starts and a
  * newline or the end). */
 int tu_has_line(const char *text, const char *line);
