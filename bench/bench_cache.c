@@ -29,26 +29,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "benchutil.h"
 #include "vyre/vyre.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void die(const char *what, const vyre_error *e)
 {
@@ -129,24 +111,24 @@ static void bench_hit(const char *root, int quick)
         }
         double tv[64], tb[64];
         for (int r = 0; r < rounds; r++) {
-            double t0 = now_s();
+            double t0 = bench_now_s();
             for (int k = 0; k < reps; k++) {
                 vyre_blob *b;
                 if (vyre_cache_get(c, &keys[k % NKEYS], &b, NULL, &e))
                     die("get", &e);
                 vyre_blob_free(b);
             }
-            double t1 = now_s();
+            double t1 = bench_now_s();
             for (int k = 0; k < reps; k++) {
                 void *buf;
                 bare_read(paths[k % NKEYS], &buf);
                 free(buf);
             }
-            double t2 = now_s();
+            double t2 = bench_now_s();
             tv[r] = (t1 - t0) / reps;
             tb[r] = (t2 - t1) / reps;
         }
-        double mv = median(tv, rounds), mb = median(tb, rounds);
+        double mv = bench_median(tv, rounds), mb = bench_median(tb, rounds);
         printf("%-8s %10zu %12.2f %12.2f %7.2fx\n", "hit", sizes[s], mv * 1e6, mb * 1e6, mv / mb);
         free(payload);
         vyre_cache_close(c);
@@ -174,25 +156,25 @@ static void bench_track(const char *root, int quick)
     }
     double tt[64], tn[64];
     for (int r = 0; r < rounds; r++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         for (int k = 0; k < reps; k++) {
             vyre_blob *b;
             if (vyre_cache_get(ct, &keys[k % NKEYS], &b, NULL, &e))
                 die("get", &e);
             vyre_blob_free(b);
         }
-        double t1 = now_s();
+        double t1 = bench_now_s();
         for (int k = 0; k < reps; k++) {
             vyre_blob *b;
             if (vyre_cache_get(cn, &keys[k % NKEYS], &b, NULL, &e))
                 die("get", &e);
             vyre_blob_free(b);
         }
-        double t2 = now_s();
+        double t2 = bench_now_s();
         tt[r] = (t1 - t0) / reps;
         tn[r] = (t2 - t1) / reps;
     }
-    double mt = median(tt, rounds), mn = median(tn, rounds);
+    double mt = bench_median(tt, rounds), mn = bench_median(tn, rounds);
     printf("%-8s %10s %12.2f %12.2f %7.2fx   (4 KiB blobs; flushes included)\n", "track", "4096",
            mt * 1e6, mn * 1e6, mt / mn);
     vyre_cache_close(ct);
@@ -223,24 +205,24 @@ static void bench_verify(const char *root, int quick)
     int rounds = quick ? 3 : 7;
     double tv[16], tb[16];
     for (int r = 0; r < rounds; r++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         vyre_cache_verify_result res;
         if (vyre_cache_verify(c, 0, &res, NULL, NULL, NULL, NULL, &e))
             die("verify", &e);
-        double t1 = now_s();
+        double t1 = bench_now_s();
         for (unsigned i = 0; i < n; i++) {
             void *buf;
             bare_read(paths[i], &buf);
             free(buf);
         }
-        double t2 = now_s();
+        double t2 = bench_now_s();
         tv[r] = t1 - t0;
         tb[r] = t2 - t1;
         if (res.problems)
             fprintf(stderr, "bench_cache: verify found %llu problems\n",
                     (unsigned long long)res.problems);
     }
-    double mv = median(tv, rounds), mb = median(tb, rounds);
+    double mv = bench_median(tv, rounds), mb = bench_median(tb, rounds);
     double bytes = (double)n * (double)(size + VYRE_BLOB_HEADER_SIZE);
     printf("%-8s %10s %10.0f MB/s %8.0f MB/s %6.2fx   (%u blobs of 64 KiB, throughput ratio)\n",
            "verify", "", bytes / mv / 1e6, bytes / mb / 1e6, mb / mv, n);
@@ -311,10 +293,10 @@ static void bench_prune(const char *base, int quick)
     vyre_cache_prune_opts_init(&o);
     o.max_bytes = 0;
     vyre_cache_prune_result pr;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     if (vyre_cache_prune(c, &o, &pr, NULL, NULL, &e))
         die("prune", &e);
-    double t1 = now_s();
+    double t1 = bench_now_s();
     for (unsigned i = 0; i < n; i++) {
         vyre_key k;
         make_key(&k, 1, i);
@@ -323,7 +305,7 @@ static void bench_prune(const char *base, int quick)
         if (unlink(path) != 0)
             die(path, NULL);
     }
-    double t2 = now_s();
+    double t2 = bench_now_s();
     printf("%-8s %10u %12.3f s %10.3f s %6.2fx   (removed %llu)\n", "prune", n, t1 - t0, t2 - t1,
            (t1 - t0) / (t2 - t1), (unsigned long long)pr.removed);
     vyre_cache_close(c);
@@ -335,10 +317,10 @@ static double time_cmd(const char *cachectl, const char *root, const char *cmd)
     snprintf(line, sizeof line, "'%s' --cache-dir '%s' %s >/dev/null", cachectl, root, cmd);
     double best = 1e30;
     for (int r = 0; r < 3; r++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         if (system(line) != 0)
             fprintf(stderr, "bench_cache: '%s' failed\n", line);
-        double t = now_s() - t0;
+        double t = bench_now_s() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -377,15 +359,15 @@ static void bench_cleanup(const char *base, int quick)
 
     /* stats and ls on the N-blob cache: the library calls behind them. */
     vyre_cache_stats st;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     if (vyre_cache_stats_get(a, &st, &e))
         die("stats", &e);
-    double t_stats = now_s() - t0;
+    double t_stats = bench_now_s() - t0;
     uint64_t listed = 0;
-    t0 = now_s();
+    t0 = bench_now_s();
     if (vyre_cache_foreach(a, count_entry, &listed, &e))
         die("foreach", &e);
-    double t_ls = now_s() - t0;
+    double t_ls = bench_now_s() - t0;
     printf("%-8s %10u %12.3f s (vyre_cache_stats_get)  %.3f s (vyre_cache_foreach, %llu rows)\n",
            "stats/ls", n, t_stats, t_ls, (unsigned long long)listed);
     const char *cachectl = getenv("BENCH_CACHECTL");
@@ -408,10 +390,10 @@ static void bench_cleanup(const char *base, int quick)
     make_key(&k, 2, 0);
     vyre_blob_header h;
     fill_header(&h, &k);
-    t0 = now_s();
+    t0 = bench_now_s();
     if (vyre_cache_put(a, &h, payload, sizeof payload, &e))
         die("put", &e);
-    double t_put_clean = now_s() - t0;
+    double t_put_clean = bench_now_s() - t0;
     vyre_cache_stats sa;
     if (vyre_cache_stats_get(a, &sa, &e))
         die("stats", &e);
@@ -419,18 +401,18 @@ static void bench_cleanup(const char *base, int quick)
 
     /* B: the same put without a limit, then prune to the same target. */
     fill_header(&h, &k);
-    t0 = now_s();
+    t0 = bench_now_s();
     if (vyre_cache_put(b, &h, payload, sizeof payload, &e))
         die("put", &e);
-    double t_put = now_s() - t0;
+    double t_put = bench_now_s() - t0;
     vyre_cache_prune_opts po;
     vyre_cache_prune_opts_init(&po);
     po.max_bytes = (uint64_t)((double)total * VYRE_CACHE_CLEANUP_RATIO);
     vyre_cache_prune_result pr;
-    t0 = now_s();
+    t0 = bench_now_s();
     if (vyre_cache_prune(b, &po, &pr, NULL, NULL, &e))
         die("prune", &e);
-    double t_prune = now_s() - t0;
+    double t_prune = bench_now_s() - t0;
     vyre_cache_stats sb;
     if (vyre_cache_stats_get(b, &sb, &e))
         die("stats", &e);

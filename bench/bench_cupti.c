@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "benchutil.h"
 #include "vyre/cuda.h"
 #include "vyre/cupti.h"
 #include "vyre/nvrtc.h"
@@ -38,25 +39,6 @@ static const char NOOP_SRC[] = "extern \"C\" __global__ void vyre_bench_tiny(flo
                                "    if (threadIdx.x == 0)\n"
                                "        x[blockIdx.x] += 1.0f;\n"
                                "}\n";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void die(const char *what, const vyre_error *e)
 {
@@ -231,10 +213,10 @@ static void launch(bench *b)
 /* Host time per launch of a burst small enough not to block on the queue. */
 static double enqueue_us(bench *b, int burst)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < burst; i++)
         launch(b);
-    double t1 = now_s();
+    double t1 = bench_now_s();
     CU(b->cu->cuStreamSynchronize(b->stream));
     return (t1 - t0) * 1e6 / burst;
 }
@@ -242,21 +224,21 @@ static double enqueue_us(bench *b, int burst)
 /* Launches + synchronise, per launch. */
 static double e2e_us(bench *b, int n)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < n; i++)
         launch(b);
     CU(b->cu->cuStreamSynchronize(b->stream));
-    return (now_s() - t0) * 1e6 / n;
+    return (bench_now_s() - t0) * 1e6 / n;
 }
 
 /* Graph replays + synchronise, per kernel. */
 static double graph_us(bench *b, int replays)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < replays; i++)
         CU(b->cu->cuGraphLaunch(b->graph, b->stream));
     CU(b->cu->cuStreamSynchronize(b->stream));
-    return (now_s() - t0) * 1e6 / ((double)replays * GRAPH_KERNELS);
+    return (bench_now_s() - t0) * 1e6 / ((double)replays * GRAPH_KERNELS);
 }
 
 static void build_graph(bench *b)
@@ -335,9 +317,9 @@ int main(int argc, char **argv)
     }
     double med[3][NMODES];
     for (int m = 0; m < NMODES; m++) {
-        med[0][m] = median(enq[m], rounds);
-        med[1][m] = median(e2e[m], rounds);
-        med[2][m] = median(gr[m], rounds);
+        med[0][m] = bench_median(enq[m], rounds);
+        med[1][m] = bench_median(e2e[m], rounds);
+        med[2][m] = bench_median(gr[m], rounds);
     }
     static const char *const what[3] = {"launch enqueue", "launch e2e", "graph e2e"};
     printf("\n%-16s %10s %10s %10s %10s %10s %10s\n", "us per kernel", "off", "bare", "vyre",

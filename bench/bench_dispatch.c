@@ -35,6 +35,7 @@
 
 #include "vyre/bench.h"
 #include "vyre/pipeline.h"
+#include "benchutil.h"
 #include "vyre/vyre.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -127,18 +128,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* ---- kernels --------------------------------------------------------------
@@ -241,7 +230,7 @@ static void bench_load(vyre_ctx *ctx, int quick)
                 die(ks->label, &e);
             cold[c] = (double)(now_ns() - t0);
         }
-        double cold_ns = median(cold, colds);
+        double cold_ns = bench_median(cold, colds);
 
         /* Store it through the run-time path (a miss), then time hits. */
         vyre_pipeline_desc desc;
@@ -283,7 +272,7 @@ static void bench_load(vyre_ctx *ctx, int quick)
             }
         double med[NVARIANTS];
         for (int v = 0; v < NVARIANTS; v++) {
-            med[v] = median(samples[v], rounds);
+            med[v] = bench_median(samples[v], rounds);
             free(samples[v]);
         }
         printf("%-8s %8.1f %8.1f %10.2f %10.2f %9.1f %9.1f %10.1f %9.1f %7.2fx %7.2fx %8.0fx\n",
@@ -384,7 +373,7 @@ static void bench_launch(vyre_ctx *ctx, int quick)
             sv[r] = time_launches(1, p, stream, reps);
         }
     }
-    double mb = median(sb, rounds), mv = median(sv, rounds);
+    double mb = bench_median(sb, rounds), mv = bench_median(sv, rounds);
     printf("%-8s %12s %12s %8s\n", "", "bare_ns", "vyre_ns", "ratio");
     printf("%-8s %12.0f %12.0f %7.3fx   (target <= 1.05x; %d rounds of %d launches)\n", "launch",
            mb, mv, mv / mb, rounds, reps);
@@ -413,8 +402,8 @@ static void bench_launch(vyre_ctx *ctx, int quick)
             sv[r] = time_graphs(1, g, stream, greps);
         }
     }
-    mb = median(sb, rounds);
-    mv = median(sv, rounds);
+    mb = bench_median(sb, rounds);
+    mv = bench_median(sv, rounds);
     printf("%-8s %12.0f %12.0f %7.3fx   (target <= 1.05x; graph of %d kernels, %d rounds of %d "
            "replays)\n",
            "graph", mb, mv, mv / mb, GRAPH_KERNELS, rounds, greps);

@@ -46,96 +46,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
 #include "vyre/cache.h"
 #include "vyre/counters.h"
 #include "vyre/nvtx.h"
 #include "vyre/telemetry.h"
-
-#define MAX_PROCS 64
-
-static pid_t g_pubs[MAX_PROCS];
-static int g_npubs;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void publish_forever(int id)
-{
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    vyre_telemetry *t = NULL;
-    if (vyre_telemetry_open(&t, NULL) != VYRE_OK || !t)
-        _exit(10);
-    char kname[3][32];
-    for (int k = 0; k < 3; k++)
-        snprintf(kname[k], sizeof kname[k], "bench_kernel_%d_%d", id, k);
-    struct timespec tick = {0, 10 * 1000000L};
-    for (uint64_t i = 0;; i++) {
-        vyre_counter_add(VYRE_CTR_LAUNCHES, 3);
-        vyre_counter_add(VYRE_CTR_GRAPH_LAUNCHES, 1);
-        vyre_counter_add(VYRE_CTR_DISPATCHES, 1);
-        vyre_counter_add(VYRE_CTR_H2D_COPIES, 1);
-        vyre_counter_add(VYRE_CTR_H2D_BYTES, 1u << 20);
-        vyre_counter_add(VYRE_CTR_D2H_BYTES, 1u << 18);
-        vyre_counter_add(VYRE_CTR_CACHE_HITS, 1);
-        vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
-        vyre_nvtx_pop();
-        vyre_nvtx_push(VYRE_RANGE_CACHE_LOOKUP);
-        vyre_nvtx_pop();
-        for (int k = 0; k < 3; k++) {
-            vyre_telemetry_kernel_record r = {.name = kname[k],
-                                              .grid = {128, 1, 1},
-                                              .block = {256, 1, 1},
-                                              .duration_ns = 10000u * (uint64_t)(k + 1),
-                                              .end_ns = i,
-                                              .device = id % 8};
-            vyre_telemetry_add_kernel(t, &r);
-        }
-        vyre_telemetry_publish(t);
-        nanosleep(&tick, NULL);
-    }
-}
-
-static void stop_publishers(void)
-{
-    for (int i = 0; i < g_npubs; i++) {
-        kill(g_pubs[i], SIGKILL);
-        waitpid(g_pubs[i], NULL, 0);
-    }
-    g_npubs = 0;
-}
-
-/* given, else rel (relative to this program's directory), else $env. */
-static int find_file(char *out, size_t size, const char *given, const char *rel, const char *env,
-                     int exec)
-{
-    int mode = exec ? X_OK : R_OK;
-    if (given) {
-        snprintf(out, size, "%s", given);
-        return access(out, mode) == 0;
-    }
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            *slash = '\0';
-            int w = snprintf(out, size, "%s/%s", self, rel);
-            if (w > 0 && (size_t)w < size && access(out, mode) == 0)
-                return 1;
-        }
-    }
-    const char *e = env ? getenv(env) : NULL;
-    if (e && *e) {
-        snprintf(out, size, "%s", e);
-        return access(out, mode) == 0;
-    }
-    return 0;
-}
 
 /* One GET over a fresh loopback connection; returns the body length (-1
  * on failure) and, when body is not NULL, the body (malloc'ed). */
@@ -183,12 +98,6 @@ static long http_get(unsigned port, const char *path, char **body)
     return (long)(len - (size_t)(hdr + 4 - buf));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct timing {
     double median_ms, p90_ms;
     long bytes;
@@ -199,16 +108,16 @@ static timing measure(unsigned port, const char *path, int n)
     timing t = {0};
     double *v = calloc((size_t)n, sizeof *v);
     for (int i = 0; i < n; i++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         long b = http_get(port, path, NULL);
-        v[i] = (now_s() - t0) * 1e3;
+        v[i] = (bench_now_s() - t0) * 1e3;
         if (b < 0) {
             t.bytes = -1;
             break;
         }
         t.bytes = b;
     }
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     t.median_ms = v[n / 2];
     t.p90_ms = v[(n * 9) / 10];
     free(v);
@@ -236,14 +145,6 @@ static double cpu_of(pid_t pid)
     if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return -1;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
 }
 
 int main(int argc, char **argv)
@@ -276,14 +177,14 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (procs < 0 || procs > MAX_PROCS || requests < 1 || !(idle >= 0)) {
+    if (procs < 0 || procs > BENCH_MAX_PUBLISHERS || requests < 1 || !(idle >= 0)) {
         fprintf(stderr, "bench_exporter: error: --procs 0..%d, --requests >= 1, --idle >= 0\n",
-                MAX_PROCS);
+                BENCH_MAX_PUBLISHERS);
         return 2;
     }
     char exporter[PATH_MAX], nvml[PATH_MAX] = "";
-    if (!find_file(exporter, sizeof exporter, given, "../tools/vyre-exporter", "VYRE_EXPORTER_BIN",
-                   1)) {
+    if (!bench_find_file(exporter, sizeof exporter, given, "../tools/vyre-exporter",
+                         "VYRE_EXPORTER_BIN", 1)) {
         fprintf(stderr, "bench_exporter: error: cannot find vyre-exporter\n"
                         "hint: build it (cmake --build), or pass --exporter PATH\n");
         return 2;
@@ -292,45 +193,23 @@ int main(int argc, char **argv)
     if (real) {
         gpus = 1; /* whatever the machine has */
     } else if (!(nvml_given && strcmp(nvml_given, "none") == 0)) {
-        if (find_file(nvml, sizeof nvml, nvml_given, "../tests/libfakenvml.so", NULL, 0))
+        if (bench_find_file(nvml, sizeof nvml, nvml_given, "../tests/libfakenvml.so", NULL, 0))
             gpus = 8;
         else
             fprintf(stderr, "bench_exporter: no fake NVML found (build the tests, or pass "
                             "--nvml PATH): running without GPUs\n");
     }
-    const char *tmpdir = getenv("TMPDIR");
-    char dir[PATH_MAX], tel[PATH_MAX + 8], cache[PATH_MAX + 8];
-    snprintf(dir, sizeof dir, "%s/vyre-bench-exporter-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    char dir[PATH_MAX];
+    if (bench_scratch_env("exporter", dir, sizeof dir) != 0)
         return 2;
-    }
-    snprintf(tel, sizeof tel, "%s/tel", dir);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    setenv("VYRE_TELEMETRY_DIR", tel, 1);
-    setenv("VYRE_PTX_CACHE_DIR", cache, 1);
-    unsetenv("VYRE_TELEMETRY");
-    vyre_cache *c = NULL;
-    if (vyre_cache_open(cache, 0, &c, NULL) == VYRE_OK)
-        vyre_cache_close(c); /* an empty cache, so its stats are read too */
 
-    fflush(NULL);
-    for (int i = 0; i < procs; i++) {
-        pid_t pid = fork();
-        if (pid < 0) {
-            perror("fork");
-            stop_publishers();
-            return 2;
-        }
-        if (pid == 0)
-            publish_forever(i);
-        g_pubs[g_npubs++] = pid;
-    }
+    if (bench_publishers_start(procs, BENCH_PUB_GRAPHS_COPIES | BENCH_PUB_DEVICES) != 0)
+        return 2;
 
     int ep[2];
     if (pipe(ep) != 0) {
         perror("pipe");
-        stop_publishers();
+        bench_publishers_stop();
         return 2;
     }
     pid_t xp = fork();
@@ -415,11 +294,11 @@ int main(int argc, char **argv)
     printf("  scrape / baseline      %.2fx\n", scrape.median_ms / base.median_ms);
     printf("  exporter's own vyre_exporter_scrape_duration_seconds: %.3f ms\n", self_s * 1e3);
     if (idle > 0) {
-        double c0 = cpu_of(xp), t0 = now_s();
+        double c0 = cpu_of(xp), t0 = bench_now_s();
         struct timespec ts = {(time_t)idle, (long)((idle - (double)(time_t)idle) * 1e9)};
         while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
             ;
-        double c1 = cpu_of(xp), t1 = now_s();
+        double c1 = cpu_of(xp), t1 = bench_now_s();
         printf("  idle between scrapes   %.4f%% of a core over %.0f s (CPU %.3f s; clock "
                "tick %.0f ms)\n",
                100.0 * (c1 - c0) / (t1 - t0), t1 - t0, c1 - c0, 1e3 / (double)sysconf(_SC_CLK_TCK));
@@ -428,7 +307,7 @@ out:
     kill(xp, SIGTERM);
     waitpid(xp, NULL, 0);
     close(ep[0]);
-    stop_publishers();
-    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    bench_publishers_stop();
+    bench_rm_tree(dir);
     return rc;
 }

@@ -36,82 +36,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
 #include "vyre/vyre.h"
 
 #define ARCH "sm_90"
 
-static const char SGEMM_SRC[] =
-    "#define BM 128\n#define BN 128\n#define BK 8\n#define TM 8\n#define TN 8\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "sgemm_tiled(int M, int N, int K, float alpha, const float *__restrict__ A,\n"
-    "            const float *__restrict__ B, float beta, float *__restrict__ C)\n"
-    "{\n"
-    "    __shared__ float As[BK][BM];\n"
-    "    __shared__ float Bs[BK][BN];\n"
-    "    const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);\n"
-    "    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;\n"
-    "    float acc[TM][TN], ra[TM], rb[TN];\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < TM; i++)\n"
-    "#pragma unroll\n"
-    "        for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;\n"
-    "    for (int k0 = 0; k0 < K; k0 += BK) {\n"
-    "#pragma unroll\n"
-    "        for (int l = 0; l < (BM * BK) / 256; l++) {\n"
-    "            int idx = threadIdx.x + l * 256, r = idx / BK, c = idx % BK;\n"
-    "            int gr = row0 + r, gc = k0 + c;\n"
-    "            As[c][r] = (gr < M && gc < K) ? A[gr * K + gc] : 0.0f;\n"
-    "        }\n"
-    "#pragma unroll\n"
-    "        for (int l = 0; l < (BK * BN) / 256; l++) {\n"
-    "            int idx = threadIdx.x + l * 256, r = idx / BN, c = idx % BN;\n"
-    "            int gr = k0 + r, gc = col0 + c;\n"
-    "            Bs[r][c] = (gr < K && gc < N) ? B[gr * N + gc] : 0.0f;\n"
-    "        }\n"
-    "        __syncthreads();\n"
-    "#pragma unroll\n"
-    "        for (int k = 0; k < BK; k++) {\n"
-    "#pragma unroll\n"
-    "            for (int i = 0; i < TM; i++) ra[i] = As[k][ty * TM + i];\n"
-    "#pragma unroll\n"
-    "            for (int j = 0; j < TN; j++) rb[j] = Bs[k][tx * TN + j];\n"
-    "#pragma unroll\n"
-    "            for (int i = 0; i < TM; i++)\n"
-    "#pragma unroll\n"
-    "                for (int j = 0; j < TN; j++) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);\n"
-    "        }\n"
-    "        __syncthreads();\n"
-    "    }\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < TM; i++)\n"
-    "#pragma unroll\n"
-    "        for (int j = 0; j < TN; j++) {\n"
-    "            int r = row0 + ty * TM + i, c = col0 + tx * TN + j;\n"
-    "            if (r < M && c < N) C[r * N + c] = alpha * acc[i][j] + beta * C[r * N + c];\n"
-    "        }\n"
-    "}\n";
-
 static char g_tmp[1024];
 static pid_t g_servers[2];
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void cleanup(void)
 {
@@ -274,10 +205,10 @@ static double timed_get(vyre_cache *c, const vyre_compile_request *req, int want
     vyre_blob *b = NULL;
     int hit = 0;
     vyre_error e;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     if (vyre_compile_through_cache(c, req, &b, &hit, &e))
         die("compile through the cache", &e);
-    double dt = now_s() - t0;
+    double dt = bench_now_s() - t0;
     if (hit != want_hit || !b || b->size == 0)
         die(want_hit ? "expected a hit" : "expected a compile", NULL);
     vyre_blob_free(b);
@@ -299,7 +230,7 @@ static double remote_hits(const char *tag, const char *remotes, const vyre_compi
         *from_remote += st.hits;
         vyre_cache_close(c);
     }
-    return median(v, rounds);
+    return bench_median(v, rounds);
 }
 
 /* One put of a new blob (key from i and seed) through c: seconds. */
@@ -316,10 +247,10 @@ static double timed_put(vyre_cache *c, const vyre_compile_result *res, int i, un
     snprintf(h.toolchain, sizeof h.toolchain, "%s", res->toolchain);
     h.compile_ns = res->compile_ns;
     vyre_error e;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     if (vyre_cache_put(c, &h, res->cubin, res->size, &e))
         die("put", &e);
-    return now_s() - t0;
+    return bench_now_s() - t0;
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -369,7 +300,10 @@ int main(int argc, char **argv)
     if (ptx_file) {
         ptx = read_file(ptx_file, &ptx_len);
     } else {
-        if (vyre_nvrtc_compile(SGEMM_SRC, sizeof SGEMM_SRC - 1, "sgemm.cu", ARCH, NULL, 0, 0, &out,
+        /* The compile suite's SGEMM, the first of libcore's bench kernels. */
+        size_t nkernels = 0;
+        const vyre_bench_kernel *sgemm = vyre_bench_kernels(&nkernels);
+        if (vyre_nvrtc_compile(sgemm->src, strlen(sgemm->src), "sgemm.cu", ARCH, NULL, 0, 0, &out,
                                &e)) {
             printf("bench_remote: skipped: NVRTC cannot compile here: %s\n", e.message);
             cleanup();
@@ -388,7 +322,7 @@ int main(int argc, char **argv)
         cold[r] = timed_get(c, &req, 0);
         vyre_cache_close(c);
     }
-    double t_cold = median(cold, rounds);
+    double t_cold = bench_median(cold, rounds);
     vyre_compile_result res;
     if (vyre_compile_cubin(&req, &res, &e))
         die("compile", &e);
@@ -399,7 +333,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nputs; i++)
         local[i] = timed_get(warm, &req, 1);
     vyre_cache_close(warm);
-    double t_local = median(local, nputs);
+    double t_local = bench_median(local, nputs);
 
     printf("kernel: %s, PTX %zu bytes, cubin %zu bytes (%s, %s)\n",
            ptx_file ? ptx_file : "tiled SGEMM (NVRTC here)", ptx_len, res.size, res.arch,
@@ -455,10 +389,10 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++)
             if (pc[k])
                 tp[k][i] = timed_put(pc[k], &res, i, 1000u + (unsigned)k);
-    t_put = median(tp[0], nputs);
+    t_put = bench_median(tp[0], nputs);
     for (int s = 0; s < 2; s++)
         if (pc[s + 1]) {
-            t_wb[s] = median(tp[s + 1], nputs);
+            t_wb[s] = bench_median(tp[s + 1], nputs);
             vyre_remote_stats st;
             vyre_cache_remote_get(pc[s + 1], 0, NULL, &st);
             if (st.puts != (uint64_t)nputs)

@@ -32,91 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
 #include "vyre/cache.h"
 #include "vyre/counters.h"
 #include "vyre/nvtx.h"
 #include "vyre/telemetry.h"
-
-#define MAX_PROCS 64
-
-static pid_t g_pubs[MAX_PROCS];
-static int g_npubs;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void publish_forever(int id)
-{
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    vyre_telemetry *t = NULL;
-    if (vyre_telemetry_open(&t, NULL) != VYRE_OK || !t)
-        _exit(10);
-    char kname[3][32];
-    for (int k = 0; k < 3; k++)
-        snprintf(kname[k], sizeof kname[k], "bench_kernel_%d_%d", id, k);
-    struct timespec tick = {0, 10 * 1000000L};
-    for (uint64_t i = 0;; i++) {
-        vyre_counter_add(VYRE_CTR_LAUNCHES, 3);
-        vyre_counter_add(VYRE_CTR_DISPATCHES, 1);
-        vyre_counter_add(VYRE_CTR_H2D_BYTES, 1u << 20);
-        vyre_counter_add(VYRE_CTR_D2H_BYTES, 1u << 18);
-        vyre_counter_add(VYRE_CTR_CACHE_HITS, 1);
-        vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
-        vyre_nvtx_pop();
-        vyre_nvtx_push(VYRE_RANGE_CACHE_LOOKUP);
-        vyre_nvtx_pop();
-        for (int k = 0; k < 3; k++) {
-            vyre_telemetry_kernel_record r = {.name = kname[k],
-                                              .grid = {128, 1, 1},
-                                              .block = {256, 1, 1},
-                                              .duration_ns = 10000u * (uint64_t)(k + 1),
-                                              .end_ns = i,
-                                              .device = 0};
-            vyre_telemetry_add_kernel(t, &r);
-        }
-        vyre_telemetry_publish(t);
-        nanosleep(&tick, NULL);
-    }
-}
-
-static void stop_publishers(void)
-{
-    for (int i = 0; i < g_npubs; i++) {
-        kill(g_pubs[i], SIGKILL);
-        waitpid(g_pubs[i], NULL, 0);
-    }
-    g_npubs = 0;
-}
-
-static int find_top(char *out, size_t size, const char *given)
-{
-    if (given) {
-        snprintf(out, size, "%s", given);
-        return access(out, X_OK) == 0;
-    }
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            *slash = '\0';
-            int w = snprintf(out, size, "%s/../tools/vyre-top", self);
-            if (w > 0 && (size_t)w < size && access(out, X_OK) == 0)
-                return 1;
-        }
-    }
-    const char *env = getenv("VYRE_TOP_BIN");
-    if (env && *env) {
-        snprintf(out, size, "%s", env);
-        return access(out, X_OK) == 0;
-    }
-    return 0;
-}
 
 typedef struct run_result {
     double wall_s;
@@ -135,7 +55,7 @@ static run_result run_top(const char *top, const char *mode, double delay, doubl
         frames = 1;
     snprintf(d, sizeof d, "%g", delay);
     snprintf(n, sizeof n, "%ld", frames);
-    double t0 = now_s();
+    double t0 = bench_now_s();
     pid_t pid = fork();
     if (pid < 0) {
         perror("fork");
@@ -155,7 +75,7 @@ static run_result run_top(const char *top, const char *mode, double delay, doubl
     struct rusage ru;
     while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
         ;
-    r.wall_s = now_s() - t0;
+    r.wall_s = bench_now_s() - t0;
     r.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     r.frames = frames + 1; /* plus the priming collection */
@@ -174,19 +94,6 @@ static void report(const char *what, run_result r)
            "maxrss %ld KiB\n",
            what, r.wall_s, r.cpu_s, 100.0 * r.cpu_s / r.wall_s, 1e6 * r.cpu_s / (double)r.frames,
            r.maxrss_kb);
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void rm_tree(const char *dir)
-{
-    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int main(int argc, char **argv)
@@ -211,44 +118,23 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!(seconds >= 1) || procs < 0 || procs > MAX_PROCS) {
-        fprintf(stderr, "bench_top: error: --seconds must be >= 1 and --procs 0..%d\n", MAX_PROCS);
+    if (!(seconds >= 1) || procs < 0 || procs > BENCH_MAX_PUBLISHERS) {
+        fprintf(stderr, "bench_top: error: --seconds must be >= 1 and --procs 0..%d\n",
+                BENCH_MAX_PUBLISHERS);
         return 2;
     }
     char top[PATH_MAX];
-    if (!find_top(top, sizeof top, given)) {
+    if (!bench_find_file(top, sizeof top, given, "../tools/vyre-top", "VYRE_TOP_BIN", 1)) {
         fprintf(stderr, "bench_top: error: cannot find vyre-top\n"
                         "hint: build it (cmake --build), or pass --top PATH\n");
         return 2;
     }
-    const char *tmpdir = getenv("TMPDIR");
-    char dir[PATH_MAX], tel[PATH_MAX + 8], cache[PATH_MAX + 8];
-    snprintf(dir, sizeof dir, "%s/vyre-bench-top-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    char dir[PATH_MAX];
+    if (bench_scratch_env("top", dir, sizeof dir) != 0)
         return 2;
-    }
-    snprintf(tel, sizeof tel, "%s/tel", dir);
-    snprintf(cache, sizeof cache, "%s/cache", dir);
-    setenv("VYRE_TELEMETRY_DIR", tel, 1);
-    setenv("VYRE_PTX_CACHE_DIR", cache, 1);
-    unsetenv("VYRE_TELEMETRY");
-    vyre_cache *c = NULL;
-    if (vyre_cache_open(cache, 0, &c, NULL) == VYRE_OK)
-        vyre_cache_close(c); /* an empty cache, so its stats are read too */
 
-    fflush(NULL);
-    for (int i = 0; i < procs; i++) {
-        pid_t pid = fork();
-        if (pid < 0) {
-            perror("fork");
-            stop_publishers();
-            return 2;
-        }
-        if (pid == 0)
-            publish_forever(i);
-        g_pubs[g_npubs++] = pid;
-    }
+    if (bench_publishers_start(procs, 0) != 0)
+        return 2;
     struct timespec settle = {0, 300 * 1000000L};
     nanosleep(&settle, NULL);
 
@@ -265,7 +151,7 @@ int main(int argc, char **argv)
         printf("ratio 0.1 s / 1 s refresh: %.1fx CPU (target at 1 s: <= 1%% of one core: %s)\n",
                (r2.cpu_s / r2.wall_s) / (r1.cpu_s / r1.wall_s > 0 ? r1.cpu_s / r1.wall_s : 1e-9),
                100.0 * r1.cpu_s / r1.wall_s <= 1.0 ? "met" : "NOT met");
-    stop_publishers();
-    rm_tree(dir);
+    bench_publishers_stop();
+    bench_rm_tree(dir);
     return 0;
 }

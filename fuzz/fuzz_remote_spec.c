@@ -21,19 +21,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "vyre/remote.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > 8192)
-        return 0;
-    char *spec = malloc(size + 1);
+    char *spec = fuzz_text(data, size, 8192);
     if (!spec)
         return 0;
-    memcpy(spec, data, size);
-    spec[size] = '\0';
     vyre_remote_list *l = (vyre_remote_list *)spec; /* must be reset */
     vyre_error e;
     vyre_error_clear(&e);

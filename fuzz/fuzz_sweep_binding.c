@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "bench/expr.h"
 #include "bench/ptxinfo.h"
 #include "bench/sweep_spec.h"
@@ -140,13 +141,9 @@ static void fuzz_ptx(const char *text, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > INPUT_MAX)
-        return 0;
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size, INPUT_MAX);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     fuzz_binding(text);
     fuzz_expr(text);
     fuzz_ptx((const char *)data, size);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_text.h"
 #include "vyre/axes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -234,13 +235,9 @@ static void fuzz_axis(const char *text)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > INPUT_MAX)
-        return 0;
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size, INPUT_MAX);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     fuzz_spec(text);
     fuzz_axis(text);
     free(text);

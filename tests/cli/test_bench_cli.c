@@ -49,17 +49,6 @@ TestSuite(bench_cli, .init = cli_setup, .fini = cli_teardown);
  * extra_env entries ("NAME=value" or "NAME" to unset) are applied last. */
 static void bench(tu_proc *p, const char *const *args, const char *const *extra_env)
 {
-    char *argv[32];
-    size_t n = 0;
-    argv[n++] = strdup(VYRE_BENCH_BIN);
-    for (size_t i = 0; args && args[i]; i++) {
-        cr_assert_lt(n, 31);
-        argv[n++] = strdup(args[i]);
-    }
-    argv[n] = NULL;
-
-    const char *env[48];
-    size_t m = 0;
     static const char *const clean[] = {
         "CUDA_CACHE_PATH",         "CUDA_CACHE_MAXSIZE",   "CUDA_CACHE_DISABLE",
         "VYRE_CUDA_LIBRARY",       "FAKECUDA_INIT_RESULT", "FAKECUDA_DEVICES",
@@ -67,18 +56,14 @@ static void bench(tu_proc *p, const char *const *args, const char *const *extra_
         "FAKECUDA_MISSING_STYLE",  "FAKECUDA_FAIL",        "FAKECUDA_RECORD",
         "XDG_DATA_HOME",
     };
+    const char *env[2 + sizeof clean / sizeof clean[0] + 1];
+    size_t m = 0;
     env[m++] = g_env_home;
     env[m++] = g_env_xdg;
     for (size_t i = 0; i < sizeof clean / sizeof clean[0]; i++)
         env[m++] = clean[i];
-    for (size_t i = 0; extra_env && extra_env[i]; i++) {
-        cr_assert_lt(m, 47);
-        env[m++] = extra_env[i];
-    }
     env[m] = NULL;
-    tu_run(p, argv, env);
-    for (size_t i = 0; i < n; i++)
-        free(argv[i]);
+    tu_run_bin(p, VYRE_BENCH_BIN, args, env, extra_env);
 }
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})

@@ -6,7 +6,6 @@
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,32 +38,13 @@ TestSuite(bench_rm, .init = setup, .fini = teardown, .timeout = 60);
 
 static void bench(tu_proc *p, const char *const *args)
 {
-    char *argv[16];
-    size_t n = 0;
-    argv[n++] = strdup(VYRE_BENCH_BIN);
-    for (size_t i = 0; args[i]; i++) {
-        cr_assert_lt(n, 15);
-        argv[n++] = strdup(args[i]);
-    }
-    argv[n] = NULL;
-    const char *env[] = {g_env_home, g_env_data, "VYRE_CUDA_LIBRARY=/nonexistent", NULL};
-    tu_run(p, argv, env);
-    for (size_t i = 0; i < n; i++)
-        free(argv[i]);
+    const char *const env[] = {g_env_home, g_env_data, "VYRE_CUDA_LIBRARY=/nonexistent", NULL};
+    tu_run_bin(p, VYRE_BENCH_BIN, args, env, NULL);
 }
 
 static long long db_int(const char *sql)
 {
-    sqlite3 *raw = NULL;
-    cr_assert_eq(sqlite3_open_v2(g_db, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
-                 sqlite3_errmsg(raw));
-    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-    long long v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(raw);
-    return v;
+    return tu_db_int(g_db, sql);
 }
 
 /* A run of two points of 5 samples and one kernel record each, finished

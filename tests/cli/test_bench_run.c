@@ -50,40 +50,21 @@ TestSuite(bench_run, .init = setup, .fini = teardown, .timeout = 120);
 
 static void bench(tu_proc *p, const char *const *args)
 {
-    char *argv[48];
-    size_t n = 0;
-    argv[n++] = strdup(VYRE_BENCH_BIN);
-    for (size_t i = 0; args[i]; i++) {
-        cr_assert_lt(n, 47);
-        argv[n++] = strdup(args[i]);
-    }
-    argv[n] = NULL;
-    const char *env[] = {g_env_home,
-                         g_env_xdg,
-                         g_env_data,
-                         g_env_tmp,
-                         NODRIVER,
-                         "CUDA_CACHE_PATH",
-                         "NVTX_INJECTION64_PATH",
-                         "VYRE_NVML_LIBRARY=/nonexistent",
-                         NULL};
-    tu_run(p, argv, env);
-    for (size_t i = 0; i < n; i++)
-        free(argv[i]);
+    const char *const env[] = {g_env_home,
+                               g_env_xdg,
+                               g_env_data,
+                               g_env_tmp,
+                               NODRIVER,
+                               "CUDA_CACHE_PATH",
+                               "NVTX_INJECTION64_PATH",
+                               "VYRE_NVML_LIBRARY=/nonexistent",
+                               NULL};
+    tu_run_bin(p, VYRE_BENCH_BIN, args, env, NULL);
 }
 
 static long long db_int(const char *sql)
 {
-    sqlite3 *raw = NULL;
-    cr_assert_eq(sqlite3_open_v2(g_db, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
-                 sqlite3_errmsg(raw));
-    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-    long long v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(raw);
-    return v;
+    return tu_db_int(g_db, sql);
 }
 
 static size_t count_lines_with(const char *s, const char *needle)

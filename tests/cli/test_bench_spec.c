@@ -36,23 +36,13 @@ TestSuite(bench_spec, .init = setup, .fini = teardown, .timeout = 120);
 
 static void bench(tu_proc *p, const char *const *args)
 {
-    char *argv[32];
-    size_t n = 0;
-    argv[n++] = strdup(VYRE_BENCH_BIN);
-    for (size_t i = 0; args[i]; i++) {
-        cr_assert_lt(n, 31);
-        argv[n++] = strdup(args[i]);
-    }
-    argv[n] = NULL;
-    const char *env[] = {g_env_home,
-                         g_env_xdg,
-                         g_env_data,
-                         "VYRE_CUDA_LIBRARY=/nonexistent",
-                         "VYRE_NVML_LIBRARY=/nonexistent",
-                         NULL};
-    tu_run(p, argv, env);
-    for (size_t i = 0; i < n; i++)
-        free(argv[i]);
+    const char *const env[] = {g_env_home,
+                               g_env_xdg,
+                               g_env_data,
+                               "VYRE_CUDA_LIBRARY=/nonexistent",
+                               "VYRE_NVML_LIBRARY=/nonexistent",
+                               NULL};
+    tu_run_bin(p, VYRE_BENCH_BIN, args, env, NULL);
 }
 
 /* The add example's parameters, with `extra` spliced in as the spec's

@@ -44,19 +44,9 @@ TestSuite(bench_view, .init = setup, .fini = teardown, .timeout = 120);
 
 static void bench_env(tu_proc *p, const char *const *args, const char *path_env)
 {
-    char *argv[32];
-    size_t n = 0;
-    argv[n++] = strdup(VYRE_BENCH_BIN);
-    for (size_t i = 0; args[i]; i++) {
-        cr_assert_lt(n, 31);
-        argv[n++] = strdup(args[i]);
-    }
-    argv[n] = NULL;
-    const char *env[] = {g_env_home, g_env_data, g_env_tmp, "VYRE_CUDA_LIBRARY=/nonexistent",
-                         "COLUMNS",  path_env,   NULL};
-    tu_run(p, argv, env);
-    for (size_t i = 0; i < n; i++)
-        free(argv[i]);
+    const char *const env[] = {g_env_home, g_env_data, g_env_tmp, "VYRE_CUDA_LIBRARY=/nonexistent",
+                               "COLUMNS",  path_env,   NULL};
+    tu_run_bin(p, VYRE_BENCH_BIN, args, env, NULL);
 }
 
 static void bench(tu_proc *p, const char *const *args)

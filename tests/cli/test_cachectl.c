@@ -67,49 +67,20 @@ TestSuite(cachectl, .init = setup, .fini = teardown, .timeout = 120);
  * entries (may be NULL). */
 static void run_env(tu_proc *p, const char *const *args, const char *const *extra)
 {
-    char *argv[64];
-    size_t n = 0;
-    argv[n++] = strdup(VYRE_CACHECTL_BIN);
-    for (size_t i = 0; args[i]; i++) {
-        cr_assert_lt(n, 63);
-        argv[n++] = strdup(args[i]);
-    }
-    argv[n] = NULL;
-    const char *env[32];
-    size_t m = 0;
-    env[m++] = g_env_home;
-    env[m++] = g_env_xdg;
-    env[m++] = "VYRE_PTX_CACHE_DIR";
-    env[m++] = "CUDA_CACHE_PATH";
-    env[m++] = "CUDA_CACHE_MAXSIZE";
-    env[m++] = "CUDA_CACHE_DISABLE";
-    for (size_t i = 0; extra && extra[i]; i++) {
-        cr_assert_lt(m, 31);
-        env[m++] = extra[i];
-    }
-    env[m] = NULL;
-    tu_run(p, argv, env);
-    for (size_t i = 0; i < n; i++)
-        free(argv[i]);
+    const char *const env[] = {g_env_home,
+                               g_env_xdg,
+                               "VYRE_PTX_CACHE_DIR",
+                               "CUDA_CACHE_PATH",
+                               "CUDA_CACHE_MAXSIZE",
+                               "CUDA_CACHE_DISABLE",
+                               NULL};
+    tu_run_bin(p, VYRE_CACHECTL_BIN, args, env, extra);
 }
 
 #define RUN(p, ...)          run_env((p), (const char *const[]){__VA_ARGS__, NULL}, NULL)
 #define RUN_ENV(p, env, ...) run_env((p), (const char *const[]){__VA_ARGS__, NULL}, (env))
 /* With --cache-dir pointing at this test's cache. */
 #define CC(p, ...) RUN(p, "--cache-dir", g_cache, __VA_ARGS__)
-
-/* 1 when text holds `line` as a whole line. */
-static int has_line(const char *text, const char *line)
-{
-    size_t n = strlen(line);
-    for (const char *p = text; (p = strstr(p, line)); p++)
-        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
-            return 1;
-    return 0;
-}
-
-#define assert_line(text, line)                                                                    \
-    cr_assert(has_line((text), (line)), "missing line '%s' in:\n%s", (line), (text))
 
 /* Line i (0-based) of text into buf. */
 static const char *line_no(const char *text, int i, char *buf, size_t size)
@@ -131,14 +102,6 @@ static const char *line_no(const char *text, int i, char *buf, size_t size)
     memcpy(buf, p, n);
     buf[n] = '\0';
     return buf;
-}
-
-static int count_lines(const char *text)
-{
-    int n = 0;
-    for (const char *p = text; *p; p++)
-        n += *p == '\n';
-    return n;
 }
 
 /* Parses a --json document and checks its schema_version (docs/JSON.md). */
@@ -177,7 +140,7 @@ static void assert_usage_error(const tu_proc *p, const char *message, const char
     else
         snprintf(want, sizeof want, "try 'vyre-cachectl --help'");
     cr_assert_str_eq(line_no(p->err, i, buf, sizeof buf), want);
-    cr_assert_eq(count_lines(p->err), i + 1, "stderr:\n%s", p->err);
+    cr_assert_eq(tu_count_lines(p->err), i + 1, "stderr:\n%s", p->err);
 }
 
 /* ---- populating caches through libcore ------------------------------------ */
@@ -289,8 +252,8 @@ Test(cachectl, help_and_version)
     RUN(&p, "--help");
     cr_assert_eq(p.exit_code, 0);
     cr_assert(strncmp(p.out, "usage: vyre-cachectl ", 21) == 0, "%s", p.out);
-    assert_line(p.out, "exit status:");
-    assert_line(p.out, "  1  problems found (verify), or prune could not reach its size target");
+    tu_assert_line(p.out, "exit status:");
+    tu_assert_line(p.out, "  1  problems found (verify), or prune could not reach its size target");
     tu_proc_free(&p);
 
     static const char *const subs[] = {"stats",   "ls",   "show",  "verify", "prune",
@@ -411,7 +374,7 @@ Test(cachectl, malformed_sizes_and_ages)
 
     /* Nothing was removed by any of these. */
     CC(&p, "ls", "-q");
-    cr_assert_eq(count_lines(p.out), 4);
+    cr_assert_eq(tu_count_lines(p.out), 4);
     tu_proc_free(&p);
 }
 
@@ -422,11 +385,11 @@ Test(cachectl, conflicting_flags)
     /* No option: the configured limits (5 GiB by default), nothing to do. */
     CC(&p, "prune");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Removed 0 blobs (0 B)");
+    tu_assert_line(p.out, "Removed 0 blobs (0 B)");
     tu_proc_free(&p);
     CC(&p, "prune", "--dry-run");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Would remove 0 blobs (0 B)");
+    tu_assert_line(p.out, "Would remove 0 blobs (0 B)");
     tu_proc_free(&p);
     CC(&p, "prune", "--max-size", "1K", "--toolchain", "nvrtc-13.0");
     assert_usage_error(&p, "--toolchain only goes with --stale-toolchain",
@@ -454,7 +417,7 @@ Test(cachectl, conflicting_flags)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
-    cr_assert_eq(count_lines(p.out), 4, "dry run removed something");
+    cr_assert_eq(tu_count_lines(p.out), 4, "dry run removed something");
     tu_proc_free(&p);
 }
 
@@ -497,7 +460,7 @@ Test(cachectl, missing_cache_dir_is_not_created)
     const char *empty[] = {"VYRE_PTX_CACHE_DIR=", NULL};
     RUN_ENV(&p, empty, "stats");
     cr_assert_eq(p.exit_code, 2);
-    assert_line(p.err, "vyre-cachectl: error: VYRE_PTX_CACHE_DIR is set but empty");
+    tu_assert_line(p.err, "vyre-cachectl: error: VYRE_PTX_CACHE_DIR is set but empty");
     tu_proc_free(&p);
 }
 
@@ -553,10 +516,10 @@ Test(cachectl, corrupt_index_then_reindex)
     tu_proc p;
     CC(&p, "reindex");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Blob files scanned:    4");
-    assert_line(p.out, "Indexed:               4 (10.8 KiB)");
-    assert_line(p.out, "Quarantined:           0");
-    assert_line(p.out, "Rows before:           0");
+    tu_assert_line(p.out, "Blob files scanned:    4");
+    tu_assert_line(p.out, "Indexed:               4 (10.8 KiB)");
+    tu_assert_line(p.out, "Quarantined:           0");
+    tu_assert_line(p.out, "Rows before:           0");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -581,22 +544,22 @@ Test(cachectl, stats_text_and_json)
     cr_assert_str_empty(p.err);
     char want[700];
     snprintf(want, sizeof want, "Cache directory:       %s", g_cache);
-    assert_line(p.out, want);
-    assert_line(p.out, "Entries:               4");
-    assert_line(p.out, "Size on disk:          10.8 KiB");
-    assert_line(p.out, "Hits:                  2");
-    assert_line(p.out, "Compile time saved:    20.0 ms");
-    assert_line(p.out, "Quarantined:           0 (0 B)");
-    assert_line(p.out, "By kind:");
-    assert_line(p.out, "  cubin                       3     7.6 KiB");
-    assert_line(p.out, "  ptx                         1     3.2 KiB");
-    assert_line(p.out, "  sm_90                       2     7.3 KiB");
-    assert_line(p.out, "  sm_80                       1     1.2 KiB");
-    assert_line(p.out, "  <1h                         1     4.2 KiB");
-    assert_line(p.out, "  >=30d                       1     1.2 KiB");
-    assert_line(p.out, "Cache size:            10.8 KiB of 5.0 GiB (0%)");
-    assert_line(p.out,
-                "  Cache size:          5.0 GiB (max_size, default; cleanup to 90%, LRU first)");
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "Entries:               4");
+    tu_assert_line(p.out, "Size on disk:          10.8 KiB");
+    tu_assert_line(p.out, "Hits:                  2");
+    tu_assert_line(p.out, "Compile time saved:    20.0 ms");
+    tu_assert_line(p.out, "Quarantined:           0 (0 B)");
+    tu_assert_line(p.out, "By kind:");
+    tu_assert_line(p.out, "  cubin                       3     7.6 KiB");
+    tu_assert_line(p.out, "  ptx                         1     3.2 KiB");
+    tu_assert_line(p.out, "  sm_90                       2     7.3 KiB");
+    tu_assert_line(p.out, "  sm_80                       1     1.2 KiB");
+    tu_assert_line(p.out, "  <1h                         1     4.2 KiB");
+    tu_assert_line(p.out, "  >=30d                       1     1.2 KiB");
+    tu_assert_line(p.out, "Cache size:            10.8 KiB of 5.0 GiB (0%)");
+    tu_assert_line(p.out,
+                   "  Cache size:          5.0 GiB (max_size, default; cleanup to 90%, LRU first)");
     tu_proc_free(&p);
 
     CC(&p, "stats", "--json");
@@ -647,7 +610,7 @@ Test(cachectl, stats_text_and_json)
 static void assert_keys(const char *out, int skip_header, const char *const *prefixes, int n)
 {
     char buf[256];
-    cr_assert_eq(count_lines(out), n + skip_header, "%s", out);
+    cr_assert_eq(tu_count_lines(out), n + skip_header, "%s", out);
     for (int i = 0; i < n; i++) {
         line_no(out, i + skip_header, buf, sizeof buf);
         cr_assert(strncmp(buf, prefixes[i], strlen(prefixes[i])) == 0, "line %d: %s\n%s", i, buf,
@@ -704,14 +667,14 @@ Test(cachectl, ls_lines_sorting_and_filters)
     tu_proc_free(&p);
     CC(&p, "ls", "--arch", "sm_75");
     cr_assert_eq(p.exit_code, 0);
-    cr_assert_eq(count_lines(p.out), 1);
+    cr_assert_eq(tu_count_lines(p.out), 1);
     tu_proc_free(&p);
 
     CC(&p, "-q", "ls");
     char want[80];
     snprintf(want, sizeof want, "%s", g_hex[0]);
     cr_assert_str_eq(line_no(p.out, 0, buf, sizeof buf), want);
-    cr_assert_eq(count_lines(p.out), 4);
+    cr_assert_eq(tu_count_lines(p.out), 4);
     tu_proc_free(&p);
 
     CC(&p, "ls", "-v", "--limit", "1");
@@ -757,17 +720,17 @@ Test(cachectl, show_key_prefix_and_ambiguity)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     char want[700];
     snprintf(want, sizeof want, "Key:               %s", g_hex[1]);
-    assert_line(p.out, want);
+    tu_assert_line(p.out, want);
     snprintf(want, sizeof want, "File:              %s/blobs/22/%s.vblob", g_cache, g_hex[1]);
-    assert_line(p.out, want);
-    assert_line(p.out, "Status:            ok");
-    assert_line(p.out, "Format version:    1");
-    assert_line(p.out, "Kind:              cubin (1)");
-    assert_line(p.out, "Architecture:      sm_90a");
-    assert_line(p.out, "Toolchain:         nvrtc-13.0");
-    assert_line(p.out, "Raw size:          2.0 KiB (2000 bytes)");
-    assert_line(p.out, "Compile time:      10.000 ms");
-    assert_line(p.out, "Hits:              2");
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "Status:            ok");
+    tu_assert_line(p.out, "Format version:    1");
+    tu_assert_line(p.out, "Kind:              cubin (1)");
+    tu_assert_line(p.out, "Architecture:      sm_90a");
+    tu_assert_line(p.out, "Toolchain:         nvrtc-13.0");
+    tu_assert_line(p.out, "Raw size:          2.0 KiB (2000 bytes)");
+    tu_assert_line(p.out, "Compile time:      10.000 ms");
+    tu_assert_line(p.out, "Hits:              2");
     tu_proc_free(&p);
 
     /* A full key, upper case, and options after the operand. */
@@ -795,22 +758,22 @@ Test(cachectl, show_key_prefix_and_ambiguity)
     snprintf(want, sizeof want,
              "vyre-cachectl: error: key prefix 'abcd' is ambiguous: 2 blobs match (%.16s, %.16s)",
              g_hex[2], g_hex[3]);
-    assert_line(p.err, want);
-    assert_line(p.err, "hint: give more digits of the key");
+    tu_assert_line(p.err, want);
+    tu_assert_line(p.err, "hint: give more digits of the key");
     tu_proc_free(&p);
 
     CC(&p, "show", "ffff");
     cr_assert_eq(p.exit_code, 2);
-    assert_line(p.err, "vyre-cachectl: error: no blob with a key starting 'ffff'");
-    assert_line(p.err, "hint: list the keys with 'vyre-cachectl ls'");
+    tu_assert_line(p.err, "vyre-cachectl: error: no blob with a key starting 'ffff'");
+    tu_assert_line(p.err, "hint: list the keys with 'vyre-cachectl ls'");
     tu_proc_free(&p);
     CC(&p, "show", "abc");
     cr_assert_eq(p.exit_code, 2);
-    assert_line(p.err, "vyre-cachectl: error: 'abc' is not a key prefix");
+    tu_assert_line(p.err, "vyre-cachectl: error: 'abc' is not a key prefix");
     tu_proc_free(&p);
     CC(&p, "show", "xyzw");
     cr_assert_eq(p.exit_code, 2);
-    assert_line(p.err, "hint: keys are hexadecimal: use 0-9 and a-f");
+    tu_assert_line(p.err, "hint: keys are hexadecimal: use 0-9 and a-f");
     tu_proc_free(&p);
 }
 
@@ -835,11 +798,11 @@ Test(cachectl, show_damaged_blob_exit_1)
     tu_proc p;
     CC(&p, "show", "1111");
     cr_assert_eq(p.exit_code, 1, "%s", p.err);
-    assert_line(p.out, "Status:            payload-checksum");
-    assert_line(p.out, "Architecture:      sm_80");
+    tu_assert_line(p.out, "Status:            payload-checksum");
+    tu_assert_line(p.out, "Architecture:      sm_80");
     cr_assert(strncmp(p.err, "vyre-cachectl: error: blob 111100000000 is damaged: ", 52) == 0, "%s",
               p.err);
-    assert_line(p.err, "hint: run 'vyre-cachectl verify --repair'");
+    tu_assert_line(p.err, "hint: run 'vyre-cachectl verify --repair'");
     tu_proc_free(&p);
     /* show changes nothing: the file is still there for verify. */
     char path[800];
@@ -855,9 +818,9 @@ Test(cachectl, verify_clean_problems_and_repair)
     tu_proc p;
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    assert_line(p.out, "Blobs checked:         4 (10.8 KiB)");
-    assert_line(p.out, "Bad blobs:             0");
-    assert_line(p.out, "The cache is clean.");
+    tu_assert_line(p.out, "Blobs checked:         4 (10.8 KiB)");
+    tu_assert_line(p.out, "Bad blobs:             0");
+    tu_assert_line(p.out, "The cache is clean.");
     cr_assert_str_empty(p.err);
     tu_proc_free(&p);
 
@@ -876,14 +839,14 @@ Test(cachectl, verify_clean_problems_and_repair)
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
     char want[800];
     snprintf(want, sizeof want, "bad-blob          blobs/11/%s.vblob (payload-checksum)", g_hex[0]);
-    assert_line(p.out, want);
+    tu_assert_line(p.out, want);
     snprintf(want, sizeof want, "row-without-file  blobs/ab/%s.vblob", g_hex[3]);
-    assert_line(p.out, want);
-    assert_line(p.out, "debris            tmp/stale.partial");
-    assert_line(p.out, "Bad blobs:             1");
-    assert_line(p.out, "Rows without file:     1");
-    assert_line(p.out, "Debris in tmp/:        1");
-    assert_line(p.out, "3 problems found. Run 'vyre-cachectl verify --repair' to fix them.");
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "debris            tmp/stale.partial");
+    tu_assert_line(p.out, "Bad blobs:             1");
+    tu_assert_line(p.out, "Rows without file:     1");
+    tu_assert_line(p.out, "Debris in tmp/:        1");
+    tu_assert_line(p.out, "3 problems found. Run 'vyre-cachectl verify --repair' to fix them.");
     tu_proc_free(&p);
 
     CC(&p, "verify", "--json");
@@ -912,22 +875,22 @@ Test(cachectl, verify_clean_problems_and_repair)
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     snprintf(want, sizeof want,
              "bad-blob          blobs/11/%s.vblob (payload-checksum): quarantined", g_hex[0]);
-    assert_line(p.out, want);
+    tu_assert_line(p.out, want);
     snprintf(want, sizeof want, "row-without-file  blobs/ab/%s.vblob: row deleted", g_hex[3]);
-    assert_line(p.out, want);
-    assert_line(p.out, "debris            tmp/stale.partial: removed");
-    assert_line(p.out, "Repaired:              3 of 3");
-    assert_line(p.out, "Repaired 3 problems; the cache is clean.");
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "debris            tmp/stale.partial: removed");
+    tu_assert_line(p.out, "Repaired:              3 of 3");
+    tu_assert_line(p.out, "Repaired 3 problems; the cache is clean.");
     tu_proc_free(&p);
     cr_assert(!exists(debris));
 
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "%s", p.out);
-    assert_line(p.out, "Quarantined:           1 (kept for inspection)");
-    assert_line(p.out, "The cache is clean.");
+    tu_assert_line(p.out, "Quarantined:           1 (kept for inspection)");
+    tu_assert_line(p.out, "The cache is clean.");
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
-    cr_assert_eq(count_lines(p.out), 2);
+    cr_assert_eq(tu_count_lines(p.out), 2);
     tu_proc_free(&p);
 }
 
@@ -944,7 +907,7 @@ Test(cachectl, prune_by_size_lru_first)
                             "Would leave 1 blob (2.2 KiB)\n");
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
-    cr_assert_eq(count_lines(p.out), 4);
+    cr_assert_eq(tu_count_lines(p.out), 4);
     tu_proc_free(&p);
 
     CC(&p, "prune", "--max-size", "5K", "-v");
@@ -1119,7 +1082,7 @@ Test(cachectl, prune_while_another_process_stores)
     tu_proc_free(&p);
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "verify after concurrent prune:\n%s%s", p.out, p.err);
-    assert_line(p.out, "The cache is clean.");
+    tu_assert_line(p.out, "The cache is clean.");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
     json_t *o = parse_json(p.out, 3);
@@ -1159,9 +1122,9 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     tu_write_file(path, "junk", 4);
     CC(&p, "reindex");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Blob files scanned:    5");
-    assert_line(p.out, "Indexed:               4 (10.8 KiB)");
-    assert_line(p.out, "Quarantined:           1");
+    tu_assert_line(p.out, "Blob files scanned:    5");
+    tu_assert_line(p.out, "Indexed:               4 (10.8 KiB)");
+    tu_assert_line(p.out, "Quarantined:           1");
     cr_assert_null(strstr(p.out, "Links/special files:"), "%s", p.out);
     tu_proc_free(&p);
     CC(&p, "verify");
@@ -1178,8 +1141,8 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     cr_assert_eq(symlink(target, path), 0);
     CC(&p, "reindex");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Indexed:               3 (9.5 KiB)");
-    assert_line(p.out, "Links/special files:   1 (unlinked, never followed)");
+    tu_assert_line(p.out, "Indexed:               3 (9.5 KiB)");
+    tu_assert_line(p.out, "Links/special files:   1 (unlinked, never followed)");
     tu_proc_free(&p);
     struct stat lst;
     cr_assert_neq(lstat(path, &lst), 0, "the link is still there");
@@ -1200,7 +1163,7 @@ Test(cachectl, clear_needs_yes)
     assert_usage_error(&p, msg, "run 'vyre-cachectl clear --yes' if you mean it", "clear");
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
-    cr_assert_eq(count_lines(p.out), 4);
+    cr_assert_eq(tu_count_lines(p.out), 4);
     tu_proc_free(&p);
 
     CC(&p, "clear", "--yes");
@@ -1242,20 +1205,20 @@ Test(cachectl, shard_symlink_to_outside_dir_is_reported_and_outside_files_surviv
     tu_proc p;
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
-    assert_line(p.out, "foreign           blobs/11 (symlink)");
+    tu_assert_line(p.out, "foreign           blobs/11 (symlink)");
     snprintf(want, sizeof want, "row-without-file  blobs/11/%s.vblob", g_hex[0]);
-    assert_line(p.out, want);
+    tu_assert_line(p.out, want);
     cr_assert_null(strstr(p.out, "stray"), "outside files listed:\n%s", p.out);
-    assert_line(p.out, "Links/special files:   1");
-    assert_line(p.out, "2 problems found. Run 'vyre-cachectl verify --repair' to fix them.");
+    tu_assert_line(p.out, "Links/special files:   1");
+    tu_assert_line(p.out, "2 problems found. Run 'vyre-cachectl verify --repair' to fix them.");
     tu_proc_free(&p);
 
     CC(&p, "verify", "--repair");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    assert_line(p.out, "foreign           blobs/11 (symlink): removed");
+    tu_assert_line(p.out, "foreign           blobs/11 (symlink): removed");
     snprintf(want, sizeof want, "row-without-file  blobs/11/%s.vblob: row deleted", g_hex[0]);
-    assert_line(p.out, want);
-    assert_line(p.out, "Repaired 2 problems; the cache is clean.");
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "Repaired 2 problems; the cache is clean.");
     tu_proc_free(&p);
     cr_assert(!exists(shard), "the link is still there");
 
@@ -1264,7 +1227,7 @@ Test(cachectl, shard_symlink_to_outside_dir_is_reported_and_outside_files_surviv
     CC(&p, "clear", "--yes");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     snprintf(want, sizeof want, "Removed 3 blobs (9.5 KiB) from %s", g_cache);
-    assert_line(p.out, want);
+    tu_assert_line(p.out, want);
     tu_proc_free(&p);
     cr_assert(!exists(shard), "the link survived clear");
 
@@ -1279,7 +1242,7 @@ Test(cachectl, shard_symlink_to_outside_dir_is_reported_and_outside_files_surviv
     free(b);
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    assert_line(p.out, "Quarantined:           0 (kept for inspection)");
+    tu_assert_line(p.out, "Quarantined:           0 (kept for inspection)");
     tu_proc_free(&p);
 }
 
@@ -1308,7 +1271,7 @@ Test(cachectl, show_never_reads_through_a_symlinked_shard)
     cr_log_info("show through a symlinked shard: exit %d\n%s%s", p.exit_code, p.out, p.err);
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
     cr_assert_null(strstr(p.out, "Status:            ok"), "read through the link:\n%s", p.out);
-    assert_line(p.out, "Status:            missing");
+    tu_assert_line(p.out, "Status:            missing");
     tu_proc_free(&p);
     size_t len2 = 0;
     char *after = tu_read_file(copy, &len2);
@@ -1336,10 +1299,10 @@ Test(cachectl, index_symlink_refused_then_reindex_replaces_the_link)
              "vyre-cachectl: error: index file '%s' is a symlink, not a regular file: refusing to "
              "open it",
              index);
-    assert_line(p.err, want);
-    assert_line(p.err, "hint: rebuilding the index removes the entry (never what a link points "
-                       "to) and writes a new index from the blobs");
-    assert_line(p.err, "hint: rebuild it from the blobs with 'vyre-cachectl reindex'");
+    tu_assert_line(p.err, want);
+    tu_assert_line(p.err, "hint: rebuilding the index removes the entry (never what a link points "
+                          "to) and writes a new index from the blobs");
+    tu_assert_line(p.err, "hint: rebuild it from the blobs with 'vyre-cachectl reindex'");
     tu_proc_free(&p);
 
     CC(&p, "reindex");
@@ -1347,7 +1310,7 @@ Test(cachectl, index_symlink_refused_then_reindex_replaces_the_link)
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    cr_assert_eq(count_lines(p.out), 4);
+    cr_assert_eq(tu_count_lines(p.out), 4);
     tu_proc_free(&p);
     size_t len = 0;
     char *b = tu_read_file(target, &len);
@@ -1387,11 +1350,12 @@ Test(cachectl, jit_report_and_clear)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     char want[900];
     snprintf(want, sizeof want, "JIT cache path:        %s (from CUDA_CACHE_PATH)", dir);
-    assert_line(p.out, want);
-    assert_line(p.out, "Files:                 2");
-    assert_line(p.out, "Size on disk:          164 B");
-    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    2.0 GiB (2147483648 bytes, from the environment)");
-    assert_line(p.out, "Fill:                  0.0%");
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "Files:                 2");
+    tu_assert_line(p.out, "Size on disk:          164 B");
+    tu_assert_line(p.out,
+                   "CUDA_CACHE_MAXSIZE:    2.0 GiB (2147483648 bytes, from the environment)");
+    tu_assert_line(p.out, "Fill:                  0.0%");
     tu_proc_free(&p);
 
     RUN_ENV(&p, env, "--json", "jit");
@@ -1434,20 +1398,20 @@ Test(cachectl, jit_default_path_bad_env_and_foreign_dir)
     char want[900];
     snprintf(want, sizeof want, "JIT cache path:        %s/xdg/vyre/cuda-jit (vyre default)",
              g_tmp);
-    assert_line(p.out, want);
-    assert_line(p.out, "Exists:                no (created by the first vyre program)");
-    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    1.0 GiB (1073741824 bytes, vyre default)");
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "Exists:                no (created by the first vyre program)");
+    tu_assert_line(p.out, "CUDA_CACHE_MAXSIZE:    1.0 GiB (1073741824 bytes, vyre default)");
     tu_proc_free(&p);
 
     /* A size vyre cannot use is a finding, not a reason to stop. */
     const char *small[] = {"CUDA_CACHE_MAXSIZE=5", NULL};
     RUN_ENV(&p, small, "jit");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='5' is below the floor of "
-                       "1073741824 bytes: real kernels would be evicted and re-JITed: vyre "
-                       "programs refuse to start with it");
-    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    unusable ('5', see the warning)");
-    assert_line(p.out, "Fill:                  -");
+    tu_assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='5' is below the floor of "
+                          "1073741824 bytes: real kernels would be evicted and re-JITed: vyre "
+                          "programs refuse to start with it");
+    tu_assert_line(p.out, "CUDA_CACHE_MAXSIZE:    unusable ('5', see the warning)");
+    tu_assert_line(p.out, "Fill:                  -");
     tu_proc_free(&p);
 
     /* CUDA_CACHE_PATH pointing at something that is not a JIT cache. */
@@ -1464,7 +1428,7 @@ Test(cachectl, jit_default_path_bad_env_and_foreign_dir)
              "vyre-cachectl: error: '%s' does not look like a CUDA JIT cache (unexpected entry "
              "'notes.txt'): refusing to empty it",
              dir);
-    assert_line(p.err, want);
+    tu_assert_line(p.err, want);
     tu_proc_free(&p);
     cr_assert(exists(note), "a foreign directory was emptied");
 }
@@ -1487,12 +1451,12 @@ Test(cachectl, jit_driver_default_compute_cache)
     char want[900];
     snprintf(want, sizeof want,
              "Driver default path:   %s (driver default, for CUDA programs not using vyre)", nv);
-    assert_line(p.out, want);
-    assert_line(p.out, "Driver files:          2");
-    assert_line(p.out, "Driver size on disk:   164 B");
-    assert_line(p.out, "Driver max size:       1.0 GiB (1073741824 bytes, driver default)");
-    assert_line(p.out, "Driver fill:           0.0%");
-    assert_line(p.out, "Files:                 0"); /* vyre's own is still empty */
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "Driver files:          2");
+    tu_assert_line(p.out, "Driver size on disk:   164 B");
+    tu_assert_line(p.out, "Driver max size:       1.0 GiB (1073741824 bytes, driver default)");
+    tu_assert_line(p.out, "Driver fill:           0.0%");
+    tu_assert_line(p.out, "Files:                 0"); /* vyre's own is still empty */
     tu_proc_free(&p);
 
     RUN(&p, "--json", "jit");
@@ -1512,13 +1476,13 @@ Test(cachectl, jit_driver_default_compute_cache)
     const char *g4[] = {"CUDA_CACHE_MAXSIZE=4G", NULL};
     RUN_ENV(&p, g4, "jit");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='4G' is not a number of "
-                       "bytes: vyre programs refuse to start with it");
-    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='4G' is not a number of "
-                       "bytes the driver reads: its default of 1073741824 bytes is assumed for "
-                       "CUDA programs");
-    assert_line(p.out, "CUDA_CACHE_MAXSIZE:    unusable ('4G', see the warning)");
-    assert_line(p.out, "Driver max size:       1.0 GiB (1073741824 bytes, driver default)");
+    tu_assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='4G' is not a number of "
+                          "bytes: vyre programs refuse to start with it");
+    tu_assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='4G' is not a number of "
+                          "bytes the driver reads: its default of 1073741824 bytes is assumed for "
+                          "CUDA programs");
+    tu_assert_line(p.out, "CUDA_CACHE_MAXSIZE:    unusable ('4G', see the warning)");
+    tu_assert_line(p.out, "Driver max size:       1.0 GiB (1073741824 bytes, driver default)");
     tu_proc_free(&p);
     RUN_ENV(&p, g4, "--json", "jit");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -1533,8 +1497,8 @@ Test(cachectl, jit_driver_default_compute_cache)
     const char *hundred[] = {"CUDA_CACHE_MAXSIZE=100", NULL};
     RUN_ENV(&p, hundred, "jit");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Driver max size:       100 B (100 bytes, from the environment)");
-    assert_line(p.out, "Driver fill:           164.0%");
+    tu_assert_line(p.out, "Driver max size:       100 B (100 bytes, from the environment)");
+    tu_assert_line(p.out, "Driver fill:           164.0%");
     cr_assert(strstr(p.err, "CUDA_CACHE_MAXSIZE='100' is below the floor"), "%s", p.err);
     tu_proc_free(&p);
 
@@ -1547,8 +1511,8 @@ Test(cachectl, jit_driver_default_compute_cache)
     const char *big[] = {"CUDA_CACHE_MAXSIZE=8589934592", NULL};
     RUN_ENV(&p, big, "jit");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='8589934592' is above the "
-                       "driver's maximum of 4294967296 bytes (4 GiB)");
+    tu_assert_line(p.err, "vyre-cachectl: warning: CUDA_CACHE_MAXSIZE='8589934592' is above the "
+                          "driver's maximum of 4294967296 bytes (4 GiB)");
     tu_proc_free(&p);
 
     /* CUDA_CACHE_PATH set: one directory for every program. */
@@ -1573,19 +1537,7 @@ static const char k_cuda_src[] = "extern \"C\" __global__ void scale(float *x, f
                                  "    x[threadIdx.x] *= a;\n"
                                  "}\n";
 
-static const char k_ptx_src[] = ".version 8.0\n"
-                                ".target sm_80\n"
-                                ".address_size 64\n"
-                                ".visible .entry scale(.param .u64 p)\n"
-                                "{\n"
-                                "    .reg .b64 %rd<3>;\n"
-                                "    .reg .b32 %r<2>;\n"
-                                "    ld.param.u64 %rd1, [p];\n"
-                                "    cvta.to.global.u64 %rd2, %rd1;\n"
-                                "    mov.u32 %r1, 7;\n"
-                                "    st.global.u32 [%rd2], %r1;\n"
-                                "    ret;\n"
-                                "}\n";
+static const char k_ptx_src[] = TU_PTX_SCALE;
 
 static void need_compilers(void)
 {
@@ -1620,8 +1572,8 @@ Test(cachectl, seed_cuda_c_and_ptx)
     CC(&p, "seed", cu, ptx, "--arch", "sm_80,sm_90a", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert_str_empty(p.err);
-    cr_assert_eq(count_lines(p.out), 5, "%s", p.out);
-    assert_line(p.out, "Seeded 4 modules (4 kernels), already present 0, failed 0");
+    cr_assert_eq(tu_count_lines(p.out), 5, "%s", p.out);
+    tu_assert_line(p.out, "Seeded 4 modules (4 kernels), already present 0, failed 0");
     struct {
         vyre_source_kind kind;
         const char *src, *arch, *file, *kind_name;
@@ -1683,7 +1635,7 @@ Test(cachectl, seed_cuda_c_and_ptx)
     cr_assert(strncmp(p.out, head, strlen(head)) == 0, "%s", p.out);
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
-    cr_assert_eq(count_lines(p.out), 5);
+    cr_assert_eq(tu_count_lines(p.out), 5);
     tu_proc_free(&p);
 }
 
@@ -1725,15 +1677,15 @@ Test(cachectl, seed_errors)
              "vyre-cachectl: error: seeding '%s': CUDA C source names no target architecture: "
              "seeding it needs --arch",
              cu);
-    assert_line(p.err, want);
+    tu_assert_line(p.err, want);
     snprintf(want, sizeof want,
              "vyre-cachectl: error: seeding '%s': a cubin names no target architecture: "
              "seeding it needs --arch",
              cubin);
-    assert_line(p.err, want);
-    assert_line(p.err, "hint: give --arch sm_90 (or a list: sm_80,sm_90a): only PTX names its "
-                       "own target");
-    assert_line(p.out, "Seeded 0 modules (0 kernels), already present 0, failed 2");
+    tu_assert_line(p.err, want);
+    tu_assert_line(p.err, "hint: give --arch sm_90 (or a list: sm_80,sm_90a): only PTX names its "
+                          "own target");
+    tu_assert_line(p.out, "Seeded 0 modules (0 kernels), already present 0, failed 2");
     tu_proc_free(&p);
 
     need_compilers();
@@ -1750,14 +1702,14 @@ Test(cachectl, seed_errors)
     snprintf(want, sizeof want, "vyre-cachectl: error: seeding '%s' for sm_80: ", bad);
     cr_assert(strncmp(p.err, want, strlen(want)) == 0, "%s", p.err);
     snprintf(want, sizeof want, "compiler log for '%s' (sm_80):", bad);
-    assert_line(p.err, want);
+    tu_assert_line(p.err, want);
     cr_assert(strstr(p.err, "not_declared_anywhere"), "log lacks the error: %s", p.err);
     snprintf(want, sizeof want,
              "vyre-cachectl: error: seeding '%s': cannot read '%s': No such file or directory",
              missing, missing);
-    assert_line(p.err, want);
+    tu_assert_line(p.err, want);
     /* The good file was still seeded. */
-    assert_line(p.out, "Seeded 1 module (1 kernel), already present 0, failed 2");
+    tu_assert_line(p.out, "Seeded 1 module (1 kernel), already present 0, failed 2");
     tu_proc_free(&p);
 }
 
@@ -1845,7 +1797,7 @@ Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
     CCF(&p, "seed", dir);
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     cr_assert_str_empty(p.err);
-    cr_assert_eq(count_lines(p.out), 3, "%s", p.out);
+    cr_assert_eq(tu_count_lines(p.out), 3, "%s", p.out);
     char want[1200], buf[1200];
     snprintf(want, sizeof want, "seeded   %.12s  sm_90a   ptx        %s  %s/a/mod1.ptx  [k1, k2]",
              k1, "1.1 KiB", dir);
@@ -1859,7 +1811,7 @@ Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
     cr_assert(strncmp(buf, want, strlen(want)) == 0, "%s\nwant %s", buf, want);
     snprintf(want, sizeof want, "  %s/b/mod2.ptx  [k3, k4, k5]", dir);
     cr_assert(strstr(buf, want), "%s", buf);
-    assert_line(p.out, "Seeded 2 modules (5 kernels), already present 0, failed 0");
+    tu_assert_line(p.out, "Seeded 2 modules (5 kernels), already present 0, failed 0");
     tu_proc_free(&p);
 
     /* ls and show tell which kernels and which source each blob holds. */
@@ -1890,9 +1842,9 @@ Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
     tu_proc_free(&p);
     CC(&p, "show", k1);
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Source:            mod1.ptx");
-    assert_line(p.out, "Kernels:           2: k1, k2");
-    assert_line(p.out, "Architecture:      sm_90a");
+    tu_assert_line(p.out, "Source:            mod1.ptx");
+    tu_assert_line(p.out, "Kernels:           2: k1, k2");
+    tu_assert_line(p.out, "Architecture:      sm_90a");
     tu_proc_free(&p);
     CC(&p, "--json", "show", k2);
     o = parse_json(p.out, 1);
@@ -1908,7 +1860,7 @@ Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     snprintf(want, sizeof want, "present  %.12s  sm_90a", k1);
     cr_assert(strncmp(p.out, want, strlen(want)) == 0, "%s", p.out);
-    assert_line(p.out, "Seeded 0 modules (0 kernels), already present 2, failed 0");
+    tu_assert_line(p.out, "Seeded 0 modules (0 kernels), already present 2, failed 0");
     tu_proc_free(&p);
     CCF(&p, "--json", "seed", dir);
     o = parse_json(p.out, 1);
@@ -1934,7 +1886,7 @@ Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
     }
     CCF(&p, "seed", many, "--jobs", "8");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Seeded 24 modules (48 kernels), already present 0, failed 0");
+    tu_assert_line(p.out, "Seeded 24 modules (48 kernels), already present 0, failed 0");
     snprintf(want, sizeof want, "%s/m00.ptx", many);
     cr_assert(strstr(p.out, want) < strstr(p.out, "m23.ptx"), "in name order:\n%s", p.out);
     tu_proc_free(&p);
@@ -1954,10 +1906,10 @@ Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     snprintf(want, sizeof want, "  %s/a/mod1.ptx  [k1, k2]", link);
     cr_assert(strstr(p.out, want), "%s", p.out);
-    assert_line(p.out, "Seeded 0 modules (0 kernels), already present 2, failed 0");
+    tu_assert_line(p.out, "Seeded 0 modules (0 kernels), already present 2, failed 0");
     snprintf(want, sizeof want, "vyre-cachectl: note: no .ptx, .cu or .cubin file under '%s'",
              empty);
-    assert_line(p.err, want);
+    tu_assert_line(p.err, want);
     tu_proc_free(&p);
 }
 
@@ -1975,14 +1927,14 @@ Test(cachectl, seed_refuses_a_module_without_the_entry)
              "vyre-cachectl: error: seeding '%s/a/mod1.ptx' for sm_90a: the module has no kernel "
              "'k3'; it defines 2: k1, k2",
              dir);
-    assert_line(p.err, want);
-    assert_line(p.out, "Seeded 1 module (3 kernels), already present 0, failed 1");
+    tu_assert_line(p.err, want);
+    tu_assert_line(p.out, "Seeded 1 module (3 kernels), already present 0, failed 1");
     tu_proc_free(&p);
     /* Nothing was stored for mod1; mod2 has both kernels and was. */
     CC(&p, "-q", "ls");
     snprintf(want, sizeof want, "%s", k2);
-    cr_assert_eq(count_lines(p.out), 1, "%s", p.out);
-    assert_line(p.out, want);
+    cr_assert_eq(tu_count_lines(p.out), 1, "%s", p.out);
+    tu_assert_line(p.out, want);
     tu_proc_free(&p);
 
     /* An entry that is nowhere: every file fails (the present one too),
@@ -1996,7 +1948,7 @@ Test(cachectl, seed_refuses_a_module_without_the_entry)
     json_decref(o);
     tu_proc_free(&p);
     CC(&p, "-q", "ls");
-    cr_assert_eq(count_lines(p.out), 1, "%s", p.out);
+    cr_assert_eq(tu_count_lines(p.out), 1, "%s", p.out);
     tu_proc_free(&p);
 
     /* A PTX without a target needs --arch; with it, it seeds. */
@@ -2011,11 +1963,11 @@ Test(cachectl, seed_refuses_a_module_without_the_entry)
              "vyre-cachectl: error: seeding '%s': the PTX names no real architecture in a "
              "'.target' directive",
              notarget);
-    assert_line(p.err, want);
+    tu_assert_line(p.err, want);
     tu_proc_free(&p);
     CCF(&p, "seed", notarget, "--arch", "sm_90,sm_100a", "--entry", "z");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Seeded 2 modules (2 kernels), already present 0, failed 0");
+    tu_assert_line(p.out, "Seeded 2 modules (2 kernels), already present 0, failed 0");
     tu_proc_free(&p);
 }
 
@@ -2059,14 +2011,14 @@ Test(cachectl, v1_blobs_are_stale_reported_and_pruned)
      * its repair indexes them. */
     CC(&p, "verify", "--repair");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    assert_line(p.out, "Bad blobs:             0");
-    assert_line(p.out, "Quarantined:           0 (kept for inspection)");
-    assert_line(p.out, "Stale blobs:           2 (older key format, never hit; 'prune --stale' "
-                       "removes them)");
+    tu_assert_line(p.out, "Bad blobs:             0");
+    tu_assert_line(p.out, "Quarantined:           0 (kept for inspection)");
+    tu_assert_line(p.out, "Stale blobs:           2 (older key format, never hit; 'prune --stale' "
+                          "removes them)");
     tu_proc_free(&p);
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "%s", p.out);
-    assert_line(p.out, "The cache is clean.");
+    tu_assert_line(p.out, "The cache is clean.");
     tu_proc_free(&p);
     CC(&p, "--json", "verify");
     json_t *o = parse_json(p.out, 1);
@@ -2078,9 +2030,9 @@ Test(cachectl, v1_blobs_are_stale_reported_and_pruned)
 
     CC(&p, "stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Entries:               6");
-    assert_line(p.out, "Stale:                 2 (2.9 KiB, older key format: never hit)");
-    assert_line(p.out, "hint: run 'vyre-cachectl prune --stale' to remove the stale blobs");
+    tu_assert_line(p.out, "Entries:               6");
+    tu_assert_line(p.out, "Stale:                 2 (2.9 KiB, older key format: never hit)");
+    tu_assert_line(p.out, "hint: run 'vyre-cachectl prune --stale' to remove the stale blobs");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
     o = parse_json(p.out, 3);
@@ -2120,6 +2072,6 @@ Test(cachectl, v1_blobs_are_stale_reported_and_pruned)
     assert_prefix(p.out, "Removed 1 blob (356 B): 1 by stale\n");
     tu_proc_free(&p);
     CC(&p, "-q", "ls");
-    cr_assert_eq(count_lines(p.out), 4, "%s", p.out);
+    cr_assert_eq(tu_count_lines(p.out), 4, "%s", p.out);
     tu_proc_free(&p);
 }

@@ -74,27 +74,8 @@ TestSuite(cachectl_config, .init = setup, .fini = teardown, .timeout = 180);
 
 static void run_env(tu_proc *p, const char *const *args, const char *const *extra)
 {
-    char *argv[64];
-    size_t n = 0;
-    argv[n++] = strdup(VYRE_CACHECTL_BIN);
-    for (size_t i = 0; args[i]; i++) {
-        cr_assert_lt(n, 63);
-        argv[n++] = strdup(args[i]);
-    }
-    argv[n] = NULL;
-    const char *env[32];
-    size_t m = 0;
-    env[m++] = g_env_home;
-    env[m++] = g_env_xdg;
-    env[m++] = "VYRE_PTX_CACHE_DIR";
-    for (size_t i = 0; extra && extra[i]; i++) {
-        cr_assert_lt(m, 31);
-        env[m++] = extra[i];
-    }
-    env[m] = NULL;
-    tu_run(p, argv, env);
-    for (size_t i = 0; i < n; i++)
-        free(argv[i]);
+    const char *const env[] = {g_env_home, g_env_xdg, "VYRE_PTX_CACHE_DIR", NULL};
+    tu_run_bin(p, VYRE_CACHECTL_BIN, args, env, extra);
 }
 
 #define RUN_ENV(p, env, ...) run_env((p), (const char *const[]){__VA_ARGS__, NULL}, (env))
@@ -102,18 +83,6 @@ static void run_env(tu_proc *p, const char *const *args, const char *const *extr
     run_env((p), (const char *const[]){"--cache-dir", g_cache, __VA_ARGS__, NULL}, NULL)
 #define CC_ENV(p, env, ...)                                                                        \
     run_env((p), (const char *const[]){"--cache-dir", g_cache, __VA_ARGS__, NULL}, (env))
-
-static int has_line(const char *text, const char *line)
-{
-    size_t n = strlen(line);
-    for (const char *p = text; (p = strstr(p, line)); p++)
-        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
-            return 1;
-    return 0;
-}
-
-#define assert_line(text, line)                                                                    \
-    cr_assert(has_line((text), (line)), "missing line '%s' in:\n%s", (line), (text))
 
 static void first_line(const char *text, char *buf, size_t size)
 {
@@ -123,14 +92,6 @@ static void first_line(const char *text, char *buf, size_t size)
         n = size - 1;
     memcpy(buf, text, n);
     buf[n] = '\0';
-}
-
-static int count_lines(const char *text)
-{
-    int n = 0;
-    for (const char *p = text; *p; p++)
-        n += *p == '\n';
-    return n;
 }
 
 static void write_file(const char *path, const char *text)
@@ -290,14 +251,14 @@ Test(cachectl_config, precedence_each_layer_overrides_the_one_below)
     tu_proc p;
     CC_ENV(&p, env, "config");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_eq(count_lines(p.out), 6, "%s", p.out);
-    assert_line(p.out, "(env VYRE_CACHE_MAX_SIZE) max_size = 4G");
+    cr_assert_eq(tu_count_lines(p.out), 6, "%s", p.out);
+    tu_assert_line(p.out, "(env VYRE_CACHE_MAX_SIZE) max_size = 4G");
     snprintf(where, sizeof where, "(%s:4) max_age = 30d", g_user_conf);
-    assert_line(p.out, where);
-    assert_line(p.out, "(default) umask = unset");
-    assert_line(p.out, "(default) read_only = false");
-    assert_line(p.out, "(default) quarantine_max_age = 7d");
-    assert_line(p.out, "(default) remote_storage = ");
+    tu_assert_line(p.out, where);
+    tu_assert_line(p.out, "(default) umask = unset");
+    tu_assert_line(p.out, "(default) read_only = false");
+    tu_assert_line(p.out, "(default) quarantine_max_age = 7d");
+    tu_assert_line(p.out, "(default) remote_storage = ");
     tu_proc_free(&p);
     CC(&p, "-o", "max_size=1500M", "config", "max_size");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -331,7 +292,7 @@ Test(cachectl_config, errors_name_the_file_and_line)
              "unit 'X'",
              g_cache_conf);
     cr_assert_str_eq(buf, want);
-    assert_line(p.err, "hint: write a size such as 5G, 500M or 1.5GiB, or 0 for no limit");
+    tu_assert_line(p.err, "hint: write a size such as 5G, 500M or 1.5GiB, or 0 for no limit");
     tu_proc_free(&p);
     /* libcore refuses it too. */
     vyre_cache *c = NULL;
@@ -348,9 +309,9 @@ Test(cachectl_config, errors_name_the_file_and_line)
     snprintf(want, sizeof want, "vyre-cachectl: error: %s:2: unknown configuration key 'max_sise'",
              g_user_conf);
     cr_assert_str_eq(buf, want);
-    assert_line(p.err,
-                "hint: the keys are max_size, max_age, umask, read_only, quarantine_max_age and "
-                "remote_storage");
+    tu_assert_line(p.err,
+                   "hint: the keys are max_size, max_age, umask, read_only, quarantine_max_age and "
+                   "remote_storage");
     tu_proc_free(&p);
 
     /* A line that is not key = value. */
@@ -370,7 +331,7 @@ Test(cachectl_config, errors_name_the_file_and_line)
     cr_assert_eq(p.exit_code, 2);
     first_line(p.err, buf, sizeof buf);
     cr_assert_str_eq(buf, "vyre-cachectl: error: VYRE_CACHE_UMASK: bad value '0999' for umask");
-    assert_line(p.err, "hint: fix or unset VYRE_CACHE_UMASK");
+    tu_assert_line(p.err, "hint: fix or unset VYRE_CACHE_UMASK");
     tu_proc_free(&p);
     CC(&p, "-o", "read_only=maybe", "stats");
     cr_assert_eq(p.exit_code, 2);
@@ -397,7 +358,7 @@ Test(cachectl_config, errors_name_the_file_and_line)
     cr_assert_eq(p.exit_code, 2);
     first_line(p.err, buf, sizeof buf);
     cr_assert_str_eq(buf, "vyre-cachectl: error: unknown configuration key 'max_sise'");
-    assert_line(p.err, "hint: did you mean 'max_size'?");
+    tu_assert_line(p.err, "hint: did you mean 'max_size'?");
     tu_proc_free(&p);
 }
 
@@ -462,7 +423,7 @@ Test(cachectl_config, read_only_refuses_puts_and_prunes)
     cr_assert_eq(p.exit_code, 2);
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
-    cr_assert_eq(count_lines(p.out), 3);
+    cr_assert_eq(tu_count_lines(p.out), 3);
     tu_proc_free(&p);
     /* -o overrides the file. */
     CC(&p, "-o", "read_only=false", "prune", "--max-age", "0s");
@@ -507,7 +468,7 @@ Test(cachectl_config, automatic_cleanup_under_the_limit_with_4_processes)
     tu_proc p;
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "verify:\n%s%s", p.out, p.err);
-    assert_line(p.out, "The cache is clean.");
+    tu_assert_line(p.out, "The cache is clean.");
     tu_proc_free(&p);
     json_t *o = stats_json();
     json_int_t bytes = jint(o, "bytes"), entries = jint(o, "entries");
@@ -560,7 +521,7 @@ Test(cachectl_config, cleanup_goes_to_90_percent_lru_first_and_stats_show_the_fi
     char want[200];
     snprintf(want, sizeof want, "Cache size:            %.1f KiB of 39.1 KiB (%.0f%%)",
              (double)st.bytes / 1024, 100.0 * (double)st.bytes / 40000);
-    assert_line(p.out, want);
+    tu_assert_line(p.out, want);
     tu_proc_free(&p);
 
     /* A second cleanup at once is skipped: the lock is held. */
@@ -587,9 +548,9 @@ Test(cachectl_config, first_use_shows_an_empty_cache_and_creates_nothing)
     CC(&p, "stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert_str_empty(p.err);
-    assert_line(p.out, "Entries:               0");
-    assert_line(p.out, "Cache size:            0 B of 5.0 GiB (0%)");
-    assert_line(p.out, "Hits:                  0");
+    tu_assert_line(p.out, "Entries:               0");
+    tu_assert_line(p.out, "Cache size:            0 B of 5.0 GiB (0%)");
+    tu_assert_line(p.out, "Hits:                  0");
     tu_proc_free(&p);
     CC(&p, "stats", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -602,7 +563,7 @@ Test(cachectl_config, first_use_shows_an_empty_cache_and_creates_nothing)
     tu_proc_free(&p);
     CC(&p, "ls");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_eq(count_lines(p.out), 1, "only the header:\n%s", p.out);
+    cr_assert_eq(tu_count_lines(p.out), 1, "only the header:\n%s", p.out);
     tu_proc_free(&p);
     CC(&p, "ls", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -612,8 +573,8 @@ Test(cachectl_config, first_use_shows_an_empty_cache_and_creates_nothing)
     tu_proc_free(&p);
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Blobs checked:         0 (0 B)");
-    assert_line(p.out, "The cache is clean.");
+    tu_assert_line(p.out, "Blobs checked:         0 (0 B)");
+    tu_assert_line(p.out, "The cache is clean.");
     tu_proc_free(&p);
     CC(&p, "zero-stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -693,7 +654,7 @@ Test(cachectl_config, zero_stats_resets_hits_and_misses_and_keeps_lru)
     json_decref(o);
     CC(&p, "--zero-stats", "stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Hits:                  0");
+    tu_assert_line(p.out, "Hits:                  0");
     tu_proc_free(&p);
 }
 
@@ -703,12 +664,12 @@ Test(cachectl_config, prune_max_age_0s_means_everything)
     tu_proc p;
     CC(&p, "prune", "--max-age", "0s", "--dry-run");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Would remove 5 blobs (6.1 KiB): 5 by age");
+    tu_assert_line(p.out, "Would remove 5 blobs (6.1 KiB): 5 by age");
     tu_proc_free(&p);
     CC(&p, "prune", "--max-age", "0s");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Removed 5 blobs (6.1 KiB): 5 by age");
-    assert_line(p.out, "Left 0 blobs (0 B)");
+    tu_assert_line(p.out, "Removed 5 blobs (6.1 KiB): 5 by age");
+    tu_assert_line(p.out, "Left 0 blobs (0 B)");
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
     cr_assert_str_empty(p.out);
@@ -751,7 +712,7 @@ Test(cachectl_config, quarantined_files_older_than_quarantine_max_age_are_pruned
     /* Any prune removes those older than 7 days (the default). */
     CC(&p, "prune", "--arch", "sm_52");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_line(p.out, "Removed 1 quarantined file older than quarantine_max_age (11 B)");
+    tu_assert_line(p.out, "Removed 1 quarantined file older than quarantine_max_age (11 B)");
     tu_proc_free(&p);
     cr_assert(!in_quarantine("old.bad-checksum"));
     cr_assert(in_quarantine("recent.bad-checksum"));
@@ -805,7 +766,7 @@ Test(cachectl_config, remote_storage_precedence_masking_and_errors)
     CC(&p, "config");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     snprintf(line, sizeof line, "(%s) remote_storage = http://al:***@127.0.0.1:1/fleet", where);
-    assert_line(p.out, line);
+    tu_assert_line(p.out, line);
     cr_assert_null(strstr(p.out, "hunter2"), "%s", p.out);
     tu_proc_free(&p);
     CC(&p, "config", "--json");

@@ -30,52 +30,22 @@ static void teardown(void)
 
 TestSuite(cachectl_remote, .init = setup, .fini = teardown);
 
-static const char k_ptx[] = ".version 8.0\n"
-                            ".target sm_80\n"
-                            ".address_size 64\n"
-                            ".visible .entry scale(.param .u64 p)\n"
-                            "{\n"
-                            "    .reg .b64 %rd<3>;\n"
-                            "    .reg .b32 %r<2>;\n"
-                            "    ld.param.u64 %rd1, [p];\n"
-                            "    cvta.to.global.u64 %rd2, %rd1;\n"
-                            "    mov.u32 %r1, 7;\n"
-                            "    st.global.u32 [%rd2], %r1;\n"
-                            "    ret;\n"
-                            "}\n";
+static const char k_ptx[] = TU_PTX_SCALE;
 
 /* Runs vyre-cachectl --cache-dir <g_tmp>/<cache> args... with env. */
 static void cc(tu_proc *p, const char *cache, const char *const *env, const char *const *args)
 {
     char dir[700];
     snprintf(dir, sizeof dir, "%s/%s", g_tmp, cache);
-    const char *argv[24] = {VYRE_CACHECTL_BIN, "--cache-dir", dir};
-    size_t n = 3;
-    for (; args[n - 3] && n < 23; n++)
-        argv[n] = args[n - 3];
+    const char *argv[24] = {"--cache-dir", dir};
+    size_t n = 2;
+    for (; args[n - 2] && n < 23; n++)
+        argv[n] = args[n - 2];
     argv[n] = NULL;
-    char *copy[24];
-    for (size_t i = 0; i <= n; i++)
-        copy[i] = argv[i] ? strdup(argv[i]) : NULL;
-    tu_run(p, copy, env);
-    for (size_t i = 0; i < n; i++)
-        free(copy[i]);
+    tu_run_bin(p, VYRE_CACHECTL_BIN, argv, env, NULL);
 }
 
 #define CC(p, cache, env, ...) cc((p), (cache), (env), (const char *const[]){__VA_ARGS__, NULL})
-
-static int has_line(const char *out, const char *line)
-{
-    size_t n = strlen(line);
-    for (const char *p = out; p && *p;) {
-        if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
-            return 1;
-        p = strchr(p, '\n');
-        if (p)
-            p++;
-    }
-    return 0;
-}
 
 static void need_jitlink(void)
 {
@@ -112,7 +82,7 @@ Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
     tu_proc p;
     CC(&p, "a", with_remote, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(has_line(p.out, "Seeded 1 module (1 kernel), already present 0, failed 0"), "%s",
+    cr_assert(tu_has_line(p.out, "Seeded 1 module (1 kernel), already present 0, failed 0"), "%s",
               p.out);
     tu_proc_free(&p);
     char hex[VYRE_KEY_HEX_LEN + 1], obj[1400];
@@ -128,14 +98,14 @@ Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
     /* Machine B: no compiler, the store has it. */
     CC(&p, "b", no_compilers, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(has_line(p.out, "Seeded 0 modules (0 kernels), already present 1, failed 0"), "%s",
+    cr_assert(tu_has_line(p.out, "Seeded 0 modules (0 kernels), already present 1, failed 0"), "%s",
               p.out);
     tu_proc_free(&p);
     CC(&p, "b", with_remote, "verify");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     tu_proc_free(&p);
     CC(&p, "b", with_remote, "ls", "-q");
-    cr_assert(has_line(p.out, hex), "%s", p.out);
+    cr_assert(tu_has_line(p.out, hex), "%s", p.out);
     tu_proc_free(&p);
 
     /* stats shows what B's seed did with the store. */
@@ -143,14 +113,14 @@ Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     char url[128];
     snprintf(url, sizeof url, "  http://127.0.0.1:%d/vyre", s.port);
-    cr_assert(has_line(p.out, url), "%s", p.out);
-    cr_assert(has_line(p.out, "    Hits:              1"), "%s", p.out);
-    cr_assert(has_line(p.out, "    Misses:            0"), "%s", p.out);
-    cr_assert(has_line(p.out, "    Rejected objects:  0"), "%s", p.out);
-    cr_assert(has_line(p.out, "    Written back:      0"), "%s", p.out);
+    cr_assert(tu_has_line(p.out, url), "%s", p.out);
+    cr_assert(tu_has_line(p.out, "    Hits:              1"), "%s", p.out);
+    cr_assert(tu_has_line(p.out, "    Misses:            0"), "%s", p.out);
+    cr_assert(tu_has_line(p.out, "    Rejected objects:  0"), "%s", p.out);
+    cr_assert(tu_has_line(p.out, "    Written back:      0"), "%s", p.out);
     tu_proc_free(&p);
     CC(&p, "a", with_remote, "stats");
-    cr_assert(has_line(p.out, "    Written back:      1"), "%s", p.out);
+    cr_assert(tu_has_line(p.out, "    Written back:      1"), "%s", p.out);
     tu_proc_free(&p);
     ts_server_stop(&s);
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,64 @@ void tu_run(tu_proc *p, char *const argv[], const char *const env_set[])
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     p->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void tu_run_bin(tu_proc *p, const char *bin, const char *const *args, const char *const *env,
+                const char *const *extra)
+{
+    char *argv[TU_ARGS_MAX + 1];
+    size_t n = 0;
+    argv[n++] = strdup(bin);
+    for (size_t i = 0; args && args[i]; i++) {
+        cr_assert_lt(n, TU_ARGS_MAX, "too many arguments for tu_run_bin");
+        argv[n++] = strdup(args[i]);
+    }
+    argv[n] = NULL;
+    const char *envs[TU_ENV_SET_MAX + 1];
+    size_t m = 0;
+    for (size_t i = 0; env && env[i]; i++) {
+        cr_assert_lt(m, TU_ENV_SET_MAX, "too many environment changes for tu_run_bin");
+        envs[m++] = env[i];
+    }
+    for (size_t i = 0; extra && extra[i]; i++) {
+        cr_assert_lt(m, TU_ENV_SET_MAX, "too many environment changes for tu_run_bin");
+        envs[m++] = extra[i];
+    }
+    envs[m] = NULL;
+    tu_run(p, argv, envs);
+    for (size_t i = 0; i < n; i++)
+        free(argv[i]);
+}
+
+int tu_has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; (p = strstr(p, line)); p++)
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+int tu_count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+long long tu_db_int(const char *path, const char *sql)
+{
+    sqlite3 *raw = NULL;
+    cr_assert_eq(sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK, "%s", path);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
+                 sqlite3_errmsg(raw));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    return v;
 }
 
 void tu_proc_free(tu_proc *p)

@@ -31,6 +31,47 @@ typedef struct tu_proc {
 void tu_run(tu_proc *p, char *const argv[], const char *const env_set[]);
 void tu_proc_free(tu_proc *p);
 
+/* tu_run of the program bin with the NULL-terminated args (at most
+ * TU_ARGS_MAX) and the environment changes of env, then those of extra
+ * (each a NULL-terminated list as tu_run takes, or NULL; at most
+ * TU_ENV_SET_MAX in all). For the CLI tests' per-suite runners. */
+#define TU_ARGS_MAX    63
+#define TU_ENV_SET_MAX 63
+void tu_run_bin(tu_proc *p, const char *bin, const char *const *args, const char *const *env,
+                const char *const *extra);
+
+/* A small, valid PTX module (sm_80) with one kernel, scale(u32 *p), that
+ * stores 7 through p: for the tests that compile or seed real PTX. */
+#define TU_PTX_SCALE                                                                               \
+    ".version 8.0\n"                                                                               \
+    ".target sm_80\n"                                                                              \
+    ".address_size 64\n"                                                                           \
+    ".visible .entry scale(.param .u64 p)\n"                                                       \
+    "{\n"                                                                                          \
+    "    .reg .b64 %rd<3>;\n"                                                                      \
+    "    .reg .b32 %r<2>;\n"                                                                       \
+    "    ld.param.u64 %rd1, [p];\n"                                                                \
+    "    cvta.to.global.u64 %rd2, %rd1;\n"                                                         \
+    "    mov.u32 %r1, 7;\n"                                                                        \
+    "    st.global.u32 [%rd2], %r1;\n"                                                             \
+    "    ret;\n"                                                                                   \
+    "}\n"
+
+/* 1 when text holds `line` as a whole line (between line starts and a
+ * newline or the end). */
+int tu_has_line(const char *text, const char *line);
+
+#define tu_assert_line(text, line)                                                                 \
+    cr_assert(tu_has_line((text), (line)), "missing line '%s' in:\n%s", (line), (text))
+
+/* The newlines in text. */
+int tu_count_lines(const char *text);
+
+/* The first column of the first row of sql (which must return a row) in
+ * the SQLite database at path, opened read-only: for checking what a
+ * program under test stored. */
+long long tu_db_int(const char *path, const char *sql);
+
 /* Saved values of environment variables a test changes. */
 #define TU_ENV_MAX 32
 typedef struct tu_env {

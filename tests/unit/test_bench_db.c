@@ -47,16 +47,7 @@ static vyre_results *open_ok(void)
 
 static long long raw_int(const char *sql)
 {
-    sqlite3 *raw = NULL;
-    cr_assert_eq(sqlite3_open(g_path, &raw), SQLITE_OK);
-    sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql,
-                 sqlite3_errmsg(raw));
-    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-    long long v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(raw);
-    return v;
+    return tu_db_int(g_path, sql);
 }
 
 static int64_t begin_run(vyre_results *db, const char *suites)

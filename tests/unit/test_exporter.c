@@ -23,6 +23,7 @@
 #include "server.h"
 #include "exporter.h"
 #include "testutil.h"
+#include "util.h"
 #include "trace/telemetry_internal.h"
 #include "vyre/vyre.h"
 

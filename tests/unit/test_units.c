@@ -65,6 +65,26 @@ Test(units, sizes_rejected_with_hint)
     }
 }
 
+Test(units, plain_decimal_counts)
+{
+    uint64_t v = 7;
+    cr_assert_eq(vyre_parse_uint("0", &v), 0);
+    cr_assert_eq(v, 0);
+    cr_assert_eq(vyre_parse_uint("4294967296", &v), 0);
+    cr_assert_eq(v, UINT64_C(4294967296));
+    cr_assert_eq(vyre_parse_uint("18446744073709551615", &v), 0);
+    cr_assert_eq(v, UINT64_MAX);
+    v = 7;
+    cr_assert_eq(vyre_parse_uint("18446744073709551616", &v), VYRE_ERANGE);
+    cr_assert_eq(vyre_parse_uint("", &v), VYRE_EINVAL);
+    cr_assert_eq(vyre_parse_uint(NULL, &v), VYRE_EINVAL);
+    cr_assert_eq(vyre_parse_uint("4G", &v), VYRE_EINVAL);
+    cr_assert_eq(vyre_parse_uint("-1", &v), VYRE_EINVAL);
+    cr_assert_eq(vyre_parse_uint(" 1", &v), VYRE_EINVAL);
+    cr_assert_eq(vyre_parse_uint("1x99999999999999999999", &v), VYRE_EINVAL);
+    cr_assert_eq(v, 7, "untouched on failure");
+}
+
 Test(units, durations)
 {
     int64_t ns = 0;

@@ -51,26 +51,13 @@ int cmd_export(int argc, char **argv)
     }
     if (fmt < 0)
         return vyre_cli_usage_error("export", NULL, "choose a format: --csv or --json");
-    if (optind >= argc)
-        return vyre_cli_usage_error("export", NULL, "which run? give a run id, 'last' or 'last-N'");
-    if (optind + 1 < argc)
-        return vyre_cli_usage_error("export", NULL, "unexpected argument '%s'", argv[optind + 1]);
     vyre_results *db = NULL;
-    int code = bench_open_db(db_path, &db);
-    if (code)
-        return code;
-    vyre_error err;
-    vyre_error_clear(&err);
-    int64_t id = 0;
     vyre_bench_run r;
     vyre_bench_point *pts = NULL;
     size_t n = 0;
-    if (vyre_bench_run_resolve(db, argv[optind], &id, &err) ||
-        vyre_bench_run_get(db, id, &r, &err) || vyre_bench_points_get(db, id, &pts, &n, &err)) {
-        vyre_cli_report(&err);
-        vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
-    }
+    int code = bench_open_run("export", db_path, argc, argv, optind, &db, &r, &pts, &n);
+    if (code)
+        return code;
     if (fmt == BENCH_CSV) {
         bench_csv_header(stdout);
         for (size_t i = 0; i < n; i++)

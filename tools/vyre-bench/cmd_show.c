@@ -113,26 +113,15 @@ int cmd_show(int argc, char **argv)
             return vyre_cli_bad_option("show", argv, optind, optopt, "h", opts);
         }
     }
-    if (optind >= argc)
-        return vyre_cli_usage_error("show", NULL, "which run? give a run id, 'last' or 'last-N'");
-    if (optind + 1 < argc)
-        return vyre_cli_usage_error("show", NULL, "unexpected argument '%s'", argv[optind + 1]);
     vyre_results *db = NULL;
-    int code = bench_open_db(db_path, &db);
+    vyre_bench_run r;
+    vyre_bench_point *pts = NULL;
+    size_t n = 0;
+    int code = bench_open_run("show", db_path, argc, argv, optind, &db, &r, &pts, &n);
     if (code)
         return code;
     vyre_error err;
     vyre_error_clear(&err);
-    int64_t id = 0;
-    vyre_bench_run r;
-    vyre_bench_point *pts = NULL;
-    size_t n = 0;
-    if (vyre_bench_run_resolve(db, argv[optind], &id, &err) ||
-        vyre_bench_run_get(db, id, &r, &err) || vyre_bench_points_get(db, id, &pts, &n, &err)) {
-        vyre_cli_report(&err);
-        vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
-    }
     if (json) {
         code = print_json(db, &r, pts, n, kernels);
         free(pts);

@@ -1,8 +1,7 @@
 /*
  * output.c - printing points: the console table (valid markdown), CSV and
- * JSON, shared by `run`, `runs`, `show`, `compare` and `export`; opening the
- * results database. JSON follows docs/JSON.md: durations in whole ns,
- * timestamps in Unix ns, ratios 0..1, axes as objects, null for unknown.
+ * JSON, shared by `run`, `runs`, `show`, `compare` and `export`. JSON follows docs/JSON.md:
+ * durations in whole ns, timestamps in Unix ns, ratios 0..1, axes as objects, null for unknown.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,18 +15,6 @@
 #include "cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
-
-int bench_open_db(const char *path, vyre_results **out)
-{
-    vyre_error err;
-    vyre_error_clear(&err);
-    int rc = vyre_results_open(path, out, &err);
-    if (rc) {
-        vyre_cli_report(&err);
-        return VYRE_EXIT_ERROR;
-    }
-    return VYRE_EXIT_OK;
-}
 
 void bench_format_ns(double ns, char *buf, size_t size)
 {

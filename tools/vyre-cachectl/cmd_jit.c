@@ -86,24 +86,6 @@ static double fill_of(const jit_report *r)
     return r->max_bytes ? (double)r->use.bytes / (double)r->max_bytes : -1;
 }
 
-/* A plain decimal byte count, as the driver reads CUDA_CACHE_MAXSIZE. */
-static int parse_decimal(const char *s, uint64_t *out)
-{
-    if (!s || !*s)
-        return -1;
-    uint64_t v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return -1;
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
-
 /* The driver's default cache directory: CUDA_CACHE_PATH, else
  * $HOME/.nv/ComputeCache (the passwd entry's home when HOME is unset). */
 static int driver_path(char *buf, size_t size, const char **source)
@@ -275,7 +257,7 @@ int cmd_jit(int argc, char **argv)
                     "set HOME, or CUDA_CACHE_PATH for every CUDA program");
     if (maxenv) {
         uint64_t v = 0;
-        if (parse_decimal(maxval, &v) != 0) {
+        if (vyre_parse_uint(maxval, &v) != 0) {
             char msg[VYRE_ERROR_MESSAGE_MAX];
             snprintf(msg, sizeof msg,
                      "CUDA_CACHE_MAXSIZE='%.200s' is not a number of bytes the driver reads: "

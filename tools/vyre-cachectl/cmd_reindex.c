@@ -24,21 +24,8 @@ static void usage(FILE *out)
 
 int cmd_reindex(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "reindex", opts, argc, argv, usage);
-        if (rc != CACHECTL_HANDLED)
-            return rc < 0 ? VYRE_EXIT_ERROR : rc;
-    }
-    if (optind < argc)
-        return vyre_cli_usage_error("reindex", NULL, "unexpected argument '%s'", argv[optind]);
-    int rc = cachectl_check_globals("reindex");
-    if (rc)
+    int rc = cachectl_no_args("reindex", argc, argv, usage);
+    if (rc != CACHECTL_HANDLED)
         return rc;
 
     /* Without the index: the point is to work when it cannot be opened. */

@@ -45,17 +45,9 @@ static void hex_bytes(const uint8_t *b, size_t n, char *out)
 
 int cmd_show(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "show", opts, argc, argv, usage);
-        if (rc != CACHECTL_HANDLED)
-            return rc < 0 ? VYRE_EXIT_ERROR : rc;
-    }
+    int rc = cachectl_global_options("show", argc, argv, usage);
+    if (rc != CACHECTL_HANDLED)
+        return rc;
     if (optind >= argc)
         return vyre_cli_usage_error("show", "list the keys with 'vyre-cachectl ls'",
                                     "show needs a key or key prefix");
@@ -63,7 +55,7 @@ int cmd_show(int argc, char **argv)
         return vyre_cli_usage_error("show", "show one blob at a time", "unexpected argument '%s'",
                                     argv[optind + 1]);
     const char *prefix = argv[optind];
-    int rc = cachectl_check_globals("show");
+    rc = cachectl_check_globals("show");
     if (rc)
         return rc;
 

@@ -242,21 +242,8 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
 
 int cmd_stats(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "stats", opts, argc, argv, usage);
-        if (rc != CACHECTL_HANDLED)
-            return rc < 0 ? VYRE_EXIT_ERROR : rc;
-    }
-    if (optind < argc)
-        return vyre_cli_usage_error("stats", NULL, "unexpected argument '%s'", argv[optind]);
-    int rc = cachectl_check_globals("stats");
-    if (rc)
+    int rc = cachectl_no_args("stats", argc, argv, usage);
+    if (rc != CACHECTL_HANDLED)
         return rc;
 
     vyre_cache *cache = NULL;

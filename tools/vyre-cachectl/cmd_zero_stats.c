@@ -23,21 +23,8 @@ static void usage(FILE *out)
 
 int cmd_zero_stats(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "zero-stats", opts, argc, argv, usage);
-        if (rc != CACHECTL_HANDLED)
-            return rc < 0 ? VYRE_EXIT_ERROR : rc;
-    }
-    if (optind < argc)
-        return vyre_cli_usage_error("zero-stats", NULL, "unexpected argument '%s'", argv[optind]);
-    int rc = cachectl_check_globals("zero-stats");
-    if (rc)
+    int rc = cachectl_no_args("zero-stats", argc, argv, usage);
+    if (rc != CACHECTL_HANDLED)
         return rc;
     /* Nothing to reset in a cache that is not there: say so, create nothing. */
     vyre_cache *cache = NULL;

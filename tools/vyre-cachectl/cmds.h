@@ -2,7 +2,7 @@
  * cmds.h - vyre-cachectl subcommands, one file each (git's builtin/ layout),
  * and the little they share: the global options, option parsing with "did
  * you mean", opening the cache, and JSON output. The shared pieces live in
- * main.c.
+ * common.c; main.c only dispatches.
  */
 #ifndef VYRE_CACHECTL_CMDS_H
 #define VYRE_CACHECTL_CMDS_H
@@ -72,6 +72,15 @@ enum {
 #define CACHECTL_HANDLED (-2)
 int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
                     void (*usage)(FILE *));
+
+/* Parses argv of subcommand `sub` when it takes only the global options
+ * (operands stay from argv[optind] on). Returns CACHECTL_HANDLED to go on,
+ * or the exit code to return (0 after --help, 2 on a bad option). */
+int cachectl_global_options(const char *sub, int argc, char **argv, void (*usage)(FILE *));
+
+/* The same for a subcommand that takes no operand either, then the check
+ * of cachectl_check_globals: CACHECTL_HANDLED to go on, or the exit code. */
+int cachectl_no_args(const char *sub, int argc, char **argv, void (*usage)(FILE *));
 
 /* Checks the global options for conflicts (-q with --json or -v). 0 or
  * the usage-error exit code. */

@@ -43,15 +43,4 @@ void exporter_free(exporter *x);
  * VYRE_ENOMEM. */
 int exporter_scrape(exporter *x, char **out, size_t *len);
 
-/* Bucket bounds of vyre_range_duration_seconds: the histogram bucket edges
- * (ns) nearest to 1, 2.5 and 5 times each power of ten from 1 us to 10 s,
- * ascending, into out[EXP_MAX_EDGES]; returns their count (22). */
-#define EXP_MAX_EDGES 24
-size_t exp_range_edges(uint64_t *out);
-
-/* ns as exact decimal seconds ("0.000000992", "10.200547328", "1"), for
- * the `le` labels: no rounding, so a bound reads back as its bucket edge.
- * Returns out. */
-const char *exp_format_ns_as_seconds(char *out, size_t size, uint64_t ns);
-
 #endif /* VYRE_EXPORTER_EXPORTER_H */

@@ -1,6 +1,7 @@
 /*
  * exporter_internal.h - what the collectors and family renderers of
- * vyre-exporter share (exporter.c, collect_*.c, metrics_*.c).
+ * vyre-exporter share (exporter.c, collect_*.c, metrics_*.c); their small
+ * helpers are in util.h.
  */
 #ifndef VYRE_EXPORTER_INTERNAL_H
 #define VYRE_EXPORTER_INTERNAL_H
@@ -9,6 +10,7 @@
 
 #include "expo.h"
 #include "exporter.h"
+#include "util.h"
 #include "vyre/vyre.h"
 
 #define EXP_MSG_MAX 512
@@ -77,9 +79,6 @@ struct exporter {
     size_t edges_n;
     uint64_t edges[EXP_MAX_EDGES];
 };
-
-uint64_t exp_mono_ns(void);
-void exp_copy_str(char *dst, size_t size, const char *src);
 
 /* Collectors: fill the exporter's state for this scrape. */
 void exp_collect_gpus(exporter *x);

@@ -25,6 +25,13 @@ extern "C" {
 /* Parses a size into bytes. 0 or VYRE_EINVAL / VYRE_ERANGE with a hint. */
 VYRE_EXTERN int vyre_parse_size(const char *s, uint64_t *bytes, vyre_error *err);
 
+/* Parses a plain decimal count ("4294967296"): digits only, no sign,
+ * space, suffix or fraction, as the CUDA driver reads CUDA_CACHE_MAXSIZE.
+ * Returns 0 and *out (0 included), VYRE_EINVAL for anything that is not all
+ * digits or VYRE_ERANGE above UINT64_MAX, whichever comes first reading
+ * left to right. *out is untouched on failure. Thread-safe. */
+VYRE_EXTERN int vyre_parse_uint(const char *s, uint64_t *out);
+
 /* Parses a duration into nanoseconds. 0 or VYRE_EINVAL / VYRE_ERANGE. */
 VYRE_EXTERN int vyre_parse_duration(const char *s, int64_t *ns, vyre_error *err);
 

@@ -1,7 +1,8 @@
 /*
  * fsutil.c - filesystem helpers shared inside libcore: recursive mkdir,
- * bounded path joins, XDG base-directory resolution, and descriptor-relative
- * opens that never follow a symbolic link below their starting directory.
+ * bounded path joins, XDG base-directory resolution, bounded whole-file
+ * reads, and descriptor-relative opens that never follow a symbolic link below their starting
+ * directory.
  */
 #include "base/fsutil.h"
 
@@ -30,6 +31,72 @@ int vyre__path_join(char *out, size_t size, const char *a, const char *b, vyre_e
     if (slash)
         out[la] = '/';
     memcpy(out + la + (size_t)slash, b, lb + 1);
+    return VYRE_OK;
+}
+
+int vyre__read_file(const char *path, size_t max, char **out, size_t *len, vyre_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        int rc = vyre__fail(err, vyre__errno_code(e), "check the path", "cannot read '%s': %s",
+                            path, strerror(e));
+        errno = e;
+        return rc;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    int rc = buf ? VYRE_OK : VYRE_ENOMEM, e = ENOMEM;
+    while (rc == VYRE_OK) {
+        if (n + 1 == cap) {
+            /* Grow by doubling, never past what max allows plus the byte
+             * that tells a file of max bytes from a longer one. */
+            size_t ncap = cap > max / 2 + 1 ? max + 2 : cap * 2;
+            if (n > max) {
+                rc = VYRE_ETOOBIG;
+                e = EFBIG;
+                break;
+            }
+            char *g = realloc(buf, ncap);
+            if (!g) {
+                rc = VYRE_ENOMEM;
+                e = ENOMEM;
+                break;
+            }
+            buf = g;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - n - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = VYRE_EIO;
+            e = errno;
+        } else if (r == 0) {
+            break;
+        } else {
+            n += (size_t)r;
+        }
+    }
+    if (rc == VYRE_OK && n > max) {
+        rc = VYRE_ETOOBIG;
+        e = EFBIG;
+    }
+    close(fd);
+    if (rc) {
+        free(buf);
+        if (rc == VYRE_ETOOBIG)
+            vyre__fail(err, rc, NULL, "'%s' is larger than %zu bytes", path, max);
+        else if (rc == VYRE_ENOMEM)
+            vyre__fail(err, rc, NULL, "out of memory reading '%s'", path);
+        else
+            vyre__fail(err, rc, NULL, "cannot read '%s': %s", path, strerror(e));
+        errno = e;
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
     return VYRE_OK;
 }
 

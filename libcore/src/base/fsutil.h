@@ -23,6 +23,15 @@ int vyre__path_join(char *out, size_t size, const char *a, const char *b, vyre_e
 int vyre__xdg_path(const char *xdg_var, const char *home_rel, const char *suffix, char *out,
                    size_t size, vyre_error *err);
 
+/* Reads the whole regular file at path into a new NUL-terminated buffer:
+ * *out (the caller frees it) and *len (bytes, without the NUL). The file is
+ * opened with O_CLOEXEC. A file of more than max bytes is VYRE_ETOOBIG;
+ * otherwise a failed open maps through errno (VYRE_ENOENT for a missing
+ * file), a failed read is VYRE_EIO and no memory VYRE_ENOMEM. On failure
+ * err says what failed and errno is left as the failing call set it, so a
+ * caller may word its own message. */
+int vyre__read_file(const char *path, size_t max, char **out, size_t *len, vyre_error *err);
+
 /*
  * Descriptor-relative helpers for walking a directory tree that others may
  * tamper with (the cache). Nothing below the starting descriptor is ever

@@ -34,6 +34,18 @@ int vyre__remedy(vyre_error *err, vyre_remedy remedy, int code);
  * so truncation is `ret >= size`. */
 size_t vyre__strlcpy(char *dst, const char *src, size_t size);
 
+/* The value of one hex digit (either case), or -1. */
+static inline int vyre__hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* Maps an errno value to the closest VYRE_E* code. */
 int vyre__errno_code(int e);
 

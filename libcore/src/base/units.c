@@ -82,6 +82,23 @@ static const struct {
     {"TB", UINT64_C(1000000000000)},
 };
 
+int vyre_parse_uint(const char *s, uint64_t *out)
+{
+    if (!s || !*s || !out)
+        return VYRE_EINVAL;
+    uint64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return VYRE_EINVAL;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return VYRE_ERANGE;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return VYRE_OK;
+}
+
 int vyre_parse_size(const char *s, uint64_t *bytes, vyre_error *err)
 {
     static const char hint[] = "write a size such as 500M, 2G, 1.5GiB or 750MB "

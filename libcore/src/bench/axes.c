@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fsutil.h"
 #include "base/internal.h"
+#include "base/jsonutil.h"
 #include "vyre/units.h"
 
 static const char g_axis_hint[] =
@@ -559,28 +561,6 @@ size_t vyre_axes_format_point(const vyre_axes *axes, const size_t *coords, char 
 
 /* ---- JSON sweep spec ---------------------------------------------------- */
 
-static const char *json_kind(const json_t *j)
-{
-    switch (json_typeof(j)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-        return "true";
-    case JSON_FALSE:
-        return "false";
-    case JSON_NULL:
-    default:
-        return "null";
-    }
-}
-
 /* Re-raises an axis error with the origin and JSON path in front. */
 static int rewrap(vyre_error *err, const vyre_error *inner, int code, const char *origin,
                   const char *path)
@@ -605,7 +585,7 @@ static int json_axis(vyre_axes *axes, const char *name, json_t *v, const char *o
     if (!json_is_number(v) && !json_is_array(v))
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint,
                           "'%s': %s must be a string, a number or an array, not %s", origin, path,
-                          json_kind(v));
+                          vyre__json_kind(v));
     size_t n = json_is_array(v) ? json_array_size(v) : 1;
     if (n == 0)
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': %s is an empty array", origin,
@@ -637,7 +617,7 @@ static int json_axis(vyre_axes *axes, const char *name, json_t *v, const char *o
         } else {
             rc = vyre__fail(err, VYRE_EINVAL, g_spec_hint,
                             "'%s': %s must be a number or a string, not %s", origin, epath,
-                            json_kind(e));
+                            vyre__json_kind(e));
         }
     }
     if (rc == 0) {
@@ -658,7 +638,7 @@ static int json_opt_string(json_t *root, const char *key, char **out, const char
         return VYRE_OK;
     if (!json_is_string(v))
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $.%s must be a string, not %s",
-                          origin, key, json_kind(v));
+                          origin, key, vyre__json_kind(v));
     if (json_string_length(v) == 0)
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $.%s is empty", origin, key);
     *out = strdup(json_string_value(v));
@@ -687,7 +667,7 @@ int vyre_sweep_spec_parse(vyre_sweep_spec *spec, const char *text, const char *o
     int rc = VYRE_OK;
     if (!json_is_object(root))
         rc = vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $ must be an object, not %s", origin,
-                        json_kind(root));
+                        vyre__json_kind(root));
     if (rc == 0)
         rc = json_opt_string(root, "kernel", &spec->kernel, origin, err);
     if (rc == 0)
@@ -695,7 +675,7 @@ int vyre_sweep_spec_parse(vyre_sweep_spec *spec, const char *text, const char *o
     json_t *axes = rc == 0 ? json_object_get(root, "axes") : NULL;
     if (axes && !json_is_object(axes))
         rc = vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $.axes must be an object, not %s",
-                        origin, json_kind(axes));
+                        origin, vyre__json_kind(axes));
     if (rc == 0 && axes) {
         const char *key;
         json_t *v;
@@ -726,49 +706,19 @@ int vyre_sweep_spec_load(vyre_sweep_spec *spec, const char *path, vyre_error *er
 {
     if (!spec || !path)
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "missing sweep spec path");
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = vyre__read_file(path, SPEC_MAX_BYTES - 1, &buf, &len, err);
+    if (rc == VYRE_ETOOBIG)
+        return vyre__fail(err, rc, "a sweep spec is a small JSON file",
+                          "spec '%s' is larger than 16 MiB", path);
+    if (rc && rc != VYRE_ENOMEM) {
         int e = errno;
-        return vyre__fail(err, vyre__errno_code(e), "check the path of the spec file",
-                          "cannot read spec '%s': %s", path, strerror(e));
+        return vyre__fail(err, rc, "check the path of the spec file", "cannot read spec '%s': %s",
+                          path, strerror(e));
     }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    int rc = buf ? VYRE_OK : VYRE_ENOMEM;
-    while (rc == 0) {
-        if (len + 1 >= cap) {
-            if (cap >= SPEC_MAX_BYTES) {
-                rc = vyre__fail(err, VYRE_ETOOBIG, "a sweep spec is a small JSON file",
-                                "spec '%s' is larger than 16 MiB", path);
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                rc = VYRE_ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                int e = errno;
-                rc = vyre__fail(err, VYRE_EIO, "check the path of the spec file",
-                                "cannot read spec '%s': %s", path, strerror(e));
-            }
-            break;
-        }
-    }
-    fclose(f);
-    if (rc == VYRE_ENOMEM)
-        vyre__fail(err, rc, NULL, "out of memory reading '%s'", path);
-    if (rc) {
-        free(buf);
+    if (rc)
         return rc;
-    }
-    buf[len] = '\0';
     if (strlen(buf) != len) {
         free(buf);
         return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "spec '%s' contains a NUL byte", path);

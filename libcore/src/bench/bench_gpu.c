@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/fsutil.h"
 #include "bench/bench_internal.h"
 #include "bench/sweep_spec.h"
 #include "cuda/cuda_internal.h"
@@ -891,43 +892,6 @@ int vyre__bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
 
 /* ---- the compile suite's child ---------------------------------------------------------- */
 
-int vyre__bench_read_file(const char *path, char **out, size_t *len, vyre_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : vyre__errno_code(errno),
-                          "check the path", "cannot read '%s': %s", path, strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t r;
-    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (n + 1 == cap) {
-            char *g = cap < ((size_t)256 << 20) ? realloc(buf, cap * 2) : NULL;
-            if (!g) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = g;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf)
-        return vyre__fail(err, VYRE_ENOMEM, "kernel files above 256 MiB are not supported",
-                          "cannot read '%s': too large or out of memory", path);
-    if (bad) {
-        free(buf);
-        return vyre__fail(err, VYRE_EIO, NULL, "cannot read '%s'", path);
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return VYRE_OK;
-}
-
 /* The child learns what to do from this variable: "jit-cold:<parent pid>"
  * (a stale value inherited from elsewhere names another parent and is
  * ignored), with the PTX path in argv[1]; it answers on descriptor
@@ -948,8 +912,12 @@ static int jit_cold_load(const char *ptx_path, uint64_t *ns, vyre_error *err)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot set CUDA_CACHE_DISABLE");
     char *ptx = NULL;
     size_t len = 0;
-    if ((rc = vyre__bench_read_file(ptx_path, &ptx, &len, err)))
-        return rc;
+    if ((rc = vyre__read_file(ptx_path, VYRE__BENCH_KERNEL_MAX, &ptx, &len, err))) {
+        if (rc == VYRE_ETOOBIG || rc == VYRE_ENOMEM)
+            vyre__fail(err, VYRE_ENOMEM, "kernel files above 256 MiB are not supported",
+                       "cannot read '%s': too large or out of memory", ptx_path);
+        return rc == VYRE_ETOOBIG ? VYRE_ENOMEM : rc;
+    }
     rc = vyre_cuda_init(err);
     const vyre__cuda_fns *cu = rc ? NULL : vyre__cuda();
     CUdevice dev = 0;

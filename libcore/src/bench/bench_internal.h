@@ -107,8 +107,8 @@ void vyre__sweep_kernel_release(vyre__sweep_kernel *k);
 int vyre__sweep_arch(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, int cc_major,
                      int cc_minor, char *arch, size_t size, const char **origin, vyre_error *err);
 
-/* Reads a whole file (at most 256 MiB), NUL-terminated; *out the caller's. */
-int vyre__bench_read_file(const char *path, char **out, size_t *len, vyre_error *err);
+/* The largest kernel source or PTX file read (vyre__read_file's max). */
+#define VYRE__BENCH_KERNEL_MAX ((size_t)256 << 20)
 
 /* Points of a sweep: the axes' product times the modes times the devices. */
 size_t vyre__bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env *env);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/fsutil.h"
 #include "base/internal.h"
 #include "bench/plot_internal.h"
 
@@ -78,33 +79,24 @@ static void run_facts(FILE *f, const vyre_bench_run *r)
     fputs("</table>\n", f);
 }
 
+/* The largest SVG inlined: far above any chart gnuplot draws here. */
+#define PLOT_SVG_MAX ((size_t)1 << 30)
+
 /* Copies the SVG at path from its <svg element on. */
 static int inline_svg(FILE *out, const char *path, const char *title, vyre_error *err)
 {
-    FILE *in = fopen(path, "rb");
-    if (!in)
-        return vyre__fail(err, VYRE_EIO, NULL, "plot: gnuplot wrote no '%s': %s", path,
-                          strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap + 1);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len, in)) > 0) {
-        len += got;
-        if (len == cap) {
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(in);
-    if (!buf)
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = vyre__read_file(path, PLOT_SVG_MAX, &buf, &len, err);
+    if (rc == VYRE_ENOMEM || rc == VYRE_ETOOBIG)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
-    buf[len] = '\0';
+    if (rc == VYRE_EIO)
+        return rc; /* opened but unreadable: the reader's message says why */
+    if (rc) {
+        int e = errno;
+        return vyre__fail(err, VYRE_EIO, NULL, "plot: gnuplot wrote no '%s': %s", path,
+                          strerror(e));
+    }
     const char *start = strstr(buf, "<svg");
     if (!start) {
         free(buf);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fsutil.h"
 #include "base/internal.h"
 #include "bench/bench_internal.h"
 #include "bench/sweep_spec.h"
@@ -19,7 +20,10 @@
 int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, vyre_error *err)
 {
     memset(k, 0, sizeof *k);
-    int rc = vyre__bench_read_file(sw->path, &k->src, &k->len, err);
+    int rc = vyre__read_file(sw->path, VYRE__BENCH_KERNEL_MAX, &k->src, &k->len, err);
+    if (rc == VYRE_ETOOBIG || rc == VYRE_ENOMEM)
+        rc = vyre__fail(err, VYRE_ENOMEM, "kernel files above 256 MiB are not supported",
+                        "cannot read '%s': too large or out of memory", sw->path);
     if (rc) {
         if (rc == VYRE_ENOENT)
             vyre__fail(err, VYRE_ENOENT,

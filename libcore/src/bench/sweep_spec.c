@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/internal.h"
+#include "base/jsonutil.h"
 
 static const char *const g_elem_names[] = {"f32", "f16", "bf16", "f64", "i8", "i32", "i64", "u8"};
 static const size_t g_elem_sizes[] = {4, 2, 2, 8, 1, 4, 8, 1};
@@ -51,27 +52,6 @@ typedef struct where {
     char path[64];
 } where;
 
-static const char *kind_of(const json_t *j)
-{
-    switch (json_typeof(j)) {
-    case JSON_OBJECT:
-        return "an object";
-    case JSON_ARRAY:
-        return "an array";
-    case JSON_STRING:
-        return "a string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "a number";
-    case JSON_TRUE:
-        return "true";
-    case JSON_FALSE:
-        return "false";
-    default:
-        return "null";
-    }
-}
-
 /* An expression from a JSON number (whole) or string, into *out. */
 static int read_expr(const where *w, json_t *v, const vyre_axes *axes, unsigned char *used,
                      vyre__expr **out, vyre_error *err)
@@ -94,7 +74,7 @@ static int read_expr(const where *w, json_t *v, const vyre_axes *axes, unsigned 
         return vyre__fail(err, VYRE_EINVAL,
                           "write a number, an axis name or an expression such as ceil(N/1024)",
                           "'%s': %s must be a number or an expression string, not %s", w->origin,
-                          w->path, kind_of(v));
+                          w->path, vyre__json_kind(v));
     }
     if (src[0] == '-' && json_is_number(v))
         return vyre__fail(err, VYRE_EINVAL, "counts and sizes are 0 or more",
@@ -142,7 +122,8 @@ static int read_type(const where *w, json_t *a, const char *const *allowed, cons
                 return VYRE_OK;
             }
     char shown[64];
-    snprintf(shown, sizeof shown, "%s", json_is_string(t) ? json_string_value(t) : kind_of(t));
+    snprintf(shown, sizeof shown, "%s",
+             json_is_string(t) ? json_string_value(t) : vyre__json_kind(t));
     return vyre__fail(err, VYRE_EINVAL, g_args_hint, "'%s': %s.type: '%s' is not one of %s",
                       w->origin, w->path, shown, list);
 }
@@ -165,7 +146,7 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
     int rc;
     if (!json_is_object(a))
         return vyre__fail(err, VYRE_EINVAL, g_args_hint, "'%s': %s must be an object, not %s",
-                          w->origin, w->path, kind_of(a));
+                          w->origin, w->path, vyre__json_kind(a));
     if ((v = json_object_get(a, "buffer"))) {
         x->kind = VYRE__ARG_BUFFER;
         if ((rc = only_keys(w, a, buf_keys, "buffer, type, fill, seed, in", err)) ||
@@ -180,7 +161,7 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
         if (in && !json_is_boolean(in))
             return vyre__fail(err, VYRE_EINVAL, "write \"in\": true (filled with ones)",
                               "'%s': %s.in must be true or false, not %s", w->origin, w->path,
-                              kind_of(in));
+                              vyre__json_kind(in));
         x->fill = json_is_true(in) ? VYRE__FILL_ONES : VYRE__FILL_ZEROS;
         if (fill) {
             unsigned k = 0;
@@ -191,7 +172,8 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
                 return vyre__fail(err, VYRE_EINVAL, g_args_hint,
                                   "'%s': %s.fill: '%s' is not one of zeros, ones, iota, random",
                                   w->origin, w->path,
-                                  json_is_string(fill) ? json_string_value(fill) : kind_of(fill));
+                                  json_is_string(fill) ? json_string_value(fill)
+                                                       : vyre__json_kind(fill));
             x->fill = (vyre__fill)k;
         }
         x->seed = index + 1;
@@ -384,7 +366,7 @@ static int read_spec(const vyre_bench_sweep *sw, json_t *spec, vyre__sweep_bindi
                               "'%s': $.grid: a version 1 spec's grid is an axis or a number of "
                               "threads, not %s%s%s",
                               b->origin, json_is_string(g) ? "'" : "",
-                              json_is_string(g) ? json_string_value(g) : kind_of(g),
+                              json_is_string(g) ? json_string_value(g) : vyre__json_kind(g),
                               json_is_string(g) ? "'" : "");
         b->grid_threads = 1;
     }

@@ -110,24 +110,13 @@ void vyre_key_to_hex(const vyre_key *key, char hex[VYRE_KEY_HEX_LEN + 1])
     hex[VYRE_KEY_HEX_LEN] = '\0';
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int vyre_key_from_hex(const char *hex, vyre_key *out)
 {
     if (!hex || !out)
         return VYRE_EINVAL;
     for (int i = 0; i < VYRE_KEY_BYTES; i++) {
-        int hi = hexval(hex[2 * i]);
-        int lo = hi < 0 ? -1 : hexval(hex[2 * i + 1]);
+        int hi = vyre__hex_digit(hex[2 * i]);
+        int lo = hi < 0 ? -1 : vyre__hex_digit(hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return VYRE_EINVAL;
         out->bytes[i] = (uint8_t)(hi << 4 | lo);

@@ -105,17 +105,6 @@ static void display_of(const char *item, size_t n, char *out, size_t size)
     snprintf(out, size, "%s", tmp);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decodes s[0..n) into out; -1 on a bad escape, a NUL or overflow. */
 static int pct_decode(const char *s, size_t n, char *out, size_t size)
 {
@@ -125,7 +114,7 @@ static int pct_decode(const char *s, size_t n, char *out, size_t size)
         if (c == '%') {
             if (i + 2 >= n)
                 return -1;
-            int a = hexval(s[i + 1]), b = hexval(s[i + 2]);
+            int a = vyre__hex_digit(s[i + 1]), b = vyre__hex_digit(s[i + 2]);
             if (a < 0 || b < 0 || (a == 0 && b == 0))
                 return -1;
             c = (char)(a * 16 + b);
@@ -387,7 +376,7 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
         if (!rb || rb == hp + 1)
             return BAD(&pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
         for (const char *p = hp + 1; p < rb; p++)
-            if (hexval(*p) < 0 && *p != ':' && *p != '.')
+            if (vyre__hex_digit(*p) < 0 && *p != ':' && *p != '.')
                 return BAD(&pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
         if ((size_t)(rb - hp - 1) >= sizeof r->info.host)
             return BAD(&pc, VYRE_EINVAL, NULL, "host name too long");

@@ -18,25 +18,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
-
-/* Parses a plain decimal byte count: digits only, no sign, no spaces, no
- * suffix, no overflow. */
-static int parse_bytes(const char *s, uint64_t *out)
-{
-    if (!s || !*s)
-        return -1;
-    uint64_t v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return -1;
-        unsigned d = (unsigned)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -2;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
-}
+#include "vyre/units.h"
 
 int vyre_jitcache_resolve(uint64_t floor_bytes, vyre_jitcache_info *info, vyre_error *err)
 {
@@ -75,16 +57,16 @@ int vyre_jitcache_resolve(uint64_t floor_bytes, vyre_jitcache_info *info, vyre_e
     const char *max = getenv("CUDA_CACHE_MAXSIZE");
     if (max) {
         uint64_t v = 0;
-        int prc = parse_bytes(max, &v);
+        int prc = vyre_parse_uint(max, &v);
         char hint[256];
         snprintf(hint, sizeof hint,
                  "set CUDA_CACHE_MAXSIZE to a byte count of at least %" PRIu64 " (e.g. %" PRIu64
                  "), or unset it",
                  floor_bytes, floor_bytes);
-        if (prc == -1)
+        if (prc == VYRE_EINVAL)
             return vyre__fail(err, VYRE_EENV, hint,
                               "CUDA_CACHE_MAXSIZE='%s' is not a number of bytes", max);
-        if (prc == -2)
+        if (prc == VYRE_ERANGE)
             return vyre__fail(err, VYRE_EENV, hint, "CUDA_CACHE_MAXSIZE='%s' is out of range", max);
         if (v < floor_bytes)
             return vyre__fail(err, VYRE_EENV, hint,

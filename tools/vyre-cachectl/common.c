@@ -1,0 +1,279 @@
+/*
+ * common.c - what the vyre-cachectl subcommands share: the global options
+ * (g_cachectl) and their parsing, option errors with "did you mean",
+ * opening the cache, and JSON output. main.c dispatches to the commands and
+ * the commands call in here; nothing here calls a command.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "vyre/vyre.h"
+
+cachectl_globals g_cachectl;
+
+/* "--name" of every long option in opts, into names (at most max). */
+static size_t long_names(const struct option *opts, char names[][40], size_t max)
+{
+    size_t n = 0;
+    for (; opts->name && n < max; opts++)
+        snprintf(names[n++], sizeof names[0], "--%s", opts->name);
+    return n;
+}
+
+static int unknown_option(const char *sub, const struct option *opts, int argc, char **argv)
+{
+    char word[128];
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+    const char *eq = strchr(arg, '=');
+    if (optopt != 0 && strncmp(arg, "--", 2) == 0 && eq)
+        return vyre_cli_usage_error(sub, NULL, "option '%.*s' takes no value", (int)(eq - arg),
+                                    arg);
+    if (optopt > 0 && optopt < 0x100) {
+        snprintf(word, sizeof word, "-%c", optopt);
+    } else {
+        snprintf(word, sizeof word, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+    }
+    char names[64][40];
+    size_t n = long_names(opts, names, 64);
+    const char *cands[64];
+    for (size_t i = 0; i < n; i++)
+        cands[i] = names[i];
+    /* getopt_long accepts unique abbreviations; a prefix of several
+     * options is ambiguous rather than unknown. */
+    if (strncmp(word, "--", 2) == 0 && word[2]) {
+        char list[512] = "";
+        size_t off = 0, hits = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (strncmp(names[i], word, strlen(word)) != 0)
+                continue;
+            int w = snprintf(list + off, sizeof list - off, "%s%s", hits ? ", " : "", names[i]);
+            if (w > 0 && (size_t)w < sizeof list - off)
+                off += (size_t)w;
+            hits++;
+        }
+        if (hits > 1) {
+            char hint[600];
+            snprintf(hint, sizeof hint, "it could be %s", list);
+            return vyre_cli_usage_error(sub, hint, "ambiguous option '%s'", word);
+        }
+    }
+    const char *near = strncmp(word, "--", 2) == 0 ? vyre_cli_nearest(word, cands, n) : NULL;
+    char hint[128];
+    if (near)
+        snprintf(hint, sizeof hint, "did you mean '%s'?", near);
+    if (sub)
+        return vyre_cli_usage_error(sub, near ? hint : NULL, "unknown option '%s' for '%s'", word,
+                                    sub);
+    return vyre_cli_usage_error(NULL, near ? hint : NULL, "unknown option '%s'", word);
+}
+
+static int missing_value(const char *sub, const struct option *opts, int argc, char **argv)
+{
+    char word[128];
+    if (optopt > 0 && optopt < 0x100) {
+        snprintf(word, sizeof word, "-%c", optopt);
+        for (const struct option *o = opts; o->name; o++)
+            if (o->val == optopt)
+                snprintf(word, sizeof word, "--%s", o->name);
+    } else {
+        snprintf(word, sizeof word, "%s", optind > 0 && optind <= argc ? argv[optind - 1] : "?");
+    }
+    return vyre_cli_usage_error(sub, NULL, "option '%s' needs a value", word);
+}
+
+int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
+                    void (*use)(FILE *))
+{
+    switch (c) {
+    case CACHECTL_OPT_CACHE_DIR:
+        if (!*optarg)
+            return vyre_cli_usage_error(sub, "give a directory path",
+                                        "--cache-dir needs a non-empty directory");
+        g_cachectl.cache_dir = optarg;
+        return CACHECTL_HANDLED;
+    case CACHECTL_OPT_JSON:
+        g_cachectl.json = 1;
+        return CACHECTL_HANDLED;
+    case 'q':
+        g_cachectl.quiet = 1;
+        return CACHECTL_HANDLED;
+    case 'v':
+        g_cachectl.verbose = 1;
+        return CACHECTL_HANDLED;
+    case 'o':
+        if (!strchr(optarg, '=') || optarg[0] == '=')
+            return vyre_cli_usage_error(sub, "write -o key=value, e.g. -o max_size=10G",
+                                        "-o '%s': expected key=value", optarg);
+        if (g_cachectl.n_overrides == CACHECTL_MAX_OVERRIDES)
+            return vyre_cli_usage_error(sub, NULL, "too many -o options");
+        g_cachectl.overrides[g_cachectl.n_overrides++] = optarg;
+        return CACHECTL_HANDLED;
+    case 'h':
+        use(stdout);
+        return VYRE_EXIT_OK;
+    case '?':
+        return unknown_option(sub, opts, argc, argv);
+    case ':':
+        return missing_value(sub, opts, argc, argv);
+    default:
+        return -1;
+    }
+}
+
+int cachectl_global_options(const char *sub, int argc, char **argv, void (*use)(FILE *))
+{
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, sub, opts, argc, argv, use);
+        if (rc != CACHECTL_HANDLED)
+            return rc < 0 ? VYRE_EXIT_ERROR : rc;
+    }
+    return CACHECTL_HANDLED;
+}
+
+int cachectl_no_args(const char *sub, int argc, char **argv, void (*use)(FILE *))
+{
+    int rc = cachectl_global_options(sub, argc, argv, use);
+    if (rc != CACHECTL_HANDLED)
+        return rc;
+    if (optind < argc)
+        return vyre_cli_usage_error(sub, NULL, "unexpected argument '%s'", argv[optind]);
+    rc = cachectl_check_globals(sub);
+    return rc ? rc : CACHECTL_HANDLED;
+}
+
+int cachectl_check_globals(const char *sub)
+{
+    if (g_cachectl.quiet && g_cachectl.json)
+        return vyre_cli_usage_error(sub, "use --json for machine output, or -q for none",
+                                    "-q and --json conflict: -q silences the output --json "
+                                    "asks for");
+    if (g_cachectl.quiet && g_cachectl.verbose)
+        return vyre_cli_usage_error(sub, "give one of them", "-q and -v conflict");
+    return VYRE_EXIT_OK;
+}
+
+int cachectl_value_error(const char *sub, const char *option, const vyre_error *err)
+{
+    return vyre_cli_usage_error(sub, err->hint[0] ? err->hint : NULL, "%s: %s", option,
+                                err->message);
+}
+
+int cachectl_fail(const vyre_error *err)
+{
+    vyre_cli_report(err);
+    return vyre_cli_exit_code(err->code ? err->code : VYRE_EIO);
+}
+
+int cachectl_config(vyre_config *cf, char *root, size_t root_size)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (g_cachectl.cache_dir) {
+        if (snprintf(root, root_size, "%s", g_cachectl.cache_dir) >= (int)root_size)
+            return vyre_cli_usage_error(NULL, "use a shorter path", "--cache-dir is too long");
+    } else if (vyre_cache_default_root(root, root_size, &err)) {
+        return cachectl_fail(&err);
+    }
+    if (vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides, &err))
+        return cachectl_fail(&err);
+    return VYRE_EXIT_OK;
+}
+
+int cachectl_open(int how, vyre_cache **out)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    *out = NULL;
+    vyre_config cf;
+    char root[VYRE_CACHE_PATH_MAX];
+    int crc = cachectl_config(&cf, root, sizeof root);
+    if (crc)
+        return crc;
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.config = &cf;
+    unsigned flags = VYRE_CACHE_NO_HIT_TRACK;
+    if (how == CACHECTL_READ || how == CACHECTL_READ_OR_EMPTY) {
+        flags |= VYRE_CACHE_READONLY;
+        if (how == CACHECTL_READ_OR_EMPTY)
+            flags |= VYRE_CACHE_MISSING_EMPTY;
+    } else {
+        /* A writable open creates a missing root; pruning or clearing a
+         * cache that is not there is a mistake (a typo in --cache-dir), so
+         * look first without creating anything. */
+        vyre_cache *probe = NULL;
+        vyre_cache_open_opts po = oo;
+        po.flags = VYRE_CACHE_READONLY | VYRE_CACHE_NO_INDEX;
+        int rc = vyre_cache_open_ex(root, &po, &probe, &err);
+        vyre_cache_close(probe);
+        if (rc)
+            return cachectl_fail(&err);
+        if (how == CACHECTL_WRITE_NOINDEX)
+            flags |= VYRE_CACHE_NO_INDEX;
+    }
+    oo.flags = flags;
+    int rc = vyre_cache_open_ex(root, &oo, out, &err);
+    if (rc)
+        return cachectl_fail(&err);
+    return VYRE_EXIT_OK;
+}
+
+void cachectl_json_print(json_t *o)
+{
+    json_dumpf(o, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
+json_t *cachectl_json_root(const vyre_cache *c, int schema_version)
+{
+    return json_pack("{s:i, s:s}", "schema_version", schema_version, "cache_dir",
+                     vyre_cache_root(c));
+}
+
+int64_t cachectl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void cachectl_short_key(const vyre_key *key, char out[CACHECTL_SHORT_KEY + 1])
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    memcpy(out, hex, CACHECTL_SHORT_KEY);
+    out[CACHECTL_SHORT_KEY] = '\0';
+}
+
+int cachectl_parse_count(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (vyre_parse_uint(s, &v) != 0 || v == 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+const char *cachectl_relpath(const vyre_cache *c, const char *path)
+{
+    const char *root = vyre_cache_root(c);
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/')
+        n--;
+    if (strncmp(path, root, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
