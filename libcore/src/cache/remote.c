@@ -3,7 +3,7 @@
  * the trust boundary.
  *
  * Owns parsing of a remote list (URLs and ccache-style attributes, user
- * info, token files), the read-through and write-back policy (in order,
+ * info, token files, CA files), the read-through and write-back policy (in order,
  * writable remotes only, back-off after a failure, counters per remote) and
  * the validation of every object a remote returns. The backends
  * (remote_http.c, remote_redis.c) move bytes and report transport errors;
@@ -43,7 +43,8 @@
 #define HINT_SPEC                                                                                  \
     "write remotes as 'http://host[:port]/prefix', 'https://...', 'redis://host[:port][/db]', "    \
     "separated by spaces, each with optional '|read-only', '|connect-timeout=MS', "                \
-    "'|operation-timeout=MS', '|token-file=PATH', '|expiry=SECONDS', '|max-object-size=BYTES'"
+    "'|operation-timeout=MS', '|token-file=PATH', '|ca-file=PATH' (rediss), '|expiry=SECONDS', "   \
+    "'|max-object-size=BYTES'"
 #define CHECK_NAME_HTTP  ".vyre-check"
 #define CHECK_NAME_REDIS VYRE_REMOTE_REDIS_PREFIX "check"
 #define CHECK_BODY       "vyre remote check\n"
@@ -241,6 +242,33 @@ static int read_token(const parse_ctx *pc, const char *path, char *out, size_t s
     return VYRE_OK;
 }
 
+/* A ca-file= is checked once, here, so that a typo is an error where the
+ * list was written rather than a TLS failure (a miss) on every request. It
+ * is public material: links are followed and any owner or mode is fine,
+ * unlike a token file; it must be a regular file this user can read. */
+static int check_ca_file(const parse_ctx *pc, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        int e = errno;
+        return BAD(pc, vyre__errno_code(e),
+                   e == EACCES ? "make the CA file readable by the user running vyre"
+                               : "check the ca-file= path: a PEM file of the CA certificates "
+                                 "that signed the store's certificate",
+                   "cannot open CA file '%s': %s", path, strerror(e));
+    }
+    struct stat st;
+    int rc = VYRE_OK;
+    if (fstat(fd, &st) != 0)
+        rc = BAD(pc, vyre__errno_code(errno), NULL, "cannot stat CA file '%s': %s", path,
+                 strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = BAD(pc, VYRE_EINVAL, "name a PEM file of CA certificates, not a directory or a device",
+                 "CA file '%s' is not a regular file", path);
+    close(fd);
+    return rc;
+}
+
 static int parse_attr(const parse_ctx *pc, vyre__remote *r, const char *a, size_t n)
 {
     const char *eq = memchr(a, '=', n);
@@ -286,6 +314,19 @@ static int parse_attr(const parse_ctx *pc, vyre__remote *r, const char *a, size_
         memcpy(r->info.token_file, v, vn);
         r->info.token_file[vn] = '\0';
         int rc = read_token(pc, r->info.token_file, r->token, sizeof r->token);
+        if (rc)
+            return rc;
+    } else if (KEY_IS("ca-file")) {
+        if (!v || !vn || vn >= sizeof r->info.ca_file)
+            return BAD(pc, VYRE_EINVAL, "give the CA file's path: '|ca-file=PATH'",
+                       "attribute 'ca-file' needs a path");
+        if (r->info.scheme != VYRE_REMOTE_REDISS)
+            return BAD(pc, VYRE_EINVAL,
+                       "a CA file verifies a TLS server: write the store as rediss://...",
+                       "attribute 'ca-file' is for rediss:// stores only");
+        memcpy(r->info.ca_file, v, vn);
+        r->info.ca_file[vn] = '\0';
+        int rc = check_ca_file(pc, r->info.ca_file);
         if (rc)
             return rc;
     } else {
@@ -352,6 +393,7 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
     if (!r->info.scheme)
         return BAD(&pc, VYRE_EINVAL, "use http, https, redis or rediss", "unknown scheme '%.*s'",
                    (int)sn, item);
+
     if (r->info.scheme == VYRE_REMOTE_REDISS)
         return BAD(&pc, VYRE_ENOTSUP,
                    "this build's hiredis has no TLS (hiredis_ssl): use redis:// on a trusted "
