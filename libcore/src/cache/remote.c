@@ -394,12 +394,6 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
         return BAD(&pc, VYRE_EINVAL, "use http, https, redis or rediss", "unknown scheme '%.*s'",
                    (int)sn, item);
 
-    if (r->info.scheme == VYRE_REMOTE_REDISS)
-        return BAD(&pc, VYRE_ENOTSUP,
-                   "this build's hiredis has no TLS (hiredis_ssl): use redis:// on a trusted "
-                   "network, or a TLS tunnel (stunnel) to the server",
-                   "rediss:// is not supported by this build");
-
     const char *auth = sep + 3;
     const char *end = item + un;
     const char *slash = memchr(auth, '/', (size_t)(end - auth));
