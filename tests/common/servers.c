@@ -110,11 +110,12 @@ static const char *need_program(const char *name, char *buf, size_t size)
     const char *ci = getenv("CI");
     if (ci && strcmp(ci, "true") == 0)
         cr_assert_fail("%s is not installed, and CI must run the remote-store tests with it "
-                       "(.ci/run installs nginx and redis-server)",
+                       "(.ci/run installs nginx, redis-server and openssl)",
                        name);
-    cr_skip_test("%s is not installed: install nginx and redis-server to run the remote-store "
-                 "tests (CI=true makes this a failure)",
-                 name);
+    cr_skip_test(
+        "%s is not installed: install nginx, redis-server and openssl to run the remote-store "
+        "tests (CI=true makes this a failure)",
+        name);
     return NULL;
 }
 
@@ -212,6 +213,150 @@ void ts_redis_start(ts_server *s)
                                 "",    "--appendonly", "no", "--dir",  s->dir,      NULL};
     s->pid = spawn(argv, log);
     started_or_fail(s, "redis-server", log);
+}
+
+/* Runs argv (a found program) to completion; its output goes to log. */
+static void run_ok(const char *const argv[], const char *log)
+{
+    pid_t pid = spawn(argv, log);
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    forget(pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char *out = tu_read_file(log, NULL);
+        cr_assert_fail("%s %s failed: %s", argv[0], argv[1], out ? out : "(no log)");
+    }
+}
+
+/* A key and a certificate for san, signed by the CA in dir. */
+static void make_leaf(const char *openssl, const char *dir, const char *name, const char *cn,
+                      const char *san, char *cert, char *key, size_t size)
+{
+    char csr[1200], ext[1200], log[1200], subj[300];
+    snprintf(cert, size, "%s/%s.pem", dir, name);
+    snprintf(key, size, "%s/%s.key", dir, name);
+    snprintf(csr, sizeof csr, "%s/%s.csr", dir, name);
+    snprintf(ext, sizeof ext, "%s/%s.ext", dir, name);
+    snprintf(log, sizeof log, "%s/%s.log", dir, name);
+    snprintf(subj, sizeof subj, "/CN=%s", cn);
+    char text[512];
+    int n = snprintf(text, sizeof text,
+                     "subjectAltName=%s\nbasicConstraints=CA:FALSE\n"
+                     "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                     "extendedKeyUsage=serverAuth\n",
+                     san);
+    tu_write_file(ext, text, (size_t)n);
+    const char *const req[] = {
+        openssl,  "req",     "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+        "-nodes", "-keyout", key,    "-out",    csr,  "-subj",    subj,
+        NULL};
+    run_ok(req, log);
+    char ca[1200], ca_key[1200];
+    snprintf(ca, sizeof ca, "%s/ca.pem", dir);
+    snprintf(ca_key, sizeof ca_key, "%s/ca.key", dir);
+    const char *const sign[] = {openssl,
+                                "x509",
+                                "-req",
+                                "-in",
+                                csr,
+                                "-CA",
+                                ca,
+                                "-CAkey",
+                                ca_key,
+                                "-set_serial",
+                                name[0] == 's' ? "2" : "3",
+                                "-days",
+                                "2",
+                                "-extfile",
+                                ext,
+                                "-out",
+                                cert,
+                                NULL};
+    run_ok(sign, log);
+}
+
+void ts_certs_make(ts_certs *c, const char *dir)
+{
+    char bin[1024];
+    const char *openssl = need_program("openssl", bin, sizeof bin);
+    memset(c, 0, sizeof *c);
+    char ca_key[1200], log[1200];
+    snprintf(c->ca, sizeof c->ca, "%s/ca.pem", dir);
+    snprintf(ca_key, sizeof ca_key, "%s/ca.key", dir);
+    snprintf(log, sizeof log, "%s/ca.log", dir);
+    const char *const ca[] = {openssl,
+                              "req",
+                              "-x509",
+                              "-newkey",
+                              "ec",
+                              "-pkeyopt",
+                              "ec_paramgen_curve:prime256v1",
+                              "-nodes",
+                              "-keyout",
+                              ca_key,
+                              "-out",
+                              c->ca,
+                              "-days",
+                              "2",
+                              "-subj",
+                              "/CN=vyre test CA",
+                              "-addext",
+                              "basicConstraints=critical,CA:TRUE",
+                              "-addext",
+                              "keyUsage=critical,keyCertSign,cRLSign",
+                              NULL};
+    run_ok(ca, log);
+    make_leaf(openssl, dir, "server", "127.0.0.1", "IP:127.0.0.1,DNS:localhost", c->cert, c->key,
+              sizeof c->cert);
+    make_leaf(openssl, dir, "other", "elsewhere.example", "DNS:elsewhere.example", c->other_cert,
+              c->other_key, sizeof c->other_cert);
+}
+
+void ts_redis_tls_start(ts_server *s, const char *cert, const char *key, const char *ca,
+                        const char *password)
+{
+    char bin[1024];
+    const char *redis = need_program("redis-server", bin, sizeof bin);
+    memset(s, 0, sizeof *s);
+    tu_mkdtemp(s->dir, sizeof s->dir);
+    s->port = ts_free_port();
+    char port[16], log[1200];
+    snprintf(port, sizeof port, "%d", s->port);
+    snprintf(log, sizeof log, "%s/redis.out", s->dir);
+    const char *argv[32] = {redis,       "--port",
+                            "0",         "--tls-port",
+                            port,        "--tls-cert-file",
+                            cert,        "--tls-key-file",
+                            key,         "--tls-ca-cert-file",
+                            ca,          "--tls-auth-clients",
+                            "no",        "--bind",
+                            "127.0.0.1", "--save",
+                            "",          "--appendonly",
+                            "no",        "--dir",
+                            s->dir,      NULL};
+    if (password) {
+        size_t n = 0;
+        while (argv[n])
+            n++;
+        argv[n++] = "--requirepass";
+        argv[n++] = password;
+        argv[n] = NULL;
+    }
+    s->pid = spawn(argv, log);
+    started_or_fail(s, "redis-server (TLS)", log);
+}
+
+int ts_silent_listen(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0, "socket: %s", strerror(errno));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0, "bind: %s", strerror(errno));
+    cr_assert_eq(listen(fd, 16), 0, "listen: %s", strerror(errno));
+    socklen_t len = sizeof a;
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
 }
 
 void ts_server_stop(ts_server *s)

@@ -1,6 +1,7 @@
 /*
  * servers.h - real servers for the remote-store tests: nginx with WebDAV
- * PUT and redis-server on loopback ports the test picks, and a small
+ * PUT and redis-server (plain or TLS, with certificates from the openssl
+ * CLI) on loopback ports the test picks, and a small
  * fault-injecting HTTP server (a thread) for what no real server does on
  * demand (a body cut short, a response that stalls).
  *
@@ -36,6 +37,31 @@ void ts_nginx_start(ts_server *s);
 
 /* Starts redis-server (no persistence) on a free port. Same skip rule. */
 void ts_redis_start(ts_server *s);
+
+/* A throwaway PKI for TLS tests, made with the openssl CLI in dir: a CA
+ * (ca.pem), a server certificate for 127.0.0.1 and localhost (server.pem,
+ * server.key: SAN IP:127.0.0.1, DNS:localhost) and one for another host
+ * (other.pem, other.key: SAN DNS:elsewhere.example), both signed by the CA.
+ * Same skip rule when openssl is missing. */
+typedef struct ts_certs {
+    char ca[1200];
+    char cert[1200];
+    char key[1200];
+    char other_cert[1200];
+    char other_key[1200];
+} ts_certs;
+void ts_certs_make(ts_certs *c, const char *dir);
+
+/* Starts redis-server with TLS only (--port 0 --tls-port, no client
+ * certificates asked) on a free port, serving cert/key; password (NULL
+ * for none) is its requirepass. Same skip rule. */
+void ts_redis_tls_start(ts_server *s, const char *cert, const char *key, const char *ca,
+                        const char *password);
+
+/* A listening loopback socket that never accepts or reads: the kernel
+ * completes TCP handshakes, nothing ever answers. Returns the fd (close it)
+ * and its port in *port. */
+int ts_silent_listen(int *port);
 
 /* Stops the server (SIGTERM, then SIGKILL) and waits for it. Keeps dir. */
 void ts_server_stop(ts_server *s);

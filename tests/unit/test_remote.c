@@ -9,7 +9,12 @@
  * remote_nginx / remote_redis: real servers on loopback ports. Two cache
  * directories as two machines sharing one store; corrupted, truncated,
  * wrong-key and oversized objects refused and never stored; the server
- * stopped mid-run; 4 processes sharing a store at once.
+ * stopped mid-run; 4 processes sharing a store at once. remote_rediss:
+ * redis-server with TLS and a throwaway CA made by the openssl CLI: two
+ * machines over TLS (by address and by name, with a password), a server
+ * whose CA is not trusted or whose certificate names another host refused
+ * (an error, nothing stored, the local put unharmed), and a server that
+ * accepts TCP but never answers the handshake bounded by the timeout.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -283,8 +288,13 @@ Test(remote_parse, bad_specs)
              "256");
     bad_spec("redis://h/x", VYRE_EINVAL, "remote store 'redis://h/x': bad database 'x'",
              "database number");
-    bad_spec("rediss://h", VYRE_ENOTSUP,
-             "remote store 'rediss://h': rediss:// is not supported by this build", "stunnel");
+    bad_spec("redis://h|ca-file=/etc/hostname", VYRE_EINVAL,
+             "remote store 'redis://h|ca-file=/etc/hostname': attribute 'ca-file' is for "
+             "rediss:// stores only",
+             "rediss://");
+    bad_spec("rediss://h|ca-file", VYRE_EINVAL,
+             "remote store 'rediss://h|ca-file': attribute 'ca-file' needs a path",
+             "|ca-file=PATH");
     bad_spec("http://[zz]/", VYRE_EINVAL, "remote store 'http://[zz]/': bad IPv6 host", "[::1]");
     /* A password never shows in a message. */
     bad_spec("https://u:topsecret@h:0/x", VYRE_EINVAL,
@@ -293,6 +303,37 @@ Test(remote_parse, bad_specs)
              "percent-encode");
     bad_spec("http://a http://b http://c http://d http://e http://f http://g http://h http://i",
              VYRE_ETOOBIG, "more than 8 remote stores", "at most 8");
+}
+
+Test(remote_parse, rediss_and_ca_file)
+{
+    char ca[1200], spec[1400], msg[3000];
+    snprintf(ca, sizeof ca, "%s/ca.pem", g_dir);
+    tu_write_file(ca, "not checked here\n", 17);
+    snprintf(spec, sizeof spec, "rediss://:pw@h/2|ca-file=%s", ca);
+    vyre_remote_list *l = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_OK, "%s", e.message);
+    const vyre_remote_info *i = vyre_remote_list_info(l, 0);
+    cr_assert_eq(i->scheme, VYRE_REMOTE_REDISS);
+    cr_assert_eq(i->port, 6379);
+    cr_assert_eq(i->db, 2);
+    cr_assert_str_eq(i->url, "rediss://:***@h:6379/2");
+    cr_assert_str_eq(i->ca_file, ca);
+    vyre_remote_list_free(l);
+    cr_assert_eq(vyre_remote_list_parse("rediss://h", &l, &e), VYRE_OK, "%s", e.message);
+    cr_assert_str_eq(vyre_remote_list_info(l, 0)->ca_file, "");
+    vyre_remote_list_free(l);
+
+    /* Missing, or not a regular file: refused where the list is written. */
+    snprintf(spec, sizeof spec, "rediss://h|ca-file=%s/nope.pem", g_dir);
+    snprintf(msg, sizeof msg,
+             "remote store '%s': cannot open CA file '%s/nope.pem': No such file or directory",
+             spec, g_dir);
+    bad_spec(spec, VYRE_ENOENT, msg, "ca-file=");
+    snprintf(spec, sizeof spec, "rediss://h|ca-file=%s", g_dir);
+    snprintf(msg, sizeof msg, "remote store '%s': CA file '%s' is not a regular file", spec, g_dir);
+    bad_spec(spec, VYRE_EINVAL, msg, "PEM file");
 }
 
 static void write_token(const char *path, const char *text, mode_t mode)
@@ -1022,4 +1063,158 @@ Test(remote_redis, http_then_redis_in_order)
     vyre_cache_close(b);
     ts_server_stop(&n);
     ts_server_stop(&r);
+}
+
+/* ---- Redis over TLS (rediss://) ------------------------------------------ */
+
+TestSuite(remote_rediss, .init = setup, .fini = teardown);
+
+/* The PKI of one test, under g_dir/pki. */
+static void certs(ts_certs *c)
+{
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/pki", g_dir);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    ts_certs_make(c, dir);
+}
+
+Test(remote_rediss, two_machines_share_a_store)
+{
+    ts_certs c;
+    certs(&c);
+    ts_server s;
+    ts_redis_tls_start(&s, c.cert, c.key, c.ca, NULL);
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d/2|ca-file=%s|expiry=3600", s.port, c.ca);
+    two_machines(spec);
+    /* By name too: SNI and a DNS name checked against the certificate. */
+    snprintf(spec, sizeof spec, "rediss://localhost:%d/2|ca-file=%s|connect-timeout=1000", s.port,
+             c.ca);
+    vyre_cache *d = open_cache("d", spec);
+    cr_assert_eq(get_id(d, 1, 3000), VYRE_OK);
+    cr_assert_eq(stats_of(d, 0).hits, 1);
+    vyre_cache_close(d);
+    ts_server_stop(&s);
+}
+
+Test(remote_rediss, password_over_tls)
+{
+    ts_certs c;
+    certs(&c);
+    ts_server s;
+    ts_redis_tls_start(&s, c.cert, c.key, c.ca, "s3cret");
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d|ca-file=%s", s.port, c.ca);
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    cr_assert_eq(stats_of(a, 0).put_errors, 1, "no password: refused");
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "NOAUTH"), "%s", e.message);
+    vyre_cache_close(a);
+    snprintf(spec, sizeof spec, "rediss://:s3cret@127.0.0.1:%d/1|ca-file=%s", s.port, c.ca);
+    two_machines(spec);
+    ts_server_stop(&s);
+}
+
+Test(remote_rediss, untrusted_certificate_refused)
+{
+    ts_certs c;
+    certs(&c);
+    ts_server s;
+    ts_redis_tls_start(&s, c.cert, c.key, c.ca, NULL);
+    char untrusted[256], trusted[1400];
+    snprintf(untrusted, sizeof untrusted, "rediss://127.0.0.1:%d", s.port);
+    snprintf(trusted, sizeof trusted, "rediss://127.0.0.1:%d|ca-file=%s", s.port, c.ca);
+
+    /* Write-back to a server whose CA is not trusted: an error, the local
+     * put goes through, nothing reaches the store. */
+    vyre_cache *u = open_cache("u", untrusted);
+    put_id(u, 1, 100);
+    cr_assert(local_has("u", 1));
+    vyre_remote_stats st = stats_of(u, 0);
+    cr_assert_eq(st.put_errors, 1);
+    cr_assert_eq(st.puts, 0);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(u, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "certificate"), "%s", e.message);
+    cr_assert(strstr(e.hint, "ca-file"), "%s", e.hint);
+    vyre_cache_close(u);
+
+    vyre_cache *t = open_cache("t", trusted);
+    cr_assert_eq(get_id(t, 1, 100), VYRE_ENOENT, "nothing was stored");
+    cr_assert_eq(stats_of(t, 0).misses, 1);
+    put_id(t, 2, 100);
+    cr_assert_eq(stats_of(t, 0).puts, 1);
+    vyre_cache_close(t);
+
+    /* Read-through from it: a miss counted as an error, nothing stored. */
+    vyre_cache *v = open_cache("v", untrusted);
+    cr_assert_eq(get_id(v, 2, 100), VYRE_ENOENT);
+    st = stats_of(v, 0);
+    cr_assert_eq(st.errors, 1);
+    cr_assert_eq(st.hits + st.misses, 0);
+    cr_assert_not(local_has("v", 2));
+    vyre_cache_close(v);
+    ts_server_stop(&s);
+}
+
+Test(remote_rediss, wrong_host_certificate_refused)
+{
+    ts_certs c;
+    certs(&c);
+    ts_server s;
+    /* Signed by the trusted CA, but for elsewhere.example. */
+    ts_redis_tls_start(&s, c.other_cert, c.other_key, c.ca, NULL);
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d|ca-file=%s", s.port, c.ca);
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    cr_assert(local_has("a", 1));
+    cr_assert_eq(stats_of(a, 0).put_errors, 1);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "certificate") && strstr(e.message, "mismatch"), "%s", e.message);
+    vyre_cache_close(a);
+    /* By name: the same, through SNI and SSL_set1_host. */
+    snprintf(spec, sizeof spec, "rediss://localhost:%d|ca-file=%s|connect-timeout=1000", s.port,
+             c.ca);
+    a = open_cache("b", spec);
+    cr_assert_eq(get_id(a, 1, 100), VYRE_ENOENT);
+    cr_assert_eq(stats_of(a, 0).errors, 1);
+    vyre_cache_close(a);
+    ts_server_stop(&s);
+}
+
+Test(remote_rediss, silent_server_is_bounded)
+{
+    /* Accepts TCP (the kernel does), never answers the TLS handshake. */
+    ts_certs c;
+    certs(&c);
+    int port = 0;
+    int fd = ts_silent_listen(&port);
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d|ca-file=%s|operation-timeout=300", port,
+             c.ca);
+    vyre_cache *a = open_cache("a", spec);
+    uint64_t t0 = mono_ns();
+    put_id(a, 1, 100);
+    uint64_t ms = (mono_ns() - t0) / 1000000;
+    cr_assert_geq(ms, 250, "waited the operation timeout (%" PRIu64 " ms)", ms);
+    cr_assert_lt(ms, 1500, "bounded by the operation timeout (%" PRIu64 " ms)", ms);
+    cr_assert(local_has("a", 1));
+    cr_assert_eq(stats_of(a, 0).put_errors, 1);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "TLS handshake: timed out"), "%s", e.message);
+    vyre_cache_close(a);
+    close(fd);
 }
