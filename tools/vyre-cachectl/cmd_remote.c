@@ -22,6 +22,7 @@ static void usage(FILE *out)
             "tried in order, each with '|'-separated attributes:\n"
             "  http://host[:port]/prefix   https://...   redis://host[:port][/db]\n"
             "  |read-only  |connect-timeout=MS  |operation-timeout=MS  |token-file=PATH\n"
+            "  |ca-file=PATH (https: the CA certificates, PEM, that verify the store)\n"
             "  |expiry=SECONDS (Redis)  |max-object-size=BYTES\n\n"
             "  check   for each remote: reachable, round-trip time, whether it takes writes\n"
             "  push    write local blobs (KEY or a unique prefix of it, or --all) to every\n"
