@@ -15,6 +15,8 @@
  * No connection is ever made: parsing only. A token-file= names a path the
  * fuzzer invents; it is opened read-only (O_NOFOLLOW) and must be the
  * caller's and 0600, so nothing outside the fuzzer's own files is read.
+ * A ca-file= (https only) is opened read-only and, when it is a regular
+ * file, read to look for a PEM certificate: nothing is written or kept.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -21,6 +21,8 @@
 
 #include "testutil.h"
 
+#define VYRE_TS_ARRAY_MAX(a) (sizeof(a) / sizeof((a)[0]))
+
 #define TS_MAX 16
 static pid_t g_pids[TS_MAX];
 static pid_t g_owner;
@@ -112,10 +114,9 @@ static const char *need_program(const char *name, char *buf, size_t size)
         cr_assert_fail("%s is not installed, and CI must run the remote-store tests with it "
                        "(.ci/run installs nginx, redis-server and openssl)",
                        name);
-    cr_skip_test(
-        "%s is not installed: install nginx, redis-server and openssl to run the remote-store "
-        "tests (CI=true makes this a failure)",
-        name);
+    cr_skip_test("%s is not installed: install nginx, redis-server and openssl to run the "
+                 "remote-store tests (CI=true makes this a failure)",
+                 name);
     return NULL;
 }
 
@@ -151,7 +152,8 @@ static void started_or_fail(ts_server *s, const char *what, const char *log)
     cr_assert_fail("%s did not start on port %d: %s", what, s->port, out ? out : "(no log)");
 }
 
-void ts_nginx_start(ts_server *s)
+/* nginx with GET and WebDAV PUT; over TLS with cert and key unless NULL. */
+static void nginx_start(ts_server *s, const char *cert, const char *key)
 {
     char bin[1024];
     const char *nginx = need_program("nginx", bin, sizeof bin);
@@ -164,7 +166,15 @@ void ts_nginx_start(ts_server *s)
     snprintf(conf, sizeof conf, "%s/nginx.conf", s->dir);
     snprintf(log, sizeof log, "%s/nginx.out", s->dir);
     s->port = ts_free_port();
-    char text[8192];
+    char tls[3000] = "";
+    if (cert) {
+        int t = snprintf(tls, sizeof tls,
+                         "    ssl_certificate %s;\n"
+                         "    ssl_certificate_key %s;\n",
+                         cert, key);
+        cr_assert(t > 0 && (size_t)t < sizeof tls, "certificate paths too long");
+    }
+    char text[12288];
     int n = snprintf(text, sizeof text,
                      "%s"
                      "daemon off;\n"
@@ -181,7 +191,8 @@ void ts_nginx_start(ts_server *s)
                      "  scgi_temp_path %s/scgi;\n"
                      "  client_max_body_size 64m;\n"
                      "  server {\n"
-                     "    listen 127.0.0.1:%d;\n"
+                     "    listen 127.0.0.1:%d%s;\n"
+                     "%s"
                      "    location / {\n"
                      "      root %s;\n"
                      "      dav_methods PUT;\n"
@@ -191,12 +202,123 @@ void ts_nginx_start(ts_server *s)
                      "  }\n"
                      "}\n",
                      geteuid() == 0 ? "user root;\n" : "", s->dir, s->dir, body_tmp, s->dir, s->dir,
-                     s->dir, s->dir, s->port, s->root);
+                     s->dir, s->dir, s->port, cert ? " ssl" : "", tls, s->root);
     cr_assert(n > 0 && (size_t)n < sizeof text);
     tu_write_file(conf, text, (size_t)n);
     const char *const argv[] = {nginx, "-e", log, "-c", conf, "-p", s->dir, NULL};
     s->pid = spawn(argv, log);
-    started_or_fail(s, "nginx", log);
+    started_or_fail(s, cert ? "nginx (TLS)" : "nginx", log);
+}
+
+void ts_nginx_start(ts_server *s)
+{
+    nginx_start(s, NULL, NULL);
+}
+
+void ts_nginx_tls_start(ts_server *s, const char *cert, const char *key)
+{
+    cr_assert(cert && key, "ts_nginx_tls_start needs a certificate and its key");
+    nginx_start(s, cert, key);
+}
+
+/* ---- throwaway certificates ------------------------------------------------ */
+
+/* Runs openssl with args (argv[0] is filled in), asserting success. */
+static void openssl_run(const char *openssl, const char **args)
+{
+    char *argv[40];
+    size_t n = 0;
+    argv[n++] = strdup(openssl);
+    for (size_t i = 0; args[i]; i++) {
+        cr_assert_lt(n, VYRE_TS_ARRAY_MAX(argv) - 1);
+        argv[n++] = strdup(args[i]);
+    }
+    argv[n] = NULL;
+    tu_proc p;
+    /* No user or system configuration changes what is made. */
+    const char *const env[] = {"OPENSSL_CONF=/dev/null", NULL};
+    tu_run(&p, argv, env);
+    cr_assert_eq(p.exit_code, 0, "openssl %s failed (%d): %s%s", args[0], p.exit_code, p.out,
+                 p.err);
+    tu_proc_free(&p);
+    for (size_t i = 0; i < n; i++)
+        free(argv[i]);
+}
+
+static void path_in(char *out, size_t size, const char *dir, const char *name, const char *ext)
+{
+    int n = snprintf(out, size, "%s/%s%s", dir, name, ext);
+    cr_assert(n > 0 && (size_t)n < size, "path too long: %s/%s%s", dir, name, ext);
+}
+
+void ts_tls_ca(const char *dir, const char *name)
+{
+    char bin[1024];
+    const char *openssl = need_program("openssl", bin, sizeof bin);
+    char cnf[1200], key[1200], pem[1200];
+    path_in(cnf, sizeof cnf, dir, name, ".cnf");
+    path_in(key, sizeof key, dir, name, ".key");
+    path_in(pem, sizeof pem, dir, name, ".pem");
+    char text[512];
+    int n = snprintf(text, sizeof text,
+                     "[req]\n"
+                     "distinguished_name = dn\n"
+                     "prompt = no\n"
+                     "x509_extensions = v3_ca\n"
+                     "[dn]\n"
+                     "CN = vyre test CA %s\n"
+                     "[v3_ca]\n"
+                     "basicConstraints = critical,CA:TRUE\n"
+                     "keyUsage = critical,keyCertSign,cRLSign\n"
+                     "subjectKeyIdentifier = hash\n",
+                     name);
+    cr_assert(n > 0 && (size_t)n < sizeof text);
+    tu_write_file(cnf, text, (size_t)n);
+    const char *args[] = {"req",     "-x509",   "-config",  cnf,
+                          "-newkey", "ec",      "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                          "-nodes",  "-keyout", key,        "-out",
+                          pem,       "-days",   "2",        "-sha256",
+                          NULL};
+    openssl_run(openssl, args);
+}
+
+void ts_tls_cert(const char *dir, const char *ca, const char *name, const char *san)
+{
+    char bin[1024];
+    const char *openssl = need_program("openssl", bin, sizeof bin);
+    char cnf[1200], key[1200], csr[1200], pem[1200], ca_key[1200], ca_pem[1200];
+    path_in(cnf, sizeof cnf, dir, name, ".cnf");
+    path_in(key, sizeof key, dir, name, ".key");
+    path_in(csr, sizeof csr, dir, name, ".csr");
+    path_in(pem, sizeof pem, dir, name, ".pem");
+    path_in(ca_key, sizeof ca_key, dir, ca, ".key");
+    path_in(ca_pem, sizeof ca_pem, dir, ca, ".pem");
+    char text[1024];
+    int n = snprintf(text, sizeof text,
+                     "[req]\n"
+                     "distinguished_name = dn\n"
+                     "prompt = no\n"
+                     "[dn]\n"
+                     "CN = vyre test server %s\n"
+                     "[v3_srv]\n"
+                     "basicConstraints = critical,CA:FALSE\n"
+                     "keyUsage = critical,digitalSignature\n"
+                     "extendedKeyUsage = serverAuth\n"
+                     "subjectAltName = %s\n"
+                     "subjectKeyIdentifier = hash\n"
+                     "authorityKeyIdentifier = keyid\n",
+                     name, san);
+    cr_assert(n > 0 && (size_t)n < sizeof text);
+    tu_write_file(cnf, text, (size_t)n);
+    const char *req[] = {"req",     "-new",    "-config",  cnf,
+                         "-newkey", "ec",      "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                         "-nodes",  "-keyout", key,        "-out",
+                         csr,       NULL};
+    openssl_run(openssl, req);
+    const char *sign[] = {"x509", "-req",        "-in",    csr,     "-CA", ca_pem,    "-CAkey",
+                          ca_key, "-set_serial", "2",      "-days", "2",   "-sha256", "-extfile",
+                          cnf,    "-extensions", "v3_srv", "-out",  pem,   NULL};
+    openssl_run(openssl, sign);
 }
 
 void ts_redis_start(ts_server *s)
@@ -213,103 +335,6 @@ void ts_redis_start(ts_server *s)
                                 "",    "--appendonly", "no", "--dir",  s->dir,      NULL};
     s->pid = spawn(argv, log);
     started_or_fail(s, "redis-server", log);
-}
-
-/* Runs argv (a found program) to completion; its output goes to log. */
-static void run_ok(const char *const argv[], const char *log)
-{
-    pid_t pid = spawn(argv, log);
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    forget(pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char *out = tu_read_file(log, NULL);
-        cr_assert_fail("%s %s failed: %s", argv[0], argv[1], out ? out : "(no log)");
-    }
-}
-
-/* A key and a certificate for san, signed by the CA in dir. */
-static void make_leaf(const char *openssl, const char *dir, const char *name, const char *cn,
-                      const char *san, char *cert, char *key, size_t size)
-{
-    char csr[1200], ext[1200], log[1200], subj[300];
-    snprintf(cert, size, "%s/%s.pem", dir, name);
-    snprintf(key, size, "%s/%s.key", dir, name);
-    snprintf(csr, sizeof csr, "%s/%s.csr", dir, name);
-    snprintf(ext, sizeof ext, "%s/%s.ext", dir, name);
-    snprintf(log, sizeof log, "%s/%s.log", dir, name);
-    snprintf(subj, sizeof subj, "/CN=%s", cn);
-    char text[512];
-    int n = snprintf(text, sizeof text,
-                     "subjectAltName=%s\nbasicConstraints=CA:FALSE\n"
-                     "keyUsage=critical,digitalSignature,keyEncipherment\n"
-                     "extendedKeyUsage=serverAuth\n",
-                     san);
-    tu_write_file(ext, text, (size_t)n);
-    const char *const req[] = {
-        openssl,  "req",     "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-        "-nodes", "-keyout", key,    "-out",    csr,  "-subj",    subj,
-        NULL};
-    run_ok(req, log);
-    char ca[1200], ca_key[1200];
-    snprintf(ca, sizeof ca, "%s/ca.pem", dir);
-    snprintf(ca_key, sizeof ca_key, "%s/ca.key", dir);
-    const char *const sign[] = {openssl,
-                                "x509",
-                                "-req",
-                                "-in",
-                                csr,
-                                "-CA",
-                                ca,
-                                "-CAkey",
-                                ca_key,
-                                "-set_serial",
-                                name[0] == 's' ? "2" : "3",
-                                "-days",
-                                "2",
-                                "-extfile",
-                                ext,
-                                "-out",
-                                cert,
-                                NULL};
-    run_ok(sign, log);
-}
-
-void ts_certs_make(ts_certs *c, const char *dir)
-{
-    char bin[1024];
-    const char *openssl = need_program("openssl", bin, sizeof bin);
-    memset(c, 0, sizeof *c);
-    char ca_key[1200], log[1200];
-    snprintf(c->ca, sizeof c->ca, "%s/ca.pem", dir);
-    snprintf(ca_key, sizeof ca_key, "%s/ca.key", dir);
-    snprintf(log, sizeof log, "%s/ca.log", dir);
-    const char *const ca[] = {openssl,
-                              "req",
-                              "-x509",
-                              "-newkey",
-                              "ec",
-                              "-pkeyopt",
-                              "ec_paramgen_curve:prime256v1",
-                              "-nodes",
-                              "-keyout",
-                              ca_key,
-                              "-out",
-                              c->ca,
-                              "-days",
-                              "2",
-                              "-subj",
-                              "/CN=vyre test CA",
-                              "-addext",
-                              "basicConstraints=critical,CA:TRUE",
-                              "-addext",
-                              "keyUsage=critical,keyCertSign,cRLSign",
-                              NULL};
-    run_ok(ca, log);
-    make_leaf(openssl, dir, "server", "127.0.0.1", "IP:127.0.0.1,DNS:localhost", c->cert, c->key,
-              sizeof c->cert);
-    make_leaf(openssl, dir, "other", "elsewhere.example", "DNS:elsewhere.example", c->other_cert,
-              c->other_key, sizeof c->other_cert);
 }
 
 void ts_redis_tls_start(ts_server *s, const char *cert, const char *key, const char *ca,

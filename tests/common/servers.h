@@ -1,11 +1,12 @@
 /*
  * servers.h - real servers for the remote-store tests: nginx with WebDAV
- * PUT and redis-server (plain or TLS, with certificates from the openssl
- * CLI) on loopback ports the test picks, and a small
+ * PUT (over plain HTTP or TLS) and redis-server (plain or TLS) on loopback
+ * ports the test picks, throwaway certificates made with the openssl
+ * command, and a small
  * fault-injecting HTTP server (a thread) for what no real server does on
  * demand (a body cut short, a response that stalls).
  *
- * A server that is not installed skips the test with the reason, unless
+ * A server (or openssl) that is not installed skips the test with the reason, unless
  * $CI is "true": there it fails the test (CI installs them). Servers are
  * stopped by ts_*_stop, and killed when the test's process exits whatever
  * the path (PR_SET_PDEATHSIG and an exit handler).
@@ -35,22 +36,21 @@ typedef struct ts_server {
  * created) on a free port. Skips (or fails under CI) when nginx is missing. */
 void ts_nginx_start(ts_server *s);
 
+/* The same over TLS: 'listen 127.0.0.1:PORT ssl' with this certificate
+ * (PEM, chain) and key. */
+void ts_nginx_tls_start(ts_server *s, const char *cert, const char *key);
+
+/* Throwaway certificates (EC P-256, valid 2 days), made by the openssl
+ * command (fork/exec, no shell) in dir, which holds nothing else of value:
+ * ts_tls_ca writes <dir>/<name>.pem and .key, a self-signed CA;
+ * ts_tls_cert writes <dir>/<name>.pem and .key, a server certificate signed
+ * by the CA <dir>/<ca>.pem with subjectAltName san (e.g.
+ * "IP:127.0.0.1,DNS:localhost"). Same skip rule for a missing openssl. */
+void ts_tls_ca(const char *dir, const char *name);
+void ts_tls_cert(const char *dir, const char *ca, const char *name, const char *san);
+
 /* Starts redis-server (no persistence) on a free port. Same skip rule. */
 void ts_redis_start(ts_server *s);
-
-/* A throwaway PKI for TLS tests, made with the openssl CLI in dir: a CA
- * (ca.pem), a server certificate for 127.0.0.1 and localhost (server.pem,
- * server.key: SAN IP:127.0.0.1, DNS:localhost) and one for another host
- * (other.pem, other.key: SAN DNS:elsewhere.example), both signed by the CA.
- * Same skip rule when openssl is missing. */
-typedef struct ts_certs {
-    char ca[1200];
-    char cert[1200];
-    char key[1200];
-    char other_cert[1200];
-    char other_key[1200];
-} ts_certs;
-void ts_certs_make(ts_certs *c, const char *dir);
 
 /* Starts redis-server with TLS only (--port 0 --tls-port, no client
  * certificates asked) on a free port, serving cert/key; password (NULL

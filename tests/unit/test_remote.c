@@ -3,14 +3,17 @@
  * the remote half of vyre/cache.h).
  *
  * remote_parse: remote lists good and bad, with exact messages; token
- * files and their mode. remote_fault: a fault-injecting HTTP server of the
- * test's own (a body cut short, a stalled response, an endless body, a
+ * files and their mode; CA files. remote_fault: a fault-injecting HTTP
+ * server of the test's own (a body cut short, a stalled response, an endless body, a
  * 500, garbage): each is a miss, counted, bounded in time, and backs off.
  * remote_nginx / remote_redis: real servers on loopback ports. Two cache
  * directories as two machines sharing one store; corrupted, truncated,
  * wrong-key and oversized objects refused and never stored; the server
- * stopped mid-run; 4 processes sharing a store at once. remote_rediss:
- * redis-server with TLS and a throwaway CA made by the openssl CLI: two
+ * stopped mid-run; 4 processes sharing a store at once. remote_https: nginx
+ * over TLS with a throwaway CA made by openssl: verified through
+ * '|ca-file=', and refused (a miss counted as an error, nothing stored)
+ * without it, for a certificate naming another host, or signed by another
+ * CA. remote_rediss: redis-server with TLS and the same kind of CA: two
  * machines over TLS (by address and by name, with a password), a server
  * whose CA is not trusted or whose certificate names another host refused
  * (an error, nothing stored, the local put unharmed), and a server that
@@ -288,10 +291,6 @@ Test(remote_parse, bad_specs)
              "256");
     bad_spec("redis://h/x", VYRE_EINVAL, "remote store 'redis://h/x': bad database 'x'",
              "database number");
-    bad_spec("redis://h|ca-file=/etc/hostname", VYRE_EINVAL,
-             "remote store 'redis://h|ca-file=/etc/hostname': attribute 'ca-file' is for "
-             "rediss:// stores only",
-             "rediss://");
     bad_spec("rediss://h|ca-file", VYRE_EINVAL,
              "remote store 'rediss://h|ca-file': attribute 'ca-file' needs a path",
              "|ca-file=PATH");
@@ -303,37 +302,6 @@ Test(remote_parse, bad_specs)
              "percent-encode");
     bad_spec("http://a http://b http://c http://d http://e http://f http://g http://h http://i",
              VYRE_ETOOBIG, "more than 8 remote stores", "at most 8");
-}
-
-Test(remote_parse, rediss_and_ca_file)
-{
-    char ca[1200], spec[1400], msg[3000];
-    snprintf(ca, sizeof ca, "%s/ca.pem", g_dir);
-    tu_write_file(ca, "not checked here\n", 17);
-    snprintf(spec, sizeof spec, "rediss://:pw@h/2|ca-file=%s", ca);
-    vyre_remote_list *l = NULL;
-    vyre_error e;
-    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_OK, "%s", e.message);
-    const vyre_remote_info *i = vyre_remote_list_info(l, 0);
-    cr_assert_eq(i->scheme, VYRE_REMOTE_REDISS);
-    cr_assert_eq(i->port, 6379);
-    cr_assert_eq(i->db, 2);
-    cr_assert_str_eq(i->url, "rediss://:***@h:6379/2");
-    cr_assert_str_eq(i->ca_file, ca);
-    vyre_remote_list_free(l);
-    cr_assert_eq(vyre_remote_list_parse("rediss://h", &l, &e), VYRE_OK, "%s", e.message);
-    cr_assert_str_eq(vyre_remote_list_info(l, 0)->ca_file, "");
-    vyre_remote_list_free(l);
-
-    /* Missing, or not a regular file: refused where the list is written. */
-    snprintf(spec, sizeof spec, "rediss://h|ca-file=%s/nope.pem", g_dir);
-    snprintf(msg, sizeof msg,
-             "remote store '%s': cannot open CA file '%s/nope.pem': No such file or directory",
-             spec, g_dir);
-    bad_spec(spec, VYRE_ENOENT, msg, "ca-file=");
-    snprintf(spec, sizeof spec, "rediss://h|ca-file=%s", g_dir);
-    snprintf(msg, sizeof msg, "remote store '%s': CA file '%s' is not a regular file", spec, g_dir);
-    bad_spec(spec, VYRE_EINVAL, msg, "PEM file");
 }
 
 static void write_token(const char *path, const char *text, mode_t mode)
@@ -391,6 +359,127 @@ Test(remote_parse, token_file)
     cr_assert_eq(symlink(tok, link), 0);
     snprintf(spec, sizeof spec, "https://h|token-file=%s", link);
     cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_EUNSAFE, "%s", e.message);
+}
+
+/* A file that passes the parse-time check (a PEM certificate marker); TLS
+ * itself is tested against real certificates in remote_https. */
+static void write_pem(const char *path)
+{
+    const char *pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    tu_write_file(path, pem, strlen(pem));
+}
+
+Test(remote_parse, ca_file)
+{
+    char ca[1200], spec[2600], msg[4096];
+    snprintf(ca, sizeof ca, "%s/ca.pem", g_dir);
+    write_pem(ca);
+    cr_assert_eq(chmod(ca, 0644), 0, "a CA certificate is public: any mode is fine");
+    snprintf(spec, sizeof spec, "https://store.example/c|ca-file=%s|read-only", ca);
+    vyre_remote_list *l = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_OK, "%s", e.message);
+    cr_assert_str_eq(vyre_remote_list_info(l, 0)->ca_file, ca);
+    cr_assert_eq(vyre_remote_list_info(l, 0)->read_only, 1);
+    cr_assert_str_eq(vyre_remote_list_info(l, 0)->url, "https://store.example:443/c");
+    vyre_remote_list_free(l);
+    /* Without the attribute: the system's CA store. */
+    cr_assert_eq(vyre_remote_list_parse("https://store.example/c", &l, &e), VYRE_OK);
+    cr_assert_str_eq(vyre_remote_list_info(l, 0)->ca_file, "");
+    vyre_remote_list_free(l);
+
+    /* A symbolic link is followed, as the system's CA files are links. */
+    char link[1200];
+    snprintf(link, sizeof link, "%s/ca-link.pem", g_dir);
+    cr_assert_eq(symlink(ca, link), 0);
+    snprintf(spec, sizeof spec, "https://h|ca-file=%s", link);
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_OK, "%s", e.message);
+    vyre_remote_list_free(l);
+
+    /* Missing. */
+    snprintf(spec, sizeof spec, "https://h|ca-file=%s/missing.pem", g_dir);
+    snprintf(msg, sizeof msg,
+             "remote store '%s': cannot open CA file '%s/missing.pem': No such file or directory",
+             spec, g_dir);
+    bad_spec(spec, VYRE_ENOENT, msg, "check the ca-file= path");
+
+    /* A directory (a c_rehash'ed one included) is not a CA file. */
+    snprintf(spec, sizeof spec, "https://h|ca-file=%s", g_dir);
+    snprintf(msg, sizeof msg, "remote store '%s': CA file '%s' is not a regular file", spec, g_dir);
+    bad_spec(spec, VYRE_EINVAL, msg, "not a directory");
+
+    /* Empty, or not PEM. */
+    char other[1200];
+    snprintf(other, sizeof other, "%s/empty.pem", g_dir);
+    tu_write_file(other, "", 0);
+    snprintf(spec, sizeof spec, "https://h|ca-file=%s", other);
+    snprintf(msg, sizeof msg, "remote store '%s': CA file '%s' is 0 bytes long", spec, other);
+    bad_spec(spec, VYRE_EINVAL, msg, "PEM");
+    snprintf(other, sizeof other, "%s/ca.der", g_dir);
+    tu_write_file(other, "\x30\x82\x01\x0a", 4);
+    snprintf(spec, sizeof spec, "https://h|ca-file=%s", other);
+    snprintf(msg, sizeof msg,
+             "remote store '%s': CA file '%s' holds no PEM certificate ('-----BEGIN "
+             "CERTIFICATE-----')",
+             spec, other);
+    bad_spec(spec, VYRE_EINVAL, msg, "openssl x509 -inform DER");
+
+    /* Unreadable (root reads anything, so only as another user). */
+    if (geteuid() != 0) {
+        snprintf(other, sizeof other, "%s/locked.pem", g_dir);
+        write_pem(other);
+        cr_assert_eq(chmod(other, 0), 0);
+        snprintf(spec, sizeof spec, "https://h|ca-file=%s", other);
+        snprintf(msg, sizeof msg, "remote store '%s': cannot open CA file '%s': Permission denied",
+                 spec, other);
+        bad_spec(spec, VYRE_EPERM, msg, "readable");
+    }
+
+    /* No path; not an https:// store. */
+    bad_spec("https://h|ca-file", VYRE_EINVAL,
+             "remote store 'https://h|ca-file': attribute 'ca-file' needs a path", "|ca-file=PATH");
+    bad_spec("https://h|ca-file=", VYRE_EINVAL,
+             "remote store 'https://h|ca-file=': attribute 'ca-file' needs a path",
+             "|ca-file=PATH");
+    snprintf(spec, sizeof spec, "http://h|ca-file=%s", ca);
+    snprintf(msg, sizeof msg,
+             "remote store '%s': attribute 'ca-file' is for https:// and rediss:// "
+             "stores only",
+             spec);
+    bad_spec(spec, VYRE_EINVAL, msg, "https://");
+    snprintf(spec, sizeof spec, "redis://h|ca-file=%s", ca);
+    snprintf(msg, sizeof msg,
+             "remote store '%s': attribute 'ca-file' is for https:// and rediss:// "
+             "stores only",
+             spec);
+    bad_spec(spec, VYRE_EINVAL, msg, "https://");
+
+    /* There is no attribute that turns verification off. */
+    bad_spec("https://h|insecure", VYRE_EINVAL,
+             "remote store 'https://h|insecure': unknown attribute 'insecure'", "|ca-file=PATH");
+    bad_spec("https://h|verify=0", VYRE_EINVAL,
+             "remote store 'https://h|verify=0': unknown attribute 'verify=0'", "|ca-file=PATH");
+}
+
+Test(remote_parse, rediss_and_ca_file)
+{
+    char ca[1200], spec[1400];
+    snprintf(ca, sizeof ca, "%s/ca.pem", g_dir);
+    write_pem(ca);
+    snprintf(spec, sizeof spec, "rediss://:pw@h/2|ca-file=%s", ca);
+    vyre_remote_list *l = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_OK, "%s", e.message);
+    const vyre_remote_info *i = vyre_remote_list_info(l, 0);
+    cr_assert_eq(i->scheme, VYRE_REMOTE_REDISS);
+    cr_assert_eq(i->port, 6379);
+    cr_assert_eq(i->db, 2);
+    cr_assert_str_eq(i->url, "rediss://:***@h:6379/2");
+    cr_assert_str_eq(i->ca_file, ca);
+    vyre_remote_list_free(l);
+    cr_assert_eq(vyre_remote_list_parse("rediss://h", &l, &e), VYRE_OK, "%s", e.message);
+    cr_assert_str_eq(vyre_remote_list_info(l, 0)->ca_file, "");
+    vyre_remote_list_free(l);
 }
 
 Test(remote_parse, from_the_environment)
@@ -899,6 +988,157 @@ Test(remote_nginx, read_only_remote_is_not_written)
     ts_server_stop(&s);
 }
 
+/* ---- HTTPS ------------------------------------------------------------------ */
+
+TestSuite(remote_https, .init = setup, .fini = teardown);
+
+/* A throwaway PKI in <g_dir>/pki: the CA "ca" and its server certificate
+ * "good" for 127.0.0.1 and localhost. */
+static void make_pki(char *dir, size_t size)
+{
+    snprintf(dir, size, "%s/pki", g_dir);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    ts_tls_ca(dir, "ca");
+    ts_tls_cert(dir, "ca", "good", "IP:127.0.0.1,DNS:localhost");
+}
+
+/* nginx over TLS with the certificate <dir>/<name>.pem. */
+static void https_start(ts_server *s, const char *dir, const char *name)
+{
+    char cert[1200], key[1200];
+    snprintf(cert, sizeof cert, "%s/%s.pem", dir, name);
+    snprintf(key, sizeof key, "%s/%s.key", dir, name);
+    ts_nginx_tls_start(s, cert, key);
+}
+
+/* https://127.0.0.1:PORT/fleet/store, with '|ca-file=<dir>/<ca>.pem' unless
+ * ca is NULL. */
+static void https_spec(char *spec, size_t size, const ts_server *s, const char *dir, const char *ca)
+{
+    int n = ca ? snprintf(spec, size, "https://127.0.0.1:%d/fleet/store|ca-file=%s/%s.pem", s->port,
+                          dir, ca)
+               : snprintf(spec, size, "https://127.0.0.1:%d/fleet/store", s->port);
+    cr_assert(n > 0 && (size_t)n < size);
+}
+
+/* Puts blob id straight into the store's files, as a trusted writer would
+ * have: what a client that must not trust the server would be offered. */
+static void place(const ts_server *s, uint64_t id, size_t n)
+{
+    char path[1400], dir[1400];
+    store_path(path, sizeof path, s, id);
+    snprintf(dir, sizeof dir, "%s/fleet", s->root);
+    mkdir(dir, 0700);
+    snprintf(dir, sizeof dir, "%s/fleet/store", s->root);
+    mkdir(dir, 0700);
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    mkdir(dir, 0700);
+    size_t len = 0;
+    uint8_t *blob = blob_bytes(id, n, &len);
+    tu_write_file(path, blob, len);
+    free(blob);
+}
+
+/* The client of spec refuses the server's certificate: blob 1, which the
+ * store has, is a miss counted as an error (never a hit, never stored
+ * locally); a put still succeeds locally and reaches nothing remote; pull
+ * and check report the TLS failure with a hint naming hint_part. */
+static void refused(const ts_server *s, const char *spec, const char *hint_part)
+{
+    place(s, 1, 500);
+    vyre_cache *b = open_cache("b", spec);
+    cr_assert_eq(get_id(b, 1, 500), VYRE_ENOENT, "an untrusted server's blob is never a hit");
+    vyre_remote_stats st = stats_of(b, 0);
+    cr_assert_eq(st.errors, 1, "the TLS failure is an error");
+    cr_assert_eq(st.hits + st.misses + st.rejected, 0);
+    cr_assert_eq(st.bytes_read, 0, "no byte of the object was accepted");
+    cr_assert_not(local_has("b", 1), "nothing from an untrusted server is stored");
+    vyre_cache_close(b);
+
+    vyre_cache *c = open_cache("c", spec);
+    put_id(c, 2, 300); /* asserts VYRE_OK: the local put does not depend on the remote */
+    cr_assert(local_has("c", 2));
+    st = stats_of(c, 0);
+    cr_assert_eq(st.puts, 0);
+    cr_assert_eq(st.put_errors, 1);
+    cr_assert_eq(st.bytes_written, 0);
+    char path[1400];
+    store_path(path, sizeof path, s, 2);
+    cr_assert_neq(access(path, F_OK), 0, "nothing was written to the store");
+    vyre_cache_close(c);
+
+    /* Pull and check, which ignore the back-off, say why. */
+    vyre_cache *p = open_cache("p", spec);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_remote_pull(p, &k, NULL, &e), VYRE_EREMOTE, "%s", e.message);
+    cr_assert(strstr(e.message, "GET") && strstr(e.message, "SSL"), "%s", e.message);
+    cr_assert(strstr(e.hint, hint_part), "hint '%s' lacks '%s'", e.hint, hint_part);
+    cr_assert(strstr(e.hint, "verification is never turned off"), "%s", e.hint);
+    cr_assert_not(local_has("p", 1));
+    vyre_remote_check chk;
+    cr_assert_eq(vyre_cache_remote_check(p, 0, &chk, &e), VYRE_OK);
+    cr_assert_eq(chk.reachable, 0, "a server that fails verification is not reachable");
+    cr_assert(strstr(chk.message, "SSL"), "%s", chk.message);
+    vyre_cache_close(p);
+}
+
+Test(remote_https, two_machines_share_a_store_through_ca_file)
+{
+    char pki[1200], spec[2600];
+    make_pki(pki, sizeof pki);
+    ts_server s;
+    https_start(&s, pki, "good");
+    https_spec(spec, sizeof spec, &s, pki, "ca");
+    two_machines(spec);
+    char path[1400];
+    store_path(path, sizeof path, &s, 1);
+    size_t len = 0;
+    char *data = tu_read_file(path, &len);
+    cr_assert_not_null(data, "the blob was written back over TLS");
+    cr_assert_eq(len, VYRE_BLOB_HEADER_SIZE + 3000);
+    free(data);
+    ts_server_stop(&s);
+}
+
+Test(remote_https, untrusted_certificate_is_refused)
+{
+    char pki[1200], spec[2600];
+    make_pki(pki, sizeof pki);
+    ts_server s;
+    https_start(&s, pki, "good");
+    https_spec(spec, sizeof spec, &s, pki, NULL);
+    refused(&s, spec, "'|ca-file=PATH'");
+    ts_server_stop(&s);
+}
+
+Test(remote_https, wrong_host_name_is_refused)
+{
+    char pki[1200], spec[2600];
+    make_pki(pki, sizeof pki);
+    ts_tls_cert(pki, "ca", "wrong", "DNS:wrong.example");
+    ts_server s;
+    https_start(&s, pki, "wrong");
+    https_spec(spec, sizeof spec, &s, pki, "ca");
+    refused(&s, spec, "does not name the host");
+    ts_server_stop(&s);
+}
+
+Test(remote_https, another_ca_is_refused)
+{
+    char pki[1200], spec[2600];
+    make_pki(pki, sizeof pki);
+    ts_tls_ca(pki, "other");
+    ts_server s;
+    https_start(&s, pki, "good");
+    https_spec(spec, sizeof spec, &s, pki, "other");
+    refused(&s, spec, "not signed by a CA of '|ca-file='");
+    ts_server_stop(&s);
+}
+
 TestSuite(remote_redis, .init = setup, .fini = teardown);
 
 static redisContext *redis_at(const ts_server *s)
@@ -1069,18 +1309,34 @@ Test(remote_redis, http_then_redis_in_order)
 
 TestSuite(remote_rediss, .init = setup, .fini = teardown);
 
-/* The PKI of one test, under g_dir/pki. */
-static void certs(ts_certs *c)
+/* The PKI of one test, under g_dir/pki: a CA, a server certificate for
+ * 127.0.0.1 and localhost, and one for another host, both signed by it. */
+typedef struct certs_t {
+    char ca[1200];
+    char cert[1200];
+    char key[1200];
+    char other_cert[1200];
+    char other_key[1200];
+} certs_t;
+
+static void certs(certs_t *c)
 {
-    char dir[1200];
+    char dir[1100];
     snprintf(dir, sizeof dir, "%s/pki", g_dir);
     cr_assert_eq(mkdir(dir, 0700), 0);
-    ts_certs_make(c, dir);
+    ts_tls_ca(dir, "ca");
+    ts_tls_cert(dir, "ca", "server", "IP:127.0.0.1,DNS:localhost");
+    ts_tls_cert(dir, "ca", "other", "DNS:elsewhere.example");
+    snprintf(c->ca, sizeof c->ca, "%s/ca.pem", dir);
+    snprintf(c->cert, sizeof c->cert, "%s/server.pem", dir);
+    snprintf(c->key, sizeof c->key, "%s/server.key", dir);
+    snprintf(c->other_cert, sizeof c->other_cert, "%s/other.pem", dir);
+    snprintf(c->other_key, sizeof c->other_key, "%s/other.key", dir);
 }
 
 Test(remote_rediss, two_machines_share_a_store)
 {
-    ts_certs c;
+    certs_t c;
     certs(&c);
     ts_server s;
     ts_redis_tls_start(&s, c.cert, c.key, c.ca, NULL);
@@ -1099,7 +1355,7 @@ Test(remote_rediss, two_machines_share_a_store)
 
 Test(remote_rediss, password_over_tls)
 {
-    ts_certs c;
+    certs_t c;
     certs(&c);
     ts_server s;
     ts_redis_tls_start(&s, c.cert, c.key, c.ca, "s3cret");
@@ -1121,7 +1377,7 @@ Test(remote_rediss, password_over_tls)
 
 Test(remote_rediss, untrusted_certificate_refused)
 {
-    ts_certs c;
+    certs_t c;
     certs(&c);
     ts_server s;
     ts_redis_tls_start(&s, c.cert, c.key, c.ca, NULL);
@@ -1165,7 +1421,7 @@ Test(remote_rediss, untrusted_certificate_refused)
 
 Test(remote_rediss, wrong_host_certificate_refused)
 {
-    ts_certs c;
+    certs_t c;
     certs(&c);
     ts_server s;
     /* Signed by the trusted CA, but for elsewhere.example. */
@@ -1195,7 +1451,7 @@ Test(remote_rediss, wrong_host_certificate_refused)
 Test(remote_rediss, silent_server_is_bounded)
 {
     /* Accepts TCP (the kernel does), never answers the TLS handshake. */
-    ts_certs c;
+    certs_t c;
     certs(&c);
     int port = 0;
     int fd = ts_silent_listen(&port);

@@ -17,11 +17,12 @@
  * Attributes: read-only, connect-timeout=MS (default 100),
  * operation-timeout=MS (default 10000), token-file=PATH (a bearer token for
  * HTTP, a password for Redis; the file must be mode 0600 and the caller's),
- * ca-file=PATH (rediss: the PEM CA certificates that verify the server's
- * certificate, instead of the system's CA store; nothing turns
- * verification off), expiry=SECONDS (Redis: SET ... EX),
- * max-object-size=BYTES (larger objects are refused before they are read
- * whole; default: the largest blob).
+ * ca-file=PATH (https, rediss: the PEM CA certificates that verify the store's
+ * certificate, instead of the system's CA store; a private CA's fleet
+ * verifies its store without turning verification off, which no attribute
+ * does), expiry=SECONDS (Redis: SET ... EX), max-object-size=BYTES (larger
+ * objects are refused before they are read whole; default: the largest
+ * blob).
  *
  * Where a list comes from: the configuration's remote_storage key
  * (vyre/config.h: vyre.conf files, $VYRE_REMOTE_CACHE, -o), which
@@ -82,7 +83,7 @@ typedef struct vyre_remote_info {
     int has_user;                         /* user name in the URL */
     int has_password;                     /* password in the URL */
     char token_file[VYRE_REMOTE_URL_MAX]; /* "" when none */
-    char ca_file[VYRE_REMOTE_URL_MAX];    /* rediss: "" for the system's CA store */
+    char ca_file[VYRE_REMOTE_URL_MAX];    /* https, rediss: "" for the system's CA store */
 } vyre_remote_info;
 
 /* What one remote did in this process (or through this cache handle). */

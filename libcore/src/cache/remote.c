@@ -43,7 +43,8 @@
 #define HINT_SPEC                                                                                  \
     "write remotes as 'http://host[:port]/prefix', 'https://...', 'redis://host[:port][/db]', "    \
     "separated by spaces, each with optional '|read-only', '|connect-timeout=MS', "                \
-    "'|operation-timeout=MS', '|token-file=PATH', '|ca-file=PATH' (rediss), '|expiry=SECONDS', "   \
+    "'|operation-timeout=MS', '|token-file=PATH', '|ca-file=PATH' (https, rediss), "               \
+    "'|expiry=SECONDS', "                                                                          \
     "'|max-object-size=BYTES'"
 #define CHECK_NAME_HTTP  ".vyre-check"
 #define CHECK_NAME_REDIS VYRE_REMOTE_REDIS_PREFIX "check"
@@ -242,10 +243,14 @@ static int read_token(const parse_ctx *pc, const char *path, char *out, size_t s
     return VYRE_OK;
 }
 
-/* A ca-file= is checked once, here, so that a typo is an error where the
- * list was written rather than a TLS failure (a miss) on every request. It
- * is public material: links are followed and any owner or mode is fine,
- * unlike a token file; it must be a regular file this user can read. */
+/* The largest CA file read (a PEM bundle: the system's is ~200 KiB). */
+#define CA_FILE_MAX (16u << 20)
+#define PEM_CERT    "-----BEGIN CERTIFICATE-----"
+
+/* A ca-file= is checked here, once, so that a typo is an error where the
+ * list was written instead of a TLS failure (a miss) on every request. It is
+ * public material: symbolic links are followed (the system's CA files are
+ * links) and any owner or mode is fine, unlike a token file. */
 static int check_ca_file(const parse_ctx *pc, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -259,12 +264,42 @@ static int check_ca_file(const parse_ctx *pc, const char *path)
     }
     struct stat st;
     int rc = VYRE_OK;
-    if (fstat(fd, &st) != 0)
+    char *buf = NULL;
+    if (fstat(fd, &st) != 0) {
         rc = BAD(pc, vyre__errno_code(errno), NULL, "cannot stat CA file '%s': %s", path,
                  strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = BAD(pc, VYRE_EINVAL, "name a PEM file of CA certificates, not a directory or a device",
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = BAD(pc, VYRE_EINVAL,
+                 "name a PEM file of CA certificates (e.g. the fleet CA's ca.pem), not a "
+                 "directory or a device",
                  "CA file '%s' is not a regular file", path);
+    } else if (st.st_size <= 0 || (uint64_t)st.st_size > CA_FILE_MAX) {
+        rc = BAD(pc, VYRE_EINVAL, "give the CA certificates in PEM form, at most 16 MiB",
+                 "CA file '%s' is %jd bytes long", path, (intmax_t)st.st_size);
+    } else if (!(buf = malloc((size_t)st.st_size))) {
+        rc = BAD(pc, VYRE_ENOMEM, NULL, "out of memory reading CA file '%s'", path);
+    } else {
+        size_t len = 0, want = (size_t)st.st_size;
+        while (len < want) {
+            ssize_t got = read(fd, buf + len, want - len);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0) {
+                rc = BAD(pc, vyre__errno_code(errno), NULL, "cannot read CA file '%s': %s", path,
+                         strerror(errno));
+                break;
+            }
+            if (got == 0)
+                break;
+            len += (size_t)got;
+        }
+        if (rc == VYRE_OK && !memmem(buf, len, PEM_CERT, sizeof PEM_CERT - 1))
+            rc = BAD(pc, VYRE_EINVAL,
+                     "give the CA certificates in PEM form (convert a DER one with "
+                     "'openssl x509 -inform DER -in ca.der -out ca.pem')",
+                     "CA file '%s' holds no PEM certificate ('" PEM_CERT "')", path);
+    }
+    free(buf);
     close(fd);
     return rc;
 }
@@ -318,12 +353,13 @@ static int parse_attr(const parse_ctx *pc, vyre__remote *r, const char *a, size_
             return rc;
     } else if (KEY_IS("ca-file")) {
         if (!v || !vn || vn >= sizeof r->info.ca_file)
-            return BAD(pc, VYRE_EINVAL, "give the CA file's path: '|ca-file=PATH'",
+            return BAD(pc, VYRE_EINVAL, "give the CA certificates' file: '|ca-file=PATH'",
                        "attribute 'ca-file' needs a path");
-        if (r->info.scheme != VYRE_REMOTE_REDISS)
+        if (r->info.scheme != VYRE_REMOTE_HTTPS && r->info.scheme != VYRE_REMOTE_REDISS)
             return BAD(pc, VYRE_EINVAL,
-                       "a CA file verifies a TLS server: write the store as rediss://...",
-                       "attribute 'ca-file' is for rediss:// stores only");
+                       "a CA file verifies a TLS server: write the store as https://... or "
+                       "rediss://...",
+                       "attribute 'ca-file' is for https:// and rediss:// stores only");
         memcpy(r->info.ca_file, v, vn);
         r->info.ca_file[vn] = '\0';
         int rc = check_ca_file(pc, r->info.ca_file);

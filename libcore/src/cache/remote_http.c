@@ -4,7 +4,8 @@
  * GET and PUT of <base>/<name>; nothing else. One easy handle per remote,
  * made on first use and kept for connection reuse (the caller holds the
  * remote's mutex). Guarantees: bounded connect and operation timeouts, TLS
- * verified (libcurl's defaults are never loosened), at most 3 redirects and
+ * verified (libcurl's defaults are never loosened; a ca-file= only replaces
+ * the CA certificates it verifies against), at most 3 redirects and
  * only to http/https, no signals (threads), a body larger than the
  * remote's max-object-size refused before it is read whole, a body cut
  * short an error. Trusting what comes back is remote.c's business.
@@ -123,6 +124,13 @@ static int handle(vyre__remote *r, const char *name, char *url, size_t url_size,
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
     curl_easy_setopt(h, CURLOPT_USERAGENT, "vyre-remote-cache");
+    if (r->info.ca_file[0]) {
+        /* These CAs instead of the system's store (bundle and directory): a
+         * private CA's fleet trusts its own CA for its store, and only it.
+         * Peer and host name verification stay on: no option turns them off. */
+        curl_easy_setopt(h, CURLOPT_CAINFO, r->info.ca_file);
+        curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+    }
     if (r->info.has_user || r->info.has_password) {
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
         curl_easy_setopt(h, CURLOPT_USERNAME, r->user);
@@ -156,9 +164,15 @@ static int transfer_fail(vyre__remote *r, const char *what, const char *url, CUR
     if (cc == CURLE_OPERATION_TIMEDOUT)
         hint = "the server is slow or stalled: raise '|operation-timeout=MS' or "
                "'|connect-timeout=MS' if it is only far away";
+    else if ((cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE) &&
+             r->info.ca_file[0])
+        hint = "the server's TLS certificate is not signed by a CA of '|ca-file=', or does not "
+               "name the host of the URL: fix the certificate or the ca-file; verification is "
+               "never turned off";
     else if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
-        hint = "the server's TLS certificate is not trusted here: install its CA "
-               "certificate; verification is never turned off";
+        hint = "the server's TLS certificate is not trusted here: name its CA certificate with "
+               "'|ca-file=PATH' (a private CA) or install it in the system's CA store; "
+               "verification is never turned off";
     return vyre__fail(err, VYRE_EREMOTE, hint, "%s '%s' on remote store '%s' failed: %s%s%s", what,
                       url, r->info.url, curl_easy_strerror(cc), detail[0] ? ": " : "", detail);
 }
