@@ -13,7 +13,10 @@
  * IP SAN). OpenSSL's
  * per-thread error queue is cleared before each call so that errors left
  * by other users of OpenSSL in the thread (libcurl) are never reported as
- * ours.
+ * ours. OpenSSL writes to the socket with write(), so SIGPIPE is blocked
+ * in the calling thread around the TLS calls and a SIGPIPE they raised is
+ * consumed: a server that went away is an error, never the death of the
+ * process (libcurl does the same).
  */
 #include "cache/remote_redis_tls.h"
 
@@ -27,6 +30,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +52,37 @@ static int64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+typedef struct pipe_guard {
+    sigset_t old;
+    int was_pending;
+} pipe_guard;
+
+static void pipe_block(pipe_guard *g)
+{
+    sigset_t pipe, pending;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigemptyset(&pending);
+    g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
+}
+
+static void pipe_restore(const pipe_guard *g)
+{
+    int saved = errno;
+    sigset_t pipe, pending;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigemptyset(&pending);
+    if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+    errno = saved;
 }
 
 /* Waits for events on fd until deadline: 1 ready, 0 timed out, -1 error. */
@@ -216,14 +252,24 @@ int vyre__tls_connect(const char *host, unsigned port, const char *ca_file, uint
         goto fail;
     }
     int64_t deadline = now_ms() + operation_ms;
+    pipe_guard g;
+    pipe_block(&g);
+    int hs;
     for (;;) {
         ERR_clear_error();
         int ret = SSL_connect(c->ssl);
-        if (ret == 1)
+        if (ret == 1) {
+            hs = 0;
             break;
-        if (ssl_wait(c, "TLS handshake", ret, deadline, why, why_size))
-            goto fail;
+        }
+        if (ssl_wait(c, "TLS handshake", ret, deadline, why, why_size)) {
+            hs = -1;
+            break;
+        }
     }
+    pipe_restore(&g);
+    if (hs)
+        goto fail;
     *out = c;
     return 0;
 fail:
@@ -248,8 +294,8 @@ static int write_all(vyre__tls_conn *c, const char *p, size_t len, int64_t deadl
     return 0;
 }
 
-int vyre__tls_command(vyre__tls_conn *c, int argc, const char **argv, const size_t *lens,
-                      redisReply **reply, char *why, size_t why_size)
+static int command(vyre__tls_conn *c, int argc, const char **argv, const size_t *lens,
+                   redisReply **reply, char *why, size_t why_size)
 {
     *reply = NULL;
     why[0] = '\0';
@@ -285,6 +331,16 @@ int vyre__tls_command(vyre__tls_conn *c, int argc, const char **argv, const size
         } else if (ssl_wait(c, "reading the reply", ret, deadline, why, why_size))
             return -1;
     }
+}
+
+int vyre__tls_command(vyre__tls_conn *c, int argc, const char **argv, const size_t *lens,
+                      redisReply **reply, char *why, size_t why_size)
+{
+    pipe_guard g;
+    pipe_block(&g);
+    int rc = command(c, argc, argv, lens, reply, why, why_size);
+    pipe_restore(&g);
+    return rc;
 }
 
 void vyre__tls_close(vyre__tls_conn *c)
