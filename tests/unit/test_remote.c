@@ -1474,3 +1474,30 @@ Test(remote_rediss, silent_server_is_bounded)
     vyre_cache_close(a);
     close(fd);
 }
+
+Test(remote_rediss, server_stopped_mid_run)
+{
+    /* A connection made, then the server goes: writes to a dead TLS
+     * connection are errors (never a SIGPIPE that ends the process), bounded
+     * and then backed off. */
+    certs_t c;
+    certs(&c);
+    ts_server s;
+    ts_redis_tls_start(&s, c.cert, c.key, c.ca, NULL);
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d|ca-file=%s", s.port, c.ca);
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    cr_assert_eq(stats_of(a, 0).puts, 1);
+    ts_server_stop(&s);
+    uint64_t t0 = mono_ns();
+    put_id(a, 2, 70000); /* larger than a socket buffer's first write */
+    put_id(a, 3, 100);
+    cr_assert_eq(get_id(a, 4, 100), VYRE_ENOENT);
+    cr_assert_lt((mono_ns() - t0) / 1000000, 1000);
+    vyre_remote_stats st = stats_of(a, 0);
+    cr_assert_eq(st.put_errors, 1);
+    cr_assert_eq(st.skipped, 2);
+    cr_assert(local_has("a", 2) && local_has("a", 3));
+    vyre_cache_close(a);
+}
