@@ -337,6 +337,53 @@ void ts_redis_start(ts_server *s)
     started_or_fail(s, "redis-server", log);
 }
 
+void ts_redis_tls_start(ts_server *s, const char *cert, const char *key, const char *ca,
+                        const char *password)
+{
+    char bin[1024];
+    const char *redis = need_program("redis-server", bin, sizeof bin);
+    memset(s, 0, sizeof *s);
+    tu_mkdtemp(s->dir, sizeof s->dir);
+    s->port = ts_free_port();
+    char port[16], log[1200];
+    snprintf(port, sizeof port, "%d", s->port);
+    snprintf(log, sizeof log, "%s/redis.out", s->dir);
+    const char *argv[32] = {redis,       "--port",
+                            "0",         "--tls-port",
+                            port,        "--tls-cert-file",
+                            cert,        "--tls-key-file",
+                            key,         "--tls-ca-cert-file",
+                            ca,          "--tls-auth-clients",
+                            "no",        "--bind",
+                            "127.0.0.1", "--save",
+                            "",          "--appendonly",
+                            "no",        "--dir",
+                            s->dir,      NULL};
+    if (password) {
+        size_t n = 0;
+        while (argv[n])
+            n++;
+        argv[n++] = "--requirepass";
+        argv[n++] = password;
+        argv[n] = NULL;
+    }
+    s->pid = spawn(argv, log);
+    started_or_fail(s, "redis-server (TLS)", log);
+}
+
+int ts_silent_listen(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert(fd >= 0, "socket: %s", strerror(errno));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0, "bind: %s", strerror(errno));
+    cr_assert_eq(listen(fd, 16), 0, "listen: %s", strerror(errno));
+    socklen_t len = sizeof a;
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
 void ts_server_stop(ts_server *s)
 {
     if (s->pid <= 0)

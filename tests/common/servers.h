@@ -1,7 +1,8 @@
 /*
  * servers.h - real servers for the remote-store tests: nginx with WebDAV
- * PUT (over plain HTTP or TLS) and redis-server on loopback ports the test
- * picks, throwaway certificates made with the openssl command, and a small
+ * PUT (over plain HTTP or TLS) and redis-server (plain or TLS) on loopback
+ * ports the test picks, throwaway certificates made with the openssl
+ * command, and a small
  * fault-injecting HTTP server (a thread) for what no real server does on
  * demand (a body cut short, a response that stalls).
  *
@@ -50,6 +51,17 @@ void ts_tls_cert(const char *dir, const char *ca, const char *name, const char *
 
 /* Starts redis-server (no persistence) on a free port. Same skip rule. */
 void ts_redis_start(ts_server *s);
+
+/* Starts redis-server with TLS only (--port 0 --tls-port, no client
+ * certificates asked) on a free port, serving cert/key; password (NULL
+ * for none) is its requirepass. Same skip rule. */
+void ts_redis_tls_start(ts_server *s, const char *cert, const char *key, const char *ca,
+                        const char *password);
+
+/* A listening loopback socket that never accepts or reads: the kernel
+ * completes TCP handshakes, nothing ever answers. Returns the fd (close it)
+ * and its port in *port. */
+int ts_silent_listen(int *port);
 
 /* Stops the server (SIGTERM, then SIGKILL) and waits for it. Keeps dir. */
 void ts_server_stop(ts_server *s);

@@ -3,8 +3,8 @@
  * the remote half of vyre/cache.h).
  *
  * remote_parse: remote lists good and bad, with exact messages; token
- * files and their mode; CA files. remote_fault: a fault-injecting HTTP server of the
- * test's own (a body cut short, a stalled response, an endless body, a
+ * files and their mode; CA files. remote_fault: a fault-injecting HTTP
+ * server of the test's own (a body cut short, a stalled response, an endless body, a
  * 500, garbage): each is a miss, counted, bounded in time, and backs off.
  * remote_nginx / remote_redis: real servers on loopback ports. Two cache
  * directories as two machines sharing one store; corrupted, truncated,
@@ -13,7 +13,11 @@
  * over TLS with a throwaway CA made by openssl: verified through
  * '|ca-file=', and refused (a miss counted as an error, nothing stored)
  * without it, for a certificate naming another host, or signed by another
- * CA.
+ * CA. remote_rediss: redis-server with TLS and the same kind of CA: two
+ * machines over TLS (by address and by name, with a password), a server
+ * whose CA is not trusted or whose certificate names another host refused
+ * (an error, nothing stored, the local put unharmed), and a server that
+ * accepts TCP but never answers the handshake bounded by the timeout.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -287,8 +291,9 @@ Test(remote_parse, bad_specs)
              "256");
     bad_spec("redis://h/x", VYRE_EINVAL, "remote store 'redis://h/x': bad database 'x'",
              "database number");
-    bad_spec("rediss://h", VYRE_ENOTSUP,
-             "remote store 'rediss://h': rediss:// is not supported by this build", "stunnel");
+    bad_spec("rediss://h|ca-file", VYRE_EINVAL,
+             "remote store 'rediss://h|ca-file': attribute 'ca-file' needs a path",
+             "|ca-file=PATH");
     bad_spec("http://[zz]/", VYRE_EINVAL, "remote store 'http://[zz]/': bad IPv6 host", "[::1]");
     /* A password never shows in a message. */
     bad_spec("https://u:topsecret@h:0/x", VYRE_EINVAL,
@@ -437,11 +442,15 @@ Test(remote_parse, ca_file)
              "remote store 'https://h|ca-file=': attribute 'ca-file' needs a path",
              "|ca-file=PATH");
     snprintf(spec, sizeof spec, "http://h|ca-file=%s", ca);
-    snprintf(msg, sizeof msg, "remote store '%s': attribute 'ca-file' is for https:// stores only",
+    snprintf(msg, sizeof msg,
+             "remote store '%s': attribute 'ca-file' is for https:// and rediss:// "
+             "stores only",
              spec);
     bad_spec(spec, VYRE_EINVAL, msg, "https://");
     snprintf(spec, sizeof spec, "redis://h|ca-file=%s", ca);
-    snprintf(msg, sizeof msg, "remote store '%s': attribute 'ca-file' is for https:// stores only",
+    snprintf(msg, sizeof msg,
+             "remote store '%s': attribute 'ca-file' is for https:// and rediss:// "
+             "stores only",
              spec);
     bad_spec(spec, VYRE_EINVAL, msg, "https://");
 
@@ -450,6 +459,27 @@ Test(remote_parse, ca_file)
              "remote store 'https://h|insecure': unknown attribute 'insecure'", "|ca-file=PATH");
     bad_spec("https://h|verify=0", VYRE_EINVAL,
              "remote store 'https://h|verify=0': unknown attribute 'verify=0'", "|ca-file=PATH");
+}
+
+Test(remote_parse, rediss_and_ca_file)
+{
+    char ca[1200], spec[1400];
+    snprintf(ca, sizeof ca, "%s/ca.pem", g_dir);
+    write_pem(ca);
+    snprintf(spec, sizeof spec, "rediss://:pw@h/2|ca-file=%s", ca);
+    vyre_remote_list *l = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_OK, "%s", e.message);
+    const vyre_remote_info *i = vyre_remote_list_info(l, 0);
+    cr_assert_eq(i->scheme, VYRE_REMOTE_REDISS);
+    cr_assert_eq(i->port, 6379);
+    cr_assert_eq(i->db, 2);
+    cr_assert_str_eq(i->url, "rediss://:***@h:6379/2");
+    cr_assert_str_eq(i->ca_file, ca);
+    vyre_remote_list_free(l);
+    cr_assert_eq(vyre_remote_list_parse("rediss://h", &l, &e), VYRE_OK, "%s", e.message);
+    cr_assert_str_eq(vyre_remote_list_info(l, 0)->ca_file, "");
+    vyre_remote_list_free(l);
 }
 
 Test(remote_parse, from_the_environment)
@@ -1273,4 +1303,201 @@ Test(remote_redis, http_then_redis_in_order)
     vyre_cache_close(b);
     ts_server_stop(&n);
     ts_server_stop(&r);
+}
+
+/* ---- Redis over TLS (rediss://) ------------------------------------------ */
+
+TestSuite(remote_rediss, .init = setup, .fini = teardown);
+
+/* The PKI of one test, under g_dir/pki: a CA, a server certificate for
+ * 127.0.0.1 and localhost, and one for another host, both signed by it. */
+typedef struct certs_t {
+    char ca[1200];
+    char cert[1200];
+    char key[1200];
+    char other_cert[1200];
+    char other_key[1200];
+} certs_t;
+
+static void certs(certs_t *c)
+{
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/pki", g_dir);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    ts_tls_ca(dir, "ca");
+    ts_tls_cert(dir, "ca", "server", "IP:127.0.0.1,DNS:localhost");
+    ts_tls_cert(dir, "ca", "other", "DNS:elsewhere.example");
+    snprintf(c->ca, sizeof c->ca, "%s/ca.pem", dir);
+    snprintf(c->cert, sizeof c->cert, "%s/server.pem", dir);
+    snprintf(c->key, sizeof c->key, "%s/server.key", dir);
+    snprintf(c->other_cert, sizeof c->other_cert, "%s/other.pem", dir);
+    snprintf(c->other_key, sizeof c->other_key, "%s/other.key", dir);
+}
+
+Test(remote_rediss, two_machines_share_a_store)
+{
+    certs_t c;
+    certs(&c);
+    ts_server s;
+    ts_redis_tls_start(&s, c.cert, c.key, c.ca, NULL);
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d/2|ca-file=%s|expiry=3600", s.port, c.ca);
+    two_machines(spec);
+    /* By name too: SNI and a DNS name checked against the certificate. */
+    snprintf(spec, sizeof spec, "rediss://localhost:%d/2|ca-file=%s|connect-timeout=1000", s.port,
+             c.ca);
+    vyre_cache *d = open_cache("d", spec);
+    cr_assert_eq(get_id(d, 1, 3000), VYRE_OK);
+    cr_assert_eq(stats_of(d, 0).hits, 1);
+    vyre_cache_close(d);
+    ts_server_stop(&s);
+}
+
+Test(remote_rediss, password_over_tls)
+{
+    certs_t c;
+    certs(&c);
+    ts_server s;
+    ts_redis_tls_start(&s, c.cert, c.key, c.ca, "s3cret");
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d|ca-file=%s", s.port, c.ca);
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    cr_assert_eq(stats_of(a, 0).put_errors, 1, "no password: refused");
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "NOAUTH"), "%s", e.message);
+    vyre_cache_close(a);
+    snprintf(spec, sizeof spec, "rediss://:s3cret@127.0.0.1:%d/1|ca-file=%s", s.port, c.ca);
+    two_machines(spec);
+    ts_server_stop(&s);
+}
+
+Test(remote_rediss, untrusted_certificate_refused)
+{
+    certs_t c;
+    certs(&c);
+    ts_server s;
+    ts_redis_tls_start(&s, c.cert, c.key, c.ca, NULL);
+    char untrusted[256], trusted[1400];
+    snprintf(untrusted, sizeof untrusted, "rediss://127.0.0.1:%d", s.port);
+    snprintf(trusted, sizeof trusted, "rediss://127.0.0.1:%d|ca-file=%s", s.port, c.ca);
+
+    /* Write-back to a server whose CA is not trusted: an error, the local
+     * put goes through, nothing reaches the store. */
+    vyre_cache *u = open_cache("u", untrusted);
+    put_id(u, 1, 100);
+    cr_assert(local_has("u", 1));
+    vyre_remote_stats st = stats_of(u, 0);
+    cr_assert_eq(st.put_errors, 1);
+    cr_assert_eq(st.puts, 0);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(u, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "certificate"), "%s", e.message);
+    cr_assert(strstr(e.hint, "ca-file"), "%s", e.hint);
+    vyre_cache_close(u);
+
+    vyre_cache *t = open_cache("t", trusted);
+    cr_assert_eq(get_id(t, 1, 100), VYRE_ENOENT, "nothing was stored");
+    cr_assert_eq(stats_of(t, 0).misses, 1);
+    put_id(t, 2, 100);
+    cr_assert_eq(stats_of(t, 0).puts, 1);
+    vyre_cache_close(t);
+
+    /* Read-through from it: a miss counted as an error, nothing stored. */
+    vyre_cache *v = open_cache("v", untrusted);
+    cr_assert_eq(get_id(v, 2, 100), VYRE_ENOENT);
+    st = stats_of(v, 0);
+    cr_assert_eq(st.errors, 1);
+    cr_assert_eq(st.hits + st.misses, 0);
+    cr_assert_not(local_has("v", 2));
+    vyre_cache_close(v);
+    ts_server_stop(&s);
+}
+
+Test(remote_rediss, wrong_host_certificate_refused)
+{
+    certs_t c;
+    certs(&c);
+    ts_server s;
+    /* Signed by the trusted CA, but for elsewhere.example. */
+    ts_redis_tls_start(&s, c.other_cert, c.other_key, c.ca, NULL);
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d|ca-file=%s", s.port, c.ca);
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    cr_assert(local_has("a", 1));
+    cr_assert_eq(stats_of(a, 0).put_errors, 1);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "certificate") && strstr(e.message, "mismatch"), "%s", e.message);
+    vyre_cache_close(a);
+    /* By name: the same, through SNI and SSL_set1_host. */
+    snprintf(spec, sizeof spec, "rediss://localhost:%d|ca-file=%s|connect-timeout=1000", s.port,
+             c.ca);
+    a = open_cache("b", spec);
+    cr_assert_eq(get_id(a, 1, 100), VYRE_ENOENT);
+    cr_assert_eq(stats_of(a, 0).errors, 1);
+    vyre_cache_close(a);
+    ts_server_stop(&s);
+}
+
+Test(remote_rediss, silent_server_is_bounded)
+{
+    /* Accepts TCP (the kernel does), never answers the TLS handshake. */
+    certs_t c;
+    certs(&c);
+    int port = 0;
+    int fd = ts_silent_listen(&port);
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d|ca-file=%s|operation-timeout=300", port,
+             c.ca);
+    vyre_cache *a = open_cache("a", spec);
+    uint64_t t0 = mono_ns();
+    put_id(a, 1, 100);
+    uint64_t ms = (mono_ns() - t0) / 1000000;
+    cr_assert_geq(ms, 250, "waited the operation timeout (%" PRIu64 " ms)", ms);
+    cr_assert_lt(ms, 1500, "bounded by the operation timeout (%" PRIu64 " ms)", ms);
+    cr_assert(local_has("a", 1));
+    cr_assert_eq(stats_of(a, 0).put_errors, 1);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_EREMOTE);
+    cr_assert(strstr(e.message, "TLS handshake: timed out"), "%s", e.message);
+    vyre_cache_close(a);
+    close(fd);
+}
+
+Test(remote_rediss, server_stopped_mid_run)
+{
+    /* A connection made, then the server goes: writes to a dead TLS
+     * connection are errors (never a SIGPIPE that ends the process), bounded
+     * and then backed off. */
+    certs_t c;
+    certs(&c);
+    ts_server s;
+    ts_redis_tls_start(&s, c.cert, c.key, c.ca, NULL);
+    char spec[1400];
+    snprintf(spec, sizeof spec, "rediss://127.0.0.1:%d|ca-file=%s", s.port, c.ca);
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100);
+    cr_assert_eq(stats_of(a, 0).puts, 1);
+    ts_server_stop(&s);
+    uint64_t t0 = mono_ns();
+    put_id(a, 2, 70000); /* larger than a socket buffer's first write */
+    put_id(a, 3, 100);
+    cr_assert_eq(get_id(a, 4, 100), VYRE_ENOENT);
+    cr_assert_lt((mono_ns() - t0) / 1000000, 1000);
+    vyre_remote_stats st = stats_of(a, 0);
+    cr_assert_eq(st.put_errors, 1);
+    cr_assert_eq(st.skipped, 2);
+    cr_assert(local_has("a", 2) && local_has("a", 3));
+    vyre_cache_close(a);
 }

@@ -12,12 +12,12 @@
  *   http://[user:password@]host[:port][/prefix]     GET/PUT <prefix>/<2 hex>/<64 hex>.vblob
  *   https://...                                     the same over verified TLS
  *   redis://[[user]:password@]host[:port][/db]      GET/SET vyre:<64 hex>
- *   rediss://...                                    Redis over TLS (needs hiredis_ssl)
+ *   rediss://...                                    Redis over verified TLS (1.2 or later)
  *
  * Attributes: read-only, connect-timeout=MS (default 100),
  * operation-timeout=MS (default 10000), token-file=PATH (a bearer token for
  * HTTP, a password for Redis; the file must be mode 0600 and the caller's),
- * ca-file=PATH (https: the PEM CA certificates that verify the store's
+ * ca-file=PATH (https, rediss: the PEM CA certificates that verify the store's
  * certificate, instead of the system's CA store; a private CA's fleet
  * verifies its store without turning verification off, which no attribute
  * does), expiry=SECONDS (Redis: SET ... EX), max-object-size=BYTES (larger
@@ -83,7 +83,7 @@ typedef struct vyre_remote_info {
     int has_user;                         /* user name in the URL */
     int has_password;                     /* password in the URL */
     char token_file[VYRE_REMOTE_URL_MAX]; /* "" when none */
-    char ca_file[VYRE_REMOTE_URL_MAX];    /* https: "" for the system's CA store */
+    char ca_file[VYRE_REMOTE_URL_MAX];    /* https, rediss: "" for the system's CA store */
 } vyre_remote_info;
 
 /* What one remote did in this process (or through this cache handle). */
@@ -115,9 +115,8 @@ typedef struct vyre_remote_list vyre_remote_list;
 /*
  * Parses a remote list (see the top of this header). An empty or all-blank
  * spec is a list of none. Each bad URL or attribute is VYRE_EINVAL (a
- * token file with group/other access or not the caller's: VYRE_EUNSAFE;
- * rediss:// without TLS support: VYRE_ENOTSUP) with the offending text in
- * quotes and a hint. Reads token files now. *out is the caller's:
+ * token file with group/other access or not the caller's: VYRE_EUNSAFE)
+ * with the offending text in quotes and a hint. Reads token files now. *out is the caller's:
  * vyre_remote_list_free. Makes no connection.
  */
 VYRE_EXTERN int vyre_remote_list_parse(const char *spec, vyre_remote_list **out, vyre_error *err);

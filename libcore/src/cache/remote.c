@@ -43,7 +43,8 @@
 #define HINT_SPEC                                                                                  \
     "write remotes as 'http://host[:port]/prefix', 'https://...', 'redis://host[:port][/db]', "    \
     "separated by spaces, each with optional '|read-only', '|connect-timeout=MS', "                \
-    "'|operation-timeout=MS', '|token-file=PATH', '|ca-file=PATH' (https), '|expiry=SECONDS', "    \
+    "'|operation-timeout=MS', '|token-file=PATH', '|ca-file=PATH' (https, rediss), "               \
+    "'|expiry=SECONDS', "                                                                          \
     "'|max-object-size=BYTES'"
 #define CHECK_NAME_HTTP  ".vyre-check"
 #define CHECK_NAME_REDIS VYRE_REMOTE_REDIS_PREFIX "check"
@@ -354,10 +355,11 @@ static int parse_attr(const parse_ctx *pc, vyre__remote *r, const char *a, size_
         if (!v || !vn || vn >= sizeof r->info.ca_file)
             return BAD(pc, VYRE_EINVAL, "give the CA certificates' file: '|ca-file=PATH'",
                        "attribute 'ca-file' needs a path");
-        if (r->info.scheme != VYRE_REMOTE_HTTPS)
+        if (r->info.scheme != VYRE_REMOTE_HTTPS && r->info.scheme != VYRE_REMOTE_REDISS)
             return BAD(pc, VYRE_EINVAL,
-                       "a CA file verifies a TLS server: write the store as https://...",
-                       "attribute 'ca-file' is for https:// stores only");
+                       "a CA file verifies a TLS server: write the store as https://... or "
+                       "rediss://...",
+                       "attribute 'ca-file' is for https:// and rediss:// stores only");
         memcpy(r->info.ca_file, v, vn);
         r->info.ca_file[vn] = '\0';
         int rc = check_ca_file(pc, r->info.ca_file);
@@ -427,11 +429,6 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
     if (!r->info.scheme)
         return BAD(&pc, VYRE_EINVAL, "use http, https, redis or rediss", "unknown scheme '%.*s'",
                    (int)sn, item);
-    if (r->info.scheme == VYRE_REMOTE_REDISS)
-        return BAD(&pc, VYRE_ENOTSUP,
-                   "this build's hiredis has no TLS (hiredis_ssl): use redis:// on a trusted "
-                   "network, or a TLS tunnel (stunnel) to the server",
-                   "rediss:// is not supported by this build");
 
     const char *auth = sep + 3;
     const char *end = item + un;

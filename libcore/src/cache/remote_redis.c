@@ -10,6 +10,9 @@
  * answer to GET, only a status "OK" to SET. A value larger than the
  * remote's max-object-size is refused (hiredis has read it by then: Redis
  * values are bounded by the server's proto-max-bulk-len).
+ *
+ * rediss:// goes through remote_redis_tls.c (this hiredis has no TLS):
+ * the same commands, the same redisReply objects, the same checks.
  */
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
@@ -20,6 +23,7 @@
 
 #include "base/internal.h"
 #include "cache/remote_internal.h"
+#include "cache/remote_redis_tls.h"
 
 static struct timeval ms_tv(uint32_t ms)
 {
@@ -27,9 +31,16 @@ static struct timeval ms_tv(uint32_t ms)
     return tv;
 }
 
+static int is_tls(const vyre__remote *r)
+{
+    return r->info.scheme == VYRE_REMOTE_REDISS;
+}
+
 static void drop(vyre__remote *r)
 {
-    if (r->conn)
+    if (r->conn && is_tls(r))
+        vyre__tls_close(r->conn);
+    else if (r->conn)
         redisFree(r->conn);
     r->conn = NULL;
 }
@@ -47,11 +58,20 @@ static int fail_ctx(vyre__remote *r, const char *what, const char *detail, vyre_
 static redisReply *command(vyre__remote *r, const char *what, int argc, const char **argv,
                            const size_t *lens, vyre_error *err)
 {
-    redisContext *c = r->conn;
-    redisReply *rep = redisCommandArgv(c, argc, argv, lens);
-    if (!rep) {
-        fail_ctx(r, what, c->errstr[0] ? c->errstr : "no reply", err);
-        return NULL;
+    redisReply *rep = NULL;
+    if (is_tls(r)) {
+        char why[VYRE_ERROR_MESSAGE_MAX / 2];
+        if (vyre__tls_command(r->conn, argc, argv, lens, &rep, why, sizeof why)) {
+            fail_ctx(r, what, why, err);
+            return NULL;
+        }
+    } else {
+        redisContext *c = r->conn;
+        rep = redisCommandArgv(c, argc, argv, lens);
+        if (!rep) {
+            fail_ctx(r, what, c->errstr[0] ? c->errstr : "no reply", err);
+            return NULL;
+        }
     }
     if (rep->type == REDIS_REPLY_ERROR) {
         char msg[256];
@@ -75,10 +95,29 @@ static int ok_status(const redisReply *rep)
     return rep->type == REDIS_REPLY_STATUS && rep->str && strcmp(rep->str, "OK") == 0;
 }
 
+static int auth_select(vyre__remote *r, vyre_error *err);
+
 static int connect_remote(vyre__remote *r, vyre_error *err)
 {
     if (r->conn)
         return VYRE_OK;
+    if (is_tls(r)) {
+        char why[VYRE_ERROR_MESSAGE_MAX / 2];
+        vyre__tls_conn *t = NULL;
+        if (vyre__tls_connect(r->info.host, r->info.port, r->info.ca_file,
+                              r->info.connect_timeout_ms, r->info.operation_timeout_ms, &t, why,
+                              sizeof why))
+            return vyre__fail(err, VYRE_EREMOTE,
+                              strstr(why, "certificate")
+                                  ? "the server's certificate is not trusted for this host: name "
+                                    "its CA with '|ca-file=PATH', and connect by a name or "
+                                    "address the certificate carries"
+                                  : "check that the Redis server runs with TLS on that port; "
+                                    "vyre goes on without it",
+                              "connecting to remote store '%s' failed: %s", r->info.url, why);
+        r->conn = t;
+        return auth_select(r, err);
+    }
     redisContext *c =
         redisConnectWithTimeout(r->info.host, (int)r->info.port, ms_tv(r->info.connect_timeout_ms));
     if (!c)
@@ -88,6 +127,12 @@ static int connect_remote(vyre__remote *r, vyre_error *err)
         return fail_ctx(r, "connecting", c->errstr, err);
     if (redisSetTimeout(c, ms_tv(r->info.operation_timeout_ms)) != REDIS_OK)
         return fail_ctx(r, "setting the timeout", c->errstr, err);
+    return auth_select(r, err);
+}
+
+/* AUTH and SELECT on a fresh connection, as the remote asks. */
+static int auth_select(vyre__remote *r, vyre_error *err)
+{
     const char *pw = r->info.has_password ? r->password : r->token[0] ? r->token : NULL;
     if (pw) {
         const char *argv[3];
