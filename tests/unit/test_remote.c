@@ -714,7 +714,7 @@ static void store_path(char *out, size_t size, const ts_server *s, uint64_t id)
     snprintf(out, size, "%s/fleet/store/%.2s/%s.vblob", s->root, hex, hex);
 }
 
-/* Two machines: what one puts (write-back), the other gets (read-through);
+/* Two machines: what one puts (write-back), the other reads it through (read-through);
  * then the second serves it locally. */
 static void two_machines(const char *spec)
 {
