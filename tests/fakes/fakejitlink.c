@@ -107,7 +107,9 @@ FJ_EXPORT nvJitLinkResult __nvJitLinkComplete_13_0(nvJitLinkHandle h)
         snprintf(h->log, sizeof h->log, "ptxas fatal   : fake failure requested\n");
         return NVJITLINK_ERROR_PTX_COMPILE;
     }
-    static char names[64][128];
+    /* Per call, not static: seed compiles on several threads at once, and a
+     * shared buffer gave one module another's kernel names. */
+    char names[64][128];
     size_t n = entries(h->ptx, names, 64);
     const char *ptrs[64];
     for (size_t i = 0; i < n; i++)
