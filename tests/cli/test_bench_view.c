@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <sqlite3.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -235,6 +236,95 @@ Test(bench_view, bad_width_is_a_usage_error)
     cr_assert_str_eq(p.err, "vyre-bench: error: bad value '12' for --width\n"
                             "hint: give the columns to fit, such as 80 (20 to 10000)\n"
                             "try 'vyre-bench show --help'\n");
+    tu_proc_free(&p);
+}
+
+/* ---- hostile text in a results database ------------------------------------ */
+
+/* Runs sql on the results database (results files travel as CI artifacts:
+ * anything can be in them). */
+static void db_exec(const char *sql)
+{
+    sqlite3 *raw = NULL;
+    cr_assert_eq(sqlite3_open(g_db, &raw), SQLITE_OK);
+    char *msg = NULL;
+    cr_assert_eq(sqlite3_exec(raw, sql, NULL, NULL, &msg), SQLITE_OK, "%s: %s", sql,
+                 msg ? msg : "?");
+    sqlite3_close(raw);
+}
+
+/* No raw control byte (ESC, BEL, DEL, C1 CSI) anywhere in text. */
+static void assert_no_raw_controls(const char *what, const char *text)
+{
+    for (const unsigned char *s = (const unsigned char *)text; *s; s++)
+        cr_assert(!(*s == 0x1b || *s == 0x07 || *s == 0x7f || (s[0] == 0xc2 && s[1] == 0x9b)),
+                  "%s printed a raw control byte 0x%02x at offset %zu:\n%s", what, *s,
+                  (size_t)(s - (const unsigned char *)text), text);
+}
+
+/* Two runs whose GPU name, benchmark name, note and kernel names carry
+ * terminal escapes (clear screen, set title, an 8-bit CSI, DEL). */
+static void make_hostile_runs(void)
+{
+    make_run(1);
+    make_run(1);
+    db_exec("UPDATE runs SET gpu_name = char(27) || '[2J', message = 'm' || char(7);"
+            "UPDATE points SET benchmark = 'add_k' || char(27) || ']0;pwned' || char(7)"
+            " WHERE benchmark = 'add_k';"
+            "UPDATE points SET note = 'n' || char(155) || '31m' || char(127);"
+            "INSERT INTO timings (run_id, point_id, host, pid, session_ns, kind, name, start_ns,"
+            " end_ns, duration_ns, created_ns) SELECT run_id, id, 'h', 1, 0, 'kernel',"
+            " 'kern' || char(27) || '[5m', 0, 100, 100, 0 FROM points;");
+}
+
+Test(bench_view, hostile_text_is_shown_escaped)
+{
+    make_hostile_runs();
+    static const char *const widths[] = {NULL, "200", "--wide"};
+    for (size_t i = 0; i < 3; i++) {
+        tu_proc p;
+        if (!widths[i])
+            bench(&p, ARGS("show", "--db", g_db, "--kernels", "1"));
+        else if (strcmp(widths[i], "--wide") == 0)
+            bench(&p, ARGS("show", "--db", g_db, "--kernels", "--wide", "1"));
+        else
+            bench(&p, ARGS("show", "--db", g_db, "--kernels", "--width", widths[i], "1"));
+        cr_assert_eq(p.exit_code, 0, "%s", p.err);
+        assert_no_raw_controls("show", p.out);
+        assert_no_raw_controls("show (stderr)", p.err);
+        tu_assert_line(p.out, "gpu:          \\x1b[2J");
+        cr_assert(strstr(p.out, ", \\x1b[2J\n"), "the summary line:\n%s", p.out);
+        tu_assert_line(p.out, "message:      m\\x07");
+        cr_assert(strstr(p.out, "add_k\\x1b]0;pwned\\x07"), "%s", p.out);
+        cr_assert(strstr(p.out, "kern\\x1b[5m"), "%s", p.out);
+        if (!widths[i] || i == 2)
+            cr_assert(strstr(p.out, "n\\u009b31m\\x7f"), "%s", p.out);
+        tu_proc_free(&p);
+    }
+    tu_proc p;
+    bench(&p, ARGS("runs", "--db", g_db));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_no_raw_controls("runs", p.out);
+    cr_assert(strstr(p.out, "  \\x1b[2J  "), "%s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
+    cr_assert_lt(p.exit_code, 2, "%s", p.err);
+    assert_no_raw_controls("compare", p.out);
+    cr_assert(strstr(p.out, "| add_k\\x1b]0;pwned\\x07 "), "%s", p.out);
+    tu_proc_free(&p);
+    /* A point only one run has is named on stderr. */
+    db_exec("UPDATE points SET axes = 'X=' || char(27) WHERE run_id = 1 AND seq = 0");
+    bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.out);
+    assert_no_raw_controls("compare (stderr)", p.err);
+    cr_assert(strstr(p.err, "X=\\x1b"), "%s", p.err);
+    tu_proc_free(&p);
+    /* JSON is escaped by jansson (C0 controls as \u00XX; DEL and C1 it
+     * leaves, as JSON allows) and keeps the data as it is. */
+    bench(&p, ARGS("show", "--db", g_db, "--json", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_null(strchr(p.out, 0x1b), "%s", p.out);
+    cr_assert(strstr(p.out, "\"gpu_name\": \"\\u001B[2J\""), "%s", p.out);
     tu_proc_free(&p);
 }
 
