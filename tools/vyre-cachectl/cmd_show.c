@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -151,7 +152,9 @@ int cmd_show(int argc, char **argv)
                                                   : json_null());
         cachectl_json_print(o);
     } else if (!g_cachectl.quiet) {
-        char size[32];
+        /* The header's strings (arch, toolchain, source, kernel names) are
+         * whatever the blob file holds: shown through tool_clean. */
+        char size[32], cl[TOOL_CLEAN_SIZE(VYRE_BLOB_SOURCE_MAX + 256)];
         printf("%-18s %s\n", "Key:", hex);
         printf("%-18s %s\n", "File:", path);
         printf("%-18s %s\n", "Status:", status);
@@ -160,8 +163,8 @@ int cmd_show(int argc, char **argv)
             printf("%-18s %" PRIu32 "\n", "Key version:", h.key_version);
         }
         printf("%-18s %s (%" PRIu32 ")\n", "Kind:", kind ? kind : "unknown", kind_id);
-        printf("%-18s %s\n", "Architecture:", arch);
-        printf("%-18s %s\n", "Toolchain:", toolchain);
+        printf("%-18s %s\n", "Architecture:", tool_clean(arch, cl, sizeof cl));
+        printf("%-18s %s\n", "Toolchain:", tool_clean(toolchain, cl, sizeof cl));
         if (have_header)
             printf("%-18s 0x%08" PRIx32 "\n", "Flags:", h.flags);
         vyre_format_size(raw, size, sizeof size);
@@ -172,7 +175,7 @@ int cmd_show(int argc, char **argv)
         printf("%-18s %.3f ms\n", "Compile time:", (double)compile_ns / 1e6);
         if (have_header)
             printf("%-18s %s\n", "Payload XXH3-128:", sum);
-        printf("%-18s %s\n", "Source:", source[0] ? source : "-");
+        printf("%-18s %s\n", "Source:", tool_clean(source[0] ? source : "-", cl, sizeof cl));
         if (VYRE_BLOB_KEY_STALE(key_version)) {
             printf("%-18s stale (key version %" PRIu32 ", never hit: 'prune --stale' removes it)\n",
                    "Kernels:", key_version);
@@ -180,8 +183,10 @@ int cmd_show(int argc, char **argv)
             printf("%-18s %s\n", "Kernels:", "-");
         } else {
             printf("%-18s %" PRIu32 ":", "Kernels:", n_kernels);
-            for (size_t i = 0; i < json_array_size(kj); i++)
-                printf("%s %s", i ? "," : "", json_string_value(json_array_get(kj, i)));
+            for (size_t i = 0; i < json_array_size(kj); i++) {
+                fputs(i ? ", " : " ", stdout);
+                tool_clean_fputs(json_string_value(json_array_get(kj, i)), stdout);
+            }
             printf("%s\n", json_array_size(kj) < n_kernels ? ", ..." : "");
         }
         printf("%-18s %" PRIu64 "\n", "Hits:", e.hits);
@@ -191,11 +196,14 @@ int cmd_show(int argc, char **argv)
     free(knames);
     vyre_cache_close(cache);
     if (crc != VYRE_OK) {
-        if (!g_cachectl.quiet)
-            fprintf(stderr,
-                    "%s: error: blob %.12s is %s: %s\nhint: run 'vyre-cachectl verify --repair'\n",
-                    vyre_cli_prog(), hex, crc == VYRE_ENOENT ? "missing" : "damaged",
-                    cerr.message[0] ? cerr.message : vyre_strerror(crc));
+        if (!g_cachectl.quiet) {
+            char msg[TOOL_CLEAN_SIZE(sizeof cerr.message)];
+            fprintf(
+                stderr,
+                "%s: error: blob %.12s is %s: %s\nhint: run 'vyre-cachectl verify --repair'\n",
+                vyre_cli_prog(), hex, crc == VYRE_ENOENT ? "missing" : "damaged",
+                tool_clean(cerr.message[0] ? cerr.message : vyre_strerror(crc), msg, sizeof msg));
+        }
         return VYRE_EXIT_PROBLEMS;
     }
     return VYRE_EXIT_OK;
