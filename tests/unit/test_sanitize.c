@@ -110,3 +110,29 @@ Test(sanitize, fputs_matches_clean)
     cr_assert_str_eq(got, want);
     free(got);
 }
+
+Test(sanitize, mask_keeps_the_width)
+{
+    const char in[] = "ok \x1b[2J \xc2\x9b"
+                      "1m caf\xc3\xa9 \xff\xe6\x97\xa5";
+    size_t n = sizeof in - 1;
+    char out[sizeof in];
+    cr_assert_eq(tool_clean_mask(in, n, out), 1 + 2 + 1);
+    out[n] = '\0';
+    cr_assert_str_eq(out, "ok ?[2J ??1m caf\xc3\xa9 ?\xe6\x97\xa5");
+    /* Longer than one internal piece, a character across the boundary. */
+    char big[200], got[200];
+    memset(big, 'a', sizeof big);
+    memcpy(big + 62, "\xe6\x97\xa5", 3);
+    big[127] = 0x1b;
+    big[190] = '\x7f';
+    cr_assert_eq(tool_clean_mask(big, sizeof big, got), 2);
+    cr_assert(memcmp(got + 62, "\xe6\x97\xa5", 3) == 0);
+    cr_assert_eq(got[127], '?');
+    cr_assert_eq(got[190], '?');
+    cr_assert_eq(got[0], 'a');
+    cr_assert_eq(got[199], 'a');
+    /* A sequence cut by the end of the bytes given. */
+    cr_assert_eq(tool_clean_mask("ab\xe6\x97", 4, got), 2);
+    cr_assert(memcmp(got, "ab??", 4) == 0);
+}

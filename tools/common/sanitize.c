@@ -135,6 +135,35 @@ void tool_clean_fputs(const char *s, FILE *out)
     }
 }
 
+size_t tool_clean_mask(const char *s, size_t n, char *dst)
+{
+    /* unit() reads at most up to a NUL: decode from a NUL-terminated copy
+     * of the bytes, in pieces (a unit is at most 4 bytes: pieces overlap
+     * by 3 so none is cut). */
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, replaced = 0;
+    while (i < n) {
+        unsigned char tmp[64 + 1];
+        size_t len = n - i < 64 ? n - i : 64;
+        memcpy(tmp, p + i, len);
+        tmp[len] = '\0';
+        size_t j = 0;
+        while (j < len && (j < 61 || len < 64)) {
+            char esc[8];
+            size_t u = tmp[j] ? unit(tmp + j, 0, esc) : 1;
+            if (esc[0] || !tmp[j]) {
+                memset(dst + i + j, '?', u);
+                replaced += u;
+            } else {
+                memcpy(dst + i + j, tmp + j, u);
+            }
+            j += u;
+        }
+        i += j;
+    }
+    return replaced;
+}
+
 int tool_clean_is_clean(const char *s)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");

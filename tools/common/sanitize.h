@@ -47,6 +47,12 @@ const char *tool_clean_flags(const char *s, int flags, char *buf, size_t size);
 /* Writes s cleaned to out (any length; no NUL needed in out). */
 void tool_clean_fputs(const char *s, FILE *out);
 
+/* The same-width form, for a grid of one byte per cell (vyre-top's
+ * screen): writes the n bytes of s into dst (n bytes, no NUL added) with
+ * every byte of a unit tool_clean would escape replaced by '?'. Returns
+ * the number of bytes replaced. */
+size_t tool_clean_mask(const char *s, size_t n, char *dst);
+
 /* 1 when s would come out of tool_clean unchanged. */
 int tool_clean_is_clean(const char *s);
 
