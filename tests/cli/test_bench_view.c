@@ -533,6 +533,59 @@ Test(bench_view, plot_no_such_run)
     check_work_empty();
 }
 
+/* ---- plot with unknown medians ------------------------------------------------- */
+
+/* Medians that are NULL (unknown) or infinite in the database: the points
+ * are left out of the charts with a note, gnuplot never sees them and the
+ * output is written; a run with no finite median is refused with one
+ * clear message. */
+Test(bench_view, plot_skips_null_and_infinite_medians_with_a_note)
+{
+    need_gnuplot();
+    make_run(1);
+    make_run(1.3);
+    make_run(1);
+    db_exec("UPDATE points SET median = NULL WHERE run_id = 1 AND seq IN (1, 3);"
+            "UPDATE points SET median = 9e999 WHERE run_id = 1 AND seq = 2;"
+            "UPDATE points SET median = -9e999, p5 = NULL WHERE run_id = 2 AND seq = 6;"
+            "UPDATE points SET median = NULL WHERE run_id = 3");
+    static const char *const outs[] = {"run.svg", "run.html", "cmp.svg"};
+    static const char *const notes[] = {"3 points", "3 points", "4 points"};
+    for (size_t i = 0; i < 3; i++) {
+        char out[700], want[200];
+        snprintf(out, sizeof out, "%s/%s", g_tmp, outs[i]);
+        tu_proc p;
+        if (i < 2)
+            bench(&p, ARGS("plot", "--db", g_db, "-o", out, "1"));
+        else
+            bench(&p, ARGS("plot", "--db", g_db, "-o", out, "1", "2"));
+        cr_assert_eq(p.exit_code, 0, "%s: %s", outs[i], p.err);
+        snprintf(want, sizeof want,
+                 "vyre-bench: note: %s with no finite median (unknown or infinite in the results "
+                 "database) left out of the charts\n",
+                 notes[i]);
+        cr_assert_str_eq(p.err, want, "%s", outs[i]);
+        tu_proc_free(&p);
+        struct stat st;
+        cr_assert_eq(stat(out, &st), 0, "%s written", outs[i]);
+        if (i != 1)
+            xmllint_ok(out);
+    }
+    char out[700];
+    snprintf(out, sizeof out, "%s/none.svg", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "3"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: run 3 has no point to plot: the median of each "
+                            "of its 7 points is unknown or infinite\n"
+                            "hint: its results are damaged: measure it again, or plot another "
+                            "run\n");
+    tu_proc_free(&p);
+    struct stat st;
+    cr_assert_neq(stat(out, &st), 0, "nothing written");
+    check_work_empty();
+}
+
 /* ---- a real terminal ---------------------------------------------------------- */
 
 /* Runs `show 1` on a pseudo-terminal through script(1), the window set to
