@@ -319,6 +319,21 @@ Test(bench_view, hostile_text_is_shown_escaped)
     assert_no_raw_controls("compare (stderr)", p.err);
     cr_assert(strstr(p.err, "X=\\x1b"), "%s", p.err);
     tu_proc_free(&p);
+    /* CSV is data: piped, the bytes as stored; on a terminal, cleaned. */
+    bench(&p, ARGS("export", "--db", g_db, "--csv", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_not_null(strstr(p.out, "add_k\x1b]0;pwned\x07,"), "%s", p.out);
+    tu_proc_free(&p);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s export --csv --db %s 1", VYRE_BENCH_BIN, g_db);
+    char sh[] = "/usr/bin/script", q[] = "-qec", dev[] = "/dev/null";
+    char *const argv[] = {sh, q, cmd, dev, NULL};
+    const char *const env[] = {g_env_home, g_env_data, g_env_tmp, NULL};
+    tu_run(&p, argv, env);
+    cr_assert_eq(p.exit_code, 0, "script(1) (util-linux): %s %s", p.out, p.err);
+    assert_no_raw_controls("export --csv on a terminal", p.out);
+    cr_assert(strstr(p.out, "add_k\\x1b]0;pwned\\x07,"), "%s", p.out);
+    tu_proc_free(&p);
     /* JSON is escaped by jansson (C0 controls as \u00XX; DEL and C1 it
      * leaves, as JSON allows) and keeps the data as it is. */
     bench(&p, ARGS("show", "--db", g_db, "--json", "1"));
