@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <sqlite3.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -238,6 +239,110 @@ Test(bench_view, bad_width_is_a_usage_error)
     tu_proc_free(&p);
 }
 
+/* ---- hostile text in a results database ------------------------------------ */
+
+/* Runs sql on the results database (results files travel as CI artifacts:
+ * anything can be in them). */
+static void db_exec(const char *sql)
+{
+    sqlite3 *raw = NULL;
+    cr_assert_eq(sqlite3_open(g_db, &raw), SQLITE_OK);
+    char *msg = NULL;
+    cr_assert_eq(sqlite3_exec(raw, sql, NULL, NULL, &msg), SQLITE_OK, "%s: %s", sql,
+                 msg ? msg : "?");
+    sqlite3_close(raw);
+}
+
+/* No raw control byte (ESC, BEL, DEL, C1 CSI) anywhere in text. */
+static void assert_no_raw_controls(const char *what, const char *text)
+{
+    for (const unsigned char *s = (const unsigned char *)text; *s; s++)
+        cr_assert(!(*s == 0x1b || *s == 0x07 || *s == 0x7f || (s[0] == 0xc2 && s[1] == 0x9b)),
+                  "%s printed a raw control byte 0x%02x at offset %zu:\n%s", what, *s,
+                  (size_t)(s - (const unsigned char *)text), text);
+}
+
+/* Two runs whose GPU name, benchmark name, note and kernel names carry
+ * terminal escapes (clear screen, set title, an 8-bit CSI, DEL). */
+static void make_hostile_runs(void)
+{
+    make_run(1);
+    make_run(1);
+    db_exec("UPDATE runs SET gpu_name = char(27) || '[2J', message = 'm' || char(7);"
+            "UPDATE points SET benchmark = 'add_k' || char(27) || ']0;pwned' || char(7)"
+            " WHERE benchmark = 'add_k';"
+            "UPDATE points SET note = 'n' || char(155) || '31m' || char(127);"
+            "INSERT INTO timings (run_id, point_id, host, pid, session_ns, kind, name, start_ns,"
+            " end_ns, duration_ns, created_ns) SELECT run_id, id, 'h', 1, 0, 'kernel',"
+            " 'kern' || char(27) || '[5m', 0, 100, 100, 0 FROM points;");
+}
+
+Test(bench_view, hostile_text_is_shown_escaped)
+{
+    make_hostile_runs();
+    static const char *const widths[] = {NULL, "200", "--wide"};
+    for (size_t i = 0; i < 3; i++) {
+        tu_proc p;
+        if (!widths[i])
+            bench(&p, ARGS("show", "--db", g_db, "--kernels", "1"));
+        else if (strcmp(widths[i], "--wide") == 0)
+            bench(&p, ARGS("show", "--db", g_db, "--kernels", "--wide", "1"));
+        else
+            bench(&p, ARGS("show", "--db", g_db, "--kernels", "--width", widths[i], "1"));
+        cr_assert_eq(p.exit_code, 0, "%s", p.err);
+        assert_no_raw_controls("show", p.out);
+        assert_no_raw_controls("show (stderr)", p.err);
+        tu_assert_line(p.out, "gpu:          \\x1b[2J");
+        cr_assert(strstr(p.out, ", \\x1b[2J\n"), "the summary line:\n%s", p.out);
+        tu_assert_line(p.out, "message:      m\\x07");
+        cr_assert(strstr(p.out, "add_k\\x1b]0;pwned\\x07"), "%s", p.out);
+        cr_assert(strstr(p.out, "kern\\x1b[5m"), "%s", p.out);
+        if (!widths[i] || i == 2)
+            cr_assert(strstr(p.out, "n\\u009b31m\\x7f"), "%s", p.out);
+        tu_proc_free(&p);
+    }
+    tu_proc p;
+    bench(&p, ARGS("runs", "--db", g_db));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    assert_no_raw_controls("runs", p.out);
+    cr_assert(strstr(p.out, "  \\x1b[2J  "), "%s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
+    cr_assert_lt(p.exit_code, 2, "%s", p.err);
+    assert_no_raw_controls("compare", p.out);
+    cr_assert(strstr(p.out, "| add_k\\x1b]0;pwned\\x07 "), "%s", p.out);
+    tu_proc_free(&p);
+    /* A point only one run has is named on stderr. */
+    db_exec("UPDATE points SET axes = 'X=' || char(27) WHERE run_id = 1 AND seq = 0");
+    bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.out);
+    assert_no_raw_controls("compare (stderr)", p.err);
+    cr_assert(strstr(p.err, "X=\\x1b"), "%s", p.err);
+    tu_proc_free(&p);
+    /* CSV is data: piped, the bytes as stored; on a terminal, cleaned. */
+    bench(&p, ARGS("export", "--db", g_db, "--csv", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_not_null(strstr(p.out, "add_k\x1b]0;pwned\x07,"), "%s", p.out);
+    tu_proc_free(&p);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s export --csv --db %s 1", VYRE_BENCH_BIN, g_db);
+    char sh[] = "/usr/bin/script", q[] = "-qec", dev[] = "/dev/null";
+    char *const argv[] = {sh, q, cmd, dev, NULL};
+    const char *const env[] = {g_env_home, g_env_data, g_env_tmp, NULL};
+    tu_run(&p, argv, env);
+    cr_assert_eq(p.exit_code, 0, "script(1) (util-linux): %s %s", p.out, p.err);
+    assert_no_raw_controls("export --csv on a terminal", p.out);
+    cr_assert(strstr(p.out, "add_k\\x1b]0;pwned\\x07,"), "%s", p.out);
+    tu_proc_free(&p);
+    /* JSON is escaped by jansson (C0 controls as \u00XX; DEL and C1 it
+     * leaves, as JSON allows) and keeps the data as it is. */
+    bench(&p, ARGS("show", "--db", g_db, "--json", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_null(strchr(p.out, 0x1b), "%s", p.out);
+    cr_assert(strstr(p.out, "\"gpu_name\": \"\\u001B[2J\""), "%s", p.out);
+    tu_proc_free(&p);
+}
+
 /* ---- plot ------------------------------------------------------------------- */
 
 static void need_gnuplot(void)
@@ -437,6 +542,59 @@ Test(bench_view, plot_no_such_run)
     bench(&p, ARGS("plot", "--db", g_db, "-o", out, "7"));
     cr_assert_eq(p.exit_code, 2);
     cr_assert(strncmp(p.err, "vyre-bench: error: ", 19) == 0 && strstr(p.err, "7"), "%s", p.err);
+    tu_proc_free(&p);
+    struct stat st;
+    cr_assert_neq(stat(out, &st), 0, "nothing written");
+    check_work_empty();
+}
+
+/* ---- plot with unknown medians ------------------------------------------------- */
+
+/* Medians that are NULL (unknown) or infinite in the database: the points
+ * are left out of the charts with a note, gnuplot never sees them and the
+ * output is written; a run with no finite median is refused with one
+ * clear message. */
+Test(bench_view, plot_skips_null_and_infinite_medians_with_a_note)
+{
+    need_gnuplot();
+    make_run(1);
+    make_run(1.3);
+    make_run(1);
+    db_exec("UPDATE points SET median = NULL WHERE run_id = 1 AND seq IN (1, 3);"
+            "UPDATE points SET median = 9e999 WHERE run_id = 1 AND seq = 2;"
+            "UPDATE points SET median = -9e999, p5 = NULL WHERE run_id = 2 AND seq = 6;"
+            "UPDATE points SET median = NULL WHERE run_id = 3");
+    static const char *const outs[] = {"run.svg", "run.html", "cmp.svg"};
+    static const char *const notes[] = {"3 points", "3 points", "4 points"};
+    for (size_t i = 0; i < 3; i++) {
+        char out[700], want[200];
+        snprintf(out, sizeof out, "%s/%s", g_tmp, outs[i]);
+        tu_proc p;
+        if (i < 2)
+            bench(&p, ARGS("plot", "--db", g_db, "-o", out, "1"));
+        else
+            bench(&p, ARGS("plot", "--db", g_db, "-o", out, "1", "2"));
+        cr_assert_eq(p.exit_code, 0, "%s: %s", outs[i], p.err);
+        snprintf(want, sizeof want,
+                 "vyre-bench: note: %s with no finite median (unknown or infinite in the results "
+                 "database) left out of the charts\n",
+                 notes[i]);
+        cr_assert_str_eq(p.err, want, "%s", outs[i]);
+        tu_proc_free(&p);
+        struct stat st;
+        cr_assert_eq(stat(out, &st), 0, "%s written", outs[i]);
+        if (i != 1)
+            xmllint_ok(out);
+    }
+    char out[700];
+    snprintf(out, sizeof out, "%s/none.svg", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "3"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: run 3 has no point to plot: the median of each "
+                            "of its 7 points is unknown or infinite\n"
+                            "hint: its results are damaged: measure it again, or plot another "
+                            "run\n");
     tu_proc_free(&p);
     struct stat st;
     cr_assert_neq(stat(out, &st), 0, "nothing written");

@@ -2,6 +2,7 @@
  * cli.c - messages, subcommand lookup and "did you mean" for the front ends.
  */
 #include "cli.h"
+#include "sanitize.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -42,10 +43,14 @@ const char *vyre_cli_remedy(vyre_remedy remedy)
     }
 }
 
+/* Messages and hints quote what the user gave and what files hold (a run's
+ * text, a blob's source name): shown through the sanitiser, lines kept. */
 void vyre_cli_hints(const vyre_error *err)
 {
+    char clean[TOOL_CLEAN_SIZE(sizeof err->hint)];
     if (err->hint[0])
-        fprintf(stderr, "hint: %s\n", err->hint);
+        fprintf(stderr, "hint: %s\n",
+                tool_clean_flags(err->hint, TOOL_CLEAN_KEEP_NEWLINE, clean, sizeof clean));
     const char *cmd = vyre_cli_remedy(err->remedy);
     if (cmd)
         fprintf(stderr, "hint: %s\n", cmd);
@@ -53,8 +58,10 @@ void vyre_cli_hints(const vyre_error *err)
 
 void vyre_cli_report(const vyre_error *err)
 {
+    char clean[TOOL_CLEAN_SIZE(sizeof err->message)];
     fprintf(stderr, "%s: error: %s\n", g_prog,
-            err->message[0] ? err->message : vyre_strerror(err->code));
+            tool_clean_flags(err->message[0] ? err->message : vyre_strerror(err->code),
+                             TOOL_CLEAN_KEEP_NEWLINE, clean, sizeof clean));
     vyre_cli_hints(err);
 }
 

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "sanitize.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -268,11 +269,13 @@ int cmd_compare(int argc, char **argv)
     }
     if (missing && !allow_missing) {
         const vyre_bench_point *p = missing->has_a ? &missing->a : &missing->b;
+        char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
         fprintf(stderr,
                 "%s: error: cannot compare: %zu point%s only one run has, first '%s%s%s' only in "
                 "run %" PRId64 "\n",
-                vyre_cli_prog(), unmatched, unmatched == 1 ? "" : "s", p->benchmark,
-                p->axes[0] ? " " : "", p->axes, missing->has_a ? a : b);
+                vyre_cli_prog(), unmatched, unmatched == 1 ? "" : "s",
+                tool_clean(p->benchmark, bench, sizeof bench), p->axes[0] ? " " : "",
+                tool_clean(p->axes, axes, sizeof axes), missing->has_a ? a : b);
         fprintf(stderr, "hint: compare runs of the same suites and axes, or pass "
                         "--allow-missing to compare the points both have\n");
         vyre_bench_cmp_row_list_free(rows);
@@ -317,9 +320,11 @@ int cmd_compare(int argc, char **argv)
             snprintf(pv, sizeof pv, "-");
             verdict = r->has_a ? "only A" : "only B";
         }
+        char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
         printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
-               p->benchmark, p->axes[0] ? p->axes : "-", dev, ma, na, mb, nb, ratio, ci, pv,
-               verdict);
+               tool_clean(p->benchmark, bench, sizeof bench),
+               tool_clean(p->axes[0] ? p->axes : "-", axes, sizeof axes), dev, ma, na, mb, nb,
+               ratio, ci, pv, verdict);
     }
     printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu unmatched\n", faster, slower, same,
            noisy, unmatched);

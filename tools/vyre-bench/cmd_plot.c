@@ -113,6 +113,11 @@ int cmd_plot(int argc, char **argv)
         vyre_results_close(db);
         return VYRE_EXIT_ERROR;
     }
+    if (res.skipped)
+        fprintf(stderr,
+                "%s: note: %zu point%s with no finite median (unknown or infinite in the "
+                "results database) left out of the charts\n",
+                vyre_cli_prog(), res.skipped, res.skipped == 1 ? "" : "s");
     printf("%s: %zu chart%s of run", output, res.ncharts, res.ncharts == 1 ? "" : "s");
     for (size_t i = 0; i < n; i++)
         printf("%s %lld", i ? (i + 1 == n ? " and" : ",") : (n > 1 ? "s" : ""), (long long)ids[i]);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "sanitize.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -97,9 +98,13 @@ int cmd_runs(int argc, char **argv)
         struct tm tm;
         if (localtime_r(&t, &tm))
             strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-        printf("%6" PRId64 "  %-19s  %-11s  %6zu  %-28.28s  %s\n", r->id, when,
+        /* Database text through tool_clean; the GPU cut to 28 columns
+         * after cleaning, so an escape is never split. */
+        char gpu[29], suites[TOOL_CLEAN_SIZE(sizeof r->suites)];
+        printf("%6" PRId64 "  %-19s  %-11s  %6zu  %-28s  %s\n", r->id, when,
                vyre_bench_run_status_name(r->status), r->npoints,
-               r->gpu_name[0] ? r->gpu_name : "-", r->suites);
+               tool_clean(r->gpu_name[0] ? r->gpu_name : "-", gpu, sizeof gpu),
+               tool_clean(r->suites, suites, sizeof suites));
     }
     if (!n)
         printf("(no runs in %s)\n", vyre_results_path(db));

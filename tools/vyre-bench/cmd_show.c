@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "sanitize.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -29,9 +30,12 @@ static void usage(FILE *out)
             BENCH_JSON_SCHEMA_VERSION);
 }
 
+/* One fact of the run; the value comes from the database: shown through
+ * tool_clean. */
 static void fact(const char *name, const char *value)
 {
-    printf("%-13s %s\n", name, value && *value ? value : "-");
+    char clean[TOOL_CLEAN_SIZE(1024)];
+    printf("%-13s %s\n", name, tool_clean(value && *value ? value : "-", clean, sizeof clean));
 }
 
 /* The run document (as `export --json` without samples), each point with
@@ -159,13 +163,16 @@ int cmd_show(int argc, char **argv)
             code = VYRE_EXIT_ERROR;
             break;
         }
+        char bench[TOOL_CLEAN_SIZE(sizeof pts->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof pts->axes)];
         if (nk)
-            printf("\npoint %" PRId64 " %s %s: kernels\n", pts[i].id, pts[i].benchmark,
-                   pts[i].axes);
+            printf("\npoint %" PRId64 " %s %s: kernels\n", pts[i].id,
+                   tool_clean(pts[i].benchmark, bench, sizeof bench),
+                   tool_clean(pts[i].axes, axes, sizeof axes));
         for (size_t j = 0; j < nk; j++) {
-            char med[24];
+            char med[24], name[TOOL_CLEAN_SIZE(sizeof k->name)];
             bench_format_ns(k[j].median_ns, med, sizeof med);
-            printf("  %-40.40s %6llu launches, median %s\n", k[j].name,
+            /* Cut to 40 columns after cleaning: an escape is never split. */
+            printf("  %-40.40s %6llu launches, median %s\n", tool_clean(k[j].name, name, 41),
                    (unsigned long long)k[j].count, med);
         }
         vyre_bench_kernel_row_list_free(k);

@@ -2,6 +2,11 @@
  * output.c - printing points: the console table (valid markdown), CSV and
  * JSON, shared by `run`, `runs`, `show`, `compare` and `export`. JSON follows docs/JSON.md:
  * durations in whole ns, timestamps in Unix ns, ratios 0..1, axes as objects, null for unknown.
+ *
+ * Text from a results database reaches a terminal only through tool_clean
+ * (tools/common/sanitize.h): results files travel as CI artifacts, and a
+ * name holding ESC would otherwise drive the reader's terminal. JSON is
+ * escaped by jansson; CSV to a file or pipe is data and stays as stored.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmds.h"
+#include "sanitize.h"
 #include "vyre/vyre.h"
 
 void bench_format_ns(double ns, char *buf, size_t size)
@@ -32,12 +39,14 @@ void bench_format_ns(double ns, char *buf, size_t size)
 
 static void format_metric(const vyre_bench_point *p, char *buf, size_t size)
 {
+    char name[TOOL_CLEAN_SIZE(sizeof p->metric_name)];
+    tool_clean(p->metric_name, name, sizeof name);
     if (!p->metric_name[0] || !isfinite(p->metric))
         snprintf(buf, size, "-");
     else if (fabs(p->metric) >= 100)
-        snprintf(buf, size, "%.0f %s", p->metric, p->metric_name);
+        snprintf(buf, size, "%.0f %s", p->metric, name);
     else
-        snprintf(buf, size, "%.3g %s", p->metric, p->metric_name);
+        snprintf(buf, size, "%.3g %s", p->metric, name);
 }
 
 void bench_format_device(const vyre_bench_point *p, char *buf, size_t size)
@@ -75,16 +84,26 @@ void bench_table_row(FILE *out, const vyre_bench_point *p)
         snprintf(noise, sizeof noise, "-");
     format_metric(p, metric, sizeof metric);
     bench_format_device(p, dev, sizeof dev);
+    char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
+    char stop[TOOL_CLEAN_SIZE(sizeof p->stop)], note[TOOL_CLEAN_SIZE(sizeof p->note)];
     fprintf(out,
             "| %-22s | %-22s | %-4s | %-4s | %6zu | %11s | %11s | %11s | %6s | %4zu | %3zu | %-16s "
             "| %s%s%s |\n",
-            p->benchmark, p->axes[0] ? p->axes : "-", dev, vyre_bench_mode_name(p->mode),
-            p->stats.n, med, p5, p95, noise, p->stats.n_outliers, p->n_throttled, metric, p->stop,
-            p->note[0] ? "; " : "", p->note);
+            tool_clean(p->benchmark, bench, sizeof bench),
+            tool_clean(p->axes[0] ? p->axes : "-", axes, sizeof axes), dev,
+            vyre_bench_mode_name(p->mode), p->stats.n, med, p5, p95, noise, p->stats.n_outliers,
+            p->n_throttled, metric, tool_clean(p->stop, stop, sizeof stop), p->note[0] ? "; " : "",
+            tool_clean(p->note, note, sizeof note));
 }
 
-static void csv_field(FILE *out, const char *s, int last)
+/* One field, RFC 4180 quoted. tty: out is a terminal, where the text is
+ * shown through tool_clean (escapes never reach it raw); else the bytes as
+ * stored. */
+static void csv_field(FILE *out, const char *s, int last, int tty)
 {
+    char clean[TOOL_CLEAN_SIZE(1024)];
+    if (tty)
+        s = tool_clean(s, clean, sizeof clean);
     if (strpbrk(s, ",\"\n\r")) {
         fputc('"', out);
         for (; *s; s++) {
@@ -118,10 +137,11 @@ void bench_csv_header(FILE *out)
 void bench_csv_row(FILE *out, const vyre_bench_point *p)
 {
     const vyre_stats *s = &p->stats;
+    int tty = isatty(fileno(out));
     fprintf(out, "%" PRId64 ",%" PRId64 ",%d,", p->run_id, p->id, p->seq);
-    csv_field(out, p->suite, 0);
-    csv_field(out, p->benchmark, 0);
-    csv_field(out, p->axes, 0);
+    csv_field(out, p->suite, 0, tty);
+    csv_field(out, p->benchmark, 0, tty);
+    csv_field(out, p->axes, 0, tty);
     if (p->device >= 0)
         fprintf(out, "%d,", p->device);
     else
@@ -140,11 +160,11 @@ void bench_csv_row(FILE *out, const vyre_bench_point *p)
     csv_num(out, p->wall_median);
     csv_num(out, p->bytes > 0 ? p->bytes : NAN);
     csv_num(out, p->items);
-    csv_field(out, p->metric_name, 0);
+    csv_field(out, p->metric_name, 0, tty);
     csv_num(out, p->metric_name[0] ? p->metric : NAN);
-    csv_field(out, vyre_stats_stop_reason_name(p->stop_reason), 0);
-    csv_field(out, p->stop, 0);
-    csv_field(out, p->note, 1);
+    csv_field(out, vyre_stats_stop_reason_name(p->stop_reason), 0, tty);
+    csv_field(out, p->stop, 0, tty);
+    csv_field(out, p->note, 1, tty);
 }
 
 static json_t *real_or_null(double v)
@@ -315,11 +335,12 @@ void bench_run_summary(FILE *out, const vyre_bench_run *r)
     struct tm tm;
     if (localtime_r(&t, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    char host[TOOL_CLEAN_SIZE(sizeof r->host)], gpu[TOOL_CLEAN_SIZE(sizeof r->gpu_name)];
     fprintf(out, "run %" PRId64 " %s, %zu point%s, started %s on %s", r->id,
             vyre_bench_run_status_name(r->status), r->npoints, r->npoints == 1 ? "" : "s", when,
-            r->host);
+            tool_clean(r->host, host, sizeof host));
     if (r->gpu_name[0])
-        fprintf(out, ", %s", r->gpu_name);
+        fprintf(out, ", %s", tool_clean(r->gpu_name, gpu, sizeof gpu));
     fputc('\n', out);
 }
 

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "sanitize.h"
 #include "table.h"
 #include "vyre/vyre.h"
 
@@ -171,20 +172,25 @@ static void fmt_metric(const vyre_bench_point *p, int with_unit, size_t unit_w, 
         snprintf(num, sizeof num, "%.1f", p->metric);
     else
         snprintf(num, sizeof num, "%.2f", p->metric);
+    char unit[TOOL_CLEAN_SIZE(sizeof p->metric_name)];
+    tool_clean(p->metric_name, unit, sizeof unit);
     if (with_unit)
-        snprintf(buf, size, "%s %-*s", num, (int)unit_w, p->metric_name);
+        snprintf(buf, size, "%s %-*s", num, (int)unit_w, unit);
     else
         snprintf(buf, size, "%s", num);
 }
 
-#define CELL 272 /* the longest field (axes, note: 256) and a little more */
+/* The longest field (axes, note: 256) and a little more. Text from the
+ * database goes through tool_clean, which cuts what does not fit before a
+ * whole escape: a name full of control bytes is shown shortened. */
+#define CELL 272
 
 static void fill_row(const vyre_bench_point *p, const time_unit *tu, int metric_units,
                      size_t unit_w, int wide, char (*cell)[CELL])
 {
     const vyre_stats *s = &p->stats;
-    snprintf(cell[COL_BENCH], CELL, "%s", p->benchmark);
-    snprintf(cell[COL_AXES], CELL, "%s", p->axes[0] ? p->axes : "-");
+    tool_clean(p->benchmark, cell[COL_BENCH], CELL);
+    tool_clean(p->axes[0] ? p->axes : "-", cell[COL_AXES], CELL);
     bench_format_device(p, cell[COL_DEV], CELL);
     snprintf(cell[COL_MODE], CELL, "%s", vyre_bench_mode_name(p->mode));
     snprintf(cell[COL_N], CELL, "%zu", s->n);
@@ -200,10 +206,10 @@ static void fill_row(const vyre_bench_point *p, const time_unit *tu, int metric_
     fmt_metric(p, metric_units, unit_w, cell[COL_METRIC], CELL);
     const stop_code *sc = stop_code_of(p->stop_reason);
     if (wide)
-        snprintf(cell[COL_STOP], CELL, "%s", p->stop);
+        tool_clean(p->stop, cell[COL_STOP], CELL);
     else
         snprintf(cell[COL_STOP], CELL, "%s", sc ? sc->code : "-");
-    snprintf(cell[COL_NOTE], CELL, "%s", p->note[0] ? p->note : "");
+    tool_clean(p->note, cell[COL_NOTE], CELL);
 }
 
 /* "stop: ok noise reached the target; tmo timeout ..." for the codes the
@@ -255,8 +261,9 @@ void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int widt
     cols[COL_MEDIAN].name = h_median;
     cols[COL_P5].name = h_p5;
     cols[COL_P95].name = h_p95;
+    char h_metric[TOOL_CLEAN_SIZE(sizeof pts->metric_name)];
     if (metric)
-        cols[COL_METRIC].name = metric;
+        cols[COL_METRIC].name = tool_clean(metric, h_metric, sizeof h_metric);
 
     char(*cells)[CELL] = calloc((n ? n : 1) * NCOLS, CELL);
     const char **ptrs = calloc((n ? n : 1) * NCOLS, sizeof *ptrs);

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -267,17 +268,21 @@ int cmd_ls(int argc, char **argv)
             else
                 snprintf(used, sizeof used, "never");
             const char *kind = vyre_blob_kind_name(e->kind);
-            char kernels[VYRE_CACHE_ENTRY_KERNELS + 32];
+            char kernels[TOOL_CLEAN_SIZE(VYRE_CACHE_ENTRY_KERNELS) + 32];
             if (VYRE_BLOB_KEY_STALE(e->key_version))
                 snprintf(kernels, sizeof kernels, "(stale: key v%" PRIu32 ")", e->key_version);
             else if (e->n_kernels == 0)
                 snprintf(kernels, sizeof kernels, "-");
             else
-                snprintf(kernels, sizeof kernels, "%s", e->kernels);
+                tool_clean(e->kernels, kernels, sizeof kernels);
+            /* Header strings are whatever the blob holds: through tool_clean. */
+            char arch[TOOL_CLEAN_SIZE(sizeof e->arch)], src[TOOL_CLEAN_SIZE(sizeof e->source)];
+            char tc[TOOL_CLEAN_SIZE(sizeof e->toolchain)];
             printf("%-*.*s  %-6s  %-8s  %10s  %5s  %8s  %6" PRIu64 "  %-24s  %s%s%s\n", keyw, keyw,
-                   hex, kind ? kind : "?", e->arch, size, age, used, e->hits,
-                   e->source[0] ? e->source : "-", kernels, g_cachectl.verbose ? "  " : "",
-                   g_cachectl.verbose ? e->toolchain : "");
+                   hex, kind ? kind : "?", tool_clean(e->arch, arch, sizeof arch), size, age, used,
+                   e->hits, tool_clean(e->source[0] ? e->source : "-", src, sizeof src), kernels,
+                   g_cachectl.verbose ? "  " : "",
+                   g_cachectl.verbose ? tool_clean(e->toolchain, tc, sizeof tc) : "");
         }
     }
     free(x.v);

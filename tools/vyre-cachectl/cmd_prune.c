@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "progress.h"
+#include "sanitize.h"
 #include "vyre/compile.h"
 
 static void usage(FILE *out)
@@ -85,10 +86,11 @@ static void on_removed(const vyre_cache_entry *e, const char *reason, void *ctx)
                                         "arch", e->arch, "toolchain", e->toolchain, "bytes",
                                         (json_int_t)e->file_size, "reason", reason));
     if (x->print) {
-        char size[32];
+        char size[32], arch[TOOL_CLEAN_SIZE(sizeof e->arch)];
         vyre_format_size(e->file_size, size, sizeof size);
         printf("%s %.*s  %-6s  %-8s  %10s  (%s)\n", x->dry_run ? "would remove" : "removed",
-               CACHECTL_SHORT_KEY, hex, kind ? kind : "?", e->arch, size, reason);
+               CACHECTL_SHORT_KEY, hex, kind ? kind : "?", tool_clean(e->arch, arch, sizeof arch),
+               size, reason);
     }
 }
 

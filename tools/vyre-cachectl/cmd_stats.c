@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -141,9 +142,11 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const re
 
 static void bucket_line(const vyre_cache_bucket *b)
 {
-    char size[32];
+    /* Bucket names (architectures) come from blob headers: through tool_clean. */
+    char size[32], name[TOOL_CLEAN_SIZE(sizeof b->name)];
     vyre_format_size(b->bytes, size, sizeof size);
-    printf("  %-20s %8" PRIu64 "  %10s\n", b->name, b->entries, size);
+    printf("  %-20s %8" PRIu64 "  %10s\n", tool_clean(b->name, name, sizeof name), b->entries,
+           size);
 }
 
 static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const remote_row *rows,
@@ -225,7 +228,10 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
         char rd[32], wr[32];
         vyre_format_size(s->bytes_read, rd, sizeof rd);
         vyre_format_size(s->bytes_written, wr, sizeof wr);
-        printf("  %s%s\n", rows[i].info.url, rows[i].info.read_only ? " (read-only)" : "");
+        /* The URL may come from a shared cache's vyre.conf. */
+        fputs("  ", stdout);
+        tool_clean_fputs(rows[i].info.url, stdout);
+        printf("%s\n", rows[i].info.read_only ? " (read-only)" : "");
         printf("    %-18s %" PRIu64 "\n", "Hits:", s->hits);
         printf("    %-18s %" PRIu64 "\n", "Misses:", s->misses);
         printf("    %-18s %" PRIu64 " (%" PRIu64 " skipped while backing off)\n",

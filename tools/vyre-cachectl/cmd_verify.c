@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "cmds.h"
 #include "progress.h"
+#include "sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -76,9 +77,14 @@ static void on_problem(const vyre_cache_verify_problem *p, void *ctx)
     }
     if (!x->print)
         return;
-    printf("%-17s %s", problem_name(p->kind), rel);
-    if (why)
-        printf(" (%s)", why);
+    /* File names found in the cache and header details: through tool_clean. */
+    printf("%-17s ", problem_name(p->kind));
+    tool_clean_fputs(rel, stdout);
+    if (why) {
+        fputs(" (", stdout);
+        tool_clean_fputs(why, stdout);
+        fputs(")", stdout);
+    }
     if (p->repaired && p->action)
         printf(": %s", p->action);
     printf("\n");

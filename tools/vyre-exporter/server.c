@@ -1,17 +1,42 @@
 /*
  * server.c - see server.h.
+ *
+ * The connection guard. libmicrohttpd's only per-connection clock is an
+ * idle timeout (MHD_OPTION_CONNECTION_TIMEOUT): a client that sends one
+ * header byte every few seconds is never idle and never done, and with
+ * its connection limit reached libmicrohttpd stops accepting, so 70 such
+ * clients kept every scrape out (issue 22). So the server tracks each
+ * connection itself (MHD_OPTION_NOTIFY_CONNECTION, _NOTIFY_COMPLETED):
+ *   - a request (headers and any body) must arrive within
+ *     EXP_REQUEST_TIMEOUT_MS of the connection's start or of the end of
+ *     its previous response; a watchdog thread, asleep until the earliest
+ *     deadline (or until there is one), shuts late connections down;
+ *   - past EXP_MAX_CONNECTIONS, each new connection shuts down the one
+ *     that has waited longest for its request (the oldest idle), so a
+ *     scrape always gets in; libmicrohttpd's own limit is set
+ *     EXP_CONNECTION_SLACK higher so that it keeps accepting meanwhile.
+ * "Shut down" is shutdown(2) on the socket, never close(2): libmicrohttpd
+ * owns the descriptor, sees end-of-file and closes the connection itself.
+ * It reports the connection closed (NOTIFY_CLOSED) before it closes the
+ * descriptor, and both sides hold g->mu, so a descriptor number reused by
+ * a newer connection is never shut down by mistake.
  */
 #include "server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
+#include "util.h"
 #include "vyre/version.h"
 
 #if MHD_VERSION < 0x00097002
@@ -20,12 +45,191 @@ typedef int MHD_RESULT;
 typedef enum MHD_Result MHD_RESULT;
 #endif
 
+#define EXP_SLOTS (EXP_MAX_CONNECTIONS + EXP_CONNECTION_SLACK)
+
+/* One connection libmicrohttpd has accepted (its socket context). */
+typedef struct conn_slot {
+    int used;
+    int fd;
+    int answering;     /* a response is queued: no request deadline */
+    int shut;          /* shut down by the guard, on its way out */
+    uint64_t since_ns; /* when the request being waited for began */
+} conn_slot;
+
+typedef struct conn_guard {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* on CLOCK_MONOTONIC */
+    pthread_t thread;
+    int started, stopping;
+    conn_slot slot[EXP_SLOTS];
+} conn_guard;
+
 struct exp_server {
     struct MHD_Daemon *d;
     exporter *x;
     char path[256];
     char landing[1024];
+    conn_guard g;
 };
+
+/* ---- the connection guard ------------------------------------------------ */
+
+static void shut(conn_slot *c)
+{
+    c->shut = 1;
+    shutdown(c->fd, SHUT_RDWR);
+}
+
+/* The oldest connection waiting for its request (not answering, not shut
+ * already), or NULL. Called with g->mu held. */
+static conn_slot *oldest_waiting(conn_guard *g)
+{
+    conn_slot *old = NULL;
+    for (size_t i = 0; i < EXP_SLOTS; i++) {
+        conn_slot *c = &g->slot[i];
+        if (c->used && !c->shut && !c->answering && (!old || c->since_ns < old->since_ns))
+            old = c;
+    }
+    return old;
+}
+
+static void *guard_main(void *arg)
+{
+    conn_guard *g = arg;
+    const uint64_t limit = (uint64_t)EXP_REQUEST_TIMEOUT_MS * 1000000u;
+    pthread_mutex_lock(&g->mu);
+    while (!g->stopping) {
+        uint64_t now = exp_mono_ns();
+        conn_slot *c;
+        while ((c = oldest_waiting(g)) && now - c->since_ns >= limit)
+            shut(c); /* the request took too long: trickled or never sent */
+        if (!c) {
+            pthread_cond_wait(&g->cv, &g->mu); /* nothing to time: sleep */
+            continue;
+        }
+        uint64_t at = c->since_ns + limit;
+        struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+static int guard_start(conn_guard *g)
+{
+    memset(g, 0, sizeof *g);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* exp_mono_ns's clock */
+    int rc = pthread_cond_init(&g->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc != 0)
+        return -1;
+    pthread_mutex_init(&g->mu, NULL);
+    if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
+        pthread_cond_destroy(&g->cv);
+        pthread_mutex_destroy(&g->mu);
+        return -1;
+    }
+    g->started = 1;
+    return 0;
+}
+
+static void guard_stop(conn_guard *g)
+{
+    if (!g->started)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->stopping = 1;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    pthread_join(g->thread, NULL);
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    g->started = 0;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: a connection starts (take a slot; over
+ * the limit, drop the oldest waiting one) or is closed (free its slot). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    conn_guard *g = &((exp_server *)cls)->g;
+    pthread_mutex_lock(&g->mu);
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn_slot *c = *socket_ctx;
+        if (c)
+            memset(c, 0, sizeof *c);
+        *socket_ctx = NULL;
+    } else {
+        const union MHD_ConnectionInfo *fi =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        size_t live = 0;
+        conn_slot *free_slot = NULL;
+        for (size_t i = 0; i < EXP_SLOTS; i++) {
+            conn_slot *c = &g->slot[i];
+            if (!c->used && !free_slot)
+                free_slot = c;
+            live += c->used && !c->shut;
+        }
+        if (free_slot && fi) {
+            free_slot->used = 1;
+            free_slot->fd = fi->connect_fd;
+            free_slot->since_ns = exp_mono_ns();
+            *socket_ctx = free_slot;
+            live++;
+            pthread_cond_signal(&g->cv); /* a new deadline */
+        } else if (fi) {
+            shutdown(fi->connect_fd, SHUT_RDWR); /* cannot be timed: not served */
+        }
+        conn_slot *old;
+        while (live > EXP_MAX_CONNECTIONS && (old = oldest_waiting(g))) {
+            shut(old);
+            live--;
+        }
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+static conn_slot *slot_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return i ? i->socket_context : NULL;
+}
+
+/* The request is answered: its deadline is off until the response is out. */
+static void mark_answering(exp_server *s, struct MHD_Connection *conn)
+{
+    conn_slot *c = slot_of(conn);
+    if (!c)
+        return;
+    pthread_mutex_lock(&s->g.mu);
+    c->answering = 1;
+    pthread_mutex_unlock(&s->g.mu);
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: the response is out; a kept-alive
+ * connection now waits for its next request, on a fresh deadline. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)ctx;
+    (void)toe;
+    exp_server *s = cls;
+    conn_slot *c = slot_of(conn);
+    if (!c)
+        return;
+    pthread_mutex_lock(&s->g.mu);
+    if (c->used) {
+        c->answering = 0;
+        c->since_ns = exp_mono_ns();
+        pthread_cond_signal(&s->g.cv);
+    }
+    pthread_mutex_unlock(&s->g.mu);
+}
+
+/* ---- requests -------------------------------------------------------------- */
 
 int exp_parse_listen(const char *spec, char *host, size_t host_size, unsigned *port, char *err,
                      size_t err_size)
@@ -92,6 +296,7 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, c
         *upload_size = 0;
         return MHD_YES;
     }
+    mark_answering(s, c); /* every path below queues the response */
     static char not_allowed[] = "method not allowed\n";
     static char not_found[] = "not found\n";
     static char failed[] = "scrape failed: out of memory\n";
@@ -146,6 +351,11 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
              "<p><a href=\"%s\">Metrics</a></p>\n</body></html>\n",
              vyre_version(), s->path);
 
+    if (guard_start(&s->g) != 0) {
+        snprintf(err, err_size, "cannot start the connection guard: %s", strerror(errno));
+        free(s);
+        return NULL;
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
@@ -159,6 +369,7 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
         int g = getaddrinfo(host, NULL, &hints, &ai);
         if (g != 0 || !ai) {
             snprintf(err, err_size, "cannot resolve listen host '%s': %s", host, gai_strerror(g));
+            guard_stop(&s->g);
             free(s);
             return NULL;
         }
@@ -178,21 +389,29 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
             f |= MHD_USE_DUAL_STACK; /* ":PORT": IPv6 and IPv4 */
         else if (!have_addr)
             attempt = 1; /* IPv4 only */
+        /* The guard's callbacks, its limits (see the top of this file),
+         * and the idle timeout for a client that stops reading. */
+        struct MHD_OptionItem guard[] = {
+            {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
+            {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
+            {MHD_OPTION_CONNECTION_LIMIT, EXP_SLOTS, NULL},
+            {MHD_OPTION_CONNECTION_TIMEOUT, EXP_IDLE_TIMEOUT_S, NULL},
+            {MHD_OPTION_END, 0, NULL},
+        };
         if (have_addr)
-            s->d = MHD_start_daemon(f, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
-                                    (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_TIMEOUT,
-                                    (unsigned)10, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-                                    MHD_OPTION_END);
+            s->d =
+                MHD_start_daemon(f, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
+                                 (struct sockaddr *)&ss, MHD_OPTION_ARRAY, guard, MHD_OPTION_END);
         else
-            s->d = MHD_start_daemon(f, (uint16_t)port, NULL, NULL, handle, s,
-                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+            s->d = MHD_start_daemon(f, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_ARRAY,
+                                    guard, MHD_OPTION_END);
         if (have_addr)
             break;
     }
     if (!s->d) {
         snprintf(err, err_size, "cannot listen on '%s' (address in use, or not this host's?)",
                  spec);
+        guard_stop(&s->g);
         free(s);
         return NULL;
     }
@@ -209,6 +428,7 @@ void exp_server_stop(exp_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->d);
+    MHD_stop_daemon(s->d); /* closes every connection: their slots are freed */
+    guard_stop(&s->g);
     free(s);
 }

@@ -2,13 +2,29 @@
  * server.h - vyre-exporter's HTTP side (libmicrohttpd): GET/HEAD of the
  * telemetry path runs a scrape, "/" is a landing page linking to it, any
  * other path is 404 and any other method 405. One internal thread polls
- * the sockets (epoll on Linux) and sleeps between requests: no timer, no
- * busy loop.
+ * the sockets (epoll on Linux) and sleeps between requests; a second (the
+ * connection guard) sleeps until the earliest request deadline, or until
+ * a connection comes when there is none: no busy loop.
+ *
+ * Slow and idle clients cannot starve a scrape (issue 22): a request,
+ * headers and any body, must arrive within EXP_REQUEST_TIMEOUT_MS of the
+ * connection's start or of its previous response, however it trickles;
+ * beyond EXP_MAX_CONNECTIONS the connection that has waited longest for
+ * its request is dropped for the new one; a client that stops reading its
+ * answer is dropped after EXP_IDLE_TIMEOUT_S without progress.
  */
 #ifndef VYRE_EXPORTER_SERVER_H
 #define VYRE_EXPORTER_SERVER_H
 
 #include "exporter.h"
+
+/* Node_exporter-like servers answer within Prometheus's 10 s scrape
+ * timeout; a real client sends its request in one go, so 5 s is slack
+ * for a slow network and still bounds a trickling one. */
+#define EXP_REQUEST_TIMEOUT_MS 5000
+#define EXP_MAX_CONNECTIONS    64
+#define EXP_CONNECTION_SLACK   16 /* accepted past the limit while the oldest drop */
+#define EXP_IDLE_TIMEOUT_S     10
 
 typedef struct exp_server exp_server;
 

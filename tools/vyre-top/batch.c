@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "sanitize.h"
 #include "view.h"
 #include "vyre/version.h"
 
@@ -29,7 +30,10 @@ int top_batch_frame(FILE *out, const top_snapshot *s, top_ui *ui, int cols)
         while (n > 0 && line[n - 1] == ' ')
             n--;
         line[n] = '\0';
-        fprintf(out, "%s\n", line);
+        /* Table cells are clean already (top_fmt_cell); this catches any
+         * other text of the frame (titles, messages) before stdout. */
+        tool_clean_fputs(line, out);
+        fputc('\n', out);
     }
     fputc('\n', out);
     top_grid_release(&g);

@@ -4,6 +4,7 @@
 #define NCURSES_WIDECHAR 1
 #include "draw.h"
 #include "format.h"
+#include "sanitize.h"
 
 #include <curses.h>
 #include <langinfo.h>
@@ -120,8 +121,16 @@ void top_draw_frame(const top_grid *g, int mono)
     if (cols > g->cols)
         cols = g->cols;
     size_t stride = (size_t)g->cols + 1;
+    char safe[1100];
+    if (cols > (int)sizeof safe)
+        cols = (int)sizeof safe;
     for (int y = 0; y < rows; y++) {
         const char *ch = g->ch + (size_t)y * stride;
+        /* The text drawn is the row masked by the sanitiser (a control or a
+         * bad UTF-8 byte becomes '?', cell for cell): table cells are
+         * escaped already, this covers any other text of the frame.
+         * Spark bytes are read from the row itself. */
+        tool_clean_mask(ch, (size_t)cols, safe);
         const unsigned char *at = g->at + (size_t)y * stride;
         int x = 0;
         while (x < cols) {
@@ -135,7 +144,7 @@ void top_draw_frame(const top_grid *g, int mono)
             while (x + run < cols && at[x + run] == at[x] && !TOP_IS_SPARK(ch[x + run]))
                 run++;
             attrset(a);
-            mvaddnstr(y, x, ch + x, run); /* the bottom-right cell may report ERR: harmless */
+            mvaddnstr(y, x, safe + x, run); /* the bottom-right cell may report ERR: harmless */
             x += run;
         }
     }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sanitize.h"
+
 void top_fmt_cell(char *dst, int w, const char *s, int right)
 {
     if (w <= 0) {
@@ -14,6 +16,13 @@ void top_fmt_cell(char *dst, int w, const char *s, int right)
             dst[0] = '\0';
         return;
     }
+    /* Cell text (process, range, kernel and GPU names) comes from pages,
+     * /proc and NVML: shown through tool_clean, so a C1 control or a bad
+     * UTF-8 byte is "\u009b" or "\xff" on the screen and in --batch, never
+     * a byte the terminal obeys. Only what can fit is cleaned. */
+    char clean[1024];
+    size_t cap = (size_t)w + 1 < sizeof clean ? (size_t)w + 1 : sizeof clean;
+    s = tool_clean(s, clean, cap);
     size_t len = strlen(s);
     size_t n = len < (size_t)w ? len : (size_t)w;
     size_t pad = (size_t)w - n;

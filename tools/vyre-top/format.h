@@ -16,12 +16,14 @@
 /* Sparkline levels are stored in formatted text as bytes 0x01..0x08 (1/8
  * to 8/8 of a cell); the drawing step turns them into block characters or
  * ASCII. Telemetry strings never hold control bytes (the reader replaces
- * them), so these cannot be confused with content. */
+ * them) and table cells go through tool_clean (top_fmt_cell), so these
+ * cannot be confused with content. */
 #define TOP_SPARK_MIN   0x01
 #define TOP_SPARK_MAX   0x08
 #define TOP_IS_SPARK(c) ((unsigned char)(c) >= TOP_SPARK_MIN && (unsigned char)(c) <= TOP_SPARK_MAX)
 
-/* Writes s into dst as exactly w cells (dst holds w + 1 bytes): cut at w,
+/* Writes s into dst as exactly w cells (dst holds w + 1 bytes): s through
+ * tool_clean (control characters and bad UTF-8 shown escaped), cut at w,
  * padded with spaces on the right (align 0) or left (align 1). w <= 0
  * gives "". */
 void top_fmt_cell(char *dst, int w, const char *s, int right);

@@ -60,12 +60,15 @@ typedef struct vyre_plot_opts {
 
 typedef struct vyre_plot_result {
     size_t ncharts; /* charts drawn */
+    size_t skipped; /* points left out: their median is unknown (NULL) or infinite */
 } vyre_plot_result;
 
 /*
  * Draws the charts of o->runs into o->output, replacing it (written beside
- * it under a temp name, then renamed). Returns 0; VYRE_EINVAL (no run, a
- * bad extension, a run with no points); VYRE_ENOENT (no gnuplot, no such
+ * it under a temp name, then renamed). A point whose median is NULL or
+ * infinite in the database is left out and counted in res->skipped.
+ * Returns 0; VYRE_EINVAL (no run, a bad extension, a run with no points
+ * or none with a finite median); VYRE_ENOENT (no gnuplot, no such
  * run); VYRE_EIO (gnuplot failed: the message quotes its first error
  * line); VYRE_EDB, VYRE_ENOMEM, and file errors of the output.
  */

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <fcntl.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "base/internal.h"
@@ -117,6 +118,24 @@ static int load_input(const vyre_plot_opts *o, vyre__plot_input *in, vyre_error 
                               "plot a run that finished points ('vyre-bench runs')",
                               "run %lld has no points to plot (it is %s)", (long long)o->runs[r],
                               vyre_bench_run_status_name(pr->run.status));
+        /* A median that is NULL or infinite in the database (a damaged or
+         * hand-edited file) has no place on a chart, and gnuplot answers
+         * such data with errors of its own: those points are left out and
+         * counted (vyre_plot_result.skipped). */
+        size_t kept = 0, had = pr->npts;
+        for (size_t i = 0; i < had; i++) {
+            if (isfinite(pr->pts[i].stats.median))
+                pr->pts[kept++] = pr->pts[i];
+            else
+                in->skipped++;
+        }
+        pr->npts = kept;
+        if (!kept)
+            return vyre__fail(err, VYRE_EINVAL,
+                              "its results are damaged: measure it again, or plot another run",
+                              "run %lld has no point to plot: the median of each of its %zu "
+                              "point%s is unknown or infinite",
+                              (long long)o->runs[r], had, had == 1 ? "" : "s");
     }
     vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
     if (o->compare)
@@ -327,8 +346,10 @@ int vyre_plot_runs(const vyre_plot_opts *o, vyre_plot_result *res, vyre_error *e
         }
         remove_dir(dir);
     }
-    if (!rc && res)
+    if (!rc && res) {
         res->ncharts = n;
+        res->skipped = in.skipped;
+    }
     free(charts);
     release_input(&in);
     return rc;

@@ -23,7 +23,8 @@ typedef struct vyre__plot_input {
     size_t nruns;
     vyre_bench_cmp_row *cmp; /* two runs: the comparison, else NULL */
     size_t ncmp;
-    double alpha; /* of the comparison's interval */
+    double alpha;   /* of the comparison's interval */
+    size_t skipped; /* points left out: median NULL or infinite */
 } vyre__plot_input;
 
 typedef enum vyre__chart_kind {
