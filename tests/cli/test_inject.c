@@ -13,14 +13,17 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cupti.h>
 
+#include "tel_v1.h"
 #include "testutil.h"
 #include "vyre/cupti.h"
 #include "vyre/error.h"
@@ -289,6 +292,34 @@ Test(inject, publishing_with_threads_and_fork_leaves_the_host_alone)
         check_untouched(env, expect);
         assert_no_pages(dir); /* unlinked at exit, by the parent only */
     }
+}
+
+/* Issue 22, seen 2: the reproduction. A 200 KiB tmpfs with 184 KiB used
+ * holds a page's first blocks but not the page: the page used to be
+ * ftruncate'd (sparse) and mapped, and the first store into an unbacked
+ * block killed the host with SIGBUS (exit 135, none of its output). Now
+ * the host runs as without the injection and the library says once that
+ * it does not publish, and why. */
+Test(inject, a_full_telemetry_file_system_never_kills_the_host)
+{
+    char mnt[600], why[512], env_dir[700];
+    snprintf(mnt, sizeof mnt, "%s/mnt", g_tmp);
+    cr_assert_eq(mkdir(mnt, 0700), 0);
+    if (tu_tel_full_tmpfs(mnt, why, sizeof why) != 0)
+        cr_skip_test("cannot mount a small tmpfs here: %s", why);
+    snprintf(env_dir, sizeof env_dir, "VYRE_TELEMETRY_DIR=%s/tel", mnt);
+    const char *env[] = {env_dir, "VYRE_INJECT=kernels", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                         "FAKECUPTI_BUSY", NULL};
+    check_untouched(env, LINE_PREFIX "not publishing: cannot reserve ");
+    tu_proc p;
+    run_host(&p, 1, env);
+    cr_assert(strstr(p.err, "No space left on device") && strstr(p.err, "VYRE_TELEMETRY=0"),
+              "the reason and the way out: %s", p.err);
+    tu_proc_free(&p);
+    char tel[620];
+    snprintf(tel, sizeof tel, "%s/tel", mnt);
+    assert_no_pages(tel);
+    cr_assert_eq(umount2(mnt, MNT_DETACH), 0, "%s", strerror(errno));
 }
 
 /* The host reads its own page after two publisher periods: the counters of

@@ -4,6 +4,7 @@
  * directory safety. No GPU needed.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -953,6 +955,52 @@ Test(telemetry, unsafe_or_empty_directory_is_refused, .init = setup_dir, .fini =
     cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "owned by uid 12345"), "%s", e.message);
     cr_assert_eq(vyre_telemetry_reap(other, NULL, &e), VYRE_EUNSAFE);
+}
+
+/* Issue 22, seen 2: a page whose file system runs out of room. The page
+ * used to be sized with ftruncate (sparse), so opening worked and the first
+ * store into an unbacked block killed the process with SIGBUS. Now its
+ * storage is reserved before it is mapped: opening fails with the reason,
+ * nothing is left in the directory, and the global page is simply off. */
+Test(telemetry, a_full_file_system_means_not_publishing_never_sigbus, .init = setup_dir,
+     .fini = teardown_dir)
+{
+    char mnt[PATH_MAX], tel[PATH_MAX], why[512];
+    join(mnt, sizeof mnt, g_dir, "mnt");
+    cr_assert_eq(mkdir(mnt, 0700), 0);
+    if (tu_tel_full_tmpfs(mnt, why, sizeof why) != 0)
+        cr_skip_test("cannot mount a small tmpfs here: %s", why);
+    join(tel, sizeof tel, mnt, "tel");
+    setenv("VYRE_TELEMETRY_DIR", tel, 1);
+
+    vyre_telemetry *t = NULL;
+    vyre_error e = {0};
+    int rc = vyre_telemetry_open(&t, &e);
+    if (rc == VYRE_OK) {
+        /* Before the fix: SIGBUS here (the test crashes). */
+        vyre_telemetry_publish(t);
+        vyre_telemetry_close(t);
+        cr_assert_fail("a page was opened on a full file system");
+    }
+    cr_assert_eq(rc, VYRE_ENOSPC, "%s: %s", vyre_err_name(rc), e.message);
+    cr_assert_null(t);
+    cr_assert_not_null(strstr(e.message, "cannot reserve"), "%s", e.message);
+    cr_assert_not_null(strstr(e.message, tel), "names the directory: %s", e.message);
+    cr_assert_not_null(strstr(e.hint, "VYRE_TELEMETRY=0"), "%s", e.hint);
+    DIR *d = opendir(tel);
+    cr_assert_not_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        cr_assert(de->d_name[0] == '.', "left behind: %s", de->d_name);
+    closedir(d);
+
+    /* The process-wide page: off, with the reason kept for the front end. */
+    cr_assert_null(vyre_telemetry_global());
+    vyre_error ge = {0};
+    cr_assert_eq(vyre_telemetry_global_error(&ge), VYRE_ENOSPC);
+    cr_assert_not_null(strstr(ge.message, "cannot reserve"), "%s", ge.message);
+    cr_assert_eq(vyre_telemetry_publish(vyre_telemetry_global()), VYRE_OK);
+    cr_assert_eq(umount2(mnt, MNT_DETACH), 0, "%s", strerror(errno));
 }
 
 Test(telemetry, stale_page_under_our_pid_is_replaced, .init = setup_dir, .fini = teardown_dir)

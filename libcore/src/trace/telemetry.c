@@ -359,6 +359,32 @@ static int publish_name(int dfd, const char *dir, const char *tmp, const char *n
     }
 }
 
+/*
+ * Gives the page file every block it will ever use before it is mapped. A
+ * sparse file (ftruncate) maps fine, and then the first store into a block
+ * the file system cannot supply kills the host program with SIGBUS: a full
+ * /dev/shm (Docker's default is 64 MB and PyTorch DataLoader workers fill
+ * it) took libvyre-inject's host down that way. posix_fallocate fails
+ * instead (ENOSPC; EDQUOT over a quota; EFBIG past RLIMIT_FSIZE), and where
+ * the file system has no fallocate, glibc writes every block, which
+ * reserves it as well. On failure the caller publishes nothing.
+ */
+static int reserve(int fd, const char *dir, const char *tmp, vyre_error *err)
+{
+    int e;
+    do
+        e = posix_fallocate(fd, 0, (off_t)sizeof(vyre__tel_page));
+    while (e == EINTR);
+    if (e == 0)
+        return VYRE_OK;
+    return vyre__fail(err, vyre__errno_code(e),
+                      "free space in the telemetry directory's file system (often /dev/shm), set "
+                      "VYRE_TELEMETRY_DIR to another directory, or VYRE_TELEMETRY=0 to turn "
+                      "telemetry off",
+                      "cannot reserve %zu bytes for telemetry page '%s/%s': %s",
+                      sizeof(vyre__tel_page), dir, tmp, strerror(e));
+}
+
 static void fill_identity(vyre__tel_header *h, int32_t pid, uint64_t start)
 {
     memcpy(h->magic, TEL_MAGIC, sizeof h->magic);
@@ -428,13 +454,18 @@ static int open_locked(vyre_telemetry **out, vyre_error *err)
         goto fail;
     }
     /* The creation mode went through the umask; the page is exactly 0600. */
-    if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)sizeof(vyre__tel_page)) != 0 ||
-        fstat(fd, &st) != 0) {
+    if (fchmod(fd, 0600) != 0) {
         int e = errno;
-        rc = vyre__fail(err, vyre__errno_code(e),
-                        "free space in the telemetry directory's file system (often /dev/shm), "
-                        "or set VYRE_TELEMETRY=0",
-                        "cannot size telemetry page '%s/%s': %s", dir, tmp, strerror(e));
+        rc = vyre__fail(err, vyre__errno_code(e), "set VYRE_TELEMETRY_DIR to a local directory",
+                        "cannot set the mode of telemetry page '%s/%s': %s", dir, tmp, strerror(e));
+        goto fail;
+    }
+    if ((rc = reserve(fd, dir, tmp, err)))
+        goto fail;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat telemetry page '%s/%s': %s",
+                        dir, tmp, strerror(e));
         goto fail;
     }
     /* Made here with O_EXCL | O_NOFOLLOW, so this holds unless the file
