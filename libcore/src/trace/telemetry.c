@@ -124,9 +124,12 @@ static int usable(const vyre_telemetry *t)
 
 /* ---- directory ------------------------------------------------------- */
 
+/* VYRE_TELEMETRY_DIR through secure_getenv: a set-user/group-ID program
+ * never writes its page where its caller's environment says. (VYRE_TELEMETRY
+ * stays getenv: it can only turn publishing off.) */
 static int resolve_dir(char *out, size_t size, int *is_default, vyre_error *err)
 {
-    const char *env = getenv("VYRE_TELEMETRY_DIR");
+    const char *env = secure_getenv("VYRE_TELEMETRY_DIR");
     if (env) {
         *is_default = 0;
         if (!*env)
