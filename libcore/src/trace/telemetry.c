@@ -370,10 +370,11 @@ static void read_id(int dfd, const char *name, page_id *id)
     unsigned char buf[offsetof(vyre__tel_header, reserved1)];
     ssize_t got = pread(fd, buf, sizeof buf, 0);
     close(fd);
+    if (got != (ssize_t)sizeof buf || memcmp(buf, TEL_MAGIC, sizeof TEL_MAGIC) != 0)
+        return;
     uint32_t version;
     memcpy(&version, buf + offsetof(vyre__tel_header, version), sizeof version);
-    if (got != (ssize_t)sizeof buf || memcmp(buf, TEL_MAGIC, sizeof TEL_MAGIC) != 0 ||
-        !known_version(version))
+    if (!known_version(version))
         return;
     id->valid = 1;
     memcpy(&id->pid, buf + offsetof(vyre__tel_header, pid), sizeof id->pid);
