@@ -5,15 +5,19 @@
  * process put in shared memory.
  *
  * Each input is read twice: as it is, and fitted into a page (cut or
- * zero-padded to the page size, with the magic, the layout version and the
+ * zero-padded to the page size, with the magic, a layout version and the
  * owner's uid stamped in) so that mutations reach the field checks behind
- * the size and magic checks. Invariants checked:
+ * the size and magic checks. The stamped version is the current one or,
+ * when the input's first byte (overwritten by the magic) is odd, 2: the
+ * same size, read without its PID namespace. Invariants checked:
  *   - the reader never reads past the input (ASan) and never crashes (UBSan);
  *   - a reject is VYRE_ECORRUPT, VYRE_EVERSION or VYRE_EBUSY with a message
  *     and a hint, and leaves the snapshot all zero;
- *   - an accepted page has the page size, its owner's uid, a positive pid,
- *     terminated printable strings, counts within their capacities and
- *     kernels in strictly increasing serial order, each from its own slot.
+ *   - an accepted page has the size of its layout (1, 2 or the current
+ *     one), its owner's uid, a positive pid, terminated printable strings,
+ *     counts within their capacities, no PID namespace unless its layout
+ *     records one (3 on), and kernels in strictly increasing serial order,
+ *     each from its own slot.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,11 +47,13 @@ static int printable(const char *s, size_t size)
 static void check_ok(size_t size)
 {
     const vyre_telemetry_snapshot *s = &g_snap;
-    int current =
-        size == sizeof(vyre__tel_page) && s->layout_version == VYRE_TELEMETRY_LAYOUT_VERSION;
-    int previous = size == sizeof(vyre__tel_v1_page) && s->layout_version == 1;
-    if ((!current && !previous) || s->pid <= 0 || s->uid != OWNER)
+    int full = size == sizeof(vyre__tel_page) &&
+               (s->layout_version == VYRE_TELEMETRY_LAYOUT_VERSION || s->layout_version == 2);
+    int v1 = size == sizeof(vyre__tel_v1_page) && s->layout_version == 1;
+    if ((!full && !v1) || s->pid <= 0 || s->uid != OWNER)
         abort();
+    if (s->layout_version < 3 && (s->pid_ns_dev || s->pid_ns_ino))
+        abort(); /* those bytes were reserved before layout 3 */
     if (!printable(s->exe, sizeof s->exe) || !printable(s->cmdline, sizeof s->cmdline))
         abort();
     if (s->n_counters > VYRE__TEL_COUNTERS_CAP || s->n_ranges > VYRE__TEL_RANGES_CAP ||
@@ -102,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(page, data, size < sizeof *page ? size : sizeof *page);
     memcpy(page->h.magic, VYRE__TEL_MAGIC, sizeof page->h.magic);
-    page->h.version = VYRE_TELEMETRY_LAYOUT_VERSION;
+    page->h.version = size && (data[0] & 1) ? 2 : VYRE_TELEMETRY_LAYOUT_VERSION;
     page->h.uid = OWNER;
     check_one(page, sizeof *page);
     free(page);

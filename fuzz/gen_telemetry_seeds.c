@@ -4,7 +4,8 @@
  * kernels; a few kernels and a publish; a ring that wrapped), with the
  * owner uid the fuzzer assumes, and a page cut short after its prefix. The
  * seeds are committed under fuzz/corpus/telemetry_page/; rerun this after a
- * layout change.
+ * layout change, keeping the previous layout's seeds renamed (v1-*, v2-*)
+ * so the fuzzer keeps reaching the readers of older layouts.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -571,6 +571,8 @@ static void start_activity(inject_mode mode, char *note, size_t size)
 
 static void start(void)
 {
+    /* A mode, not a path: plain getenv. Paths and libraries (the telemetry
+     * directory, CUPTI) come through libcore's secure_getenv. */
     const char *env = getenv("VYRE_INJECT");
     inject_mode mode;
     if (parse_mode(env, &mode) != 0) {

@@ -15,6 +15,12 @@
  *   inject_host --exports LIB
  *       Prints LIB's defined dynamic symbols, one a line (nm -D
  *       --defined-only), from the ELF file itself.
+ *   inject_host --env-probe
+ *       Prints whether the process runs in secure-execution mode (AT_SECURE:
+ *       set-user/group-ID), then what libcore made of the environment: the
+ *       telemetry directory, the CUPTI library loaded (or why none) and the
+ *       CUDA driver's load result. For the secure_getenv test: a setgid copy
+ *       must not take paths or libraries from the environment.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -25,11 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "vyre/counters.h"
+#include "vyre/cuda.h"
+#include "vyre/cupti.h"
 #include "vyre/telemetry.h"
 
 #define EXIT_HOST     3
@@ -149,6 +158,31 @@ static void probe(void)
                (unsigned long long)s.kernels[i].duration_ns);
 }
 
+static int env_probe(void)
+{
+    printf("secure: %lu\n", getauxval(AT_SECURE));
+    char dir[VYRE_TELEMETRY_PATH_MAX];
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_telemetry_dir(dir, sizeof dir, &err) == VYRE_OK)
+        printf("telemetry dir: %s\n", dir);
+    else
+        printf("telemetry dir: %s\n", err.message);
+    vyre_error_clear(&err);
+    if (vyre_cupti_load(&err) == VYRE_OK) {
+        vyre_cupti_stats st;
+        vyre_cupti_stats_get(&st);
+        printf("cupti: loaded %s\n", st.library);
+    } else {
+        printf("cupti: %s\n", err.message);
+    }
+    vyre_error_clear(&err);
+    int version = 0;
+    int rc = vyre_cuda_driver_version(&version, &err);
+    printf("cuda: %s %s\n", vyre_err_name(rc), rc ? err.message : "");
+    return 0;
+}
+
 static int print_exports(const char *lib)
 {
     FILE *f = fopen(lib, "rb");
@@ -201,6 +235,8 @@ int main(int argc, char **argv)
             do_probe = 1;
         else if (strcmp(argv[i], "--exports") == 0 && i + 1 < argc)
             return print_exports(argv[i + 1]);
+        else if (strcmp(argv[i], "--env-probe") == 0)
+            return env_probe();
         else
             return 2;
     }

@@ -13,14 +13,17 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cupti.h>
 
+#include "tel_v1.h"
 #include "testutil.h"
 #include "vyre/cupti.h"
 #include "vyre/error.h"
@@ -289,6 +292,115 @@ Test(inject, publishing_with_threads_and_fork_leaves_the_host_alone)
         check_untouched(env, expect);
         assert_no_pages(dir); /* unlinked at exit, by the parent only */
     }
+}
+
+/* Issue 22, seen 2: the reproduction. A 200 KiB tmpfs with 184 KiB used
+ * holds a page's first blocks but not the page: the page used to be
+ * ftruncate'd (sparse) and mapped, and the first store into an unbacked
+ * block killed the host with SIGBUS (exit 135, none of its output). Now
+ * the host runs as without the injection and the library says once that
+ * it does not publish, and why. */
+Test(inject, a_full_telemetry_file_system_never_kills_the_host)
+{
+    char mnt[600], why[512], env_dir[700];
+    snprintf(mnt, sizeof mnt, "%s/mnt", g_tmp);
+    cr_assert_eq(mkdir(mnt, 0700), 0);
+    if (tu_tel_full_tmpfs(mnt, why, sizeof why) != 0)
+        cr_skip_test("cannot mount a small tmpfs here: %s", why);
+    snprintf(env_dir, sizeof env_dir, "VYRE_TELEMETRY_DIR=%s/tel", mnt);
+    const char *env[] = {env_dir, "VYRE_INJECT=kernels", "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                         "FAKECUPTI_BUSY", NULL};
+    check_untouched(env, LINE_PREFIX "not publishing: cannot reserve ");
+    tu_proc p;
+    run_host(&p, 1, env);
+    cr_assert(strstr(p.err, "No space left on device") && strstr(p.err, "VYRE_TELEMETRY=0"),
+              "the reason and the way out: %s", p.err);
+    tu_proc_free(&p);
+    char tel[620];
+    snprintf(tel, sizeof tel, "%s/tel", mnt);
+    assert_no_pages(tel);
+    cr_assert_eq(umount2(mnt, MNT_DETACH), 0, "%s", strerror(errno));
+}
+
+/* Copies the host to dir as a set-group-ID program of group 65534: run by
+ * root it keeps euid 0 (it reads everything as before) but runs in
+ * secure-execution mode (AT_SECURE), as any set-user/group-ID program that
+ * loads libcore or the injection would. Skips when that cannot be made or
+ * the file system ignores set-ID bits (nosuid). */
+static void setgid_host(const char *path)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to make a set-group-ID copy of the host; CI runs as root");
+    size_t len = 0;
+    char *img = tu_read_file(INJECT_HOST_BIN, &len);
+    cr_assert_not_null(img);
+    tu_write_file(path, img, len);
+    free(img);
+    cr_assert_eq(chown(path, (uid_t)-1, 65534), 0, "%s", strerror(errno));
+    cr_assert_eq(chmod(path, 02755), 0, "%s", strerror(errno));
+    tu_proc p;
+    const char *args[] = {"--env-probe", NULL};
+    tu_run_bin(&p, path, args, NULL, NULL);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    int secure = strncmp(p.out, "secure: 1\n", 10) == 0;
+    tu_proc_free(&p);
+    if (!secure)
+        cr_skip_test("'%s' does not run in secure-execution mode (a nosuid file system?)", path);
+}
+
+/* Issue 22, point 14: a set-user/group-ID program must not load libraries
+ * or write files named by its (untrusted) environment: libcore reads
+ * VYRE_TELEMETRY_DIR, VYRE_*_LIBRARY, the toolkit root, NVTX_INJECTION64_PATH
+ * and CUDA_CACHE_PATH with secure_getenv. A setgid host given all of them
+ * loads neither the named CUPTI nor the named driver, publishes nowhere the
+ * environment says, and the injection goes its default way. */
+Test(inject, a_setgid_host_takes_no_paths_or_libraries_from_the_environment)
+{
+    char host[600], evil_cupti[620], env_tel[700], env_cupti[700], env_cuda[700], env_nvtx[700];
+    snprintf(host, sizeof host, "%s/inject_host_sgid", g_tmp);
+    setgid_host(host);
+    /* A CUPTI named so that NVTX_INJECTION64_PATH counts as routed to it. */
+    snprintf(evil_cupti, sizeof evil_cupti, "%s/libcupti-planted.so", g_tmp);
+    size_t len = 0;
+    char *img = tu_read_file(FAKECUPTI_LIB, &len);
+    cr_assert_not_null(img);
+    tu_write_file(evil_cupti, img, len);
+    free(img);
+    snprintf(env_tel, sizeof env_tel, "VYRE_TELEMETRY_DIR=%s/planted-tel", g_tmp);
+    snprintf(env_cupti, sizeof env_cupti, "VYRE_CUPTI_LIBRARY=%s", FAKECUPTI_LIB);
+    snprintf(env_cuda, sizeof env_cuda, "VYRE_CUDA_LIBRARY=%s", FAKECUPTI_LIB);
+    snprintf(env_nvtx, sizeof env_nvtx, "NVTX_INJECTION64_PATH=%s", evil_cupti);
+
+    const char *probe[] = {"--env-probe", NULL};
+    const char *env1[] = {env_tel, env_cupti, env_cuda, "FAKECUPTI_BUSY", NULL};
+    tu_proc p;
+    tu_run_bin(&p, host, probe, env1, NULL);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char want_dir[128];
+    snprintf(want_dir, sizeof want_dir, "telemetry dir: /dev/shm/vyre-%u\n", (unsigned)geteuid());
+    cr_assert(strstr(p.out, want_dir), "VYRE_TELEMETRY_DIR taken:\n%s", p.out);
+    cr_assert_null(strstr(p.out, FAKECUPTI_LIB), "a library named by the environment:\n%s", p.out);
+    cr_assert_null(strstr(p.out, g_tmp), "a path from the environment:\n%s", p.out);
+    tu_proc_free(&p);
+
+    const char *env2[] = {env_nvtx, "VYRE_CUPTI_LIBRARY", "FAKECUPTI_BUSY", NULL};
+    tu_run_bin(&p, host, probe, env2, NULL);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_null(strstr(p.out, evil_cupti), "NVTX_INJECTION64_PATH loaded:\n%s", p.out);
+    tu_proc_free(&p);
+
+    /* The injection in the setgid host: never publishes where the
+     * environment says, and the host runs untouched. */
+    const char *with[] = {"--inject", VYRE_INJECT_LIB, "--threads", "4", "--fork", NULL};
+    const char *env3[] = {env_tel, "VYRE_INJECT=kernels", env_cupti, "FAKECUPTI_BUSY", NULL};
+    tu_run_bin(&p, host, with, env3, NULL);
+    cr_assert_eq(p.exit_code, g_base.exit_code, "exit %d, stderr: %s", p.exit_code, p.err);
+    cr_assert_str_eq(p.out, g_base.out);
+    cr_assert_null(strstr(p.err, g_tmp), "published where the environment said: %s", p.err);
+    char planted[620];
+    snprintf(planted, sizeof planted, "%s/planted-tel", g_tmp);
+    cr_assert_neq(access(planted, F_OK), 0, "'%s' was created", planted);
+    tu_proc_free(&p);
 }
 
 /* The host reads its own page after two publisher periods: the counters of

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exporter.h"
 #include "testutil.h"
 #include "trace/telemetry_internal.h"
 #include "vyre/telemetry.h"
@@ -448,5 +449,66 @@ Test(adversarial_telemetry, symlink_as_the_directory_is_not_followed)
 
     cr_assert_eq(count_entries(real), 1, "nothing created or removed in the target");
     expect_read(page, VYRE_OK, "");
+    free(img);
+}
+
+/* ---- a writer in another PID namespace --------------------------------- */
+
+/* Expected (issue 22, seen 10): pages written in another PID namespace
+ * (a container sharing /dev/shm) carry pids that are not ours. One claims
+ * our parent's pid with our parent's real start time: read as ours it is
+ * a live process of ours and used to be exported as our parent, NVML's GPU
+ * of that pid and all. Another is pid 1 with another start time: read as
+ * ours it is "pid reused" and used to count as a stale page and a scrape
+ * error. The exporter exports neither (their pid would name the wrong
+ * process, or none) and counts them as
+ * vyre_exporter_telemetry_pages{state="foreign"}, not as errors; neither
+ * page is removed. */
+Test(adversarial_telemetry, exporter_skips_and_counts_pages_of_another_pid_namespace)
+{
+    pid_t parent = getppid();
+    uint64_t parent_start = 0, init_start = 0;
+    cr_assert_eq(vyre__telemetry_start_time(parent, &parent_start), VYRE_OK);
+    cr_assert_eq(vyre__telemetry_start_time(1, &init_start), VYRE_OK);
+    unsigned char *img = good_image(parent, (uint32_t)geteuid());
+    vyre__tel_header *h = (vyre__tel_header *)(void *)img;
+    cr_assert_neq(h->pid_ns_ino, 0, "the writer records its PID namespace");
+    h->pid_ns_ino += 1;
+    h->start_time = parent_start;
+    char far_parent[PATH_MAX], far_init[PATH_MAX], name[64];
+    snprintf(name, sizeof name, "%d.vtel", (int)parent);
+    join(far_parent, sizeof far_parent, g_tel, name);
+    write_file(far_parent, img, PAGE_SIZE, 0600);
+    h->pid = 1;
+    h->start_time = init_start + 777;
+    join(far_init, sizeof far_init, g_tel, "1.vtel");
+    write_file(far_init, img, PAGE_SIZE, 0600);
+
+    exp_opts o = {.telemetry_dir = g_tel, .no_gpu = 1, .no_cache = 1, .kernels_top_n = 20};
+    exporter *x = NULL;
+    cr_assert_eq(exporter_new(&o, &x), 0);
+    char *doc = NULL;
+    size_t len = 0;
+    for (int i = 0; i < 2; i++) {
+        free(doc);
+        doc = NULL;
+        cr_assert_eq(exporter_scrape(x, &doc, &len), 0);
+    }
+    exporter_free(x);
+    cr_assert_not_null(doc);
+    char want[64];
+    snprintf(want, sizeof want, "pid=\"%d\"", (int)parent);
+    cr_assert_null(strstr(doc, want), "a foreign page exported as our parent:\n%s", doc);
+    cr_assert_null(strstr(doc, "pid=\"1\""), "a foreign page exported as pid 1:\n%s", doc);
+    cr_assert_not_null(strstr(doc, "vyre_exporter_telemetry_pages{state=\"foreign\"} 2\n"), "%s",
+                       doc);
+    cr_assert_not_null(strstr(doc, "vyre_exporter_telemetry_pages{state=\"stale\"} 0\n"), "%s",
+                       doc);
+    cr_assert_not_null(
+        strstr(doc, "vyre_exporter_scrape_errors_total{collector=\"telemetry\"} 0\n"),
+        "not errors:\n%s", doc);
+    cr_assert_eq(access(far_parent, F_OK), 0);
+    cr_assert_eq(access(far_init, F_OK), 0);
+    free(doc);
     free(img);
 }

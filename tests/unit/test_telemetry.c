@@ -4,6 +4,7 @@
  * directory safety. No GPU needed.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -581,7 +583,7 @@ Test(telemetry, hostile_page_contents_give_the_right_error, .init = hostile_setu
     expect(good, PAGE_SIZE_CUR, VYRE_OK, "the good page", "");
 
     HOSTILE(good, VYRE_ECORRUPT, "bad magic", h_->magic[0] ^= 0x20);
-    HOSTILE(good, VYRE_EVERSION, "layout version 3", h_->version = 3);
+    HOSTILE(good, VYRE_EVERSION, "layout version 4", h_->version = 4);
     HOSTILE(good, VYRE_EVERSION, "layout version 0", h_->version = 0);
     HOSTILE(good, VYRE_ECORRUPT, "declares sizes", h_->header_size = 12351);
     HOSTILE(good, VYRE_ECORRUPT, "declares sizes", h_->total_size = PAGE_SIZE_CUR + 1);
@@ -637,14 +639,14 @@ Test(telemetry, hostile_page_contents_give_the_right_error, .init = hostile_setu
     expect(good, 8, VYRE_ECORRUPT, "8 bytes", "too short");
     expect(good, 15, VYRE_ECORRUPT, "15 bytes", "too short");
     expect(good, 16, VYRE_ECORRUPT, "prefix only", "is 16 bytes");
-    expect(good, PAGE_SIZE_CUR / 2, VYRE_ECORRUPT, "half a page", "bytes; layout version 2");
-    expect(good, PAGE_SIZE_CUR - 1, VYRE_ECORRUPT, "one byte short", "bytes; layout version 2");
+    expect(good, PAGE_SIZE_CUR / 2, VYRE_ECORRUPT, "half a page", "bytes; layout version 3");
+    expect(good, PAGE_SIZE_CUR - 1, VYRE_ECORRUPT, "one byte short", "bytes; layout version 3");
     unsigned char *big = calloc(1, PAGE_SIZE_CUR + 4096);
     memcpy(big, good, PAGE_SIZE_CUR);
     expect(big, PAGE_SIZE_CUR + 4096, VYRE_ECORRUPT, "longer than declared",
-           "bytes; layout version 2");
+           "bytes; layout version 3");
     hdr(big)->total_size = PAGE_SIZE_CUR + 4096; /* declared to match: still not version 2 */
-    expect(big, PAGE_SIZE_CUR + 4096, VYRE_ECORRUPT, "declared longer", "bytes; layout version 2");
+    expect(big, PAGE_SIZE_CUR + 4096, VYRE_ECORRUPT, "declared longer", "bytes; layout version 3");
     hdr(big)->version = 7; /* a future, bigger layout: a version error, not corruption */
     expect(big, PAGE_SIZE_CUR + 4096, VYRE_EVERSION, "future version", "layout version 7");
     free(big);
@@ -874,6 +876,148 @@ Test(telemetry, reap_removes_dead_and_reused_pids_and_keeps_live_ones, .init = s
     vyre_telemetry_close(t);
 }
 
+/* Our own PID namespace, as the writer records it. */
+static void own_ns(uint64_t *dev, uint64_t *ino)
+{
+    struct stat st;
+    cr_assert_eq(stat("/proc/self/ns/pid", &st), 0, "%s", strerror(errno));
+    *dev = (uint64_t)st.st_dev;
+    *ino = (uint64_t)st.st_ino;
+}
+
+/* Issue 22, seen 10: a publisher in another PID namespace (`unshare --pid
+ * --fork`, a container with --ipc=host) shares the directory. Its pid 1 is
+ * not ours: host pid 1 exists with another start time, so the page looked
+ * "pid reused" and was unlinked while its process ran. A page recording
+ * another namespace is foreign: never stale, never reaped, whatever its
+ * pid says here; the namespace is read back, and older layouts (which do
+ * not record it) keep the old judgement. */
+Test(telemetry, a_page_of_another_pid_namespace_is_foreign_and_never_reaped, .init = setup_dir,
+     .fini = teardown_dir)
+{
+    uint64_t ns_dev, ns_ino;
+    own_ns(&ns_dev, &ns_ino);
+    vyre_telemetry *t = NULL;
+    vyre_error e = {0};
+    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    char own[PATH_MAX];
+    page_path(own, sizeof own, g_dir, (long)getpid(), "");
+    size_t len;
+    unsigned char *img = (unsigned char *)tu_read_file(own, &len);
+    cr_assert_eq(len, PAGE_SIZE_CUR);
+    cr_assert_eq(hdr(img)->version, 3);
+    cr_assert_eq(hdr(img)->pid_ns_dev, ns_dev, "the writer records its namespace");
+    cr_assert_eq(hdr(img)->pid_ns_ino, ns_ino);
+
+    static vyre_telemetry_snapshot s;
+    cr_assert_eq(vyre_telemetry_read(own, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(s.pid_ns_ino, ns_ino);
+    cr_assert_eq(vyre_telemetry_foreign(&s), 0, "our own page is not foreign");
+
+    /* Pid 1 of another namespace: here pid 1 is alive with another start
+     * time, which for a page of ours means "pid reused". */
+    uint64_t init_start;
+    cr_assert_eq(vyre__telemetry_start_time(1, &init_start), VYRE_OK);
+    hdr(img)->pid = 1;
+    hdr(img)->start_time = init_start + 12345;
+    hdr(img)->pid_ns_ino = ns_ino + 1;
+    char one[PATH_MAX];
+    page_path(one, sizeof one, g_dir, 1, "");
+    write_mode(one, img, len, 0600);
+
+    /* A pid that is dead here, in another namespace too; and its tmp. */
+    pid_t dead = fork();
+    cr_assert_geq(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    cr_assert_eq(wait_child(dead), 0);
+    hdr(img)->pid = dead;
+    char dead_page[PATH_MAX], dead_tmp[PATH_MAX];
+    page_path(dead_page, sizeof dead_page, g_dir, (long)dead, "");
+    page_path(dead_tmp, sizeof dead_tmp, g_dir, (long)dead, ".tmp");
+    write_mode(dead_page, img, len, 0600);
+    write_mode(dead_tmp, img, len, 0600);
+
+    size_t removed = 99;
+    cr_assert_eq(vyre_telemetry_reap(g_dir, &removed, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(access(one, F_OK), 0, "the foreign pid 1 page was unlinked");
+    cr_assert_eq(access(dead_page, F_OK), 0, "the foreign dead-pid page was unlinked");
+    cr_assert_eq(access(dead_tmp, F_OK), 0, "the foreign tmp was unlinked");
+    cr_assert_eq(removed, 0);
+
+    cr_assert_eq(vyre_telemetry_read(one, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(s.pid, 1);
+    cr_assert_eq(s.pid_ns_ino, ns_ino + 1);
+    cr_assert_eq(vyre_telemetry_foreign(&s), 1);
+    cr_assert_eq(vyre_telemetry_stale(&s), 0, "a foreign page is never stale");
+    cr_assert_eq(vyre_telemetry_read(dead_page, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_telemetry_foreign(&s), 1);
+    cr_assert_eq(vyre_telemetry_stale(&s), 0);
+    /* Same inode on another nsfs device: still another namespace. */
+    s.pid_ns_ino = ns_ino;
+    s.pid_ns_dev = ns_dev + 1;
+    cr_assert_eq(vyre_telemetry_foreign(&s), 1);
+    cr_assert_eq(vyre_telemetry_foreign(NULL), 0);
+
+    /* A layout 2 page does not record a namespace (those bytes were
+     * reserved): whatever is in them, it is judged as before, so the
+     * reused pid 1 page goes. */
+    hdr(img)->version = 2;
+    hdr(img)->pid = 1;
+    write_mode(one, img, len, 0600);
+    cr_assert_eq(vyre_telemetry_read(one, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(s.layout_version, 2);
+    cr_assert_eq(s.pid_ns_ino, 0);
+    cr_assert_eq(s.pid_ns_dev, 0);
+    cr_assert_eq(vyre_telemetry_foreign(&s), 0);
+    cr_assert_eq(vyre_telemetry_stale(&s), 1);
+    cr_assert_eq(vyre_telemetry_reap(g_dir, &removed, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(removed, 1);
+    cr_assert_neq(access(one, F_OK), 0, "a reused pid's layout 2 page is reaped");
+    cr_assert_eq(access(dead_page, F_OK), 0);
+
+    free(img);
+    vyre_telemetry_close(t);
+}
+
+/* The writer never replaces a page of another namespace that holds our
+ * pid's name: that process may be alive. It says so instead. */
+Test(telemetry, a_foreign_page_under_our_pid_is_not_replaced, .init = setup_dir,
+     .fini = teardown_dir)
+{
+    uint64_t ns_dev, ns_ino;
+    own_ns(&ns_dev, &ns_ino);
+    vyre_telemetry *t = NULL;
+    vyre_error e = {0};
+    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    char own[PATH_MAX];
+    page_path(own, sizeof own, g_dir, (long)getpid(), "");
+    size_t len;
+    unsigned char *img = (unsigned char *)tu_read_file(own, &len);
+    vyre_telemetry_close(t);
+
+    hdr(img)->pid_ns_ino = ns_ino + 1;
+    write_mode(own, img, len, 0600);
+    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EEXIST, "%s", e.message);
+    cr_assert_null(t);
+    cr_assert_not_null(strstr(e.message, "another PID namespace"), "%s", e.message);
+    cr_assert_not_null(strstr(e.message, own), "%s", e.message);
+    cr_assert_not_null(strstr(e.hint, "VYRE_TELEMETRY_DIR"), "%s", e.hint);
+    size_t got;
+    unsigned char *after = (unsigned char *)tu_read_file(own, &got);
+    cr_assert_eq(got, len);
+    cr_assert_eq(memcmp(after, img, len), 0, "the foreign page is untouched");
+    free(after);
+
+    /* Ours after all (same namespace): a stale page of ours, replaced. */
+    hdr(img)->pid_ns_ino = ns_ino;
+    hdr(img)->start_time += 1;
+    write_mode(own, img, len, 0600);
+    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    vyre_telemetry_close(t);
+    free(img);
+}
+
 /* ---- enable, directory, global, fork ---------------------------------- */
 
 Test(telemetry, vyre_telemetry_0_disables_publishing, .init = setup_dir, .fini = teardown_dir)
@@ -953,6 +1097,52 @@ Test(telemetry, unsafe_or_empty_directory_is_refused, .init = setup_dir, .fini =
     cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "owned by uid 12345"), "%s", e.message);
     cr_assert_eq(vyre_telemetry_reap(other, NULL, &e), VYRE_EUNSAFE);
+}
+
+/* Issue 22, seen 2: a page whose file system runs out of room. The page
+ * used to be sized with ftruncate (sparse), so opening worked and the first
+ * store into an unbacked block killed the process with SIGBUS. Now its
+ * storage is reserved before it is mapped: opening fails with the reason,
+ * nothing is left in the directory, and the global page is simply off. */
+Test(telemetry, a_full_file_system_means_not_publishing_never_sigbus, .init = setup_dir,
+     .fini = teardown_dir)
+{
+    char mnt[PATH_MAX], tel[PATH_MAX], why[512];
+    join(mnt, sizeof mnt, g_dir, "mnt");
+    cr_assert_eq(mkdir(mnt, 0700), 0);
+    if (tu_tel_full_tmpfs(mnt, why, sizeof why) != 0)
+        cr_skip_test("cannot mount a small tmpfs here: %s", why);
+    join(tel, sizeof tel, mnt, "tel");
+    setenv("VYRE_TELEMETRY_DIR", tel, 1);
+
+    vyre_telemetry *t = NULL;
+    vyre_error e = {0};
+    int rc = vyre_telemetry_open(&t, &e);
+    if (rc == VYRE_OK) {
+        /* Before the fix: SIGBUS here (the test crashes). */
+        vyre_telemetry_publish(t);
+        vyre_telemetry_close(t);
+        cr_assert_fail("a page was opened on a full file system");
+    }
+    cr_assert_eq(rc, VYRE_ENOSPC, "%s: %s", vyre_err_name(rc), e.message);
+    cr_assert_null(t);
+    cr_assert_not_null(strstr(e.message, "cannot reserve"), "%s", e.message);
+    cr_assert_not_null(strstr(e.message, tel), "names the directory: %s", e.message);
+    cr_assert_not_null(strstr(e.hint, "VYRE_TELEMETRY=0"), "%s", e.hint);
+    DIR *d = opendir(tel);
+    cr_assert_not_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL)
+        cr_assert(de->d_name[0] == '.', "left behind: %s", de->d_name);
+    closedir(d);
+
+    /* The process-wide page: off, with the reason kept for the front end. */
+    cr_assert_null(vyre_telemetry_global());
+    vyre_error ge = {0};
+    cr_assert_eq(vyre_telemetry_global_error(&ge), VYRE_ENOSPC);
+    cr_assert_not_null(strstr(ge.message, "cannot reserve"), "%s", ge.message);
+    cr_assert_eq(vyre_telemetry_publish(vyre_telemetry_global()), VYRE_OK);
+    cr_assert_eq(umount2(mnt, MNT_DETACH), 0, "%s", strerror(errno));
 }
 
 Test(telemetry, stale_page_under_our_pid_is_replaced, .init = setup_dir, .fini = teardown_dir)

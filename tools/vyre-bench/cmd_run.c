@@ -410,6 +410,26 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
     return code;
 }
 
+/* The run publishes a telemetry page for vyre-top and the exporter from
+ * libcore's GPU paths. libcore only records why it cannot (a telemetry
+ * directory another user owns, a full /dev/shm, a bad VYRE_TELEMETRY_DIR):
+ * open the page up front and say so once, rather than run unseen.
+ * VYRE_TELEMETRY=0 (off on purpose) is no error and says nothing. */
+static void warn_unpublished(void)
+{
+    if (vyre_telemetry_global())
+        return;
+    vyre_error e;
+    vyre_error_clear(&e);
+    if (vyre_telemetry_global_error(&e) == 0)
+        return;
+    fprintf(stderr,
+            "%s: warning: not publishing telemetry (vyre-top and vyre-exporter will not see "
+            "this run): %s\n",
+            vyre_cli_prog(), e.message[0] ? e.message : vyre_strerror(e.code));
+    vyre_cli_hints(&e);
+}
+
 static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const char *cmdline)
 {
     vyre_results *db = NULL;
@@ -456,6 +476,7 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < NSTOP_SIGNALS; i++)
         sigaction(k_stop_signals[i], &sa, &old[i]);
+    warn_unpublished();
     vyre_bench_run_result res;
     vyre_error err;
     vyre_error_clear(&err);

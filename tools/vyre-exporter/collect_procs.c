@@ -7,7 +7,12 @@
  * A page that fails validation exports nothing and counts one scrape error
  * (collector "telemetry"); so does a page whose process is gone or whose
  * pid was reused (stale). A page that vanished between listing and reading
- * (its process exited) is no error. Kernels: the page keeps only a ring of
+ * (its process exited) is no error. A page written in another PID
+ * namespace (vyre_telemetry_foreign: a container sharing /dev/shm) is
+ * counted (pages "foreign") and not exported: its pid names another
+ * process here, or none, so the pid label, NVML's GPU for it and the
+ * pid-reuse test would all be wrong; an exporter in that namespace exports
+ * it. It is no error either. Kernels: the page keeps only a ring of
  * the most recent records, so the exporter sums by name those newer than
  * the last serial it saw; records that left the ring unseen are counted in
  * kernels_unseen.
@@ -152,7 +157,7 @@ static void proc_gpu(const exporter *x, exp_proc *p)
 
 void exp_collect_procs(exporter *x)
 {
-    x->pages_ok = x->pages_bad = x->pages_stale = 0;
+    x->pages_ok = x->pages_bad = x->pages_stale = x->pages_foreign = 0;
     x->tel_ok = 0;
     for (size_t i = 0; i < x->nprocs; i++)
         x->procs[i].seen = 0;
@@ -185,6 +190,10 @@ void exp_collect_procs(exporter *x)
         if (rc != 0 || pg->pid != ents[i].pid) {
             x->pages_bad++;
             x->errors[EXP_C_TELEMETRY]++;
+            continue;
+        }
+        if (vyre_telemetry_foreign(pg)) {
+            x->pages_foreign++;
             continue;
         }
         if (vyre_telemetry_stale(pg)) {

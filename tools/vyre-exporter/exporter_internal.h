@@ -64,7 +64,7 @@ struct exporter {
     vyre_telemetry_snapshot *page; /* scratch, ~200 KiB */
     exp_proc *procs;               /* sorted by pid */
     size_t nprocs;
-    size_t pages_ok, pages_bad, pages_stale;
+    size_t pages_ok, pages_bad, pages_stale, pages_foreign;
     int tel_ok;
     char tel_dir[VYRE_TELEMETRY_PATH_MAX];
     /* cache */

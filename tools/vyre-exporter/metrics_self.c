@@ -20,10 +20,11 @@ void exp_render_self(exporter *x, expo *e, double scrape_s)
     }
     expo_family(e, "vyre_exporter_telemetry_pages", "gauge",
                 "Telemetry pages this scrape: ok (exported), invalid (failed validation), "
-                "stale (process gone or pid reused).");
-    const char *st[3] = {"ok", "invalid", "stale"};
-    size_t v[3] = {x->pages_ok, x->pages_bad, x->pages_stale};
-    for (int i = 0; i < 3; i++) {
+                "stale (process gone or pid reused), foreign (written in another PID "
+                "namespace, such as a container sharing /dev/shm: not exported).");
+    const char *st[4] = {"ok", "invalid", "stale", "foreign"};
+    size_t v[4] = {x->pages_ok, x->pages_bad, x->pages_stale, x->pages_foreign};
+    for (int i = 0; i < 4; i++) {
         expo_label l = {"state", st[i]};
         expo_sample_u64(e, "vyre_exporter_telemetry_pages", &l, 1, NULL, v[i]);
     }

@@ -172,6 +172,7 @@ static json_t *proc_json(const top_snapshot *s, size_t i)
     json_object_set_new(o, "name", json_string(p->name));
     json_object_set_new(o, "cmdline", json_string(p->cmdline));
     json_object_set_new(o, "telemetry", json_boolean(t));
+    json_object_set_new(o, "foreign", json_boolean(t && p->foreign));
     json_object_set_new(o, "uid", h->uid_valid ? json_integer(h->uid) : json_null());
     json_object_set_new(o, "user", jstr_if(h->uid_valid, h->user));
     /* CPU time over wall time: 1 is one core busy, so it may exceed 1. */

@@ -487,7 +487,7 @@ static void collect_procs(top_collector *c, top_snapshot *s)
     if (c->opts.reap_every_s > 0 &&
         (c->reap_ns == 0 || (double)(s->mono_ns - c->reap_ns) / 1e9 >= c->opts.reap_every_s)) {
         c->reap_ns = s->mono_ns;
-        vyre_telemetry_reap(dir, NULL, NULL); /* only pages of dead processes */
+        vyre_telemetry_reap(dir, NULL, NULL); /* only dead processes', never foreign pages */
     }
     vyre_telemetry_entry *ents = NULL;
     size_t n = 0;
@@ -522,6 +522,7 @@ static void collect_procs(top_collector *c, top_snapshot *s)
         p->pid = pg->pid;
         p->telemetry = 1;
         p->layout_version = pg->layout_version;
+        p->foreign = vyre_telemetry_foreign(pg);
         p->device = -1;
         copy_str(p->name, sizeof p->name, pg->exe);
         copy_str(p->cmdline, sizeof p->cmdline, pg->cmdline);
@@ -589,16 +590,31 @@ static void collect_procs(top_collector *c, top_snapshot *s)
     c->nprev = nnext;
 }
 
+/* By pid; a foreign row (another PID namespace's pid) after ours. */
 static int cmp_pid(const void *a, const void *b)
 {
     const top_proc *p = a, *q = b;
-    return (p->pid > q->pid) - (p->pid < q->pid);
+    if (p->pid != q->pid)
+        return (p->pid > q->pid) - (p->pid < q->pid);
+    return (p->foreign > q->foreign) - (p->foreign < q->foreign);
 }
 
+/* The row of our process pid (what NVML's pids are): never a foreign row,
+ * whose pid only numbers a process of another namespace. */
 static top_proc *find_proc(top_snapshot *s, int32_t pid)
 {
-    top_proc key = {.pid = pid};
-    return s->nprocs ? bsearch(&key, s->procs, s->nprocs, sizeof key, cmp_pid) : NULL;
+    size_t lo = 0, hi = s->nprocs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->procs[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < s->nprocs && s->procs[lo].pid == pid; lo++)
+        if (!s->procs[lo].foreign)
+            return &s->procs[lo];
+    return NULL;
 }
 
 /* Adds every process NVML lists that publishes no telemetry page (a
@@ -684,6 +700,8 @@ static void collect_host(top_collector *c, top_snapshot *s)
     for (size_t i = 0; i < s->nprocs; i++) {
         top_proc *p = &s->procs[i];
         p->cpu_pct = NAN;
+        if (p->foreign)
+            continue; /* /proc/<pid> here is some other process, or none */
         if (top_procfs_read(c->opts.proc_root, p->pid, &c->users, &p->host) != 0) {
             if (!p->telemetry)
                 copy_str(p->name, sizeof p->name, "-");

@@ -72,6 +72,8 @@ typedef struct top_proc {
     int32_t pid;
     int telemetry;           /* 1: read from a telemetry page; 0: NVML lists it only */
     uint32_t layout_version; /* of the telemetry page it was read from; 0 without one */
+    int foreign;             /* its page was written in another PID namespace: pid is its
+                                writer's, not ours (no /proc, NVML or kill by it) */
     char name[VYRE_TELEMETRY_EXE_MAX];
     char cmdline[VYRE_TELEMETRY_CMDLINE_MAX];
     int device;          /* GPU it runs on (NVML or its kernels); -1 unknown */

@@ -209,6 +209,12 @@ unsigned top_ui_key(top_ui *ui, int key)
             snprintf(ui->msg, sizeof ui->msg, "k: select a process in the Processes panel first");
             return TOP_UI_REDRAW;
         }
+        if (ui->sel_foreign) {
+            snprintf(ui->msg, sizeof ui->msg,
+                     "k: pid %d is another PID namespace's (a container): not signalled",
+                     (int)ui->sel_pid);
+            return TOP_UI_REDRAW;
+        }
         ui->confirm_kill = 1;
         ui->kill_pid = ui->sel_pid;
         ui->kill_start = ui->sel_start;

@@ -53,6 +53,7 @@ typedef struct top_ui {
     /* The selected process of the Processes panel (set by the view; pid 0:
      * none), and the one `k` asks about while confirm_kill is set. */
     int32_t sel_pid;
+    int sel_foreign;    /* its pid is another PID namespace's: not to be signalled */
     uint64_t sel_start; /* its start time (/proc), 0 unknown */
     char sel_name[TOP_UI_NAME_MAX];
     int confirm_kill;

@@ -546,6 +546,7 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
         /* The row `k` acts on. */
         const top_proc *sp = &s->procs[m->procs[ui->sel[TOP_P_PROC]]];
         ui->sel_pid = sp->pid;
+        ui->sel_foreign = sp->foreign;
         ui->sel_start = sp->host.stat_valid ? sp->host.st.start_ticks : 0;
         snprintf(ui->sel_name, sizeof ui->sel_name, "%s", sp->name);
     }
@@ -574,22 +575,19 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
         top_fmt_mbs(p->d2d_mb_s, c_dd, sizeof c_dd);
         top_fmt_pct(p->cache_hit_pct, c_hit, sizeof c_hit);
         top_fmt_secs(p->compile_saved_s, c_sv, sizeof c_sv);
-        /* A page of the previous layout (an older libvyrecore) has coarse
+        /* A page of an older layout (an older libvyrecore) may have coarse
          * quantiles: its name says which layout was read. */
         char c_name[sizeof p->name + 16];
         if (p->layout_version && p->layout_version != VYRE_TELEMETRY_LAYOUT_VERSION)
             snprintf(c_name, sizeof c_name, "%s [v%u]", p->name, (unsigned)p->layout_version);
         else
             snprintf(c_name, sizeof c_name, "%s", p->name);
-        const char *cells[NC] = {c_pid,     p->host.uid_valid ? p->host.user : "-",
-                                 c_name,    c_dev,
-                                 c_sm,      c_gm,
-                                 c_cpu,     c_rss,
-                                 c_l,       c_gr,
-                                 c_d,       c_h,
-                                 c_dh,      c_dd,
-                                 c_hit,     c_sv,
-                                 p->cmdline};
+        /* A page written in another PID namespace: its pid is not one of
+         * ours and /proc cannot tell its user, so the USER column, shown at
+         * every width, says "foreign" instead. */
+        const char *c_user = p->foreign ? "foreign" : p->host.uid_valid ? p->host.user : "-";
+        const char *cells[NC] = {c_pid, c_user, c_name, c_dev, c_sm, c_gm,  c_cpu, c_rss,     c_l,
+                                 c_gr,  c_d,    c_h,    c_dh,  c_dd, c_hit, c_sv,  p->cmdline};
         top_fmt_row(cols, cw, NC, cells, w, buf);
         panel_line(g, r, line++, buf, row_attr(ui, TOP_P_PROC, k, batch));
     }
@@ -804,6 +802,8 @@ static const char *const g_help[] = {
     "GRAPH/s counts graph launches. '~': estimated from",
     "a kernel ring that overflowed. '-' in vyre columns:",
     "the process publishes no vyre telemetry.",
+    "USER 'foreign': the page was written in another PID",
+    "namespace (a container): its PID is not one of ours.",
     NULL,
 };
 
@@ -834,6 +834,7 @@ int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsi
 {
     int batch = (flags & TOP_VIEW_BATCH) != 0;
     ui->sel_pid = 0;
+    ui->sel_foreign = 0;
     ui->sel_start = 0;
     ui->sel_name[0] = '\0';
     model m;

@@ -31,8 +31,11 @@
  * crash; a FIFO or socket under a page's name never blocks it. A page is
  * read only by its owner: another user's page is refused (VYRE_EUNSAFE)
  * even when its layout validates, since a valid layout says nothing about
- * who wrote the numbers in it. Pids are those of the writer's pid
- * namespace.
+ * who wrote the numbers in it. Pids are those of the writer's PID
+ * namespace, which the page records: a page whose writer is in another
+ * namespace than the reader (a container sharing /dev/shm, `unshare
+ * --pid`) is foreign (vyre_telemetry_foreign): its pid says nothing about
+ * the reader's processes, so it is never judged stale and never reaped.
  */
 #ifndef VYRE_TELEMETRY_H
 #define VYRE_TELEMETRY_H
@@ -49,7 +52,7 @@ extern "C" {
 #endif
 
 /* Layout version this library writes and reads. */
-#define VYRE_TELEMETRY_LAYOUT_VERSION 2
+#define VYRE_TELEMETRY_LAYOUT_VERSION 3
 /* Kernels kept in the ring (the most recent ones). */
 #define VYRE_TELEMETRY_RING_CAPACITY 256
 /* Field sizes, terminating NUL included; longer values are truncated. */
@@ -91,8 +94,11 @@ VYRE_EXTERN int vyre_telemetry_dir(char *out, size_t size, vyre_error *err);
  * *out to NULL: every writer function accepts NULL as "telemetry off".
  * Errors: VYRE_EENV (bad VYRE_TELEMETRY or VYRE_TELEMETRY_DIR), VYRE_EUNSAFE
  * (directory not ours or writable by others), VYRE_EEXIST (this process
- * already has a page open: use vyre_telemetry_global), I/O codes. A stale
- * page left under our pid (pid reuse, or our image before exec) is replaced.
+ * already has a page open: use vyre_telemetry_global; or the page name of
+ * our pid is held by a process of another PID namespace, which is never
+ * replaced), VYRE_ENOSPC (the page's storage cannot be reserved: a full
+ * file system; nothing is published), I/O codes. A stale page left under
+ * our pid (pid reuse, or our image before exec) is replaced.
  * Thread-safe. After fork() the child's inherited handle is inert (its
  * calls do nothing) and the child may open its own page.
  */
@@ -167,11 +173,13 @@ typedef struct vyre_telemetry_kernel {
  * replaced by '?', so they are safe to print.
  */
 typedef struct vyre_telemetry_snapshot {
-    uint32_t layout_version;
-    int32_t pid;
+    uint32_t layout_version; /* of the page read: 1 to VYRE_TELEMETRY_LAYOUT_VERSION */
+    int32_t pid;             /* in the writer's PID namespace */
     uint32_t uid;
     uint64_t start_time; /* clock ticks after boot (/proc/<pid>/stat field 22) */
     uint64_t created_ns; /* CLOCK_REALTIME when the page was created */
+    uint64_t pid_ns_dev; /* the writer's PID namespace (device and inode of */
+    uint64_t pid_ns_ino; /* /proc/self/ns/pid); both 0: unknown (layout < 3) */
     char exe[VYRE_TELEMETRY_EXE_MAX];
     char cmdline[VYRE_TELEMETRY_CMDLINE_MAX]; /* arguments joined by spaces */
     uint64_t publish_count;                   /* publishes so far; 0: counters not yet published */
@@ -210,11 +218,23 @@ VYRE_EXTERN int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *o
                                     vyre_error *err);
 
 /*
+ * Whether the writer of a page copied by vyre_telemetry_read lives in
+ * another PID namespace than the calling process: 1 when the page records
+ * a namespace and it is not the caller's (or the caller's own cannot be
+ * told), 0 when it is the caller's or the page does not say (layouts 1
+ * and 2, a writer without /proc), also for NULL. A foreign page's pid and
+ * start time mean nothing here: do not look it up in /proc, signal it or
+ * match it with NVML's processes. Thread-safe.
+ */
+VYRE_EXTERN int vyre_telemetry_foreign(const vyre_telemetry_snapshot *s);
+
+/*
  * Whether the writer of a page copied by vyre_telemetry_read is gone: 1
  * when its process is dead (kill(pid, 0) fails with ESRCH) or its pid now
  * belongs to another process (the page's start time differs from the live
- * process's), 0 when it is alive or that cannot be told (also for NULL).
- * Such a page is stale: vyre_telemetry_reap would remove it.
+ * process's), 0 when it is alive, when that cannot be told or when the
+ * page is foreign (vyre_telemetry_foreign), also for NULL. Such a page is
+ * stale: vyre_telemetry_reap would remove it.
  */
 VYRE_EXTERN int vyre_telemetry_stale(const vyre_telemetry_snapshot *s);
 
@@ -222,8 +242,9 @@ VYRE_EXTERN int vyre_telemetry_stale(const vyre_telemetry_snapshot *s);
  * Removes the pages (and leftover "<pid>.vtel.tmp" files) in dir (NULL:
  * vyre_telemetry_dir()) whose process is dead (kill(pid, 0) fails with
  * ESRCH) or whose pid was reused (the page's start time differs from the
- * live process's). Pages of live processes, and pages whose liveness cannot
- * be told, are kept. *removed (may be NULL) gets the number removed.
+ * live process's). Pages of live processes, pages whose liveness cannot be
+ * told and pages written in another PID namespace (vyre_telemetry_foreign)
+ * are kept. *removed (may be NULL) gets the number removed.
  */
 VYRE_EXTERN int vyre_telemetry_reap(const char *dir, size_t *removed, vyre_error *err);
 

@@ -64,11 +64,14 @@ static int opened(void *h, const char *name, void **handle, char *path, size_t s
 }
 
 /* The install roots to search, in order: $root_env (when set and not
- * empty), then root_default unless it is the same. */
+ * empty), then root_default unless it is the same. Library paths come from
+ * the environment through secure_getenv: a set-user/group-ID program
+ * (AT_SECURE) never loads a library its caller's environment names, as
+ * ld.so ignores LD_LIBRARY_PATH there. */
 static size_t roots_of(const vyre__lib_spec *spec, const char *roots[ROOTS_MAX])
 {
     size_t n = 0;
-    const char *home = spec->root_env ? getenv(spec->root_env) : NULL;
+    const char *home = spec->root_env ? secure_getenv(spec->root_env) : NULL;
     if (home && *home)
         roots[n++] = home;
     if (spec->root_default && (!n || strcmp(roots[0], spec->root_default) != 0))
@@ -82,7 +85,7 @@ int vyre__lib_open(const vyre__lib_spec *spec, void **handle, char *path, size_t
     *handle = NULL;
     if (size)
         path[0] = '\0';
-    const char *env = spec->env ? getenv(spec->env) : NULL;
+    const char *env = spec->env ? secure_getenv(spec->env) : NULL;
     if (env && !*env)
         return vyre__fail(err, VYRE_EENV, spec->empty_hint ? spec->empty_hint : spec->hint,
                           "%s is set but empty", spec->env);

@@ -90,16 +90,18 @@ int vyre__cupti_is_cupti_path(const char *path)
     return strncmp(base, "libcupti", 8) == 0;
 }
 
+/* NVTX_INJECTION64_PATH names a library to load: secure_getenv, as for
+ * every library path (base/loader.c). */
 int vyre_cupti_nvtx_routed(void)
 {
-    return vyre__cupti_is_cupti_path(getenv("NVTX_INJECTION64_PATH"));
+    return vyre__cupti_is_cupti_path(secure_getenv("NVTX_INJECTION64_PATH"));
 }
 
 /* NVTX loads the injection library by that path: open the same file, so
  * that the markers and our activity API are one CUPTI instance. */
 static const char *nvtx_injection(void)
 {
-    const char *inj = getenv("NVTX_INJECTION64_PATH");
+    const char *inj = secure_getenv("NVTX_INJECTION64_PATH");
     return vyre__cupti_is_cupti_path(inj) ? inj : NULL;
 }
 

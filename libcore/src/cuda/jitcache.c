@@ -29,7 +29,9 @@ int vyre_jitcache_resolve(uint64_t floor_bytes, vyre_jitcache_info *info, vyre_e
         return vyre__fail(err, VYRE_EINVAL, "pass a floor of at least 1 byte (default 1 GiB)",
                           "JIT cache size floor of 0 bytes rejected");
 
-    const char *path = getenv("CUDA_CACHE_PATH");
+    /* A directory we create and size: never one named by the environment of
+     * a set-user/group-ID program (secure_getenv). */
+    const char *path = secure_getenv("CUDA_CACHE_PATH");
     if (path) {
         if (!*path)
             return vyre__fail(err, VYRE_EENV,

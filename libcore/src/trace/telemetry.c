@@ -57,6 +57,13 @@
 
 static const char TEL_MAGIC[8] = VYRE__TEL_MAGIC;
 
+/* The layouts this reader knows: 1 (its own frozen copy, telemetry_v1.h),
+ * 2 (the current one without the PID namespace) and the current one. */
+static int known_version(uint32_t v)
+{
+    return v == 1 || v == 2 || v == VYRE_TELEMETRY_LAYOUT_VERSION;
+}
+
 struct vyre_telemetry {
     vyre__tel_page *page;
     char path[VYRE_TELEMETRY_PATH_MAX];
@@ -117,9 +124,12 @@ static int usable(const vyre_telemetry *t)
 
 /* ---- directory ------------------------------------------------------- */
 
+/* VYRE_TELEMETRY_DIR through secure_getenv: a set-user/group-ID program
+ * never writes its page where its caller's environment says. (VYRE_TELEMETRY
+ * stays getenv: it can only turn publishing off.) */
 static int resolve_dir(char *out, size_t size, int *is_default, vyre_error *err)
 {
-    const char *env = getenv("VYRE_TELEMETRY_DIR");
+    const char *env = secure_getenv("VYRE_TELEMETRY_DIR");
     if (env) {
         *is_default = 0;
         if (!*env)
@@ -313,6 +323,70 @@ static void read_cmdline(char *out, size_t size)
     out[n] = '\0';
 }
 
+/* The calling process's PID namespace: device and inode of
+ * /proc/self/ns/pid (namespaces(7): the pair identifies it). Both 0 when
+ * /proc cannot tell. */
+static void own_pid_ns(uint64_t *dev, uint64_t *ino)
+{
+    struct stat st;
+    *dev = *ino = 0;
+    if (stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != 0) {
+        *dev = (uint64_t)st.st_dev;
+        *ino = (uint64_t)st.st_ino;
+    }
+}
+
+/* Whether a page recording the namespace (dev, ino) is foreign to the
+ * caller: recorded, and not provably the caller's. */
+static int ns_foreign(uint64_t dev, uint64_t ino)
+{
+    if (ino == 0)
+        return 0; /* layouts 1 and 2, or a writer without /proc: unknown */
+    uint64_t my_dev, my_ino;
+    own_pid_ns(&my_dev, &my_ino);
+    return my_ino == 0 || my_ino != ino || my_dev != dev;
+}
+
+int vyre_telemetry_foreign(const vyre_telemetry_snapshot *s)
+{
+    return s && ns_foreign(s->pid_ns_dev, s->pid_ns_ino);
+}
+
+/* What a page file says about its writer, from its identity part (written
+ * before the page gets its name; a tmp file may still be all zero). */
+typedef struct page_id {
+    int valid; /* a known magic and layout */
+    int32_t pid;
+    uint64_t start_time;
+    int foreign; /* it records another PID namespace (ns_foreign) */
+} page_id;
+
+static void read_id(int dfd, const char *name, page_id *id)
+{
+    memset(id, 0, sizeof *id);
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return;
+    unsigned char buf[offsetof(vyre__tel_header, reserved1)];
+    ssize_t got = pread(fd, buf, sizeof buf, 0);
+    close(fd);
+    if (got != (ssize_t)sizeof buf || memcmp(buf, TEL_MAGIC, sizeof TEL_MAGIC) != 0)
+        return;
+    uint32_t version;
+    memcpy(&version, buf + offsetof(vyre__tel_header, version), sizeof version);
+    if (!known_version(version))
+        return;
+    id->valid = 1;
+    memcpy(&id->pid, buf + offsetof(vyre__tel_header, pid), sizeof id->pid);
+    memcpy(&id->start_time, buf + offsetof(vyre__tel_header, start_time), sizeof id->start_time);
+    if (version >= 3) { /* before, these bytes were reserved */
+        uint64_t dev, ino;
+        memcpy(&dev, buf + offsetof(vyre__tel_header, pid_ns_dev), sizeof dev);
+        memcpy(&ino, buf + offsetof(vyre__tel_header, pid_ns_ino), sizeof ino);
+        id->foreign = ns_foreign(dev, ino);
+    }
+}
+
 /* ---- writer ---------------------------------------------------------- */
 
 /* Creates "<pid>.vtel.tmp" exclusively (a leftover one is stale: no other
@@ -349,6 +423,18 @@ static int publish_name(int dfd, const char *dir, const char *tmp, const char *n
                 (!S_ISREG(st.st_mode) || st.st_uid != geteuid()))
                 return vyre__fail(err, VYRE_EUNSAFE, "remove it; only vyre writes pages there",
                                   "'%s/%s' is in the way and is not a page of yours", dir, name);
+            /* Our pid in another PID namespace (a container sharing the
+             * directory) may well be alive: not ours to replace. */
+            page_id id;
+            read_id(dfd, name, &id);
+            if (id.foreign)
+                return vyre__fail(err, VYRE_EEXIST,
+                                  "give each PID namespace (container) its own telemetry "
+                                  "directory (VYRE_TELEMETRY_DIR, or a private /dev/shm); remove "
+                                  "the page if its process is gone",
+                                  "telemetry page '%s/%s' belongs to a process with the same pid "
+                                  "in another PID namespace",
+                                  dir, name);
             if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
                 continue;
             e = errno;
@@ -357,6 +443,32 @@ static int publish_name(int dfd, const char *dir, const char *tmp, const char *n
                           "set VYRE_TELEMETRY_DIR to a writable directory",
                           "cannot create telemetry page '%s/%s': %s", dir, name, strerror(e));
     }
+}
+
+/*
+ * Gives the page file every block it will ever use before it is mapped. A
+ * sparse file (ftruncate) maps fine, and then the first store into a block
+ * the file system cannot supply kills the host program with SIGBUS: a full
+ * /dev/shm (Docker's default is 64 MB and PyTorch DataLoader workers fill
+ * it) took libvyre-inject's host down that way. posix_fallocate fails
+ * instead (ENOSPC; EDQUOT over a quota; EFBIG past RLIMIT_FSIZE), and where
+ * the file system has no fallocate, glibc writes every block, which
+ * reserves it as well. On failure the caller publishes nothing.
+ */
+static int reserve(int fd, const char *dir, const char *tmp, vyre_error *err)
+{
+    int e;
+    do
+        e = posix_fallocate(fd, 0, (off_t)sizeof(vyre__tel_page));
+    while (e == EINTR);
+    if (e == 0)
+        return VYRE_OK;
+    return vyre__fail(err, vyre__errno_code(e),
+                      "free space in the telemetry directory's file system (often /dev/shm), set "
+                      "VYRE_TELEMETRY_DIR to another directory, or VYRE_TELEMETRY=0 to turn "
+                      "telemetry off",
+                      "cannot reserve %zu bytes for telemetry page '%s/%s': %s",
+                      sizeof(vyre__tel_page), dir, tmp, strerror(e));
 }
 
 static void fill_identity(vyre__tel_header *h, int32_t pid, uint64_t start)
@@ -376,6 +488,7 @@ static void fill_identity(vyre__tel_header *h, int32_t pid, uint64_t start)
     h->uid = (uint32_t)geteuid();
     h->start_time = start;
     h->created_ns = (uint64_t)vyre__unix_ns();
+    own_pid_ns(&h->pid_ns_dev, &h->pid_ns_ino);
     read_exe(h->exe, sizeof h->exe);
     read_cmdline(h->cmdline, sizeof h->cmdline);
 }
@@ -428,13 +541,18 @@ static int open_locked(vyre_telemetry **out, vyre_error *err)
         goto fail;
     }
     /* The creation mode went through the umask; the page is exactly 0600. */
-    if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)sizeof(vyre__tel_page)) != 0 ||
-        fstat(fd, &st) != 0) {
+    if (fchmod(fd, 0600) != 0) {
         int e = errno;
-        rc = vyre__fail(err, vyre__errno_code(e),
-                        "free space in the telemetry directory's file system (often /dev/shm), "
-                        "or set VYRE_TELEMETRY=0",
-                        "cannot size telemetry page '%s/%s': %s", dir, tmp, strerror(e));
+        rc = vyre__fail(err, vyre__errno_code(e), "set VYRE_TELEMETRY_DIR to a local directory",
+                        "cannot set the mode of telemetry page '%s/%s': %s", dir, tmp, strerror(e));
+        goto fail;
+    }
+    if ((rc = reserve(fd, dir, tmp, err)))
+        goto fail;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat telemetry page '%s/%s': %s",
+                        dir, tmp, strerror(e));
         goto fail;
     }
     /* Made here with O_EXCL | O_NOFOLLOW, so this holds unless the file
@@ -873,6 +991,8 @@ static int read_copies(const char *path, page_src *src, uint32_t owner,
     out->uid = h->uid;
     out->start_time = h->start_time;
     out->created_ns = h->created_ns;
+    out->pid_ns_dev = h->pid_ns_dev;
+    out->pid_ns_ino = h->pid_ns_ino;
     if (out->pid <= 0)
         return vyre__fail(err, VYRE_ECORRUPT, hint, "telemetry page '%s' has pid %d", path,
                           (int)out->pid);
@@ -939,8 +1059,18 @@ static int read_copies(const char *path, page_src *src, uint32_t owner,
     return VYRE_OK;
 }
 
+/* Stamps a good copy with the layout it was read from. Layouts before 3
+ * have no PID namespace: the bytes it now occupies were reserved, so
+ * whatever is there says nothing. */
+static void set_version(vyre_telemetry_snapshot *out, uint32_t version)
+{
+    out->layout_version = version;
+    if (version < 3)
+        out->pid_ns_dev = out->pid_ns_ino = 0;
+}
+
 /* Checks the first 16 bytes (magic, version) and the file size: what tells
- * a page this vyre reads (the current layout or the previous one, *version
+ * a page this vyre reads (the current layout or an older one, *version
  * says which) from anything else before its content is trusted. */
 static int check_prefix(const char *path, const unsigned char *prefix, uint64_t size,
                         uint32_t *version_out, vyre_error *err)
@@ -950,11 +1080,11 @@ static int check_prefix(const char *path, const unsigned char *prefix, uint64_t 
     if (memcmp(prefix, TEL_MAGIC, sizeof TEL_MAGIC) != 0)
         return vyre__fail(err, VYRE_ECORRUPT, "remove it; it is not a vyre telemetry page",
                           "telemetry page '%s' has a bad magic number", path);
-    if (version != VYRE_TELEMETRY_LAYOUT_VERSION && version != 1)
+    if (!known_version(version))
         return vyre__fail(
             err, VYRE_EVERSION,
             "the process uses another vyre version: read it with a matching vyre build",
-            "telemetry page '%s' has layout version %u; this vyre reads versions 1 and %d", path,
+            "telemetry page '%s' has layout version %u; this vyre reads versions 1 to %d", path,
             version, VYRE_TELEMETRY_LAYOUT_VERSION);
     size_t want = version == 1 ? sizeof(vyre__tel_v1_page) : sizeof(vyre__tel_page);
     if (size != want)
@@ -985,6 +1115,7 @@ void vyre__telemetry_v1_upgrade(const vyre__tel_v1_page *in, vyre__tel_page *out
         out->h.total_size = sizeof(vyre__tel_page);
     if (in->h.hist_buckets == VYRE__TEL_V1_HIST_BUCKETS)
         out->h.hist_buckets = VYRE__TEL_HIST_BUCKETS;
+    out->h.pid_ns_dev = out->h.pid_ns_ino = 0; /* reserved bytes in version 1 */
     for (int r = 0; r < VYRE__TEL_RANGES_CAP; r++) {
         const vyre__tel_v1_hist *a = &in->h.ranges[r];
         vyre__tel_hist *b = &out->h.ranges[r];
@@ -1046,13 +1177,12 @@ int vyre__telemetry_parse(const char *name, const void *img, size_t len, uint32_
     }
     page_src src = {.fd = -1, .img = img, .tries = 1, .slot_tries = 1};
     src.cp[0] = src.cp[1] = src.cp[2] = img;
-    out->layout_version = version;
     rc = read_copies(name, &src, owner, out, err);
     free(up);
     if (rc)
         memset(out, 0, sizeof *out);
     else
-        out->layout_version = version;
+        set_version(out, version);
     return rc;
 }
 
@@ -1145,9 +1275,10 @@ static int open_page(const char *path, int *fd_out, struct stat *st, vyre_error 
     return VYRE_OK;
 }
 
-/* A version 1 page: three whole copies, each rewritten as version 2, then
- * the same checks as a current page with no partial re-reads (those would
- * land at version 2 offsets); a busy page is copied again as a whole. */
+/* A version 1 page: three whole copies, each rewritten as the current
+ * layout, then the same checks as a current page with no partial re-reads
+ * (those would land at the current offsets); a busy page is copied again as
+ * a whole. */
 static int read_v1(const char *path, page_src *src, uint32_t owner, vyre_telemetry_snapshot *out,
                    vyre_error *err)
 {
@@ -1213,7 +1344,7 @@ int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_err
             rc = read_copies(path, &src, (uint32_t)st.st_uid, out, err);
     }
     if (!rc)
-        out->layout_version = version;
+        set_version(out, version);
     /* A page resized while it was copied is no longer a page of its version. */
     struct stat again;
     if (!rc && (fstat(fd, &again) != 0 || again.st_size != st.st_size))
@@ -1330,36 +1461,22 @@ void vyre_telemetry_list_free(vyre_telemetry_entry *entries)
     free(entries);
 }
 
-/* Whether the page `name` of the live process pid was left by an earlier
- * process with the same pid: its recorded start time differs from the live
- * one's. Unknown (unreadable page or /proc) counts as not stale. */
-static int pid_reused(int dfd, const char *name, int32_t pid)
+/* Whether the page of the live process pid was left by an earlier process
+ * with the same pid: its recorded start time differs from the live one's.
+ * Unknown (unreadable page or /proc) counts as not stale. */
+static int pid_reused(const page_id *id, int32_t pid)
 {
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return 0;
-    unsigned char buf[offsetof(vyre__tel_header, created_ns)];
-    ssize_t got = pread(fd, buf, sizeof buf, 0);
-    close(fd);
-    if (got != (ssize_t)sizeof buf || memcmp(buf, TEL_MAGIC, sizeof TEL_MAGIC) != 0)
-        return 0;
-    uint32_t version;
-    int32_t page_pid;
-    uint64_t page_start, live_start = 0;
-    memcpy(&version, buf + offsetof(vyre__tel_header, version), sizeof version);
-    memcpy(&page_pid, buf + offsetof(vyre__tel_header, pid), sizeof page_pid);
-    memcpy(&page_start, buf + offsetof(vyre__tel_header, start_time), sizeof page_start);
-    if ((version != VYRE_TELEMETRY_LAYOUT_VERSION && version != 1) || page_pid != pid ||
-        page_start == 0)
+    uint64_t live_start = 0;
+    if (!id->valid || id->pid != pid || id->start_time == 0)
         return 0;
     if (vyre__telemetry_start_time(pid, &live_start) != VYRE_OK || live_start == 0)
         return 0;
-    return live_start != page_start;
+    return live_start != id->start_time;
 }
 
 int vyre_telemetry_stale(const vyre_telemetry_snapshot *s)
 {
-    if (!s || s->pid <= 0)
+    if (!s || s->pid <= 0 || vyre_telemetry_foreign(s))
         return 0;
     if (kill(s->pid, 0) != 0 && errno == ESRCH)
         return 1;
@@ -1397,8 +1514,14 @@ int vyre_telemetry_reap(const char *dir, size_t *removed, vyre_error *err)
         if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
             st.st_uid != geteuid())
             continue;
+        /* A writer in another PID namespace: the pid names some other
+         * process here, or none, and says nothing about the writer. */
+        page_id id;
+        read_id(dfd, de->d_name, &id);
+        if (id.foreign)
+            continue;
         int dead = kill(pid, 0) != 0 && errno == ESRCH;
-        if (!dead && (tmp || !pid_reused(dfd, de->d_name, pid)))
+        if (!dead && (tmp || !pid_reused(&id, pid)))
             continue;
         /* Remove only the file judged: a new process that took the pid may
          * have replaced it meanwhile. */

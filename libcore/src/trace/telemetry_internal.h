@@ -1,5 +1,5 @@
 /*
- * telemetry_internal.h - the telemetry page layout (version 2) and test
+ * telemetry_internal.h - the telemetry page layout (version 3) and test
  * hooks. Not public API: vyre-top goes through vyre_telemetry_read(). The
  * tests include this to craft hostile pages.
  *
@@ -20,6 +20,13 @@
  * total_size = header_size + ring_capacity * ring_slot_size = 194624 bytes.
  * Version 2 replaced version 1's 40 log2 buckets per range with
  * VYRE_HIST_BUCKETS log-linear ones (counters.h); the rest is unchanged.
+ * Version 3 records the writer's PID namespace (pid_ns_dev, pid_ns_ino:
+ * stat of /proc/self/ns/pid, 0 when unknown) in 16 bytes that were
+ * reserved (zero) in version 2, so a reader in another namespace (a
+ * container sharing /dev/shm, `unshare --pid`) knows the pid is not one of
+ * its own and never judges the page by it. Sizes and every other offset are
+ * version 2's: a version 2 page is read as version 3 with the namespace
+ * unknown.
  * All integers are fixed-width, naturally aligned, in the writer's native
  * byte order (a page never leaves its machine); every size is explicit so a
  * reader checks them before touching anything else. The layout never changes
@@ -88,7 +95,9 @@ typedef struct vyre__tel_header {
     uint64_t created_ns;                      /*    72 CLOCK_REALTIME at creation */
     char exe[VYRE_TELEMETRY_EXE_MAX];         /*    80 NUL-terminated */
     char cmdline[VYRE_TELEMETRY_CMDLINE_MAX]; /*   144 NUL-terminated */
-    uint8_t reserved1[48];                    /*   656 seq on its own line */
+    uint64_t pid_ns_dev;                      /*   656 st_dev of /proc/self/ns/pid; 0 unknown */
+    uint64_t pid_ns_ino;                      /*   664 st_ino of it; 0 unknown (version < 3) */
+    uint8_t reserved1[32];                    /*   672 seq on its own line */
     /* Published part, under seq. */
     _Atomic uint64_t seq;                              /*   704 seqlock */
     _Atomic uint64_t publish_ns;                       /*   712 CLOCK_MONOTONIC */
@@ -126,6 +135,8 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
                "atomics shared between processes must be lock-free");
 _Static_assert(sizeof(vyre__tel_hist) == 4760, "hist layout");
 _Static_assert(offsetof(vyre__tel_header, exe) == 80, "header layout");
+_Static_assert(offsetof(vyre__tel_header, pid_ns_dev) == 656, "header layout");
+_Static_assert(offsetof(vyre__tel_header, pid_ns_ino) == 664, "header layout");
 _Static_assert(offsetof(vyre__tel_header, seq) == 704, "header layout");
 _Static_assert(offsetof(vyre__tel_header, ranges) == 1240, "header layout");
 _Static_assert(offsetof(vyre__tel_header, ring_count) == 153600, "header layout");

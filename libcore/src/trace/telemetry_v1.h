@@ -2,8 +2,9 @@
  * telemetry_v1.h - a frozen copy of telemetry page layout version 1, for
  * the reader only. Not public API. Version 1 kept 40 log2 buckets per range
  * (bucket b: 2^b <= ns < 2^(b+1), bucket 0 also 0 ns, the last open-ended);
- * everything else has version 2's offsets up to the histograms and the
- * same ring slots. Never edit these definitions: pages written by older
+ * everything else has version 2's (and 3's) offsets up to the histograms
+ * and the same ring slots; the bytes version 3 uses for the PID namespace
+ * were reserved. Never edit these definitions: pages written by older
  * vyre builds still have exactly this shape.
  */
 #ifndef VYRE_TELEMETRY_V1_H
@@ -83,11 +84,11 @@ _Static_assert(sizeof(vyre__tel_v1_page) == 53312, "v1 page layout");
 /* What the upgrade relies on: the parts before the histograms and the
  * slots are the same bytes in both versions. */
 _Static_assert(offsetof(vyre__tel_v1_header, ranges) == offsetof(vyre__tel_header, ranges),
-               "v1 and v2 agree up to the histograms");
+               "v1 and the current layout agree up to the histograms");
 _Static_assert(sizeof(vyre__tel_v1_slot) == sizeof(vyre__tel_slot), "same ring slots");
 
 /*
- * Rewrites a version 1 page image as a version 2 one (both caller-owned,
+ * Rewrites a version 1 page image as a current (version 3) one (both caller-owned,
  * 8-byte aligned, not overlapping). Each log2 bucket's count is spread
  * evenly over the log-linear buckets covering the same durations, so
  * quantiles read from a version 1 page are only as precise as version 1
