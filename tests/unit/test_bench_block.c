@@ -72,7 +72,7 @@ static void teardown(void)
     tu_env_restore(&g_env);
 }
 
-TestSuite(bench_block, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(bench_block, .init = setup, .fini = teardown, .timeout = 120);
 
 static long fake(const char *what)
 {
