@@ -60,7 +60,7 @@ _vyre_bench()
     run)
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--suite --axis -a --entry --spec --mode --min-samples
-                --min-time --max-noise --timeout --quick --no-kernels --devices --db --csv
+                --min-time --max-noise --timeout --quick --no-kernels --disable-blocking-kernel --devices --db --csv
                 --json --wide --width -q --arch --dry-run --help" -- "$cur"))
         else
             # A sweep's kernel: CUDA C or PTX (and directories to get there).

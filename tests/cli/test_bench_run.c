@@ -77,7 +77,8 @@ static size_t count_lines_with(const char *s, const char *needle)
 
 static const char g_header[] =
     "| benchmark              | axes                   | dev  | mode |      n |      median |"
-    "          p5 |         p95 |  noise | outl | thr | metric           | stop |\n";
+    "          p5 |         p95 |         gpu |       batch |      kernel |  noise | outl | thr "
+    "| metric           | stop |\n";
 
 /* ---- the cache suite end to end --------------------------------------------------- */
 
@@ -191,7 +192,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s: %s", je.text, p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 2);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
     json_t *run = json_object_get(o, "run");
     cr_assert_eq(json_integer_value(json_object_get(run, "point_count")), 8);
     cr_assert(json_integer_value(json_object_get(run, "finished_unix_ns")) >=
@@ -229,6 +230,11 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(json_integer_value(json_object_get(axes, "size")), 4096);
     double noise = json_number_value(json_object_get(json_array_get(pts, 0), "noise_ratio"));
     cr_assert(noise >= 0, "noise_ratio %g", noise);
+    /* Host points have none of the GPU views. */
+    cr_assert(json_is_null(json_object_get(json_array_get(pts, 0), "gpu_ns")));
+    cr_assert(json_is_null(json_object_get(json_array_get(pts, 0), "batch_ns")));
+    cr_assert(json_is_null(json_object_get(json_array_get(pts, 0), "kernel_ns")));
+    cr_assert_eq(json_integer_value(json_object_get(json_array_get(pts, 0), "block_timeouts")), 0);
     json_decref(o);
     tu_proc_free(&p);
 
@@ -237,7 +243,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 2);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "run"), "id")), 2);
     cr_assert_eq(json_array_size(json_object_get(o, "points")), 8);
     cr_assert_null(json_object_get(json_array_get(json_object_get(o, "points"), 0), "samples"));
@@ -255,7 +261,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 2);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
     cr_assert(json_equal(json_object_get(o, "run"), json_object_get(ex, "run")));
     json_t *spts = json_object_get(o, "points"), *epts = json_object_get(ex, "points");
     cr_assert_eq(json_array_size(spts), 8);
@@ -626,6 +632,102 @@ Test(bench_run, json_axes_are_objects_with_typed_values)
     cr_assert_eq(json_integer_value(json_object_get(pt, "device")), 0);
     json_decref(o);
     tu_proc_free(&pr);
+}
+
+/* A GPU point's three views (issue 23): gpu (the event-timed median),
+ * batch and kernel, in show's table, CSV and JSON; "-" / null where one
+ * was not measured; the note of views that disagree. */
+Test(bench_run, show_prints_the_three_views_of_a_gpu_point)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_db, &db, NULL), 0);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "sweep");
+    snprintf(r.command_line, sizeof r.command_line, "synthetic");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    for (int i = 0; i < 2; i++) {
+        vyre_bench_point p;
+        memset(&p, 0, sizeof p);
+        p.run_id = r.id;
+        p.seq = i;
+        snprintf(p.suite, sizeof p.suite, "sweep");
+        snprintf(p.benchmark, sizeof p.benchmark, "sweep.add");
+        snprintf(p.axes, sizeof p.axes, "N=%d", i ? 1 << 24 : 4096);
+        p.items = 1;
+        p.device = 0;
+        p.gpu_timer = 1;
+        p.mode = i ? VYRE_BENCH_COLD : VYRE_BENCH_HOT;
+        p.batch_ns = i ? 0 : 2390.4;
+        p.n_block_timeouts = i ? 0 : 1;
+        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        double x[3] = {i ? 50000 : 2900, i ? 50100 : 2950, i ? 50200 : 3000};
+        vyre_bench_sample s[3];
+        memset(s, 0, sizeof s);
+        for (int k = 0; k < 3; k++)
+            s[k].value = x[k];
+        cr_assert_eq(vyre_stats_compute(x, 3, &p.stats, NULL), 0);
+        cr_assert_eq(vyre_bench_point_finish(db, &p, s, 3, NULL), 0);
+        if (!i) {
+            vyre_activity k[3];
+            memset(k, 0, sizeof k);
+            for (int j = 0; j < 3; j++) {
+                k[j].kind = VYRE_ACTIVITY_KERNEL;
+                snprintf(k[j].name, sizeof k[j].name, "add_kernel");
+                k[j].start_ns = 1000;
+                k[j].end_ns = 1000 + 2360 + (uint64_t)j * 10;
+            }
+            cr_assert_eq(vyre_bench_point_records(db, r.id, p.id, k, 3, NULL), 0);
+        }
+    }
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    vyre_results_close(db);
+
+    tu_proc pr;
+    bench(&pr, ARGS("show", "--db", g_db, "last"));
+    cr_assert_eq(pr.exit_code, 0, "%s", pr.err);
+    cr_assert(strstr(pr.out, "|         gpu |       batch |      kernel |"), "%s", pr.out);
+    cr_assert(strstr(pr.out, "|     2.95 us |     2.39 us |     2.37 us |"), "%s", pr.out);
+    cr_assert(strstr(pr.out, "|    50.10 us |           - |           - |"), "%s", pr.out);
+    /* 2.95 us against 2.37 us: within 5% + 1 us, no note; the discarded
+     * sample is counted in the database. */
+    cr_assert(!strstr(pr.out, "(CUPTI)"), "%s", pr.out);
+    tu_proc_free(&pr);
+
+    bench(&pr, ARGS("show", "--db", g_db, "--json", "last"));
+    cr_assert_eq(pr.exit_code, 0, "%s", pr.err);
+    json_error_t je;
+    json_t *o = json_loads(pr.out, 0, &je);
+    cr_assert_not_null(o, "%s", pr.out);
+    json_t *hot = json_array_get(json_object_get(o, "points"), 0);
+    json_t *cold = json_array_get(json_object_get(o, "points"), 1);
+    cr_assert_eq(json_integer_value(json_object_get(hot, "gpu_ns")), 2950);
+    cr_assert_eq(json_integer_value(json_object_get(hot, "batch_ns")), 2390);
+    cr_assert_eq(json_integer_value(json_object_get(hot, "kernel_ns")), 2370);
+    cr_assert_eq(json_integer_value(json_object_get(hot, "block_timeouts")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(cold, "gpu_ns")), 50100);
+    cr_assert(json_is_null(json_object_get(cold, "batch_ns")));
+    cr_assert(json_is_null(json_object_get(cold, "kernel_ns")));
+    json_decref(o);
+    tu_proc_free(&pr);
+
+    bench(&pr, ARGS("export", "--db", g_db, "--csv", "last"));
+    cr_assert_eq(pr.exit_code, 0, "%s", pr.err);
+    cr_assert(strstr(pr.out, ",note,gpu_ns,batch_ns,kernel_ns,block_timeouts\n"), "%s", pr.out);
+    cr_assert(strstr(pr.out, ",2950,2390.4000000000001,2370,1\n"), "%s", pr.out);
+    tu_proc_free(&pr);
+}
+
+/* --disable-blocking-kernel is an option of run, said in its help. */
+Test(bench_run, help_names_the_blocking_kernel_switch)
+{
+    tu_proc p;
+    bench(&p, ARGS("run", "--help"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "  --disable-blocking-kernel  time GPU samples without first holding"),
+              "%s", p.out);
+    cr_assert(strstr(p.out, "(schema_version 3)"), "%s", p.out);
+    tu_proc_free(&p);
 }
 
 /* ---- bad input ------------------------------------------------------------------------------ */

@@ -27,6 +27,9 @@
  *   FAKECUDA_RECORD=<path>        each cuInit call appends the CUDA_CACHE_*
  *                                 variables it sees (the real driver reads
  *                                 them in cuInit), one NAME=value line each
+ *   FAKECUDA_BLOCK_LOST=<n>       the first n blocking kernels (vyre-bench's
+ *                                 vyre_block_stream) never see their release:
+ *                                 they time out (see "the blocking kernel")
  *
  * It also has the contexts, modules, memory, streams and graphs that
  * libcore's pipeline.c needs, on the CPU (see the section below), and the
@@ -392,6 +395,8 @@ static const fake_kernel g_kernels[] = {
     {"add_one", 3, {sizeof(CUdeviceptr), sizeof(CUdeviceptr), sizeof(unsigned)}},
     {"fill_u32", 3, {sizeof(CUdeviceptr), sizeof(unsigned), sizeof(unsigned)}},
     {"noop", 0, {0}},
+    /* vyre_block_stream(const volatile u32 *flag, u32 *timed_out, u64 timeout_ns) */
+    {"vyre_block_stream", 3, {sizeof(CUdeviceptr), sizeof(CUdeviceptr), sizeof(uint64_t)}},
 };
 static const fake_kernel g_unknown_kernel = {"(listed, not known to the fake)", 0, {0}};
 
@@ -442,6 +447,8 @@ static struct {
 } g_allocs[FAKE_MAX_ALLOCS];
 
 static long g_launches, g_graph_launches, g_module_loads, g_htod, g_dtoh, g_memsets, g_syncs;
+static long g_block_launches, g_block_released, g_block_timeouts, g_block_early, g_block_events,
+    g_block_stalls;
 static long g_modules, g_nallocs, g_host_allocs, g_streams, g_graphs, g_graph_execs;
 
 FAKE_EXPORT long fakecuda_count(const char *what);
@@ -464,6 +471,12 @@ FAKE_EXPORT long fakecuda_count(const char *what)
         {"streams", &g_streams},
         {"graphs", &g_graphs},
         {"graph_execs", &g_graph_execs},
+        {"block_launches", &g_block_launches},
+        {"block_released", &g_block_released},
+        {"block_timeouts", &g_block_timeouts},
+        {"block_early", &g_block_early},
+        {"block_events", &g_block_events},
+        {"block_stalls", &g_block_stalls},
     };
     long v = -1;
     pthread_mutex_lock(&g_mu);
@@ -643,6 +656,108 @@ FAKE_FN CUresult fake_cuMemFreeHost(void *p)
     return r ? r : release((uintptr_t)p, 1);
 }
 
+FAKE_FN CUresult fake_cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
+{
+    CUresult r = forced("cuMemHostAlloc");
+    if (r)
+        return r;
+    if (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+                            CU_MEMHOSTALLOC_WRITECOMBINED))
+        return CUDA_ERROR_INVALID_VALUE;
+    return alloc(pp, bytesize, 1);
+}
+
+/* Mapped host memory: the device sees it at the host's address (UVA). */
+FAKE_FN CUresult fake_cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int flags)
+{
+    CUresult r = forced("cuMemHostGetDevicePointer");
+    if (r)
+        return r;
+    if (!pdptr || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&g_mu);
+    int i = find_alloc((uintptr_t)p, 1, 1);
+    pthread_mutex_unlock(&g_mu);
+    if (i < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pdptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+static int is_host_alloc(const void *p, size_t n)
+{
+    pthread_mutex_lock(&g_mu);
+    int ok = find_alloc((uintptr_t)p, n ? n : 1, 1) >= 0;
+    pthread_mutex_unlock(&g_mu);
+    return ok;
+}
+
+/* ---- the blocking kernel ----------------------------------------------------
+ *
+ * vyre-bench holds a stream with vyre_block_stream, a kernel that spins on a
+ * flag in mapped host memory until the host writes it (or until its timeout,
+ * when it writes 1 to *timed_out). Every call here is synchronous, so the
+ * fake keeps the hold pending from the launch to the next synchronisation
+ * (cuEventSynchronize, cuStreamSynchronize) and decides then: released when
+ * the flag is set (and FAKECUDA_BLOCK_LOST does not lose it), else timed out.
+ * It checks the discipline as it goes: an event recorded while the flag is
+ * already set (released before the sample was all queued: "block_early"), and
+ * a pageable copy queued behind the hold, which a real driver would not
+ * return from until the GPU moved it, i.e. after the timeout ("block_stalls":
+ * it also times the hold out).
+ */
+static struct {
+    int pending, lost, stalled;
+    volatile uint32_t *flag;
+    uint32_t *timed_out;
+} g_block;
+
+static CUresult block_launch(const fake_launch *l)
+{
+    CUdeviceptr flag, out;
+    memcpy(&flag, l->params[0], sizeof flag);
+    memcpy(&out, l->params[1], sizeof out);
+    if (!is_host_alloc((void *)(uintptr_t)flag, 4) || !is_host_alloc((void *)(uintptr_t)out, 4))
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    long nth = __atomic_fetch_add(&g_block_launches, 1, __ATOMIC_RELAXED);
+    g_block.pending = 1;
+    g_block.stalled = 0;
+    g_block.lost = nth < env_long("FAKECUDA_BLOCK_LOST", 0);
+    g_block.flag = (volatile uint32_t *)(uintptr_t)flag;
+    g_block.timed_out = (uint32_t *)(uintptr_t)out;
+    return CUDA_SUCCESS;
+}
+
+static void block_on_event(void)
+{
+    if (!g_block.pending)
+        return;
+    __atomic_add_fetch(&g_block_events, 1, __ATOMIC_RELAXED);
+    if (*g_block.flag)
+        __atomic_add_fetch(&g_block_early, 1, __ATOMIC_RELAXED);
+}
+
+static void block_on_pageable_copy(void)
+{
+    if (!g_block.pending)
+        return;
+    g_block.stalled = 1;
+    __atomic_add_fetch(&g_block_stalls, 1, __ATOMIC_RELAXED);
+}
+
+static void block_resolve(void)
+{
+    if (!g_block.pending)
+        return;
+    g_block.pending = 0;
+    if (g_block.lost || g_block.stalled || !*g_block.flag) {
+        *g_block.timed_out = 1;
+        __atomic_add_fetch(&g_block_timeouts, 1, __ATOMIC_RELAXED);
+    } else {
+        __atomic_add_fetch(&g_block_released, 1, __ATOMIC_RELAXED);
+    }
+}
+
 /* CUDA_SUCCESS when work may be queued on stream s now (it is alive and not
  * capturing). */
 static CUresult stream_usable(CUstream s)
@@ -665,6 +780,8 @@ FAKE_FN CUresult fake_cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t
         return r;
     if (!src || !device_span_ok(dst, n))
         return CUDA_ERROR_INVALID_VALUE;
+    if (!is_host_alloc(src, n))
+        block_on_pageable_copy();
     memcpy((void *)(uintptr_t)dst, src, n);
     __atomic_add_fetch(&g_htod, 1, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
@@ -677,6 +794,8 @@ FAKE_FN CUresult fake_cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CU
         return r;
     if (!dst || !device_span_ok(src, n))
         return CUDA_ERROR_INVALID_VALUE;
+    if (!is_host_alloc(dst, n))
+        block_on_pageable_copy();
     memcpy(dst, (const void *)(uintptr_t)src, n);
     __atomic_add_fetch(&g_dtoh, 1, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
@@ -743,6 +862,7 @@ FAKE_FN CUresult fake_cuStreamSynchronize(CUstream s)
     CUresult r = forced("cuStreamSynchronize");
     if (r || (r = stream_usable(s)))
         return r;
+    block_resolve();
     __atomic_add_fetch(&g_syncs, 1, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
 }
@@ -831,6 +951,32 @@ FAKE_FN CUresult fake_cuGraphExecDestroy(CUgraphExec e)
     return CUDA_SUCCESS;
 }
 
+/* PTX text, as the driver JITs it: a module of its `.entry` names. */
+static CUresult load_ptx(CUmodule *pm, const char *ptx)
+{
+    struct CUmod_st *m = calloc(1, sizeof *m);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t len = 0;
+    for (const char *e = strstr(ptx, ".entry "); e; e = strstr(e, ".entry ")) {
+        e += 7;
+        size_t n = strcspn(e, "( \t\n");
+        if (!n || len + n + 2 > sizeof m->names) {
+            free(m);
+            return CUDA_ERROR_INVALID_PTX;
+        }
+        if (len)
+            m->names[len++] = ',';
+        memcpy(m->names + len, e, n);
+        len += n;
+    }
+    m->magic = MOD_MAGIC;
+    __atomic_add_fetch(&g_modules, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_module_loads, 1, __ATOMIC_RELAXED);
+    *pm = m;
+    return CUDA_SUCCESS;
+}
+
 FAKE_FN CUresult fake_cuModuleLoadData(CUmodule *pm, const void *image)
 {
     CUresult r = forced("cuModuleLoadData");
@@ -843,6 +989,8 @@ FAKE_FN CUresult fake_cuModuleLoadData(CUmodule *pm, const void *image)
     if (!t_current)
         return CUDA_ERROR_INVALID_CONTEXT;
     const char *p = image;
+    if (strstr(p, ".version ") && strstr(p, ".entry "))
+        return load_ptx(pm, p);
     if (memcmp(p,
                "\x7f"
                "ELF",
@@ -924,6 +1072,8 @@ static CUresult run_launch(const fake_launch *l)
     const fake_kernel *k = l->f->k;
     if (k->nparams == 0)
         return CUDA_SUCCESS;
+    if (strcmp(k->name, "vyre_block_stream") == 0)
+        return block_launch(l);
     CUdeviceptr out;
     unsigned n;
     memcpy(&out, l->params[0], sizeof out);
@@ -1060,6 +1210,7 @@ FAKE_FN CUresult fake_cuEventRecord(CUevent e, CUstream s)
         return r;
     if (!e || e->magic != EVENT_MAGIC)
         return CUDA_ERROR_INVALID_HANDLE;
+    block_on_event();
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     e->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -1072,7 +1223,10 @@ FAKE_FN CUresult fake_cuEventSynchronize(CUevent e)
     CUresult r = forced("cuEventSynchronize");
     if (r)
         return r;
-    return e && e->magic == EVENT_MAGIC ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!e || e->magic != EVENT_MAGIC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    block_resolve();
+    return CUDA_SUCCESS;
 }
 
 FAKE_FN CUresult fake_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
@@ -1125,6 +1279,8 @@ FAKE_SAME_TYPE(cuMemAlloc)
 FAKE_SAME_TYPE(cuMemFree)
 FAKE_SAME_TYPE(cuMemAllocHost)
 FAKE_SAME_TYPE(cuMemFreeHost)
+FAKE_SAME_TYPE(cuMemHostAlloc)
+FAKE_SAME_TYPE(cuMemHostGetDevicePointer)
 FAKE_SAME_TYPE(cuMemcpyHtoDAsync)
 FAKE_SAME_TYPE(cuMemcpyDtoHAsync)
 FAKE_SAME_TYPE(cuMemcpyHtoD)
@@ -1176,6 +1332,8 @@ static const struct {
     {"cuMemFree", (void *)fake_cuMemFree},
     {"cuMemAllocHost", (void *)fake_cuMemAllocHost},
     {"cuMemFreeHost", (void *)fake_cuMemFreeHost},
+    {"cuMemHostAlloc", (void *)fake_cuMemHostAlloc},
+    {"cuMemHostGetDevicePointer", (void *)fake_cuMemHostGetDevicePointer},
     {"cuMemcpyHtoD", (void *)fake_cuMemcpyHtoD},
     {"cuMemcpyDtoH", (void *)fake_cuMemcpyDtoH},
     {"cuMemcpyHtoDAsync", (void *)fake_cuMemcpyHtoDAsync},

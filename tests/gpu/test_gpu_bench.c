@@ -104,9 +104,9 @@ static void on_point(const vyre_bench_point *p, const vyre_bench_sample *s, size
 {
     struct run *r = ctx;
     r->callbacks++;
-    cr_log_info("%-28s %-22s n=%-4zu median %12.1f ns  %s %.3g  throttled %zu  %s", p->benchmark,
-                p->axes, n, p->stats.median, p->metric_name[0] ? p->metric_name : "-", p->metric,
-                p->n_throttled, p->note);
+    cr_log_info("%-28s %-22s n=%-4zu median %12.1f ns  batch %12.1f ns  %s %.3g  throttled %zu  %s",
+                p->benchmark, p->axes, n, p->stats.median, p->batch_ns,
+                p->metric_name[0] ? p->metric_name : "-", p->metric, p->n_throttled, p->note);
     (void)s;
 }
 
@@ -236,6 +236,23 @@ static vyre_bench_point *run_check(struct run *r, const char *suite, size_t expe
         }
         with_kernels += nk > 0;
         free(rows);
+
+        /* The blocking kernel on a real GPU (issue 23): it loads, and the
+         * host's release reaches it every time; hot GPU points get the
+         * batch view, and points with kernel records the kernel view. */
+        cr_assert_eq(p->n_block_timeouts, 0, "%s: %s", p->benchmark, p->note);
+        cr_assert(!strstr(p->note, "blocking kernel off"), "%s: %s", p->benchmark, p->note);
+        if (p->gpu_timer && p->mode == VYRE_BENCH_HOT)
+            cr_assert(isfinite(p->batch_ns) && p->batch_ns > 0, "%s %s: no batch view (%s)",
+                      p->benchmark, p->axes, p->note);
+        else
+            cr_assert_eq(p->batch_ns, 0, "%s: batch view of a %s point", p->benchmark,
+                         vyre_bench_mode_name(p->mode));
+        if (nk > 0)
+            cr_assert_gt(p->kernel_ns, 0, "%s: records but no kernel view", p->benchmark);
+        cr_log_info("%-28s %-22s %-4s gpu %10.1f  batch %10.1f  kernel %10.1f ns  %s", p->benchmark,
+                    p->axes, vyre_bench_mode_name(p->mode), p->gpu_timer ? st->median : NAN,
+                    p->batch_ns, p->kernel_ns, p->note);
     }
     if (has_kernel_work(suite)) {
         vyre_error ce;

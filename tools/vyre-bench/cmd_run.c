@@ -78,11 +78,14 @@ static void usage(FILE *out)
             "noise is the robust relative spread 1.4826 * MAD / median (stddev / mean\n"
             "stays in the database and exports)\n"
             "  --no-kernels            skip the CUPTI pass that records kernels per point\n"
+            "  --disable-blocking-kernel  time GPU samples without first holding the stream\n"
+            "                          (each start event is then stamped before its launch\n"
+            "                          arrives: short kernels read long by the launch gap)\n"
             "  --devices LIST|all      CUDA ordinals, e.g. 0,1 (default 0)\n\n"
             "output:\n"
             "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
             "  --csv       CSV rows instead of the table\n"
-            "  --json      one JSON document (schema_version 2) at the end\n"
+            "  --json      one JSON document (schema_version %d) at the end\n"
             "  --wide      on a terminal, every column and the full stop text (the table\n"
             "              is fitted to the terminal, one table per suite; piped, markdown)\n"
             "  --width N   fit the table to N columns, terminal or not\n"
@@ -91,7 +94,8 @@ static void usage(FILE *out)
             "(the run is marked failed),\n"
             "             3 no NVIDIA driver or GPU for a GPU suite you named,\n"
             "             130 interrupted (Ctrl-C, SIGTERM or SIGHUP; finished points are\n"
-            "             kept)\n");
+            "             kept)\n",
+            BENCH_JSON_SCHEMA_VERSION);
 }
 
 /* ---- progress and printing ------------------------------------------------- */
@@ -594,17 +598,29 @@ static int dry_run(run_plan *pl)
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"suite", required_argument, NULL, 's'},    {"axis", required_argument, NULL, 'a'},
-        {"entry", required_argument, NULL, 'e'},    {"spec", required_argument, NULL, 'S'},
-        {"mode", required_argument, NULL, 'm'},     {"min-samples", required_argument, NULL, 'n'},
-        {"min-time", required_argument, NULL, 't'}, {"max-noise", required_argument, NULL, 'N'},
-        {"timeout", required_argument, NULL, 'T'},  {"quick", no_argument, NULL, 'Q'},
-        {"no-kernels", no_argument, NULL, 'K'},     {"devices", required_argument, NULL, 'd'},
-        {"db", required_argument, NULL, 'D'},       {"csv", no_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
-        {"wide", no_argument, NULL, 'w'},           {"width", required_argument, NULL, 'W'},
-        {"arch", required_argument, NULL, 'A'},     {"dry-run", no_argument, NULL, 'R'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"suite", required_argument, NULL, 's'},
+        {"axis", required_argument, NULL, 'a'},
+        {"entry", required_argument, NULL, 'e'},
+        {"spec", required_argument, NULL, 'S'},
+        {"mode", required_argument, NULL, 'm'},
+        {"min-samples", required_argument, NULL, 'n'},
+        {"min-time", required_argument, NULL, 't'},
+        {"max-noise", required_argument, NULL, 'N'},
+        {"timeout", required_argument, NULL, 'T'},
+        {"quick", no_argument, NULL, 'Q'},
+        {"no-kernels", no_argument, NULL, 'K'},
+        {"devices", required_argument, NULL, 'd'},
+        {"db", required_argument, NULL, 'D'},
+        {"csv", no_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"wide", no_argument, NULL, 'w'},
+        {"width", required_argument, NULL, 'W'},
+        {"arch", required_argument, NULL, 'A'},
+        {"dry-run", no_argument, NULL, 'R'},
+        {"disable-blocking-kernel", no_argument, NULL, 'B'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     run_plan pl;
     memset(&pl, 0, sizeof pl);
@@ -680,6 +696,9 @@ int cmd_run(int argc, char **argv)
             break;
         case 'K':
             kernels = 0;
+            break;
+        case 'B':
+            ro.no_blocking_kernel = 1;
             break;
         case 'd':
             code = parse_devices(optarg, pl.devs, &pl.ndevs, &pl.all_devs);

@@ -22,8 +22,9 @@ int cmd_rm(int argc, char **argv);
 
 /* schema_version of the `vyre-bench run/show/export --json` document
  * (docs/JSON.md, docs/schema/). Version 2: one JSON convention (_unix_ns,
- * _hz, axes as objects). */
-#define BENCH_JSON_SCHEMA_VERSION 2
+ * _hz, axes as objects). Version 3: each point's three views, gpu_ns,
+ * batch_ns and kernel_ns, and block_timeouts. */
+#define BENCH_JSON_SCHEMA_VERSION 3
 
 /* Opens --db PATH, or the default results database. Reports and returns an
  * exit code (0 on success). */
@@ -55,6 +56,9 @@ void bench_format_device(const vyre_bench_point *p, char *buf, size_t size);
 
 /* The console table (markdown): header, one row per point. */
 void bench_table_header(FILE *out);
+/* The gpu, batch and kernel cells of p ("-" for a view not measured). */
+void bench_format_views(const vyre_bench_point *p, char *gpu, char *batch, char *kernel,
+                        size_t size);
 void bench_table_row(FILE *out, const vyre_bench_point *p);
 
 /* The table for a terminal (term_table.c): the columns that fit `width`

@@ -57,22 +57,35 @@ void bench_format_device(const vyre_bench_point *p, char *buf, size_t size)
         snprintf(buf, size, "%d", p->device);
 }
 
+/* The three views of a GPU point (README, "Which time to quote"): gpu is
+ * the median of its event-timed samples, batch and kernel are stored
+ * beside it; "-" where a view was not measured. */
+void bench_format_views(const vyre_bench_point *p, char *gpu, char *batch, char *kernel,
+                        size_t size)
+{
+    bench_format_ns(p->gpu_timer ? p->stats.median : NAN, gpu, size);
+    bench_format_ns(p->batch_ns > 0 ? p->batch_ns : NAN, batch, size);
+    bench_format_ns(p->kernel_ns > 0 ? p->kernel_ns : NAN, kernel, size);
+}
+
 void bench_table_header(FILE *out)
 {
     fprintf(out,
-            "| %-22s | %-22s | %-4s | %-4s | %6s | %11s | %11s | %11s | %6s | %4s | %3s | %-16s | "
-            "%s |\n",
-            "benchmark", "axes", "dev", "mode", "n", "median", "p5", "p95", "noise", "outl", "thr",
-            "metric", "stop");
-    fprintf(out, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "------------------------",
-            "------------------------", "------", "------", "-------:", "------------:",
+            "| %-22s | %-22s | %-4s | %-4s | %6s | %11s | %11s | %11s | %11s | %11s | %11s | %6s | "
+            "%4s | %3s | %-16s | %s |\n",
+            "benchmark", "axes", "dev", "mode", "n", "median", "p5", "p95", "gpu", "batch",
+            "kernel", "noise", "outl", "thr", "metric", "stop");
+    fprintf(out, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "------------------------",
+            "------------------------", "------", "------",
+            "-------:", "------------:", "------------:", "------------:", "------------:",
             "------------:", "------------:", "-------:", "-----:", "----:", "------------------",
             "------");
 }
 
 void bench_table_row(FILE *out, const vyre_bench_point *p)
 {
-    char med[24], p5[24], p95[24], noise[16], metric[48], dev[16];
+    char med[24], p5[24], p95[24], noise[16], metric[48], dev[16], gpu[24], batch[24], kern[24];
+    bench_format_views(p, gpu, batch, kern, sizeof gpu);
     bench_format_ns(p->stats.median, med, sizeof med);
     bench_format_ns(p->stats.p5, p5, sizeof p5);
     bench_format_ns(p->stats.p95, p95, sizeof p95);
@@ -87,13 +100,13 @@ void bench_table_row(FILE *out, const vyre_bench_point *p)
     char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
     char stop[TOOL_CLEAN_SIZE(sizeof p->stop)], note[TOOL_CLEAN_SIZE(sizeof p->note)];
     fprintf(out,
-            "| %-22s | %-22s | %-4s | %-4s | %6zu | %11s | %11s | %11s | %6s | %4zu | %3zu | %-16s "
-            "| %s%s%s |\n",
+            "| %-22s | %-22s | %-4s | %-4s | %6zu | %11s | %11s | %11s | %11s | %11s | %11s | %6s "
+            "| %4zu | %3zu | %-16s | %s%s%s |\n",
             tool_clean(p->benchmark, bench, sizeof bench),
             tool_clean(p->axes[0] ? p->axes : "-", axes, sizeof axes), dev,
-            vyre_bench_mode_name(p->mode), p->stats.n, med, p5, p95, noise, p->stats.n_outliers,
-            p->n_throttled, metric, tool_clean(p->stop, stop, sizeof stop), p->note[0] ? "; " : "",
-            tool_clean(p->note, note, sizeof note));
+            vyre_bench_mode_name(p->mode), p->stats.n, med, p5, p95, gpu, batch, kern, noise,
+            p->stats.n_outliers, p->n_throttled, metric, tool_clean(p->stop, stop, sizeof stop),
+            p->note[0] ? "; " : "", tool_clean(p->note, note, sizeof note));
 }
 
 /* One field, RFC 4180 quoted. tty: out is a terminal, where the text is
@@ -130,7 +143,8 @@ void bench_csv_header(FILE *out)
 {
     fputs("run_id,point_id,seq,suite,benchmark,axes,device,mode,timer,n,min_ns,max_ns,mean_ns,"
           "median_ns,stddev_ns,noise,p5_ns,p95_ns,mad_ns,outliers,throttled,wall_median_ns,"
-          "bytes,items,metric_name,metric,stop_reason,stop,note\n",
+          "bytes,items,metric_name,metric,stop_reason,stop,note,gpu_ns,batch_ns,kernel_ns,"
+          "block_timeouts\n",
           out);
 }
 
@@ -164,7 +178,11 @@ void bench_csv_row(FILE *out, const vyre_bench_point *p)
     csv_num(out, p->metric_name[0] ? p->metric : NAN);
     csv_field(out, vyre_stats_stop_reason_name(p->stop_reason), 0, tty);
     csv_field(out, p->stop, 0, tty);
-    csv_field(out, p->note, 1, tty);
+    csv_field(out, p->note, 0, tty);
+    csv_num(out, p->gpu_timer ? s->median : NAN);
+    csv_num(out, p->batch_ns > 0 ? p->batch_ns : NAN);
+    csv_num(out, p->kernel_ns > 0 ? p->kernel_ns : NAN);
+    fprintf(out, "%zu\n", p->n_block_timeouts);
 }
 
 static json_t *real_or_null(double v)
@@ -279,6 +297,11 @@ json_t *bench_json_point(const vyre_bench_point *p)
     json_object_set_new(o, "stop_reason", json_string(vyre_stats_stop_reason_name(p->stop_reason)));
     json_object_set_new(o, "stop", json_string(p->stop));
     json_object_set_new(o, "note", str_or_null(p->note));
+    /* The three views (README, "Which time to quote"); null: not measured. */
+    json_object_set_new(o, "gpu_ns", p->gpu_timer ? int_or_null(s->median) : json_null());
+    json_object_set_new(o, "batch_ns", p->batch_ns > 0 ? int_or_null(p->batch_ns) : json_null());
+    json_object_set_new(o, "kernel_ns", p->kernel_ns > 0 ? int_or_null(p->kernel_ns) : json_null());
+    json_object_set_new(o, "block_timeouts", json_integer((json_int_t)p->n_block_timeouts));
     return o;
 }
 

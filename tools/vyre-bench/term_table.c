@@ -29,6 +29,9 @@ enum {
     COL_MEDIAN,
     COL_P5,
     COL_P95,
+    COL_GPU,
+    COL_BATCH,
+    COL_KERNEL,
     COL_NOISE,
     COL_OUTL,
     COL_THR,
@@ -39,8 +42,8 @@ enum {
 };
 
 /* name, priority (0 kept always, larger dropped first; equals: the rightmost
- * first), min width, right. Dropped first to last: note, thr, outl, dev, n,
- * mode, p5, p95, stop, metric, noise, axes. */
+ * first), min width, right. Dropped first to last: note, thr, outl, gpu, dev,
+ * n, mode, p5, kernel, batch, p95, stop, metric, noise, axes. */
 static const vyre_table_col k_cols[NCOLS] = {
     [COL_BENCH] = {"benchmark", 0, 14, 0},
     [COL_AXES] = {"axes", 1, 10, 0},
@@ -50,6 +53,11 @@ static const vyre_table_col k_cols[NCOLS] = {
     [COL_MEDIAN] = {"median", 0, 0, 1},
     [COL_P5] = {"p5", 5, 0, 1},
     [COL_P95] = {"p95", 4, 0, 1},
+    /* gpu repeats median for GPU points: dropped early; batch and kernel
+     * are views of their own (README, "Which time to quote"). */
+    [COL_GPU] = {"gpu", 7, 0, 1},
+    [COL_BATCH] = {"batch", 4, 0, 1},
+    [COL_KERNEL] = {"kernel", 4, 0, 1},
     [COL_NOISE] = {"noise", 2, 0, 1},
     [COL_OUTL] = {"outl", 8, 0, 1},
     [COL_THR] = {"thr", 8, 0, 1},
@@ -197,6 +205,9 @@ static void fill_row(const vyre_bench_point *p, const time_unit *tu, int metric_
     fmt_time(s->median, tu, cell[COL_MEDIAN], CELL);
     fmt_time(s->p5, tu, cell[COL_P5], CELL);
     fmt_time(s->p95, tu, cell[COL_P95], CELL);
+    fmt_time(p->gpu_timer ? s->median : NAN, tu, cell[COL_GPU], CELL);
+    fmt_time(p->batch_ns > 0 ? p->batch_ns : NAN, tu, cell[COL_BATCH], CELL);
+    fmt_time(p->kernel_ns > 0 ? p->kernel_ns : NAN, tu, cell[COL_KERNEL], CELL);
     if (isfinite(s->robust_noise))
         snprintf(cell[COL_NOISE], CELL, "%.2f%%", s->robust_noise * 100);
     else
@@ -254,7 +265,7 @@ void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int widt
     const char *metric = common_metric(pts, n, &unit_w);
     vyre_table_col cols[NCOLS];
     memcpy(cols, k_cols, sizeof cols);
-    char h_median[24], h_p5[24], h_p95[24];
+    char h_median[24], h_p5[24], h_p95[24], h_gpu[24], h_batch[24], h_kernel[24];
     snprintf(h_median, sizeof h_median, "median %s", tu.name);
     snprintf(h_p5, sizeof h_p5, "p5 %s", tu.name);
     snprintf(h_p95, sizeof h_p95, "p95 %s", tu.name);
@@ -262,6 +273,12 @@ void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int widt
     cols[COL_P5].name = h_p5;
     cols[COL_P95].name = h_p95;
     char h_metric[TOOL_CLEAN_SIZE(sizeof pts->metric_name)];
+    snprintf(h_gpu, sizeof h_gpu, "gpu %s", tu.name);
+    snprintf(h_batch, sizeof h_batch, "batch %s", tu.name);
+    snprintf(h_kernel, sizeof h_kernel, "kernel %s", tu.name);
+    cols[COL_GPU].name = h_gpu;
+    cols[COL_BATCH].name = h_batch;
+    cols[COL_KERNEL].name = h_kernel;
     if (metric)
         cols[COL_METRIC].name = tool_clean(metric, h_metric, sizeof h_metric);
 

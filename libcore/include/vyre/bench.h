@@ -115,6 +115,14 @@ typedef struct vyre_bench_point {
     vyre_stats_stop_reason stop_reason;
     char stop[160]; /* vyre_stats_stop_format() */
     char note[256];
+    /* The three views of a GPU point's time (README, "Which time to quote"):
+     * `gpu` is stats.median of a point with a GPU timer (each sample two
+     * events around the work, enqueued behind a blocking kernel); `batch`
+     * and `kernel` follow. 0: not measured (host points, cold points for
+     * batch, points without kernels or without the CUPTI pass). */
+    double batch_ns;         /* per launch: back-to-back launches between two events */
+    double kernel_ns;        /* per launch: median CUPTI kernel duration (the kernel pass) */
+    size_t n_block_timeouts; /* samples discarded: the blocking kernel timed out unreleased */
 } vyre_bench_point;
 
 /* One sample of a point. */
@@ -418,7 +426,13 @@ typedef struct vyre_bench_run_opts {
     int quick;                 /* fewer sizes, shorter cold compile series */
     int cold;                  /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
     int kernels;               /* gather CUPTI kernel records per point in a separate pass */
-    const char *tmp_dir;       /* scratch directory; NULL: /tmp */
+    /* 1: enqueue GPU samples without the blocking kernel (each sample's
+     * start event is then stamped before its launch arrives: short kernels
+     * read long by the launch latency). 0, the default: every GPU-timed
+     * sample waits behind a kernel that spins on a host-mapped flag until
+     * the sample's events and launches are queued (nvbench's method). */
+    int no_blocking_kernel;
+    const char *tmp_dir; /* scratch directory; NULL: /tmp */
     /* The program to run again for the compile suite's cold PTX JIT, which
      * needs a fresh process ("/proc/self/exe"); that program must call
      * vyre_bench_child_main first in main(). NULL: the cold-JIT points are

@@ -31,6 +31,7 @@ typedef struct vyre_bench_env {
     int quick;                 /* fewer sizes, shorter cold compile series */
     int cold;                  /* kernel points (bandwidth, sweeps): 0 hot, 1 cold, 2 both */
     int kernels;               /* gather CUPTI kernel records per point in a separate pass */
+    int no_blocking; /* GPU samples without the blocking kernel (--disable-blocking-kernel) */
     /* 0: the timing sweep (kernel passes only noted in `timed`); 1: the
      * records sweep run.c makes after every timed pass of every device
      * (vyre__bench_point_run then measures nothing: it finds the point
@@ -176,5 +177,33 @@ extern const vyre_bench_kernel vyre__bench_kernels[]; /* vyre_bench_kernels() */
 extern const size_t vyre__bench_nkernels;
 extern const char vyre__bench_stream_src[]; /* stream_copy(float4 *out, const float4 *in, u64 n4) */
 extern const char vyre__bench_empty_src[];  /* empty_kernel(void) */
+/* vyre_block_stream(const volatile u32 *flag, u32 *timed_out, u64 timeout_ns):
+ * PTX, loaded by the driver's JIT (no NVRTC, no nvcc); see bench_gpu.c. */
+extern const char vyre__bench_block_ptx[];
+
+/* ---- the three views of a GPU time (bench_gpu.c, bench_db.c) ---- */
+
+/* The most launches between one pair of events in the batch view: all of
+ * them are queued behind the blocking kernel before it is released, and a
+ * launch that finds the queue full waits for room, which never comes while
+ * the stream is held (the driver's queue holds about a thousand). */
+#define VYRE__BENCH_BATCH_LAUNCHES_MAX 256u
+/* The most event pairs of the batch view of one point. */
+#define VYRE__BENCH_BATCH_PAIRS_MAX 64u
+
+/*
+ * The batch view's shape: *launches per event pair (1 ..
+ * VYRE__BENCH_BATCH_LAUNCHES_MAX) and *pairs (1 .. VYRE__BENCH_BATCH_PAIRS_MAX)
+ * so that launches x pairs x sample_ns covers target_ns, from a sample's
+ * time sample_ns. A sample_ns or target_ns that is not a positive number
+ * gives one pair of one launch.
+ */
+void vyre__bench_batch_plan(double sample_ns, double target_ns, unsigned *launches,
+                            unsigned *pairs);
+
+/* Whether the event time gpu_ns and the CUPTI kernel time kernel_ns of a
+ * point differ by more than 5% of kernel_ns plus 1 us (the point then says
+ * so in its note). 0 when either is not a positive number. */
+int vyre__bench_views_disagree(double gpu_ns, double kernel_ns);
 
 #endif /* VYRE_BENCH_INTERNAL_H */

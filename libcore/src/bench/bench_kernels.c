@@ -188,3 +188,44 @@ const vyre_bench_kernel *vyre_bench_kernels(size_t *n)
         *n = vyre__bench_nkernels;
     return vyre__bench_kernels;
 }
+
+/* The blocking kernel (bench_gpu.c: every GPU-timed sample is enqueued
+ * behind it). One thread spins on a host-mapped flag with volatile loads
+ * (each a read across the bus, never a cached copy) until the host writes
+ * a non-zero value there, or until timeout_ns of %globaltimer have passed
+ * since it started; then it writes 1 to *timed_out and ends, so a release
+ * that never comes costs one bounded wait, never a hang. PTX 7.0 for
+ * sm_75: the driver JITs it for any later GPU (its JIT cache keeps the
+ * result), so neither NVRTC nor nvcc is needed at run time. */
+const char vyre__bench_block_ptx[] = "//\n"
+                                     "// vyre-bench blocking kernel\n"
+                                     "//\n"
+                                     ".version 7.0\n"
+                                     ".target sm_75\n"
+                                     ".address_size 64\n"
+                                     "\n"
+                                     ".visible .entry vyre_block_stream(\n"
+                                     "    .param .u64 flag,\n"
+                                     "    .param .u64 timed_out,\n"
+                                     "    .param .u64 timeout_ns)\n"
+                                     "{\n"
+                                     "    .reg .pred %p<3>;\n"
+                                     "    .reg .b32 %r<3>;\n"
+                                     "    .reg .b64 %rd<8>;\n"
+                                     "    ld.param.u64 %rd1, [flag];\n"
+                                     "    ld.param.u64 %rd2, [timed_out];\n"
+                                     "    ld.param.u64 %rd3, [timeout_ns];\n"
+                                     "    mov.u64 %rd4, %globaltimer;\n"
+                                     "SPIN:\n"
+                                     "    ld.volatile.u32 %r1, [%rd1];\n"
+                                     "    setp.ne.u32 %p1, %r1, 0;\n"
+                                     "    @%p1 bra DONE;\n"
+                                     "    mov.u64 %rd5, %globaltimer;\n"
+                                     "    sub.u64 %rd6, %rd5, %rd4;\n"
+                                     "    setp.lt.u64 %p2, %rd6, %rd3;\n"
+                                     "    @%p2 bra SPIN;\n"
+                                     "    mov.u32 %r2, 1;\n"
+                                     "    st.volatile.u32 [%rd2], %r2;\n"
+                                     "DONE:\n"
+                                     "    ret;\n"
+                                     "}\n";

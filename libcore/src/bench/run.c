@@ -236,6 +236,7 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     env.quick = o->quick;
     env.cold = o->cold;
     env.kernels = o->kernels;
+    env.no_blocking = o->no_blocking_kernel;
     env.devices = devs;
     env.ndevices = ndevs;
     env.mon = mon;

@@ -60,6 +60,8 @@
     O(cuMemGetInfo)                                                                                \
     O(cuMemAllocHost)                                                                              \
     O(cuMemFreeHost)                                                                               \
+    O(cuMemHostAlloc)                                                                              \
+    O(cuMemHostGetDevicePointer)                                                                   \
     O(cuMemcpyHtoD)                                                                                \
     O(cuMemcpyDtoH)                                                                                \
     O(cuMemcpyDtoD)                                                                                \
