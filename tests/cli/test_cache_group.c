@@ -517,7 +517,7 @@ Test(cache_group, two_users_share_one_cache)
 
     /* A prunes B's blob away (and its own), B verifies what is left. */
     tu_proc t;
-    AS(&t, g_uid_a, g_gid, "002", "--cache-dir", g_cache, "prune", "--max-size", "1000");
+    AS(&t, g_uid_a, g_gid, "002", "--cache-dir", g_cache, "prune", "--max-size", "1000B");
     cr_assert_eq(t.exit_code, 0, "prune as A: %s%s", t.out, t.err);
     tu_proc_free(&t);
     AS(&t, g_uid_b, g_gid, "002", "--cache-dir", g_cache, "prune", "--max-size", "0");
