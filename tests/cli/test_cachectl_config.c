@@ -24,6 +24,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <poll.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -917,6 +919,60 @@ Test(cachectl_config, a_max_size_that_empties_the_cache_needs_yes)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert(strstr(p.err, "max_size 2K: the next cleanup removes 5 of 6 blobs ("), "%s", p.err);
     tu_proc_free(&p);
+    cr_assert_str_eq(read_file(g_cache_conf), "max_size = 2K\n");
+}
+
+/* Runs `vyre-cachectl --cache-dir CACHE config max_size VALUE` on a
+ * terminal (a pty), answers `answer` to the question and returns the exit
+ * status; what it printed is in out. */
+static int config_on_a_terminal(const char *value, const char *answer, char *out, size_t size)
+{
+    int master = -1;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    cr_assert(pid >= 0, "forkpty");
+    if (pid == 0) {
+        setenv("HOME", g_tmp, 1);
+        char xdg[700];
+        snprintf(xdg, sizeof xdg, "%s/xdg", g_tmp);
+        setenv("XDG_CACHE_HOME", xdg, 1);
+        execl(VYRE_CACHECTL_BIN, VYRE_CACHECTL_BIN, "--cache-dir", g_cache, "config", "max_size",
+              value, (char *)NULL);
+        _exit(127);
+    }
+    size_t n = 0;
+    int answered = 0;
+    out[0] = '\0';
+    for (int i = 0; i < 200; i++) { /* 20 s at most */
+        struct pollfd pfd = {master, POLLIN, 0};
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        ssize_t r = read(master, out + n, size - 1 - n);
+        if (r <= 0)
+            break; /* EIO: the child closed the terminal */
+        n += (size_t)r;
+        out[n] = '\0';
+        if (!answered && strstr(out, "[y/N] ")) {
+            cr_assert_eq(write(master, answer, strlen(answer)), (ssize_t)strlen(answer));
+            answered = 1;
+        }
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    close(master);
+    cr_assert(answered, "no question asked:\n%s", out);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+Test(cachectl_config, a_max_size_that_empties_the_cache_asks_on_a_terminal)
+{
+    populate(6);
+    write_file(g_cache_conf, "max_size = 5G\n");
+    char out[4096];
+    cr_assert_eq(config_on_a_terminal("2K", "n\n", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "max_size 2K: the next cleanup removes 5 of 6 blobs ("), "%s", out);
+    cr_assert(strstr(out, "max_size not changed"), "%s", out);
+    cr_assert_str_eq(read_file(g_cache_conf), "max_size = 5G\n");
+    cr_assert_eq(config_on_a_terminal("2K", "y\n", out, sizeof out), 0, "%s", out);
     cr_assert_str_eq(read_file(g_cache_conf), "max_size = 2K\n");
 }
 
