@@ -373,7 +373,8 @@ static int parse_line(vyre_config *c, const char *text, size_t start, size_t end
     where_prefix(file, line, at, sizeof at);
     vyre_error e;
     vyre_error_clear(&e);
-    char key[64], value[VYRE_CONFIG_LONG_VALUE_MAX];
+    char key[64] = "", value[VYRE_CONFIG_LONG_VALUE_MAX];
+    value[0] = '\0';
     int rc;
     if (memchr(text + start, '\0', end - start))
         rc = vyre__fail(&e, VYRE_ECONFIG, "a configuration file is text", "%sNUL byte in the line",
@@ -409,7 +410,7 @@ static int parse_text(vyre_config *c, const char *text, size_t len, vyre_config_
         size_t end = i;
         if (i < len)
             i++; /* the newline */
-        while (start < end && is_blank(text[start]) && text[start] != '\0')
+        while (start < end && is_blank(text[start]))
             start++;
         while (end > start && is_blank(text[end - 1]))
             end--;
