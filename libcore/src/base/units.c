@@ -146,7 +146,7 @@ int vyre_parse_cache_size(const char *s, uint64_t *bytes, vyre_error *err)
      * put; "0.4" truncated to 0, which means no limit. */
     static const char hint[] = "a size without a unit is GiB: write 5G, 500M, 1.5GiB or 750MB "
                                "(K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024; KB/MB/GB/TB "
-                               "of 1000), or 0 for no limit";
+                               "of 1000)";
     if (!s || !bytes)
         return vyre__fail(err, VYRE_EINVAL, hint, "missing size");
     const char *suffix = NULL;
