@@ -170,7 +170,8 @@ VYRE_EXTERN int vyre_config_load_file(vyre_config *c, const char *path, vyre_con
 VYRE_EXTERN int vyre_config_load_env(vyre_config *c, vyre_error *err);
 
 /* $XDG_CONFIG_HOME/vyre/vyre.conf, else $HOME/.config/vyre/vyre.conf;
- * VYRE_EENV when neither is usable. Touches nothing. */
+ * VYRE_EENV when neither is usable, or in a set-id program (the variables
+ * are the invoker's: there is no user file then). Touches nothing. */
 VYRE_EXTERN int vyre_config_user_path(char *buf, size_t size, vyre_error *err);
 
 /*

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -560,6 +561,12 @@ int vyre_config_load_env(vyre_config *c, vyre_error *err)
 
 int vyre_config_user_path(char *buf, size_t size, vyre_error *err)
 {
+    /* In a set-id program (AT_SECURE, when secure_getenv returns NULL)
+     * XDG_CONFIG_HOME and HOME are the invoker's: no file is picked by
+     * them. vyre__xdg_path reads them with getenv. */
+    if (getauxval(AT_SECURE))
+        return vyre__fail(err, VYRE_EENV, NULL,
+                          "a set-id program reads no user configuration file");
     return vyre__xdg_path("XDG_CONFIG_HOME", ".config", "vyre/" VYRE_CONFIG_FILE_NAME, buf, size,
                           err);
 }
