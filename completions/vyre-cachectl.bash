@@ -55,7 +55,7 @@ _vyre_cachectl()
         ;;
     config)
         if [[ $prev == config || $prev == --unset ]]; then
-            COMPREPLY=($(compgen -W "$keys --unset $global" -- "$cur"))
+            COMPREPLY=($(compgen -W "$keys --unset --yes $global" -- "$cur"))
         elif [[ $prev == read_only ]]; then
             COMPREPLY=($(compgen -W "true false" -- "$cur"))
         else

@@ -12,7 +12,10 @@
  *   - every value accepted formats (vyre_config_format_value) to text that
  *     vyre_config_set reads back to the same value, and says where it came
  *     from (the file and a line within the input);
- *   - ranges hold: umask -1 or 0..0777, read_only 0 or 1, ages >= 0.
+ *   - ranges hold: umask -1 or 0..0777, read_only 0 or 1, ages >= 0;
+ *     a umask accepted keeps the owner's rwx and denies others write;
+ *   - an unknown key is a warning (is_error 0) naming the file and a line
+ *     within the input, never a reject (issue 22).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +41,8 @@ static void check_roundtrip(const vyre_config *c, unsigned max_line)
     if (c->umask < -1 || c->umask > 0777 || (c->read_only != 0 && c->read_only != 1) ||
         c->max_age_ns < 0 || c->quarantine_max_age_ns < 0)
         abort();
+    if (c->umask >= 0 && ((c->umask & 0700) || !(c->umask & 0002)))
+        abort(); /* a umask that locks the owner out or lets others write */
     for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
         char text[VYRE_CONFIG_LONG_VALUE_MAX];
         vyre_config_format_value(c, k, text, sizeof text);
@@ -113,6 +118,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     check_roundtrip(&c, lines);
+    size_t kept = c.n_problems < VYRE_CONFIG_MAX_PROBLEMS ? c.n_problems : VYRE_CONFIG_MAX_PROBLEMS;
+    for (size_t i = 0; i < kept; i++) {
+        const char *m = c.problems[i].error.message;
+        if (c.problems[i].is_error || strncmp(m, FILE_NAME ":", strlen(FILE_NAME ":")) != 0)
+            abort();
+        unsigned at = (unsigned)strtoul(m + strlen(FILE_NAME ":"), NULL, 10);
+        if (at == 0 || at > lines)
+            abort();
+    }
 
     /* The first line as -o key=value. */
     size_t n = 0;

@@ -11,6 +11,9 @@
  * directory of a group the user is not in, and a group directory opened
  * without a umask that allows group writes.
  *
+ * Issue 22, point 1: a member who writes remote_storage with another
+ * member's token file into the cache's vyre.conf gets nothing sent.
+ *
  * Needs root (CI runs as root) and the shadow tools; skipped with the
  * reason otherwise. Users and group are removed again in .fini and, should
  * the worker exit first, at exit.
@@ -29,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "servers.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -517,7 +521,7 @@ Test(cache_group, two_users_share_one_cache)
 
     /* A prunes B's blob away (and its own), B verifies what is left. */
     tu_proc t;
-    AS(&t, g_uid_a, g_gid, "002", "--cache-dir", g_cache, "prune", "--max-size", "1000");
+    AS(&t, g_uid_a, g_gid, "002", "--cache-dir", g_cache, "prune", "--max-size", "1000B");
     cr_assert_eq(t.exit_code, 0, "prune as A: %s%s", t.out, t.err);
     tu_proc_free(&t);
     AS(&t, g_uid_b, g_gid, "002", "--cache-dir", g_cache, "prune", "--max-size", "0");
@@ -611,4 +615,52 @@ Test(cache_group, refusals)
     cr_assert_eq(t.exit_code, 2, "%s", t.out);
     assert_has(t.err, "VYRE_CACHE_UMASK: bad value '8' for umask");
     tu_proc_free(&t);
+}
+
+/* Issue 22, point 1: Mallory (A, in the group) writes remote_storage with
+ * token-file= naming Alice's (B's) token into the shared vyre.conf; Alice
+ * uses the cache. Before: her token went to A's listener as a bearer
+ * token. Now the setting is refused, naming the file's owner, and the
+ * listener gets nothing. */
+Test(cache_group, a_members_vyre_conf_cannot_send_another_members_token)
+{
+    char bhome[600], token[700], conf[800], text[1600];
+    snprintf(bhome, sizeof bhome, "%s/alice", g_tmp);
+    cr_assert_eq(mkdir(bhome, 0700), 0);
+    cr_assert_eq(chown(bhome, g_uid_b, g_gid), 0);
+    snprintf(token, sizeof token, "%s/.vault-token", bhome);
+    tu_write_file(token, "alices-s3cret-token\n", 20);
+    cr_assert_eq(chmod(token, 0600), 0);
+    cr_assert_eq(chown(token, g_uid_b, g_gid), 0);
+    ts_fault f;
+    memset(&f, 0, sizeof f);
+    ts_fault_start(&f, TS_FAULT_STATUS_500);
+    snprintf(conf, sizeof conf, "%s/vyre.conf", g_cache);
+    snprintf(text, sizeof text,
+             "umask = 002\nremote_storage = http://127.0.0.1:%d/vyre|token-file=%s\n", f.port,
+             token);
+    tu_write_file(conf, text, strlen(text));
+    cr_assert_eq(chown(conf, g_uid_a, g_gid), 0);
+    cr_assert_eq(chmod(conf, 0664), 0);
+
+    tu_proc t;
+    AS(&t, g_uid_b, g_gid, "002", "--cache-dir", g_cache, "remote", "check");
+    cr_assert_eq(t.exit_code, 2, "%s%s", t.out, t.err);
+    char want[1200];
+    snprintf(want, sizeof want,
+             "error: %s:2: remote_storage refused: the file is owned by '%s' (uid %u), not by "
+             "you or root\n",
+             conf, g_user_a, (unsigned)g_uid_a);
+    cr_assert(strstr(t.err, want), "want '%s' in:\n%s", want, t.err);
+    cr_assert_null(strstr(t.out, "s3cret"), "%s", t.out);
+    cr_assert_null(strstr(t.err, "s3cret"), "%s", t.err);
+    tu_proc_free(&t);
+    cr_assert_eq(f.requests, 0, "A's listener got %d requests from B", f.requests);
+    /* The same file, B's own: the store is contacted (the listener works,
+     * so the zero above is the refusal's doing). */
+    cr_assert_eq(chown(conf, g_uid_b, g_gid), 0);
+    AS(&t, g_uid_b, g_gid, "002", "--cache-dir", g_cache, "remote", "check");
+    tu_proc_free(&t);
+    cr_assert_gt(f.requests, 0, "B's own file's store was not contacted");
+    ts_fault_stop(&f);
 }

@@ -326,9 +326,10 @@ Test(cachectl, unknown_option_suggests_nearest)
 
 /* ---- bad values and conflicting flags --------------------------------------- */
 
+/* prune --max-size reads sizes as max_size does: a bare number is GiB. */
 #define SIZE_HINT                                                                                  \
-    "write a size such as 500M, 2G, 1.5GiB or 750MB (K/M/G/T and KiB/MiB/GiB/TiB are powers of "   \
-    "1024; KB/MB/GB/TB of 1000)"
+    "a size without a unit is GiB: write 5G, 500M, 1.5GiB or 750MB (K/M/G/T and KiB/MiB/GiB/TiB "  \
+    "are powers of 1024; KB/MB/GB/TB of 1000)"
 #define AGE_HINT "write an age such as 90m, 12h, 30d or 2w (units: s, m, h, d, w)"
 
 Test(cachectl, malformed_sizes_and_ages)

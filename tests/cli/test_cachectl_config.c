@@ -12,12 +12,20 @@
  *   - stats/ls/verify on a cache that does not exist (zeros, exit 0,
  *     nothing created); zero-stats and -z; prune --max-age 0s; quarantined
  *     files pruned by age.
+ *   - issue 22: a size without a unit is GiB and fractions never become 0
+ *     (point 3); a max_size that would empty the cache asks first; an
+ *     unknown key in a file is a warning with a did-you-mean and `config`
+ *     runs whatever the files hold (point 10); remote_storage (with its
+ *     token file) is refused from a vyre.conf another user owns, and a
+ *     umask that lets others write is refused (point 1).
  * Every test gets its own HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <poll.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "servers.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -292,7 +301,8 @@ Test(cachectl_config, errors_name_the_file_and_line)
              "unit 'X'",
              g_cache_conf);
     cr_assert_str_eq(buf, want);
-    tu_assert_line(p.err, "hint: write a size such as 5G, 500M or 1.5GiB, or 0 for no limit");
+    tu_assert_line(p.err, "hint: a size without a unit is GiB: write a size such as 5G, 500M or "
+                          "1.5GiB, or 0 for no limit");
     tu_proc_free(&p);
     /* libcore refuses it too. */
     vyre_cache *c = NULL;
@@ -300,18 +310,19 @@ Test(cachectl_config, errors_name_the_file_and_line)
     cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), VYRE_ECONFIG);
     cr_assert(strstr(err.message, ":3: bad value '5X' for max_size"), "%s", err.message);
 
-    /* An unknown key in the user's file. */
+    /* An unknown key in the user's file: a warning, the line ignored
+     * (issue 22: it was an error that locked the user out). */
     write_file(g_cache_conf, "");
     write_file(g_user_conf, "max_size = 1G\nmax_sise = 2G\n");
     CC(&p, "ls");
-    cr_assert_eq(p.exit_code, 2);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
     first_line(p.err, buf, sizeof buf);
-    snprintf(want, sizeof want, "vyre-cachectl: error: %s:2: unknown configuration key 'max_sise'",
+    snprintf(want, sizeof want,
+             "vyre-cachectl: warning: %s:2: unknown configuration key 'max_sise' (the line is "
+             "ignored)",
              g_user_conf);
     cr_assert_str_eq(buf, want);
-    tu_assert_line(p.err,
-                   "hint: the keys are max_size, max_age, umask, read_only, quarantine_max_age and "
-                   "remote_storage");
+    tu_assert_line(p.err, "hint: did you mean 'max_size'?");
     tu_proc_free(&p);
 
     /* A line that is not key = value. */
@@ -492,7 +503,7 @@ Test(cachectl_config, cleanup_goes_to_90_percent_lru_first_and_stats_show_the_fi
 {
     /* 30 blobs of 1256 bytes = 37680; limit 40000: the 32nd put cleans to
      * 36000, least recently used first (blob 0 was read: kept). */
-    write_file(g_cache_conf, "max_size = 40000\n");
+    write_file(g_cache_conf, "max_size = 40000B\n");
     vyre_cache *c = open_cache();
     vyre_error err;
     for (unsigned i = 0; i < 30; i++)
@@ -814,4 +825,335 @@ Test(cachectl_config, remote_storage_precedence_masking_and_errors)
     cr_assert_str_eq(buf, want);
     cr_assert_null(strstr(p.err, "hunter2"), "%s", p.err);
     tu_proc_free(&p);
+}
+
+/* ---- issue 22 ------------------------------------------------------------ */
+
+/* Point 3: "config max_size 10" was 10 bytes, and the next seed emptied the
+ * cache; "0.4" and "0.0000001K" were 0, no limit. */
+Test(cachectl_config, a_size_without_a_unit_is_gib_and_never_silently_0)
+{
+    populate(6);
+    tu_proc p;
+    CC(&p, "config", "max_size", "10");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char want[900];
+    snprintf(want, sizeof want, "max_size = 10G (%s:1)\n", g_cache_conf);
+    cr_assert_str_eq(p.out, want);
+    tu_proc_free(&p);
+    json_t *o = stats_json();
+    cr_assert_eq(jint(o, "max_size_bytes"), INT64_C(10) << 30);
+    cr_assert_eq(jint(o, "entries"), 6);
+    json_decref(o);
+    /* A put runs the cleanup under the new limit: nothing goes. */
+    vyre_cache *c = open_cache();
+    vyre_error err;
+    cr_assert_eq(put_n(c, 1, 1, 1000, &err), 0, "put: %s", err.message);
+    vyre_cache_close(c);
+    o = stats_json();
+    cr_assert_eq(jint(o, "entries"), 7);
+    json_decref(o);
+
+    /* Fractions round to bytes; what is shown reads back the same. */
+    CC(&p, "-o", "max_size=0.4", "config", "max_size");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "429496730B\n");
+    tu_proc_free(&p);
+    const char *env[] = {"VYRE_CACHE_MAX_SIZE=2", NULL};
+    CC_ENV(&p, env, "config", "max_size");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, "2G\n");
+    tu_proc_free(&p);
+    CC(&p, "-o", "max_size=0.0000001K", "stats");
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "-o: bad value '0.0000001K' for max_size: size '0.0000001K' is less "
+                            "than one byte\n"),
+              "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "config", "max_size", "0");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "config", "max_size");
+    cr_assert_str_eq(p.out, "0\n");
+    tu_proc_free(&p);
+    /* prune --max-size reads sizes the same way: 1 is 1 GiB, nothing goes. */
+    CC(&p, "prune", "--max-size", "1");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    o = stats_json();
+    cr_assert_eq(jint(o, "entries"), 7);
+    json_decref(o);
+    /* And the help says so. */
+    CC(&p, "config", "--help");
+    cr_assert(strstr(p.out, "without a unit is GiB"), "%s", p.out);
+    tu_proc_free(&p);
+    RUN_ENV(&p, NULL, "--help");
+    cr_assert(strstr(p.out, "without a unit is GiB"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+/* Point 3: a max_size that makes the next cleanup remove more than half of
+ * the cache is printed with what goes, and needs --yes off a terminal. */
+Test(cachectl_config, a_max_size_that_empties_the_cache_needs_yes)
+{
+    populate(6);
+    write_file(g_cache_conf, "max_size = 5G\n");
+    tu_proc p;
+    CC(&p, "config", "max_size", "2K");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "vyre-cachectl: error: max_size 2K: the next cleanup removes 5 of 6 "
+                            "blobs ("),
+              "%s", p.err);
+    cr_assert(strstr(p.err, "), least recently used first: more than half of the cache\n"
+                            "hint: give --yes to set it anyway"),
+              "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_str_eq(read_file(g_cache_conf), "max_size = 5G\n", "the file was changed");
+    /* A limit that removes less than half is printed and set (6 blobs of
+     * 1256 bytes; 90% of 6K keeps 4). */
+    CC(&p, "config", "max_size", "6K");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.err, "max_size 6K: the next cleanup removes 2 of 6 blobs ("), "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "config", "--yes", "max_size", "2K");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.err, "max_size 2K: the next cleanup removes 5 of 6 blobs ("), "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_str_eq(read_file(g_cache_conf), "max_size = 2K\n");
+}
+
+/* Runs `vyre-cachectl --cache-dir CACHE config max_size VALUE` on a
+ * terminal (a pty), answers `answer` to the question and returns the exit
+ * status; what it printed is in out. */
+static int config_on_a_terminal(const char *value, const char *answer, char *out, size_t size)
+{
+    int master = -1;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    cr_assert(pid >= 0, "forkpty");
+    if (pid == 0) {
+        setenv("HOME", g_tmp, 1);
+        char xdg[700];
+        snprintf(xdg, sizeof xdg, "%s/xdg", g_tmp);
+        setenv("XDG_CACHE_HOME", xdg, 1);
+        execl(VYRE_CACHECTL_BIN, VYRE_CACHECTL_BIN, "--cache-dir", g_cache, "config", "max_size",
+              value, (char *)NULL);
+        _exit(127);
+    }
+    size_t n = 0;
+    int answered = 0;
+    out[0] = '\0';
+    for (int i = 0; i < 200; i++) { /* 20 s at most */
+        struct pollfd pfd = {master, POLLIN, 0};
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
+        ssize_t r = read(master, out + n, size - 1 - n);
+        if (r <= 0)
+            break; /* EIO: the child closed the terminal */
+        n += (size_t)r;
+        out[n] = '\0';
+        if (!answered && strstr(out, "[y/N] ")) {
+            cr_assert_eq(write(master, answer, strlen(answer)), (ssize_t)strlen(answer));
+            answered = 1;
+        }
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    close(master);
+    cr_assert(answered, "no question asked:\n%s", out);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+Test(cachectl_config, a_max_size_that_empties_the_cache_asks_on_a_terminal)
+{
+    populate(6);
+    write_file(g_cache_conf, "max_size = 5G\n");
+    char out[4096];
+    cr_assert_eq(config_on_a_terminal("2K", "n\n", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "max_size 2K: the next cleanup removes 5 of 6 blobs ("), "%s", out);
+    cr_assert(strstr(out, "max_size not changed"), "%s", out);
+    cr_assert_str_eq(read_file(g_cache_conf), "max_size = 5G\n");
+    cr_assert_eq(config_on_a_terminal("2K", "y\n", out, sizeof out), 0, "%s", out);
+    cr_assert_str_eq(read_file(g_cache_conf), "max_size = 2K\n");
+}
+
+/* Point 10: a typo in the user's file locked everybody out, `config`
+ * included; a bad value is still an error, but `config` shows it, and can
+ * fix it. */
+Test(cachectl_config, config_always_runs_and_shows_the_problem)
+{
+    populate(1);
+    write_file(g_user_conf, "max_sze = 3G\nmax_age = 2d\n");
+    tu_proc p;
+    CC(&p, "stats");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "config");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char line[1200];
+    snprintf(line, sizeof line,
+             "vyre-cachectl: warning: %s:1: unknown configuration key 'max_sze' (the line is "
+             "ignored)",
+             g_user_conf);
+    tu_assert_line(p.err, line);
+    tu_assert_line(p.err, "hint: did you mean 'max_size'?");
+    snprintf(line, sizeof line, "(%s:2) max_age = 2d", g_user_conf);
+    tu_assert_line(p.out, line);
+    tu_proc_free(&p);
+    /* A bad value: every other command stops, config lists and says why. */
+    write_file(g_cache_conf, "max_size = 3X\n");
+    CC(&p, "ls");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "config");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert_eq(tu_count_lines(p.out), 6, "%s", p.out);
+    tu_assert_line(p.out, line);
+    snprintf(line, sizeof line,
+             "vyre-cachectl: error: %s:1: bad value '3X' for max_size: '3X' has an unknown size "
+             "unit 'X'",
+             g_cache_conf);
+    tu_assert_line(p.err, line);
+    tu_proc_free(&p);
+    CC(&p, "config", "max_size", "3G");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "ls");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+}
+
+/* Point 10: the cache benchmark uses a temporary cache; the user's file
+ * (a typo, or a bad value) has nothing to say about it. */
+Test(cachectl_config, the_cache_benchmark_ignores_the_users_file)
+{
+    write_file(g_user_conf, "max_sze = 3G\nmax_size = 3X\n");
+    char env_data[800], env_tmp[800], db[800];
+    snprintf(env_data, sizeof env_data, "XDG_DATA_HOME=%s/data", g_tmp);
+    snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", g_tmp);
+    snprintf(db, sizeof db, "%s/r.sqlite3", g_tmp);
+    const char *const env[] = {g_env_home,
+                               g_env_xdg,
+                               env_data,
+                               env_tmp,
+                               "VYRE_CUDA_LIBRARY=/nonexistent",
+                               "VYRE_NVML_LIBRARY=/nonexistent",
+                               "NVTX_INJECTION64_PATH",
+                               NULL};
+    const char *const args[] = {"run",           "--suite",   "cache",      "--db", db,
+                                "--min-samples", "3",         "--min-time", "0",    "--max-noise",
+                                "100",           "--timeout", "5",          "-q",   NULL};
+    tu_proc p;
+    tu_run_bin(&p, VYRE_BENCH_BIN, args, env, NULL);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+}
+
+/* Point 1: umask = 000 in a shared vyre.conf made blobs and the index
+ * 0666; 0777 made the cache unusable. */
+Test(cachectl_config, a_umask_must_keep_the_owners_rwx_and_deny_others_write)
+{
+    populate(1);
+    static const struct {
+        const char *v;
+        const char *why;
+    } bad[] = {{"000", "it lets other users write the cache"},
+               {"020", "it lets other users write the cache"},
+               {"0777", "it takes the owner's own permissions away"},
+               {"0200", "it takes the owner's own permissions away"}};
+    tu_proc p;
+    char o[64], want[1024];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(o, sizeof o, "umask=%s", bad[i].v);
+        CC(&p, "-o", o, "stats");
+        cr_assert_eq(p.exit_code, 2, "%s: %s", bad[i].v, p.err);
+        snprintf(want, sizeof want, "vyre-cachectl: error: -o: bad value '%s' for umask: %s\n",
+                 bad[i].v, bad[i].why);
+        cr_assert(strstr(p.err, want), "%s", p.err);
+        cr_assert(strstr(p.err, "hint: a umask must keep the owner's rwx and deny others write: "
+                                "write 002 for a group's cache, 022 or 077 otherwise\n"),
+                  "%s", p.err);
+        tu_proc_free(&p);
+    }
+    const char *env[] = {"VYRE_CACHE_UMASK=000", NULL};
+    CC_ENV(&p, env, "stats");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    tu_proc_free(&p);
+    write_file(g_cache_conf, "umask = 000\n");
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    snprintf(want, sizeof want, "%s:1: bad value '000' for umask", g_cache_conf);
+    cr_assert(strstr(p.err, want), "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "config", "umask", "0777");
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    tu_proc_free(&p);
+    write_file(g_cache_conf, "");
+    static const char *const good[] = {"002", "022", "077", "007", "0027"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        snprintf(o, sizeof o, "umask=%s", good[i]);
+        CC(&p, "-o", o, "config", "umask");
+        cr_assert_eq(p.exit_code, 0, "%s: %s", good[i], p.err);
+        tu_proc_free(&p);
+    }
+}
+
+/* Point 1: a group member wrote remote_storage with token-file= into the
+ * shared cache's vyre.conf; the next member to use the cache sent his
+ * token to the member's listener. As root (CI), the file is given to
+ * uid 65534 (nobody): foreign to the user running. */
+Test(cachectl_config, remote_storage_from_a_file_another_user_owns_is_refused)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give vyre.conf to another user (CI runs as root)");
+    populate(1);
+    char secret[700];
+    snprintf(secret, sizeof secret, "%s/vault-token", g_tmp);
+    write_file(secret, "s3cr3t-t0ken-of-the-user\n");
+    cr_assert_eq(chmod(secret, 0600), 0);
+    ts_fault f;
+    memset(&f, 0, sizeof f);
+    ts_fault_start(&f, TS_FAULT_STATUS_500);
+    char text[1600];
+    snprintf(text, sizeof text,
+             "max_size = 3G\nremote_storage = http://127.0.0.1:%d/vyre|token-file=%s\n", f.port,
+             secret);
+    write_file(g_cache_conf, text);
+    cr_assert_eq(chown(g_cache_conf, 65534, 65534), 0);
+
+    tu_proc p;
+    char want[1600];
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: %s:2: remote_storage refused: the file is owned by ",
+             g_cache_conf);
+    const char *const cmds[][2] = {{"remote", "check"}, {"stats", NULL}, {"config", NULL}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        const char *args[] = {"--cache-dir", g_cache, cmds[i][0], cmds[i][1], NULL};
+        run_env(&p, args, NULL);
+        cr_assert_eq(p.exit_code, 2, "%s: %s%s", cmds[i][0], p.out, p.err);
+        cr_assert(strstr(p.err, want), "%s", p.err);
+        cr_assert(strstr(p.err, "(uid 65534), not by you or root\n"), "%s", p.err);
+        cr_assert(strstr(p.err, "hint: a vyre.conf may name remote stores and token files only "
+                                "when you or root own it"),
+                  "%s", p.err);
+        cr_assert_null(strstr(p.out, "s3cr3t"), "%s", p.out);
+        cr_assert_null(strstr(p.err, "s3cr3t"), "%s", p.err);
+        tu_proc_free(&p);
+    }
+    cr_assert_eq(f.requests, 0, "the listener got %d requests", f.requests);
+    /* config still shows the rest of the file. */
+    CC(&p, "config", "max_size");
+    cr_assert_str_eq(p.out, "3G\n");
+    tu_proc_free(&p);
+    /* libcore refuses it too, and names the file. */
+    vyre_cache *c = NULL;
+    vyre_error err;
+    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), VYRE_EUNSAFE);
+    cr_assert(strstr(err.message, "remote_storage refused"), "%s", err.message);
+    /* The same file owned by root (trusted) is used: the listener is
+     * reachable, so the zero above is not an accident of the setup. */
+    cr_assert_eq(chown(g_cache_conf, 0, 0), 0);
+    CC(&p, "remote", "check");
+    tu_proc_free(&p);
+    cr_assert_gt(f.requests, 0, "the trusted file's store was not contacted");
+    ts_fault_stop(&f);
 }

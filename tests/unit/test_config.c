@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "vyre/cache.h"
 #include "vyre/config.h"
+#include "vyre/units.h"
 
 static char g_dir[1024];
 static char g_root[1100];
@@ -149,7 +150,6 @@ Test(config, errors_name_the_line_and_leave_earlier_keys)
         const char *text, *message;
     } cases[] = {
         {"max_size = 1G\nmax_age = 3y\n", "f.conf:2: bad value '3y' for max_age"},
-        {"\n\nsize = 1G\n", "f.conf:3: unknown configuration key 'size'"},
         {"read_only\n", "f.conf:1: expected 'key = value', got 'read_only'"},
         {"= 1G\n", "f.conf:1: missing key before '='"},
         {"max_size =\n", "f.conf:1: max_size has no value"},
@@ -395,4 +395,128 @@ Test(config, a_bad_remote_storage_names_the_file_and_line)
     cr_assert_eq(vyre_config_write(g_root, "remote_storage", "redis://127.0.0.1:1|read-only", &e),
                  0, "%s", e.message);
     cr_assert_str_eq(get_text(path), "remote_storage = redis://127.0.0.1:1|read-only\n");
+}
+
+/* ---- issue 22 ------------------------------------------------------------ */
+
+/* Point 10: an unknown key in a file is a warning with the nearest key,
+ * kept for the caller (libcore prints nothing), and the line is ignored. */
+Test(config, an_unknown_key_in_a_file_is_a_warning_with_a_did_you_mean)
+{
+    vyre_config c;
+    vyre_error e;
+    cr_assert_eq(parse(&c, "\n\nsize = 1G\nmax_sze = 2G\nmax_age = 1d\n", &e), 0, "%s",
+                 e.message);
+    cr_assert_eq(c.n_problems, 2);
+    cr_assert_eq(c.problems[0].is_error, 0);
+    cr_assert_str_eq(c.problems[0].error.message,
+                     "f.conf:3: unknown configuration key 'size' (the line is ignored)");
+    cr_assert(strstr(c.problems[0].error.hint, "the keys are max_size"), "%s",
+              c.problems[0].error.hint);
+    cr_assert_str_eq(c.problems[1].error.message,
+                     "f.conf:4: unknown configuration key 'max_sze' (the line is ignored)");
+    cr_assert_str_eq(c.problems[1].error.hint, "did you mean 'max_size'?");
+    cr_assert_eq(c.max_size, UINT64_C(5) << 30, "the default stays");
+    cr_assert_eq(c.max_age_ns, INT64_C(86400) * 1000000000, "the line after is read");
+    /* More than fit are counted. */
+    char many[1024] = "";
+    for (int i = 0; i < VYRE_CONFIG_MAX_PROBLEMS + 3; i++)
+        strncat(many, "colour = blue\n", sizeof many - strlen(many) - 1);
+    cr_assert_eq(parse(&c, many, &e), 0);
+    cr_assert_eq(c.n_problems, VYRE_CONFIG_MAX_PROBLEMS + 3);
+    /* The command line's did-you-mean, now in libcore. */
+    const char *const words[] = {"max_size", "max_age", "umask"};
+    cr_assert_str_eq(vyre_nearest_word("max_sise", words, 3), "max_size");
+    cr_assert_str_eq(vyre_nearest_word("umsk", words, 3), "umask");
+    cr_assert_null(vyre_nearest_word("colour", words, 3));
+}
+
+/* Point 10: VYRE_CONFIG_KEEP_GOING loads everything else and keeps each bad
+ * value as an error (vyre-cachectl config shows them); the first one is
+ * returned. */
+Test(config, keep_going_loads_the_rest_and_keeps_each_error)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/vyre.conf", g_root);
+    put_text(path, "max_size = 3X\numask = 000\nmax_age = 2d\nread_only = yes\n");
+    vyre_config c;
+    vyre_error e;
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert(strstr(e.message, ":1: bad value '3X' for max_size"), "%s", e.message);
+    const char *ov[] = {"umask=0777", "max_age=3d"};
+    cr_assert_eq(vyre_config_load_ex(&c, g_root, ov, 2, VYRE_CONFIG_KEEP_GOING, &e), VYRE_ECONFIG);
+    cr_assert(strstr(e.message, ":1: bad value '3X' for max_size"), "%s", e.message);
+    cr_assert_eq(c.n_problems, 3);
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(c.problems[i].is_error, 1);
+    cr_assert(strstr(c.problems[1].error.message, ":2: bad value '000' for umask: it lets other "
+                                                  "users write the cache"),
+              "%s", c.problems[1].error.message);
+    cr_assert_str_eq(c.problems[2].error.message,
+                     "-o: bad value '0777' for umask: it takes the owner's own permissions away");
+    cr_assert_eq(c.max_size, UINT64_C(5) << 30);
+    cr_assert_eq(c.umask, -1);
+    cr_assert_eq(c.read_only, 1);
+    cr_assert_eq(c.max_age_ns, INT64_C(3) * 86400 * 1000000000);
+}
+
+/* Point 3: sizes as ccache writes them, shown so that they read back. */
+Test(config, max_size_without_a_unit_is_gib_and_reads_back)
+{
+    vyre_config c;
+    vyre_error e;
+    char v[64];
+    cr_assert_eq(parse(&c, "max_size = 10\n", &e), 0, "%s", e.message);
+    cr_assert_eq(c.max_size, UINT64_C(10) << 30);
+    cr_assert_eq(parse(&c, "max_size = 0.4\n", &e), 0, "%s", e.message);
+    cr_assert_eq(c.max_size, UINT64_C(429496730));
+    value_of(&c, VYRE_CONF_MAX_SIZE, v, sizeof v);
+    cr_assert_str_eq(v, "429496730B");
+    vyre_config back;
+    vyre_config_init(&back);
+    cr_assert_eq(vyre_config_set(&back, "max_size", v, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e), 0);
+    cr_assert_eq(back.max_size, c.max_size);
+    cr_assert_eq(parse(&c, "max_size = 0.0000001K\n", &e), VYRE_ECONFIG);
+    cr_assert(strstr(e.message, "is less than one byte"), "%s", e.message);
+    cr_assert_eq(parse(&c, "max_size = 0\n", &e), 0);
+    cr_assert_eq(c.max_size, 0);
+}
+
+/* Point 1: remote_storage is taken only from a file the user or root owns.
+ * Refused before its value is parsed: the token file (missing here) would
+ * otherwise be read, and the message would be about it. */
+Test(config, remote_storage_from_a_foreign_file_is_refused_before_it_is_read)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give a file to another user (CI runs as root)");
+    char path[1200], user[1200], text[1600];
+    snprintf(path, sizeof path, "%s/vyre.conf", g_root);
+    snprintf(user, sizeof user, "%s/vyre/vyre.conf", g_xdg);
+    snprintf(text, sizeof text,
+             "max_size = 3G\nremote_storage = http://127.0.0.1:1/v|token-file=%s/missing\n",
+             g_dir);
+    put_text(path, text);
+    cr_assert_eq(chown(path, 65534, 65534), 0);
+    vyre_config c;
+    vyre_error e;
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_EUNSAFE);
+    cr_assert(strstr(e.message, "vyre.conf:2: remote_storage refused: the file is owned by "),
+              "%s", e.message);
+    cr_assert(strstr(e.message, "(uid 65534), not by you or root"), "%s", e.message);
+    cr_assert(strstr(e.hint, "chown root"), "%s", e.hint);
+    /* The rest of a foreign file is read (a group cache's max_size). */
+    cr_assert_eq(vyre_config_load_ex(&c, g_root, NULL, 0, VYRE_CONFIG_KEEP_GOING, &e),
+                 VYRE_EUNSAFE);
+    cr_assert_eq(c.max_size, UINT64_C(3) << 30);
+    cr_assert_str_eq(c.remote_storage, "");
+    /* The user's own file follows the same rule (sudo keeping HOME). */
+    unlink(path);
+    put_text(user, text);
+    cr_assert_eq(chown(user, 65534, 65534), 0);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_EUNSAFE);
+    /* Owned by root: trusted, so the value is parsed (and its missing
+     * token file reported). */
+    cr_assert_eq(chown(user, 0, 0), 0);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert(strstr(e.message, "missing"), "%s", e.message);
 }

@@ -3,6 +3,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "vyre/units.h"
 
@@ -127,4 +128,58 @@ Test(units, formatting)
     cr_assert_str_eq(b, "4d");
     vyre_format_age(-1, b, sizeof b);
     cr_assert_str_eq(b, "-");
+}
+
+/* Issue 22, point 3: a cache size as ccache writes it. A bare number is
+ * GiB ("max_size = 10" was 10 bytes and emptied the cache), fractions round
+ * to the nearest byte, and a value that is not zero never becomes 0
+ * ("0.4" and "0.0000001K" were 0: no limit). */
+Test(units, cache_sizes_bare_number_is_gib_and_fractions_round)
+{
+    static const struct {
+        const char *in;
+        uint64_t want;
+    } cases[] = {
+        {"0", 0},
+        {"0G", 0},
+        {"0.0", 0},
+        {"10", UINT64_C(10) << 30},
+        {"0.4", UINT64_C(429496730)}, /* 0.4 * 2^30 = 429496729.6, rounded */
+        {"1.5", UINT64_C(3) << 29},
+        {"17B", 17},
+        {"500M", UINT64_C(500) << 20},
+        {"0.1K", 102},  /* 102.4 */
+        {"0.0006K", 1}, /* 0.6144 rounds up to one byte */
+        {"2.5B", 3},    /* half up */
+        {"750MB", UINT64_C(750000000)},
+        {"0.000000000001T", 1}, /* 1.0995 bytes: a 12th decimal still counts */
+        {"16777215T", UINT64_C(16777215) << 40},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t v = 1;
+        vyre_error e;
+        cr_assert_eq(vyre_parse_cache_size(cases[i].in, &v, &e), 0, "'%s': %s", cases[i].in,
+                     e.message);
+        cr_assert_eq(v, cases[i].want, "'%s' gave %llu", cases[i].in, (unsigned long long)v);
+    }
+    static const struct {
+        const char *in;
+        int code;
+        const char *msg;
+    } bad[] = {
+        {"0.0000001K", VYRE_EINVAL, "size '0.0000001K' is less than one byte"},
+        {"0.4B", VYRE_EINVAL, "size '0.4B' is less than one byte"},
+        {"0.0000000001", VYRE_EINVAL, "size '0.0000000001' is less than one byte"},
+        {"17179869184", VYRE_ERANGE, "size '17179869184' is too large"}, /* 2^34 GiB */
+        {"10X", VYRE_EINVAL, "'10X' has an unknown size unit 'X'"},
+        {"-1", VYRE_EINVAL, "'-1' is not a size"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint64_t v = 7;
+        vyre_error e;
+        cr_assert_eq(vyre_parse_cache_size(bad[i].in, &v, &e), bad[i].code, "'%s'", bad[i].in);
+        cr_assert_str_eq(e.message, bad[i].msg);
+        cr_assert(strstr(e.hint, "a size without a unit is GiB"), "%s", e.hint);
+        cr_assert_eq(v, 7, "output written on failure for '%s'", bad[i].in);
+    }
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vyre/units.h"
+
 static const char *g_prog = "vyre";
 
 void vyre_cli_set_prog(const char *prog)
@@ -122,46 +124,11 @@ const vyre_cli_cmd *vyre_cli_find(const vyre_cli_cmd *cmds, const char *name)
     return NULL;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return (size_t)-1;
-    size_t row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
+/* The distance itself lives in libcore (vyre_nearest_word), where the
+ * configuration loader uses it for unknown keys in vyre.conf. */
 const char *vyre_cli_nearest(const char *word, const char *const *candidates, size_t n)
 {
-    const char *best = NULL;
-    size_t best_d = (size_t)-1;
-    for (size_t i = 0; i < n; i++) {
-        size_t d = edit_distance(word, candidates[i]);
-        if (d < best_d) {
-            best_d = d;
-            best = candidates[i];
-        }
-    }
-    size_t limit = strlen(word) / 3;
-    if (limit < 2)
-        limit = 2;
-    return best_d <= limit ? best : NULL;
+    return vyre_nearest_word(word, candidates, n);
 }
 
 int vyre_cli_exit_code(int vyre_code)

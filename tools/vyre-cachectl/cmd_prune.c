@@ -25,7 +25,7 @@ static void usage(FILE *out)
             "give any of:\n\n"
             "  --max-size SIZE    remove until the cache is at most SIZE (500M, 2G, 1.5GiB,\n"
             "                     750MB: K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024,\n"
-            "                     KB/MB/GB/TB of 1000)\n"
+            "                     KB/MB/GB/TB of 1000; a size without a unit is GiB)\n"
             "  --max-age AGE      remove blobs unused for longer than AGE (30d, 12h, 90m, 2w;\n"
             "                     0s: every blob)\n"
             "  --arch ARCH        remove every blob for this architecture (e.g. sm_80)\n"
@@ -150,7 +150,7 @@ int cmd_prune(int argc, char **argv)
             return rc;
         switch (c) {
         case OPT_MAX_SIZE:
-            if (vyre_parse_size(optarg, &po.max_bytes, &err))
+            if (vyre_parse_cache_size(optarg, &po.max_bytes, &err))
                 return cachectl_value_error("prune", "--max-size", &err);
             have_size = 1;
             size_arg = optarg;

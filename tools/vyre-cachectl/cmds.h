@@ -96,8 +96,19 @@ enum {
 };
 
 /* The configuration for the cache in use (--cache-dir or the default),
- * with the -o overrides. 0, or the exit code after the error is printed. */
+ * with the -o overrides. Its warnings (an unknown key in a file) are
+ * printed on stderr (not with -q). 0, or the exit code after the error is
+ * printed. */
 int cachectl_config(vyre_config *cf, char *root, size_t root_size);
+
+/* The root of the cache in use (--cache-dir or the default): 0, or the
+ * exit code after the error is printed. */
+int cachectl_root(char *root, size_t root_size);
+
+/* Prints cf's problems on stderr: errors ("error: ...", always) and
+ * warnings ("warning: ...", not with -q), each with its hints; in_config:
+ * from `config` itself, whose own name is left out of the hints. */
+void cachectl_config_problems(const vyre_config *cf, int in_config);
 
 /*
  * Opens the cache for subcommand `how`. Every mode refuses a cache

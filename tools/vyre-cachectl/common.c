@@ -176,7 +176,7 @@ int cachectl_fail(const vyre_error *err)
     return vyre_cli_exit_code(err->code ? err->code : VYRE_EIO);
 }
 
-int cachectl_config(vyre_config *cf, char *root, size_t root_size)
+int cachectl_root(char *root, size_t root_size)
 {
     vyre_error err;
     vyre_error_clear(&err);
@@ -186,7 +186,41 @@ int cachectl_config(vyre_config *cf, char *root, size_t root_size)
     } else if (vyre_cache_default_root(root, root_size, &err)) {
         return cachectl_fail(&err);
     }
-    if (vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides, &err))
+    return VYRE_EXIT_OK;
+}
+
+void cachectl_config_problems(const vyre_config *cf, int in_config)
+{
+    size_t n =
+        cf->n_problems < VYRE_CONFIG_MAX_PROBLEMS ? cf->n_problems : VYRE_CONFIG_MAX_PROBLEMS;
+    for (size_t i = 0; i < n; i++) {
+        const vyre_config_problem *p = &cf->problems[i];
+        vyre_error e = p->error;
+        if (in_config && e.remedy == VYRE_REMEDY_CACHE_CONFIG)
+            e.remedy = VYRE_REMEDY_NONE; /* the hint would send the user where he is */
+        if (p->is_error) {
+            vyre_cli_report(&e);
+        } else if (!g_cachectl.quiet) {
+            fprintf(stderr, "%s: warning: %s\n", vyre_cli_prog(), e.message);
+            vyre_cli_hints(&e);
+        }
+    }
+    if (cf->n_problems > n && !g_cachectl.quiet)
+        fprintf(stderr, "%s: warning: %zu more configuration problems not shown\n", vyre_cli_prog(),
+                cf->n_problems - n);
+}
+
+int cachectl_config(vyre_config *cf, char *root, size_t root_size)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    int rc = cachectl_root(root, root_size);
+    if (rc)
+        return rc;
+    rc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides, &err);
+    /* Warnings (an unknown key in a file) come first, whatever follows. */
+    cachectl_config_problems(cf, 0);
+    if (rc)
         return cachectl_fail(&err);
     return VYRE_EXIT_OK;
 }

@@ -39,6 +39,8 @@ static void usage(FILE *out)
     for (const vyre_cli_cmd *c = g_cmds; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out,
+            "\nSizes (max_size, prune --max-size) are written 5G, 500M, 1.5GiB or 750MB;\n"
+            "a size without a unit is GiB, as in ccache.\n"
             "\n%s\n"
             "Run 'vyre-cachectl <command> --help' for a command's options.\n\n"
             "exit status:\n"

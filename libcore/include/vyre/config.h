@@ -16,17 +16,35 @@
  *
  * File format: one "key = value" per line; blank lines and lines whose first
  * non-blank character is '#' are ignored; no quoting, no inline comments.
- * An unknown key or a bad value is VYRE_ECONFIG naming the file and line.
+ * An unknown key in a file is a warning (vyre_config.problems, naming the
+ * file and line, with the nearest key as a hint) and the line is ignored,
+ * so that a typo never locks anybody out; a bad value of a known key is
+ * VYRE_ECONFIG naming the file and line. libcore prints neither: the
+ * caller shows the problems.
+ *
+ * Trust follows ownership: remote_storage (it makes the tool send blobs,
+ * and its token-file= and ca-file= attributes read the user's files) is
+ * taken from a file only when the user running or root owns that file.
+ * In a file owned by anybody else it is refused, whatever its value
+ * (VYRE_EUNSAFE naming the file and its owner): a member of a group cache
+ * who writes the cache's vyre.conf must not make the other members send
+ * their tokens to a server of his choosing. The environment and -o are
+ * the user's own and always trusted.
  *
  * Keys:
  *   max_size            cache size limit; a put that takes the cache over it
  *                       cleans up to 90% of it, least recently used first.
- *                       Sizes as vyre_parse_size (5G, 500M, 1.5GiB); 0: no
- *                       limit. Default 5 GiB (ccache's default).
+ *                       Sizes as vyre_parse_cache_size: a size without a
+ *                       unit is GiB, as in ccache (10 = 10G; 5G, 500M,
+ *                       1.5GiB, 17B); 0: no limit. Default 5 GiB (ccache's
+ *                       default).
  *   max_age             automatic cleanup also removes blobs unused for
  *                       longer (30d, 12h); 0: off (default).
  *   umask               octal (002, 022, 077) applied to files and
  *                       directories the cache creates; unset by default.
+ *                       It must keep the owner's rwx and deny others write
+ *                       (group write is allowed, for a group's cache):
+ *                       000, 020 or 0777 are bad values wherever written.
  *   read_only           true/false: puts and prunes are refused (gets work).
  *   quarantine_max_age  quarantined files older than this are removed by
  *                       prune and by automatic cleanup; 0: kept. Default 7d.
@@ -87,6 +105,15 @@ typedef struct vyre_config_where {
     char text[VYRE_CONFIG_VALUE_MAX]; /* the value as written (remote_storage: masked, cut) */
 } vyre_config_where;
 
+/* A problem met while loading, kept for the caller to show. */
+typedef struct vyre_config_problem {
+    int is_error;     /* 0: a warning (an unknown key: the line was ignored);
+                         1: an error that VYRE_CONFIG_KEEP_GOING went past */
+    vyre_error error; /* "file:line: ..." and a hint */
+} vyre_config_problem;
+
+#define VYRE_CONFIG_MAX_PROBLEMS 8
+
 typedef struct vyre_config {
     uint64_t max_size;                               /* bytes; 0: no limit */
     int64_t max_age_ns;                              /* 0: off */
@@ -95,6 +122,11 @@ typedef struct vyre_config {
     int64_t quarantine_max_age_ns;                   /* 0: kept */
     char remote_storage[VYRE_CONFIG_LONG_VALUE_MAX]; /* remote list as written; "": none */
     vyre_config_where where[VYRE_CONF_N_KEYS];
+    /* What loading met and went past, in order; the caller prints them
+     * (libcore never does). n_problems may exceed VYRE_CONFIG_MAX_PROBLEMS:
+     * the ones past it are counted, not kept. */
+    size_t n_problems;
+    vyre_config_problem problems[VYRE_CONFIG_MAX_PROBLEMS];
 } vyre_config;
 
 /* The built-in defaults. */
@@ -122,11 +154,15 @@ VYRE_EXTERN int vyre_config_set(vyre_config *c, const char *key, const char *val
 
 /* Parses a whole file's text (len bytes, need not be NUL-terminated). The
  * first error stops it (VYRE_ECONFIG, file:line); keys set before it stay
- * set. */
+ * set. An unknown key is a warning in c->problems and the line is skipped.
+ * The text is trusted (ownership is checked by the loaders, which know the
+ * file). */
 VYRE_EXTERN int vyre_config_parse(vyre_config *c, const char *text, size_t len,
                                   vyre_config_origin origin, const char *file, vyre_error *err);
 
-/* Reads and parses path. A missing file is not an error (nothing set). */
+/* Reads and parses path. A missing file is not an error (nothing set). A
+ * file not owned by the user or root may not set remote_storage (see
+ * above: VYRE_EUNSAFE). */
 VYRE_EXTERN int vyre_config_load_file(vyre_config *c, const char *path, vyre_config_origin origin,
                                       vyre_error *err);
 
@@ -134,7 +170,8 @@ VYRE_EXTERN int vyre_config_load_file(vyre_config *c, const char *path, vyre_con
 VYRE_EXTERN int vyre_config_load_env(vyre_config *c, vyre_error *err);
 
 /* $XDG_CONFIG_HOME/vyre/vyre.conf, else $HOME/.config/vyre/vyre.conf;
- * VYRE_EENV when neither is usable. Touches nothing. */
+ * VYRE_EENV when neither is usable, or in a set-id program (the variables
+ * are the invoker's: there is no user file then). Touches nothing. */
 VYRE_EXTERN int vyre_config_user_path(char *buf, size_t size, vyre_error *err);
 
 /*
@@ -145,8 +182,23 @@ VYRE_EXTERN int vyre_config_user_path(char *buf, size_t size, vyre_error *err);
 VYRE_EXTERN int vyre_config_load(vyre_config *c, const char *cache_root,
                                  const char *const *overrides, size_t n_overrides, vyre_error *err);
 
+/* vyre_config_load's flags. */
+enum {
+    /* Go past bad values and refused settings: each is kept in c->problems
+     * (is_error 1) and leaves the key as the layers below set it; the
+     * first one is still returned (and in err), with c complete otherwise.
+     * For showing a broken configuration (vyre-cachectl config). */
+    VYRE_CONFIG_KEEP_GOING = 1u << 0,
+};
+
+/* vyre_config_load with flags (VYRE_CONFIG_KEEP_GOING). */
+VYRE_EXTERN int vyre_config_load_ex(vyre_config *c, const char *cache_root,
+                                    const char *const *overrides, size_t n_overrides,
+                                    unsigned flags, vyre_error *err);
+
 /* The value of key in c in a form vyre_config_set reads back ("5G", "7d",
- * "002", "true"; "unset" for an unset umask), but remote_storage, whose
+ * "002", "true"; "unset" for an unset umask; a size that is not whole KiB
+ * in bytes with its unit: "429496730B"), but remote_storage, whose
  * URL passwords show as "***" (buf: VYRE_CONFIG_LONG_VALUE_MAX for it). */
 VYRE_EXTERN void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t size);
 

@@ -1,12 +1,15 @@
 /*
- * vyre/units.h - parsing and formatting sizes and durations for the tools.
+ * vyre/units.h - parsing and formatting sizes and durations for the tools,
+ * and the nearest word for "did you mean" (what users type).
  *
  * This header is part of libvyrecore's public API.
  *
  * Sizes follow GNU coreutils: K, M, G, T (and KiB, MiB, GiB, TiB) are powers
  * of 1024; KB, MB, GB, TB are powers of 1000; B or no suffix is bytes. A
  * decimal fraction is allowed ("1.5GiB"); signs, exponents, spaces and
- * overflow are rejected. Durations are a number and one unit: s, m, h, d, w
+ * overflow are rejected. Cache sizes (vyre_parse_cache_size) differ, as
+ * ccache's do: there a size without a unit is GiB. Durations are a number and one unit: s, m, h, d,
+ * w
  * ("90m", "12h", "30d", "1.5h").
  */
 #ifndef VYRE_UNITS_H
@@ -25,12 +28,28 @@ extern "C" {
 /* Parses a size into bytes. 0 or VYRE_EINVAL / VYRE_ERANGE with a hint. */
 VYRE_EXTERN int vyre_parse_size(const char *s, uint64_t *bytes, vyre_error *err);
 
+/* Parses a cache size as ccache writes it (max_size, prune --max-size): a
+ * size without a unit is GiB ("10" is 10 GiB, "0.4" 0.4 GiB); the units are
+ * vyre_parse_size's; a fraction is rounded to the nearest byte (half up);
+ * a value that is not zero but comes to less than one byte is VYRE_EINVAL,
+ * so that only a zero ("0", "0G") gives 0. 0, or VYRE_EINVAL / VYRE_ERANGE
+ * with a hint; *bytes untouched on failure. Thread-safe. */
+VYRE_EXTERN int vyre_parse_cache_size(const char *s, uint64_t *bytes, vyre_error *err);
+
 /* Parses a plain decimal count ("4294967296"): digits only, no sign,
  * space, suffix or fraction, as the CUDA driver reads CUDA_CACHE_MAXSIZE.
  * Returns 0 and *out (0 included), VYRE_EINVAL for anything that is not all
  * digits or VYRE_ERANGE above UINT64_MAX, whichever comes first reading
  * left to right. *out is untouched on failure. Thread-safe. */
 VYRE_EXTERN int vyre_parse_uint(const char *s, uint64_t *out);
+
+/* The candidate nearest to word by edit distance (Levenshtein, case
+ * sensitive), when it is close enough to be a typo of it (at most 2 edits,
+ * or a third of word's length if longer); else NULL. For "did you mean"
+ * hints on commands, options and configuration keys. Words over 64 bytes
+ * match nothing. Returns one of candidates (not a copy). Thread-safe. */
+VYRE_EXTERN const char *vyre_nearest_word(const char *word, const char *const *candidates,
+                                          size_t n);
 
 /* Parses a duration into nanoseconds. 0 or VYRE_EINVAL / VYRE_ERANGE. */
 VYRE_EXTERN int vyre_parse_duration(const char *s, int64_t *ns, vyre_error *err);

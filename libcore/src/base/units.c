@@ -9,16 +9,21 @@
 
 #include "base/internal.h"
 
-/* Splits "<digits>[.<digits>]<suffix>" and computes value * mult exactly
- * enough: the integer part is checked for overflow, the fraction is
- * truncated to nanounit precision. Returns 0, -1 (syntax) or -2 (range). */
-static int scaled(const char *s, const char **suffix, uint64_t mult, uint64_t *out)
+/* Splits "<digits>[.<digits>]<suffix>" and computes value * mult: the
+ * integer part is checked for overflow; of the fraction, 18 digits are
+ * kept (2^40 * 10^-18 is far below a byte), and the fractional bytes are
+ * truncated, or rounded half up when round is set. *nonzero (may be NULL)
+ * tells whether any digit was not 0, so that a caller can tell "0" from a
+ * fraction that came to nothing. Returns 0, -1 (syntax) or -2 (range). */
+static int scaled_ex(const char *s, const char **suffix, uint64_t mult, int round, uint64_t *out,
+                     int *nonzero)
 {
     const char *p = s;
     uint64_t ip = 0;
-    int digits = 0, overflow = 0;
+    int digits = 0, overflow = 0, nz = 0;
     while (*p >= '0' && *p <= '9') {
         unsigned d = (unsigned)(*p - '0');
+        nz |= d != 0;
         if (ip > (UINT64_MAX - d) / 10)
             overflow = 1;
         else
@@ -31,7 +36,8 @@ static int scaled(const char *s, const char **suffix, uint64_t mult, uint64_t *o
         p++;
         int fd = 0;
         while (*p >= '0' && *p <= '9') {
-            if (scale < UINT64_C(1000000000)) {
+            nz |= *p != '0';
+            if (scale < UINT64_C(1000000000000000000)) {
                 frac = frac * 10 + (uint64_t)(*p - '0');
                 scale *= 10;
             }
@@ -45,6 +51,8 @@ static int scaled(const char *s, const char **suffix, uint64_t mult, uint64_t *o
     if (digits == 0)
         return -1;
     *suffix = p;
+    if (nonzero)
+        *nonzero = nz;
     if (overflow)
         return -2;
     if (mult == 0) {
@@ -54,12 +62,20 @@ static int scaled(const char *s, const char **suffix, uint64_t mult, uint64_t *o
     if (ip > UINT64_MAX / mult)
         return -2;
     uint64_t v = ip * mult;
-    /* frac/scale * mult, without overflow: mult <= 2^40 and frac < 1e9. */
-    unsigned __int128 f = (unsigned __int128)frac * mult / scale;
-    if (v > UINT64_MAX - (uint64_t)f)
+    /* frac/scale * mult in 128 bits: frac < 10^18 and mult <= 2^40. */
+    unsigned __int128 num = (unsigned __int128)frac * mult;
+    unsigned __int128 f = num / scale;
+    if (round && (num % scale) * 2 >= scale)
+        f++;
+    if (f > UINT64_MAX || v > UINT64_MAX - (uint64_t)f)
         return -2;
     *out = v + (uint64_t)f;
     return 0;
+}
+
+static int scaled(const char *s, const char **suffix, uint64_t mult, uint64_t *out)
+{
+    return scaled_ex(s, suffix, mult, 0, out, NULL);
 }
 
 static const struct {
@@ -121,6 +137,44 @@ int vyre_parse_size(const char *s, uint64_t *bytes, vyre_error *err)
         return VYRE_OK;
     }
     return vyre__fail(err, VYRE_EINVAL, hint, "'%s' has an unknown size unit '%s'", s, suffix);
+}
+
+int vyre_parse_cache_size(const char *s, uint64_t *bytes, vyre_error *err)
+{
+    /* ccache's rule: "max_size = 10" is 10 GiB. Before issue 22 a bare
+     * number was bytes, and "max_size = 10" emptied the cache at the next
+     * put; "0.4" truncated to 0, which means no limit. */
+    static const char hint[] = "a size without a unit is GiB: write 5G, 500M, 1.5GiB or 750MB "
+                               "(K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024; KB/MB/GB/TB "
+                               "of 1000)";
+    if (!s || !bytes)
+        return vyre__fail(err, VYRE_EINVAL, hint, "missing size");
+    const char *suffix = NULL;
+    uint64_t unused;
+    int nonzero = 0;
+    int rc = scaled_ex(s, &suffix, 0, 0, &unused, &nonzero);
+    if (rc == -1)
+        return vyre__fail(err, VYRE_EINVAL, hint, "'%s' is not a size", s);
+    uint64_t mult = 0;
+    if (!*suffix) {
+        mult = UINT64_C(1) << 30;
+    } else {
+        for (size_t i = 1; i < VYRE_ARRAY_SIZE(g_size_units) && !mult; i++)
+            if (strcmp(suffix, g_size_units[i].name) == 0)
+                mult = g_size_units[i].mult;
+        if (!mult)
+            return vyre__fail(err, VYRE_EINVAL, hint, "'%s' has an unknown size unit '%s'", s,
+                              suffix);
+    }
+    uint64_t v = 0;
+    if (rc == 0)
+        rc = scaled_ex(s, &suffix, mult, 1, &v, NULL);
+    if (rc)
+        return vyre__fail(err, VYRE_ERANGE, hint, "size '%s' is too large", s);
+    if (v == 0 && nonzero)
+        return vyre__fail(err, VYRE_EINVAL, hint, "size '%s' is less than one byte", s);
+    *bytes = v;
+    return VYRE_OK;
 }
 
 int vyre_parse_duration(const char *s, int64_t *ns, vyre_error *err)
@@ -188,4 +242,51 @@ void vyre_format_age(int64_t ns, char *buf, size_t size)
         snprintf(buf, size, "%" PRId64 "d", s / 86400);
     else
         snprintf(buf, size, "%" PRId64 "w", s / 604800);
+}
+
+/* Levenshtein distance with one row; words over 64 bytes are never near. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return (size_t)-1;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *vyre_nearest_word(const char *word, const char *const *candidates, size_t n)
+{
+    if (!word || !candidates)
+        return NULL;
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        if (!candidates[i])
+            continue;
+        size_t d = edit_distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    size_t limit = strlen(word) / 3;
+    if (limit < 2)
+        limit = 2;
+    return best_d <= limit ? best : NULL;
 }

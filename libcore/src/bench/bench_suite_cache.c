@@ -27,6 +27,7 @@
 #include "bench/bench_internal.h"
 #include "base/internal.h"
 #include "vyre/cache.h"
+#include "vyre/config.h"
 
 #define STORE_BATCH  8
 #define HIT_BATCH    64
@@ -211,7 +212,15 @@ static int open_fresh(struct cache_bench *cb, const char *base, const char *name
     if (n < 0 || (size_t)n >= sizeof cb->root)
         return vyre__fail(err, VYRE_ETOOBIG, "use a shorter TMPDIR",
                           "temporary cache path '%s/%s' is too long", base, name);
-    return vyre_cache_open(cb->root, 0, &cb->c, err);
+    /* The built-in defaults, not the user's files or environment: a
+     * temporary cache takes no remote store, size limit or umask from
+     * them, and a typo there does not stop the benchmark (issue 22). */
+    vyre_config cf;
+    vyre_config_init(&cf);
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.config = &cf;
+    return vyre_cache_open_ex(cb->root, &oo, &cb->c, err);
 }
 
 static int run_sized(vyre_bench_env *env, const char *base, vyre_bench_measure_opts *o,

@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,8 +27,9 @@ static const struct {
     const char *name;
     const char *help;
 } k_keys[VYRE_CONF_N_KEYS] = {
-    [VYRE_CONF_MAX_SIZE] = {"max_size", "cache size limit (5G, 500M; 0: none); a put over it "
-                                        "cleans up to 90%, least recently used first"},
+    [VYRE_CONF_MAX_SIZE] = {"max_size", "cache size limit (5G, 500M; a size without a unit is "
+                                        "GiB; 0: none); a put over it cleans up to 90%, least "
+                                        "recently used first"},
     [VYRE_CONF_MAX_AGE] = {"max_age", "cleanup also removes blobs unused for longer (30d, 12h; "
                                       "0: off)"},
     [VYRE_CONF_UMASK] = {"umask", "octal umask for what the cache creates (002 for a group's "
@@ -120,7 +123,12 @@ static int parse_bool(const char *s, int *out)
     return -1;
 }
 
-static int parse_umask(const char *s, int *out)
+/* An octal umask: -1 when it is not one; -2 (e's message says why) when
+ * it takes the owner's own bits away (0777 makes the cache unusable, with
+ * a misleading "read-only" later) or lets others write (000 in a shared
+ * vyre.conf made blobs and the index 0666). Group write is allowed: a
+ * group's cache needs 002. */
+static int parse_umask(const char *s, int *out, vyre_error *e)
 {
     size_t n = strlen(s);
     if (n == 0 || n > 4)
@@ -133,6 +141,14 @@ static int parse_umask(const char *s, int *out)
     }
     if (v > 0777)
         return -1;
+    if (v & 0700) {
+        vyre__fail(e, VYRE_ECONFIG, NULL, "it takes the owner's own permissions away");
+        return -2;
+    }
+    if (!(v & 0002)) {
+        vyre__fail(e, VYRE_ECONFIG, NULL, "it lets other users write the cache");
+        return -2;
+    }
     *out = v;
     return 0;
 }
@@ -174,8 +190,9 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
     *n = *c;
     switch (k) {
     case VYRE_CONF_MAX_SIZE:
-        bad = vyre_parse_size(value, &n->max_size, &e) != VYRE_OK;
-        hint = "write a size such as 5G, 500M or 1.5GiB, or 0 for no limit";
+        bad = vyre_parse_cache_size(value, &n->max_size, &e) != VYRE_OK;
+        hint = "a size without a unit is GiB: write a size such as 5G, 500M or 1.5GiB, or 0 "
+               "for no limit";
         break;
     case VYRE_CONF_MAX_AGE:
         bad = parse_age(value, &n->max_age_ns, &e) != VYRE_OK;
@@ -186,8 +203,10 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
         hint = "write an age such as 7d or 12h, or 0 to keep quarantined files";
         break;
     case VYRE_CONF_UMASK:
-        bad = parse_umask(value, &n->umask) != 0;
-        hint = "write an octal umask such as 002, 022 or 077";
+        bad = parse_umask(value, &n->umask, &e) != 0;
+        hint = e.message[0] ? "a umask must keep the owner's rwx and deny others write: write 002 "
+                              "for a group's cache, 022 or 077 otherwise"
+                            : "write an octal umask such as 002, 022 or 077";
         break;
     case VYRE_CONF_READ_ONLY:
         bad = parse_bool(value, &n->read_only) != 0;
@@ -234,12 +253,154 @@ static int is_blank(char ch)
     return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
 }
 
-int vyre_config_parse(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
-                      const char *file, vyre_error *err)
+/* How one load goes: the flags, the file's trust, the first error kept. */
+typedef struct load_ctx {
+    unsigned flags;
+    int foreign;  /* the file is owned by neither the user nor root */
+    uid_t owner;  /* its owner, for the refusal */
+    int first_rc; /* VYRE_CONFIG_KEEP_GOING: the first error gone past */
+    vyre_error first;
+} load_ctx;
+
+static void add_problem(vyre_config *c, int is_error, const vyre_error *e)
 {
-    if (!c || (len && !text))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_parse: NULL argument");
+    if (c->n_problems < VYRE_CONFIG_MAX_PROBLEMS) {
+        c->problems[c->n_problems].is_error = is_error;
+        c->problems[c->n_problems].error = *e;
+    }
+    c->n_problems++;
+}
+
+/* After a line or layer failed with rc (detail in e): 0 to go on (with
+ * VYRE_CONFIG_KEEP_GOING the problem is kept in c and the key left as the
+ * layers below set it), else rc with e copied to err. */
+static int keep_going(vyre_config *c, load_ctx *ctx, int rc, const vyre_error *e, vyre_error *err)
+{
+    if (!rc)
+        return 0;
+    if (!ctx || !(ctx->flags & VYRE_CONFIG_KEEP_GOING) || rc == VYRE_ENOMEM || rc == VYRE_EINVAL) {
+        if (err)
+            *err = *e;
+        return rc;
+    }
+    add_problem(c, 1, e);
+    if (!ctx->first_rc) {
+        ctx->first_rc = rc;
+        ctx->first = *e;
+    }
+    return 0;
+}
+
+/* An unknown key in a file: a warning with the nearest key, the line
+ * ignored. (An error here made every command fail, `config` included,
+ * for a typo in the user's file: issue 22.) */
+static void unknown_key(vyre_config *c, const char *at, const char *key)
+{
+    const char *names[VYRE_CONF_N_KEYS];
+    for (int k = 0; k < VYRE_CONF_N_KEYS; k++)
+        names[k] = k_keys[k].name;
+    const char *near = vyre_nearest_word(key, names, VYRE_CONF_N_KEYS);
+    char hint[96];
+    if (near)
+        snprintf(hint, sizeof hint, "did you mean '%s'?", near);
+    vyre_error w;
+    vyre__fail(&w, VYRE_ECONFIG, near ? hint : k_keys_hint,
+               "%sunknown configuration key '%.64s' (the line is ignored)", at, key);
+    add_problem(c, 0, &w);
+}
+
+/* Keys that make the tool read the user's files or send anything: taken
+ * only from files the user or root owns (vyre/config.h). */
+static int needs_trust(int k)
+{
+    return k == VYRE_CONF_REMOTE_STORAGE;
+}
+
+static int refuse_foreign(const char *at, const char *key, uid_t owner, vyre_error *e)
+{
+    char name[64] = "";
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+    if (getpwuid_r(owner, &pw, buf, sizeof buf, &res) == 0 && res)
+        snprintf(name, sizeof name, "'%.48s' ", res->pw_name);
+    return vyre__fail(e, VYRE_EUNSAFE,
+                      "a vyre.conf may name remote stores and token files only when you or root "
+                      "own it: have root take the file over (chown root), or set the key in your "
+                      "own configuration file ($XDG_CONFIG_HOME/vyre/vyre.conf) or in "
+                      "VYRE_REMOTE_CACHE",
+                      "%s%s refused: the file is owned by %s(uid %u), not by you or root", at, key,
+                      name, (unsigned)owner);
+}
+
+/* Splits line start..end (blanks trimmed) into key and value: 0, or an
+ * error for a line that is not "key = value". */
+static int split_line(const char *text, size_t start, size_t end, const char *at, char *key,
+                      size_t key_size, char *value, size_t value_size, vyre_error *e)
+{
+    const char *eq = memchr(text + start, '=', end - start);
+    if (!eq)
+        return vyre__fail(e, VYRE_ECONFIG, "write 'key = value', e.g. 'max_size = 5G'",
+                          "%sexpected 'key = value', got '%.*s'", at,
+                          (int)(end - start > 64 ? 64 : end - start), text + start);
+    size_t ke = (size_t)(eq - text), vs = ke + 1;
+    while (ke > start && is_blank(text[ke - 1]))
+        ke--;
+    while (vs < end && is_blank(text[vs]))
+        vs++;
+    if (ke == start)
+        return vyre__fail(e, VYRE_ECONFIG, "write 'key = value', e.g. 'max_size = 5G'",
+                          "%smissing key before '='", at);
+    if (ke - start >= key_size) {
+        /* Too long for any key: shown cut, as an unknown key. */
+        snprintf(key, key_size, "%.32s...", text + start);
+        value[0] = '\0';
+        return VYRE_OK;
+    }
+    memcpy(key, text + start, ke - start);
+    key[ke - start] = '\0';
+    if (end - vs >= value_size)
+        return vyre__fail(e, VYRE_ECONFIG, NULL, "%svalue of '%s' is too long", at, key);
+    memcpy(value, text + vs, end - vs);
+    value[end - vs] = '\0';
+    return VYRE_OK;
+}
+
+/* One line (start..end, blanks trimmed, not a comment). */
+static int parse_line(vyre_config *c, const char *text, size_t start, size_t end,
+                      vyre_config_origin origin, const char *file, unsigned line, load_ctx *ctx,
+                      vyre_error *err)
+{
     char at[VYRE_CONFIG_WHERE_MAX + 32];
+    where_prefix(file, line, at, sizeof at);
+    vyre_error e;
+    vyre_error_clear(&e);
+    char key[64] = "", value[VYRE_CONFIG_LONG_VALUE_MAX];
+    value[0] = '\0';
+    int rc;
+    if (memchr(text + start, '\0', end - start))
+        rc = vyre__fail(&e, VYRE_ECONFIG, "a configuration file is text", "%sNUL byte in the line",
+                        at);
+    else
+        rc = split_line(text, start, end, at, key, sizeof key, value, sizeof value, &e);
+    if (rc)
+        return keep_going(c, ctx, rc, &e, err);
+    int k = vyre_config_key_find(key);
+    if (k < 0) {
+        unknown_key(c, at, key);
+        return VYRE_OK;
+    }
+    /* Refused before the value is parsed: parsing remote_storage reads its
+     * token file. */
+    if (ctx && ctx->foreign && needs_trust(k))
+        rc = refuse_foreign(at, key, ctx->owner, &e);
+    else
+        rc = vyre_config_set(c, key, value, origin, file, line, &e);
+    return keep_going(c, ctx, rc, &e, err);
+}
+
+static int parse_text(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
+                      const char *file, load_ctx *ctx, vyre_error *err)
+{
     unsigned line = 0;
     size_t i = 0;
     while (i < len) {
@@ -250,46 +411,25 @@ int vyre_config_parse(vyre_config *c, const char *text, size_t len, vyre_config_
         size_t end = i;
         if (i < len)
             i++; /* the newline */
-        where_prefix(file, line, at, sizeof at);
-        if (memchr(text + start, '\0', end - start))
-            return vyre__fail(err, VYRE_ECONFIG, "a configuration file is text",
-                              "%sNUL byte in the line", at);
         while (start < end && is_blank(text[start]))
             start++;
         while (end > start && is_blank(text[end - 1]))
             end--;
         if (start == end || text[start] == '#')
             continue;
-        const char *eq = memchr(text + start, '=', end - start);
-        if (!eq)
-            return vyre__fail(err, VYRE_ECONFIG, "write 'key = value', e.g. 'max_size = 5G'",
-                              "%sexpected 'key = value', got '%.*s'", at,
-                              (int)(end - start > 64 ? 64 : end - start), text + start);
-        size_t ke = (size_t)(eq - text), vs = ke + 1;
-        while (ke > start && is_blank(text[ke - 1]))
-            ke--;
-        while (vs < end && is_blank(text[vs]))
-            vs++;
-        char key[64], value[VYRE_CONFIG_LONG_VALUE_MAX];
-        if (ke == start)
-            return vyre__fail(err, VYRE_ECONFIG, "write 'key = value', e.g. 'max_size = 5G'",
-                              "%smissing key before '='", at);
-        if (ke - start >= sizeof key)
-            return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
-                                vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
-                                           "%sunknown configuration key '%.32s...'", at,
-                                           text + start));
-        memcpy(key, text + start, ke - start);
-        key[ke - start] = '\0';
-        if (end - vs >= sizeof value)
-            return vyre__fail(err, VYRE_ECONFIG, NULL, "%svalue of '%s' is too long", at, key);
-        memcpy(value, text + vs, end - vs);
-        value[end - vs] = '\0';
-        int rc = vyre_config_set(c, key, value, origin, file, line, err);
+        int rc = parse_line(c, text, start, end, origin, file, line, ctx, err);
         if (rc)
             return rc;
     }
     return VYRE_OK;
+}
+
+int vyre_config_parse(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
+                      const char *file, vyre_error *err)
+{
+    if (!c || (len && !text))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_parse: NULL argument");
+    return parse_text(c, text, len, origin, file, NULL, err);
 }
 
 /* Reads a whole small file from fd. */
@@ -336,36 +476,51 @@ static int read_fd(int fd, const char *path, char **out, size_t *len, vyre_error
     return VYRE_OK;
 }
 
-/* Loads path; nofollow: a symlink there is refused (the cache's own file). */
+/* Loads path; nofollow: a symlink there is refused (the cache's own file).
+ * ctx (may be NULL) carries the flags; the file's owner decides its trust. */
 static int load_file(vyre_config *c, const char *path, vyre_config_origin origin, int nofollow,
-                     vyre_error *err)
+                     load_ctx *ctx, vyre_error *err)
 {
+    vyre_error e;
+    vyre_error_clear(&e);
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
     if (fd < 0) {
-        int e = errno;
-        if (e == ENOENT || e == ENOTDIR)
+        int en = errno;
+        if (en == ENOENT || en == ENOTDIR)
             return VYRE_OK;
         /* A home directory we may not search (a service running with
          * another user's HOME): there is no file of ours to read. A file
          * we can see but not read is still an error. */
         struct stat st;
-        if (e == EACCES && stat(path, &st) != 0 && errno == EACCES)
+        if (en == EACCES && stat(path, &st) != 0 && errno == EACCES)
             return VYRE_OK;
-        if (e == ELOOP && nofollow)
-            return vyre__fail(err, VYRE_EUNSAFE,
-                              "a cache's vyre.conf is never followed through a link: make it a "
-                              "regular file",
-                              "configuration file '%s' is a symlink", path);
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot open '%s': %s", path,
-                          strerror(e));
+        int rc;
+        if (en == ELOOP && nofollow)
+            rc = vyre__fail(&e, VYRE_EUNSAFE,
+                            "a cache's vyre.conf is never followed through a link: make it a "
+                            "regular file",
+                            "configuration file '%s' is a symlink", path);
+        else
+            rc = vyre__fail(&e, vyre__errno_code(en), NULL, "cannot open '%s': %s", path,
+                            strerror(en));
+        return keep_going(c, ctx, rc, &e, err);
+    }
+    load_ctx local = {0};
+    load_ctx *lc = ctx ? ctx : &local;
+    struct stat st;
+    lc->foreign = 0;
+    if (fstat(fd, &st) == 0 && st.st_uid != geteuid() && st.st_uid != 0) {
+        lc->foreign = 1;
+        lc->owner = st.st_uid;
     }
     char *buf = NULL;
     size_t len = 0;
-    int rc = read_fd(fd, path, &buf, &len, err);
+    int rc = read_fd(fd, path, &buf, &len, &e);
     close(fd);
     if (rc)
-        return rc;
-    rc = vyre_config_parse(c, buf, len, origin, path, err);
+        return keep_going(c, ctx, rc, &e, err);
+    rc = parse_text(c, buf, len, origin, path, lc, err);
+    lc->foreign = 0;
     free(buf);
     return rc;
 }
@@ -375,67 +530,104 @@ int vyre_config_load_file(vyre_config *c, const char *path, vyre_config_origin o
 {
     if (!c || !path)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load_file: NULL argument");
-    return load_file(c, path, origin, 0, err);
+    return load_file(c, path, origin, 0, NULL, err);
 }
 
-int vyre_config_load_env(vyre_config *c, vyre_error *err)
+static int load_env(vyre_config *c, load_ctx *ctx, vyre_error *err)
 {
     for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
         char name[64];
         vyre_config_env_name(k, name, sizeof name);
-        const char *v = getenv(name);
+        /* secure_getenv: a set-id program linking libvyrecore takes no
+         * remote store or umask from whoever started it. */
+        const char *v = secure_getenv(name);
         if (!v)
             continue;
-        int rc = vyre_config_set(c, k_keys[k].name, v, VYRE_CONF_FROM_ENV, name, 0, err);
-        if (rc) {
-            if (err)
-                snprintf(err->hint, sizeof err->hint, "fix or unset %s", name);
+        vyre_error e;
+        vyre_error_clear(&e);
+        int rc = vyre_config_set(c, k_keys[k].name, v, VYRE_CONF_FROM_ENV, name, 0, &e);
+        if (rc)
+            snprintf(e.hint, sizeof e.hint, "fix or unset %s", name);
+        if ((rc = keep_going(c, ctx, rc, &e, err)))
             return rc;
-        }
     }
     return VYRE_OK;
 }
 
+int vyre_config_load_env(vyre_config *c, vyre_error *err)
+{
+    return load_env(c, NULL, err);
+}
+
 int vyre_config_user_path(char *buf, size_t size, vyre_error *err)
 {
+    /* In a set-id program (AT_SECURE, when secure_getenv returns NULL)
+     * XDG_CONFIG_HOME and HOME are the invoker's: no file is picked by
+     * them. vyre__xdg_path reads them with getenv. */
+    if (getauxval(AT_SECURE))
+        return vyre__fail(err, VYRE_EENV, NULL,
+                          "a set-id program reads no user configuration file");
     return vyre__xdg_path("XDG_CONFIG_HOME", ".config", "vyre/" VYRE_CONFIG_FILE_NAME, buf, size,
                           err);
+}
+
+/* One -o "key=value". */
+static int load_override(vyre_config *c, const char *o, load_ctx *ctx, vyre_error *err)
+{
+    vyre_error e;
+    vyre_error_clear(&e);
+    const char *eq = o ? strchr(o, '=') : NULL;
+    char key[64];
+    int rc;
+    if (!eq || eq == o)
+        rc = vyre__fail(&e, VYRE_ECONFIG, "write -o key=value, e.g. -o max_size=10G",
+                        "-o '%s': expected key=value", o ? o : "");
+    else if ((size_t)(eq - o) >= sizeof key)
+        rc = vyre__fail(&e, VYRE_ECONFIG, k_keys_hint, "-o '%.64s': unknown key", o);
+    else {
+        memcpy(key, o, (size_t)(eq - o));
+        key[eq - o] = '\0';
+        rc = vyre_config_set(c, key, eq + 1, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e);
+    }
+    return keep_going(c, ctx, rc, &e, err);
+}
+
+int vyre_config_load_ex(vyre_config *c, const char *cache_root, const char *const *overrides,
+                        size_t n_overrides, unsigned flags, vyre_error *err)
+{
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load: NULL argument");
+    vyre_config_init(c);
+    load_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory loading the configuration");
+    ctx->flags = flags;
+    char path[4096];
+    int rc = VYRE_OK;
+    if (vyre_config_user_path(path, sizeof path, NULL) == VYRE_OK)
+        rc = load_file(c, path, VYRE_CONF_FROM_USER_FILE, 0, ctx, err);
+    if (!rc && cache_root && *cache_root) {
+        rc = vyre__path_join(path, sizeof path, cache_root, VYRE_CONFIG_FILE_NAME, err);
+        if (!rc)
+            rc = load_file(c, path, VYRE_CONF_FROM_CACHE_FILE, 1, ctx, err);
+    }
+    if (!rc)
+        rc = load_env(c, ctx, err);
+    for (size_t i = 0; !rc && i < n_overrides; i++)
+        rc = load_override(c, overrides[i], ctx, err);
+    if (!rc && ctx->first_rc) {
+        rc = ctx->first_rc;
+        if (err)
+            *err = ctx->first;
+    }
+    free(ctx);
+    return rc;
 }
 
 int vyre_config_load(vyre_config *c, const char *cache_root, const char *const *overrides,
                      size_t n_overrides, vyre_error *err)
 {
-    if (!c)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load: NULL argument");
-    vyre_config_init(c);
-    char path[4096];
-    int rc;
-    if (vyre_config_user_path(path, sizeof path, NULL) == VYRE_OK &&
-        (rc = load_file(c, path, VYRE_CONF_FROM_USER_FILE, 0, err)))
-        return rc;
-    if (cache_root && *cache_root) {
-        if ((rc = vyre__path_join(path, sizeof path, cache_root, VYRE_CONFIG_FILE_NAME, err)))
-            return rc;
-        if ((rc = load_file(c, path, VYRE_CONF_FROM_CACHE_FILE, 1, err)))
-            return rc;
-    }
-    if ((rc = vyre_config_load_env(c, err)))
-        return rc;
-    for (size_t i = 0; i < n_overrides; i++) {
-        const char *o = overrides[i];
-        const char *eq = o ? strchr(o, '=') : NULL;
-        if (!eq || eq == o)
-            return vyre__fail(err, VYRE_ECONFIG, "write -o key=value, e.g. -o max_size=10G",
-                              "-o '%s': expected key=value", o ? o : "");
-        char key[64];
-        if ((size_t)(eq - o) >= sizeof key)
-            return vyre__fail(err, VYRE_ECONFIG, k_keys_hint, "-o '%.64s': unknown key", o);
-        memcpy(key, o, (size_t)(eq - o));
-        key[eq - o] = '\0';
-        if ((rc = vyre_config_set(c, key, eq + 1, VYRE_CONF_FROM_OVERRIDE, "-o", 0, err)))
-            return rc;
-    }
-    return VYRE_OK;
+    return vyre_config_load_ex(c, cache_root, overrides, n_overrides, 0, err);
 }
 
 /* A size in the largest binary unit that divides it exactly. */
@@ -447,8 +639,10 @@ static void format_size_exact(uint64_t v, char *buf, size_t size)
         v /= 1024;
         u++;
     }
-    if (u < 0)
-        snprintf(buf, size, "%" PRIu64, v);
+    if (u < 0 && v)
+        snprintf(buf, size, "%" PRIu64 "B", v); /* a bare number reads back as GiB */
+    else if (u < 0)
+        snprintf(buf, size, "0");
     else
         snprintf(buf, size, "%" PRIu64 "%c", v, units[u]);
 }
