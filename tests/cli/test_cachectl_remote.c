@@ -82,8 +82,9 @@ Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
     tu_proc p;
     CC(&p, "a", with_remote, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(tu_has_line(p.out, "Seeded 1 module (1 kernel), already present 0, failed 0"), "%s",
-              p.out);
+    cr_assert(tu_has_line(p.out, "Seeded 1 module (1 kernel), fetched 0, already present 0, "
+                                 "failed 0"),
+              "%s", p.out);
     tu_proc_free(&p);
     char hex[VYRE_KEY_HEX_LEN + 1], obj[1400];
     ptx_key(hex);
@@ -95,17 +96,38 @@ Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
     cr_assert_neq(p.exit_code, 0, "compilers should be unloadable: %s", p.out);
     tu_proc_free(&p);
 
-    /* Machine B: no compiler, the store has it. */
+    /* Machine B: no compiler, the store has it: fetched, not "already
+     * present" (it was not there before the seed). */
     CC(&p, "b", no_compilers, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(tu_has_line(p.out, "Seeded 0 modules (0 kernels), already present 1, failed 0"), "%s",
-              p.out);
+    char line[128];
+    snprintf(line, sizeof line, "fetched  %.12s  sm_90  ", hex);
+    cr_assert(strncmp(p.out, line, strlen(line)) == 0, "%s", p.out);
+    cr_assert(tu_has_line(p.out, "Seeded 0 modules (0 kernels), fetched 1, already present 0, "
+                                 "failed 0"),
+              "%s", p.out);
+    tu_proc_free(&p);
+    /* Again: now it is present. */
+    CC(&p, "b", no_compilers, "--json", "seed", ptx, "--arch", "sm_90", "--entry", "scale");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "\"fetched\": 0,") && strstr(p.out, "\"present\": 1,") &&
+                  strstr(p.out, "\"status\": \"present\""),
+              "%s", p.out);
     tu_proc_free(&p);
     CC(&p, "b", with_remote, "verify");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     tu_proc_free(&p);
     CC(&p, "b", with_remote, "ls", "-q");
     cr_assert(tu_has_line(p.out, hex), "%s", p.out);
+    tu_proc_free(&p);
+
+    /* --json says fetched too (machine D, no compiler either). */
+    CC(&p, "d", no_compilers, "--json", "seed", ptx, "--arch", "sm_90", "--entry", "scale");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "\"fetched\": 1,") && strstr(p.out, "\"present\": 0,") &&
+                  strstr(p.out, "\"status\": \"fetched\"") &&
+                  strstr(p.out, "\"schema_version\": 2"),
+              "%s", p.out);
     tu_proc_free(&p);
 
     /* stats shows what B's seed did with the store. */
