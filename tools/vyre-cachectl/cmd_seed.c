@@ -614,6 +614,90 @@ static long online_cpus(void)
     return n < 1 ? 1 : n > SEED_MAX_JOBS ? SEED_MAX_JOBS : n;
 }
 
+static void items_free(item_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].path);
+    free(l->v);
+}
+
+/* The operands into items: files as named, directories walked (in name
+ * order). 0, or -1 after printing why (items freed). */
+static int collect_items(char **files, int n_files, item_list *items, uint64_t *skipped)
+{
+    for (int f = 0; f < n_files; f++) {
+        struct stat st;
+        if (stat(files[f], &st) == 0 && S_ISDIR(st.st_mode)) {
+            size_t before = items->n;
+            long s = add_dir(items, files[f]);
+            if (s == 0 && items->n == before)
+                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n",
+                        vyre_cli_prog(), files[f]);
+            if (s < 0) {
+                items_free(items);
+                return -1;
+            }
+            *skipped += (uint64_t)s;
+        } else if (add_item(items, files[f])) {
+            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
+            items_free(items);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Seeds every item with `jobs` threads (0: one per online CPU, never more
+ * than items). Returns the number of jobs used. */
+static long run_jobs(seed_ctx *x, long jobs)
+{
+    if (jobs == 0)
+        jobs = online_cpus();
+    if ((size_t)jobs > x->items->n)
+        jobs = x->items->n ? (long)x->items->n : 1;
+    pthread_t tids[SEED_MAX_JOBS];
+    long started = 0;
+    for (long j = 1; j < jobs; j++) {
+        if (pthread_create(&tids[started], NULL, worker, x) != 0)
+            break; /* fewer threads: the work is shared by those there are */
+        started++;
+    }
+    worker(x);
+    for (long j = 0; j < started; j++)
+        pthread_join(tids[j], NULL);
+    cachectl_progress_end(&x->prog);
+    return jobs;
+}
+
+/* The --json document, or the last line. */
+static void print_summary(seed_ctx *x, vyre_cache *cache, uint64_t skipped, long jobs)
+{
+    if (g_cachectl.json) {
+        json_t *o = cachectl_json_root(cache, 2);
+        json_object_set_new(o, "files", json_integer((json_int_t)x->items->n));
+        json_object_set_new(o, "skipped", json_integer((json_int_t)skipped));
+        json_object_set_new(o, "seeded", json_integer((json_int_t)x->seeded));
+        json_object_set_new(o, "kernels", json_integer((json_int_t)x->kernels));
+        json_object_set_new(o, "fetched", json_integer((json_int_t)x->fetched));
+        json_object_set_new(o, "present", json_integer((json_int_t)x->present));
+        json_object_set_new(o, "failed", json_integer((json_int_t)x->failed));
+        json_object_set_new(o, "jobs", json_integer((json_int_t)jobs));
+        json_object_set_new(o, "blobs", x->blobs);
+        json_object_set_new(o, "failures", x->failures);
+        cachectl_json_print(o);
+    } else if (!g_cachectl.quiet) {
+        /* "fetched" only where a remote store could have served one, so
+         * the line of a cache without remotes keeps its shape. */
+        char fetched[48] = "";
+        if (x->has_remotes)
+            snprintf(fetched, sizeof fetched, "fetched %" PRIu64 ", ", x->fetched);
+        printf("Seeded %" PRIu64 " module%s (%" PRIu64 " kernel%s), %salready present %" PRIu64
+               ", failed %" PRIu64 "\n",
+               x->seeded, x->seeded == 1 ? "" : "s", x->kernels, x->kernels == 1 ? "" : "s",
+               fetched, x->present, x->failed);
+    }
+}
+
 int cmd_seed(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -691,26 +775,8 @@ int cmd_seed(int argc, char **argv)
     /* Operands: files as named, directories walked (in name order). */
     item_list items = {0};
     uint64_t skipped = 0;
-    for (int f = 0; f < n_files; f++) {
-        struct stat st;
-        if (stat(files[f], &st) == 0 && S_ISDIR(st.st_mode)) {
-            size_t before = items.n;
-            long s = add_dir(&items, files[f]);
-            if (s == 0 && items.n == before)
-                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n",
-                        vyre_cli_prog(), files[f]);
-            if (s < 0) {
-                for (size_t i = 0; i < items.n; i++)
-                    free(items.v[i].path);
-                free(items.v);
-                return VYRE_EXIT_ERROR;
-            }
-            skipped += (uint64_t)s;
-        } else if (add_item(&items, files[f])) {
-            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
-            return VYRE_EXIT_ERROR;
-        }
-    }
+    if (collect_items(files, n_files, &items, &skipped))
+        return VYRE_EXIT_ERROR;
 
     vyre_cache *cache = NULL;
     vyre_error err;
@@ -724,11 +790,8 @@ int cmd_seed(int argc, char **argv)
     oo.config = &cf;
     oo.flags = VYRE_CACHE_NO_HIT_TRACK;
     if (crc || vyre_cache_open_ex(root, &oo, &cache, &err)) {
-        for (size_t i = 0; i < items.n; i++)
-            free(items.v[i].path);
-        free(items.v);
+        items_free(&items);
         return crc ? crc : cachectl_fail(&err);
-        return cachectl_fail(&err);
     }
 
     seed_ctx x;
@@ -748,50 +811,10 @@ int cmd_seed(int argc, char **argv)
     x.failures = g_cachectl.json ? json_array() : NULL;
     cachectl_progress_init(&x.prog, "seed", "files");
 
-    if (jobs == 0)
-        jobs = online_cpus();
-    if ((size_t)jobs > items.n)
-        jobs = items.n ? (long)items.n : 1;
-    pthread_t tids[SEED_MAX_JOBS];
-    long started = 0;
-    for (long j = 1; j < jobs; j++) {
-        if (pthread_create(&tids[started], NULL, worker, &x) != 0)
-            break; /* fewer threads: the work is shared by those there are */
-        started++;
-    }
-    worker(&x);
-    for (long j = 0; j < started; j++)
-        pthread_join(tids[j], NULL);
-    cachectl_progress_end(&x.prog);
+    jobs = run_jobs(&x, jobs);
     pthread_mutex_destroy(&x.mu);
-
-    if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache, 2);
-        json_object_set_new(o, "files", json_integer((json_int_t)items.n));
-        json_object_set_new(o, "skipped", json_integer((json_int_t)skipped));
-        json_object_set_new(o, "seeded", json_integer((json_int_t)x.seeded));
-        json_object_set_new(o, "kernels", json_integer((json_int_t)x.kernels));
-        json_object_set_new(o, "fetched", json_integer((json_int_t)x.fetched));
-        json_object_set_new(o, "present", json_integer((json_int_t)x.present));
-        json_object_set_new(o, "failed", json_integer((json_int_t)x.failed));
-        json_object_set_new(o, "jobs", json_integer((json_int_t)jobs));
-        json_object_set_new(o, "blobs", x.blobs);
-        json_object_set_new(o, "failures", x.failures);
-        cachectl_json_print(o);
-    } else if (!g_cachectl.quiet) {
-        /* "fetched" only where a remote store could have served one, so
-         * the line of a cache without remotes keeps its shape. */
-        char fetched[48] = "";
-        if (x.has_remotes)
-            snprintf(fetched, sizeof fetched, "fetched %" PRIu64 ", ", x.fetched);
-        printf("Seeded %" PRIu64 " module%s (%" PRIu64 " kernel%s), %salready present %" PRIu64
-               ", failed %" PRIu64 "\n",
-               x.seeded, x.seeded == 1 ? "" : "s", x.kernels, x.kernels == 1 ? "" : "s", fetched,
-               x.present, x.failed);
-    }
-    for (size_t i = 0; i < items.n; i++)
-        free(items.v[i].path);
-    free(items.v);
+    print_summary(&x, cache, skipped, jobs);
+    items_free(&items);
     vyre_cache_close(cache);
     return x.failed ? VYRE_EXIT_ERROR : VYRE_EXIT_OK;
 }
