@@ -1619,7 +1619,7 @@ Test(cachectl, seed_cuda_c_and_ptx)
     /* Again: everything present, nothing compiled. */
     CC(&p, "--json", "seed", cu, ptx, "--arch", "sm_80,sm_90a,sm_80", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    o = parse_json(p.out, 1);
+    o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "seeded"), 0);
     cr_assert_eq(jint(o, "present"), 4);
     cr_assert_eq(json_array_size(json_object_get(o, "blobs")), 4);
@@ -1864,7 +1864,7 @@ Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
     tu_assert_line(p.out, "Seeded 0 modules (0 kernels), already present 2, failed 0");
     tu_proc_free(&p);
     CCF(&p, "--json", "seed", dir);
-    o = parse_json(p.out, 1);
+    o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "files"), 2);
     cr_assert_eq(jint(o, "skipped"), 1);
     cr_assert_eq(jint(o, "present"), 2);
@@ -1942,7 +1942,7 @@ Test(cachectl, seed_refuses_a_module_without_the_entry)
      * nothing new is stored. */
     CCF(&p, "--json", "seed", dir, "--entry", "does_not_exist");
     cr_assert_eq(p.exit_code, 2);
-    json_t *o = parse_json(p.out, 1);
+    json_t *o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "failed"), 2, "mod2 is present, and checked against its kernels");
     json_t *f = json_array_get(json_object_get(o, "failures"), 0);
     cr_assert(strstr(json_string_value(json_object_get(f, "error")), "no kernel 'does_not_exist'"));

@@ -2,7 +2,9 @@
  * test_cachectl_remote.c - vyre-cachectl with remote stores, against real
  * servers (tests/common/servers.h): what one machine seeds, another gets
  * with its compilers made unloadable; `remote check|push|pull` output and
- * exit codes; per-remote counters in `stats`.
+ * exit codes; per-remote counters in `stats`; a Redis server that trickles
+ * its reply or declares a 2 GiB value (tests/common/fakeredis.h) costs a
+ * seed at most the operation timeout and never fails it.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fakeredis.h"
 #include "servers.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
@@ -82,8 +85,9 @@ Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
     tu_proc p;
     CC(&p, "a", with_remote, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(tu_has_line(p.out, "Seeded 1 module (1 kernel), already present 0, failed 0"), "%s",
-              p.out);
+    cr_assert(tu_has_line(p.out, "Seeded 1 module (1 kernel), fetched 0, already present 0, "
+                                 "failed 0"),
+              "%s", p.out);
     tu_proc_free(&p);
     char hex[VYRE_KEY_HEX_LEN + 1], obj[1400];
     ptx_key(hex);
@@ -95,17 +99,38 @@ Test(cachectl_remote, seeded_on_one_machine_hit_on_another)
     cr_assert_neq(p.exit_code, 0, "compilers should be unloadable: %s", p.out);
     tu_proc_free(&p);
 
-    /* Machine B: no compiler, the store has it. */
+    /* Machine B: no compiler, the store has it: fetched, not "already
+     * present" (it was not there before the seed). */
     CC(&p, "b", no_compilers, "seed", ptx, "--arch", "sm_90", "--entry", "scale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(tu_has_line(p.out, "Seeded 0 modules (0 kernels), already present 1, failed 0"), "%s",
-              p.out);
+    char line[128];
+    snprintf(line, sizeof line, "fetched  %.12s  sm_90  ", hex);
+    cr_assert(strncmp(p.out, line, strlen(line)) == 0, "%s", p.out);
+    cr_assert(tu_has_line(p.out, "Seeded 0 modules (0 kernels), fetched 1, already present 0, "
+                                 "failed 0"),
+              "%s", p.out);
+    tu_proc_free(&p);
+    /* Again: now it is present. */
+    CC(&p, "b", no_compilers, "--json", "seed", ptx, "--arch", "sm_90", "--entry", "scale");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "\"fetched\": 0,") && strstr(p.out, "\"present\": 1,") &&
+                  strstr(p.out, "\"status\": \"present\""),
+              "%s", p.out);
     tu_proc_free(&p);
     CC(&p, "b", with_remote, "verify");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     tu_proc_free(&p);
     CC(&p, "b", with_remote, "ls", "-q");
     cr_assert(tu_has_line(p.out, hex), "%s", p.out);
+    tu_proc_free(&p);
+
+    /* --json says fetched too (machine D, no compiler either). */
+    CC(&p, "d", no_compilers, "--json", "seed", ptx, "--arch", "sm_90", "--entry", "scale");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "\"fetched\": 1,") && strstr(p.out, "\"present\": 0,") &&
+                  strstr(p.out, "\"status\": \"fetched\"") &&
+                  strstr(p.out, "\"schema_version\": 2"),
+              "%s", p.out);
     tu_proc_free(&p);
 
     /* stats shows what B's seed did with the store. */
@@ -227,4 +252,40 @@ Test(cachectl_remote, check_push_pull)
                             "'ttl=5'\nhint: "),
               "%s", p.err);
     tu_proc_free(&p);
+}
+
+/* seed against a faulty Redis: bounded, an error counted, the module
+ * seeded locally all the same. */
+static void seed_against(fake_redis_mode mode, const char *attrs, const char *why)
+{
+    fake_redis f;
+    fake_redis_start(&f, mode);
+    char src[700], remote[256];
+    snprintf(src, sizeof src, "%s/k.cubin", g_tmp);
+    static const char cubin[] = "\x7f"
+                                "ELF\x02\x01\x01\x00 a stand-in cubin";
+    tu_write_file(src, cubin, sizeof cubin - 1);
+    snprintf(remote, sizeof remote, "VYRE_REMOTE_CACHE=redis://127.0.0.1:%d%s", f.port, attrs);
+    const char *env[] = {remote, NULL};
+    tu_proc p;
+    CC(&p, "a", env, "seed", src, "--arch", "sm_90");
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert(tu_has_line(p.out, "Seeded 1 module (0 kernels), fetched 0, already present 0, "
+                                 "failed 0"),
+              "%s", p.out);
+    tu_proc_free(&p);
+    CC(&p, "a", env, "remote", "check");
+    cr_assert(strstr(p.out, why) || strstr(p.err, why), "[%s]\n%s%s", why, p.out, p.err);
+    tu_proc_free(&p);
+    fake_redis_stop(&f);
+}
+
+Test(cachectl_remote, a_trickling_redis_never_fails_a_seed)
+{
+    seed_against(FAKE_REDIS_TRICKLE, "|operation-timeout=300", "timed out");
+}
+
+Test(cachectl_remote, a_redis_declaring_2_gib_never_fails_a_seed)
+{
+    seed_against(FAKE_REDIS_HUGE, "|max-object-size=65536", "the reply declares 2147483647 bytes");
 }

@@ -17,7 +17,7 @@ cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang -DVYRE_FUZZ=ON -DVYRE_BUILD
       -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }
 targets=(fuzz_blob_header fuzz_telemetry_page fuzz_sweep_spec fuzz_cubin_kernels fuzz_config
-         fuzz_sweep_binding fuzz_remote_spec)
+         fuzz_sweep_binding fuzz_remote_spec fuzz_redis_reply)
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 for t in "${targets[@]}"; do
   corpus="$src/fuzz/corpus/${t#fuzz_}"

@@ -1100,3 +1100,117 @@ Test(index, schema_2_is_read_as_is_and_upgraded_by_a_writer)
     sqlite3_close(db);
     fx_fini(&fx);
 }
+
+/* ---- schema objects vyre did not create ---------------------------------- */
+
+/* A trigger whose body counts to 10^8 in a recursive CTE: with nothing to
+ * bound it, every insert into blobs takes tens of seconds (an upper bound
+ * makes the unfixed code finish and fail the test instead of hanging it;
+ * the report's trigger had none). */
+#define EVIL_TRIGGER                                                                               \
+    "CREATE TRIGGER evil AFTER INSERT ON blobs BEGIN SELECT count(*) FROM (WITH RECURSIVE "        \
+    "r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 100000000) SELECT x FROM r); END"
+
+static void expect_schema_refused(const char *path, int mode, const char *what)
+{
+    vyre__index *idx = (vyre__index *)1;
+    vyre_error e;
+    vyre_error_clear(&e);
+    int rc = vyre__index_open(path, mode, &idx, &e);
+    cr_assert_eq(rc, VYRE_ECORRUPT, "mode %d: %s (%s)", mode, vyre_err_name(rc), e.message);
+    cr_assert_null(idx);
+    cr_assert_not_null(strstr(e.message, what), "%s", e.message);
+    cr_assert_not_null(strstr(e.message, path), "%s", e.message);
+    cr_assert_not_null(strstr(e.message, "vyre did not create"), "%s", e.message);
+    cr_assert_not_null(strstr(e.hint, "rebuild the index"), "%s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_REINDEX, "remedy %d", (int)e.remedy);
+}
+
+Test(index, extra_schema_objects_are_refused_at_open)
+{
+    fixture fx;
+    fx_init(&fx);
+    static const struct {
+        const char *sql, *what;
+    } extra[] = {
+        {EVIL_TRIGGER, "trigger 'evil' on table 'blobs'"},
+        {"CREATE VIEW v AS SELECT * FROM blobs", "view 'v'"},
+        {"CREATE INDEX blobs_by_arch ON blobs (arch)", "index 'blobs_by_arch' on table 'blobs'"},
+        {"CREATE TABLE notes (t TEXT)", "table 'notes'"},
+    };
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
+        unlink(fx.path);
+        vyre__index *idx = open_ok(fx.path, VYRE_INDEX_READWRITE);
+        vyre__index_row r = row_n(1);
+        upsert_ok(idx, &r);
+        vyre__index_close(idx);
+        sqlite3 *db = raw_open(fx.path);
+        raw_exec(db, extra[i].sql);
+        sqlite3_int64 objects = raw_int(db, "SELECT count(*) FROM sqlite_master");
+        sqlite3_close(db);
+        expect_schema_refused(fx.path, VYRE_INDEX_READWRITE, extra[i].what);
+        expect_schema_refused(fx.path, VYRE_INDEX_READONLY, extra[i].what);
+        db = raw_open(fx.path);
+        cr_assert_eq(raw_int(db, "SELECT count(*) FROM sqlite_master"), objects,
+                     "a refused index is left as it was");
+        sqlite3_close(db);
+    }
+    /* A missing object is refused too (the size-limit triggers keep
+     * total_bytes: without them the cache cannot keep itself in bounds). */
+    unlink(fx.path);
+    vyre__index_close(open_ok(fx.path, VYRE_INDEX_READWRITE));
+    sqlite3 *db = raw_open(fx.path);
+    char name[128];
+    raw_text(db, "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name LIMIT 1",
+             name, sizeof name);
+    char sql[256];
+    snprintf(sql, sizeof sql, "DROP TRIGGER \"%s\"", name);
+    raw_exec(db, sql);
+    sqlite3_close(db);
+    char what[200];
+    snprintf(what, sizeof what, "lacks the trigger '%s'", name);
+    vyre__index *idx = (vyre__index *)1;
+    vyre_error e;
+    cr_assert_eq(vyre__index_open(fx.path, VYRE_INDEX_READWRITE, &idx, &e), VYRE_ECORRUPT);
+    cr_assert_not_null(strstr(e.message, what), "%s", e.message);
+    fx_fini(&fx);
+}
+
+Test(index, statistics_tables_of_analyze_are_accepted)
+{
+    fixture fx;
+    fx_init(&fx);
+    vyre__index *idx = open_ok(fx.path, VYRE_INDEX_READWRITE);
+    vyre__index_row r = row_n(1);
+    upsert_ok(idx, &r);
+    vyre__index_close(idx);
+    sqlite3 *db = raw_open(fx.path);
+    raw_exec(db, "ANALYZE");
+    sqlite3_close(db);
+    vyre__index_close(open_ok(fx.path, VYRE_INDEX_READWRITE));
+    fx_fini(&fx);
+}
+
+Test(index, a_trigger_added_after_open_cannot_hang_a_write)
+{
+    /* Open first, then another writer adds the trigger: the schema check
+     * at open cannot see it, the statement's own bound stops it. */
+    fixture fx;
+    fx_init(&fx);
+    vyre__index *idx = open_ok(fx.path, VYRE_INDEX_READWRITE);
+    sqlite3 *db = raw_open(fx.path);
+    raw_exec(db, EVIL_TRIGGER);
+    sqlite3_close(db);
+    vyre__index_row r = row_n(1);
+    vyre_error e;
+    vyre_error_clear(&e);
+    int rc = vyre__index_upsert(idx, &r, &e);
+    cr_assert_eq(rc, VYRE_ECORRUPT, "%s: %s", vyre_err_name(rc), e.message);
+    cr_assert_not_null(strstr(e.message, "stopped"), "%s", e.message);
+    cr_assert_not_null(strstr(e.hint, "rebuild the index"), "%s", e.hint);
+    /* The handle stays usable for what does not fire the trigger. */
+    vyre__index_row got;
+    cr_assert_eq(vyre__index_get(idx, &r.key, &got, &e), VYRE_ENOENT, "%s", e.message);
+    vyre__index_close(idx);
+    fx_fini(&fx);
+}

@@ -18,16 +18,23 @@
  * whose CA is not trusted or whose certificate names another host refused
  * (an error, nothing stored, the local put unharmed), and a server that
  * accepts TCP but never answers the handshake bounded by the timeout.
+ * remote_redis_fault: a fake Redis server of the test's own that answers
+ * GET with a bulk string it trickles one byte at a time (stopped by the
+ * command's one deadline, not reset by every byte) or with a declared
+ * length of 2 GiB (refused from the header, the body never read).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +42,8 @@
 #include <xxhash.h>
 
 #include "cache/blob_internal.h"
+#include "cache/remote_resp.h"
+#include "fakeredis.h"
 #include "servers.h"
 #include "testutil.h"
 #include "vyre/cache.h"
@@ -1500,4 +1509,112 @@ Test(remote_rediss, server_stopped_mid_run)
     cr_assert_eq(st.skipped, 2);
     cr_assert(local_has("a", 2) && local_has("a", 3));
     vyre_cache_close(a);
+}
+
+/* ---- a fake Redis server -------------------------------------------------- */
+
+TestSuite(remote_redis_fault, .init = setup, .fini = teardown);
+
+Test(remote_redis_fault, trickled_reply_stops_at_the_operation_timeout)
+{
+    /* One byte every 50 ms never lets a 300 ms read timeout expire: only a
+     * deadline for the whole command stops it (seen: > 200 s with the
+     * default 10 s timeout). */
+    fake_redis f;
+    fake_redis_start(&f, FAKE_REDIS_TRICKLE);
+    char spec[256];
+    snprintf(spec, sizeof spec, "redis://127.0.0.1:%d|operation-timeout=300", f.port);
+    vyre_cache *c = open_cache("c", spec);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    uint64_t t0 = mono_ns();
+    cr_assert_eq(vyre_cache_remote_pull(c, &k, NULL, &e), VYRE_EREMOTE, "%s", e.message);
+    uint64_t ms = (mono_ns() - t0) / 1000000;
+    cr_assert(strstr(e.message, "timed out"), "%s", e.message);
+    /* A hang detector, not a timing: the server trickles for 10 s. */
+    cr_assert_lt(ms, 5000, "the command ran %" PRIu64 " ms", ms);
+    cr_assert_lt(f.sent, 100, "the client stopped reading: %zu bytes trickled", (size_t)f.sent);
+
+    /* A compile goes on locally: the get is a miss, the put is stored. */
+    cr_assert_eq(get_id(c, 2, 100), VYRE_ENOENT);
+    put_id(c, 2, 100);
+    cr_assert(local_has("c", 2));
+    vyre_cache_close(c);
+    fake_redis_stop(&f);
+}
+
+Test(remote_redis_fault, declared_length_above_max_object_size_is_not_read)
+{
+    /* "$2147483647" is refused from the header: the client hangs up at
+     * once, so the server gets no more in than the sockets' buffers hold
+     * (seen: 1.5 GB RSS while the client read it whole). */
+    fake_redis f;
+    fake_redis_start(&f, FAKE_REDIS_HUGE);
+    char spec[256];
+    snprintf(spec, sizeof spec, "redis://127.0.0.1:%d|max-object-size=65536", f.port);
+    vyre_cache *c = open_cache("c", spec);
+    vyre_key k;
+    key_of(&k, 1);
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_pull(c, &k, NULL, &e), VYRE_ETOOBIG, "%s", e.message);
+    cr_assert(strstr(e.message, "2147483647") && strstr(e.message, "65536"), "%s", e.message);
+    cr_assert(strstr(e.hint, "max-object-size"), "%s", e.hint);
+    cr_assert_lt(f.sent, (size_t)16 << 20, "the client read %zu bytes of the body", (size_t)f.sent);
+    vyre_remote_stats st = stats_of(c, 0);
+    cr_assert_eq(st.rejected, 1);
+    cr_assert_eq(st.errors, 0);
+
+    /* Through the cache: a miss, and the local put goes on. */
+    cr_assert_eq(get_id(c, 2, 100), VYRE_ENOENT);
+    cr_assert_eq(stats_of(c, 0).rejected, 2);
+    put_id(c, 2, 100);
+    cr_assert(local_has("c", 2));
+    vyre_cache_close(c);
+    fake_redis_stop(&f);
+}
+
+/* vyre__resp_frame on whole, partial, oversized and foreign replies. */
+static vyre__resp_status frame(const char *text, uint64_t max, size_t *end, uint64_t *declared)
+{
+    return vyre__resp_frame(text, strlen(text), max, end, declared);
+}
+
+Test(remote_redis_fault, replies_are_framed_and_bounded)
+{
+    size_t end = 0;
+    uint64_t decl = 0;
+    cr_assert_eq(frame("+OK\r\n", 10, &end, &decl), VYRE__RESP_COMPLETE);
+    cr_assert_eq(end, 5);
+    cr_assert_eq(frame("$-1\r\n", 10, &end, &decl), VYRE__RESP_COMPLETE);
+    cr_assert_eq(frame("$5\r\nhello\r\n+extra", 10, &end, &decl), VYRE__RESP_COMPLETE);
+    cr_assert_eq(end, 11, "bytes after the reply are not part of it");
+    cr_assert_eq(decl, 5);
+    cr_assert_eq(frame("$5\r\nhel", 10, &end, &decl), VYRE__RESP_PARTIAL);
+    cr_assert_eq(frame("$5", 10, &end, &decl), VYRE__RESP_PARTIAL);
+    cr_assert_eq(frame("", 10, &end, &decl), VYRE__RESP_PARTIAL);
+    /* Refused from the header alone, the body absent. */
+    cr_assert_eq(frame("$2147483647\r\n", 65536, &end, &decl), VYRE__RESP_TOOBIG);
+    cr_assert_eq(decl, 2147483647u);
+    cr_assert_eq(frame("$11\r\n", 10, &end, &decl), VYRE__RESP_TOOBIG);
+    cr_assert_eq(frame("$10\r\n", 10, &end, &decl), VYRE__RESP_PARTIAL);
+    /* Bulk strings of an array count together. */
+    cr_assert_eq(frame("*2\r\n$6\r\nabcdef\r\n$6\r\n", 10, &end, &decl), VYRE__RESP_TOOBIG);
+    cr_assert_eq(decl, 12);
+    cr_assert_eq(frame("*2\r\n:1\r\n*1\r\n+x\r\n", 10, &end, &decl), VYRE__RESP_COMPLETE);
+    cr_assert_eq(end, 16);
+    /* Not RESP, or past the bounds. */
+    cr_assert_eq(frame("HTTP/1.1 200 OK\r\n", 10, &end, &decl), VYRE__RESP_BAD);
+    cr_assert_eq(frame("$-2\r\n", 10, &end, &decl), VYRE__RESP_BAD);
+    cr_assert_eq(frame("$+5\r\n", 10, &end, &decl), VYRE__RESP_BAD);
+    cr_assert_eq(frame("$99999999999999999999\r\n", 10, &end, &decl), VYRE__RESP_BAD);
+    cr_assert_eq(frame("$2\r\nabcd\r\n", 10, &end, &decl), VYRE__RESP_BAD);
+    cr_assert_eq(frame("*1025\r\n", 10, &end, &decl), VYRE__RESP_BAD);
+    cr_assert_eq(frame("*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n", 10, &end, &decl), VYRE__RESP_BAD);
+    char *line = malloc(VYRE__RESP_LINE_MAX + 16);
+    line[0] = '-';
+    memset(line + 1, 'e', VYRE__RESP_LINE_MAX + 8);
+    line[VYRE__RESP_LINE_MAX + 9] = '\0';
+    cr_assert_eq(frame(line, 10, &end, &decl), VYRE__RESP_BAD, "an endless line is refused");
+    free(line);
 }

@@ -3,7 +3,9 @@
  * sqlutil.c): the journal-mode choice by filesystem, and vyre__sqlite_open
  * with its transaction layer on a small store of the test's own: creation
  * and migration, the store's check before anything is written, read-only
- * opens, the journal mode, and the wording of failures.
+ * opens, the journal mode, and the wording of failures; schema objects
+ * the steps do not create refused at open, and a statement that runs away
+ * stopped at the store's limit while a lock wait is not counted.
  */
 #include <criterion/criterion.h>
 #include <sqlite3.h>
@@ -124,6 +126,7 @@ static const vyre__sqlite_store k_toy = {
     .corrupt_note = " (left alone)",
     .schema_note = "; left alone",
     .busy_timeout_ms = 2000,
+    .statement_ms = 300,
     .schema_version = 2,
     .application_id = TOY_APP_ID,
     .steps = k_steps,
@@ -305,4 +308,107 @@ Test(sqlutil, a_file_that_is_not_a_database_gets_the_corrupt_note)
              g_path);
     cr_assert_str_eq(e.message, want);
     cr_assert_str_eq(e.hint, "toy corrupt hint");
+}
+
+/* ---- bounds --------------------------------------------------------------------- */
+
+#include <pthread.h>
+#include <time.h>
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Counts to 10^8 on every insert: tens of seconds unbounded. */
+#define RUNAWAY_TRIGGER                                                                            \
+    "CREATE TRIGGER runaway AFTER INSERT ON items BEGIN SELECT count(*) FROM (WITH RECURSIVE "     \
+    "r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 100000000) SELECT x FROM r); END"
+
+Test(sqlutil, an_object_the_steps_do_not_create_is_refused_untouched)
+{
+    /* A version-1 file with a trigger: refused before the migration to 2. */
+    raw_exec(g_path, "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL); "
+                     "PRAGMA user_version=1; PRAGMA application_id=1953462561; " RUNAWAY_TRIGGER);
+    vyre__sqlite c;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre__sqlite_open(&c, g_path, &k_toy, 0, &e), VYRE_ECORRUPT, "%s", e.message);
+    char want[600];
+    snprintf(want, sizeof want,
+             "toy store '%s' does not have the expected schema: it has the trigger 'runaway' on "
+             "table 'items', which vyre did not create; left alone",
+             g_path);
+    cr_assert_str_eq(e.message, want);
+    cr_assert_str_eq(e.hint, "toy corrupt hint");
+    cr_assert_eq(raw_int(g_path, "PRAGMA user_version"), 1, "not migrated");
+    cr_assert_eq(g_migrated_calls, 0);
+    cr_assert_eq(vyre__sqlite_open(&c, g_path, &k_toy, VYRE__SQLITE_READONLY, &e), VYRE_ECORRUPT);
+
+    /* Without it the same file opens and migrates; a later addition is
+     * found by vyre__sqlite_check_objects. */
+    raw_exec(g_path, "DROP TRIGGER runaway");
+    cr_assert_eq(vyre__sqlite_open(&c, g_path, &k_toy, 0, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__sqlite_check_objects(&c, &e), VYRE_OK, "%s", e.message);
+    raw_exec(g_path, "CREATE VIEW names AS SELECT name FROM items");
+    cr_assert_eq(vyre__sqlite_check_objects(&c, &e), VYRE_ECORRUPT);
+    cr_assert(strstr(e.message, "it has the view 'names', which vyre did not create"), "%s",
+              e.message);
+    vyre__sqlite_close(&c);
+}
+
+Test(sqlutil, a_runaway_statement_is_stopped_at_the_store_limit)
+{
+    vyre__sqlite c;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre__sqlite_open(&c, g_path, &k_toy, 0, &e), VYRE_OK, "%s", e.message);
+    raw_exec(g_path, RUNAWAY_TRIGGER); /* after open: only the bound stands in its way */
+    uint64_t t0 = now_ms();
+    int rc = vyre__sqlite_exec(&c, "INSERT INTO items (name) VALUES ('x')", "write", &e);
+    uint64_t ms = now_ms() - t0;
+    cr_assert_eq(rc, VYRE_ECORRUPT, "%s: %s", vyre_err_name(rc), e.message);
+    char want[600];
+    snprintf(want, sizeof want,
+             "cannot write toy store '%s': a statement ran for more than 300 ms and was stopped; "
+             "the file may hold a trigger or view vyre did not create (left alone)",
+             g_path);
+    cr_assert_str_eq(e.message, want);
+    cr_assert_str_eq(e.hint, "toy corrupt hint");
+    cr_assert_lt(ms, 5000, "a hang detector: stopped after %llu ms", (unsigned long long)ms);
+    /* The next statement gets its own budget. */
+    cr_assert_eq(vyre__sqlite_exec(&c, "SELECT count(*) FROM items", "read", &e), VYRE_OK, "%s",
+                 e.message);
+    vyre__sqlite_close(&c);
+}
+
+static void *hold_lock(void *arg)
+{
+    /* Holds the write lock for 600 ms, twice the statement limit. */
+    sqlite3 *db = arg;
+    struct timespec ts = {0, 600 * 1000000};
+    nanosleep(&ts, NULL);
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    return NULL;
+}
+
+Test(sqlutil, waiting_for_a_lock_is_not_running)
+{
+    vyre__sqlite c;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre__sqlite_open(&c, g_path, &k_toy, 0, &e), VYRE_OK, "%s", e.message);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(g_path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, hold_lock, db), 0);
+    /* Waits about 600 ms in the busy handler (timeout 2 s), then runs. */
+    cr_assert_eq(vyre__sqlite_exec(&c, "INSERT INTO items (name) VALUES ('y')", "write", &e),
+                 VYRE_OK, "%s", e.message);
+    pthread_join(t, NULL);
+    sqlite3_close(db);
+    vyre__sqlite_close(&c);
 }

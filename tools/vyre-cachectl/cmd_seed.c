@@ -14,6 +14,7 @@
  * finish in.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -43,7 +44,8 @@ static void usage(FILE *out)
             "Compile each module (a file) into a cubin blob in the cache, under the key the\n"
             "run-time path computes, so the first run is a hit for every kernel in it. CUDA C\n"
             "(.cu) goes through NVRTC, PTX (.ptx) through nvJitLink, a .cubin is stored as is;\n"
-            "other names are recognised by content. Blobs already present are left alone.\n"
+            "other names are recognised by content. Blobs already present are left alone;\n"
+            "with remote stores, one a store has is fetched instead of compiled.\n"
             "No GPU is needed.\n\n"
             "A DIR is walked recursively (symbolic links are not followed) for *.ptx, *.cu\n"
             "and *.cubin files, other files are skipped: 'seed ~/.triton/cache' seeds\n"
@@ -63,7 +65,8 @@ static void usage(FILE *out)
             "                options the run-time caller uses\n\n"
             "A failed file is reported (with the compiler log for a compile error) and\n"
             "the others are still seeded. The last line counts the modules seeded, their\n"
-            "kernels, those already present and the failures.\n\n"
+            "kernels, those fetched from a remote store (with remotes), those already\n"
+            "present and the failures.\n\n"
             "%s\n"
             "exit status: 0 every module seeded or present, 2 usage or operational error\n"
             "             (unreadable file, no architecture, a kernel missing from a module,\n"
@@ -87,14 +90,57 @@ static void set_err(vyre_error *err, int code, const char *hint, const char *fmt
     err->code = code;
 }
 
-static char *read_file(const char *path, size_t *len, vyre_error *err)
+static const char *type_name(mode_t mode)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        set_err(err, VYRE_EIO, "check the file name", "cannot read '%s': %s", path,
-                strerror(errno));
+    switch (mode & S_IFMT) {
+    case S_IFIFO:
+        return "FIFO";
+    case S_IFSOCK:
+        return "socket";
+    case S_IFCHR:
+    case S_IFBLK:
+        return "device";
+    case S_IFDIR:
+        return "directory";
+    default:
+        return "special file";
+    }
+}
+
+/* path opened for reading if it is a regular file, else NULL with err.
+ * O_NONBLOCK: opening a FIFO waits for a writer, forever when there is
+ * none (seen: seed blocked on one); blocking reads are restored after the
+ * type is checked on the open file. */
+static FILE *open_regular(const char *path, vyre_error *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    int fl = -1;
+    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        close(fd);
+        set_err(err, VYRE_EINVAL,
+                "give a regular file (vyre reads no FIFO, device or directory: it could wait "
+                "forever)",
+                "cannot read '%s': it is a %s, not a regular file", path, type_name(st.st_mode));
         return NULL;
     }
+    FILE *f = NULL;
+    if (fd >= 0 && (fl = fcntl(fd, F_GETFL)) >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
+        f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        set_err(err, VYRE_EIO, "check the file name", "cannot read '%s': %s", path, strerror(e));
+    }
+    return f;
+}
+
+static char *read_file(const char *path, size_t *len, vyre_error *err)
+{
+    FILE *f = open_regular(path, err);
+    if (!f)
+        return NULL;
     char *buf = NULL;
     size_t n = 0, cap = 0;
     for (;;) {
@@ -173,7 +219,7 @@ typedef struct seed_item {
     size_t errs_len;
     json_t *blobs;
     json_t *failures;
-    uint64_t seeded, present, failed, kernels;
+    uint64_t seeded, present, fetched, failed, kernels;
     int done;
 } seed_item;
 
@@ -346,7 +392,8 @@ typedef struct seed_ctx {
     size_t n_done;
     cachectl_progress prog;
     json_t *blobs, *failures; /* --json, in item order */
-    uint64_t seeded, present, failed, kernels;
+    int has_remotes;          /* a hit may have come from a remote store */
+    uint64_t seeded, present, fetched, failed, kernels;
 } seed_ctx;
 
 /* Appends the compiler log of a failed compile to f (the cache path keeps
@@ -389,6 +436,21 @@ static void kernel_list(const vyre_blob *b, char *buf, size_t size)
         vyre_kernel_list_format(b->header.kernels, b->header.kernels_size, ", ", buf, size);
     if (need >= size && size > 5)
         memcpy(buf + size - 5, " ...", 5);
+}
+
+/* 1 when the cache holds a valid blob for req's key itself, no remote
+ * asked (1 too when the key cannot be computed: the compile says why). */
+static int held_locally(vyre_cache *c, const vyre_compile_request *req)
+{
+    vyre_key k;
+    vyre_error e;
+    vyre_error_clear(&e);
+    if (vyre_compile_key(req, &k, &e))
+        return 1;
+    vyre_blob *b = NULL;
+    int rc = vyre_blob_load(vyre_cache_root(c), &k, &b, NULL, NULL);
+    vyre_blob_free(b);
+    return rc == VYRE_OK;
 }
 
 static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
@@ -436,6 +498,8 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
         vyre_compile_request req = {kind, src, len, archs[a], NULL, x->copts, x->n_copts};
         vyre_blob *blob = NULL;
         int was_hit = 0;
+        /* A hit that was not here before came from a remote store. */
+        int local = !x->has_remotes || held_locally(x->cache, &req);
         vyre_error_clear(&err);
         int crc = vyre_compile_through_cache_named(x->cache, &req, it->path, x->entries,
                                                    x->n_entries, &blob, &was_hit, &err);
@@ -448,7 +512,8 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
                 break; /* a kernel is missing: the same for every arch, store nothing */
             continue;
         }
-        was_hit ? it->present++ : it->seeded++;
+        const char *status = !was_hit ? "seeded" : local ? "present" : "fetched";
+        !was_hit ? it->seeded++ : local ? it->present++ : it->fetched++;
         if (!was_hit)
             it->kernels += blob->header.n_kernels;
         char hex[VYRE_KEY_HEX_LEN + 1];
@@ -461,20 +526,18 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
                  o += strlen(blob->header.kernels + o) + 1)
                 json_array_append_new(ks, json_string(blob->header.kernels + o));
             json_array_append_new(
-                it->blobs,
-                json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:s?}", "file", it->path,
-                          "source_kind", vyre_source_kind_name(kind), "arch", archs[a], "key", hex,
-                          "toolchain", blob->header.toolchain, "status",
-                          was_hit ? "present" : "seeded", "bytes", (json_int_t)bytes, "compile_ns",
-                          (json_int_t)blob->header.compile_ns, "kernels", ks, "source",
-                          blob->header.source[0] ? blob->header.source : NULL));
+                it->blobs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:s?}", "file",
+                                     it->path, "source_kind", vyre_source_kind_name(kind), "arch",
+                                     archs[a], "key", hex, "toolchain", blob->header.toolchain,
+                                     "status", status, "bytes", (json_int_t)bytes, "compile_ns",
+                                     (json_int_t)blob->header.compile_ns, "kernels", ks, "source",
+                                     blob->header.source[0] ? blob->header.source : NULL));
         } else if (!g_cachectl.quiet) {
             char size[32], ks[512];
             vyre_format_size(bytes, size, sizeof size);
             kernel_list(blob, ks, sizeof ks);
-            fprintf(of, "%-7s  %.*s  %-7s  %-6s  %10s  %s  [%s]\n", was_hit ? "present" : "seeded",
-                    CACHECTL_SHORT_KEY, hex, archs[a], vyre_source_kind_name(kind), size, it->path,
-                    ks);
+            fprintf(of, "%-7s  %.*s  %-7s  %-6s  %10s  %s  [%s]\n", status, CACHECTL_SHORT_KEY, hex,
+                    archs[a], vyre_source_kind_name(kind), size, it->path, ks);
         }
         vyre_blob_free(blob);
     }
@@ -507,6 +570,7 @@ static void flush_done(seed_ctx *x)
         }
         x->seeded += it->seeded;
         x->present += it->present;
+        x->fetched += it->fetched;
         x->failed += it->failed;
         x->kernels += it->kernels;
     }
@@ -548,6 +612,90 @@ static long online_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > SEED_MAX_JOBS ? SEED_MAX_JOBS : n;
+}
+
+static void items_free(item_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].path);
+    free(l->v);
+}
+
+/* The operands into items: files as named, directories walked (in name
+ * order). 0, or -1 after printing why (items freed). */
+static int collect_items(char **files, int n_files, item_list *items, uint64_t *skipped)
+{
+    for (int f = 0; f < n_files; f++) {
+        struct stat st;
+        if (stat(files[f], &st) == 0 && S_ISDIR(st.st_mode)) {
+            size_t before = items->n;
+            long s = add_dir(items, files[f]);
+            if (s == 0 && items->n == before)
+                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n",
+                        vyre_cli_prog(), files[f]);
+            if (s < 0) {
+                items_free(items);
+                return -1;
+            }
+            *skipped += (uint64_t)s;
+        } else if (add_item(items, files[f])) {
+            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
+            items_free(items);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Seeds every item with `jobs` threads (0: one per online CPU, never more
+ * than items). Returns the number of jobs used. */
+static long run_jobs(seed_ctx *x, long jobs)
+{
+    if (jobs == 0)
+        jobs = online_cpus();
+    if ((size_t)jobs > x->items->n)
+        jobs = x->items->n ? (long)x->items->n : 1;
+    pthread_t tids[SEED_MAX_JOBS];
+    long started = 0;
+    for (long j = 1; j < jobs; j++) {
+        if (pthread_create(&tids[started], NULL, worker, x) != 0)
+            break; /* fewer threads: the work is shared by those there are */
+        started++;
+    }
+    worker(x);
+    for (long j = 0; j < started; j++)
+        pthread_join(tids[j], NULL);
+    cachectl_progress_end(&x->prog);
+    return jobs;
+}
+
+/* The --json document, or the last line. */
+static void print_summary(seed_ctx *x, vyre_cache *cache, uint64_t skipped, long jobs)
+{
+    if (g_cachectl.json) {
+        json_t *o = cachectl_json_root(cache, 2);
+        json_object_set_new(o, "files", json_integer((json_int_t)x->items->n));
+        json_object_set_new(o, "skipped", json_integer((json_int_t)skipped));
+        json_object_set_new(o, "seeded", json_integer((json_int_t)x->seeded));
+        json_object_set_new(o, "kernels", json_integer((json_int_t)x->kernels));
+        json_object_set_new(o, "fetched", json_integer((json_int_t)x->fetched));
+        json_object_set_new(o, "present", json_integer((json_int_t)x->present));
+        json_object_set_new(o, "failed", json_integer((json_int_t)x->failed));
+        json_object_set_new(o, "jobs", json_integer((json_int_t)jobs));
+        json_object_set_new(o, "blobs", x->blobs);
+        json_object_set_new(o, "failures", x->failures);
+        cachectl_json_print(o);
+    } else if (!g_cachectl.quiet) {
+        /* "fetched" only where a remote store could have served one, so
+         * the line of a cache without remotes keeps its shape. */
+        char fetched[48] = "";
+        if (x->has_remotes)
+            snprintf(fetched, sizeof fetched, "fetched %" PRIu64 ", ", x->fetched);
+        printf("Seeded %" PRIu64 " module%s (%" PRIu64 " kernel%s), %salready present %" PRIu64
+               ", failed %" PRIu64 "\n",
+               x->seeded, x->seeded == 1 ? "" : "s", x->kernels, x->kernels == 1 ? "" : "s",
+               fetched, x->present, x->failed);
+    }
 }
 
 int cmd_seed(int argc, char **argv)
@@ -627,26 +775,8 @@ int cmd_seed(int argc, char **argv)
     /* Operands: files as named, directories walked (in name order). */
     item_list items = {0};
     uint64_t skipped = 0;
-    for (int f = 0; f < n_files; f++) {
-        struct stat st;
-        if (stat(files[f], &st) == 0 && S_ISDIR(st.st_mode)) {
-            size_t before = items.n;
-            long s = add_dir(&items, files[f]);
-            if (s == 0 && items.n == before)
-                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n",
-                        vyre_cli_prog(), files[f]);
-            if (s < 0) {
-                for (size_t i = 0; i < items.n; i++)
-                    free(items.v[i].path);
-                free(items.v);
-                return VYRE_EXIT_ERROR;
-            }
-            skipped += (uint64_t)s;
-        } else if (add_item(&items, files[f])) {
-            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
-            return VYRE_EXIT_ERROR;
-        }
-    }
+    if (collect_items(files, n_files, &items, &skipped))
+        return VYRE_EXIT_ERROR;
 
     vyre_cache *cache = NULL;
     vyre_error err;
@@ -660,16 +790,14 @@ int cmd_seed(int argc, char **argv)
     oo.config = &cf;
     oo.flags = VYRE_CACHE_NO_HIT_TRACK;
     if (crc || vyre_cache_open_ex(root, &oo, &cache, &err)) {
-        for (size_t i = 0; i < items.n; i++)
-            free(items.v[i].path);
-        free(items.v);
+        items_free(&items);
         return crc ? crc : cachectl_fail(&err);
-        return cachectl_fail(&err);
     }
 
     seed_ctx x;
     memset(&x, 0, sizeof x);
     x.cache = cache;
+    x.has_remotes = vyre_cache_remote_count(cache) > 0;
     x.archs = n_archs ? archs : NULL;
     x.n_archs = n_archs;
     x.entries = entries;
@@ -683,44 +811,10 @@ int cmd_seed(int argc, char **argv)
     x.failures = g_cachectl.json ? json_array() : NULL;
     cachectl_progress_init(&x.prog, "seed", "files");
 
-    if (jobs == 0)
-        jobs = online_cpus();
-    if ((size_t)jobs > items.n)
-        jobs = items.n ? (long)items.n : 1;
-    pthread_t tids[SEED_MAX_JOBS];
-    long started = 0;
-    for (long j = 1; j < jobs; j++) {
-        if (pthread_create(&tids[started], NULL, worker, &x) != 0)
-            break; /* fewer threads: the work is shared by those there are */
-        started++;
-    }
-    worker(&x);
-    for (long j = 0; j < started; j++)
-        pthread_join(tids[j], NULL);
-    cachectl_progress_end(&x.prog);
+    jobs = run_jobs(&x, jobs);
     pthread_mutex_destroy(&x.mu);
-
-    if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache, 1);
-        json_object_set_new(o, "files", json_integer((json_int_t)items.n));
-        json_object_set_new(o, "skipped", json_integer((json_int_t)skipped));
-        json_object_set_new(o, "seeded", json_integer((json_int_t)x.seeded));
-        json_object_set_new(o, "kernels", json_integer((json_int_t)x.kernels));
-        json_object_set_new(o, "present", json_integer((json_int_t)x.present));
-        json_object_set_new(o, "failed", json_integer((json_int_t)x.failed));
-        json_object_set_new(o, "jobs", json_integer((json_int_t)jobs));
-        json_object_set_new(o, "blobs", x.blobs);
-        json_object_set_new(o, "failures", x.failures);
-        cachectl_json_print(o);
-    } else if (!g_cachectl.quiet) {
-        printf("Seeded %" PRIu64 " module%s (%" PRIu64 " kernel%s), already present %" PRIu64
-               ", failed %" PRIu64 "\n",
-               x.seeded, x.seeded == 1 ? "" : "s", x.kernels, x.kernels == 1 ? "" : "s", x.present,
-               x.failed);
-    }
-    for (size_t i = 0; i < items.n; i++)
-        free(items.v[i].path);
-    free(items.v);
+    print_summary(&x, cache, skipped, jobs);
+    items_free(&items);
     vyre_cache_close(cache);
     return x.failed ? VYRE_EXIT_ERROR : VYRE_EXIT_OK;
 }

@@ -4,43 +4,49 @@
  * $VYRE_PTX_CACHE_DIR, then $XDG_CACHE_HOME/vyre, ~/.cache/vyre), opened
  * read-only (no lock taken, nothing written, hits not recorded). The stats
  * scan quarantine/ and tmp/, so they are re-read at most every
- * --cache.refresh-interval seconds; scrapes in between export the last
- * figures.
+ * --cache.refresh-interval seconds after the previous read ended, failed
+ * or not; scrapes in between export the last figures.
+ *
+ * The read runs in a thread of its own (tools/common/cachesnap.h) and a
+ * scrape waits for it TOOL_CACHESNAP_WAIT_MS at most: an index another
+ * process holds locked made every scrape take libcore's 10 s busy timeout,
+ * Prometheus's default scrape timeout, and lost the GPU and process series
+ * with it. Now such a scrape answers at once with vyre_cache_busy 1.
  */
 #include "exporter_internal.h"
 
 #include <string.h>
 
+#include "cachesnap.h"
+
 void exp_collect_cache(exporter *x)
 {
     if (x->o.no_cache)
         return;
-    uint64_t now = exp_mono_ns();
-    if (x->cache_state != 3 && (double)(now - x->cache_read_ns) / 1e9 < x->o.cache_refresh_s)
-        return;
-    x->cache_read_ns = now;
-    vyre_error e;
-    vyre_error_clear(&e);
-    int rc = 0;
-    if (x->o.cache_dir)
-        exp_copy_str(x->cache_root, sizeof x->cache_root, x->o.cache_dir);
-    else
-        rc = vyre_cache_default_root(x->cache_root, sizeof x->cache_root, &e);
-    vyre_cache *c = NULL;
-    vyre_cache_stats st;
-    memset(&st, 0, sizeof st);
-    if (rc == 0)
-        rc = vyre_cache_open(x->cache_root, VYRE_CACHE_READONLY | VYRE_CACHE_NO_HIT_TRACK, &c, &e);
-    if (rc == 0)
-        rc = vyre_cache_stats_get(c, &st, &e);
-    vyre_cache_close(c);
-    if (rc == 0) {
-        x->cache = st;
-        x->cache_state = 0;
-    } else if (rc == VYRE_ENOENT) {
-        x->cache_state = 1; /* no cache yet: not an error */
-    } else {
+    if (!x->cachesnap)
+        x->cachesnap = tool_cachesnap_new(x->o.cache_dir, x->o.cache_refresh_s, 0);
+    if (!x->cachesnap) {
         x->cache_state = 2;
+        x->cache_busy = 0;
         x->errors[EXP_C_CACHE]++;
+        return;
     }
+    tool_cachesnap_figures f;
+    uint64_t before = x->cache_read_ns;
+    tool_cachesnap_get(x->cachesnap, exp_mono_ns(), &f);
+    exp_copy_str(x->cache_root, sizeof x->cache_root, f.root);
+    x->cache_read_ns = f.read_ns;
+    x->cache_state = f.state;
+    x->cache_busy = f.busy;
+    if (f.state == 0)
+        x->cache = f.stats;
+    /* A read that failed counts once, not once per scrape that shows it. */
+    if (f.state == 2 && f.read_ns && f.read_ns != before)
+        x->errors[EXP_C_CACHE]++;
+}
+
+void exp_cache_free(exporter *x)
+{
+    tool_cachesnap_free(x->cachesnap);
+    x->cachesnap = NULL;
 }

@@ -38,6 +38,7 @@ void exporter_free(exporter *x)
         return;
     vyre_gpu_monitor_close(x->gpu);
     exp_procs_free(x);
+    exp_cache_free(x);
     free(x->page);
     pthread_mutex_destroy(&x->mu);
     free(x);

@@ -72,6 +72,8 @@ struct exporter {
     char cache_root[VYRE_CACHE_PATH_MAX];
     vyre_cache_stats cache;
     uint64_t cache_read_ns;
+    int cache_busy;                   /* state 2 because the index is locked or slow */
+    struct tool_cachesnap *cachesnap; /* the reader (collect_cache.c) */
     /* self */
     uint64_t errors[EXP_C_COUNT];
     uint64_t scrapes;
@@ -85,6 +87,7 @@ void exp_collect_gpus(exporter *x);
 void exp_collect_procs(exporter *x);
 void exp_collect_cache(exporter *x);
 void exp_procs_free(exporter *x);
+void exp_cache_free(exporter *x);
 
 /* Renderers: write their families. */
 void exp_render_gpus(exporter *x, expo *e);

@@ -1,6 +1,6 @@
 /*
  * metrics_cache.c - the pipeline cache families (label dir), and
- * vyre_cache_up. The cache keeps no remote tier, so there are no remote
+ * vyre_cache_up and vyre_cache_busy. The cache keeps no remote tier, so there are no remote
  * counters to export.
  */
 #include "exporter_internal.h"
@@ -13,6 +13,10 @@ void exp_render_cache(exporter *x, expo *e)
     expo_family(e, "vyre_cache_up", "gauge",
                 "1 when the pipeline cache was read, 0 when it is missing or unreadable.");
     expo_sample(e, "vyre_cache_up", &dir, 1, NULL, x->cache_state == 0 ? 1 : 0);
+    expo_family(e, "vyre_cache_busy", "gauge",
+                "1 when the cache's index was locked by another process, or slow to read, at "
+                "this scrape (its figures are left out rather than wait for it).");
+    expo_sample(e, "vyre_cache_busy", &dir, 1, NULL, x->cache_busy ? 1 : 0);
     if (x->cache_state != 0)
         return;
     const vyre_cache_stats *s = &x->cache;

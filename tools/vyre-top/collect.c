@@ -4,6 +4,7 @@
  * the difference of two real readings over the time between them.
  */
 #include "collect.h"
+#include "cachesnap.h"
 #include "cli.h"
 
 #include <errno.h>
@@ -47,14 +48,9 @@ struct top_collector {
     long hz; /* clock ticks per second */
     top_user_cache users;
     vyre_telemetry_snapshot *page; /* scratch, ~200 KiB */
-    /* cache figures are re-read every cache_every_s */
-    int cache_state;
-    char cache_msg[TOP_MSG_MAX];
-    char cache_root[VYRE_CACHE_PATH_MAX];
-    vyre_cache_stats cache;
-    top_remote remotes[VYRE_REMOTE_MAX];
-    size_t nremotes;
-    uint64_t cache_read_ns;
+    /* cache figures, re-read in a thread every cache_every_s (cachesnap.h) */
+    tool_cachesnap *cachesnap;
+    tool_cachesnap_figures cache_fig;
     uint64_t reap_ns;
     uint64_t last_ns;
 };
@@ -288,7 +284,6 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
     if (!c->opts.proc_root)
         c->opts.proc_root = TOP_PROC_ROOT;
     c->hz = sysconf(_SC_CLK_TCK);
-    c->cache_state = TOP_CACHE_PENDING;
     if (c->opts.no_gpu) {
         c->gpu_rc = VYRE_ENOTSUP;
         snprintf(c->gpu_msg, sizeof c->gpu_msg, "GPU monitoring turned off");
@@ -311,6 +306,7 @@ void top_collector_free(top_collector *c)
     if (!c)
         return;
     vyre_gpu_monitor_close(c->gpu);
+    tool_cachesnap_free(c->cachesnap);
     free(c->prev);
     free(c->hprev);
     free(c->page);
@@ -368,57 +364,40 @@ static void collect_gpus(top_collector *c, top_snapshot *s)
     memcpy(s->gpu_hist, c->hist, sizeof s->gpu_hist);
 }
 
+_Static_assert((int)TOP_CACHE_OK == (int)TOOL_CACHESNAP_OK &&
+                   (int)TOP_CACHE_MISSING == (int)TOOL_CACHESNAP_MISSING &&
+                   (int)TOP_CACHE_ERROR == (int)TOOL_CACHESNAP_ERROR &&
+                   (int)TOP_CACHE_PENDING == (int)TOOL_CACHESNAP_PENDING,
+               "vyre-top shows cachesnap's states as they are");
+
+/* The cache panel's figures: never waits on the cache for more than
+ * TOOL_CACHESNAP_WAIT_MS, and a locked index shows as "cache busy". */
 static void collect_cache(top_collector *c, top_snapshot *s)
 {
     uint64_t now = s->mono_ns;
-    if (c->cache_state == TOP_CACHE_PENDING ||
-        (double)(now - c->cache_read_ns) / 1e9 >= c->opts.cache_every_s) {
-        vyre_error e;
-        vyre_error_clear(&e);
-        c->cache_read_ns = now;
-        memset(&c->cache, 0, sizeof c->cache);
-        c->cache_msg[0] = '\0';
-        int rc = 0;
-        if (c->opts.cache_root)
-            copy_str(c->cache_root, sizeof c->cache_root, c->opts.cache_root);
-        else
-            rc = vyre_cache_default_root(c->cache_root, sizeof c->cache_root, &e);
-        vyre_cache *cache = NULL;
-        if (rc == 0)
-            rc = vyre_cache_open(c->cache_root, VYRE_CACHE_READONLY | VYRE_CACHE_NO_HIT_TRACK,
-                                 &cache, &e);
-        if (rc == 0)
-            rc = vyre_cache_stats_get(cache, &c->cache, &e);
-        c->nremotes = 0;
-        for (size_t i = 0; rc == 0 && i < vyre_cache_remote_count(cache) && i < VYRE_REMOTE_MAX;
-             i++) {
-            vyre_remote_info info;
-            top_remote *r = &c->remotes[c->nremotes];
-            if (vyre_cache_remote_get(cache, i, &info, NULL) ||
-                vyre_cache_remote_totals(cache, i, &r->st, NULL))
-                continue;
-            copy_str(r->url, sizeof r->url, info.url);
-            r->read_only = info.read_only;
-            c->nremotes++;
-        }
-        vyre_cache_close(cache);
-        if (rc == 0) {
-            c->cache_state = TOP_CACHE_OK;
-        } else if (rc == VYRE_ENOENT) {
-            c->cache_state = TOP_CACHE_MISSING;
-            snprintf(c->cache_msg, sizeof c->cache_msg, "no pipeline cache yet");
-        } else {
-            c->cache_state = TOP_CACHE_ERROR;
-            error_text(c->cache_msg, sizeof c->cache_msg, rc, &e);
-        }
+    tool_cachesnap_figures *f = &c->cache_fig;
+    if (!c->cachesnap)
+        c->cachesnap = tool_cachesnap_new(c->opts.cache_root, c->opts.cache_every_s, 1);
+    if (c->cachesnap) {
+        tool_cachesnap_get(c->cachesnap, now, f);
+    } else {
+        memset(f, 0, sizeof *f);
+        f->state = TOOL_CACHESNAP_ERROR;
+        copy_str(f->msg, sizeof f->msg, "out of memory");
     }
-    s->cache_state = c->cache_state;
-    copy_str(s->cache_msg, sizeof s->cache_msg, c->cache_msg);
-    copy_str(s->cache_root, sizeof s->cache_root, c->cache_root);
-    s->cache = c->cache;
-    s->cache_age_s = (double)(now - c->cache_read_ns) / 1e9;
-    memcpy(s->remotes, c->remotes, sizeof s->remotes);
-    s->nremotes = c->cache_state == TOP_CACHE_OK ? c->nremotes : 0;
+    s->cache_state = f->state;
+    copy_str(s->cache_msg, sizeof s->cache_msg, f->msg);
+    copy_str(s->cache_root, sizeof s->cache_root, f->root);
+    s->cache = f->stats;
+    s->cache_age_s = f->read_ns && now > f->read_ns ? (double)(now - f->read_ns) / 1e9 : 0;
+    s->nremotes = 0;
+    for (size_t i = 0; f->state == TOOL_CACHESNAP_OK && i < f->nremotes && i < VYRE_REMOTE_MAX;
+         i++) {
+        top_remote *r = &s->remotes[s->nremotes++];
+        copy_str(r->url, sizeof r->url, f->remotes[i].url);
+        r->read_only = f->remotes[i].read_only;
+        r->st = f->remotes[i].st;
+    }
 }
 
 static const prev_proc *find_prev(const top_collector *c, int32_t pid, uint64_t start_time)

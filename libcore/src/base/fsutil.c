@@ -34,16 +34,48 @@ int vyre__path_join(char *out, size_t size, const char *a, const char *b, vyre_e
     return VYRE_OK;
 }
 
+/* Opens path for reading if it is a regular file: the fd, or a negative
+ * VYRE_E* code with err filled and errno set. O_NONBLOCK: opening a FIFO
+ * for reading waits for a writer, forever when there is none (seen with a
+ * spec's "kernel" and with seed); the type is checked on the open file,
+ * then blocking reads are restored. */
+static int open_regular(const char *path, vyre_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int e = errno, rc = 0;
+    struct stat st;
+    if (fd < 0) {
+        rc = vyre__fail(err, vyre__errno_code(e), "check the path", "cannot read '%s': %s", path,
+                        strerror(e));
+    } else if (fstat(fd, &st) != 0) {
+        e = errno;
+        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot read '%s': %s", path, strerror(e));
+    } else if (!S_ISREG(st.st_mode)) {
+        e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        rc = vyre__fail(err, VYRE_EINVAL,
+                        "give a regular file (vyre reads no FIFO, device or directory: it could "
+                        "wait forever)",
+                        "cannot read '%s': it is a %s, not a regular file", path,
+                        vyre__file_type_name(st.st_mode));
+    } else {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+            e = errno;
+            rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot read '%s': %s", path,
+                            strerror(e));
+        }
+    }
+    if (rc && fd >= 0)
+        close(fd);
+    errno = e;
+    return rc ? rc : fd;
+}
+
 int vyre__read_file(const char *path, size_t max, char **out, size_t *len, vyre_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        int rc = vyre__fail(err, vyre__errno_code(e), "check the path", "cannot read '%s': %s",
-                            path, strerror(e));
-        errno = e;
-        return rc;
-    }
+    int fd = open_regular(path, err);
+    if (fd < 0)
+        return fd;
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap);
     int rc = buf ? VYRE_OK : VYRE_ENOMEM, e = ENOMEM;

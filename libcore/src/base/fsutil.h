@@ -25,11 +25,11 @@ int vyre__xdg_path(const char *xdg_var, const char *home_rel, const char *suffix
 
 /* Reads the whole regular file at path into a new NUL-terminated buffer:
  * *out (the caller frees it) and *len (bytes, without the NUL). The file is
- * opened with O_CLOEXEC. A file of more than max bytes is VYRE_ETOOBIG;
- * otherwise a failed open maps through errno (VYRE_ENOENT for a missing
- * file), a failed read is VYRE_EIO and no memory VYRE_ENOMEM. On failure
- * err says what failed and errno is left as the failing call set it, so a
- * caller may word its own message. */
+ * opened with O_CLOEXEC, and without blocking: anything but a regular file
+ * (a FIFO, a device, a directory) is VYRE_EINVAL naming its type. A file of more than max bytes is
+ * VYRE_ETOOBIG; otherwise a failed open maps through errno (VYRE_ENOENT for a missing file), a
+ * failed read is VYRE_EIO and no memory VYRE_ENOMEM. On failure err says what failed and errno is
+ * left as the failing call set it, so a caller may word its own message. */
 int vyre__read_file(const char *path, size_t max, char **out, size_t *len, vyre_error *err);
 
 /*

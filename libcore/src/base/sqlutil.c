@@ -6,6 +6,21 @@
  * the store's (or is newer than this build) is never modified. The full
  * PRAGMA quick_check is not part of open: opening stays cheap on a large
  * file, and damage found later by any statement is VYRE_ECORRUPT anyway.
+ *
+ * The statement bound: a progress handler every PROGRESS_OPS VM
+ * instructions adds the time since its last call to the statement's run
+ * time, unless that gap is longer than PROGRESS_GAP_MS: a gap that long
+ * means the VM was not running (the caller was working between two steps
+ * of a statement, or SQLite was waiting for a lock inside one), and lock
+ * waits have their own bound, the busy timeout. The run time restarts
+ * when a statement starts (SQLITE_TRACE_STMT; not for the start of a
+ * trigger's program inside it). A recursive CTE in a trigger is caught
+ * within a few milliseconds of the limit.
+ *
+ * The schema-object check compares (type, name, table) of every entry of
+ * the file's sqlite_master with those of an in-memory database built by
+ * the store's own steps up to the file's version: nothing to maintain by
+ * hand, and exact for every version this build can open.
  */
 #include "base/sqlutil.h"
 
@@ -13,6 +28,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <strings.h>
@@ -192,6 +208,11 @@ static int io_errno(sqlite3 *db)
     return e;
 }
 
+static int statement_ms(const vyre__sqlite *c)
+{
+    return c->store->statement_ms > 0 ? c->store->statement_ms : VYRE__SQLITE_STATEMENT_MS;
+}
+
 static int with_remedy(const vyre__sqlite_store *st, vyre_error *err, int code)
 {
     return st->remedy_for ? vyre__remedy(err, st->remedy_for(code), code) : code;
@@ -206,6 +227,16 @@ int vyre__sqlite_fail(const vyre__sqlite *c, int rc, const char *what, vyre_erro
     const char *msg = c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc);
     const vyre__sqlite_store *st = c->store;
     const char *hint = st->hint_for(code);
+    if ((rc & 0xff) == SQLITE_INTERRUPT && c->stopped)
+        /* Our statements take milliseconds: one that ran this long runs
+         * code vyre did not write (a trigger or view added to the file). */
+        return with_remedy(st, err,
+                           vyre__fail(err, VYRE_ECORRUPT, st->hint_for(VYRE_ECORRUPT),
+                                      "cannot %s %s '%s': a statement ran for more than %d ms and "
+                                      "was stopped; the file may hold a trigger or view vyre did "
+                                      "not create%s",
+                                      what, st->noun, c->path, statement_ms(c),
+                                      st->corrupt_note ? st->corrupt_note : ""));
     if (code == VYRE_EBUSY)
         return vyre__fail(err, code, hint, "cannot %s %s '%s': %s (waited %d ms for the lock)",
                           what, st->noun, c->path, msg, st->busy_timeout_ms);
@@ -280,6 +311,189 @@ int vyre__sqlite_abort(vyre__sqlite *c, sqlite3_stmt *st, int rc, const char *wh
     return ret;
 }
 
+/* ---- the statement bound ------------------------------------------------------ */
+
+#define PROGRESS_OPS    1000 /* VM instructions between two looks at the clock */
+#define PROGRESS_GAP_MS 50   /* a longer gap was not the VM running */
+
+static int on_trace(unsigned type, void *ctx, void *p, void *x)
+{
+    (void)p;
+    vyre__sqlite *c = ctx;
+    const char *sql = x;
+    /* A trigger's program starts with "-- TRIGGER name": same statement. */
+    if (type == SQLITE_TRACE_STMT && !(sql && sql[0] == '-' && sql[1] == '-')) {
+        c->run_ms = 0;
+        c->last_ms = mono_ms();
+        c->stopped = 0;
+    }
+    return 0;
+}
+
+static int on_progress(void *ctx)
+{
+    vyre__sqlite *c = ctx;
+    int64_t now = mono_ms();
+    int64_t gap = now - c->last_ms;
+    c->last_ms = now;
+    if (gap >= 0 && gap <= PROGRESS_GAP_MS)
+        c->run_ms += gap;
+    if (c->run_ms > statement_ms(c)) {
+        c->stopped = 1;
+        return 1; /* SQLITE_INTERRUPT */
+    }
+    return 0;
+}
+
+/* ---- schema objects ------------------------------------------------------------ */
+
+typedef struct obj_list {
+    size_t n, cap;
+    char **v; /* "type\x1fname\x1ftable", sorted */
+} obj_list;
+
+static void objs_free(obj_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The objects of db's main schema, but SQLite's statistics tables (ANALYZE
+ * writes them; they only steer the query planner). SQLITE_OK or an error. */
+static int objs_read(sqlite3 *db, obj_list *l)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT type, name, tbl_name FROM main.sqlite_master WHERE NOT "
+                                "(type = 'table' AND name GLOB 'sqlite_stat[1-4]')",
+                                -1, &st, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char buf[1024];
+        const unsigned char *t = sqlite3_column_text(st, 0), *n = sqlite3_column_text(st, 1),
+                            *tb = sqlite3_column_text(st, 2);
+        snprintf(buf, sizeof buf, "%s\x1f%s\x1f%s", t ? (const char *)t : "",
+                 n ? (const char *)n : "", tb ? (const char *)tb : "");
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? l->cap * 2 : 16;
+            char **v = realloc(l->v, cap * sizeof *v);
+            if (!v) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            l->v = v;
+            l->cap = cap;
+        }
+        if (!(l->v[l->n] = strdup(buf))) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        l->n++;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE)
+        rc = SQLITE_OK;
+    if (rc == SQLITE_OK && l->n)
+        qsort(l->v, l->n, sizeof *l->v, str_cmp);
+    return rc;
+}
+
+/* The objects the store's steps create up to version, in a scratch
+ * in-memory database. */
+static int objs_expected(const vyre__sqlite_store *st, sqlite3_int64 version, obj_list *l)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL);
+    for (sqlite3_int64 v = 0; rc == SQLITE_OK && v < version; v++)
+        rc = sqlite3_exec(db, st->steps[v], NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = objs_read(db, l);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* "trigger 'evil' on table 'blobs'" for an entry of an obj_list. */
+static void obj_words(const char *o, char *out, size_t size)
+{
+    const char *s1 = strchr(o, 0x1f), *s2 = s1 ? strchr(s1 + 1, 0x1f) : NULL;
+    if (!s1 || !s2) {
+        snprintf(out, size, "'%s'", o);
+        return;
+    }
+    int tl = (int)(s1 - o), nl = (int)(s2 - s1 - 1);
+    if (strcmp(s2 + 1, "") == 0 || (strncmp(o, "table", 5) == 0 && tl == 5) ||
+        (strncmp(o, "view", 4) == 0 && tl == 4))
+        snprintf(out, size, "%.*s '%.*s'", tl, o, nl, s1 + 1);
+    else
+        snprintf(out, size, "%.*s '%.*s' on table '%s'", tl, o, nl, s1 + 1, s2 + 1);
+}
+
+/* The first object of a not in b (sorted lists), or NULL. */
+static const char *objs_first_extra(const obj_list *a, const obj_list *b)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        while (j < b->n && strcmp(b->v[j], a->v[i]) < 0)
+            j++;
+        if (j == b->n || strcmp(b->v[j], a->v[i]) != 0)
+            return a->v[i];
+    }
+    return NULL;
+}
+
+static int check_objects_at(vyre__sqlite *c, sqlite3_int64 version, vyre_error *err)
+{
+    const vyre__sqlite_store *st = c->store;
+    if (version <= 0 || version > st->schema_version)
+        return VYRE_OK; /* new (no objects: store->check says) or refused by store->check */
+    obj_list have = {0}, want = {0};
+    int rc = objs_read(c->db, &have);
+    if (rc != SQLITE_OK) {
+        objs_free(&have);
+        return vyre__sqlite_fail(c, rc, "read", err);
+    }
+    if ((rc = objs_expected(st, version, &want)) != SQLITE_OK) {
+        objs_free(&have);
+        objs_free(&want);
+        return vyre__fail(err, VYRE_EDB, NULL, "cannot build the expected schema of %s '%s': %s",
+                          st->noun, c->path, sqlite3_errstr(rc));
+    }
+    const char *extra = objs_first_extra(&have, &want);
+    const char *missing = extra ? NULL : objs_first_extra(&want, &have);
+    char words[1200];
+    if (extra || missing)
+        obj_words(extra ? extra : missing, words, sizeof words);
+    objs_free(&have);
+    objs_free(&want);
+    if (!extra && !missing)
+        return VYRE_OK;
+    /* Someone who can write the file changed its schema: its statements
+     * would run that code (a trigger on every insert) or miss ours. */
+    return with_remedy(st, err,
+                       vyre__fail(err, VYRE_ECORRUPT, st->hint_for(VYRE_ECORRUPT),
+                                  "%s '%s' does not have the expected schema: %s %s%s%s", st->noun,
+                                  c->path, extra ? "it has the" : "it lacks the", words,
+                                  extra ? ", which vyre did not create" : "",
+                                  st->schema_note ? st->schema_note : ""));
+}
+
+int vyre__sqlite_check_objects(vyre__sqlite *c, vyre_error *err)
+{
+    sqlite3_int64 version = 0;
+    int rc = vyre__sqlite_query_value(c->db, "PRAGMA user_version", c->store->busy_timeout_ms,
+                                      &version, NULL, 0);
+    if (rc != SQLITE_OK)
+        return vyre__sqlite_fail(c, rc, "read", err);
+    return check_objects_at(c, version, err);
+}
+
 /* ---- open ---------------------------------------------------------------------- */
 
 static int query_value(vyre__sqlite *c, const char *sql, char *text, size_t text_size,
@@ -294,7 +508,9 @@ static int read_and_check(vyre__sqlite *c, vyre__sqlite_schema *s, vyre_error *e
     int rc = vyre__sqlite_read_schema(c->db, c->store->busy_timeout_ms, s);
     if (rc != SQLITE_OK)
         return vyre__sqlite_fail(c, rc, "read", err);
-    return c->store->check(c, s, err);
+    if ((rc = c->store->check(c, s, err)))
+        return rc;
+    return check_objects_at(c, s->user_version, err);
 }
 
 static int journal_of(const char *mode)
@@ -379,6 +595,9 @@ static int open_steps(vyre__sqlite *c, vyre_error *err)
         return vyre__sqlite_fail(c, rc, "open", err);
     sqlite3_extended_result_codes(c->db, 1);
     sqlite3_busy_timeout(c->db, st->busy_timeout_ms);
+    c->last_ms = mono_ms();
+    sqlite3_progress_handler(c->db, PROGRESS_OPS, on_progress, c);
+    sqlite3_trace_v2(c->db, SQLITE_TRACE_STMT, on_trace, c);
     /* The file may be damaged or foreign: no schema tricks, and check
      * cells as pages are read. */
     sqlite3_db_config(c->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);

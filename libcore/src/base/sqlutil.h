@@ -11,12 +11,21 @@
  * taken up front, so two processes never deadlock upgrading a read lock,
  * and a busy lock is waited for (SQLite's busy timeout, then our own retry
  * until the same deadline) instead of surfacing SQLITE_BUSY.
+ *
+ * Nothing runs without a bound: a progress handler stops any statement
+ * that keeps the SQLite VM busy longer than the store's statement limit
+ * (time spent waiting for a lock does not count), and open refuses a file
+ * whose schema objects (tables, indexes, triggers, views) are not exactly
+ * those the store's own steps create: anyone who can write the file could
+ * otherwise add a trigger that runs on every insert (a recursive CTE in
+ * one hung every put forever).
  */
 #ifndef VYRE_SQLUTIL_H
 #define VYRE_SQLUTIL_H
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vyre/error.h"
 
@@ -83,6 +92,9 @@ typedef struct vyre__sqlite_store {
     const char *corrupt_note; /* appended to VYRE_ECORRUPT failures, or NULL */
     const char *schema_note;  /* appended to "does not have the expected schema: <why>" */
     int busy_timeout_ms;
+    /* VM time one statement may run before it is stopped (0: the default,
+     * VYRE__SQLITE_STATEMENT_MS). */
+    int statement_ms;
     int schema_version;           /* PRAGMA user_version this build writes */
     sqlite3_int64 application_id; /* PRAGMA application_id of the store's files */
     /* steps[v] takes user_version v to v + 1 (schema_version entries). All
@@ -106,7 +118,13 @@ enum {
                                            transactions on power loss, never corrupts) */
 };
 
-/* An open store. Fields are read-only to the store's module. */
+/* The statement limit of a store that sets none. Generous: a legitimate
+ * statement of either store runs for milliseconds. */
+#define VYRE__SQLITE_STATEMENT_MS 30000
+
+/* An open store. Fields are read-only to the store's module. The
+ * connection's progress handler points at it: it must not move while
+ * open. */
 struct vyre__sqlite {
     sqlite3 *db;
     sqlite3_stmt *st_begin, *st_commit, *st_rollback;
@@ -114,20 +132,34 @@ struct vyre__sqlite {
     const char *path; /* the caller's string: must outlive the connection */
     unsigned flags;
     int journal; /* enum vyre__sqlite_journal in force */
+    /* The statement bound (sqlutil.c's progress handler): VM time of the
+     * statement running, when the handler last ran, and whether it
+     * stopped the last statement. */
+    int64_t run_ms, last_ms;
+    int stopped;
 };
 
 /*
  * Opens path as a store: a connection (SQLITE_OPEN_NOMUTEX: the store
- * serialises its calls), extended result codes, the busy timeout,
- * defensive mode with untrusted schema and cell checks (the file may be
- * damaged or foreign), then reads the schema state (where a file that is
- * not a database fails) and runs store->check before anything is written,
+ * serialises its calls), extended result codes, the busy timeout, the
+ * statement bound, defensive mode with untrusted schema and cell checks
+ * (the file may be damaged or foreign), then reads the schema state (where
+ * a file that is not a database fails) and runs store->check and the
+ * schema-object check (VYRE_ECORRUPT naming the first object the steps
+ * for the file's version do not create, or the first they create that is
+ * missing; SQLite's own sqlite_stat tables of ANALYZE are allowed) before
+ * anything is written,
  * sets the journal mode, and creates or migrates the schema (unless
  * READONLY). On failure c is closed and err says why (messages as
  * vyre__sqlite_fail); a refused file is left as it was.
  */
 int vyre__sqlite_open(vyre__sqlite *c, const char *path, const vyre__sqlite_store *store,
                       unsigned flags, vyre_error *err);
+
+/* The schema-object check of open, again (verify runs it: another
+ * process may have changed the file since): 0, or VYRE_ECORRUPT with err
+ * naming the object. */
+int vyre__sqlite_check_objects(vyre__sqlite *c, vyre_error *err);
 
 /* Finalises the transaction statements and closes; a closed or zeroed c is
  * a no-op. Finalise the store's own statements first. */

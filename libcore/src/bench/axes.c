@@ -712,7 +712,7 @@ int vyre_sweep_spec_load(vyre_sweep_spec *spec, const char *path, vyre_error *er
     if (rc == VYRE_ETOOBIG)
         return vyre__fail(err, rc, "a sweep spec is a small JSON file",
                           "spec '%s' is larger than 16 MiB", path);
-    if (rc && rc != VYRE_ENOMEM) {
+    if (rc && rc != VYRE_ENOMEM && rc != VYRE_EINVAL) { /* EINVAL: not a regular file, said */
         int e = errno;
         return vyre__fail(err, rc, "check the path of the spec file", "cannot read spec '%s': %s",
                           path, strerror(e));

@@ -453,6 +453,9 @@ static const vyre__sqlite_store k_store = {
     .hint_for = hint_for,
     .remedy_for = remedy_for,
     .busy_timeout_ms = VYRE_INDEX_BUSY_TIMEOUT_MS,
+    /* Every index statement takes milliseconds; PRAGMA quick_check of a
+     * 100 MB index about 1 s. */
+    .statement_ms = VYRE_INDEX_STATEMENT_MS,
     .schema_version = VYRE_INDEX_SCHEMA_VERSION,
     .application_id = INDEX_APPLICATION_ID,
     .steps = k_schema_steps,
@@ -1005,6 +1008,10 @@ int vyre__index_check(vyre__index *idx, vyre_error *err)
     int src = vyre__sqlite_query_value(idx->sql.db, "PRAGMA quick_check(1)",
                                        VYRE_INDEX_BUSY_TIMEOUT_MS, NULL, result, sizeof result);
     int rc = src == SQLITE_OK ? VYRE_OK : vyre__sqlite_fail(&idx->sql, src, "check", err);
+    /* Open checked the schema objects; another process may have added one
+     * since. */
+    if (rc == VYRE_OK && strcmp(result, "ok") == 0)
+        rc = vyre__sqlite_check_objects(&idx->sql, err);
     pthread_mutex_unlock(&idx->mu);
     if (rc)
         return rc;

@@ -31,6 +31,7 @@
 #define VYRE_INDEX_SCHEMA_VERSION  3
 #define VYRE_INDEX_MIN_READABLE    2 /* read-only opens take versions from this one up */
 #define VYRE_INDEX_BUSY_TIMEOUT_MS 10000
+#define VYRE_INDEX_STATEMENT_MS    5000 /* VM time of one statement at most (sqlutil.h) */
 #define VYRE_INDEX_HIT_BATCH       4096 /* pending hits that force a flush */
 #define VYRE_INDEX_KERNELS_TEXT    256  /* bytes of the kernels column kept, with NUL */
 
@@ -139,8 +140,10 @@ int vyre__index_zero_stats(vyre__index *idx, int64_t now_unix_ns, vyre_error *er
 int vyre__index_stats_zeroed(vyre__index *idx, int64_t *ns, vyre_error *err);
 
 /* Runs PRAGMA quick_check over the whole file (reads every page: for
- * `verify`, not for every open). 0, or VYRE_ECORRUPT naming the first
- * problem with a hint to run `vyre-cachectl reindex`. */
+ * `verify`, not for every open), then checks its schema objects again
+ * (another process may have added a trigger since open). 0, or
+ * VYRE_ECORRUPT naming the first problem with a hint to run
+ * `vyre-cachectl reindex`. */
 int vyre__index_check(vyre__index *idx, vyre_error *err);
 
 #endif /* VYRE_INDEX_H */

@@ -4,9 +4,10 @@
  * remote.c owns the list (parsing, attributes, secrets), the policy
  * (read-through in order, write-back to every writable remote, back-off
  * after a failure, counters) and the validation of what comes back.
- * remote_http.c (libcurl) and remote_redis.c (hiredis; remote_redis_tls.c
- * for rediss://) only move bytes: they never decide whether an object is
- * trusted.
+ * remote_http.c (libcurl) and remote_redis.c (over remote_redis_conn.c,
+ * plain or TLS, with hiredis framing) only move bytes, each request within
+ * one deadline and never more than max-object-size of a value: they never
+ * decide whether an object is trusted.
  */
 #ifndef VYRE_REMOTE_INTERNAL_H
 #define VYRE_REMOTE_INTERNAL_H
@@ -28,7 +29,7 @@ typedef struct vyre__remote {
     char token[VYRE__REMOTE_SECRET_MAX]; /* from token-file, "" when none */
     char base_url[VYRE_REMOTE_URL_MAX];  /* HTTP: scheme://host:port/prefix, no user info */
     pthread_mutex_t mu;                  /* serialises the connection and the fields below */
-    void *conn; /* CURL *, redisContext * or vyre__tls_conn * (rediss), made on first use */
+    void *conn;            /* CURL * or vyre__rconn * (redis, rediss), made on first use */
     int64_t skip_until_ns; /* monotonic: backing off until then */
     int64_t backoff_ns;    /* next back-off period */
     vyre_remote_stats st;

@@ -1,47 +1,35 @@
 /*
- * remote_redis.c - the Redis transport of remote stores, through hiredis.
+ * remote_redis.c - the Redis transport of remote stores.
  *
  * GET and SET (with EX when the remote has an expiry) of one key; AUTH
  * (password, or user and password, or the token file's contents) and
  * SELECT on connect. One connection per remote, made on first use and
- * dropped after any error (hiredis leaves a context unusable after one),
- * so the next request reconnects. Bounded connect and command timeouts.
- * Replies are checked for their type: only a bulk string or nil is an
- * answer to GET, only a status "OK" to SET. A value larger than the
- * remote's max-object-size is refused (hiredis has read it by then: Redis
- * values are bounded by the server's proto-max-bulk-len).
- *
- * rediss:// goes through remote_redis_tls.c (this hiredis has no TLS):
- * the same commands, the same redisReply objects, the same checks.
+ * dropped after any error, so the next request reconnects. The connection
+ * (remote_redis_conn.c: plain TCP or TLS, hiredis framing the protocol)
+ * gives every command one deadline: connecting is bounded by the connect
+ * timeout, AUTH and SELECT share one operation timeout, and each GET or
+ * SET gets one of its own, however the server spreads its bytes. Replies
+ * are checked for their type: only a bulk string or nil is an answer to
+ * GET, only a status "OK" to SET. A value declared larger than the
+ * remote's max-object-size is refused from its length, before its body is
+ * read; the connection is dropped then, the body unread.
  */
-#include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "base/internal.h"
 #include "cache/remote_internal.h"
-#include "cache/remote_redis_tls.h"
+#include "cache/remote_redis_conn.h"
 
-static struct timeval ms_tv(uint32_t ms)
-{
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
-    return tv;
-}
-
-static int is_tls(const vyre__remote *r)
-{
-    return r->info.scheme == VYRE_REMOTE_REDISS;
-}
+/* What an answer to AUTH, SELECT or SET may declare in bulk strings: they
+ * answer with a status, so anything long is not a Redis server's. */
+#define SMALL_REPLY_MAX 4096
 
 static void drop(vyre__remote *r)
 {
-    if (r->conn && is_tls(r))
-        vyre__tls_close(r->conn);
-    else if (r->conn)
-        redisFree(r->conn);
+    vyre__rconn_close(r->conn);
     r->conn = NULL;
 }
 
@@ -54,24 +42,29 @@ static int fail_ctx(vyre__remote *r, const char *what, const char *detail, vyre_
     return rc;
 }
 
-/* One command; the reply (caller frees) or NULL with err filled. */
+/* One command by deadline; the reply (caller frees) or NULL with err
+ * filled. A reply declaring more than max_bulk bytes is VYRE_ETOOBIG
+ * (*declared says how much) when what is "GET", a failure otherwise. */
 static redisReply *command(vyre__remote *r, const char *what, int argc, const char **argv,
-                           const size_t *lens, vyre_error *err)
+                           const size_t *lens, int64_t deadline, uint64_t max_bulk,
+                           uint64_t *declared, vyre_error *err)
 {
     redisReply *rep = NULL;
-    if (is_tls(r)) {
-        char why[VYRE_ERROR_MESSAGE_MAX / 2];
-        if (vyre__tls_command(r->conn, argc, argv, lens, &rep, why, sizeof why)) {
-            fail_ctx(r, what, why, err);
-            return NULL;
-        }
-    } else {
-        redisContext *c = r->conn;
-        rep = redisCommandArgv(c, argc, argv, lens);
-        if (!rep) {
-            fail_ctx(r, what, c->errstr[0] ? c->errstr : "no reply", err);
-            return NULL;
-        }
+    char why[VYRE_ERROR_MESSAGE_MAX / 2];
+    uint64_t decl = 0;
+    int rc = vyre__rconn_command(r->conn, argc, argv, lens, deadline, max_bulk, &rep, &decl, why,
+                                 sizeof why);
+    if (declared)
+        *declared = decl;
+    if (rc == -2 && declared) {
+        drop(r); /* the body is still coming: the stream is lost */
+        return NULL;
+    }
+    if (rc) {
+        if (rc == -2)
+            snprintf(why, sizeof why, "the reply declares %" PRIu64 " bytes", decl);
+        fail_ctx(r, what, why, err);
+        return NULL;
     }
     if (rep->type == REDIS_REPLY_ERROR) {
         char msg[256];
@@ -90,48 +83,45 @@ static redisReply *command(vyre__remote *r, const char *what, int argc, const ch
     return rep;
 }
 
+static int64_t deadline_of(const vyre__remote *r)
+{
+    return vyre__rconn_now_ms() + (int64_t)r->info.operation_timeout_ms;
+}
+
 static int ok_status(const redisReply *rep)
 {
     return rep->type == REDIS_REPLY_STATUS && rep->str && strcmp(rep->str, "OK") == 0;
 }
 
-static int auth_select(vyre__remote *r, vyre_error *err);
+static int auth_select(vyre__remote *r, int64_t deadline, vyre_error *err);
 
 static int connect_remote(vyre__remote *r, vyre_error *err)
 {
     if (r->conn)
         return VYRE_OK;
-    if (is_tls(r)) {
-        char why[VYRE_ERROR_MESSAGE_MAX / 2];
-        vyre__tls_conn *t = NULL;
-        if (vyre__tls_connect(r->info.host, r->info.port, r->info.ca_file,
-                              r->info.connect_timeout_ms, r->info.operation_timeout_ms, &t, why,
-                              sizeof why))
-            return vyre__fail(err, VYRE_EREMOTE,
-                              strstr(why, "certificate")
-                                  ? "the server's certificate is not trusted for this host: name "
-                                    "its CA with '|ca-file=PATH', and connect by a name or "
-                                    "address the certificate carries"
-                                  : "check that the Redis server runs with TLS on that port; "
-                                    "vyre goes on without it",
-                              "connecting to remote store '%s' failed: %s", r->info.url, why);
-        r->conn = t;
-        return auth_select(r, err);
-    }
-    redisContext *c =
-        redisConnectWithTimeout(r->info.host, (int)r->info.port, ms_tv(r->info.connect_timeout_ms));
-    if (!c)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "hiredis cannot allocate a connection");
+    int tls = r->info.scheme == VYRE_REMOTE_REDISS;
+    char why[VYRE_ERROR_MESSAGE_MAX / 2];
+    vyre__rconn *c = NULL;
+    /* The handshake, AUTH and SELECT share one operation timeout. */
+    int64_t deadline = deadline_of(r);
+    if (vyre__rconn_open(r->info.host, r->info.port, tls, r->info.ca_file,
+                         r->info.connect_timeout_ms, deadline, &c, why, sizeof why))
+        return vyre__fail(err, VYRE_EREMOTE,
+                          strstr(why, "certificate")
+                              ? "the server's certificate is not trusted for this host: name "
+                                "its CA with '|ca-file=PATH', and connect by a name or "
+                                "address the certificate carries"
+                          : tls ? "check that the Redis server runs with TLS on that port; "
+                                  "vyre goes on without it"
+                                : "check that the Redis server runs and answers; vyre goes on "
+                                  "without it",
+                          "connecting to remote store '%s' failed: %s", r->info.url, why);
     r->conn = c;
-    if (c->err)
-        return fail_ctx(r, "connecting", c->errstr, err);
-    if (redisSetTimeout(c, ms_tv(r->info.operation_timeout_ms)) != REDIS_OK)
-        return fail_ctx(r, "setting the timeout", c->errstr, err);
-    return auth_select(r, err);
+    return auth_select(r, deadline, err);
 }
 
 /* AUTH and SELECT on a fresh connection, as the remote asks. */
-static int auth_select(vyre__remote *r, vyre_error *err)
+static int auth_select(vyre__remote *r, int64_t deadline, vyre_error *err)
 {
     const char *pw = r->info.has_password ? r->password : r->token[0] ? r->token : NULL;
     if (pw) {
@@ -146,7 +136,8 @@ static int auth_select(vyre__remote *r, vyre_error *err)
         }
         argv[argc] = pw;
         lens[argc++] = strlen(pw);
-        redisReply *rep = command(r, "AUTH", argc, argv, lens, err);
+        redisReply *rep =
+            command(r, "AUTH", argc, argv, lens, deadline, SMALL_REPLY_MAX, NULL, err);
         if (!rep)
             return VYRE_EREMOTE;
         int ok = ok_status(rep);
@@ -159,7 +150,7 @@ static int auth_select(vyre__remote *r, vyre_error *err)
         snprintf(db, sizeof db, "%d", r->info.db);
         const char *argv[2] = {"SELECT", db};
         size_t lens[2] = {6, strlen(db)};
-        redisReply *rep = command(r, "SELECT", 2, argv, lens, err);
+        redisReply *rep = command(r, "SELECT", 2, argv, lens, deadline, SMALL_REPLY_MAX, NULL, err);
         if (!rep)
             return VYRE_EREMOTE;
         int ok = ok_status(rep);
@@ -179,7 +170,17 @@ int vyre__redis_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *le
         return rc;
     const char *argv[2] = {"GET", name};
     size_t lens[2] = {3, strlen(name)};
-    redisReply *rep = command(r, "GET", 2, argv, lens, err);
+    uint64_t declared = 0;
+    redisReply *rep =
+        command(r, "GET", 2, argv, lens, deadline_of(r), r->info.max_object_bytes, &declared, err);
+    if (!rep && declared > r->info.max_object_bytes) {
+        *len = declared > SIZE_MAX ? SIZE_MAX : (size_t)declared;
+        return vyre__fail(err, VYRE_ETOOBIG,
+                          "raise '|max-object-size=BYTES' if blobs this large are expected",
+                          "object '%s' on remote store '%s' declares %" PRIu64
+                          " bytes, more than %" PRIu64 ": refused unread",
+                          name, r->info.url, declared, r->info.max_object_bytes);
+    }
     if (!rep)
         return VYRE_EREMOTE;
     if (rep->type == REDIS_REPLY_NIL) {
@@ -194,15 +195,7 @@ int vyre__redis_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *le
                           "GET '%s' on remote store '%s' answered a reply of type %d, not a string",
                           name, r->info.url, type);
     }
-    size_t n = rep->len;
-    if ((uint64_t)n > r->info.max_object_bytes) {
-        freeReplyObject(rep);
-        *len = n;
-        return vyre__fail(
-            err, VYRE_ETOOBIG, "raise '|max-object-size=BYTES' if blobs this large are expected",
-            "object '%s' on remote store '%s' is %zu bytes, more than %" PRIu64 ": refused", name,
-            r->info.url, n, r->info.max_object_bytes);
-    }
+    size_t n = rep->len; /* within max_object_bytes: framed before it was read */
     uint8_t *b = malloc(n ? n : 1);
     if (!b) {
         freeReplyObject(rep);
@@ -224,7 +217,8 @@ int vyre__redis_put(vyre__remote *r, const char *name, const void *buf, size_t l
     snprintf(ex, sizeof ex, "%" PRIu32, r->info.expiry_s);
     const char *argv[5] = {"SET", name, buf, "EX", ex};
     size_t lens[5] = {3, strlen(name), len, 2, strlen(ex)};
-    redisReply *rep = command(r, "SET", r->info.expiry_s ? 5 : 3, argv, lens, err);
+    redisReply *rep = command(r, "SET", r->info.expiry_s ? 5 : 3, argv, lens, deadline_of(r),
+                              SMALL_REPLY_MAX, NULL, err);
     if (!rep)
         return VYRE_EREMOTE;
     int ok = ok_status(rep);
