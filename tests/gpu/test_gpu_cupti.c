@@ -41,16 +41,9 @@
 
 #define CHILD_VAR "VYRE_TEST_CUPTI_CHILD"
 
-#if defined(__SANITIZE_ADDRESS__)
-/* libcupti 13.0 keeps a few small allocations for the process's lifetime
- * (seen from cuLaunchKernel and cuMemcpy*Async under capture): they are
- * CUPTI's, not ours. Only this binary; LSAN_OPTIONS may add more. */
-__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void);
-__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void)
-{
-    return "leak:libcupti.so\n";
-}
-#endif
+/* libcupti 13.0 keeps a few small allocations for the process's lifetime:
+ * tests/common/testutil.c suppresses them (one __lsan_default_suppressions
+ * for every test binary). */
 
 static const char *const g_vars[] = {"HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "CUDA_CACHE_PATH"};
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
