@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <sqlite3.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -2196,5 +2197,36 @@ Test(cachectl, reindex_adopt_takes_an_old_cache_back)
     cr_assert(exists(q), "no marker after adopting");
     CC(&p, "stats");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_proc_free(&p);
+}
+
+/* The audit: with the index locked past the busy timeout, 'prune
+ * --max-age 0s' exited 2 after deleting all the blobs. Now it exits 2
+ * saying nothing was removed, and every blob is still there. */
+Test(cachectl, prune_with_locked_index_fails_and_removes_nothing)
+{
+    populate();
+    char idx[800];
+    snprintf(idx, sizeof idx, "%s/index.sqlite3", g_cache);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(idx, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+    tu_proc p;
+    CC(&p, "-v", "prune", "--max-age", "0s");
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+    cr_assert_eq(p.exit_code, 2, "exit %d\n%s%s", p.exit_code, p.out, p.err);
+    cr_assert_neq(strstr(p.err, "database is locked"), NULL, "stderr:\n%s", p.err);
+    cr_assert_neq(strstr(p.err, "nothing was removed"), NULL, "stderr:\n%s", p.err);
+    cr_assert_neq(strstr(p.err, "hint: "), NULL, "stderr:\n%s", p.err);
+    cr_assert_null(strstr(p.out, "removed"), "stdout claims removals:\n%s", p.out);
+    tu_proc_free(&p);
+    for (int i = 0; i < 4; i++) {
+        char path[800];
+        blob_path(g_hex[i], path, sizeof path);
+        cr_assert(exists(path), "blob %d deleted by a prune that failed", i);
+    }
+    CC(&p, "verify");
+    cr_assert_eq(p.exit_code, 0, "%s", p.out);
     tu_proc_free(&p);
 }

@@ -381,7 +381,8 @@ typedef struct vyre_cache_prune_result {
     uint64_t quarantine_removed_bytes;
 } vyre_cache_prune_result;
 
-/* Called for each entry removed (or that would be, in a dry run). */
+/* Called for each entry once it is removed (or that would be, in a dry
+ * run): a prune that fails reports none of the batch it could not remove. */
 typedef void (*vyre_cache_prune_fn)(const vyre_cache_entry *e, const char *reason, void *ctx);
 
 /* Prunes least recently used first. */

@@ -445,6 +445,59 @@ static int index_open_umask(vyre_cache *c, int mode, vyre__index **idx, vyre_err
     return vyre__index_open(c->index_path, mode, idx, err);
 }
 
+/* A writable handle's part of the open: the marker (first: a process
+ * opening the cache meanwhile sees it before anything else vyre creates
+ * here), then blobs/, tmp/ and quarantine/. mkdirat never follows: a
+ * symlink already there stays as it is, for verify to report and repair
+ * to remove. */
+static int open_layout(vyre_cache *c, int need_marker, vyre_error *err)
+{
+    int rc = need_marker ? marker_write(c, err) : VYRE_OK;
+    if (rc)
+        return rc;
+    static const char *const subs[] = {"blobs", "tmp", "quarantine"};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(subs); i++) {
+        if (vyre__mkdirat_umask(c->rootfd, subs[i], c->umask) != 0 && errno != EEXIST) {
+            int e = errno;
+            return vyre__fail(err, vyre__errno_code(e),
+                              "check the permissions of the cache directory",
+                              "cannot create directory '%s/%s': %s", c->root, subs[i], strerror(e));
+        }
+    }
+    if (!writable_sub(c->rootfd, "tmp") || !writable_sub(c->rootfd, "blobs"))
+        c->readonly = 1;
+    return VYRE_OK;
+}
+
+/* The index part of the open. SQLite opens by path, with
+ * SQLITE_OPEN_NOFOLLOW, which refuses a symlink at any component of it:
+ * give it the root's real path (the root may be a user's symlink), and
+ * check the entries just before. */
+static int open_index(vyre_cache *c, unsigned flags, vyre_error *err)
+{
+    char real[PATH_MAX];
+    if (!realpath(c->root, real)) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot resolve '%s': %s", c->root,
+                          strerror(e));
+    }
+    int rc = vyre__path_join(c->index_path, sizeof c->index_path, real, INDEX_NAME, err);
+    if (rc || (flags & VYRE_CACHE_NO_INDEX))
+        return rc;
+    int removable = 0;
+    if ((rc = index_check(c, &removable, err)))
+        return rc;
+    rc =
+        index_open_umask(c, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx, err);
+    if (c->readonly && (rc == VYRE_ENOENT || rc == VYRE_EROFS || rc == VYRE_EPERM)) {
+        /* A read-only cache without a usable index (none, or a WAL index
+         * whose -shm we may not create) serves gets from the files. */
+        c->idx = NULL;
+        rc = VYRE_OK;
+    }
+    return rc;
+}
+
 int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
                        vyre_error *err)
 {
@@ -538,54 +591,10 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
         goto fail;
 
     c->readonly = (flags & VYRE_CACHE_READONLY) || c->config_readonly || !writable_dir(c->root);
-    if (!c->readonly) {
-        /* The marker first: a process opening the cache meanwhile sees it
-         * before anything else vyre creates here. */
-        if (need_marker && (rc = marker_write(c, err)))
-            goto fail;
-        /* mkdirat never follows: a symlink already there stays as it is,
-         * for verify to report and repair to remove. */
-        static const char *const subs[] = {"blobs", "tmp", "quarantine"};
-        for (size_t i = 0; i < VYRE_ARRAY_SIZE(subs); i++) {
-            if (vyre__mkdirat_umask(c->rootfd, subs[i], c->umask) != 0 && errno != EEXIST) {
-                int e = errno;
-                rc = vyre__fail(
-                    err, vyre__errno_code(e), "check the permissions of the cache directory",
-                    "cannot create directory '%s/%s': %s", c->root, subs[i], strerror(e));
-                goto fail;
-            }
-        }
-        if (!writable_sub(c->rootfd, "tmp") || !writable_sub(c->rootfd, "blobs"))
-            c->readonly = 1;
-    }
-
-    /* SQLite opens by path, with SQLITE_OPEN_NOFOLLOW, which refuses a
-     * symlink at any component of it: give it the root's real path (the
-     * root may be a user's symlink), and check the entries just before. */
-    char real[PATH_MAX];
-    if (!realpath(c->root, real)) {
-        int e = errno;
-        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot resolve '%s': %s", c->root,
-                        strerror(e));
+    if (!c->readonly && (rc = open_layout(c, need_marker, err)))
         goto fail;
-    }
-    if ((rc = vyre__path_join(c->index_path, sizeof c->index_path, real, INDEX_NAME, err)))
+    if ((rc = open_index(c, flags, err)))
         goto fail;
-    if (!(flags & VYRE_CACHE_NO_INDEX)) {
-        int removable = 0;
-        if ((rc = index_check(c, &removable, err)))
-            goto fail;
-        rc = index_open_umask(c, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx,
-                              err);
-        if (c->readonly && (rc == VYRE_ENOENT || rc == VYRE_EROFS || rc == VYRE_EPERM)) {
-            /* A read-only cache without a usable index (none, or a WAL index
-             * whose -shm we may not create) serves gets from the files. */
-            c->idx = NULL;
-            rc = VYRE_OK;
-        } else if (rc) {
-            goto fail;
-        }
-    }
     if (!(flags & VYRE_CACHE_NO_REMOTE) && (rc = remotes_from_config(c, err)))
         goto fail;
     *out = c;
@@ -1972,6 +1981,33 @@ static int remove_batch(vyre_cache *c, const vyre__index_row *const *victims, si
     return rc;
 }
 
+/* Victims of a prune, removed PRUNE_BATCH at a time. */
+typedef struct prune_batch {
+    const vyre__index_row **rows;
+    const char **reasons;
+    size_t n;
+} prune_batch;
+
+/* Removes the batch (a dry run removes nothing), then counts it and calls
+ * fn for each entry: only once they are gone, so that a prune that fails
+ * (a locked index: nothing removed) reports none of them as removed. */
+static int prune_flush(vyre_cache *c, prune_batch *b, int dry_run, vyre_cache_prune_result *res,
+                       vyre_cache_prune_fn fn, void *ctx, vyre_error *err)
+{
+    int rc = dry_run ? VYRE_OK : remove_batch(c, b->rows, b->n, err);
+    for (size_t i = 0; rc == VYRE_OK && i < b->n; i++) {
+        res->removed++;
+        res->removed_bytes += b->rows[i]->file_size;
+        if (fn) {
+            vyre_cache_entry e;
+            entry_from_row(&e, b->rows[i]);
+            fn(&e, b->reasons[i], ctx);
+        }
+    }
+    b->n = 0;
+    return rc;
+}
+
 int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cache_prune_result *res,
                      vyre_cache_prune_fn fn, void *ctx, vyre_error *err)
 {
@@ -2017,9 +2053,13 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
     for (size_t i = 0; i < rows.n; i++)
         total += rows.v[i].file_size;
     int64_t now = vyre__unix_ns();
-    const vyre__index_row **batch = malloc(PRUNE_BATCH * sizeof *batch);
-    size_t nb = 0;
-    if (!batch) {
+    prune_batch b;
+    b.n = 0;
+    b.rows = malloc(PRUNE_BATCH * sizeof *b.rows);
+    b.reasons = malloc(PRUNE_BATCH * sizeof *b.reasons);
+    if (!b.rows || !b.reasons) {
+        free(b.rows);
+        free(b.reasons);
         free(rows.v);
         vyre_nvtx_pop();
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
@@ -2047,29 +2087,20 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
             continue;
         }
         total -= r->file_size;
-        res->removed++;
-        res->removed_bytes += r->file_size;
-        if (fn) {
-            vyre_cache_entry e;
-            entry_from_row(&e, r);
-            fn(&e, reason, ctx);
-        }
-        if (!opts->dry_run) {
-            batch[nb++] = r;
-            if (nb == PRUNE_BATCH) {
-                rc = remove_batch(c, batch, nb, err);
-                nb = 0;
-            }
-        }
+        b.rows[b.n] = r;
+        b.reasons[b.n++] = reason;
+        if (opts->dry_run || b.n == PRUNE_BATCH)
+            rc = prune_flush(c, &b, opts->dry_run, res, fn, ctx, err);
         if (opts->progress && (res->examined & 1023) == 0)
             opts->progress(res->examined, rows.n, opts->progress_ctx);
     }
-    if (rc == VYRE_OK && nb)
-        rc = remove_batch(c, batch, nb, err);
+    if (rc == VYRE_OK && b.n)
+        rc = prune_flush(c, &b, opts->dry_run, res, fn, ctx, err);
     if (opts->progress)
         opts->progress(res->examined, rows.n, opts->progress_ctx);
     res->target_reached = total <= opts->max_bytes;
-    free(batch);
+    free(b.rows);
+    free(b.reasons);
     free(rows.v);
     vyre_nvtx_pop();
     return rc;
