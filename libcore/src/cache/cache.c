@@ -1205,10 +1205,17 @@ static int marker_write(const vyre_cache *c, vyre_error *err)
         e = errno ? errno : EIO;
     if (fd >= 0)
         close(fd);
-    if (!e && !marker_present(c->rootfd)) {
-        unlinkat(c->rootfd, VYRE_CACHE_MARKER, 0); /* not a marker: the entry goes */
-        if (linkat(c->rootfd, tmp, c->rootfd, VYRE_CACHE_MARKER, 0) != 0 && errno != EEXIST)
+    /* An entry already there is another process's marker (kept), or not a
+     * marker at all (a link, an empty file of a killed writer): that
+     * entry goes, once, and ours takes its place. */
+    for (int tries = 0; !e && linkat(c->rootfd, tmp, c->rootfd, VYRE_CACHE_MARKER, 0) != 0;
+         tries++) {
+        if (errno != EEXIST || tries == 2)
             e = errno;
+        else if (marker_present(c->rootfd))
+            break;
+        else
+            unlinkat(c->rootfd, VYRE_CACHE_MARKER, 0);
     }
     if (fd >= 0)
         unlinkat(c->rootfd, tmp, 0);
