@@ -690,6 +690,19 @@ Test(cachectl_config, prune_max_age_0s_means_everything)
     tu_proc_free(&p);
 }
 
+/* Quarantine names as vyre writes them (<blob>.<reason>.<secs>): the only
+ * names quarantine expiry removes (anything else there is someone's). */
+#define Q_OLD                                                                                      \
+    "1111111111111111111111111111111111111111111111111111111111111111.vblob.payload-checksum."     \
+    "1700000000"
+#define Q_RECENT                                                                                   \
+    "2222222222222222222222222222222222222222222222222222222222222222.vblob.payload-checksum."     \
+    "1700000000"
+#define Q_OLD2                                                                                     \
+    "3333333333333333333333333333333333333333333333333333333333333333.vblob.bad-magic.1700000000"
+#define Q_OLD3                                                                                     \
+    "4444444444444444444444444444444444444444444444444444444444444444.vblob.bad-magic.1700000000"
+
 static void quarantine_file(const char *name, int64_t age_days)
 {
     char path[900];
@@ -712,21 +725,21 @@ static int in_quarantine(const char *name)
 Test(cachectl_config, quarantined_files_older_than_quarantine_max_age_are_pruned)
 {
     populate(2);
-    quarantine_file("old.bad-checksum", 8);
-    quarantine_file("recent.bad-checksum", 6);
+    quarantine_file(Q_OLD, 8);
+    quarantine_file(Q_RECENT, 6);
     tu_proc p;
     /* quarantine_max_age = 0 keeps them. */
     CC(&p, "-o", "quarantine_max_age=0", "prune");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
-    cr_assert(in_quarantine("old.bad-checksum"));
+    cr_assert(in_quarantine(Q_OLD));
     /* Any prune removes those older than 7 days (the default). */
     CC(&p, "prune", "--arch", "sm_52");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_assert_line(p.out, "Removed 1 quarantined file older than quarantine_max_age (11 B)");
     tu_proc_free(&p);
-    cr_assert(!in_quarantine("old.bad-checksum"));
-    cr_assert(in_quarantine("recent.bad-checksum"));
+    cr_assert(!in_quarantine(Q_OLD));
+    cr_assert(in_quarantine(Q_RECENT));
     CC(&p, "-o", "quarantine_max_age=5d", "prune", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     json_t *o = parse_json(p.out);
@@ -735,19 +748,19 @@ Test(cachectl_config, quarantined_files_older_than_quarantine_max_age_are_pruned
     cr_assert_eq(jint(o, "removed"), 0);
     json_decref(o);
     tu_proc_free(&p);
-    cr_assert(!in_quarantine("recent.bad-checksum"));
+    cr_assert(!in_quarantine(Q_RECENT));
 
     /* Automatic cleanup removes them too (a put over the limit). */
-    quarantine_file("old2.bad-magic", 30);
+    quarantine_file(Q_OLD2, 30);
     write_file(g_cache_conf, "max_size = 2K\n");
     vyre_cache *c = open_cache();
     vyre_error err;
     cr_assert_eq(put_n(c, 0, 50, 1000, &err), 0, "%s", err.message);
     vyre_cache_close(c);
-    cr_assert(!in_quarantine("old2.bad-magic"));
+    cr_assert(!in_quarantine(Q_OLD2));
     /* And the hourly age-only cleanup: a put under the limit once the last
      * cleanup is over an hour old. */
-    quarantine_file("old3.bad-magic", 30);
+    quarantine_file(Q_OLD3, 30);
     write_file(g_cache_conf, "");
     char lock[800];
     snprintf(lock, sizeof lock, "%s/" VYRE_CACHE_CLEANUP_LOCK, g_cache);
@@ -759,7 +772,7 @@ Test(cachectl_config, quarantined_files_older_than_quarantine_max_age_are_pruned
     c = open_cache();
     cr_assert_eq(put_n(c, 0, 51, 100, &err), 0, "%s", err.message);
     vyre_cache_close(c);
-    cr_assert(!in_quarantine("old3.bad-magic"));
+    cr_assert(!in_quarantine(Q_OLD3));
 }
 
 /* remote_storage (issue 16 pt 1): the cache's vyre.conf carries the fleet

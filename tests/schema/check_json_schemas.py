@@ -211,7 +211,10 @@ def cachectl(env, sch):
         last = f.read(1)
         f.seek(-1, os.SEEK_END)
         f.write(bytes([last[0] ^ 0xFF]))
-    with open(os.path.join(env.cache, "blobs", "stray.txt"), "w") as f:
+    # (A blob's name in the wrong shard: vyre's, so a repair quarantines
+    # it; a file under another name is someone's and is left.)
+    stray = keys[2] + ".vblob"
+    with open(os.path.join(env.cache, "blobs", stray), "w") as f:
         f.write("not a blob\n")
     p = env.run(cc + ["verify", "--json"], want_rc=(1,))
     doc = sch.check("vyre-cachectl-verify", "vyre-cachectl verify (damaged)", p.stdout)

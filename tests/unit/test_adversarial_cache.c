@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include <sqlite3.h>
 
 #include "testutil.h"
 #include "vyre/cache.h"
@@ -860,4 +861,334 @@ Test(adversarial_cache, shard_swapped_for_symlink_during_repair_and_prune_touche
     cr_log_info("%u rounds of put, verify --repair and prune against the swapper", rounds);
     cr_assert_gt(rounds, 0);
     expect_outside_unchanged("repair and prune racing a shard swap");
+}
+
+/* ---- own only what is ours ------------------------------------------------ */
+
+/* Files the user keeps where vyre looks: vyre must report them and leave
+ * them, whatever their age (the audit saw 'debris tmp/thesis.tex:
+ * removed', quarantine/incident.log expired by a seed's cleanup, and
+ * 'clear --yes' remove blobs/ab/photo.jpg and blobs/photos/a.jpg and call
+ * them 2 blobs). */
+static const char *const g_users_files[] = {"tmp/thesis.tex", "quarantine/incident.log",
+                                            "blobs/" SHARD "/photo.jpg", "blobs/photos/a.jpg"};
+#define N_USERS_FILES (sizeof g_users_files / sizeof g_users_files[0])
+
+static void plant_users_files(void)
+{
+    char p[1400];
+    path_in(p, sizeof p, "blobs/photos");
+    mkdir_ok(p);
+    struct timespec old[2] = {{time(NULL) - 30 * 86400, 0}, {time(NULL) - 30 * 86400, 0}};
+    for (size_t i = 0; i < N_USERS_FILES; i++) {
+        path_in(p, sizeof p, g_users_files[i]);
+        tu_write_file(p, "mine\n", 5);
+        cr_assert_eq(utimensat(AT_FDCWD, p, old, 0), 0);
+    }
+}
+
+static void expect_users_files(const char *after)
+{
+    for (size_t i = 0; i < N_USERS_FILES; i++) {
+        char p[1400];
+        path_in(p, sizeof p, g_users_files[i]);
+        size_t len = 0;
+        char *b = tu_read_file(p, &len);
+        cr_assert(b && len == 5 && memcmp(b, "mine\n", 5) == 0, "%s removed or changed '%s'", after,
+                  g_users_files[i]);
+        free(b);
+    }
+}
+
+/* What verify names: the files, and the folder of the user's in blobs/
+ * (not walked into: it is not a shard). */
+static const char *const g_users_entries[] = {"tmp/thesis.tex", "quarantine/incident.log",
+                                              "blobs/" SHARD "/photo.jpg", "blobs/photos"};
+
+static size_t g_left_reported;
+
+static void count_left(const vyre_cache_verify_problem *p, void *ctx)
+{
+    (void)ctx;
+    for (size_t i = 0; i < N_USERS_FILES; i++) {
+        char want[1400];
+        path_in(want, sizeof want, g_users_entries[i]);
+        if (strcmp(p->path, want) == 0) {
+            cr_assert_eq(p->kind, VYRE_PROBLEM_STRAY, "'%s' reported as %d", p->path, p->kind);
+            cr_assert_eq(p->repaired, 0, "'%s' reported as repaired (%s)", p->path,
+                         p->action ? p->action : "");
+            g_left_reported++;
+        }
+    }
+}
+
+Test(adversarial_cache, files_vyre_did_not_write_are_reported_and_left_by_every_removal)
+{
+    make_cache();
+    plant_users_files();
+    /* And one real piece of vyre debris, which repair does remove. */
+    char debris[1400];
+    snprintf(debris, sizeof debris, "%s/tmp/%.16s.1234.1.0123456789abcdef.tmp", g_root, g_hex[3]);
+    tu_write_file(debris, "x", 1);
+    struct timespec old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    cr_assert_eq(utimensat(AT_FDCWD, debris, old, 0), 0);
+
+    vyre_cache *c = open_ok(0);
+    vyre_cache_verify_result r;
+    vyre_error e;
+    vyre_error_clear(&e);
+    g_left_reported = 0;
+    cr_assert_eq(vyre_cache_verify(c, 1, &r, count_left, NULL, NULL, NULL, &e), 0, "%s", e.message);
+    expect_users_files("verify --repair");
+    cr_assert_eq(g_left_reported, N_USERS_FILES, "verify reported %zu of the user's files",
+                 g_left_reported);
+    cr_assert_eq(r.problems - r.repaired, N_USERS_FILES, "unrepaired: %" PRIu64,
+                 r.problems - r.repaired);
+    struct stat st;
+    cr_assert_neq(lstat(debris, &st), 0, "vyre's own debris was not removed");
+
+    /* Quarantine expiry in prune and in the automatic cleanup. */
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
+    o.quarantine_max_age_ns = INT64_C(1000000000);
+    vyre_cache_prune_result pr;
+    cr_assert_eq(vyre_cache_prune(c, &o, &pr, NULL, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(pr.quarantine_removed, 0);
+    vyre_cache_close(c);
+    vyre_config cf;
+    cr_assert_eq(vyre_config_load(&cf, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cf.quarantine_max_age_ns = INT64_C(1000000000);
+    cf.max_size = 1;
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.config = &cf;
+    cr_assert_eq(vyre_cache_open_ex(g_root, &oo, &c, &e), 0, "%s", e.message);
+    vyre_cache_cleanup_result cres;
+    cr_assert_eq(vyre_cache_cleanup(c, 1, &cres, &e), 0, "%s", e.message);
+    cr_assert_eq(cres.quarantine_removed, 0);
+    expect_users_files("cleanup");
+    vyre_cache_close(c);
+
+    /* clear counts and removes only vyre's blobs. */
+    make_cache();
+    plant_users_files();
+    c = open_ok(0);
+    uint64_t removed = 0, bytes = 0;
+    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "%s", e.message);
+    cr_assert_eq(removed, N_BLOBS, "clear counted %" PRIu64 " blobs", removed);
+    expect_users_files("clear");
+    vyre_cache_close(c);
+}
+
+static int expect_refused_not_a_cache(unsigned flags, const char *name)
+{
+    vyre_cache *c = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    int rc = vyre_cache_open(g_root, flags, &c, &e);
+    cr_assert_eq(rc, VYRE_EUNSAFE, "flags %#x: got %s", flags, vyre_err_name(rc));
+    cr_assert_null(c);
+    cr_assert_neq(strstr(e.message, g_root), NULL, "message: %s", e.message);
+    if (name)
+        cr_assert_neq(strstr(e.message, name), NULL, "message: %s", e.message);
+    cr_assert_str_neq(e.hint, "", "no hint");
+    return (int)e.remedy;
+}
+
+Test(adversarial_cache, non_empty_directory_without_marker_is_refused_not_adopted)
+{
+    mkdir_ok(g_root);
+    char p[1400];
+    path_in(p, sizeof p, "thesis.tex");
+    tu_write_file(p, "mine\n", 5);
+    cr_assert_eq(expect_refused_not_a_cache(0, "thesis.tex"), VYRE_REMEDY_CACHE_ADOPT);
+    expect_refused_not_a_cache(VYRE_CACHE_READONLY, "thesis.tex");
+    path_in(p, sizeof p, "blobs");
+    struct stat st;
+    cr_assert_neq(lstat(p, &st), 0, "blobs/ was created in a directory that is not a cache");
+    path_in(p, sizeof p, VYRE_CACHE_MARKER);
+    cr_assert_neq(lstat(p, &st), 0, "the directory was adopted");
+    /* Adopting checks the contents too. */
+    expect_refused_not_a_cache(VYRE_CACHE_ADOPT, "thesis.tex");
+}
+
+Test(adversarial_cache, new_cache_carries_the_marker_with_the_key_format)
+{
+    mkdir_ok(g_root);
+    char p[1400];
+    path_in(p, sizeof p, "vyre.conf"); /* a group cache is set up before first use */
+    tu_write_file(p, "max_size = 1G\n", 14);
+    vyre_cache_close(open_ok(0));
+    path_in(p, sizeof p, VYRE_CACHE_MARKER);
+    size_t len = 0;
+    char *m = tu_read_file(p, &len);
+    cr_assert_not_null(m, "no marker in a new cache");
+    cr_assert_eq(
+        strncmp(m, VYRE_CACHE_MARKER_SIGNATURE "\n", strlen(VYRE_CACHE_MARKER_SIGNATURE) + 1), 0,
+        "marker: %s", m);
+    char want[64];
+    snprintf(want, sizeof want, "\nkey_format %d\n", VYRE_KEY_VERSION);
+    cr_assert_neq(strstr(m, want), NULL, "marker: %s", m);
+    free(m);
+}
+
+Test(adversarial_cache, cache_of_the_previous_version_is_recognised_by_its_index)
+{
+    make_cache();
+    char p[1400];
+    path_in(p, sizeof p, VYRE_CACHE_MARKER);
+    unlink(p); /* as the previous version left it */
+    vyre_cache *c = open_ok(0);
+    cr_assert_eq(rows_of(c), N_BLOBS);
+    vyre_cache_close(c);
+    struct stat st;
+    cr_assert_eq(lstat(p, &st), 0, "the marker was not written on recognising the cache");
+
+    /* The same with a file of the user's at its top: not recognised. */
+    unlink(p);
+    path_in(p, sizeof p, "notes.txt");
+    tu_write_file(p, "mine\n", 5);
+    expect_refused_not_a_cache(0, "notes.txt");
+}
+
+Test(adversarial_cache, cache_without_marker_or_index_is_adopted_only_on_request)
+{
+    make_cache();
+    char p[1400];
+    path_in(p, sizeof p, VYRE_CACHE_MARKER);
+    unlink(p);
+    static const char *const idx[] = {"index.sqlite3", "index.sqlite3-wal", "index.sqlite3-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        char q[1400];
+        path_in(q, sizeof q, idx[i]);
+        unlink(q);
+    }
+    cr_assert_eq(expect_refused_not_a_cache(0, NULL), VYRE_REMEDY_CACHE_ADOPT);
+    vyre_cache *c = open_ok(VYRE_CACHE_ADOPT | VYRE_CACHE_NO_INDEX);
+    vyre_cache_reindex_result rr;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_reindex(c, &rr, NULL, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(rr.indexed, N_BLOBS);
+    vyre_cache_close(c);
+    struct stat st;
+    cr_assert_eq(lstat(p, &st), 0, "adopting wrote no marker");
+    c = open_ok(0);
+    cr_assert_eq(rows_of(c), N_BLOBS);
+    vyre_cache_close(c);
+}
+
+/* A symlink on the way to the root that another user owns: whoever owns
+ * it decides where the cache is, and a repair there deletes files there. */
+Test(adversarial_cache, root_through_a_symlink_of_another_user_is_refused)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give a symlink to another user");
+    make_cache();
+    char link[1200], via[1400];
+    snprintf(link, sizeof link, "%s/planted", g_dir);
+    cr_assert_eq(symlink(g_root, link), 0);
+    cr_assert_eq(lchown(link, 12345, 12345), 0, "lchown: %s", strerror(errno));
+    vyre_cache *c = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    int rc = vyre_cache_open(link, 0, &c, &e);
+    cr_assert_eq(rc, VYRE_EUNSAFE, "root symlink of uid 12345: got %s", vyre_err_name(rc));
+    cr_assert_neq(strstr(e.message, link), NULL, "message: %s", e.message);
+    cr_assert_neq(strstr(e.message, "12345"), NULL, "message: %s", e.message);
+    cr_assert_str_neq(e.hint, "");
+
+    /* As a component further up. */
+    char dirlink[1200];
+    snprintf(dirlink, sizeof dirlink, "%s/up", g_dir);
+    cr_assert_eq(symlink(g_dir, dirlink), 0);
+    cr_assert_eq(lchown(dirlink, 12345, 12345), 0);
+    snprintf(via, sizeof via, "%s/cache", dirlink);
+    cr_assert_eq(vyre_cache_open(via, VYRE_CACHE_READONLY, &c, &e), VYRE_EUNSAFE);
+
+    /* The user's own symlink is followed as before. */
+    cr_assert_eq(lchown(link, geteuid(), getegid()), 0);
+    cr_assert_eq(vyre_cache_open(link, 0, &c, &e), 0, "%s", e.message);
+    vyre_cache_close(c);
+}
+
+Test(adversarial_cache, lock_that_is_a_symlink_is_reported_and_repaired)
+{
+    make_cache();
+    make_outside();
+    char lock[1400], target[1400];
+    path_in(lock, sizeof lock, "lock");
+    snprintf(target, sizeof target, "%s/notes.txt", g_out);
+    unlink(lock);
+    cr_assert_eq(symlink(target, lock), 0);
+    outside_snapshot();
+    vyre_cache *c = open_ok(VYRE_CACHE_READONLY);
+    vyre_cache_verify_result r;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_verify(c, 0, &r, NULL, NULL, NULL, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(r.foreign, 1, "verify did not report the lock symlink");
+    vyre_cache_close(c);
+    c = open_ok(0);
+    cr_assert_eq(vyre_cache_verify(c, 1, &r, NULL, NULL, NULL, NULL, &e), 0, "repair: %s",
+                 e.message);
+    cr_assert_eq(r.repaired, r.problems);
+    struct stat st;
+    cr_assert_eq(lstat(lock, &st), 0);
+    cr_assert(S_ISREG(st.st_mode), "lock is not a regular file after repair");
+    put_ok(c, 0);
+    vyre_cache_close(c);
+    expect_outside_unchanged("repairing the lock");
+}
+
+Test(adversarial_cache, reindex_keeps_a_foreign_sqlite_file_named_like_the_index)
+{
+    make_cache();
+    char p[1400];
+    static const char *const idx[] = {"index.sqlite3", "index.sqlite3-wal", "index.sqlite3-shm"};
+    for (size_t i = 0; i < 3; i++) {
+        path_in(p, sizeof p, idx[i]);
+        unlink(p);
+    }
+    path_in(p, sizeof p, "index.sqlite3");
+    /* Someone's database: a valid SQLite file of another application. */
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(p, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db,
+                              "PRAGMA journal_mode=DELETE; CREATE TABLE notes(t TEXT);"
+                              "INSERT INTO notes VALUES('precious');",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    sqlite3_close(db);
+    size_t len = 0;
+    char *orig = tu_read_file(p, &len);
+    cr_assert_not_null(orig);
+
+    vyre_cache *c = open_ok(VYRE_CACHE_NO_INDEX);
+    vyre_cache_reindex_result rr;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_reindex(c, &rr, NULL, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(rr.indexed, N_BLOBS);
+    vyre_cache_close(c);
+    /* Kept aside, byte for byte. */
+    DIR *d = opendir(g_root);
+    cr_assert_not_null(d);
+    struct dirent *f;
+    int kept = 0;
+    while ((f = readdir(d))) {
+        if (strncmp(f->d_name, "index.sqlite3.foreign-", 22) != 0)
+            continue;
+        char q[1400];
+        path_in(q, sizeof q, f->d_name);
+        size_t l2 = 0;
+        char *b = tu_read_file(q, &l2);
+        kept += b && l2 == len && memcmp(b, orig, len) == 0;
+        free(b);
+    }
+    closedir(d);
+    free(orig);
+    cr_assert_eq(kept, 1, "the foreign database was not kept aside");
+    cr_assert_neq(strstr(rr.index_kept, "index.sqlite3.foreign-"), NULL, "index_kept: '%s'",
+                  rr.index_kept);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "cache/blob_internal.h"
 #include "testutil.h"
 #include "vyre/blob.h"
 
@@ -234,6 +235,47 @@ Test(blob, names)
     cr_assert_eq(vyre_blob_kind_parse("PTX", &k), VYRE_EINVAL);
     cr_assert_eq(vyre_blob_kind_parse("", &k), VYRE_EINVAL);
     cr_assert_eq(vyre_blob_kind_parse(NULL, &k), VYRE_EINVAL);
+}
+
+/* The names removals may touch (blob_internal.h): vyre's own, and
+ * nothing a user would call a file. */
+Test(blob, own_names_are_recognised_and_nothing_else)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1], blob[96], name[256];
+    memset(hex, 'a', VYRE_KEY_HEX_LEN);
+    hex[VYRE_KEY_HEX_LEN] = '\0';
+    snprintf(blob, sizeof blob, "%s.vblob", hex);
+    cr_assert(vyre__blob_is_blob_name(blob));
+    static const char *const not_blobs[] = {"photo.jpg", "a.vblob", "", ".vblob"};
+    for (size_t i = 0; i < sizeof not_blobs / sizeof not_blobs[0]; i++)
+        cr_assert(!vyre__blob_is_blob_name(not_blobs[i]), "'%s'", not_blobs[i]);
+    char upper[128];
+    snprintf(upper, sizeof upper, "%s", blob);
+    upper[3] = 'A';
+    cr_assert(!vyre__blob_is_blob_name(upper));
+
+    /* Temp names as the store and a removal make them. */
+    cr_assert_eq(vyre__blob_tmp_name(hex, VYRE__TMP_SUFFIX, name, sizeof name), 0);
+    cr_assert(vyre__blob_is_tmp_name(name), "'%s'", name);
+    cr_assert(!vyre__blob_is_doomed_name(name), "'%s'", name);
+    cr_assert_eq(vyre__blob_tmp_name(hex, VYRE__DOOMED_SUFFIX, name, sizeof name), 0);
+    cr_assert(vyre__blob_is_tmp_name(name) && vyre__blob_is_doomed_name(name), "'%s'", name);
+    static const char *const not_tmp[] = {"thesis.tex", "stale.partial", "debris.tmp",
+                                          "0123456789abcdef.1.2.0123456789abcdef.tmp~",
+                                          "0123456789abcdef..2.0123456789abcdef.tmp"};
+    for (size_t i = 0; i < sizeof not_tmp / sizeof not_tmp[0]; i++)
+        cr_assert(!vyre__blob_is_tmp_name(not_tmp[i]), "'%s'", not_tmp[i]);
+
+    /* Quarantine names: <blob>.<reason>.<secs>[.<pid>-<n>]. */
+    snprintf(name, sizeof name, "%s.payload-checksum.1700000000", blob);
+    cr_assert(vyre__blob_is_quarantine_name(name), "'%s'", name);
+    snprintf(name, sizeof name, "%s.truncated.1700000000.42-7", blob);
+    cr_assert(vyre__blob_is_quarantine_name(name), "'%s'", name);
+    snprintf(name, sizeof name, "%s.no-such-reason.1700000000", blob);
+    cr_assert(!vyre__blob_is_quarantine_name(name), "'%s'", name);
+    cr_assert(!vyre__blob_is_quarantine_name("incident.log"));
+    cr_assert(!vyre__blob_is_quarantine_name("photo.jpg.bad-field.1700000000"));
+    cr_assert(!vyre__blob_is_quarantine_name(blob));
 }
 
 Test(blob, path_layout)

@@ -1,11 +1,14 @@
 /*
- * test_fsutil.c - base/fsutil.c: the bounded whole-file reader.
+ * test_fsutil.c - base/fsutil.c: the bounded whole-file reader, and the
+ * walk that refuses another user's symlink on the way to a path.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/fsutil.h"
 #include "testutil.h"
@@ -93,4 +96,44 @@ Test(fsutil, read_file_missing_and_directory)
     cr_assert_eq(vyre__read_file(g_tmp, 100, &buf, &len, &err), VYRE_EINVAL);
     cr_assert_eq(errno, EISDIR);
     cr_assert_null(buf);
+}
+
+/* vyre__path_check_links: whoever owns a link on the way decides where a
+ * path leads; only the user's and root's links are followed. */
+Test(fsutil, path_check_links_refuses_another_users_link_anywhere_on_the_way)
+{
+    char real[600], own[600], theirs[600], via[700], bad[600];
+    snprintf(real, sizeof real, "%s/real", g_tmp);
+    cr_assert_eq(mkdir(real, 0700), 0);
+    snprintf(own, sizeof own, "%s/own", g_tmp);
+    cr_assert_eq(symlink("real", own), 0);
+    uid_t owner = 0;
+    cr_assert_eq(vyre__path_check_links(own, geteuid(), bad, sizeof bad, &owner), 0);
+    /* A missing component ends the walk: nothing past it is followed. */
+    snprintf(via, sizeof via, "%s/real/not/yet", g_tmp);
+    cr_assert_eq(vyre__path_check_links(via, geteuid(), bad, sizeof bad, &owner), 0);
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give a link to another user");
+    snprintf(theirs, sizeof theirs, "%s/theirs", g_tmp);
+    cr_assert_eq(symlink(own, theirs), 0); /* theirs -> own -> real */
+    cr_assert_eq(lchown(theirs, 4242, 4242), 0);
+    snprintf(via, sizeof via, "%s/theirs/x/../sub", g_tmp);
+    cr_assert_eq(vyre__path_check_links(via, geteuid(), bad, sizeof bad, &owner), 1);
+    cr_assert_str_eq(bad, theirs);
+    cr_assert_eq(owner, 4242);
+    /* Behind one of the user's own links, as a component of its target. */
+    char hop[600];
+    snprintf(hop, sizeof hop, "%s/hop", g_tmp);
+    cr_assert_eq(symlink(theirs, hop), 0);
+    cr_assert_eq(vyre__path_check_links(hop, geteuid(), bad, sizeof bad, &owner), 1);
+    cr_assert_str_eq(bad, theirs);
+    /* A loop is ELOOP, not a hang. */
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/loop-a", g_tmp);
+    snprintf(b, sizeof b, "%s/loop-b", g_tmp);
+    cr_assert_eq(symlink(b, a), 0);
+    cr_assert_eq(symlink(a, b), 0);
+    errno = 0;
+    cr_assert_eq(vyre__path_check_links(a, geteuid(), bad, sizeof bad, &owner), -1);
+    cr_assert_eq(errno, ELOOP);
 }

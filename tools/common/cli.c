@@ -40,6 +40,9 @@ const char *vyre_cli_remedy(vyre_remedy remedy)
         return "list the devices with 'vyre-bench devices'";
     case VYRE_REMEDY_CACHE_CONFIG:
         return "see every setting and where it comes from with 'vyre-cachectl config'";
+    case VYRE_REMEDY_CACHE_ADOPT:
+        return "if it is a cache made by an earlier vyre, adopt it with "
+               "'vyre-cachectl reindex --adopt'";
     default:
         return NULL;
     }

@@ -13,8 +13,9 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: vyre-cachectl clear --yes [--json]\n\n"
             "Remove every blob, every index row, quarantine/ and tmp/. The next run\n"
-            "compiles everything again. The driver's JIT cache is not touched (see\n"
-            "'vyre-cachectl jit --clear').\n\n"
+            "compiles everything again. Only files vyre wrote are removed: anything else\n"
+            "found there stays, and is counted as left. The driver's JIT cache is not\n"
+            "touched (see 'vyre-cachectl jit --clear').\n\n"
             "  --yes  required: clear refuses to run without it\n\n"
             "%s\n"
             "exit status: 0 cleared, 2 usage or operational error (no --yes, missing,\n"
@@ -65,21 +66,25 @@ int cmd_clear(int argc, char **argv)
     vyre_cache *cache = NULL;
     if ((rc = cachectl_open(CACHECTL_WRITE, &cache)))
         return rc;
-    uint64_t removed = 0, bytes = 0;
-    if (vyre_cache_clear(cache, &removed, &bytes, &err)) {
+    vyre_cache_clear_result r;
+    if (vyre_cache_clear_ex(cache, &r, &err)) {
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
     if (g_cachectl.json) {
         json_t *o = cachectl_json_root(cache, 1);
-        json_object_set_new(o, "removed", json_integer((json_int_t)removed));
-        json_object_set_new(o, "removed_bytes", json_integer((json_int_t)bytes));
+        json_object_set_new(o, "removed", json_integer((json_int_t)r.removed));
+        json_object_set_new(o, "removed_bytes", json_integer((json_int_t)r.removed_bytes));
+        json_object_set_new(o, "left", json_integer((json_int_t)r.left));
         cachectl_json_print(o);
     } else if (!g_cachectl.quiet) {
         char size[32];
-        vyre_format_size(bytes, size, sizeof size);
-        printf("Removed %" PRIu64 " blob%s (%s) from %s\n", removed, removed == 1 ? "" : "s", size,
-               vyre_cache_root(cache));
+        vyre_format_size(r.removed_bytes, size, sizeof size);
+        printf("Removed %" PRIu64 " blob%s (%s) from %s\n", r.removed, r.removed == 1 ? "" : "s",
+               size, vyre_cache_root(cache));
+        if (r.left)
+            printf("Left %" PRIu64 " entr%s vyre did not write (see 'vyre-cachectl verify').\n",
+                   r.left, r.left == 1 ? "y" : "ies");
     }
     vyre_cache_close(cache);
     return VYRE_EXIT_OK;

@@ -1,5 +1,6 @@
 /*
- * cmd_reindex.c - `vyre-cachectl reindex`: rebuild the index from the blobs.
+ * cmd_reindex.c - `vyre-cachectl reindex [--adopt]`: rebuild the index from
+ * the blobs (and, with --adopt, take back a cache an earlier vyre made).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,26 +12,113 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: vyre-cachectl reindex [--json]\n\n"
-            "Rebuild index.sqlite3 from the blob headers alone. A missing, corrupt or\n"
-            "foreign index is replaced; hit counts and last-use times survive when the old\n"
-            "index is readable. Blobs that fail validation are quarantined. This is the\n"
-            "fix for 'corrupt index' errors; nothing is lost, the blobs are the truth.\n\n"
+            "usage: vyre-cachectl reindex [--adopt] [--json]\n\n"
+            "Rebuild index.sqlite3 from the blob headers alone. A missing or corrupt\n"
+            "index is replaced; hit counts and last-use times survive when the old\n"
+            "index is readable. A file under the index's name that is not vyre's (another\n"
+            "program's database, another user's file) is never deleted: it is kept as\n"
+            "index.sqlite3.foreign-<time>, and reindex says so. Blobs that fail\n"
+            "validation are quarantined. This is the fix for 'corrupt index' errors;\n"
+            "nothing is lost, the blobs are the truth.\n\n"
+            "  --adopt  take back a cache made by an earlier vyre that lost its index:\n"
+            "           vyre uses no non-empty directory without its marker (%s);\n"
+            "           --adopt checks that every entry of the directory and of its\n"
+            "           blobs/ has a name vyre writes, then writes the marker\n\n"
             "%s\n"
-            "exit status: 0 rebuilt, 2 usage or operational error (missing, unsafe or\n"
-            "             read-only cache directory)\n",
-            CACHECTL_GLOBAL_HELP);
+            "exit status: 0 rebuilt, 2 usage or operational error (missing, unsafe,\n"
+            "             foreign or read-only cache directory)\n",
+            VYRE_CACHE_MARKER, CACHECTL_GLOBAL_HELP);
+}
+
+enum { OPT_ADOPT = CACHECTL_OPT_FIRST_LOCAL };
+
+/* Opens the cache for --adopt: as cachectl_open(CACHECTL_WRITE_NOINDEX)
+ * does, a missing directory is refused before anything is created. */
+static int open_adopt(vyre_cache **out)
+{
+    vyre_config cf;
+    char root[VYRE_CACHE_PATH_MAX];
+    int rc = cachectl_config(&cf, root, sizeof root);
+    if (rc)
+        return rc;
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.config = &cf;
+    oo.flags = VYRE_CACHE_READONLY | VYRE_CACHE_NO_INDEX | VYRE_CACHE_ADOPT;
+    vyre_error err;
+    vyre_error_clear(&err);
+    vyre_cache *probe = NULL;
+    rc = vyre_cache_open_ex(root, &oo, &probe, &err);
+    vyre_cache_close(probe);
+    if (rc)
+        return cachectl_fail(&err);
+    oo.flags = VYRE_CACHE_NO_HIT_TRACK | VYRE_CACHE_NO_INDEX | VYRE_CACHE_ADOPT;
+    if (vyre_cache_open_ex(root, &oo, out, &err))
+        return cachectl_fail(&err);
+    return VYRE_EXIT_OK;
+}
+
+static void print_result(const vyre_cache *cache, const vyre_cache_reindex_result *res, int adopt)
+{
+    const char *kept = res->index_kept[0] ? cachectl_relpath(cache, res->index_kept) : NULL;
+    if (g_cachectl.json) {
+        json_t *o = cachectl_json_root(cache, 1);
+        json_object_set_new(o, "scanned", json_integer((json_int_t)res->scanned));
+        json_object_set_new(o, "indexed", json_integer((json_int_t)res->indexed));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)res->bytes));
+        json_object_set_new(o, "quarantined", json_integer((json_int_t)res->quarantined));
+        json_object_set_new(o, "rows_before", json_integer((json_int_t)res->rows_before));
+        json_object_set_new(o, "links_removed", json_integer((json_int_t)res->removed));
+        json_object_set_new(o, "index_kept", kept ? json_string(kept) : json_null());
+        json_object_set_new(o, "adopted", json_boolean(adopt));
+        cachectl_json_print(o);
+        return;
+    }
+    if (g_cachectl.quiet)
+        return;
+    char size[32];
+    vyre_format_size(res->bytes, size, sizeof size);
+    printf("%-22s %" PRIu64 "\n", "Blob files scanned:", res->scanned);
+    printf("%-22s %" PRIu64 " (%s)\n", "Indexed:", res->indexed, size);
+    printf("%-22s %" PRIu64 "\n", "Quarantined:", res->quarantined);
+    printf("%-22s %" PRIu64 "\n", "Rows before:", res->rows_before);
+    if (res->removed)
+        printf("%-22s %" PRIu64 " (unlinked, never followed)\n",
+               "Links/special files:", res->removed);
+    if (kept)
+        printf("%-22s %s (not vyre's index: kept, not deleted)\n", "Foreign index kept:", kept);
+    if (adopt)
+        printf("%-22s %s written\n", "Adopted:", VYRE_CACHE_MARKER);
 }
 
 int cmd_reindex(int argc, char **argv)
 {
-    int rc = cachectl_no_args("reindex", argc, argv, usage);
-    if (rc != CACHECTL_HANDLED)
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {"adopt", no_argument, NULL, OPT_ADOPT},
+        {NULL, 0, NULL, 0},
+    };
+    int adopt = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, "reindex", opts, argc, argv, usage);
+        if (rc == CACHECTL_HANDLED)
+            continue;
+        if (rc != -1)
+            return rc;
+        if (c != OPT_ADOPT)
+            return VYRE_EXIT_ERROR;
+        adopt = 1;
+    }
+    if (optind < argc)
+        return vyre_cli_usage_error("reindex", NULL, "unexpected argument '%s'", argv[optind]);
+    int rc = cachectl_check_globals("reindex");
+    if (rc)
         return rc;
 
     /* Without the index: the point is to work when it cannot be opened. */
     vyre_cache *cache = NULL;
-    if ((rc = cachectl_open(CACHECTL_WRITE_NOINDEX, &cache)))
+    if ((rc = adopt ? open_adopt(&cache) : cachectl_open(CACHECTL_WRITE_NOINDEX, &cache)))
         return rc;
     cachectl_progress prog;
     cachectl_progress_init(&prog, "reindex", "blobs");
@@ -43,26 +131,7 @@ int cmd_reindex(int argc, char **argv)
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
-    if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache, 1);
-        json_object_set_new(o, "scanned", json_integer((json_int_t)res.scanned));
-        json_object_set_new(o, "indexed", json_integer((json_int_t)res.indexed));
-        json_object_set_new(o, "bytes", json_integer((json_int_t)res.bytes));
-        json_object_set_new(o, "quarantined", json_integer((json_int_t)res.quarantined));
-        json_object_set_new(o, "rows_before", json_integer((json_int_t)res.rows_before));
-        json_object_set_new(o, "links_removed", json_integer((json_int_t)res.removed));
-        cachectl_json_print(o);
-    } else if (!g_cachectl.quiet) {
-        char size[32];
-        vyre_format_size(res.bytes, size, sizeof size);
-        printf("%-22s %" PRIu64 "\n", "Blob files scanned:", res.scanned);
-        printf("%-22s %" PRIu64 " (%s)\n", "Indexed:", res.indexed, size);
-        printf("%-22s %" PRIu64 "\n", "Quarantined:", res.quarantined);
-        printf("%-22s %" PRIu64 "\n", "Rows before:", res.rows_before);
-        if (res.removed)
-            printf("%-22s %" PRIu64 " (unlinked, never followed)\n",
-                   "Links/special files:", res.removed);
-    }
+    print_result(cache, &res, adopt);
     vyre_cache_close(cache);
     return VYRE_EXIT_OK;
 }

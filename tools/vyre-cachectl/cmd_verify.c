@@ -18,12 +18,14 @@ static void usage(FILE *out)
             "Check every blob (header, checksums, file name), the index against the\n"
             "files, and tmp/ for debris older than an hour. Prints a line per problem,\n"
             "then a summary table. Without --repair nothing is changed.\n\n"
-            "  --repair  quarantine bad blobs and stray files, delete index rows whose\n"
+            "  --repair  quarantine bad blobs and misplaced ones, delete index rows whose\n"
             "            file is gone, index valid blobs the index lacks, rewrite rows\n"
             "            that disagree with their blob, remove debris; each problem line\n"
             "            then says what was done; a symlink, FIFO, socket, device or\n"
             "            hard link where a directory or blob belongs is removed itself,\n"
-            "            never what it points to\n"
+            "            never what it points to. Files under names vyre never writes\n"
+            "            (in blobs/, tmp/, quarantine/) are someone else's: reported as\n"
+            "            stray and left where they are\n"
             "  -q        print nothing; the exit status says it all\n\n"
             "%s\n"
             "exit status: 0 clean (with --repair: every problem was repaired),\n"
@@ -59,15 +61,15 @@ typedef struct verify_ctx {
     const vyre_cache *cache;
     json_t *problems; /* --json */
     int print;        /* text lines */
+    int repair;
 } verify_ctx;
 
 static void on_problem(const vyre_cache_verify_problem *p, void *ctx)
 {
     verify_ctx *x = ctx;
     const char *rel = cachectl_relpath(x->cache, p->path);
-    const char *why = p->kind == VYRE_PROBLEM_BAD_BLOB  ? vyre_blob_reject_name(p->reject)
-                      : p->kind == VYRE_PROBLEM_FOREIGN ? p->detail
-                                                        : NULL;
+    const char *why =
+        p->kind == VYRE_PROBLEM_BAD_BLOB ? vyre_blob_reject_name(p->reject) : p->detail;
     if (x->problems) {
         json_t *o = json_pack("{s:s, s:s, s:b}", "kind", problem_name(p->kind), "path", rel,
                               "repaired", p->repaired);
@@ -85,7 +87,7 @@ static void on_problem(const vyre_cache_verify_problem *p, void *ctx)
         tool_clean_fputs(why, stdout);
         fputs(")", stdout);
     }
-    if (p->repaired && p->action)
+    if (p->action && (p->repaired || x->repair)) /* "left" says why repair did not */
         printf(": %s", p->action);
     printf("\n");
 }
@@ -119,7 +121,7 @@ int cmd_verify(int argc, char **argv)
     if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
     verify_ctx x = {cache, g_cachectl.json ? json_array() : NULL,
-                    !g_cachectl.json && !g_cachectl.quiet};
+                    !g_cachectl.json && !g_cachectl.quiet, repair};
     cachectl_progress prog;
     cachectl_progress_init(&prog, "verify", "blobs");
     vyre_cache_verify_result res;

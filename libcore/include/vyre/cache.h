@@ -7,6 +7,15 @@
  * (index.sqlite3) is a rebuildable cache of their headers plus usage.
  * Layout under the root (see libcore/BLOB_FORMAT.md):
  *   blobs/<2 hex>/<64 hex>.vblob   tmp/   quarantine/   index.sqlite3   lock
+ *   vyre-cache.tag (the marker: this directory is a vyre cache)
+ *
+ * Own only what is ours: a root carries the marker, written when vyre
+ * creates (or adopts) it; a non-empty directory without one is refused, not
+ * adopted. Every removal (verify's repair, prune, clear, the automatic
+ * cleanup, quarantine expiry) touches only names vyre writes: shards
+ * blobs/<2 hex>/, blobs <64 hex>.vblob in them, vyre's temp names in tmp/
+ * and its quarantine names in quarantine/. Anything else found there is
+ * reported by verify (VYRE_PROBLEM_STRAY, left in place) and never removed.
  *
  * Concurrency: any number of processes may get, put, prune and verify one
  * cache at once. Gets take no lock. Puts hold a shared flock on <root>/lock
@@ -57,7 +66,18 @@ enum {
                                            nothing is created) instead of VYRE_ENOENT */
     VYRE_CACHE_NO_REMOTE = 1u << 4,     /* no remote stores (remote_storage / $VYRE_REMOTE_CACHE
                                            ignored) */
+    VYRE_CACHE_ADOPT = 1u << 5,         /* a non-empty root without the marker is adopted (the
+                                           marker written) when its contents look like a vyre
+                                           cache: every entry of the root and of blobs/ has a
+                                           name vyre writes; otherwise VYRE_EUNSAFE naming the
+                                           first entry that is not. Not with READONLY. */
 };
+
+/* The marker file in a cache's root (see the top of this file). Its first
+ * line is VYRE_CACHE_MARKER_SIGNATURE; then "layout 1", "key_format <n>"
+ * (VYRE_KEY_VERSION of the vyre that wrote it) and "created <unix secs>". */
+#define VYRE_CACHE_MARKER           "vyre-cache.tag"
+#define VYRE_CACHE_MARKER_SIGNATURE "vyre pipeline cache"
 
 /* Progress callback for long operations: done of total (total may be 0 when
  * unknown). Called from the calling thread. */
@@ -361,7 +381,8 @@ typedef struct vyre_cache_prune_result {
     uint64_t quarantine_removed_bytes;
 } vyre_cache_prune_result;
 
-/* Called for each entry removed (or that would be, in a dry run). */
+/* Called for each entry once it is removed (or that would be, in a dry
+ * run): a prune that fails reports none of the batch it could not remove. */
 typedef void (*vyre_cache_prune_fn)(const vyre_cache_entry *e, const char *reason, void *ctx);
 
 /* Prunes least recently used first. */
@@ -429,6 +450,10 @@ typedef struct vyre_cache_reindex_result {
     uint64_t quarantined;
     uint64_t rows_before;
     uint64_t removed; /* links and special files under blobs/ unlinked (never followed) */
+    /* "" or the path a foreign index.sqlite3 (another program's SQLite
+     * file, another user's file, or one that is not a database) was moved
+     * to, as index.sqlite3.foreign-<unix secs>: reindex never deletes it. */
+    char index_kept[VYRE_CACHE_PATH_MAX];
 } vyre_cache_reindex_result;
 
 /* Rebuilds the index from the blob headers alone (a corrupt or missing
@@ -441,10 +466,23 @@ VYRE_EXTERN int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res
                                    vyre_error *err);
 
 /* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
- * Counts the regular files removed. Links and special files in the cache
- * are unlinked themselves; nothing they point to is touched. */
+ * Counts the blobs removed (regular files under a blob's name). Links and
+ * special files under vyre's names are unlinked themselves; nothing they
+ * point to is touched. Entries under other names stay, and are not
+ * counted (vyre_cache_clear_ex counts them). Crash-consistent: the blobs
+ * are moved into tmp/ before the rows go; an index that cannot be written
+ * fails the call with every blob back in place. */
 VYRE_EXTERN int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes,
                                  vyre_error *err);
+
+typedef struct vyre_cache_clear_result {
+    uint64_t removed; /* blobs removed */
+    uint64_t removed_bytes;
+    uint64_t left; /* entries under names vyre does not write, left in place */
+} vyre_cache_clear_result;
+
+/* vyre_cache_clear with the count of what was left. res may be NULL. */
+VYRE_EXTERN int vyre_cache_clear_ex(vyre_cache *c, vyre_cache_clear_result *res, vyre_error *err);
 
 #ifdef __cplusplus
 }

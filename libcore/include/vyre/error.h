@@ -82,6 +82,7 @@ typedef enum vyre_remedy {
     VYRE_REMEDY_BENCH_RUNS = 5,    /* list the runs in the results database */
     VYRE_REMEDY_DEVICES = 6,       /* list the GPUs the driver sees */
     VYRE_REMEDY_CACHE_CONFIG = 7,  /* list the cache's configuration and where each value is from */
+    VYRE_REMEDY_CACHE_ADOPT = 8,   /* adopt a cache made by an earlier vyre (marker, reindex) */
 } vyre_remedy;
 
 /*

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -330,4 +331,108 @@ const char *vyre__file_type_name(mode_t mode)
     default:
         return "regular file";
     }
+}
+
+/* Drops the last component of the absolute path p ("/a/b" -> "/a",
+ * "/a" -> ""; "" is the root). */
+static void drop_last(char *p)
+{
+    char *s = strrchr(p, '/');
+    if (s)
+        *s = '\0';
+}
+
+/* Takes the next component of *rest into comp (NUL-terminated, at most
+ * size - 1 bytes: longer is ENAMETOOLONG). 0 at the end. */
+static int next_component(const char **rest, char *comp, size_t size)
+{
+    const char *r = *rest;
+    while (*r == '/')
+        r++;
+    if (!*r)
+        return 0;
+    size_t n = strcspn(r, "/");
+    if (n >= size) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(comp, r, n);
+    comp[n] = '\0';
+    *rest = r + n;
+    return 1;
+}
+
+#define LINKS_MAX 40 /* the kernel's own limit on links in one lookup */
+
+int vyre__path_check_links(const char *path, uid_t uid, char *bad, size_t bad_size, uid_t *owner)
+{
+    char done[PATH_MAX] = "", *rest_buf = malloc(2 * PATH_MAX), *next = malloc(2 * PATH_MAX);
+    int rc = -1, links = 0;
+    if (!rest_buf || !next) {
+        errno = ENOMEM;
+        goto out;
+    }
+    if (path[0] != '/' && !getcwd(done, sizeof done))
+        goto out;
+    if (strcmp(done, "/") == 0)
+        done[0] = '\0';
+    if (vyre__strlcpy(rest_buf, path, 2 * PATH_MAX) >= 2 * PATH_MAX) {
+        errno = ENAMETOOLONG;
+        goto out;
+    }
+    const char *rest = rest_buf;
+    char comp[NAME_MAX + 1];
+    int more;
+    while ((more = next_component(&rest, comp, sizeof comp)) > 0) {
+        if (strcmp(comp, ".") == 0)
+            continue;
+        if (strcmp(comp, "..") == 0) {
+            drop_last(done);
+            continue;
+        }
+        char cand[PATH_MAX];
+        if (snprintf(cand, sizeof cand, "%s/%s", done, comp) >= (int)sizeof cand) {
+            errno = ENAMETOOLONG;
+            goto out;
+        }
+        struct stat st;
+        if (lstat(cand, &st) != 0) {
+            rc = errno == ENOENT ? 0 : -1; /* nothing further to follow */
+            goto out;
+        }
+        if (!S_ISLNK(st.st_mode)) {
+            memcpy(done, cand, sizeof done);
+            continue;
+        }
+        if (st.st_uid != uid && st.st_uid != 0) {
+            if (bad)
+                vyre__strlcpy(bad, cand, bad_size);
+            if (owner)
+                *owner = st.st_uid;
+            rc = 1;
+            goto out;
+        }
+        char target[PATH_MAX];
+        ssize_t n = readlink(cand, target, sizeof target - 1);
+        if (n < 0)
+            goto out;
+        target[n] = '\0';
+        if (++links > LINKS_MAX) {
+            errno = ELOOP;
+            goto out;
+        }
+        if (snprintf(next, 2 * PATH_MAX, "%s/%s", target, rest) >= 2 * PATH_MAX) {
+            errno = ENAMETOOLONG;
+            goto out;
+        }
+        memcpy(rest_buf, next, 2 * PATH_MAX);
+        rest = rest_buf;
+        if (target[0] == '/')
+            done[0] = '\0';
+    }
+    rc = more < 0 ? -1 : 0;
+out:
+    free(rest_buf);
+    free(next);
+    return rc;
 }

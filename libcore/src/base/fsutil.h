@@ -70,6 +70,16 @@ int vyre__mkdirat_umask(int dirfd, const char *name, int umask);
  * another mode; nothing otherwise. 0, or -1 with errno. */
 int vyre__fchmod_umask(int fd, int umask);
 
+/* Walks path (absolute, or relative to the working directory) one
+ * component at a time, following symbolic links as the kernel would, and
+ * checks that every link on the way belongs to uid or to root: whoever
+ * owns a link decides where the path leads. 0: every link is; 1: bad
+ * (may be NULL) receives the first link of another owner, as walked, and
+ * *owner (may be NULL) its uid; -1 with errno when a component cannot be
+ * looked at. A missing component ends the walk (0): nothing is followed
+ * past it. */
+int vyre__path_check_links(const char *path, uid_t uid, char *bad, size_t bad_size, uid_t *owner);
+
 /* A word for a file type in messages: "symlink", "FIFO", "socket",
  * "device", "directory", "regular file" (static storage). */
 const char *vyre__file_type_name(mode_t mode);

@@ -657,17 +657,98 @@ static int subdir_fail(int rootfd, const char *root, const char *sub, int e, vyr
                       strerror(e));
 }
 
+/* ---- vyre's own names ---------------------------------------------------- */
+
+/* n lowercase hex digits at s. */
+static int hex_run(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* One or more decimal digits at *s, then `end` (which is consumed too). */
+static int digits_then(const char **s, char end)
+{
+    const char *p = *s;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (p == *s || *p != end)
+        return 0;
+    *s = p + (end ? 1 : 0);
+    return 1;
+}
+
+int vyre__blob_is_blob_name(const char *name)
+{
+    return strlen(name) == VYRE_KEY_HEX_LEN + strlen(VYRE_BLOB_EXT) &&
+           hex_run(name, VYRE_KEY_HEX_LEN) && strcmp(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT) == 0;
+}
+
+/* "<16 hex>.<pid>.<n>.<16 hex><suffix>", as tmp_name makes them. */
+static int is_tmp_with(const char *name, const char *suffix)
+{
+    const char *p = name;
+    if (strlen(p) < 17 || !hex_run(p, 16) || p[16] != '.')
+        return 0;
+    p += 17;
+    if (!digits_then(&p, '.') || !digits_then(&p, '.'))
+        return 0;
+    return strlen(p) == 16 + strlen(suffix) && hex_run(p, 16) && strcmp(p + 16, suffix) == 0;
+}
+
+int vyre__blob_is_tmp_name(const char *name)
+{
+    return is_tmp_with(name, VYRE__TMP_SUFFIX) || is_tmp_with(name, VYRE__DOOMED_SUFFIX);
+}
+
+int vyre__blob_is_doomed_name(const char *name)
+{
+    return is_tmp_with(name, VYRE__DOOMED_SUFFIX);
+}
+
+int vyre__blob_is_quarantine_name(const char *name)
+{
+    size_t base = VYRE_KEY_HEX_LEN + strlen(VYRE_BLOB_EXT);
+    if (strlen(name) <= base + 1 || !hex_run(name, VYRE_KEY_HEX_LEN) ||
+        strncmp(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT, strlen(VYRE_BLOB_EXT)) != 0 ||
+        name[base] != '.')
+        return 0;
+    const char *p = name + base + 1;
+    size_t r = 0;
+    for (; r < VYRE_REJECT_COUNT; r++) {
+        size_t n = strlen(reject_names[r]);
+        if (strncmp(p, reject_names[r], n) == 0 && p[n] == '.') {
+            p += n + 1;
+            break;
+        }
+    }
+    if (r == VYRE_REJECT_COUNT)
+        return 0;
+    /* <secs>, or <secs>.<pid>-<n> (quarantine_move's two forms). */
+    const char *q = p;
+    if (digits_then(&q, '\0'))
+        return 1;
+    return digits_then(&p, '.') && digits_then(&p, '-') && digits_then(&p, '\0');
+}
+
+int vyre__blob_tmp_name(const char *hex, const char *suffix, char *name, size_t size)
+{
+    unsigned long long ctr =
+        (unsigned long long)atomic_fetch_add_explicit(&tmp_counter, 1, memory_order_relaxed);
+    int n = snprintf(name, size, "%.16s.%ld.%llu.%016llx%s", hex, (long)getpid(), ctr,
+                     (unsigned long long)tmp_nonce(), suffix);
+    return n < 0 || (size_t)n >= size ? VYRE_ETOOBIG : VYRE_OK;
+}
+
 /* Creates a unique temp file in the directory tmpfd, exclusively, mode
  * 0600; its name goes to name. */
 static int open_tmp(int tmpfd, const char *root, const char *hex, int umask, char *name,
                     size_t size, int *fd_out, vyre_error *err)
 {
     for (int attempt = 0; attempt < 16; attempt++) {
-        unsigned long long ctr =
-            (unsigned long long)atomic_fetch_add_explicit(&tmp_counter, 1, memory_order_relaxed);
-        int n = snprintf(name, size, "%.16s.%ld.%llu.%016llx.tmp", hex, (long)getpid(), ctr,
-                         (unsigned long long)tmp_nonce());
-        if (n < 0 || (size_t)n >= size)
+        if (vyre__blob_tmp_name(hex, VYRE__TMP_SUFFIX, name, size))
             return vyre__fail(err, VYRE_ETOOBIG, NULL, "temp file name is too long");
         int fd = openat(tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd >= 0 && vyre__fchmod_umask(fd, umask) != 0) {

@@ -68,4 +68,24 @@ int vyre__blob_from_memory(const void *buf, size_t len, const char *origin,
                            const vyre_key *expected, vyre_blob **out, vyre_blob_reject *why,
                            vyre_error *err);
 
+/*
+ * vyre's own names. A removal anywhere in the cache touches only these;
+ * anything else found there is someone's file, reported and left.
+ *   blob:        <64 lowercase hex>.vblob (in blobs/<its first 2 hex>/)
+ *   temp:        <16 hex of the key>.<pid>.<n>.<16 hex>.tmp, a store in
+ *                flight, or the same ending in .rm, a removal's victim
+ *                (moved into tmp/ before its index row goes)
+ *   quarantine:  <blob name>.<reject name>.<secs>[.<pid>-<n>]
+ */
+#define VYRE__TMP_SUFFIX    ".tmp"
+#define VYRE__DOOMED_SUFFIX ".rm"
+int vyre__blob_is_blob_name(const char *name);
+int vyre__blob_is_tmp_name(const char *name); /* .tmp or .rm */
+int vyre__blob_is_doomed_name(const char *name);
+int vyre__blob_is_quarantine_name(const char *name);
+
+/* A new unique temp name for the key whose hex is hex, ending in suffix
+ * (VYRE__TMP_SUFFIX or VYRE__DOOMED_SUFFIX). 0 or VYRE_ETOOBIG. */
+int vyre__blob_tmp_name(const char *hex, const char *suffix, char *name, size_t size);
+
 #endif /* VYRE_BLOB_INTERNAL_H */

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cache/blob_internal.h"
+#include "cache/cache_internal.h"
 #include "base/clock.h"
 #include "base/fsutil.h"
 #include "cache/index.h"
@@ -40,9 +41,13 @@
 #include "base/internal.h"
 #include "vyre/nvtx.h"
 
-#define INDEX_NAME  "index.sqlite3"
-#define LOCK_NAME   "lock"
-#define PRUNE_BATCH 1024
+#define INDEX_NAME    "index.sqlite3"
+#define MARKER_MAX    512
+#define MARKER_TMP    "." VYRE_CACHE_MARKER "." /* + pid.n: the marker being written */
+#define FOREIGN_INDEX INDEX_NAME ".foreign-"    /* a foreign index, kept aside by reindex */
+#define MARKER_LAYOUT 1
+#define LOCK_NAME     "lock"
+#define PRUNE_BATCH   1024
 
 /* "blobs/ab/<64 hex>.vblob" and its NUL. */
 #define BLOB_REL_MAX (6 + 3 + VYRE_KEY_HEX_LEN + 8)
@@ -63,6 +68,23 @@ struct vyre_cache {
     int config_readonly; /* read_only = true in the configuration */
     int missing;         /* VYRE_CACHE_MISSING_EMPTY on a root that does not exist */
 };
+
+/* ---- the test-only step hook (cache_internal.h) ------------------------- */
+
+static vyre__cache_step_fn g_step_hook;
+static void *g_step_ctx;
+
+void vyre__cache_set_step_hook(vyre__cache_step_fn fn, void *ctx)
+{
+    g_step_hook = fn;
+    g_step_ctx = ctx;
+}
+
+static void step(const char *what)
+{
+    if (g_step_hook)
+        g_step_hook(what, g_step_ctx);
+}
 
 /* ---- root resolution and safety ---------------------------------------- */
 
@@ -290,21 +312,66 @@ static int index_check(const vyre_cache *c, int *removable, vyre_error *err)
     return VYRE_OK;
 }
 
-/* Removes the index files (unlinkat in the root: a link goes, its target
- * stays; a directory stays). all = 0: only those index_check refuses (a
- * symlink, special file or another user's file), so that a sound index
- * keeps its usage columns. */
-static void index_remove_entries(const vyre_cache *c, int all)
+/* 1 when the root's index.sqlite3 is a regular file that is not ours to
+ * delete: another user's (outside a group cache), or not a vyre index by
+ * its content (another program's SQLite file, or not SQLite at all; the
+ * audit saw reindex delete one although stats had told the user to move
+ * it away). */
+static int index_main_foreign(const vyre_cache *c)
 {
+    int fd = openat(c->rootfd, INDEX_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int foreign = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        int kind = vyre__index_file_kind(fd);
+        foreign = (st.st_uid != geteuid() && st.st_uid != 0 && !group_member_file(c, &st)) ||
+                  kind == VYRE_INDEX_FILE_OTHER || kind == VYRE_INDEX_FILE_NOT_DB;
+    }
+    close(fd);
+    return foreign;
+}
+
+/* Clears the index's place for a new one (reindex). Symlinks and special
+ * files there are unlinked (the entry, never what a link points to); a
+ * directory stays (index_check refuses it). Regular files: a foreign
+ * index (index_main_foreign) and its -wal, -journal, -shm, and any other
+ * user's file, are kept, renamed to index.sqlite3.foreign-<secs>[-wal...]
+ * (never over an earlier one), and the first such name goes to kept; the
+ * cache's own files are unlinked only with all (a sound index keeps its
+ * usage columns). */
+static void index_set_aside(const vyre_cache *c, int all, char *kept, size_t kept_size)
+{
+    int main_foreign = index_main_foreign(c);
+    long long secs = (long long)time(NULL);
     for (size_t i = 0; i < VYRE_ARRAY_SIZE(index_suffixes); i++) {
         char name[64];
         snprintf(name, sizeof name, "%s%s", INDEX_NAME, index_suffixes[i]);
         struct stat st;
-        if (!all && (fstatat(c->rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-                     (S_ISREG(st.st_mode) &&
-                      (st.st_uid == geteuid() || st.st_uid == 0 || group_member_file(c, &st)))))
+        if (fstatat(c->rootfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
             continue;
-        unlinkat(c->rootfd, name, 0);
+        int owner_ok = st.st_uid == geteuid() || st.st_uid == 0 || group_member_file(c, &st);
+        if (S_ISREG(st.st_mode) && (main_foreign || !owner_ok)) {
+            char aside[96];
+            int r = -1;
+            for (int n = 0; r != 0 && n < 100; n++) {
+                if (n)
+                    snprintf(aside, sizeof aside, "%s%lld.%d%s", FOREIGN_INDEX, secs, n,
+                             index_suffixes[i]);
+                else
+                    snprintf(aside, sizeof aside, "%s%lld%s", FOREIGN_INDEX, secs,
+                             index_suffixes[i]);
+                r = renameat2(c->rootfd, name, c->rootfd, aside, RENAME_NOREPLACE);
+                if (r != 0 && errno != EEXIST)
+                    break;
+            }
+            if (r == 0 && kept && !kept[0])
+                snprintf(kept, kept_size, "%s/%s", c->root, aside);
+            continue;
+        }
+        if (!S_ISREG(st.st_mode) || !owner_ok || all)
+            unlinkat(c->rootfd, name, 0);
     }
 }
 
@@ -329,6 +396,10 @@ static int remotes_from_config(vyre_cache *c, vyre_error *err)
     }
     return rc;
 }
+
+static int check_root_links(const char *root, vyre_error *err);
+static int check_ours(const vyre_cache *c, unsigned flags, int *need_marker, vyre_error *err);
+static int marker_write(const vyre_cache *c, vyre_error *err);
 
 void vyre_cache_open_opts_init(vyre_cache_open_opts *opts)
 {
@@ -372,6 +443,59 @@ static int index_open_umask(vyre_cache *c, int mode, vyre__index **idx, vyre_err
         }
     }
     return vyre__index_open(c->index_path, mode, idx, err);
+}
+
+/* A writable handle's part of the open: the marker (first: a process
+ * opening the cache meanwhile sees it before anything else vyre creates
+ * here), then blobs/, tmp/ and quarantine/. mkdirat never follows: a
+ * symlink already there stays as it is, for verify to report and repair
+ * to remove. */
+static int open_layout(vyre_cache *c, int need_marker, vyre_error *err)
+{
+    int rc = need_marker ? marker_write(c, err) : VYRE_OK;
+    if (rc)
+        return rc;
+    static const char *const subs[] = {"blobs", "tmp", "quarantine"};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(subs); i++) {
+        if (vyre__mkdirat_umask(c->rootfd, subs[i], c->umask) != 0 && errno != EEXIST) {
+            int e = errno;
+            return vyre__fail(err, vyre__errno_code(e),
+                              "check the permissions of the cache directory",
+                              "cannot create directory '%s/%s': %s", c->root, subs[i], strerror(e));
+        }
+    }
+    if (!writable_sub(c->rootfd, "tmp") || !writable_sub(c->rootfd, "blobs"))
+        c->readonly = 1;
+    return VYRE_OK;
+}
+
+/* The index part of the open. SQLite opens by path, with
+ * SQLITE_OPEN_NOFOLLOW, which refuses a symlink at any component of it:
+ * give it the root's real path (the root may be a user's symlink), and
+ * check the entries just before. */
+static int open_index(vyre_cache *c, unsigned flags, vyre_error *err)
+{
+    char real[PATH_MAX];
+    if (!realpath(c->root, real)) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot resolve '%s': %s", c->root,
+                          strerror(e));
+    }
+    int rc = vyre__path_join(c->index_path, sizeof c->index_path, real, INDEX_NAME, err);
+    if (rc || (flags & VYRE_CACHE_NO_INDEX))
+        return rc;
+    int removable = 0;
+    if ((rc = index_check(c, &removable, err)))
+        return rc;
+    rc =
+        index_open_umask(c, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx, err);
+    if (c->readonly && (rc == VYRE_ENOENT || rc == VYRE_EROFS || rc == VYRE_EPERM)) {
+        /* A read-only cache without a usable index (none, or a WAL index
+         * whose -shm we may not create) serves gets from the files. */
+        c->idx = NULL;
+        rc = VYRE_OK;
+    }
+    return rc;
 }
 
 int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
@@ -418,6 +542,8 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
         goto fail;
     c->umask = opts->umask >= 0 ? opts->umask : c->config.umask;
     c->config_readonly = c->config.read_only;
+    if ((rc = check_root_links(c->root, err)))
+        goto fail;
     struct stat st;
     if (stat(c->root, &st) != 0) {
         if (errno == ENOENT && (flags & VYRE_CACHE_READONLY) &&
@@ -460,52 +586,15 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
         goto fail;
     }
     c->gid = st.st_gid;
+    int need_marker = 0;
+    if ((rc = check_ours(c, flags, &need_marker, err)))
+        goto fail;
 
     c->readonly = (flags & VYRE_CACHE_READONLY) || c->config_readonly || !writable_dir(c->root);
-    if (!c->readonly) {
-        /* mkdirat never follows: a symlink already there stays as it is,
-         * for verify to report and repair to remove. */
-        static const char *const subs[] = {"blobs", "tmp", "quarantine"};
-        for (size_t i = 0; i < VYRE_ARRAY_SIZE(subs); i++) {
-            if (vyre__mkdirat_umask(c->rootfd, subs[i], c->umask) != 0 && errno != EEXIST) {
-                int e = errno;
-                rc = vyre__fail(
-                    err, vyre__errno_code(e), "check the permissions of the cache directory",
-                    "cannot create directory '%s/%s': %s", c->root, subs[i], strerror(e));
-                goto fail;
-            }
-        }
-        if (!writable_sub(c->rootfd, "tmp") || !writable_sub(c->rootfd, "blobs"))
-            c->readonly = 1;
-    }
-
-    /* SQLite opens by path, with SQLITE_OPEN_NOFOLLOW, which refuses a
-     * symlink at any component of it: give it the root's real path (the
-     * root may be a user's symlink), and check the entries just before. */
-    char real[PATH_MAX];
-    if (!realpath(c->root, real)) {
-        int e = errno;
-        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot resolve '%s': %s", c->root,
-                        strerror(e));
+    if (!c->readonly && (rc = open_layout(c, need_marker, err)))
         goto fail;
-    }
-    if ((rc = vyre__path_join(c->index_path, sizeof c->index_path, real, INDEX_NAME, err)))
+    if ((rc = open_index(c, flags, err)))
         goto fail;
-    if (!(flags & VYRE_CACHE_NO_INDEX)) {
-        int removable = 0;
-        if ((rc = index_check(c, &removable, err)))
-            goto fail;
-        rc = index_open_umask(c, c->readonly ? VYRE_INDEX_READONLY : VYRE_INDEX_READWRITE, &c->idx,
-                              err);
-        if (c->readonly && (rc == VYRE_ENOENT || rc == VYRE_EROFS || rc == VYRE_EPERM)) {
-            /* A read-only cache without a usable index (none, or a WAL index
-             * whose -shm we may not create) serves gets from the files. */
-            c->idx = NULL;
-            rc = VYRE_OK;
-        } else if (rc) {
-            goto fail;
-        }
-    }
     if (!(flags & VYRE_CACHE_NO_REMOTE) && (rc = remotes_from_config(c, err)))
         goto fail;
     *out = c;
@@ -562,16 +651,20 @@ static int lock_take(const vyre_cache *c, int op, vyre_error *err)
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
         close(fd);
-        return vyre__fail(err, VYRE_EUNSAFE, "remove it; the cache recreates its lock file",
-                          "the cache lock '%s' is not a regular file", p);
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                            vyre__fail(err, VYRE_EUNSAFE,
+                                       "a repair removes it; the cache recreates its lock file",
+                                       "the cache lock '%s' is not a regular file", p));
     }
     if (fd < 0) {
         int e = errno;
-        return vyre__fail(err, vyre__errno_code(e),
-                          e == ELOOP ? "it is a symlink, which is never followed: remove it; the "
-                                       "cache recreates its lock file"
-                                     : "check the cache directory's permissions",
-                          "cannot open the cache lock '%s': %s", p, strerror(e));
+        return vyre__remedy(
+            err, e == ELOOP ? VYRE_REMEDY_CACHE_REPAIR : VYRE_REMEDY_NONE,
+            vyre__fail(err, vyre__errno_code(e),
+                       e == ELOOP ? "it is a symlink, which is never followed: a repair removes "
+                                    "it, and the cache recreates its lock file"
+                                  : "check the cache directory's permissions",
+                       "cannot open the cache lock '%s': %s", p, strerror(e)));
     }
     while (flock(fd, op) != 0) {
         if (errno == EINTR)
@@ -1047,6 +1140,235 @@ static DIR *open_dir_stream(int dfd, const char *name)
     return d;
 }
 
+/* ---- own only what is ours: the marker ---------------------------------- */
+
+/* 1 when name is an entry vyre makes in a cache's root. */
+static int is_root_name(const char *name)
+{
+    static const char *const names[] = {"blobs",
+                                        "tmp",
+                                        "quarantine",
+                                        INDEX_NAME,
+                                        INDEX_NAME "-wal",
+                                        INDEX_NAME "-shm",
+                                        INDEX_NAME "-journal",
+                                        LOCK_NAME,
+                                        VYRE_CACHE_CLEANUP_LOCK,
+                                        VYRE_CONFIG_FILE_NAME,
+                                        VYRE_CACHE_MARKER};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(names); i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return strncmp(name, MARKER_TMP, strlen(MARKER_TMP)) == 0 ||
+           strncmp(name, FOREIGN_INDEX, strlen(FOREIGN_INDEX)) == 0;
+}
+
+/* 1 when the root holds a marker: a regular file (never followed) whose
+ * first line is the signature. */
+static int marker_present(int rootfd)
+{
+    int fd = openat(rootfd, VYRE_CACHE_MARKER, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    char buf[MARKER_MAX];
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, sizeof buf - 1) : -1;
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    size_t l = strlen(VYRE_CACHE_MARKER_SIGNATURE);
+    return strncmp(buf, VYRE_CACHE_MARKER_SIGNATURE, l) == 0 && buf[l] == '\n';
+}
+
+/* Writes the marker: whole, under a temp name, then linked into place, so
+ * that a process opening the cache at the same moment sees it complete or
+ * not at all (linkat never replaces: a marker another process wrote
+ * first stays). An entry there that is not a marker (a link, a special
+ * file, an empty file of a killed writer) is replaced. */
+static int marker_write(const vyre_cache *c, vyre_error *err)
+{
+    static atomic_uint n_marker;
+    char tmp[64], text[MARKER_MAX];
+    snprintf(tmp, sizeof tmp, MARKER_TMP "%ld.%u", (long)getpid(), atomic_fetch_add(&n_marker, 1));
+    int len = snprintf(text, sizeof text,
+                       VYRE_CACHE_MARKER_SIGNATURE
+                       "\nlayout %d\nkey_format %d\ncreated %lld\n"
+                       "# Written by vyre when it made this directory its pipeline cache.\n"
+                       "# vyre removes only the files it writes here, and uses no other\n"
+                       "# non-empty directory without this file.\n",
+                       MARKER_LAYOUT, VYRE_KEY_VERSION, (long long)time(NULL));
+    int fd = openat(c->rootfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int e = 0;
+    if (fd < 0 || vyre__fchmod_umask(fd, c->umask) != 0 || write(fd, text, (size_t)len) != len ||
+        fsync(fd) != 0)
+        e = errno ? errno : EIO;
+    if (fd >= 0)
+        close(fd);
+    /* An entry already there is another process's marker (kept), or not a
+     * marker at all (a link, an empty file of a killed writer): that
+     * entry goes, once, and ours takes its place. */
+    for (int tries = 0; !e && linkat(c->rootfd, tmp, c->rootfd, VYRE_CACHE_MARKER, 0) != 0;
+         tries++) {
+        if (errno != EEXIST || tries == 2)
+            e = errno;
+        else if (marker_present(c->rootfd))
+            break;
+        else
+            unlinkat(c->rootfd, VYRE_CACHE_MARKER, 0);
+    }
+    if (fd >= 0)
+        unlinkat(c->rootfd, tmp, 0);
+    if (e)
+        return vyre__fail(err, vyre__errno_code(e), "check the cache directory's permissions",
+                          "cannot write the cache marker '%s/%s': %s", c->root, VYRE_CACHE_MARKER,
+                          strerror(e));
+    return VYRE_OK;
+}
+
+/* 1 when the root's index.sqlite3 is a SQLite file of vyre's (its
+ * application_id), read without SQLite and without following a link. */
+static int index_is_ours(int rootfd)
+{
+    int fd = openat(rootfd, INDEX_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+               vyre__index_file_kind(fd) == VYRE_INDEX_FILE_OURS;
+    close(fd);
+    return ours;
+}
+
+/* For adopting: every entry of blobs/ is a shard named by two hex digits
+ * holding only blob names. The first entry that is not goes to bad. */
+static int blobs_look_ours(int rootfd, char *bad, size_t size)
+{
+    DIR *top = open_dir_stream(rootfd, "blobs");
+    if (!top)
+        return errno == ENOENT;
+    int ok = 1;
+    struct dirent *d;
+    while (ok && (d = readdir(top))) {
+        if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+            continue;
+        DIR *sd = is_hex2(d->d_name) ? open_dir_stream(dirfd(top), d->d_name) : NULL;
+        if (!sd) {
+            snprintf(bad, size, "blobs/%s", d->d_name);
+            ok = 0;
+            break;
+        }
+        struct dirent *f;
+        while (ok && (f = readdir(sd))) {
+            if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+                continue;
+            if (!vyre__blob_is_blob_name(f->d_name)) {
+                snprintf(bad, size, "blobs/%s/%s", d->d_name, f->d_name);
+                ok = 0;
+            }
+        }
+        closedir(sd);
+    }
+    closedir(top);
+    return ok;
+}
+
+/* The first entry of the root vyre does not make (into bad, "" when
+ * none), and whether the root holds anything but vyre.conf. */
+static int root_entries(int rootfd, char *bad, size_t size, int *nonempty)
+{
+    bad[0] = '\0';
+    *nonempty = 0;
+    int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    struct dirent *f;
+    while ((f = readdir(d))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0 ||
+            strcmp(f->d_name, VYRE_CONFIG_FILE_NAME) == 0)
+            continue;
+        *nonempty = 1;
+        if (!is_root_name(f->d_name) && !bad[0])
+            vyre__strlcpy(bad, f->d_name, size);
+    }
+    closedir(d);
+    return 0;
+}
+
+/* Decides whether the root is a vyre cache: it has the marker; or it is
+ * empty (vyre.conf aside: a group cache is set up before its first use);
+ * or it is a cache of the previous version, which wrote no marker: every
+ * entry of the root has a vyre name and index.sqlite3 carries vyre's
+ * application_id; or, with VYRE_CACHE_ADOPT, every entry of the root and
+ * of blobs/ has a vyre name. *need_marker is set when the marker should be
+ * written (the handle writes it once it knows it may write). Anything else
+ * is refused: a repair or a cleanup there could delete files of the
+ * user's (the audit's '--cache-dir ~/work verify --repair'). */
+static int check_ours(const vyre_cache *c, unsigned flags, int *need_marker, vyre_error *err)
+{
+    *need_marker = 0;
+    if (marker_present(c->rootfd))
+        return VYRE_OK;
+    char bad[NAME_MAX + 16];
+    int nonempty = 0;
+    if (root_entries(c->rootfd, bad, sizeof bad, &nonempty) != 0) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot list '%s': %s", c->root,
+                          strerror(e));
+    }
+    if (bad[0])
+        return vyre__remedy(
+            err, (flags & VYRE_CACHE_ADOPT) ? VYRE_REMEDY_NONE : VYRE_REMEDY_CACHE_ADOPT,
+            vyre__fail(err, VYRE_EUNSAFE,
+                       "give the cache a directory of its own, new or empty (--cache-dir, "
+                       "VYRE_PTX_CACHE_DIR); to adopt an old cache, move what is not the "
+                       "cache's out of it first",
+                       "'%s' is not a vyre cache: it has no %s and holds '%s', which vyre "
+                       "did not write: refusing to use it (a repair or cleanup there could "
+                       "delete files that are not vyre's)",
+                       c->root, VYRE_CACHE_MARKER, bad));
+    if (!nonempty || index_is_ours(c->rootfd)) {
+        *need_marker = 1;
+        return VYRE_OK;
+    }
+    if (!(flags & VYRE_CACHE_ADOPT))
+        return vyre__remedy(
+            err, VYRE_REMEDY_CACHE_ADOPT,
+            vyre__fail(err, VYRE_EUNSAFE,
+                       "adopting checks that everything in it has a name vyre writes, then "
+                       "writes the marker",
+                       "'%s' has no %s and no vyre index: refusing to take it for a vyre "
+                       "cache",
+                       c->root, VYRE_CACHE_MARKER));
+    if (!blobs_look_ours(c->rootfd, bad, sizeof bad))
+        return vyre__fail(
+            err, VYRE_EUNSAFE, "move it out of the cache directory, then adopt the cache again",
+            "cannot adopt '%s' as a vyre cache: '%s' is not a name vyre writes", c->root, bad);
+    *need_marker = 1;
+    return VYRE_OK;
+}
+
+/* Whoever owns a symlink on the way to the root decides where the cache
+ * is: one planted by another user ('ln -s ~alice/work /shared/cache')
+ * would point the user's own repair at the user's own files. */
+static int check_root_links(const char *root, vyre_error *err)
+{
+    char bad[PATH_MAX];
+    uid_t owner = 0;
+    if (vyre__path_check_links(root, geteuid(), bad, sizeof bad, &owner) != 1)
+        return VYRE_OK; /* unreadable components fail later, with their own message */
+    return vyre__fail(err, VYRE_EUNSAFE,
+                      "use a cache directory whose path has no link of another user's, or ask "
+                      "its owner to replace the link with the real path",
+                      "cache directory '%s' goes through the symlink '%s', owned by uid %u, "
+                      "not by you (uid %u) or root: refusing to follow it",
+                      root, bad, (unsigned)owner, (unsigned)geteuid());
+}
+
 /* Lists blobs/<2 hex>/<name>, through descriptors opened O_NOFOLLOW from
  * the root's. Entries with an unexpected name or place get valid_name = 0
  * (stray); symlinks, FIFOs, sockets and devices (at a shard's place or a
@@ -1463,69 +1785,234 @@ void vyre_cache_prune_opts_init(vyre_cache_prune_opts *opts)
     opts->max_bytes = UINT64_MAX;
 }
 
+/*
+ * Removals are crash-consistent: a process killed at any instant, or an
+ * index that will not take the deletion (locked past the busy timeout,
+ * read-only), leaves no index row without its blob. Each victim is first
+ * renamed into tmp/ under a removal's temp name (<16 hex of the key>...rm),
+ * then the rows go in one transaction, then the files are unlinked. Killed
+ * before the commit, a row's file is in tmp/: that removal's debris, which
+ * verify counts with the row (as it does a killed put's) and a repair
+ * removes, row first. A failed commit renames every victim back.
+ */
+typedef struct doomed {
+    uint8_t shard;   /* the key's first byte: blobs/<2 hex>/ */
+    uint8_t moved;   /* renamed into tmp/ */
+    uint8_t regular; /* a regular file (counted by clear) */
+    uint64_t size;
+    char name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT];
+    char tmpname[64];
+} doomed;
+
+/* The shard directories of a removal, opened once each, O_NOFOLLOW from
+ * the root's descriptor: a shard that is a symlink holds nothing of ours. */
+typedef struct shard_fds {
+    int bfd, berr;
+    int fd[256], err[256];
+} shard_fds;
+
+static void shards_open(const vyre_cache *c, shard_fds *s)
+{
+    for (int d = 0; d < 256; d++) {
+        s->fd[d] = -1;
+        s->err[d] = 0;
+    }
+    s->bfd = vyre__open_dir_at(c->rootfd, "blobs");
+    s->berr = s->bfd < 0 ? errno : 0;
+}
+
+/* The descriptor of shard d, or -1 with *e the reason. */
+static int shard_fd(shard_fds *s, int d, int *e)
+{
+    if (s->fd[d] < 0 && s->err[d] == 0) {
+        char sub[3];
+        snprintf(sub, sizeof sub, "%02x", (unsigned)d);
+        s->fd[d] = s->bfd < 0 ? -1 : vyre__open_dir_at(s->bfd, sub);
+        s->err[d] = s->bfd < 0 ? s->berr : s->fd[d] < 0 ? errno : 0;
+    }
+    *e = s->err[d];
+    return s->fd[d];
+}
+
+static void shards_close(shard_fds *s)
+{
+    for (int d = 0; d < 256; d++)
+        if (s->fd[d] >= 0)
+            close(s->fd[d]);
+    if (s->bfd >= 0)
+        close(s->bfd);
+}
+
+/* Moves victim v (its name set) into tmp/ (tmpfd). 0: moved, or nothing
+ * of ours there (no file, no real shard, a directory under the name:
+ * never ours to move); else the errno of the failed rename. */
+static int doom_one(shard_fds *s, int tmpfd, doomed *v)
+{
+    int e = 0;
+    int dfd = shard_fd(s, v->shard, &e);
+    if (dfd < 0)
+        return e == ENOENT || e == ENOTDIR || e == ELOOP ? 0 : e;
+    struct stat st;
+    if (fstatat(dfd, v->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? 0 : errno;
+    if (S_ISDIR(st.st_mode))
+        return 0;
+    char hex[3];
+    snprintf(hex, sizeof hex, "%02x", (unsigned)v->shard);
+    char keyhex[VYRE_KEY_HEX_LEN + 1];
+    memcpy(keyhex, v->name, VYRE_KEY_HEX_LEN);
+    keyhex[VYRE_KEY_HEX_LEN] = '\0';
+    if (vyre__blob_tmp_name(keyhex, VYRE__DOOMED_SUFFIX, v->tmpname, sizeof v->tmpname))
+        return ENAMETOOLONG;
+    step("rename");
+    if (renameat(dfd, v->name, tmpfd, v->tmpname) != 0)
+        return errno == ENOENT ? 0 : errno;
+    v->moved = 1;
+    v->regular = S_ISREG(st.st_mode);
+    v->size = (uint64_t)st.st_size;
+    return 0;
+}
+
+/* After a failed commit: every moved victim back where it was (a blob
+ * that cannot go back stays in tmp/ as debris, and its row with it). */
+static void undoom(shard_fds *s, int tmpfd, doomed *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int e = 0;
+        int dfd = v[i].moved ? shard_fd(s, v[i].shard, &e) : -1;
+        if (dfd >= 0 && renameat(tmpfd, v[i].tmpname, dfd, v[i].name) == 0)
+            v[i].moved = 0;
+    }
+}
+
+/* Unlinks the moved victims from tmp/ (the rows are gone). */
+static void doomed_unlink(int tmpfd, doomed *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].moved) {
+            step("unlink");
+            unlinkat(tmpfd, v[i].tmpname, 0);
+        }
+}
+
+static void check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res,
+                         vyre_cache_problem_fn fn, void *ctx);
+
+/* tmp/, opened for a removal (under the exclusive lock). A tmp/ that is
+ * missing, a link or a file is put right first, as a repair does (the
+ * entry goes, never what a link points to); a failure removes nothing. */
+static int removal_tmp(vyre_cache *c, vyre_error *err)
+{
+    int tmpfd = vyre__open_dir_at(c->rootfd, "tmp");
+    if (tmpfd < 0 && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)) {
+        check_layout(c, 1, NULL, NULL, NULL);
+        if (vyre__mkdirat_umask(c->rootfd, "tmp", c->umask) == 0 || errno == EEXIST)
+            tmpfd = vyre__open_dir_at(c->rootfd, "tmp");
+    }
+    if (tmpfd >= 0)
+        return tmpfd;
+    int e = errno;
+    return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                        vyre__fail(err,
+                                   e == ELOOP || e == ENOTDIR ? VYRE_EUNSAFE : vyre__errno_code(e),
+                                   "a repair recreates it",
+                                   "cannot open '%s/tmp': %s; nothing "
+                                   "was removed",
+                                   c->root, strerror(e)));
+}
+
+/* Appends "; nothing was removed" to err's message (after a failed
+ * commit whose victims went back). */
+static void nothing_removed(vyre_error *err)
+{
+    if (!err)
+        return;
+    size_t l = strlen(err->message);
+    snprintf(err->message + l, sizeof err->message - l, "; nothing was removed");
+    if (!err->hint[0])
+        vyre__strlcpy(err->hint,
+                      "try again when no other process holds the index, and check that "
+                      "index.sqlite3 is writable",
+                      sizeof err->hint);
+}
+
 static int remove_batch(vyre_cache *c, const vyre__index_row *const *victims, size_t n,
                         vyre_error *err)
 {
     vyre_key *keys = malloc((n ? n : 1) * sizeof *keys);
-    if (!keys)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
-    int fd = lock_take(c, LOCK_EX, err);
-    if (fd < 0) {
+    doomed *v = calloc(n ? n : 1, sizeof *v);
+    if (!keys || !v) {
         free(keys);
-        return fd;
+        free(v);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
     }
-    /* unlinkat() in the blob's two-hex directory, opened once per batch,
-     * saves the kernel walking the whole path for every file (measured:
-     * pruning 100,000 blobs against unlinking them by full path). blobs/
-     * and each shard are opened O_NOFOLLOW from the root's descriptor: a
-     * shard that is a symlink (or swapped for one) holds nothing of ours,
-     * so only the row goes. */
-    int dirfds[256], direrr[256];
-    for (int d = 0; d < 256; d++) {
-        dirfds[d] = -1;
-        direrr[d] = 0;
-    }
-    int bfd = vyre__open_dir_at(c->rootfd, "blobs");
-    int berr = bfd < 0 ? errno : 0;
-    int rc = VYRE_OK;
-    for (size_t i = 0; i < n; i++) {
-        char hex[VYRE_KEY_HEX_LEN + 1], name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT];
-        keys[i] = victims[i]->key;
-        vyre_key_to_hex(&keys[i], hex);
-        memcpy(name, hex, VYRE_KEY_HEX_LEN);
-        memcpy(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT, sizeof VYRE_BLOB_EXT);
-        int d = victims[i]->key.bytes[0];
-        if (dirfds[d] < 0 && direrr[d] == 0) {
-            char sub[3] = {hex[0], hex[1], '\0'};
-            dirfds[d] = bfd < 0 ? -1 : vyre__open_dir_at(bfd, sub);
-            direrr[d] = bfd < 0 ? berr : dirfds[d] < 0 ? errno : 0;
+    int fd = lock_take(c, LOCK_EX, err);
+    int tmpfd = fd < 0 ? -1 : removal_tmp(c, err);
+    int rc = fd < 0 ? fd : tmpfd < 0 ? tmpfd : VYRE_OK;
+    shard_fds s;
+    shards_open(c, &s);
+    size_t done = 0;
+    for (; rc == VYRE_OK && done < n; done++) {
+        char hex[VYRE_KEY_HEX_LEN + 1];
+        keys[done] = victims[done]->key;
+        vyre_key_to_hex(&keys[done], hex);
+        v[done].shard = keys[done].bytes[0];
+        snprintf(v[done].name, sizeof v[done].name, "%s%s", hex, VYRE_BLOB_EXT);
+        int e = doom_one(&s, tmpfd, &v[done]);
+        if (e) {
+            char path[VYRE_CACHE_PATH_MAX];
+            vyre_blob_path(c->root, &keys[done], path, sizeof path, NULL);
+            rc = vyre__fail(err, vyre__errno_code(e), "check the cache's permissions",
+                            "cannot remove '%s': %s", path, strerror(e));
+            break; /* rows of the blobs still in place stay */
         }
-        int e;
-        if (dirfds[d] < 0) {
-            e = direrr[d];
-            if (e == ENOENT || e == ENOTDIR || e == ELOOP)
-                continue; /* no real directory: nothing of ours to remove */
-        } else if (unlinkat(dirfds[d], name, 0) == 0 || errno == ENOENT) {
-            continue;
+    }
+    if (done) {
+        step("commit");
+        int drc = vyre__index_delete_many(c->idx, keys, done, rc ? NULL : err);
+        if (drc) {
+            undoom(&s, tmpfd, v, done);
+            if (!rc)
+                nothing_removed(err);
+            rc = rc ? rc : drc;
         } else {
-            e = errno;
+            doomed_unlink(tmpfd, v, done);
         }
-        char path[VYRE_CACHE_PATH_MAX];
-        vyre_blob_path(c->root, &keys[i], path, sizeof path, NULL);
-        rc = vyre__fail(err, vyre__errno_code(e), "check the cache's permissions",
-                        "cannot remove '%s': %s", path, strerror(e));
-        n = i; /* rows of files still there stay */
-        break;
     }
-    for (int d = 0; d < 256; d++)
-        if (dirfds[d] >= 0)
-            close(dirfds[d]);
-    if (bfd >= 0)
-        close(bfd);
-    int drc = n ? vyre__index_delete_many(c->idx, keys, n, rc ? NULL : err) : VYRE_OK;
+    shards_close(&s);
+    if (tmpfd >= 0)
+        close(tmpfd);
     lock_release(fd);
     free(keys);
-    return rc ? rc : drc;
+    free(v);
+    return rc;
+}
+
+/* Victims of a prune, removed PRUNE_BATCH at a time. */
+typedef struct prune_batch {
+    const vyre__index_row **rows;
+    const char **reasons;
+    size_t n;
+} prune_batch;
+
+/* Removes the batch (a dry run removes nothing), then counts it and calls
+ * fn for each entry: only once they are gone, so that a prune that fails
+ * (a locked index: nothing removed) reports none of them as removed. */
+static int prune_flush(vyre_cache *c, prune_batch *b, int dry_run, vyre_cache_prune_result *res,
+                       vyre_cache_prune_fn fn, void *ctx, vyre_error *err)
+{
+    int rc = dry_run ? VYRE_OK : remove_batch(c, b->rows, b->n, err);
+    for (size_t i = 0; rc == VYRE_OK && i < b->n; i++) {
+        res->removed++;
+        res->removed_bytes += b->rows[i]->file_size;
+        if (fn) {
+            vyre_cache_entry e;
+            entry_from_row(&e, b->rows[i]);
+            fn(&e, b->reasons[i], ctx);
+        }
+    }
+    b->n = 0;
+    return rc;
 }
 
 int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cache_prune_result *res,
@@ -1573,9 +2060,13 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
     for (size_t i = 0; i < rows.n; i++)
         total += rows.v[i].file_size;
     int64_t now = vyre__unix_ns();
-    const vyre__index_row **batch = malloc(PRUNE_BATCH * sizeof *batch);
-    size_t nb = 0;
-    if (!batch) {
+    prune_batch b;
+    b.n = 0;
+    b.rows = malloc(PRUNE_BATCH * sizeof *b.rows);
+    b.reasons = malloc(PRUNE_BATCH * sizeof *b.reasons);
+    if (!b.rows || !b.reasons) {
+        free(b.rows);
+        free(b.reasons);
         free(rows.v);
         vyre_nvtx_pop();
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
@@ -1603,37 +2094,30 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
             continue;
         }
         total -= r->file_size;
-        res->removed++;
-        res->removed_bytes += r->file_size;
-        if (fn) {
-            vyre_cache_entry e;
-            entry_from_row(&e, r);
-            fn(&e, reason, ctx);
-        }
-        if (!opts->dry_run) {
-            batch[nb++] = r;
-            if (nb == PRUNE_BATCH) {
-                rc = remove_batch(c, batch, nb, err);
-                nb = 0;
-            }
-        }
+        b.rows[b.n] = r;
+        b.reasons[b.n++] = reason;
+        if (opts->dry_run || b.n == PRUNE_BATCH)
+            rc = prune_flush(c, &b, opts->dry_run, res, fn, ctx, err);
         if (opts->progress && (res->examined & 1023) == 0)
             opts->progress(res->examined, rows.n, opts->progress_ctx);
     }
-    if (rc == VYRE_OK && nb)
-        rc = remove_batch(c, batch, nb, err);
+    if (rc == VYRE_OK && b.n)
+        rc = prune_flush(c, &b, opts->dry_run, res, fn, ctx, err);
     if (opts->progress)
         opts->progress(res->examined, rows.n, opts->progress_ctx);
     res->target_reached = total <= opts->max_bytes;
-    free(batch);
+    free(b.rows);
+    free(b.reasons);
     free(rows.v);
     vyre_nvtx_pop();
     return rc;
 }
 
 /* Removes (or, dry run, counts) the files in quarantine/ whose time (the
- * time they were quarantined) is older than max_age_ns. Entries that are
- * not regular files are unlinked themselves, never followed. */
+ * time they were quarantined) is older than max_age_ns. Only quarantine
+ * names (blob_internal.h) are touched: anything else there is someone's,
+ * and verify reports it. Entries that are not regular files are unlinked
+ * themselves, never followed. */
 static void prune_quarantine(vyre_cache *c, int64_t max_age_ns, int dry_run, uint64_t *files,
                              uint64_t *bytes)
 {
@@ -1646,7 +2130,8 @@ static void prune_quarantine(vyre_cache *c, int64_t max_age_ns, int dry_run, uin
         if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
             continue;
         struct stat st;
-        if (fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+        if (!vyre__blob_is_quarantine_name(f->d_name) ||
+            fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
             continue;
         int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         if (now - m <= max_age_ns)
@@ -1670,6 +2155,11 @@ static int cleanup_lock_open(const vyre_cache *c)
                     O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
     if (fd < 0 && (errno == EACCES || errno == EPERM)) /* another user's, in a group cache */
         fd = openat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* The cache's umask, not the process's: a lock made 0644 in a group
+     * cache keeps the other members from updating its time, and their
+     * puts then clean up every time. */
+    if (fd >= 0)
+        (void)vyre__fchmod_umask(fd, c->umask); /* only a lock of ours */
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
         close(fd);
@@ -1927,27 +2417,33 @@ static void report(vyre_cache_problem_fn fn, void *ctx, vyre_cache_verify_proble
         fn(p, ctx);
 }
 
-/* blobs/, tmp/ and quarantine/ must be real directories. Each that is not
- * (a symlink, a special file, a plain file) is a FOREIGN problem; with
- * repair the entry itself is removed (unlinkat: never what a link points
- * to) and the directory recreated. res may be NULL (repair only). */
+/* blobs/, tmp/ and quarantine/ must be real directories, and the lock
+ * files (lock, cleanup.lock) regular files where they exist. Each that is
+ * not (a symlink, a special file, a plain file where a directory belongs)
+ * is a FOREIGN problem; with repair the entry itself is removed (unlinkat:
+ * never what a link points to) and a directory recreated (a lock file is
+ * recreated by its next use). res may be NULL (repair only). */
 static void check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res,
                          vyre_cache_problem_fn fn, void *ctx)
 {
-    static const char *const dirs[] = {"blobs", "tmp", "quarantine"};
+    static const char *const dirs[] = {"blobs", "tmp", "quarantine", LOCK_NAME,
+                                       VYRE_CACHE_CLEANUP_LOCK};
     for (size_t i = 0; i < VYRE_ARRAY_SIZE(dirs); i++) {
+        int is_dir = i < 3;
         struct stat st;
-        if (fstatat(c->rootfd, dirs[i], &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+        if (fstatat(c->rootfd, dirs[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            (is_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
             continue;
         vyre_cache_verify_problem p;
         memset(&p, 0, sizeof p);
         p.kind = VYRE_PROBLEM_FOREIGN;
         p.detail = vyre__file_type_name(st.st_mode);
         sub_path(c, dirs[i], p.path, sizeof p.path);
-        if (repair && unlinkat(c->rootfd, dirs[i], 0) == 0 &&
-            (vyre__mkdirat_umask(c->rootfd, dirs[i], c->umask) == 0 || errno == EEXIST)) {
+        if (repair && unlinkat(c->rootfd, dirs[i], S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0 &&
+            (!is_dir || vyre__mkdirat_umask(c->rootfd, dirs[i], c->umask) == 0 ||
+             errno == EEXIST)) {
             p.repaired = 1;
-            p.action = "removed, directory recreated";
+            p.action = is_dir ? "removed, directory recreated" : "removed";
         }
         if (res)
             res->foreign++;
@@ -1955,9 +2451,32 @@ static void check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *re
     }
 }
 
+/* An entry vyre did not write (a name it never uses), found where it looks
+ * (blobs/, tmp/, quarantine/): reported, never removed. */
+static void left_entry(const char *path, vyre_cache_verify_result *res, vyre_cache_problem_fn fn,
+                       void *ctx)
+{
+    vyre_cache_verify_problem p;
+    memset(&p, 0, sizeof p);
+    p.kind = VYRE_PROBLEM_STRAY;
+    p.detail = "not written by vyre";
+    p.action = "left";
+    vyre__strlcpy(p.path, path, sizeof p.path);
+    res->stray++;
+    report(fn, ctx, &p, res);
+}
+
+/* 1 when e, listed under blobs/, has one of vyre's names there: a shard
+ * (blobs/<2 hex>) or a blob name in a shard. */
+static int ent_ours(const file_ent *e)
+{
+    return e->dir[0] ? vyre__blob_is_blob_name(e->name) : is_hex2(e->name);
+}
+
 /* A foreign entry under blobs/ (a symlink, FIFO, socket, device, or a
  * blob's hard link): reported; with repair its name in the cache is
- * unlinked, never followed and never opened. */
+ * unlinked, never followed and never opened, when the name is one of
+ * vyre's (otherwise it is someone's, and left). */
 static void foreign_entry(vyre_cache *c, const file_ent *e, const char *what, int repair,
                           vyre_cache_verify_result *res, vyre_cache_problem_fn fn, void *ctx)
 {
@@ -1968,7 +2487,9 @@ static void foreign_entry(vyre_cache *c, const file_ent *e, const char *what, in
     ent_path(c, e, p.path, sizeof p.path);
     char rel[BLOB_REL_MAX + 80];
     ent_rel(e, rel, sizeof rel);
-    if (repair && vyre__blob_unlink_at(c->rootfd, rel) == 0) {
+    if (!ent_ours(e)) {
+        p.action = "left (not a name vyre writes)";
+    } else if (repair && vyre__blob_unlink_at(c->rootfd, rel) == 0) {
         p.repaired = 1;
         p.action = "removed";
     }
@@ -2024,39 +2545,139 @@ static int tmp_for_key(const tmp_seen_ent *v, size_t n, const vyre_key *key)
     return state;
 }
 
-int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
-                      vyre_cache_problem_fn fn, void *ctx, vyre_cache_progress_fn progress,
-                      void *progress_ctx, vyre_error *err)
+/* What verify learns from tmp/ (scanned under the exclusive lock, where no
+ * put is half done and no removal is in flight): the key prefixes of the
+ * temp files, and the debris, removed only after the cross-check has
+ * deleted the rows that go with it (a repair killed in between then leaves
+ * debris, never a row without its file). */
+typedef struct tmp_scan {
+    tmp_seen_ent *seen;
+    size_t n_seen;
+    char (*debris)[NAME_MAX + 1];
+    size_t n_debris, cap;
+} tmp_scan;
+
+/* "<root>/<dir><name>" (dir ends with '/') for messages. */
+static void flat_path(const vyre_cache *c, const char *dir, const char *name, char *out,
+                      size_t size)
 {
-    if (!c || !res)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_verify: NULL argument");
-    memset(res, 0, sizeof *res);
-    if (repair && c->readonly)
-        return readonly_error(c, err);
-    if (c->missing)
-        return VYRE_OK; /* first use: nothing to check */
-    vyre_nvtx_push(VYRE_RANGE_CACHE_VERIFY);
-    file_list files = {0};
-    checked *good = NULL;
-    check_out *outs = NULL;
-    size_t n_good = 0;
-    row_list rows = {0};
-    int lock_fd = -1;
-    size_t n_tmp = 0;
-    tmp_seen_ent *tmp_seen = malloc(MAX_TMP_SEEN * sizeof *tmp_seen);
-    if (tmp_seen)
-        check_layout(c, repair, res, fn, ctx);
-    int rc = tmp_seen ? scan_and_check(c, &files, &outs, progress, progress_ctx, "verifying", err)
-                      : vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
-    if (rc)
-        goto out;
-    good = malloc((files.n ? files.n : 1) * sizeof *good);
-    if (!good) {
-        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
-        goto out;
+    char rel[NAME_MAX + 16];
+    size_t n = vyre__strlcpy(rel, dir, sizeof rel);
+    if (n < sizeof rel)
+        vyre__strlcpy(rel + n, name, sizeof rel - n);
+    if (vyre__path_join(out, size, c->root, rel, NULL))
+        out[0] = '\0';
+}
+
+static int debris_push(tmp_scan *t, const char *name)
+{
+    if (t->n_debris == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        char(*v)[NAME_MAX + 1] = realloc(t->debris, cap * sizeof *v);
+        if (!v)
+            return VYRE_ENOMEM;
+        t->debris = v;
+        t->cap = cap;
     }
-    for (size_t i = 0; i < files.n; i++) {
-        const file_ent *e = &files.v[i];
+    vyre__strlcpy(t->debris[t->n_debris++], name, NAME_MAX + 1);
+    return VYRE_OK;
+}
+
+/* tmp/: vyre's temp names are in flight or debris (older than an hour, or
+ * a removal's victim: its remover holds the lock we hold, so it is dead);
+ * other names are someone's, reported and left. */
+static int verify_tmp_scan(vyre_cache *c, tmp_scan *t, vyre_cache_verify_result *res,
+                           vyre_cache_problem_fn fn, void *ctx, vyre_error *err)
+{
+    DIR *td = open_dir_stream(c->rootfd, "tmp");
+    if (!td)
+        return VYRE_OK;
+    int rc = VYRE_OK;
+    struct dirent *f;
+    int64_t now = vyre__unix_ns();
+    while (rc == VYRE_OK && (f = readdir(td))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(td), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (!vyre__blob_is_tmp_name(f->d_name)) {
+            char path[VYRE_CACHE_PATH_MAX];
+            flat_path(c, "tmp/", f->d_name, path, sizeof path);
+            left_entry(path, res, fn, ctx);
+            continue;
+        }
+        int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        int debris = vyre__blob_is_doomed_name(f->d_name) || now - m > VYRE_CACHE_DEBRIS_AGE_NS;
+        /* Temp names start with the key's first 16 hex digits: remember
+         * them, a row without its file may belong to this write. */
+        if (t->n_seen < MAX_TMP_SEEN) {
+            memcpy(t->seen[t->n_seen].prefix, f->d_name, TMP_PREFIX);
+            t->seen[t->n_seen].debris = debris;
+            t->n_seen++;
+        }
+        if (!debris)
+            res->tmp_in_flight++;
+        else
+            rc = debris_push(t, f->d_name);
+    }
+    closedir(td);
+    if (rc)
+        return vyre__fail(err, rc, NULL, "out of memory verifying");
+    return VYRE_OK;
+}
+
+/* Reports the debris found by verify_tmp_scan; repair removes it. */
+static void verify_debris(vyre_cache *c, int repair, const tmp_scan *t,
+                          vyre_cache_verify_result *res, vyre_cache_problem_fn fn, void *ctx)
+{
+    int tmpfd = t->n_debris && repair ? vyre__open_dir_at(c->rootfd, "tmp") : -1;
+    for (size_t i = 0; i < t->n_debris; i++) {
+        vyre_cache_verify_problem p;
+        memset(&p, 0, sizeof p);
+        p.kind = VYRE_PROBLEM_DEBRIS;
+        flat_path(c, "tmp/", t->debris[i], p.path, sizeof p.path);
+        res->debris++;
+        if (tmpfd >= 0 && unlinkat(tmpfd, t->debris[i], 0) == 0) {
+            p.repaired = 1;
+            p.action = "removed";
+        }
+        report(fn, ctx, &p, res);
+    }
+    if (tmpfd >= 0)
+        close(tmpfd);
+}
+
+/* quarantine/: quarantined blobs are counted (kept for inspection, not a
+ * problem); anything else there is someone's, reported and left. */
+static void verify_quarantine(vyre_cache *c, vyre_cache_verify_result *res,
+                              vyre_cache_problem_fn fn, void *ctx)
+{
+    DIR *d = open_dir_stream(c->rootfd, "quarantine");
+    if (!d)
+        return;
+    struct dirent *f;
+    while ((f = readdir(d))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        if (vyre__blob_is_quarantine_name(f->d_name)) {
+            res->quarantined++;
+            continue;
+        }
+        char path[VYRE_CACHE_PATH_MAX];
+        flat_path(c, "quarantine/", f->d_name, path, sizeof path);
+        left_entry(path, res, fn, ctx);
+    }
+    closedir(d);
+}
+
+/* The blob files as checked: good ones into good[], problems reported. */
+static void verify_blobs(vyre_cache *c, int repair, const file_list *files, const check_out *outs,
+                         checked *good, size_t *n_good, vyre_cache_verify_result *res,
+                         vyre_cache_problem_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < files->n; i++) {
+        const file_ent *e = &files->v[i];
         const check_out *o = &outs[i];
         vyre_cache_verify_problem p;
         memset(&p, 0, sizeof p);
@@ -2067,7 +2688,12 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             foreign_entry(c, e, vyre__file_type_name(e->mode), repair, res, fn, ctx);
             continue;
         }
+        if (!e->valid_name && !vyre__blob_is_blob_name(e->name)) {
+            left_entry(p.path, res, fn, ctx); /* not a name vyre writes */
+            continue;
+        }
         if (!e->valid_name) {
+            /* A blob's name in the wrong place: vyre's, quarantined. */
             p.kind = VYRE_PROBLEM_STRAY;
             res->stray++;
             if (repair && vyre__blob_quarantine_at(c->rootfd, c->root, rel, VYRE_REJECT_BAD_FIELD,
@@ -2084,7 +2710,7 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             k.key = e->key;
             k.h = o->h;
             k.file_size = o->file_size;
-            good[n_good++] = k;
+            good[(*n_good)++] = k;
             res->bytes_checked += k.file_size;
             if (VYRE_BLOB_KEY_STALE(o->h.key_version))
                 res->stale++;
@@ -2105,128 +2731,137 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
             report(fn, ctx, &p, res);
         }
     }
+}
 
-    /* tmp/ debris and quarantine. */
-    char dir[VYRE_CACHE_PATH_MAX];
-    uint64_t qbytes = 0;
-    scan_flat(c, "quarantine", 0, &res->quarantined, &qbytes, NULL);
-    sub_path(c, "tmp", dir, sizeof dir);
-    DIR *td = open_dir_stream(c->rootfd, "tmp");
-    if (td) {
-        struct dirent *f;
-        int64_t now = vyre__unix_ns();
-        while ((f = readdir(td))) {
-            if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
-                continue;
-            struct stat st;
-            if (fstatat(dirfd(td), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-                continue;
-            int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-            int debris = now - m > VYRE_CACHE_DEBRIS_AGE_NS;
-            /* Temp names start with the key's first 16 hex digits: remember
-             * them, a row without its file may belong to this write. */
-            if (strlen(f->d_name) > TMP_PREFIX && n_tmp < MAX_TMP_SEEN) {
-                memcpy(tmp_seen[n_tmp].prefix, f->d_name, TMP_PREFIX);
-                tmp_seen[n_tmp].debris = debris;
-                n_tmp++;
-            }
-            if (!debris) {
-                res->tmp_in_flight++;
-                continue;
-            }
-            vyre_cache_verify_problem p;
-            memset(&p, 0, sizeof p);
-            p.kind = VYRE_PROBLEM_DEBRIS;
-            vyre__path_join(p.path, sizeof p.path, dir, f->d_name, NULL);
-            res->debris++;
-            if (repair && unlinkat(dirfd(td), f->d_name, 0) == 0) {
-                p.repaired = 1;
-                p.action = "removed";
-            }
-            report(fn, ctx, &p, res);
-        }
-        closedir(td);
+/* A row the cross-check found without a checked file. */
+static void verify_row_without_file(vyre_cache *c, int repair, const vyre__index_row *r,
+                                    const tmp_scan *t, vyre_cache_verify_result *res,
+                                    vyre_cache_problem_fn fn, void *ctx)
+{
+    /* The file may have been put after the scan (then it exists now). */
+    if (blob_present(c, &r->key))
+        return;
+    /* A put records the row before it renames the blob into place, and a
+     * removal moves the blob into tmp/ before it deletes the row: killed
+     * in between, either leaves this row plus its temp file, part of that
+     * operation's debris, not a problem of its own. It goes (first) when
+     * the debris goes. */
+    int tmp_state = tmp_for_key(t->seen, t->n_seen, &r->key);
+    if (tmp_state >= 0) {
+        if (tmp_state == 1 && repair)
+            vyre__index_delete(c->idx, &r->key, NULL);
+        return;
     }
+    vyre_cache_verify_problem p;
+    memset(&p, 0, sizeof p);
+    vyre_blob_path(c->root, &r->key, p.path, sizeof p.path, NULL);
+    p.kind = VYRE_PROBLEM_ROW_WITHOUT_FILE;
+    res->rows_without_file++;
+    if (repair && vyre__index_delete(c->idx, &r->key, NULL) == VYRE_OK) {
+        p.repaired = 1;
+        p.action = "row deleted";
+    }
+    report(fn, ctx, &p, res);
+}
 
-    if (!c->idx)
-        goto out; /* nothing to cross-check (read-only cache without index) */
+/* Index rows against the checked files (both sorted by key). */
+static void verify_rows(vyre_cache *c, int repair, row_list *rows, checked *good, size_t n_good,
+                        const tmp_scan *t, vyre_cache_verify_result *res, vyre_cache_problem_fn fn,
+                        void *ctx)
+{
+    if (n_good)
+        qsort(good, n_good, sizeof *good, cmp_key);
+    if (rows->n)
+        qsort(rows->v, rows->n, sizeof *rows->v, cmp_key); /* key is the first member */
+    size_t i = 0, j = 0;
+    while (i < rows->n || j < n_good) {
+        int d = i == rows->n ? 1 : j == n_good ? -1 : cmp_key(&rows->v[i].key, &good[j].key);
+        if (d < 0) {
+            verify_row_without_file(c, repair, &rows->v[i++], t, res, fn, ctx);
+            continue;
+        }
+        vyre_cache_verify_problem p;
+        memset(&p, 0, sizeof p);
+        const checked *k = &good[j++];
+        const vyre__index_row *r = d == 0 ? &rows->v[i++] : NULL;
+        if (r && row_matches(r, k))
+            continue;
+        vyre_blob_path(c->root, &k->key, p.path, sizeof p.path, NULL);
+        if (!r && !blob_present(c, &k->key))
+            continue; /* pruned since the scan: consistent */
+        p.kind = r ? VYRE_PROBLEM_ROW_MISMATCH : VYRE_PROBLEM_FILE_WITHOUT_ROW;
+        if (r)
+            res->row_mismatches++;
+        else
+            res->files_without_row++;
+        vyre__index_row row;
+        row_from_checked(c, &row, &k->h, k->file_size);
+        if (r) {
+            row.hits = r->hits;
+            row.last_access_unix_ns = r->last_access_unix_ns;
+        }
+        if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
+            p.repaired = 1;
+            p.action = r ? "row rewritten" : "indexed";
+        }
+        report(fn, ctx, &p, res);
+    }
+}
 
+int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
+                      vyre_cache_problem_fn fn, void *ctx, vyre_cache_progress_fn progress,
+                      void *progress_ctx, vyre_error *err)
+{
+    if (!c || !res)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_verify: NULL argument");
+    memset(res, 0, sizeof *res);
+    if (repair && c->readonly)
+        return readonly_error(c, err);
+    if (c->missing)
+        return VYRE_OK; /* first use: nothing to check */
+    vyre_nvtx_push(VYRE_RANGE_CACHE_VERIFY);
+    file_list files = {0};
+    checked *good = NULL;
+    check_out *outs = NULL;
+    size_t n_good = 0;
+    row_list rows = {0};
+    int lock_fd = -1;
+    tmp_scan t = {0};
+    t.seen = malloc(MAX_TMP_SEEN * sizeof *t.seen);
+    if (t.seen)
+        check_layout(c, repair, res, fn, ctx);
+    int rc = t.seen ? scan_and_check(c, &files, &outs, progress, progress_ctx, "verifying", err)
+                    : vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
+    if (rc)
+        goto out;
+    good = malloc((files.n ? files.n : 1) * sizeof *good);
+    if (!good) {
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
+        goto out;
+    }
+    verify_blobs(c, repair, &files, outs, good, &n_good, res, fn, ctx);
+    verify_quarantine(c, res, fn, ctx);
+
+    /* Checked every blob without the lock (that can take long); tmp/ and
+     * the cross-check under it, where no put is half done and no removal
+     * in flight. */
     lock_fd = c->readonly ? -1 : lock_take(c, LOCK_EX, err);
     if (!c->readonly && lock_fd < 0) {
         rc = lock_fd;
         goto out;
     }
-    if ((rc = all_rows(c, &rows, err)))
+    if ((rc = verify_tmp_scan(c, &t, res, fn, ctx, err)))
         goto out;
-    if (n_good)
-        qsort(good, n_good, sizeof *good, cmp_key);
-    if (rows.n)
-        qsort(rows.v, rows.n, sizeof *rows.v, cmp_key); /* key is the first member */
-    size_t i = 0, j = 0;
-    while (i < rows.n || j < n_good) {
-        int d = i == rows.n ? 1 : j == n_good ? -1 : cmp_key(&rows.v[i].key, &good[j].key);
-        vyre_cache_verify_problem p;
-        memset(&p, 0, sizeof p);
-        if (d < 0) {
-            /* Row without a checked file: the file may have been put after
-             * the scan (then it exists now) or be one we rejected above. */
-            const vyre__index_row *r = &rows.v[i++];
-            vyre_blob_path(c->root, &r->key, p.path, sizeof p.path, NULL);
-            if (blob_present(c, &r->key))
-                continue;
-            /* A put records the row before it renames the blob into place,
-             * so a writer killed in between leaves this row plus its temp
-             * file: part of that write's debris, not a problem of its own.
-             * It goes when the debris goes. */
-            int tmp_state = tmp_for_key(tmp_seen, n_tmp, &r->key);
-            if (tmp_state >= 0) {
-                if (tmp_state == 1 && repair)
-                    vyre__index_delete(c->idx, &r->key, NULL);
-                continue;
-            }
-            p.kind = VYRE_PROBLEM_ROW_WITHOUT_FILE;
-            res->rows_without_file++;
-            if (repair && vyre__index_delete(c->idx, &r->key, NULL) == VYRE_OK) {
-                p.repaired = 1;
-                p.action = "row deleted";
-            }
-            report(fn, ctx, &p, res);
-        } else if (d > 0) {
-            const checked *k = &good[j++];
-            vyre_blob_path(c->root, &k->key, p.path, sizeof p.path, NULL);
-            if (!blob_present(c, &k->key))
-                continue; /* pruned since the scan: consistent */
-            p.kind = VYRE_PROBLEM_FILE_WITHOUT_ROW;
-            res->files_without_row++;
-            vyre__index_row row;
-            row_from_checked(c, &row, &k->h, k->file_size);
-            if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
-                p.repaired = 1;
-                p.action = "indexed";
-            }
-            report(fn, ctx, &p, res);
-        } else {
-            const vyre__index_row *r = &rows.v[i++];
-            const checked *k = &good[j++];
-            if (row_matches(r, k))
-                continue;
-            vyre_blob_path(c->root, &k->key, p.path, sizeof p.path, NULL);
-            p.kind = VYRE_PROBLEM_ROW_MISMATCH;
-            res->row_mismatches++;
-            vyre__index_row row;
-            row_from_checked(c, &row, &k->h, k->file_size);
-            row.hits = r->hits;
-            row.last_access_unix_ns = r->last_access_unix_ns;
-            if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
-                p.repaired = 1;
-                p.action = "row rewritten";
-            }
-            report(fn, ctx, &p, res);
-        }
+    if (c->idx) {
+        if ((rc = all_rows(c, &rows, err)))
+            goto out;
+        verify_rows(c, repair, &rows, good, n_good, &t, res, fn, ctx);
     }
+    verify_debris(c, repair, &t, res, fn, ctx);
 out:
     lock_release(lock_fd);
-    free(tmp_seen);
+    free(t.seen);
+    free(t.debris);
     free(outs);
     free(rows.v);
     free(good);
@@ -2259,10 +2894,9 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
     int rc = c->idx ? VYRE_OK : index_check(c, &removable, err);
     if (rc && !removable)
         goto out;
-    if (rc) {
-        index_remove_entries(c, 0);
-        rc = VYRE_OK;
-    }
+    if (!c->idx)
+        index_set_aside(c, 0, res->index_kept, sizeof res->index_kept);
+    rc = VYRE_OK;
     check_layout(c, 1, NULL, NULL, NULL);
     rc = scan_and_check(c, &files, &outs, progress, progress_ctx, "reindexing", err);
     if (rc)
@@ -2281,6 +2915,8 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         if (o->rc == VYRE_OK) {
             row_from_checked(c, &rows[n++], &o->h, o->file_size);
             res->bytes += o->file_size;
+        } else if (!ent_ours(e) && !vyre__blob_is_blob_name(e->name)) {
+            continue; /* not a name vyre writes: someone's, left (verify reports it) */
         } else if (e->foreign || o->hard_link) {
             /* Not ours to keep or move: only the name in the cache goes. */
             if (vyre__blob_unlink_at(c->rootfd, rel) == 0)
@@ -2313,7 +2949,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
             }
         }
         if (rc != VYRE_OK) {
-            index_remove_entries(c, 1);
+            index_set_aside(c, 1, res->index_kept, sizeof res->index_kept);
             res->rows_before = 0;
             if ((rc = index_open_umask(c, VYRE_INDEX_READWRITE, &idx, err)))
                 goto out;
@@ -2333,11 +2969,73 @@ out:
 
 /* ---- clear ------------------------------------------------------------- */
 
-/* Empties the directory open as d: every entry is removed with unlinkat in
- * it (a symlink goes, never its target; an empty directory goes too).
- * Counts regular files removed. */
-static void clear_flat(DIR *d, uint64_t *removed, uint64_t *bytes)
+typedef struct doomed_list {
+    doomed *v;
+    size_t n, cap;
+} doomed_list;
+
+static int doomed_push(doomed_list *l, uint8_t shard, const char *name)
 {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        doomed *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return VYRE_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    doomed *d = &l->v[l->n++];
+    memset(d, 0, sizeof *d);
+    d->shard = shard;
+    vyre__strlcpy(d->name, name, sizeof d->name);
+    return VYRE_OK;
+}
+
+/* Lists clear's victims: every blob name in every shard (blobs/<2 hex>/).
+ * Other names, there or in blobs/, are counted in *left and stay. */
+static int clear_list(const vyre_cache *c, doomed_list *l, uint64_t *left, vyre_error *err)
+{
+    DIR *top = open_dir_stream(c->rootfd, "blobs");
+    if (!top)
+        return VYRE_OK;
+    int rc = VYRE_OK;
+    struct dirent *d;
+    while (rc == VYRE_OK && (d = readdir(top))) {
+        if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+            continue;
+        if (!is_hex2(d->d_name)) {
+            (*left)++;
+            continue;
+        }
+        DIR *sd = open_dir_stream(dirfd(top), d->d_name);
+        if (!sd)
+            continue; /* a link or file in a shard's place: clear_finish removes the entry */
+        uint8_t shard = (uint8_t)strtoul(d->d_name, NULL, 16);
+        struct dirent *f;
+        while (rc == VYRE_OK && (f = readdir(sd))) {
+            if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+                continue;
+            if (vyre__blob_is_blob_name(f->d_name))
+                rc = doomed_push(l, shard, f->d_name);
+            else
+                (*left)++;
+        }
+        closedir(sd);
+    }
+    closedir(top);
+    if (rc)
+        return vyre__fail(err, rc, NULL, "out of memory clearing the cache");
+    return VYRE_OK;
+}
+
+/* Removes vyre's names from the flat directory name of the root (tmp/:
+ * temp names; quarantine/: quarantine names); counts the rest in *left. */
+static void clear_flat(const vyre_cache *c, const char *name, int (*ours)(const char *),
+                       uint64_t *left)
+{
+    DIR *d = open_dir_stream(c->rootfd, name);
+    if (!d)
+        return;
     struct dirent *f;
     while ((f = readdir(d))) {
         if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
@@ -2345,17 +3043,35 @@ static void clear_flat(DIR *d, uint64_t *removed, uint64_t *bytes)
         struct stat st;
         if (fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
-        int flags = S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0;
-        if (unlinkat(dirfd(d), f->d_name, flags) == 0 && removed && S_ISREG(st.st_mode)) {
-            (*removed)++;
-            *bytes += (uint64_t)st.st_size;
-        }
+        if (!ours(f->d_name) || S_ISDIR(st.st_mode) || unlinkat(dirfd(d), f->d_name, 0) != 0)
+            (*left)++;
     }
+    closedir(d);
 }
 
-int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes, vyre_error *err)
+/* After the rows went: empty shards go (rmdir: one that still holds
+ * someone's file stays), and so do links or files in a shard's place. */
+static void clear_shards(const vyre_cache *c)
 {
-    uint64_t nr = 0, nb = 0;
+    DIR *top = open_dir_stream(c->rootfd, "blobs");
+    if (!top)
+        return;
+    struct dirent *d;
+    while ((d = readdir(top))) {
+        struct stat st;
+        if (!is_hex2(d->d_name) || fstatat(dirfd(top), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        unlinkat(dirfd(top), d->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+    }
+    closedir(top);
+}
+
+int vyre_cache_clear_ex(vyre_cache *c, vyre_cache_clear_result *res, vyre_error *err)
+{
+    vyre_cache_clear_result local;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof *res);
     if (!c)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_clear: NULL argument");
     if (c->readonly)
@@ -2365,43 +3081,54 @@ int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes, vyre_err
         return fd;
     /* blobs/, tmp/ or quarantine/ that are links or files: the entry goes. */
     check_layout(c, 1, NULL, NULL, NULL);
-    DIR *top = open_dir_stream(c->rootfd, "blobs");
-    if (top) {
-        struct dirent *d;
-        while ((d = readdir(top))) {
-            if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
-                continue;
-            /* A shard is emptied through a descriptor opened O_NOFOLLOW;
-             * anything else (a symlink in a shard's place included) is
-             * unlinked itself. */
-            DIR *sd = open_dir_stream(dirfd(top), d->d_name);
-            if (sd) {
-                clear_flat(sd, &nr, &nb);
-                closedir(sd);
-                unlinkat(dirfd(top), d->d_name, AT_REMOVEDIR);
-            } else if (errno == ENOTDIR || errno == ELOOP) {
-                struct stat st;
-                if (fstatat(dirfd(top), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                    !S_ISDIR(st.st_mode) && unlinkat(dirfd(top), d->d_name, 0) == 0 &&
-                    S_ISREG(st.st_mode))
-                    nr++;
+    doomed_list l = {0};
+    shard_fds s;
+    shards_open(c, &s);
+    int tmpfd = removal_tmp(c, err);
+    int rc = tmpfd < 0 ? tmpfd : clear_list(c, &l, &res->left, err);
+    for (size_t i = 0; rc == VYRE_OK && i < l.n; i++) {
+        int e = doom_one(&s, tmpfd, &l.v[i]);
+        if (e) {
+            rc = vyre__fail(err, vyre__errno_code(e), "check the cache's permissions",
+                            "cannot remove '%s/blobs/%02x/%s': %s", c->root, (unsigned)l.v[i].shard,
+                            l.v[i].name, strerror(e));
+            undoom(&s, tmpfd, l.v, i);
+        }
+    }
+    if (rc == VYRE_OK) {
+        step("commit");
+        rc = c->idx ? vyre__index_replace_all(c->idx, NULL, 0, err) : VYRE_OK;
+        if (rc) {
+            undoom(&s, tmpfd, l.v, l.n);
+            nothing_removed(err);
+        }
+    }
+    if (rc == VYRE_OK) {
+        for (size_t i = 0; i < l.n; i++)
+            if (l.v[i].moved && l.v[i].regular) {
+                res->removed++;
+                res->removed_bytes += l.v[i].size;
             }
-        }
-        closedir(top);
+        doomed_unlink(tmpfd, l.v, l.n);
+        clear_shards(c);
+        clear_flat(c, "tmp", vyre__blob_is_tmp_name, &res->left);
+        clear_flat(c, "quarantine", vyre__blob_is_quarantine_name, &res->left);
     }
-    static const char *const flat[] = {"tmp", "quarantine"};
-    for (size_t i = 0; i < VYRE_ARRAY_SIZE(flat); i++) {
-        DIR *d = open_dir_stream(c->rootfd, flat[i]);
-        if (d) {
-            clear_flat(d, NULL, NULL);
-            closedir(d);
-        }
-    }
-    int rc = c->idx ? vyre__index_replace_all(c->idx, NULL, 0, err) : VYRE_OK;
+    shards_close(&s);
+    if (tmpfd >= 0)
+        close(tmpfd);
+    free(l.v);
     lock_release(fd);
-    if (removed)
-        *removed = nr;
-    if (bytes)
-        *bytes = nb;
+    return rc;
+}
+
+int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes, vyre_error *err)
+{
+    vyre_cache_clear_result r;
+    int rc = vyre_cache_clear_ex(c, &r, err);
+    if (rc == VYRE_OK && removed)
+        *removed = r.removed;
+    if (rc == VYRE_OK && bytes)
+        *bytes = r.removed_bytes;
     return rc;
 }

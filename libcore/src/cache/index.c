@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/internal.h"
 #include "base/sqlutil.h"
@@ -1087,4 +1088,20 @@ int vyre__index_counter_get(vyre__index *idx, const char *name, uint64_t *value,
     sqlite3_finalize(st);
     pthread_mutex_unlock(&idx->mu);
     return rc;
+}
+
+/* The header holds "SQLite format 3\0" at 0 and the application_id,
+ * big-endian, at 68 (sqlite.org/fileformat.html). */
+int vyre__index_file_kind(int fd)
+{
+    unsigned char h[100];
+    ssize_t n = pread(fd, h, sizeof h, 0);
+    if (n < 0)
+        return VYRE_INDEX_FILE_UNKNOWN;
+    if (n == 0)
+        return VYRE_INDEX_FILE_EMPTY;
+    if ((size_t)n < sizeof h || memcmp(h, "SQLite format 3", 16) != 0)
+        return VYRE_INDEX_FILE_NOT_DB;
+    uint32_t id = (uint32_t)h[68] << 24 | (uint32_t)h[69] << 16 | (uint32_t)h[70] << 8 | h[71];
+    return id == INDEX_APPLICATION_ID ? VYRE_INDEX_FILE_OURS : VYRE_INDEX_FILE_OTHER;
 }

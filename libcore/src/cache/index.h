@@ -146,4 +146,16 @@ int vyre__index_stats_zeroed(vyre__index *idx, int64_t *ns, vyre_error *err);
  * `vyre-cachectl reindex`. */
 int vyre__index_check(vyre__index *idx, vyre_error *err);
 
+/* What the file open as fd is, from its first 100 bytes (SQLite's file
+ * header) without SQLite opening it: for telling our index from a file
+ * someone else keeps under its name. */
+enum vyre__index_file_kind {
+    VYRE_INDEX_FILE_OURS = 1,     /* SQLite, application_id "vyre" */
+    VYRE_INDEX_FILE_EMPTY = 0,    /* no bytes yet (created, never written) */
+    VYRE_INDEX_FILE_OTHER = -1,   /* SQLite of another application */
+    VYRE_INDEX_FILE_NOT_DB = -2,  /* not a SQLite file */
+    VYRE_INDEX_FILE_UNKNOWN = -3, /* could not be read */
+};
+int vyre__index_file_kind(int fd);
+
 #endif /* VYRE_INDEX_H */
