@@ -170,8 +170,10 @@ int vyre__xdg_path(const char *xdg_var, const char *home_rel, const char *suffix
                    size_t size, vyre_error *err)
 {
     char base[4096];
-    const char *xdg = getenv(xdg_var);
-    const char *home = getenv("HOME");
+    /* secure_getenv: in a set-user/group-ID program these are the invoker's,
+     * and the paths they name would be read and written with our rights. */
+    const char *xdg = secure_getenv(xdg_var);
+    const char *home = secure_getenv("HOME");
     /* The XDG spec says relative or empty values are to be ignored. */
     if (xdg && xdg[0] == '/') {
         if (vyre__strlcpy(base, xdg, sizeof base) >= sizeof base)

@@ -48,7 +48,7 @@ int vyre_plot_format_of(const char *path, vyre_plot_format *out, vyre_error *err
 
 int vyre_plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
 {
-    const char *path = getenv("PATH");
+    const char *path = secure_getenv("PATH"); /* gnuplot is run from it */
     for (const char *p = path ? path : ""; *p;) {
         size_t n = strcspn(p, ":");
         if (n > 0) {
@@ -310,7 +310,7 @@ int vyre_plot_runs(const vyre_plot_opts *o, vyre_plot_result *res, vyre_error *e
     /* Two runs as one picture: their comparison is the chart. */
     if (!rc && in.cmp && fmt != VYRE_PLOT_HTML)
         n = 1;
-    const char *tmp = o->tmp_dir && *o->tmp_dir ? o->tmp_dir : getenv("TMPDIR");
+    const char *tmp = o->tmp_dir && *o->tmp_dir ? o->tmp_dir : secure_getenv("TMPDIR");
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/vyre-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!rc && strchr(dir, '\''))

@@ -90,7 +90,7 @@ static void step(const char *what)
 
 int vyre_cache_default_root(char *buf, size_t size, vyre_error *err)
 {
-    const char *env = getenv("VYRE_PTX_CACHE_DIR");
+    const char *env = secure_getenv("VYRE_PTX_CACHE_DIR");
     if (env) {
         if (!*env)
             return vyre__fail(err, VYRE_EENV,
