@@ -405,8 +405,7 @@ Test(config, an_unknown_key_in_a_file_is_a_warning_with_a_did_you_mean)
 {
     vyre_config c;
     vyre_error e;
-    cr_assert_eq(parse(&c, "\n\nsize = 1G\nmax_sze = 2G\nmax_age = 1d\n", &e), 0, "%s",
-                 e.message);
+    cr_assert_eq(parse(&c, "\n\nsize = 1G\nmax_sze = 2G\nmax_age = 1d\n", &e), 0, "%s", e.message);
     cr_assert_eq(c.n_problems, 2);
     cr_assert_eq(c.problems[0].is_error, 0);
     cr_assert_str_eq(c.problems[0].error.message,
@@ -493,15 +492,14 @@ Test(config, remote_storage_from_a_foreign_file_is_refused_before_it_is_read)
     snprintf(path, sizeof path, "%s/vyre.conf", g_root);
     snprintf(user, sizeof user, "%s/vyre/vyre.conf", g_xdg);
     snprintf(text, sizeof text,
-             "max_size = 3G\nremote_storage = http://127.0.0.1:1/v|token-file=%s/missing\n",
-             g_dir);
+             "max_size = 3G\nremote_storage = http://127.0.0.1:1/v|token-file=%s/missing\n", g_dir);
     put_text(path, text);
     cr_assert_eq(chown(path, 65534, 65534), 0);
     vyre_config c;
     vyre_error e;
     cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_EUNSAFE);
-    cr_assert(strstr(e.message, "vyre.conf:2: remote_storage refused: the file is owned by "),
-              "%s", e.message);
+    cr_assert(strstr(e.message, "vyre.conf:2: remote_storage refused: the file is owned by "), "%s",
+              e.message);
     cr_assert(strstr(e.message, "(uid 65534), not by you or root"), "%s", e.message);
     cr_assert(strstr(e.hint, "chown root"), "%s", e.hint);
     /* The rest of a foreign file is read (a group cache's max_size). */
