@@ -236,7 +236,8 @@ static void populate(void)
 
 static void blob_path(const char *hex, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s/blobs/%.2s/%s.vblob", g_cache, hex, hex);
+    int n = snprintf(buf, size, "%s/blobs/%.2s/%s.vblob", g_cache, hex, hex);
+    cr_assert(n > 0 && (size_t)n < size, "blob path too long");
 }
 
 static int exists(const char *path)

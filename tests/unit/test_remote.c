@@ -1015,8 +1015,10 @@ static void make_pki(char *dir, size_t size)
 static void https_start(ts_server *s, const char *dir, const char *name)
 {
     char cert[1200], key[1200];
-    snprintf(cert, sizeof cert, "%s/%s.pem", dir, name);
-    snprintf(key, sizeof key, "%s/%s.key", dir, name);
+    int nc = snprintf(cert, sizeof cert, "%s/%s.pem", dir, name);
+    int nk = snprintf(key, sizeof key, "%s/%s.key", dir, name);
+    cr_assert(nc > 0 && (size_t)nc < sizeof cert && nk > 0 && (size_t)nk < sizeof key,
+              "certificate path too long");
     ts_nginx_tls_start(s, cert, key);
 }
 

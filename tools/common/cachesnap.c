@@ -42,19 +42,22 @@ static uint64_t mono_ns(void)
 
 static void copy_str(char *dst, size_t size, const char *src)
 {
-    snprintf(dst, size, "%s", src ? src : "");
+    tool_mark_cut(dst, size, snprintf(dst, size, "%s", src ? src : ""));
 }
 
 /* "message; hint: hint", as the monitors show an error on one line. */
 static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
 {
+    /* One line on a monitor: a long message is cut, as the view cuts it anyway. */
+    int n = 0;
     if (rc == VYRE_EBUSY)
-        snprintf(dst, size, "cache busy: %s", e->message[0] ? e->message : vyre_strerror(rc));
+        n = snprintf(dst, size, "cache busy: %s", e->message[0] ? e->message : vyre_strerror(rc));
     else if (e->message[0] && (e->hint[0] || vyre_cli_remedy(e->remedy)))
-        snprintf(dst, size, "%s; hint: %s", e->message,
-                 e->hint[0] ? e->hint : vyre_cli_remedy(e->remedy));
+        n = snprintf(dst, size, "%s; hint: %s", e->message,
+                     e->hint[0] ? e->hint : vyre_cli_remedy(e->remedy));
     else
         copy_str(dst, size, e->message[0] ? e->message : vyre_strerror(rc));
+    tool_mark_cut(dst, size, n);
 }
 
 /* One read of the figures into f (the reader thread's work). */

@@ -142,3 +142,14 @@ int vyre_cli_exit_code(int vyre_code)
         return VYRE_EXIT_NODRIVER;
     return VYRE_EXIT_ERROR;
 }
+
+char *tool_mark_cut(char *buf, size_t size, int n)
+{
+    if (n >= 0 && (size_t)n < size)
+        return buf;
+    if (size >= 4)
+        memcpy(buf + size - 4, "...", 4);
+    else if (size > 0)
+        buf[0] = '\0';
+    return buf;
+}

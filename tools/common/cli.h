@@ -32,6 +32,11 @@ typedef struct vyre_cli_cmd {
 void vyre_cli_set_prog(const char *prog);
 const char *vyre_cli_prog(void);
 
+/* After snprintf(buf, size, ...) returned n: when the text was cut to fit
+ * (a display cell, a one-line message), end it with "..." so the cut shows.
+ * Returns buf. */
+char *tool_mark_cut(char *buf, size_t size, int n);
+
 /* "<prog>: error: <message>\nhint: <hint>" on stderr from a vyre_error,
  * and a second "hint:" line naming the tools' command for its remedy. */
 void vyre_cli_report(const vyre_error *err);

@@ -41,12 +41,15 @@ static void format_metric(const vyre_bench_point *p, char *buf, size_t size)
 {
     char name[TOOL_CLEAN_SIZE(sizeof p->metric_name)];
     tool_clean(p->metric_name, name, sizeof name);
+    /* A table cell: a long metric name is cut to the cell. */
+    int n;
     if (!p->metric_name[0] || !isfinite(p->metric))
-        snprintf(buf, size, "-");
+        n = snprintf(buf, size, "-");
     else if (fabs(p->metric) >= 100)
-        snprintf(buf, size, "%.0f %s", p->metric, name);
+        n = snprintf(buf, size, "%.0f %s", p->metric, name);
     else
-        snprintf(buf, size, "%.3g %s", p->metric, name);
+        n = snprintf(buf, size, "%.3g %s", p->metric, name);
+    tool_mark_cut(buf, size, n);
 }
 
 void bench_format_device(const vyre_bench_point *p, char *buf, size_t size)

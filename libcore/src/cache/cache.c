@@ -366,8 +366,11 @@ static void index_set_aside(const vyre_cache *c, int all, char *kept, size_t kep
                 if (r != 0 && errno != EEXIST)
                     break;
             }
-            if (r == 0 && kept && !kept[0])
-                snprintf(kept, kept_size, "%s/%s", c->root, aside);
+            if (r == 0 && kept && !kept[0]) {
+                int n = snprintf(kept, kept_size, "%s/%s", c->root, aside);
+                if (n < 0 || (size_t)n >= kept_size)
+                    kept[0] = '\0'; /* too long to name: the caller says "kept" alone */
+            }
             continue;
         }
         if (!S_ISREG(st.st_mode) || !owner_ok || all)
@@ -1263,7 +1266,10 @@ static int blobs_look_ours(int rootfd, char *bad, size_t size)
             if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
                 continue;
             if (!vyre__blob_is_blob_name(f->d_name)) {
-                snprintf(bad, size, "blobs/%s/%s", d->d_name, f->d_name);
+                /* Shown to the user only: a cut name still points at it. */
+                int n = snprintf(bad, size, "blobs/%s/%s", d->d_name, f->d_name);
+                if ((n < 0 || (size_t)n >= size) && size >= 4)
+                    memcpy(bad + size - 4, "...", 4); /* shown only: the cut shows */
                 ok = 0;
             }
         }
