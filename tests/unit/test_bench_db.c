@@ -120,7 +120,7 @@ Test(bench_db, v1_database_migrates_to_v2_keeping_rows)
 
     vyre_results *db = open_ok();
     vyre_results_close(db);
-    cr_assert_eq(raw_int("PRAGMA user_version"), 3);
+    cr_assert_eq(raw_int("PRAGMA user_version"), VYRE_RESULTS_SCHEMA_VERSION);
     cr_assert_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
                          "('runs', 'points', 'samples')"),
                  3);
@@ -133,7 +133,7 @@ Test(bench_db, v1_database_migrates_to_v2_keeping_rows)
     /* Reopening a v2 file changes nothing. */
     db = open_ok();
     vyre_results_close(db);
-    cr_assert_eq(raw_int("PRAGMA user_version"), 3);
+    cr_assert_eq(raw_int("PRAGMA user_version"), VYRE_RESULTS_SCHEMA_VERSION);
     cr_assert_eq(raw_int("SELECT count(*) FROM timings"), 1);
 }
 

@@ -48,6 +48,7 @@
 extern const char vyre__sql_results[];
 extern const char vyre__sql_results_v2[];
 extern const char vyre__sql_results_v3[];
+extern const char vyre__sql_results_v5[];
 
 /*
  * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
@@ -59,6 +60,11 @@ static const char *const k_schema_steps[] = {
     vyre__sql_results,    /* 0 -> 1 */
     vyre__sql_results_v2, /* 1 -> 2: runs, points, samples (the bench) */
     vyre__sql_results_v3, /* 2 -> 3: runs.pid_start, runs.boot_id (stale runs) */
+    /* Steps are ordered by this list, not by their file names: results_v4.sql
+     * (kernel-time views) and results_v5.sql were written side by side, and
+     * whichever lands first takes the next version. Merging the other adds
+     * its line here in file order and bumps VYRE_RESULTS_SCHEMA_VERSION. */
+    vyre__sql_results_v5, /* 3 -> 4: samples.round, points.rounds, points.round_noise */
 };
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_RESULTS_SCHEMA_VERSION,
                "one schema step per version");
