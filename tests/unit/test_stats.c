@@ -702,7 +702,8 @@ Test(stats, rounds_of_iid_data_keep_the_power_to_see_a_real_shift)
     cr_assert_eq(r.verdict, VYRE_VERDICT_SLOWER, "10%% shift, i.i.d.: %s [%g, %g]",
                  vyre_stats_verdict_name(r.verdict), r.ratio_lo, r.ratio_hi);
     cr_assert_eq(vyre_stats_compare_rounds(a, ra, 200, c, rc2, 200, NULL, &r, NULL), 0);
-    cr_assert_eq(r.verdict, VYRE_VERDICT_SAME, "A/A i.i.d.: %s", vyre_stats_verdict_name(r.verdict));
+    cr_assert_eq(r.verdict, VYRE_VERDICT_SAME, "A/A i.i.d.: %s",
+                 vyre_stats_verdict_name(r.verdict));
     /* Without round labels it is today's comparison, to the bit. */
     vyre_stats_compare_result p, q;
     cr_assert_eq(vyre_stats_compare(a, 200, b, 200, NULL, &p, NULL), 0);

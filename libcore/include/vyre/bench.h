@@ -252,8 +252,9 @@ typedef struct vyre_bench_cmp_row {
     /* Added with rounds and references (issue 23). */
     int is_reference;   /* a point of suite "reference": it sets the drift, its own verdict is
                            DRIFT rather than SLOWER/FASTER and never fails a gate */
-    double ref_ratio;   /* of the reference(s) this point's band was widened by: the one
-                           furthest from 1; NAN: none measured in both runs */
+    double ref_ratio;   /* median ratio of the reference this point's band was widened by
+                           (the one that establishes the most drift); NAN: none measured in
+                           both runs */
     char reference[96]; /* its benchmark, "" none */
     double clock_a_mhz; /* median SM clock of the samples; 0: unknown (host points) */
     double clock_b_mhz;
@@ -268,8 +269,10 @@ typedef struct vyre_bench_cmp_row {
  * point, the drift of its timer kind between the runs: host points
  * ("wall" timer) take the host references (reference.cpu,
  * reference.fsync), GPU points the GPU reference of their device
- * (reference.gpu); drift = max(q, 1/q) over their median ratios q, and
- * vyre_stats_compare_widen applies it. When both points have SM clocks
+ * (reference.gpu); the drift a reference establishes is the end of its
+ * ratio's interval nearest 1 when the interval excludes 1 (lo above 1,
+ * 1/hi below), else 1; the largest of them is applied by
+ * vyre_stats_compare_widen. When both points have SM clocks
  * and they differ by more than 2%, the point is compared again in clock
  * cycles (each sample's time x its clock, as nvbench's compare does) and
  * a SLOWER or FASTER verdict must hold in both, else it is DRIFT.

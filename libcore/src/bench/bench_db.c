@@ -1120,6 +1120,20 @@ static int reference_for(const vyre_bench_cmp_row *ref, const vyre_bench_point *
     return !p->gpu_timer || ref->a.device == p->device;
 }
 
+/* The drift a reference's comparison establishes: the end of its
+ * interval nearest 1 when the whole interval lies on one side of 1 (lo
+ * above, 1/hi below), else 1. Its median ratio alone would let a noisy
+ * reference (an fsync on a busy disk reads 0.02x to 1.3x from run to
+ * run) widen every band by its noise rather than by the drift it shows. */
+static double established_drift(const vyre_stats_compare_result *c)
+{
+    if (c->ratio_lo > 1.0)
+        return c->ratio_lo;
+    if (c->ratio_hi < 1.0 && c->ratio_hi > 0.0)
+        return 1.0 / c->ratio_hi;
+    return 1.0;
+}
+
 /* The final verdict of a matched row: the drift band of its timer kind,
  * then (clocks apart) agreement with the comparison in cycles. */
 static void settle_row(vyre_bench_cmp_row *r, const vyre_bench_cmp_row *rows, size_t n)
@@ -1130,10 +1144,10 @@ static void settle_row(vyre_bench_cmp_row *r, const vyre_bench_cmp_row *rows, si
     for (size_t i = 0; !is_reference(p) && i < n; i++) {
         if (!reference_for(&rows[i], p))
             continue;
-        double q = rows[i].cmp.ratio, d = q >= 1 ? q : 1 / q;
+        double d = established_drift(&rows[i].cmp);
         if (d > drift || !isfinite(r->ref_ratio)) {
             drift = d > drift ? d : drift;
-            r->ref_ratio = q;
+            r->ref_ratio = rows[i].cmp.ratio;
             vyre__strlcpy(r->reference, rows[i].a.benchmark, sizeof r->reference);
         }
     }
