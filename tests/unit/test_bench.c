@@ -480,3 +480,63 @@ Test(bench_rounds, a_gpu_point_slower_only_by_its_clock_is_drift)
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
 }
+
+/* Ctrl-C as round 1 starts: what round 0 measured is stored, marked. */
+struct stopper {
+    volatile sig_atomic_t stop;
+    size_t progress;
+};
+
+static void stop_in_round_1(size_t done, size_t total, const char *what, void *ctx)
+{
+    (void)total;
+    (void)what;
+    struct stopper *s = ctx;
+    s->progress++;
+    if (done >= 10) /* the 11th point-round: round 1's first */
+        s->stop = 1;
+}
+
+Test(bench_rounds, an_interrupted_run_stores_the_rounds_it_measured)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_open(g_rdb, &db, &e), 0, "%s", e.message);
+    static const char *const suites[] = {"cache"};
+    struct stopper st = {0, 0};
+    vyre_bench_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.db = db;
+    o.suites = suites;
+    o.nsuites = 1;
+    o.rule.min_samples = 6;
+    o.rule.max_samples = 6;
+    o.rule.timeout_s = 30;
+    o.rounds = 3;
+    o.tmp_dir = g_rdir;
+    o.command_line = "test";
+    o.stop = &st.stop;
+    o.on_progress = stop_in_round_1;
+    o.cb_ctx = &st;
+    vyre_bench_run_result res;
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), 0, "%s", e.message);
+    cr_assert_eq(res.interrupted, 1);
+    cr_assert_eq(res.npoints, 10, "every point has its round 0");
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, res.run_id, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_INTERRUPTED);
+    vyre_bench_point *pts = NULL;
+    size_t n = 0;
+    cr_assert_eq(vyre_bench_points_get(db, res.run_id, &pts, &n, NULL), 0);
+    cr_assert_eq(n, 10);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(strstr(pts[i].note, "interrupted: 1 of 3 rounds"), "%s: note '%s'",
+                  pts[i].benchmark, pts[i].note);
+        cr_assert_eq(pts[i].rounds, 1);
+        cr_assert_eq(pts[i].seq, (int)i, "points keep the order of their first round");
+    }
+    vyre_bench_point_list_free(pts);
+    vyre_bench_run_result_release(&res);
+    vyre_results_close(db);
+}

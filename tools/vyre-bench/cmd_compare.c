@@ -181,28 +181,47 @@ static void print_references(const vyre_bench_cmp_row *rows, size_t n)
                "rounds, or a GPU run without reference.gpu)\n\n");
 }
 
+/* Verdicts counted over the rows. */
+typedef struct tally {
+    size_t faster, slower, same, noisy, drift, unmatched;
+    const vyre_bench_cmp_row *missing; /* the first row only one run has */
+} tally;
+
+static tally tally_rows(const vyre_bench_cmp_row *rows, size_t n)
+{
+    tally t;
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; i < n; i++) {
+        const vyre_bench_cmp_row *r = &rows[i];
+        if (!(r->has_a && r->has_b)) {
+            t.unmatched++;
+            if (!t.missing)
+                t.missing = r;
+            continue;
+        }
+        t.faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
+        t.slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
+        t.same += r->cmp.verdict == VYRE_VERDICT_SAME;
+        t.noisy += r->cmp.verdict == VYRE_VERDICT_NOISY;
+        t.drift += r->cmp.verdict == VYRE_VERDICT_DRIFT;
+    }
+    return t;
+}
+
 /* The comparison as one JSON document on stdout; returns the number of
  * SLOWER points (the exit status depends on it, as for the table). */
 static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
                        const vyre_bench_cmp_row *rows, size_t n)
 {
-    size_t faster = 0, slower = 0, same = 0, noisy = 0, drift = 0, unmatched = 0;
+    tally t = tally_rows(rows, n);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         const vyre_bench_cmp_row *r = &rows[i];
         const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
         int both = r->has_a && r->has_b;
         const char *verdict = r->has_a ? "only_a" : "only_b";
-        if (both) {
+        if (both)
             verdict = verdict_json(r->cmp.verdict);
-            faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
-            slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
-            same += r->cmp.verdict == VYRE_VERDICT_SAME;
-            noisy += r->cmp.verdict == VYRE_VERDICT_NOISY;
-            drift += r->cmp.verdict == VYRE_VERDICT_DRIFT;
-        } else {
-            unmatched++;
-        }
         json_t *o = json_object();
         json_object_set_new(o, "suite", json_string(p->suite));
         json_object_set_new(o, "benchmark", json_string(p->benchmark));
@@ -235,10 +254,10 @@ static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
     json_object_set_new(o, "max_noise_ratio", json_real(co->max_noise));
     json_object_set_new(o, "points", arr);
     json_object_set_new(o, "summary",
-                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "faster", (json_int_t)faster,
-                                  "slower", (json_int_t)slower, "same", (json_int_t)same, "noisy",
-                                  (json_int_t)noisy, "drift", (json_int_t)drift, "unmatched",
-                                  (json_int_t)unmatched));
+                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "faster", (json_int_t)t.faster,
+                                  "slower", (json_int_t)t.slower, "same", (json_int_t)t.same,
+                                  "noisy", (json_int_t)t.noisy, "drift", (json_int_t)t.drift,
+                                  "unmatched", (json_int_t)t.unmatched));
     bench_json_print(stdout, o);
 }
 
@@ -325,28 +344,14 @@ int cmd_compare(int argc, char **argv)
         vyre_results_close(db);
         return code;
     }
-    size_t faster = 0, slower = 0, same = 0, noisy = 0, drift = 0, unmatched = 0;
-    const vyre_bench_cmp_row *missing = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const vyre_bench_cmp_row *r = &rows[i];
-        if (!(r->has_a && r->has_b)) {
-            unmatched++;
-            if (!missing)
-                missing = r;
-            continue;
-        }
-        faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
-        slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
-        same += r->cmp.verdict == VYRE_VERDICT_SAME;
-        noisy += r->cmp.verdict == VYRE_VERDICT_NOISY;
-        drift += r->cmp.verdict == VYRE_VERDICT_DRIFT;
-    }
+    tally t = tally_rows(rows, n);
+    const vyre_bench_cmp_row *missing = t.missing;
     if (missing && !allow_missing) {
         const vyre_bench_point *p = missing->has_a ? &missing->a : &missing->b;
         fprintf(stderr,
                 "%s: error: cannot compare: %zu point%s only one run has, first '%s%s%s' only in "
                 "run %" PRId64 "\n",
-                vyre_cli_prog(), unmatched, unmatched == 1 ? "" : "s", p->benchmark,
+                vyre_cli_prog(), t.unmatched, t.unmatched == 1 ? "" : "s", p->benchmark,
                 p->axes[0] ? " " : "", p->axes, missing->has_a ? a : b);
         fprintf(stderr, "hint: compare runs of the same suites and axes, or pass "
                         "--allow-missing to compare the points both have\n");
@@ -354,7 +359,7 @@ int cmd_compare(int argc, char **argv)
         vyre_results_close(db);
         return VYRE_EXIT_ERROR;
     }
-    int fail = slower || (strict && noisy);
+    int fail = t.slower || (strict && t.noisy);
     if (json) {
         print_json(a, b, &co, rows, n);
         vyre_bench_cmp_row_list_free(rows);
@@ -398,8 +403,8 @@ int cmd_compare(int argc, char **argv)
                p->benchmark, p->axes[0] ? p->axes : "-", dev, ma, na, mb, nb, ratio, ci, pv,
                verdict);
     }
-    printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu drift, %zu unmatched\n", faster,
-           slower, same, noisy, drift, unmatched);
+    printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu drift, %zu unmatched\n", t.faster,
+           t.slower, t.same, t.noisy, t.drift, t.unmatched);
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
     return fail ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;

@@ -6,11 +6,13 @@
  *
  * A run (vyre_bench_run_suites) is a runs row created when it starts
  * (status running), one points row per measured point with its samples,
- * written in one transaction as the point finishes, and a final status:
- * done, interrupted (the points finished so far are kept) or failed (the
- * run's points, samples and kernel records are removed with the status
- * change, so a failed run leaves only its row and its message). Schema:
- * db/results_v2.sql.
+ * written in one transaction once the point's last round is measured
+ * (vyre_bench_run_opts.rounds), and a final status: done, interrupted
+ * (what the rounds so far measured is kept, marked in each point's note)
+ * or failed (the run's points, samples and kernel records are removed
+ * with the status change, so a failed run leaves only its row and its
+ * message). Schema: db/results_v2.sql and its later steps (samples.round:
+ * db/results_v5.sql).
  *
  * Measuring a point (vyre_bench_measure): warm-up calls, then samples until
  * the stopping rule (vyre/stats.h) says stop; each sample is timed by the
@@ -116,10 +118,11 @@ typedef struct vyre_bench_point {
     char stop[160]; /* vyre_stats_stop_format() */
     char note[256];
     /* Rounds (db/results_v5.sql): the rounds the samples were taken in
-     * (0 for points stored before rounds existed), and the spread between
-     * the round medians, 1.4826 MAD / median (NAN: fewer than 2 rounds).
-     * stats.robust_noise is the larger of that and the samples' own
-     * spread (vyre_stats_round_noise). */
+     * (0 for points stored before rounds existed), and the point's noise
+     * with them taken into account, vyre_stats_round_noise: the larger of
+     * the samples' robust spread and the spread of the round medians (NAN:
+     * fewer than 2 rounds). With 2 rounds or more, stats.robust_noise (the
+     * `noise` column) is this value. */
     unsigned rounds;
     double round_noise;
 } vyre_bench_point;

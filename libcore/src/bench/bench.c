@@ -196,15 +196,12 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         free(s);
         return rc;
     }
-    rc = summarize(pt, s, k, err);
-    if (!rc) {
-        pt->stop_reason = d.reason;
-        vyre_stats_stop_format(&d, &o->rule, pt->stop, sizeof pt->stop);
-    }
-    if (rc) {
+    if ((rc = summarize(pt, s, k, err))) {
         free(s);
         return rc;
     }
+    pt->stop_reason = d.reason;
+    vyre_stats_stop_format(&d, &o->rule, pt->stop, sizeof pt->stop);
     *samples = s;
     *n = k;
     return VYRE_OK;

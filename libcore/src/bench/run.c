@@ -182,6 +182,19 @@ static int measure_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const 
     return rc;
 }
 
+/* What the measuring left in env, into the run's result. */
+static void result_from(vyre_bench_run_result *res, const vyre_bench_env *env,
+                        const vyre_bench_run_opts *o)
+{
+    res->npoints = env->stored;
+    res->rounds = env->round;
+    res->clock_min_mhz = env->clock_min;
+    res->clock_max_mhz = env->clock_max;
+    /* A locked clock does not move; 1% leaves room for NVML's rounding. */
+    res->clocks_unlocked = env->clock_min && env->clock_max > env->clock_min + env->clock_min / 100;
+    res->interrupted = env->interrupted || (o->stop && *o->stop);
+}
+
 int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *res, vyre_error *err)
 {
     if (res)
@@ -282,13 +295,7 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     env.rounds = o->rounds ? o->rounds : VYRE_BENCH_ROUNDS_DEFAULT;
     rc = measure_all(o, &env, todo, ntodo, &e);
     free(env.timed);
-    res->npoints = env.stored;
-    res->rounds = env.round;
-    res->clock_min_mhz = env.clock_min;
-    res->clock_max_mhz = env.clock_max;
-    /* A locked clock does not move; 1% leaves room for NVML's rounding. */
-    res->clocks_unlocked = env.clock_min && env.clock_max > env.clock_min + env.clock_min / 100;
-    res->interrupted = env.interrupted || (o->stop && *o->stop);
+    result_from(res, &env, o);
     if (rc)
         goto failed;
     rc = vyre_bench_run_finish(o->db, run.id,
