@@ -96,14 +96,14 @@ Test(bench_run, cache_suite_end_to_end)
     cr_assert(strstr(p.out, " MB/s "), "%s", p.out);
     cr_assert(strstr(p.out, " blobs/s "), "%s", p.out);
     char last[800];
-    /* 8 cache points and the 2 host references of every round. */
-    snprintf(last, sizeof last, "\nrun 1 done, 10 points stored in %s\n", g_db);
+    /* 8 cache points and the 3 host references of every round. */
+    snprintf(last, sizeof last, "\nrun 1 done, 11 points stored in %s\n", g_db);
     cr_assert(strstr(p.out, last), "%s", p.out);
     tu_proc_free(&p);
 
     cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'done' AND suites = 'cache'"), 1);
-    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE run_id = 1 AND n >= 3"), 10);
-    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE run_id = 1 AND suite = 'reference'"), 2);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE run_id = 1 AND n >= 3"), 11);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE run_id = 1 AND suite = 'reference'"), 3);
     cr_assert_eq(db_int("SELECT count(*) FROM points WHERE device IS NOT NULL"), 0);
     cr_assert_eq(db_int("SELECT min(c) FROM (SELECT count(*) AS c FROM samples GROUP BY "
                         "point_id)"),
@@ -117,12 +117,12 @@ Test(bench_run, cache_suite_end_to_end)
     cr_assert_eq(p.exit_code, 0);
     cr_assert(strncmp(p.out, "   RUN  STARTED              STATUS       POINTS  GPU", 52) == 0,
               "%s", p.out);
-    cr_assert(strstr(p.out, "  done             10  -                             cache\n"), "%s",
+    cr_assert(strstr(p.out, "  done             11  -                             cache\n"), "%s",
               p.out);
     tu_proc_free(&p);
     bench(&p, ARGS("show", "--db", g_db, "last"));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(strncmp(p.out, "run 1 done, 10 points, started ", 31) == 0, "%s", p.out);
+    cr_assert(strncmp(p.out, "run 1 done, 11 points, started ", 31) == 0, "%s", p.out);
     cr_assert(strstr(p.out, "command:      vyre-bench run --suite cache --db "), "%s", p.out);
     cr_assert(strstr(p.out, g_header), "%s", p.out);
     tu_proc_free(&p);
@@ -176,7 +176,7 @@ Test(bench_run, json_csv_and_export_round_trip)
                       "wall_median_ns,bytes,items,metric_name,metric,stop_reason,stop,note\n",
                       200) == 0,
               "%s", run_csv);
-    cr_assert_eq(count_lines_with(run_csv, "\n"), 11); /* 8 cache points, 2 references */
+    cr_assert_eq(count_lines_with(run_csv, "\n"), 12); /* 8 cache points, 3 references */
 
     /* export --csv prints what run --csv printed: the database holds the
      * same doubles. */
@@ -399,21 +399,25 @@ Test(bench_run, compare_verdicts_respect_noise)
     tu_proc p;
     bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
     cr_assert_eq(p.exit_code, 0, "A/A: %s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "3", "4"));
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n0 faster, 3 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 3 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
     bench(&p, ARGS("compare", "--db", g_db, "4", "3"));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n3 faster, 0 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n3 faster, 0 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "5", "6"));
     cr_assert_eq(p.exit_code, 0, "NOISY passes without --strict: %s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 0 same, 3 noisy, 0 drift, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 0 same, 3 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     cr_assert(strstr(p.out, "| NOISY   |\n"), "%s", p.out);
     tu_proc_free(&p);
     bench(&p, ARGS("compare", "--db", g_db, "--strict", "5", "6"));
@@ -427,7 +431,8 @@ Test(bench_run, compare_verdicts_respect_noise)
      * clear 1 +- 30 %. */
     bench(&p, ARGS("compare", "--db", g_db, "--max-noise", "50", "5", "6"));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "--max-noise", "0", "5", "6"));
@@ -487,7 +492,8 @@ Test(bench_run, compare_gate_cannot_pass_by_accident)
     bench(&p, ARGS("compare", "--db", g_db, "--allow-missing", "1", "5"));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     cr_assert(strstr(p.out, "| only A  |\n"), "%s", p.out);
-    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 2 same, 0 noisy, 0 drift, 1 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 2 same, 0 noisy, 0 drift, 1 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
     /* --allow-missing does not hide a regression in the points both have. */
     bench(&p, ARGS("compare", "--db", g_db, "--allow-missing", "1", "6"));
@@ -512,7 +518,8 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
                      "|    0.3% |     1.10 us |    0.3% |  1.100x | [1.097, 1.102]  | "
                      "2.7e-11 | SLOWER  |\n"),
               "%s", p.out);
-    cr_assert(strstr(p.out, "\n0 faster, 1 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 1 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "1", "3"));
@@ -938,7 +945,7 @@ Test(bench_run, most_points_timing_out_ends_with_one_warning)
                    "1000", "--timeout", "0.001", "-q"));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert_str_eq(p.err,
-                     "vyre-bench: warning: 8 of 10 points stopped at the 0.001 s timeout before "
+                     "vyre-bench: warning: 8 of 11 points stopped at the 0.001 s timeout before "
                      "their noise fell to 0.50%; their medians are less settled than usual\n"
                      "hint: an idle machine, a longer --min-time or --timeout, or pinned GPU "
                      "clocks (nvidia-smi --lock-gpu-clocks) help\n");

@@ -284,40 +284,41 @@ Test(bench_rounds, the_cache_suite_runs_three_times_interleaved_and_stores_once)
     vyre_bench_run_result res;
     cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), 0, "%s", e.message);
     cr_assert_eq(res.rounds, 3);
-    /* 8 cache points and the 2 host references, each stored once. */
-    cr_assert_eq(res.npoints, 10);
+    /* 8 cache points and the 3 host references, each stored once. */
+    cr_assert_eq(res.npoints, 11);
 
-    /* Progress: the same sequence of 10 point-rounds three times over,
+    /* Progress: the same sequence of 11 point-rounds three times over,
      * references first; nothing stored before the last round starts. */
     size_t np = 0, first_store = 0;
-    const char *seq[32];
+    const char *seq[40];
     for (size_t i = 0; i < log.n; i++) {
         if (log.ev[i][0] == 'S') {
             if (!first_store)
                 first_store = i;
             continue;
         }
-        cr_assert_lt(np, 32);
+        cr_assert_lt(np, 40);
         seq[np++] = log.ev[i] + 2;
     }
-    cr_assert_eq(np, 30, "point-rounds: %zu", np);
+    cr_assert_eq(np, 33, "point-rounds: %zu", np);
     cr_assert_str_eq(seq[0], "reference.cpu");
-    cr_assert_str_eq(seq[1], "reference.fsync");
-    cr_assert_str_eq(seq[2], "cache.store");
-    for (size_t i = 10; i < 30; i++)
-        cr_assert_str_eq(seq[i], seq[i % 10], "point-round %zu is %s, want %s", i, seq[i],
-                         seq[i % 10]);
-    /* Stores start inside the last round: after the 21st progress event. */
+    cr_assert_str_eq(seq[1], "reference.cpus");
+    cr_assert_str_eq(seq[2], "reference.fsync");
+    cr_assert_str_eq(seq[3], "cache.store");
+    for (size_t i = 11; i < 33; i++)
+        cr_assert_str_eq(seq[i], seq[i % 11], "point-round %zu is %s, want %s", i, seq[i],
+                         seq[i % 11]);
+    /* Stores start inside the last round: after the 23rd progress event. */
     size_t progress_before = 0;
     for (size_t i = 0; i < first_store; i++)
         progress_before += log.ev[i][0] == 'P';
-    cr_assert_geq(progress_before, 21, "a point was stored before the last round");
+    cr_assert_geq(progress_before, 23, "a point was stored before the last round");
 
     /* The database keeps each sample's round: 2 samples in each of 3 rounds. */
     vyre_bench_point *pts = NULL;
     size_t n = 0;
     cr_assert_eq(vyre_bench_points_get(db, res.run_id, &pts, &n, NULL), 0);
-    cr_assert_eq(n, 10);
+    cr_assert_eq(n, 11);
     for (size_t i = 0; i < n; i++) {
         vyre_bench_sample *s = NULL;
         size_t ns = 0;
@@ -493,7 +494,7 @@ static void stop_in_round_1(size_t done, size_t total, const char *what, void *c
     (void)what;
     struct stopper *s = ctx;
     s->progress++;
-    if (done >= 10) /* the 11th point-round: round 1's first */
+    if (done >= 11) /* the 12th point-round: round 1's first */
         s->stop = 1;
 }
 
@@ -522,14 +523,14 @@ Test(bench_rounds, an_interrupted_run_stores_the_rounds_it_measured)
     vyre_bench_run_result res;
     cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), 0, "%s", e.message);
     cr_assert_eq(res.interrupted, 1);
-    cr_assert_eq(res.npoints, 10, "every point has its round 0");
+    cr_assert_eq(res.npoints, 11, "every point has its round 0");
     vyre_bench_run r;
     cr_assert_eq(vyre_bench_run_get(db, res.run_id, &r, NULL), 0);
     cr_assert_eq(r.status, VYRE_RUN_INTERRUPTED);
     vyre_bench_point *pts = NULL;
     size_t n = 0;
     cr_assert_eq(vyre_bench_points_get(db, res.run_id, &pts, &n, NULL), 0);
-    cr_assert_eq(n, 10);
+    cr_assert_eq(n, 11);
     for (size_t i = 0; i < n; i++) {
         cr_assert(strstr(pts[i].note, "interrupted: 1 of 3 rounds"), "%s: note '%s'",
                   pts[i].benchmark, pts[i].note);

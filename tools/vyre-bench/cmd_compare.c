@@ -34,7 +34,7 @@ static void usage(FILE *out)
             "interval lies above (below) 1 +- t, where t = max(min effect, noise A,\n"
             "noise B), and beyond the machine's drift: the band is widened by d, the\n"
             "drift the interval of a fixed reference of the point's timer establishes\n"
-            "(reference.cpu and reference.fsync for host points, reference.gpu for GPU\n"
+            "(reference.cpu, .cpus and .fsync for host points, reference.gpu for GPU\n"
             "ones: its end nearest 1 when it excludes 1), and where the SM clocks differ by more "
             "than 2%% the verdict must\n"
             "hold in clock cycles too. A change beyond 1 +- t that fails either is\n"

@@ -270,7 +270,7 @@ typedef struct vyre_bench_cmp_row {
  * stored samples with vyre_stats_compare_rounds (samples grouped by their
  * round); rows in a's order, then points only b has. Then, for each
  * point, the drift of its timer kind between the runs: host points
- * ("wall" timer) take the host references (reference.cpu,
+ * ("wall" timer) take the host references (reference.cpu, reference.cpus,
  * reference.fsync), GPU points the GPU reference of their device
  * (reference.gpu); the drift a reference establishes is the end of its
  * ratio's interval nearest 1 when the interval excludes 1 (lo above 1,
@@ -472,6 +472,7 @@ typedef struct vyre_bench_run_opts {
      * max samples), and every point is stored once, with the samples of
      * all its rounds, after the last. A round also measures the fixed
      * references of suite "reference" (reference.cpu, a fixed integer loop;
+     * reference.cpus, the loop on every online CPU at once;
      * reference.fsync, a 4 KiB write and fsync under tmp_dir; GPU suites:
      * reference.gpu through vyre__bench_reference_gpu), which compare uses
      * to tell the machine's drift between runs. Interrupted: every point

@@ -199,8 +199,9 @@ void vyre__bench_rounds_release(vyre_bench_env *env);
 size_t vyre__bench_reference_points(const vyre_bench_env *env);
 
 /*
- * The host references of this round: reference.cpu (a fixed integer loop)
- * and reference.fsync (a 4 KiB write and fsync of a file under
+ * The host references of this round: reference.cpu (a fixed integer loop),
+ * reference.cpus (the same loop on every online CPU at once) and
+ * reference.fsync (a 4 KiB write and fsync of a file under
  * env->tmp_dir), suite "reference", device -1, mode host, each a point
  * with a small fixed budget, through vyre__bench_point_run.
  */

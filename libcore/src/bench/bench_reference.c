@@ -4,7 +4,14 @@
  * from a change in the machine between two runs (issue 23, point 4):
  *
  *   reference.cpu    a fixed integer loop (REF_CPU_ITERS multiply-adds
- *                    in a dependency chain): CPU frequency and contention
+ *                    in a dependency chain) on one thread: the clock of a
+ *                    core and what steals it
+ *   reference.cpus   the same loop on every online CPU at once (time until
+ *                    the last ends): the parallel capacity left, which a
+ *                    neighbour's busy process takes even when one core is
+ *                    still free (the cache's verify checks in threads: under
+ *                    one busy process on 2 cores it read 3.8x slower while
+ *                    reference.cpu read 1.03x)
  *   reference.fsync  a 4 KiB pwrite and fsync of one file under tmp_dir:
  *                    the filesystem and disk the cache suite also uses
  *   reference.gpu    a fixed kernel on each device, timed by the GPU
@@ -16,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +39,12 @@
 #define REF_MIN_TIME    0.02
 #define REF_TIMEOUT     1.0
 
+#define REF_THREADS_MAX 256
+
 size_t vyre__bench_reference_points(const vyre_bench_env *env)
 {
     (void)env;
-    return 2;
+    return 3;
 }
 
 /* A chain of dependent multiply-adds the compiler cannot fold: volatile
@@ -42,18 +52,61 @@ size_t vyre__bench_reference_points(const vyre_bench_env *env)
 static volatile uint64_t g_ref_seed = 0x9e3779b97f4a7c15ULL;
 static volatile uint64_t g_ref_sink;
 
+static void cpu_loop(void)
+{
+    uint64_t x = g_ref_seed;
+    for (unsigned i = 0; i < REF_CPU_ITERS; i++)
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    g_ref_sink = x;
+}
+
 static int sample_cpu(void *ctx, double *value, double *wall, vyre_error *err)
 {
     (void)ctx;
     (void)err;
     uint64_t t0 = vyre__mono_ns();
-    uint64_t x = g_ref_seed;
-    for (unsigned i = 0; i < REF_CPU_ITERS; i++)
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    g_ref_sink = x;
+    cpu_loop();
     double ns = (double)(vyre__mono_ns() - t0);
     *value = *wall = ns;
     return VYRE_OK;
+}
+
+static void *cpu_thread(void *arg)
+{
+    (void)arg;
+    cpu_loop();
+    return NULL;
+}
+
+/* The loop on every online CPU: the calling thread is one of them. A
+ * thread that cannot start is an error, not a faster sample. */
+static int sample_cpus(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    size_t n = *(const size_t *)ctx;
+    pthread_t th[REF_THREADS_MAX];
+    size_t started = 0;
+    int rc = 0;
+    uint64_t t0 = vyre__mono_ns();
+    for (size_t i = 1; i < n && !rc; i++)
+        if ((rc = pthread_create(&th[started], NULL, cpu_thread, NULL)) == 0)
+            started++;
+    cpu_loop();
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    double ns = (double)(vyre__mono_ns() - t0);
+    if (rc)
+        return vyre__fail(err, VYRE_ENOMEM, "lower the process limit's use, or retry",
+                          "cannot start a thread for the CPU reference: %s", strerror(rc));
+    *value = *wall = ns;
+    return VYRE_OK;
+}
+
+static size_t online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return 1;
+    return n > REF_THREADS_MAX ? REF_THREADS_MAX : (size_t)n;
 }
 
 struct ref_file {
@@ -115,6 +168,13 @@ int vyre__bench_reference_host(vyre_bench_env *env, vyre_error *err)
     ref_point(&pt, "reference.cpu", -1, 0);
     o.sample = sample_cpu;
     int rc = vyre__bench_point_run(env, &pt, &o, 0, NULL, NULL, NULL, err);
+    if (rc || env->interrupted)
+        return rc;
+    size_t ncpu = online_cpus();
+    ref_point(&pt, "reference.cpus", -1, 0);
+    o.sample = sample_cpus;
+    o.ctx = &ncpu;
+    rc = vyre__bench_point_run(env, &pt, &o, 0, NULL, NULL, NULL, err);
     if (rc || env->interrupted)
         return rc;
 
