@@ -517,6 +517,16 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
     if (rc)
         return rc;
     env->done++;
+    /* The stop text says what the last round saw, and that it was one. */
+    if (rounds > 1) {
+        char stop[sizeof pt->stop];
+        int len = snprintf(stop, sizeof stop, "round %u of %u: ", env->round + 1, rounds);
+        if (len > 0 && (size_t)len < sizeof stop)
+            vyre__strlcpy(stop + len, pt->stop, sizeof stop - (size_t)len);
+        vyre__strlcpy(pt->stop, stop, sizeof pt->stop);
+    }
+    a->pt.stop_reason = pt->stop_reason;
+    vyre__strlcpy(a->pt.stop, pt->stop, sizeof a->pt.stop);
     if (env->round + 1 < rounds)
         return VYRE_OK;
     /* The last round: finish() sees the statistics of every round. */

@@ -1024,7 +1024,7 @@ static int same_point(const vyre_bench_point *a, const vyre_bench_point *b)
 /* A point's stored samples as the comparison needs them. */
 struct side {
     double *v;   /* time, ns per item */
-    double *cyc; /* time x SM clock (ns MHz); NULL until wanted */
+    double *cyc; /* time x SM clock (ns MHz): valid when clock > 0 */
     unsigned *round;
     size_t n;
     double clock; /* median SM clock of the samples, MHz; 0: unknown */
