@@ -153,8 +153,11 @@ static void row_json_rounds(json_t *o, const vyre_bench_cmp_row *r)
     json_object_set_new(o, "verdict_before_drift",
                         both ? json_string(verdict_json(r->cmp.verdict_before_drift))
                              : json_null());
-    json_object_set_new(o, "clock_a_mhz", num_or_null(both && r->clock_a_mhz > 0, r->clock_a_mhz));
-    json_object_set_new(o, "clock_b_mhz", num_or_null(both && r->clock_b_mhz > 0, r->clock_b_mhz));
+    /* Base units (docs/JSON.md): Hz, whole. */
+    json_object_set_new(o, "clock_a_hz",
+                        ns_or_null(both && r->clock_a_mhz > 0, r->clock_a_mhz * 1e6));
+    json_object_set_new(o, "clock_b_hz",
+                        ns_or_null(both && r->clock_b_mhz > 0, r->clock_b_mhz * 1e6));
     json_object_set_new(o, "cycles", cycles_json(r));
 }
 

@@ -353,6 +353,12 @@ static vyre_stats_stop_rule round_rule(const vyre_stats_stop_rule *r, unsigned r
     return q;
 }
 
+/* How far a round's stop falls short of the rule: met, capped, timed out. */
+static int stop_rank(vyre_stats_stop_reason r)
+{
+    return r == VYRE_STOP_TIMEOUT ? 2 : r == VYRE_STOP_MAX_SAMPLES ? 1 : 0;
+}
+
 static struct vyre__bench_acc *acc_find(vyre_bench_env *env, const vyre_bench_point *pt)
 {
     for (size_t i = 0; i < env->nacc; i++) {
@@ -525,8 +531,14 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
             vyre__strlcpy(stop + len, pt->stop, sizeof stop - (size_t)len);
         vyre__strlcpy(pt->stop, stop, sizeof pt->stop);
     }
-    a->pt.stop_reason = pt->stop_reason;
-    vyre__strlcpy(a->pt.stop, pt->stop, sizeof a->pt.stop);
+    /* A round cut short (timeout, sample cap) speaks for the point: its
+     * samples fall short of the rule even when a later round met it. */
+    if (stop_rank(pt->stop_reason) >= stop_rank(a->pt.stop_reason) || a->rounds == 1) {
+        a->pt.stop_reason = pt->stop_reason;
+        vyre__strlcpy(a->pt.stop, pt->stop, sizeof a->pt.stop);
+    }
+    pt->stop_reason = a->pt.stop_reason;
+    vyre__strlcpy(pt->stop, a->pt.stop, sizeof pt->stop);
     if (env->round + 1 < rounds)
         return VYRE_OK;
     /* The last round: finish() sees the statistics of every round. */
