@@ -329,10 +329,15 @@ Test(bench_rounds, the_cache_suite_runs_three_times_interleaved_and_stores_once)
             cr_assert_lt(s[k].round, 3);
             per[s[k].round]++;
         }
-        /* 2 a round by the rule; fewer when a slow sample (ASan, a loaded
-         * machine) hits the round's share of the timeout, never none. */
-        cr_assert(per[0] >= 1 && per[1] >= 1 && per[2] >= 1 && ns <= 6 + 2 * 3 * 50,
-                  "%s: %zu %zu %zu", pts[i].benchmark, per[0], per[1], per[2]);
+        /* Every round is there. The cache points: 2 a round by the rule
+         * (max 6 over 3 rounds), fewer when a slow sample (ASan, a loaded
+         * machine) hits the round's share of the timeout, never none. The
+         * references keep their own fixed budget. */
+        cr_assert(per[0] >= 1 && per[1] >= 1 && per[2] >= 1, "%s: %zu %zu %zu", pts[i].benchmark,
+                  per[0], per[1], per[2]);
+        if (strncmp(pts[i].benchmark, "reference.", 10) != 0)
+            cr_assert(per[0] <= 2 && per[1] <= 2 && per[2] <= 2, "%s: %zu %zu %zu",
+                      pts[i].benchmark, per[0], per[1], per[2]);
         vyre_bench_sample_list_free(s);
     }
     vyre_bench_point_list_free(pts);

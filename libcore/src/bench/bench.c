@@ -487,19 +487,12 @@ static int point_slot(vyre_bench_env *env, vyre_bench_point *pt, struct vyre__be
     return rc;
 }
 
-int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
-                          const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
-                          vyre__bench_finish_fn finish, void *ctx, vyre_error *err)
+/* Measures this round of pt into a. *cut: Ctrl-C stopped it (nothing
+ * added; env->interrupted set). */
+static int round_into(vyre_bench_env *env, vyre_bench_point *pt, const vyre_bench_measure_opts *o,
+                      int gpu, struct vyre__bench_acc *a, unsigned rounds, int *cut,
+                      vyre_error *err)
 {
-    if (env->records_sweep)
-        return records_point(env, pt, kpass, ctx, err);
-    unsigned rounds = env->rounds ? env->rounds : 1;
-    if (env->on_progress)
-        env->on_progress(env->done, env->total, pt->benchmark, env->cb_ctx);
-    struct vyre__bench_acc *a = NULL;
-    int rc = point_slot(env, pt, &a, err);
-    if (rc)
-        return rc;
     vyre_bench_measure_opts ro = *o;
     ro.rule = round_rule(&o->rule, rounds);
     const vyre__cuda_fns *cu = gpu ? vyre__cuda() : NULL;
@@ -508,12 +501,11 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
         cu->cuProfilerStart();
     vyre_bench_sample *s = NULL;
     size_t n = 0;
-    int interrupted = 0;
-    rc = vyre_bench_measure(&ro, pt, &s, &n, &interrupted, err);
+    int rc = vyre_bench_measure(&ro, pt, &s, &n, cut, err);
     if (cu && cu->cuProfilerStop)
         cu->cuProfilerStop();
     vyre_nvtx_pop();
-    if (!rc && interrupted) {
+    if (!rc && *cut) {
         env->interrupted = 1;
         return VYRE_OK; /* earlier rounds' samples are stored by vyre__bench_rounds_flush */
     }
@@ -539,13 +531,43 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
     }
     pt->stop_reason = a->pt.stop_reason;
     vyre__strlcpy(pt->stop, a->pt.stop, sizeof pt->stop);
-    if (env->round + 1 < rounds)
-        return VYRE_OK;
-    /* The last round: finish() sees the statistics of every round. */
-    rc = summarize(pt, a->s, a->n, err);
-    if (!rc && finish)
-        finish(pt, ctx);
+    return VYRE_OK;
+}
+
+int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
+                          const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
+                          vyre__bench_finish_fn finish, void *ctx, vyre_error *err)
+{
+    if (env->records_sweep)
+        return records_point(env, pt, kpass, ctx, err);
+    unsigned rounds = env->rounds ? env->rounds : 1;
+    if (env->on_progress)
+        env->on_progress(env->done, env->total, pt->benchmark, env->cb_ctx);
+    struct vyre__bench_acc local, *a = NULL;
+    int rc;
+    if (rounds > 1) {
+        rc = point_slot(env, pt, &a, err);
+    } else {
+        /* One round: nothing is kept between passes, nothing lives in env. */
+        memset(&local, 0, sizeof local);
+        pt->run_id = env->run_id;
+        pt->seq = env->next_seq++;
+        rc = vyre_bench_point_begin(env->db, pt, err);
+        local.pt = *pt;
+        a = &local;
+    }
+    int cut = 0;
     if (!rc)
-        rc = acc_store(env, a, pt, env->kernels && kpass, err);
+        rc = round_into(env, pt, o, gpu, a, rounds, &cut, err);
+    /* The last round: finish() sees the statistics of every round. */
+    if (!rc && !cut && env->round + 1 >= rounds) {
+        rc = summarize(pt, a->s, a->n, err);
+        if (!rc && finish)
+            finish(pt, ctx);
+        if (!rc)
+            rc = acc_store(env, a, pt, env->kernels && kpass, err);
+    }
+    if (a == &local)
+        free(local.s);
     return rc;
 }
