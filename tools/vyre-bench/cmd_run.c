@@ -75,6 +75,9 @@ static void usage(FILE *out)
             "measurement (nvbench's stopping rule; defaults in brackets):\n"
             "  --min-samples N [10]  --min-time S [0.5]  --max-noise PCT [0.5]  --timeout S [15]\n"
             "  --quick                 0.05 s, 2%%, 3 s (--min-samples still holds); fewer sizes\n"
+            "  --rounds N [5]          measure the whole run N times in turn, each point with\n"
+            "                          1/N of the rule each time; a point's samples keep their\n"
+            "                          round, so drift during the run is seen between rounds\n"
             "noise is the robust relative spread 1.4826 * MAD / median (stddev / mean\n"
             "stays in the database and exports)\n"
             "  --no-kernels            skip the CUPTI pass that records kernels per point\n"
@@ -143,7 +146,9 @@ static void on_progress(size_t done, size_t total, const char *what, void *ctx)
                         sizeof age);
         snprintf(eta, sizeof eta, ", ETA %s", age);
     }
-    fprintf(stderr, "\rpoint %zu of %zu: %s%s\033[K", done + 1, total, what, eta);
+    /* Progress counts point-rounds; GPU references are not in the total. */
+    fprintf(stderr, "\rpoint %zu of %zu: %s%s\033[K", done < total ? done + 1 : total, total, what,
+            eta);
     fflush(stderr);
     o->drawn = 1;
 }
@@ -434,6 +439,19 @@ static void warn_unpublished(void)
     vyre_cli_hints(&e);
 }
 
+/* Once per run, when the SM clock moved: kernel times follow it. */
+static void note_clocks(const vyre_bench_run_result *res)
+{
+    fprintf(stderr,
+            "%s: note: the SM clock moved between %u and %u MHz during the run: GPU times "
+            "follow it, and compare falls back to clock cycles\n",
+            vyre_cli_prog(), res->clock_min_mhz, res->clock_max_mhz);
+    fprintf(stderr,
+            "hint: lock the clocks for comparable runs: sudo nvidia-smi --lock-gpu-clocks=%u,%u "
+            "(undo: sudo nvidia-smi --reset-gpu-clocks)\n",
+            res->clock_max_mhz, res->clock_max_mhz);
+}
+
 static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const char *cmdline)
 {
     vyre_results *db = NULL;
@@ -492,6 +510,8 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     free(out.held);
     if (!rc && !res.interrupted)
         warn_timeouts(&out, &o->rule);
+    if (!rc && res.clocks_unlocked)
+        note_clocks(&res);
 
     if (rc) {
         vyre_cli_report(&err);
@@ -598,29 +618,22 @@ static int dry_run(run_plan *pl)
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"suite", required_argument, NULL, 's'},
-        {"axis", required_argument, NULL, 'a'},
-        {"entry", required_argument, NULL, 'e'},
-        {"spec", required_argument, NULL, 'S'},
-        {"mode", required_argument, NULL, 'm'},
-        {"min-samples", required_argument, NULL, 'n'},
-        {"min-time", required_argument, NULL, 't'},
-        {"max-noise", required_argument, NULL, 'N'},
-        {"timeout", required_argument, NULL, 'T'},
-        {"quick", no_argument, NULL, 'Q'},
-        {"no-kernels", no_argument, NULL, 'K'},
-        {"devices", required_argument, NULL, 'd'},
-        {"db", required_argument, NULL, 'D'},
-        {"csv", no_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"wide", no_argument, NULL, 'w'},
-        {"width", required_argument, NULL, 'W'},
-        {"arch", required_argument, NULL, 'A'},
-        {"dry-run", no_argument, NULL, 'R'},
-        {"disable-blocking-kernel", no_argument, NULL, 'B'},
+        /* Two a line, as before --rounds made the count odd for clang-format. */
+        /* clang-format off */
+        {"suite", required_argument, NULL, 's'},    {"axis", required_argument, NULL, 'a'},
+        {"entry", required_argument, NULL, 'e'},    {"spec", required_argument, NULL, 'S'},
+        {"mode", required_argument, NULL, 'm'},     {"min-samples", required_argument, NULL, 'n'},
+        {"min-time", required_argument, NULL, 't'}, {"max-noise", required_argument, NULL, 'N'},
+        {"timeout", required_argument, NULL, 'T'},  {"quick", no_argument, NULL, 'Q'},
+        {"no-kernels", no_argument, NULL, 'K'},     {"devices", required_argument, NULL, 'd'},
+        {"db", required_argument, NULL, 'D'},       {"csv", no_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
+        {"wide", no_argument, NULL, 'w'},           {"width", required_argument, NULL, 'W'},
+        {"arch", required_argument, NULL, 'A'},     {"dry-run", no_argument, NULL, 'R'},
+        {"rounds", required_argument, NULL, 'r'},   {"disable-blocking-kernel", no_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
+        /* clang-format on */
     };
     run_plan pl;
     memset(&pl, 0, sizeof pl);
@@ -630,7 +643,7 @@ int cmd_run(int argc, char **argv)
     vyre_bench_run_opts ro;
     memset(&ro, 0, sizeof ro);
     vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
-    double min_samples = -1, min_time = -1, max_noise = -1, timeout = -1;
+    double min_samples = -1, min_time = -1, max_noise = -1, timeout = -1, rounds = -1;
     int quick = 0, kernels = 1, mode = 0;
     bench_format fmt = BENCH_TABLE;
     const char *axis_args[VYRE_AXES_MAX];
@@ -690,6 +703,12 @@ int cmd_run(int argc, char **argv)
             break;
         case 'T':
             code = parse_double("--timeout", optarg, 0, &timeout);
+            break;
+        case 'r':
+            code = parse_double("--rounds", optarg, 1, &rounds);
+            if (!code && (rounds != floor(rounds) || rounds > VYRE_BENCH_ROUNDS_MAX))
+                code = vyre_cli_usage_error("run", "give a whole number from 1 to 100, such as 5",
+                                            "bad value '%s' for --rounds", optarg);
             break;
         case 'Q':
             quick = 1;
@@ -818,6 +837,7 @@ int cmd_run(int argc, char **argv)
     if (timeout >= 0)
         rule.timeout_s = timeout;
     ro.rule = rule;
+    ro.rounds = rounds >= 1 ? (unsigned)rounds : 0;
     ro.quick = quick;
     ro.cold = mode;
     ro.kernels = kernels;

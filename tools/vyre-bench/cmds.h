@@ -41,7 +41,7 @@ int bench_open_run(const char *sub, const char *db_path, int argc, char **argv, 
 /* Versions of the --json documents other than the run document's
  * (BENCH_JSON_SCHEMA_VERSION); each is bumped when its shape changes. */
 #define BENCH_RUNS_JSON_SCHEMA_VERSION    1
-#define BENCH_COMPARE_JSON_SCHEMA_VERSION 2
+#define BENCH_COMPARE_JSON_SCHEMA_VERSION 3
 #define BENCH_DEVICES_JSON_SCHEMA_VERSION 1
 #define BENCH_RM_JSON_SCHEMA_VERSION      1
 

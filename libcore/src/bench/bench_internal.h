@@ -55,7 +55,29 @@ typedef struct vyre_bench_env {
      * to these, moving `cursor` forward only. */
     struct vyre__bench_timed *timed;
     size_t ntimed, timed_cap, cursor;
+    /* Rounds (see vyre_bench_run_opts.rounds): run.c runs every suite
+     * `rounds` times, setting `round`; vyre__bench_point_run measures each
+     * pass with 1/rounds of the rule and keeps the samples in `acc`,
+     * keyed by (suite, benchmark, axes, device, mode), storing a point
+     * only in the last round (vyre__bench_rounds_flush stores what an
+     * interrupted run measured). rounds 0 means 1. */
+    unsigned rounds, round;
+    struct vyre__bench_acc *acc;
+    size_t nacc, acc_cap;
+    size_t stored;                 /* points stored (the run's result) */
+    unsigned clock_min, clock_max; /* SM clocks seen in GPU samples, MHz (0: none) */
+    unsigned gpu_ref_round_done[VYRE__BENCH_DEVICES_MAX]; /* round + 1 of the last
+                                                             reference.gpu per device slot */
 } vyre_bench_env;
+
+/* A point's samples gathered over the rounds. */
+struct vyre__bench_acc {
+    vyre_bench_point pt; /* as reserved in its first round (id, seq) */
+    vyre_bench_sample *s;
+    size_t n, cap;
+    unsigned rounds; /* rounds that added samples */
+    int stored;
+};
 
 /* A point the timing sweep stored, as the records sweep finds it again. */
 struct vyre__bench_timed {
@@ -163,6 +185,43 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
  * before the first CUPTI attach. */
 int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_pass_fn kpass,
                             void *ctx, vyre_error *err);
+
+/*
+ * Stores every point in env->acc not stored yet that has samples (an
+ * interrupted run's partial rounds), with a note saying how many rounds
+ * it has, and hands each to env->on_point. Frees env->acc.
+ */
+int vyre__bench_rounds_flush(vyre_bench_env *env, vyre_error *err);
+void vyre__bench_rounds_release(vyre_bench_env *env);
+
+/* ---- references (bench_reference.c) ----------------------------------------- */
+
+/* Points of the host references per round (for progress). */
+size_t vyre__bench_reference_points(const vyre_bench_env *env);
+
+/*
+ * The host references of this round: reference.cpu (a fixed integer loop),
+ * reference.cpus (the same loop on every online CPU at once) and
+ * reference.fsync (a 4 KiB write and fsync of a file under
+ * env->tmp_dir), suite "reference", device -1, mode host, each a point
+ * with a small fixed budget, through vyre__bench_point_run.
+ */
+int vyre__bench_reference_host(vyre_bench_env *env, vyre_error *err);
+
+/*
+ * The GPU reference of this round on `device` (a hook for the GPU suites'
+ * code, which owns the timing discipline): timing's sample times one
+ * launch of a fixed kernel of fixed size (ns, GPU time) as the suite's
+ * points are timed, with its prepare, ctx, mon and nvml_index; its rule,
+ * warmup and stop are replaced by the references' fixed budget. Stored as
+ * suite "reference", benchmark "reference.gpu", mode hot, GPU timer.
+ * Called more than once in a round for the same device, it measures only
+ * the first time (returns 0 at once), so every GPU suite may call it
+ * first. Until the GPU suites call it, GPU points are compared without a
+ * drift reference (compare says so: ref_ratio NAN).
+ */
+int vyre__bench_reference_gpu(vyre_bench_env *env, int device,
+                              const vyre_bench_measure_opts *timing, vyre_error *err);
 
 /* Monotonic ns. */
 
