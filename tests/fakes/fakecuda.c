@@ -31,6 +31,10 @@
  *                                 vyre_block_stream) never see their release:
  *                                 they time out (see "the blocking kernel")
  *
+ * vyre-bench's GPU reference kernel (vyre_reference_loop) runs as a no-op,
+ * counted: "reference_launches", and "reference_held" those launched while
+ * a blocking kernel held the stream.
+ *
  * It also has the contexts, modules, memory, streams and graphs that
  * libcore's pipeline.c needs, on the CPU (see the section below), and the
  * events, device-to-device copies and 32-bit memsets the bench engine
@@ -397,6 +401,8 @@ static const fake_kernel g_kernels[] = {
     {"noop", 0, {0}},
     /* vyre_block_stream(const volatile u32 *flag, u32 *timed_out, u64 timeout_ns) */
     {"vyre_block_stream", 3, {sizeof(CUdeviceptr), sizeof(CUdeviceptr), sizeof(uint64_t)}},
+    /* vyre_reference_loop(u32 *out, u32 iters): vyre-bench's GPU reference */
+    {"vyre_reference_loop", 2, {sizeof(CUdeviceptr), sizeof(unsigned)}},
 };
 static const fake_kernel g_unknown_kernel = {"(listed, not known to the fake)", 0, {0}};
 
@@ -448,7 +454,7 @@ static struct {
 
 static long g_launches, g_graph_launches, g_module_loads, g_htod, g_dtoh, g_memsets, g_syncs;
 static long g_block_launches, g_block_released, g_block_timeouts, g_block_early, g_block_events,
-    g_block_stalls;
+    g_block_stalls, g_reference_launches, g_reference_held;
 static long g_modules, g_nallocs, g_host_allocs, g_streams, g_graphs, g_graph_execs;
 
 FAKE_EXPORT long fakecuda_count(const char *what);
@@ -477,6 +483,8 @@ FAKE_EXPORT long fakecuda_count(const char *what)
         {"block_early", &g_block_early},
         {"block_events", &g_block_events},
         {"block_stalls", &g_block_stalls},
+        {"reference_launches", &g_reference_launches},
+        {"reference_held", &g_reference_held},
     };
     long v = -1;
     pthread_mutex_lock(&g_mu);
@@ -1074,6 +1082,12 @@ static CUresult run_launch(const fake_launch *l)
         return CUDA_SUCCESS;
     if (strcmp(k->name, "vyre_block_stream") == 0)
         return block_launch(l);
+    if (strcmp(k->name, "vyre_reference_loop") == 0) {
+        __atomic_add_fetch(&g_reference_launches, 1, __ATOMIC_RELAXED);
+        if (g_block.pending)
+            __atomic_add_fetch(&g_reference_held, 1, __ATOMIC_RELAXED);
+        return CUDA_SUCCESS;
+    }
     CUdeviceptr out;
     unsigned n;
     memcpy(&out, l->params[0], sizeof out);

@@ -245,6 +245,20 @@ static void append_note(vyre_bench_point *pt, const char *text)
     snprintf(pt->note + len, sizeof pt->note - len, "%s%s", len ? "; " : "", text);
 }
 
+/* The samples the blocking kernel made the point discard, all rounds
+ * together (a's) plus those of its batch view (extra), into pt and its
+ * note. */
+static void discard_note(vyre_bench_point *pt, const struct vyre__bench_acc *a, size_t extra)
+{
+    pt->n_block_timeouts = a->discarded + extra;
+    if (!pt->n_block_timeouts)
+        return;
+    char note[160];
+    snprintf(note, sizeof note, "%zu sample%s discarded: the blocking kernel timed out unreleased",
+             pt->n_block_timeouts, pt->n_block_timeouts == 1 ? "" : "s");
+    append_note(pt, note);
+}
+
 /* The CUPTI pass. A failure to capture is a note, never a failed point:
  * the timings are what the point is for. */
 int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_pass_fn kpass,
@@ -452,6 +466,7 @@ int vyre__bench_rounds_flush(vyre_bench_env *env, vyre_error *err)
         char note[96];
         snprintf(note, sizeof note, "interrupted: %u of %u rounds", a->rounds, rounds);
         append_note(&pt, note);
+        discard_note(&pt, a, 0);
         rc = acc_store(env, a, &pt, 0, err);
     }
     vyre__bench_rounds_release(env);
@@ -501,7 +516,10 @@ static int round_into(vyre_bench_env *env, vyre_bench_point *pt, const vyre_benc
         cu->cuProfilerStart();
     vyre_bench_sample *s = NULL;
     size_t n = 0;
+    env->block_discarded = 0; /* this point's round's, warm-up included */
     int rc = vyre_bench_measure(&ro, pt, &s, &n, cut, err);
+    a->discarded += env->block_discarded;
+    env->block_discarded = 0;
     if (cu && cu->cuProfilerStop)
         cu->cuProfilerStop();
     vyre_nvtx_pop();
@@ -559,11 +577,15 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
     int cut = 0;
     if (!rc)
         rc = round_into(env, pt, o, gpu, a, rounds, &cut, err);
-    /* The last round: finish() sees the statistics of every round. */
+    /* The last round: finish() sees the statistics of every round (its
+     * own discarded samples, the batch view's, are counted too). */
     if (!rc && !cut && env->round + 1 >= rounds) {
         rc = summarize(pt, a->s, a->n, err);
         if (!rc && finish)
             finish(pt, ctx);
+        if (!rc)
+            discard_note(pt, a, env->block_discarded);
+        env->block_discarded = 0;
         if (!rc)
             rc = acc_store(env, a, pt, env->kernels && kpass, err);
     }

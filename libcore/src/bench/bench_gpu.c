@@ -58,9 +58,9 @@
  * enqueues a sample's events and launches in microseconds to a millisecond;
  * seconds mean the release was lost). */
 #define BLOCK_TIMEOUT_NS 5000000000ull
-/* Timeouts in a row after which a device's samples go without it (the GPU
- * cannot see the host's writes, or something else holds it): the run goes
- * on, and its points say so. */
+/* Timeouts in a row after which a device's samples go without it for the
+ * rest of the run, every round (the GPU cannot see the host's writes, or
+ * something else holds it): the run goes on, and its points say so. */
 #define BLOCK_GIVE_UP 3
 
 struct gpu {
@@ -80,9 +80,13 @@ struct gpu {
     volatile uint32_t *block_host;
     CUdeviceptr block_dev;
     uint64_t block_timeout_ns;
-    size_t block_timeouts;  /* samples discarded since the last point took the count */
-    int block_in_row;       /* consecutive timeouts */
-    int block_gave_up;      /* BLOCK_GIVE_UP in a row: the rest of the run goes without it */
+    /* Kept in the run's env, not here: this struct lives for one suite in
+     * one round, and a point's rounds are interleaved with the others'.
+     * discarded: env->block_discarded, which the point runner hands to the
+     * point being measured; bs: the device's timeouts in a row and whether
+     * its hold is off for the rest of the run. */
+    size_t *discarded;
+    struct vyre__bench_block_state *bs;
     double batch_target_ns; /* the batch view's time per point */
     const volatile sig_atomic_t *stop;
 };
@@ -196,6 +200,11 @@ static int gpu_open(vyre_bench_env *env, int device, struct gpu *g, vyre_error *
     }
     g->nvml_index = nvml_index_for(env->mon, g->info.uuid);
     g->stop = env->stop;
+    size_t slot = 0;
+    while (slot < env->ndevices && env->devices[slot] != device)
+        slot++;
+    g->bs = &env->block[slot < VYRE__BENCH_DEVICES_MAX ? slot : 0];
+    g->discarded = &env->block_discarded;
     /* A quarter of --min-time, between 1 ms and half a second: the batch
      * view is a second opinion, not a second measurement of equal cost. */
     g->batch_target_ns = env->rule.min_time_s * 0.25e9;
@@ -259,13 +268,20 @@ static void block_release(struct gpu *g)
 static int block_timed_out(struct gpu *g)
 {
     if (!__atomic_load_n((uint32_t *)(uintptr_t)&g->block_host[1], __ATOMIC_SEQ_CST)) {
-        g->block_in_row = 0;
+        g->bs->in_row = 0;
         return 0;
     }
-    g->block_timeouts++;
-    if (++g->block_in_row >= BLOCK_GIVE_UP)
-        g->block_gave_up = 1;
+    (*g->discarded)++;
+    if (++g->bs->in_row >= BLOCK_GIVE_UP)
+        g->bs->gave_up = 1;
     return 1;
+}
+
+/* Whether the next sample is held: the op can be queued, the kernel is
+ * loaded, and the device has not given it up. */
+static int block_on(const struct gpu *g, int can_block)
+{
+    return can_block && g->block_fn && !g->bs->gave_up;
 }
 
 /* One pair of events around reps calls of op; *ms between them. */
@@ -296,7 +312,7 @@ static int time_gpu(struct gpu *g, gpu_op_fn op, void *octx, int reps, int can_b
                     double *gpu_ns, double *wall_ns, vyre_error *err)
 {
     for (;;) {
-        int hold = can_block && g->block_fn && !g->block_gave_up;
+        int hold = block_on(g, can_block);
         uint64_t t0 = vyre__mono_ns();
         float ms = 0;
         int rc = time_pair(g, op, octx, (unsigned)reps, hold, &ms, err);
@@ -340,8 +356,9 @@ static void append_note(vyre_bench_point *pt, const char *text)
  * back-to-back calls of op between two events as fill batch_target_ns
  * (at most VYRE__BENCH_BATCH_LAUNCHES_MAX a pair, all queued behind the
  * blocking kernel), per call: what the work costs inside a busy stream.
- * Then the point takes the count of samples its blocking kernel discarded.
- * A failure is a note: the samples are what the point is for.
+ * Samples its holds discard are counted in *g->discarded, which the point
+ * runner adds to the point's own (bench.c). A failure is a note: the
+ * samples are what the point is for.
  */
 static void finish_views(vyre_bench_point *pt, struct gpu *g, gpu_op_fn op, void *octx,
                          int can_block)
@@ -356,7 +373,7 @@ static void finish_views(vyre_bench_point *pt, struct gpu *g, gpu_op_fn op, void
         vyre_error_clear(&e);
         int rc = VYRE_OK;
         for (unsigned i = 0; !rc && i < pairs && !(g->stop && *g->stop); i++) {
-            int hold = can_block && g->block_fn && !g->block_gave_up;
+            int hold = block_on(g, can_block);
             float ms = 0;
             rc = time_pair(g, op, octx, launches, hold, &ms, &e);
             if (!rc && hold && block_timed_out(g))
@@ -372,16 +389,8 @@ static void finish_views(vyre_bench_point *pt, struct gpu *g, gpu_op_fn op, void
             pt->batch_ns = total_ms * 1e6 / done / (pt->items >= 1 ? pt->items : 1);
         }
     }
-    pt->n_block_timeouts = g->block_timeouts;
-    g->block_timeouts = 0;
     char note[160];
-    if (pt->n_block_timeouts) {
-        snprintf(note, sizeof note,
-                 "%zu sample%s discarded: the blocking kernel timed out unreleased",
-                 pt->n_block_timeouts, pt->n_block_timeouts == 1 ? "" : "s");
-        append_note(pt, note);
-    }
-    if (pt->gpu_timer && g->block_fn && can_block && g->block_gave_up) {
+    if (pt->gpu_timer && g->block_fn && can_block && g->bs->gave_up) {
         snprintf(note, sizeof note,
                  "blocking kernel off after %d timeouts in a row: times include launch latency",
                  BLOCK_GIVE_UP);
@@ -1038,6 +1047,97 @@ static int run_compile(vyre_bench_env *env, struct gpu *g, vyre_error *err)
         vyre_nvrtc_output_release(&cb.ptx);
         vyre_compile_result_release(&cb.cubin);
     }
+    return rc;
+}
+
+/* ---- reference.gpu ---------------------------------------------------------------- */
+
+/* The GPU reference's shape: 64 blocks of 128 threads (one wave on any
+ * GPU vyre runs on), REF_ITERS steps each: some 10 us on an H100 at
+ * 1.98 GHz, long enough that the event pair's own cost is small, short
+ * enough to cost a few tens of ms a round. Never change these: runs are
+ * compared through them. */
+#define REF_BLOCKS  64u
+#define REF_THREADS 128u
+#define REF_ITERS   2048u
+
+struct ref_bench {
+    struct gpu *g; /* first, as every bench struct here */
+    CUmodule mod;
+    CUfunction fn;
+    CUdeviceptr out;
+    unsigned iters;
+};
+
+static int ref_op(void *ctx, vyre_error *err)
+{
+    struct ref_bench *rb = ctx;
+    void *args[] = {&rb->out, &rb->iters};
+    return cu_ok(rb->g->cu->cuLaunchKernel(rb->fn, REF_BLOCKS, 1, 1, REF_THREADS, 1, 1, 0,
+                                           rb->g->stream, args, NULL),
+                 "cuLaunchKernel(the reference kernel)", err);
+}
+
+static int sample_ref(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct ref_bench *rb = ctx;
+    return time_gpu(rb->g, ref_op, rb, 1, 1, value, wall, err);
+}
+
+static void finish_ref(vyre_bench_point *pt, void *ctx)
+{
+    struct ref_bench *rb = ctx;
+    snprintf(pt->note, sizeof pt->note, "fixed kernel: %u x %u threads, %u dependent steps",
+             REF_BLOCKS, REF_THREADS, REF_ITERS);
+    finish_views(pt, rb->g, ref_op, rb, 1);
+}
+
+/* reference.gpu of one device, opened for it alone. */
+static int reference_device(vyre_bench_env *env, int device, vyre_error *err)
+{
+    struct gpu g;
+    int rc = gpu_open(env, device, &g, err);
+    if (rc)
+        return rc;
+    struct ref_bench rb = {&g, NULL, NULL, 0, REF_ITERS};
+    const vyre__cuda_fns *cu = g.cu;
+    if (!cu->cuModuleLoadData || !cu->cuModuleGetFunction || !cu->cuLaunchKernel)
+        rc = vyre__fail(err, VYRE_ENODRIVER, "update the NVIDIA driver",
+                        "the driver lacks the module calls of the GPU reference");
+    if (!rc)
+        rc = cu_ok(cu->cuModuleLoadData(&rb.mod, vyre__bench_reference_ptx),
+                   "cuModuleLoadData(the reference kernel's PTX)", err);
+    if (!rc)
+        rc = cu_ok(cu->cuModuleGetFunction(&rb.fn, rb.mod, "vyre_reference_loop"),
+                   "cuModuleGetFunction(vyre_reference_loop)", err);
+    if (!rc)
+        rc = cu_ok(cu->cuMemAlloc(&rb.out, (size_t)REF_BLOCKS * REF_THREADS * sizeof(uint32_t)),
+                   "cuMemAlloc", err);
+    vyre_bench_measure_opts o;
+    measure_opts(&o, env, &g);
+    o.ctx = &rb;
+    o.sample = sample_ref;
+    if (!rc)
+        rc = vyre__bench_reference_gpu(env, device, &o, finish_ref, err);
+    cu->cuStreamSynchronize(g.stream);
+    if (rb.out)
+        cu->cuMemFree(rb.out);
+    if (rb.mod)
+        cu->cuModuleUnload(rb.mod);
+    gpu_close(&g);
+    return rc;
+}
+
+int vyre__bench_gpu_references(vyre_bench_env *env, vyre_error *err)
+{
+    if (env->records_sweep)
+        return VYRE_OK;
+    int rc = vyre_cuda_init(err);
+    static const int dev0 = 0;
+    const int *devs = env->ndevices ? env->devices : &dev0;
+    size_t nd = env->ndevices ? env->ndevices : 1;
+    for (size_t i = 0; !rc && !env->interrupted && i < nd; i++)
+        rc = reference_device(env, devs[i], err);
     return rc;
 }
 

@@ -68,6 +68,21 @@ typedef struct vyre_bench_env {
     unsigned clock_min, clock_max; /* SM clocks seen in GPU samples, MHz (0: none) */
     unsigned gpu_ref_round_done[VYRE__BENCH_DEVICES_MAX]; /* round + 1 of the last
                                                              reference.gpu per device slot */
+    int gpu_refs; /* the run uses a GPU: reference.gpu on every device in every round */
+    /* The blocking kernel's timeouts: samples discarded since the point
+     * runner last took the count (it zeroes it before each point's round
+     * and adds it to that point's accumulator after, so a timeout is
+     * counted with the point whose round lost it, whatever order the
+     * rounds interleave points in), and per device slot (the order of
+     * `devices`) the timeouts in a row and whether the hold is off for the
+     * rest of the run: a device whose releases are lost stays without the
+     * hold in later rounds, instead of losing BLOCK_GIVE_UP more samples
+     * (seconds each) every round. */
+    size_t block_discarded;
+    struct vyre__bench_block_state {
+        int in_row;
+        int gave_up;
+    } block[VYRE__BENCH_DEVICES_MAX];
 } vyre_bench_env;
 
 /* A point's samples gathered over the rounds. */
@@ -75,7 +90,8 @@ struct vyre__bench_acc {
     vyre_bench_point pt; /* as reserved in its first round (id, seq) */
     vyre_bench_sample *s;
     size_t n, cap;
-    unsigned rounds; /* rounds that added samples */
+    unsigned rounds;  /* rounds that added samples */
+    size_t discarded; /* samples its rounds discarded (env->block_discarded) */
     int stored;
 };
 
@@ -196,7 +212,8 @@ void vyre__bench_rounds_release(vyre_bench_env *env);
 
 /* ---- references (bench_reference.c) ----------------------------------------- */
 
-/* Points of the host references per round (for progress). */
+/* Points of the references per round (for progress): the 3 host ones,
+ * and reference.gpu per device when env->gpu_refs is set. */
 size_t vyre__bench_reference_points(const vyre_bench_env *env);
 
 /*
@@ -209,19 +226,27 @@ size_t vyre__bench_reference_points(const vyre_bench_env *env);
 int vyre__bench_reference_host(vyre_bench_env *env, vyre_error *err);
 
 /*
- * The GPU reference of this round on `device` (a hook for the GPU suites'
- * code, which owns the timing discipline): timing's sample times one
- * launch of a fixed kernel of fixed size (ns, GPU time) as the suite's
+ * The GPU reference of this round on `device` (a hook for the GPU code,
+ * bench_gpu.c, which owns the timing discipline): timing's sample times one
+ * launch of a fixed kernel of fixed size (ns, GPU time) as the suites'
  * points are timed, with its prepare, ctx, mon and nvml_index; its rule,
- * warmup and stop are replaced by the references' fixed budget. Stored as
+ * warmup and stop are replaced by the references' fixed budget. `finish`
+ * (may be NULL) is called with timing->ctx as a suite's is. Stored as
  * suite "reference", benchmark "reference.gpu", mode hot, GPU timer.
  * Called more than once in a round for the same device, it measures only
- * the first time (returns 0 at once), so every GPU suite may call it
- * first. Until the GPU suites call it, GPU points are compared without a
- * drift reference (compare says so: ref_ratio NAN).
+ * the first time (returns 0 at once).
  */
 int vyre__bench_reference_gpu(vyre_bench_env *env, int device,
-                              const vyre_bench_measure_opts *timing, vyre_error *err);
+                              const vyre_bench_measure_opts *timing, vyre__bench_finish_fn finish,
+                              vyre_error *err);
+
+/*
+ * reference.gpu on every device of the run, through
+ * vyre__bench_reference_gpu (bench_gpu.c): a fixed kernel
+ * (vyre__bench_reference_ptx) held behind the blocking kernel like every
+ * GPU sample. run.c calls it once a round when env->gpu_refs is set.
+ */
+int vyre__bench_gpu_references(vyre_bench_env *env, vyre_error *err);
 
 /* Monotonic ns. */
 
@@ -239,6 +264,10 @@ extern const char vyre__bench_empty_src[];  /* empty_kernel(void) */
 /* vyre_block_stream(const volatile u32 *flag, u32 *timed_out, u64 timeout_ns):
  * PTX, loaded by the driver's JIT (no NVRTC, no nvcc); see bench_gpu.c. */
 extern const char vyre__bench_block_ptx[];
+/* vyre_reference_loop(u32 *out, u32 iters): PTX, loaded by the driver's
+ * JIT; each thread a chain of `iters` dependent multiply-adds, its result
+ * stored (reference.gpu; see bench_gpu.c). */
+extern const char vyre__bench_reference_ptx[];
 
 /* ---- the three views of a GPU time (bench_gpu.c, bench_db.c) ---- */
 

@@ -14,8 +14,10 @@
  *                    reference.cpu read 1.03x)
  *   reference.fsync  a 4 KiB pwrite and fsync of one file under tmp_dir:
  *                    the filesystem and disk the cache suite also uses
- *   reference.gpu    a fixed kernel on each device, timed by the GPU
- *                    suites' code through vyre__bench_reference_gpu
+ *   reference.gpu    a fixed kernel on each device of a run that uses a
+ *                    GPU, held behind the blocking kernel like every GPU
+ *                    sample (bench_gpu.c's vyre__bench_gpu_references,
+ *                    through vyre__bench_reference_gpu)
  *
  * Their budget is small and fixed (REF_MIN_SAMPLES samples, REF_MIN_TIME
  * seconds a round at least, REF_TIMEOUT at most), whatever the run's rule:
@@ -43,8 +45,7 @@
 
 size_t vyre__bench_reference_points(const vyre_bench_env *env)
 {
-    (void)env;
-    return 3;
+    return 3 + (env->gpu_refs ? (env->ndevices ? env->ndevices : 1) : 0);
 }
 
 /* A chain of dependent multiply-adds the compiler cannot fold: volatile
@@ -201,7 +202,8 @@ int vyre__bench_reference_host(vyre_bench_env *env, vyre_error *err)
 }
 
 int vyre__bench_reference_gpu(vyre_bench_env *env, int device,
-                              const vyre_bench_measure_opts *timing, vyre_error *err)
+                              const vyre_bench_measure_opts *timing, vyre__bench_finish_fn finish,
+                              vyre_error *err)
 {
     if (!timing || !timing->sample || env->records_sweep)
         return VYRE_OK;
@@ -222,5 +224,5 @@ int vyre__bench_reference_gpu(vyre_bench_env *env, int device,
     o.nvml_index = timing->nvml_index;
     vyre_bench_point pt;
     ref_point(&pt, "reference.gpu", device, 1);
-    return vyre__bench_point_run(env, &pt, &o, 1, NULL, NULL, NULL, err);
+    return vyre__bench_point_run(env, &pt, &o, 1, NULL, finish, timing->ctx, err);
 }

@@ -143,7 +143,8 @@ static int records_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const 
     return rc;
 }
 
-/* One round: the host references, every suite, then the sweep. */
+/* One round: the host references, every suite, the sweep, then the GPU
+ * reference of each device (the references bracket the round). */
 static int measure_round(const vyre_bench_run_opts *o, vyre_bench_env *env, const char *const *todo,
                          size_t ntodo, vyre_error *err)
 {
@@ -152,6 +153,8 @@ static int measure_round(const vyre_bench_run_opts *o, vyre_bench_env *env, cons
         rc = vyre__bench_suite_run(todo[i], env, err);
     if (!rc && !env->interrupted && !(o->stop && *o->stop) && o->sweep)
         rc = vyre__bench_sweep_run(o->sweep, env, err);
+    if (!rc && !env->interrupted && !(o->stop && *o->stop) && env->gpu_refs)
+        rc = vyre__bench_gpu_references(env, err);
     return rc;
 }
 
@@ -163,6 +166,10 @@ static int measure_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const 
 {
     if (!ntodo && !o->sweep)
         return VYRE_OK; /* everything skipped: no references either */
+    /* A run that uses a GPU measures reference.gpu on its devices. */
+    env->gpu_refs = o->sweep != NULL;
+    for (size_t i = 0; i < ntodo; i++)
+        env->gpu_refs |= vyre_bench_suite_find(todo[i])->needs_gpu;
     size_t per_round = vyre__bench_reference_points(env);
     for (size_t i = 0; i < ntodo; i++)
         per_round += vyre__bench_suite_points(todo[i], env);
