@@ -732,3 +732,90 @@ Test(bench_cli, compare_calls_a_change_the_references_share_drift_and_passes)
               p.out);
     tu_proc_free(&p);
 }
+
+/* --- reference.gpu and the SM clock, through the fake driver and NVML ---------- */
+
+/* The memcpy suite on the fake driver, quickly, in 2 rounds, with the fake
+ * NVML naming the same GPU (FAKENVML_UUID_AS_CUDA), so SM clocks are
+ * recorded with every GPU sample; clocks: FAKENVML_SM_CLOCKS or NULL
+ * (1500 MHz throughout). */
+static void bench_memcpy_nvml(tu_proc *p, const char *db, const char *clocks, int json)
+{
+    const char *const args[] = {"run",
+                                "--suite",
+                                "memcpy",
+                                "--quick",
+                                "--no-kernels",
+                                "--db",
+                                db,
+                                "--rounds",
+                                "2",
+                                "--min-samples",
+                                "4",
+                                "--min-time",
+                                "0",
+                                "--max-noise",
+                                "100",
+                                "--timeout",
+                                "20",
+                                json ? "--json" : "-q",
+                                NULL};
+    bench(p, args,
+          ENV(FAKE, "VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_UUID_AS_CUDA=1",
+              "FAKENVML_THROTTLE=0", "VYRE_TELEMETRY=0", clocks ? clocks : "FAKENVML_SM_CLOCKS"));
+}
+
+Test(bench_cli, a_moving_sm_clock_is_noted_once_with_the_command_that_locks_it, .timeout = 120)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/results.sqlite3", g_tmp);
+    tu_proc p;
+    bench_memcpy_nvml(&p, db, "FAKENVML_SM_CLOCKS=1500,1980,1755", 0);
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert_str_eq(p.err,
+                     "vyre-bench: note: the SM clock moved between 1500 and 1980 MHz during the "
+                     "run: GPU times follow it, and compare falls back to clock cycles\n"
+                     "hint: lock the clocks for comparable runs: sudo nvidia-smi "
+                     "--lock-gpu-clocks=1980,1980 (undo: sudo nvidia-smi --reset-gpu-clocks)\n");
+    tu_proc_free(&p);
+}
+
+/* A steady clock says nothing; two runs compare their GPU points through
+ * reference.gpu, measured in both (the fake's times are whatever the CPU
+ * gives: no verdict is asserted). */
+Test(bench_cli, a_steady_clock_says_nothing_and_gpu_points_drift_by_reference_gpu, .timeout = 180)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/results.sqlite3", g_tmp);
+    tu_proc p;
+    for (int i = 0; i < 2; i++) {
+        bench_memcpy_nvml(&p, db, NULL, 0);
+        cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+        cr_assert_str_eq(p.err, "", "a locked clock: no note");
+        cr_assert(strstr(p.out, "| reference.gpu "), "%s", p.out);
+        /* 15 copies, 3 host references, reference.gpu of device 0. */
+        cr_assert(strstr(p.out, " done, 19 points stored in "), "%s", p.out);
+        tu_proc_free(&p);
+    }
+    bench(&p, ARGS("compare", "--db", db, "--json", "1", "2"), ENV(NODRIVER));
+    cr_assert(p.exit_code == 0 || p.exit_code == 1, "%d: %s", p.exit_code, p.err);
+    json_error_t je;
+    json_t *o = json_loads(p.out, 0, &je);
+    cr_assert_not_null(o, "%s", p.out);
+    json_t *pts = json_object_get(o, "points");
+    size_t copies = 0, i;
+    json_t *pt;
+    json_array_foreach(pts, i, pt)
+    {
+        const char *b = json_string_value(json_object_get(pt, "benchmark"));
+        if (strncmp(b, "memcpy.", 7) != 0)
+            continue;
+        copies++;
+        json_t *ref = json_object_get(pt, "reference");
+        cr_assert(json_is_string(ref), "%s: no drift reference", b);
+        cr_assert_str_eq(json_string_value(ref), "reference.gpu", "%s", b);
+    }
+    cr_assert_eq(copies, 15);
+    json_decref(o);
+    tu_proc_free(&p);
+}
