@@ -1053,9 +1053,11 @@ static int run_compile(vyre_bench_env *env, struct gpu *g, vyre_error *err)
 /* ---- reference.gpu ---------------------------------------------------------------- */
 
 /* The GPU reference's shape: 64 blocks of 128 threads (one wave on any
- * GPU vyre runs on), REF_ITERS steps each: some 10 us on an H100 at
- * 1.98 GHz, long enough that the event pair's own cost is small, short
- * enough to cost a few tens of ms a round. Never change these: runs are
+ * GPU vyre runs on), REF_ITERS steps each. By count (a dependent IMAD and
+ * the loop's add and branch, some 8 cycles a step) about 16k cycles, 8 us
+ * at 1.98 GHz: long enough that the event pair's own cost is small, short
+ * enough that a round's 20-1000 samples cost tens of ms. Not yet timed on
+ * a GPU: measure it before quoting it. Never change these: runs are
  * compared through them. */
 #define REF_BLOCKS  64u
 #define REF_THREADS 128u
