@@ -628,6 +628,30 @@ static int dry_run(run_plan *pl)
     return VYRE_EXIT_OK;
 }
 
+/* The stopping rule: the defaults, --quick, then the options given (-1:
+ * not given; max_noise in percent). */
+static vyre_stats_stop_rule make_rule(int quick, double min_samples, double min_time,
+                                      double max_noise, double timeout)
+{
+    vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
+    /* --quick shortens time, not the sample minimum: fewer than 10 samples
+     * give a median and a spread too rough to compare. */
+    if (quick) {
+        rule.min_time_s = 0.05;
+        rule.max_noise = 0.02;
+        rule.timeout_s = 3.0;
+    }
+    if (min_samples >= 1)
+        rule.min_samples = (size_t)min_samples;
+    if (min_time >= 0)
+        rule.min_time_s = min_time;
+    if (max_noise >= 0)
+        rule.max_noise = max_noise / 100.0;
+    if (timeout >= 0)
+        rule.timeout_s = timeout;
+    return rule;
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -655,7 +679,6 @@ int cmd_run(int argc, char **argv)
     pl.ndevs = 1;
     vyre_bench_run_opts ro;
     memset(&ro, 0, sizeof ro);
-    vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
     double min_samples = -1, min_time = -1, max_noise = -1, timeout = -1, rounds = -1;
     int quick = 0, kernels = 1, mode = 0;
     bench_format fmt = BENCH_TABLE;
@@ -839,22 +862,7 @@ int cmd_run(int argc, char **argv)
         code = dry_run(&pl);
         goto out;
     }
-    /* --quick shortens time, not the sample minimum: fewer than 10 samples
-     * give a median and a spread too rough to compare. */
-    if (quick) {
-        rule.min_time_s = 0.05;
-        rule.max_noise = 0.02;
-        rule.timeout_s = 3.0;
-    }
-    if (min_samples >= 1)
-        rule.min_samples = (size_t)min_samples;
-    if (min_time >= 0)
-        rule.min_time_s = min_time;
-    if (max_noise >= 0)
-        rule.max_noise = max_noise / 100.0;
-    if (timeout >= 0)
-        rule.timeout_s = timeout;
-    ro.rule = rule;
+    ro.rule = make_rule(quick, min_samples, min_time, max_noise, timeout);
     ro.rounds = rounds >= 1 ? (unsigned)rounds : 0;
     ro.quick = quick;
     ro.cold = mode;
