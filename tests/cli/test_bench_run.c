@@ -195,7 +195,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s: %s", je.text, p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
     json_t *run = json_object_get(o, "run");
     cr_assert_eq(json_integer_value(json_object_get(run, "point_count")), 11);
     cr_assert(json_integer_value(json_object_get(run, "finished_unix_ns")) >=
@@ -246,7 +246,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "run"), "id")), 2);
     cr_assert_eq(json_array_size(json_object_get(o, "points")), 11);
     cr_assert_null(json_object_get(json_array_get(json_object_get(o, "points"), 0), "samples"));
@@ -264,7 +264,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
     cr_assert(json_equal(json_object_get(o, "run"), json_object_get(ex, "run")));
     json_t *spts = json_object_get(o, "points"), *epts = json_object_get(ex, "points");
     cr_assert_eq(json_array_size(spts), 11);
@@ -736,7 +736,7 @@ Test(bench_run, help_names_the_blocking_kernel_switch)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert(strstr(p.out, "  --disable-blocking-kernel  time GPU samples without first holding"),
               "%s", p.out);
-    cr_assert(strstr(p.out, "(schema_version 3)"), "%s", p.out);
+    cr_assert(strstr(p.out, "(schema_version 4)"), "%s", p.out);
     tu_proc_free(&p);
 }
 

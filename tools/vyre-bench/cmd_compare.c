@@ -376,6 +376,11 @@ int cmd_compare(int argc, char **argv)
            ": bootstrap %g%% interval of the median ratio over rounds, min effect %g%%, max noise "
            "%g%%\n",
            a, b, (1 - co.alpha) * 100, co.min_effect * 100, co.max_noise * 100);
+    for (size_t i = 0; a == b && i < n; i++)
+        if (rows[i].has_b && strcmp(rows[i].b.variant, "B") == 0) {
+            printf("run %" PRId64 ": variant B against variant A of its points (run --vs)\n", a);
+            break;
+        }
     print_references(rows, n);
     printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
            "benchmark", "axes", "dev", "median A", "noise A", "median B", "noise B", "B/A",

@@ -133,6 +133,10 @@ typedef struct vyre_bench_point {
      * `noise` column) is this value. */
     unsigned rounds;
     double round_noise;
+    /* An A/B run (vyre_bench_sweep.vs_path, db/results_v6.sql): "A" for a
+     * point of the baseline kernel, "B" for the other one; "" for every
+     * point of a normal run and for the references. */
+    char variant[4];
 } vyre_bench_point;
 
 /* One sample of a point. */
@@ -287,6 +291,10 @@ typedef struct vyre_bench_cmp_row {
  * and they differ by more than 2%, the point is compared again in clock
  * cycles (each sample's time x its clock, as nvbench's compare does) and
  * a SLOWER or FASTER verdict must hold in both, else it is DRIFT.
+ * Points match on suite, benchmark, axes, device, mode and variant. An
+ * A/B run (points with variants) compared with itself (a == b) matches
+ * each A point with the B point of the same place instead: B/A of the
+ * samples the run alternated; its shared references match themselves.
  * *out is the caller's: vyre_bench_cmp_row_list_free. opts NULL: defaults.
  */
 VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
@@ -389,6 +397,15 @@ typedef struct vyre_bench_sweep {
     const char *spec_origin; /* the spec's name in messages (its path); NULL: "spec" */
     const char *arch;        /* --arch: compile for this; NULL: the PTX's .target when the
                                 device runs it, else the device's (vyre_bench_sweep_plan_make) */
+    /* An A/B run (`vyre-bench run ... --vs FILE`): a second kernel file
+     * (.cu, .ptx or .cubin) with the same entry, launched with the same
+     * arguments at every point, measured in the same process, its samples
+     * alternating with path's one by one (A, B, A, B) behind the blocking
+     * kernel. Every sweep point is then stored twice, variant "A" (path)
+     * and "B" (vs_path); vyre_bench_compare_runs(db, run, run) compares
+     * them. Checked before anything runs: its entry must exist and, for
+     * two PTX files, take the same parameters. NULL: a normal sweep. */
+    const char *vs_path;
 } vyre_bench_sweep;
 
 /* One point of a sweep as it would be launched (a dry run). */

@@ -378,7 +378,8 @@ static struct vyre__bench_acc *acc_find(vyre_bench_env *env, const vyre_bench_po
     for (size_t i = 0; i < env->nacc; i++) {
         const vyre_bench_point *q = &env->acc[i].pt;
         if (q->device == pt->device && q->mode == pt->mode && strcmp(q->suite, pt->suite) == 0 &&
-            strcmp(q->benchmark, pt->benchmark) == 0 && strcmp(q->axes, pt->axes) == 0)
+            strcmp(q->benchmark, pt->benchmark) == 0 && strcmp(q->axes, pt->axes) == 0 &&
+            strcmp(q->variant, pt->variant) == 0)
             return &env->acc[i];
     }
     return NULL;
@@ -552,6 +553,48 @@ static int round_into(vyre_bench_env *env, vyre_bench_point *pt, const vyre_benc
     return VYRE_OK;
 }
 
+/* The point's accumulator: env's (rounds) or *local (one round: nothing
+ * is kept between passes, nothing lives in env). */
+static int slot_for(vyre_bench_env *env, vyre_bench_point *pt, unsigned rounds,
+                    struct vyre__bench_acc *local, struct vyre__bench_acc **a, vyre_error *err)
+{
+    if (env->on_progress)
+        env->on_progress(env->done, env->total, pt->benchmark, env->cb_ctx);
+    if (rounds > 1)
+        return point_slot(env, pt, a, err);
+    memset(local, 0, sizeof *local);
+    pt->run_id = env->run_id;
+    pt->seq = env->next_seq++;
+    int rc = vyre_bench_point_begin(env->db, pt, err);
+    local->pt = *pt;
+    *a = local;
+    return rc;
+}
+
+int vyre__bench_point_add(vyre_bench_env *env, vyre_bench_point *pt, const vyre_bench_sample *s,
+                          size_t n, vyre__bench_finish_fn finish, void *ctx, vyre_error *err)
+{
+    if (env->records_sweep || n == 0)
+        return VYRE_OK;
+    unsigned rounds = env->rounds ? env->rounds : 1;
+    struct vyre__bench_acc local, *a = NULL;
+    int rc = slot_for(env, pt, rounds, &local, &a, err);
+    if (!rc)
+        rc = acc_append(a, s, n, env->round, err);
+    if (!rc)
+        env->done++;
+    if (!rc && env->round + 1 >= rounds) {
+        rc = summarize(pt, a->s, a->n, err);
+        if (!rc && finish)
+            finish(pt, ctx);
+        if (!rc)
+            rc = acc_store(env, a, pt, 0, err);
+    }
+    if (a == &local)
+        free(local.s);
+    return rc;
+}
+
 int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
                           const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
                           vyre__bench_finish_fn finish, void *ctx, vyre_error *err)
@@ -559,21 +602,8 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
     if (env->records_sweep)
         return records_point(env, pt, kpass, ctx, err);
     unsigned rounds = env->rounds ? env->rounds : 1;
-    if (env->on_progress)
-        env->on_progress(env->done, env->total, pt->benchmark, env->cb_ctx);
     struct vyre__bench_acc local, *a = NULL;
-    int rc;
-    if (rounds > 1) {
-        rc = point_slot(env, pt, &a, err);
-    } else {
-        /* One round: nothing is kept between passes, nothing lives in env. */
-        memset(&local, 0, sizeof local);
-        pt->run_id = env->run_id;
-        pt->seq = env->next_seq++;
-        rc = vyre_bench_point_begin(env->db, pt, err);
-        local.pt = *pt;
-        a = &local;
-    }
+    int rc = slot_for(env, pt, rounds, &local, &a, err);
     int cut = 0;
     if (!rc)
         rc = round_into(env, pt, o, gpu, a, rounds, &cut, err);

@@ -465,11 +465,12 @@ int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *er
         return rc;
     }
     sqlite3_stmt *st = NULL;
-    rc = prep(db,
-              "INSERT INTO points (run_id, seq, suite, benchmark, axes, device, mode, unit, timer, "
-              "n, stop_reason, stop, created_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ns', ?8, 0, "
-              "'running', '', ?9)",
-              &st, err);
+    rc =
+        prep(db,
+             "INSERT INTO points (run_id, seq, suite, benchmark, axes, device, mode, unit, timer, "
+             "n, stop_reason, stop, created_ns, variant) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ns', "
+             "?8, 0, 'running', '', ?9, ?10)",
+             &st, err);
     if (!rc) {
         sqlite3_bind_int64(st, 1, p->run_id);
         sqlite3_bind_int(st, 2, p->seq);
@@ -483,6 +484,7 @@ int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *er
         sqlite3_bind_text(st, 7, vyre_bench_mode_name(p->mode), -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 8, p->gpu_timer ? "gpu" : "wall", -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 9, vyre__unix_ns());
+        bind_text_or_null(st, 10, p->variant);
         rc = step_done(db, st, "write a point to", err);
         if (!rc)
             p->id = sqlite3_last_insert_rowid(vyre__results_sqlite(db));
@@ -958,7 +960,7 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
     "id, run_id, seq, suite, benchmark, axes, device, mode, timer, n, min, max, mean, median, "    \
     "stddev, noise, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, "            \
     "metric_name, metric, stop_reason, stop, note, batch_ns, kernel_ns, block_timeouts, rounds, "  \
-    "round_noise"
+    "round_noise, variant"
 
 static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
 {
@@ -1003,6 +1005,7 @@ static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
     p->n_block_timeouts = (size_t)sqlite3_column_int64(st, 31);
     p->rounds = (unsigned)sqlite3_column_int64(st, 32);
     p->round_noise = col_real(st, 33);
+    col_text(st, 34, p->variant, sizeof p->variant); /* NULL: "" */
     /* Points measured in rounds: the noise that takes them into account. */
     if (p->rounds >= 2 && isfinite(p->round_noise))
         s->robust_noise = p->round_noise;
@@ -1120,10 +1123,33 @@ int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel
 
 /* ---- compare ------------------------------------------------------------------ */
 
-static int same_point(const vyre_bench_point *a, const vyre_bench_point *b)
+/* ab: an A/B run compared with itself, where an A point matches the B
+ * point of the same place (and a shared reference matches itself); two
+ * runs match variant with variant, A with A and B with B. */
+static int same_point(const vyre_bench_point *a, const vyre_bench_point *b, int ab)
 {
     return strcmp(a->suite, b->suite) == 0 && strcmp(a->benchmark, b->benchmark) == 0 &&
-           strcmp(a->axes, b->axes) == 0 && a->device == b->device && a->mode == b->mode;
+           strcmp(a->axes, b->axes) == 0 && a->device == b->device && a->mode == b->mode &&
+           (ab || strcmp(a->variant, b->variant) == 0);
+}
+
+/* An A/B run compared with itself: side A keeps the points that are not
+ * B's, side B those that are not A's (shared references on both). */
+static int has_variants(const vyre_bench_point *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i].variant[0])
+            return 1;
+    return 0;
+}
+
+static void keep_side(vyre_bench_point *p, size_t *n, const char *drop)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(p[i].variant, drop) != 0)
+            p[k++] = p[i];
+    *n = k;
 }
 
 /* A point's stored samples as the comparison needs them. */
@@ -1289,6 +1315,11 @@ int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
         free(pa);
         return rc;
     }
+    int ab = a == b && has_variants(pa, na);
+    if (ab) {
+        keep_side(pa, &na, "B");
+        keep_side(pb, &nb, "A");
+    }
     vyre_bench_cmp_row *rows = calloc(na + nb + 1, sizeof *rows);
     unsigned char *used = calloc(nb + 1, 1);
     if (!rows || !used) {
@@ -1306,7 +1337,7 @@ int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
         r->ref_ratio = NAN;
         r->is_reference = is_reference(&pa[i]);
         for (size_t j = 0; j < nb; j++)
-            if (!used[j] && same_point(&pa[i], &pb[j])) {
+            if (!used[j] && same_point(&pa[i], &pb[j], ab)) {
                 used[j] = 1;
                 r->b = pb[j];
                 r->has_b = 1;

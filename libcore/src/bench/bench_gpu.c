@@ -1372,8 +1372,24 @@ size_t vyre__bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env
     if (!sw || !sw->axes || !env)
         return 0;
     return vyre_axes_count(sw->axes) * (env->cold == 2 ? 2 : 1) *
-           (env->ndevices ? env->ndevices : 1);
+           (env->ndevices ? env->ndevices : 1) * (sw->vs_path ? 2 : 1);
 }
+
+/*
+ * The B side of an A/B sweep (vyre_bench_sweep.vs_path): its pipeline,
+ * launched with A's buffers and scalars, and the samples taken right
+ * after each of A's. Why one sample of each in turn rather than A's
+ * point then B's: whatever the machine does meanwhile (a neighbour's
+ * job, clocks, heat) lands on both alike, as hyperfine alternates
+ * commands; and the pairs share their round, which the comparison
+ * resamples. Every sample of either waits behind the blocking kernel.
+ */
+struct sweep_ab {
+    vyre_pipeline *p;
+    vyre_bench_sample *s; /* B's samples of the point so far, warm-up first */
+    size_t n, cap;
+    int cold; /* flush L2 before B's sample too */
+};
 
 struct sweep_bench {
     struct gpu *g; /* first: prepare_cold */
@@ -1390,6 +1406,7 @@ struct sweep_bench {
     double f64[VYRE__SWEEP_ARGS_MAX];
     void *params[VYRE__SWEEP_ARGS_MAX];
     unsigned shared_set; /* the kernel's dynamic shared maximum as last set */
+    struct sweep_ab *ab; /* NULL: no --vs */
 };
 
 static int sweep_op(void *ctx, vyre_error *err)
@@ -1398,10 +1415,44 @@ static int sweep_op(void *ctx, vyre_error *err)
     return vyre_pipeline_launch(s->p, &s->cfg, s->params, err);
 }
 
+static int sweep_op_b(void *ctx, vyre_error *err)
+{
+    struct sweep_bench *s = ctx;
+    return vyre_pipeline_launch(s->ab->p, &s->cfg, s->params, err);
+}
+
 static int sample_sweep(void *ctx, double *value, double *wall, vyre_error *err)
 {
     struct sweep_bench *s = ctx;
     return time_gpu(s->g, sweep_op, s, 1, 1, value, wall, err);
+}
+
+/* A's sample (the value returned), then B's (kept in s->ab). */
+static int sample_sweep_ab(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct sweep_bench *s = ctx;
+    struct sweep_ab *ab = s->ab;
+    int rc = time_gpu(s->g, sweep_op, s, 1, 1, value, wall, err);
+    if (!rc && ab->cold)
+        rc = flush_l2(s->g, err);
+    double v = 0, w = 0;
+    if (!rc)
+        rc = time_gpu(s->g, sweep_op_b, s, 1, 1, &v, &w, err);
+    if (rc)
+        return rc;
+    if (ab->n == ab->cap) {
+        size_t cap = ab->cap ? ab->cap * 2 : 64;
+        vyre_bench_sample *p = realloc(ab->s, cap * sizeof *p);
+        if (!p)
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory keeping the --vs samples");
+        ab->s = p;
+        ab->cap = cap;
+    }
+    vyre_bench_sample *x = &ab->s[ab->n++];
+    memset(x, 0, sizeof *x);
+    x->value = v;
+    x->wall = w;
+    return VYRE_OK;
 }
 
 static int kpass_sweep(void *ctx, vyre_error *err)
@@ -1414,12 +1465,12 @@ static int kpass_sweep(void *ctx, vyre_error *err)
 }
 
 /* GB/s from the bytes a launch moves, TFLOP/s from its flops (the GB/s
- * then goes to the note). Bytes per ns is GB/s; flops per ns is GFLOP/s. */
-static void finish_sweep(vyre_bench_point *pt, void *ctx)
+ * then goes to the note). Bytes per ns is GB/s; flops per ns is GFLOP/s.
+ * op: the kernel whose batch view is taken (A's or B's). */
+static void finish_sweep_op(vyre_bench_point *pt, struct sweep_bench *s, gpu_op_fn op)
 {
-    struct sweep_bench *s = ctx;
     if (pt->stats.median <= 0) {
-        finish_views(pt, s->g, sweep_op, s, 1);
+        finish_views(pt, s->g, op, s, 1);
         return;
     }
     if (s->l.flops > 0) {
@@ -1431,7 +1482,36 @@ static void finish_sweep(vyre_bench_point *pt, void *ctx)
         vyre__strlcpy(pt->metric_name, "GB/s", sizeof pt->metric_name);
         pt->metric = pt->bytes / pt->stats.median;
     }
-    finish_views(pt, s->g, sweep_op, s, 1);
+    finish_views(pt, s->g, op, s, 1);
+}
+
+static void finish_sweep(vyre_bench_point *pt, void *ctx)
+{
+    finish_sweep_op(pt, ctx, sweep_op);
+}
+
+static void finish_sweep_b(vyre_bench_point *pt, void *ctx)
+{
+    finish_sweep_op(pt, ctx, sweep_op_b);
+}
+
+/* B's point of this round: the samples taken after each of A's measured
+ * ones (the warm-up pairs dropped), stored beside A's. */
+static int sweep_point_b(vyre_bench_env *env, struct sweep_bench *s, const vyre_bench_point *a,
+                         size_t warmup, vyre_error *err)
+{
+    struct sweep_ab *ab = s->ab;
+    size_t n = ab->n;
+    ab->n = 0;
+    if (env->records_sweep || env->interrupted || n <= warmup)
+        return VYRE_OK;
+    vyre_bench_point pt;
+    point_init(&pt, a->suite, a->benchmark, a->axes, s->g, a->mode, 1);
+    vyre__strlcpy(pt.variant, "B", sizeof pt.variant);
+    pt.bytes = a->bytes;
+    pt.stop_reason = a->stop_reason;
+    vyre__strlcpy(pt.stop, a->stop, sizeof pt.stop);
+    return vyre__bench_point_add(env, &pt, ab->s + warmup, n - warmup, finish_sweep_b, s, err);
 }
 
 static void sweep_free(struct sweep_bench *s)
@@ -1560,10 +1640,17 @@ static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct s
     vyre_bench_measure_opts o;
     measure_opts(&o, env, s->g);
     o.ctx = s;
-    o.sample = sample_sweep;
+    o.sample = s->ab ? sample_sweep_ab : sample_sweep;
     o.prepare = cold ? prepare_cold : NULL;
+    if (s->ab) {
+        vyre__strlcpy(pt.variant, "A", sizeof pt.variant);
+        s->ab->n = 0;
+        s->ab->cold = cold;
+    }
     if (!rc)
         rc = vyre__bench_point_run(env, &pt, &o, 1, kpass_sweep, finish_sweep, s, err);
+    if (!rc && s->ab)
+        rc = sweep_point_b(env, s, &pt, o.warmup, err);
     cu->cuStreamSynchronize(s->g->stream);
     sweep_free(s);
     return rc;
@@ -1598,6 +1685,51 @@ static int check_memory(const vyre_bench_sweep *sw, const vyre__sweep_binding *b
     return VYRE_OK;
 }
 
+/* Compiles k (the file of sw->path) for g's device, as the sweep check
+ * chose (the PTX's .target when the device runs it, else the device's). */
+static int sweep_compile(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, struct gpu *g,
+                         vyre_pipeline **p, vyre_error *err)
+{
+    char arch[16];
+    int rc =
+        vyre__sweep_arch(sw, k, g->info.cc_major, g->info.cc_minor, arch, sizeof arch, NULL, err);
+    vyre_pipeline_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.kind = k->kind;
+    desc.src = k->src;
+    desc.len = k->len;
+    desc.entry = sw->entry;
+    desc.arch = arch;
+    if (!rc)
+        rc = vyre_pipeline_compile(g->ctx, &desc, p, err);
+    return rc;
+}
+
+/* The --vs kernel's pipeline on g (the timing sweep only: the records
+ * sweep runs A's kernel passes alone). */
+static int sweep_ab_open(const vyre_bench_sweep *sw, const vyre_bench_env *env, struct gpu *g,
+                         struct sweep_ab *ab, vyre_error *err)
+{
+    memset(ab, 0, sizeof *ab);
+    if (!sw->vs_path || env->records_sweep)
+        return VYRE_OK;
+    vyre_bench_sweep bsw = *sw;
+    bsw.path = sw->vs_path;
+    vyre__sweep_kernel kb;
+    int rc = vyre__sweep_kernel_load(&bsw, &kb, err);
+    if (!rc)
+        rc = sweep_compile(&bsw, &kb, g, &ab->p, err);
+    vyre__sweep_kernel_release(&kb);
+    return rc;
+}
+
+static void sweep_ab_close(struct sweep_ab *ab)
+{
+    vyre_pipeline_free(ab->p);
+    free(ab->s);
+    memset(ab, 0, sizeof *ab);
+}
+
 int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_error *err)
 {
     if (!sw || !env)
@@ -1620,25 +1752,17 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
         struct gpu g;
         if ((rc = gpu_open(env, devs[d], &g, err)))
             break;
-        char arch[16];
-        rc = vyre__sweep_arch(sw, &k, g.info.cc_major, g.info.cc_minor, arch, sizeof arch, NULL,
-                              err);
-        if (!rc)
-            rc = check_memory(sw, &b, &k, &g, err);
+        rc = check_memory(sw, &b, &k, &g, err);
         struct sweep_bench s;
         memset(&s, 0, sizeof s);
         s.g = &g;
         s.b = &b;
         s.k = &k;
-        vyre_pipeline_desc desc;
-        memset(&desc, 0, sizeof desc);
-        desc.kind = k.kind;
-        desc.src = k.src;
-        desc.len = k.len;
-        desc.entry = sw->entry;
-        desc.arch = arch;
+        struct sweep_ab ab;
         if (!rc)
-            rc = vyre_pipeline_compile(g.ctx, &desc, &s.p, err);
+            rc = sweep_compile(sw, &k, &g, &s.p, err);
+        if (!rc && !(rc = sweep_ab_open(sw, env, &g, &ab, err)) && ab.p)
+            s.ab = &ab;
         for (size_t i = 0; !rc && !env->interrupted && i < count; i++) {
             vyre_axes_point(sw->axes, i, coords);
             for (int m = 0; !rc && !env->interrupted && m < 2; m++) {
@@ -1647,6 +1771,8 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
                 rc = sweep_point(env, sw, &s, coords, m, err);
             }
         }
+        if (s.ab)
+            sweep_ab_close(s.ab);
         vyre_pipeline_free(s.p);
         gpu_close(&g);
     }

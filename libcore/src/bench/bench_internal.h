@@ -195,6 +195,18 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
                           const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
                           vyre__bench_finish_fn finish, void *ctx, vyre_error *err);
 
+/*
+ * Adds one round of samples s[0..n-1] measured by the caller to pt (the B
+ * side of an A/B sweep, taken alternately with A's samples inside A's
+ * vyre__bench_point_run): the row reserved in its first round, the
+ * samples kept with env->round, and in the last round the statistics,
+ * `finish` (may be NULL) and the point stored and handed on, as
+ * vyre__bench_point_run does; no kernel pass. n == 0 or the records sweep:
+ * nothing. Returns 0 or an error.
+ */
+int vyre__bench_point_add(vyre_bench_env *env, vyre_bench_point *pt, const vyre_bench_sample *s,
+                          size_t n, vyre__bench_finish_fn finish, void *ctx, vyre_error *err);
+
 /* The CUPTI kernel-record pass of a point already stored (pt->id,
  * pt->run_id). A failure to capture clears env->kernels; never an error.
  * Only the records sweep may call it: every timed pass of the run comes

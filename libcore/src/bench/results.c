@@ -50,6 +50,7 @@ extern const char vyre__sql_results_v2[];
 extern const char vyre__sql_results_v3[];
 extern const char vyre__sql_results_v4[];
 extern const char vyre__sql_results_v5[];
+extern const char vyre__sql_results_v6[];
 
 /*
  * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
@@ -65,6 +66,7 @@ static const char *const k_schema_steps[] = {
      * never renumbered once it has landed. */
     vyre__sql_results_v4, /* 3 -> 4: points.batch_ns, kernel_ns, block_timeouts (views) */
     vyre__sql_results_v5, /* 4 -> 5: samples.round, points.rounds, points.round_noise */
+    vyre__sql_results_v6, /* 5 -> 6: points.variant (run --vs) */
 };
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_RESULTS_SCHEMA_VERSION,
                "one schema step per version");
