@@ -61,7 +61,7 @@ _vyre_bench()
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--suite --axis -a --entry --spec --mode --min-samples
                 --min-time --max-noise --timeout --quick --no-kernels --disable-blocking-kernel --devices --db --csv
-                --json --wide --width -q --arch --dry-run --help" -- "$cur"))
+                --json --wide --width -q --arch --dry-run --rounds --vs --help" -- "$cur"))
         else
             # A sweep's kernel: CUDA C or PTX (and directories to get there).
             COMPREPLY=($(compgen -f -X '!*.cu' -- "$cur") $(compgen -f -X '!*.ptx' -- "$cur")

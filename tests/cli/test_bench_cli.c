@@ -622,3 +622,200 @@ Test(bench_cli, memcpy_suite_copies_show_in_its_telemetry)
     cr_assert_eq(v[VYRE_CTR_H2D_BYTES] % 65536, 0);
     cr_assert_eq(v[VYRE_CTR_LAUNCHES], 0, "copies are not launches");
 }
+
+/* --- rounds and drift (issue 23) ----------------------------------------- */
+
+Test(bench_cli, rounds_must_be_a_whole_number_from_1_to_100)
+{
+    static const char *const bad[] = {"0", "1.5", "101", "x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tu_proc p;
+        bench(&p, ARGS("run", "--suite", "cache", "--rounds", bad[i]), ENV(NODRIVER));
+        cr_assert_eq(p.exit_code, 2, "--rounds %s: %s", bad[i], p.err);
+        cr_assert_str_eq(p.out, "");
+        char want[200];
+        snprintf(want, sizeof want, "vyre-bench: error: bad value '%s' for --rounds", bad[i]);
+        cr_assert(starts_with(p.err, want), "%s", p.err);
+        tu_proc_free(&p);
+    }
+}
+
+/* A done run of two host references and two cache points, 5 rounds of 20
+ * samples each (1% spread), the references scaled by ref and the points
+ * by work. */
+static void drift_run(vyre_results *db, double ref, double work, uint64_t seed)
+{
+    static const struct {
+        const char *suite, *bench;
+        double ns;
+    } k_points[] = {{"reference", "reference.cpu", 300000},
+                    {"reference", "reference.fsync", 2000000},
+                    {"cache", "cache.store", 250000},
+                    {"cache", "cache.hit", 9000}};
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "cache");
+    snprintf(r.command_line, sizeof r.command_line, "test");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    for (size_t k = 0; k < sizeof k_points / sizeof k_points[0]; k++) {
+        vyre_bench_point p;
+        memset(&p, 0, sizeof p);
+        p.run_id = r.id;
+        p.seq = (int)k;
+        snprintf(p.suite, sizeof p.suite, "%s", k_points[k].suite);
+        snprintf(p.benchmark, sizeof p.benchmark, "%s", k_points[k].bench);
+        p.device = -1;
+        p.mode = VYRE_BENCH_HOST;
+        p.items = 1;
+        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        double scale = k < 2 ? ref : work;
+        vyre_bench_sample s[100];
+        double v[100];
+        memset(s, 0, sizeof s);
+        uint64_t st = seed + k;
+        for (size_t i = 0; i < 100; i++) {
+            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+            double u = (double)(st >> 11) / 4503599627370496.0 - 1.0;
+            s[i].value = v[i] = k_points[k].ns * scale * (1.0 + 0.01 * u);
+            s[i].round = (unsigned)(i / 20);
+        }
+        cr_assert_eq(vyre_stats_compute(v, 100, &p.stats, NULL), 0);
+        p.rounds = 5;
+        snprintf(p.stop, sizeof p.stop, "test");
+        cr_assert_eq(vyre_bench_point_finish(db, &p, s, 100, NULL), 0);
+    }
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+}
+
+Test(bench_cli, compare_calls_a_change_the_references_share_drift_and_passes)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/r.sqlite3", g_tmp);
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(path, &db, NULL), 0);
+    drift_run(db, 1.0, 1.0, 10);
+    drift_run(db, 1.2, 1.2, 20); /* the machine, not the code, got 20% slower */
+    drift_run(db, 1.2, 1.6, 30); /* the code got slower beyond the machine's drift */
+    vyre_results_close(db);
+
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", path, "1", "2"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "machine drift (references): reference.cpu B/A 1.2"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 0 same, 0 noisy, 4 drift, 0 unmatched\n"), "%s",
+              p.out);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("compare", "--db", path, "--json", "1", "2"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    json_error_t je;
+    json_t *o = json_loads(p.out, 0, &je);
+    cr_assert_not_null(o, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "test")),
+                     "hierarchical-bootstrap-median-ratio");
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "summary"), "drift")), 4);
+    json_t *pt = json_array_get(json_object_get(o, "points"), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(pt, "benchmark")), "cache.store");
+    cr_assert_str_eq(json_string_value(json_object_get(pt, "verdict")), "drift");
+    cr_assert_str_eq(json_string_value(json_object_get(pt, "verdict_before_drift")), "slower");
+    cr_assert(json_is_false(json_object_get(pt, "is_reference")));
+    cr_assert_eq(json_integer_value(json_object_get(pt, "rounds_a")), 5);
+    cr_assert_float_eq(json_real_value(json_object_get(pt, "drift_ratio")), 1.2, 0.01);
+    cr_assert(json_is_null(json_object_get(pt, "cycles")));
+    json_decref(o);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("compare", "--db", path, "1", "3"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 1, "1.6x against a 1.2x drift is a regression: %s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 2 slower, 0 same, 0 noisy, 2 drift, 0 unmatched\n"), "%s",
+              p.out);
+    tu_proc_free(&p);
+}
+
+/* --- reference.gpu and the SM clock, through the fake driver and NVML ---------- */
+
+/* The memcpy suite on the fake driver, quickly, in 2 rounds, with the fake
+ * NVML naming the same GPU (FAKENVML_UUID_AS_CUDA), so SM clocks are
+ * recorded with every GPU sample; clocks: FAKENVML_SM_CLOCKS or NULL
+ * (1500 MHz throughout). */
+static void bench_memcpy_nvml(tu_proc *p, const char *db, const char *clocks, int json)
+{
+    const char *const args[] = {"run",
+                                "--suite",
+                                "memcpy",
+                                "--quick",
+                                "--no-kernels",
+                                "--db",
+                                db,
+                                "--rounds",
+                                "2",
+                                "--min-samples",
+                                "4",
+                                "--min-time",
+                                "0",
+                                "--max-noise",
+                                "100",
+                                "--timeout",
+                                "20",
+                                json ? "--json" : "-q",
+                                NULL};
+    bench(p, args,
+          ENV(FAKE, "VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_UUID_AS_CUDA=1",
+              "FAKENVML_THROTTLE=0", "VYRE_TELEMETRY=0", clocks ? clocks : "FAKENVML_SM_CLOCKS"));
+}
+
+Test(bench_cli, a_moving_sm_clock_is_noted_once_with_the_command_that_locks_it, .timeout = 120)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/results.sqlite3", g_tmp);
+    tu_proc p;
+    bench_memcpy_nvml(&p, db, "FAKENVML_SM_CLOCKS=1500,1980,1755", 0);
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert_str_eq(p.err,
+                     "vyre-bench: note: the SM clock moved between 1500 and 1980 MHz during the "
+                     "run: GPU times follow it, and compare falls back to clock cycles\n"
+                     "hint: lock the clocks for comparable runs: sudo nvidia-smi "
+                     "--lock-gpu-clocks=1980,1980 (undo: sudo nvidia-smi --reset-gpu-clocks)\n");
+    tu_proc_free(&p);
+}
+
+/* A steady clock says nothing; two runs compare their GPU points through
+ * reference.gpu, measured in both (the fake's times are whatever the CPU
+ * gives: no verdict is asserted). */
+Test(bench_cli, a_steady_clock_says_nothing_and_gpu_points_drift_by_reference_gpu, .timeout = 180)
+{
+    char db[700];
+    snprintf(db, sizeof db, "%s/results.sqlite3", g_tmp);
+    tu_proc p;
+    for (int i = 0; i < 2; i++) {
+        bench_memcpy_nvml(&p, db, NULL, 0);
+        cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+        cr_assert_str_eq(p.err, "", "a locked clock: no note");
+        cr_assert(strstr(p.out, "| reference.gpu "), "%s", p.out);
+        /* 15 copies, 3 host references, reference.gpu of device 0. */
+        cr_assert(strstr(p.out, " done, 19 points stored in "), "%s", p.out);
+        tu_proc_free(&p);
+    }
+    bench(&p, ARGS("compare", "--db", db, "--json", "1", "2"), ENV(NODRIVER));
+    cr_assert(p.exit_code == 0 || p.exit_code == 1, "%d: %s", p.exit_code, p.err);
+    json_error_t je;
+    json_t *o = json_loads(p.out, 0, &je);
+    cr_assert_not_null(o, "%s", p.out);
+    json_t *pts = json_object_get(o, "points");
+    size_t copies = 0, i;
+    json_t *pt;
+    json_array_foreach(pts, i, pt)
+    {
+        const char *b = json_string_value(json_object_get(pt, "benchmark"));
+        if (strncmp(b, "memcpy.", 7) != 0)
+            continue;
+        copies++;
+        json_t *ref = json_object_get(pt, "reference");
+        cr_assert(json_is_string(ref), "%s: no drift reference", b);
+        cr_assert_str_eq(json_string_value(ref), "reference.gpu", "%s", b);
+    }
+    cr_assert_eq(copies, 15);
+    json_decref(o);
+    tu_proc_free(&p);
+}

@@ -97,16 +97,19 @@ Test(bench_run, cache_suite_end_to_end)
     cr_assert(strstr(p.out, " MB/s "), "%s", p.out);
     cr_assert(strstr(p.out, " blobs/s "), "%s", p.out);
     char last[800];
-    snprintf(last, sizeof last, "\nrun 1 done, 8 points stored in %s\n", g_db);
+    /* 8 cache points and the 3 host references of every round. */
+    snprintf(last, sizeof last, "\nrun 1 done, 11 points stored in %s\n", g_db);
     cr_assert(strstr(p.out, last), "%s", p.out);
     tu_proc_free(&p);
 
     cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'done' AND suites = 'cache'"), 1);
-    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE run_id = 1 AND n >= 3"), 8);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE run_id = 1 AND n >= 3"), 11);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE run_id = 1 AND suite = 'reference'"), 3);
     cr_assert_eq(db_int("SELECT count(*) FROM points WHERE device IS NOT NULL"), 0);
-    cr_assert_eq(db_int("SELECT min(c) FROM (SELECT count(*) AS c FROM samples GROUP BY "
-                        "point_id)"),
-                 3);
+    /* --min-samples 3 over 5 rounds: 2 a round at least, so 3 or more. */
+    cr_assert_geq(db_int("SELECT min(c) FROM (SELECT count(*) AS c FROM samples GROUP BY "
+                         "point_id)"),
+                  3);
     cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE command_line LIKE 'vyre-bench run "
                         "--suite cache%'"),
                  1);
@@ -116,12 +119,12 @@ Test(bench_run, cache_suite_end_to_end)
     cr_assert_eq(p.exit_code, 0);
     cr_assert(strncmp(p.out, "   RUN  STARTED              STATUS       POINTS  GPU", 52) == 0,
               "%s", p.out);
-    cr_assert(strstr(p.out, "  done              8  -                             cache\n"), "%s",
+    cr_assert(strstr(p.out, "  done             11  -                             cache\n"), "%s",
               p.out);
     tu_proc_free(&p);
     bench(&p, ARGS("show", "--db", g_db, "last"));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(strncmp(p.out, "run 1 done, 8 points, started ", 30) == 0, "%s", p.out);
+    cr_assert(strncmp(p.out, "run 1 done, 11 points, started ", 31) == 0, "%s", p.out);
     cr_assert(strstr(p.out, "command:      vyre-bench run --suite cache --db "), "%s", p.out);
     cr_assert(strstr(p.out, g_header), "%s", p.out);
     tu_proc_free(&p);
@@ -175,7 +178,7 @@ Test(bench_run, json_csv_and_export_round_trip)
                       "wall_median_ns,bytes,items,metric_name,metric,stop_reason,stop,note\n",
                       200) == 0,
               "%s", run_csv);
-    cr_assert_eq(count_lines_with(run_csv, "\n"), 9);
+    cr_assert_eq(count_lines_with(run_csv, "\n"), 12); /* 8 cache points, 3 references */
 
     /* export --csv prints what run --csv printed: the database holds the
      * same doubles. */
@@ -192,16 +195,16 @@ Test(bench_run, json_csv_and_export_round_trip)
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s: %s", je.text, p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
     json_t *run = json_object_get(o, "run");
-    cr_assert_eq(json_integer_value(json_object_get(run, "point_count")), 8);
+    cr_assert_eq(json_integer_value(json_object_get(run, "point_count")), 11);
     cr_assert(json_integer_value(json_object_get(run, "finished_unix_ns")) >=
               json_integer_value(json_object_get(run, "started_unix_ns")));
     cr_assert_str_eq(json_string_value(json_object_get(run, "status")), "done");
     cr_assert_str_eq(json_string_value(json_object_get(run, "suites")), "cache");
     json_t *pts = json_object_get(o, "points");
-    cr_assert_eq(json_array_size(pts), 8);
-    for (size_t i = 0; i < 8; i++) {
+    cr_assert_eq(json_array_size(pts), 11); /* the 3 references, then the 8 cache points */
+    for (size_t i = 0; i < 11; i++) {
         json_t *pt = json_array_get(pts, i);
         json_t *smp = json_object_get(pt, "samples");
         size_t n = json_array_size(smp);
@@ -223,12 +226,12 @@ Test(bench_run, json_csv_and_export_round_trip)
         free(x);
     }
     /* Axes are objects with numbers as numbers: "size=4096" is {"size": 4096}. */
-    json_t *axes = json_object_get(json_array_get(pts, 0), "axes");
+    json_t *axes = json_object_get(json_array_get(pts, 3), "axes");
     cr_assert(json_is_object(axes));
     cr_assert_eq(json_object_size(axes), 1);
     cr_assert(json_is_integer(json_object_get(axes, "size")), "%s", p.out);
     cr_assert_eq(json_integer_value(json_object_get(axes, "size")), 4096);
-    double noise = json_number_value(json_object_get(json_array_get(pts, 0), "noise_ratio"));
+    double noise = json_number_value(json_object_get(json_array_get(pts, 3), "noise_ratio"));
     cr_assert(noise >= 0, "noise_ratio %g", noise);
     /* Host points have none of the GPU views. */
     cr_assert(json_is_null(json_object_get(json_array_get(pts, 0), "gpu_ns")));
@@ -243,9 +246,9 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "run"), "id")), 2);
-    cr_assert_eq(json_array_size(json_object_get(o, "points")), 8);
+    cr_assert_eq(json_array_size(json_object_get(o, "points")), 11);
     cr_assert_null(json_object_get(json_array_get(json_object_get(o, "points"), 0), "samples"));
     json_decref(o);
     tu_proc_free(&p);
@@ -261,11 +264,11 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
     cr_assert(json_equal(json_object_get(o, "run"), json_object_get(ex, "run")));
     json_t *spts = json_object_get(o, "points"), *epts = json_object_get(ex, "points");
-    cr_assert_eq(json_array_size(spts), 8);
-    for (size_t i = 0; i < 8; i++) {
+    cr_assert_eq(json_array_size(spts), 11);
+    for (size_t i = 0; i < 11; i++) {
         json_t *e = json_deep_copy(json_array_get(epts, i));
         json_object_del(e, "samples");
         cr_assert(json_equal(json_array_get(spts, i), e), "point %zu", i);
@@ -287,7 +290,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     for (size_t i = 0; i < 2; i++) {
         json_t *r = json_array_get(runs, i);
         cr_assert_eq(json_integer_value(json_object_get(r, "id")), (json_int_t)(2 - i));
-        cr_assert_eq(json_integer_value(json_object_get(r, "point_count")), 8);
+        cr_assert_eq(json_integer_value(json_object_get(r, "point_count")), 11);
         cr_assert_str_eq(json_string_value(json_object_get(r, "status")), "done");
     }
     json_decref(o);
@@ -403,21 +406,25 @@ Test(bench_run, compare_verdicts_respect_noise)
     tu_proc p;
     bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
     cr_assert_eq(p.exit_code, 0, "A/A: %s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "3", "4"));
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n0 faster, 3 slower, 0 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 3 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
     bench(&p, ARGS("compare", "--db", g_db, "4", "3"));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n3 faster, 0 slower, 0 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n3 faster, 0 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "5", "6"));
     cr_assert_eq(p.exit_code, 0, "NOISY passes without --strict: %s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 0 same, 3 noisy, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 0 same, 3 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     cr_assert(strstr(p.out, "| NOISY   |\n"), "%s", p.out);
     tu_proc_free(&p);
     bench(&p, ARGS("compare", "--db", g_db, "--strict", "5", "6"));
@@ -431,7 +438,8 @@ Test(bench_run, compare_verdicts_respect_noise)
      * clear 1 +- 30 %. */
     bench(&p, ARGS("compare", "--db", g_db, "--max-noise", "50", "5", "6"));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 3 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "--max-noise", "0", "5", "6"));
@@ -491,7 +499,8 @@ Test(bench_run, compare_gate_cannot_pass_by_accident)
     bench(&p, ARGS("compare", "--db", g_db, "--allow-missing", "1", "5"));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     cr_assert(strstr(p.out, "| only A  |\n"), "%s", p.out);
-    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 2 same, 0 noisy, 1 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 0 slower, 2 same, 0 noisy, 0 drift, 1 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
     /* --allow-missing does not hide a regression in the points both have. */
     bench(&p, ARGS("compare", "--db", g_db, "--allow-missing", "1", "6"));
@@ -516,7 +525,8 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
                      "|    0.3% |     1.10 us |    0.3% |  1.100x | [1.097, 1.102]  | "
                      "2.7e-11 | SLOWER  |\n"),
               "%s", p.out);
-    cr_assert(strstr(p.out, "\n0 faster, 1 slower, 0 same, 0 noisy, 0 unmatched\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "\n0 faster, 1 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
+              p.out);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "1", "3"));
@@ -530,7 +540,7 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 2);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
     cr_assert_eq(json_integer_value(json_object_get(o, "baseline_run_id")), 1);
     cr_assert_eq(json_integer_value(json_object_get(o, "run_id")), 2);
     cr_assert_float_eq(json_real_value(json_object_get(o, "min_effect_ratio")), 0.02, 1e-12);
@@ -726,7 +736,7 @@ Test(bench_run, help_names_the_blocking_kernel_switch)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert(strstr(p.out, "  --disable-blocking-kernel  time GPU samples without first holding"),
               "%s", p.out);
-    cr_assert(strstr(p.out, "(schema_version 3)"), "%s", p.out);
+    cr_assert(strstr(p.out, "(schema_version 4)"), "%s", p.out);
     tu_proc_free(&p);
 }
 
@@ -1038,7 +1048,7 @@ Test(bench_run, most_points_timing_out_ends_with_one_warning)
                    "1000", "--timeout", "0.001", "-q"));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert_str_eq(p.err,
-                     "vyre-bench: warning: 8 of 8 points stopped at the 0.001 s timeout before "
+                     "vyre-bench: warning: 8 of 11 points stopped at the 0.001 s timeout before "
                      "their noise fell to 0.50%; their medians are less settled than usual\n"
                      "hint: an idle machine, a longer --min-time or --timeout, or pinned GPU "
                      "clocks (nvidia-smi --lock-gpu-clocks) help\n");

@@ -31,6 +31,10 @@
  *                                 vyre_block_stream) never see their release:
  *                                 they time out (see "the blocking kernel")
  *
+ * vyre-bench's GPU reference kernel (vyre_reference_loop) runs as a no-op,
+ * counted: "reference_launches", and "reference_held" those launched while
+ * a blocking kernel held the stream.
+ *
  * It also has the contexts, modules, memory, streams and graphs that
  * libcore's pipeline.c needs, on the CPU (see the section below), and the
  * events, device-to-device copies and 32-bit memsets the bench engine
@@ -346,7 +350,12 @@ FAKE_FN CUresult fake_cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
  * missing zeroing shows.
  *
  * A fake cubin is the ELF magic followed by a NUL-terminated line
- * " fakecubin:<name>,<name>..." naming its kernels. An image without the
+ * " fakecubin:<name>,<name>...[;ns=N]" naming its kernels; with ";ns=N"
+ * every launch of its kernels takes N ns of the fake's virtual GPU time,
+ * which events see (an event's time is the host's monotonic clock plus
+ * all virtual time so far), so a test can make one kernel slower than
+ * another by a known amount. FAKECUDA_LAUNCH_LOG=<path> appends a line per
+ * launch: "block" for vyre-bench's blocking kernel, else "<name> <N>". An image without the
  * ELF magic is CUDA_ERROR_INVALID_IMAGE; an ELF image without that line is
  * CUDA_ERROR_NO_BINARY_FOR_GPU (a cubin for another GPU). Kernels the fake
  * can run (any other listed name loads and runs as a no-op):
@@ -397,6 +406,8 @@ static const fake_kernel g_kernels[] = {
     {"noop", 0, {0}},
     /* vyre_block_stream(const volatile u32 *flag, u32 *timed_out, u64 timeout_ns) */
     {"vyre_block_stream", 3, {sizeof(CUdeviceptr), sizeof(CUdeviceptr), sizeof(uint64_t)}},
+    /* vyre_reference_loop(u32 *out, u32 iters): vyre-bench's GPU reference */
+    {"vyre_reference_loop", 2, {sizeof(CUdeviceptr), sizeof(unsigned)}},
 };
 static const fake_kernel g_unknown_kernel = {"(listed, not known to the fake)", 0, {0}};
 
@@ -412,7 +423,9 @@ struct CUmod_st {
     char names[512];
     struct CUfunc_st funcs[FAKE_MAX_FUNCS];
     unsigned nfuncs;
+    uint64_t kernel_ns; /* ";ns=N" of a fake cubin: virtual time per launch */
 };
+static uint64_t g_virtual_ns; /* all kernel_ns of launches so far */
 #define MOD_MAGIC 0x6d6f64u
 
 /* One launch, its parameter values copied (a captured launch). */
@@ -448,7 +461,7 @@ static struct {
 
 static long g_launches, g_graph_launches, g_module_loads, g_htod, g_dtoh, g_memsets, g_syncs;
 static long g_block_launches, g_block_released, g_block_timeouts, g_block_early, g_block_events,
-    g_block_stalls;
+    g_block_stalls, g_reference_launches, g_reference_held;
 static long g_modules, g_nallocs, g_host_allocs, g_streams, g_graphs, g_graph_execs;
 
 FAKE_EXPORT long fakecuda_count(const char *what);
@@ -477,6 +490,8 @@ FAKE_EXPORT long fakecuda_count(const char *what)
         {"block_early", &g_block_early},
         {"block_events", &g_block_events},
         {"block_stalls", &g_block_stalls},
+        {"reference_launches", &g_reference_launches},
+        {"reference_held", &g_reference_held},
     };
     long v = -1;
     pthread_mutex_lock(&g_mu);
@@ -1009,6 +1024,12 @@ FAKE_FN CUresult fake_cuModuleLoadData(CUmodule *pm, const void *image)
         return CUDA_ERROR_INVALID_IMAGE;
     }
     memcpy(m->names, list, len);
+    char *opt = strchr(m->names, ';');
+    if (opt) {
+        *opt++ = '\0';
+        if (strncmp(opt, "ns=", 3) == 0)
+            m->kernel_ns = strtoull(opt + 3, NULL, 10);
+    }
     m->magic = MOD_MAGIC;
     __atomic_add_fetch(&g_modules, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&g_module_loads, 1, __ATOMIC_RELAXED);
@@ -1066,14 +1087,35 @@ FAKE_FN CUresult fake_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char
     return CUDA_SUCCESS;
 }
 
+static void log_launch(const fake_launch *l)
+{
+    const char *path = getenv("FAKECUDA_LAUNCH_LOG");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    if (strcmp(l->f->k->name, "vyre_block_stream") == 0)
+        fprintf(f, "block\n");
+    else
+        fprintf(f, "%s %llu\n", l->f->name, (unsigned long long)l->f->mod->kernel_ns);
+    fclose(f);
+}
+
 /* Runs one launch on the CPU. */
 static CUresult run_launch(const fake_launch *l)
 {
     const fake_kernel *k = l->f->k;
+    log_launch(l);
+    __atomic_add_fetch(&g_virtual_ns, l->f->mod->kernel_ns, __ATOMIC_SEQ_CST);
     if (k->nparams == 0)
         return CUDA_SUCCESS;
     if (strcmp(k->name, "vyre_block_stream") == 0)
         return block_launch(l);
+    if (strcmp(k->name, "vyre_reference_loop") == 0) {
+        __atomic_add_fetch(&g_reference_launches, 1, __ATOMIC_RELAXED);
+        if (g_block.pending)
+            __atomic_add_fetch(&g_reference_held, 1, __ATOMIC_RELAXED);
+        return CUDA_SUCCESS;
+    }
     CUdeviceptr out;
     unsigned n;
     memcpy(&out, l->params[0], sizeof out);
@@ -1213,7 +1255,8 @@ FAKE_FN CUresult fake_cuEventRecord(CUevent e, CUstream s)
     block_on_event();
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    e->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    e->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+            __atomic_load_n(&g_virtual_ns, __ATOMIC_SEQ_CST);
     e->recorded = 1;
     return CUDA_SUCCESS;
 }

@@ -29,6 +29,13 @@
  *                               per item of GPU g, stamped one microsecond
  *                               after the caller's lastSeenTimeStamp; none
  *                               listed: NVML_ERROR_NOT_FOUND
+ *   FAKENVML_UUID_AS_CUDA=1     GPU i's UUID is the one the fake driver
+ *                               (fakecuda.c) gives device i, as on a real
+ *                               machine where both name the same GPUs
+ *                               (bytes (0x11 * k) ^ (i * 0x5a))
+ *   FAKENVML_SM_CLOCKS=a,b,...  the SM clock of every GPU steps through
+ *                               these MHz, one value a call, round and
+ *                               round (a clock that moves: not locked)
  *
  * Values of GPU i (deterministic, so tests can assert them exactly):
  *   name "NVIDIA Fake GPU <i>", uuid "GPU-00000000-0000-0000-0000-00000000000<i>",
@@ -280,7 +287,19 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *buf, unsigned i
     nvmlReturn_t r = dev_check(d, buf, "uuid", &i);
     if (r)
         return r;
-    int n = snprintf(buf, len, "GPU-00000000-0000-0000-0000-%012d", i);
+    const char *as_cuda = getenv("FAKENVML_UUID_AS_CUDA");
+    int n;
+    if (as_cuda && strcmp(as_cuda, "1") == 0) {
+        unsigned char b[16];
+        for (int k = 0; k < 16; k++)
+            b[k] = (unsigned char)((0x11 * k) ^ (i * 0x5a));
+        n = snprintf(buf, len,
+                     "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                     b[12], b[13], b[14], b[15]);
+    } else {
+        n = snprintf(buf, len, "GPU-00000000-0000-0000-0000-%012d", i);
+    }
     return n < 0 || (unsigned)n >= len ? E_INSUFFICIENT_SIZE : OK;
 }
 
@@ -309,6 +328,23 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m
     return OK;
 }
 
+/* GPU i's SM clock: 1500 + i, or the next of FAKENVML_SM_CLOCKS. */
+static unsigned sm_clock(int i)
+{
+    static unsigned step;
+    const char *list = getenv("FAKENVML_SM_CLOCKS");
+    if (!list || !*list)
+        return 1500u + (unsigned)i;
+    unsigned n = 1;
+    for (const char *c = list; *c; c++)
+        n += *c == ',';
+    unsigned want = step++ % n;
+    const char *p = list;
+    for (unsigned k = 0; k < want; k++)
+        p = strchr(p, ',') + 1;
+    return (unsigned)strtoul(p, NULL, 10);
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *mhz);
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *mhz)
 {
@@ -317,7 +353,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsign
     if (r)
         return r;
     if (type == 1)
-        *mhz = 1500u + (unsigned)i;
+        *mhz = sm_clock(i);
     else if (type == 2)
         *mhz = 2619u;
     else

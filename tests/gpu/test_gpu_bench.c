@@ -349,6 +349,30 @@ static const char SCALE_SRC[] =
     "        out[i] = 2.0f * in[i];\n"
     "}\n";
 
+/* reference.gpu (issue 23, point 4): the fixed kernel loads as PTX through
+ * the driver's JIT and is timed held behind the blocking kernel, with the
+ * batch view; its figures are logged for the README. */
+Test(gpu_bench, reference_gpu)
+{
+    need_gpu();
+    struct run r;
+    run_begin(&r, "reference");
+    r.env.kernels = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    int rc = vyre__bench_gpu_references(&r.env, &e);
+    cr_assert_eq(rc, 0, "%s: %s (%s)", vyre_err_name(rc), e.message, e.hint);
+    size_t n = 0;
+    vyre_bench_point *pts = run_check(&r, "reference", 1, &n);
+    cr_assert_str_eq(pts[0].benchmark, "reference.gpu");
+    cr_assert_eq(pts[0].gpu_timer, 1);
+    cr_assert_eq(pts[0].device, r.device);
+    cr_assert_geq(pts[0].stats.n, 20, "the references' fixed minimum");
+    cr_assert(strstr(pts[0].note, "fixed kernel"), "%s", pts[0].note);
+    free(pts);
+    run_end(&r);
+}
+
 Test(gpu_bench, a_sweep_over_one_axis_stores_a_point_per_value)
 {
     need_gpu();

@@ -10,6 +10,8 @@
  * before the point is measured and asserted exactly.
  */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,4 +202,347 @@ Test(bench, unknown_reasons_or_no_monitor_flag_nothing)
         cr_assert(s[k].throttled == 0 && s[k].sm_clock_mhz == 0, "sample %zu", k);
     cr_assert_eq(pt.n_throttled, 0);
     free(s);
+}
+
+/* ---- rounds (issue 23): the whole run, R times in turn ------------------------------ */
+
+static char g_rdir[512];
+static char g_rdb[600];
+
+static void rounds_setup(void)
+{
+    tu_mkdtemp(g_rdir, sizeof g_rdir);
+    snprintf(g_rdb, sizeof g_rdb, "%s/results.sqlite3", g_rdir);
+}
+
+static void rounds_teardown(void)
+{
+    tu_rm_rf(g_rdir);
+}
+
+TestSuite(bench_rounds, .init = rounds_setup, .fini = rounds_teardown, .timeout = 120);
+
+#define LOG_MAX 256
+
+/* What the engine did, in order: "P:name" as a point-round starts
+ * (progress), "S:name" as a point is stored. */
+struct order_log {
+    char ev[LOG_MAX][400];
+    size_t n;
+    size_t stored_before_last_round; /* points stored while progress was below the last round */
+    size_t per_round;
+};
+
+static void log_progress(size_t done, size_t total, const char *what, void *ctx)
+{
+    (void)done;
+    (void)total;
+    struct order_log *l = ctx;
+    if (l->n < LOG_MAX)
+        snprintf(l->ev[l->n++], sizeof l->ev[0], "P:%s", what);
+}
+
+static void log_point(const vyre_bench_point *p, const vyre_bench_sample *s, size_t n, void *ctx)
+{
+    struct order_log *l = ctx;
+    if (l->n < LOG_MAX)
+        snprintf(l->ev[l->n++], sizeof l->ev[0], "S:%s %s", p->benchmark, p->axes);
+    /* Every sample of a stored point carries its round, in round order,
+     * and every round is there. */
+    unsigned seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(i == 0 || s[i].round >= s[i - 1].round, "%s: rounds out of order", p->benchmark);
+        seen |= 1u << s[i].round;
+    }
+    cr_assert_eq(seen, 0x7u, "%s: rounds seen %#x, want 0..2", p->benchmark, seen);
+    cr_assert_eq(p->rounds, 3);
+}
+
+Test(bench_rounds, the_cache_suite_runs_three_times_interleaved_and_stores_once)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_open(g_rdb, &db, &e), 0, "%s", e.message);
+    static const char *const suites[] = {"cache"};
+    struct order_log log;
+    memset(&log, 0, sizeof log);
+    vyre_bench_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.db = db;
+    o.suites = suites;
+    o.nsuites = 1;
+    o.rule.min_samples = 6; /* 2 a round */
+    o.rule.max_samples = 6;
+    o.rule.timeout_s = 30;
+    o.rounds = 3;
+    o.tmp_dir = g_rdir;
+    o.command_line = "test";
+    o.on_progress = log_progress;
+    o.on_point = log_point;
+    o.cb_ctx = &log;
+    vyre_bench_run_result res;
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), 0, "%s", e.message);
+    cr_assert_eq(res.rounds, 3);
+    /* 8 cache points and the 3 host references, each stored once. */
+    cr_assert_eq(res.npoints, 11);
+
+    /* Progress: the same sequence of 11 point-rounds three times over,
+     * references first; nothing stored before the last round starts. */
+    size_t np = 0, first_store = 0;
+    const char *seq[40];
+    for (size_t i = 0; i < log.n; i++) {
+        if (log.ev[i][0] == 'S') {
+            if (!first_store)
+                first_store = i;
+            continue;
+        }
+        cr_assert_lt(np, 40);
+        seq[np++] = log.ev[i] + 2;
+    }
+    cr_assert_eq(np, 33, "point-rounds: %zu", np);
+    cr_assert_str_eq(seq[0], "reference.cpu");
+    cr_assert_str_eq(seq[1], "reference.cpus");
+    cr_assert_str_eq(seq[2], "reference.fsync");
+    cr_assert_str_eq(seq[3], "cache.store");
+    for (size_t i = 11; i < 33; i++)
+        cr_assert_str_eq(seq[i], seq[i % 11], "point-round %zu is %s, want %s", i, seq[i],
+                         seq[i % 11]);
+    /* Stores start inside the last round: after the 23rd progress event. */
+    size_t progress_before = 0;
+    for (size_t i = 0; i < first_store; i++)
+        progress_before += log.ev[i][0] == 'P';
+    cr_assert_geq(progress_before, 23, "a point was stored before the last round");
+
+    /* The database keeps each sample's round: 2 samples in each of 3 rounds. */
+    vyre_bench_point *pts = NULL;
+    size_t n = 0;
+    cr_assert_eq(vyre_bench_points_get(db, res.run_id, &pts, &n, NULL), 0);
+    cr_assert_eq(n, 11);
+    for (size_t i = 0; i < n; i++) {
+        vyre_bench_sample *s = NULL;
+        size_t ns = 0;
+        cr_assert_eq(vyre_bench_samples_get(db, pts[i].id, &s, &ns, NULL), 0);
+        cr_assert_eq(pts[i].rounds, 3, "%s", pts[i].benchmark);
+        size_t per[3] = {0, 0, 0};
+        for (size_t k = 0; k < ns; k++) {
+            cr_assert_lt(s[k].round, 3);
+            per[s[k].round]++;
+        }
+        /* Every round is there. The cache points: 2 a round by the rule
+         * (max 6 over 3 rounds), fewer when a slow sample (ASan, a loaded
+         * machine) hits the round's share of the timeout, never none. The
+         * references keep their own fixed budget. */
+        cr_assert(per[0] >= 1 && per[1] >= 1 && per[2] >= 1, "%s: %zu %zu %zu", pts[i].benchmark,
+                  per[0], per[1], per[2]);
+        if (strncmp(pts[i].benchmark, "reference.", 10) != 0)
+            cr_assert(per[0] <= 2 && per[1] <= 2 && per[2] <= 2, "%s: %zu %zu %zu",
+                      pts[i].benchmark, per[0], per[1], per[2]);
+        vyre_bench_sample_list_free(s);
+    }
+    vyre_bench_point_list_free(pts);
+    vyre_bench_run_result_release(&res);
+    vyre_results_close(db);
+}
+
+/* ---- compare: references and clocks ---------------------------------------------- */
+
+/* Deterministic spread in [-1, 1). */
+static double jitter(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(*s >> 11) / 4503599627370496.0 - 1.0;
+}
+
+/* Stores one point of run_id: 5 rounds of 20 samples around center (1%),
+ * each with SM clock `mhz` (0: none). */
+static void store_point(vyre_results *db, int64_t run_id, int seq, const char *suite,
+                        const char *bench, int gpu, double center, unsigned mhz, uint64_t seed)
+{
+    vyre_bench_point p;
+    memset(&p, 0, sizeof p);
+    p.run_id = run_id;
+    p.seq = seq;
+    snprintf(p.suite, sizeof p.suite, "%s", suite);
+    snprintf(p.benchmark, sizeof p.benchmark, "%s", bench);
+    p.device = gpu ? 0 : -1;
+    p.mode = gpu ? VYRE_BENCH_HOT : VYRE_BENCH_HOST;
+    p.gpu_timer = gpu;
+    p.items = 1;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_point_begin(db, &p, &e), 0, "%s", e.message);
+    vyre_bench_sample s[100];
+    double v[100];
+    memset(s, 0, sizeof s);
+    uint64_t st = seed;
+    for (size_t i = 0; i < 100; i++) {
+        s[i].value = v[i] = center * (1.0 + 0.01 * jitter(&st));
+        s[i].wall = s[i].value;
+        s[i].round = (unsigned)(i / 20);
+        s[i].sm_clock_mhz = mhz;
+    }
+    cr_assert_eq(vyre_stats_compute(v, 100, &p.stats, NULL), 0);
+    p.rounds = 5;
+    p.round_noise = NAN;
+    snprintf(p.stop, sizeof p.stop, "test");
+    cr_assert_eq(vyre_bench_point_finish(db, &p, s, 100, &e), 0, "%s", e.message);
+}
+
+/* A done run: the host and GPU references scaled by ref, two cache
+ * points and a GPU point scaled by work, the GPU ones at clock mhz. */
+static int64_t scaled_run(vyre_results *db, double ref, double work, unsigned mhz, uint64_t seed)
+{
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "cache");
+    snprintf(r.command_line, sizeof r.command_line, "test");
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    store_point(db, r.id, 0, "reference", "reference.cpu", 0, 300000 * ref, 0, seed + 1);
+    store_point(db, r.id, 1, "reference", "reference.fsync", 0, 2000000 * ref, 0, seed + 2);
+    store_point(db, r.id, 2, "cache", "cache.store", 0, 250000 * work, 0, seed + 3);
+    store_point(db, r.id, 3, "cache", "cache.hit", 0, 9000 * work, 0, seed + 4);
+    store_point(db, r.id, 4, "sweep", "sweep.k", 1, 50000 * work, mhz, seed + 5);
+    store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000 * ref, mhz, seed + 6);
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    return r.id;
+}
+
+static vyre_bench_cmp_row *compare_ok(vyre_results *db, int64_t a, int64_t b, size_t *n)
+{
+    vyre_bench_cmp_row *rows = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_compare_runs(db, a, b, NULL, &rows, n, &e), 0, "%s", e.message);
+    cr_assert_eq(*n, 6);
+    return rows;
+}
+
+Test(bench_rounds, everything_and_the_reference_20_percent_slower_is_drift_not_slower)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_rdb, &db, NULL), 0);
+    int64_t a = scaled_run(db, 1.0, 1.0, 0, 100);
+    int64_t b = scaled_run(db, 1.2, 1.2, 0, 200); /* the machine got 20% slower */
+    int64_t c = scaled_run(db, 1.0, 1.2, 0, 300); /* the code got 20% slower */
+    size_t n = 0;
+    vyre_bench_cmp_row *rows = compare_ok(db, a, b, &n);
+    for (size_t i = 0; i < n; i++) {
+        const vyre_bench_cmp_row *r = &rows[i];
+        cr_assert(r->has_a && r->has_b);
+        cr_assert_eq(r->cmp.rounds_a, 5);
+        cr_assert_eq(r->cmp.hierarchical, 1);
+        cr_assert_neq(r->cmp.verdict, VYRE_VERDICT_SLOWER, "%s: SLOWER [%g, %g] drift %g",
+                      r->a.benchmark, r->cmp.ratio_lo, r->cmp.ratio_hi, r->cmp.drift);
+        cr_assert_eq(r->is_reference, strncmp(r->a.benchmark, "reference.", 10) == 0);
+        cr_assert_eq(r->cmp.verdict, VYRE_VERDICT_DRIFT, "%s: %s", r->a.benchmark,
+                     vyre_stats_verdict_name(r->cmp.verdict));
+        if (!r->is_reference) {
+            cr_assert_eq(r->cmp.verdict_before_drift, VYRE_VERDICT_SLOWER);
+            cr_assert_float_eq(r->ref_ratio, 1.2, 0.01, "%s", r->a.benchmark);
+            /* Each timer kind is widened by its own reference. */
+            if (r->a.gpu_timer)
+                cr_assert_str_eq(r->reference, "reference.gpu");
+            else
+                cr_assert(!strcmp(r->reference, "reference.cpu") ||
+                              !strcmp(r->reference, "reference.fsync"),
+                          "%s: %s", r->a.benchmark, r->reference);
+        }
+    }
+    vyre_bench_cmp_row_list_free(rows);
+    /* The same change with a steady machine is a regression. */
+    rows = compare_ok(db, a, c, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].is_reference)
+            cr_assert_eq(rows[i].cmp.verdict, VYRE_VERDICT_SLOWER, "%s: %s", rows[i].a.benchmark,
+                         vyre_stats_verdict_name(rows[i].cmp.verdict));
+    vyre_bench_cmp_row_list_free(rows);
+    vyre_results_close(db);
+}
+
+Test(bench_rounds, a_gpu_point_slower_only_by_its_clock_is_drift)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_rdb, &db, NULL), 0);
+    /* B ran at 1500 MHz instead of 1980: 1.32x the time, the same cycles. */
+    int64_t a = scaled_run(db, 1.0, 1.0, 1980, 100);
+    int64_t b = scaled_run(db, 1.0, 1980.0 / 1500.0, 1500, 200);
+    size_t n = 0;
+    vyre_bench_cmp_row *rows = compare_ok(db, a, b, &n);
+    const vyre_bench_cmp_row *g = &rows[4];
+    cr_assert_str_eq(g->a.benchmark, "sweep.k");
+    cr_assert_eq(g->cycles_compared, 1);
+    cr_assert_float_eq(g->clock_a_mhz, 1980, 1e-9);
+    cr_assert_float_eq(g->clock_b_mhz, 1500, 1e-9);
+    cr_assert_eq(g->cmp.verdict_before_drift, VYRE_VERDICT_SLOWER);
+    cr_assert_eq(g->cycles.verdict, VYRE_VERDICT_SAME);
+    cr_assert_eq(g->cmp.verdict, VYRE_VERDICT_DRIFT);
+    /* Without the clock check the same point is SLOWER (no reference drift). */
+    cr_assert_float_eq(g->cmp.drift, 1.0, 0.01);
+    /* Host points have no clock: compared in time only. */
+    cr_assert_eq(rows[2].cycles_compared, 0);
+    vyre_bench_cmp_row_list_free(rows);
+    vyre_results_close(db);
+}
+
+/* Ctrl-C as round 1 starts: what round 0 measured is stored, marked. */
+struct stopper {
+    volatile sig_atomic_t stop;
+    size_t progress;
+};
+
+static void stop_in_round_1(size_t done, size_t total, const char *what, void *ctx)
+{
+    (void)total;
+    (void)what;
+    struct stopper *s = ctx;
+    s->progress++;
+    if (done >= 11) /* the 12th point-round: round 1's first */
+        s->stop = 1;
+}
+
+Test(bench_rounds, an_interrupted_run_stores_the_rounds_it_measured)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_open(g_rdb, &db, &e), 0, "%s", e.message);
+    static const char *const suites[] = {"cache"};
+    struct stopper st = {0, 0};
+    vyre_bench_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.db = db;
+    o.suites = suites;
+    o.nsuites = 1;
+    o.rule.min_samples = 6;
+    o.rule.max_samples = 6;
+    o.rule.timeout_s = 30;
+    o.rounds = 3;
+    o.tmp_dir = g_rdir;
+    o.command_line = "test";
+    o.stop = &st.stop;
+    o.on_progress = stop_in_round_1;
+    o.cb_ctx = &st;
+    vyre_bench_run_result res;
+    cr_assert_eq(vyre_bench_run_suites(&o, &res, &e), 0, "%s", e.message);
+    cr_assert_eq(res.interrupted, 1);
+    cr_assert_eq(res.npoints, 11, "every point has its round 0");
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, res.run_id, &r, NULL), 0);
+    cr_assert_eq(r.status, VYRE_RUN_INTERRUPTED);
+    vyre_bench_point *pts = NULL;
+    size_t n = 0;
+    cr_assert_eq(vyre_bench_points_get(db, res.run_id, &pts, &n, NULL), 0);
+    cr_assert_eq(n, 11);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert(strstr(pts[i].note, "interrupted: 1 of 3 rounds"), "%s: note '%s'",
+                  pts[i].benchmark, pts[i].note);
+        cr_assert_eq(pts[i].rounds, 1);
+        cr_assert_eq(pts[i].seq, (int)i, "points keep the order of their first round");
+    }
+    vyre_bench_point_list_free(pts);
+    vyre_bench_run_result_release(&res);
+    vyre_results_close(db);
 }

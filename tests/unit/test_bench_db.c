@@ -120,7 +120,7 @@ Test(bench_db, v1_database_migrates_to_v2_keeping_rows)
 
     vyre_results *db = open_ok();
     vyre_results_close(db);
-    cr_assert_eq(raw_int("PRAGMA user_version"), 4);
+    cr_assert_eq(raw_int("PRAGMA user_version"), VYRE_RESULTS_SCHEMA_VERSION);
     cr_assert_eq(raw_int("SELECT count(*) FROM pragma_table_info('points') WHERE name IN "
                          "('batch_ns', 'kernel_ns', 'block_timeouts')"),
                  3, "v4 keeps the three views of a GPU time");
@@ -136,7 +136,7 @@ Test(bench_db, v1_database_migrates_to_v2_keeping_rows)
     /* Reopening a v2 file changes nothing. */
     db = open_ok();
     vyre_results_close(db);
-    cr_assert_eq(raw_int("PRAGMA user_version"), 4);
+    cr_assert_eq(raw_int("PRAGMA user_version"), VYRE_RESULTS_SCHEMA_VERSION);
     cr_assert_eq(raw_int("SELECT count(*) FROM timings"), 1);
 }
 

@@ -667,3 +667,142 @@ Test(stats, stop_check_noise_uses_the_given_noise_and_minimums)
     vyre_stats_stop_format(&d, &rule, buf, sizeof buf);
     cr_assert(strstr(buf, "timeout: noise 5.00% > 2.00%"), "%s", buf);
 }
+
+/* ---- rounds (issue 23) ------------------------------------------------------------ */
+
+/* R rounds of m samples each: round r centred at center * (1 + off[r]),
+ * spread `spread` uniform within; labels 0..R-1 into *round. */
+static double *synth_rounds(size_t R, size_t m, double center, const double *off, double spread,
+                            uint64_t seed, unsigned **round)
+{
+    double *x = malloc(R * m * sizeof *x);
+    *round = malloc(R * m * sizeof **round);
+    cr_assert(x && *round);
+    uint64_t s = seed;
+    for (size_t r = 0; r < R; r++)
+        for (size_t i = 0; i < m; i++) {
+            x[r * m + i] = center * (1.0 + off[r]) * (1.0 + spread * uniform(&s));
+            (*round)[r * m + i] = (unsigned)r;
+        }
+    return x;
+}
+
+Test(stats, rounds_of_iid_data_keep_the_power_to_see_a_real_shift)
+{
+    static const double none[5] = {0, 0, 0, 0, 0};
+    unsigned *ra, *rb, *rc2;
+    double *a = synth_rounds(5, 40, 1000, none, 0.03, 11, &ra);
+    double *b = synth_rounds(5, 40, 1100, none, 0.03, 12, &rb);
+    double *c = synth_rounds(5, 40, 1000, none, 0.03, 13, &rc2);
+    vyre_stats_compare_result r;
+    cr_assert_eq(vyre_stats_compare_rounds(a, ra, 200, b, rb, 200, NULL, &r, NULL), 0);
+    cr_assert_eq(r.hierarchical, 1);
+    cr_assert_eq(r.rounds_a, 5);
+    cr_assert_eq(r.rounds_b, 5);
+    cr_assert_eq(r.verdict, VYRE_VERDICT_SLOWER, "10%% shift, i.i.d.: %s [%g, %g]",
+                 vyre_stats_verdict_name(r.verdict), r.ratio_lo, r.ratio_hi);
+    cr_assert_eq(vyre_stats_compare_rounds(a, ra, 200, c, rc2, 200, NULL, &r, NULL), 0);
+    cr_assert_eq(r.verdict, VYRE_VERDICT_SAME, "A/A i.i.d.: %s",
+                 vyre_stats_verdict_name(r.verdict));
+    /* Without round labels it is today's comparison, to the bit. */
+    vyre_stats_compare_result p, q;
+    cr_assert_eq(vyre_stats_compare(a, 200, b, 200, NULL, &p, NULL), 0);
+    cr_assert_eq(vyre_stats_compare_rounds(a, NULL, 200, b, NULL, 200, NULL, &q, NULL), 0);
+    cr_assert_eq(q.hierarchical, 0);
+    cr_assert(p.ratio_lo == q.ratio_lo && p.ratio_hi == q.ratio_hi && p.verdict == q.verdict);
+    free(a);
+    free(b);
+    free(c);
+    free(ra);
+    free(rb);
+    free(rc2);
+}
+
+Test(stats, a_shift_that_lives_between_rounds_widens_the_interval)
+{
+    /* Each round of a side sits at its own level (the machine drifted
+     * between rounds), samples within a round agree to 0.3%. B's rounds
+     * happen to sit 4% higher on the median: the samples-as-i.i.d.
+     * bootstrap calls that SLOWER (its interval is the 200 samples'
+     * rank noise, a few tenths of a percent); five rounds cannot tell a
+     * 4% change from the drift they show. */
+    static const double off_a[5] = {0.00, -0.03, 0.03, -0.01, 0.01};
+    static const double off_b[5] = {0.02, 0.08, 0.00, 0.06, 0.04};
+    unsigned *ra, *rb;
+    double *a = synth_rounds(5, 40, 1000, off_a, 0.003, 21, &ra);
+    double *b = synth_rounds(5, 40, 1000, off_b, 0.003, 22, &rb);
+    vyre_stats_compare_result iid, hier;
+    cr_assert_eq(vyre_stats_compare(a, 200, b, 200, NULL, &iid, NULL), 0);
+    cr_assert_eq(iid.verdict, VYRE_VERDICT_SLOWER, "the i.i.d. view: %s [%g, %g]",
+                 vyre_stats_verdict_name(iid.verdict), iid.ratio_lo, iid.ratio_hi);
+    cr_assert_eq(vyre_stats_compare_rounds(a, ra, 200, b, rb, 200, NULL, &hier, NULL), 0);
+    cr_assert_eq(hier.hierarchical, 1);
+    cr_assert(hier.verdict == VYRE_VERDICT_SAME || hier.verdict == VYRE_VERDICT_DRIFT,
+              "between-round shift: %s [%g, %g]", vyre_stats_verdict_name(hier.verdict),
+              hier.ratio_lo, hier.ratio_hi);
+    cr_assert_gt(hier.ratio_hi - hier.ratio_lo, 4 * (iid.ratio_hi - iid.ratio_lo),
+                 "hierarchical [%g, %g] vs i.i.d. [%g, %g]", hier.ratio_lo, hier.ratio_hi,
+                 iid.ratio_lo, iid.ratio_hi);
+    /* The noise of a side whose rounds disagree is their spread. */
+    size_t nr = 0;
+    double noise = vyre_stats_round_noise(b, rb, 200, &nr);
+    cr_assert_eq(nr, 5);
+    cr_assert_geq(noise, vyre_stats_robust_noise(b, 200) - 1e-12);
+    free(a);
+    free(b);
+    free(ra);
+    free(rb);
+}
+
+Test(stats, round_noise_is_the_round_spread_when_rounds_disagree)
+{
+    /* Rounds at 1000, 1000, 1100, 1100, 1200 with no spread within: the
+     * spread of the round medians, worked by hand: round medians
+     * {1000,1000,1100,1100,1200}, their median 1100, deviations
+     * {100,100,0,0,100}, MAD 100: 1.4826 * 100 / 1100. */
+    static const double off[5] = {0.0, 0.0, 0.1, 0.1, 0.2};
+    unsigned *r;
+    double *x = synth_rounds(5, 4, 1000, off, 0.0, 1, &r);
+    size_t nr = 0;
+    assert_near(vyre_stats_round_noise(x, r, 20, &nr), 1.4826 * 100.0 / 1100.0, 1e-9, "noise");
+    cr_assert_eq(nr, 5);
+    free(x);
+    free(r);
+}
+
+Test(stats, widen_by_the_reference_turns_machine_drift_into_drift)
+{
+    vyre_stats_compare_result r;
+    memset(&r, 0, sizeof r);
+    r.ratio = 1.20;
+    r.ratio_lo = 1.18;
+    r.ratio_hi = 1.22;
+    r.threshold = 0.02;
+    r.verdict = VYRE_VERDICT_SLOWER;
+    vyre_stats_compare_result w = r;
+    vyre_stats_compare_widen(&w, 1.0);
+    cr_assert_eq(w.verdict, VYRE_VERDICT_SLOWER, "no drift: the verdict stands");
+    w = r;
+    vyre_stats_compare_widen(&w, 1.20); /* the reference is 20% slower too */
+    cr_assert_eq(w.verdict, VYRE_VERDICT_DRIFT);
+    cr_assert_eq(w.verdict_before_drift, VYRE_VERDICT_SLOWER);
+    assert_near(w.drift, 1.20, 0, "drift");
+    w = r;
+    vyre_stats_compare_widen(&w, 1.0 / 0.8); /* the reference 20% faster */
+    cr_assert_eq(w.verdict, VYRE_VERDICT_DRIFT, "drift either way widens the band");
+    /* A change well beyond the drift is still a change. */
+    w = r;
+    w.ratio = 1.60;
+    w.ratio_lo = 1.55;
+    w.ratio_hi = 1.65;
+    vyre_stats_compare_widen(&w, 1.20);
+    cr_assert_eq(w.verdict, VYRE_VERDICT_SLOWER);
+    w = r;
+    w.verdict = VYRE_VERDICT_FASTER;
+    w.ratio = 0.85;
+    w.ratio_lo = 0.84;
+    w.ratio_hi = 0.86;
+    vyre_stats_compare_widen(&w, 1.20);
+    cr_assert_eq(w.verdict, VYRE_VERDICT_DRIFT, "0.86 > 0.98 / 1.2");
+    cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_DRIFT), "DRIFT");
+}

@@ -235,7 +235,7 @@ Test(sweep_spec, binding_at_points)
         "{\"int\": -5}, {\"float\": 0.25, \"type\": \"f64\"}, {\"float\": \"K/2\"}, "
         "{\"null\": true}], \"grid\": [\"ceil(M/128)\", \"K/32\", 3], \"block\": [32, 4], "
         "\"shared\": \"64K + K\", \"bytes\": \"2*M*K\", \"flops\": \"M*K/3\"}";
-    vyre_bench_sweep sw = {"k.ptx", "k", &ax, spec, "s.json", NULL};
+    vyre_bench_sweep sw = {"k.ptx", "k", &ax, spec, "s.json", NULL, NULL};
     vyre__sweep_binding b;
     vyre_error e;
     vyre_error_clear(&e);

@@ -1,9 +1,13 @@
 /*
  * cmd_compare.c - `vyre-bench compare RUN_A RUN_B`: every point of B
  * against the same point of A (the baseline): a bootstrap interval of the
- * median ratio against the noise (vyre_stats_compare); FASTER, SLOWER,
- * SAME or NOISY per point. A gate that cannot pass by accident: exit 0 only
- * when both runs are done, every point matched and none is SLOWER.
+ * median ratio against the noise (vyre_bench_compare_runs: a hierarchical
+ * bootstrap over the rounds, the SAME band widened by the drift of the
+ * fixed references, clock cycles when the SM clocks differ); FASTER,
+ * SLOWER, SAME, NOISY or DRIFT per point. A gate that cannot pass by
+ * accident: exit 0 only when both runs are done, every point matched and
+ * none is SLOWER; one that a drifting machine cannot fail: DRIFT never
+ * fails it.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -24,11 +28,19 @@ static void usage(FILE *out)
             "                          [--max-noise PCT] [--strict] [--allow-missing]\n"
             "                          [--json] RUN_A RUN_B\n\n"
             "Compare run B against run A (the baseline), point by point, on their stored\n"
-            "samples. Each side's noise is 1.4826 MAD / median; the ratio of medians B/A\n"
-            "gets a %d-resample bootstrap interval at level 1 - alpha. A point is SLOWER\n"
-            "(FASTER) only when the whole interval lies above (below) 1 +- t, where\n"
-            "t = max(min effect, noise A, noise B); NOISY when either side's noise is\n"
-            "above the noise limit; otherwise SAME. The Mann-Whitney U p is shown too.\n\n"
+            "samples. Each side's noise is 1.4826 MAD / median (of the round medians\n"
+            "when the rounds disagree more); the ratio of medians B/A gets a\n"
+            "%d-resample bootstrap interval at level 1 - alpha that resamples rounds,\n"
+            "then samples within them. A point is SLOWER (FASTER) only when the whole\n"
+            "interval lies above (below) 1 +- t, where t = max(min effect, noise A,\n"
+            "noise B), and beyond the machine's drift: the band is widened by d, the\n"
+            "drift the interval of a fixed reference of the point's timer establishes\n"
+            "(reference.cpu, .cpus and .fsync for host points, reference.gpu for GPU\n"
+            "ones: its end nearest 1 when it excludes 1), and where the SM clocks differ by more "
+            "than 2%% the verdict must\n"
+            "hold in clock cycles too. A change beyond 1 +- t that fails either is\n"
+            "DRIFT; NOISY when either side's noise is above the noise limit; otherwise\n"
+            "SAME. The Mann-Whitney U p is shown too.\n\n"
             "  --alpha P          1 - confidence level of the interval (default 0.01)\n"
             "  --min-effect PCT   smallest change that counts, percent (default 2)\n"
             "  --max-noise PCT    noise above which a point is NOISY, percent (default 10)\n"
@@ -62,6 +74,8 @@ static const char *verdict_json(vyre_stats_verdict v)
         return "slower";
     case VYRE_VERDICT_NOISY:
         return "noisy";
+    case VYRE_VERDICT_DRIFT:
+        return "drift";
     case VYRE_VERDICT_SAME:
         break;
     }
@@ -111,27 +125,107 @@ static json_t *num_or_null(int known, double v)
     return known && isfinite(v) ? json_real(v) : json_null();
 }
 
+/* The cycle comparison of a row as JSON, or null. */
+static json_t *cycles_json(const vyre_bench_cmp_row *r)
+{
+    if (!(r->has_a && r->has_b && r->cycles_compared))
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "median_ratio", num_or_null(1, r->cycles.ratio));
+    json_object_set_new(o, "ci_low_ratio", num_or_null(1, r->cycles.ratio_lo));
+    json_object_set_new(o, "ci_high_ratio", num_or_null(1, r->cycles.ratio_hi));
+    json_object_set_new(o, "verdict", json_string(verdict_json(r->cycles.verdict)));
+    return o;
+}
+
+/* The round, drift and clock fields of a row (schema_version 3). */
+static void row_json_rounds(json_t *o, const vyre_bench_cmp_row *r)
+{
+    int both = r->has_a && r->has_b;
+    json_object_set_new(o, "is_reference", json_boolean(r->is_reference));
+    json_object_set_new(o, "rounds_a",
+                        both ? json_integer((json_int_t)r->cmp.rounds_a) : json_null());
+    json_object_set_new(o, "rounds_b",
+                        both ? json_integer((json_int_t)r->cmp.rounds_b) : json_null());
+    json_object_set_new(o, "reference",
+                        both && r->reference[0] ? json_string(r->reference) : json_null());
+    json_object_set_new(o, "reference_ratio", num_or_null(both, r->ref_ratio));
+    json_object_set_new(o, "drift_ratio", num_or_null(both, r->cmp.drift));
+    json_object_set_new(o, "verdict_before_drift",
+                        both ? json_string(verdict_json(r->cmp.verdict_before_drift))
+                             : json_null());
+    /* Base units (docs/JSON.md): Hz, whole. */
+    json_object_set_new(o, "clock_a_hz",
+                        ns_or_null(both && r->clock_a_mhz > 0, r->clock_a_mhz * 1e6));
+    json_object_set_new(o, "clock_b_hz",
+                        ns_or_null(both && r->clock_b_mhz > 0, r->clock_b_mhz * 1e6));
+    json_object_set_new(o, "cycles", cycles_json(r));
+}
+
+/* One line per reference both runs measured: the machine's drift. */
+static void print_references(const vyre_bench_cmp_row *rows, size_t n)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        const vyre_bench_cmp_row *r = &rows[i];
+        if (!r->is_reference || !r->has_a || !r->has_b)
+            continue;
+        char dev[16];
+        bench_format_device(&r->a, dev, sizeof dev);
+        printf("%s %s%s%s B/A %.3fx [%.3f, %.3f]",
+               any ? "," : "machine drift (references):", r->a.benchmark,
+               r->a.device >= 0 ? " dev " : "", r->a.device >= 0 ? dev : "", r->cmp.ratio,
+               r->cmp.ratio_lo, r->cmp.ratio_hi);
+        any = 1;
+    }
+    if (any)
+        printf("\nthe SAME band of each point is widened by its timer's reference drift\n\n");
+    else
+        printf("no reference measured in both runs: no drift widening (runs before "
+               "rounds, or a GPU run without reference.gpu)\n\n");
+}
+
+/* Verdicts counted over the rows. */
+typedef struct tally {
+    size_t faster, slower, same, noisy, drift, unmatched;
+    const vyre_bench_cmp_row *missing; /* the first row only one run has */
+} tally;
+
+static tally tally_rows(const vyre_bench_cmp_row *rows, size_t n)
+{
+    tally t;
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; i < n; i++) {
+        const vyre_bench_cmp_row *r = &rows[i];
+        if (!(r->has_a && r->has_b)) {
+            t.unmatched++;
+            if (!t.missing)
+                t.missing = r;
+            continue;
+        }
+        t.faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
+        t.slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
+        t.same += r->cmp.verdict == VYRE_VERDICT_SAME;
+        t.noisy += r->cmp.verdict == VYRE_VERDICT_NOISY;
+        t.drift += r->cmp.verdict == VYRE_VERDICT_DRIFT;
+    }
+    return t;
+}
+
 /* The comparison as one JSON document on stdout; returns the number of
  * SLOWER points (the exit status depends on it, as for the table). */
 static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
                        const vyre_bench_cmp_row *rows, size_t n)
 {
-    size_t faster = 0, slower = 0, same = 0, noisy = 0, unmatched = 0;
+    tally t = tally_rows(rows, n);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         const vyre_bench_cmp_row *r = &rows[i];
         const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
         int both = r->has_a && r->has_b;
         const char *verdict = r->has_a ? "only_a" : "only_b";
-        if (both) {
+        if (both)
             verdict = verdict_json(r->cmp.verdict);
-            faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
-            slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
-            same += r->cmp.verdict == VYRE_VERDICT_SAME;
-            noisy += r->cmp.verdict == VYRE_VERDICT_NOISY;
-        } else {
-            unmatched++;
-        }
         json_t *o = json_object();
         json_object_set_new(o, "suite", json_string(p->suite));
         json_object_set_new(o, "benchmark", json_string(p->benchmark));
@@ -150,22 +244,24 @@ static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
         json_object_set_new(o, "threshold_ratio", num_or_null(both, r->cmp.threshold));
         json_object_set_new(o, "p_value", num_or_null(both, r->cmp.mw.p));
         json_object_set_new(o, "verdict", json_string(verdict));
+        row_json_rounds(o, r);
         json_array_append_new(arr, o);
     }
     json_t *o = json_object();
     json_object_set_new(o, "schema_version", json_integer(BENCH_COMPARE_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "baseline_run_id", json_integer(a));
     json_object_set_new(o, "run_id", json_integer(b));
-    json_object_set_new(o, "test", json_string("bootstrap-median-ratio"));
+    json_object_set_new(o, "test", json_string("hierarchical-bootstrap-median-ratio"));
     json_object_set_new(o, "alpha", json_real(co->alpha));
     json_object_set_new(o, "resamples", json_integer(VYRE_COMPARE_RESAMPLES));
     json_object_set_new(o, "min_effect_ratio", json_real(co->min_effect));
     json_object_set_new(o, "max_noise_ratio", json_real(co->max_noise));
     json_object_set_new(o, "points", arr);
     json_object_set_new(o, "summary",
-                        json_pack("{s:I, s:I, s:I, s:I, s:I}", "faster", (json_int_t)faster,
-                                  "slower", (json_int_t)slower, "same", (json_int_t)same, "noisy",
-                                  (json_int_t)noisy, "unmatched", (json_int_t)unmatched));
+                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "faster", (json_int_t)t.faster,
+                                  "slower", (json_int_t)t.slower, "same", (json_int_t)t.same,
+                                  "noisy", (json_int_t)t.noisy, "drift", (json_int_t)t.drift,
+                                  "unmatched", (json_int_t)t.unmatched));
     bench_json_print(stdout, o);
 }
 
@@ -252,28 +348,15 @@ int cmd_compare(int argc, char **argv)
         vyre_results_close(db);
         return code;
     }
-    size_t faster = 0, slower = 0, same = 0, noisy = 0, unmatched = 0;
-    const vyre_bench_cmp_row *missing = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const vyre_bench_cmp_row *r = &rows[i];
-        if (!(r->has_a && r->has_b)) {
-            unmatched++;
-            if (!missing)
-                missing = r;
-            continue;
-        }
-        faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
-        slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
-        same += r->cmp.verdict == VYRE_VERDICT_SAME;
-        noisy += r->cmp.verdict == VYRE_VERDICT_NOISY;
-    }
+    tally t = tally_rows(rows, n);
+    const vyre_bench_cmp_row *missing = t.missing;
     if (missing && !allow_missing) {
         const vyre_bench_point *p = missing->has_a ? &missing->a : &missing->b;
         char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
         fprintf(stderr,
                 "%s: error: cannot compare: %zu point%s only one run has, first '%s%s%s' only in "
                 "run %" PRId64 "\n",
-                vyre_cli_prog(), unmatched, unmatched == 1 ? "" : "s",
+                vyre_cli_prog(), t.unmatched, t.unmatched == 1 ? "" : "s",
                 tool_clean(p->benchmark, bench, sizeof bench), p->axes[0] ? " " : "",
                 tool_clean(p->axes, axes, sizeof axes), missing->has_a ? a : b);
         fprintf(stderr, "hint: compare runs of the same suites and axes, or pass "
@@ -282,7 +365,7 @@ int cmd_compare(int argc, char **argv)
         vyre_results_close(db);
         return VYRE_EXIT_ERROR;
     }
-    int fail = slower || (strict && noisy);
+    int fail = t.slower || (strict && t.noisy);
     if (json) {
         print_json(a, b, &co, rows, n);
         vyre_bench_cmp_row_list_free(rows);
@@ -290,8 +373,15 @@ int cmd_compare(int argc, char **argv)
         return fail ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
     }
     printf("run %" PRId64 " (baseline) vs run %" PRId64
-           ": bootstrap %g%% interval of the median ratio, min effect %g%%, max noise %g%%\n\n",
+           ": bootstrap %g%% interval of the median ratio over rounds, min effect %g%%, max noise "
+           "%g%%\n",
            a, b, (1 - co.alpha) * 100, co.min_effect * 100, co.max_noise * 100);
+    for (size_t i = 0; a == b && i < n; i++)
+        if (rows[i].has_b && strcmp(rows[i].b.variant, "B") == 0) {
+            printf("run %" PRId64 ": variant B against variant A of its points (run --vs)\n", a);
+            break;
+        }
+    print_references(rows, n);
     printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
            "benchmark", "axes", "dev", "median A", "noise A", "median B", "noise B", "B/A",
            "interval", "p", "verdict");
@@ -326,8 +416,8 @@ int cmd_compare(int argc, char **argv)
                tool_clean(p->axes[0] ? p->axes : "-", axes, sizeof axes), dev, ma, na, mb, nb,
                ratio, ci, pv, verdict);
     }
-    printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu unmatched\n", faster, slower, same,
-           noisy, unmatched);
+    printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu drift, %zu unmatched\n", t.faster,
+           t.slower, t.same, t.noisy, t.drift, t.unmatched);
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
     return fail ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;

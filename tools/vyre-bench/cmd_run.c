@@ -48,7 +48,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: vyre-bench run [--suite NAME]... [options]\n"
             "       vyre-bench run KERNEL.cu|.ptx --entry NAME -a AXIS=VALUES... [options]\n"
-            "       vyre-bench run --spec FILE.json [-a AXIS=VALUES]... [options]\n\n"
+            "       vyre-bench run --spec FILE.json [-a AXIS=VALUES]... [options]\n"
+            "       vyre-bench run --spec FILE.json|KERNEL --entry NAME ... --vs OTHER.cu|.ptx\n\n"
             "Measure the built-in suites (all of them when none is named; without a GPU\n"
             "only 'cache', saying which were skipped and why) or a sweep of your kernel.\n"
             "Results go to the results database; each point is printed as it finishes.\n\n"
@@ -71,10 +72,17 @@ static void usage(FILE *out)
             "                           .target when the GPU runs it, else the GPU's)\n"
             "  --dry-run                check the spec, compile for --arch (else the PTX's\n"
             "                           .target, else sm_90; no GPU needed) and list the\n"
-            "                           points with their launches; runs nothing\n\n"
+            "                           points with their launches; runs nothing\n"
+            "  --vs FILE                A/B: measure FILE's kernel of the same entry at the\n"
+            "                           same points and arguments too, samples alternating\n"
+            "                           A, B, A, B; print B/A per point with its interval\n"
+            "                           and a verdict (exit 1 when any is SLOWER)\n\n"
             "measurement (nvbench's stopping rule; defaults in brackets):\n"
             "  --min-samples N [10]  --min-time S [0.5]  --max-noise PCT [0.5]  --timeout S [15]\n"
             "  --quick                 0.05 s, 2%%, 3 s (--min-samples still holds); fewer sizes\n"
+            "  --rounds N [5]          measure the whole run N times in turn, each point with\n"
+            "                          1/N of the rule each time; a point's samples keep their\n"
+            "                          round, so drift during the run is seen between rounds\n"
             "noise is the robust relative spread 1.4826 * MAD / median (stddev / mean\n"
             "stays in the database and exports)\n"
             "  --no-kernels            skip the CUPTI pass that records kernels per point\n"
@@ -92,6 +100,7 @@ static void usage(FILE *out)
             "  -q          no progress line\n\n"
             "exit status: 0 done (--dry-run: the sweep is sound), 2 usage or operational error "
             "(the run is marked failed),\n"
+            "             1 --vs: a point of OTHER is SLOWER than the kernel's,\n"
             "             3 no NVIDIA driver or GPU for a GPU suite you named,\n"
             "             130 interrupted (Ctrl-C, SIGTERM or SIGHUP; finished points are\n"
             "             kept)\n",
@@ -143,7 +152,9 @@ static void on_progress(size_t done, size_t total, const char *what, void *ctx)
                         sizeof age);
         snprintf(eta, sizeof eta, ", ETA %s", age);
     }
-    fprintf(stderr, "\rpoint %zu of %zu: %s%s\033[K", done + 1, total, what, eta);
+    /* Progress counts point-rounds; GPU references are not in the total. */
+    fprintf(stderr, "\rpoint %zu of %zu: %s%s\033[K", done < total ? done + 1 : total, total, what,
+            eta);
     fflush(stderr);
     o->drawn = 1;
 }
@@ -301,6 +312,7 @@ typedef struct run_plan {
     const char *entry;
     const char *spec_path;
     const char *arch;
+    const char *vs; /* --vs: the B kernel of an A/B run */
     int dry_run;
     vyre_sweep_spec spec;
     int have_spec;
@@ -379,9 +391,12 @@ static void warn_timeouts(const run_out *o, const vyre_stats_stop_rule *rule)
             vyre_cli_prog(), o->ntimeouts, o->npoints, rule->timeout_s, rule->max_noise * 100.0);
 }
 
-static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench_format fmt)
+static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench_format fmt, int ab)
 {
-    int code = VYRE_EXIT_OK;
+    int code = VYRE_EXIT_OK, ab_code = VYRE_EXIT_OK;
+    json_t *abj = NULL;
+    if (ab && !res->interrupted)
+        ab_code = bench_ab_report(stdout, db, res->run_id, fmt, fmt == BENCH_JSON ? &abj : NULL);
     if (fmt == BENCH_JSON) {
         vyre_error e;
         vyre_error_clear(&e);
@@ -393,10 +408,12 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
             vyre_cli_report(&e);
             code = VYRE_EXIT_ERROR;
         } else {
-            code = bench_json_run(stdout, db, &r, pts, np, 0);
+            code = bench_json_run_ab(stdout, db, &r, pts, np, 0, abj);
+            abj = NULL;
         }
         vyre_bench_point_list_free(pts);
     }
+    json_decref(abj);
     if (!code && fmt == BENCH_TABLE) {
         if (res->skipped[0])
             printf("\nskipped: %s (%s)\n", res->skipped, res->skip_reason.message);
@@ -411,7 +428,7 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
         if (!code)
             code = 130;
     }
-    return code;
+    return code ? code : ab_code;
 }
 
 /* The run publishes a telemetry page for vyre-top and the exporter from
@@ -434,6 +451,19 @@ static void warn_unpublished(void)
     vyre_cli_hints(&e);
 }
 
+/* Once per run, when the SM clock moved: kernel times follow it. */
+static void note_clocks(const vyre_bench_run_result *res)
+{
+    fprintf(stderr,
+            "%s: note: the SM clock moved between %u and %u MHz during the run: GPU times "
+            "follow it, and compare falls back to clock cycles\n",
+            vyre_cli_prog(), res->clock_min_mhz, res->clock_max_mhz);
+    fprintf(stderr,
+            "hint: lock the clocks for comparable runs: sudo nvidia-smi --lock-gpu-clocks=%u,%u "
+            "(undo: sudo nvidia-smi --reset-gpu-clocks)\n",
+            res->clock_max_mhz, res->clock_max_mhz);
+}
+
 static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const char *cmdline)
 {
     vyre_results *db = NULL;
@@ -451,6 +481,7 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
         sw.spec_json = pl->have_spec ? pl->spec.json : NULL;
         sw.spec_origin = pl->spec_path;
         sw.arch = pl->arch;
+        sw.vs_path = pl->vs;
         o->sweep = &sw;
     }
     run_out out;
@@ -492,6 +523,8 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     free(out.held);
     if (!rc && !res.interrupted)
         warn_timeouts(&out, &o->rule);
+    if (!rc && res.clocks_unlocked)
+        note_clocks(&res);
 
     if (rc) {
         vyre_cli_report(&err);
@@ -502,7 +535,7 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
                     res.compile_log[strlen(res.compile_log) - 1] == '\n' ? "" : "\n");
         code = exit_for(rc);
     } else {
-        code = report_done(db, &res, fmt);
+        code = report_done(db, &res, fmt, pl->vs != NULL);
     }
     vyre_bench_run_result_release(&res);
     vyre_results_close(db);
@@ -595,32 +628,49 @@ static int dry_run(run_plan *pl)
     return VYRE_EXIT_OK;
 }
 
+/* The stopping rule: the defaults, --quick, then the options given (-1:
+ * not given; max_noise in percent). */
+static vyre_stats_stop_rule make_rule(int quick, double min_samples, double min_time,
+                                      double max_noise, double timeout)
+{
+    vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
+    /* --quick shortens time, not the sample minimum: fewer than 10 samples
+     * give a median and a spread too rough to compare. */
+    if (quick) {
+        rule.min_time_s = 0.05;
+        rule.max_noise = 0.02;
+        rule.timeout_s = 3.0;
+    }
+    if (min_samples >= 1)
+        rule.min_samples = (size_t)min_samples;
+    if (min_time >= 0)
+        rule.min_time_s = min_time;
+    if (max_noise >= 0)
+        rule.max_noise = max_noise / 100.0;
+    if (timeout >= 0)
+        rule.timeout_s = timeout;
+    return rule;
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"suite", required_argument, NULL, 's'},
-        {"axis", required_argument, NULL, 'a'},
-        {"entry", required_argument, NULL, 'e'},
-        {"spec", required_argument, NULL, 'S'},
-        {"mode", required_argument, NULL, 'm'},
-        {"min-samples", required_argument, NULL, 'n'},
-        {"min-time", required_argument, NULL, 't'},
-        {"max-noise", required_argument, NULL, 'N'},
-        {"timeout", required_argument, NULL, 'T'},
-        {"quick", no_argument, NULL, 'Q'},
-        {"no-kernels", no_argument, NULL, 'K'},
-        {"devices", required_argument, NULL, 'd'},
-        {"db", required_argument, NULL, 'D'},
-        {"csv", no_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"wide", no_argument, NULL, 'w'},
-        {"width", required_argument, NULL, 'W'},
-        {"arch", required_argument, NULL, 'A'},
-        {"dry-run", no_argument, NULL, 'R'},
-        {"disable-blocking-kernel", no_argument, NULL, 'B'},
-        {"help", no_argument, NULL, 'h'},
+        /* Two a line, as before --rounds made the count odd for clang-format. */
+        /* clang-format off */
+        {"suite", required_argument, NULL, 's'},    {"axis", required_argument, NULL, 'a'},
+        {"entry", required_argument, NULL, 'e'},    {"spec", required_argument, NULL, 'S'},
+        {"mode", required_argument, NULL, 'm'},     {"min-samples", required_argument, NULL, 'n'},
+        {"min-time", required_argument, NULL, 't'}, {"max-noise", required_argument, NULL, 'N'},
+        {"timeout", required_argument, NULL, 'T'},  {"quick", no_argument, NULL, 'Q'},
+        {"no-kernels", no_argument, NULL, 'K'},     {"devices", required_argument, NULL, 'd'},
+        {"db", required_argument, NULL, 'D'},       {"csv", no_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
+        {"wide", no_argument, NULL, 'w'},           {"width", required_argument, NULL, 'W'},
+        {"arch", required_argument, NULL, 'A'},     {"dry-run", no_argument, NULL, 'R'},
+        {"rounds", required_argument, NULL, 'r'},   {"disable-blocking-kernel", no_argument, NULL, 'B'},
+        {"vs", required_argument, NULL, 'V'},       {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
+        /* clang-format on */
     };
     run_plan pl;
     memset(&pl, 0, sizeof pl);
@@ -629,8 +679,7 @@ int cmd_run(int argc, char **argv)
     pl.ndevs = 1;
     vyre_bench_run_opts ro;
     memset(&ro, 0, sizeof ro);
-    vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
-    double min_samples = -1, min_time = -1, max_noise = -1, timeout = -1;
+    double min_samples = -1, min_time = -1, max_noise = -1, timeout = -1, rounds = -1;
     int quick = 0, kernels = 1, mode = 0;
     bench_format fmt = BENCH_TABLE;
     const char *axis_args[VYRE_AXES_MAX];
@@ -668,6 +717,9 @@ int cmd_run(int argc, char **argv)
         case 'R':
             pl.dry_run = 1;
             break;
+        case 'V':
+            pl.vs = optarg;
+            break;
         case 'm':
             if (strcmp(optarg, "hot") == 0)
                 mode = 0;
@@ -690,6 +742,12 @@ int cmd_run(int argc, char **argv)
             break;
         case 'T':
             code = parse_double("--timeout", optarg, 0, &timeout);
+            break;
+        case 'r':
+            code = parse_double("--rounds", optarg, 1, &rounds);
+            if (!code && (rounds != floor(rounds) || rounds > VYRE_BENCH_ROUNDS_MAX))
+                code = vyre_cli_usage_error("run", "give a whole number from 1 to 100, such as 5",
+                                            "bad value '%s' for --rounds", optarg);
             break;
         case 'Q':
             quick = 1;
@@ -792,6 +850,8 @@ int cmd_run(int argc, char **argv)
                                     "%s without a kernel", pl.arch ? "--arch" : "--dry-run");
         goto out;
     }
+    if ((code = bench_ab_usage(pl.vs, pl.kernel, pl.dry_run)))
+        goto out;
     if (pl.dry_run) {
         if (fmt != BENCH_TABLE) {
             code =
@@ -802,22 +862,8 @@ int cmd_run(int argc, char **argv)
         code = dry_run(&pl);
         goto out;
     }
-    /* --quick shortens time, not the sample minimum: fewer than 10 samples
-     * give a median and a spread too rough to compare. */
-    if (quick) {
-        rule.min_time_s = 0.05;
-        rule.max_noise = 0.02;
-        rule.timeout_s = 3.0;
-    }
-    if (min_samples >= 1)
-        rule.min_samples = (size_t)min_samples;
-    if (min_time >= 0)
-        rule.min_time_s = min_time;
-    if (max_noise >= 0)
-        rule.max_noise = max_noise / 100.0;
-    if (timeout >= 0)
-        rule.timeout_s = timeout;
-    ro.rule = rule;
+    ro.rule = make_rule(quick, min_samples, min_time, max_noise, timeout);
+    ro.rounds = rounds >= 1 ? (unsigned)rounds : 0;
     ro.quick = quick;
     ro.cold = mode;
     ro.kernels = kernels;

@@ -24,7 +24,7 @@ int cmd_rm(int argc, char **argv);
  * (docs/JSON.md, docs/schema/). Version 2: one JSON convention (_unix_ns,
  * _hz, axes as objects). Version 3: each point's three views, gpu_ns,
  * batch_ns and kernel_ns, and block_timeouts. */
-#define BENCH_JSON_SCHEMA_VERSION 3
+#define BENCH_JSON_SCHEMA_VERSION 4
 
 /* Opens --db PATH, or the default results database. Reports and returns an
  * exit code (0 on success). */
@@ -41,7 +41,7 @@ int bench_open_run(const char *sub, const char *db_path, int argc, char **argv, 
 /* Versions of the --json documents other than the run document's
  * (BENCH_JSON_SCHEMA_VERSION); each is bumped when its shape changes. */
 #define BENCH_RUNS_JSON_SCHEMA_VERSION    1
-#define BENCH_COMPARE_JSON_SCHEMA_VERSION 2
+#define BENCH_COMPARE_JSON_SCHEMA_VERSION 3
 #define BENCH_DEVICES_JSON_SCHEMA_VERSION 1
 #define BENCH_RM_JSON_SCHEMA_VERSION      1
 
@@ -84,6 +84,26 @@ void bench_csv_row(FILE *out, const vyre_bench_point *p);
  * "points": [...]} on out. Reads the samples from db. Returns an exit code. */
 int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
                    const vyre_bench_point *pts, size_t n, int with_samples);
+/* The same with "ab" (consumed; NULL: none), an A/B run's B/A per point. */
+int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
+                      const vyre_bench_point *pts, size_t n, int with_samples, json_t *ab);
+
+/* A point's benchmark as the tables show it, "sweep.k [B]" for a variant
+ * of an A/B run (cleaned for a terminal); returns buf. */
+const char *bench_label(const vyre_bench_point *p, char *buf, size_t size);
+
+/* ---- run --vs (ab.c) ---- */
+
+/* The usage error for --vs (vs, may be NULL) without a kernel or with
+ * --dry-run; VYRE_EXIT_OK when it may go on. */
+int bench_ab_usage(const char *vs, const char *kernel, int dry_run);
+
+/* Compares the A and B points of A/B run run_id (vyre_bench_compare_runs
+ * of the run with itself); BENCH_TABLE: prints the B/A table and a tally
+ * on out; *json (may be NULL) receives the pairs as an array (the
+ * caller's). Returns VYRE_EXIT_PROBLEMS when a point is SLOWER,
+ * VYRE_EXIT_ERROR when the comparison failed (reported), else OK. */
+int bench_ab_report(FILE *out, vyre_results *db, int64_t run_id, bench_format fmt, json_t **json);
 
 /* The pieces, for the other documents: a run's facts, a point, and a
  * point's axes label ("N=1024 BLOCK=128") as {"N": 1024, "BLOCK": 128}.

@@ -85,6 +85,17 @@ void bench_table_header(FILE *out)
             "------");
 }
 
+const char *bench_label(const vyre_bench_point *p, char *buf, size_t size)
+{
+    char clean[TOOL_CLEAN_SIZE(sizeof p->benchmark)];
+    tool_clean(p->benchmark, clean, sizeof clean);
+    if (p->variant[0])
+        snprintf(buf, size, "%s [%s]", clean, p->variant[0] == 'A' ? "A" : "B");
+    else
+        snprintf(buf, size, "%s", clean);
+    return buf;
+}
+
 void bench_table_row(FILE *out, const vyre_bench_point *p)
 {
     char med[24], p5[24], p95[24], noise[16], metric[48], dev[16], gpu[24], batch[24], kern[24];
@@ -105,7 +116,7 @@ void bench_table_row(FILE *out, const vyre_bench_point *p)
     fprintf(out,
             "| %-22s | %-22s | %-4s | %-4s | %6zu | %11s | %11s | %11s | %11s | %11s | %11s | %6s "
             "| %4zu | %3zu | %-16s | %s%s%s |\n",
-            tool_clean(p->benchmark, bench, sizeof bench),
+            bench_label(p, bench, sizeof bench),
             tool_clean(p->axes[0] ? p->axes : "-", axes, sizeof axes), dev,
             vyre_bench_mode_name(p->mode), p->stats.n, med, p5, p95, gpu, batch, kern, noise,
             p->stats.n_outliers, p->n_throttled, metric, tool_clean(p->stop, stop, sizeof stop),
@@ -305,11 +316,19 @@ json_t *bench_json_point(const vyre_bench_point *p)
     json_object_set_new(o, "batch_ns", p->batch_ns > 0 ? int_or_null(p->batch_ns) : json_null());
     json_object_set_new(o, "kernel_ns", p->kernel_ns > 0 ? int_or_null(p->kernel_ns) : json_null());
     json_object_set_new(o, "block_timeouts", json_integer((json_int_t)p->n_block_timeouts));
+    /* An A/B run's (run --vs): "A" or "B"; null otherwise. */
+    json_object_set_new(o, "variant", str_or_null(p->variant));
     return o;
 }
 
 int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
                    const vyre_bench_point *pts, size_t n, int with_samples)
+{
+    return bench_json_run_ab(out, db, run, pts, n, with_samples, NULL);
+}
+
+int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
+                      const vyre_bench_point *pts, size_t n, int with_samples, json_t *ab)
 {
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
@@ -323,6 +342,7 @@ int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
                 vyre_cli_report(&err);
                 json_decref(pj);
                 json_decref(arr);
+                json_decref(ab);
                 return VYRE_EXIT_ERROR;
             }
             json_t *sa = json_array();
@@ -343,6 +363,8 @@ int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
     json_object_set_new(o, "schema_version", json_integer(BENCH_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "run", bench_json_run_info(run));
     json_object_set_new(o, "points", arr);
+    if (ab)
+        json_object_set_new(o, "ab", ab);
     bench_json_print(out, o);
     return VYRE_EXIT_OK;
 }

@@ -197,7 +197,7 @@ static void fill_row(const vyre_bench_point *p, const time_unit *tu, int metric_
                      size_t unit_w, int wide, char (*cell)[CELL])
 {
     const vyre_stats *s = &p->stats;
-    tool_clean(p->benchmark, cell[COL_BENCH], CELL);
+    bench_label(p, cell[COL_BENCH], CELL);
     tool_clean(p->axes[0] ? p->axes : "-", cell[COL_AXES], CELL);
     bench_format_device(p, cell[COL_DEV], CELL);
     snprintf(cell[COL_MODE], CELL, "%s", vyre_bench_mode_name(p->mode));

@@ -6,11 +6,13 @@
  *
  * A run (vyre_bench_run_suites) is a runs row created when it starts
  * (status running), one points row per measured point with its samples,
- * written in one transaction as the point finishes, and a final status:
- * done, interrupted (the points finished so far are kept) or failed (the
- * run's points, samples and kernel records are removed with the status
- * change, so a failed run leaves only its row and its message). Schema:
- * db/results_v2.sql.
+ * written in one transaction once the point's last round is measured
+ * (vyre_bench_run_opts.rounds), and a final status: done, interrupted
+ * (what the rounds so far measured is kept, marked in each point's note)
+ * or failed (the run's points, samples and kernel records are removed
+ * with the status change, so a failed run leaves only its row and its
+ * message). Schema: db/results_v2.sql and its later steps (samples.round:
+ * db/results_v5.sql).
  *
  * Measuring a point (vyre_bench_measure): warm-up calls, then samples until
  * the stopping rule (vyre/stats.h) says stop; each sample is timed by the
@@ -123,6 +125,18 @@ typedef struct vyre_bench_point {
     double batch_ns;         /* per launch: back-to-back launches between two events */
     double kernel_ns;        /* per launch: median CUPTI kernel duration (the kernel pass) */
     size_t n_block_timeouts; /* samples discarded: the blocking kernel timed out unreleased */
+    /* Rounds (db/results_v5.sql): the rounds the samples were taken in
+     * (0 for points stored before rounds existed), and the point's noise
+     * with them taken into account, vyre_stats_round_noise: the larger of
+     * the samples' robust spread and the spread of the round medians (NAN:
+     * fewer than 2 rounds). With 2 rounds or more, stats.robust_noise (the
+     * `noise` column) is this value. */
+    unsigned rounds;
+    double round_noise;
+    /* An A/B run (vyre_bench_sweep.vs_path, db/results_v6.sql): "A" for a
+     * point of the baseline kernel, "B" for the other one; "" for every
+     * point of a normal run and for the references. */
+    char variant[4];
 } vyre_bench_point;
 
 /* One sample of a point. */
@@ -132,6 +146,7 @@ typedef struct vyre_bench_sample {
     unsigned sm_clock_mhz; /* 0: unknown */
     unsigned char throttled;
     unsigned char outlier;
+    unsigned round; /* the round (0 .. rounds - 1) it was taken in */
 } vyre_bench_sample;
 
 /* ---- the run lifecycle (in the results database) ------------------------ */
@@ -248,13 +263,40 @@ VYRE_EXTERN int vyre_bench_kernels_get(vyre_results *db, int64_t point_id,
 typedef struct vyre_bench_cmp_row {
     vyre_bench_point a, b;
     int has_a, has_b;
-    vyre_stats_compare_result cmp;
+    vyre_stats_compare_result cmp; /* in time; verdict is the final one */
+    /* Added with rounds and references (issue 23). */
+    int is_reference;   /* a point of suite "reference": it sets the drift, its own verdict is
+                           DRIFT rather than SLOWER/FASTER and never fails a gate */
+    double ref_ratio;   /* median ratio of the reference this point's band was widened by
+                           (the one that establishes the most drift); NAN: none measured in
+                           both runs */
+    char reference[96]; /* its benchmark, "" none */
+    double clock_a_mhz; /* median SM clock of the samples; 0: unknown (host points) */
+    double clock_b_mhz;
+    int cycles_compared;              /* clocks differ by more than 2%: compared in cycles too */
+    vyre_stats_compare_result cycles; /* valid when cycles_compared (time x clock) */
 } vyre_bench_cmp_row;
 
-/* Compares every point of run b against run a (the baseline) with
- * vyre_stats_compare on their stored samples; rows in a's order, then
- * points only b has. *out is the caller's: vyre_bench_cmp_row_list_free.
- * opts NULL: defaults. */
+/*
+ * Compares every point of run b against run a (the baseline) on their
+ * stored samples with vyre_stats_compare_rounds (samples grouped by their
+ * round); rows in a's order, then points only b has. Then, for each
+ * point, the drift of its timer kind between the runs: host points
+ * ("wall" timer) take the host references (reference.cpu, reference.cpus,
+ * reference.fsync), GPU points the GPU reference of their device
+ * (reference.gpu); the drift a reference establishes is the end of its
+ * ratio's interval nearest 1 when the interval excludes 1 (lo above 1,
+ * 1/hi below), else 1; the largest of them is applied by
+ * vyre_stats_compare_widen. When both points have SM clocks
+ * and they differ by more than 2%, the point is compared again in clock
+ * cycles (each sample's time x its clock, as nvbench's compare does) and
+ * a SLOWER or FASTER verdict must hold in both, else it is DRIFT.
+ * Points match on suite, benchmark, axes, device, mode and variant. An
+ * A/B run (points with variants) compared with itself (a == b) matches
+ * each A point with the B point of the same place instead: B/A of the
+ * samples the run alternated; its shared references match themselves.
+ * *out is the caller's: vyre_bench_cmp_row_list_free. opts NULL: defaults.
+ */
 VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
                                         const vyre_stats_compare_opts *opts,
                                         vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
@@ -355,6 +397,15 @@ typedef struct vyre_bench_sweep {
     const char *spec_origin; /* the spec's name in messages (its path); NULL: "spec" */
     const char *arch;        /* --arch: compile for this; NULL: the PTX's .target when the
                                 device runs it, else the device's (vyre_bench_sweep_plan_make) */
+    /* An A/B run (`vyre-bench run ... --vs FILE`): a second kernel file
+     * (.cu, .ptx or .cubin) with the same entry, launched with the same
+     * arguments at every point, measured in the same process, its samples
+     * alternating with path's one by one (A, B, A, B) behind the blocking
+     * kernel. Every sweep point is then stored twice, variant "A" (path)
+     * and "B" (vs_path); vyre_bench_compare_runs(db, run, run) compares
+     * them. Checked before anything runs: its entry must exist and, for
+     * two PTX files, take the same parameters. NULL: a normal sweep. */
+    const char *vs_path;
 } vyre_bench_sweep;
 
 /* One point of a sweep as it would be launched (a dry run). */
@@ -445,7 +496,23 @@ typedef struct vyre_bench_run_opts {
     vyre_bench_progress_fn on_progress;
     vyre_bench_skip_fn on_skip;
     void *cb_ctx;
+    /* Rounds (0: VYRE_BENCH_ROUNDS_DEFAULT; at most VYRE_BENCH_ROUNDS_MAX):
+     * the whole run (every suite, the sweep, the references) is measured
+     * this many times in turn, each pass a round with 1/rounds of each
+     * point's stopping rule (min samples rounded up, min time, timeout,
+     * max samples), and every point is stored once, with the samples of
+     * all its rounds, after the last. A round also measures the fixed
+     * references of suite "reference" (reference.cpu, a fixed integer loop;
+     * reference.cpus, the loop on every online CPU at once;
+     * reference.fsync, a 4 KiB write and fsync under tmp_dir; GPU suites:
+     * reference.gpu through vyre__bench_reference_gpu), which compare uses
+     * to tell the machine's drift between runs. Interrupted: every point
+     * with samples is stored with what it has, its note saying so. */
+    unsigned rounds;
 } vyre_bench_run_opts;
+
+#define VYRE_BENCH_ROUNDS_DEFAULT 5
+#define VYRE_BENCH_ROUNDS_MAX     100
 
 /* How a run went. vyre_bench_run_result_release frees what it holds. */
 typedef struct vyre_bench_run_result {
@@ -456,6 +523,11 @@ typedef struct vyre_bench_run_result {
     vyre_error skip_reason;  /* why they were */
     char *compile_log;       /* the sweep's compiler log when it failed to compile, or NULL */
     vyre_error finish_error; /* code != 0: marking the failed run failed too */
+    /* The SM clocks seen in GPU samples moved during the run (min and max
+     * MHz): they were not locked, and times of a kernel depend on them. */
+    int clocks_unlocked;
+    unsigned clock_min_mhz, clock_max_mhz;
+    unsigned rounds; /* rounds measured (fewer than asked when interrupted) */
 } vyre_bench_run_result;
 
 /*

@@ -219,6 +219,9 @@ typedef enum vyre_stats_verdict {
     VYRE_VERDICT_FASTER = 1, /* b takes less time than a */
     VYRE_VERDICT_SLOWER = 2, /* b takes more time than a */
     VYRE_VERDICT_NOISY = 3,  /* a side's noise is above max_noise: no verdict */
+    VYRE_VERDICT_DRIFT = 4,  /* beyond the noise, but within the machine's own drift between the
+                                runs (vyre_stats_compare_widen) or not seen in clock cycles: no
+                                verdict on the code */
 } vyre_stats_verdict;
 
 /*
@@ -261,6 +264,14 @@ typedef struct vyre_stats_compare_result {
     double noise_a, noise_b;   /* vyre_stats_robust_noise of each side */
     double ratio_lo, ratio_hi; /* bootstrap interval of ratio; NAN when ratio is */
     double threshold;          /* t = max(min_effect, noise_a, noise_b) */
+    /* vyre_stats_compare_rounds: rounds per side (1 for vyre_stats_compare)
+     * and whether the interval came from the hierarchical bootstrap. */
+    size_t rounds_a, rounds_b;
+    int hierarchical;
+    /* vyre_stats_compare_widen: the drift factor applied (1: none) and
+     * the verdict before it. */
+    double drift;
+    vyre_stats_verdict verdict_before_drift;
 } vyre_stats_compare_result;
 
 /*
@@ -278,7 +289,55 @@ VYRE_EXTERN int vyre_stats_compare(const double *a, size_t n1, const double *b, 
                                    const vyre_stats_compare_opts *opts,
                                    vyre_stats_compare_result *out, vyre_error *err);
 
-/* "SAME", "FASTER", "SLOWER", "NOISY"; "?" for others. */
+/*
+ * The same comparison for samples taken in rounds (round[i] is the round
+ * of x[i]; any unsigned labels). Samples of one round are taken back to
+ * back and are correlated; rounds are spread over the run, so drift during
+ * a run shows up between them. When both sides have at least 2 rounds:
+ *
+ * - the interval of median(b) / median(a) comes from a hierarchical
+ *   bootstrap: each resample draws as many rounds as the side has, with
+ *   replacement, then within each drawn round as many samples as it has,
+ *   with replacement, and takes the median of all drawn samples (each
+ *   round thinned to at most VYRE_COMPARE_BOOT_MAX / rounds evenly spaced
+ *   order statistics first). Assumptions: rounds are exchangeable (drift
+ *   is slow against a round, not a trend the run's order aliases), and
+ *   samples within a round are exchangeable. With i.i.d. data it is wider
+ *   than the plain bootstrap by about sqrt(2) at most; with rounds that
+ *   disagree, the spread between them is in the interval.
+ * - a side's noise is max(robust noise of all its samples, 1.4826 * MAD
+ *   of its round medians / its median): the spread of one sample, or of
+ *   one round when the rounds disagree more.
+ *
+ * With fewer rounds on either side it is vyre_stats_compare. Returns what
+ * vyre_stats_compare returns.
+ */
+VYRE_EXTERN int vyre_stats_compare_rounds(const double *a, const unsigned *round_a, size_t n1,
+                                          const double *b, const unsigned *round_b, size_t n2,
+                                          const vyre_stats_compare_opts *opts,
+                                          vyre_stats_compare_result *out, vyre_error *err);
+
+/* The noise of a sample set taken in rounds, as vyre_stats_compare_rounds
+ * defines it (NAN as vyre_stats_robust_noise). *nrounds (may be NULL)
+ * gets the number of distinct rounds. */
+VYRE_EXTERN double vyre_stats_round_noise(const double *x, const unsigned *round, size_t n,
+                                          size_t *nrounds);
+
+/*
+ * Widens the SAME band of a finished comparison by the machine's drift
+ * between the two runs: drift = max(q, 1 / q) >= 1 for q the ratio of a
+ * fixed reference measured in both runs (1 or NAN: none). A SLOWER point
+ * stays SLOWER only when its interval lies above (1 + t) * drift, a
+ * FASTER one only below (1 - t) / drift; otherwise it becomes DRIFT (the
+ * change is no larger than the machine's own). Sets r->drift and
+ * r->verdict_before_drift. Why widen, not divide by the reference: a
+ * CPU loop or an fsync does not scale like every point (a memcpy, a
+ * cache store), so dividing would invent changes as often as it removes
+ * them; widening only withholds verdicts the machine cannot support.
+ */
+VYRE_EXTERN void vyre_stats_compare_widen(vyre_stats_compare_result *r, double drift);
+
+/* "SAME", "FASTER", "SLOWER", "NOISY", "DRIFT"; "?" for others. */
 VYRE_EXTERN const char *vyre_stats_verdict_name(vyre_stats_verdict v);
 
 #ifdef __cplusplus

@@ -41,6 +41,52 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The statistics of samples s[0..k-1] into pt (stats, outlier flags,
+ * throttled count, wall median, rounds and their spread). */
+static int summarize(vyre_bench_point *pt, vyre_bench_sample *s, size_t k, vyre_error *err)
+{
+    double *vals = malloc(k * sizeof *vals);
+    unsigned char *flags = malloc(k);
+    unsigned *round = malloc(k * sizeof *round);
+    if (!vals || !flags || !round) {
+        free(vals);
+        free(flags);
+        free(round);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
+    }
+    for (size_t i = 0; i < k; i++) {
+        vals[i] = s[i].value;
+        round[i] = s[i].round;
+    }
+    size_t nout = 0, nrounds = 0;
+    int rc = vyre_stats_compute(vals, k, &pt->stats, err);
+    if (!rc)
+        rc = vyre_stats_outliers(vals, k, VYRE_OUTLIER_K_DEFAULT, flags, &nout, err);
+    if (!rc) {
+        /* The `noise` column: the samples' spread, or the rounds' when
+         * they disagree more (drift during the run). */
+        double rn = vyre_stats_round_noise(vals, round, k, &nrounds);
+        pt->rounds = (unsigned)nrounds;
+        pt->round_noise = NAN;
+        if (nrounds >= 2 && isfinite(rn)) {
+            pt->stats.robust_noise = rn;
+            pt->round_noise = rn;
+        }
+        pt->n_throttled = 0;
+        for (size_t i = 0; i < k; i++) {
+            s[i].outlier = flags[i];
+            pt->n_throttled += s[i].throttled;
+            vals[i] = s[i].wall;
+        }
+        qsort(vals, k, sizeof *vals, cmp_double);
+        pt->wall_median = vyre_stats_percentile_sorted(vals, k, 50);
+    }
+    free(vals);
+    free(flags);
+    free(round);
+    return rc;
+}
+
 int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
                        vyre_bench_sample **samples, size_t *n, int *interrupted, vyre_error *err)
 {
@@ -150,38 +196,12 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         free(s);
         return rc;
     }
-    double *vals = malloc(k * sizeof *vals);
-    unsigned char *flags = malloc(k);
-    if (!vals || !flags) {
-        free(vals);
-        free(flags);
-        free(s);
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
-    }
-    for (size_t i = 0; i < k; i++)
-        vals[i] = s[i].value;
-    size_t nout = 0;
-    rc = vyre_stats_compute(vals, k, &pt->stats, err);
-    if (!rc)
-        rc = vyre_stats_outliers(vals, k, VYRE_OUTLIER_K_DEFAULT, flags, &nout, err);
-    if (!rc) {
-        pt->n_throttled = 0;
-        for (size_t i = 0; i < k; i++) {
-            s[i].outlier = flags[i];
-            pt->n_throttled += s[i].throttled;
-            vals[i] = s[i].wall;
-        }
-        qsort(vals, k, sizeof *vals, cmp_double);
-        pt->wall_median = vyre_stats_percentile_sorted(vals, k, 50);
-        pt->stop_reason = d.reason;
-        vyre_stats_stop_format(&d, &o->rule, pt->stop, sizeof pt->stop);
-    }
-    free(vals);
-    free(flags);
-    if (rc) {
+    if ((rc = summarize(pt, s, k, err))) {
         free(s);
         return rc;
     }
+    pt->stop_reason = d.reason;
+    vyre_stats_stop_format(&d, &o->rule, pt->stop, sizeof pt->stop);
     *samples = s;
     *n = k;
     return VYRE_OK;
@@ -223,6 +243,20 @@ static void append_note(vyre_bench_point *pt, const char *text)
 {
     size_t len = strlen(pt->note);
     snprintf(pt->note + len, sizeof pt->note - len, "%s%s", len ? "; " : "", text);
+}
+
+/* The samples the blocking kernel made the point discard, all rounds
+ * together (a's) plus those of its batch view (extra), into pt and its
+ * note. */
+static void discard_note(vyre_bench_point *pt, const struct vyre__bench_acc *a, size_t extra)
+{
+    pt->n_block_timeouts = a->discarded + extra;
+    if (!pt->n_block_timeouts)
+        return;
+    char note[160];
+    snprintf(note, sizeof note, "%zu sample%s discarded: the blocking kernel timed out unreleased",
+             pt->n_block_timeouts, pt->n_block_timeouts == 1 ? "" : "s");
+    append_note(pt, note);
 }
 
 /* The CUPTI pass. A failure to capture is a note, never a failed point:
@@ -310,45 +344,282 @@ static int remember_timed(vyre_bench_env *env, const vyre_bench_point *pt, vyre_
     return VYRE_OK;
 }
 
-int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
-                          const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
-                          vyre__bench_finish_fn finish, void *ctx, vyre_error *err)
+/* ---- rounds --------------------------------------------------------------------- */
+
+/* One round's share of a point's rule: 1/rounds of its minimum samples
+ * (rounded up, at least 2 when the rule asks for 2 or more, so a round
+ * has a spread of its own), time, timeout and sample cap. */
+static vyre_stats_stop_rule round_rule(const vyre_stats_stop_rule *r, unsigned rounds)
 {
-    if (env->records_sweep)
-        return records_point(env, pt, kpass, ctx, err);
-    pt->run_id = env->run_id;
-    pt->seq = env->next_seq++;
-    if (env->on_progress)
-        env->on_progress(env->done, env->total, pt->benchmark, env->cb_ctx);
-    int rc = vyre_bench_point_begin(env->db, pt, err);
+    vyre_stats_stop_rule q = *r;
+    if (rounds <= 1)
+        return q;
+    q.min_samples = (r->min_samples + rounds - 1) / rounds;
+    if (q.min_samples < 2 && r->min_samples >= 2)
+        q.min_samples = 2;
+    q.min_time_s = r->min_time_s / rounds;
+    q.timeout_s = r->timeout_s / rounds;
+    if (r->max_samples) {
+        q.max_samples = (r->max_samples + rounds - 1) / rounds;
+        if (q.max_samples < q.min_samples)
+            q.max_samples = q.min_samples;
+    }
+    return q;
+}
+
+/* How far a round's stop falls short of the rule: met, capped, timed out. */
+static int stop_rank(vyre_stats_stop_reason r)
+{
+    return r == VYRE_STOP_TIMEOUT ? 2 : r == VYRE_STOP_MAX_SAMPLES ? 1 : 0;
+}
+
+static struct vyre__bench_acc *acc_find(vyre_bench_env *env, const vyre_bench_point *pt)
+{
+    for (size_t i = 0; i < env->nacc; i++) {
+        const vyre_bench_point *q = &env->acc[i].pt;
+        if (q->device == pt->device && q->mode == pt->mode && strcmp(q->suite, pt->suite) == 0 &&
+            strcmp(q->benchmark, pt->benchmark) == 0 && strcmp(q->axes, pt->axes) == 0 &&
+            strcmp(q->variant, pt->variant) == 0)
+            return &env->acc[i];
+    }
+    return NULL;
+}
+
+static struct vyre__bench_acc *acc_add(vyre_bench_env *env, const vyre_bench_point *pt,
+                                       vyre_error *err)
+{
+    if (env->nacc == env->acc_cap) {
+        size_t cap = env->acc_cap ? env->acc_cap * 2 : 32;
+        struct vyre__bench_acc *p = realloc(env->acc, cap * sizeof *p);
+        if (!p) {
+            vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory keeping the rounds of '%s'",
+                       pt->benchmark);
+            return NULL;
+        }
+        env->acc = p;
+        env->acc_cap = cap;
+    }
+    struct vyre__bench_acc *a = &env->acc[env->nacc++];
+    memset(a, 0, sizeof *a);
+    a->pt = *pt;
+    return a;
+}
+
+static int acc_append(struct vyre__bench_acc *a, const vyre_bench_sample *s, size_t n,
+                      unsigned round, vyre_error *err)
+{
+    if (a->n + n > a->cap) {
+        size_t cap = a->cap ? a->cap : 64;
+        while (cap < a->n + n)
+            cap *= 2;
+        vyre_bench_sample *p = realloc(a->s, cap * sizeof *p);
+        if (!p)
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory keeping the rounds of '%s'",
+                              a->pt.benchmark);
+        a->s = p;
+        a->cap = cap;
+    }
+    for (size_t i = 0; i < n; i++) {
+        a->s[a->n] = s[i];
+        a->s[a->n++].round = round;
+    }
+    a->rounds++;
+    return VYRE_OK;
+}
+
+/* Stores pt (its id from the accumulator) with every sample of a, all
+ * rounds together, and hands it on. */
+static int acc_store(vyre_bench_env *env, struct vyre__bench_acc *a, vyre_bench_point *pt,
+                     int remember, vyre_error *err)
+{
+    int rc = summarize(pt, a->s, a->n, err);
+    if (!rc)
+        rc = vyre_bench_point_finish(env->db, pt, a->s, a->n, err);
+    if (!rc && remember)
+        rc = remember_timed(env, pt, err);
     if (rc)
         return rc;
+    a->stored = 1;
+    env->stored++;
+    for (size_t i = 0; i < a->n; i++) {
+        unsigned c = a->s[i].sm_clock_mhz;
+        if (!c)
+            continue;
+        if (!env->clock_min || c < env->clock_min)
+            env->clock_min = c;
+        if (c > env->clock_max)
+            env->clock_max = c;
+    }
+    if (env->on_point)
+        env->on_point(pt, a->s, a->n, env->cb_ctx);
+    return VYRE_OK;
+}
+
+int vyre__bench_rounds_flush(vyre_bench_env *env, vyre_error *err)
+{
+    int rc = VYRE_OK;
+    unsigned rounds = env->rounds ? env->rounds : 1;
+    for (size_t i = 0; !rc && i < env->nacc; i++) {
+        struct vyre__bench_acc *a = &env->acc[i];
+        if (a->stored || a->n == 0)
+            continue;
+        vyre_bench_point pt = a->pt;
+        char note[96];
+        snprintf(note, sizeof note, "interrupted: %u of %u rounds", a->rounds, rounds);
+        append_note(&pt, note);
+        discard_note(&pt, a, 0);
+        rc = acc_store(env, a, &pt, 0, err);
+    }
+    vyre__bench_rounds_release(env);
+    return rc;
+}
+
+void vyre__bench_rounds_release(vyre_bench_env *env)
+{
+    for (size_t i = 0; i < env->nacc; i++)
+        free(env->acc[i].s);
+    free(env->acc);
+    env->acc = NULL;
+    env->nacc = env->acc_cap = 0;
+}
+
+/* The point's row: reserved in its first round, found again later. */
+static int point_slot(vyre_bench_env *env, vyre_bench_point *pt, struct vyre__bench_acc **out,
+                      vyre_error *err)
+{
+    struct vyre__bench_acc *a = acc_find(env, pt);
+    pt->run_id = env->run_id;
+    if (a) {
+        pt->id = a->pt.id;
+        pt->seq = a->pt.seq;
+        *out = a;
+        return VYRE_OK;
+    }
+    pt->seq = env->next_seq++;
+    int rc = vyre_bench_point_begin(env->db, pt, err);
+    if (!rc && !(a = acc_add(env, pt, err)))
+        rc = VYRE_ENOMEM;
+    *out = a;
+    return rc;
+}
+
+/* Measures this round of pt into a. *cut: Ctrl-C stopped it (nothing
+ * added; env->interrupted set). */
+static int round_into(vyre_bench_env *env, vyre_bench_point *pt, const vyre_bench_measure_opts *o,
+                      int gpu, struct vyre__bench_acc *a, unsigned rounds, int *cut,
+                      vyre_error *err)
+{
+    vyre_bench_measure_opts ro = *o;
+    ro.rule = round_rule(&o->rule, rounds);
     const vyre__cuda_fns *cu = gpu ? vyre__cuda() : NULL;
     vyre_nvtx_push_payload(VYRE_RANGE_BENCH_POINT, (uint64_t)pt->id);
     if (cu && cu->cuProfilerStart)
         cu->cuProfilerStart();
     vyre_bench_sample *s = NULL;
     size_t n = 0;
-    int interrupted = 0;
-    rc = vyre_bench_measure(o, pt, &s, &n, &interrupted, err);
+    env->block_discarded = 0; /* this point's round's, warm-up included */
+    int rc = vyre_bench_measure(&ro, pt, &s, &n, cut, err);
+    a->discarded += env->block_discarded;
+    env->block_discarded = 0;
     if (cu && cu->cuProfilerStop)
         cu->cuProfilerStop();
     vyre_nvtx_pop();
-    if (!rc && interrupted) {
+    if (!rc && *cut) {
         env->interrupted = 1;
-        return VYRE_OK; /* the reserved row goes with the run's finish */
+        return VYRE_OK; /* earlier rounds' samples are stored by vyre__bench_rounds_flush */
     }
-    if (!rc && finish)
-        finish(pt, ctx);
     if (!rc)
-        rc = vyre_bench_point_finish(env->db, pt, s, n, err);
-    if (!rc && env->kernels && kpass)
-        rc = remember_timed(env, pt, err);
-    if (!rc) {
-        env->done++;
-        if (env->on_point)
-            env->on_point(pt, s, n, env->cb_ctx);
-    }
+        rc = acc_append(a, s, n, env->round, err);
     free(s);
+    if (rc)
+        return rc;
+    env->done++;
+    /* The stop text says what the last round saw, and that it was one. */
+    if (rounds > 1) {
+        char stop[sizeof pt->stop];
+        int len = snprintf(stop, sizeof stop, "round %u of %u: ", env->round + 1, rounds);
+        if (len > 0 && (size_t)len < sizeof stop)
+            vyre__strlcpy(stop + len, pt->stop, sizeof stop - (size_t)len);
+        vyre__strlcpy(pt->stop, stop, sizeof pt->stop);
+    }
+    /* A round cut short (timeout, sample cap) speaks for the point: its
+     * samples fall short of the rule even when a later round met it. */
+    if (stop_rank(pt->stop_reason) >= stop_rank(a->pt.stop_reason) || a->rounds == 1) {
+        a->pt.stop_reason = pt->stop_reason;
+        vyre__strlcpy(a->pt.stop, pt->stop, sizeof a->pt.stop);
+    }
+    pt->stop_reason = a->pt.stop_reason;
+    vyre__strlcpy(pt->stop, a->pt.stop, sizeof pt->stop);
+    return VYRE_OK;
+}
+
+/* The point's accumulator: env's (rounds) or *local (one round: nothing
+ * is kept between passes, nothing lives in env). */
+static int slot_for(vyre_bench_env *env, vyre_bench_point *pt, unsigned rounds,
+                    struct vyre__bench_acc *local, struct vyre__bench_acc **a, vyre_error *err)
+{
+    if (env->on_progress)
+        env->on_progress(env->done, env->total, pt->benchmark, env->cb_ctx);
+    if (rounds > 1)
+        return point_slot(env, pt, a, err);
+    memset(local, 0, sizeof *local);
+    pt->run_id = env->run_id;
+    pt->seq = env->next_seq++;
+    int rc = vyre_bench_point_begin(env->db, pt, err);
+    local->pt = *pt;
+    *a = local;
+    return rc;
+}
+
+int vyre__bench_point_add(vyre_bench_env *env, vyre_bench_point *pt, const vyre_bench_sample *s,
+                          size_t n, vyre__bench_finish_fn finish, void *ctx, vyre_error *err)
+{
+    if (env->records_sweep || n == 0)
+        return VYRE_OK;
+    unsigned rounds = env->rounds ? env->rounds : 1;
+    struct vyre__bench_acc local, *a = NULL;
+    int rc = slot_for(env, pt, rounds, &local, &a, err);
+    if (!rc)
+        rc = acc_append(a, s, n, env->round, err);
+    if (!rc)
+        env->done++;
+    if (!rc && env->round + 1 >= rounds) {
+        rc = summarize(pt, a->s, a->n, err);
+        if (!rc && finish)
+            finish(pt, ctx);
+        if (!rc)
+            rc = acc_store(env, a, pt, 0, err);
+    }
+    if (a == &local)
+        free(local.s);
+    return rc;
+}
+
+int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
+                          const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
+                          vyre__bench_finish_fn finish, void *ctx, vyre_error *err)
+{
+    if (env->records_sweep)
+        return records_point(env, pt, kpass, ctx, err);
+    unsigned rounds = env->rounds ? env->rounds : 1;
+    struct vyre__bench_acc local, *a = NULL;
+    int rc = slot_for(env, pt, rounds, &local, &a, err);
+    int cut = 0;
+    if (!rc)
+        rc = round_into(env, pt, o, gpu, a, rounds, &cut, err);
+    /* The last round: finish() sees the statistics of every round (its
+     * own discarded samples, the batch view's, are counted too). */
+    if (!rc && !cut && env->round + 1 >= rounds) {
+        rc = summarize(pt, a->s, a->n, err);
+        if (!rc && finish)
+            finish(pt, ctx);
+        if (!rc)
+            discard_note(pt, a, env->block_discarded);
+        env->block_discarded = 0;
+        if (!rc)
+            rc = acc_store(env, a, pt, env->kernels && kpass, err);
+    }
+    if (a == &local)
+        free(local.s);
     return rc;
 }

@@ -465,11 +465,12 @@ int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *er
         return rc;
     }
     sqlite3_stmt *st = NULL;
-    rc = prep(db,
-              "INSERT INTO points (run_id, seq, suite, benchmark, axes, device, mode, unit, timer, "
-              "n, stop_reason, stop, created_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ns', ?8, 0, "
-              "'running', '', ?9)",
-              &st, err);
+    rc =
+        prep(db,
+             "INSERT INTO points (run_id, seq, suite, benchmark, axes, device, mode, unit, timer, "
+             "n, stop_reason, stop, created_ns, variant) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ns', "
+             "?8, 0, 'running', '', ?9, ?10)",
+             &st, err);
     if (!rc) {
         sqlite3_bind_int64(st, 1, p->run_id);
         sqlite3_bind_int(st, 2, p->seq);
@@ -483,6 +484,7 @@ int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *er
         sqlite3_bind_text(st, 7, vyre_bench_mode_name(p->mode), -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 8, p->gpu_timer ? "gpu" : "wall", -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 9, vyre__unix_ns());
+        bind_text_or_null(st, 10, p->variant);
         rc = step_done(db, st, "write a point to", err);
         if (!rc)
             p->id = sqlite3_last_insert_rowid(vyre__results_sqlite(db));
@@ -510,7 +512,7 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
               "noise = ?8, p5 = ?9, p95 = ?10, mad = ?11, n_outliers = ?12, n_throttled = ?13, "
               "wall_median = ?14, bytes = ?15, items = ?16, metric_name = ?17, metric = ?18, "
               "stop_reason = ?19, stop = ?20, note = ?21, mode = ?22, timer = ?23, batch_ns = ?24, "
-              "block_timeouts = ?25 WHERE id = ?1",
+              "block_timeouts = ?25, rounds = ?26, round_noise = ?27 WHERE id = ?1",
               &st, err);
     if (!rc) {
         const vyre_stats *s = &p->stats;
@@ -548,6 +550,11 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
         else
             sqlite3_bind_null(st, 24);
         sqlite3_bind_int64(st, 25, (sqlite3_int64)p->n_block_timeouts);
+        if (p->rounds)
+            sqlite3_bind_int(st, 26, (int)p->rounds);
+        else
+            sqlite3_bind_null(st, 26);
+        bind_real_or_null(st, 27, p->rounds >= 2 ? p->round_noise : NAN);
         rc = step_done(db, st, "write a point to", err);
         if (!rc && sqlite3_changes(vyre__results_sqlite(db)) == 0)
             rc = vyre__fail(err, VYRE_ENOENT, "reserve it with vyre_bench_point_begin",
@@ -558,7 +565,7 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
     if (!rc)
         rc = prep(db,
                   "INSERT INTO samples (point_id, seq, value, wall, sm_clock_mhz, throttled, "
-                  "outlier) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                  "outlier, round) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                   &st, err);
     for (size_t i = 0; !rc && i < n; i++) {
         const vyre_bench_sample *x = &samples[i];
@@ -572,6 +579,7 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
             sqlite3_bind_null(st, 5);
         sqlite3_bind_int(st, 6, x->throttled);
         sqlite3_bind_int(st, 7, x->outlier);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)x->round);
         rc = step_done(db, st, "write samples to", err);
         sqlite3_reset(st);
     }
@@ -857,6 +865,7 @@ static void read_sample_row(sqlite3_stmt *st, void *elem)
     x->sm_clock_mhz = (unsigned)sqlite3_column_int(st, 2);
     x->throttled = (unsigned char)sqlite3_column_int(st, 3);
     x->outlier = (unsigned char)sqlite3_column_int(st, 4);
+    x->round = (unsigned)sqlite3_column_int64(st, 5);
 }
 
 int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out, size_t *n,
@@ -950,7 +959,8 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
 #define POINT_COLUMNS                                                                              \
     "id, run_id, seq, suite, benchmark, axes, device, mode, timer, n, min, max, mean, median, "    \
     "stddev, noise, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, "            \
-    "metric_name, metric, stop_reason, stop, note, batch_ns, kernel_ns, block_timeouts"
+    "metric_name, metric, stop_reason, stop, note, batch_ns, kernel_ns, block_timeouts, rounds, "  \
+    "round_noise, variant"
 
 static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
 {
@@ -993,6 +1003,12 @@ static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
     p->batch_ns = sqlite3_column_type(st, 29) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 29);
     p->kernel_ns = sqlite3_column_type(st, 30) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 30);
     p->n_block_timeouts = (size_t)sqlite3_column_int64(st, 31);
+    p->rounds = (unsigned)sqlite3_column_int64(st, 32);
+    p->round_noise = col_real(st, 33);
+    col_text(st, 34, p->variant, sizeof p->variant); /* NULL: "" */
+    /* Points measured in rounds: the noise that takes them into account. */
+    if (p->rounds >= 2 && isfinite(p->round_noise))
+        s->robust_noise = p->round_noise;
 }
 
 static void read_point_row(sqlite3_stmt *st, void *elem)
@@ -1027,7 +1043,7 @@ int vyre_bench_samples_get(vyre_results *db, int64_t point_id, vyre_bench_sample
     vyre__results_lock(db);
     sqlite3_stmt *st = NULL;
     int rc = prep(db,
-                  "SELECT value, wall, sm_clock_mhz, throttled, outlier FROM samples WHERE "
+                  "SELECT value, wall, sm_clock_mhz, throttled, outlier, round FROM samples WHERE "
                   "point_id = ?1 ORDER BY seq",
                   &st, err);
     if (!rc)
@@ -1107,27 +1123,177 @@ int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel
 
 /* ---- compare ------------------------------------------------------------------ */
 
-static int same_point(const vyre_bench_point *a, const vyre_bench_point *b)
+/* ab: an A/B run compared with itself, where an A point matches the B
+ * point of the same place (and a shared reference matches itself); two
+ * runs match variant with variant, A with A and B with B. */
+static int same_point(const vyre_bench_point *a, const vyre_bench_point *b, int ab)
 {
     return strcmp(a->suite, b->suite) == 0 && strcmp(a->benchmark, b->benchmark) == 0 &&
-           strcmp(a->axes, b->axes) == 0 && a->device == b->device && a->mode == b->mode;
+           strcmp(a->axes, b->axes) == 0 && a->device == b->device && a->mode == b->mode &&
+           (ab || strcmp(a->variant, b->variant) == 0);
 }
 
-static int values_of(vyre_results *db, int64_t point_id, double **out, size_t *n, vyre_error *err)
+/* An A/B run compared with itself: side A keeps the points that are not
+ * B's, side B those that are not A's (shared references on both). */
+static int has_variants(const vyre_bench_point *p, size_t n)
 {
+    for (size_t i = 0; i < n; i++)
+        if (p[i].variant[0])
+            return 1;
+    return 0;
+}
+
+static void keep_side(vyre_bench_point *p, size_t *n, const char *drop)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(p[i].variant, drop) != 0)
+            p[k++] = p[i];
+    *n = k;
+}
+
+/* A point's stored samples as the comparison needs them. */
+struct side {
+    double *v;   /* time, ns per item */
+    double *cyc; /* time x SM clock (ns MHz): valid when clock > 0 */
+    unsigned *round;
+    size_t n;
+    double clock; /* median SM clock of the samples, MHz; 0: unknown */
+};
+
+static void side_release(struct side *x)
+{
+    free(x->v);
+    free(x->cyc);
+    free(x->round);
+    memset(x, 0, sizeof *x);
+}
+
+static int side_load(vyre_results *db, int64_t point_id, struct side *x, vyre_error *err)
+{
+    memset(x, 0, sizeof *x);
     vyre_bench_sample *s = NULL;
-    int rc = vyre_bench_samples_get(db, point_id, &s, n, err);
+    int rc = vyre_bench_samples_get(db, point_id, &s, &x->n, err);
     if (rc)
         return rc;
-    *out = malloc((*n ? *n : 1) * sizeof **out);
-    if (!*out) {
+    size_t m = x->n ? x->n : 1;
+    x->v = malloc(m * sizeof *x->v);
+    x->cyc = malloc(m * sizeof *x->cyc);
+    x->round = malloc(m * sizeof *x->round);
+    double *clk = malloc(m * sizeof *clk);
+    if (!x->v || !x->cyc || !x->round || !clk) {
         free(s);
+        free(clk);
+        side_release(x);
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing runs");
     }
-    for (size_t i = 0; i < *n; i++)
-        (*out)[i] = s[i].value;
+    size_t nclk = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        x->v[i] = s[i].value;
+        x->round[i] = s[i].round;
+        if (s[i].sm_clock_mhz)
+            clk[nclk++] = s[i].sm_clock_mhz;
+    }
+    /* Clocks only when every sample has one: a cycle count needs each. */
+    if (x->n && nclk == x->n) {
+        qsort(clk, nclk, sizeof *clk, cmp_double);
+        x->clock = vyre_stats_percentile_sorted(clk, nclk, 50);
+        for (size_t i = 0; i < x->n; i++)
+            x->cyc[i] = s[i].value * s[i].sm_clock_mhz;
+    }
+    free(clk);
     free(s);
     return VYRE_OK;
+}
+
+/* SM clocks of the two sides differing by more than this: compare in
+ * cycles too (nvbench's compare does the same). */
+#define CLOCK_DIFF 0.02
+
+static int compare_row(vyre_results *db, vyre_bench_cmp_row *r, const vyre_stats_compare_opts *opts,
+                       vyre_error *err)
+{
+    struct side x, y;
+    int rc = side_load(db, r->a.id, &x, err);
+    if (rc)
+        return rc;
+    if ((rc = side_load(db, r->b.id, &y, err))) {
+        side_release(&x);
+        return rc;
+    }
+    rc = vyre_stats_compare_rounds(x.v, x.round, x.n, y.v, y.round, y.n, opts, &r->cmp, err);
+    r->clock_a_mhz = x.clock;
+    r->clock_b_mhz = y.clock;
+    if (!rc && x.clock > 0 && y.clock > 0 && fabs(y.clock / x.clock - 1.0) > CLOCK_DIFF) {
+        r->cycles_compared = 1;
+        rc = vyre_stats_compare_rounds(x.cyc, x.round, x.n, y.cyc, y.round, y.n, opts, &r->cycles,
+                                       err);
+    }
+    side_release(&x);
+    side_release(&y);
+    return rc;
+}
+
+static int is_reference(const vyre_bench_point *p)
+{
+    return strcmp(p->suite, "reference") == 0;
+}
+
+/* Whether reference row ref speaks for point p: the host references for
+ * wall-timer points, the GPU reference of the same device for GPU ones. */
+static int reference_for(const vyre_bench_cmp_row *ref, const vyre_bench_point *p)
+{
+    if (!ref->has_a || !ref->has_b || !is_reference(&ref->a) || !isfinite(ref->cmp.ratio) ||
+        !(ref->cmp.ratio > 0))
+        return 0;
+    if (ref->a.gpu_timer != p->gpu_timer)
+        return 0;
+    return !p->gpu_timer || ref->a.device == p->device;
+}
+
+/* The drift a reference's comparison establishes: the end of its
+ * interval nearest 1 when the whole interval lies on one side of 1 (lo
+ * above, 1/hi below), else 1. Its median ratio alone would let a noisy
+ * reference (an fsync on a busy disk reads 0.02x to 1.3x from run to
+ * run) widen every band by its noise rather than by the drift it shows. */
+static double established_drift(const vyre_stats_compare_result *c)
+{
+    if (c->ratio_lo > 1.0)
+        return c->ratio_lo;
+    if (c->ratio_hi < 1.0 && c->ratio_hi > 0.0)
+        return 1.0 / c->ratio_hi;
+    return 1.0;
+}
+
+/* The final verdict of a matched row: the drift band of its timer kind,
+ * then (clocks apart) agreement with the comparison in cycles. */
+static void settle_row(vyre_bench_cmp_row *r, const vyre_bench_cmp_row *rows, size_t n)
+{
+    const vyre_bench_point *p = &r->a;
+    double drift = 1.0;
+    r->ref_ratio = NAN;
+    for (size_t i = 0; !is_reference(p) && i < n; i++) {
+        if (!reference_for(&rows[i], p))
+            continue;
+        double d = established_drift(&rows[i].cmp);
+        if (d > drift || !isfinite(r->ref_ratio)) {
+            drift = d > drift ? d : drift;
+            r->ref_ratio = rows[i].cmp.ratio;
+            vyre__strlcpy(r->reference, rows[i].a.benchmark, sizeof r->reference);
+        }
+    }
+    vyre_stats_compare_widen(&r->cmp, drift);
+    if (r->cycles_compared) {
+        vyre_stats_compare_widen(&r->cycles, drift);
+        if ((r->cmp.verdict == VYRE_VERDICT_SLOWER || r->cmp.verdict == VYRE_VERDICT_FASTER) &&
+            r->cycles.verdict != r->cmp.verdict)
+            r->cmp.verdict = VYRE_VERDICT_DRIFT;
+    }
+    /* A reference's own change is the machine's, never the code's. */
+    if (is_reference(p) &&
+        (r->cmp.verdict == VYRE_VERDICT_SLOWER || r->cmp.verdict == VYRE_VERDICT_FASTER))
+        r->cmp.verdict = VYRE_VERDICT_DRIFT;
+    r->is_reference = is_reference(p);
 }
 
 int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
@@ -1149,6 +1315,11 @@ int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
         free(pa);
         return rc;
     }
+    int ab = a == b && has_variants(pa, na);
+    if (ab) {
+        keep_side(pa, &na, "B");
+        keep_side(pb, &nb, "A");
+    }
     vyre_bench_cmp_row *rows = calloc(na + nb + 1, sizeof *rows);
     unsigned char *used = calloc(nb + 1, 1);
     if (!rows || !used) {
@@ -1163,28 +1334,26 @@ int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
         vyre_bench_cmp_row *r = &rows[nr++];
         r->a = pa[i];
         r->has_a = 1;
+        r->ref_ratio = NAN;
+        r->is_reference = is_reference(&pa[i]);
         for (size_t j = 0; j < nb; j++)
-            if (!used[j] && same_point(&pa[i], &pb[j])) {
+            if (!used[j] && same_point(&pa[i], &pb[j], ab)) {
                 used[j] = 1;
                 r->b = pb[j];
                 r->has_b = 1;
                 break;
             }
-        if (!r->has_b)
-            continue;
-        double *va = NULL, *vb = NULL;
-        size_t n1 = 0, n2 = 0;
-        rc = values_of(db, r->a.id, &va, &n1, err);
-        if (!rc)
-            rc = values_of(db, r->b.id, &vb, &n2, err);
-        if (!rc)
-            rc = vyre_stats_compare(va, n1, vb, n2, opts, &r->cmp, err);
-        free(va);
-        free(vb);
+        if (r->has_b)
+            rc = compare_row(db, r, opts, err);
     }
+    for (size_t i = 0; !rc && i < nr; i++)
+        if (rows[i].has_a && rows[i].has_b)
+            settle_row(&rows[i], rows, nr);
     for (size_t j = 0; !rc && j < nb; j++)
         if (!used[j]) {
             rows[nr].b = pb[j];
+            rows[nr].ref_ratio = NAN;
+            rows[nr].is_reference = is_reference(&pb[j]);
             rows[nr++].has_b = 1;
         }
     free(used);

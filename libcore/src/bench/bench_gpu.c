@@ -58,9 +58,9 @@
  * enqueues a sample's events and launches in microseconds to a millisecond;
  * seconds mean the release was lost). */
 #define BLOCK_TIMEOUT_NS 5000000000ull
-/* Timeouts in a row after which a device's samples go without it (the GPU
- * cannot see the host's writes, or something else holds it): the run goes
- * on, and its points say so. */
+/* Timeouts in a row after which a device's samples go without it for the
+ * rest of the run, every round (the GPU cannot see the host's writes, or
+ * something else holds it): the run goes on, and its points say so. */
 #define BLOCK_GIVE_UP 3
 
 struct gpu {
@@ -80,9 +80,13 @@ struct gpu {
     volatile uint32_t *block_host;
     CUdeviceptr block_dev;
     uint64_t block_timeout_ns;
-    size_t block_timeouts;  /* samples discarded since the last point took the count */
-    int block_in_row;       /* consecutive timeouts */
-    int block_gave_up;      /* BLOCK_GIVE_UP in a row: the rest of the run goes without it */
+    /* Kept in the run's env, not here: this struct lives for one suite in
+     * one round, and a point's rounds are interleaved with the others'.
+     * discarded: env->block_discarded, which the point runner hands to the
+     * point being measured; bs: the device's timeouts in a row and whether
+     * its hold is off for the rest of the run. */
+    size_t *discarded;
+    struct vyre__bench_block_state *bs;
     double batch_target_ns; /* the batch view's time per point */
     const volatile sig_atomic_t *stop;
 };
@@ -196,6 +200,11 @@ static int gpu_open(vyre_bench_env *env, int device, struct gpu *g, vyre_error *
     }
     g->nvml_index = nvml_index_for(env->mon, g->info.uuid);
     g->stop = env->stop;
+    size_t slot = 0;
+    while (slot < env->ndevices && env->devices[slot] != device)
+        slot++;
+    g->bs = &env->block[slot < VYRE__BENCH_DEVICES_MAX ? slot : 0];
+    g->discarded = &env->block_discarded;
     /* A quarter of --min-time, between 1 ms and half a second: the batch
      * view is a second opinion, not a second measurement of equal cost. */
     g->batch_target_ns = env->rule.min_time_s * 0.25e9;
@@ -259,13 +268,20 @@ static void block_release(struct gpu *g)
 static int block_timed_out(struct gpu *g)
 {
     if (!__atomic_load_n((uint32_t *)(uintptr_t)&g->block_host[1], __ATOMIC_SEQ_CST)) {
-        g->block_in_row = 0;
+        g->bs->in_row = 0;
         return 0;
     }
-    g->block_timeouts++;
-    if (++g->block_in_row >= BLOCK_GIVE_UP)
-        g->block_gave_up = 1;
+    (*g->discarded)++;
+    if (++g->bs->in_row >= BLOCK_GIVE_UP)
+        g->bs->gave_up = 1;
     return 1;
+}
+
+/* Whether the next sample is held: the op can be queued, the kernel is
+ * loaded, and the device has not given it up. */
+static int block_on(const struct gpu *g, int can_block)
+{
+    return can_block && g->block_fn && !g->bs->gave_up;
 }
 
 /* One pair of events around reps calls of op; *ms between them. */
@@ -296,7 +312,7 @@ static int time_gpu(struct gpu *g, gpu_op_fn op, void *octx, int reps, int can_b
                     double *gpu_ns, double *wall_ns, vyre_error *err)
 {
     for (;;) {
-        int hold = can_block && g->block_fn && !g->block_gave_up;
+        int hold = block_on(g, can_block);
         uint64_t t0 = vyre__mono_ns();
         float ms = 0;
         int rc = time_pair(g, op, octx, (unsigned)reps, hold, &ms, err);
@@ -340,8 +356,9 @@ static void append_note(vyre_bench_point *pt, const char *text)
  * back-to-back calls of op between two events as fill batch_target_ns
  * (at most VYRE__BENCH_BATCH_LAUNCHES_MAX a pair, all queued behind the
  * blocking kernel), per call: what the work costs inside a busy stream.
- * Then the point takes the count of samples its blocking kernel discarded.
- * A failure is a note: the samples are what the point is for.
+ * Samples its holds discard are counted in *g->discarded, which the point
+ * runner adds to the point's own (bench.c). A failure is a note: the
+ * samples are what the point is for.
  */
 static void finish_views(vyre_bench_point *pt, struct gpu *g, gpu_op_fn op, void *octx,
                          int can_block)
@@ -356,7 +373,7 @@ static void finish_views(vyre_bench_point *pt, struct gpu *g, gpu_op_fn op, void
         vyre_error_clear(&e);
         int rc = VYRE_OK;
         for (unsigned i = 0; !rc && i < pairs && !(g->stop && *g->stop); i++) {
-            int hold = can_block && g->block_fn && !g->block_gave_up;
+            int hold = block_on(g, can_block);
             float ms = 0;
             rc = time_pair(g, op, octx, launches, hold, &ms, &e);
             if (!rc && hold && block_timed_out(g))
@@ -372,16 +389,8 @@ static void finish_views(vyre_bench_point *pt, struct gpu *g, gpu_op_fn op, void
             pt->batch_ns = total_ms * 1e6 / done / (pt->items >= 1 ? pt->items : 1);
         }
     }
-    pt->n_block_timeouts = g->block_timeouts;
-    g->block_timeouts = 0;
     char note[160];
-    if (pt->n_block_timeouts) {
-        snprintf(note, sizeof note,
-                 "%zu sample%s discarded: the blocking kernel timed out unreleased",
-                 pt->n_block_timeouts, pt->n_block_timeouts == 1 ? "" : "s");
-        append_note(pt, note);
-    }
-    if (pt->gpu_timer && g->block_fn && can_block && g->block_gave_up) {
+    if (pt->gpu_timer && g->block_fn && can_block && g->bs->gave_up) {
         snprintf(note, sizeof note,
                  "blocking kernel off after %d timeouts in a row: times include launch latency",
                  BLOCK_GIVE_UP);
@@ -1041,6 +1050,99 @@ static int run_compile(vyre_bench_env *env, struct gpu *g, vyre_error *err)
     return rc;
 }
 
+/* ---- reference.gpu ---------------------------------------------------------------- */
+
+/* The GPU reference's shape: 64 blocks of 128 threads (one wave on any
+ * GPU vyre runs on), REF_ITERS steps each. By count (a dependent IMAD and
+ * the loop's add and branch, some 8 cycles a step) about 16k cycles, 8 us
+ * at 1.98 GHz: long enough that the event pair's own cost is small, short
+ * enough that a round's 20-1000 samples cost tens of ms. Not yet timed on
+ * a GPU: measure it before quoting it. Never change these: runs are
+ * compared through them. */
+#define REF_BLOCKS  64u
+#define REF_THREADS 128u
+#define REF_ITERS   2048u
+
+struct ref_bench {
+    struct gpu *g; /* first, as every bench struct here */
+    CUmodule mod;
+    CUfunction fn;
+    CUdeviceptr out;
+    unsigned iters;
+};
+
+static int ref_op(void *ctx, vyre_error *err)
+{
+    struct ref_bench *rb = ctx;
+    void *args[] = {&rb->out, &rb->iters};
+    return cu_ok(rb->g->cu->cuLaunchKernel(rb->fn, REF_BLOCKS, 1, 1, REF_THREADS, 1, 1, 0,
+                                           rb->g->stream, args, NULL),
+                 "cuLaunchKernel(the reference kernel)", err);
+}
+
+static int sample_ref(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct ref_bench *rb = ctx;
+    return time_gpu(rb->g, ref_op, rb, 1, 1, value, wall, err);
+}
+
+static void finish_ref(vyre_bench_point *pt, void *ctx)
+{
+    struct ref_bench *rb = ctx;
+    snprintf(pt->note, sizeof pt->note, "fixed kernel: %u x %u threads, %u dependent steps",
+             REF_BLOCKS, REF_THREADS, REF_ITERS);
+    finish_views(pt, rb->g, ref_op, rb, 1);
+}
+
+/* reference.gpu of one device, opened for it alone. */
+static int reference_device(vyre_bench_env *env, int device, vyre_error *err)
+{
+    struct gpu g;
+    int rc = gpu_open(env, device, &g, err);
+    if (rc)
+        return rc;
+    struct ref_bench rb = {&g, NULL, NULL, 0, REF_ITERS};
+    const vyre__cuda_fns *cu = g.cu;
+    if (!cu->cuModuleLoadData || !cu->cuModuleGetFunction || !cu->cuLaunchKernel)
+        rc = vyre__fail(err, VYRE_ENODRIVER, "update the NVIDIA driver",
+                        "the driver lacks the module calls of the GPU reference");
+    if (!rc)
+        rc = cu_ok(cu->cuModuleLoadData(&rb.mod, vyre__bench_reference_ptx),
+                   "cuModuleLoadData(the reference kernel's PTX)", err);
+    if (!rc)
+        rc = cu_ok(cu->cuModuleGetFunction(&rb.fn, rb.mod, "vyre_reference_loop"),
+                   "cuModuleGetFunction(vyre_reference_loop)", err);
+    if (!rc)
+        rc = cu_ok(cu->cuMemAlloc(&rb.out, (size_t)REF_BLOCKS * REF_THREADS * sizeof(uint32_t)),
+                   "cuMemAlloc", err);
+    vyre_bench_measure_opts o;
+    measure_opts(&o, env, &g);
+    o.ctx = &rb;
+    o.sample = sample_ref;
+    if (!rc)
+        rc = vyre__bench_reference_gpu(env, device, &o, finish_ref, err);
+    cu->cuStreamSynchronize(g.stream);
+    if (rb.out)
+        cu->cuMemFree(rb.out);
+    if (rb.mod)
+        cu->cuModuleUnload(rb.mod);
+    gpu_close(&g);
+    return rc;
+}
+
+int vyre__bench_gpu_references(vyre_bench_env *env, vyre_error *err)
+{
+    if (env->records_sweep)
+        return VYRE_OK;
+    int rc = vyre_cuda_init(err);
+    static const int dev0 = 0;
+    const int *devs = env->ndevices ? env->devices : &dev0;
+    size_t nd = env->ndevices ? env->ndevices : 1;
+    for (size_t i = 0; !rc && !env->interrupted && i < nd; i++)
+        rc = reference_device(env, devs[i], err);
+    return rc;
+}
+
 /* ---- suite dispatch ----------------------------------------------------------------- */
 
 size_t vyre__bench_gpu_points(const char *suite, const vyre_bench_env *env)
@@ -1270,8 +1372,24 @@ size_t vyre__bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env
     if (!sw || !sw->axes || !env)
         return 0;
     return vyre_axes_count(sw->axes) * (env->cold == 2 ? 2 : 1) *
-           (env->ndevices ? env->ndevices : 1);
+           (env->ndevices ? env->ndevices : 1) * (sw->vs_path ? 2 : 1);
 }
+
+/*
+ * The B side of an A/B sweep (vyre_bench_sweep.vs_path): its pipeline,
+ * launched with A's buffers and scalars, and the samples taken right
+ * after each of A's. Why one sample of each in turn rather than A's
+ * point then B's: whatever the machine does meanwhile (a neighbour's
+ * job, clocks, heat) lands on both alike, as hyperfine alternates
+ * commands; and the pairs share their round, which the comparison
+ * resamples. Every sample of either waits behind the blocking kernel.
+ */
+struct sweep_ab {
+    vyre_pipeline *p;
+    vyre_bench_sample *s; /* B's samples of the point so far, warm-up first */
+    size_t n, cap;
+    int cold; /* flush L2 before B's sample too */
+};
 
 struct sweep_bench {
     struct gpu *g; /* first: prepare_cold */
@@ -1288,6 +1406,7 @@ struct sweep_bench {
     double f64[VYRE__SWEEP_ARGS_MAX];
     void *params[VYRE__SWEEP_ARGS_MAX];
     unsigned shared_set; /* the kernel's dynamic shared maximum as last set */
+    struct sweep_ab *ab; /* NULL: no --vs */
 };
 
 static int sweep_op(void *ctx, vyre_error *err)
@@ -1296,10 +1415,44 @@ static int sweep_op(void *ctx, vyre_error *err)
     return vyre_pipeline_launch(s->p, &s->cfg, s->params, err);
 }
 
+static int sweep_op_b(void *ctx, vyre_error *err)
+{
+    struct sweep_bench *s = ctx;
+    return vyre_pipeline_launch(s->ab->p, &s->cfg, s->params, err);
+}
+
 static int sample_sweep(void *ctx, double *value, double *wall, vyre_error *err)
 {
     struct sweep_bench *s = ctx;
     return time_gpu(s->g, sweep_op, s, 1, 1, value, wall, err);
+}
+
+/* A's sample (the value returned), then B's (kept in s->ab). */
+static int sample_sweep_ab(void *ctx, double *value, double *wall, vyre_error *err)
+{
+    struct sweep_bench *s = ctx;
+    struct sweep_ab *ab = s->ab;
+    int rc = time_gpu(s->g, sweep_op, s, 1, 1, value, wall, err);
+    if (!rc && ab->cold)
+        rc = flush_l2(s->g, err);
+    double v = 0, w = 0;
+    if (!rc)
+        rc = time_gpu(s->g, sweep_op_b, s, 1, 1, &v, &w, err);
+    if (rc)
+        return rc;
+    if (ab->n == ab->cap) {
+        size_t cap = ab->cap ? ab->cap * 2 : 64;
+        vyre_bench_sample *p = realloc(ab->s, cap * sizeof *p);
+        if (!p)
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory keeping the --vs samples");
+        ab->s = p;
+        ab->cap = cap;
+    }
+    vyre_bench_sample *x = &ab->s[ab->n++];
+    memset(x, 0, sizeof *x);
+    x->value = v;
+    x->wall = w;
+    return VYRE_OK;
 }
 
 static int kpass_sweep(void *ctx, vyre_error *err)
@@ -1312,12 +1465,12 @@ static int kpass_sweep(void *ctx, vyre_error *err)
 }
 
 /* GB/s from the bytes a launch moves, TFLOP/s from its flops (the GB/s
- * then goes to the note). Bytes per ns is GB/s; flops per ns is GFLOP/s. */
-static void finish_sweep(vyre_bench_point *pt, void *ctx)
+ * then goes to the note). Bytes per ns is GB/s; flops per ns is GFLOP/s.
+ * op: the kernel whose batch view is taken (A's or B's). */
+static void finish_sweep_op(vyre_bench_point *pt, struct sweep_bench *s, gpu_op_fn op)
 {
-    struct sweep_bench *s = ctx;
     if (pt->stats.median <= 0) {
-        finish_views(pt, s->g, sweep_op, s, 1);
+        finish_views(pt, s->g, op, s, 1);
         return;
     }
     if (s->l.flops > 0) {
@@ -1329,7 +1482,36 @@ static void finish_sweep(vyre_bench_point *pt, void *ctx)
         vyre__strlcpy(pt->metric_name, "GB/s", sizeof pt->metric_name);
         pt->metric = pt->bytes / pt->stats.median;
     }
-    finish_views(pt, s->g, sweep_op, s, 1);
+    finish_views(pt, s->g, op, s, 1);
+}
+
+static void finish_sweep(vyre_bench_point *pt, void *ctx)
+{
+    finish_sweep_op(pt, ctx, sweep_op);
+}
+
+static void finish_sweep_b(vyre_bench_point *pt, void *ctx)
+{
+    finish_sweep_op(pt, ctx, sweep_op_b);
+}
+
+/* B's point of this round: the samples taken after each of A's measured
+ * ones (the warm-up pairs dropped), stored beside A's. */
+static int sweep_point_b(vyre_bench_env *env, struct sweep_bench *s, const vyre_bench_point *a,
+                         size_t warmup, vyre_error *err)
+{
+    struct sweep_ab *ab = s->ab;
+    size_t n = ab->n;
+    ab->n = 0;
+    if (env->records_sweep || env->interrupted || n <= warmup)
+        return VYRE_OK;
+    vyre_bench_point pt;
+    point_init(&pt, a->suite, a->benchmark, a->axes, s->g, a->mode, 1);
+    vyre__strlcpy(pt.variant, "B", sizeof pt.variant);
+    pt.bytes = a->bytes;
+    pt.stop_reason = a->stop_reason;
+    vyre__strlcpy(pt.stop, a->stop, sizeof pt.stop);
+    return vyre__bench_point_add(env, &pt, ab->s + warmup, n - warmup, finish_sweep_b, s, err);
 }
 
 static void sweep_free(struct sweep_bench *s)
@@ -1458,10 +1640,17 @@ static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct s
     vyre_bench_measure_opts o;
     measure_opts(&o, env, s->g);
     o.ctx = s;
-    o.sample = sample_sweep;
+    o.sample = s->ab ? sample_sweep_ab : sample_sweep;
     o.prepare = cold ? prepare_cold : NULL;
+    if (s->ab) {
+        vyre__strlcpy(pt.variant, "A", sizeof pt.variant);
+        s->ab->n = 0;
+        s->ab->cold = cold;
+    }
     if (!rc)
         rc = vyre__bench_point_run(env, &pt, &o, 1, kpass_sweep, finish_sweep, s, err);
+    if (!rc && s->ab)
+        rc = sweep_point_b(env, s, &pt, o.warmup, err);
     cu->cuStreamSynchronize(s->g->stream);
     sweep_free(s);
     return rc;
@@ -1496,6 +1685,51 @@ static int check_memory(const vyre_bench_sweep *sw, const vyre__sweep_binding *b
     return VYRE_OK;
 }
 
+/* Compiles k (the file of sw->path) for g's device, as the sweep check
+ * chose (the PTX's .target when the device runs it, else the device's). */
+static int sweep_compile(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, struct gpu *g,
+                         vyre_pipeline **p, vyre_error *err)
+{
+    char arch[16];
+    int rc =
+        vyre__sweep_arch(sw, k, g->info.cc_major, g->info.cc_minor, arch, sizeof arch, NULL, err);
+    vyre_pipeline_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.kind = k->kind;
+    desc.src = k->src;
+    desc.len = k->len;
+    desc.entry = sw->entry;
+    desc.arch = arch;
+    if (!rc)
+        rc = vyre_pipeline_compile(g->ctx, &desc, p, err);
+    return rc;
+}
+
+/* The --vs kernel's pipeline on g (the timing sweep only: the records
+ * sweep runs A's kernel passes alone). */
+static int sweep_ab_open(const vyre_bench_sweep *sw, const vyre_bench_env *env, struct gpu *g,
+                         struct sweep_ab *ab, vyre_error *err)
+{
+    memset(ab, 0, sizeof *ab);
+    if (!sw->vs_path || env->records_sweep)
+        return VYRE_OK;
+    vyre_bench_sweep bsw = *sw;
+    bsw.path = sw->vs_path;
+    vyre__sweep_kernel kb;
+    int rc = vyre__sweep_kernel_load(&bsw, &kb, err);
+    if (!rc)
+        rc = sweep_compile(&bsw, &kb, g, &ab->p, err);
+    vyre__sweep_kernel_release(&kb);
+    return rc;
+}
+
+static void sweep_ab_close(struct sweep_ab *ab)
+{
+    vyre_pipeline_free(ab->p);
+    free(ab->s);
+    memset(ab, 0, sizeof *ab);
+}
+
 int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_error *err)
 {
     if (!sw || !env)
@@ -1518,25 +1752,17 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
         struct gpu g;
         if ((rc = gpu_open(env, devs[d], &g, err)))
             break;
-        char arch[16];
-        rc = vyre__sweep_arch(sw, &k, g.info.cc_major, g.info.cc_minor, arch, sizeof arch, NULL,
-                              err);
-        if (!rc)
-            rc = check_memory(sw, &b, &k, &g, err);
+        rc = check_memory(sw, &b, &k, &g, err);
         struct sweep_bench s;
         memset(&s, 0, sizeof s);
         s.g = &g;
         s.b = &b;
         s.k = &k;
-        vyre_pipeline_desc desc;
-        memset(&desc, 0, sizeof desc);
-        desc.kind = k.kind;
-        desc.src = k.src;
-        desc.len = k.len;
-        desc.entry = sw->entry;
-        desc.arch = arch;
+        struct sweep_ab ab;
         if (!rc)
-            rc = vyre_pipeline_compile(g.ctx, &desc, &s.p, err);
+            rc = sweep_compile(sw, &k, &g, &s.p, err);
+        if (!rc && !(rc = sweep_ab_open(sw, env, &g, &ab, err)) && ab.p)
+            s.ab = &ab;
         for (size_t i = 0; !rc && !env->interrupted && i < count; i++) {
             vyre_axes_point(sw->axes, i, coords);
             for (int m = 0; !rc && !env->interrupted && m < 2; m++) {
@@ -1545,6 +1771,8 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
                 rc = sweep_point(env, sw, &s, coords, m, err);
             }
         }
+        if (s.ab)
+            sweep_ab_close(s.ab);
         vyre_pipeline_free(s.p);
         gpu_close(&g);
     }

@@ -55,7 +55,45 @@ typedef struct vyre_bench_env {
      * to these, moving `cursor` forward only. */
     struct vyre__bench_timed *timed;
     size_t ntimed, timed_cap, cursor;
+    /* Rounds (see vyre_bench_run_opts.rounds): run.c runs every suite
+     * `rounds` times, setting `round`; vyre__bench_point_run measures each
+     * pass with 1/rounds of the rule and keeps the samples in `acc`,
+     * keyed by (suite, benchmark, axes, device, mode), storing a point
+     * only in the last round (vyre__bench_rounds_flush stores what an
+     * interrupted run measured). rounds 0 means 1. */
+    unsigned rounds, round;
+    struct vyre__bench_acc *acc;
+    size_t nacc, acc_cap;
+    size_t stored;                 /* points stored (the run's result) */
+    unsigned clock_min, clock_max; /* SM clocks seen in GPU samples, MHz (0: none) */
+    unsigned gpu_ref_round_done[VYRE__BENCH_DEVICES_MAX]; /* round + 1 of the last
+                                                             reference.gpu per device slot */
+    int gpu_refs; /* the run uses a GPU: reference.gpu on every device in every round */
+    /* The blocking kernel's timeouts: samples discarded since the point
+     * runner last took the count (it zeroes it before each point's round
+     * and adds it to that point's accumulator after, so a timeout is
+     * counted with the point whose round lost it, whatever order the
+     * rounds interleave points in), and per device slot (the order of
+     * `devices`) the timeouts in a row and whether the hold is off for the
+     * rest of the run: a device whose releases are lost stays without the
+     * hold in later rounds, instead of losing BLOCK_GIVE_UP more samples
+     * (seconds each) every round. */
+    size_t block_discarded;
+    struct vyre__bench_block_state {
+        int in_row;
+        int gave_up;
+    } block[VYRE__BENCH_DEVICES_MAX];
 } vyre_bench_env;
+
+/* A point's samples gathered over the rounds. */
+struct vyre__bench_acc {
+    vyre_bench_point pt; /* as reserved in its first round (id, seq) */
+    vyre_bench_sample *s;
+    size_t n, cap;
+    unsigned rounds;  /* rounds that added samples */
+    size_t discarded; /* samples its rounds discarded (env->block_discarded) */
+    int stored;
+};
 
 /* A point the timing sweep stored, as the records sweep finds it again. */
 struct vyre__bench_timed {
@@ -157,12 +195,70 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
                           const vyre_bench_measure_opts *o, int gpu, vyre__bench_pass_fn kpass,
                           vyre__bench_finish_fn finish, void *ctx, vyre_error *err);
 
+/*
+ * Adds one round of samples s[0..n-1] measured by the caller to pt (the B
+ * side of an A/B sweep, taken alternately with A's samples inside A's
+ * vyre__bench_point_run): the row reserved in its first round, the
+ * samples kept with env->round, and in the last round the statistics,
+ * `finish` (may be NULL) and the point stored and handed on, as
+ * vyre__bench_point_run does; no kernel pass. n == 0 or the records sweep:
+ * nothing. Returns 0 or an error.
+ */
+int vyre__bench_point_add(vyre_bench_env *env, vyre_bench_point *pt, const vyre_bench_sample *s,
+                          size_t n, vyre__bench_finish_fn finish, void *ctx, vyre_error *err);
+
 /* The CUPTI kernel-record pass of a point already stored (pt->id,
  * pt->run_id). A failure to capture clears env->kernels; never an error.
  * Only the records sweep may call it: every timed pass of the run comes
  * before the first CUPTI attach. */
 int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_pass_fn kpass,
                             void *ctx, vyre_error *err);
+
+/*
+ * Stores every point in env->acc not stored yet that has samples (an
+ * interrupted run's partial rounds), with a note saying how many rounds
+ * it has, and hands each to env->on_point. Frees env->acc.
+ */
+int vyre__bench_rounds_flush(vyre_bench_env *env, vyre_error *err);
+void vyre__bench_rounds_release(vyre_bench_env *env);
+
+/* ---- references (bench_reference.c) ----------------------------------------- */
+
+/* Points of the references per round (for progress): the 3 host ones,
+ * and reference.gpu per device when env->gpu_refs is set. */
+size_t vyre__bench_reference_points(const vyre_bench_env *env);
+
+/*
+ * The host references of this round: reference.cpu (a fixed integer loop),
+ * reference.cpus (the same loop on every online CPU at once) and
+ * reference.fsync (a 4 KiB write and fsync of a file under
+ * env->tmp_dir), suite "reference", device -1, mode host, each a point
+ * with a small fixed budget, through vyre__bench_point_run.
+ */
+int vyre__bench_reference_host(vyre_bench_env *env, vyre_error *err);
+
+/*
+ * The GPU reference of this round on `device` (a hook for the GPU code,
+ * bench_gpu.c, which owns the timing discipline): timing's sample times one
+ * launch of a fixed kernel of fixed size (ns, GPU time) as the suites'
+ * points are timed, with its prepare, ctx, mon and nvml_index; its rule,
+ * warmup and stop are replaced by the references' fixed budget. `finish`
+ * (may be NULL) is called with timing->ctx as a suite's is. Stored as
+ * suite "reference", benchmark "reference.gpu", mode hot, GPU timer.
+ * Called more than once in a round for the same device, it measures only
+ * the first time (returns 0 at once).
+ */
+int vyre__bench_reference_gpu(vyre_bench_env *env, int device,
+                              const vyre_bench_measure_opts *timing, vyre__bench_finish_fn finish,
+                              vyre_error *err);
+
+/*
+ * reference.gpu on every device of the run, through
+ * vyre__bench_reference_gpu (bench_gpu.c): a fixed kernel
+ * (vyre__bench_reference_ptx) held behind the blocking kernel like every
+ * GPU sample. run.c calls it once a round when env->gpu_refs is set.
+ */
+int vyre__bench_gpu_references(vyre_bench_env *env, vyre_error *err);
 
 /* Monotonic ns. */
 
@@ -180,6 +276,10 @@ extern const char vyre__bench_empty_src[];  /* empty_kernel(void) */
 /* vyre_block_stream(const volatile u32 *flag, u32 *timed_out, u64 timeout_ns):
  * PTX, loaded by the driver's JIT (no NVRTC, no nvcc); see bench_gpu.c. */
 extern const char vyre__bench_block_ptx[];
+/* vyre_reference_loop(u32 *out, u32 iters): PTX, loaded by the driver's
+ * JIT; each thread a chain of `iters` dependent multiply-adds, its result
+ * stored (reference.gpu; see bench_gpu.c). */
+extern const char vyre__bench_reference_ptx[];
 
 /* ---- the three views of a GPU time (bench_gpu.c, bench_db.c) ---- */
 

@@ -229,3 +229,46 @@ const char vyre__bench_block_ptx[] = "//\n"
                                      "DONE:\n"
                                      "    ret;\n"
                                      "}\n";
+
+/* The GPU reference (reference.gpu, bench_gpu.c): a fixed amount of work
+ * that depends on nothing but the SM clock and what else runs on the GPU,
+ * so that its ratio between two runs is the machine's drift. Each thread
+ * runs a chain of `iters` dependent 32-bit multiply-adds (an LCG step; the
+ * trip count is a parameter and the result is stored, so ptxas can neither
+ * fold nor drop the loop) and stores its last value. PTX 7.0 for sm_75, as
+ * the blocking kernel: the driver JITs it, no NVRTC needed. */
+const char vyre__bench_reference_ptx[] = "//\n"
+                                         "// vyre-bench GPU reference kernel\n"
+                                         "//\n"
+                                         ".version 7.0\n"
+                                         ".target sm_75\n"
+                                         ".address_size 64\n"
+                                         "\n"
+                                         ".visible .entry vyre_reference_loop(\n"
+                                         "    .param .u64 out,\n"
+                                         "    .param .u32 iters)\n"
+                                         "{\n"
+                                         "    .reg .pred %p<2>;\n"
+                                         "    .reg .b32 %r<8>;\n"
+                                         "    .reg .b64 %rd<4>;\n"
+                                         "    ld.param.u64 %rd1, [out];\n"
+                                         "    ld.param.u32 %r1, [iters];\n"
+                                         "    mov.u32 %r2, %ctaid.x;\n"
+                                         "    mov.u32 %r3, %ntid.x;\n"
+                                         "    mov.u32 %r4, %tid.x;\n"
+                                         "    mad.lo.u32 %r5, %r2, %r3, %r4;\n"
+                                         "    mov.u32 %r6, %r5;\n"
+                                         "    mov.u32 %r7, 0;\n"
+                                         "LOOP:\n"
+                                         "    setp.ge.u32 %p1, %r7, %r1;\n"
+                                         "    @%p1 bra DONE;\n"
+                                         "    mad.lo.u32 %r6, %r6, 1664525, 1013904223;\n"
+                                         "    add.u32 %r7, %r7, 1;\n"
+                                         "    bra LOOP;\n"
+                                         "DONE:\n"
+                                         "    cvta.to.global.u64 %rd1, %rd1;\n"
+                                         "    mul.wide.u32 %rd2, %r5, 4;\n"
+                                         "    add.u64 %rd3, %rd1, %rd2;\n"
+                                         "    st.global.u32 [%rd3], %r6;\n"
+                                         "    ret;\n"
+                                         "}\n";

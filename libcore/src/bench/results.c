@@ -49,6 +49,8 @@ extern const char vyre__sql_results[];
 extern const char vyre__sql_results_v2[];
 extern const char vyre__sql_results_v3[];
 extern const char vyre__sql_results_v4[];
+extern const char vyre__sql_results_v5[];
+extern const char vyre__sql_results_v6[];
 
 /*
  * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
@@ -60,7 +62,11 @@ static const char *const k_schema_steps[] = {
     vyre__sql_results,    /* 0 -> 1 */
     vyre__sql_results_v2, /* 1 -> 2: runs, points, samples (the bench) */
     vyre__sql_results_v3, /* 2 -> 3: runs.pid_start, runs.boot_id (stale runs) */
+    /* Steps are ordered by this list, not by their file names; a step is
+     * never renumbered once it has landed. */
     vyre__sql_results_v4, /* 3 -> 4: points.batch_ns, kernel_ns, block_timeouts (views) */
+    vyre__sql_results_v5, /* 4 -> 5: samples.round, points.rounds, points.round_noise */
+    vyre__sql_results_v6, /* 5 -> 6: points.variant (run --vs) */
 };
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_RESULTS_SCHEMA_VERSION,
                "one schema step per version");

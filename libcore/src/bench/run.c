@@ -21,6 +21,17 @@
  * buffers) runs twice, so the kernel passes never outlive what they use;
  * suites without kernel passes (compile, cache) are not run again. Only
  * the timing sweep's points are counted, shown and numbered.
+ *
+ * Rounds (issue 23): the timing sweep is itself `rounds` passes over the
+ * host references, the suites and the sweep, each pass a round with 1/R
+ * of every point's budget (vyre__bench_point_run keeps the samples per
+ * point and stores the point after the last round). Why whole passes, not
+ * R rounds of one point back to back: slow drift (a neighbour's load, a
+ * warming chassis, a filesystem flushing) lands between the rounds of
+ * every point, where the comparison's hierarchical bootstrap sees it,
+ * instead of inside one point's samples, where it looks like a real
+ * difference between points or runs. The suites' code stays as it is;
+ * their setup runs once per round.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +86,9 @@ static int check_opts(const vyre_bench_run_opts *o, vyre_bench_run_result *res, 
     if (!o || !res || !o->db || (!o->nsuites && !o->sweep) || (o->nsuites && !o->suites) ||
         (o->ndevices && !o->devices))
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_suites: bad arguments");
+    if (o->rounds > VYRE_BENCH_ROUNDS_MAX)
+        return vyre__fail(err, VYRE_EINVAL, "measure in fewer rounds, such as 5",
+                          "%u rounds is more than %d", o->rounds, VYRE_BENCH_ROUNDS_MAX);
     if (o->nsuites > RUN_SUITES_MAX || o->ndevices > VYRE__BENCH_DEVICES_MAX)
         return vyre__fail(err, VYRE_EINVAL, "run fewer at a time",
                           "a run takes at most %d suites and %d devices", RUN_SUITES_MAX,
@@ -129,23 +143,63 @@ static int records_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const 
     return rc;
 }
 
-/* Measures everything that runs; the run's state ends up in env. */
-static int measure_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const char *const *todo,
-                       size_t ntodo, vyre_error *err)
+/* One round: the host references, every suite, the sweep, then the GPU
+ * reference of each device (the references bracket the round). */
+static int measure_round(const vyre_bench_run_opts *o, vyre_bench_env *env, const char *const *todo,
+                         size_t ntodo, vyre_error *err)
 {
-    env->total = 0;
-    for (size_t i = 0; i < ntodo; i++)
-        env->total += vyre__bench_suite_points(todo[i], env);
-    if (o->sweep)
-        env->total += vyre__bench_sweep_points(o->sweep, env);
-    int rc = VYRE_OK;
+    int rc = vyre__bench_reference_host(env, err);
     for (size_t i = 0; !rc && !env->interrupted && !(o->stop && *o->stop) && i < ntodo; i++)
         rc = vyre__bench_suite_run(todo[i], env, err);
     if (!rc && !env->interrupted && !(o->stop && *o->stop) && o->sweep)
         rc = vyre__bench_sweep_run(o->sweep, env, err);
+    if (!rc && !env->interrupted && !(o->stop && *o->stop) && env->gpu_refs)
+        rc = vyre__bench_gpu_references(env, err);
+    return rc;
+}
+
+/* Measures everything that runs, round after round (see the top of this
+ * file); the run's state ends up in env. An interrupted run stores what
+ * its rounds measured. */
+static int measure_all(const vyre_bench_run_opts *o, vyre_bench_env *env, const char *const *todo,
+                       size_t ntodo, vyre_error *err)
+{
+    if (!ntodo && !o->sweep)
+        return VYRE_OK; /* everything skipped: no references either */
+    /* A run that uses a GPU measures reference.gpu on its devices. */
+    env->gpu_refs = o->sweep != NULL;
+    for (size_t i = 0; i < ntodo; i++)
+        env->gpu_refs |= vyre_bench_suite_find(todo[i])->needs_gpu;
+    size_t per_round = vyre__bench_reference_points(env);
+    for (size_t i = 0; i < ntodo; i++)
+        per_round += vyre__bench_suite_points(todo[i], env);
+    if (o->sweep)
+        per_round += vyre__bench_sweep_points(o->sweep, env);
+    env->total = per_round * env->rounds;
+    int rc = VYRE_OK;
+    for (env->round = 0;
+         !rc && !env->interrupted && !(o->stop && *o->stop) && env->round < env->rounds;
+         env->round++)
+        rc = measure_round(o, env, todo, ntodo, err);
+    if (!rc)
+        rc = vyre__bench_rounds_flush(env, err);
+    vyre__bench_rounds_release(env);
     if (!rc && env->ntimed)
         rc = records_all(o, env, todo, ntodo, err);
     return rc;
+}
+
+/* What the measuring left in env, into the run's result. */
+static void result_from(vyre_bench_run_result *res, const vyre_bench_env *env,
+                        const vyre_bench_run_opts *o)
+{
+    res->npoints = env->stored;
+    res->rounds = env->round;
+    res->clock_min_mhz = env->clock_min;
+    res->clock_max_mhz = env->clock_max;
+    /* A locked clock does not move; 1% leaves room for NVML's rounding. */
+    res->clocks_unlocked = env->clock_min && env->clock_max > env->clock_min + env->clock_min / 100;
+    res->interrupted = env->interrupted || (o->stop && *o->stop);
 }
 
 int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *res, vyre_error *err)
@@ -246,10 +300,10 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     env.on_point = o->on_point;
     env.on_progress = o->on_progress;
     env.cb_ctx = o->cb_ctx;
+    env.rounds = o->rounds ? o->rounds : VYRE_BENCH_ROUNDS_DEFAULT;
     rc = measure_all(o, &env, todo, ntodo, &e);
     free(env.timed);
-    res->npoints = env.done;
-    res->interrupted = env.interrupted || (o->stop && *o->stop);
+    result_from(res, &env, o);
     if (rc)
         goto failed;
     rc = vyre_bench_run_finish(o->db, run.id,

@@ -610,6 +610,26 @@ static int bootstrap_ratio(const double *sa, size_t n1, const double *sb, size_t
     return VYRE_OK;
 }
 
+/* The verdict from c's interval, noise and threshold (vyre/stats.h). */
+static void decide(vyre_stats_compare_result *c, const vyre_stats_compare_opts *opts)
+{
+    c->threshold = opts->min_effect;
+    if (c->noise_a > c->threshold)
+        c->threshold = c->noise_a;
+    if (c->noise_b > c->threshold)
+        c->threshold = c->noise_b;
+    c->verdict = VYRE_VERDICT_SAME;
+    if (!isfinite(c->ratio) || !isfinite(c->ratio_lo) || !isfinite(c->ratio_hi))
+        c->verdict = VYRE_VERDICT_SAME;
+    else if (!(c->noise_a <= opts->max_noise) || !(c->noise_b <= opts->max_noise))
+        c->verdict = VYRE_VERDICT_NOISY;
+    else if (c->ratio_lo > 1.0 + c->threshold)
+        c->verdict = VYRE_VERDICT_SLOWER;
+    else if (c->ratio_hi < 1.0 - c->threshold)
+        c->verdict = VYRE_VERDICT_FASTER;
+    c->verdict_before_drift = c->verdict;
+}
+
 int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
                        const vyre_stats_compare_opts *opts, vyre_stats_compare_result *out,
                        vyre_error *err)
@@ -682,22 +702,245 @@ int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
 
     c.noise_a = vyre_stats_robust_noise(a, n1);
     c.noise_b = vyre_stats_robust_noise(b, n2);
-    c.threshold = opts->min_effect;
-    if (c.noise_a > c.threshold)
-        c.threshold = c.noise_a;
-    if (c.noise_b > c.threshold)
-        c.threshold = c.noise_b;
-    c.verdict = VYRE_VERDICT_SAME;
-    if (!isfinite(c.ratio) || !isfinite(c.ratio_lo) || !isfinite(c.ratio_hi))
-        c.verdict = VYRE_VERDICT_SAME;
-    else if (!(c.noise_a <= opts->max_noise) || !(c.noise_b <= opts->max_noise))
-        c.verdict = VYRE_VERDICT_NOISY;
-    else if (c.ratio_lo > 1.0 + c.threshold)
-        c.verdict = VYRE_VERDICT_SLOWER;
-    else if (c.ratio_hi < 1.0 - c.threshold)
-        c.verdict = VYRE_VERDICT_FASTER;
+    c.rounds_a = c.rounds_b = 1;
+    c.drift = 1.0;
+    decide(&c, opts);
     *out = c;
     return VYRE_OK;
+}
+
+/* ---- rounds ------------------------------------------------------------------ */
+
+/* A side split by round: round r's samples sorted at v[off[r]..off[r+1]). */
+struct rounds {
+    size_t nr;
+    double *v;
+    size_t *off;
+};
+
+struct tagged {
+    unsigned round;
+    double v;
+};
+
+static int cmp_tagged(const void *pa, const void *pb)
+{
+    const struct tagged *a = pa, *b = pb;
+    if (a->round != b->round)
+        return (a->round > b->round) - (a->round < b->round);
+    return (a->v > b->v) - (a->v < b->v);
+}
+
+static void rounds_release(struct rounds *r)
+{
+    free(r->v);
+    free(r->off);
+    memset(r, 0, sizeof *r);
+}
+
+/* Groups x by round label, ascending, each round sorted. */
+static int rounds_split(const double *x, const unsigned *round, size_t n, struct rounds *r)
+{
+    memset(r, 0, sizeof *r);
+    struct tagged *t = malloc(n * sizeof *t);
+    r->v = malloc(n * sizeof *r->v);
+    r->off = malloc((n + 1) * sizeof *r->off);
+    if (!t || !r->v || !r->off) {
+        free(t);
+        rounds_release(r);
+        return VYRE_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        t[i].round = round[i];
+        t[i].v = x[i];
+    }
+    qsort(t, n, sizeof *t, cmp_tagged);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || t[i].round != t[i - 1].round)
+            r->off[r->nr++] = i;
+        r->v[i] = t[i].v;
+    }
+    r->off[r->nr] = n;
+    free(t);
+    return VYRE_OK;
+}
+
+/* 1.4826 MAD of the round medians / median, from a split side. */
+static double between_rounds(const struct rounds *r, double median)
+{
+    if (r->nr < 2 || !(median > 0))
+        return NAN;
+    double *m = malloc(r->nr * sizeof *m);
+    if (!m)
+        return NAN;
+    for (size_t k = 0; k < r->nr; k++)
+        m[k] = median_sorted(r->v + r->off[k], r->off[k + 1] - r->off[k]);
+    double med = median_select(m, r->nr);
+    for (size_t k = 0; k < r->nr; k++)
+        m[k] = fabs(m[k] - med);
+    double mad = median_select(m, r->nr);
+    free(m);
+    return MAD_TO_SIGMA * mad / median;
+}
+
+double vyre_stats_round_noise(const double *x, const unsigned *round, size_t n, size_t *nrounds)
+{
+    if (nrounds)
+        *nrounds = 0;
+    double within = vyre_stats_robust_noise(x, n);
+    if (!round || n == 0)
+        return within;
+    struct rounds r;
+    if (rounds_split(x, round, n, &r))
+        return NAN;
+    if (nrounds)
+        *nrounds = r.nr;
+    double *s = sorted_copy(x, n);
+    double between = s ? between_rounds(&r, median_sorted(s, n)) : NAN;
+    free(s);
+    rounds_release(&r);
+    return isfinite(between) && !(between <= within) ? between : within;
+}
+
+/* One side thinned for the bootstrap: every round to at most cap evenly
+ * spaced order statistics, into t (room for n), offsets into toff. */
+static void rounds_thin(const struct rounds *r, size_t cap, double *t, size_t *toff)
+{
+    size_t at = 0;
+    for (size_t k = 0; k < r->nr; k++) {
+        size_t len = r->off[k + 1] - r->off[k];
+        size_t m = len > cap ? cap : len;
+        toff[k] = at;
+        if (m < len)
+            thin(r->v + r->off[k], len, t + at, m);
+        else
+            memcpy(t + at, r->v + r->off[k], len * sizeof *t);
+        at += m;
+    }
+    toff[r->nr] = at;
+}
+
+/* Median of one hierarchical resample of a thinned side (buf: room for
+ * nr * the largest round). */
+static double resample_rounds(const double *t, const size_t *toff, size_t nr, double *buf,
+                              uint64_t *state)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < nr; i++) {
+        size_t j = (size_t)(splitmix64(state) % nr);
+        size_t len = toff[j + 1] - toff[j];
+        for (size_t q = 0; q < len; q++)
+            buf[k++] = t[toff[j] + (size_t)(splitmix64(state) % len)];
+    }
+    return median_select(buf, k);
+}
+
+static size_t largest_round(const size_t *toff, size_t nr)
+{
+    size_t big = 0;
+    for (size_t k = 0; k < nr; k++)
+        if (toff[k + 1] - toff[k] > big)
+            big = toff[k + 1] - toff[k];
+    return big;
+}
+
+/* The hierarchical bootstrap interval of median(b) / median(a). */
+static int bootstrap_rounds(const struct rounds *ra, const struct rounds *rb, double alpha,
+                            double *lo, double *hi)
+{
+    size_t ca = VYRE_COMPARE_BOOT_MAX / ra->nr, cb = VYRE_COMPARE_BOOT_MAX / rb->nr;
+    size_t na = ra->off[ra->nr], nb = rb->off[rb->nr];
+    double *ta = malloc(na * sizeof *ta), *tb = malloc(nb * sizeof *tb);
+    size_t *oa = malloc((ra->nr + 1) * sizeof *oa), *ob = malloc((rb->nr + 1) * sizeof *ob);
+    double *r = malloc(VYRE_COMPARE_RESAMPLES * sizeof *r);
+    double *buf = NULL;
+    int rc = VYRE_ENOMEM;
+    if (!ta || !tb || !oa || !ob || !r)
+        goto out;
+    rounds_thin(ra, ca ? ca : 1, ta, oa);
+    rounds_thin(rb, cb ? cb : 1, tb, ob);
+    size_t ba = largest_round(oa, ra->nr) * ra->nr, bb = largest_round(ob, rb->nr) * rb->nr;
+    buf = malloc((ba > bb ? ba : bb) * sizeof *buf);
+    if (!buf)
+        goto out;
+    uint64_t state = 0x7672652d726f756eULL;
+    size_t k = 0;
+    for (size_t i = 0; i < VYRE_COMPARE_RESAMPLES; i++) {
+        double ma = resample_rounds(ta, oa, ra->nr, buf, &state);
+        double mb = resample_rounds(tb, ob, rb->nr, buf, &state);
+        if (ma != 0.0)
+            r[k++] = mb / ma;
+    }
+    *lo = *hi = NAN;
+    if (k) {
+        qsort(r, k, sizeof *r, cmp_double);
+        *lo = vyre_stats_percentile_sorted(r, k, 100.0 * alpha / 2.0);
+        *hi = vyre_stats_percentile_sorted(r, k, 100.0 * (1.0 - alpha / 2.0));
+    }
+    rc = VYRE_OK;
+out:
+    free(ta);
+    free(tb);
+    free(oa);
+    free(ob);
+    free(r);
+    free(buf);
+    return rc;
+}
+
+int vyre_stats_compare_rounds(const double *a, const unsigned *round_a, size_t n1, const double *b,
+                              const unsigned *round_b, size_t n2,
+                              const vyre_stats_compare_opts *opts, vyre_stats_compare_result *out,
+                              vyre_error *err)
+{
+    static const vyre_stats_compare_opts defaults = VYRE_COMPARE_OPTS_DEFAULT;
+    if (!opts)
+        opts = &defaults;
+    vyre_stats_compare_result c;
+    int rc = vyre_stats_compare(a, n1, b, n2, opts, &c, err);
+    if (rc || !round_a || !round_b)
+        goto done;
+    struct rounds ra, rb;
+    if (rounds_split(a, round_a, n1, &ra))
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing rounds");
+    if (rounds_split(b, round_b, n2, &rb)) {
+        rounds_release(&ra);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing rounds");
+    }
+    c.rounds_a = ra.nr;
+    c.rounds_b = rb.nr;
+    if (ra.nr >= 2 && rb.nr >= 2) {
+        double ba = between_rounds(&ra, c.median_a), bb = between_rounds(&rb, c.median_b);
+        if (isfinite(ba) && !(ba <= c.noise_a))
+            c.noise_a = ba;
+        if (isfinite(bb) && !(bb <= c.noise_b))
+            c.noise_b = bb;
+        if (isfinite(c.ratio))
+            rc = bootstrap_rounds(&ra, &rb, opts->alpha, &c.ratio_lo, &c.ratio_hi);
+        c.hierarchical = 1;
+        decide(&c, opts);
+    }
+    rounds_release(&ra);
+    rounds_release(&rb);
+    if (rc)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing %zu and %zu samples", n1,
+                          n2);
+done:
+    if (!rc)
+        *out = c;
+    return rc;
+}
+
+void vyre_stats_compare_widen(vyre_stats_compare_result *r, double drift)
+{
+    if (!r)
+        return;
+    r->verdict_before_drift = r->verdict;
+    r->drift = isfinite(drift) && drift > 1.0 ? drift : 1.0;
+    if (r->verdict == VYRE_VERDICT_SLOWER && !(r->ratio_lo > (1.0 + r->threshold) * r->drift))
+        r->verdict = VYRE_VERDICT_DRIFT;
+    else if (r->verdict == VYRE_VERDICT_FASTER && !(r->ratio_hi < (1.0 - r->threshold) / r->drift))
+        r->verdict = VYRE_VERDICT_DRIFT;
 }
 
 const char *vyre_stats_verdict_name(vyre_stats_verdict v)
@@ -711,6 +954,8 @@ const char *vyre_stats_verdict_name(vyre_stats_verdict v)
         return "SLOWER";
     case VYRE_VERDICT_NOISY:
         return "NOISY";
+    case VYRE_VERDICT_DRIFT:
+        return "DRIFT";
     }
     return "?";
 }

@@ -105,6 +105,67 @@ static int eval_all(const vyre_bench_sweep *sw, const vyre__sweep_binding *b,
     return VYRE_OK;
 }
 
+/* "(.u64, .u64, .u32)" of a PTX entry's parameters into buf. */
+static void format_params(const vyre__ptx_info *p, char *buf, size_t size)
+{
+    size_t len = (size_t)snprintf(buf, size, "(");
+    for (size_t i = 0; i < p->nparams && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", p->param_type[i]);
+    if (len < size)
+        snprintf(buf + len, size - len, ")");
+}
+
+/*
+ * The --vs kernel (sw->vs_path) against A's (ka): read, its entry present
+ * and, when both are PTX, the same parameters in the same order with the
+ * same sizes (both are launched with one argument list: a mismatch would
+ * read garbage or fault rather than measure), then compiled for its own
+ * architecture. One message naming both files, before anything runs.
+ */
+static int check_vs(const vyre_bench_sweep *sw, const vyre__sweep_kernel *ka, int cc_major,
+                    int cc_minor, char **log, vyre_error *err)
+{
+    vyre_bench_sweep bsw = *sw;
+    bsw.path = sw->vs_path;
+    vyre__sweep_kernel kb;
+    int rc = vyre__sweep_kernel_load(&bsw, &kb, err);
+    if (rc)
+        return rc;
+    if (kb.have_ptx && !kb.ptx.found)
+        rc = vyre__fail(err, VYRE_EINVAL,
+                        "--vs compares two versions of one kernel: give a file whose entry has "
+                        "the same name, or rename it there",
+                        "--vs kernel '%s' has no entry '%s' (the entry of '%s')", sw->vs_path,
+                        sw->entry, sw->path);
+    int same = 1;
+    if (!rc && kb.have_ptx && ka->have_ptx && ka->ptx.found) {
+        same = ka->ptx.nparams == kb.ptx.nparams;
+        for (size_t i = 0; same && i < ka->ptx.nparams; i++)
+            same = ka->ptx.param_bytes[i] == kb.ptx.param_bytes[i] &&
+                   strcmp(ka->ptx.param_type[i], kb.ptx.param_type[i]) == 0;
+    }
+    if (!same) {
+        char pa[256], pb[256];
+        format_params(&ka->ptx, pa, sizeof pa);
+        format_params(&kb.ptx, pb, sizeof pb);
+        rc = vyre__fail(err, VYRE_EINVAL, NULL,
+                        "--vs kernel '%s': entry '%s' takes %s, but in '%s' it takes %s",
+                        sw->vs_path, sw->entry, pb, sw->path, pa);
+        if (err)
+            snprintf(err->hint, sizeof err->hint,
+                     "both kernels are launched with the same arguments: give --vs a version of "
+                     "'%.200s' with the same parameters",
+                     sw->path);
+    }
+    char arch[16];
+    if (!rc)
+        rc = vyre__sweep_arch(&bsw, &kb, cc_major, cc_minor, arch, sizeof arch, NULL, err);
+    if (!rc)
+        rc = compile_for(&bsw, &kb, arch, NULL, log, err);
+    vyre__sweep_kernel_release(&kb);
+    return rc;
+}
+
 int vyre__bench_sweep_check(const vyre_bench_sweep *sw, int cc_major, int cc_minor, char **log,
                             vyre_error *err)
 {
@@ -125,6 +186,8 @@ int vyre__bench_sweep_check(const vyre_bench_sweep *sw, int cc_major, int cc_min
         rc = compile_for(sw, &k, arch, NULL, log, err);
     if (!rc)
         rc = eval_all(sw, &b, &k, NULL, err);
+    if (!rc && sw->vs_path)
+        rc = check_vs(sw, &k, cc_major, cc_minor, log, err);
     vyre__sweep_binding_release(&b);
     vyre__sweep_kernel_release(&k);
     return rc;
