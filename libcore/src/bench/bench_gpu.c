@@ -1115,16 +1115,6 @@ static int reference_device(vyre_bench_env *env, int device, vyre_error *err)
     if (!rc)
         rc = cu_ok(cu->cuMemAlloc(&rb.out, (size_t)REF_BLOCKS * REF_THREADS * sizeof(uint32_t)),
                    "cuMemAlloc", err);
-    /* One launch outside any hold first. With the driver's lazy module
-     * loading (the default since CUDA 12), the first launch of a function
-     * loads it, and that waits for the GPU to go idle: behind a spinning
-     * blocking kernel it waited out the hold's 5 s timeout (H100, driver
-     * 580: gpu_bench::reference_gpu took 5.98 s and kept under 20 samples;
-     * vyre-bench lost 5 s a round). */
-    if (!rc)
-        rc = ref_op(&rb, err);
-    if (!rc)
-        rc = cu_ok(cu->cuStreamSynchronize(g.stream), "cuStreamSynchronize", err);
     vyre_bench_measure_opts o;
     measure_opts(&o, env, &g);
     o.ctx = &rb;
