@@ -220,6 +220,10 @@ static size_t held_singles(char *log, unsigned long long *ns, size_t cap)
             kernels = 0;
             continue;
         }
+        /* A launch with no hold pending (a kernel pass, a warm-up outside
+         * the holds) belongs to no hold: it neither counts nor closes one. */
+        if (strncmp(line, "unheld ", 7) == 0)
+            continue;
         const char *sp = strrchr(line, ' ');
         cr_assert_not_null(sp, "'%s'", line);
         last = strtoull(sp + 1, NULL, 10);

@@ -355,7 +355,8 @@ FAKE_FN CUresult fake_cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
  * which events see (an event's time is the host's monotonic clock plus
  * all virtual time so far), so a test can make one kernel slower than
  * another by a known amount. FAKECUDA_LAUNCH_LOG=<path> appends a line per
- * launch: "block" for vyre-bench's blocking kernel, else "<name> <N>". An image without the
+ * launch: "block" for vyre-bench's blocking kernel, else "<name> <N>" ("unheld
+ * <name> <N>" when no hold is pending). An image without the
  * ELF magic is CUDA_ERROR_INVALID_IMAGE; an ELF image without that line is
  * CUDA_ERROR_NO_BINARY_FOR_GPU (a cubin for another GPU). Kernels the fake
  * can run (any other listed name loads and runs as a no-op):
@@ -1096,7 +1097,8 @@ static void log_launch(const fake_launch *l)
     if (strcmp(l->f->k->name, "vyre_block_stream") == 0)
         fprintf(f, "block\n");
     else
-        fprintf(f, "%s %llu\n", l->f->name, (unsigned long long)l->f->mod->kernel_ns);
+        fprintf(f, "%s%s %llu\n", g_block.pending ? "" : "unheld ", l->f->name,
+                (unsigned long long)l->f->mod->kernel_ns);
     fclose(f);
 }
 
