@@ -1260,6 +1260,11 @@ FAKE_FN CUresult fake_cuEventRecord(CUevent e, CUstream s)
     e->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
             __atomic_load_n(&g_virtual_ns, __ATOMIC_SEQ_CST);
     e->recorded = 1;
+    /* FAKECUDA_EVENT_NS: each event's own cost, in virtual GPU ns after its
+     * stamp (a real GPU's event pair adds about 2 us around one launch). */
+    long cost = env_long("FAKECUDA_EVENT_NS", 0);
+    if (cost > 0)
+        __atomic_add_fetch(&g_virtual_ns, (uint64_t)cost, __ATOMIC_SEQ_CST);
     return CUDA_SUCCESS;
 }
 

@@ -185,3 +185,24 @@ Test(bench_views_db, views_round_trip_and_kernel_view_comes_from_the_records)
     cr_assert_eq(tu_db_int(g_path, "SELECT count(*) FROM points WHERE batch_ns IS NULL"), 1,
                  "not measured is NULL in the file");
 }
+
+/* ---- the event pair's own cost (vyre__bench_event_overhead) ---------------------- */
+
+Test(bench_views, the_event_overhead_is_held_less_graph_per_launch_by_medians)
+{
+    /* An H100's figures (README): one held 1.5 us launch read 3.68 us, a
+     * graph of 100 launches 149 us; one stall each side must not move it. */
+    double held[5] = {3680, 3650, 90000, 3690, 3670};
+    double replays[5] = {149000, 150000, 148000, 1, 149500};
+    cr_assert_float_eq(vyre__bench_event_overhead(held, 5, replays, 5, 100), 3680 - 1490, 1e-6);
+}
+
+Test(bench_views, no_event_overhead_when_it_would_not_be_positive_or_a_number)
+{
+    double held[3] = {1000, 1000, 1000}, replays[3] = {200000, 200000, 200000};
+    cr_assert_eq(vyre__bench_event_overhead(held, 3, replays, 3, 100), 0, "graph slower: 0");
+    double nan_held[1] = {NAN}, one[1] = {1};
+    cr_assert_eq(vyre__bench_event_overhead(nan_held, 1, one, 1, 1), 0);
+    cr_assert_eq(vyre__bench_event_overhead(held, 0, replays, 3, 100), 0);
+    cr_assert_eq(vyre__bench_event_overhead(held, 3, replays, 3, 0), 0);
+}

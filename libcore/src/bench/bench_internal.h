@@ -301,6 +301,15 @@ extern const char vyre__bench_reference_ptx[];
 void vyre__bench_batch_plan(double sample_ns, double target_ns, unsigned *launches,
                             unsigned *pairs);
 
+/*
+ * The event pair's own cost from the empty kernel's samples: median of
+ * held (ns, one held launch between two events) less the median of
+ * replays (ns, one replay of a CUDA graph of `launches` launches) per
+ * launch; 0 when not positive or not a number. Sorts both arrays.
+ */
+double vyre__bench_event_overhead(double *held, size_t n, double *replays, size_t m,
+                                  unsigned launches);
+
 /* Whether the event time gpu_ns and the CUPTI kernel time kernel_ns of a
  * point differ by more than 5% of kernel_ns plus 1 us (the point then says
  * so in its note). 0 when either is not a positive number. */

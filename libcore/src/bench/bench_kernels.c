@@ -228,6 +228,12 @@ const char vyre__bench_block_ptx[] = "//\n"
                                      "    st.volatile.u32 [%rd2], %r2;\n"
                                      "DONE:\n"
                                      "    ret;\n"
+                                     "}\n"
+                                     "\n"
+                                     "// the event pair's own cost is measured on this one\n"
+                                     ".visible .entry vyre_empty()\n"
+                                     "{\n"
+                                     "    ret;\n"
                                      "}\n";
 
 /* The GPU reference (reference.gpu, bench_gpu.c): a fixed amount of work
