@@ -602,3 +602,26 @@ Test(gpu_monitor, throttle_text)
     cr_assert_eq(one[0], 'x', "size 0 writes nothing");
     cr_assert_str_eq(vyre_gpu_throttle_text(1, one, 1), "");
 }
+
+/* ---- the clocks of one GPU (vyre_gpu_monitor_clocks) ------------------------------ */
+
+Test(gpu_monitor, clocks_of_one_gpu_are_its_sm_clock_and_reasons)
+{
+    setenv("FAKENVML_GPUS", "2", 1);
+    setenv("FAKENVML_THROTTLE", "4", 1);
+    vyre_gpu_snapshot snap;
+    vyre_gpu_monitor *m = open_and_sample(&snap);
+    for (unsigned i = 0; i < 2; i++) {
+        unsigned mhz = 0;
+        uint64_t reasons = 0xdead;
+        int valid = vyre_gpu_monitor_clocks(m, i, &mhz, &reasons);
+        cr_assert_eq(valid, VYRE_GPU_F_SM_CLOCK | VYRE_GPU_F_THROTTLE, "gpu %u: 0x%x", i, valid);
+        cr_assert_eq(mhz, snap.gpus[i].sm_clock_mhz, "gpu %u: the snapshot's SM clock", i);
+        cr_assert_eq(reasons, snap.gpus[i].throttle_reasons, "gpu %u", i);
+    }
+    unsigned mhz = 7;
+    cr_assert_eq(vyre_gpu_monitor_clocks(m, 2, &mhz, NULL), 0, "no GPU 2");
+    cr_assert_eq(mhz, 7u, "left as it was");
+    cr_assert_eq(vyre_gpu_monitor_clocks(NULL, 0, &mhz, NULL), 0);
+    vyre_gpu_monitor_close(m);
+}

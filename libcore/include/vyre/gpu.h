@@ -149,6 +149,17 @@ VYRE_EXTERN int vyre_gpu_monitor_open(vyre_gpu_monitor **out, vyre_error *err);
 VYRE_EXTERN int vyre_gpu_monitor_sample(vyre_gpu_monitor *m, vyre_gpu_snapshot *out,
                                         vyre_error *err);
 
+/*
+ * The SM clock (MHz) and clocks-event reasons (VYRE_GPU_THROTTLE_* bits) of
+ * GPU `index` alone: two NVML calls, for a reading after every benchmark
+ * sample (vyre_gpu_monitor_sample also lists processes and their use,
+ * which costs far more). Returns the vyre_gpu_field bits it filled
+ * (VYRE_GPU_F_SM_CLOCK, VYRE_GPU_F_THROTTLE); 0 for a NULL monitor or an
+ * index it does not have.
+ */
+VYRE_EXTERN int vyre_gpu_monitor_clocks(vyre_gpu_monitor *m, unsigned index, unsigned *sm_mhz,
+                                        uint64_t *reasons);
+
 /* Calls nvmlShutdown, unloads NVML and frees m. m may be NULL (no-op). */
 VYRE_EXTERN void vyre_gpu_monitor_close(vyre_gpu_monitor *m);
 

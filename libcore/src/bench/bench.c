@@ -111,13 +111,10 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         if (rc)
             return rc;
     }
-    vyre_gpu_snapshot *snap = NULL;
-    if (o->mon && o->nvml_index >= 0)
-        snap = malloc(sizeof *snap);
+    int watch = o->mon && o->nvml_index >= 0;
     size_t cap = 64;
     vyre_bench_sample *s = malloc(cap * sizeof *s);
     if (!s) {
-        free(snap);
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
     }
     /* The values alone, for the robust noise the stopping rule reads. It is
@@ -126,7 +123,6 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
     double *vx = malloc(cap * sizeof *vx);
     if (!vx) {
         free(s);
-        free(snap);
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory measuring a point");
     }
     double noise = NAN;
@@ -170,16 +166,17 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         memset(x, 0, sizeof *x);
         x->value = v;
         x->wall = w;
-        /* Clocks after the sample, never inside it. */
-        if (snap && vyre_gpu_monitor_sample(o->mon, snap, NULL) == 0 &&
-            (unsigned)o->nvml_index < snap->ngpus) {
-            const vyre_gpu_info *g = &snap->gpus[o->nvml_index];
-            if (vyre_gpu_field_valid(g, VYRE_GPU_F_SM_CLOCK))
-                x->sm_clock_mhz = g->sm_clock_mhz;
-            if (vyre_gpu_field_valid(g, VYRE_GPU_F_THROTTLE) &&
-                (g->throttle_reasons & THROTTLE_MASK))
-                x->throttled = 1;
-        }
+        /* Clocks after the sample, never inside it: the SM clock and the
+         * reasons alone (a whole snapshot lists processes too, which cost
+         * more than a 10 us sample). */
+        unsigned mhz = 0;
+        uint64_t reasons = 0;
+        int valid =
+            watch ? vyre_gpu_monitor_clocks(o->mon, (unsigned)o->nvml_index, &mhz, &reasons) : 0;
+        if (valid & VYRE_GPU_F_SM_CLOCK)
+            x->sm_clock_mhz = mhz;
+        if ((valid & VYRE_GPU_F_THROTTLE) && (reasons & THROTTLE_MASK))
+            x->throttled = 1;
         measured_s += v * items / 1e9;
         double elapsed_s = (double)(vyre__mono_ns() - t_start) / 1e9;
         if (k >= o->rule.min_samples && measured_s >= o->rule.min_time_s && k >= next_noise) {
@@ -190,7 +187,6 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         if (d.stop)
             break;
     }
-    free(snap);
     free(vx);
     if (rc || *interrupted || k == 0) {
         free(s);

@@ -582,6 +582,31 @@ int vyre_gpu_monitor_sample(vyre_gpu_monitor *m, vyre_gpu_snapshot *out, vyre_er
     return VYRE_OK;
 }
 
+int vyre_gpu_monitor_clocks(vyre_gpu_monitor *m, unsigned index, unsigned *sm_mhz,
+                            uint64_t *reasons)
+{
+    if (!m || index >= m->ngpus || fetch_static(m, index) != NVML_SUCCESS)
+        return 0;
+    const nvml_fns *f = &m->f;
+    nvmlDevice_t d = m->gpu[index].dev;
+    int valid = 0;
+    unsigned v;
+    if (sm_mhz && f->nvmlDeviceGetClockInfo &&
+        f->nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &v) == NVML_SUCCESS) {
+        *sm_mhz = v;
+        valid |= VYRE_GPU_F_SM_CLOCK;
+    }
+    nvml_dev_ull_fn reasons_fn = f->nvmlDeviceGetCurrentClocksEventReasons
+                                     ? f->nvmlDeviceGetCurrentClocksEventReasons
+                                     : f->nvmlDeviceGetCurrentClocksThrottleReasons;
+    unsigned long long r;
+    if (reasons && reasons_fn && reasons_fn(d, &r) == NVML_SUCCESS) {
+        *reasons = r;
+        valid |= VYRE_GPU_F_THROTTLE;
+    }
+    return valid;
+}
+
 /* ---- pure helpers --------------------------------------------------------- */
 
 int vyre_gpu_field_valid(const vyre_gpu_info *gpu, unsigned fields)
