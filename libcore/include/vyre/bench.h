@@ -569,7 +569,7 @@ typedef struct vyre_bench_kernel {
 /* The compile suite's kernels, in order: a tiled SGEMM, a row softmax and
  * a block reduction (real kernels, tens of KB of PTX each), then a small
  * saxpy; *n set. Static storage. For programs that measure the same
- * kernels another way (bench/bench_dispatch.c). */
+ * kernels another way (perf/perf_dispatch.c). */
 VYRE_EXTERN const vyre_bench_kernel *vyre_bench_kernels(size_t *n);
 
 /* The datasheet DRAM bandwidth of a GPU by name, bytes/s: H100 SXM 3.35e12,

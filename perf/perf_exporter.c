@@ -1,5 +1,5 @@
 /*
- * bench_exporter.c - what one vyre-exporter scrape costs.
+ * perf_exporter.c - what one vyre-exporter scrape costs.
  *
  * Starts N processes (default 8) that publish telemetry through libcore's
  * writer API at about 100 Hz each (counters, two NVTX ranges, three kernel
@@ -15,7 +15,7 @@
  * --idle seconds, as a share of one core). Targets (issue 13): a scrape
  * <= 5 ms, idle < 0.1% of a core.
  *
- * usage: bench_exporter [--procs N] [--requests N] [--idle S] [--exporter PATH]
+ * usage: perf_exporter [--procs N] [--requests N] [--idle S] [--exporter PATH]
  *                       [--nvml PATH]
  *   --exporter PATH  default: ../tools/vyre-exporter beside this program in
  *                    the build tree, else $VYRE_EXPORTER_BIN
@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "benchutil.h"
+#include "perfutil.h"
 #include "vyre/cache.h"
 #include "vyre/counters.h"
 #include "vyre/nvtx.h"
@@ -108,16 +108,16 @@ static timing measure(unsigned port, const char *path, int n)
     timing t = {0};
     double *v = calloc((size_t)n, sizeof *v);
     for (int i = 0; i < n; i++) {
-        double t0 = bench_now_s();
+        double t0 = perf_now_s();
         long b = http_get(port, path, NULL);
-        v[i] = (bench_now_s() - t0) * 1e3;
+        v[i] = (perf_now_s() - t0) * 1e3;
         if (b < 0) {
             t.bytes = -1;
             break;
         }
         t.bytes = b;
     }
-    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    qsort(v, (size_t)n, sizeof *v, perf_cmp_double);
     t.median_ms = v[n / 2];
     t.p90_ms = v[(n * 9) / 10];
     free(v);
@@ -167,25 +167,25 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--nvml") == 0 && i + 1 < argc) {
             nvml_given = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: bench_exporter [--procs N] [--requests N] [--idle S] "
+            printf("usage: perf_exporter [--procs N] [--requests N] [--idle S] "
                    "[--exporter PATH] [--nvml PATH|none|system] [--dump PATH]\n");
             return 0;
         } else {
             fprintf(stderr,
-                    "bench_exporter: error: unknown argument '%s'\ntry 'bench_exporter --help'\n",
+                    "perf_exporter: error: unknown argument '%s'\ntry 'perf_exporter --help'\n",
                     argv[i]);
             return 2;
         }
     }
-    if (procs < 0 || procs > BENCH_MAX_PUBLISHERS || requests < 1 || !(idle >= 0)) {
-        fprintf(stderr, "bench_exporter: error: --procs 0..%d, --requests >= 1, --idle >= 0\n",
-                BENCH_MAX_PUBLISHERS);
+    if (procs < 0 || procs > PERF_MAX_PUBLISHERS || requests < 1 || !(idle >= 0)) {
+        fprintf(stderr, "perf_exporter: error: --procs 0..%d, --requests >= 1, --idle >= 0\n",
+                PERF_MAX_PUBLISHERS);
         return 2;
     }
     char exporter[PATH_MAX], nvml[PATH_MAX] = "";
-    if (!bench_find_file(exporter, sizeof exporter, given, "../tools/vyre-exporter",
+    if (!perf_find_file(exporter, sizeof exporter, given, "../tools/vyre-exporter",
                          "VYRE_EXPORTER_BIN", 1)) {
-        fprintf(stderr, "bench_exporter: error: cannot find vyre-exporter\n"
+        fprintf(stderr, "perf_exporter: error: cannot find vyre-exporter\n"
                         "hint: build it (cmake --build), or pass --exporter PATH\n");
         return 2;
     }
@@ -193,23 +193,23 @@ int main(int argc, char **argv)
     if (real) {
         gpus = 1; /* whatever the machine has */
     } else if (!(nvml_given && strcmp(nvml_given, "none") == 0)) {
-        if (bench_find_file(nvml, sizeof nvml, nvml_given, "../tests/libfakenvml.so", NULL, 0))
+        if (perf_find_file(nvml, sizeof nvml, nvml_given, "../tests/libfakenvml.so", NULL, 0))
             gpus = 8;
         else
-            fprintf(stderr, "bench_exporter: no fake NVML found (build the tests, or pass "
+            fprintf(stderr, "perf_exporter: no fake NVML found (build the tests, or pass "
                             "--nvml PATH): running without GPUs\n");
     }
     char dir[PATH_MAX];
-    if (bench_scratch_env("exporter", dir, sizeof dir) != 0)
+    if (perf_scratch_env("exporter", dir, sizeof dir) != 0)
         return 2;
 
-    if (bench_publishers_start(procs, BENCH_PUB_GRAPHS_COPIES | BENCH_PUB_DEVICES) != 0)
+    if (perf_publishers_start(procs, PERF_PUB_GRAPHS_COPIES | PERF_PUB_DEVICES) != 0)
         return 2;
 
     int ep[2];
     if (pipe(ep) != 0) {
         perror("pipe");
-        bench_publishers_stop();
+        perf_publishers_stop();
         return 2;
     }
     pid_t xp = fork();
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     if (!port) {
-        fprintf(stderr, "bench_exporter: error: the exporter did not start: %s\n", line);
+        fprintf(stderr, "perf_exporter: error: the exporter did not start: %s\n", line);
         rc = 2;
         goto out;
     }
@@ -283,7 +283,7 @@ int main(int argc, char **argv)
         free(body);
     }
     if (base.bytes < 0 || scrape.bytes < 0) {
-        fprintf(stderr, "bench_exporter: error: a request failed\n");
+        fprintf(stderr, "perf_exporter: error: a request failed\n");
         rc = 2;
         goto out;
     }
@@ -294,11 +294,11 @@ int main(int argc, char **argv)
     printf("  scrape / baseline      %.2fx\n", scrape.median_ms / base.median_ms);
     printf("  exporter's own vyre_exporter_scrape_duration_seconds: %.3f ms\n", self_s * 1e3);
     if (idle > 0) {
-        double c0 = cpu_of(xp), t0 = bench_now_s();
+        double c0 = cpu_of(xp), t0 = perf_now_s();
         struct timespec ts = {(time_t)idle, (long)((idle - (double)(time_t)idle) * 1e9)};
         while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
             ;
-        double c1 = cpu_of(xp), t1 = bench_now_s();
+        double c1 = cpu_of(xp), t1 = perf_now_s();
         printf("  idle between scrapes   %.4f%% of a core over %.0f s (CPU %.3f s; clock "
                "tick %.0f ms)\n",
                100.0 * (c1 - c0) / (t1 - t0), t1 - t0, c1 - c0, 1e3 / (double)sysconf(_SC_CLK_TCK));
@@ -307,7 +307,7 @@ out:
     kill(xp, SIGTERM);
     waitpid(xp, NULL, 0);
     close(ep[0]);
-    bench_publishers_stop();
-    bench_rm_tree(dir);
+    perf_publishers_stop();
+    perf_rm_tree(dir);
     return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * bench_remote.c - the remote stores of the pipeline cache, end to end,
+ * perf_remote.c - the remote stores of the pipeline cache, end to end,
  * against a local hit and a cold compile of the same real kernel, on real
  * servers started here on loopback ports (nginx with WebDAV PUT,
  * redis-server). Prints ratios; never pass/fail.
@@ -20,7 +20,7 @@
  * NVRTC here, or any PTX given with --ptx FILE --entry NAME (a Triton
  * kernel, say). Architecture sm_90.
  *
- * usage: bench_remote [--quick] [--ptx FILE --entry NAME]
+ * usage: perf_remote [--quick] [--ptx FILE --entry NAME]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "benchutil.h"
+#include "perfutil.h"
 #include "vyre/vyre.h"
 
 #define ARCH "sm_90"
@@ -56,14 +56,14 @@ static void cleanup(void)
         char cmd[2048];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
         if (system(cmd) != 0)
-            fprintf(stderr, "bench_remote: could not remove %s\n", g_tmp);
+            fprintf(stderr, "perf_remote: could not remove %s\n", g_tmp);
         g_tmp[0] = '\0';
     }
 }
 
 static void die(const char *what, const vyre_error *e)
 {
-    fprintf(stderr, "bench_remote: %s: %s\n", what, e ? e->message : strerror(errno));
+    fprintf(stderr, "perf_remote: %s: %s\n", what, e ? e->message : strerror(errno));
     cleanup();
     exit(2);
 }
@@ -205,10 +205,10 @@ static double timed_get(vyre_cache *c, const vyre_compile_request *req, int want
     vyre_blob *b = NULL;
     int hit = 0;
     vyre_error e;
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     if (vyre_compile_through_cache(c, req, &b, &hit, &e))
         die("compile through the cache", &e);
-    double dt = bench_now_s() - t0;
+    double dt = perf_now_s() - t0;
     if (hit != want_hit || !b || b->size == 0)
         die(want_hit ? "expected a hit" : "expected a compile", NULL);
     vyre_blob_free(b);
@@ -230,7 +230,7 @@ static double remote_hits(const char *tag, const char *remotes, const vyre_compi
         *from_remote += st.hits;
         vyre_cache_close(c);
     }
-    return bench_median(v, rounds);
+    return perf_median(v, rounds);
 }
 
 /* One put of a new blob (key from i and seed) through c: seconds. */
@@ -247,10 +247,10 @@ static double timed_put(vyre_cache *c, const vyre_compile_result *res, int i, un
     snprintf(h.toolchain, sizeof h.toolchain, "%s", res->toolchain);
     h.compile_ns = res->compile_ns;
     vyre_error e;
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     if (vyre_cache_put(c, &h, res->cubin, res->size, &e))
         die("put", &e);
-    return bench_now_s() - t0;
+    return perf_now_s() - t0;
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -282,12 +282,12 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--entry") == 0 && i + 1 < argc)
             entry = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_remote [--quick] [--ptx FILE --entry NAME]\n");
+            fprintf(stderr, "usage: perf_remote [--quick] [--ptx FILE --entry NAME]\n");
             return 2;
         }
     }
     const char *tmp = getenv("TMPDIR");
-    snprintf(g_tmp, sizeof g_tmp, "%s/vyre-bench-remote-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(g_tmp, sizeof g_tmp, "%s/vyre-perf-remote-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(g_tmp))
         die("mkdtemp", NULL);
 
@@ -305,7 +305,7 @@ int main(int argc, char **argv)
         const vyre_bench_kernel *sgemm = vyre_bench_kernels(&nkernels);
         if (vyre_nvrtc_compile(sgemm->src, strlen(sgemm->src), "sgemm.cu", ARCH, NULL, 0, 0, &out,
                                &e)) {
-            printf("bench_remote: skipped: NVRTC cannot compile here: %s\n", e.message);
+            printf("perf_remote: skipped: NVRTC cannot compile here: %s\n", e.message);
             cleanup();
             return 0;
         }
@@ -322,7 +322,7 @@ int main(int argc, char **argv)
         cold[r] = timed_get(c, &req, 0);
         vyre_cache_close(c);
     }
-    double t_cold = bench_median(cold, rounds);
+    double t_cold = perf_median(cold, rounds);
     vyre_compile_result res;
     if (vyre_compile_cubin(&req, &res, &e))
         die("compile", &e);
@@ -333,7 +333,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nputs; i++)
         local[i] = timed_get(warm, &req, 1);
     vyre_cache_close(warm);
-    double t_local = bench_median(local, nputs);
+    double t_local = perf_median(local, nputs);
 
     printf("kernel: %s, PTX %zu bytes, cubin %zu bytes (%s, %s)\n",
            ptx_file ? ptx_file : "tiled SGEMM (NVRTC here)", ptx_len, res.size, res.arch,
@@ -389,10 +389,10 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++)
             if (pc[k])
                 tp[k][i] = timed_put(pc[k], &res, i, 1000u + (unsigned)k);
-    t_put = bench_median(tp[0], nputs);
+    t_put = perf_median(tp[0], nputs);
     for (int s = 0; s < 2; s++)
         if (pc[s + 1]) {
-            t_wb[s] = bench_median(tp[s + 1], nputs);
+            t_wb[s] = perf_median(tp[s + 1], nputs);
             vyre_remote_stats st;
             vyre_cache_remote_get(pc[s + 1], 0, NULL, &st);
             if (st.puts != (uint64_t)nputs)
