@@ -2,7 +2,7 @@
 -- time of the process that runs a benchmark.
 --
 -- Embedded into libcore as vyre__sql_results_v3 and run as
--- k_schema_steps[2] (see the top of db/results.sql). Only adds.
+-- k_schema_steps[2] (see the top of db/results_v1.sql). Only adds.
 --
 -- runs.pid_start is field 22 of /proc/<pid>/stat (starttime, clock ticks
 -- since boot) of the run's process when it began. A 'running' row whose pid

@@ -17,7 +17,7 @@
 #include "testutil.h"
 #include "vyre/bench.h"
 
-extern const char vyre__sql_results[]; /* the v1 schema, embedded in libcore */
+extern const char vyre__sql_results_v1[]; /* the v1 schema, embedded in libcore */
 
 static char g_dir[512];
 static char g_path[600];
@@ -107,7 +107,7 @@ Test(bench_db, v1_database_migrates_to_v2_keeping_rows)
     sqlite3 *raw = NULL;
     cr_assert_eq(sqlite3_open(g_path, &raw), SQLITE_OK);
     cr_assert_eq(sqlite3_exec(raw, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(raw, vyre__sql_results, NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(raw, vyre__sql_results_v1, NULL, NULL, NULL), SQLITE_OK);
     cr_assert_eq(sqlite3_exec(raw,
                               "PRAGMA user_version=1; PRAGMA application_id=1987670643; "
                               "INSERT INTO timings (host, pid, session_ns, kind, name, start_ns, "
