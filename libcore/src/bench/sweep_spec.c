@@ -27,19 +27,9 @@ static const char *const g_elem_names[] = {"f32", "f16", "bf16", "f64", "i8", "i
 static const size_t g_elem_sizes[] = {4, 2, 2, 8, 1, 4, 8, 1};
 static const char *const g_fill_names[] = {"zeros", "ones", "iota", "random"};
 
-const char *vyre__elem_name(vyre__elem t)
-{
-    return (unsigned)t < 8 ? g_elem_names[t] : "?";
-}
-
 size_t vyre__elem_size(vyre__elem t)
 {
     return (unsigned)t < 8 ? g_elem_sizes[t] : 0;
-}
-
-const char *vyre__fill_name(vyre__fill f)
-{
-    return (unsigned)f < 4 ? g_fill_names[f] : "?";
 }
 
 static const char g_args_hint[] =

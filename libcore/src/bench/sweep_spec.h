@@ -49,12 +49,8 @@ typedef enum vyre__fill {
     VYRE__FILL_RANDOM,
 } vyre__fill;
 
-/* "f32", ... (static). */
-const char *vyre__elem_name(vyre__elem t);
 /* Bytes of one element. */
 size_t vyre__elem_size(vyre__elem t);
-/* "zeros", ... (static). */
-const char *vyre__fill_name(vyre__fill f);
 
 typedef struct vyre__sweep_arg {
     vyre__arg_kind kind;
