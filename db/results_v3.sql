@@ -8,7 +8,7 @@
 -- since boot) of the run's process when it began. A 'running' row whose pid
 -- is gone, or is alive with another start time (the pid was reused), or was
 -- written on another boot, belongs to a process that was killed: the next
--- reader of the runs marks it 'interrupted' (libcore/src/bench/bench_db.c).
+-- reader of the runs marks it 'interrupted' (libcore/src/bench/runs_db.c).
 -- NULL for rows written before v3: those are judged on the pid alone.
 
 ALTER TABLE runs ADD COLUMN pid_start INTEGER;

@@ -1,6 +1,6 @@
 /*
  * test_bench_db.c - vyre-bench's runs, points and samples in the results
- * database (libcore/src/bench/bench_db.c, db/results_v2.sql): the v1 -> v2
+ * database (libcore/src/bench/runs_db.c, db/results_v2.sql): the v1 -> v2
  * migration, the run lifecycle (running, done, interrupted, failed), reading
  * back, and compare's verdicts on synthetic runs; the measurement engine on
  * a synthetic sample function.

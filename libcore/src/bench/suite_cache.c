@@ -1,5 +1,5 @@
 /*
- * bench_suite_cache.c - the `cache` suite: host-side throughput of the
+ * suite_cache.c - the `cache` suite: host-side throughput of the
  * pipeline cache on a temporary cache of its own (needs no GPU):
  *
  *   cache.store  size=S   vyre_cache_put of 8 new blobs (durable: fsync,
