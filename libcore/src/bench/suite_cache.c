@@ -315,7 +315,7 @@ int vyre__bench_cache_run(vyre_bench_env *env, vyre_error *err)
 {
     const char *tmp = env->tmp_dir && *env->tmp_dir ? env->tmp_dir : "/tmp";
     char base[1024];
-    snprintf(base, sizeof base, "%s/vyre-bench-cache.XXXXXX", tmp);
+    snprintf(base, sizeof base, "%s/vyre-suite-cache.XXXXXX", tmp);
     if (!mkdtemp(base))
         return vyre__fail(err, vyre__errno_code(errno), "set TMPDIR to a writable directory",
                           "cannot create a temporary cache under '%s': %s", tmp, strerror(errno));
