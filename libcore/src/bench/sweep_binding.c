@@ -483,20 +483,15 @@ static const char *ptx_dims(const unsigned d[3], char *buf, size_t size)
     return buf;
 }
 
-int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes,
-                             const size_t *coords, const vyre__ptx_info *ptx, unsigned max_shared,
-                             vyre__sweep_launch *out, vyre_error *err)
+/* The parameters at a point, checked against the PTX's. */
+static int eval_args(pointctx *pc, const vyre__ptx_info *ptx, vyre__sweep_launch *out)
 {
-    memset(out, 0, sizeof *out);
-    pointctx pc = {b, axes, coords, "", err};
-    if (axes->n) {
-        char pt[280];
-        vyre_axes_format_point(axes, coords, pt, sizeof pt);
-        snprintf(pc.at, sizeof pc.at, " at %s", pt);
-    }
+    const vyre__sweep_binding *b = pc->b;
+    vyre_error *err = pc->err;
     int rc = VYRE_OK;
     char path[64];
-    /* Parameters against the PTX's. */
+    const vyre_axes *axes = pc->axes;
+    const size_t *coords = pc->coords;
     if (ptx && ptx->found && ptx->nparams != b->nargs && b->is_default)
         return vyre__fail(err, VYRE_EINVAL,
                           "write a spec whose \"args\" list every parameter in order (--spec; "
@@ -526,7 +521,7 @@ int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes
         switch (a->kind) {
         case VYRE__ARG_BUFFER: {
             snprintf(path, sizeof path, "$.args[%zu].buffer", i);
-            if ((rc = eval_int(&pc, path, a->value, 0, INT64_MAX / 8, &iv)))
+            if ((rc = eval_int(pc, path, a->value, 0, INT64_MAX / 8, &iv)))
                 break;
             out->buf_elems[i] = (uint64_t)(iv > 1 ? iv : 1);
             out->memory_bytes += (double)out->buf_elems[i] * (double)vyre__elem_size(a->type);
@@ -534,7 +529,7 @@ int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes
         }
         case VYRE__ARG_INT:
             snprintf(path, sizeof path, "$.args[%zu].int", i);
-            rc = eval_int(&pc, path, a->value, a->type == VYRE__I32 ? INT32_MIN : INT64_MIN,
+            rc = eval_int(pc, path, a->value, a->type == VYRE__I32 ? INT32_MIN : INT64_MIN,
                           a->type == VYRE__I32 ? INT32_MAX : INT64_MAX, &out->ints[i]);
             break;
         case VYRE__ARG_FLOAT:
@@ -543,7 +538,7 @@ int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes
             } else if (a->value) {
                 vyre__rat r;
                 snprintf(path, sizeof path, "$.args[%zu].float", i);
-                if (!(rc = eval_rat(&pc, path, a->value, &r)))
+                if (!(rc = eval_rat(pc, path, a->value, &r)))
                     out->floats[i] = (double)r.num / (double)r.den;
             } else {
                 out->floats[i] = a->fconst;
@@ -553,12 +548,21 @@ int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes
             break;
         }
     }
-    /* Block: given, or the PTX's. */
+    return rc;
+}
+
+/* The block at a point: given, or the PTX's, within what the PTX allows. */
+static int eval_block(pointctx *pc, const vyre__ptx_info *ptx, vyre__sweep_launch *out)
+{
+    const vyre__sweep_binding *b = pc->b;
+    vyre_error *err = pc->err;
+    int rc = VYRE_OK;
+    char path[64];
     for (int d = 0; !rc && d < 3; d++) {
         int64_t v = 1;
         if (b->block_given && b->block[d]) {
             snprintf(path, sizeof path, b->block[1] || d ? "$.block[%d]" : "$.block", d);
-            rc = eval_int(&pc, path, b->block[d], 1, 1024, &v);
+            rc = eval_int(pc, path, b->block[d], 1, 1024, &v);
         } else if (!b->block_given) {
             if (ptx && ptx->reqntid[0])
                 v = ptx->reqntid[d];
@@ -576,7 +580,7 @@ int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes
     }
     if (!rc && (uint64_t)out->block[0] * out->block[1] * out->block[2] > 1024)
         return vyre__fail(err, VYRE_ERANGE, "a block holds at most 1024 threads",
-                          "'%s': $.block%s: %u x %u x %u threads", b->origin, pc.at, out->block[0],
+                          "'%s': $.block%s: %u x %u x %u threads", b->origin, pc->at, out->block[0],
                           out->block[1], out->block[2]);
     char d1[48], d2[48];
     if (!rc && ptx && b->block_given && ptx->reqntid[0] &&
@@ -584,38 +588,66 @@ int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes
         return vyre__fail(err, VYRE_EINVAL,
                           "leave \"block\" out to take it from the PTX, or regenerate the "
                           "kernel for that block",
-                          "'%s': $.block%s is %s, the PTX requires .reqntid %s", b->origin, pc.at,
+                          "'%s': $.block%s is %s, the PTX requires .reqntid %s", b->origin, pc->at,
                           ptx_dims(out->block, d1, sizeof d1),
                           ptx_dims(ptx->reqntid, d2, sizeof d2));
     if (!rc && ptx && b->block_given && ptx->maxntid[0] &&
         (uint64_t)out->block[0] * out->block[1] * out->block[2] >
             (uint64_t)ptx->maxntid[0] * ptx->maxntid[1] * ptx->maxntid[2])
         return vyre__fail(err, VYRE_EINVAL, "leave \"block\" out to take it from the PTX",
-                          "'%s': $.block%s is %s, above the PTX's .maxntid %s", b->origin, pc.at,
+                          "'%s': $.block%s is %s, above the PTX's .maxntid %s", b->origin, pc->at,
                           ptx_dims(out->block, d1, sizeof d1),
                           ptx_dims(ptx->maxntid, d2, sizeof d2));
-    /* Grid. */
+    return rc;
+}
+
+/* The grid at a point, in blocks (a version 1 "grid" counts threads). */
+static int eval_grid(pointctx *pc, vyre__sweep_launch *out)
+{
+    const vyre__sweep_binding *b = pc->b;
+    vyre_error *err = pc->err;
+    int rc = VYRE_OK;
+    char path[64];
     for (int d = 0; !rc && d < 3; d++) {
         int64_t v = 1;
         if (b->grid[d]) {
             snprintf(path, sizeof path, b->grid[1] || d ? "$.grid[%d]" : "$.grid", d);
             if (b->grid_threads) {
                 vyre__rat r;
-                if ((rc = eval_rat(&pc, path, b->grid[d], &r)))
+                if ((rc = eval_rat(pc, path, b->grid[d], &r)))
                     break;
                 double blocks = ceil((double)r.num / (double)r.den / out->block[0]);
                 if (!(blocks >= 1 && blocks <= 2147483647.0))
                     return vyre__fail(
                         err, VYRE_ERANGE, "N must be at least 1; lower N or raise BLOCK",
-                        "'%s': %s%s: %g threads in blocks of %u is no grid", b->origin, path, pc.at,
-                        (double)r.num / (double)r.den, out->block[0]);
+                        "'%s': %s%s: %g threads in blocks of %u is no grid", b->origin, path,
+                        pc->at, (double)r.num / (double)r.den, out->block[0]);
                 v = (int64_t)blocks;
             } else {
-                rc = eval_int(&pc, path, b->grid[d], 1, d == 0 ? 2147483647 : 65535, &v);
+                rc = eval_int(pc, path, b->grid[d], 1, d == 0 ? 2147483647 : 65535, &v);
             }
         }
         out->grid[d] = (unsigned)v;
     }
+    return rc;
+}
+
+int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes,
+                             const size_t *coords, const vyre__ptx_info *ptx, unsigned max_shared,
+                             vyre__sweep_launch *out, vyre_error *err)
+{
+    memset(out, 0, sizeof *out);
+    pointctx pc = {b, axes, coords, "", err};
+    if (axes->n) {
+        char pt[280];
+        vyre_axes_format_point(axes, coords, pt, sizeof pt);
+        snprintf(pc.at, sizeof pc.at, " at %s", pt);
+    }
+    int rc = eval_args(&pc, ptx, out);
+    if (!rc)
+        rc = eval_block(&pc, ptx, out);
+    if (!rc)
+        rc = eval_grid(&pc, out);
     int64_t sh = 0;
     if (!rc && b->shared)
         rc = eval_int(&pc, "$.shared", b->shared, 0, UINT32_MAX, &sh);
