@@ -492,107 +492,103 @@ static void bin_counts(const vyre_bench_sample *s, size_t n, double lo, double h
     }
 }
 
-static int dist_script(FILE *f, const plot_input *in, const plot_chart *c, size_t index,
-                       const char *dir, vyre_error *err)
-{
-    vyre_bench_sample *sv[MAX_SERIES] = {NULL};
-    size_t sn[MAX_SERIES] = {0};
+/* A distribution chart's samples (one set a run) and its histogram's
+ * range and bins. */
+typedef struct dist_data {
+    vyre_bench_sample *sv[MAX_SERIES];
+    size_t sn[MAX_SERIES];
     long long ids[MAX_SERIES];
-    size_t nsets = 0;
-    int rc = 0;
-    for (size_t r = 0; r < in->nruns && nsets < MAX_SERIES && !rc; r++)
-        for (size_t i = 0; i < in->runs[r].npts; i++) {
-            const vyre_bench_point *p = &in->runs[r].pts[i];
-            if (!same_group(p, c->first) || strcmp(p->axes, c->axes) != 0)
-                continue;
-            rc = vyre_bench_samples_get(in->db, p->id, &sv[nsets], &sn[nsets], err);
-            ids[nsets++] = (long long)in->runs[r].run.id;
-            break;
-        }
-    /* The range: every sample, or up to the 99th percentile when the tail
-     * would squeeze the rest into a few bins. */
+    size_t nsets;
+    double lo, hi, bw, med;
+    size_t nbins, cut; /* cut: samples above the range, left out */
+    time_unit u;
+} dist_data;
+
+/* The range: every sample, or up to the 99th percentile when the tail
+ * would squeeze the rest into a few bins. Sets lo, hi, med, cut, u, nbins
+ * and bw. */
+static int dist_range(dist_data *dd, vyre_error *err)
+{
     size_t all = 0;
-    for (size_t k = 0; k < nsets; k++)
-        all += sn[k];
+    for (size_t k = 0; k < dd->nsets; k++)
+        all += dd->sn[k];
     double *v = malloc((all ? all : 1) * sizeof *v);
-    if (!rc && !v)
-        rc = plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+    if (!v)
+        return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
     size_t nv = 0;
-    for (size_t k = 0; v && k < nsets; k++)
-        for (size_t j = 0; j < sn[k]; j++)
-            if (isfinite(sv[k][j].value))
-                v[nv++] = sv[k][j].value;
-    double lo = 0, hi = 1, med = 0;
-    size_t cut = 0;
+    for (size_t k = 0; k < dd->nsets; k++)
+        for (size_t j = 0; j < dd->sn[k]; j++)
+            if (isfinite(dd->sv[k][j].value))
+                v[nv++] = dd->sv[k][j].value;
+    dd->lo = 0, dd->hi = 1, dd->med = 0, dd->cut = 0;
     if (nv) {
         qsort(v, nv, sizeof *v, cmp_double);
-        lo = v[0];
-        hi = v[nv - 1];
-        med = vyre_stats_percentile_sorted(v, nv, 50);
+        dd->lo = v[0];
+        dd->hi = v[nv - 1];
+        dd->med = vyre_stats_percentile_sorted(v, nv, 50);
         double p99 = vyre_stats_percentile_sorted(v, nv, 99);
-        if (nv >= 50 && hi - lo > 4 * (p99 - lo) && p99 > lo) {
-            hi = p99;
+        if (nv >= 50 && dd->hi - dd->lo > 4 * (p99 - dd->lo) && p99 > dd->lo) {
+            dd->hi = p99;
             for (size_t j = 0; j < nv; j++)
-                cut += v[j] > hi;
+                dd->cut += v[j] > dd->hi;
         }
     }
-    time_unit u = unit_for(med);
-    size_t per = nsets ? all / nsets : 0;
+    free(v);
+    dd->u = unit_for(dd->med);
+    size_t per = dd->nsets ? all / dd->nsets : 0;
     size_t nbins = (size_t)ceil(sqrt((double)(per ? per : 1)));
-    nbins = nbins < 8 ? 8 : nbins > 60 ? 60 : nbins;
-    if (hi <= lo) {
-        double w = lo > 0 ? lo * 0.01 : 1;
-        lo -= w;
-        hi += w;
+    dd->nbins = nbins < 8 ? 8 : nbins > 60 ? 60 : nbins;
+    if (dd->hi <= dd->lo) {
+        double w = dd->lo > 0 ? dd->lo * 0.01 : 1;
+        dd->lo -= w;
+        dd->hi += w;
     }
-    double bw = (hi - lo) / (double)nbins;
-    chart_prologue(f, c);
-    fprintf(f, "set xlabel 'sample time (%s)'\nset ylabel 'samples'\n", u.name);
-    fprintf(f,
-            "set xrange [%.17g:%.17g]\nset yrange [0:*]\nset style fill transparent solid "
-            "0.45 border\n",
-            (lo - bw) / u.scale, (hi + bw) / u.scale);
-    if (cut)
-        fprintf(f,
-                "set label '%zu slowest sample%s (above p99) not shown' at graph 0.98, graph "
-                "0.95 right\n",
-                cut, cut == 1 ? "" : "s");
-    size_t top = 0; /* the tallest bar, for whole-number tics */
-    for (size_t k = 0; k < nsets && !rc; k++) {
-        size_t *count = calloc(nbins, sizeof *count);
+    dd->bw = (dd->hi - dd->lo) / (double)dd->nbins;
+    return 0;
+}
+
+/* Each set's median as a dashed line; *top: the tallest bar. */
+static int dist_medians(FILE *f, const dist_data *dd, size_t *top, vyre_error *err)
+{
+    *top = 0;
+    for (size_t k = 0; k < dd->nsets; k++) {
+        size_t *count = calloc(dd->nbins, sizeof *count);
         if (count)
-            bin_counts(sv[k], sn[k], lo, hi, bw, nbins, count);
-        for (size_t b = 0; count && b < nbins; b++)
-            top = count[b] > top ? count[b] : top;
+            bin_counts(dd->sv[k], dd->sn[k], dd->lo, dd->hi, dd->bw, dd->nbins, count);
+        for (size_t b = 0; count && b < dd->nbins; b++)
+            *top = count[b] > *top ? count[b] : *top;
         free(count);
         double m = 0;
-        double *one = malloc((sn[k] ? sn[k] : 1) * sizeof *one);
-        if (!one) {
-            rc = plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
-            break;
-        }
-        for (size_t j = 0; j < sn[k]; j++)
-            one[j] = sv[k][j].value;
-        qsort(one, sn[k], sizeof *one, cmp_double);
-        if (sn[k])
-            m = vyre_stats_percentile_sorted(one, sn[k], 50);
+        double *one = malloc((dd->sn[k] ? dd->sn[k] : 1) * sizeof *one);
+        if (!one)
+            return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+        for (size_t j = 0; j < dd->sn[k]; j++)
+            one[j] = dd->sv[k][j].value;
+        qsort(one, dd->sn[k], sizeof *one, cmp_double);
+        if (dd->sn[k])
+            m = vyre_stats_percentile_sorted(one, dd->sn[k], 50);
         free(one);
         fprintf(f,
                 "set arrow from first %.17g, graph 0 to first %.17g, graph 1 nohead dt 2 lw 2 lc "
                 "rgb '%s'\n",
-                m / u.scale, m / u.scale, k_colors[k % NCOLORS]);
+                m / dd->u.scale, m / dd->u.scale, k_colors[k % NCOLORS]);
     }
-    if (nsets == 1) { /* one histogram: no key, the title says it all */
-        char title[700];
+    return 0;
+}
+
+/* The title (a key only for several runs) and whole-number tics up to top. */
+static void dist_title(FILE *f, const plot_chart *c, const dist_data *dd, size_t top)
+{
+    char title[700];
+    if (dd->nsets == 1) { /* one histogram: no key, the title says it all */
         char med_s[32];
-        snprintf(med_s, sizeof med_s, "%.4g %s", med / u.scale, u.name);
-        snprintf(title, sizeof title, "%s (%zu; median %s, dashed)", c->title, sn[0], med_s);
+        snprintf(med_s, sizeof med_s, "%.4g %s", dd->med / dd->u.scale, dd->u.name);
+        snprintf(title, sizeof title, "%s (%zu; median %s, dashed)", c->title, dd->sn[0], med_s);
         fputs("unset key\nset title ", f);
         plot_quote(f, title);
         fputc('\n', f);
     }
-    if (nsets > 1) {
-        char title[700];
+    if (dd->nsets > 1) {
         snprintf(title, sizeof title, "%s (medians dashed)", c->title);
         fputs("set title ", f);
         plot_quote(f, title);
@@ -604,40 +600,86 @@ static int dist_script(FILE *f, const plot_input *in, const plot_chart *c, size_
             step = top <= 2 * mag * 6 ? 2 * mag : top <= 5 * mag * 6 ? 5 * mag : 10 * mag;
         fprintf(f, "set ytics 0, %zu\nset yrange [0:%zu]\n", step, top + (top + 9) / 10);
     }
+}
+
+/* The plot command: one histogram a set, its bins in a data file. */
+static int dist_plot(FILE *f, const dist_data *dd, size_t index, const char *dir, vyre_error *err)
+{
+    int rc = 0;
     fputs("plot ", f);
-    for (size_t k = 0; k < nsets && !rc; k++) {
+    for (size_t k = 0; k < dd->nsets && !rc; k++) {
         char path[1200];
         FILE *d = data_file(dir, index, k, path, sizeof path, err);
         if (!d) {
             rc = VYRE_EIO;
             break;
         }
-        size_t *count = calloc(nbins, sizeof *count);
+        size_t *count = calloc(dd->nbins, sizeof *count);
         if (!count) {
             fclose(d);
             rc = plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
             break;
         }
-        bin_counts(sv[k], sn[k], lo, hi, bw, nbins, count);
-        for (size_t b = 0; b < nbins; b++)
-            fprintf(d, "%.17g %zu\n", (lo + ((double)b + 0.5) * bw) / u.scale, count[b]);
+        bin_counts(dd->sv[k], dd->sn[k], dd->lo, dd->hi, dd->bw, dd->nbins, count);
+        for (size_t b = 0; b < dd->nbins; b++)
+            fprintf(d, "%.17g %zu\n", (dd->lo + ((double)b + 0.5) * dd->bw) / dd->u.scale,
+                    count[b]);
         free(count);
         rc = close_data(d, path, err);
         char title[200];
-        if (nsets > 1)
-            snprintf(title, sizeof title, "run %lld (%zu)", ids[k], sn[k]);
+        if (dd->nsets > 1)
+            snprintf(title, sizeof title, "run %lld (%zu)", dd->ids[k], dd->sn[k]);
         else
-            snprintf(title, sizeof title, "%zu samples, median dashed", sn[k]);
+            snprintf(title, sizeof title, "%zu samples, median dashed", dd->sn[k]);
         fprintf(f, "%s'%s' using 1:2:(%.17g) with boxes lc rgb '%s' title ", k ? ", \\\n  " : "",
-                path, bw / u.scale, k_colors[k % NCOLORS]);
+                path, dd->bw / dd->u.scale, k_colors[k % NCOLORS]);
         plot_quote(f, title);
     }
-    if (!nsets)
+    if (!dd->nsets)
         fputs("NaN notitle", f);
     fputc('\n', f);
-    free(v);
-    for (size_t k = 0; k < nsets; k++)
-        vyre_bench_sample_list_free(sv[k]);
+    return rc;
+}
+
+static int dist_script(FILE *f, const plot_input *in, const plot_chart *c, size_t index,
+                       const char *dir, vyre_error *err)
+{
+    dist_data dd;
+    memset(&dd, 0, sizeof dd);
+    int rc = 0;
+    for (size_t r = 0; r < in->nruns && dd.nsets < MAX_SERIES && !rc; r++)
+        for (size_t i = 0; i < in->runs[r].npts; i++) {
+            const vyre_bench_point *p = &in->runs[r].pts[i];
+            if (!same_group(p, c->first) || strcmp(p->axes, c->axes) != 0)
+                continue;
+            rc = vyre_bench_samples_get(in->db, p->id, &dd.sv[dd.nsets], &dd.sn[dd.nsets], err);
+            dd.ids[dd.nsets++] = (long long)in->runs[r].run.id;
+            break;
+        }
+    if (!rc)
+        rc = dist_range(&dd, err);
+    if (!rc) {
+        chart_prologue(f, c);
+        fprintf(f, "set xlabel 'sample time (%s)'\nset ylabel 'samples'\n", dd.u.name);
+        fprintf(f,
+                "set xrange [%.17g:%.17g]\nset yrange [0:*]\nset style fill transparent solid "
+                "0.45 border\n",
+                (dd.lo - dd.bw) / dd.u.scale, (dd.hi + dd.bw) / dd.u.scale);
+        if (dd.cut)
+            fprintf(f,
+                    "set label '%zu slowest sample%s (above p99) not shown' at graph 0.98, graph "
+                    "0.95 right\n",
+                    dd.cut, dd.cut == 1 ? "" : "s");
+    }
+    size_t top = 0;
+    if (!rc)
+        rc = dist_medians(f, &dd, &top, err);
+    if (!rc) {
+        dist_title(f, c, &dd, top);
+        rc = dist_plot(f, &dd, index, dir, err);
+    }
+    for (size_t k = 0; k < dd.nsets; k++)
+        vyre_bench_sample_list_free(dd.sv[k]);
     return rc;
 }
 
