@@ -270,6 +270,90 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* What the remote rows share: the request, the rounds and the baselines,
+ * and the two stores (port 0: not installed, skipped). */
+typedef struct remote_ctx {
+    const vyre_compile_request *req;
+    const vyre_compile_result *res;
+    int rounds, nputs;
+    double t_local, t_cold;
+    int ports[2];
+    char specs[2][256];
+} remote_ctx;
+
+/* Seeds each store from one cache, then times hits through it. */
+static void remote_hit_rows(const remote_ctx *x)
+{
+    static const char *const names[2] = {"nginx (HTTP, WebDAV PUT)", "redis"};
+    vyre_error e;
+    for (int s = 0; s < 2; s++) {
+        if (!x->ports[s]) {
+            printf("%-34s skipped: %s is not installed\n", names[s], s ? "redis-server" : "nginx");
+            continue;
+        }
+        /* Seed the store: one machine compiles and writes back. */
+        vyre_cache *seed = open_at(s ? "seed-redis" : "seed-nginx", 0, x->specs[s]);
+        vyre_blob *b = NULL;
+        int hit = 0;
+        if (vyre_compile_through_cache(seed, x->req, &b, &hit, &e))
+            die("seed", &e);
+        vyre_blob_free(b);
+        vyre_remote_stats st;
+        vyre_cache_remote_get(seed, 0, NULL, &st);
+        if (st.puts != 1)
+            die("the seed was not written back", NULL);
+        vyre_cache_close(seed);
+        for (int ro = 0; ro < 2; ro++) {
+            size_t got = 0;
+            char tag[64], label[64];
+            snprintf(tag, sizeof tag, "remote-%s-%d", s ? "redis" : "nginx", ro);
+            double t = remote_hits(tag, x->specs[s], x->req, x->rounds, ro, &got);
+            if (got != (size_t)x->rounds)
+                die("not every round was a remote hit", NULL);
+            snprintf(label, sizeof label, "remote hit, %s%s", s ? "redis" : "nginx",
+                     ro ? " (fetch+check)" : "");
+            printf("%-34s %12.1f %14.2f %14.4f\n", label, t * 1e6, t / x->t_local, t / x->t_cold);
+        }
+    }
+}
+
+/* Puts with and without write-back interleaved, so that drift in the
+ * disk's fsync latency falls on all of them alike. */
+static void write_back_rows(const remote_ctx *x)
+{
+    double t_wb[2] = {0, 0}, t_put = 0;
+    vyre_cache *pc[3] = {open_at("put-plain", 0, NULL), NULL, NULL};
+    for (int s = 0; s < 2; s++)
+        if (x->ports[s])
+            pc[s + 1] = open_at(s ? "wb-redis" : "wb-nginx", 0, x->specs[s]);
+    static double tp[3][256];
+    for (int i = 0; i < x->nputs; i++)
+        for (int k = 0; k < 3; k++)
+            if (pc[k])
+                tp[k][i] = timed_put(pc[k], x->res, i, 1000u + (unsigned)k);
+    t_put = perf_median(tp[0], x->nputs);
+    for (int s = 0; s < 2; s++)
+        if (pc[s + 1]) {
+            t_wb[s] = perf_median(tp[s + 1], x->nputs);
+            vyre_remote_stats st;
+            vyre_cache_remote_get(pc[s + 1], 0, NULL, &st);
+            if (st.puts != (uint64_t)x->nputs)
+                die("a write-back failed", NULL);
+        }
+    for (int k = 0; k < 3; k++)
+        vyre_cache_close(pc[k]);
+    printf("\nwrite-back on a put of this cubin (durable local put = 1.00):\n");
+    printf("%-34s %12s %14s %22s\n", "path", "median_us", "vs_local_put", "extra_vs_cold_compile");
+    printf("%-34s %12.1f %14.2f %22s\n", "local put, no remote", t_put * 1e6, 1.0, "-");
+    for (int s = 0; s < 2; s++)
+        if (x->ports[s]) {
+            char label[64];
+            snprintf(label, sizeof label, "local put + write-back, %s", s ? "redis" : "nginx");
+            printf("%-34s %12.1f %14.2f %22.4f\n", label, t_wb[s] * 1e6, t_wb[s] / t_put,
+                   (t_wb[s] - t_put) / x->t_cold);
+        }
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0;
@@ -343,73 +427,18 @@ int main(int argc, char **argv)
            t_cold / t_local, 1.0);
     printf("%-34s %12.1f %14.2f %14.4f\n", "local hit", t_local * 1e6, 1.0, t_local / t_cold);
 
-    int ports[2] = {start_nginx(), start_redis()};
-    const char *names[2] = {"nginx (HTTP, WebDAV PUT)", "redis"};
-    char specs[2][256];
-    snprintf(specs[0], sizeof specs[0], "http://127.0.0.1:%d/fleet", ports[0]);
-    snprintf(specs[1], sizeof specs[1], "redis://127.0.0.1:%d", ports[1]);
-    double t_wb[2] = {0, 0}, t_put = 0;
-    for (int s = 0; s < 2; s++) {
-        if (!ports[s]) {
-            printf("%-34s skipped: %s is not installed\n", names[s], s ? "redis-server" : "nginx");
-            continue;
-        }
-        /* Seed the store: one machine compiles and writes back. */
-        vyre_cache *seed = open_at(s ? "seed-redis" : "seed-nginx", 0, specs[s]);
-        vyre_blob *b = NULL;
-        int hit = 0;
-        if (vyre_compile_through_cache(seed, &req, &b, &hit, &e))
-            die("seed", &e);
-        vyre_blob_free(b);
-        vyre_remote_stats st;
-        vyre_cache_remote_get(seed, 0, NULL, &st);
-        if (st.puts != 1)
-            die("the seed was not written back", NULL);
-        vyre_cache_close(seed);
-        for (int ro = 0; ro < 2; ro++) {
-            size_t got = 0;
-            char tag[64], label[64];
-            snprintf(tag, sizeof tag, "remote-%s-%d", s ? "redis" : "nginx", ro);
-            double t = remote_hits(tag, specs[s], &req, rounds, ro, &got);
-            if (got != (size_t)rounds)
-                die("not every round was a remote hit", NULL);
-            snprintf(label, sizeof label, "remote hit, %s%s", s ? "redis" : "nginx",
-                     ro ? " (fetch+check)" : "");
-            printf("%-34s %12.1f %14.2f %14.4f\n", label, t * 1e6, t / t_local, t / t_cold);
-        }
-    }
-    /* Puts with and without write-back interleaved, so that drift in the
-     * disk's fsync latency falls on all of them alike. */
-    vyre_cache *pc[3] = {open_at("put-plain", 0, NULL), NULL, NULL};
-    for (int s = 0; s < 2; s++)
-        if (ports[s])
-            pc[s + 1] = open_at(s ? "wb-redis" : "wb-nginx", 0, specs[s]);
-    static double tp[3][256];
-    for (int i = 0; i < nputs; i++)
-        for (int k = 0; k < 3; k++)
-            if (pc[k])
-                tp[k][i] = timed_put(pc[k], &res, i, 1000u + (unsigned)k);
-    t_put = perf_median(tp[0], nputs);
-    for (int s = 0; s < 2; s++)
-        if (pc[s + 1]) {
-            t_wb[s] = perf_median(tp[s + 1], nputs);
-            vyre_remote_stats st;
-            vyre_cache_remote_get(pc[s + 1], 0, NULL, &st);
-            if (st.puts != (uint64_t)nputs)
-                die("a write-back failed", NULL);
-        }
-    for (int k = 0; k < 3; k++)
-        vyre_cache_close(pc[k]);
-    printf("\nwrite-back on a put of this cubin (durable local put = 1.00):\n");
-    printf("%-34s %12s %14s %22s\n", "path", "median_us", "vs_local_put", "extra_vs_cold_compile");
-    printf("%-34s %12.1f %14.2f %22s\n", "local put, no remote", t_put * 1e6, 1.0, "-");
-    for (int s = 0; s < 2; s++)
-        if (ports[s]) {
-            char label[64];
-            snprintf(label, sizeof label, "local put + write-back, %s", s ? "redis" : "nginx");
-            printf("%-34s %12.1f %14.2f %22.4f\n", label, t_wb[s] * 1e6, t_wb[s] / t_put,
-                   (t_wb[s] - t_put) / t_cold);
-        }
+    remote_ctx x = {.req = &req,
+                    .res = &res,
+                    .rounds = rounds,
+                    .nputs = nputs,
+                    .t_local = t_local,
+                    .t_cold = t_cold};
+    x.ports[0] = start_nginx();
+    x.ports[1] = start_redis();
+    snprintf(x.specs[0], sizeof x.specs[0], "http://127.0.0.1:%d/fleet", x.ports[0]);
+    snprintf(x.specs[1], sizeof x.specs[1], "redis://127.0.0.1:%d", x.ports[1]);
+    remote_hit_rows(&x);
+    write_back_rows(&x);
     vyre_compile_result_release(&res);
     if (ptx_file)
         free(ptx);
