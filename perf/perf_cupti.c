@@ -52,7 +52,7 @@ static void die(const char *what, const vyre_error *e)
     do {                                                                                           \
         CUresult r_ = (call);                                                                      \
         if (r_ != CUDA_SUCCESS) {                                                                  \
-            fprintf(stderr, "perf_cupti: %s failed: CUresult %d\n", #call, (int)r_);              \
+            fprintf(stderr, "perf_cupti: %s failed: CUresult %d\n", #call, (int)r_);               \
             exit(2);                                                                               \
         }                                                                                          \
     } while (0)
@@ -284,8 +284,8 @@ int main(int argc, char **argv)
     CU(b.cu->cuCtxSetCurrent(ctx));
     vyre_nvrtc_output out;
     memset(&out, 0, sizeof out);
-    if (vyre_nvrtc_compile(NOOP_SRC, strlen(NOOP_SRC), "perf_cupti.cu", info.arch, NULL, 0, 1,
-                           &out, &e))
+    if (vyre_nvrtc_compile(NOOP_SRC, strlen(NOOP_SRC), "perf_cupti.cu", info.arch, NULL, 0, 1, &out,
+                           &e))
         die("NVRTC", &e);
     CUmodule mod;
     CU(b.cu->cuModuleLoadData(&mod, out.data));

@@ -44,7 +44,7 @@ double perf_median(double *v, int n)
 }
 
 int perf_find_file(char *out, size_t size, const char *given, const char *rel, const char *env,
-                    int exec)
+                   int exec)
 {
     int mode = exec ? X_OK : R_OK;
     if (given) {

@@ -23,7 +23,7 @@ double perf_median(double *v, int n);
  * program's directory, else $env (when env is not NULL and set). 1 when the
  * result is there and readable (executable with exec), else 0. */
 int perf_find_file(char *out, size_t size, const char *given, const char *rel, const char *env,
-                    int exec);
+                   int exec);
 
 /* A scratch directory for the telemetry and cache of a run: makes
  * $TMPDIR/vyre-perf-<tag>-XXXXXX (/tmp without TMPDIR) into dir[size],
