@@ -4,7 +4,7 @@
 -- Embedded into libcore as vyre__sql_cache_v2 and run by
 -- libcore/src/cache/index.c as k_schema_steps[1], in the same BEGIN
 -- IMMEDIATE transaction as every other step and the user_version update (see
--- the top of db/cache.sql). Never edit this file once released.
+-- the top of db/cache_v1.sql). Never edit this file once released.
 --
 -- Rows of an index migrated from v1 describe blobs stored before key format
 -- v2: key_version defaults to 1, so they count as stale until a reindex reads

@@ -3,9 +3,9 @@
 -- point (timings.point_id).
 --
 -- Embedded into libcore as vyre__sql_results_v2 and run by
--- libcore/src/results.c as k_schema_steps[1], inside the same BEGIN
+-- libcore/src/bench/results.c as k_schema_steps[1], inside the same BEGIN
 -- IMMEDIATE transaction as every other step and the user_version update (see
--- the top of db/results.sql). A new database runs results.sql then this
+-- the top of db/results_v1.sql). A new database runs results_v1.sql then this
 -- file, so there is one path to v2. Like every step it only adds: v1 rows are
 -- untouched (their run_id and point_id stay NULL). Never edit this file once
 -- released; v3 is another file.

@@ -2,7 +2,7 @@
 -- views of a GPU point's time (issue 23).
 --
 -- Embedded into libcore as vyre__sql_results_v4 and run as
--- k_schema_steps[3] (see the top of db/results.sql). Only adds.
+-- k_schema_steps[3] (see the top of db/results_v1.sql). Only adds.
 --
 -- points.median of a point timed by GPU events is the `gpu` view: each
 -- sample is two events around the work, enqueued behind a blocking kernel

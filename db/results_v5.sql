@@ -3,7 +3,7 @@
 --
 -- Embedded into libcore as vyre__sql_results_v5 and run as a step of
 -- k_schema_steps (libcore/src/bench/results.c; see the top of
--- db/results.sql). Only adds columns: older rows keep NULL / 0, which the
+-- db/results_v1.sql). Only adds columns: older rows keep NULL / 0, which the
 -- readers take as "one round".
 --
 -- A point's samples are taken in rounds spread over the run (every suite

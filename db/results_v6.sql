@@ -3,7 +3,7 @@
 --
 -- Embedded into libcore as vyre__sql_results_v6 and run as a step of
 -- k_schema_steps (libcore/src/bench/results.c; see the top of
--- db/results.sql). Only adds a column: older rows keep NULL.
+-- db/results_v1.sql). Only adds a column: older rows keep NULL.
 --
 -- An A/B run measures two kernels in one process, alternating their
 -- samples; both are stored in the one run, each point twice: the

@@ -1,6 +1,6 @@
 /*
  * fuzz_sweep_binding.c - libFuzzer target for what turns a sweep spec into
- * launches (libcore/src/bench/sweep_spec.c), the integer expressions in it
+ * launches (libcore/src/bench/sweep_binding.c), the integer expressions in it
  * (bench/expr.c) and the PTX reader (bench/ptxinfo.c): text a user hands
  * to vyre-bench as a spec or a kernel file.
  *
@@ -24,7 +24,7 @@
 #include "fuzz_text.h"
 #include "bench/expr.h"
 #include "bench/ptxinfo.h"
-#include "bench/sweep_spec.h"
+#include "bench/sweep_binding.h"
 #include "vyre/axes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 /*
  * fuzz_sweep_spec.c - libFuzzer target for the sweep spec parser and the
- * axis expressions in it (libcore/src/bench/axes.c): text a user hands to
+ * axis expressions in it (libcore/src/bench/sweep_spec.c, axes.c): text a user hands to
  * vyre-bench as a JSON file or as -a NAME=VALUES.
  *
  * Each input is parsed as a JSON sweep spec and as one -a axis. Invariants

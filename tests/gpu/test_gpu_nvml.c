@@ -1,5 +1,5 @@
 /*
- * test_gpu_nvml.c - the GPU monitor (libcore/src/cuda/gpu.c) against the real
+ * test_gpu_nvml.c - the GPU monitor (libcore/src/cuda/nvml.c) against the real
  * NVML (GPU machine).
  *
  * Skips, with the reason, when libnvidia-ml.so.1 cannot be loaded. Checks
@@ -137,7 +137,7 @@ Test(gpu_nvml, real_gpu_fields_are_plausible)
 }
 
 /* What a sample costs is asserted as work done (NVML calls per sample,
- * through the fake NVML: tests/unit/test_gpu.c), never as time; here the
+ * through the fake NVML: tests/unit/test_nvml.c), never as time; here the
  * time is only logged. */
 Test(gpu_nvml, repeated_sampling_is_stable)
 {

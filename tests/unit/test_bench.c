@@ -1,6 +1,6 @@
 /*
  * test_bench.c - the measurement engine of vyre-bench
- * (libcore/src/bench/bench.c, vyre_bench_measure) without a GPU: samples
+ * (libcore/src/bench/engine.c, vyre_bench_measure) without a GPU: samples
  * come from a callback, clocks from the fake NVML (tests/fakes/fakenvml.c).
  *
  * Throttle flagging: the engine reads NVML after each sample and flags the

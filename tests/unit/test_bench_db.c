@@ -1,6 +1,6 @@
 /*
  * test_bench_db.c - vyre-bench's runs, points and samples in the results
- * database (libcore/src/bench/bench_db.c, db/results_v2.sql): the v1 -> v2
+ * database (libcore/src/bench/runs_db.c, db/results_v2.sql): the v1 -> v2
  * migration, the run lifecycle (running, done, interrupted, failed), reading
  * back, and compare's verdicts on synthetic runs; the measurement engine on
  * a synthetic sample function.
@@ -17,7 +17,7 @@
 #include "testutil.h"
 #include "vyre/bench.h"
 
-extern const char vyre__sql_results[]; /* the v1 schema, embedded in libcore */
+extern const char vyre__sql_results_v1[]; /* the v1 schema, embedded in libcore */
 
 static char g_dir[512];
 static char g_path[600];
@@ -107,7 +107,7 @@ Test(bench_db, v1_database_migrates_to_v2_keeping_rows)
     sqlite3 *raw = NULL;
     cr_assert_eq(sqlite3_open(g_path, &raw), SQLITE_OK);
     cr_assert_eq(sqlite3_exec(raw, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(raw, vyre__sql_results, NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(raw, vyre__sql_results_v1, NULL, NULL, NULL), SQLITE_OK);
     cr_assert_eq(sqlite3_exec(raw,
                               "PRAGMA user_version=1; PRAGMA application_id=1987670643; "
                               "INSERT INTO timings (host, pid, session_ns, kind, name, start_ns, "

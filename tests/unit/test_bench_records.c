@@ -1,6 +1,6 @@
 /*
  * test_bench_records.c - the two sweeps of a run with kernel records
- * (libcore/src/bench/bench.c, vyre__bench_point_run; run.c drives them)
+ * (libcore/src/bench/engine.c, vyre__bench_point_run; run.c drives them)
  * without a GPU: samples come from a callback (gpu = 0), CUPTI is the fake
  * (inject/testing/fakecupti.c through $VYRE_CUPTI_LIBRARY) over the fake
  * driver (tests/fakes/fakecuda.c, two devices).

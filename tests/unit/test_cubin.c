@@ -615,6 +615,10 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
     cr_assert_eq(vyre_compile_through_cache(c, &r, &b, &hit, &e), VYRE_ENOENT);
     cr_assert_null(b);
     cr_assert_str_eq(e.message, "the module has no kernel 'matmul'; it defines 2: add_one, twice");
+    /* libcore names no front end: the command that lists a cache's kernels
+     * is the front end's, reached through the remedy. */
+    cr_assert_null(strstr(e.hint, "vyre-"), "%s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_LIST);
 
     /* ... and a module compiled for that check is not stored. */
     vyre_cache *c2 = open_cache("c2");

@@ -1,6 +1,6 @@
 /*
  * test_results.c - the results database (libcore/src/bench/results.c, schema
- * db/results.sql): schema creation and reopening, version refusal, the
+ * db/results_v1.sql): schema creation and reopening, version refusal, the
  * default path, batching of timings rows (proved from a second
  * connection), row contents, and foreign, damaged or newer files refused
  * and left byte-for-byte as they were.

@@ -2,7 +2,7 @@
  * test_sweep_spec.c - the pure parts of user sweeps: PTX facts
  * (bench/ptxinfo.c: .target, an entry's parameters, .reqntid/.maxntid),
  * the choice of architecture against a device, f16/bf16 conversion and
- * buffer fills (bench/sweep_spec.c), and a binding evaluated at points.
+ * buffer fills (bench/sweep_binding.c), and a binding evaluated at points.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "bench/ptxinfo.h"
-#include "bench/sweep_spec.h"
+#include "bench/sweep_binding.h"
 #include "testutil.h"
 
 static const char g_triton_ptx[] =

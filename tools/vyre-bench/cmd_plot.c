@@ -1,6 +1,6 @@
 /*
  * cmd_plot.c - `vyre-bench plot RUN [RUN...] -o FILE.svg|.png|.html`:
- * charts of stored runs, drawn by gnuplot through libcore (vyre/plot.h).
+ * charts of stored runs, drawn by gnuplot (plot/plot.h).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "plot/plot.h"
 #include "vyre/vyre.h"
 
 #define MAX_RUNS 8
@@ -70,11 +71,11 @@ int cmd_plot(int argc, char **argv)
         return vyre_cli_usage_error("plot", NULL, "at most %d runs in one plot", MAX_RUNS);
     vyre_error err;
     vyre_error_clear(&err);
-    vyre_plot_format fmt;
-    if (vyre_plot_format_of(output, &fmt, &err))
+    plot_format fmt;
+    if (plot_format_of(output, &fmt, &err))
         return vyre_cli_usage_error("plot", err.hint, "%s", err.message);
     char gnuplot[4096];
-    if (vyre_plot_find_gnuplot(gnuplot, sizeof gnuplot, &err)) {
+    if (plot_find_gnuplot(gnuplot, sizeof gnuplot, &err)) {
         vyre_cli_report(&err);
         return VYRE_EXIT_ERROR;
     }
@@ -99,7 +100,7 @@ int cmd_plot(int argc, char **argv)
             }
         n++;
     }
-    vyre_plot_opts po;
+    plot_opts po;
     memset(&po, 0, sizeof po);
     po.db = db;
     po.runs = ids;
@@ -107,8 +108,8 @@ int cmd_plot(int argc, char **argv)
     po.output = output;
     po.gnuplot = gnuplot;
     po.tmp_dir = getenv("TMPDIR");
-    vyre_plot_result res;
-    if (vyre_plot_runs(&po, &res, &err)) {
+    plot_result res;
+    if (plot_runs(&po, &res, &err)) {
         vyre_cli_report(&err);
         vyre_results_close(db);
         return VYRE_EXIT_ERROR;

@@ -40,7 +40,7 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
     int child_exit = 0;
-    if (vyre_bench_child_main(argc, argv, &child_exit)) /* run's compile suite, in a child */
+    if (vyre_bench_host_start(argc, argv, &child_exit)) /* run's compile suite, in a child */
         return child_exit;
     vyre_cli_set_prog("vyre-bench");
     if (argc < 2) {

@@ -485,9 +485,9 @@ typedef struct vyre_bench_run_opts {
     int no_blocking_kernel;
     const char *tmp_dir; /* scratch directory; NULL: /tmp */
     /* The program to run again for the compile suite's cold PTX JIT, which
-     * needs a fresh process ("/proc/self/exe"); that program must call
-     * vyre_bench_child_main first in main(). NULL: the cold-JIT points are
-     * left out. */
+     * needs a fresh process; that program must call vyre_bench_host_start
+     * first in main(). NULL: this program itself when it made that call,
+     * else the cold-JIT points are left out. */
     const char *child_exe;
     const volatile sig_atomic_t *stop; /* set (Ctrl-C): stop after the current sample */
     const char *command_line;          /* stored with the run */
@@ -549,14 +549,29 @@ VYRE_EXTERN int vyre_bench_run_suites(const vyre_bench_run_opts *opts, vyre_benc
 VYRE_EXTERN void vyre_bench_run_result_release(vyre_bench_run_result *res);
 
 /*
- * The compile suite times a cold PTX JIT (the driver's JIT cache off) in a
- * fresh process: it runs opts->child_exe again with a marker in the
- * environment that names the parent. A program that sets child_exe calls
- * this first thing in main(): it returns 0 at once when the process is not
- * such a child, and otherwise does the measurement, hands the result to
- * the parent and returns 1 with *exit_code set (exit with it). Prints
- * nothing.
+ * The bench child protocol, in one call. The compile suite times a cold
+ * PTX JIT (the driver's JIT cache off) in a fresh process: a run starts
+ * the host program again with a marker in the environment that names the
+ * parent. A program that runs suites makes this its first call in main(),
+ * before it parses options or starts threads:
+ *
+ *     int code;
+ *     if (vyre_bench_host_start(argc, argv, &code))
+ *         return code;
+ *
+ * When this process is such a child, it does the measurement, hands the
+ * result to the parent and returns 1 with *exit_code set: exit with it at
+ * once. Otherwise it returns 0 and records that this program can be the
+ * child, so vyre_bench_run_suites re-runs it ("/proc/self/exe") for the
+ * cold-JIT points when opts->child_exe is NULL. A program that never makes
+ * the call gets no cold-JIT points. Prints nothing; exit_code must not be
+ * NULL.
  */
+VYRE_EXTERN int vyre_bench_host_start(int argc, char **argv, int *exit_code);
+
+/* The child half of vyre_bench_host_start alone (1: this process was the
+ * child, exit with *exit_code; 0: it was not), for a program that names
+ * another child_exe. Prefer vyre_bench_host_start. */
 VYRE_EXTERN int vyre_bench_child_main(int argc, char **argv, int *exit_code);
 
 /* A kernel of the built-in suites: CUDA C, compiled by NVRTC at run time. */
@@ -569,7 +584,7 @@ typedef struct vyre_bench_kernel {
 /* The compile suite's kernels, in order: a tiled SGEMM, a row softmax and
  * a block reduction (real kernels, tens of KB of PTX each), then a small
  * saxpy; *n set. Static storage. For programs that measure the same
- * kernels another way (bench/bench_dispatch.c). */
+ * kernels another way (perf/perf_dispatch.c). */
 VYRE_EXTERN const vyre_bench_kernel *vyre_bench_kernels(size_t *n);
 
 /* The datasheet DRAM bandwidth of a GPU by name, bytes/s: H100 SXM 3.35e12,

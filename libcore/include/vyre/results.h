@@ -6,7 +6,7 @@
  *
  * The file is $XDG_DATA_HOME/vyre/results.sqlite3, else
  * $HOME/.local/share/vyre/results.sqlite3, or a path the caller names. Its
- * schema is db/results.sql, versioned through PRAGMA user_version with
+ * schema is db/results_v1.sql and its steps, versioned through PRAGMA user_version with
  * forward migrations only. The file is PRECIOUS: nothing in libcore ever
  * deletes, truncates, replaces or "repairs" it, and runs in it go only
  * when a user names them (vyre_bench_runs_delete, `vyre-bench rm`). A file that is not a vyre

@@ -30,6 +30,5 @@
 #include "axes.h"
 #include "stats.h"
 #include "bench.h"
-#include "plot.h"
 
 #endif /* VYRE_VYRE_H */

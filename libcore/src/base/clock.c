@@ -76,7 +76,7 @@ static inline void ensure_calibrated(void)
 /* On the lent GPU machines (VMs) one rdtsc costs about 20 ns (13 ns on the
  * 2-core dev VM), against a few ns on bare metal: a timed range pays two,
  * which is most of what graph replay adds to a bare cuGraphLaunch there
- * (docs/DESIGN.md, reference figures; bench/bench_hist prints the pieces). */
+ * (docs/DESIGN.md, reference figures; perf/perf_hist prints the pieces). */
 uint64_t vyre__ticks(void)
 {
     ensure_calibrated();

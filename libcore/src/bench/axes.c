@@ -1,6 +1,7 @@
 /*
- * axes.c - benchmark parameter axes (see vyre/axes.h): the -a syntax, the
- * JSON sweep spec, and the cartesian product in a fixed order.
+ * axes.c - benchmark parameter axes (see vyre/axes.h): the -a syntax, an
+ * axis written as a JSON value (for sweep_spec.c, which parses the spec
+ * document), and the cartesian product in a fixed order.
  *
  * Invariant: every axis in a vyre_axes is valid (name, at least one value,
  * no repeated value) and the product of all axis sizes stays at or below
@@ -18,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/fsutil.h"
 #include "base/internal.h"
 #include "base/jsonutil.h"
+#include "bench/axes_internal.h"
 #include "vyre/units.h"
 
 static const char g_axis_hint[] =
@@ -29,9 +30,6 @@ static const char g_axis_hint[] =
     "K/M/G are powers of 1024)";
 static const char g_name_hint[] = "an axis name starts with a letter or '_' and goes on with "
                                   "letters, digits or '_' (N, BLOCK, TILE_M)";
-static const char g_spec_hint[] =
-    "a sweep spec is an object such as {\"kernel\": \"saxpy.cu\", \"entry\": \"saxpy\", "
-    "\"axes\": {\"N\": \"1K:64M:x4\", \"BLOCK\": [128, 256]}}";
 
 /* A parsed value: integer unless it was written with '.' or an exponent. */
 typedef struct num {
@@ -559,7 +557,7 @@ size_t vyre_axes_format_point(const vyre_axes *axes, const size_t *coords, char 
     return len;
 }
 
-/* ---- JSON sweep spec ---------------------------------------------------- */
+/* ---- an axis from a JSON sweep spec ----------------------------------------- */
 
 /* Re-raises an axis error with the origin and JSON path in front. */
 static int rewrap(vyre_error *err, const vyre_error *inner, int code, const char *origin,
@@ -568,8 +566,8 @@ static int rewrap(vyre_error *err, const vyre_error *inner, int code, const char
     return vyre__fail(err, code, inner->hint, "'%s': %s: %s", origin, path, inner->message);
 }
 
-static int json_axis(vyre_axes *axes, const char *name, json_t *v, const char *origin,
-                     vyre_error *err)
+int vyre__axes_add_json(vyre_axes *axes, const char *name, json_t *v, const char *origin,
+                        vyre_error *err)
 {
     char path[VYRE_AXIS_NAME_MAX + 256];
     snprintf(path, sizeof path, "$.axes.%s", name);
@@ -583,13 +581,13 @@ static int json_axis(vyre_axes *axes, const char *name, json_t *v, const char *o
         return rc ? rewrap(err, &inner, rc, origin, path) : VYRE_OK;
     }
     if (!json_is_number(v) && !json_is_array(v))
-        return vyre__fail(err, VYRE_EINVAL, g_spec_hint,
+        return vyre__fail(err, VYRE_EINVAL, vyre__sweep_spec_hint,
                           "'%s': %s must be a string, a number or an array, not %s", origin, path,
                           vyre__json_kind(v));
     size_t n = json_is_array(v) ? json_array_size(v) : 1;
     if (n == 0)
-        return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': %s is an empty array", origin,
-                          path);
+        return vyre__fail(err, VYRE_EINVAL, vyre__sweep_spec_hint, "'%s': %s is an empty array",
+                          origin, path);
     num *vals = calloc(n, sizeof *vals);
     char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     if (!vals || !text) {
@@ -615,7 +613,7 @@ static int json_axis(vyre_axes *axes, const char *name, json_t *v, const char *o
             if (rc)
                 rc = rewrap(err, &inner, rc, origin, epath);
         } else {
-            rc = vyre__fail(err, VYRE_EINVAL, g_spec_hint,
+            rc = vyre__fail(err, VYRE_EINVAL, vyre__sweep_spec_hint,
                             "'%s': %s must be a number or a string, not %s", origin, epath,
                             vyre__json_kind(e));
         }
@@ -628,130 +626,4 @@ static int json_axis(vyre_axes *axes, const char *name, json_t *v, const char *o
     free(vals);
     free(text);
     return rc;
-}
-
-static int json_opt_string(json_t *root, const char *key, char **out, const char *origin,
-                           vyre_error *err)
-{
-    json_t *v = json_object_get(root, key);
-    if (!v)
-        return VYRE_OK;
-    if (!json_is_string(v))
-        return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $.%s must be a string, not %s",
-                          origin, key, vyre__json_kind(v));
-    if (json_string_length(v) == 0)
-        return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $.%s is empty", origin, key);
-    *out = strdup(json_string_value(v));
-    if (!*out)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading '%s'", origin);
-    return VYRE_OK;
-}
-
-int vyre_sweep_spec_parse(vyre_sweep_spec *spec, const char *text, const char *origin,
-                          vyre_error *err)
-{
-    if (!spec || !text)
-        return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "missing sweep spec");
-    if (!origin)
-        origin = "spec";
-    memset(spec, 0, sizeof *spec);
-    vyre_axes_init(&spec->axes);
-    json_error_t jerr;
-    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return vyre__fail(err, VYRE_EINVAL,
-                          "check the JSON syntax: a trailing comma, a missing quote or a "
-                          "repeated key is the usual cause",
-                          "'%s' is not valid JSON: %s (line %d, column %d)", origin, jerr.text,
-                          jerr.line, jerr.column);
-    int rc = VYRE_OK;
-    if (!json_is_object(root))
-        rc = vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $ must be an object, not %s", origin,
-                        vyre__json_kind(root));
-    if (rc == 0)
-        rc = json_opt_string(root, "kernel", &spec->kernel, origin, err);
-    if (rc == 0)
-        rc = json_opt_string(root, "entry", &spec->entry, origin, err);
-    json_t *axes = rc == 0 ? json_object_get(root, "axes") : NULL;
-    if (axes && !json_is_object(axes))
-        rc = vyre__fail(err, VYRE_EINVAL, g_spec_hint, "'%s': $.axes must be an object, not %s",
-                        origin, vyre__json_kind(axes));
-    if (rc == 0 && axes) {
-        const char *key;
-        json_t *v;
-        json_object_foreach(axes, key, v)
-        {
-            rc = json_axis(&spec->axes, key, v, origin, err);
-            if (rc)
-                break;
-        }
-    }
-    if (rc == 0) {
-        spec->json = json_dumps(root, JSON_COMPACT);
-        if (spec->kernel)
-            spec->kernel_path = strdup(spec->kernel);
-        if (!spec->json || (spec->kernel && !spec->kernel_path))
-            rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading '%s'", origin);
-    }
-    json_decref(root);
-    if (rc)
-        vyre_sweep_spec_release(spec);
-    return rc;
-}
-
-/* Spec files are small; this bounds what a mistaken path can make us read. */
-#define SPEC_MAX_BYTES (16u << 20)
-
-int vyre_sweep_spec_load(vyre_sweep_spec *spec, const char *path, vyre_error *err)
-{
-    if (!spec || !path)
-        return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "missing sweep spec path");
-    char *buf = NULL;
-    size_t len = 0;
-    int rc = vyre__read_file(path, SPEC_MAX_BYTES - 1, &buf, &len, err);
-    if (rc == VYRE_ETOOBIG)
-        return vyre__fail(err, rc, "a sweep spec is a small JSON file",
-                          "spec '%s' is larger than 16 MiB", path);
-    if (rc && rc != VYRE_ENOMEM && rc != VYRE_EINVAL) { /* EINVAL: not a regular file, said */
-        int e = errno;
-        return vyre__fail(err, rc, "check the path of the spec file", "cannot read spec '%s': %s",
-                          path, strerror(e));
-    }
-    if (rc)
-        return rc;
-    if (strlen(buf) != len) {
-        free(buf);
-        return vyre__fail(err, VYRE_EINVAL, g_spec_hint, "spec '%s' contains a NUL byte", path);
-    }
-    rc = vyre_sweep_spec_parse(spec, buf, path, err);
-    free(buf);
-    if (rc || !spec->kernel || spec->kernel[0] == '/')
-        return rc;
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return VYRE_OK;
-    size_t dlen = (size_t)(slash - path) + 1;
-    size_t klen = strlen(spec->kernel);
-    char *joined = malloc(dlen + klen + 1);
-    if (!joined) {
-        vyre_sweep_spec_release(spec);
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading '%s'", path);
-    }
-    memcpy(joined, path, dlen);
-    memcpy(joined + dlen, spec->kernel, klen + 1);
-    free(spec->kernel_path);
-    spec->kernel_path = joined;
-    return VYRE_OK;
-}
-
-void vyre_sweep_spec_release(vyre_sweep_spec *spec)
-{
-    if (!spec)
-        return;
-    free(spec->kernel);
-    free(spec->kernel_path);
-    free(spec->entry);
-    free(spec->json);
-    vyre_axes_release(&spec->axes);
-    spec->kernel = spec->kernel_path = spec->entry = spec->json = NULL;
 }

@@ -1,15 +1,17 @@
 /*
  * bench_internal.h - what the bench modules share: the run state, the point
- * runner (bench.c), the suites (bench_suite_cache.c, bench_gpu.c) and the
+ * runner (engine.c), the suites (suite_cache.c, bench_gpu.c) and the
  * sweeps, which run.c drives. Not public.
  *
  * The bench subsystem (libcore/src/bench/) is the top layer of libcore and
- * the engine of vyre-bench: measurement under a stopping rule (bench.c),
+ * the engine of vyre-bench: measurement under a stopping rule (engine.c),
  * the suite table, the suites and their real kernels (suites.c,
- * bench_gpu.c, bench_suite_cache.c, bench_kernels.c), parameter axes and
- * sweep specs (axes.c), statistics (stats.c), the results database
- * (results.c, bench_db.c), machine facts (machine.c) and the orchestration
- * of a whole run (run.c). It may call every subsystem below it: cuda/,
+ * bench_gpu.c, suite_cache.c, bench_kernels.c), parameter axes (axes.c),
+ * the sweep spec parser (sweep_spec.c) and a sweep's binding and plan
+ * (sweep_binding.c, sweep_plan.c), statistics (stats.c), the results
+ * database (results.c) and the runs in it (runs_db.c), machine facts
+ * (machine.c), the host program's child hook (child.c) and the
+ * orchestration of a whole run (run.c). It may call every subsystem below it: cuda/,
  * cache/, trace/, base/ (base < trace < cache < cuda < bench;
  * docs/DESIGN.md); nothing in libcore calls it.
  */
@@ -172,6 +174,12 @@ int vyre__bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
  */
 int vyre__bench_jit_cold_spawn(const char *exe, const char *ptx_path, double *ns, vyre_error *err);
 
+/* The program a run re-runs for the cold-JIT points (child.c): o->child_exe
+ * when set, else "/proc/self/exe" when this process made
+ * vyre_bench_host_start its first call, else NULL (the points are left
+ * out). */
+const char *vyre__bench_child_exe(const vyre_bench_run_opts *o);
+
 /* A separate pass for CUPTI kernel records: runs the point's work a few
  * times and synchronises. */
 typedef int (*vyre__bench_pass_fn)(void *ctx, vyre_error *err);
@@ -281,7 +289,7 @@ extern const char vyre__bench_block_ptx[];
  * stored (reference.gpu; see bench_gpu.c). */
 extern const char vyre__bench_reference_ptx[];
 
-/* ---- the three views of a GPU time (bench_gpu.c, bench_db.c) ---- */
+/* ---- the three views of a GPU time (bench_gpu.c, runs_db.c) ---- */
 
 /* The most launches between one pair of events in the batch view: all of
  * them are queued behind the blocking kernel before it is released, and a

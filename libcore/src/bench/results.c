@@ -1,6 +1,6 @@
 /*
  * results.c - the results database and its timings writer (see
- * vyre/results.h; schema in db/results.sql, embedded as vyre__sql_results).
+ * vyre/results.h; schema in db/results_v1.sql, embedded as vyre__sql_results_v1).
  *
  * Guarantees and the reasons for them:
  *   - The file is precious (it cannot be rebuilt, unlike the cache index):
@@ -44,8 +44,8 @@
 #include "base/sqlutil.h"
 #include "bench/results_internal.h"
 
-/* db/results.sql and db/results_v2.sql, embedded by cmake/EmbedSql.cmake. */
-extern const char vyre__sql_results[];
+/* db/results_v1.sql and db/results_v2.sql, embedded by cmake/EmbedSql.cmake. */
+extern const char vyre__sql_results_v1[];
 extern const char vyre__sql_results_v2[];
 extern const char vyre__sql_results_v3[];
 extern const char vyre__sql_results_v4[];
@@ -54,12 +54,12 @@ extern const char vyre__sql_results_v6[];
 
 /*
  * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
- * Step 0 is db/results.sql, the v1 schema; append a step (and bump
+ * Step 0 is db/results_v1.sql, the v1 schema; append a step (and bump
  * VYRE_RESULTS_SCHEMA_VERSION) for every later version, never edit an old
- * one. See the top of db/results.sql for what a step may do.
+ * one. See the top of db/results_v1.sql for what a step may do.
  */
 static const char *const k_schema_steps[] = {
-    vyre__sql_results,    /* 0 -> 1 */
+    vyre__sql_results_v1, /* 0 -> 1 */
     vyre__sql_results_v2, /* 1 -> 2: runs, points, samples (the bench) */
     vyre__sql_results_v3, /* 2 -> 3: runs.pid_start, runs.boot_id (stale runs) */
     /* Steps are ordered by this list, not by their file names; a step is

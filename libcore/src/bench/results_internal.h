@@ -1,7 +1,7 @@
 /*
- * results_internal.h - what the bench module (bench_db.c) needs of the
+ * results_internal.h - what the runs module (runs_db.c) needs of the
  * results database's connection: the results module owns the file, its
- * schema steps and its lock; the bench module owns what its tables mean.
+ * schema steps and its lock; runs_db.c owns what its tables mean.
  * Not public API.
  *
  * Lock order: vyre__results_lock, then a transaction (begin, steps, commit

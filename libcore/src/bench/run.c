@@ -3,8 +3,8 @@
  * runs row, the device checks, which suites run and which are skipped for
  * want of a GPU, the total of points for progress, the loop over the
  * suites and the sweep, and the final status. The top of the bench
- * subsystem: run.c -> suites.c -> bench_gpu.c, bench_suite_cache.c ->
- * bench.c; nothing calls back up into it.
+ * subsystem: run.c -> suites.c -> bench_gpu.c, suite_cache.c ->
+ * engine.c; nothing calls back up into it.
  *
  * Every device is measured as if alone. Once CUPTI activity capture has
  * been enabled in a process, cuGraphLaunch's host cost stays higher for
@@ -295,7 +295,7 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     env.ndevices = ndevs;
     env.mon = mon;
     env.stop = o->stop;
-    env.child_exe = o->child_exe;
+    env.child_exe = vyre__bench_child_exe(o);
     env.tmp_dir = o->tmp_dir;
     env.on_point = o->on_point;
     env.on_progress = o->on_progress;

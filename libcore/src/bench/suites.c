@@ -1,7 +1,7 @@
 /*
  * suites.c - the table of built-in suites and the dispatch to them: the
- * top of the bench subsystem (suites.c -> bench_gpu.c, bench_suite_cache.c
- * -> bench.c), so that no suite file calls back into the table.
+ * top of the bench subsystem (suites.c -> bench_gpu.c, suite_cache.c
+ * -> engine.c), so that no suite file calls back into the table.
  */
 #include <stddef.h>
 #include <string.h>

@@ -14,7 +14,7 @@
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "bench/bench_internal.h"
-#include "bench/sweep_spec.h"
+#include "bench/sweep_binding.h"
 #include "vyre/compile.h"
 
 int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, vyre_error *err)

@@ -2,7 +2,7 @@
  * checksum.c - picks the XXH3-128 build (see checksum.h).
  *
  * AVX-512 pays off on large inputs only: on small ones the wider unit's
- * warm-up costs more than it saves (measured in bench/bench_cache.c), so
+ * warm-up costs more than it saves (measured in perf/perf_cache.c), so
  * inputs below AVX512_MIN go to the AVX2 build.
  */
 #include "cache/checksum.h"

@@ -42,10 +42,10 @@
 #include "base/internal.h"
 #include "base/sqlutil.h"
 
-/* db/cache.sql, embedded by cmake/EmbedSql.cmake. */
-extern const char vyre__sql_cache[];
+/* db/cache_v1.sql, embedded by cmake/EmbedSql.cmake. */
+extern const char vyre__sql_cache_v1[];
 extern const char vyre__sql_cache_v2[];
-extern const char vyre__sql_cache_totals[];
+extern const char vyre__sql_cache_v3[];
 
 /* PRAGMA application_id of our index files: "vyre" in ASCII. Lets open
  * tell another SQLite database (say, the bench results) from ours. */
@@ -53,14 +53,14 @@ extern const char vyre__sql_cache_totals[];
 
 /*
  * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
- * Step 0 is db/cache.sql, the v1 schema; append a step here (and bump
+ * Step 0 is db/cache_v1.sql, the v1 schema; append a step here (and bump
  * VYRE_INDEX_SCHEMA_VERSION) for every later version, never edit an old
  * one. vyre__sqlite_open runs the pending ones in one transaction.
  */
 static const char *const k_schema_steps[] = {
-    vyre__sql_cache,        /* 0 -> 1 */
-    vyre__sql_cache_v2,     /* 1 -> 2: key_version, source, n_kernels, kernels */
-    vyre__sql_cache_totals, /* 2 -> 3: meta 'total_bytes' kept by triggers (size limit) */
+    vyre__sql_cache_v1, /* 0 -> 1 */
+    vyre__sql_cache_v2, /* 1 -> 2: key_version, source, n_kernels, kernels */
+    vyre__sql_cache_v3, /* 2 -> 3: meta 'total_bytes' kept by triggers (size limit) */
 };
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_INDEX_SCHEMA_VERSION,
                "one schema step per version");

@@ -12,7 +12,7 @@
  *
  * The index is a cache of the blobs' headers plus usage (last access, hits):
  * it can always be rebuilt from the blobs (vyre__index_replace_all). Schema
- * in db/cache.sql (embedded as vyre__sql_cache), versioned through PRAGMA
+ * in db/cache_v1.sql (embedded as vyre__sql_cache_v1), versioned through PRAGMA
  * user_version with forward migrations. Writes run under BEGIN IMMEDIATE
  * with a busy timeout; WAL on local disks, the rollback journal on network
  * filesystems (statfs): base/sqlutil.c's rules, shared with the results

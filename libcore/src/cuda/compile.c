@@ -273,11 +273,14 @@ int vyre__compile_check_entry(const char *names, size_t names_len, size_t n, con
         return VYRE_OK;
     char list[512];
     size_t need = vyre_kernel_list_format(names, names_len, ", ", list, sizeof list);
-    return vyre__fail(err, VYRE_ENOENT,
-                      "name one of the module's kernels (extern \"C\" names, or the mangled "
-                      "ones); 'vyre-cachectl show' lists them",
-                      "the module has no kernel '%s'; it defines %zu: %s%s", entry, n, list,
-                      need >= sizeof list ? ", ..." : "");
+    /* The front end's listing of the cache (each blob's kernels) is the
+     * remedy; libcore names no front end. */
+    return vyre__remedy(err, VYRE_REMEDY_CACHE_LIST,
+                        vyre__fail(err, VYRE_ENOENT,
+                                   "name one of the module's kernels (extern \"C\" names, or the "
+                                   "mangled ones)",
+                                   "the module has no kernel '%s'; it defines %zu: %s%s", entry, n,
+                                   list, need >= sizeof list ? ", ..." : ""));
 }
 
 /* The basename of path, truncated to fit the header's source field. */

@@ -4,7 +4,7 @@
  * The cuda subsystem (libcore/src/cuda/) owns every NVIDIA library loaded
  * at run time: the driver (cuda.c, this table), the toolkit's NVRTC and
  * nvJitLink (toolkit.c, nvrtc.c, jitlink.c), CUPTI (cupti.c, cupti_internal.h)
- * and NVML (gpu.c). On top of them: compiling through the cache
+ * and NVML (nvml.c). On top of them: compiling through the cache
  * (compile.c), pipelines, dispatch and memory pools (pipeline.c, pool.c),
  * and the driver's JIT-cache contract (jitcache.c, jitcache_report.c).
  * Nothing links an NVIDIA library: each is dlopen()ed, so a machine without

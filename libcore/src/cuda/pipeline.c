@@ -10,7 +10,7 @@
  *  - The launch path (launch_on and its callers vyre_pipeline_launch,
  *    vyre_pipeline_dispatch_resident, vyre_graph_launch) takes no lock,
  *    allocates nothing and makes no context current: an NVTX push/pop,
- *    relaxed counter adds and the driver call. bench/bench_dispatch.c holds
+ *    relaxed counter adds and the driver call. perf/perf_dispatch.c holds
  *    it to 1.05x of a bare cuLaunchKernel.
  *  - Keys come only from vyre_compile_key() with the architecture the cubin
  *    is for, so what `vyre-cachectl seed` stored is what we look up.

@@ -19,7 +19,7 @@ void vyre__range_record_weighted(vyre_range_id id, uint64_t ns, uint64_t weight)
 int vyre__nvtx_last_pop_sampled_out(void);
 
 /* The calling thread's current sampling stride for a range (1: every one
- * timed); for tests and bench/bench_hist. */
+ * timed); for the tests. */
 unsigned vyre__nvtx_sample_stride(vyre_range_id id);
 
 #endif /* VYRE_TRACE_COUNTERS_INTERNAL_H */

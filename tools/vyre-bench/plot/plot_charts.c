@@ -5,7 +5,7 @@
  * Every chart starts by undoing what any chart sets, so charts can follow
  * one another in one script, in one multiplot or each to its own output.
  * Strings from the database reach the script only through
- * vyre__plot_quote (single-quoted, quotes doubled, control characters
+ * plot_quote (single-quoted, quotes doubled, control characters
  * blanked), and all text is drawn noenhanced: "of_d2d" is not a subscript.
  */
 #include <errno.h>
@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/internal.h"
-#include "bench/plot_internal.h"
+#include "plot_internal.h"
 
 #define MAX_SERIES 12
 
@@ -23,7 +22,7 @@ static const char *const k_colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd
                                        "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
 #define NCOLORS (sizeof k_colors / sizeof k_colors[0])
 
-void vyre__plot_quote(FILE *f, const char *s)
+void plot_quote(FILE *f, const char *s)
 {
     fputc('\'', f);
     for (; *s; s++) {
@@ -99,21 +98,21 @@ static int same_group(const vyre_bench_point *a, const vyre_bench_point *b)
 /* ---- choosing the charts ---------------------------------------------------- */
 
 typedef struct chart_list {
-    vyre__chart *v;
+    plot_chart *v;
     size_t n, cap;
 } chart_list;
 
-static vyre__chart *chart_add(chart_list *l)
+static plot_chart *chart_add(chart_list *l)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
-        vyre__chart *nv = realloc(l->v, cap * sizeof *nv);
+        plot_chart *nv = realloc(l->v, cap * sizeof *nv);
         if (!nv)
             return NULL;
         l->v = nv;
         l->cap = cap;
     }
-    vyre__chart *c = &l->v[l->n++];
+    plot_chart *c = &l->v[l->n++];
     memset(c, 0, sizeof *c);
     return c;
 }
@@ -128,7 +127,7 @@ static void group_name(const vyre_bench_point *p, char *buf, size_t size)
 }
 
 /* Has a point before (r, i) in the group of p already been seen? */
-static int group_seen(const vyre__plot_input *in, size_t r, size_t i)
+static int group_seen(const plot_input *in, size_t r, size_t i)
 {
     const vyre_bench_point *p = &in->runs[r].pts[i];
     for (size_t rr = 0; rr <= r; rr++)
@@ -139,8 +138,7 @@ static int group_seen(const vyre__plot_input *in, size_t r, size_t i)
 }
 
 /* The distinct numeric values of axis `name` in the group of g. */
-static size_t distinct_values(const vyre__plot_input *in, const vyre_bench_point *g,
-                              const char *name)
+static size_t distinct_values(const plot_input *in, const vyre_bench_point *g, const char *name)
 {
     double seen[64];
     size_t n = 0;
@@ -161,7 +159,7 @@ static size_t distinct_values(const vyre__plot_input *in, const vyre_bench_point
     return n;
 }
 
-static int add_group_charts(const vyre__plot_input *in, const vyre_bench_point *g, chart_list *l)
+static int add_group_charts(const plot_input *in, const vyre_bench_point *g, chart_list *l)
 {
     char gname[200];
     group_name(g, gname, sizeof gname);
@@ -194,12 +192,12 @@ static int add_group_charts(const vyre__plot_input *in, const vyre_bench_point *
     for (size_t k = 0; k < nnames; k++) {
         if (distinct_values(in, g, names[k]) < 2)
             continue;
-        vyre__chart *c = chart_add(l);
+        plot_chart *c = chart_add(l);
         if (!c)
             return VYRE_ENOMEM;
-        c->kind = VYRE__CHART_SWEEP;
+        c->kind = PLOT_CHART_SWEEP;
         c->first = g;
-        vyre__strlcpy(c->axis, names[k], sizeof c->axis);
+        snprintf(c->axis, sizeof c->axis, "%s", names[k]);
         snprintf(c->title, sizeof c->title, "%s: median against %s, band p5-p95", gname, names[k]);
         c->width = 760;
         c->height = 440;
@@ -217,12 +215,12 @@ static int add_group_charts(const vyre__plot_input *in, const vyre_bench_point *
                 dup = strcmp(l->v[k].axes, p->axes) == 0;
             if (dup)
                 continue;
-            vyre__chart *c = chart_add(l);
+            plot_chart *c = chart_add(l);
             if (!c)
                 return VYRE_ENOMEM;
-            c->kind = VYRE__CHART_DIST;
+            c->kind = PLOT_CHART_DIST;
             c->first = g;
-            vyre__strlcpy(c->axes, p->axes, sizeof c->axes);
+            snprintf(c->axes, sizeof c->axes, "%s", p->axes);
             snprintf(c->title, sizeof c->title, "%s%s%s: samples", gname, p->axes[0] ? " " : "",
                      p->axes);
             c->width = 760;
@@ -231,16 +229,16 @@ static int add_group_charts(const vyre__plot_input *in, const vyre_bench_point *
     return 0;
 }
 
-int vyre__plot_charts(const vyre__plot_input *in, vyre__chart **out, size_t *n, vyre_error *err)
+int plot_charts_choose(const plot_input *in, plot_chart **out, size_t *n, vyre_error *err)
 {
     chart_list l = {NULL, 0, 0};
     *out = NULL;
     *n = 0;
     if (in->cmp) {
-        vyre__chart *c = chart_add(&l);
+        plot_chart *c = chart_add(&l);
         if (!c)
-            return vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
-        c->kind = VYRE__CHART_COMPARE;
+            return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+        c->kind = PLOT_CHART_COMPARE;
         size_t rows = 0;
         for (size_t i = 0; i < in->ncmp; i++)
             rows += in->cmp[i].has_a && in->cmp[i].has_b;
@@ -257,7 +255,7 @@ int vyre__plot_charts(const vyre__plot_input *in, vyre__chart **out, size_t *n, 
                 continue;
             if (add_group_charts(in, &in->runs[r].pts[i], &l)) {
                 free(l.v);
-                return vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+                return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
             }
         }
     *out = l.v;
@@ -291,7 +289,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Undoes every setting a chart may make. */
-static void chart_prologue(FILE *f, const vyre__chart *c)
+static void chart_prologue(FILE *f, const plot_chart *c)
 {
     fputs("unset logscale\nunset arrow\nunset label\nunset object\nunset title\n"
           "set xtics autofreq\nset ytics autofreq\nset xrange [*:*]\nset yrange [*:*] noreverse\n"
@@ -303,7 +301,7 @@ static void chart_prologue(FILE *f, const vyre__chart *c)
           "set xtics nomirror\nset ytics nomirror\nset border 3\n",
           f);
     fputs("set title noenhanced ", f);
-    vyre__plot_quote(f, c->title);
+    plot_quote(f, c->title);
     fputc('\n', f);
 }
 
@@ -313,8 +311,8 @@ static FILE *data_file(const char *dir, size_t index, size_t part, char *path, s
     snprintf(path, size, "%s/d%zu_%zu.dat", dir, index, part);
     FILE *f = fopen(path, "w");
     if (!f)
-        vyre__fail(err, vyre__errno_code(errno), NULL, "plot: cannot write '%s': %s", path,
-                   strerror(errno));
+        plot_fail(err, plot_errno_code(errno), NULL, "plot: cannot write '%s': %s", path,
+                  strerror(errno));
     return f;
 }
 
@@ -322,7 +320,7 @@ static int close_data(FILE *f, const char *path, vyre_error *err)
 {
     int bad = ferror(f);
     if (fclose(f) || bad)
-        return vyre__fail(err, VYRE_EIO, NULL, "plot: cannot write '%s'", path);
+        return plot_fail(err, VYRE_EIO, NULL, "plot: cannot write '%s'", path);
     return 0;
 }
 
@@ -357,7 +355,7 @@ typedef struct series {
     size_t n;
 } series;
 
-static int sweep_script(FILE *f, const vyre__plot_input *in, const vyre__chart *c, size_t index,
+static int sweep_script(FILE *f, const plot_input *in, const plot_chart *c, size_t index,
                         const char *dir, vyre_error *err)
 {
     series ss[MAX_SERIES];
@@ -370,7 +368,7 @@ static int sweep_script(FILE *f, const vyre__plot_input *in, const vyre__chart *
     if (!meds || !xs) {
         free(meds);
         free(xs);
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+        return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
     }
     size_t nmeds = 0, nxs = 0;
     int rc = 0;
@@ -396,10 +394,10 @@ static int sweep_script(FILE *f, const vyre__plot_input *in, const vyre__chart *
                 if (ns == MAX_SERIES)
                     continue;
                 memset(&ss[s], 0, sizeof ss[s]);
-                vyre__strlcpy(ss[s].label, label, sizeof ss[s].label);
+                snprintf(ss[s].label, sizeof ss[s].label, "%s", label);
                 ss[s].v = calloc(total, sizeof(xy)); /* a run named twice: twice its points */
                 if (!ss[s].v) {
-                    rc = vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+                    rc = plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
                     break;
                 }
                 ns++;
@@ -425,7 +423,7 @@ static int sweep_script(FILE *f, const vyre__plot_input *in, const vyre__chart *
     }
     chart_prologue(f, c);
     fprintf(f, "set xlabel ");
-    vyre__plot_quote(f, c->axis);
+    plot_quote(f, c->axis);
     fprintf(f, "\nset ylabel 'median time (%s)'\n", u.name);
     if (xlo > 0 && xhi / xlo >= 8)
         fputs("set logscale x 2\n", f);
@@ -470,7 +468,7 @@ static int sweep_script(FILE *f, const vyre__plot_input *in, const vyre__chart *
                 "notitle, \\\n  '%s' using 1:2 with linespoints lc rgb '%s' lw 2 pt 7 ps 0.7 "
                 "title ",
                 s ? ", \\\n  " : "", path, col, path, col);
-        vyre__plot_quote(f, ss[s].label);
+        plot_quote(f, ss[s].label);
     }
     fputc('\n', f);
     for (size_t s = 0; s < ns; s++)
@@ -494,110 +492,106 @@ static void bin_counts(const vyre_bench_sample *s, size_t n, double lo, double h
     }
 }
 
-static int dist_script(FILE *f, const vyre__plot_input *in, const vyre__chart *c, size_t index,
-                       const char *dir, vyre_error *err)
-{
-    vyre_bench_sample *sv[MAX_SERIES] = {NULL};
-    size_t sn[MAX_SERIES] = {0};
+/* A distribution chart's samples (one set a run) and its histogram's
+ * range and bins. */
+typedef struct dist_data {
+    vyre_bench_sample *sv[MAX_SERIES];
+    size_t sn[MAX_SERIES];
     long long ids[MAX_SERIES];
-    size_t nsets = 0;
-    int rc = 0;
-    for (size_t r = 0; r < in->nruns && nsets < MAX_SERIES && !rc; r++)
-        for (size_t i = 0; i < in->runs[r].npts; i++) {
-            const vyre_bench_point *p = &in->runs[r].pts[i];
-            if (!same_group(p, c->first) || strcmp(p->axes, c->axes) != 0)
-                continue;
-            rc = vyre_bench_samples_get(in->db, p->id, &sv[nsets], &sn[nsets], err);
-            ids[nsets++] = (long long)in->runs[r].run.id;
-            break;
-        }
-    /* The range: every sample, or up to the 99th percentile when the tail
-     * would squeeze the rest into a few bins. */
+    size_t nsets;
+    double lo, hi, bw, med;
+    size_t nbins, cut; /* cut: samples above the range, left out */
+    time_unit u;
+} dist_data;
+
+/* The range: every sample, or up to the 99th percentile when the tail
+ * would squeeze the rest into a few bins. Sets lo, hi, med, cut, u, nbins
+ * and bw. */
+static int dist_range(dist_data *dd, vyre_error *err)
+{
     size_t all = 0;
-    for (size_t k = 0; k < nsets; k++)
-        all += sn[k];
+    for (size_t k = 0; k < dd->nsets; k++)
+        all += dd->sn[k];
     double *v = malloc((all ? all : 1) * sizeof *v);
-    if (!rc && !v)
-        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+    if (!v)
+        return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
     size_t nv = 0;
-    for (size_t k = 0; v && k < nsets; k++)
-        for (size_t j = 0; j < sn[k]; j++)
-            if (isfinite(sv[k][j].value))
-                v[nv++] = sv[k][j].value;
-    double lo = 0, hi = 1, med = 0;
-    size_t cut = 0;
+    for (size_t k = 0; k < dd->nsets; k++)
+        for (size_t j = 0; j < dd->sn[k]; j++)
+            if (isfinite(dd->sv[k][j].value))
+                v[nv++] = dd->sv[k][j].value;
+    dd->lo = 0, dd->hi = 1, dd->med = 0, dd->cut = 0;
     if (nv) {
         qsort(v, nv, sizeof *v, cmp_double);
-        lo = v[0];
-        hi = v[nv - 1];
-        med = vyre_stats_percentile_sorted(v, nv, 50);
+        dd->lo = v[0];
+        dd->hi = v[nv - 1];
+        dd->med = vyre_stats_percentile_sorted(v, nv, 50);
         double p99 = vyre_stats_percentile_sorted(v, nv, 99);
-        if (nv >= 50 && hi - lo > 4 * (p99 - lo) && p99 > lo) {
-            hi = p99;
+        if (nv >= 50 && dd->hi - dd->lo > 4 * (p99 - dd->lo) && p99 > dd->lo) {
+            dd->hi = p99;
             for (size_t j = 0; j < nv; j++)
-                cut += v[j] > hi;
+                dd->cut += v[j] > dd->hi;
         }
     }
-    time_unit u = unit_for(med);
-    size_t per = nsets ? all / nsets : 0;
+    free(v);
+    dd->u = unit_for(dd->med);
+    size_t per = dd->nsets ? all / dd->nsets : 0;
     size_t nbins = (size_t)ceil(sqrt((double)(per ? per : 1)));
-    nbins = nbins < 8 ? 8 : nbins > 60 ? 60 : nbins;
-    if (hi <= lo) {
-        double w = lo > 0 ? lo * 0.01 : 1;
-        lo -= w;
-        hi += w;
+    dd->nbins = nbins < 8 ? 8 : nbins > 60 ? 60 : nbins;
+    if (dd->hi <= dd->lo) {
+        double w = dd->lo > 0 ? dd->lo * 0.01 : 1;
+        dd->lo -= w;
+        dd->hi += w;
     }
-    double bw = (hi - lo) / (double)nbins;
-    chart_prologue(f, c);
-    fprintf(f, "set xlabel 'sample time (%s)'\nset ylabel 'samples'\n", u.name);
-    fprintf(f,
-            "set xrange [%.17g:%.17g]\nset yrange [0:*]\nset style fill transparent solid "
-            "0.45 border\n",
-            (lo - bw) / u.scale, (hi + bw) / u.scale);
-    if (cut)
-        fprintf(f,
-                "set label '%zu slowest sample%s (above p99) not shown' at graph 0.98, graph "
-                "0.95 right\n",
-                cut, cut == 1 ? "" : "s");
-    size_t top = 0; /* the tallest bar, for whole-number tics */
-    for (size_t k = 0; k < nsets && !rc; k++) {
-        size_t *count = calloc(nbins, sizeof *count);
+    dd->bw = (dd->hi - dd->lo) / (double)dd->nbins;
+    return 0;
+}
+
+/* Each set's median as a dashed line; *top: the tallest bar. */
+static int dist_medians(FILE *f, const dist_data *dd, size_t *top, vyre_error *err)
+{
+    *top = 0;
+    for (size_t k = 0; k < dd->nsets; k++) {
+        size_t *count = calloc(dd->nbins, sizeof *count);
         if (count)
-            bin_counts(sv[k], sn[k], lo, hi, bw, nbins, count);
-        for (size_t b = 0; count && b < nbins; b++)
-            top = count[b] > top ? count[b] : top;
+            bin_counts(dd->sv[k], dd->sn[k], dd->lo, dd->hi, dd->bw, dd->nbins, count);
+        for (size_t b = 0; count && b < dd->nbins; b++)
+            *top = count[b] > *top ? count[b] : *top;
         free(count);
         double m = 0;
-        double *one = malloc((sn[k] ? sn[k] : 1) * sizeof *one);
-        if (!one) {
-            rc = vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
-            break;
-        }
-        for (size_t j = 0; j < sn[k]; j++)
-            one[j] = sv[k][j].value;
-        qsort(one, sn[k], sizeof *one, cmp_double);
-        if (sn[k])
-            m = vyre_stats_percentile_sorted(one, sn[k], 50);
+        double *one = malloc((dd->sn[k] ? dd->sn[k] : 1) * sizeof *one);
+        if (!one)
+            return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+        for (size_t j = 0; j < dd->sn[k]; j++)
+            one[j] = dd->sv[k][j].value;
+        qsort(one, dd->sn[k], sizeof *one, cmp_double);
+        if (dd->sn[k])
+            m = vyre_stats_percentile_sorted(one, dd->sn[k], 50);
         free(one);
         fprintf(f,
                 "set arrow from first %.17g, graph 0 to first %.17g, graph 1 nohead dt 2 lw 2 lc "
                 "rgb '%s'\n",
-                m / u.scale, m / u.scale, k_colors[k % NCOLORS]);
+                m / dd->u.scale, m / dd->u.scale, k_colors[k % NCOLORS]);
     }
-    if (nsets == 1) { /* one histogram: no key, the title says it all */
-        char title[700];
+    return 0;
+}
+
+/* The title (a key only for several runs) and whole-number tics up to top. */
+static void dist_title(FILE *f, const plot_chart *c, const dist_data *dd, size_t top)
+{
+    char title[700];
+    if (dd->nsets == 1) { /* one histogram: no key, the title says it all */
         char med_s[32];
-        snprintf(med_s, sizeof med_s, "%.4g %s", med / u.scale, u.name);
-        snprintf(title, sizeof title, "%s (%zu; median %s, dashed)", c->title, sn[0], med_s);
+        snprintf(med_s, sizeof med_s, "%.4g %s", dd->med / dd->u.scale, dd->u.name);
+        snprintf(title, sizeof title, "%s (%zu; median %s, dashed)", c->title, dd->sn[0], med_s);
         fputs("unset key\nset title ", f);
-        vyre__plot_quote(f, title);
+        plot_quote(f, title);
         fputc('\n', f);
     }
-    if (nsets > 1) {
-        char title[700];
+    if (dd->nsets > 1) {
         snprintf(title, sizeof title, "%s (medians dashed)", c->title);
         fputs("set title ", f);
-        vyre__plot_quote(f, title);
+        plot_quote(f, title);
         fputc('\n', f);
     }
     if (top) { /* whole numbers: a step of 1, 2 or 5 times a power of ten */
@@ -606,44 +600,90 @@ static int dist_script(FILE *f, const vyre__plot_input *in, const vyre__chart *c
             step = top <= 2 * mag * 6 ? 2 * mag : top <= 5 * mag * 6 ? 5 * mag : 10 * mag;
         fprintf(f, "set ytics 0, %zu\nset yrange [0:%zu]\n", step, top + (top + 9) / 10);
     }
+}
+
+/* The plot command: one histogram a set, its bins in a data file. */
+static int dist_plot(FILE *f, const dist_data *dd, size_t index, const char *dir, vyre_error *err)
+{
+    int rc = 0;
     fputs("plot ", f);
-    for (size_t k = 0; k < nsets && !rc; k++) {
+    for (size_t k = 0; k < dd->nsets && !rc; k++) {
         char path[1200];
         FILE *d = data_file(dir, index, k, path, sizeof path, err);
         if (!d) {
             rc = VYRE_EIO;
             break;
         }
-        size_t *count = calloc(nbins, sizeof *count);
+        size_t *count = calloc(dd->nbins, sizeof *count);
         if (!count) {
             fclose(d);
-            rc = vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+            rc = plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
             break;
         }
-        bin_counts(sv[k], sn[k], lo, hi, bw, nbins, count);
-        for (size_t b = 0; b < nbins; b++)
-            fprintf(d, "%.17g %zu\n", (lo + ((double)b + 0.5) * bw) / u.scale, count[b]);
+        bin_counts(dd->sv[k], dd->sn[k], dd->lo, dd->hi, dd->bw, dd->nbins, count);
+        for (size_t b = 0; b < dd->nbins; b++)
+            fprintf(d, "%.17g %zu\n", (dd->lo + ((double)b + 0.5) * dd->bw) / dd->u.scale,
+                    count[b]);
         free(count);
         rc = close_data(d, path, err);
         char title[200];
-        if (nsets > 1)
-            snprintf(title, sizeof title, "run %lld (%zu)", ids[k], sn[k]);
+        if (dd->nsets > 1)
+            snprintf(title, sizeof title, "run %lld (%zu)", dd->ids[k], dd->sn[k]);
         else
-            snprintf(title, sizeof title, "%zu samples, median dashed", sn[k]);
+            snprintf(title, sizeof title, "%zu samples, median dashed", dd->sn[k]);
         fprintf(f, "%s'%s' using 1:2:(%.17g) with boxes lc rgb '%s' title ", k ? ", \\\n  " : "",
-                path, bw / u.scale, k_colors[k % NCOLORS]);
-        vyre__plot_quote(f, title);
+                path, dd->bw / dd->u.scale, k_colors[k % NCOLORS]);
+        plot_quote(f, title);
     }
-    if (!nsets)
+    if (!dd->nsets)
         fputs("NaN notitle", f);
     fputc('\n', f);
-    free(v);
-    for (size_t k = 0; k < nsets; k++)
-        vyre_bench_sample_list_free(sv[k]);
     return rc;
 }
 
-static int compare_script(FILE *f, const vyre__plot_input *in, const vyre__chart *c, size_t index,
+static int dist_script(FILE *f, const plot_input *in, const plot_chart *c, size_t index,
+                       const char *dir, vyre_error *err)
+{
+    dist_data dd;
+    memset(&dd, 0, sizeof dd);
+    int rc = 0;
+    for (size_t r = 0; r < in->nruns && dd.nsets < MAX_SERIES && !rc; r++)
+        for (size_t i = 0; i < in->runs[r].npts; i++) {
+            const vyre_bench_point *p = &in->runs[r].pts[i];
+            if (!same_group(p, c->first) || strcmp(p->axes, c->axes) != 0)
+                continue;
+            rc = vyre_bench_samples_get(in->db, p->id, &dd.sv[dd.nsets], &dd.sn[dd.nsets], err);
+            dd.ids[dd.nsets++] = (long long)in->runs[r].run.id;
+            break;
+        }
+    if (!rc)
+        rc = dist_range(&dd, err);
+    if (!rc) {
+        chart_prologue(f, c);
+        fprintf(f, "set xlabel 'sample time (%s)'\nset ylabel 'samples'\n", dd.u.name);
+        fprintf(f,
+                "set xrange [%.17g:%.17g]\nset yrange [0:*]\nset style fill transparent solid "
+                "0.45 border\n",
+                (dd.lo - dd.bw) / dd.u.scale, (dd.hi + dd.bw) / dd.u.scale);
+        if (dd.cut)
+            fprintf(f,
+                    "set label '%zu slowest sample%s (above p99) not shown' at graph 0.98, graph "
+                    "0.95 right\n",
+                    dd.cut, dd.cut == 1 ? "" : "s");
+    }
+    size_t top = 0;
+    if (!rc)
+        rc = dist_medians(f, &dd, &top, err);
+    if (!rc) {
+        dist_title(f, c, &dd, top);
+        rc = dist_plot(f, &dd, index, dir, err);
+    }
+    for (size_t k = 0; k < dd.nsets; k++)
+        vyre_bench_sample_list_free(dd.sv[k]);
+    return rc;
+}
+
+static int compare_script(FILE *f, const plot_input *in, const plot_chart *c, size_t index,
                           const char *dir, vyre_error *err)
 {
     static const struct {
@@ -712,16 +752,16 @@ static int compare_script(FILE *f, const vyre__plot_input *in, const vyre__chart
     return 0;
 }
 
-int vyre__plot_chart_script(FILE *script, const vyre__plot_input *in, const vyre__chart *c,
-                            size_t index, const char *dir, vyre_error *err)
+int plot_chart_script(FILE *script, const plot_input *in, const plot_chart *c, size_t index,
+                      const char *dir, vyre_error *err)
 {
     switch (c->kind) {
-    case VYRE__CHART_COMPARE:
+    case PLOT_CHART_COMPARE:
         return compare_script(script, in, c, index, dir, err);
-    case VYRE__CHART_SWEEP:
+    case PLOT_CHART_SWEEP:
         return sweep_script(script, in, c, index, dir, err);
-    case VYRE__CHART_DIST:
+    case PLOT_CHART_DIST:
         return dist_script(script, in, c, index, dir, err);
     }
-    return vyre__fail(err, VYRE_EINVAL, NULL, "plot: unknown chart kind %d", (int)c->kind);
+    return plot_fail(err, VYRE_EINVAL, NULL, "plot: unknown chart kind %d", (int)c->kind);
 }

@@ -1,6 +1,6 @@
--- db/cache.sql - the pipeline-cache index, schema version 1.
+-- db/cache_v1.sql - the pipeline-cache index, schema version 1.
 --
--- Embedded into libcore as vyre__sql_cache and run by libcore/src/index.c,
+-- Embedded into libcore as vyre__sql_cache_v1 and run by libcore/src/cache/index.c,
 -- inside one BEGIN IMMEDIATE transaction, on a database whose
 -- PRAGMA user_version is 0 (a new or empty file). index.c then sets
 -- PRAGMA user_version = 1 and PRAGMA application_id in the same transaction,
@@ -10,7 +10,8 @@
 -- versions are forward migrations: index.c keeps an array of SQL strings,
 -- entry i taking user_version i+1 to i+2, applied in order in the same
 -- transaction as above; a new database is created at v1 and then migrated
--- like any other, so there is one path to every version.
+-- like any other, so there is one path to every version. db/cache_vN.sql
+-- is the step that makes schema version N (db/results_vN.sql likewise).
 --
 -- The index is a cache of the blobs' headers plus usage (last access, hits):
 -- losing it loses nothing, 'vyre-cachectl reindex' rebuilds it from the

@@ -1,7 +1,7 @@
 /*
- * benchutil.c - see benchutil.h.
+ * perfutil.c - see perfutil.h.
  */
-#include "benchutil.h"
+#include "perfutil.h"
 
 #include <ftw.h>
 #include <limits.h>
@@ -21,30 +21,30 @@
 #include "vyre/nvtx.h"
 #include "vyre/telemetry.h"
 
-static pid_t g_pubs[BENCH_MAX_PUBLISHERS];
+static pid_t g_pubs[PERF_MAX_PUBLISHERS];
 static int g_npubs;
 
-double bench_now_s(void)
+double perf_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int bench_cmp_double(const void *a, const void *b)
+int perf_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-double bench_median(double *v, int n)
+double perf_median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    qsort(v, (size_t)n, sizeof *v, perf_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int bench_find_file(char *out, size_t size, const char *given, const char *rel, const char *env,
-                    int exec)
+int perf_find_file(char *out, size_t size, const char *given, const char *rel, const char *env,
+                   int exec)
 {
     int mode = exec ? X_OK : R_OK;
     if (given) {
@@ -71,11 +71,11 @@ int bench_find_file(char *out, size_t size, const char *given, const char *rel, 
     return 0;
 }
 
-int bench_scratch_env(const char *tag, char *dir, size_t size)
+int perf_scratch_env(const char *tag, char *dir, size_t size)
 {
     const char *tmpdir = getenv("TMPDIR");
     char tel[PATH_MAX + 8], cache[PATH_MAX + 8];
-    snprintf(dir, size, "%s/vyre-bench-%s-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp", tag);
+    snprintf(dir, size, "%s/vyre-perf-%s-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp", tag);
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return -1;
@@ -99,7 +99,7 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
     return remove(path);
 }
 
-void bench_rm_tree(const char *dir)
+void perf_rm_tree(const char *dir)
 {
     nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
@@ -113,14 +113,14 @@ static void publish_forever(int id, unsigned flags)
     char kname[3][32];
     for (int k = 0; k < 3; k++)
         snprintf(kname[k], sizeof kname[k], "bench_kernel_%d_%d", id, k);
-    int device = flags & BENCH_PUB_DEVICES ? id % 8 : 0;
+    int device = flags & PERF_PUB_DEVICES ? id % 8 : 0;
     struct timespec tick = {0, 10 * 1000000L};
     for (uint64_t i = 0;; i++) {
         vyre_counter_add(VYRE_CTR_LAUNCHES, 3);
-        if (flags & BENCH_PUB_GRAPHS_COPIES)
+        if (flags & PERF_PUB_GRAPHS_COPIES)
             vyre_counter_add(VYRE_CTR_GRAPH_LAUNCHES, 1);
         vyre_counter_add(VYRE_CTR_DISPATCHES, 1);
-        if (flags & BENCH_PUB_GRAPHS_COPIES)
+        if (flags & PERF_PUB_GRAPHS_COPIES)
             vyre_counter_add(VYRE_CTR_H2D_COPIES, 1);
         vyre_counter_add(VYRE_CTR_H2D_BYTES, 1u << 20);
         vyre_counter_add(VYRE_CTR_D2H_BYTES, 1u << 18);
@@ -143,14 +143,14 @@ static void publish_forever(int id, unsigned flags)
     }
 }
 
-int bench_publishers_start(int n, unsigned flags)
+int perf_publishers_start(int n, unsigned flags)
 {
     fflush(NULL);
-    for (int i = 0; i < n && g_npubs < BENCH_MAX_PUBLISHERS; i++) {
+    for (int i = 0; i < n && g_npubs < PERF_MAX_PUBLISHERS; i++) {
         pid_t pid = fork();
         if (pid < 0) {
             perror("fork");
-            bench_publishers_stop();
+            perf_publishers_stop();
             return -1;
         }
         if (pid == 0)
@@ -160,7 +160,7 @@ int bench_publishers_start(int n, unsigned flags)
     return 0;
 }
 
-void bench_publishers_stop(void)
+void perf_publishers_stop(void)
 {
     for (int i = 0; i < g_npubs; i++) {
         kill(g_pubs[i], SIGKILL);

@@ -1,5 +1,5 @@
 /*
- * bench_cupti.c - what CUPTI capture costs a launch, measured in one
+ * perf_cupti.c - what CUPTI capture costs a launch, measured in one
  * process on the same kernel (GPU machine). Prints ratios; never pass/fail.
  *
  * Three ways to run the same launches, interleaved round by round:
@@ -16,7 +16,7 @@
  *   graph    cuGraphLaunch of a graph of GRAPH_KERNELS captured launches,
  *            + synchronise, per kernel
  *
- * usage: bench_cupti [--quick]
+ * usage: perf_cupti [--quick]
  */
 #include <cuda.h>
 #include <cupti.h>
@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "benchutil.h"
+#include "perfutil.h"
 #include "vyre/cuda.h"
 #include "vyre/cupti.h"
 #include "vyre/nvrtc.h"
@@ -42,7 +42,7 @@ static const char NOOP_SRC[] = "extern \"C\" __global__ void vyre_bench_tiny(flo
 
 static void die(const char *what, const vyre_error *e)
 {
-    fprintf(stderr, "bench_cupti: %s%s%s\n", what, e ? ": " : "", e ? e->message : "");
+    fprintf(stderr, "perf_cupti: %s%s%s\n", what, e ? ": " : "", e ? e->message : "");
     if (e && e->hint[0])
         fprintf(stderr, "hint: %s\n", e->hint);
     exit(2);
@@ -52,7 +52,7 @@ static void die(const char *what, const vyre_error *e)
     do {                                                                                           \
         CUresult r_ = (call);                                                                      \
         if (r_ != CUDA_SUCCESS) {                                                                  \
-            fprintf(stderr, "bench_cupti: %s failed: CUresult %d\n", #call, (int)r_);              \
+            fprintf(stderr, "perf_cupti: %s failed: CUresult %d\n", #call, (int)r_);               \
             exit(2);                                                                               \
         }                                                                                          \
     } while (0)
@@ -213,10 +213,10 @@ static void launch(bench *b)
 /* Host time per launch of a burst small enough not to block on the queue. */
 static double enqueue_us(bench *b, int burst)
 {
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     for (int i = 0; i < burst; i++)
         launch(b);
-    double t1 = bench_now_s();
+    double t1 = perf_now_s();
     CU(b->cu->cuStreamSynchronize(b->stream));
     return (t1 - t0) * 1e6 / burst;
 }
@@ -224,21 +224,21 @@ static double enqueue_us(bench *b, int burst)
 /* Launches + synchronise, per launch. */
 static double e2e_us(bench *b, int n)
 {
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     for (int i = 0; i < n; i++)
         launch(b);
     CU(b->cu->cuStreamSynchronize(b->stream));
-    return (bench_now_s() - t0) * 1e6 / n;
+    return (perf_now_s() - t0) * 1e6 / n;
 }
 
 /* Graph replays + synchronise, per kernel. */
 static double graph_us(bench *b, int replays)
 {
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     for (int i = 0; i < replays; i++)
         CU(b->cu->cuGraphLaunch(b->graph, b->stream));
     CU(b->cu->cuStreamSynchronize(b->stream));
-    return (bench_now_s() - t0) * 1e6 / ((double)replays * GRAPH_KERNELS);
+    return (perf_now_s() - t0) * 1e6 / ((double)replays * GRAPH_KERNELS);
 }
 
 static void build_graph(bench *b)
@@ -267,7 +267,7 @@ int main(int argc, char **argv)
     bare_load();
     vyre_cupti_stats st;
     vyre_cupti_stats_get(&st);
-    printf("bench_cupti: %s (%s), driver %d, CUPTI %u (%s)\n", info.name, info.arch,
+    printf("perf_cupti: %s (%s), driver %d, CUPTI %u (%s)\n", info.name, info.arch,
            info.driver_version, st.cupti_version, st.library);
     printf("medians of %d interleaved rounds; ratios are against 'off' (no CUPTI) in the same "
            "run\n",
@@ -284,8 +284,8 @@ int main(int argc, char **argv)
     CU(b.cu->cuCtxSetCurrent(ctx));
     vyre_nvrtc_output out;
     memset(&out, 0, sizeof out);
-    if (vyre_nvrtc_compile(NOOP_SRC, strlen(NOOP_SRC), "bench_cupti.cu", info.arch, NULL, 0, 1,
-                           &out, &e))
+    if (vyre_nvrtc_compile(NOOP_SRC, strlen(NOOP_SRC), "perf_cupti.cu", info.arch, NULL, 0, 1, &out,
+                           &e))
         die("NVRTC", &e);
     CUmodule mod;
     CU(b.cu->cuModuleLoadData(&mod, out.data));
@@ -317,9 +317,9 @@ int main(int argc, char **argv)
     }
     double med[3][NMODES];
     for (int m = 0; m < NMODES; m++) {
-        med[0][m] = bench_median(enq[m], rounds);
-        med[1][m] = bench_median(e2e[m], rounds);
-        med[2][m] = bench_median(gr[m], rounds);
+        med[0][m] = perf_median(enq[m], rounds);
+        med[1][m] = perf_median(e2e[m], rounds);
+        med[2][m] = perf_median(gr[m], rounds);
     }
     static const char *const what[3] = {"launch enqueue", "launch e2e", "graph e2e"};
     printf("\n%-16s %10s %10s %10s %10s %10s %10s\n", "us per kernel", "off", "bare", "vyre",

@@ -1,5 +1,5 @@
 /*
- * bench_db.c - runs, points, samples and kernel records of vyre-bench in
+ * runs_db.c - runs, points, samples and kernel records of vyre-bench in
  * the results database (see vyre/bench.h; schema db/results_v2.sql and
  * db/results_v3.sql).
  *

@@ -1,4 +1,4 @@
--- db/cache_totals.sql - pipeline-cache index, schema version 2 -> 3: the
+-- db/cache_v3.sql - pipeline-cache index, schema version 2 -> 3: the
 -- cache's total size kept in meta ('total_bytes') by triggers, so that a
 -- put can compare the cache with its max_size in one point lookup instead
 -- of summing every row (26 ms at 100,000 rows). Never edited once released.

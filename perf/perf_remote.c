@@ -1,5 +1,5 @@
 /*
- * bench_remote.c - the remote stores of the pipeline cache, end to end,
+ * perf_remote.c - the remote stores of the pipeline cache, end to end,
  * against a local hit and a cold compile of the same real kernel, on real
  * servers started here on loopback ports (nginx with WebDAV PUT,
  * redis-server). Prints ratios; never pass/fail.
@@ -20,7 +20,7 @@
  * NVRTC here, or any PTX given with --ptx FILE --entry NAME (a Triton
  * kernel, say). Architecture sm_90.
  *
- * usage: bench_remote [--quick] [--ptx FILE --entry NAME]
+ * usage: perf_remote [--quick] [--ptx FILE --entry NAME]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "benchutil.h"
+#include "perfutil.h"
 #include "vyre/vyre.h"
 
 #define ARCH "sm_90"
@@ -56,14 +56,14 @@ static void cleanup(void)
         char cmd[2048];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
         if (system(cmd) != 0)
-            fprintf(stderr, "bench_remote: could not remove %s\n", g_tmp);
+            fprintf(stderr, "perf_remote: could not remove %s\n", g_tmp);
         g_tmp[0] = '\0';
     }
 }
 
 static void die(const char *what, const vyre_error *e)
 {
-    fprintf(stderr, "bench_remote: %s: %s\n", what, e ? e->message : strerror(errno));
+    fprintf(stderr, "perf_remote: %s: %s\n", what, e ? e->message : strerror(errno));
     cleanup();
     exit(2);
 }
@@ -205,10 +205,10 @@ static double timed_get(vyre_cache *c, const vyre_compile_request *req, int want
     vyre_blob *b = NULL;
     int hit = 0;
     vyre_error e;
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     if (vyre_compile_through_cache(c, req, &b, &hit, &e))
         die("compile through the cache", &e);
-    double dt = bench_now_s() - t0;
+    double dt = perf_now_s() - t0;
     if (hit != want_hit || !b || b->size == 0)
         die(want_hit ? "expected a hit" : "expected a compile", NULL);
     vyre_blob_free(b);
@@ -230,7 +230,7 @@ static double remote_hits(const char *tag, const char *remotes, const vyre_compi
         *from_remote += st.hits;
         vyre_cache_close(c);
     }
-    return bench_median(v, rounds);
+    return perf_median(v, rounds);
 }
 
 /* One put of a new blob (key from i and seed) through c: seconds. */
@@ -247,10 +247,10 @@ static double timed_put(vyre_cache *c, const vyre_compile_result *res, int i, un
     snprintf(h.toolchain, sizeof h.toolchain, "%s", res->toolchain);
     h.compile_ns = res->compile_ns;
     vyre_error e;
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     if (vyre_cache_put(c, &h, res->cubin, res->size, &e))
         die("put", &e);
-    return bench_now_s() - t0;
+    return perf_now_s() - t0;
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -270,6 +270,90 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* What the remote rows share: the request, the rounds and the baselines,
+ * and the two stores (port 0: not installed, skipped). */
+typedef struct remote_ctx {
+    const vyre_compile_request *req;
+    const vyre_compile_result *res;
+    int rounds, nputs;
+    double t_local, t_cold;
+    int ports[2];
+    char specs[2][256];
+} remote_ctx;
+
+/* Seeds each store from one cache, then times hits through it. */
+static void remote_hit_rows(const remote_ctx *x)
+{
+    static const char *const names[2] = {"nginx (HTTP, WebDAV PUT)", "redis"};
+    vyre_error e;
+    for (int s = 0; s < 2; s++) {
+        if (!x->ports[s]) {
+            printf("%-34s skipped: %s is not installed\n", names[s], s ? "redis-server" : "nginx");
+            continue;
+        }
+        /* Seed the store: one machine compiles and writes back. */
+        vyre_cache *seed = open_at(s ? "seed-redis" : "seed-nginx", 0, x->specs[s]);
+        vyre_blob *b = NULL;
+        int hit = 0;
+        if (vyre_compile_through_cache(seed, x->req, &b, &hit, &e))
+            die("seed", &e);
+        vyre_blob_free(b);
+        vyre_remote_stats st;
+        vyre_cache_remote_get(seed, 0, NULL, &st);
+        if (st.puts != 1)
+            die("the seed was not written back", NULL);
+        vyre_cache_close(seed);
+        for (int ro = 0; ro < 2; ro++) {
+            size_t got = 0;
+            char tag[64], label[64];
+            snprintf(tag, sizeof tag, "remote-%s-%d", s ? "redis" : "nginx", ro);
+            double t = remote_hits(tag, x->specs[s], x->req, x->rounds, ro, &got);
+            if (got != (size_t)x->rounds)
+                die("not every round was a remote hit", NULL);
+            snprintf(label, sizeof label, "remote hit, %s%s", s ? "redis" : "nginx",
+                     ro ? " (fetch+check)" : "");
+            printf("%-34s %12.1f %14.2f %14.4f\n", label, t * 1e6, t / x->t_local, t / x->t_cold);
+        }
+    }
+}
+
+/* Puts with and without write-back interleaved, so that drift in the
+ * disk's fsync latency falls on all of them alike. */
+static void write_back_rows(const remote_ctx *x)
+{
+    double t_wb[2] = {0, 0}, t_put = 0;
+    vyre_cache *pc[3] = {open_at("put-plain", 0, NULL), NULL, NULL};
+    for (int s = 0; s < 2; s++)
+        if (x->ports[s])
+            pc[s + 1] = open_at(s ? "wb-redis" : "wb-nginx", 0, x->specs[s]);
+    static double tp[3][256];
+    for (int i = 0; i < x->nputs; i++)
+        for (int k = 0; k < 3; k++)
+            if (pc[k])
+                tp[k][i] = timed_put(pc[k], x->res, i, 1000u + (unsigned)k);
+    t_put = perf_median(tp[0], x->nputs);
+    for (int s = 0; s < 2; s++)
+        if (pc[s + 1]) {
+            t_wb[s] = perf_median(tp[s + 1], x->nputs);
+            vyre_remote_stats st;
+            vyre_cache_remote_get(pc[s + 1], 0, NULL, &st);
+            if (st.puts != (uint64_t)x->nputs)
+                die("a write-back failed", NULL);
+        }
+    for (int k = 0; k < 3; k++)
+        vyre_cache_close(pc[k]);
+    printf("\nwrite-back on a put of this cubin (durable local put = 1.00):\n");
+    printf("%-34s %12s %14s %22s\n", "path", "median_us", "vs_local_put", "extra_vs_cold_compile");
+    printf("%-34s %12.1f %14.2f %22s\n", "local put, no remote", t_put * 1e6, 1.0, "-");
+    for (int s = 0; s < 2; s++)
+        if (x->ports[s]) {
+            char label[64];
+            snprintf(label, sizeof label, "local put + write-back, %s", s ? "redis" : "nginx");
+            printf("%-34s %12.1f %14.2f %22.4f\n", label, t_wb[s] * 1e6, t_wb[s] / t_put,
+                   (t_wb[s] - t_put) / x->t_cold);
+        }
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0;
@@ -282,12 +366,12 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--entry") == 0 && i + 1 < argc)
             entry = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_remote [--quick] [--ptx FILE --entry NAME]\n");
+            fprintf(stderr, "usage: perf_remote [--quick] [--ptx FILE --entry NAME]\n");
             return 2;
         }
     }
     const char *tmp = getenv("TMPDIR");
-    snprintf(g_tmp, sizeof g_tmp, "%s/vyre-bench-remote-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(g_tmp, sizeof g_tmp, "%s/vyre-perf-remote-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(g_tmp))
         die("mkdtemp", NULL);
 
@@ -305,7 +389,7 @@ int main(int argc, char **argv)
         const vyre_bench_kernel *sgemm = vyre_bench_kernels(&nkernels);
         if (vyre_nvrtc_compile(sgemm->src, strlen(sgemm->src), "sgemm.cu", ARCH, NULL, 0, 0, &out,
                                &e)) {
-            printf("bench_remote: skipped: NVRTC cannot compile here: %s\n", e.message);
+            printf("perf_remote: skipped: NVRTC cannot compile here: %s\n", e.message);
             cleanup();
             return 0;
         }
@@ -322,7 +406,7 @@ int main(int argc, char **argv)
         cold[r] = timed_get(c, &req, 0);
         vyre_cache_close(c);
     }
-    double t_cold = bench_median(cold, rounds);
+    double t_cold = perf_median(cold, rounds);
     vyre_compile_result res;
     if (vyre_compile_cubin(&req, &res, &e))
         die("compile", &e);
@@ -333,7 +417,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nputs; i++)
         local[i] = timed_get(warm, &req, 1);
     vyre_cache_close(warm);
-    double t_local = bench_median(local, nputs);
+    double t_local = perf_median(local, nputs);
 
     printf("kernel: %s, PTX %zu bytes, cubin %zu bytes (%s, %s)\n",
            ptx_file ? ptx_file : "tiled SGEMM (NVRTC here)", ptx_len, res.size, res.arch,
@@ -343,73 +427,18 @@ int main(int argc, char **argv)
            t_cold / t_local, 1.0);
     printf("%-34s %12.1f %14.2f %14.4f\n", "local hit", t_local * 1e6, 1.0, t_local / t_cold);
 
-    int ports[2] = {start_nginx(), start_redis()};
-    const char *names[2] = {"nginx (HTTP, WebDAV PUT)", "redis"};
-    char specs[2][256];
-    snprintf(specs[0], sizeof specs[0], "http://127.0.0.1:%d/fleet", ports[0]);
-    snprintf(specs[1], sizeof specs[1], "redis://127.0.0.1:%d", ports[1]);
-    double t_wb[2] = {0, 0}, t_put = 0;
-    for (int s = 0; s < 2; s++) {
-        if (!ports[s]) {
-            printf("%-34s skipped: %s is not installed\n", names[s], s ? "redis-server" : "nginx");
-            continue;
-        }
-        /* Seed the store: one machine compiles and writes back. */
-        vyre_cache *seed = open_at(s ? "seed-redis" : "seed-nginx", 0, specs[s]);
-        vyre_blob *b = NULL;
-        int hit = 0;
-        if (vyre_compile_through_cache(seed, &req, &b, &hit, &e))
-            die("seed", &e);
-        vyre_blob_free(b);
-        vyre_remote_stats st;
-        vyre_cache_remote_get(seed, 0, NULL, &st);
-        if (st.puts != 1)
-            die("the seed was not written back", NULL);
-        vyre_cache_close(seed);
-        for (int ro = 0; ro < 2; ro++) {
-            size_t got = 0;
-            char tag[64], label[64];
-            snprintf(tag, sizeof tag, "remote-%s-%d", s ? "redis" : "nginx", ro);
-            double t = remote_hits(tag, specs[s], &req, rounds, ro, &got);
-            if (got != (size_t)rounds)
-                die("not every round was a remote hit", NULL);
-            snprintf(label, sizeof label, "remote hit, %s%s", s ? "redis" : "nginx",
-                     ro ? " (fetch+check)" : "");
-            printf("%-34s %12.1f %14.2f %14.4f\n", label, t * 1e6, t / t_local, t / t_cold);
-        }
-    }
-    /* Puts with and without write-back interleaved, so that drift in the
-     * disk's fsync latency falls on all of them alike. */
-    vyre_cache *pc[3] = {open_at("put-plain", 0, NULL), NULL, NULL};
-    for (int s = 0; s < 2; s++)
-        if (ports[s])
-            pc[s + 1] = open_at(s ? "wb-redis" : "wb-nginx", 0, specs[s]);
-    static double tp[3][256];
-    for (int i = 0; i < nputs; i++)
-        for (int k = 0; k < 3; k++)
-            if (pc[k])
-                tp[k][i] = timed_put(pc[k], &res, i, 1000u + (unsigned)k);
-    t_put = bench_median(tp[0], nputs);
-    for (int s = 0; s < 2; s++)
-        if (pc[s + 1]) {
-            t_wb[s] = bench_median(tp[s + 1], nputs);
-            vyre_remote_stats st;
-            vyre_cache_remote_get(pc[s + 1], 0, NULL, &st);
-            if (st.puts != (uint64_t)nputs)
-                die("a write-back failed", NULL);
-        }
-    for (int k = 0; k < 3; k++)
-        vyre_cache_close(pc[k]);
-    printf("\nwrite-back on a put of this cubin (durable local put = 1.00):\n");
-    printf("%-34s %12s %14s %22s\n", "path", "median_us", "vs_local_put", "extra_vs_cold_compile");
-    printf("%-34s %12.1f %14.2f %22s\n", "local put, no remote", t_put * 1e6, 1.0, "-");
-    for (int s = 0; s < 2; s++)
-        if (ports[s]) {
-            char label[64];
-            snprintf(label, sizeof label, "local put + write-back, %s", s ? "redis" : "nginx");
-            printf("%-34s %12.1f %14.2f %22.4f\n", label, t_wb[s] * 1e6, t_wb[s] / t_put,
-                   (t_wb[s] - t_put) / t_cold);
-        }
+    remote_ctx x = {.req = &req,
+                    .res = &res,
+                    .rounds = rounds,
+                    .nputs = nputs,
+                    .t_local = t_local,
+                    .t_cold = t_cold};
+    x.ports[0] = start_nginx();
+    x.ports[1] = start_redis();
+    snprintf(x.specs[0], sizeof x.specs[0], "http://127.0.0.1:%d/fleet", x.ports[0]);
+    snprintf(x.specs[1], sizeof x.specs[1], "redis://127.0.0.1:%d", x.ports[1]);
+    remote_hit_rows(&x);
+    write_back_rows(&x);
     vyre_compile_result_release(&res);
     if (ptx_file)
         free(ptx);

@@ -1,6 +1,6 @@
--- db/results.sql - the results database, schema version 1.
+-- db/results_v1.sql - the results database, schema version 1.
 --
--- Embedded into libcore as vyre__sql_results and run by libcore/src/results.c,
+-- Embedded into libcore as vyre__sql_results_v1 and run by libcore/src/bench/results.c,
 -- inside one BEGIN IMMEDIATE transaction, on a database whose
 -- PRAGMA user_version is 0 and which holds no tables (a new or empty file).
 -- results.c then sets PRAGMA user_version = 1 and PRAGMA application_id

@@ -1,5 +1,5 @@
 /*
- * bench_suite_cache.c - the `cache` suite: host-side throughput of the
+ * suite_cache.c - the `cache` suite: host-side throughput of the
  * pipeline cache on a temporary cache of its own (needs no GPU):
  *
  *   cache.store  size=S   vyre_cache_put of 8 new blobs (durable: fsync,
@@ -315,7 +315,7 @@ int vyre__bench_cache_run(vyre_bench_env *env, vyre_error *err)
 {
     const char *tmp = env->tmp_dir && *env->tmp_dir ? env->tmp_dir : "/tmp";
     char base[1024];
-    snprintf(base, sizeof base, "%s/vyre-bench-cache.XXXXXX", tmp);
+    snprintf(base, sizeof base, "%s/vyre-suite-cache.XXXXXX", tmp);
     if (!mkdtemp(base))
         return vyre__fail(err, vyre__errno_code(errno), "set TMPDIR to a writable directory",
                           "cannot create a temporary cache under '%s': %s", tmp, strerror(errno));

@@ -1,5 +1,5 @@
 /*
- * bench_cache.c - the pipeline cache against the bare system calls, on the
+ * perf_cache.c - the pipeline cache against the bare system calls, on the
  * same files in the same run. Prints ratios; never pass/fail.
  *
  *   hit      vyre_cache_get (open, validate, checksum, hit tracking) vs
@@ -16,7 +16,7 @@
  *            calls behind them, and the binaries when $BENCH_CACHECTL
  *            names vyre-cachectl) on the N-blob cache
  *
- * usage: bench_cache [--quick]   (quick: fewer blobs and rounds, for CI)
+ * usage: perf_cache [--quick]   (quick: fewer blobs and rounds, for CI)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,12 +29,12 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "benchutil.h"
+#include "perfutil.h"
 #include "vyre/vyre.h"
 
 static void die(const char *what, const vyre_error *e)
 {
-    fprintf(stderr, "bench_cache: %s: %s\n", what, e ? e->message : strerror(errno));
+    fprintf(stderr, "perf_cache: %s: %s\n", what, e ? e->message : strerror(errno));
     exit(2);
 }
 
@@ -43,7 +43,7 @@ static void rm_rf(const char *path)
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     if (system(cmd) != 0)
-        fprintf(stderr, "bench_cache: could not remove %s\n", path);
+        fprintf(stderr, "perf_cache: could not remove %s\n", path);
 }
 
 static void make_key(vyre_key *k, unsigned seed, unsigned i)
@@ -111,24 +111,24 @@ static void bench_hit(const char *root, int quick)
         }
         double tv[64], tb[64];
         for (int r = 0; r < rounds; r++) {
-            double t0 = bench_now_s();
+            double t0 = perf_now_s();
             for (int k = 0; k < reps; k++) {
                 vyre_blob *b;
                 if (vyre_cache_get(c, &keys[k % NKEYS], &b, NULL, &e))
                     die("get", &e);
                 vyre_blob_free(b);
             }
-            double t1 = bench_now_s();
+            double t1 = perf_now_s();
             for (int k = 0; k < reps; k++) {
                 void *buf;
                 bare_read(paths[k % NKEYS], &buf);
                 free(buf);
             }
-            double t2 = bench_now_s();
+            double t2 = perf_now_s();
             tv[r] = (t1 - t0) / reps;
             tb[r] = (t2 - t1) / reps;
         }
-        double mv = bench_median(tv, rounds), mb = bench_median(tb, rounds);
+        double mv = perf_median(tv, rounds), mb = perf_median(tb, rounds);
         printf("%-8s %10zu %12.2f %12.2f %7.2fx\n", "hit", sizes[s], mv * 1e6, mb * 1e6, mv / mb);
         free(payload);
         vyre_cache_close(c);
@@ -156,25 +156,25 @@ static void bench_track(const char *root, int quick)
     }
     double tt[64], tn[64];
     for (int r = 0; r < rounds; r++) {
-        double t0 = bench_now_s();
+        double t0 = perf_now_s();
         for (int k = 0; k < reps; k++) {
             vyre_blob *b;
             if (vyre_cache_get(ct, &keys[k % NKEYS], &b, NULL, &e))
                 die("get", &e);
             vyre_blob_free(b);
         }
-        double t1 = bench_now_s();
+        double t1 = perf_now_s();
         for (int k = 0; k < reps; k++) {
             vyre_blob *b;
             if (vyre_cache_get(cn, &keys[k % NKEYS], &b, NULL, &e))
                 die("get", &e);
             vyre_blob_free(b);
         }
-        double t2 = bench_now_s();
+        double t2 = perf_now_s();
         tt[r] = (t1 - t0) / reps;
         tn[r] = (t2 - t1) / reps;
     }
-    double mt = bench_median(tt, rounds), mn = bench_median(tn, rounds);
+    double mt = perf_median(tt, rounds), mn = perf_median(tn, rounds);
     printf("%-8s %10s %12.2f %12.2f %7.2fx   (4 KiB blobs; flushes included)\n", "track", "4096",
            mt * 1e6, mn * 1e6, mt / mn);
     vyre_cache_close(ct);
@@ -205,24 +205,24 @@ static void bench_verify(const char *root, int quick)
     int rounds = quick ? 3 : 7;
     double tv[16], tb[16];
     for (int r = 0; r < rounds; r++) {
-        double t0 = bench_now_s();
+        double t0 = perf_now_s();
         vyre_cache_verify_result res;
         if (vyre_cache_verify(c, 0, &res, NULL, NULL, NULL, NULL, &e))
             die("verify", &e);
-        double t1 = bench_now_s();
+        double t1 = perf_now_s();
         for (unsigned i = 0; i < n; i++) {
             void *buf;
             bare_read(paths[i], &buf);
             free(buf);
         }
-        double t2 = bench_now_s();
+        double t2 = perf_now_s();
         tv[r] = t1 - t0;
         tb[r] = t2 - t1;
         if (res.problems)
-            fprintf(stderr, "bench_cache: verify found %llu problems\n",
+            fprintf(stderr, "perf_cache: verify found %llu problems\n",
                     (unsigned long long)res.problems);
     }
-    double mv = bench_median(tv, rounds), mb = bench_median(tb, rounds);
+    double mv = perf_median(tv, rounds), mb = perf_median(tb, rounds);
     double bytes = (double)n * (double)(size + VYRE_BLOB_HEADER_SIZE);
     printf("%-8s %10s %10.0f MB/s %8.0f MB/s %6.2fx   (%u blobs of 64 KiB, throughput ratio)\n",
            "verify", "", bytes / mv / 1e6, bytes / mb / 1e6, mb / mv, n);
@@ -287,16 +287,16 @@ static void bench_prune(const char *base, int quick)
     if (vyre_cache_reindex(c, &rr, NULL, NULL, &e))
         die("reindex", &e);
     if (rr.indexed != n)
-        fprintf(stderr, "bench_cache: reindexed %llu of %u\n", (unsigned long long)rr.indexed, n);
+        fprintf(stderr, "perf_cache: reindexed %llu of %u\n", (unsigned long long)rr.indexed, n);
 
     vyre_cache_prune_opts o;
     vyre_cache_prune_opts_init(&o);
     o.max_bytes = 0;
     vyre_cache_prune_result pr;
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     if (vyre_cache_prune(c, &o, &pr, NULL, NULL, &e))
         die("prune", &e);
-    double t1 = bench_now_s();
+    double t1 = perf_now_s();
     for (unsigned i = 0; i < n; i++) {
         vyre_key k;
         make_key(&k, 1, i);
@@ -305,7 +305,7 @@ static void bench_prune(const char *base, int quick)
         if (unlink(path) != 0)
             die(path, NULL);
     }
-    double t2 = bench_now_s();
+    double t2 = perf_now_s();
     printf("%-8s %10u %12.3f s %10.3f s %6.2fx   (removed %llu)\n", "prune", n, t1 - t0, t2 - t1,
            (t1 - t0) / (t2 - t1), (unsigned long long)pr.removed);
     vyre_cache_close(c);
@@ -317,10 +317,10 @@ static double time_cmd(const char *cachectl, const char *root, const char *cmd)
     snprintf(line, sizeof line, "'%s' --cache-dir '%s' %s >/dev/null", cachectl, root, cmd);
     double best = 1e30;
     for (int r = 0; r < 3; r++) {
-        double t0 = bench_now_s();
+        double t0 = perf_now_s();
         if (system(line) != 0)
-            fprintf(stderr, "bench_cache: '%s' failed\n", line);
-        double t = bench_now_s() - t0;
+            fprintf(stderr, "perf_cache: '%s' failed\n", line);
+        double t = perf_now_s() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -359,15 +359,15 @@ static void bench_cleanup(const char *base, int quick)
 
     /* stats and ls on the N-blob cache: the library calls behind them. */
     vyre_cache_stats st;
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     if (vyre_cache_stats_get(a, &st, &e))
         die("stats", &e);
-    double t_stats = bench_now_s() - t0;
+    double t_stats = perf_now_s() - t0;
     uint64_t listed = 0;
-    t0 = bench_now_s();
+    t0 = perf_now_s();
     if (vyre_cache_foreach(a, count_entry, &listed, &e))
         die("foreach", &e);
-    double t_ls = bench_now_s() - t0;
+    double t_ls = perf_now_s() - t0;
     printf("%-8s %10u %12.3f s (vyre_cache_stats_get)  %.3f s (vyre_cache_foreach, %llu rows)\n",
            "stats/ls", n, t_stats, t_ls, (unsigned long long)listed);
     const char *cachectl = getenv("BENCH_CACHECTL");
@@ -390,10 +390,10 @@ static void bench_cleanup(const char *base, int quick)
     make_key(&k, 2, 0);
     vyre_blob_header h;
     fill_header(&h, &k);
-    t0 = bench_now_s();
+    t0 = perf_now_s();
     if (vyre_cache_put(a, &h, payload, sizeof payload, &e))
         die("put", &e);
-    double t_put_clean = bench_now_s() - t0;
+    double t_put_clean = perf_now_s() - t0;
     vyre_cache_stats sa;
     if (vyre_cache_stats_get(a, &sa, &e))
         die("stats", &e);
@@ -401,18 +401,18 @@ static void bench_cleanup(const char *base, int quick)
 
     /* B: the same put without a limit, then prune to the same target. */
     fill_header(&h, &k);
-    t0 = bench_now_s();
+    t0 = perf_now_s();
     if (vyre_cache_put(b, &h, payload, sizeof payload, &e))
         die("put", &e);
-    double t_put = bench_now_s() - t0;
+    double t_put = perf_now_s() - t0;
     vyre_cache_prune_opts po;
     vyre_cache_prune_opts_init(&po);
     po.max_bytes = (uint64_t)((double)total * VYRE_CACHE_CLEANUP_RATIO);
     vyre_cache_prune_result pr;
-    t0 = bench_now_s();
+    t0 = perf_now_s();
     if (vyre_cache_prune(b, &po, &pr, NULL, NULL, &e))
         die("prune", &e);
-    double t_prune = bench_now_s() - t0;
+    double t_prune = perf_now_s() - t0;
     vyre_cache_stats sb;
     if (vyre_cache_stats_get(b, &sb, &e))
         die("stats", &e);
@@ -429,12 +429,12 @@ int main(int argc, char **argv)
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const char *tmp = getenv("TMPDIR");
     char base[512];
-    snprintf(base, sizeof base, "%s/vyre-bench-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(base, sizeof base, "%s/vyre-perf-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(base))
         die("mkdtemp", NULL);
     char root[600];
     snprintf(root, sizeof root, "%s/cache", base);
-    printf("bench_cache: ratios are vyre / bare, medians of interleaved rounds\n");
+    printf("perf_cache: ratios are vyre / bare, medians of interleaved rounds\n");
     bench_hit(root, quick);
     bench_track(root, quick);
     bench_verify(root, quick);

@@ -1,5 +1,5 @@
 /*
- * plot_html.c - the HTML report of vyre_plot_runs: one self-contained page
+ * plot_html.c - the HTML report of plot_runs: one self-contained page
  * (no script, no link, no font to fetch) with each run's facts (GPU,
  * driver, CUDA, git revision, command, date, host) and every chart as
  * inline SVG. Text from the database is escaped.
@@ -10,9 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/fsutil.h"
-#include "base/internal.h"
-#include "bench/plot_internal.h"
+#include "plot_internal.h"
 
 static void esc(FILE *f, const char *s)
 {
@@ -82,25 +80,59 @@ static void run_facts(FILE *f, const vyre_bench_run *r)
 /* The largest SVG inlined: far above any chart gnuplot draws here. */
 #define PLOT_SVG_MAX ((size_t)1 << 30)
 
+/* The whole file at path into *out (malloc'ed, NUL-terminated; the
+ * caller frees it) and *len. 0, else an errno value (EFBIG above
+ * PLOT_SVG_MAX). */
+static int read_svg(const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno;
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
+    int e = buf ? 0 : ENOMEM;
+    while (!e) {
+        if (n == cap) {
+            char *bigger = cap >= PLOT_SVG_MAX ? NULL : realloc(buf, 2 * cap + 1);
+            if (!bigger) {
+                e = cap >= PLOT_SVG_MAX ? EFBIG : ENOMEM;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            e = ferror(f) ? EIO : -1;
+    }
+    fclose(f);
+    if (e != -1) {
+        free(buf);
+        return e;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
 /* Copies the SVG at path from its <svg element on. */
 static int inline_svg(FILE *out, const char *path, const char *title, vyre_error *err)
 {
     char *buf = NULL;
     size_t len = 0;
-    int rc = vyre__read_file(path, PLOT_SVG_MAX, &buf, &len, err);
-    if (rc == VYRE_ENOMEM || rc == VYRE_ETOOBIG)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
-    if (rc == VYRE_EIO)
-        return rc; /* opened but unreadable: the reader's message says why */
-    if (rc) {
-        int e = errno;
-        return vyre__fail(err, VYRE_EIO, NULL, "plot: gnuplot wrote no '%s': %s", path,
-                          strerror(e));
-    }
+    int e = read_svg(path, &buf, &len);
+    if (e == ENOMEM || e == EFBIG)
+        return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+    if (e == EIO)
+        return plot_fail(err, VYRE_EIO, NULL, "plot: cannot read '%s': %s", path, strerror(e));
+    if (e)
+        return plot_fail(err, VYRE_EIO, NULL, "plot: gnuplot wrote no '%s': %s", path, strerror(e));
     const char *start = strstr(buf, "<svg");
     if (!start) {
         free(buf);
-        return vyre__fail(err, VYRE_EIO, NULL, "plot: '%s' is not an SVG", path);
+        return plot_fail(err, VYRE_EIO, NULL, "plot: '%s' is not an SVG", path);
     }
     /* gnuplot titles every SVG "Gnuplot": the chart's own title reads
      * better as the tooltip and to a screen reader. */
@@ -117,7 +149,7 @@ static int inline_svg(FILE *out, const char *path, const char *title, vyre_error
     return 0;
 }
 
-int vyre__plot_html(FILE *out, const vyre__plot_input *in, const vyre__chart *charts,
+int plot_html_write(FILE *out, const plot_input *in, const plot_chart *charts,
                     char *const *svg_paths, size_t n, vyre_error *err)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", out);
@@ -150,5 +182,5 @@ int vyre__plot_html(FILE *out, const vyre__plot_input *in, const vyre__chart *ch
         fputs("</figcaption>\n</figure>\n", out);
     }
     fputs("</body>\n</html>\n", out);
-    return ferror(out) ? vyre__fail(err, VYRE_EIO, NULL, "plot: cannot write the page") : 0;
+    return ferror(out) ? plot_fail(err, VYRE_EIO, NULL, "plot: cannot write the page") : 0;
 }

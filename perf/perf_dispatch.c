@@ -1,5 +1,5 @@
 /*
- * bench_dispatch.c - the pipeline module against the bare driver, on the
+ * perf_dispatch.c - the pipeline module against the bare driver, on the
  * same kernels in the same process. Prints ratios; never pass/fail.
  *
  *   load     a pipeline-cache hit end to end (vyre_cache_get: open,
@@ -21,7 +21,7 @@
  * each round, so drift hits them alike). The bare calls go through the
  * same driver entry points vyre uses, resolved with cuGetProcAddress_v2.
  *
- * usage: bench_dispatch [--quick]   (quick: fewer rounds)
+ * usage: perf_dispatch [--quick]   (quick: fewer rounds)
  * Exit status: 0 measured, 2 error, 3 no NVIDIA driver or GPU.
  */
 #include <dlfcn.h>
@@ -35,7 +35,7 @@
 
 #include "vyre/bench.h"
 #include "vyre/pipeline.h"
-#include "benchutil.h"
+#include "perfutil.h"
 #include "vyre/vyre.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -75,7 +75,7 @@ static struct {
 
 static void die(const char *what, const vyre_error *e)
 {
-    fprintf(stderr, "bench_dispatch: %s: %s\n", what, e ? e->message : "failed");
+    fprintf(stderr, "perf_dispatch: %s: %s\n", what, e ? e->message : "failed");
     if (e && e->hint[0])
         fprintf(stderr, "hint: %s\n", e->hint);
     exit(2);
@@ -84,7 +84,7 @@ static void die(const char *what, const vyre_error *e)
 static void check_cu(int r, const char *what)
 {
     if (r != 0) {
-        fprintf(stderr, "bench_dispatch: %s failed: CUresult %d\n", what, r);
+        fprintf(stderr, "perf_dispatch: %s failed: CUresult %d\n", what, r);
         exit(2);
     }
 }
@@ -95,7 +95,7 @@ static void *resolve(getproc_fn gp, const char *name)
     int status = -1;
     int r = gp(name, &fn, BENCH_CUDA_VERSION, 0, &status);
     if (r != 0 || status != 0 || !fn) {
-        fprintf(stderr, "bench_dispatch: the driver has no %s\n", name);
+        fprintf(stderr, "perf_dispatch: the driver has no %s\n", name);
         exit(2);
     }
     return fn;
@@ -106,12 +106,12 @@ static void load_bare(void)
     /* vyre_cuda_init loaded it already: this only takes a reference. */
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        fprintf(stderr, "bench_dispatch: dlopen libcuda.so.1: %s\n", dlerror());
+        fprintf(stderr, "perf_dispatch: dlopen libcuda.so.1: %s\n", dlerror());
         exit(2);
     }
     getproc_fn gp = (getproc_fn)dlsym(h, "cuGetProcAddress_v2");
     if (!gp) {
-        fprintf(stderr, "bench_dispatch: libcuda.so.1 has no cuGetProcAddress_v2\n");
+        fprintf(stderr, "perf_dispatch: libcuda.so.1 has no cuGetProcAddress_v2\n");
         exit(2);
     }
     bare.module_load = (module_load_fn)resolve(gp, "cuModuleLoadData");
@@ -193,7 +193,7 @@ static double time_variant(int v, vyre_ctx *ctx, const vyre_pipeline_desc *desc,
             check_cu(bare.module_unload(mod), "cuModuleUnload");
         if (p) {
             if (vyre_pipeline_info_get(p)->origin != VYRE_PIPELINE_FROM_DISK_CACHE) {
-                fprintf(stderr, "bench_dispatch: the full path did not hit the cache\n");
+                fprintf(stderr, "perf_dispatch: the full path did not hit the cache\n");
                 exit(2);
             }
             vyre_pipeline_free(p); /* unloads: NO_MODULE_CACHE */
@@ -230,7 +230,7 @@ static void bench_load(vyre_ctx *ctx, int quick)
                 die(ks->label, &e);
             cold[c] = (double)(now_ns() - t0);
         }
-        double cold_ns = bench_median(cold, colds);
+        double cold_ns = perf_median(cold, colds);
 
         /* Store it through the run-time path (a miss), then time hits. */
         vyre_pipeline_desc desc;
@@ -272,7 +272,7 @@ static void bench_load(vyre_ctx *ctx, int quick)
             }
         double med[NVARIANTS];
         for (int v = 0; v < NVARIANTS; v++) {
-            med[v] = bench_median(samples[v], rounds);
+            med[v] = perf_median(samples[v], rounds);
             free(samples[v]);
         }
         printf("%-8s %8.1f %8.1f %10.2f %10.2f %9.1f %9.1f %10.1f %9.1f %7.2fx %7.2fx %8.0fx\n",
@@ -373,7 +373,7 @@ static void bench_launch(vyre_ctx *ctx, int quick)
             sv[r] = time_launches(1, p, stream, reps);
         }
     }
-    double mb = bench_median(sb, rounds), mv = bench_median(sv, rounds);
+    double mb = perf_median(sb, rounds), mv = perf_median(sv, rounds);
     printf("%-8s %12s %12s %8s\n", "", "bare_ns", "vyre_ns", "ratio");
     printf("%-8s %12.0f %12.0f %7.3fx   (target <= 1.05x; %d rounds of %d launches)\n", "launch",
            mb, mv, mv / mb, rounds, reps);
@@ -402,8 +402,8 @@ static void bench_launch(vyre_ctx *ctx, int quick)
             sv[r] = time_graphs(1, g, stream, greps);
         }
     }
-    mb = bench_median(sb, rounds);
-    mv = bench_median(sv, rounds);
+    mb = perf_median(sb, rounds);
+    mv = perf_median(sv, rounds);
     printf("%-8s %12.0f %12.0f %7.3fx   (target <= 1.05x; graph of %d kernels, %d rounds of %d "
            "replays)\n",
            "graph", mb, mv, mv / mb, GRAPH_KERNELS, rounds, greps);
@@ -433,14 +433,14 @@ static void rm_rf(const char *path)
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     if (system(cmd) != 0)
-        fprintf(stderr, "bench_dispatch: could not remove %s\n", path);
+        fprintf(stderr, "perf_dispatch: could not remove %s\n", path);
 }
 
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     if (argc > 2 || (argc == 2 && !quick)) {
-        fprintf(stderr, "usage: bench_dispatch [--quick]\n");
+        fprintf(stderr, "usage: perf_dispatch [--quick]\n");
         return 2;
     }
     size_t nk = 0;
@@ -450,16 +450,16 @@ int main(int argc, char **argv)
      * CUDA_CACHE_PATH in cuInit, so this precedes vyre_cuda_init. */
     const char *tmp = getenv("TMPDIR");
     char base[4096], dir[4200];
-    snprintf(base, sizeof base, "%s/vyre-bench-dispatch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(base, sizeof base, "%s/vyre-perf-dispatch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(base)) {
-        perror("bench_dispatch: mkdtemp");
+        perror("perf_dispatch: mkdtemp");
         return 2;
     }
     snprintf(dir, sizeof dir, "%s/ptx-cache", base);
     setenv("VYRE_PTX_CACHE_DIR", dir, 1);
     snprintf(dir, sizeof dir, "%s/cuda-jit", base);
     if (mkdir(dir, 0700) != 0) {
-        perror("bench_dispatch: mkdir");
+        perror("perf_dispatch: mkdir");
         return 2;
     }
     setenv("CUDA_CACHE_PATH", dir, 1);
@@ -469,14 +469,14 @@ int main(int argc, char **argv)
     int rc = vyre_cuda_init(&e);
     if (rc == VYRE_ENODRIVER || rc == VYRE_ENODEV) {
         /* Still show what the kernels weigh: NVRTC runs on the CPU. */
-        printf("bench_dispatch: PTX sizes for sm_90:");
+        printf("perf_dispatch: PTX sizes for sm_90:");
         for (size_t k = 0; k < NKERNELS; k++) {
             vyre_nvrtc_output ptx;
             make_ptx(&g_kernels[k], "sm_90", &ptx);
             printf(" %s %.1f KB", g_kernels[k].label, (double)ptx.size / 1024.0);
             vyre_nvrtc_output_release(&ptx);
         }
-        printf("\nbench_dispatch: skipped: %s\n", e.message);
+        printf("\nperf_dispatch: skipped: %s\n", e.message);
         rm_rf(base);
         return 3;
     }
@@ -488,7 +488,7 @@ int main(int argc, char **argv)
     load_bare();
     int driver = 0;
     (void)vyre_cuda_driver_version(&driver, NULL);
-    printf("bench_dispatch: device 0: %s (%s), driver %d; medians of interleaved rounds%s\n",
+    printf("perf_dispatch: device 0: %s (%s), driver %d; medians of interleaved rounds%s\n",
            vyre_ctx_device_name(ctx), vyre_ctx_arch(ctx), driver, quick ? " (quick)" : "");
 
     bench_load(ctx, quick);

@@ -1,7 +1,8 @@
 /*
- * vyre/plot.h - charts of stored benchmark runs, drawn by gnuplot.
- *
- * This header is part of libvyrecore's public API.
+ * plot.h - vyre-bench's charts of stored benchmark runs, drawn by gnuplot
+ * (`vyre-bench plot`). Owned by the tool, not libcore: it reads the runs
+ * through libvyrecore's public results API (vyre/bench.h, vyre/results.h)
+ * and nothing else of the library.
  *
  * What is drawn, from the runs' points in the results database:
  * - a sweep (points of one benchmark, device and mode that differ in a
@@ -15,53 +16,49 @@
  *
  * gnuplot (the Debian package gnuplot-nox) is run as a child process: no
  * shell, the script and the data in a private temp directory that is
- * removed afterwards. Only plotting needs it. Nothing here prints.
+ * removed afterwards. Only plotting needs it. Nothing here prints: errors
+ * go into the caller's vyre_error, as libcore's do.
  */
-#ifndef VYRE_PLOT_H
-#define VYRE_PLOT_H
+#ifndef VYRE_BENCH_PLOT_H
+#define VYRE_BENCH_PLOT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench.h"
-#include "error.h"
-#include "export.h"
-#include "results.h"
-#include "stats.h"
+#include "vyre/bench.h"
+#include "vyre/error.h"
+#include "vyre/results.h"
+#include "vyre/stats.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-typedef enum vyre_plot_format {
-    VYRE_PLOT_SVG = 0,  /* every chart in one SVG (a grid of charts) */
-    VYRE_PLOT_PNG = 1,  /* the same as a PNG */
-    VYRE_PLOT_HTML = 2, /* one self-contained page: the runs' facts, every chart inline as SVG */
-} vyre_plot_format;
+typedef enum plot_format {
+    PLOT_SVG = 0,  /* every chart in one SVG (a grid of charts) */
+    PLOT_PNG = 1,  /* the same as a PNG */
+    PLOT_HTML = 2, /* one self-contained page: the runs' facts, every chart inline as SVG */
+} plot_format;
 
 /* The format named by the extension of path: .svg, .png, .html or .htm
  * (any case). VYRE_EINVAL for anything else, with a hint naming them. */
-VYRE_EXTERN int vyre_plot_format_of(const char *path, vyre_plot_format *out, vyre_error *err);
+int plot_format_of(const char *path, plot_format *out, vyre_error *err);
 
 /* The first executable "gnuplot" in the directories of $PATH, into buf.
  * VYRE_ENOENT when there is none (hint: apt-get install gnuplot-nox),
  * VYRE_ETOOBIG when the path does not fit. */
-VYRE_EXTERN int vyre_plot_find_gnuplot(char *buf, size_t size, vyre_error *err);
+int plot_find_gnuplot(char *buf, size_t size, vyre_error *err);
 
-typedef struct vyre_plot_opts {
+typedef struct plot_opts {
     vyre_results *db;
     const int64_t *runs; /* run ids, at least one; two: the first is the baseline */
     size_t nruns;
     const char *output;                     /* the file to write (its format from the extension) */
-    const char *gnuplot;                    /* NULL: vyre_plot_find_gnuplot */
+    const char *gnuplot;                    /* NULL: plot_find_gnuplot */
     const char *tmp_dir;                    /* NULL: $TMPDIR, else /tmp */
     const vyre_stats_compare_opts *compare; /* two runs; NULL: defaults */
-} vyre_plot_opts;
+} plot_opts;
 
-typedef struct vyre_plot_result {
+typedef struct plot_result {
     size_t ncharts; /* charts drawn */
     size_t skipped; /* points left out: their median is unknown (NULL) or infinite */
-} vyre_plot_result;
+} plot_result;
 
 /*
  * Draws the charts of o->runs into o->output, replacing it (written beside
@@ -72,10 +69,6 @@ typedef struct vyre_plot_result {
  * run); VYRE_EIO (gnuplot failed: the message quotes its first error
  * line); VYRE_EDB, VYRE_ENOMEM, and file errors of the output.
  */
-VYRE_EXTERN int vyre_plot_runs(const vyre_plot_opts *o, vyre_plot_result *res, vyre_error *err);
+int plot_runs(const plot_opts *o, plot_result *res, vyre_error *err);
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* VYRE_PLOT_H */
+#endif /* VYRE_BENCH_PLOT_H */

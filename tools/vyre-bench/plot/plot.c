@@ -1,52 +1,101 @@
 /*
- * plot.c - vyre_plot_runs (vyre/plot.h): loads the runs, chooses the
+ * plot.c - plot_runs (vyre/plot.h): loads the runs, chooses the
  * charts (plot_charts.c), writes one gnuplot script for all of them into a
  * private temp directory, runs gnuplot once (no shell), and puts the
  * result in place: the SVG or PNG as drawn, or the HTML page
  * (plot_html.c) around the charts' SVGs. The temp directory is removed
  * whatever happens; the output is written under a temp name beside it and
  * renamed, so a failed plot never leaves half a file.
+ *
+ * It moved here from libcore (issue 24): the library measures and stores,
+ * the tool draws. What it reads of the runs is libcore's public results
+ * API; gnuplot is started with posix_spawn, its stderr kept in the temp
+ * directory for the error message.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <fcntl.h>
-#include <math.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/internal.h"
-#include "base/subprocess.h"
-#include "bench/plot_internal.h"
+#include "plot_internal.h"
 
 #define GNUPLOT_HINT "install it: apt-get install gnuplot-nox"
 
-int vyre_plot_format_of(const char *path, vyre_plot_format *out, vyre_error *err)
+int plot_fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        err->message[0] = '\0';
+    snprintf(err->hint, sizeof err->hint, "%s", hint ? hint : "");
+    err->remedy = VYRE_REMEDY_NONE;
+    return code;
+}
+
+int plot_errno_code(int e)
+{
+    switch (e) {
+    case ENOMEM:
+        return VYRE_ENOMEM;
+    case ENOENT:
+    case ENOTDIR:
+        return VYRE_ENOENT;
+    case EEXIST:
+        return VYRE_EEXIST;
+    case EACCES:
+    case EPERM:
+        return VYRE_EPERM;
+    case EROFS:
+        return VYRE_EROFS;
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+        return VYRE_ENOSPC;
+    case EINVAL:
+        return VYRE_EINVAL;
+    default:
+        return VYRE_EIO;
+    }
+}
+
+int plot_format_of(const char *path, plot_format *out, vyre_error *err)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;
     const char *slash = path ? strrchr(path, '/') : NULL;
     if (dot && (!slash || dot > slash)) {
         if (strcasecmp(dot, ".svg") == 0) {
-            *out = VYRE_PLOT_SVG;
+            *out = PLOT_SVG;
             return 0;
         }
         if (strcasecmp(dot, ".png") == 0) {
-            *out = VYRE_PLOT_PNG;
+            *out = PLOT_PNG;
             return 0;
         }
         if (strcasecmp(dot, ".html") == 0 || strcasecmp(dot, ".htm") == 0) {
-            *out = VYRE_PLOT_HTML;
+            *out = PLOT_HTML;
             return 0;
         }
     }
-    return vyre__fail(err, VYRE_EINVAL, "name a file ending in .svg, .png or .html",
-                      "cannot tell the format of '%s' from its extension", path ? path : "");
+    return plot_fail(err, VYRE_EINVAL, "name a file ending in .svg, .png or .html",
+                     "cannot tell the format of '%s' from its extension", path ? path : "");
 }
 
-int vyre_plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
+int plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
 {
     const char *path = secure_getenv("PATH"); /* gnuplot is run from it */
     for (const char *p = path ? path : ""; *p;) {
@@ -54,7 +103,7 @@ int vyre_plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
         if (n > 0) {
             int len = snprintf(buf, size, "%.*s/gnuplot", (int)n, p);
             if (len < 0 || (size_t)len >= size)
-                return vyre__fail(err, VYRE_ETOOBIG, NULL, "a $PATH entry is too long");
+                return plot_fail(err, VYRE_ETOOBIG, NULL, "a $PATH entry is too long");
             struct stat st;
             if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
                 return 0;
@@ -64,8 +113,8 @@ int vyre_plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
             p++;
     }
     buf[0] = '\0';
-    return vyre__fail(err, VYRE_ENOENT, GNUPLOT_HINT,
-                      "plotting needs gnuplot, and there is none on $PATH");
+    return plot_fail(err, VYRE_ENOENT, GNUPLOT_HINT,
+                     "plotting needs gnuplot, and there is none on $PATH");
 }
 
 /* ---- the temp directory ------------------------------------------------------- */
@@ -89,7 +138,7 @@ static void remove_dir(const char *dir)
 
 /* ---- loading ------------------------------------------------------------------ */
 
-static void release_input(vyre__plot_input *in)
+static void release_input(plot_input *in)
 {
     for (size_t r = 0; r < in->nruns; r++)
         vyre_bench_point_list_free(in->runs[r].pts);
@@ -98,15 +147,15 @@ static void release_input(vyre__plot_input *in)
     memset(in, 0, sizeof *in);
 }
 
-static int load_input(const vyre_plot_opts *o, vyre__plot_input *in, vyre_error *err)
+static int load_input(const plot_opts *o, plot_input *in, vyre_error *err)
 {
     memset(in, 0, sizeof *in);
     in->db = o->db;
     in->runs = calloc(o->nruns, sizeof *in->runs);
     if (!in->runs)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+        return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
     for (size_t r = 0; r < o->nruns; r++) {
-        vyre__plot_run *pr = &in->runs[r];
+        plot_run_points *pr = &in->runs[r];
         int rc = vyre_bench_run_get(o->db, o->runs[r], &pr->run, err);
         if (!rc)
             rc = vyre_bench_points_get(o->db, o->runs[r], &pr->pts, &pr->npts, err);
@@ -114,14 +163,14 @@ static int load_input(const vyre_plot_opts *o, vyre__plot_input *in, vyre_error 
         if (rc)
             return rc;
         if (!pr->npts)
-            return vyre__fail(err, VYRE_EINVAL,
-                              "plot a run that finished points ('vyre-bench runs')",
-                              "run %lld has no points to plot (it is %s)", (long long)o->runs[r],
-                              vyre_bench_run_status_name(pr->run.status));
+            return plot_fail(err, VYRE_EINVAL,
+                             "plot a run that finished points ('vyre-bench runs')",
+                             "run %lld has no points to plot (it is %s)", (long long)o->runs[r],
+                             vyre_bench_run_status_name(pr->run.status));
         /* A median that is NULL or infinite in the database (a damaged or
          * hand-edited file) has no place on a chart, and gnuplot answers
          * such data with errors of its own: those points are left out and
-         * counted (vyre_plot_result.skipped). */
+         * counted (plot_result.skipped). */
         size_t kept = 0, had = pr->npts;
         for (size_t i = 0; i < had; i++) {
             if (isfinite(pr->pts[i].stats.median))
@@ -131,11 +180,11 @@ static int load_input(const vyre_plot_opts *o, vyre__plot_input *in, vyre_error 
         }
         pr->npts = kept;
         if (!kept)
-            return vyre__fail(err, VYRE_EINVAL,
-                              "its results are damaged: measure it again, or plot another run",
-                              "run %lld has no point to plot: the median of each of its %zu "
-                              "point%s is unknown or infinite",
-                              (long long)o->runs[r], had, had == 1 ? "" : "s");
+            return plot_fail(err, VYRE_EINVAL,
+                             "its results are damaged: measure it again, or plot another run",
+                             "run %lld has no point to plot: the median of each of its %zu "
+                             "point%s is unknown or infinite",
+                             (long long)o->runs[r], had, had == 1 ? "" : "s");
     }
     vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
     if (o->compare)
@@ -156,24 +205,23 @@ static int write_output(const char *to, int (*fill)(FILE *, void *), void *ctx, 
     char tmp[4200];
     int len = snprintf(tmp, sizeof tmp, "%s.tmp-%ld", to, (long)getpid());
     if (len < 0 || (size_t)len >= sizeof tmp)
-        return vyre__fail(err, VYRE_ETOOBIG, NULL, "output path too long: '%s'", to);
+        return plot_fail(err, VYRE_ETOOBIG, NULL, "output path too long: '%s'", to);
     FILE *f = fopen(tmp, "wb");
     if (!f)
-        return vyre__fail(err, vyre__errno_code(errno),
-                          "check the directory exists and is writable", "cannot write '%s': %s", to,
-                          strerror(errno));
+        return plot_fail(err, plot_errno_code(errno), "check the directory exists and is writable",
+                         "cannot write '%s': %s", to, strerror(errno));
     int rc = fill(f, ctx);
     if (!rc && ferror(f))
         rc = VYRE_EIO;
     if (fclose(f) && !rc)
         rc = VYRE_EIO;
     if (!rc && rename(tmp, to) != 0)
-        rc = vyre__errno_code(errno);
+        rc = plot_errno_code(errno);
     if (rc) {
         int e = errno;
         unlink(tmp);
         if (!err || !err->code)
-            return vyre__fail(err, rc, NULL, "cannot write '%s': %s", to, strerror(e));
+            return plot_fail(err, rc, NULL, "cannot write '%s': %s", to, strerror(e));
     }
     return rc;
 }
@@ -196,8 +244,8 @@ static int copy_fill(FILE *out, void *ctx)
 }
 
 typedef struct html_ctx {
-    const vyre__plot_input *in;
-    const vyre__chart *charts;
+    const plot_input *in;
+    const plot_chart *charts;
     char *const *paths;
     size_t n;
     vyre_error *err;
@@ -206,27 +254,26 @@ typedef struct html_ctx {
 static int html_fill(FILE *out, void *ctx)
 {
     html_ctx *h = ctx;
-    return vyre__plot_html(out, h->in, h->charts, h->paths, h->n, h->err);
+    return plot_html_write(out, h->in, h->charts, h->paths, h->n, h->err);
 }
 
 /* ---- the script ---------------------------------------------------------------- */
 
-static int write_script(const char *script_path, const char *dir, vyre_plot_format fmt,
-                        const vyre__plot_input *in, const vyre__chart *charts, size_t n,
-                        vyre_error *err)
+static int write_script(const char *script_path, const char *dir, plot_format fmt,
+                        const plot_input *in, const plot_chart *charts, size_t n, vyre_error *err)
 {
     FILE *f = fopen(script_path, "w");
     if (!f)
-        return vyre__fail(err, vyre__errno_code(errno), NULL, "plot: cannot write '%s': %s",
-                          script_path, strerror(errno));
+        return plot_fail(err, plot_errno_code(errno), NULL, "plot: cannot write '%s': %s",
+                         script_path, strerror(errno));
     int rc = 0;
     const char *font = "font 'Sans,11'";
-    if (fmt == VYRE_PLOT_HTML) {
+    if (fmt == PLOT_HTML) {
         for (size_t i = 0; i < n && !rc; i++) {
             fprintf(f, "set terminal svg size %d,%d %s background '#ffffff'\n", charts[i].width,
                     charts[i].height, font);
             fprintf(f, "set output '%s/c%zu.svg'\n", dir, i);
-            rc = vyre__plot_chart_script(f, in, &charts[i], i, dir, err);
+            rc = plot_chart_script(f, in, &charts[i], i, dir, err);
             fputs("unset output\n", f);
         }
     } else {
@@ -236,38 +283,85 @@ static int write_script(const char *script_path, const char *dir, vyre_plot_form
             w = charts[i].width > w ? charts[i].width : w;
             h = charts[i].height > h ? charts[i].height : h;
         }
-        if (fmt == VYRE_PLOT_SVG)
+        if (fmt == PLOT_SVG)
             fprintf(f, "set terminal svg size %zu,%zu %s background '#ffffff'\n", w * cols,
                     h * rows, font);
         else
             fprintf(f, "set terminal pngcairo size %zu,%zu %s background '#ffffff'\n", w * cols,
                     h * rows, "font 'Sans,10'");
-        fprintf(f, "set output '%s/out.%s'\n", dir, fmt == VYRE_PLOT_SVG ? "svg" : "png");
+        fprintf(f, "set output '%s/out.%s'\n", dir, fmt == PLOT_SVG ? "svg" : "png");
         if (n > 1)
             fprintf(f, "set multiplot layout %zu,%zu\n", rows, cols);
         for (size_t i = 0; i < n && !rc; i++)
-            rc = vyre__plot_chart_script(f, in, &charts[i], i, dir, err);
+            rc = plot_chart_script(f, in, &charts[i], i, dir, err);
         if (n > 1)
             fputs("unset multiplot\n", f);
         fputs("unset output\n", f);
     }
     if (fclose(f) && !rc)
-        rc = vyre__fail(err, VYRE_EIO, NULL, "plot: cannot write '%s'", script_path);
+        rc = plot_fail(err, VYRE_EIO, NULL, "plot: cannot write '%s'", script_path);
     return rc;
 }
 
-static int run_gnuplot(const char *gnuplot, const char *script, vyre_error *err)
+extern char **environ;
+
+/* Runs gnuplot on script (no shell, LC_ALL=C), its stderr into log (a
+ * file of the temp directory). *status: its exit status, -1 when a signal
+ * ended it. 0, or an error when it could not be started. */
+static int spawn_gnuplot(const char *gnuplot, const char *script, const char *log, int *status,
+                         vyre_error *err)
 {
+    size_t nenv = 0;
+    while (environ && environ[nenv])
+        nenv++;
+    char **envp = calloc(nenv + 2, sizeof *envp);
+    if (!envp)
+        return plot_fail(err, VYRE_ENOMEM, NULL, "cannot run '%s': out of memory", gnuplot);
+    size_t k = 0;
+    for (size_t i = 0; i < nenv; i++)
+        if (strncmp(environ[i], "LC_ALL=", 7) != 0)
+            envp[k++] = environ[i];
+    static char lc_all[] = "LC_ALL=C";
+    envp[k++] = lc_all;
     char *argv[] = {(char *)(uintptr_t)gnuplot, (char *)(uintptr_t)script, NULL};
-    static const char *const env[] = {"LC_ALL=C", NULL};
-    vyre__subprocess sp = {gnuplot, argv, env, 2};
-    char log[4096];
+    posix_spawn_file_actions_t fa;
+    int e = posix_spawn_file_actions_init(&fa);
+    if (!e)
+        e = posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = -1;
+    if (!e)
+        e = posix_spawn(&pid, gnuplot, &fa, NULL, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    free(envp);
+    if (e)
+        return plot_fail(err, plot_errno_code(e), NULL, "cannot run '%s': %s", gnuplot,
+                         strerror(e));
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR)
+            return plot_fail(err, VYRE_EIO, NULL, "cannot wait for '%s': %s", gnuplot,
+                             strerror(errno));
+    *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    return 0;
+}
+
+static int run_gnuplot(const char *gnuplot, const char *script, const char *dir, vyre_error *err)
+{
+    char logpath[1100];
+    snprintf(logpath, sizeof logpath, "%s/gnuplot.log", dir);
     int status = -1;
-    int rc = vyre__subprocess_run(&sp, log, sizeof log, &status, err);
+    int rc = spawn_gnuplot(gnuplot, script, logpath, &status, err);
     if (rc)
         return rc;
     if (status == 0)
         return 0;
+    char log[4096] = "";
+    FILE *lf = fopen(logpath, "r");
+    if (lf) {
+        size_t got = fread(log, 1, sizeof log - 1, lf);
+        log[got] = '\0';
+        fclose(lf);
+    }
     /* The first line that says what went wrong. */
     const char *line = log;
     for (const char *p = log; *p;) {
@@ -278,55 +372,55 @@ static int run_gnuplot(const char *gnuplot, const char *script, vyre_error *err)
         }
         p += n + (p[n] == '\n');
     }
-    return vyre__fail(err, VYRE_EIO, "this is a bug in vyre's plot script; report it",
-                      "gnuplot failed (exit %d): %.*s", status, (int)strcspn(line, "\n"), line);
+    return plot_fail(err, VYRE_EIO, "this is a bug in vyre's plot script; report it",
+                     "gnuplot failed (exit %d): %.*s", status, (int)strcspn(line, "\n"), line);
 }
 
-int vyre_plot_runs(const vyre_plot_opts *o, vyre_plot_result *res, vyre_error *err)
+int plot_runs(const plot_opts *o, plot_result *res, vyre_error *err)
 {
     if (res)
         memset(res, 0, sizeof *res);
     if (!o || !o->db || !o->runs || !o->nruns || !o->output)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_plot_runs: bad arguments");
-    vyre_plot_format fmt = VYRE_PLOT_SVG;
-    int rc = vyre_plot_format_of(o->output, &fmt, err);
+        return plot_fail(err, VYRE_EINVAL, NULL, "plot_runs: bad arguments");
+    plot_format fmt = PLOT_SVG;
+    int rc = plot_format_of(o->output, &fmt, err);
     if (rc)
         return rc;
     char gnuplot[4096];
     if (o->gnuplot)
-        vyre__strlcpy(gnuplot, o->gnuplot, sizeof gnuplot);
-    else if ((rc = vyre_plot_find_gnuplot(gnuplot, sizeof gnuplot, err)))
+        snprintf(gnuplot, sizeof gnuplot, "%s", o->gnuplot);
+    else if ((rc = plot_find_gnuplot(gnuplot, sizeof gnuplot, err)))
         return rc;
-    vyre__plot_input in;
+    plot_input in;
     memset(&in, 0, sizeof in);
     rc = load_input(o, &in, err);
     if (rc) {
         release_input(&in);
         return rc;
     }
-    vyre__chart *charts = NULL;
+    plot_chart *charts = NULL;
     size_t n = 0;
-    rc = vyre__plot_charts(&in, &charts, &n, err);
+    rc = plot_charts_choose(&in, &charts, &n, err);
     /* Two runs as one picture: their comparison is the chart. */
-    if (!rc && in.cmp && fmt != VYRE_PLOT_HTML)
+    if (!rc && in.cmp && fmt != PLOT_HTML)
         n = 1;
     const char *tmp = o->tmp_dir && *o->tmp_dir ? o->tmp_dir : secure_getenv("TMPDIR");
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/vyre-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!rc && strchr(dir, '\''))
-        rc = vyre__fail(err, VYRE_EINVAL, "set TMPDIR to a directory without quotes",
-                        "the temp directory '%s' has a quote in its name", dir);
+        rc = plot_fail(err, VYRE_EINVAL, "set TMPDIR to a directory without quotes",
+                       "the temp directory '%s' has a quote in its name", dir);
     if (!rc && !mkdtemp(dir))
-        rc = vyre__fail(err, vyre__errno_code(errno), "set TMPDIR to a writable directory",
-                        "cannot make a temp directory in '%s': %s", tmp && *tmp ? tmp : "/tmp",
-                        strerror(errno));
+        rc = plot_fail(err, plot_errno_code(errno), "set TMPDIR to a writable directory",
+                       "cannot make a temp directory in '%s': %s", tmp && *tmp ? tmp : "/tmp",
+                       strerror(errno));
     else if (!rc) {
         char script[1100];
         snprintf(script, sizeof script, "%s/plot.gp", dir);
         rc = write_script(script, dir, fmt, &in, charts, n, err);
         if (!rc)
-            rc = run_gnuplot(gnuplot, script, err);
-        if (!rc && fmt == VYRE_PLOT_HTML) {
+            rc = run_gnuplot(gnuplot, script, dir, err);
+        if (!rc && fmt == PLOT_HTML) {
             char **paths = calloc(n ? n : 1, sizeof *paths);
             for (size_t i = 0; paths && i < n; i++) {
                 paths[i] = malloc(1100);
@@ -335,13 +429,13 @@ int vyre_plot_runs(const vyre_plot_opts *o, vyre_plot_result *res, vyre_error *e
             }
             html_ctx h = {&in, charts, paths, n, err};
             rc = paths ? write_output(o->output, html_fill, &h, err)
-                       : vyre__fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+                       : plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
             for (size_t i = 0; paths && i < n; i++)
                 free(paths[i]);
             free(paths);
         } else if (!rc) {
             char drawn[1100];
-            snprintf(drawn, sizeof drawn, "%s/out.%s", dir, fmt == VYRE_PLOT_SVG ? "svg" : "png");
+            snprintf(drawn, sizeof drawn, "%s/out.%s", dir, fmt == PLOT_SVG ? "svg" : "png");
             rc = write_output(o->output, copy_fill, drawn, err);
         }
         remove_dir(dir);

@@ -1,5 +1,5 @@
 /*
- * test_gpu.c - the NVML GPU monitor (libcore/src/cuda/gpu.c), driven
+ * test_nvml.c - the NVML GPU monitor (libcore/src/cuda/nvml.c), driven
  * through the fake NVML in tests/fakes/fakenvml.c.
  *
  * Criterion runs every test in its own process; each test sets the fake's

@@ -1,5 +1,5 @@
 /*
- * bench_top.c - vyre-top's own CPU cost.
+ * perf_top.c - vyre-top's own CPU cost.
  *
  * Starts N processes (default 8) that publish telemetry through libcore's
  * writer API at about 100 Hz each (counters, an NVTX range, a kernel record
@@ -8,7 +8,7 @@
  * child's CPU time from wait4's rusage as a share of one core. The
  * target: <= 1% of one core at 1 s with 8 publishers.
  *
- * usage: bench_top [--seconds N] [--procs N] [--top PATH]
+ * usage: perf_top [--seconds N] [--procs N] [--top PATH]
  *   --seconds N  length of each run (default 60)
  *   --procs N    publishing processes (default 8)
  *   --top PATH   the vyre-top binary (default: ../tools/vyre-top next to
@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "benchutil.h"
+#include "perfutil.h"
 #include "vyre/cache.h"
 #include "vyre/counters.h"
 #include "vyre/nvtx.h"
@@ -55,7 +55,7 @@ static run_result run_top(const char *top, const char *mode, double delay, doubl
         frames = 1;
     snprintf(d, sizeof d, "%g", delay);
     snprintf(n, sizeof n, "%ld", frames);
-    double t0 = bench_now_s();
+    double t0 = perf_now_s();
     pid_t pid = fork();
     if (pid < 0) {
         perror("fork");
@@ -75,7 +75,7 @@ static run_result run_top(const char *top, const char *mode, double delay, doubl
     struct rusage ru;
     while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
         ;
-    r.wall_s = bench_now_s() - t0;
+    r.wall_s = perf_now_s() - t0;
     r.cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     r.frames = frames + 1; /* plus the priming collection */
@@ -110,30 +110,30 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
             given = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: bench_top [--seconds N] [--procs N] [--top PATH]\n");
+            printf("usage: perf_top [--seconds N] [--procs N] [--top PATH]\n");
             return 0;
         } else {
-            fprintf(stderr, "bench_top: error: unknown argument '%s'\ntry 'bench_top --help'\n",
+            fprintf(stderr, "perf_top: error: unknown argument '%s'\ntry 'perf_top --help'\n",
                     argv[i]);
             return 2;
         }
     }
-    if (!(seconds >= 1) || procs < 0 || procs > BENCH_MAX_PUBLISHERS) {
-        fprintf(stderr, "bench_top: error: --seconds must be >= 1 and --procs 0..%d\n",
-                BENCH_MAX_PUBLISHERS);
+    if (!(seconds >= 1) || procs < 0 || procs > PERF_MAX_PUBLISHERS) {
+        fprintf(stderr, "perf_top: error: --seconds must be >= 1 and --procs 0..%d\n",
+                PERF_MAX_PUBLISHERS);
         return 2;
     }
     char top[PATH_MAX];
-    if (!bench_find_file(top, sizeof top, given, "../tools/vyre-top", "VYRE_TOP_BIN", 1)) {
-        fprintf(stderr, "bench_top: error: cannot find vyre-top\n"
+    if (!perf_find_file(top, sizeof top, given, "../tools/vyre-top", "VYRE_TOP_BIN", 1)) {
+        fprintf(stderr, "perf_top: error: cannot find vyre-top\n"
                         "hint: build it (cmake --build), or pass --top PATH\n");
         return 2;
     }
     char dir[PATH_MAX];
-    if (bench_scratch_env("top", dir, sizeof dir) != 0)
+    if (perf_scratch_env("top", dir, sizeof dir) != 0)
         return 2;
 
-    if (bench_publishers_start(procs, 0) != 0)
+    if (perf_publishers_start(procs, 0) != 0)
         return 2;
     struct timespec settle = {0, 300 * 1000000L};
     nanosleep(&settle, NULL);
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
         printf("ratio 0.1 s / 1 s refresh: %.1fx CPU (target at 1 s: <= 1%% of one core: %s)\n",
                (r2.cpu_s / r2.wall_s) / (r1.cpu_s / r1.wall_s > 0 ? r1.cpu_s / r1.wall_s : 1e-9),
                100.0 * r1.cpu_s / r1.wall_s <= 1.0 ? "met" : "NOT met");
-    bench_publishers_stop();
-    bench_rm_tree(dir);
+    perf_publishers_stop();
+    perf_rm_tree(dir);
     return 0;
 }

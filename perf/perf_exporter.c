@@ -1,5 +1,5 @@
 /*
- * bench_exporter.c - what one vyre-exporter scrape costs.
+ * perf_exporter.c - what one vyre-exporter scrape costs.
  *
  * Starts N processes (default 8) that publish telemetry through libcore's
  * writer API at about 100 Hz each (counters, two NVTX ranges, three kernel
@@ -15,7 +15,7 @@
  * --idle seconds, as a share of one core). Targets (issue 13): a scrape
  * <= 5 ms, idle < 0.1% of a core.
  *
- * usage: bench_exporter [--procs N] [--requests N] [--idle S] [--exporter PATH]
+ * usage: perf_exporter [--procs N] [--requests N] [--idle S] [--exporter PATH]
  *                       [--nvml PATH]
  *   --exporter PATH  default: ../tools/vyre-exporter beside this program in
  *                    the build tree, else $VYRE_EXPORTER_BIN
@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "benchutil.h"
+#include "perfutil.h"
 #include "vyre/cache.h"
 #include "vyre/counters.h"
 #include "vyre/nvtx.h"
@@ -108,16 +108,16 @@ static timing measure(unsigned port, const char *path, int n)
     timing t = {0};
     double *v = calloc((size_t)n, sizeof *v);
     for (int i = 0; i < n; i++) {
-        double t0 = bench_now_s();
+        double t0 = perf_now_s();
         long b = http_get(port, path, NULL);
-        v[i] = (bench_now_s() - t0) * 1e3;
+        v[i] = (perf_now_s() - t0) * 1e3;
         if (b < 0) {
             t.bytes = -1;
             break;
         }
         t.bytes = b;
     }
-    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    qsort(v, (size_t)n, sizeof *v, perf_cmp_double);
     t.median_ms = v[n / 2];
     t.p90_ms = v[(n * 9) / 10];
     free(v);
@@ -147,70 +147,56 @@ static double cpu_of(pid_t pid)
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-int main(int argc, char **argv)
+typedef struct options {
+    int procs, requests;
+    double idle;
+    const char *given, *nvml_given, *dump;
+} options;
+
+/* 0, or the exit status (help printed: -1 stands for 0). */
+static int parse_args(int argc, char **argv, options *o)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    int procs = 8, requests = 200;
-    double idle = 10;
-    const char *given = NULL, *nvml_given = NULL, *dump = NULL;
+    *o = (options){.procs = 8, .requests = 200, .idle = 10};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
-            procs = atoi(argv[++i]);
+            o->procs = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc) {
-            requests = atoi(argv[++i]);
+            o->requests = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--idle") == 0 && i + 1 < argc) {
-            idle = strtod(argv[++i], NULL);
+            o->idle = strtod(argv[++i], NULL);
         } else if (strcmp(argv[i], "--exporter") == 0 && i + 1 < argc) {
-            given = argv[++i];
+            o->given = argv[++i];
         } else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
-            dump = argv[++i];
+            o->dump = argv[++i];
         } else if (strcmp(argv[i], "--nvml") == 0 && i + 1 < argc) {
-            nvml_given = argv[++i];
+            o->nvml_given = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: bench_exporter [--procs N] [--requests N] [--idle S] "
+            printf("usage: perf_exporter [--procs N] [--requests N] [--idle S] "
                    "[--exporter PATH] [--nvml PATH|none|system] [--dump PATH]\n");
-            return 0;
+            return -1;
         } else {
             fprintf(stderr,
-                    "bench_exporter: error: unknown argument '%s'\ntry 'bench_exporter --help'\n",
+                    "perf_exporter: error: unknown argument '%s'\ntry 'perf_exporter --help'\n",
                     argv[i]);
             return 2;
         }
     }
-    if (procs < 0 || procs > BENCH_MAX_PUBLISHERS || requests < 1 || !(idle >= 0)) {
-        fprintf(stderr, "bench_exporter: error: --procs 0..%d, --requests >= 1, --idle >= 0\n",
-                BENCH_MAX_PUBLISHERS);
+    if (o->procs < 0 || o->procs > PERF_MAX_PUBLISHERS || o->requests < 1 || !(o->idle >= 0)) {
+        fprintf(stderr, "perf_exporter: error: --procs 0..%d, --requests >= 1, --idle >= 0\n",
+                PERF_MAX_PUBLISHERS);
         return 2;
     }
-    char exporter[PATH_MAX], nvml[PATH_MAX] = "";
-    if (!bench_find_file(exporter, sizeof exporter, given, "../tools/vyre-exporter",
-                         "VYRE_EXPORTER_BIN", 1)) {
-        fprintf(stderr, "bench_exporter: error: cannot find vyre-exporter\n"
-                        "hint: build it (cmake --build), or pass --exporter PATH\n");
-        return 2;
-    }
-    int gpus = 0, real = nvml_given && strcmp(nvml_given, "system") == 0;
-    if (real) {
-        gpus = 1; /* whatever the machine has */
-    } else if (!(nvml_given && strcmp(nvml_given, "none") == 0)) {
-        if (bench_find_file(nvml, sizeof nvml, nvml_given, "../tests/libfakenvml.so", NULL, 0))
-            gpus = 8;
-        else
-            fprintf(stderr, "bench_exporter: no fake NVML found (build the tests, or pass "
-                            "--nvml PATH): running without GPUs\n");
-    }
-    char dir[PATH_MAX];
-    if (bench_scratch_env("exporter", dir, sizeof dir) != 0)
-        return 2;
+    return 0;
+}
 
-    if (bench_publishers_start(procs, BENCH_PUB_GRAPHS_COPIES | BENCH_PUB_DEVICES) != 0)
-        return 2;
-
+/* Starts the exporter on a loopback port it picks, its stderr on a pipe
+ * (*errfd) that names the port. The child pid, or -1 after perror. */
+static pid_t start_exporter(const char *exporter, const char *nvml, int gpus, int real, int *errfd)
+{
     int ep[2];
     if (pipe(ep) != 0) {
         perror("pipe");
-        bench_publishers_stop();
-        return 2;
+        return -1;
     }
     pid_t xp = fork();
     if (xp == 0) {
@@ -226,12 +212,20 @@ int main(int argc, char **argv)
         _exit(127);
     }
     close(ep[1]);
+    *errfd = ep[0];
+    return xp;
+}
+
+/* The port the exporter says it listens on, 0 when it does not within
+ * 10 s; what it wrote into line[size]. */
+static unsigned exporter_port(int errfd, char *line, size_t size)
+{
     unsigned port = 0;
-    char line[512] = "";
     size_t got = 0;
-    struct pollfd pfd = {.fd = ep[0], .events = POLLIN};
-    while (!port && got + 1 < sizeof line && poll(&pfd, 1, 10000) == 1) {
-        ssize_t r = read(ep[0], line + got, sizeof line - 1 - got);
+    line[0] = '\0';
+    struct pollfd pfd = {.fd = errfd, .events = POLLIN};
+    while (!port && got + 1 < size && poll(&pfd, 1, 10000) == 1) {
+        ssize_t r = read(errfd, line + got, size - 1 - got);
         if (r <= 0)
             break;
         got += (size_t)r;
@@ -240,34 +234,26 @@ int main(int argc, char **argv)
         if (p && strchr(p, ','))
             port = (unsigned)strtoul(p + strlen("listening on 127.0.0.1:"), NULL, 10);
     }
-    int rc = 0;
-    if (!port) {
-        fprintf(stderr, "bench_exporter: error: the exporter did not start: %s\n", line);
-        rc = 2;
-        goto out;
-    }
-    struct timespec settle = {0, 300 * 1000000L};
-    nanosleep(&settle, NULL);
+    return port;
+}
 
-    char gpu_text[64];
-    if (real)
-        snprintf(gpu_text, sizeof gpu_text, "the system's NVML");
-    else
-        snprintf(gpu_text, sizeof gpu_text, "%d fake-NVML GPUs", gpus ? 8 : 0);
+/* Scrapes against the baseline, then the exporter's idle CPU. 0 or 2. */
+static int measure_and_print(const options *o, unsigned port, pid_t xp, const char *gpu_text)
+{
     printf("vyre-exporter scrape cost: %d publishing processes (~100 publishes/s each, 3 "
            "kernels and 2 ranges a tick), %s, cache re-read every scrape, %d requests each\n",
-           procs, gpu_text, requests);
+           o->procs, gpu_text, o->requests);
     /* Warm-up: the first scrape of a process sums its whole kernel ring. */
     for (int i = 0; i < 5; i++)
         http_get(port, "/metrics", NULL);
-    timing base = measure(port, "/", requests);
-    timing scrape = measure(port, "/metrics", requests);
+    timing base = measure(port, "/", o->requests);
+    timing scrape = measure(port, "/metrics", o->requests);
     char *body = NULL;
     http_get(port, "/metrics", &body);
     double self_s = -1;
     int series = 0;
-    if (body && dump) {
-        FILE *f = fopen(dump, "w");
+    if (body && o->dump) {
+        FILE *f = fopen(o->dump, "w");
         if (f) {
             fputs(body, f);
             fclose(f);
@@ -283,9 +269,8 @@ int main(int argc, char **argv)
         free(body);
     }
     if (base.bytes < 0 || scrape.bytes < 0) {
-        fprintf(stderr, "bench_exporter: error: a request failed\n");
-        rc = 2;
-        goto out;
+        fprintf(stderr, "perf_exporter: error: a request failed\n");
+        return 2;
     }
     printf("  baseline GET /         median %.3f ms  p90 %.3f ms  (%ld bytes)\n", base.median_ms,
            base.p90_ms, base.bytes);
@@ -293,21 +278,75 @@ int main(int argc, char **argv)
            scrape.median_ms, scrape.p90_ms, scrape.bytes, series);
     printf("  scrape / baseline      %.2fx\n", scrape.median_ms / base.median_ms);
     printf("  exporter's own vyre_exporter_scrape_duration_seconds: %.3f ms\n", self_s * 1e3);
-    if (idle > 0) {
-        double c0 = cpu_of(xp), t0 = bench_now_s();
-        struct timespec ts = {(time_t)idle, (long)((idle - (double)(time_t)idle) * 1e9)};
+    if (o->idle > 0) {
+        double c0 = cpu_of(xp), t0 = perf_now_s();
+        struct timespec ts = {(time_t)o->idle, (long)((o->idle - (double)(time_t)o->idle) * 1e9)};
         while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
             ;
-        double c1 = cpu_of(xp), t1 = bench_now_s();
+        double c1 = cpu_of(xp), t1 = perf_now_s();
         printf("  idle between scrapes   %.4f%% of a core over %.0f s (CPU %.3f s; clock "
                "tick %.0f ms)\n",
                100.0 * (c1 - c0) / (t1 - t0), t1 - t0, c1 - c0, 1e3 / (double)sysconf(_SC_CLK_TCK));
     }
-out:
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    options o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    char exporter[PATH_MAX], nvml[PATH_MAX] = "";
+    if (!perf_find_file(exporter, sizeof exporter, o.given, "../tools/vyre-exporter",
+                        "VYRE_EXPORTER_BIN", 1)) {
+        fprintf(stderr, "perf_exporter: error: cannot find vyre-exporter\n"
+                        "hint: build it (cmake --build), or pass --exporter PATH\n");
+        return 2;
+    }
+    int gpus = 0, real = o.nvml_given && strcmp(o.nvml_given, "system") == 0;
+    if (real) {
+        gpus = 1; /* whatever the machine has */
+    } else if (!(o.nvml_given && strcmp(o.nvml_given, "none") == 0)) {
+        if (perf_find_file(nvml, sizeof nvml, o.nvml_given, "../tests/libfakenvml.so", NULL, 0))
+            gpus = 8;
+        else
+            fprintf(stderr, "perf_exporter: no fake NVML found (build the tests, or pass "
+                            "--nvml PATH): running without GPUs\n");
+    }
+    char dir[PATH_MAX];
+    if (perf_scratch_env("exporter", dir, sizeof dir) != 0)
+        return 2;
+
+    if (perf_publishers_start(o.procs, PERF_PUB_GRAPHS_COPIES | PERF_PUB_DEVICES) != 0)
+        return 2;
+
+    int errfd = -1;
+    pid_t xp = start_exporter(exporter, nvml, gpus, real, &errfd);
+    if (xp < 0) {
+        perf_publishers_stop();
+        return 2;
+    }
+    char line[512];
+    unsigned port = exporter_port(errfd, line, sizeof line);
+    if (!port) {
+        fprintf(stderr, "perf_exporter: error: the exporter did not start: %s\n", line);
+        rc = 2;
+    } else {
+        struct timespec settle = {0, 300 * 1000000L};
+        nanosleep(&settle, NULL);
+        char gpu_text[64];
+        if (real)
+            snprintf(gpu_text, sizeof gpu_text, "the system's NVML");
+        else
+            snprintf(gpu_text, sizeof gpu_text, "%d fake-NVML GPUs", gpus ? 8 : 0);
+        rc = measure_and_print(&o, port, xp, gpu_text);
+    }
     kill(xp, SIGTERM);
     waitpid(xp, NULL, 0);
-    close(ep[0]);
-    bench_publishers_stop();
-    bench_rm_tree(dir);
+    close(errfd);
+    perf_publishers_stop();
+    perf_rm_tree(dir);
     return rc;
 }

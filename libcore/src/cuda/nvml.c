@@ -1,5 +1,5 @@
 /*
- * gpu.c - GPU monitoring through NVML, loaded at run time.
+ * nvml.c - GPU monitoring through NVML, loaded at run time.
  *
  * Owns the loading of libnvidia-ml (through base/loader.c), the handful of
  * NVML declarations vyre needs (there is no nvml.h at build time, and linking NVML would stop the

@@ -1,5 +1,5 @@
 /*
- * bench_hist.c - the CPU cost of recording one range duration.
+ * perf_hist.c - the CPU cost of recording one range duration.
  *
  * Times vyre_range_record (the calling thread's slot: log-linear bucket
  * index from a count-leading-zeros and shifts, one increment, sum and max)
@@ -9,7 +9,7 @@
  * launch paths add around the driver call. Timings are printed, never
  * judged: this is not a test.
  *
- * usage: bench_hist [--iters N]   (default 20000000)
+ * usage: perf_hist [--iters N]   (default 20000000)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--iters") == 0)
         iters = strtoull(argv[2], NULL, 10);
     else if (argc != 1) {
-        fprintf(stderr, "usage: bench_hist [--iters N]\n");
+        fprintf(stderr, "usage: perf_hist [--iters N]\n");
         return 2;
     }
     if (iters == 0)

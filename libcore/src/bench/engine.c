@@ -1,9 +1,9 @@
 /*
- * bench.c - the measurement engine of vyre-bench: one point measured under
+ * engine.c - the measurement engine of vyre-bench: one point measured under
  * a stopping rule with throttle and outlier flags, and the point runner that
  * wraps it in an NVTX range, profiler bracket, storage and a separate CUPTI
- * pass. The suites (suite_*.c, gpu suites in bench_gpu.c) call down into
- * this file; the suite table (suites.c) calls them. See vyre/bench.h.
+ * pass. The suites (suite_cache.c, the GPU suites in bench_gpu.c) call down
+ * into this file; the suite table (suites.c) calls them. See vyre/bench.h.
  *
  * Why the CUPTI pass is separate: with kernel capture on, every launch
  * costs 1-2 us more on the host (docs/DESIGN.md), which would be measured;
