@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The house-rule checker (.ci/check-conventions) on a small tree: clean, it
+# passes; with one planted violation of each rule, it fails and names the
+# file, line and rule of each. Usage: test_check_conventions.sh CHECKER
+set -u
+checker="$1"
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/vyre-test-conventions.XXXXXX")" || exit 2
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/libcore/src/base" "$tmp/libcore/src/cache" "$tmp/libcore/include/vyre" \
+         "$tmp/tools/common" "$tmp/tools/vyre-x" "$tmp/tests"
+cat > "$tmp/libcore/src/base/clock.c" <<'C'
+#include <time.h>
+/* the one place: clock_gettime(CLOCK_MONOTONIC) */
+long vyre__mono_ns(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_nsec; }
+C
+cat > "$tmp/tools/common/tool_clock.c" <<'C'
+#include <time.h>
+long tool_now_ns(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_nsec; }
+C
+cat > "$tmp/libcore/src/cache/ok.c" <<'C'
+/* a comment may name vyre-cachectl, or say "vyre-bench" */
+int ok(void) { return 0; }
+C
+cat > "$tmp/tests/t.c" <<'C'
+int t(void) { char b[4]; strcpy(b, "x"); return clock_gettime(0, 0); }
+C
+out="$("$checker" "$tmp" 2>&1)"; rc=$?
+if [ "$rc" -ne 0 ]; then echo "a clean tree failed (exit $rc):"; echo "$out"; exit 1; fi
+
+# One violation of each rule.
+cat > "$tmp/libcore/src/cache/bad.c" <<'C'
+#include <time.h>
+static const char *hint(void) { return "run 'vyre-cachectl ls'"; }
+long now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_nsec; }
+C
+cat > "$tmp/tools/vyre-x/main.c" <<'C'
+#include <string.h>
+#include <time.h>
+void copy(char *d, const char *s) { strcpy(d, s); }
+long now2(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_nsec; }
+C
+{
+  echo "int long_one(int x)"; echo "{"
+  for i in $(seq 1 125); do echo "    x += $i;"; done
+  echo "    return x;"; echo "}"
+} > "$tmp/tools/vyre-x/long.c"
+out="$("$checker" "$tmp" 2>&1)"; rc=$?
+fails=0
+expect() {
+  if ! grep -qF -- "$1" <<<"$out"; then echo "not reported: $1"; fails=1; fi
+}
+[ "$rc" -eq 1 ] || { echo "exit $rc, expected 1"; fails=1; }
+expect "libcore/src/cache/bad.c:2:"
+expect "libcore/src/cache/bad.c:3:"
+expect "tools/vyre-x/main.c:3:"
+expect "tools/vyre-x/main.c:4:"
+expect "tools/vyre-x/long.c:1: long_one is 129 lines"
+if grep -qE "tests/t.c|ok.c|tool_clock.c|base/clock.c" <<<"$out"; then
+  echo "reported what the rules allow"; fails=1
+fi
+[ "$fails" -eq 0 ] || { echo "--- checker output:"; echo "$out"; exit 1; }
+echo "check-conventions: clean tree passes; 5 planted violations reported"
