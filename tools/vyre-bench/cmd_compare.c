@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -90,19 +90,19 @@ static int check_run_done(vyre_results *db, int64_t id, const char *which)
     vyre_error err;
     vyre_error_clear(&err);
     if (vyre_bench_run_get(db, id, &r, &err)) {
-        vyre_cli_report(&err);
-        return VYRE_EXIT_ERROR;
+        tool_report(&err);
+        return TOOL_EXIT_ERROR;
     }
     if (r.status == VYRE_RUN_DONE)
         return 0;
     fprintf(stderr, "%s: error: cannot compare: %s run %" PRId64 " is '%s', not 'done'\n",
-            vyre_cli_prog(), which, id, vyre_bench_run_status_name(r.status));
+            tool_prog(), which, id, vyre_bench_run_status_name(r.status));
     fprintf(stderr, "hint: %s\n",
             r.status == VYRE_RUN_RUNNING
                 ? "wait for it to finish; a run whose process died stays 'running': "
                   "measure again with 'vyre-bench run'"
                 : "measure again with 'vyre-bench run' and compare the finished run");
-    return VYRE_EXIT_ERROR;
+    return TOOL_EXIT_ERROR;
 }
 
 static int parse_num(const char *opt, const char *s, double *out)
@@ -110,7 +110,7 @@ static int parse_num(const char *opt, const char *s, double *out)
     char *end = NULL;
     double v = strtod(s, &end);
     if (!*s || *end || !isfinite(v) || v < 0)
-        return vyre_cli_usage_error("compare", NULL, "bad value '%s' for %s", s, opt);
+        return tool_usage_error("compare", NULL, "bad value '%s' for %s", s, opt);
     *out = v;
     return 0;
 }
@@ -299,8 +299,8 @@ int cmd_compare(int argc, char **argv)
         case 'n':
             code = parse_num("--max-noise", optarg, &pct);
             if (!code && pct <= 0)
-                code = vyre_cli_usage_error("compare", "give a percentage above 0, such as 10",
-                                            "bad value '%s' for --max-noise", optarg);
+                code = tool_usage_error("compare", "give a percentage above 0, such as 10",
+                                        "bad value '%s' for --max-noise", optarg);
             if (!code)
                 co.max_noise = pct / 100.0;
             break;
@@ -315,15 +315,15 @@ int cmd_compare(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         default:
-            return vyre_cli_bad_option("compare", argv, optind, optopt, "h", opts);
+            return tool_bad_option("compare", argv, optind, optopt, "h", opts);
         }
         if (code)
             return code;
     }
     if (argc - optind != 2)
-        return vyre_cli_usage_error("compare", NULL, "give two runs: RUN_A (baseline) RUN_B");
+        return tool_usage_error("compare", NULL, "give two runs: RUN_A (baseline) RUN_B");
     vyre_results *db = NULL;
     code = bench_open_db(db_path, &db);
     if (code)
@@ -336,9 +336,9 @@ int cmd_compare(int argc, char **argv)
     if (vyre_bench_run_resolve(db, argv[optind], &a, &err) ||
         vyre_bench_run_resolve(db, argv[optind + 1], &b, &err) ||
         vyre_bench_compare_runs(db, a, b, &co, &rows, &n, &err)) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     code = check_run_done(db, a, "baseline");
     if (!code)
@@ -356,21 +356,21 @@ int cmd_compare(int argc, char **argv)
         fprintf(stderr,
                 "%s: error: cannot compare: %zu point%s only one run has, first '%s%s%s' only in "
                 "run %" PRId64 "\n",
-                vyre_cli_prog(), t.unmatched, t.unmatched == 1 ? "" : "s",
+                tool_prog(), t.unmatched, t.unmatched == 1 ? "" : "s",
                 tool_clean(p->benchmark, bench, sizeof bench), p->axes[0] ? " " : "",
                 tool_clean(p->axes, axes, sizeof axes), missing->has_a ? a : b);
         fprintf(stderr, "hint: compare runs of the same suites and axes, or pass "
                         "--allow-missing to compare the points both have\n");
         vyre_bench_cmp_row_list_free(rows);
         vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     int fail = t.slower || (strict && t.noisy);
     if (json) {
         print_json(a, b, &co, rows, n);
         vyre_bench_cmp_row_list_free(rows);
         vyre_results_close(db);
-        return fail ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+        return fail ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
     }
     printf("run %" PRId64 " (baseline) vs run %" PRId64
            ": bootstrap %g%% interval of the median ratio over rounds, min effect %g%%, max noise "
@@ -420,5 +420,5 @@ int cmd_compare(int argc, char **argv)
            t.slower, t.same, t.noisy, t.drift, t.unmatched);
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
-    return fail ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return fail ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }

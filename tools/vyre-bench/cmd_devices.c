@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -63,13 +63,13 @@ int cmd_devices(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         default:
-            return vyre_cli_bad_option("devices", argv, optind, optopt, "+h", opts);
+            return tool_bad_option("devices", argv, optind, optopt, "+h", opts);
         }
     }
     if (optind < argc)
-        return vyre_cli_usage_error("devices", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("devices", NULL, "unexpected argument '%s'", argv[optind]);
 
     vyre_error err;
     vyre_error_clear(&err);
@@ -86,10 +86,10 @@ int cmd_devices(int argc, char **argv)
             snprintf(err.message, sizeof err.message, "the NVIDIA driver reports no GPU");
             snprintf(err.hint, sizeof err.hint, "check nvidia-smi and CUDA_VISIBLE_DEVICES");
         }
-        vyre_cli_report(&err);
+        tool_report(&err);
         if (json && (rc == VYRE_ENODRIVER || rc == VYRE_ENODEV))
             print_json_empty(rc, driver);
-        return vyre_cli_exit_code(rc);
+        return tool_exit_code(rc);
     }
 
     json_t *arr = json ? json_array() : NULL;
@@ -100,9 +100,9 @@ int cmd_devices(int argc, char **argv)
         vyre_device_info d;
         rc = vyre_cuda_device_info(i, &d, &err);
         if (rc) {
-            vyre_cli_report(&err);
+            tool_report(&err);
             json_decref(arr);
-            return vyre_cli_exit_code(rc);
+            return tool_exit_code(rc);
         }
         if (json) {
             json_array_append_new(arr, device_json(&d));
@@ -129,5 +129,5 @@ int cmd_devices(int argc, char **argv)
         printf("driver: CUDA %d.%d (%d), %d device%s\n", driver / 1000, (driver % 1000) / 10,
                driver, count, count == 1 ? "" : "s");
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

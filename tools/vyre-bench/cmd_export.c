@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -44,13 +44,13 @@ int cmd_export(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         default:
-            return vyre_cli_bad_option("export", argv, optind, optopt, "h", opts);
+            return tool_bad_option("export", argv, optind, optopt, "h", opts);
         }
     }
     if (fmt < 0)
-        return vyre_cli_usage_error("export", NULL, "choose a format: --csv or --json");
+        return tool_usage_error("export", NULL, "choose a format: --csv or --json");
     vyre_results *db = NULL;
     vyre_bench_run r;
     vyre_bench_point *pts = NULL;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -94,17 +94,17 @@ int cmd_rm(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         default:
-            return vyre_cli_bad_option("rm", argv, optind, optopt, "h", opts);
+            return tool_bad_option("rm", argv, optind, optopt, "h", opts);
         }
     }
     if (failed && optind < argc)
-        return vyre_cli_usage_error("rm", "give run ids, or --failed alone",
-                                    "--failed and run ids cannot be combined");
+        return tool_usage_error("rm", "give run ids, or --failed alone",
+                                "--failed and run ids cannot be combined");
     if (!failed && optind == argc)
-        return vyre_cli_usage_error("rm", "give run ids, 'last', 'last-N', or --failed",
-                                    "which runs? nothing was removed");
+        return tool_usage_error("rm", "give run ids, 'last', 'last-N', or --failed",
+                                "which runs? nothing was removed");
     vyre_results *db = NULL;
     int code = bench_open_db(db_path, &db);
     if (code)
@@ -138,8 +138,8 @@ int cmd_rm(int argc, char **argv)
     if (!rc && n)
         rc = vyre_bench_runs_delete(db, ids, n, &err);
     if (rc) {
-        vyre_cli_report(&err);
-        code = VYRE_EXIT_ERROR;
+        tool_report(&err);
+        code = TOOL_EXIT_ERROR;
     } else if (json) {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -180,7 +180,7 @@ static void hold_point(run_out *o, const vyre_bench_point *p)
         size_t cap = o->capheld ? o->capheld * 2 : 16;
         vyre_bench_point *np = realloc(o->held, cap * sizeof *np);
         if (!np) {
-            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
+            fprintf(stderr, "%s: error: out of memory\n", tool_prog());
             return;
         }
         o->held = np;
@@ -226,8 +226,8 @@ static int parse_double(const char *opt, const char *s, double lo, double *out)
     errno = 0;
     double v = strtod(s, &end);
     if (!*s || *end || errno || !isfinite(v) || v < lo)
-        return vyre_cli_usage_error("run", NULL, "bad value '%s' for %s: expected a number >= %g",
-                                    s, opt, lo);
+        return tool_usage_error("run", NULL, "bad value '%s' for %s: expected a number >= %g", s,
+                                opt, lo);
     *out = v;
     return 0;
 }
@@ -246,21 +246,20 @@ static int parse_devices(const char *s, int *devs, size_t *n, int *all)
         errno = 0;
         long v = strtol(p, &end, 10);
         if (end == p || errno || v < 0 || v > 1023 || (*end && *end != ',') || *n >= MAX_DEVICES)
-            return vyre_cli_usage_error("run", "write ordinals such as 0,1, or all",
-                                        "bad device list '%s'", s);
+            return tool_usage_error("run", "write ordinals such as 0,1, or all",
+                                    "bad device list '%s'", s);
         for (size_t i = 0; i < *n; i++)
             if (devs[i] == (int)v)
-                return vyre_cli_usage_error("run", NULL, "device %ld is listed twice in '%s'", v,
-                                            s);
+                return tool_usage_error("run", NULL, "device %ld is listed twice in '%s'", v, s);
         devs[(*n)++] = (int)v;
         p = *end ? end + 1 : end;
         if (*end && !*p)
-            return vyre_cli_usage_error("run", "write ordinals such as 0,1, or all",
-                                        "bad device list '%s'", s);
+            return tool_usage_error("run", "write ordinals such as 0,1, or all",
+                                    "bad device list '%s'", s);
     }
     if (!*n)
-        return vyre_cli_usage_error("run", "write ordinals such as 0,1, or all",
-                                    "bad device list '%s'", s);
+        return tool_usage_error("run", "write ordinals such as 0,1, or all", "bad device list '%s'",
+                                s);
     return 0;
 }
 
@@ -277,14 +276,14 @@ static int add_suites(const char *arg, const char **suites, size_t *n)
             const char *names[8];
             for (size_t i = 0; i < ns && i < 8; i++)
                 names[i] = all[i].name;
-            const char *near = vyre_cli_nearest(tok, names, ns);
+            const char *near = tool_nearest(tok, names, ns);
             char hint[128];
             if (near)
                 snprintf(hint, sizeof hint, "did you mean '%s'?", near);
             else
                 snprintf(hint, sizeof hint,
                          "the suites are: launch, memcpy, bandwidth, compile, cache");
-            return vyre_cli_usage_error("run", hint, "unknown suite '%s'", tok);
+            return tool_usage_error("run", hint, "unknown suite '%s'", tok);
         }
         size_t i = 0;
         while (i < *n && strcmp(suites[i], d->name) != 0)
@@ -363,15 +362,14 @@ static void git_rev(char *buf, size_t size)
 
 static int exit_for(int rc)
 {
-    return rc == VYRE_ENODRIVER || rc == VYRE_ENODEV ? VYRE_EXIT_NODRIVER : VYRE_EXIT_ERROR;
+    return rc == VYRE_ENODRIVER || rc == VYRE_ENODEV ? TOOL_EXIT_NODRIVER : TOOL_EXIT_ERROR;
 }
 
 static void on_skip(const char *suites, const vyre_error *why, void *ctx)
 {
     progress_clear(ctx);
-    fprintf(stderr, "%s: note: skipped the GPU suites %s: %s\n", vyre_cli_prog(), suites,
-            why->message);
-    vyre_cli_hints(why);
+    fprintf(stderr, "%s: note: skipped the GPU suites %s: %s\n", tool_prog(), suites, why->message);
+    tool_hints(why);
 }
 
 /* The run's end on stdout (JSON document, or the table's last lines) and
@@ -388,12 +386,12 @@ static void warn_timeouts(const run_out *o, const vyre_stats_stop_rule *rule)
             "fell to %.2f%%; their medians are less settled than usual\n"
             "hint: an idle machine, a longer --min-time or --timeout, or pinned GPU clocks "
             "(nvidia-smi --lock-gpu-clocks) help\n",
-            vyre_cli_prog(), o->ntimeouts, o->npoints, rule->timeout_s, rule->max_noise * 100.0);
+            tool_prog(), o->ntimeouts, o->npoints, rule->timeout_s, rule->max_noise * 100.0);
 }
 
 static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench_format fmt, int ab)
 {
-    int code = VYRE_EXIT_OK, ab_code = VYRE_EXIT_OK;
+    int code = TOOL_EXIT_OK, ab_code = TOOL_EXIT_OK;
     json_t *abj = NULL;
     if (ab && !res->interrupted)
         ab_code = bench_ab_report(stdout, db, res->run_id, fmt, fmt == BENCH_JSON ? &abj : NULL);
@@ -405,8 +403,8 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
         vyre_bench_run r;
         if (vyre_bench_run_get(db, res->run_id, &r, &e) ||
             vyre_bench_points_get(db, res->run_id, &pts, &np, &e)) {
-            vyre_cli_report(&e);
-            code = VYRE_EXIT_ERROR;
+            tool_report(&e);
+            code = TOOL_EXIT_ERROR;
         } else {
             code = bench_json_run_ab(stdout, db, &r, pts, np, 0, abj);
             abj = NULL;
@@ -423,7 +421,7 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
     }
     if (res->interrupted) {
         fprintf(stderr, "%s: interrupted (%s): run %lld keeps the %zu point%s finished\n",
-                vyre_cli_prog(), signal_name(g_signal), (long long)res->run_id, res->npoints,
+                tool_prog(), signal_name(g_signal), (long long)res->run_id, res->npoints,
                 res->npoints == 1 ? "" : "s");
         if (!code)
             code = 130;
@@ -447,8 +445,8 @@ static void warn_unpublished(void)
     fprintf(stderr,
             "%s: warning: not publishing telemetry (vyre-top and vyre-exporter will not see "
             "this run): %s\n",
-            vyre_cli_prog(), e.message[0] ? e.message : vyre_strerror(e.code));
-    vyre_cli_hints(&e);
+            tool_prog(), e.message[0] ? e.message : vyre_strerror(e.code));
+    tool_hints(&e);
 }
 
 /* Once per run, when the SM clock moved: kernel times follow it. */
@@ -457,7 +455,7 @@ static void note_clocks(const vyre_bench_run_result *res)
     fprintf(stderr,
             "%s: note: the SM clock moved between %u and %u MHz during the run: GPU times "
             "follow it, and compare falls back to clock cycles\n",
-            vyre_cli_prog(), res->clock_min_mhz, res->clock_max_mhz);
+            tool_prog(), res->clock_min_mhz, res->clock_max_mhz);
     fprintf(stderr,
             "hint: lock the clocks for comparable runs: sudo nvidia-smi --lock-gpu-clocks=%u,%u "
             "(undo: sudo nvidia-smi --reset-gpu-clocks)\n",
@@ -527,9 +525,9 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
         note_clocks(&res);
 
     if (rc) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         if (res.finish_error.code)
-            vyre_cli_report(&res.finish_error);
+            tool_report(&res.finish_error);
         if (res.compile_log && *res.compile_log)
             fprintf(stderr, "compiler log:\n%s%s", res.compile_log,
                     res.compile_log[strlen(res.compile_log) - 1] == '\n' ? "" : "\n");
@@ -595,12 +593,12 @@ static int dry_run(run_plan *pl)
     vyre_error_clear(&err);
     int rc = vyre_bench_sweep_plan_make(&sw, &plan, &err);
     if (rc) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         if (plan.compile_log && *plan.compile_log)
             fprintf(stderr, "compiler log:\n%s%s", plan.compile_log,
                     plan.compile_log[strlen(plan.compile_log) - 1] == '\n' ? "" : "\n");
         vyre_bench_sweep_plan_release(&plan);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     char cubin[32];
     vyre_format_size(plan.cubin_bytes, cubin, sizeof cubin);
@@ -625,7 +623,7 @@ static int dry_run(run_plan *pl)
     printf("\ndry run: %zu point%s would run; nothing was launched\n", plan.npoints,
            plan.npoints == 1 ? "" : "s");
     vyre_bench_sweep_plan_release(&plan);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 /* The stopping rule: the defaults, --quick, then the options given (-1:
@@ -699,7 +697,7 @@ int cmd_run(int argc, char **argv)
             if (naxis_args < VYRE_AXES_MAX)
                 axis_args[naxis_args++] = optarg;
             else
-                code = vyre_cli_usage_error("run", NULL, "more than %d axes", VYRE_AXES_MAX);
+                code = tool_usage_error("run", NULL, "more than %d axes", VYRE_AXES_MAX);
             break;
         case 'e':
             pl.entry = optarg;
@@ -710,7 +708,7 @@ int cmd_run(int argc, char **argv)
         case 'A':
             pl.arch = optarg;
             if (!vyre_compile_arch_valid(optarg))
-                code = vyre_cli_usage_error(
+                code = tool_usage_error(
                     "run", "write an architecture such as sm_90, sm_90a (Triton's) or sm_100f",
                     "bad --arch '%s'", optarg);
             break;
@@ -728,8 +726,7 @@ int cmd_run(int argc, char **argv)
             else if (strcmp(optarg, "both") == 0)
                 mode = 2;
             else
-                code =
-                    vyre_cli_usage_error("run", "use hot, cold or both", "bad mode '%s'", optarg);
+                code = tool_usage_error("run", "use hot, cold or both", "bad mode '%s'", optarg);
             break;
         case 'n':
             code = parse_double("--min-samples", optarg, 1, &min_samples);
@@ -746,8 +743,8 @@ int cmd_run(int argc, char **argv)
         case 'r':
             code = parse_double("--rounds", optarg, 1, &rounds);
             if (!code && (rounds != floor(rounds) || rounds > VYRE_BENCH_ROUNDS_MAX))
-                code = vyre_cli_usage_error("run", "give a whole number from 1 to 100, such as 5",
-                                            "bad value '%s' for --rounds", optarg);
+                code = tool_usage_error("run", "give a whole number from 1 to 100, such as 5",
+                                        "bad value '%s' for --rounds", optarg);
             break;
         case 'Q':
             quick = 1;
@@ -783,9 +780,9 @@ int cmd_run(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         default:
-            return vyre_cli_bad_option("run", argv, optind, optopt, "hqa:s:", opts);
+            return tool_bad_option("run", argv, optind, optopt, "hqa:s:", opts);
         }
         if (code)
             goto out;
@@ -793,15 +790,15 @@ int cmd_run(int argc, char **argv)
     if (optind < argc)
         pl.kernel = argv[optind++];
     if (optind < argc) {
-        code = vyre_cli_usage_error("run", NULL, "unexpected argument '%s'", argv[optind]);
+        code = tool_usage_error("run", NULL, "unexpected argument '%s'", argv[optind]);
         goto out;
     }
     vyre_error err;
     vyre_error_clear(&err);
     if (pl.spec_path) {
         if (vyre_sweep_spec_load(&pl.spec, pl.spec_path, &err)) {
-            vyre_cli_report(&err);
-            code = VYRE_EXIT_ERROR;
+            tool_report(&err);
+            code = TOOL_EXIT_ERROR;
             goto out;
         }
         pl.have_spec = 1;
@@ -810,9 +807,9 @@ int cmd_run(int argc, char **argv)
         if (!pl.entry)
             pl.entry = pl.spec.entry;
         if (!pl.kernel) {
-            code = vyre_cli_usage_error("run",
-                                        "name it in the spec (\"kernel\") or on the command line",
-                                        "spec '%s' names no kernel", pl.spec_path);
+            code =
+                tool_usage_error("run", "name it in the spec (\"kernel\") or on the command line",
+                                 "spec '%s' names no kernel", pl.spec_path);
             goto out;
         }
         /* The spec's axes move over as parsed (an array's text is JSON,
@@ -823,18 +820,18 @@ int cmd_run(int argc, char **argv)
     }
     for (size_t i = 0; i < naxis_args; i++)
         if (vyre_axes_add(&pl.axes, axis_args[i], &err)) {
-            vyre_cli_report(&err);
-            fprintf(stderr, "try '%s run --help'\n", vyre_cli_prog());
-            code = VYRE_EXIT_ERROR;
+            tool_report(&err);
+            fprintf(stderr, "try '%s run --help'\n", tool_prog());
+            code = TOOL_EXIT_ERROR;
             goto out;
         }
     if (pl.kernel && !pl.entry) {
-        code = vyre_cli_usage_error("run", "name the kernel's extern \"C\" function",
-                                    "a kernel needs --entry NAME");
+        code = tool_usage_error("run", "name the kernel's extern \"C\" function",
+                                "a kernel needs --entry NAME");
         goto out;
     }
     if (!pl.kernel && (naxis_args || pl.entry)) {
-        code = vyre_cli_usage_error(
+        code = tool_usage_error(
             "run", "give the kernel file: vyre-bench run KERNEL.cu --entry NAME -a ...",
             "%s without a kernel", pl.entry ? "--entry" : "-a");
         goto out;
@@ -846,17 +843,16 @@ int cmd_run(int argc, char **argv)
             pl.suites[pl.nsuites++] = all[i].name;
     }
     if ((pl.arch || pl.dry_run) && !pl.kernel) {
-        code = vyre_cli_usage_error("run", "give a kernel or --spec: they apply to sweeps",
-                                    "%s without a kernel", pl.arch ? "--arch" : "--dry-run");
+        code = tool_usage_error("run", "give a kernel or --spec: they apply to sweeps",
+                                "%s without a kernel", pl.arch ? "--arch" : "--dry-run");
         goto out;
     }
     if ((code = bench_ab_usage(pl.vs, pl.kernel, pl.dry_run)))
         goto out;
     if (pl.dry_run) {
         if (fmt != BENCH_TABLE) {
-            code =
-                vyre_cli_usage_error("run", "leave out --csv/--json: a dry run lists points",
-                                     "--dry-run prints no %s", fmt == BENCH_CSV ? "CSV" : "JSON");
+            code = tool_usage_error("run", "leave out --csv/--json: a dry run lists points",
+                                    "--dry-run prints no %s", fmt == BENCH_CSV ? "CSV" : "JSON");
             goto out;
         }
         code = dry_run(&pl);

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -47,8 +47,8 @@ int cmd_runs(int argc, char **argv)
             char *end = NULL;
             limit = strtol(optarg, &end, 10);
             if (!*optarg || *end || limit < 0)
-                return vyre_cli_usage_error("runs", NULL,
-                                            "bad value '%s' for --limit: expected a count", optarg);
+                return tool_usage_error("runs", NULL,
+                                        "bad value '%s' for --limit: expected a count", optarg);
             break;
         }
         case 'j':
@@ -56,13 +56,13 @@ int cmd_runs(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         default:
-            return vyre_cli_bad_option("runs", argv, optind, optopt, "h", opts);
+            return tool_bad_option("runs", argv, optind, optopt, "h", opts);
         }
     }
     if (optind < argc)
-        return vyre_cli_usage_error("runs", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("runs", NULL, "unexpected argument '%s'", argv[optind]);
     vyre_results *db = NULL;
     int code = bench_open_db(db_path, &db);
     if (code)
@@ -72,9 +72,9 @@ int cmd_runs(int argc, char **argv)
     vyre_bench_run *runs = NULL;
     size_t n = 0;
     if (vyre_bench_runs_list(db, (size_t)limit, &runs, &n, &err)) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     if (json) {
         json_t *arr = json_array();
@@ -87,7 +87,7 @@ int cmd_runs(int argc, char **argv)
         bench_json_print(stdout, o);
         free(runs);
         vyre_results_close(db);
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     }
     printf("%6s  %-19s  %-11s  %6s  %-28s  %s\n", "RUN", "STARTED", "STATUS", "POINTS", "GPU",
            "SUITES");
@@ -110,5 +110,5 @@ int cmd_runs(int argc, char **argv)
         printf("(no runs in %s)\n", vyre_results_path(db));
     vyre_bench_run_list_free(runs);
     vyre_results_close(db);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

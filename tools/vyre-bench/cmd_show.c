@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -54,9 +54,9 @@ static int print_json(vyre_results *db, const vyre_bench_run *r, const vyre_benc
         vyre_bench_kernel_row *k = NULL;
         size_t nk = 0;
         if (vyre_bench_kernels_get(db, pts[i].id, &k, &nk, &err)) {
-            vyre_cli_report(&err);
+            tool_report(&err);
             json_decref(arr);
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         }
         json_t *ka = json_array();
         for (size_t j = 0; j < nk; j++) {
@@ -75,7 +75,7 @@ static int print_json(vyre_results *db, const vyre_bench_run *r, const vyre_benc
     json_object_set_new(o, "run", bench_json_run_info(r));
     json_object_set_new(o, "points", arr);
     bench_json_print(stdout, o);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 int cmd_show(int argc, char **argv)
@@ -108,13 +108,13 @@ int cmd_show(int argc, char **argv)
             break;
         case 'W':
             if (bench_parse_width("show", optarg, &width))
-                return VYRE_EXIT_ERROR;
+                return TOOL_EXIT_ERROR;
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         default:
-            return vyre_cli_bad_option("show", argv, optind, optopt, "h", opts);
+            return tool_bad_option("show", argv, optind, optopt, "h", opts);
         }
     }
     vyre_results *db = NULL;
@@ -159,8 +159,8 @@ int cmd_show(int argc, char **argv)
         vyre_bench_kernel_row *k = NULL;
         size_t nk = 0;
         if (vyre_bench_kernels_get(db, pts[i].id, &k, &nk, &err)) {
-            vyre_cli_report(&err);
-            code = VYRE_EXIT_ERROR;
+            tool_report(&err);
+            code = TOOL_EXIT_ERROR;
             break;
         }
         char bench[TOOL_CLEAN_SIZE(sizeof pts->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof pts->axes)];

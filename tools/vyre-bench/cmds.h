@@ -95,14 +95,14 @@ const char *bench_label(const vyre_bench_point *p, char *buf, size_t size);
 /* ---- run --vs (ab.c) ---- */
 
 /* The usage error for --vs (vs, may be NULL) without a kernel or with
- * --dry-run; VYRE_EXIT_OK when it may go on. */
+ * --dry-run; TOOL_EXIT_OK when it may go on. */
 int bench_ab_usage(const char *vs, const char *kernel, int dry_run);
 
 /* Compares the A and B points of A/B run run_id (vyre_bench_compare_runs
  * of the run with itself); BENCH_TABLE: prints the B/A table and a tally
  * on out; *json (may be NULL) receives the pairs as an array (the
- * caller's). Returns VYRE_EXIT_PROBLEMS when a point is SLOWER,
- * VYRE_EXIT_ERROR when the comparison failed (reported), else OK. */
+ * caller's). Returns TOOL_EXIT_PROBLEMS when a point is SLOWER,
+ * TOOL_EXIT_ERROR when the comparison failed (reported), else OK. */
 int bench_ab_report(FILE *out, vyre_results *db, int64_t run_id, bench_format fmt, json_t **json);
 
 /* The pieces, for the other documents: a run's facts, a point, and a

@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -16,10 +16,10 @@ int bench_open_db(const char *path, vyre_results **out)
     vyre_error_clear(&err);
     int rc = vyre_results_open(path, out, &err);
     if (rc) {
-        vyre_cli_report(&err);
-        return VYRE_EXIT_ERROR;
+        tool_report(&err);
+        return TOOL_EXIT_ERROR;
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 int bench_open_run(const char *sub, const char *db_path, int argc, char **argv, int first,
@@ -29,9 +29,9 @@ int bench_open_run(const char *sub, const char *db_path, int argc, char **argv, 
     *pts = NULL;
     *n = 0;
     if (first >= argc)
-        return vyre_cli_usage_error(sub, NULL, "which run? give a run id, 'last' or 'last-N'");
+        return tool_usage_error(sub, NULL, "which run? give a run id, 'last' or 'last-N'");
     if (first + 1 < argc)
-        return vyre_cli_usage_error(sub, NULL, "unexpected argument '%s'", argv[first + 1]);
+        return tool_usage_error(sub, NULL, "unexpected argument '%s'", argv[first + 1]);
     int code = bench_open_db(db_path, db);
     if (code)
         return code;
@@ -40,10 +40,10 @@ int bench_open_run(const char *sub, const char *db_path, int argc, char **argv, 
     int64_t id = 0;
     if (vyre_bench_run_resolve(*db, argv[first], &id, &err) ||
         vyre_bench_run_get(*db, id, run, &err) || vyre_bench_points_get(*db, id, pts, n, &err)) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         vyre_results_close(*db);
         *db = NULL;
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 
 /* The driver's default CUDA_CACHE_MAXSIZE on desktop and server platforms
@@ -157,7 +157,7 @@ static int clear_cache(const vyre_jitcache_info *info)
         printf("Removed %" PRIu64 " file%s (%s) from %s\n", files, files == 1 ? "" : "s", size,
                info->path);
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 int cmd_jit(int argc, char **argv)
@@ -181,16 +181,16 @@ int cmd_jit(int argc, char **argv)
         else if (c == OPT_YES)
             yes = 1;
         else
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
     }
     if (optind < argc)
-        return vyre_cli_usage_error("jit", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("jit", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("jit");
     if (rc)
         return rc;
     if (yes && !clear)
-        return vyre_cli_usage_error("jit", "use 'vyre-cachectl jit --clear --yes'",
-                                    "--yes only goes with --clear");
+        return tool_usage_error("jit", "use 'vyre-cachectl jit --clear --yes'",
+                                "--yes only goes with --clear");
 
     /* vyre's cache. A CUDA_CACHE_MAXSIZE that vyre rejects (not a number,
      * out of range, below the floor) is a finding: the path and contents
@@ -223,13 +223,13 @@ int cmd_jit(int argc, char **argv)
         vyre_max_bad = 1;
     }
     if (clear && !yes)
-        return vyre_cli_usage_error("jit", "run 'vyre-cachectl jit --clear --yes' if you mean it",
-                                    "--clear would empty the JIT cache '%s'; refusing without "
-                                    "--yes",
-                                    info.path);
+        return tool_usage_error("jit", "run 'vyre-cachectl jit --clear --yes' if you mean it",
+                                "--clear would empty the JIT cache '%s'; refusing without "
+                                "--yes",
+                                info.path);
     if (clear) {
         for (size_t i = 0; i < fs.n; i++) {
-            fprintf(stderr, "%s: warning: %s\n", vyre_cli_prog(), fs.f[i].message);
+            fprintf(stderr, "%s: warning: %s\n", tool_prog(), fs.f[i].message);
             if (fs.f[i].hint[0])
                 fprintf(stderr, "hint: %s\n", fs.f[i].hint);
         }
@@ -288,7 +288,7 @@ int cmd_jit(int argc, char **argv)
     }
 
     for (size_t i = 0; i < fs.n; i++) {
-        fprintf(stderr, "%s: warning: %s\n", vyre_cli_prog(), fs.f[i].message);
+        fprintf(stderr, "%s: warning: %s\n", tool_prog(), fs.f[i].message);
         if (fs.f[i].hint[0])
             fprintf(stderr, "hint: %s\n", fs.f[i].hint);
     }
@@ -311,10 +311,10 @@ int cmd_jit(int argc, char **argv)
                                                  fs.f[i].hint[0] ? fs.f[i].hint : NULL));
         json_object_set_new(o, "warnings", arr);
         cachectl_json_print(o);
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     }
     if (g_cachectl.quiet)
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     printf("%-22s %s (%s)\n", "JIT cache path:", vy.path,
            info.path_from_env ? "from CUDA_CACHE_PATH" : "vyre default");
     if (!vy.use.exists)
@@ -324,7 +324,7 @@ int cmd_jit(int argc, char **argv)
     printf("\n");
     if (!have_driver) {
         printf("%-22s %s\n", "Driver default path:", "unknown (no HOME)");
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     }
     printf("%-22s %s (%s)\n", "Driver default path:", dr.path,
            same ? "from CUDA_CACHE_PATH, the same as vyre's"
@@ -333,5 +333,5 @@ int cmd_jit(int argc, char **argv)
         printf("%-22s %s\n", "Driver exists:", "no");
     print_size_lines(&dr, "Driver files:", "Driver size on disk:", "Driver max size:",
                      "Driver fill:", "driver default", maxval);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

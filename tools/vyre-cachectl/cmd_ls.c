@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -176,25 +176,25 @@ int cmd_ls(int argc, char **argv)
             while (i < 5 && strcmp(optarg, sorts[i]) != 0)
                 i++;
             if (i == 5) {
-                const char *near = vyre_cli_nearest(optarg, sorts, 5);
+                const char *near = tool_nearest(optarg, sorts, 5);
                 char hint[128];
                 snprintf(hint, sizeof hint, "%s%s%ssort by lru, size, age, hits or key",
                          near ? "did you mean '" : "", near ? near : "", near ? "'? " : "");
-                return vyre_cli_usage_error("ls", hint, "unknown sort field '%s'", optarg);
+                return tool_usage_error("ls", hint, "unknown sort field '%s'", optarg);
             }
             sort = (enum sort_by)i;
             break;
         }
         case OPT_ARCH:
             if (!*optarg || strlen(optarg) >= VYRE_BLOB_ARCH_MAX)
-                return vyre_cli_usage_error("ls", "give an architecture such as sm_90 or sm_90a",
-                                            "'%s' is not an architecture", optarg);
+                return tool_usage_error("ls", "give an architecture such as sm_90 or sm_90a",
+                                        "'%s' is not an architecture", optarg);
             x.arch = optarg;
             break;
         case OPT_KIND:
             if (vyre_blob_kind_parse(optarg, &x.kind))
-                return vyre_cli_usage_error("ls", "kinds are cubin, ptx and fatbin",
-                                            "unknown kind '%s'", optarg);
+                return tool_usage_error("ls", "kinds are cubin, ptx and fatbin",
+                                        "unknown kind '%s'", optarg);
             break;
         case OPT_OLDER:
             if (vyre_parse_duration(optarg, &x.older_than_ns, &err))
@@ -202,15 +202,15 @@ int cmd_ls(int argc, char **argv)
             break;
         case OPT_LIMIT:
             if (cachectl_parse_count(optarg, &limit))
-                return vyre_cli_usage_error("ls", "give a positive whole number",
-                                            "--limit '%s' is not a count", optarg);
+                return tool_usage_error("ls", "give a positive whole number",
+                                        "--limit '%s' is not a count", optarg);
             break;
         default:
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         }
     }
     if (optind < argc)
-        return vyre_cli_usage_error("ls", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("ls", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("ls");
     if (rc)
         return rc;
@@ -223,8 +223,8 @@ int cmd_ls(int argc, char **argv)
     if (x.oom) {
         free(x.v);
         vyre_cache_close(cache);
-        fprintf(stderr, "%s: error: out of memory listing the cache\n", vyre_cli_prog());
-        return VYRE_EXIT_ERROR;
+        fprintf(stderr, "%s: error: out of memory listing the cache\n", tool_prog());
+        return TOOL_EXIT_ERROR;
     }
     if (frc) {
         free(x.v);
@@ -287,5 +287,5 @@ int cmd_ls(int argc, char **argv)
     }
     free(x.v);
     vyre_cache_close(cache);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

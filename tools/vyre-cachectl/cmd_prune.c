@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/compile.h"
 
 static void usage(FILE *out)
@@ -164,9 +164,9 @@ int cmd_prune(int argc, char **argv)
             break;
         case OPT_ARCH:
             if (!vyre_compile_arch_valid(optarg))
-                return vyre_cli_usage_error(
-                    "prune", "write an architecture such as sm_80, sm_90a or sm_100f",
-                    "'%s' is not an architecture", optarg);
+                return tool_usage_error("prune",
+                                        "write an architecture such as sm_80, sm_90a or sm_100f",
+                                        "'%s' is not an architecture", optarg);
             po.arch = optarg;
             break;
         case OPT_STALE:
@@ -178,27 +178,27 @@ int cmd_prune(int argc, char **argv)
             break;
         case OPT_TOOLCHAIN:
             if (!*optarg || strlen(optarg) >= VYRE_BLOB_TOOLCHAIN_MAX)
-                return vyre_cli_usage_error("prune", "give an identity such as nvrtc-13.0",
-                                            "'%s' is not a toolchain identity", optarg);
+                return tool_usage_error("prune", "give an identity such as nvrtc-13.0",
+                                        "'%s' is not a toolchain identity", optarg);
             if (n_keep == sizeof keep / sizeof keep[0])
-                return vyre_cli_usage_error("prune", NULL, "too many --toolchain options");
+                return tool_usage_error("prune", NULL, "too many --toolchain options");
             keep[n_keep++] = optarg;
             break;
         case OPT_DRY_RUN:
             po.dry_run = 1;
             break;
         default:
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         }
     }
     if (optind < argc)
-        return vyre_cli_usage_error("prune", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("prune", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("prune");
     if (rc)
         return rc;
     if (n_keep && !po.stale_toolchain)
-        return vyre_cli_usage_error("prune", "add --stale-toolchain to remove the other ones",
-                                    "--toolchain only goes with --stale-toolchain");
+        return tool_usage_error("prune", "add --stale-toolchain to remove the other ones",
+                                "--toolchain only goes with --stale-toolchain");
     int configured = !have_size && !have_age && !po.arch && !po.stale_toolchain && !po.stale;
 
     vyre_cache *cache = NULL;
@@ -290,8 +290,8 @@ int cmd_prune(int argc, char **argv)
         fprintf(stderr,
                 "%s: error: could not bring the cache under --max-size %s (%s): %s are left\n"
                 "hint: check 'vyre-cachectl verify' for files the index does not know\n",
-                vyre_cli_prog(), size_arg ? size_arg : "?", want, left);
-        return VYRE_EXIT_PROBLEMS;
+                tool_prog(), size_arg ? size_arg : "?", want, left);
+        return TOOL_EXIT_PROBLEMS;
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

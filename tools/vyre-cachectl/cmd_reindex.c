@@ -5,7 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
 
@@ -55,7 +55,7 @@ static int open_adopt(vyre_cache **out)
     oo.flags = VYRE_CACHE_NO_HIT_TRACK | VYRE_CACHE_NO_INDEX | VYRE_CACHE_ADOPT;
     if (vyre_cache_open_ex(root, &oo, out, &err))
         return cachectl_fail(&err);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 static void print_result(const vyre_cache *cache, const vyre_cache_reindex_result *res, int adopt)
@@ -107,11 +107,11 @@ int cmd_reindex(int argc, char **argv)
         if (rc != -1)
             return rc;
         if (c != OPT_ADOPT)
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         adopt = 1;
     }
     if (optind < argc)
-        return vyre_cli_usage_error("reindex", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("reindex", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("reindex");
     if (rc)
         return rc;
@@ -133,5 +133,5 @@ int cmd_reindex(int argc, char **argv)
     }
     print_result(cache, &res, adopt);
     vyre_cache_close(cache);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 
 static void usage(FILE *out)
@@ -41,8 +41,8 @@ static int no_remotes(void)
         stderr,
         "%s: error: no remote store is listed\n"
         "hint: set VYRE_REMOTE_CACHE, e.g. VYRE_REMOTE_CACHE='http://cache.example:8080/vyre'\n",
-        vyre_cli_prog());
-    return VYRE_EXIT_ERROR;
+        tool_prog());
+    return TOOL_EXIT_ERROR;
 }
 
 static int do_check(vyre_cache *cache)
@@ -94,7 +94,7 @@ static int do_check(vyre_cache *cache)
     } else {
         json_decref(arr);
     }
-    return bad ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return bad ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }
 
 typedef struct push_ctx {
@@ -122,7 +122,7 @@ static void push_key(push_ctx *p, const vyre_key *key)
                 printf("%s -> %s\n", hex, info.url);
         } else {
             p->failed++;
-            vyre_cli_report(&err);
+            tool_report(&err);
         }
     }
 }
@@ -145,8 +145,8 @@ static int do_push(vyre_cache *cache, int all, int argc, char **argv)
         fprintf(stderr,
                 "%s: error: every remote store is read-only\n"
                 "hint: drop '|read-only' from a remote in VYRE_REMOTE_CACHE to push to it\n",
-                vyre_cli_prog());
-        return VYRE_EXIT_ERROR;
+                tool_prog());
+        return TOOL_EXIT_ERROR;
     }
     push_ctx p = {cache, 0, 0, 0};
     vyre_error err;
@@ -158,7 +158,7 @@ static int do_push(vyre_cache *cache, int all, int argc, char **argv)
         for (int i = 0; i < argc; i++) {
             vyre_cache_entry e;
             if (vyre_cache_find_prefix(cache, argv[i], &e, &err)) {
-                vyre_cli_report(&err);
+                tool_report(&err);
                 p.failed++;
                 continue;
             }
@@ -176,7 +176,7 @@ static int do_push(vyre_cache *cache, int all, int argc, char **argv)
                p.blobs == 1 ? "" : "s", p.ok, p.ok == 1 ? "" : "s", p.failed, writable,
                writable == 1 ? "" : "s");
     }
-    return p.failed ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return p.failed ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }
 
 static int do_pull(vyre_cache *cache, int argc, char **argv)
@@ -187,10 +187,10 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
         vyre_key key;
         if (vyre_key_from_hex(argv[i], &key) != VYRE_OK) {
             json_decref(arr);
-            return vyre_cli_usage_error("remote pull",
-                                        "give full 64-digit keys (the remote cannot be searched "
-                                        "by prefix)",
-                                        "not a key: '%s'", argv[i]);
+            return tool_usage_error("remote pull",
+                                    "give full 64-digit keys (the remote cannot be searched "
+                                    "by prefix)",
+                                    "not a key: '%s'", argv[i]);
         }
     }
     for (int i = 0; i < argc; i++) {
@@ -209,7 +209,7 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
                 printf("%s <- %s\n", argv[i], info.url);
         } else {
             failed++;
-            vyre_cli_report(&err);
+            tool_report(&err);
         }
         json_array_append_new(arr,
                               json_pack("{s:s, s:b, s:s?}", "key", argv[i], "pulled", rc == VYRE_OK,
@@ -224,7 +224,7 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
     } else {
         json_decref(arr);
     }
-    return failed ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return failed ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }
 
 enum { OPT_ALL = CACHECTL_OPT_FIRST_LOCAL };
@@ -245,30 +245,30 @@ int cmd_remote(int argc, char **argv)
         }
         int rc = cachectl_option(c, "remote", opts, argc, argv, usage);
         if (rc != CACHECTL_HANDLED)
-            return rc < 0 ? VYRE_EXIT_ERROR : rc;
+            return rc < 0 ? TOOL_EXIT_ERROR : rc;
     }
     if (optind >= argc)
-        return vyre_cli_usage_error("remote", "use 'check', 'push' or 'pull'",
-                                    "remote needs an action");
+        return tool_usage_error("remote", "use 'check', 'push' or 'pull'",
+                                "remote needs an action");
     const char *action = argv[optind++];
     int nargs = argc - optind;
     char **args = argv + optind;
     int is_check = strcmp(action, "check") == 0, is_push = strcmp(action, "push") == 0,
         is_pull = strcmp(action, "pull") == 0;
     if (!is_check && !is_push && !is_pull)
-        return vyre_cli_usage_error("remote", "use 'check', 'push' or 'pull'",
-                                    "unknown action '%s'", action);
+        return tool_usage_error("remote", "use 'check', 'push' or 'pull'", "unknown action '%s'",
+                                action);
     if (all && !is_push)
-        return vyre_cli_usage_error("remote", NULL, "--all is for 'remote push'");
+        return tool_usage_error("remote", NULL, "--all is for 'remote push'");
     if (is_check && nargs)
-        return vyre_cli_usage_error("remote", NULL, "unexpected argument '%s'", args[0]);
+        return tool_usage_error("remote", NULL, "unexpected argument '%s'", args[0]);
     if (is_push && !all && !nargs)
-        return vyre_cli_usage_error("remote", "give keys (or unique prefixes), or --all",
-                                    "remote push needs keys or --all");
+        return tool_usage_error("remote", "give keys (or unique prefixes), or --all",
+                                "remote push needs keys or --all");
     if (is_push && all && nargs)
-        return vyre_cli_usage_error("remote", NULL, "give keys or --all, not both");
+        return tool_usage_error("remote", NULL, "give keys or --all, not both");
     if (is_pull && !nargs)
-        return vyre_cli_usage_error("remote", "give full 64-digit keys", "remote pull needs keys");
+        return tool_usage_error("remote", "give full 64-digit keys", "remote pull needs keys");
     int rc = cachectl_check_globals("remote");
     if (rc)
         return rc;

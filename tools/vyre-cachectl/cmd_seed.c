@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
 #include "vyre/compile.h"
@@ -189,8 +189,8 @@ static int parse_archs(char *list, const char **archs)
         if (comma)
             *comma = '\0';
         if (!vyre_compile_arch_valid(p)) {
-            vyre_cli_usage_error("seed", "write architectures such as sm_80,sm_90,sm_90a",
-                                 "'%s' is not an architecture", p);
+            tool_usage_error("seed", "write architectures such as sm_80,sm_90,sm_90a",
+                             "'%s' is not an architecture", p);
             return -1;
         }
         int dup = 0;
@@ -198,7 +198,7 @@ static int parse_archs(char *list, const char **archs)
             dup |= strcmp(archs[i], p) == 0;
         if (!dup) {
             if (n == SEED_MAX_ARCHS) {
-                vyre_cli_usage_error("seed", NULL, "more than %d architectures", SEED_MAX_ARCHS);
+                tool_usage_error("seed", NULL, "more than %d architectures", SEED_MAX_ARCHS);
                 return -1;
             }
             archs[n++] = p;
@@ -353,10 +353,10 @@ static long add_dir(item_list *l, const char *dir)
     free(bare);
     long skipped = 0;
     if (r != 0 && !g_walk_oom) {
-        fprintf(stderr, "%s: error: cannot walk '%s': %s\n", vyre_cli_prog(), dir, strerror(errno));
+        fprintf(stderr, "%s: error: cannot walk '%s': %s\n", tool_prog(), dir, strerror(errno));
         skipped = -1;
     } else if (g_walk_oom) {
-        fprintf(stderr, "%s: error: out of memory walking '%s'\n", vyre_cli_prog(), dir);
+        fprintf(stderr, "%s: error: out of memory walking '%s'\n", tool_prog(), dir);
         skipped = -1;
     }
     if (skipped == 0 && g_walk_n) {
@@ -415,7 +415,7 @@ static void print_log(FILE *f, const vyre_compile_request *req, const char *file
 static void report_error(seed_item *it, FILE *ef, const char *arch, const vyre_error *err, int rc)
 {
     const char *msg = err->message[0] ? err->message : vyre_strerror(rc);
-    fprintf(ef, "%s: error: seeding '%s'%s%s: %s\n", vyre_cli_prog(), it->path, arch ? " for " : "",
+    fprintf(ef, "%s: error: seeding '%s'%s%s: %s\n", tool_prog(), it->path, arch ? " for " : "",
             arch ? arch : "", msg);
     if (err->hint[0])
         fprintf(ef, "hint: %s\n", err->hint);
@@ -631,15 +631,15 @@ static int collect_items(char **files, int n_files, item_list *items, uint64_t *
             size_t before = items->n;
             long s = add_dir(items, files[f]);
             if (s == 0 && items->n == before)
-                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n",
-                        vyre_cli_prog(), files[f]);
+                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n", tool_prog(),
+                        files[f]);
             if (s < 0) {
                 items_free(items);
                 return -1;
             }
             *skipped += (uint64_t)s;
         } else if (add_item(items, files[f])) {
-            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
+            fprintf(stderr, "%s: error: out of memory\n", tool_prog());
             items_free(items);
             return -1;
         }
@@ -740,21 +740,21 @@ int cmd_seed(int argc, char **argv)
             arch_list = optarg;
         } else if (c == OPT_ENTRY) {
             if (!*optarg)
-                return vyre_cli_usage_error("seed", "give a kernel name, such as --entry scale",
-                                            "empty --entry");
+                return tool_usage_error("seed", "give a kernel name, such as --entry scale",
+                                        "empty --entry");
             if (n_entries == SEED_MAX_ENTRIES)
-                return vyre_cli_usage_error("seed", NULL, "more than %d --entry options",
-                                            SEED_MAX_ENTRIES);
+                return tool_usage_error("seed", NULL, "more than %d --entry options",
+                                        SEED_MAX_ENTRIES);
             entries[n_entries++] = optarg;
         } else if (c == OPT_JOBS) {
             char *e = NULL;
             errno = 0;
             jobs = strtol(optarg, &e, 10);
             if (errno || !e || *e || e == optarg || jobs < 1 || jobs > SEED_MAX_JOBS)
-                return vyre_cli_usage_error("seed", "give a whole number from 1 to 256",
-                                            "--jobs '%s' is not a number of jobs", optarg);
+                return tool_usage_error("seed", "give a whole number from 1 to 256",
+                                        "--jobs '%s' is not a number of jobs", optarg);
         } else {
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         }
     }
     char **files = argv + optind;
@@ -763,20 +763,20 @@ int cmd_seed(int argc, char **argv)
     if (rc)
         return rc;
     if (n_files <= 0)
-        return vyre_cli_usage_error("seed",
-                                    "name CUDA C (.cu), PTX (.ptx) or cubin files, or directories "
-                                    "of them",
-                                    "seed needs at least one file");
+        return tool_usage_error("seed",
+                                "name CUDA C (.cu), PTX (.ptx) or cubin files, or directories "
+                                "of them",
+                                "seed needs at least one file");
     const char *archs[SEED_MAX_ARCHS];
     int n_archs = 0;
     if (arch_list && (n_archs = parse_archs(arch_list, archs)) < 0)
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
 
     /* Operands: files as named, directories walked (in name order). */
     item_list items = {0};
     uint64_t skipped = 0;
     if (collect_items(files, n_files, &items, &skipped))
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
 
     vyre_cache *cache = NULL;
     vyre_error err;
@@ -816,5 +816,5 @@ int cmd_seed(int argc, char **argv)
     print_summary(&x, cache, skipped, jobs);
     items_free(&items);
     vyre_cache_close(cache);
-    return x.failed ? VYRE_EXIT_ERROR : VYRE_EXIT_OK;
+    return x.failed ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }

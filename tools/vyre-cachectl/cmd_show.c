@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -138,11 +138,11 @@ int cmd_show(int argc, char **argv)
     if (rc != CACHECTL_HANDLED)
         return rc;
     if (optind >= argc)
-        return vyre_cli_usage_error("show", "list the keys with 'vyre-cachectl ls'",
-                                    "show needs a key or key prefix");
+        return tool_usage_error("show", "list the keys with 'vyre-cachectl ls'",
+                                "show needs a key or key prefix");
     if (argc - optind > 1)
-        return vyre_cli_usage_error("show", "show one blob at a time", "unexpected argument '%s'",
-                                    argv[optind + 1]);
+        return tool_usage_error("show", "show one blob at a time", "unexpected argument '%s'",
+                                argv[optind + 1]);
     const char *prefix = argv[optind];
     rc = cachectl_check_globals("show");
     if (rc)
@@ -233,10 +233,10 @@ int cmd_show(int argc, char **argv)
             fprintf(
                 stderr,
                 "%s: error: blob %.12s is %s: %s\nhint: run 'vyre-cachectl verify --repair'\n",
-                vyre_cli_prog(), v.hex, crc == VYRE_ENOENT ? "missing" : "damaged",
+                tool_prog(), v.hex, crc == VYRE_ENOENT ? "missing" : "damaged",
                 tool_clean(cerr.message[0] ? cerr.message : vyre_strerror(crc), msg, sizeof msg));
         }
-        return VYRE_EXIT_PROBLEMS;
+        return TOOL_EXIT_PROBLEMS;
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

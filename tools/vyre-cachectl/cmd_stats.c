@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -276,5 +276,5 @@ int cmd_stats(int argc, char **argv)
     else if (!g_cachectl.quiet)
         print_text(cache, &st, rows, n_rows);
     vyre_cache_close(cache);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

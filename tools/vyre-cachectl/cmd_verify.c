@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -108,11 +108,11 @@ int cmd_verify(int argc, char **argv)
         if (rc != -1)
             return rc;
         if (c != OPT_REPAIR)
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         repair = 1;
     }
     if (optind < argc)
-        return vyre_cli_usage_error("verify", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("verify", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("verify");
     if (rc)
         return rc;
@@ -193,5 +193,5 @@ int cmd_verify(int argc, char **argv)
         json_decref(x.problems);
     }
     vyre_cache_close(cache);
-    return clean ? VYRE_EXIT_OK : VYRE_EXIT_PROBLEMS;
+    return clean ? TOOL_EXIT_OK : TOOL_EXIT_PROBLEMS;
 }

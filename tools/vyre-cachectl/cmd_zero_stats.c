@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 
 static void usage(FILE *out)
@@ -52,5 +52,5 @@ int cmd_zero_stats(int argc, char **argv)
                missing ? "Nothing to reset: the cache does not exist yet." : "Statistics zeroed.");
     }
     vyre_cache_close(cache);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

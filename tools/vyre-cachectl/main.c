@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
-static const vyre_cli_cmd g_cmds[] = {
+static const tool_cmd g_cmds[] = {
     {"stats", cmd_stats, "entries, size, hits and health of the pipeline cache"},
     {"ls", cmd_ls, "list the cached blobs"},
     {"show", cmd_show, "print the full header of one blob"},
@@ -36,7 +36,7 @@ static void usage(FILE *out)
                  "Inspect, verify, prune and rebuild the vyre pipeline cache, and report on\n"
                  "the CUDA driver's JIT cache.\n\n"
                  "commands:\n");
-    for (const vyre_cli_cmd *c = g_cmds; c->name; c++)
+    for (const tool_cmd *c = g_cmds; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out,
             "\nSizes (max_size, prune --max-size) are written 5G, 500M, 1.5GiB or 750MB;\n"
@@ -55,7 +55,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    vyre_cli_set_prog("vyre-cachectl");
+    tool_set_prog("vyre-cachectl");
     static const struct option opts[] = {
         CACHECTL_GLOBAL_LONGOPTS,
         {"version", no_argument, NULL, 'V'},
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
         if (c == 'V') {
             printf("vyre-cachectl %s (libvyrecore %s, CUDA toolkit %s)\n", vyre_version(),
                    vyre_version(), vyre_cuda_toolkit_version());
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         }
         int rc = cachectl_option(c, NULL, opts, argc, argv, usage);
         if (rc != CACHECTL_HANDLED)
@@ -84,31 +84,31 @@ int main(int argc, char **argv)
         char *zargv[] = {zname, NULL};
         int save = optind;
         optind = 0;
-        int zrc = vyre_cli_find(g_cmds, zname)->fn(1, zargv);
+        int zrc = tool_cmd_find(g_cmds, zname)->fn(1, zargv);
         if (zrc || save >= argc)
             return zrc;
         optind = save;
     }
     if (optind >= argc) {
         usage(stderr);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     const char *name = argv[optind];
     if (strcmp(name, "help") == 0) {
         usage(stdout);
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     }
-    const vyre_cli_cmd *cmd = vyre_cli_find(g_cmds, name);
+    const tool_cmd *cmd = tool_cmd_find(g_cmds, name);
     if (!cmd) {
         const char *names[16];
         size_t n = 0;
-        for (const vyre_cli_cmd *k = g_cmds; k->name && n < 16; k++)
+        for (const tool_cmd *k = g_cmds; k->name && n < 16; k++)
             names[n++] = k->name;
-        const char *near = vyre_cli_nearest(name, names, n);
+        const char *near = tool_nearest(name, names, n);
         char hint[128];
         if (near)
             snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-        return vyre_cli_usage_error(NULL, near ? hint : NULL, "unknown command '%s'", name);
+        return tool_usage_error(NULL, near ? hint : NULL, "unknown command '%s'", name);
     }
     int sub_argc = argc - optind;
     char **sub_argv = argv + optind;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "exporter.h"
 #include "server.h"
 #include "vyre/vyre.h"
@@ -54,7 +54,7 @@ enum { O_LISTEN = 256, O_PATH, O_TOPN, O_TELDIR, O_CACHEDIR, O_CACHEREF, O_NOGPU
 
 int main(int argc, char **argv)
 {
-    vyre_cli_set_prog("vyre-exporter");
+    tool_set_prog("vyre-exporter");
     char default_listen[16];
     snprintf(default_listen, sizeof default_listen, ":%d", EXP_DEFAULT_PORT);
     const char *listen = default_listen;
@@ -91,8 +91,8 @@ int main(int argc, char **argv)
             errno = 0;
             long v = strtol(optarg, &end, 10);
             if (!*optarg || *end || errno || v < 0 || v > EXP_MAX_TOP_N)
-                return vyre_cli_usage_error(NULL, NULL, "invalid --kernels.top-n '%s' (0 to %d)",
-                                            optarg, EXP_MAX_TOP_N);
+                return tool_usage_error(NULL, NULL, "invalid --kernels.top-n '%s' (0 to %d)",
+                                        optarg, EXP_MAX_TOP_N);
             o.kernels_top_n = (unsigned)v;
             break;
         }
@@ -106,10 +106,10 @@ int main(int argc, char **argv)
             errno = 0;
             double v = strtod(optarg, &end);
             if (!*optarg || *end || errno || !(v >= 0) || v > 86400)
-                return vyre_cli_usage_error(NULL, NULL,
-                                            "invalid --cache.refresh-interval '%s' (0 to 86400 "
-                                            "seconds)",
-                                            optarg);
+                return tool_usage_error(NULL, NULL,
+                                        "invalid --cache.refresh-interval '%s' (0 to 86400 "
+                                        "seconds)",
+                                        optarg);
             o.cache_refresh_s = v;
             break;
         }
@@ -121,17 +121,17 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         case 'V':
             printf("vyre-exporter %s (libvyrecore %s)\n", vyre_version(), vyre_version());
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         default:
-            return vyre_cli_bad_option(NULL, argv, optind, optopt, ":hV", opts);
+            return tool_bad_option(NULL, argv, optind, optopt, ":hV", opts);
         }
     }
     if (optind < argc)
-        return vyre_cli_usage_error(NULL, "vyre-exporter takes options only",
-                                    "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error(NULL, "vyre-exporter takes options only",
+                                "unexpected argument '%s'", argv[optind]);
 
     /* SIGINT/SIGTERM are taken by sigwait below; block them first so the
      * server's thread inherits the mask. */
@@ -145,14 +145,14 @@ int main(int argc, char **argv)
     exporter *x = NULL;
     if (exporter_new(&o, &x) != 0) {
         fprintf(stderr, "vyre-exporter: error: out of memory\n");
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     char bound[300], err[512];
     exp_server *s = exp_server_start(x, listen, path, bound, sizeof bound, err, sizeof err);
     if (!s) {
         fprintf(stderr, "vyre-exporter: error: %s\n", err);
         exporter_free(x);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     fprintf(stderr, "vyre-exporter: listening on %s, metrics at %s\n", bound, path);
     fflush(stderr);
@@ -161,5 +161,5 @@ int main(int argc, char **argv)
         ;
     exp_server_stop(s);
     exporter_free(x);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

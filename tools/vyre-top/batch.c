@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "view.h"
 #include "vyre/version.h"
 

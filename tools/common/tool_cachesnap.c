@@ -1,13 +1,13 @@
 /*
- * cachesnap.c - see cachesnap.h.
+ * tool_cachesnap.c - see tool_cachesnap.h.
  *
  * The handle and the reader thread share one heap block, reference
  * counted under its mutex: the thread may outlive the handle (a monitor
  * that exits while the index is locked does not wait for the read), and
  * whichever lets go last frees it.
  */
-#include "cachesnap.h"
-#include "cli.h"
+#include "tool_cachesnap.h"
+#include "tool_cli.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -52,9 +52,9 @@ static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
     int n = 0;
     if (rc == VYRE_EBUSY)
         n = snprintf(dst, size, "cache busy: %s", e->message[0] ? e->message : vyre_strerror(rc));
-    else if (e->message[0] && (e->hint[0] || vyre_cli_remedy(e->remedy)))
+    else if (e->message[0] && (e->hint[0] || tool_remedy(e->remedy)))
         n = snprintf(dst, size, "%s; hint: %s", e->message,
-                     e->hint[0] ? e->hint : vyre_cli_remedy(e->remedy));
+                     e->hint[0] ? e->hint : tool_remedy(e->remedy));
     else
         copy_str(dst, size, e->message[0] ? e->message : vyre_strerror(rc));
     tool_mark_cut(dst, size, n);
