@@ -8,6 +8,7 @@
  */
 #include "tool_cachesnap.h"
 #include "tool_cli.h"
+#include "tool_util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -32,13 +33,6 @@ struct tool_cachesnap {
     tool_cachesnap_figures fig;    /* what callers are given */
     tool_cachesnap_figures result; /* written by the reader */
 };
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void copy_str(char *dst, size_t size, const char *src)
 {
@@ -89,7 +83,7 @@ static void read_figures(const char *want_root, int with_remotes, tool_cachesnap
         f->nremotes++;
     }
     vyre_cache_close(cache);
-    f->read_ns = mono_ns();
+    f->read_ns = tool_mono_ns();
     if (rc == 0) {
         f->state = TOOL_CACHESNAP_OK;
     } else if (rc == VYRE_ENOENT) {
@@ -164,7 +158,7 @@ static void take_result(tool_cachesnap *s)
     if (!s->done)
         return;
     s->fig = s->result;
-    s->end_ns = s->result.read_ns ? s->result.read_ns : mono_ns();
+    s->end_ns = s->result.read_ns ? s->result.read_ns : tool_mono_ns();
     s->done = 0;
     s->in_flight = 0;
     if (s->joinable) {
@@ -223,9 +217,10 @@ void tool_cachesnap_get(tool_cachesnap *s, uint64_t now_ns, tool_cachesnap_figur
         take_result(s);
     }
     *out = s->fig;
-    if (s->in_flight && mono_ns() - s->start_ns >= (uint64_t)TOOL_CACHESNAP_WAIT_MS * 1000000u) {
+    if (s->in_flight &&
+        tool_mono_ns() - s->start_ns >= (uint64_t)TOOL_CACHESNAP_WAIT_MS * 1000000u) {
         /* Not the last figures: they would pass for current. */
-        double secs = (double)(mono_ns() - s->start_ns) / 1e9;
+        double secs = (double)(tool_mono_ns() - s->start_ns) / 1e9;
         memset(&out->stats, 0, sizeof out->stats);
         out->nremotes = 0;
         out->state = TOOL_CACHESNAP_ERROR;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tool_cli.h"
+#include "tool_util.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -123,13 +124,6 @@ typedef struct run_out {
     size_t nheld, capheld;
 } run_out;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void progress_clear(run_out *o)
 {
     if (o->drawn) {
@@ -145,7 +139,7 @@ static void on_progress(size_t done, size_t total, const char *what, void *ctx)
     if (!o->progress)
         return;
     char eta[32] = "";
-    double secs = (double)(mono_ns() - o->start_ns) / 1e9;
+    double secs = (double)(tool_mono_ns() - o->start_ns) / 1e9;
     if (done > 0 && total > done) {
         char age[16];
         vyre_format_age((int64_t)(secs / (double)done * (double)(total - done) * 1e9), age,
@@ -486,7 +480,7 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     memset(&out, 0, sizeof out);
     out.fmt = fmt;
     out.progress = !pl->quiet && isatty(STDERR_FILENO);
-    out.start_ns = mono_ns();
+    out.start_ns = tool_mono_ns();
     out.width = bench_table_width(pl->wide, pl->width);
     o->db = db;
     o->suites = pl->suites;

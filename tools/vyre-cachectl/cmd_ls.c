@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tool_cli.h"
+#include "tool_util.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
 
@@ -218,7 +219,7 @@ int cmd_ls(int argc, char **argv)
     vyre_cache *cache = NULL;
     if ((rc = cachectl_open(CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
-    x.now = cachectl_now_ns();
+    x.now = tool_unix_ns();
     int frc = vyre_cache_foreach(cache, collect, &x, &err);
     if (x.oom) {
         free(x.v);

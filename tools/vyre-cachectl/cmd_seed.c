@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "tool_cli.h"
+#include "tool_util.h"
 #include "cmds.h"
 #include "progress.h"
 #include "vyre/compile.h"
@@ -77,107 +78,6 @@ static void usage(FILE *out)
 enum { OPT_ARCH = CACHECTL_OPT_FIRST_LOCAL, OPT_ENTRY, OPT_JOBS };
 
 /* ---- reading sources ---------------------------------------------------- */
-
-static void set_err(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-    VYRE_PRINTF(4, 5);
-static void set_err(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    snprintf(err->hint, sizeof err->hint, "%s", hint ? hint : "");
-    err->code = code;
-}
-
-static const char *type_name(mode_t mode)
-{
-    switch (mode & S_IFMT) {
-    case S_IFIFO:
-        return "FIFO";
-    case S_IFSOCK:
-        return "socket";
-    case S_IFCHR:
-    case S_IFBLK:
-        return "device";
-    case S_IFDIR:
-        return "directory";
-    default:
-        return "special file";
-    }
-}
-
-/* path opened for reading if it is a regular file, else NULL with err.
- * O_NONBLOCK: opening a FIFO waits for a writer, forever when there is
- * none (seen: seed blocked on one); blocking reads are restored after the
- * type is checked on the open file. */
-static FILE *open_regular(const char *path, vyre_error *err)
-{
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    int fl = -1;
-    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
-        close(fd);
-        set_err(err, VYRE_EINVAL,
-                "give a regular file (vyre reads no FIFO, device or directory: it could wait "
-                "forever)",
-                "cannot read '%s': it is a %s, not a regular file", path, type_name(st.st_mode));
-        return NULL;
-    }
-    FILE *f = NULL;
-    if (fd >= 0 && (fl = fcntl(fd, F_GETFL)) >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
-        f = fdopen(fd, "rb");
-    if (!f) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        set_err(err, VYRE_EIO, "check the file name", "cannot read '%s': %s", path, strerror(e));
-    }
-    return f;
-}
-
-static char *read_file(const char *path, size_t *len, vyre_error *err)
-{
-    FILE *f = open_regular(path, err);
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            if (cap >= VYRE_BLOB_MAX_PAYLOAD) {
-                set_err(err, VYRE_ETOOBIG, "sources are limited to 512 MiB",
-                        "'%s' is too large to seed", path);
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                set_err(err, VYRE_ENOMEM, NULL, "out of memory reading '%s'", path);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        set_err(err, VYRE_EIO, NULL, "cannot read '%s'", path);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
 
 /* Splits "sm_80,sm_90" into archs (validated, duplicates dropped). Returns
  * the count, or -1 after printing a usage error. */
@@ -458,7 +358,8 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
     vyre_error err;
     vyre_error_clear(&err);
     size_t len = 0;
-    char *src = read_file(it->path, &len, &err);
+    char *src = tool_read_file(it->path, VYRE_BLOB_MAX_PAYLOAD, "sources are limited to 512 MiB",
+                               &len, &err);
     if (!src) {
         report_error(it, ef, NULL, &err, err.code);
         return;
@@ -474,9 +375,9 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
     } else if (kind == VYRE_SOURCE_PTX) {
         if (vyre_ptx_target_arch(src, len, target, sizeof target) != VYRE_OK) {
             vyre_error_clear(&err);
-            set_err(&err, VYRE_EINVAL,
-                    "give --arch sm_90 (or a list: sm_80,sm_90a) for PTX without one",
-                    "the PTX names no real architecture in a '.target' directive");
+            tool_set_error(&err, VYRE_EINVAL,
+                           "give --arch sm_90 (or a list: sm_80,sm_90a) for PTX without one",
+                           "the PTX names no real architecture in a '.target' directive");
             report_error(it, ef, NULL, &err, VYRE_EINVAL);
             free(src);
             return;
@@ -485,10 +386,10 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
         n_archs = 1;
     } else {
         vyre_error_clear(&err);
-        set_err(&err, VYRE_EINVAL,
-                "give --arch sm_90 (or a list: sm_80,sm_90a): only PTX names its own target",
-                "%s names no target architecture: seeding it needs --arch",
-                kind == VYRE_SOURCE_CUBIN ? "a cubin" : "CUDA C source");
+        tool_set_error(&err, VYRE_EINVAL,
+                       "give --arch sm_90 (or a list: sm_80,sm_90a): only PTX names its own target",
+                       "%s names no target architecture: seeding it needs --arch",
+                       kind == VYRE_SOURCE_CUBIN ? "a cubin" : "CUDA C source");
         report_error(it, ef, NULL, &err, VYRE_EINVAL);
         free(src);
         return;

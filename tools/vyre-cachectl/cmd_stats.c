@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tool_cli.h"
+#include "tool_util.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
 
@@ -168,7 +169,7 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
     printf("%-22s %" PRIu64 "\n", "Hits:", st->hits);
     printf("%-22s %" PRIu64 "\n", "Misses:", st->misses);
     if (st->stats_zeroed_unix_ns) {
-        vyre_format_age(cachectl_now_ns() - st->stats_zeroed_unix_ns, buf, sizeof buf);
+        vyre_format_age(tool_unix_ns() - st->stats_zeroed_unix_ns, buf, sizeof buf);
         printf("%-22s %s ago\n", "Stats zeroed:", buf);
     }
     if (st->hits + st->misses)

@@ -135,11 +135,9 @@ void cachectl_json_print(json_t *o);
 json_t *cachectl_json_root(const vyre_cache *c, int schema_version);
 
 /* Nanoseconds since the Unix epoch, for ages. */
-int64_t cachectl_now_ns(void);
 
 /* The first 12 hex digits of a key (what ls prints and show accepts). */
 #define CACHECTL_SHORT_KEY 12
-void cachectl_short_key(const vyre_key *key, char out[CACHECTL_SHORT_KEY + 1]);
 
 /* Parses a positive decimal count ("--limit 10"). 0 or -1. */
 int cachectl_parse_count(const char *s, uint64_t *out);

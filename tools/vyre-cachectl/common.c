@@ -274,21 +274,6 @@ json_t *cachectl_json_root(const vyre_cache *c, int schema_version)
                      vyre_cache_root(c));
 }
 
-int64_t cachectl_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-void cachectl_short_key(const vyre_key *key, char out[CACHECTL_SHORT_KEY + 1])
-{
-    char hex[VYRE_KEY_HEX_LEN + 1];
-    vyre_key_to_hex(key, hex);
-    memcpy(out, hex, CACHECTL_SHORT_KEY);
-    out[CACHECTL_SHORT_KEY] = '\0';
-}
-
 int cachectl_parse_count(const char *s, uint64_t *out)
 {
     uint64_t v = 0;

@@ -33,8 +33,8 @@ void exp_collect_cache(exporter *x)
     }
     tool_cachesnap_figures f;
     uint64_t before = x->cache_read_ns;
-    tool_cachesnap_get(x->cachesnap, exp_mono_ns(), &f);
-    exp_copy_str(x->cache_root, sizeof x->cache_root, f.root);
+    tool_cachesnap_get(x->cachesnap, tool_mono_ns(), &f);
+    tool_strlcpy(x->cache_root, f.root, sizeof x->cache_root);
     x->cache_read_ns = f.read_ns;
     x->cache_state = f.state;
     x->cache_busy = f.busy;

@@ -18,6 +18,7 @@
 
 #include "batch.h"
 #include "tool_cli.h"
+#include "tool_util.h"
 #include "collect.h"
 #include "draw.h"
 #include "terminate.h"
@@ -50,13 +51,6 @@ static void usage(FILE *out)
                  "  CUDA_INJECTION64_PATH=<prefix>/lib/libvyre-inject.so python train.py\n"
                  "(VYRE_INJECT=kernels adds kernel names; see the README)\n\n"
                  "exit status: 0 success, 2 usage or operational error\n");
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void sleep_until(uint64_t t)
@@ -103,7 +97,7 @@ static int run_batch(top_collector *c, top_ui *ui, long n, int json, int width)
     /* The first reading only primes the rates: every printed frame is
      * one interval after the previous reading. */
     top_collect(c, s);
-    uint64_t next = now_ns();
+    uint64_t next = tool_mono_ns();
     int rc = TOOL_EXIT_OK;
     for (long i = 0; n == 0 || i < n; i++) {
         next += delay_ns(ui->delay_s);
@@ -147,10 +141,10 @@ static int run_screen(top_collector *c, top_ui *ui, long n)
     }
     top_collect(c, s);
     long frames = 1;
-    uint64_t next = now_ns() + delay_ns(ui->delay_s);
+    uint64_t next = tool_mono_ns() + delay_ns(ui->delay_s);
     redraw(s, ui);
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = tool_mono_ns();
         int wait_ms = now >= next ? 0 : (int)((next - now + 999999) / 1000000);
         struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
         int pr = poll(&pfd, 1, wait_ms);
@@ -171,7 +165,7 @@ static int run_screen(top_collector *c, top_ui *ui, long n)
             break;
         if (what & TOP_UI_DELAY)
             next = s->mono_ns + delay_ns(ui->delay_s);
-        now = now_ns();
+        now = tool_mono_ns();
         if (now >= next) {
             next = now + delay_ns(ui->delay_s);
             if (!ui->paused) {
