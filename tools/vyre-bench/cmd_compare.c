@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
@@ -262,7 +263,7 @@ static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
                                   "slower", (json_int_t)t.slower, "same", (json_int_t)t.same,
                                   "noisy", (json_int_t)t.noisy, "drift", (json_int_t)t.drift,
                                   "unmatched", (json_int_t)t.unmatched));
-    bench_json_print(stdout, o);
+    tool_json_print(stdout, o);
 }
 
 int cmd_compare(int argc, char **argv)

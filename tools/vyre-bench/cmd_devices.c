@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
@@ -41,9 +42,7 @@ static int print_json_empty(int code, int driver)
         json_pack("{s:i, s:b, s:o, s:[]}", "schema_version", BENCH_DEVICES_JSON_SCHEMA_VERSION,
                   "driver_found", code != VYRE_ENODRIVER, "driver_version",
                   driver > 0 ? json_integer(driver) : json_null(), "devices");
-    json_dumpf(o, stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
-    json_decref(o);
+    tool_json_print(stdout, o);
     return 0;
 }
 
@@ -122,9 +121,7 @@ int cmd_devices(int argc, char **argv)
         json_t *o =
             json_pack("{s:i, s:b, s:i, s:o}", "schema_version", BENCH_DEVICES_JSON_SCHEMA_VERSION,
                       "driver_found", 1, "driver_version", driver, "devices", arr);
-        json_dumpf(o, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-        json_decref(o);
+        tool_json_print(stdout, o);
     } else {
         printf("driver: CUDA %d.%d (%d), %d device%s\n", driver / 1000, (driver % 1000) / 10,
                driver, count, count == 1 ? "" : "s");

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
@@ -148,7 +149,7 @@ int cmd_rm(int argc, char **argv)
         json_object_set_new(o, "schema_version", json_integer(BENCH_RM_JSON_SCHEMA_VERSION));
         json_object_set_new(o, "db", json_string(vyre_results_path(db)));
         json_object_set_new(o, "removed", arr);
-        bench_json_print(stdout, o);
+        tool_json_print(stdout, o);
     } else if (!n) {
         printf("no failed runs in %s\n", vyre_results_path(db));
     } else {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
@@ -84,7 +85,7 @@ int cmd_runs(int argc, char **argv)
         json_object_set_new(o, "schema_version", json_integer(BENCH_RUNS_JSON_SCHEMA_VERSION));
         json_object_set_new(o, "db", json_string(vyre_results_path(db)));
         json_object_set_new(o, "runs", arr);
-        bench_json_print(stdout, o);
+        tool_json_print(stdout, o);
         free(runs);
         vyre_results_close(db);
         return TOOL_EXIT_OK;

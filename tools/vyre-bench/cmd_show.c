@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
@@ -74,7 +75,7 @@ static int print_json(vyre_results *db, const vyre_bench_run *r, const vyre_benc
     json_object_set_new(o, "schema_version", json_integer(BENCH_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "run", bench_json_run_info(r));
     json_object_set_new(o, "points", arr);
-    bench_json_print(stdout, o);
+    tool_json_print(stdout, o);
     return TOOL_EXIT_OK;
 }
 

@@ -112,9 +112,6 @@ json_t *bench_json_run_info(const vyre_bench_run *r);
 json_t *bench_json_point(const vyre_bench_point *p);
 json_t *bench_json_axes(const char *axes);
 
-/* Prints o (consumed) on out, indented, with a final newline. */
-void bench_json_print(FILE *out, json_t *o);
-
 /* The usage error for --csv given with --json (exit 2). */
 int bench_csv_json_conflict(const char *sub);
 

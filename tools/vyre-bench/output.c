@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
@@ -365,15 +366,8 @@ int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
     json_object_set_new(o, "points", arr);
     if (ab)
         json_object_set_new(o, "ab", ab);
-    bench_json_print(out, o);
+    tool_json_print(out, o);
     return TOOL_EXIT_OK;
-}
-
-void bench_json_print(FILE *out, json_t *o)
-{
-    json_dumpf(o, out, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-    fputc('\n', out);
-    json_decref(o);
 }
 
 void bench_run_summary(FILE *out, const vyre_bench_run *r)

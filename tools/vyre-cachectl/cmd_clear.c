@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 
@@ -76,7 +77,7 @@ int cmd_clear(int argc, char **argv)
         json_object_set_new(o, "removed", json_integer((json_int_t)r.removed));
         json_object_set_new(o, "removed_bytes", json_integer((json_int_t)r.removed_bytes));
         json_object_set_new(o, "left", json_integer((json_int_t)r.left));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         char size[32];
         vyre_format_size(r.removed_bytes, size, sizeof size);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 
@@ -145,7 +146,7 @@ static void print_config(const vyre_config *cf, const char *root, int k)
             if (k < 0 || i == k)
                 json_array_append_new(keys, key_json(cf, i));
         json_object_set_new(o, "keys", keys);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
         return;
     }
     if (g_cachectl.quiet)
@@ -188,7 +189,7 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
     if (g_cachectl.json) {
         json_t *o = json_pack("{s:i, s:s}", "schema_version", 1, "cache_dir", root);
         json_object_set_new(o, "set", key_json(cf, k));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         char v[VYRE_CONFIG_LONG_VALUE_MAX + 16], where[VYRE_CONFIG_WHERE_MAX + 32];
         vyre_config_format_value(cf, k, v, sizeof v);

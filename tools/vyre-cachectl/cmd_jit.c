@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 
@@ -150,7 +151,7 @@ static int clear_cache(const vyre_jitcache_info *info)
         json_t *o =
             json_pack("{s:i, s:s, s:I, s:I}", "schema_version", 1, "path", info->path,
                       "removed_files", (json_int_t)files, "removed_bytes", (json_int_t)bytes);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         char size[32];
         vyre_format_size(bytes, size, sizeof size);
@@ -310,7 +311,7 @@ int cmd_jit(int argc, char **argv)
             json_array_append_new(arr, json_pack("{s:s, s:s?}", "message", fs.f[i].message, "hint",
                                                  fs.f[i].hint[0] ? fs.f[i].hint : NULL));
         json_object_set_new(o, "warnings", arr);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
         return TOOL_EXIT_OK;
     }
     if (g_cachectl.quiet)

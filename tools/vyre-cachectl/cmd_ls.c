@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "tool_util.h"
 #include "cmds.h"
@@ -246,7 +247,7 @@ int cmd_ls(int argc, char **argv)
         json_object_set_new(o, "sort", json_string(sorts[sort]));
         json_object_set_new(o, "matched", json_integer((json_int_t)x.n));
         json_object_set_new(o, "entries", arr);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (g_cachectl.quiet) {
         for (size_t i = 0; i < n; i++) {
             char hex[VYRE_KEY_HEX_LEN + 1];

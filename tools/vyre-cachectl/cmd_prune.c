@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
@@ -278,7 +279,7 @@ int cmd_prune(int argc, char **argv)
             json_object_set_new(by, g_reasons[i], json_integer((json_int_t)x.by_reason[i]));
         json_object_set_new(o, "removed_by_reason", by);
         json_object_set_new(o, "removed_entries", x.removed);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         print_summary(&x, &res, po.dry_run);
     }

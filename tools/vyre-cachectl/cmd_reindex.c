@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
@@ -71,7 +72,7 @@ static void print_result(const vyre_cache *cache, const vyre_cache_reindex_resul
         json_object_set_new(o, "links_removed", json_integer((json_int_t)res->removed));
         json_object_set_new(o, "index_kept", kept ? json_string(kept) : json_null());
         json_object_set_new(o, "adopted", json_boolean(adopt));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
         return;
     }
     if (g_cachectl.quiet)

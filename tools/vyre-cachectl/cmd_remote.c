@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 
@@ -90,7 +91,7 @@ static int do_check(vyre_cache *cache)
     if (g_cachectl.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "remotes", arr);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else {
         json_decref(arr);
     }
@@ -170,7 +171,7 @@ static int do_push(vyre_cache *cache, int all, int argc, char **argv)
         json_object_set_new(o, "blobs", json_integer((json_int_t)p.blobs));
         json_object_set_new(o, "pushed", json_integer((json_int_t)p.ok));
         json_object_set_new(o, "failed", json_integer((json_int_t)p.failed));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         printf("pushed %zu blob%s (%zu write%s, %zu failed) to %zu remote store%s\n", p.blobs,
                p.blobs == 1 ? "" : "s", p.ok, p.ok == 1 ? "" : "s", p.failed, writable,
@@ -220,7 +221,7 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
         json_object_set_new(o, "blobs", arr);
         json_object_set_new(o, "pulled", json_integer((json_int_t)ok));
         json_object_set_new(o, "failed", json_integer((json_int_t)failed));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else {
         json_decref(arr);
     }

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "tool_util.h"
 #include "cmds.h"
@@ -585,7 +586,7 @@ static void print_summary(seed_ctx *x, vyre_cache *cache, uint64_t skipped, long
         json_object_set_new(o, "jobs", json_integer((json_int_t)jobs));
         json_object_set_new(o, "blobs", x->blobs);
         json_object_set_new(o, "failures", x->failures);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         /* "fetched" only where a remote store could have served one, so
          * the line of a cache without remotes keeps its shape. */

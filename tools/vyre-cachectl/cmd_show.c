@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
@@ -84,7 +85,7 @@ static void print_json(vyre_cache *cache, const shown *v)
     json_object_set_new(b, "last_access_unix_ns",
                         v->e->last_access_unix_ns ? json_integer(v->e->last_access_unix_ns)
                                                   : json_null());
-    cachectl_json_print(o);
+    tool_json_print(stdout, o);
 }
 
 /* The header's strings (arch, toolchain, source, kernel names) are whatever

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "tool_util.h"
 #include "cmds.h"
@@ -138,7 +139,7 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const re
                                                   : json_null());
     json_object_set_new(o, "limits", limits);
     json_object_set_new(o, "remotes", remotes_json(rows, n_rows));
-    cachectl_json_print(o);
+    tool_json_print(stdout, o);
 }
 
 static void bucket_line(const vyre_cache_bucket *b)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
@@ -156,7 +157,7 @@ int cmd_verify(int argc, char **argv)
         json_object_set_new(json_object_get(o, "summary"), "stale",
                             json_integer((json_int_t)res.stale));
         json_object_set_new(o, "problems", x.problems);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         char size[32];
         vyre_format_size(res.bytes_checked, size, sizeof size);

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 
+#include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 
@@ -46,7 +47,7 @@ int cmd_zero_stats(int argc, char **argv)
     if (g_cachectl.json) {
         json_t *o = json_pack("{s:i, s:s, s:b}", "schema_version", 1, "cache_dir", root, "zeroed",
                               !missing);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         printf("%s\n",
                missing ? "Nothing to reset: the cache does not exist yet." : "Statistics zeroed.");

@@ -126,9 +126,6 @@ int cachectl_value_error(const char *sub, const char *option, const vyre_error *
 /* Reports err on stderr and returns its exit code. */
 int cachectl_fail(const vyre_error *err);
 
-/* Prints o (consumed) on stdout, indented, with a final newline. */
-void cachectl_json_print(json_t *o);
-
 /* A new {"schema_version": version, "cache_dir": root} object. Each
  * document has its own version (docs/JSON.md), bumped when its shape
  * changes. */

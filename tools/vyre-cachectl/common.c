@@ -261,13 +261,6 @@ int cachectl_open(int how, vyre_cache **out)
     return TOOL_EXIT_OK;
 }
 
-void cachectl_json_print(json_t *o)
-{
-    json_dumpf(o, stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
-    json_decref(o);
-}
-
 json_t *cachectl_json_root(const vyre_cache *c, int schema_version)
 {
     return json_pack("{s:i, s:s}", "schema_version", schema_version, "cache_dir",
