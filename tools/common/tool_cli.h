@@ -20,12 +20,14 @@ enum {
     TOOL_EXIT_NODRIVER = 3, /* no NVIDIA driver or no GPU where one is needed */
 };
 
-/* A subcommand: git's {name, fn} table. fn gets argv starting at the
- * subcommand's name and returns an exit code. */
+/* A subcommand: git's {name, fn, flags} table (tool_dispatch.h runs it). fn
+ * gets argv starting at the subcommand's name and returns an exit code;
+ * flags are the TOOL_CMD_* setup flags of tool_dispatch.h. */
 typedef struct tool_cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
+    unsigned flags;
 } tool_cmd;
 
 /* The program name used in messages (set once by main). */

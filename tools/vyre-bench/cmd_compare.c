@@ -18,6 +18,7 @@
 
 #include "tool_json.h"
 #include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
 #include "vyre/vyre.h"
@@ -269,26 +270,17 @@ static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
 int cmd_compare(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},
-        {"alpha", required_argument, NULL, 'a'},
-        {"min-effect", required_argument, NULL, 'e'},
-        {"max-noise", required_argument, NULL, 'n'},
-        {"strict", no_argument, NULL, 's'},
-        {"allow-missing", no_argument, NULL, 'm'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"alpha", required_argument, NULL, 'a'},     {"min-effect", required_argument, NULL, 'e'},
+        {"max-noise", required_argument, NULL, 'n'}, {"strict", no_argument, NULL, 's'},
+        {"allow-missing", no_argument, NULL, 'm'},   {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL;
     vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
     double pct = -1;
-    int c, code = 0, json = 0, strict = 0, allow_missing = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int c, code = 0, stop = 0, strict = 0, allow_missing = 0;
+    while ((c = tool_getopt("compare", argc, argv, "", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
-        case 'D':
-            db_path = optarg;
-            break;
         case 'a':
             code = parse_num("--alpha", optarg, &co.alpha);
             break;
@@ -311,14 +303,6 @@ int cmd_compare(int argc, char **argv)
         case 'm':
             allow_missing = 1;
             break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return TOOL_EXIT_OK;
-        default:
-            return tool_bad_option("compare", argv, optind, optopt, "h", opts);
         }
         if (code)
             return code;
@@ -326,7 +310,7 @@ int cmd_compare(int argc, char **argv)
     if (argc - optind != 2)
         return tool_usage_error("compare", NULL, "give two runs: RUN_A (baseline) RUN_B");
     vyre_results *db = NULL;
-    code = bench_open_db(db_path, &db);
+    code = tool_open_db(&db);
     if (code)
         return code;
     vyre_error err;
@@ -367,7 +351,7 @@ int cmd_compare(int argc, char **argv)
         return TOOL_EXIT_ERROR;
     }
     int fail = t.slower || (strict && t.noisy);
-    if (json) {
+    if (g_tool.json) {
         print_json(a, b, &co, rows, n);
         vyre_bench_cmp_row_list_free(rows);
         vyre_results_close(db);

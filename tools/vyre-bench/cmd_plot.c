@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -39,26 +40,17 @@ int cmd_plot(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
-        {"db", required_argument, NULL, 'D'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL, *output = NULL;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    const char *output = NULL;
+    int c, stop = 0;
+    while ((c = tool_getopt("plot", argc, argv, "o:", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
         case 'o':
             output = optarg;
             break;
-        case 'D':
-            db_path = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return TOOL_EXIT_OK;
-        default:
-            return tool_bad_option("plot", argv, optind, optopt, "ho:", opts);
         }
     }
     if (!output)
@@ -79,7 +71,7 @@ int cmd_plot(int argc, char **argv)
         return TOOL_EXIT_ERROR;
     }
     vyre_results *db = NULL;
-    int code = bench_open_db(db_path, &db);
+    int code = tool_open_db(&db);
     if (code)
         return code;
     int64_t ids[MAX_RUNS];

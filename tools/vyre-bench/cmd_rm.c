@@ -12,6 +12,7 @@
 
 #include "tool_json.h"
 #include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -73,31 +74,18 @@ static int failed_runs(vyre_results *db, int64_t **ids, size_t *n, vyre_error *e
 int cmd_rm(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},
         {"failed", no_argument, NULL, 'F'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL;
-    int failed = 0, json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int failed = 0, c;
+    int stop = 0;
+    while ((c = tool_getopt("rm", argc, argv, "", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
-        case 'D':
-            db_path = optarg;
-            break;
         case 'F':
             failed = 1;
             break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return TOOL_EXIT_OK;
-        default:
-            return tool_bad_option("rm", argv, optind, optopt, "h", opts);
         }
     }
     if (failed && optind < argc)
@@ -107,7 +95,7 @@ int cmd_rm(int argc, char **argv)
         return tool_usage_error("rm", "give run ids, 'last', 'last-N', or --failed",
                                 "which runs? nothing was removed");
     vyre_results *db = NULL;
-    int code = bench_open_db(db_path, &db);
+    int code = tool_open_db(&db);
     if (code)
         return code;
     vyre_error err;
@@ -141,7 +129,7 @@ int cmd_rm(int argc, char **argv)
     if (rc) {
         tool_report(&err);
         code = TOOL_EXIT_ERROR;
-    } else if (json) {
+    } else if (g_tool.json) {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, bench_json_run_info(&gone[i]));

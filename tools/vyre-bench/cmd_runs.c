@@ -10,6 +10,7 @@
 
 #include "tool_json.h"
 #include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
 #include "vyre/vyre.h"
@@ -29,21 +30,15 @@ static void usage(FILE *out)
 int cmd_runs(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},
         {"limit", required_argument, NULL, 'l'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL;
     long limit = 20;
-    int json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int c, stop = 0;
+    while ((c = tool_getopt("runs", argc, argv, "", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
-        case 'D':
-            db_path = optarg;
-            break;
         case 'l': {
             char *end = NULL;
             limit = strtol(optarg, &end, 10);
@@ -52,20 +47,12 @@ int cmd_runs(int argc, char **argv)
                                         "bad value '%s' for --limit: expected a count", optarg);
             break;
         }
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return TOOL_EXIT_OK;
-        default:
-            return tool_bad_option("runs", argv, optind, optopt, "h", opts);
         }
     }
     if (optind < argc)
         return tool_usage_error("runs", NULL, "unexpected argument '%s'", argv[optind]);
     vyre_results *db = NULL;
-    int code = bench_open_db(db_path, &db);
+    int code = tool_open_db(&db);
     if (code)
         return code;
     vyre_error err;
@@ -77,7 +64,7 @@ int cmd_runs(int argc, char **argv)
         vyre_results_close(db);
         return TOOL_EXIT_ERROR;
     }
-    if (json) {
+    if (g_tool.json) {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, bench_json_run_info(&runs[i]));

@@ -11,6 +11,7 @@
 
 #include "tool_json.h"
 #include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
 #include "vyre/vyre.h"
@@ -82,27 +83,19 @@ static int print_json(vyre_results *db, const vyre_bench_run *r, const vyre_benc
 int cmd_show(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},
         {"kernels", no_argument, NULL, 'k'},
-        {"json", no_argument, NULL, 'j'},
         {"wide", no_argument, NULL, 'w'},
         {"width", required_argument, NULL, 'W'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL;
-    int kernels = 0, json = 0, wide = 0, width = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int kernels = 0, wide = 0, width = 0, c;
+    int stop = 0;
+    while ((c = tool_getopt("show", argc, argv, "", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
-        case 'D':
-            db_path = optarg;
-            break;
         case 'k':
             kernels = 1;
-            break;
-        case 'j':
-            json = 1;
             break;
         case 'w':
             wide = 1;
@@ -111,23 +104,18 @@ int cmd_show(int argc, char **argv)
             if (bench_parse_width("show", optarg, &width))
                 return TOOL_EXIT_ERROR;
             break;
-        case 'h':
-            usage(stdout);
-            return TOOL_EXIT_OK;
-        default:
-            return tool_bad_option("show", argv, optind, optopt, "h", opts);
         }
     }
     vyre_results *db = NULL;
     vyre_bench_run r;
     vyre_bench_point *pts = NULL;
     size_t n = 0;
-    int code = bench_open_run("show", db_path, argc, argv, optind, &db, &r, &pts, &n);
+    int code = bench_open_run("show", argc, argv, optind, &db, &r, &pts, &n);
     if (code)
         return code;
     vyre_error err;
     vyre_error_clear(&err);
-    if (json) {
+    if (g_tool.json) {
         code = print_json(db, &r, pts, n, kernels);
         free(pts);
         vyre_results_close(db);

@@ -26,17 +26,13 @@ int cmd_rm(int argc, char **argv);
  * batch_ns and kernel_ns, and block_timeouts. */
 #define BENCH_JSON_SCHEMA_VERSION 4
 
-/* Opens --db PATH, or the default results database. Reports and returns an
- * exit code (0 on success). */
-int bench_open_db(const char *path, vyre_results **out);
-
 /* For a command that reads one run: argv[first] must be the only operand,
- * RUN (an id, 'last' or 'last-N'). Opens the database (as bench_open_db)
+ * RUN (an id, 'last' or 'last-N'). Opens the database (tool_open_db: --db PATH)
  * and loads the run into *run and its points into *pts, *n (free them with
  * vyre_bench_point_list_free; close *db). Reports any error and returns
  * its exit code, leaving nothing open. */
-int bench_open_run(const char *sub, const char *db_path, int argc, char **argv, int first,
-                   vyre_results **db, vyre_bench_run *run, vyre_bench_point **pts, size_t *n);
+int bench_open_run(const char *sub, int argc, char **argv, int first, vyre_results **db,
+                   vyre_bench_run *run, vyre_bench_point **pts, size_t *n);
 
 /* Versions of the --json documents other than the run document's
  * (BENCH_JSON_SCHEMA_VERSION); each is bumped when its shape changes. */

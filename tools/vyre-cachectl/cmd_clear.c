@@ -72,7 +72,7 @@ int cmd_clear(int argc, char **argv)
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "removed", json_integer((json_int_t)r.removed));
         json_object_set_new(o, "removed_bytes", json_integer((json_int_t)r.removed_bytes));

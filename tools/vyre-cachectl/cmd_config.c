@@ -134,7 +134,7 @@ static int confirm_shrink(const char *root, const vyre_config *cf, const char *v
 /* The listing (or one key) of cf. */
 static void print_config(const vyre_config *cf, const char *root, int k)
 {
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = json_pack("{s:i, s:s}", "schema_version", 1, "cache_dir", root);
         char user[4096];
         json_object_set_new(o, "user_file",
@@ -186,7 +186,7 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
     }
     int lrc = vyre_config_load_ex(cf, root, g_cachectl.overrides, g_cachectl.n_overrides,
                                   VYRE_CONFIG_KEEP_GOING, &err);
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = json_pack("{s:i, s:s}", "schema_version", 1, "cache_dir", root);
         json_object_set_new(o, "set", key_json(cf, k));
         tool_json_print(stdout, o);

@@ -147,7 +147,7 @@ static int clear_cache(const vyre_jitcache_info *info)
     uint64_t files = 0, bytes = 0;
     if (vyre_jitcache_clear(info->path, &files, &bytes, &err))
         return cachectl_fail(&err);
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o =
             json_pack("{s:i, s:s, s:I, s:I}", "schema_version", 1, "path", info->path,
                       "removed_files", (json_int_t)files, "removed_bytes", (json_int_t)bytes);
@@ -294,7 +294,7 @@ int cmd_jit(int argc, char **argv)
             fprintf(stderr, "hint: %s\n", fs.f[i].hint);
     }
 
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = json_pack("{s:i}", "schema_version", 2);
         json_t *v = report_json(&vy);
         json_object_update(o, v);

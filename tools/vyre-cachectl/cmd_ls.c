@@ -239,7 +239,7 @@ int cmd_ls(int argc, char **argv)
         qsort(x.v, x.n, sizeof *x.v, cmps[sort]);
     size_t n = x.n < limit ? x.n : (size_t)limit;
 
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 2);
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)

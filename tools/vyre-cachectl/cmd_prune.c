@@ -234,8 +234,8 @@ int cmd_prune(int argc, char **argv)
     }
     prune_ctx x;
     memset(&x, 0, sizeof x);
-    x.removed = g_cachectl.json ? json_array() : NULL;
-    x.print = g_cachectl.verbose && !g_cachectl.json;
+    x.removed = g_tool.json ? json_array() : NULL;
+    x.print = g_cachectl.verbose && !g_tool.json;
     x.dry_run = po.dry_run;
     cachectl_progress prog;
     cachectl_progress_init(&prog, "prune", "blobs");
@@ -249,7 +249,7 @@ int cmd_prune(int argc, char **argv)
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 2);
         json_object_set_new(o, "dry_run", json_boolean(po.dry_run));
         json_object_set_new(o, "max_bytes",

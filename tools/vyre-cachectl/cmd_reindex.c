@@ -62,7 +62,7 @@ static int open_adopt(vyre_cache **out)
 static void print_result(const vyre_cache *cache, const vyre_cache_reindex_result *res, int adopt)
 {
     const char *kept = res->index_kept[0] ? cachectl_relpath(cache, res->index_kept) : NULL;
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "scanned", json_integer((json_int_t)res->scanned));
         json_object_set_new(o, "indexed", json_integer((json_int_t)res->indexed));

@@ -63,7 +63,7 @@ static int do_check(vyre_cache *cache)
         }
         int ok = chk.reachable && chk.writable != 0;
         bad |= !ok;
-        if (g_cachectl.json) {
+        if (g_tool.json) {
             json_t *o = json_pack("{s:s, s:s, s:b, s:b}", "url", info.url, "scheme",
                                   vyre_remote_scheme_name(info.scheme), "read_only", info.read_only,
                                   "reachable", chk.reachable);
@@ -88,7 +88,7 @@ static int do_check(vyre_cache *cache)
                 printf("  %s\n", chk.message);
         }
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "remotes", arr);
         tool_json_print(stdout, o);
@@ -166,7 +166,7 @@ static int do_push(vyre_cache *cache, int all, int argc, char **argv)
             push_key(&p, &e.key);
         }
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "blobs", json_integer((json_int_t)p.blobs));
         json_object_set_new(o, "pushed", json_integer((json_int_t)p.ok));
@@ -206,7 +206,7 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
         if (rc == VYRE_OK) {
             ok++;
             vyre_cache_remote_get(cache, from, &info, NULL);
-            if (!g_cachectl.json && !g_cachectl.quiet)
+            if (!g_tool.json && !g_cachectl.quiet)
                 printf("%s <- %s\n", argv[i], info.url);
         } else {
             failed++;
@@ -216,7 +216,7 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
                               json_pack("{s:s, s:b, s:s?}", "key", argv[i], "pulled", rc == VYRE_OK,
                                         "from", rc == VYRE_OK ? info.url : NULL));
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "blobs", arr);
         json_object_set_new(o, "pulled", json_integer((json_int_t)ok));

@@ -486,7 +486,7 @@ static void *worker(void *p)
         if (i >= x->items->n)
             return NULL;
         seed_item *it = &x->items->v[i];
-        if (g_cachectl.json) {
+        if (g_tool.json) {
             it->blobs = json_array();
             it->failures = json_array();
         }
@@ -574,7 +574,7 @@ static long run_jobs(seed_ctx *x, long jobs)
 /* The --json document, or the last line. */
 static void print_summary(seed_ctx *x, vyre_cache *cache, uint64_t skipped, long jobs)
 {
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 2);
         json_object_set_new(o, "files", json_integer((json_int_t)x->items->n));
         json_object_set_new(o, "skipped", json_integer((json_int_t)skipped));
@@ -709,8 +709,8 @@ int cmd_seed(int argc, char **argv)
     x.items = &items;
     atomic_init(&x.next, 0);
     pthread_mutex_init(&x.mu, NULL);
-    x.blobs = g_cachectl.json ? json_array() : NULL;
-    x.failures = g_cachectl.json ? json_array() : NULL;
+    x.blobs = g_tool.json ? json_array() : NULL;
+    x.failures = g_tool.json ? json_array() : NULL;
     cachectl_progress_init(&x.prog, "seed", "files");
 
     jobs = run_jobs(&x, jobs);

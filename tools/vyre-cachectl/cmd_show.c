@@ -221,7 +221,7 @@ int cmd_show(int argc, char **argv)
         }
     }
 
-    if (g_cachectl.json)
+    if (g_tool.json)
         print_json(cache, &v);
     else if (!g_cachectl.quiet)
         print_text(&v);

@@ -273,7 +273,7 @@ int cmd_stats(int argc, char **argv)
             return cachectl_fail(&err);
         }
     }
-    if (g_cachectl.json)
+    if (g_tool.json)
         print_json(cache, &st, rows, n_rows);
     else if (!g_cachectl.quiet)
         print_text(cache, &st, rows, n_rows);

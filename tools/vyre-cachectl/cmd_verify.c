@@ -121,8 +121,8 @@ int cmd_verify(int argc, char **argv)
     vyre_cache *cache = NULL;
     if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
-    verify_ctx x = {cache, g_cachectl.json ? json_array() : NULL,
-                    !g_cachectl.json && !g_cachectl.quiet, repair};
+    verify_ctx x = {cache, g_tool.json ? json_array() : NULL, !g_tool.json && !g_cachectl.quiet,
+                    repair};
     cachectl_progress prog;
     cachectl_progress_init(&prog, "verify", "blobs");
     vyre_cache_verify_result res;
@@ -139,7 +139,7 @@ int cmd_verify(int argc, char **argv)
     uint64_t remaining = res.problems - res.repaired;
     int clean = repair ? remaining == 0 : res.problems == 0;
 
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "repair", json_boolean(repair));
         json_object_set_new(o, "clean", json_boolean(clean));

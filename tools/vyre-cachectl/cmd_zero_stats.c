@@ -44,7 +44,7 @@ int cmd_zero_stats(int argc, char **argv)
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = json_pack("{s:i, s:s, s:b}", "schema_version", 1, "cache_dir", root, "zeroed",
                               !missing);
         tool_json_print(stdout, o);

@@ -12,13 +12,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tool_dispatch.h"
 #include "vyre/vyre.h"
 
 /* Global options. They may be given before the subcommand or among its own
- * options (`vyre-cachectl --json stats` and `vyre-cachectl stats --json`). */
+ * options (`vyre-cachectl --json stats` and `vyre-cachectl stats --json`).
+ * --json and --help are the ones both CLIs share (g_tool.json, tool_dispatch.h). */
 typedef struct cachectl_globals {
     const char *cache_dir; /* --cache-dir; NULL: the default root */
-    int json;              /* --json */
     int quiet;             /* -q */
     int verbose;           /* -v */
 #define CACHECTL_MAX_OVERRIDES 32
@@ -31,14 +32,13 @@ extern cachectl_globals g_cachectl;
 /* getopt_long values of the global long options without a short form. */
 enum {
     CACHECTL_OPT_CACHE_DIR = 0x100,
-    CACHECTL_OPT_JSON,
     CACHECTL_OPT_FIRST_LOCAL = 0x200, /* subcommands number their own from here */
 };
 
 /* The global options as getopt_long entries, for a subcommand's table. */
 #define CACHECTL_GLOBAL_LONGOPTS                                                                   \
     {"cache-dir", required_argument, NULL, CACHECTL_OPT_CACHE_DIR},                                \
-        {"json", no_argument, NULL, CACHECTL_OPT_JSON}, {"quiet", no_argument, NULL, 'q'},         \
+        {"json", no_argument, NULL, TOOL_OPT_JSON}, {"quiet", no_argument, NULL, 'q'},             \
         {"verbose", no_argument, NULL, 'v'}, {"option", required_argument, NULL, 'o'},             \
     {                                                                                              \
         "help", no_argument, NULL, 'h'                                                             \

@@ -4,6 +4,7 @@
  * opening the cache, and JSON output. main.c dispatches to the commands and
  * the commands call in here; nothing here calls a command.
  */
+#include <assert.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -95,9 +96,6 @@ int cachectl_option(int c, const char *sub, const struct option *opts, int argc,
                                     "--cache-dir needs a non-empty directory");
         g_cachectl.cache_dir = optarg;
         return CACHECTL_HANDLED;
-    case CACHECTL_OPT_JSON:
-        g_cachectl.json = 1;
-        return CACHECTL_HANDLED;
     case 'q':
         g_cachectl.quiet = 1;
         return CACHECTL_HANDLED;
@@ -112,9 +110,12 @@ int cachectl_option(int c, const char *sub, const struct option *opts, int argc,
             return tool_usage_error(sub, NULL, "too many -o options");
         g_cachectl.overrides[g_cachectl.n_overrides++] = optarg;
         return CACHECTL_HANDLED;
-    case 'h':
-        use(stdout);
-        return TOOL_EXIT_OK;
+    case TOOL_OPT_JSON: /* the options both CLIs share (tool_dispatch.h) */
+    case 'h': {
+        int code = TOOL_EXIT_OK;
+        return tool_global_option(c, optarg, use, &code) == TOOL_OPT_HANDLED ? CACHECTL_HANDLED
+                                                                             : code;
+    }
     case '?':
         return unknown_option(sub, opts, argc, argv);
     case ':':
@@ -153,7 +154,7 @@ int cachectl_no_args(const char *sub, int argc, char **argv, void (*use)(FILE *)
 
 int cachectl_check_globals(const char *sub)
 {
-    if (g_cachectl.quiet && g_cachectl.json)
+    if (g_cachectl.quiet && g_tool.json)
         return tool_usage_error(sub, "use --json for machine output, or -q for none",
                                 "-q and --json conflict: -q silences the output --json "
                                 "asks for");
@@ -224,6 +225,8 @@ int cachectl_config(vyre_config *cf, char *root, size_t root_size)
 
 int cachectl_open(int how, vyre_cache **out)
 {
+    /* The command row says it opens the cache (TOOL_CMD_NEEDS_CACHE). */
+    assert(!g_tool.cmd || (g_tool.cmd->flags & TOOL_CMD_NEEDS_CACHE));
     vyre_error err;
     vyre_error_clear(&err);
     *out = NULL;
