@@ -600,6 +600,66 @@ static void print_summary(seed_ctx *x, vyre_cache *cache, uint64_t skipped, long
     }
 }
 
+/* Where the compiler options start: argv's "--", or argc. Split there
+ * first: getopt's permutation would merge the files before it with the
+ * compiler options after it. A "--" that is the value of an option
+ * (--entry --) is not the separator. */
+static int compiler_options_start(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *prev = argv[i - 1];
+        int is_value = i > 1 && (strcmp(prev, "--arch") == 0 || strcmp(prev, "--entry") == 0 ||
+                                 strcmp(prev, "--jobs") == 0 || strcmp(prev, "--cache-dir") == 0);
+        if (strcmp(argv[i], "--") == 0 && !is_value)
+            return i;
+    }
+    return argc;
+}
+
+/* --entry NAME; 0 or the exit code. */
+static int add_entry(const char *name, const char **entries, size_t *n)
+{
+    if (!*name)
+        return tool_usage_error("seed", "give a kernel name, such as --entry scale",
+                                "empty --entry");
+    if (*n == SEED_MAX_ENTRIES)
+        return tool_usage_error("seed", NULL, "more than %d --entry options", SEED_MAX_ENTRIES);
+    entries[(*n)++] = name;
+    return 0;
+}
+
+/* --jobs N; 0 or the exit code. */
+static int parse_jobs(const char *s, long *jobs)
+{
+    char *e = NULL;
+    errno = 0;
+    *jobs = strtol(s, &e, 10);
+    if (errno || !e || *e || e == s || *jobs < 1 || *jobs > SEED_MAX_JOBS)
+        return tool_usage_error("seed", "give a whole number from 1 to 256",
+                                "--jobs '%s' is not a number of jobs", s);
+    return 0;
+}
+
+/* The one command that may create the cache: seeding builds one. 0, or
+ * the exit code after the error is printed. */
+static int open_or_create(vyre_cache **cache)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    vyre_config cf;
+    char root[VYRE_CACHE_PATH_MAX];
+    int crc = cachectl_config(&cf, root, sizeof root);
+    if (crc)
+        return crc;
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.config = &cf;
+    oo.flags = VYRE_CACHE_NO_HIT_TRACK;
+    if (vyre_cache_open_ex(root, &oo, cache, &err))
+        return cachectl_fail(&err);
+    return 0;
+}
+
 int cmd_seed(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -609,19 +669,7 @@ int cmd_seed(int argc, char **argv)
         {"jobs", required_argument, NULL, OPT_JOBS},
         {NULL, 0, NULL, 0},
     };
-    /* Split at "--" first: getopt's permutation would merge the files
-     * before it with the compiler options after it. A "--" that is the
-     * value of an option (--entry --) is not the separator. */
-    int end = argc;
-    for (int i = 1; i < argc; i++) {
-        const char *prev = argv[i - 1];
-        int is_value = i > 1 && (strcmp(prev, "--arch") == 0 || strcmp(prev, "--entry") == 0 ||
-                                 strcmp(prev, "--jobs") == 0 || strcmp(prev, "--cache-dir") == 0);
-        if (strcmp(argv[i], "--") == 0 && !is_value) {
-            end = i;
-            break;
-        }
-    }
+    int end = compiler_options_start(argc, argv);
     const char *const *copts = end < argc ? (const char *const *)(argv + end + 1) : NULL;
     size_t n_copts = end < argc ? (size_t)(argc - end - 1) : 0;
 
@@ -629,40 +677,25 @@ int cmd_seed(int argc, char **argv)
     const char *entries[SEED_MAX_ENTRIES];
     size_t n_entries = 0;
     long jobs = 0;
-    int c;
+    int c, rc = 0;
     opterr = 0;
     /* Files and options may mix, as in "seed a.cu --arch sm_90 b.cu". */
     while ((c = getopt_long(end, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "seed", opts, end, argv, usage);
+        rc = cachectl_option(c, "seed", opts, end, argv, usage);
         if (rc == CACHECTL_HANDLED)
             continue;
         if (rc != -1)
             return rc;
-        if (c == OPT_ARCH) {
+        if (c == OPT_ARCH)
             arch_list = optarg;
-        } else if (c == OPT_ENTRY) {
-            if (!*optarg)
-                return tool_usage_error("seed", "give a kernel name, such as --entry scale",
-                                        "empty --entry");
-            if (n_entries == SEED_MAX_ENTRIES)
-                return tool_usage_error("seed", NULL, "more than %d --entry options",
-                                        SEED_MAX_ENTRIES);
-            entries[n_entries++] = optarg;
-        } else if (c == OPT_JOBS) {
-            char *e = NULL;
-            errno = 0;
-            jobs = strtol(optarg, &e, 10);
-            if (errno || !e || *e || e == optarg || jobs < 1 || jobs > SEED_MAX_JOBS)
-                return tool_usage_error("seed", "give a whole number from 1 to 256",
-                                        "--jobs '%s' is not a number of jobs", optarg);
-        } else {
-            return TOOL_EXIT_ERROR;
-        }
+        else if ((rc = c == OPT_ENTRY  ? add_entry(optarg, entries, &n_entries)
+                       : c == OPT_JOBS ? parse_jobs(optarg, &jobs)
+                                       : TOOL_EXIT_ERROR))
+            return rc;
     }
     char **files = argv + optind;
     int n_files = end - optind;
-    int rc = cachectl_check_globals("seed");
-    if (rc)
+    if ((rc = cachectl_check_globals("seed")))
         return rc;
     if (n_files <= 0)
         return tool_usage_error("seed",
@@ -681,19 +714,9 @@ int cmd_seed(int argc, char **argv)
         return TOOL_EXIT_ERROR;
 
     vyre_cache *cache = NULL;
-    vyre_error err;
-    vyre_error_clear(&err);
-    /* The one command that may create the cache: seeding builds one. */
-    vyre_config cf;
-    char root[VYRE_CACHE_PATH_MAX];
-    int crc = cachectl_config(&cf, root, sizeof root);
-    vyre_cache_open_opts oo;
-    vyre_cache_open_opts_init(&oo);
-    oo.config = &cf;
-    oo.flags = VYRE_CACHE_NO_HIT_TRACK;
-    if (crc || vyre_cache_open_ex(root, &oo, &cache, &err)) {
+    if ((rc = open_or_create(&cache))) {
         items_free(&items);
-        return crc ? crc : cachectl_fail(&err);
+        return rc;
     }
 
     seed_ctx x;
