@@ -49,6 +49,7 @@ size_t tool_strlcpy(char *dst, const char *src, size_t size)
 
 int tool_set_error(vyre_error *err, int code, const char *hint, const char *fmt, ...)
 {
+    vyre_error_clear(err); /* no remedy or detail left from an earlier error */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);

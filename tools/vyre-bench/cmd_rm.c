@@ -13,6 +13,7 @@
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_util.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -32,23 +33,6 @@ static void usage(FILE *out)
                  "             2 usage or operational error (nothing removed)\n");
 }
 
-/* Fills err as libcore would (a tool's own errors: out of memory, a run
- * named twice). */
-static int fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-    VYRE_PRINTF(4, 5);
-
-static int fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-{
-    vyre_error_clear(err);
-    err->code = code;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    snprintf(err->hint, sizeof err->hint, "%s", hint ? hint : "");
-    return code;
-}
-
 /* Collects the failed runs' ids (malloc'ed into *ids). */
 static int failed_runs(vyre_results *db, int64_t **ids, size_t *n, vyre_error *err)
 {
@@ -62,7 +46,7 @@ static int failed_runs(vyre_results *db, int64_t **ids, size_t *n, vyre_error *e
     *ids = malloc((nr ? nr : 1) * sizeof **ids);
     if (!*ids) {
         vyre_bench_run_list_free(runs);
-        return fail(err, VYRE_ENOMEM, NULL, "out of memory listing runs");
+        return tool_set_error(err, VYRE_ENOMEM, NULL, "out of memory listing runs");
     }
     for (size_t i = nr; i-- > 0;) /* oldest first */
         if (runs[i].status == VYRE_RUN_FAILED)
@@ -109,19 +93,19 @@ int cmd_rm(int argc, char **argv)
         n = (size_t)(argc - optind);
         ids = malloc(n * sizeof *ids);
         if (!ids)
-            rc = fail(&err, VYRE_ENOMEM, NULL, "out of memory");
+            rc = tool_set_error(&err, VYRE_ENOMEM, NULL, "out of memory");
         for (size_t i = 0; !rc && i < n; i++) {
             rc = vyre_bench_run_resolve(db, argv[optind + (int)i], &ids[i], &err);
             for (size_t j = 0; !rc && j < i; j++)
                 if (ids[j] == ids[i])
-                    rc = fail(&err, VYRE_EINVAL, "name each run once",
-                              "run %" PRId64 " is named twice", ids[i]);
+                    rc = tool_set_error(&err, VYRE_EINVAL, "name each run once",
+                                        "run %" PRId64 " is named twice", ids[i]);
         }
     }
     /* The runs as they were, for the report. */
     vyre_bench_run *gone = rc || !n ? NULL : calloc(n, sizeof *gone);
     if (!rc && n && !gone)
-        rc = fail(&err, VYRE_ENOMEM, NULL, "out of memory");
+        rc = tool_set_error(&err, VYRE_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; !rc && i < n; i++)
         rc = vyre_bench_run_get(db, ids[i], &gone[i], &err);
     if (!rc && n)
