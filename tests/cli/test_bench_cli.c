@@ -92,6 +92,34 @@ Test(bench_cli, help_lists_devices)
     }
 }
 
+/* git's `help <command>`: the command's own help, as `<command> --help`;
+ * an unknown name is the unknown-command error with its suggestion. */
+Test(bench_cli, help_command_prints_that_command_s_help)
+{
+    static const char *const cmds[] = {"run", "devices", "compare", "rm"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        tu_proc p, q;
+        bench(&p, ARGS("help", cmds[i]), ENV(NODRIVER));
+        bench(&q, ARGS(cmds[i], "--help"), ENV(NODRIVER));
+        cr_assert_eq(p.exit_code, 0, "help %s: exit %d", cmds[i], p.exit_code);
+        char want[64];
+        snprintf(want, sizeof want, "usage: vyre-bench %s ", cmds[i]);
+        cr_assert(starts_with(p.out, want), "help %s: %s", cmds[i], p.out);
+        cr_assert_str_eq(p.out, q.out, "help %s is %s --help", cmds[i], cmds[i]);
+        cr_assert_str_eq(p.err, "");
+        tu_proc_free(&p);
+        tu_proc_free(&q);
+    }
+    tu_proc p;
+    bench(&p, ARGS("help", "rnu"), ENV(NODRIVER));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: unknown command 'rnu'\n"
+                            "hint: did you mean 'run'?\n"
+                            "try 'vyre-bench --help'\n");
+    tu_proc_free(&p);
+}
+
 Test(bench_cli, version)
 {
     tu_proc p;

@@ -1,5 +1,5 @@
 /*
- * test_sanitize.c - tools/common/sanitize.c: control characters (C0, ESC,
+ * test_sanitize.c - tools/common/tool_sanitize.c: control characters (C0, ESC,
  * DEL, C1), bidirectional overrides and every kind of invalid UTF-8 come
  * out escaped; clean text, multi-byte UTF-8 included, comes out byte for
  * byte; a short buffer cuts before a whole escape, never inside one.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 static void expect(const char *in, const char *want)
 {

@@ -1,5 +1,5 @@
 /*
- * test_table.c - tools/common/table.c: fitting a table into 80, 120 and
+ * test_table.c - tools/common/tool_table.c: fitting a table into 80, 120 and
  * 200 columns (and narrower than its must-keep columns): no line longer
  * than the width, the most important columns kept, a dropped column never
  * more important than a kept one, exact output of a small table.
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "table.h"
+#include "tool_table.h"
 
 /* The columns of vyre-bench's points table, with its priorities. */
-static const vyre_table_col g_cols[] = {
+static const tool_table_col g_cols[] = {
     {"benchmark", 0, 14, 0}, {"axes", 1, 10, 0},     {"dev", 7, 0, 0},   {"mode", 6, 0, 0},
     {"n", 6, 0, 1},          {"median us", 0, 0, 1}, {"p5 us", 5, 0, 1}, {"p95 us", 4, 0, 1},
     {"noise", 2, 0, 1},      {"outl", 8, 0, 1},      {"thr", 8, 0, 1},   {"metric", 2, 0, 1},
@@ -34,8 +34,8 @@ static const char *const g_cells[][NC] = {
 static char *render(int width, int *widths)
 {
     int natural[NC];
-    vyre_table_natural(g_cols, NC, &g_cells[0][0], NR, natural);
-    int total = vyre_table_fit(g_cols, NC, natural, width, widths);
+    tool_table_natural(g_cols, NC, &g_cells[0][0], NR, natural);
+    int total = tool_table_fit(g_cols, NC, natural, width, widths);
     /* Below the must-keep columns' minimums (14 + 2 + 9) only the lines are cut. */
     if (width >= 25)
         cr_assert_leq(total, width, "fit says %d for width %d", total, width);
@@ -43,7 +43,7 @@ static char *render(int width, int *widths)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     cr_assert_not_null(f);
-    vyre_table_render(f, g_cols, NC, widths, &g_cells[0][0], NR, width);
+    tool_table_render(f, g_cols, NC, widths, &g_cells[0][0], NR, width);
     fclose(f);
     return buf;
 }
@@ -127,8 +127,8 @@ Test(table, what_each_width_keeps)
 Test(table, no_limit_keeps_everything)
 {
     int widths[NC], natural[NC];
-    vyre_table_natural(g_cols, NC, &g_cells[0][0], NR, natural);
-    vyre_table_fit(g_cols, NC, natural, 0, widths);
+    tool_table_natural(g_cols, NC, &g_cells[0][0], NR, natural);
+    tool_table_fit(g_cols, NC, natural, 0, widths);
     for (size_t c = 0; c < NC; c++)
         cr_assert_eq(widths[c], natural[c], "column %s", g_cols[c].name);
 }
@@ -147,24 +147,24 @@ Test(table, narrower_than_the_kept_columns_cuts_lines)
 
 Test(table, exact_small_table)
 {
-    static const vyre_table_col cols[] = {
+    static const tool_table_col cols[] = {
         {"name", 0, 4, 0}, {"value", 0, 0, 1}, {"extra", 1, 0, 0}};
     static const char *const cells[] = {"a-long-name", "1.50", "x", "b", "12.25", NULL};
     int natural[3], widths[3];
-    vyre_table_natural(cols, 3, cells, 2, natural);
+    tool_table_natural(cols, 3, cells, 2, natural);
     cr_assert_eq(natural[0], 11);
     cr_assert_eq(natural[1], 5);
     cr_assert_eq(natural[2], 5);
     /* 11 + 2 + 5 + 2 + 5 = 25: at 18 'extra' goes, at 14 'name' shrinks to 7. */
-    cr_assert_eq(vyre_table_fit(cols, 3, natural, 25, widths), 25);
-    cr_assert_eq(vyre_table_fit(cols, 3, natural, 18, widths), 18);
+    cr_assert_eq(tool_table_fit(cols, 3, natural, 25, widths), 25);
+    cr_assert_eq(tool_table_fit(cols, 3, natural, 18, widths), 18);
     cr_assert_eq(widths[2], 0);
-    cr_assert_eq(vyre_table_fit(cols, 3, natural, 14, widths), 14);
+    cr_assert_eq(tool_table_fit(cols, 3, natural, 14, widths), 14);
     cr_assert_eq(widths[0], 7);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    vyre_table_render(f, cols, 3, widths, cells, 2, 14);
+    tool_table_render(f, cols, 3, widths, cells, 2, 14);
     fclose(f);
     cr_assert_str_eq(buf, "name     value\n"
                           "-------  -----\n"

@@ -14,25 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/vyre.h"
 
 int bench_ab_usage(const char *vs, const char *kernel, int dry_run)
 {
     if (!vs)
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     if (!kernel)
-        return vyre_cli_usage_error(
+        return tool_usage_error(
             "run",
             "--vs compares two kernels of one sweep: give the first with --spec or as KERNEL",
             "--vs '%s' without a kernel to compare it with", vs);
     if (dry_run)
-        return vyre_cli_usage_error(
-            "run", "check each kernel with its own --dry-run",
-            "--vs measures two kernels; --dry-run lists one sweep's points");
-    return VYRE_EXIT_OK;
+        return tool_usage_error("run", "check each kernel with its own --dry-run",
+                                "--vs measures two kernels; --dry-run lists one sweep's points");
+    return TOOL_EXIT_OK;
 }
 
 /* An A point with its B point. */
@@ -113,8 +112,8 @@ int bench_ab_report(FILE *out, vyre_results *db, int64_t run_id, bench_format fm
     vyre_error err;
     vyre_error_clear(&err);
     if (vyre_bench_compare_runs(db, run_id, run_id, &co, &rows, &n, &err)) {
-        vyre_cli_report(&err);
-        return VYRE_EXIT_ERROR;
+        tool_report(&err);
+        return TOOL_EXIT_ERROR;
     }
     size_t slower = 0, faster = 0, same = 0, other = 0;
     json_t *arr = json ? json_array() : NULL;
@@ -137,5 +136,5 @@ int bench_ab_report(FILE *out, vyre_results *db, int64_t run_id, bench_format fm
     if (json)
         *json = arr;
     vyre_bench_cmp_row_list_free(rows);
-    return slower ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return slower ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }

@@ -16,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -90,19 +92,19 @@ static int check_run_done(vyre_results *db, int64_t id, const char *which)
     vyre_error err;
     vyre_error_clear(&err);
     if (vyre_bench_run_get(db, id, &r, &err)) {
-        vyre_cli_report(&err);
-        return VYRE_EXIT_ERROR;
+        tool_report(&err);
+        return TOOL_EXIT_ERROR;
     }
     if (r.status == VYRE_RUN_DONE)
         return 0;
     fprintf(stderr, "%s: error: cannot compare: %s run %" PRId64 " is '%s', not 'done'\n",
-            vyre_cli_prog(), which, id, vyre_bench_run_status_name(r.status));
+            tool_prog(), which, id, vyre_bench_run_status_name(r.status));
     fprintf(stderr, "hint: %s\n",
             r.status == VYRE_RUN_RUNNING
                 ? "wait for it to finish; a run whose process died stays 'running': "
                   "measure again with 'vyre-bench run'"
                 : "measure again with 'vyre-bench run' and compare the finished run");
-    return VYRE_EXIT_ERROR;
+    return TOOL_EXIT_ERROR;
 }
 
 static int parse_num(const char *opt, const char *s, double *out)
@@ -110,7 +112,7 @@ static int parse_num(const char *opt, const char *s, double *out)
     char *end = NULL;
     double v = strtod(s, &end);
     if (!*s || *end || !isfinite(v) || v < 0)
-        return vyre_cli_usage_error("compare", NULL, "bad value '%s' for %s", s, opt);
+        return tool_usage_error("compare", NULL, "bad value '%s' for %s", s, opt);
     *out = v;
     return 0;
 }
@@ -262,70 +264,138 @@ static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
                                   "slower", (json_int_t)t.slower, "same", (json_int_t)t.same,
                                   "noisy", (json_int_t)t.noisy, "drift", (json_int_t)t.drift,
                                   "unmatched", (json_int_t)t.unmatched));
-    bench_json_print(stdout, o);
+    tool_json_print(stdout, o);
 }
 
-int cmd_compare(int argc, char **argv)
+/* One row of the table. */
+static void print_row(const vyre_bench_cmp_row *r)
+{
+    const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
+    char dev[16], ma[24], mb[24], na[16], nb[16], ratio[16], ci[40], pv[16];
+    bench_format_device(p, dev, sizeof dev);
+    bench_format_ns(r->has_a ? r->a.stats.median : NAN, ma, sizeof ma);
+    bench_format_ns(r->has_b ? r->b.stats.median : NAN, mb, sizeof mb);
+    const char *verdict;
+    if (r->has_a && r->has_b) {
+        snprintf(na, sizeof na, "%.1f%%", r->cmp.noise_a * 100);
+        snprintf(nb, sizeof nb, "%.1f%%", r->cmp.noise_b * 100);
+        snprintf(ratio, sizeof ratio, "%.3fx", r->cmp.ratio);
+        snprintf(ci, sizeof ci, "[%.3f, %.3f]", r->cmp.ratio_lo, r->cmp.ratio_hi);
+        format_p(r->cmp.mw.p, pv, sizeof pv);
+        verdict = vyre_stats_verdict_name(r->cmp.verdict);
+    } else {
+        snprintf(na, sizeof na, "-");
+        snprintf(nb, sizeof nb, "-");
+        snprintf(ratio, sizeof ratio, "-");
+        snprintf(ci, sizeof ci, "-");
+        snprintf(pv, sizeof pv, "-");
+        verdict = r->has_a ? "only A" : "only B";
+    }
+    char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
+    printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
+           tool_clean(p->benchmark, bench, sizeof bench),
+           tool_clean(p->axes[0] ? p->axes : "-", axes, sizeof axes), dev, ma, na, mb, nb, ratio,
+           ci, pv, verdict);
+}
+
+/* The markdown table: the rule used, the references, a row per point and
+ * the tally. */
+static void print_table(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
+                        const vyre_bench_cmp_row *rows, size_t n, const tally *t)
+{
+    printf("run %" PRId64 " (baseline) vs run %" PRId64
+           ": bootstrap %g%% interval of the median ratio over rounds, min effect %g%%, max noise "
+           "%g%%\n",
+           a, b, (1 - co->alpha) * 100, co->min_effect * 100, co->max_noise * 100);
+    for (size_t i = 0; a == b && i < n; i++)
+        if (rows[i].has_b && strcmp(rows[i].b.variant, "B") == 0) {
+            printf("run %" PRId64 ": variant B against variant A of its points (run --vs)\n", a);
+            break;
+        }
+    print_references(rows, n);
+    printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
+           "benchmark", "axes", "dev", "median A", "noise A", "median B", "noise B", "B/A",
+           "interval", "p", "verdict");
+    printf("|------------------------|------------------------|------|------------:|--------:|"
+           "------------:|--------:|--------:|-----------------|--------:|---------|\n");
+    for (size_t i = 0; i < n; i++)
+        print_row(&rows[i]);
+    printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu drift, %zu unmatched\n", t->faster,
+           t->slower, t->same, t->noisy, t->drift, t->unmatched);
+}
+
+/* The options; 0 to go on, COMPARE_HELP_SHOWN, or the exit code. */
+#define COMPARE_HELP_SHOWN (-1)
+static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co, int *strict,
+                              int *allow_missing)
 {
     static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},
-        {"alpha", required_argument, NULL, 'a'},
-        {"min-effect", required_argument, NULL, 'e'},
-        {"max-noise", required_argument, NULL, 'n'},
-        {"strict", no_argument, NULL, 's'},
-        {"allow-missing", no_argument, NULL, 'm'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"alpha", required_argument, NULL, 'a'},     {"min-effect", required_argument, NULL, 'e'},
+        {"max-noise", required_argument, NULL, 'n'}, {"strict", no_argument, NULL, 's'},
+        {"allow-missing", no_argument, NULL, 'm'},   {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL;
-    vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
     double pct = -1;
-    int c, code = 0, json = 0, strict = 0, allow_missing = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int c, code = 0;
+    while ((c = tool_getopt("compare", argc, argv, "", opts, usage, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code ? code : COMPARE_HELP_SHOWN;
         switch (c) {
-        case 'D':
-            db_path = optarg;
-            break;
         case 'a':
-            code = parse_num("--alpha", optarg, &co.alpha);
+            code = parse_num("--alpha", optarg, &co->alpha);
             break;
         case 'e':
             code = parse_num("--min-effect", optarg, &pct);
             if (!code)
-                co.min_effect = pct / 100.0;
+                co->min_effect = pct / 100.0;
             break;
         case 'n':
             code = parse_num("--max-noise", optarg, &pct);
             if (!code && pct <= 0)
-                code = vyre_cli_usage_error("compare", "give a percentage above 0, such as 10",
-                                            "bad value '%s' for --max-noise", optarg);
+                code = tool_usage_error("compare", "give a percentage above 0, such as 10",
+                                        "bad value '%s' for --max-noise", optarg);
             if (!code)
-                co.max_noise = pct / 100.0;
+                co->max_noise = pct / 100.0;
             break;
         case 's':
-            strict = 1;
+            *strict = 1;
             break;
         case 'm':
-            allow_missing = 1;
+            *allow_missing = 1;
             break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return VYRE_EXIT_OK;
-        default:
-            return vyre_cli_bad_option("compare", argv, optind, optopt, "h", opts);
         }
         if (code)
             return code;
     }
     if (argc - optind != 2)
-        return vyre_cli_usage_error("compare", NULL, "give two runs: RUN_A (baseline) RUN_B");
+        return tool_usage_error("compare", NULL, "give two runs: RUN_A (baseline) RUN_B");
+    return 0;
+}
+
+/* A point only one run has, without --allow-missing: the error. */
+static int report_missing(const vyre_bench_cmp_row *missing, const tally *t, int64_t a, int64_t b)
+{
+    const vyre_bench_point *p = missing->has_a ? &missing->a : &missing->b;
+    char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
+    fprintf(stderr,
+            "%s: error: cannot compare: %zu point%s only one run has, first '%s%s%s' only in "
+            "run %" PRId64 "\n",
+            tool_prog(), t->unmatched, t->unmatched == 1 ? "" : "s",
+            tool_clean(p->benchmark, bench, sizeof bench), p->axes[0] ? " " : "",
+            tool_clean(p->axes, axes, sizeof axes), missing->has_a ? a : b);
+    fprintf(stderr, "hint: compare runs of the same suites and axes, or pass "
+                    "--allow-missing to compare the points both have\n");
+    return TOOL_EXIT_ERROR;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
+    int strict = 0, allow_missing = 0;
+    int code = parse_compare_args(argc, argv, &co, &strict, &allow_missing);
+    if (code)
+        return code == COMPARE_HELP_SHOWN ? TOOL_EXIT_OK : code;
     vyre_results *db = NULL;
-    code = bench_open_db(db_path, &db);
+    code = tool_open_db(&db);
     if (code)
         return code;
     vyre_error err;
@@ -336,9 +406,9 @@ int cmd_compare(int argc, char **argv)
     if (vyre_bench_run_resolve(db, argv[optind], &a, &err) ||
         vyre_bench_run_resolve(db, argv[optind + 1], &b, &err) ||
         vyre_bench_compare_runs(db, a, b, &co, &rows, &n, &err)) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     code = check_run_done(db, a, "baseline");
     if (!code)
@@ -351,74 +421,20 @@ int cmd_compare(int argc, char **argv)
     tally t = tally_rows(rows, n);
     const vyre_bench_cmp_row *missing = t.missing;
     if (missing && !allow_missing) {
-        const vyre_bench_point *p = missing->has_a ? &missing->a : &missing->b;
-        char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
-        fprintf(stderr,
-                "%s: error: cannot compare: %zu point%s only one run has, first '%s%s%s' only in "
-                "run %" PRId64 "\n",
-                vyre_cli_prog(), t.unmatched, t.unmatched == 1 ? "" : "s",
-                tool_clean(p->benchmark, bench, sizeof bench), p->axes[0] ? " " : "",
-                tool_clean(p->axes, axes, sizeof axes), missing->has_a ? a : b);
-        fprintf(stderr, "hint: compare runs of the same suites and axes, or pass "
-                        "--allow-missing to compare the points both have\n");
+        code = report_missing(missing, &t, a, b);
         vyre_bench_cmp_row_list_free(rows);
         vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
+        return code;
     }
     int fail = t.slower || (strict && t.noisy);
-    if (json) {
+    if (g_tool.json) {
         print_json(a, b, &co, rows, n);
         vyre_bench_cmp_row_list_free(rows);
         vyre_results_close(db);
-        return fail ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+        return fail ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
     }
-    printf("run %" PRId64 " (baseline) vs run %" PRId64
-           ": bootstrap %g%% interval of the median ratio over rounds, min effect %g%%, max noise "
-           "%g%%\n",
-           a, b, (1 - co.alpha) * 100, co.min_effect * 100, co.max_noise * 100);
-    for (size_t i = 0; a == b && i < n; i++)
-        if (rows[i].has_b && strcmp(rows[i].b.variant, "B") == 0) {
-            printf("run %" PRId64 ": variant B against variant A of its points (run --vs)\n", a);
-            break;
-        }
-    print_references(rows, n);
-    printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
-           "benchmark", "axes", "dev", "median A", "noise A", "median B", "noise B", "B/A",
-           "interval", "p", "verdict");
-    printf("|------------------------|------------------------|------|------------:|--------:|"
-           "------------:|--------:|--------:|-----------------|--------:|---------|\n");
-    for (size_t i = 0; i < n; i++) {
-        const vyre_bench_cmp_row *r = &rows[i];
-        const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
-        char dev[16], ma[24], mb[24], na[16], nb[16], ratio[16], ci[40], pv[16];
-        bench_format_device(p, dev, sizeof dev);
-        bench_format_ns(r->has_a ? r->a.stats.median : NAN, ma, sizeof ma);
-        bench_format_ns(r->has_b ? r->b.stats.median : NAN, mb, sizeof mb);
-        const char *verdict;
-        if (r->has_a && r->has_b) {
-            snprintf(na, sizeof na, "%.1f%%", r->cmp.noise_a * 100);
-            snprintf(nb, sizeof nb, "%.1f%%", r->cmp.noise_b * 100);
-            snprintf(ratio, sizeof ratio, "%.3fx", r->cmp.ratio);
-            snprintf(ci, sizeof ci, "[%.3f, %.3f]", r->cmp.ratio_lo, r->cmp.ratio_hi);
-            format_p(r->cmp.mw.p, pv, sizeof pv);
-            verdict = vyre_stats_verdict_name(r->cmp.verdict);
-        } else {
-            snprintf(na, sizeof na, "-");
-            snprintf(nb, sizeof nb, "-");
-            snprintf(ratio, sizeof ratio, "-");
-            snprintf(ci, sizeof ci, "-");
-            snprintf(pv, sizeof pv, "-");
-            verdict = r->has_a ? "only A" : "only B";
-        }
-        char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
-        printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
-               tool_clean(p->benchmark, bench, sizeof bench),
-               tool_clean(p->axes[0] ? p->axes : "-", axes, sizeof axes), dev, ma, na, mb, nb,
-               ratio, ci, pv, verdict);
-    }
-    printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu drift, %zu unmatched\n", t.faster,
-           t.slower, t.same, t.noisy, t.drift, t.unmatched);
+    print_table(a, b, &co, rows, n, &t);
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
-    return fail ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return fail ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }

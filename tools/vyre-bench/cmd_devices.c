@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -41,35 +43,19 @@ static int print_json_empty(int code, int driver)
         json_pack("{s:i, s:b, s:o, s:[]}", "schema_version", BENCH_DEVICES_JSON_SCHEMA_VERSION,
                   "driver_found", code != VYRE_ENODRIVER, "driver_version",
                   driver > 0 ? json_integer(driver) : json_null(), "devices");
-    json_dumpf(o, stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
-    json_decref(o);
+    tool_json_print(stdout, o);
     return 0;
 }
 
 int cmd_devices(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return VYRE_EXIT_OK;
-        default:
-            return vyre_cli_bad_option("devices", argv, optind, optopt, "+h", opts);
-        }
-    }
+    int c, stop = 0;
+    /* Only the shared --json and --help: nothing else comes back. */
+    while ((c = tool_getopt("devices", argc, argv, "+", NULL, usage, &stop)) != -1)
+        if (c == TOOL_OPT_STOP)
+            return stop;
     if (optind < argc)
-        return vyre_cli_usage_error("devices", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("devices", NULL, "unexpected argument '%s'", argv[optind]);
 
     vyre_error err;
     vyre_error_clear(&err);
@@ -86,25 +72,25 @@ int cmd_devices(int argc, char **argv)
             snprintf(err.message, sizeof err.message, "the NVIDIA driver reports no GPU");
             snprintf(err.hint, sizeof err.hint, "check nvidia-smi and CUDA_VISIBLE_DEVICES");
         }
-        vyre_cli_report(&err);
-        if (json && (rc == VYRE_ENODRIVER || rc == VYRE_ENODEV))
+        tool_report(&err);
+        if (g_tool.json && (rc == VYRE_ENODRIVER || rc == VYRE_ENODEV))
             print_json_empty(rc, driver);
-        return vyre_cli_exit_code(rc);
+        return tool_exit_code(rc);
     }
 
-    json_t *arr = json ? json_array() : NULL;
-    if (!json)
+    json_t *arr = g_tool.json ? json_array() : NULL;
+    if (!g_tool.json)
         printf("%-3s  %-28s  %-6s  %4s  %10s  %4s  %-40s\n", "GPU", "NAME", "ARCH", "SMS", "MEMORY",
                "COOP", "UUID");
     for (int i = 0; i < count; i++) {
         vyre_device_info d;
         rc = vyre_cuda_device_info(i, &d, &err);
         if (rc) {
-            vyre_cli_report(&err);
+            tool_report(&err);
             json_decref(arr);
-            return vyre_cli_exit_code(rc);
+            return tool_exit_code(rc);
         }
-        if (json) {
+        if (g_tool.json) {
             json_array_append_new(arr, device_json(&d));
             continue;
         }
@@ -118,16 +104,14 @@ int cmd_devices(int argc, char **argv)
                d.l2_cache_bytes >> 20, d.memory_bus_width_bits, d.ecc_enabled ? "on" : "off",
                d.pci_bus_id[0] ? ", PCI " : "", d.pci_bus_id);
     }
-    if (json) {
+    if (g_tool.json) {
         json_t *o =
             json_pack("{s:i, s:b, s:i, s:o}", "schema_version", BENCH_DEVICES_JSON_SCHEMA_VERSION,
                       "driver_found", 1, "driver_version", driver, "devices", arr);
-        json_dumpf(o, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-        json_decref(o);
+        tool_json_print(stdout, o);
     } else {
         printf("driver: CUDA %d.%d (%d), %d device%s\n", driver / 1000, (driver % 1000) / 10,
                driver, count, count == 1 ? "" : "s");
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -22,40 +23,31 @@ static void usage(FILE *out)
 int cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},
         {"csv", no_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL;
     int fmt = -1, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int stop = 0;
+    while ((c = tool_getopt("export", argc, argv, "", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
-        case 'D':
-            db_path = optarg;
-            break;
         case 'c':
-        case 'j':
-            if (fmt >= 0 && fmt != (c == 'c' ? BENCH_CSV : BENCH_JSON))
-                return bench_csv_json_conflict("export");
-            fmt = c == 'c' ? BENCH_CSV : BENCH_JSON;
+            fmt = BENCH_CSV;
             break;
-        case 'h':
-            usage(stdout);
-            return VYRE_EXIT_OK;
-        default:
-            return vyre_cli_bad_option("export", argv, optind, optopt, "h", opts);
         }
     }
+    if (g_tool.json && fmt == BENCH_CSV)
+        return bench_csv_json_conflict("export");
+    if (g_tool.json)
+        fmt = BENCH_JSON;
     if (fmt < 0)
-        return vyre_cli_usage_error("export", NULL, "choose a format: --csv or --json");
+        return tool_usage_error("export", NULL, "choose a format: --csv or --json");
     vyre_results *db = NULL;
     vyre_bench_run r;
     vyre_bench_point *pts = NULL;
     size_t n = 0;
-    int code = bench_open_run("export", db_path, argc, argv, optind, &db, &r, &pts, &n);
+    int code = bench_open_run("export", argc, argv, optind, &db, &r, &pts, &n);
     if (code)
         return code;
     if (fmt == BENCH_CSV) {

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "plot/plot.h"
 #include "vyre/vyre.h"
@@ -40,63 +41,54 @@ int cmd_plot(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
-        {"db", required_argument, NULL, 'D'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL, *output = NULL;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+    const char *output = NULL;
+    int c, stop = 0;
+    while ((c = tool_getopt("plot", argc, argv, "o:", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
         case 'o':
             output = optarg;
             break;
-        case 'D':
-            db_path = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return VYRE_EXIT_OK;
-        default:
-            return vyre_cli_bad_option("plot", argv, optind, optopt, "ho:", opts);
         }
     }
     if (!output)
-        return vyre_cli_usage_error("plot", "add -o FILE.svg, -o FILE.png or -o FILE.html",
-                                    "where to? give the output file with -o");
+        return tool_usage_error("plot", "add -o FILE.svg, -o FILE.png or -o FILE.html",
+                                "where to? give the output file with -o");
     if (optind >= argc)
-        return vyre_cli_usage_error("plot", NULL, "which run? give run ids, 'last' or 'last-N'");
+        return tool_usage_error("plot", NULL, "which run? give run ids, 'last' or 'last-N'");
     if (argc - optind > MAX_RUNS)
-        return vyre_cli_usage_error("plot", NULL, "at most %d runs in one plot", MAX_RUNS);
+        return tool_usage_error("plot", NULL, "at most %d runs in one plot", MAX_RUNS);
     vyre_error err;
     vyre_error_clear(&err);
     plot_format fmt;
     if (plot_format_of(output, &fmt, &err))
-        return vyre_cli_usage_error("plot", err.hint, "%s", err.message);
+        return tool_usage_error("plot", err.hint, "%s", err.message);
     char gnuplot[4096];
     if (plot_find_gnuplot(gnuplot, sizeof gnuplot, &err)) {
-        vyre_cli_report(&err);
-        return VYRE_EXIT_ERROR;
+        tool_report(&err);
+        return TOOL_EXIT_ERROR;
     }
     vyre_results *db = NULL;
-    int code = bench_open_db(db_path, &db);
+    int code = tool_open_db(&db);
     if (code)
         return code;
     int64_t ids[MAX_RUNS];
     size_t n = 0;
     for (int i = optind; i < argc; i++) {
         if (vyre_bench_run_resolve(db, argv[i], &ids[n], &err)) {
-            vyre_cli_report(&err);
+            tool_report(&err);
             vyre_results_close(db);
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         }
         for (size_t k = 0; k < n; k++)
             if (ids[k] == ids[n]) {
                 vyre_results_close(db);
-                return vyre_cli_usage_error("plot", "name each run once",
-                                            "run %lld is named twice ('%s')", (long long)ids[n],
-                                            argv[i]);
+                return tool_usage_error("plot", "name each run once",
+                                        "run %lld is named twice ('%s')", (long long)ids[n],
+                                        argv[i]);
             }
         n++;
     }
@@ -110,19 +102,19 @@ int cmd_plot(int argc, char **argv)
     po.tmp_dir = getenv("TMPDIR");
     plot_result res;
     if (plot_runs(&po, &res, &err)) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     if (res.skipped)
         fprintf(stderr,
                 "%s: note: %zu point%s with no finite median (unknown or infinite in the "
                 "results database) left out of the charts\n",
-                vyre_cli_prog(), res.skipped, res.skipped == 1 ? "" : "s");
+                tool_prog(), res.skipped, res.skipped == 1 ? "" : "s");
     printf("%s: %zu chart%s of run", output, res.ncharts, res.ncharts == 1 ? "" : "s");
     for (size_t i = 0; i < n; i++)
         printf("%s %lld", i ? (i + 1 == n ? " and" : ",") : (n > 1 ? "s" : ""), (long long)ids[i]);
     putchar('\n');
     vyre_results_close(db);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
+#include "tool_util.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -30,23 +33,6 @@ static void usage(FILE *out)
                  "             2 usage or operational error (nothing removed)\n");
 }
 
-/* Fills err as libcore would (a tool's own errors: out of memory, a run
- * named twice). */
-static int fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-    VYRE_PRINTF(4, 5);
-
-static int fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-{
-    vyre_error_clear(err);
-    err->code = code;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    snprintf(err->hint, sizeof err->hint, "%s", hint ? hint : "");
-    return code;
-}
-
 /* Collects the failed runs' ids (malloc'ed into *ids). */
 static int failed_runs(vyre_results *db, int64_t **ids, size_t *n, vyre_error *err)
 {
@@ -60,7 +46,7 @@ static int failed_runs(vyre_results *db, int64_t **ids, size_t *n, vyre_error *e
     *ids = malloc((nr ? nr : 1) * sizeof **ids);
     if (!*ids) {
         vyre_bench_run_list_free(runs);
-        return fail(err, VYRE_ENOMEM, NULL, "out of memory listing runs");
+        return tool_set_error(err, VYRE_ENOMEM, NULL, "out of memory listing runs");
     }
     for (size_t i = nr; i-- > 0;) /* oldest first */
         if (runs[i].status == VYRE_RUN_FAILED)
@@ -72,41 +58,28 @@ static int failed_runs(vyre_results *db, int64_t **ids, size_t *n, vyre_error *e
 int cmd_rm(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},
         {"failed", no_argument, NULL, 'F'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL;
-    int failed = 0, json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int failed = 0, c;
+    int stop = 0;
+    while ((c = tool_getopt("rm", argc, argv, "", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
-        case 'D':
-            db_path = optarg;
-            break;
         case 'F':
             failed = 1;
             break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return VYRE_EXIT_OK;
-        default:
-            return vyre_cli_bad_option("rm", argv, optind, optopt, "h", opts);
         }
     }
     if (failed && optind < argc)
-        return vyre_cli_usage_error("rm", "give run ids, or --failed alone",
-                                    "--failed and run ids cannot be combined");
+        return tool_usage_error("rm", "give run ids, or --failed alone",
+                                "--failed and run ids cannot be combined");
     if (!failed && optind == argc)
-        return vyre_cli_usage_error("rm", "give run ids, 'last', 'last-N', or --failed",
-                                    "which runs? nothing was removed");
+        return tool_usage_error("rm", "give run ids, 'last', 'last-N', or --failed",
+                                "which runs? nothing was removed");
     vyre_results *db = NULL;
-    int code = bench_open_db(db_path, &db);
+    int code = tool_open_db(&db);
     if (code)
         return code;
     vyre_error err;
@@ -120,27 +93,27 @@ int cmd_rm(int argc, char **argv)
         n = (size_t)(argc - optind);
         ids = malloc(n * sizeof *ids);
         if (!ids)
-            rc = fail(&err, VYRE_ENOMEM, NULL, "out of memory");
+            rc = tool_set_error(&err, VYRE_ENOMEM, NULL, "out of memory");
         for (size_t i = 0; !rc && i < n; i++) {
             rc = vyre_bench_run_resolve(db, argv[optind + (int)i], &ids[i], &err);
             for (size_t j = 0; !rc && j < i; j++)
                 if (ids[j] == ids[i])
-                    rc = fail(&err, VYRE_EINVAL, "name each run once",
-                              "run %" PRId64 " is named twice", ids[i]);
+                    rc = tool_set_error(&err, VYRE_EINVAL, "name each run once",
+                                        "run %" PRId64 " is named twice", ids[i]);
         }
     }
     /* The runs as they were, for the report. */
     vyre_bench_run *gone = rc || !n ? NULL : calloc(n, sizeof *gone);
     if (!rc && n && !gone)
-        rc = fail(&err, VYRE_ENOMEM, NULL, "out of memory");
+        rc = tool_set_error(&err, VYRE_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; !rc && i < n; i++)
         rc = vyre_bench_run_get(db, ids[i], &gone[i], &err);
     if (!rc && n)
         rc = vyre_bench_runs_delete(db, ids, n, &err);
     if (rc) {
-        vyre_cli_report(&err);
-        code = VYRE_EXIT_ERROR;
-    } else if (json) {
+        tool_report(&err);
+        code = TOOL_EXIT_ERROR;
+    } else if (g_tool.json) {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, bench_json_run_info(&gone[i]));
@@ -148,7 +121,7 @@ int cmd_rm(int argc, char **argv)
         json_object_set_new(o, "schema_version", json_integer(BENCH_RM_JSON_SCHEMA_VERSION));
         json_object_set_new(o, "db", json_string(vyre_results_path(db)));
         json_object_set_new(o, "removed", arr);
-        bench_json_print(stdout, o);
+        tool_json_print(stdout, o);
     } else if (!n) {
         printf("no failed runs in %s\n", vyre_results_path(db));
     } else {

@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
+#include "tool_util.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -123,13 +125,6 @@ typedef struct run_out {
     size_t nheld, capheld;
 } run_out;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void progress_clear(run_out *o)
 {
     if (o->drawn) {
@@ -145,7 +140,7 @@ static void on_progress(size_t done, size_t total, const char *what, void *ctx)
     if (!o->progress)
         return;
     char eta[32] = "";
-    double secs = (double)(mono_ns() - o->start_ns) / 1e9;
+    double secs = (double)(tool_mono_ns() - o->start_ns) / 1e9;
     if (done > 0 && total > done) {
         char age[16];
         vyre_format_age((int64_t)(secs / (double)done * (double)(total - done) * 1e9), age,
@@ -180,7 +175,7 @@ static void hold_point(run_out *o, const vyre_bench_point *p)
         size_t cap = o->capheld ? o->capheld * 2 : 16;
         vyre_bench_point *np = realloc(o->held, cap * sizeof *np);
         if (!np) {
-            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
+            fprintf(stderr, "%s: error: out of memory\n", tool_prog());
             return;
         }
         o->held = np;
@@ -226,8 +221,8 @@ static int parse_double(const char *opt, const char *s, double lo, double *out)
     errno = 0;
     double v = strtod(s, &end);
     if (!*s || *end || errno || !isfinite(v) || v < lo)
-        return vyre_cli_usage_error("run", NULL, "bad value '%s' for %s: expected a number >= %g",
-                                    s, opt, lo);
+        return tool_usage_error("run", NULL, "bad value '%s' for %s: expected a number >= %g", s,
+                                opt, lo);
     *out = v;
     return 0;
 }
@@ -246,21 +241,20 @@ static int parse_devices(const char *s, int *devs, size_t *n, int *all)
         errno = 0;
         long v = strtol(p, &end, 10);
         if (end == p || errno || v < 0 || v > 1023 || (*end && *end != ',') || *n >= MAX_DEVICES)
-            return vyre_cli_usage_error("run", "write ordinals such as 0,1, or all",
-                                        "bad device list '%s'", s);
+            return tool_usage_error("run", "write ordinals such as 0,1, or all",
+                                    "bad device list '%s'", s);
         for (size_t i = 0; i < *n; i++)
             if (devs[i] == (int)v)
-                return vyre_cli_usage_error("run", NULL, "device %ld is listed twice in '%s'", v,
-                                            s);
+                return tool_usage_error("run", NULL, "device %ld is listed twice in '%s'", v, s);
         devs[(*n)++] = (int)v;
         p = *end ? end + 1 : end;
         if (*end && !*p)
-            return vyre_cli_usage_error("run", "write ordinals such as 0,1, or all",
-                                        "bad device list '%s'", s);
+            return tool_usage_error("run", "write ordinals such as 0,1, or all",
+                                    "bad device list '%s'", s);
     }
     if (!*n)
-        return vyre_cli_usage_error("run", "write ordinals such as 0,1, or all",
-                                    "bad device list '%s'", s);
+        return tool_usage_error("run", "write ordinals such as 0,1, or all", "bad device list '%s'",
+                                s);
     return 0;
 }
 
@@ -277,14 +271,14 @@ static int add_suites(const char *arg, const char **suites, size_t *n)
             const char *names[8];
             for (size_t i = 0; i < ns && i < 8; i++)
                 names[i] = all[i].name;
-            const char *near = vyre_cli_nearest(tok, names, ns);
+            const char *near = tool_nearest(tok, names, ns);
             char hint[128];
             if (near)
                 snprintf(hint, sizeof hint, "did you mean '%s'?", near);
             else
                 snprintf(hint, sizeof hint,
                          "the suites are: launch, memcpy, bandwidth, compile, cache");
-            return vyre_cli_usage_error("run", hint, "unknown suite '%s'", tok);
+            return tool_usage_error("run", hint, "unknown suite '%s'", tok);
         }
         size_t i = 0;
         while (i < *n && strcmp(suites[i], d->name) != 0)
@@ -317,7 +311,6 @@ typedef struct run_plan {
     vyre_sweep_spec spec;
     int have_spec;
     vyre_axes axes;
-    const char *db_path;
     int devs[MAX_DEVICES];
     size_t ndevs;
     int all_devs;
@@ -363,15 +356,14 @@ static void git_rev(char *buf, size_t size)
 
 static int exit_for(int rc)
 {
-    return rc == VYRE_ENODRIVER || rc == VYRE_ENODEV ? VYRE_EXIT_NODRIVER : VYRE_EXIT_ERROR;
+    return rc == VYRE_ENODRIVER || rc == VYRE_ENODEV ? TOOL_EXIT_NODRIVER : TOOL_EXIT_ERROR;
 }
 
 static void on_skip(const char *suites, const vyre_error *why, void *ctx)
 {
     progress_clear(ctx);
-    fprintf(stderr, "%s: note: skipped the GPU suites %s: %s\n", vyre_cli_prog(), suites,
-            why->message);
-    vyre_cli_hints(why);
+    fprintf(stderr, "%s: note: skipped the GPU suites %s: %s\n", tool_prog(), suites, why->message);
+    tool_hints(why);
 }
 
 /* The run's end on stdout (JSON document, or the table's last lines) and
@@ -388,12 +380,12 @@ static void warn_timeouts(const run_out *o, const vyre_stats_stop_rule *rule)
             "fell to %.2f%%; their medians are less settled than usual\n"
             "hint: an idle machine, a longer --min-time or --timeout, or pinned GPU clocks "
             "(nvidia-smi --lock-gpu-clocks) help\n",
-            vyre_cli_prog(), o->ntimeouts, o->npoints, rule->timeout_s, rule->max_noise * 100.0);
+            tool_prog(), o->ntimeouts, o->npoints, rule->timeout_s, rule->max_noise * 100.0);
 }
 
 static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench_format fmt, int ab)
 {
-    int code = VYRE_EXIT_OK, ab_code = VYRE_EXIT_OK;
+    int code = TOOL_EXIT_OK, ab_code = TOOL_EXIT_OK;
     json_t *abj = NULL;
     if (ab && !res->interrupted)
         ab_code = bench_ab_report(stdout, db, res->run_id, fmt, fmt == BENCH_JSON ? &abj : NULL);
@@ -405,8 +397,8 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
         vyre_bench_run r;
         if (vyre_bench_run_get(db, res->run_id, &r, &e) ||
             vyre_bench_points_get(db, res->run_id, &pts, &np, &e)) {
-            vyre_cli_report(&e);
-            code = VYRE_EXIT_ERROR;
+            tool_report(&e);
+            code = TOOL_EXIT_ERROR;
         } else {
             code = bench_json_run_ab(stdout, db, &r, pts, np, 0, abj);
             abj = NULL;
@@ -423,7 +415,7 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
     }
     if (res->interrupted) {
         fprintf(stderr, "%s: interrupted (%s): run %lld keeps the %zu point%s finished\n",
-                vyre_cli_prog(), signal_name(g_signal), (long long)res->run_id, res->npoints,
+                tool_prog(), signal_name(g_signal), (long long)res->run_id, res->npoints,
                 res->npoints == 1 ? "" : "s");
         if (!code)
             code = 130;
@@ -447,8 +439,8 @@ static void warn_unpublished(void)
     fprintf(stderr,
             "%s: warning: not publishing telemetry (vyre-top and vyre-exporter will not see "
             "this run): %s\n",
-            vyre_cli_prog(), e.message[0] ? e.message : vyre_strerror(e.code));
-    vyre_cli_hints(&e);
+            tool_prog(), e.message[0] ? e.message : vyre_strerror(e.code));
+    tool_hints(&e);
 }
 
 /* Once per run, when the SM clock moved: kernel times follow it. */
@@ -457,7 +449,7 @@ static void note_clocks(const vyre_bench_run_result *res)
     fprintf(stderr,
             "%s: note: the SM clock moved between %u and %u MHz during the run: GPU times "
             "follow it, and compare falls back to clock cycles\n",
-            vyre_cli_prog(), res->clock_min_mhz, res->clock_max_mhz);
+            tool_prog(), res->clock_min_mhz, res->clock_max_mhz);
     fprintf(stderr,
             "hint: lock the clocks for comparable runs: sudo nvidia-smi --lock-gpu-clocks=%u,%u "
             "(undo: sudo nvidia-smi --reset-gpu-clocks)\n",
@@ -467,7 +459,7 @@ static void note_clocks(const vyre_bench_run_result *res)
 static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const char *cmdline)
 {
     vyre_results *db = NULL;
-    int code = bench_open_db(pl->db_path, &db);
+    int code = tool_open_db(&db);
     if (code)
         return code;
     char rev[64];
@@ -488,7 +480,7 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     memset(&out, 0, sizeof out);
     out.fmt = fmt;
     out.progress = !pl->quiet && isatty(STDERR_FILENO);
-    out.start_ns = mono_ns();
+    out.start_ns = tool_mono_ns();
     out.width = bench_table_width(pl->wide, pl->width);
     o->db = db;
     o->suites = pl->suites;
@@ -527,9 +519,9 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
         note_clocks(&res);
 
     if (rc) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         if (res.finish_error.code)
-            vyre_cli_report(&res.finish_error);
+            tool_report(&res.finish_error);
         if (res.compile_log && *res.compile_log)
             fprintf(stderr, "compiler log:\n%s%s", res.compile_log,
                     res.compile_log[strlen(res.compile_log) - 1] == '\n' ? "" : "\n");
@@ -595,12 +587,12 @@ static int dry_run(run_plan *pl)
     vyre_error_clear(&err);
     int rc = vyre_bench_sweep_plan_make(&sw, &plan, &err);
     if (rc) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         if (plan.compile_log && *plan.compile_log)
             fprintf(stderr, "compiler log:\n%s%s", plan.compile_log,
                     plan.compile_log[strlen(plan.compile_log) - 1] == '\n' ? "" : "\n");
         vyre_bench_sweep_plan_release(&plan);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     char cubin[32];
     vyre_format_size(plan.cubin_bytes, cubin, sizeof cubin);
@@ -625,7 +617,7 @@ static int dry_run(run_plan *pl)
     printf("\ndry run: %zu point%s would run; nothing was launched\n", plan.npoints,
            plan.npoints == 1 ? "" : "s");
     vyre_bench_sweep_plan_release(&plan);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 /* The stopping rule: the defaults, --quick, then the options given (-1:
@@ -652,10 +644,123 @@ static vyre_stats_stop_rule make_rule(int quick, double min_samples, double min_
     return rule;
 }
 
-int cmd_run(int argc, char **argv)
+/* What the options say beyond the plan: the stopping rule's figures (-1:
+ * not given), the mode, the output and the -a axes until the spec's are in. */
+typedef struct run_args {
+    double min_samples, min_time, max_noise, timeout, rounds;
+    int quick, kernels, mode; /* mode: 0 hot, 1 cold, 2 both */
+    int csv;                  /* --csv (--json is the shared g_tool.json) */
+    const char *axis_args[VYRE_AXES_MAX];
+    size_t naxis_args;
+} run_args;
+
+/* The values of --mode. */
+static int parse_mode(const char *s, int *mode)
+{
+    static const char *const names[] = {"hot", "cold", "both"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *mode = i;
+            return TOOL_EXIT_OK;
+        }
+    return tool_usage_error("run", "use hot, cold or both", "bad mode '%s'", s);
+}
+
+/* The options about what runs: suites, the kernel, its axes and spec. -1
+ * when c is not one of them, else an exit code. */
+static int plan_option(int c, const char *arg, run_plan *pl, run_args *a)
+{
+    switch (c) {
+    case 's':
+        pl->explicit_suites = 1;
+        return add_suites(arg, pl->suites, &pl->nsuites);
+    case 'a':
+        if (a->naxis_args >= VYRE_AXES_MAX)
+            return tool_usage_error("run", NULL, "more than %d axes", VYRE_AXES_MAX);
+        a->axis_args[a->naxis_args++] = arg;
+        return TOOL_EXIT_OK;
+    case 'e':
+        pl->entry = arg;
+        return TOOL_EXIT_OK;
+    case 'S':
+        pl->spec_path = arg;
+        return TOOL_EXIT_OK;
+    case 'A':
+        pl->arch = arg;
+        if (!vyre_compile_arch_valid(arg))
+            return tool_usage_error(
+                "run", "write an architecture such as sm_90, sm_90a (Triton's) or sm_100f",
+                "bad --arch '%s'", arg);
+        return TOOL_EXIT_OK;
+    case 'R':
+        pl->dry_run = 1;
+        return TOOL_EXIT_OK;
+    case 'V':
+        pl->vs = arg;
+        return TOOL_EXIT_OK;
+    case 'd':
+        return parse_devices(arg, pl->devs, &pl->ndevs, &pl->all_devs);
+    default:
+        return -1;
+    }
+}
+
+/* The options about how it is measured and printed; an exit code. */
+static int measure_option(int c, const char *arg, run_plan *pl, run_args *a,
+                          vyre_bench_run_opts *ro)
+{
+    int code = TOOL_EXIT_OK;
+    switch (c) {
+    case 'm':
+        return parse_mode(arg, &a->mode);
+    case 'n':
+        return parse_double("--min-samples", arg, 1, &a->min_samples);
+    case 't':
+        return parse_double("--min-time", arg, 0, &a->min_time);
+    case 'N':
+        return parse_double("--max-noise", arg, 0, &a->max_noise);
+    case 'T':
+        return parse_double("--timeout", arg, 0, &a->timeout);
+    case 'r':
+        code = parse_double("--rounds", arg, 1, &a->rounds);
+        if (!code && (a->rounds != floor(a->rounds) || a->rounds > VYRE_BENCH_ROUNDS_MAX))
+            code = tool_usage_error("run", "give a whole number from 1 to 100, such as 5",
+                                    "bad value '%s' for --rounds", arg);
+        return code;
+    case 'Q':
+        a->quick = 1;
+        break;
+    case 'K':
+        a->kernels = 0;
+        break;
+    case 'B':
+        ro->no_blocking_kernel = 1;
+        break;
+    case 'c':
+        a->csv = 1;
+        break;
+    case 'q':
+        pl->quiet = 1;
+        break;
+    case 'w':
+        pl->wide = 1;
+        break;
+    case 'W':
+        return bench_parse_width("run", arg, &pl->width);
+    }
+    return code;
+}
+
+/* parse_run_args after --help: nothing more to do, exit 0. */
+#define RUN_HELP_SHOWN (-1)
+
+/* Parses argv into pl, a and ro: TOOL_EXIT_OK to go on, RUN_HELP_SHOWN,
+ * else the exit code. The kernel operand is taken too. */
+static int parse_run_args(int argc, char **argv, run_plan *pl, run_args *a, vyre_bench_run_opts *ro)
 {
     static const struct option opts[] = {
-        /* Two a line, as before --rounds made the count odd for clang-format. */
+        /* Two a line, as before --rounds made the count odd for clang-format;
+         * --db, --json and --help are the shared ones (tool_getopt). */
         /* clang-format off */
         {"suite", required_argument, NULL, 's'},    {"axis", required_argument, NULL, 'a'},
         {"entry", required_argument, NULL, 'e'},    {"spec", required_argument, NULL, 'S'},
@@ -663,15 +768,119 @@ int cmd_run(int argc, char **argv)
         {"min-time", required_argument, NULL, 't'}, {"max-noise", required_argument, NULL, 'N'},
         {"timeout", required_argument, NULL, 'T'},  {"quick", no_argument, NULL, 'Q'},
         {"no-kernels", no_argument, NULL, 'K'},     {"devices", required_argument, NULL, 'd'},
-        {"db", required_argument, NULL, 'D'},       {"csv", no_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
+        {"csv", no_argument, NULL, 'c'},            {"quiet", no_argument, NULL, 'q'},
         {"wide", no_argument, NULL, 'w'},           {"width", required_argument, NULL, 'W'},
         {"arch", required_argument, NULL, 'A'},     {"dry-run", no_argument, NULL, 'R'},
         {"rounds", required_argument, NULL, 'r'},   {"disable-blocking-kernel", no_argument, NULL, 'B'},
-        {"vs", required_argument, NULL, 'V'},       {"help", no_argument, NULL, 'h'},
+        {"vs", required_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
         /* clang-format on */
     };
+    int c, code = 0;
+    while ((c = tool_getopt("run", argc, argv, "qa:s:", opts, usage, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code ? code : RUN_HELP_SHOWN;
+        code = plan_option(c, optarg, pl, a);
+        if (code < 0)
+            code = measure_option(c, optarg, pl, a, ro);
+        if (code)
+            return code;
+    }
+    if (a->csv && g_tool.json)
+        return bench_csv_json_conflict("run");
+    if (optind < argc)
+        pl->kernel = argv[optind++];
+    if (optind < argc)
+        return tool_usage_error("run", NULL, "unexpected argument '%s'", argv[optind]);
+    return TOOL_EXIT_OK;
+}
+
+/* --spec: loads it; its kernel, entry and axes fill what the command line
+ * left out (-a axes come after the spec's). An exit code. */
+static int load_spec(run_plan *pl)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_sweep_spec_load(&pl->spec, pl->spec_path, &err)) {
+        tool_report(&err);
+        return TOOL_EXIT_ERROR;
+    }
+    pl->have_spec = 1;
+    if (!pl->kernel)
+        pl->kernel = pl->spec.kernel_path;
+    if (!pl->entry)
+        pl->entry = pl->spec.entry;
+    if (!pl->kernel)
+        return tool_usage_error("run", "name it in the spec (\"kernel\") or on the command line",
+                                "spec '%s' names no kernel", pl->spec_path);
+    /* The spec's axes move over as parsed (an array's text is JSON, not -a
+     * syntax); -a axes come after them. */
+    vyre_axes_release(&pl->axes);
+    pl->axes = pl->spec.axes;
+    vyre_axes_init(&pl->spec.axes);
+    return TOOL_EXIT_OK;
+}
+
+/* The -a axes into the plan; an exit code. */
+static int add_axes(run_plan *pl, const run_args *a)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    for (size_t i = 0; i < a->naxis_args; i++)
+        if (vyre_axes_add(&pl->axes, a->axis_args[i], &err)) {
+            tool_report(&err);
+            fprintf(stderr, "try '%s run --help'\n", tool_prog());
+            return TOOL_EXIT_ERROR;
+        }
+    return TOOL_EXIT_OK;
+}
+
+/* What the options mean together: a kernel has an entry, -a/--entry/--arch/
+ * --dry-run need a kernel, no kernel and no suite means every suite, --vs
+ * needs a kernel. An exit code. */
+static int check_plan(run_plan *pl, const run_args *a)
+{
+    if (pl->kernel && !pl->entry)
+        return tool_usage_error("run", "name the kernel's extern \"C\" function",
+                                "a kernel needs --entry NAME");
+    if (!pl->kernel && (a->naxis_args || pl->entry))
+        return tool_usage_error(
+            "run", "give the kernel file: vyre-bench run KERNEL.cu --entry NAME -a ...",
+            "%s without a kernel", pl->entry ? "--entry" : "-a");
+    if (!pl->kernel && !pl->nsuites) {
+        size_t ns = 0;
+        const vyre_bench_suite_def *all = vyre_bench_suites(&ns);
+        for (size_t i = 0; i < ns && i < MAX_SUITES; i++)
+            pl->suites[pl->nsuites++] = all[i].name;
+    }
+    if ((pl->arch || pl->dry_run) && !pl->kernel)
+        return tool_usage_error("run", "give a kernel or --spec: they apply to sweeps",
+                                "%s without a kernel", pl->arch ? "--arch" : "--dry-run");
+    return bench_ab_usage(pl->vs, pl->kernel, pl->dry_run);
+}
+
+/* The run itself (or the dry run) once the plan holds. */
+static int start(run_plan *pl, const run_args *a, vyre_bench_run_opts *ro, const char *cmdline)
+{
+    bench_format fmt = a->csv ? BENCH_CSV : g_tool.json ? BENCH_JSON : BENCH_TABLE;
+    if (pl->dry_run) {
+        if (fmt != BENCH_TABLE)
+            return tool_usage_error("run", "leave out --csv/--json: a dry run lists points",
+                                    "--dry-run prints no %s", fmt == BENCH_CSV ? "CSV" : "JSON");
+        return dry_run(pl);
+    }
+    ro->rule = make_rule(a->quick, a->min_samples, a->min_time, a->max_noise, a->timeout);
+    ro->rounds = a->rounds >= 1 ? (unsigned)a->rounds : 0;
+    ro->quick = a->quick;
+    ro->cold = a->mode;
+    ro->kernels = a->kernels;
+    ro->child_exe = "/proc/self/exe"; /* main() calls vyre_bench_child_main */
+    ro->tmp_dir = getenv("TMPDIR");
+    return execute(pl, fmt, ro, cmdline);
+}
+
+int cmd_run(int argc, char **argv)
+{
     run_plan pl;
     memset(&pl, 0, sizeof pl);
     vyre_axes_init(&pl.axes);
@@ -679,200 +888,26 @@ int cmd_run(int argc, char **argv)
     pl.ndevs = 1;
     vyre_bench_run_opts ro;
     memset(&ro, 0, sizeof ro);
-    double min_samples = -1, min_time = -1, max_noise = -1, timeout = -1, rounds = -1;
-    int quick = 0, kernels = 1, mode = 0;
-    bench_format fmt = BENCH_TABLE;
-    const char *axis_args[VYRE_AXES_MAX];
-    size_t naxis_args = 0;
-    int c, code = 0;
+    run_args a = {.min_samples = -1,
+                  .min_time = -1,
+                  .max_noise = -1,
+                  .timeout = -1,
+                  .rounds = -1,
+                  .kernels = 1};
     /* Before getopt_long permutes argv. */
     char cmdline[1024];
     join_argv(argc, argv, cmdline, sizeof cmdline);
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "hqa:s:", opts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            pl.explicit_suites = 1;
-            code = add_suites(optarg, pl.suites, &pl.nsuites);
-            break;
-        case 'a':
-            if (naxis_args < VYRE_AXES_MAX)
-                axis_args[naxis_args++] = optarg;
-            else
-                code = vyre_cli_usage_error("run", NULL, "more than %d axes", VYRE_AXES_MAX);
-            break;
-        case 'e':
-            pl.entry = optarg;
-            break;
-        case 'S':
-            pl.spec_path = optarg;
-            break;
-        case 'A':
-            pl.arch = optarg;
-            if (!vyre_compile_arch_valid(optarg))
-                code = vyre_cli_usage_error(
-                    "run", "write an architecture such as sm_90, sm_90a (Triton's) or sm_100f",
-                    "bad --arch '%s'", optarg);
-            break;
-        case 'R':
-            pl.dry_run = 1;
-            break;
-        case 'V':
-            pl.vs = optarg;
-            break;
-        case 'm':
-            if (strcmp(optarg, "hot") == 0)
-                mode = 0;
-            else if (strcmp(optarg, "cold") == 0)
-                mode = 1;
-            else if (strcmp(optarg, "both") == 0)
-                mode = 2;
-            else
-                code =
-                    vyre_cli_usage_error("run", "use hot, cold or both", "bad mode '%s'", optarg);
-            break;
-        case 'n':
-            code = parse_double("--min-samples", optarg, 1, &min_samples);
-            break;
-        case 't':
-            code = parse_double("--min-time", optarg, 0, &min_time);
-            break;
-        case 'N':
-            code = parse_double("--max-noise", optarg, 0, &max_noise);
-            break;
-        case 'T':
-            code = parse_double("--timeout", optarg, 0, &timeout);
-            break;
-        case 'r':
-            code = parse_double("--rounds", optarg, 1, &rounds);
-            if (!code && (rounds != floor(rounds) || rounds > VYRE_BENCH_ROUNDS_MAX))
-                code = vyre_cli_usage_error("run", "give a whole number from 1 to 100, such as 5",
-                                            "bad value '%s' for --rounds", optarg);
-            break;
-        case 'Q':
-            quick = 1;
-            break;
-        case 'K':
-            kernels = 0;
-            break;
-        case 'B':
-            ro.no_blocking_kernel = 1;
-            break;
-        case 'd':
-            code = parse_devices(optarg, pl.devs, &pl.ndevs, &pl.all_devs);
-            break;
-        case 'D':
-            pl.db_path = optarg;
-            break;
-        case 'c':
-        case 'j':
-            if (fmt != BENCH_TABLE && fmt != (c == 'c' ? BENCH_CSV : BENCH_JSON)) {
-                code = bench_csv_json_conflict("run");
-                break;
-            }
-            fmt = c == 'c' ? BENCH_CSV : BENCH_JSON;
-            break;
-        case 'q':
-            pl.quiet = 1;
-            break;
-        case 'w':
-            pl.wide = 1;
-            break;
-        case 'W':
-            code = bench_parse_width("run", optarg, &pl.width);
-            break;
-        case 'h':
-            usage(stdout);
-            return VYRE_EXIT_OK;
-        default:
-            return vyre_cli_bad_option("run", argv, optind, optopt, "hqa:s:", opts);
-        }
-        if (code)
-            goto out;
-    }
-    if (optind < argc)
-        pl.kernel = argv[optind++];
-    if (optind < argc) {
-        code = vyre_cli_usage_error("run", NULL, "unexpected argument '%s'", argv[optind]);
-        goto out;
-    }
-    vyre_error err;
-    vyre_error_clear(&err);
-    if (pl.spec_path) {
-        if (vyre_sweep_spec_load(&pl.spec, pl.spec_path, &err)) {
-            vyre_cli_report(&err);
-            code = VYRE_EXIT_ERROR;
-            goto out;
-        }
-        pl.have_spec = 1;
-        if (!pl.kernel)
-            pl.kernel = pl.spec.kernel_path;
-        if (!pl.entry)
-            pl.entry = pl.spec.entry;
-        if (!pl.kernel) {
-            code = vyre_cli_usage_error("run",
-                                        "name it in the spec (\"kernel\") or on the command line",
-                                        "spec '%s' names no kernel", pl.spec_path);
-            goto out;
-        }
-        /* The spec's axes move over as parsed (an array's text is JSON,
-         * not -a syntax); -a axes come after them. */
-        vyre_axes_release(&pl.axes);
-        pl.axes = pl.spec.axes;
-        vyre_axes_init(&pl.spec.axes);
-    }
-    for (size_t i = 0; i < naxis_args; i++)
-        if (vyre_axes_add(&pl.axes, axis_args[i], &err)) {
-            vyre_cli_report(&err);
-            fprintf(stderr, "try '%s run --help'\n", vyre_cli_prog());
-            code = VYRE_EXIT_ERROR;
-            goto out;
-        }
-    if (pl.kernel && !pl.entry) {
-        code = vyre_cli_usage_error("run", "name the kernel's extern \"C\" function",
-                                    "a kernel needs --entry NAME");
-        goto out;
-    }
-    if (!pl.kernel && (naxis_args || pl.entry)) {
-        code = vyre_cli_usage_error(
-            "run", "give the kernel file: vyre-bench run KERNEL.cu --entry NAME -a ...",
-            "%s without a kernel", pl.entry ? "--entry" : "-a");
-        goto out;
-    }
-    if (!pl.kernel && !pl.nsuites) {
-        size_t ns = 0;
-        const vyre_bench_suite_def *all = vyre_bench_suites(&ns);
-        for (size_t i = 0; i < ns && i < MAX_SUITES; i++)
-            pl.suites[pl.nsuites++] = all[i].name;
-    }
-    if ((pl.arch || pl.dry_run) && !pl.kernel) {
-        code = vyre_cli_usage_error("run", "give a kernel or --spec: they apply to sweeps",
-                                    "%s without a kernel", pl.arch ? "--arch" : "--dry-run");
-        goto out;
-    }
-    if ((code = bench_ab_usage(pl.vs, pl.kernel, pl.dry_run)))
-        goto out;
-    if (pl.dry_run) {
-        if (fmt != BENCH_TABLE) {
-            code =
-                vyre_cli_usage_error("run", "leave out --csv/--json: a dry run lists points",
-                                     "--dry-run prints no %s", fmt == BENCH_CSV ? "CSV" : "JSON");
-            goto out;
-        }
-        code = dry_run(&pl);
-        goto out;
-    }
-    ro.rule = make_rule(quick, min_samples, min_time, max_noise, timeout);
-    ro.rounds = rounds >= 1 ? (unsigned)rounds : 0;
-    ro.quick = quick;
-    ro.cold = mode;
-    ro.kernels = kernels;
-    ro.child_exe = "/proc/self/exe"; /* main() calls vyre_bench_child_main */
-    ro.tmp_dir = getenv("TMPDIR");
-    code = execute(&pl, fmt, &ro, cmdline);
-out:
+    int code = parse_run_args(argc, argv, &pl, &a, &ro);
+    if (!code && pl.spec_path)
+        code = load_spec(&pl);
+    if (!code)
+        code = add_axes(&pl, &a);
+    if (!code)
+        code = check_plan(&pl, &a);
+    if (!code)
+        code = start(&pl, &a, &ro, cmdline);
     if (pl.have_spec)
         vyre_sweep_spec_release(&pl.spec);
     vyre_axes_release(&pl.axes);
-    return code;
+    return code == RUN_HELP_SHOWN ? TOOL_EXIT_OK : code;
 }

@@ -8,9 +8,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -28,43 +30,29 @@ static void usage(FILE *out)
 int cmd_runs(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},
         {"limit", required_argument, NULL, 'l'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL;
     long limit = 20;
-    int json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int c, stop = 0;
+    while ((c = tool_getopt("runs", argc, argv, "", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
-        case 'D':
-            db_path = optarg;
-            break;
         case 'l': {
             char *end = NULL;
             limit = strtol(optarg, &end, 10);
             if (!*optarg || *end || limit < 0)
-                return vyre_cli_usage_error("runs", NULL,
-                                            "bad value '%s' for --limit: expected a count", optarg);
+                return tool_usage_error("runs", NULL,
+                                        "bad value '%s' for --limit: expected a count", optarg);
             break;
         }
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return VYRE_EXIT_OK;
-        default:
-            return vyre_cli_bad_option("runs", argv, optind, optopt, "h", opts);
         }
     }
     if (optind < argc)
-        return vyre_cli_usage_error("runs", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("runs", NULL, "unexpected argument '%s'", argv[optind]);
     vyre_results *db = NULL;
-    int code = bench_open_db(db_path, &db);
+    int code = tool_open_db(&db);
     if (code)
         return code;
     vyre_error err;
@@ -72,11 +60,11 @@ int cmd_runs(int argc, char **argv)
     vyre_bench_run *runs = NULL;
     size_t n = 0;
     if (vyre_bench_runs_list(db, (size_t)limit, &runs, &n, &err)) {
-        vyre_cli_report(&err);
+        tool_report(&err);
         vyre_results_close(db);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
-    if (json) {
+    if (g_tool.json) {
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, bench_json_run_info(&runs[i]));
@@ -84,10 +72,10 @@ int cmd_runs(int argc, char **argv)
         json_object_set_new(o, "schema_version", json_integer(BENCH_RUNS_JSON_SCHEMA_VERSION));
         json_object_set_new(o, "db", json_string(vyre_results_path(db)));
         json_object_set_new(o, "runs", arr);
-        bench_json_print(stdout, o);
+        tool_json_print(stdout, o);
         free(runs);
         vyre_results_close(db);
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     }
     printf("%6s  %-19s  %-11s  %6s  %-28s  %s\n", "RUN", "STARTED", "STATUS", "POINTS", "GPU",
            "SUITES");
@@ -110,5 +98,5 @@ int cmd_runs(int argc, char **argv)
         printf("(no runs in %s)\n", vyre_results_path(db));
     vyre_bench_run_list_free(runs);
     vyre_results_close(db);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -54,9 +56,9 @@ static int print_json(vyre_results *db, const vyre_bench_run *r, const vyre_benc
         vyre_bench_kernel_row *k = NULL;
         size_t nk = 0;
         if (vyre_bench_kernels_get(db, pts[i].id, &k, &nk, &err)) {
-            vyre_cli_report(&err);
+            tool_report(&err);
             json_decref(arr);
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         }
         json_t *ka = json_array();
         for (size_t j = 0; j < nk; j++) {
@@ -74,59 +76,46 @@ static int print_json(vyre_results *db, const vyre_bench_run *r, const vyre_benc
     json_object_set_new(o, "schema_version", json_integer(BENCH_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "run", bench_json_run_info(r));
     json_object_set_new(o, "points", arr);
-    bench_json_print(stdout, o);
-    return VYRE_EXIT_OK;
+    tool_json_print(stdout, o);
+    return TOOL_EXIT_OK;
 }
 
 int cmd_show(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"db", required_argument, NULL, 'D'},
         {"kernels", no_argument, NULL, 'k'},
-        {"json", no_argument, NULL, 'j'},
         {"wide", no_argument, NULL, 'w'},
         {"width", required_argument, NULL, 'W'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = NULL;
-    int kernels = 0, json = 0, wide = 0, width = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    int kernels = 0, wide = 0, width = 0, c;
+    int stop = 0;
+    while ((c = tool_getopt("show", argc, argv, "", opts, usage, &stop)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return stop;
         switch (c) {
-        case 'D':
-            db_path = optarg;
-            break;
         case 'k':
             kernels = 1;
-            break;
-        case 'j':
-            json = 1;
             break;
         case 'w':
             wide = 1;
             break;
         case 'W':
             if (bench_parse_width("show", optarg, &width))
-                return VYRE_EXIT_ERROR;
+                return TOOL_EXIT_ERROR;
             break;
-        case 'h':
-            usage(stdout);
-            return VYRE_EXIT_OK;
-        default:
-            return vyre_cli_bad_option("show", argv, optind, optopt, "h", opts);
         }
     }
     vyre_results *db = NULL;
     vyre_bench_run r;
     vyre_bench_point *pts = NULL;
     size_t n = 0;
-    int code = bench_open_run("show", db_path, argc, argv, optind, &db, &r, &pts, &n);
+    int code = bench_open_run("show", argc, argv, optind, &db, &r, &pts, &n);
     if (code)
         return code;
     vyre_error err;
     vyre_error_clear(&err);
-    if (json) {
+    if (g_tool.json) {
         code = print_json(db, &r, pts, n, kernels);
         free(pts);
         vyre_results_close(db);
@@ -159,8 +148,8 @@ int cmd_show(int argc, char **argv)
         vyre_bench_kernel_row *k = NULL;
         size_t nk = 0;
         if (vyre_bench_kernels_get(db, pts[i].id, &k, &nk, &err)) {
-            vyre_cli_report(&err);
-            code = VYRE_EXIT_ERROR;
+            tool_report(&err);
+            code = TOOL_EXIT_ERROR;
             break;
         }
         char bench[TOOL_CLEAN_SIZE(sizeof pts->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof pts->axes)];

@@ -26,17 +26,13 @@ int cmd_rm(int argc, char **argv);
  * batch_ns and kernel_ns, and block_timeouts. */
 #define BENCH_JSON_SCHEMA_VERSION 4
 
-/* Opens --db PATH, or the default results database. Reports and returns an
- * exit code (0 on success). */
-int bench_open_db(const char *path, vyre_results **out);
-
 /* For a command that reads one run: argv[first] must be the only operand,
- * RUN (an id, 'last' or 'last-N'). Opens the database (as bench_open_db)
+ * RUN (an id, 'last' or 'last-N'). Opens the database (tool_open_db: --db PATH)
  * and loads the run into *run and its points into *pts, *n (free them with
  * vyre_bench_point_list_free; close *db). Reports any error and returns
  * its exit code, leaving nothing open. */
-int bench_open_run(const char *sub, const char *db_path, int argc, char **argv, int first,
-                   vyre_results **db, vyre_bench_run *run, vyre_bench_point **pts, size_t *n);
+int bench_open_run(const char *sub, int argc, char **argv, int first, vyre_results **db,
+                   vyre_bench_run *run, vyre_bench_point **pts, size_t *n);
 
 /* Versions of the --json documents other than the run document's
  * (BENCH_JSON_SCHEMA_VERSION); each is bumped when its shape changes. */
@@ -95,14 +91,14 @@ const char *bench_label(const vyre_bench_point *p, char *buf, size_t size);
 /* ---- run --vs (ab.c) ---- */
 
 /* The usage error for --vs (vs, may be NULL) without a kernel or with
- * --dry-run; VYRE_EXIT_OK when it may go on. */
+ * --dry-run; TOOL_EXIT_OK when it may go on. */
 int bench_ab_usage(const char *vs, const char *kernel, int dry_run);
 
 /* Compares the A and B points of A/B run run_id (vyre_bench_compare_runs
  * of the run with itself); BENCH_TABLE: prints the B/A table and a tally
  * on out; *json (may be NULL) receives the pairs as an array (the
- * caller's). Returns VYRE_EXIT_PROBLEMS when a point is SLOWER,
- * VYRE_EXIT_ERROR when the comparison failed (reported), else OK. */
+ * caller's). Returns TOOL_EXIT_PROBLEMS when a point is SLOWER,
+ * TOOL_EXIT_ERROR when the comparison failed (reported), else OK. */
 int bench_ab_report(FILE *out, vyre_results *db, int64_t run_id, bench_format fmt, json_t **json);
 
 /* The pieces, for the other documents: a run's facts, a point, and a
@@ -111,9 +107,6 @@ int bench_ab_report(FILE *out, vyre_results *db, int64_t run_id, bench_format fm
 json_t *bench_json_run_info(const vyre_bench_run *r);
 json_t *bench_json_point(const vyre_bench_point *p);
 json_t *bench_json_axes(const char *axes);
-
-/* Prints o (consumed) on out, indented, with a final newline. */
-void bench_json_print(FILE *out, json_t *o);
 
 /* The usage error for --csv given with --json (exit 2). */
 int bench_csv_json_conflict(const char *sub);

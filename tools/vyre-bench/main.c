@@ -1,24 +1,29 @@
 /*
- * main.c - vyre-bench: global options and subcommand dispatch.
+ * main.c - vyre-bench: the command table (with each command's setup flags)
+ * and --version; tool_dispatch does the rest (help CMD, did you mean).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
-static const vyre_cli_cmd g_cmds[] = {
-    {"devices", cmd_devices, "list the GPUs and their capabilities"},
-    {"run", cmd_run, "run suites or a sweep; results go to the results database"},
-    {"runs", cmd_runs, "list the stored runs"},
-    {"show", cmd_show, "show a run and its points"},
-    {"compare", cmd_compare, "compare two runs point by point (exit 1 on a regression)"},
-    {"export", cmd_export, "write a run as CSV or JSON"},
-    {"plot", cmd_plot, "draw runs as SVG, PNG or an HTML report (gnuplot)"},
-    {"rm", cmd_rm, "remove runs (or every failed one) from the results database"},
-    {NULL, NULL, NULL},
+static const tool_cmd g_cmds[] = {
+    {"devices", cmd_devices, "list the GPUs and their capabilities", TOOL_CMD_JSON},
+    {"run", cmd_run, "run suites or a sweep; results go to the results database",
+     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
+    {"runs", cmd_runs, "list the stored runs", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
+    {"show", cmd_show, "show a run and its points", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
+    {"compare", cmd_compare, "compare two runs point by point (exit 1 on a regression)",
+     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
+    {"export", cmd_export, "write a run as CSV or JSON", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
+    {"plot", cmd_plot, "draw runs as SVG, PNG or an HTML report (gnuplot)", TOOL_CMD_NEEDS_DB},
+    {"rm", cmd_rm, "remove runs (or every failed one) from the results database",
+     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
+    {NULL, NULL, NULL, 0},
 };
 
 static void usage(FILE *out)
@@ -26,7 +31,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: vyre-bench [--help] [--version] <command> [<args>]\n\n"
                  "Benchmark GPU pipelines; results are comparable run to run.\n\n"
                  "commands:\n");
-    for (const vyre_cli_cmd *c = g_cmds; c->name; c++)
+    for (const tool_cmd *c = g_cmds; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out, "\nRun 'vyre-bench <command> --help' for a command's options.\n\n"
                  "exit status:\n"
@@ -42,35 +47,20 @@ int main(int argc, char **argv)
     int child_exit = 0;
     if (vyre_bench_host_start(argc, argv, &child_exit)) /* run's compile suite, in a child */
         return child_exit;
-    vyre_cli_set_prog("vyre-bench");
+    tool_set_prog("vyre-bench");
     if (argc < 2) {
         usage(stderr);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     const char *first = argv[1];
-    if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 || strcmp(first, "help") == 0) {
+    if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0) {
         usage(stdout);
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     }
     if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
         printf("vyre-bench %s (libvyrecore %s, CUDA toolkit %s)\n", vyre_version(), vyre_version(),
                vyre_cuda_toolkit_version());
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     }
-    const vyre_cli_cmd *cmd = vyre_cli_find(g_cmds, first);
-    if (!cmd) {
-        const char *names[16];
-        size_t n = 0;
-        for (const vyre_cli_cmd *c = g_cmds; c->name && n < 16; c++)
-            names[n++] = c->name;
-        const char *near = vyre_cli_nearest(first, names, n);
-        char hint[128];
-        if (near)
-            snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-        if (first[0] == '-')
-            return vyre_cli_usage_error(NULL, NULL, "unknown option '%s'", first);
-        return vyre_cli_usage_error(NULL, near ? hint : NULL, "unknown command '%s'", first);
-    }
-    optind = 1;
-    return cmd->fn(argc - 1, argv + 1);
+    return tool_dispatch(g_cmds, usage, argc - 1, argv + 1);
 }

@@ -4,7 +4,7 @@
  * durations in whole ns, timestamps in Unix ns, ratios 0..1, axes as objects, null for unknown.
  *
  * Text from a results database reaches a terminal only through tool_clean
- * (tools/common/sanitize.h): results files travel as CI artifacts, and a
+ * (tools/common/tool_sanitize.h): results files travel as CI artifacts, and a
  * name holding ESC would otherwise drive the reader's terminal. JSON is
  * escaped by jansson; CSV to a file or pipe is data and stays as stored.
  */
@@ -18,9 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/vyre.h"
 
 void bench_format_ns(double ns, char *buf, size_t size)
@@ -339,11 +340,11 @@ int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
             vyre_bench_sample *s = NULL;
             size_t ns = 0;
             if (vyre_bench_samples_get(db, pts[i].id, &s, &ns, &err)) {
-                vyre_cli_report(&err);
+                tool_report(&err);
                 json_decref(pj);
                 json_decref(arr);
                 json_decref(ab);
-                return VYRE_EXIT_ERROR;
+                return TOOL_EXIT_ERROR;
             }
             json_t *sa = json_array();
             for (size_t k = 0; k < ns; k++)
@@ -365,15 +366,8 @@ int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
     json_object_set_new(o, "points", arr);
     if (ab)
         json_object_set_new(o, "ab", ab);
-    bench_json_print(out, o);
-    return VYRE_EXIT_OK;
-}
-
-void bench_json_print(FILE *out, json_t *o)
-{
-    json_dumpf(o, out, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-    fputc('\n', out);
-    json_decref(o);
+    tool_json_print(out, o);
+    return TOOL_EXIT_OK;
 }
 
 void bench_run_summary(FILE *out, const vyre_bench_run *r)
@@ -394,6 +388,6 @@ void bench_run_summary(FILE *out, const vyre_bench_run *r)
 
 int bench_csv_json_conflict(const char *sub)
 {
-    return vyre_cli_usage_error(sub, "give one of them: --csv for rows, --json for one document",
-                                "--csv and --json cannot be combined");
+    return tool_usage_error(sub, "give one of them: --csv for rows, --json for one document",
+                            "--csv and --json cannot be combined");
 }

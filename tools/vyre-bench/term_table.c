@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
-#include "table.h"
+#include "tool_sanitize.h"
+#include "tool_table.h"
 #include "vyre/vyre.h"
 
 enum {
@@ -44,7 +44,7 @@ enum {
 /* name, priority (0 kept always, larger dropped first; equals: the rightmost
  * first), min width, right. Dropped first to last: note, thr, outl, gpu, dev,
  * n, mode, p5, kernel, batch, p95, stop, metric, noise, axes. */
-static const vyre_table_col k_cols[NCOLS] = {
+static const tool_table_col k_cols[NCOLS] = {
     [COL_BENCH] = {"benchmark", 0, 14, 0},
     [COL_AXES] = {"axes", 1, 10, 0},
     [COL_DEV] = {"dev", 7, 0, 0},
@@ -263,7 +263,7 @@ void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int widt
     time_unit tu = choose_time_unit(pts, n);
     size_t unit_w = 0;
     const char *metric = common_metric(pts, n, &unit_w);
-    vyre_table_col cols[NCOLS];
+    tool_table_col cols[NCOLS];
     memcpy(cols, k_cols, sizeof cols);
     char h_median[24], h_p5[24], h_p95[24], h_gpu[24], h_batch[24], h_kernel[24];
     snprintf(h_median, sizeof h_median, "median %s", tu.name);
@@ -287,7 +287,7 @@ void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int widt
     if (!cells || !ptrs) {
         free(cells);
         free(ptrs);
-        fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
+        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
         return;
     }
     int any_note = 0;
@@ -298,11 +298,11 @@ void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int widt
             ptrs[r * NCOLS + c] = cells[r * NCOLS + c];
     }
     int natural[NCOLS], widths[NCOLS];
-    vyre_table_natural(cols, NCOLS, ptrs, n, natural);
+    tool_table_natural(cols, NCOLS, ptrs, n, natural);
     if (!any_note)
         natural[COL_NOTE] = 0;
-    vyre_table_fit(cols, NCOLS, natural, wide ? 0 : width, widths);
-    vyre_table_render(out, cols, NCOLS, widths, ptrs, n, wide ? 0 : width);
+    tool_table_fit(cols, NCOLS, natural, wide ? 0 : width, widths);
+    tool_table_render(out, cols, NCOLS, widths, ptrs, n, wide ? 0 : width);
     if (!wide && widths[COL_STOP] > 0)
         print_legend(out, pts, n, width);
     free(cells);
@@ -311,7 +311,7 @@ void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int widt
 
 int bench_table_width(int wide, int forced_width)
 {
-    int w = forced_width > 0 ? forced_width : vyre_table_terminal_width(STDOUT_FILENO);
+    int w = forced_width > 0 ? forced_width : tool_table_terminal_width(STDOUT_FILENO);
     if (w <= 0)
         return 0; /* not a terminal: the markdown table */
     return wide ? -1 : w;
@@ -322,8 +322,8 @@ int bench_parse_width(const char *sub, const char *s, int *out)
     char *end = NULL;
     long v = strtol(s, &end, 10);
     if (!*s || *end || v < 20 || v > 10000)
-        return vyre_cli_usage_error(sub, "give the columns to fit, such as 80 (20 to 10000)",
-                                    "bad value '%s' for --width", s);
+        return tool_usage_error(sub, "give the columns to fit, such as 80 (20 to 10000)",
+                                "bad value '%s' for --width", s);
     *out = (int)v;
     return 0;
 }

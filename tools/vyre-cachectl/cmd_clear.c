@@ -5,7 +5,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
 
 static void usage(FILE *out)
@@ -41,11 +42,11 @@ int cmd_clear(int argc, char **argv)
         if (rc != -1)
             return rc;
         if (c != OPT_YES)
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         yes = 1;
     }
     if (optind < argc)
-        return vyre_cli_usage_error("clear", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("clear", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("clear");
     if (rc)
         return rc;
@@ -59,9 +60,9 @@ int cmd_clear(int argc, char **argv)
             snprintf(root, sizeof root, "%s", g_cachectl.cache_dir);
         else if (vyre_cache_default_root(root, sizeof root, &err))
             return cachectl_fail(&err);
-        return vyre_cli_usage_error("clear", "run 'vyre-cachectl clear --yes' if you mean it",
-                                    "clear would remove every blob in '%s'; refusing without --yes",
-                                    root);
+        return tool_usage_error("clear", "run 'vyre-cachectl clear --yes' if you mean it",
+                                "clear would remove every blob in '%s'; refusing without --yes",
+                                root);
     }
     vyre_cache *cache = NULL;
     if ((rc = cachectl_open(CACHECTL_WRITE, &cache)))
@@ -71,12 +72,12 @@ int cmd_clear(int argc, char **argv)
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "removed", json_integer((json_int_t)r.removed));
         json_object_set_new(o, "removed_bytes", json_integer((json_int_t)r.removed_bytes));
         json_object_set_new(o, "left", json_integer((json_int_t)r.left));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         char size[32];
         vyre_format_size(r.removed_bytes, size, sizeof size);
@@ -87,5 +88,5 @@ int cmd_clear(int argc, char **argv)
                    r.left, r.left == 1 ? "y" : "ies");
     }
     vyre_cache_close(cache);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
 
 static void usage(FILE *out)
@@ -80,9 +81,9 @@ static int confirm_shrink(const char *root, const vyre_config *cf, const char *v
 {
     uint64_t max = 0;
     if (vyre_parse_cache_size(value, &max, NULL) || max == 0)
-        return VYRE_EXIT_OK; /* a bad value: vyre_config_write says why; 0: no limit */
+        return TOOL_EXIT_OK; /* a bad value: vyre_config_write says why; 0: no limit */
     if (cf->where[VYRE_CONF_MAX_SIZE].origin > VYRE_CONF_FROM_CACHE_FILE)
-        return VYRE_EXIT_OK; /* the environment or -o stays in force: nothing goes now */
+        return TOOL_EXIT_OK; /* the environment or -o stays in force: nothing goes now */
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
     oo.config = cf;
@@ -101,7 +102,7 @@ static int confirm_shrink(const char *root, const vyre_config *cf, const char *v
              vyre_cache_prune(c, &po, &pr, NULL, NULL, NULL) == VYRE_OK;
     vyre_cache_close(c);
     if (!ok || pr.removed == 0)
-        return VYRE_EXIT_OK; /* nothing over the limit (or nothing to read: the write decides) */
+        return TOOL_EXIT_OK; /* nothing over the limit (or nothing to read: the write decides) */
     char gone[32], total[32];
     vyre_format_size(pr.removed_bytes, gone, sizeof gone);
     vyre_format_size(st.bytes, total, sizeof total);
@@ -113,27 +114,27 @@ static int confirm_shrink(const char *root, const vyre_config *cf, const char *v
     if (pr.removed_bytes * 2 <= st.bytes || yes) {
         if (!g_cachectl.quiet)
             fprintf(stderr, "%s\n", what);
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     }
     if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) {
-        fprintf(stderr, "%s: error: %s: more than half of the cache\n", vyre_cli_prog(), what);
+        fprintf(stderr, "%s: error: %s: more than half of the cache\n", tool_prog(), what);
         fprintf(stderr, "hint: give --yes to set it anyway, or a larger size (a size without a "
                         "unit is GiB; 'vyre-cachectl stats' shows the cache's size)\n");
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     fprintf(stderr, "%s.\nSet it? [y/N] ", what);
     char line[16] = "";
     if (!fgets(line, sizeof line, stdin) || (line[0] != 'y' && line[0] != 'Y')) {
         fprintf(stderr, "max_size not changed\n");
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 /* The listing (or one key) of cf. */
 static void print_config(const vyre_config *cf, const char *root, int k)
 {
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = json_pack("{s:i, s:s}", "schema_version", 1, "cache_dir", root);
         char user[4096];
         json_object_set_new(o, "user_file",
@@ -145,7 +146,7 @@ static void print_config(const vyre_config *cf, const char *root, int k)
             if (k < 0 || i == k)
                 json_array_append_new(keys, key_json(cf, i));
         json_object_set_new(o, "keys", keys);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
         return;
     }
     if (g_cachectl.quiet)
@@ -180,15 +181,15 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
         return rc;
     if (vyre_config_write(root, key, value, &err)) {
         if (err.code == VYRE_ECONFIG)
-            return vyre_cli_usage_error("config", err.hint[0] ? err.hint : NULL, "%s", err.message);
+            return tool_usage_error("config", err.hint[0] ? err.hint : NULL, "%s", err.message);
         return cachectl_fail(&err);
     }
     int lrc = vyre_config_load_ex(cf, root, g_cachectl.overrides, g_cachectl.n_overrides,
                                   VYRE_CONFIG_KEEP_GOING, &err);
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = json_pack("{s:i, s:s}", "schema_version", 1, "cache_dir", root);
         json_object_set_new(o, "set", key_json(cf, k));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         char v[VYRE_CONFIG_LONG_VALUE_MAX + 16], where[VYRE_CONFIG_WHERE_MAX + 32];
         vyre_config_format_value(cf, k, v, sizeof v);
@@ -198,7 +199,7 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
             printf("note: %s overrides the cache's file\n", where);
     }
     cachectl_config_problems(cf, 1);
-    return lrc ? VYRE_EXIT_ERROR : VYRE_EXIT_OK;
+    return lrc ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }
 
 int cmd_config(int argc, char **argv)
@@ -222,28 +223,28 @@ int cmd_config(int argc, char **argv)
         else if (c == OPT_YES)
             yes = 1;
         else
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
     }
     int rc = cachectl_check_globals("config");
     if (rc)
         return rc;
     int nargs = argc - optind;
     if (nargs > 2)
-        return vyre_cli_usage_error("config", NULL, "unexpected argument '%s'", argv[optind + 2]);
+        return tool_usage_error("config", NULL, "unexpected argument '%s'", argv[optind + 2]);
     if (unset && nargs != 1)
-        return vyre_cli_usage_error("config", NULL, "--unset takes one KEY");
+        return tool_usage_error("config", NULL, "--unset takes one KEY");
     const char *key = nargs ? argv[optind] : NULL;
     int k = key ? vyre_config_key_find(key) : -1;
     if (key && k < 0) {
         const char *names[VYRE_CONF_N_KEYS];
         for (int i = 0; i < VYRE_CONF_N_KEYS; i++)
             names[i] = vyre_config_key_name(i);
-        const char *near = vyre_cli_nearest(key, names, VYRE_CONF_N_KEYS);
+        const char *near = tool_nearest(key, names, VYRE_CONF_N_KEYS);
         char hint[128];
         if (near)
             snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-        return vyre_cli_usage_error("config", near ? hint : NULL, "unknown configuration key '%s'",
-                                    key);
+        return tool_usage_error("config", near ? hint : NULL, "unknown configuration key '%s'",
+                                key);
     }
 
     char root[VYRE_CACHE_PATH_MAX];
@@ -254,8 +255,8 @@ int cmd_config(int argc, char **argv)
      * the problems (a bad value still makes it exit 2). */
     vyre_config *cf = malloc(sizeof *cf);
     if (!cf) {
-        fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
-        return VYRE_EXIT_ERROR;
+        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
+        return TOOL_EXIT_ERROR;
     }
     vyre_error err;
     vyre_error_clear(&err);
@@ -270,7 +271,7 @@ int cmd_config(int argc, char **argv)
     } else {
         print_config(cf, root, k);
         cachectl_config_problems(cf, 1);
-        rc = lrc ? VYRE_EXIT_ERROR : VYRE_EXIT_OK;
+        rc = lrc ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
     }
     free(cf);
     return rc;

@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
 
 /* The driver's default CUDA_CACHE_MAXSIZE on desktop and server platforms
@@ -146,21 +147,22 @@ static int clear_cache(const vyre_jitcache_info *info)
     uint64_t files = 0, bytes = 0;
     if (vyre_jitcache_clear(info->path, &files, &bytes, &err))
         return cachectl_fail(&err);
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o =
             json_pack("{s:i, s:s, s:I, s:I}", "schema_version", 1, "path", info->path,
                       "removed_files", (json_int_t)files, "removed_bytes", (json_int_t)bytes);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         char size[32];
         vyre_format_size(bytes, size, sizeof size);
         printf("Removed %" PRIu64 " file%s (%s) from %s\n", files, files == 1 ? "" : "s", size,
                info->path);
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
-int cmd_jit(int argc, char **argv)
+/* Parses argv: CACHECTL_HANDLED to go on, else the exit code. */
+static int parse_jit_args(int argc, char **argv, int *clear, int *yes)
 {
     static const struct option opts[] = {
         CACHECTL_GLOBAL_LONGOPTS,
@@ -168,7 +170,7 @@ int cmd_jit(int argc, char **argv)
         {"yes", no_argument, NULL, OPT_YES},
         {NULL, 0, NULL, 0},
     };
-    int clear = 0, yes = 0, c;
+    int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
         int rc = cachectl_option(c, "jit", opts, argc, argv, usage);
@@ -177,24 +179,139 @@ int cmd_jit(int argc, char **argv)
         if (rc != -1)
             return rc;
         if (c == OPT_CLEAR)
-            clear = 1;
+            *clear = 1;
         else if (c == OPT_YES)
-            yes = 1;
+            *yes = 1;
         else
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
     }
     if (optind < argc)
-        return vyre_cli_usage_error("jit", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("jit", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("jit");
     if (rc)
         return rc;
-    if (yes && !clear)
-        return vyre_cli_usage_error("jit", "use 'vyre-cachectl jit --clear --yes'",
-                                    "--yes only goes with --clear");
+    if (*yes && !*clear)
+        return tool_usage_error("jit", "use 'vyre-cachectl jit --clear --yes'",
+                                "--yes only goes with --clear");
+    return CACHECTL_HANDLED;
+}
 
-    /* vyre's cache. A CUDA_CACHE_MAXSIZE that vyre rejects (not a number,
-     * out of range, below the floor) is a finding: the path and contents
-     * are still reported, resolved without it, and its limit is unknown. */
+/* vyre's cache. A CUDA_CACHE_MAXSIZE that vyre rejects (not a number, out
+ * of range, below the floor) is a finding: the path and contents are still
+ * reported, resolved without it, and its limit is unknown (*max_bad). 0,
+ * or the exit code after the error is printed. */
+static int resolve_vyre(const char *maxval, vyre_jitcache_info *info, findings *fs, int *max_bad)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    int rc = vyre_jitcache_resolve(VYRE_JITCACHE_FLOOR_BYTES, info, &err);
+    if (!rc)
+        return 0;
+    if (rc != VYRE_EENV || !maxval)
+        return cachectl_fail(&err);
+    /* Is it the size? Resolve again without it: an error then is the
+     * path's, and stays an error. */
+    vyre_error size_err = err;
+    unsetenv("CUDA_CACHE_MAXSIZE");
+    vyre_error_clear(&err);
+    rc = vyre_jitcache_resolve(VYRE_JITCACHE_FLOOR_BYTES, info, &err);
+    setenv("CUDA_CACHE_MAXSIZE", maxval, 1);
+    if (rc)
+        return cachectl_fail(&err);
+    char msg[VYRE_ERROR_MESSAGE_MAX];
+    snprintf(msg, sizeof msg, "%.*s: vyre programs refuse to start with it", (int)(sizeof msg - 48),
+             size_err.message);
+    add_finding(fs, msg, size_err.hint);
+    *max_bad = 1;
+    return 0;
+}
+
+/* The driver's reading of CUDA_CACHE_MAXSIZE (maxval) into dr, and what is
+ * wrong with it into fs. */
+static void driver_maxsize(const char *maxval, jit_report *dr, findings *fs)
+{
+    uint64_t v = 0;
+    char msg[VYRE_ERROR_MESSAGE_MAX];
+    if (vyre_parse_uint(maxval, &v) != 0) {
+        snprintf(msg, sizeof msg,
+                 "CUDA_CACHE_MAXSIZE='%.200s' is not a number of bytes the driver reads: "
+                 "its default of %" PRIu64 " bytes is assumed for CUDA programs",
+                 maxval, (uint64_t)DRIVER_DEFAULT_MAXSIZE);
+        add_finding(fs, msg, "give a plain byte count (e.g. 4294967296 for 4 GiB), or unset it");
+        return;
+    }
+    dr->max_bytes = v;
+    dr->max_source = "CUDA_CACHE_MAXSIZE";
+    if (v > DRIVER_MAX_MAXSIZE) {
+        snprintf(msg, sizeof msg,
+                 "CUDA_CACHE_MAXSIZE='%.200s' is above the driver's maximum of %" PRIu64
+                 " bytes (4 GiB)",
+                 maxval, (uint64_t)DRIVER_MAX_MAXSIZE);
+        add_finding(fs, msg, "set it to at most 4294967296");
+    }
+}
+
+static void print_findings(const findings *fs)
+{
+    for (size_t i = 0; i < fs->n; i++) {
+        fprintf(stderr, "%s: warning: %s\n", tool_prog(), fs->f[i].message);
+        if (fs->f[i].hint[0])
+            fprintf(stderr, "hint: %s\n", fs->f[i].hint);
+    }
+}
+
+/* The --json document (schema_version 2); dr NULL: no driver default. */
+static void print_json(const jit_report *vy, const jit_report *dr, int same, const findings *fs)
+{
+    json_t *o = json_pack("{s:i}", "schema_version", 2);
+    json_t *v = report_json(vy);
+    json_object_update(o, v);
+    json_decref(v);
+    if (dr) {
+        json_t *d = report_json(dr);
+        json_object_set_new(d, "same_as_vyre", json_boolean(same));
+        json_object_set_new(o, "driver_default", d);
+    } else {
+        json_object_set_new(o, "driver_default", json_null());
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < fs->n; i++)
+        json_array_append_new(arr, json_pack("{s:s, s:s?}", "message", fs->f[i].message, "hint",
+                                             fs->f[i].hint[0] ? fs->f[i].hint : NULL));
+    json_object_set_new(o, "warnings", arr);
+    tool_json_print(stdout, o);
+}
+
+/* The report for a terminal; dr NULL: no driver default. */
+static void print_text(const vyre_jitcache_info *info, const jit_report *vy, const jit_report *dr,
+                       int same, const char *maxval)
+{
+    printf("%-22s %s (%s)\n", "JIT cache path:", vy->path,
+           info->path_from_env ? "from CUDA_CACHE_PATH" : "vyre default");
+    if (!vy->use.exists)
+        printf("%-22s %s\n", "Exists:", "no (created by the first vyre program)");
+    print_size_lines(vy, "Files:", "Size on disk:", "CUDA_CACHE_MAXSIZE:", "Fill:", "vyre default",
+                     maxval);
+    printf("\n");
+    if (!dr) {
+        printf("%-22s %s\n", "Driver default path:", "unknown (no HOME)");
+        return;
+    }
+    printf("%-22s %s (%s)\n", "Driver default path:", dr->path,
+           same ? "from CUDA_CACHE_PATH, the same as vyre's"
+                : "driver default, for CUDA programs not using vyre");
+    if (!dr->use.exists)
+        printf("%-22s %s\n", "Driver exists:", "no");
+    print_size_lines(dr, "Driver files:", "Driver size on disk:", "Driver max size:",
+                     "Driver fill:", "driver default", maxval);
+}
+
+int cmd_jit(int argc, char **argv)
+{
+    int clear = 0, yes = 0;
+    int rc = parse_jit_args(argc, argv, &clear, &yes);
+    if (rc != CACHECTL_HANDLED)
+        return rc;
     findings fs = {.n = 0};
     vyre_jitcache_info info;
     vyre_error err;
@@ -204,38 +321,17 @@ int cmd_jit(int argc, char **argv)
     if (maxenv)
         snprintf(maxval, sizeof maxval, "%s", maxenv);
     int vyre_max_bad = 0;
-    if ((rc = vyre_jitcache_resolve(VYRE_JITCACHE_FLOOR_BYTES, &info, &err))) {
-        if (rc != VYRE_EENV || !maxenv)
-            return cachectl_fail(&err);
-        /* Is it the size? Resolve again without it: an error then is the
-         * path's, and stays an error. */
-        vyre_error size_err = err;
-        unsetenv("CUDA_CACHE_MAXSIZE");
-        vyre_error_clear(&err);
-        rc = vyre_jitcache_resolve(VYRE_JITCACHE_FLOOR_BYTES, &info, &err);
-        setenv("CUDA_CACHE_MAXSIZE", maxval, 1);
-        if (rc)
-            return cachectl_fail(&err);
-        char msg[VYRE_ERROR_MESSAGE_MAX];
-        snprintf(msg, sizeof msg, "%.*s: vyre programs refuse to start with it",
-                 (int)(sizeof msg - 48), size_err.message);
-        add_finding(&fs, msg, size_err.hint);
-        vyre_max_bad = 1;
-    }
+    if ((rc = resolve_vyre(maxenv ? maxval : NULL, &info, &fs, &vyre_max_bad)))
+        return rc;
     if (clear && !yes)
-        return vyre_cli_usage_error("jit", "run 'vyre-cachectl jit --clear --yes' if you mean it",
-                                    "--clear would empty the JIT cache '%s'; refusing without "
-                                    "--yes",
-                                    info.path);
+        return tool_usage_error("jit", "run 'vyre-cachectl jit --clear --yes' if you mean it",
+                                "--clear would empty the JIT cache '%s'; refusing without "
+                                "--yes",
+                                info.path);
     if (clear) {
-        for (size_t i = 0; i < fs.n; i++) {
-            fprintf(stderr, "%s: warning: %s\n", vyre_cli_prog(), fs.f[i].message);
-            if (fs.f[i].hint[0])
-                fprintf(stderr, "hint: %s\n", fs.f[i].hint);
-        }
+        print_findings(&fs);
         return clear_cache(&info);
     }
-
     jit_report vy = {
         .path = info.path,
         .path_source = info.path_from_env ? "CUDA_CACHE_PATH" : "default",
@@ -244,7 +340,6 @@ int cmd_jit(int argc, char **argv)
     };
     if (vyre_jitcache_usage_get(vy.path, &vy.use, &err))
         return cachectl_fail(&err);
-
     /* The driver's default cache, for CUDA programs that do not go
      * through vyre. Its size limit is what the driver reads. */
     char dpath[VYRE_JITCACHE_PATH_MAX];
@@ -255,83 +350,17 @@ int cmd_jit(int argc, char **argv)
                     "cannot tell where the driver's default JIT cache is: neither "
                     "CUDA_CACHE_PATH nor HOME is set",
                     "set HOME, or CUDA_CACHE_PATH for every CUDA program");
-    if (maxenv) {
-        uint64_t v = 0;
-        if (vyre_parse_uint(maxval, &v) != 0) {
-            char msg[VYRE_ERROR_MESSAGE_MAX];
-            snprintf(msg, sizeof msg,
-                     "CUDA_CACHE_MAXSIZE='%.200s' is not a number of bytes the driver reads: "
-                     "its default of %" PRIu64 " bytes is assumed for CUDA programs",
-                     maxval, (uint64_t)DRIVER_DEFAULT_MAXSIZE);
-            add_finding(&fs, msg,
-                        "give a plain byte count (e.g. 4294967296 for 4 GiB), or unset it");
-        } else {
-            dr.max_bytes = v;
-            dr.max_source = "CUDA_CACHE_MAXSIZE";
-            if (v > DRIVER_MAX_MAXSIZE) {
-                char msg[VYRE_ERROR_MESSAGE_MAX];
-                snprintf(msg, sizeof msg,
-                         "CUDA_CACHE_MAXSIZE='%.200s' is above the driver's maximum of %" PRIu64
-                         " bytes (4 GiB)",
-                         maxval, (uint64_t)DRIVER_MAX_MAXSIZE);
-                add_finding(&fs, msg, "set it to at most 4294967296");
-            }
-        }
-    }
+    if (maxenv)
+        driver_maxsize(maxval, &dr, &fs);
     int same = have_driver && strcmp(dr.path, vy.path) == 0;
-    if (have_driver) {
-        if (same) {
-            dr.use = vy.use;
-        } else if (vyre_jitcache_usage_get(dr.path, &dr.use, &err)) {
-            return cachectl_fail(&err);
-        }
-    }
-
-    for (size_t i = 0; i < fs.n; i++) {
-        fprintf(stderr, "%s: warning: %s\n", vyre_cli_prog(), fs.f[i].message);
-        if (fs.f[i].hint[0])
-            fprintf(stderr, "hint: %s\n", fs.f[i].hint);
-    }
-
-    if (g_cachectl.json) {
-        json_t *o = json_pack("{s:i}", "schema_version", 2);
-        json_t *v = report_json(&vy);
-        json_object_update(o, v);
-        json_decref(v);
-        if (have_driver) {
-            json_t *d = report_json(&dr);
-            json_object_set_new(d, "same_as_vyre", json_boolean(same));
-            json_object_set_new(o, "driver_default", d);
-        } else {
-            json_object_set_new(o, "driver_default", json_null());
-        }
-        json_t *arr = json_array();
-        for (size_t i = 0; i < fs.n; i++)
-            json_array_append_new(arr, json_pack("{s:s, s:s?}", "message", fs.f[i].message, "hint",
-                                                 fs.f[i].hint[0] ? fs.f[i].hint : NULL));
-        json_object_set_new(o, "warnings", arr);
-        cachectl_json_print(o);
-        return VYRE_EXIT_OK;
-    }
-    if (g_cachectl.quiet)
-        return VYRE_EXIT_OK;
-    printf("%-22s %s (%s)\n", "JIT cache path:", vy.path,
-           info.path_from_env ? "from CUDA_CACHE_PATH" : "vyre default");
-    if (!vy.use.exists)
-        printf("%-22s %s\n", "Exists:", "no (created by the first vyre program)");
-    print_size_lines(&vy, "Files:", "Size on disk:", "CUDA_CACHE_MAXSIZE:", "Fill:", "vyre default",
-                     maxval);
-    printf("\n");
-    if (!have_driver) {
-        printf("%-22s %s\n", "Driver default path:", "unknown (no HOME)");
-        return VYRE_EXIT_OK;
-    }
-    printf("%-22s %s (%s)\n", "Driver default path:", dr.path,
-           same ? "from CUDA_CACHE_PATH, the same as vyre's"
-                : "driver default, for CUDA programs not using vyre");
-    if (!dr.use.exists)
-        printf("%-22s %s\n", "Driver exists:", "no");
-    print_size_lines(&dr, "Driver files:", "Driver size on disk:", "Driver max size:",
-                     "Driver fill:", "driver default", maxval);
-    return VYRE_EXIT_OK;
+    if (same)
+        dr.use = vy.use;
+    else if (have_driver && vyre_jitcache_usage_get(dr.path, &dr.use, &err))
+        return cachectl_fail(&err);
+    print_findings(&fs);
+    if (g_tool.json)
+        print_json(&vy, have_driver ? &dr : NULL, same, &fs);
+    else if (!g_cachectl.quiet)
+        print_text(&info, &vy, have_driver ? &dr : NULL, same, maxval);
+    return TOOL_EXIT_OK;
 }

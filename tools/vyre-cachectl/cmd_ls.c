@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
+#include "tool_util.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -143,7 +145,60 @@ static json_t *entry_json(const vyre_cache_entry *e, int64_t now)
     return o;
 }
 
-int cmd_ls(int argc, char **argv)
+static const char *const g_sorts[] = {"lru", "size", "age", "hits", "key"};
+
+/* --sort FIELD into *sort; 0 or the exit code. */
+static int parse_sort(const char *arg, enum sort_by *sort)
+{
+    size_t i = 0;
+    while (i < 5 && strcmp(arg, g_sorts[i]) != 0)
+        i++;
+    if (i == 5) {
+        const char *near = tool_nearest(arg, g_sorts, 5);
+        char hint[128];
+        snprintf(hint, sizeof hint, "%s%s%ssort by lru, size, age, hits or key",
+                 near ? "did you mean '" : "", near ? near : "", near ? "'? " : "");
+        return tool_usage_error("ls", hint, "unknown sort field '%s'", arg);
+    }
+    *sort = (enum sort_by)i;
+    return 0;
+}
+
+/* One of ls's own options; 0 or the exit code. */
+static int ls_option(int c, const char *arg, ls_ctx *x, enum sort_by *sort, uint64_t *limit)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    switch (c) {
+    case OPT_SORT:
+        return parse_sort(arg, sort);
+    case OPT_ARCH:
+        if (!*arg || strlen(arg) >= VYRE_BLOB_ARCH_MAX)
+            return tool_usage_error("ls", "give an architecture such as sm_90 or sm_90a",
+                                    "'%s' is not an architecture", arg);
+        x->arch = arg;
+        return 0;
+    case OPT_KIND:
+        if (vyre_blob_kind_parse(arg, &x->kind))
+            return tool_usage_error("ls", "kinds are cubin, ptx and fatbin", "unknown kind '%s'",
+                                    arg);
+        return 0;
+    case OPT_OLDER:
+        if (vyre_parse_duration(arg, &x->older_than_ns, &err))
+            return cachectl_value_error("ls", "--older-than", &err);
+        return 0;
+    case OPT_LIMIT:
+        if (cachectl_parse_count(arg, limit))
+            return tool_usage_error("ls", "give a positive whole number",
+                                    "--limit '%s' is not a count", arg);
+        return 0;
+    default:
+        return TOOL_EXIT_ERROR;
+    }
+}
+
+/* Parses argv: CACHECTL_HANDLED to go on, else the exit code. */
+static int parse_ls_args(int argc, char **argv, ls_ctx *x, enum sort_by *sort, uint64_t *limit)
 {
     static const struct option opts[] = {
         CACHECTL_GLOBAL_LONGOPTS,
@@ -154,77 +209,103 @@ int cmd_ls(int argc, char **argv)
         {"limit", required_argument, NULL, OPT_LIMIT},
         {NULL, 0, NULL, 0},
     };
-    static const char *const sorts[] = {"lru", "size", "age", "hits", "key"};
-    ls_ctx x;
-    memset(&x, 0, sizeof x);
-    enum sort_by sort = SORT_LRU;
-    uint64_t limit = UINT64_MAX;
-    vyre_error err;
-    vyre_error_clear(&err);
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
         int rc = cachectl_option(c, "ls", opts, argc, argv, usage);
-        if (rc != -1) {
-            if (rc == CACHECTL_HANDLED)
-                continue;
+        if (rc == CACHECTL_HANDLED)
+            continue;
+        if (rc != -1)
             return rc;
-        }
-        switch (c) {
-        case OPT_SORT: {
-            size_t i = 0;
-            while (i < 5 && strcmp(optarg, sorts[i]) != 0)
-                i++;
-            if (i == 5) {
-                const char *near = vyre_cli_nearest(optarg, sorts, 5);
-                char hint[128];
-                snprintf(hint, sizeof hint, "%s%s%ssort by lru, size, age, hits or key",
-                         near ? "did you mean '" : "", near ? near : "", near ? "'? " : "");
-                return vyre_cli_usage_error("ls", hint, "unknown sort field '%s'", optarg);
-            }
-            sort = (enum sort_by)i;
-            break;
-        }
-        case OPT_ARCH:
-            if (!*optarg || strlen(optarg) >= VYRE_BLOB_ARCH_MAX)
-                return vyre_cli_usage_error("ls", "give an architecture such as sm_90 or sm_90a",
-                                            "'%s' is not an architecture", optarg);
-            x.arch = optarg;
-            break;
-        case OPT_KIND:
-            if (vyre_blob_kind_parse(optarg, &x.kind))
-                return vyre_cli_usage_error("ls", "kinds are cubin, ptx and fatbin",
-                                            "unknown kind '%s'", optarg);
-            break;
-        case OPT_OLDER:
-            if (vyre_parse_duration(optarg, &x.older_than_ns, &err))
-                return cachectl_value_error("ls", "--older-than", &err);
-            break;
-        case OPT_LIMIT:
-            if (cachectl_parse_count(optarg, &limit))
-                return vyre_cli_usage_error("ls", "give a positive whole number",
-                                            "--limit '%s' is not a count", optarg);
-            break;
-        default:
-            return VYRE_EXIT_ERROR;
-        }
+        if ((rc = ls_option(c, optarg, x, sort, limit)))
+            return rc;
     }
     if (optind < argc)
-        return vyre_cli_usage_error("ls", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("ls", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("ls");
-    if (rc)
-        return rc;
+    return rc ? rc : CACHECTL_HANDLED;
+}
 
+/* One row of the table; keyw: the key's width (12, all of it with -v). */
+static void print_row(const vyre_cache_entry *e, int64_t now, int keyw)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1], size[32], age[16], used[16];
+    vyre_key_to_hex(&e->key, hex);
+    vyre_format_size(e->file_size, size, sizeof size);
+    vyre_format_age(now - e->created_unix_ns, age, sizeof age);
+    if (e->last_access_unix_ns)
+        vyre_format_age(now - e->last_access_unix_ns, used, sizeof used);
+    else
+        snprintf(used, sizeof used, "never");
+    const char *kind = vyre_blob_kind_name(e->kind);
+    char kernels[TOOL_CLEAN_SIZE(VYRE_CACHE_ENTRY_KERNELS) + 32];
+    if (VYRE_BLOB_KEY_STALE(e->key_version))
+        snprintf(kernels, sizeof kernels, "(stale: key v%" PRIu32 ")", e->key_version);
+    else if (e->n_kernels == 0)
+        snprintf(kernels, sizeof kernels, "-");
+    else
+        tool_clean(e->kernels, kernels, sizeof kernels);
+    /* Header strings are whatever the blob holds: through tool_clean. */
+    char arch[TOOL_CLEAN_SIZE(sizeof e->arch)], src[TOOL_CLEAN_SIZE(sizeof e->source)];
+    char tc[TOOL_CLEAN_SIZE(sizeof e->toolchain)];
+    printf("%-*.*s  %-6s  %-8s  %10s  %5s  %8s  %6" PRIu64 "  %-24s  %s%s%s\n", keyw, keyw, hex,
+           kind ? kind : "?", tool_clean(e->arch, arch, sizeof arch), size, age, used, e->hits,
+           tool_clean(e->source[0] ? e->source : "-", src, sizeof src), kernels,
+           g_cachectl.verbose ? "  " : "",
+           g_cachectl.verbose ? tool_clean(e->toolchain, tc, sizeof tc) : "");
+}
+
+/* The first n entries of x: JSON, keys only (-q) or the table. */
+static void print_entries(const vyre_cache *cache, const ls_ctx *x, size_t n, enum sort_by sort)
+{
+    if (g_tool.json) {
+        json_t *o = cachectl_json_root(cache, 2);
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(arr, entry_json(&x->v[i], x->now));
+        json_object_set_new(o, "sort", json_string(g_sorts[sort]));
+        json_object_set_new(o, "matched", json_integer((json_int_t)x->n));
+        json_object_set_new(o, "entries", arr);
+        tool_json_print(stdout, o);
+        return;
+    }
+    if (g_cachectl.quiet) {
+        for (size_t i = 0; i < n; i++) {
+            char hex[VYRE_KEY_HEX_LEN + 1];
+            vyre_key_to_hex(&x->v[i].key, hex);
+            printf("%s\n", hex);
+        }
+        return;
+    }
+    int keyw = g_cachectl.verbose ? VYRE_KEY_HEX_LEN : CACHECTL_SHORT_KEY;
+    printf("%-*s  %-6s  %-8s  %10s  %5s  %8s  %6s  %-24s  %s%s\n", keyw, "KEY", "KIND", "ARCH",
+           "SIZE", "AGE", "LAST USE", "HITS", "SOURCE", "KERNELS",
+           g_cachectl.verbose ? "  TOOLCHAIN" : "");
+    for (size_t i = 0; i < n; i++)
+        print_row(&x->v[i], x->now, keyw);
+}
+
+int cmd_ls(int argc, char **argv)
+{
+    ls_ctx x;
+    memset(&x, 0, sizeof x);
+    enum sort_by sort = SORT_LRU;
+    uint64_t limit = UINT64_MAX;
+    int rc = parse_ls_args(argc, argv, &x, &sort, &limit);
+    if (rc != CACHECTL_HANDLED)
+        return rc;
+    vyre_error err;
+    vyre_error_clear(&err);
     vyre_cache *cache = NULL;
     if ((rc = cachectl_open(CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
-    x.now = cachectl_now_ns();
+    x.now = tool_unix_ns();
     int frc = vyre_cache_foreach(cache, collect, &x, &err);
     if (x.oom) {
         free(x.v);
         vyre_cache_close(cache);
-        fprintf(stderr, "%s: error: out of memory listing the cache\n", vyre_cli_prog());
-        return VYRE_EXIT_ERROR;
+        fprintf(stderr, "%s: error: out of memory listing the cache\n", tool_prog());
+        return TOOL_EXIT_ERROR;
     }
     if (frc) {
         free(x.v);
@@ -235,57 +316,8 @@ int cmd_ls(int argc, char **argv)
                                                               cmp_keys};
     if (cmps[sort] && x.n > 1)
         qsort(x.v, x.n, sizeof *x.v, cmps[sort]);
-    size_t n = x.n < limit ? x.n : (size_t)limit;
-
-    if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache, 2);
-        json_t *arr = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(arr, entry_json(&x.v[i], x.now));
-        json_object_set_new(o, "sort", json_string(sorts[sort]));
-        json_object_set_new(o, "matched", json_integer((json_int_t)x.n));
-        json_object_set_new(o, "entries", arr);
-        cachectl_json_print(o);
-    } else if (g_cachectl.quiet) {
-        for (size_t i = 0; i < n; i++) {
-            char hex[VYRE_KEY_HEX_LEN + 1];
-            vyre_key_to_hex(&x.v[i].key, hex);
-            printf("%s\n", hex);
-        }
-    } else {
-        int keyw = g_cachectl.verbose ? VYRE_KEY_HEX_LEN : CACHECTL_SHORT_KEY;
-        printf("%-*s  %-6s  %-8s  %10s  %5s  %8s  %6s  %-24s  %s%s\n", keyw, "KEY", "KIND", "ARCH",
-               "SIZE", "AGE", "LAST USE", "HITS", "SOURCE", "KERNELS",
-               g_cachectl.verbose ? "  TOOLCHAIN" : "");
-        for (size_t i = 0; i < n; i++) {
-            const vyre_cache_entry *e = &x.v[i];
-            char hex[VYRE_KEY_HEX_LEN + 1], size[32], age[16], used[16];
-            vyre_key_to_hex(&e->key, hex);
-            vyre_format_size(e->file_size, size, sizeof size);
-            vyre_format_age(x.now - e->created_unix_ns, age, sizeof age);
-            if (e->last_access_unix_ns)
-                vyre_format_age(x.now - e->last_access_unix_ns, used, sizeof used);
-            else
-                snprintf(used, sizeof used, "never");
-            const char *kind = vyre_blob_kind_name(e->kind);
-            char kernels[TOOL_CLEAN_SIZE(VYRE_CACHE_ENTRY_KERNELS) + 32];
-            if (VYRE_BLOB_KEY_STALE(e->key_version))
-                snprintf(kernels, sizeof kernels, "(stale: key v%" PRIu32 ")", e->key_version);
-            else if (e->n_kernels == 0)
-                snprintf(kernels, sizeof kernels, "-");
-            else
-                tool_clean(e->kernels, kernels, sizeof kernels);
-            /* Header strings are whatever the blob holds: through tool_clean. */
-            char arch[TOOL_CLEAN_SIZE(sizeof e->arch)], src[TOOL_CLEAN_SIZE(sizeof e->source)];
-            char tc[TOOL_CLEAN_SIZE(sizeof e->toolchain)];
-            printf("%-*.*s  %-6s  %-8s  %10s  %5s  %8s  %6" PRIu64 "  %-24s  %s%s%s\n", keyw, keyw,
-                   hex, kind ? kind : "?", tool_clean(e->arch, arch, sizeof arch), size, age, used,
-                   e->hits, tool_clean(e->source[0] ? e->source : "-", src, sizeof src), kernels,
-                   g_cachectl.verbose ? "  " : "",
-                   g_cachectl.verbose ? tool_clean(e->toolchain, tc, sizeof tc) : "");
-        }
-    }
+    print_entries(cache, &x, x.n < limit ? x.n : (size_t)limit, sort);
     free(x.v);
     vyre_cache_close(cache);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

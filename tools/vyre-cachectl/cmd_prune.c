@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 #include "vyre/compile.h"
 
 static void usage(FILE *out)
@@ -119,7 +120,66 @@ static void print_summary(const prune_ctx *x, const vyre_cache_prune_result *res
     }
 }
 
-int cmd_prune(int argc, char **argv)
+/* What the command line asked for. */
+typedef struct prune_args {
+    vyre_cache_prune_opts po;
+    const char *keep[16]; /* --toolchain */
+    size_t n_keep;
+    int have_size, have_age;
+    const char *size_arg; /* --max-size as given, or "max_size" from the configuration */
+} prune_args;
+
+/* One of prune's own options; 0 or the exit code. */
+static int prune_option(int c, const char *arg, prune_args *a)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    switch (c) {
+    case OPT_MAX_SIZE:
+        if (vyre_parse_cache_size(arg, &a->po.max_bytes, &err))
+            return cachectl_value_error("prune", "--max-size", &err);
+        a->have_size = 1;
+        a->size_arg = arg;
+        return 0;
+    case OPT_MAX_AGE:
+        if (vyre_parse_duration(arg, &a->po.max_age_ns, &err))
+            return cachectl_value_error("prune", "--max-age", &err);
+        if (a->po.max_age_ns == 0)
+            a->po.all = 1; /* unused for longer than nothing: every blob */
+        a->have_age = 1;
+        return 0;
+    case OPT_ARCH:
+        if (!vyre_compile_arch_valid(arg))
+            return tool_usage_error("prune",
+                                    "write an architecture such as sm_80, sm_90a or sm_100f",
+                                    "'%s' is not an architecture", arg);
+        a->po.arch = arg;
+        return 0;
+    case OPT_STALE:
+        a->po.stale_toolchain = 1;
+        a->po.stale = 1;
+        return 0;
+    case OPT_STALE_KEYS:
+        a->po.stale = 1;
+        return 0;
+    case OPT_TOOLCHAIN:
+        if (!*arg || strlen(arg) >= VYRE_BLOB_TOOLCHAIN_MAX)
+            return tool_usage_error("prune", "give an identity such as nvrtc-13.0",
+                                    "'%s' is not a toolchain identity", arg);
+        if (a->n_keep == sizeof a->keep / sizeof a->keep[0])
+            return tool_usage_error("prune", NULL, "too many --toolchain options");
+        a->keep[a->n_keep++] = arg;
+        return 0;
+    case OPT_DRY_RUN:
+        a->po.dry_run = 1;
+        return 0;
+    default:
+        return TOOL_EXIT_ERROR;
+    }
+}
+
+/* Parses argv into a: CACHECTL_HANDLED to go on, else the exit code. */
+static int parse_prune_args(int argc, char **argv, prune_args *a)
 {
     static const struct option opts[] = {
         CACHECTL_GLOBAL_LONGOPTS,
@@ -132,14 +192,6 @@ int cmd_prune(int argc, char **argv)
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {NULL, 0, NULL, 0},
     };
-    vyre_cache_prune_opts po;
-    const char *keep[16];
-    size_t n_keep = 0;
-    vyre_cache_prune_opts_init(&po);
-    int have_size = 0, have_age = 0;
-    const char *size_arg = NULL;
-    vyre_error err;
-    vyre_error_clear(&err);
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
@@ -148,150 +200,144 @@ int cmd_prune(int argc, char **argv)
             continue;
         if (rc != -1)
             return rc;
-        switch (c) {
-        case OPT_MAX_SIZE:
-            if (vyre_parse_cache_size(optarg, &po.max_bytes, &err))
-                return cachectl_value_error("prune", "--max-size", &err);
-            have_size = 1;
-            size_arg = optarg;
-            break;
-        case OPT_MAX_AGE:
-            if (vyre_parse_duration(optarg, &po.max_age_ns, &err))
-                return cachectl_value_error("prune", "--max-age", &err);
-            if (po.max_age_ns == 0)
-                po.all = 1; /* unused for longer than nothing: every blob */
-            have_age = 1;
-            break;
-        case OPT_ARCH:
-            if (!vyre_compile_arch_valid(optarg))
-                return vyre_cli_usage_error(
-                    "prune", "write an architecture such as sm_80, sm_90a or sm_100f",
-                    "'%s' is not an architecture", optarg);
-            po.arch = optarg;
-            break;
-        case OPT_STALE:
-            po.stale_toolchain = 1;
-            po.stale = 1;
-            break;
-        case OPT_STALE_KEYS:
-            po.stale = 1;
-            break;
-        case OPT_TOOLCHAIN:
-            if (!*optarg || strlen(optarg) >= VYRE_BLOB_TOOLCHAIN_MAX)
-                return vyre_cli_usage_error("prune", "give an identity such as nvrtc-13.0",
-                                            "'%s' is not a toolchain identity", optarg);
-            if (n_keep == sizeof keep / sizeof keep[0])
-                return vyre_cli_usage_error("prune", NULL, "too many --toolchain options");
-            keep[n_keep++] = optarg;
-            break;
-        case OPT_DRY_RUN:
-            po.dry_run = 1;
-            break;
-        default:
-            return VYRE_EXIT_ERROR;
-        }
+        if ((rc = prune_option(c, optarg, a)))
+            return rc;
     }
     if (optind < argc)
-        return vyre_cli_usage_error("prune", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("prune", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("prune");
     if (rc)
         return rc;
-    if (n_keep && !po.stale_toolchain)
-        return vyre_cli_usage_error("prune", "add --stale-toolchain to remove the other ones",
-                                    "--toolchain only goes with --stale-toolchain");
-    int configured = !have_size && !have_age && !po.arch && !po.stale_toolchain && !po.stale;
+    if (a->n_keep && !a->po.stale_toolchain)
+        return tool_usage_error("prune", "add --stale-toolchain to remove the other ones",
+                                "--toolchain only goes with --stale-toolchain");
+    return CACHECTL_HANDLED;
+}
 
-    vyre_cache *cache = NULL;
-    if ((rc = cachectl_open(po.dry_run ? CACHECTL_READ : CACHECTL_WRITE, &cache)))
-        return rc;
-    const vyre_config *cf = vyre_cache_config(cache);
-    po.quarantine_max_age_ns = cf->quarantine_max_age_ns;
-    if (configured) {
-        /* The configured limits, as the automatic cleanup applies them. */
-        if (cf->max_size) {
-            po.max_bytes = cf->max_size;
-            have_size = 1;
-            size_arg = "max_size";
-        }
-        po.max_age_ns = cf->max_age_ns;
+/* Without a limit on the command line, the configured ones, as the
+ * automatic cleanup applies them; the quarantine's age always. */
+static void apply_config(prune_args *a, const vyre_config *cf)
+{
+    int configured =
+        !a->have_size && !a->have_age && !a->po.arch && !a->po.stale_toolchain && !a->po.stale;
+    a->po.quarantine_max_age_ns = cf->quarantine_max_age_ns;
+    if (!configured)
+        return;
+    if (cf->max_size) {
+        a->po.max_bytes = cf->max_size;
+        a->have_size = 1;
+        a->size_arg = "max_size";
     }
+    a->po.max_age_ns = cf->max_age_ns;
+}
+
+/* The JSON document of a prune (schema_version 2). */
+static json_t *prune_json(const vyre_cache *cache, const prune_args *a, const prune_ctx *x,
+                          const vyre_cache_prune_result *res)
+{
+    const vyre_cache_prune_opts *po = &a->po;
+    json_t *o = cachectl_json_root(cache, 2);
+    json_object_set_new(o, "dry_run", json_boolean(po->dry_run));
+    json_object_set_new(o, "max_bytes",
+                        a->have_size ? json_integer((json_int_t)po->max_bytes) : json_null());
+    json_object_set_new(o, "max_age_ns",
+                        po->all          ? json_integer(0)
+                        : po->max_age_ns ? json_integer(po->max_age_ns)
+                                         : json_null());
+    json_object_set_new(o, "quarantine_removed", json_integer((json_int_t)res->quarantine_removed));
+    json_object_set_new(o, "quarantine_removed_bytes",
+                        json_integer((json_int_t)res->quarantine_removed_bytes));
+    json_object_set_new(o, "arch", po->arch ? json_string(po->arch) : json_null());
+    json_object_set_new(o, "stale", json_boolean(po->stale));
+    json_t *kt = json_array();
+    for (size_t i = 0; i < a->n_keep; i++)
+        json_array_append_new(kt, json_string(a->keep[i]));
+    json_object_set_new(o, "keep_toolchains", kt);
+    json_object_set_new(o, "examined", json_integer((json_int_t)res->examined));
+    json_object_set_new(o, "removed", json_integer((json_int_t)res->removed));
+    json_object_set_new(o, "removed_bytes", json_integer((json_int_t)res->removed_bytes));
+    json_object_set_new(o, "kept", json_integer((json_int_t)res->kept));
+    json_object_set_new(o, "kept_bytes", json_integer((json_int_t)res->kept_bytes));
+    json_object_set_new(o, "target_reached", json_boolean(res->target_reached));
+    json_t *by = json_object();
+    for (int i = 0; i < N_REASONS; i++)
+        json_object_set_new(by, g_reasons[i], json_integer((json_int_t)x->by_reason[i]));
+    json_object_set_new(o, "removed_by_reason", by);
+    json_object_set_new(o, "removed_entries", json_incref(x->removed));
+    return o;
+}
+
+/* Runs the prune with a's options (the keep list filled in) and prints what
+ * it did. 0, or the exit code after the error is printed. */
+static int run_prune(vyre_cache *cache, prune_args *a, vyre_cache_prune_result *res)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
     /* Without --toolchain, the current identities are the ones to keep. */
     char current[3][VYRE_BLOB_TOOLCHAIN_MAX];
     const char *cur_keep[3];
-    po.keep_toolchains = keep;
-    po.n_keep_toolchains = n_keep;
-    if (po.stale_toolchain && !n_keep) {
+    a->po.keep_toolchains = a->keep;
+    a->po.n_keep_toolchains = a->n_keep;
+    if (a->po.stale_toolchain && !a->n_keep) {
         size_t n_cur = 0;
-        if ((rc = vyre_compile_toolchains(current, 3, &n_cur, &err))) {
-            vyre_cache_close(cache);
+        if (vyre_compile_toolchains(current, 3, &n_cur, &err))
             return cachectl_fail(&err);
-        }
         for (size_t i = 0; i < n_cur; i++)
             cur_keep[i] = current[i];
-        po.keep_toolchains = cur_keep;
-        po.n_keep_toolchains = n_cur;
+        a->po.keep_toolchains = cur_keep;
+        a->po.n_keep_toolchains = n_cur;
     }
     prune_ctx x;
     memset(&x, 0, sizeof x);
-    x.removed = g_cachectl.json ? json_array() : NULL;
-    x.print = g_cachectl.verbose && !g_cachectl.json;
-    x.dry_run = po.dry_run;
+    x.removed = g_tool.json ? json_array() : NULL;
+    x.print = g_cachectl.verbose && !g_tool.json;
+    x.dry_run = a->po.dry_run;
     cachectl_progress prog;
     cachectl_progress_init(&prog, "prune", "blobs");
-    po.progress = cachectl_progress_update;
-    po.progress_ctx = &prog;
-    vyre_cache_prune_result res;
-    int prc = vyre_cache_prune(cache, &po, &res, on_removed, &x, &err);
+    a->po.progress = cachectl_progress_update;
+    a->po.progress_ctx = &prog;
+    int prc = vyre_cache_prune(cache, &a->po, res, on_removed, &x, &err);
     cachectl_progress_end(&prog);
+    a->po.keep_toolchains = NULL; /* cur_keep goes out of scope */
+    a->po.n_keep_toolchains = 0;
     if (prc) {
         json_decref(x.removed);
-        vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
-    if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache, 2);
-        json_object_set_new(o, "dry_run", json_boolean(po.dry_run));
-        json_object_set_new(o, "max_bytes",
-                            have_size ? json_integer((json_int_t)po.max_bytes) : json_null());
-        json_object_set_new(o, "max_age_ns",
-                            po.all          ? json_integer(0)
-                            : po.max_age_ns ? json_integer(po.max_age_ns)
-                                            : json_null());
-        json_object_set_new(o, "quarantine_removed",
-                            json_integer((json_int_t)res.quarantine_removed));
-        json_object_set_new(o, "quarantine_removed_bytes",
-                            json_integer((json_int_t)res.quarantine_removed_bytes));
-        json_object_set_new(o, "arch", po.arch ? json_string(po.arch) : json_null());
-        json_object_set_new(o, "stale", json_boolean(po.stale));
-        json_t *kt = json_array();
-        for (size_t i = 0; i < n_keep; i++)
-            json_array_append_new(kt, json_string(keep[i]));
-        json_object_set_new(o, "keep_toolchains", kt);
-        json_object_set_new(o, "examined", json_integer((json_int_t)res.examined));
-        json_object_set_new(o, "removed", json_integer((json_int_t)res.removed));
-        json_object_set_new(o, "removed_bytes", json_integer((json_int_t)res.removed_bytes));
-        json_object_set_new(o, "kept", json_integer((json_int_t)res.kept));
-        json_object_set_new(o, "kept_bytes", json_integer((json_int_t)res.kept_bytes));
-        json_object_set_new(o, "target_reached", json_boolean(res.target_reached));
-        json_t *by = json_object();
-        for (int i = 0; i < N_REASONS; i++)
-            json_object_set_new(by, g_reasons[i], json_integer((json_int_t)x.by_reason[i]));
-        json_object_set_new(o, "removed_by_reason", by);
-        json_object_set_new(o, "removed_entries", x.removed);
-        cachectl_json_print(o);
-    } else if (!g_cachectl.quiet) {
-        print_summary(&x, &res, po.dry_run);
-    }
+    if (g_tool.json)
+        tool_json_print(stdout, prune_json(cache, a, &x, res));
+    else if (!g_cachectl.quiet)
+        print_summary(&x, res, a->po.dry_run);
+    json_decref(x.removed);
+    return 0;
+}
+
+int cmd_prune(int argc, char **argv)
+{
+    prune_args a;
+    memset(&a, 0, sizeof a);
+    vyre_cache_prune_opts_init(&a.po);
+    int rc = parse_prune_args(argc, argv, &a);
+    if (rc != CACHECTL_HANDLED)
+        return rc;
+    vyre_cache *cache = NULL;
+    if ((rc = cachectl_open(a.po.dry_run ? CACHECTL_READ : CACHECTL_WRITE, &cache)))
+        return rc;
+    apply_config(&a, vyre_cache_config(cache));
+    vyre_cache_prune_result res;
+    rc = run_prune(cache, &a, &res);
     vyre_cache_close(cache);
+    if (rc)
+        return rc;
     if (!res.target_reached) {
         char want[32], left[32];
-        vyre_format_size(po.max_bytes, want, sizeof want);
+        vyre_format_size(a.po.max_bytes, want, sizeof want);
         vyre_format_size(res.kept_bytes, left, sizeof left);
         fprintf(stderr,
                 "%s: error: could not bring the cache under --max-size %s (%s): %s are left\n"
                 "hint: check 'vyre-cachectl verify' for files the index does not know\n",
-                vyre_cli_prog(), size_arg ? size_arg : "?", want, left);
-        return VYRE_EXIT_PROBLEMS;
+                tool_prog(), a.size_arg ? a.size_arg : "?", want, left);
+        return TOOL_EXIT_PROBLEMS;
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

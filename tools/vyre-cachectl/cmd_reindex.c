@@ -5,7 +5,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
 
@@ -55,13 +56,13 @@ static int open_adopt(vyre_cache **out)
     oo.flags = VYRE_CACHE_NO_HIT_TRACK | VYRE_CACHE_NO_INDEX | VYRE_CACHE_ADOPT;
     if (vyre_cache_open_ex(root, &oo, out, &err))
         return cachectl_fail(&err);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 static void print_result(const vyre_cache *cache, const vyre_cache_reindex_result *res, int adopt)
 {
     const char *kept = res->index_kept[0] ? cachectl_relpath(cache, res->index_kept) : NULL;
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "scanned", json_integer((json_int_t)res->scanned));
         json_object_set_new(o, "indexed", json_integer((json_int_t)res->indexed));
@@ -71,7 +72,7 @@ static void print_result(const vyre_cache *cache, const vyre_cache_reindex_resul
         json_object_set_new(o, "links_removed", json_integer((json_int_t)res->removed));
         json_object_set_new(o, "index_kept", kept ? json_string(kept) : json_null());
         json_object_set_new(o, "adopted", json_boolean(adopt));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
         return;
     }
     if (g_cachectl.quiet)
@@ -107,11 +108,11 @@ int cmd_reindex(int argc, char **argv)
         if (rc != -1)
             return rc;
         if (c != OPT_ADOPT)
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         adopt = 1;
     }
     if (optind < argc)
-        return vyre_cli_usage_error("reindex", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("reindex", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("reindex");
     if (rc)
         return rc;
@@ -133,5 +134,5 @@ int cmd_reindex(int argc, char **argv)
     }
     print_result(cache, &res, adopt);
     vyre_cache_close(cache);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

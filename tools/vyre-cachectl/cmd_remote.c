@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
 
 static void usage(FILE *out)
@@ -41,8 +42,8 @@ static int no_remotes(void)
         stderr,
         "%s: error: no remote store is listed\n"
         "hint: set VYRE_REMOTE_CACHE, e.g. VYRE_REMOTE_CACHE='http://cache.example:8080/vyre'\n",
-        vyre_cli_prog());
-    return VYRE_EXIT_ERROR;
+        tool_prog());
+    return TOOL_EXIT_ERROR;
 }
 
 static int do_check(vyre_cache *cache)
@@ -62,7 +63,7 @@ static int do_check(vyre_cache *cache)
         }
         int ok = chk.reachable && chk.writable != 0;
         bad |= !ok;
-        if (g_cachectl.json) {
+        if (g_tool.json) {
             json_t *o = json_pack("{s:s, s:s, s:b, s:b}", "url", info.url, "scheme",
                                   vyre_remote_scheme_name(info.scheme), "read_only", info.read_only,
                                   "reachable", chk.reachable);
@@ -87,14 +88,14 @@ static int do_check(vyre_cache *cache)
                 printf("  %s\n", chk.message);
         }
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "remotes", arr);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else {
         json_decref(arr);
     }
-    return bad ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return bad ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }
 
 typedef struct push_ctx {
@@ -122,7 +123,7 @@ static void push_key(push_ctx *p, const vyre_key *key)
                 printf("%s -> %s\n", hex, info.url);
         } else {
             p->failed++;
-            vyre_cli_report(&err);
+            tool_report(&err);
         }
     }
 }
@@ -145,8 +146,8 @@ static int do_push(vyre_cache *cache, int all, int argc, char **argv)
         fprintf(stderr,
                 "%s: error: every remote store is read-only\n"
                 "hint: drop '|read-only' from a remote in VYRE_REMOTE_CACHE to push to it\n",
-                vyre_cli_prog());
-        return VYRE_EXIT_ERROR;
+                tool_prog());
+        return TOOL_EXIT_ERROR;
     }
     push_ctx p = {cache, 0, 0, 0};
     vyre_error err;
@@ -158,25 +159,25 @@ static int do_push(vyre_cache *cache, int all, int argc, char **argv)
         for (int i = 0; i < argc; i++) {
             vyre_cache_entry e;
             if (vyre_cache_find_prefix(cache, argv[i], &e, &err)) {
-                vyre_cli_report(&err);
+                tool_report(&err);
                 p.failed++;
                 continue;
             }
             push_key(&p, &e.key);
         }
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "blobs", json_integer((json_int_t)p.blobs));
         json_object_set_new(o, "pushed", json_integer((json_int_t)p.ok));
         json_object_set_new(o, "failed", json_integer((json_int_t)p.failed));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         printf("pushed %zu blob%s (%zu write%s, %zu failed) to %zu remote store%s\n", p.blobs,
                p.blobs == 1 ? "" : "s", p.ok, p.ok == 1 ? "" : "s", p.failed, writable,
                writable == 1 ? "" : "s");
     }
-    return p.failed ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return p.failed ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }
 
 static int do_pull(vyre_cache *cache, int argc, char **argv)
@@ -187,10 +188,10 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
         vyre_key key;
         if (vyre_key_from_hex(argv[i], &key) != VYRE_OK) {
             json_decref(arr);
-            return vyre_cli_usage_error("remote pull",
-                                        "give full 64-digit keys (the remote cannot be searched "
-                                        "by prefix)",
-                                        "not a key: '%s'", argv[i]);
+            return tool_usage_error("remote pull",
+                                    "give full 64-digit keys (the remote cannot be searched "
+                                    "by prefix)",
+                                    "not a key: '%s'", argv[i]);
         }
     }
     for (int i = 0; i < argc; i++) {
@@ -205,26 +206,26 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
         if (rc == VYRE_OK) {
             ok++;
             vyre_cache_remote_get(cache, from, &info, NULL);
-            if (!g_cachectl.json && !g_cachectl.quiet)
+            if (!g_tool.json && !g_cachectl.quiet)
                 printf("%s <- %s\n", argv[i], info.url);
         } else {
             failed++;
-            vyre_cli_report(&err);
+            tool_report(&err);
         }
         json_array_append_new(arr,
                               json_pack("{s:s, s:b, s:s?}", "key", argv[i], "pulled", rc == VYRE_OK,
                                         "from", rc == VYRE_OK ? info.url : NULL));
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "blobs", arr);
         json_object_set_new(o, "pulled", json_integer((json_int_t)ok));
         json_object_set_new(o, "failed", json_integer((json_int_t)failed));
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else {
         json_decref(arr);
     }
-    return failed ? VYRE_EXIT_PROBLEMS : VYRE_EXIT_OK;
+    return failed ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }
 
 enum { OPT_ALL = CACHECTL_OPT_FIRST_LOCAL };
@@ -245,30 +246,30 @@ int cmd_remote(int argc, char **argv)
         }
         int rc = cachectl_option(c, "remote", opts, argc, argv, usage);
         if (rc != CACHECTL_HANDLED)
-            return rc < 0 ? VYRE_EXIT_ERROR : rc;
+            return rc < 0 ? TOOL_EXIT_ERROR : rc;
     }
     if (optind >= argc)
-        return vyre_cli_usage_error("remote", "use 'check', 'push' or 'pull'",
-                                    "remote needs an action");
+        return tool_usage_error("remote", "use 'check', 'push' or 'pull'",
+                                "remote needs an action");
     const char *action = argv[optind++];
     int nargs = argc - optind;
     char **args = argv + optind;
     int is_check = strcmp(action, "check") == 0, is_push = strcmp(action, "push") == 0,
         is_pull = strcmp(action, "pull") == 0;
     if (!is_check && !is_push && !is_pull)
-        return vyre_cli_usage_error("remote", "use 'check', 'push' or 'pull'",
-                                    "unknown action '%s'", action);
+        return tool_usage_error("remote", "use 'check', 'push' or 'pull'", "unknown action '%s'",
+                                action);
     if (all && !is_push)
-        return vyre_cli_usage_error("remote", NULL, "--all is for 'remote push'");
+        return tool_usage_error("remote", NULL, "--all is for 'remote push'");
     if (is_check && nargs)
-        return vyre_cli_usage_error("remote", NULL, "unexpected argument '%s'", args[0]);
+        return tool_usage_error("remote", NULL, "unexpected argument '%s'", args[0]);
     if (is_push && !all && !nargs)
-        return vyre_cli_usage_error("remote", "give keys (or unique prefixes), or --all",
-                                    "remote push needs keys or --all");
+        return tool_usage_error("remote", "give keys (or unique prefixes), or --all",
+                                "remote push needs keys or --all");
     if (is_push && all && nargs)
-        return vyre_cli_usage_error("remote", NULL, "give keys or --all, not both");
+        return tool_usage_error("remote", NULL, "give keys or --all, not both");
     if (is_pull && !nargs)
-        return vyre_cli_usage_error("remote", "give full 64-digit keys", "remote pull needs keys");
+        return tool_usage_error("remote", "give full 64-digit keys", "remote pull needs keys");
     int rc = cachectl_check_globals("remote");
     if (rc)
         return rc;

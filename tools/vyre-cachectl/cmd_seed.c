@@ -27,7 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
+#include "tool_util.h"
 #include "cmds.h"
 #include "progress.h"
 #include "vyre/compile.h"
@@ -78,107 +80,6 @@ enum { OPT_ARCH = CACHECTL_OPT_FIRST_LOCAL, OPT_ENTRY, OPT_JOBS };
 
 /* ---- reading sources ---------------------------------------------------- */
 
-static void set_err(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-    VYRE_PRINTF(4, 5);
-static void set_err(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    snprintf(err->hint, sizeof err->hint, "%s", hint ? hint : "");
-    err->code = code;
-}
-
-static const char *type_name(mode_t mode)
-{
-    switch (mode & S_IFMT) {
-    case S_IFIFO:
-        return "FIFO";
-    case S_IFSOCK:
-        return "socket";
-    case S_IFCHR:
-    case S_IFBLK:
-        return "device";
-    case S_IFDIR:
-        return "directory";
-    default:
-        return "special file";
-    }
-}
-
-/* path opened for reading if it is a regular file, else NULL with err.
- * O_NONBLOCK: opening a FIFO waits for a writer, forever when there is
- * none (seen: seed blocked on one); blocking reads are restored after the
- * type is checked on the open file. */
-static FILE *open_regular(const char *path, vyre_error *err)
-{
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    int fl = -1;
-    if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
-        close(fd);
-        set_err(err, VYRE_EINVAL,
-                "give a regular file (vyre reads no FIFO, device or directory: it could wait "
-                "forever)",
-                "cannot read '%s': it is a %s, not a regular file", path, type_name(st.st_mode));
-        return NULL;
-    }
-    FILE *f = NULL;
-    if (fd >= 0 && (fl = fcntl(fd, F_GETFL)) >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
-        f = fdopen(fd, "rb");
-    if (!f) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        set_err(err, VYRE_EIO, "check the file name", "cannot read '%s': %s", path, strerror(e));
-    }
-    return f;
-}
-
-static char *read_file(const char *path, size_t *len, vyre_error *err)
-{
-    FILE *f = open_regular(path, err);
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            if (cap >= VYRE_BLOB_MAX_PAYLOAD) {
-                set_err(err, VYRE_ETOOBIG, "sources are limited to 512 MiB",
-                        "'%s' is too large to seed", path);
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                set_err(err, VYRE_ENOMEM, NULL, "out of memory reading '%s'", path);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        set_err(err, VYRE_EIO, NULL, "cannot read '%s'", path);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* Splits "sm_80,sm_90" into archs (validated, duplicates dropped). Returns
  * the count, or -1 after printing a usage error. */
 static int parse_archs(char *list, const char **archs)
@@ -189,8 +90,8 @@ static int parse_archs(char *list, const char **archs)
         if (comma)
             *comma = '\0';
         if (!vyre_compile_arch_valid(p)) {
-            vyre_cli_usage_error("seed", "write architectures such as sm_80,sm_90,sm_90a",
-                                 "'%s' is not an architecture", p);
+            tool_usage_error("seed", "write architectures such as sm_80,sm_90,sm_90a",
+                             "'%s' is not an architecture", p);
             return -1;
         }
         int dup = 0;
@@ -198,7 +99,7 @@ static int parse_archs(char *list, const char **archs)
             dup |= strcmp(archs[i], p) == 0;
         if (!dup) {
             if (n == SEED_MAX_ARCHS) {
-                vyre_cli_usage_error("seed", NULL, "more than %d architectures", SEED_MAX_ARCHS);
+                tool_usage_error("seed", NULL, "more than %d architectures", SEED_MAX_ARCHS);
                 return -1;
             }
             archs[n++] = p;
@@ -353,10 +254,10 @@ static long add_dir(item_list *l, const char *dir)
     free(bare);
     long skipped = 0;
     if (r != 0 && !g_walk_oom) {
-        fprintf(stderr, "%s: error: cannot walk '%s': %s\n", vyre_cli_prog(), dir, strerror(errno));
+        fprintf(stderr, "%s: error: cannot walk '%s': %s\n", tool_prog(), dir, strerror(errno));
         skipped = -1;
     } else if (g_walk_oom) {
-        fprintf(stderr, "%s: error: out of memory walking '%s'\n", vyre_cli_prog(), dir);
+        fprintf(stderr, "%s: error: out of memory walking '%s'\n", tool_prog(), dir);
         skipped = -1;
     }
     if (skipped == 0 && g_walk_n) {
@@ -415,7 +316,7 @@ static void print_log(FILE *f, const vyre_compile_request *req, const char *file
 static void report_error(seed_item *it, FILE *ef, const char *arch, const vyre_error *err, int rc)
 {
     const char *msg = err->message[0] ? err->message : vyre_strerror(rc);
-    fprintf(ef, "%s: error: seeding '%s'%s%s: %s\n", vyre_cli_prog(), it->path, arch ? " for " : "",
+    fprintf(ef, "%s: error: seeding '%s'%s%s: %s\n", tool_prog(), it->path, arch ? " for " : "",
             arch ? arch : "", msg);
     if (err->hint[0])
         fprintf(ef, "hint: %s\n", err->hint);
@@ -458,7 +359,8 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
     vyre_error err;
     vyre_error_clear(&err);
     size_t len = 0;
-    char *src = read_file(it->path, &len, &err);
+    char *src = tool_read_file(it->path, VYRE_BLOB_MAX_PAYLOAD, "sources are limited to 512 MiB",
+                               &len, &err);
     if (!src) {
         report_error(it, ef, NULL, &err, err.code);
         return;
@@ -474,9 +376,9 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
     } else if (kind == VYRE_SOURCE_PTX) {
         if (vyre_ptx_target_arch(src, len, target, sizeof target) != VYRE_OK) {
             vyre_error_clear(&err);
-            set_err(&err, VYRE_EINVAL,
-                    "give --arch sm_90 (or a list: sm_80,sm_90a) for PTX without one",
-                    "the PTX names no real architecture in a '.target' directive");
+            tool_set_error(&err, VYRE_EINVAL,
+                           "give --arch sm_90 (or a list: sm_80,sm_90a) for PTX without one",
+                           "the PTX names no real architecture in a '.target' directive");
             report_error(it, ef, NULL, &err, VYRE_EINVAL);
             free(src);
             return;
@@ -485,10 +387,10 @@ static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
         n_archs = 1;
     } else {
         vyre_error_clear(&err);
-        set_err(&err, VYRE_EINVAL,
-                "give --arch sm_90 (or a list: sm_80,sm_90a): only PTX names its own target",
-                "%s names no target architecture: seeding it needs --arch",
-                kind == VYRE_SOURCE_CUBIN ? "a cubin" : "CUDA C source");
+        tool_set_error(&err, VYRE_EINVAL,
+                       "give --arch sm_90 (or a list: sm_80,sm_90a): only PTX names its own target",
+                       "%s names no target architecture: seeding it needs --arch",
+                       kind == VYRE_SOURCE_CUBIN ? "a cubin" : "CUDA C source");
         report_error(it, ef, NULL, &err, VYRE_EINVAL);
         free(src);
         return;
@@ -584,7 +486,7 @@ static void *worker(void *p)
         if (i >= x->items->n)
             return NULL;
         seed_item *it = &x->items->v[i];
-        if (g_cachectl.json) {
+        if (g_tool.json) {
             it->blobs = json_array();
             it->failures = json_array();
         }
@@ -631,15 +533,15 @@ static int collect_items(char **files, int n_files, item_list *items, uint64_t *
             size_t before = items->n;
             long s = add_dir(items, files[f]);
             if (s == 0 && items->n == before)
-                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n",
-                        vyre_cli_prog(), files[f]);
+                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n", tool_prog(),
+                        files[f]);
             if (s < 0) {
                 items_free(items);
                 return -1;
             }
             *skipped += (uint64_t)s;
         } else if (add_item(items, files[f])) {
-            fprintf(stderr, "%s: error: out of memory\n", vyre_cli_prog());
+            fprintf(stderr, "%s: error: out of memory\n", tool_prog());
             items_free(items);
             return -1;
         }
@@ -672,7 +574,7 @@ static long run_jobs(seed_ctx *x, long jobs)
 /* The --json document, or the last line. */
 static void print_summary(seed_ctx *x, vyre_cache *cache, uint64_t skipped, long jobs)
 {
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 2);
         json_object_set_new(o, "files", json_integer((json_int_t)x->items->n));
         json_object_set_new(o, "skipped", json_integer((json_int_t)skipped));
@@ -684,7 +586,7 @@ static void print_summary(seed_ctx *x, vyre_cache *cache, uint64_t skipped, long
         json_object_set_new(o, "jobs", json_integer((json_int_t)jobs));
         json_object_set_new(o, "blobs", x->blobs);
         json_object_set_new(o, "failures", x->failures);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         /* "fetched" only where a remote store could have served one, so
          * the line of a cache without remotes keeps its shape. */
@@ -698,6 +600,66 @@ static void print_summary(seed_ctx *x, vyre_cache *cache, uint64_t skipped, long
     }
 }
 
+/* Where the compiler options start: argv's "--", or argc. Split there
+ * first: getopt's permutation would merge the files before it with the
+ * compiler options after it. A "--" that is the value of an option
+ * (--entry --) is not the separator. */
+static int compiler_options_start(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *prev = argv[i - 1];
+        int is_value = i > 1 && (strcmp(prev, "--arch") == 0 || strcmp(prev, "--entry") == 0 ||
+                                 strcmp(prev, "--jobs") == 0 || strcmp(prev, "--cache-dir") == 0);
+        if (strcmp(argv[i], "--") == 0 && !is_value)
+            return i;
+    }
+    return argc;
+}
+
+/* --entry NAME; 0 or the exit code. */
+static int add_entry(const char *name, const char **entries, size_t *n)
+{
+    if (!*name)
+        return tool_usage_error("seed", "give a kernel name, such as --entry scale",
+                                "empty --entry");
+    if (*n == SEED_MAX_ENTRIES)
+        return tool_usage_error("seed", NULL, "more than %d --entry options", SEED_MAX_ENTRIES);
+    entries[(*n)++] = name;
+    return 0;
+}
+
+/* --jobs N; 0 or the exit code. */
+static int parse_jobs(const char *s, long *jobs)
+{
+    char *e = NULL;
+    errno = 0;
+    *jobs = strtol(s, &e, 10);
+    if (errno || !e || *e || e == s || *jobs < 1 || *jobs > SEED_MAX_JOBS)
+        return tool_usage_error("seed", "give a whole number from 1 to 256",
+                                "--jobs '%s' is not a number of jobs", s);
+    return 0;
+}
+
+/* The one command that may create the cache: seeding builds one. 0, or
+ * the exit code after the error is printed. */
+static int open_or_create(vyre_cache **cache)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    vyre_config cf;
+    char root[VYRE_CACHE_PATH_MAX];
+    int crc = cachectl_config(&cf, root, sizeof root);
+    if (crc)
+        return crc;
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.config = &cf;
+    oo.flags = VYRE_CACHE_NO_HIT_TRACK;
+    if (vyre_cache_open_ex(root, &oo, cache, &err))
+        return cachectl_fail(&err);
+    return 0;
+}
+
 int cmd_seed(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -707,19 +669,7 @@ int cmd_seed(int argc, char **argv)
         {"jobs", required_argument, NULL, OPT_JOBS},
         {NULL, 0, NULL, 0},
     };
-    /* Split at "--" first: getopt's permutation would merge the files
-     * before it with the compiler options after it. A "--" that is the
-     * value of an option (--entry --) is not the separator. */
-    int end = argc;
-    for (int i = 1; i < argc; i++) {
-        const char *prev = argv[i - 1];
-        int is_value = i > 1 && (strcmp(prev, "--arch") == 0 || strcmp(prev, "--entry") == 0 ||
-                                 strcmp(prev, "--jobs") == 0 || strcmp(prev, "--cache-dir") == 0);
-        if (strcmp(argv[i], "--") == 0 && !is_value) {
-            end = i;
-            break;
-        }
-    }
+    int end = compiler_options_start(argc, argv);
     const char *const *copts = end < argc ? (const char *const *)(argv + end + 1) : NULL;
     size_t n_copts = end < argc ? (size_t)(argc - end - 1) : 0;
 
@@ -727,71 +677,46 @@ int cmd_seed(int argc, char **argv)
     const char *entries[SEED_MAX_ENTRIES];
     size_t n_entries = 0;
     long jobs = 0;
-    int c;
+    int c, rc = 0;
     opterr = 0;
     /* Files and options may mix, as in "seed a.cu --arch sm_90 b.cu". */
     while ((c = getopt_long(end, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "seed", opts, end, argv, usage);
+        rc = cachectl_option(c, "seed", opts, end, argv, usage);
         if (rc == CACHECTL_HANDLED)
             continue;
         if (rc != -1)
             return rc;
-        if (c == OPT_ARCH) {
+        if (c == OPT_ARCH)
             arch_list = optarg;
-        } else if (c == OPT_ENTRY) {
-            if (!*optarg)
-                return vyre_cli_usage_error("seed", "give a kernel name, such as --entry scale",
-                                            "empty --entry");
-            if (n_entries == SEED_MAX_ENTRIES)
-                return vyre_cli_usage_error("seed", NULL, "more than %d --entry options",
-                                            SEED_MAX_ENTRIES);
-            entries[n_entries++] = optarg;
-        } else if (c == OPT_JOBS) {
-            char *e = NULL;
-            errno = 0;
-            jobs = strtol(optarg, &e, 10);
-            if (errno || !e || *e || e == optarg || jobs < 1 || jobs > SEED_MAX_JOBS)
-                return vyre_cli_usage_error("seed", "give a whole number from 1 to 256",
-                                            "--jobs '%s' is not a number of jobs", optarg);
-        } else {
-            return VYRE_EXIT_ERROR;
-        }
+        else if ((rc = c == OPT_ENTRY  ? add_entry(optarg, entries, &n_entries)
+                       : c == OPT_JOBS ? parse_jobs(optarg, &jobs)
+                                       : TOOL_EXIT_ERROR))
+            return rc;
     }
     char **files = argv + optind;
     int n_files = end - optind;
-    int rc = cachectl_check_globals("seed");
-    if (rc)
+    if ((rc = cachectl_check_globals("seed")))
         return rc;
     if (n_files <= 0)
-        return vyre_cli_usage_error("seed",
-                                    "name CUDA C (.cu), PTX (.ptx) or cubin files, or directories "
-                                    "of them",
-                                    "seed needs at least one file");
+        return tool_usage_error("seed",
+                                "name CUDA C (.cu), PTX (.ptx) or cubin files, or directories "
+                                "of them",
+                                "seed needs at least one file");
     const char *archs[SEED_MAX_ARCHS];
     int n_archs = 0;
     if (arch_list && (n_archs = parse_archs(arch_list, archs)) < 0)
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
 
     /* Operands: files as named, directories walked (in name order). */
     item_list items = {0};
     uint64_t skipped = 0;
     if (collect_items(files, n_files, &items, &skipped))
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
 
     vyre_cache *cache = NULL;
-    vyre_error err;
-    vyre_error_clear(&err);
-    /* The one command that may create the cache: seeding builds one. */
-    vyre_config cf;
-    char root[VYRE_CACHE_PATH_MAX];
-    int crc = cachectl_config(&cf, root, sizeof root);
-    vyre_cache_open_opts oo;
-    vyre_cache_open_opts_init(&oo);
-    oo.config = &cf;
-    oo.flags = VYRE_CACHE_NO_HIT_TRACK;
-    if (crc || vyre_cache_open_ex(root, &oo, &cache, &err)) {
+    if ((rc = open_or_create(&cache))) {
         items_free(&items);
-        return crc ? crc : cachectl_fail(&err);
+        return rc;
     }
 
     seed_ctx x;
@@ -807,8 +732,8 @@ int cmd_seed(int argc, char **argv)
     x.items = &items;
     atomic_init(&x.next, 0);
     pthread_mutex_init(&x.mu, NULL);
-    x.blobs = g_cachectl.json ? json_array() : NULL;
-    x.failures = g_cachectl.json ? json_array() : NULL;
+    x.blobs = g_tool.json ? json_array() : NULL;
+    x.failures = g_tool.json ? json_array() : NULL;
     cachectl_progress_init(&x.prog, "seed", "files");
 
     jobs = run_jobs(&x, jobs);
@@ -816,5 +741,5 @@ int cmd_seed(int argc, char **argv)
     print_summary(&x, cache, skipped, jobs);
     items_free(&items);
     vyre_cache_close(cache);
-    return x.failed ? VYRE_EXIT_ERROR : VYRE_EXIT_OK;
+    return x.failed ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }

@@ -6,9 +6,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -84,7 +85,7 @@ static void print_json(vyre_cache *cache, const shown *v)
     json_object_set_new(b, "last_access_unix_ns",
                         v->e->last_access_unix_ns ? json_integer(v->e->last_access_unix_ns)
                                                   : json_null());
-    cachectl_json_print(o);
+    tool_json_print(stdout, o);
 }
 
 /* The header's strings (arch, toolchain, source, kernel names) are whatever
@@ -132,17 +133,70 @@ static void print_text(const shown *v)
     printf("%-18s %s\n", "Last used:", v->used);
 }
 
+/* What show prints of entry e and header h (as read: crc, file_size, path,
+ * why), into v; *knames: the blob's own kernel table (free it), or NULL. */
+static void describe(vyre_cache *cache, const vyre_cache_entry *e, const vyre_blob_header *h,
+                     int crc, uint64_t file_size, const char *path, vyre_blob_reject why, shown *v,
+                     char **knames)
+{
+    /* When the header decoded, show it even if the payload is damaged;
+     * otherwise fall back to what the index knows. */
+    int have_header = crc == VYRE_OK || h->format_version != 0;
+    memset(v, 0, sizeof *v);
+    v->h = h;
+    v->e = e;
+    v->path = path;
+    v->have_header = have_header;
+    v->status = crc == VYRE_OK ? "ok" : crc == VYRE_ENOENT ? "missing" : vyre_blob_reject_name(why);
+    vyre_key_to_hex(&e->key, v->hex);
+    hex_bytes(h->payload_xxh128, 16, v->sum);
+    v->created_ns = have_header ? h->created_unix_ns : e->created_unix_ns;
+    v->kind_id = have_header ? h->kind : e->kind;
+    v->arch = have_header ? h->arch : e->arch;
+    v->toolchain = have_header ? h->toolchain : e->toolchain;
+    v->raw = have_header ? h->raw_size : e->raw_size;
+    v->stored = have_header ? h->stored_size : e->stored_size;
+    v->compile_ns = have_header ? h->compile_ns : e->compile_ns;
+    v->file_bytes = crc == VYRE_OK ? file_size : e->file_size;
+    v->kind = vyre_blob_kind_name(v->kind_id);
+    format_time(v->created_ns, v->created, sizeof v->created);
+    if (e->last_access_unix_ns)
+        format_time(e->last_access_unix_ns, v->used, sizeof v->used);
+    else
+        snprintf(v->used, sizeof v->used, "never");
+    v->source = have_header ? h->source : e->source;
+    v->key_version = have_header ? h->key_version : e->key_version;
+    v->n_kernels = have_header ? h->n_kernels : e->n_kernels;
+    /* The module's kernels: the blob's own table (complete), else what the
+     * index kept. */
+    *knames = NULL;
+    if (crc == VYRE_OK && h->kernels_size)
+        vyre_cache_blob_kernels(cache, h, knames, NULL);
+    v->kj = json_array();
+    if (*knames) {
+        for (size_t o = 0; o < h->kernels_size; o += strlen(*knames + o) + 1)
+            json_array_append_new(v->kj, json_string(*knames + o));
+        return;
+    }
+    for (const char *p = e->kernels; *p;) {
+        size_t l = strcspn(p, ",");
+        if (!(l == 3 && strncmp(p, "...", 3) == 0))
+            json_array_append_new(v->kj, json_stringn(p, l));
+        p += l + (p[l] == ',');
+    }
+}
+
 int cmd_show(int argc, char **argv)
 {
     int rc = cachectl_global_options("show", argc, argv, usage);
     if (rc != CACHECTL_HANDLED)
         return rc;
     if (optind >= argc)
-        return vyre_cli_usage_error("show", "list the keys with 'vyre-cachectl ls'",
-                                    "show needs a key or key prefix");
+        return tool_usage_error("show", "list the keys with 'vyre-cachectl ls'",
+                                "show needs a key or key prefix");
     if (argc - optind > 1)
-        return vyre_cli_usage_error("show", "show one blob at a time", "unexpected argument '%s'",
-                                    argv[optind + 1]);
+        return tool_usage_error("show", "show one blob at a time", "unexpected argument '%s'",
+                                argv[optind + 1]);
     const char *prefix = argv[optind];
     rc = cachectl_check_globals("show");
     if (rc)
@@ -169,58 +223,10 @@ int cmd_show(int argc, char **argv)
     /* From the cache's root descriptor: a symlinked shard or blob is never
      * followed, even to read. */
     int crc = vyre_cache_check_blob(cache, &e.key, &h, &file_size, &why, path, sizeof path, &cerr);
-    /* When the header decoded, show it even if the payload is damaged;
-     * otherwise fall back to what the index knows. */
-    int have_header = crc == VYRE_OK || h.format_version != 0;
-    const char *status = crc == VYRE_OK       ? "ok"
-                         : crc == VYRE_ENOENT ? "missing"
-                                              : vyre_blob_reject_name(why);
     shown v;
-    memset(&v, 0, sizeof v);
-    v.h = &h;
-    v.e = &e;
-    v.path = path;
-    v.have_header = have_header;
-    v.status = status;
-    vyre_key_to_hex(&e.key, v.hex);
-    hex_bytes(h.payload_xxh128, 16, v.sum);
-    v.created_ns = have_header ? h.created_unix_ns : e.created_unix_ns;
-    v.kind_id = have_header ? h.kind : e.kind;
-    v.arch = have_header ? h.arch : e.arch;
-    v.toolchain = have_header ? h.toolchain : e.toolchain;
-    v.raw = have_header ? h.raw_size : e.raw_size;
-    v.stored = have_header ? h.stored_size : e.stored_size;
-    v.compile_ns = have_header ? h.compile_ns : e.compile_ns;
-    v.file_bytes = crc == VYRE_OK ? file_size : e.file_size;
-    v.kind = vyre_blob_kind_name(v.kind_id);
-    format_time(v.created_ns, v.created, sizeof v.created);
-    if (e.last_access_unix_ns)
-        format_time(e.last_access_unix_ns, v.used, sizeof v.used);
-    else
-        snprintf(v.used, sizeof v.used, "never");
-
-    /* The module's kernels: the blob's own table (complete), else what the
-     * index kept. */
     char *knames = NULL;
-    if (crc == VYRE_OK && h.kernels_size)
-        vyre_cache_blob_kernels(cache, &h, &knames, NULL);
-    v.source = have_header ? h.source : e.source;
-    v.key_version = have_header ? h.key_version : e.key_version;
-    v.n_kernels = have_header ? h.n_kernels : e.n_kernels;
-    v.kj = json_array();
-    if (knames) {
-        for (size_t o = 0; o < h.kernels_size; o += strlen(knames + o) + 1)
-            json_array_append_new(v.kj, json_string(knames + o));
-    } else {
-        for (const char *p = e.kernels; *p;) {
-            size_t l = strcspn(p, ",");
-            if (!(l == 3 && strncmp(p, "...", 3) == 0))
-                json_array_append_new(v.kj, json_stringn(p, l));
-            p += l + (p[l] == ',');
-        }
-    }
-
-    if (g_cachectl.json)
+    describe(cache, &e, &h, crc, file_size, path, why, &v, &knames);
+    if (g_tool.json)
         print_json(cache, &v);
     else if (!g_cachectl.quiet)
         print_text(&v);
@@ -233,10 +239,10 @@ int cmd_show(int argc, char **argv)
             fprintf(
                 stderr,
                 "%s: error: blob %.12s is %s: %s\nhint: run 'vyre-cachectl verify --repair'\n",
-                vyre_cli_prog(), v.hex, crc == VYRE_ENOENT ? "missing" : "damaged",
+                tool_prog(), v.hex, crc == VYRE_ENOENT ? "missing" : "damaged",
                 tool_clean(cerr.message[0] ? cerr.message : vyre_strerror(crc), msg, sizeof msg));
         }
-        return VYRE_EXIT_PROBLEMS;
+        return TOOL_EXIT_PROBLEMS;
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

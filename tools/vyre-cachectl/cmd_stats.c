@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
+#include "tool_util.h"
 #include "cmds.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -137,7 +139,7 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const re
                                                   : json_null());
     json_object_set_new(o, "limits", limits);
     json_object_set_new(o, "remotes", remotes_json(rows, n_rows));
-    cachectl_json_print(o);
+    tool_json_print(stdout, o);
 }
 
 static void bucket_line(const vyre_cache_bucket *b)
@@ -168,7 +170,7 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
     printf("%-22s %" PRIu64 "\n", "Hits:", st->hits);
     printf("%-22s %" PRIu64 "\n", "Misses:", st->misses);
     if (st->stats_zeroed_unix_ns) {
-        vyre_format_age(cachectl_now_ns() - st->stats_zeroed_unix_ns, buf, sizeof buf);
+        vyre_format_age(tool_unix_ns() - st->stats_zeroed_unix_ns, buf, sizeof buf);
         printf("%-22s %s ago\n", "Stats zeroed:", buf);
     }
     if (st->hits + st->misses)
@@ -271,10 +273,10 @@ int cmd_stats(int argc, char **argv)
             return cachectl_fail(&err);
         }
     }
-    if (g_cachectl.json)
+    if (g_tool.json)
         print_json(cache, &st, rows, n_rows);
     else if (!g_cachectl.quiet)
         print_text(cache, &st, rows, n_rows);
     vyre_cache_close(cache);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 static void usage(FILE *out)
 {
@@ -92,6 +93,66 @@ static void on_problem(const vyre_cache_verify_problem *p, void *ctx)
     printf("\n");
 }
 
+/* The --json document (schema_version 1); takes problems. */
+static void print_json(vyre_cache *cache, int repair, int clean,
+                       const vyre_cache_verify_result *res, json_t *problems)
+{
+    json_t *o = cachectl_json_root(cache, 1);
+    json_object_set_new(o, "repair", json_boolean(repair));
+    json_object_set_new(o, "clean", json_boolean(clean));
+    json_object_set_new(
+        o, "summary",
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+                  "blobs_checked", (json_int_t)res->blobs_checked, "bytes_checked",
+                  (json_int_t)res->bytes_checked, "bad_blobs", (json_int_t)res->bad_blobs,
+                  "rows_without_file", (json_int_t)res->rows_without_file, "files_without_row",
+                  (json_int_t)res->files_without_row, "row_mismatches",
+                  (json_int_t)res->row_mismatches, "debris", (json_int_t)res->debris, "stray",
+                  (json_int_t)res->stray, "foreign", (json_int_t)res->foreign, "quarantined",
+                  (json_int_t)res->quarantined, "tmp_in_flight", (json_int_t)res->tmp_in_flight,
+                  "problems", (json_int_t)res->problems, "repaired", (json_int_t)res->repaired));
+    json_object_set_new(json_object_get(o, "summary"), "stale",
+                        json_integer((json_int_t)res->stale));
+    json_object_set_new(o, "problems", problems);
+    tool_json_print(stdout, o);
+}
+
+/* The summary for a terminal. */
+static void print_summary(int repair, uint64_t remaining, const vyre_cache_verify_result *res)
+{
+    char size[32];
+    vyre_format_size(res->bytes_checked, size, sizeof size);
+    if (res->problems)
+        printf("\n");
+    printf("%-22s %" PRIu64 " (%s)\n", "Blobs checked:", res->blobs_checked, size);
+    printf("%-22s %" PRIu64 "\n", "Bad blobs:", res->bad_blobs);
+    printf("%-22s %" PRIu64 "\n", "Rows without file:", res->rows_without_file);
+    printf("%-22s %" PRIu64 "\n", "Files without row:", res->files_without_row);
+    printf("%-22s %" PRIu64 "\n", "Row mismatches:", res->row_mismatches);
+    printf("%-22s %" PRIu64 "\n", "Debris in tmp/:", res->debris);
+    printf("%-22s %" PRIu64 "\n", "Stray files:", res->stray);
+    printf("%-22s %" PRIu64 "\n", "Links/special files:", res->foreign);
+    printf("%-22s %" PRIu64 " (kept for inspection)\n", "Quarantined:", res->quarantined);
+    printf("%-22s %" PRIu64 "\n", "Writes in flight:", res->tmp_in_flight);
+    printf("%-22s %" PRIu64 " (older key format, never hit; 'prune --stale' removes "
+           "them)\n",
+           "Stale blobs:", res->stale);
+    if (repair)
+        printf("%-22s %" PRIu64 " of %" PRIu64 "\n", "Repaired:", res->repaired, res->problems);
+    if (res->problems == 0)
+        printf("The cache is clean.\n");
+    else if (!repair)
+        printf("%" PRIu64 " problem%s found. Run 'vyre-cachectl verify --repair' to "
+               "fix them.\n",
+               res->problems, res->problems == 1 ? "" : "s");
+    else if (remaining)
+        printf("%" PRIu64 " problem%s could not be repaired.\n", remaining,
+               remaining == 1 ? "" : "s");
+    else
+        printf("Repaired %" PRIu64 " problem%s; the cache is clean.\n", res->repaired,
+               res->repaired == 1 ? "" : "s");
+}
+
 int cmd_verify(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -108,11 +169,11 @@ int cmd_verify(int argc, char **argv)
         if (rc != -1)
             return rc;
         if (c != OPT_REPAIR)
-            return VYRE_EXIT_ERROR;
+            return TOOL_EXIT_ERROR;
         repair = 1;
     }
     if (optind < argc)
-        return vyre_cli_usage_error("verify", NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("verify", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = cachectl_check_globals("verify");
     if (rc)
         return rc;
@@ -120,8 +181,8 @@ int cmd_verify(int argc, char **argv)
     vyre_cache *cache = NULL;
     if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ_OR_EMPTY, &cache)))
         return rc;
-    verify_ctx x = {cache, g_cachectl.json ? json_array() : NULL,
-                    !g_cachectl.json && !g_cachectl.quiet, repair};
+    verify_ctx x = {cache, g_tool.json ? json_array() : NULL, !g_tool.json && !g_cachectl.quiet,
+                    repair};
     cachectl_progress prog;
     cachectl_progress_init(&prog, "verify", "blobs");
     vyre_cache_verify_result res;
@@ -138,60 +199,12 @@ int cmd_verify(int argc, char **argv)
     uint64_t remaining = res.problems - res.repaired;
     int clean = repair ? remaining == 0 : res.problems == 0;
 
-    if (g_cachectl.json) {
-        json_t *o = cachectl_json_root(cache, 1);
-        json_object_set_new(o, "repair", json_boolean(repair));
-        json_object_set_new(o, "clean", json_boolean(clean));
-        json_object_set_new(
-            o, "summary",
-            json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-                      "blobs_checked", (json_int_t)res.blobs_checked, "bytes_checked",
-                      (json_int_t)res.bytes_checked, "bad_blobs", (json_int_t)res.bad_blobs,
-                      "rows_without_file", (json_int_t)res.rows_without_file, "files_without_row",
-                      (json_int_t)res.files_without_row, "row_mismatches",
-                      (json_int_t)res.row_mismatches, "debris", (json_int_t)res.debris, "stray",
-                      (json_int_t)res.stray, "foreign", (json_int_t)res.foreign, "quarantined",
-                      (json_int_t)res.quarantined, "tmp_in_flight", (json_int_t)res.tmp_in_flight,
-                      "problems", (json_int_t)res.problems, "repaired", (json_int_t)res.repaired));
-        json_object_set_new(json_object_get(o, "summary"), "stale",
-                            json_integer((json_int_t)res.stale));
-        json_object_set_new(o, "problems", x.problems);
-        cachectl_json_print(o);
-    } else if (!g_cachectl.quiet) {
-        char size[32];
-        vyre_format_size(res.bytes_checked, size, sizeof size);
-        if (res.problems)
-            printf("\n");
-        printf("%-22s %" PRIu64 " (%s)\n", "Blobs checked:", res.blobs_checked, size);
-        printf("%-22s %" PRIu64 "\n", "Bad blobs:", res.bad_blobs);
-        printf("%-22s %" PRIu64 "\n", "Rows without file:", res.rows_without_file);
-        printf("%-22s %" PRIu64 "\n", "Files without row:", res.files_without_row);
-        printf("%-22s %" PRIu64 "\n", "Row mismatches:", res.row_mismatches);
-        printf("%-22s %" PRIu64 "\n", "Debris in tmp/:", res.debris);
-        printf("%-22s %" PRIu64 "\n", "Stray files:", res.stray);
-        printf("%-22s %" PRIu64 "\n", "Links/special files:", res.foreign);
-        printf("%-22s %" PRIu64 " (kept for inspection)\n", "Quarantined:", res.quarantined);
-        printf("%-22s %" PRIu64 "\n", "Writes in flight:", res.tmp_in_flight);
-        printf("%-22s %" PRIu64 " (older key format, never hit; 'prune --stale' removes "
-               "them)\n",
-               "Stale blobs:", res.stale);
-        if (repair)
-            printf("%-22s %" PRIu64 " of %" PRIu64 "\n", "Repaired:", res.repaired, res.problems);
-        if (res.problems == 0)
-            printf("The cache is clean.\n");
-        else if (!repair)
-            printf("%" PRIu64 " problem%s found. Run 'vyre-cachectl verify --repair' to "
-                   "fix them.\n",
-                   res.problems, res.problems == 1 ? "" : "s");
-        else if (remaining)
-            printf("%" PRIu64 " problem%s could not be repaired.\n", remaining,
-                   remaining == 1 ? "" : "s");
-        else
-            printf("Repaired %" PRIu64 " problem%s; the cache is clean.\n", res.repaired,
-                   res.repaired == 1 ? "" : "s");
-    } else {
+    if (g_tool.json)
+        print_json(cache, repair, clean, &res, x.problems);
+    else if (!g_cachectl.quiet)
+        print_summary(repair, remaining, &res);
+    if (!g_tool.json)
         json_decref(x.problems);
-    }
     vyre_cache_close(cache);
-    return clean ? VYRE_EXIT_OK : VYRE_EXIT_PROBLEMS;
+    return clean ? TOOL_EXIT_OK : TOOL_EXIT_PROBLEMS;
 }

@@ -5,7 +5,8 @@
  */
 #include <stdio.h>
 
-#include "cli.h"
+#include "tool_json.h"
+#include "tool_cli.h"
 #include "cmds.h"
 
 static void usage(FILE *out)
@@ -43,14 +44,14 @@ int cmd_zero_stats(int argc, char **argv)
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
-    if (g_cachectl.json) {
+    if (g_tool.json) {
         json_t *o = json_pack("{s:i, s:s, s:b}", "schema_version", 1, "cache_dir", root, "zeroed",
                               !missing);
-        cachectl_json_print(o);
+        tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         printf("%s\n",
                missing ? "Nothing to reset: the cache does not exist yet." : "Statistics zeroed.");
     }
     vyre_cache_close(cache);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

@@ -12,13 +12,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tool_dispatch.h"
 #include "vyre/vyre.h"
 
 /* Global options. They may be given before the subcommand or among its own
- * options (`vyre-cachectl --json stats` and `vyre-cachectl stats --json`). */
+ * options (`vyre-cachectl --json stats` and `vyre-cachectl stats --json`).
+ * --json and --help are the ones both CLIs share (g_tool.json, tool_dispatch.h). */
 typedef struct cachectl_globals {
     const char *cache_dir; /* --cache-dir; NULL: the default root */
-    int json;              /* --json */
     int quiet;             /* -q */
     int verbose;           /* -v */
 #define CACHECTL_MAX_OVERRIDES 32
@@ -31,14 +32,13 @@ extern cachectl_globals g_cachectl;
 /* getopt_long values of the global long options without a short form. */
 enum {
     CACHECTL_OPT_CACHE_DIR = 0x100,
-    CACHECTL_OPT_JSON,
     CACHECTL_OPT_FIRST_LOCAL = 0x200, /* subcommands number their own from here */
 };
 
 /* The global options as getopt_long entries, for a subcommand's table. */
 #define CACHECTL_GLOBAL_LONGOPTS                                                                   \
     {"cache-dir", required_argument, NULL, CACHECTL_OPT_CACHE_DIR},                                \
-        {"json", no_argument, NULL, CACHECTL_OPT_JSON}, {"quiet", no_argument, NULL, 'q'},         \
+        {"json", no_argument, NULL, TOOL_OPT_JSON}, {"quiet", no_argument, NULL, 'q'},             \
         {"verbose", no_argument, NULL, 'v'}, {"option", required_argument, NULL, 'o'},             \
     {                                                                                              \
         "help", no_argument, NULL, 'h'                                                             \
@@ -126,20 +126,15 @@ int cachectl_value_error(const char *sub, const char *option, const vyre_error *
 /* Reports err on stderr and returns its exit code. */
 int cachectl_fail(const vyre_error *err);
 
-/* Prints o (consumed) on stdout, indented, with a final newline. */
-void cachectl_json_print(json_t *o);
-
 /* A new {"schema_version": version, "cache_dir": root} object. Each
  * document has its own version (docs/JSON.md), bumped when its shape
  * changes. */
 json_t *cachectl_json_root(const vyre_cache *c, int schema_version);
 
 /* Nanoseconds since the Unix epoch, for ages. */
-int64_t cachectl_now_ns(void);
 
 /* The first 12 hex digits of a key (what ls prints and show accepts). */
 #define CACHECTL_SHORT_KEY 12
-void cachectl_short_key(const vyre_key *key, char out[CACHECTL_SHORT_KEY + 1]);
 
 /* Parses a positive decimal count ("--limit 10"). 0 or -1. */
 int cachectl_parse_count(const char *s, uint64_t *out);

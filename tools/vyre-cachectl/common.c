@@ -4,6 +4,7 @@
  * opening the cache, and JSON output. main.c dispatches to the commands and
  * the commands call in here; nothing here calls a command.
  */
+#include <assert.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -32,8 +33,7 @@ static int unknown_option(const char *sub, const struct option *opts, int argc, 
     const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
     const char *eq = strchr(arg, '=');
     if (optopt != 0 && strncmp(arg, "--", 2) == 0 && eq)
-        return vyre_cli_usage_error(sub, NULL, "option '%.*s' takes no value", (int)(eq - arg),
-                                    arg);
+        return tool_usage_error(sub, NULL, "option '%.*s' takes no value", (int)(eq - arg), arg);
     if (optopt > 0 && optopt < 0x100) {
         snprintf(word, sizeof word, "-%c", optopt);
     } else {
@@ -60,17 +60,16 @@ static int unknown_option(const char *sub, const struct option *opts, int argc, 
         if (hits > 1) {
             char hint[600];
             snprintf(hint, sizeof hint, "it could be %s", list);
-            return vyre_cli_usage_error(sub, hint, "ambiguous option '%s'", word);
+            return tool_usage_error(sub, hint, "ambiguous option '%s'", word);
         }
     }
-    const char *near = strncmp(word, "--", 2) == 0 ? vyre_cli_nearest(word, cands, n) : NULL;
+    const char *near = strncmp(word, "--", 2) == 0 ? tool_nearest(word, cands, n) : NULL;
     char hint[128];
     if (near)
         snprintf(hint, sizeof hint, "did you mean '%s'?", near);
     if (sub)
-        return vyre_cli_usage_error(sub, near ? hint : NULL, "unknown option '%s' for '%s'", word,
-                                    sub);
-    return vyre_cli_usage_error(NULL, near ? hint : NULL, "unknown option '%s'", word);
+        return tool_usage_error(sub, near ? hint : NULL, "unknown option '%s' for '%s'", word, sub);
+    return tool_usage_error(NULL, near ? hint : NULL, "unknown option '%s'", word);
 }
 
 static int missing_value(const char *sub, const struct option *opts, int argc, char **argv)
@@ -84,7 +83,7 @@ static int missing_value(const char *sub, const struct option *opts, int argc, c
     } else {
         snprintf(word, sizeof word, "%s", optind > 0 && optind <= argc ? argv[optind - 1] : "?");
     }
-    return vyre_cli_usage_error(sub, NULL, "option '%s' needs a value", word);
+    return tool_usage_error(sub, NULL, "option '%s' needs a value", word);
 }
 
 int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
@@ -93,12 +92,9 @@ int cachectl_option(int c, const char *sub, const struct option *opts, int argc,
     switch (c) {
     case CACHECTL_OPT_CACHE_DIR:
         if (!*optarg)
-            return vyre_cli_usage_error(sub, "give a directory path",
-                                        "--cache-dir needs a non-empty directory");
+            return tool_usage_error(sub, "give a directory path",
+                                    "--cache-dir needs a non-empty directory");
         g_cachectl.cache_dir = optarg;
-        return CACHECTL_HANDLED;
-    case CACHECTL_OPT_JSON:
-        g_cachectl.json = 1;
         return CACHECTL_HANDLED;
     case 'q':
         g_cachectl.quiet = 1;
@@ -108,15 +104,18 @@ int cachectl_option(int c, const char *sub, const struct option *opts, int argc,
         return CACHECTL_HANDLED;
     case 'o':
         if (!strchr(optarg, '=') || optarg[0] == '=')
-            return vyre_cli_usage_error(sub, "write -o key=value, e.g. -o max_size=10G",
-                                        "-o '%s': expected key=value", optarg);
+            return tool_usage_error(sub, "write -o key=value, e.g. -o max_size=10G",
+                                    "-o '%s': expected key=value", optarg);
         if (g_cachectl.n_overrides == CACHECTL_MAX_OVERRIDES)
-            return vyre_cli_usage_error(sub, NULL, "too many -o options");
+            return tool_usage_error(sub, NULL, "too many -o options");
         g_cachectl.overrides[g_cachectl.n_overrides++] = optarg;
         return CACHECTL_HANDLED;
-    case 'h':
-        use(stdout);
-        return VYRE_EXIT_OK;
+    case TOOL_OPT_JSON: /* the options both CLIs share (tool_dispatch.h) */
+    case 'h': {
+        int code = TOOL_EXIT_OK;
+        return tool_global_option(c, optarg, use, &code) == TOOL_OPT_HANDLED ? CACHECTL_HANDLED
+                                                                             : code;
+    }
     case '?':
         return unknown_option(sub, opts, argc, argv);
     case ':':
@@ -137,7 +136,7 @@ int cachectl_global_options(const char *sub, int argc, char **argv, void (*use)(
     while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
         int rc = cachectl_option(c, sub, opts, argc, argv, use);
         if (rc != CACHECTL_HANDLED)
-            return rc < 0 ? VYRE_EXIT_ERROR : rc;
+            return rc < 0 ? TOOL_EXIT_ERROR : rc;
     }
     return CACHECTL_HANDLED;
 }
@@ -148,32 +147,31 @@ int cachectl_no_args(const char *sub, int argc, char **argv, void (*use)(FILE *)
     if (rc != CACHECTL_HANDLED)
         return rc;
     if (optind < argc)
-        return vyre_cli_usage_error(sub, NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error(sub, NULL, "unexpected argument '%s'", argv[optind]);
     rc = cachectl_check_globals(sub);
     return rc ? rc : CACHECTL_HANDLED;
 }
 
 int cachectl_check_globals(const char *sub)
 {
-    if (g_cachectl.quiet && g_cachectl.json)
-        return vyre_cli_usage_error(sub, "use --json for machine output, or -q for none",
-                                    "-q and --json conflict: -q silences the output --json "
-                                    "asks for");
+    if (g_cachectl.quiet && g_tool.json)
+        return tool_usage_error(sub, "use --json for machine output, or -q for none",
+                                "-q and --json conflict: -q silences the output --json "
+                                "asks for");
     if (g_cachectl.quiet && g_cachectl.verbose)
-        return vyre_cli_usage_error(sub, "give one of them", "-q and -v conflict");
-    return VYRE_EXIT_OK;
+        return tool_usage_error(sub, "give one of them", "-q and -v conflict");
+    return TOOL_EXIT_OK;
 }
 
 int cachectl_value_error(const char *sub, const char *option, const vyre_error *err)
 {
-    return vyre_cli_usage_error(sub, err->hint[0] ? err->hint : NULL, "%s: %s", option,
-                                err->message);
+    return tool_usage_error(sub, err->hint[0] ? err->hint : NULL, "%s: %s", option, err->message);
 }
 
 int cachectl_fail(const vyre_error *err)
 {
-    vyre_cli_report(err);
-    return vyre_cli_exit_code(err->code ? err->code : VYRE_EIO);
+    tool_report(err);
+    return tool_exit_code(err->code ? err->code : VYRE_EIO);
 }
 
 int cachectl_root(char *root, size_t root_size)
@@ -182,11 +180,11 @@ int cachectl_root(char *root, size_t root_size)
     vyre_error_clear(&err);
     if (g_cachectl.cache_dir) {
         if (snprintf(root, root_size, "%s", g_cachectl.cache_dir) >= (int)root_size)
-            return vyre_cli_usage_error(NULL, "use a shorter path", "--cache-dir is too long");
+            return tool_usage_error(NULL, "use a shorter path", "--cache-dir is too long");
     } else if (vyre_cache_default_root(root, root_size, &err)) {
         return cachectl_fail(&err);
     }
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 void cachectl_config_problems(const vyre_config *cf, int in_config)
@@ -199,14 +197,14 @@ void cachectl_config_problems(const vyre_config *cf, int in_config)
         if (in_config && e.remedy == VYRE_REMEDY_CACHE_CONFIG)
             e.remedy = VYRE_REMEDY_NONE; /* the hint would send the user where he is */
         if (p->is_error) {
-            vyre_cli_report(&e);
+            tool_report(&e);
         } else if (!g_cachectl.quiet) {
-            fprintf(stderr, "%s: warning: %s\n", vyre_cli_prog(), e.message);
-            vyre_cli_hints(&e);
+            fprintf(stderr, "%s: warning: %s\n", tool_prog(), e.message);
+            tool_hints(&e);
         }
     }
     if (cf->n_problems > n && !g_cachectl.quiet)
-        fprintf(stderr, "%s: warning: %zu more configuration problems not shown\n", vyre_cli_prog(),
+        fprintf(stderr, "%s: warning: %zu more configuration problems not shown\n", tool_prog(),
                 cf->n_problems - n);
 }
 
@@ -222,11 +220,13 @@ int cachectl_config(vyre_config *cf, char *root, size_t root_size)
     cachectl_config_problems(cf, 0);
     if (rc)
         return cachectl_fail(&err);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 int cachectl_open(int how, vyre_cache **out)
 {
+    /* The command row says it opens the cache (TOOL_CMD_NEEDS_CACHE). */
+    assert(!g_tool.cmd || (g_tool.cmd->flags & TOOL_CMD_NEEDS_CACHE));
     vyre_error err;
     vyre_error_clear(&err);
     *out = NULL;
@@ -261,35 +261,13 @@ int cachectl_open(int how, vyre_cache **out)
     int rc = vyre_cache_open_ex(root, &oo, out, &err);
     if (rc)
         return cachectl_fail(&err);
-    return VYRE_EXIT_OK;
-}
-
-void cachectl_json_print(json_t *o)
-{
-    json_dumpf(o, stdout, JSON_INDENT(2));
-    fputc('\n', stdout);
-    json_decref(o);
+    return TOOL_EXIT_OK;
 }
 
 json_t *cachectl_json_root(const vyre_cache *c, int schema_version)
 {
     return json_pack("{s:i, s:s}", "schema_version", schema_version, "cache_dir",
                      vyre_cache_root(c));
-}
-
-int64_t cachectl_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-void cachectl_short_key(const vyre_key *key, char out[CACHECTL_SHORT_KEY + 1])
-{
-    char hex[VYRE_KEY_HEX_LEN + 1];
-    vyre_key_to_hex(key, hex);
-    memcpy(out, hex, CACHECTL_SHORT_KEY);
-    out[CACHECTL_SHORT_KEY] = '\0';
 }
 
 int cachectl_parse_count(const char *s, uint64_t *out)

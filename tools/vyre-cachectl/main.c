@@ -1,30 +1,41 @@
 /*
- * main.c - vyre-cachectl: the global options before the command and
- * dispatch through the command table. The helpers the subcommands share
- * are in common.c; everything about the cache itself is in libcore.
+ * main.c - vyre-cachectl: the global options before the command, and the
+ * command table with each command's setup flags (tool_dispatch runs it).
+ * The helpers the subcommands share are in common.c; everything about the
+ * cache itself is in libcore.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
+#include "tool_dispatch.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
-static const vyre_cli_cmd g_cmds[] = {
-    {"stats", cmd_stats, "entries, size, hits and health of the pipeline cache"},
-    {"ls", cmd_ls, "list the cached blobs"},
-    {"show", cmd_show, "print the full header of one blob"},
-    {"verify", cmd_verify, "check every blob and the index; --repair fixes what it finds"},
-    {"prune", cmd_prune, "remove blobs by size, age, architecture or toolchain (LRU first)"},
-    {"reindex", cmd_reindex, "rebuild the index from the blobs"},
-    {"seed", cmd_seed, "compile CUDA C or PTX ahead of time into cubin blobs"},
-    {"clear", cmd_clear, "remove every blob and the index (needs --yes)"},
-    {"jit", cmd_jit, "report on (or clear) the CUDA driver's own JIT cache"},
-    {"config", cmd_config, "list, print or set the configuration (max_size, read_only, ...)"},
-    {"zero-stats", cmd_zero_stats, "reset the hit and miss counters (also -z, --zero-stats)"},
-    {"remote", cmd_remote, "check remote stores; push blobs to them, pull blobs from them"},
-    {NULL, NULL, NULL},
+static const tool_cmd g_cmds[] = {
+    {"stats", cmd_stats, "entries, size, hits and health of the pipeline cache",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"ls", cmd_ls, "list the cached blobs", TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"show", cmd_show, "print the full header of one blob", TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"verify", cmd_verify, "check every blob and the index; --repair fixes what it finds",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"prune", cmd_prune, "remove blobs by size, age, architecture or toolchain (LRU first)",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"reindex", cmd_reindex, "rebuild the index from the blobs",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"seed", cmd_seed, "compile CUDA C or PTX ahead of time into cubin blobs",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"clear", cmd_clear, "remove every blob and the index (needs --yes)",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"jit", cmd_jit, "report on (or clear) the CUDA driver's own JIT cache", TOOL_CMD_JSON},
+    {"config", cmd_config, "list, print or set the configuration (max_size, read_only, ...)",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"zero-stats", cmd_zero_stats, "reset the hit and miss counters (also -z, --zero-stats)",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"remote", cmd_remote, "check remote stores; push blobs to them, pull blobs from them",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {NULL, NULL, NULL, 0},
 };
 
 static void usage(FILE *out)
@@ -36,7 +47,7 @@ static void usage(FILE *out)
                  "Inspect, verify, prune and rebuild the vyre pipeline cache, and report on\n"
                  "the CUDA driver's JIT cache.\n\n"
                  "commands:\n");
-    for (const vyre_cli_cmd *c = g_cmds; c->name; c++)
+    for (const tool_cmd *c = g_cmds; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out,
             "\nSizes (max_size, prune --max-size) are written 5G, 500M, 1.5GiB or 750MB;\n"
@@ -55,7 +66,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    vyre_cli_set_prog("vyre-cachectl");
+    tool_set_prog("vyre-cachectl");
     static const struct option opts[] = {
         CACHECTL_GLOBAL_LONGOPTS,
         {"version", no_argument, NULL, 'V'},
@@ -72,7 +83,7 @@ int main(int argc, char **argv)
         if (c == 'V') {
             printf("vyre-cachectl %s (libvyrecore %s, CUDA toolkit %s)\n", vyre_version(),
                    vyre_version(), vyre_cuda_toolkit_version());
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         }
         int rc = cachectl_option(c, NULL, opts, argc, argv, usage);
         if (rc != CACHECTL_HANDLED)
@@ -83,35 +94,14 @@ int main(int argc, char **argv)
         static char zname[] = "zero-stats";
         char *zargv[] = {zname, NULL};
         int save = optind;
-        optind = 0;
-        int zrc = vyre_cli_find(g_cmds, zname)->fn(1, zargv);
+        int zrc = tool_run_cmd(tool_cmd_find(g_cmds, zname), 1, zargv);
         if (zrc || save >= argc)
             return zrc;
         optind = save;
     }
     if (optind >= argc) {
         usage(stderr);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
-    const char *name = argv[optind];
-    if (strcmp(name, "help") == 0) {
-        usage(stdout);
-        return VYRE_EXIT_OK;
-    }
-    const vyre_cli_cmd *cmd = vyre_cli_find(g_cmds, name);
-    if (!cmd) {
-        const char *names[16];
-        size_t n = 0;
-        for (const vyre_cli_cmd *k = g_cmds; k->name && n < 16; k++)
-            names[n++] = k->name;
-        const char *near = vyre_cli_nearest(name, names, n);
-        char hint[128];
-        if (near)
-            snprintf(hint, sizeof hint, "did you mean '%s'?", near);
-        return vyre_cli_usage_error(NULL, near ? hint : NULL, "unknown command '%s'", name);
-    }
-    int sub_argc = argc - optind;
-    char **sub_argv = argv + optind;
-    optind = 0; /* glibc: rescan a new vector from scratch */
-    return cmd->fn(sub_argc, sub_argv);
+    return tool_dispatch(g_cmds, usage, argc - optind, argv + optind);
 }

@@ -6,20 +6,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
+#include "tool_util.h"
 
 #define PROGRESS_DELAY_NS    INT64_C(1000000000) /* silent for the first second */
 #define PROGRESS_INTERVAL_NS INT64_C(100000000)  /* at most 10 redraws a second */
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void cachectl_progress_init(cachectl_progress *p, const char *what, const char *unit)
 {
@@ -27,7 +20,7 @@ void cachectl_progress_init(cachectl_progress *p, const char *what, const char *
     p->what = what;
     p->unit = unit;
     p->enabled = !g_cachectl.quiet && isatty(STDERR_FILENO);
-    p->start_ns = mono_ns();
+    p->start_ns = (int64_t)tool_mono_ns();
 }
 
 void cachectl_progress_update(uint64_t done, uint64_t total, void *ctx)
@@ -35,7 +28,7 @@ void cachectl_progress_update(uint64_t done, uint64_t total, void *ctx)
     cachectl_progress *p = ctx;
     if (!p || !p->enabled)
         return;
-    int64_t now = mono_ns();
+    int64_t now = (int64_t)tool_mono_ns();
     if (now - p->start_ns < PROGRESS_DELAY_NS || now - p->last_ns < PROGRESS_INTERVAL_NS)
         return;
     p->last_ns = now;

@@ -7,7 +7,7 @@
  * --cache.refresh-interval seconds after the previous read ended, failed
  * or not; scrapes in between export the last figures.
  *
- * The read runs in a thread of its own (tools/common/cachesnap.h) and a
+ * The read runs in a thread of its own (tools/common/tool_cachesnap.h) and a
  * scrape waits for it TOOL_CACHESNAP_WAIT_MS at most: an index another
  * process holds locked made every scrape take libcore's 10 s busy timeout,
  * Prometheus's default scrape timeout, and lost the GPU and process series
@@ -17,7 +17,7 @@
 
 #include <string.h>
 
-#include "cachesnap.h"
+#include "tool_cachesnap.h"
 
 void exp_collect_cache(exporter *x)
 {
@@ -33,8 +33,8 @@ void exp_collect_cache(exporter *x)
     }
     tool_cachesnap_figures f;
     uint64_t before = x->cache_read_ns;
-    tool_cachesnap_get(x->cachesnap, exp_mono_ns(), &f);
-    exp_copy_str(x->cache_root, sizeof x->cache_root, f.root);
+    tool_cachesnap_get(x->cachesnap, tool_mono_ns(), &f);
+    tool_strlcpy(x->cache_root, f.root, sizeof x->cache_root);
     x->cache_read_ns = f.read_ns;
     x->cache_state = f.state;
     x->cache_busy = f.busy;

@@ -14,10 +14,10 @@ void exp_collect_gpus(exporter *x)
 {
     x->gpu_ok = 0;
     if (x->o.no_gpu) {
-        exp_copy_str(x->gpu_msg, sizeof x->gpu_msg, "GPU monitoring turned off (--no-gpu)");
+        tool_strlcpy(x->gpu_msg, "GPU monitoring turned off (--no-gpu)", sizeof x->gpu_msg);
         return;
     }
-    uint64_t now = exp_mono_ns();
+    uint64_t now = tool_mono_ns();
     vyre_error e;
     vyre_error_clear(&e);
     if (!x->gpu) {
@@ -26,14 +26,14 @@ void exp_collect_gpus(exporter *x)
         x->gpu_retry_ns = now + GPU_RETRY_NS;
         int rc = vyre_gpu_monitor_open(&x->gpu, &e);
         if (rc) {
-            exp_copy_str(x->gpu_msg, sizeof x->gpu_msg,
-                         e.message[0] ? e.message : vyre_strerror(rc));
+            tool_strlcpy(x->gpu_msg, e.message[0] ? e.message : vyre_strerror(rc),
+                         sizeof x->gpu_msg);
             return; /* not a scrape error: vyre_gpu_monitor_up says it */
         }
     }
     int rc = vyre_gpu_monitor_sample(x->gpu, &x->gsnap, &e);
     if (rc) {
-        exp_copy_str(x->gpu_msg, sizeof x->gpu_msg, e.message[0] ? e.message : vyre_strerror(rc));
+        tool_strlcpy(x->gpu_msg, e.message[0] ? e.message : vyre_strerror(rc), sizeof x->gpu_msg);
         x->errors[EXP_C_NVML]++;
         return;
     }

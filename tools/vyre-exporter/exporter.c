@@ -49,7 +49,7 @@ int exporter_scrape(exporter *x, char **out, size_t *len)
     *out = NULL;
     *len = 0;
     pthread_mutex_lock(&x->mu);
-    uint64_t t0 = exp_mono_ns();
+    uint64_t t0 = tool_mono_ns();
     x->scrapes++;
     exp_collect_gpus(x);
     exp_collect_procs(x);
@@ -59,7 +59,7 @@ int exporter_scrape(exporter *x, char **out, size_t *len)
     exp_render_gpus(x, &e);
     exp_render_procs(x, &e);
     exp_render_cache(x, &e);
-    double dt = (double)(exp_mono_ns() - t0) / 1e9;
+    double dt = (double)(tool_mono_ns() - t0) / 1e9;
     if (e.truncated)
         x->errors[EXP_C_RENDER]++;
     exp_render_self(x, &e, dt);

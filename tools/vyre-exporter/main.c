@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool_cli.h"
 #include "exporter.h"
 #include "server.h"
 #include "vyre/vyre.h"
@@ -52,17 +52,38 @@ static void usage(FILE *out)
 
 enum { O_LISTEN = 256, O_PATH, O_TOPN, O_TELDIR, O_CACHEDIR, O_CACHEREF, O_NOGPU, O_NOCACHE };
 
-int main(int argc, char **argv)
+/* parse_args after --help or --version: exit 0. */
+#define ARGS_DONE (-1)
+
+/* --kernels.top-n N and --cache.refresh-interval S; 0 or the exit code. */
+static int parse_top_n(const char *s, exp_opts *o)
 {
-    vyre_cli_set_prog("vyre-exporter");
-    char default_listen[16];
-    snprintf(default_listen, sizeof default_listen, ":%d", EXP_DEFAULT_PORT);
-    const char *listen = default_listen;
-    const char *path = "/metrics";
-    exp_opts o;
-    memset(&o, 0, sizeof o);
-    o.kernels_top_n = EXP_DEFAULT_TOP_N;
-    o.cache_refresh_s = 5;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < 0 || v > EXP_MAX_TOP_N)
+        return tool_usage_error(NULL, NULL, "invalid --kernels.top-n '%s' (0 to %d)", s,
+                                EXP_MAX_TOP_N);
+    o->kernels_top_n = (unsigned)v;
+    return 0;
+}
+
+static int parse_refresh(const char *s, exp_opts *o)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= 0) || v > 86400)
+        return tool_usage_error(NULL, NULL,
+                                "invalid --cache.refresh-interval '%s' (0 to 86400 seconds)", s);
+    o->cache_refresh_s = v;
+    return 0;
+}
+
+/* The options into o, *listen and *path: 0 to serve, ARGS_DONE, or the
+ * exit code. */
+static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, const char **path)
+{
     static const struct option opts[] = {
         {"web.listen-address", required_argument, NULL, O_LISTEN},
         {"web.telemetry-path", required_argument, NULL, O_PATH},
@@ -76,62 +97,66 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    int c;
+    int c, code = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
-        char *end = NULL;
         switch (c) {
         case O_LISTEN:
-            listen = optarg;
+            *listen = optarg;
             break;
         case O_PATH:
-            path = optarg;
+            *path = optarg;
             break;
-        case O_TOPN: {
-            errno = 0;
-            long v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || errno || v < 0 || v > EXP_MAX_TOP_N)
-                return vyre_cli_usage_error(NULL, NULL, "invalid --kernels.top-n '%s' (0 to %d)",
-                                            optarg, EXP_MAX_TOP_N);
-            o.kernels_top_n = (unsigned)v;
+        case O_TOPN:
+            code = parse_top_n(optarg, o);
             break;
-        }
         case O_TELDIR:
-            o.telemetry_dir = optarg;
+            o->telemetry_dir = optarg;
             break;
         case O_CACHEDIR:
-            o.cache_dir = optarg;
+            o->cache_dir = optarg;
             break;
-        case O_CACHEREF: {
-            errno = 0;
-            double v = strtod(optarg, &end);
-            if (!*optarg || *end || errno || !(v >= 0) || v > 86400)
-                return vyre_cli_usage_error(NULL, NULL,
-                                            "invalid --cache.refresh-interval '%s' (0 to 86400 "
-                                            "seconds)",
-                                            optarg);
-            o.cache_refresh_s = v;
+        case O_CACHEREF:
+            code = parse_refresh(optarg, o);
             break;
-        }
         case O_NOGPU:
-            o.no_gpu = 1;
+            o->no_gpu = 1;
             break;
         case O_NOCACHE:
-            o.no_cache = 1;
+            o->no_cache = 1;
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return ARGS_DONE;
         case 'V':
             printf("vyre-exporter %s (libvyrecore %s)\n", vyre_version(), vyre_version());
-            return VYRE_EXIT_OK;
+            return ARGS_DONE;
         default:
-            return vyre_cli_bad_option(NULL, argv, optind, optopt, ":hV", opts);
+            return tool_bad_option(NULL, argv, optind, optopt, ":hV", opts);
         }
+        if (code)
+            return code;
     }
     if (optind < argc)
-        return vyre_cli_usage_error(NULL, "vyre-exporter takes options only",
-                                    "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error(NULL, "vyre-exporter takes options only",
+                                "unexpected argument '%s'", argv[optind]);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    tool_set_prog("vyre-exporter");
+    char default_listen[16];
+    snprintf(default_listen, sizeof default_listen, ":%d", EXP_DEFAULT_PORT);
+    const char *listen = default_listen;
+    const char *path = "/metrics";
+    exp_opts o;
+    memset(&o, 0, sizeof o);
+    o.kernels_top_n = EXP_DEFAULT_TOP_N;
+    o.cache_refresh_s = 5;
+    int code = parse_args(argc, argv, &o, &listen, &path);
+    if (code)
+        return code == ARGS_DONE ? TOOL_EXIT_OK : code;
 
     /* SIGINT/SIGTERM are taken by sigwait below; block them first so the
      * server's thread inherits the mask. */
@@ -145,14 +170,14 @@ int main(int argc, char **argv)
     exporter *x = NULL;
     if (exporter_new(&o, &x) != 0) {
         fprintf(stderr, "vyre-exporter: error: out of memory\n");
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     char bound[300], err[512];
     exp_server *s = exp_server_start(x, listen, path, bound, sizeof bound, err, sizeof err);
     if (!s) {
         fprintf(stderr, "vyre-exporter: error: %s\n", err);
         exporter_free(x);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     fprintf(stderr, "vyre-exporter: listening on %s, metrics at %s\n", bound, path);
     fflush(stderr);
@@ -161,5 +186,5 @@ int main(int argc, char **argv)
         ;
     exp_server_stop(s);
     exporter_free(x);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }

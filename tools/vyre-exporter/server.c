@@ -99,7 +99,7 @@ static void *guard_main(void *arg)
     const uint64_t limit = (uint64_t)EXP_REQUEST_TIMEOUT_MS * 1000000u;
     pthread_mutex_lock(&g->mu);
     while (!g->stopping) {
-        uint64_t now = exp_mono_ns();
+        uint64_t now = tool_mono_ns();
         conn_slot *c;
         while ((c = oldest_waiting(g)) && now - c->since_ns >= limit)
             shut(c); /* the request took too long: trickled or never sent */
@@ -120,7 +120,7 @@ static int guard_start(conn_guard *g)
     memset(g, 0, sizeof *g);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* exp_mono_ns's clock */
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* tool_mono_ns's clock */
     int rc = pthread_cond_init(&g->cv, &ca);
     pthread_condattr_destroy(&ca);
     if (rc != 0)
@@ -175,7 +175,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         if (free_slot && fi) {
             free_slot->used = 1;
             free_slot->fd = fi->connect_fd;
-            free_slot->since_ns = exp_mono_ns();
+            free_slot->since_ns = tool_mono_ns();
             *socket_ctx = free_slot;
             live++;
             pthread_cond_signal(&g->cv); /* a new deadline */
@@ -223,7 +223,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **ctx,
     pthread_mutex_lock(&s->g.mu);
     if (c->used) {
         c->answering = 0;
-        c->since_ns = exp_mono_ns();
+        c->since_ns = tool_mono_ns();
         pthread_cond_signal(&s->g.cv);
     }
     pthread_mutex_unlock(&s->g.mu);

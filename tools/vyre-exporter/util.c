@@ -1,31 +1,14 @@
 /*
  * util.c - see util.h: the small helpers the exporter's collectors and
- * renderers share (clock, bounded string copy, the `le` bounds and their
- * text). It calls nothing else of the exporter.
+ * renderers share (the `le` bounds and their text). It calls nothing else
+ * of the exporter; the clock and string copy are tools/common's (tool_util.h).
  */
 #include "util.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "vyre/vyre.h"
-
-uint64_t exp_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void exp_copy_str(char *dst, size_t size, const char *src)
-{
-    if (size == 0)
-        return;
-    size_t n = strnlen(src, size - 1);
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
 
 const char *exp_format_ns_as_seconds(char *out, size_t size, uint64_t ns)
 {

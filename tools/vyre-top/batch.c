@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "format.h"
-#include "sanitize.h"
+#include "tool_json.h"
+#include "tool_sanitize.h"
 #include "view.h"
 #include "vyre/version.h"
 
@@ -304,9 +305,8 @@ int top_batch_json(FILE *out, const top_snapshot *s)
     free(k);
     json_object_set_new(root, "cache", cache_json(s));
 
-    int rc = json_dumpf(root, out, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    int rc = tool_json_write(out, root, TOOL_JSON_COMPACT);
     json_decref(root);
-    fputc('\n', out);
     fflush(out);
     return rc == 0 && !ferror(out) ? 0 : -1;
 }

@@ -4,8 +4,8 @@
  * the difference of two real readings over the time between them.
  */
 #include "collect.h"
-#include "cachesnap.h"
-#include "cli.h"
+#include "tool_cachesnap.h"
+#include "tool_cli.h"
 
 #include <errno.h>
 #include <math.h>
@@ -78,7 +78,7 @@ static void copy_str(char *dst, size_t size, const char *src)
 static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
 {
     copy_str(dst, size, e->message[0] ? e->message : vyre_strerror(rc));
-    const char *hint = e->hint[0] ? e->hint : vyre_cli_remedy(e->remedy);
+    const char *hint = e->hint[0] ? e->hint : tool_remedy(e->remedy);
     if (!e->message[0] || !hint)
         return;
     size_t n = strlen(dst);

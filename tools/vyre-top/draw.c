@@ -4,7 +4,7 @@
 #define NCURSES_WIDECHAR 1
 #include "draw.h"
 #include "format.h"
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 #include <curses.h>
 #include <langinfo.h>

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 void top_fmt_cell(char *dst, int w, const char *s, int right)
 {

@@ -118,6 +118,63 @@ static unsigned confirm_key(top_ui *ui, int key)
     return key == TOP_KEY_RESIZE ? TOP_UI_REDRAW | TOP_UI_RESIZE : TOP_UI_REDRAW;
 }
 
+/* The keys that move the focus or the selection: 1 when key was one. */
+static int nav_key(top_ui *ui, int key)
+{
+    int page = ui->page[ui->focus] > 1 ? ui->page[ui->focus] : 1;
+    switch (key) {
+    case TOP_KEY_TAB:
+    case '\t':
+    case TOP_KEY_RIGHT:
+        ui->focus = (ui->focus + 1) % TOP_NPANELS;
+        return 1;
+    case TOP_KEY_BTAB:
+    case TOP_KEY_LEFT:
+        ui->focus = (ui->focus + TOP_NPANELS - 1) % TOP_NPANELS;
+        return 1;
+    case TOP_KEY_UP:
+        move_sel(ui, -1);
+        return 1;
+    case TOP_KEY_DOWN:
+        move_sel(ui, 1);
+        return 1;
+    case TOP_KEY_PGUP:
+        move_sel(ui, -page);
+        return 1;
+    case TOP_KEY_PGDN:
+        move_sel(ui, page);
+        return 1;
+    case TOP_KEY_HOME:
+        ui->sel[ui->focus] = 0;
+        return 1;
+    case TOP_KEY_END:
+        move_sel(ui, ui->nrows[ui->focus]);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* k: asks to confirm the signal to the selected process, or says why not. */
+static unsigned kill_key(top_ui *ui)
+{
+    if (ui->focus != TOP_P_PROC || ui->sel_pid <= 0) {
+        snprintf(ui->msg, sizeof ui->msg, "k: select a process in the Processes panel first");
+        return TOP_UI_REDRAW;
+    }
+    if (ui->sel_foreign) {
+        snprintf(ui->msg, sizeof ui->msg,
+                 "k: pid %d is another PID namespace's (a container): not signalled",
+                 (int)ui->sel_pid);
+        return TOP_UI_REDRAW;
+    }
+    ui->confirm_kill = 1;
+    ui->kill_pid = ui->sel_pid;
+    ui->kill_start = ui->sel_start;
+    memcpy(ui->kill_name, ui->sel_name, sizeof ui->kill_name);
+    return TOP_UI_REDRAW;
+}
+
 unsigned top_ui_key(top_ui *ui, int key)
 {
     if (ui->editing)
@@ -133,38 +190,12 @@ unsigned top_ui_key(top_ui *ui, int key)
         ui->help = 0;
         return key == 'q' ? TOP_UI_QUIT : TOP_UI_REDRAW;
     }
-    int page = ui->page[ui->focus] > 1 ? ui->page[ui->focus] : 1;
+    if (nav_key(ui, key))
+        return TOP_UI_REDRAW;
     switch (key) {
     case 'q':
     case 'Q':
         return TOP_UI_QUIT;
-    case TOP_KEY_TAB:
-    case '\t':
-    case TOP_KEY_RIGHT:
-        ui->focus = (ui->focus + 1) % TOP_NPANELS;
-        return TOP_UI_REDRAW;
-    case TOP_KEY_BTAB:
-    case TOP_KEY_LEFT:
-        ui->focus = (ui->focus + TOP_NPANELS - 1) % TOP_NPANELS;
-        return TOP_UI_REDRAW;
-    case TOP_KEY_UP:
-        move_sel(ui, -1);
-        return TOP_UI_REDRAW;
-    case TOP_KEY_DOWN:
-        move_sel(ui, 1);
-        return TOP_UI_REDRAW;
-    case TOP_KEY_PGUP:
-        move_sel(ui, -page);
-        return TOP_UI_REDRAW;
-    case TOP_KEY_PGDN:
-        move_sel(ui, page);
-        return TOP_UI_REDRAW;
-    case TOP_KEY_HOME:
-        ui->sel[ui->focus] = 0;
-        return TOP_UI_REDRAW;
-    case TOP_KEY_END:
-        move_sel(ui, ui->nrows[ui->focus]);
-        return TOP_UI_REDRAW;
     case 's':
     case 'S':
     case TOP_KEY_F6: {
@@ -205,21 +236,7 @@ unsigned top_ui_key(top_ui *ui, int key)
         return TOP_UI_REDRAW;
     case 'k':
     case 'K':
-        if (ui->focus != TOP_P_PROC || ui->sel_pid <= 0) {
-            snprintf(ui->msg, sizeof ui->msg, "k: select a process in the Processes panel first");
-            return TOP_UI_REDRAW;
-        }
-        if (ui->sel_foreign) {
-            snprintf(ui->msg, sizeof ui->msg,
-                     "k: pid %d is another PID namespace's (a container): not signalled",
-                     (int)ui->sel_pid);
-            return TOP_UI_REDRAW;
-        }
-        ui->confirm_kill = 1;
-        ui->kill_pid = ui->sel_pid;
-        ui->kill_start = ui->sel_start;
-        memcpy(ui->kill_name, ui->sel_name, sizeof ui->kill_name);
-        return TOP_UI_REDRAW;
+        return kill_key(ui);
     default:
         return 0;
     }

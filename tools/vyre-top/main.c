@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "batch.h"
-#include "cli.h"
+#include "tool_cli.h"
+#include "tool_util.h"
 #include "collect.h"
 #include "draw.h"
 #include "terminate.h"
@@ -52,13 +53,6 @@ static void usage(FILE *out)
                  "exit status: 0 success, 2 usage or operational error\n");
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void sleep_until(uint64_t t)
 {
     struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
@@ -72,8 +66,8 @@ static int parse_delay(const char *s, double *out)
     errno = 0;
     double v = strtod(s, &end);
     if (!*s || *end || errno || !(v >= TOP_DELAY_MIN - 1e-9) || v > TOP_DELAY_MAX) {
-        return vyre_cli_usage_error(NULL, "give seconds from 0.1 to 3600, e.g. '-d 0.5'",
-                                    "invalid refresh interval '%s'", s);
+        return tool_usage_error(NULL, "give seconds from 0.1 to 3600, e.g. '-d 0.5'",
+                                "invalid refresh interval '%s'", s);
     }
     *out = v;
     return 0;
@@ -85,8 +79,7 @@ static int parse_count(const char *s, long lo, long hi, const char *what, long *
     errno = 0;
     long v = strtol(s, &end, 10);
     if (!*s || *end || errno || v < lo || v > hi)
-        return vyre_cli_usage_error(NULL, NULL, "invalid %s '%s' (from %ld to %ld)", what, s, lo,
-                                    hi);
+        return tool_usage_error(NULL, NULL, "invalid %s '%s' (from %ld to %ld)", what, s, lo, hi);
     *out = v;
     return 0;
 }
@@ -100,12 +93,12 @@ static int run_batch(top_collector *c, top_ui *ui, long n, int json, int width)
 {
     top_snapshot *s = calloc(1, sizeof *s);
     if (!s)
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     /* The first reading only primes the rates: every printed frame is
      * one interval after the previous reading. */
     top_collect(c, s);
-    uint64_t next = now_ns();
-    int rc = VYRE_EXIT_OK;
+    uint64_t next = tool_mono_ns();
+    int rc = TOOL_EXIT_OK;
     for (long i = 0; n == 0 || i < n; i++) {
         next += delay_ns(ui->delay_s);
         sleep_until(next);
@@ -114,7 +107,7 @@ static int run_batch(top_collector *c, top_ui *ui, long n, int json, int width)
         int w = json ? top_batch_json(stdout, s) : top_batch_frame(stdout, s, ui, width);
         if (w != 0) {
             fprintf(stderr, "vyre-top: error: cannot write the output: %s\n", strerror(errno));
-            rc = VYRE_EXIT_ERROR;
+            rc = TOOL_EXIT_ERROR;
             break;
         }
     }
@@ -137,21 +130,21 @@ static void redraw(const top_snapshot *s, top_ui *ui)
 static int run_screen(top_collector *c, top_ui *ui, long n)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-        return vyre_cli_usage_error(NULL, "use --batch or --json for output to a pipe or file",
-                                    "the interactive view needs a terminal");
+        return tool_usage_error(NULL, "use --batch or --json for output to a pipe or file",
+                                "the interactive view needs a terminal");
     top_snapshot *s = calloc(1, sizeof *s);
     if (!s)
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     if (top_draw_init(ui->mono) != 0) {
         free(s);
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     top_collect(c, s);
     long frames = 1;
-    uint64_t next = now_ns() + delay_ns(ui->delay_s);
+    uint64_t next = tool_mono_ns() + delay_ns(ui->delay_s);
     redraw(s, ui);
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = tool_mono_ns();
         int wait_ms = now >= next ? 0 : (int)((next - now + 999999) / 1000000);
         struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
         int pr = poll(&pfd, 1, wait_ms);
@@ -172,7 +165,7 @@ static int run_screen(top_collector *c, top_ui *ui, long n)
             break;
         if (what & TOP_UI_DELAY)
             next = s->mono_ns + delay_ns(ui->delay_s);
-        now = now_ns();
+        now = tool_mono_ns();
         if (now >= next) {
             next = now + delay_ns(ui->delay_s);
             if (!ui->paused) {
@@ -190,12 +183,12 @@ static int run_screen(top_collector *c, top_ui *ui, long n)
     top_draw_end();
     top_snapshot_release(s);
     free(s);
-    return VYRE_EXIT_OK;
+    return TOOL_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-    vyre_cli_set_prog("vyre-top");
+    tool_set_prog("vyre-top");
     setlocale(LC_ALL, "");
     static const struct option opts[] = {
         {"delay", required_argument, NULL, 'd'}, {"iterations", required_argument, NULL, 'n'},
@@ -213,15 +206,15 @@ int main(int argc, char **argv)
         switch (c) {
         case 'd':
             if (parse_delay(optarg, &delay))
-                return VYRE_EXIT_ERROR;
+                return TOOL_EXIT_ERROR;
             break;
         case 'n':
             if (parse_count(optarg, 1, 1000000000L, "iteration count", &n))
-                return VYRE_EXIT_ERROR;
+                return TOOL_EXIT_ERROR;
             break;
         case 'w':
             if (parse_count(optarg, 20, 1000, "width", &width))
-                return VYRE_EXIT_ERROR;
+                return TOOL_EXIT_ERROR;
             break;
         case 'C':
             mono = 1;
@@ -237,20 +230,20 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         case 'V':
             printf("vyre-top %s (libvyrecore %s)\n", vyre_version(), vyre_version());
-            return VYRE_EXIT_OK;
+            return TOOL_EXIT_OK;
         default:
-            return vyre_cli_bad_option(NULL, argv, optind, optopt, shortopts, opts);
+            return tool_bad_option(NULL, argv, optind, optopt, shortopts, opts);
         }
     }
     if (optind < argc)
-        return vyre_cli_usage_error(NULL, NULL, "unexpected argument '%s'", argv[optind]);
+        return tool_usage_error(NULL, NULL, "unexpected argument '%s'", argv[optind]);
     if (batch && json)
-        return vyre_cli_usage_error(NULL, NULL, "--batch and --json cannot be combined");
+        return tool_usage_error(NULL, NULL, "--batch and --json cannot be combined");
     if (width && !batch)
-        return vyre_cli_usage_error(NULL, NULL, "--width applies to --batch only");
+        return tool_usage_error(NULL, NULL, "--width applies to --batch only");
     if (!width) {
         const char *cols = getenv("COLUMNS");
         char *end = NULL;
@@ -263,7 +256,7 @@ int main(int argc, char **argv)
     top_collector *col = NULL;
     if (top_collector_new(&co, &col) != 0) {
         fprintf(stderr, "vyre-top: error: out of memory\n");
-        return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_ERROR;
     }
     top_ui ui;
     top_ui_init(&ui, delay);

@@ -486,6 +486,70 @@ static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const mode
     }
 }
 
+/* The processes panel with no row to show: why. */
+static void draw_no_procs(top_grid *g, const top_snapshot *s, const top_ui *ui, top_rect r)
+{
+    char buf[LINE_MAX_W];
+    if (!s->tel_ok) {
+        snprintf(buf, sizeof buf, "cannot list telemetry pages: %s", s->tel_msg);
+        panel_line(g, r, 1, buf, TOP_A_WARN);
+    } else if (s->nprocs) {
+        snprintf(buf, sizeof buf, "no process matches '%s' (/ to change, Esc to clear)",
+                 ui->filter);
+        panel_line(g, r, 1, buf, TOP_A_DIM);
+    } else {
+        panel_line(g, r, 1,
+                   "no GPU process and no instrumented process: run vyre-bench, or link "
+                   "libvyrecore",
+                   TOP_A_DIM);
+        panel_line(g, r, 2,
+                   "or run any CUDA program with CUDA_INJECTION64_PATH=.../libvyre-inject.so",
+                   TOP_A_DIM);
+        snprintf(buf, sizeof buf, "(telemetry pages are read from %.900s)", s->tel_dir);
+        panel_line(g, r, 3, buf, TOP_A_DIM);
+    }
+}
+
+/* One process's row of the processes panel into buf (the columns of
+ * draw_procs, nc of them, at widths cw). */
+static void proc_row(const top_proc *p, const top_col *cols, const int *cw, int nc, int w,
+                     char *buf)
+{
+    char c_pid[16], c_dev[16], c_sm[16], c_gm[16], c_cpu[16], c_rss[16], c_l[16], c_gr[16], c_d[16],
+        c_h[16], c_dh[16], c_dd[16], c_hit[16], c_sv[16];
+    snprintf(c_pid, sizeof c_pid, "%d", (int)p->pid);
+    if (p->device >= 0)
+        snprintf(c_dev, sizeof c_dev, "%d", p->device);
+    else
+        snprintf(c_dev, sizeof c_dev, "-");
+    top_fmt_pct(p->sm_util_pct, c_sm, sizeof c_sm);
+    top_fmt_bytes(p->gpu_mem_bytes, p->gpu_mem_valid, c_gm, sizeof c_gm);
+    top_fmt_pct(p->cpu_pct, c_cpu, sizeof c_cpu);
+    top_fmt_bytes(p->host.rss_bytes, p->host.rss_valid, c_rss, sizeof c_rss);
+    top_fmt_rate(p->launches_s, c_l, sizeof c_l);
+    top_fmt_rate(p->graphs_s, c_gr, sizeof c_gr);
+    top_fmt_rate(p->dispatches_s, c_d, sizeof c_d);
+    top_fmt_mbs(p->h2d_mb_s, c_h, sizeof c_h);
+    top_fmt_mbs(p->d2h_mb_s, c_dh, sizeof c_dh);
+    top_fmt_mbs(p->d2d_mb_s, c_dd, sizeof c_dd);
+    top_fmt_pct(p->cache_hit_pct, c_hit, sizeof c_hit);
+    top_fmt_secs(p->compile_saved_s, c_sv, sizeof c_sv);
+    /* A page of an older layout (an older libvyrecore) may have coarse
+     * quantiles: its name says which layout was read. */
+    char c_name[sizeof p->name + 16];
+    if (p->layout_version && p->layout_version != VYRE_TELEMETRY_LAYOUT_VERSION)
+        snprintf(c_name, sizeof c_name, "%s [v%u]", p->name, (unsigned)p->layout_version);
+    else
+        snprintf(c_name, sizeof c_name, "%s", p->name);
+    /* A page written in another PID namespace: its pid is not one of
+     * ours and /proc cannot tell its user, so the USER column, shown at
+     * every width, says "foreign" instead. */
+    const char *c_user = p->foreign ? "foreign" : p->host.uid_valid ? p->host.user : "-";
+    const char *cells[] = {c_pid, c_user, c_name, c_dev, c_sm, c_gm,  c_cpu, c_rss,     c_l,
+                           c_gr,  c_d,    c_h,    c_dh,  c_dd, c_hit, c_sv,  p->cmdline};
+    top_fmt_row(cols, cw, nc, cells, w, buf);
+}
+
 static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const model *m, top_rect r,
                        int batch)
 {
@@ -507,24 +571,7 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
     if (m->nprocs == 0) {
         ui->nrows[TOP_P_PROC] = 0;
         ui->sel[TOP_P_PROC] = ui->first[TOP_P_PROC] = 0;
-        if (!s->tel_ok) {
-            snprintf(buf, sizeof buf, "cannot list telemetry pages: %s", s->tel_msg);
-            panel_line(g, r, 1, buf, TOP_A_WARN);
-        } else if (s->nprocs) {
-            snprintf(buf, sizeof buf, "no process matches '%s' (/ to change, Esc to clear)",
-                     ui->filter);
-            panel_line(g, r, 1, buf, TOP_A_DIM);
-        } else {
-            panel_line(g, r, 1,
-                       "no GPU process and no instrumented process: run vyre-bench, or link "
-                       "libvyrecore",
-                       TOP_A_DIM);
-            panel_line(g, r, 2,
-                       "or run any CUDA program with CUDA_INJECTION64_PATH=.../libvyre-inject.so",
-                       TOP_A_DIM);
-            snprintf(buf, sizeof buf, "(telemetry pages are read from %.900s)", s->tel_dir);
-            panel_line(g, r, 3, buf, TOP_A_DIM);
-        }
+        draw_no_procs(g, s, ui, r);
         return;
     }
     static const top_col cols[] = {
@@ -555,40 +602,7 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
         column_heads(g, r, line++, cols, cw, NC, w);
     for (int k = ui->first[TOP_P_PROC]; k < (int)m->nprocs && k < ui->first[TOP_P_PROC] + vis;
          k++) {
-        const top_proc *p = &s->procs[m->procs[k]];
-        char c_pid[16], c_dev[16], c_sm[16], c_gm[16], c_cpu[16], c_rss[16], c_l[16], c_gr[16],
-            c_d[16], c_h[16], c_dh[16], c_dd[16], c_hit[16], c_sv[16];
-        snprintf(c_pid, sizeof c_pid, "%d", (int)p->pid);
-        if (p->device >= 0)
-            snprintf(c_dev, sizeof c_dev, "%d", p->device);
-        else
-            snprintf(c_dev, sizeof c_dev, "-");
-        top_fmt_pct(p->sm_util_pct, c_sm, sizeof c_sm);
-        top_fmt_bytes(p->gpu_mem_bytes, p->gpu_mem_valid, c_gm, sizeof c_gm);
-        top_fmt_pct(p->cpu_pct, c_cpu, sizeof c_cpu);
-        top_fmt_bytes(p->host.rss_bytes, p->host.rss_valid, c_rss, sizeof c_rss);
-        top_fmt_rate(p->launches_s, c_l, sizeof c_l);
-        top_fmt_rate(p->graphs_s, c_gr, sizeof c_gr);
-        top_fmt_rate(p->dispatches_s, c_d, sizeof c_d);
-        top_fmt_mbs(p->h2d_mb_s, c_h, sizeof c_h);
-        top_fmt_mbs(p->d2h_mb_s, c_dh, sizeof c_dh);
-        top_fmt_mbs(p->d2d_mb_s, c_dd, sizeof c_dd);
-        top_fmt_pct(p->cache_hit_pct, c_hit, sizeof c_hit);
-        top_fmt_secs(p->compile_saved_s, c_sv, sizeof c_sv);
-        /* A page of an older layout (an older libvyrecore) may have coarse
-         * quantiles: its name says which layout was read. */
-        char c_name[sizeof p->name + 16];
-        if (p->layout_version && p->layout_version != VYRE_TELEMETRY_LAYOUT_VERSION)
-            snprintf(c_name, sizeof c_name, "%s [v%u]", p->name, (unsigned)p->layout_version);
-        else
-            snprintf(c_name, sizeof c_name, "%s", p->name);
-        /* A page written in another PID namespace: its pid is not one of
-         * ours and /proc cannot tell its user, so the USER column, shown at
-         * every width, says "foreign" instead. */
-        const char *c_user = p->foreign ? "foreign" : p->host.uid_valid ? p->host.user : "-";
-        const char *cells[NC] = {c_pid, c_user, c_name, c_dev, c_sm, c_gm,  c_cpu, c_rss,     c_l,
-                                 c_gr,  c_d,    c_h,    c_dh,  c_dd, c_hit, c_sv,  p->cmdline};
-        top_fmt_row(cols, cw, NC, cells, w, buf);
+        proc_row(&s->procs[m->procs[k]], cols, cw, NC, w, buf);
         panel_line(g, r, line++, buf, row_attr(ui, TOP_P_PROC, k, batch));
     }
 }

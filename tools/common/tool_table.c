@@ -1,11 +1,11 @@
 /*
- * table.c - fitting a table into a terminal's width (table.h): which
+ * tool_table.c - fitting a table into a terminal's width (tool_table.h): which
  * columns to keep, how wide each is, and printing them.
  *
  * Widths count bytes: every cell the tools print here is ASCII, so a byte
  * is a column.
  */
-#include "table.h"
+#include "tool_table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +21,11 @@ static int total_width(const int *w, size_t n)
             kept++;
         }
     }
-    return kept ? total + (kept - 1) * VYRE_TABLE_GAP : 0;
+    return kept ? total + (kept - 1) * TOOL_TABLE_GAP : 0;
 }
 
 /* Takes `need` characters from the shrinkable columns, rightmost first. */
-static void shrink(const vyre_table_col *cols, int *w, size_t n, int need)
+static void shrink(const tool_table_col *cols, int *w, size_t n, int need)
 {
     for (size_t k = n; k-- > 0 && need > 0;) {
         if (w[k] <= 0 || cols[k].min_width <= 0 || w[k] <= cols[k].min_width)
@@ -38,7 +38,7 @@ static void shrink(const vyre_table_col *cols, int *w, size_t n, int need)
     }
 }
 
-int vyre_table_fit(const vyre_table_col *cols, size_t ncols, const int *natural, int width,
+int tool_table_fit(const tool_table_col *cols, size_t ncols, const int *natural, int width,
                    int *width_out)
 {
     for (size_t i = 0; i < ncols; i++)
@@ -69,7 +69,7 @@ int vyre_table_fit(const vyre_table_col *cols, size_t ncols, const int *natural,
     return total_width(width_out, ncols);
 }
 
-void vyre_table_natural(const vyre_table_col *cols, size_t ncols, const char *const *cells,
+void tool_table_natural(const tool_table_col *cols, size_t ncols, const char *const *cells,
                         size_t nrows, int *natural)
 {
     for (size_t c = 0; c < ncols; c++) {
@@ -119,12 +119,12 @@ static void emit(FILE *out, char *line, size_t len, int width)
     fputc('\n', out);
 }
 
-static void render_row(FILE *out, const vyre_table_col *cols, size_t ncols, const int *widths,
+static void render_row(FILE *out, const tool_table_col *cols, size_t ncols, const int *widths,
                        const char *const *row, int width, int rule)
 {
     size_t cap = 1;
     for (size_t c = 0; c < ncols; c++)
-        cap += (size_t)(widths[c] > 0 ? widths[c] : 0) + VYRE_TABLE_GAP;
+        cap += (size_t)(widths[c] > 0 ? widths[c] : 0) + TOOL_TABLE_GAP;
     char *line = malloc(cap);
     if (!line)
         return;
@@ -134,8 +134,8 @@ static void render_row(FILE *out, const vyre_table_col *cols, size_t ncols, cons
         if (widths[c] <= 0)
             continue;
         if (!first) {
-            memset(line + len, ' ', VYRE_TABLE_GAP);
-            len += VYRE_TABLE_GAP;
+            memset(line + len, ' ', TOOL_TABLE_GAP);
+            len += TOOL_TABLE_GAP;
         }
         first = 0;
         if (rule) {
@@ -149,7 +149,7 @@ static void render_row(FILE *out, const vyre_table_col *cols, size_t ncols, cons
     free(line);
 }
 
-void vyre_table_render(FILE *out, const vyre_table_col *cols, size_t ncols, const int *widths,
+void tool_table_render(FILE *out, const tool_table_col *cols, size_t ncols, const int *widths,
                        const char *const *cells, size_t nrows, int width)
 {
     render_row(out, cols, ncols, widths, NULL, width, 0);
@@ -158,7 +158,7 @@ void vyre_table_render(FILE *out, const vyre_table_col *cols, size_t ncols, cons
         render_row(out, cols, ncols, widths, cells + r * ncols, width, 0);
 }
 
-int vyre_table_terminal_width(int fd)
+int tool_table_terminal_width(int fd)
 {
     if (!isatty(fd))
         return 0;

@@ -1,5 +1,5 @@
 /*
- * sanitize.h - the one sanitiser every front end prints foreign text
+ * tool_sanitize.h - the one sanitiser every front end prints foreign text
  * through: strings read from a results database, a blob header or a
  * telemetry page (gpu names, source names, process, range and kernel
  * names). Those files travel (CI artifacts, shared caches, other users'

@@ -1,5 +1,5 @@
 /*
- * cli.h - helpers shared by the vyre front ends (not libcore: these print).
+ * tool_cli.h - helpers shared by the vyre front ends (not libcore: these print).
  *
  * Messages follow git's error()/advise(): "<prog>: error: <message>" then
  * "hint: <hint>"; usage errors end with "try '<prog> --help'" (curl).
@@ -14,23 +14,25 @@
 
 /* Exit codes shared by every tool (documented in each --help and README). */
 enum {
-    VYRE_EXIT_OK = 0,       /* success / clean */
-    VYRE_EXIT_PROBLEMS = 1, /* the command ran and found problems */
-    VYRE_EXIT_ERROR = 2,    /* usage or operational error */
-    VYRE_EXIT_NODRIVER = 3, /* no NVIDIA driver or no GPU where one is needed */
+    TOOL_EXIT_OK = 0,       /* success / clean */
+    TOOL_EXIT_PROBLEMS = 1, /* the command ran and found problems */
+    TOOL_EXIT_ERROR = 2,    /* usage or operational error */
+    TOOL_EXIT_NODRIVER = 3, /* no NVIDIA driver or no GPU where one is needed */
 };
 
-/* A subcommand: git's {name, fn} table. fn gets argv starting at the
- * subcommand's name and returns an exit code. */
-typedef struct vyre_cli_cmd {
+/* A subcommand: git's {name, fn, flags} table (tool_dispatch.h runs it). fn
+ * gets argv starting at the subcommand's name and returns an exit code;
+ * flags are the TOOL_CMD_* setup flags of tool_dispatch.h. */
+typedef struct tool_cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
-} vyre_cli_cmd;
+    unsigned flags;
+} tool_cmd;
 
 /* The program name used in messages (set once by main). */
-void vyre_cli_set_prog(const char *prog);
-const char *vyre_cli_prog(void);
+void tool_set_prog(const char *prog);
+const char *tool_prog(void);
 
 /* After snprintf(buf, size, ...) returned n: when the text was cut to fit
  * (a display cell, a one-line message), end it with "..." so the cut shows.
@@ -39,35 +41,35 @@ char *tool_mark_cut(char *buf, size_t size, int n);
 
 /* "<prog>: error: <message>\nhint: <hint>" on stderr from a vyre_error,
  * and a second "hint:" line naming the tools' command for its remedy. */
-void vyre_cli_report(const vyre_error *err);
+void tool_report(const vyre_error *err);
 
-/* Just the "hint:" lines of vyre_cli_report (for notes and warnings). */
-void vyre_cli_hints(const vyre_error *err);
+/* Just the "hint:" lines of tool_report (for notes and warnings). */
+void tool_hints(const vyre_error *err);
 
 /* The command of the vyre tools that carries out a libcore remedy
  * (vyre/error.h), as a hint's words; NULL for none. Static. */
-const char *vyre_cli_remedy(vyre_remedy remedy);
+const char *tool_remedy(vyre_remedy remedy);
 
 /* "<prog>: error: <fmt...>", optional "hint: ..." line, then
- * "try '<prog> [sub ]--help'"; returns VYRE_EXIT_ERROR. sub may be NULL. */
-int vyre_cli_usage_error(const char *sub, const char *hint, const char *fmt, ...) VYRE_PRINTF(3, 4);
+ * "try '<prog> [sub ]--help'"; returns TOOL_EXIT_ERROR. sub may be NULL. */
+int tool_usage_error(const char *sub, const char *hint, const char *fmt, ...) VYRE_PRINTF(3, 4);
 
 /* Reports the option getopt_long rejected (call from its '?' case, with
  * opterr = 0): an unknown long option (nearest suggested), a value given to
  * an option that takes none ("--json=1"), a missing value, an unknown short
- * option even inside a cluster ("-xh"). Returns VYRE_EXIT_ERROR. */
+ * option even inside a cluster ("-xh"). Returns TOOL_EXIT_ERROR. */
 struct option;
-int vyre_cli_bad_option(const char *sub, char *const argv[], int optind_now, int optopt_now,
-                        const char *shortopts, const struct option *longopts);
+int tool_bad_option(const char *sub, char *const argv[], int optind_now, int optopt_now,
+                    const char *shortopts, const struct option *longopts);
 
 /* Finds the command named `name`; NULL when there is none. */
-const vyre_cli_cmd *vyre_cli_find(const vyre_cli_cmd *cmds, const char *name);
+const tool_cmd *tool_cmd_find(const tool_cmd *cmds, const char *name);
 
 /* The candidate nearest to `word` by edit distance, or NULL when nothing is
  * close (distance > max(2, len/3)). */
-const char *vyre_cli_nearest(const char *word, const char *const *candidates, size_t n);
+const char *tool_nearest(const char *word, const char *const *candidates, size_t n);
 
 /* Maps a libcore error code to the tool exit code. */
-int vyre_cli_exit_code(int vyre_code);
+int tool_exit_code(int vyre_code);
 
 #endif /* VYRE_TOOL_CLI_H */

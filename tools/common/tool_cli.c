@@ -1,8 +1,8 @@
 /*
- * cli.c - messages, subcommand lookup and "did you mean" for the front ends.
+ * tool_cli.c - messages, subcommand lookup and "did you mean" for the front ends.
  */
-#include "cli.h"
-#include "sanitize.h"
+#include "tool_cli.h"
+#include "tool_sanitize.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -13,17 +13,17 @@
 
 static const char *g_prog = "vyre";
 
-void vyre_cli_set_prog(const char *prog)
+void tool_set_prog(const char *prog)
 {
     g_prog = prog;
 }
 
-const char *vyre_cli_prog(void)
+const char *tool_prog(void)
 {
     return g_prog;
 }
 
-const char *vyre_cli_remedy(vyre_remedy remedy)
+const char *tool_remedy(vyre_remedy remedy)
 {
     switch (remedy) {
     case VYRE_REMEDY_CACHE_REPAIR:
@@ -50,27 +50,27 @@ const char *vyre_cli_remedy(vyre_remedy remedy)
 
 /* Messages and hints quote what the user gave and what files hold (a run's
  * text, a blob's source name): shown through the sanitiser, lines kept. */
-void vyre_cli_hints(const vyre_error *err)
+void tool_hints(const vyre_error *err)
 {
     char clean[TOOL_CLEAN_SIZE(sizeof err->hint)];
     if (err->hint[0])
         fprintf(stderr, "hint: %s\n",
                 tool_clean_flags(err->hint, TOOL_CLEAN_KEEP_NEWLINE, clean, sizeof clean));
-    const char *cmd = vyre_cli_remedy(err->remedy);
+    const char *cmd = tool_remedy(err->remedy);
     if (cmd)
         fprintf(stderr, "hint: %s\n", cmd);
 }
 
-void vyre_cli_report(const vyre_error *err)
+void tool_report(const vyre_error *err)
 {
     char clean[TOOL_CLEAN_SIZE(sizeof err->message)];
     fprintf(stderr, "%s: error: %s\n", g_prog,
             tool_clean_flags(err->message[0] ? err->message : vyre_strerror(err->code),
                              TOOL_CLEAN_KEEP_NEWLINE, clean, sizeof clean));
-    vyre_cli_hints(err);
+    tool_hints(err);
 }
 
-int vyre_cli_usage_error(const char *sub, const char *hint, const char *fmt, ...)
+int tool_usage_error(const char *sub, const char *hint, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "%s: error: ", g_prog);
@@ -84,11 +84,11 @@ int vyre_cli_usage_error(const char *sub, const char *hint, const char *fmt, ...
         fprintf(stderr, "try '%s %s --help'\n", g_prog, sub);
     else
         fprintf(stderr, "try '%s --help'\n", g_prog);
-    return VYRE_EXIT_ERROR;
+    return TOOL_EXIT_ERROR;
 }
 
-int vyre_cli_bad_option(const char *sub, char *const argv[], int optind_now, int optopt_now,
-                        const char *shortopts, const struct option *longopts)
+int tool_bad_option(const char *sub, char *const argv[], int optind_now, int optopt_now,
+                    const char *shortopts, const struct option *longopts)
 {
     const char *arg = argv[optind_now - 1];
     if (strncmp(arg, "--", 2) == 0) {
@@ -102,24 +102,24 @@ int vyre_cli_bad_option(const char *sub, char *const argv[], int optind_now, int
             if (strlen(o->name) != len || strncmp(o->name, name, len) != 0)
                 continue;
             if (name[len] == '=' && o->has_arg == no_argument)
-                return vyre_cli_usage_error(sub, NULL, "option '--%s' takes no value", o->name);
-            return vyre_cli_usage_error(sub, NULL, "option '--%s' needs a value", o->name);
+                return tool_usage_error(sub, NULL, "option '--%s' takes no value", o->name);
+            return tool_usage_error(sub, NULL, "option '--%s' needs a value", o->name);
         }
         char word[64];
         snprintf(word, sizeof word, "%.*s", (int)(len < 63 ? len : 63), name);
-        const char *near = vyre_cli_nearest(word, names, n);
+        const char *near = tool_nearest(word, names, n);
         char hint[96];
         if (near)
             snprintf(hint, sizeof hint, "did you mean '--%s'?", near);
-        return vyre_cli_usage_error(sub, near ? hint : NULL, "unknown option '--%s'", word);
+        return tool_usage_error(sub, near ? hint : NULL, "unknown option '--%s'", word);
     }
     const char *at = optopt_now && shortopts ? strchr(shortopts, optopt_now) : NULL;
     if (at && at[1] == ':')
-        return vyre_cli_usage_error(sub, NULL, "option '-%c' needs a value", optopt_now);
-    return vyre_cli_usage_error(sub, NULL, "unknown option '-%c'", optopt_now ? optopt_now : '?');
+        return tool_usage_error(sub, NULL, "option '-%c' needs a value", optopt_now);
+    return tool_usage_error(sub, NULL, "unknown option '-%c'", optopt_now ? optopt_now : '?');
 }
 
-const vyre_cli_cmd *vyre_cli_find(const vyre_cli_cmd *cmds, const char *name)
+const tool_cmd *tool_cmd_find(const tool_cmd *cmds, const char *name)
 {
     for (; cmds->name; cmds++)
         if (strcmp(cmds->name, name) == 0)
@@ -129,18 +129,18 @@ const vyre_cli_cmd *vyre_cli_find(const vyre_cli_cmd *cmds, const char *name)
 
 /* The distance itself lives in libcore (vyre_nearest_word), where the
  * configuration loader uses it for unknown keys in vyre.conf. */
-const char *vyre_cli_nearest(const char *word, const char *const *candidates, size_t n)
+const char *tool_nearest(const char *word, const char *const *candidates, size_t n)
 {
     return vyre_nearest_word(word, candidates, n);
 }
 
-int vyre_cli_exit_code(int vyre_code)
+int tool_exit_code(int vyre_code)
 {
     if (vyre_code == VYRE_OK)
-        return VYRE_EXIT_OK;
+        return TOOL_EXIT_OK;
     if (vyre_code == VYRE_ENODRIVER || vyre_code == VYRE_ENODEV)
-        return VYRE_EXIT_NODRIVER;
-    return VYRE_EXIT_ERROR;
+        return TOOL_EXIT_NODRIVER;
+    return TOOL_EXIT_ERROR;
 }
 
 char *tool_mark_cut(char *buf, size_t size, int n)

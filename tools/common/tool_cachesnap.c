@@ -1,13 +1,14 @@
 /*
- * cachesnap.c - see cachesnap.h.
+ * tool_cachesnap.c - see tool_cachesnap.h.
  *
  * The handle and the reader thread share one heap block, reference
  * counted under its mutex: the thread may outlive the handle (a monitor
  * that exits while the index is locked does not wait for the read), and
  * whichever lets go last frees it.
  */
-#include "cachesnap.h"
-#include "cli.h"
+#include "tool_cachesnap.h"
+#include "tool_cli.h"
+#include "tool_util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,13 +34,6 @@ struct tool_cachesnap {
     tool_cachesnap_figures result; /* written by the reader */
 };
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void copy_str(char *dst, size_t size, const char *src)
 {
     tool_mark_cut(dst, size, snprintf(dst, size, "%s", src ? src : ""));
@@ -52,9 +46,9 @@ static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
     int n = 0;
     if (rc == VYRE_EBUSY)
         n = snprintf(dst, size, "cache busy: %s", e->message[0] ? e->message : vyre_strerror(rc));
-    else if (e->message[0] && (e->hint[0] || vyre_cli_remedy(e->remedy)))
+    else if (e->message[0] && (e->hint[0] || tool_remedy(e->remedy)))
         n = snprintf(dst, size, "%s; hint: %s", e->message,
-                     e->hint[0] ? e->hint : vyre_cli_remedy(e->remedy));
+                     e->hint[0] ? e->hint : tool_remedy(e->remedy));
     else
         copy_str(dst, size, e->message[0] ? e->message : vyre_strerror(rc));
     tool_mark_cut(dst, size, n);
@@ -89,7 +83,7 @@ static void read_figures(const char *want_root, int with_remotes, tool_cachesnap
         f->nremotes++;
     }
     vyre_cache_close(cache);
-    f->read_ns = mono_ns();
+    f->read_ns = tool_mono_ns();
     if (rc == 0) {
         f->state = TOOL_CACHESNAP_OK;
     } else if (rc == VYRE_ENOENT) {
@@ -164,7 +158,7 @@ static void take_result(tool_cachesnap *s)
     if (!s->done)
         return;
     s->fig = s->result;
-    s->end_ns = s->result.read_ns ? s->result.read_ns : mono_ns();
+    s->end_ns = s->result.read_ns ? s->result.read_ns : tool_mono_ns();
     s->done = 0;
     s->in_flight = 0;
     if (s->joinable) {
@@ -223,9 +217,10 @@ void tool_cachesnap_get(tool_cachesnap *s, uint64_t now_ns, tool_cachesnap_figur
         take_result(s);
     }
     *out = s->fig;
-    if (s->in_flight && mono_ns() - s->start_ns >= (uint64_t)TOOL_CACHESNAP_WAIT_MS * 1000000u) {
+    if (s->in_flight &&
+        tool_mono_ns() - s->start_ns >= (uint64_t)TOOL_CACHESNAP_WAIT_MS * 1000000u) {
         /* Not the last figures: they would pass for current. */
-        double secs = (double)(mono_ns() - s->start_ns) / 1e9;
+        double secs = (double)(tool_mono_ns() - s->start_ns) / 1e9;
         memset(&out->stats, 0, sizeof out->stats);
         out->nremotes = 0;
         out->state = TOOL_CACHESNAP_ERROR;

@@ -1,11 +1,11 @@
 /*
- * table.h - fitting a table of text cells into a terminal's width: pure
+ * tool_table.h - fitting a table of text cells into a terminal's width: pure
  * functions (no terminal, no I/O but the FILE the caller names), shared by
  * the front ends and unit-tested at several widths.
  *
  * Each column has a priority (0: always kept; a larger number is dropped
  * earlier) and a minimum width it may be shrunk to (text cut with '~').
- * vyre_table_fit decides the widths; vyre_table_render prints header and
+ * tool_table_fit decides the widths; tool_table_render prints header and
  * rows with them. The promise: no printed line is longer than the width
  * asked for, and the columns kept are always the most important ones.
  */
@@ -15,15 +15,15 @@
 #include <stddef.h>
 #include <stdio.h>
 
-typedef struct vyre_table_col {
+typedef struct tool_table_col {
     const char *name; /* the header */
     int priority;     /* 0: never dropped; larger: dropped first */
     int min_width;    /* shrink down to this (0: never shrunk below its natural width) */
     int right;        /* 1: right-aligned (numbers) */
-} vyre_table_col;
+} tool_table_col;
 
 /* The gap between two columns, in characters. */
-#define VYRE_TABLE_GAP 2
+#define TOOL_TABLE_GAP 2
 
 /*
  * Chooses the width of each of the ncols columns so that the table fits in
@@ -41,25 +41,25 @@ typedef struct vyre_table_col {
  * the lines.
  * Returns the table's width with the chosen columns.
  */
-int vyre_table_fit(const vyre_table_col *cols, size_t ncols, const int *natural, int width,
+int tool_table_fit(const tool_table_col *cols, size_t ncols, const int *natural, int width,
                    int *width_out);
 
 /*
  * Prints the header, a rule of dashes, and nrows rows of cells (row-major:
  * cells[r * ncols + c], NULL for an empty cell) with the widths from
- * vyre_table_fit. Cells longer than their column are cut, ending in '~'.
+ * tool_table_fit. Cells longer than their column are cut, ending in '~'.
  * No line is longer than `width` (when width > 0), and lines carry no
  * trailing blanks.
  */
-void vyre_table_render(FILE *out, const vyre_table_col *cols, size_t ncols, const int *widths,
+void tool_table_render(FILE *out, const tool_table_col *cols, size_t ncols, const int *widths,
                        const char *const *cells, size_t nrows, int width);
 
 /* The natural width of each column (header and cells), into natural[]. */
-void vyre_table_natural(const vyre_table_col *cols, size_t ncols, const char *const *cells,
+void tool_table_natural(const tool_table_col *cols, size_t ncols, const char *const *cells,
                         size_t nrows, int *natural);
 
 /* The width of the terminal on fd: TIOCGWINSZ, else $COLUMNS, else 80.
  * Returns 0 when fd is not a terminal (and $COLUMNS is not consulted). */
-int vyre_table_terminal_width(int fd);
+int tool_table_terminal_width(int fd);
 
 #endif /* VYRE_TOOL_TABLE_H */

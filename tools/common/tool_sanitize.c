@@ -1,10 +1,10 @@
 /*
- * sanitize.c - see sanitize.h. One decoder walks the string a unit at a
+ * tool_sanitize.c - see tool_sanitize.h. One decoder walks the string a unit at a
  * time (an ASCII byte, a whole UTF-8 character, or one bad byte) and says
  * whether the unit is copied or escaped; the three entry points only
  * differ in where the output goes.
  */
-#include "sanitize.h"
+#include "tool_sanitize.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * cachesnap.h - a pipeline cache's figures for the monitors (vyre-top,
+ * tool_cachesnap.h - a pipeline cache's figures for the monitors (vyre-top,
  * vyre-exporter), read in a thread of their own so that a frame or a
  * scrape never waits on the cache for long.
  *
