@@ -355,6 +355,29 @@ typedef struct series {
     size_t n;
 } series;
 
+/* Tics at the measured values xs[0..n-1] (every k-th when there are many)
+ * and an x range with some room around [xlo, xhi]. Sorts xs. */
+static void x_tics(FILE *f, double *xs, size_t n, double xlo, double xhi)
+{
+    if (!n)
+        return;
+    qsort(xs, n, sizeof *xs, cmp_double);
+    size_t step = (n + 9) / 10;
+    fputs("set xtics (", f);
+    for (size_t k = 0; k < n; k += step) {
+        char lab[32];
+        tic_label(xs[k], lab, sizeof lab);
+        fprintf(f, "%s'%s' %.17g", k ? ", " : "", lab, xs[k]);
+    }
+    fputs(")\n", f);
+    if (xlo < xhi && !(xlo > 0 && xhi / xlo >= 8)) {
+        double pad = (xhi - xlo) * 0.04;
+        fprintf(f, "set xrange [%.17g:%.17g]\n", xlo - pad, xhi + pad);
+    } else if (xlo > 0 && xlo < xhi) {
+        fprintf(f, "set xrange [%.17g:%.17g]\n", xlo / 1.15, xhi * 1.15);
+    }
+}
+
 static int sweep_script(FILE *f, const plot_input *in, const plot_chart *c, size_t index,
                         const char *dir, vyre_error *err)
 {
@@ -429,24 +452,7 @@ static int sweep_script(FILE *f, const plot_input *in, const plot_chart *c, size
         fputs("set logscale x 2\n", f);
     if (ylo > 0 && yhi / ylo >= 30)
         fputs("set logscale y 10\n", f);
-    /* Tics at the measured values (every k-th when there are many). */
-    if (nxs) {
-        qsort(xs, nxs, sizeof *xs, cmp_double);
-        size_t step = (nxs + 9) / 10;
-        fputs("set xtics (", f);
-        for (size_t k = 0; k < nxs; k += step) {
-            char lab[32];
-            tic_label(xs[k], lab, sizeof lab);
-            fprintf(f, "%s'%s' %.17g", k ? ", " : "", lab, xs[k]);
-        }
-        fputs(")\n", f);
-        if (xlo < xhi && !(xlo > 0 && xhi / xlo >= 8)) {
-            double pad = (xhi - xlo) * 0.04;
-            fprintf(f, "set xrange [%.17g:%.17g]\n", xlo - pad, xhi + pad);
-        } else if (xlo > 0 && xlo < xhi) {
-            fprintf(f, "set xrange [%.17g:%.17g]\n", xlo / 1.15, xhi * 1.15);
-        }
-    }
+    x_tics(f, xs, nxs, xlo, xhi);
     if (ns <= 1) /* one line: the title says what it is */
         fputs("unset key\n", f);
     fputs("plot ", f);
