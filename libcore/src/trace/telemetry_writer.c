@@ -213,6 +213,36 @@ static int reserve(int fd, const char *dir, const char *tmp, vyre_error *err)
                       sizeof(vyre__tel_page), dir, tmp, strerror(e));
 }
 
+/* Makes the new tmp file exactly a page: mode 0600, every block reserved,
+ * a regular file of ours; *st gets its final stat. */
+static int settle_tmp(int fd, const char *dir, const char *tmp, struct stat *st, vyre_error *err)
+{
+    /* The creation mode went through the umask; the page is exactly 0600. */
+    if (fchmod(fd, 0600) != 0) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), "set VYRE_TELEMETRY_DIR to a local directory",
+                          "cannot set the mode of telemetry page '%s/%s': %s", dir, tmp,
+                          strerror(e));
+    }
+    int rc = reserve(fd, dir, tmp, err);
+    if (rc)
+        return rc;
+    if (fstat(fd, st) != 0) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat telemetry page '%s/%s': %s",
+                          dir, tmp, strerror(e));
+    }
+    /* Made here with O_EXCL | O_NOFOLLOW, so this holds unless the file
+     * system lies; a page that is not exactly this is never published. */
+    if (!S_ISREG(st->st_mode) || st->st_uid != geteuid() || (st->st_mode & 07777) != 0600)
+        return vyre__fail(err, VYRE_EUNSAFE, "set VYRE_TELEMETRY_DIR to a local directory of yours",
+                          "telemetry page '%s/%s' is not a 0600 regular file of uid %u after "
+                          "creation (mode %04o, uid %u)",
+                          dir, tmp, (unsigned)geteuid(), (unsigned)(st->st_mode & 07777),
+                          (unsigned)st->st_uid);
+    return VYRE_OK;
+}
+
 static void fill_identity(vyre__tel_header *h, int32_t pid, uint64_t start)
 {
     memcpy(h->magic, TEL_MAGIC, sizeof h->magic);
@@ -282,31 +312,8 @@ static int open_locked(vyre_telemetry **out, vyre_error *err)
         rc = fd;
         goto fail;
     }
-    /* The creation mode went through the umask; the page is exactly 0600. */
-    if (fchmod(fd, 0600) != 0) {
-        int e = errno;
-        rc = vyre__fail(err, vyre__errno_code(e), "set VYRE_TELEMETRY_DIR to a local directory",
-                        "cannot set the mode of telemetry page '%s/%s': %s", dir, tmp, strerror(e));
+    if ((rc = settle_tmp(fd, dir, tmp, &st, err)))
         goto fail;
-    }
-    if ((rc = reserve(fd, dir, tmp, err)))
-        goto fail;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat telemetry page '%s/%s': %s",
-                        dir, tmp, strerror(e));
-        goto fail;
-    }
-    /* Made here with O_EXCL | O_NOFOLLOW, so this holds unless the file
-     * system lies; a page that is not exactly this is never published. */
-    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0600) {
-        rc = vyre__fail(err, VYRE_EUNSAFE, "set VYRE_TELEMETRY_DIR to a local directory of yours",
-                        "telemetry page '%s/%s' is not a 0600 regular file of uid %u after "
-                        "creation (mode %04o, uid %u)",
-                        dir, tmp, (unsigned)geteuid(), (unsigned)(st.st_mode & 07777),
-                        (unsigned)st.st_uid);
-        goto fail;
-    }
     map = mmap(NULL, sizeof(vyre__tel_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
         int e = errno;
