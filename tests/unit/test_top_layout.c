@@ -659,15 +659,13 @@ Test(top_view, gpu_history_shows_util_memory_and_power_in_80_columns)
 
 Test(top_collect, rates_ranges_and_kernels_aggregate_honestly)
 {
-    cr_assert(isnan(top_rate(5, 10, 0)), "no interval: unknown");
-    cr_assert(isnan(top_rate(10, 5, 1)), "a counter going back is a restart: unknown");
-    cr_assert_float_eq(top_rate(10, 30, 2), 10.0, 1e-12);
-
+    /* Rates are the telemetry tracker's (test_telemetry_tracker.c). */
     /* A ring that overflowed: each kept record stands for recorded/seen. */
-    cr_assert_float_eq(top_sample_scale(4, 10), 2.5, 1e-12);
-    cr_assert_float_eq(top_sample_scale(4, 4), 1.0, 1e-12, "no overflow: exact");
-    cr_assert_float_eq(top_sample_scale(0, 10), 1.0, 1e-12, "nothing kept: nothing to scale");
-    cr_assert_float_eq(top_sample_scale(10, 4), 1.0, 1e-12, "never scaled down");
+    cr_assert_float_eq(vyre_telemetry_kernel_scale(4, 10), 2.5, 1e-12);
+    cr_assert_float_eq(vyre_telemetry_kernel_scale(4, 4), 1.0, 1e-12, "no overflow: exact");
+    cr_assert_float_eq(vyre_telemetry_kernel_scale(0, 10), 1.0, 1e-12,
+                       "nothing kept: nothing to scale");
+    cr_assert_float_eq(vyre_telemetry_kernel_scale(10, 4), 1.0, 1e-12, "never scaled down");
 
     top_snapshot *s = fake_snapshot(0, 3); /* kernel_0, kernel_1, kernel_2 */
     s->procs[2].kernels[0].total_ns = 12000;

@@ -1,8 +1,9 @@
 /*
  * collect_procs.c - the telemetry collector: every page of the telemetry
- * directory, read and validated by libcore (vyre_telemetry_read copies it
- * under its seqlock, trusting nothing in it), turned into an exp_proc kept
- * between scrapes.
+ * directory, read through libcore's tracker (vyre_telemetry_tracker_*, as
+ * vyre-top reads them: validation, identity across scrapes, ring serials,
+ * staleness and foreign pages are decided there), turned into an exp_proc
+ * kept between scrapes.
  *
  * A page that fails validation exports nothing and counts one scrape error
  * (collector "telemetry"); so does a page whose process is gone or whose
@@ -12,10 +13,11 @@
  * counted (pages "foreign") and not exported: its pid names another
  * process here, or none, so the pid label, NVML's GPU for it and the
  * pid-reuse test would all be wrong; an exporter in that namespace exports
- * it. It is no error either. Kernels: the page keeps only a ring of
- * the most recent records, so the exporter sums by name those newer than
- * the last serial it saw; records that left the ring unseen are counted in
- * kernels_unseen.
+ * it. It is no error either. Kernels: the page keeps only a ring of the
+ * most recent records; the exporter sums by name the records the tracker
+ * reports as new, and counts those that left the ring unseen in
+ * kernels_unseen. A new writer under a known pid (pid reused, or an
+ * exec'd image) starts its sums again: its counters restart too.
  */
 #include "exporter_internal.h"
 
@@ -30,30 +32,36 @@ void exp_procs_free(exporter *x)
     free(x->procs);
     x->procs = NULL;
     x->nprocs = 0;
+    vyre_telemetry_tracker_free(x->tracker);
+    x->tracker = NULL;
 }
 
-/* The process of pid (a fresh one when absent or when the pid now belongs
- * to another process); NULL out of memory. Keeps x->procs sorted. */
-static exp_proc *proc_slot(exporter *x, int32_t pid, uint64_t start_time)
+static void proc_reset(exp_proc *p, const vyre_telemetry_proc *tp)
+{
+    free(p->kernels);
+    memset(p, 0, sizeof *p);
+    p->pid = tp->pid;
+    p->start_time = tp->start_time;
+    p->device_hint = -1;
+}
+
+/* The process of tp's pid, started again when tp is the first reading of
+ * its writer (the tracker says so: pid reused, or a new page); NULL out of
+ * memory. Keeps x->procs sorted. */
+static exp_proc *proc_slot(exporter *x, const vyre_telemetry_proc *tp)
 {
     size_t lo = 0, hi = x->nprocs;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (x->procs[mid].pid < pid)
+        if (x->procs[mid].pid < tp->pid)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < x->nprocs && x->procs[lo].pid == pid) {
-        exp_proc *p = &x->procs[lo];
-        if (p->start_time != start_time) { /* pid reused: start over */
-            free(p->kernels);
-            memset(p, 0, sizeof *p);
-            p->pid = pid;
-            p->start_time = start_time;
-            p->device_hint = -1;
-        }
-        return p;
+    if (lo < x->nprocs && x->procs[lo].pid == tp->pid) {
+        if (tp->first)
+            proc_reset(&x->procs[lo], tp);
+        return &x->procs[lo];
     }
     exp_proc *np = realloc(x->procs, (x->nprocs + 1) * sizeof *np);
     if (!np)
@@ -61,12 +69,9 @@ static exp_proc *proc_slot(exporter *x, int32_t pid, uint64_t start_time)
     x->procs = np;
     memmove(&np[lo + 1], &np[lo], (x->nprocs - lo) * sizeof *np);
     x->nprocs++;
-    exp_proc *p = &np[lo];
-    memset(p, 0, sizeof *p);
-    p->pid = pid;
-    p->start_time = start_time;
-    p->device_hint = -1;
-    return p;
+    np[lo].kernels = NULL;
+    proc_reset(&np[lo], tp);
+    return &np[lo];
 }
 
 static void add_kernel(exp_proc *p, const vyre_telemetry_kernel *k)
@@ -94,44 +99,29 @@ static void add_kernel(exp_proc *p, const vyre_telemetry_kernel *k)
     p->kernels[j].ns = p->kernels[j].ns > UINT64_MAX - ns ? UINT64_MAX : p->kernels[j].ns + ns;
 }
 
-static void take_page(exporter *x, exp_proc *p, const vyre_telemetry_snapshot *pg)
+static void take_page(exporter *x, exp_proc *p, const vyre_telemetry_proc *tp)
 {
     p->seen = 1;
-    exp_copy_str(p->comm, sizeof p->comm, pg->exe);
-    p->created_s = (double)pg->created_ns / 1e9;
-    memcpy(p->v, pg->counters.v, sizeof p->v);
+    exp_copy_str(p->comm, sizeof p->comm, tp->exe);
+    p->created_s = (double)tp->created_ns / 1e9;
+    memcpy(p->v, tp->counters.v, sizeof p->v);
     for (int r = 0; r < VYRE_RANGE_COUNT; r++) {
-        const vyre_range_hist *h = &pg->counters.ranges[r];
+        const vyre_range_hist *h = &tp->counters.ranges[r];
         p->range_count[r] = vyre_range_hist_cumulative(h, x->edges, x->edges_n, p->range_le[r]);
         p->range_sum_ns[r] = h->total_ns;
     }
-    /* Kernels newer than those already summed. A ring whose serials went
-     * backwards belongs to a new writer: take it whole. */
-    uint64_t newest = pg->n_kernels ? pg->kernels[pg->n_kernels - 1].serial : 0;
-    if (pg->kernels_total < p->kernels_total || newest < p->last_serial)
-        p->last_serial = 0;
-    uint64_t fresh = 0;
-    for (uint32_t k = 0; k < pg->n_kernels; k++) {
-        const vyre_telemetry_kernel *kr = &pg->kernels[k];
-        if (kr->serial <= p->last_serial)
-            continue;
+    for (uint32_t k = 0; k < tp->n_kernels; k++) {
+        const vyre_telemetry_kernel *kr = &tp->kernels[k];
         add_kernel(p, kr);
-        fresh++;
         p->kernels_ns = p->kernels_ns > UINT64_MAX - kr->duration_ns
                             ? UINT64_MAX
                             : p->kernels_ns + kr->duration_ns;
         if (kr->device >= 0)
             p->device_hint = kr->device;
     }
-    p->kernels_seen += fresh;
-    if (pg->kernels_total >= p->kernels_total) {
-        uint64_t recorded = pg->kernels_total - p->kernels_total;
-        if (recorded > fresh)
-            p->kernels_unseen += recorded - fresh;
-    }
-    p->kernels_total = pg->kernels_total;
-    if (newest > p->last_serial)
-        p->last_serial = newest;
+    p->kernels_seen += tp->n_kernels;
+    p->kernels_unseen += tp->kernels_unseen;
+    p->kernels_total = tp->kernels_total;
 }
 
 /* The GPU label: where NVML lists the process, else the device of its
@@ -161,56 +151,36 @@ void exp_collect_procs(exporter *x)
     x->tel_ok = 0;
     for (size_t i = 0; i < x->nprocs; i++)
         x->procs[i].seen = 0;
-    vyre_error e;
-    vyre_error_clear(&e);
-    const char *dir = x->o.telemetry_dir;
-    if (!dir) {
-        if (vyre_telemetry_dir(x->tel_dir, sizeof x->tel_dir, &e) != 0) {
-            x->errors[EXP_C_TELEMETRY]++;
-            goto drop;
-        }
-        dir = x->tel_dir;
+    vyre_telemetry_update u;
+    if (!x->tracker &&
+        vyre_telemetry_tracker_new(x->o.telemetry_dir, EXP_MAX_PROCS, &x->tracker, NULL) != 0) {
+        x->errors[EXP_C_TELEMETRY]++;
+        goto drop;
     }
-    vyre_telemetry_entry *ents = NULL;
-    size_t n = 0;
-    if (vyre_telemetry_list(dir, &ents, &n, &e) != 0) {
+    if (vyre_telemetry_tracker_update(x->tracker, &u, NULL) != 0) {
         x->errors[EXP_C_TELEMETRY]++;
         goto drop;
     }
     x->tel_ok = 1;
-    if (n > EXP_MAX_PROCS) {
-        x->errors[EXP_C_TELEMETRY]++; /* the rest are not read */
-        n = EXP_MAX_PROCS;
-    }
-    for (size_t i = 0; i < n; i++) {
-        vyre_telemetry_snapshot *pg = x->page;
-        int rc = vyre_telemetry_read(ents[i].path, pg, NULL);
-        if (rc == VYRE_ENOENT)
-            continue; /* exited since the listing */
-        if (rc != 0 || pg->pid != ents[i].pid) {
-            x->pages_bad++;
-            x->errors[EXP_C_TELEMETRY]++;
+    x->pages_bad = u.invalid;
+    x->pages_stale = u.stale;
+    x->pages_foreign = u.foreign;
+    /* Each invalid or stale page is an error, and so are the pages past
+     * EXP_MAX_PROCS (not read). */
+    x->errors[EXP_C_TELEMETRY] += u.invalid + u.stale + (u.skipped ? 1 : 0);
+    for (size_t i = 0; i < u.nprocs; i++) {
+        const vyre_telemetry_proc *tp = &u.procs[i];
+        if (tp->foreign)
             continue;
-        }
-        if (vyre_telemetry_foreign(pg)) {
-            x->pages_foreign++;
-            continue;
-        }
-        if (vyre_telemetry_stale(pg)) {
-            x->pages_stale++;
-            x->errors[EXP_C_TELEMETRY]++;
-            continue;
-        }
-        exp_proc *p = proc_slot(x, pg->pid, pg->start_time);
+        exp_proc *p = proc_slot(x, tp);
         if (!p) {
             x->errors[EXP_C_TELEMETRY]++;
             continue;
         }
-        take_page(x, p, pg);
+        take_page(x, p, tp);
         proc_gpu(x, p);
         x->pages_ok++;
     }
-    vyre_telemetry_list_free(ents);
 drop:
     /* Processes whose page is gone (or bad this time) are dropped. */
     {

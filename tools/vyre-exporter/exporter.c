@@ -14,11 +14,6 @@ int exporter_new(const exp_opts *opts, exporter **out)
     exporter *x = calloc(1, sizeof *x);
     if (!x)
         return VYRE_ENOMEM;
-    x->page = malloc(sizeof *x->page);
-    if (!x->page) {
-        free(x);
-        return VYRE_ENOMEM;
-    }
     if (opts)
         x->o = *opts;
     if (x->o.kernels_top_n > EXP_MAX_TOP_N)
@@ -39,7 +34,6 @@ void exporter_free(exporter *x)
     vyre_gpu_monitor_close(x->gpu);
     exp_procs_free(x);
     exp_cache_free(x);
-    free(x->page);
     pthread_mutex_destroy(&x->mu);
     free(x);
 }

@@ -27,7 +27,8 @@ typedef struct exp_kernel {
 } exp_kernel;
 
 /* One instrumented process, kept between scrapes while its page is
- * readable. */
+ * readable; started again when the tracker sees a new writer under its
+ * pid. */
 typedef struct exp_proc {
     int32_t pid;
     uint64_t start_time;
@@ -44,7 +45,6 @@ typedef struct exp_proc {
     /* Kernels summed by the exporter. */
     exp_kernel *kernels;
     size_t nkernels, kcap;
-    uint64_t last_serial;
     uint64_t kernels_seen;   /* records summed into kernels[] */
     uint64_t kernels_ns;     /* their total time */
     uint64_t kernels_unseen; /* recorded but gone from the ring before a scrape */
@@ -61,12 +61,11 @@ struct exporter {
     uint64_t gpu_retry_ns;
     vyre_gpu_snapshot gsnap;
     /* processes */
-    vyre_telemetry_snapshot *page; /* scratch, ~200 KiB */
-    exp_proc *procs;               /* sorted by pid */
+    vyre_telemetry_tracker *tracker; /* the pages across scrapes (collect_procs.c) */
+    exp_proc *procs;                 /* sorted by pid */
     size_t nprocs;
     size_t pages_ok, pages_bad, pages_stale, pages_foreign;
     int tel_ok;
-    char tel_dir[VYRE_TELEMETRY_PATH_MAX];
     /* cache */
     int cache_state; /* 0 ok, 1 missing, 2 error, 3 not read yet */
     char cache_root[VYRE_CACHE_PATH_MAX];

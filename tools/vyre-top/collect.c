@@ -1,7 +1,9 @@
 /*
- * collect.c - see collect.h. The collectors keep, per process, the previous
- * reading (counters, histograms, last kernel serial) so that every rate is
- * the difference of two real readings over the time between them.
+ * collect.c - see collect.h. Telemetry pages are read through libcore's
+ * tracker (vyre_telemetry_tracker_*, as vyre-exporter reads them): it keeps,
+ * per process, the previous reading, so every rate is the difference of two
+ * real readings over the time between them; this file only maps its
+ * results to rows. The host's CPU time is followed here (host_prev).
  */
 #include "collect.h"
 #include "tool_cachesnap.h"
@@ -14,17 +16,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* What the previous collection saw of one process. */
-typedef struct prev_proc {
-    int32_t pid;
-    uint64_t start_time;
-    uint64_t mono_ns;
-    uint64_t v[VYRE_CTR_COUNT];
-    vyre_range_hist life[VYRE_RANGE_COUNT];
-    uint64_t kernels_total;
-    uint64_t last_serial;
-} prev_proc;
 
 /* What the previous collection saw of one process's host CPU time. */
 typedef struct host_prev {
@@ -41,13 +32,11 @@ struct top_collector {
     char gpu_msg[TOP_MSG_MAX];
     char gpu_hint[TOP_MSG_MAX];
     top_gpu_hist hist[VYRE_GPU_MAX];
-    prev_proc *prev;
-    size_t nprev;
     host_prev *hprev; /* sorted by pid */
     size_t nhprev;
     long hz; /* clock ticks per second */
     top_user_cache users;
-    vyre_telemetry_snapshot *page; /* scratch, ~200 KiB */
+    vyre_telemetry_tracker *tracker; /* the telemetry pages across collections */
     /* cache figures, re-read in a thread every cache_every_s (cachesnap.h) */
     tool_cachesnap *cachesnap;
     tool_cachesnap_figures cache_fig;
@@ -123,20 +112,6 @@ uint8_t top_gpu_hist_power(const top_gpu_hist *h, unsigned i)
     return hist_at(h, h->power, i);
 }
 
-double top_sample_scale(uint64_t seen, uint64_t recorded)
-{
-    if (seen == 0 || recorded <= seen)
-        return 1.0;
-    return (double)recorded / (double)seen;
-}
-
-double top_rate(uint64_t prev, uint64_t now, double dt_s)
-{
-    if (!(dt_s > 0) || now < prev)
-        return NAN;
-    return (double)(now - prev) / dt_s;
-}
-
 static void hist_add(vyre_range_hist *dst, const vyre_range_hist *src)
 {
     dst->count += src->count;
@@ -209,7 +184,7 @@ size_t top_aggregate_kernels(const top_snapshot *s, const unsigned char *keep, t
         if (keep && !keep[i])
             continue;
         const top_proc *p = &s->procs[i];
-        double f = top_sample_scale(p->kernels_seen, p->kernels_new);
+        double f = vyre_telemetry_kernel_scale(p->kernels_seen, p->kernels_new);
         if (sampled && p->kernels_seen < p->kernels_new)
             *sampled = 1;
         for (size_t k = 0; k < p->nkernels; k++) {
@@ -270,13 +245,12 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
     top_collector *c = calloc(1, sizeof *c);
     if (!c)
         return VYRE_ENOMEM;
-    c->page = malloc(sizeof *c->page);
-    if (!c->page) {
+    if (opts)
+        c->opts = *opts;
+    if (vyre_telemetry_tracker_new(c->opts.telemetry_dir, TOP_MAX_PROCS, &c->tracker, NULL)) {
         free(c);
         return VYRE_ENOMEM;
     }
-    if (opts)
-        c->opts = *opts;
     if (!(c->opts.cache_every_s > 0))
         c->opts.cache_every_s = 5;
     if (c->opts.reap_every_s == 0)
@@ -307,9 +281,8 @@ void top_collector_free(top_collector *c)
         return;
     vyre_gpu_monitor_close(c->gpu);
     tool_cachesnap_free(c->cachesnap);
-    free(c->prev);
+    vyre_telemetry_tracker_free(c->tracker);
     free(c->hprev);
-    free(c->page);
     free(c);
 }
 
@@ -400,29 +373,12 @@ static void collect_cache(top_collector *c, top_snapshot *s)
     }
 }
 
-static const prev_proc *find_prev(const top_collector *c, int32_t pid, uint64_t start_time)
-{
-    size_t lo = 0, hi = c->nprev;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->prev[mid].pid < pid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < c->nprev && c->prev[lo].pid == pid && c->prev[lo].start_time == start_time)
-        return &c->prev[lo];
-    return NULL;
-}
-
-/* Groups the ring's kernels newer than last_serial by name. */
-static void proc_kernels(top_proc *p, const vyre_telemetry_snapshot *pg, uint64_t last_serial)
+/* Groups the kernels recorded since the previous collection by name. */
+static void proc_kernels(top_proc *p, const vyre_telemetry_proc *tp)
 {
     size_t cap = 0;
-    for (uint32_t k = 0; k < pg->n_kernels; k++) {
-        const vyre_telemetry_kernel *kr = &pg->kernels[k];
-        if (kr->serial <= last_serial)
-            continue;
+    for (uint32_t k = 0; k < tp->n_kernels; k++) {
+        const vyre_telemetry_kernel *kr = &tp->kernels[k];
         p->kernels_seen++;
         size_t j = 0;
         while (j < p->nkernels && strcmp(p->kernels[j].name, kr->name) != 0)
@@ -450,123 +406,77 @@ static void proc_kernels(top_proc *p, const vyre_telemetry_snapshot *pg, uint64_
     }
 }
 
+/* One row from the tracker's reading of a page. Its first reading has no
+ * interval: rates stay unknown and its kernels (since the process started)
+ * are not this interval's. */
+static void take_proc(top_proc *p, const vyre_telemetry_proc *tp)
+{
+    p->pid = tp->pid;
+    p->telemetry = 1;
+    p->layout_version = tp->layout_version;
+    p->foreign = tp->foreign;
+    p->device = -1;
+    copy_str(p->name, sizeof p->name, tp->exe);
+    copy_str(p->cmdline, sizeof p->cmdline, tp->cmdline);
+    p->published = tp->publish_count > 0;
+    const uint64_t *v = tp->counters.v;
+    p->launches = v[VYRE_CTR_LAUNCHES];
+    p->graph_launches = v[VYRE_CTR_GRAPH_LAUNCHES];
+    p->dispatches = v[VYRE_CTR_DISPATCHES];
+    p->h2d_bytes = v[VYRE_CTR_H2D_BYTES];
+    p->d2h_bytes = v[VYRE_CTR_D2H_BYTES];
+    p->d2d_bytes = v[VYRE_CTR_D2D_BYTES];
+    p->kernels_total = tp->kernels_total;
+    uint64_t lookups = v[VYRE_CTR_CACHE_HITS] + v[VYRE_CTR_CACHE_MISSES];
+    p->cache_hit_pct = lookups ? 100.0 * (double)v[VYRE_CTR_CACHE_HITS] / (double)lookups : NAN;
+    p->compile_saved_s = p->published ? (double)v[VYRE_CTR_COMPILE_NS_SAVED] / 1e9 : NAN;
+    memcpy(p->life, tp->counters.ranges, sizeof p->life);
+    const double *r = tp->rate; /* NAN on a first reading */
+    p->launches_s = r[VYRE_CTR_LAUNCHES];
+    p->graphs_s = r[VYRE_CTR_GRAPH_LAUNCHES];
+    p->dispatches_s = r[VYRE_CTR_DISPATCHES];
+    p->h2d_mb_s = r[VYRE_CTR_H2D_BYTES] / 1e6;
+    p->d2h_mb_s = r[VYRE_CTR_D2H_BYTES] / 1e6;
+    p->d2d_mb_s = r[VYRE_CTR_D2D_BYTES] / 1e6;
+    if (!tp->first) {
+        p->has_delta = 1;
+        memcpy(p->delta, tp->range_delta, sizeof p->delta);
+        p->kernels_new = tp->kernels_new;
+        proc_kernels(p, tp);
+    }
+    if (p->nkernels)
+        p->device = p->kernels[p->nkernels - 1].device;
+}
+
+/* The process rows of every live or foreign telemetry page (the tracker
+ * leaves stale and invalid pages out and counts them). */
 static void collect_procs(top_collector *c, top_snapshot *s)
 {
     vyre_error e;
     vyre_error_clear(&e);
-    const char *dir = c->opts.telemetry_dir;
-    if (!dir && vyre_telemetry_dir(s->tel_dir, sizeof s->tel_dir, &e) == 0)
-        dir = s->tel_dir;
-    else if (dir)
-        copy_str(s->tel_dir, sizeof s->tel_dir, dir);
-    if (!dir) {
-        error_text(s->tel_msg, sizeof s->tel_msg, e.code, &e);
+    vyre_telemetry_update u;
+    int rc = vyre_telemetry_tracker_update(c->tracker, &u, &e);
+    copy_str(s->tel_dir, sizeof s->tel_dir, u.dir);
+    if (rc) {
+        error_text(s->tel_msg, sizeof s->tel_msg, rc, &e);
         return;
     }
     if (c->opts.reap_every_s > 0 &&
         (c->reap_ns == 0 || (double)(s->mono_ns - c->reap_ns) / 1e9 >= c->opts.reap_every_s)) {
         c->reap_ns = s->mono_ns;
-        vyre_telemetry_reap(dir, NULL, NULL); /* only dead processes', never foreign pages */
-    }
-    vyre_telemetry_entry *ents = NULL;
-    size_t n = 0;
-    int rc = vyre_telemetry_list(dir, &ents, &n, &e);
-    if (rc) {
-        error_text(s->tel_msg, sizeof s->tel_msg, rc, &e);
-        return;
+        vyre_telemetry_reap(u.dir, NULL, NULL); /* only dead processes', never foreign pages */
     }
     s->tel_ok = 1;
-    if (n > TOP_MAX_PROCS)
-        n = TOP_MAX_PROCS;
-    prev_proc *next = n ? calloc(n, sizeof *next) : NULL;
-    s->procs = n ? calloc(n, sizeof *s->procs) : NULL;
-    if (n && (!next || !s->procs)) {
-        free(next);
-        free(s->procs);
-        s->procs = NULL;
-        vyre_telemetry_list_free(ents);
+    s->unreadable = u.invalid;
+    s->stale = u.stale;
+    s->procs = u.nprocs ? calloc(u.nprocs, sizeof *s->procs) : NULL;
+    if (u.nprocs && !s->procs) {
         snprintf(s->tel_msg, sizeof s->tel_msg, "out of memory");
         s->tel_ok = 0;
         return;
     }
-    size_t nnext = 0;
-    vyre_telemetry_snapshot *pg = c->page;
-    for (size_t i = 0; i < n; i++) {
-        if (vyre_telemetry_read(ents[i].path, pg, NULL) != 0) {
-            s->unreadable++;
-            continue;
-        }
-        uint64_t now = mono_ns();
-        top_proc *p = &s->procs[s->nprocs++];
-        p->pid = pg->pid;
-        p->telemetry = 1;
-        p->layout_version = pg->layout_version;
-        p->foreign = vyre_telemetry_foreign(pg);
-        p->device = -1;
-        copy_str(p->name, sizeof p->name, pg->exe);
-        copy_str(p->cmdline, sizeof p->cmdline, pg->cmdline);
-        p->published = pg->publish_count > 0;
-        const uint64_t *v = pg->counters.v;
-        p->launches = v[VYRE_CTR_LAUNCHES];
-        p->graph_launches = v[VYRE_CTR_GRAPH_LAUNCHES];
-        p->dispatches = v[VYRE_CTR_DISPATCHES];
-        p->h2d_bytes = v[VYRE_CTR_H2D_BYTES];
-        p->d2h_bytes = v[VYRE_CTR_D2H_BYTES];
-        p->d2d_bytes = v[VYRE_CTR_D2D_BYTES];
-        p->kernels_total = pg->kernels_total;
-        uint64_t lookups = v[VYRE_CTR_CACHE_HITS] + v[VYRE_CTR_CACHE_MISSES];
-        p->cache_hit_pct = lookups ? 100.0 * (double)v[VYRE_CTR_CACHE_HITS] / (double)lookups : NAN;
-        p->compile_saved_s = p->published ? (double)v[VYRE_CTR_COMPILE_NS_SAVED] / 1e9 : NAN;
-        memcpy(p->life, pg->counters.ranges, sizeof p->life);
-        p->launches_s = p->graphs_s = p->dispatches_s = NAN;
-        p->h2d_mb_s = p->d2h_mb_s = p->d2d_mb_s = NAN;
-
-        const prev_proc *pv = find_prev(c, pg->pid, pg->start_time);
-        uint64_t last_serial = 0;
-        if (pv && pg->kernels_total >= pv->kernels_total)
-            last_serial = pv->last_serial;
-        if (pv) {
-            double dt = (double)(now - pv->mono_ns) / 1e9;
-            p->launches_s = top_rate(pv->v[VYRE_CTR_LAUNCHES], p->launches, dt);
-            p->graphs_s = top_rate(pv->v[VYRE_CTR_GRAPH_LAUNCHES], p->graph_launches, dt);
-            p->dispatches_s = top_rate(pv->v[VYRE_CTR_DISPATCHES], p->dispatches, dt);
-            p->h2d_mb_s = top_rate(pv->v[VYRE_CTR_H2D_BYTES], p->h2d_bytes, dt) / 1e6;
-            p->d2h_mb_s = top_rate(pv->v[VYRE_CTR_D2H_BYTES], p->d2h_bytes, dt) / 1e6;
-            p->d2d_mb_s = top_rate(pv->v[VYRE_CTR_D2D_BYTES], p->d2d_bytes, dt) / 1e6;
-            p->has_delta = 1;
-            for (int r = 0; r < VYRE_RANGE_COUNT; r++) {
-                const vyre_range_hist *a = &pv->life[r], *b = &p->life[r];
-                vyre_range_hist *d = &p->delta[r];
-                if (b->count < a->count) { /* cannot go backwards: treat as fresh */
-                    *d = *b;
-                    continue;
-                }
-                d->count = b->count - a->count;
-                d->total_ns = b->total_ns - a->total_ns;
-                d->max_ns = b->max_ns;
-                for (int k = 0; k < VYRE_HIST_BUCKETS; k++)
-                    d->buckets[k] =
-                        b->buckets[k] >= a->buckets[k] ? b->buckets[k] - a->buckets[k] : 0;
-            }
-            p->kernels_new = pg->kernels_total - pv->kernels_total;
-            proc_kernels(p, pg, last_serial);
-        }
-        if (p->nkernels)
-            p->device = p->kernels[p->nkernels - 1].device;
-
-        prev_proc *nx = &next[nnext++];
-        nx->pid = pg->pid;
-        nx->start_time = pg->start_time;
-        nx->mono_ns = now;
-        memcpy(nx->v, v, sizeof nx->v);
-        memcpy(nx->life, pg->counters.ranges, sizeof nx->life);
-        nx->kernels_total = pg->kernels_total;
-        nx->last_serial = pg->n_kernels ? pg->kernels[pg->n_kernels - 1].serial : last_serial;
-    }
-    vyre_telemetry_list_free(ents);
-    free(c->prev);
-    c->prev = next;
-    c->nprev = nnext;
+    for (size_t i = 0; i < u.nprocs; i++)
+        take_proc(&s->procs[s->nprocs++], &u.procs[i]);
 }
 
 /* By pid; a foreign row (another PID namespace's pid) after ours. */

@@ -10,8 +10,11 @@
  * figures: they are unknown (NAN, '-', null), never 0.
  *
  * Nothing here draws. A snapshot holds no pointers into libcore objects;
- * rates are computed from two consecutive collections (the first one of a
- * process has none: its rates are NAN, shown as '-' / null). Every number
+ * rates are computed from two consecutive collections by libcore's
+ * telemetry tracker (the first one of a process has none: its rates are
+ * NAN, shown as '-' / null). Pages of dead processes or reused pids
+ * (stale) are never rows, whether or not a reap removed them yet; pages of
+ * another PID namespace are rows marked foreign. Every number
  * that cannot be known is NAN (doubles) or has a validity flag, never 0.
  *
  * Readers never stop writers: telemetry pages are copied under their
@@ -157,7 +160,8 @@ typedef struct top_snapshot {
     char tel_dir[VYRE_TELEMETRY_PATH_MAX];
     top_proc *procs; /* malloc'ed, sorted by pid */
     size_t nprocs;
-    size_t unreadable; /* pages that could not be read this time */
+    size_t unreadable; /* pages that failed validation this time */
+    size_t stale;      /* pages of dead processes or reused pids: not shown */
     /* cache */
     int cache_state;
     char cache_msg[TOP_MSG_MAX];
@@ -198,15 +202,6 @@ uint8_t top_gpu_hist_util(const top_gpu_hist *h, unsigned i);
 uint8_t top_gpu_hist_mem(const top_gpu_hist *h, unsigned i);
 uint8_t top_gpu_hist_power(const top_gpu_hist *h, unsigned i);
 
-/* How many calls one kernel record kept in a ring stands for: recorded /
- * seen when the ring overflowed (seen < recorded), else 1 (also when
- * nothing was seen: there is nothing to scale). */
-double top_sample_scale(uint64_t seen, uint64_t recorded);
-
-/* Rate of a counter between two readings dt_s apart; NAN when dt_s is not
- * positive or the counter went backwards (a restart). */
-double top_rate(uint64_t prev, uint64_t now, double dt_s);
-
 /* Sums the ranges of the processes whose index i has keep[i] != 0 (keep
  * NULL: all) into out[VYRE_RANGE_COUNT]; returns how many ranges have any
  * count (the rest have count 0). */
@@ -216,7 +211,7 @@ size_t top_aggregate_ranges(const top_snapshot *s, const unsigned char *keep, to
  * caller frees), computing calls/s, share and mean; returns the number of
  * rows (0 with *out NULL when none). *sampled is set when some ring
  * overflowed during the interval: calls/s and shares are then scaled by
- * top_sample_scale per process, and such rows are marked estimated. */
+ * vyre_telemetry_kernel_scale per process, and such rows are marked estimated. */
 size_t top_aggregate_kernels(const top_snapshot *s, const unsigned char *keep, top_kernel **out,
                              int *sampled);
 

@@ -36,6 +36,12 @@
  * namespace than the reader (a container sharing /dev/shm, `unshare
  * --pid`) is foreign (vyre_telemetry_foreign): its pid says nothing about
  * the reader's processes, so it is never judged stale and never reaped.
+ *
+ * Monitor side (vyre-top, vyre-exporter). A tracker (vyre_telemetry_tracker_*)
+ * reads every page of the directory once per update and follows each
+ * writer across updates: identity, deltas and rates, ring serials, the
+ * scaling of an overflowed ring, staleness and foreign pages. The monitors
+ * only map its results to their views, so they give the same answers.
  */
 #ifndef VYRE_TELEMETRY_H
 #define VYRE_TELEMETRY_H
@@ -247,6 +253,101 @@ VYRE_EXTERN int vyre_telemetry_stale(const vyre_telemetry_snapshot *s);
  * are kept. *removed (may be NULL) gets the number removed.
  */
 VYRE_EXTERN int vyre_telemetry_reap(const char *dir, size_t *removed, vyre_error *err);
+
+/* ---- tracker (monitors) ---------------------------------------------- */
+
+/*
+ * What a tracker makes of one page at one update. A writer is one page of
+ * one process: the same pid, start time, page creation time and PID
+ * namespace; a page whose publish count, kernel count or ring serials went
+ * backwards is a new writer too (the image after an exec reuses the pid
+ * and the start time). The first reading of a writer has no previous one:
+ * `first` is set, rates are NAN, and the deltas and kernels are since the
+ * writer started (all of the ring). Later readings give what happened
+ * since the previous update that read the same writer.
+ */
+typedef struct vyre_telemetry_proc {
+    int32_t pid; /* in the writer's PID namespace (see foreign) */
+    uint64_t start_time;
+    uint64_t created_ns;
+    uint32_t layout_version;
+    int foreign; /* vyre_telemetry_foreign: pid and start time mean nothing here */
+    char exe[VYRE_TELEMETRY_EXE_MAX];
+    char cmdline[VYRE_TELEMETRY_CMDLINE_MAX];
+    uint64_t publish_count;         /* 0: counters not yet published */
+    vyre_counters counters;         /* lifetime */
+    uint64_t kernels_total;         /* kernels the process ever recorded */
+    uint64_t read_ns;               /* CLOCK_MONOTONIC when the page was read */
+    int first;                      /* 1: no previous reading of this writer */
+    double interval_s;              /* since the previous reading; NAN when first */
+    uint64_t delta[VYRE_CTR_COUNT]; /* counters since the previous reading (0 for
+                                       one that went backwards) */
+    double rate[VYRE_CTR_COUNT];    /* delta / interval_s; NAN when first or backwards */
+    vyre_range_hist range_delta[VYRE_RANGE_COUNT]; /* max_ns: the lifetime max */
+    /* Kernel records newer than the previous reading's newest, oldest
+     * first (the ring keeps the last VYRE_TELEMETRY_RING_CAPACITY). */
+    vyre_telemetry_kernel *kernels; /* owned by the tracker */
+    uint32_t n_kernels;
+    uint64_t kernels_new;    /* recorded since the previous reading */
+    uint64_t kernels_unseen; /* of those, left the ring before this read */
+    double kernel_scale;     /* vyre_telemetry_kernel_scale(n_kernels, kernels_new) */
+    uint64_t newest_serial;  /* newest kernel serial any reading of the writer saw */
+} vyre_telemetry_proc;
+
+/*
+ * One update's results, owned by the tracker and valid until its next
+ * update or free. procs are the live and the foreign pages, by pid (a pid
+ * names one page file, so one row each). Pages counted but not in procs:
+ *   stale   - the writer is dead or its pid now belongs to another process
+ *             (vyre_telemetry_stale). The one staleness rule of the
+ *             monitors: a stale page is never shown as live, whatever a
+ *             reap does later (vyre_telemetry_reap removes the same pages);
+ *   invalid - vyre_telemetry_read refused it, or it names another pid than
+ *             its file;
+ *   gone    - removed between listing and reading (its process exited): no
+ *             error;
+ *   skipped - beyond max_pages, not read.
+ * foreign counts the procs that are foreign.
+ */
+typedef struct vyre_telemetry_update {
+    const vyre_telemetry_proc *procs;
+    size_t nprocs;
+    size_t live, foreign, stale, invalid, gone, skipped;
+    char dir[VYRE_TELEMETRY_PATH_MAX]; /* the directory read; "" when unresolved */
+} vyre_telemetry_update;
+
+typedef struct vyre_telemetry_tracker vyre_telemetry_tracker;
+
+/*
+ * A tracker of the pages in dir (NULL: vyre_telemetry_dir() at each
+ * update, so a changed $VYRE_TELEMETRY_DIR is followed), reading at most
+ * max_pages a time (0: 1024). Returns VYRE_OK with *out set (caller frees
+ * with vyre_telemetry_tracker_free), VYRE_EINVAL, VYRE_ETOOBIG (dir too
+ * long) or VYRE_ENOMEM. Not thread-safe: one thread updates and reads it.
+ */
+VYRE_EXTERN int vyre_telemetry_tracker_new(const char *dir, size_t max_pages,
+                                           vyre_telemetry_tracker **out, vyre_error *err);
+
+/*
+ * Lists and reads every page once (vyre_telemetry_list, vyre_telemetry_read,
+ * vyre_telemetry_foreign, vyre_telemetry_stale) and fills *out. Never
+ * writes or removes a page. When the directory cannot be resolved or
+ * listed, returns its code with err set and *out empty (dir says which
+ * one, when resolved); the tracker then forgets every writer. A missing
+ * directory is no error: no pages.
+ */
+VYRE_EXTERN int vyre_telemetry_tracker_update(vyre_telemetry_tracker *t, vyre_telemetry_update *out,
+                                              vyre_error *err);
+
+/* Frees t and its results. NULL is a no-op. */
+VYRE_EXTERN void vyre_telemetry_tracker_free(vyre_telemetry_tracker *t);
+
+/*
+ * How many calls one kernel record kept in an overflowed ring stands for:
+ * recorded / seen when seen < recorded, else 1 (also when nothing was seen:
+ * there is nothing to scale).
+ */
+VYRE_EXTERN double vyre_telemetry_kernel_scale(uint64_t seen, uint64_t recorded);
 
 #ifdef __cplusplus
 }

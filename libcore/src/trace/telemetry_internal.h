@@ -6,7 +6,9 @@
  * The trace subsystem (libcore/src/trace/) owns what a process tells the
  * outside about itself: the NVTX domain and range catalog (nvtx.c), the
  * process-wide counters and per-range latency histograms (counters.c), and
- * the telemetry page that carries both to vyre-top (telemetry.c). It may
+ * the telemetry page that carries both to vyre-top and the exporter
+ * (telemetry_writer.c writes it, telemetry_reader.c reads it,
+ * telemetry_tracker.c follows pages across reads). It may
  * call base/ only (base < trace < cache < cuda < bench; docs/DESIGN.md), so
  * that the cache, the CUDA layer and the bench engine can all report
  * through it; it knows nothing of blobs, CUDA or benchmarks. Kernel records
@@ -45,7 +47,7 @@
  * after publication is an _Atomic lock-free integer (strings are packed into
  * uint64_t words), so the writer's stores are never data races; the fences
  * are C11 release/acquire. Readers do not map the page: they copy it with
- * pread (see telemetry.c), so a page truncated under them is a short read,
+ * pread (see telemetry_reader.c), so a page truncated under them is a short read,
  * never SIGBUS.
  */
 #ifndef VYRE_TELEMETRY_INTERNAL_H
@@ -166,5 +168,35 @@ int vyre__telemetry_parse(const char *name, const void *img, size_t len, uint32_
 /* Reads field 22 of /proc/<pid>/stat (pid 0: self) into *ticks; 0 or a
  * negative code. */
 int vyre__telemetry_start_time(int pid, uint64_t *ticks);
+
+/* ---- shared by the writer and the reader (telemetry_reader.c) -------- */
+
+/* Resolves the telemetry directory ($VYRE_TELEMETRY_DIR through
+ * secure_getenv, else /dev/shm/vyre-<euid>); *is_default says which. */
+int vyre__tel_resolve_dir(char *out, size_t size, int *is_default, vyre_error *err);
+
+/* Opens dir (creating it 0700 when `create`) and checks that it may hold
+ * our pages (ours and writable by nobody else, or root's and sticky);
+ * *dfd gets the descriptor. VYRE_ENOENT when missing, VYRE_EUNSAFE when not
+ * trusted or a symlink. */
+int vyre__tel_open_dir(const char *dir, int is_default, int create, int *dfd, vyre_error *err);
+
+/* The calling process's PID namespace (device and inode of
+ * /proc/self/ns/pid); both 0 when /proc cannot tell. */
+void vyre__tel_own_pid_ns(uint64_t *dev, uint64_t *ino);
+
+/* What a page file says about its writer, from its identity part (written
+ * before the page gets its name; a tmp file may still be all zero). */
+typedef struct vyre__tel_page_id {
+    int valid; /* a known magic and layout */
+    int32_t pid;
+    uint64_t start_time;
+    int foreign; /* it records another PID namespace (ns_foreign) */
+} vyre__tel_page_id;
+
+/* Reads the identity part of the page file `name` in dfd (never following a
+ * symlink or blocking); id->valid 0 when it is not a page of a known
+ * layout. */
+void vyre__tel_read_id(int dfd, const char *name, vyre__tel_page_id *id);
 
 #endif /* VYRE_TELEMETRY_INTERNAL_H */
