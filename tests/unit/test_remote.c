@@ -1620,3 +1620,19 @@ Test(remote_redis_fault, replies_are_framed_and_bounded)
     cr_assert_eq(frame(line, 10, &end, &decl), VYRE__RESP_BAD, "an endless line is refused");
     free(line);
 }
+
+/* Pushing a key the cache lacks: the listing command is the front end's to
+ * name (VYRE_REMEDY_CACHE_LIST), never libcore's. */
+Test(remote, push_missing_key_names_no_front_end, .init = setup, .fini = teardown)
+{
+    vyre_cache *a = open_cache("a", "http://127.0.0.1:1/c");
+    vyre_key k;
+    key_of(&k, 77);
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_ENOENT);
+    cr_assert(strstr(e.message, "no valid blob '"), "%s", e.message);
+    cr_assert_null(strstr(e.hint, "cachectl"), "libcore names a front end: %s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_LIST);
+    vyre_cache_close(a);
+}

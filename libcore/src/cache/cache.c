@@ -189,19 +189,21 @@ static int check_owner_mode(const char *dir, const struct stat *pst, int umask, 
     char hint[VYRE_ERROR_HINT_MAX];
     if (shared_layout && member && !umask_ok) {
         if (snprintf(hint, sizeof hint,
-                     "put 'umask = 002' in %s/vyre.conf (for vyre-cachectl also "
-                     "VYRE_CACHE_UMASK=002), so that what the cache creates stays "
+                     "put 'umask = 002' in %s/vyre.conf (or VYRE_CACHE_UMASK=002 in "
+                     "the environment), so that what the cache creates stays "
                      "writable by the group",
                      dir) < 0)
             hint[0] = '\0';
         char um[16] = "not set";
         if (umask >= 0)
             snprintf(um, sizeof um, "%03o", (unsigned)umask);
-        return vyre__fail(err, VYRE_EUNSAFE, hint,
-                          "cache directory '%s' is set up for a group (mode %04o, group "
-                          "%u) but the cache's umask (%s) does not allow group writes: "
-                          "refusing to share it",
-                          dir, (unsigned)m, (unsigned)st.st_gid, um);
+        /* The front end names its configuration command (the remedy). */
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
+                            vyre__fail(err, VYRE_EUNSAFE, hint,
+                                       "cache directory '%s' is set up for a group (mode %04o, "
+                                       "group %u) but the cache's umask (%s) does not allow "
+                                       "group writes: refusing to share it",
+                                       dir, (unsigned)m, (unsigned)st.st_gid, um));
     }
     if (st.st_uid != geteuid() && st.st_uid != 0) {
         if (snprintf(hint, sizeof hint,
@@ -426,11 +428,6 @@ const vyre_config *vyre_cache_config(const vyre_cache *c)
 int vyre_cache_is_missing(const vyre_cache *c)
 {
     return c->missing;
-}
-
-int vyre_cache_umask(const vyre_cache *c)
-{
-    return c ? c->umask : -1;
 }
 
 /* Opens the index; with a umask, a writable handle first creates the file
@@ -993,10 +990,12 @@ int vyre_cache_remote_push(vyre_cache *c, size_t i, const vyre_key *key, vyre_er
     if (rc == VYRE_ENOENT) {
         char hex[VYRE_KEY_HEX_LEN + 1];
         vyre_key_to_hex(key, hex);
-        return vyre__fail(err, VYRE_ENOENT, "list the cache's keys with 'vyre-cachectl ls'",
-                          "no valid blob '%s' in the cache '%s'%s%s", hex, c->root,
-                          why ? ": it was rejected as " : "",
-                          why ? vyre_blob_reject_name(why) : "");
+        /* The front end names its listing command (the remedy). */
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_LIST,
+                            vyre__fail(err, VYRE_ENOENT, NULL,
+                                       "no valid blob '%s' in the cache '%s'%s%s", hex, c->root,
+                                       why ? ": it was rejected as " : "",
+                                       why ? vyre_blob_reject_name(why) : ""));
     }
     if (rc)
         return rc;

@@ -66,11 +66,6 @@ const char *vyre_config_key_name(int key)
     return key >= 0 && key < VYRE_CONF_N_KEYS ? k_keys[key].name : NULL;
 }
 
-const char *vyre_config_key_help(int key)
-{
-    return key >= 0 && key < VYRE_CONF_N_KEYS ? k_keys[key].help : NULL;
-}
-
 int vyre_config_key_find(const char *name)
 {
     if (!name)

@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "cache/remote_resp.h"
 
 /* Reads go into the reply buffer this many bytes at a time at least. */
@@ -67,11 +68,10 @@ struct vyre__rconn {
     size_t in_len, in_cap;
 };
 
+/* libcore's one clock (base/clock.h), in ms for the deadlines here. */
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(vyre__mono_ns() / 1000000u);
 }
 
 int64_t vyre__rconn_now_ms(void)
