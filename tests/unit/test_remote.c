@@ -536,7 +536,7 @@ Test(remote_parse, objects_get_the_local_load_checks)
     h.n_kernels = 2;
     uint8_t payload[1000];
     payload_of(payload, sizeof payload, 77);
-    cr_assert_eq(vyre_blob_store(root, &h, payload, sizeof payload, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_blob_store(root, &h, payload, sizeof payload, NULL, &e), 0, "%s", e.message);
     char path[1400];
     cr_assert_eq(vyre_blob_path(root, &k, path, sizeof path, &e), 0);
     size_t len = 0;

@@ -830,182 +830,221 @@ static int kernels_prepare(vyre_blob_header *w, vyre_error *err)
     return VYRE_OK;
 }
 
-int vyre_blob_store(const char *root, vyre_blob_header *h, const void *payload, size_t len,
-                    vyre_error *err)
+void vyre_blob_store_opts_init(vyre_blob_store_opts *opts)
 {
-    if (!root || !h || (!payload && len))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_store: NULL argument");
-    int rootfd = open_root(root, err);
-    if (rootfd < 0)
-        return rootfd;
-    int rc = vyre__blob_store_ex(rootfd, root, h, payload, len, NULL, NULL, err);
-    close(rootfd);
-    return rc;
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->rootfd = -1;
+    opts->umask = -1;
 }
 
-int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const void *payload,
-                        size_t len, vyre__blob_before_rename_fn before_rename, void *ctx,
-                        vyre_error *err)
-{
-    return vyre__blob_store_umask(rootfd, root, -1, h, payload, len, before_rename, ctx, err);
-}
+/* What one store carries from step to step. */
+typedef struct store_job {
+    int rootfd;
+    const char *root;
+    int umask;
+    vyre_blob_header w; /* the header as written */
+    uint8_t hdr[VYRE_BLOB_HEADER_SIZE];
+    char final[BLOB_PATH_MAX];                          /* the blob's path, for messages */
+    char tmp[128];                                      /* the temp file's name in tmp/ */
+    char hex[VYRE_KEY_HEX_LEN + 1];                     /* the key */
+    char shard[9];                                      /* "blobs/ab" */
+    char name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT]; /* "<hex>.vblob" */
+    int tmpfd;                                          /* tmp/, -1 once discarded */
+    int sfd;                                            /* the shard, -1 until open */
+} store_job;
 
-int vyre__blob_store_umask(int rootfd, const char *root, int umask, vyre_blob_header *h,
-                           const void *payload, size_t len,
-                           vyre__blob_before_rename_fn before_rename, void *ctx, vyre_error *err)
+/* Fills the header fields the store owns, checksums, encodes, and names
+ * the files. */
+static int store_prepare(store_job *j, const vyre_blob_header *h, const void *payload, size_t len,
+                         vyre_error *err)
 {
-    if (rootfd < 0 || !root || !h || (!payload && len))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_store: NULL argument");
     if ((uint64_t)len > VYRE_BLOB_MAX_PAYLOAD)
         return vyre__fail(err, VYRE_ETOOBIG, "such pipelines are compiled but not cached",
                           "payload of '%zu' bytes is above the %" PRIu64 "-byte blob limit", len,
                           (uint64_t)VYRE_BLOB_MAX_PAYLOAD);
-
-    vyre_blob_header w = *h;
-    w.format_version = VYRE_BLOB_FORMAT_VERSION;
-    w.key_version = VYRE_KEY_VERSION;
-    w.stored_size = (uint64_t)len;
-    if (w.raw_size == 0)
-        w.raw_size = (uint64_t)len;
-    if (w.created_unix_ns == 0)
-        w.created_unix_ns = vyre__unix_ns();
-    payload_sum(len ? payload : "", len, w.payload_xxh128);
-    int rc = kernels_prepare(&w, err);
+    vyre_blob_header *w = &j->w;
+    *w = *h;
+    w->format_version = VYRE_BLOB_FORMAT_VERSION;
+    w->key_version = VYRE_KEY_VERSION;
+    w->stored_size = (uint64_t)len;
+    if (w->raw_size == 0)
+        w->raw_size = (uint64_t)len;
+    if (w->created_unix_ns == 0)
+        w->created_unix_ns = vyre__unix_ns();
+    payload_sum(len ? payload : "", len, w->payload_xxh128);
+    int rc = kernels_prepare(w, err);
     if (rc)
         return rc;
-    uint8_t hdr[VYRE_BLOB_HEADER_SIZE];
-    rc = vyre_blob_header_encode(&w, hdr, err);
+    rc = vyre_blob_header_encode(w, j->hdr, err);
     if (rc)
         return rc;
-
-    char final[BLOB_PATH_MAX], tmp[128];
-    rc = vyre_blob_path(root, &w.key, final, sizeof final, err);
+    rc = vyre_blob_path(j->root, &w->key, j->final, sizeof j->final, err);
     if (rc)
         return rc;
-    char hex[VYRE_KEY_HEX_LEN + 1];
-    vyre_key_to_hex(&w.key, hex);
-    char shard[] = {'b', 'l', 'o', 'b', 's', '/', hex[0], hex[1], '\0'};
-    char name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT];
-    memcpy(name, hex, VYRE_KEY_HEX_LEN);
-    memcpy(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT, sizeof VYRE_BLOB_EXT);
+    vyre_key_to_hex(&w->key, j->hex);
+    snprintf(j->shard, sizeof j->shard, "blobs/%c%c", j->hex[0], j->hex[1]);
+    memcpy(j->name, j->hex, VYRE_KEY_HEX_LEN);
+    memcpy(j->name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT, sizeof VYRE_BLOB_EXT);
+    return VYRE_OK;
+}
 
-    /* Every step is relative to a directory opened without following a
-     * symlink: a tmp/, blobs/ or shard that is a link fails the store
-     * instead of writing through it. */
-    int tmpfd = vyre__open_beneath(rootfd, "tmp", O_RDONLY | O_DIRECTORY, 0);
-    if (tmpfd < 0)
-        return subdir_fail(rootfd, root, "tmp", errno, err);
-    int fd = -1, sfd = -1;
-    rc = open_tmp(tmpfd, root, hex, umask, tmp, sizeof tmp, &fd, err);
-    if (rc) {
-        close(tmpfd);
-        return rc;
-    }
-
-    /* Write everything, then fsync: the data must be on disk before the
-     * rename makes it visible, or a crash could leave a complete-looking
-     * name over incomplete content. */
-    struct iovec iov[3] = {{hdr, sizeof hdr},
+/* Writes everything to the temp file, then fsyncs: the data must be on
+ * disk before the rename makes it visible, or a crash could leave a
+ * complete-looking name over incomplete content. Returns 0 or an errno
+ * value, *what naming the step that failed. */
+static int store_write(store_job *j, int fd, const void *payload, size_t len, const char **what)
+{
+    struct iovec iov[3] = {{j->hdr, sizeof j->hdr},
                            {(void *)(uintptr_t)payload, len},
-                           {(void *)(uintptr_t)w.kernels, w.kernels_size}};
-    const char *what = "write";
-    int e = writev_all(fd, iov, w.kernels_size ? 3 : 2);
+                           {(void *)(uintptr_t)j->w.kernels, j->w.kernels_size}};
+    *what = "write";
+    int e = writev_all(fd, iov, j->w.kernels_size ? 3 : 2);
     if (!e) {
-        what = "fsync";
+        *what = "fsync";
         e = fsync_retry(fd);
     }
     if (close(fd) != 0 && !e) {
-        what = "close";
+        *what = "close";
         e = errno;
     }
-    if (e)
-        goto fail;
+    return e;
+}
 
+/* Removes the temp file and closes tmp/ (once). */
+static void store_discard(store_job *j)
+{
+    if (j->tmpfd < 0)
+        return;
+    unlinkat(j->tmpfd, j->tmp, 0);
+    close(j->tmpfd);
+    j->tmpfd = -1;
+}
+
+/* Opens the shard j->sfd, creating it on first use. Returns 0, a positive
+ * errno value for the caller's "cannot store" report (*what: the step), or
+ * a negative VYRE_E* code already reported (a link or a file where a
+ * directory should be). */
+static int store_open_shard(store_job *j, const char **what, vyre_error *err)
+{
+    *what = "open directory";
+    j->sfd = vyre__open_beneath(j->rootfd, j->shard, O_RDONLY | O_DIRECTORY, 0);
+    if (j->sfd >= 0)
+        return 0;
+    int e = errno;
+    if (e != ENOENT) {
+        store_discard(j);
+        return subdir_fail(j->rootfd, j->root, j->shard, e, err);
+    }
+    int bfd = vyre__open_beneath(j->rootfd, "blobs", O_RDONLY | O_DIRECTORY, 0);
+    if (bfd < 0) {
+        e = errno;
+        store_discard(j);
+        return subdir_fail(j->rootfd, j->root, "blobs", e, err);
+    }
+    *what = "mkdir";
+    if (vyre__mkdirat_umask(bfd, j->shard + 6, j->umask) != 0 && errno != EEXIST) {
+        e = errno;
+    } else if ((e = fsync_dirfd(bfd)) != 0) {
+        *what = "fsync directory";
+    } else {
+        j->sfd = vyre__open_dir_at(bfd, j->shard + 6);
+        e = j->sfd < 0 ? errno : 0;
+    }
+    close(bfd);
+    if (e == ELOOP || e == ENOTDIR) {
+        store_discard(j);
+        return subdir_fail(j->rootfd, j->root, j->shard, e, err);
+    }
+    return e;
+}
+
+/* The report for a store that failed at step what with errno e. */
+static int store_fail(store_job *j, const char *what, int e, vyre_error *err)
+{
+    store_discard(j);
+    if (j->sfd >= 0)
+        close(j->sfd);
+    int code = vyre__errno_code(e);
+    if (code == VYRE_EINVAL || code == VYRE_EEXIST || code == VYRE_EBUSY)
+        code = VYRE_EIO;
+    return vyre__remedy(err, errno_remedy(code),
+                        vyre__fail(err, code, errno_hint(code), "cannot store blob '%s' (%s): %s",
+                                   j->final, what, strerror(e)));
+}
+
+/* The store, below an open root. Every step is relative to a directory
+ * opened without following a symlink: a tmp/, blobs/ or shard that is a
+ * link fails the store instead of writing through it. */
+static int store_at(store_job *j, vyre_blob_header *h, const void *payload, size_t len,
+                    const vyre_blob_store_opts *o, vyre_error *err)
+{
+    int rc = store_prepare(j, h, payload, len, err);
+    if (rc)
+        return rc;
+    j->tmpfd = vyre__open_beneath(j->rootfd, "tmp", O_RDONLY | O_DIRECTORY, 0);
+    if (j->tmpfd < 0)
+        return subdir_fail(j->rootfd, j->root, "tmp", errno, err);
+    int fd = -1;
+    rc = open_tmp(j->tmpfd, j->root, j->hex, j->umask, j->tmp, sizeof j->tmp, &fd, err);
+    if (rc) {
+        close(j->tmpfd);
+        return rc;
+    }
+    const char *what = "write";
+    int e = store_write(j, fd, payload, len, &what);
+    if (e)
+        return store_fail(j, what, e, err);
     /* The caller's last word before the blob becomes visible (the cache
      * records its index row here, so that a writer killed at any instant
      * leaves either nothing visible or a complete blob with its row). */
-    if (before_rename) {
-        rc = before_rename(&w, ctx, err);
-        if (rc) {
-            unlinkat(tmpfd, tmp, 0);
-            close(tmpfd);
-            return rc;
-        }
+    if (o->before_rename && (rc = o->before_rename(&j->w, o->ctx, err)) != 0) {
+        store_discard(j);
+        return rc;
     }
-
-    /* The two-hex directory is created on first use. */
-    what = "open directory";
-    sfd = vyre__open_beneath(rootfd, shard, O_RDONLY | O_DIRECTORY, 0);
-    if (sfd < 0 && errno == ENOENT) {
-        int bfd = vyre__open_beneath(rootfd, "blobs", O_RDONLY | O_DIRECTORY, 0);
-        if (bfd < 0) {
-            e = errno;
-            unlinkat(tmpfd, tmp, 0);
-            close(tmpfd);
-            return subdir_fail(rootfd, root, "blobs", e, err);
-        }
-        what = "mkdir";
-        if (vyre__mkdirat_umask(bfd, shard + 6, umask) != 0 && errno != EEXIST) {
-            e = errno;
-        } else if ((e = fsync_dirfd(bfd)) != 0) {
-            what = "fsync directory";
-        } else {
-            sfd = vyre__open_dir_at(bfd, shard + 6);
-            e = sfd < 0 ? errno : 0;
-        }
-        close(bfd);
-        if (e && (e == ELOOP || e == ENOTDIR)) {
-            unlinkat(tmpfd, tmp, 0);
-            close(tmpfd);
-            return subdir_fail(rootfd, root, shard, e, err);
-        }
-        if (e)
-            goto fail;
-    } else if (sfd < 0) {
-        e = errno;
-        unlinkat(tmpfd, tmp, 0);
-        close(tmpfd);
-        return subdir_fail(rootfd, root, shard, e, err);
-    }
-
+    e = store_open_shard(j, &what, err);
+    if (e < 0)
+        return e;
+    if (e)
+        return store_fail(j, what, e, err);
     /* rename() is atomic: readers see the old blob or the new one, never a
      * mix. */
-    what = "rename";
-    if (renameat(tmpfd, tmp, sfd, name) != 0) {
-        e = errno;
-        goto fail;
-    }
-    close(tmpfd);
+    if (renameat(j->tmpfd, j->tmp, j->sfd, j->name) != 0)
+        return store_fail(j, "rename", errno, err);
+    close(j->tmpfd);
     /* The rename itself is durable only once its directory is synced. The
      * blob is complete and valid from here on, so a failure now reports the
      * error but leaves it in place (another writer may own the same name). */
-    e = fsync_dirfd(sfd);
-    close(sfd);
+    e = fsync_dirfd(j->sfd);
+    close(j->sfd);
     if (e != 0) {
         int code = vyre__errno_code(e);
         return vyre__remedy(
             err, errno_remedy(code),
             vyre__fail(err, code == VYRE_ENOENT ? VYRE_EIO : code, errno_hint(code),
-                       "blob '%s' written but its directory could not be synced: %s", final,
+                       "blob '%s' written but its directory could not be synced: %s", j->final,
                        strerror(e)));
     }
-    *h = w;
+    *h = j->w;
     return VYRE_OK;
+}
 
-fail:
-    unlinkat(tmpfd, tmp, 0);
-    close(tmpfd);
-    if (sfd >= 0)
-        close(sfd);
-    {
-        int code = vyre__errno_code(e);
-        if (code == VYRE_EINVAL || code == VYRE_EEXIST || code == VYRE_EBUSY)
-            code = VYRE_EIO;
-        return vyre__remedy(err, errno_remedy(code),
-                            vyre__fail(err, code, errno_hint(code),
-                                       "cannot store blob '%s' (%s): %s", final, what,
-                                       strerror(e)));
-    }
+int vyre_blob_store(const char *root, vyre_blob_header *h, const void *payload, size_t len,
+                    const vyre_blob_store_opts *opts, vyre_error *err)
+{
+    vyre_blob_store_opts defaults;
+    vyre_blob_store_opts_init(&defaults);
+    const vyre_blob_store_opts *o = opts ? opts : &defaults;
+    if (!root || !h || (!payload && len))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_store: NULL argument");
+    store_job j = {.rootfd = o->rootfd, .root = root, .umask = o->umask, .tmpfd = -1, .sfd = -1};
+    if (j.rootfd < 0 && (j.rootfd = open_root(root, err)) < 0)
+        return j.rootfd;
+    int rc = store_at(&j, h, payload, len, o, err);
+    if (o->rootfd < 0)
+        close(j.rootfd);
+    return rc;
 }
 
 /* ---- load and check ----------------------------------------------------- */

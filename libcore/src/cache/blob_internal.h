@@ -1,7 +1,7 @@
 /*
  * blob_internal.h - the blob module's entry points for the cache facade
- * (internal): the store with a hook before the rename, and load, check,
- * quarantine and unlink relative to the cache root's open directory.
+ * (internal): load, check, quarantine and unlink relative to the cache
+ * root's open directory (the store takes it in vyre_blob_store_opts).
  *
  * Every function here takes the root as an open directory (rootfd) and
  * reaches files below it without following a symbolic link at any
@@ -13,24 +13,6 @@
 #define VYRE_BLOB_INTERNAL_H
 
 #include "vyre/blob.h"
-
-/* Called with the final header once the temp file is complete and fsynced,
- * just before it is renamed into place. A non-zero return aborts the store
- * (the temp file is removed) and is returned. */
-typedef int (*vyre__blob_before_rename_fn)(const vyre_blob_header *h, void *ctx, vyre_error *err);
-
-/* vyre_blob_store with the hook above (NULL: none). A tmp/, blobs/ or shard
- * that is not a real directory is VYRE_EUNSAFE (hint: verify --repair). */
-int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const void *payload,
-                        size_t len, vyre__blob_before_rename_fn before_rename, void *ctx,
-                        vyre_error *err);
-
-/* vyre__blob_store_ex for a cache with a umask (vyre_cache_open_opts; -1:
- * not set): the blob gets 0666 & ~umask and a new shard directory
- * 0777 & ~umask, by fchmod (the process umask is not used). */
-int vyre__blob_store_umask(int rootfd, const char *root, int umask, vyre_blob_header *h,
-                           const void *payload, size_t len,
-                           vyre__blob_before_rename_fn before_rename, void *ctx, vyre_error *err);
 
 /* vyre_blob_load below rootfd. A hard-linked blob is rejected and its name
  * in the cache unlinked (never written through); other rejects are

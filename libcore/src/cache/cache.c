@@ -814,9 +814,15 @@ static int put_local(vyre_cache *c, vyre_blob_header *h, const void *payload, si
     /* The row goes in just before the rename: a writer killed in between
      * leaves a row plus its temp file, which verify treats as that write's
      * debris; killed after, everything is in place. */
-    if (rc == VYRE_OK)
-        rc = vyre__blob_store_umask(c->rootfd, c->root, c->umask, h, payload, len,
-                                    c->idx ? put_row : NULL, c, err);
+    if (rc == VYRE_OK) {
+        vyre_blob_store_opts so;
+        vyre_blob_store_opts_init(&so);
+        so.rootfd = c->rootfd;
+        so.umask = c->umask;
+        so.before_rename = c->idx ? put_row : NULL;
+        so.ctx = c;
+        rc = vyre_blob_store(c->root, h, payload, len, &so, err);
+    }
     lock_release(fd);
     vyre_nvtx_pop();
     if (rc == VYRE_EROFS || rc == VYRE_EPERM) {
