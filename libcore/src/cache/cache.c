@@ -37,7 +37,7 @@
 #include "base/clock.h"
 #include "base/fsutil.h"
 #include "cache/index.h"
-#include "cache/remote_internal.h"
+#include "cache/remote/remote_internal.h"
 #include "base/internal.h"
 #include "vyre/nvtx.h"
 

@@ -2,7 +2,7 @@
  * config.c - the pipeline cache's configuration: layers, the ccache-like
  * "key = value" file format, and rewriting the cache's vyre.conf in place
  * (vyre/config.h). Pure host code: base/ and the public headers only;
- * remote_storage is checked by the remote-list parser (cache/remote.c).
+ * remote_storage is checked by the remote-list parser (cache/remote/spec.c).
  */
 #include "vyre/config.h"
 

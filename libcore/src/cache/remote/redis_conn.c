@@ -1,5 +1,5 @@
 /*
- * remote_redis_conn.c - see remote_redis_conn.h.
+ * redis_conn.c - see redis_conn.h.
  *
  * One TCP connection per remote, non-blocking from the start: connect
  * waits in poll() for at most the connect timeout (each address of the
@@ -29,7 +29,7 @@
  * never the death of the process (libcurl does the same). Plain
  * connections send with MSG_NOSIGNAL.
  */
-#include "cache/remote_redis_conn.h"
+#include "cache/remote/redis_conn.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,7 +51,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "cache/remote_resp.h"
+#include "cache/remote/resp.h"
 
 /* Reads go into the reply buffer this many bytes at a time at least. */
 #define READ_CHUNK 16384
