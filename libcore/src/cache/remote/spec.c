@@ -374,21 +374,11 @@ static int parse_userinfo(const parse_ctx *pc, vyre__remote *r, const char *u, s
     return VYRE_OK;
 }
 
-static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *err)
+/* The scheme of item[0..un): sets the scheme, its default port and the
+ * backend; *rest is what follows "://". */
+static int parse_scheme(const parse_ctx *pc, const char *item, size_t un, vyre__remote *r,
+                        const char **rest)
 {
-    char shown[VYRE_REMOTE_URL_MAX * 2];
-    display_of(item, n, shown, sizeof shown);
-    parse_ctx pc = {shown, err};
-    memset(r, 0, sizeof *r);
-    r->info.connect_timeout_ms = VYRE_REMOTE_CONNECT_TIMEOUT_MS;
-    r->info.operation_timeout_ms = VYRE_REMOTE_OPERATION_TIMEOUT_MS;
-    r->info.max_object_bytes = BLOB_FILE_MAX;
-
-    const char *bar = memchr(item, '|', n);
-    size_t un = bar ? (size_t)(bar - item) : n;
-    if (un >= VYRE_REMOTE_URL_MAX)
-        return BAD(&pc, VYRE_ETOOBIG, "use a shorter URL", "URL is %zu bytes long, more than %d",
-                   un, VYRE_REMOTE_URL_MAX - 1);
     const char *sep = NULL;
     for (size_t i = 0; i + 2 < un; i++)
         if (item[i] == ':' && item[i + 1] == '/' && item[i + 2] == '/') {
@@ -396,7 +386,7 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
             break;
         }
     if (!sep)
-        return BAD(&pc, VYRE_EINVAL, NULL, "not a URL (no 'scheme://')");
+        return BAD(pc, VYRE_EINVAL, NULL, "not a URL (no 'scheme://')");
     size_t sn = (size_t)(sep - item);
     static const struct {
         const char *name;
@@ -414,36 +404,31 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
             r->ops = schemes[i].ops;
         }
     if (!r->info.scheme)
-        return BAD(&pc, VYRE_EINVAL, "use http, https, redis or rediss", "unknown scheme '%.*s'",
+        return BAD(pc, VYRE_EINVAL, "use http, https, redis or rediss", "unknown scheme '%.*s'",
                    (int)sn, item);
+    *rest = sep + 3;
+    return VYRE_OK;
+}
 
-    const char *auth = sep + 3;
-    const char *end = item + un;
-    const char *slash = memchr(auth, '/', (size_t)(end - auth));
-    const char *auth_end = slash ? slash : end;
-    const char *at = NULL;
-    for (const char *p = auth; p < auth_end; p++)
-        if (*p == '@')
-            at = p;
-    int rc;
-    if (at && (rc = parse_userinfo(&pc, r, auth, (size_t)(at - auth))))
-        return rc;
-    const char *hp = at ? at + 1 : auth;
+/* The host of hp..auth_end ("[v6]" or a name), then its ":port", if any. */
+static int parse_host_port(const parse_ctx *pc, vyre__remote *r, const char *hp,
+                           const char *auth_end)
+{
     const char *host_end, *port_at = NULL;
     if (hp < auth_end && *hp == '[') {
         const char *rb = memchr(hp, ']', (size_t)(auth_end - hp));
         if (!rb || rb == hp + 1)
-            return BAD(&pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
+            return BAD(pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
         for (const char *p = hp + 1; p < rb; p++)
             if (vyre__hex_digit(*p) < 0 && *p != ':' && *p != '.')
-                return BAD(&pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
+                return BAD(pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
         if ((size_t)(rb - hp - 1) >= sizeof r->info.host)
-            return BAD(&pc, VYRE_EINVAL, NULL, "host name too long");
+            return BAD(pc, VYRE_EINVAL, NULL, "host name too long");
         memcpy(r->info.host, hp + 1, (size_t)(rb - hp - 1));
         host_end = rb + 1;
         if (host_end < auth_end) {
             if (*host_end != ':')
-                return BAD(&pc, VYRE_EINVAL, NULL, "unexpected text after the IPv6 host");
+                return BAD(pc, VYRE_EINVAL, NULL, "unexpected text after the IPv6 host");
             port_at = host_end + 1;
         }
     } else {
@@ -453,31 +438,34 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
         else
             host_end = auth_end;
         if (host_end == hp)
-            return BAD(&pc, VYRE_EINVAL, "give a host name or address", "no host");
+            return BAD(pc, VYRE_EINVAL, "give a host name or address", "no host");
         if ((size_t)(host_end - hp) >= sizeof r->info.host)
-            return BAD(&pc, VYRE_EINVAL, NULL, "host name too long");
+            return BAD(pc, VYRE_EINVAL, NULL, "host name too long");
         for (const char *p = hp; p < host_end; p++)
             if (!host_char(*p))
-                return BAD(&pc, VYRE_EINVAL, "a host is letters, digits, '-', '.' and '_'",
+                return BAD(pc, VYRE_EINVAL, "a host is letters, digits, '-', '.' and '_'",
                            "bad character '%c' in host '%.*s'", *p, (int)(host_end - hp), hp);
         memcpy(r->info.host, hp, (size_t)(host_end - hp));
     }
     if (port_at) {
         uint64_t port = 0;
         if (parse_uint(port_at, (size_t)(auth_end - port_at), 65535, &port) || port == 0)
-            return BAD(&pc, VYRE_EINVAL, "give a port from 1 to 65535", "bad port '%.*s'",
+            return BAD(pc, VYRE_EINVAL, "give a port from 1 to 65535", "bad port '%.*s'",
                        (int)(auth_end - port_at), port_at);
         r->info.port = (unsigned)port;
     }
+    return VYRE_OK;
+}
 
-    const char *path = slash ? slash : end;
-    size_t pn = (size_t)(end - path);
+/* The path: an HTTP store's prefix, or a Redis database number. */
+static int parse_path(const parse_ctx *pc, vyre__remote *r, const char *path, size_t pn)
+{
     if (is_http(r)) {
         while (pn && path[pn - 1] == '/')
             pn--;
         for (size_t i = 0; i < pn; i++)
             if (!path_char(path[i]))
-                return BAD(&pc, VYRE_EINVAL,
+                return BAD(pc, VYRE_EINVAL,
                            "a prefix is a plain path: no '?', '#' or blanks (percent-encode "
                            "other characters)",
                            "bad character '%c' in prefix '%.*s'", path[i], (int)pn, path);
@@ -485,59 +473,108 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
             if (path[i] == '/' && path[i + 1] == '.' &&
                 (i + 2 == pn || path[i + 2] == '/' ||
                  (path[i + 2] == '.' && (i + 3 == pn || path[i + 3] == '/'))))
-                return BAD(&pc, VYRE_EINVAL, "write the prefix without '.' or '..' components",
+                return BAD(pc, VYRE_EINVAL, "write the prefix without '.' or '..' components",
                            "prefix '%.*s' has a dot component", (int)pn, path);
         memcpy(r->info.prefix, path, pn);
         r->info.prefix[pn] = '\0';
     } else if (pn > 1) {
         uint64_t db = 0;
         if (parse_uint(path + 1, pn - 1, 65535, &db))
-            return BAD(&pc, VYRE_EINVAL, "a Redis URL's path is a database number: redis://host/2",
+            return BAD(pc, VYRE_EINVAL, "a Redis URL's path is a database number: redis://host/2",
                        "bad database '%.*s'", (int)(pn - 1), path + 1);
         r->info.db = (int)db;
     }
+    return VYRE_OK;
+}
 
-    /* Attributes. */
+/* The attributes after the URL: bar is the first '|' (NULL: none). */
+static int parse_attrs(const parse_ctx *pc, vyre__remote *r, const char *bar, const char *end)
+{
     const char *a = bar;
-    while (a && a < item + n) {
+    while (a && a < end) {
         a++;
-        const char *next = memchr(a, '|', (size_t)(item + n - a));
-        size_t an = next ? (size_t)(next - a) : (size_t)(item + n - a);
+        const char *next = memchr(a, '|', (size_t)(end - a));
+        size_t an = next ? (size_t)(next - a) : (size_t)(end - a);
         if (!an)
-            return BAD(&pc, VYRE_EINVAL, NULL, "empty attribute");
-        if ((rc = parse_attr(&pc, r, a, an)))
+            return BAD(pc, VYRE_EINVAL, NULL, "empty attribute");
+        int rc = parse_attr(pc, r, a, an);
+        if (rc)
             return rc;
         a = next;
     }
+    return VYRE_OK;
+}
+
+/* Credentials given twice, then what may be shown and the URL the HTTP
+ * backend requests. */
+static int finish_item(const parse_ctx *pc, vyre__remote *r)
+{
     if (is_http(r) && r->token[0] && (r->info.has_user || r->info.has_password))
-        return BAD(&pc, VYRE_EINVAL,
+        return BAD(pc, VYRE_EINVAL,
                    "use either user:password@ in the URL or '|token-file=', not both",
                    "both basic-auth credentials and a bearer token given");
     if (!is_http(r) && r->token[0] && r->info.has_password)
-        return BAD(&pc, VYRE_EINVAL, "use either a password in the URL or '|token-file=', not both",
+        return BAD(pc, VYRE_EINVAL, "use either a password in the URL or '|token-file=', not both",
                    "both a password and a token file given");
-
-    /* What may be shown, and the URL the HTTP backend requests. */
     int v6 = strchr(r->info.host, ':') != NULL;
     char hostpart[300];
     snprintf(hostpart, sizeof hostpart, v6 ? "[%s]:%u" : "%s:%u", r->info.host, r->info.port);
     char userpart[300] = "";
     if (r->info.has_user || r->info.has_password)
         snprintf(userpart, sizeof userpart, "%s%s@", r->user, r->info.has_password ? ":***" : "");
+    const char *scheme = vyre_remote_scheme_name(r->info.scheme);
     int too_long;
     if (is_http(r))
-        too_long =
-            fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s%s",
-                     vyre_remote_scheme_name(r->info.scheme), userpart, hostpart, r->info.prefix) ||
-            fmt_fits(r->base_url, sizeof r->base_url, "%s://%s%s",
-                     vyre_remote_scheme_name(r->info.scheme), hostpart, r->info.prefix);
+        too_long = fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s%s", scheme, userpart,
+                            hostpart, r->info.prefix) ||
+                   fmt_fits(r->base_url, sizeof r->base_url, "%s://%s%s", scheme, hostpart,
+                            r->info.prefix);
     else
-        too_long =
-            fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s/%d",
-                     vyre_remote_scheme_name(r->info.scheme), userpart, hostpart, r->info.db);
+        too_long = fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s/%d", scheme, userpart,
+                            hostpart, r->info.db);
     if (too_long)
-        return BAD(&pc, VYRE_ETOOBIG, "use a shorter URL", "URL too long");
+        return BAD(pc, VYRE_ETOOBIG, "use a shorter URL", "URL too long");
     return VYRE_OK;
+}
+
+/* One item of a spec: "scheme://[user[:password]@]host[:port][/path]"
+ * then "|attribute[=value]"s. */
+static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *err)
+{
+    char shown[VYRE_REMOTE_URL_MAX * 2];
+    display_of(item, n, shown, sizeof shown);
+    parse_ctx pc = {shown, err};
+    memset(r, 0, sizeof *r);
+    r->info.connect_timeout_ms = VYRE_REMOTE_CONNECT_TIMEOUT_MS;
+    r->info.operation_timeout_ms = VYRE_REMOTE_OPERATION_TIMEOUT_MS;
+    r->info.max_object_bytes = BLOB_FILE_MAX;
+
+    const char *bar = memchr(item, '|', n);
+    size_t un = bar ? (size_t)(bar - item) : n;
+    if (un >= VYRE_REMOTE_URL_MAX)
+        return BAD(&pc, VYRE_ETOOBIG, "use a shorter URL", "URL is %zu bytes long, more than %d",
+                   un, VYRE_REMOTE_URL_MAX - 1);
+    const char *auth = NULL;
+    int rc = parse_scheme(&pc, item, un, r, &auth);
+    if (rc)
+        return rc;
+    const char *end = item + un;
+    const char *slash = memchr(auth, '/', (size_t)(end - auth));
+    const char *auth_end = slash ? slash : end;
+    const char *at = NULL;
+    for (const char *p = auth; p < auth_end; p++)
+        if (*p == '@')
+            at = p;
+    if (at && (rc = parse_userinfo(&pc, r, auth, (size_t)(at - auth))))
+        return rc;
+    if ((rc = parse_host_port(&pc, r, at ? at + 1 : auth, auth_end)))
+        return rc;
+    const char *path = slash ? slash : end;
+    if ((rc = parse_path(&pc, r, path, (size_t)(end - path))))
+        return rc;
+    if ((rc = parse_attrs(&pc, r, bar, item + n)))
+        return rc;
+    return finish_item(&pc, r);
 }
 
 void vyre_remote_list_free(vyre_remote_list *l)
