@@ -42,7 +42,7 @@
 #include <xxhash.h>
 
 #include "cache/blob_internal.h"
-#include "cache/remote_resp.h"
+#include "cache/remote/resp.h"
 #include "fakeredis.h"
 #include "servers.h"
 #include "testutil.h"

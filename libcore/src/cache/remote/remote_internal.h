@@ -37,7 +37,7 @@ typedef struct vyre__remote {
     int64_t skip_until_ns; /* monotonic: backing off until then */
     int64_t backoff_ns;    /* next back-off period */
     vyre_remote_stats st;
-    vyre_remote_stats persisted; /* part of st already added to the index (cache.c's) */
+    vyre_remote_stats persisted; /* part of st already added to the index (cache_remote.c's) */
 } vyre__remote;
 
 struct vyre_remote_list {
