@@ -301,7 +301,7 @@ Test(blob, path_layout)
 
 Test(blob, payload_sum_matches_libxxhash)
 {
-    /* blob.c may use its own AVX2 build of XXH3: it must agree with the
+    /* blob_header.c may use its own AVX2 build of XXH3: it must agree with the
      * library on every length and alignment. */
     enum { N = (1 << 20) + 64 };
     uint8_t *buf = malloc(N);

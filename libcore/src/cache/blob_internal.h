@@ -70,4 +70,35 @@ int vyre__blob_is_quarantine_name(const char *name);
  * (VYRE__TMP_SUFFIX or VYRE__DOOMED_SUFFIX). 0 or VYRE_ETOOBIG. */
 int vyre__blob_tmp_name(const char *hex, const char *suffix, char *name, size_t size);
 
+/* ---- shared between the blob files (each comment at its definition) ---- */
+
+/* Longest path the blob module builds. */
+#define BLOB_PATH_MAX 4096
+
+/* blob_header.c */
+void vyre__blob_count_reject(vyre_blob_reject why);
+vyre_blob_reject vyre__blob_decode(const uint8_t *buf, size_t len, vyre_blob_header *out,
+                                   char *detail, size_t dsize);
+int vyre__blob_reject_code(vyre_blob_reject why);
+const char *vyre__blob_reject_hint(vyre_blob_reject why);
+
+/* blob_store.c */
+int vyre__blob_root_path(char *buf, size_t size, const char *root, const char *sub,
+                         vyre_error *err);
+void vyre__blob_dir_of(const char *path, char *buf, size_t size);
+const char *vyre__blob_errno_hint(int code);
+vyre_remedy vyre__blob_errno_remedy(int code);
+int vyre__blob_subdir_fail(int rootfd, const char *root, const char *sub, int e, vyre_error *err);
+int vyre__blob_open_root(const char *root, vyre_error *err);
+int vyre__blob_kernel_table_valid(const char *t, size_t size, uint32_t n);
+uint64_t vyre__blob_kernels_sum(const void *t, size_t size);
+
+/* blob_load.c */
+int vyre__blob_open_parent(int dirfd, const char *rel, const char **base);
+
+/* blob_quarantine.c */
+int vyre__blob_quarantine_move(int rootfd, const char *root, int srcfd, const char *name,
+                               const char *path, vyre_blob_reject why, char *dest, size_t dsize,
+                               vyre_error *err);
+
 #endif /* VYRE_BLOB_INTERNAL_H */

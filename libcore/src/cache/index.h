@@ -3,7 +3,7 @@
  *
  * The cache subsystem (libcore/src/cache/) owns the pipeline cache on disk:
  * keys (key.c), the self-describing blob format and its durable store and
- * validated load (blob.c, with XXH3-128 in checksum*.c), this index
+ * validated load (blob_*.c, with XXH3-128 in checksum*.c), this index
  * (index.c) and the facade the rest of libcore and the tools use (cache_*.c,
  * one file per operation: open, get/put, remotes, scan and stats, prune and
  * cleanup, verify/reindex/clear). It is pure host code: no
