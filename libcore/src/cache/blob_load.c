@@ -277,7 +277,9 @@ static uint8_t *blob_area(vyre_blob *b)
     return (uint8_t *)b + BLOB_PREFIX;
 }
 
-static int check_fd(check *c, int fd, vyre_error *err)
+/* What fstat tells before anything is read: a regular file with one name,
+ * no larger than any blob. 0, or a reject / I/O failure. */
+static int check_stat(check *c, int fd, vyre_error *err)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -310,52 +312,51 @@ static int check_fd(check *c, int fd, vyre_error *err)
                  (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX);
         return reject(c, VYRE_REJECT_TRAILING);
     }
+    return VYRE_OK;
+}
+
+/* The common case, a file up to WHOLE_READ_MAX: one bounded allocation
+ * sized from fstat, one read of the whole file. */
+static int check_whole(check *c, int fd, vyre_error *err)
+{
+    size_t got = 0, size = (size_t)c->file_size;
+    vyre_blob *b = blob_alloc(size);
+    if (!b)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for blob '%s'", size,
+                          c->path);
+    uint8_t *area = blob_area(b);
+    int e = read_full(fd, area, size, &got);
+    if (e != 0) {
+        free(b);
+        return io_fail(c, e, "read", err);
+    }
+    int rc = decode_into(c, area, got);
+    if (!rc)
+        rc = check_body(c, got, area + VYRE_BLOB_HEADER_SIZE);
+    if (!rc && c->keep && VYRE_BLOB_KEY_STALE(c->h.key_version))
+        rc = reject_stale(c);
+    if (rc || !c->keep) {
+        free(b);
+        return rc;
+    }
+    b->header = c->h;
+    if (c->h.kernels_size)
+        b->header.kernels = (const char *)area + VYRE_BLOB_HEADER_SIZE + c->h.stored_size;
+    b->payload = area + VYRE_BLOB_HEADER_SIZE;
+    b->size = (size_t)c->h.stored_size;
+    c->blob = b;
+    return VYRE_OK;
+}
+
+/* A large file: header first, sizes checked against it and against the
+ * file, and only then an allocation (or a streamed checksum when nothing
+ * is kept). */
+static int check_large(check *c, int fd, vyre_error *err)
+{
     size_t got = 0;
-    int e;
-
-    if (c->file_size < VYRE_BLOB_HEADER_SIZE) {
-        /* Too short to be a blob; read what is there to say why. */
-        uint8_t hb[VYRE_BLOB_HEADER_SIZE];
-        if ((e = read_full(fd, hb, (size_t)c->file_size, &got)) != 0)
-            return io_fail(c, e, "read", err);
-        return decode_into(c, hb, got);
-    }
-
-    if (c->file_size <= WHOLE_READ_MAX) {
-        /* The common case: one bounded allocation sized from fstat, one
-         * read of the whole file. */
-        size_t size = (size_t)c->file_size;
-        vyre_blob *b = blob_alloc(size);
-        if (!b)
-            return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for blob '%s'",
-                              size, c->path);
-        uint8_t *area = blob_area(b);
-        if ((e = read_full(fd, area, size, &got)) != 0) {
-            free(b);
-            return io_fail(c, e, "read", err);
-        }
-        int rc = decode_into(c, area, got);
-        if (!rc)
-            rc = check_body(c, got, area + VYRE_BLOB_HEADER_SIZE);
-        if (!rc && c->keep && VYRE_BLOB_KEY_STALE(c->h.key_version))
-            rc = reject_stale(c);
-        if (rc || !c->keep) {
-            free(b);
-            return rc;
-        }
-        b->header = c->h;
-        if (c->h.kernels_size)
-            b->header.kernels = (const char *)area + VYRE_BLOB_HEADER_SIZE + c->h.stored_size;
-        b->payload = area + VYRE_BLOB_HEADER_SIZE;
-        b->size = (size_t)c->h.stored_size;
-        c->blob = b;
-        return VYRE_OK;
-    }
-
-    /* Large file: header first, sizes checked against it and against the
-     * file, and only then an allocation. */
     uint8_t hb[VYRE_BLOB_HEADER_SIZE];
-    if ((e = read_full(fd, hb, sizeof hb, &got)) != 0)
+    int e = read_full(fd, hb, sizeof hb, &got);
+    if (e != 0)
         return io_fail(c, e, "read", err);
     int rc = decode_into(c, hb, got);
     if (!rc)
@@ -389,6 +390,23 @@ static int check_fd(check *c, int fd, vyre_error *err)
     b->size = (size_t)c->h.stored_size;
     c->blob = b;
     return VYRE_OK;
+}
+
+static int check_fd(check *c, int fd, vyre_error *err)
+{
+    int rc = check_stat(c, fd, err);
+    if (rc)
+        return rc;
+    if (c->file_size < VYRE_BLOB_HEADER_SIZE) {
+        /* Too short to be a blob; read what is there to say why. */
+        uint8_t hb[VYRE_BLOB_HEADER_SIZE];
+        size_t got = 0;
+        int e = read_full(fd, hb, (size_t)c->file_size, &got);
+        if (e != 0)
+            return io_fail(c, e, "read", err);
+        return decode_into(c, hb, got);
+    }
+    return c->file_size <= WHOLE_READ_MAX ? check_whole(c, fd, err) : check_large(c, fd, err);
 }
 
 /* The directory part of rel below dirfd, opened without following

@@ -462,6 +462,73 @@ static int open_index(vyre_cache *c, unsigned flags, vyre_error *err)
     return rc;
 }
 
+/* The root's path: root, or the default; short enough that every path
+ * under it fits VYRE_CACHE_PATH_MAX. */
+static int root_path_set(vyre_cache *c, const char *root, vyre_error *err)
+{
+    if (root) {
+        if (!*root)
+            return vyre__fail(err, VYRE_EINVAL, "give a directory path", "empty cache directory");
+        if (vyre__strlcpy(c->root, root, sizeof c->root) >= sizeof c->root)
+            return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "cache path too long");
+    } else {
+        int rc = vyre_cache_default_root(c->root, sizeof c->root, err);
+        if (rc)
+            return rc;
+    }
+    if (strlen(c->root) > VYRE_CACHE_PATH_MAX - 256)
+        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory path",
+                          "cache directory path is %zu bytes long, more than %d", strlen(c->root),
+                          VYRE_CACHE_PATH_MAX - 256);
+    return VYRE_OK;
+}
+
+/* The root exists afterwards (made for a writable handle). 1 when it does
+ * not and the handle is the empty cache of a first use (read-only,
+ * VYRE_CACHE_MISSING_EMPTY): nothing is created then. */
+static int root_find_or_make(vyre_cache *c, unsigned flags, vyre_error *err)
+{
+    struct stat st;
+    if (stat(c->root, &st) == 0)
+        return VYRE_OK;
+    if (errno == ENOENT && (flags & VYRE_CACHE_READONLY) && (flags & VYRE_CACHE_MISSING_EMPTY))
+        return 1;
+    if (errno != ENOENT || (flags & VYRE_CACHE_READONLY)) {
+        int e = errno;
+        return vyre__fail(err, e == ENOENT ? VYRE_ENOENT : vyre__errno_code(e),
+                          e == ENOENT ? "nothing has been cached there yet; check "
+                                        "--cache-dir / VYRE_PTX_CACHE_DIR"
+                                      : NULL,
+                          "cache directory '%s' %s", c->root,
+                          e == ENOENT ? "does not exist" : strerror(e));
+    }
+    return vyre__mkdirs(c->root, 0700, err);
+}
+
+/* Checks the root, then opens c->rootfd. The root itself may be a symlink
+ * the user made: it is followed once, here, and checked again through the
+ * descriptor that is kept. */
+static int root_open(vyre_cache *c, vyre_error *err)
+{
+    int rc = check_safe(c->root, c->umask, err);
+    if (rc)
+        return rc;
+    c->rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (c->rootfd < 0) {
+        int e = errno;
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot open cache directory '%s': %s",
+                          c->root, strerror(e));
+    }
+    struct stat st;
+    if (fstat(c->rootfd, &st) != 0)
+        return vyre__fail(err, vyre__errno_code(errno), NULL, "cannot stat '%s': %s", c->root,
+                          strerror(errno));
+    if ((rc = check_owner_mode(c->root, &st, c->umask, &c->group_cache, err)))
+        return rc;
+    c->gid = st.st_gid;
+    return VYRE_OK;
+}
+
 int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
                        vyre_error *err)
 {
@@ -477,27 +544,9 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening the cache");
     c->flags = flags;
     c->rootfd = -1;
-    int rc = VYRE_OK;
-    if (root) {
-        if (!*root) {
-            rc = vyre__fail(err, VYRE_EINVAL, "give a directory path", "empty cache directory");
-            goto fail;
-        }
-        if (vyre__strlcpy(c->root, root, sizeof c->root) >= sizeof c->root) {
-            rc = vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "cache path too long");
-            goto fail;
-        }
-    } else if ((rc = vyre_cache_default_root(c->root, sizeof c->root, err))) {
+    int rc = root_path_set(c, root, err);
+    if (rc)
         goto fail;
-    }
-
-    /* Every path under the root must fit VYRE_CACHE_PATH_MAX. */
-    if (strlen(c->root) > VYRE_CACHE_PATH_MAX - 256) {
-        rc = vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory path",
-                        "cache directory path is %zu bytes long, more than %d", strlen(c->root),
-                        VYRE_CACHE_PATH_MAX - 256);
-        goto fail;
-    }
     /* The configuration: defaults < user's file < the cache's vyre.conf <
      * environment (vyre/config.h), unless the caller gives it. */
     if (opts->config)
@@ -508,52 +557,18 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
     c->config_readonly = c->config.read_only;
     if ((rc = check_root_links(c->root, err)))
         goto fail;
-    struct stat st;
-    if (stat(c->root, &st) != 0) {
-        if (errno == ENOENT && (flags & VYRE_CACHE_READONLY) &&
-            (flags & VYRE_CACHE_MISSING_EMPTY)) {
-            /* First use: an empty cache, nothing created. */
-            c->missing = 1;
-            c->readonly = 1;
-            *out = c;
-            return VYRE_OK;
-        }
-        if (errno != ENOENT || (flags & VYRE_CACHE_READONLY)) {
-            int e = errno;
-            rc = vyre__fail(err, e == ENOENT ? VYRE_ENOENT : vyre__errno_code(e),
-                            e == ENOENT ? "nothing has been cached there yet; check "
-                                          "--cache-dir / VYRE_PTX_CACHE_DIR"
-                                        : NULL,
-                            "cache directory '%s' %s", c->root,
-                            e == ENOENT ? "does not exist" : strerror(e));
-            goto fail;
-        }
-        if ((rc = vyre__mkdirs(c->root, 0700, err)))
-            goto fail;
+    if ((rc = root_find_or_make(c, flags, err)) == 1) {
+        /* First use: an empty cache, nothing created. */
+        c->missing = 1;
+        c->readonly = 1;
+        *out = c;
+        return VYRE_OK;
     }
-    if ((rc = check_safe(c->root, c->umask, err)))
+    if (rc || (rc = root_open(c, err)))
         goto fail;
-    /* The root itself may be a symlink the user made: it is followed once,
-     * here, and checked again through the descriptor that is kept. */
-    c->rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (c->rootfd < 0) {
-        int e = errno;
-        rc = vyre__fail(err, vyre__errno_code(e), NULL, "cannot open cache directory '%s': %s",
-                        c->root, strerror(e));
-        goto fail;
-    }
-    if (fstat(c->rootfd, &st) != 0 ||
-        (rc = check_owner_mode(c->root, &st, c->umask, &c->group_cache, err))) {
-        if (!rc)
-            rc = vyre__fail(err, vyre__errno_code(errno), NULL, "cannot stat '%s': %s", c->root,
-                            strerror(errno));
-        goto fail;
-    }
-    c->gid = st.st_gid;
     int need_marker = 0;
     if ((rc = check_ours(c, flags, &need_marker, err)))
         goto fail;
-
     c->readonly = (flags & VYRE_CACHE_READONLY) || c->config_readonly || !writable_dir(c->root);
     if (!c->readonly && (rc = open_layout(c, need_marker, err)))
         goto fail;
