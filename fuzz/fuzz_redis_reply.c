@@ -1,6 +1,6 @@
 /*
  * fuzz_redis_reply.c - libFuzzer target for the Redis reply reader
- * (libcore/src/cache/remote_resp.c's framing and remote_redis_conn.c's
+ * (libcore/src/cache/remote/resp.c's framing and redis_conn.c's
  * read loop), which takes whatever a remote store's server sends.
  *
  * Input: the first byte picks the limit on declared bulk lengths (0, 16,
@@ -27,8 +27,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cache/remote_redis_conn.h"
-#include "cache/remote_resp.h"
+#include "cache/remote/redis_conn.h"
+#include "cache/remote/resp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_remote_spec.c - libFuzzer target for the remote store list
- * (libcore/src/cache/remote.c): the text of $VYRE_REMOTE_CACHE, which any
+ * (libcore/src/cache/remote/spec.c): the text of $VYRE_REMOTE_CACHE, which any
  * user or launcher script sets.
  *
  * Invariants checked:

@@ -301,7 +301,7 @@ Test(blob, path_layout)
 
 Test(blob, payload_sum_matches_libxxhash)
 {
-    /* blob.c may use its own AVX2 build of XXH3: it must agree with the
+    /* blob_header.c may use its own AVX2 build of XXH3: it must agree with the
      * library on every length and alignment. */
     enum { N = (1 << 20) + 64 };
     uint8_t *buf = malloc(N);
@@ -769,10 +769,10 @@ Test(blob, load_key_mismatch)
     cache c;
     cache_init(&c);
     vyre_key a = key_of(15), b = key_of(16);
-    cr_assert_eq(vyre_blob_store(c.root, &(vyre_blob_header){0}, "", 0, NULL), VYRE_EINVAL,
+    cr_assert_eq(vyre_blob_store(c.root, &(vyre_blob_header){0}, "", 0, NULL, NULL), VYRE_EINVAL,
                  "an empty header does not encode (no kind, no arch)");
     vyre_blob_header h = header_for(a);
-    cr_assert_eq(vyre_blob_store(c.root, &h, "payload", 7, NULL), 0);
+    cr_assert_eq(vyre_blob_store(c.root, &h, "payload", 7, NULL, NULL), 0);
     char pa[PATHSZ];
     blob_path(&c, a, pa);
     size_t len;
@@ -960,8 +960,8 @@ Test(blob, store_then_load_round_trip)
         vyre_blob_header h = header_for(k);
         h.kind = VYRE_BLOB_PTX;
         vyre_error e;
-        cr_assert_eq(vyre_blob_store(c.root, &h, payload, sizes[i], &e), 0, "%zu: %s", sizes[i],
-                     e.message);
+        cr_assert_eq(vyre_blob_store(c.root, &h, payload, sizes[i], NULL, &e), 0, "%zu: %s",
+                     sizes[i], e.message);
         cr_assert_eq(h.stored_size, sizes[i]);
         cr_assert_eq(h.raw_size, sizes[i]);
         cr_assert_eq(h.format_version, VYRE_BLOB_FORMAT_VERSION);
@@ -1003,19 +1003,20 @@ Test(blob, store_argument_errors)
     cache_init(&c);
     vyre_blob_header h = header_for(key_of(30));
     vyre_error e;
-    cr_assert_eq(vyre_blob_store(c.root, &h, NULL, 5, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre_blob_store(c.root, &h, NULL, 5, NULL, &e), VYRE_EINVAL);
     h.raw_size = 3;
-    cr_assert_eq(vyre_blob_store(c.root, &h, "abcd", 4, &e), VYRE_EINVAL, "raw != stored in v1");
+    cr_assert_eq(vyre_blob_store(c.root, &h, "abcd", 4, NULL, &e), VYRE_EINVAL,
+                 "raw != stored in v1");
     h = header_for(key_of(30));
     h.flags = 1;
-    cr_assert_eq(vyre_blob_store(c.root, &h, "abcd", 4, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre_blob_store(c.root, &h, "abcd", 4, NULL, &e), VYRE_EINVAL);
     cr_assert_eq(count_entries(&c, "tmp"), 0);
     /* a cache without tmp/ */
     char t[PATHSZ];
     sub(t, &c, "tmp");
     cr_assert_eq(rmdir(t), 0);
     h = header_for(key_of(30));
-    cr_assert_eq(vyre_blob_store(c.root, &h, "abcd", 4, &e), VYRE_ENOENT);
+    cr_assert_eq(vyre_blob_store(c.root, &h, "abcd", 4, NULL, &e), VYRE_ENOENT);
     cr_assert(strstr(e.message, "/tmp'"), "%s", e.message);
     cr_assert_neq(e.hint[0], '\0');
     cache_fini(&c);
@@ -1029,9 +1030,9 @@ Test(blob, store_over_existing_key_is_atomic)
     enum { N = 64 << 10 };
     void *a = pattern(N, 1), *b = pattern(N, 2);
     vyre_blob_header h = header_for(k);
-    cr_assert_eq(vyre_blob_store(c.root, &h, a, N, NULL), 0);
+    cr_assert_eq(vyre_blob_store(c.root, &h, a, N, NULL, NULL), 0);
     h = header_for(k);
-    cr_assert_eq(vyre_blob_store(c.root, &h, b, N, NULL), 0);
+    cr_assert_eq(vyre_blob_store(c.root, &h, b, N, NULL, NULL), 0);
     vyre_blob *blob = NULL;
     cr_assert_eq(vyre_blob_load(c.root, &k, &blob, NULL, NULL), 0);
     cr_assert_eq(memcmp(blob->payload, b, N), 0, "the second store replaced the first");
@@ -1044,7 +1045,7 @@ Test(blob, store_over_existing_key_is_atomic)
     if (pid == 0) {
         for (int i = 0; i < 300; i++) {
             vyre_blob_header w = header_for(k);
-            if (vyre_blob_store(c.root, &w, i % 2 ? a : b, N, NULL) != 0)
+            if (vyre_blob_store(c.root, &w, i % 2 ? a : b, N, NULL, NULL) != 0)
                 _exit(1);
         }
         _exit(0);
@@ -1095,7 +1096,7 @@ static int store_as_unprivileged(const cache *c, vyre_key k, const char *chk_unw
         if (access(chk_unwritable, W_OK) == 0)
             _exit(101); /* the permission bits are not enforced for us */
         vyre_blob_header h = header_for(k);
-        int rc = vyre_blob_store(c->root, &h, "payload", 7, NULL);
+        int rc = vyre_blob_store(c->root, &h, "payload", 7, NULL, NULL);
         _exit(rc == 0 ? 0 : 102 + (rc == VYRE_EPERM ? 0 : 1));
     }
     int st;
@@ -1161,7 +1162,7 @@ Test(blob, store_on_full_disk)
     vyre_key k = key_of(60);
     void *old = pattern(1000, 7);
     vyre_blob_header h = header_for(k);
-    cr_assert_eq(vyre_blob_store(c.root, &h, old, 1000, NULL), 0);
+    cr_assert_eq(vyre_blob_store(c.root, &h, old, 1000, NULL, NULL), 0);
 
     pid_t pid = fork();
     cr_assert_neq(pid, -1);
@@ -1175,7 +1176,7 @@ Test(blob, store_on_full_disk)
         void *big = pattern(64 << 10, 9);
         vyre_blob_header w = header_for(k);
         vyre_error e;
-        int rc = vyre_blob_store(c.root, &w, big, 64 << 10, &e);
+        int rc = vyre_blob_store(c.root, &w, big, 64 << 10, NULL, &e);
         if (rc != VYRE_ENOSPC)
             _exit(101);
         if (!e.hint[0] || !strstr(e.message, "cannot store"))
@@ -1184,7 +1185,7 @@ Test(blob, store_on_full_disk)
             _exit(104);
         /* a small blob still fits under the limit */
         vyre_blob_header s = header_for(key_of(61));
-        if (vyre_blob_store(c.root, &s, "tiny", 4, NULL) != 0)
+        if (vyre_blob_store(c.root, &s, "tiny", 4, NULL, NULL) != 0)
             _exit(103);
         _exit(0);
     }
@@ -1210,8 +1211,61 @@ Test(blob, store_rejects_oversized_payload)
     static const char one = 0;
     vyre_error e;
     /* the length is checked before the pointer is read */
-    cr_assert_eq(vyre_blob_store(c.root, &h, &one, (size_t)VYRE_BLOB_MAX_PAYLOAD + 1, &e),
+    cr_assert_eq(vyre_blob_store(c.root, &h, &one, (size_t)VYRE_BLOB_MAX_PAYLOAD + 1, NULL, &e),
                  VYRE_ETOOBIG);
     cr_assert_neq(e.hint[0], '\0');
+    cache_fini(&c);
+}
+
+static int refuse_rename(const vyre_blob_header *h, void *ctx, vyre_error *err)
+{
+    (void)h;
+    ++*(int *)ctx;
+    if (err)
+        err->code = VYRE_EBUSY;
+    return VYRE_EBUSY;
+}
+
+/* The one store call's options: a caller-held root descriptor, a umask
+ * applied by fchmod, and the hook that can still abort before the rename. */
+Test(blob, store_options)
+{
+    cache c;
+    cache_init(&c);
+    vyre_blob_store_opts o;
+    vyre_blob_store_opts_init(&o);
+    cr_assert_eq(o.rootfd, -1);
+    cr_assert_eq(o.umask, -1);
+    cr_assert_null(o.before_rename);
+    vyre_blob_store_opts_init(NULL);
+
+    int calls = 0;
+    o.before_rename = refuse_rename;
+    o.ctx = &calls;
+    vyre_key k = key_of(300);
+    vyre_blob_header h = header_for(k);
+    vyre_error e;
+    cr_assert_eq(vyre_blob_store(c.root, &h, "abc", 3, &o, &e), VYRE_EBUSY);
+    cr_assert_eq(calls, 1);
+    char p[PATHSZ];
+    blob_path(&c, k, p);
+    struct stat st;
+    cr_assert_eq(stat(p, &st), -1, "an aborted store leaves no blob");
+    cr_assert_eq(count_entries(&c, "tmp"), 0, "nor its temp file");
+
+    o.before_rename = NULL;
+    o.umask = 002;
+    o.rootfd = open(c.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cr_assert_geq(o.rootfd, 0);
+    cr_assert_eq(vyre_blob_store(c.root, &h, "abc", 3, &o, &e), 0, "%s", e.message);
+    cr_assert_eq(fcntl(o.rootfd, F_GETFD), FD_CLOEXEC, "the caller's descriptor stays open");
+    close(o.rootfd);
+    cr_assert_eq(stat(p, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0664);
+    char shard[PATHSZ];
+    snprintf(shard, sizeof shard, "%s", p);
+    *strrchr(shard, '/') = '\0';
+    cr_assert_eq(stat(shard, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0775);
     cache_fini(&c);
 }

@@ -1279,3 +1279,22 @@ Test(cache, cleanup_lock_and_marker_take_the_cache_umask, .init = setup, .fini =
                      (unsigned)(st.st_mode & 0777));
     }
 }
+
+/* libcore names no front end: a group cache opened without a umask that
+ * lets the group write is refused with a hint about the setting itself and
+ * the configuration remedy; the front end names its command. */
+Test(cache, group_umask_refusal_names_no_front_end, .init = setup, .fini = teardown)
+{
+    cr_assert_eq(mkdir(g_root, 0700), 0);
+    cr_assert_eq(chmod(g_root, 02770), 0, "%s", strerror(errno));
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    vyre_cache *c = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_open_ex(g_root, &oo, &c, &e), VYRE_EUNSAFE, "%s", e.message);
+    cr_assert(strstr(e.message, "does not allow group writes"), "%s", e.message);
+    cr_assert(strstr(e.hint, "'umask = 002'"), "%s", e.hint);
+    cr_assert_null(strstr(e.hint, "cachectl"), "libcore names a front end: %s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_CONFIG);
+}

@@ -441,7 +441,7 @@ Test(reliability, writers_killed_at_random_leave_only_tmp_debris, .init = setup,
     cr_assert_eq(r.tmp_in_flight, 0);
 
     /* Checked last so that everything above runs even when it fails.
-     * KNOWN LIBCORE BUG (cache.c, vyre_cache_put): a writer killed after
+     * KNOWN LIBCORE BUG (cache_io.c, vyre_cache_put): a writer killed after
      * vyre_blob_store's rename and before vyre__index_upsert leaves a valid
      * blob without an index row, which verify counts as a problem
      * (FILE_WITHOUT_ROW): more than debris in tmp/, against DESIGN.md's
@@ -943,7 +943,7 @@ Test(reliability, garbage_index_is_ecorrupt_and_reindex_restores_rows, .init = s
     close_ok(c);
 }
 
-/* KNOWN LIBCORE BUG (cache.c, vyre_cache_verify): with an empty index,
+/* KNOWN LIBCORE BUG (cache_verify.c, vyre_cache_verify): with an empty index,
  * rows.v is NULL and qsort(NULL, 0, ...) trips UBSan's nonnull check, so
  * the first verify below aborts the test under VYRE_SANITIZE=undefined.
  * Fix: sort only when rows.n > 0. */
@@ -1052,7 +1052,7 @@ static int readonly_child(void)
     return RO_OK;
 }
 
-/* KNOWN LIBCORE BUG (cache.c, vyre_cache_open / index.c): a WAL index that
+/* KNOWN LIBCORE BUG (cache_open.c, vyre_cache_open / index.c): a WAL index that
  * nobody may write (no -shm to map, no right to create one) fails to open
  * with VYRE_EROFS, and the open fails instead of falling back to files only
  * as it does for a missing index; the child then exits with RO_EOPEN. */

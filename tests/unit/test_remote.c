@@ -42,7 +42,8 @@
 #include <xxhash.h>
 
 #include "cache/blob_internal.h"
-#include "cache/remote_resp.h"
+#include "cache/remote/remote_internal.h"
+#include "cache/remote/resp.h"
 #include "fakeredis.h"
 #include "servers.h"
 #include "testutil.h"
@@ -536,7 +537,7 @@ Test(remote_parse, objects_get_the_local_load_checks)
     h.n_kernels = 2;
     uint8_t payload[1000];
     payload_of(payload, sizeof payload, 77);
-    cr_assert_eq(vyre_blob_store(root, &h, payload, sizeof payload, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_blob_store(root, &h, payload, sizeof payload, NULL, &e), 0, "%s", e.message);
     char path[1400];
     cr_assert_eq(vyre_blob_path(root, &k, path, sizeof path, &e), 0);
     size_t len = 0;
@@ -1619,4 +1620,66 @@ Test(remote_redis_fault, replies_are_framed_and_bounded)
     line[VYRE__RESP_LINE_MAX + 9] = '\0';
     cr_assert_eq(frame(line, 10, &end, &decl), VYRE__RESP_BAD, "an endless line is refused");
     free(line);
+}
+
+/* Pushing a key the cache lacks: the listing command is the front end's to
+ * name (VYRE_REMEDY_CACHE_LIST), never libcore's. */
+Test(remote, push_missing_key_names_no_front_end, .init = setup, .fini = teardown)
+{
+    vyre_cache *a = open_cache("a", "http://127.0.0.1:1/c");
+    vyre_key k;
+    key_of(&k, 77);
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_remote_push(a, 0, &k, &e), VYRE_ENOENT);
+    cr_assert(strstr(e.message, "no valid blob '"), "%s", e.message);
+    cr_assert_null(strstr(e.hint, "cachectl"), "libcore names a front end: %s", e.hint);
+    cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_LIST);
+    vyre_cache_close(a);
+}
+
+/* The backends' head (HTTP HEAD, Redis EXISTS), reached through the
+ * operations table spec.c picks from the scheme: present, absent, and the
+ * object names each store uses. */
+static void head_tells_present_from_absent(const char *spec, const vyre__remote_ops *want)
+{
+    vyre_cache *a = open_cache("a", spec);
+    put_id(a, 1, 100); /* written back to the store */
+    vyre_cache_close(a);
+    vyre_remote_list *l = NULL;
+    vyre_error e;
+    cr_assert_eq(vyre_remote_list_parse(spec, &l, &e), VYRE_OK, "%s", e.message);
+    vyre__remote *r = &l->r[0];
+    cr_assert_eq(r->ops, want);
+    vyre_key k;
+    char name[VYRE_KEY_HEX_LEN + 16];
+    key_of(&k, 1);
+    r->ops->object_name(&k, name, sizeof name);
+    cr_assert_eq(r->ops->head(r, name, &e), VYRE_OK, "%s: %s", name, e.message);
+    key_of(&k, 2);
+    r->ops->object_name(&k, name, sizeof name);
+    cr_assert_eq(r->ops->head(r, name, &e), VYRE_ENOENT, "%s: %s", name, e.message);
+    r->ops->close(r);
+    cr_assert_eq(r->ops->head(r, name, &e), VYRE_ENOENT, "usable again after close");
+    vyre_remote_list_free(l);
+}
+
+Test(remote_nginx, head_tells_present_from_absent)
+{
+    ts_server s;
+    ts_nginx_start(&s);
+    char spec[256];
+    http_spec(spec, sizeof spec, &s, "");
+    head_tells_present_from_absent(spec, &vyre__http_ops);
+    ts_server_stop(&s);
+}
+
+Test(remote_redis, head_tells_present_from_absent)
+{
+    ts_server s;
+    ts_redis_start(&s);
+    char spec[256];
+    snprintf(spec, sizeof spec, "redis://127.0.0.1:%d/2", s.port);
+    head_tells_present_from_absent(spec, &vyre__redis_ops);
+    ts_server_stop(&s);
 }

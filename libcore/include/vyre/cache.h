@@ -153,9 +153,6 @@ VYRE_EXTERN const vyre_config *vyre_cache_config(const vyre_cache *c);
  * does not exist. */
 VYRE_EXTERN int vyre_cache_is_missing(const vyre_cache *c);
 
-/* The umask in force for what the cache creates (-1: not set, private). */
-VYRE_EXTERN int vyre_cache_umask(const vyre_cache *c);
-
 /* Flushes batched hit tracking and closes. NULL is a no-op. */
 VYRE_EXTERN void vyre_cache_close(vyre_cache *c);
 

@@ -135,9 +135,6 @@ VYRE_EXTERN void vyre_config_init(vyre_config *c);
 /* "max_size", ... (NULL out of range). */
 VYRE_EXTERN const char *vyre_config_key_name(int key);
 
-/* One line of help for a key (NULL out of range). */
-VYRE_EXTERN const char *vyre_config_key_help(int key);
-
 /* The key named name, or -1. */
 VYRE_EXTERN int vyre_config_key_find(const char *name);
 

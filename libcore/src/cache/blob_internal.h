@@ -1,7 +1,7 @@
 /*
  * blob_internal.h - the blob module's entry points for the cache facade
- * (internal): the store with a hook before the rename, and load, check,
- * quarantine and unlink relative to the cache root's open directory.
+ * (internal): load, check, quarantine and unlink relative to the cache
+ * root's open directory (the store takes it in vyre_blob_store_opts).
  *
  * Every function here takes the root as an open directory (rootfd) and
  * reaches files below it without following a symbolic link at any
@@ -13,24 +13,6 @@
 #define VYRE_BLOB_INTERNAL_H
 
 #include "vyre/blob.h"
-
-/* Called with the final header once the temp file is complete and fsynced,
- * just before it is renamed into place. A non-zero return aborts the store
- * (the temp file is removed) and is returned. */
-typedef int (*vyre__blob_before_rename_fn)(const vyre_blob_header *h, void *ctx, vyre_error *err);
-
-/* vyre_blob_store with the hook above (NULL: none). A tmp/, blobs/ or shard
- * that is not a real directory is VYRE_EUNSAFE (hint: verify --repair). */
-int vyre__blob_store_ex(int rootfd, const char *root, vyre_blob_header *h, const void *payload,
-                        size_t len, vyre__blob_before_rename_fn before_rename, void *ctx,
-                        vyre_error *err);
-
-/* vyre__blob_store_ex for a cache with a umask (vyre_cache_open_opts; -1:
- * not set): the blob gets 0666 & ~umask and a new shard directory
- * 0777 & ~umask, by fchmod (the process umask is not used). */
-int vyre__blob_store_umask(int rootfd, const char *root, int umask, vyre_blob_header *h,
-                           const void *payload, size_t len,
-                           vyre__blob_before_rename_fn before_rename, void *ctx, vyre_error *err);
 
 /* vyre_blob_load below rootfd. A hard-linked blob is rejected and its name
  * in the cache unlinked (never written through); other rejects are
@@ -87,5 +69,36 @@ int vyre__blob_is_quarantine_name(const char *name);
 /* A new unique temp name for the key whose hex is hex, ending in suffix
  * (VYRE__TMP_SUFFIX or VYRE__DOOMED_SUFFIX). 0 or VYRE_ETOOBIG. */
 int vyre__blob_tmp_name(const char *hex, const char *suffix, char *name, size_t size);
+
+/* ---- shared between the blob files (each comment at its definition) ---- */
+
+/* Longest path the blob module builds. */
+#define BLOB_PATH_MAX 4096
+
+/* blob_header.c */
+void vyre__blob_count_reject(vyre_blob_reject why);
+vyre_blob_reject vyre__blob_decode(const uint8_t *buf, size_t len, vyre_blob_header *out,
+                                   char *detail, size_t dsize);
+int vyre__blob_reject_code(vyre_blob_reject why);
+const char *vyre__blob_reject_hint(vyre_blob_reject why);
+
+/* blob_store.c */
+int vyre__blob_root_path(char *buf, size_t size, const char *root, const char *sub,
+                         vyre_error *err);
+void vyre__blob_dir_of(const char *path, char *buf, size_t size);
+const char *vyre__blob_errno_hint(int code);
+vyre_remedy vyre__blob_errno_remedy(int code);
+int vyre__blob_subdir_fail(int rootfd, const char *root, const char *sub, int e, vyre_error *err);
+int vyre__blob_open_root(const char *root, vyre_error *err);
+int vyre__blob_kernel_table_valid(const char *t, size_t size, uint32_t n);
+uint64_t vyre__blob_kernels_sum(const void *t, size_t size);
+
+/* blob_load.c */
+int vyre__blob_open_parent(int dirfd, const char *rel, const char **base);
+
+/* blob_quarantine.c */
+int vyre__blob_quarantine_move(int rootfd, const char *root, int srcfd, const char *name,
+                               const char *path, vyre_blob_reject why, char *dest, size_t dsize,
+                               vyre_error *err);
 
 #endif /* VYRE_BLOB_INTERNAL_H */

@@ -1,14 +1,144 @@
 /*
- * cache_internal.h - test-only entry points of the cache facade (internal;
- * not exported from the shared library, which hides every vyre__ symbol).
+ * cache_internal.h - what the files of the cache facade share (internal;
+ * not exported from the shared library, which hides every vyre__ symbol):
+ * the handle, the lists the walks fill, the removal protocol's types, and
+ * the functions one operation's file borrows from another's. Each
+ * function's comment is at its definition.
  *
- * The kill-at-every-step tests (tests/unit/test_cache_reliability.c) need
- * to stop a removal at each point where the files or the index change, to
- * show that a process killed there leaves no index row without its file.
- * Nothing else sets the hook; unset, it costs one load per step.
+ * Also the test-only step hook: the kill-at-every-step tests
+ * (tests/unit/test_cache_reliability.c) need to stop a removal at each
+ * point where the files or the index change, to show that a process killed
+ * there leaves no index row without its file. Nothing else sets the hook;
+ * unset, it costs one load per step.
  */
 #ifndef VYRE_CACHE_INTERNAL_H
 #define VYRE_CACHE_INTERNAL_H
+
+#include <dirent.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cache/index.h"
+#include "vyre/cache.h"
+#include "vyre/config.h"
+#include "vyre/remote.h"
+
+#define LOCK_NAME "lock"
+
+/* "blobs/ab/<64 hex>.vblob" and its NUL. */
+#define BLOB_REL_MAX (6 + 3 + VYRE_KEY_HEX_LEN + 8)
+
+struct vyre_cache {
+    char root[VYRE_CACHE_PATH_MAX];
+    int rootfd; /* the root, opened once: every walk below starts here */
+    char index_path[VYRE_CACHE_PATH_MAX];
+    unsigned flags;
+    int readonly;
+    int group_cache; /* the root is a group cache accepted under that umask */
+    gid_t gid;       /* the root's group */
+    vyre__index *idx;
+    vyre_remote_list *remotes; /* NULL: none */
+    atomic_uint_fast64_t hits, misses, rejects, remote_hits;
+    vyre_config config;  /* the configuration in force (vyre/config.h) */
+    int umask;           /* -1: not set; else applied to what the cache creates */
+    int config_readonly; /* read_only = true in the configuration */
+    int missing;         /* VYRE_CACHE_MISSING_EMPTY on a root that does not exist */
+};
+
+typedef struct file_ent {
+    char name[80]; /* "<64 hex>.vblob" or a tmp/quarantine name (may be cut) */
+    char dir[3];
+    vyre_key key;
+    int valid_name;
+    int foreign; /* a symlink, FIFO, socket or device: never opened */
+    mode_t mode; /* its file type (S_IFMT bits), when known */
+    uint64_t size;
+    int64_t mtime_ns;
+} file_ent;
+
+typedef struct file_list {
+    file_ent *v;
+    size_t n, cap;
+} file_list;
+
+typedef struct row_list {
+    vyre__index_row *v;
+    size_t n, cap;
+} row_list;
+
+/*
+ * Removals are crash-consistent: a process killed at any instant, or an
+ * index that will not take the deletion (locked past the busy timeout,
+ * read-only), leaves no index row without its blob. Each victim is first
+ * renamed into tmp/ under a removal's temp name (<16 hex of the key>...rm),
+ * then the rows go in one transaction, then the files are unlinked. Killed
+ * before the commit, a row's file is in tmp/: that removal's debris, which
+ * verify counts with the row (as it does a killed put's) and a repair
+ * removes, row first. A failed commit renames every victim back.
+ */
+typedef struct doomed {
+    uint8_t shard;   /* the key's first byte: blobs/<2 hex>/ */
+    uint8_t moved;   /* renamed into tmp/ */
+    uint8_t regular; /* a regular file (counted by clear) */
+    uint64_t size;
+    char name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT];
+    char tmpname[64];
+} doomed;
+
+/* The shard directories of a removal, opened once each, O_NOFOLLOW from
+ * the root's descriptor: a shard that is a symlink holds nothing of ours. */
+typedef struct shard_fds {
+    int bfd, berr;
+    int fd[256], err[256];
+} shard_fds;
+
+/* ---- cache_open.c ------------------------------------------------------ */
+int vyre__cache_sub_path(const vyre_cache *c, const char *name, char *out, size_t size);
+int vyre__cache_index_check(const vyre_cache *c, int *removable, vyre_error *err);
+void vyre__cache_index_set_aside(const vyre_cache *c, int all, char *kept, size_t kept_size);
+int vyre__cache_index_open(vyre_cache *c, int mode, vyre__index **idx, vyre_error *err);
+int vyre__cache_lock(const vyre_cache *c, int op, vyre_error *err);
+void vyre__cache_unlock(int fd);
+int vyre__cache_readonly_error(const vyre_cache *c, vyre_error *err);
+
+/* ---- cache_io.c -------------------------------------------------------- */
+void vyre__cache_kernels_text(char *out, size_t size, const char *names, size_t names_len);
+void vyre__cache_row_from_header(vyre__index_row *row, const vyre_blob_header *h,
+                                 uint64_t file_size);
+int vyre__cache_put_local(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                          vyre_error *err);
+
+/* ---- cache_remote.c ---------------------------------------------------- */
+void vyre__cache_persist_remote_counters(vyre_cache *c);
+
+/* ---- cache_scan.c ------------------------------------------------------ */
+int vyre__cache_is_hex2(const char *s);
+DIR *vyre__cache_opendir(int dfd, const char *name);
+int vyre__cache_scan_blobs(const vyre_cache *c, file_list *out, int with_stat, vyre_error *err);
+void vyre__cache_ent_path(const vyre_cache *c, const file_ent *e, char *out, size_t size);
+void vyre__cache_ent_rel(const file_ent *e, char *out, size_t size);
+int vyre__cache_blob_present(const vyre_cache *c, const vyre_key *key);
+int vyre__cache_no_index(const vyre_cache *c, vyre_error *err);
+int vyre__cache_all_rows(vyre_cache *c, row_list *l, vyre_error *err);
+void vyre__cache_entry_from_row(vyre_cache_entry *e, const vyre__index_row *r);
+
+/* ---- cache_prune.c ----------------------------------------------------- */
+void vyre__cache_step(const char *what);
+void vyre__cache_shards_open(const vyre_cache *c, shard_fds *s);
+void vyre__cache_shards_close(shard_fds *s);
+int vyre__cache_doom_one(shard_fds *s, int tmpfd, doomed *v);
+void vyre__cache_undoom(shard_fds *s, int tmpfd, doomed *v, size_t n);
+void vyre__cache_doomed_unlink(int tmpfd, doomed *v, size_t n);
+int vyre__cache_removal_tmp(vyre_cache *c, vyre_error *err);
+void vyre__cache_nothing_removed(vyre_error *err);
+void vyre__cache_maybe_cleanup(vyre_cache *c);
+
+/* ---- cache_verify.c ---------------------------------------------------- */
+void vyre__cache_check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res,
+                              vyre_cache_problem_fn fn, void *ctx);
+
+/* ---- the test-only step hook ------------------------------------------ */
 
 /* Called by prune, clear and cleanup just before each step that changes
  * the cache: step is "rename" (a victim moved into tmp/), "commit" (the

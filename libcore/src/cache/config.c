@@ -2,7 +2,7 @@
  * config.c - the pipeline cache's configuration: layers, the ccache-like
  * "key = value" file format, and rewriting the cache's vyre.conf in place
  * (vyre/config.h). Pure host code: base/ and the public headers only;
- * remote_storage is checked by the remote-list parser (cache/remote.c).
+ * remote_storage is checked by the remote-list parser (cache/remote/spec.c).
  */
 #include "vyre/config.h"
 
@@ -64,11 +64,6 @@ void vyre_config_init(vyre_config *c)
 const char *vyre_config_key_name(int key)
 {
     return key >= 0 && key < VYRE_CONF_N_KEYS ? k_keys[key].name : NULL;
-}
-
-const char *vyre_config_key_help(int key)
-{
-    return key >= 0 && key < VYRE_CONF_N_KEYS ? k_keys[key].help : NULL;
 }
 
 int vyre_config_key_find(const char *name)
@@ -741,6 +736,63 @@ static int line_sets(const char *s, size_t start, size_t end, const char *key)
     return p < end && s[p] == '=';
 }
 
+/* The current text of path (none: empty, *mode left as it is), checked as
+ * a whole first, so that a broken file is reported rather than silently
+ * kept broken. *old is malloc'ed (NULL when empty). */
+static int read_current(const char *path, char **old, size_t *len, mode_t *mode, vyre_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+        struct stat st;
+        if (fstat(fd, &st) == 0)
+            *mode = st.st_mode & 0666;
+        int rc = read_fd(fd, path, old, len, err);
+        close(fd);
+        return rc;
+    }
+    if (errno == ENOENT)
+        return VYRE_OK;
+    int e = errno;
+    return vyre__fail(err, e == ELOOP ? VYRE_EUNSAFE : vyre__errno_code(e),
+                      e == ELOOP ? "make it a regular file" : NULL, "cannot open '%s': %s", path,
+                      strerror(e));
+}
+
+/* old[0..len) to f with key set to value (NULL: its line removed). The
+ * last line that sets key is replaced; earlier ones would be overridden by
+ * it, so they are left as they are. */
+static void write_edited(FILE *f, const char *old, size_t len, const char *key, const char *value)
+{
+    size_t last_s = SIZE_MAX, last_e = 0;
+    for (size_t i = 0; i < len;) {
+        size_t s = i;
+        while (i < len && old[i] != '\n')
+            i++;
+        if (line_sets(old, s, i, key)) {
+            last_s = s;
+            last_e = i;
+        }
+        if (i < len)
+            i++;
+    }
+    if (last_s == SIZE_MAX) {
+        fwrite(old ? old : "", 1, len, f);
+        if (value) {
+            if (len && old[len - 1] != '\n')
+                fputc('\n', f);
+            fprintf(f, "%s = %s\n", key, value);
+        }
+        return;
+    }
+    fwrite(old, 1, last_s, f);
+    size_t rest = last_e;
+    if (value)
+        fprintf(f, "%s = %s", key, value);
+    else if (rest < len)
+        rest++; /* drop the line's newline with it */
+    fwrite(old + rest, 1, len - rest, f);
+}
+
 int vyre_config_write(const char *cache_root, const char *key, const char *value, vyre_error *err)
 {
     if (!cache_root || !key)
@@ -763,40 +815,11 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
     }
     if ((rc = vyre__mkdirs(cache_root, 0700, err)))
         return rc;
-    /* The current text (none: empty), checked as a whole first, so that a
-     * broken file is reported rather than silently kept broken. */
     char *old = NULL;
     size_t len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     mode_t mode = 0600;
-    if (fd >= 0) {
-        struct stat st;
-        if (fstat(fd, &st) == 0)
-            mode = st.st_mode & 0666;
-        rc = read_fd(fd, path, &old, &len, err);
-        close(fd);
-        if (rc)
-            return rc;
-    } else if (errno != ENOENT) {
-        int e = errno;
-        return vyre__fail(err, e == ELOOP ? VYRE_EUNSAFE : vyre__errno_code(e),
-                          e == ELOOP ? "make it a regular file" : NULL, "cannot open '%s': %s",
-                          path, strerror(e));
-    }
-    /* The last line that sets key is replaced; earlier ones too would be
-     * overridden by it, so they are left as they are. */
-    size_t last_s = SIZE_MAX, last_e = 0;
-    for (size_t i = 0; i < len;) {
-        size_t s = i;
-        while (i < len && old[i] != '\n')
-            i++;
-        if (line_sets(old, s, i, key)) {
-            last_s = s;
-            last_e = i;
-        }
-        if (i < len)
-            i++;
-    }
+    if ((rc = read_current(path, &old, &len, &mode, err)))
+        return rc;
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
     if (out < 0) {
@@ -812,23 +835,7 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
         free(old);
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory writing '%s'", path);
     }
-    if (last_s == SIZE_MAX) {
-        fwrite(old ? old : "", 1, len, f);
-        if (value) {
-            if (len && old[len - 1] != '\n')
-                fputc('\n', f);
-            fprintf(f, "%s = %s\n", key, value);
-        }
-    } else {
-        fwrite(old, 1, last_s, f);
-        size_t rest = last_e;
-        if (value) {
-            fprintf(f, "%s = %s", key, value);
-        } else if (rest < len) {
-            rest++; /* drop the line's newline with it */
-        }
-        fwrite(old + rest, 1, len - rest, f);
-    }
+    write_edited(f, old, len, key, value);
     free(old);
     int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
     int e = errno;

@@ -3,9 +3,10 @@
  *
  * The cache subsystem (libcore/src/cache/) owns the pipeline cache on disk:
  * keys (key.c), the self-describing blob format and its durable store and
- * validated load (blob.c, with XXH3-128 in checksum*.c), this index
- * (index.c) and the facade the rest of libcore and the tools use (cache.c:
- * get, put, stats, prune, verify, reindex, clear). It is pure host code: no
+ * validated load (blob_*.c, with XXH3-128 in checksum*.c), this index
+ * (index.c) and the facade the rest of libcore and the tools use (cache_*.c,
+ * one file per operation: open, get/put, remotes, scan and stats, prune and
+ * cleanup, verify/reindex/clear). It is pure host code: no
  * NVIDIA library, no GPU. It may call trace/ (its lookups and stores are
  * catalog NVTX ranges) and base/ (base < trace < cache < cuda < bench;
  * docs/DESIGN.md); compiling into the cache is cuda/'s business.

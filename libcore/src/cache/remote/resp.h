@@ -1,9 +1,9 @@
 /*
- * remote_resp.h - framing and bounding of Redis replies (internal).
+ * resp.h - framing and bounding of Redis replies (internal).
  *
  * hiredis's redisReader buffers whatever it is fed until a reply is whole:
  * a reply that declares "$2147483647" makes it keep 2 GiB (seen: 1.5 GB
- * RSS from one GET). So the Redis transport (remote_redis_conn.c) looks at
+ * RSS from one GET). So the Redis transport (redis_conn.c) looks at
  * the bytes it has received with vyre__resp_frame before it gives them to
  * hiredis: a declared length above the remote's max-object-size is refused
  * from the header, before any of the body is read, and hiredis is fed a

@@ -1,16 +1,17 @@
 /*
- * remote_redis.c - the Redis transport of remote stores.
+ * redis.c - the Redis transport of remote stores.
  *
- * GET and SET (with EX when the remote has an expiry) of one key; AUTH
+ * GET, SET (with EX when the remote has an expiry) and EXISTS of one key,
+ * behind vyre__redis_ops; AUTH
  * (password, or user and password, or the token file's contents) and
  * SELECT on connect. One connection per remote, made on first use and
  * dropped after any error, so the next request reconnects. The connection
- * (remote_redis_conn.c: plain TCP or TLS, hiredis framing the protocol)
+ * (redis_conn.c: plain TCP or TLS, hiredis framing the protocol)
  * gives every command one deadline: connecting is bounded by the connect
  * timeout, AUTH and SELECT share one operation timeout, and each GET or
  * SET gets one of its own, however the server spreads its bytes. Replies
  * are checked for their type: only a bulk string or nil is an answer to
- * GET, only a status "OK" to SET. A value declared larger than the
+ * GET, only a status "OK" to SET, only an integer to EXISTS. A value declared larger than the
  * remote's max-object-size is refused from its length, before its body is
  * read; the connection is dropped then, the body unread.
  */
@@ -20,8 +21,8 @@
 #include <string.h>
 
 #include "base/internal.h"
-#include "cache/remote_internal.h"
-#include "cache/remote_redis_conn.h"
+#include "cache/remote/remote_internal.h"
+#include "cache/remote/redis_conn.h"
 
 /* What an answer to AUTH, SELECT or SET may declare in bulk strings: they
  * answer with a status, so anything long is not a Redis server's. */
@@ -161,7 +162,7 @@ static int auth_select(vyre__remote *r, int64_t deadline, vyre_error *err)
     return VYRE_OK;
 }
 
-int vyre__redis_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len, vyre_error *err)
+static int redis_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len, vyre_error *err)
 {
     *buf = NULL;
     *len = 0;
@@ -208,7 +209,8 @@ int vyre__redis_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *le
     return VYRE_OK;
 }
 
-int vyre__redis_put(vyre__remote *r, const char *name, const void *buf, size_t len, vyre_error *err)
+static int redis_put(vyre__remote *r, const char *name, const void *buf, size_t len,
+                     vyre_error *err)
 {
     int rc = connect_remote(r, err);
     if (rc)
@@ -228,7 +230,47 @@ int vyre__redis_put(vyre__remote *r, const char *name, const void *buf, size_t l
     return VYRE_OK;
 }
 
-void vyre__redis_close(vyre__remote *r)
+/* EXISTS name: an integer, 1 when it is there. */
+static int redis_head(vyre__remote *r, const char *name, vyre_error *err)
+{
+    int rc = connect_remote(r, err);
+    if (rc)
+        return rc;
+    const char *argv[2] = {"EXISTS", name};
+    size_t lens[2] = {6, strlen(name)};
+    /* Bounded as a GET's reply, not as a status: a server that answers
+     * with a value it trickles is then stopped by the operation timeout, as
+     * the probe's GET of old was ("timed out", tests/cli/test_cachectl_remote.c). */
+    redisReply *rep =
+        command(r, "EXISTS", 2, argv, lens, deadline_of(r), r->info.max_object_bytes, NULL, err);
+    if (!rep)
+        return VYRE_EREMOTE;
+    int type = rep->type;
+    long long n = rep->integer;
+    freeReplyObject(rep);
+    if (type != REDIS_REPLY_INTEGER)
+        return fail_ctx(r, "EXISTS", "unexpected reply", err);
+    return n > 0 ? VYRE_OK : VYRE_ENOENT;
+}
+
+static void redis_close(vyre__remote *r)
 {
     drop(r);
 }
+
+/* "vyre:<64 hex>": one key per blob, the whole file as its value. */
+static void redis_object_name(const vyre_key *key, char *out, size_t size)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    snprintf(out, size, "%s%s", VYRE_REMOTE_REDIS_PREFIX, hex);
+}
+
+const vyre__remote_ops vyre__redis_ops = {
+    .get = redis_get,
+    .put = redis_put,
+    .head = redis_head,
+    .close = redis_close,
+    .object_name = redis_object_name,
+    .check_name = VYRE_REMOTE_REDIS_PREFIX "check",
+};

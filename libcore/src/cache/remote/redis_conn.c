@@ -1,5 +1,5 @@
 /*
- * remote_redis_conn.c - see remote_redis_conn.h.
+ * redis_conn.c - see redis_conn.h.
  *
  * One TCP connection per remote, non-blocking from the start: connect
  * waits in poll() for at most the connect timeout (each address of the
@@ -29,7 +29,7 @@
  * never the death of the process (libcurl does the same). Plain
  * connections send with MSG_NOSIGNAL.
  */
-#include "cache/remote_redis_conn.h"
+#include "cache/remote/redis_conn.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,7 +50,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/remote_resp.h"
+#include "base/clock.h"
+#include "cache/remote/resp.h"
 
 /* Reads go into the reply buffer this many bytes at a time at least. */
 #define READ_CHUNK 16384
@@ -67,11 +68,10 @@ struct vyre__rconn {
     size_t in_len, in_cap;
 };
 
+/* libcore's one clock (base/clock.h), in ms for the deadlines here. */
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(vyre__mono_ns() / 1000000u);
 }
 
 int64_t vyre__rconn_now_ms(void)

@@ -1,5 +1,5 @@
 /*
- * remote_redis_conn.h - the connection of redis:// and rediss:// remote
+ * redis_conn.h - the connection of redis:// and rediss:// remote
  * stores (internal).
  *
  * A TCP connection bounded by the connect timeout, for rediss:// an
@@ -10,7 +10,7 @@
  * the redisReply hiredis's own client would give. What hiredis's blocking
  * client does not give, this does: one deadline for a whole command (not a
  * timeout per read), and replies bounded before they are read
- * (remote_resp.h).
+ * (resp.h).
  */
 #ifndef VYRE_REMOTE_REDIS_CONN_H
 #define VYRE_REMOTE_REDIS_CONN_H

@@ -1,23 +1,13 @@
 /*
- * remote.c - remote stores of the pipeline cache: the list, the policy and
- * the trust boundary.
+ * spec.c - the list of remote stores: parsing a spec ($VYRE_REMOTE_CACHE,
+ * remote_storage) into entries, showing it masked, and the list's lifetime.
  *
- * Owns parsing of a remote list (URLs and ccache-style attributes, user
- * info, token files, CA files), the read-through and write-back policy (in order,
- * writable remotes only, back-off after a failure, counters per remote) and
- * the validation of every object a remote returns. The backends
- * (remote_http.c, remote_redis.c) move bytes and report transport errors;
- * they never decide what is trusted.
- *
- * Invariants:
- *  - nothing a remote returns reaches the caller before
- *    vyre__blob_from_memory accepted it for the key asked for; a rejected
- *    object is counted and dropped (a miss for the caller);
- *  - a failure (connection, timeout, status, short body) never propagates
- *    to a get or a put: it is counted, and the remote is skipped for a
- *    back-off period that doubles on each failure in a row (this process);
- *  - secrets (URL password, token) stay in the list and never appear in a
- *    message or in vyre_remote_info.
+ * Owns URLs and ccache-style attributes, user info, token files (0600,
+ * read once) and CA files (checked at parse time), and picks each entry's
+ * backend (vyre__remote_ops) from its scheme, once: the policy in remote.c
+ * never asks which kind of store it talks to. Secrets (URL password,
+ * token) stay in the list, are wiped when it is freed, and never appear in
+ * a message or in vyre_remote_info.
  */
 #include "vyre/remote.h"
 
@@ -31,14 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "base/internal.h"
-#include "cache/blob_internal.h"
 
 /* The largest blob file: header, payload and kernel-name table at most. */
 #define BLOB_FILE_MAX                                                                              \
     ((uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX)
-#include "cache/remote_internal.h"
+#include "cache/remote/remote_internal.h"
 
 #define HINT_SPEC                                                                                  \
     "write remotes as 'http://host[:port]/prefix', 'https://...', 'redis://host[:port][/db]', "    \
@@ -46,9 +34,6 @@
     "'|operation-timeout=MS', '|token-file=PATH', '|ca-file=PATH' (https, rediss), "               \
     "'|expiry=SECONDS', "                                                                          \
     "'|max-object-size=BYTES'"
-#define CHECK_NAME_HTTP  ".vyre-check"
-#define CHECK_NAME_REDIS VYRE_REMOTE_REDIS_PREFIX "check"
-#define CHECK_BODY       "vyre remote check\n"
 
 const char *vyre_remote_scheme_name(vyre_remote_scheme s)
 {
@@ -389,6 +374,171 @@ static int parse_userinfo(const parse_ctx *pc, vyre__remote *r, const char *u, s
     return VYRE_OK;
 }
 
+/* The scheme of item[0..un): sets the scheme, its default port and the
+ * backend; *rest is what follows "://". */
+static int parse_scheme(const parse_ctx *pc, const char *item, size_t un, vyre__remote *r,
+                        const char **rest)
+{
+    const char *sep = NULL;
+    for (size_t i = 0; i + 2 < un; i++)
+        if (item[i] == ':' && item[i + 1] == '/' && item[i + 2] == '/') {
+            sep = item + i;
+            break;
+        }
+    if (!sep)
+        return BAD(pc, VYRE_EINVAL, NULL, "not a URL (no 'scheme://')");
+    size_t sn = (size_t)(sep - item);
+    static const struct {
+        const char *name;
+        vyre_remote_scheme s;
+        unsigned port;
+        const vyre__remote_ops *ops;
+    } schemes[] = {{"http", VYRE_REMOTE_HTTP, 80, &vyre__http_ops},
+                   {"https", VYRE_REMOTE_HTTPS, 443, &vyre__http_ops},
+                   {"redis", VYRE_REMOTE_REDIS, 6379, &vyre__redis_ops},
+                   {"rediss", VYRE_REMOTE_REDISS, 6379, &vyre__redis_ops}};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(schemes); i++)
+        if (strlen(schemes[i].name) == sn && memcmp(schemes[i].name, item, sn) == 0) {
+            r->info.scheme = schemes[i].s;
+            r->info.port = schemes[i].port;
+            r->ops = schemes[i].ops;
+        }
+    if (!r->info.scheme)
+        return BAD(pc, VYRE_EINVAL, "use http, https, redis or rediss", "unknown scheme '%.*s'",
+                   (int)sn, item);
+    *rest = sep + 3;
+    return VYRE_OK;
+}
+
+/* The host of hp..auth_end ("[v6]" or a name), then its ":port", if any. */
+static int parse_host_port(const parse_ctx *pc, vyre__remote *r, const char *hp,
+                           const char *auth_end)
+{
+    const char *host_end, *port_at = NULL;
+    if (hp < auth_end && *hp == '[') {
+        const char *rb = memchr(hp, ']', (size_t)(auth_end - hp));
+        if (!rb || rb == hp + 1)
+            return BAD(pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
+        for (const char *p = hp + 1; p < rb; p++)
+            if (vyre__hex_digit(*p) < 0 && *p != ':' && *p != '.')
+                return BAD(pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
+        if ((size_t)(rb - hp - 1) >= sizeof r->info.host)
+            return BAD(pc, VYRE_EINVAL, NULL, "host name too long");
+        memcpy(r->info.host, hp + 1, (size_t)(rb - hp - 1));
+        host_end = rb + 1;
+        if (host_end < auth_end) {
+            if (*host_end != ':')
+                return BAD(pc, VYRE_EINVAL, NULL, "unexpected text after the IPv6 host");
+            port_at = host_end + 1;
+        }
+    } else {
+        host_end = memchr(hp, ':', (size_t)(auth_end - hp));
+        if (host_end)
+            port_at = host_end + 1;
+        else
+            host_end = auth_end;
+        if (host_end == hp)
+            return BAD(pc, VYRE_EINVAL, "give a host name or address", "no host");
+        if ((size_t)(host_end - hp) >= sizeof r->info.host)
+            return BAD(pc, VYRE_EINVAL, NULL, "host name too long");
+        for (const char *p = hp; p < host_end; p++)
+            if (!host_char(*p))
+                return BAD(pc, VYRE_EINVAL, "a host is letters, digits, '-', '.' and '_'",
+                           "bad character '%c' in host '%.*s'", *p, (int)(host_end - hp), hp);
+        memcpy(r->info.host, hp, (size_t)(host_end - hp));
+    }
+    if (port_at) {
+        uint64_t port = 0;
+        if (parse_uint(port_at, (size_t)(auth_end - port_at), 65535, &port) || port == 0)
+            return BAD(pc, VYRE_EINVAL, "give a port from 1 to 65535", "bad port '%.*s'",
+                       (int)(auth_end - port_at), port_at);
+        r->info.port = (unsigned)port;
+    }
+    return VYRE_OK;
+}
+
+/* The path: an HTTP store's prefix, or a Redis database number. */
+static int parse_path(const parse_ctx *pc, vyre__remote *r, const char *path, size_t pn)
+{
+    if (is_http(r)) {
+        while (pn && path[pn - 1] == '/')
+            pn--;
+        for (size_t i = 0; i < pn; i++)
+            if (!path_char(path[i]))
+                return BAD(pc, VYRE_EINVAL,
+                           "a prefix is a plain path: no '?', '#' or blanks (percent-encode "
+                           "other characters)",
+                           "bad character '%c' in prefix '%.*s'", path[i], (int)pn, path);
+        for (size_t i = 0; i + 1 < pn; i++)
+            if (path[i] == '/' && path[i + 1] == '.' &&
+                (i + 2 == pn || path[i + 2] == '/' ||
+                 (path[i + 2] == '.' && (i + 3 == pn || path[i + 3] == '/'))))
+                return BAD(pc, VYRE_EINVAL, "write the prefix without '.' or '..' components",
+                           "prefix '%.*s' has a dot component", (int)pn, path);
+        memcpy(r->info.prefix, path, pn);
+        r->info.prefix[pn] = '\0';
+    } else if (pn > 1) {
+        uint64_t db = 0;
+        if (parse_uint(path + 1, pn - 1, 65535, &db))
+            return BAD(pc, VYRE_EINVAL, "a Redis URL's path is a database number: redis://host/2",
+                       "bad database '%.*s'", (int)(pn - 1), path + 1);
+        r->info.db = (int)db;
+    }
+    return VYRE_OK;
+}
+
+/* The attributes after the URL: bar is the first '|' (NULL: none). */
+static int parse_attrs(const parse_ctx *pc, vyre__remote *r, const char *bar, const char *end)
+{
+    const char *a = bar;
+    while (a && a < end) {
+        a++;
+        const char *next = memchr(a, '|', (size_t)(end - a));
+        size_t an = next ? (size_t)(next - a) : (size_t)(end - a);
+        if (!an)
+            return BAD(pc, VYRE_EINVAL, NULL, "empty attribute");
+        int rc = parse_attr(pc, r, a, an);
+        if (rc)
+            return rc;
+        a = next;
+    }
+    return VYRE_OK;
+}
+
+/* Credentials given twice, then what may be shown and the URL the HTTP
+ * backend requests. */
+static int finish_item(const parse_ctx *pc, vyre__remote *r)
+{
+    if (is_http(r) && r->token[0] && (r->info.has_user || r->info.has_password))
+        return BAD(pc, VYRE_EINVAL,
+                   "use either user:password@ in the URL or '|token-file=', not both",
+                   "both basic-auth credentials and a bearer token given");
+    if (!is_http(r) && r->token[0] && r->info.has_password)
+        return BAD(pc, VYRE_EINVAL, "use either a password in the URL or '|token-file=', not both",
+                   "both a password and a token file given");
+    int v6 = strchr(r->info.host, ':') != NULL;
+    char hostpart[300];
+    snprintf(hostpart, sizeof hostpart, v6 ? "[%s]:%u" : "%s:%u", r->info.host, r->info.port);
+    char userpart[300] = "";
+    if (r->info.has_user || r->info.has_password)
+        snprintf(userpart, sizeof userpart, "%s%s@", r->user, r->info.has_password ? ":***" : "");
+    const char *scheme = vyre_remote_scheme_name(r->info.scheme);
+    int too_long;
+    if (is_http(r))
+        too_long = fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s%s", scheme, userpart,
+                            hostpart, r->info.prefix) ||
+                   fmt_fits(r->base_url, sizeof r->base_url, "%s://%s%s", scheme, hostpart,
+                            r->info.prefix);
+    else
+        too_long = fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s/%d", scheme, userpart,
+                            hostpart, r->info.db);
+    if (too_long)
+        return BAD(pc, VYRE_ETOOBIG, "use a shorter URL", "URL too long");
+    return VYRE_OK;
+}
+
+/* One item of a spec: "scheme://[user[:password]@]host[:port][/path]"
+ * then "|attribute[=value]"s. */
 static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *err)
 {
     char shown[VYRE_REMOTE_URL_MAX * 2];
@@ -404,33 +554,10 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
     if (un >= VYRE_REMOTE_URL_MAX)
         return BAD(&pc, VYRE_ETOOBIG, "use a shorter URL", "URL is %zu bytes long, more than %d",
                    un, VYRE_REMOTE_URL_MAX - 1);
-    const char *sep = NULL;
-    for (size_t i = 0; i + 2 < un; i++)
-        if (item[i] == ':' && item[i + 1] == '/' && item[i + 2] == '/') {
-            sep = item + i;
-            break;
-        }
-    if (!sep)
-        return BAD(&pc, VYRE_EINVAL, NULL, "not a URL (no 'scheme://')");
-    size_t sn = (size_t)(sep - item);
-    static const struct {
-        const char *name;
-        vyre_remote_scheme s;
-        unsigned port;
-    } schemes[] = {{"http", VYRE_REMOTE_HTTP, 80},
-                   {"https", VYRE_REMOTE_HTTPS, 443},
-                   {"redis", VYRE_REMOTE_REDIS, 6379},
-                   {"rediss", VYRE_REMOTE_REDISS, 6379}};
-    for (size_t i = 0; i < VYRE_ARRAY_SIZE(schemes); i++)
-        if (strlen(schemes[i].name) == sn && memcmp(schemes[i].name, item, sn) == 0) {
-            r->info.scheme = schemes[i].s;
-            r->info.port = schemes[i].port;
-        }
-    if (!r->info.scheme)
-        return BAD(&pc, VYRE_EINVAL, "use http, https, redis or rediss", "unknown scheme '%.*s'",
-                   (int)sn, item);
-
-    const char *auth = sep + 3;
+    const char *auth = NULL;
+    int rc = parse_scheme(&pc, item, un, r, &auth);
+    if (rc)
+        return rc;
     const char *end = item + un;
     const char *slash = memchr(auth, '/', (size_t)(end - auth));
     const char *auth_end = slash ? slash : end;
@@ -438,127 +565,16 @@ static int parse_item(const char *item, size_t n, vyre__remote *r, vyre_error *e
     for (const char *p = auth; p < auth_end; p++)
         if (*p == '@')
             at = p;
-    int rc;
     if (at && (rc = parse_userinfo(&pc, r, auth, (size_t)(at - auth))))
         return rc;
-    const char *hp = at ? at + 1 : auth;
-    const char *host_end, *port_at = NULL;
-    if (hp < auth_end && *hp == '[') {
-        const char *rb = memchr(hp, ']', (size_t)(auth_end - hp));
-        if (!rb || rb == hp + 1)
-            return BAD(&pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
-        for (const char *p = hp + 1; p < rb; p++)
-            if (vyre__hex_digit(*p) < 0 && *p != ':' && *p != '.')
-                return BAD(&pc, VYRE_EINVAL, "write an IPv6 address as '[::1]'", "bad IPv6 host");
-        if ((size_t)(rb - hp - 1) >= sizeof r->info.host)
-            return BAD(&pc, VYRE_EINVAL, NULL, "host name too long");
-        memcpy(r->info.host, hp + 1, (size_t)(rb - hp - 1));
-        host_end = rb + 1;
-        if (host_end < auth_end) {
-            if (*host_end != ':')
-                return BAD(&pc, VYRE_EINVAL, NULL, "unexpected text after the IPv6 host");
-            port_at = host_end + 1;
-        }
-    } else {
-        host_end = memchr(hp, ':', (size_t)(auth_end - hp));
-        if (host_end)
-            port_at = host_end + 1;
-        else
-            host_end = auth_end;
-        if (host_end == hp)
-            return BAD(&pc, VYRE_EINVAL, "give a host name or address", "no host");
-        if ((size_t)(host_end - hp) >= sizeof r->info.host)
-            return BAD(&pc, VYRE_EINVAL, NULL, "host name too long");
-        for (const char *p = hp; p < host_end; p++)
-            if (!host_char(*p))
-                return BAD(&pc, VYRE_EINVAL, "a host is letters, digits, '-', '.' and '_'",
-                           "bad character '%c' in host '%.*s'", *p, (int)(host_end - hp), hp);
-        memcpy(r->info.host, hp, (size_t)(host_end - hp));
-    }
-    if (port_at) {
-        uint64_t port = 0;
-        if (parse_uint(port_at, (size_t)(auth_end - port_at), 65535, &port) || port == 0)
-            return BAD(&pc, VYRE_EINVAL, "give a port from 1 to 65535", "bad port '%.*s'",
-                       (int)(auth_end - port_at), port_at);
-        r->info.port = (unsigned)port;
-    }
-
+    if ((rc = parse_host_port(&pc, r, at ? at + 1 : auth, auth_end)))
+        return rc;
     const char *path = slash ? slash : end;
-    size_t pn = (size_t)(end - path);
-    if (is_http(r)) {
-        while (pn && path[pn - 1] == '/')
-            pn--;
-        for (size_t i = 0; i < pn; i++)
-            if (!path_char(path[i]))
-                return BAD(&pc, VYRE_EINVAL,
-                           "a prefix is a plain path: no '?', '#' or blanks (percent-encode "
-                           "other characters)",
-                           "bad character '%c' in prefix '%.*s'", path[i], (int)pn, path);
-        for (size_t i = 0; i + 1 < pn; i++)
-            if (path[i] == '/' && path[i + 1] == '.' &&
-                (i + 2 == pn || path[i + 2] == '/' ||
-                 (path[i + 2] == '.' && (i + 3 == pn || path[i + 3] == '/'))))
-                return BAD(&pc, VYRE_EINVAL, "write the prefix without '.' or '..' components",
-                           "prefix '%.*s' has a dot component", (int)pn, path);
-        memcpy(r->info.prefix, path, pn);
-        r->info.prefix[pn] = '\0';
-    } else if (pn > 1) {
-        uint64_t db = 0;
-        if (parse_uint(path + 1, pn - 1, 65535, &db))
-            return BAD(&pc, VYRE_EINVAL, "a Redis URL's path is a database number: redis://host/2",
-                       "bad database '%.*s'", (int)(pn - 1), path + 1);
-        r->info.db = (int)db;
-    }
-
-    /* Attributes. */
-    const char *a = bar;
-    while (a && a < item + n) {
-        a++;
-        const char *next = memchr(a, '|', (size_t)(item + n - a));
-        size_t an = next ? (size_t)(next - a) : (size_t)(item + n - a);
-        if (!an)
-            return BAD(&pc, VYRE_EINVAL, NULL, "empty attribute");
-        if ((rc = parse_attr(&pc, r, a, an)))
-            return rc;
-        a = next;
-    }
-    if (is_http(r) && r->token[0] && (r->info.has_user || r->info.has_password))
-        return BAD(&pc, VYRE_EINVAL,
-                   "use either user:password@ in the URL or '|token-file=', not both",
-                   "both basic-auth credentials and a bearer token given");
-    if (!is_http(r) && r->token[0] && r->info.has_password)
-        return BAD(&pc, VYRE_EINVAL, "use either a password in the URL or '|token-file=', not both",
-                   "both a password and a token file given");
-
-    /* What may be shown, and the URL the HTTP backend requests. */
-    int v6 = strchr(r->info.host, ':') != NULL;
-    char hostpart[300];
-    snprintf(hostpart, sizeof hostpart, v6 ? "[%s]:%u" : "%s:%u", r->info.host, r->info.port);
-    char userpart[300] = "";
-    if (r->info.has_user || r->info.has_password)
-        snprintf(userpart, sizeof userpart, "%s%s@", r->user, r->info.has_password ? ":***" : "");
-    int too_long;
-    if (is_http(r))
-        too_long =
-            fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s%s",
-                     vyre_remote_scheme_name(r->info.scheme), userpart, hostpart, r->info.prefix) ||
-            fmt_fits(r->base_url, sizeof r->base_url, "%s://%s%s",
-                     vyre_remote_scheme_name(r->info.scheme), hostpart, r->info.prefix);
-    else
-        too_long =
-            fmt_fits(r->info.url, sizeof r->info.url, "%s://%s%s/%d",
-                     vyre_remote_scheme_name(r->info.scheme), userpart, hostpart, r->info.db);
-    if (too_long)
-        return BAD(&pc, VYRE_ETOOBIG, "use a shorter URL", "URL too long");
-    return VYRE_OK;
-}
-
-static void remote_close(vyre__remote *r)
-{
-    if (is_http(r))
-        vyre__http_close(r);
-    else
-        vyre__redis_close(r);
+    if ((rc = parse_path(&pc, r, path, (size_t)(end - path))))
+        return rc;
+    if ((rc = parse_attrs(&pc, r, bar, item + n)))
+        return rc;
+    return finish_item(&pc, r);
 }
 
 void vyre_remote_list_free(vyre_remote_list *l)
@@ -566,7 +582,7 @@ void vyre_remote_list_free(vyre_remote_list *l)
     if (!l)
         return;
     for (size_t i = 0; i < l->n; i++) {
-        remote_close(&l->r[i]);
+        l->r[i].ops->close(&l->r[i]);
         pthread_mutex_destroy(&l->r[i].mu);
     }
     /* Secrets do not outlive the list. */
@@ -676,262 +692,4 @@ size_t vyre_remote_list_count(const vyre_remote_list *l)
 const vyre_remote_info *vyre_remote_list_info(const vyre_remote_list *l, size_t i)
 {
     return l && i < l->n ? &l->r[i].info : NULL;
-}
-
-/* ---- the policy --------------------------------------------------------- */
-
-static void object_name(const vyre__remote *r, const vyre_key *key, char *out, size_t size)
-{
-    char hex[VYRE_KEY_HEX_LEN + 1];
-    vyre_key_to_hex(key, hex);
-    if (is_http(r))
-        snprintf(out, size, "%.2s/%s%s", hex, hex, VYRE_BLOB_EXT);
-    else
-        snprintf(out, size, "%s%s", VYRE_REMOTE_REDIS_PREFIX, hex);
-}
-
-/* With r->mu held. */
-static int backing_off(vyre__remote *r)
-{
-    if (r->skip_until_ns && (int64_t)vyre__mono_ns() < r->skip_until_ns) {
-        r->st.skipped++;
-        return 1;
-    }
-    return 0;
-}
-
-static void note_failure(vyre__remote *r)
-{
-    r->skip_until_ns = (int64_t)vyre__mono_ns() + r->backoff_ns;
-    r->backoff_ns *= 2;
-    if (r->backoff_ns > (int64_t)VYRE_REMOTE_BACKOFF_MAX_MS * 1000000)
-        r->backoff_ns = (int64_t)VYRE_REMOTE_BACKOFF_MAX_MS * 1000000;
-}
-
-static void note_success(vyre__remote *r)
-{
-    r->skip_until_ns = 0;
-    r->backoff_ns = (int64_t)VYRE_REMOTE_BACKOFF_MS * 1000000;
-}
-
-static int backend_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len,
-                       vyre_error *err)
-{
-    return is_http(r) ? vyre__http_get(r, name, buf, len, err)
-                      : vyre__redis_get(r, name, buf, len, err);
-}
-
-static int backend_put(vyre__remote *r, const char *name, const void *buf, size_t len,
-                       vyre_error *err)
-{
-    return is_http(r) ? vyre__http_put(r, name, buf, len, err)
-                      : vyre__redis_put(r, name, buf, len, err);
-}
-
-/* One fetch from r (mu not held); honours back-off when `policy`. */
-static int fetch_from(vyre__remote *r, const vyre_key *key, vyre_blob **out, int policy,
-                      vyre_error *err)
-{
-    char name[VYRE_KEY_HEX_LEN + 16];
-    object_name(r, key, name, sizeof name);
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    pthread_mutex_lock(&r->mu);
-    if (policy && backing_off(r)) {
-        pthread_mutex_unlock(&r->mu);
-        return vyre__fail(err, VYRE_EREMOTE, "it is retried after the back-off period",
-                          "remote store '%s' is skipped after a failure", r->info.url);
-    }
-    int rc = backend_get(r, name, &buf, &len, err);
-    if (rc == VYRE_OK || rc == VYRE_ETOOBIG)
-        r->st.bytes_read += len;
-    if (rc == VYRE_ENOENT) {
-        r->st.misses++;
-        note_success(r);
-    } else if (rc == VYRE_ETOOBIG) {
-        r->st.rejected++;
-        note_success(r); /* the server answered */
-    } else if (rc != VYRE_OK) {
-        r->st.errors++;
-        note_failure(r);
-    }
-    pthread_mutex_unlock(&r->mu);
-    if (rc != VYRE_OK) {
-        free(buf);
-        return rc;
-    }
-    char origin[VYRE_REMOTE_URL_MAX + VYRE_KEY_HEX_LEN + 32];
-    snprintf(origin, sizeof origin, "%s/%s", r->info.url, name);
-    vyre_blob_reject why = VYRE_REJECT_NONE;
-    rc = vyre__blob_from_memory(buf, len, origin, key, out, &why, err);
-    free(buf);
-    pthread_mutex_lock(&r->mu);
-    if (rc == VYRE_OK) {
-        r->st.hits++;
-        note_success(r);
-    } else {
-        r->st.rejected++;
-    }
-    pthread_mutex_unlock(&r->mu);
-    return rc;
-}
-
-int vyre__remotes_fetch(vyre_remote_list *l, const vyre_key *key, vyre_blob **out, size_t *from)
-{
-    *out = NULL;
-    for (size_t i = 0; l && i < l->n; i++) {
-        if (fetch_from(&l->r[i], key, out, 1, NULL) == VYRE_OK) {
-            if (from)
-                *from = i;
-            return VYRE_OK;
-        }
-    }
-    return VYRE_ENOENT;
-}
-
-int vyre__remote_fetch_one(vyre_remote_list *l, size_t i, const vyre_key *key, vyre_blob **out,
-                           vyre_error *err)
-{
-    *out = NULL;
-    if (!l || i >= l->n)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "no remote store %zu", i);
-    int rc = fetch_from(&l->r[i], key, out, 0, err);
-    if (rc == VYRE_ENOENT) {
-        char hex[VYRE_KEY_HEX_LEN + 1];
-        vyre_key_to_hex(key, hex);
-        vyre__fail(err, VYRE_ENOENT, "seed it on a machine that writes to this store",
-                   "remote store '%s' has no blob '%s'", l->r[i].info.url, hex);
-    }
-    return rc;
-}
-
-/* The whole blob file as the cache stores it: encoded header, payload,
- * then the kernel-name table. malloc'ed. */
-static uint8_t *serialize(const vyre_blob_header *h, const void *payload, size_t len,
-                          size_t *out_len)
-{
-    size_t kn = h->kernels ? h->kernels_size : 0;
-    if (kn != h->kernels_size)
-        return NULL; /* a header that announces a table it does not carry */
-    uint8_t *buf = malloc(VYRE_BLOB_HEADER_SIZE + len + kn);
-    if (!buf)
-        return NULL;
-    if (vyre_blob_header_encode(h, buf, NULL) != VYRE_OK) {
-        free(buf);
-        return NULL;
-    }
-    if (len)
-        memcpy(buf + VYRE_BLOB_HEADER_SIZE, payload, len);
-    if (kn)
-        memcpy(buf + VYRE_BLOB_HEADER_SIZE + len, h->kernels, kn);
-    *out_len = VYRE_BLOB_HEADER_SIZE + len + kn;
-    return buf;
-}
-
-static int store_to(vyre__remote *r, const vyre_key *key, const uint8_t *buf, size_t len,
-                    int policy, vyre_error *err)
-{
-    char name[VYRE_KEY_HEX_LEN + 16];
-    object_name(r, key, name, sizeof name);
-    pthread_mutex_lock(&r->mu);
-    if (policy && backing_off(r)) {
-        pthread_mutex_unlock(&r->mu);
-        return VYRE_EREMOTE;
-    }
-    int rc = backend_put(r, name, buf, len, err);
-    if (rc == VYRE_OK) {
-        r->st.puts++;
-        r->st.bytes_written += len;
-        note_success(r);
-    } else {
-        r->st.put_errors++;
-        note_failure(r);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return rc;
-}
-
-size_t vyre__remotes_store(vyre_remote_list *l, const vyre_blob_header *h, const void *payload,
-                           size_t len)
-{
-    size_t n_writable = 0;
-    for (size_t i = 0; l && i < l->n; i++)
-        n_writable += !l->r[i].info.read_only;
-    if (!n_writable)
-        return 0;
-    size_t blen = 0;
-    uint8_t *buf = serialize(h, payload, len, &blen);
-    if (!buf)
-        return 0;
-    size_t ok = 0;
-    for (size_t i = 0; i < l->n; i++)
-        if (!l->r[i].info.read_only && store_to(&l->r[i], &h->key, buf, blen, 1, NULL) == VYRE_OK)
-            ok++;
-    free(buf);
-    return ok;
-}
-
-int vyre__remote_store_one(vyre_remote_list *l, size_t i, const vyre_blob_header *h,
-                           const void *payload, size_t len, vyre_error *err)
-{
-    if (!l || i >= l->n)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "no remote store %zu", i);
-    if (l->r[i].info.read_only)
-        return vyre__fail(err, VYRE_EROFS, "drop '|read-only' from the remote's attributes",
-                          "remote store '%s' is read-only", l->r[i].info.url);
-    size_t blen = 0;
-    uint8_t *buf = serialize(h, payload, len, &blen);
-    if (!buf)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot serialise a %zu-byte blob", len);
-    int rc = store_to(&l->r[i], &h->key, buf, blen, 0, err);
-    free(buf);
-    return rc;
-}
-
-void vyre__remote_probe_one(vyre_remote_list *l, size_t i, vyre_remote_check *out)
-{
-    memset(out, 0, sizeof *out);
-    out->writable = -1;
-    if (!l || i >= l->n) {
-        snprintf(out->message, sizeof out->message, "no remote store %zu", i);
-        return;
-    }
-    vyre__remote *r = &l->r[i];
-    vyre_key zero;
-    memset(&zero, 0, sizeof zero);
-    char name[VYRE_KEY_HEX_LEN + 16];
-    object_name(r, &zero, name, sizeof name);
-    vyre_error e;
-    vyre_error_clear(&e);
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    pthread_mutex_lock(&r->mu);
-    uint64_t t0 = vyre__mono_ns();
-    int rc = backend_get(r, name, &buf, &len, &e);
-    out->rtt_ns = vyre__mono_ns() - t0;
-    free(buf);
-    if (rc == VYRE_OK || rc == VYRE_ENOENT || rc == VYRE_ETOOBIG) {
-        out->reachable = 1;
-        note_success(r);
-        if (!r->info.read_only) {
-            const char *cn = is_http(r) ? CHECK_NAME_HTTP : CHECK_NAME_REDIS;
-            rc = backend_put(r, cn, CHECK_BODY, sizeof CHECK_BODY - 1, &e);
-            out->writable = rc == VYRE_OK;
-            if (rc)
-                vyre__strlcpy(out->message, e.message, sizeof out->message);
-        }
-    } else {
-        vyre__strlcpy(out->message, e.message, sizeof out->message);
-    }
-    pthread_mutex_unlock(&r->mu);
-}
-
-void vyre__remote_stats_get(vyre_remote_list *l, size_t i, vyre_remote_stats *st)
-{
-    memset(st, 0, sizeof *st);
-    if (!l || i >= l->n)
-        return;
-    pthread_mutex_lock(&l->r[i].mu);
-    *st = l->r[i].st;
-    pthread_mutex_unlock(&l->r[i].mu);
 }

@@ -1,5 +1,5 @@
 /*
- * remote_resp.c - see remote_resp.h.
+ * resp.c - see resp.h.
  *
  * The scan starts from the first byte every time it is called (the
  * transport calls it after each read): it walks the header lines and
@@ -7,7 +7,7 @@
  * and the line and element bounds keep a reply made of many small parts
  * cheap to rescan.
  */
-#include "cache/remote_resp.h"
+#include "cache/remote/resp.h"
 
 /* The "\r\n" ending the line that starts at pos: 1 and *eol at its '\r';
  * 0 when not there yet; -1 when the line is longer than the bound. */

@@ -1,7 +1,7 @@
 /*
- * remote_http.c - the HTTP(S) transport of remote stores, through libcurl.
+ * http.c - the HTTP(S) transport of remote stores, through libcurl.
  *
- * GET and PUT of <base>/<name>; nothing else. One easy handle per remote,
+ * GET, PUT and HEAD of <base>/<name> (vyre__http_ops); nothing else. One easy handle per remote,
  * made on first use and kept for connection reuse (the caller holds the
  * remote's mutex). Guarantees: bounded connect and operation timeouts, TLS
  * verified (libcurl's defaults are never loosened; a ca-file= only replaces
@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "base/internal.h"
-#include "cache/remote_internal.h"
+#include "cache/remote/remote_internal.h"
 
 #define MAX_REDIRECTS 3
 
@@ -177,7 +177,7 @@ static int transfer_fail(vyre__remote *r, const char *what, const char *url, CUR
                       url, r->info.url, curl_easy_strerror(cc), detail[0] ? ": " : "", detail);
 }
 
-int vyre__http_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len, vyre_error *err)
+static int http_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len, vyre_error *err)
 {
     *buf = NULL;
     *len = 0;
@@ -231,7 +231,7 @@ int vyre__http_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len
     return VYRE_OK;
 }
 
-int vyre__http_put(vyre__remote *r, const char *name, const void *buf, size_t len, vyre_error *err)
+static int http_put(vyre__remote *r, const char *name, const void *buf, size_t len, vyre_error *err)
 {
     char url[VYRE_REMOTE_URL_MAX * 2];
     struct curl_slist *headers = NULL;
@@ -267,9 +267,59 @@ int vyre__http_put(vyre__remote *r, const char *name, const void *buf, size_t le
     return VYRE_OK;
 }
 
-void vyre__http_close(vyre__remote *r)
+/* A HEAD of name: 200 is there, 404 is not. */
+static int http_head(vyre__remote *r, const char *name, vyre_error *err)
+{
+    char url[VYRE_REMOTE_URL_MAX * 2];
+    struct curl_slist *headers = NULL;
+    int rc = handle(r, name, url, sizeof url, &headers, err);
+    if (rc) {
+        curl_slist_free_all(headers);
+        return rc;
+    }
+    CURL *h = r->conn;
+    char ebuf[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
+    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    CURLcode cc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(headers);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    if (cc != CURLE_OK)
+        return transfer_fail(r, "HEAD", url, cc, ebuf, err);
+    if (status == 404)
+        return VYRE_ENOENT;
+    if (status != 200)
+        return vyre__fail(err, VYRE_EREMOTE,
+                          status == 401 || status == 403
+                              ? "check the credentials (user:password@ or '|token-file=')"
+                              : "check the server's configuration and log",
+                          "HEAD '%s' on remote store '%s' answered HTTP %ld", url, r->info.url,
+                          status);
+    return VYRE_OK;
+}
+
+static void http_close(vyre__remote *r)
 {
     if (r->conn)
         curl_easy_cleanup(r->conn);
     r->conn = NULL;
 }
+
+/* "ab/<64 hex>.vblob" below the prefix: the cache's own layout. */
+static void http_object_name(const vyre_key *key, char *out, size_t size)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    snprintf(out, size, "%.2s/%s%s", hex, hex, VYRE_BLOB_EXT);
+}
+
+const vyre__remote_ops vyre__http_ops = {
+    .get = http_get,
+    .put = http_put,
+    .head = http_head,
+    .close = http_close,
+    .object_name = http_object_name,
+    .check_name = ".vyre-check",
+};

@@ -1,13 +1,14 @@
 /*
  * remote_internal.h - remote stores of the pipeline cache (internal).
  *
- * remote.c owns the list (parsing, attributes, secrets), the policy
- * (read-through in order, write-back to every writable remote, back-off
- * after a failure, counters) and the validation of what comes back.
- * remote_http.c (libcurl) and remote_redis.c (over remote_redis_conn.c,
- * plain or TLS, with hiredis framing) only move bytes, each request within
- * one deadline and never more than max-object-size of a value: they never
- * decide whether an object is trusted.
+ * spec.c owns the list (parsing, attributes, secrets) and picks each
+ * entry's backend; remote.c the policy (read-through in order, write-back
+ * to every writable remote, back-off after a failure, counters) and the
+ * validation of what comes back. The backends behind vyre__remote_ops,
+ * http.c (libcurl) and redis.c (over redis_conn.c, plain or TLS, with
+ * hiredis framing), only move bytes, each request within one deadline and
+ * never more than max-object-size of a value: they never decide whether an
+ * object is trusted (curl's lib/vtls/ is the model).
  */
 #ifndef VYRE_REMOTE_INTERNAL_H
 #define VYRE_REMOTE_INTERNAL_H
@@ -22,8 +23,11 @@
 
 #define VYRE__REMOTE_SECRET_MAX 4096
 
+typedef struct vyre__remote_ops vyre__remote_ops;
+
 typedef struct vyre__remote {
     vyre_remote_info info;
+    const vyre__remote_ops *ops; /* the backend, by scheme */
     char user[256];
     char password[256];
     char token[VYRE__REMOTE_SECRET_MAX]; /* from token-file, "" when none */
@@ -33,7 +37,7 @@ typedef struct vyre__remote {
     int64_t skip_until_ns; /* monotonic: backing off until then */
     int64_t backoff_ns;    /* next back-off period */
     vyre_remote_stats st;
-    vyre_remote_stats persisted; /* part of st already added to the index (cache.c's) */
+    vyre_remote_stats persisted; /* part of st already added to the index (cache_remote.c's) */
 } vyre__remote;
 
 struct vyre_remote_list {
@@ -41,20 +45,29 @@ struct vyre_remote_list {
     vyre__remote r[VYRE_REMOTE_MAX];
 };
 
-/* Backends. Called with r->mu held. get: 0 and a malloc'ed buffer in
- * *buf (at most r->info.max_object_bytes, else VYRE_ETOOBIG without reading
- * the rest), VYRE_ENOENT when the store has no such object, another code
- * (VYRE_EREMOTE mostly) on failure. put: 0 or a failure. probe: a request
- * that needs the server (a GET of a key no one writes): 0 when it answered.
- * path names the object for messages. */
-int vyre__http_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len, vyre_error *err);
-int vyre__http_put(vyre__remote *r, const char *name, const void *buf, size_t len, vyre_error *err);
-void vyre__http_close(vyre__remote *r);
+/* A backend's operations, chosen once when the list is parsed (by the
+ * scheme) and called through r->ops, with r->mu held. name is the object's
+ * name on the store (object_name), used in messages too.
+ *  get:   0 and a malloc'ed buffer in *buf (at most r->info.max_object_bytes,
+ *         else VYRE_ETOOBIG without reading the rest), VYRE_ENOENT when the
+ *         store has no such object, another code (VYRE_EREMOTE mostly) on
+ *         failure;
+ *  put:   0 or a failure;
+ *  head:  whether the store has name, without its value: 0, VYRE_ENOENT,
+ *         or a failure (the probe of vyre_cache_remote_check);
+ *  close: drops the connection, if any (the entry stays usable). */
+struct vyre__remote_ops {
+    int (*get)(vyre__remote *r, const char *name, uint8_t **buf, size_t *len, vyre_error *err);
+    int (*put)(vyre__remote *r, const char *name, const void *buf, size_t len, vyre_error *err);
+    int (*head)(vyre__remote *r, const char *name, vyre_error *err);
+    void (*close)(vyre__remote *r);
+    /* The store's name for key's blob, into out. */
+    void (*object_name)(const vyre_key *key, char *out, size_t size);
+    const char *check_name; /* what vyre_cache_remote_check writes */
+};
 
-int vyre__redis_get(vyre__remote *r, const char *name, uint8_t **buf, size_t *len, vyre_error *err);
-int vyre__redis_put(vyre__remote *r, const char *name, const void *buf, size_t len,
-                    vyre_error *err);
-void vyre__redis_close(vyre__remote *r);
+extern const vyre__remote_ops vyre__http_ops;  /* http.c: http://, https:// */
+extern const vyre__remote_ops vyre__redis_ops; /* redis.c: redis://, rediss:// */
 
 /* ---- the policy, for the cache facade ---------------------------------- */
 

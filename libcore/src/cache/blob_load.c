@@ -1,0 +1,711 @@
+/*
+ * blob_load.c - loading and checking blobs: vyre_blob_load, the full
+ * check of a file (vyre_blob_check_file), and validation of an object
+ * from elsewhere (a remote store's) before it is trusted.
+ *
+ * Nothing is allocated from a size read out of a file before that size has
+ * been checked against the header and the file's real size (the one
+ * exception is bounded: files up to WHOLE_READ_MAX are read whole, sized
+ * from fstat, so that a cache hit costs open + fstat + read + close).
+ */
+#include "vyre/blob.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "base/clock.h"
+#include "base/fsutil.h"
+#include "base/internal.h"
+#include "cache/blob_internal.h"
+#include "cache/checksum.h"
+
+/* Files up to this size are read whole in one read(), with the buffer sized
+ * from fstat: a cache hit is then open + fstat + read + close. Larger files
+ * have their header read and checked first, so a large garbage file never
+ * causes a large allocation. */
+#define WHOLE_READ_MAX ((size_t)VYRE_BLOB_HEADER_SIZE + ((size_t)1 << 20))
+
+/* Chunk used to checksum large payloads when nothing is kept (check_file). */
+#define STREAM_CHUNK ((size_t)64 << 10)
+
+/* The payload of a loaded blob lives in the same allocation as the struct,
+ * after it, at this (max_align_t friendly) offset. */
+#define BLOB_PREFIX ((sizeof(vyre_blob) + 15) & ~(size_t)15)
+
+/* ---- load and check ----------------------------------------------------- */
+
+/* Reads up to n bytes, through EINTR and short reads; stops early only at
+ * end of file. Returns 0 or an errno value; *got is what was read. */
+static int read_full(int fd, void *buf, size_t n, size_t *got)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = read(fd, (char *)buf + done, n - done);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            *got = done;
+            return errno;
+        }
+        if (r == 0)
+            break;
+        done += (size_t)r;
+    }
+    *got = done;
+    return 0;
+}
+
+/* One validation of one file, shared by load and check_file. */
+typedef struct check {
+    const char *path;         /* the file, for messages (and to open when dirfd < 0) */
+    int dirfd;                /* >= 0: open rel below it, following no symlink */
+    const char *rel;          /* path below dirfd */
+    const vyre_key *expected; /* NULL: no key check */
+    int keep;                 /* load: keep the payload in *blob */
+    vyre_blob *blob;          /* out, when keep */
+    vyre_blob_header h;       /* out, when have_header */
+    int have_header;
+    uint64_t file_size; /* out, when have_size */
+    int have_size;
+    vyre_blob_reject why;
+    int hard_link; /* out: rejected for having other names */
+    char detail[320];
+} check;
+
+static int io_fail(check *c, int e, const char *what, vyre_error *err)
+{
+    int code = vyre__errno_code(e);
+    if (code == VYRE_EINVAL || code == VYRE_EEXIST || code == VYRE_EBUSY)
+        code = VYRE_EIO;
+    return vyre__remedy(err, vyre__blob_errno_remedy(code),
+                        vyre__fail(err, code, vyre__blob_errno_hint(code),
+                                   "cannot %s blob '%s': %s", what, c->path, strerror(e)));
+}
+
+static int reject(check *c, vyre_blob_reject why)
+{
+    c->why = why;
+    return vyre__blob_reject_code(why);
+}
+
+/* The kernel-name table after the payload: its checksum, then its form. */
+static int check_kernels(check *c, const uint8_t *t)
+{
+    if (c->h.kernels_size == 0)
+        return VYRE_OK;
+    if (vyre__blob_kernels_sum(t, c->h.kernels_size) != c->h.kernels_xxh64) {
+        snprintf(c->detail, sizeof c->detail,
+                 "kernel-name table checksum does not match (%" PRIu32 " bytes)",
+                 c->h.kernels_size);
+        return reject(c, VYRE_REJECT_PAYLOAD_SUM);
+    }
+    if (!vyre__blob_kernel_table_valid((const char *)t, c->h.kernels_size, c->h.n_kernels)) {
+        snprintf(c->detail, sizeof c->detail,
+                 "kernel-name table is not %" PRIu32 " NUL-terminated names", c->h.n_kernels);
+        return reject(c, VYRE_REJECT_BAD_FIELD);
+    }
+    return VYRE_OK;
+}
+
+/* Sizes, key, then (the expensive part) the payload checksum. `payload` may
+ * be NULL when the caller streams the payload itself. */
+static int check_body(check *c, uint64_t have, const uint8_t *payload)
+{
+    uint64_t want = (uint64_t)VYRE_BLOB_HEADER_SIZE + c->h.stored_size + c->h.kernels_size;
+    if (have < want) {
+        snprintf(c->detail, sizeof c->detail,
+                 "file has '%" PRIu64 "' bytes but its header declares %" PRIu64, have, want);
+        return reject(c, VYRE_REJECT_TRUNCATED);
+    }
+    if (have > want) {
+        snprintf(c->detail, sizeof c->detail,
+                 "file has '%" PRIu64 "' bytes, %" PRIu64 " more than its header declares", have,
+                 have - want);
+        return reject(c, VYRE_REJECT_TRAILING);
+    }
+    if (c->expected && memcmp(c->expected->bytes, c->h.key.bytes, VYRE_KEY_BYTES) != 0) {
+        char a[VYRE_KEY_HEX_LEN + 1], b[VYRE_KEY_HEX_LEN + 1];
+        vyre_key_to_hex(&c->h.key, a);
+        vyre_key_to_hex(c->expected, b);
+        snprintf(c->detail, sizeof c->detail, "header key '%s' is not the file's key '%s'", a, b);
+        return reject(c, VYRE_REJECT_KEY_MISMATCH);
+    }
+    if (payload) {
+        uint8_t sum[16];
+        vyre_blob_payload_sum(payload, (size_t)c->h.stored_size, sum);
+        if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
+            snprintf(c->detail, sizeof c->detail,
+                     "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
+            return reject(c, VYRE_REJECT_PAYLOAD_SUM);
+        }
+        return check_kernels(c, payload + c->h.stored_size);
+    }
+    return VYRE_OK;
+}
+
+static int decode_into(check *c, const uint8_t *buf, size_t len)
+{
+    vyre_blob_reject r = vyre__blob_decode(buf, len, &c->h, c->detail, sizeof c->detail);
+    if (r != VYRE_REJECT_NONE)
+        return reject(c, r);
+    c->have_header = 1;
+    return VYRE_OK;
+}
+
+/* Check mode: checksum without keeping the payload. Payloads up to
+ * WHOLE_CHECK_MAX are read in one go and hashed by payload_sum (the AVX2
+ * build when the CPU has it, about 2.5x the streaming library's SSE2 code:
+ * verify is hash-bound on page-cached files); larger ones stream in chunks
+ * so memory stays bounded. */
+#define WHOLE_CHECK_MAX ((uint64_t)16 << 20)
+
+/* Check mode: the kernel table that follows the payload (bounded). */
+static int stream_kernels(check *c, int fd, vyre_error *err)
+{
+    size_t n = c->h.kernels_size, got = 0;
+    if (n == 0)
+        return VYRE_OK;
+    uint8_t *t = malloc(n);
+    if (!t)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a kernel table");
+    int e = read_full(fd, t, n, &got), rc;
+    if (e) {
+        rc = io_fail(c, e, "read", err);
+    } else if (got < n) {
+        snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - got);
+        rc = reject(c, VYRE_REJECT_TRUNCATED);
+    } else {
+        rc = check_kernels(c, t);
+    }
+    free(t);
+    return rc;
+}
+
+static int stream_payload(check *c, int fd, vyre_error *err)
+{
+    if (c->h.stored_size <= WHOLE_CHECK_MAX) {
+        size_t n = (size_t)c->h.stored_size, got = 0;
+        uint8_t *buf = malloc(n ? n : 1);
+        if (!buf)
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a checksum buffer");
+        int e = read_full(fd, buf, n, &got);
+        int rc = VYRE_OK;
+        if (e) {
+            rc = io_fail(c, e, "read", err);
+        } else if (got < n) { /* shrank under us */
+            snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - got);
+            rc = reject(c, VYRE_REJECT_TRUNCATED);
+        } else {
+            uint8_t sum[16];
+            vyre_blob_payload_sum(buf, n, sum);
+            if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
+                snprintf(c->detail, sizeof c->detail,
+                         "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
+                rc = reject(c, VYRE_REJECT_PAYLOAD_SUM);
+            }
+        }
+        free(buf);
+        return rc ? rc : stream_kernels(c, fd, err);
+    }
+    uint8_t *chunk = malloc(STREAM_CHUNK);
+    XXH3_state_t *st = XXH3_createState();
+    if (!chunk || !st) {
+        free(chunk);
+        XXH3_freeState(st);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a checksum buffer");
+    }
+    XXH3_128bits_reset(st);
+    uint64_t left = c->h.stored_size;
+    int rc = VYRE_OK;
+    while (left > 0) {
+        size_t want = left < STREAM_CHUNK ? (size_t)left : STREAM_CHUNK, got = 0;
+        int e = read_full(fd, chunk, want, &got);
+        if (e) {
+            rc = io_fail(c, e, "read", err);
+            break;
+        }
+        if (got < want) { /* shrank under us */
+            snprintf(c->detail, sizeof c->detail, "file ended %" PRIu64 " bytes early", left - got);
+            rc = reject(c, VYRE_REJECT_TRUNCATED);
+            break;
+        }
+        XXH3_128bits_update(st, chunk, got);
+        left -= got;
+    }
+    if (rc == VYRE_OK) {
+        XXH128_canonical_t cs;
+        XXH128_canonicalFromHash(&cs, XXH3_128bits_digest(st));
+        if (memcmp(cs.digest, c->h.payload_xxh128, 16) != 0) {
+            snprintf(c->detail, sizeof c->detail,
+                     "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
+            rc = reject(c, VYRE_REJECT_PAYLOAD_SUM);
+        }
+    }
+    free(chunk);
+    XXH3_freeState(st);
+    return rc ? rc : stream_kernels(c, fd, err);
+}
+
+/* Load: an intact blob of an older key format is a miss, left in place. */
+static int reject_stale(check *c)
+{
+    snprintf(c->detail, sizeof c->detail, "key version '%" PRIu32 "' (this build uses %d)",
+             c->h.key_version, VYRE_KEY_VERSION);
+    return reject(c, VYRE_REJECT_STALE);
+}
+
+static vyre_blob *blob_alloc(size_t payload_room)
+{
+    return malloc(BLOB_PREFIX + payload_room);
+}
+
+static uint8_t *blob_area(vyre_blob *b)
+{
+    return (uint8_t *)b + BLOB_PREFIX;
+}
+
+/* What fstat tells before anything is read: a regular file with one name,
+ * no larger than any blob. 0, or a reject / I/O failure. */
+static int check_stat(check *c, int fd, vyre_error *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return io_fail(c, errno, "stat", err);
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(c->detail, sizeof c->detail, "a %s, not a regular file",
+                 vyre__file_type_name(st.st_mode));
+        return reject(c, VYRE_REJECT_NOT_REGULAR);
+    }
+    c->file_size = (uint64_t)st.st_size;
+    c->have_size = 1;
+    /* A blob is written under a fresh name and renamed into place, so it
+     * has exactly one name. More: a hard link to a file elsewhere, which
+     * the cache must neither trust nor ever write through. */
+    if (st.st_nlink > 1) {
+        snprintf(c->detail, sizeof c->detail,
+                 "a hard link (%ju names): a blob never shares its file with another place",
+                 (uintmax_t)st.st_nlink);
+        c->hard_link = 1;
+        return reject(c, VYRE_REJECT_NOT_REGULAR);
+    }
+    /* Bounded before anything is read: a sparse 100 GB "blob" costs one
+     * fstat, not a read. */
+    if (c->file_size >
+        (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX) {
+        snprintf(c->detail, sizeof c->detail,
+                 "file of '%" PRIu64 "' bytes is larger than any blob (%" PRIu64
+                 " bytes at most); not read",
+                 c->file_size,
+                 (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX);
+        return reject(c, VYRE_REJECT_TRAILING);
+    }
+    return VYRE_OK;
+}
+
+/* The common case, a file up to WHOLE_READ_MAX: one bounded allocation
+ * sized from fstat, one read of the whole file. */
+static int check_whole(check *c, int fd, vyre_error *err)
+{
+    size_t got = 0, size = (size_t)c->file_size;
+    vyre_blob *b = blob_alloc(size);
+    if (!b)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for blob '%s'", size,
+                          c->path);
+    uint8_t *area = blob_area(b);
+    int e = read_full(fd, area, size, &got);
+    if (e != 0) {
+        free(b);
+        return io_fail(c, e, "read", err);
+    }
+    int rc = decode_into(c, area, got);
+    if (!rc)
+        rc = check_body(c, got, area + VYRE_BLOB_HEADER_SIZE);
+    if (!rc && c->keep && VYRE_BLOB_KEY_STALE(c->h.key_version))
+        rc = reject_stale(c);
+    if (rc || !c->keep) {
+        free(b);
+        return rc;
+    }
+    b->header = c->h;
+    if (c->h.kernels_size)
+        b->header.kernels = (const char *)area + VYRE_BLOB_HEADER_SIZE + c->h.stored_size;
+    b->payload = area + VYRE_BLOB_HEADER_SIZE;
+    b->size = (size_t)c->h.stored_size;
+    c->blob = b;
+    return VYRE_OK;
+}
+
+/* A large file: header first, sizes checked against it and against the
+ * file, and only then an allocation (or a streamed checksum when nothing
+ * is kept). */
+static int check_large(check *c, int fd, vyre_error *err)
+{
+    size_t got = 0;
+    uint8_t hb[VYRE_BLOB_HEADER_SIZE];
+    int e = read_full(fd, hb, sizeof hb, &got);
+    if (e != 0)
+        return io_fail(c, e, "read", err);
+    int rc = decode_into(c, hb, got);
+    if (!rc)
+        rc = check_body(c, c->file_size, NULL);
+    if (rc)
+        return rc;
+    if (!c->keep)
+        return stream_payload(c, fd, err);
+    if (VYRE_BLOB_KEY_STALE(c->h.key_version))
+        return reject_stale(c);
+    size_t n = (size_t)c->h.stored_size + c->h.kernels_size;
+    vyre_blob *b = blob_alloc(n);
+    if (!b)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for blob '%s'", n,
+                          c->path);
+    uint8_t *area = blob_area(b);
+    if ((e = read_full(fd, area, n, &got)) != 0) {
+        free(b);
+        return io_fail(c, e, "read", err);
+    }
+    rc = got < n ? check_body(c, VYRE_BLOB_HEADER_SIZE + (uint64_t)got, NULL)
+                 : check_body(c, c->file_size, area);
+    if (rc) {
+        free(b);
+        return rc;
+    }
+    b->header = c->h;
+    if (c->h.kernels_size)
+        b->header.kernels = (const char *)area + c->h.stored_size;
+    b->payload = area;
+    b->size = (size_t)c->h.stored_size;
+    c->blob = b;
+    return VYRE_OK;
+}
+
+static int check_fd(check *c, int fd, vyre_error *err)
+{
+    int rc = check_stat(c, fd, err);
+    if (rc)
+        return rc;
+    if (c->file_size < VYRE_BLOB_HEADER_SIZE) {
+        /* Too short to be a blob; read what is there to say why. */
+        uint8_t hb[VYRE_BLOB_HEADER_SIZE];
+        size_t got = 0;
+        int e = read_full(fd, hb, (size_t)c->file_size, &got);
+        if (e != 0)
+            return io_fail(c, e, "read", err);
+        return decode_into(c, hb, got);
+    }
+    return c->file_size <= WHOLE_READ_MAX ? check_whole(c, fd, err) : check_large(c, fd, err);
+}
+
+/* The directory part of rel below dirfd, opened without following
+ * anything; *base gets the last component. -1 with errno on failure. */
+int vyre__blob_open_parent(int dirfd, const char *rel, const char **base)
+{
+    const char *slash = strrchr(rel, '/');
+    *base = slash ? slash + 1 : rel;
+    if (!slash)
+        return dup(dirfd);
+    char dir[BLOB_PATH_MAX];
+    size_t n = (size_t)(slash - rel);
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, rel, n);
+    dir[n] = '\0';
+    return vyre__open_beneath(dirfd, dir, O_RDONLY | O_DIRECTORY, 0);
+}
+
+/* Returns 0, a reject (c->why set) or another error (c->why NONE). */
+static int check_path(check *c, vyre_error *err)
+{
+    c->why = VYRE_REJECT_NONE;
+    c->detail[0] = '\0';
+    /* O_NOFOLLOW (and, below a cache root, no symlink at any component):
+     * a symlink in the cache is never followed (it could point anywhere).
+     * O_NONBLOCK: a FIFO planted there must not hang us; it has no effect
+     * on regular files. */
+    int fd = c->dirfd < 0 ? open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+                          : vyre__open_beneath(c->dirfd, c->rel, O_RDONLY | O_NONBLOCK, 0);
+    if (fd < 0) {
+        int e = errno;
+        if (c->dirfd >= 0 && (e == ELOOP || e == ENOTDIR || e == EXDEV)) {
+            /* The file itself, or a directory on the way? Only the first
+             * is this blob's problem; the second is a miss (verify reports
+             * the directory). */
+            const char *base;
+            int pfd = vyre__blob_open_parent(c->dirfd, c->rel, &base);
+            struct stat st;
+            int own = pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+            if (pfd >= 0)
+                close(pfd);
+            if (!own)
+                return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                                    vyre__fail(err, VYRE_ENOENT,
+                                               "a directory on the way is a symlink or not a "
+                                               "directory; it is not followed",
+                                               "no blob at '%s'", c->path));
+            snprintf(c->detail, sizeof c->detail, "a %s, not a regular file",
+                     vyre__file_type_name(st.st_mode));
+            return reject(c, VYRE_REJECT_NOT_REGULAR);
+        }
+        if (e == ELOOP) {
+            snprintf(c->detail, sizeof c->detail, "a symbolic link, not a regular file");
+            return reject(c, VYRE_REJECT_NOT_REGULAR);
+        }
+        if (e == ENXIO) { /* open() of a socket */
+            snprintf(c->detail, sizeof c->detail, "a socket, not a regular file");
+            return reject(c, VYRE_REJECT_NOT_REGULAR);
+        }
+        if (e == ENOENT || e == ENOTDIR)
+            return vyre__fail(err, VYRE_ENOENT, NULL, "no blob at '%s'", c->path);
+        return io_fail(c, e, "open", err);
+    }
+    int rc = check_fd(c, fd, err);
+    close(fd);
+    return rc;
+}
+
+static int check_finish(check *c, int rc, vyre_blob_header *h, uint64_t *file_size,
+                        vyre_blob_reject *why, vyre_error *err)
+{
+    if (h && c->have_header)
+        *h = c->h;
+    if (file_size && c->have_size)
+        *file_size = c->file_size;
+    if (rc && c->why != VYRE_REJECT_NONE) {
+        if (why)
+            *why = c->why;
+        return vyre__fail(err, rc, vyre__blob_reject_hint(c->why), "blob '%s' rejected (%s): %s",
+                          c->path, vyre_blob_reject_name(c->why), c->detail);
+    }
+    return rc;
+}
+
+int vyre_blob_check_file(const char *path, const vyre_key *expected, vyre_blob_header *h,
+                         uint64_t *file_size, vyre_blob_reject *why, vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (!path)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_check_file: NULL path");
+    check c;
+    memset(&c, 0, sizeof c);
+    c.path = path;
+    c.dirfd = -1;
+    c.expected = expected;
+    int rc = check_path(&c, err);
+    return check_finish(&c, rc, h, file_size, why, err);
+}
+
+int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyre_key *expected,
+                        vyre_blob_header *h, uint64_t *file_size, vyre_blob_reject *why,
+                        int *hard_link, vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (hard_link)
+        *hard_link = 0;
+    check c;
+    memset(&c, 0, sizeof c);
+    c.path = path;
+    c.dirfd = rootfd;
+    c.rel = rel;
+    c.expected = expected;
+    int rc = check_path(&c, err);
+    if (hard_link)
+        *hard_link = c.hard_link;
+    return check_finish(&c, rc, h, file_size, why, err);
+}
+
+int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
+                   vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (out)
+        *out = NULL;
+    if (!root || !key || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_load: NULL argument");
+    int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0) {
+        int e = errno;
+        if (e == ENOENT || e == ENOTDIR)
+            return vyre__fail(err, VYRE_ENOENT, NULL, "no cache directory '%s'", root);
+        int code = vyre__errno_code(e);
+        return vyre__fail(err, code, vyre__blob_errno_hint(code),
+                          "cannot open cache directory '%s': %s", root, strerror(e));
+    }
+    int rc = vyre__blob_load_at(rootfd, root, key, out, why, err);
+    close(rootfd);
+    return rc;
+}
+
+int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_blob **out,
+                       vyre_blob_reject *why, vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (out)
+        *out = NULL;
+    if (rootfd < 0 || !root || !key || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_load: NULL argument");
+    char path[BLOB_PATH_MAX];
+    int rc = vyre_blob_path(root, key, path, sizeof path, err);
+    if (rc)
+        return rc;
+    /* "blobs/<2 hex>/<64 hex>.vblob": the tail of path. */
+    const char *rel = path + strlen(path) - (6 + 3 + VYRE_KEY_HEX_LEN + strlen(VYRE_BLOB_EXT));
+    check c; /* not memset: this is the hit path; check_path sets why and detail */
+    c.path = path;
+    c.dirfd = rootfd;
+    c.rel = rel;
+    c.expected = key;
+    c.keep = 1;
+    c.blob = NULL;
+    c.have_header = 0;
+    c.have_size = 0;
+    c.hard_link = 0;
+    rc = check_path(&c, err);
+    if (!rc) {
+        *out = c.blob;
+        return VYRE_OK;
+    }
+    if (c.why == VYRE_REJECT_NONE)
+        return rc; /* a plain miss, or an I/O error: nothing to quarantine */
+    if (c.why == VYRE_REJECT_STALE) {
+        /* Intact but of an older key format: a miss, never quarantined (a
+         * store over the key replaces it; prune --stale removes it). */
+        if (why)
+            *why = c.why;
+        return vyre__fail(err, VYRE_ENOENT, vyre__blob_reject_hint(c.why), "blob '%s' is stale: %s",
+                          path, c.detail);
+    }
+
+    /* A bad file is a miss: move it aside so that the next store can put a
+     * good one in its place, and say why. */
+    vyre__blob_count_reject(c.why);
+    if (why)
+        *why = c.why;
+    if (c.hard_link) {
+        /* Only this name goes: the file's other names, wherever they are,
+         * keep it. */
+        if (vyre__blob_unlink_at(rootfd, rel) == 0)
+            return vyre__fail(err, rc,
+                              "nothing to do: it is treated as a cache miss and rebuilt; the "
+                              "other names of the file are untouched",
+                              "blob '%s' rejected (%s): %s; the link was removed", path,
+                              vyre_blob_reject_name(c.why), c.detail);
+        int e = errno;
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                            vyre__fail(err, rc,
+                                       "it is treated as a cache miss; a repair removes "
+                                       "the link",
+                                       "blob '%s' rejected (%s): %s; not removed: %s", path,
+                                       vyre_blob_reject_name(c.why), c.detail, strerror(e)));
+    }
+    char dest[BLOB_PATH_MAX];
+    vyre_error qerr;
+    vyre_error_clear(&qerr);
+    const char *name;
+    int srcfd = vyre__blob_open_parent(rootfd, rel, &name);
+    int qrc = srcfd < 0 ? vyre__fail(&qerr, VYRE_EUNSAFE, NULL,
+                                     "its directory is not a real directory of the cache")
+                        : vyre__blob_quarantine_move(rootfd, root, srcfd, name, path, c.why, dest,
+                                                     sizeof dest, &qerr);
+    if (srcfd >= 0)
+        close(srcfd);
+    if (qrc == VYRE_OK)
+        return vyre__fail(err, rc,
+                          "nothing to do: it is treated as a cache miss and rebuilt; the "
+                          "quarantined copy is kept for inspection",
+                          "blob '%s' rejected (%s): %s; moved to '%s'", path,
+                          vyre_blob_reject_name(c.why), c.detail, dest);
+    return vyre__remedy(
+        err, VYRE_REMEDY_CACHE_REPAIR,
+        vyre__fail(err, rc,
+                   "it is treated as a cache miss; make the cache writable, or delete the file",
+                   "blob '%s' rejected (%s): %s; not quarantined: %s", path,
+                   vyre_blob_reject_name(c.why), c.detail, qerr.message));
+}
+
+/* ---- objects from elsewhere ---------------------------------------------- */
+
+int vyre__blob_from_memory(const void *buf, size_t len, const char *origin,
+                           const vyre_key *expected, vyre_blob **out, vyre_blob_reject *why,
+                           vyre_error *err)
+{
+    if (why)
+        *why = VYRE_REJECT_NONE;
+    if (!out || !expected || (len && !buf) || !origin)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_from_memory: NULL argument");
+    *out = NULL;
+    /* The same checks, in the same order, as a blob loaded from the cache
+     * (check_fd): size bound, header (magic, versions, header checksum,
+     * fields), exact size, key, payload checksum, kernel-name table
+     * (checksum and form), then an older key format refused as stale.
+     * Nothing is allocated before all of it passed. */
+    check c;
+    memset(&c, 0, sizeof c);
+    c.path = origin;
+    c.dirfd = -1;
+    c.expected = expected;
+    c.keep = 1;
+    c.file_size = (uint64_t)len;
+    c.have_size = 1;
+    int rc;
+    if (c.file_size >
+        (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX) {
+        snprintf(c.detail, sizeof c.detail,
+                 "object of '%" PRIu64 "' bytes is larger than any blob (%" PRIu64
+                 " bytes at most)",
+                 c.file_size,
+                 (uint64_t)VYRE_BLOB_HEADER_SIZE + VYRE_BLOB_MAX_PAYLOAD + VYRE_BLOB_KERNELS_MAX);
+        rc = reject(&c, VYRE_REJECT_TRAILING);
+    } else {
+        rc = decode_into(&c, buf, len);
+        if (rc == VYRE_OK)
+            rc = check_body(&c, (uint64_t)len, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE);
+        if (rc == VYRE_OK && VYRE_BLOB_KEY_STALE(c.h.key_version))
+            rc = reject_stale(&c);
+    }
+    if (rc != VYRE_OK) {
+        if (why)
+            *why = c.why;
+        return vyre__fail(err, rc,
+                          c.why == VYRE_REJECT_STALE
+                              ? "the store holds a blob of an older key format: it was not used; "
+                                "the next write-back of this key replaces it"
+                              : "the object is not an intact vyre blob for this key: it was not "
+                                "used; remove it from the store, or let the next write-back "
+                                "replace it",
+                          "object '%s' rejected (%s): %s", origin, vyre_blob_reject_name(c.why),
+                          c.detail);
+    }
+    size_t n = (size_t)c.h.stored_size + c.h.kernels_size;
+    vyre_blob *b = blob_alloc(n);
+    if (!b)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for a blob", n);
+    uint8_t *area = blob_area(b);
+    if (n)
+        memcpy(area, (const uint8_t *)buf + VYRE_BLOB_HEADER_SIZE, n);
+    b->header = c.h;
+    if (c.h.kernels_size)
+        b->header.kernels = (const char *)area + c.h.stored_size;
+    b->payload = area;
+    b->size = (size_t)c.h.stored_size;
+    *out = b;
+    return VYRE_OK;
+}

@@ -1,0 +1,551 @@
+/*
+ * cache_prune.c - removing blobs: vyre_cache_prune (size, age, LRU),
+ * quarantine expiry, and the automatic cleanup after a put, with the
+ * removal protocol clear shares (victims renamed into tmp/, rows deleted
+ * in one commit, then unlinked) and the test-only step hook.
+ */
+#include "vyre/cache.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/fsutil.h"
+#include "base/internal.h"
+#include "cache/blob_internal.h"
+#include "cache/cache_internal.h"
+#include "cache/index.h"
+#include "cache/remote/remote_internal.h"
+#include "vyre/nvtx.h"
+
+#define PRUNE_BATCH 1024
+
+/* ---- the test-only step hook (cache_internal.h) ------------------------- */
+
+static vyre__cache_step_fn g_step_hook;
+static void *g_step_ctx;
+
+void vyre__cache_set_step_hook(vyre__cache_step_fn fn, void *ctx)
+{
+    g_step_hook = fn;
+    g_step_ctx = ctx;
+}
+
+void vyre__cache_step(const char *what)
+{
+    if (g_step_hook)
+        g_step_hook(what, g_step_ctx);
+}
+
+/* ---- prune ------------------------------------------------------------- */
+
+static int in_list(const char *s, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+void vyre_cache_prune_opts_init(vyre_cache_prune_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->max_bytes = UINT64_MAX;
+}
+
+void vyre__cache_shards_open(const vyre_cache *c, shard_fds *s)
+{
+    for (int d = 0; d < 256; d++) {
+        s->fd[d] = -1;
+        s->err[d] = 0;
+    }
+    s->bfd = vyre__open_dir_at(c->rootfd, "blobs");
+    s->berr = s->bfd < 0 ? errno : 0;
+}
+
+/* The descriptor of shard d, or -1 with *e the reason. */
+static int shard_fd(shard_fds *s, int d, int *e)
+{
+    if (s->fd[d] < 0 && s->err[d] == 0) {
+        char sub[3];
+        snprintf(sub, sizeof sub, "%02x", (unsigned)d);
+        s->fd[d] = s->bfd < 0 ? -1 : vyre__open_dir_at(s->bfd, sub);
+        s->err[d] = s->bfd < 0 ? s->berr : s->fd[d] < 0 ? errno : 0;
+    }
+    *e = s->err[d];
+    return s->fd[d];
+}
+
+void vyre__cache_shards_close(shard_fds *s)
+{
+    for (int d = 0; d < 256; d++)
+        if (s->fd[d] >= 0)
+            close(s->fd[d]);
+    if (s->bfd >= 0)
+        close(s->bfd);
+}
+
+/* Moves victim v (its name set) into tmp/ (tmpfd). 0: moved, or nothing
+ * of ours there (no file, no real shard, a directory under the name:
+ * never ours to move); else the errno of the failed rename. */
+int vyre__cache_doom_one(shard_fds *s, int tmpfd, doomed *v)
+{
+    int e = 0;
+    int dfd = shard_fd(s, v->shard, &e);
+    if (dfd < 0)
+        return e == ENOENT || e == ENOTDIR || e == ELOOP ? 0 : e;
+    struct stat st;
+    if (fstatat(dfd, v->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? 0 : errno;
+    if (S_ISDIR(st.st_mode))
+        return 0;
+    char hex[3];
+    snprintf(hex, sizeof hex, "%02x", (unsigned)v->shard);
+    char keyhex[VYRE_KEY_HEX_LEN + 1];
+    memcpy(keyhex, v->name, VYRE_KEY_HEX_LEN);
+    keyhex[VYRE_KEY_HEX_LEN] = '\0';
+    if (vyre__blob_tmp_name(keyhex, VYRE__DOOMED_SUFFIX, v->tmpname, sizeof v->tmpname))
+        return ENAMETOOLONG;
+    vyre__cache_step("rename");
+    if (renameat(dfd, v->name, tmpfd, v->tmpname) != 0)
+        return errno == ENOENT ? 0 : errno;
+    v->moved = 1;
+    v->regular = S_ISREG(st.st_mode);
+    v->size = (uint64_t)st.st_size;
+    return 0;
+}
+
+/* After a failed commit: every moved victim back where it was (a blob
+ * that cannot go back stays in tmp/ as debris, and its row with it). */
+void vyre__cache_undoom(shard_fds *s, int tmpfd, doomed *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int e = 0;
+        int dfd = v[i].moved ? shard_fd(s, v[i].shard, &e) : -1;
+        if (dfd >= 0 && renameat(tmpfd, v[i].tmpname, dfd, v[i].name) == 0)
+            v[i].moved = 0;
+    }
+}
+
+/* Unlinks the moved victims from tmp/ (the rows are gone). */
+void vyre__cache_doomed_unlink(int tmpfd, doomed *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].moved) {
+            vyre__cache_step("unlink");
+            unlinkat(tmpfd, v[i].tmpname, 0);
+        }
+}
+
+/* tmp/, opened for a removal (under the exclusive lock). A tmp/ that is
+ * missing, a link or a file is put right first, as a repair does (the
+ * entry goes, never what a link points to); a failure removes nothing. */
+int vyre__cache_removal_tmp(vyre_cache *c, vyre_error *err)
+{
+    int tmpfd = vyre__open_dir_at(c->rootfd, "tmp");
+    if (tmpfd < 0 && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)) {
+        vyre__cache_check_layout(c, 1, NULL, NULL, NULL);
+        if (vyre__mkdirat_umask(c->rootfd, "tmp", c->umask) == 0 || errno == EEXIST)
+            tmpfd = vyre__open_dir_at(c->rootfd, "tmp");
+    }
+    if (tmpfd >= 0)
+        return tmpfd;
+    int e = errno;
+    return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                        vyre__fail(err,
+                                   e == ELOOP || e == ENOTDIR ? VYRE_EUNSAFE : vyre__errno_code(e),
+                                   "a repair recreates it",
+                                   "cannot open '%s/tmp': %s; nothing "
+                                   "was removed",
+                                   c->root, strerror(e)));
+}
+
+/* Appends "; nothing was removed" to err's message (after a failed
+ * commit whose victims went back). */
+void vyre__cache_nothing_removed(vyre_error *err)
+{
+    if (!err)
+        return;
+    size_t l = strlen(err->message);
+    snprintf(err->message + l, sizeof err->message - l, "; nothing was removed");
+    if (!err->hint[0])
+        vyre__strlcpy(err->hint,
+                      "try again when no other process holds the index, and check that "
+                      "index.sqlite3 is writable",
+                      sizeof err->hint);
+}
+
+static int remove_batch(vyre_cache *c, const vyre__index_row *const *victims, size_t n,
+                        vyre_error *err)
+{
+    vyre_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    doomed *v = calloc(n ? n : 1, sizeof *v);
+    if (!keys || !v) {
+        free(keys);
+        free(v);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
+    }
+    int fd = vyre__cache_lock(c, LOCK_EX, err);
+    int tmpfd = fd < 0 ? -1 : vyre__cache_removal_tmp(c, err);
+    int rc = fd < 0 ? fd : tmpfd < 0 ? tmpfd : VYRE_OK;
+    shard_fds s;
+    vyre__cache_shards_open(c, &s);
+    size_t done = 0;
+    for (; rc == VYRE_OK && done < n; done++) {
+        char hex[VYRE_KEY_HEX_LEN + 1];
+        keys[done] = victims[done]->key;
+        vyre_key_to_hex(&keys[done], hex);
+        v[done].shard = keys[done].bytes[0];
+        snprintf(v[done].name, sizeof v[done].name, "%s%s", hex, VYRE_BLOB_EXT);
+        int e = vyre__cache_doom_one(&s, tmpfd, &v[done]);
+        if (e) {
+            char path[VYRE_CACHE_PATH_MAX];
+            vyre_blob_path(c->root, &keys[done], path, sizeof path, NULL);
+            rc = vyre__fail(err, vyre__errno_code(e), "check the cache's permissions",
+                            "cannot remove '%s': %s", path, strerror(e));
+            break; /* rows of the blobs still in place stay */
+        }
+    }
+    if (done) {
+        vyre__cache_step("commit");
+        int drc = vyre__index_delete_many(c->idx, keys, done, rc ? NULL : err);
+        if (drc) {
+            vyre__cache_undoom(&s, tmpfd, v, done);
+            if (!rc)
+                vyre__cache_nothing_removed(err);
+            rc = rc ? rc : drc;
+        } else {
+            vyre__cache_doomed_unlink(tmpfd, v, done);
+        }
+    }
+    vyre__cache_shards_close(&s);
+    if (tmpfd >= 0)
+        close(tmpfd);
+    vyre__cache_unlock(fd);
+    free(keys);
+    free(v);
+    return rc;
+}
+
+/* Victims of a prune, removed PRUNE_BATCH at a time. */
+typedef struct prune_batch {
+    const vyre__index_row **rows;
+    const char **reasons;
+    size_t n;
+} prune_batch;
+
+/* Removes the batch (a dry run removes nothing), then counts it and calls
+ * fn for each entry: only once they are gone, so that a prune that fails
+ * (a locked index: nothing removed) reports none of them as removed. */
+static int prune_flush(vyre_cache *c, prune_batch *b, int dry_run, vyre_cache_prune_result *res,
+                       vyre_cache_prune_fn fn, void *ctx, vyre_error *err)
+{
+    int rc = dry_run ? VYRE_OK : remove_batch(c, b->rows, b->n, err);
+    for (size_t i = 0; rc == VYRE_OK && i < b->n; i++) {
+        res->removed++;
+        res->removed_bytes += b->rows[i]->file_size;
+        if (fn) {
+            vyre_cache_entry e;
+            vyre__cache_entry_from_row(&e, b->rows[i]);
+            fn(&e, b->reasons[i], ctx);
+        }
+    }
+    b->n = 0;
+    return rc;
+}
+
+static void prune_quarantine(vyre_cache *c, int64_t max_age_ns, int dry_run, uint64_t *files,
+                             uint64_t *bytes);
+
+int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cache_prune_result *res,
+                     vyre_cache_prune_fn fn, void *ctx, vyre_error *err)
+{
+    if (!c || !opts || !res)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_prune: NULL argument");
+    memset(res, 0, sizeof *res);
+    /* The caller names the identities to keep (vyre_compile_toolchains
+     * gives the current ones): the cache sits below the compiler and does
+     * not ask it. */
+    const char *const *keep = opts->keep_toolchains;
+    size_t n_keep = opts->n_keep_toolchains;
+    if (opts->stale_toolchain && (!keep || !n_keep))
+        return vyre__fail(err, VYRE_EINVAL,
+                          "pass the identities to keep (vyre_compile_toolchains gives the "
+                          "current ones)",
+                          "pruning stale toolchains needs the toolchains to keep");
+    if (c->readonly && !opts->dry_run)
+        return vyre__cache_readonly_error(c, err);
+    if (opts->quarantine_max_age_ns > 0)
+        prune_quarantine(c, opts->quarantine_max_age_ns, opts->dry_run, &res->quarantine_removed,
+                         &res->quarantine_removed_bytes);
+    if (opts->max_bytes == UINT64_MAX && opts->max_age_ns <= 0 && !opts->arch &&
+        !opts->stale_toolchain && !opts->stale && !opts->all && opts->quarantine_max_age_ns > 0) {
+        /* Only quarantine/ to age (an automatic cleanup under the limit):
+         * no need to read every row. */
+        uint64_t total = 0;
+        if (c->idx)
+            vyre__index_totals(c->idx, &res->kept, &total, NULL);
+        res->examined = res->kept;
+        res->kept_bytes = total;
+        res->target_reached = 1;
+        return VYRE_OK;
+    }
+    vyre_nvtx_push(VYRE_RANGE_CACHE_PRUNE);
+    row_list rows;
+    int rc = vyre__cache_all_rows(c, &rows, err);
+    if (rc) {
+        free(rows.v);
+        vyre_nvtx_pop();
+        return rc;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < rows.n; i++)
+        total += rows.v[i].file_size;
+    int64_t now = vyre__unix_ns();
+    prune_batch b;
+    b.n = 0;
+    b.rows = malloc(PRUNE_BATCH * sizeof *b.rows);
+    b.reasons = malloc(PRUNE_BATCH * sizeof *b.reasons);
+    if (!b.rows || !b.reasons) {
+        free(b.rows);
+        free(b.reasons);
+        free(rows.v);
+        vyre_nvtx_pop();
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
+    }
+    for (size_t i = 0; i < rows.n && rc == VYRE_OK; i++) {
+        const vyre__index_row *r = &rows.v[i];
+        res->examined++;
+        int64_t used = r->last_access_unix_ns ? r->last_access_unix_ns : r->created_unix_ns;
+        const char *reason = NULL;
+        if (opts->arch && strcmp(r->arch, opts->arch) == 0)
+            reason = "arch";
+        else if (opts->stale && VYRE_BLOB_KEY_STALE(r->key_version))
+            reason = "stale";
+        else if (opts->stale_toolchain && !in_list(r->toolchain, keep, n_keep))
+            reason = "stale-toolchain";
+        else if (opts->max_age_ns > 0 && now - used > opts->max_age_ns)
+            reason = "age";
+        else if (opts->all)
+            reason = "age"; /* --max-age 0s: every blob is older than that */
+        else if (total > opts->max_bytes)
+            reason = "size";
+        if (!reason) {
+            res->kept++;
+            res->kept_bytes += r->file_size;
+            continue;
+        }
+        total -= r->file_size;
+        b.rows[b.n] = r;
+        b.reasons[b.n++] = reason;
+        if (opts->dry_run || b.n == PRUNE_BATCH)
+            rc = prune_flush(c, &b, opts->dry_run, res, fn, ctx, err);
+        if (opts->progress && (res->examined & 1023) == 0)
+            opts->progress(res->examined, rows.n, opts->progress_ctx);
+    }
+    if (rc == VYRE_OK && b.n)
+        rc = prune_flush(c, &b, opts->dry_run, res, fn, ctx, err);
+    if (opts->progress)
+        opts->progress(res->examined, rows.n, opts->progress_ctx);
+    res->target_reached = total <= opts->max_bytes;
+    free(b.rows);
+    free(b.reasons);
+    free(rows.v);
+    vyre_nvtx_pop();
+    return rc;
+}
+
+/* Removes (or, dry run, counts) the files in quarantine/ whose time (the
+ * time they were quarantined) is older than max_age_ns. Only quarantine
+ * names (blob_internal.h) are touched: anything else there is someone's,
+ * and verify reports it. Entries that are not regular files are unlinked
+ * themselves, never followed. */
+static void prune_quarantine(vyre_cache *c, int64_t max_age_ns, int dry_run, uint64_t *files,
+                             uint64_t *bytes)
+{
+    DIR *d = vyre__cache_opendir(c->rootfd, "quarantine");
+    if (!d)
+        return;
+    int64_t now = vyre__unix_ns();
+    struct dirent *f;
+    while ((f = readdir(d))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (!vyre__blob_is_quarantine_name(f->d_name) ||
+            fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+            continue;
+        int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        if (now - m <= max_age_ns)
+            continue;
+        if (dry_run || unlinkat(dirfd(d), f->d_name, 0) == 0) {
+            (*files)++;
+            *bytes += S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+        }
+    }
+    closedir(d);
+}
+
+/* ---- automatic cleanup ------------------------------------------------- */
+
+/* The cleanup lock, opened (created when missing) below the root without
+ * following a link; -1 when it cannot be. */
+static int cleanup_lock_open(const vyre_cache *c)
+{
+    int mode = c->umask >= 0 ? 0666 : 0600;
+    int fd = openat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK,
+                    O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) /* another user's, in a group cache */
+        fd = openat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* The cache's umask, not the process's: a lock made 0644 in a group
+     * cache keeps the other members from updating its time, and their
+     * puts then clean up every time. */
+    if (fd >= 0)
+        (void)vyre__fchmod_umask(fd, c->umask); /* only a lock of ours */
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One pass of a cleanup, under the cleanup lock (fd). */
+static int cleanup_pass(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+{
+    const vyre_config *cf = &c->config;
+    vyre_cache_prune_opts po;
+    vyre_cache_prune_opts_init(&po);
+    /* Decided again under the lock: the cleanup that held it may just
+     * have brought the cache down. */
+    uint64_t total = 0;
+    int rc = vyre__index_total_bytes(c->idx, &total, err);
+    if (rc)
+        return rc;
+    if (cf->max_size && (force || total > cf->max_size))
+        po.max_bytes = (uint64_t)((double)cf->max_size * VYRE_CACHE_CLEANUP_RATIO);
+    po.max_age_ns = cf->max_age_ns;
+    po.quarantine_max_age_ns = cf->quarantine_max_age_ns;
+    vyre_cache_prune_result pr;
+    memset(&pr, 0, sizeof pr);
+    if (po.max_bytes != UINT64_MAX || po.max_age_ns > 0 || po.quarantine_max_age_ns > 0)
+        rc = vyre_cache_prune(c, &po, &pr, NULL, NULL, err);
+    res->removed += pr.removed;
+    res->removed_bytes += pr.removed_bytes;
+    res->quarantine_removed += pr.quarantine_removed;
+    res->quarantine_removed_bytes += pr.quarantine_removed_bytes;
+    return rc;
+}
+
+#define CLEANUP_MAX_PASSES 8
+
+int vyre_cache_cleanup(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+{
+    vyre_cache_cleanup_result local;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof *res);
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_cleanup: NULL argument");
+    if (c->readonly)
+        return vyre__cache_readonly_error(c, err);
+    if (!c->idx)
+        return vyre__cache_no_index(c, err);
+    int rc = VYRE_OK;
+    for (int pass = 0; pass < CLEANUP_MAX_PASSES; pass++) {
+        int fd = cleanup_lock_open(c);
+        if (fd < 0) {
+            int e = errno;
+            return vyre__fail(err, vyre__errno_code(e), "check the cache directory's permissions",
+                              "cannot open '%s/%s': %s", c->root, VYRE_CACHE_CLEANUP_LOCK,
+                              strerror(e));
+        }
+        /* One cleanup at a time across processes; a put never waits for
+         * one: when the lock is held, the holder does the work. */
+        int locked = 0;
+        while (!locked && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            if (e == EWOULDBLOCK)
+                goto done; /* another process is at it */
+            return vyre__fail(err, vyre__errno_code(e), NULL, "cannot lock '%s/%s': %s", c->root,
+                              VYRE_CACHE_CLEANUP_LOCK, strerror(e));
+        }
+        res->ran = 1;
+        rc = cleanup_pass(c, force && pass == 0, res, err);
+        futimens(fd, NULL); /* the time of the last cleanup (age-only ones wait an hour) */
+        close(fd);          /* releases the flock */
+        if (rc)
+            break;
+        /* A put that finished while this pass ran may have found the lock
+         * held and left the cleanup to us: look again after releasing it,
+         * so that its bytes are counted by us or by its own next try. */
+        uint64_t total = 0;
+        if (!c->config.max_size || vyre__index_total_bytes(c->idx, &total, NULL) != VYRE_OK ||
+            total <= c->config.max_size)
+            break;
+    }
+done:
+    if (vyre__index_total_bytes(c->idx, &res->bytes_after, NULL) != VYRE_OK)
+        res->bytes_after = 0;
+    return rc;
+}
+
+/* After a put: a cleanup when the cache is over max_size, or when max_age
+ * or quarantine_max_age is set and the last cleanup is over an hour old.
+ * One point lookup and one fstatat on the put path; failures are ignored
+ * (the put is done). */
+void vyre__cache_maybe_cleanup(vyre_cache *c)
+{
+    const vyre_config *cf = &c->config;
+    if (!c->idx || c->readonly)
+        return;
+    int due = 0;
+    uint64_t total = 0;
+    if (cf->max_size && vyre__index_total_bytes(c->idx, &total, NULL) == VYRE_OK &&
+        total > cf->max_size)
+        due = 1;
+    if (!due && (cf->max_age_ns > 0 || cf->quarantine_max_age_ns > 0)) {
+        struct stat st;
+        if (fstatat(c->rootfd, VYRE_CACHE_CLEANUP_LOCK, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            /* First put: the interval starts now. */
+            int fd = errno == ENOENT ? cleanup_lock_open(c) : -1;
+            if (fd >= 0)
+                close(fd);
+        } else {
+            int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+            due = vyre__unix_ns() - m > VYRE_CACHE_CLEANUP_INTERVAL_NS;
+        }
+    }
+    if (due)
+        vyre_cache_cleanup(c, 0, NULL, NULL);
+}
+
+int vyre_cache_zero_stats(vyre_cache *c, vyre_error *err)
+{
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_zero_stats: NULL argument");
+    if (c->missing)
+        return VYRE_OK;
+    if (c->readonly)
+        return vyre__cache_readonly_error(c, err);
+    if (!c->idx)
+        return vyre__cache_no_index(c, err);
+    atomic_store(&c->hits, 0);
+    atomic_store(&c->misses, 0);
+    atomic_store(&c->rejects, 0);
+    return vyre__index_zero_stats(c->idx, vyre__unix_ns(), err);
+}

@@ -1,0 +1,867 @@
+/*
+ * cache_verify.c - checking and rebuilding the cache: vyre_cache_verify
+ * (by phase: layout, tmp/ debris, quarantine, blob files checked in
+ * parallel, rows cross-checked with the files), vyre_cache_reindex (the
+ * index rebuilt from the blobs) and vyre_cache_clear.
+ */
+#include "vyre/cache.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/fsutil.h"
+#include "base/internal.h"
+#include "cache/blob_internal.h"
+#include "cache/cache_internal.h"
+#include "cache/index.h"
+#include "cache/remote/remote_internal.h"
+#include "vyre/nvtx.h"
+
+/* ---- checking many blobs ---------------------------------------------- */
+
+/* Full validation of every listed blob, spread over a few threads: on
+ * page-cached files verify and reindex are bound by open/read/checksum per
+ * file, which scales with cores. Results land in out[i] for files->v[i]. */
+typedef struct check_out {
+    int rc; /* vyre_blob_check_file's result; VYRE_EINVAL for a stray name */
+    vyre_blob_reject why;
+    int hard_link; /* rejected for having another name elsewhere */
+    vyre_blob_header h;
+    uint64_t file_size;
+} check_out;
+
+typedef struct check_job {
+    const vyre_cache *c;
+    const file_list *files;
+    check_out *out;
+    atomic_size_t next;
+    atomic_size_t done;
+} check_job;
+
+#define CHECK_MAX_THREADS 8
+#define CHECK_PER_THREAD  64 /* fewer files than this per thread: not worth it */
+
+static void check_some(check_job *j, vyre_cache_progress_fn progress, void *progress_ctx)
+{
+    for (;;) {
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->files->n)
+            return;
+        const file_ent *e = &j->files->v[i];
+        check_out *o = &j->out[i];
+        if (!e->valid_name) {
+            o->rc = VYRE_EINVAL;
+        } else {
+            char path[VYRE_CACHE_PATH_MAX], rel[BLOB_REL_MAX];
+            vyre__cache_ent_path(j->c, e, path, sizeof path);
+            vyre__cache_ent_rel(e, rel, sizeof rel);
+            o->why = VYRE_REJECT_NONE;
+            o->rc = vyre__blob_check_at(j->c->rootfd, rel, path, &e->key, &o->h, &o->file_size,
+                                        &o->why, &o->hard_link, NULL);
+        }
+        size_t d = atomic_fetch_add(&j->done, 1) + 1;
+        if (progress && (d & 255) == 0)
+            progress(d, j->files->n, progress_ctx);
+    }
+}
+
+static void *check_thread(void *p)
+{
+    check_some(p, NULL, NULL);
+    return NULL;
+}
+
+static int check_all(const vyre_cache *c, const file_list *files, check_out *out,
+                     vyre_cache_progress_fn progress, void *progress_ctx)
+{
+    check_job j = {.c = c, .files = files, .out = out};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.done, 0);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = files->n / CHECK_PER_THREAD;
+    if (want > (size_t)(ncpu > 1 ? ncpu : 1))
+        want = (size_t)(ncpu > 1 ? ncpu : 1);
+    if (want > CHECK_MAX_THREADS)
+        want = CHECK_MAX_THREADS;
+    pthread_t th[CHECK_MAX_THREADS];
+    size_t started = 0;
+    for (size_t t = 1; t < want; t++) /* the calling thread is the first worker */
+        if (pthread_create(&th[started], NULL, check_thread, &j) == 0)
+            started++;
+    check_some(&j, progress, progress_ctx);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    if (progress)
+        progress(files->n, files->n, progress_ctx);
+    return VYRE_OK;
+}
+
+/* Lists every blob and checks it (see check_all); *outs is the caller's to
+ * free, with files->v. */
+static int scan_and_check(const vyre_cache *c, file_list *files, check_out **outs,
+                          vyre_cache_progress_fn progress, void *progress_ctx, const char *what,
+                          vyre_error *err)
+{
+    int rc = vyre__cache_scan_blobs(c, files, 0, err);
+    if (rc)
+        return rc;
+    *outs = calloc(files->n ? files->n : 1, sizeof **outs);
+    if (!*outs)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory %s", what);
+    check_all(c, files, *outs, progress, progress_ctx);
+    return VYRE_OK;
+}
+
+/* ---- verify ------------------------------------------------------------ */
+
+typedef struct checked {
+    vyre_key key;
+    vyre_blob_header h;
+    uint64_t file_size;
+} checked;
+
+static int cmp_key(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(vyre_key));
+}
+
+static void report(vyre_cache_problem_fn fn, void *ctx, vyre_cache_verify_problem *p,
+                   vyre_cache_verify_result *res)
+{
+    if (!res)
+        return;
+    res->problems++;
+    if (p->repaired)
+        res->repaired++;
+    if (fn)
+        fn(p, ctx);
+}
+
+/* blobs/, tmp/ and quarantine/ must be real directories, and the lock
+ * files (lock, cleanup.lock) regular files where they exist. Each that is
+ * not (a symlink, a special file, a plain file where a directory belongs)
+ * is a FOREIGN problem; with repair the entry itself is removed (unlinkat:
+ * never what a link points to) and a directory recreated (a lock file is
+ * recreated by its next use). res may be NULL (repair only). */
+void vyre__cache_check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res,
+                              vyre_cache_problem_fn fn, void *ctx)
+{
+    static const char *const dirs[] = {"blobs", "tmp", "quarantine", LOCK_NAME,
+                                       VYRE_CACHE_CLEANUP_LOCK};
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(dirs); i++) {
+        int is_dir = i < 3;
+        struct stat st;
+        if (fstatat(c->rootfd, dirs[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            (is_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+            continue;
+        vyre_cache_verify_problem p;
+        memset(&p, 0, sizeof p);
+        p.kind = VYRE_PROBLEM_FOREIGN;
+        p.detail = vyre__file_type_name(st.st_mode);
+        vyre__cache_sub_path(c, dirs[i], p.path, sizeof p.path);
+        if (repair && unlinkat(c->rootfd, dirs[i], S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0 &&
+            (!is_dir || vyre__mkdirat_umask(c->rootfd, dirs[i], c->umask) == 0 ||
+             errno == EEXIST)) {
+            p.repaired = 1;
+            p.action = is_dir ? "removed, directory recreated" : "removed";
+        }
+        if (res)
+            res->foreign++;
+        report(fn, ctx, &p, res);
+    }
+}
+
+/* An entry vyre did not write (a name it never uses), found where it looks
+ * (blobs/, tmp/, quarantine/): reported, never removed. */
+static void left_entry(const char *path, vyre_cache_verify_result *res, vyre_cache_problem_fn fn,
+                       void *ctx)
+{
+    vyre_cache_verify_problem p;
+    memset(&p, 0, sizeof p);
+    p.kind = VYRE_PROBLEM_STRAY;
+    p.detail = "not written by vyre";
+    p.action = "left";
+    vyre__strlcpy(p.path, path, sizeof p.path);
+    res->stray++;
+    report(fn, ctx, &p, res);
+}
+
+/* 1 when e, listed under blobs/, has one of vyre's names there: a shard
+ * (blobs/<2 hex>) or a blob name in a shard. */
+static int ent_ours(const file_ent *e)
+{
+    return e->dir[0] ? vyre__blob_is_blob_name(e->name) : vyre__cache_is_hex2(e->name);
+}
+
+/* A foreign entry under blobs/ (a symlink, FIFO, socket, device, or a
+ * blob's hard link): reported; with repair its name in the cache is
+ * unlinked, never followed and never opened, when the name is one of
+ * vyre's (otherwise it is someone's, and left). */
+static void foreign_entry(vyre_cache *c, const file_ent *e, const char *what, int repair,
+                          vyre_cache_verify_result *res, vyre_cache_problem_fn fn, void *ctx)
+{
+    vyre_cache_verify_problem p;
+    memset(&p, 0, sizeof p);
+    p.kind = VYRE_PROBLEM_FOREIGN;
+    p.detail = what;
+    vyre__cache_ent_path(c, e, p.path, sizeof p.path);
+    char rel[BLOB_REL_MAX + 80];
+    vyre__cache_ent_rel(e, rel, sizeof rel);
+    if (!ent_ours(e)) {
+        p.action = "left (not a name vyre writes)";
+    } else if (repair && vyre__blob_unlink_at(c->rootfd, rel) == 0) {
+        p.repaired = 1;
+        p.action = "removed";
+    }
+    if (res)
+        res->foreign++;
+    report(fn, ctx, &p, res);
+}
+
+static int row_matches(const vyre__index_row *r, const checked *k)
+{
+    return r->kind == k->h.kind && strcmp(r->arch, k->h.arch) == 0 &&
+           strcmp(r->toolchain, k->h.toolchain) == 0 && r->stored_size == k->h.stored_size &&
+           r->file_size == k->file_size && r->key_version == k->h.key_version &&
+           r->n_kernels == k->h.n_kernels && strcmp(r->source, k->h.source) == 0;
+}
+
+/* row_from_header for a header read by a check (which keeps no kernel
+ * table): the names are read from the blob (best effort). */
+static void row_from_checked(vyre_cache *c, vyre__index_row *row, const vyre_blob_header *h,
+                             uint64_t file_size)
+{
+    vyre__cache_row_from_header(row, h, file_size);
+    char *names = NULL;
+    if (h->kernels_size && vyre__blob_kernels_at(c->rootfd, c->root, h, &names, NULL) == VYRE_OK &&
+        names)
+        vyre__cache_kernels_text(row->kernels, sizeof row->kernels, names, h->kernels_size);
+    free(names);
+}
+
+/* Checks every blob file without holding the lock (it can take long), then
+ * cross-checks index and files under the exclusive lock, where no put can
+ * be half done. */
+#define TMP_PREFIX   16
+#define MAX_TMP_SEEN 4096
+typedef struct tmp_seen_ent {
+    char prefix[TMP_PREFIX];
+    int debris;
+} tmp_seen_ent;
+
+/* -1: no temp file for key; 0: one in flight; 1: only debris. */
+static int tmp_for_key(const tmp_seen_ent *v, size_t n, const vyre_key *key)
+{
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(key, hex);
+    int state = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(v[i].prefix, hex, TMP_PREFIX) != 0)
+            continue;
+        if (!v[i].debris)
+            return 0;
+        state = 1;
+    }
+    return state;
+}
+
+/* What verify learns from tmp/ (scanned under the exclusive lock, where no
+ * put is half done and no removal is in flight): the key prefixes of the
+ * temp files, and the debris, removed only after the cross-check has
+ * deleted the rows that go with it (a repair killed in between then leaves
+ * debris, never a row without its file). */
+typedef struct tmp_scan {
+    tmp_seen_ent *seen;
+    size_t n_seen;
+    char (*debris)[NAME_MAX + 1];
+    size_t n_debris, cap;
+} tmp_scan;
+
+/* "<root>/<dir><name>" (dir ends with '/') for messages. */
+static void flat_path(const vyre_cache *c, const char *dir, const char *name, char *out,
+                      size_t size)
+{
+    char rel[NAME_MAX + 16];
+    size_t n = vyre__strlcpy(rel, dir, sizeof rel);
+    if (n < sizeof rel)
+        vyre__strlcpy(rel + n, name, sizeof rel - n);
+    if (vyre__path_join(out, size, c->root, rel, NULL))
+        out[0] = '\0';
+}
+
+static int debris_push(tmp_scan *t, const char *name)
+{
+    if (t->n_debris == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        char(*v)[NAME_MAX + 1] = realloc(t->debris, cap * sizeof *v);
+        if (!v)
+            return VYRE_ENOMEM;
+        t->debris = v;
+        t->cap = cap;
+    }
+    vyre__strlcpy(t->debris[t->n_debris++], name, NAME_MAX + 1);
+    return VYRE_OK;
+}
+
+/* tmp/: vyre's temp names are in flight or debris (older than an hour, or
+ * a removal's victim: its remover holds the lock we hold, so it is dead);
+ * other names are someone's, reported and left. */
+static int verify_tmp_scan(vyre_cache *c, tmp_scan *t, vyre_cache_verify_result *res,
+                           vyre_cache_problem_fn fn, void *ctx, vyre_error *err)
+{
+    DIR *td = vyre__cache_opendir(c->rootfd, "tmp");
+    if (!td)
+        return VYRE_OK;
+    int rc = VYRE_OK;
+    struct dirent *f;
+    int64_t now = vyre__unix_ns();
+    while (rc == VYRE_OK && (f = readdir(td))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(td), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (!vyre__blob_is_tmp_name(f->d_name)) {
+            char path[VYRE_CACHE_PATH_MAX];
+            flat_path(c, "tmp/", f->d_name, path, sizeof path);
+            left_entry(path, res, fn, ctx);
+            continue;
+        }
+        int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        int debris = vyre__blob_is_doomed_name(f->d_name) || now - m > VYRE_CACHE_DEBRIS_AGE_NS;
+        /* Temp names start with the key's first 16 hex digits: remember
+         * them, a row without its file may belong to this write. */
+        if (t->n_seen < MAX_TMP_SEEN) {
+            memcpy(t->seen[t->n_seen].prefix, f->d_name, TMP_PREFIX);
+            t->seen[t->n_seen].debris = debris;
+            t->n_seen++;
+        }
+        if (!debris)
+            res->tmp_in_flight++;
+        else
+            rc = debris_push(t, f->d_name);
+    }
+    closedir(td);
+    if (rc)
+        return vyre__fail(err, rc, NULL, "out of memory verifying");
+    return VYRE_OK;
+}
+
+/* Reports the debris found by verify_tmp_scan; repair removes it. */
+static void verify_debris(vyre_cache *c, int repair, const tmp_scan *t,
+                          vyre_cache_verify_result *res, vyre_cache_problem_fn fn, void *ctx)
+{
+    int tmpfd = t->n_debris && repair ? vyre__open_dir_at(c->rootfd, "tmp") : -1;
+    for (size_t i = 0; i < t->n_debris; i++) {
+        vyre_cache_verify_problem p;
+        memset(&p, 0, sizeof p);
+        p.kind = VYRE_PROBLEM_DEBRIS;
+        flat_path(c, "tmp/", t->debris[i], p.path, sizeof p.path);
+        res->debris++;
+        if (tmpfd >= 0 && unlinkat(tmpfd, t->debris[i], 0) == 0) {
+            p.repaired = 1;
+            p.action = "removed";
+        }
+        report(fn, ctx, &p, res);
+    }
+    if (tmpfd >= 0)
+        close(tmpfd);
+}
+
+/* quarantine/: quarantined blobs are counted (kept for inspection, not a
+ * problem); anything else there is someone's, reported and left. */
+static void verify_quarantine(vyre_cache *c, vyre_cache_verify_result *res,
+                              vyre_cache_problem_fn fn, void *ctx)
+{
+    DIR *d = vyre__cache_opendir(c->rootfd, "quarantine");
+    if (!d)
+        return;
+    struct dirent *f;
+    while ((f = readdir(d))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        if (vyre__blob_is_quarantine_name(f->d_name)) {
+            res->quarantined++;
+            continue;
+        }
+        char path[VYRE_CACHE_PATH_MAX];
+        flat_path(c, "quarantine/", f->d_name, path, sizeof path);
+        left_entry(path, res, fn, ctx);
+    }
+    closedir(d);
+}
+
+/* The blob files as checked: good ones into good[], problems reported. */
+static void verify_blobs(vyre_cache *c, int repair, const file_list *files, const check_out *outs,
+                         checked *good, size_t *n_good, vyre_cache_verify_result *res,
+                         vyre_cache_problem_fn fn, void *ctx)
+{
+    for (size_t i = 0; i < files->n; i++) {
+        const file_ent *e = &files->v[i];
+        const check_out *o = &outs[i];
+        vyre_cache_verify_problem p;
+        memset(&p, 0, sizeof p);
+        vyre__cache_ent_path(c, e, p.path, sizeof p.path);
+        char rel[BLOB_REL_MAX + 80];
+        vyre__cache_ent_rel(e, rel, sizeof rel);
+        if (e->foreign) {
+            foreign_entry(c, e, vyre__file_type_name(e->mode), repair, res, fn, ctx);
+            continue;
+        }
+        if (!e->valid_name && !vyre__blob_is_blob_name(e->name)) {
+            left_entry(p.path, res, fn, ctx); /* not a name vyre writes */
+            continue;
+        }
+        if (!e->valid_name) {
+            /* A blob's name in the wrong place: vyre's, quarantined. */
+            p.kind = VYRE_PROBLEM_STRAY;
+            res->stray++;
+            if (repair && vyre__blob_quarantine_at(c->rootfd, c->root, rel, VYRE_REJECT_BAD_FIELD,
+                                                   NULL) == 0) {
+                p.repaired = 1;
+                p.action = "quarantined";
+            }
+            report(fn, ctx, &p, res);
+            continue;
+        }
+        res->blobs_checked++;
+        if (o->rc == VYRE_OK) {
+            checked k;
+            k.key = e->key;
+            k.h = o->h;
+            k.file_size = o->file_size;
+            good[(*n_good)++] = k;
+            res->bytes_checked += k.file_size;
+            if (VYRE_BLOB_KEY_STALE(o->h.key_version))
+                res->stale++;
+        } else if (o->hard_link) {
+            foreign_entry(c, e, "hard link", repair, res, fn, ctx);
+            if (repair && c->idx)
+                vyre__index_delete(c->idx, &e->key, NULL);
+        } else if (o->rc != VYRE_ENOENT) { /* ENOENT: pruned meanwhile */
+            p.kind = VYRE_PROBLEM_BAD_BLOB;
+            p.reject = o->why;
+            res->bad_blobs++;
+            if (repair && vyre__blob_quarantine_at(c->rootfd, c->root, rel, o->why, NULL) == 0) {
+                p.repaired = 1;
+                p.action = "quarantined";
+                if (c->idx)
+                    vyre__index_delete(c->idx, &e->key, NULL);
+            }
+            report(fn, ctx, &p, res);
+        }
+    }
+}
+
+/* A row the cross-check found without a checked file. */
+static void verify_row_without_file(vyre_cache *c, int repair, const vyre__index_row *r,
+                                    const tmp_scan *t, vyre_cache_verify_result *res,
+                                    vyre_cache_problem_fn fn, void *ctx)
+{
+    /* The file may have been put after the scan (then it exists now). */
+    if (vyre__cache_blob_present(c, &r->key))
+        return;
+    /* A put records the row before it renames the blob into place, and a
+     * removal moves the blob into tmp/ before it deletes the row: killed
+     * in between, either leaves this row plus its temp file, part of that
+     * operation's debris, not a problem of its own. It goes (first) when
+     * the debris goes. */
+    int tmp_state = tmp_for_key(t->seen, t->n_seen, &r->key);
+    if (tmp_state >= 0) {
+        if (tmp_state == 1 && repair)
+            vyre__index_delete(c->idx, &r->key, NULL);
+        return;
+    }
+    vyre_cache_verify_problem p;
+    memset(&p, 0, sizeof p);
+    vyre_blob_path(c->root, &r->key, p.path, sizeof p.path, NULL);
+    p.kind = VYRE_PROBLEM_ROW_WITHOUT_FILE;
+    res->rows_without_file++;
+    if (repair && vyre__index_delete(c->idx, &r->key, NULL) == VYRE_OK) {
+        p.repaired = 1;
+        p.action = "row deleted";
+    }
+    report(fn, ctx, &p, res);
+}
+
+/* Index rows against the checked files (both sorted by key). */
+static void verify_rows(vyre_cache *c, int repair, row_list *rows, checked *good, size_t n_good,
+                        const tmp_scan *t, vyre_cache_verify_result *res, vyre_cache_problem_fn fn,
+                        void *ctx)
+{
+    if (n_good)
+        qsort(good, n_good, sizeof *good, cmp_key);
+    if (rows->n)
+        qsort(rows->v, rows->n, sizeof *rows->v, cmp_key); /* key is the first member */
+    size_t i = 0, j = 0;
+    while (i < rows->n || j < n_good) {
+        int d = i == rows->n ? 1 : j == n_good ? -1 : cmp_key(&rows->v[i].key, &good[j].key);
+        if (d < 0) {
+            verify_row_without_file(c, repair, &rows->v[i++], t, res, fn, ctx);
+            continue;
+        }
+        vyre_cache_verify_problem p;
+        memset(&p, 0, sizeof p);
+        const checked *k = &good[j++];
+        const vyre__index_row *r = d == 0 ? &rows->v[i++] : NULL;
+        if (r && row_matches(r, k))
+            continue;
+        vyre_blob_path(c->root, &k->key, p.path, sizeof p.path, NULL);
+        if (!r && !vyre__cache_blob_present(c, &k->key))
+            continue; /* pruned since the scan: consistent */
+        p.kind = r ? VYRE_PROBLEM_ROW_MISMATCH : VYRE_PROBLEM_FILE_WITHOUT_ROW;
+        if (r)
+            res->row_mismatches++;
+        else
+            res->files_without_row++;
+        vyre__index_row row;
+        row_from_checked(c, &row, &k->h, k->file_size);
+        if (r) {
+            row.hits = r->hits;
+            row.last_access_unix_ns = r->last_access_unix_ns;
+        }
+        if (repair && vyre__index_upsert(c->idx, &row, NULL) == VYRE_OK) {
+            p.repaired = 1;
+            p.action = r ? "row rewritten" : "indexed";
+        }
+        report(fn, ctx, &p, res);
+    }
+}
+
+int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
+                      vyre_cache_problem_fn fn, void *ctx, vyre_cache_progress_fn progress,
+                      void *progress_ctx, vyre_error *err)
+{
+    if (!c || !res)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_verify: NULL argument");
+    memset(res, 0, sizeof *res);
+    if (repair && c->readonly)
+        return vyre__cache_readonly_error(c, err);
+    if (c->missing)
+        return VYRE_OK; /* first use: nothing to check */
+    vyre_nvtx_push(VYRE_RANGE_CACHE_VERIFY);
+    file_list files = {0};
+    checked *good = NULL;
+    check_out *outs = NULL;
+    size_t n_good = 0;
+    row_list rows = {0};
+    int lock_fd = -1;
+    tmp_scan t = {0};
+    t.seen = malloc(MAX_TMP_SEEN * sizeof *t.seen);
+    if (t.seen)
+        vyre__cache_check_layout(c, repair, res, fn, ctx);
+    int rc = t.seen ? scan_and_check(c, &files, &outs, progress, progress_ctx, "verifying", err)
+                    : vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
+    if (rc)
+        goto out;
+    good = malloc((files.n ? files.n : 1) * sizeof *good);
+    if (!good) {
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
+        goto out;
+    }
+    verify_blobs(c, repair, &files, outs, good, &n_good, res, fn, ctx);
+    verify_quarantine(c, res, fn, ctx);
+
+    /* Checked every blob without the lock (that can take long); tmp/ and
+     * the cross-check under it, where no put is half done and no removal
+     * in flight. */
+    lock_fd = c->readonly ? -1 : vyre__cache_lock(c, LOCK_EX, err);
+    if (!c->readonly && lock_fd < 0) {
+        rc = lock_fd;
+        goto out;
+    }
+    if ((rc = verify_tmp_scan(c, &t, res, fn, ctx, err)))
+        goto out;
+    if (c->idx) {
+        if ((rc = vyre__cache_all_rows(c, &rows, err)))
+            goto out;
+        verify_rows(c, repair, &rows, good, n_good, &t, res, fn, ctx);
+    }
+    verify_debris(c, repair, &t, res, fn, ctx);
+out:
+    vyre__cache_unlock(lock_fd);
+    free(t.seen);
+    free(t.debris);
+    free(outs);
+    free(rows.v);
+    free(good);
+    free(files.v);
+    vyre_nvtx_pop();
+    return rc;
+}
+
+/* ---- reindex ------------------------------------------------------------ */
+
+int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
+                       vyre_cache_progress_fn progress, void *progress_ctx, vyre_error *err)
+{
+    if (!c || !res)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_reindex: NULL argument");
+    memset(res, 0, sizeof *res);
+    if (c->readonly)
+        return vyre__cache_readonly_error(c, err);
+    int lock_fd = vyre__cache_lock(c, LOCK_EX, err);
+    if (lock_fd < 0)
+        return lock_fd;
+    file_list files = {0};
+    check_out *outs = NULL;
+    vyre__index_row *rows = NULL;
+    size_t n = 0;
+    /* The index entries first: a symlink, special file or another user's
+     * file there is removed (the entry, never a link's target); a
+     * directory is refused. */
+    int removable = 0;
+    int rc = c->idx ? VYRE_OK : vyre__cache_index_check(c, &removable, err);
+    if (rc && !removable)
+        goto out;
+    if (!c->idx)
+        vyre__cache_index_set_aside(c, 0, res->index_kept, sizeof res->index_kept);
+    rc = VYRE_OK;
+    vyre__cache_check_layout(c, 1, NULL, NULL, NULL);
+    rc = scan_and_check(c, &files, &outs, progress, progress_ctx, "reindexing", err);
+    if (rc)
+        goto out;
+    rows = malloc((files.n ? files.n : 1) * sizeof *rows);
+    if (!rows) {
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reindexing");
+        goto out;
+    }
+    for (size_t i = 0; i < files.n; i++) {
+        const file_ent *e = &files.v[i];
+        const check_out *o = &outs[i];
+        res->scanned++;
+        char rel[BLOB_REL_MAX + 80];
+        vyre__cache_ent_rel(e, rel, sizeof rel);
+        if (o->rc == VYRE_OK) {
+            row_from_checked(c, &rows[n++], &o->h, o->file_size);
+            res->bytes += o->file_size;
+        } else if (!ent_ours(e) && !vyre__blob_is_blob_name(e->name)) {
+            continue; /* not a name vyre writes: someone's, left (verify reports it) */
+        } else if (e->foreign || o->hard_link) {
+            /* Not ours to keep or move: only the name in the cache goes. */
+            if (vyre__blob_unlink_at(c->rootfd, rel) == 0)
+                res->removed++;
+        } else if (o->rc != VYRE_ENOENT) {
+            if (vyre__blob_quarantine_at(c->rootfd, c->root, rel,
+                                         e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD,
+                                         NULL) == VYRE_OK)
+                res->quarantined++;
+        }
+    }
+    /* A missing or unreadable index is replaced; a readable one keeps its
+     * usage columns through replace_all. */
+    if (c->idx) {
+        uint64_t bytes = 0;
+        if (vyre__index_totals(c->idx, &res->rows_before, &bytes, NULL) != VYRE_OK) {
+            vyre__index_close(c->idx);
+            c->idx = NULL;
+        }
+    }
+    if (!c->idx) {
+        vyre__index *idx = NULL;
+        rc = vyre__cache_index_open(c, VYRE_INDEX_READWRITE, &idx, NULL);
+        if (rc == VYRE_OK) {
+            uint64_t bytes = 0;
+            if (vyre__index_totals(idx, &res->rows_before, &bytes, NULL) != VYRE_OK) {
+                vyre__index_close(idx);
+                idx = NULL;
+                rc = VYRE_ECORRUPT;
+            }
+        }
+        if (rc != VYRE_OK) {
+            vyre__cache_index_set_aside(c, 1, res->index_kept, sizeof res->index_kept);
+            res->rows_before = 0;
+            if ((rc = vyre__cache_index_open(c, VYRE_INDEX_READWRITE, &idx, err)))
+                goto out;
+        }
+        c->idx = idx;
+    }
+    rc = vyre__index_replace_all(c->idx, rows, n, err);
+    if (rc == VYRE_OK)
+        res->indexed = n;
+out:
+    vyre__cache_unlock(lock_fd);
+    free(outs);
+    free(rows);
+    free(files.v);
+    return rc;
+}
+
+/* ---- clear ------------------------------------------------------------- */
+
+typedef struct doomed_list {
+    doomed *v;
+    size_t n, cap;
+} doomed_list;
+
+static int doomed_push(doomed_list *l, uint8_t shard, const char *name)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        doomed *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return VYRE_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    doomed *d = &l->v[l->n++];
+    memset(d, 0, sizeof *d);
+    d->shard = shard;
+    vyre__strlcpy(d->name, name, sizeof d->name);
+    return VYRE_OK;
+}
+
+/* Lists clear's victims: every blob name in every shard (blobs/<2 hex>/).
+ * Other names, there or in blobs/, are counted in *left and stay. */
+static int clear_list(const vyre_cache *c, doomed_list *l, uint64_t *left, vyre_error *err)
+{
+    DIR *top = vyre__cache_opendir(c->rootfd, "blobs");
+    if (!top)
+        return VYRE_OK;
+    int rc = VYRE_OK;
+    struct dirent *d;
+    while (rc == VYRE_OK && (d = readdir(top))) {
+        if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+            continue;
+        if (!vyre__cache_is_hex2(d->d_name)) {
+            (*left)++;
+            continue;
+        }
+        DIR *sd = vyre__cache_opendir(dirfd(top), d->d_name);
+        if (!sd)
+            continue; /* a link or file in a shard's place: clear_finish removes the entry */
+        uint8_t shard = (uint8_t)strtoul(d->d_name, NULL, 16);
+        struct dirent *f;
+        while (rc == VYRE_OK && (f = readdir(sd))) {
+            if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+                continue;
+            if (vyre__blob_is_blob_name(f->d_name))
+                rc = doomed_push(l, shard, f->d_name);
+            else
+                (*left)++;
+        }
+        closedir(sd);
+    }
+    closedir(top);
+    if (rc)
+        return vyre__fail(err, rc, NULL, "out of memory clearing the cache");
+    return VYRE_OK;
+}
+
+/* Removes vyre's names from the flat directory name of the root (tmp/:
+ * temp names; quarantine/: quarantine names); counts the rest in *left. */
+static void clear_flat(const vyre_cache *c, const char *name, int (*ours)(const char *),
+                       uint64_t *left)
+{
+    DIR *d = vyre__cache_opendir(c->rootfd, name);
+    if (!d)
+        return;
+    struct dirent *f;
+    while ((f = readdir(d))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (!ours(f->d_name) || S_ISDIR(st.st_mode) || unlinkat(dirfd(d), f->d_name, 0) != 0)
+            (*left)++;
+    }
+    closedir(d);
+}
+
+/* After the rows went: empty shards go (rmdir: one that still holds
+ * someone's file stays), and so do links or files in a shard's place. */
+static void clear_shards(const vyre_cache *c)
+{
+    DIR *top = vyre__cache_opendir(c->rootfd, "blobs");
+    if (!top)
+        return;
+    struct dirent *d;
+    while ((d = readdir(top))) {
+        struct stat st;
+        if (!vyre__cache_is_hex2(d->d_name) ||
+            fstatat(dirfd(top), d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        unlinkat(dirfd(top), d->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+    }
+    closedir(top);
+}
+
+int vyre_cache_clear_ex(vyre_cache *c, vyre_cache_clear_result *res, vyre_error *err)
+{
+    vyre_cache_clear_result local;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof *res);
+    if (!c)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_clear: NULL argument");
+    if (c->readonly)
+        return vyre__cache_readonly_error(c, err);
+    int fd = vyre__cache_lock(c, LOCK_EX, err);
+    if (fd < 0)
+        return fd;
+    /* blobs/, tmp/ or quarantine/ that are links or files: the entry goes. */
+    vyre__cache_check_layout(c, 1, NULL, NULL, NULL);
+    doomed_list l = {0};
+    shard_fds s;
+    vyre__cache_shards_open(c, &s);
+    int tmpfd = vyre__cache_removal_tmp(c, err);
+    int rc = tmpfd < 0 ? tmpfd : clear_list(c, &l, &res->left, err);
+    for (size_t i = 0; rc == VYRE_OK && i < l.n; i++) {
+        int e = vyre__cache_doom_one(&s, tmpfd, &l.v[i]);
+        if (e) {
+            rc = vyre__fail(err, vyre__errno_code(e), "check the cache's permissions",
+                            "cannot remove '%s/blobs/%02x/%s': %s", c->root, (unsigned)l.v[i].shard,
+                            l.v[i].name, strerror(e));
+            vyre__cache_undoom(&s, tmpfd, l.v, i);
+        }
+    }
+    if (rc == VYRE_OK) {
+        vyre__cache_step("commit");
+        rc = c->idx ? vyre__index_replace_all(c->idx, NULL, 0, err) : VYRE_OK;
+        if (rc) {
+            vyre__cache_undoom(&s, tmpfd, l.v, l.n);
+            vyre__cache_nothing_removed(err);
+        }
+    }
+    if (rc == VYRE_OK) {
+        for (size_t i = 0; i < l.n; i++)
+            if (l.v[i].moved && l.v[i].regular) {
+                res->removed++;
+                res->removed_bytes += l.v[i].size;
+            }
+        vyre__cache_doomed_unlink(tmpfd, l.v, l.n);
+        clear_shards(c);
+        clear_flat(c, "tmp", vyre__blob_is_tmp_name, &res->left);
+        clear_flat(c, "quarantine", vyre__blob_is_quarantine_name, &res->left);
+    }
+    vyre__cache_shards_close(&s);
+    if (tmpfd >= 0)
+        close(tmpfd);
+    free(l.v);
+    vyre__cache_unlock(fd);
+    return rc;
+}
+
+int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes, vyre_error *err)
+{
+    vyre_cache_clear_result r;
+    int rc = vyre_cache_clear_ex(c, &r, err);
+    if (rc == VYRE_OK && removed)
+        *removed = r.removed;
+    if (rc == VYRE_OK && bytes)
+        *bytes = r.removed_bytes;
+    return rc;
+}
