@@ -874,7 +874,6 @@ static int start(run_plan *pl, const run_args *a, vyre_bench_run_opts *ro, const
     ro->quick = a->quick;
     ro->cold = a->mode;
     ro->kernels = a->kernels;
-    ro->child_exe = "/proc/self/exe"; /* main() calls vyre_bench_child_main */
     ro->tmp_dir = getenv("TMPDIR");
     return execute(pl, fmt, ro, cmdline);
 }

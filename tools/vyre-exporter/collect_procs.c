@@ -92,7 +92,7 @@ static void add_kernel(exp_proc *p, const vyre_telemetry_kernel *k)
         }
         exp_kernel *nk = &p->kernels[p->nkernels++];
         memset(nk, 0, sizeof *nk);
-        exp_copy_str(nk->name, sizeof nk->name, k->name);
+        tool_strlcpy(nk->name, k->name, sizeof nk->name);
     }
     p->kernels[j].calls++;
     uint64_t ns = k->duration_ns;
@@ -102,7 +102,7 @@ static void add_kernel(exp_proc *p, const vyre_telemetry_kernel *k)
 static void take_page(exporter *x, exp_proc *p, const vyre_telemetry_proc *tp)
 {
     p->seen = 1;
-    exp_copy_str(p->comm, sizeof p->comm, tp->exe);
+    tool_strlcpy(p->comm, tp->exe, sizeof p->comm);
     p->created_s = (double)tp->created_ns / 1e9;
     memcpy(p->v, tp->counters.v, sizeof p->v);
     for (int r = 0; r < VYRE_RANGE_COUNT; r++) {

@@ -11,14 +11,6 @@
 
 #include "tool_util.h"
 
-/* The exporter's bounded copy is tools/common's tool_strlcpy; this name
- * stays only for collect_procs.c, which the telemetry-tracker change
- * rewrites (drop it then). */
-static inline void exp_copy_str(char *dst, size_t size, const char *src)
-{
-    tool_strlcpy(dst, src, size);
-}
-
 /* Bucket bounds of vyre_range_duration_seconds: the histogram bucket edges
  * (ns) nearest to 1, 2.5 and 5 times each power of ten from 1 us to 10 s,
  * ascending, into out[EXP_MAX_EDGES]; returns their count (22). */

@@ -8,6 +8,7 @@
 #include "collect.h"
 #include "tool_cachesnap.h"
 #include "tool_cli.h"
+#include "tool_util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -44,36 +45,18 @@ struct top_collector {
     uint64_t last_ns;
 };
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void copy_str(char *dst, size_t size, const char *src)
-{
-    if (size == 0)
-        return;
-    size_t n = strlen(src);
-    if (n >= size)
-        n = size - 1;
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
 /* "message; hint: hint" of a vyre_error (cut to fit), or the code's text;
  * the hint is the tools' command for the remedy when libcore gave none. */
 static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
 {
-    copy_str(dst, size, e->message[0] ? e->message : vyre_strerror(rc));
+    tool_strlcpy(dst, e->message[0] ? e->message : vyre_strerror(rc), size);
     const char *hint = e->hint[0] ? e->hint : tool_remedy(e->remedy);
     if (!e->message[0] || !hint)
         return;
     size_t n = strlen(dst);
     if (n + 8 < size) {
         memcpy(dst + n, "; hint: ", 8);
-        copy_str(dst + n + 8, size - n - 8, hint);
+        tool_strlcpy(dst + n + 8, hint, size - n - 8);
     }
 }
 
@@ -266,9 +249,9 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
         vyre_error_clear(&e);
         c->gpu_rc = vyre_gpu_monitor_open(&c->gpu, &e);
         if (c->gpu_rc) {
-            copy_str(c->gpu_msg, sizeof c->gpu_msg,
-                     e.message[0] ? e.message : vyre_strerror(c->gpu_rc));
-            copy_str(c->gpu_hint, sizeof c->gpu_hint, e.hint);
+            tool_strlcpy(c->gpu_msg, e.message[0] ? e.message : vyre_strerror(c->gpu_rc),
+                         sizeof c->gpu_msg);
+            tool_strlcpy(c->gpu_hint, e.hint, sizeof c->gpu_hint);
         }
     }
     *out = c;
@@ -308,8 +291,8 @@ static void collect_gpus(top_collector *c, top_snapshot *s)
 {
     if (!c->gpu) {
         s->gpu_ok = 0;
-        copy_str(s->gpu_msg, sizeof s->gpu_msg, c->gpu_msg);
-        copy_str(s->gpu_hint, sizeof s->gpu_hint, c->gpu_hint);
+        tool_strlcpy(s->gpu_msg, c->gpu_msg, sizeof s->gpu_msg);
+        tool_strlcpy(s->gpu_hint, c->gpu_hint, sizeof s->gpu_hint);
         return;
     }
     vyre_error e;
@@ -317,8 +300,8 @@ static void collect_gpus(top_collector *c, top_snapshot *s)
     int rc = vyre_gpu_monitor_sample(c->gpu, &s->gpu, &e);
     if (rc) {
         s->gpu_ok = 0;
-        copy_str(s->gpu_msg, sizeof s->gpu_msg, e.message[0] ? e.message : vyre_strerror(rc));
-        copy_str(s->gpu_hint, sizeof s->gpu_hint, e.hint);
+        tool_strlcpy(s->gpu_msg, e.message[0] ? e.message : vyre_strerror(rc), sizeof s->gpu_msg);
+        tool_strlcpy(s->gpu_hint, e.hint, sizeof s->gpu_hint);
         return;
     }
     s->gpu_ok = 1;
@@ -356,18 +339,18 @@ static void collect_cache(top_collector *c, top_snapshot *s)
     } else {
         memset(f, 0, sizeof *f);
         f->state = TOOL_CACHESNAP_ERROR;
-        copy_str(f->msg, sizeof f->msg, "out of memory");
+        tool_strlcpy(f->msg, "out of memory", sizeof f->msg);
     }
     s->cache_state = f->state;
-    copy_str(s->cache_msg, sizeof s->cache_msg, f->msg);
-    copy_str(s->cache_root, sizeof s->cache_root, f->root);
+    tool_strlcpy(s->cache_msg, f->msg, sizeof s->cache_msg);
+    tool_strlcpy(s->cache_root, f->root, sizeof s->cache_root);
     s->cache = f->stats;
     s->cache_age_s = f->read_ns && now > f->read_ns ? (double)(now - f->read_ns) / 1e9 : 0;
     s->nremotes = 0;
     for (size_t i = 0; f->state == TOOL_CACHESNAP_OK && i < f->nremotes && i < VYRE_REMOTE_MAX;
          i++) {
         top_remote *r = &s->remotes[s->nremotes++];
-        copy_str(r->url, sizeof r->url, f->remotes[i].url);
+        tool_strlcpy(r->url, f->remotes[i].url, sizeof r->url);
         r->read_only = f->remotes[i].read_only;
         r->st = f->remotes[i].st;
     }
@@ -416,8 +399,8 @@ static void take_proc(top_proc *p, const vyre_telemetry_proc *tp)
     p->layout_version = tp->layout_version;
     p->foreign = tp->foreign;
     p->device = -1;
-    copy_str(p->name, sizeof p->name, tp->exe);
-    copy_str(p->cmdline, sizeof p->cmdline, tp->cmdline);
+    tool_strlcpy(p->name, tp->exe, sizeof p->name);
+    tool_strlcpy(p->cmdline, tp->cmdline, sizeof p->cmdline);
     p->published = tp->publish_count > 0;
     const uint64_t *v = tp->counters.v;
     p->launches = v[VYRE_CTR_LAUNCHES];
@@ -456,7 +439,7 @@ static void collect_procs(top_collector *c, top_snapshot *s)
     vyre_error_clear(&e);
     vyre_telemetry_update u;
     int rc = vyre_telemetry_tracker_update(c->tracker, &u, &e);
-    copy_str(s->tel_dir, sizeof s->tel_dir, u.dir);
+    tool_strlcpy(s->tel_dir, u.dir, sizeof s->tel_dir);
     if (rc) {
         error_text(s->tel_msg, sizeof s->tel_msg, rc, &e);
         return;
@@ -593,13 +576,13 @@ static void collect_host(top_collector *c, top_snapshot *s)
             continue; /* /proc/<pid> here is some other process, or none */
         if (top_procfs_read(c->opts.proc_root, p->pid, &c->users, &p->host) != 0) {
             if (!p->telemetry)
-                copy_str(p->name, sizeof p->name, "-");
+                tool_strlcpy(p->name, "-", sizeof p->name);
             continue;
         }
-        uint64_t now = mono_ns();
+        uint64_t now = tool_mono_ns();
         uint64_t ticks = p->host.st.utime_ticks + p->host.st.stime_ticks;
         if (!p->telemetry) {
-            copy_str(p->name, sizeof p->name, p->host.st.comm);
+            tool_strlcpy(p->name, p->host.st.comm, sizeof p->name);
             top_procfs_read_cmdline(c->opts.proc_root, p->pid, p->cmdline, sizeof p->cmdline);
         }
         host_prev key = {.pid = p->pid};
@@ -618,10 +601,8 @@ static void collect_host(top_collector *c, top_snapshot *s)
 void top_collect(top_collector *c, top_snapshot *s)
 {
     memset(s, 0, sizeof *s);
-    s->mono_ns = mono_ns();
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    s->unix_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    s->mono_ns = tool_mono_ns();
+    s->unix_s = (double)tool_unix_ns() / 1e9;
     s->interval_s = c->last_ns ? (double)(s->mono_ns - c->last_ns) / 1e9 : NAN;
     c->last_ns = s->mono_ns;
     collect_gpus(c, s);

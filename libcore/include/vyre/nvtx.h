@@ -43,7 +43,7 @@ extern "C" {
     X(NVRTC_COMPILE, "vyre.cuda.nvrtc.compile", "NVRTC compiling CUDA C to PTX or cubin")          \
     X(MODULE_LOAD, "vyre.cuda.module_load", "cuModuleLoadData of a cubin")                         \
     X(BENCH_POINT, "vyre.bench.point",                                                             \
-      "one measured point of a vyre-bench sweep; payload is the point's row id")
+      "one measured point of a benchmark run; payload is the point's row id")
 
 typedef enum vyre_range_id {
 #define VYRE__RANGE_ENUM(id, name, desc) VYRE_RANGE_##id,

@@ -183,7 +183,7 @@ int vyre__bench_reference_host(vyre_bench_env *env, vyre_error *err)
     if (!f)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory for the fsync reference");
     const char *tmp = env->tmp_dir && *env->tmp_dir ? env->tmp_dir : "/tmp";
-    snprintf(f->path, sizeof f->path, "%s/vyre-bench-ref.XXXXXX", tmp);
+    snprintf(f->path, sizeof f->path, "%s/vyre-ref-fsync.XXXXXX", tmp);
     f->fd = mkstemp(f->path);
     if (f->fd < 0) {
         rc = vyre__fail(err, vyre__errno_code(errno), "set TMPDIR to a writable directory",
