@@ -181,7 +181,9 @@ VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id,
  * vyre_bench_run_resolve call it first (ignoring its errors), so readers
  * never see a dead run as running. *nreaped (may be NULL) gets the count.
  */
-VYRE_EXTERN int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err);
+#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
+VYRE_TEST_API int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err);
+#endif
 
 /*
  * Deletes the n runs ids (with their points, samples and kernel records)
@@ -339,9 +341,11 @@ typedef struct vyre_bench_measure_opts {
  * becomes set, returns 0 with *interrupted = 1 (the point is incomplete:
  * do not store it). Returns 0 or the sample function's error.
  */
-VYRE_EXTERN int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
+#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
+VYRE_TEST_API int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
                                    vyre_bench_sample **samples, size_t *n, int *interrupted,
                                    vyre_error *err);
+#endif
 
 /* ---- suites and runs ------------------------------------------------------- */
 

@@ -178,7 +178,9 @@ VYRE_EXTERN int vyre_blob_quarantine(const char *root, const char *path, vyre_bl
 
 /* Per-process count of files rejected, by reason (VYRE_REJECT_COUNT
  * entries). Thread-safe snapshot. */
-VYRE_EXTERN void vyre_blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
+#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
+VYRE_TEST_API void vyre_blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
+#endif
 
 /* The payload checksum as stored in the header: XXH3-128 of len bytes of
  * payload, canonical (big-endian) bytes. payload may be NULL when len is 0.

@@ -140,7 +140,9 @@ VYRE_EXTERN int vyre_config_key_find(const char *name);
 
 /* "VYRE_CACHE_MAX_SIZE" for key, into buf ("VYRE_REMOTE_CACHE" for
  * remote_storage). */
-VYRE_EXTERN void vyre_config_env_name(int key, char *buf, size_t size);
+#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
+VYRE_TEST_API void vyre_config_env_name(int key, char *buf, size_t size);
+#endif
 
 /* Sets key (by name) from its text. file/line say where it was written
  * (for messages and vyre_config_where; file may be NULL). Unknown key or

@@ -15,4 +15,12 @@
 #define VYRE_PRINTF(fmt, args)
 #endif
 
+/*
+ * Calls that only libcore and its tests use (SQLite's SQLITE_TEST fence):
+ * declared under #ifdef VYRE_TESTING, which libcore's own build and the
+ * test, fuzz and injection builds define (libcore/CMakeLists.txt) and an
+ * outside program does not, and left hidden in libvyrecore.so.
+ */
+#define VYRE_TEST_API
+
 #endif /* VYRE_EXPORT_H */

@@ -98,11 +98,13 @@ typedef struct vyre_stats_running {
         0, 0.0, 0.0, 0.0, 0.0, 0.0                                                                 \
     }
 
-VYRE_EXTERN void vyre_stats_running_push(vyre_stats_running *r, double x);
+#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
+VYRE_TEST_API void vyre_stats_running_push(vyre_stats_running *r, double x);
 /* Sample standard deviation (NAN for n < 2) and stddev / mean (NAN for
  * n < 2 or mean <= 0). */
-VYRE_EXTERN double vyre_stats_running_stddev(const vyre_stats_running *r);
-VYRE_EXTERN double vyre_stats_running_noise(const vyre_stats_running *r);
+VYRE_TEST_API double vyre_stats_running_stddev(const vyre_stats_running *r);
+VYRE_TEST_API double vyre_stats_running_noise(const vyre_stats_running *r);
+#endif
 
 /* ---- Stopping rule ------------------------------------------------------ */
 
@@ -158,9 +160,11 @@ typedef struct vyre_stats_stop_decision {
  * NOISE_OK (or MINIMUMS_MET) before TIMEOUT before MAX_SAMPLES. A TIMEOUT
  * may come with fewer than min_samples samples: the decision's n says so.
  */
-VYRE_EXTERN vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
+#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
+VYRE_TEST_API vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
                                                            const vyre_stats_running *acc,
                                                            double measured_s, double elapsed_s);
+#endif
 
 /*
  * The same rule with the noise given by the caller: measuring loops pass
