@@ -69,9 +69,9 @@ ALTERNATING = {"BR", "RB", "BI", "IB", "IR", "RI"}
 
 
 def roff_args(rest):
-    args, cur, quoted, i = [], "", False, 0
-    while i < len(rest):
-        c = rest[i]
+    """A request's arguments: split at blanks, "double quotes" group."""
+    args, cur, quoted = [], "", False
+    for c in rest:
         if c == '"':
             quoted = not quoted
         elif c in " \t" and not quoted:
@@ -80,7 +80,6 @@ def roff_args(rest):
             cur = ""
         else:
             cur += c
-        i += 1
     if cur:
         args.append(cur)
     return args
@@ -89,7 +88,7 @@ def roff_args(rest):
 def roff_unescape(s):
     s = re.sub(r"\\f[BIRP]|\\f\(..|\\&|\\c", "", s)
     for a, b in (("\\-", "-"), ("\\e", "\\"), ("\\(aq", "'"), ("\\(dq", '"'),
-                 ("\\(em", "--"), ("\\(en", "-"), ("\\(ti", "~"), ("\\(+-", "+-"),
+                 ("\\(em", "\u2014"), ("\\(en", "-"), ("\\(ti", "~"), ("\\(+-", "+-"),
                  ("\\(mu", "x"), ("\\ ", " ")):
         s = s.replace(a, b)
     return s
