@@ -500,7 +500,7 @@ Test(bench_cli, devices_without_home_is_an_environment_error)
 /* ---- the compile suite's cold-JIT child --------------------------------------------- */
 
 /* The parent side (vyre__bench_jit_cold_spawn) runs the real vyre-bench
- * as the child: its main() must hand over to vyre_bench_child_main, and
+ * as the child: its main() must call vyre_bench_host_start first, and
  * the child's error comes back whole. No GPU needed: the errors come
  * before (or instead of) the driver. */
 Test(bench_cli, cold_jit_child_reports_its_error_to_the_parent)
@@ -541,7 +541,7 @@ Test(bench_cli, cold_jit_child_of_a_program_without_the_hook_is_an_error)
     cr_assert_eq(vyre__bench_jit_cold_spawn("/bin/true", "x.ptx", &ns, &e), VYRE_ECUDA);
     cr_assert_str_eq(e.message,
                      "the cold-JIT child '/bin/true' of 'x.ptx' gave no result (exit status 0)");
-    cr_assert(strstr(e.hint, "vyre_bench_child_main"), "%s", e.hint);
+    cr_assert(strstr(e.hint, "vyre_bench_host_start"), "%s", e.hint);
     vyre_error_clear(&e);
     cr_assert_eq(vyre__bench_jit_cold_spawn("/nonexistent/vyre-bench", "x.ptx", &ns, &e),
                  VYRE_ENOENT);

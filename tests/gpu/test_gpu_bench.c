@@ -1,7 +1,7 @@
 /*
  * test_gpu_bench.c - the built-in GPU benchmark suites and a user sweep
- * (libcore/src/bench/bench_gpu.c) through the library's internal suite API, on the real
- * driver (GPU machine).
+ * (libcore/src/bench/suite_*.c, sweep_run.c) through the library's
+ * internal suite API, on the real driver (GPU machine).
  *
  * Each suite (launch, memcpy, bandwidth, compile) runs in quick mode into a
  * results database in a fresh temp directory, and a two-point sweep of a
@@ -14,7 +14,7 @@
  *
  * Skips, with the reason, when there is no driver or no device. The
  * compile suite's cold-JIT child is vyre-bench itself
- * (vyre_bench_child_main), as in `vyre-bench run`.
+ * (its main() calls vyre_bench_host_start), as in `vyre-bench run`.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>

@@ -1,6 +1,6 @@
 /*
  * test_bench_block.c - the blocking kernel of GPU-timed samples
- * (libcore/src/bench/bench_gpu.c, issue 23) without a GPU: the memcpy
+ * (libcore/src/bench/gpu_device.c, issue 23) without a GPU: the memcpy
  * suite runs in this process over the fake driver (tests/fakes/fakecuda.c),
  * which models vyre_block_stream: a hold from its launch to the next
  * synchronisation, released when the host has written the flag by then,

@@ -1,14 +1,14 @@
 /*
  * bench_internal.h - what the bench modules share: the run state, the point
- * runner (engine.c), the suites (suite_cache.c, bench_gpu.c) and the
+ * runner (engine.c), the suites (suite_*.c, gpu_suites.c) and the
  * sweeps, which run.c drives. Not public.
  *
  * The bench subsystem (libcore/src/bench/) is the top layer of libcore and
  * the engine of vyre-bench: measurement under a stopping rule (engine.c),
  * the suite table, the suites and their real kernels (suites.c,
- * bench_gpu.c, suite_cache.c, bench_kernels.c), parameter axes (axes.c),
- * the sweep spec parser (sweep_spec.c) and a sweep's binding and plan
- * (sweep_binding.c, sweep_plan.c), statistics (stats.c), the results
+ * suite_*.c, gpu_device.c, gpu_suites.c, bench_kernels.c), parameter axes (axes.c),
+ * the sweep spec parser (sweep_spec.c), a sweep's binding, plan and run
+ * (sweep_binding.c, sweep_plan.c, sweep_run.c), statistics (stats.c), the results
  * database (results.c) and the runs in it (runs_db.c), machine facts
  * (machine.c), the host program's child hook (child.c) and the
  * orchestration of a whole run (run.c). It may call every subsystem below it: cuda/,
@@ -119,7 +119,7 @@ int vyre__bench_suite_run(const char *name, vyre_bench_env *env, vyre_error *err
 
 /*
  * Checks a user sweep before anything is measured (sweep_plan.c): the
- * file readable, the spec bound (bench/sweep_spec.h), the architecture
+ * file readable, the spec bound (bench/sweep_binding.h), the architecture
  * chosen for a device of compute capability cc_major.cc_minor (0.0: no
  * GPU; vyre__bench_choose_arch), the kernel compiled for it on the CPU,
  * and every point's launch evaluated. Returns 0 or VYRE_EINVAL /
@@ -247,7 +247,7 @@ int vyre__bench_reference_host(vyre_bench_env *env, vyre_error *err);
 
 /*
  * The GPU reference of this round on `device` (a hook for the GPU code,
- * bench_gpu.c, which owns the timing discipline): timing's sample times one
+ * reference_gpu.c; gpu_device.c owns the timing discipline): timing's sample times one
  * launch of a fixed kernel of fixed size (ns, GPU time) as the suites'
  * points are timed, with its prepare, ctx, mon and nvml_index; its rule,
  * warmup and stop are replaced by the references' fixed budget. `finish`
@@ -262,7 +262,7 @@ int vyre__bench_reference_gpu(vyre_bench_env *env, int device,
 
 /*
  * reference.gpu on every device of the run, through
- * vyre__bench_reference_gpu (bench_gpu.c): a fixed kernel
+ * vyre__bench_reference_gpu (reference_gpu.c): a fixed kernel
  * (vyre__bench_reference_ptx) held behind the blocking kernel like every
  * GPU sample. run.c calls it once a round when env->gpu_refs is set.
  */
@@ -282,14 +282,14 @@ extern const size_t vyre__bench_nkernels;
 extern const char vyre__bench_stream_src[]; /* stream_copy(float4 *out, const float4 *in, u64 n4) */
 extern const char vyre__bench_empty_src[];  /* empty_kernel(void) */
 /* vyre_block_stream(const volatile u32 *flag, u32 *timed_out, u64 timeout_ns):
- * PTX, loaded by the driver's JIT (no NVRTC, no nvcc); see bench_gpu.c. */
+ * PTX, loaded by the driver's JIT (no NVRTC, no nvcc); see gpu_device.c. */
 extern const char vyre__bench_block_ptx[];
 /* vyre_reference_loop(u32 *out, u32 iters): PTX, loaded by the driver's
  * JIT; each thread a chain of `iters` dependent multiply-adds, its result
- * stored (reference.gpu; see bench_gpu.c). */
+ * stored (reference.gpu; see reference_gpu.c). */
 extern const char vyre__bench_reference_ptx[];
 
-/* ---- the three views of a GPU time (bench_gpu.c, runs_db.c) ---- */
+/* ---- the three views of a GPU time (gpu_device.c, runs_db.c) ---- */
 
 /* The most launches between one pair of events in the batch view: all of
  * them are queued behind the blocking kernel before it is released, and a

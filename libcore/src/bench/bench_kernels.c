@@ -1,6 +1,6 @@
 /*
  * bench_kernels.c - the real kernels of the compile suite (tiled SGEMM, row
- * softmax, block reduction, saxpy; the first three as bench/bench_dispatch.c
+ * softmax, block reduction, saxpy; the first three as perf/perf_dispatch.c
  * measures them), the bandwidth suite's streaming copy and the launch
  * suite's empty kernel. CUDA C, compiled by NVRTC at run time.
  */
@@ -189,7 +189,7 @@ const vyre_bench_kernel *vyre_bench_kernels(size_t *n)
     return vyre__bench_kernels;
 }
 
-/* The blocking kernel (bench_gpu.c: every GPU-timed sample is enqueued
+/* The blocking kernel (gpu_device.c: every GPU-timed sample is enqueued
  * behind it). One thread spins on a host-mapped flag with volatile loads
  * (each a read across the bus, never a cached copy) until the host writes
  * a non-zero value there, or until timeout_ns of %globaltimer have passed
@@ -236,7 +236,7 @@ const char vyre__bench_block_ptx[] = "//\n"
                                      "    ret;\n"
                                      "}\n";
 
-/* The GPU reference (reference.gpu, bench_gpu.c): a fixed amount of work
+/* The GPU reference (reference.gpu, reference_gpu.c): a fixed amount of work
  * that depends on nothing but the SM clock and what else runs on the GPU,
  * so that its ratio between two runs is the machine's drift. Each thread
  * runs a chain of `iters` dependent 32-bit multiply-adds (an LCG step; the

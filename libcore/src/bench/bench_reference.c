@@ -16,7 +16,7 @@
  *                    the filesystem and disk the cache suite also uses
  *   reference.gpu    a fixed kernel on each device of a run that uses a
  *                    GPU, held behind the blocking kernel like every GPU
- *                    sample (bench_gpu.c's vyre__bench_gpu_references,
+ *                    sample (reference_gpu.c's vyre__bench_gpu_references,
  *                    through vyre__bench_reference_gpu)
  *
  * Their budget is small and fixed (REF_MIN_SAMPLES samples, REF_MIN_TIME

@@ -2,7 +2,7 @@
  * engine.c - the measurement engine of vyre-bench: one point measured under
  * a stopping rule with throttle and outlier flags, and the point runner that
  * wraps it in an NVTX range, profiler bracket, storage and a separate CUPTI
- * pass. The suites (suite_cache.c, the GPU suites in bench_gpu.c) call down
+ * pass. The suites (suite_*.c, reference_gpu.c, sweep_run.c) call down
  * into this file; the suite table (suites.c) calls them. See vyre/bench.h.
  *
  * Why the CUPTI pass is separate: with kernel capture on, every launch

@@ -3,7 +3,7 @@
  * runs row, the device checks, which suites run and which are skipped for
  * want of a GPU, the total of points for progress, the loop over the
  * suites and the sweep, and the final status. The top of the bench
- * subsystem: run.c -> suites.c -> bench_gpu.c, suite_cache.c ->
+ * subsystem: run.c -> suites.c -> gpu_suites.c, suite_*.c ->
  * engine.c; nothing calls back up into it.
  *
  * Every device is measured as if alone. Once CUPTI activity capture has

@@ -1,6 +1,6 @@
 /*
  * suites.c - the table of built-in suites and the dispatch to them: the
- * top of the bench subsystem (suites.c -> bench_gpu.c, suite_cache.c
+ * top of the bench subsystem (suites.c -> gpu_suites.c, suite_*.c
  * -> engine.c), so that no suite file calls back into the table.
  */
 #include <stddef.h>

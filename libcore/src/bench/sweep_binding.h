@@ -5,7 +5,7 @@
  * from the spec's "args", "grid", "block", "shared", "bytes", "flops" and
  * "version", or the default binding (float *out, const float *in, int N).
  * Pure host code: the GPU side (allocating, filling, launching) is
- * bench_gpu.c's. Not public; vyre/bench.h documents the spec for users.
+ * sweep_run.c's. Not public; vyre/bench.h documents the spec for users.
  *
  * Every error names the spec (its origin) and the JSON path
  * ("$.args[2].fill"), and for an expression the column; errors at a point
