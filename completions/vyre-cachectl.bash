@@ -25,13 +25,13 @@ _vyre_cachectl()
     cmd=
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        --cache-dir | -o | --option) ((i++)) ;; # its value is not the command
+        --cache-dir | -o | --option | --width) ((i++)) ;; # its value is not the command
         -*) ;;
         *) cmd=${COMP_WORDS[i]}; break ;;
         esac
     done
     COMPREPLY=()
-    local global="--cache-dir --json -q --quiet -v --verbose -o --option --help"
+    local global="--cache-dir --json -q --quiet -v --verbose -o --option --width --wide --help"
     local keys="max_size max_age umask read_only quarantine_max_age remote_storage"
 
     case $prev in
@@ -59,7 +59,7 @@ _vyre_cachectl()
             -- "$cur"))
         return
         ;;
-    --older-than | --max-age | --max-size | --limit | --entry | --toolchain | --jobs)
+    --older-than | --max-age | --max-size | --limit | --entry | --toolchain | --jobs | --width)
         return
         ;;
     esac

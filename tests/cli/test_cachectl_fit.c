@@ -300,6 +300,11 @@ Test(cachectl_fit, completion_offers_subcommands_as_words_and_keys_after_show)
     cr_assert(strncmp(p.out, "complete -F _vyre_cachectl vyre-cachectl\n", 41) == 0, "%s", p.out);
     cr_assert(strstr(p.out, "\nremote\n"), "%s", p.out);
     tu_proc_free(&p);
+    /* --width's value is not the subcommand. */
+    snprintf(words, sizeof words, "'%s' --width 80 st", VYRE_CACHECTL_BIN);
+    complete_words(&p, dir, words);
+    cr_assert(strstr(p.out, "\nstats\n"), "%s", p.out);
+    tu_proc_free(&p);
 
     /* show completes the cache's keys (from ls -q), with --cache-dir. */
     snprintf(words, sizeof words, "'%s' --cache-dir '%s' show abc", VYRE_CACHECTL_BIN, g_cache);

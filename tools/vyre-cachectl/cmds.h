@@ -68,9 +68,9 @@ enum {
     "  -o, --option KEY=VALUE\n"                                                                   \
     "                   override a configuration key for this command (repeatable;\n"              \
     "                   'vyre-cachectl config' lists the keys)\n"                                  \
-    "  --width N        fit tables (ls, stats, config, remote check) in N columns\n"               \
-    "                   (default: the terminal's width, $COLUMNS; no limit when\n"                 \
-    "                   stdout is not a terminal); the least important columns go first\n"         \
+    "  --width N        fit tables (ls, config, stats, remote check) in N columns,\n"              \
+    "                   the least important cut or left out first (default: the\n"                 \
+    "                   terminal's width, else $COLUMNS; piped: nothing is cut)\n"                 \
     "  --wide           every column in full, whatever the width\n"
 
 /*
