@@ -2,6 +2,21 @@
 # share/bash-completion/completions/vyre-cachectl). Self-contained: needs
 # nothing from the bash-completion package.
 
+# The full keys of the cache the command line names (--cache-dir, -o), from
+# 'vyre-cachectl ls -q' (show and remote push take a key or a unique prefix).
+_vyre_cachectl_keys()
+{
+    local bin=${COMP_WORDS[0]} i
+    local -a args=()
+    [[ -x $bin ]] || bin=vyre-cachectl
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+        --cache-dir | -o | --option) args+=("${COMP_WORDS[i]}" "${COMP_WORDS[i + 1]}"); ((i++)) ;;
+        esac
+    done
+    "$bin" "${args[@]}" ls -q 2>/dev/null
+}
+
 _vyre_cachectl()
 {
     local cur prev cmd i
@@ -10,17 +25,18 @@ _vyre_cachectl()
     cmd=
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        --cache-dir | -o | --option) ((i++)) ;; # its value is not the command
+        --cache-dir | -o | --option | --width) ((i++)) ;; # its value is not the command
         -*) ;;
         *) cmd=${COMP_WORDS[i]}; break ;;
         esac
     done
     COMPREPLY=()
-    local global="--cache-dir --json -q --quiet -v --verbose -o --option --help"
+    local global="--cache-dir --json -q --quiet -v --verbose -o --option --width --wide --help"
     local keys="max_size max_age umask read_only quarantine_max_age remote_storage"
 
     case $prev in
     --cache-dir)
+        compopt -o filenames 2>/dev/null
         COMPREPLY=($(compgen -d -- "$cur"))
         return
         ;;
@@ -43,7 +59,7 @@ _vyre_cachectl()
             -- "$cur"))
         return
         ;;
-    --older-than | --max-age | --max-size | --limit | --entry | --toolchain | --jobs)
+    --older-than | --max-age | --max-size | --limit | --entry | --toolchain | --jobs | --width)
         return
         ;;
     esac
@@ -72,7 +88,11 @@ _vyre_cachectl()
         COMPREPLY=($(compgen -W "--sort --arch --kind --older-than --limit $global" -- "$cur"))
         ;;
     show)
-        COMPREPLY=($(compgen -W "$global" -- "$cur"))
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "$global" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$(_vyre_cachectl_keys)" -- "$cur"))
+        fi
         ;;
     verify)
         COMPREPLY=($(compgen -W "--repair $global" -- "$cur"))
@@ -86,6 +106,7 @@ _vyre_cachectl()
             COMPREPLY=($(compgen -W "--arch --entry --jobs -- $global" -- "$cur"))
         else
             local ext
+            compopt -o filenames 2>/dev/null
             for ext in cu cuh ptx cubin; do
                 COMPREPLY+=($(compgen -f -X "!*.$ext" -- "$cur"))
             done
@@ -99,8 +120,16 @@ _vyre_cachectl()
         COMPREPLY=($(compgen -W "--clear --yes $global" -- "$cur"))
         ;;
     remote)
-        COMPREPLY=($(compgen -W "check push pull --all $global" -- "$cur"))
+        if [[ $cur != -* && ${COMP_WORDS[COMP_CWORD - 1]} != remote ]] &&
+            [[ " ${COMP_WORDS[*]} " == *" push "* ]]; then
+            COMPREPLY=($(compgen -W "$(_vyre_cachectl_keys)" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "check push pull --all $global" -- "$cur"))
+        fi
         ;;
     esac
 }
-complete -o filenames -F _vyre_cachectl vyre-cachectl
+# No '-o filenames' here: with it, readline takes every word for a file name,
+# and a folder named 'remote' in the current directory turned the subcommand
+# into 'remote/'. The branches that do complete files turn it on (compopt).
+complete -F _vyre_cachectl vyre-cachectl

@@ -130,6 +130,51 @@ Test(units, formatting)
     cr_assert_str_eq(b, "-");
 }
 
+/* Issue 25, point 6: a configured age prints as it was written (30d, not
+ * the 4w of the rounded short age), and a zero duration is "0 s". */
+Test(units, exact_durations_print_as_written)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {{"30d", "30d"}, {"45d", "45d"}, {"7d", "7d"},    {"2w", "14d"},
+                 {"36h", "36h"}, {"90m", "90m"}, {"1.5h", "90m"}, {"45s", "45s"},
+                 {"1h", "1h"},   {"0s", "0"},    {"0d", "0"}};
+    char b[32];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t ns = -1;
+        cr_assert_eq(vyre_parse_duration(cases[i].in, &ns, NULL), 0, "%s", cases[i].in);
+        vyre_format_duration_exact(ns, b, sizeof b);
+        cr_assert_str_eq(b, cases[i].out, "%s", cases[i].in);
+        /* What it prints reads back to the same duration (a configuration
+         * value reads "0" as off, vyre_parse_duration wants a unit). */
+        if (ns == 0)
+            continue;
+        int64_t back = -1;
+        cr_assert_eq(vyre_parse_duration(b, &back, NULL), 0, "%s", b);
+        cr_assert_eq(back, ns, "%s", b);
+    }
+    vyre_format_duration_exact(1500000000, b, sizeof b);
+    cr_assert_str_eq(b, "1.500000000s");
+}
+
+Test(units, durations_for_people_zero_is_0_s)
+{
+    static const struct {
+        uint64_t ns;
+        const char *out;
+    } cases[] = {{0, "0 s"},
+                 {850, "850 ns"},
+                 {12300, "12.3 us"},
+                 {20000000, "20.0 ms"},
+                 {UINT64_C(4560000000), "4.56 s"},
+                 {UINT64_C(3) * 3600 * 1000000000, "3h"}};
+    char b[32];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        vyre_format_duration(cases[i].ns, b, sizeof b);
+        cr_assert_str_eq(b, cases[i].out);
+    }
+}
+
 /* Issue 22, point 3: a cache size as ccache writes it. A bare number is
  * GiB ("max_size = 10" was 10 bytes and emptied the cache), fractions round
  * to the nearest byte, and a value that is not zero never becomes 0

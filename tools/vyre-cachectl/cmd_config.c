@@ -131,6 +131,26 @@ static int confirm_shrink(const char *root, const vyre_config *cf, const char *v
     return TOOL_EXIT_OK;
 }
 
+/* Every key as a table fitted to the terminal (cachectl_table): the key
+ * always; a long value (remote_storage) is cut before the key goes; where
+ * it comes from (a file's path and line) goes first. */
+static void print_table(const vyre_config *cf)
+{
+    static const tool_table_col cols[] = {
+        {"KEY", 0, 0, 0}, {"VALUE", 0, 12, 0}, {"FROM", 1, 12, 0}};
+    static char value[VYRE_CONF_N_KEYS][VYRE_CONFIG_LONG_VALUE_MAX + 16];
+    static char where[VYRE_CONF_N_KEYS][VYRE_CONFIG_WHERE_MAX + 32];
+    const char *cells[VYRE_CONF_N_KEYS * 3];
+    for (int i = 0; i < VYRE_CONF_N_KEYS; i++) {
+        vyre_config_format_value(cf, i, value[i], sizeof value[i]);
+        vyre_config_format_where(cf, i, where[i], sizeof where[i]);
+        cells[i * 3] = vyre_config_key_name(i);
+        cells[i * 3 + 1] = value[i];
+        cells[i * 3 + 2] = where[i];
+    }
+    cachectl_table(cols, 3, cells, VYRE_CONF_N_KEYS);
+}
+
 /* The listing (or one key) of cf. */
 static void print_config(const vyre_config *cf, const char *root, int k)
 {
@@ -162,11 +182,7 @@ static void print_config(const vyre_config *cf, const char *root, int k)
         }
         return;
     }
-    for (int i = 0; i < VYRE_CONF_N_KEYS; i++) {
-        vyre_config_format_value(cf, i, value, sizeof value);
-        vyre_config_format_where(cf, i, where, sizeof where);
-        printf("(%s) %s = %s\n", where, vyre_config_key_name(i), value);
-    }
+    print_table(cf);
 }
 
 /* Sets (value) or removes (NULL) key in the cache's file; cf: the

@@ -16,7 +16,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: vyre-cachectl ls [--sort FIELD] [--arch ARCH] [--kind KIND]\n"
-            "                        [--older-than AGE] [--limit N] [--json]\n\n"
+            "                        [--older-than AGE] [--limit N] [--width N | --wide]\n"
+            "                        [--json]\n\n"
             "One line per blob: short key, kind, architecture, size on disk, age (since\n"
             "created), last use, hits, the source file it was seeded from and the kernels\n"
             "the module defines (stale blobs, of an older key format, say so). Reads the\n"
@@ -30,7 +31,9 @@ static void usage(FILE *out)
             "                    'prune --max-age AGE' would remove\n"
             "  --limit N         at most N lines\n"
             "  -v                full keys and the toolchain column\n"
-            "  -q                full keys only, one a line (for scripts)\n\n"
+            "  -q                full keys only, one a line (for scripts)\n"
+            "  --width N, --wide fit the table in N columns (default: the terminal's), or\n"
+            "                    show every column in full\n\n"
             "%s\n"
             "exit status: 0 listed (even when nothing matched), 2 usage or operational error\n",
             CACHECTL_GLOBAL_HELP);
@@ -226,33 +229,84 @@ static int parse_ls_args(int argc, char **argv, ls_ctx *x, enum sort_by *sort, u
     return rc ? rc : CACHECTL_HANDLED;
 }
 
-/* One row of the table; keyw: the key's width (12, all of it with -v). */
-static void print_row(const vyre_cache_entry *e, int64_t now, int keyw)
-{
-    char hex[VYRE_KEY_HEX_LEN + 1], size[32], age[16], used[16];
-    vyre_key_to_hex(&e->key, hex);
-    vyre_format_size(e->file_size, size, sizeof size);
-    vyre_format_age(now - e->created_unix_ns, age, sizeof age);
-    if (e->last_access_unix_ns)
-        vyre_format_age(now - e->last_access_unix_ns, used, sizeof used);
-    else
-        snprintf(used, sizeof used, "never");
-    const char *kind = vyre_blob_kind_name(e->kind);
+/* The table's columns. Priority (tool_table.h): 0 stays, a larger number
+ * goes first when the terminal is narrow. At 80 columns the key, size, last
+ * use, architecture, kind and hits stay, with the kernels cut; the age
+ * (since created), the source and the toolchain (-v) go before them. */
+enum { C_KEY, C_KIND, C_ARCH, C_SIZE, C_AGE, C_USED, C_HITS, C_SRC, C_KERNELS, C_TC, LS_NCOLS };
+
+static const tool_table_col k_ls_cols[LS_NCOLS] = {
+    [C_KEY] = {"KEY", 0, 0, 0},          [C_KIND] = {"KIND", 3, 0, 0},
+    [C_ARCH] = {"ARCH", 2, 0, 0},        [C_SIZE] = {"SIZE", 1, 0, 1},
+    [C_AGE] = {"AGE", 5, 0, 1},          [C_USED] = {"LAST USE", 2, 0, 1},
+    [C_HITS] = {"HITS", 3, 0, 1},        [C_SRC] = {"SOURCE", 5, 8, 0},
+    [C_KERNELS] = {"KERNELS", 4, 10, 0}, [C_TC] = {"TOOLCHAIN", 6, 0, 0},
+};
+
+/* The text of one row's cells (header strings are whatever the blob holds:
+ * through tool_clean). */
+typedef struct ls_row {
+    char key[VYRE_KEY_HEX_LEN + 1], size[32], age[16], used[16], hits[24];
+    char arch[TOOL_CLEAN_SIZE(VYRE_BLOB_ARCH_MAX)], src[TOOL_CLEAN_SIZE(VYRE_BLOB_SOURCE_MAX)];
+    char tc[TOOL_CLEAN_SIZE(VYRE_BLOB_TOOLCHAIN_MAX)];
     char kernels[TOOL_CLEAN_SIZE(VYRE_CACHE_ENTRY_KERNELS) + 32];
-    if (VYRE_BLOB_KEY_STALE(e->key_version))
-        snprintf(kernels, sizeof kernels, "(stale: key v%" PRIu32 ")", e->key_version);
-    else if (e->n_kernels == 0)
-        snprintf(kernels, sizeof kernels, "-");
+} ls_row;
+
+/* Fills r from e and points cells[LS_NCOLS] at it; keyw: the key's width
+ * (12, all of it with -v). */
+static void fill_row(const vyre_cache_entry *e, int64_t now, int keyw, ls_row *r,
+                     const char **cells)
+{
+    vyre_key_to_hex(&e->key, r->key);
+    r->key[keyw] = '\0';
+    vyre_format_size(e->file_size, r->size, sizeof r->size);
+    vyre_format_age(now - e->created_unix_ns, r->age, sizeof r->age);
+    if (e->last_access_unix_ns)
+        vyre_format_age(now - e->last_access_unix_ns, r->used, sizeof r->used);
     else
-        tool_clean(e->kernels, kernels, sizeof kernels);
-    /* Header strings are whatever the blob holds: through tool_clean. */
-    char arch[TOOL_CLEAN_SIZE(sizeof e->arch)], src[TOOL_CLEAN_SIZE(sizeof e->source)];
-    char tc[TOOL_CLEAN_SIZE(sizeof e->toolchain)];
-    printf("%-*.*s  %-6s  %-8s  %10s  %5s  %8s  %6" PRIu64 "  %-24s  %s%s%s\n", keyw, keyw, hex,
-           kind ? kind : "?", tool_clean(e->arch, arch, sizeof arch), size, age, used, e->hits,
-           tool_clean(e->source[0] ? e->source : "-", src, sizeof src), kernels,
-           g_cachectl.verbose ? "  " : "",
-           g_cachectl.verbose ? tool_clean(e->toolchain, tc, sizeof tc) : "");
+        snprintf(r->used, sizeof r->used, "never");
+    snprintf(r->hits, sizeof r->hits, "%" PRIu64, e->hits);
+    if (VYRE_BLOB_KEY_STALE(e->key_version))
+        snprintf(r->kernels, sizeof r->kernels, "(stale: key v%" PRIu32 ")", e->key_version);
+    else if (e->n_kernels == 0)
+        snprintf(r->kernels, sizeof r->kernels, "-");
+    else
+        tool_clean(e->kernels, r->kernels, sizeof r->kernels);
+    const char *kind = vyre_blob_kind_name(e->kind);
+    cells[C_KEY] = r->key;
+    cells[C_KIND] = kind ? kind : "?";
+    cells[C_ARCH] = tool_clean(e->arch, r->arch, sizeof r->arch);
+    cells[C_SIZE] = r->size;
+    cells[C_AGE] = r->age;
+    cells[C_USED] = r->used;
+    cells[C_HITS] = r->hits;
+    cells[C_SRC] = tool_clean(e->source[0] ? e->source : "-", r->src, sizeof r->src);
+    cells[C_KERNELS] = r->kernels;
+    cells[C_TC] = g_cachectl.verbose ? tool_clean(e->toolchain, r->tc, sizeof r->tc) : NULL;
+}
+
+/* The first n entries of x as the table, fitted to the terminal. */
+static void print_table(const ls_ctx *x, size_t n)
+{
+    ls_row *rows = malloc((n ? n : 1) * sizeof *rows);
+    const char **cells = calloc((n ? n : 1) * LS_NCOLS, sizeof *cells);
+    if (!rows || !cells) {
+        free(rows);
+        free(cells);
+        fprintf(stderr, "%s: error: out of memory listing the cache\n", tool_prog());
+        return;
+    }
+    int keyw = g_cachectl.verbose ? VYRE_KEY_HEX_LEN : CACHECTL_SHORT_KEY;
+    for (size_t i = 0; i < n; i++)
+        fill_row(&x->v[i], x->now, keyw, &rows[i], &cells[i * LS_NCOLS]);
+    /* Without -v the toolchain column has no cells and no header. */
+    tool_table_col cols[LS_NCOLS];
+    memcpy(cols, k_ls_cols, sizeof cols);
+    if (!g_cachectl.verbose)
+        cols[C_TC].name = "";
+    cachectl_table(cols, LS_NCOLS, cells, n);
+    free(rows);
+    free(cells);
 }
 
 /* The first n entries of x: JSON, keys only (-q) or the table. */
@@ -277,12 +331,7 @@ static void print_entries(const vyre_cache *cache, const ls_ctx *x, size_t n, en
         }
         return;
     }
-    int keyw = g_cachectl.verbose ? VYRE_KEY_HEX_LEN : CACHECTL_SHORT_KEY;
-    printf("%-*s  %-6s  %-8s  %10s  %5s  %8s  %6s  %-24s  %s%s\n", keyw, "KEY", "KIND", "ARCH",
-           "SIZE", "AGE", "LAST USE", "HITS", "SOURCE", "KERNELS",
-           g_cachectl.verbose ? "  TOOLCHAIN" : "");
-    for (size_t i = 0; i < n; i++)
-        print_row(&x->v[i], x->now, keyw);
+    print_table(x, n);
 }
 
 int cmd_ls(int argc, char **argv)

@@ -15,7 +15,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: vyre-cachectl remote check\n"
+            "usage: vyre-cachectl remote check [--width N | --wide]\n"
             "       vyre-cachectl remote push (KEY... | --all)\n"
             "       vyre-cachectl remote pull KEY...\n\n"
             "The remote stores of the configuration key remote_storage (vyre.conf, or\n"
@@ -26,6 +26,7 @@ static void usage(FILE *out)
             "  |ca-file=PATH (https, rediss: the CA certificates, PEM, that verify the store)\n"
             "  |expiry=SECONDS (Redis)  |max-object-size=BYTES\n\n"
             "  check   for each remote: reachable, round-trip time, whether it takes writes\n"
+            "          (a table fitted to --width N or the terminal; --wide: in full)\n"
             "  push    write local blobs (KEY or a unique prefix of it, or --all) to every\n"
             "          writable remote\n"
             "  pull    fetch blobs (full 64-digit keys) from the remotes in order; each is\n"
@@ -46,54 +47,88 @@ static int no_remotes(void)
     return TOOL_EXIT_ERROR;
 }
 
+/* remote check's table (cachectl_table): the store and whether it answers
+ * always; then the message (why not), whether it takes writes, the
+ * round-trip time; a long URL is cut before any of them goes. */
+enum { K_URL, K_STATUS, K_RTT, K_WRITES, K_MSG, K_NCOLS };
+
+static const tool_table_col k_check_cols[K_NCOLS] = {
+    [K_URL] = {"REMOTE", 0, 24, 0},   [K_STATUS] = {"STATUS", 0, 0, 0}, [K_RTT] = {"RTT", 3, 0, 1},
+    [K_WRITES] = {"WRITES", 1, 0, 0}, [K_MSG] = {"MESSAGE", 2, 16, 0},
+};
+
+typedef struct check_row {
+    vyre_remote_info info;
+    vyre_remote_check chk;
+    char rtt[32];
+} check_row;
+
+static json_t *check_json(const check_row *r)
+{
+    json_t *o = json_pack("{s:s, s:s, s:b, s:b}", "url", r->info.url, "scheme",
+                          vyre_remote_scheme_name(r->info.scheme), "read_only", r->info.read_only,
+                          "reachable", r->chk.reachable);
+    json_object_set_new(o, "writable",
+                        r->chk.writable < 0 ? json_null() : json_boolean(r->chk.writable));
+    json_object_set_new(o, "rtt_ns",
+                        r->chk.reachable ? json_integer((json_int_t)r->chk.rtt_ns) : json_null());
+    json_object_set_new(o, "message",
+                        r->chk.message[0] ? json_string(r->chk.message) : json_null());
+    return o;
+}
+
+/* The rows as the table (with -q, only the stores that failed). */
+static void check_table(check_row *rows, size_t n)
+{
+    const char *cells[VYRE_REMOTE_MAX * K_NCOLS];
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        const vyre_remote_check *c = &rows[i].chk;
+        if (g_cachectl.quiet && c->reachable && c->writable != 0)
+            continue;
+        const char **row = &cells[shown++ * K_NCOLS];
+        if (c->reachable)
+            snprintf(rows[i].rtt, sizeof rows[i].rtt, "%.2f ms", (double)c->rtt_ns / 1e6);
+        else
+            snprintf(rows[i].rtt, sizeof rows[i].rtt, "-");
+        row[K_URL] = rows[i].info.url;
+        row[K_STATUS] = c->reachable ? "reachable" : "UNREACHABLE";
+        row[K_RTT] = rows[i].rtt;
+        row[K_WRITES] = !c->reachable      ? "-"
+                        : c->writable < 0  ? "read-only"
+                        : c->writable == 1 ? "yes"
+                                           : "NO";
+        row[K_MSG] = c->message[0] ? c->message : NULL;
+    }
+    if (shown)
+        cachectl_table(k_check_cols, K_NCOLS, cells, shown);
+}
+
 static int do_check(vyre_cache *cache)
 {
     size_t n = vyre_cache_remote_count(cache);
+    if (n > VYRE_REMOTE_MAX)
+        n = VYRE_REMOTE_MAX;
+    check_row rows[VYRE_REMOTE_MAX];
+    memset(rows, 0, sizeof rows);
     int bad = 0;
-    json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
-        vyre_remote_info info;
-        vyre_cache_remote_get(cache, i, &info, NULL);
-        vyre_remote_check chk;
+        vyre_cache_remote_get(cache, i, &rows[i].info, NULL);
         vyre_error err;
         vyre_error_clear(&err);
-        if (vyre_cache_remote_check(cache, i, &chk, &err)) {
-            json_decref(arr);
+        if (vyre_cache_remote_check(cache, i, &rows[i].chk, &err))
             return cachectl_fail(&err);
-        }
-        int ok = chk.reachable && chk.writable != 0;
-        bad |= !ok;
-        if (g_tool.json) {
-            json_t *o = json_pack("{s:s, s:s, s:b, s:b}", "url", info.url, "scheme",
-                                  vyre_remote_scheme_name(info.scheme), "read_only", info.read_only,
-                                  "reachable", chk.reachable);
-            json_object_set_new(o, "writable",
-                                chk.writable < 0 ? json_null() : json_boolean(chk.writable));
-            json_object_set_new(o, "rtt_ns",
-                                chk.reachable ? json_integer((json_int_t)chk.rtt_ns) : json_null());
-            json_object_set_new(o, "message",
-                                chk.message[0] ? json_string(chk.message) : json_null());
-            json_array_append_new(arr, o);
-        } else if (!g_cachectl.quiet || !ok) {
-            const char *w = !chk.reachable      ? "-"
-                            : chk.writable < 0  ? "read-only"
-                            : chk.writable == 1 ? "yes"
-                                                : "NO";
-            if (chk.reachable)
-                printf("%-48s reachable  rtt %8.2f ms  writes %s\n", info.url,
-                       (double)chk.rtt_ns / 1e6, w);
-            else
-                printf("%-48s UNREACHABLE\n", info.url);
-            if (chk.message[0])
-                printf("  %s\n", chk.message);
-        }
+        bad |= !(rows[i].chk.reachable && rows[i].chk.writable != 0);
     }
     if (g_tool.json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(arr, check_json(&rows[i]));
         json_t *o = cachectl_json_root(cache, 1);
         json_object_set_new(o, "remotes", arr);
         tool_json_print(stdout, o);
     } else {
-        json_decref(arr);
+        check_table(rows, n);
     }
     return bad ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }

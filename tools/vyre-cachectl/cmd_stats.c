@@ -32,21 +32,6 @@ static void usage(FILE *out)
 static const int64_t g_age_limits[VYRE_CACHE_AGE_BUCKETS - 1] = {3600, 86400, 7 * 86400,
                                                                  30 * 86400};
 
-/* A duration for people: "850 ns", "12.3 ms", "4.56 s", then "12m", "3h". */
-static void format_duration(uint64_t ns, char *buf, size_t size)
-{
-    if (ns < 1000)
-        snprintf(buf, size, "%" PRIu64 " ns", ns);
-    else if (ns < 1000000)
-        snprintf(buf, size, "%.1f us", (double)ns / 1e3);
-    else if (ns < UINT64_C(1000000000))
-        snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
-    else if (ns < UINT64_C(120000000000))
-        snprintf(buf, size, "%.2f s", (double)ns / 1e9);
-    else
-        vyre_format_age(ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ns, buf, size);
-}
-
 static json_t *bucket_json(const char *key, const vyre_cache_bucket *b)
 {
     return json_pack("{s:s, s:I, s:I}", key, b->name, "entries", (json_int_t)b->entries, "bytes",
@@ -151,6 +136,46 @@ static void bucket_line(const vyre_cache_bucket *b)
            size);
 }
 
+/* The remote stores' counters as a table fitted to the terminal
+ * (cachectl_table): the store and its hits always; a long URL is cut
+ * before a column goes; the bytes and back-off skips go first. */
+enum { R_URL, R_HITS, R_MISSES, R_ERRORS, R_SKIPPED, R_REJECTED, R_PUTS, R_READ, R_WRITTEN, R_N };
+
+static void remotes_table(const remote_row *rows, size_t n)
+{
+    static const tool_table_col cols[R_N] = {
+        [R_URL] = {"REMOTE", 0, 20, 0},     [R_HITS] = {"HITS", 0, 0, 1},
+        [R_MISSES] = {"MISSES", 1, 0, 1},   [R_ERRORS] = {"ERRORS", 1, 0, 1},
+        [R_SKIPPED] = {"SKIPPED", 4, 0, 1}, [R_REJECTED] = {"REJECTED", 2, 0, 1},
+        [R_PUTS] = {"WRITES", 2, 0, 1},     [R_READ] = {"READ", 3, 0, 1},
+        [R_WRITTEN] = {"WRITTEN", 3, 0, 1},
+    };
+    if (n == 0)
+        return;
+    if (n > VYRE_REMOTE_MAX)
+        n = VYRE_REMOTE_MAX;
+    /* The URL may come from a shared cache's vyre.conf: through tool_clean. */
+    char url[VYRE_REMOTE_MAX][TOOL_CLEAN_SIZE(sizeof rows->info.url) + 16];
+    char num[VYRE_REMOTE_MAX][R_N][32];
+    const char *cells[VYRE_REMOTE_MAX * R_N];
+    for (size_t i = 0; i < n; i++) {
+        const vyre_remote_stats *s = &rows[i].st;
+        const uint64_t v[] = {s->hits,    s->misses,   s->errors + s->put_errors,
+                              s->skipped, s->rejected, s->puts};
+        tool_clean(rows[i].info.url, url[i], sizeof url[i] - 16);
+        if (rows[i].info.read_only)
+            snprintf(url[i] + strlen(url[i]), 16, " (read-only)");
+        for (size_t c = 0; c < sizeof v / sizeof v[0]; c++)
+            snprintf(num[i][R_HITS + c], sizeof num[i][0], "%" PRIu64, v[c]);
+        vyre_format_size(s->bytes_read, num[i][R_READ], sizeof num[i][0]);
+        vyre_format_size(s->bytes_written, num[i][R_WRITTEN], sizeof num[i][0]);
+        cells[i * R_N] = url[i];
+        for (size_t c = R_HITS; c < R_N; c++)
+            cells[i * R_N + c] = num[i][c];
+    }
+    cachectl_table(cols, R_N, cells, n);
+}
+
 static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const remote_row *rows,
                        size_t n_rows)
 {
@@ -178,7 +203,7 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
                "Hit rate:", 100.0 * (double)st->hits / (double)(st->hits + st->misses));
     else
         printf("%-22s %s\n", "Hit rate:", "-");
-    format_duration(st->compile_ns_saved, buf, sizeof buf);
+    vyre_format_duration(st->compile_ns_saved, buf, sizeof buf);
     printf("%-22s %s\n", "Compile time saved:", buf);
     vyre_format_size(st->quarantine_bytes, size, sizeof size);
     printf("%-22s %" PRIu64 " (%s)\n", "Quarantined:", st->quarantined, size);
@@ -211,37 +236,22 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
         printf("  %-20s none (max_size = 0, %s)\n", "Cache size:", where);
     }
     if (cf->max_age_ns) {
-        vyre_format_age(cf->max_age_ns, buf, sizeof buf);
+        /* As configured (30d), not rounded to an age (4w): what 'config' shows. */
+        vyre_format_duration_exact(cf->max_age_ns, buf, sizeof buf);
         printf("  %-20s %s (max_age)\n", "Unused blobs after:", buf);
     }
     if (cf->quarantine_max_age_ns) {
-        vyre_format_age(cf->quarantine_max_age_ns, buf, sizeof buf);
+        vyre_format_duration_exact(cf->quarantine_max_age_ns, buf, sizeof buf);
         printf("  %-20s %s (quarantine_max_age)\n", "Quarantine kept:", buf);
     }
     if (cf->read_only)
         printf("  %-20s yes (read_only)\n", "Read-only:");
     vyre_format_size(VYRE_BLOB_MAX_PAYLOAD, size, sizeof size);
     printf("  %-20s %s\n", "Blob payload:", size);
-    vyre_format_age(VYRE_CACHE_DEBRIS_AGE_NS, buf, sizeof buf);
+    vyre_format_duration_exact(VYRE_CACHE_DEBRIS_AGE_NS, buf, sizeof buf);
     printf("  %-20s %s\n", "tmp/ debris after:", buf);
     printf("Remote stores:%s\n", n_rows ? "" : " none (set remote_storage or VYRE_REMOTE_CACHE)");
-    for (size_t i = 0; i < n_rows; i++) {
-        const vyre_remote_stats *s = &rows[i].st;
-        char rd[32], wr[32];
-        vyre_format_size(s->bytes_read, rd, sizeof rd);
-        vyre_format_size(s->bytes_written, wr, sizeof wr);
-        /* The URL may come from a shared cache's vyre.conf. */
-        fputs("  ", stdout);
-        tool_clean_fputs(rows[i].info.url, stdout);
-        printf("%s\n", rows[i].info.read_only ? " (read-only)" : "");
-        printf("    %-18s %" PRIu64 "\n", "Hits:", s->hits);
-        printf("    %-18s %" PRIu64 "\n", "Misses:", s->misses);
-        printf("    %-18s %" PRIu64 " (%" PRIu64 " skipped while backing off)\n",
-               "Errors:", s->errors + s->put_errors, s->skipped);
-        printf("    %-18s %" PRIu64 "\n", "Rejected objects:", s->rejected);
-        printf("    %-18s %" PRIu64 "\n", "Written back:", s->puts);
-        printf("    %-18s %s read, %s written\n", "Bytes:", rd, wr);
-    }
+    remotes_table(rows, n_rows);
     if (st->debris)
         printf("hint: run 'vyre-cachectl verify --repair' to remove the debris\n");
     if (st->stale)

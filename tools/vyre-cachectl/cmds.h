@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "tool_dispatch.h"
+#include "tool_table.h"
 #include "vyre/vyre.h"
 
 /* Global options. They may be given before the subcommand or among its own
@@ -25,6 +26,8 @@ typedef struct cachectl_globals {
 #define CACHECTL_MAX_OVERRIDES 32
     const char *overrides[CACHECTL_MAX_OVERRIDES]; /* -o key=value, in order */
     size_t n_overrides;
+    int width; /* --width N (0: the terminal's) */
+    int wide;  /* --wide: every column at its natural width */
 } cachectl_globals;
 
 extern cachectl_globals g_cachectl;
@@ -32,6 +35,8 @@ extern cachectl_globals g_cachectl;
 /* getopt_long values of the global long options without a short form. */
 enum {
     CACHECTL_OPT_CACHE_DIR = 0x100,
+    CACHECTL_OPT_WIDTH = 0x101,
+    CACHECTL_OPT_WIDE = 0x102,
     CACHECTL_OPT_FIRST_LOCAL = 0x200, /* subcommands number their own from here */
 };
 
@@ -40,6 +45,8 @@ enum {
     {"cache-dir", required_argument, NULL, CACHECTL_OPT_CACHE_DIR},                                \
         {"json", no_argument, NULL, TOOL_OPT_JSON}, {"quiet", no_argument, NULL, 'q'},             \
         {"verbose", no_argument, NULL, 'v'}, {"option", required_argument, NULL, 'o'},             \
+        {"width", required_argument, NULL, CACHECTL_OPT_WIDTH},                                    \
+        {"wide", no_argument, NULL, CACHECTL_OPT_WIDE},                                            \
     {                                                                                              \
         "help", no_argument, NULL, 'h'                                                             \
     }
@@ -60,7 +67,11 @@ enum {
     "  -v, --verbose    print more detail\n"                                                       \
     "  -o, --option KEY=VALUE\n"                                                                   \
     "                   override a configuration key for this command (repeatable;\n"              \
-    "                   'vyre-cachectl config' lists the keys)\n"
+    "                   'vyre-cachectl config' lists the keys)\n"                                  \
+    "  --width N        fit tables (ls, config, stats, remote check) in N columns,\n"              \
+    "                   the least important cut or left out first (default: the\n"                 \
+    "                   terminal's width, else $COLUMNS; piped: nothing is cut)\n"                 \
+    "  --wide           every column in full, whatever the width\n"
 
 /*
  * Handles one getopt_long result c for subcommand `sub` (argv as given to
@@ -131,7 +142,12 @@ int cachectl_fail(const vyre_error *err);
  * changes. */
 json_t *cachectl_json_root(const vyre_cache *c, int schema_version);
 
-/* Nanoseconds since the Unix epoch, for ages. */
+/* Prints a table (tool_table.h: cells row-major, ncols by nrows) on
+ * stdout, fitted to --width, else the terminal's width; --wide or a stdout
+ * that is not a terminal: every column in full. The one place the
+ * subcommands' tables are fitted. */
+void cachectl_table(const tool_table_col *cols, size_t ncols, const char *const *cells,
+                    size_t nrows);
 
 /* The first 12 hex digits of a key (what ls prints and show accepts). */
 #define CACHECTL_SHORT_KEY 12

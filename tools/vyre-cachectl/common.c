@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tool_cli.h"
 #include "cmds.h"
@@ -109,6 +110,18 @@ int cachectl_option(int c, const char *sub, const struct option *opts, int argc,
         if (g_cachectl.n_overrides == CACHECTL_MAX_OVERRIDES)
             return tool_usage_error(sub, NULL, "too many -o options");
         g_cachectl.overrides[g_cachectl.n_overrides++] = optarg;
+        return CACHECTL_HANDLED;
+    case CACHECTL_OPT_WIDTH: {
+        char *end = NULL;
+        long v = strtol(optarg, &end, 10);
+        if (!*optarg || *end || v < 20 || v > 10000)
+            return tool_usage_error(sub, "give the columns to fit, such as 80 (20 to 10000)",
+                                    "bad value '%s' for --width", optarg);
+        g_cachectl.width = (int)v;
+        return CACHECTL_HANDLED;
+    }
+    case CACHECTL_OPT_WIDE:
+        g_cachectl.wide = 1;
         return CACHECTL_HANDLED;
     case TOOL_OPT_JSON: /* the options both CLIs share (tool_dispatch.h) */
     case 'h': {
@@ -288,4 +301,22 @@ const char *cachectl_relpath(const vyre_cache *c, const char *path)
     if (strncmp(path, root, n) == 0 && path[n] == '/')
         return path + n + 1;
     return path;
+}
+
+void cachectl_table(const tool_table_col *cols, size_t ncols, const char *const *cells,
+                    size_t nrows)
+{
+    int width = g_cachectl.width ? g_cachectl.width : tool_table_terminal_width(STDOUT_FILENO);
+    if (g_cachectl.wide)
+        width = 0;
+    int *natural = calloc(ncols * 2, sizeof *natural);
+    if (!natural) {
+        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
+        return;
+    }
+    int *widths = natural + ncols;
+    tool_table_natural(cols, ncols, cells, nrows, natural);
+    tool_table_fit(cols, ncols, natural, width, widths);
+    tool_table_render(stdout, cols, ncols, widths, cells, nrows, width);
+    free(natural);
 }

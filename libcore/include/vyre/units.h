@@ -57,8 +57,21 @@ VYRE_EXTERN int vyre_parse_duration(const char *s, int64_t *ns, vyre_error *err)
 /* "1.5 GiB", "812.0 KiB", "17 B". */
 VYRE_EXTERN void vyre_format_size(uint64_t bytes, char *buf, size_t size);
 
-/* A short age: "45s", "12m", "3h", "4d", "9w", or "-" for a negative one. */
+/* A short age: "45s", "12m", "3h", "4d", "9w", or "-" for a negative one.
+ * Rounded down (40 days is "5w"): for how old something is, not for a
+ * limit someone configured (vyre_format_duration_exact). */
 VYRE_EXTERN void vyre_format_age(int64_t ns, char *buf, size_t size);
+
+/* A configured duration exactly, in the largest of d, h, m, s that divides
+ * it ("30d", "36h", "90m"; 1.5 s is "1.500000000s"): what
+ * vyre_parse_duration reads back to the same value, as the user most
+ * likely wrote it (weeks print as days: "2w" is "14d"). Zero is "0", as a
+ * configuration value for "off" is written. */
+VYRE_EXTERN void vyre_format_duration_exact(int64_t ns, char *buf, size_t size);
+
+/* A measured duration for people: "0 s", "850 ns", "12.3 us", "20.0 ms",
+ * "4.56 s", and from two minutes on vyre_format_age's "12m", "3h". */
+VYRE_EXTERN void vyre_format_duration(uint64_t ns, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

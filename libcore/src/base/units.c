@@ -244,6 +244,45 @@ void vyre_format_age(int64_t ns, char *buf, size_t size)
         snprintf(buf, size, "%" PRId64 "w", s / 604800);
 }
 
+void vyre_format_duration_exact(int64_t ns, char *buf, size_t size)
+{
+    static const struct {
+        char unit;
+        int64_t ns;
+    } units[] = {{'d', INT64_C(86400000000000)},
+                 {'h', INT64_C(3600000000000)},
+                 {'m', INT64_C(60000000000)},
+                 {'s', INT64_C(1000000000)}};
+    if (ns == 0) {
+        snprintf(buf, size, "0");
+        return;
+    }
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (ns % units[i].ns == 0) {
+            snprintf(buf, size, "%" PRId64 "%c", ns / units[i].ns, units[i].unit);
+            return;
+        }
+    /* Not whole seconds: exact, with nine decimals. */
+    snprintf(buf, size, "%" PRId64 ".%09" PRId64 "s", ns / INT64_C(1000000000),
+             ns % INT64_C(1000000000));
+}
+
+void vyre_format_duration(uint64_t ns, char *buf, size_t size)
+{
+    if (ns == 0)
+        snprintf(buf, size, "0 s"); /* "0 ns" read as a measurement too small to show */
+    else if (ns < 1000)
+        snprintf(buf, size, "%" PRIu64 " ns", ns);
+    else if (ns < 1000000)
+        snprintf(buf, size, "%.1f us", (double)ns / 1e3);
+    else if (ns < UINT64_C(1000000000))
+        snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
+    else if (ns < UINT64_C(120000000000))
+        snprintf(buf, size, "%.2f s", (double)ns / 1e9);
+    else
+        vyre_format_age(ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ns, buf, size);
+}
+
 /* Levenshtein distance with one row; words over 64 bytes are never near. */
 static size_t edit_distance(const char *a, const char *b)
 {

@@ -642,29 +642,6 @@ static void format_size_exact(uint64_t v, char *buf, size_t size)
         snprintf(buf, size, "%" PRIu64 "%c", v, units[u]);
 }
 
-static void format_age_exact(int64_t ns, char *buf, size_t size)
-{
-    static const struct {
-        char unit;
-        int64_t ns;
-    } units[] = {{'d', INT64_C(86400000000000)},
-                 {'h', INT64_C(3600000000000)},
-                 {'m', INT64_C(60000000000)},
-                 {'s', INT64_C(1000000000)}};
-    if (ns == 0) {
-        snprintf(buf, size, "0");
-        return;
-    }
-    for (size_t i = 0; i < VYRE_ARRAY_SIZE(units); i++)
-        if (ns % units[i].ns == 0) {
-            snprintf(buf, size, "%" PRId64 "%c", ns / units[i].ns, units[i].unit);
-            return;
-        }
-    /* Not whole seconds: exact, with nine decimals. */
-    snprintf(buf, size, "%" PRId64 ".%09" PRId64 "s", ns / INT64_C(1000000000),
-             ns % INT64_C(1000000000));
-}
-
 void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t size)
 {
     if (!size)
@@ -675,10 +652,10 @@ void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t s
         format_size_exact(c->max_size, buf, size);
         break;
     case VYRE_CONF_MAX_AGE:
-        format_age_exact(c->max_age_ns, buf, size);
+        vyre_format_duration_exact(c->max_age_ns, buf, size);
         break;
     case VYRE_CONF_QUARANTINE_MAX_AGE:
-        format_age_exact(c->quarantine_max_age_ns, buf, size);
+        vyre_format_duration_exact(c->quarantine_max_age_ns, buf, size);
         break;
     case VYRE_CONF_UMASK:
         if (c->umask < 0)
