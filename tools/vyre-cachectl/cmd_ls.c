@@ -32,8 +32,8 @@ static void usage(FILE *out)
             "  --limit N         at most N lines\n"
             "  -v                full keys and the toolchain column\n"
             "  -q                full keys only, one a line (for scripts)\n"
-            "  --width N, --wide fit the table in N columns (default: the terminal's), or\n"
-            "                    show every column in full\n\n"
+            "  --width N, --wide fit the table in N columns (default: the terminal's width,\n"
+            "                    else $COLUMNS), or show every column in full\n\n"
             "%s\n"
             "exit status: 0 listed (even when nothing matched), 2 usage or operational error\n",
             CACHECTL_GLOBAL_HELP);
