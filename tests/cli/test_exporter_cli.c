@@ -11,12 +11,14 @@
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
+#include "vyre/vyre.h"
 
 #ifndef VYRE_EXPORTER_BIN
 #error "tests/CMakeLists.txt must define VYRE_EXPORTER_BIN"
@@ -100,4 +102,37 @@ Test(exporter_cli, missing_telemetry_dir_is_named)
              tel);
     cr_assert(tu_has_line(p.err, want), "stderr: %s", p.err);
     tu_proc_free(&p);
+}
+
+/* --help and the man page name the cache root the exporter reads when
+ * --cache.dir is not given: libcore's default, .../vyre/ptx-cache (they
+ * said $XDG_CACHE_HOME/vyre, and following them exported an empty cache). */
+Test(exporter_cli, cache_dir_default_is_the_one_read)
+{
+    char xdg[600], env_xdg[700], root[700];
+    snprintf(xdg, sizeof xdg, "%s/xdg", g_dir);
+    snprintf(env_xdg, sizeof env_xdg, "XDG_CACHE_HOME=%s", xdg);
+    const char *env[] = {env_xdg, "VYRE_PTX_CACHE_DIR", NULL};
+    tu_env saved;
+    const char *names[] = {"XDG_CACHE_HOME", "VYRE_PTX_CACHE_DIR"};
+    tu_env_save(&saved, names, 2);
+    setenv("XDG_CACHE_HOME", xdg, 1);
+    unsetenv("VYRE_PTX_CACHE_DIR");
+    cr_assert_eq(vyre_cache_default_root(root, sizeof root, NULL), 0);
+    tu_env_restore(&saved);
+    char want[800];
+    snprintf(want, sizeof want, "%s/vyre/ptx-cache", xdg);
+    cr_assert_str_eq(root, want, "libcore's default moved: update the help and the man page");
+
+    const char *args[] = {"--help", NULL};
+    tu_proc p;
+    tu_run_bin(&p, VYRE_EXPORTER_BIN, args, env, NULL);
+    cr_assert_eq(p.exit_code, 0);
+    cr_assert(strstr(p.out, "else $XDG_CACHE_HOME/vyre/ptx-cache"), "%s", p.out);
+    tu_proc_free(&p);
+    size_t n = 0;
+    char *man = tu_read_file(VYRE_TEST_SOURCE_DIR "/../docs/man/vyre-exporter.1", &n);
+    cr_assert_not_null(man);
+    cr_assert(strstr(man, ".BR $XDG_CACHE_HOME/vyre/ptx\\-cache"), "man page");
+    free(man);
 }

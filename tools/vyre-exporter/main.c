@@ -23,9 +23,11 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: vyre-exporter [--web.listen-address ADDR] [--web.telemetry-path PATH]\n"
-            "                     [--kernels.top-n N] [--cache.dir DIR] [--no-gpu] [--no-cache]\n"
+            "                     [--kernels.top-n N] [--telemetry.dir DIR] [--cache.dir DIR]\n"
+            "                     [--cache.refresh-interval S] [--no-gpu] [--no-cache]\n"
             "\n"
-            "Prometheus exporter: serves the GPUs (NVML), the processes that publish vyre\n"
+            "Prometheus exporter: serves the GPUs (NVML) and every process NVML lists on\n"
+            "them (memory, SM use, command, user), the processes that publish vyre\n"
             "telemetry (launches, copies, cache hits, NVTX range latency histograms, GPU\n"
             "time of their top kernels), the pipeline cache and its own scrape figures in\n"
             "the text exposition format.\n"
@@ -38,7 +40,8 @@ static void usage(FILE *out)
             "      --telemetry.dir DIR         telemetry pages (default $VYRE_TELEMETRY_DIR, else\n"
             "                                  /dev/shm/vyre-<uid>)\n"
             "      --cache.dir DIR             pipeline cache root (default $VYRE_PTX_CACHE_DIR,\n"
-            "                                  else $XDG_CACHE_HOME/vyre)\n"
+            "                                  else $XDG_CACHE_HOME/vyre/ptx-cache, else\n"
+            "                                  ~/.cache/vyre/ptx-cache)\n"
             "      --cache.refresh-interval S  re-read the cache at most every S seconds\n"
             "                                  (default 5)\n"
             "      --no-gpu                    do not query NVML\n"
