@@ -34,6 +34,8 @@
  *     vyre_cuda_init, which calls cuInit again from inside cuInit and sets the
  *     driver's JIT-cache variables).
  *   - No constructor does work; everything happens in InitializeInjection.
+ *     The one constructor only says that LD_PRELOAD does nothing (it reads
+ *     two environment variables and prints at most one line).
  *   - One background thread, with every signal blocked so the host's signal
  *     handling is unchanged, publishes every PUBLISH_MS and flushes CUPTI's
  *     activity buffers; the API callbacks themselves only add to counters.
@@ -569,6 +571,17 @@ static void start_activity(inject_mode mode, char *note, size_t size)
         snprintf(note, size, "counters, kernels, NVTX ranges");
 }
 
+/* 1 when the CUDA driver library is loaded in this process (not loading
+ * it: the host is not ours). */
+static int driver_loaded(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    dlclose(h);
+    return 1;
+}
+
 static void start(void)
 {
     /* A mode, not a path: plain getenv. Paths and libraries (the telemetry
@@ -604,7 +617,16 @@ static void start(void)
         return;
     }
     if (r != CUPTI_SUCCESS) {
-        say("vyre-inject: not publishing: cuptiSubscribe failed: %s", cupti_text(r));
+        /* Without a driver CUPTI answers CUPTI_ERROR_UNKNOWN, which sends a
+         * user looking at CUPTI. The driver calls InitializeInjection from
+         * cuInit, so a process reaching here without libcuda.so.1 loaded
+         * has no driver (or was not started by one). */
+        if (!driver_loaded())
+            say("vyre-inject: not publishing: no NVIDIA driver in this process (libcuda.so.1 is "
+                "not loaded; cuptiSubscribe: %s); check the driver with nvidia-smi",
+                cupti_text(r));
+        else
+            say("vyre-inject: not publishing: cuptiSubscribe failed: %s", cupti_text(r));
         return;
     }
 
@@ -643,6 +665,48 @@ static void start(void)
         snprintf(note + strlen(note), sizeof note - strlen(note),
                  "; no publisher thread, the page shows the start only");
     say("vyre-inject: publishing to %s (%s)", page, note);
+}
+
+/* 1 when the colon- or space-separated list names this library's file
+ * (by path, or by base name as ld.so searches it). */
+static int list_names(const char *list, const char *self)
+{
+    const char *base = strrchr(self, '/');
+    base = base ? base + 1 : self;
+    size_t nb = strlen(base), ns = strlen(self);
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, ": ");
+        if (n &&
+            ((n == ns && strncmp(p, self, n) == 0) ||
+             (n >= nb && strncmp(p + n - nb, base, nb) == 0 && (n == nb || p[n - nb - 1] == '/'))))
+            return 1;
+        p += n;
+        p += strspn(p, ": ");
+    }
+    return 0;
+}
+
+/* LD_PRELOAD=libvyre-inject.so loads this library, but the driver calls
+ * InitializeInjection only for the library $CUDA_INJECTION64_PATH names, so
+ * nothing is published and nothing said why. This constructor does only
+ * that check (no other work: see the top of the file) and says it once per
+ * process; with VYRE_INJECT=off it is silent, as the rest is. */
+__attribute__((constructor)) static void preload_check(void)
+{
+    Dl_info info;
+    if (!dladdr((void *)&preload_check, &info) || !info.dli_fname)
+        return;
+    const char *mode = getenv("VYRE_INJECT");
+    if (mode && strcmp(mode, "off") == 0)
+        return;
+    if (!list_names(getenv("LD_PRELOAD"), info.dli_fname))
+        return;
+    const char *inj = getenv("CUDA_INJECTION64_PATH");
+    if (inj && *inj && list_names(inj, info.dli_fname))
+        return;
+    say("vyre-inject: LD_PRELOAD loads this library but does nothing: the CUDA driver loads "
+        "injections from CUDA_INJECTION64_PATH; run CUDA_INJECTION64_PATH=%s PROGRAM instead",
+        info.dli_fname);
 }
 
 int InitializeInjection(void)

@@ -7,7 +7,8 @@
  * (only for enabled ids), fakecupti_fire_nested() a runtime call inside
  * which the runtime makes its driver call, fakecupti_kernel() completes an activity buffer
  * holding one kernel record. $FAKECUPTI_BUSY=1 makes cuptiSubscribe answer
- * as when another profiler holds CUPTI.
+ * as when another profiler holds CUPTI; $FAKECUPTI_NO_DRIVER=1 makes it
+ * answer CUPTI_ERROR_UNKNOWN, as the real one does without a driver.
  */
 #include <cupti.h>
 #include <stdint.h>
@@ -38,7 +39,8 @@ CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str)
 {
     *str = result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
                ? "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"
-               : "CUPTI_FAKE_ERROR";
+           : result == CUPTI_ERROR_UNKNOWN ? "CUPTI_ERROR_UNKNOWN"
+                                           : "CUPTI_FAKE_ERROR";
     return CUPTI_SUCCESS;
 }
 
@@ -54,6 +56,9 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Ca
     const char *busy = getenv("FAKECUPTI_BUSY");
     if (g_subscribed || (busy && strcmp(busy, "1") == 0))
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    const char *no_driver = getenv("FAKECUPTI_NO_DRIVER");
+    if (no_driver && strcmp(no_driver, "1") == 0)
+        return CUPTI_ERROR_UNKNOWN;
     g_cb = callback;
     g_userdata = userdata;
     g_subscribed = 1;

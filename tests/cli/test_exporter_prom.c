@@ -264,7 +264,13 @@ Test(exporter_prometheus, prometheus_scrapes_a_live_process)
     cr_assert(efd >= 0);
     const char *exp_argv[] = {
         VYRE_EXPORTER_BIN, "--web.listen-address", "127.0.0.1:0", "--cache.dir", cache, NULL};
-    const char *exp_env[] = {env_tel, "VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_GPUS=8", NULL};
+    /* NVML lists the publisher on GPU 3 (1 MiB), and a process that
+     * publishes no telemetry on GPU 5 (the test itself). */
+    char env_procs[128];
+    snprintf(env_procs, sizeof env_procs, "FAKENVML_PROCS=3:%d:1048576,5:%d:2097152", (int)g_pub,
+             (int)getpid());
+    const char *exp_env[] = {env_tel, "VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_GPUS=8",
+                             env_procs, NULL};
     g_exp = spawn(exp_argv, exp_env, NULL, -1, efd);
     close(efd);
     unsigned eport = 0;
@@ -289,6 +295,9 @@ Test(exporter_prometheus, prometheus_scrapes_a_live_process)
     tu_write_file(mfile, body, strlen(body));
     char want[64];
     snprintf(want, sizeof want, "vyre_process_launches_total{pid=\"%d\"", (int)g_pub);
+    cr_assert_not_null(strstr(body, want), "%s", body);
+    snprintf(want, sizeof want, "vyre_gpu_process_memory_used_bytes{gpu=\"5\",pid=\"%d\"",
+             (int)getpid());
     cr_assert_not_null(strstr(body, want), "%s", body);
     free(body);
     int tfd = open(tout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -347,6 +356,15 @@ Test(exporter_prometheus, prometheus_scrapes_a_live_process)
                        "prometheus log:\n%s",
                        last, log);
     }
+    /* Its GPU memory, from NVML's process list, in the same scrapes. */
+    snprintf(query, sizeof query,
+             "/api/v1/query?query=vyre_gpu_process_memory_used_bytes%%7Bpid%%3D%%22%d%%22%%7D",
+             (int)g_pub);
+    cr_assert_eq(http_get(pport, query, &body), 200);
+    cr_assert(body && strstr(body, pid_json) && strstr(body, "\"gpu\":\"3\"") &&
+                  strstr(body, "\"1048576\""),
+              "Prometheus has no GPU memory series for the publisher: %s", body ? body : "");
+    free(body);
     /* The exporter stops cleanly on SIGTERM. */
     st = stop(g_exp);
     g_exp = 0;

@@ -180,7 +180,12 @@ static char *expected_system_cupti_line(int *publishing)
     const char *text = NULL;
     if (result_string(r, &text) != CUPTI_SUCCESS || !text)
         text = "unknown CUPTI error";
-    snprintf(line, sizeof line, LINE_PREFIX "not publishing: cuptiSubscribe failed: %s\n", text);
+    /* inject_host never loads libcuda.so.1: a failed subscribe there is
+     * the no-driver case. */
+    snprintf(line, sizeof line,
+             LINE_PREFIX "not publishing: no NVIDIA driver in this process (libcuda.so.1 is not "
+                         "loaded; cuptiSubscribe: %s); check the driver with nvidia-smi\n",
+             text);
     return line;
 }
 
@@ -211,6 +216,45 @@ Test(inject, system_cupti_without_a_driver_leaves_the_host_alone)
         cr_assert_str_eq(q + digits, tail);
     }
     tu_proc_free(&p);
+}
+
+Test(inject, no_driver_says_so_once)
+{
+    /* As the real CUPTI answers on a machine without a driver. */
+    const char *env[] = {
+        g_env_dir,        "VYRE_INJECT",           "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+        "FAKECUPTI_BUSY", "FAKECUPTI_NO_DRIVER=1", NULL};
+    check_untouched(env, LINE_PREFIX "not publishing: no NVIDIA driver in this process "
+                                     "(libcuda.so.1 is not loaded; cuptiSubscribe: "
+                                     "CUPTI_ERROR_UNKNOWN); check the driver with nvidia-smi\n");
+}
+
+Test(inject, ld_preload_says_it_does_nothing)
+{
+    /* Preloaded into the host (no --inject): one line naming the fix. */
+    const char *env[] = {g_env_dir, "VYRE_INJECT", "LD_PRELOAD=" VYRE_INJECT_LIB,
+                         "CUDA_INJECTION64_PATH", NULL};
+    tu_proc p;
+    run_host(&p, 0, env);
+    cr_assert_eq(p.exit_code, g_base.exit_code, "exit %d, stderr: %s", p.exit_code, p.err);
+    cr_assert_str_eq(p.out, g_base.out);
+    cr_assert_str_eq(p.err,
+                     LINE_PREFIX "LD_PRELOAD loads this library but does nothing: the CUDA "
+                                 "driver loads injections from CUDA_INJECTION64_PATH; run "
+                                 "CUDA_INJECTION64_PATH=" VYRE_INJECT_LIB " PROGRAM instead\n");
+    tu_proc_free(&p);
+    /* Preloaded and named by CUDA_INJECTION64_PATH, or turned off: silent. */
+    const char *named[] = {g_env_dir, "VYRE_INJECT", "LD_PRELOAD=" VYRE_INJECT_LIB,
+                           "CUDA_INJECTION64_PATH=" VYRE_INJECT_LIB, NULL};
+    const char *off[] = {g_env_dir, "VYRE_INJECT=off", "LD_PRELOAD=" VYRE_INJECT_LIB,
+                         "CUDA_INJECTION64_PATH", NULL};
+    const char *const *quiet[] = {named, off};
+    for (int i = 0; i < 2; i++) {
+        run_host(&p, 0, quiet[i]);
+        cr_assert_eq(p.exit_code, g_base.exit_code, "exit %d, stderr: %s", p.exit_code, p.err);
+        cr_assert_str_eq(p.err, "", "case %d", i);
+        tu_proc_free(&p);
+    }
 }
 
 Test(inject, missing_cupti_says_so_once)

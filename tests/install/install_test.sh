@@ -186,6 +186,25 @@ else
     fail "examples do not build through pkg-config"
 fi
 
+# An outside program linked with the static library through
+# `pkg-config --static --libs` (libvyrecore.a in place of -lvyrecore, the
+# system's libraries as they come). Debian's libcurl.pc lists its own
+# static-only dependencies (-llber, -lzstd, ...) in Libs.private, which
+# `--static` used to pull in through Requires.private: libcurl, and the
+# link failed on "cannot find -llber" without the -dev packages of every
+# library curl was built with.
+mkdir -p "$TMP/ex-static"
+static_link=$(printf '%s\n' $static_libs | sed "s|^-lvyrecore\$|$P/lib/libvyrecore.a|" | tr '\n' ' ')
+if "$CC" -std=c11 $cflags $SAN "$SRC/examples/compile_launch.c" -o "$TMP/ex-static/compile_launch" \
+    $static_link $SAN >"$TMP/static.log" 2>&1; then
+    ldd "$TMP/ex-static/compile_launch" | grep -q 'libvyrecore' &&
+        fail "ex-static/compile_launch is linked with libvyrecore.so, not libvyrecore.a"
+    pass "an outside program linked statically through pkg-config --static --libs"
+else
+    cat "$TMP/static.log" >&2
+    fail "pkg-config --static --libs vyrecore does not link: $static_libs"
+fi
+
 # PKG_CONFIG_PATH is left out here: find_package must find the package alone.
 if env -u PKG_CONFIG_PATH "$CMAKE" -S "$SRC/examples" -B "$TMP/ex-cmake" -DCMAKE_PREFIX_PATH="$P" \
     -DCMAKE_C_COMPILER="$CC" -DCMAKE_C_FLAGS="-Wall -Wextra -Werror $SAN" \
@@ -251,7 +270,7 @@ hint: give a number from 0 to 100000000, e.g. 'nvtx_telemetry 1000'" ] ||
 fi
 
 # ---- compile_launch: no driver is exit 3 with a clear message ---------------
-for build in ex-pc ex-cmake; do
+for build in ex-pc ex-cmake ex-static; do
     exe=$TMP/$build/compile_launch
     [ -x "$exe" ] || continue
     # A driver that cannot be loaded, on any machine.

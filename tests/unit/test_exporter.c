@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
@@ -441,6 +442,67 @@ Test(exporter_scrape, eight_fake_gpus)
     }
     cr_assert_not_null(strstr(doc, "vyre_gpu_power_watts{gpu=\"7\""));
     cr_assert_not_null(strstr(doc, "reason=\"sw_power_cap\"} 1\n"));
+    free(doc);
+}
+
+/* Every process NVML lists is exported with its GPU, memory and SM use,
+ * command name and user, whether or not it publishes telemetry (this test
+ * process publishes none); one that is gone from /proc still has its
+ * figures, with empty names. */
+Test(exporter_scrape, gpu_processes_from_nvml)
+{
+    char procs[128], util[128];
+    int me = (int)getpid();
+    snprintf(procs, sizeof procs, "0:%d:1048576,1:999999:-", me);
+    snprintf(util, sizeof util, "0:%d:42:7", me);
+    setenv("VYRE_NVML_LIBRARY", FAKENVML_LIB, 1);
+    setenv("FAKENVML_GPUS", "2", 1);
+    setenv("FAKENVML_PROCS", procs, 1);
+    setenv("FAKENVML_PROC_UTIL", util, 1);
+    exp_opts o = {.telemetry_dir = g_tel, .no_cache = 1, .kernels_top_n = 20};
+    size_t len;
+    char *doc = scrape(&o, &len);
+    unsetenv("VYRE_NVML_LIBRARY");
+    unsetenv("FAKENVML_GPUS");
+    unsetenv("FAKENVML_PROCS");
+    unsetenv("FAKENVML_PROC_UTIL");
+    check_document(doc);
+    char comm[64] = "", user[64];
+    size_t n = 0;
+    char *c = tu_read_file("/proc/self/comm", &n);
+    cr_assert_not_null(c);
+    snprintf(comm, sizeof comm, "%.*s", (int)strcspn(c, "\n"), c);
+    free(c);
+    struct passwd *pw = getpwuid(getuid());
+    if (pw)
+        snprintf(user, sizeof user, "%s", pw->pw_name);
+    else
+        snprintf(user, sizeof user, "%u", (unsigned)getuid());
+    char want[512];
+    snprintf(want, sizeof want,
+             "vyre_gpu_process_memory_used_bytes{gpu=\"0\",pid=\"%d\",comm=\"%s\",user=\"%s\"} "
+             "1048576\n",
+             me, comm, user);
+    cr_assert_not_null(strstr(doc, want), "%s\n%s", want, doc);
+    snprintf(want, sizeof want,
+             "vyre_gpu_process_sm_utilization_ratio{gpu=\"0\",pid=\"%d\",comm=\"%s\",user=\"%s\"} "
+             "0.42\n",
+             me, comm, user);
+    cr_assert_not_null(strstr(doc, want), "%s\n%s", want, doc);
+    /* Gone from /proc, memory unknown: listed, no memory sample. */
+    cr_assert_not_null(strstr(doc,
+                              "vyre_gpu_process_info{gpu=\"1\",pid=\"999999\",comm=\"\",user=\"\","
+                              "type=\"compute\"} 1\n"),
+                       "%s", doc);
+    cr_assert_null(strstr(doc, "vyre_gpu_process_memory_used_bytes{gpu=\"1\""), "%s", doc);
+    /* Where a scrape's time goes, collector by collector. */
+    static const char *const timed[] = {"nvml",         "gpu_processes", "telemetry_pages",
+                                        "kernel_rings", "cache",         "render"};
+    for (size_t i = 0; i < sizeof timed / sizeof timed[0]; i++) {
+        snprintf(want, sizeof want, "vyre_exporter_collector_duration_seconds{collector=\"%s\"} ",
+                 timed[i]);
+        cr_assert_not_null(strstr(doc, want), "%s\n%s", want, doc);
+    }
     free(doc);
 }
 

@@ -434,6 +434,16 @@ Test(top_view, rows_show_values_and_dashes_for_unknowns)
     cr_assert_null(find_row(&g, "vyre.cuda.codegen"));
     cr_assert_not_null(find_row(&g, "Processes (1 of 2, filter '1001')"));
     top_grid_release(&g);
+
+    /* A filter matching nothing says so in every panel it empties, not
+     * "recorded yet" as if the processes had none. */
+    snprintf(ui.filter, sizeof ui.filter, "nomatch");
+    cr_assert_eq(top_view_compose(s, &ui, 30, 100, 0, &g), 0);
+    cr_assert_not_null(find_row(&g, "no process matches 'nomatch' (/ to change, Esc to clear)"));
+    cr_assert_not_null(find_row(&g, "no NVTX ranges in the processes matching 'nomatch'"));
+    cr_assert_not_null(find_row(&g, "no kernel records in the processes matching 'nomatch'"));
+    cr_assert_null(find_row(&g, "no NVTX ranges recorded yet"));
+    top_grid_release(&g);
     free_snapshot(s);
 }
 

@@ -1,7 +1,8 @@
 /*
  * collect_cache.c - the pipeline cache collector: libcore's stats API on
- * the cache root (--cache.dir, else the usual default resolution:
- * $VYRE_PTX_CACHE_DIR, then $XDG_CACHE_HOME/vyre, ~/.cache/vyre), opened
+ * the cache root (--cache.dir, else libcore's default resolution:
+ * $VYRE_PTX_CACHE_DIR, then $XDG_CACHE_HOME/vyre/ptx-cache, then
+ * ~/.cache/vyre/ptx-cache), opened
  * read-only (no lock taken, nothing written, hits not recorded). The stats
  * scan quarantine/ and tmp/, so they are re-read at most every
  * --cache.refresh-interval seconds after the previous read ended, failed

@@ -149,6 +149,7 @@ void exp_collect_procs(exporter *x)
 {
     x->pages_ok = x->pages_bad = x->pages_stale = x->pages_foreign = 0;
     x->tel_ok = 0;
+    x->took_ns[EXP_T_PAGES] = x->took_ns[EXP_T_KERNELS] = 0;
     for (size_t i = 0; i < x->nprocs; i++)
         x->procs[i].seen = 0;
     vyre_telemetry_update u;
@@ -157,7 +158,11 @@ void exp_collect_procs(exporter *x)
         x->errors[EXP_C_TELEMETRY]++;
         goto drop;
     }
-    if (vyre_telemetry_tracker_update(x->tracker, &u, NULL) != 0) {
+    uint64_t t0 = tool_mono_ns();
+    int rc = vyre_telemetry_tracker_update(x->tracker, &u, NULL);
+    uint64_t t1 = tool_mono_ns();
+    x->took_ns[EXP_T_PAGES] = t1 - t0;
+    if (rc != 0) {
         x->errors[EXP_C_TELEMETRY]++;
         goto drop;
     }
@@ -181,6 +186,7 @@ void exp_collect_procs(exporter *x)
         proc_gpu(x, p);
         x->pages_ok++;
     }
+    x->took_ns[EXP_T_KERNELS] = tool_mono_ns() - t1;
 drop:
     /* Processes whose page is gone (or bad this time) are dropped. */
     {

@@ -34,8 +34,17 @@ void exporter_free(exporter *x)
     vyre_gpu_monitor_close(x->gpu);
     exp_procs_free(x);
     exp_cache_free(x);
+    free(x->gprocs);
     pthread_mutex_destroy(&x->mu);
     free(x);
+}
+
+/* The time since *t into x->took_ns[which]; *t moves on to now. */
+static void took(exporter *x, int which, uint64_t *t)
+{
+    uint64_t now = tool_mono_ns();
+    x->took_ns[which] = now - *t;
+    *t = now;
 }
 
 int exporter_scrape(exporter *x, char **out, size_t *len)
@@ -43,17 +52,24 @@ int exporter_scrape(exporter *x, char **out, size_t *len)
     *out = NULL;
     *len = 0;
     pthread_mutex_lock(&x->mu);
-    uint64_t t0 = tool_mono_ns();
+    uint64_t t0 = tool_mono_ns(), t = t0;
     x->scrapes++;
     exp_collect_gpus(x);
-    exp_collect_procs(x);
+    took(x, EXP_T_NVML, &t);
+    exp_collect_gpu_procs(x);
+    took(x, EXP_T_GPU_PROCS, &t);
+    exp_collect_procs(x); /* fills EXP_T_PAGES and EXP_T_KERNELS */
+    t = tool_mono_ns();
     exp_collect_cache(x);
+    took(x, EXP_T_CACHE, &t);
     expo e;
     expo_init(&e, 0);
     exp_render_gpus(x, &e);
+    exp_render_gpu_procs(x, &e);
     exp_render_procs(x, &e);
     exp_render_cache(x, &e);
-    double dt = (double)(tool_mono_ns() - t0) / 1e9;
+    took(x, EXP_T_RENDER, &t);
+    double dt = (double)(t - t0) / 1e9;
     if (e.truncated)
         x->errors[EXP_C_RENDER]++;
     exp_render_self(x, &e, dt);

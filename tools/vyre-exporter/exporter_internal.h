@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "expo.h"
+#include "procfs.h"
 #include "exporter.h"
 #include "util.h"
 #include "vyre/vyre.h"
@@ -17,6 +18,30 @@
 
 /* Where a scrape error came from (label `collector`). */
 enum exp_collector { EXP_C_NVML, EXP_C_TELEMETRY, EXP_C_CACHE, EXP_C_RENDER, EXP_C_COUNT };
+
+/* What a scrape's time went to (vyre_exporter_collector_duration_seconds):
+ * the NVML sample of every GPU, naming the processes it lists (/proc),
+ * listing and reading the telemetry pages, summing their kernel rings,
+ * the cache read, rendering the families. */
+enum exp_timed {
+    EXP_T_NVML,
+    EXP_T_GPU_PROCS,
+    EXP_T_PAGES,
+    EXP_T_KERNELS,
+    EXP_T_CACHE,
+    EXP_T_RENDER,
+    EXP_T_COUNT
+};
+
+/* One process NVML lists on one GPU, with its names from /proc ("" when
+ * it is gone, or in another PID namespace). */
+typedef struct exp_gproc {
+    int gpu;
+    uint32_t pid;
+    const vyre_gpu_process *np; /* into the exporter's gsnap of this scrape */
+    char comm[TOP_COMM_MAX];
+    char user[TOP_USER_MAX];
+} exp_gproc;
 
 /* One kernel name of one process, summed over every record the exporter
  * saw in the page's ring. */
@@ -60,6 +85,10 @@ struct exporter {
     char gpu_msg[EXP_MSG_MAX];
     uint64_t gpu_retry_ns;
     vyre_gpu_snapshot gsnap;
+    exp_gproc *gprocs; /* the processes of gsnap, at most EXP_MAX_PROCS */
+    size_t ngprocs, gprocs_cap;
+    size_t gprocs_dropped; /* listed by NVML past EXP_MAX_PROCS this scrape */
+    top_user_cache users;  /* uid -> name, kept across scrapes */
     /* processes */
     vyre_telemetry_tracker *tracker; /* the pages across scrapes (collect_procs.c) */
     exp_proc *procs;                 /* sorted by pid */
@@ -76,6 +105,7 @@ struct exporter {
     /* self */
     uint64_t errors[EXP_C_COUNT];
     uint64_t scrapes;
+    uint64_t took_ns[EXP_T_COUNT]; /* this scrape's, by collector */
     double last_scrape_s;
     size_t edges_n;
     uint64_t edges[EXP_MAX_EDGES];
@@ -83,6 +113,7 @@ struct exporter {
 
 /* Collectors: fill the exporter's state for this scrape. */
 void exp_collect_gpus(exporter *x);
+void exp_collect_gpu_procs(exporter *x);
 void exp_collect_procs(exporter *x);
 void exp_collect_cache(exporter *x);
 void exp_procs_free(exporter *x);
@@ -90,6 +121,7 @@ void exp_cache_free(exporter *x);
 
 /* Renderers: write their families. */
 void exp_render_gpus(exporter *x, expo *e);
+void exp_render_gpu_procs(exporter *x, expo *e);
 void exp_render_procs(exporter *x, expo *e);
 void exp_render_cache(exporter *x, expo *e);
 void exp_render_self(exporter *x, expo *e, double scrape_s);

@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tool_cli.h"
+#include "tool_util.h"
 #include "exporter.h"
 #include "server.h"
 #include "vyre/vyre.h"
@@ -21,9 +23,11 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: vyre-exporter [--web.listen-address ADDR] [--web.telemetry-path PATH]\n"
-            "                     [--kernels.top-n N] [--cache.dir DIR] [--no-gpu] [--no-cache]\n"
+            "                     [--kernels.top-n N] [--telemetry.dir DIR] [--cache.dir DIR]\n"
+            "                     [--cache.refresh-interval S] [--no-gpu] [--no-cache]\n"
             "\n"
-            "Prometheus exporter: serves the GPUs (NVML), the processes that publish vyre\n"
+            "Prometheus exporter: serves the GPUs (NVML) and every process NVML lists on\n"
+            "them (memory, SM use, command, user), the processes that publish vyre\n"
             "telemetry (launches, copies, cache hits, NVTX range latency histograms, GPU\n"
             "time of their top kernels), the pipeline cache and its own scrape figures in\n"
             "the text exposition format.\n"
@@ -144,6 +148,42 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
     return 0;
 }
 
+/* A telemetry directory that does not exist (or is no directory) exports
+ * no process, and nothing else would say why: a typo in --telemetry.dir or
+ * $VYRE_TELEMETRY_DIR looked like an idle machine. Warn once at start; the
+ * exporter still serves (publishers create the directory on their first
+ * page, so it may appear later and is then read). */
+static void warn_telemetry_dir(const exp_opts *o)
+{
+    char dir[VYRE_TELEMETRY_PATH_MAX];
+    const char *from = "--telemetry.dir";
+    if (o->telemetry_dir) {
+        tool_strlcpy(dir, o->telemetry_dir, sizeof dir);
+    } else {
+        vyre_error e;
+        vyre_error_clear(&e);
+        if (vyre_telemetry_dir(dir, sizeof dir, &e) != 0)
+            return; /* the collector reports it on every scrape */
+        const char *env = getenv("VYRE_TELEMETRY_DIR");
+        from = env && *env ? "$VYRE_TELEMETRY_DIR" : "the default";
+    }
+    struct stat st;
+    int rc = stat(dir, &st), why = rc == 0 ? 0 : errno;
+    if (rc == 0 && S_ISDIR(st.st_mode))
+        return;
+    int missing = why == ENOENT || why == ENOTDIR;
+    fprintf(stderr,
+            "vyre-exporter: warning: telemetry directory '%s' (%s) %s: no process is exported "
+            "until it holds pages\n",
+            dir, from,
+            missing ? "does not exist"
+            : why   ? strerror(why)
+                    : "is not a directory");
+    fprintf(stderr, "hint: instrumented processes publish into $VYRE_TELEMETRY_DIR, else "
+                    "/dev/shm/vyre-<uid>; give the exporter the same directory (--telemetry.dir "
+                    "DIR) and run it as the same user\n");
+}
+
 int main(int argc, char **argv)
 {
     tool_set_prog("vyre-exporter");
@@ -168,6 +208,7 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    warn_telemetry_dir(&o);
     exporter *x = NULL;
     if (exporter_new(&o, &x) != 0) {
         fprintf(stderr, "vyre-exporter: error: out of memory\n");

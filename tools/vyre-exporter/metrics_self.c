@@ -9,6 +9,19 @@ void exp_render_self(exporter *x, expo *e, double scrape_s)
     expo_family(e, "vyre_exporter_scrape_duration_seconds", "gauge",
                 "Time this scrape took to collect and render (before this family), seconds.");
     expo_sample(e, "vyre_exporter_scrape_duration_seconds", NULL, 0, NULL, scrape_s);
+    expo_family(e, "vyre_exporter_collector_duration_seconds", "gauge",
+                "Time each step of this scrape took, seconds: nvml (one NVML sample of every "
+                "GPU, processes included), gpu_processes (their names from /proc), "
+                "telemetry_pages (listing and reading the pages), kernel_rings (summing their "
+                "kernel records), cache (the cache figures; read in a thread of their own), "
+                "render (the text of every family before the exporter's own).");
+    static const char *const steps[EXP_T_COUNT] = {
+        "nvml", "gpu_processes", "telemetry_pages", "kernel_rings", "cache", "render"};
+    for (int c = 0; c < EXP_T_COUNT; c++) {
+        expo_label l = {"collector", steps[c]};
+        expo_sample(e, "vyre_exporter_collector_duration_seconds", &l, 1, NULL,
+                    (double)x->took_ns[c] / 1e9);
+    }
     expo_family(e, "vyre_exporter_scrape_errors_total", "counter",
                 "Collection problems since the exporter started, by collector: NVML samples "
                 "that failed, telemetry pages that failed validation or were stale, cache "

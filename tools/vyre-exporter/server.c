@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "vyre/version.h"
@@ -324,6 +325,34 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, c
                  sizeof not_found - 1, 0);
 }
 
+/* Why libmicrohttpd could not listen: it keeps no errno of its own that
+ * survives MHD_start_daemon, so bind the same address once more (with
+ * SO_REUSEADDR, as it does) and keep that errno. ss NULL: every address
+ * (IPv6 dual stack, else IPv4). 0 when that bind succeeds (a race, or a
+ * failure that was not the bind). */
+static int bind_errno(const struct sockaddr_storage *ss, unsigned port)
+{
+    struct sockaddr_storage any;
+    if (!ss) {
+        memset(&any, 0, sizeof any);
+        struct sockaddr_in *a4 = (struct sockaddr_in *)&any;
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        a4->sin_addr.s_addr = htonl(INADDR_ANY);
+        ss = &any;
+    }
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return errno;
+    int one = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    socklen_t len =
+        ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    int why = bind(fd, (const struct sockaddr *)ss, len) == 0 ? 0 : errno;
+    close(fd);
+    return why;
+}
+
 exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetry_path, char *bound,
                              size_t bound_size, char *err, size_t err_size)
 {
@@ -409,8 +438,21 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
             break;
     }
     if (!s->d) {
-        snprintf(err, err_size, "cannot listen on '%s' (address in use, or not this host's?)",
-                 spec);
+        int why = bind_errno(have_addr ? &ss : NULL, port);
+        if (why == EADDRINUSE)
+            snprintf(err, err_size,
+                     "cannot listen on '%s': %s\nhint: another process holds port %u "
+                     "(ss -ltnp 'sport = :%u' names it); pick another with "
+                     "--web.listen-address",
+                     spec, strerror(why), port, port);
+        else if (why == EADDRNOTAVAIL)
+            snprintf(err, err_size,
+                     "cannot listen on '%s': %s\nhint: '%s' is not an address of this host; "
+                     "use one it has, or ':%u' for every address",
+                     spec, strerror(why), host, port);
+        else
+            snprintf(err, err_size, "cannot listen on '%s': %s", spec,
+                     why ? strerror(why) : "libmicrohttpd could not start its listener");
         guard_stop(&s->g);
         free(s);
         return NULL;

@@ -618,7 +618,13 @@ static void draw_ranges(top_grid *g, const top_snapshot *s, top_ui *ui, const mo
     (void)s;
     if (m->nranges == 0) {
         ui->nrows[TOP_P_RANGE] = 0;
-        panel_line(g, r, 1, "no NVTX ranges recorded yet", TOP_A_DIM);
+        /* With a filter, the ranges are those of the matching processes:
+         * "recorded yet" would send the user looking at the program. */
+        if (ui->filter[0])
+            snprintf(buf, sizeof buf, "no NVTX ranges in the processes matching '%s'", ui->filter);
+        else
+            snprintf(buf, sizeof buf, "no NVTX ranges recorded yet");
+        panel_line(g, r, 1, buf, TOP_A_DIM);
         return;
     }
     static const top_col cols[] = {
@@ -660,10 +666,15 @@ static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const m
     title(g, ui, TOP_P_KERNEL, r, t, batch);
     if (m->nkernels == 0) {
         ui->nrows[TOP_P_KERNEL] = 0;
-        panel_line(g, r, 1,
-                   isnan(s->interval_s) ? "waiting for a second sample"
-                                        : "no kernel records in the last interval",
-                   TOP_A_DIM);
+        char msg[LINE_MAX_W];
+        if (isnan(s->interval_s))
+            snprintf(msg, sizeof msg, "waiting for a second sample");
+        else if (ui->filter[0])
+            snprintf(msg, sizeof msg, "no kernel records in the processes matching '%s'",
+                     ui->filter);
+        else
+            snprintf(msg, sizeof msg, "no kernel records in the last interval");
+        panel_line(g, r, 1, msg, TOP_A_DIM);
         return;
     }
     static const top_col cols[] = {
