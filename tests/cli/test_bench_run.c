@@ -446,7 +446,7 @@ Test(bench_run, compare_verdicts_respect_noise)
     cr_assert_eq(p.exit_code, 2);
     cr_assert_str_eq(p.out, "");
     cr_assert_str_eq(p.err, "vyre-bench: error: bad value '0' for --max-noise\n"
-                            "hint: give a percentage above 0, such as 10\n"
+                            "hint: give a percentage above 0, such as 10%\n"
                             "try 'vyre-bench compare --help'\n");
     tu_proc_free(&p);
 }
@@ -570,9 +570,21 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     json_decref(o);
     tu_proc_free(&p);
 
-    bench(&p, ARGS("compare", "--db", g_db, "--min-effect", "20", "1", "2"));
-    cr_assert_eq(p.exit_code, 0, "a 10%% change is below a 20%% minimum effect");
-    cr_assert(strstr(p.out, "| SAME    |\n"), "%s", p.out);
+    /* 20, 20% and 0.2 all say 20% (issue 25: '5%' was a bad value). */
+    static const char *const twenty[] = {"20", "20%", "0.2"};
+    for (size_t i = 0; i < 3; i++) {
+        bench(&p, ARGS("compare", "--db", g_db, "--min-effect", twenty[i], "1", "2"));
+        cr_assert_eq(p.exit_code, 0, "%s: a 10%% change is below a 20%% minimum effect: %s",
+                     twenty[i], p.err);
+        cr_assert(strstr(p.out, "| SAME    |\n"), "%s", p.out);
+        cr_assert(strstr(p.out, "min effect 20%"), "%s", p.out);
+        tu_proc_free(&p);
+    }
+    bench(&p, ARGS("compare", "--db", g_db, "--min-effect", "5%%", "1", "2"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: bad value '5%%' for --min-effect\n"
+                            "hint: give a percentage such as 5%, 5 or 0.05 (all 5%)\n"
+                            "try 'vyre-bench compare --help'\n");
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", g_db, "1", "9"));
@@ -859,11 +871,36 @@ Test(bench_run, history_usage_errors)
     cr_assert_str_eq(p.err, "vyre-bench: error: which run? give a run id, 'last' or 'last-N'\n"
                             "try 'vyre-bench show --help'\n");
     tu_proc_free(&p);
+    /* A database that does not exist is an error naming it for every
+     * command that reads, and no empty file is left behind (issue 25). */
+    const char *const readers[] = {"runs", "show", "compare", "export", "rm"};
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
+        if (strcmp(readers[i], "runs") == 0)
+            bench(&p, ARGS("runs", "--db", g_db));
+        else if (strcmp(readers[i], "compare") == 0)
+            bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
+        else if (strcmp(readers[i], "export") == 0)
+            bench(&p, ARGS("export", "--db", g_db, "--csv", "1"));
+        else
+            bench(&p, ARGS(readers[i], "--db", g_db, "1"));
+        cr_expect_eq(p.exit_code, 2, "%s", readers[i]);
+        char nodb[800];
+        snprintf(nodb, sizeof nodb,
+                 "vyre-bench: error: no results database '%s'\nhint: check the path given to "
+                 "--db; 'vyre-bench run --db PATH' creates one\n",
+                 g_db);
+        cr_expect_str_eq(p.err, nodb, "%s", readers[i]);
+        tu_proc_free(&p);
+        cr_assert_eq(access(g_db, F_OK), -1, "%s created '%s'", readers[i], g_db);
+    }
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_db, &db, NULL), 0);
+    vyre_results_close(db);
     bench(&p, ARGS("show", "--db", g_db, "last"));
     cr_assert_eq(p.exit_code, 2);
     char want[800];
     snprintf(want, sizeof want,
-             "vyre-bench: error: no run 'last' in '%s'\nhint: list the runs with 'vyre-bench "
+             "vyre-bench: error: no done run 'last' in '%s'\nhint: list the runs with 'vyre-bench "
              "runs'\n",
              g_db);
     cr_assert_str_eq(p.err, want);

@@ -44,8 +44,10 @@ static void usage(FILE *out)
             "DRIFT; NOISY when either side's noise is above the noise limit; otherwise\n"
             "SAME. The Mann-Whitney U p is shown too.\n\n"
             "  --alpha P          1 - confidence level of the interval (default 0.01)\n"
-            "  --min-effect PCT   smallest change that counts, percent (default 2)\n"
-            "  --max-noise PCT    noise above which a point is NOISY, percent (default 10)\n"
+            "  --min-effect PCT   smallest change that counts (default 2%%): 5%%, 5 and\n"
+            "                     0.05 all mean 5%% (a bare number below 1 is a fraction)\n"
+            "  --max-noise PCT    noise above which a point is NOISY (default 10%%), as\n"
+            "                     --min-effect: 10%%, 10 or 0.1\n"
             "  --strict           NOISY points fail the gate (exit 1)\n"
             "  --allow-missing    points only one run has do not stop the comparison\n"
             "  --json             one JSON document (schema_version %d) instead of the\n"
@@ -114,6 +116,23 @@ static int parse_num(const char *opt, const char *s, double *out)
     if (!*s || *end || !isfinite(v) || v < 0)
         return tool_usage_error("compare", NULL, "bad value '%s' for %s", s, opt);
     *out = v;
+    return 0;
+}
+
+/* A share as a ratio: "5%" (a percentage), "0.05" (a bare number below 1:
+ * a fraction) or "5" (a bare number from 1 up: a percentage, as the option
+ * always took). Both spellings users bring from hyperfine and nvbench work;
+ * the split at 1 is unambiguous for these options, where a change or a
+ * noise of 100% or more is never a useful threshold. */
+static int parse_share(const char *opt, const char *s, double *ratio)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    int pct = end != s && *end == '%' && end[1] == '\0';
+    if (!*s || end == s || (*end && !pct) || !isfinite(v) || v < 0)
+        return tool_usage_error("compare", "give a percentage such as 5%, 5 or 0.05 (all 5%)",
+                                "bad value '%s' for %s", s, opt);
+    *ratio = pct || v >= 1 ? v / 100.0 : v;
     return 0;
 }
 
@@ -334,7 +353,7 @@ static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co
         {"max-noise", required_argument, NULL, 'n'}, {"strict", no_argument, NULL, 's'},
         {"allow-missing", no_argument, NULL, 'm'},   {NULL, 0, NULL, 0},
     };
-    double pct = -1;
+    double ratio = -1;
     int c, code = 0;
     while ((c = tool_getopt("compare", argc, argv, "", opts, usage, &code)) != -1) {
         if (c == TOOL_OPT_STOP)
@@ -344,17 +363,15 @@ static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co
             code = parse_num("--alpha", optarg, &co->alpha);
             break;
         case 'e':
-            code = parse_num("--min-effect", optarg, &pct);
-            if (!code)
-                co->min_effect = pct / 100.0;
+            code = parse_share("--min-effect", optarg, &co->min_effect);
             break;
         case 'n':
-            code = parse_num("--max-noise", optarg, &pct);
-            if (!code && pct <= 0)
-                code = tool_usage_error("compare", "give a percentage above 0, such as 10",
+            code = parse_share("--max-noise", optarg, &ratio);
+            if (!code && ratio <= 0)
+                code = tool_usage_error("compare", "give a percentage above 0, such as 10%",
                                         "bad value '%s' for --max-noise", optarg);
             if (!code)
-                co->max_noise = pct / 100.0;
+                co->max_noise = ratio;
             break;
         case 's':
             *strict = 1;
@@ -395,7 +412,7 @@ int cmd_compare(int argc, char **argv)
     if (code)
         return code == COMPARE_HELP_SHOWN ? TOOL_EXIT_OK : code;
     vyre_results *db = NULL;
-    code = tool_open_db(&db);
+    code = bench_open_db_existing(&db);
     if (code)
         return code;
     vyre_error err;

@@ -52,7 +52,7 @@ int cmd_runs(int argc, char **argv)
     if (optind < argc)
         return tool_usage_error("runs", NULL, "unexpected argument '%s'", argv[optind]);
     vyre_results *db = NULL;
-    int code = tool_open_db(&db);
+    int code = bench_open_db_existing(&db);
     if (code)
         return code;
     vyre_error err;

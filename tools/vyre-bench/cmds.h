@@ -26,6 +26,11 @@ int cmd_rm(int argc, char **argv);
  * batch_ns and kernel_ns, and block_timeouts. */
 #define BENCH_JSON_SCHEMA_VERSION 4
 
+/* tool_open_db for a command that only reads (or removes from) the
+ * database: a database that does not exist is an error naming it (with a
+ * hint), not a new empty file. Returns an exit code. */
+int bench_open_db_existing(vyre_results **db);
+
 /* For a command that reads one run: argv[first] must be the only operand,
  * RUN (an id, 'last' or 'last-N'). Opens the database (tool_open_db: --db PATH)
  * and loads the run into *run and its points into *pts, *n (free them with
