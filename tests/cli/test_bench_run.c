@@ -149,6 +149,20 @@ Test(bench_run, main_job_without_gpu_runs_cache_and_says_what_it_skipped)
     cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'done' AND message LIKE "
                         "'skipped GPU suites launch, memcpy, bandwidth, compile: no NVIDIA%'"),
                  1);
+    /* runs lists the suite that ran, not the five asked for (issue 25). */
+    bench(&p, ARGS("runs", "--db", g_db, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "\"suites\": \"cache\""), "%s", p.out);
+    tu_proc_free(&p);
+    /* The stored stop text has no noise figure of its own beside the noise
+     * column (issue 25: 11.31% there, "noise 11.26%" in the stop text). */
+    bench(&p, ARGS("show", "--db", g_db, "last"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    const char *table = strstr(p.out, "\n\n"); /* past the facts (the command line) */
+    cr_assert_not_null(table, "%s", p.out);
+    for (const char *s = strstr(table, "noise "); s; s = strstr(s + 1, "noise "))
+        cr_assert(!(s[6] >= '0' && s[6] <= '9'), "a second noise figure: %.60s", s);
+    tu_proc_free(&p);
 }
 
 Test(bench_run, a_named_gpu_suite_without_gpu_fails_the_run)
@@ -161,9 +175,50 @@ Test(bench_run, a_named_gpu_suite_without_gpu_fails_the_run)
     tu_proc_free(&p);
     cr_assert_eq(db_int("SELECT count(*) FROM runs WHERE status = 'failed'"), 1);
     cr_assert_eq(db_int("SELECT count(*) FROM points"), 0);
+    /* Stored as failed, it never becomes 'last' (issue 25: compare last-1
+     * last then said "candidate run 3 is 'failed'"). */
+    bench(&p, ARGS("show", "--db", g_db, "last"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "no done run 'last'"), "%s", p.err);
+    tu_proc_free(&p);
 }
 
 /* ---- formats and round trips --------------------------------------------------------- */
+
+/* Every number of a CSV is the shortest text that reads back as the same
+ * double (issue 25: %.17g wrote 2709244.7250000001). */
+static void assert_csv_numbers_shortest(const char *csv)
+{
+    char field[256];
+    for (const char *s = csv; *s;) {
+        size_t len = strcspn(s, ",\n");
+        if (s[0] != '"' && len > 0 && len < sizeof field) {
+            memcpy(field, s, len);
+            field[len] = '\0';
+            char *end = NULL;
+            double v = strtod(field, &end);
+            if (*end == '\0' && isfinite(v) && v != 0) {
+                /* Significant digits: the mantissa's, without leading or
+                 * trailing zeros. */
+                char digits[256];
+                size_t nd = 0;
+                for (const char *c = field; *c && *c != 'e' && *c != 'E'; c++)
+                    if (*c >= '0' && *c <= '9' && (nd || *c != '0'))
+                        digits[nd++] = *c;
+                while (nd && digits[nd - 1] == '0')
+                    nd--;
+                for (size_t prec = 1; prec < nd; prec++) {
+                    char shorter[64];
+                    snprintf(shorter, sizeof shorter, "%.*g", (int)prec, v);
+                    cr_assert_neq(strtod(shorter, NULL), v, "'%s' is also '%s'", field, shorter);
+                }
+            }
+        }
+        s += len;
+        if (*s)
+            s++;
+    }
+}
 
 Test(bench_run, json_csv_and_export_round_trip)
 {
@@ -172,13 +227,16 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     char *run_csv = strdup(p.out);
     tu_proc_free(&p);
-    cr_assert(strncmp(run_csv,
-                      "run_id,point_id,seq,suite,benchmark,axes,device,mode,timer,n,min_ns,max_ns,"
-                      "mean_ns,median_ns,stddev_ns,noise,p5_ns,p95_ns,mad_ns,outliers,throttled,"
-                      "wall_median_ns,bytes,items,metric_name,metric,stop_reason,stop,note\n",
-                      200) == 0,
-              "%s", run_csv);
+    cr_assert(
+        strncmp(
+            run_csv,
+            "run_id,point_id,seq,suite,benchmark,axes,device,mode,timer,n,min_ns,max_ns,"
+            "mean_ns,median_ns,stddev_ns,rel_stddev,noise,p5_ns,p95_ns,mad_ns,outliers,throttled,"
+            "wall_median_ns,bytes,items,metric_name,metric,stop_reason,stop,note\n",
+            200) == 0,
+        "%s", run_csv);
     cr_assert_eq(count_lines_with(run_csv, "\n"), 12); /* 8 cache points, 3 references */
+    assert_csv_numbers_shortest(run_csv);
 
     /* export --csv prints what run --csv printed: the database holds the
      * same doubles. */

@@ -75,7 +75,10 @@ int bench_table_width(int wide, int forced_width);
 /* Parses --width N (20..10000) for run and show; returns an exit code. */
 int bench_parse_width(const char *sub, const char *s, int *out);
 
-/* CSV: header and rows (RFC 4180 quoting). */
+/* CSV: header and rows (RFC 4180 quoting). A real is written as the JSON
+ * printer writes it, the shortest text that round-trips, then ',' (or a
+ * newline when last); nothing for NaN or infinity. */
+void bench_csv_real(FILE *out, double v, int last);
 void bench_csv_header(FILE *out);
 void bench_csv_row(FILE *out, const vyre_bench_point *p);
 
