@@ -229,6 +229,104 @@ Test(bench_view, piped_show_stays_markdown_and_wide_shows_everything)
     tu_proc_free(&p);
 }
 
+/* Every line of out fits in width. */
+static void check_all_lines_fit(const char *what, const char *out, int width)
+{
+    for (const char *p = out; *p;) {
+        size_t len = strcspn(p, "\n");
+        cr_assert_leq(len, (size_t)width, "%s: a %zu-column line at width %d:\n%s", what, len,
+                      width, out);
+        p += len + (p[len] == '\n');
+    }
+}
+
+/* compare and runs fit 80 and 200 columns through the shared table module
+ * (issue 25: compare was about 170 columns; --width was unknown). */
+Test(bench_view, compare_and_runs_fit_80_and_200_columns)
+{
+    make_run(1);
+    make_run(1.2);
+    static const int widths[] = {80, 200};
+    for (size_t i = 0; i < 2; i++) {
+        char w[8];
+        snprintf(w, sizeof w, "%d", widths[i]);
+        tu_proc p;
+        bench(&p, ARGS("compare", "--db", g_db, "--width", w, "1", "2"));
+        cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+        check_all_lines_fit("compare", p.out, widths[i]);
+        cr_assert(!strstr(p.out, "| "), "markdown at width %d:\n%s", widths[i], p.out);
+        cr_assert(strstr(p.out, "\nbenchmark "), "%s", p.out);
+        cr_assert(strstr(p.out, "B/A") && strstr(p.out, "verdict"), "%s", p.out);
+        cr_assert(strstr(p.out, "SLOWER"), "%s", p.out);
+        if (widths[i] == 200) /* every column */
+            cr_assert(strstr(p.out, "noise A") && strstr(p.out, "interval") &&
+                          strstr(p.out, "  p  ") && strstr(p.out, "N=1048576 BLOCK=256"),
+                      "%s", p.out);
+        else
+            cr_assert(!strstr(p.out, "noise A"), "%s", p.out);
+        tu_proc_free(&p);
+
+        bench(&p, ARGS("runs", "--db", g_db, "--width", w));
+        cr_assert_eq(p.exit_code, 0, "%s", p.err);
+        check_all_lines_fit("runs", p.out, widths[i]);
+        cr_assert(strstr(p.out, "RUN") && strstr(p.out, "STATUS") && strstr(p.out, "SUITES"), "%s",
+                  p.out);
+        if (widths[i] == 200)
+            cr_assert(strstr(p.out, "NVIDIA H100 80GB HBM3  sweep:add.ptx:add_k\n"), "%s", p.out);
+        tu_proc_free(&p);
+    }
+    /* --wide: every compare column; piped without --width: markdown. */
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", g_db, "--width", "80", "--wide", "1", "2"));
+    cr_assert(strstr(p.out, "noise A") && !strstr(p.out, "| "), "%s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
+    cr_assert(strstr(p.out, "| benchmark "), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+Test(bench_view, compare_csv_has_a_row_per_point)
+{
+    make_run(1);
+    make_run(1.2);
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", g_db, "--csv", "1", "2"));
+    cr_assert_eq(p.exit_code, 1, "the exit status of the table: %s", p.err);
+    const char *hdr = "suite,benchmark,axes,device,mode,median_a_ns,median_b_ns,noise_a_ratio,"
+                      "noise_b_ratio,median_ratio,ci_low_ratio,ci_high_ratio,threshold_ratio,"
+                      "p_value,verdict\n";
+    cr_assert(strncmp(p.out, hdr, strlen(hdr)) == 0, "%s", p.out);
+    size_t lines = 0;
+    for (const char *s = p.out; (s = strchr(s, '\n')); s++)
+        lines++;
+    cr_assert_eq(lines, 1 + 7, "%s", p.out);
+    cr_assert(strstr(p.out, "\nsweep,add_k,N=1024 BLOCK=256,0,hot,"), "%s", p.out);
+    cr_assert(strstr(p.out, ",slower\n"), "%s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--csv", "--json", "1", "2"));
+    cr_assert_eq(p.exit_code, 2);
+    tu_proc_free(&p);
+}
+
+/* A GPU column of '-' only is as wide as its header (issue 25: 30 wide). */
+Test(bench_view, runs_columns_are_as_wide_as_their_cells)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_db, &db, NULL), 0);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "cache");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    vyre_results_close(db);
+    tu_proc p;
+    bench(&p, ARGS("runs", "--db", g_db));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "  GPU  SUITES\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "  done   ") && strstr(p.out, "  -    cache\n"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
 Test(bench_view, bad_width_is_a_usage_error)
 {
     tu_proc p;

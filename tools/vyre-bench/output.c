@@ -127,6 +127,37 @@ void bench_table_row(FILE *out, const vyre_bench_point *p)
 /* One field, RFC 4180 quoted. tty: out is a terminal, where the text is
  * shown through tool_clean (escapes never reach it raw); else the bytes as
  * stored. */
+static void csv_field(FILE *out, const char *s, int last, int tty);
+
+void bench_csv_text(FILE *out, const char *s, int last)
+{
+    csv_field(out, s, last, isatty(fileno(out)));
+}
+
+void bench_print_wrapped(FILE *out, const char *text, int width)
+{
+    /* Prose, not a table: broken at blanks so no line passes width
+     * (width <= 0: as it is). A word longer than the width stays whole. */
+    const char *s = text;
+    while (*s) {
+        size_t len = strcspn(s, "\n");
+        while (width > 0 && len > (size_t)width) {
+            size_t cut = (size_t)width;
+            while (cut > 0 && s[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                break;
+            fprintf(out, "%.*s\n", (int)cut, s);
+            s += cut + 1;
+            len -= cut + 1;
+        }
+        fprintf(out, "%.*s\n", (int)len, s);
+        s += len;
+        if (*s == '\n')
+            s++;
+    }
+}
+
 static void csv_field(FILE *out, const char *s, int last, int tty)
 {
     char clean[TOOL_CLEAN_SIZE(1024)];

@@ -6,6 +6,7 @@
  * one path, so a sweep that passes its dry run binds the same way on the
  * GPU. No GPU is needed: compiling is NVRTC/nvJitLink on the CPU.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include "bench/bench_internal.h"
 #include "bench/sweep_binding.h"
 #include "vyre/compile.h"
+
+static int check_entry(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, vyre_error *err);
 
 int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, vyre_error *err)
 {
@@ -39,7 +42,93 @@ int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, v
         vyre__ptx_info_read(k->src, k->len, sw->entry, &k->ptx);
         k->have_ptx = 1;
     }
-    return VYRE_OK;
+    rc = sw->entry ? check_entry(sw, k, err) : VYRE_OK;
+    if (rc) {
+        free(k->src);
+        memset(k, 0, sizeof *k);
+    }
+    return rc;
+}
+
+#define IDENT_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+/* Whether word occurs in src[0..len) as a whole identifier. */
+static int has_identifier(const char *src, size_t len, const char *word)
+{
+    size_t wl = strlen(word);
+    for (size_t i = 0; wl && i + wl <= len; i++) {
+        if (memcmp(src + i, word, wl) != 0)
+            continue;
+        int before = i > 0 && (isalnum((unsigned char)src[i - 1]) || src[i - 1] == '_');
+        int after = i + wl < len && (isalnum((unsigned char)src[i + wl]) || src[i + wl] == '_');
+        if (!before && !after)
+            return 1;
+    }
+    return 0;
+}
+
+/* The names of CUDA C's __global__ functions ("a, b"): the identifier
+ * before the first '(' after each __global__. A reading of the text, not
+ * a compiler's: enough to name the choices when --entry is wrong. */
+static void cuda_globals(const char *src, size_t len, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    static const char kw[] = "__global__";
+    for (size_t i = 0; i + sizeof kw - 1 <= len; i++) {
+        if (memcmp(src + i, kw, sizeof kw - 1) != 0)
+            continue;
+        size_t j = i + sizeof kw - 1;
+        while (j < len && src[j] != '(' && src[j] != ';' && src[j] != '{')
+            j++;
+        if (j >= len || src[j] != '(')
+            continue;
+        size_t end = j;
+        while (end > i && isspace((unsigned char)src[end - 1]))
+            end--;
+        size_t start = end;
+        while (start > i && (isalnum((unsigned char)src[start - 1]) || src[start - 1] == '_'))
+            start--;
+        if (start == end)
+            continue;
+        int k = snprintf(buf + used, size - used, "%s%.*s", used ? ", " : "", (int)(end - start),
+                         src + start);
+        if (k > 0 && used + (size_t)k < size)
+            used += (size_t)k;
+        i = j;
+    }
+}
+
+/* The entry must be in the module, in every mode (--dry-run too), and
+ * before the spec is bound: a misspelled entry otherwise passed a dry run,
+ * and in a version-2 spec surfaced as "$.block is missing" (the block
+ * comes from the entry's .reqntid). */
+static int check_entry(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, vyre_error *err)
+{
+    char names[512];
+    int missing;
+    if (k->kind == VYRE_SOURCE_PTX) {
+        missing = !k->ptx.found;
+        if (missing)
+            vyre__ptx_entries(k->src, k->len, names, sizeof names);
+    } else if (k->kind == VYRE_SOURCE_CUDA_C && sw->entry[strspn(sw->entry, IDENT_CHARS)] == '\0') {
+        /* A plain name only: a name expression ("k<float>") is the
+         * compiler's to resolve. */
+        missing = !has_identifier(k->src, k->len, sw->entry);
+        if (missing)
+            cuda_globals(k->src, k->len, names, sizeof names);
+    } else {
+        return VYRE_OK;
+    }
+    if (!missing)
+        return VYRE_OK;
+    char hint[768];
+    snprintf(hint, sizeof hint, "%s; %s",
+             sw->spec_json ? "fix \"entry\" in the spec" : "check --entry",
+             names[0] ? "the module has: " : "the module has no kernel entry");
+    if (names[0])
+        vyre__strlcpy(hint + strlen(hint), names, sizeof hint - strlen(hint));
+    return vyre__fail(err, VYRE_EINVAL, hint, "kernel '%s' has no entry '%s'", sw->path, sw->entry);
 }
 
 void vyre__sweep_kernel_release(vyre__sweep_kernel *k)
