@@ -279,6 +279,24 @@ Test(bench_spec, a_wrong_entry_is_named_first_with_the_modules_entries)
     tu_proc_free(&p);
 }
 
+/* NVRTC's log names the file compiled (issue 25: "kernel.cu(1): error"
+ * for bad.cu). */
+Test(bench_spec, the_compiler_log_names_the_real_file)
+{
+    char cu[600];
+    snprintf(cu, sizeof cu, "%s/bad.cu", g_tmp);
+    static const char src[] = "extern \"C\" __global__ void k(float *x) { x[0] = undefined_y; }\n";
+    tu_write_file(cu, src, strlen(src));
+    tu_proc p;
+    bench(&p, ARGS("run", cu, "--entry", "k", "-a", "N=1024", "--dry-run"));
+    cr_expect_eq(p.exit_code, 2, "%s", p.err);
+    char want[700];
+    snprintf(want, sizeof want, "%s(1): error", cu);
+    cr_expect(strstr(p.err, want), "%s", p.err);
+    cr_expect(!strstr(p.err, "kernel.cu"), "%s", p.err);
+    tu_proc_free(&p);
+}
+
 Test(bench_spec, version_1_specs_keep_their_meaning)
 {
     /* Today's spec: grid is threads (ceil(N / block) blocks), no version. */

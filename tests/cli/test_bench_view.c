@@ -327,6 +327,21 @@ Test(bench_view, runs_columns_are_as_wide_as_their_cells)
     tu_proc_free(&p);
 }
 
+/* show --kernels says so for a point without records (issue 25: it said
+ * nothing, as if --kernels had not been given). */
+Test(bench_view, show_kernels_names_points_without_records)
+{
+    make_run(1);
+    tu_proc p;
+    bench(&p, ARGS("show", "--db", g_db, "--kernels", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "\npoint 1 add_k N=1024 BLOCK=256: no kernel records (host point, "
+                            "--no-kernels, or no launch seen)\n"),
+              "%s", p.out);
+    cr_assert(strstr(p.out, "\npoint 7 launch.stream: no kernel records"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
 Test(bench_view, bad_width_is_a_usage_error)
 {
     tu_proc p;

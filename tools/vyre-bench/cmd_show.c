@@ -155,10 +155,12 @@ int cmd_show(int argc, char **argv)
             break;
         }
         char bench[TOOL_CLEAN_SIZE(sizeof pts->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof pts->axes)];
-        if (nk)
-            printf("\npoint %" PRId64 " %s %s: kernels\n", pts[i].id,
-                   tool_clean(pts[i].benchmark, bench, sizeof bench),
-                   tool_clean(pts[i].axes, axes, sizeof axes));
+        /* A point without records says so: CUPTI was off (--no-kernels, no
+         * GPU, a host suite) or saw no launch; silence read as "none asked". */
+        printf("\npoint %" PRId64 " %s%s%s: %s\n", pts[i].id,
+               tool_clean(pts[i].benchmark, bench, sizeof bench), pts[i].axes[0] ? " " : "",
+               tool_clean(pts[i].axes, axes, sizeof axes),
+               nk ? "kernels" : "no kernel records (host point, --no-kernels, or no launch seen)");
         for (size_t j = 0; j < nk; j++) {
             char med[24], name[TOOL_CLEAN_SIZE(sizeof k->name)];
             bench_format_ns(k[j].median_ns, med, sizeof med);

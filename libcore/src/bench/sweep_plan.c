@@ -17,6 +17,7 @@
 #include "bench/bench_internal.h"
 #include "bench/sweep_binding.h"
 #include "vyre/compile.h"
+#include "vyre/nvrtc.h"
 
 static int check_entry(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, vyre_error *err);
 
@@ -150,6 +151,19 @@ int vyre__sweep_arch(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, in
 static int compile_for(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, const char *arch,
                        size_t *cubin_bytes, char **log, vyre_error *err)
 {
+    if (k->kind == VYRE_SOURCE_CUDA_C) {
+        /* NVRTC directly, for the file's own name in its log and message
+         * ("bad.cu(1): error"; vyre_compile_cubin names every source
+         * "kernel.cu"). The same compile otherwise: no options, a cubin. */
+        vyre_nvrtc_output o;
+        int rc = vyre_nvrtc_compile(k->src, k->len, sw->path, arch, NULL, 0, 1, &o, err);
+        if (cubin_bytes)
+            *cubin_bytes = rc ? 0 : o.size;
+        if (rc && log && o.log && *o.log)
+            *log = strdup(o.log);
+        vyre_nvrtc_output_release(&o);
+        return rc;
+    }
     vyre_compile_request req = {k->kind, k->src, k->len, arch, sw->entry, NULL, 0};
     vyre_compile_result res;
     memset(&res, 0, sizeof res);
