@@ -97,9 +97,17 @@ static void add_point(vyre_results *db, int64_t run, int seq, const char *suite,
     free(s);
 }
 
+static int64_t make_run_ex(double slow, size_t nlaunch, vyre_bench_run_status status);
+
 /* A run: a geometric sweep of N (1K to 1M, x4) and one point with many
  * samples; `slow` scales every time. Returns the run id. */
 static int64_t make_run(double slow)
+{
+    return make_run_ex(slow, 400, VYRE_RUN_DONE);
+}
+
+/* The same with nlaunch samples in launch.stream, finished as status. */
+static int64_t make_run_ex(double slow, size_t nlaunch, vyre_bench_run_status status)
 {
     vyre_results *db = NULL;
     vyre_error e;
@@ -120,9 +128,9 @@ static int64_t make_run(double slow)
         add_point(db, r.id, seq++, "sweep", "add_k", axes, slow * (2000 + n * 0.01), 40,
                   n > 100000 ? VYRE_STOP_TIMEOUT : VYRE_STOP_NOISE_OK, "");
     }
-    add_point(db, r.id, seq++, "launch", "launch.stream", "", slow * 3900, 400, VYRE_STOP_NOISE_OK,
-              "clocks varied during the point");
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    add_point(db, r.id, seq++, "launch", "launch.stream", "", slow * 3900, nlaunch,
+              VYRE_STOP_NOISE_OK, "clocks varied during the point");
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, status, NULL, &e), 0, "%s", e.message);
     vyre_results_close(db);
     return r.id;
 }
@@ -787,6 +795,59 @@ Test(bench_view, run_prints_the_fitted_table_per_suite)
         s += len + (s[len] == '\n');
     }
     tu_proc_free(&p);
+}
+
+/* Runs plot with a gnuplot that appends each script it is given to a file
+ * and then fails (real_too 0: nothing is written, exit 2) or runs the real
+ * one; returns the scripts (the caller frees them). */
+static char *plot_scripts_of(const char *const *args, int real_too)
+{
+    char bindir[700], fake[760], path_env[800], kept[760], text[2048];
+    snprintf(bindir, sizeof bindir, "%s/bin", g_tmp);
+    mkdir(bindir, 0700);
+    snprintf(fake, sizeof fake, "%s/gnuplot", bindir);
+    snprintf(kept, sizeof kept, "%s/kept.gp", g_tmp);
+    unlink(kept);
+    snprintf(text, sizeof text, "#!/bin/sh\ncat \"$1\" >> '%s'\n%s\n", kept,
+             real_too ? "exec /usr/bin/gnuplot \"$@\"" : "exit 1");
+    tu_write_file(fake, text, strlen(text));
+    cr_assert_eq(chmod(fake, 0700), 0);
+    snprintf(path_env, sizeof path_env, "PATH=%s:/usr/bin:/bin", bindir);
+    tu_proc p;
+    bench_env(&p, args, path_env);
+    cr_assert_eq(p.exit_code, real_too ? 0 : 2, "%s", p.err);
+    tu_proc_free(&p);
+    char *s = tu_read_file(kept, NULL);
+    cr_assert_not_null(s);
+    return s;
+}
+
+/* Issue 25: the compare chart's ratio axis was linear; histograms of runs
+ * with unequal sample counts were raw counts; an interrupted run had no
+ * mark. */
+Test(bench_view, plots_log_ratio_axis_normalised_histograms_interrupted_mark)
+{
+    make_run_ex(1, 400, VYRE_RUN_DONE);
+    make_run_ex(1.1, 100, VYRE_RUN_INTERRUPTED);
+    char out[700];
+    snprintf(out, sizeof out, "%s/cmp.svg", g_tmp);
+    char *gp = plot_scripts_of(ARGS("plot", "--db", g_db, "-o", out, "1", "2"), 0);
+    cr_assert(strstr(gp, "set logscale x 2\n"), "%s", gp);
+    cr_assert(strstr(gp, "median ratio B/A, log scale"), "%s", gp);
+    cr_assert(strstr(gp, "set label 'run 2 interrupted: its unfinished points are missing'"), "%s",
+              gp);
+    free(gp);
+
+    /* Every chart (the HTML report), drawn by the real gnuplot. */
+    need_gnuplot();
+    snprintf(out, sizeof out, "%s/report.html", g_tmp);
+    gp = plot_scripts_of(ARGS("plot", "--db", g_db, "-o", out, "1", "2"), 1);
+    /* launch.stream: 400 samples against 100, each bar its run's share. */
+    cr_assert(strstr(gp, "set ylabel 'fraction of the run samples (normalised: unequal counts)'"),
+              "%s", gp);
+    cr_assert(strstr(gp, "'run 2 (interrupted) (100)'"), "%s", gp);
+    cr_assert(strstr(gp, "'run 2 (interrupted) BLOCK=256'"), "%s", gp);
+    free(gp);
 }
 
 Test(bench_view, a_failing_gnuplot_is_reported_and_nothing_is_written)
