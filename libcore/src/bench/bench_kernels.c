@@ -198,7 +198,7 @@ const vyre_bench_kernel *vyre_bench_kernels(size_t *n)
  * sm_75: the driver JITs it for any later GPU (its JIT cache keeps the
  * result), so neither NVRTC nor nvcc is needed at run time. */
 const char vyre__bench_block_ptx[] = "//\n"
-                                     "// vyre-bench blocking kernel\n"
+                                     "// vyre bench: blocking kernel\n"
                                      "//\n"
                                      ".version 7.0\n"
                                      ".target sm_75\n"
@@ -244,7 +244,7 @@ const char vyre__bench_block_ptx[] = "//\n"
  * fold nor drop the loop) and stores its last value. PTX 7.0 for sm_75, as
  * the blocking kernel: the driver JITs it, no NVRTC needed. */
 const char vyre__bench_reference_ptx[] = "//\n"
-                                         "// vyre-bench GPU reference kernel\n"
+                                         "// vyre bench: GPU reference kernel\n"
                                          "//\n"
                                          ".version 7.0\n"
                                          ".target sm_75\n"
