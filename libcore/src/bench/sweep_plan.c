@@ -19,8 +19,6 @@
 #include "vyre/compile.h"
 #include "vyre/nvrtc.h"
 
-static int check_entry(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, vyre_error *err);
-
 int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, vyre_error *err)
 {
     memset(k, 0, sizeof *k);
@@ -43,12 +41,7 @@ int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, v
         vyre__ptx_info_read(k->src, k->len, sw->entry, &k->ptx);
         k->have_ptx = 1;
     }
-    rc = sw->entry ? check_entry(sw, k, err) : VYRE_OK;
-    if (rc) {
-        free(k->src);
-        memset(k, 0, sizeof *k);
-    }
-    return rc;
+    return VYRE_OK;
 }
 
 #define IDENT_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
@@ -278,6 +271,8 @@ int vyre__bench_sweep_check(const vyre_bench_sweep *sw, int cc_major, int cc_min
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_sweep_check: bad arguments");
     vyre__sweep_kernel k;
     int rc = vyre__sweep_kernel_load(sw, &k, err);
+    if (!rc && (rc = check_entry(sw, &k, err)) != VYRE_OK)
+        vyre__sweep_kernel_release(&k);
     if (rc)
         return rc;
     vyre__sweep_binding b;
@@ -306,6 +301,8 @@ int vyre_bench_sweep_plan_make(const vyre_bench_sweep *sw, vyre_bench_sweep_plan
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_sweep_plan_make: bad arguments");
     vyre__sweep_kernel k;
     int rc = vyre__sweep_kernel_load(sw, &k, err);
+    if (!rc && (rc = check_entry(sw, &k, err)) != VYRE_OK)
+        vyre__sweep_kernel_release(&k);
     if (rc)
         return rc;
     plan->source_kind = vyre_source_kind_name(k.kind);
