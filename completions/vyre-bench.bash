@@ -69,13 +69,13 @@ _vyre_bench()
         fi
         ;;
     runs)
-        COMPREPLY=($(compgen -W "--db --limit --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--db --limit --json --wide --width --help" -- "$cur"))
         ;;
     show)
         COMPREPLY=($(compgen -W "--db --kernels --json --wide --width --help last last-1" -- "$cur"))
         ;;
     compare)
-        COMPREPLY=($(compgen -W "--db --alpha --min-effect --max-noise --strict --allow-missing --json --help last last-1" -- "$cur"))
+        COMPREPLY=($(compgen -W "--db --alpha --min-effect --max-noise --strict --allow-missing --json --csv --wide --width --help last last-1" -- "$cur"))
         ;;
     export)
         COMPREPLY=($(compgen -W "--db --csv --json --help last last-1" -- "$cur"))

@@ -128,7 +128,8 @@ Test(bench_rm, removes_runs_with_everything_they_hold)
     char ida[24], idc[24];
     snprintf(ida, sizeof ida, "%lld", (long long)a);
     snprintf(idc, sizeof idc, "%lld", (long long)c);
-    bench(&p, ARGS("rm", "--db", g_db, ida, "last"));
+    /* 'last' is the last done run (b), not the interrupted c: name c by id. */
+    bench(&p, ARGS("rm", "--db", g_db, ida, idc));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_expect_str_eq(p.err, "");
     char want[1024];

@@ -229,6 +229,74 @@ Test(bench_spec, the_kernel_checks_the_spec)
                       "--arch out or regenerate the PTX\n");
 }
 
+/* A misspelled entry is the error, in a dry run too, naming the module's
+ * entries (issue 25: --dry-run passed; a version-2 spec said "$.block is
+ * missing", the block being the missing entry's .reqntid). */
+Test(bench_spec, a_wrong_entry_is_named_first_with_the_modules_entries)
+{
+    tu_proc p;
+    bench(&p, ARGS("run", ADD_PTX, "--entry", "add_kernl", "-a", "N=1024", "--dry-run"));
+    cr_expect_eq(p.exit_code, 2);
+    char want[2048];
+    snprintf(want, sizeof want,
+             "vyre-bench: error: kernel '%s' has no entry 'add_kernl'\n"
+             "hint: check --entry; the module has: add_kernel\n",
+             ADD_PTX);
+    cr_expect_str_eq(p.err, want);
+    cr_expect_str_eq(p.out, "");
+    tu_proc_free(&p);
+
+    char spec[600];
+    snprintf(spec, sizeof spec, "%s/typo.json", g_tmp);
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"version\": 2, \"kernel\": \"%s\", \"entry\": \"add_kernal\",\n"
+             " \"axes\": {\"N\": [1024]}, \"grid\": \"ceil(N/1024)\",\n \"args\": %s}\n",
+             ADD_PTX, ADD_ARGS);
+    tu_write_file(spec, text, strlen(text));
+    bench(&p, ARGS("run", "--spec", spec, "--dry-run"));
+    cr_expect_eq(p.exit_code, 2);
+    snprintf(want, sizeof want,
+             "vyre-bench: error: kernel '%s' has no entry 'add_kernal'\n"
+             "hint: fix \"entry\" in the spec; the module has: add_kernel\n",
+             ADD_PTX);
+    cr_expect_str_eq(p.err, want);
+    tu_proc_free(&p);
+
+    /* CUDA C: the __global__ functions it defines. */
+    char cu[600];
+    snprintf(cu, sizeof cu, "%s/two.cu", g_tmp);
+    static const char src[] = "extern \"C\" __global__ void scale(float *x, int n) {}\n"
+                              "extern \"C\" __global__ void\nshift (float *x, int n) {}\n";
+    tu_write_file(cu, src, strlen(src));
+    bench(&p, ARGS("run", cu, "--entry", "scal", "-a", "N=1024", "--dry-run"));
+    cr_expect_eq(p.exit_code, 2);
+    snprintf(want, sizeof want,
+             "vyre-bench: error: kernel '%s' has no entry 'scal'\n"
+             "hint: check --entry; the module has: scale, shift\n",
+             cu);
+    cr_expect_str_eq(p.err, want);
+    tu_proc_free(&p);
+}
+
+/* NVRTC's log names the file compiled (issue 25: "kernel.cu(1): error"
+ * for bad.cu). */
+Test(bench_spec, the_compiler_log_names_the_real_file)
+{
+    char cu[600];
+    snprintf(cu, sizeof cu, "%s/bad.cu", g_tmp);
+    static const char src[] = "extern \"C\" __global__ void k(float *x) { x[0] = undefined_y; }\n";
+    tu_write_file(cu, src, strlen(src));
+    tu_proc p;
+    bench(&p, ARGS("run", cu, "--entry", "k", "-a", "N=1024", "--dry-run"));
+    cr_expect_eq(p.exit_code, 2, "%s", p.err);
+    char want[700];
+    snprintf(want, sizeof want, "%s(1): error", cu);
+    cr_expect(strstr(p.err, want), "%s", p.err);
+    cr_expect(!strstr(p.err, "kernel.cu"), "%s", p.err);
+    tu_proc_free(&p);
+}
+
 Test(bench_spec, version_1_specs_keep_their_meaning)
 {
     /* Today's spec: grid is threads (ceil(N / block) blocks), no version. */

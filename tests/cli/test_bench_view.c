@@ -97,9 +97,17 @@ static void add_point(vyre_results *db, int64_t run, int seq, const char *suite,
     free(s);
 }
 
+static int64_t make_run_ex(double slow, size_t nlaunch, vyre_bench_run_status status);
+
 /* A run: a geometric sweep of N (1K to 1M, x4) and one point with many
  * samples; `slow` scales every time. Returns the run id. */
 static int64_t make_run(double slow)
+{
+    return make_run_ex(slow, 400, VYRE_RUN_DONE);
+}
+
+/* The same with nlaunch samples in launch.stream, finished as status. */
+static int64_t make_run_ex(double slow, size_t nlaunch, vyre_bench_run_status status)
 {
     vyre_results *db = NULL;
     vyre_error e;
@@ -120,9 +128,9 @@ static int64_t make_run(double slow)
         add_point(db, r.id, seq++, "sweep", "add_k", axes, slow * (2000 + n * 0.01), 40,
                   n > 100000 ? VYRE_STOP_TIMEOUT : VYRE_STOP_NOISE_OK, "");
     }
-    add_point(db, r.id, seq++, "launch", "launch.stream", "", slow * 3900, 400, VYRE_STOP_NOISE_OK,
-              "clocks varied during the point");
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    add_point(db, r.id, seq++, "launch", "launch.stream", "", slow * 3900, nlaunch,
+              VYRE_STOP_NOISE_OK, "clocks varied during the point");
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, status, NULL, &e), 0, "%s", e.message);
     vyre_results_close(db);
     return r.id;
 }
@@ -226,6 +234,119 @@ Test(bench_view, piped_show_stays_markdown_and_wide_shows_everything)
     cr_assert(strstr(p.out, "noise-ok: a long sentence about why it stopped after 40 samples"),
               "%s", p.out);
     cr_assert(!strstr(p.out, "\nstop:"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+/* Every line of out fits in width. */
+static void check_all_lines_fit(const char *what, const char *out, int width)
+{
+    for (const char *p = out; *p;) {
+        size_t len = strcspn(p, "\n");
+        cr_assert_leq(len, (size_t)width, "%s: a %zu-column line at width %d:\n%s", what, len,
+                      width, out);
+        p += len + (p[len] == '\n');
+    }
+}
+
+/* compare and runs fit 80 and 200 columns through the shared table module
+ * (issue 25: compare was about 170 columns; --width was unknown). */
+Test(bench_view, compare_and_runs_fit_80_and_200_columns)
+{
+    make_run(1);
+    make_run(1.2);
+    static const int widths[] = {80, 200};
+    for (size_t i = 0; i < 2; i++) {
+        char w[8];
+        snprintf(w, sizeof w, "%d", widths[i]);
+        tu_proc p;
+        bench(&p, ARGS("compare", "--db", g_db, "--width", w, "1", "2"));
+        cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+        check_all_lines_fit("compare", p.out, widths[i]);
+        cr_assert(!strstr(p.out, "| "), "markdown at width %d:\n%s", widths[i], p.out);
+        cr_assert(strstr(p.out, "\nbenchmark "), "%s", p.out);
+        cr_assert(strstr(p.out, "B/A") && strstr(p.out, "verdict"), "%s", p.out);
+        cr_assert(strstr(p.out, "SLOWER"), "%s", p.out);
+        if (widths[i] == 200) /* every column */
+            cr_assert(strstr(p.out, "noise A") && strstr(p.out, "interval") &&
+                          strstr(p.out, "  p  ") && strstr(p.out, "N=1048576 BLOCK=256"),
+                      "%s", p.out);
+        else
+            cr_assert(!strstr(p.out, "noise A"), "%s", p.out);
+        tu_proc_free(&p);
+
+        bench(&p, ARGS("runs", "--db", g_db, "--width", w));
+        cr_assert_eq(p.exit_code, 0, "%s", p.err);
+        check_all_lines_fit("runs", p.out, widths[i]);
+        cr_assert(strstr(p.out, "RUN") && strstr(p.out, "STATUS") && strstr(p.out, "SUITES"), "%s",
+                  p.out);
+        if (widths[i] == 200)
+            cr_assert(strstr(p.out, "NVIDIA H100 80GB HBM3  sweep:add.ptx:add_k\n"), "%s", p.out);
+        tu_proc_free(&p);
+    }
+    /* --wide: every compare column; piped without --width: markdown. */
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", g_db, "--width", "80", "--wide", "1", "2"));
+    cr_assert(strstr(p.out, "noise A") && !strstr(p.out, "| "), "%s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
+    cr_assert(strstr(p.out, "| benchmark "), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+Test(bench_view, compare_csv_has_a_row_per_point)
+{
+    make_run(1);
+    make_run(1.2);
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", g_db, "--csv", "1", "2"));
+    cr_assert_eq(p.exit_code, 1, "the exit status of the table: %s", p.err);
+    const char *hdr = "suite,benchmark,axes,device,mode,median_a_ns,median_b_ns,noise_a_ratio,"
+                      "noise_b_ratio,median_ratio,ci_low_ratio,ci_high_ratio,threshold_ratio,"
+                      "p_value,verdict\n";
+    cr_assert(strncmp(p.out, hdr, strlen(hdr)) == 0, "%s", p.out);
+    size_t lines = 0;
+    for (const char *s = p.out; (s = strchr(s, '\n')); s++)
+        lines++;
+    cr_assert_eq(lines, 1 + 7, "%s", p.out);
+    cr_assert(strstr(p.out, "\nsweep,add_k,N=1024 BLOCK=256,0,hot,"), "%s", p.out);
+    cr_assert(strstr(p.out, ",slower\n"), "%s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--csv", "--json", "1", "2"));
+    cr_assert_eq(p.exit_code, 2);
+    tu_proc_free(&p);
+}
+
+/* A GPU column of '-' only is as wide as its header (issue 25: 30 wide). */
+Test(bench_view, runs_columns_are_as_wide_as_their_cells)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_db, &db, NULL), 0);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "cache");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    vyre_results_close(db);
+    tu_proc p;
+    bench(&p, ARGS("runs", "--db", g_db));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "  GPU  SUITES\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "  done   ") && strstr(p.out, "  -    cache\n"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+/* show --kernels says so for a point without records (issue 25: it said
+ * nothing, as if --kernels had not been given). */
+Test(bench_view, show_kernels_names_points_without_records)
+{
+    make_run(1);
+    tu_proc p;
+    bench(&p, ARGS("show", "--db", g_db, "--kernels", "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "\npoint 1 add_k N=1024 BLOCK=256: no kernel records (host point, "
+                            "--no-kernels, or no launch seen)\n"),
+              "%s", p.out);
+    cr_assert(strstr(p.out, "\npoint 7 launch.stream: no kernel records"), "%s", p.out);
     tu_proc_free(&p);
 }
 
@@ -674,6 +795,59 @@ Test(bench_view, run_prints_the_fitted_table_per_suite)
         s += len + (s[len] == '\n');
     }
     tu_proc_free(&p);
+}
+
+/* Runs plot with a gnuplot that appends each script it is given to a file
+ * and then fails (real_too 0: nothing is written, exit 2) or runs the real
+ * one; returns the scripts (the caller frees them). */
+static char *plot_scripts_of(const char *const *args, int real_too)
+{
+    char bindir[700], fake[760], path_env[800], kept[760], text[2048];
+    snprintf(bindir, sizeof bindir, "%s/bin", g_tmp);
+    mkdir(bindir, 0700);
+    snprintf(fake, sizeof fake, "%s/gnuplot", bindir);
+    snprintf(kept, sizeof kept, "%s/kept.gp", g_tmp);
+    unlink(kept);
+    snprintf(text, sizeof text, "#!/bin/sh\ncat \"$1\" >> '%s'\n%s\n", kept,
+             real_too ? "exec /usr/bin/gnuplot \"$@\"" : "exit 1");
+    tu_write_file(fake, text, strlen(text));
+    cr_assert_eq(chmod(fake, 0700), 0);
+    snprintf(path_env, sizeof path_env, "PATH=%s:/usr/bin:/bin", bindir);
+    tu_proc p;
+    bench_env(&p, args, path_env);
+    cr_assert_eq(p.exit_code, real_too ? 0 : 2, "%s", p.err);
+    tu_proc_free(&p);
+    char *s = tu_read_file(kept, NULL);
+    cr_assert_not_null(s);
+    return s;
+}
+
+/* Issue 25: the compare chart's ratio axis was linear; histograms of runs
+ * with unequal sample counts were raw counts; an interrupted run had no
+ * mark. */
+Test(bench_view, plots_log_ratio_axis_normalised_histograms_interrupted_mark)
+{
+    make_run_ex(1, 400, VYRE_RUN_DONE);
+    make_run_ex(1.1, 100, VYRE_RUN_INTERRUPTED);
+    char out[700];
+    snprintf(out, sizeof out, "%s/cmp.svg", g_tmp);
+    char *gp = plot_scripts_of(ARGS("plot", "--db", g_db, "-o", out, "1", "2"), 0);
+    cr_assert(strstr(gp, "set logscale x 2\n"), "%s", gp);
+    cr_assert(strstr(gp, "median ratio B/A, log scale"), "%s", gp);
+    cr_assert(strstr(gp, "set label 'run 2 interrupted: its unfinished points are missing'"), "%s",
+              gp);
+    free(gp);
+
+    /* Every chart (the HTML report), drawn by the real gnuplot. */
+    need_gnuplot();
+    snprintf(out, sizeof out, "%s/report.html", g_tmp);
+    gp = plot_scripts_of(ARGS("plot", "--db", g_db, "-o", out, "1", "2"), 1);
+    /* launch.stream: 400 samples against 100, each bar its run's share. */
+    cr_assert(strstr(gp, "set ylabel 'fraction of the run samples (normalised: unequal counts)'"),
+              "%s", gp);
+    cr_assert(strstr(gp, "'run 2 (interrupted) (100)'"), "%s", gp);
+    cr_assert(strstr(gp, "'run 2 (interrupted) BLOCK=256'"), "%s", gp);
+    free(gp);
 }
 
 Test(bench_view, a_failing_gnuplot_is_reported_and_nothing_is_written)

@@ -354,6 +354,12 @@ Test(bench_db, resolve_run_references)
 {
     vyre_results *db = open_ok();
     int64_t a = begin_run(db, "cache"), b = begin_run(db, "cache");
+    cr_assert_eq(vyre_bench_run_finish(db, a, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre_bench_run_finish(db, b, VYRE_RUN_DONE, NULL, NULL), 0);
+    /* Newer runs that are not done: last and last-N skip them (issue 25). */
+    int64_t failed = begin_run(db, "launch");
+    cr_assert_eq(vyre_bench_run_finish(db, failed, VYRE_RUN_FAILED, "no GPU", NULL), 0);
+    int64_t running = begin_run(db, "cache");
     int64_t id = 0;
     vyre_error e;
     vyre_error_clear(&e);
@@ -366,7 +372,11 @@ Test(bench_db, resolve_run_references)
     cr_assert_eq(vyre_bench_run_resolve(db, ref, &id, NULL), 0);
     cr_assert_eq(id, a);
     cr_assert_eq(vyre_bench_run_resolve(db, "last-2", &id, &e), VYRE_ENOENT);
-    cr_assert(strstr(e.message, "no run 'last-2'"), "%s", e.message);
+    cr_assert(strstr(e.message, "no done run 'last-2'"), "%s", e.message);
+    /* By id, a run that is not done is still reachable. */
+    snprintf(ref, sizeof ref, "%lld", (long long)running);
+    cr_assert_eq(vyre_bench_run_resolve(db, ref, &id, NULL), 0);
+    cr_assert_eq(id, running);
     cr_assert_eq(vyre_bench_run_resolve(db, "999", &id, &e), VYRE_ENOENT);
     cr_assert(strstr(e.message, "no run 999"), "%s", e.message);
     cr_assert_eq(e.remedy, VYRE_REMEDY_BENCH_RUNS);
@@ -376,8 +386,9 @@ Test(bench_db, resolve_run_references)
     vyre_bench_run *runs = NULL;
     size_t n = 0;
     cr_assert_eq(vyre_bench_runs_list(db, 0, &runs, &n, NULL), 0);
-    cr_assert_eq(n, 2);
-    cr_assert_eq(runs[0].id, b, "newest first");
+    cr_assert_eq(n, 4);
+    cr_assert_eq(runs[0].id, running, "newest first");
+    cr_assert_eq(runs[2].id, b);
     vyre_bench_run_list_free(runs);
     vyre_results_close(db);
 }
@@ -645,5 +656,30 @@ Test(bench_db, run_suites_fails_a_gpu_suite_named_by_the_user)
     cr_assert_eq(r.status, VYRE_RUN_FAILED);
     cr_assert_str_eq(r.message, e.message);
     vyre_bench_run_result_release(&res);
+    vyre_results_close(db);
+}
+
+/* A run reads back with the suites that have a point, in the order asked
+ * (issue 25: without a GPU, 'launch,memcpy,cache' while only cache ran...
+ * here launch ran and the rest did not); a run with no point keeps the
+ * suites it asked for. */
+Test(bench_db, runs_show_the_suites_that_ran)
+{
+    vyre_results *db = open_ok();
+    int64_t a = begin_run(db, "memcpy,launch,sweep:k.ptx:add");
+    const double x[3] = {10, 11, 12};
+    add_point(db, a, 0, "launch.empty", x, 3);
+    int64_t b = begin_run(db, "launch,cache");
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, a, &r, NULL), 0);
+    cr_expect_str_eq(r.suites, "launch");
+    cr_assert_eq(vyre_bench_run_get(db, b, &r, NULL), 0);
+    cr_expect_str_eq(r.suites, "launch,cache");
+    vyre_bench_run *list = NULL;
+    size_t n = 0;
+    cr_assert_eq(vyre_bench_runs_list(db, 0, &list, &n, NULL), 0);
+    cr_assert_eq(n, 2);
+    cr_expect_str_eq(list[1].suites, "launch");
+    vyre_bench_run_list_free(list);
     vyre_results_close(db);
 }

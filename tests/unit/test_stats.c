@@ -215,6 +215,17 @@ Test(stats, stop_rules)
                 "noisy: 10.13% > 0.50% after 40 samples");
     expect_stop(vyre_stats_stop_check(&rule, &r, 15.0, 15.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: noise 10.13% > 0.50% after 40 samples, 15.0 s");
+    /* Stored with a point: no figure of its own beside the noise column
+     * (issue 25), the threshold and the rest kept. */
+    vyre_stats_stop_decision d = vyre_stats_stop_check(&rule, &r, 15.0, 15.0);
+    d.noise = NAN;
+    expect_stop(d, &rule, 1, VYRE_STOP_TIMEOUT, "timeout: noise > 0.50% after 40 samples, 15.0 s");
+    r = quiet(20);
+    d = vyre_stats_stop_check(&rule, &r, 0.6, 1.0);
+    d.noise = NAN;
+    expect_stop(d, &rule, 1, VYRE_STOP_NOISE_OK,
+                "noise-ok: noise <= 0.50% after 20 samples, 0.60 s");
+    r = noisy(40);
     /* A kernel so slow that the timeout comes before the minimum samples. */
     r = noisy(3);
     expect_stop(vyre_stats_stop_check(&rule, &r, 15.5, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,

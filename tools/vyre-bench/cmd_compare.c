@@ -21,6 +21,7 @@
 #include "tool_dispatch.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
+#include "tool_table.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -28,7 +29,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: vyre-bench compare [--db PATH] [--alpha P] [--min-effect PCT]\n"
             "                          [--max-noise PCT] [--strict] [--allow-missing]\n"
-            "                          [--json] RUN_A RUN_B\n\n"
+            "                          [--json | --csv] [--wide] [--width N] RUN_A RUN_B\n\n"
             "Compare run B against run A (the baseline), point by point, on their stored\n"
             "samples. Each side's noise is 1.4826 MAD / median (of the round medians\n"
             "when the rounds disagree more); the ratio of medians B/A gets a\n"
@@ -42,14 +43,21 @@ static void usage(FILE *out)
             "than 2%% the verdict must\n"
             "hold in clock cycles too. A change beyond 1 +- t that fails either is\n"
             "DRIFT; NOISY when either side's noise is above the noise limit; otherwise\n"
-            "SAME. The Mann-Whitney U p is shown too.\n\n"
+            "SAME. The Mann-Whitney U p is shown too. RUN is a run id, 'last' or\n"
+            "'last-N' (the last done run, or the Nth done run before it).\n\n"
             "  --alpha P          1 - confidence level of the interval (default 0.01)\n"
-            "  --min-effect PCT   smallest change that counts, percent (default 2)\n"
-            "  --max-noise PCT    noise above which a point is NOISY, percent (default 10)\n"
+            "  --min-effect PCT   smallest change that counts (default 2%%): 5%%, 5 and\n"
+            "                     0.05 all mean 5%% (a bare number below 1 is a fraction)\n"
+            "  --max-noise PCT    noise above which a point is NOISY (default 10%%), as\n"
+            "                     --min-effect: 10%%, 10 or 0.1\n"
             "  --strict           NOISY points fail the gate (exit 1)\n"
             "  --allow-missing    points only one run has do not stop the comparison\n"
             "  --json             one JSON document (schema_version %d) instead of the\n"
-            "                     table; the exit status is the same\n\n"
+            "                     table; the exit status is the same\n"
+            "  --csv              one CSV row per point (the --json fields), same exit\n"
+            "  --wide             on a terminal, every column\n"
+            "  --width N          fit the table to N columns, terminal or not (piped\n"
+            "                     without it: the full markdown table)\n\n"
             "exit status: 0 both runs done, every point matched, none SLOWER\n"
             "             (nor NOISY with --strict)\n"
             "             1 some point SLOWER (or NOISY with --strict)\n"
@@ -117,6 +125,23 @@ static int parse_num(const char *opt, const char *s, double *out)
     return 0;
 }
 
+/* A share as a ratio: "5%" (a percentage), "0.05" (a bare number below 1:
+ * a fraction) or "5" (a bare number from 1 up: a percentage, as the option
+ * always took). Both spellings users bring from hyperfine and nvbench work;
+ * the split at 1 is unambiguous for these options, where a change or a
+ * noise of 100% or more is never a useful threshold. */
+static int parse_share(const char *opt, const char *s, double *ratio)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    int pct = end != s && *end == '%' && end[1] == '\0';
+    if (!*s || end == s || (*end && !pct) || !isfinite(v) || v < 0)
+        return tool_usage_error("compare", "give a percentage such as 5%, 5 or 0.05 (all 5%)",
+                                "bad value '%s' for %s", s, opt);
+    *ratio = pct || v >= 1 ? v / 100.0 : v;
+    return 0;
+}
+
 static json_t *ns_or_null(int known, double ns)
 {
     return known && isfinite(ns) ? json_integer((json_int_t)llround(ns)) : json_null();
@@ -164,27 +189,38 @@ static void row_json_rounds(json_t *o, const vyre_bench_cmp_row *r)
     json_object_set_new(o, "cycles", cycles_json(r));
 }
 
-/* One line per reference both runs measured: the machine's drift. */
-static void print_references(const vyre_bench_cmp_row *rows, size_t n)
+/* One line per reference both runs measured: the machine's drift (broken
+ * at blanks to fit width, when > 0). */
+static void print_references(const vyre_bench_cmp_row *rows, size_t n, int width)
 {
-    int any = 0;
+    char line[2048];
+    size_t len = 0;
     for (size_t i = 0; i < n; i++) {
         const vyre_bench_cmp_row *r = &rows[i];
-        if (!r->is_reference || !r->has_a || !r->has_b)
+        if (!r->is_reference || !r->has_a || !r->has_b || len >= sizeof line)
             continue;
-        char dev[16];
+        char dev[16], name[TOOL_CLEAN_SIZE(sizeof r->a.benchmark)];
         bench_format_device(&r->a, dev, sizeof dev);
-        printf("%s %s%s%s B/A %.3fx [%.3f, %.3f]",
-               any ? "," : "machine drift (references):", r->a.benchmark,
-               r->a.device >= 0 ? " dev " : "", r->a.device >= 0 ? dev : "", r->cmp.ratio,
-               r->cmp.ratio_lo, r->cmp.ratio_hi);
-        any = 1;
+        int k =
+            snprintf(line + len, sizeof line - len, "%s %s%s%s B/A %.3fx [%.3f, %.3f]",
+                     len ? "," : "machine drift (references):",
+                     tool_clean(r->a.benchmark, name, sizeof name), r->a.device >= 0 ? " dev " : "",
+                     r->a.device >= 0 ? dev : "", r->cmp.ratio, r->cmp.ratio_lo, r->cmp.ratio_hi);
+        len = k < 0 ? len : len + (size_t)k < sizeof line ? len + (size_t)k : sizeof line - 1;
     }
-    if (any)
-        printf("\nthe SAME band of each point is widened by its timer's reference drift\n\n");
-    else
-        printf("no reference measured in both runs: no drift widening (runs before "
-               "rounds, or a GPU run without reference.gpu)\n\n");
+    if (len) {
+        bench_print_wrapped(stdout, line, width);
+        bench_print_wrapped(stdout,
+                            "the SAME band of each point is widened by its timer's reference "
+                            "drift",
+                            width);
+    } else {
+        bench_print_wrapped(stdout,
+                            "no reference measured in both runs: no drift widening (runs before "
+                            "rounds, or a GPU run without reference.gpu)",
+                            width);
+    }
+    putchar('\n');
 }
 
 /* Verdicts counted over the rows. */
@@ -267,6 +303,40 @@ static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
     tool_json_print(stdout, o);
 }
 
+/* The comparison as CSV: a header and one row per point, the fields of
+ * --json's points (the reals as its printer writes them). */
+static void print_csv(const vyre_bench_cmp_row *rows, size_t n)
+{
+    fputs("suite,benchmark,axes,device,mode,median_a_ns,median_b_ns,noise_a_ratio,"
+          "noise_b_ratio,median_ratio,ci_low_ratio,ci_high_ratio,threshold_ratio,p_value,"
+          "verdict\n",
+          stdout);
+    for (size_t i = 0; i < n; i++) {
+        const vyre_bench_cmp_row *r = &rows[i];
+        const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
+        int both = r->has_a && r->has_b;
+        bench_csv_text(stdout, p->suite, 0);
+        bench_csv_text(stdout, p->benchmark, 0);
+        bench_csv_text(stdout, p->axes, 0);
+        if (p->device >= 0)
+            printf("%d,", p->device);
+        else
+            putchar(',');
+        printf("%s,", vyre_bench_mode_name(p->mode));
+        bench_csv_real(stdout, r->has_a ? r->a.stats.median : NAN, 0);
+        bench_csv_real(stdout, r->has_b ? r->b.stats.median : NAN, 0);
+        const double v[] = {r->cmp.noise_a,  r->cmp.noise_b,   r->cmp.ratio, r->cmp.ratio_lo,
+                            r->cmp.ratio_hi, r->cmp.threshold, r->cmp.mw.p};
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+            bench_csv_real(stdout, both ? v[k] : NAN, 0);
+        bench_csv_text(stdout,
+                       both       ? verdict_json(r->cmp.verdict)
+                       : r->has_a ? "only_a"
+                                  : "only_b",
+                       1);
+    }
+}
+
 /* One row of the table. */
 static void print_row(const vyre_bench_cmp_row *r)
 {
@@ -298,21 +368,93 @@ static void print_row(const vyre_bench_cmp_row *r)
            ci, pv, verdict);
 }
 
-/* The markdown table: the rule used, the references, a row per point and
- * the tally. */
-static void print_table(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
-                        const vyre_bench_cmp_row *rows, size_t n, const tally *t)
+/* The columns of the fitted table (tools/common/tool_table: dropped by
+ * priority, larger first). Dropped first to last: p, dev, noise B, noise
+ * A, median B, median A, interval, axes. */
+enum { C_BENCH, C_AXES, C_DEV, C_MA, C_NA, C_MB, C_NB, C_RATIO, C_CI, C_P, C_VERDICT, NCMP };
+static const tool_table_col k_cmp_cols[NCMP] = {
+    [C_BENCH] = {"benchmark", 0, 14, 0}, [C_AXES] = {"axes", 1, 10, 0},
+    [C_DEV] = {"dev", 6, 0, 0},          [C_MA] = {"median A", 3, 0, 1},
+    [C_NA] = {"noise A", 4, 0, 1},       [C_MB] = {"median B", 3, 0, 1},
+    [C_NB] = {"noise B", 4, 0, 1},       [C_RATIO] = {"B/A", 0, 0, 1},
+    [C_CI] = {"interval", 2, 0, 0},      [C_P] = {"p", 7, 0, 1},
+    [C_VERDICT] = {"verdict", 0, 0, 0},
+};
+#define CMP_CELL 272
+
+/* The cells of a row (cleaned for a terminal). */
+static void fill_cmp_row(const vyre_bench_cmp_row *r, char (*cell)[CMP_CELL])
 {
-    printf("run %" PRId64 " (baseline) vs run %" PRId64
-           ": bootstrap %g%% interval of the median ratio over rounds, min effect %g%%, max noise "
-           "%g%%\n",
-           a, b, (1 - co->alpha) * 100, co->min_effect * 100, co->max_noise * 100);
+    const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
+    bench_label(p, cell[C_BENCH], CMP_CELL);
+    tool_clean(p->axes[0] ? p->axes : "-", cell[C_AXES], CMP_CELL);
+    bench_format_device(p, cell[C_DEV], CMP_CELL);
+    bench_format_ns(r->has_a ? r->a.stats.median : NAN, cell[C_MA], CMP_CELL);
+    bench_format_ns(r->has_b ? r->b.stats.median : NAN, cell[C_MB], CMP_CELL);
+    if (r->has_a && r->has_b) {
+        snprintf(cell[C_NA], CMP_CELL, "%.1f%%", r->cmp.noise_a * 100);
+        snprintf(cell[C_NB], CMP_CELL, "%.1f%%", r->cmp.noise_b * 100);
+        snprintf(cell[C_RATIO], CMP_CELL, "%.3fx", r->cmp.ratio);
+        snprintf(cell[C_CI], CMP_CELL, "[%.3f, %.3f]", r->cmp.ratio_lo, r->cmp.ratio_hi);
+        format_p(r->cmp.mw.p, cell[C_P], CMP_CELL);
+        snprintf(cell[C_VERDICT], CMP_CELL, "%s", vyre_stats_verdict_name(r->cmp.verdict));
+    } else {
+        for (int c = C_NA; c <= C_P; c++)
+            if (c != C_MB)
+                snprintf(cell[c], CMP_CELL, "-");
+        snprintf(cell[C_VERDICT], CMP_CELL, "%s", r->has_a ? "only A" : "only B");
+    }
+}
+
+/* The rows fitted to width (-1: every column at its natural width). */
+static void print_fitted(const vyre_bench_cmp_row *rows, size_t n, int width)
+{
+    char(*cells)[CMP_CELL] = calloc((n ? n : 1) * NCMP, CMP_CELL);
+    const char **ptrs = calloc((n ? n : 1) * NCMP, sizeof *ptrs);
+    if (!cells || !ptrs) {
+        free(cells);
+        free(ptrs);
+        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
+        return;
+    }
+    for (size_t r = 0; r < n; r++) {
+        fill_cmp_row(&rows[r], &cells[r * NCMP]);
+        for (size_t c = 0; c < NCMP; c++)
+            ptrs[r * NCMP + c] = cells[r * NCMP + c];
+    }
+    int natural[NCMP], widths[NCMP], w = width > 0 ? width : 0;
+    tool_table_natural(k_cmp_cols, NCMP, ptrs, n, natural);
+    tool_table_fit(k_cmp_cols, NCMP, natural, w, widths);
+    tool_table_render(stdout, k_cmp_cols, NCMP, widths, ptrs, n, w);
+    free(cells);
+    free(ptrs);
+}
+
+/* The table: the rule used, the references, a row per point and the
+ * tally; width 0 (piped) the markdown table, else fitted to width (-1:
+ * --wide). */
+static void print_table(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
+                        const vyre_bench_cmp_row *rows, size_t n, const tally *t, int width)
+{
+    char head[512];
+    snprintf(head, sizeof head,
+             "run %" PRId64 " (baseline) vs run %" PRId64
+             ": bootstrap %g%% interval of the median ratio over rounds, min effect %g%%, max "
+             "noise %g%%",
+             a, b, (1 - co->alpha) * 100, co->min_effect * 100, co->max_noise * 100);
+    bench_print_wrapped(stdout, head, width);
     for (size_t i = 0; a == b && i < n; i++)
         if (rows[i].has_b && strcmp(rows[i].b.variant, "B") == 0) {
             printf("run %" PRId64 ": variant B against variant A of its points (run --vs)\n", a);
             break;
         }
-    print_references(rows, n);
+    print_references(rows, n, width);
+    if (width) {
+        print_fitted(rows, n, width);
+        printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu drift, %zu unmatched\n",
+               t->faster, t->slower, t->same, t->noisy, t->drift, t->unmatched);
+        return;
+    }
     printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
            "benchmark", "axes", "dev", "median A", "noise A", "median B", "noise B", "B/A",
            "interval", "p", "verdict");
@@ -326,15 +468,24 @@ static void print_table(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
 
 /* The options; 0 to go on, COMPARE_HELP_SHOWN, or the exit code. */
 #define COMPARE_HELP_SHOWN (-1)
-static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co, int *strict,
-                              int *allow_missing)
+typedef struct compare_args {
+    int strict, allow_missing, csv, wide, width;
+} compare_args;
+
+static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co, compare_args *ca)
 {
     static const struct option opts[] = {
-        {"alpha", required_argument, NULL, 'a'},     {"min-effect", required_argument, NULL, 'e'},
-        {"max-noise", required_argument, NULL, 'n'}, {"strict", no_argument, NULL, 's'},
-        {"allow-missing", no_argument, NULL, 'm'},   {NULL, 0, NULL, 0},
+        {"alpha", required_argument, NULL, 'a'},
+        {"min-effect", required_argument, NULL, 'e'},
+        {"max-noise", required_argument, NULL, 'n'},
+        {"strict", no_argument, NULL, 's'},
+        {"allow-missing", no_argument, NULL, 'm'},
+        {"csv", no_argument, NULL, 'c'},
+        {"wide", no_argument, NULL, 'w'},
+        {"width", required_argument, NULL, 'W'},
+        {NULL, 0, NULL, 0},
     };
-    double pct = -1;
+    double ratio = -1;
     int c, code = 0;
     while ((c = tool_getopt("compare", argc, argv, "", opts, usage, &code)) != -1) {
         if (c == TOOL_OPT_STOP)
@@ -344,28 +495,37 @@ static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co
             code = parse_num("--alpha", optarg, &co->alpha);
             break;
         case 'e':
-            code = parse_num("--min-effect", optarg, &pct);
-            if (!code)
-                co->min_effect = pct / 100.0;
+            code = parse_share("--min-effect", optarg, &co->min_effect);
             break;
         case 'n':
-            code = parse_num("--max-noise", optarg, &pct);
-            if (!code && pct <= 0)
-                code = tool_usage_error("compare", "give a percentage above 0, such as 10",
+            code = parse_share("--max-noise", optarg, &ratio);
+            if (!code && ratio <= 0)
+                code = tool_usage_error("compare", "give a percentage above 0, such as 10%",
                                         "bad value '%s' for --max-noise", optarg);
             if (!code)
-                co->max_noise = pct / 100.0;
+                co->max_noise = ratio;
             break;
         case 's':
-            *strict = 1;
+            ca->strict = 1;
             break;
         case 'm':
-            *allow_missing = 1;
+            ca->allow_missing = 1;
+            break;
+        case 'c':
+            ca->csv = 1;
+            break;
+        case 'w':
+            ca->wide = 1;
+            break;
+        case 'W':
+            code = bench_parse_width("compare", optarg, &ca->width);
             break;
         }
         if (code)
             return code;
     }
+    if (ca->csv && g_tool.json)
+        return bench_csv_json_conflict("compare");
     if (argc - optind != 2)
         return tool_usage_error("compare", NULL, "give two runs: RUN_A (baseline) RUN_B");
     return 0;
@@ -390,12 +550,12 @@ static int report_missing(const vyre_bench_cmp_row *missing, const tally *t, int
 int cmd_compare(int argc, char **argv)
 {
     vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
-    int strict = 0, allow_missing = 0;
-    int code = parse_compare_args(argc, argv, &co, &strict, &allow_missing);
+    compare_args ca = {0, 0, 0, 0, 0};
+    int code = parse_compare_args(argc, argv, &co, &ca);
     if (code)
         return code == COMPARE_HELP_SHOWN ? TOOL_EXIT_OK : code;
     vyre_results *db = NULL;
-    code = tool_open_db(&db);
+    code = bench_open_db_existing(&db);
     if (code)
         return code;
     vyre_error err;
@@ -420,20 +580,19 @@ int cmd_compare(int argc, char **argv)
     }
     tally t = tally_rows(rows, n);
     const vyre_bench_cmp_row *missing = t.missing;
-    if (missing && !allow_missing) {
+    if (missing && !ca.allow_missing) {
         code = report_missing(missing, &t, a, b);
         vyre_bench_cmp_row_list_free(rows);
         vyre_results_close(db);
         return code;
     }
-    int fail = t.slower || (strict && t.noisy);
-    if (g_tool.json) {
+    int fail = t.slower || (ca.strict && t.noisy);
+    if (g_tool.json)
         print_json(a, b, &co, rows, n);
-        vyre_bench_cmp_row_list_free(rows);
-        vyre_results_close(db);
-        return fail ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
-    }
-    print_table(a, b, &co, rows, n, &t);
+    else if (ca.csv)
+        print_csv(rows, n);
+    else
+        print_table(a, b, &co, rows, n, &t, bench_table_width(ca.wide, ca.width));
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
     return fail ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;

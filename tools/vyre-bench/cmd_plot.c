@@ -29,7 +29,8 @@ static void usage(FILE *out)
             ".svg and .png hold every chart in a grid (for two runs, the ratio chart);\n"
             ".html is one self-contained page: each run's facts (GPU, driver, git\n"
             "revision, command, date) and every chart inline as SVG.\n"
-            "RUN is a run id, 'last' or 'last-N' (at most %d runs).\n\n"
+            "RUN is a run id, 'last' or 'last-N' (at most %d runs; 'last' is the last\n"
+            "done run: a failed or interrupted run is named by its id).\n\n"
             "  -o, --output FILE  the file to write (its extension names the format)\n"
             "  --db PATH          results database (default "
             "$XDG_DATA_HOME/vyre/results.sqlite3)\n\n"
@@ -72,7 +73,7 @@ int cmd_plot(int argc, char **argv)
         return TOOL_EXIT_ERROR;
     }
     vyre_results *db = NULL;
-    int code = tool_open_db(&db);
+    int code = bench_open_db_existing(&db);
     if (code)
         return code;
     int64_t ids[MAX_RUNS];

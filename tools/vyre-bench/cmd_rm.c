@@ -22,7 +22,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: vyre-bench rm [--db PATH] [--json] RUN...\n"
                  "       vyre-bench rm [--db PATH] [--json] --failed\n\n"
                  "Remove runs and everything stored with them: points, samples, kernel\n"
-                 "records. RUN is an id, 'last' or 'last-N' (see 'vyre-bench runs').\n"
+                 "records. RUN is an id, 'last' or 'last-N' (see 'vyre-bench runs'; 'last'\n"
+                 "is the last done run: remove failed ones by id or with --failed).\n"
                  "All the runs named go in one transaction, or none does. A run still\n"
                  "running is refused; a run whose process died is marked interrupted first\n"
                  "and can then be removed.\n\n"
@@ -79,7 +80,7 @@ int cmd_rm(int argc, char **argv)
         return tool_usage_error("rm", "give run ids, 'last', 'last-N', or --failed",
                                 "which runs? nothing was removed");
     vyre_results *db = NULL;
-    int code = tool_open_db(&db);
+    int code = bench_open_db_existing(&db);
     if (code)
         return code;
     vyre_error err;

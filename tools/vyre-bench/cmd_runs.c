@@ -13,28 +13,82 @@
 #include "tool_dispatch.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
+#include "tool_table.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: vyre-bench runs [--db PATH] [--limit N] [--json]\n\n"
-            "List the stored runs, newest first: id, start, status, points, GPU, suites.\n\n"
+            "usage: vyre-bench runs [--db PATH] [--limit N] [--json] [--wide] [--width N]\n\n"
+            "List the stored runs, newest first: id, start, status, points, GPU, and the\n"
+            "suites that ran. On a terminal the table fits its width (columns dropped\n"
+            "or cut by priority). 'last' names the newest done run.\n\n"
             "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
             "  --limit N   at most N runs (default 20, 0: all)\n"
+            "  --wide      on a terminal, every column whole\n"
+            "  --width N   fit the table to N columns, terminal or not\n"
             "  --json      one JSON document (schema_version %d) instead of the table\n\n"
             "exit status: 0 listed, 2 usage or operational error\n",
             BENCH_RUNS_JSON_SCHEMA_VERSION);
+}
+
+/* The columns (tools/common/tool_table: dropped or cut by priority,
+ * larger first): each as wide as its widest cell, so a GPU column of '-'
+ * is three wide, not 28. */
+enum { R_ID, R_STARTED, R_STATUS, R_POINTS, R_GPU, R_SUITES, NRCOLS };
+static const tool_table_col k_run_cols[NRCOLS] = {
+    [R_ID] = {"RUN", 0, 0, 1},        [R_STARTED] = {"STARTED", 3, 0, 0},
+    [R_STATUS] = {"STATUS", 0, 0, 0}, [R_POINTS] = {"POINTS", 2, 0, 1},
+    [R_GPU] = {"GPU", 4, 10, 0},      [R_SUITES] = {"SUITES", 1, 10, 0},
+};
+#define RUN_CELL 272
+
+/* The table; width 0 (piped) or -1 (--wide): every column whole. */
+static void print_table(const vyre_bench_run *runs, size_t n, int width)
+{
+    char(*cells)[RUN_CELL] = calloc((n ? n : 1) * NRCOLS, RUN_CELL);
+    const char **ptrs = calloc((n ? n : 1) * NRCOLS, sizeof *ptrs);
+    if (!cells || !ptrs) {
+        free(cells);
+        free(ptrs);
+        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const vyre_bench_run *r = &runs[i];
+        char(*cell)[RUN_CELL] = &cells[i * NRCOLS];
+        snprintf(cell[R_ID], RUN_CELL, "%" PRId64, r->id);
+        snprintf(cell[R_STARTED], RUN_CELL, "-");
+        time_t t = (time_t)(r->started_ns / 1000000000);
+        struct tm tm;
+        if (localtime_r(&t, &tm))
+            strftime(cell[R_STARTED], RUN_CELL, "%Y-%m-%d %H:%M:%S", &tm);
+        snprintf(cell[R_STATUS], RUN_CELL, "%s", vyre_bench_run_status_name(r->status));
+        snprintf(cell[R_POINTS], RUN_CELL, "%zu", r->npoints);
+        /* Database text through tool_clean (the table cuts it after). */
+        tool_clean(r->gpu_name[0] ? r->gpu_name : "-", cell[R_GPU], RUN_CELL);
+        tool_clean(r->suites[0] ? r->suites : "-", cell[R_SUITES], RUN_CELL);
+        for (size_t c = 0; c < NRCOLS; c++)
+            ptrs[i * NRCOLS + c] = cell[c];
+    }
+    int natural[NRCOLS], widths[NRCOLS], w = width > 0 ? width : 0;
+    tool_table_natural(k_run_cols, NRCOLS, ptrs, n, natural);
+    tool_table_fit(k_run_cols, NRCOLS, natural, w, widths);
+    tool_table_render(stdout, k_run_cols, NRCOLS, widths, ptrs, n, w);
+    free(cells);
+    free(ptrs);
 }
 
 int cmd_runs(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"limit", required_argument, NULL, 'l'},
+        {"wide", no_argument, NULL, 'w'},
+        {"width", required_argument, NULL, 'W'},
         {NULL, 0, NULL, 0},
     };
     long limit = 20;
-    int c, stop = 0;
+    int c, stop = 0, wide = 0, width = 0;
     while ((c = tool_getopt("runs", argc, argv, "", opts, usage, &stop)) != -1) {
         if (c == TOOL_OPT_STOP)
             return stop;
@@ -47,12 +101,19 @@ int cmd_runs(int argc, char **argv)
                                         "bad value '%s' for --limit: expected a count", optarg);
             break;
         }
+        case 'w':
+            wide = 1;
+            break;
+        case 'W':
+            if (bench_parse_width("runs", optarg, &width))
+                return TOOL_EXIT_ERROR;
+            break;
         }
     }
     if (optind < argc)
         return tool_usage_error("runs", NULL, "unexpected argument '%s'", argv[optind]);
     vyre_results *db = NULL;
-    int code = tool_open_db(&db);
+    int code = bench_open_db_existing(&db);
     if (code)
         return code;
     vyre_error err;
@@ -77,23 +138,7 @@ int cmd_runs(int argc, char **argv)
         vyre_results_close(db);
         return TOOL_EXIT_OK;
     }
-    printf("%6s  %-19s  %-11s  %6s  %-28s  %s\n", "RUN", "STARTED", "STATUS", "POINTS", "GPU",
-           "SUITES");
-    for (size_t i = 0; i < n; i++) {
-        const vyre_bench_run *r = &runs[i];
-        char when[32] = "-";
-        time_t t = (time_t)(r->started_ns / 1000000000);
-        struct tm tm;
-        if (localtime_r(&t, &tm))
-            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-        /* Database text through tool_clean; the GPU cut to 28 columns
-         * after cleaning, so an escape is never split. */
-        char gpu[29], suites[TOOL_CLEAN_SIZE(sizeof r->suites)];
-        printf("%6" PRId64 "  %-19s  %-11s  %6zu  %-28s  %s\n", r->id, when,
-               vyre_bench_run_status_name(r->status), r->npoints,
-               tool_clean(r->gpu_name[0] ? r->gpu_name : "-", gpu, sizeof gpu),
-               tool_clean(r->suites, suites, sizeof suites));
-    }
+    print_table(runs, n, bench_table_width(wide, width));
     if (!n)
         printf("(no runs in %s)\n", vyre_results_path(db));
     vyre_bench_run_list_free(runs);

@@ -22,7 +22,9 @@ static void usage(FILE *out)
             "usage: vyre-bench show [--db PATH] [--kernels] [--json] [--wide] [--width N] RUN\n\n"
             "Show a run: where and how it ran, then its points: on a terminal a table\n"
             "fitted to its width (columns dropped by priority, stop reasons as codes with\n"
-            "a legend), piped the full markdown table. RUN is a run id, 'last' or 'last-N'.\n\n"
+            "a legend), piped the full markdown table. RUN is a run id, 'last' or 'last-N'\n"
+            "(the last done run, or the Nth done run before it: failed, interrupted and\n"
+            "running runs are skipped; name them by id).\n\n"
             "  --db PATH    results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
             "  --kernels    also the CUPTI kernel records of each point\n"
             "  --wide       on a terminal, every column and the full stop text\n"
@@ -153,10 +155,12 @@ int cmd_show(int argc, char **argv)
             break;
         }
         char bench[TOOL_CLEAN_SIZE(sizeof pts->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof pts->axes)];
-        if (nk)
-            printf("\npoint %" PRId64 " %s %s: kernels\n", pts[i].id,
-                   tool_clean(pts[i].benchmark, bench, sizeof bench),
-                   tool_clean(pts[i].axes, axes, sizeof axes));
+        /* A point without records says so: CUPTI was off (--no-kernels, no
+         * GPU, a host suite) or saw no launch; silence read as "none asked". */
+        printf("\npoint %" PRId64 " %s%s%s: %s\n", pts[i].id,
+               tool_clean(pts[i].benchmark, bench, sizeof bench), pts[i].axes[0] ? " " : "",
+               tool_clean(pts[i].axes, axes, sizeof axes),
+               nk ? "kernels" : "no kernel records (host point, --no-kernels, or no launch seen)");
         for (size_t j = 0; j < nk; j++) {
             char med[24], name[TOOL_CLEAN_SIZE(sizeof k->name)];
             bench_format_ns(k[j].median_ns, med, sizeof med);

@@ -26,6 +26,11 @@ int cmd_rm(int argc, char **argv);
  * batch_ns and kernel_ns, and block_timeouts. */
 #define BENCH_JSON_SCHEMA_VERSION 4
 
+/* tool_open_db for a command that only reads (or removes from) the
+ * database: a database that does not exist is an error naming it (with a
+ * hint), not a new empty file. Returns an exit code. */
+int bench_open_db_existing(vyre_results **db);
+
 /* For a command that reads one run: argv[first] must be the only operand,
  * RUN (an id, 'last' or 'last-N'). Opens the database (tool_open_db: --db PATH)
  * and loads the run into *run and its points into *pts, *n (free them with
@@ -67,10 +72,20 @@ void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int widt
  * terminal's), or -1 for --wide. */
 int bench_table_width(int wide, int forced_width);
 
-/* Parses --width N (20..10000) for run and show; returns an exit code. */
+/* Parses --width N (20..10000) for run, show, compare and runs; returns an
+ * exit code. */
 int bench_parse_width(const char *sub, const char *s, int *out);
 
-/* CSV: header and rows (RFC 4180 quoting). */
+/* CSV: header and rows (RFC 4180 quoting). A real is written as the JSON
+ * printer writes it, the shortest text that round-trips, then ',' (or a
+ * newline when last); nothing for NaN or infinity. */
+void bench_csv_real(FILE *out, double v, int last);
+/* A text field, RFC 4180 quoted (through tool_clean on a terminal). */
+void bench_csv_text(FILE *out, const char *s, int last);
+
+/* Prose lines (text may hold newlines) broken at blanks to fit width
+ * (<= 0: as they are); the tables fit through tools/common/tool_table. */
+void bench_print_wrapped(FILE *out, const char *text, int width);
 void bench_csv_header(FILE *out);
 void bench_csv_row(FILE *out, const vyre_bench_point *p);
 

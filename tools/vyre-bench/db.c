@@ -4,12 +4,41 @@
  * checking the RUN operand and loading that run with its points. Errors are
  * reported here; the callers get exit codes.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "tool_cli.h"
 #include "tool_dispatch.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
+
+int bench_open_db_existing(vyre_results **db)
+{
+    *db = NULL;
+    char def[4096];
+    const char *path = g_tool.db;
+    if (!path) {
+        vyre_error err;
+        vyre_error_clear(&err);
+        if (vyre_results_default_path(def, sizeof def, &err)) {
+            tool_report(&err);
+            return TOOL_EXIT_ERROR;
+        }
+        path = def;
+    }
+    /* Opening creates the file: a typo in --db would leave an empty
+     * database behind and list no runs, as if the history were gone. */
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT) {
+        fprintf(stderr, "%s: error: no results database '%s'\n", tool_prog(), path);
+        fprintf(stderr, "hint: %s\n",
+                g_tool.db ? "check the path given to --db; 'vyre-bench run --db PATH' creates one"
+                          : "measure first: 'vyre-bench run' creates it");
+        return TOOL_EXIT_ERROR;
+    }
+    return tool_open_db(db);
+}
 
 int bench_open_run(const char *sub, int argc, char **argv, int first, vyre_results **db,
                    vyre_bench_run *run, vyre_bench_point **pts, size_t *n)
@@ -21,7 +50,7 @@ int bench_open_run(const char *sub, int argc, char **argv, int first, vyre_resul
         return tool_usage_error(sub, NULL, "which run? give a run id, 'last' or 'last-N'");
     if (first + 1 < argc)
         return tool_usage_error(sub, NULL, "unexpected argument '%s'", argv[first + 1]);
-    int code = tool_open_db(db);
+    int code = bench_open_db_existing(db);
     if (code)
         return code;
     vyre_error err;

@@ -127,6 +127,37 @@ void bench_table_row(FILE *out, const vyre_bench_point *p)
 /* One field, RFC 4180 quoted. tty: out is a terminal, where the text is
  * shown through tool_clean (escapes never reach it raw); else the bytes as
  * stored. */
+static void csv_field(FILE *out, const char *s, int last, int tty);
+
+void bench_csv_text(FILE *out, const char *s, int last)
+{
+    csv_field(out, s, last, isatty(fileno(out)));
+}
+
+void bench_print_wrapped(FILE *out, const char *text, int width)
+{
+    /* Prose, not a table: broken at blanks so no line passes width
+     * (width <= 0: as it is). A word longer than the width stays whole. */
+    const char *s = text;
+    while (*s) {
+        size_t len = strcspn(s, "\n");
+        while (width > 0 && len > (size_t)width) {
+            size_t cut = (size_t)width;
+            while (cut > 0 && s[cut] != ' ')
+                cut--;
+            if (cut == 0)
+                break;
+            fprintf(out, "%.*s\n", (int)cut, s);
+            s += cut + 1;
+            len -= cut + 1;
+        }
+        fprintf(out, "%.*s\n", (int)len, s);
+        s += len;
+        if (*s == '\n')
+            s++;
+    }
+}
+
 static void csv_field(FILE *out, const char *s, int last, int tty)
 {
     char clean[TOOL_CLEAN_SIZE(1024)];
@@ -146,18 +177,32 @@ static void csv_field(FILE *out, const char *s, int last, int tty)
     fputc(last ? '\n' : ',', out);
 }
 
+void bench_csv_real(FILE *out, double v, int last)
+{
+    /* The JSON printer's shortest text that reads back as the same double
+     * (2709244.725, not %.17g's 2709244.7250000001); a whole number
+     * without JSON's ".0". */
+    char num[48];
+    if (isfinite(v)) {
+        tool_json_format_real(num, sizeof num, v);
+        size_t len = strlen(num);
+        if (len > 2 && strcmp(num + len - 2, ".0") == 0)
+            num[len - 2] = '\0';
+        fputs(num, out);
+    }
+    fputc(last ? '\n' : ',', out);
+}
+
 static void csv_num(FILE *out, double v)
 {
-    if (isfinite(v))
-        fprintf(out, "%.17g,", v);
-    else
-        fputc(',', out);
+    bench_csv_real(out, v, 0);
 }
 
 void bench_csv_header(FILE *out)
 {
     fputs("run_id,point_id,seq,suite,benchmark,axes,device,mode,timer,n,min_ns,max_ns,mean_ns,"
-          "median_ns,stddev_ns,noise,p5_ns,p95_ns,mad_ns,outliers,throttled,wall_median_ns,"
+          "median_ns,stddev_ns,rel_stddev,noise,p5_ns,p95_ns,mad_ns,outliers,throttled,wall_median_"
+          "ns,"
           "bytes,items,metric_name,metric,stop_reason,stop,note,gpu_ns,batch_ns,kernel_ns,"
           "block_timeouts\n",
           out);
@@ -181,7 +226,10 @@ void bench_csv_row(FILE *out, const vyre_bench_point *p)
     csv_num(out, s->mean);
     csv_num(out, s->median);
     csv_num(out, s->stddev);
+    /* stddev / mean under its own name; `noise` is the one figure the
+     * tables show, the robust one (1.4826 MAD / median, or the rounds'). */
     csv_num(out, s->noise);
+    csv_num(out, s->robust_noise);
     csv_num(out, s->p5);
     csv_num(out, s->p95);
     csv_num(out, s->mad);

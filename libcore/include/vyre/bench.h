@@ -71,7 +71,8 @@ typedef struct vyre_bench_run {
     int64_t started_ns;  /* Unix ns */
     int64_t finished_ns; /* 0 while running */
     vyre_bench_run_status status;
-    char suites[256];   /* "launch,memcpy,cache" or "sweep:FILE:ENTRY" */
+    char suites[256];   /* "launch,memcpy,cache" or "sweep:FILE:ENTRY"; read back:
+                         * those that have a point (all asked for when none has) */
     char host[256];     /* filled by vyre_bench_run_begin when empty */
     int64_t pid;        /* likewise */
     char gpu_name[256]; /* of the first device used */
@@ -223,9 +224,11 @@ VYRE_EXTERN int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_
                                      size_t *n, vyre_error *err);
 
 /*
- * Resolves a run reference: a run id ("42"), "last" (the newest run) or
- * "last-N" (N runs before it). VYRE_EINVAL for malformed text,
- * VYRE_ENOENT (remedy VYRE_REMEDY_BENCH_RUNS) for no such run.
+ * Resolves a run reference: a run id ("42"), "last" (the newest *done*
+ * run) or "last-N" (N done runs before it). Failed, interrupted and running
+ * runs are skipped by last/last-N (they stay reachable by id), so a run that
+ * failed before its first point never becomes a comparison's candidate. VYRE_EINVAL for malformed
+ * text, VYRE_ENOENT (remedy VYRE_REMEDY_BENCH_RUNS) for no such run.
  */
 VYRE_EXTERN int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id,
                                        vyre_error *err);

@@ -185,6 +185,9 @@ VYRE_EXTERN const char *vyre_stats_stop_reason_name(vyre_stats_stop_reason reaso
  *   "noise-ok: 0.31% <= 0.50% after 112 samples, 0.52 s"
  *   "timeout: noise 2.10% > 0.50% after 5000 samples, 15.0 s"
  *   "min-samples: 4 of 10"
+ * With d->noise NAN the figure is left out ("timeout: noise > 0.50% after
+ * 5000 samples, 15.0 s"): the text stored with a point, whose one noise
+ * figure is its robust noise over every sample and round.
  * Returns the length needed, like snprintf.
  */
 VYRE_EXTERN size_t vyre_stats_stop_format(const vyre_stats_stop_decision *d,

@@ -197,7 +197,12 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         return rc;
     }
     pt->stop_reason = d.reason;
-    vyre_stats_stop_format(&d, &o->rule, pt->stop, sizeof pt->stop);
+    /* The stored text without the stop check's figure: it is computed every
+     * k/16 samples and on this round only, and the row's noise column (the
+     * robust noise of every sample, or of the rounds) is the one figure. */
+    vyre_stats_stop_decision shown = d;
+    shown.noise = NAN;
+    vyre_stats_stop_format(&shown, &o->rule, pt->stop, sizeof pt->stop);
     *samples = s;
     *n = k;
     return VYRE_OK;

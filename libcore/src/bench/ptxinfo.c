@@ -184,6 +184,31 @@ void vyre__ptx_info_read(const char *ptx, size_t len, const char *entry, vyre__p
     }
 }
 
+size_t vyre__ptx_entries(const char *ptx, size_t len, char *buf, size_t size)
+{
+    size_t count = 0, used = 0;
+    if (size)
+        buf[0] = '\0';
+    if (!ptx)
+        return 0;
+    scan s = {ptx, ptx + len};
+    char tok[256];
+    for (;;) {
+        token(&s, tok, sizeof tok);
+        if (!tok[0])
+            return count;
+        if (strcmp(tok, ".entry") != 0)
+            continue;
+        token(&s, tok, sizeof tok);
+        if (!tok[0])
+            return count;
+        int k = snprintf(buf + used, size > used ? size - used : 0, "%s%s", count ? ", " : "", tok);
+        if (k > 0 && used + (size_t)k < size)
+            used += (size_t)k;
+        count++;
+    }
+}
+
 static const char g_arch_hint[] =
     "write an architecture such as sm_90, sm_90a (Hopper-specific, Triton's) or sm_100f";
 

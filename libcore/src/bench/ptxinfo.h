@@ -32,6 +32,10 @@ typedef struct vyre__ptx_info {
  * cannot be read stays empty (found 0). entry may be NULL (target only). */
 void vyre__ptx_info_read(const char *ptx, size_t len, const char *entry, vyre__ptx_info *out);
 
+/* The names of the module's `.entry` functions, "a, b", into buf (cut to
+ * fit); returns how many there are. */
+size_t vyre__ptx_entries(const char *ptx, size_t len, char *buf, size_t size);
+
 /* Splits "sm_90a" into 9, 0 and 'a' ('\0' for none, 'a', 'f'). 0 on
  * success, VYRE_EINVAL for anything else (with a hint). */
 int vyre__arch_split(const char *arch, int *major, int *minor, char *suffix, vyre_error *err);

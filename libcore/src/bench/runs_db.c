@@ -770,7 +770,39 @@ int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
 #define RUN_COLUMNS                                                                                \
     "r.id, r.started_ns, r.finished_ns, r.status, r.suites, r.host, r.pid, r.gpu_name, "           \
     "r.gpu_uuid, r.devices, r.driver, r.cuda_version, r.clocks, r.git_rev, r.command_line, "       \
-    "r.vyre_version, r.message, (SELECT count(*) FROM points p WHERE p.run_id = r.id AND p.n > 0)"
+    "r.vyre_version, r.message, (SELECT count(*) FROM points p WHERE p.run_id = r.id AND p.n > "   \
+    "0), "                                                                                         \
+    "(SELECT ',' || group_concat(DISTINCT p.suite) || ',' FROM points p WHERE p.run_id = r.id)"
+
+/* Keeps, of the requested suites ("launch,cache,sweep:F:E"), those that
+ * have a point (",cache,sweep,"): without a GPU only cache runs, and a list
+ * of every suite asked for would say otherwise. A run with no point at all
+ * keeps the list it asked for (its status says what happened). */
+static void keep_suites_that_ran(char *suites, const char *ran)
+{
+    if (!ran || !*suites)
+        return;
+    char out[sizeof((vyre_bench_run *)0)->suites];
+    size_t len = 0;
+    for (const char *s = suites; *s;) {
+        size_t item = strcspn(s, ","), name = strcspn(s, ",:");
+        if (name > item)
+            name = item;
+        char key[80];
+        if (name + 3 <= sizeof key) {
+            snprintf(key, sizeof key, ",%.*s,", (int)name, s);
+            if (strstr(ran, key) && len + item + 2 <= sizeof out)
+                len += (size_t)snprintf(out + len, sizeof out - len, "%s%.*s", len ? "," : "",
+                                        (int)item, s);
+        }
+        s += item;
+        if (*s == ',')
+            s++;
+    }
+    out[len] = '\0';
+    if (len)
+        memcpy(suites, out, len + 1);
+}
 
 static void read_run(sqlite3_stmt *st, vyre_bench_run *r)
 {
@@ -793,6 +825,7 @@ static void read_run(sqlite3_stmt *st, vyre_bench_run *r)
     col_text(st, 15, r->vyre_version, sizeof r->vyre_version);
     col_text(st, 16, r->message, sizeof r->message);
     r->npoints = (size_t)sqlite3_column_int64(st, 17);
+    keep_suites_that_ran(r->suites, (const char *)sqlite3_column_text(st, 18));
 }
 
 /* Grows *arr (of elem bytes) to hold at least need elements. */
@@ -938,7 +971,12 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
                           "bad run '%s'", ref);
     vyre__results_lock(db);
     sqlite3_stmt *st = NULL;
-    int rc = prep(db, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1", &st, err);
+    /* 'last' is the last *done* run: a run that failed (no GPU, a typo in a
+     * spec), was interrupted or is still running is never the baseline a
+     * CI recipe (`compare last-1 last`) picks by accident (issue 25). */
+    int rc =
+        prep(db, "SELECT id FROM runs WHERE status = 'done' ORDER BY id DESC LIMIT 1 OFFSET ?1",
+             &st, err);
     if (!rc) {
         sqlite3_bind_int64(st, 1, back);
         int s = vyre__results_step(st);
@@ -946,7 +984,7 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
             *id = sqlite3_column_int64(st, 0);
         else if (s == SQLITE_DONE)
             rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
-                              vyre__fail(err, VYRE_ENOENT, NULL, "no run '%s' in '%s'", ref,
+                              vyre__fail(err, VYRE_ENOENT, NULL, "no done run '%s' in '%s'", ref,
                                          vyre_results_path(db)));
         else
             rc = vyre__results_fail(db, s, "read", err);

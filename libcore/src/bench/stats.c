@@ -309,6 +309,37 @@ static void fmt_pct(double v, char *buf, size_t size)
         snprintf(buf, size, "%.2f%%", v * 100.0);
 }
 
+static size_t stop_format_without_noise(const vyre_stats_stop_decision *d,
+                                        const vyre_stats_stop_rule *rule, const char *name,
+                                        const char *max, char *buf, size_t size)
+{
+    int n;
+    switch (d->reason) {
+    case VYRE_STOP_NOISE_OK:
+        n = snprintf(buf, size, "%s: noise <= %s after %zu samples, %.2f s", name, max, d->n,
+                     d->measured_s);
+        break;
+    case VYRE_STOP_MINIMUMS_MET:
+        n = snprintf(buf, size, "%s: %zu samples, %.2f s", name, d->n, d->measured_s);
+        break;
+    case VYRE_STOP_TIMEOUT:
+        if (d->n < rule->min_samples)
+            n = snprintf(buf, size, "%s: %zu of %zu samples after %.1f s", name, d->n,
+                         rule->min_samples, d->elapsed_s);
+        else if (d->measured_s < rule->min_time_s)
+            n = snprintf(buf, size, "%s: %.2f s of %.2f s measured after %.1f s", name,
+                         d->measured_s, rule->min_time_s, d->elapsed_s);
+        else
+            n = snprintf(buf, size, "%s: noise > %s after %zu samples, %.1f s", name, max, d->n,
+                         d->elapsed_s);
+        break;
+    default:
+        n = snprintf(buf, size, "%s: %zu samples", name, d->n);
+        break;
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
+
 size_t vyre_stats_stop_format(const vyre_stats_stop_decision *d, const vyre_stats_stop_rule *rule,
                               char *buf, size_t size)
 {
@@ -317,6 +348,11 @@ size_t vyre_stats_stop_format(const vyre_stats_stop_decision *d, const vyre_stat
     fmt_pct(rule->max_noise, max, sizeof max);
     const char *name = vyre_stats_stop_reason_name(d->reason);
     int n;
+    /* Without a figure (noise NAN) the text names the threshold only: a
+     * stored point's noise is its own column (issue 25: one row showed
+     * 11.31% there and "noise 11.26%" here, the stop check's figure). */
+    if (isnan(d->noise) && d->stop)
+        return stop_format_without_noise(d, rule, name, max, buf, size);
     switch (d->reason) {
     case VYRE_STOP_MIN_SAMPLES_NOT_MET:
         n = snprintf(buf, size, "%s: %zu of %zu", name, d->n, rule->min_samples);

@@ -6,6 +6,7 @@
  * one path, so a sweep that passes its dry run binds the same way on the
  * GPU. No GPU is needed: compiling is NVRTC/nvJitLink on the CPU.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "bench/bench_internal.h"
 #include "bench/sweep_binding.h"
 #include "vyre/compile.h"
+#include "vyre/nvrtc.h"
 
 int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, vyre_error *err)
 {
@@ -42,6 +44,87 @@ int vyre__sweep_kernel_load(const vyre_bench_sweep *sw, vyre__sweep_kernel *k, v
     return VYRE_OK;
 }
 
+#define IDENT_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+/* Whether word occurs in src[0..len) as a whole identifier. */
+static int has_identifier(const char *src, size_t len, const char *word)
+{
+    size_t wl = strlen(word);
+    for (size_t i = 0; wl && i + wl <= len; i++) {
+        if (memcmp(src + i, word, wl) != 0)
+            continue;
+        int before = i > 0 && (isalnum((unsigned char)src[i - 1]) || src[i - 1] == '_');
+        int after = i + wl < len && (isalnum((unsigned char)src[i + wl]) || src[i + wl] == '_');
+        if (!before && !after)
+            return 1;
+    }
+    return 0;
+}
+
+/* The names of CUDA C's __global__ functions ("a, b"): the identifier
+ * before the first '(' after each __global__. A reading of the text, not
+ * a compiler's: enough to name the choices when --entry is wrong. */
+static void cuda_globals(const char *src, size_t len, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    static const char kw[] = "__global__";
+    for (size_t i = 0; i + sizeof kw - 1 <= len; i++) {
+        if (memcmp(src + i, kw, sizeof kw - 1) != 0)
+            continue;
+        size_t j = i + sizeof kw - 1;
+        while (j < len && src[j] != '(' && src[j] != ';' && src[j] != '{')
+            j++;
+        if (j >= len || src[j] != '(')
+            continue;
+        size_t end = j;
+        while (end > i && isspace((unsigned char)src[end - 1]))
+            end--;
+        size_t start = end;
+        while (start > i && (isalnum((unsigned char)src[start - 1]) || src[start - 1] == '_'))
+            start--;
+        if (start == end)
+            continue;
+        int k = snprintf(buf + used, size - used, "%s%.*s", used ? ", " : "", (int)(end - start),
+                         src + start);
+        if (k > 0 && used + (size_t)k < size)
+            used += (size_t)k;
+        i = j;
+    }
+}
+
+/* The entry must be in the module, in every mode (--dry-run too), and
+ * before the spec is bound: a misspelled entry otherwise passed a dry run,
+ * and in a version-2 spec surfaced as "$.block is missing" (the block
+ * comes from the entry's .reqntid). */
+static int check_entry(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, vyre_error *err)
+{
+    char names[512];
+    int missing;
+    if (k->kind == VYRE_SOURCE_PTX) {
+        missing = !k->ptx.found;
+        if (missing)
+            vyre__ptx_entries(k->src, k->len, names, sizeof names);
+    } else if (k->kind == VYRE_SOURCE_CUDA_C && sw->entry[strspn(sw->entry, IDENT_CHARS)] == '\0') {
+        /* A plain name only: a name expression ("k<float>") is the
+         * compiler's to resolve. */
+        missing = !has_identifier(k->src, k->len, sw->entry);
+        if (missing)
+            cuda_globals(k->src, k->len, names, sizeof names);
+    } else {
+        return VYRE_OK;
+    }
+    if (!missing)
+        return VYRE_OK;
+    char hint[768];
+    snprintf(hint, sizeof hint, "%s; %s",
+             sw->spec_json ? "fix \"entry\" in the spec" : "check --entry",
+             names[0] ? "the module has: " : "the module has no kernel entry");
+    if (names[0])
+        vyre__strlcpy(hint + strlen(hint), names, sizeof hint - strlen(hint));
+    return vyre__fail(err, VYRE_EINVAL, hint, "kernel '%s' has no entry '%s'", sw->path, sw->entry);
+}
+
 void vyre__sweep_kernel_release(vyre__sweep_kernel *k)
 {
     if (!k)
@@ -61,6 +144,19 @@ int vyre__sweep_arch(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, in
 static int compile_for(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, const char *arch,
                        size_t *cubin_bytes, char **log, vyre_error *err)
 {
+    if (k->kind == VYRE_SOURCE_CUDA_C) {
+        /* NVRTC directly, for the file's own name in its log and message
+         * ("bad.cu(1): error"; vyre_compile_cubin names every source
+         * "kernel.cu"). The same compile otherwise: no options, a cubin. */
+        vyre_nvrtc_output o;
+        int rc = vyre_nvrtc_compile(k->src, k->len, sw->path, arch, NULL, 0, 1, &o, err);
+        if (cubin_bytes)
+            *cubin_bytes = rc ? 0 : o.size;
+        if (rc && log && o.log && *o.log)
+            *log = strdup(o.log);
+        vyre_nvrtc_output_release(&o);
+        return rc;
+    }
     vyre_compile_request req = {k->kind, k->src, k->len, arch, sw->entry, NULL, 0};
     vyre_compile_result res;
     memset(&res, 0, sizeof res);
@@ -175,6 +271,8 @@ int vyre__bench_sweep_check(const vyre_bench_sweep *sw, int cc_major, int cc_min
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_sweep_check: bad arguments");
     vyre__sweep_kernel k;
     int rc = vyre__sweep_kernel_load(sw, &k, err);
+    if (!rc && (rc = check_entry(sw, &k, err)) != VYRE_OK)
+        vyre__sweep_kernel_release(&k);
     if (rc)
         return rc;
     vyre__sweep_binding b;
@@ -203,6 +301,8 @@ int vyre_bench_sweep_plan_make(const vyre_bench_sweep *sw, vyre_bench_sweep_plan
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_sweep_plan_make: bad arguments");
     vyre__sweep_kernel k;
     int rc = vyre__sweep_kernel_load(sw, &k, err);
+    if (!rc && (rc = check_entry(sw, &k, err)) != VYRE_OK)
+        vyre__sweep_kernel_release(&k);
     if (rc)
         return rc;
     plan->source_kind = vyre_source_kind_name(k.kind);

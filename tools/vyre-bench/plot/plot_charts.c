@@ -305,6 +305,32 @@ static void chart_prologue(FILE *f, const plot_chart *c)
     fputc('\n', f);
 }
 
+/* A run cut short (Ctrl-C, a dead process) plots only the points it
+ * finished: each chart says so in red under its title, and multi-run
+ * series names carry "(interrupted)". */
+static void mark_interrupted(FILE *f, const plot_input *in)
+{
+    char text[300];
+    size_t len = 0;
+    for (size_t r = 0; r < in->nruns; r++) {
+        if (in->runs[r].run.status != VYRE_RUN_INTERRUPTED || len >= sizeof text)
+            continue;
+        int k = snprintf(text + len, sizeof text - len, "%s%lld", len ? ", " : "run ",
+                         (long long)in->runs[r].run.id);
+        len = k < 0 ? len : len + (size_t)k >= sizeof text ? sizeof text - 1 : len + (size_t)k;
+    }
+    if (len)
+        fprintf(f,
+                "set label '%s interrupted: its unfinished points are missing' at graph 0.01, "
+                "graph 0.97 left tc rgb '#d62728' front\n",
+                text);
+}
+
+static const char *interrupted_tag(const plot_run_points *r)
+{
+    return r->run.status == VYRE_RUN_INTERRUPTED ? " (interrupted)" : "";
+}
+
 static FILE *data_file(const char *dir, size_t index, size_t part, char *path, size_t size,
                        vyre_error *err)
 {
@@ -406,8 +432,8 @@ static int sweep_script(FILE *f, const plot_input *in, const plot_chart *c, size
                 continue;
             axes_without(p->axes, c->axis, rest, sizeof rest);
             if (in->nruns > 1)
-                snprintf(label, sizeof label, "run %lld%s%s", (long long)in->runs[r].run.id,
-                         rest[0] ? " " : "", rest);
+                snprintf(label, sizeof label, "run %lld%s%s%s", (long long)in->runs[r].run.id,
+                         interrupted_tag(&in->runs[r]), rest[0] ? " " : "", rest);
             else
                 snprintf(label, sizeof label, "%s", rest[0] ? rest : "median");
             size_t s = 0;
@@ -445,6 +471,7 @@ static int sweep_script(FILE *f, const plot_input *in, const plot_chart *c, size
         u = unit_for(meds[nmeds / 2]);
     }
     chart_prologue(f, c);
+    mark_interrupted(f, in);
     fprintf(f, "set xlabel ");
     plot_quote(f, c->axis);
     fprintf(f, "\nset ylabel 'median time (%s)'\n", u.name);
@@ -504,7 +531,9 @@ typedef struct dist_data {
     vyre_bench_sample *sv[MAX_SERIES];
     size_t sn[MAX_SERIES];
     long long ids[MAX_SERIES];
+    const char *tags[MAX_SERIES]; /* " (interrupted)" or "" */
     size_t nsets;
+    int share; /* sets of unequal sizes: each bar is its share of its set */
     double lo, hi, bw, med;
     size_t nbins, cut; /* cut: samples above the range, left out */
     time_unit u;
@@ -600,7 +629,7 @@ static void dist_title(FILE *f, const plot_chart *c, const dist_data *dd, size_t
         plot_quote(f, title);
         fputc('\n', f);
     }
-    if (top) { /* whole numbers: a step of 1, 2 or 5 times a power of ten */
+    if (top && !dd->share) { /* whole numbers: a step of 1, 2 or 5 times a power of ten */
         size_t step = 1;
         for (size_t mag = 1; step * 6 < top; mag *= 10)
             step = top <= 2 * mag * 6 ? 2 * mag : top <= 5 * mag * 6 ? 5 * mag : 10 * mag;
@@ -628,13 +657,17 @@ static int dist_plot(FILE *f, const dist_data *dd, size_t index, const char *dir
         }
         bin_counts(dd->sv[k], dd->sn[k], dd->lo, dd->hi, dd->bw, dd->nbins, count);
         for (size_t b = 0; b < dd->nbins; b++)
-            fprintf(d, "%.17g %zu\n", (dd->lo + ((double)b + 0.5) * dd->bw) / dd->u.scale,
-                    count[b]);
+            if (dd->share)
+                fprintf(d, "%.17g %.17g\n", (dd->lo + ((double)b + 0.5) * dd->bw) / dd->u.scale,
+                        dd->sn[k] ? (double)count[b] / (double)dd->sn[k] : 0.0);
+            else
+                fprintf(d, "%.17g %zu\n", (dd->lo + ((double)b + 0.5) * dd->bw) / dd->u.scale,
+                        count[b]);
         free(count);
         rc = close_data(d, path, err);
         char title[200];
         if (dd->nsets > 1)
-            snprintf(title, sizeof title, "run %lld (%zu)", dd->ids[k], dd->sn[k]);
+            snprintf(title, sizeof title, "run %lld%s (%zu)", dd->ids[k], dd->tags[k], dd->sn[k]);
         else
             snprintf(title, sizeof title, "%zu samples, median dashed", dd->sn[k]);
         fprintf(f, "%s'%s' using 1:2:(%.17g) with boxes lc rgb '%s' title ", k ? ", \\\n  " : "",
@@ -659,14 +692,21 @@ static int dist_script(FILE *f, const plot_input *in, const plot_chart *c, size_
             if (!same_group(p, c->first) || strcmp(p->axes, c->axes) != 0)
                 continue;
             rc = vyre_bench_samples_get(in->db, p->id, &dd.sv[dd.nsets], &dd.sn[dd.nsets], err);
+            dd.tags[dd.nsets] = interrupted_tag(&in->runs[r]);
             dd.ids[dd.nsets++] = (long long)in->runs[r].run.id;
             break;
         }
     if (!rc)
         rc = dist_range(&dd, err);
+    /* Raw counts would make the run with more samples look taller: with
+     * unequal counts each bar is its share of its run's samples. */
+    for (size_t k = 1; k < dd.nsets; k++)
+        dd.share |= dd.sn[k] != dd.sn[0];
     if (!rc) {
         chart_prologue(f, c);
-        fprintf(f, "set xlabel 'sample time (%s)'\nset ylabel 'samples'\n", dd.u.name);
+        mark_interrupted(f, in);
+        fprintf(f, "set xlabel 'sample time (%s)'\nset ylabel '%s'\n", dd.u.name,
+                dd.share ? "fraction of the run samples (normalised: unequal counts)" : "samples");
         fprintf(f,
                 "set xrange [%.17g:%.17g]\nset yrange [0:*]\nset style fill transparent solid "
                 "0.45 border\n",
@@ -708,9 +748,11 @@ static int compare_script(FILE *f, const plot_input *in, const plot_chart *c, si
     double xlo = 1, xhi = 1;
     for (size_t i = 0; i < in->ncmp; i++) {
         const vyre_bench_cmp_row *r = &in->cmp[i];
-        if (!r->has_a || !r->has_b || !isfinite(r->cmp.ratio))
+        if (!r->has_a || !r->has_b || !isfinite(r->cmp.ratio) || !(r->cmp.ratio > 0))
             continue;
-        double lo = isfinite(r->cmp.ratio_lo) ? r->cmp.ratio_lo : r->cmp.ratio;
+        /* A log axis: every end must be above 0. */
+        double lo =
+            isfinite(r->cmp.ratio_lo) && r->cmp.ratio_lo > 0 ? r->cmp.ratio_lo : r->cmp.ratio;
         double hi = isfinite(r->cmp.ratio_hi) ? r->cmp.ratio_hi : r->cmp.ratio;
         size_t k = 0;
         while (k < 3 && k_verdict[k].v != r->cmp.verdict)
@@ -731,13 +773,19 @@ static int compare_script(FILE *f, const plot_input *in, const plot_chart *c, si
     if (rc)
         return rc;
     chart_prologue(f, c);
-    double pad = (xhi - xlo) * 0.08 + 0.01;
+    mark_interrupted(f, in);
+    /* A log ratio axis: 2x slower and 2x faster lie as far from 1, and one
+     * 4.6x point no longer squashes the 0.95-1.1 ones onto the 1.0 line.
+     * The padding is a factor for the same reason. */
+    double pad = pow(xhi / xlo, 0.08) * 1.01;
     fprintf(f,
-            "set datafile separator '\\t'\nset xlabel 'median ratio B/A (below 1: B is faster)'\n"
+            "set datafile separator '\\t'\nset xlabel 'median ratio B/A, log scale (below 1: B "
+            "is faster)'\n"
+            "set logscale x 2\nset format x '%%gx'\nset mxtics default\n"
             "set yrange [%g:-0.7]\nset xrange [%.6g:%.6g]\nset grid noytics\n"
             "set key outside right top vertical nobox\n"
             "set arrow from first 1, graph 0 to first 1, graph 1 nohead dt 2 lc rgb '#444444'\n",
-            rows ? (double)rows - 0.3 : 0.3, xlo - pad, xhi + pad);
+            rows ? (double)rows - 0.3 : 0.3, xlo / pad, xhi * pad);
     if (!rows)
         fputs("set label 'no point is in both runs' at graph 0.5, graph 0.5 center\n"
               "set ytics ('' 0)\n",
