@@ -49,6 +49,8 @@ size_t tool_strlcpy(char *dst, const char *src, size_t size)
 
 int tool_set_error(vyre_error *err, int code, const char *hint, const char *fmt, ...)
 {
+    if (!err) /* optional, as libcore's vyre_error arguments are */
+        return code;
     vyre_error_clear(err); /* no remedy or detail left from an earlier error */
     va_list ap;
     va_start(ap, fmt);

@@ -27,7 +27,8 @@ int64_t tool_unix_ns(void);
  * strlcpy: a result >= size means it was cut. */
 size_t tool_strlcpy(char *dst, const char *src, size_t size);
 
-/* Clears err and fills it (message from fmt, hint or "", code), as
+/* Clears err and fills it (message from fmt, hint or "", code; a NULL err
+ * is left alone), as
  * libcore's vyre__fail does inside libcore: a front end's own errors (out
  * of memory, a file it cannot read) reported like libcore's. Returns code. */
 int tool_set_error(vyre_error *err, int code, const char *hint, const char *fmt, ...)

@@ -31,22 +31,6 @@
 
 #define GNUPLOT_HINT "install it: apt-get install gnuplot-nox"
 
-int plot_fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-{
-    if (!err)
-        return code;
-    err->code = code;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        err->message[0] = '\0';
-    snprintf(err->hint, sizeof err->hint, "%s", hint ? hint : "");
-    err->remedy = VYRE_REMEDY_NONE;
-    return code;
-}
-
 int plot_errno_code(int e)
 {
     switch (e) {
@@ -91,8 +75,8 @@ int plot_format_of(const char *path, plot_format *out, vyre_error *err)
             return 0;
         }
     }
-    return plot_fail(err, VYRE_EINVAL, "name a file ending in .svg, .png or .html",
-                     "cannot tell the format of '%s' from its extension", path ? path : "");
+    return tool_set_error(err, VYRE_EINVAL, "name a file ending in .svg, .png or .html",
+                          "cannot tell the format of '%s' from its extension", path ? path : "");
 }
 
 int plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
@@ -103,7 +87,7 @@ int plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
         if (n > 0) {
             int len = snprintf(buf, size, "%.*s/gnuplot", (int)n, p);
             if (len < 0 || (size_t)len >= size)
-                return plot_fail(err, VYRE_ETOOBIG, NULL, "a $PATH entry is too long");
+                return tool_set_error(err, VYRE_ETOOBIG, NULL, "a $PATH entry is too long");
             struct stat st;
             if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
                 return 0;
@@ -113,8 +97,8 @@ int plot_find_gnuplot(char *buf, size_t size, vyre_error *err)
             p++;
     }
     buf[0] = '\0';
-    return plot_fail(err, VYRE_ENOENT, GNUPLOT_HINT,
-                     "plotting needs gnuplot, and there is none on $PATH");
+    return tool_set_error(err, VYRE_ENOENT, GNUPLOT_HINT,
+                          "plotting needs gnuplot, and there is none on $PATH");
 }
 
 /* ---- the temp directory ------------------------------------------------------- */
@@ -153,7 +137,7 @@ static int load_input(const plot_opts *o, plot_input *in, vyre_error *err)
     in->db = o->db;
     in->runs = calloc(o->nruns, sizeof *in->runs);
     if (!in->runs)
-        return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+        return tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
     for (size_t r = 0; r < o->nruns; r++) {
         plot_run_points *pr = &in->runs[r];
         int rc = vyre_bench_run_get(o->db, o->runs[r], &pr->run, err);
@@ -163,10 +147,10 @@ static int load_input(const plot_opts *o, plot_input *in, vyre_error *err)
         if (rc)
             return rc;
         if (!pr->npts)
-            return plot_fail(err, VYRE_EINVAL,
-                             "plot a run that finished points ('vyre-bench runs')",
-                             "run %lld has no points to plot (it is %s)", (long long)o->runs[r],
-                             vyre_bench_run_status_name(pr->run.status));
+            return tool_set_error(
+                err, VYRE_EINVAL, "plot a run that finished points ('vyre-bench runs')",
+                "run %lld has no points to plot (it is %s)", (long long)o->runs[r],
+                vyre_bench_run_status_name(pr->run.status));
         /* A median that is NULL or infinite in the database (a damaged or
          * hand-edited file) has no place on a chart, and gnuplot answers
          * such data with errors of its own: those points are left out and
@@ -180,11 +164,11 @@ static int load_input(const plot_opts *o, plot_input *in, vyre_error *err)
         }
         pr->npts = kept;
         if (!kept)
-            return plot_fail(err, VYRE_EINVAL,
-                             "its results are damaged: measure it again, or plot another run",
-                             "run %lld has no point to plot: the median of each of its %zu "
-                             "point%s is unknown or infinite",
-                             (long long)o->runs[r], had, had == 1 ? "" : "s");
+            return tool_set_error(err, VYRE_EINVAL,
+                                  "its results are damaged: measure it again, or plot another run",
+                                  "run %lld has no point to plot: the median of each of its %zu "
+                                  "point%s is unknown or infinite",
+                                  (long long)o->runs[r], had, had == 1 ? "" : "s");
     }
     vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
     if (o->compare)
@@ -205,11 +189,12 @@ static int write_output(const char *to, int (*fill)(FILE *, void *), void *ctx, 
     char tmp[4200];
     int len = snprintf(tmp, sizeof tmp, "%s.tmp-%ld", to, (long)getpid());
     if (len < 0 || (size_t)len >= sizeof tmp)
-        return plot_fail(err, VYRE_ETOOBIG, NULL, "output path too long: '%s'", to);
+        return tool_set_error(err, VYRE_ETOOBIG, NULL, "output path too long: '%s'", to);
     FILE *f = fopen(tmp, "wb");
     if (!f)
-        return plot_fail(err, plot_errno_code(errno), "check the directory exists and is writable",
-                         "cannot write '%s': %s", to, strerror(errno));
+        return tool_set_error(err, plot_errno_code(errno),
+                              "check the directory exists and is writable", "cannot write '%s': %s",
+                              to, strerror(errno));
     int rc = fill(f, ctx);
     if (!rc && ferror(f))
         rc = VYRE_EIO;
@@ -221,7 +206,7 @@ static int write_output(const char *to, int (*fill)(FILE *, void *), void *ctx, 
         int e = errno;
         unlink(tmp);
         if (!err || !err->code)
-            return plot_fail(err, rc, NULL, "cannot write '%s': %s", to, strerror(e));
+            return tool_set_error(err, rc, NULL, "cannot write '%s': %s", to, strerror(e));
     }
     return rc;
 }
@@ -264,8 +249,8 @@ static int write_script(const char *script_path, const char *dir, plot_format fm
 {
     FILE *f = fopen(script_path, "w");
     if (!f)
-        return plot_fail(err, plot_errno_code(errno), NULL, "plot: cannot write '%s': %s",
-                         script_path, strerror(errno));
+        return tool_set_error(err, plot_errno_code(errno), NULL, "plot: cannot write '%s': %s",
+                              script_path, strerror(errno));
     int rc = 0;
     const char *font = "font 'Sans,11'";
     if (fmt == PLOT_HTML) {
@@ -299,7 +284,7 @@ static int write_script(const char *script_path, const char *dir, plot_format fm
         fputs("unset output\n", f);
     }
     if (fclose(f) && !rc)
-        rc = plot_fail(err, VYRE_EIO, NULL, "plot: cannot write '%s'", script_path);
+        rc = tool_set_error(err, VYRE_EIO, NULL, "plot: cannot write '%s'", script_path);
     return rc;
 }
 
@@ -316,7 +301,7 @@ static int spawn_gnuplot(const char *gnuplot, const char *script, const char *lo
         nenv++;
     char **envp = calloc(nenv + 2, sizeof *envp);
     if (!envp)
-        return plot_fail(err, VYRE_ENOMEM, NULL, "cannot run '%s': out of memory", gnuplot);
+        return tool_set_error(err, VYRE_ENOMEM, NULL, "cannot run '%s': out of memory", gnuplot);
     size_t k = 0;
     for (size_t i = 0; i < nenv; i++)
         if (strncmp(environ[i], "LC_ALL=", 7) != 0)
@@ -334,13 +319,13 @@ static int spawn_gnuplot(const char *gnuplot, const char *script, const char *lo
     posix_spawn_file_actions_destroy(&fa);
     free(envp);
     if (e)
-        return plot_fail(err, plot_errno_code(e), NULL, "cannot run '%s': %s", gnuplot,
-                         strerror(e));
+        return tool_set_error(err, plot_errno_code(e), NULL, "cannot run '%s': %s", gnuplot,
+                              strerror(e));
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR)
-            return plot_fail(err, VYRE_EIO, NULL, "cannot wait for '%s': %s", gnuplot,
-                             strerror(errno));
+            return tool_set_error(err, VYRE_EIO, NULL, "cannot wait for '%s': %s", gnuplot,
+                                  strerror(errno));
     *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
     return 0;
 }
@@ -372,8 +357,8 @@ static int run_gnuplot(const char *gnuplot, const char *script, const char *dir,
         }
         p += n + (p[n] == '\n');
     }
-    return plot_fail(err, VYRE_EIO, "this is a bug in vyre's plot script; report it",
-                     "gnuplot failed (exit %d): %.*s", status, (int)strcspn(line, "\n"), line);
+    return tool_set_error(err, VYRE_EIO, "this is a bug in vyre's plot script; report it",
+                          "gnuplot failed (exit %d): %.*s", status, (int)strcspn(line, "\n"), line);
 }
 
 int plot_runs(const plot_opts *o, plot_result *res, vyre_error *err)
@@ -381,7 +366,7 @@ int plot_runs(const plot_opts *o, plot_result *res, vyre_error *err)
     if (res)
         memset(res, 0, sizeof *res);
     if (!o || !o->db || !o->runs || !o->nruns || !o->output)
-        return plot_fail(err, VYRE_EINVAL, NULL, "plot_runs: bad arguments");
+        return tool_set_error(err, VYRE_EINVAL, NULL, "plot_runs: bad arguments");
     plot_format fmt = PLOT_SVG;
     int rc = plot_format_of(o->output, &fmt, err);
     if (rc)
@@ -408,12 +393,12 @@ int plot_runs(const plot_opts *o, plot_result *res, vyre_error *err)
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/vyre-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!rc && strchr(dir, '\''))
-        rc = plot_fail(err, VYRE_EINVAL, "set TMPDIR to a directory without quotes",
-                       "the temp directory '%s' has a quote in its name", dir);
+        rc = tool_set_error(err, VYRE_EINVAL, "set TMPDIR to a directory without quotes",
+                            "the temp directory '%s' has a quote in its name", dir);
     if (!rc && !mkdtemp(dir))
-        rc = plot_fail(err, plot_errno_code(errno), "set TMPDIR to a writable directory",
-                       "cannot make a temp directory in '%s': %s", tmp && *tmp ? tmp : "/tmp",
-                       strerror(errno));
+        rc = tool_set_error(err, plot_errno_code(errno), "set TMPDIR to a writable directory",
+                            "cannot make a temp directory in '%s': %s", tmp && *tmp ? tmp : "/tmp",
+                            strerror(errno));
     else if (!rc) {
         char script[1100];
         snprintf(script, sizeof script, "%s/plot.gp", dir);
@@ -429,7 +414,7 @@ int plot_runs(const plot_opts *o, plot_result *res, vyre_error *err)
             }
             html_ctx h = {&in, charts, paths, n, err};
             rc = paths ? write_output(o->output, html_fill, &h, err)
-                       : plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+                       : tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
             for (size_t i = 0; paths && i < n; i++)
                 free(paths[i]);
             free(paths);

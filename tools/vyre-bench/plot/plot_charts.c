@@ -237,7 +237,7 @@ int plot_charts_choose(const plot_input *in, plot_chart **out, size_t *n, vyre_e
     if (in->cmp) {
         plot_chart *c = chart_add(&l);
         if (!c)
-            return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+            return tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
         c->kind = PLOT_CHART_COMPARE;
         size_t rows = 0;
         for (size_t i = 0; i < in->ncmp; i++)
@@ -255,7 +255,7 @@ int plot_charts_choose(const plot_input *in, plot_chart **out, size_t *n, vyre_e
                 continue;
             if (add_group_charts(in, &in->runs[r].pts[i], &l)) {
                 free(l.v);
-                return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+                return tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
             }
         }
     *out = l.v;
@@ -337,8 +337,8 @@ static FILE *data_file(const char *dir, size_t index, size_t part, char *path, s
     snprintf(path, size, "%s/d%zu_%zu.dat", dir, index, part);
     FILE *f = fopen(path, "w");
     if (!f)
-        plot_fail(err, plot_errno_code(errno), NULL, "plot: cannot write '%s': %s", path,
-                  strerror(errno));
+        tool_set_error(err, plot_errno_code(errno), NULL, "plot: cannot write '%s': %s", path,
+                       strerror(errno));
     return f;
 }
 
@@ -346,7 +346,7 @@ static int close_data(FILE *f, const char *path, vyre_error *err)
 {
     int bad = ferror(f);
     if (fclose(f) || bad)
-        return plot_fail(err, VYRE_EIO, NULL, "plot: cannot write '%s'", path);
+        return tool_set_error(err, VYRE_EIO, NULL, "plot: cannot write '%s'", path);
     return 0;
 }
 
@@ -417,7 +417,7 @@ static int sweep_script(FILE *f, const plot_input *in, const plot_chart *c, size
     if (!meds || !xs) {
         free(meds);
         free(xs);
-        return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+        return tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
     }
     size_t nmeds = 0, nxs = 0;
     int rc = 0;
@@ -446,7 +446,7 @@ static int sweep_script(FILE *f, const plot_input *in, const plot_chart *c, size
                 snprintf(ss[s].label, sizeof ss[s].label, "%s", label);
                 ss[s].v = calloc(total, sizeof(xy)); /* a run named twice: twice its points */
                 if (!ss[s].v) {
-                    rc = plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+                    rc = tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
                     break;
                 }
                 ns++;
@@ -549,7 +549,7 @@ static int dist_range(dist_data *dd, vyre_error *err)
         all += dd->sn[k];
     double *v = malloc((all ? all : 1) * sizeof *v);
     if (!v)
-        return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+        return tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
     size_t nv = 0;
     for (size_t k = 0; k < dd->nsets; k++)
         for (size_t j = 0; j < dd->sn[k]; j++)
@@ -596,7 +596,7 @@ static int dist_medians(FILE *f, const dist_data *dd, size_t *top, vyre_error *e
         double m = 0;
         double *one = malloc((dd->sn[k] ? dd->sn[k] : 1) * sizeof *one);
         if (!one)
-            return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+            return tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
         for (size_t j = 0; j < dd->sn[k]; j++)
             one[j] = dd->sv[k][j].value;
         qsort(one, dd->sn[k], sizeof *one, cmp_double);
@@ -652,7 +652,7 @@ static int dist_plot(FILE *f, const dist_data *dd, size_t index, const char *dir
         size_t *count = calloc(dd->nbins, sizeof *count);
         if (!count) {
             fclose(d);
-            rc = plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+            rc = tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
             break;
         }
         bin_counts(dd->sv[k], dd->sn[k], dd->lo, dd->hi, dd->bw, dd->nbins, count);
@@ -817,5 +817,5 @@ int plot_chart_script(FILE *script, const plot_input *in, const plot_chart *c, s
     case PLOT_CHART_DIST:
         return dist_script(script, in, c, index, dir, err);
     }
-    return plot_fail(err, VYRE_EINVAL, NULL, "plot: unknown chart kind %d", (int)c->kind);
+    return tool_set_error(err, VYRE_EINVAL, NULL, "plot: unknown chart kind %d", (int)c->kind);
 }

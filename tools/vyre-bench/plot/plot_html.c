@@ -124,15 +124,16 @@ static int inline_svg(FILE *out, const char *path, const char *title, vyre_error
     size_t len = 0;
     int e = read_svg(path, &buf, &len);
     if (e == ENOMEM || e == EFBIG)
-        return plot_fail(err, VYRE_ENOMEM, NULL, "plot: out of memory");
+        return tool_set_error(err, VYRE_ENOMEM, NULL, "plot: out of memory");
     if (e == EIO)
-        return plot_fail(err, VYRE_EIO, NULL, "plot: cannot read '%s': %s", path, strerror(e));
+        return tool_set_error(err, VYRE_EIO, NULL, "plot: cannot read '%s': %s", path, strerror(e));
     if (e)
-        return plot_fail(err, VYRE_EIO, NULL, "plot: gnuplot wrote no '%s': %s", path, strerror(e));
+        return tool_set_error(err, VYRE_EIO, NULL, "plot: gnuplot wrote no '%s': %s", path,
+                              strerror(e));
     const char *start = strstr(buf, "<svg");
     if (!start) {
         free(buf);
-        return plot_fail(err, VYRE_EIO, NULL, "plot: '%s' is not an SVG", path);
+        return tool_set_error(err, VYRE_EIO, NULL, "plot: '%s' is not an SVG", path);
     }
     /* gnuplot titles every SVG "Gnuplot": the chart's own title reads
      * better as the tooltip and to a screen reader. */
@@ -182,5 +183,5 @@ int plot_html_write(FILE *out, const plot_input *in, const plot_chart *charts,
         fputs("</figcaption>\n</figure>\n", out);
     }
     fputs("</body>\n</html>\n", out);
-    return ferror(out) ? plot_fail(err, VYRE_EIO, NULL, "plot: cannot write the page") : 0;
+    return ferror(out) ? tool_set_error(err, VYRE_EIO, NULL, "plot: cannot write the page") : 0;
 }

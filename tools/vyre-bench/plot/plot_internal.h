@@ -2,7 +2,8 @@
  * plot_internal.h - what the plot modules share (plot.h): the runs'
  * loaded points (plot.c), the charts chosen from them and their gnuplot
  * script and data (plot_charts.c), the HTML page (plot_html.c), and the
- * error helpers of the three (plot.c). Only plot/ includes it.
+ * errno mapping of the three (plot.c; errors are filled by tools/common's
+ * tool_set_error). Only plot/ includes it.
  */
 #ifndef VYRE_BENCH_PLOT_INTERNAL_H
 #define VYRE_BENCH_PLOT_INTERNAL_H
@@ -10,11 +11,7 @@
 #include <stdio.h>
 
 #include "plot.h"
-
-/* Fills err (when not NULL) with code, the message from fmt and the hint
- * (NULL: none), as libcore's own errors are filled; returns code. */
-int plot_fail(vyre_error *err, int code, const char *hint, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+#include "tool_util.h" /* tool_set_error: the plot modules' errors */
 
 /* The VYRE_E* code for an errno value (VYRE_EIO for those with no closer
  * one). */
