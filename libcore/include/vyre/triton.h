@@ -120,6 +120,53 @@ VYRE_EXTERN int vyre_triton_cache_scan(const char *dir, vyre_triton_cache *out, 
 /* Frees what c holds; c may be released twice. */
 VYRE_EXTERN void vyre_triton_cache_release(vyre_triton_cache *c);
 
+/* One thing verify found. */
+typedef struct vyre_triton_problem {
+    char key[VYRE_TRITON_NAME_MAX];  /* the group (top-level entry) */
+    char file[VYRE_TRITON_NAME_MAX]; /* the file in it, "" for the group itself */
+    const char *kind; /* static: "bad-manifest", "missing-file", "bad-metadata", "bad-cubin",
+                         "wrong-kernel", "wrong-arch", "half-written", "orphan", "temp" */
+    char message[512];
+    int group_bad; /* 1: Triton cannot use the group (repair quarantines it) */
+} vyre_triton_problem;
+
+/*
+ * Checks every group of c (read again from disk, bounded, never through a
+ * link): the manifest parses and names plain files that exist in the
+ * group; the metadata parses and names the kernel; the .cubin is an ELF
+ * whose kernel table (vyre_cubin_kernels) has the metadata's name and
+ * whose SM (e_flags) is target.arch; files no manifest names, Triton's
+ * temp files and directories, and groups without a manifest but with
+ * kernel files (half-written: Triton writes the manifest last) are listed.
+ * *out: malloc'ed (the caller frees it), *n problems. Returns 0 (problems
+ * or not), VYRE_ENOMEM, or VYRE_EIO when the cache cannot be opened.
+ */
+VYRE_EXTERN int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_problem **out, size_t *n,
+                                   vyre_error *err);
+
+/* The folder under the cache where bad groups are moved: kept out of
+ * Triton's way (Triton only opens directories named by its keys). */
+#define VYRE_TRITON_QUARANTINE ".vyre-quarantine"
+
+/*
+ * Moves group `key` of the cache at dir into dir/VYRE_TRITON_QUARANTINE/
+ * (created 0700), one rename: a reader sees the whole group or nothing.
+ * Never deletes. A name already there gets a ".N" suffix. Returns 0,
+ * VYRE_EINVAL (key not a plain name), VYRE_ENOENT, or VYRE_EIO.
+ */
+VYRE_EXTERN int vyre_triton_quarantine(const char *dir, const char *key, vyre_error *err);
+
+/*
+ * Rewrites the manifest of group g so that every child path is
+ * <dir>/<key>/<name> (dir as given: absolute, as Triton compares it),
+ * writing a temp file beside it and renaming it over, so a reader sees
+ * the old manifest or the new one. *changed: 1 when a path differed (and,
+ * unless dry_run, was rewritten). Returns 0, VYRE_EINVAL (dir not
+ * absolute, no manifest, or one that did not parse), VYRE_EIO.
+ */
+VYRE_EXTERN int vyre_triton_relocate(const char *dir, const vyre_triton_group *g, int dry_run,
+                                     int *changed, vyre_error *err);
+
 #ifdef __cplusplus
 }
 #endif

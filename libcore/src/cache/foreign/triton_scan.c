@@ -201,7 +201,9 @@ static int scan_top(int top, vyre_triton_cache *out, vyre_error *err)
     int rc = 0;
     struct dirent *de;
     while (!rc && (de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+        /* vyre's own quarantine is not Triton's: left out of every count. */
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+            !strcmp(de->d_name, VYRE_TRITON_QUARANTINE))
             continue;
         if (out->n_groups == cap) {
             size_t ncap = cap ? cap * 2 : 64;
