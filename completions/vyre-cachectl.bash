@@ -20,7 +20,7 @@ _vyre_cachectl()
     local keys="max_size max_age umask read_only quarantine_max_age remote_storage"
 
     case $prev in
-    --cache-dir)
+    --cache-dir | --dir)
         COMPREPLY=($(compgen -d -- "$cur"))
         return
         ;;
@@ -51,7 +51,7 @@ _vyre_cachectl()
     case $cmd in
     '')
         COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed clear jit
-            remote config zero-stats -z --zero-stats --version $global" -- "$cur"))
+            remote config zero-stats triton -z --zero-stats --version $global" -- "$cur"))
         ;;
     config)
         if [[ $prev == config || $prev == --unset ]]; then
@@ -100,6 +100,10 @@ _vyre_cachectl()
         ;;
     remote)
         COMPREPLY=($(compgen -W "check push pull --all $global" -- "$cur"))
+        ;;
+    triton)
+        COMPREPLY=($(compgen -W "stats ls verify relocate --dir --repair --dry-run
+            $global" -- "$cur"))
         ;;
     esac
 }
