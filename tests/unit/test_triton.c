@@ -222,3 +222,44 @@ Test(triton, cache_dir_as_triton_finds_it)
     cr_assert_str_eq(src, "TRITON_CACHE_DIR");
     tu_env_restore(&e);
 }
+
+Test(triton, quarantine_keeps_both_never_deletes)
+{
+    char p[1024];
+    vyre_error err;
+    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), 0, "%s", err.message);
+    /* A second group of the same name (Triton compiled it again). */
+    snprintf(p, sizeof p, "%s/%s", g_cache, KGROUP);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    gpath(p, sizeof p, KGROUP, "x.cubin");
+    tu_write_file(p, "x", 1);
+    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), 0, "%s", err.message);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/.vyre-quarantine/%s/scale_kernel.cubin", g_cache, KGROUP);
+    cr_assert_eq(stat(p, &st), 0, "%s", p);
+    snprintf(p, sizeof p, "%s/.vyre-quarantine/%s.1/x.cubin", g_cache, KGROUP);
+    cr_assert_eq(stat(p, &st), 0, "%s", p);
+    cr_assert_eq(vyre_triton_quarantine(g_cache, "../x", &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), VYRE_ENOENT);
+    /* The quarantine is not a group of the cache. */
+    vyre_triton_cache c;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.n_groups, 1);
+    vyre_triton_cache_release(&c);
+}
+
+Test(triton, relocate_needs_an_absolute_dir_and_a_manifest)
+{
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    int changed = 0;
+    cr_assert_eq(vyre_triton_relocate("rel/dir", group(&c, KGROUP), 0, &changed, &err),
+                 VYRE_EINVAL);
+    cr_assert(strstr(err.message, "'rel/dir' is not absolute"), "%s", err.message);
+    cr_assert_eq(vyre_triton_relocate(g_cache, group(&c, LGROUP), 0, &changed, &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_relocate(g_cache, group(&c, KGROUP), 1, &changed, &err), 0, "%s",
+                 err.message);
+    cr_assert_eq(changed, 1);
+    vyre_triton_cache_release(&c);
+}
