@@ -35,7 +35,7 @@ _vyre_cachectl()
     local keys="max_size max_age umask read_only quarantine_max_age remote_storage"
 
     case $prev in
-    --cache-dir)
+    --cache-dir | --dir)
         compopt -o filenames 2>/dev/null
         COMPREPLY=($(compgen -d -- "$cur"))
         return
@@ -67,7 +67,7 @@ _vyre_cachectl()
     case $cmd in
     '')
         COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed clear jit
-            remote config zero-stats -z --zero-stats --version $global" -- "$cur"))
+            remote config zero-stats triton -z --zero-stats --version $global" -- "$cur"))
         ;;
     config)
         if [[ $prev == config || $prev == --unset ]]; then
@@ -126,6 +126,10 @@ _vyre_cachectl()
         else
             COMPREPLY=($(compgen -W "check push pull --all $global" -- "$cur"))
         fi
+        ;;
+    triton)
+        COMPREPLY=($(compgen -W "stats ls verify relocate --dir --repair --dry-run
+            $global" -- "$cur"))
         ;;
     esac
 }

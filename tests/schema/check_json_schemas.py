@@ -441,6 +441,28 @@ def negatives(sch, stats, top_doc, run_doc):
         sch.must_reject("vyre-bench-run", "a document without schema_version", d)
 
 
+def triton(env, sch):
+    """vyre-cachectl triton on a copy of the real Triton cache fixture, one
+    group damaged (another architecture) so that verify has a problem."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "triton",
+                       "cache")
+    cache = os.path.join(env.tmp, "triton-cache")
+    shutil.copytree(src, cache)
+    for act, rc in (("stats", (0,)), ("ls", (0,)), ("relocate", (0,))):
+        p = env.run([env.args.cachectl, "triton", act, "--dir", cache, "--json"], want_rc=rc)
+        sch.check("vyre-cachectl-triton-" + act, "vyre-cachectl triton " + act, p.stdout)
+    meta = os.path.join(cache, "PGIBWRPZ4BMLHZDHVLBI7YULCKTFFXOZWUDBQ2MQNOO22K3NXW4A",
+                        "scale_kernel.json")
+    with open(meta) as f:
+        text = f.read()
+    with open(meta, "w") as f:
+        f.write(text.replace('"arch": 90', '"arch": 120', 1))
+    p = env.run([env.args.cachectl, "triton", "verify", "--dir", cache, "--json"], want_rc=(1,))
+    doc = sch.check("vyre-cachectl-triton-verify", "vyre-cachectl triton verify", p.stdout)
+    if doc and [x["kind"] for x in doc["problems"]] != ["wrong-arch"]:
+        fail("triton verify: problems %r, expected one wrong-arch" % doc["problems"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for opt in ("schemas", "cachectl", "bench", "top", "publisher", "fakecuda", "fakenvml"):
@@ -455,6 +477,7 @@ def main():
         p = env.run([args.cachectl, "--cache-dir", env.cache, "--json", "clear", "--yes"])
         sch.check("vyre-cachectl-clear", "vyre-cachectl clear --yes", p.stdout)
         run_doc = bench(env, sch)
+        triton(env, sch)
         negatives(sch, stats, top_doc, run_doc)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -170,5 +170,6 @@ int cmd_jit(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_zero_stats(int argc, char **argv);
 int cmd_remote(int argc, char **argv);
+int cmd_triton(int argc, char **argv);
 
 #endif /* VYRE_CACHECTL_CMDS_H */

@@ -1,0 +1,174 @@
+/*
+ * vyre/triton.h - reading Triton's kernel cache (another tool's cache).
+ *
+ * This header is part of libvyrecore's public API.
+ *
+ * Triton's FileCacheManager keeps one directory per cache key (a base32
+ * name) under $TRITON_CACHE_DIR, else $TRITON_HOME/.triton/cache, else
+ * ~/.triton/cache. A compiled kernel's directory holds <name>.source,
+ * .ttir, .ttgir, .llir, .ptx, .cubin, the metadata <name>.json and, written
+ * last, the group manifest __grp__<name>.json whose "child_paths" map each
+ * file name to its *absolute* path (Triton drops a child whose path does not
+ * exist, so a copied cache misses until the manifest is rewritten). A
+ * launcher directory holds one compiled .so and no manifest.
+ *
+ * Everything read is untrusted: nothing is followed through a symbolic
+ * link, JSON files are read up to VYRE_TRITON_JSON_MAX bytes and parsed
+ * with jansson; a bad file is recorded on its group, never a failed scan.
+ * Nothing here writes, except vyre_triton_relocate and
+ * vyre_triton_quarantine, which say so.
+ */
+#ifndef VYRE_TRITON_H
+#define VYRE_TRITON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_TRITON_PATH_MAX 4096
+#define VYRE_TRITON_NAME_MAX 256
+/* The largest manifest or metadata file read (Triton's are about 1 KiB). */
+#define VYRE_TRITON_JSON_MAX (UINT64_C(1) << 20)
+/* The largest cubin read by verify. */
+#define VYRE_TRITON_CUBIN_MAX (UINT64_C(256) << 20)
+
+/* One file of a group directory. */
+typedef struct vyre_triton_file {
+    char name[VYRE_TRITON_NAME_MAX];
+    uint64_t bytes;
+    int64_t mtime_ns, atime_ns; /* Unix epoch */
+    int regular;                /* 0: a symlink, directory or other non-file */
+    int temp;                   /* Triton's temp file (<name>.tmp.pid_<pid>_<rnd>) */
+    int named;                  /* the manifest names it (or is it) */
+} vyre_triton_file;
+
+/* One manifest entry: a file name and the absolute path Triton recorded. */
+typedef struct vyre_triton_child {
+    char name[VYRE_TRITON_NAME_MAX];
+    char path[VYRE_TRITON_PATH_MAX];
+} vyre_triton_child;
+
+typedef enum vyre_triton_group_kind {
+    VYRE_TRITON_KERNEL = 0,   /* a manifest, or kernel files (a metadata .json) */
+    VYRE_TRITON_LAUNCHER = 1, /* a compiled launcher or utility .so, no manifest */
+    VYRE_TRITON_TEMP = 2,     /* Triton's temp directory (tmp.pid_<pid>_<rnd>) */
+    VYRE_TRITON_OTHER = 3,    /* anything else at the top (a stray file, a symlink) */
+} vyre_triton_group_kind;
+
+/* One entry at the top of the cache: a group directory, or something else. */
+typedef struct vyre_triton_group {
+    char key[VYRE_TRITON_NAME_MAX]; /* the directory (or entry) name */
+    vyre_triton_group_kind kind;
+    /* Manifest (__grp__<name>.json): has_manifest; manifest_error is "" when
+     * it parsed. children: malloc'ed, n_children entries. */
+    int has_manifest;
+    char manifest_name[VYRE_TRITON_NAME_MAX]; /* its file name */
+    char manifest_error[256];
+    vyre_triton_child *children;
+    size_t n_children;
+    /* Metadata (<name>.json): has_metadata; metadata_error "" when it parsed.
+     * Fields absent from the file are "" or -1. */
+    int has_metadata;
+    char metadata_file[VYRE_TRITON_NAME_MAX];
+    char metadata_error[256];
+    char name[VYRE_TRITON_NAME_MAX]; /* the kernel name */
+    char hash[80];
+    char backend[32];  /* target.backend: "cuda", "hip" */
+    char arch[32];     /* target.arch as written: "90", "gfx942" */
+    int64_t warp_size; /* target.warp_size */
+    int64_t num_warps, num_stages;
+    int64_t shared;          /* bytes of shared memory */
+    char triton_version[32]; /* "" before Triton 3.3 */
+    /* The files (malloc'ed, n_files), their sum and times. */
+    vyre_triton_file *files;
+    size_t n_files;
+    uint64_t bytes;
+    int64_t mtime_ns;    /* the newest file's mtime (the group's age) */
+    int64_t last_use_ns; /* the newest atime or mtime: last use where atime is kept */
+} vyre_triton_group;
+
+/* A scanned cache. Owned by the caller: vyre_triton_cache_release(). */
+typedef struct vyre_triton_cache {
+    char dir[VYRE_TRITON_PATH_MAX];
+    vyre_triton_group *groups; /* sorted by key */
+    size_t n_groups;
+    uint64_t bytes, files; /* files: inodes, directories included */
+} vyre_triton_cache;
+
+/*
+ * The cache directory Triton uses: $TRITON_CACHE_DIR, else
+ * $TRITON_HOME/.triton/cache, else $HOME/.triton/cache (the passwd entry's
+ * home when HOME is unset), as Triton's knobs resolve it. *source (may be
+ * NULL) gets "TRITON_CACHE_DIR", "TRITON_HOME" or "HOME" (static). Returns
+ * 0, VYRE_EENV (no home found) or VYRE_ETOOBIG.
+ */
+VYRE_EXTERN int vyre_triton_cache_dir(char *out, size_t size, const char **source, vyre_error *err);
+
+/*
+ * Reads the cache at dir into *out (always initialised; release it). A
+ * directory that is missing is VYRE_ENOENT, a symlink or not a directory
+ * VYRE_EINVAL; a bad group is recorded, not an error. Reads only.
+ */
+VYRE_EXTERN int vyre_triton_cache_scan(const char *dir, vyre_triton_cache *out, vyre_error *err);
+
+/* Frees what c holds; c may be released twice. */
+VYRE_EXTERN void vyre_triton_cache_release(vyre_triton_cache *c);
+
+/* One thing verify found. */
+typedef struct vyre_triton_problem {
+    char key[VYRE_TRITON_NAME_MAX];  /* the group (top-level entry) */
+    char file[VYRE_TRITON_NAME_MAX]; /* the file in it, "" for the group itself */
+    const char *kind; /* static: "bad-manifest", "missing-file", "bad-metadata", "bad-cubin",
+                         "wrong-kernel", "wrong-arch", "half-written", "orphan", "temp" */
+    char message[512];
+    int group_bad; /* 1: Triton cannot use the group (repair quarantines it) */
+} vyre_triton_problem;
+
+/*
+ * Checks every group of c (read again from disk, bounded, never through a
+ * link): the manifest parses and names plain files that exist in the
+ * group; the metadata parses and names the kernel; the .cubin is an ELF
+ * whose kernel table (vyre_cubin_kernels) has the metadata's name and
+ * whose SM (e_flags) is target.arch; files no manifest names, Triton's
+ * temp files and directories, and groups without a manifest but with
+ * kernel files (half-written: Triton writes the manifest last) are listed.
+ * *out: malloc'ed (the caller frees it), *n problems. Returns 0 (problems
+ * or not), VYRE_ENOMEM, or VYRE_EIO when the cache cannot be opened.
+ */
+VYRE_EXTERN int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_problem **out, size_t *n,
+                                   vyre_error *err);
+
+/* The folder under the cache where bad groups are moved: kept out of
+ * Triton's way (Triton only opens directories named by its keys). */
+#define VYRE_TRITON_QUARANTINE ".vyre-quarantine"
+
+/*
+ * Moves group `key` of the cache at dir into dir/VYRE_TRITON_QUARANTINE/
+ * (created 0700), one rename: a reader sees the whole group or nothing.
+ * Never deletes. A name already there gets a ".N" suffix. Returns 0,
+ * VYRE_EINVAL (key not a plain name), VYRE_ENOENT, or VYRE_EIO.
+ */
+VYRE_EXTERN int vyre_triton_quarantine(const char *dir, const char *key, vyre_error *err);
+
+/*
+ * Rewrites the manifest of group g so that every child path is
+ * <dir>/<key>/<name> (dir as given: absolute, as Triton compares it),
+ * writing a temp file beside it and renaming it over, so a reader sees
+ * the old manifest or the new one. *changed: 1 when a path differed (and,
+ * unless dry_run, was rewritten). Returns 0, VYRE_EINVAL (dir not
+ * absolute, no manifest, or one that did not parse), VYRE_EIO.
+ */
+VYRE_EXTERN int vyre_triton_relocate(const char *dir, const vyre_triton_group *g, int dry_run,
+                                     int *changed, vyre_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_TRITON_H */

@@ -1,0 +1,23 @@
+/*
+ * triton_internal.h - what the Triton cache files share (internal).
+ */
+#ifndef VYRE_TRITON_INTERNAL_H
+#define VYRE_TRITON_INTERNAL_H
+
+#include <stddef.h>
+
+#include "vyre/triton.h"
+
+/* Reads the regular file `name` of directory dirfd, never through a
+ * symbolic link (O_NOFOLLOW) and never more than max bytes: *out is a new
+ * NUL-terminated buffer (the caller frees it), *len its length. 0, or
+ * VYRE_EINVAL (a symlink or not a regular file), VYRE_ETOOBIG (over max),
+ * VYRE_ENOENT, VYRE_EIO, VYRE_ENOMEM, with the reason in why[why_size]. */
+int vyre__triton_read_at(int dirfd, const char *name, size_t max, char **out, size_t *len,
+                         char *why, size_t why_size);
+
+/* Parses the manifest and the metadata of group g (files already listed)
+ * from its directory gfd. Problems go into g's *_error fields. */
+void vyre__triton_group_parse(int gfd, vyre_triton_group *g);
+
+#endif /* VYRE_TRITON_INTERNAL_H */

@@ -1,0 +1,274 @@
+/*
+ * triton_scan.c - finding and listing Triton's kernel cache (vyre/triton.h).
+ *
+ * One pass over the top of the cache and one over each group directory,
+ * with descriptors opened O_NOFOLLOW: a symlink inside the cache is an
+ * entry of its own, never followed. The cache directory itself may be a
+ * link (the user named it). Reads only; thread-safe (no process state).
+ */
+#include "vyre/triton.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fsutil.h"
+#include "base/internal.h"
+#include "cache/foreign/triton_internal.h"
+
+/* Triton's FileCacheManager.put writes into "tmp.pid_<pid>_<uuid>" at the
+ * top (3.x) or "<file>.tmp.pid_<pid>_<uuid>" beside the file (2.x). */
+#define TEMP_DIR_PREFIX "tmp.pid_"
+#define TEMP_FILE_MARK  ".tmp.pid_"
+
+int vyre_triton_cache_dir(char *out, size_t size, const char **source, vyre_error *err)
+{
+    const char *src = "TRITON_CACHE_DIR";
+    const char *env = getenv("TRITON_CACHE_DIR");
+    int n;
+    if (env && *env) {
+        n = snprintf(out, size, "%s", env);
+    } else {
+        const char *home = getenv("TRITON_HOME");
+        src = "TRITON_HOME";
+        if (!home || !*home) {
+            src = "HOME";
+            home = getenv("HOME");
+        }
+        if (!home || !*home) {
+            struct passwd *pw = getpwuid(geteuid());
+            home = pw ? pw->pw_dir : NULL;
+        }
+        if (!home || !*home)
+            return vyre__fail(err, VYRE_EENV, "set TRITON_CACHE_DIR or HOME, or name the directory",
+                              "cannot locate Triton's cache: no TRITON_CACHE_DIR, TRITON_HOME or "
+                              "HOME");
+        n = snprintf(out, size, "%s/.triton/cache", home);
+    }
+    if (n < 0 || (size_t)n >= size)
+        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path",
+                          "Triton cache path from %s is too long", src);
+    if (source)
+        *source = src;
+    return 0;
+}
+
+static int64_t ts_ns(struct timespec t)
+{
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static int add_file(vyre_triton_group *g, size_t *cap, const char *name, const struct stat *st)
+{
+    if (g->n_files == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        vyre_triton_file *p = realloc(g->files, ncap * sizeof *p);
+        if (!p)
+            return VYRE_ENOMEM;
+        g->files = p;
+        *cap = ncap;
+    }
+    vyre_triton_file *f = &g->files[g->n_files++];
+    memset(f, 0, sizeof *f);
+    vyre__strlcpy(f->name, name, sizeof f->name);
+    f->regular = S_ISREG(st->st_mode);
+    f->bytes = f->regular ? (uint64_t)st->st_size : 0;
+    f->mtime_ns = ts_ns(st->st_mtim);
+    f->atime_ns = ts_ns(st->st_atim);
+    f->temp = strstr(name, TEMP_FILE_MARK) != NULL;
+    g->bytes += f->bytes;
+    if (f->mtime_ns > g->mtime_ns)
+        g->mtime_ns = f->mtime_ns;
+    int64_t use = f->atime_ns > f->mtime_ns ? f->atime_ns : f->mtime_ns;
+    if (use > g->last_use_ns)
+        g->last_use_ns = use;
+    return 0;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+    return strcmp(((const vyre_triton_file *)a)->name, ((const vyre_triton_file *)b)->name);
+}
+
+/* Lists group directory gfd into g and sorts its files by name. */
+static int list_group(int gfd, vyre_triton_group *g, vyre_error *err)
+{
+    int dfd = dup(gfd);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return vyre__fail(err, VYRE_EIO, NULL, "cannot list Triton group '%s': %s", g->key,
+                          strerror(errno));
+    }
+    size_t cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    while (!rc && (de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        struct stat st;
+        if (fstatat(gfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+            continue; /* gone since readdir: Triton replaced it */
+        rc = add_file(g, &cap, de->d_name, &st);
+    }
+    closedir(d);
+    if (rc)
+        return vyre__fail(err, rc, NULL, "out of memory listing Triton group '%s'", g->key);
+    if (g->n_files > 1)
+        qsort(g->files, g->n_files, sizeof *g->files, cmp_file);
+    return 0;
+}
+
+static void classify(vyre_triton_group *g)
+{
+    if (g->has_manifest || g->has_metadata) {
+        g->kind = VYRE_TRITON_KERNEL;
+        return;
+    }
+    for (size_t i = 0; i < g->n_files; i++)
+        if (ends_with(g->files[i].name, ".so")) {
+            g->kind = VYRE_TRITON_LAUNCHER;
+            return;
+        }
+    g->kind = VYRE_TRITON_KERNEL; /* kernel files without metadata: half-written */
+}
+
+/* Reads one top-level entry `name` of the cache into g. */
+static int scan_entry(int top, const char *name, vyre_triton_group *g, vyre_triton_cache *c,
+                      vyre_error *err)
+{
+    memset(g, 0, sizeof *g);
+    g->warp_size = g->num_warps = g->num_stages = g->shared = -1;
+    vyre__strlcpy(g->key, name, sizeof g->key);
+    struct stat st;
+    if (fstatat(top, name, &st, AT_SYMLINK_NOFOLLOW))
+        return 1; /* gone since readdir */
+    c->files++;
+    if (!S_ISDIR(st.st_mode)) {
+        g->kind = VYRE_TRITON_OTHER;
+        g->bytes = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+        g->mtime_ns = g->last_use_ns = ts_ns(st.st_mtim);
+        c->bytes += g->bytes;
+        return 0;
+    }
+    int gfd = vyre__open_dir_at(top, name);
+    if (gfd < 0)
+        return 1;
+    g->mtime_ns = g->last_use_ns = ts_ns(st.st_mtim);
+    int rc = list_group(gfd, g, err);
+    if (!rc) {
+        if (!strncmp(name, TEMP_DIR_PREFIX, strlen(TEMP_DIR_PREFIX)))
+            g->kind = VYRE_TRITON_TEMP;
+        else {
+            vyre__triton_group_parse(gfd, g);
+            classify(g);
+        }
+        c->bytes += g->bytes;
+        c->files += g->n_files;
+    }
+    close(gfd);
+    return rc;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    return strcmp(((const vyre_triton_group *)a)->key, ((const vyre_triton_group *)b)->key);
+}
+
+static int scan_top(int top, vyre_triton_cache *out, vyre_error *err)
+{
+    int dfd = dup(top);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return vyre__fail(err, VYRE_EIO, NULL, "cannot list Triton cache '%s': %s", out->dir,
+                          strerror(errno));
+    }
+    size_t cap = 0;
+    int rc = 0;
+    struct dirent *de;
+    while (!rc && (de = readdir(d))) {
+        /* vyre's own quarantine is not Triton's: left out of every count. */
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+            !strcmp(de->d_name, VYRE_TRITON_QUARANTINE))
+            continue;
+        if (out->n_groups == cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            vyre_triton_group *p = realloc(out->groups, ncap * sizeof *p);
+            if (!p) {
+                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory scanning '%s'", out->dir);
+                break;
+            }
+            out->groups = p;
+            cap = ncap;
+        }
+        vyre_triton_group *g = &out->groups[out->n_groups];
+        rc = scan_entry(top, de->d_name, g, out, err);
+        if (rc == 0)
+            out->n_groups++;
+        else if (rc > 0) {
+            free(g->files);
+            free(g->children);
+            rc = 0;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int vyre_triton_cache_scan(const char *dir, vyre_triton_cache *out, vyre_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!dir || !*dir)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "no Triton cache directory given");
+    if (vyre__strlcpy(out->dir, dir, sizeof out->dir) >= sizeof out->dir)
+        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "path too long: '%.64s...'",
+                          dir);
+    int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (top < 0) {
+        int e = errno;
+        if (e == ENOENT)
+            return vyre__fail(err, VYRE_ENOENT,
+                              "Triton creates it on its first compile; check TRITON_CACHE_DIR, "
+                              "or name the directory",
+                              "Triton cache '%s' does not exist", dir);
+        return vyre__fail(err, e == ENOTDIR ? VYRE_EINVAL : VYRE_EIO,
+                          "name the Triton cache directory", "cannot open Triton cache '%s': %s",
+                          dir, strerror(e));
+    }
+    int rc = scan_top(top, out, err);
+    close(top);
+    if (rc) {
+        vyre_triton_cache_release(out);
+        return rc;
+    }
+    if (out->n_groups > 1)
+        qsort(out->groups, out->n_groups, sizeof *out->groups, cmp_group);
+    return 0;
+}
+
+void vyre_triton_cache_release(vyre_triton_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_groups; i++) {
+        free(c->groups[i].files);
+        free(c->groups[i].children);
+    }
+    free(c->groups);
+    c->groups = NULL;
+    c->n_groups = 0;
+}

@@ -1,0 +1,237 @@
+/*
+ * triton_verify.c - checking a Triton cache group by group
+ * (vyre_triton_verify), and moving a bad group out of Triton's way
+ * (vyre_triton_quarantine). The cubin is read bounded and never through a
+ * link, and parsed with libcore's own cubin reader (vyre_cubin_kernels),
+ * which checks every offset.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fsutil.h"
+#include "base/internal.h"
+#include "cache/foreign/triton_internal.h"
+#include "vyre/compile.h"
+
+typedef struct plist {
+    vyre_triton_problem *p;
+    size_t n, cap;
+    int oom;
+} plist;
+
+static void add(plist *l, const vyre_triton_group *g, const char *file, const char *kind, int bad,
+                const char *fmt, ...) VYRE_PRINTF(6, 7);
+
+static void add(plist *l, const vyre_triton_group *g, const char *file, const char *kind, int bad,
+                const char *fmt, ...)
+{
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 16;
+        vyre_triton_problem *p = realloc(l->p, ncap * sizeof *p);
+        if (!p) {
+            l->oom = 1;
+            return;
+        }
+        l->p = p;
+        l->cap = ncap;
+    }
+    vyre_triton_problem *p = &l->p[l->n++];
+    memset(p, 0, sizeof *p);
+    vyre__strlcpy(p->key, g->key, sizeof p->key);
+    vyre__strlcpy(p->file, file ? file : "", sizeof p->file);
+    p->kind = kind;
+    p->group_bad = bad;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->message, sizeof p->message, fmt, ap);
+    va_end(ap);
+}
+
+static const vyre_triton_file *find_file(const vyre_triton_group *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_files; i++)
+        if (!strcmp(g->files[i].name, name))
+            return &g->files[i];
+    return NULL;
+}
+
+/* The SM a cubin was built for, from e_flags: bits 0-7 up to ELF ABI
+ * version 7 (sm_90 reads 0x5a0d5a on Triton 3.6's cubins), bits 8-15 from
+ * ABI version 8 on (LLVM's EF_CUDA_SM and EF_CUDA_SM_MASK). -1 when the
+ * header is too short. */
+static int cubin_sm(const unsigned char *b, size_t len)
+{
+    if (len < 64)
+        return -1;
+    unsigned flags =
+        (unsigned)b[48] | (unsigned)b[49] << 8 | (unsigned)b[50] << 16 | (unsigned)b[51] << 24;
+    return b[8] >= 8 ? (int)((flags >> 8) & 0xff) : (int)(flags & 0xff);
+}
+
+static void check_cubin(plist *l, int gfd, const vyre_triton_group *g, const char *cubin)
+{
+    char *buf, why[160];
+    size_t len;
+    if (vyre__triton_read_at(gfd, cubin, VYRE_TRITON_CUBIN_MAX, &buf, &len, why, sizeof why)) {
+        add(l, g, cubin, "bad-cubin", 1, "cannot read '%s': %s", cubin, why);
+        return;
+    }
+    char *names = NULL;
+    size_t names_len = 0, count = 0;
+    vyre_error err;
+    if (vyre_cubin_kernels(buf, len, &names, &names_len, &count, &err)) {
+        add(l, g, cubin, "bad-cubin", 1, "'%s' is not a readable cubin: %s", cubin, err.message);
+        free(buf);
+        return;
+    }
+    int found = 0;
+    for (size_t off = 0; off < names_len; off += strlen(names + off) + 1)
+        found |= !strcmp(names + off, g->name);
+    if (!found)
+        add(l, g, cubin, "wrong-kernel", 1, "'%s' defines no kernel '%s' (the metadata's name)",
+            cubin, g->name);
+    int sm = cubin_sm((const unsigned char *)buf, len);
+    char *end;
+    long want = strtol(g->arch, &end, 10);
+    if (!strcmp(g->backend, "cuda") && *g->arch && !*end && sm >= 0 && sm != want)
+        add(l, g, cubin, "wrong-arch", 1,
+            "'%s' is built for sm_%d, the metadata's target.arch is '%s'", cubin, sm, g->arch);
+    free(names);
+    free(buf);
+}
+
+static int plain_name(const char *n)
+{
+    return *n && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..");
+}
+
+static void check_manifest(plist *l, const vyre_triton_group *g)
+{
+    if (*g->manifest_error) {
+        add(l, g, g->manifest_name, "bad-manifest", 1, "%s", g->manifest_error);
+        return;
+    }
+    for (size_t i = 0; i < g->n_children; i++) {
+        const vyre_triton_child *c = &g->children[i];
+        const vyre_triton_file *f = plain_name(c->name) ? find_file(g, c->name) : NULL;
+        if (!plain_name(c->name))
+            add(l, g, g->manifest_name, "bad-manifest", 1,
+                "'%s' names '%s', not a file of the group", g->manifest_name, c->name);
+        else if (!f || !f->regular)
+            add(l, g, c->name, "missing-file", 1, "'%s' names '%s', which is %s", g->manifest_name,
+                c->name, f ? "not a regular file" : "missing");
+    }
+}
+
+/* The manifest's .cubin child, else "" */
+static const char *cubin_child(const vyre_triton_group *g)
+{
+    for (size_t i = 0; i < g->n_children; i++) {
+        size_t n = strlen(g->children[i].name);
+        if (n > 6 && !strcmp(g->children[i].name + n - 6, ".cubin"))
+            return g->children[i].name;
+    }
+    return "";
+}
+
+static void check_kernel(plist *l, int gfd, const vyre_triton_group *g)
+{
+    if (!g->has_manifest) {
+        add(l, g, NULL, "half-written", 1,
+            "group '%s' has kernel files but no manifest (__grp__NAME.json, which Triton "
+            "writes last)",
+            g->key);
+        return;
+    }
+    size_t before = l->n;
+    check_manifest(l, g);
+    if (!g->has_metadata)
+        add(l, g, NULL, "bad-metadata", 1, "group '%s' has no metadata '%s'", g->key,
+            g->manifest_name + 7);
+    else if (*g->metadata_error)
+        add(l, g, g->metadata_file, "bad-metadata", 1, "%s", g->metadata_error);
+    const char *cubin = cubin_child(g);
+    const vyre_triton_file *f = *cubin ? find_file(g, cubin) : NULL;
+    if (l->n == before && f && f->regular)
+        check_cubin(l, gfd, g, cubin);
+    for (size_t i = 0; i < g->n_files; i++) {
+        const vyre_triton_file *x = &g->files[i];
+        if (x->temp)
+            add(l, g, x->name, "temp", 0, "'%s/%s' is a temp file Triton left", g->key, x->name);
+        else if (!x->named)
+            add(l, g, x->name, "orphan", 0, "'%s/%s' is named by no manifest", g->key, x->name);
+    }
+}
+
+int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_problem **out, size_t *n,
+                       vyre_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    int top = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (top < 0)
+        return vyre__fail(err, VYRE_EIO, NULL, "cannot open Triton cache '%s': %s", c->dir,
+                          strerror(errno));
+    plist l = {0};
+    for (size_t i = 0; i < c->n_groups; i++) {
+        const vyre_triton_group *g = &c->groups[i];
+        if (g->kind == VYRE_TRITON_TEMP)
+            add(&l, g, NULL, "temp", 0, "'%s' is a temp directory Triton left", g->key);
+        else if (g->kind == VYRE_TRITON_OTHER && strcmp(g->key, VYRE_TRITON_QUARANTINE))
+            add(&l, g, NULL, "orphan", 0, "'%s' is not a group directory", g->key);
+        if (g->kind != VYRE_TRITON_KERNEL)
+            continue;
+        int gfd = vyre__open_dir_at(top, g->key);
+        if (gfd < 0)
+            continue; /* gone since the scan */
+        check_kernel(&l, gfd, g);
+        close(gfd);
+    }
+    close(top);
+    if (l.oom) {
+        free(l.p);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying '%s'", c->dir);
+    }
+    *out = l.p;
+    *n = l.n;
+    return 0;
+}
+
+int vyre_triton_quarantine(const char *dir, const char *key, vyre_error *err)
+{
+    if (!plain_name(key) || !strcmp(key, VYRE_TRITON_QUARANTINE))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "'%s' is not a Triton group name", key);
+    int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (top < 0)
+        return vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
+                          "cannot open Triton cache '%s': %s", dir, strerror(errno));
+    int rc = 0;
+    if (mkdirat(top, VYRE_TRITON_QUARANTINE, 0700) && errno != EEXIST)
+        rc = vyre__fail(err, VYRE_EIO, NULL, "cannot create '%s/%s': %s", dir,
+                        VYRE_TRITON_QUARANTINE, strerror(errno));
+    int q = rc ? -1 : vyre__open_dir_at(top, VYRE_TRITON_QUARANTINE);
+    if (!rc && q < 0)
+        rc = vyre__fail(err, VYRE_EIO, "remove what is in the way", "'%s/%s' is not a directory",
+                        dir, VYRE_TRITON_QUARANTINE);
+    char name[VYRE_TRITON_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s", key);
+    /* renameat2(RENAME_NOREPLACE) is not everywhere: look first, then
+     * rename; only vyre writes in the quarantine folder. */
+    struct stat st;
+    for (int i = 1; !rc && !fstatat(q, name, &st, AT_SYMLINK_NOFOLLOW) && i < 1000; i++)
+        snprintf(name, sizeof name, "%s.%d", key, i);
+    if (!rc && renameat(top, key, q, name))
+        rc = vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
+                        "cannot move '%s' into '%s': %s", key, VYRE_TRITON_QUARANTINE,
+                        strerror(errno));
+    if (q >= 0)
+        close(q);
+    close(top);
+    return rc;
+}

@@ -1,0 +1,265 @@
+/*
+ * test_triton.c - reading Triton's kernel cache (vyre/triton.h) on a real
+ * cache made on an H100 with Triton 3.6 (tests/fixtures/triton/cache: the
+ * hand-written scale_kernel group and a compiled launcher; manifest paths
+ * rewritten to /nonexistent/origin/...), copied into a fresh temp dir and
+ * damaged there.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "vyre/vyre.h"
+
+#define KGROUP "PGIBWRPZ4BMLHZDHVLBI7YULCKTFFXOZWUDBQ2MQNOO22K3NXW4A"
+#define LGROUP "3NW4CBFU6KRSIOXLLFMNULDCKOIZDJR3TDR3GR24VJ6NT3ILGGTA"
+
+static char g_tmp[512];
+static char g_cache[600];
+
+/* Copies the fixture (groups of plain files, two levels) to dst. */
+static void copy_fixture(const char *dst)
+{
+    char src[512];
+    snprintf(src, sizeof src, "%s/fixtures/triton/cache", VYRE_TEST_SOURCE_DIR);
+    cr_assert_eq(mkdir(dst, 0700), 0);
+    DIR *top = opendir(src);
+    cr_assert(top, "%s", src);
+    struct dirent *g;
+    while ((g = readdir(top))) {
+        if (g->d_name[0] == '.')
+            continue;
+        char sd[1024], dd[1024];
+        snprintf(sd, sizeof sd, "%s/%s", src, g->d_name);
+        snprintf(dd, sizeof dd, "%s/%s", dst, g->d_name);
+        cr_assert_eq(mkdir(dd, 0700), 0);
+        DIR *d = opendir(sd);
+        cr_assert(d);
+        struct dirent *f;
+        while ((f = readdir(d))) {
+            if (f->d_name[0] == '.')
+                continue;
+            char sf[1300], df[1300];
+            snprintf(sf, sizeof sf, "%s/%s", sd, f->d_name);
+            snprintf(df, sizeof df, "%s/%s", dd, f->d_name);
+            size_t len;
+            char *data = tu_read_file(sf, &len);
+            cr_assert(data, "%s", sf);
+            tu_write_file(df, data, len);
+            free(data);
+        }
+        closedir(d);
+    }
+    closedir(top);
+}
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_cache, sizeof g_cache, "%s/cache", g_tmp);
+    copy_fixture(g_cache);
+}
+
+static void teardown(void)
+{
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(triton, .init = setup, .fini = teardown, .timeout = 60);
+
+static const vyre_triton_group *group(const vyre_triton_cache *c, const char *key)
+{
+    for (size_t i = 0; i < c->n_groups; i++)
+        if (!strcmp(c->groups[i].key, key))
+            return &c->groups[i];
+    cr_assert_fail("no group '%s'", key);
+    return NULL;
+}
+
+static void gpath(char *out, size_t size, const char *key, const char *file)
+{
+    snprintf(out, size, "%s/%s/%s", g_cache, key, file);
+}
+
+Test(triton, scan_reads_real_group)
+{
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.n_groups, 2);
+    const vyre_triton_group *g = group(&c, KGROUP);
+    cr_assert_eq(g->kind, VYRE_TRITON_KERNEL);
+    cr_assert(g->has_manifest && !*g->manifest_error, "%s", g->manifest_error);
+    cr_assert(g->has_metadata && !*g->metadata_error, "%s", g->metadata_error);
+    cr_assert_str_eq(g->name, "scale_kernel");
+    cr_assert_str_eq(g->backend, "cuda");
+    cr_assert_str_eq(g->arch, "90");
+    cr_assert_str_eq(g->triton_version, "3.6.0");
+    cr_assert_str_eq(g->hash, "79901b45f9e058b3e467aac28fe28b12a652ddd9b5061869906b9dad2b6dbdb8");
+    cr_assert_eq(g->warp_size, 32);
+    cr_assert_eq(g->num_warps, 4);
+    cr_assert_eq(g->num_stages, 3);
+    cr_assert_eq(g->shared, 0);
+    cr_assert_eq(g->n_files, 8);
+    cr_assert_eq(g->n_children, 7);
+    cr_assert_eq(g->bytes, 27114); /* the eight files, as committed */
+    for (size_t i = 0; i < g->n_files; i++)
+        cr_assert(g->files[i].named, "'%s' not named by the manifest", g->files[i].name);
+    for (size_t i = 0; i < g->n_children; i++)
+        cr_assert(!strncmp(g->children[i].path, "/nonexistent/origin/triton_cache/" KGROUP "/",
+                           strlen("/nonexistent/origin/triton_cache/" KGROUP "/")),
+                  "%s", g->children[i].path);
+    const vyre_triton_group *l = group(&c, LGROUP);
+    cr_assert_eq(l->kind, VYRE_TRITON_LAUNCHER);
+    cr_assert(!l->has_manifest && !l->has_metadata);
+    cr_assert_eq(l->n_files, 1);
+    /* Inodes: two group directories and their nine files. */
+    cr_assert_eq(c.files, 11);
+    cr_assert_eq(c.bytes, g->bytes + l->bytes);
+    vyre_triton_cache_release(&c);
+    vyre_triton_cache_release(&c);
+}
+
+Test(triton, bad_json_is_recorded_not_fatal)
+{
+    char p[1024];
+    gpath(p, sizeof p, KGROUP, "scale_kernel.json");
+    tu_write_file(p, "{\"name\": ", 9);
+    gpath(p, sizeof p, KGROUP, "__grp__scale_kernel.json");
+    tu_write_file(p, "[1]", 3);
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    const vyre_triton_group *g = group(&c, KGROUP);
+    cr_assert(strstr(g->metadata_error, "'scale_kernel.json' is not JSON"), "%s",
+              g->metadata_error);
+    cr_assert(strstr(g->manifest_error, "holds an array, not an object"), "%s", g->manifest_error);
+    vyre_triton_cache_release(&c);
+}
+
+Test(triton, symlink_and_huge_files_are_not_read)
+{
+    char p[1024], q[1024];
+    gpath(p, sizeof p, KGROUP, "scale_kernel.json");
+    cr_assert_eq(unlink(p), 0);
+    snprintf(q, sizeof q, "%s/outside.json", g_tmp);
+    tu_write_file(q, "{\"name\": \"evil\"}", 16);
+    cr_assert_eq(symlink(q, p), 0);
+    gpath(p, sizeof p, KGROUP, "__grp__scale_kernel.json");
+    size_t n = (size_t)VYRE_TRITON_JSON_MAX + 1;
+    char *big = malloc(n);
+    memset(big, ' ', n);
+    tu_write_file(p, big, n);
+    free(big);
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    const vyre_triton_group *g = group(&c, KGROUP);
+    cr_assert(strstr(g->metadata_error, "a symbolic link"), "%s", g->metadata_error);
+    cr_assert_str_eq(g->name, "");
+    cr_assert(strstr(g->manifest_error, "more than the 1048576 read"), "%s", g->manifest_error);
+    vyre_triton_cache_release(&c);
+}
+
+Test(triton, temp_and_stray_entries)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/tmp.pid_123_abc", g_cache);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/stray.txt", g_cache);
+    tu_write_file(p, "x", 1);
+    gpath(p, sizeof p, KGROUP, "scale_kernel.ptx.tmp.pid_9_ff");
+    tu_write_file(p, "x", 1);
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.n_groups, 4);
+    cr_assert_eq(group(&c, "tmp.pid_123_abc")->kind, VYRE_TRITON_TEMP);
+    cr_assert_eq(group(&c, "stray.txt")->kind, VYRE_TRITON_OTHER);
+    const vyre_triton_group *g = group(&c, KGROUP);
+    int seen = 0;
+    for (size_t i = 0; i < g->n_files; i++)
+        if (!strcmp(g->files[i].name, "scale_kernel.ptx.tmp.pid_9_ff"))
+            seen = g->files[i].temp && !g->files[i].named;
+    cr_assert(seen);
+    vyre_triton_cache_release(&c);
+}
+
+Test(triton, missing_dir)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/none", g_tmp);
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre_triton_cache_scan(p, &c, &err), VYRE_ENOENT);
+    cr_assert(strstr(err.message, "/none' does not exist"), "%s", err.message);
+    cr_assert_eq(c.n_groups, 0);
+}
+
+Test(triton, cache_dir_as_triton_finds_it)
+{
+    static const char *const names[] = {"TRITON_CACHE_DIR", "TRITON_HOME", "HOME"};
+    tu_env e;
+    tu_env_save(&e, names, 3);
+    char out[256];
+    const char *src;
+    setenv("HOME", "/h", 1);
+    cr_assert_eq(vyre_triton_cache_dir(out, sizeof out, &src, NULL), 0);
+    cr_assert_str_eq(out, "/h/.triton/cache");
+    cr_assert_str_eq(src, "HOME");
+    setenv("TRITON_HOME", "/t", 1);
+    cr_assert_eq(vyre_triton_cache_dir(out, sizeof out, &src, NULL), 0);
+    cr_assert_str_eq(out, "/t/.triton/cache");
+    cr_assert_str_eq(src, "TRITON_HOME");
+    setenv("TRITON_CACHE_DIR", "/c", 1);
+    cr_assert_eq(vyre_triton_cache_dir(out, sizeof out, &src, NULL), 0);
+    cr_assert_str_eq(out, "/c");
+    cr_assert_str_eq(src, "TRITON_CACHE_DIR");
+    tu_env_restore(&e);
+}
+
+Test(triton, quarantine_keeps_both_never_deletes)
+{
+    char p[1024];
+    vyre_error err;
+    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), 0, "%s", err.message);
+    /* A second group of the same name (Triton compiled it again). */
+    snprintf(p, sizeof p, "%s/%s", g_cache, KGROUP);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    gpath(p, sizeof p, KGROUP, "x.cubin");
+    tu_write_file(p, "x", 1);
+    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), 0, "%s", err.message);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/.vyre-quarantine/%s/scale_kernel.cubin", g_cache, KGROUP);
+    cr_assert_eq(stat(p, &st), 0, "%s", p);
+    snprintf(p, sizeof p, "%s/.vyre-quarantine/%s.1/x.cubin", g_cache, KGROUP);
+    cr_assert_eq(stat(p, &st), 0, "%s", p);
+    cr_assert_eq(vyre_triton_quarantine(g_cache, "../x", &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), VYRE_ENOENT);
+    /* The quarantine is not a group of the cache. */
+    vyre_triton_cache c;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.n_groups, 1);
+    vyre_triton_cache_release(&c);
+}
+
+Test(triton, relocate_needs_an_absolute_dir_and_a_manifest)
+{
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    int changed = 0;
+    cr_assert_eq(vyre_triton_relocate("rel/dir", group(&c, KGROUP), 0, &changed, &err),
+                 VYRE_EINVAL);
+    cr_assert(strstr(err.message, "'rel/dir' is not absolute"), "%s", err.message);
+    cr_assert_eq(vyre_triton_relocate(g_cache, group(&c, LGROUP), 0, &changed, &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_relocate(g_cache, group(&c, KGROUP), 1, &changed, &err), 0, "%s",
+                 err.message);
+    cr_assert_eq(changed, 1);
+    vyre_triton_cache_release(&c);
+}

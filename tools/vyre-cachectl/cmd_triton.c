@@ -1,0 +1,350 @@
+/*
+ * cmd_triton.c - `vyre-cachectl triton stats|ls|verify|relocate`: Triton's
+ * kernel cache, found as Triton finds it ($TRITON_CACHE_DIR, else
+ * $TRITON_HOME/.triton/cache, else ~/.triton/cache) or named with --dir.
+ * Parses the action and options, scans through libcore, prints. Names in
+ * the cache are foreign text: printed through tool_clean.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_triton.h"
+#include "tool_json.h"
+#include "tool_sanitize.h"
+#include "tool_util.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-cachectl triton stats [--dir DIR] [--json]\n"
+            "       vyre-cachectl triton ls [--dir DIR] [--json]\n"
+            "       vyre-cachectl triton verify [--dir DIR] [--repair] [--json]\n"
+            "       vyre-cachectl triton relocate [--dir DIR] [--dry-run] [--json]\n\n"
+            "Triton's kernel cache: one directory (group) per compiled kernel or launcher.\n"
+            "It is found as Triton finds it: $TRITON_CACHE_DIR, else\n"
+            "$TRITON_HOME/.triton/cache, else ~/.triton/cache.\n\n"
+            "  stats     groups, files (inodes) and bytes, by architecture and Triton version\n"
+            "  ls        one line per group: kernel name, architecture, Triton version,\n"
+            "            warps, stages, files, size, age and last use (atime where the\n"
+            "            filesystem keeps it, else mtime)\n"
+            "  verify    check each group: its manifest (__grp__NAME.json) parses and names\n"
+            "            files in the group; the metadata parses; the cubin is an ELF whose\n"
+            "            kernels include the metadata's name and whose architecture is\n"
+            "            target.arch; orphans, Triton's temp files and half-written groups\n"
+            "  relocate  rewrite each manifest's child_paths to where the cache is now, so\n"
+            "            a cache copied or mounted elsewhere hits again (Triton drops a\n"
+            "            child whose absolute path does not exist)\n\n"
+            "  --dir DIR   the Triton cache to use\n"
+            "  --repair    verify: move bad groups into DIR/.vyre-quarantine (never deleted)\n"
+            "  --dry-run   relocate: say which manifests would change, change nothing\n\n"
+            "%s\n"
+            "exit status: 0 done, the cache clean; 1 verify found problems; 2 usage or\n"
+            "             operational error (no such cache directory)\n",
+            CACHECTL_GLOBAL_HELP);
+}
+
+enum { OPT_DIR = CACHECTL_OPT_FIRST_LOCAL, OPT_REPAIR, OPT_DRY_RUN };
+
+static int parse(int argc, char **argv, triton_opts *o)
+{
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {"dir", required_argument, NULL, OPT_DIR},
+        {"repair", no_argument, NULL, OPT_REPAIR},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, "triton", opts, argc, argv, usage);
+        if (rc == CACHECTL_HANDLED)
+            continue;
+        if (rc != -1)
+            return rc;
+        if (c == OPT_DIR) {
+            if (!*optarg)
+                return tool_usage_error("triton", "give a directory path",
+                                        "--dir needs a non-empty directory");
+            o->dir = optarg;
+        } else if (c == OPT_REPAIR)
+            o->repair = 1;
+        else if (c == OPT_DRY_RUN)
+            o->dry_run = 1;
+        else
+            return TOOL_EXIT_ERROR;
+    }
+    if (optind >= argc)
+        return tool_usage_error("triton", "use 'stats', 'ls', 'verify' or 'relocate'",
+                                "triton needs an action");
+    o->action = argv[optind++];
+    static const char *const actions[] = {"stats", "ls", "verify", "relocate"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof actions / sizeof *actions; i++)
+        known |= !strcmp(o->action, actions[i]);
+    if (!known) {
+        const char *near = tool_nearest(o->action, actions, sizeof actions / sizeof *actions);
+        char hint[96];
+        snprintf(hint, sizeof hint, "did you mean '%s'?", near ? near : "stats");
+        return tool_usage_error("triton", hint, "unknown action '%s'", o->action);
+    }
+    if (optind < argc)
+        return tool_usage_error("triton", NULL, "unexpected argument '%s'", argv[optind]);
+    if (o->repair && strcmp(o->action, "verify"))
+        return tool_usage_error("triton", NULL, "--repair is for 'triton verify'");
+    if (o->dry_run && strcmp(o->action, "relocate"))
+        return tool_usage_error("triton", NULL, "--dry-run is for 'triton relocate'");
+    int rc = cachectl_check_globals("triton");
+    return rc ? rc : CACHECTL_HANDLED;
+}
+
+static int locate(triton_opts *o)
+{
+    if (o->dir) {
+        o->dir_source = "--dir";
+        if (tool_strlcpy(o->path, o->dir, sizeof o->path) >= sizeof o->path)
+            return tool_usage_error("triton", "use a shorter path", "--dir path is too long");
+        return 0;
+    }
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_triton_cache_dir(o->path, sizeof o->path, &o->dir_source, &err))
+        return cachectl_fail(&err);
+    return 0;
+}
+
+/* ---- stats -------------------------------------------------------------- */
+
+/* Up to MAX_BUCKETS distinct values of one field, with their groups and
+ * bytes. */
+#define MAX_BUCKETS 64
+typedef struct bucket {
+    const char *value;
+    uint64_t groups, bytes;
+} bucket;
+
+static void bucket_add(bucket *b, size_t *n, const char *value, uint64_t bytes)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp(b[i].value, value)) {
+            b[i].groups++;
+            b[i].bytes += bytes;
+            return;
+        }
+    if (*n < MAX_BUCKETS)
+        b[(*n)++] = (bucket){value, 1, bytes};
+}
+
+typedef struct summary {
+    uint64_t kernels, launchers, temp, other;
+    int64_t oldest_ns, newest_use_ns;
+    bucket arch[MAX_BUCKETS], version[MAX_BUCKETS];
+    size_t n_arch, n_version;
+} summary;
+
+static void summarize(const vyre_triton_cache *c, summary *s)
+{
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < c->n_groups; i++) {
+        const vyre_triton_group *g = &c->groups[i];
+        if (g->kind == VYRE_TRITON_TEMP || g->kind == VYRE_TRITON_OTHER) {
+            s->temp += g->kind == VYRE_TRITON_TEMP;
+            s->other += g->kind == VYRE_TRITON_OTHER;
+            continue;
+        }
+        if (g->kind == VYRE_TRITON_LAUNCHER)
+            s->launchers++;
+        else {
+            s->kernels++;
+            bucket_add(s->arch, &s->n_arch, *g->arch ? g->arch : "unknown", g->bytes);
+            bucket_add(s->version, &s->n_version,
+                       *g->triton_version ? g->triton_version : "unknown", g->bytes);
+        }
+        if (!s->oldest_ns || g->mtime_ns < s->oldest_ns)
+            s->oldest_ns = g->mtime_ns;
+        if (g->last_use_ns > s->newest_use_ns)
+            s->newest_use_ns = g->last_use_ns;
+    }
+}
+
+static json_t *buckets_json(const bucket *b, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a,
+                              json_pack("{s:s, s:I, s:I}", "value", b[i].value, "groups",
+                                        (json_int_t)b[i].groups, "bytes", (json_int_t)b[i].bytes));
+    return a;
+}
+
+static json_t *doc_root(const triton_opts *o)
+{
+    return json_pack("{s:i, s:s, s:s}", "schema_version", 1, "triton_cache_dir", o->path,
+                     "triton_cache_dir_source", o->dir_source);
+}
+
+static void print_buckets(const char *label, const bucket *b, size_t n)
+{
+    char size[32], clean[TOOL_CLEAN_SIZE(32)];
+    for (size_t i = 0; i < n; i++) {
+        vyre_format_size(b[i].bytes, size, sizeof size);
+        printf("%-24s %-10s %" PRIu64 " group%s, %s\n", i ? "" : label,
+               tool_clean(b[i].value, clean, sizeof clean), b[i].groups,
+               b[i].groups == 1 ? "" : "s", size);
+    }
+}
+
+static int do_stats(const triton_opts *o, const vyre_triton_cache *c)
+{
+    summary s;
+    summarize(c, &s);
+    int64_t now = tool_unix_ns();
+    if (g_tool.json) {
+        json_t *d = doc_root(o);
+        json_object_set_new(d, "kernel_groups", json_integer((json_int_t)s.kernels));
+        json_object_set_new(d, "launcher_groups", json_integer((json_int_t)s.launchers));
+        json_object_set_new(d, "temp_entries", json_integer((json_int_t)s.temp));
+        json_object_set_new(d, "other_entries", json_integer((json_int_t)s.other));
+        json_object_set_new(d, "files", json_integer((json_int_t)c->files));
+        json_object_set_new(d, "bytes", json_integer((json_int_t)c->bytes));
+        json_object_set_new(d, "oldest_unix_ns",
+                            s.oldest_ns ? json_integer(s.oldest_ns) : json_null());
+        json_object_set_new(d, "last_use_unix_ns",
+                            s.newest_use_ns ? json_integer(s.newest_use_ns) : json_null());
+        json_object_set_new(d, "by_arch", buckets_json(s.arch, s.n_arch));
+        json_object_set_new(d, "by_triton_version", buckets_json(s.version, s.n_version));
+        tool_json_print(stdout, d);
+        return TOOL_EXIT_OK;
+    }
+    char size[32], age[16], use[16];
+    vyre_format_size(c->bytes, size, sizeof size);
+    printf("%-24s ", "Triton cache:");
+    tool_clean_fputs(o->path, stdout);
+    printf(" (%s)\n", o->dir_source);
+    printf("%-24s %" PRIu64 "\n", "Kernel groups:", s.kernels);
+    printf("%-24s %" PRIu64 "\n", "Launcher groups:", s.launchers);
+    if (s.temp || s.other)
+        printf("%-24s %" PRIu64 " temp, %" PRIu64 " other\n", "Other entries:", s.temp, s.other);
+    printf("%-24s %" PRIu64 "\n", "Files (inodes):", c->files);
+    printf("%-24s %s\n", "Size:", size);
+    if (s.oldest_ns) {
+        vyre_format_age(now - s.oldest_ns, age, sizeof age);
+        vyre_format_age(now - s.newest_use_ns, use, sizeof use);
+        printf("%-24s %s ago\n", "Oldest group:", age);
+        printf("%-24s %s ago\n", "Last use:", use);
+    }
+    print_buckets("By architecture:", s.arch, s.n_arch);
+    print_buckets("By Triton version:", s.version, s.n_version);
+    return TOOL_EXIT_OK;
+}
+
+/* ---- ls ----------------------------------------------------------------- */
+
+static const char *kind_name(vyre_triton_group_kind k)
+{
+    static const char *const names[] = {"kernel", "launcher", "temp", "other"};
+    return (unsigned)k < 4 ? names[k] : "other";
+}
+
+static json_t *int_or_null(int64_t v)
+{
+    return v >= 0 ? json_integer(v) : json_null();
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return *s ? json_string(s) : json_null();
+}
+
+static json_t *group_json(const vyre_triton_group *g)
+{
+    json_t *o = json_pack("{s:s, s:s}", "key", g->key, "kind", kind_name(g->kind));
+    json_object_set_new(o, "name", str_or_null(g->name));
+    json_object_set_new(o, "backend", str_or_null(g->backend));
+    json_object_set_new(o, "arch", str_or_null(g->arch));
+    json_object_set_new(o, "warp_size", int_or_null(g->warp_size));
+    json_object_set_new(o, "num_warps", int_or_null(g->num_warps));
+    json_object_set_new(o, "num_stages", int_or_null(g->num_stages));
+    json_object_set_new(o, "shared_bytes", int_or_null(g->shared));
+    json_object_set_new(o, "triton_version", str_or_null(g->triton_version));
+    json_object_set_new(o, "hash", str_or_null(g->hash));
+    json_object_set_new(o, "files", json_integer((json_int_t)g->n_files));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)g->bytes));
+    json_object_set_new(o, "modified_unix_ns", json_integer(g->mtime_ns));
+    json_object_set_new(o, "last_use_unix_ns", json_integer(g->last_use_ns));
+    return o;
+}
+
+static void print_group(const vyre_triton_group *g, int64_t now)
+{
+    char key[16], size[32], age[16], use[16], name[TOOL_CLEAN_SIZE(48)];
+    char arch[TOOL_CLEAN_SIZE(12)], ver[TOOL_CLEAN_SIZE(12)];
+    snprintf(key, sizeof key, "%.12s", g->key);
+    vyre_format_size(g->bytes, size, sizeof size);
+    vyre_format_age(now - g->mtime_ns, age, sizeof age);
+    vyre_format_age(now - g->last_use_ns, use, sizeof use);
+    const char *n = *g->name ? g->name : g->kind == VYRE_TRITON_KERNEL ? "?" : kind_name(g->kind);
+    char kc[TOOL_CLEAN_SIZE(16)], warps[24] = "-", stages[24] = "-";
+    if (g->num_warps >= 0)
+        snprintf(warps, sizeof warps, "%" PRId64, g->num_warps);
+    if (g->num_stages >= 0)
+        snprintf(stages, sizeof stages, "%" PRId64, g->num_stages);
+    printf("%-12s  %-32s  %-6s  %-7s  %5s  %6s  %5zu  %10s  %5s  %5s\n",
+           tool_clean(key, kc, sizeof kc), tool_clean(n, name, sizeof name),
+           *g->arch ? tool_clean(g->arch, arch, sizeof arch) : "-",
+           *g->triton_version ? tool_clean(g->triton_version, ver, sizeof ver) : "-", warps, stages,
+           g->n_files, size, age, use);
+}
+
+static int do_ls(const triton_opts *o, const vyre_triton_cache *c)
+{
+    if (g_tool.json) {
+        json_t *d = doc_root(o);
+        json_t *a = json_array();
+        for (size_t i = 0; i < c->n_groups; i++)
+            json_array_append_new(a, group_json(&c->groups[i]));
+        json_object_set_new(d, "groups", a);
+        tool_json_print(stdout, d);
+        return TOOL_EXIT_OK;
+    }
+    int64_t now = tool_unix_ns();
+    if (!g_cachectl.quiet)
+        printf("%-12s  %-32s  %-6s  %-7s  %5s  %6s  %5s  %10s  %5s  %5s\n", "KEY", "NAME", "ARCH",
+               "TRITON", "WARPS", "STAGES", "FILES", "SIZE", "AGE", "USED");
+    for (size_t i = 0; i < c->n_groups; i++) {
+        if (g_cachectl.quiet) {
+            tool_clean_fputs(c->groups[i].key, stdout);
+            putchar('\n');
+        } else
+            print_group(&c->groups[i], now);
+    }
+    return TOOL_EXIT_OK;
+}
+
+int cmd_triton(int argc, char **argv)
+{
+    triton_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse(argc, argv, &o);
+    if (rc != CACHECTL_HANDLED)
+        return rc;
+    if ((rc = locate(&o)))
+        return rc;
+    vyre_triton_cache c;
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_triton_cache_scan(o.path, &c, &err))
+        return cachectl_fail(&err);
+    if (!strcmp(o.action, "stats"))
+        rc = do_stats(&o, &c);
+    else if (!strcmp(o.action, "ls"))
+        rc = do_ls(&o, &c);
+    else if (!strcmp(o.action, "verify"))
+        rc = cachectl_triton_verify(&o, &c);
+    else
+        rc = cachectl_triton_relocate(&o, &c);
+    vyre_triton_cache_release(&c);
+    return rc;
+}
