@@ -177,8 +177,9 @@ static void parse_metadata(int gfd, vyre_triton_group *g, const char *file)
     g->num_warps = get_int(j, "num_warps");
     g->num_stages = get_int(j, "num_stages");
     g->shared = get_int(j, "shared");
+    /* The file name is cut, never the reason: %.200s keeps the message whole. */
     if (!*g->name)
-        snprintf(g->metadata_error, sizeof g->metadata_error, "'%s' has no \"name\"", file);
+        snprintf(g->metadata_error, sizeof g->metadata_error, "'%.200s' has no \"name\"", file);
     json_decref(j);
 }
 
