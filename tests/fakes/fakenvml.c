@@ -10,6 +10,8 @@
  * Behaviour is driven by environment variables, read at every call:
  *   FAKENVML_INIT_FAIL=<n>      nvmlInit_v2 returns nvmlReturn_t n
  *   FAKENVML_GPUS=<n>           number of GPUs (default 1)
+ *   FAKENVML_BLOCK_FILE=<path>  while <path> exists, utilisation queries wait
+ *                               (a stuck NVML); <path>.waiting exists meanwhile
  *   FAKENVML_UNSUPPORTED=a,b    these queries return NOT_SUPPORTED: name,
  *                               uuid, utilization, memory, sm_clock,
  *                               mem_clock, max_clock, temperature, power,
@@ -55,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 
@@ -303,9 +306,26 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *buf, unsigned i
     return n < 0 || (unsigned)n >= len ? E_INSUFFICIENT_SIZE : OK;
 }
 
+/* FAKENVML_BLOCK_FILE: NVML stuck inside a sample while the file exists. */
+static void maybe_block(void)
+{
+    const char *p = getenv("FAKENVML_BLOCK_FILE");
+    if (!p || !*p || access(p, F_OK) != 0)
+        return;
+    char w[4096];
+    snprintf(w, sizeof w, "%s.waiting", p);
+    FILE *f = fopen(w, "w");
+    if (f)
+        fclose(f);
+    while (access(p, F_OK) == 0)
+        usleep(1000);
+    unlink(w);
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u);
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
 {
+    maybe_block();
     int i;
     nvmlReturn_t r = dev_check(d, u, "utilization", &i);
     if (r)

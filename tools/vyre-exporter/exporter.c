@@ -31,7 +31,7 @@ void exporter_free(exporter *x)
 {
     if (!x)
         return;
-    vyre_gpu_monitor_close(x->gpu);
+    exp_gpu_sampler_free(x);
     exp_procs_free(x);
     exp_cache_free(x);
     free(x->gprocs);

@@ -76,14 +76,29 @@ typedef struct exp_proc {
     int device_hint;         /* device of the newest kernel record; -1 none */
 } exp_proc;
 
+/* NVML sampled off the scrape by a thread of its own (collect_gpu.c): its
+ * monitor, and under mu its newest sample for the next scrape to copy. */
+typedef struct exp_gpu_sampler {
+    pthread_t thread;
+    int started, stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* on CLOCK_MONOTONIC: a new sample, or stop */
+    vyre_gpu_monitor *mon;
+    uint64_t retry_ns;
+    vyre_gpu_snapshot snap;
+    int ok;
+    char msg[EXP_MSG_MAX];
+    uint64_t seq, errors; /* samples taken, failed samples */
+} exp_gpu_sampler;
+
 struct exporter {
     exp_opts o;
     pthread_mutex_t mu;
     /* GPUs */
-    vyre_gpu_monitor *gpu;
-    int gpu_ok; /* this scrape's sample is good */
+    exp_gpu_sampler *sampler;
+    uint64_t sampler_errors; /* its failed samples already counted in errors[] */
+    int gpu_ok;              /* this scrape's sample is good */
     char gpu_msg[EXP_MSG_MAX];
-    uint64_t gpu_retry_ns;
     vyre_gpu_snapshot gsnap;
     exp_gproc *gprocs; /* the processes of gsnap, at most EXP_MAX_PROCS */
     size_t ngprocs, gprocs_cap;
@@ -113,6 +128,7 @@ struct exporter {
 
 /* Collectors: fill the exporter's state for this scrape. */
 void exp_collect_gpus(exporter *x);
+void exp_gpu_sampler_free(exporter *x);
 void exp_collect_gpu_procs(exporter *x);
 void exp_collect_procs(exporter *x);
 void exp_collect_cache(exporter *x);

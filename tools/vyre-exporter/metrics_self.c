@@ -10,8 +10,9 @@ void exp_render_self(exporter *x, expo *e, double scrape_s)
                 "Time this scrape took to collect and render (before this family), seconds.");
     expo_sample(e, "vyre_exporter_scrape_duration_seconds", NULL, 0, NULL, scrape_s);
     expo_family(e, "vyre_exporter_collector_duration_seconds", "gauge",
-                "Time each step of this scrape took, seconds: nvml (one NVML sample of every "
-                "GPU, processes included), gpu_processes (their names from /proc), "
+                "Time each step of this scrape took, seconds: nvml (taking the newest NVML "
+                "sample of every GPU, processes included, which a thread of its own takes "
+                "every second), gpu_processes (their names from /proc), "
                 "telemetry_pages (listing and reading the pages), kernel_rings (summing their "
                 "kernel records), cache (the cache figures; read in a thread of their own), "
                 "render (the text of every family before the exporter's own).");
