@@ -1708,6 +1708,9 @@ Test(cachectl, seed_errors)
     snprintf(want, sizeof want, "compiler log for '%s' (sm_80):", bad);
     tu_assert_line(p.err, want);
     cr_assert(strstr(p.err, "not_declared_anywhere"), "log lacks the error: %s", p.err);
+    /* NVRTC's log names the file seeded (issue 25: it said "kernel.cu(3)"). */
+    snprintf(want, sizeof want, "%s(3): error", bad);
+    cr_assert(strstr(p.err, want), "the log names '%s': %s", want, p.err);
     snprintf(want, sizeof want,
              "vyre-cachectl: error: seeding '%s': cannot read '%s': No such file or directory",
              missing, missing);

@@ -304,7 +304,7 @@ static void print_log(FILE *f, const vyre_compile_request *req, const char *file
     vyre_compile_result res;
     vyre_error err;
     vyre_error_clear(&err);
-    vyre_compile_cubin(req, &res, &err);
+    vyre_compile_cubin_named(req, file, &res, &err);
     if (res.log && *res.log) {
         fprintf(f, "compiler log for '%s' (%s):\n%s", file, req->arch, res.log);
         if (res.log[strlen(res.log) - 1] != '\n')

@@ -93,6 +93,12 @@ VYRE_EXTERN int vyre_compile_key(const vyre_compile_request *req, vyre_key *out,
 VYRE_EXTERN int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile_result *res,
                                    vyre_error *err);
 
+/* vyre_compile_cubin, naming the source source_name in the compiler's
+ * messages and log ("bad.cu(3): error ..."; NULL: "kernel.cu" or
+ * "kernel.ptx"). vyre_compile_through_cache_named passes its name here. */
+VYRE_EXTERN int vyre_compile_cubin_named(const vyre_compile_request *req, const char *source_name,
+                                         vyre_compile_result *res, vyre_error *err);
+
 /*
  * The cache path: looks the key of req up in c; a hit returns the stored
  * cubin blob (*was_hit = 1). A miss (including a stored file that failed

@@ -211,6 +211,12 @@ static int copy_cubin(const vyre_compile_request *req, vyre_compile_result *res,
 
 int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile_result *res, vyre_error *err)
 {
+    return vyre_compile_cubin_named(req, NULL, res, err);
+}
+
+int vyre_compile_cubin_named(const vyre_compile_request *req, const char *source_name,
+                             vyre_compile_result *res, vyre_error *err)
+{
     if (!res)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_compile_cubin: NULL result");
     memset(res, 0, sizeof *res);
@@ -227,16 +233,18 @@ int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile_result *res
 
     if (req->kind == VYRE_SOURCE_CUDA_C) {
         vyre_nvrtc_output o;
-        rc = vyre_nvrtc_compile(req->src, req->len, "kernel.cu", req->arch, req->opts, req->nopts,
-                                1, &o, err);
+        rc = vyre_nvrtc_compile(req->src, req->len,
+                                source_name && *source_name ? source_name : "kernel.cu", req->arch,
+                                req->opts, req->nopts, 1, &o, err);
         res->cubin = o.data;
         res->size = rc ? 0 : o.size;
         res->log = o.log;
         res->compile_ns = o.compile_ns;
     } else {
         vyre_jitlink_output o;
-        rc = vyre_jitlink_ptx_to_cubin(req->src, req->len, "kernel.ptx", req->arch, req->opts,
-                                       req->nopts, &o, err);
+        rc = vyre_jitlink_ptx_to_cubin(req->src, req->len,
+                                       source_name && *source_name ? source_name : "kernel.ptx",
+                                       req->arch, req->opts, req->nopts, &o, err);
         res->cubin = o.cubin;
         res->size = rc ? 0 : o.size;
         res->log = o.log;
@@ -431,7 +439,7 @@ int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *
     }
 
     vyre_compile_result res;
-    rc = vyre_compile_cubin(req, &res, err);
+    rc = vyre_compile_cubin_named(req, source_name, &res, err);
     if (rc) {
         vyre_compile_result_release(&res);
         return rc;
