@@ -253,7 +253,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s: %s", je.text, p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 5);
     json_t *run = json_object_get(o, "run");
     cr_assert_eq(json_integer_value(json_object_get(run, "point_count")), 11);
     cr_assert(json_integer_value(json_object_get(run, "finished_unix_ns")) >=
@@ -289,8 +289,22 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(json_object_size(axes), 1);
     cr_assert(json_is_integer(json_object_get(axes, "size")), "%s", p.out);
     cr_assert_eq(json_integer_value(json_object_get(axes, "size")), 4096);
-    double noise = json_number_value(json_object_get(json_array_get(pts, 3), "noise_ratio"));
-    cr_assert(noise >= 0, "noise_ratio %g", noise);
+    /* One noise figure (issue 25): noise_ratio is the tables' robust one
+     * (1.4826 MAD / median, or the rounds' when larger), stddev / mean has
+     * its own name (schema_version 5). Whole-ns fields: 2 ns of slack. */
+    json_t *p3 = json_array_get(pts, 3);
+    double noise = json_number_value(json_object_get(p3, "noise_ratio"));
+    double rel = json_number_value(json_object_get(p3, "rel_stddev_ratio"));
+    double mean = json_number_value(json_object_get(p3, "mean_ns"));
+    double median = json_number_value(json_object_get(p3, "median_ns"));
+    double sd = json_number_value(json_object_get(p3, "stddev_ns"));
+    double mad = json_number_value(json_object_get(p3, "mad_ns"));
+    cr_assert(mean > 0 && median > 0, "%s", p.out);
+    cr_assert(fabs(rel - sd / mean) <= 2 / mean, "rel_stddev_ratio %g, stddev/mean %g", rel,
+              sd / mean);
+    cr_assert(noise >= 1.4826 * mad / median - 2 / median, "noise_ratio %g, robust %g", noise,
+              1.4826 * mad / median);
+    cr_assert_null(json_object_get(p3, "robust_noise_ratio"), "one noise figure");
     /* Host points have none of the GPU views. */
     cr_assert(json_is_null(json_object_get(json_array_get(pts, 0), "gpu_ns")));
     cr_assert(json_is_null(json_object_get(json_array_get(pts, 0), "batch_ns")));
@@ -304,7 +318,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 5);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "run"), "id")), 2);
     cr_assert_eq(json_array_size(json_object_get(o, "points")), 11);
     cr_assert_null(json_object_get(json_array_get(json_object_get(o, "points"), 0), "samples"));
@@ -322,7 +336,7 @@ Test(bench_run, json_csv_and_export_round_trip)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 5);
     cr_assert(json_equal(json_object_get(o, "run"), json_object_get(ex, "run")));
     json_t *spts = json_object_get(o, "points"), *epts = json_object_get(ex, "points");
     cr_assert_eq(json_array_size(spts), 11);
@@ -806,7 +820,7 @@ Test(bench_run, help_names_the_blocking_kernel_switch)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert(strstr(p.out, "  --disable-blocking-kernel  time GPU samples without first holding"),
               "%s", p.out);
-    cr_assert(strstr(p.out, "(schema_version 4)"), "%s", p.out);
+    cr_assert(strstr(p.out, "(schema_version 5)"), "%s", p.out);
     tu_proc_free(&p);
 }
 

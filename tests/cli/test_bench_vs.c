@@ -276,7 +276,7 @@ Test(bench_vs, the_spec_form_and_json_carry_b_over_a)
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s: %s", je.text, p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 5);
     json_t *ab = json_object_get(o, "ab");
     cr_assert_eq(json_array_size(ab), 1, "%s", p.out);
     json_t *r = json_array_get(ab, 0);

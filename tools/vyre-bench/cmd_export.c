@@ -16,7 +16,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: vyre-bench export [--db PATH] (--csv | --json) RUN\n\n"
                  "Write a run's points as CSV (one row per point), or as JSON (schema_version\n"
-                 "4: the run, its points and every sample). RUN is an id, 'last' or 'last-N'\n"
+                 "5: the run, its points and every sample). RUN is an id, 'last' or 'last-N'\n"
                  "(done runs only: a failed or interrupted run is named by its id).\n\n"
                  "exit status: 0 written, 2 usage or operational error\n");
 }

@@ -23,8 +23,10 @@ int cmd_rm(int argc, char **argv);
 /* schema_version of the `vyre-bench run/show/export --json` document
  * (docs/JSON.md, docs/schema/). Version 2: one JSON convention (_unix_ns,
  * _hz, axes as objects). Version 3: each point's three views, gpu_ns,
- * batch_ns and kernel_ns, and block_timeouts. */
-#define BENCH_JSON_SCHEMA_VERSION 4
+ * batch_ns and kernel_ns, and block_timeouts. Version 4: rounds, references and --vs variants.
+ * Version 5: noise_ratio is the one noise figure the tables show (robust), rel_stddev_ratio is
+ * stddev / mean (robust_noise_ratio is gone; issue 25). */
+#define BENCH_JSON_SCHEMA_VERSION 5
 
 /* tool_open_db for a command that only reads (or removes from) the
  * database: a database that does not exist is an error naming it (with a

@@ -345,8 +345,10 @@ json_t *bench_json_point(const vyre_bench_point *p)
     json_object_set_new(o, "mean_ns", int_or_null(s->mean));
     json_object_set_new(o, "median_ns", int_or_null(s->median));
     json_object_set_new(o, "stddev_ns", int_or_null(s->stddev));
-    json_object_set_new(o, "noise_ratio", real_or_null(s->noise));
-    json_object_set_new(o, "robust_noise_ratio", real_or_null(s->robust_noise));
+    /* One noise figure, the tables' (robust: 1.4826 MAD / median, or the
+     * rounds'); stddev / mean under its own name (schema_version 5). */
+    json_object_set_new(o, "noise_ratio", real_or_null(s->robust_noise));
+    json_object_set_new(o, "rel_stddev_ratio", real_or_null(s->noise));
     json_object_set_new(o, "p5_ns", int_or_null(s->p5));
     json_object_set_new(o, "p95_ns", int_or_null(s->p95));
     json_object_set_new(o, "mad_ns", int_or_null(s->mad));
