@@ -346,8 +346,8 @@ typedef struct vyre_bench_measure_opts {
  */
 #ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
 VYRE_TEST_API int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
-                                   vyre_bench_sample **samples, size_t *n, int *interrupted,
-                                   vyre_error *err);
+                                     vyre_bench_sample **samples, size_t *n, int *interrupted,
+                                     vyre_error *err);
 #endif
 
 /* ---- suites and runs ------------------------------------------------------- */

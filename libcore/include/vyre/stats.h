@@ -162,8 +162,8 @@ typedef struct vyre_stats_stop_decision {
  */
 #ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
 VYRE_TEST_API vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
-                                                           const vyre_stats_running *acc,
-                                                           double measured_s, double elapsed_s);
+                                                             const vyre_stats_running *acc,
+                                                             double measured_s, double elapsed_s);
 #endif
 
 /*

@@ -152,7 +152,8 @@ static int compile_prepare_kernel(struct compile_bench *cb, vyre_bench_env *env,
     }
     if (!rc) {
         const char *tmp = env->tmp_dir && *env->tmp_dir ? env->tmp_dir : "/tmp";
-        snprintf(cb->ptx_path, sizeof cb->ptx_path, "%s/vyre-jit-cold-%s.XXXXXX", tmp, cb->k->label);
+        snprintf(cb->ptx_path, sizeof cb->ptx_path, "%s/vyre-jit-cold-%s.XXXXXX", tmp,
+                 cb->k->label);
         int fd = mkstemp(cb->ptx_path);
         if (fd < 0)
             return vyre__fail(err, vyre__errno_code(errno), "set TMPDIR to a writable directory",
