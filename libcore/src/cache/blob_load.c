@@ -409,25 +409,6 @@ static int check_fd(check *c, int fd, vyre_error *err)
     return c->file_size <= WHOLE_READ_MAX ? check_whole(c, fd, err) : check_large(c, fd, err);
 }
 
-/* The directory part of rel below dirfd, opened without following
- * anything; *base gets the last component. -1 with errno on failure. */
-int vyre__blob_open_parent(int dirfd, const char *rel, const char **base)
-{
-    const char *slash = strrchr(rel, '/');
-    *base = slash ? slash + 1 : rel;
-    if (!slash)
-        return dup(dirfd);
-    char dir[BLOB_PATH_MAX];
-    size_t n = (size_t)(slash - rel);
-    if (n >= sizeof dir) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memcpy(dir, rel, n);
-    dir[n] = '\0';
-    return vyre__open_beneath(dirfd, dir, O_RDONLY | O_DIRECTORY, 0);
-}
-
 /* Returns 0, a reject (c->why set) or another error (c->why NONE). */
 static int check_path(check *c, vyre_error *err)
 {

@@ -178,3 +178,22 @@ int vyre__blob_unlink_at(int rootfd, const char *rel)
     errno = e;
     return r;
 }
+
+/* The directory part of rel below dirfd, opened without following
+ * anything; *base gets the last component. -1 with errno on failure. */
+int vyre__blob_open_parent(int dirfd, const char *rel, const char **base)
+{
+    const char *slash = strrchr(rel, '/');
+    *base = slash ? slash + 1 : rel;
+    if (!slash)
+        return dup(dirfd);
+    char dir[BLOB_PATH_MAX];
+    size_t n = (size_t)(slash - rel);
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, rel, n);
+    dir[n] = '\0';
+    return vyre__open_beneath(dirfd, dir, O_RDONLY | O_DIRECTORY, 0);
+}

@@ -32,98 +32,6 @@
 
 static atomic_uint_fast64_t tmp_counter;
 
-/* ---- paths -------------------------------------------------------------- */
-
-int vyre_blob_path(const char *root, const vyre_key *key, char *buf, size_t size, vyre_error *err)
-{
-    if (!root || !key || !buf)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_path: NULL argument");
-    if (!root[0])
-        return vyre__fail(err, VYRE_EINVAL, "give the cache directory", "empty cache root ''");
-    /* Built by hand: this runs on every cache lookup. */
-    size_t rl = strlen(root);
-    size_t sep = root[rl - 1] == '/' ? 0 : 1;
-    static const char blobs[] = "blobs/";
-    size_t need = rl + sep + (sizeof blobs - 1) + 3 + VYRE_KEY_HEX_LEN + (sizeof VYRE_BLOB_EXT - 1);
-    if (need >= size)
-        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory path",
-                          "blob path under '%s' does not fit in %zu bytes", root, size);
-    char *p = buf;
-    memcpy(p, root, rl);
-    p += rl;
-    if (sep)
-        *p++ = '/';
-    memcpy(p, blobs, sizeof blobs - 1);
-    p += sizeof blobs - 1;
-    char hex[VYRE_KEY_HEX_LEN + 1];
-    vyre_key_to_hex(key, hex);
-    p[0] = hex[0];
-    p[1] = hex[1];
-    p[2] = '/';
-    p += 3;
-    memcpy(p, hex, VYRE_KEY_HEX_LEN);
-    p += VYRE_KEY_HEX_LEN;
-    memcpy(p, VYRE_BLOB_EXT, sizeof VYRE_BLOB_EXT); /* with its NUL */
-    return VYRE_OK;
-}
-
-/* <root>/<sub> into buf. */
-int vyre__blob_root_path(char *buf, size_t size, const char *root, const char *sub, vyre_error *err)
-{
-    size_t rl = strlen(root);
-    const char *sep = rl && root[rl - 1] == '/' ? "" : "/";
-    int n = snprintf(buf, size, "%s%s%s", root, sep, sub);
-    if (n < 0 || (size_t)n >= size)
-        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter cache directory path",
-                          "path '%s%s%s' is too long", root, sep, sub);
-    return VYRE_OK;
-}
-
-/* The directory part of path (up to the last '/') into buf. */
-void vyre__blob_dir_of(const char *path, char *buf, size_t size)
-{
-    const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 0;
-    if (n == 0)
-        n = slash ? 1 : 0;
-    if (n >= size)
-        n = size - 1;
-    if (n == 0) {
-        vyre__strlcpy(buf, ".", size);
-        return;
-    }
-    memcpy(buf, path, n);
-    buf[n] = '\0';
-}
-
-const char *vyre__blob_errno_hint(int code)
-{
-    switch (code) {
-    case VYRE_ENOSPC:
-        return "free space on the cache's filesystem, raise the file size limit ('ulimit -f'), "
-               "or shrink the cache";
-    case VYRE_EROFS:
-        return "the cache is on a read-only filesystem: set VYRE_PTX_CACHE_DIR to a writable "
-               "directory";
-    case VYRE_EPERM:
-        return "make the cache directory writable by you, or set VYRE_PTX_CACHE_DIR to a "
-               "directory you own";
-    case VYRE_ENOENT:
-        return "the cache is missing its tmp/ or blobs/ directory: open it through the cache "
-               "API (which creates them), or repair it";
-    default:
-        return "check the cache's filesystem (see 'dmesg') and retry";
-    }
-}
-
-/* The front end's command that goes with vyre__blob_errno_hint(code). */
-vyre_remedy vyre__blob_errno_remedy(int code)
-{
-    return code == VYRE_ENOSPC   ? VYRE_REMEDY_CACHE_PRUNE
-           : code == VYRE_ENOENT ? VYRE_REMEDY_CACHE_REPAIR
-                                 : VYRE_REMEDY_NONE;
-}
-
 /* ---- store -------------------------------------------------------------- */
 
 /* Writes every byte of iov[0, cnt), through EINTR and short writes.
@@ -342,29 +250,6 @@ int vyre__blob_open_root(const char *root, vyre_error *err)
     int e = errno, code = vyre__errno_code(e);
     return vyre__fail(err, code, vyre__blob_errno_hint(code),
                       "cannot open cache directory '%s': %s", root, strerror(e));
-}
-
-/* 1 when t[0..size) is n non-empty NUL-terminated names and nothing else. */
-int vyre__blob_kernel_table_valid(const char *t, size_t size, uint32_t n)
-{
-    if (size == 0)
-        return n == 0;
-    if (t[size - 1] != '\0' || t[0] == '\0')
-        return 0;
-    uint32_t nuls = 0;
-    for (size_t i = 0; i < size; i++) {
-        if (t[i] == '\0') {
-            nuls++;
-            if (i + 1 < size && t[i + 1] == '\0')
-                return 0; /* an empty name */
-        }
-    }
-    return nuls == n;
-}
-
-uint64_t vyre__blob_kernels_sum(const void *t, size_t size)
-{
-    return size ? (uint64_t)XXH3_64bits(t, size) : 0;
 }
 
 /* Store: checks h's kernel table and fills its checksum. */

@@ -31,32 +31,6 @@
 
 #define GNUPLOT_HINT "install it: apt-get install gnuplot-nox"
 
-int plot_errno_code(int e)
-{
-    switch (e) {
-    case ENOMEM:
-        return VYRE_ENOMEM;
-    case ENOENT:
-    case ENOTDIR:
-        return VYRE_ENOENT;
-    case EEXIST:
-        return VYRE_EEXIST;
-    case EACCES:
-    case EPERM:
-        return VYRE_EPERM;
-    case EROFS:
-        return VYRE_EROFS;
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG:
-        return VYRE_ENOSPC;
-    case EINVAL:
-        return VYRE_EINVAL;
-    default:
-        return VYRE_EIO;
-    }
-}
-
 int plot_format_of(const char *path, plot_format *out, vyre_error *err)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;

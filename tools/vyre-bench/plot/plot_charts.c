@@ -819,3 +819,29 @@ int plot_chart_script(FILE *script, const plot_input *in, const plot_chart *c, s
     }
     return tool_set_error(err, VYRE_EINVAL, NULL, "plot: unknown chart kind %d", (int)c->kind);
 }
+
+int plot_errno_code(int e)
+{
+    switch (e) {
+    case ENOMEM:
+        return VYRE_ENOMEM;
+    case ENOENT:
+    case ENOTDIR:
+        return VYRE_ENOENT;
+    case EEXIST:
+        return VYRE_EEXIST;
+    case EACCES:
+    case EPERM:
+        return VYRE_EPERM;
+    case EROFS:
+        return VYRE_EROFS;
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+        return VYRE_ENOSPC;
+    case EINVAL:
+        return VYRE_EINVAL;
+    default:
+        return VYRE_EIO;
+    }
+}
