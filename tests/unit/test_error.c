@@ -2,6 +2,7 @@
  * test_error.c - the error code table and vyre_error detail.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <string.h>
 
 #include "base/internal.h"
@@ -87,4 +88,18 @@ Test(error, long_messages_are_truncated_not_overflowed)
     vyre__fail(&e, VYRE_EIO, big, "%s", big);
     cr_assert_eq(strlen(e.message), sizeof e.message - 1);
     cr_assert_eq(strlen(e.hint), sizeof e.hint - 1);
+}
+
+/* The public errno mapping front ends use (the plot code had a copy of its
+ * own before): the codes libcore's own calls give for the same errno. */
+Test(error, errno_codes_map_as_libcores_own)
+{
+    cr_assert_eq(vyre_errno_code(0), VYRE_OK);
+    cr_assert_eq(vyre_errno_code(ENOENT), VYRE_ENOENT);
+    cr_assert_eq(vyre_errno_code(ENOTDIR), VYRE_ENOENT);
+    cr_assert_eq(vyre_errno_code(EACCES), VYRE_EPERM);
+    cr_assert_eq(vyre_errno_code(EDQUOT), VYRE_ENOSPC);
+    cr_assert_eq(vyre_errno_code(EROFS), VYRE_EROFS);
+    cr_assert_eq(vyre_errno_code(ENOMEM), VYRE_ENOMEM);
+    cr_assert_eq(vyre_errno_code(EXDEV), VYRE_EIO, "no closer code");
 }

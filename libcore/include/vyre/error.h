@@ -107,6 +107,12 @@ VYRE_EXTERN const char *vyre_strerror(int code);
  * unknown codes give "VYRE_E?". Thread-safe; the string is static. */
 VYRE_EXTERN const char *vyre_err_name(int code);
 
+/* The VYRE_E* code for an errno value, as libcore's own calls map it
+ * (ENOENT/ENOTDIR: VYRE_ENOENT, EACCES/EPERM: VYRE_EPERM, ENOSPC/EDQUOT/
+ * EFBIG: VYRE_ENOSPC, ...; 0: VYRE_OK; anything without a closer code:
+ * VYRE_EIO), for a front end that reports its own file errors alike. */
+VYRE_EXTERN int vyre_errno_code(int errnum);
+
 /* Resets err to "no error" (code 0, empty strings). err may be NULL. */
 VYRE_EXTERN void vyre_error_clear(vyre_error *err);
 

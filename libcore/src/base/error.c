@@ -86,6 +86,11 @@ size_t vyre__strlcpy(char *dst, const char *src, size_t size)
     return len;
 }
 
+int vyre_errno_code(int errnum)
+{
+    return vyre__errno_code(errnum);
+}
+
 int vyre__errno_code(int e)
 {
     switch (e) {

@@ -166,7 +166,7 @@ static int write_output(const char *to, int (*fill)(FILE *, void *), void *ctx, 
         return tool_set_error(err, VYRE_ETOOBIG, NULL, "output path too long: '%s'", to);
     FILE *f = fopen(tmp, "wb");
     if (!f)
-        return tool_set_error(err, plot_errno_code(errno),
+        return tool_set_error(err, vyre_errno_code(errno),
                               "check the directory exists and is writable", "cannot write '%s': %s",
                               to, strerror(errno));
     int rc = fill(f, ctx);
@@ -175,7 +175,7 @@ static int write_output(const char *to, int (*fill)(FILE *, void *), void *ctx, 
     if (fclose(f) && !rc)
         rc = VYRE_EIO;
     if (!rc && rename(tmp, to) != 0)
-        rc = plot_errno_code(errno);
+        rc = vyre_errno_code(errno);
     if (rc) {
         int e = errno;
         unlink(tmp);
@@ -223,7 +223,7 @@ static int write_script(const char *script_path, const char *dir, plot_format fm
 {
     FILE *f = fopen(script_path, "w");
     if (!f)
-        return tool_set_error(err, plot_errno_code(errno), NULL, "plot: cannot write '%s': %s",
+        return tool_set_error(err, vyre_errno_code(errno), NULL, "plot: cannot write '%s': %s",
                               script_path, strerror(errno));
     int rc = 0;
     const char *font = "font 'Sans,11'";
@@ -293,7 +293,7 @@ static int spawn_gnuplot(const char *gnuplot, const char *script, const char *lo
     posix_spawn_file_actions_destroy(&fa);
     free(envp);
     if (e)
-        return tool_set_error(err, plot_errno_code(e), NULL, "cannot run '%s': %s", gnuplot,
+        return tool_set_error(err, vyre_errno_code(e), NULL, "cannot run '%s': %s", gnuplot,
                               strerror(e));
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0)
@@ -370,7 +370,7 @@ int plot_runs(const plot_opts *o, plot_result *res, vyre_error *err)
         rc = tool_set_error(err, VYRE_EINVAL, "set TMPDIR to a directory without quotes",
                             "the temp directory '%s' has a quote in its name", dir);
     if (!rc && !mkdtemp(dir))
-        rc = tool_set_error(err, plot_errno_code(errno), "set TMPDIR to a writable directory",
+        rc = tool_set_error(err, vyre_errno_code(errno), "set TMPDIR to a writable directory",
                             "cannot make a temp directory in '%s': %s", tmp && *tmp ? tmp : "/tmp",
                             strerror(errno));
     else if (!rc) {

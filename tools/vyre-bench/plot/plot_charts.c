@@ -337,7 +337,7 @@ static FILE *data_file(const char *dir, size_t index, size_t part, char *path, s
     snprintf(path, size, "%s/d%zu_%zu.dat", dir, index, part);
     FILE *f = fopen(path, "w");
     if (!f)
-        tool_set_error(err, plot_errno_code(errno), NULL, "plot: cannot write '%s': %s", path,
+        tool_set_error(err, vyre_errno_code(errno), NULL, "plot: cannot write '%s': %s", path,
                        strerror(errno));
     return f;
 }
@@ -818,30 +818,4 @@ int plot_chart_script(FILE *script, const plot_input *in, const plot_chart *c, s
         return dist_script(script, in, c, index, dir, err);
     }
     return tool_set_error(err, VYRE_EINVAL, NULL, "plot: unknown chart kind %d", (int)c->kind);
-}
-
-int plot_errno_code(int e)
-{
-    switch (e) {
-    case ENOMEM:
-        return VYRE_ENOMEM;
-    case ENOENT:
-    case ENOTDIR:
-        return VYRE_ENOENT;
-    case EEXIST:
-        return VYRE_EEXIST;
-    case EACCES:
-    case EPERM:
-        return VYRE_EPERM;
-    case EROFS:
-        return VYRE_EROFS;
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG:
-        return VYRE_ENOSPC;
-    case EINVAL:
-        return VYRE_EINVAL;
-    default:
-        return VYRE_EIO;
-    }
 }

@@ -1,9 +1,9 @@
 /*
  * plot_internal.h - what the plot modules share (plot.h): the runs'
  * loaded points (plot.c), the charts chosen from them and their gnuplot
- * script and data (plot_charts.c), the HTML page (plot_html.c), and the
- * errno mapping of the three (plot.c; errors are filled by tools/common's
- * tool_set_error). Only plot/ includes it.
+ * script and data (plot_charts.c) and the HTML page (plot_html.c). Their
+ * errors are filled by tools/common's tool_set_error, errno values mapped
+ * by libcore's vyre_errno_code. Only plot/ includes it.
  */
 #ifndef VYRE_BENCH_PLOT_INTERNAL_H
 #define VYRE_BENCH_PLOT_INTERNAL_H
@@ -12,10 +12,6 @@
 
 #include "plot.h"
 #include "tool_util.h" /* tool_set_error: the plot modules' errors */
-
-/* The VYRE_E* code for an errno value (VYRE_EIO for those with no closer
- * one). */
-int plot_errno_code(int e);
 
 /* One run and its points, read from the database. */
 typedef struct plot_run_points {
