@@ -11,6 +11,7 @@
 #include "version.h"
 #include "cuda.h"
 #include "jitcache.h"
+#include "inductor.h"
 #include "triton.h"
 #include "key.h"
 #include "nvtx.h"

@@ -1,0 +1,55 @@
+/*
+ * foreign_internal.h - removing parts of another tool's cache (internal).
+ *
+ * Triton's and TorchInductor's caches are read by running programs that
+ * know nothing of vyre. A group (a directory) is removed in two steps: one
+ * rename to a vyre-owned trash name in the same directory, so a reader sees
+ * the whole group or nothing, then the renamed tree is removed. A trash
+ * directory left by a process that died between the steps carries the
+ * mark, so the next prune finishes it: vyre removes only what it renamed.
+ */
+#ifndef VYRE_FOREIGN_INTERNAL_H
+#define VYRE_FOREIGN_INTERNAL_H
+
+#include <stddef.h>
+
+#include "vyre/error.h"
+
+/* Names vyre gives what it renamed for removal: ".vyre-trash.<name>.<pid>.<n>".
+ * Neither Triton nor Inductor opens a name starting with '.'. */
+#define VYRE__FOREIGN_TRASH_PREFIX ".vyre-trash."
+
+/* The deepest tree vyre__foreign_remove_tree walks (Inductor's deepest
+ * entries are three levels down: fxgraph/<2>/<key>/<file>). */
+#define VYRE__FOREIGN_MAX_DEPTH 8
+
+/* 1 when name is a trash name vyre made. */
+int vyre__foreign_is_trash(const char *name);
+
+/*
+ * Renames directory `name` (one plain component of dirfd, not a link) to a
+ * fresh trash name in dirfd (written to trash[trash_size]), one rename.
+ * Returns 0, VYRE_EINVAL (not a plain name, a link or not a directory),
+ * VYRE_ENOENT (gone already: another pruner won), VYRE_EIO.
+ */
+int vyre__foreign_trash_rename(int dirfd, const char *name, char *trash, size_t trash_size,
+                               vyre_error *err);
+
+/*
+ * Removes the tree `name` of dirfd: files, links (the link itself, never
+ * what it names) and directories down to VYRE__FOREIGN_MAX_DEPTH, every
+ * directory opened O_NOFOLLOW below dirfd. *bytes (may be NULL) gets the
+ * bytes of the files removed. Returns 0, VYRE_ETOOBIG (deeper than the
+ * bound: what is below stays), VYRE_EIO (the first failure; removal goes on).
+ */
+int vyre__foreign_remove_tree(int dirfd, const char *name, unsigned long long *bytes,
+                              vyre_error *err);
+
+/*
+ * vyre__foreign_trash_rename then vyre__foreign_remove_tree: the way a
+ * pruner removes a group. *bytes as above. Returns their codes.
+ */
+int vyre__foreign_remove_group(int dirfd, const char *name, unsigned long long *bytes,
+                               vyre_error *err);
+
+#endif /* VYRE_FOREIGN_INTERNAL_H */
