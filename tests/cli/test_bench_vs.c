@@ -413,3 +413,50 @@ Test(bench_vs, hot_samples_lose_the_event_pairs_own_cost_and_say_so)
     hot = sweep_median("hot");
     cr_assert(hot > 11.9e6 && hot < 12.2e6, "no hold, no correction: %.0f ns", hot);
 }
+
+/* The kernel column of `run` itself (issue 23, point 2): the CUPTI pass
+ * comes after every point is timed, and rows printed as they came showed
+ * "-" there though show had the figure. The fake driver hands each launch
+ * to the fake CUPTI as a kernel record of its virtual time (10 ms for A,
+ * 15 ms for B), so the column must read 10.00 ms for A and, with --vs,
+ * 15.00 ms for B, whose points get their own CUPTI pass. */
+Test(bench_vs, run_prints_the_kernel_view_of_a_and_b)
+{
+    char a[700], b[700];
+    fake_cubin("a.cubin", 10000000ull, a, sizeof a);
+    fake_cubin("b.cubin", 15000000ull, b, sizeof b);
+    const char *const env[] = {g_env_home,
+                               g_env_xdg,
+                               g_env_data,
+                               g_env_tmp,
+                               g_env_log,
+                               FAKE,
+                               "VYRE_CUPTI_LIBRARY=" FAKECUPTI_LIB,
+                               "FAKECUDA_CUPTI_RECORDS=1",
+                               "FAKECUDA_DEVICES=1",
+                               "FAKECUDA_FAIL",
+                               "FAKECUDA_BLOCK_LOST",
+                               "FAKECUDA_EVENT_NS",
+                               "CUDA_CACHE_PATH",
+                               "NVTX_INJECTION64_PATH",
+                               "VYRE_NVML_LIBRARY=/nonexistent",
+                               NULL};
+    tu_proc p;
+    tu_run_bin(&p, VYRE_BENCH_BIN,
+               ARGS("run", a, "--entry", "add_one", "-a", "N=1K", "--vs", b, "--db", g_db,
+                    "--min-samples", "4", "--min-time", "0", "--max-noise", "100", "--timeout", "5",
+                    "-q"),
+               env, NULL);
+    cr_assert_eq(p.exit_code, 1, "B is slower: exit %d\n%s%s", p.exit_code, p.out, p.err);
+    const char *ra = strstr(p.out, "| sweep.add_one [A]      | N=1024 ");
+    const char *rb = strstr(p.out, "| sweep.add_one [B]      | N=1024 ");
+    cr_assert(ra && rb, "%s", p.out);
+    cr_assert_eq(db_int("SELECT count(*) FROM points WHERE suite = 'sweep' AND kernel_ns > 0"), 2,
+                 "both variants have a kernel view");
+    char la[512], lb[512];
+    snprintf(la, sizeof la, "%.*s", (int)strcspn(ra, "\n"), ra);
+    snprintf(lb, sizeof lb, "%.*s", (int)strcspn(rb, "\n"), rb);
+    cr_assert(strstr(la, "| 10.00 ms |") || strstr(la, "|    10.00 ms |"), "A's row: %s", la);
+    cr_assert(strstr(lb, "|    15.00 ms |"), "B's row: %s", lb);
+    tu_proc_free(&p);
+}

@@ -30,6 +30,11 @@
  *   FAKECUDA_BLOCK_LOST=<n>       the first n blocking kernels (vyre-bench's
  *                                 vyre_block_stream) never see their release:
  *                                 they time out (see "the blocking kernel")
+ *   FAKECUDA_CUPTI_RECORDS=1      each launch hands a kernel record (its
+ *                                 virtual start and end) to the fake CUPTI
+ *                                 that $VYRE_CUPTI_LIBRARY names, when the
+ *                                 process has loaded it and enabled kernel
+ *                                 activity, as the real CUPTI would
  *
  * vyre-bench's GPU reference kernel (vyre_reference_loop) runs as a no-op,
  * counted: "reference_launches", and "reference_held" those launched while
@@ -46,6 +51,7 @@
  * cuGetErrorName/cuGetErrorString fail with CUDA_ERROR_INVALID_VALUE.
  */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1102,12 +1108,33 @@ static void log_launch(const fake_launch *l)
     fclose(f);
 }
 
+/* FAKECUDA_CUPTI_RECORDS: the fake CUPTI's fakecupti_kernel, when the
+ * process loaded it (RTLD_NOLOAD: never loads it itself). */
+static void cupti_record(const fake_launch *l, uint64_t start, uint64_t end)
+{
+    static int (*rec)(const char *, uint64_t, uint64_t);
+    static int looked;
+    const char *on = getenv("FAKECUDA_CUPTI_RECORDS");
+    if (!on || strcmp(on, "1") != 0)
+        return;
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        const char *lib = getenv("VYRE_CUPTI_LIBRARY");
+        void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+        if (h)
+            *(void **)&rec = dlsym(h, "fakecupti_kernel");
+        __atomic_store_n(&looked, h != NULL, __ATOMIC_RELEASE);
+    }
+    if (rec)
+        rec(l->f->name, start, end);
+}
+
 /* Runs one launch on the CPU. */
 static CUresult run_launch(const fake_launch *l)
 {
     const fake_kernel *k = l->f->k;
     log_launch(l);
-    __atomic_add_fetch(&g_virtual_ns, l->f->mod->kernel_ns, __ATOMIC_SEQ_CST);
+    uint64_t end = __atomic_add_fetch(&g_virtual_ns, l->f->mod->kernel_ns, __ATOMIC_SEQ_CST);
+    cupti_record(l, end - l->f->mod->kernel_ns, end);
     if (k->nparams == 0)
         return CUDA_SUCCESS;
     if (strcmp(k->name, "vyre_block_stream") == 0)

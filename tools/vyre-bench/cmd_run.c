@@ -116,13 +116,12 @@ typedef struct run_out {
     bench_format fmt;
     int progress; /* stderr is a terminal and -q is off */
     int drawn;
-    int header_done;
     uint64_t start_ns;
     size_t npoints;         /* printed so far */
     size_t ntimeouts;       /* of them, stopped by the timeout before the noise target */
-    int width;              /* bench_table_width(): 0 markdown rows as they come, else the
-                               terminal table, printed a suite at a time */
-    vyre_bench_point *held; /* the current suite's points, for that table */
+    int width;              /* bench_table_width(): 0 markdown rows, else the terminal
+                               table, one a suite */
+    vyre_bench_point *held; /* every point, printed once the run is over */
     size_t nheld, capheld;
 } run_out;
 
@@ -155,23 +154,58 @@ static void on_progress(size_t done, size_t total, const char *what, void *ctx)
     o->drawn = 1;
 }
 
-/* Prints the terminal table of the suite's points held so far. */
+/* Prints every held point: the terminal table one suite at a time,
+ * markdown or CSV rows. */
 static void flush_held(run_out *o)
 {
-    if (!o->nheld)
-        return;
-    if (o->header_done)
-        putchar('\n');
-    bench_term_table(stdout, o->held, o->nheld, o->width);
+    size_t i = 0;
+    if (o->nheld && o->fmt == BENCH_CSV)
+        bench_csv_header(stdout);
+    else if (o->nheld && !o->width)
+        bench_table_header(stdout);
+    while (i < o->nheld) {
+        size_t j = i + 1;
+        while (j < o->nheld && strcmp(o->held[j].suite, o->held[i].suite) == 0)
+            j++;
+        if (o->fmt == BENCH_TABLE && o->width) {
+            if (i)
+                putchar('\n');
+            bench_term_table(stdout, o->held + i, j - i, o->width);
+        } else {
+            for (size_t k = i; k < j; k++)
+                (o->fmt == BENCH_CSV ? bench_csv_row : bench_table_row)(stdout, o->held + k);
+        }
+        i = j;
+    }
     fflush(stdout);
-    o->header_done = 1;
     o->nheld = 0;
+}
+
+/* The kernel view and what it adds to a point's note are stored by the
+ * CUPTI pass, which runs after every point was timed and handed to
+ * on_point: take both from the database before the points are printed
+ * (rows printed as they came showed "-" in the kernel column). */
+static void refresh_views(run_out *o, vyre_results *db, int64_t run_id)
+{
+    vyre_bench_point *pts = NULL;
+    size_t n = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    if (!o->nheld || run_id <= 0 || vyre_bench_points_get(db, run_id, &pts, &n, &e))
+        return; /* the rows as timed: a failed read is not the run's failure */
+    for (size_t i = 0, j = 0; i < o->nheld; i++) {
+        for (size_t k = 0; k < n && pts[j].id != o->held[i].id; k++)
+            j = (j + 1) % n;
+        if (n && pts[j].id == o->held[i].id) {
+            o->held[i].kernel_ns = pts[j].kernel_ns;
+            memcpy(o->held[i].note, pts[j].note, sizeof o->held[i].note);
+        }
+    }
+    vyre_bench_point_list_free(pts);
 }
 
 static void hold_point(run_out *o, const vyre_bench_point *p)
 {
-    if (o->nheld && strcmp(o->held[0].suite, p->suite) != 0)
-        flush_held(o);
     if (o->nheld == o->capheld) {
         size_t cap = o->capheld ? o->capheld * 2 : 16;
         vyre_bench_point *np = realloc(o->held, cap * sizeof *np);
@@ -185,6 +219,8 @@ static void hold_point(run_out *o, const vyre_bench_point *p)
     o->held[o->nheld++] = *p;
 }
 
+/* Points come once their last round is measured; the CUPTI pass of the
+ * run comes after all of them, so they are held and printed at the end. */
 static void on_point(const vyre_bench_point *p, const vyre_bench_sample *s, size_t n, void *ctx)
 {
     (void)s;
@@ -194,24 +230,8 @@ static void on_point(const vyre_bench_point *p, const vyre_bench_sample *s, size
     o->npoints++;
     if (p->stop_reason == VYRE_STOP_TIMEOUT)
         o->ntimeouts++;
-    if (o->fmt == BENCH_JSON)
-        return;
-    if (o->fmt == BENCH_TABLE && o->width) {
+    if (o->fmt != BENCH_JSON)
         hold_point(o, p);
-        return;
-    }
-    if (!o->header_done) {
-        if (o->fmt == BENCH_CSV)
-            bench_csv_header(stdout);
-        else
-            bench_table_header(stdout);
-        o->header_done = 1;
-    }
-    if (o->fmt == BENCH_CSV)
-        bench_csv_row(stdout, p);
-    else
-        bench_table_row(stdout, p);
-    fflush(stdout);
 }
 
 /* ---- option parsing --------------------------------------------------------- */
@@ -512,6 +532,7 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     for (size_t i = 0; i < NSTOP_SIGNALS; i++)
         sigaction(k_stop_signals[i], &old[i], NULL);
     progress_clear(&out);
+    refresh_views(&out, db, res.run_id);
     flush_held(&out);
     free(out.held);
     if (!rc && !res.interrupted)

@@ -102,6 +102,7 @@ struct vyre__bench_timed {
     int64_t id;
     char benchmark[96];
     char axes[256];
+    char variant[8]; /* "" or, with --vs, "A" or "B" */
     int device;
     int mode;
 };
@@ -209,8 +210,10 @@ int vyre__bench_point_run(vyre_bench_env *env, vyre_bench_point *pt,
  * vyre__bench_point_run): the row reserved in its first round, the
  * samples kept with env->round, and in the last round the statistics,
  * `finish` (may be NULL) and the point stored and handed on, as
- * vyre__bench_point_run does; no kernel pass. n == 0 or the records sweep:
- * nothing. Returns 0 or an error.
+ * vyre__bench_point_run does, remembered (with env->kernels) for a kernel
+ * pass of its own: in the records sweep, the caller passes the point to
+ * vyre__bench_point_run with its variant and kernel pass. n == 0 or the
+ * records sweep: nothing. Returns 0 or an error.
  */
 int vyre__bench_point_add(vyre_bench_env *env, vyre_bench_point *pt, const vyre_bench_sample *s,
                           size_t n, vyre__bench_finish_fn finish, void *ctx, vyre_error *err);

@@ -315,7 +315,8 @@ static int records_point(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_
     for (size_t i = env->cursor; i < env->ntimed; i++) {
         const struct vyre__bench_timed *t = &env->timed[i];
         if (t->device != pt->device || t->mode != (int)pt->mode ||
-            strcmp(t->benchmark, pt->benchmark) != 0 || strcmp(t->axes, pt->axes) != 0)
+            strcmp(t->benchmark, pt->benchmark) != 0 || strcmp(t->axes, pt->axes) != 0 ||
+            strcmp(t->variant, pt->variant) != 0)
             continue;
         env->cursor = i + 1;
         pt->id = t->id;
@@ -340,6 +341,7 @@ static int remember_timed(vyre_bench_env *env, const vyre_bench_point *pt, vyre_
     t->id = pt->id;
     vyre__strlcpy(t->benchmark, pt->benchmark, sizeof t->benchmark);
     vyre__strlcpy(t->axes, pt->axes, sizeof t->axes);
+    vyre__strlcpy(t->variant, pt->variant, sizeof t->variant);
     t->device = pt->device;
     t->mode = (int)pt->mode;
     return VYRE_OK;
@@ -589,7 +591,7 @@ int vyre__bench_point_add(vyre_bench_env *env, vyre_bench_point *pt, const vyre_
         if (!rc && finish)
             finish(pt, ctx);
         if (!rc)
-            rc = acc_store(env, a, pt, 0, err);
+            rc = acc_store(env, a, pt, env->kernels, err);
     }
     if (a == &local)
         free(local.s);
