@@ -399,7 +399,11 @@ struct CUctx_st {
 };
 static struct CUctx_st g_ctxs[FAKE_MAX_DEVICES];
 static unsigned g_ctx_refs[FAKE_MAX_DEVICES];
-static _Thread_local CUcontext t_current;
+/* initial-exec: in static TLS. As dynamic TLS (this library is dlopen()ed)
+ * LeakSanitizer's tracer died at exit of an ASan vyre-bench that ran a
+ * sweep of two points or more ("Tracer caught signal 11", reading the main
+ * thread's DTLS), which cut its stdout. */
+static _Thread_local CUcontext t_current __attribute__((tls_model("initial-exec")));
 
 typedef struct fake_kernel {
     const char *name;

@@ -367,18 +367,15 @@ def bench(env, sch):
             fail("compare: exit %d with %d slower points" % (p.returncode, slower))
     # An A/B run (run --vs) over the fake driver: a fake cubin whose
     # launches take 10 ms of the fake's virtual GPU time, against itself.
-    # Leak checking is off for this one process: run from here, LeakSanitizer's
-    # tracer dies at exit (signal 11 reading the main thread's DTLS) after any
-    # sweep of two points or more over the fake driver, --vs or not (seen on
-    # the commit before --vs too), and its exit status and cut stdout would
-    # hide what this checks; tests/cli/test_bench_vs.c runs it under LSan.
+    # Leak checking stays on: LeakSanitizer's tracer died at exit here
+    # (signal 11 reading the main thread's DTLS) until the fake driver's
+    # thread-local moved to static TLS (tests/fakes/fakecuda.c).
     cubin = os.path.join(env.tmp, "ab.cubin")
     with open(cubin, "wb") as f:
         f.write(b"\x7fELF fakecubin:add_one;ns=10000000\0")
     p = env.run([b, "run", cubin, "--entry", "add_one", "-a", "N=1K", "--vs", cubin, "--db",
                  os.path.join(env.tmp, "ab.sqlite3"), "--no-kernels", "-q", "--json"] + fast,
-                extra_env={"VYRE_CUDA_LIBRARY": env.args.fakecuda, "FAKECUDA_DEVICES": "1",
-                           "ASAN_OPTIONS": "detect_leaks=0"})
+                extra_env={"VYRE_CUDA_LIBRARY": env.args.fakecuda, "FAKECUDA_DEVICES": "1"})
     doc = sch.check("vyre-bench-run", "vyre-bench run --vs --json", p.stdout)
     if doc and (len(doc.get("ab", [])) != 1 or
                 sorted(x["variant"] for x in doc["points"] if x["suite"] == "sweep") != ["A", "B"]):
