@@ -53,7 +53,9 @@ static void account(vyre_inductor_entry *e, const struct stat *st)
         e->bytes += (uint64_t)st->st_size;
     else if (S_ISLNK(st->st_mode))
         e->links++;
-    int64_t m = ts_ns(st->st_mtim), a = ts_ns(st->st_atim);
+    /* A directory's atime is not a use: listing it (as this scan does)
+     * moves it under relatime. Files are never opened here. */
+    int64_t m = ts_ns(st->st_mtim), a = S_ISDIR(st->st_mode) ? m : ts_ns(st->st_atim);
     if (m > e->mtime_ns)
         e->mtime_ns = m;
     if ((a > m ? a : m) > e->last_use_ns)
@@ -221,7 +223,14 @@ static int add_triton_groups(scan_ctx *x, const char *prefix, const vyre_triton_
         for (size_t f = 0; f < g->n_files; f++)
             e->links += !g->files[f].regular;
         e->mtime_ns = g->mtime_ns;
-        e->last_use_ns = g->last_use_ns;
+        /* The scan just read each group's manifest and metadata (.json),
+         * which moves their atime under relatime (the atime is older than
+         * the ctime of a copied file): vyre's own read is not a use. The
+         * kernel files' atimes are (Triton reads the .cubin to load). */
+        e->last_use_ns = g->mtime_ns;
+        for (size_t f = 0; f < g->n_files; f++)
+            if (!ends_with(g->files[f].name, ".json") && g->files[f].atime_ns > e->last_use_ns)
+                e->last_use_ns = g->files[f].atime_ns;
     }
     x->c->bytes += tc->bytes;
     x->c->files += tc->files;

@@ -18,7 +18,6 @@
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/inductor_internal.h"
-#include "cache/foreign/triton_internal.h"
 
 typedef struct plist {
     vyre_inductor_report *r;
@@ -100,7 +99,12 @@ static int utf8_feed(utf8 *u, const unsigned char *b, size_t n)
  * FIFO. -1 with why set. */
 static int open_plain(int at, const char *name, char *why, size_t why_size)
 {
-    int fd = openat(at, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    /* O_NOATIME where allowed (the owner, or root): checking an entry is
+     * not a use of it, and prune goes by last use. */
+    int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int fd = openat(at, name, flags | O_NOATIME);
+    if (fd < 0 && errno == EPERM)
+        fd = openat(at, name, flags);
     if (fd < 0) {
         snprintf(why, why_size, "%s", errno == ELOOP ? "a symbolic link" : strerror(errno));
         return -1;
@@ -191,13 +195,40 @@ static void check_autotune_fields(plist *l, const vyre_inductor_cache *c, json_t
             json_string_value(h));
 }
 
+/* Reads all of a small file: a new buffer, or NULL with why set. */
+static char *read_small(int at, const char *name, size_t *len, char *why, size_t why_size)
+{
+    int fd = open_plain(at, name, why, why_size);
+    if (fd < 0)
+        return NULL;
+    char *buf = malloc(VYRE_INDUCTOR_JSON_MAX + 1);
+    size_t got = 0;
+    ssize_t r = 0;
+    while (buf && got <= VYRE_INDUCTOR_JSON_MAX &&
+           ((r = read(fd, buf + got, VYRE_INDUCTOR_JSON_MAX + 1 - got)) > 0 ||
+            (r < 0 && errno == EINTR)))
+        got += r > 0 ? (size_t)r : 0;
+    int e = r < 0 ? errno : 0;
+    close(fd);
+    if (!buf || e || got > VYRE_INDUCTOR_JSON_MAX) {
+        snprintf(why, why_size, "%s",
+                 !buf ? "out of memory"
+                 : e  ? strerror(e)
+                      : "more than the 1 MiB read");
+        free(buf);
+        return NULL;
+    }
+    *len = got;
+    return buf;
+}
+
 static void check_autotune(plist *l, const vyre_inductor_cache *c, int at, const char *name,
                            const vyre_inductor_entry *e, vyre_inductor_report *r)
 {
-    char *buf, why[160];
+    char why[160];
     size_t len;
-    int rc = vyre__triton_read_at(at, name, VYRE_INDUCTOR_JSON_MAX, &buf, &len, why, sizeof why);
-    if (rc) {
+    char *buf = read_small(at, name, &len, why, sizeof why);
+    if (!buf) {
         add(l, e->path, NULL, "unreadable", 1, "'%s' cannot be read: %s", e->path, why);
         return;
     }
