@@ -308,6 +308,13 @@ Test(cachectl_inductor, verify_links_and_files_it_cannot_read)
     cr_assert_eq(symlink("../nothing", path), 0);
     cpath(path, sizeof path, "ug/pipe.best_config");
     cr_assert_eq(mkfifo(path, 0600), 0);
+    /* More than verify reads of a .best_config (1 MiB): not read, said so. */
+    cpath(path, sizeof path, "un/big.best_config");
+    char *big = calloc(1, (1 << 20) + 2);
+    memset(big, ' ', (1 << 20) + 1);
+    tu_write_file(path, big, (1 << 20) + 1);
+    free(big);
+    verify_finds("unreadable", "'un/big.best_config' cannot be read: more than the 1 MiB read");
     verify_finds("link", "'bt/link.py' is a symbolic link or special file, not followed");
     verify_finds("link", "'ug/pipe.best_config' is a symbolic link or special file");
     if (geteuid() != 0) { /* root reads a mode-000 file */

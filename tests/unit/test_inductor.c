@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -531,4 +532,74 @@ Test(inductor, remove_file_renames_then_unlinks_only_regular_files)
     for (struct dirent *e; (e = readdir(d));)
         cr_assert(strncmp(e->d_name, ".vyre-trash.", 12), "left %s", e->d_name);
     closedir(d);
+}
+
+/* A writer making entries as Inductor does (a temp file renamed into
+ * place; a folder, then its file) while clear runs again and again: the
+ * writer sees no error, every entry it made is there at the end (young:
+ * never touched), the old ones are gone and no trash is left. */
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int writer(const char *cache, int64_t until_ns)
+{
+    char p[1100], t[1200];
+    int errors = 0;
+    for (int i = 0; mono_ns() < until_ns; i++) {
+        snprintf(t, sizeof t, "%s/zz/.%d.tmp", cache, i);
+        snprintf(p, sizeof p, "%s/zz/k%d.py", cache, i);
+        FILE *f = fopen(t, "w");
+        errors += !f || fputs("import triton\n", f) < 0 || fclose(f) != 0 || rename(t, p) != 0;
+        snprintf(p, sizeof p, "%s/fxgraph/zz/f%d", cache, i);
+        errors += mkdir(p, 0700) != 0;
+        snprintf(t, sizeof t, "%s/entry", p);
+        f = fopen(t, "w");
+        errors += !f || fputs("pickle", f) < 0 || fclose(f) != 0;
+    }
+    return errors ? 1 : 0;
+}
+
+Test(inductor, clear_beside_a_writer_touches_nothing_it_writes)
+{
+    age("", 3600, 7200);
+    char p[1024];
+    cpath(p, sizeof p, "zz");
+    cr_assert_eq(mkdir(p, 0700), 0);
+    cpath(p, sizeof p, "fxgraph/zz");
+    cr_assert_eq(mkdir(p, 0700), 0);
+    int64_t until = mono_ns() + INT64_C(500000000);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0)
+        _exit(writer(g_cache, until));
+    int runs = 0;
+    while (mono_ns() < until || runs < 3) {
+        vyre_inductor_prune_opts all = {.all = 1};
+        vyre_inductor_prune_result res;
+        prune(&all, &res);
+        cr_assert_eq(res.failed, 0);
+        runs++;
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the writer saw an error");
+    vyre_inductor_cache c;
+    scan(&c);
+    size_t made = 0;
+    for (size_t i = 0; i < c.n_entries; i++) {
+        const vyre_inductor_entry *e = &c.entries[i];
+        cr_assert(!e->trash, "trash left: %s", e->path);
+        cr_assert(!strncmp(e->path, "zz/", 3) || !strncmp(e->path, "fxgraph/zz/", 11),
+                  "an old entry was left: %s", e->path);
+        made += e->kind == VYRE_INDUCTOR_KERNEL || e->kind == VYRE_INDUCTOR_FXGRAPH;
+        if (e->kind == VYRE_INDUCTOR_FXGRAPH)
+            cr_assert_eq(e->files, 2, "half an entry: %s", e->path);
+    }
+    cr_assert_gt(made, 2);
+    vyre_inductor_cache_release(&c);
 }
