@@ -67,7 +67,7 @@ _vyre_cachectl()
     case $cmd in
     '')
         COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed clear jit
-            remote config zero-stats triton -z --zero-stats --version $global" -- "$cur"))
+            remote config zero-stats triton inductor -z --zero-stats --version $global" -- "$cur"))
         ;;
     config)
         if [[ $prev == config || $prev == --unset ]]; then
@@ -130,6 +130,10 @@ _vyre_cachectl()
     triton)
         COMPREPLY=($(compgen -W "stats ls verify relocate --dir --repair --dry-run
             $global" -- "$cur"))
+        ;;
+    inductor)
+        COMPREPLY=($(compgen -W "stats ls verify prune clear --dir --repair --max-size --max-age
+            --dry-run --yes $global" -- "$cur"))
         ;;
     esac
 }

@@ -489,6 +489,11 @@ def actual_versions(env):
                    env.run(cc + ["remote"] + sub + ["--json"], extra=remote), v)
     version_of("vyre-cachectl jit --clear", env.run(cc + ["jit", "--clear", "--yes", "--json"]), v)
     version_of("vyre-cachectl clear", env.run(cc + ["clear", "--yes", "--json"]), v)
+    ind = os.path.join(tmp, "inductor-cache")  # TorchInductor's, empty: the documents' shape
+    os.makedirs(ind, exist_ok=True)
+    for sub in (["stats"], ["ls"], ["verify"], ["prune", "--max-size", "1G"], ["clear", "--yes"]):
+        version_of("vyre-cachectl inductor " + sub[0],
+                   env.run([env.args.cachectl, "inductor"] + sub + ["--dir", ind, "--json"]), v)
 
     version_of("vyre-top", env.run([env.args.top, "--json", "-n", "1", "-d", "0.1"]), v)
 

@@ -460,6 +460,37 @@ def triton(env, sch):
         fail("triton verify: problems %r, expected one wrong-arch" % doc["problems"])
 
 
+def inductor(env, sch):
+    """vyre-cachectl inductor on a copy of the real TorchInductor cache
+    fixture: stats, ls, verify (one truncated .best_config), then prune and
+    clear with every entry aged past the minute they leave alone."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "inductor",
+                       "cache")
+    cache = os.path.join(env.tmp, "inductor-cache")
+    shutil.copytree(src, cache)
+    for act in ("stats", "ls"):
+        p = env.run([env.args.cachectl, "inductor", act, "--dir", cache, "--json"])
+        sch.check("vyre-cachectl-inductor-" + act, "vyre-cachectl inductor " + act, p.stdout)
+    best = os.path.join(cache, "bt", "91dbf07d645711ebc936c694facd3254fa10be19624fe41233a31431"
+                        "373e3bf6.best_config")
+    os.truncate(best, 100)
+    p = env.run([env.args.cachectl, "inductor", "verify", "--dir", cache, "--json"], want_rc=(1,))
+    doc = sch.check("vyre-cachectl-inductor-verify", "vyre-cachectl inductor verify", p.stdout)
+    if doc and [x["kind"] for x in doc["problems"]] != ["bad-autotune"]:
+        fail("inductor verify: problems %r, expected one bad-autotune" % doc["problems"])
+    old = 1_000_000_000  # 2001: older than any minute
+    for root, dirs, files in os.walk(cache):
+        for name in dirs + files:
+            os.utime(os.path.join(root, name), (old, old), follow_symlinks=False)
+    p = env.run([env.args.cachectl, "inductor", "prune", "--max-size", "64K", "--dir", cache,
+                 "--json"])
+    doc = sch.check("vyre-cachectl-inductor-prune", "vyre-cachectl inductor prune", p.stdout)
+    if doc and not doc["entries"]:
+        fail("inductor prune --max-size 64K: removed nothing")
+    p = env.run([env.args.cachectl, "inductor", "clear", "--yes", "--dir", cache, "--json"])
+    sch.check("vyre-cachectl-inductor-prune", "vyre-cachectl inductor clear", p.stdout)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for opt in ("schemas", "cachectl", "bench", "top", "publisher", "fakecuda", "fakenvml"):
@@ -475,6 +506,7 @@ def main():
         sch.check("vyre-cachectl-clear", "vyre-cachectl clear --yes", p.stdout)
         run_doc = bench(env, sch)
         triton(env, sch)
+        inductor(env, sch)
         negatives(sch, stats, top_doc, run_doc)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -171,5 +171,6 @@ int cmd_config(int argc, char **argv);
 int cmd_zero_stats(int argc, char **argv);
 int cmd_remote(int argc, char **argv);
 int cmd_triton(int argc, char **argv);
+int cmd_inductor(int argc, char **argv);
 
 #endif /* VYRE_CACHECTL_CMDS_H */

@@ -36,6 +36,8 @@ static const tool_cmd g_cmds[] = {
     {"remote", cmd_remote, "check remote stores; push blobs to them, pull blobs from them",
      TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
     {"triton", cmd_triton, "Triton's kernel cache: stats, ls, verify, relocate", TOOL_CMD_JSON},
+    {"inductor", cmd_inductor, "TorchInductor's cache: stats, ls, verify, prune, clear",
+     TOOL_CMD_JSON},
     {NULL, NULL, NULL, 0},
 };
 

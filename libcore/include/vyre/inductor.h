@@ -17,9 +17,11 @@
 #define VYRE_INDUCTOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "export.h"
+#include "triton.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +34,161 @@ extern "C" {
  */
 VYRE_EXTERN int vyre_inductor_cache_dir(char *out, size_t size, const char **source,
                                         vyre_error *err);
+
+/* The longest entry path kept, relative to the cache: at most three names
+ * ("fxgraph/<2>/<key>", "triton/<device>/<KEY>"), each under 256 bytes. */
+#define VYRE_INDUCTOR_ENTRY_MAX 800
+
+/* The largest .best_config read by verify (Inductor's are about 256 bytes). */
+#define VYRE_INDUCTOR_JSON_MAX (UINT64_C(1) << 20)
+
+/* Entries younger than this (by mtime) are never removed by prune or
+ * clear: a running Inductor may be writing them. */
+#define VYRE_INDUCTOR_MIN_AGE_NS (INT64_C(60) * 1000000000)
+
+/* The folder under the cache where verify --repair moves bad entries, by
+ * the path they had: Inductor opens only its own names, never this one. */
+#define VYRE_INDUCTOR_QUARANTINE ".vyre-quarantine"
+
+typedef enum vyre_inductor_kind {
+    VYRE_INDUCTOR_KERNEL = 0,      /* <2>/<key>.py: a generated kernel (Python source) */
+    VYRE_INDUCTOR_AUTOTUNE = 1,    /* <2>/<hash>.best_config: an autotune result (JSON) */
+    VYRE_INDUCTOR_FXGRAPH = 2,     /* fxgraph/<2>/<key>/: an FX graph entry (pickles) */
+    VYRE_INDUCTOR_AOTAUTOGRAD = 3, /* aotautograd/<key>/: an AOTAutograd entry (pickles) */
+    VYRE_INDUCTOR_TRITON = 4,      /* triton/<device>/<KEY>/: a kernel or launcher group of
+                                      the nested Triton cache */
+    VYRE_INDUCTOR_OTHER = 5,       /* anything else (locks, C++ kernels, Triton's temp
+                                      directories, stray files): listed, never removed */
+} vyre_inductor_kind;
+#define VYRE_INDUCTOR_KINDS 6
+
+/* "kernel", "autotune", "fxgraph", "aotautograd", "triton", "other" (static). */
+VYRE_EXTERN const char *vyre_inductor_kind_name(vyre_inductor_kind kind);
+
+/* One entry: the unit stats count and prune removes whole. */
+typedef struct vyre_inductor_entry {
+    char path[VYRE_INDUCTOR_ENTRY_MAX]; /* relative to the cache, '/'-separated */
+    vyre_inductor_kind kind;
+    int dir;             /* a directory (removed whole), else one file */
+    int link;            /* a symbolic link or special file (never followed or read) */
+    int trash;           /* a vyre trash name a stopped pruner left: prune finishes it */
+    int unreadable;      /* a directory vyre could not list (its size is a lower bound) */
+    uint64_t links;      /* symbolic links inside a directory entry */
+    uint64_t bytes;      /* regular files' sizes */
+    uint64_t files;      /* inodes: the entry itself and all below it */
+    int64_t mtime_ns;    /* the newest mtime in the entry (its age) */
+    int64_t last_use_ns; /* the newest atime or mtime: last use where atime is kept */
+} vyre_inductor_entry;
+
+/* One device folder of the nested Triton cache (triton/<device>/). */
+typedef struct vyre_inductor_triton {
+    char device[VYRE_TRITON_NAME_MAX];
+    vyre_triton_cache cache;
+} vyre_inductor_triton;
+
+/* A scanned cache. Owned by the caller: vyre_inductor_cache_release(). */
+typedef struct vyre_inductor_cache {
+    char dir[VYRE_TRITON_PATH_MAX];
+    vyre_inductor_entry *entries; /* sorted by path */
+    size_t n_entries;
+    vyre_inductor_triton *triton; /* sorted by device; empty when TRITON_CACHE_DIR was set */
+    size_t n_triton;
+    int has_triton_dir;    /* triton/ exists (Inductor nests Triton's cache) */
+    uint64_t bytes, files; /* every regular file's bytes; inodes, directories included */
+} vyre_inductor_cache;
+
+/*
+ * Reads the cache at dir into *out (always initialised; release it): every
+ * entry with its kind, bytes, inodes and times, the nested Triton cache
+ * through vyre_triton_cache_scan. Nothing is followed through a symbolic
+ * link below dir, nor read (names and sizes only). A missing directory is
+ * VYRE_ENOENT, one that is not a directory VYRE_EINVAL; VYRE_ENOMEM.
+ */
+VYRE_EXTERN int vyre_inductor_cache_scan(const char *dir, vyre_inductor_cache *out,
+                                         vyre_error *err);
+
+/* Frees what c holds; c may be released twice. */
+VYRE_EXTERN void vyre_inductor_cache_release(vyre_inductor_cache *c);
+
+/* One thing verify found. */
+typedef struct vyre_inductor_problem {
+    char path[VYRE_INDUCTOR_ENTRY_MAX + VYRE_TRITON_NAME_MAX]; /* the entry, or file in it */
+    char entry[VYRE_INDUCTOR_ENTRY_MAX];                       /* the entry repair moves */
+    const char *kind; /* static: "bad-autotune", "missing-triton-group", "bad-kernel", "link",
+                         "unreadable", or a vyre_triton_problem kind */
+    char message[640];
+    int entry_bad; /* 1: Inductor cannot use the entry (repair quarantines it) */
+} vyre_inductor_problem;
+
+/* What verify found and what it could not check. Release it. */
+typedef struct vyre_inductor_report {
+    vyre_inductor_problem *problems; /* malloc'ed */
+    size_t n_problems;
+    uint64_t checked[VYRE_INDUCTOR_KINDS];     /* entries checked, by kind */
+    uint64_t not_checked[VYRE_INDUCTOR_KINDS]; /* pickles and others, by kind */
+    uint64_t hashes_unchecked; /* triton_cache_hash values not looked up: no triton/ */
+} vyre_inductor_report;
+
+/*
+ * Checks what can be checked without Python, each file read again from
+ * disk, bounded, never through a link: a .best_config is a JSON object
+ * with integer num_warps and num_stages and a string configs_hash, and its
+ * triton_cache_hash (when present) names a group of the nested Triton
+ * cache; a .py kernel is non-empty UTF-8 text without NUL bytes (not parsed
+ * as Python); the nested Triton cache per vyre_triton_verify; links and
+ * unreadable files are listed. FX graph and AOTAutograd entries are pickles
+ * and are not checked (counted in not_checked). Returns 0 (problems or
+ * not), or VYRE_ENOMEM / VYRE_EIO.
+ */
+VYRE_EXTERN int vyre_inductor_verify(const vyre_inductor_cache *c, vyre_inductor_report *out,
+                                     vyre_error *err);
+
+/* Frees what r holds; r may be released twice. */
+VYRE_EXTERN void vyre_inductor_report_release(vyre_inductor_report *r);
+
+/*
+ * Moves entry `path` (relative, as in vyre_inductor_entry) of the cache at
+ * dir to dir/VYRE_INDUCTOR_QUARANTINE/<path> (folders created 0700), one
+ * rename: a reader sees the whole entry or nothing. Never deletes; a name
+ * already there gets a ".N" suffix. Returns 0, VYRE_EINVAL (not a path of
+ * plain names, or one through a link), VYRE_ENOENT, or VYRE_EIO.
+ */
+VYRE_EXTERN int vyre_inductor_quarantine(const char *dir, const char *path, vyre_error *err);
+
+typedef struct vyre_inductor_prune_opts {
+    uint64_t max_bytes; /* remove least recently used entries until the cache fits; 0: no bound */
+    int64_t max_age_ns; /* remove entries unused for longer; 0: no bound */
+    int all;            /* clear: every entry that may be removed */
+    int dry_run;        /* say what would go; remove nothing */
+} vyre_inductor_prune_opts;
+
+typedef struct vyre_inductor_prune_result {
+    uint64_t removed, removed_bytes; /* entries (would be) removed */
+    uint64_t removed_by_kind[VYRE_INDUCTOR_KINDS];
+    uint64_t kept, kept_bytes; /* every other entry, others included */
+    uint64_t young;            /* left: modified less than a minute ago */
+    uint64_t failed;           /* could not be removed (the first error in err) */
+    uint64_t trash;            /* trash a stopped pruner left, finished */
+} vyre_inductor_prune_result;
+
+/* Called for each entry prune removes (or would remove): removed is 0 when
+ * removal failed. */
+typedef void (*vyre_inductor_prune_fn)(const vyre_inductor_entry *e, int removed, void *user);
+
+/*
+ * Removes whole entries of c, least recently used first, until the bounds
+ * of o hold (o->all: every one). Kernels, autotune results, FX graph,
+ * AOTAutograd and Triton entries may go; "other" entries and links never
+ * do, nor an entry modified in the last VYRE_INDUCTOR_MIN_AGE_NS. A
+ * directory is renamed to a vyre trash name, then removed; a file renamed
+ * to one, then unlinked; so a running reader sees the entry or nothing.
+ * Nothing is followed through a link. fn (may be NULL) is called per entry.
+ * Returns 0, or the first error when an entry could not be removed (the
+ * others are still tried; *res counts them).
+ */
+VYRE_EXTERN int vyre_inductor_prune(const vyre_inductor_cache *c, const vyre_inductor_prune_opts *o,
+                                    vyre_inductor_prune_fn fn, void *user,
+                                    vyre_inductor_prune_result *res, vyre_error *err);
 
 #ifdef __cplusplus
 }

@@ -52,4 +52,14 @@ int vyre__foreign_remove_tree(int dirfd, const char *name, unsigned long long *b
 int vyre__foreign_remove_group(int dirfd, const char *name, unsigned long long *bytes,
                                vyre_error *err);
 
+/*
+ * The same for one file (foreign_trash_file.c): renames the regular file
+ * `name` of dirfd (not a link, not a directory) to a fresh trash name, then
+ * unlinks that, so a reader opens the whole file or finds none. *bytes (may
+ * be NULL) gets its size. Returns 0, VYRE_EINVAL (not a plain name, or not
+ * a regular file), VYRE_ENOENT (gone already), VYRE_EIO.
+ */
+int vyre__foreign_remove_file(int dirfd, const char *name, unsigned long long *bytes,
+                              vyre_error *err);
+
 #endif /* VYRE_FOREIGN_INTERNAL_H */

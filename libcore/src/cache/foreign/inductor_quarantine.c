@@ -1,0 +1,113 @@
+/*
+ * inductor_quarantine.c - reaching an entry of TorchInductor's cache by
+ * its relative path without following a link (vyre__inductor_open_parent),
+ * and moving a bad entry out of Inductor's way (vyre_inductor_quarantine).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fsutil.h"
+#include "base/internal.h"
+#include "cache/foreign/inductor_internal.h"
+
+/* Splits path into at most 4 plain names (no "", ".", ".."). n, or -1. */
+static int split(char *path, char **names)
+{
+    int n = 0;
+    for (char *s = path; s; n++) {
+        char *slash = strchr(s, '/');
+        if (slash)
+            *slash = '\0';
+        if (n == 4 || !*s || !strcmp(s, ".") || !strcmp(s, ".."))
+            return -1;
+        names[n] = s;
+        s = slash ? slash + 1 : NULL;
+    }
+    return n;
+}
+
+int vyre__inductor_open_parent(const char *dir, const char *path, const char **last,
+                               vyre_error *err)
+{
+    char copy[VYRE_INDUCTOR_ENTRY_MAX], *names[4];
+    int n = vyre__strlcpy(copy, path, sizeof copy) < sizeof copy ? split(copy, names) : -1;
+    if (n < 1)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "'%s' is not an entry of the cache", path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
+                          "cannot open TorchInductor cache '%s': %s", dir, strerror(errno));
+    for (int i = 0; i + 1 < n; i++) {
+        int next = vyre__open_dir_at(fd, names[i]);
+        int e = errno;
+        close(fd);
+        if (next < 0)
+            return vyre__fail(err,
+                              e == ENOENT                  ? VYRE_ENOENT
+                              : e == ELOOP || e == ENOTDIR ? VYRE_EINVAL
+                                                           : VYRE_EIO,
+                              NULL, "cannot open '%s' of '%s': %s", names[i], path,
+                              e == ELOOP ? "a symbolic link" : strerror(e));
+        fd = next;
+    }
+    *last = path + (names[n - 1] - copy);
+    return fd;
+}
+
+/* Opens (creating 0700) the quarantine folder and the folders of path
+ * below it; *last is path's own name. -1 with err set. */
+static int open_quarantine_parent(const char *dir, const char *path, vyre_error *err)
+{
+    char copy[VYRE_INDUCTOR_ENTRY_MAX + 32], *names[4];
+    snprintf(copy, sizeof copy, "%s/%s", VYRE_INDUCTOR_QUARANTINE, path);
+    int n = split(copy, names);
+    int fd = n > 1 ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    for (int i = 0; fd >= 0 && i + 1 < n; i++) {
+        if (mkdirat(fd, names[i], 0700) && errno != EEXIST) {
+            close(fd);
+            return vyre__fail(err, VYRE_EIO, NULL, "cannot create '%s' in '%s': %s", names[i], dir,
+                              strerror(errno));
+        }
+        int next = vyre__open_dir_at(fd, names[i]);
+        close(fd);
+        if (next < 0)
+            return vyre__fail(err, VYRE_EIO, "remove what is in the way",
+                              "'%s' in the quarantine is not a directory", names[i]);
+        fd = next;
+    }
+    return fd >= 0 ? fd : vyre__fail(err, VYRE_EIO, NULL, "cannot open quarantine of '%s'", dir);
+}
+
+int vyre_inductor_quarantine(const char *dir, const char *path, vyre_error *err)
+{
+    const char *last;
+    if (!strncmp(path, VYRE_INDUCTOR_QUARANTINE "/", strlen(VYRE_INDUCTOR_QUARANTINE) + 1))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "'%s' is in the quarantine already", path);
+    int from = vyre__inductor_open_parent(dir, path, &last, err);
+    if (from < 0)
+        return from;
+    int q = open_quarantine_parent(dir, path, err);
+    if (q < 0) {
+        close(from);
+        return q;
+    }
+    char name[VYRE_INDUCTOR_ENTRY_MAX];
+    snprintf(name, sizeof name, "%s", last);
+    /* renameat2(RENAME_NOREPLACE) is not everywhere: look first, then
+     * rename; only vyre writes in the quarantine folder. */
+    struct stat st;
+    for (int i = 1; !fstatat(q, name, &st, AT_SYMLINK_NOFOLLOW) && i < 1000; i++)
+        snprintf(name, sizeof name, "%.700s.%d", last, i);
+    int rc = 0;
+    if (renameat(from, last, q, name))
+        rc = vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
+                        "cannot move '%s' into '%s': %s", path, VYRE_INDUCTOR_QUARANTINE,
+                        strerror(errno));
+    close(q);
+    close(from);
+    return rc;
+}

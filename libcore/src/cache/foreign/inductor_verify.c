@@ -1,0 +1,338 @@
+/*
+ * inductor_verify.c - checking TorchInductor's cache without Python
+ * (vyre_inductor_verify): the autotune results' JSON, the kernels as
+ * UTF-8 text, the nested Triton cache through vyre_triton_verify. Pickles
+ * (FX graph and AOTAutograd entries) are counted, never opened: reading
+ * them needs Python's unpickler, which runs code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fsutil.h"
+#include "base/internal.h"
+#include "cache/foreign/inductor_internal.h"
+
+typedef struct plist {
+    vyre_inductor_report *r;
+    size_t cap;
+    int oom;
+} plist;
+
+static void add(plist *l, const char *entry, const char *path, const char *kind, int bad,
+                const char *fmt, ...) VYRE_PRINTF(6, 7);
+
+static void add(plist *l, const char *entry, const char *path, const char *kind, int bad,
+                const char *fmt, ...)
+{
+    vyre_inductor_report *r = l->r;
+    if (r->n_problems == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 16;
+        vyre_inductor_problem *p = realloc(r->problems, ncap * sizeof *p);
+        if (!p) {
+            l->oom = 1;
+            return;
+        }
+        r->problems = p;
+        l->cap = ncap;
+    }
+    vyre_inductor_problem *p = &r->problems[r->n_problems++];
+    memset(p, 0, sizeof *p);
+    vyre__strlcpy(p->entry, entry, sizeof p->entry);
+    vyre__strlcpy(p->path, path ? path : entry, sizeof p->path);
+    p->kind = kind;
+    p->entry_bad = bad;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->message, sizeof p->message, fmt, ap);
+    va_end(ap);
+}
+
+/* UTF-8 as RFC 3629 has it (no overlongs, surrogates or code points past
+ * U+10FFFF), fed in chunks. */
+typedef struct utf8 {
+    unsigned need;          /* continuation bytes still due */
+    unsigned char lo, hi;   /* the range of the next one */
+    unsigned long long off; /* bytes seen */
+} utf8;
+
+/* 0, 1 at an invalid byte, 2 at a NUL byte; u->off is its offset then. */
+static int utf8_feed(utf8 *u, const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++, u->off++) {
+        unsigned char c = b[i];
+        if (u->need) {
+            if (c < u->lo || c > u->hi)
+                return 1;
+            u->lo = 0x80, u->hi = 0xBF;
+            u->need--;
+            continue;
+        }
+        u->lo = 0x80, u->hi = 0xBF;
+        if (c == 0)
+            return 2;
+        if (c < 0x80)
+            continue;
+        if (c >= 0xC2 && c <= 0xDF)
+            u->need = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            u->need = 2;
+            u->lo = c == 0xE0 ? 0xA0 : 0x80;
+            u->hi = c == 0xED ? 0x9F : 0xBF;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            u->need = 3;
+            u->lo = c == 0xF0 ? 0x90 : 0x80;
+            u->hi = c == 0xF4 ? 0x8F : 0xBF;
+        } else
+            return 1;
+    }
+    return 0;
+}
+
+/* Opens `name` of at to read: never through a link, never blocking on a
+ * FIFO. -1 with why set. */
+static int open_plain(int at, const char *name, char *why, size_t why_size)
+{
+    /* O_NOATIME where allowed (the owner, or root): checking an entry is
+     * not a use of it, and prune goes by last use. */
+    int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int fd = openat(at, name, flags | O_NOATIME);
+    if (fd < 0 && errno == EPERM)
+        fd = openat(at, name, flags);
+    if (fd < 0) {
+        snprintf(why, why_size, "%s", errno == ELOOP ? "a symbolic link" : strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        snprintf(why, why_size, "a %s, not a regular file", vyre__file_type_name(st.st_mode));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* A generated kernel: non-empty UTF-8 text without NUL, which is what
+ * Python's import needs of a source file; its Python is not parsed. */
+static void check_kernel(plist *l, int at, const char *name, const vyre_inductor_entry *e)
+{
+    char why[160];
+    int fd = open_plain(at, name, why, sizeof why);
+    if (fd < 0) {
+        add(l, e->path, NULL, "unreadable", 1, "kernel '%s' cannot be read: %s", e->path, why);
+        return;
+    }
+    utf8 u = {0, 0x80, 0xBF, 0};
+    unsigned char buf[65536];
+    int bad = 0;
+    ssize_t r;
+    while (!bad && ((r = read(fd, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR)))
+        if (r > 0)
+            bad = utf8_feed(&u, buf, (size_t)r);
+    int rerr = !bad && r < 0 ? errno : 0;
+    close(fd);
+    if (rerr)
+        add(l, e->path, NULL, "unreadable", 1, "kernel '%s' cannot be read: %s", e->path,
+            strerror(rerr));
+    else if (bad || u.need)
+        add(l, e->path, NULL, "bad-kernel", 1,
+            "kernel '%s' is not UTF-8 text: %s at byte %llu (Python cannot import it)", e->path,
+            bad == 2 ? "a NUL byte"
+            : bad    ? "an invalid byte"
+                     : "a cut character",
+            u.off);
+    else if (u.off == 0)
+        add(l, e->path, NULL, "bad-kernel", 1, "kernel '%s' is empty", e->path);
+}
+
+/* 1 when a group `key` exists in some device of the nested Triton cache. */
+static int triton_has(const vyre_inductor_cache *c, const char *key)
+{
+    for (size_t d = 0; d < c->n_triton; d++)
+        for (size_t i = 0; i < c->triton[d].cache.n_groups; i++)
+            if (!strcmp(c->triton[d].cache.groups[i].key, key))
+                return 1;
+    return 0;
+}
+
+/* The fields Inductor's autotune cache reads back (autotune_cache.py):
+ * num_warps and num_stages become triton.Config's, configs_hash must
+ * match the kernel's configs, triton_cache_hash names the Triton group
+ * compiled for the chosen config. */
+static void check_autotune_fields(plist *l, const vyre_inductor_cache *c, json_t *j,
+                                  const vyre_inductor_entry *e, vyre_inductor_report *r)
+{
+    static const char *const ints[] = {"num_warps", "num_stages"};
+    for (size_t i = 0; i < 2; i++)
+        if (!json_is_integer(json_object_get(j, ints[i]))) {
+            add(l, e->path, NULL, "bad-autotune", 1, "'%s' has no integer '%s'", e->path, ints[i]);
+            return;
+        }
+    if (!json_is_string(json_object_get(j, "configs_hash"))) {
+        add(l, e->path, NULL, "bad-autotune", 1, "'%s' has no string 'configs_hash'", e->path);
+        return;
+    }
+    json_t *h = json_object_get(j, "triton_cache_hash");
+    if (!h || json_is_null(h))
+        return;
+    if (!json_is_string(h)) {
+        add(l, e->path, NULL, "bad-autotune", 1, "'%s': 'triton_cache_hash' is not a string",
+            e->path);
+        return;
+    }
+    if (!c->has_triton_dir)
+        r->hashes_unchecked++;
+    else if (!triton_has(c, json_string_value(h)))
+        /* Inductor compiles the chosen config again: a miss, not a fault. */
+        add(l, e->path, NULL, "missing-triton-group", 0,
+            "'%s' names Triton group '%.120s', which is not in the nested Triton cache", e->path,
+            json_string_value(h));
+}
+
+/* Reads all of a small file: a new buffer, or NULL with why set. */
+static char *read_small(int at, const char *name, size_t *len, char *why, size_t why_size)
+{
+    int fd = open_plain(at, name, why, why_size);
+    if (fd < 0)
+        return NULL;
+    char *buf = malloc(VYRE_INDUCTOR_JSON_MAX + 1);
+    size_t got = 0;
+    ssize_t r = 0;
+    while (buf && got <= VYRE_INDUCTOR_JSON_MAX &&
+           ((r = read(fd, buf + got, VYRE_INDUCTOR_JSON_MAX + 1 - got)) > 0 ||
+            (r < 0 && errno == EINTR)))
+        got += r > 0 ? (size_t)r : 0;
+    int e = r < 0 ? errno : 0;
+    close(fd);
+    if (!buf || e || got > VYRE_INDUCTOR_JSON_MAX) {
+        snprintf(why, why_size, "%s",
+                 !buf ? "out of memory"
+                 : e  ? strerror(e)
+                      : "more than the 1 MiB read");
+        free(buf);
+        return NULL;
+    }
+    *len = got;
+    return buf;
+}
+
+static void check_autotune(plist *l, const vyre_inductor_cache *c, int at, const char *name,
+                           const vyre_inductor_entry *e, vyre_inductor_report *r)
+{
+    char why[160];
+    size_t len;
+    char *buf = read_small(at, name, &len, why, sizeof why);
+    if (!buf) {
+        add(l, e->path, NULL, "unreadable", 1, "'%s' cannot be read: %s", e->path, why);
+        return;
+    }
+    json_error_t je;
+    json_t *j = json_loadb(buf, len, 0, &je);
+    free(buf);
+    if (!j || !json_is_object(j))
+        add(l, e->path, NULL, "bad-autotune", 1, "'%s' is not a JSON object: %s", e->path,
+            j ? "another JSON value" : je.text);
+    else
+        check_autotune_fields(l, c, j, e, r);
+    json_decref(j);
+}
+
+/* Reads one file entry again (kernel or autotune result) from its folder. */
+static void check_file_entry(plist *l, const vyre_inductor_cache *c, const vyre_inductor_entry *e,
+                             vyre_inductor_report *r)
+{
+    const char *last;
+    int at = vyre__inductor_open_parent(c->dir, e->path, &last, NULL);
+    if (at < 0) {
+        add(l, e->path, NULL, "unreadable", 0, "'%s': its folder cannot be opened", e->path);
+        return;
+    }
+    if (e->kind == VYRE_INDUCTOR_KERNEL)
+        check_kernel(l, at, last, e);
+    else
+        check_autotune(l, c, at, last, e, r);
+    close(at);
+}
+
+static void check_entry(plist *l, const vyre_inductor_cache *c, const vyre_inductor_entry *e,
+                        vyre_inductor_report *r)
+{
+    if (e->trash)
+        return; /* vyre's own, finished by the next prune */
+    if (e->link) {
+        add(l, e->path, NULL, "link", 1,
+            "'%s' is a symbolic link or special file, not followed (Inductor writes files)",
+            e->path);
+        return;
+    }
+    if (e->unreadable)
+        add(l, e->path, NULL, "unreadable", 0, "'%s' cannot be listed whole", e->path);
+    if (e->links && e->kind != VYRE_INDUCTOR_TRITON) /* Triton's own check lists those */
+        add(l, e->path, NULL, "link", 1, "'%s' holds %llu symbolic link%s, not followed", e->path,
+            (unsigned long long)e->links, e->links == 1 ? "" : "s");
+    switch (e->kind) {
+    case VYRE_INDUCTOR_KERNEL:
+    case VYRE_INDUCTOR_AUTOTUNE:
+        check_file_entry(l, c, e, r);
+        r->checked[e->kind]++;
+        break;
+    case VYRE_INDUCTOR_TRITON:
+        r->checked[e->kind]++; /* by vyre_triton_verify, per device */
+        break;
+    default:
+        r->not_checked[e->kind]++;
+    }
+}
+
+/* Problems of one device's Triton cache, named by their path in ours. */
+static int check_triton(plist *l, const vyre_inductor_triton *t, vyre_error *err)
+{
+    vyre_triton_problem *p;
+    size_t n;
+    int rc = vyre_triton_verify(&t->cache, &p, &n, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        char entry[VYRE_INDUCTOR_ENTRY_MAX], path[sizeof((vyre_inductor_problem *)0)->path];
+        snprintf(entry, sizeof entry, "triton/%s/%s", t->device, p[i].key);
+        snprintf(path, sizeof path, "%s%s%s", entry, *p[i].file ? "/" : "", p[i].file);
+        add(l, entry, path, p[i].kind, p[i].group_bad, "triton/%s: %s", t->device, p[i].message);
+    }
+    free(p);
+    return 0;
+}
+
+int vyre_inductor_verify(const vyre_inductor_cache *c, vyre_inductor_report *out, vyre_error *err)
+{
+    memset(out, 0, sizeof *out);
+    plist l = {out, 0, 0};
+    for (size_t i = 0; i < c->n_entries && !l.oom; i++)
+        check_entry(&l, c, &c->entries[i], out);
+    for (size_t d = 0; d < c->n_triton && !l.oom; d++) {
+        int rc = check_triton(&l, &c->triton[d], err);
+        if (rc) {
+            vyre_inductor_report_release(out);
+            return rc;
+        }
+    }
+    if (l.oom) {
+        vyre_inductor_report_release(out);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying '%s'", c->dir);
+    }
+    return 0;
+}
+
+void vyre_inductor_report_release(vyre_inductor_report *r)
+{
+    if (!r)
+        return;
+    free(r->problems);
+    r->problems = NULL;
+    r->n_problems = 0;
+}

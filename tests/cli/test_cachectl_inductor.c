@@ -1,0 +1,434 @@
+/*
+ * test_cachectl_inductor.c - `vyre-cachectl inductor stats|ls|verify|
+ * prune|clear` on a real TorchInductor cache made on an H100 with torch
+ * 2.11 and Triton 3.6 (tests/fixtures/inductor/cache, paths neutralised to
+ * /nonexistent/origin/...), copied into a fresh temp dir and damaged there:
+ * a truncated .best_config, one naming a missing Triton group, symlinks, a
+ * FIFO and a file vyre cannot read, an empty cache and a missing one.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#ifndef VYRE_CACHECTL_BIN
+#error "tests/CMakeLists.txt must define VYRE_CACHECTL_BIN"
+#endif
+
+#define TGROUP "WK4TFEIYRLYBMYRR4OGQ3B4PZU7HIWIKPEAQ4WLIYKW5H6FJD57Q"
+#define BEST   "bt/91dbf07d645711ebc936c694facd3254fa10be19624fe41233a31431373e3bf6.best_config"
+#define KERNEL "bt/cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5ui.py"
+#define FXG    "fxgraph/bn/fbnlqq6fq3iox6th74jmtp2uqbhvexikquy3mso6gq6akgsj37sa"
+#define AOT    "aotautograd/a6gouvpd7yz5xpg6ahzotcotlilphl7hdjx3eemvtoon4bci3vwg"
+
+static char g_tmp[512];
+static char g_cache[600];
+static char g_env_tmpdir[700];
+
+static void copy_dir(const char *src, const char *dst)
+{
+    cr_assert_eq(mkdir(dst, 0700), 0, "%s", dst);
+    DIR *d = opendir(src);
+    cr_assert(d, "%s", src);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char s[1300], t[1300];
+        snprintf(s, sizeof s, "%s/%s", src, e->d_name);
+        snprintf(t, sizeof t, "%s/%s", dst, e->d_name);
+        struct stat st;
+        cr_assert_eq(stat(s, &st), 0);
+        if (S_ISDIR(st.st_mode)) {
+            copy_dir(s, t);
+            continue;
+        }
+        size_t len;
+        char *data = tu_read_file(s, &len);
+        cr_assert(data, "%s", s);
+        tu_write_file(t, data, len);
+        free(data);
+    }
+    closedir(d);
+}
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_cache, sizeof g_cache, "%s/cache", g_tmp);
+    char src[512];
+    snprintf(src, sizeof src, "%s/fixtures/inductor/cache", VYRE_TEST_SOURCE_DIR);
+    copy_dir(src, g_cache);
+    snprintf(g_env_tmpdir, sizeof g_env_tmpdir, "TMPDIR=%s", g_tmp);
+}
+
+static void teardown(void)
+{
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(cachectl_inductor, .init = setup, .fini = teardown, .timeout = 120);
+
+static void run(tu_proc *p, const char *const *args)
+{
+    const char *const env[] = {g_env_tmpdir, "TORCHINDUCTOR_CACHE_DIR", "USER=vyretest",
+                               "LOGNAME",    "TRITON_CACHE_DIR",        NULL};
+    tu_run_bin(p, VYRE_CACHECTL_BIN, args, env, NULL);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void cpath(char *out, size_t size, const char *rel)
+{
+    snprintf(out, size, "%s/%s", g_cache, rel);
+}
+
+static void put(const char *rel, const char *text)
+{
+    char p[1024];
+    cpath(p, sizeof p, rel);
+    tu_write_file(p, text, strlen(text));
+}
+
+static int exists(const char *rel)
+{
+    char p[1024];
+    struct stat st;
+    cpath(p, sizeof p, rel);
+    return lstat(p, &st) == 0;
+}
+
+static json_t *json_of(const tu_proc *p)
+{
+    json_error_t je;
+    json_t *j = json_loads(p->out, 0, &je);
+    cr_assert(j, "not JSON (%s):\n%s", je.text, p->out);
+    return j;
+}
+
+/* Sets atime and mtime at and below rel, never through a link. */
+static struct timespec g_times[2];
+static int set_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st, (void)flag, (void)f;
+    cr_assert_eq(utimensat(AT_FDCWD, path, g_times, AT_SYMLINK_NOFOLLOW), 0, "%s", path);
+    return 0;
+}
+
+static void age(const char *rel, long used_s_ago, long modified_s_ago)
+{
+    char p[1024];
+    cpath(p, sizeof p, rel);
+    time_t now = time(NULL);
+    g_times[0] = (struct timespec){now - used_s_ago, 0};
+    g_times[1] = (struct timespec){now - modified_s_ago, 0};
+    cr_assert_eq(nftw(p, set_one, 16, FTW_PHYS), 0);
+}
+
+Test(cachectl_inductor, stats_and_ls_on_a_real_cache)
+{
+    tu_proc p;
+    run(&p, ARGS("inductor", "stats", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Entries:                 7");
+    tu_assert_line(p.out, "Files (inodes):          25");
+    tu_assert_line(p.out, "Size:                    112.5 KiB");
+    tu_assert_line(p.out,
+                   "By kind:                 kernel           3 entries   18.8 KiB  3 inodes");
+    tu_assert_line(p.out,
+                   "                         autotune         1 entry        256 B  1 inode");
+    tu_assert_line(p.out,
+                   "                         fxgraph          1 entry      4.0 KiB  2 inodes");
+    tu_assert_line(p.out,
+                   "                         triton           1 entry     85.4 KiB  9 inodes");
+    tu_proc_free(&p);
+    run(&p, ARGS("inductor", "ls", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_eq(tu_count_lines(p.out), 8, "%s", p.out);
+    cr_assert(strstr(p.out, "triton           9    85.4 KiB"), "%s", p.out);
+    cr_assert(strstr(p.out, "  triton/0/" TGROUP "\n"), "%s", p.out);
+    cr_assert(strstr(p.out, "autotune         1       256 B"), "%s", p.out);
+    tu_proc_free(&p);
+    run(&p, ARGS("inductor", "ls", "-q", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, FXG);
+    cr_assert_eq(tu_count_lines(p.out), 7, "%s", p.out);
+    tu_proc_free(&p);
+}
+
+Test(cachectl_inductor, json_and_the_default_location)
+{
+    char env[700];
+    snprintf(env, sizeof env, "TORCHINDUCTOR_CACHE_DIR=%s", g_cache);
+    const char *const extra[] = {env, NULL};
+    const char *const base[] = {g_env_tmpdir, NULL};
+    tu_proc p;
+    tu_run_bin(&p, VYRE_CACHECTL_BIN, ARGS("inductor", "ls", "--json"), base, extra);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = json_of(&p);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "inductor_cache_dir_source")),
+                     "TORCHINDUCTOR_CACHE_DIR");
+    json_t *e = json_array_get(json_object_get(j, "entries"), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(e, "path")), BEST);
+    cr_assert_str_eq(json_string_value(json_object_get(e, "kind")), "autotune");
+    cr_assert_eq(json_integer_value(json_object_get(e, "bytes")), 256);
+    json_decref(j);
+    tu_proc_free(&p);
+    tu_run_bin(&p, VYRE_CACHECTL_BIN, ARGS("inductor", "stats", "--json"), base, extra);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    j = json_of(&p);
+    cr_assert_eq(json_integer_value(json_object_get(j, "bytes")), 115165);
+    cr_assert_eq(json_integer_value(json_object_get(j, "files")), 25);
+    json_t *k = json_array_get(json_object_get(j, "by_kind"), 4);
+    cr_assert_str_eq(json_string_value(json_object_get(k, "kind")), "triton");
+    cr_assert_eq(json_integer_value(json_object_get(k, "bytes")), 87473);
+    json_decref(j);
+    tu_proc_free(&p);
+    /* Nothing set: <TMPDIR>/torchinductor_<user>, which does not exist. */
+    run(&p, ARGS("inductor", "stats"));
+    cr_assert_eq(p.exit_code, 2);
+    char want[800];
+    snprintf(want, sizeof want, "'%s/torchinductor_vyretest' does not exist", g_tmp);
+    cr_assert(strstr(p.err, want), "%s", p.err);
+    cr_assert(strstr(p.err, "hint: "), "%s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(cachectl_inductor, empty_and_missing_caches)
+{
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/empty", g_tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    tu_proc p;
+    run(&p, ARGS("inductor", "stats", "--dir", dir));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Entries:                 0");
+    tu_proc_free(&p);
+    run(&p, ARGS("inductor", "verify", "--dir", dir));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "0 kernels, 0 autotune results, 0 Triton groups checked: 0 unusable, "
+                          "0 problems");
+    tu_proc_free(&p);
+    run(&p, ARGS("inductor", "prune", "--max-size", "1K", "--dir", dir));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    snprintf(dir, sizeof dir, "%s/nope", g_tmp);
+    run(&p, ARGS("inductor", "verify", "--dir", dir));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "/nope' does not exist"), "%s", p.err);
+    cr_assert(strstr(p.err, "hint: Inductor creates it on its first compile"), "%s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(cachectl_inductor, usage_errors)
+{
+    static const char *const cases[][4] = {
+        {"stat", NULL, NULL, "unknown action 'stat'"},
+        {"ls", "--repair", NULL, "--repair is for 'inductor verify'"},
+        {"verify", "--dry-run", NULL, "--dry-run is for 'inductor prune' and 'clear'"},
+        {"prune", NULL, NULL, "prune needs a bound"},
+        {"prune", "--max-size", "lots", "--max-size"},
+        {"prune", "--max-age", "soon", "--max-age"},
+        {"clear", NULL, NULL, "refusing without --yes"},
+        {"ls", "--yes", NULL, "--yes is for 'inductor clear'"},
+        {"stats", "--max-size", "1G", "are for 'inductor prune'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tu_proc p;
+        const char *args[7] = {"inductor", cases[i][0], "--dir", g_cache, NULL, NULL, NULL};
+        args[4] = cases[i][1];
+        args[5] = cases[i][2];
+        run(&p, args);
+        cr_assert_eq(p.exit_code, 2, "%s: %s", cases[i][0], p.err);
+        cr_assert(strstr(p.err, cases[i][3]), "%s", p.err);
+        cr_assert(strstr(p.err, "try 'vyre-cachectl inductor --help'"), "%s", p.err);
+        tu_proc_free(&p);
+    }
+    tu_proc p;
+    run(&p, ARGS("inductor"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "inductor needs an action"), "%s", p.err);
+    tu_proc_free(&p);
+}
+
+static void verify_finds(const char *kind, const char *needle)
+{
+    tu_proc p;
+    run(&p, ARGS("inductor", "verify", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "exit %d\n%s%s", p.exit_code, p.out, p.err);
+    char line[128];
+    snprintf(line, sizeof line, "%s: ", kind);
+    const char *at = strstr(p.out, line);
+    cr_assert(at && strstr(at, needle), "no '%s' problem with '%s' in:\n%s", kind, needle, p.out);
+    tu_proc_free(&p);
+}
+
+Test(cachectl_inductor, verify_clean_says_what_it_cannot_check)
+{
+    tu_proc p;
+    run(&p, ARGS("inductor", "verify", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "3 kernels, 1 autotune result, 1 Triton group checked: 0 unusable, "
+                          "0 problems");
+    cr_assert(strstr(p.out, "not checked: 1 FX graph entry (pickles"), "%s", p.out);
+    cr_assert(strstr(p.out, "not checked: 1 AOTAutograd entry (pickles"), "%s", p.out);
+    tu_assert_line(p.out, "not parsed: kernels are checked as UTF-8 text, not as Python");
+    tu_proc_free(&p);
+}
+
+Test(cachectl_inductor, verify_a_truncated_autotune_result)
+{
+    char path[1024];
+    cpath(path, sizeof path, BEST);
+    cr_assert_eq(truncate(path, 100), 0);
+    verify_finds("bad-autotune", "'" BEST "' is not a JSON object");
+}
+
+Test(cachectl_inductor, verify_an_autotune_result_naming_a_missing_triton_group)
+{
+    char path[1024];
+    cpath(path, sizeof path, "triton/0/" TGROUP);
+    tu_rm_rf(path);
+    verify_finds("missing-triton-group", "names Triton group '" TGROUP "', which is not in the "
+                                         "nested Triton cache");
+}
+
+Test(cachectl_inductor, verify_links_and_files_it_cannot_read)
+{
+    char path[1024];
+    cpath(path, sizeof path, "bt/link.py");
+    cr_assert_eq(symlink("../nothing", path), 0);
+    cpath(path, sizeof path, "ug/pipe.best_config");
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    /* More than verify reads of a .best_config (1 MiB): not read, said so. */
+    cpath(path, sizeof path, "un/big.best_config");
+    char *big = calloc(1, (1 << 20) + 2);
+    memset(big, ' ', (1 << 20) + 1);
+    tu_write_file(path, big, (1 << 20) + 1);
+    free(big);
+    verify_finds("unreadable", "'un/big.best_config' cannot be read: more than the 1 MiB read");
+    verify_finds("link", "'bt/link.py' is a symbolic link or special file, not followed");
+    verify_finds("link", "'ug/pipe.best_config' is a symbolic link or special file");
+    if (geteuid() != 0) { /* root reads a mode-000 file */
+        cpath(path, sizeof path, KERNEL);
+        cr_assert_eq(chmod(path, 0), 0);
+        verify_finds("unreadable", "kernel '" KERNEL "' cannot be read");
+    }
+}
+
+Test(cachectl_inductor, verify_a_bad_kernel_and_the_nested_triton_cache)
+{
+    char path[1024];
+    cpath(path, sizeof path, KERNEL);
+    tu_write_file(path, "x = '\xc3'\n", 8);
+    cpath(path, sizeof path, "triton/0/" TGROUP "/triton_per_fused_prepare_softmax_online_0.cubin");
+    cr_assert_eq(truncate(path, 100), 0);
+    verify_finds("bad-kernel", "kernel '" KERNEL "' is not UTF-8 text");
+    verify_finds("bad-cubin", "triton/0: ");
+}
+
+Test(cachectl_inductor, verify_repair_quarantines_never_deletes)
+{
+    put(BEST, "{\"num_warps\": 2}");
+    tu_proc p;
+    run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "has no integer 'num_stages' (moved to .vyre-quarantine)"), "%s",
+              p.out);
+    tu_proc_free(&p);
+    cr_assert(!exists(BEST));
+    char path[1024];
+    cpath(path, sizeof path, ".vyre-quarantine/" BEST);
+    size_t len;
+    char *kept = tu_read_file(path, &len);
+    cr_assert(kept, "the bad entry was not kept in the quarantine");
+    cr_assert_str_eq(kept, "{\"num_warps\": 2}");
+    free(kept);
+    run(&p, ARGS("inductor", "verify", "--json", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    json_t *j = json_of(&p);
+    cr_assert(json_is_true(json_object_get(j, "clean")));
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "checked"), "autotune")), 0);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "not_checked"), "fxgraph")),
+                 1);
+    json_decref(j);
+    tu_proc_free(&p);
+}
+
+/* Everything modified 2 hours ago; the Triton group used least recently,
+ * the kernel most recently. */
+static void age_all(void)
+{
+    age("", 3600, 7200);
+    age("triton/0/" TGROUP, 7000, 7200);
+    age(AOT, 6000, 7200);
+    age(KERNEL, 60, 7200);
+}
+
+Test(cachectl_inductor, prune_by_size_least_recently_used_first)
+{
+    age_all();
+    tu_proc p;
+    run(&p, ARGS("inductor", "prune", "--max-size", "30K", "--dry-run", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "would remove triton        85.4 KiB  triton/0/" TGROUP), "%s", p.out);
+    tu_assert_line(p.out, "Would remove 1 entry (85.4 KiB); would leave 6 (27.0 KiB)");
+    tu_proc_free(&p);
+    cr_assert(exists("triton/0/" TGROUP), "--dry-run removed it");
+    /* 27692 bytes left after the Triton group: the AOTAutograd entry, used
+     * next least recently, brings it to 23596. */
+    run(&p, ARGS("inductor", "prune", "--max-size", "24K", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "Removed 2 entries (89.4 KiB); left 5 (23.0 KiB)");
+    tu_proc_free(&p);
+    cr_assert(!exists("triton/0/" TGROUP) && !exists(AOT));
+    cr_assert(exists(KERNEL) && exists(FXG) && exists(BEST));
+}
+
+Test(cachectl_inductor, prune_by_age_and_clear_leave_young_entries_links_and_others)
+{
+    age_all();
+    age(FXG, 10, 10); /* written 10 s ago: a compile may be running */
+    put("locks", "x");
+    char outside[800], path[1024];
+    snprintf(outside, sizeof outside, "%s/outside", g_tmp);
+    cr_assert_eq(mkdir(outside, 0700), 0);
+    snprintf(path, sizeof path, "%s/keep.py", outside);
+    tu_write_file(path, "x", 1);
+    cpath(path, sizeof path, "zz");
+    cr_assert_eq(symlink(outside, path), 0);
+    age("locks", 99999, 99999);
+    tu_proc p;
+    run(&p, ARGS("inductor", "prune", "--max-age", "90m", "--json", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    json_t *j = json_of(&p);
+    cr_assert_eq(json_integer_value(json_object_get(j, "removed_entries")), 2, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(j, "young_entries")), 1, "%s", p.out);
+    json_decref(j);
+    tu_proc_free(&p);
+    run(&p, ARGS("inductor", "clear", "--yes", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "Left 1 entry modified in the last minute (a compile may be writing it)");
+    tu_proc_free(&p);
+    cr_assert(exists(FXG), "a young entry was removed");
+    cr_assert(exists("locks"), "an entry of another kind was removed");
+    cr_assert(exists("zz"), "a link was removed");
+    snprintf(path, sizeof path, "%s/keep.py", outside);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "what a link named was removed");
+    cr_assert(!exists(KERNEL) && !exists(BEST) && !exists("triton/0/" TGROUP));
+    /* Over --max-size with only what may not go: said, exit 1. */
+    run(&p, ARGS("inductor", "prune", "--max-size", "1K", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.err, "could not bring the TorchInductor cache under --max-size 1.0 KiB"),
+              "%s", p.err);
+    tu_proc_free(&p);
+}

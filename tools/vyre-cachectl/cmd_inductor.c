@@ -1,0 +1,368 @@
+/*
+ * cmd_inductor.c - `vyre-cachectl inductor stats|ls|verify|prune|clear`:
+ * TorchInductor's cache, found as PyTorch finds it
+ * ($TORCHINDUCTOR_CACHE_DIR, else <temp dir>/torchinductor_<user>) or
+ * named with --dir. Parses the action and options, scans through libcore,
+ * prints. Names in the cache are foreign text: printed through tool_clean.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_inductor.h"
+#include "tool_json.h"
+#include "tool_sanitize.h"
+#include "tool_util.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: vyre-cachectl inductor stats [--dir DIR] [--json]\n"
+            "       vyre-cachectl inductor ls [--dir DIR] [--json]\n"
+            "       vyre-cachectl inductor verify [--dir DIR] [--repair] [--json]\n"
+            "       vyre-cachectl inductor prune [--dir DIR] [--max-size SIZE] [--max-age AGE]\n"
+            "                                    [--dry-run] [--json]\n"
+            "       vyre-cachectl inductor clear [--dir DIR] (--yes | --dry-run) [--json]\n\n"
+            "TorchInductor's cache (torch.compile): generated kernels (<2>/<key>.py),\n"
+            "autotune results (<2>/<hash>.best_config), FX graph and AOTAutograd entries\n"
+            "(pickles), and the Triton cache nested under triton/<device>/ unless\n"
+            "TRITON_CACHE_DIR is set. It is found as PyTorch finds it:\n"
+            "$TORCHINDUCTOR_CACHE_DIR, else <temp dir>/torchinductor_<user>.\n\n"
+            "  stats   entries, files (inodes) and bytes by kind, with age and last use\n"
+            "  ls      one line per entry: kind, files, size, age, last use (atime where\n"
+            "          the filesystem keeps it, else mtime) and path\n"
+            "  verify  check what can be checked without Python: each .best_config is\n"
+            "          JSON with num_warps, num_stages, configs_hash, and the Triton group\n"
+            "          its triton_cache_hash names exists; kernels are UTF-8 text (not\n"
+            "          parsed as Python); the nested Triton cache as 'triton verify'\n"
+            "          checks it; links and unreadable files. Pickles are not checked\n"
+            "  prune   remove whole entries, least recently used first, until the cache\n"
+            "          fits --max-size and nothing is older than --max-age\n"
+            "  clear   remove every entry prune may remove\n\n"
+            "prune and clear rename each entry to a vyre trash name, then remove it, so\n"
+            "a running program sees the whole entry or none (and compiles again); they\n"
+            "never touch an entry modified in the last minute, a link, or an entry of\n"
+            "another kind (locks, C++ kernels, temp files).\n\n"
+            "  --dir DIR        the TorchInductor cache to use\n"
+            "  --repair         verify: move unusable entries into DIR/.vyre-quarantine\n"
+            "                   (never deleted)\n"
+            "  --max-size SIZE  prune: down to SIZE (5G, 500M, 1.5GiB; no unit: GiB)\n"
+            "  --max-age AGE    prune: entries unused for longer than AGE (30d, 12h, 90m)\n"
+            "  --dry-run        prune, clear: print what would be removed, remove nothing\n"
+            "  --yes            clear: required, clear refuses to run without it\n\n"
+            "%s\n"
+            "exit status: 0 done, the cache clean; 1 verify found problems, or prune\n"
+            "             could not reach --max-size; 2 usage or operational error (no\n"
+            "             such cache directory)\n",
+            CACHECTL_GLOBAL_HELP);
+}
+
+enum {
+    OPT_DIR = CACHECTL_OPT_FIRST_LOCAL,
+    OPT_REPAIR,
+    OPT_DRY_RUN,
+    OPT_YES,
+    OPT_MAX_SIZE,
+    OPT_MAX_AGE
+};
+
+/* One option of the action's own; 0, or the exit code. */
+static int local_option(int c, inductor_opts *o)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    switch (c) {
+    case OPT_DIR:
+        if (!*optarg)
+            return tool_usage_error("inductor", "give a directory path",
+                                    "--dir needs a non-empty directory");
+        o->dir = optarg;
+        return 0;
+    case OPT_REPAIR:
+        o->repair = 1;
+        return 0;
+    case OPT_DRY_RUN:
+        o->dry_run = 1;
+        return 0;
+    case OPT_YES:
+        o->yes = 1;
+        return 0;
+    case OPT_MAX_SIZE:
+        if (vyre_parse_size(optarg, &o->max_bytes, &err))
+            return cachectl_value_error("inductor", "--max-size", &err);
+        return 0;
+    case OPT_MAX_AGE:
+        if (vyre_parse_duration(optarg, &o->max_age_ns, &err))
+            return cachectl_value_error("inductor", "--max-age", &err);
+        if (o->max_age_ns <= 0)
+            return tool_usage_error("inductor", "give an age such as 30d, 12h or 90m",
+                                    "--max-age '%s' is not a positive age", optarg);
+        return 0;
+    default:
+        return TOOL_EXIT_ERROR;
+    }
+}
+
+/* Which action each option belongs to. */
+static int check_combination(const inductor_opts *o)
+{
+    int prune = !strcmp(o->action, "prune"), clear = !strcmp(o->action, "clear");
+    if (o->repair && strcmp(o->action, "verify"))
+        return tool_usage_error("inductor", NULL, "--repair is for 'inductor verify'");
+    if (o->dry_run && !prune && !clear)
+        return tool_usage_error("inductor", NULL, "--dry-run is for 'inductor prune' and 'clear'");
+    if (o->yes && !clear)
+        return tool_usage_error("inductor", NULL, "--yes is for 'inductor clear'");
+    if ((o->max_bytes || o->max_age_ns) && !prune)
+        return tool_usage_error("inductor", NULL,
+                                "--max-size and --max-age are for "
+                                "'inductor prune'");
+    if (prune && !o->max_bytes && !o->max_age_ns)
+        return tool_usage_error("inductor", "give --max-size SIZE, --max-age AGE or both",
+                                "prune needs a bound");
+    if (clear && !o->yes && !o->dry_run)
+        return tool_usage_error("inductor",
+                                "run 'vyre-cachectl inductor clear --yes' if you mean it, or "
+                                "--dry-run to see what would go",
+                                "clear would remove every TorchInductor entry; refusing "
+                                "without --yes");
+    return 0;
+}
+
+static int parse(int argc, char **argv, inductor_opts *o)
+{
+    static const struct option opts[] = {
+        CACHECTL_GLOBAL_LONGOPTS,
+        {"dir", required_argument, NULL, OPT_DIR},
+        {"repair", no_argument, NULL, OPT_REPAIR},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"yes", no_argument, NULL, OPT_YES},
+        {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+        {"max-age", required_argument, NULL, OPT_MAX_AGE},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        int rc = cachectl_option(c, "inductor", opts, argc, argv, usage);
+        if (rc == CACHECTL_HANDLED)
+            continue;
+        if (rc != -1 || (rc = local_option(c, o)))
+            return rc;
+    }
+    if (optind >= argc)
+        return tool_usage_error("inductor", "use 'stats', 'ls', 'verify', 'prune' or 'clear'",
+                                "inductor needs an action");
+    o->action = argv[optind++];
+    static const char *const actions[] = {"stats", "ls", "verify", "prune", "clear"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof actions / sizeof *actions; i++)
+        known |= !strcmp(o->action, actions[i]);
+    if (!known) {
+        const char *near = tool_nearest(o->action, actions, sizeof actions / sizeof *actions);
+        char hint[96];
+        snprintf(hint, sizeof hint, "did you mean '%s'?", near ? near : "stats");
+        return tool_usage_error("inductor", hint, "unknown action '%s'", o->action);
+    }
+    if (optind < argc)
+        return tool_usage_error("inductor", NULL, "unexpected argument '%s'", argv[optind]);
+    int rc = check_combination(o);
+    if (!rc)
+        rc = cachectl_check_globals("inductor");
+    return rc ? rc : CACHECTL_HANDLED;
+}
+
+static int locate(inductor_opts *o)
+{
+    if (o->dir) {
+        o->dir_source = "--dir";
+        if (tool_strlcpy(o->path, o->dir, sizeof o->path) >= sizeof o->path)
+            return tool_usage_error("inductor", "use a shorter path", "--dir path is too long");
+        return 0;
+    }
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_inductor_cache_dir(o->path, sizeof o->path, &o->dir_source, &err))
+        return cachectl_fail(&err);
+    return 0;
+}
+
+json_t *cachectl_inductor_json_root(const inductor_opts *o)
+{
+    return json_pack("{s:i, s:s, s:s}", "schema_version", 1, "inductor_cache_dir", o->path,
+                     "inductor_cache_dir_source", o->dir_source);
+}
+
+/* ---- stats -------------------------------------------------------------- */
+
+typedef struct kind_sum {
+    uint64_t entries, bytes, files;
+    int64_t oldest_ns, last_use_ns;
+} kind_sum;
+
+static void summarize(const vyre_inductor_cache *c, kind_sum *k, kind_sum *all)
+{
+    memset(k, 0, VYRE_INDUCTOR_KINDS * sizeof *k);
+    memset(all, 0, sizeof *all);
+    for (size_t i = 0; i < c->n_entries; i++) {
+        const vyre_inductor_entry *e = &c->entries[i];
+        kind_sum *s[2] = {&k[e->kind], all};
+        for (int j = 0; j < 2; j++) {
+            s[j]->entries++;
+            s[j]->bytes += e->bytes;
+            s[j]->files += e->files;
+            if (!s[j]->oldest_ns || e->mtime_ns < s[j]->oldest_ns)
+                s[j]->oldest_ns = e->mtime_ns;
+            if (e->last_use_ns > s[j]->last_use_ns)
+                s[j]->last_use_ns = e->last_use_ns;
+        }
+    }
+}
+
+static json_t *time_or_null(int64_t ns)
+{
+    return ns ? json_integer(ns) : json_null();
+}
+
+static void stats_json(const inductor_opts *o, const vyre_inductor_cache *c, const kind_sum *k,
+                       const kind_sum *all)
+{
+    json_t *d = cachectl_inductor_json_root(o);
+    json_object_set_new(d, "entries", json_integer((json_int_t)all->entries));
+    json_object_set_new(d, "files", json_integer((json_int_t)c->files));
+    json_object_set_new(d, "bytes", json_integer((json_int_t)c->bytes));
+    json_object_set_new(d, "oldest_unix_ns", time_or_null(all->oldest_ns));
+    json_object_set_new(d, "last_use_unix_ns", time_or_null(all->last_use_ns));
+    json_object_set_new(d, "nested_triton", json_boolean(c->has_triton_dir));
+    json_t *devs = json_array();
+    for (size_t i = 0; i < c->n_triton; i++)
+        json_array_append_new(devs, json_string(c->triton[i].device));
+    json_object_set_new(d, "triton_devices", devs);
+    json_t *a = json_array();
+    for (int i = 0; i < VYRE_INDUCTOR_KINDS; i++) {
+        json_t *x = json_pack("{s:s, s:I, s:I, s:I}", "kind",
+                              vyre_inductor_kind_name((vyre_inductor_kind)i), "entries",
+                              (json_int_t)k[i].entries, "bytes", (json_int_t)k[i].bytes, "files",
+                              (json_int_t)k[i].files);
+        json_object_set_new(x, "oldest_unix_ns", time_or_null(k[i].oldest_ns));
+        json_object_set_new(x, "last_use_unix_ns", time_or_null(k[i].last_use_ns));
+        json_array_append_new(a, x);
+    }
+    json_object_set_new(d, "by_kind", a);
+    tool_json_print(stdout, d);
+}
+
+static int do_stats(const inductor_opts *o, const vyre_inductor_cache *c)
+{
+    kind_sum k[VYRE_INDUCTOR_KINDS], all;
+    summarize(c, k, &all);
+    if (g_tool.json) {
+        stats_json(o, c, k, &all);
+        return TOOL_EXIT_OK;
+    }
+    int64_t now = tool_unix_ns();
+    char size[32], age[16], use[16];
+    vyre_format_size(c->bytes, size, sizeof size);
+    printf("%-24s ", "TorchInductor cache:");
+    tool_clean_fputs(o->path, stdout);
+    printf(" (%s)\n", o->dir_source);
+    printf("%-24s %" PRIu64 "\n", "Entries:", all.entries);
+    printf("%-24s %" PRIu64 "\n", "Files (inodes):", c->files);
+    printf("%-24s %s\n", "Size:", size);
+    if (all.oldest_ns) {
+        vyre_format_age(now - all.oldest_ns, age, sizeof age);
+        vyre_format_age(now - all.last_use_ns, use, sizeof use);
+        printf("%-24s %s ago\n", "Oldest entry:", age);
+        printf("%-24s %s ago\n", "Last use:", use);
+    }
+    for (int i = 0; i < VYRE_INDUCTOR_KINDS; i++) {
+        vyre_format_size(k[i].bytes, size, sizeof size);
+        printf("%-24s %-12s %5" PRIu64 " %-7s %10s  %" PRIu64 " inode%s\n",
+               i ? "" : "By kind:", vyre_inductor_kind_name((vyre_inductor_kind)i), k[i].entries,
+               k[i].entries == 1 ? "entry" : "entries", size, k[i].files,
+               k[i].files == 1 ? "" : "s");
+    }
+    if (!c->has_triton_dir)
+        printf("%-24s none here (TRITON_CACHE_DIR was set: 'vyre-cachectl triton' reads it)\n",
+               "Nested Triton cache:");
+    return TOOL_EXIT_OK;
+}
+
+/* ---- ls ----------------------------------------------------------------- */
+
+static json_t *entry_json(const vyre_inductor_entry *e)
+{
+    json_t *o = json_pack("{s:s, s:s, s:b, s:b, s:b, s:b}", "path", e->path, "kind",
+                          vyre_inductor_kind_name(e->kind), "directory", e->dir, "link", e->link,
+                          "vyre_trash", e->trash, "unreadable", e->unreadable);
+    json_object_set_new(o, "files", json_integer((json_int_t)e->files));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)e->bytes));
+    json_object_set_new(o, "modified_unix_ns", json_integer(e->mtime_ns));
+    json_object_set_new(o, "last_use_unix_ns", json_integer(e->last_use_ns));
+    return o;
+}
+
+static void print_entry(const vyre_inductor_entry *e, int64_t now)
+{
+    char size[32], age[16], use[16];
+    vyre_format_size(e->bytes, size, sizeof size);
+    vyre_format_age(now - e->mtime_ns, age, sizeof age);
+    vyre_format_age(now - e->last_use_ns, use, sizeof use);
+    printf("%-11s  %5" PRIu64 "  %10s  %5s  %5s  ", vyre_inductor_kind_name(e->kind), e->files,
+           size, age, use);
+    tool_clean_fputs(e->path, stdout);
+    printf("%s%s%s\n", e->link ? "  (link, not followed)" : "",
+           e->trash ? "  (vyre trash: the next prune removes it)" : "",
+           e->unreadable ? "  (cannot be listed whole)" : "");
+}
+
+static int do_ls(const inductor_opts *o, const vyre_inductor_cache *c)
+{
+    if (g_tool.json) {
+        json_t *d = cachectl_inductor_json_root(o);
+        json_t *a = json_array();
+        for (size_t i = 0; i < c->n_entries; i++)
+            json_array_append_new(a, entry_json(&c->entries[i]));
+        json_object_set_new(d, "entries", a);
+        tool_json_print(stdout, d);
+        return TOOL_EXIT_OK;
+    }
+    int64_t now = tool_unix_ns();
+    if (!g_cachectl.quiet)
+        printf("%-11s  %5s  %10s  %5s  %5s  %s\n", "KIND", "FILES", "SIZE", "AGE", "USED", "PATH");
+    for (size_t i = 0; i < c->n_entries; i++) {
+        if (g_cachectl.quiet) {
+            tool_clean_fputs(c->entries[i].path, stdout);
+            putchar('\n');
+        } else
+            print_entry(&c->entries[i], now);
+    }
+    return TOOL_EXIT_OK;
+}
+
+int cmd_inductor(int argc, char **argv)
+{
+    inductor_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse(argc, argv, &o);
+    if (rc != CACHECTL_HANDLED)
+        return rc;
+    if ((rc = locate(&o)))
+        return rc;
+    vyre_inductor_cache c;
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_inductor_cache_scan(o.path, &c, &err))
+        return cachectl_fail(&err);
+    if (!strcmp(o.action, "stats"))
+        rc = do_stats(&o, &c);
+    else if (!strcmp(o.action, "ls"))
+        rc = do_ls(&o, &c);
+    else if (!strcmp(o.action, "verify"))
+        rc = cachectl_inductor_verify(&o, &c);
+    else
+        rc = cachectl_inductor_prune(&o, &c);
+    vyre_inductor_cache_release(&c);
+    return rc;
+}
