@@ -66,7 +66,7 @@ _vyre_cachectl()
 
     case $cmd in
     '')
-        COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed clear jit
+        COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed explain clear jit
             remote config zero-stats triton -z --zero-stats --version $global" -- "$cur"))
         ;;
     config)
@@ -104,6 +104,18 @@ _vyre_cachectl()
     seed)
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--arch --entry --jobs -- $global" -- "$cur"))
+        else
+            local ext
+            compopt -o filenames 2>/dev/null
+            for ext in cu cuh ptx cubin; do
+                COMPREPLY+=($(compgen -f -X "!*.$ext" -- "$cur"))
+            done
+            COMPREPLY+=($(compgen -d -- "$cur"))
+        fi
+        ;;
+    explain)
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--arch --entry -- $global" -- "$cur"))
         else
             local ext
             compopt -o filenames 2>/dev/null

@@ -442,3 +442,28 @@ Test(cachectl_explain, triton_explain_of_an_unknown_kernel_names_the_nearest)
     tu_assert_line(p.err, "vyre-cachectl: error: unexpected argument 'b'");
     tu_proc_free(&p);
 }
+
+Test(cachectl_explain, triton_explain_of_foreign_names_stays_one_document)
+{
+    /* A group whose directory name is not UTF-8 and holds a terminal
+     * escape: printed cleaned, and the JSON document still parses. */
+    char dir[700], g1[1200], bad[1200];
+    triton_cache(dir, sizeof dir);
+    snprintf(g1, sizeof g1, "%s/%s", dir, KGROUP);
+    snprintf(bad, sizeof bad, "%s/BAD\xff\x1b[2J", dir);
+    copy_dir(g1, bad);
+    tu_proc p;
+    run(&p, ARGS("triton", "explain", "scale_kernel", "--dir", dir));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert_null(strchr(p.out, '\x1b'), "%s", p.out);
+    char want[1024];
+    snprintf(want, sizeof want, "Triton kernel 'scale_kernel': 3 groups in %s", dir);
+    tu_assert_line(p.out, want);
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "explain", "scale_kernel", "--dir", dir, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = json_of(&p);
+    cr_assert_eq(json_array_size(json_object_get(j, "groups")), 3);
+    json_decref(j);
+    tu_proc_free(&p);
+}

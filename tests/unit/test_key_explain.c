@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache/key_internal.h"
 #include "testutil.h"
@@ -295,5 +297,27 @@ Test(key_explain, damaged_input_columns_are_corrupt_not_trusted)
     cr_assert_eq(vyre_key_explain(c, &in90a, "scale.ptx", NULL, &x, &e), VYRE_ECORRUPT);
     cr_assert(strstr(e.message, "damaged inputs"), "%s", e.message);
     cr_assert_eq(x.n_entries, 0);
+    vyre_cache_close(c);
+}
+
+Test(key_explain, a_damaged_blob_is_a_miss)
+{
+    vyre_cache *c = open_ok(0);
+    vyre_key_input in90 = ptx_input("sm_90", NULL, 0);
+    vyre_key k = put(c, &in90, "scale.ptx", "scale", 1);
+    vyre_cache_close(c);
+    char path[1400];
+    vyre_error e;
+    cr_assert_eq(vyre_blob_path(g_root, &k, path, sizeof path, &e), 0, "%s", e.message);
+    cr_assert_eq(truncate(path, 100), 0, "%s", path);
+    c = open_ok(VYRE_CACHE_READONLY);
+    vyre_key_explanation x;
+    cr_assert_eq(vyre_key_explain(c, &in90, "scale.ptx", NULL, &x, &e), 0, "%s", e.message);
+    cr_assert_eq(x.state, VYRE_KEY_DAMAGED);
+    cr_assert_eq(x.n_entries, 0);
+    vyre_key_explanation_release(&x);
+    /* Read only: the damaged blob is still there, not quarantined. */
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
     vyre_cache_close(c);
 }
