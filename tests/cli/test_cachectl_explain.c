@@ -189,8 +189,8 @@ Test(cachectl_explain, a_miss_names_what_differs_options_included)
     tu_assert_line(p.out, "      options        (none)  (this key: '-O3' '-lineinfo')");
     tu_proc_free(&p);
 
-    /* No --arch: the PTX's own .target (sm_80), as seed takes it. Two
-     * inputs differ from the sm_90 entry? No: one, the architecture. */
+    /* No --arch: the PTX's own .target (sm_80), as seed takes it; the
+     * sm_90 entry then differs in the architecture alone. */
     CC(&p, "explain", g_ptx);
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
     tu_assert_line(p.out, "  arch           sm_80");
