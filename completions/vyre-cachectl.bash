@@ -66,7 +66,7 @@ _vyre_cachectl()
 
     case $cmd in
     '')
-        COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed clear jit
+        COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed explain clear jit
             remote config zero-stats triton inductor -z --zero-stats --version $global" -- "$cur"))
         ;;
     config)
@@ -113,6 +113,18 @@ _vyre_cachectl()
             COMPREPLY+=($(compgen -d -- "$cur"))
         fi
         ;;
+    explain)
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--arch --entry -- $global" -- "$cur"))
+        else
+            local ext
+            compopt -o filenames 2>/dev/null
+            for ext in cu cuh ptx cubin; do
+                COMPREPLY+=($(compgen -f -X "!*.$ext" -- "$cur"))
+            done
+            COMPREPLY+=($(compgen -d -- "$cur"))
+        fi
+        ;;
     clear)
         COMPREPLY=($(compgen -W "--yes $global" -- "$cur"))
         ;;
@@ -128,7 +140,7 @@ _vyre_cachectl()
         fi
         ;;
     triton)
-        COMPREPLY=($(compgen -W "stats ls verify relocate --dir --repair --dry-run
+        COMPREPLY=($(compgen -W "stats ls verify relocate explain --dir --repair --dry-run
             $global" -- "$cur"))
         ;;
     inductor)

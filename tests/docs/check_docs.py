@@ -479,6 +479,14 @@ def actual_versions(env):
     version_of("vyre-cachectl prune", env.run(cc + ["prune", "--max-size", "1G", "--json"]), v)
     key = json.loads(env.run(cc + ["ls", "--json"]).stdout)["entries"][0]["key"]
     version_of("vyre-cachectl show", env.run(cc + ["show", key, "--json"]), v)
+    version_of("vyre-cachectl explain",
+               env.run(cc + ["explain", src, "--arch", "sm_80", "--json"]), v)
+    # Read only: the fixture itself.
+    fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "triton",
+                           "cache")
+    version_of("vyre-cachectl triton explain",
+               env.run([env.args.cachectl, "triton", "explain", "scale_kernel", "--dir", fixture,
+                        "--json"]), v)
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     remote = {"VYRE_REMOTE_CACHE": "http://127.0.0.1:%d/v|connect-timeout=200"

@@ -177,6 +177,14 @@ def cachectl(env, sch):
         return stats
     p = env.run(cc + ["show", keys[0][:12], "--json"])
     sch.check("vyre-cachectl-show", "vyre-cachectl show", p.stdout)
+    # explain: a cubin seeded for sm_80 and sm_90, asked about for sm_90 (a
+    # hit, the sm_80 entry one input apart) and for sm_90a (a miss).
+    p = env.run(cc + ["explain", src[0], "--arch", "sm_90", "--json"])
+    doc = sch.check("vyre-cachectl-explain", "vyre-cachectl explain (a hit)", p.stdout)
+    if doc and (doc["state"], [e["differs"] for e in doc["entries"]]) != ("present", [["arch"]]):
+        fail("explain: %r" % doc)
+    p = env.run(cc + ["explain", src[0], "--arch", "sm_90a", "--json"], want_rc=(1,))
+    sch.check("vyre-cachectl-explain", "vyre-cachectl explain (a miss)", p.stdout)
 
     # Remote stores: one nobody listens on (a refused connection), so that
     # every remote document is a real one without a server.
@@ -454,6 +462,11 @@ def triton(env, sch):
         text = f.read()
     with open(meta, "w") as f:
         f.write(text.replace('"arch": 90', '"arch": 120', 1))
+    for kernel, rc in (("scale_kernel", (0,)), ("scale_kernl", (1,))):
+        p = env.run([env.args.cachectl, "triton", "explain", kernel, "--dir", cache, "--json"],
+                    want_rc=rc)
+        sch.check("vyre-cachectl-triton-explain", "vyre-cachectl triton explain " + kernel,
+                  p.stdout)
     p = env.run([env.args.cachectl, "triton", "verify", "--dir", cache, "--json"], want_rc=(1,))
     doc = sch.check("vyre-cachectl-triton-verify", "vyre-cachectl triton verify", p.stdout)
     if doc and [x["kind"] for x in doc["problems"]] != ["wrong-arch"]:

@@ -149,7 +149,7 @@ Test(compile, through_cache_stores_exactly_the_pipeline_header)
      * blob but for the two clocks. */
     vyre_cache *c2 = open_cache("runtime");
     vyre_blob_header h2;
-    cr_assert_eq(vyre__compile_store(c2, &key, &res, NULL, &h2, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__compile_store(c2, NULL, &key, &res, NULL, &h2, &e), 0, "%s", e.message);
     vyre_blob *b2 = stored_blob(c2, &key);
     assert_same_header(&b2->header, &b->header);
     assert_same_header(&h2, &b2->header);
@@ -175,7 +175,7 @@ Test(compile, a_blob_stored_by_the_pipeline_path_is_a_through_cache_hit)
     res.compile_ns = 777; /* marks the blob as the one stored here */
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre__compile_store(c, &key, &res, NULL, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__compile_store(c, NULL, &key, &res, NULL, NULL, &e), 0, "%s", e.message);
     vyre_compile_result_release(&res);
 
     vyre_blob *out = NULL;

@@ -1071,11 +1071,15 @@ Test(index, schema_2_is_read_as_is_and_upgraded_by_a_writer)
     fx_init(&fx);
     fill_and_close(fx.path, 5);
     /* Back to what schema 2 wrote (kernel columns, no size total): no
-     * triggers, no total. */
+     * triggers, no total, no key inputs (schema 4). */
     sqlite3 *db = raw_open(fx.path);
     raw_exec(db, "DROP TRIGGER blobs_total_insert; DROP TRIGGER blobs_total_delete; "
                  "DROP TRIGGER blobs_total_update; DELETE FROM meta WHERE name = 'total_bytes'; "
-                 "PRAGMA user_version=2");
+                 "ALTER TABLE blobs DROP COLUMN inputs; ALTER TABLE blobs DROP COLUMN backend; "
+                 "ALTER TABLE blobs DROP COLUMN features; ALTER TABLE blobs DROP COLUMN n_options; "
+                 "ALTER TABLE blobs DROP COLUMN options; ALTER TABLE blobs DROP COLUMN entry; "
+                 "ALTER TABLE blobs DROP COLUMN source_kind; "
+                 "ALTER TABLE blobs DROP COLUMN source_sha256; PRAGMA user_version=2");
     sqlite3_close(db);
     /* Read-only: opens (no upgrade), the total is summed. */
     vyre__index *idx = open_ok(fx.path, VYRE_INDEX_READONLY);

@@ -21,7 +21,8 @@ static void usage(FILE *out)
             "usage: vyre-cachectl triton stats [--dir DIR] [--json]\n"
             "       vyre-cachectl triton ls [--dir DIR] [--json]\n"
             "       vyre-cachectl triton verify [--dir DIR] [--repair] [--json]\n"
-            "       vyre-cachectl triton relocate [--dir DIR] [--dry-run] [--json]\n\n"
+            "       vyre-cachectl triton relocate [--dir DIR] [--dry-run] [--json]\n"
+            "       vyre-cachectl triton explain KERNEL [--dir DIR] [--json]\n\n"
             "Triton's kernel cache: one directory (group) per compiled kernel or launcher.\n"
             "It is found as Triton finds it: $TRITON_CACHE_DIR, else\n"
             "$TRITON_HOME/.triton/cache, else ~/.triton/cache.\n\n"
@@ -35,7 +36,9 @@ static void usage(FILE *out)
             "            target.arch; orphans, Triton's temp files and half-written groups\n"
             "  relocate  rewrite each manifest's child_paths to where the cache is now, so\n"
             "            a cache copied or mounted elsewhere hits again (Triton drops a\n"
-            "            child whose absolute path does not exist)\n\n"
+            "            child whose absolute path does not exist)\n"
+            "  explain   why KERNEL was compiled more than once: its groups and the fields\n"
+            "            in which they differ ('triton explain --help')\n\n"
             "  --dir DIR   the Triton cache to use\n"
             "  --repair    verify: move bad groups into DIR/.vyre-quarantine (never deleted)\n"
             "  --dry-run   relocate: say which manifests would change, change nothing\n\n"
@@ -325,6 +328,8 @@ static int do_ls(const triton_opts *o, const vyre_triton_cache *c)
 
 int cmd_triton(int argc, char **argv)
 {
+    if (cachectl_triton_is_explain(argc, argv))
+        return cmd_triton_explain(argc, argv);
     triton_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse(argc, argv, &o);

@@ -165,6 +165,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
 int cmd_reindex(int argc, char **argv);
 int cmd_seed(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 int cmd_clear(int argc, char **argv);
 int cmd_jit(int argc, char **argv);
 int cmd_config(int argc, char **argv);
@@ -172,5 +173,9 @@ int cmd_zero_stats(int argc, char **argv);
 int cmd_remote(int argc, char **argv);
 int cmd_triton(int argc, char **argv);
 int cmd_inductor(int argc, char **argv);
+/* `triton explain KERNEL` (cmd_triton_explain.c): cmd_triton hands its
+ * argv over when cachectl_triton_is_explain says the action is explain. */
+int cachectl_triton_is_explain(int argc, char **argv);
+int cmd_triton_explain(int argc, char **argv);
 
 #endif /* VYRE_CACHECTL_CMDS_H */

@@ -26,6 +26,8 @@ static const tool_cmd g_cmds[] = {
      TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
     {"seed", cmd_seed, "compile CUDA C or PTX ahead of time into cubin blobs",
      TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
+    {"explain", cmd_explain, "why a source's key hits or misses: its inputs beside the cached ones",
+     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
     {"clear", cmd_clear, "remove every blob and the index (needs --yes)",
      TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON},
     {"jit", cmd_jit, "report on (or clear) the CUDA driver's own JIT cache", TOOL_CMD_JSON},

@@ -84,6 +84,13 @@ VYRE_EXTERN int vyre_compile_arch_valid(const char *arch);
  */
 VYRE_EXTERN int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error *err);
 
+/* The inputs vyre_compile_key hashes for req, into *in: its strings point
+ * into req and into toolchain (the caller's buffer), so both must outlive
+ * it. For `vyre-cachectl explain`-like reports (vyre_key_explain). Errors
+ * as vyre_compile_key. */
+VYRE_EXTERN int vyre_compile_key_input(const vyre_compile_request *req, vyre_key_input *in,
+                                       char toolchain[VYRE_BLOB_TOOLCHAIN_MAX], vyre_error *err);
+
 /*
  * Compiles req to a cubin for req->arch. res is always initialised; release
  * it in every case (on VYRE_ECOMPILE its log holds the whole compiler log,

@@ -167,6 +167,63 @@ VYRE_EXTERN int vyre_triton_quarantine(const char *dir, const char *key, vyre_er
 VYRE_EXTERN int vyre_triton_relocate(const char *dir, const vyre_triton_group *g, int dry_run,
                                      int *changed, vyre_error *err);
 
+/* ---- why does this machine recompile? (triton_explain.c) ------------------- */
+
+/* The metadata fields that make Triton compile a kernel again when they
+ * change, as compared between the groups of one kernel name. */
+typedef enum vyre_triton_field {
+    VYRE_TRITON_FIELD_ARCH = 0,           /* target.arch */
+    VYRE_TRITON_FIELD_BACKEND = 1,        /* target.backend */
+    VYRE_TRITON_FIELD_WARP_SIZE = 2,      /* target.warp_size */
+    VYRE_TRITON_FIELD_NUM_WARPS = 3,      /* num_warps */
+    VYRE_TRITON_FIELD_NUM_STAGES = 4,     /* num_stages */
+    VYRE_TRITON_FIELD_SHARED = 5,         /* shared (bytes) */
+    VYRE_TRITON_FIELD_TRITON_VERSION = 6, /* triton_version */
+    VYRE_TRITON_FIELD_HASH = 7,           /* hash: Triton's key of the compile */
+    VYRE_TRITON_FIELD_SOURCE = 8,         /* SHA-256 of the group's <name>.source */
+    VYRE_TRITON_FIELD_COUNT = 9
+} vyre_triton_field;
+
+/* "target.arch", "target.backend", "target.warp_size", "num_warps",
+ * "num_stages", "shared", "triton_version", "hash", "source_sha256"; NULL
+ * for an unknown field (static). */
+VYRE_EXTERN const char *vyre_triton_field_name(vyre_triton_field f);
+
+#define VYRE_TRITON_VALUE_MAX   80 /* one field's value as text, with NUL */
+#define VYRE_TRITON_NEAREST_MAX 5
+
+/* One group of the kernel and its fields as text ("" when the metadata has
+ * no such field, or the .source file cannot be read). */
+typedef struct vyre_triton_explain_group {
+    const vyre_triton_group *group; /* points into the scanned cache */
+    char values[VYRE_TRITON_FIELD_COUNT][VYRE_TRITON_VALUE_MAX];
+} vyre_triton_explain_group;
+
+/* What vyre_triton_explain found. Owned by the caller:
+ * vyre_triton_explanation_release(). */
+typedef struct vyre_triton_explanation {
+    vyre_triton_explain_group *groups; /* malloc'ed, in the cache's key order */
+    size_t n_groups;
+    unsigned differ; /* a bit per field whose value is not the same in every group */
+    /* With no group: the kernel names of the cache nearest to the one asked
+     * for (edit distance, then name), at most VYRE_TRITON_NEAREST_MAX. */
+    char nearest[VYRE_TRITON_NEAREST_MAX][VYRE_TRITON_NAME_MAX];
+    size_t n_nearest;
+} vyre_triton_explanation;
+
+/*
+ * The kernel groups of c whose metadata names `kernel`, with the fields
+ * above (the .source file read from the group, never through a link, at
+ * most VYRE_TRITON_CUBIN_MAX bytes) and which of them differ between the
+ * groups: why the same kernel was compiled more than once. out is always
+ * initialised. Returns 0 (groups or none), VYRE_EINVAL, VYRE_ENOMEM.
+ */
+VYRE_EXTERN int vyre_triton_explain(const vyre_triton_cache *c, const char *kernel,
+                                    vyre_triton_explanation *out, vyre_error *err);
+
+/* Frees what x holds and zeroes it; NULL is a no-op. */
+VYRE_EXTERN void vyre_triton_explanation_release(vyre_triton_explanation *x);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,7 +29,7 @@
 #include "vyre/error.h"
 #include "vyre/key.h"
 
-#define VYRE_INDEX_SCHEMA_VERSION  3
+#define VYRE_INDEX_SCHEMA_VERSION  4
 #define VYRE_INDEX_MIN_READABLE    2 /* read-only opens take versions from this one up */
 #define VYRE_INDEX_BUSY_TIMEOUT_MS 10000
 #define VYRE_INDEX_STATEMENT_MS    5000 /* VM time of one statement at most (sqlutil.h) */
@@ -125,6 +125,17 @@ int vyre__index_replace_all(vyre__index *idx, const vyre__index_row *rows, size_
 
 /* Deletes many rows in one transaction. */
 int vyre__index_delete_many(vyre__index *idx, const vyre_key *keys, size_t n, vyre_error *err);
+
+/* Records the inputs row `key` was computed from (schema 4: the columns
+ * vyre_key_explain compares). No row for key: nothing, 0. */
+int vyre__index_set_inputs(vyre__index *idx, const vyre_key *key, const vyre_key_inputs *in,
+                           vyre_error *err);
+
+/* The inputs recorded for key into *out (zeroed first); *recorded 0 when
+ * none were (a row stored before schema 4, through a remote store or by a
+ * reindex, or an index of schema 3 opened read-only). VYRE_ENOENT: no row. */
+int vyre__index_get_inputs(vyre__index *idx, const vyre_key *key, vyre_key_inputs *out,
+                           int *recorded, vyre_error *err);
 
 /* Row count and sum of file_size. */
 int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_error *err);

@@ -95,6 +95,17 @@ int vyre__key_compute_version(const vyre_key_input *in, uint32_t version, vyre_k
     return VYRE_OK;
 }
 
+int vyre__sha256_hex(const void *p, size_t n, char out[VYRE_KEY_HEX_LEN + 1], vyre_error *err)
+{
+    vyre_key k;
+    unsigned int len = 0;
+    out[0] = '\0';
+    if (!EVP_Digest(n ? p : "", n, k.bytes, &len, EVP_sha256(), NULL) || len != VYRE_KEY_BYTES)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "SHA-256 computation failed in libcrypto");
+    vyre_key_to_hex(&k, out);
+    return VYRE_OK;
+}
+
 int vyre_key_compute(const vyre_key_input *in, vyre_key *out, vyre_error *err)
 {
     return vyre__key_compute_version(in, VYRE_KEY_VERSION, out, err);

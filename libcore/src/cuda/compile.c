@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "base/internal.h"
+#include "cache/key_internal.h"
 #include "cuda/compile_internal.h"
 #include "cuda/toolkit_internal.h"
 #include "vyre/jitlink.h"
@@ -151,29 +152,29 @@ static int check_request(const vyre_compile_request *req, vyre_error *err)
     return VYRE_OK;
 }
 
-int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error *err)
+int vyre_compile_key_input(const vyre_compile_request *req, vyre_key_input *in,
+                           char toolchain[VYRE_BLOB_TOOLCHAIN_MAX], vyre_error *err)
 {
-    if (!out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_compile_key: NULL key");
+    if (!in || !toolchain)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_compile_key_input: NULL argument");
     int rc = check_request(req, err);
     if (rc)
         return rc;
-    char toolchain[VYRE_BLOB_TOOLCHAIN_MAX];
-    rc = vyre_compile_toolchain(req->kind, toolchain, sizeof toolchain, err);
+    rc = vyre_compile_toolchain(req->kind, toolchain, VYRE_BLOB_TOOLCHAIN_MAX, err);
     if (rc == VYRE_ENONVRTC || rc == VYRE_ENOJITLINK) {
         /* A hit needs no compiler: a machine with only the driver must
          * still load cubins seeded elsewhere. With the compiler missing, key
          * the lookup by the toolkit libcore was built with (what a seeding
          * machine with that toolkit stores); a miss then fails in
          * vyre_compile_cubin with the loader's message. */
-        int n = snprintf(toolchain, sizeof toolchain, "%s-%d.%d",
+        int n = snprintf(toolchain, VYRE_BLOB_TOOLCHAIN_MAX, "%s-%d.%d",
                          req->kind == VYRE_SOURCE_CUDA_C ? "nvrtc" : "nvjitlink",
                          CUDA_VERSION / 1000, (CUDA_VERSION % 1000) / 10);
-        rc = n > 0 && (size_t)n < sizeof toolchain ? VYRE_OK : rc;
+        rc = n > 0 && n < VYRE_BLOB_TOOLCHAIN_MAX ? VYRE_OK : rc;
     }
     if (rc)
         return rc;
-    vyre_key_input in = {
+    *in = (vyre_key_input){
         .backend = COMPILE_BACKEND,
         .toolchain = toolchain,
         .arch = req->arch,
@@ -185,7 +186,17 @@ int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error 
         .source = req->src,
         .source_len = req->len,
     };
-    return vyre_key_compute(&in, out, err);
+    return VYRE_OK;
+}
+
+int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error *err)
+{
+    if (!out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_compile_key: NULL key");
+    char toolchain[VYRE_BLOB_TOOLCHAIN_MAX];
+    vyre_key_input in;
+    int rc = vyre_compile_key_input(req, &in, toolchain, err);
+    return rc ? rc : vyre_key_compute(&in, out, err);
 }
 
 static int copy_cubin(const vyre_compile_request *req, vyre_compile_result *res, vyre_error *err)
@@ -301,8 +312,19 @@ static void source_basename(const char *path, char out[VYRE_BLOB_SOURCE_MAX])
     vyre__strlcpy(out, slash ? slash + 1 : path, VYRE_BLOB_SOURCE_MAX);
 }
 
-int vyre__compile_store(vyre_cache *c, const vyre_key *key, const vyre_compile_result *res,
-                        const char *source_name, vyre_blob_header *h, vyre_error *err)
+/* Records the inputs of req's key beside the blob just stored, for
+ * vyre_key_explain; best effort: a failure costs only that report. */
+static void note_inputs(vyre_cache *c, const vyre_compile_request *req, const vyre_key *key)
+{
+    char toolchain[VYRE_BLOB_TOOLCHAIN_MAX];
+    vyre_key_input in;
+    if (req && vyre_compile_key_input(req, &in, toolchain, NULL) == VYRE_OK)
+        vyre__cache_note_inputs(c, key, &in, NULL);
+}
+
+int vyre__compile_store(vyre_cache *c, const vyre_compile_request *req, const vyre_key *key,
+                        const vyre_compile_result *res, const char *source_name,
+                        vyre_blob_header *h, vyre_error *err)
 {
     vyre_blob_header hdr;
     vyre__compile_blob_header(key, res, &hdr);
@@ -316,6 +338,8 @@ int vyre__compile_store(vyre_cache *c, const vyre_key *key, const vyre_compile_r
         hdr.n_kernels = (uint32_t)n;
     }
     int rc = vyre_cache_put(c, &hdr, res->cubin, res->size, err);
+    if (rc == VYRE_OK)
+        note_inputs(c, req, key);
     hdr.kernels = NULL; /* freed below; the caller gets the counts */
     free(names);
     if (h)
@@ -458,7 +482,7 @@ int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *
         }
     }
     vyre_blob_header h;
-    int put_rc = vyre__compile_store(c, &key, &res, source_name, &h, err);
+    int put_rc = vyre__compile_store(c, req, &key, &res, source_name, &h, err);
     *out = blob_new(&h, res.cubin, res.size);
     vyre_compile_result_release(&res);
     if (!*out)

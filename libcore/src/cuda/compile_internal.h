@@ -20,13 +20,16 @@
 void vyre__compile_blob_header(const vyre_key *key, const vyre_compile_result *res,
                                vyre_blob_header *h);
 
-/* Stores res's cubin in c under key with vyre__compile_blob_header's
- * header, the cubin's kernel names (vyre_cubin_kernels; none when it
- * cannot be read) and source_name's basename (may be NULL); h (when non-NULL) receives that header
+/* Stores res's cubin in c under key (req's key) with
+ * vyre__compile_blob_header's header, the cubin's kernel names
+ * (vyre_cubin_kernels; none when it cannot be read) and source_name's
+ * basename (may be NULL), then records req's key inputs in the index for
+ * vyre_key_explain (req may be NULL: none). h (when non-NULL) receives that header
  * as vyre_cache_put left it (creation time and checksum filled in). Returns vyre_cache_put's
  * result; res stays the caller's. */
-int vyre__compile_store(vyre_cache *c, const vyre_key *key, const vyre_compile_result *res,
-                        const char *source_name, vyre_blob_header *h, vyre_error *err);
+int vyre__compile_store(vyre_cache *c, const vyre_compile_request *req, const vyre_key *key,
+                        const vyre_compile_result *res, const char *source_name,
+                        vyre_blob_header *h, vyre_error *err);
 
 /* VYRE_ENOENT naming the kernels the module defines (names: the
  * NUL-separated list of vyre_cubin_kernels) unless entry is among them or

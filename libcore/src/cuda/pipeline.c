@@ -498,7 +498,7 @@ static int compile_and_load(vyre_ctx *ctx, const vyre_compile_request *req, modu
         return rc;
     }
     info->store_rc =
-        vyre__compile_store(ctx->cache, &m->cache_key, &res, NULL, NULL, &info->store_error);
+        vyre__compile_store(ctx->cache, req, &m->cache_key, &res, NULL, NULL, &info->store_error);
 
     rc = load_module(ctx, res.cubin, req->entry, m, err);
     info->origin = VYRE_PIPELINE_COMPILED;
