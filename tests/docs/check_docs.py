@@ -489,6 +489,16 @@ def actual_versions(env):
                    env.run(cc + ["remote"] + sub + ["--json"], extra=remote), v)
     version_of("vyre-cachectl jit --clear", env.run(cc + ["jit", "--clear", "--yes", "--json"]), v)
     version_of("vyre-cachectl clear", env.run(cc + ["clear", "--yes", "--json"]), v)
+    tc = os.path.join(tmp, "triton-cache")
+    shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                                 "triton", "cache"), tc)
+    tt = [env.args.cachectl, "triton"]
+    version_of("vyre-cachectl triton show",
+               env.run(tt + ["show", "scale_kernel", "--dir", tc, "--json"]), v)
+    version_of("vyre-cachectl triton prune",
+               env.run(tt + ["prune", "--max-size", "1G", "--dir", tc, "--json"]), v)
+    version_of("vyre-cachectl triton clear",
+               env.run(tt + ["clear", "--yes", "--dir", tc, "--json"]), v)
 
     version_of("vyre-top", env.run([env.args.top, "--json", "-n", "1", "-d", "0.1"]), v)
 
