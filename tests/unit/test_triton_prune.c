@@ -316,8 +316,10 @@ Test(triton_prune, dry_run_touches_nothing)
     prune(&o, &r);
     cr_assert_str_eq(removed_keys(&r), ".vyre-trash.DEAD.1.1:trash " AKEY ":size " KGROUP
                                        ":size " BKEY ":size " CKEY ":size " LGROUP ":size");
+    cr_assert_eq(r.removed_groups, 6); /* the trash counts: it would go */
     cr_assert_eq(r.removed_bytes, 4 * KBYTES + LBYTES);
     cr_assert_eq(r.kept_bytes, 0);
+    cr_assert_eq(r.kept_groups, 0);
     snapshot(g_cache, after, sizeof after);
     cr_assert_str_eq(after, before, "--dry-run changed the cache");
     vyre_triton_prune_result_release(&r);

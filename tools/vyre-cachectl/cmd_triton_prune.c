@@ -188,7 +188,7 @@ static void print_json(const triton_opts *o, const vyre_triton_prune_opts *po,
                           "nothing_to_do", "limits", limits, "removed", removed);
     json_t *sum = json_pack(
         "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "removed_groups",
-        (json_int_t)(r->n_removed - r->failed), "removed_bytes", (json_int_t)r->removed_bytes,
+        (json_int_t)r->removed_groups, "removed_bytes", (json_int_t)r->removed_bytes,
         "removed_inodes", (json_int_t)r->removed_inodes, "kept_groups", (json_int_t)r->kept_groups,
         "kept_bytes", (json_int_t)r->kept_bytes, "kept_inodes", (json_int_t)r->kept_inodes,
         "young_groups", (json_int_t)r->young_groups, "young_bytes", (json_int_t)r->young_bytes,
@@ -222,10 +222,11 @@ static void print_text(const triton_opts *o, const vyre_triton_prune_result *r)
     }
     if (g_cachectl.quiet)
         return;
-    size_t gone = r->n_removed - r->failed;
+    uint64_t gone = r->removed_groups;
     vyre_format_size(r->removed_bytes, size, sizeof size);
-    printf("%s %zu group%s (%s, %" PRIu64 " inodes)\n", o->dry_run ? "Would remove" : "Removed",
-           gone, gone == 1 ? "" : "s", size, r->removed_inodes);
+    printf("%s %" PRIu64 " group%s (%s, %" PRIu64 " inodes)\n",
+           o->dry_run ? "Would remove" : "Removed", gone, gone == 1 ? "" : "s", size,
+           r->removed_inodes);
     vyre_format_size(r->kept_bytes, size, sizeof size);
     printf("%s %" PRIu64 " group%s (the cache: %s, %" PRIu64 " inodes)\n",
            o->dry_run ? "Would keep" : "Kept", r->kept_groups, r->kept_groups == 1 ? "" : "s", size,

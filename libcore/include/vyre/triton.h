@@ -218,8 +218,11 @@ typedef struct vyre_triton_pruned {
 typedef struct vyre_triton_prune_result {
     vyre_triton_pruned *removed; /* malloc'ed, in the order removed */
     size_t n_removed;
-    uint64_t removed_groups, removed_bytes, removed_inodes; /* the ones that went */
-    uint64_t kept_groups, kept_bytes, kept_inodes;          /* every entry left */
+    /* The entries that went (temp and trash directories included). */
+    uint64_t removed_groups, removed_bytes, removed_inodes;
+    /* kept_groups: kernel and launcher groups left; bytes and inodes: the
+     * whole cache left (every entry). */
+    uint64_t kept_groups, kept_bytes, kept_inodes;
     /* Entries a limit or clear named that the one-minute guard kept. */
     uint64_t young_groups, young_bytes;
     uint64_t failed;      /* removals that failed (their entries' error) */

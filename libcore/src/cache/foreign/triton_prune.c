@@ -130,7 +130,7 @@ static int record(plan *p, const vyre_triton_group *g, const char *reason, int e
         r->failed++;
         return 0;
     }
-    r->removed_groups += is_group(g);
+    r->removed_groups++; /* temp and trash directories too: each went */
     r->removed_bytes += g->bytes;
     r->removed_inodes += e->inodes;
     return 0;
