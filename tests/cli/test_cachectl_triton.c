@@ -464,6 +464,7 @@ Test(cachectl_triton, prune_and_clear_usage_errors)
         {{"triton", "prune", "--max-size", "1G", "--yes"}, "--yes is for 'triton clear'", NULL},
         {{"triton", "clear"}, "refusing without --yes", "triton clear --yes"},
         {{"triton", "show"}, "triton show needs a KEY or KERNEL_NAME", "triton ls"},
+        {{"triton", "show", ""}, "no Triton group ''", "triton ls"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *args[12];

@@ -20,6 +20,8 @@
 static size_t find(const vyre_triton_cache *c, const char *what, size_t *idx, size_t max)
 {
     size_t n = 0, len = strlen(what);
+    if (!len)
+        return 0; /* "" would name every group without a kernel name */
     for (size_t i = 0; i < c->n_groups; i++)
         if (!strcmp(c->groups[i].key, what) && max) {
             idx[0] = i;
