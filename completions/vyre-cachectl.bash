@@ -140,7 +140,8 @@ _vyre_cachectl()
         fi
         ;;
     triton)
-        COMPREPLY=($(compgen -W "stats ls verify relocate explain --dir --repair --dry-run
+        COMPREPLY=($(compgen -W "stats ls show verify relocate prune clear explain --dir --repair
+            --dry-run --max-size --max-age --keep-arch --triton-version --auto --print-timer --yes
             $global" -- "$cur"))
         ;;
     inductor)

@@ -1,18 +1,23 @@
 /*
- * test_cachectl_triton.c - `vyre-cachectl triton stats|ls|verify|relocate`
+ * test_cachectl_triton.c - `vyre-cachectl triton stats|ls|show|verify|relocate|prune|clear`
  * on a real Triton 3.6 cache made on an H100 (tests/fixtures/triton/cache,
  * its manifests pointing at /nonexistent/origin/...), copied into a fresh
  * temp dir and damaged there as caches get damaged: a truncated cubin, a
  * manifest naming a missing file, metadata naming another kernel or
- * another architecture, orphans, Triton's temp files, a half-written group.
+ * another architecture, orphans, Triton's temp files, a half-written group;
+ * groups aged with utimensat for prune (tests/unit/test_triton_prune.c
+ * covers the library's rules, a writer beside prune included).
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -74,7 +79,9 @@ TestSuite(cachectl_triton, .init = setup, .fini = teardown, .timeout = 120);
 
 static void run(tu_proc *p, const char *const *args)
 {
-    const char *const env[] = {g_env_home, "TRITON_CACHE_DIR", "TRITON_HOME", NULL};
+    const char *const env[] = {
+        g_env_home,           "TRITON_CACHE_DIR",           "TRITON_HOME", "XDG_CONFIG_HOME",
+        "VYRE_PTX_CACHE_DIR", "VYRE_CACHE_TRITON_MAX_SIZE", NULL};
     tu_run_bin(p, VYRE_CACHECTL_BIN, args, env, NULL);
 }
 
@@ -325,5 +332,307 @@ Test(cachectl_triton, relocate_points_manifests_here)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     snprintf(line, sizeof line, "0 manifests now point to %s", g_cache);
     tu_assert_line(p.out, line);
+    tu_proc_free(&p);
+}
+
+/* ---- prune, clear, show ------------------------------------------------- */
+
+/* Sets atime and mtime of group key's files, then of its directory. */
+static void age_group(const char *key, int64_t seconds)
+{
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= seconds;
+    t[1] = t[0];
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", g_cache, key);
+    DIR *d = opendir(dir);
+    cr_assert(d, "%s", dir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            cr_assert_eq(utimensat(dirfd(d), e->d_name, t, AT_SYMLINK_NOFOLLOW), 0);
+    closedir(d);
+    cr_assert_eq(utimensat(AT_FDCWD, dir, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+static int group_exists(const char *key)
+{
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", g_cache, key);
+    return lstat(p, &st) == 0;
+}
+
+Test(cachectl_triton, prune_max_size_dry_run_then_for_real)
+{
+    age_group(KGROUP, 3600);     /* used an hour ago */
+    age_group(LGROUP, 2 * 3600); /* two hours ago: the first to go */
+    tu_proc p;
+    run(&p, ARGS("triton", "prune", "--max-size", "30K", "--dry-run", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "would remove 3NW4CBFU6KRS  -  "), "%s", p.out);
+    cr_assert(strstr(p.out, "21.2 KiB      2 inodes  (size)"), "%s", p.out);
+    tu_assert_line(p.out, "Would remove 1 group (21.2 KiB, 2 inodes)");
+    tu_assert_line(p.out, "Would keep 1 group (the cache: 26.5 KiB, 9 inodes)");
+    cr_assert(group_exists(LGROUP), "--dry-run removed a group");
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "prune", "--max-size", "30K", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "Removed 1 group (21.2 KiB, 2 inodes)");
+    cr_assert(!group_exists(LGROUP) && group_exists(KGROUP));
+    tu_proc_free(&p);
+    /* The rest is within the limit: nothing more. */
+    run(&p, ARGS("triton", "prune", "--max-size", "30K", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Removed 0 groups (0 B, 0 inodes)");
+    tu_proc_free(&p);
+}
+
+Test(cachectl_triton, prune_leaves_young_groups_and_says_so)
+{
+    /* Copied just now: both groups are younger than a minute. */
+    tu_proc p;
+    run(&p, ARGS("triton", "prune", "--max-size", "1K", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "still over the limit: %s%s", p.out, p.err);
+    tu_assert_line(p.out, "Removed 0 groups (0 B, 0 inodes)");
+    tu_assert_line(p.out,
+                   "Left 2 groups younger than a minute (47.7 KiB): Triton may be writing them");
+    cr_assert(group_exists(LGROUP) && group_exists(KGROUP));
+    tu_proc_free(&p);
+}
+
+Test(cachectl_triton, prune_max_age_keep_arch_and_version_json)
+{
+    age_group(KGROUP, 3 * 3600);
+    age_group(LGROUP, 600);
+    tu_proc p;
+    run(&p, ARGS("triton", "prune", "--max-age", "2h", "--json", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = json_of(&p);
+    json_t *r = json_array_get(json_object_get(j, "removed"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(r, "key")), KGROUP);
+    cr_assert_str_eq(json_string_value(json_object_get(r, "reason")), "age");
+    cr_assert_str_eq(json_string_value(json_object_get(r, "name")), "scale_kernel");
+    cr_assert_eq(json_integer_value(json_object_get(r, "bytes")), 27114);
+    cr_assert_eq(json_integer_value(json_object_get(j, "removed_inodes")), 9);
+    cr_assert_eq(json_integer_value(json_object_get(j, "kept_groups")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "limits"), "max_age_ns")),
+                 INT64_C(7200) * 1000000000);
+    json_decref(j);
+    tu_proc_free(&p);
+}
+
+Test(cachectl_triton, prune_keep_arch_and_triton_version)
+{
+    edit_metadata("\"arch\": 90", "\"arch\": 120");
+    age_group(KGROUP, 3600);
+    age_group(LGROUP, 3600);
+    tu_proc p;
+    run(&p, ARGS("triton", "prune", "--keep-arch", "sm_90", "--keep-arch", "100", "--dry-run",
+                 "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "would remove PGIBWRPZ4BML  scale_kernel "), "%s", p.out);
+    cr_assert(strstr(p.out, "(arch)"), "%s", p.out);
+    tu_assert_line(p.out, "Would remove 1 group (26.5 KiB, 9 inodes)");
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "prune", "--triton-version", "3.6.0", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Removed 0 groups (0 B, 0 inodes)");
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "prune", "--triton-version", "3.7.0", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "(triton-version)"), "%s", p.out);
+    cr_assert(!group_exists(KGROUP) && group_exists(LGROUP), "the launcher has no version");
+    tu_proc_free(&p);
+}
+
+Test(cachectl_triton, prune_and_clear_usage_errors)
+{
+    static const struct {
+        const char *args[8];
+        const char *message, *hint;
+    } cases[] = {
+        {{"triton", "prune"}, "triton prune needs a limit", "--max-size"},
+        {{"triton", "prune", "--max-size", "lots"}, "'lots'", "500M"},
+        {{"triton", "prune", "--max-size", "0"}, "--max-size '0' is no limit", "triton clear"},
+        {{"triton", "prune", "--max-age", "soon"}, "'soon'", NULL},
+        {{"triton", "prune", "--keep-arch", "sm 90"}, "'sm 90' is not an architecture", "gfx942"},
+        {{"triton", "prune", "--auto", "--max-size", "1G"}, "--auto takes its limit", NULL},
+        {{"triton", "prune", "--print-timer"}, "--print-timer prints a timer for --auto", NULL},
+        {{"triton", "ls", "--max-size", "1G"}, "are for 'triton prune'", NULL},
+        {{"triton", "prune", "--max-size", "1G", "--yes"}, "--yes is for 'triton clear'", NULL},
+        {{"triton", "clear"}, "refusing without --yes", "triton clear --yes"},
+        {{"triton", "show"}, "triton show needs a KEY or KERNEL_NAME", "triton ls"},
+        {{"triton", "show", ""}, "no Triton group ''", "triton ls"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *args[12];
+        size_t n = 0;
+        for (; cases[i].args[n]; n++)
+            args[n] = cases[i].args[n];
+        args[n++] = "--dir";
+        args[n++] = g_cache;
+        args[n] = NULL;
+        tu_proc p;
+        run(&p, args);
+        cr_assert_eq(p.exit_code, 2, "case %zu: exit %d\n%s", i, p.exit_code, p.err);
+        cr_assert(strstr(p.err, cases[i].message), "case %zu:\n%s", i, p.err);
+        cr_assert(!cases[i].hint || strstr(p.err, cases[i].hint), "case %zu:\n%s", i, p.err);
+        tu_proc_free(&p);
+    }
+    cr_assert(group_exists(KGROUP) && group_exists(LGROUP));
+}
+
+Test(cachectl_triton, clear_dry_run_then_yes)
+{
+    age_group(KGROUP, 3600);
+    tu_proc p;
+    run(&p, ARGS("triton", "clear", "--dry-run", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Would remove 1 group (26.5 KiB, 9 inodes)");
+    /* The launcher was copied just now: the one-minute guard keeps it. */
+    tu_assert_line(p.out,
+                   "Left 1 group younger than a minute (21.2 KiB): Triton may be writing it");
+    cr_assert(group_exists(KGROUP));
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "clear", "--yes", "--json", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = json_of(&p);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "action")), "clear");
+    cr_assert_eq(json_integer_value(json_object_get(j, "removed_groups")), 1);
+    cr_assert_eq(json_integer_value(json_object_get(j, "young_groups")), 1);
+    cr_assert(json_is_true(json_object_get(json_object_get(j, "limits"), "all")));
+    json_decref(j);
+    tu_proc_free(&p);
+    cr_assert(!group_exists(KGROUP) && group_exists(LGROUP));
+}
+
+Test(cachectl_triton, prune_auto_applies_triton_max_size)
+{
+    age_group(KGROUP, 3600);
+    age_group(LGROUP, 2 * 3600);
+    tu_proc p;
+    /* Default 0: nothing to do, nothing touched, exit 0. */
+    run(&p, ARGS("triton", "prune", "--auto", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "triton_max_size is 0 (no limit"), "%s", p.out);
+    cr_assert(strstr(p.out, "nothing to do"), "%s", p.out);
+    tu_proc_free(&p);
+    cr_assert(group_exists(LGROUP) && group_exists(KGROUP));
+    /* From the environment (and from -o, and the user's file). */
+    char env[64] = "VYRE_CACHE_TRITON_MAX_SIZE=30K";
+    const char *const extra[] = {env, NULL};
+    const char *const base[] = {g_env_home, "TRITON_CACHE_DIR", "XDG_CONFIG_HOME", NULL};
+    tu_run_bin(&p, VYRE_CACHECTL_BIN, ARGS("triton", "prune", "--auto", "--dir", g_cache), base,
+               extra);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Removed 1 group (21.2 KiB, 2 inodes)");
+    tu_proc_free(&p);
+    cr_assert(!group_exists(LGROUP) && group_exists(KGROUP));
+    run(&p, ARGS("-o", "triton_max_size=1K", "triton", "prune", "--auto", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Removed 1 group (26.5 KiB, 9 inodes)");
+    tu_proc_free(&p);
+    /* A bad value is an error naming it. */
+    snprintf(env, sizeof env, "VYRE_CACHE_TRITON_MAX_SIZE=huge");
+    tu_run_bin(&p, VYRE_CACHECTL_BIN, ARGS("triton", "prune", "--auto", "--dir", g_cache), base,
+               extra);
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "bad value 'huge' for triton_max_size"), "%s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(cachectl_triton, print_timer_prints_and_installs_nothing)
+{
+    tu_proc p;
+    run(&p, ARGS("triton", "prune", "--auto", "--print-timer", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char line[2048];
+    snprintf(line, sizeof line, "ExecStart=%s triton prune --auto --dir %s", VYRE_CACHECTL_BIN,
+             g_cache);
+    tu_assert_line(p.out, line);
+    tu_assert_line(p.out, "OnCalendar=daily");
+    tu_assert_line(p.out, "Persistent=true");
+    tu_assert_line(p.out, "WantedBy=timers.target");
+    snprintf(line, sizeof line, "#   17 3 * * * %s triton prune --auto --dir %s -q",
+             VYRE_CACHECTL_BIN, g_cache);
+    tu_assert_line(p.out, line);
+    tu_proc_free(&p);
+    char dir[700];
+    struct stat st;
+    snprintf(dir, sizeof dir, "%s/.config/systemd", g_tmp);
+    cr_assert_neq(stat(dir, &st), 0, "--print-timer installed something");
+    /* The path must stand unquoted in a unit and a crontab line. */
+    char odd[700];
+    snprintf(odd, sizeof odd, "%s/a %%b", g_tmp);
+    run(&p, ARGS("triton", "prune", "--auto", "--print-timer", "--dir", odd));
+    cr_assert_eq(p.exit_code, 2, "%s", p.out);
+    cr_assert(strstr(p.err, "quoted"), "%s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(cachectl_triton, show_a_group_by_key_prefix_or_kernel_name)
+{
+    char path[1024];
+    gpath(path, sizeof path, KGROUP, "scale_kernel.ptx");
+    cr_assert_eq(unlink(path), 0);
+    tu_proc p;
+    run(&p, ARGS("triton", "show", "PGIBWRPZ", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Group:           " KGROUP);
+    tu_assert_line(p.out, "Kernel:          scale_kernel");
+    tu_assert_line(p.out, "Architecture:    90");
+    tu_assert_line(p.out, "Triton version:  3.6.0");
+    tu_assert_line(p.out, "Warps:           4");
+    cr_assert(strstr(p.out, "6.3 KiB     0s  scale_kernel.cubin") ||
+                  strstr(p.out, "6.3 KiB     1s  scale_kernel.cubin"),
+              "%s", p.out);
+    /* The manifest's paths point at the origin: each says where it is. */
+    cr_assert(strstr(p.out, "  scale_kernel.cubin -> /nonexistent/origin/triton_cache/" KGROUP
+                            "/scale_kernel.cubin  missing (in the group: 'triton relocate' "
+                            "points it here)"),
+              "%s", p.out);
+    cr_assert(strstr(p.out, "/scale_kernel.ptx  missing\n"), "%s", p.out);
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "relocate", "--dir", g_cache));
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "show", "scale_kernel", "--json", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = json_of(&p);
+    json_t *g = json_array_get(json_object_get(j, "groups"), 0);
+    cr_assert_eq(json_array_size(json_object_get(j, "groups")), 1);
+    cr_assert_eq(json_array_size(json_object_get(g, "file_list")), 7);
+    json_t *ch;
+    size_t i, present = 0;
+    json_array_foreach(json_object_get(g, "children"), i, ch) present +=
+        json_is_true(json_object_get(ch, "exists"));
+    cr_assert_eq(present, 6, "all but the deleted ptx exist after relocate");
+    json_decref(j);
+    tu_proc_free(&p);
+}
+
+Test(cachectl_triton, show_lists_every_group_of_a_kernel_and_refuses_an_unknown_one)
+{
+    /* A second group of scale_kernel (another key). */
+    char src[1024], dst[1024];
+    snprintf(src, sizeof src, "%s/%s", g_cache, KGROUP);
+    snprintf(dst, sizeof dst, "%s/SECONDGROUPKEY", g_cache);
+    cr_assert_eq(rename(src, dst), 0);
+    char fix[512];
+    snprintf(fix, sizeof fix, "%s/fixtures/triton/cache/%s", VYRE_TEST_SOURCE_DIR, KGROUP);
+    copy_dir(fix, src);
+    tu_proc p;
+    run(&p, ARGS("triton", "show", "scale_kernel", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out,
+                   "2 groups of 'scale_kernel' ('vyre-cachectl triton show KEY' shows one):");
+    cr_assert(strstr(p.out, "PGIBWRPZ4BML  scale_kernel "), "%s", p.out);
+    cr_assert(strstr(p.out, "SECONDGROUPK  scale_kernel "), "%s", p.out);
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "show", "no_such_kernel", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "no Triton group 'no_such_kernel'"), "%s", p.err);
+    cr_assert(strstr(p.err, "hint: "), "%s", p.err);
     tu_proc_free(&p);
 }

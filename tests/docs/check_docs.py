@@ -502,6 +502,16 @@ def actual_versions(env):
     for sub in (["stats"], ["ls"], ["verify"], ["prune", "--max-size", "1G"], ["clear", "--yes"]):
         version_of("vyre-cachectl inductor " + sub[0],
                    env.run([env.args.cachectl, "inductor"] + sub + ["--dir", ind, "--json"]), v)
+    tc = os.path.join(tmp, "triton-cache")
+    shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                                 "triton", "cache"), tc)
+    tt = [env.args.cachectl, "triton"]
+    version_of("vyre-cachectl triton show",
+               env.run(tt + ["show", "scale_kernel", "--dir", tc, "--json"]), v)
+    version_of("vyre-cachectl triton prune",
+               env.run(tt + ["prune", "--max-size", "1G", "--dir", tc, "--json"]), v)
+    version_of("vyre-cachectl triton clear",
+               env.run(tt + ["clear", "--yes", "--dir", tc, "--json"]), v)
 
     version_of("vyre-top", env.run([env.args.top, "--json", "-n", "1", "-d", "0.1"]), v)
 

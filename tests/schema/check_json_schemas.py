@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 try:
     import jsonschema
@@ -471,6 +472,25 @@ def triton(env, sch):
     doc = sch.check("vyre-cachectl-triton-verify", "vyre-cachectl triton verify", p.stdout)
     if doc and [x["kind"] for x in doc["problems"]] != ["wrong-arch"]:
         fail("triton verify: problems %r, expected one wrong-arch" % doc["problems"])
+    p = env.run([env.args.cachectl, "triton", "show", "scale_kernel", "--dir", cache, "--json"])
+    sch.check("vyre-cachectl-triton-show", "vyre-cachectl triton show", p.stdout)
+    # Groups an hour old, so that prune and clear remove them (younger
+    # than a minute they are left).
+    old = time.time() - 3600
+    for root, dirs, files in os.walk(cache, topdown=False):
+        for n in files + dirs:
+            os.utime(os.path.join(root, n), (old, old))
+    p = env.run([env.args.cachectl, "triton", "prune", "--max-size", "30K", "--dry-run", "--dir",
+                 cache, "--json"])
+    doc = sch.check("vyre-cachectl-triton-prune", "vyre-cachectl triton prune", p.stdout)
+    if doc and len(doc["removed"]) != 1:
+        fail("triton prune: removed %r, expected one group" % doc["removed"])
+    p = env.run([env.args.cachectl, "triton", "prune", "--auto", "--dir", cache, "--json"])
+    sch.check("vyre-cachectl-triton-prune", "vyre-cachectl triton prune --auto", p.stdout)
+    p = env.run([env.args.cachectl, "triton", "clear", "--yes", "--dir", cache, "--json"])
+    doc = sch.check("vyre-cachectl-triton-clear", "vyre-cachectl triton clear", p.stdout)
+    if doc and doc["removed_groups"] != 2:
+        fail("triton clear: removed_groups %r, expected 2" % doc["removed_groups"])
 
 
 def inductor(env, sch):

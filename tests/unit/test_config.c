@@ -32,7 +32,9 @@ static void setup(void)
                                        "VYRE_CACHE_UMASK",
                                        "VYRE_CACHE_READ_ONLY",
                                        "VYRE_CACHE_QUARANTINE_MAX_AGE",
-                                       "VYRE_REMOTE_CACHE"};
+                                       "VYRE_REMOTE_CACHE",
+                                       "VYRE_CACHE_TRITON_MAX_SIZE",
+                                       "VYRE_CACHE_INDUCTOR_MAX_SIZE"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -92,7 +94,8 @@ Test(config, defaults)
     cr_assert_eq(c.read_only, 0);
     cr_assert_eq(c.quarantine_max_age_ns, INT64_C(7) * 86400 * 1000000000);
     char v[64], w[64];
-    static const char *const want[] = {"5G", "0", "unset", "false", "7d", ""};
+    static const char *const want[] = {"5G", "0", "unset", "false", "7d", "", "0", "0"};
+    cr_assert_eq(sizeof want / sizeof *want, VYRE_CONF_N_KEYS);
     for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
         value_of(&c, k, v, sizeof v);
         cr_assert_str_eq(v, want[k], "%s", vyre_config_key_name(k));
@@ -517,4 +520,53 @@ Test(config, remote_storage_from_a_foreign_file_is_refused_before_it_is_read)
     cr_assert_eq(chown(user, 0, 0), 0);
     cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
     cr_assert(strstr(e.message, "missing"), "%s", e.message);
+}
+
+Test(config, triton_and_inductor_max_size_from_each_layer)
+{
+    /* Default 0: no limit; Triton and Inductor never evict by themselves. */
+    vyre_config c;
+    vyre_error e;
+    vyre_config_init(&c);
+    cr_assert_eq(c.triton_max_size, 0);
+    cr_assert_eq(c.inductor_max_size, 0);
+    char v[64], w[1200];
+    /* A file, with the ccache rule: a size without a unit is GiB. */
+    cr_assert_eq(parse(&c, "triton_max_size = 20\ninductor_max_size = 500M\n", &e), 0, "%s",
+                 e.message);
+    cr_assert_eq(c.triton_max_size, UINT64_C(20) << 30);
+    cr_assert_eq(c.inductor_max_size, UINT64_C(500) << 20);
+    value_of(&c, VYRE_CONF_TRITON_MAX_SIZE, v, sizeof v);
+    cr_assert_str_eq(v, "20G");
+    value_of(&c, VYRE_CONF_INDUCTOR_MAX_SIZE, v, sizeof v);
+    cr_assert_str_eq(v, "500M");
+    vyre_config_format_where(&c, VYRE_CONF_INDUCTOR_MAX_SIZE, w, sizeof w);
+    cr_assert_str_eq(w, "f.conf:2");
+    /* The environment over the file, -o over both. */
+    char env[64];
+    vyre_config_env_name(VYRE_CONF_TRITON_MAX_SIZE, env, sizeof env);
+    cr_assert_str_eq(env, "VYRE_CACHE_TRITON_MAX_SIZE");
+    vyre_config_env_name(VYRE_CONF_INDUCTOR_MAX_SIZE, env, sizeof env);
+    cr_assert_str_eq(env, "VYRE_CACHE_INDUCTOR_MAX_SIZE");
+    char conf[1300];
+    snprintf(conf, sizeof conf, "%s/vyre.conf", g_root);
+    put_text(conf, "triton_max_size = 1G\ninductor_max_size = 2G\n");
+    setenv("VYRE_CACHE_TRITON_MAX_SIZE", "3G", 1);
+    const char *const over[] = {"inductor_max_size=4G"};
+    cr_assert_eq(vyre_config_load(&c, g_root, over, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(c.triton_max_size, UINT64_C(3) << 30);
+    cr_assert_eq(c.inductor_max_size, UINT64_C(4) << 30);
+    vyre_config_format_where(&c, VYRE_CONF_TRITON_MAX_SIZE, w, sizeof w);
+    cr_assert_str_eq(w, "env VYRE_CACHE_TRITON_MAX_SIZE");
+    unsetenv("VYRE_CACHE_TRITON_MAX_SIZE");
+    /* A bad value names the file and line, with a hint; nothing changes. */
+    cr_assert_neq(parse(&c, "triton_max_size = lots\n", &e), 0);
+    cr_assert(strstr(e.message, "f.conf:1: bad value 'lots' for triton_max_size"), "%s", e.message);
+    cr_assert(strstr(e.hint, "10G"), "%s", e.hint);
+    cr_assert_eq(c.triton_max_size, 0);
+    /* And it reads back what it shows, through the cache's file. */
+    cr_assert_eq(vyre_config_write(g_root, "inductor_max_size", "1.5G", &e), 0, "%s", e.message);
+    cr_assert(strstr(get_text(conf), "inductor_max_size = 1.5G"), "%s", get_text(conf));
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(c.inductor_max_size, UINT64_C(1536) << 20);
 }

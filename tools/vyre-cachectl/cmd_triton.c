@@ -1,5 +1,5 @@
 /*
- * cmd_triton.c - `vyre-cachectl triton stats|ls|verify|relocate`: Triton's
+ * cmd_triton.c - `vyre-cachectl triton stats|ls|show|verify|relocate|prune|clear`: Triton's
  * kernel cache, found as Triton finds it ($TRITON_CACHE_DIR, else
  * $TRITON_HOME/.triton/cache, else ~/.triton/cache) or named with --dir.
  * Parses the action and options, scans through libcore, prints. Names in
@@ -22,6 +22,12 @@ static void usage(FILE *out)
             "       vyre-cachectl triton ls [--dir DIR] [--json]\n"
             "       vyre-cachectl triton verify [--dir DIR] [--repair] [--json]\n"
             "       vyre-cachectl triton relocate [--dir DIR] [--dry-run] [--json]\n"
+            "       vyre-cachectl triton show KEY|KERNEL_NAME [--dir DIR] [--json]\n"
+            "       vyre-cachectl triton prune [--max-size SIZE] [--max-age AGE]\n"
+            "                    [--keep-arch ARCH]... [--triton-version V] [--dry-run]\n"
+            "                    [--dir DIR] [--json]\n"
+            "       vyre-cachectl triton prune --auto [--print-timer] [--dir DIR] [--json]\n"
+            "       vyre-cachectl triton clear --yes|--dry-run [--dir DIR] [--json]\n"
             "       vyre-cachectl triton explain KERNEL [--dir DIR] [--json]\n\n"
             "Triton's kernel cache: one directory (group) per compiled kernel or launcher.\n"
             "It is found as Triton finds it: $TRITON_CACHE_DIR, else\n"
@@ -37,14 +43,40 @@ static void usage(FILE *out)
             "  relocate  rewrite each manifest's child_paths to where the cache is now, so\n"
             "            a cache copied or mounted elsewhere hits again (Triton drops a\n"
             "            child whose absolute path does not exist)\n"
+            "  show      one group in full: its files with sizes, its metadata, the\n"
+            "            manifest's children and whether each exists; a kernel name with\n"
+            "            several groups lists them all\n"
+            "  prune     remove whole groups, least recently used first, until every\n"
+            "            limit given holds (see below); a group is renamed to a vyre\n"
+            "            trash name, then removed, so a running Triton sees the whole\n"
+            "            group or none of it\n"
+            "  clear     remove every group (same safety rules as prune)\n"
             "  explain   why KERNEL was compiled more than once: its groups and the fields\n"
             "            in which they differ ('triton explain --help')\n\n"
             "  --dir DIR   the Triton cache to use\n"
             "  --repair    verify: move bad groups into DIR/.vyre-quarantine (never deleted)\n"
-            "  --dry-run   relocate: say which manifests would change, change nothing\n\n"
+            "  --dry-run   relocate, prune, clear: say what would change, change nothing\n"
+            "  --max-size SIZE       prune: remove groups until the cache is at most SIZE\n"
+            "                        (500M, 2G, 1.5GiB; a size without a unit is GiB)\n"
+            "  --max-age AGE         prune: remove groups unused for longer (30d, 12h)\n"
+            "  --keep-arch ARCH      prune: remove kernel groups of any other target.arch\n"
+            "                        (90 or sm_90; may be repeated)\n"
+            "  --triton-version V    prune: remove kernel groups built by any other Triton\n"
+            "                        version, or by one too old to record it (before 3.3)\n"
+            "  --auto                prune to the triton_max_size configuration key\n"
+            "                        ('vyre-cachectl config'; 0, the default: nothing to do)\n"
+            "  --print-timer         with --auto: print a systemd user service and timer\n"
+            "                        (and a crontab line) that run it daily; installs nothing\n"
+            "  --yes                 clear: required, unless --dry-run\n\n"
+            "Safety (prune, clear): a group whose directory or newest file changed less\n"
+            "than a minute ago is left (Triton may be writing it); Triton's temp\n"
+            "directories (tmp.pid_*) go when older than an hour (clear: a minute);\n"
+            "trash a killed pruner left is finished when older than a minute; links are\n"
+            "never followed; other entries at the top of the cache are never touched.\n\n"
             "%s\n"
-            "exit status: 0 done, the cache clean; 1 verify found problems; 2 usage or\n"
-            "             operational error (no such cache directory)\n",
+            "exit status: 0 done, the cache clean; 1 verify found problems, or prune left\n"
+            "             the cache over --max-size (young groups) or could not remove a\n"
+            "             group; 2 usage or operational error (no such cache directory)\n",
             CACHECTL_GLOBAL_HELP);
 }
 
@@ -57,6 +89,7 @@ static int parse(int argc, char **argv, triton_opts *o)
         {"dir", required_argument, NULL, OPT_DIR},
         {"repair", no_argument, NULL, OPT_REPAIR},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        TRITON_PRUNE_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -66,6 +99,10 @@ static int parse(int argc, char **argv, triton_opts *o)
         if (rc == CACHECTL_HANDLED)
             continue;
         if (rc != -1)
+            return rc;
+        if ((rc = cachectl_triton_prune_option(c, optarg, o)) == 1)
+            continue;
+        if (rc)
             return rc;
         if (c == OPT_DIR) {
             if (!*optarg)
@@ -80,10 +117,13 @@ static int parse(int argc, char **argv, triton_opts *o)
             return TOOL_EXIT_ERROR;
     }
     if (optind >= argc)
-        return tool_usage_error("triton", "use 'stats', 'ls', 'verify' or 'relocate'",
-                                "triton needs an action");
+        return tool_usage_error(
+            "triton",
+            "use 'stats', 'ls', 'show', 'verify', 'relocate', 'prune', 'clear' or 'explain'",
+            "triton needs an action");
     o->action = argv[optind++];
-    static const char *const actions[] = {"stats", "ls", "verify", "relocate"};
+    static const char *const actions[] = {"stats", "ls",    "verify", "relocate",
+                                          "prune", "clear", "show"};
     int known = 0;
     for (size_t i = 0; i < sizeof actions / sizeof *actions; i++)
         known |= !strcmp(o->action, actions[i]);
@@ -93,13 +133,23 @@ static int parse(int argc, char **argv, triton_opts *o)
         snprintf(hint, sizeof hint, "did you mean '%s'?", near ? near : "stats");
         return tool_usage_error("triton", hint, "unknown action '%s'", o->action);
     }
+    if (!strcmp(o->action, "show") && optind < argc)
+        o->show_what = argv[optind++];
+    if (!strcmp(o->action, "show") && !o->show_what)
+        return tool_usage_error("triton", "name a group's key or a kernel name (see 'triton ls')",
+                                "triton show needs a KEY or KERNEL_NAME");
     if (optind < argc)
         return tool_usage_error("triton", NULL, "unexpected argument '%s'", argv[optind]);
     if (o->repair && strcmp(o->action, "verify"))
         return tool_usage_error("triton", NULL, "--repair is for 'triton verify'");
-    if (o->dry_run && strcmp(o->action, "relocate"))
-        return tool_usage_error("triton", NULL, "--dry-run is for 'triton relocate'");
-    int rc = cachectl_check_globals("triton");
+    if (o->dry_run && strcmp(o->action, "relocate") && strcmp(o->action, "prune") &&
+        strcmp(o->action, "clear"))
+        return tool_usage_error("triton", NULL,
+                                "--dry-run is for 'triton relocate', 'prune' and 'clear'");
+    int rc = cachectl_triton_prune_check(o);
+    if (rc)
+        return rc;
+    rc = cachectl_check_globals("triton");
     return rc ? rc : CACHECTL_HANDLED;
 }
 
@@ -326,6 +376,17 @@ static int do_ls(const triton_opts *o, const vyre_triton_cache *c)
     return TOOL_EXIT_OK;
 }
 
+/* For show (cmd_triton_show.c): ls's row and JSON object of one group. */
+json_t *cachectl_triton_group_json(const vyre_triton_group *g)
+{
+    return group_json(g);
+}
+
+void cachectl_triton_print_group(const vyre_triton_group *g, int64_t now)
+{
+    print_group(g, now);
+}
+
 int cmd_triton(int argc, char **argv)
 {
     if (cachectl_triton_is_explain(argc, argv))
@@ -337,6 +398,8 @@ int cmd_triton(int argc, char **argv)
         return rc;
     if ((rc = locate(&o)))
         return rc;
+    if (!strcmp(o.action, "prune") || !strcmp(o.action, "clear"))
+        return cachectl_triton_prune(&o);
     vyre_triton_cache c;
     vyre_error err;
     vyre_error_clear(&err);
@@ -348,6 +411,8 @@ int cmd_triton(int argc, char **argv)
         rc = do_ls(&o, &c);
     else if (!strcmp(o.action, "verify"))
         rc = cachectl_triton_verify(&o, &c);
+    else if (!strcmp(o.action, "show"))
+        rc = cachectl_triton_show(&o, &c);
     else
         rc = cachectl_triton_relocate(&o, &c);
     vyre_triton_cache_release(&c);

@@ -57,6 +57,13 @@
  *                       an empty value means none. Shown with passwords
  *                       masked. vyre_cache_open_ex uses the stores of the
  *                       configuration in force. Default: none.
+ *   triton_max_size     the size Triton's kernel cache (vyre/triton.h) is
+ *                       pruned to when asked to apply the configuration
+ *                       (whole groups, least recently used first); sizes
+ *                       as max_size. Triton itself never evicts. Default 0:
+ *                       no limit. VYRE_CACHE_TRITON_MAX_SIZE.
+ *   inductor_max_size   the same for TorchInductor's cache (vyre/inductor.h).
+ *                       Default 0: no limit. VYRE_CACHE_INDUCTOR_MAX_SIZE.
  */
 #ifndef VYRE_CONFIG_H
 #define VYRE_CONFIG_H
@@ -86,6 +93,8 @@ typedef enum vyre_config_key {
     VYRE_CONF_READ_ONLY,
     VYRE_CONF_QUARANTINE_MAX_AGE,
     VYRE_CONF_REMOTE_STORAGE,
+    VYRE_CONF_TRITON_MAX_SIZE,
+    VYRE_CONF_INDUCTOR_MAX_SIZE,
     VYRE_CONF_N_KEYS
 } vyre_config_key;
 
@@ -121,6 +130,8 @@ typedef struct vyre_config {
     int read_only;                                   /* 0 or 1 */
     int64_t quarantine_max_age_ns;                   /* 0: kept */
     char remote_storage[VYRE_CONFIG_LONG_VALUE_MAX]; /* remote list as written; "": none */
+    uint64_t triton_max_size;                        /* bytes; 0: no limit */
+    uint64_t inductor_max_size;                      /* bytes; 0: no limit */
     vyre_config_where where[VYRE_CONF_N_KEYS];
     /* What loading met and went past, in order; the caller prints them
      * (libcore never does). n_problems may exceed VYRE_CONFIG_MAX_PROBLEMS:

@@ -223,6 +223,85 @@ VYRE_EXTERN int vyre_triton_explain(const vyre_triton_cache *c, const char *kern
 
 /* Frees what x holds and zeroes it; NULL is a no-op. */
 VYRE_EXTERN void vyre_triton_explanation_release(vyre_triton_explanation *x);
+/* ---- prune and clear ------------------------------------------------------ */
+
+/* A group whose directory or newest file was modified less than this ago
+ * is never touched: Triton may be writing it (it renames each file into
+ * the group, the manifest last). */
+#define VYRE_TRITON_GUARD_NS (INT64_C(60) * 1000000000)
+/* Triton's temp directories (tmp.pid_*) are removed by prune and clear
+ * once older than this: a compile writes one for a few milliseconds, so
+ * one an hour old belongs to a process that died. */
+#define VYRE_TRITON_TEMP_MAX_AGE_NS (INT64_C(3600) * 1000000000)
+
+/* What vyre_triton_prune removes. Every limit that is set applies; a group
+ * any one of them names goes. Only kernel and launcher groups, Triton's
+ * temp directories and vyre's own trash are removed: a stray file or link
+ * at the top of the cache is never touched. */
+typedef struct vyre_triton_prune_opts {
+    uint64_t max_size;  /* 0: none. Least recently used groups (last_use_ns) go
+                           until the cache's bytes are at most this */
+    int64_t max_age_ns; /* 0: none. Groups last used longer ago go */
+    /* Kernel groups whose target.arch is none of these go ("90", "sm_90",
+     * "gfx942"; "sm_" is ignored). Groups without a readable arch (launchers,
+     * half-written groups) are kept. n_keep_arch 0: any arch. */
+    const char *const *keep_arch;
+    size_t n_keep_arch;
+    /* NULL: any. Kernel groups built by another Triton version go, and those
+     * whose metadata parsed but records none (Triton before 3.3): what a
+     * user wants after an upgrade. Launchers and unreadable groups stay. */
+    const char *triton_version;
+    int all;        /* clear: every group, whatever the limits */
+    int dry_run;    /* decide and report, remove nothing */
+    int64_t now_ns; /* 0: the clock */
+} vyre_triton_prune_opts;
+
+/* One entry removed (or, with dry_run, that would be). */
+typedef struct vyre_triton_pruned {
+    char key[VYRE_TRITON_NAME_MAX];
+    char name[VYRE_TRITON_NAME_MAX]; /* the kernel name; "" when none */
+    /* static: "size", "age", "arch", "triton-version", "clear", "temp"
+     * (Triton's temp directory, older than VYRE_TRITON_TEMP_MAX_AGE_NS),
+     * "trash" (left by a pruner that died, finished now) */
+    const char *reason;
+    uint64_t bytes, inodes; /* inodes: the files and the directory */
+    int64_t last_use_ns;
+    int error;         /* 0, or the VYRE_E* code its removal failed with */
+    char message[256]; /* the failure, "" */
+} vyre_triton_pruned;
+
+/* What vyre_triton_prune did. Owned by the caller: release it. */
+typedef struct vyre_triton_prune_result {
+    vyre_triton_pruned *removed; /* malloc'ed, in the order removed */
+    size_t n_removed;
+    /* The entries that went (temp and trash directories included). */
+    uint64_t removed_groups, removed_bytes, removed_inodes;
+    /* kept_groups: kernel and launcher groups left; bytes and inodes: the
+     * whole cache left (every entry). */
+    uint64_t kept_groups, kept_bytes, kept_inodes;
+    /* Entries a limit or clear named that the one-minute guard kept. */
+    uint64_t young_groups, young_bytes;
+    uint64_t failed;      /* removals that failed (their entries' error) */
+    uint64_t total_bytes; /* the cache's bytes before */
+} vyre_triton_prune_result;
+
+/*
+ * Prunes the Triton cache at dir as o says: first entries a limit names by
+ * themselves (trash left by a dead pruner and temp directories, both only
+ * when old, then age, arch and version), then least recently used groups
+ * until max_size holds. Each goes as a whole: one rename to a vyre trash
+ * name (a reader sees the whole group or nothing), then removal, never
+ * through a link; a group younger than VYRE_TRITON_GUARD_NS is skipped
+ * (checked again just before its rename). A group another pruner removed
+ * first is skipped. Safe beside a running Triton and another pruner.
+ * *out is always initialised. Returns 0 (failed removals are in *out, not
+ * an error), or what vyre_triton_cache_scan returns, or VYRE_ENOMEM.
+ */
+VYRE_EXTERN int vyre_triton_prune(const char *dir, const vyre_triton_prune_opts *o,
+                                  vyre_triton_prune_result *out, vyre_error *err);
+
+/* Frees what r holds; r may be released twice. */
+VYRE_EXTERN void vyre_triton_prune_result_release(vyre_triton_prune_result *r);
 
 #ifdef __cplusplus
 }

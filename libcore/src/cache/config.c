@@ -42,10 +42,17 @@ static const struct {
                                   "remote stores shared by a fleet: URLs separated by spaces, "
                                   "each with |attributes (http://cache.lan:8080/vyre, "
                                   "redis://cache.lan|read-only); empty: none"},
+    [VYRE_CONF_TRITON_MAX_SIZE] = {"triton_max_size",
+                                   "the size Triton's kernel cache is pruned to, least recently "
+                                   "used groups first (10G, 500M; 0: no limit)"},
+    [VYRE_CONF_INDUCTOR_MAX_SIZE] = {"inductor_max_size",
+                                     "the size TorchInductor's cache is pruned to (10G, 500M; "
+                                     "0: no limit)"},
 };
 
 static const char k_keys_hint[] =
-    "the keys are max_size, max_age, umask, read_only, quarantine_max_age and remote_storage";
+    "the keys are max_size, max_age, umask, read_only, quarantine_max_age, remote_storage, "
+    "triton_max_size and inductor_max_size";
 
 void vyre_config_init(vyre_config *c)
 {
@@ -188,6 +195,15 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
         bad = vyre_parse_cache_size(value, &n->max_size, &e) != VYRE_OK;
         hint = "a size without a unit is GiB: write a size such as 5G, 500M or 1.5GiB, or 0 "
                "for no limit";
+        break;
+    case VYRE_CONF_TRITON_MAX_SIZE:
+    case VYRE_CONF_INDUCTOR_MAX_SIZE:
+        bad = vyre_parse_cache_size(value,
+                                    k == VYRE_CONF_TRITON_MAX_SIZE ? &n->triton_max_size
+                                                                   : &n->inductor_max_size,
+                                    &e) != VYRE_OK;
+        hint = "a size without a unit is GiB: write a size such as 10G or 500M, or 0 for no "
+               "limit";
         break;
     case VYRE_CONF_MAX_AGE:
         bad = parse_age(value, &n->max_age_ns, &e) != VYRE_OK;
@@ -650,6 +666,12 @@ void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t s
     switch (key) {
     case VYRE_CONF_MAX_SIZE:
         format_size_exact(c->max_size, buf, size);
+        break;
+    case VYRE_CONF_TRITON_MAX_SIZE:
+        format_size_exact(c->triton_max_size, buf, size);
+        break;
+    case VYRE_CONF_INDUCTOR_MAX_SIZE:
+        format_size_exact(c->inductor_max_size, buf, size);
         break;
     case VYRE_CONF_MAX_AGE:
         vyre_format_duration_exact(c->max_age_ns, buf, size);

@@ -25,7 +25,13 @@ int vyre__triton_read_at(int dirfd, const char *name, size_t max, char **out, si
 {
     *out = NULL;
     *len = 0;
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    /* O_NOATIME: reading a manifest must not make its group look used, or
+     * every scan (a daily prune's included) would reset the LRU order
+     * under relatime. Only the file's owner may ask for it: EPERM, retry. */
+    int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int fd = openat(dirfd, name, flags | O_NOATIME);
+    if (fd < 0 && errno == EPERM)
+        fd = openat(dirfd, name, flags);
     if (fd < 0) {
         int e = errno;
         snprintf(why, why_size, "%s", e == ELOOP ? "a symbolic link" : strerror(e));
