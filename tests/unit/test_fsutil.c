@@ -137,3 +137,30 @@ Test(fsutil, path_check_links_refuses_another_users_link_anywhere_on_the_way)
     cr_assert_eq(vyre__path_check_links(a, geteuid(), bad, sizeof bad, &owner), -1);
     cr_assert_eq(errno, ELOOP);
 }
+
+/* tu_rm_rf (tests/common/testutil.c) removes links, never changes what
+ * they name: it chmod()ed every entry 0700, following links, and a test's
+ * link to "/" left / at 0700 (every later test run as another user failed). */
+Test(fsutil, test_cleanup_never_changes_the_mode_of_what_a_link_names)
+{
+    char outside[600], inner[600], link1[700], link2[700];
+    snprintf(outside, sizeof outside, "%s/outside", g_tmp);
+    tu_write_file(outside, "x", 1);
+    cr_assert_eq(chmod(outside, 0644), 0);
+    snprintf(inner, sizeof inner, "%s/inner", g_tmp);
+    cr_assert_eq(mkdir(inner, 0755), 0);
+    snprintf(link1, sizeof link1, "%s/to-file", inner);
+    snprintf(link2, sizeof link2, "%s/to-dir", inner);
+    cr_assert_eq(symlink(outside, link1), 0);
+    cr_assert_eq(symlink(g_tmp, link2), 0);
+    cr_assert_eq(chmod(g_tmp, 0755), 0);
+    tu_rm_rf(inner);
+    struct stat st;
+    cr_assert_eq(lstat(inner, &st), -1, "removed");
+    cr_assert_eq(stat(outside, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0644, "the link's target kept its mode: %o",
+                 st.st_mode & 07777);
+    cr_assert_eq(stat(g_tmp, &st), 0);
+    cr_assert_eq(st.st_mode & 07777, 0755, "the linked directory kept its mode: %o",
+                 st.st_mode & 07777);
+}
