@@ -153,6 +153,7 @@ int vyre_usage_measure(const char *dir, uint64_t max_entries, uint64_t max_ms, v
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
+        out->scan_ns = vyre__mono_ns() - t0;
         if (e == ENOENT)
             return VYRE_OK;
         if (e == ENOTDIR)
