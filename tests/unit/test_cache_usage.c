@@ -348,3 +348,32 @@ Test(cache_usage, a_bad_variable_spoils_only_its_cache)
     cr_assert_eq(c[VYRE_USAGE_INDUCTOR].located, 1);
     cr_assert_eq(vyre_usage_caches(NULL, NULL), VYRE_EINVAL);
 }
+
+/* The time bound: 20000 entries cannot be looked at in 1 ms (that would be
+ * 50 ns a stat; a local stat takes about a microsecond), so the walk stops
+ * early and says so. */
+Test(cache_usage, stops_at_the_time_bound_and_says_partial, .timeout = 120)
+{
+    mkd("c");
+    char root[1024];
+    path(root, sizeof root, "c");
+    for (int d = 0; d < 20; d++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "c/d%02d", d);
+        mkd(rel);
+        for (int i = 0; i < 1000; i++) {
+            char p[1100];
+            snprintf(p, sizeof p, "%s/d%02d/f%04d", root, d, i);
+            int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+            cr_assert_geq(fd, 0, "%s: %s", p, strerror(errno));
+            close(fd);
+        }
+    }
+    vyre_usage u;
+    cr_assert_eq(vyre_usage_measure(root, 0, 1, &u, NULL), 0);
+    cr_assert_eq(u.partial, 1, "files %llu", (unsigned long long)u.files);
+    cr_assert_lt(u.files, 20020);
+    cr_assert_eq(vyre_usage_measure(root, 0, 0, &u, NULL), 0);
+    cr_assert_eq(u.partial, 0);
+    cr_assert_eq(u.files, 20020);
+}

@@ -889,6 +889,9 @@ static const char *const g_help[] = {
     "the process publishes no vyre telemetry.",
     "USER 'foreign': the page was written in another PID",
     "namespace (a container): its PID is not one of ours.",
+    "Cache rows (vyre, cuda_jit, triton, inductor): size,",
+    "limit, filesystem fill; warning colour over the limit",
+    "or at 90% full. '>': a scan stopped at its bound.",
     NULL,
 };
 
