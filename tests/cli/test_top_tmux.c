@@ -1320,3 +1320,146 @@ Test(top_tmux, no_color_turns_colour_off)
     cr_assert_str_eq(ex, "exit=0\n");
     free(ex);
 }
+
+/* ---- the caches' sizes ------------------------------------------------------ */
+
+/* Triton's, Inductor's and the driver's caches as temp dirs of known
+ * contents, named as users name them; vyre's (VYRE_PTX_CACHE_DIR) a real
+ * cache whose index alone is over a 1 KiB max_size. */
+static void make_foreign_caches(void)
+{
+    char p[800];
+    static const char *const dirs[] = {"t", "t/KEY1", "i", "i/ab", "j"};
+    for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+        snprintf(p, sizeof p, "%s/%s", g_tmp, dirs[k]);
+        cr_assert_eq(mkdir(p, 0700), 0, "%s: %s", p, strerror(errno));
+    }
+    static const struct {
+        const char *rel;
+        size_t n;
+    } files[] = {
+        {"t/KEY1/k.cubin", 600}, {"t/KEY1/k.json", 50}, {"i/ab/k.py", 77}, {"j/index", 10}};
+    char zeros[1000] = {0};
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        snprintf(p, sizeof p, "%s/%s", g_tmp, files[k].rel);
+        tu_write_file(p, zeros, files[k].n);
+    }
+    static const char *const vars[][2] = {
+        {"TRITON_CACHE_DIR", "t"}, {"TORCHINDUCTOR_CACHE_DIR", "i"}, {"CUDA_CACHE_PATH", "j"}};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(p, sizeof p, "%s/%s", g_tmp, vars[k][1]);
+        setenv(vars[k][0], p, 1);
+    }
+    setenv("CUDA_CACHE_MAXSIZE", "2147483648", 1);
+    setenv("VYRE_CACHE_MAX_SIZE", "1K", 1);
+    vyre_cache *c = NULL;
+    vyre_error e = {0};
+    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &e), VYRE_OK, "%s", e.message);
+    vyre_cache_close(c);
+}
+
+static void unset_foreign_caches(void)
+{
+    static const char *const vars[] = {"TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
+                                       "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE",
+                                       "VYRE_CACHE_MAX_SIZE"};
+    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++)
+        unsetenv(vars[k]);
+}
+
+Test(top_tmux, batch_frames_show_each_caches_size_limit_and_fill)
+{
+    make_foreign_caches();
+    tu_proc p;
+    run_top(&p, "--batch", "-n", "1", "-d", "0.1", "--width=250");
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    char want[1200];
+    cr_assert(strstr(p.out, "Pipeline cache; cache sizes every 30.0s"), "%s", p.out);
+    snprintf(want, sizeof want, "\ntriton     650B      3 files  no limit ");
+    cr_assert(strstr(p.out, want), "no '%s' in:\n%s", want + 1, p.out);
+    snprintf(want, sizeof want, "%s/t (TRITON_CACHE_DIR)\n", g_tmp);
+    cr_assert(strstr(p.out, want), "no '%s' in:\n%s", want, p.out);
+    cr_assert(strstr(p.out, "\ninductor    77B      2 files  no limit "), "%s", p.out);
+    cr_assert(strstr(p.out, "\ncuda_jit    10B      1 files  limit 2.00G (0%) "), "%s", p.out);
+    snprintf(want, sizeof want, "%s/j (CUDA_CACHE_PATH)\n", g_tmp);
+    cr_assert(strstr(p.out, want), "no '%s' in:\n%s", want, p.out);
+    /* vyre's cache: its index alone is over the 1 KiB max_size. */
+    cr_assert(strstr(p.out, "OVER its 1.00K limit"), "%s", p.out);
+    snprintf(want, sizeof want, "%s (VYRE_PTX_CACHE_DIR)\n", g_cache);
+    cr_assert(strstr(p.out, want), "no '%s' in:\n%s", want, p.out);
+    cr_assert(strstr(p.out, " full, "), "the filesystem's fill: %s", p.out);
+    tu_proc_free(&p);
+
+    /* --no-cache-usage: none of it. */
+    run_top(&p, "--batch", "-n", "1", "-d", "0.1", "--no-cache-usage");
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    cr_assert_null(strstr(p.out, "cache sizes"), "%s", p.out);
+    cr_assert_null(strstr(p.out, "TRITON_CACHE_DIR"), "%s", p.out);
+    tu_proc_free(&p);
+
+    /* A bad interval: one message, the hint, exit 2. */
+    static const char *const bad[] = {"0", "0.5", "x", "86401"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        run_top(&p, "--batch", "--cache-usage-interval", bad[k], NULL, NULL, NULL);
+        snprintf(want, sizeof want, "vyre-top: error: invalid --cache-usage-interval '%s'", bad[k]);
+        cr_assert_eq(p.exit_code, 2, "'%s': %s", bad[k], p.err);
+        cr_assert(tu_has_line(p.err, want), "stderr: %s", p.err);
+        cr_assert(strstr(p.err, "hint: give seconds from 1 to 86400"), "stderr: %s", p.err);
+        tu_proc_free(&p);
+    }
+    unset_foreign_caches();
+}
+
+static int shows_triton(const char *screen, const void *ctx)
+{
+    return strstr(screen, (const char *)ctx) != NULL;
+}
+
+/* Sizes are re-measured on their own slow interval, not every frame: with
+ * an hour's interval a new file does not show however many frames pass;
+ * with a second's it shows. */
+Test(top_tmux, cache_sizes_refresh_on_their_own_interval)
+{
+    make_foreign_caches();
+    if (!find_tmux())
+        cr_skip_test("tmux is not installed (PATH has no tmux): the terminal tests need it");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' -d 0.3 -n 2000 --cache-usage-interval 3600", VYRE_TOP_BIN);
+    free(TMUX("new-session", "-d", "-s", "top", "-x", "250", "-y", "60", cmd));
+    g_tmux_started = 1;
+    free(wait_screen(shows_triton, "triton     650B      3 files", "the Triton cache's size"));
+    char p[800];
+    snprintf(p, sizeof p, "%s/t/KEY1/k.ptx", g_tmp);
+    char zeros[200] = {0};
+    tu_write_file(p, zeros, sizeof zeros);
+    /* Frames go on (the clock in the header moves); the size stays. */
+    char *before = capture();
+    cr_assert_not_null(before);
+    sleep_ms(2000);
+    char *after = wait_screen(shows_triton, "triton     650B      3 files", "the same size");
+    cr_assert_null(strstr(after, "triton     850B"), "%s", after);
+    size_t hl = strcspn(before, "\n");
+    cr_assert(strncmp(before, after, hl) != 0, "frames must have gone on (the header's clock):\n%s",
+              after);
+    free(before);
+    free(after);
+    free(TMUX("kill-session", "-t", "top"));
+
+    snprintf(cmd, sizeof cmd, "'%s' -d 0.3 -n 2000 --cache-usage-interval 1", VYRE_TOP_BIN);
+    free(TMUX("new-session", "-d", "-s", "top2", "-x", "250", "-y", "60", cmd));
+    snprintf(p, sizeof p, "%s/t/KEY1/k.llir", g_tmp);
+    tu_write_file(p, zeros, 100);
+    char *s = NULL;
+    for (int waited = 0; waited <= WAIT_MS; waited += 100) {
+        free(s);
+        int code = 0;
+        s = TMUX_RC(&code, "capture-pane", "-p", "-t", "top2");
+        if (code == 0 && strstr(s, "triton     950B      5 files"))
+            break;
+        sleep_ms(100);
+    }
+    cr_assert(s && strstr(s, "triton     950B      5 files"), "the new files never showed:\n%s",
+              s ? s : "");
+    free(s);
+    unset_foreign_caches();
+}

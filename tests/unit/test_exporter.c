@@ -614,3 +614,44 @@ Test(exporter_scrape, a_stuck_nvml_never_holds_a_scrape, .timeout = 40)
     unsetenv("VYRE_NVML_LIBRARY");
     unsetenv("FAKENVML_BLOCK_FILE");
 }
+
+/* The caches' sizes: off unless asked for (exp_opts.usage_every_s 0), and
+ * when on, well-formed families (one HELP/TYPE each, label cache) with the
+ * exact figures of a Triton cache of known contents. */
+Test(exporter_scrape, cache_usage_families)
+{
+    exp_opts o = {.telemetry_dir = g_tel, .no_gpu = 1, .no_cache = 1};
+    size_t len;
+    char *doc = scrape(&o, &len);
+    cr_assert_null(strstr(doc, "vyre_cache_usage_"), "%s", doc);
+    free(doc);
+
+    char t[PATH_MAX + 16], f[PATH_MAX + 32], cfg[PATH_MAX + 16];
+    snprintf(t, sizeof t, "%s/triton", g_dir);
+    snprintf(cfg, sizeof cfg, "%s/config", g_dir);
+    cr_assert_eq(mkdir(t, 0700), 0);
+    snprintf(f, sizeof f, "%s/k.cubin", t);
+    tu_write_file(f, "0123456789", 10);
+    setenv("TRITON_CACHE_DIR", t, 1);
+    setenv("TORCHINDUCTOR_CACHE_DIR", t, 1);
+    setenv("CUDA_CACHE_PATH", t, 1);
+    setenv("XDG_CONFIG_HOME", cfg, 1);
+    unsetenv("CUDA_CACHE_MAXSIZE");
+    o.usage_every_s = 3600;
+    o.cache_dir = t;
+    doc = scrape(&o, &len);
+    check_document(doc);
+    static const char *const names[] = {"vyre", "cuda_jit", "triton", "inductor"};
+    for (int i = 0; i < 4; i++) {
+        char want[PATH_MAX + 128];
+        snprintf(want, sizeof want, "vyre_cache_usage_bytes{cache=\"%s\"} 10\n", names[i]);
+        cr_assert_not_null(strstr(doc, want), "%s", doc);
+        snprintf(want, sizeof want, "vyre_cache_usage_files{cache=\"%s\"} 1\n", names[i]);
+        cr_assert_not_null(strstr(doc, want), "%s", doc);
+    }
+    cr_assert_not_null(strstr(doc, "# TYPE vyre_cache_usage_bytes gauge\n"), "%s", doc);
+    cr_assert_not_null(strstr(doc, "vyre_cache_usage_limit_bytes{cache=\"cuda_jit\"} 1073741824\n"),
+                       "vyre's default CUDA_CACHE_MAXSIZE: %s", doc);
+    cr_assert_not_null(strstr(doc, "vyre_cache_usage_scans_total 1\n"), "%s", doc);
+    free(doc);
+}

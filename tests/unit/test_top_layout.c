@@ -748,3 +748,110 @@ Test(top_collect, rates_ranges_and_kernels_aggregate_honestly)
     cr_assert_eq(top_gpu_hist_power(&h, TOP_GPU_HIST), TOP_HIST_UNKNOWN);
     cr_assert_eq(top_gpu_hist_util(&h, TOP_GPU_HIST - 1), (TOP_GPU_HIST + 4) % 100);
 }
+
+/* ---- the caches' sizes in the cache panel -------------------------------- */
+
+static void add_usage(top_snapshot *s, uint64_t rounds)
+{
+    static const char *const names[] = {"vyre", "cuda_jit", "triton", "inductor"};
+    s->usage_on = 1;
+    s->usage_every_s = 30;
+    s->usage_age_s = 5;
+    s->usage.rounds = rounds;
+    for (int i = 0; i < VYRE_USAGE_N_CACHES; i++) {
+        tool_usage_fig *f = &s->usage.c[i];
+        f->where.name = names[i];
+        f->where.located = 1;
+        f->where.path_from = "HOME";
+        snprintf(f->where.path, sizeof f->where.path, "/home/u/cache-%s", names[i]);
+        f->u.exists = 1;
+        f->u.bytes = 1000u * (unsigned)(i + 1);
+        f->u.files = 3;
+        f->u.fs_valid = 1;
+        f->u.fs_size_bytes = 1000000;
+        /* triton's filesystem (/tmp, say) is 95% full, the others 50% */
+        f->u.fs_free_bytes = f->u.fs_avail_bytes = i == VYRE_USAGE_TRITON ? 50000 : 500000;
+    }
+}
+
+/* The row holding needle, and its first cell's attribute. */
+static int row_attr_of(const top_grid *g, const char *needle, int *attr)
+{
+    for (int y = 0; y < g->rows; y++) {
+        const char *row = top_grid_row(g, y);
+        const char *p = strstr(row, needle);
+        if (p) {
+            *attr = g->at[(size_t)y * ((size_t)g->cols + 1) + (size_t)(p - row)];
+            return y;
+        }
+    }
+    return -1;
+}
+
+Test(top_view, cache_sizes_rows_and_warning_colour)
+{
+    top_snapshot *s = fake_snapshot(1, 2);
+    add_usage(s, 1);
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    top_grid g;
+    cr_assert_eq(top_view_compose(s, &ui, 50, 160, 0, &g), 0);
+    cr_assert_not_null(find_row(&g, "Pipeline cache; cache sizes every 30.0s, 5.0s ago"));
+    int a = -1;
+    int yt = row_attr_of(&g, "triton  ", &a);
+    cr_assert_geq(yt, 0);
+    cr_assert_eq(a, TOP_A_WARN, "a 95%% full filesystem: %s", top_grid_row(&g, yt));
+    cr_assert(strstr(top_grid_row(&g, yt), "fs 95% full"), "%s", top_grid_row(&g, yt));
+    int yv = row_attr_of(&g, "vyre    ", &a);
+    cr_assert_geq(yv, 0);
+    cr_assert_eq(a, TOP_A_NORMAL, "%s", top_grid_row(&g, yv));
+    cr_assert_geq(row_attr_of(&g, "cuda_jit", &a), 0);
+    cr_assert_geq(row_attr_of(&g, "inductor", &a), 0);
+    /* The pipeline cache's own rows are still there, after the sizes. */
+    int yq = row_attr_of(&g, "quarantined 0", &a);
+    cr_assert_gt(yq, yt);
+    cr_assert_not_null(find_row(&g, "root /home/u/.cache/vyre/ptx-cache"));
+    top_grid_release(&g);
+
+    /* No pipeline cache yet: the sizes still show (a full /tmp is no less
+     * full for it). */
+    s->cache_state = TOP_CACHE_MISSING;
+    cr_assert_eq(top_view_compose(s, &ui, 50, 160, 0, &g), 0);
+    cr_assert_not_null(find_row(&g, "no pipeline cache at"));
+    cr_assert_geq(row_attr_of(&g, "triton  ", &a), 0);
+    cr_assert_eq(a, TOP_A_WARN);
+    top_grid_release(&g);
+
+    /* Before the first round: one row says so. */
+    s->usage.rounds = 0;
+    s->usage_age_s = NAN;
+    cr_assert_eq(top_view_compose(s, &ui, 50, 160, 0, &g), 0);
+    cr_assert_not_null(find_row(&g, "cache sizes: measuring (vyre, cuda_jit, triton, inductor)"));
+    cr_assert_not_null(find_row(&g, "Pipeline cache; cache sizes every 30.0s "));
+    cr_assert_null(find_row(&g, "triton  "));
+    top_grid_release(&g);
+
+    /* --no-cache-usage: the panel as it was. */
+    s->usage_on = 0;
+    cr_assert_eq(top_view_compose(s, &ui, 50, 160, 0, &g), 0);
+    cr_assert_null(find_row(&g, "cache sizes"));
+    top_grid_release(&g);
+    free_snapshot(s);
+}
+
+Test(top_view, frames_with_cache_sizes_fill_exactly_the_screen)
+{
+    top_snapshot *s = fake_snapshot(1, 10);
+    add_usage(s, 3);
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    for (int rows = 5; rows <= 80; rows += 3)
+        for (int cols = 20; cols <= 300; cols += 17)
+            check_frame(s, rows, cols, &ui);
+    /* Tall enough: the panel asks for its four rows and gets them. */
+    top_grid g;
+    cr_assert_eq(top_view_compose(s, &ui, 80, 120, 0, &g), 0);
+    cr_assert_geq(g.layout.panel[TOP_P_CACHE].h, 1 + 3 + VYRE_USAGE_N_CACHES);
+    top_grid_release(&g);
+    free_snapshot(s);
+}

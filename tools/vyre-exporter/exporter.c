@@ -23,6 +23,9 @@ int exporter_new(const exp_opts *opts, exporter **out)
     pthread_mutex_init(&x->mu, NULL);
     x->cache_state = 3;
     x->edges_n = exp_range_edges(x->edges);
+    if (!(x->o.usage_every_s >= 0))
+        x->o.usage_every_s = 0;
+    exp_usage_start(x); /* the first round is under way before the first scrape */
     *out = x;
     return 0;
 }
@@ -34,6 +37,7 @@ void exporter_free(exporter *x)
     exp_gpu_sampler_free(x);
     exp_procs_free(x);
     exp_cache_free(x);
+    exp_usage_free(x);
     free(x->gprocs);
     pthread_mutex_destroy(&x->mu);
     free(x);
@@ -61,6 +65,7 @@ int exporter_scrape(exporter *x, char **out, size_t *len)
     exp_collect_procs(x); /* fills EXP_T_PAGES and EXP_T_KERNELS */
     t = tool_mono_ns();
     exp_collect_cache(x);
+    exp_collect_usage(x); /* a copy of the last round: nothing is measured here */
     took(x, EXP_T_CACHE, &t);
     expo e;
     expo_init(&e, 0);
@@ -68,6 +73,7 @@ int exporter_scrape(exporter *x, char **out, size_t *len)
     exp_render_gpu_procs(x, &e);
     exp_render_procs(x, &e);
     exp_render_cache(x, &e);
+    exp_render_usage(x, &e);
     took(x, EXP_T_RENDER, &t);
     double dt = (double)(t - t0) / 1e9;
     if (e.truncated)

@@ -1,7 +1,9 @@
 /*
  * exporter.h - vyre-exporter's collectors and the scrape that renders them:
  * GPUs (NVML through libcore's monitor), instrumented processes (telemetry
- * pages), the pipeline cache, and the exporter's own scrape figures.
+ * pages), the pipeline cache, the sizes of the four caches of compiled GPU
+ * code (vyre's, the driver's JIT cache, Triton's, TorchInductor's) and
+ * their filesystems, and the exporter's own scrape figures.
  *
  * One exporter is used by one thread at a time (the HTTP server's; calls
  * are serialized by a mutex anyway). State kept between scrapes: the NVML
@@ -20,6 +22,7 @@
 #define EXP_MAX_TOP_N        1000
 #define EXP_MAX_PROCS        1024 /* telemetry pages read per scrape */
 #define EXP_MAX_KERNEL_NAMES 512  /* distinct kernel names kept per process */
+#define EXP_DEFAULT_USAGE_S  60   /* --cache-usage.interval */
 
 typedef struct exp_opts {
     const char *telemetry_dir; /* NULL: vyre_telemetry_dir() */
@@ -28,6 +31,8 @@ typedef struct exp_opts {
     int no_cache;              /* no pipeline cache families */
     unsigned kernels_top_n;    /* kernels exported per process (0: none) */
     double cache_refresh_s;    /* re-read the cache at most this often (0: every scrape) */
+    double usage_every_s;      /* measure the four caches' sizes this often, in a thread of
+                                  their own (0: not at all: no vyre_cache_usage_ families) */
 } exp_opts;
 
 typedef struct exporter exporter;

@@ -12,12 +12,20 @@
 #include "procfs.h"
 #include "exporter.h"
 #include "util.h"
+#include "tool_usagesnap.h"
 #include "vyre/vyre.h"
 
 #define EXP_MSG_MAX 512
 
 /* Where a scrape error came from (label `collector`). */
-enum exp_collector { EXP_C_NVML, EXP_C_TELEMETRY, EXP_C_CACHE, EXP_C_RENDER, EXP_C_COUNT };
+enum exp_collector {
+    EXP_C_NVML,
+    EXP_C_TELEMETRY,
+    EXP_C_CACHE,
+    EXP_C_RENDER,
+    EXP_C_USAGE,
+    EXP_C_COUNT
+};
 
 /* What a scrape's time went to (vyre_exporter_collector_duration_seconds):
  * the NVML sample of every GPU, naming the processes it lists (/proc),
@@ -117,6 +125,10 @@ struct exporter {
     uint64_t cache_read_ns;
     int cache_busy;                   /* state 2 because the index is locked or slow */
     struct tool_cachesnap *cachesnap; /* the reader (collect_cache.c) */
+    /* the four caches' sizes (collect_usage.c): measured by their own thread */
+    struct tool_usagesnap *usage;
+    tool_usagesnap_figures usage_fig; /* this scrape's copy */
+    uint64_t usage_errors;            /* its failed measurements already counted in errors[] */
     /* self */
     uint64_t errors[EXP_C_COUNT];
     uint64_t scrapes;
@@ -132,6 +144,9 @@ void exp_gpu_sampler_free(exporter *x);
 void exp_collect_gpu_procs(exporter *x);
 void exp_collect_procs(exporter *x);
 void exp_collect_cache(exporter *x);
+void exp_usage_start(exporter *x);
+void exp_collect_usage(exporter *x);
+void exp_usage_free(exporter *x);
 void exp_procs_free(exporter *x);
 void exp_cache_free(exporter *x);
 
@@ -140,6 +155,7 @@ void exp_render_gpus(exporter *x, expo *e);
 void exp_render_gpu_procs(exporter *x, expo *e);
 void exp_render_procs(exporter *x, expo *e);
 void exp_render_cache(exporter *x, expo *e);
+void exp_render_usage(exporter *x, expo *e);
 void exp_render_self(exporter *x, expo *e, double scrape_s);
 
 #endif /* VYRE_EXPORTER_INTERNAL_H */

@@ -24,13 +24,16 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: vyre-exporter [--web.listen-address ADDR] [--web.telemetry-path PATH]\n"
             "                     [--kernels.top-n N] [--telemetry.dir DIR] [--cache.dir DIR]\n"
-            "                     [--cache.refresh-interval S] [--no-gpu] [--no-cache]\n"
+            "                     [--cache.refresh-interval S] [--cache-usage.interval S]\n"
+            "                     [--no-gpu] [--no-cache] [--no-cache-usage]\n"
             "\n"
             "Prometheus exporter: serves the GPUs (NVML) and every process NVML lists on\n"
             "them (memory, SM use, command, user), the processes that publish vyre\n"
             "telemetry (launches, copies, cache hits, NVTX range latency histograms, GPU\n"
-            "time of their top kernels), the pipeline cache and its own scrape figures in\n"
-            "the text exposition format.\n"
+            "time of their top kernels), the pipeline cache, the size of each cache of\n"
+            "compiled GPU code (vyre's, the driver's JIT cache, Triton's, TorchInductor's)\n"
+            "with its filesystem's free space, and its own scrape figures in the text\n"
+            "exposition format.\n"
             "\n"
             "      --web.listen-address ADDR   HOST:PORT, [IPV6]:PORT or :PORT (every address);\n"
             "                                  port 0 picks a free one (default :%d)\n"
@@ -44,18 +47,34 @@ static void usage(FILE *out)
             "                                  ~/.cache/vyre/ptx-cache)\n"
             "      --cache.refresh-interval S  re-read the cache at most every S seconds\n"
             "                                  (default 5)\n"
+            "      --cache-usage.interval S    measure the caches' sizes every S seconds, in a\n"
+            "                                  thread of their own, 1 to 86400 (default %d)\n"
             "      --no-gpu                    do not query NVML\n"
             "      --no-cache                  no pipeline cache families\n"
+            "      --no-cache-usage            no vyre_cache_usage_ families\n"
             "  -h, --help                      this help\n"
             "  -V, --version                   version\n"
             "\n"
-            "environment: VYRE_TELEMETRY_DIR, VYRE_PTX_CACHE_DIR, VYRE_NVML_LIBRARY\n"
+            "environment: VYRE_TELEMETRY_DIR, VYRE_PTX_CACHE_DIR, VYRE_NVML_LIBRARY;\n"
+            "             the caches' own: CUDA_CACHE_PATH, CUDA_CACHE_MAXSIZE,\n"
+            "             TRITON_CACHE_DIR, TRITON_HOME, TORCHINDUCTOR_CACHE_DIR\n"
             "\n"
             "exit status: 0 stopped by SIGINT or SIGTERM, 2 usage or operational error\n",
-            EXP_DEFAULT_PORT, EXP_MAX_TOP_N, EXP_DEFAULT_TOP_N);
+            EXP_DEFAULT_PORT, EXP_MAX_TOP_N, EXP_DEFAULT_TOP_N, EXP_DEFAULT_USAGE_S);
 }
 
-enum { O_LISTEN = 256, O_PATH, O_TOPN, O_TELDIR, O_CACHEDIR, O_CACHEREF, O_NOGPU, O_NOCACHE };
+enum {
+    O_LISTEN = 256,
+    O_PATH,
+    O_TOPN,
+    O_TELDIR,
+    O_CACHEDIR,
+    O_CACHEREF,
+    O_USAGE,
+    O_NOGPU,
+    O_NOCACHE,
+    O_NOUSAGE
+};
 
 /* parse_args after --help or --version: exit 0. */
 #define ARGS_DONE (-1)
@@ -85,6 +104,22 @@ static int parse_refresh(const char *s, exp_opts *o)
     return 0;
 }
 
+/* --cache-usage.interval S: a scan of millions of files takes seconds, so
+ * less than a second is refused rather than kept busy. */
+static int parse_usage(const char *s, exp_opts *o)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= 1) || v > 86400)
+        return tool_usage_error(NULL,
+                                "give seconds from 1 to 86400, e.g. '--cache-usage.interval 300'; "
+                                "--no-cache-usage turns the families off",
+                                "invalid --cache-usage.interval '%s'", s);
+    o->usage_every_s = v;
+    return 0;
+}
+
 /* The options into o, *listen and *path: 0 to serve, ARGS_DONE, or the
  * exit code. */
 static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, const char **path)
@@ -96,13 +131,15 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
         {"telemetry.dir", required_argument, NULL, O_TELDIR},
         {"cache.dir", required_argument, NULL, O_CACHEDIR},
         {"cache.refresh-interval", required_argument, NULL, O_CACHEREF},
+        {"cache-usage.interval", required_argument, NULL, O_USAGE},
         {"no-gpu", no_argument, NULL, O_NOGPU},
         {"no-cache", no_argument, NULL, O_NOCACHE},
+        {"no-cache-usage", no_argument, NULL, O_NOUSAGE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    int c, code = 0;
+    int c, code = 0, no_usage = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
         switch (c) {
@@ -123,6 +160,12 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
             break;
         case O_CACHEREF:
             code = parse_refresh(optarg, o);
+            break;
+        case O_USAGE:
+            code = parse_usage(optarg, o);
+            break;
+        case O_NOUSAGE:
+            no_usage = 1;
             break;
         case O_NOGPU:
             o->no_gpu = 1;
@@ -145,6 +188,8 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
     if (optind < argc)
         return tool_usage_error(NULL, "vyre-exporter takes options only",
                                 "unexpected argument '%s'", argv[optind]);
+    if (no_usage)
+        o->usage_every_s = 0;
     return 0;
 }
 
@@ -195,6 +240,7 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.kernels_top_n = EXP_DEFAULT_TOP_N;
     o.cache_refresh_s = 5;
+    o.usage_every_s = EXP_DEFAULT_USAGE_S;
     int code = parse_args(argc, argv, &o, &listen, &path);
     if (code)
         return code == ARGS_DONE ? TOOL_EXIT_OK : code;

@@ -14,7 +14,8 @@ void exp_render_self(exporter *x, expo *e, double scrape_s)
                 "sample of every GPU, processes included, which a thread of its own takes "
                 "every second), gpu_processes (their names from /proc), "
                 "telemetry_pages (listing and reading the pages), kernel_rings (summing their "
-                "kernel records), cache (the cache figures; read in a thread of their own), "
+                "kernel records), cache (the cache figures and the caches' sizes; both read in "
+                "threads of their own), "
                 "render (the text of every family before the exporter's own).");
     static const char *const steps[EXP_T_COUNT] = {
         "nvml", "gpu_processes", "telemetry_pages", "kernel_rings", "cache", "render"};
@@ -26,8 +27,10 @@ void exp_render_self(exporter *x, expo *e, double scrape_s)
     expo_family(e, "vyre_exporter_scrape_errors_total", "counter",
                 "Collection problems since the exporter started, by collector: NVML samples "
                 "that failed, telemetry pages that failed validation or were stale, cache "
-                "reads that failed, output cut at its size limit.");
-    static const char *const names[EXP_C_COUNT] = {"nvml", "telemetry", "cache", "render"};
+                "reads that failed, output cut at its size limit, caches whose size could not be "
+                "measured (cache_usage: not located or not readable, once a round).");
+    static const char *const names[EXP_C_COUNT] = {"nvml", "telemetry", "cache", "render",
+                                                   "cache_usage"};
     for (int c = 0; c < EXP_C_COUNT; c++) {
         expo_label l = {"collector", names[c]};
         expo_sample_u64(e, "vyre_exporter_scrape_errors_total", &l, 1, NULL, x->errors[c]);

@@ -41,6 +41,7 @@ struct top_collector {
     /* cache figures, re-read in a thread every cache_every_s (cachesnap.h) */
     tool_cachesnap *cachesnap;
     tool_cachesnap_figures cache_fig;
+    tool_usagesnap *usage; /* the caches' sizes, measured by its own thread */
     uint64_t reap_ns;
     uint64_t last_ns;
 };
@@ -240,6 +241,10 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
         c->opts.reap_every_s = 10;
     if (!c->opts.proc_root)
         c->opts.proc_root = TOP_PROC_ROOT;
+    if (!(c->opts.usage_every_s >= 0))
+        c->opts.usage_every_s = 0;
+    if (c->opts.usage_every_s > 0) /* started now: the first round runs while NVML opens */
+        c->usage = tool_usagesnap_new(c->opts.cache_root, c->opts.usage_every_s, 0, 0);
     c->hz = sysconf(_SC_CLK_TCK);
     if (c->opts.no_gpu) {
         c->gpu_rc = VYRE_ENOTSUP;
@@ -264,6 +269,7 @@ void top_collector_free(top_collector *c)
         return;
     vyre_gpu_monitor_close(c->gpu);
     tool_cachesnap_free(c->cachesnap);
+    tool_usagesnap_free(c->usage);
     vyre_telemetry_tracker_free(c->tracker);
     free(c->hprev);
     free(c);
@@ -354,6 +360,27 @@ static void collect_cache(top_collector *c, top_snapshot *s)
         r->read_only = f->remotes[i].read_only;
         r->st = f->remotes[i].st;
     }
+}
+
+/* The caches' sizes: a copy of the measuring thread's last round. The
+ * first collection waits for the first round USAGE_FIRST_WAIT_MS at most
+ * (small caches take milliseconds), later ones never wait. */
+#define USAGE_FIRST_WAIT_MS 500u
+
+static void collect_usage(top_collector *c, top_snapshot *s)
+{
+    s->usage_age_s = NAN;
+    if (!(c->opts.usage_every_s > 0))
+        return;
+    s->usage_on = 1;
+    s->usage_every_s = c->opts.usage_every_s;
+    if (!c->usage)
+        return; /* no thread: "not measured yet", as before a first round */
+    tool_usagesnap_get(c->usage, &s->usage, isnan(s->interval_s) ? USAGE_FIRST_WAIT_MS : 0);
+    if (s->usage.rounds && s->mono_ns >= s->usage.read_ns)
+        s->usage_age_s = (double)(s->mono_ns - s->usage.read_ns) / 1e9;
+    else if (s->usage.rounds)
+        s->usage_age_s = 0;
 }
 
 /* Groups the kernels recorded since the previous collection by name. */
@@ -610,4 +637,5 @@ void top_collect(top_collector *c, top_snapshot *s)
     merge_gpu_procs(s);
     collect_host(c, s);
     collect_cache(c, s);
+    collect_usage(c, s);
 }

@@ -19,7 +19,9 @@
  *
  * Readers never stop writers: telemetry pages are copied under their
  * seqlock, the cache is opened VYRE_CACHE_READONLY (no lock taken, nothing
- * written), NVML is only queried.
+ * written), NVML is only queried. The caches' sizes (tool_usagesnap.h) are
+ * measured by a thread of their own on a slow interval: a collection only
+ * copies the last round.
  */
 #ifndef VYRE_TOP_COLLECT_H
 #define VYRE_TOP_COLLECT_H
@@ -33,6 +35,7 @@
 #include "vyre/telemetry.h"
 
 #include "procfs.h"
+#include "tool_usagesnap.h"
 
 #define TOP_GPU_HIST     240 /* history samples kept per GPU */
 #define TOP_HIST_UNKNOWN 255 /* a history sample whose value was unknown */
@@ -170,6 +173,12 @@ typedef struct top_snapshot {
     double cache_age_s; /* how old the cache figures are */
     top_remote remotes[VYRE_REMOTE_MAX];
     size_t nremotes;
+    /* the four caches' sizes (vyre, driver JIT, Triton, Inductor) and their
+     * filesystems, measured by a thread every usage_every_s */
+    int usage_on; /* 0: not measured (--no-cache-usage) */
+    double usage_every_s;
+    double usage_age_s;           /* since the last round ended; NAN before the first */
+    tool_usagesnap_figures usage; /* usage.rounds 0: none measured yet */
 } top_snapshot;
 
 typedef struct top_collect_opts {
@@ -179,6 +188,7 @@ typedef struct top_collect_opts {
     double cache_every_s;      /* re-read cache stats at most this often (default 5) */
     double reap_every_s;   /* remove pages of dead processes this often (default 10; <0 never) */
     const char *proc_root; /* NULL: TOP_PROC_ROOT */
+    double usage_every_s;  /* measure the caches' sizes this often, in a thread (0: never) */
 } top_collect_opts;
 
 typedef struct top_collector top_collector;

@@ -262,3 +262,69 @@ void top_fmt_row(const top_col *cols, const int *w, int n, const char *const *ce
         x += cw;
     }
 }
+
+/* "limit 5.00G (24%)", "OVER its 5.00G limit" or "no limit"; 1 when over. */
+static int usage_limit(const tool_usage_fig *f, char *buf, size_t size)
+{
+    uint64_t lim = f->where.limit_bytes;
+    char l[16];
+    top_fmt_bytes(lim, 1, l, sizeof l);
+    if (!lim) {
+        snprintf(buf, size, "no limit");
+        return 0;
+    }
+    if (f->u.bytes > lim) {
+        snprintf(buf, size, "OVER its %s limit", l);
+        return 1;
+    }
+    snprintf(buf, size, "limit %s (%.0f%%)", l, 100.0 * (double)f->u.bytes / (double)lim);
+    return 0;
+}
+
+/* "fs 91% full, 12.0G free", "fs 95% full (inodes), 12.0G free" or "fs -". */
+static void usage_fs(const tool_usage_fig *f, char *buf, size_t size)
+{
+    double pct = tool_usage_fs_pct(f);
+    if (pct < 0) {
+        snprintf(buf, size, "fs -");
+        return;
+    }
+    char avail[16];
+    top_fmt_bytes(f->u.fs_avail_bytes, 1, avail, sizeof avail);
+    int inodes = vyre_usage_inodes_full_pct(&f->u) > vyre_usage_fs_full_pct(&f->u);
+    snprintf(buf, size, "fs %.0f%% full%s, %s free", pct, inodes ? " (inodes)" : "", avail);
+}
+
+int top_fmt_usage(const tool_usage_fig *f, char *buf, size_t size)
+{
+    const vyre_usage_cache *w = &f->where;
+    const char *name = w->name ? w->name : "?";
+    /* Paths come from the environment and messages quote them: shown
+     * through the sanitiser, as every name vyre did not write. */
+    char clean[TOOL_USAGESNAP_MSG_MAX * 4 + VYRE_USAGE_PATH_MAX];
+    if (f->state != TOOL_USAGE_OK) {
+        snprintf(buf, size, "%-8s cannot measure: %s", name,
+                 tool_clean(f->msg, clean, sizeof clean));
+        return 1;
+    }
+    const char *path = tool_clean(w->path, clean, sizeof clean);
+    char lim[48], fs[64], size_s[24], files[24];
+    int over = usage_limit(f, lim, sizeof lim);
+    usage_fs(f, fs, sizeof fs);
+    if (!f->u.exists) {
+        snprintf(buf, size, "%-8s %-32s %-26s %s (%s)", name, "not created yet", fs, path,
+                 w->path_from);
+    } else {
+        char b[16];
+        top_fmt_bytes(f->u.bytes, 1, b, sizeof b);
+        snprintf(size_s, sizeof size_s, "%s%s", f->u.partial ? ">" : "", b);
+        if (f->u.files < 10) /* a count, not a rate: "7", not "7.0" */
+            snprintf(b, sizeof b, "%u", (unsigned)f->u.files);
+        else
+            top_fmt_rate((double)f->u.files, b, sizeof b);
+        snprintf(files, sizeof files, "%s%s files", f->u.partial ? ">" : "", b);
+        snprintf(buf, size, "%-8s %6s %12s  %-20s %-26s %s (%s)", name, size_s, files, lim, fs,
+                 path, w->path_from);
+    }
+    return over || tool_usage_fs_pct(f) >= TOOL_USAGE_FS_WARN_PCT;
+}

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tool_usagesnap.h"
+
 /* Sparkline levels are stored in formatted text as bytes 0x01..0x08 (1/8
  * to 8/8 of a cell); the drawing step turns them into block characters or
  * ASCII. Telemetry strings never hold control bytes (the reader replaces
@@ -46,6 +48,19 @@ void top_fmt_secs(double s, char *buf, size_t size);
 /* Bytes: "-" when !valid, else "0B", "812K", "12.5M", "1.5G", "2.0T"
  * (powers of 1024, at most 5 characters). */
 void top_fmt_bytes(uint64_t b, int valid, char *buf, size_t size);
+
+/*
+ * One row of the cache sizes panel for cache f, into buf:
+ *   "triton   1.20G   84.0k files  no limit         fs 91% full, 12.0G free  PATH (FROM)"
+ * with ">" before a size that is a lower bound (the scan stopped at its
+ * bound), "limit 5.00G (24%)" or "OVER its 5.00G limit" where a limit is
+ * known, "(inodes)" when the filesystem's inodes are fuller than its bytes,
+ * "not created yet" for a missing directory and "cannot measure: why" for
+ * a cache that could not be located or read. Returns 1 when the row is a
+ * warning: over its limit, its filesystem at least TOOL_USAGE_FS_WARN_PCT
+ * full, or not measurable.
+ */
+int top_fmt_usage(const tool_usage_fig *f, char *buf, size_t size);
 
 /* Grid/block: "64x2/256" (trailing dimensions of 1 dropped). */
 void top_fmt_dims(const uint32_t grid[3], const uint32_t block[3], char *buf, size_t size);

@@ -27,11 +27,14 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: vyre-top [-d SECONDS] [-n N] [-C] [--batch [--width COLS] | --json]\n\n"
+    fprintf(out, "usage: vyre-top [-d SECONDS] [-n N] [-C] [--batch [--width COLS] | --json]\n"
+                 "                [--cache-usage-interval SECONDS | --no-cache-usage]\n\n"
                  "Live view of the GPUs (NVML), every process on them (GPU memory, SM%%, CPU%%,\n"
                  "resident memory, user, command), and for those that publish vyre telemetry\n"
                  "their launches, copies and cache hits, NVTX range latencies, the kernels\n"
-                 "taking GPU time, and the pipeline cache's health.\n\n"
+                 "taking GPU time, the pipeline cache's health, and the size of each cache of\n"
+                 "compiled GPU code with its filesystem's fill (red: over its limit, or the\n"
+                 "filesystem at least 90%% full).\n\n"
                  "  -d, --delay SECONDS   refresh interval, 0.1 to 3600 (default 1)\n"
                  "  -n, --iterations N    stop after N refreshes\n"
                  "  -C, --no-color        monochrome (also when NO_COLOR is set and not empty)\n"
@@ -39,13 +42,21 @@ static void usage(FILE *out)
                  "  -w, --width COLS      width of --batch frames (default $COLUMNS, else 160)\n"
                  "      --json            print one JSON object per refresh (schema_version 3)\n"
                  "      --no-gpu          do not query NVML\n"
+                 "      --cache-usage-interval SECONDS\n"
+                 "                        measure the sizes of the caches (vyre's, the driver's\n"
+                 "                        JIT cache, Triton's, TorchInductor's) and how full\n"
+                 "                        their filesystems are every SECONDS, 1 to 86400\n"
+                 "                        (default 30)\n"
+                 "      --no-cache-usage  do not measure them\n"
                  "  -h, --help            this help\n"
                  "  -V, --version         version\n\n"
                  "keys: q quit, Tab/arrows panel and row, s/F6 sort, / filter, p pause,\n"
                  "      k SIGTERM to the selected process (asks y/N; only your own unless\n"
                  "      root), +/- refresh interval, h or ? help\n\n"
                  "environment: VYRE_TELEMETRY_DIR (where processes publish), VYRE_PTX_CACHE_DIR,\n"
-                 "             VYRE_NVML_LIBRARY, NO_COLOR\n\n"
+                 "             VYRE_NVML_LIBRARY, NO_COLOR; the caches' own: CUDA_CACHE_PATH,\n"
+                 "             CUDA_CACHE_MAXSIZE, TRITON_CACHE_DIR, TRITON_HOME,\n"
+                 "             TORCHINDUCTOR_CACHE_DIR\n\n"
                  "Processes appear when they link libvyrecore (vyre-bench does) or when any CUDA\n"
                  "program runs with the injection library:\n"
                  "  CUDA_INJECTION64_PATH=<prefix>/lib/libvyre-inject.so python train.py\n"
@@ -80,6 +91,24 @@ static int parse_count(const char *s, long lo, long hi, const char *what, long *
     long v = strtol(s, &end, 10);
     if (!*s || *end || errno || v < lo || v > hi)
         return tool_usage_error(NULL, NULL, "invalid %s '%s' (from %ld to %ld)", what, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+/* Sizes are measured far less often than frames: a scan of a big Triton
+ * cache takes seconds, and a filesystem filling is a matter of minutes. */
+#define TOP_USAGE_DEFAULT_S 30.0
+
+static int parse_usage_interval(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= 1) || v > 86400)
+        return tool_usage_error(NULL,
+                                "give seconds from 1 to 86400, e.g. '--cache-usage-interval 300'; "
+                                "--no-cache-usage turns the sizes off",
+                                "invalid --cache-usage-interval '%s'", s);
     *out = v;
     return 0;
 }
@@ -191,14 +220,21 @@ int main(int argc, char **argv)
     tool_set_prog("vyre-top");
     setlocale(LC_ALL, "");
     static const struct option opts[] = {
-        {"delay", required_argument, NULL, 'd'}, {"iterations", required_argument, NULL, 'n'},
-        {"no-color", no_argument, NULL, 'C'},    {"batch", no_argument, NULL, 'b'},
-        {"width", required_argument, NULL, 'w'}, {"json", no_argument, NULL, 'j'},
-        {"no-gpu", no_argument, NULL, 'G'},      {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},     {NULL, 0, NULL, 0},
+        {"delay", required_argument, NULL, 'd'},
+        {"iterations", required_argument, NULL, 'n'},
+        {"no-color", no_argument, NULL, 'C'},
+        {"batch", no_argument, NULL, 'b'},
+        {"width", required_argument, NULL, 'w'},
+        {"json", no_argument, NULL, 'j'},
+        {"no-gpu", no_argument, NULL, 'G'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"cache-usage-interval", required_argument, NULL, 'U'},
+        {"no-cache-usage", no_argument, NULL, 'u'},
+        {NULL, 0, NULL, 0},
     };
     static const char shortopts[] = "+d:n:Cbw:hV";
-    double delay = 1.0;
+    double delay = 1.0, usage_s = TOP_USAGE_DEFAULT_S;
     long n = 0, width = 0;
     int batch = 0, json = 0, mono = 0, no_gpu = 0, c;
     opterr = 0;
@@ -228,6 +264,13 @@ int main(int argc, char **argv)
         case 'G':
             no_gpu = 1;
             break;
+        case 'U':
+            if (parse_usage_interval(optarg, &usage_s))
+                return TOOL_EXIT_ERROR;
+            break;
+        case 'u':
+            usage_s = 0;
+            break;
         case 'h':
             usage(stdout);
             return TOOL_EXIT_OK;
@@ -253,6 +296,7 @@ int main(int argc, char **argv)
 
     top_collect_opts co = {0};
     co.no_gpu = no_gpu;
+    co.usage_every_s = json ? 0 : usage_s; /* --json has no place for them (schema 3) */
     top_collector *col = NULL;
     if (top_collector_new(&co, &col) != 0) {
         fprintf(stderr, "vyre-top: error: out of memory\n");

@@ -706,24 +706,96 @@ static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const m
     }
 }
 
-static void draw_cache(top_grid *g, const top_snapshot *s, top_ui *ui, top_rect r, int batch)
+/* The rows of the caches' sizes from row line (one per cache, the warning
+ * colour on one over its limit or on a filesystem 90% full); returns the
+ * next row. */
+static int draw_usage(top_grid *g, const top_snapshot *s, top_rect r, int line)
+{
+    if (!s->usage_on)
+        return line;
+    if (!s->usage.rounds) {
+        panel_line(g, r, line, "cache sizes: measuring (vyre, cuda_jit, triton, inductor)",
+                   TOP_A_DIM);
+        return line + 1;
+    }
+    char buf[LINE_MAX_W];
+    for (int i = 0; i < VYRE_USAGE_N_CACHES; i++) {
+        int warn = top_fmt_usage(&s->usage.c[i], buf, sizeof buf);
+        panel_line(g, r, line++, buf, warn ? TOP_A_WARN : TOP_A_NORMAL);
+    }
+    return line;
+}
+
+/* Rows the cache sizes take (draw_usage). */
+static int usage_rows(const top_snapshot *s)
+{
+    return !s->usage_on ? 0 : s->usage.rounds ? VYRE_USAGE_N_CACHES : 1;
+}
+
+static void cache_title(const top_snapshot *s, char *t, size_t size)
+{
+    if (!s->usage_on) {
+        snprintf(t, size, "Pipeline cache");
+        return;
+    }
+    char every[16], age[16];
+    top_fmt_secs(s->usage_every_s, every, sizeof every);
+    top_fmt_secs(s->usage_age_s, age, sizeof age);
+    snprintf(t, size, "Pipeline cache; cache sizes every %s%s%s%s", every,
+             isnan(s->usage_age_s) ? "" : ", ", isnan(s->usage_age_s) ? "" : age,
+             isnan(s->usage_age_s) ? "" : " ago");
+}
+
+/* The pipeline cache's state when it is not readable: one row; 0 when OK. */
+static int cache_state_row(top_grid *g, const top_snapshot *s, top_rect r)
 {
     char buf[LINE_MAX_W];
-    title(g, ui, TOP_P_CACHE, r, "Pipeline cache", batch);
-    ui->nrows[TOP_P_CACHE] = 0;
     switch (s->cache_state) {
     case TOP_CACHE_OK:
-        break;
+        return 0;
     case TOP_CACHE_MISSING:
         snprintf(buf, sizeof buf, "no pipeline cache at %.900s yet", s->cache_root);
         panel_line(g, r, 1, buf, TOP_A_DIM);
-        return;
+        return 1;
     case TOP_CACHE_PENDING:
         panel_line(g, r, 1, "not read yet", TOP_A_DIM);
-        return;
+        return 1;
     default:
         snprintf(buf, sizeof buf, "cannot read the pipeline cache: %s", s->cache_msg);
         panel_line(g, r, 1, buf, TOP_A_WARN);
+        return 1;
+    }
+}
+
+static void draw_remotes(top_grid *g, const top_snapshot *s, top_rect r, int line)
+{
+    char buf[LINE_MAX_W];
+    for (size_t i = 0; i < s->nremotes; i++) {
+        const vyre_remote_stats *st = &s->remotes[i].st;
+        char rd[16], wr[16];
+        top_fmt_bytes(st->bytes_read, 1, rd, sizeof rd);
+        top_fmt_bytes(st->bytes_written, 1, wr, sizeof wr);
+        uint64_t errors = st->errors + st->put_errors;
+        snprintf(buf, sizeof buf,
+                 "remote %.500s%s  hits %llu  misses %llu  errors %llu  rejected %llu  "
+                 "read %s  written %s",
+                 s->remotes[i].url, s->remotes[i].read_only ? " (ro)" : "",
+                 (unsigned long long)st->hits, (unsigned long long)st->misses,
+                 (unsigned long long)errors, (unsigned long long)st->rejected, rd, wr);
+        panel_line(g, r, line++, buf, errors || st->rejected ? TOP_A_WARN : TOP_A_NORMAL);
+    }
+}
+
+/* The pipeline cache's figures, then the four caches' sizes (where a full
+ * filesystem shows), then quarantine, root and remote stores. */
+static void draw_cache(top_grid *g, const top_snapshot *s, top_ui *ui, top_rect r, int batch)
+{
+    char buf[LINE_MAX_W], t[160];
+    cache_title(s, t, sizeof t);
+    title(g, ui, TOP_P_CACHE, r, t, batch);
+    ui->nrows[TOP_P_CACHE] = 0;
+    if (cache_state_row(g, s, r)) {
+        draw_usage(g, s, r, 2);
         return;
     }
     const vyre_cache_stats *c = &s->cache;
@@ -739,27 +811,15 @@ static void draw_cache(top_grid *g, const top_snapshot *s, top_ui *ui, top_rect 
              (unsigned long long)c->entries, size, hit, (unsigned long long)c->hits,
              (unsigned long long)c->misses, saved);
     panel_line(g, r, 1, buf, TOP_A_NORMAL);
+    int line = draw_usage(g, s, r, 2);
     snprintf(buf, sizeof buf, "quarantined %llu (%s)  tmp %llu  debris %llu%s",
              (unsigned long long)c->quarantined, qb, (unsigned long long)c->tmp_files,
              (unsigned long long)c->debris,
              c->debris || c->quarantined ? "  (vyre-cachectl verify --repair)" : "");
-    panel_line(g, r, 2, buf, c->debris || c->quarantined ? TOP_A_WARN : TOP_A_NORMAL);
+    panel_line(g, r, line++, buf, c->debris || c->quarantined ? TOP_A_WARN : TOP_A_NORMAL);
     snprintf(buf, sizeof buf, "root %.900s", s->cache_root);
-    panel_line(g, r, 3, buf, TOP_A_DIM);
-    for (size_t i = 0; i < s->nremotes; i++) {
-        const vyre_remote_stats *st = &s->remotes[i].st;
-        char rd[16], wr[16];
-        top_fmt_bytes(st->bytes_read, 1, rd, sizeof rd);
-        top_fmt_bytes(st->bytes_written, 1, wr, sizeof wr);
-        uint64_t errors = st->errors + st->put_errors;
-        snprintf(buf, sizeof buf,
-                 "remote %.500s%s  hits %llu  misses %llu  errors %llu  rejected %llu  "
-                 "read %s  written %s",
-                 s->remotes[i].url, s->remotes[i].read_only ? " (ro)" : "",
-                 (unsigned long long)st->hits, (unsigned long long)st->misses,
-                 (unsigned long long)errors, (unsigned long long)st->rejected, rd, wr);
-        panel_line(g, r, 4 + (int)i, buf, errors || st->rejected ? TOP_A_WARN : TOP_A_NORMAL);
-    }
+    panel_line(g, r, line++, buf, TOP_A_DIM);
+    draw_remotes(g, s, r, line);
 }
 
 static void draw_header(top_grid *g, const top_snapshot *s, const top_ui *ui, const model *m,
@@ -829,6 +889,9 @@ static const char *const g_help[] = {
     "the process publishes no vyre telemetry.",
     "USER 'foreign': the page was written in another PID",
     "namespace (a container): its PID is not one of ours.",
+    "Cache rows (vyre, cuda_jit, triton, inductor): size,",
+    "limit, filesystem fill; warning colour over the limit",
+    "or at 90% full. '>': a scan stopped at its bound.",
     NULL,
 };
 
@@ -874,7 +937,7 @@ int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsi
     want[TOP_P_PROC] = m.nprocs ? 1 + (int)m.nprocs : (s->tel_ok && !s->nprocs ? 2 : 1);
     want[TOP_P_RANGE] = m.nranges ? 1 + (int)m.nranges : 1;
     want[TOP_P_KERNEL] = m.nkernels ? 1 + (int)m.nkernels : 1;
-    want[TOP_P_CACHE] = s->cache_state == TOP_CACHE_OK ? 3 + (int)s->nremotes : 1;
+    want[TOP_P_CACHE] = (s->cache_state == TOP_CACHE_OK ? 3 + (int)s->nremotes : 1) + usage_rows(s);
     unsigned lflags = 0;
     if (batch) {
         lflags = TOP_LAYOUT_SINGLE_COLUMN | TOP_LAYOUT_NO_FOOTER;

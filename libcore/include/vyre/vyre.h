@@ -13,6 +13,7 @@
 #include "jitcache.h"
 #include "inductor.h"
 #include "triton.h"
+#include "usage.h"
 #include "key.h"
 #include "nvtx.h"
 #include "counters.h"

@@ -1,0 +1,145 @@
+/*
+ * usage_caches.c - where the four caches of compiled GPU code are, where
+ * each location came from and what limits each (see vyre/usage.h).
+ *
+ * It sits in cuda/ because it needs the JIT cache's contract (jitcache.c)
+ * as well as the cache layer below it (the pipeline cache's root and
+ * configuration, Triton's and Inductor's locations): the layers run
+ * base < cache < cuda, never back. Measuring is cache/cache_usage.c.
+ */
+#include "vyre/usage.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/internal.h"
+#include "vyre/cache.h"
+#include "vyre/config.h"
+#include "vyre/inductor.h"
+#include "vyre/jitcache.h"
+#include "vyre/triton.h"
+
+static const char *const g_names[VYRE_USAGE_N_CACHES] = {"vyre", "cuda_jit", "triton", "inductor"};
+
+/* The variable vyre__xdg_path took a default under: XDG_CACHE_HOME when it
+ * is absolute (the spec ignores a relative one), else HOME. */
+static const char *xdg_from(void)
+{
+    const char *x = secure_getenv("XDG_CACHE_HOME");
+    return x && x[0] == '/' ? "XDG_CACHE_HOME" : "HOME";
+}
+
+static void set_from(vyre_usage_cache *c, const char *fmt, ...) VYRE_PRINTF(2, 3);
+static void set_from(vyre_usage_cache *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->limit_from, sizeof c->limit_from, fmt, ap);
+    va_end(ap);
+}
+
+static void locate_vyre(const char *root, vyre_usage_cache *c)
+{
+    if (root && *root) {
+        c->located = vyre__strlcpy(c->path, root, sizeof c->path) < sizeof c->path;
+        c->path_from = "caller";
+    } else {
+        c->located = vyre_cache_default_root(c->path, sizeof c->path, &c->error) == 0;
+        const char *env = secure_getenv("VYRE_PTX_CACHE_DIR");
+        c->path_from = env ? "VYRE_PTX_CACHE_DIR" : xdg_from();
+    }
+    if (!c->located) {
+        c->path[0] = '\0';
+        set_from(c, "unknown: the cache has no location");
+        return;
+    }
+    vyre_config *cfg = malloc(sizeof *cfg);
+    vyre_error e;
+    vyre_error_clear(&e);
+    if (!cfg || vyre_config_load(cfg, c->path, NULL, 0, &e) != 0) {
+        set_from(c, "unknown: %s%s", cfg ? "the configuration does not load: " : "out of memory",
+                 cfg ? e.message : "");
+        free(cfg);
+        return;
+    }
+    c->limit_bytes = cfg->max_size;
+    char where[VYRE_CONFIG_WHERE_MAX + 16];
+    vyre_config_format_where(cfg, VYRE_CONF_MAX_SIZE, where, sizeof where);
+    if (cfg->max_size)
+        set_from(c, "max_size, %s", where);
+    else
+        set_from(c, "none (max_size 0, %s)", where);
+    free(cfg);
+}
+
+static void locate_jit(vyre_usage_cache *c)
+{
+    vyre_jitcache_info *info = calloc(1, sizeof *info);
+    if (!info) {
+        c->located = 0;
+        vyre__fail(&c->error, VYRE_ENOMEM, NULL, "out of memory");
+        set_from(c, "unknown: out of memory");
+        return;
+    }
+    if (vyre_jitcache_resolve(VYRE_JITCACHE_FLOOR_BYTES, info, &c->error) != 0) {
+        set_from(c, "unknown: %s", c->error.message);
+        free(info);
+        return;
+    }
+    c->located = vyre__strlcpy(c->path, info->path, sizeof c->path) < sizeof c->path;
+    c->path_from = info->path_from_env ? "CUDA_CACHE_PATH" : xdg_from();
+    c->limit_bytes = info->maxsize_bytes;
+    /* vyre's processes run with the floor when the variable is unset
+     * (jitcache.h); a program without vyre gets the driver's own default. */
+    set_from(c, "%s",
+             info->maxsize_from_env ? "CUDA_CACHE_MAXSIZE"
+                                    : "vyre's default (CUDA_CACHE_MAXSIZE unset)");
+    free(info);
+}
+
+/* Triton and Inductor keep no limit of their own. The configuration keys
+ * triton_max_size / inductor_max_size (applied by the prune commands) are
+ * the limit to show once vyre_config has them: set limit_bytes from the
+ * loaded configuration here, in this one place. */
+static void foreign_limit(vyre_usage_cache *c, const char *who)
+{
+    c->limit_bytes = 0;
+    set_from(c, "none (%s keeps no limit)", who);
+}
+
+static void locate_foreign(vyre_usage_cache *c)
+{
+    const char *src = NULL;
+    int rc = c->id == VYRE_USAGE_TRITON
+                 ? vyre_triton_cache_dir(c->path, sizeof c->path, &src, &c->error)
+                 : vyre_inductor_cache_dir(c->path, sizeof c->path, &src, &c->error);
+    c->located = rc == 0;
+    if (!c->located)
+        c->path[0] = '\0';
+    c->path_from = src;
+    foreign_limit(c, c->id == VYRE_USAGE_TRITON ? "Triton" : "TorchInductor");
+}
+
+int vyre_usage_caches(const char *vyre_root, vyre_usage_cache out[VYRE_USAGE_N_CACHES])
+{
+    if (!out)
+        return VYRE_EINVAL;
+    for (int i = 0; i < VYRE_USAGE_N_CACHES; i++) {
+        vyre_usage_cache *c = &out[i];
+        memset(c, 0, sizeof *c);
+        c->id = i;
+        c->name = g_names[i];
+        c->path_from = "";
+        vyre_error_clear(&c->error);
+    }
+    locate_vyre(vyre_root, &out[VYRE_USAGE_VYRE]);
+    locate_jit(&out[VYRE_USAGE_CUDA_JIT]);
+    locate_foreign(&out[VYRE_USAGE_TRITON]);
+    locate_foreign(&out[VYRE_USAGE_INDUCTOR]);
+    for (int i = 0; i < VYRE_USAGE_N_CACHES; i++)
+        if (!out[i].path_from)
+            out[i].path_from = "";
+    return VYRE_OK;
+}
