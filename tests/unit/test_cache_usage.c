@@ -25,6 +25,8 @@ static const char *const g_vars[] = {
     "XDG_CONFIG_HOME",
     "VYRE_PTX_CACHE_DIR",
     "VYRE_CACHE_MAX_SIZE",
+    "VYRE_CACHE_TRITON_MAX_SIZE",
+    "VYRE_CACHE_INDUCTOR_MAX_SIZE",
     "CUDA_CACHE_PATH",
     "CUDA_CACHE_MAXSIZE",
     "TRITON_CACHE_DIR",
@@ -279,6 +281,7 @@ Test(cache_usage, caches_from_their_variables)
     env_in_tmp("TORCHINDUCTOR_CACHE_DIR", "i");
     setenv("CUDA_CACHE_MAXSIZE", "4294967296", 1);
     setenv("VYRE_CACHE_MAX_SIZE", "2G", 1);
+    setenv("VYRE_CACHE_TRITON_MAX_SIZE", "3G", 1);
     vyre_usage_cache c[VYRE_USAGE_N_CACHES];
     cr_assert_eq(vyre_usage_caches(NULL, c), 0);
     static const char *const names[] = {"vyre", "cuda_jit", "triton", "inductor"};
@@ -299,9 +302,15 @@ Test(cache_usage, caches_from_their_variables)
               c[VYRE_USAGE_VYRE].limit_from);
     cr_assert_eq(c[VYRE_USAGE_CUDA_JIT].limit_bytes, UINT64_C(4) << 30);
     cr_assert_str_eq(c[VYRE_USAGE_CUDA_JIT].limit_from, "CUDA_CACHE_MAXSIZE");
-    cr_assert_eq(c[VYRE_USAGE_TRITON].limit_bytes, 0);
+    /* Triton's and Inductor's limits are vyre's keys (issue 26: the
+     * exporter and vyre-top showed "no limit" though one was set). */
+    cr_assert_eq(c[VYRE_USAGE_TRITON].limit_bytes, UINT64_C(3) << 30);
+    cr_assert(
+        strstr(c[VYRE_USAGE_TRITON].limit_from, "triton_max_size, env VYRE_CACHE_TRITON_MAX_SIZE"),
+        "%s", c[VYRE_USAGE_TRITON].limit_from);
     cr_assert_eq(c[VYRE_USAGE_INDUCTOR].limit_bytes, 0);
-    cr_assert(strstr(c[VYRE_USAGE_TRITON].limit_from, "no limit"));
+    cr_assert(strstr(c[VYRE_USAGE_INDUCTOR].limit_from, "none (inductor_max_size 0"), "%s",
+              c[VYRE_USAGE_INDUCTOR].limit_from);
 }
 
 Test(cache_usage, caches_by_default)

@@ -105,7 +105,8 @@ typedef struct vyre_usage_cache {
     uint64_t limit_bytes; /* 0: no limit, or none known (limit_from says which) */
     /* Where the limit came from, for people: "max_size, default",
      * "max_size, /x/vyre.conf:3", "CUDA_CACHE_MAXSIZE", "vyre's default
-     * CUDA_CACHE_MAXSIZE", "none (Triton keeps no limit)", "unknown: ..." */
+     * CUDA_CACHE_MAXSIZE", "triton_max_size, env VYRE_CACHE_TRITON_MAX_SIZE", "none
+     * (triton_max_size 0, default)", "unknown: ..." */
     char limit_from[VYRE_USAGE_FROM_MAX];
     vyre_error error; /* why not located (code 0 when it was) */
 } vyre_usage_cache;

@@ -99,17 +99,36 @@ static void locate_jit(vyre_usage_cache *c)
     free(info);
 }
 
-/* Triton and Inductor keep no limit of their own. The configuration keys
- * triton_max_size / inductor_max_size (applied by the prune commands) are
- * the limit to show once vyre_config has them: set limit_bytes from the
- * loaded configuration here, in this one place. */
-static void foreign_limit(vyre_usage_cache *c, const char *who)
+/* Triton and Inductor keep no limit of their own: theirs is vyre's
+ * triton_max_size / inductor_max_size (applied by `vyre-cachectl triton
+ * prune --auto`), read from the configuration of vyre's cache at
+ * vyre_root (NULL: the default), as vyre-cachectl reads it. */
+static void foreign_limit(vyre_usage_cache *c, const char *vyre_root)
 {
+    int triton = c->id == VYRE_USAGE_TRITON;
+    const char *key = triton ? "triton_max_size" : "inductor_max_size";
+    vyre_config *cfg = malloc(sizeof *cfg);
+    vyre_error e;
+    vyre_error_clear(&e);
     c->limit_bytes = 0;
-    set_from(c, "none (%s keeps no limit)", who);
+    if (!cfg || vyre_config_load(cfg, vyre_root, NULL, 0, &e) != 0) {
+        set_from(c, "unknown: %s%s", cfg ? "the configuration does not load: " : "out of memory",
+                 cfg ? e.message : "");
+        free(cfg);
+        return;
+    }
+    c->limit_bytes = triton ? cfg->triton_max_size : cfg->inductor_max_size;
+    char where[VYRE_CONFIG_WHERE_MAX + 16];
+    vyre_config_format_where(cfg, triton ? VYRE_CONF_TRITON_MAX_SIZE : VYRE_CONF_INDUCTOR_MAX_SIZE,
+                             where, sizeof where);
+    if (c->limit_bytes)
+        set_from(c, "%s, %s", key, where);
+    else
+        set_from(c, "none (%s 0, %s)", key, where);
+    free(cfg);
 }
 
-static void locate_foreign(vyre_usage_cache *c)
+static void locate_foreign(vyre_usage_cache *c, const char *vyre_root)
 {
     const char *src = NULL;
     int rc = c->id == VYRE_USAGE_TRITON
@@ -119,7 +138,7 @@ static void locate_foreign(vyre_usage_cache *c)
     if (!c->located)
         c->path[0] = '\0';
     c->path_from = src;
-    foreign_limit(c, c->id == VYRE_USAGE_TRITON ? "Triton" : "TorchInductor");
+    foreign_limit(c, vyre_root);
 }
 
 int vyre_usage_caches(const char *vyre_root, vyre_usage_cache out[VYRE_USAGE_N_CACHES])
@@ -136,8 +155,9 @@ int vyre_usage_caches(const char *vyre_root, vyre_usage_cache out[VYRE_USAGE_N_C
     }
     locate_vyre(vyre_root, &out[VYRE_USAGE_VYRE]);
     locate_jit(&out[VYRE_USAGE_CUDA_JIT]);
-    locate_foreign(&out[VYRE_USAGE_TRITON]);
-    locate_foreign(&out[VYRE_USAGE_INDUCTOR]);
+    const char *root = out[VYRE_USAGE_VYRE].located ? out[VYRE_USAGE_VYRE].path : NULL;
+    locate_foreign(&out[VYRE_USAGE_TRITON], root);
+    locate_foreign(&out[VYRE_USAGE_INDUCTOR], root);
     for (int i = 0; i < VYRE_USAGE_N_CACHES; i++)
         if (!out[i].path_from)
             out[i].path_from = "";
