@@ -286,7 +286,7 @@ Test(cachectl_config, precedence_each_layer_overrides_the_one_below)
     tu_proc p;
     CC_ENV(&p, env, "config");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_eq(tu_count_lines(p.out), 8, "%s", p.out);
+    cr_assert_eq(tu_count_lines(p.out), 9, "%s", p.out);
     cr_assert(strncmp(p.out, "KEY                 VALUE  FROM\n", 32) == 0, "%s", p.out);
     assert_config_row(p.out, "max_size", "4G", "env VYRE_CACHE_MAX_SIZE");
     snprintf(where, sizeof where, "%s:4", g_user_conf);
@@ -1045,7 +1045,7 @@ Test(cachectl_config, config_always_runs_and_shows_the_problem)
     tu_proc_free(&p);
     CC(&p, "config");
     cr_assert_eq(p.exit_code, 2, "%s", p.err);
-    cr_assert_eq(tu_count_lines(p.out), 8, "%s", p.out); /* the header, its rule, 6 keys */
+    cr_assert_eq(tu_count_lines(p.out), 9, "%s", p.out); /* the header, its rule, 7 keys */
     snprintf(line, sizeof line, "%s:2", g_user_conf);
     assert_config_row(p.out, "max_age", "2d", line);
     snprintf(line, sizeof line,

@@ -57,6 +57,14 @@
  *                       an empty value means none. Shown with passwords
  *                       masked. vyre_cache_open_ex uses the stores of the
  *                       configuration in force. Default: none.
+ *   results_db          where benchmark results go (vyre/results.h): an
+ *                       absolute path or a postgresql:// URL. Its
+ *                       environment variable is VYRE_RESULTS_DB. Like
+ *                       remote_storage it is taken from a file only when
+ *                       the user or root owns it: it makes the tool send
+ *                       the user's password (.pgpass, password-file=) to
+ *                       the server it names. Shown with its password
+ *                       masked. Default: the local file.
  */
 #ifndef VYRE_CONFIG_H
 #define VYRE_CONFIG_H
@@ -86,6 +94,7 @@ typedef enum vyre_config_key {
     VYRE_CONF_READ_ONLY,
     VYRE_CONF_QUARANTINE_MAX_AGE,
     VYRE_CONF_REMOTE_STORAGE,
+    VYRE_CONF_RESULTS_DB,
     VYRE_CONF_N_KEYS
 } vyre_config_key;
 
@@ -121,6 +130,7 @@ typedef struct vyre_config {
     int read_only;                                   /* 0 or 1 */
     int64_t quarantine_max_age_ns;                   /* 0: kept */
     char remote_storage[VYRE_CONFIG_LONG_VALUE_MAX]; /* remote list as written; "": none */
+    char results_db[VYRE_CONFIG_LONG_VALUE_MAX];     /* vyre/results.h; "": the default */
     vyre_config_where where[VYRE_CONF_N_KEYS];
     /* What loading met and went past, in order; the caller prints them
      * (libcore never does). n_problems may exceed VYRE_CONFIG_MAX_PROBLEMS:
