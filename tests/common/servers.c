@@ -521,16 +521,11 @@ static void pg_wait_ready(const ts_server *s, const char *log)
     cr_assert_fail("postgres did not start on port %d: %s", s->port, out ? out : "(no log)");
 }
 
-void ts_postgres_start(ts_server *s)
+/* Starts postgres on s's cluster and port. */
+static void pg_run(ts_server *s, const char *bindir)
 {
-    char bindir[1024];
-    pg_bindir(bindir, sizeof bindir);
-    memset(s, 0, sizeof *s);
-    tu_mkdtemp(s->dir, sizeof s->dir);
     char log[1200], postgres[1200], data[1200], port[16];
     snprintf(log, sizeof log, "%s/postgres.out", s->dir);
-    pg_initdb(s, bindir, log);
-    s->port = ts_free_port();
     snprintf(port, sizeof port, "%d", s->port);
     snprintf(postgres, sizeof postgres, "%s/postgres", bindir);
     snprintf(data, sizeof data, "%s/data", s->dir);
@@ -557,6 +552,26 @@ void ts_postgres_start(ts_server *s)
              s->port);
     started_or_fail(s, "postgres", log);
     pg_wait_ready(s, log);
+}
+
+void ts_postgres_start(ts_server *s)
+{
+    char bindir[1024], log[1200];
+    pg_bindir(bindir, sizeof bindir);
+    memset(s, 0, sizeof *s);
+    tu_mkdtemp(s->dir, sizeof s->dir);
+    snprintf(log, sizeof log, "%s/postgres.out", s->dir);
+    pg_initdb(s, bindir, log);
+    s->port = ts_free_port();
+    pg_run(s, bindir);
+}
+
+void ts_postgres_restart(ts_server *s)
+{
+    char bindir[1024];
+    pg_bindir(bindir, sizeof bindir);
+    cr_assert_eq(s->pid, 0, "restart a stopped server");
+    pg_run(s, bindir);
 }
 
 void ts_postgres_exec(const ts_server *s, const char *db, const char *sql)

@@ -68,6 +68,10 @@ void ts_redis_tls_start(ts_server *s, const char *cert, const char *key, const c
 #define TS_PG_PASSWORD "vyre-test-secret"
 void ts_postgres_start(ts_server *s);
 
+/* Starts a server stopped by ts_postgres_stop again: same cluster, same
+ * port. */
+void ts_postgres_restart(ts_server *s);
+
 /* Runs sql (several statements allowed) as the superuser on database db
  * ("postgres" when NULL), asserting success. */
 void ts_postgres_exec(const ts_server *s, const char *db, const char *sql);

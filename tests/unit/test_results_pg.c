@@ -46,7 +46,7 @@ static void teardown(void)
 TestSuite(results_pg, .init = setup, .fini = teardown, .timeout = 120);
 TestSuite(results_dialect, .timeout = 30);
 
-static __attribute__((unused)) int64_t mono_ms(void)
+static int64_t mono_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -260,4 +260,315 @@ Test(results_pg, a_run_is_written_and_read_back_as_on_a_file)
     cr_assert_eq(nr, 1);
     vyre_bench_run_list_free(runs);
     vyre_results_close(db);
+}
+
+/* Writes one run of three points as `host` in a child process: 0 on success. */
+static int child_writes_a_run(const char *url, const char *host)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    if (vyre_results_open(url, &db, &e) != 0) {
+        fprintf(stderr, "child open: %s\n", e.message);
+        return 1;
+    }
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "launch");
+    snprintf(r.command_line, sizeof r.command_line, "test");
+    snprintf(r.host, sizeof r.host, "%s", host);
+    int rc = vyre_bench_run_begin(db, &r, &e);
+    for (int i = 0; !rc && i < 3; i++)
+        rc = add_point(db, r.id, i, 100 * (i + 1), 32, &e);
+    if (!rc)
+        rc = vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e);
+    if (rc)
+        fprintf(stderr, "child %s: %s\n", host, e.message);
+    vyre_results_close(db);
+    return rc ? 1 : 0;
+}
+
+Test(results_pg, four_processes_write_runs_at_once_into_a_new_database)
+{
+    ts_postgres_start(&g_pg);
+    ts_postgres_exec(&g_pg, NULL, "CREATE DATABASE fleet");
+    char url[512];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "fleet");
+    /* All four create the schema at once: one of them does, under the lock. */
+    pid_t pids[4];
+    for (int i = 0; i < 4; i++) {
+        fflush(NULL);
+        pids[i] = fork();
+        cr_assert_geq(pids[i], 0);
+        if (pids[i] == 0) {
+            char host[32];
+            snprintf(host, sizeof host, "runner-%d", i);
+            _exit(child_writes_a_run(url, host));
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        int st = 0;
+        cr_assert_eq(waitpid(pids[i], &st, 0), pids[i]);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer %d failed", i);
+    }
+    vyre_results *db = open_ok(url);
+    vyre_bench_run *runs = NULL;
+    size_t n = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_runs_list(db, 0, &runs, &n, &e), 0, "%s", e.message);
+    cr_assert_eq(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(runs[i].status, VYRE_RUN_DONE);
+        cr_assert_eq(runs[i].npoints, 3, "run of %s", runs[i].host);
+        vyre_bench_point *p = NULL;
+        size_t np = 0;
+        cr_assert_eq(vyre_bench_points_get(db, runs[i].id, &p, &np, &e), 0);
+        for (size_t j = 0; j < np; j++) {
+            vyre_bench_sample *s = NULL;
+            size_t ns = 0;
+            cr_assert_eq(vyre_bench_samples_get(db, p[j].id, &s, &ns, &e), 0);
+            cr_assert_eq(ns, 32);
+            vyre_bench_sample_list_free(s);
+        }
+        vyre_bench_point_list_free(p);
+    }
+    vyre_bench_run_list_free(runs);
+    vyre_results_close(db);
+}
+
+/* Opens url expecting the code; returns how long it took (ms), with the
+ * error in *e. */
+static int64_t open_fails(const char *url, int code, vyre_error *e)
+{
+    vyre_results *db = NULL;
+    vyre_error_clear(e);
+    int64_t t0 = mono_ms();
+    int rc = vyre_results_open(url, &db, e);
+    int64_t took = mono_ms() - t0;
+    cr_assert_eq(rc, code, "open '%s': %s: %s", url, vyre_err_name(rc), e->message);
+    cr_assert_null(db);
+    cr_assert_neq(e->hint[0], '\0', "no hint for '%s'", e->message);
+    return took;
+}
+
+Test(results_pg, wrong_password_is_one_clear_error_that_never_shows_it)
+{
+    ts_postgres_start(&g_pg);
+    char url[512];
+    url_of(url, sizeof url, "vyre:Wr0ngSecret", "postgres");
+    vyre_error e;
+    open_fails(url, VYRE_EPERM, &e);
+    cr_assert(strstr(e.message, "password authentication failed"), "%s", e.message);
+    cr_assert(strstr(e.message, "vyre:***@127.0.0.1"), "%s", e.message);
+    cr_assert(!strstr(e.message, "Wr0ngSecret") && !strstr(e.hint, "Wr0ngSecret"), "%s", e.message);
+    cr_assert(strstr(e.hint, "pgpass"), "%s", e.hint);
+}
+
+Test(results_pg, unreachable_hosts_fail_within_the_connect_timeout)
+{
+    /* A port nothing listens on: refused at once. */
+    char url[512];
+    snprintf(url, sizeof url, "postgresql://vyre@127.0.0.1:%d/postgres", ts_free_port());
+    vyre_error e;
+    open_fails(url, VYRE_EREMOTE, &e);
+    cr_assert(strstr(e.message, "cannot connect to results database"), "%s", e.message);
+    /* A server that completes the handshake and never answers: the
+     * URL's connect_timeout bounds the wait. */
+    int port = 0;
+    int fd = ts_silent_listen(&port);
+    snprintf(url, sizeof url, "postgresql://vyre@127.0.0.1:%d/postgres?connect_timeout=2", port);
+    int64_t took = open_fails(url, VYRE_EREMOTE, &e);
+    close(fd);
+    cr_assert_lt(took, 10000, "waited %lld ms past a 2 s connect_timeout", (long long)took);
+    cr_assert(strstr(e.hint, "connect_timeout"), "%s", e.hint);
+}
+
+Test(results_pg, a_read_only_role_reads_and_gets_one_clear_error_on_write)
+{
+    ts_postgres_start(&g_pg);
+    char url[512];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    vyre_results *db = open_ok(url); /* creates the schema */
+    begin_run(db, NULL, "NVIDIA H200");
+    vyre_results_close(db);
+    ts_postgres_exec(&g_pg, NULL,
+                     "CREATE ROLE reader LOGIN PASSWORD 'rpw'; "
+                     "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader");
+    url_of(url, sizeof url, "reader:rpw", "postgres");
+    db = open_ok(url);
+    vyre_bench_run *runs = NULL;
+    size_t n = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_runs_list(db, 0, &runs, &n, &e), 0, "%s", e.message);
+    cr_assert_eq(n, 1);
+    vyre_bench_run_list_free(runs);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "launch");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), VYRE_EPERM, "%s", e.message);
+    cr_assert(strstr(e.message, "cannot start a run in results database "
+                                "'postgresql://reader:***@127.0.0.1"),
+              "%s", e.message);
+    cr_assert(strstr(e.message, "permission denied"), "%s", e.message);
+    cr_assert(strstr(e.hint, "grant it INSERT"), "%s", e.hint);
+    vyre_results_close(db);
+    /* On an empty database the role cannot create the schema: one error too. */
+    ts_postgres_exec(&g_pg, NULL, "CREATE DATABASE empty");
+    ts_postgres_exec(&g_pg, "empty", "REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+    url_of(url, sizeof url, "reader:rpw", "empty");
+    open_fails(url, VYRE_EPERM, &e);
+    cr_assert(strstr(e.message, "cannot create the schema of results database"), "%s", e.message);
+}
+
+Test(results_pg, password_file_must_be_private)
+{
+    ts_postgres_start(&g_pg);
+    char pw[700], url[1200];
+    snprintf(pw, sizeof pw, "%s/pgpw", g_dir);
+    tu_write_file(pw, TS_PG_PASSWORD "\n", strlen(TS_PG_PASSWORD) + 1);
+    cr_assert_eq(chmod(pw, 0644), 0);
+    snprintf(url, sizeof url, "postgresql://vyre@127.0.0.1:%d/postgres?password-file=%s", g_pg.port,
+             pw);
+    vyre_error e;
+    open_fails(url, VYRE_EUNSAFE, &e);
+    cr_assert(strstr(e.message, "has mode 0644"), "%s", e.message);
+    cr_assert(strstr(e.hint, "chmod 600"), "%s", e.hint);
+    cr_assert_eq(chmod(pw, 0600), 0);
+    vyre_results *db = open_ok(url);
+    cr_assert(!strstr(vyre_results_path(db), TS_PG_PASSWORD));
+    vyre_results_close(db);
+    /* With other parameters around it, and libpq's own ones kept. */
+    snprintf(url, sizeof url,
+             "postgresql://vyre@127.0.0.1:%d/postgres?connect_timeout=5&password-file=%s&"
+             "application_name=t",
+             g_pg.port, pw);
+    db = open_ok(url);
+    vyre_results_close(db);
+}
+
+Test(results_pg, the_default_location_comes_from_VYRE_RESULTS_DB)
+{
+    ts_postgres_start(&g_pg);
+    char url[512], xdg[700];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    snprintf(xdg, sizeof xdg, "%s/config", g_dir);
+    setenv("XDG_CONFIG_HOME", xdg, 1);
+    setenv("VYRE_RESULTS_DB", url, 1);
+    char where[VYRE_RESULTS_LOCATION_MAX];
+    int is_default = 1;
+    cr_assert_eq(vyre_results_locate(where, sizeof where, &is_default, NULL), 0);
+    cr_assert_str_eq(where, url);
+    cr_assert_eq(is_default, 0);
+    vyre_results *db = open_ok(NULL);
+    cr_assert_str_eq(vyre_results_engine(db), "postgresql");
+    vyre_results_close(db);
+    unsetenv("VYRE_RESULTS_DB");
+}
+
+Test(results_pg, results_db_from_a_file_another_user_owns_is_refused)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give the file to another user (CI runs as root)");
+    char xdg[700], conf[800];
+    snprintf(xdg, sizeof xdg, "%s/config", g_dir);
+    snprintf(conf, sizeof conf, "%s/vyre", xdg);
+    cr_assert_eq(mkdir(xdg, 0755), 0);
+    cr_assert_eq(mkdir(conf, 0755), 0);
+    snprintf(conf, sizeof conf, "%s/vyre/vyre.conf", xdg);
+    tu_write_file(conf, "results_db = postgresql://me@evil.example/steal\n", 49);
+    setenv("XDG_CONFIG_HOME", xdg, 1);
+    unsetenv("VYRE_RESULTS_DB");
+    char where[VYRE_RESULTS_LOCATION_MAX];
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_locate(where, sizeof where, NULL, &e), 0, "own file: %s", e.message);
+    cr_assert_str_eq(where, "postgresql://me@evil.example/steal");
+    cr_assert_eq(chown(conf, 65534, 65534), 0);
+    cr_assert_eq(vyre_results_locate(where, sizeof where, NULL, &e), VYRE_EUNSAFE);
+    cr_assert(strstr(e.message, "results_db refused: the file is owned by"), "%s", e.message);
+    cr_assert(strstr(e.hint, "VYRE_RESULTS_DB"), "%s", e.hint);
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(NULL, &db, &e), VYRE_EUNSAFE, "open went on: %s", e.message);
+}
+
+/* The child of the test below: a run, one point, then (once the server is
+ * gone) a second point and the end of the run, which both fail. Exits
+ * with 0 when they failed as a lost connection should. */
+static int child_loses_the_server(const char *url, int ready_fd, int go_fd)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    if (vyre_results_open(url, &db, &e) != 0)
+        return 10;
+    int64_t run = begin_run(db, NULL, "NVIDIA H200");
+    if (add_point(db, run, 0, 500, 48, &e) != 0)
+        return 11;
+    char c = 'r';
+    if (write(ready_fd, &c, 1) != 1 || read(go_fd, &c, 1) != 1)
+        return 12;
+    int rc = add_point(db, run, 1, 700, 48, &e);
+    if (rc != VYRE_EREMOTE || !strstr(e.message, "connection lost")) {
+        fprintf(stderr, "second point: %s: %s\n", vyre_err_name(rc), e.message);
+        return 13;
+    }
+    rc = vyre_bench_run_finish(db, run, VYRE_RUN_INTERRUPTED, "server gone", &e);
+    if (rc != VYRE_EREMOTE)
+        return 14;
+    vyre_results_close(db);
+    return 0;
+}
+
+Test(results_pg, a_server_stopped_mid_run_leaves_the_run_interrupted_and_nothing_half_written)
+{
+    ts_postgres_start(&g_pg);
+    char url[512];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    vyre_results_close(open_ok(url));
+    int ready[2], go[2];
+    cr_assert_eq(pipe(ready), 0);
+    cr_assert_eq(pipe(go), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(child_loses_the_server(url, ready[1], go[0]));
+    char c;
+    cr_assert_eq(read(ready[0], &c, 1), 1, "the child never wrote its first point");
+    ts_postgres_stop(&g_pg);
+    cr_assert_eq(write(go[1], "g", 1), 1);
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child step %d",
+              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    ts_postgres_restart(&g_pg);
+    vyre_results *db = open_ok(url);
+    vyre_bench_run *runs = NULL;
+    size_t n = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    /* Its process is gone: the first reader marks it interrupted. */
+    cr_assert_eq(vyre_bench_runs_list(db, 0, &runs, &n, &e), 0, "%s", e.message);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(runs[0].status, VYRE_RUN_INTERRUPTED, "%s",
+                 vyre_bench_run_status_name(runs[0].status));
+    cr_assert_eq(runs[0].npoints, 1);
+    vyre_bench_point *p = NULL;
+    size_t np = 0;
+    cr_assert_eq(vyre_bench_points_get(db, runs[0].id, &p, &np, &e), 0);
+    cr_assert_eq(np, 1);
+    vyre_bench_sample *s = NULL;
+    size_t ns = 0;
+    cr_assert_eq(vyre_bench_samples_get(db, p[0].id, &s, &ns, &e), 0);
+    cr_assert_eq(ns, 48, "the finished point has all its samples");
+    vyre_bench_sample_list_free(s);
+    vyre_bench_point_list_free(p);
+    vyre_bench_run_list_free(runs);
+    vyre_results_close(db);
+    /* Nothing of the second point: no row at all, finished or not. */
+    ts_postgres_exec(&g_pg, NULL,
+                     "DO $$ BEGIN IF (SELECT count(*) FROM points) <> 1 OR (SELECT count(*) FROM "
+                     "samples) <> 48 THEN RAISE EXCEPTION 'half-written rows'; END IF; END $$");
 }

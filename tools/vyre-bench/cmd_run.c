@@ -95,6 +95,7 @@ static void usage(FILE *out)
             "  --devices LIST|all      CUDA ordinals, e.g. 0,1 (default 0)\n\n"
             "output:\n"
             "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+            "             or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n"
             "  --csv       CSV rows instead of the table\n"
             "  --json      one JSON document (schema_version %d) at the end\n"
             "  --wide      on a terminal, every column and the full stop text (the table\n"
@@ -401,7 +402,13 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
             tool_report(&e);
             code = TOOL_EXIT_ERROR;
         } else {
-            code = bench_json_run_ab(stdout, db, &r, pts, np, 0, abj);
+            uint64_t ntx = 0;
+            int64_t tx_ns = 0;
+            vyre_results_write_stats(db, &ntx, &tx_ns);
+            json_t *store =
+                json_pack("{s:s, s:I, s:I}", "engine", vyre_results_engine(db),
+                          "write_transactions", (json_int_t)ntx, "write_ns", (json_int_t)tx_ns);
+            code = bench_json_run_ab(stdout, db, &r, pts, np, 0, abj, store);
             abj = NULL;
         }
         vyre_bench_point_list_free(pts);
@@ -520,8 +527,16 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
         note_clocks(&res);
 
     if (rc) {
+        /* A server gone mid-run fails the write and the end of the run
+         * alike: one error says it (the run stays on the server as it was,
+         * and its next reader from this host marks it interrupted). */
+        if (rc == VYRE_EREMOTE && res.finish_error.code == VYRE_EREMOTE)
+            snprintf(err.hint, sizeof err.hint,
+                     "the server went away: the points written before are kept, the point in "
+                     "flight was not written, and the run shows as interrupted once the server "
+                     "is back; check the server and run again");
         tool_report(&err);
-        if (res.finish_error.code)
+        if (res.finish_error.code && !(rc == VYRE_EREMOTE && res.finish_error.code == VYRE_EREMOTE))
             tool_report(&res.finish_error);
         if (res.compile_log && *res.compile_log)
             fprintf(stderr, "compiler log:\n%s%s", res.compile_log,

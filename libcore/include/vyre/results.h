@@ -115,6 +115,12 @@ VYRE_EXTERN const char *vyre_results_path(const vyre_results *db);
 /* "sqlite" or "postgresql" (static). */
 VYRE_EXTERN const char *vyre_results_engine(const vyre_results *db);
 
+/* The write transactions db has run since it was opened (runs, points,
+ * kernel records, timings flushes; failed ones too) and the time they
+ * took from begin to commit or rollback, ns: the store's own overhead in
+ * a run. Either pointer may be NULL. Thread-safe. */
+VYRE_EXTERN void vyre_results_write_stats(vyre_results *db, uint64_t *transactions, int64_t *ns);
+
 /* What a writer has done. */
 typedef struct vyre_results_writer_stats {
     uint64_t rows_added;     /* accepted by add (or the sink) */

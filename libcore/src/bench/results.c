@@ -72,7 +72,11 @@ static const char k_insert_sql[] =
 struct vyre_results {
     pthread_mutex_t mu;
     vyre__store *store; /* the engine: its connection, transactions and failures */
-    char path[];        /* as opened; a URL with its password masked */
+    /* Write transactions and the time they took, begin to commit or
+     * rollback (vyre_results_write_stats); under mu. */
+    int64_t tx_start_ns, tx_ns;
+    uint64_t tx_count;
+    char path[]; /* as opened; a URL with its password masked */
 };
 
 /* A queued row: the record and when it was queued. */
@@ -173,6 +177,22 @@ const char *vyre_results_engine(const vyre_results *db)
     return db ? db->store->ops->engine : NULL;
 }
 
+void vyre_results_write_stats(vyre_results *db, uint64_t *transactions, int64_t *ns)
+{
+    uint64_t n = 0;
+    int64_t t = 0;
+    if (db) {
+        pthread_mutex_lock(&db->mu);
+        n = db->tx_count;
+        t = db->tx_ns;
+        pthread_mutex_unlock(&db->mu);
+    }
+    if (transactions)
+        *transactions = n;
+    if (ns)
+        *ns = t;
+}
+
 /* ---- the timings writer ----------------------------------------------------- */
 
 int vyre_results_writer_new(vyre_results *db, int64_t run_id, vyre_results_writer **out,
@@ -265,7 +285,7 @@ static int flush_locked(vyre_results_writer *w, vyre_error *err)
     vyre__store *s = db->store;
     pthread_mutex_lock(&db->mu);
     vyre__stmt *st = NULL;
-    int rc = s->ops->begin(s, "write timings to", err);
+    int rc = vyre__results_begin(db, "write timings to", err);
     if (!rc)
         rc = vyre__stmt_prepare(s, k_insert_sql, &st, err);
     for (size_t i = 0; !rc && i < w->n; i++) {
@@ -276,9 +296,9 @@ static int flush_locked(vyre_results_writer *w, vyre_error *err)
     }
     vyre__stmt_finalize(st);
     if (!rc)
-        rc = s->ops->commit(s, "commit timings to", err);
+        rc = vyre__results_commit(db, "commit timings to", err);
     else
-        s->ops->rollback(s);
+        vyre__results_rollback(db);
     pthread_mutex_unlock(&db->mu);
     if (rc) {
         w->st.flush_failures++;
@@ -420,17 +440,27 @@ void vyre__results_unlock(vyre_results *db)
 
 int vyre__results_begin(vyre_results *db, const char *what, vyre_error *err)
 {
+    db->tx_start_ns = (int64_t)vyre__mono_ns();
     return db->store->ops->begin(db->store, what, err);
+}
+
+static void tx_done(vyre_results *db)
+{
+    db->tx_ns += (int64_t)vyre__mono_ns() - db->tx_start_ns;
+    db->tx_count++;
 }
 
 int vyre__results_commit(vyre_results *db, const char *what, vyre_error *err)
 {
-    return db->store->ops->commit(db->store, what, err);
+    int rc = db->store->ops->commit(db->store, what, err);
+    tx_done(db);
+    return rc;
 }
 
 void vyre__results_rollback(vyre_results *db)
 {
     db->store->ops->rollback(db->store);
+    tx_done(db);
 }
 
 int vyre__results_prepare(vyre_results *db, const char *sql, vyre__stmt **st, vyre_error *err)

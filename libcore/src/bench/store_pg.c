@@ -334,15 +334,18 @@ static const vyre__store_ops k_ops = {
 static int read_version(pg_store *s, int *version, vyre_error *err)
 {
     *version = 0;
-    PGresult *res = PQexec(
-        s->conn, "SELECT to_regclass('meta') IS NOT NULL, (to_regclass('runs') IS NOT NULL OR "
-                 "to_regclass('timings') IS NOT NULL OR to_regclass('points') IS NOT NULL)");
+    /* pg_tables, not to_regclass: the catalog cache may still hold "no
+     * such table" from before the lock was granted, a scan of the catalog
+     * sees what committed meanwhile. */
+    PGresult *res = PQexec(s->conn, "SELECT count(*) FILTER (WHERE tablename = 'meta'), count(*) "
+                                    "FILTER (WHERE tablename IN ('runs', 'timings', 'points')) "
+                                    "FROM pg_catalog.pg_tables WHERE schemaname = current_schema()");
     if (!res || PQresultStatus(res) != PGRES_TUPLES_OK) {
         int rc = pg_fail(s, res, "read", err);
         PQclear(res);
         return rc;
     }
-    int meta = PQgetvalue(res, 0, 0)[0] == 't', ours = PQgetvalue(res, 0, 1)[0] == 't';
+    int meta = atoi(PQgetvalue(res, 0, 0)) > 0, ours = atoi(PQgetvalue(res, 0, 1)) > 0;
     PQclear(res);
     if (!meta && !ours)
         return VYRE_OK;
