@@ -572,3 +572,33 @@ Test(results_pg, a_server_stopped_mid_run_leaves_the_run_interrupted_and_nothing
                      "DO $$ BEGIN IF (SELECT count(*) FROM points) <> 1 OR (SELECT count(*) FROM "
                      "samples) <> 48 THEN RAISE EXCEPTION 'half-written rows'; END IF; END $$");
 }
+
+Test(results_pg, a_write_that_fails_in_the_pipeline_rolls_its_point_back_whole)
+{
+    ts_postgres_start(&g_pg);
+    char url[512];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    vyre_results_close(open_ok(url));
+    /* May write runs and points, not samples: the samples of a point are
+     * sent without waiting for each result, and their failure must still
+     * undo the point's row. */
+    ts_postgres_exec(&g_pg, NULL,
+                     "CREATE ROLE half LOGIN PASSWORD 'hpw'; "
+                     "GRANT SELECT, INSERT, UPDATE ON runs, points TO half; "
+                     "GRANT SELECT ON samples, timings, meta TO half; "
+                     "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO half");
+    url_of(url, sizeof url, "half:hpw", "postgres");
+    vyre_results *db = open_ok(url);
+    int64_t run = begin_run(db, NULL, "NVIDIA H200");
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(add_point(db, run, 0, 300, 40, &e), VYRE_EPERM, "%s", e.message);
+    cr_assert(strstr(e.message, "permission denied for table samples"), "%s", e.message);
+    vyre_bench_run r;
+    cr_assert_eq(vyre_bench_run_get(db, run, &r, &e), 0, "%s", e.message);
+    cr_assert_eq(r.npoints, 0, "the point's update was committed without its samples");
+    /* The connection is usable after the failed pipeline. */
+    cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_INTERRUPTED, NULL, &e), VYRE_EPERM);
+    cr_assert_eq(vyre_bench_run_get(db, run, &r, &e), 0, "%s", e.message);
+    vyre_results_close(db);
+}

@@ -46,8 +46,16 @@
 typedef struct pg_store {
     vyre__store base;
     PGconn *conn;
+    int in_tx;                             /* between begin and commit or rollback */
+    int queued;                            /* writes sent in pipeline mode, results not read yet */
     char shown[VYRE_RESULTS_LOCATION_MAX]; /* the URL, password masked */
 } pg_store;
+
+/* Writes queued before their results are read: a point's samples go in a
+ * few round trips, not one each (measured on loopback: a cache --quick
+ * run's 24 write transactions took 0.76-0.85 s one statement a round
+ * trip, against 0.14-0.18 s on a local SQLite file). */
+#define PIPELINE_MAX 256
 
 typedef struct pgst {
     vyre__stmt base;
@@ -57,6 +65,7 @@ typedef struct pgst {
     int nparams;
     PGresult *res;
     int row, nrows;
+    int deferrable; /* an INSERT, UPDATE or DELETE without RETURNING */
 } pgst;
 
 /* ---- errors -------------------------------------------------------------------- */
@@ -78,8 +87,9 @@ static int code_for_state(const char *state, const char **hint)
         const char *hint;
     } k[] = {
         {"42501", VYRE_EPERM,
-         "the role may not write here: grant it INSERT, UPDATE and DELETE on the vyre tables "
-         "(and USAGE on their sequences), or name a role that may write in the URL"},
+         "the role lacks a privilege on the vyre tables: grant it INSERT, UPDATE and DELETE on "
+         "them (and USAGE on their sequences) to write, SELECT to read, or name another role in "
+         "the URL"},
         {"25006", VYRE_EROFS, "the server is read-only (a standby): name the primary in the URL"},
         {"57014", VYRE_EBUSY, "a statement ran past statement_timeout: the server is overloaded"},
         {"55P03", VYRE_EBUSY, "another session held a lock past lock_timeout: retry"},
@@ -143,6 +153,10 @@ static int pq_prepare(vyre__store *base, const char *sql, vyre__stmt **out, vyre
     st->base.ops = &k_ops;
     st->s = (pg_store *)base;
     st->row = -1;
+    const char *q = st->sql + strspn(st->sql, " \t\n");
+    st->deferrable = (strncmp(q, "INSERT", 6) == 0 || strncmp(q, "UPDATE", 6) == 0 ||
+                      strncmp(q, "DELETE", 6) == 0) &&
+                     !strstr(q, "RETURNING");
     *out = &st->base;
     return VYRE_OK;
 }
@@ -190,15 +204,67 @@ static void pq_bind_null(vyre__stmt *st, int i)
     set_param(st, i, NULL, 0);
 }
 
+/* Reads the results of the queued writes and leaves pipeline mode: 0, or
+ * the first failure (err NULL: ignored, for a rollback). */
+static int drain(pg_store *s, const char *what, vyre_error *err)
+{
+    if (PQpipelineStatus(s->conn) == PQ_PIPELINE_OFF)
+        return VYRE_OK;
+    int rc = VYRE_OK, nulls = 0;
+    if (!PQpipelineSync(s->conn))
+        rc = pg_fail(s, NULL, what, err);
+    while (!rc || PQstatus(s->conn) == CONNECTION_OK) {
+        PGresult *r = PQgetResult(s->conn);
+        if (!r) {
+            /* One NULL ends each query's results; more means nothing comes. */
+            if (++nulls > s->queued + 1 || PQstatus(s->conn) != CONNECTION_OK)
+                break;
+            continue;
+        }
+        ExecStatusType t = PQresultStatus(r);
+        if (t == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            break;
+        }
+        if (!rc && t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK && t != PGRES_PIPELINE_ABORTED)
+            rc = pg_fail(s, r, what, err);
+        PQclear(r);
+    }
+    if (!rc && PQstatus(s->conn) != CONNECTION_OK)
+        rc = pg_fail(s, NULL, what, err);
+    s->queued = 0;
+    PQexitPipelineMode(s->conn);
+    return rc;
+}
+
+/* Sends a write of a transaction without waiting for its result (its
+ * failure comes with the next read, or at commit: the transaction fails
+ * whole either way). */
+static int queue_write(pgst *st, const char *what, vyre_error *err)
+{
+    pg_store *s = st->s;
+    if (PQpipelineStatus(s->conn) == PQ_PIPELINE_OFF && !PQenterPipelineMode(s->conn))
+        return pg_fail(s, NULL, what, err);
+    if (!PQsendQueryParams(s->conn, st->sql, st->nparams, NULL, (const char *const *)st->params,
+                           NULL, NULL, 0))
+        return pg_fail(s, NULL, what, err);
+    return ++s->queued >= PIPELINE_MAX ? drain(s, what, err) : VYRE_OK;
+}
+
 static int pq_step(vyre__stmt *base, const char *what, vyre_error *err)
 {
     pgst *st = (pgst *)base;
+    if (!st->res && st->deferrable && st->s->in_tx)
+        return queue_write(st, what, err);
+    int rc = st->res ? VYRE_OK : drain(st->s, what, err);
+    if (rc)
+        return rc;
     if (!st->res) {
         st->res = PQexecParams(st->s->conn, st->sql, st->nparams, NULL,
                                (const char *const *)st->params, NULL, NULL, 0);
         ExecStatusType t = st->res ? PQresultStatus(st->res) : PGRES_FATAL_ERROR;
         if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK) {
-            int rc = pg_fail(st->s, st->res, what, err);
+            rc = pg_fail(st->s, st->res, what, err);
             PQclear(st->res);
             st->res = NULL;
             return rc;
@@ -264,14 +330,19 @@ static void pq_finalize(vyre__stmt *base)
 
 /* ---- transactions ------------------------------------------------------------------ */
 
-static int pq_begin(vyre__store *s, const char *what, vyre_error *err)
+static int pq_begin(vyre__store *base, const char *what, vyre_error *err)
 {
-    return pg_exec((pg_store *)s, "BEGIN", what, err);
+    pg_store *s = (pg_store *)base;
+    int rc = pg_exec(s, "BEGIN", what, err);
+    s->in_tx = !rc;
+    return rc;
 }
 
 static void pq_rollback(vyre__store *base)
 {
     pg_store *s = (pg_store *)base;
+    drain(s, "roll back", NULL);
+    s->in_tx = 0;
     if (PQstatus(s->conn) == CONNECTION_OK && PQtransactionStatus(s->conn) != PQTRANS_IDLE)
         PQclear(PQexec(s->conn, "ROLLBACK"));
 }
@@ -279,6 +350,12 @@ static void pq_rollback(vyre__store *base)
 static int pq_commit(vyre__store *base, const char *what, vyre_error *err)
 {
     pg_store *s = (pg_store *)base;
+    int drc = drain(s, what, err);
+    if (drc) {
+        pq_rollback(base);
+        return drc;
+    }
+    s->in_tx = 0;
     PGresult *res = PQexec(s->conn, "COMMIT");
     ExecStatusType t = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     /* A transaction that failed earlier "commits" as ROLLBACK. */
@@ -337,9 +414,10 @@ static int read_version(pg_store *s, int *version, vyre_error *err)
     /* pg_tables, not to_regclass: the catalog cache may still hold "no
      * such table" from before the lock was granted, a scan of the catalog
      * sees what committed meanwhile. */
-    PGresult *res = PQexec(s->conn, "SELECT count(*) FILTER (WHERE tablename = 'meta'), count(*) "
-                                    "FILTER (WHERE tablename IN ('runs', 'timings', 'points')) "
-                                    "FROM pg_catalog.pg_tables WHERE schemaname = current_schema()");
+    PGresult *res =
+        PQexec(s->conn, "SELECT count(*) FILTER (WHERE tablename = 'meta'), count(*) "
+                        "FILTER (WHERE tablename IN ('runs', 'timings', 'points')) "
+                        "FROM pg_catalog.pg_tables WHERE schemaname = current_schema()");
     if (!res || PQresultStatus(res) != PGRES_TUPLES_OK) {
         int rc = pg_fail(s, res, "read", err);
         PQclear(res);
