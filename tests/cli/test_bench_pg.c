@@ -222,3 +222,51 @@ Test(bench_pg, a_server_stopped_mid_run_ends_the_run_with_one_error)
                      "count(*) FROM samples s WHERE s.point_id = p.id)) THEN RAISE EXCEPTION "
                      "'half-written point'; END IF; END $$");
 }
+
+Test(bench_pg, push_copies_runs_once_and_pull_brings_them_back)
+{
+    start_server();
+    char local[700], other[700];
+    snprintf(local, sizeof local, "%s/local.sqlite3", g_tmp);
+    snprintf(other, sizeof other, "%s/other.sqlite3", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", local, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    char shown[700], line[1400];
+    snprintf(shown, sizeof shown, "postgresql://vyre:***@127.0.0.1:%d/postgres", g_pg.port);
+    bench(&p, ARGS("push", "--db", local, "last", "--to", g_url));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(line, sizeof line, "pushed run 1 as run 1 of %s", shown);
+    tu_assert_line(p.out, line);
+    tu_proc_free(&p);
+    bench(&p, ARGS("push", "--db", local, "1", "--to", g_url));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(line, sizeof line, "run 1 is already in %s as run 1", shown);
+    tu_assert_line(p.out, line);
+    tu_proc_free(&p);
+    bench(&p, ARGS("pull", "--db", other, "last", "--from", g_url));
+    cr_assert_eq(p.exit_code, 2, "the target must exist: %s", p.err);
+    tu_proc_free(&p);
+    /* A new local file: created by run, then pulled into. */
+    bench(&p, ARGS("run", "--suite", "cache", "--db", other, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("pull", "--db", other, "last", "--from", g_url));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(line, sizeof line, "pulled run 1 as run 2 of %s", other);
+    tu_assert_line(p.out, line);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", other, "1", "2"));
+    cr_assert(p.exit_code == 0 || p.exit_code == 1, "%s", p.err);
+    tu_proc_free(&p);
+    /* Usage: the target is needed, and push takes --to only. */
+    bench(&p, ARGS("push", "--db", local, "last"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "vyre-bench: error: push needs --to WHERE"), "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("push", "--db", local, "last", "--from", g_url));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "push takes --to, not --from"), "%s", p.err);
+    tu_proc_free(&p);
+}

@@ -602,3 +602,137 @@ Test(results_pg, a_write_that_fails_in_the_pipeline_rolls_its_point_back_whole)
     cr_assert_eq(vyre_bench_run_get(db, run, &r, &e), 0, "%s", e.message);
     vyre_results_close(db);
 }
+
+/* A local file of one "machine": two done runs as host, on gpu. */
+static void machine(const char *path, const char *host, const char *gpu)
+{
+    vyre_results *db = open_ok(path);
+    vyre_error e;
+    vyre_error_clear(&e);
+    for (int k = 0; k < 2; k++) {
+        int64_t run = begin_run(db, host, gpu);
+        cr_assert_eq(add_point(db, run, 0, 1000 + 100 * k, 20, &e), 0, "%s", e.message);
+        cr_assert_eq(add_point(db, run, 1, 3000 + 100 * k, 24, &e), 0, "%s", e.message);
+        vyre_bench_point *p = NULL;
+        size_t np = 0;
+        cr_assert_eq(vyre_bench_points_get(db, run, &p, &np, &e), 0);
+        vyre_activity a;
+        memset(&a, 0, sizeof a);
+        a.kind = VYRE_ACTIVITY_KERNEL;
+        snprintf(a.name, sizeof a.name, "k_%s", host);
+        a.start_ns = 10;
+        a.end_ns = 1234;
+        a.grid[0] = 7;
+        cr_assert_eq(vyre_bench_point_records(db, run, p[1].id, &a, 1, &e), 0, "%s", e.message);
+        vyre_bench_point_list_free(p);
+        cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e), 0);
+    }
+    vyre_results_close(db);
+}
+
+/* The runs of db, newest first (the caller frees). */
+static vyre_bench_run *runs_of(vyre_results *db, size_t *n)
+{
+    vyre_bench_run *r = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_runs_list(db, 0, &r, n, &e), 0, "%s", e.message);
+    return r;
+}
+
+/* Every point, sample and kernel record of run a in x equals run b's in y. */
+static void same_run(vyre_results *x, int64_t a, vyre_results *y, int64_t b)
+{
+    vyre_bench_run ra, rb;
+    cr_assert_eq(vyre_bench_run_get(x, a, &ra, NULL), 0);
+    cr_assert_eq(vyre_bench_run_get(y, b, &rb, NULL), 0);
+    cr_assert_str_eq(ra.host, rb.host);
+    cr_assert_str_eq(ra.gpu_name, rb.gpu_name);
+    cr_assert_eq(ra.started_ns, rb.started_ns);
+    cr_assert_eq(ra.finished_ns, rb.finished_ns);
+    cr_assert_eq(ra.pid, rb.pid);
+    cr_assert_eq(ra.status, rb.status);
+    vyre_bench_point *pa = NULL, *pb = NULL;
+    size_t na = 0, nb = 0;
+    cr_assert_eq(vyre_bench_points_get(x, a, &pa, &na, NULL), 0);
+    cr_assert_eq(vyre_bench_points_get(y, b, &pb, &nb, NULL), 0);
+    cr_assert_eq(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        cr_assert_eq(memcmp(&pa[i].stats.median, &pb[i].stats.median, sizeof(double)), 0,
+                     "median not bit for bit");
+        cr_assert_eq(pa[i].stats.n, pb[i].stats.n);
+        cr_assert_eq(pa[i].rounds, pb[i].rounds);
+        cr_assert_str_eq(pa[i].axes, pb[i].axes);
+        vyre_bench_sample *sa = NULL, *sb = NULL;
+        size_t nsa = 0, nsb = 0;
+        cr_assert_eq(vyre_bench_samples_get(x, pa[i].id, &sa, &nsa, NULL), 0);
+        cr_assert_eq(vyre_bench_samples_get(y, pb[i].id, &sb, &nsb, NULL), 0);
+        cr_assert_eq(nsa, nsb);
+        for (size_t k = 0; k < nsa; k++) {
+            cr_assert_eq(memcmp(&sa[k].wall, &sb[k].wall, sizeof(double)), 0);
+            cr_assert_eq(sa[k].round, sb[k].round);
+        }
+        vyre_bench_sample_list_free(sa);
+        vyre_bench_sample_list_free(sb);
+        vyre_bench_kernel_row *ka = NULL, *kb = NULL;
+        size_t nka = 0, nkb = 0;
+        cr_assert_eq(vyre_bench_kernels_get(x, pa[i].id, &ka, &nka, NULL), 0);
+        cr_assert_eq(vyre_bench_kernels_get(y, pb[i].id, &kb, &nkb, NULL), 0);
+        cr_assert_eq(nka, nkb);
+        for (size_t k = 0; k < nka; k++) {
+            cr_assert_str_eq(ka[k].name, kb[k].name);
+            cr_assert_float_eq(ka[k].median_ns, kb[k].median_ns, 0);
+        }
+        vyre_bench_kernel_row_list_free(ka);
+        vyre_bench_kernel_row_list_free(kb);
+    }
+    vyre_bench_point_list_free(pa);
+    vyre_bench_point_list_free(pb);
+}
+
+Test(results_pg, two_machines_push_their_runs_once_and_pull_them_back_whole)
+{
+    ts_postgres_start(&g_pg);
+    char a_path[700], b_path[700], c_path[700], url[512];
+    snprintf(a_path, sizeof a_path, "%s/a.sqlite3", g_dir);
+    snprintf(b_path, sizeof b_path, "%s/b.sqlite3", g_dir);
+    snprintf(c_path, sizeof c_path, "%s/c.sqlite3", g_dir);
+    machine(a_path, "gpu-a", "NVIDIA H100 80GB HBM3");
+    machine(b_path, "gpu-b", "NVIDIA H200");
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    vyre_results *a = open_ok(a_path), *b = open_ok(b_path), *pg = open_ok(url);
+    vyre_error e;
+    vyre_error_clear(&e);
+    int64_t ids[4];
+    for (int pass = 0; pass < 2; pass++)
+        for (int64_t r = 1; r <= 2; r++) {
+            int existed = -1;
+            cr_assert_eq(vyre_results_copy_run(a, r, pg, &ids[r - 1], &existed, &e), 0, "%s",
+                         e.message);
+            cr_assert_eq(existed, pass, "push %d of run %lld", pass, (long long)r);
+            cr_assert_eq(vyre_results_copy_run(b, r, pg, &ids[r + 1], &existed, &e), 0, "%s",
+                         e.message);
+            cr_assert_eq(existed, pass);
+        }
+    size_t n = 0;
+    vyre_bench_run *r = runs_of(pg, &n);
+    cr_assert_eq(n, 4, "pushing twice copied twice");
+    vyre_bench_run_list_free(r);
+    same_run(a, 2, pg, ids[1]);
+    same_run(b, 1, pg, ids[2]);
+    /* Pulled into a third file: the same again, ids of its own. */
+    vyre_results *c = open_ok(c_path);
+    int64_t back = 0;
+    cr_assert_eq(vyre_results_copy_run(pg, ids[3], c, &back, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(back, 1);
+    same_run(b, 2, c, back);
+    /* A running run is refused; an unknown one too. */
+    int64_t live = begin_run(a, NULL, "NVIDIA H100 80GB HBM3");
+    cr_assert_eq(vyre_results_copy_run(a, live, pg, &back, NULL, &e), VYRE_EBUSY);
+    cr_assert(strstr(e.message, "is still running"), "%s", e.message);
+    cr_assert_eq(vyre_results_copy_run(a, 99, pg, &back, NULL, &e), VYRE_ENOENT);
+    vyre_results_close(a);
+    vyre_results_close(b);
+    vyre_results_close(c);
+    vyre_results_close(pg);
+}

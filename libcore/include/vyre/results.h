@@ -121,6 +121,19 @@ VYRE_EXTERN const char *vyre_results_engine(const vyre_results *db);
  * a run. Either pointer may be NULL. Thread-safe. */
 VYRE_EXTERN void vyre_results_write_stats(vyre_results *db, uint64_t *transactions, int64_t *ns);
 
+/*
+ * Copies run run_id of `from` to `to` (push to a shared server, pull from
+ * it): the run with its states and facts as they were, its points,
+ * samples and kernel records, under new ids of `to`, in one transaction
+ * of `to`. A run's identity is (host, started_ns, pid): when `to` already
+ * holds it, nothing is written, *existed is 1 and *new_id is its id there
+ * (so copying twice is harmless). Returns 0 and *new_id; VYRE_ENOENT (no
+ * such run), VYRE_EBUSY (the run is still running), VYRE_EINVAL (from ==
+ * to), or either store's errors. existed may be NULL.
+ */
+VYRE_EXTERN int vyre_results_copy_run(vyre_results *from, int64_t run_id, vyre_results *to,
+                                      int64_t *new_id, int *existed, vyre_error *err);
+
 /* What a writer has done. */
 typedef struct vyre_results_writer_stats {
     uint64_t rows_added;     /* accepted by add (or the sink) */

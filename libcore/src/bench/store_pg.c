@@ -36,7 +36,7 @@
 #include "bench/store_dialect.h"
 #include "bench/store_url.h"
 
-#define MAX_PARAMS 32
+#define MAX_PARAMS 64 /* a points row copied whole has 36 */
 #define SESSION_SQL                                                                                \
     "SET statement_timeout = '30s'; SET lock_timeout = '10s'; "                                    \
     "SET idle_in_transaction_session_timeout = '60s'; SET client_min_messages = warning"
