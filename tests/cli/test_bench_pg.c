@@ -270,3 +270,55 @@ Test(bench_pg, push_copies_runs_once_and_pull_brings_them_back)
     cr_assert(strstr(p.err, "push takes --to, not --from"), "%s", p.err);
     tu_proc_free(&p);
 }
+
+Test(bench_pg, compare_baseline_selects_the_run_by_gpu_model)
+{
+    start_server();
+    tu_proc p;
+    for (int i = 0; i < 2; i++) {
+        bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, FAST, "-q"));
+        cr_assert_eq(p.exit_code, 0, "%s", p.err);
+        tu_proc_free(&p);
+    }
+    /* No GPU here: the runs have no GPU name, so a GPU selector finds none. */
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", "gpu=H200 last", "last"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "vyre-bench: error: no done run matches 'gpu=H200 last' in "
+                            "'postgresql://vyre:***@"),
+              "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", "host=nosuchhost last", "last"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    tu_proc_free(&p);
+    char host[256], sel[400];
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    snprintf(sel, sizeof sel, "host=%s last-1", host);
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", sel, "last", "--json"));
+    cr_assert(p.exit_code == 0 || p.exit_code == 1, "%d: %s", p.exit_code, p.err);
+    json_t *j = parse(p.out);
+    cr_assert_eq(json_integer_value(json_object_get(j, "baseline_run_id")), 1, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(j, "run_id")), 2, "%s", p.out);
+    json_decref(j);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", "gpu=H200 last:5", "last"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "pooling several runs is not supported"), "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", "gpu=H200 last", "1", "2"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "with --baseline, give one run"), "%s", p.err);
+    tu_proc_free(&p);
+    /* The history of one point across both runs, oldest first. */
+    snprintf(sel, sizeof sel, "host=%s", host);
+    bench(&p, ARGS("history", "--db", g_url, "--axes", "size=4096", "--filter", sel, "cache.hit"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_eq(tu_count_lines(p.out), 4, "a header, its rule, two runs: %s", p.out);
+    cr_assert(strstr(p.out, "\n|   1 | "), "%s", p.out);
+    cr_assert(strstr(strstr(p.out, "\n|   1 | "), "\n|   2 | "), "oldest first: %s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("history", "--db", g_url, "--filter", "gpu=H200 last", "cache.hit"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "bad filter word 'last'"), "%s", p.err);
+    tu_proc_free(&p);
+}

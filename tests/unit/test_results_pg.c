@@ -736,3 +736,93 @@ Test(results_pg, two_machines_push_their_runs_once_and_pull_them_back_whole)
     vyre_results_close(c);
     vyre_results_close(pg);
 }
+
+/* The selectors on one store: machine a's and b's runs pushed into it. */
+static void check_selectors(vyre_results *db, const int64_t *ids)
+{
+    vyre_error e;
+    vyre_error_clear(&e);
+    int64_t id = 0;
+    cr_assert_eq(vyre_results_select_run(db, "gpu=H200 last", &id, &e), 0, "%s", e.message);
+    cr_assert_eq(id, ids[3], "newest H200 run");
+    cr_assert_eq(vyre_results_select_run(db, "  gpu=h100   last-1 ", &id, &e), 0, "%s", e.message);
+    cr_assert_eq(id, ids[0], "older H100 run, any case");
+    cr_assert_eq(vyre_results_select_run(db, "host=gpu-a gpu=H200 last", &id, &e), VYRE_ENOENT);
+    cr_assert(strstr(e.message, "no done run matches 'host=gpu-a gpu=H200 last'"), "%s", e.message);
+    cr_assert_eq(vyre_results_run_set_ref(db, ids[2], "main", &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_results_select_run(db, "gpu=H200 branch=main last", &id, &e), 0, "%s",
+                 e.message);
+    cr_assert_eq(id, ids[2], "the H200 run of main, not the newer one of no branch");
+    cr_assert_eq(vyre_results_select_run(db, "gpu=H_00 last", &id, &e), VYRE_ENOENT,
+                 "'_' is a character, not a wildcard");
+    cr_assert_eq(vyre_results_select_run(db, "gpu=H200 last:5", &id, &e), VYRE_ENOTSUP);
+    cr_assert_eq(vyre_results_select_run(db, "gpu=H200", &id, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre_results_select_run(db, "colour=red last", &id, &e), VYRE_EINVAL);
+    cr_assert(strstr(e.message, "'colour=red'"), "%s", e.message);
+    cr_assert_eq(vyre_results_select_run(db, "last gpu=H200", &id, &e), VYRE_EINVAL);
+}
+
+Test(results_pg, a_baseline_is_chosen_by_gpu_model_and_branch_on_both_engines)
+{
+    ts_postgres_start(&g_pg);
+    char a_path[700], b_path[700], all_path[700], url[512];
+    snprintf(a_path, sizeof a_path, "%s/a.sqlite3", g_dir);
+    snprintf(b_path, sizeof b_path, "%s/b.sqlite3", g_dir);
+    snprintf(all_path, sizeof all_path, "%s/all.sqlite3", g_dir);
+    machine(a_path, "gpu-a", "NVIDIA H100 80GB HBM3");
+    machine(b_path, "gpu-b", "NVIDIA H200");
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    vyre_results *a = open_ok(a_path), *b = open_ok(b_path);
+    vyre_results *stores[2] = {open_ok(url), open_ok(all_path)};
+    for (int s = 0; s < 2; s++) {
+        int64_t ids[4];
+        vyre_error e;
+        vyre_error_clear(&e);
+        /* b's runs started after a's: newest is b's second. */
+        for (int64_t r = 1; r <= 2; r++)
+            cr_assert_eq(vyre_results_copy_run(a, r, stores[s], &ids[r - 1], NULL, &e), 0, "%s",
+                         e.message);
+        for (int64_t r = 1; r <= 2; r++)
+            cr_assert_eq(vyre_results_copy_run(b, r, stores[s], &ids[r + 1], NULL, &e), 0, "%s",
+                         e.message);
+        check_selectors(stores[s], ids);
+        vyre_results_history_row *h = NULL;
+        size_t nh = 0;
+        cr_assert_eq(
+            vyre_results_history(stores[s], "launch.stream", NULL, "gpu=H200", &h, &nh, &e), 0,
+            "%s", e.message);
+        cr_assert_eq(nh, 4, "two H200 runs of two points");
+        vyre_results_history_free(h);
+        cr_assert_eq(vyre_results_history(stores[s], "launch.stream", "N=2048", NULL, &h, &nh, &e),
+                     0, "%s", e.message);
+        cr_assert_eq(nh, 4, "one point of each of the four runs");
+        for (size_t i = 1; i < nh; i++)
+            cr_assert_leq(h[i - 1].started_ns, h[i].started_ns, "oldest first");
+        cr_assert_str_eq(h[0].host, "gpu-a");
+        cr_assert_str_eq(h[3].gpu_name, "NVIDIA H200");
+        cr_assert_str_eq(h[2].git_ref, "main");
+        cr_assert_float_eq(h[3].median_ns, 3102.5, 1e-9); /* 3100 + median of i % 7, i < 24 */
+        vyre_results_history_free(h);
+        cr_assert_eq(
+            vyre_results_history(stores[s], "launch.stream", NULL, "gpu=H200 last", &h, &nh, &e),
+            VYRE_EINVAL, "a filter has no 'last'");
+        vyre_results_close(stores[s]);
+    }
+    vyre_results_close(a);
+    vyre_results_close(b);
+    /* The README's Grafana view, as written there, on the server's runs. */
+    char *readme = tu_read_file(VYRE_TEST_SOURCE_DIR "/../README.md", NULL);
+    cr_assert_not_null(readme);
+    char *view = strstr(readme, "```sql\nCREATE VIEW vyre_point_medians");
+    cr_assert_not_null(view, "README lost its Grafana view");
+    view += strlen("```sql\n");
+    char *end = strstr(view, "```");
+    cr_assert_not_null(end);
+    *end = '\0';
+    ts_postgres_exec(&g_pg, NULL, view);
+    free(readme);
+    ts_postgres_exec(&g_pg, NULL,
+                     "DO $$ BEGIN IF (SELECT count(*) FROM vyre_point_medians WHERE gpu_name = "
+                     "'NVIDIA H200' AND \"time\" > now() - interval '1 hour' AND median_ns > 0) "
+                     "<> 4 THEN RAISE EXCEPTION 'view'; END IF; END $$");
+}

@@ -356,6 +356,36 @@ static void git_rev(char *buf, size_t size)
              dirty ? "-dirty" : ""); /* 12 hex digits, or a longer hash */
 }
 
+/* The branch the working tree is on, else the tag it stands on, else the
+ * CI's ref name (a detached checkout of a branch), or "": recorded with
+ * the run for `compare --baseline 'branch=main last'`. Fixed commands, as
+ * git_rev. */
+static void git_ref(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    char out[256] = "";
+    if (capture("git symbolic-ref --short -q HEAD 2>/dev/null", out, sizeof out) != 0 || !out[0])
+        if (capture("git describe --tags --exact-match 2>/dev/null", out, sizeof out) != 0)
+            out[0] = '\0';
+    out[strcspn(out, "\r\n")] = '\0';
+    const char *ci = getenv("GITHUB_REF_NAME");
+    if (!out[0] && !(ci && *ci))
+        ci = getenv("CI_COMMIT_REF_NAME"); /* GitLab */
+    snprintf(buf, size, "%s", out[0] ? out : ci ? ci : "");
+}
+
+/* Records the run's git ref; a failure only warns: the run is stored. */
+static void record_ref(vyre_results *db, int64_t run_id)
+{
+    char ref[256];
+    git_ref(ref, sizeof ref);
+    vyre_error e;
+    vyre_error_clear(&e);
+    if (run_id > 0 && ref[0] && vyre_results_run_set_ref(db, run_id, ref, &e))
+        fprintf(stderr, "%s: warning: the run's git branch was not recorded: %s\n", tool_prog(),
+                e.message);
+}
+
 static int exit_for(int rc)
 {
     return rc == VYRE_ENODRIVER || rc == VYRE_ENODEV ? TOOL_EXIT_NODRIVER : TOOL_EXIT_ERROR;
@@ -516,6 +546,8 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     vyre_error err;
     vyre_error_clear(&err);
     int rc = vyre_bench_run_suites(o, &res, &err);
+    if (!rc)
+        record_ref(db, res.run_id);
     for (size_t i = 0; i < NSTOP_SIGNALS; i++)
         sigaction(k_stop_signals[i], &old[i], NULL);
     progress_clear(&out);

@@ -18,6 +18,7 @@ int cmd_show(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

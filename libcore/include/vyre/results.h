@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define VYRE_RESULTS_SCHEMA_VERSION 6          /* one per k_schema_steps entry (results.c) */
+#define VYRE_RESULTS_SCHEMA_VERSION 7          /* one per k_schema_steps entry (results.c) */
 #define VYRE_RESULTS_APPLICATION_ID 0x76797273 /* PRAGMA application_id: "vyrs" */
 
 typedef struct vyre_results vyre_results;
@@ -133,6 +133,56 @@ VYRE_EXTERN void vyre_results_write_stats(vyre_results *db, uint64_t *transactio
  */
 VYRE_EXTERN int vyre_results_copy_run(vyre_results *from, int64_t run_id, vyre_results *to,
                                       int64_t *new_id, int *existed, vyre_error *err);
+
+/* Records the git branch or tag of run run_id (runs.git_ref; "" or NULL:
+ * unknown). Returns 0, VYRE_ENOENT or the store's errors. */
+VYRE_EXTERN int vyre_results_run_set_ref(vyre_results *db, int64_t run_id, const char *ref,
+                                         vyre_error *err);
+
+/*
+ * Picks a done run by what it ran on: selector is blank-separated words,
+ * each KEY=VALUE, then one of `last` (the newest matching done run) or
+ * `last-N` (the Nth before it). Keys: gpu (a part of the GPU's name, any
+ * case: gpu=H200), driver and cuda (a prefix of the driver and CUDA
+ * versions), host (the host name), branch or tag (the git branch or tag
+ * recorded with the run), rev (a prefix of the git revision). Newest is
+ * by start time, so runs pushed from many machines order as they ran.
+ * Returns 0 and *id; VYRE_EINVAL (a bad selector, with the word in
+ * quotes), VYRE_ENOTSUP for `last:K` (pooling K runs is not done yet),
+ * VYRE_ENOENT (nothing matches), or the store's errors.
+ */
+VYRE_EXTERN int vyre_results_select_run(vyre_results *db, const char *selector, int64_t *id,
+                                        vyre_error *err);
+
+/* One point of a benchmark's history: a done run's point and the facts
+ * of the run. */
+typedef struct vyre_results_history_row {
+    int64_t run_id;
+    int64_t started_ns; /* Unix ns */
+    char host[256];
+    char gpu_name[256];
+    char git_ref[128]; /* branch or tag; "" unknown */
+    char git_rev[64];
+    char axes[256];
+    double median_ns; /* NAN when not stored */
+    double noise;     /* robust noise of the point, a fraction; NAN unknown */
+} vyre_results_history_row;
+
+/*
+ * The median of benchmark over time, oldest run first, across every done
+ * run of db (many machines' in a shared store): one row per finished point
+ * of the benchmark, only those of axes when axes is not NULL, of the runs
+ * filter matches (KEY=VALUE words as vyre_results_select_run takes,
+ * without last; NULL or "": all). Returns 0 and *out (free with
+ * vyre_results_history_free), VYRE_EINVAL for a bad filter, or the
+ * store's errors. An unknown benchmark is 0 rows.
+ */
+VYRE_EXTERN int vyre_results_history(vyre_results *db, const char *benchmark, const char *axes,
+                                     const char *filter, vyre_results_history_row **out, size_t *n,
+                                     vyre_error *err);
+
+/* Frees what vyre_results_history returned. NULL is a no-op. */
+VYRE_EXTERN void vyre_results_history_free(vyre_results_history_row *rows);
 
 /* What a writer has done. */
 typedef struct vyre_results_writer_stats {

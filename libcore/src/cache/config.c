@@ -178,7 +178,9 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
                             vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
                                        "%sunknown configuration key '%.64s'", at, key));
     int remote = k == VYRE_CONF_REMOTE_STORAGE || k == VYRE_CONF_RESULTS_DB; /* long, masked */
-    if (!*value && k != VYRE_CONF_REMOTE_STORAGE) /* an empty remote_storage: no remote stores */
+    /* An empty remote_storage: no remote stores; an empty results_db: the
+     * default file (so a layer can undo what a lower one set). */
+    if (!*value && k != VYRE_CONF_REMOTE_STORAGE && k != VYRE_CONF_RESULTS_DB)
         return vyre__fail(err, VYRE_ECONFIG, k_keys[k].help, "%s%s has no value", at, key);
     if (strlen(value) >= (remote ? VYRE_CONFIG_LONG_VALUE_MAX : VYRE_CONFIG_VALUE_MAX))
         return vyre__fail(err, VYRE_ECONFIG, k_keys[k].help, "%svalue of %s is too long", at, key);
@@ -230,9 +232,10 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
         break;
     }
     case VYRE_CONF_RESULTS_DB:
-        bad = value[0] != '/' && strncmp(value, "postgresql://", 13) != 0 &&
+        bad = value[0] && value[0] != '/' && strncmp(value, "postgresql://", 13) != 0 &&
               strncmp(value, "postgres://", 11) != 0;
-        hint = "write an absolute path or a postgresql://user@host:port/db URL";
+        hint = "write an absolute path or a postgresql://user@host:port/db URL (empty: the "
+               "default file)";
         if (!bad)
             vyre__strlcpy(n->results_db, value, sizeof n->results_db);
         break;
