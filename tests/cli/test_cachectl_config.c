@@ -286,7 +286,7 @@ Test(cachectl_config, precedence_each_layer_overrides_the_one_below)
     tu_proc p;
     CC_ENV(&p, env, "config");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_eq(tu_count_lines(p.out), 10, "%s", p.out);
+    cr_assert_eq(tu_count_lines(p.out), 11, "%s", p.out);
     cr_assert(strncmp(p.out, "KEY                 VALUE  FROM\n", 32) == 0, "%s", p.out);
     assert_config_row(p.out, "max_size", "4G", "env VYRE_CACHE_MAX_SIZE");
     assert_config_row(p.out, "triton_max_size", "0", "default");
@@ -1047,7 +1047,7 @@ Test(cachectl_config, config_always_runs_and_shows_the_problem)
     tu_proc_free(&p);
     CC(&p, "config");
     cr_assert_eq(p.exit_code, 2, "%s", p.err);
-    cr_assert_eq(tu_count_lines(p.out), 10, "%s", p.out); /* the header, its rule, 8 keys */
+    cr_assert_eq(tu_count_lines(p.out), 11, "%s", p.out); /* the header, its rule, 9 keys */
     snprintf(line, sizeof line, "%s:2", g_user_conf);
     assert_config_row(p.out, "max_age", "2d", line);
     snprintf(line, sizeof line,

@@ -6,6 +6,9 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <libpq-fe.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,6 +19,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -369,6 +374,246 @@ void ts_redis_tls_start(ts_server *s, const char *cert, const char *key, const c
     }
     s->pid = spawn(argv, log);
     started_or_fail(s, "redis-server (TLS)", log);
+}
+
+/* ---- PostgreSQL ------------------------------------------------------------ */
+
+/* The newest Debian server's bin directory, or skip (fail under CI). */
+static void pg_bindir(char *buf, size_t size)
+{
+    glob_t g;
+    int found = glob("/usr/lib/postgresql/*/bin/initdb", 0, NULL, &g) == 0 && g.gl_pathc > 0;
+    if (found) {
+        /* Versions sort as numbers: 9.6 < 15 < 16. */
+        const char *best = g.gl_pathv[0];
+        for (size_t i = 1; i < g.gl_pathc; i++)
+            if (atoi(g.gl_pathv[i] + strlen("/usr/lib/postgresql/")) >
+                atoi(best + strlen("/usr/lib/postgresql/")))
+                best = g.gl_pathv[i];
+        snprintf(buf, size, "%.*s", (int)(strrchr(best, '/') - best), best);
+    }
+    globfree(&g);
+    if (found)
+        return;
+    const char *ci = getenv("CI");
+    if (ci && strcmp(ci, "true") == 0)
+        cr_assert_fail("PostgreSQL's server is not installed (/usr/lib/postgresql/*/bin), and CI "
+                       "must run the results-store tests with it (.ci/run installs postgresql)");
+    cr_skip_test("PostgreSQL's server is not installed (/usr/lib/postgresql/*/bin): install "
+                 "postgresql to run the results-store tests (CI=true makes this a failure)");
+}
+
+/* How the cluster's owner is made under root (postgres refuses root):
+ * nobody, or, where nobody cannot reach the server's files (a machine
+ * whose / is 0700), uid 1000 of a user namespace that maps it to root's
+ * files, so postgres runs unprivileged and still reads them. */
+static int g_pg_userns = -1;
+
+/* Whether nobody can run bin at all: its libraries may be out of its
+ * reach even where the binary is not (seen: / or libm.so.6 mode 0700). */
+static int nobody_can_run(const char *bin)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(2);
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        char *argv[] = {strdup(bin), strdup("--version"), NULL};
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static int write_proc(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* In the child: become the cluster's owner (see g_pg_userns). */
+static void pg_drop_root(void)
+{
+    if (geteuid() != 0)
+        return;
+    if (!g_pg_userns) {
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(126);
+        return;
+    }
+    if (unshare(CLONE_NEWUSER) != 0 || write_proc("/proc/self/setgroups", "deny") != 0 ||
+        write_proc("/proc/self/uid_map", "1000 0 1") != 0 ||
+        write_proc("/proc/self/gid_map", "1000 0 1") != 0)
+        _exit(125);
+}
+
+/* Runs argv as the cluster's owner, waiting for it when wait is set;
+ * returns its pid or exit status. */
+static int pg_spawn(const char *const argv[], const char *log, int wait)
+{
+    char *v[40];
+    size_t n = 0;
+    for (; argv[n] && n < VYRE_TS_ARRAY_MAX(v) - 1; n++)
+        v[n] = strdup(argv[n]);
+    v[n] = NULL;
+    pid_t parent = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        pg_drop_root();
+        FILE *f = freopen(log, "a", stdout);
+        (void)f;
+        dup2(STDOUT_FILENO, STDERR_FILENO);
+        execv(v[0], v);
+        _exit(127);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    if (!wait) {
+        remember(pid);
+        return pid;
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void pg_initdb(ts_server *s, const char *bindir, const char *log)
+{
+    char initdb[1200], data[1200], pw[1200];
+    snprintf(initdb, sizeof initdb, "%s/initdb", bindir);
+    snprintf(data, sizeof data, "%s/data", s->dir);
+    snprintf(pw, sizeof pw, "%s/pw", s->dir);
+    tu_write_file(pw, TS_PG_PASSWORD "\n", strlen(TS_PG_PASSWORD) + 1);
+    if (geteuid() == 0 && g_pg_userns < 0)
+        g_pg_userns = !nobody_can_run(initdb);
+    if (geteuid() == 0 && !g_pg_userns) {
+        cr_assert_eq(chown(s->dir, 65534, 65534), 0, "chown: %s", strerror(errno));
+        cr_assert_eq(chown(pw, 65534, 65534), 0);
+    }
+    const char *const argv[] = {initdb, "-D",       data,        "-U",
+                                "vyre", "--pwfile", pw,          "--auth=scram-sha-256",
+                                "-E",   "UTF8",     "--no-sync", "--no-instructions",
+                                NULL};
+    int rc = pg_spawn(argv, log, 1);
+    if (rc != 0) {
+        char *out = tu_read_file(log, NULL);
+        cr_assert_fail("initdb failed (%d): %s", rc, out ? out : "(no log)");
+    }
+}
+
+/* Waits until the server accepts a session (it refuses them while it
+ * starts up, after the port is open). */
+static void pg_wait_ready(const ts_server *s, const char *log)
+{
+    for (int i = 0; i < 500; i++) {
+        if (PQping(s->root) == PQPING_OK)
+            return;
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    char *out = tu_read_file(log, NULL);
+    cr_assert_fail("postgres did not start on port %d: %s", s->port, out ? out : "(no log)");
+}
+
+/* Starts postgres on s's cluster and port. */
+static void pg_run(ts_server *s, const char *bindir)
+{
+    char log[1200], postgres[1200], data[1200], port[16];
+    snprintf(log, sizeof log, "%s/postgres.out", s->dir);
+    snprintf(port, sizeof port, "%d", s->port);
+    snprintf(postgres, sizeof postgres, "%s/postgres", bindir);
+    snprintf(data, sizeof data, "%s/data", s->dir);
+    const char *const argv[] = {postgres,
+                                "-D",
+                                data,
+                                "-p",
+                                port,
+                                "-k",
+                                s->dir,
+                                "-c",
+                                "listen_addresses=127.0.0.1",
+                                "-c",
+                                "fsync=off",
+                                "-c",
+                                "full_page_writes=off",
+                                "-c",
+                                "max_connections=40",
+                                "-c",
+                                "shared_buffers=16MB",
+                                NULL};
+    s->pid = pg_spawn(argv, log, 0);
+    snprintf(s->root, sizeof s->root, "postgresql://vyre:%s@127.0.0.1:%d/postgres", TS_PG_PASSWORD,
+             s->port);
+    started_or_fail(s, "postgres", log);
+    pg_wait_ready(s, log);
+}
+
+void ts_postgres_start(ts_server *s)
+{
+    char bindir[1024], log[1200];
+    pg_bindir(bindir, sizeof bindir);
+    memset(s, 0, sizeof *s);
+    tu_mkdtemp(s->dir, sizeof s->dir);
+    snprintf(log, sizeof log, "%s/postgres.out", s->dir);
+    pg_initdb(s, bindir, log);
+    s->port = ts_free_port();
+    pg_run(s, bindir);
+}
+
+void ts_postgres_restart(ts_server *s)
+{
+    char bindir[1024];
+    pg_bindir(bindir, sizeof bindir);
+    cr_assert_eq(s->pid, 0, "restart a stopped server");
+    pg_run(s, bindir);
+}
+
+void ts_postgres_exec(const ts_server *s, const char *db, const char *sql)
+{
+    char url[1200];
+    snprintf(url, sizeof url, "postgresql://vyre:%s@127.0.0.1:%d/%s", TS_PG_PASSWORD, s->port,
+             db ? db : "postgres");
+    PGconn *c = PQconnectdb(url);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "connect: %s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    ExecStatusType t = PQresultStatus(r);
+    cr_assert(t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK, "'%s': %s", sql,
+              PQresultErrorMessage(r));
+    PQclear(r);
+    PQfinish(c);
+}
+
+void ts_postgres_stop(ts_server *s)
+{
+    if (s->pid <= 0)
+        return;
+    kill(s->pid, SIGINT); /* fast shutdown: sessions are cut */
+    for (int i = 0; i < 500; i++) {
+        if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+            forget(s->pid);
+            s->pid = 0;
+            return;
+        }
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    ts_server_stop(s);
 }
 
 int ts_silent_listen(int *port)

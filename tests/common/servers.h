@@ -58,6 +58,28 @@ void ts_redis_start(ts_server *s);
 void ts_redis_tls_start(ts_server *s, const char *cert, const char *key, const char *ca,
                         const char *password);
 
+/* PostgreSQL: Debian's server binaries (/usr/lib/postgresql/<v>/bin,
+ * the newest version), a cluster made by initdb in a fresh temp folder on
+ * a free loopback port, with fsync off. Under root (CI) initdb and the
+ * server run as nobody (postgres refuses root). The superuser is "vyre"
+ * with password TS_PG_PASSWORD (scram-sha-256 for every TCP client).
+ * Same skip rule as the other servers; waits until the server accepts a
+ * session. s->root holds the superuser's URL of database "postgres". */
+#define TS_PG_PASSWORD "vyre-test-secret"
+void ts_postgres_start(ts_server *s);
+
+/* Starts a server stopped by ts_postgres_stop again: same cluster, same
+ * port. */
+void ts_postgres_restart(ts_server *s);
+
+/* Runs sql (several statements allowed) as the superuser on database db
+ * ("postgres" when NULL), asserting success. */
+void ts_postgres_exec(const ts_server *s, const char *db, const char *sql);
+
+/* Stops the server fast (SIGINT: sessions are cut, as a crash would) and
+ * waits for it; keeps dir. */
+void ts_postgres_stop(ts_server *s);
+
 /* A listening loopback socket that never accepts or reads: the kernel
  * completes TCP handshakes, nothing ever answers. Returns the fd (close it)
  * and its port in *port. */

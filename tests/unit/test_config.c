@@ -34,7 +34,8 @@ static void setup(void)
                                        "VYRE_CACHE_QUARANTINE_MAX_AGE",
                                        "VYRE_REMOTE_CACHE",
                                        "VYRE_CACHE_TRITON_MAX_SIZE",
-                                       "VYRE_CACHE_INDUCTOR_MAX_SIZE"};
+                                       "VYRE_CACHE_INDUCTOR_MAX_SIZE",
+                                       "VYRE_RESULTS_DB"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
 }
@@ -94,7 +95,7 @@ Test(config, defaults)
     cr_assert_eq(c.read_only, 0);
     cr_assert_eq(c.quarantine_max_age_ns, INT64_C(7) * 86400 * 1000000000);
     char v[64], w[64];
-    static const char *const want[] = {"5G", "0", "unset", "false", "7d", "", "0", "0"};
+    static const char *const want[] = {"5G", "0", "unset", "false", "7d", "", "0", "0", ""};
     cr_assert_eq(sizeof want / sizeof *want, VYRE_CONF_N_KEYS);
     for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
         value_of(&c, k, v, sizeof v);

@@ -29,7 +29,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: vyre-bench compare [--db PATH] [--alpha P] [--min-effect PCT]\n"
             "                          [--max-noise PCT] [--strict] [--allow-missing]\n"
-            "                          [--json | --csv] [--wide] [--width N] RUN_A RUN_B\n\n"
+            "                          [--json | --csv] [--wide] [--width N] RUN_A RUN_B\n"
+            "       vyre-bench compare [options] --baseline SELECTOR RUN_B\n\n"
             "Compare run B against run A (the baseline), point by point, on their stored\n"
             "samples. Each side's noise is 1.4826 MAD / median (of the round medians\n"
             "when the rounds disagree more); the ratio of medians B/A gets a\n"
@@ -44,7 +45,14 @@ static void usage(FILE *out)
             "hold in clock cycles too. A change beyond 1 +- t that fails either is\n"
             "DRIFT; NOISY when either side's noise is above the noise limit; otherwise\n"
             "SAME. The Mann-Whitney U p is shown too. RUN is a run id, 'last' or\n"
-            "'last-N' (the last done run, or the Nth done run before it).\n\n"
+            "'last-N' (the last done run, or the Nth done run before it), or a selector\n"
+            "as --baseline takes ('host=ci-7 last': in a shared store, 'last' alone is\n"
+            "whichever machine's run ended last).\n\n"
+            "  --baseline SELECTOR  run A is the newest done run that matches: KEY=VALUE\n"
+            "                     words then 'last' or 'last-N'; keys gpu (part of the\n"
+            "                     GPU's name), driver, cuda (version prefixes), host,\n"
+            "                     branch or tag (recorded at run time), rev (a git\n"
+            "                     revision prefix): 'gpu=H200 branch=main last'\n"
             "  --alpha P          1 - confidence level of the interval (default 0.01)\n"
             "  --min-effect PCT   smallest change that counts (default 2%%): 5%%, 5 and\n"
             "                     0.05 all mean 5%% (a bare number below 1 is a fraction)\n"
@@ -470,6 +478,7 @@ static void print_table(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
 #define COMPARE_HELP_SHOWN (-1)
 typedef struct compare_args {
     int strict, allow_missing, csv, wide, width;
+    const char *baseline; /* --baseline SELECTOR, or NULL */
 } compare_args;
 
 static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co, compare_args *ca)
@@ -483,6 +492,7 @@ static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co
         {"csv", no_argument, NULL, 'c'},
         {"wide", no_argument, NULL, 'w'},
         {"width", required_argument, NULL, 'W'},
+        {"baseline", required_argument, NULL, 'B'},
         {NULL, 0, NULL, 0},
     };
     double ratio = -1;
@@ -520,13 +530,19 @@ static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co
         case 'W':
             code = bench_parse_width("compare", optarg, &ca->width);
             break;
+        case 'B':
+            ca->baseline = optarg;
+            break;
         }
         if (code)
             return code;
     }
     if (ca->csv && g_tool.json)
         return bench_csv_json_conflict("compare");
-    if (argc - optind != 2)
+    if (ca->baseline && argc - optind != 1)
+        return tool_usage_error("compare", NULL,
+                                "with --baseline, give one run: RUN_B (the one compared)");
+    if (!ca->baseline && argc - optind != 2)
         return tool_usage_error("compare", NULL, "give two runs: RUN_A (baseline) RUN_B");
     return 0;
 }
@@ -547,10 +563,18 @@ static int report_missing(const vyre_bench_cmp_row *missing, const tally *t, int
     return TOOL_EXIT_ERROR;
 }
 
+/* A RUN operand: an id, 'last', 'last-N', or a selector ("host=ci-7 last":
+ * in a store many machines write, 'last' alone is anybody's). */
+static int resolve_run(vyre_results *db, const char *ref, int64_t *id, vyre_error *err)
+{
+    return strchr(ref, '=') ? vyre_results_select_run(db, ref, id, err)
+                            : vyre_bench_run_resolve(db, ref, id, err);
+}
+
 int cmd_compare(int argc, char **argv)
 {
     vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
-    compare_args ca = {0, 0, 0, 0, 0};
+    compare_args ca = {0, 0, 0, 0, 0, NULL};
     int code = parse_compare_args(argc, argv, &co, &ca);
     if (code)
         return code == COMPARE_HELP_SHOWN ? TOOL_EXIT_OK : code;
@@ -563,9 +587,11 @@ int cmd_compare(int argc, char **argv)
     int64_t a = 0, b = 0;
     vyre_bench_cmp_row *rows = NULL;
     size_t n = 0;
-    if (vyre_bench_run_resolve(db, argv[optind], &a, &err) ||
-        vyre_bench_run_resolve(db, argv[optind + 1], &b, &err) ||
-        vyre_bench_compare_runs(db, a, b, &co, &rows, &n, &err)) {
+    int resolved = ca.baseline ? vyre_results_select_run(db, ca.baseline, &a, &err) ||
+                                     resolve_run(db, argv[optind], &b, &err)
+                               : resolve_run(db, argv[optind], &a, &err) ||
+                                     resolve_run(db, argv[optind + 1], &b, &err);
+    if (resolved || vyre_bench_compare_runs(db, a, b, &co, &rows, &n, &err)) {
         tool_report(&err);
         vyre_results_close(db);
         return TOOL_EXIT_ERROR;

@@ -29,7 +29,8 @@ static void usage(FILE *out)
                  "and can then be removed.\n\n"
                  "  --failed    every run whose status is failed\n"
                  "  --json      the removed runs as one JSON document (schema_version 1)\n"
-                 "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n\n"
+                 "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+                 "             or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n\n"
                  "exit status: 0 removed (or nothing to remove with --failed),\n"
                  "             2 usage or operational error (nothing removed)\n");
 }

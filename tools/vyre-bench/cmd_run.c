@@ -95,6 +95,7 @@ static void usage(FILE *out)
             "  --devices LIST|all      CUDA ordinals, e.g. 0,1 (default 0)\n\n"
             "output:\n"
             "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+            "             or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n"
             "  --csv       CSV rows instead of the table\n"
             "  --json      one JSON document (schema_version %d) at the end\n"
             "  --wide      on a terminal, every column and the full stop text (the table\n"
@@ -375,6 +376,36 @@ static void git_rev(char *buf, size_t size)
              dirty ? "-dirty" : ""); /* 12 hex digits, or a longer hash */
 }
 
+/* The branch the working tree is on, else the tag it stands on, else the
+ * CI's ref name (a detached checkout of a branch), or "": recorded with
+ * the run for `compare --baseline 'branch=main last'`. Fixed commands, as
+ * git_rev. */
+static void git_ref(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    char out[256] = "";
+    if (capture("git symbolic-ref --short -q HEAD 2>/dev/null", out, sizeof out) != 0 || !out[0])
+        if (capture("git describe --tags --exact-match 2>/dev/null", out, sizeof out) != 0)
+            out[0] = '\0';
+    out[strcspn(out, "\r\n")] = '\0';
+    const char *ci = getenv("GITHUB_REF_NAME");
+    if (!out[0] && !(ci && *ci))
+        ci = getenv("CI_COMMIT_REF_NAME"); /* GitLab */
+    snprintf(buf, size, "%s", out[0] ? out : ci ? ci : "");
+}
+
+/* Records the run's git ref; a failure only warns: the run is stored. */
+static void record_ref(vyre_results *db, int64_t run_id)
+{
+    char ref[256];
+    git_ref(ref, sizeof ref);
+    vyre_error e;
+    vyre_error_clear(&e);
+    if (run_id > 0 && ref[0] && vyre_results_run_set_ref(db, run_id, ref, &e))
+        fprintf(stderr, "%s: warning: the run's git branch was not recorded: %s\n", tool_prog(),
+                e.message);
+}
+
 static int exit_for(int rc)
 {
     return rc == VYRE_ENODRIVER || rc == VYRE_ENODEV ? TOOL_EXIT_NODRIVER : TOOL_EXIT_ERROR;
@@ -421,7 +452,13 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
             tool_report(&e);
             code = TOOL_EXIT_ERROR;
         } else {
-            code = bench_json_run_ab(stdout, db, &r, pts, np, 0, abj);
+            uint64_t ntx = 0;
+            int64_t tx_ns = 0;
+            vyre_results_write_stats(db, &ntx, &tx_ns);
+            json_t *store =
+                json_pack("{s:s, s:I, s:I}", "engine", vyre_results_engine(db),
+                          "write_transactions", (json_int_t)ntx, "write_ns", (json_int_t)tx_ns);
+            code = bench_json_run_ab(stdout, db, &r, pts, np, 0, abj, store);
             abj = NULL;
         }
         vyre_bench_point_list_free(pts);
@@ -529,6 +566,8 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     vyre_error err;
     vyre_error_clear(&err);
     int rc = vyre_bench_run_suites(o, &res, &err);
+    if (!rc)
+        record_ref(db, res.run_id);
     for (size_t i = 0; i < NSTOP_SIGNALS; i++)
         sigaction(k_stop_signals[i], &old[i], NULL);
     progress_clear(&out);
@@ -541,8 +580,16 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
         note_clocks(&res);
 
     if (rc) {
+        /* A server gone mid-run fails the write and the end of the run
+         * alike: one error says it (the run stays on the server as it was,
+         * and its next reader from this host marks it interrupted). */
+        if (rc == VYRE_EREMOTE && res.finish_error.code == VYRE_EREMOTE)
+            snprintf(err.hint, sizeof err.hint,
+                     "the server went away: the points written before are kept, the point in "
+                     "flight was not written, and the run shows as interrupted once the server "
+                     "is back; check the server and run again");
         tool_report(&err);
-        if (res.finish_error.code)
+        if (res.finish_error.code && !(rc == VYRE_EREMOTE && res.finish_error.code == VYRE_EREMOTE))
             tool_report(&res.finish_error);
         if (res.compile_log && *res.compile_log)
             fprintf(stderr, "compiler log:\n%s%s", res.compile_log,

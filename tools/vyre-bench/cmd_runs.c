@@ -24,6 +24,7 @@ static void usage(FILE *out)
             "suites that ran. On a terminal the table fits its width (columns dropped\n"
             "or cut by priority). 'last' names the newest done run.\n\n"
             "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+            "             or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n"
             "  --limit N   at most N runs (default 20, 0: all)\n"
             "  --wide      on a terminal, every column whole\n"
             "  --width N   fit the table to N columns, terminal or not\n"

@@ -26,6 +26,7 @@ static void usage(FILE *out)
             "(the last done run, or the Nth done run before it: failed, interrupted and\n"
             "running runs are skipped; name them by id).\n\n"
             "  --db PATH    results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+            "              or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n"
             "  --kernels    also the CUPTI kernel records of each point\n"
             "  --wide       on a terminal, every column and the full stop text\n"
             "  --width N    fit the table to N columns, terminal or not\n"

@@ -18,6 +18,9 @@ int cmd_show(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_push(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 
 /* schema_version of the `vyre-bench run/show/export --json` document
@@ -97,9 +100,11 @@ void bench_csv_row(FILE *out, const vyre_bench_point *p);
  * "points": [...]} on out. Reads the samples from db. Returns an exit code. */
 int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
                    const vyre_bench_point *pts, size_t n, int with_samples);
-/* The same with "ab" (consumed; NULL: none), an A/B run's B/A per point. */
+/* The same with "ab" (consumed; NULL: none), an A/B run's B/A per point,
+ * and "store" (consumed; NULL: none), what writing the run cost the store. */
 int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
-                      const vyre_bench_point *pts, size_t n, int with_samples, json_t *ab);
+                      const vyre_bench_point *pts, size_t n, int with_samples, json_t *ab,
+                      json_t *store);
 
 /* A point's benchmark as the tables show it, "sweep.k [B]" for a variant
  * of an A/B run (cleaned for a terminal); returns buf. */

@@ -1,6 +1,7 @@
 /*
  * db.c - how the vyre-bench commands that read one run reach it (the
- * database itself is opened by tool_open_db, --db PATH or the default):
+ * database itself is opened by tool_open_db: --db PATH or URL, else
+ * VYRE_RESULTS_DB, else results_db of vyre.conf, else the default file):
  * checking the RUN operand and loading that run with its points. Errors are
  * reported here; the callers get exit codes.
  */
@@ -16,21 +17,22 @@
 int bench_open_db_existing(vyre_results **db)
 {
     *db = NULL;
-    char def[4096];
+    char def[VYRE_RESULTS_LOCATION_MAX];
     const char *path = g_tool.db;
     if (!path) {
         vyre_error err;
         vyre_error_clear(&err);
-        if (vyre_results_default_path(def, sizeof def, &err)) {
+        if (vyre_results_locate(def, sizeof def, NULL, &err)) {
             tool_report(&err);
             return TOOL_EXIT_ERROR;
         }
         path = def;
     }
     /* Opening creates the file: a typo in --db would leave an empty
-     * database behind and list no runs, as if the history were gone. */
+     * database behind and list no runs, as if the history were gone. (A
+     * server's database is the server's: opening it creates no file.) */
     struct stat st;
-    if (stat(path, &st) != 0 && errno == ENOENT) {
+    if (!vyre_results_is_url(path) && stat(path, &st) != 0 && errno == ENOENT) {
         fprintf(stderr, "%s: error: no results database '%s'\n", tool_prog(), path);
         fprintf(stderr, "hint: %s\n",
                 g_tool.db ? "check the path given to --db; 'vyre-bench run --db PATH' creates one"

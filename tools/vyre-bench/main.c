@@ -23,6 +23,12 @@ static const tool_cmd g_cmds[] = {
     {"plot", cmd_plot, "draw runs as SVG, PNG or an HTML report (gnuplot)", TOOL_CMD_NEEDS_DB},
     {"rm", cmd_rm, "remove runs (or every failed one) from the results database",
      TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
+    {"history", cmd_history, "one benchmark's median over time, across runs and machines",
+     TOOL_CMD_NEEDS_DB},
+    {"push", cmd_push, "copy runs to another results database (a shared server)",
+     TOOL_CMD_NEEDS_DB},
+    {"pull", cmd_pull, "copy runs of another results database (a shared server) here",
+     TOOL_CMD_NEEDS_DB},
     {NULL, NULL, NULL, 0},
 };
 

@@ -375,11 +375,12 @@ json_t *bench_json_point(const vyre_bench_point *p)
 int bench_json_run(FILE *out, vyre_results *db, const vyre_bench_run *run,
                    const vyre_bench_point *pts, size_t n, int with_samples)
 {
-    return bench_json_run_ab(out, db, run, pts, n, with_samples, NULL);
+    return bench_json_run_ab(out, db, run, pts, n, with_samples, NULL, NULL);
 }
 
 int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
-                      const vyre_bench_point *pts, size_t n, int with_samples, json_t *ab)
+                      const vyre_bench_point *pts, size_t n, int with_samples, json_t *ab,
+                      json_t *store)
 {
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
@@ -394,6 +395,7 @@ int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
                 json_decref(pj);
                 json_decref(arr);
                 json_decref(ab);
+                json_decref(store);
                 return TOOL_EXIT_ERROR;
             }
             json_t *sa = json_array();
@@ -416,6 +418,8 @@ int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
     json_object_set_new(o, "points", arr);
     if (ab)
         json_object_set_new(o, "ab", ab);
+    if (store)
+        json_object_set_new(o, "store", store);
     tool_json_print(out, o);
     return TOOL_EXIT_OK;
 }

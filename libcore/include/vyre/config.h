@@ -64,6 +64,14 @@
  *                       no limit. VYRE_CACHE_TRITON_MAX_SIZE.
  *   inductor_max_size   the same for TorchInductor's cache (vyre/inductor.h).
  *                       Default 0: no limit. VYRE_CACHE_INDUCTOR_MAX_SIZE.
+ *   results_db          where benchmark results go (vyre/results.h): an
+ *                       absolute path or a postgresql:// URL. Its
+ *                       environment variable is VYRE_RESULTS_DB. Like
+ *                       remote_storage it is taken from a file only when
+ *                       the user or root owns it: it makes the tool send
+ *                       the user's password (.pgpass, password-file=) to
+ *                       the server it names. Shown with its password
+ *                       masked. Default: the local file.
  */
 #ifndef VYRE_CONFIG_H
 #define VYRE_CONFIG_H
@@ -95,6 +103,7 @@ typedef enum vyre_config_key {
     VYRE_CONF_REMOTE_STORAGE,
     VYRE_CONF_TRITON_MAX_SIZE,
     VYRE_CONF_INDUCTOR_MAX_SIZE,
+    VYRE_CONF_RESULTS_DB,
     VYRE_CONF_N_KEYS
 } vyre_config_key;
 
@@ -132,6 +141,7 @@ typedef struct vyre_config {
     char remote_storage[VYRE_CONFIG_LONG_VALUE_MAX]; /* remote list as written; "": none */
     uint64_t triton_max_size;                        /* bytes; 0: no limit */
     uint64_t inductor_max_size;                      /* bytes; 0: no limit */
+    char results_db[VYRE_CONFIG_LONG_VALUE_MAX];     /* vyre/results.h; "": the default */
     vyre_config_where where[VYRE_CONF_N_KEYS];
     /* What loading met and went past, in order; the caller prints them
      * (libcore never does). n_problems may exceed VYRE_CONFIG_MAX_PROBLEMS:

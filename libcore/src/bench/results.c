@@ -2,27 +2,19 @@
  * results.c - the results database and its timings writer (see
  * vyre/results.h; schema in db/results_v1.sql, embedded as vyre__sql_results_v1).
  *
- * Guarantees and the reasons for them:
- *   - The file is precious (it cannot be rebuilt, unlike the cache index):
- *     nothing here deletes, truncates or replaces it. Before anything is
- *     written (journal mode, schema) the schema state is read, which is
- *     where a file that is not a database fails (SQLITE_NOTADB), and
- *     checked: another program's database (foreign application_id, or
- *     tables without our user_version) and newer schemas are refused. A
- *     refused file is byte-for-byte what it was.
- *   - Opening, the schema check, migration (one BEGIN IMMEDIATE
- *     transaction with the user_version update, the state read again under
- *     the write lock) and transactions are base/sqlutil.c's, shared with
- *     the cache index.
- *   - WAL on local disks, the rollback journal on network filesystems
- *     (sqlutil's statfs table), chosen when the file is created and kept
- *     after; synchronous=FULL, since losing committed results is not
- *     acceptable here as it is for a rebuildable cache.
- *   - A writer never writes one row per record: rows collect in memory and
- *     go in one transaction per flush through one prepared statement.
- *   - One connection per vyre_results, opened SQLITE_OPEN_NOMUTEX and
- *     serialised by db->mu; a writer's queue has its own mutex, taken
- *     before db->mu (lock order: writer, then db).
+ * The store is an engine behind store.h's operations table: a local SQLite
+ * file (store_sqlite.c, the default: precious, never replaced, refused
+ * files left byte-for-byte as they were) or a shared PostgreSQL server
+ * (store_pg.c, a postgresql:// URL). This file owns what both share:
+ *   - the schema steps (db/results_vN.sql, one list for both engines);
+ *   - where the database is (--db, VYRE_RESULTS_DB, results_db, default);
+ *   - the timings writer: rows collect in memory and go in one
+ *     transaction per flush through one statement, never one transaction
+ *     per record; a flush that fails (a server gone mid-run) rolls back
+ *     whole and keeps its rows pending;
+ *   - one connection per vyre_results, serialised by db->mu; a writer's
+ *     queue has its own mutex, taken before db->mu (lock order: writer,
+ *     then db).
  */
 #include "vyre/results.h"
 
@@ -30,7 +22,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +32,9 @@
 #include "base/clock.h"
 #include "base/fsutil.h"
 #include "base/internal.h"
-#include "base/sqlutil.h"
 #include "bench/results_internal.h"
+#include "bench/store.h"
+#include "bench/store_url.h"
 
 /* db/results_v1.sql and db/results_v2.sql, embedded by cmake/EmbedSql.cmake. */
 extern const char vyre__sql_results_v1[];
@@ -51,14 +43,17 @@ extern const char vyre__sql_results_v3[];
 extern const char vyre__sql_results_v4[];
 extern const char vyre__sql_results_v5[];
 extern const char vyre__sql_results_v6[];
+extern const char vyre__sql_results_v7[];
 
 /*
- * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
+ * Schema steps: vyre__results_schema_steps[v] takes schema version v to v + 1
+ * (SQLite's PRAGMA user_version, PostgreSQL's meta 'schema_version'; the
+ * PostgreSQL store runs each through store_dialect.c's rewrite).
  * Step 0 is db/results_v1.sql, the v1 schema; append a step (and bump
  * VYRE_RESULTS_SCHEMA_VERSION) for every later version, never edit an old
  * one. See the top of db/results_v1.sql for what a step may do.
  */
-static const char *const k_schema_steps[] = {
+const char *const vyre__results_schema_steps[VYRE_RESULTS_SCHEMA_VERSION] = {
     vyre__sql_results_v1, /* 0 -> 1 */
     vyre__sql_results_v2, /* 1 -> 2: runs, points, samples (the bench) */
     vyre__sql_results_v3, /* 2 -> 3: runs.pid_start, runs.boot_id (stale runs) */
@@ -67,13 +62,8 @@ static const char *const k_schema_steps[] = {
     vyre__sql_results_v4, /* 3 -> 4: points.batch_ns, kernel_ns, block_timeouts (views) */
     vyre__sql_results_v5, /* 4 -> 5: samples.round, points.rounds, points.round_noise */
     vyre__sql_results_v6, /* 5 -> 6: points.variant (run --vs) */
+    vyre__sql_results_v7, /* 6 -> 7: runs.git_ref (baseline selectors) */
 };
-_Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_RESULTS_SCHEMA_VERSION,
-               "one schema step per version");
-
-#define HINT_KEEP                                                                                  \
-    "vyre never replaces a results file: move it away (or pass another path) to start a new one, " \
-    "or restore it from a backup"
 
 static const char k_insert_sql[] =
     "INSERT INTO timings (run_id, host, pid, session_ns, kind, name, domain, start_ns, end_ns, "
@@ -83,9 +73,12 @@ static const char k_insert_sql[] =
 
 struct vyre_results {
     pthread_mutex_t mu;
-    vyre__sqlite sql; /* the connection, its transactions and failures */
-    sqlite3_stmt *st_insert;
-    char path[]; /* as opened */
+    vyre__store *store; /* the engine: its connection, transactions and failures */
+    /* Write transactions and the time they took, begin to commit or
+     * rollback (vyre_results_write_stats); under mu. */
+    int64_t tx_start_ns, tx_ns;
+    uint64_t tx_count;
+    char path[]; /* as opened; a URL with its password masked */
 };
 
 /* A queued row: the record and when it was queued. */
@@ -106,159 +99,12 @@ struct vyre_results_writer {
     vyre_results_writer_stats st;
 };
 
-/* ---- errors ---------------------------------------------------------------- */
-
-static const char *hint_for(int code)
-{
-    switch (code) {
-    case VYRE_ENOSPC:
-        return "free space on the filesystem holding the results database";
-    case VYRE_EROFS:
-        return "make the database file and its directory writable, or keep the database in a "
-               "writable directory (XDG_DATA_HOME, or the tool's --db)";
-    case VYRE_ECORRUPT:
-        return HINT_KEEP;
-    case VYRE_EBUSY:
-        return "another process held the results database locked for too long; retry, and look "
-               "for a hung vyre process if it persists";
-    case VYRE_EPERM:
-        return "check the permissions of the results database and of its directory";
-    case VYRE_ENOENT:
-        return "check that the directory of the results database exists";
-    case VYRE_ENOMEM:
-        return NULL;
-    default:
-        return "if it persists, check the file with: sqlite3 <file> 'PRAGMA integrity_check'";
-    }
-}
-
-static int check_schema_state(const vyre__sqlite *c, const vyre__sqlite_schema *s, vyre_error *err)
-{
-    if ((s->application_id != 0 && s->application_id != VYRE_RESULTS_APPLICATION_ID) ||
-        (s->user_version == 0 && s->objects > 0) ||
-        (s->user_version > 0 && s->application_id != VYRE_RESULTS_APPLICATION_ID))
-        return vyre__fail(err, VYRE_ECORRUPT, HINT_KEEP,
-                          "'%s' is an SQLite database but not a vyre results database "
-                          "(application_id 0x%llx, user_version %lld); it was left as it is",
-                          c->path, (unsigned long long)s->application_id,
-                          (long long)s->user_version);
-    if (s->user_version < 0 || s->user_version > VYRE_RESULTS_SCHEMA_VERSION)
-        return vyre__fail(err, VYRE_EVERSION,
-                          "use the vyre-tools release that wrote it (or a newer one); the file "
-                          "was left as it is",
-                          "results database '%s' has schema version %lld, newer than the %d "
-                          "this build supports",
-                          c->path, (long long)s->user_version, VYRE_RESULTS_SCHEMA_VERSION);
-    return VYRE_OK;
-}
-
-/* Stamps a new file with its creation time, inside the migration. */
-static int stamp_created(vyre__sqlite *c, vyre_error *err)
-{
-    char sql[128];
-    snprintf(sql, sizeof sql,
-             "INSERT OR IGNORE INTO meta (name, value) VALUES ('created_ns', %" PRId64 ")",
-             vyre__unix_ns());
-    return vyre__sqlite_exec(c, sql, "upgrade", err);
-}
-
-/* The results database as a store: precious (never replaced, refused
- * files left as they were), durable, its journal mode kept once chosen. */
-static const vyre__sqlite_store k_store = {
-    .noun = "results database",
-    .hint_for = hint_for,
-    .corrupt_note = " (the file was left as it is)",
-    .schema_note = "; it was left as it is",
-    .busy_timeout_ms = VYRE_RESULTS_BUSY_TIMEOUT_MS,
-    .schema_version = VYRE_RESULTS_SCHEMA_VERSION,
-    .application_id = VYRE_RESULTS_APPLICATION_ID,
-    .steps = k_schema_steps,
-    .check = check_schema_state,
-    .migrated = stamp_created,
-};
-
 static void destroy(vyre_results *db)
 {
-    sqlite3_finalize(db->st_insert);
-    vyre__sqlite_close(&db->sql);
+    if (db->store)
+        db->store->ops->close(db->store);
     pthread_mutex_destroy(&db->mu);
     free(db);
-}
-
-static int open_steps(vyre_results *db, vyre_error *err)
-{
-    int rc = vyre__sqlite_open(&db->sql, db->path, &k_store,
-                               VYRE__SQLITE_JOURNAL_AT_CREATE | VYRE__SQLITE_DURABLE, err);
-    if (rc)
-        return rc;
-    return vyre__sqlite_prepare(&db->sql, k_insert_sql, &db->st_insert, err);
-}
-
-/* A database to be created needs a directory we may write: say so, since
- * SQLite falls back to a read-only open and reports only "unable to open
- * database file" with the errno of that fallback (ENOENT). */
-static int check_dir_writable(const char *path, vyre_error *err)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    size_t len = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
-    if (len >= sizeof dir)
-        return VYRE_OK; /* the open reports it */
-    memcpy(dir, len ? path : ".", len ? len : 1);
-    dir[len ? len : 1] = '\0';
-    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 || errno == ENOENT)
-        return VYRE_OK; /* ENOENT: the open reports it */
-    int e = errno;
-    const char *hint = "make the directory writable, or keep the database in a writable "
-                       "directory (XDG_DATA_HOME, or the tool's --db)";
-    if (e == EROFS)
-        return vyre__fail(err, VYRE_EROFS, hint,
-                          "cannot create results database '%s': '%s' is on a read-only file "
-                          "system",
-                          path, dir);
-    return vyre__fail(err, e == EACCES || e == EPERM ? VYRE_EPERM : vyre__errno_code(e), hint,
-                      "cannot create results database '%s': directory '%s' is not writable: %s",
-                      path, dir, strerror(e));
-}
-
-/*
- * Before SQLite touches anything: the file and the files SQLite keeps next
- * to it (-wal, -journal, -shm) must not be symlinks or anything but regular
- * files. Through a planted link SQLite would write our results, or replay a
- * journal, into someone else's file. The open itself passes
- * SQLITE_OPEN_NOFOLLOW, so a link that appears after this check fails the
- * open; this check is what covers the sibling files and gives the message.
- */
-static int check_paths(const char *path, vyre_error *err)
-{
-    static const char *const suffixes[] = {"", "-wal", "-journal", "-shm"};
-    if (strcmp(path, ":memory:") == 0)
-        return VYRE_OK;
-    for (size_t i = 0; i < VYRE_ARRAY_SIZE(suffixes); i++) {
-        char p[4200];
-        if ((size_t)snprintf(p, sizeof p, "%s%s", path, suffixes[i]) >= sizeof p)
-            return vyre__fail(err, VYRE_ETOOBIG, "pass a shorter path",
-                              "results database path too long: '%s'", path);
-        struct stat sb;
-        if (lstat(p, &sb) != 0) {
-            if (i == 0 && errno == ENOENT)
-                return check_dir_writable(path, err);
-            continue; /* missing (or unreachable: the open reports it) */
-        }
-        if (S_ISLNK(sb.st_mode))
-            return vyre__fail(err, VYRE_EUNSAFE,
-                              i == 0 ? "pass the real path of the database: vyre never opens "
-                                       "its results through a symlink"
-                                     : "remove the symlink: SQLite creates this file itself, "
-                                       "and vyre never writes through a link",
-                              "results database %s'%s' is a symlink", i == 0 ? "" : "file ", p);
-        if (!S_ISREG(sb.st_mode))
-            return vyre__fail(
-                err, i == 0 ? VYRE_EEXIST : VYRE_EUNSAFE,
-                i == 0 ? "pass the path of a file" : "remove it: SQLite creates this file itself",
-                "results database %s'%s' is not a regular file", i == 0 ? "" : "file ", p);
-    }
-    return VYRE_OK;
 }
 
 int vyre_results_default_path(char *buf, size_t size, vyre_error *err)
@@ -268,6 +114,20 @@ int vyre_results_default_path(char *buf, size_t size, vyre_error *err)
     return vyre__xdg_path("XDG_DATA_HOME", ".local/share", "vyre/results.sqlite3", buf, size, err);
 }
 
+/* The location vyre_results_open(NULL) takes into loc: see vyre/results.h. */
+static int open_default(char *loc, size_t size, vyre_error *err)
+{
+    int is_default = 0;
+    int rc = vyre_results_locate(loc, size, &is_default, err);
+    if (rc || !is_default)
+        return rc;
+    char *slash = strrchr(loc, '/');
+    *slash = '\0';
+    rc = vyre__mkdirs(loc, 0700, err);
+    *slash = '/';
+    return rc;
+}
+
 int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
 {
     if (out)
@@ -275,32 +135,26 @@ int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
     if (!out || (path && !*path))
         return vyre__fail(err, VYRE_EINVAL, "pass a path, or NULL for the default",
                           "bad arguments to open the results database");
-    char def[4096];
+    char def[VYRE_RESULTS_LOCATION_MAX];
     if (!path) {
-        int rc = vyre_results_default_path(def, sizeof def, err);
-        if (rc)
-            return rc;
-        char *slash = strrchr(def, '/');
-        *slash = '\0';
-        rc = vyre__mkdirs(def, 0700, err);
-        *slash = '/';
+        int rc = open_default(def, sizeof def, err);
         if (rc)
             return rc;
         path = def;
     }
-    int prc = check_paths(path, err);
-    if (prc)
-        return prc;
-    size_t len = strlen(path);
+    char shown[VYRE_RESULTS_LOCATION_MAX];
+    vyre_results_mask(path, shown, sizeof shown);
+    size_t len = strlen(shown);
     vyre_results *db = calloc(1, sizeof *db + len + 1);
     if (!db)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening '%s'", path);
-    memcpy(db->path, path, len + 1);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory opening '%s'", shown);
+    memcpy(db->path, shown, len + 1);
     if (pthread_mutex_init(&db->mu, NULL) != 0) {
         free(db);
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot create a mutex for '%s'", path);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot create a mutex for '%s'", shown);
     }
-    int rc = open_steps(db, err);
+    int rc = vyre_results_is_url(path) ? vyre__store_pg_open(path, &db->store, err)
+                                       : vyre__store_sqlite_open(path, &db->store, err);
     if (rc) {
         destroy(db);
         return rc;
@@ -318,6 +172,27 @@ void vyre_results_close(vyre_results *db)
 const char *vyre_results_path(const vyre_results *db)
 {
     return db ? db->path : NULL;
+}
+
+const char *vyre_results_engine(const vyre_results *db)
+{
+    return db ? db->store->ops->engine : NULL;
+}
+
+void vyre_results_write_stats(vyre_results *db, uint64_t *transactions, int64_t *ns)
+{
+    uint64_t n = 0;
+    int64_t t = 0;
+    if (db) {
+        pthread_mutex_lock(&db->mu);
+        n = db->tx_count;
+        t = db->tx_ns;
+        pthread_mutex_unlock(&db->mu);
+    }
+    if (transactions)
+        *transactions = n;
+    if (ns)
+        *ns = t;
 }
 
 /* ---- the timings writer ----------------------------------------------------- */
@@ -348,15 +223,15 @@ int vyre_results_writer_new(vyre_results *db, int64_t run_id, vyre_results_write
     return VYRE_OK;
 }
 
-static void bind_u32_or_null(sqlite3_stmt *st, int i, int applies, uint32_t v)
+static void bind_u32_or_null(vyre__stmt *st, int i, int applies, uint32_t v)
 {
     if (applies)
-        sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+        vyre__stmt_int64(st, i, (int64_t)v);
     else
-        sqlite3_bind_null(st, i);
+        vyre__stmt_null(st, i);
 }
 
-static void bind_row(const vyre_results_writer *w, sqlite3_stmt *st, const struct pending_row *r)
+static void bind_row(const vyre_results_writer *w, vyre__stmt *st, const struct pending_row *r)
 {
     const vyre_activity *a = &r->a;
     int kernel = a->kind == VYRE_ACTIVITY_KERNEL;
@@ -364,23 +239,22 @@ static void bind_row(const vyre_results_writer *w, sqlite3_stmt *st, const struc
     int device_op = kernel || copy || a->kind == VYRE_ACTIVITY_MEMSET;
     int nvtx = a->kind == VYRE_ACTIVITY_MARKER || a->kind == VYRE_ACTIVITY_RANGE;
     if (w->run_id > 0)
-        sqlite3_bind_int64(st, 1, w->run_id);
+        vyre__stmt_int64(st, 1, w->run_id);
     else
-        sqlite3_bind_null(st, 1);
-    sqlite3_bind_text(st, 2, w->host, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, w->pid);
-    sqlite3_bind_int64(st, 4, w->session_ns);
-    sqlite3_bind_text(st, 5, vyre_activity_kind_name(a->kind), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, a->name, (int)strnlen(a->name, sizeof a->name), SQLITE_STATIC);
+        vyre__stmt_null(st, 1);
+    vyre__stmt_text(st, 2, w->host, strlen(w->host));
+    vyre__stmt_int64(st, 3, w->pid);
+    vyre__stmt_int64(st, 4, w->session_ns);
+    const char *kind = vyre_activity_kind_name(a->kind);
+    vyre__stmt_text(st, 5, kind, strlen(kind));
+    vyre__stmt_text(st, 6, a->name, strnlen(a->name, sizeof a->name));
     if (nvtx)
-        sqlite3_bind_text(st, 7, a->domain, (int)strnlen(a->domain, sizeof a->domain),
-                          SQLITE_STATIC);
+        vyre__stmt_text(st, 7, a->domain, strnlen(a->domain, sizeof a->domain));
     else
-        sqlite3_bind_null(st, 7);
-    sqlite3_bind_int64(st, 8, (sqlite3_int64)a->start_ns);
-    sqlite3_bind_int64(st, 9, (sqlite3_int64)a->end_ns);
-    sqlite3_bind_int64(st, 10,
-                       a->end_ns > a->start_ns ? (sqlite3_int64)(a->end_ns - a->start_ns) : 0);
+        vyre__stmt_null(st, 7);
+    vyre__stmt_int64(st, 8, (int64_t)a->start_ns);
+    vyre__stmt_int64(st, 9, (int64_t)a->end_ns);
+    vyre__stmt_int64(st, 10, a->end_ns > a->start_ns ? (int64_t)(a->end_ns - a->start_ns) : 0);
     for (int d = 0; d < 3; d++) {
         bind_u32_or_null(st, 11 + d, kernel, a->grid[d]);
         bind_u32_or_null(st, 14 + d, kernel, a->block[d]);
@@ -388,41 +262,45 @@ static void bind_row(const vyre_results_writer *w, sqlite3_stmt *st, const struc
     bind_u32_or_null(st, 17, device_op, a->stream_id);
     bind_u32_or_null(st, 18, device_op, a->device_id);
     if (copy || a->kind == VYRE_ACTIVITY_MEMSET)
-        sqlite3_bind_int64(st, 19, (sqlite3_int64)a->bytes);
+        vyre__stmt_int64(st, 19, (int64_t)a->bytes);
     else
-        sqlite3_bind_null(st, 19);
+        vyre__stmt_null(st, 19);
+    const char *ck = vyre_copy_kind_name(a->copy_kind);
     if (copy)
-        sqlite3_bind_text(st, 20, vyre_copy_kind_name(a->copy_kind), -1, SQLITE_STATIC);
+        vyre__stmt_text(st, 20, ck, strlen(ck));
     else
-        sqlite3_bind_null(st, 20);
+        vyre__stmt_null(st, 20);
     bind_u32_or_null(st, 21, a->correlation_id != 0, a->correlation_id);
     if (a->has_payload && a->payload <= (uint64_t)INT64_MAX)
-        sqlite3_bind_int64(st, 22, (sqlite3_int64)a->payload);
+        vyre__stmt_int64(st, 22, (int64_t)a->payload);
     else
-        sqlite3_bind_null(st, 22);
-    sqlite3_bind_int64(st, 23, r->created_ns);
+        vyre__stmt_null(st, 22);
+    vyre__stmt_int64(st, 23, r->created_ns);
 }
 
-/* Under w->mu. */
+/* Under w->mu. One transaction per flush, through one statement. */
 static int flush_locked(vyre_results_writer *w, vyre_error *err)
 {
     if (!w->n)
         return VYRE_OK;
     vyre_results *db = w->db;
+    vyre__store *s = db->store;
     pthread_mutex_lock(&db->mu);
-    int rc = vyre__sqlite_begin(&db->sql, "write timings to", err);
-    for (size_t i = 0; !rc && i < w->n; i++) {
-        bind_row(w, db->st_insert, &w->rows[i]);
-        int s = sqlite3_step(db->st_insert);
-        if (s != SQLITE_DONE)
-            rc = vyre__sqlite_fail(&db->sql, s, "write timings to", err);
-        sqlite3_reset(db->st_insert);
-        sqlite3_clear_bindings(db->st_insert);
-    }
+    vyre__stmt *st = NULL;
+    int rc = vyre__results_begin(db, "write timings to", err);
     if (!rc)
-        rc = vyre__sqlite_commit(&db->sql, "commit timings to", err);
-    if (rc)
-        vyre__sqlite_rollback(&db->sql);
+        rc = vyre__stmt_prepare(s, k_insert_sql, &st, err);
+    for (size_t i = 0; !rc && i < w->n; i++) {
+        bind_row(w, st, &w->rows[i]);
+        int r = vyre__stmt_step(st, "write timings to", err);
+        rc = r < 0 ? r : 0;
+        vyre__stmt_reset(st);
+    }
+    vyre__stmt_finalize(st);
+    if (!rc)
+        rc = vyre__results_commit(db, "commit timings to", err);
+    else
+        vyre__results_rollback(db);
     pthread_mutex_unlock(&db->mu);
     if (rc) {
         w->st.flush_failures++;
@@ -547,9 +425,9 @@ void vyre_results_writer_free(vyre_results_writer *w)
 
 /* ---- for the bench module (results_internal.h) ----------------------------- */
 
-sqlite3 *vyre__results_sqlite(vyre_results *db)
+vyre__store *vyre__results_store(vyre_results *db)
 {
-    return db->sql.db;
+    return db->store;
 }
 
 void vyre__results_lock(vyre_results *db)
@@ -564,25 +442,30 @@ void vyre__results_unlock(vyre_results *db)
 
 int vyre__results_begin(vyre_results *db, const char *what, vyre_error *err)
 {
-    return vyre__sqlite_begin(&db->sql, what, err);
+    db->tx_start_ns = (int64_t)vyre__mono_ns();
+    return db->store->ops->begin(db->store, what, err);
+}
+
+static void tx_done(vyre_results *db)
+{
+    db->tx_ns += (int64_t)vyre__mono_ns() - db->tx_start_ns;
+    db->tx_count++;
 }
 
 int vyre__results_commit(vyre_results *db, const char *what, vyre_error *err)
 {
-    return vyre__sqlite_commit(&db->sql, what, err);
+    int rc = db->store->ops->commit(db->store, what, err);
+    tx_done(db);
+    return rc;
 }
 
 void vyre__results_rollback(vyre_results *db)
 {
-    vyre__sqlite_rollback(&db->sql);
+    db->store->ops->rollback(db->store);
+    tx_done(db);
 }
 
-int vyre__results_fail(vyre_results *db, int sqlite_rc, const char *what, vyre_error *err)
+int vyre__results_prepare(vyre_results *db, const char *sql, vyre__stmt **st, vyre_error *err)
 {
-    return vyre__sqlite_fail(&db->sql, sqlite_rc, what, err);
-}
-
-int vyre__results_step(sqlite3_stmt *st)
-{
-    return vyre__sqlite_step_retry(st, VYRE_RESULTS_BUSY_TIMEOUT_MS);
+    return vyre__stmt_prepare(db->store, sql, st, err);
 }

@@ -8,13 +8,15 @@
  * together or not at all, and a failed run's cleanup and status change
  * are one step, so a reader never sees a failed run with half its points.
  * Statements are prepared per call: a run writes a few rows a second, and
- * preparing keeps this module free of state on the shared handle.
+ * preparing keeps this module free of state on the shared handle. The SQL
+ * is store.h's portable subset, so the same code runs on a local SQLite
+ * file and on a shared PostgreSQL server: new ids come back through
+ * RETURNING, never through an engine's last-rowid call.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,56 +90,60 @@ static vyre_stats_stop_reason reason_from(const char *s)
 
 /* ---- small statement helpers ------------------------------------------------ */
 
-static int prep(vyre_results *db, const char *sql, sqlite3_stmt **st, vyre_error *err)
+static int prep(vyre_results *db, const char *sql, vyre__stmt **st, vyre_error *err)
 {
-    int rc = sqlite3_prepare_v2(vyre__results_sqlite(db), sql, -1, st, NULL);
-    return rc == SQLITE_OK ? VYRE_OK : vyre__results_fail(db, rc, "read", err);
+    return vyre__results_prepare(db, sql, st, err);
 }
 
-static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+static void bind_str(vyre__stmt *st, int i, const char *s)
+{
+    vyre__stmt_text(st, i, s, strlen(s));
+}
+
+static void bind_text_or_null(vyre__stmt *st, int i, const char *s)
 {
     if (s && *s)
-        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+        vyre__stmt_text(st, i, s, strlen(s));
     else
-        sqlite3_bind_null(st, i);
+        vyre__stmt_null(st, i);
 }
 
-static void bind_real_or_null(sqlite3_stmt *st, int i, double v)
+static void bind_real_or_null(vyre__stmt *st, int i, double v)
 {
     if (isfinite(v))
-        sqlite3_bind_double(st, i, v);
+        vyre__stmt_double(st, i, v);
     else
-        sqlite3_bind_null(st, i);
+        vyre__stmt_null(st, i);
 }
 
-static void col_text(sqlite3_stmt *st, int i, char *buf, size_t size)
+static void col_text(vyre__stmt *st, int i, char *buf, size_t size)
 {
-    const unsigned char *z = sqlite3_column_text(st, i);
-    vyre__strlcpy(buf, z ? (const char *)z : "", size);
+    const char *z = vyre__stmt_col_text(st, i);
+    vyre__strlcpy(buf, z ? z : "", size);
 }
 
-static double col_real(sqlite3_stmt *st, int i)
+static double col_real(vyre__stmt *st, int i)
 {
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+    return vyre__stmt_is_null(st, i) ? NAN : vyre__stmt_col_double(st, i);
 }
 
 /* Runs one prepared write statement to completion. */
-static int step_done(vyre_results *db, sqlite3_stmt *st, const char *what, vyre_error *err)
+static int step_done(vyre__stmt *st, const char *what, vyre_error *err)
 {
-    int rc = vyre__results_step(st);
-    return rc == SQLITE_DONE ? VYRE_OK : vyre__results_fail(db, rc, what, err);
+    int rc = vyre__stmt_step(st, what, err);
+    return rc < 0 ? rc : VYRE_OK;
 }
 
 /* Executes sql (with ?1 = id) inside the caller's transaction. */
 static int exec_id(vyre_results *db, const char *sql, int64_t id, const char *what, vyre_error *err)
 {
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     int rc = prep(db, sql, &st, err);
     if (!rc) {
-        sqlite3_bind_int64(st, 1, id);
-        rc = step_done(db, st, what, err);
+        vyre__stmt_int64(st, 1, id);
+        rc = step_done(st, what, err);
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     return rc;
 }
 
@@ -186,11 +192,11 @@ static void boot_id(char *buf, size_t size)
     buf[strcspn(buf, "\n")] = '\0';
 }
 
-static void bind_run_fields(sqlite3_stmt *st, const vyre_bench_run *r)
+static void bind_run_fields(vyre__stmt *st, const vyre_bench_run *r)
 {
-    sqlite3_bind_text(st, 1, r->suites, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, r->host, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 3, r->pid);
+    bind_str(st, 1, r->suites);
+    bind_str(st, 2, r->host);
+    vyre__stmt_int64(st, 3, r->pid);
     bind_text_or_null(st, 4, r->gpu_name);
     bind_text_or_null(st, 5, r->gpu_uuid);
     bind_text_or_null(st, 6, r->devices);
@@ -198,8 +204,8 @@ static void bind_run_fields(sqlite3_stmt *st, const vyre_bench_run *r)
     bind_text_or_null(st, 8, r->cuda_version);
     bind_text_or_null(st, 9, r->clocks);
     bind_text_or_null(st, 10, r->git_rev);
-    sqlite3_bind_text(st, 11, r->command_line, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 12, r->vyre_version, -1, SQLITE_TRANSIENT);
+    bind_str(st, 11, r->command_line);
+    bind_str(st, 12, r->vyre_version);
     bind_text_or_null(st, 13, r->message);
 }
 
@@ -223,29 +229,30 @@ int vyre_bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err)
         vyre__results_unlock(db);
         return rc;
     }
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     rc = prep(db,
               "INSERT INTO runs (suites, host, pid, gpu_name, gpu_uuid, devices, driver, "
               "cuda_version, clocks, git_rev, command_line, vyre_version, message, started_ns, "
               "pid_start, boot_id, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-              "?12, ?13, ?14, ?15, ?16, 'running')",
+              "?12, ?13, ?14, ?15, ?16, 'running') RETURNING id",
               &st, err);
     if (!rc) {
         bind_run_fields(st, run);
-        sqlite3_bind_int64(st, 14, run->started_ns);
+        vyre__stmt_int64(st, 14, run->started_ns);
         int64_t start = proc_start_time(run->pid);
         if (start >= 0)
-            sqlite3_bind_int64(st, 15, start);
+            vyre__stmt_int64(st, 15, start);
         else
-            sqlite3_bind_null(st, 15);
+            vyre__stmt_null(st, 15);
         char boot[64];
         boot_id(boot, sizeof boot);
         bind_text_or_null(st, 16, boot);
-        rc = step_done(db, st, "start a run in", err);
-        if (!rc)
-            run->id = sqlite3_last_insert_rowid(vyre__results_sqlite(db));
+        rc = vyre__stmt_step(st, "start a run in", err);
+        if (rc == 1)
+            run->id = vyre__stmt_col_int64(st, 0);
+        rc = rc < 0 ? rc : VYRE_OK;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "start a run in", err);
     vyre__results_unlock(db);
     return rc;
@@ -261,7 +268,7 @@ int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_erro
         vyre__results_unlock(db);
         return rc;
     }
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     rc = prep(db,
               "UPDATE runs SET suites = ?1, host = ?2, pid = ?3, gpu_name = ?4, gpu_uuid = ?5, "
               "devices = ?6, driver = ?7, cuda_version = ?8, clocks = ?9, git_rev = ?10, "
@@ -269,10 +276,10 @@ int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_erro
               &st, err);
     if (!rc) {
         bind_run_fields(st, run);
-        sqlite3_bind_int64(st, 14, run->id);
-        rc = step_done(db, st, "update a run in", err);
+        vyre__stmt_int64(st, 14, run->id);
+        rc = step_done(st, "update a run in", err);
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "update a run in", err);
     vyre__results_unlock(db);
     return rc;
@@ -311,22 +318,24 @@ int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_statu
         rc = exec_id(db, sql, run_id, "finish a run in", err);
     }
     if (!rc) {
-        sqlite3_stmt *st = NULL;
+        vyre__stmt *st = NULL;
         rc = prep(db,
                   "UPDATE runs SET status = ?2, finished_ns = ?3, message = coalesce(?4, message) "
-                  "WHERE id = ?1",
+                  "WHERE id = ?1 RETURNING id",
                   &st, err);
         if (!rc) {
-            sqlite3_bind_int64(st, 1, run_id);
-            sqlite3_bind_text(st, 2, vyre_bench_run_status_name(status), -1, SQLITE_STATIC);
-            sqlite3_bind_int64(st, 3, vyre__unix_ns());
+            vyre__stmt_int64(st, 1, run_id);
+            bind_str(st, 2, vyre_bench_run_status_name(status));
+            vyre__stmt_int64(st, 3, vyre__unix_ns());
             bind_text_or_null(st, 4, message);
-            rc = step_done(db, st, "finish a run in", err);
-            if (!rc && sqlite3_changes(vyre__results_sqlite(db)) == 0)
+            rc = vyre__stmt_step(st, "finish a run in", err);
+            if (rc == 0)
                 rc = vyre__fail(err, VYRE_ENOENT, NULL, "no run %" PRId64 " in '%s'", run_id,
                                 vyre_results_path(db));
+            else if (rc == 1)
+                rc = VYRE_OK;
         }
-        sqlite3_finalize(st);
+        vyre__stmt_finalize(st);
     }
     rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "finish a run in", err);
     vyre__results_unlock(db);
@@ -337,13 +346,13 @@ int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_statu
  * longer exists, it is another process now (other start time), or the
  * machine rebooted since (other boot id). Rows of other hosts cannot be
  * judged and stay as they are. */
-static int run_is_stale(sqlite3_stmt *st, const char *host, const char *boot)
+static int run_is_stale(vyre__stmt *st, const char *host, const char *boot)
 {
-    const char *h = (const char *)sqlite3_column_text(st, 1);
+    const char *h = vyre__stmt_col_text(st, 1);
     if (!h || strcmp(h, host) != 0)
         return 0;
-    int64_t pid = sqlite3_column_int64(st, 2);
-    const char *b = (const char *)sqlite3_column_text(st, 4);
+    int64_t pid = vyre__stmt_col_int64(st, 2);
+    const char *b = vyre__stmt_col_text(st, 4);
     if (b && *boot && strcmp(b, boot) != 0)
         return 1;
     if (pid <= 0)
@@ -351,7 +360,7 @@ static int run_is_stale(sqlite3_stmt *st, const char *host, const char *boot)
     int64_t now = proc_start_time(pid);
     if (now < 0)
         return !(kill((pid_t)pid, 0) == 0 || errno == EPERM);
-    return sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int64(st, 3) != now;
+    return !vyre__stmt_is_null(st, 3) && vyre__stmt_col_int64(st, 3) != now;
 }
 
 int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err)
@@ -368,18 +377,20 @@ int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err)
     int64_t ids[64];
     size_t n = 0;
     vyre__results_lock(db);
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     int rc = prep(db,
                   "SELECT id, host, pid, pid_start, boot_id FROM runs WHERE status = 'running' "
                   "ORDER BY id",
                   &st, err);
     if (!rc) {
         int s;
-        while (n < VYRE_ARRAY_SIZE(ids) && (s = vyre__results_step(st)) == SQLITE_ROW)
+        while (n < VYRE_ARRAY_SIZE(ids) && (s = vyre__stmt_step(st, "read", err)) == 1)
             if (run_is_stale(st, host, boot))
-                ids[n++] = sqlite3_column_int64(st, 0);
+                ids[n++] = vyre__stmt_col_int64(st, 0);
+        if (s < 0)
+            rc = s;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     vyre__results_unlock(db);
     for (size_t i = 0; !rc && i < n; i++) {
         char msg[160];
@@ -399,29 +410,29 @@ static void reap_quietly(vyre_results *db);
  * refuses a running run. */
 static int delete_one(vyre_results *db, int64_t id, vyre_error *err)
 {
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     int rc = prep(db, "SELECT status, host, pid FROM runs WHERE id = ?1", &st, err);
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, id);
-    int s = vyre__results_step(st);
-    if (s == SQLITE_ROW) {
-        const char *status = (const char *)sqlite3_column_text(st, 0);
+    vyre__stmt_int64(st, 1, id);
+    int s = vyre__stmt_step(st, "remove a run from", err);
+    if (s == 1) {
+        const char *status = vyre__stmt_col_text(st, 0);
         if (status && strcmp(status, "running") == 0) {
-            const char *host = (const char *)sqlite3_column_text(st, 1);
+            const char *host = vyre__stmt_col_text(st, 1);
             rc = vyre__fail(err, VYRE_EBUSY,
                             "stop it first (Ctrl-C or kill its process), or wait for it to end",
                             "run %" PRId64 " is running (pid %" PRId64 " on %s): not removed", id,
-                            (int64_t)sqlite3_column_int64(st, 2), host ? host : "?");
+                            (int64_t)vyre__stmt_col_int64(st, 2), host ? host : "?");
         }
-    } else if (s == SQLITE_DONE) {
+    } else if (s == 0) {
         rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
                           vyre__fail(err, VYRE_ENOENT, NULL, "no run %" PRId64 " in '%s'", id,
                                      vyre_results_path(db)));
     } else {
-        rc = vyre__results_fail(db, s, "remove a run from", err);
+        rc = s;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     static const char *const sql[] = {
         "DELETE FROM samples WHERE point_id IN (SELECT id FROM points WHERE run_id = ?1)",
         "DELETE FROM timings WHERE run_id = ?1 OR point_id IN (SELECT id FROM points WHERE "
@@ -464,32 +475,33 @@ int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *er
         vyre__results_unlock(db);
         return rc;
     }
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     rc =
         prep(db,
              "INSERT INTO points (run_id, seq, suite, benchmark, axes, device, mode, unit, timer, "
              "n, stop_reason, stop, created_ns, variant) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ns', "
-             "?8, 0, 'running', '', ?9, ?10)",
+             "?8, 0, 'running', '', ?9, ?10) RETURNING id",
              &st, err);
     if (!rc) {
-        sqlite3_bind_int64(st, 1, p->run_id);
-        sqlite3_bind_int(st, 2, p->seq);
-        sqlite3_bind_text(st, 3, p->suite, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 4, p->benchmark, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 5, p->axes, -1, SQLITE_TRANSIENT);
+        vyre__stmt_int64(st, 1, p->run_id);
+        vyre__stmt_int64(st, 2, p->seq);
+        bind_str(st, 3, p->suite);
+        bind_str(st, 4, p->benchmark);
+        bind_str(st, 5, p->axes);
         if (p->device >= 0)
-            sqlite3_bind_int(st, 6, p->device);
+            vyre__stmt_int64(st, 6, p->device);
         else
-            sqlite3_bind_null(st, 6);
-        sqlite3_bind_text(st, 7, vyre_bench_mode_name(p->mode), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 8, p->gpu_timer ? "gpu" : "wall", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 9, vyre__unix_ns());
+            vyre__stmt_null(st, 6);
+        bind_str(st, 7, vyre_bench_mode_name(p->mode));
+        bind_str(st, 8, p->gpu_timer ? "gpu" : "wall");
+        vyre__stmt_int64(st, 9, vyre__unix_ns());
         bind_text_or_null(st, 10, p->variant);
-        rc = step_done(db, st, "write a point to", err);
-        if (!rc)
-            p->id = sqlite3_last_insert_rowid(vyre__results_sqlite(db));
+        rc = vyre__stmt_step(st, "write a point to", err);
+        if (rc == 1)
+            p->id = vyre__stmt_col_int64(st, 0);
+        rc = rc < 0 ? rc : VYRE_OK;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "write a point to", err);
     vyre__results_unlock(db);
     return rc;
@@ -506,18 +518,18 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
         vyre__results_unlock(db);
         return rc;
     }
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     rc = prep(db,
               "UPDATE points SET n = ?2, min = ?3, max = ?4, mean = ?5, median = ?6, stddev = ?7, "
               "noise = ?8, p5 = ?9, p95 = ?10, mad = ?11, n_outliers = ?12, n_throttled = ?13, "
               "wall_median = ?14, bytes = ?15, items = ?16, metric_name = ?17, metric = ?18, "
               "stop_reason = ?19, stop = ?20, note = ?21, mode = ?22, timer = ?23, batch_ns = ?24, "
-              "block_timeouts = ?25, rounds = ?26, round_noise = ?27 WHERE id = ?1",
+              "block_timeouts = ?25, rounds = ?26, round_noise = ?27 WHERE id = ?1 RETURNING id",
               &st, err);
     if (!rc) {
         const vyre_stats *s = &p->stats;
-        sqlite3_bind_int64(st, 1, p->id);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)s->n);
+        vyre__stmt_int64(st, 1, p->id);
+        vyre__stmt_int64(st, 2, (int64_t)s->n);
         bind_real_or_null(st, 3, s->min);
         bind_real_or_null(st, 4, s->max);
         bind_real_or_null(st, 5, s->mean);
@@ -527,40 +539,42 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
         bind_real_or_null(st, 9, s->p5);
         bind_real_or_null(st, 10, s->p95);
         bind_real_or_null(st, 11, s->mad);
-        sqlite3_bind_int64(st, 12, (sqlite3_int64)s->n_outliers);
-        sqlite3_bind_int64(st, 13, (sqlite3_int64)p->n_throttled);
+        vyre__stmt_int64(st, 12, (int64_t)s->n_outliers);
+        vyre__stmt_int64(st, 13, (int64_t)p->n_throttled);
         bind_real_or_null(st, 14, p->wall_median);
         if (p->bytes > 0)
-            sqlite3_bind_double(st, 15, p->bytes);
+            vyre__stmt_double(st, 15, p->bytes);
         else
-            sqlite3_bind_null(st, 15);
-        sqlite3_bind_double(st, 16, p->items >= 1 ? p->items : 1);
+            vyre__stmt_null(st, 15);
+        vyre__stmt_double(st, 16, p->items >= 1 ? p->items : 1);
         bind_text_or_null(st, 17, p->metric_name);
         if (p->metric_name[0])
             bind_real_or_null(st, 18, p->metric);
         else
-            sqlite3_bind_null(st, 18);
-        sqlite3_bind_text(st, 19, vyre_stats_stop_reason_name(p->stop_reason), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 20, p->stop, -1, SQLITE_TRANSIENT);
+            vyre__stmt_null(st, 18);
+        bind_str(st, 19, vyre_stats_stop_reason_name(p->stop_reason));
+        bind_str(st, 20, p->stop);
         bind_text_or_null(st, 21, p->note);
-        sqlite3_bind_text(st, 22, vyre_bench_mode_name(p->mode), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 23, p->gpu_timer ? "gpu" : "wall", -1, SQLITE_STATIC);
+        bind_str(st, 22, vyre_bench_mode_name(p->mode));
+        bind_str(st, 23, p->gpu_timer ? "gpu" : "wall");
         if (p->batch_ns > 0)
             bind_real_or_null(st, 24, p->batch_ns);
         else
-            sqlite3_bind_null(st, 24);
-        sqlite3_bind_int64(st, 25, (sqlite3_int64)p->n_block_timeouts);
+            vyre__stmt_null(st, 24);
+        vyre__stmt_int64(st, 25, (int64_t)p->n_block_timeouts);
         if (p->rounds)
-            sqlite3_bind_int(st, 26, (int)p->rounds);
+            vyre__stmt_int64(st, 26, (int)p->rounds);
         else
-            sqlite3_bind_null(st, 26);
+            vyre__stmt_null(st, 26);
         bind_real_or_null(st, 27, p->rounds >= 2 ? p->round_noise : NAN);
-        rc = step_done(db, st, "write a point to", err);
-        if (!rc && sqlite3_changes(vyre__results_sqlite(db)) == 0)
+        rc = vyre__stmt_step(st, "write a point to", err);
+        if (rc == 0)
             rc = vyre__fail(err, VYRE_ENOENT, "reserve it with vyre_bench_point_begin",
                             "no point %" PRId64 " in '%s'", p->id, vyre_results_path(db));
+        else if (rc == 1)
+            rc = VYRE_OK;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     st = NULL;
     if (!rc)
         rc = prep(db,
@@ -569,21 +583,21 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
                   &st, err);
     for (size_t i = 0; !rc && i < n; i++) {
         const vyre_bench_sample *x = &samples[i];
-        sqlite3_bind_int64(st, 1, p->id);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-        sqlite3_bind_double(st, 3, x->value);
+        vyre__stmt_int64(st, 1, p->id);
+        vyre__stmt_int64(st, 2, (int64_t)i);
+        vyre__stmt_double(st, 3, x->value);
         bind_real_or_null(st, 4, x->wall);
         if (x->sm_clock_mhz)
-            sqlite3_bind_int(st, 5, (int)x->sm_clock_mhz);
+            vyre__stmt_int64(st, 5, (int)x->sm_clock_mhz);
         else
-            sqlite3_bind_null(st, 5);
-        sqlite3_bind_int(st, 6, x->throttled);
-        sqlite3_bind_int(st, 7, x->outlier);
-        sqlite3_bind_int64(st, 8, (sqlite3_int64)x->round);
-        rc = step_done(db, st, "write samples to", err);
-        sqlite3_reset(st);
+            vyre__stmt_null(st, 5);
+        vyre__stmt_int64(st, 6, x->throttled);
+        vyre__stmt_int64(st, 7, x->outlier);
+        vyre__stmt_int64(st, 8, (int64_t)x->round);
+        rc = step_done(st, "write samples to", err);
+        vyre__stmt_reset(st);
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "write a point to", err);
     vyre__results_unlock(db);
     return rc;
@@ -599,7 +613,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem);
 static int kernel_view(vyre_results *db, int64_t point_id, double *med, vyre_error *err)
 {
     *med = 0;
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     int rc = prep(db,
                   "SELECT duration_ns FROM timings WHERE point_id = ?1 AND kind = 'kernel' AND "
                   "name = (SELECT name FROM timings WHERE point_id = ?1 AND kind = 'kernel' "
@@ -608,20 +622,20 @@ static int kernel_view(vyre_results *db, int64_t point_id, double *med, vyre_err
                   &st, err);
     double *v = NULL;
     size_t nv = 0, cap = 0;
-    int s = SQLITE_DONE;
+    int s = 0;
     if (!rc) {
-        sqlite3_bind_int64(st, 1, point_id);
-        while ((s = vyre__results_step(st)) == SQLITE_ROW) {
+        vyre__stmt_int64(st, 1, point_id);
+        while ((s = vyre__stmt_step(st, "read", err)) == 1) {
             if (grow((void **)&v, &cap, nv + 1, sizeof *v)) {
                 rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading kernels");
                 break;
             }
-            v[nv++] = (double)sqlite3_column_int64(st, 0);
+            v[nv++] = (double)vyre__stmt_col_int64(st, 0);
         }
-        if (!rc && s != SQLITE_DONE)
-            rc = vyre__results_fail(db, s, "read", err);
+        if (!rc && s < 0)
+            rc = s;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     if (!rc && nv)
         *med = vyre_stats_percentile_sorted(v, nv, 50);
     free(v);
@@ -645,22 +659,24 @@ static int store_kernel_view(vyre_results *db, int64_t point_id, vyre_error *err
     int rc = kernel_view(db, point_id, &kns, err);
     if (rc || !(kns > 0))
         return rc;
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     rc = prep(db, "SELECT median, timer, mode, note FROM points WHERE id = ?1", &st, err);
     double gpu = NAN;
     char note[sizeof((vyre_bench_point *)0)->note] = "";
     if (!rc) {
-        sqlite3_bind_int64(st, 1, point_id);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            const unsigned char *timer = sqlite3_column_text(st, 1);
-            const unsigned char *mode = sqlite3_column_text(st, 2);
-            if (timer && strcmp((const char *)timer, "gpu") == 0 && mode &&
-                strcmp((const char *)mode, "hot") == 0)
+        vyre__stmt_int64(st, 1, point_id);
+        int s = vyre__stmt_step(st, "read", err);
+        if (s < 0)
+            rc = s;
+        if (s == 1) {
+            const char *timer = vyre__stmt_col_text(st, 1);
+            const char *mode = vyre__stmt_col_text(st, 2);
+            if (timer && strcmp(timer, "gpu") == 0 && mode && strcmp(mode, "hot") == 0)
                 gpu = col_real(st, 0);
             col_text(st, 3, note, sizeof note);
         }
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     st = NULL;
     /* Once: a second pass for the same point replaces the figure, not the words. */
     if (!rc && vyre__bench_views_disagree(gpu, kns) && !strstr(note, "(CUPTI)")) {
@@ -672,12 +688,12 @@ static int store_kernel_view(vyre_results *db, int64_t point_id, vyre_error *err
     if (!rc)
         rc = prep(db, "UPDATE points SET kernel_ns = ?2, note = ?3 WHERE id = ?1", &st, err);
     if (!rc) {
-        sqlite3_bind_int64(st, 1, point_id);
-        sqlite3_bind_double(st, 2, kns);
+        vyre__stmt_int64(st, 1, point_id);
+        vyre__stmt_double(st, 2, kns);
         bind_text_or_null(st, 3, note);
-        rc = step_done(db, st, "write kernel records to", err);
+        rc = step_done(st, "write kernel records to", err);
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     return rc;
 }
 
@@ -699,7 +715,7 @@ int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
         vyre__results_unlock(db);
         return rc;
     }
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     rc = prep(db,
               "INSERT INTO timings (run_id, point_id, host, pid, session_ns, kind, name, domain, "
               "start_ns, end_ns, duration_ns, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
@@ -712,51 +728,49 @@ int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
             a->end_ns > (uint64_t)INT64_MAX)
             continue;
         int kernel = a->kind == VYRE_ACTIVITY_KERNEL;
-        sqlite3_bind_int64(st, 1, run_id);
-        sqlite3_bind_int64(st, 2, point_id);
-        sqlite3_bind_text(st, 3, host, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, (sqlite3_int64)getpid());
-        sqlite3_bind_int64(st, 5, now);
-        sqlite3_bind_text(st, 6, vyre_activity_kind_name(a->kind), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 7, a->name, (int)strnlen(a->name, sizeof a->name), SQLITE_STATIC);
+        vyre__stmt_int64(st, 1, run_id);
+        vyre__stmt_int64(st, 2, point_id);
+        bind_str(st, 3, host);
+        vyre__stmt_int64(st, 4, (int64_t)getpid());
+        vyre__stmt_int64(st, 5, now);
+        bind_str(st, 6, vyre_activity_kind_name(a->kind));
+        vyre__stmt_text(st, 7, a->name, strnlen(a->name, sizeof a->name));
         if (a->kind == VYRE_ACTIVITY_RANGE || a->kind == VYRE_ACTIVITY_MARKER)
-            sqlite3_bind_text(st, 8, a->domain, (int)strnlen(a->domain, sizeof a->domain),
-                              SQLITE_STATIC);
+            vyre__stmt_text(st, 8, a->domain, strnlen(a->domain, sizeof a->domain));
         else
-            sqlite3_bind_null(st, 8);
-        sqlite3_bind_int64(st, 9, (sqlite3_int64)a->start_ns);
-        sqlite3_bind_int64(st, 10, (sqlite3_int64)a->end_ns);
-        sqlite3_bind_int64(st, 11,
-                           a->end_ns > a->start_ns ? (sqlite3_int64)(a->end_ns - a->start_ns) : 0);
+            vyre__stmt_null(st, 8);
+        vyre__stmt_int64(st, 9, (int64_t)a->start_ns);
+        vyre__stmt_int64(st, 10, (int64_t)a->end_ns);
+        vyre__stmt_int64(st, 11, a->end_ns > a->start_ns ? (int64_t)(a->end_ns - a->start_ns) : 0);
         for (int d = 0; d < 3; d++) {
             if (kernel) {
-                sqlite3_bind_int64(st, 12 + d, a->grid[d]);
-                sqlite3_bind_int64(st, 15 + d, a->block[d]);
+                vyre__stmt_int64(st, 12 + d, a->grid[d]);
+                vyre__stmt_int64(st, 15 + d, a->block[d]);
             } else {
-                sqlite3_bind_null(st, 12 + d);
-                sqlite3_bind_null(st, 15 + d);
+                vyre__stmt_null(st, 12 + d);
+                vyre__stmt_null(st, 15 + d);
             }
         }
         if (kernel) {
-            sqlite3_bind_int64(st, 18, a->stream_id);
-            sqlite3_bind_int64(st, 19, a->device_id);
+            vyre__stmt_int64(st, 18, a->stream_id);
+            vyre__stmt_int64(st, 19, a->device_id);
         } else {
-            sqlite3_bind_null(st, 18);
-            sqlite3_bind_null(st, 19);
+            vyre__stmt_null(st, 18);
+            vyre__stmt_null(st, 19);
         }
         if (a->correlation_id)
-            sqlite3_bind_int64(st, 20, a->correlation_id);
+            vyre__stmt_int64(st, 20, a->correlation_id);
         else
-            sqlite3_bind_null(st, 20);
+            vyre__stmt_null(st, 20);
         if (a->has_payload && a->payload <= (uint64_t)INT64_MAX)
-            sqlite3_bind_int64(st, 21, (sqlite3_int64)a->payload);
+            vyre__stmt_int64(st, 21, (int64_t)a->payload);
         else
-            sqlite3_bind_null(st, 21);
-        sqlite3_bind_int64(st, 22, now);
-        rc = step_done(db, st, "write kernel records to", err);
-        sqlite3_reset(st);
+            vyre__stmt_null(st, 21);
+        vyre__stmt_int64(st, 22, now);
+        rc = step_done(st, "write kernel records to", err);
+        vyre__stmt_reset(st);
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     if (!rc)
         rc = store_kernel_view(db, point_id, err);
     rc = rc ? (vyre__results_rollback(db), rc)
@@ -772,7 +786,19 @@ int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
     "r.gpu_uuid, r.devices, r.driver, r.cuda_version, r.clocks, r.git_rev, r.command_line, "       \
     "r.vyre_version, r.message, (SELECT count(*) FROM points p WHERE p.run_id = r.id AND p.n > "   \
     "0), "                                                                                         \
-    "(SELECT ',' || group_concat(DISTINCT p.suite) || ',' FROM points p WHERE p.run_id = r.id)"
+    "(SELECT ',' || %sp.suite%s || ',' FROM points p WHERE p.run_id = r.id)"
+
+/* Prepares "SELECT <the run's columns> FROM runs r <tail>": the list of
+ * suites that ran is the one aggregate the engines spell differently. */
+static int prep_runs(vyre_results *db, const char *tail, vyre__stmt **st, vyre_error *err)
+{
+    const vyre__store_ops *ops = vyre__results_store(db)->ops;
+    char sql[1024];
+    if ((size_t)snprintf(sql, sizeof sql, "SELECT " RUN_COLUMNS " FROM runs r %s", ops->agg_open,
+                         ops->agg_close, tail) >= sizeof sql)
+        return vyre__fail(err, VYRE_ETOOBIG, NULL, "run query too long");
+    return prep(db, sql, st, err);
+}
 
 /* Keeps, of the requested suites ("launch,cache,sweep:F:E"), those that
  * have a point (",cache,sweep,"): without a GPU only cache runs, and a list
@@ -804,16 +830,16 @@ static void keep_suites_that_ran(char *suites, const char *ran)
         memcpy(suites, out, len + 1);
 }
 
-static void read_run(sqlite3_stmt *st, vyre_bench_run *r)
+static void read_run(vyre__stmt *st, vyre_bench_run *r)
 {
     memset(r, 0, sizeof *r);
-    r->id = sqlite3_column_int64(st, 0);
-    r->started_ns = sqlite3_column_int64(st, 1);
-    r->finished_ns = sqlite3_column_int64(st, 2);
-    r->status = status_from((const char *)sqlite3_column_text(st, 3));
+    r->id = vyre__stmt_col_int64(st, 0);
+    r->started_ns = vyre__stmt_col_int64(st, 1);
+    r->finished_ns = vyre__stmt_col_int64(st, 2);
+    r->status = status_from(vyre__stmt_col_text(st, 3));
     col_text(st, 4, r->suites, sizeof r->suites);
     col_text(st, 5, r->host, sizeof r->host);
-    r->pid = sqlite3_column_int64(st, 6);
+    r->pid = vyre__stmt_col_int64(st, 6);
     col_text(st, 7, r->gpu_name, sizeof r->gpu_name);
     col_text(st, 8, r->gpu_uuid, sizeof r->gpu_uuid);
     col_text(st, 9, r->devices, sizeof r->devices);
@@ -824,8 +850,8 @@ static void read_run(sqlite3_stmt *st, vyre_bench_run *r)
     col_text(st, 14, r->command_line, sizeof r->command_line);
     col_text(st, 15, r->vyre_version, sizeof r->vyre_version);
     col_text(st, 16, r->message, sizeof r->message);
-    r->npoints = (size_t)sqlite3_column_int64(st, 17);
-    keep_suites_that_ran(r->suites, (const char *)sqlite3_column_text(st, 18));
+    r->npoints = (size_t)vyre__stmt_col_int64(st, 17);
+    keep_suites_that_ran(r->suites, vyre__stmt_col_text(st, 18));
 }
 
 /* Grows *arr (of elem bytes) to hold at least need elements. */
@@ -847,25 +873,25 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 /* Steps st (prepared and bound, or rc != 0 when preparing failed) and
  * appends one element of elem bytes per row, filled by read. Finalizes st
  * and releases db's lock; on failure frees *out and zeroes *n. */
-typedef void (*row_reader)(sqlite3_stmt *st, void *elem);
+typedef void (*row_reader)(vyre__stmt *st, void *elem);
 
-static int read_list(vyre_results *db, sqlite3_stmt *st, int rc, size_t elem, row_reader read,
+static int read_list(vyre_results *db, vyre__stmt *st, int rc, size_t elem, row_reader read,
                      void **out, size_t *n, const char *what, vyre_error *err)
 {
     size_t cap = 0;
     if (!rc) {
         int s;
-        while ((s = vyre__results_step(st)) == SQLITE_ROW) {
+        while ((s = vyre__stmt_step(st, "read", err)) == 1) {
             if (grow(out, &cap, *n + 1, elem)) {
                 rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading %s", what);
                 break;
             }
             read(st, (char *)*out + elem * (*n)++);
         }
-        if (!rc && s != SQLITE_DONE)
-            rc = vyre__results_fail(db, s, "read", err);
+        if (!rc && s < 0)
+            rc = s;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     vyre__results_unlock(db);
     if (rc) {
         free(*out);
@@ -885,20 +911,20 @@ static void reap_quietly(vyre_results *db)
     (void)vyre_bench_runs_reap(db, NULL, &ignored);
 }
 
-static void read_run_row(sqlite3_stmt *st, void *elem)
+static void read_run_row(vyre__stmt *st, void *elem)
 {
     read_run(st, elem);
 }
 
-static void read_sample_row(sqlite3_stmt *st, void *elem)
+static void read_sample_row(vyre__stmt *st, void *elem)
 {
     vyre_bench_sample *x = elem;
-    x->value = sqlite3_column_double(st, 0);
+    x->value = vyre__stmt_col_double(st, 0);
     x->wall = col_real(st, 1);
-    x->sm_clock_mhz = (unsigned)sqlite3_column_int(st, 2);
-    x->throttled = (unsigned char)sqlite3_column_int(st, 3);
-    x->outlier = (unsigned char)sqlite3_column_int(st, 4);
-    x->round = (unsigned)sqlite3_column_int64(st, 5);
+    x->sm_clock_mhz = (unsigned)(int)vyre__stmt_col_int64(st, 2);
+    x->throttled = (unsigned char)(int)vyre__stmt_col_int64(st, 3);
+    x->outlier = (unsigned char)(int)vyre__stmt_col_int64(st, 4);
+    x->round = (unsigned)vyre__stmt_col_int64(st, 5);
 }
 
 int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out, size_t *n,
@@ -910,10 +936,11 @@ int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out, s
     *n = 0;
     reap_quietly(db);
     vyre__results_lock(db);
-    sqlite3_stmt *st = NULL;
-    int rc = prep(db, "SELECT " RUN_COLUMNS " FROM runs r ORDER BY r.id DESC LIMIT ?1", &st, err);
+    vyre__stmt *st = NULL;
+    int rc = prep_runs(db, "ORDER BY r.id DESC LIMIT ?1", &st, err);
+    /* No limit: the largest one (PostgreSQL refuses SQLite's -1). */
     if (!rc)
-        sqlite3_bind_int64(st, 1, limit ? (sqlite3_int64)limit : -1);
+        vyre__stmt_int64(st, 1, limit && limit < (size_t)INT64_MAX ? (int64_t)limit : INT64_MAX);
     return read_list(db, st, rc, sizeof **out, read_run_row, (void **)out, n, "runs", err);
 }
 
@@ -923,21 +950,21 @@ int vyre_bench_run_get(vyre_results *db, int64_t id, vyre_bench_run *out, vyre_e
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_get: NULL argument");
     reap_quietly(db);
     vyre__results_lock(db);
-    sqlite3_stmt *st = NULL;
-    int rc = prep(db, "SELECT " RUN_COLUMNS " FROM runs r WHERE r.id = ?1", &st, err);
+    vyre__stmt *st = NULL;
+    int rc = prep_runs(db, "WHERE r.id = ?1", &st, err);
     if (!rc) {
-        sqlite3_bind_int64(st, 1, id);
-        int s = vyre__results_step(st);
-        if (s == SQLITE_ROW)
+        vyre__stmt_int64(st, 1, id);
+        int s = vyre__stmt_step(st, "read", err);
+        if (s == 1)
             read_run(st, out);
-        else if (s == SQLITE_DONE)
+        else if (s == 0)
             rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
                               vyre__fail(err, VYRE_ENOENT, NULL, "no run %" PRId64 " in '%s'", id,
                                          vyre_results_path(db)));
         else
-            rc = vyre__results_fail(db, s, "read", err);
+            rc = s;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     vyre__results_unlock(db);
     return rc;
 }
@@ -970,7 +997,7 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
         return vyre__fail(err, VYRE_EINVAL, "name a run by its id, 'last' or 'last-N'",
                           "bad run '%s'", ref);
     vyre__results_lock(db);
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     /* 'last' is the last *done* run: a run that failed (no GPU, a typo in a
      * spec), was interrupted or is still running is never the baseline a
      * CI recipe (`compare last-1 last`) picks by accident (issue 25). */
@@ -978,18 +1005,18 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
         prep(db, "SELECT id FROM runs WHERE status = 'done' ORDER BY id DESC LIMIT 1 OFFSET ?1",
              &st, err);
     if (!rc) {
-        sqlite3_bind_int64(st, 1, back);
-        int s = vyre__results_step(st);
-        if (s == SQLITE_ROW)
-            *id = sqlite3_column_int64(st, 0);
-        else if (s == SQLITE_DONE)
+        vyre__stmt_int64(st, 1, back);
+        int s = vyre__stmt_step(st, "read", err);
+        if (s == 1)
+            *id = vyre__stmt_col_int64(st, 0);
+        else if (s == 0)
             rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
                               vyre__fail(err, VYRE_ENOENT, NULL, "no done run '%s' in '%s'", ref,
                                          vyre_results_path(db)));
         else
-            rc = vyre__results_fail(db, s, "read", err);
+            rc = s;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     vyre__results_unlock(db);
     return rc;
 }
@@ -1000,21 +1027,21 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
     "metric_name, metric, stop_reason, stop, note, batch_ns, kernel_ns, block_timeouts, rounds, "  \
     "round_noise, variant"
 
-static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
+static void read_point(vyre__stmt *st, vyre_bench_point *p)
 {
     memset(p, 0, sizeof *p);
-    p->id = sqlite3_column_int64(st, 0);
-    p->run_id = sqlite3_column_int64(st, 1);
-    p->seq = sqlite3_column_int(st, 2);
+    p->id = vyre__stmt_col_int64(st, 0);
+    p->run_id = vyre__stmt_col_int64(st, 1);
+    p->seq = (int)vyre__stmt_col_int64(st, 2);
     col_text(st, 3, p->suite, sizeof p->suite);
     col_text(st, 4, p->benchmark, sizeof p->benchmark);
     col_text(st, 5, p->axes, sizeof p->axes);
-    p->device = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 6);
-    p->mode = mode_from((const char *)sqlite3_column_text(st, 7));
-    const unsigned char *timer = sqlite3_column_text(st, 8);
-    p->gpu_timer = timer && strcmp((const char *)timer, "gpu") == 0;
+    p->device = vyre__stmt_is_null(st, 6) ? -1 : (int)vyre__stmt_col_int64(st, 6);
+    p->mode = mode_from(vyre__stmt_col_text(st, 7));
+    const char *timer = vyre__stmt_col_text(st, 8);
+    p->gpu_timer = timer && strcmp(timer, "gpu") == 0;
     vyre_stats *s = &p->stats;
-    s->n = (size_t)sqlite3_column_int64(st, 9);
+    s->n = (size_t)vyre__stmt_col_int64(st, 9);
     s->min = col_real(st, 10);
     s->max = col_real(st, 11);
     s->mean = col_real(st, 12);
@@ -1027,21 +1054,21 @@ static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
     /* Derived, not stored: the stored mad and median give it for every row,
      * those written before it existed included. */
     s->robust_noise = vyre_stats_robust_noise_of(s->n, s->median, s->mad);
-    s->n_outliers = (size_t)sqlite3_column_int64(st, 19);
-    p->n_throttled = (size_t)sqlite3_column_int64(st, 20);
+    s->n_outliers = (size_t)vyre__stmt_col_int64(st, 19);
+    p->n_throttled = (size_t)vyre__stmt_col_int64(st, 20);
     p->wall_median = col_real(st, 21);
-    p->bytes = sqlite3_column_type(st, 22) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 22);
-    p->items = sqlite3_column_type(st, 23) == SQLITE_NULL ? 1 : sqlite3_column_double(st, 23);
+    p->bytes = vyre__stmt_is_null(st, 22) ? 0 : vyre__stmt_col_double(st, 22);
+    p->items = vyre__stmt_is_null(st, 23) ? 1 : vyre__stmt_col_double(st, 23);
     col_text(st, 24, p->metric_name, sizeof p->metric_name);
     p->metric = col_real(st, 25);
-    p->stop_reason = reason_from((const char *)sqlite3_column_text(st, 26));
+    p->stop_reason = reason_from(vyre__stmt_col_text(st, 26));
     col_text(st, 27, p->stop, sizeof p->stop);
     col_text(st, 28, p->note, sizeof p->note);
     /* NULL (not measured, or a row from before v4) reads as 0. */
-    p->batch_ns = sqlite3_column_type(st, 29) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 29);
-    p->kernel_ns = sqlite3_column_type(st, 30) == SQLITE_NULL ? 0 : sqlite3_column_double(st, 30);
-    p->n_block_timeouts = (size_t)sqlite3_column_int64(st, 31);
-    p->rounds = (unsigned)sqlite3_column_int64(st, 32);
+    p->batch_ns = vyre__stmt_is_null(st, 29) ? 0 : vyre__stmt_col_double(st, 29);
+    p->kernel_ns = vyre__stmt_is_null(st, 30) ? 0 : vyre__stmt_col_double(st, 30);
+    p->n_block_timeouts = (size_t)vyre__stmt_col_int64(st, 31);
+    p->rounds = (unsigned)vyre__stmt_col_int64(st, 32);
     p->round_noise = col_real(st, 33);
     col_text(st, 34, p->variant, sizeof p->variant); /* NULL: "" */
     /* Points measured in rounds: the noise that takes them into account. */
@@ -1049,7 +1076,7 @@ static void read_point(sqlite3_stmt *st, vyre_bench_point *p)
         s->robust_noise = p->round_noise;
 }
 
-static void read_point_row(sqlite3_stmt *st, void *elem)
+static void read_point_row(vyre__stmt *st, void *elem)
 {
     read_point(st, elem);
 }
@@ -1062,12 +1089,12 @@ int vyre_bench_points_get(vyre_results *db, int64_t run_id, vyre_bench_point **o
     *out = NULL;
     *n = 0;
     vyre__results_lock(db);
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     int rc =
         prep(db, "SELECT " POINT_COLUMNS " FROM points WHERE run_id = ?1 AND n > 0 ORDER BY seq",
              &st, err);
     if (!rc)
-        sqlite3_bind_int64(st, 1, run_id);
+        vyre__stmt_int64(st, 1, run_id);
     return read_list(db, st, rc, sizeof **out, read_point_row, (void **)out, n, "points", err);
 }
 
@@ -1079,13 +1106,13 @@ int vyre_bench_samples_get(vyre_results *db, int64_t point_id, vyre_bench_sample
     *out = NULL;
     *n = 0;
     vyre__results_lock(db);
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     int rc = prep(db,
                   "SELECT value, wall, sm_clock_mhz, throttled, outlier, round FROM samples WHERE "
                   "point_id = ?1 ORDER BY seq",
                   &st, err);
     if (!rc)
-        sqlite3_bind_int64(st, 1, point_id);
+        vyre__stmt_int64(st, 1, point_id);
     return read_list(db, st, rc, sizeof **out, read_sample_row, (void **)out, n, "samples", err);
 }
 
@@ -1103,7 +1130,7 @@ int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel
     *out = NULL;
     *n = 0;
     vyre__results_lock(db);
-    sqlite3_stmt *st = NULL;
+    vyre__stmt *st = NULL;
     int rc = prep(db,
                   "SELECT name, duration_ns FROM timings WHERE point_id = ?1 AND kind = 'kernel' "
                   "ORDER BY name",
@@ -1111,19 +1138,19 @@ int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel
     size_t cap = 0, vcap = 0, nv = 0;
     double *v = NULL;
     if (!rc) {
-        sqlite3_bind_int64(st, 1, point_id);
+        vyre__stmt_int64(st, 1, point_id);
         int s;
         char cur[VYRE_ACTIVITY_NAME_MAX] = "";
         for (;;) {
-            s = vyre__results_step(st);
-            const char *name = s == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-            if ((s != SQLITE_ROW || strcmp(name ? name : "", cur) != 0) && nv) {
+            s = vyre__stmt_step(st, "read", err);
+            const char *name = s == 1 ? vyre__stmt_col_text(st, 0) : NULL;
+            if ((s != 1 || strcmp(name ? name : "", cur) != 0) && nv) {
                 vyre_bench_kernel_row *k = &(*out)[*n - 1];
                 qsort(v, nv, sizeof *v, cmp_double);
                 k->median_ns = vyre_stats_percentile_sorted(v, nv, 50);
                 nv = 0;
             }
-            if (s != SQLITE_ROW)
+            if (s != 1)
                 break;
             if (strcmp(name ? name : "", cur) != 0 || !*n) {
                 if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
@@ -1136,7 +1163,7 @@ int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel
                 vyre__strlcpy(cur, k->name, sizeof cur);
             }
             vyre_bench_kernel_row *k = &(*out)[*n - 1];
-            double d = (double)sqlite3_column_int64(st, 1);
+            double d = (double)vyre__stmt_col_int64(st, 1);
             k->count++;
             k->total_ns += d;
             if (grow((void **)&v, &vcap, nv + 1, sizeof *v)) {
@@ -1145,10 +1172,10 @@ int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel
             }
             v[nv++] = d;
         }
-        if (!rc && s != SQLITE_DONE)
-            rc = vyre__results_fail(db, s, "read", err);
+        if (!rc && s < 0)
+            rc = s;
     }
-    sqlite3_finalize(st);
+    vyre__stmt_finalize(st);
     vyre__results_unlock(db);
     free(v);
     if (rc) {

@@ -48,11 +48,13 @@ static const struct {
     [VYRE_CONF_INDUCTOR_MAX_SIZE] = {"inductor_max_size",
                                      "the size TorchInductor's cache is pruned to (10G, 500M; "
                                      "0: no limit)"},
+    [VYRE_CONF_RESULTS_DB] = {"results_db", "where benchmark results go: an absolute path or a "
+                                            "postgresql://user@host:port/db URL"},
 };
 
 static const char k_keys_hint[] =
     "the keys are max_size, max_age, umask, read_only, quarantine_max_age, remote_storage, "
-    "triton_max_size and inductor_max_size";
+    "triton_max_size, inductor_max_size and results_db";
 
 void vyre_config_init(vyre_config *c)
 {
@@ -87,6 +89,10 @@ void vyre_config_env_name(int key, char *buf, size_t size)
 {
     if (key == VYRE_CONF_REMOTE_STORAGE) {
         snprintf(buf, size, "%s", VYRE_REMOTE_ENV); /* the and ccache-like name */
+        return;
+    }
+    if (key == VYRE_CONF_RESULTS_DB) {
+        snprintf(buf, size, "VYRE_RESULTS_DB"); /* not a cache setting */
         return;
     }
     const char *n = vyre_config_key_name(key);
@@ -177,8 +183,10 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
         return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
                             vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
                                        "%sunknown configuration key '%.64s'", at, key));
-    int remote = k == VYRE_CONF_REMOTE_STORAGE;
-    if (!*value && !remote) /* an empty remote_storage: no remote stores */
+    int remote = k == VYRE_CONF_REMOTE_STORAGE || k == VYRE_CONF_RESULTS_DB; /* long, masked */
+    /* An empty remote_storage: no remote stores; an empty results_db: the
+     * default file (so a layer can undo what a lower one set). */
+    if (!*value && k != VYRE_CONF_REMOTE_STORAGE && k != VYRE_CONF_RESULTS_DB)
         return vyre__fail(err, VYRE_ECONFIG, k_keys[k].help, "%s%s has no value", at, key);
     if (strlen(value) >= (remote ? VYRE_CONFIG_LONG_VALUE_MAX : VYRE_CONFIG_VALUE_MAX))
         return vyre__fail(err, VYRE_ECONFIG, k_keys[k].help, "%svalue of %s is too long", at, key);
@@ -238,6 +246,14 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
         vyre__strlcpy(n->remote_storage, value, sizeof n->remote_storage);
         break;
     }
+    case VYRE_CONF_RESULTS_DB:
+        bad = value[0] && value[0] != '/' && strncmp(value, "postgresql://", 13) != 0 &&
+              strncmp(value, "postgres://", 11) != 0;
+        hint = "write an absolute path or a postgresql://user@host:port/db URL (empty: the "
+               "default file)";
+        if (!bad)
+            vyre__strlcpy(n->results_db, value, sizeof n->results_db);
+        break;
     default:
         break;
     }
@@ -324,7 +340,7 @@ static void unknown_key(vyre_config *c, const char *at, const char *key)
  * only from files the user or root owns (vyre/config.h). */
 static int needs_trust(int k)
 {
-    return k == VYRE_CONF_REMOTE_STORAGE;
+    return k == VYRE_CONF_REMOTE_STORAGE || k == VYRE_CONF_RESULTS_DB;
 }
 
 static int refuse_foreign(const char *at, const char *key, uid_t owner, vyre_error *e)
@@ -334,6 +350,15 @@ static int refuse_foreign(const char *at, const char *key, uid_t owner, vyre_err
     char buf[1024];
     if (getpwuid_r(owner, &pw, buf, sizeof buf, &res) == 0 && res)
         snprintf(name, sizeof name, "'%.48s' ", res->pw_name);
+    if (strcmp(key, "results_db") == 0)
+        return vyre__fail(e, VYRE_EUNSAFE,
+                          "results_db makes the tool send your database password to the server "
+                          "it names, so a vyre.conf may set it only when you or root own it: have "
+                          "root take the file over (chown root), or set it in your own "
+                          "configuration file ($XDG_CONFIG_HOME/vyre/vyre.conf), in "
+                          "VYRE_RESULTS_DB or with --db",
+                          "%s%s refused: the file is owned by %s(uid %u), not by you or root", at,
+                          key, name, (unsigned)owner);
     return vyre__fail(e, VYRE_EUNSAFE,
                       "a vyre.conf may name remote stores and token files only when you or root "
                       "own it: have root take the file over (chown root), or set the key in your "
@@ -690,6 +715,9 @@ void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t s
         break;
     case VYRE_CONF_REMOTE_STORAGE:
         vyre_remote_spec_mask(c->remote_storage, buf, size);
+        break;
+    case VYRE_CONF_RESULTS_DB: /* user:password@ masked */
+        vyre_remote_spec_mask(c->results_db, buf, size);
         break;
     default:
         break;

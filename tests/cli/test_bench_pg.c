@@ -1,0 +1,324 @@
+/*
+ * test_bench_pg.c - vyre-bench on a shared PostgreSQL results store (a
+ * real server, tests/common/servers.c): `run --db URL` writes there and
+ * runs/show/compare read it back, VYRE_RESULTS_DB names it, a wrong
+ * password is one error that never shows the password, and a server
+ * stopped mid-run ends the run with one error and leaves it interrupted,
+ * with only whole points, on the server.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "servers.h"
+#include "testutil.h"
+
+static char g_tmp[512];
+static char g_env_home[700], g_env_xdg[700], g_env_data[700], g_env_tmp[700], g_env_conf[700];
+static char g_url[600];
+static ts_server g_pg;
+
+static void setup(void)
+{
+    tu_mkdtemp(g_tmp, sizeof g_tmp);
+    snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
+    snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
+    snprintf(g_env_data, sizeof g_env_data, "XDG_DATA_HOME=%s/data", g_tmp);
+    snprintf(g_env_conf, sizeof g_env_conf, "XDG_CONFIG_HOME=%s/config", g_tmp);
+    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_tmp);
+    memset(&g_pg, 0, sizeof g_pg);
+}
+
+static void teardown(void)
+{
+    ts_postgres_stop(&g_pg);
+    if (g_pg.dir[0])
+        tu_rm_rf(g_pg.dir);
+    tu_rm_rf(g_tmp);
+}
+
+TestSuite(bench_pg, .init = setup, .fini = teardown, .timeout = 180);
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define FAST      "--min-samples", "3", "--min-time", "0", "--max-noise", "100", "--timeout", "5"
+
+static void start_server(void)
+{
+    ts_postgres_start(&g_pg);
+    snprintf(g_url, sizeof g_url, "postgresql://vyre:%s@127.0.0.1:%d/postgres", TS_PG_PASSWORD,
+             g_pg.port);
+}
+
+static void bench_env(tu_proc *p, const char *const *args, const char *const *extra)
+{
+    const char *const env[] = {g_env_home,
+                               g_env_xdg,
+                               g_env_data,
+                               g_env_conf,
+                               g_env_tmp,
+                               "VYRE_CUDA_LIBRARY=/nonexistent",
+                               "VYRE_NVML_LIBRARY=/nonexistent",
+                               "VYRE_RESULTS_DB",
+                               "PGPASSFILE",
+                               "CUDA_CACHE_PATH",
+                               "NVTX_INJECTION64_PATH",
+                               NULL};
+    tu_run_bin(p, VYRE_BENCH_BIN, args, env, extra);
+}
+
+static void bench(tu_proc *p, const char *const *args)
+{
+    bench_env(p, args, NULL);
+}
+
+static json_t *parse(const char *text)
+{
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    cr_assert_not_null(j, "not JSON (%s): %s", je.text, text);
+    return j;
+}
+
+Test(bench_pg, run_writes_to_the_server_and_every_reader_finds_it)
+{
+    start_server();
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, FAST, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = parse(p.out);
+    json_t *store = json_object_get(j, "store");
+    cr_assert_str_eq(json_string_value(json_object_get(store, "engine")), "postgresql");
+    cr_assert_gt(json_integer_value(json_object_get(store, "write_transactions")), 2);
+    json_decref(j);
+    tu_proc_free(&p);
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(!strstr(p.out, TS_PG_PASSWORD) && !strstr(p.err, TS_PG_PASSWORD), "%s%s", p.out,
+              p.err);
+    tu_proc_free(&p);
+
+    bench(&p, ARGS("runs", "--db", g_url, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    j = parse(p.out);
+    char shown[700];
+    snprintf(shown, sizeof shown, "postgresql://vyre:***@127.0.0.1:%d/postgres", g_pg.port);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "db")), shown);
+    json_t *runs = json_object_get(j, "runs");
+    cr_assert_eq(json_array_size(runs), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(runs, 0), "status")), "done");
+    json_decref(j);
+    tu_proc_free(&p);
+
+    /* VYRE_RESULTS_DB names it for every command. */
+    char env[700];
+    snprintf(env, sizeof env, "VYRE_RESULTS_DB=%s", g_url);
+    const char *const extra[] = {env, NULL};
+    bench_env(&p, ARGS("show", "last"), extra);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, "cache.store"), "%s", p.out);
+    tu_proc_free(&p);
+    bench_env(&p, ARGS("compare", "last-1", "last"), extra);
+    cr_assert(p.exit_code == 0 || p.exit_code == 1, "%d: %s", p.exit_code, p.err);
+    cr_assert(strstr(p.out, "cache.hit"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+Test(bench_pg, a_wrong_password_is_one_error_that_never_shows_it)
+{
+    start_server();
+    char url[700];
+    snprintf(url, sizeof url, "postgresql://vyre:N0tThePassw0rd@127.0.0.1:%d/postgres", g_pg.port);
+    tu_proc p;
+    bench(&p, ARGS("runs", "--db", url));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    char want[900];
+    snprintf(want, sizeof want,
+             "vyre-bench: error: cannot connect to results database "
+             "'postgresql://vyre:***@127.0.0.1:%d/postgres': ",
+             g_pg.port);
+    cr_assert(strncmp(p.err, want, strlen(want)) == 0, "%s", p.err);
+    cr_assert(strstr(p.err, "password authentication failed for user \"vyre\""), "%s", p.err);
+    cr_assert(strstr(p.err, "\nhint: check the password"), "%s", p.err);
+    cr_assert_eq(tu_count_lines(p.err), 2, "one error and its hint: %s", p.err);
+    cr_assert(!strstr(p.err, "N0tThePassw0rd") && !strstr(p.out, "N0tThePassw0rd"), "%s", p.err);
+    tu_proc_free(&p);
+}
+
+/* The number of finished points of the server's newest run, or -1. */
+static long pg_points(void)
+{
+    PGconn *c = PQconnectdb(g_url);
+    long n = -1;
+    if (PQstatus(c) == CONNECTION_OK) {
+        PGresult *r = PQexec(c, "SELECT count(*) FROM points WHERE n > 0");
+        if (PQresultStatus(r) == PGRES_TUPLES_OK)
+            n = atol(PQgetvalue(r, 0, 0));
+        PQclear(r);
+    }
+    PQfinish(c);
+    return n;
+}
+
+Test(bench_pg, a_server_stopped_mid_run_ends_the_run_with_one_error)
+{
+    start_server();
+    char err_path[700];
+    snprintf(err_path, sizeof err_path, "%s/run.err", g_tmp);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        tu_proc p;
+        /* Default stopping rules, one round (points are stored as they end):
+         * the run takes several seconds, and is cut short. */
+        bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, "--rounds", "1", "-q"));
+        FILE *f = fopen(err_path, "w");
+        if (f) {
+            fputs(p.err ? p.err : "", f);
+            fclose(f);
+        }
+        _exit(p.exit_code);
+    }
+    long n = -1;
+    for (int i = 0; i < 3000 && n < 1; i++) {
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+        n = pg_points();
+    }
+    cr_assert_geq(n, 1, "no point was written");
+    ts_postgres_stop(&g_pg);
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    char *err = tu_read_file(err_path, NULL);
+    cr_assert_not_null(err);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "exit %d: %s", WEXITSTATUS(st), err);
+    cr_assert(strstr(err, "vyre-bench: error: cannot "), "%s", err);
+    cr_assert(strstr(err, "connection lost"), "%s", err);
+    cr_assert_eq(tu_count_lines(err), 2, "one error and its hint: %s", err);
+    cr_assert(strstr(err, "\nhint: the server went away: the points written before are kept"), "%s",
+              err);
+    free(err);
+    ts_postgres_restart(&g_pg);
+    tu_proc p;
+    bench(&p, ARGS("runs", "--db", g_url, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = parse(p.out);
+    json_t *r = json_array_get(json_object_get(j, "runs"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(r, "status")), "interrupted", "%s", p.out);
+    json_decref(j);
+    tu_proc_free(&p);
+    /* Every point left on the server is whole: its samples all there. */
+    ts_postgres_exec(&g_pg, NULL,
+                     "DO $$ BEGIN IF EXISTS (SELECT 1 FROM points p WHERE p.n <> (SELECT "
+                     "count(*) FROM samples s WHERE s.point_id = p.id)) THEN RAISE EXCEPTION "
+                     "'half-written point'; END IF; END $$");
+}
+
+Test(bench_pg, push_copies_runs_once_and_pull_brings_them_back)
+{
+    start_server();
+    char local[700], other[700];
+    snprintf(local, sizeof local, "%s/local.sqlite3", g_tmp);
+    snprintf(other, sizeof other, "%s/other.sqlite3", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", local, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    char shown[700], line[1400];
+    snprintf(shown, sizeof shown, "postgresql://vyre:***@127.0.0.1:%d/postgres", g_pg.port);
+    bench(&p, ARGS("push", "--db", local, "last", "--to", g_url));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(line, sizeof line, "pushed run 1 as run 1 of %s", shown);
+    tu_assert_line(p.out, line);
+    tu_proc_free(&p);
+    bench(&p, ARGS("push", "--db", local, "1", "--to", g_url));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(line, sizeof line, "run 1 is already in %s as run 1", shown);
+    tu_assert_line(p.out, line);
+    tu_proc_free(&p);
+    bench(&p, ARGS("pull", "--db", other, "last", "--from", g_url));
+    cr_assert_eq(p.exit_code, 2, "the target must exist: %s", p.err);
+    tu_proc_free(&p);
+    /* A new local file: created by run, then pulled into. */
+    bench(&p, ARGS("run", "--suite", "cache", "--db", other, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("pull", "--db", other, "last", "--from", g_url));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(line, sizeof line, "pulled run 1 as run 2 of %s", other);
+    tu_assert_line(p.out, line);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", other, "1", "2"));
+    cr_assert(p.exit_code == 0 || p.exit_code == 1, "%s", p.err);
+    tu_proc_free(&p);
+    /* Usage: the target is needed, and push takes --to only. */
+    bench(&p, ARGS("push", "--db", local, "last"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "vyre-bench: error: push needs --to WHERE"), "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("push", "--db", local, "last", "--from", g_url));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "push takes --to, not --from"), "%s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(bench_pg, compare_baseline_selects_the_run_by_gpu_model)
+{
+    start_server();
+    tu_proc p;
+    for (int i = 0; i < 2; i++) {
+        bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, FAST, "-q"));
+        cr_assert_eq(p.exit_code, 0, "%s", p.err);
+        tu_proc_free(&p);
+    }
+    /* No GPU here: the runs have no GPU name, so a GPU selector finds none. */
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", "gpu=H200 last", "last"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "vyre-bench: error: no done run matches 'gpu=H200 last' in "
+                            "'postgresql://vyre:***@"),
+              "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", "host=nosuchhost last", "last"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    tu_proc_free(&p);
+    char host[256], sel[400];
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    snprintf(sel, sizeof sel, "host=%s last-1", host);
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", sel, "last", "--json"));
+    cr_assert(p.exit_code == 0 || p.exit_code == 1, "%d: %s", p.exit_code, p.err);
+    json_t *j = parse(p.out);
+    cr_assert_eq(json_integer_value(json_object_get(j, "baseline_run_id")), 1, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_object_get(j, "run_id")), 2, "%s", p.out);
+    json_decref(j);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", "gpu=H200 last:5", "last"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "pooling several runs is not supported"), "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", "gpu=H200 last", "1", "2"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "with --baseline, give one run"), "%s", p.err);
+    tu_proc_free(&p);
+    /* The history of one point across both runs, oldest first. */
+    snprintf(sel, sizeof sel, "host=%s", host);
+    bench(&p, ARGS("history", "--db", g_url, "--axes", "size=4096", "--filter", sel, "cache.hit"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_eq(tu_count_lines(p.out), 4, "a header, its rule, two runs: %s", p.out);
+    cr_assert(strstr(p.out, "\n|   1 | "), "%s", p.out);
+    cr_assert(strstr(strstr(p.out, "\n|   1 | "), "\n|   2 | "), "oldest first: %s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("history", "--db", g_url, "--filter", "gpu=H200 last", "cache.hit"));
+    cr_assert_eq(p.exit_code, 2, "%s", p.err);
+    cr_assert(strstr(p.err, "bad filter word 'last'"), "%s", p.err);
+    tu_proc_free(&p);
+}
