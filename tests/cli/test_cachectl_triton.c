@@ -142,6 +142,51 @@ Test(cachectl_triton, stats_and_ls_on_a_real_cache)
     tu_proc_free(&p);
 }
 
+/* What `triton prune` leaves between its rename and the removal (or a
+ * pruner that died there): a trash name with half the group gone; and
+ * verify --repair's quarantine with a group in it. Both are vyre's. */
+static void vyre_own_entries(void)
+{
+    char src[700], dst[1024];
+    snprintf(src, sizeof src, "%s/%s", g_cache, KGROUP);
+    snprintf(dst, sizeof dst, "%s/.vyre-trash.%s.99999.1", g_cache, KGROUP);
+    copy_dir(src, dst);
+    snprintf(dst, sizeof dst, "%s/.vyre-trash.%s.99999.1/scale_kernel.cubin", g_cache, KGROUP);
+    cr_assert_eq(unlink(dst), 0);
+    snprintf(dst, sizeof dst, "%s/.vyre-quarantine", g_cache);
+    cr_assert_eq(mkdir(dst, 0700), 0);
+    snprintf(dst, sizeof dst, "%s/.vyre-quarantine/%s", g_cache, KGROUP);
+    copy_dir(src, dst);
+}
+
+Test(cachectl_triton, vyre_trash_and_quarantine_are_not_triton_groups)
+{
+    vyre_own_entries();
+    tu_proc p;
+    run(&p, ARGS("triton", "stats", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Kernel groups:           1");
+    tu_assert_line(p.out, "Launcher groups:         1");
+    tu_assert_line(p.out, "Files (inodes):          11");
+    tu_assert_line(p.out, "By architecture:         90         1 group, 26.5 KiB");
+    cr_assert(!strstr(p.out, "Other entries:"), "%s", p.out);
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "ls", "--json", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = json_of(&p);
+    cr_assert_eq(json_array_size(json_object_get(j, "groups")), 2, "%s", p.out);
+    json_decref(j);
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "ls", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(!strstr(p.out, ".vyre-"), "%s", p.out);
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "verify", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "2 groups checked, 0 unusable, 0 problems");
+    tu_proc_free(&p);
+}
+
 Test(cachectl_triton, ls_json_and_the_default_location)
 {
     /* No --dir: $TRITON_CACHE_DIR, as Triton finds it. */

@@ -715,7 +715,7 @@ static void check_json_line(const char *line, int cache_exists)
     json_error_t je;
     json_t *o = json_loads(line, 0, &je);
     cr_assert_not_null(o, "bad JSON (%s): %s", je.text, line);
-    cr_assert_eq(num(o, "schema_version"), 3);
+    cr_assert_eq(num(o, "schema_version"), 4);
     cr_assert(json_is_integer(field(o, "interval_ns")), "durations are whole ns");
     cr_assert_gt(num(o, "interval_ns"), 0.2e9);
     cr_assert(json_is_integer(field(o, "time_unix_ns")));
@@ -1407,6 +1407,82 @@ Test(top_tmux, batch_frames_show_each_caches_size_limit_and_fill)
         cr_assert(strstr(p.err, "hint: give seconds from 1 to 86400"), "stderr: %s", p.err);
         tu_proc_free(&p);
     }
+    unset_foreign_caches();
+}
+
+/* The cache at index i of --json's cache_usage.caches, checked to be `name`. */
+static json_t *usage_row(json_t *root, size_t i, const char *name, const char *out)
+{
+    json_t *u = json_object_get(root, "cache_usage");
+    cr_assert(json_is_object(u), "no cache_usage object in:\n%s", out);
+    json_t *c = json_array_get(json_object_get(u, "caches"), i);
+    cr_assert(json_is_object(c), "no cache_usage.caches[%zu] in:\n%s", i, out);
+    cr_assert_str_eq(json_string_value(json_object_get(c, "name")), name);
+    return c;
+}
+
+static json_int_t jint_of(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    cr_assert(json_is_integer(v), "'%s' is not an integer", key);
+    return json_integer_value(v);
+}
+
+Test(top_tmux, json_carries_each_caches_size_limit_and_fill)
+{
+    make_foreign_caches();
+    tu_proc p;
+    run_top(&p, "--json", "-n", "1", "-d", "0.1", NULL);
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    json_error_t je;
+    json_t *root = json_loads(p.out, JSON_DISABLE_EOF_CHECK, &je);
+    cr_assert_not_null(root, "json: %s\n%s", je.text, p.out);
+    json_t *u = json_object_get(root, "cache_usage");
+    cr_assert(json_is_object(u), "no cache_usage object in:\n%s", p.out);
+    cr_assert_eq(jint_of(u, "interval_ns"), INT64_C(30000000000));
+    cr_assert_eq(json_array_size(json_object_get(u, "caches")), 4, "%s", p.out);
+    char want[800];
+    /* Triton's: 600 + 50 bytes, the group folder and two files; no limit. */
+    json_t *t = usage_row(root, 2, "triton", p.out);
+    snprintf(want, sizeof want, "%s/t", g_tmp);
+    cr_assert_str_eq(json_string_value(json_object_get(t, "path")), want);
+    cr_assert_str_eq(json_string_value(json_object_get(t, "path_from")), "TRITON_CACHE_DIR");
+    cr_assert(json_is_true(json_object_get(t, "exists")));
+    cr_assert_eq(jint_of(t, "bytes"), 650);
+    cr_assert_eq(jint_of(t, "files"), 3);
+    cr_assert(json_is_null(json_object_get(t, "limit_bytes")));
+    cr_assert(json_is_null(json_object_get(t, "fill_ratio")));
+    cr_assert(json_is_null(json_object_get(t, "error")));
+    json_t *fs = json_object_get(t, "fs_full_ratio");
+    cr_assert(json_is_real(fs) && json_real_value(fs) > 0 && json_real_value(fs) <= 1,
+              "fs_full_ratio: %s", p.out);
+    cr_assert_gt(jint_of(t, "fs_size_bytes"), 0);
+    json_t *i = usage_row(root, 3, "inductor", p.out);
+    cr_assert_eq(jint_of(i, "bytes"), 77);
+    cr_assert_str_eq(json_string_value(json_object_get(i, "path_from")), "TORCHINDUCTOR_CACHE_DIR");
+    json_t *j = usage_row(root, 1, "cuda_jit", p.out);
+    cr_assert_eq(jint_of(j, "bytes"), 10);
+    cr_assert_eq(jint_of(j, "limit_bytes"), INT64_C(2147483648));
+    cr_assert_str_eq(json_string_value(json_object_get(j, "limit_from")), "CUDA_CACHE_MAXSIZE");
+    /* vyre's: its index alone is over the 1 KiB max_size. */
+    json_t *v = usage_row(root, 0, "vyre", p.out);
+    cr_assert_str_eq(json_string_value(json_object_get(v, "path")), g_cache);
+    cr_assert_eq(jint_of(v, "limit_bytes"), 1024);
+    cr_assert_gt(json_real_value(json_object_get(v, "fill_ratio")), 1.0, "%s", p.out);
+    cr_assert(json_is_true(json_object_get(v, "over_limit")));
+    cr_assert(json_is_true(json_object_get(v, "warn")));
+    json_decref(root);
+    tu_proc_free(&p);
+
+    /* --no-cache-usage: not measured, so null (the key stays: docs/JSON.md rule 5). */
+    run_top(&p, "--json", "-n", "1", "-d", "0.1", "--no-cache-usage");
+    cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+    root = json_loads(p.out, JSON_DISABLE_EOF_CHECK, &je);
+    cr_assert_not_null(root, "json: %s\n%s", je.text, p.out);
+    u = json_object_get(root, "cache_usage");
+    cr_assert(u && json_is_null(u), "cache_usage with --no-cache-usage:\n%s", p.out);
+    json_decref(root);
+    tu_proc_free(&p);
     unset_foreign_caches();
 }
 

@@ -305,7 +305,12 @@ def top(env, sch):
             # A remote store listed (never contacted by vyre-top: it only
             # reads the counters the cache's index holds for it).
             "VYRE_REMOTE_CACHE": "http://127.0.0.1:9/vyre|read-only",
+            "TRITON_CACHE_DIR": os.path.join(env.tmp, "triton"),
+            "TORCHINDUCTOR_CACHE_DIR": os.path.join(env.tmp, "inductor"),
         }
+        os.makedirs(os.path.join(env.tmp, "triton", "KEY"), exist_ok=True)
+        with open(os.path.join(env.tmp, "triton", "KEY", "k.json"), "w") as f:
+            f.write("{}\n\n\n")
         try:
             p = env.run([env.args.top, "--json", "-n", "2", "-d", "0.3"], extra_env=extra)
         finally:
@@ -337,6 +342,19 @@ def top(env, sch):
                 fail("vyre-top: the remote store is missing: %r" % last["cache"])
             if last["cache"]["state"] != "ok":
                 fail("vyre-top: cache state %r" % last["cache"]["state"])
+            # The caches' sizes (on by default): four rows, Triton's the
+            # one made here, through TRITON_CACHE_DIR.
+            usage = last["cache_usage"] or {}
+            rows = {x["name"]: x for x in usage.get("caches", [])}
+            t = rows.get("triton") or {}
+            if sorted(rows) != ["cuda_jit", "inductor", "triton", "vyre"] or \
+                    (t.get("bytes"), t.get("files"), t.get("path_from")) != (5, 2, "TRITON_CACHE_DIR"):
+                fail("vyre-top: cache_usage %s" % json.dumps(usage)[:800])
+            p = env.run([env.args.top, "--json", "-n", "1", "-d", "0.1", "--no-cache-usage"],
+                        extra_env=extra)
+            off = sch.check("vyre-top-batch", "vyre-top --json --no-cache-usage", p.stdout)
+            if off and off["cache_usage"] is not None:
+                fail("vyre-top --no-cache-usage: cache_usage %r" % off["cache_usage"])
         return last
     finally:
         pub.kill()
@@ -432,6 +450,13 @@ def negatives(sch, stats, top_doc, run_doc):
         d = copy.deepcopy(top_doc)
         d["cache"]["hit_ratio"] = 75.0
         sch.must_reject("vyre-top-batch", "vyre-top with a percentage as hit_ratio", d)
+        if top_doc.get("cache_usage") and top_doc["cache_usage"]["caches"]:
+            d = copy.deepcopy(top_doc)
+            d["cache_usage"]["caches"][0]["fs_full_pct"] = 19.0
+            sch.must_reject("vyre-top-batch", "vyre-top with a cache's fs_full_pct", d)
+            d = copy.deepcopy(top_doc)
+            d["cache_usage"]["caches"][0]["fs_full_ratio"] = 19.0
+            sch.must_reject("vyre-top-batch", "vyre-top with a percentage as fs_full_ratio", d)
     if run_doc:
         d = copy.deepcopy(run_doc)
         d["points"][0]["axes"] = "size=4096"

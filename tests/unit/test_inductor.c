@@ -603,3 +603,44 @@ Test(inductor, clear_beside_a_writer_touches_nothing_it_writes)
     cr_assert_gt(made, 2);
     vyre_inductor_cache_release(&c);
 }
+
+Test(inductor, vyre_trash_in_the_nested_triton_cache_is_not_checked_and_prune_finishes_it)
+{
+    /* A Triton group being removed by a prune (renamed, half gone), and
+     * `vyre-cachectl triton --dir .../triton/0 verify --repair`'s quarantine:
+     * both vyre's, neither a group to check or count. */
+    char src[1024], dst[1024];
+    cpath(src, sizeof src, "triton/0/" TGROUP);
+    cpath(dst, sizeof dst, "triton/0/.vyre-trash." TGROUP ".99999.1");
+    copy_tree(src, dst);
+    cpath(dst, sizeof dst,
+          "triton/0/.vyre-trash." TGROUP
+          ".99999.1/triton_per_fused_prepare_softmax_online_0.cubin");
+    cr_assert_eq(unlink(dst), 0);
+    cpath(dst, sizeof dst, "triton/0/.vyre-quarantine");
+    cr_assert_eq(mkdir(dst, 0700), 0);
+    cpath(dst, sizeof dst, "triton/0/.vyre-quarantine/" TGROUP);
+    copy_tree(src, dst);
+    vyre_inductor_report r;
+    verify(&r);
+    for (size_t i = 0; i < r.n_problems; i++)
+        cr_log_error("%s: %s", r.problems[i].kind, r.problems[i].message);
+    cr_assert_eq(r.n_problems, 0);
+    cr_assert_eq(r.checked[VYRE_INDUCTOR_TRITON], 1);
+    vyre_inductor_report_release(&r);
+    vyre_inductor_cache c;
+    scan(&c);
+    cr_assert_eq(c.n_triton, 1);
+    const vyre_inductor_entry *t = entry(&c, "triton/0/.vyre-trash." TGROUP ".99999.1");
+    cr_assert(t && t->trash && t->kind == VYRE_INDUCTOR_OTHER);
+    cr_assert_eq(count_kind(&c, VYRE_INDUCTOR_TRITON), 1);
+    vyre_inductor_cache_release(&c);
+    /* A pruner that died between rename and removal: the next one finishes it. */
+    age("", 3600, 7200);
+    vyre_inductor_prune_opts o = {.max_age_ns = INT64_C(86400) * 1000000000};
+    vyre_inductor_prune_result res;
+    prune(&o, &res);
+    cr_assert_eq(res.trash, 1);
+    cr_assert(!exists("triton/0/.vyre-trash." TGROUP ".99999.1"));
+    cr_assert(exists("triton/0/" TGROUP) && exists("triton/0/.vyre-quarantine/" TGROUP));
+}

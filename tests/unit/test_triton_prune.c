@@ -245,6 +245,35 @@ Test(triton_prune, reading_the_cache_does_not_make_it_recently_used)
     }
 }
 
+Test(triton_prune, verifying_the_cache_does_not_make_it_recently_used)
+{
+    /* verify reads every group's .cubin (and the scan its JSON files):
+     * without O_NOATIME, under relatime (atime <= mtime here), checking a
+     * cache would make every group look used just now to the next prune. */
+    five_groups();
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    vyre_triton_problem *p;
+    size_t n;
+    cr_assert_eq(vyre_triton_verify(&c, &p, &n, &err), 0, "%s", err.message);
+    cr_assert_eq(n, 0, "%s", n ? p[0].message : "");
+    free(p);
+    vyre_triton_cache_release(&c);
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    for (size_t i = 0; i < c.n_groups; i++) {
+        int64_t age_s = (int64_t)ago(0).tv_sec - c.groups[i].last_use_ns / 1000000000;
+        cr_assert_geq(age_s, 3600 - 5, "after verify: '%s' last used %lld s ago", c.groups[i].key,
+                      (long long)age_s);
+        for (size_t f = 0; f < c.groups[i].n_files; f++) {
+            const vyre_triton_file *x = &c.groups[i].files[f];
+            cr_assert_leq(x->atime_ns, x->mtime_ns, "verify read '%s/%s' and moved its atime",
+                          c.groups[i].key, x->name);
+        }
+    }
+    vyre_triton_cache_release(&c);
+}
+
 Test(triton_prune, max_age)
 {
     five_groups();

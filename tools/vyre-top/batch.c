@@ -260,6 +260,79 @@ static json_t *cache_json(const top_snapshot *s)
     return o;
 }
 
+/* A filesystem fill in percent (vyre_usage_*_full_pct) as 0..1; null when
+ * unknown (-1). */
+static json_t *jfs_ratio(double pct)
+{
+    return pct < 0 ? json_null() : jratio_pct(pct);
+}
+
+/* A path or message from the environment: not always UTF-8, which a JSON
+ * string must be (jansson refuses it): then the cleaned form, as the
+ * screen shows it. */
+static json_t *jtext_if(int valid, const char *text)
+{
+    if (!valid)
+        return json_null();
+    json_t *v = json_string(text);
+    if (v)
+        return v;
+    static char buf[TOOL_CLEAN_SIZE(VYRE_USAGE_PATH_MAX)];
+    return json_string(tool_clean(text, buf, sizeof buf));
+}
+
+/* One cache's row of the sizes the cache panel shows (format.c's
+ * top_fmt_usage): where, from what, its size, its limit, its filesystem. */
+static json_t *usage_fig_json(const tool_usage_fig *f)
+{
+    const vyre_usage_cache *w = &f->where;
+    const vyre_usage *u = &f->u;
+    int ok = f->state == TOOL_USAGE_OK, fs = u->fs_valid;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(w->name ? w->name : "?"));
+    json_object_set_new(o, "path", jtext_if(w->located, w->path));
+    json_object_set_new(o, "path_from", jstr_if(w->located && w->path_from, w->path_from));
+    json_object_set_new(o, "error", jtext_if(!ok, f->msg));
+    json_object_set_new(o, "exists", ok ? json_boolean(u->exists) : json_null());
+    json_object_set_new(o, "bytes", jint_if(ok, u->bytes));
+    json_object_set_new(o, "files", jint_if(ok, u->files));
+    json_object_set_new(o, "partial", ok ? json_boolean(u->partial) : json_null());
+    json_object_set_new(o, "skipped", jint_if(ok, u->skipped));
+    /* 0 is "no limit, or none known": limit_from says which. */
+    json_object_set_new(o, "limit_bytes", jint_if(w->limit_bytes != 0, w->limit_bytes));
+    json_object_set_new(o, "limit_from", jtext_if(1, w->limit_from));
+    json_object_set_new(o, "fill_ratio",
+                        ok && w->limit_bytes ? json_real((double)u->bytes / (double)w->limit_bytes)
+                                             : json_null());
+    json_object_set_new(o, "over_limit",
+                        json_boolean(ok && w->limit_bytes && u->bytes > w->limit_bytes));
+    json_object_set_new(o, "fs_size_bytes", jint_if(fs, u->fs_size_bytes));
+    json_object_set_new(o, "fs_avail_bytes", jint_if(fs, u->fs_avail_bytes));
+    json_object_set_new(o, "fs_files", jint_if(fs && u->fs_files, u->fs_files));
+    json_object_set_new(o, "fs_avail_files", jint_if(fs && u->fs_files, u->fs_avail_files));
+    json_object_set_new(o, "fs_full_ratio", jfs_ratio(vyre_usage_fs_full_pct(u)));
+    json_object_set_new(o, "fs_inodes_full_ratio", jfs_ratio(vyre_usage_inodes_full_pct(u)));
+    json_object_set_new(o, "warn", json_boolean(tool_usage_warn(f)));
+    return o;
+}
+
+/* The caches' sizes (tool_usagesnap.h): null when not measured
+ * (--no-cache-usage); "caches" is empty until the first round ends. */
+static json_t *usage_json(const top_snapshot *s)
+{
+    if (!s->usage_on)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "interval_ns", jround(s->usage_every_s * 1e9));
+    json_object_set_new(o, "age_ns", jround(s->usage_age_s * 1e9));
+    json_object_set_new(o, "rounds", jint(s->usage.rounds));
+    json_t *a = json_array();
+    for (int i = 0; s->usage.rounds && i < VYRE_USAGE_N_CACHES; i++)
+        json_array_append_new(a, usage_fig_json(&s->usage.c[i]));
+    json_object_set_new(o, "caches", a);
+    return o;
+}
+
 int top_batch_json(FILE *out, const top_snapshot *s)
 {
     json_t *root = json_object();
@@ -304,6 +377,7 @@ int top_batch_json(FILE *out, const top_snapshot *s)
     json_object_set_new(root, "kernels_sampled", json_boolean(sampled));
     free(k);
     json_object_set_new(root, "cache", cache_json(s));
+    json_object_set_new(root, "cache_usage", usage_json(s));
 
     int rc = tool_json_write(out, root, TOOL_JSON_COMPACT);
     json_decref(root);

@@ -40,14 +40,14 @@ static void usage(FILE *out)
                  "  -C, --no-color        monochrome (also when NO_COLOR is set and not empty)\n"
                  "  -b, --batch           print text frames instead of the screen (like top -b)\n"
                  "  -w, --width COLS      width of --batch frames (default $COLUMNS, else 160)\n"
-                 "      --json            print one JSON object per refresh (schema_version 3)\n"
+                 "      --json            print one JSON object per refresh (schema_version 4)\n"
                  "      --no-gpu          do not query NVML\n"
                  "      --cache-usage-interval SECONDS\n"
                  "                        measure the sizes of the caches (vyre's, the driver's\n"
                  "                        JIT cache, Triton's, TorchInductor's) and how full\n"
                  "                        their filesystems are every SECONDS, 1 to 86400\n"
                  "                        (default 30)\n"
-                 "      --no-cache-usage  do not measure them\n"
+                 "      --no-cache-usage  do not measure them (--json: cache_usage null)\n"
                  "  -h, --help            this help\n"
                  "  -V, --version         version\n\n"
                  "keys: q quit, Tab/arrows panel and row, s/F6 sort, / filter, p pause,\n"
@@ -296,7 +296,7 @@ int main(int argc, char **argv)
 
     top_collect_opts co = {0};
     co.no_gpu = no_gpu;
-    co.usage_every_s = json ? 0 : usage_s; /* --json has no place for them (schema 3) */
+    co.usage_every_s = usage_s; /* 0: --no-cache-usage (cache_usage null in --json) */
     top_collector *col = NULL;
     if (top_collector_new(&co, &col) != 0) {
         fprintf(stderr, "vyre-top: error: out of memory\n");

@@ -114,6 +114,9 @@ VYRE_EXTERN int vyre_triton_cache_dir(char *out, size_t size, const char **sourc
  * Reads the cache at dir into *out (always initialised; release it). A
  * directory that is missing is VYRE_ENOENT, a symlink or not a directory
  * VYRE_EINVAL; a bad group is recorded, not an error. Reads only.
+ * vyre's own entries are not Triton's and are left out of the groups and
+ * every count: VYRE_TRITON_QUARANTINE, and ".vyre-trash.*" (a group a
+ * pruner renamed to remove it; vyre_triton_prune finishes those).
  */
 VYRE_EXTERN int vyre_triton_cache_scan(const char *dir, vyre_triton_cache *out, vyre_error *err);
 

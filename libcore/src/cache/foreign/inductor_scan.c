@@ -21,6 +21,7 @@
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"
+#include "cache/foreign/triton_internal.h"
 
 const char *vyre_inductor_kind_name(vyre_inductor_kind kind)
 {
@@ -253,7 +254,8 @@ static int triton_device(scan_ctx *x, int at, const char *prefix, const char *na
     vyre__strlcpy(t->device, name, sizeof t->device);
     char path[VYRE_TRITON_PATH_MAX];
     int n = snprintf(path, sizeof path, "%s/%s%s", c->dir, prefix, name);
-    if (n < 0 || (size_t)n >= sizeof path || vyre_triton_cache_scan(path, &t->cache, NULL)) {
+    /* With vyre's trash: it becomes a trash entry, which prune finishes. */
+    if (n < 0 || (size_t)n >= sizeof path || vyre__triton_scan(path, 1, &t->cache, NULL)) {
         vyre_triton_cache_release(&t->cache);
         int rc = add_entry(x, at, prefix, name, VYRE_INDUCTOR_OTHER);
         if (!rc)

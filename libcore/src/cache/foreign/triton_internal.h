@@ -20,4 +20,11 @@ int vyre__triton_read_at(int dirfd, const char *name, size_t max, char **out, si
  * from its directory gfd. Problems go into g's *_error fields. */
 void vyre__triton_group_parse(int gfd, vyre_triton_group *g);
 
+/* vyre_triton_cache_scan, and with with_trash 1 vyre's own trash
+ * directories (".vyre-trash.*", foreign_internal.h) kept as groups: for
+ * the pruners, which finish a trash a stopped pruner left (triton_prune.c,
+ * and inductor_scan.c for its nested Triton cache). Every other reader
+ * gets Triton's entries only: a trash is a group half removed. */
+int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, vyre_error *err);
+
 #endif /* VYRE_TRITON_INTERNAL_H */

@@ -24,6 +24,7 @@
 #include "base/clock.h"
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"
+#include "cache/foreign/triton_internal.h"
 
 /* What became of each entry of the scan. */
 enum { UNDECIDED = 0, REMOVED, YOUNG, GONE, FAILED };
@@ -233,7 +234,7 @@ int vyre_triton_prune(const char *dir, const vyre_triton_prune_opts *o,
     if (!o)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_triton_prune: no options");
     vyre_triton_cache c;
-    int rc = vyre_triton_cache_scan(dir, &c, err);
+    int rc = vyre__triton_scan(dir, 1, &c, err); /* trash too: it finishes it */
     if (rc)
         return rc;
     plan p = {.c = &c, .o = o, .r = out, .bytes = c.bytes};

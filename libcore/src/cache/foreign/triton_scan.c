@@ -19,6 +19,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/foreign/foreign_internal.h"
 #include "cache/foreign/triton_internal.h"
 
 /* Triton's FileCacheManager.put writes into "tmp.pid_<pid>_<uuid>" at the
@@ -187,7 +188,14 @@ static int cmp_group(const void *a, const void *b)
     return strcmp(((const vyre_triton_group *)a)->key, ((const vyre_triton_group *)b)->key);
 }
 
-static int scan_top(int top, vyre_triton_cache *out, vyre_error *err)
+/* vyre's own entries, not Triton's: the quarantine verify --repair fills,
+ * and (unless with_trash) a group a pruner renamed to remove it. */
+static int vyre_own(const char *name, int with_trash)
+{
+    return !strcmp(name, VYRE_TRITON_QUARANTINE) || (!with_trash && vyre__foreign_is_trash(name));
+}
+
+static int scan_top(int top, int with_trash, vyre_triton_cache *out, vyre_error *err)
 {
     int dfd = dup(top);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -201,9 +209,10 @@ static int scan_top(int top, vyre_triton_cache *out, vyre_error *err)
     int rc = 0;
     struct dirent *de;
     while (!rc && (de = readdir(d))) {
-        /* vyre's own quarantine is not Triton's: left out of every count. */
+        /* Left out of every count (groups, bytes, inodes): stats, ls and
+         * verify would show a half-removed group as Triton's. */
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-            !strcmp(de->d_name, VYRE_TRITON_QUARANTINE))
+            vyre_own(de->d_name, with_trash))
             continue;
         if (out->n_groups == cap) {
             size_t ncap = cap ? cap * 2 : 64;
@@ -231,6 +240,11 @@ static int scan_top(int top, vyre_triton_cache *out, vyre_error *err)
 
 int vyre_triton_cache_scan(const char *dir, vyre_triton_cache *out, vyre_error *err)
 {
+    return vyre__triton_scan(dir, 0, out, err);
+}
+
+int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, vyre_error *err)
+{
     memset(out, 0, sizeof *out);
     if (!dir || !*dir)
         return vyre__fail(err, VYRE_EINVAL, NULL, "no Triton cache directory given");
@@ -249,7 +263,7 @@ int vyre_triton_cache_scan(const char *dir, vyre_triton_cache *out, vyre_error *
                           "name the Triton cache directory", "cannot open Triton cache '%s': %s",
                           dir, strerror(e));
     }
-    int rc = scan_top(top, out, err);
+    int rc = scan_top(top, with_trash, out, err);
     close(top);
     if (rc) {
         vyre_triton_cache_release(out);

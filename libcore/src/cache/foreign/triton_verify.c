@@ -16,6 +16,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/foreign/foreign_internal.h"
 #include "cache/foreign/triton_internal.h"
 #include "vyre/compile.h"
 
@@ -78,6 +79,8 @@ static void check_cubin(plist *l, int gfd, const vyre_triton_group *g, const cha
 {
     char *buf, why[160];
     size_t len;
+    /* vyre__triton_read_at opens O_NOATIME (where permitted): checking a
+     * cache must not make its groups look used to prune's LRU order. */
     if (vyre__triton_read_at(gfd, cubin, VYRE_TRITON_CUBIN_MAX, &buf, &len, why, sizeof why)) {
         add(l, g, cubin, "bad-cubin", 1, "cannot read '%s': %s", cubin, why);
         return;
@@ -181,6 +184,10 @@ int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_problem **out, si
     plist l = {0};
     for (size_t i = 0; i < c->n_groups; i++) {
         const vyre_triton_group *g = &c->groups[i];
+        /* A trash is a group a pruner is removing (the Inductor scan keeps
+         * them so that its prune finishes them): vyre's, half gone. */
+        if (vyre__foreign_is_trash(g->key))
+            continue;
         if (g->kind == VYRE_TRITON_TEMP)
             add(&l, g, NULL, "temp", 0, "'%s' is a temp directory Triton left", g->key);
         else if (g->kind == VYRE_TRITON_OTHER && strcmp(g->key, VYRE_TRITON_QUARANTINE))
