@@ -297,33 +297,6 @@ Test(cachectl_explain, bad_input_is_one_message_with_a_hint)
 
 /* ---- triton explain ----------------------------------------------------------- */
 
-static void copy_dir(const char *src, const char *dst)
-{
-    cr_assert_eq(mkdir(dst, 0700), 0, "%s", dst);
-    DIR *d = opendir(src);
-    cr_assert(d, "%s", src);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char s[1300], t[1300];
-        snprintf(s, sizeof s, "%s/%s", src, e->d_name);
-        snprintf(t, sizeof t, "%s/%s", dst, e->d_name);
-        struct stat st;
-        cr_assert_eq(stat(s, &st), 0);
-        if (S_ISDIR(st.st_mode)) {
-            copy_dir(s, t);
-            continue;
-        }
-        size_t len;
-        char *data = tu_read_file(s, &len);
-        cr_assert(data, "%s", s);
-        tu_write_file(t, data, len);
-        free(data);
-    }
-    closedir(d);
-}
-
 /* Replaces the first `from` by `to` in file path. */
 static void edit(const char *path, const char *from, const char *to)
 {
@@ -347,10 +320,10 @@ static void triton_cache(char *dir, size_t size)
     snprintf(dir, size, "%s/triton", g_tmp);
     char src[700], g1[1200], g2[1200], meta[1300];
     snprintf(src, sizeof src, "%s/fixtures/triton/cache", VYRE_TEST_SOURCE_DIR);
-    copy_dir(src, dir);
+    tu_copy_tree(src, dir);
     snprintf(g1, sizeof g1, "%s/%s", dir, KGROUP);
     snprintf(g2, sizeof g2, "%s/%s", dir, KGROUP2);
-    copy_dir(g1, g2);
+    tu_copy_tree(g1, g2);
     snprintf(meta, sizeof meta, "%s/scale_kernel.json", g2);
     edit(meta, "\"arch\": 90", "\"arch\": 80");
     edit(meta, "\"num_warps\": 4", "\"num_warps\": 8");
@@ -451,7 +424,7 @@ Test(cachectl_explain, triton_explain_of_foreign_names_stays_one_document)
     triton_cache(dir, sizeof dir);
     snprintf(g1, sizeof g1, "%s/%s", dir, KGROUP);
     snprintf(bad, sizeof bad, "%s/BAD\xff\x1b[2J", dir);
-    copy_dir(g1, bad);
+    tu_copy_tree(g1, bad);
     tu_proc p;
     run(&p, ARGS("triton", "explain", "scale_kernel", "--dir", dir));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);

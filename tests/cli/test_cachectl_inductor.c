@@ -34,39 +34,13 @@ static char g_tmp[512];
 static char g_cache[600];
 static char g_env_tmpdir[700];
 
-static void copy_dir(const char *src, const char *dst)
-{
-    cr_assert_eq(mkdir(dst, 0700), 0, "%s", dst);
-    DIR *d = opendir(src);
-    cr_assert(d, "%s", src);
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        char s[1300], t[1300];
-        snprintf(s, sizeof s, "%s/%s", src, e->d_name);
-        snprintf(t, sizeof t, "%s/%s", dst, e->d_name);
-        struct stat st;
-        cr_assert_eq(stat(s, &st), 0);
-        if (S_ISDIR(st.st_mode)) {
-            copy_dir(s, t);
-            continue;
-        }
-        size_t len;
-        char *data = tu_read_file(s, &len);
-        cr_assert(data, "%s", s);
-        tu_write_file(t, data, len);
-        free(data);
-    }
-    closedir(d);
-}
-
 static void setup(void)
 {
     tu_mkdtemp(g_tmp, sizeof g_tmp);
     snprintf(g_cache, sizeof g_cache, "%s/cache", g_tmp);
     char src[512];
     snprintf(src, sizeof src, "%s/fixtures/inductor/cache", VYRE_TEST_SOURCE_DIR);
-    copy_dir(src, g_cache);
+    tu_copy_tree(src, g_cache);
     snprintf(g_env_tmpdir, sizeof g_env_tmpdir, "TMPDIR=%s", g_tmp);
 }
 

@@ -33,40 +33,13 @@ static char g_tmp[512];
 static char g_cache[600];
 static char g_env_home[700];
 
-static void copy_dir(const char *src, const char *dst)
-{
-    cr_assert_eq(mkdir(dst, 0700), 0, "%s", dst);
-    DIR *d = opendir(src);
-    cr_assert(d, "%s", src);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char s[1300], t[1300];
-        snprintf(s, sizeof s, "%s/%s", src, e->d_name);
-        snprintf(t, sizeof t, "%s/%s", dst, e->d_name);
-        struct stat st;
-        cr_assert_eq(stat(s, &st), 0);
-        if (S_ISDIR(st.st_mode)) {
-            copy_dir(s, t);
-            continue;
-        }
-        size_t len;
-        char *data = tu_read_file(s, &len);
-        cr_assert(data, "%s", s);
-        tu_write_file(t, data, len);
-        free(data);
-    }
-    closedir(d);
-}
-
 static void setup(void)
 {
     tu_mkdtemp(g_tmp, sizeof g_tmp);
     snprintf(g_cache, sizeof g_cache, "%s/cache", g_tmp);
     char src[512];
     snprintf(src, sizeof src, "%s/fixtures/triton/cache", VYRE_TEST_SOURCE_DIR);
-    copy_dir(src, g_cache);
+    tu_copy_tree(src, g_cache);
     snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
 }
 
@@ -150,13 +123,13 @@ static void vyre_own_entries(void)
     char src[700], dst[1024];
     snprintf(src, sizeof src, "%s/%s", g_cache, KGROUP);
     snprintf(dst, sizeof dst, "%s/.vyre-trash.%s.99999.1", g_cache, KGROUP);
-    copy_dir(src, dst);
+    tu_copy_tree(src, dst);
     snprintf(dst, sizeof dst, "%s/.vyre-trash.%s.99999.1/scale_kernel.cubin", g_cache, KGROUP);
     cr_assert_eq(unlink(dst), 0);
     snprintf(dst, sizeof dst, "%s/.vyre-quarantine", g_cache);
     cr_assert_eq(mkdir(dst, 0700), 0);
     snprintf(dst, sizeof dst, "%s/.vyre-quarantine/%s", g_cache, KGROUP);
-    copy_dir(src, dst);
+    tu_copy_tree(src, dst);
 }
 
 Test(cachectl_triton, vyre_trash_and_quarantine_are_not_triton_groups)
@@ -666,7 +639,7 @@ Test(cachectl_triton, show_lists_every_group_of_a_kernel_and_refuses_an_unknown_
     cr_assert_eq(rename(src, dst), 0);
     char fix[512];
     snprintf(fix, sizeof fix, "%s/fixtures/triton/cache/%s", VYRE_TEST_SOURCE_DIR, KGROUP);
-    copy_dir(fix, src);
+    tu_copy_tree(fix, src);
     tu_proc p;
     run(&p, ARGS("triton", "show", "scale_kernel", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -303,4 +304,30 @@ __attribute__((visibility("default"))) const char *__lsan_default_suppressions(v
 __attribute__((visibility("default"))) const char *__lsan_default_suppressions(void)
 {
     return getenv("BXFI_MAP") ? "leak:libcupti.so\n" : "leak:libcupti.so\nleak:libcriterion.so\n";
+}
+
+void tu_copy_tree(const char *src, const char *dst)
+{
+    cr_assert_eq(mkdir(dst, 0700), 0, "%s", dst);
+    DIR *d = opendir(src);
+    cr_assert(d, "%s", src);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char s[1300], t[1300];
+        snprintf(s, sizeof s, "%s/%s", src, e->d_name);
+        snprintf(t, sizeof t, "%s/%s", dst, e->d_name);
+        struct stat st;
+        cr_assert_eq(stat(s, &st), 0, "%s", s);
+        if (S_ISDIR(st.st_mode)) {
+            tu_copy_tree(s, t);
+            continue;
+        }
+        size_t len;
+        char *data = tu_read_file(s, &len);
+        cr_assert(data, "%s", s);
+        tu_write_file(t, data, len);
+        free(data);
+    }
+    closedir(d);
 }

@@ -87,6 +87,11 @@ void tu_env_save(tu_env *e, const char *const *names, size_t n);
 /* Puts back what tu_env_save saved (set or unset) and frees the copies. */
 void tu_env_restore(tu_env *e);
 
+/* Copies the tree src to dst (created 0700; must not exist): directories
+ * and regular files, names starting with '.' left out (a fixture copied
+ * into a temp dir). Asserts on failure. */
+void tu_copy_tree(const char *src, const char *dst);
+
 /* Reads a whole file (malloc'ed, NUL-terminated); NULL when unreadable. */
 char *tu_read_file(const char *path, size_t *len);
 

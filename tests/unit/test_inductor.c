@@ -33,39 +33,13 @@
 static char g_tmp[512];
 static char g_cache[600];
 
-static void copy_tree(const char *src, const char *dst)
-{
-    cr_assert_eq(mkdir(dst, 0700), 0, "%s", dst);
-    DIR *d = opendir(src);
-    cr_assert(d, "%s", src);
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        char s[1300], t[1300];
-        snprintf(s, sizeof s, "%s/%s", src, e->d_name);
-        snprintf(t, sizeof t, "%s/%s", dst, e->d_name);
-        struct stat st;
-        cr_assert_eq(stat(s, &st), 0);
-        if (S_ISDIR(st.st_mode)) {
-            copy_tree(s, t);
-            continue;
-        }
-        size_t len;
-        char *data = tu_read_file(s, &len);
-        cr_assert(data, "%s", s);
-        tu_write_file(t, data, len);
-        free(data);
-    }
-    closedir(d);
-}
-
 static void setup(void)
 {
     tu_mkdtemp(g_tmp, sizeof g_tmp);
     snprintf(g_cache, sizeof g_cache, "%s/cache", g_tmp);
     char src[512];
     snprintf(src, sizeof src, "%s/fixtures/inductor/cache", VYRE_TEST_SOURCE_DIR);
-    copy_tree(src, g_cache);
+    tu_copy_tree(src, g_cache);
 }
 
 static void teardown(void)
@@ -612,7 +586,7 @@ Test(inductor, vyre_trash_in_the_nested_triton_cache_is_not_checked_and_prune_fi
     char src[1024], dst[1024];
     cpath(src, sizeof src, "triton/0/" TGROUP);
     cpath(dst, sizeof dst, "triton/0/.vyre-trash." TGROUP ".99999.1");
-    copy_tree(src, dst);
+    tu_copy_tree(src, dst);
     cpath(dst, sizeof dst,
           "triton/0/.vyre-trash." TGROUP
           ".99999.1/triton_per_fused_prepare_softmax_online_0.cubin");
@@ -620,7 +594,7 @@ Test(inductor, vyre_trash_in_the_nested_triton_cache_is_not_checked_and_prune_fi
     cpath(dst, sizeof dst, "triton/0/.vyre-quarantine");
     cr_assert_eq(mkdir(dst, 0700), 0);
     cpath(dst, sizeof dst, "triton/0/.vyre-quarantine/" TGROUP);
-    copy_tree(src, dst);
+    tu_copy_tree(src, dst);
     vyre_inductor_report r;
     verify(&r);
     for (size_t i = 0; i < r.n_problems; i++)

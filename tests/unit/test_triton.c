@@ -22,40 +22,12 @@
 static char g_tmp[512];
 static char g_cache[600];
 
-/* Copies the fixture (groups of plain files, two levels) to dst. */
+/* Copies the fixture to dst. */
 static void copy_fixture(const char *dst)
 {
     char src[512];
     snprintf(src, sizeof src, "%s/fixtures/triton/cache", VYRE_TEST_SOURCE_DIR);
-    cr_assert_eq(mkdir(dst, 0700), 0);
-    DIR *top = opendir(src);
-    cr_assert(top, "%s", src);
-    struct dirent *g;
-    while ((g = readdir(top))) {
-        if (g->d_name[0] == '.')
-            continue;
-        char sd[1024], dd[1024];
-        snprintf(sd, sizeof sd, "%s/%s", src, g->d_name);
-        snprintf(dd, sizeof dd, "%s/%s", dst, g->d_name);
-        cr_assert_eq(mkdir(dd, 0700), 0);
-        DIR *d = opendir(sd);
-        cr_assert(d);
-        struct dirent *f;
-        while ((f = readdir(d))) {
-            if (f->d_name[0] == '.')
-                continue;
-            char sf[1300], df[1300];
-            snprintf(sf, sizeof sf, "%s/%s", sd, f->d_name);
-            snprintf(df, sizeof df, "%s/%s", dd, f->d_name);
-            size_t len;
-            char *data = tu_read_file(sf, &len);
-            cr_assert(data, "%s", sf);
-            tu_write_file(df, data, len);
-            free(data);
-        }
-        closedir(d);
-    }
-    closedir(top);
+    tu_copy_tree(src, dst);
 }
 
 static void setup(void)
