@@ -156,15 +156,10 @@ static int parse(int argc, char **argv, inductor_opts *o)
                                 "inductor needs an action");
     o->action = argv[optind++];
     static const char *const actions[] = {"stats", "ls", "verify", "prune", "clear"};
-    int known = 0;
-    for (size_t i = 0; i < sizeof actions / sizeof *actions; i++)
-        known |= !strcmp(o->action, actions[i]);
-    if (!known) {
-        const char *near = tool_nearest(o->action, actions, sizeof actions / sizeof *actions);
-        char hint[96];
-        snprintf(hint, sizeof hint, "did you mean '%s'?", near ? near : "stats");
-        return tool_usage_error("inductor", hint, "unknown action '%s'", o->action);
-    }
+    int bad =
+        cachectl_check_action("inductor", o->action, actions, sizeof actions / sizeof *actions);
+    if (bad)
+        return bad;
     if (optind < argc)
         return tool_usage_error("inductor", NULL, "unexpected argument '%s'", argv[optind]);
     int rc = check_combination(o);
@@ -175,17 +170,8 @@ static int parse(int argc, char **argv, inductor_opts *o)
 
 static int locate(inductor_opts *o)
 {
-    if (o->dir) {
-        o->dir_source = "--dir";
-        if (tool_strlcpy(o->path, o->dir, sizeof o->path) >= sizeof o->path)
-            return tool_usage_error("inductor", "use a shorter path", "--dir path is too long");
-        return 0;
-    }
-    vyre_error err;
-    vyre_error_clear(&err);
-    if (vyre_inductor_cache_dir(o->path, sizeof o->path, &o->dir_source, &err))
-        return cachectl_fail(&err);
-    return 0;
+    return cachectl_foreign_dir("inductor", o->dir, vyre_inductor_cache_dir, o->path,
+                                sizeof o->path, &o->dir_source);
 }
 
 json_t *cachectl_inductor_json_root(const inductor_opts *o)

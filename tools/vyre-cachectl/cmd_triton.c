@@ -124,15 +124,9 @@ static int parse(int argc, char **argv, triton_opts *o)
     o->action = argv[optind++];
     static const char *const actions[] = {"stats", "ls",    "verify", "relocate",
                                           "prune", "clear", "show"};
-    int known = 0;
-    for (size_t i = 0; i < sizeof actions / sizeof *actions; i++)
-        known |= !strcmp(o->action, actions[i]);
-    if (!known) {
-        const char *near = tool_nearest(o->action, actions, sizeof actions / sizeof *actions);
-        char hint[96];
-        snprintf(hint, sizeof hint, "did you mean '%s'?", near ? near : "stats");
-        return tool_usage_error("triton", hint, "unknown action '%s'", o->action);
-    }
+    int bad = cachectl_check_action("triton", o->action, actions, sizeof actions / sizeof *actions);
+    if (bad)
+        return bad;
     if (!strcmp(o->action, "show") && optind < argc)
         o->show_what = argv[optind++];
     if (!strcmp(o->action, "show") && !o->show_what)
@@ -155,17 +149,8 @@ static int parse(int argc, char **argv, triton_opts *o)
 
 static int locate(triton_opts *o)
 {
-    if (o->dir) {
-        o->dir_source = "--dir";
-        if (tool_strlcpy(o->path, o->dir, sizeof o->path) >= sizeof o->path)
-            return tool_usage_error("triton", "use a shorter path", "--dir path is too long");
-        return 0;
-    }
-    vyre_error err;
-    vyre_error_clear(&err);
-    if (vyre_triton_cache_dir(o->path, sizeof o->path, &o->dir_source, &err))
-        return cachectl_fail(&err);
-    return 0;
+    return cachectl_foreign_dir("triton", o->dir, vyre_triton_cache_dir, o->path, sizeof o->path,
+                                &o->dir_source);
 }
 
 /* ---- stats -------------------------------------------------------------- */

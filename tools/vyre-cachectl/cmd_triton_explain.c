@@ -94,17 +94,9 @@ static int parse(int argc, char **argv, triton_opts *o, const char **kernel)
     int rc = cachectl_check_globals("triton explain");
     if (rc)
         return rc;
-    if (o->dir) {
-        if (tool_strlcpy(o->path, o->dir, sizeof o->path) >= sizeof o->path)
-            return tool_usage_error("triton explain", "use a shorter path",
-                                    "--dir path is too long");
-        return CACHECTL_HANDLED;
-    }
-    vyre_error err;
-    vyre_error_clear(&err);
-    if (vyre_triton_cache_dir(o->path, sizeof o->path, &o->dir_source, &err))
-        return cachectl_fail(&err);
-    return CACHECTL_HANDLED;
+    rc = cachectl_foreign_dir("triton explain", o->dir, vyre_triton_cache_dir, o->path,
+                              sizeof o->path, &o->dir_source);
+    return rc ? rc : CACHECTL_HANDLED;
 }
 
 static void print_text(const vyre_triton_cache *c, const char *kernel,

@@ -137,6 +137,20 @@ int cachectl_value_error(const char *sub, const char *option, const vyre_error *
 /* Reports err on stderr and returns its exit code. */
 int cachectl_fail(const vyre_error *err);
 
+/* Where a foreign cache (Triton's, Inductor's) is: `dir` (--dir, may be
+ * NULL) as given, else as its tool finds it (find: vyre_triton_cache_dir
+ * or vyre_inductor_cache_dir). *source gets "--dir" or find's source.
+ * Returns 0, or the exit code of the error it reported (sub names the
+ * command in a usage error). */
+int cachectl_foreign_dir(const char *sub, const char *dir,
+                         int (*find)(char *, size_t, const char **, vyre_error *), char *path,
+                         size_t size, const char **source);
+
+/* 0 when action is one of actions[0..n), else a usage error naming the
+ * nearest one, and its exit code. */
+int cachectl_check_action(const char *sub, const char *action, const char *const *actions,
+                          size_t n);
+
 /* A new {"schema_version": version, "cache_dir": root} object. Each
  * document has its own version (docs/JSON.md), bumped when its shape
  * changes. */

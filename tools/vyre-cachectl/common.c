@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tool_cli.h"
+#include "tool_util.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
@@ -185,6 +186,32 @@ int cachectl_fail(const vyre_error *err)
 {
     tool_report(err);
     return tool_exit_code(err->code ? err->code : VYRE_EIO);
+}
+
+int cachectl_foreign_dir(const char *sub, const char *dir,
+                         int (*find)(char *, size_t, const char **, vyre_error *), char *path,
+                         size_t size, const char **source)
+{
+    if (dir) {
+        *source = "--dir";
+        if (tool_strlcpy(path, dir, size) >= size)
+            return tool_usage_error(sub, "use a shorter path", "--dir path is too long");
+        return 0;
+    }
+    vyre_error err;
+    vyre_error_clear(&err);
+    return find(path, size, source, &err) ? cachectl_fail(&err) : 0;
+}
+
+int cachectl_check_action(const char *sub, const char *action, const char *const *actions, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(action, actions[i]))
+            return 0;
+    const char *near = tool_nearest(action, actions, n);
+    char hint[96];
+    snprintf(hint, sizeof hint, "did you mean '%s'?", near ? near : actions[0]);
+    return tool_usage_error(sub, hint, "unknown action '%s'", action);
 }
 
 int cachectl_root(char *root, size_t root_size)
