@@ -34,6 +34,10 @@ int vyre__remedy(vyre_error *err, vyre_remedy remedy, int code);
  * so truncation is `ret >= size`. */
 size_t vyre__strlcpy(char *dst, const char *src, size_t size);
 
+/* Levenshtein distance between a and b; (size_t)-1 when either is over
+ * 64 bytes (never "near"). units.c. */
+size_t vyre__edit_distance(const char *a, const char *b);
+
 /* The value of one hex digit (either case), or -1. */
 static inline int vyre__hex_digit(char c)
 {

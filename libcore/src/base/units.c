@@ -283,8 +283,9 @@ void vyre_format_duration(uint64_t ns, char *buf, size_t size)
         vyre_format_age(ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ns, buf, size);
 }
 
-/* Levenshtein distance with one row; words over 64 bytes are never near. */
-static size_t edit_distance(const char *a, const char *b)
+/* Levenshtein distance with one row; words over 64 bytes are never near
+ * (base/internal.h). */
+size_t vyre__edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
@@ -318,7 +319,7 @@ const char *vyre_nearest_word(const char *word, const char *const *candidates, s
     for (size_t i = 0; i < n; i++) {
         if (!candidates[i])
             continue;
-        size_t d = edit_distance(word, candidates[i]);
+        size_t d = vyre__edit_distance(word, candidates[i]);
         if (d < best_d) {
             best_d = d;
             best = candidates[i];

@@ -79,31 +79,6 @@ static void fill_values(int top, const vyre_triton_group *g, vyre_triton_explain
     source_hash(top, g, v[VYRE_TRITON_FIELD_SOURCE]);
 }
 
-/* Levenshtein distance (one row); names over 64 bytes are far. */
-static size_t distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return (size_t)-1;
-    size_t row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* The distinct kernel names of c nearest to kernel, into x->nearest. */
 static void nearest_names(const vyre_triton_cache *c, const char *kernel,
                           vyre_triton_explanation *x)
@@ -118,7 +93,7 @@ static void nearest_names(const vyre_triton_cache *c, const char *kernel,
             dup |= strcmp(x->nearest[k], name) == 0;
         if (dup)
             continue;
-        size_t d = distance(kernel, name), at = x->n_nearest;
+        size_t d = vyre__edit_distance(kernel, name), at = x->n_nearest;
         while (at > 0 &&
                (dist[at - 1] > d || (dist[at - 1] == d && strcmp(x->nearest[at - 1], name) > 0)))
             at--;
