@@ -293,6 +293,60 @@ Test(bench_view, compare_and_runs_fit_80_and_200_columns)
     tu_proc_free(&p);
 }
 
+/* Records branch main for run id (the baseline selectors' branch=). */
+static void set_main(int64_t id)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_open(g_db, &db, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_results_run_set_ref(db, id, "main", &e), 0, "%s", e.message);
+    vyre_results_close(db);
+}
+
+/* compare --baseline '... last:K' (issue 27): the head names the pooled
+ * runs, fewer matching is a note, a bad K and a pool where one run is
+ * needed are one error each. */
+Test(bench_view, compare_baseline_pools_the_last_k_matching_runs)
+{
+    for (int i = 0; i < 3; i++)
+        set_main(make_run(1));
+    make_run(1.3); /* run 4, the candidate: no branch */
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", g_db, "--baseline", "branch=main last:3", "4"));
+    cr_assert_eq(p.exit_code, 1, "30%% slower: %s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "runs 3, 2, 1 (baseline: the rounds of these 3 runs pooled) vs run 4"),
+              "%s", p.out);
+    cr_assert(strstr(p.out, "SLOWER"), "%s", p.out);
+    cr_assert_str_eq(p.err, "");
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--json", "--baseline", "branch=main last:9", "4"));
+    cr_assert_eq(p.exit_code, 1, "%s", p.err);
+    cr_assert(strstr(p.err, "vyre-bench: note: only 3 done runs match 'branch=main last:9': "
+                            "pooling those of 9 asked"),
+              "%s", p.err);
+    const char *ids = strstr(p.out, "\"baseline_run_ids\": [");
+    cr_assert_not_null(ids, "%s", p.out);
+    char got[32] = "";
+    for (const char *c = ids + 21; *c && *c != ']' && strlen(got) + 1 < sizeof got; c++)
+        if (*c >= '0' && *c <= '9')
+            strncat(got, c, 1);
+    cr_assert_str_eq(got, "321", "runs 3, 2, 1 newest first: %s", p.out);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--baseline", "branch=main last:0", "4"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "vyre-bench: error: baseline 'last:0': K must be 1 to 64\n"), "%s",
+              p.err);
+    cr_assert(strstr(p.err, "hint: K counts the newest matching runs"), "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p,
+          ARGS("compare", "--db", g_db, "--baseline", "branch=main last", "branch=main last:2"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "'branch=main last:2' names 2 runs where one run is needed"), "%s",
+              p.err);
+    tu_proc_free(&p);
+}
+
 Test(bench_view, compare_csv_has_a_row_per_point)
 {
     make_run(1);
