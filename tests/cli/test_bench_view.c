@@ -333,6 +333,13 @@ Test(bench_view, compare_baseline_pools_the_last_k_matching_runs)
             strncat(got, c, 1);
     cr_assert_str_eq(got, "321", "runs 3, 2, 1 newest first: %s", p.out);
     tu_proc_free(&p);
+    /* Run 4 matches gpu=H100 too, but is never pooled with itself. */
+    bench(&p, ARGS("compare", "--db", g_db, "--baseline", "gpu=H100 last:5", "4"));
+    cr_assert_eq(p.exit_code, 1, "%s", p.err);
+    cr_assert(strstr(p.out, "runs 3, 2, 1 (baseline: the rounds of these 3 runs pooled) vs run 4"),
+              "%s", p.out);
+    cr_assert(strstr(p.err, "note: only 3 done runs match 'gpu=H100 last:5'"), "%s", p.err);
+    tu_proc_free(&p);
     bench(&p, ARGS("compare", "--db", g_db, "--baseline", "branch=main last:0", "4"));
     cr_assert_eq(p.exit_code, 2);
     cr_assert(strstr(p.err, "vyre-bench: error: baseline 'last:0': K must be 1 to 64\n"), "%s",

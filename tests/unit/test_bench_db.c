@@ -733,7 +733,7 @@ static vyre_stats_verdict pooled_verdict(vyre_results *db, const char *sel, int6
     size_t n = 0, asked = 0, nr = 0;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_results_select_pool(db, sel, ids, &n, &asked, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_results_select_pool(db, sel, b, ids, &n, &asked, &e), 0, "%s", e.message);
     vyre_bench_cmp_row *rows = NULL;
     cr_assert_eq(vyre_bench_compare_pooled(db, ids, n, b, NULL, &rows, &nr, &e), 0, "%s",
                  e.message);
@@ -775,7 +775,7 @@ Test(bench_db, a_baseline_pools_the_rounds_of_the_last_k_runs)
     size_t n = 0, asked = 0, nr = 0;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_results_select_pool(db, "gpu=H100 last:5", ids, &n, &asked, &e), 0);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H100 last:5", same, ids, &n, &asked, &e), 0);
     vyre_bench_cmp_row *rows = NULL;
     cr_assert_eq(vyre_bench_compare_pooled(db, ids, n, same, NULL, &rows, &nr, &e), 0);
     cr_assert_float_eq(rows[0].a.stats.median, 100, 0.6, "%g", rows[0].a.stats.median);
@@ -793,24 +793,32 @@ Test(bench_db, pooled_baseline_selectors_refuse_a_bad_k_and_take_what_exists)
     vyre_error e;
     vyre_error_clear(&e);
     /* More asked than match: the two that exist, newest first. */
-    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last:5", ids, &n, &asked, &e), 0, "%s",
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last:5", 0, ids, &n, &asked, &e), 0, "%s",
                  e.message);
     cr_assert_eq(n, 2);
     cr_assert_eq(asked, 5);
     cr_assert_eq(ids[0], second);
     cr_assert_eq(ids[1], first);
-    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last-1", ids, &n, &asked, &e), 0);
+    /* The candidate is never pooled with itself; last and last-N are as
+     * vyre_results_select_run gives them. */
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last:5", second, ids, &n, &asked, &e), 0);
+    cr_assert(n == 1 && ids[0] == first, "%zu runs, first %lld", n, (long long)ids[0]);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last", second, ids, &n, &asked, &e), 0);
+    cr_assert(n == 1 && ids[0] == second);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last-1", 0, ids, &n, &asked, &e), 0);
     cr_assert(n == 1 && asked == 1 && ids[0] == first);
     const char *bad[] = {"gpu=H200 last:0", "gpu=H200 last:65", "gpu=H200 last:", "last:x",
                          "last:-1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        cr_assert_eq(vyre_results_select_pool(db, bad[i], ids, &n, &asked, &e), VYRE_EINVAL, "%s",
-                     bad[i]);
+        cr_assert_eq(vyre_results_select_pool(db, bad[i], 0, ids, &n, &asked, &e), VYRE_EINVAL,
+                     "%s", bad[i]);
         cr_assert_str_neq(e.hint, "", "%s has a hint", bad[i]);
     }
-    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last:0", ids, &n, &asked, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last:0", 0, ids, &n, &asked, &e),
+                 VYRE_EINVAL);
     cr_assert(strstr(e.message, "'last:0': K must be 1 to 64"), "%s", e.message);
-    cr_assert_eq(vyre_results_select_pool(db, "gpu=B200 last:3", ids, &n, &asked, &e), VYRE_ENOENT);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=B200 last:3", 0, ids, &n, &asked, &e),
+                 VYRE_ENOENT);
     /* One run is needed where a RUN is: last:K is refused there. */
     cr_assert_eq(vyre_results_select_run(db, "gpu=H200 last:2", &id, &e), VYRE_EINVAL);
     cr_assert(strstr(e.message, "'gpu=H200 last:2' names 2 runs where one run is needed"), "%s",

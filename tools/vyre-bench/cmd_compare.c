@@ -56,8 +56,9 @@ static void usage(FILE *out)
             "                     'last:K' (K 1 to %d) the baseline pools the K newest\n"
             "                     matching runs: each point's samples of them all, each\n"
             "                     run's rounds kept apart, so drift from run to run is\n"
-            "                     noise between rounds; fewer matching: those, with a\n"
-            "                     note; the head names the runs pooled\n"
+            "                     noise between rounds (RUN_B itself is never pooled);\n"
+            "                     fewer matching: those, with a note; the head names\n"
+            "                     the runs pooled\n"
             "  --alpha P          1 - confidence level of the interval (default 0.01)\n"
             "  --min-effect PCT   smallest change that counts (default 2%%): 5%%, 5 and\n"
             "                     0.05 all mean 5%% (a bare number below 1 is a fraction)\n"
@@ -586,11 +587,11 @@ static int report_missing(const vyre_bench_cmp_row *missing, const tally *t, int
 /* The baseline of --baseline: one run, or the newest K matching with
  * last:K. Fewer than K matching is no error: the runs that exist are
  * pooled and a note on stderr says how many (the table's head names them). */
-static int resolve_baseline(vyre_results *db, const char *sel, int64_t *ids, size_t *n,
+static int resolve_baseline(vyre_results *db, const char *sel, int64_t b, int64_t *ids, size_t *n,
                             vyre_error *err)
 {
     size_t asked = 0;
-    int rc = vyre_results_select_pool(db, sel, ids, n, &asked, err);
+    int rc = vyre_results_select_pool(db, sel, b, ids, n, &asked, err);
     if (!rc && *n < asked) {
         char clean[TOOL_CLEAN_SIZE(512)];
         fprintf(stderr, "%s: note: only %zu done run%s match%s '%s': pooling %s of %zu asked\n",
@@ -625,8 +626,8 @@ int cmd_compare(int argc, char **argv)
     size_t na = 1;
     vyre_bench_cmp_row *rows = NULL;
     size_t n = 0;
-    int resolved = ca.baseline ? resolve_baseline(db, ca.baseline, pool, &na, &err) ||
-                                     resolve_run(db, argv[optind], &b, &err)
+    int resolved = ca.baseline ? resolve_run(db, argv[optind], &b, &err) ||
+                                     resolve_baseline(db, ca.baseline, b, pool, &na, &err)
                                : resolve_run(db, argv[optind], &pool[0], &err) ||
                                      resolve_run(db, argv[optind + 1], &b, &err);
     int64_t a = pool[0];

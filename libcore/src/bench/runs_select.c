@@ -3,7 +3,9 @@
  * (vyre_results_select_run in vyre/results.h): "gpu=H200 branch=main
  * last" is the newest done run on an H200 whose tree was on main, in a
  * store that many machines write. Also where a run's git branch or tag is
- * recorded (vyre_results_run_set_ref; db/results_v7.sql).
+ * recorded (vyre_results_run_set_ref; db/results_v7.sql). "... last:K"
+ * names the K newest matching runs, whose rounds a comparison's baseline
+ * pools (vyre_results_select_pool).
  *
  * A selector becomes one parameterised query: values are bound, never
  * spliced, and LIKE's wildcards in them are escaped, so "gpu=H_00" matches
@@ -170,16 +172,17 @@ void vyre__select_bind(const vyre__select *f, int first, vyre__stmt *st)
 }
 
 /* The ids of up to cap done runs that match f, newest first, from the
- * back-th on; *n of them. */
+ * back-th on, run exclude (0: none) left out; *n of them. */
 static int select_ids(vyre_results *db, const vyre__select *f, const char *selector, size_t cap,
-                      int64_t *ids, size_t *n, vyre_error *err)
+                      int64_t exclude, int64_t *ids, size_t *n, vyre_error *err)
 {
     char sql[2048];
     size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT id FROM runs WHERE status = 'done'");
     o = vyre__select_sql(f, 1, sql, sizeof sql, o);
     if (o < sizeof sql)
-        snprintf(sql + o, sizeof sql - o, " ORDER BY started_ns DESC, id DESC LIMIT ?%d OFFSET ?%d",
-                 (int)f->n + 1, (int)f->n + 2);
+        snprintf(sql + o, sizeof sql - o,
+                 " AND id <> ?%d ORDER BY started_ns DESC, id DESC LIMIT ?%d OFFSET ?%d",
+                 (int)f->n + 3, (int)f->n + 1, (int)f->n + 2);
     vyre_error ignored;
     vyre_error_clear(&ignored);
     vyre_bench_runs_reap(db, NULL, &ignored); /* a dead 'running' run is no baseline either */
@@ -191,6 +194,7 @@ static int select_ids(vyre_results *db, const vyre__select *f, const char *selec
         vyre__select_bind(f, 1, st);
         vyre__stmt_int64(st, (int)f->n + 1, (int64_t)cap);
         vyre__stmt_int64(st, (int)f->n + 2, f->back);
+        vyre__stmt_int64(st, (int)f->n + 3, exclude);
         int s = 0;
         while (*n < cap && (s = vyre__stmt_step(st, "read", err)) == 1)
             ids[(*n)++] = vyre__stmt_col_int64(st, 0);
@@ -223,10 +227,10 @@ int vyre_results_select_run(vyre_results *db, const char *selector, int64_t *id,
                           "runs and is only a comparison's baseline",
                           "'%s' names %lld runs where one run is needed", selector, f.pool);
     size_t n = 0;
-    return select_ids(db, &f, selector, 1, id, &n, err);
+    return select_ids(db, &f, selector, 1, 0, id, &n, err);
 }
 
-int vyre_results_select_pool(vyre_results *db, const char *selector,
+int vyre_results_select_pool(vyre_results *db, const char *selector, int64_t candidate,
                              int64_t ids[VYRE_RESULTS_POOL_MAX], size_t *n, size_t *asked,
                              vyre_error *err)
 {
@@ -238,7 +242,9 @@ int vyre_results_select_pool(vyre_results *db, const char *selector,
     if (rc)
         return rc;
     *asked = f.pool ? (size_t)f.pool : 1;
-    return select_ids(db, &f, selector, *asked, ids, n, err);
+    /* A pool never holds the run compared with it: a gate run on main
+     * would otherwise count itself among main's last K. */
+    return select_ids(db, &f, selector, *asked, f.pool ? candidate : 0, ids, n, err);
 }
 
 int vyre_results_run_set_ref(vyre_results *db, int64_t run_id, const char *ref, vyre_error *err)
