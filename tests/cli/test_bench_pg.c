@@ -301,9 +301,20 @@ Test(bench_pg, compare_baseline_selects_the_run_by_gpu_model)
     cr_assert_eq(json_integer_value(json_object_get(j, "run_id")), 2, "%s", p.out);
     json_decref(j);
     tu_proc_free(&p);
+    /* A pooled baseline: this host's runs but run 2, the one compared. */
+    snprintf(sel, sizeof sel, "host=%s last:5", host);
+    bench(&p, ARGS("compare", "--db", g_url, "--baseline", sel, "last", "--json"));
+    cr_assert(p.exit_code == 0 || p.exit_code == 1, "%d: %s", p.exit_code, p.err);
+    cr_assert(strstr(p.err, "note: only 1 done run matches"), "%s", p.err);
+    j = parse(p.out);
+    json_t *ids = json_object_get(j, "baseline_run_ids");
+    cr_assert_eq(json_array_size(ids), 1, "%s", p.out);
+    cr_assert_eq(json_integer_value(json_array_get(ids, 0)), 1, "%s", p.out);
+    json_decref(j);
+    tu_proc_free(&p);
     bench(&p, ARGS("compare", "--db", g_url, "--baseline", "gpu=H200 last:5", "last"));
     cr_assert_eq(p.exit_code, 2, "%s", p.err);
-    cr_assert(strstr(p.err, "pooling several runs is not supported"), "%s", p.err);
+    cr_assert(strstr(p.err, "no done run matches 'gpu=H200 last:5'"), "%s", p.err);
     tu_proc_free(&p);
     bench(&p, ARGS("compare", "--db", g_url, "--baseline", "gpu=H200 last", "1", "2"));
     cr_assert_eq(p.exit_code, 2, "%s", p.err);

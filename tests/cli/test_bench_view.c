@@ -293,6 +293,67 @@ Test(bench_view, compare_and_runs_fit_80_and_200_columns)
     tu_proc_free(&p);
 }
 
+/* Records branch main for run id (the baseline selectors' branch=). */
+static void set_main(int64_t id)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_open(g_db, &db, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_results_run_set_ref(db, id, "main", &e), 0, "%s", e.message);
+    vyre_results_close(db);
+}
+
+/* compare --baseline '... last:K' (issue 27): the head names the pooled
+ * runs, fewer matching is a note, a bad K and a pool where one run is
+ * needed are one error each. */
+Test(bench_view, compare_baseline_pools_the_last_k_matching_runs)
+{
+    for (int i = 0; i < 3; i++)
+        set_main(make_run(1));
+    make_run(1.3); /* run 4, the candidate: no branch */
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", g_db, "--baseline", "branch=main last:3", "4"));
+    cr_assert_eq(p.exit_code, 1, "30%% slower: %s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "runs 3, 2, 1 (baseline: the rounds of these 3 runs pooled) vs run 4"),
+              "%s", p.out);
+    cr_assert(strstr(p.out, "SLOWER"), "%s", p.out);
+    cr_assert_str_eq(p.err, "");
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--json", "--baseline", "branch=main last:9", "4"));
+    cr_assert_eq(p.exit_code, 1, "%s", p.err);
+    cr_assert(strstr(p.err, "vyre-bench: note: only 3 done runs match 'branch=main last:9': "
+                            "pooling those of 9 asked"),
+              "%s", p.err);
+    const char *ids = strstr(p.out, "\"baseline_run_ids\": [");
+    cr_assert_not_null(ids, "%s", p.out);
+    char got[32] = "";
+    for (const char *c = ids + 21; *c && *c != ']' && strlen(got) + 1 < sizeof got; c++)
+        if (*c >= '0' && *c <= '9')
+            strncat(got, c, 1);
+    cr_assert_str_eq(got, "321", "runs 3, 2, 1 newest first: %s", p.out);
+    tu_proc_free(&p);
+    /* Run 4 matches gpu=H100 too, but is never pooled with itself. */
+    bench(&p, ARGS("compare", "--db", g_db, "--baseline", "gpu=H100 last:5", "4"));
+    cr_assert_eq(p.exit_code, 1, "%s", p.err);
+    cr_assert(strstr(p.out, "runs 3, 2, 1 (baseline: the rounds of these 3 runs pooled) vs run 4"),
+              "%s", p.out);
+    cr_assert(strstr(p.err, "note: only 3 done runs match 'gpu=H100 last:5'"), "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--baseline", "branch=main last:0", "4"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "vyre-bench: error: baseline 'last:0': K must be 1 to 64\n"), "%s",
+              p.err);
+    cr_assert(strstr(p.err, "hint: K counts the newest matching runs"), "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p,
+          ARGS("compare", "--db", g_db, "--baseline", "branch=main last", "branch=main last:2"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert(strstr(p.err, "'branch=main last:2' names 2 runs where one run is needed"), "%s",
+              p.err);
+    tu_proc_free(&p);
+}
+
 Test(bench_view, compare_csv_has_a_row_per_point)
 {
     make_run(1);
@@ -521,6 +582,119 @@ static void png_size(const char *file, uint32_t *w, uint32_t *h)
     *w = be32(b + 16);
     *h = be32(b + 20);
     free(b);
+}
+
+/* A run (make_run) on another GPU model. */
+static int64_t make_gpu_run(const char *gpu, double slow)
+{
+    int64_t id = make_run(slow);
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE runs SET gpu_name = '%s' WHERE id = %lld", gpu,
+             (long long)id);
+    db_exec(sql);
+    return id;
+}
+
+/* How many times needle occurs in hay. */
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* plot --history (issue 27 point 4): the median over time, one line per
+ * GPU model; per GPU model and axes when the benchmark has several. */
+Test(bench_view, plot_history_draws_a_line_per_gpu_model)
+{
+    need_gnuplot();
+    for (int i = 0; i < 3; i++)
+        make_gpu_run("NVIDIA H100 80GB HBM3", 1 + 0.05 * i);
+    make_gpu_run("NVIDIA H200", 0.8);
+    make_gpu_run("NVIDIA H200", 0.82);
+    make_gpu_run("", 0.9); /* a run that saw no GPU */
+    char out[700], want[900];
+    snprintf(out, sizeof out, "%s/history.svg", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "--history", "launch.stream"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    snprintf(want, sizeof want,
+             "%s: the history of launch.stream: 3 lines (GPU models), 6 points of 6 runs\n", out);
+    cr_assert_str_eq(p.out, want);
+    tu_proc_free(&p);
+    check_work_empty();
+    xmllint_ok(out);
+    char *svg = tu_read_file(out, NULL);
+    cr_assert(strstr(svg, "launch.stream: median over time, one line per GPU model"), "title");
+    cr_assert(strstr(svg, ">NVIDIA H100 80GB HBM3<") && strstr(svg, ">NVIDIA H200<") &&
+                  strstr(svg, ">no GPU<"),
+              "a key entry per GPU model");
+    cr_assert(strstr(svg, "median time (us)") && strstr(svg, "run started (UTC)"), "axes");
+    free(svg);
+    /* A sweep: a line per GPU model and axes, unless --axes picks one. */
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "--history", "add_k"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, ": 18 lines (GPU models), 36 points of 6 runs\n"), "%s", p.out);
+    tu_proc_free(&p);
+    svg = tu_read_file(out, NULL);
+    cr_assert_eq(count_of(svg, "<title>NVIDIA H200 N=1024 BLOCK=256</title>"), 1, "a key entry");
+    cr_assert_eq(count_of(svg, "<title>NVIDIA H"), 12, "2 GPU models x 6 axes");
+    cr_assert_eq(count_of(svg, "<title>no GPU N="), 6, "and the run without one");
+    free(svg);
+    bench(&p, ARGS("plot", "--db", g_db, "-o", out, "--history", "add_k", "--axes",
+                   "N=1024 BLOCK=256", "--filter", "gpu=H200"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strstr(p.out, ": 1 line (GPU models), 2 points of 2 runs\n"), "%s", p.out);
+    tu_proc_free(&p);
+    svg = tu_read_file(out, NULL);
+    cr_assert(strstr(svg, ">NVIDIA H200<") && !strstr(svg, "H100"), "only the H200");
+    free(svg);
+    check_work_empty();
+}
+
+Test(bench_view, plot_history_errors)
+{
+    make_run(1);
+    char out[700], html[700];
+    snprintf(out, sizeof out, "%s/h.svg", g_tmp);
+    snprintf(html, sizeof html, "%s/h.html", g_tmp);
+    const struct {
+        const char *const *args;
+        const char *err;
+    } cases[] = {
+        {ARGS("plot", "-o", "OUT", "--axes", "N=1", "1"),
+         "vyre-bench: error: --axes is for a history plot\n"},
+        {ARGS("plot", "-o", "OUT", "--history", "launch.stream", "1"),
+         "vyre-bench: error: --history draws no run: '1' is one too many\n"},
+        {ARGS("plot", "-o", "HTML", "--history", "launch.stream"),
+         "a history is drawn as .svg or .png, not '"},
+        {ARGS("plot", "-o", "OUT", "--history", "nope"),
+         "vyre-bench: error: no done run has a point of 'nope'\n"},
+        {ARGS("plot", "-o", "OUT", "--history", "launch.stream", "--filter", "colour=red"),
+         "'colour=red'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *args[16];
+        size_t k = 0;
+        args[k++] = cases[i].args[0];
+        args[k++] = "--db";
+        args[k++] = g_db;
+        for (size_t j = 1; cases[i].args[j]; j++)
+            args[k++] = strcmp(cases[i].args[j], "OUT") == 0    ? out
+                        : strcmp(cases[i].args[j], "HTML") == 0 ? html
+                                                                : cases[i].args[j];
+        args[k] = NULL;
+        tu_proc p;
+        bench(&p, args);
+        cr_assert_eq(p.exit_code, 2, "case %zu: %s", i, p.err);
+        cr_assert(strstr(p.err, cases[i].err), "case %zu: %s", i, p.err);
+        cr_assert(strstr(p.err, "hint: ") || strstr(p.err, "try 'vyre-bench plot --help'"),
+                  "case %zu: %s", i, p.err);
+        cr_assert_str_eq(p.out, "");
+        tu_proc_free(&p);
+        cr_assert_neq(access(out, F_OK), 0, "case %zu wrote a file", i);
+    }
 }
 
 Test(bench_view, plot_svg_is_valid_xml)

@@ -683,3 +683,145 @@ Test(bench_db, runs_show_the_suites_that_ran)
     vyre_bench_run_list_free(list);
     vyre_results_close(db);
 }
+
+/* ---- a baseline pooled over the last K runs (issue 27) ------------------------------ */
+
+/* A done run on gpu with one point "p.pool" of 3 rounds x 12 samples
+ * around center (+-0.5%, the same pattern in each round). */
+static int64_t pooled_run(vyre_results *db, const char *gpu, double center)
+{
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "launch");
+    snprintf(r.gpu_name, sizeof r.gpu_name, "%s", gpu);
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    enum { ROUNDS = 3, PER = 12, N = ROUNDS * PER };
+    double x[N];
+    vyre_bench_sample s[N];
+    memset(s, 0, sizeof s);
+    for (int i = 0; i < N; i++) {
+        x[i] = center * (1.0 + 0.001 * (double)((i * 7) % 11 - 5));
+        s[i].value = x[i];
+        s[i].wall = x[i] + 100;
+        s[i].round = (unsigned)(i / PER);
+    }
+    vyre_bench_point p;
+    memset(&p, 0, sizeof p);
+    p.run_id = r.id;
+    snprintf(p.suite, sizeof p.suite, "launch");
+    snprintf(p.benchmark, sizeof p.benchmark, "p.pool");
+    p.device = 0;
+    p.gpu_timer = 1;
+    p.items = 1;
+    p.rounds = ROUNDS;
+    cr_assert_eq(vyre_bench_point_begin(db, &p, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_stats_compute(x, N, &p.stats, &e), 0);
+    snprintf(p.stop, sizeof p.stop, "noise-ok");
+    p.stop_reason = VYRE_STOP_NOISE_OK;
+    cr_assert_eq(vyre_bench_point_finish(db, &p, s, N, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    return r.id;
+}
+
+/* The verdict of candidate b against the baseline selector sel. */
+static vyre_stats_verdict pooled_verdict(vyre_results *db, const char *sel, int64_t b,
+                                         size_t *pooled, size_t *rounds_a)
+{
+    int64_t ids[VYRE_RESULTS_POOL_MAX];
+    size_t n = 0, asked = 0, nr = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_select_pool(db, sel, b, ids, &n, &asked, &e), 0, "%s", e.message);
+    vyre_bench_cmp_row *rows = NULL;
+    cr_assert_eq(vyre_bench_compare_pooled(db, ids, n, b, NULL, &rows, &nr, &e), 0, "%s",
+                 e.message);
+    cr_assert_eq(nr, 1);
+    cr_assert(rows[0].has_a && rows[0].has_b);
+    vyre_stats_verdict v = rows[0].cmp.verdict;
+    *pooled = n;
+    *rounds_a = rows[0].cmp.rounds_a;
+    vyre_bench_cmp_row_list_free(rows);
+    return v;
+}
+
+Test(bench_db, a_baseline_pools_the_rounds_of_the_last_k_runs)
+{
+    vyre_results *db = open_ok();
+    /* Five steady H200 runs drifting +-1%; five H100 runs of which the
+     * newest is 25% slow (a bad machine day). */
+    const double steady[5] = {99, 100.5, 101, 99.5, 100};
+    const double one_slow[5] = {100, 100.5, 99.5, 100, 125};
+    for (int i = 0; i < 5; i++) {
+        pooled_run(db, "NVIDIA H200", steady[i]);
+        pooled_run(db, "NVIDIA H100 80GB HBM3", one_slow[i]);
+    }
+    int64_t same = pooled_run(db, "NVIDIA B200", 100);
+    int64_t slow = pooled_run(db, "NVIDIA B200", 120);
+    size_t pooled = 0, rounds = 0;
+    cr_assert_eq(pooled_verdict(db, "gpu=H200 last:5", same, &pooled, &rounds), VYRE_VERDICT_SAME);
+    cr_assert_eq(pooled, 5);
+    cr_assert_eq(rounds, 15, "each run's 3 rounds kept apart: %zu", rounds);
+    cr_assert_eq(pooled_verdict(db, "gpu=H200 last:5", slow, &pooled, &rounds),
+                 VYRE_VERDICT_SLOWER);
+    /* Against the slow run alone the unchanged candidate looks faster;
+     * pooled with the four before it, it is the same. */
+    cr_assert_eq(pooled_verdict(db, "gpu=H100 last", same, &pooled, &rounds), VYRE_VERDICT_FASTER);
+    cr_assert_eq(pooled, 1);
+    cr_assert_eq(pooled_verdict(db, "gpu=H100 last:5", same, &pooled, &rounds), VYRE_VERDICT_SAME);
+    /* The pooled median is the one shown as A's. */
+    int64_t ids[VYRE_RESULTS_POOL_MAX];
+    size_t n = 0, asked = 0, nr = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H100 last:5", same, ids, &n, &asked, &e), 0);
+    vyre_bench_cmp_row *rows = NULL;
+    cr_assert_eq(vyre_bench_compare_pooled(db, ids, n, same, NULL, &rows, &nr, &e), 0);
+    cr_assert_float_eq(rows[0].a.stats.median, 100, 0.6, "%g", rows[0].a.stats.median);
+    vyre_bench_cmp_row_list_free(rows);
+    vyre_results_close(db);
+}
+
+Test(bench_db, pooled_baseline_selectors_refuse_a_bad_k_and_take_what_exists)
+{
+    vyre_results *db = open_ok();
+    int64_t first = pooled_run(db, "NVIDIA H200", 100);
+    int64_t second = pooled_run(db, "NVIDIA H200", 100);
+    int64_t ids[VYRE_RESULTS_POOL_MAX], id = 0;
+    size_t n = 0, asked = 0;
+    vyre_error e;
+    vyre_error_clear(&e);
+    /* More asked than match: the two that exist, newest first. */
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last:5", 0, ids, &n, &asked, &e), 0, "%s",
+                 e.message);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(asked, 5);
+    cr_assert_eq(ids[0], second);
+    cr_assert_eq(ids[1], first);
+    /* The candidate is never pooled with itself; last and last-N are as
+     * vyre_results_select_run gives them. */
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last:5", second, ids, &n, &asked, &e), 0);
+    cr_assert(n == 1 && ids[0] == first, "%zu runs, first %lld", n, (long long)ids[0]);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last", second, ids, &n, &asked, &e), 0);
+    cr_assert(n == 1 && ids[0] == second);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last-1", 0, ids, &n, &asked, &e), 0);
+    cr_assert(n == 1 && asked == 1 && ids[0] == first);
+    const char *bad[] = {"gpu=H200 last:0", "gpu=H200 last:65", "gpu=H200 last:", "last:x",
+                         "last:-1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_eq(vyre_results_select_pool(db, bad[i], 0, ids, &n, &asked, &e), VYRE_EINVAL,
+                     "%s", bad[i]);
+        cr_assert_str_neq(e.hint, "", "%s has a hint", bad[i]);
+    }
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last:0", 0, ids, &n, &asked, &e),
+                 VYRE_EINVAL);
+    cr_assert(strstr(e.message, "'last:0': K must be 1 to 64"), "%s", e.message);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=B200 last:3", 0, ids, &n, &asked, &e),
+                 VYRE_ENOENT);
+    /* One run is needed where a RUN is: last:K is refused there. */
+    cr_assert_eq(vyre_results_select_run(db, "gpu=H200 last:2", &id, &e), VYRE_EINVAL);
+    cr_assert(strstr(e.message, "'gpu=H200 last:2' names 2 runs where one run is needed"), "%s",
+              e.message);
+    vyre_results_close(db);
+}

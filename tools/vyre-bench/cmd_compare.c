@@ -52,7 +52,13 @@ static void usage(FILE *out)
             "                     words then 'last' or 'last-N'; keys gpu (part of the\n"
             "                     GPU's name), driver, cuda (version prefixes), host,\n"
             "                     branch or tag (recorded at run time), rev (a git\n"
-            "                     revision prefix): 'gpu=H200 branch=main last'\n"
+            "                     revision prefix): 'gpu=H200 branch=main last'. With\n"
+            "                     'last:K' (K 1 to %d) the baseline pools the K newest\n"
+            "                     matching runs: each point's samples of them all, each\n"
+            "                     run's rounds kept apart, so drift from run to run is\n"
+            "                     noise between rounds (RUN_B itself is never pooled);\n"
+            "                     fewer matching: those, with a note; the head names\n"
+            "                     the runs pooled\n"
             "  --alpha P          1 - confidence level of the interval (default 0.01)\n"
             "  --min-effect PCT   smallest change that counts (default 2%%): 5%%, 5 and\n"
             "                     0.05 all mean 5%% (a bare number below 1 is a fraction)\n"
@@ -71,7 +77,7 @@ static void usage(FILE *out)
             "             1 some point SLOWER (or NOISY with --strict)\n"
             "             2 usage error, or no comparison possible: a run failed, was\n"
             "               interrupted or is still running, or points are missing\n",
-            VYRE_COMPARE_RESAMPLES, BENCH_COMPARE_JSON_SCHEMA_VERSION);
+            VYRE_COMPARE_RESAMPLES, VYRE_RESULTS_POOL_MAX, BENCH_COMPARE_JSON_SCHEMA_VERSION);
 }
 
 /* p for people: "<1e-16" below what a double separates from 1. */
@@ -260,7 +266,7 @@ static tally tally_rows(const vyre_bench_cmp_row *rows, size_t n)
 
 /* The comparison as one JSON document on stdout; returns the number of
  * SLOWER points (the exit status depends on it, as for the table). */
-static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
+static void print_json(const int64_t *a, size_t na, int64_t b, const vyre_stats_compare_opts *co,
                        const vyre_bench_cmp_row *rows, size_t n)
 {
     tally t = tally_rows(rows, n);
@@ -295,7 +301,11 @@ static void print_json(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
     }
     json_t *o = json_object();
     json_object_set_new(o, "schema_version", json_integer(BENCH_COMPARE_JSON_SCHEMA_VERSION));
-    json_object_set_new(o, "baseline_run_id", json_integer(a));
+    json_object_set_new(o, "baseline_run_id", json_integer(a[0]));
+    json_t *pooled = json_array();
+    for (size_t k = 0; k < na; k++)
+        json_array_append_new(pooled, json_integer(a[k]));
+    json_object_set_new(o, "baseline_run_ids", pooled);
     json_object_set_new(o, "run_id", json_integer(b));
     json_object_set_new(o, "test", json_string("hierarchical-bootstrap-median-ratio"));
     json_object_set_new(o, "alpha", json_real(co->alpha));
@@ -441,15 +451,26 @@ static void print_fitted(const vyre_bench_cmp_row *rows, size_t n, int width)
 /* The table: the rule used, the references, a row per point and the
  * tally; width 0 (piped) the markdown table, else fitted to width (-1:
  * --wide). */
-static void print_table(int64_t a, int64_t b, const vyre_stats_compare_opts *co,
+static void print_table(const int64_t *pa, size_t na, int64_t b, const vyre_stats_compare_opts *co,
                         const vyre_bench_cmp_row *rows, size_t n, const tally *t, int width)
 {
-    char head[512];
-    snprintf(head, sizeof head,
-             "run %" PRId64 " (baseline) vs run %" PRId64
+    int64_t a = pa[0];
+    char head[1536], runs[1024] = "";
+    size_t len = 0;
+    for (size_t k = 0; na > 1 && k < na && len < sizeof runs; k++) {
+        int w = snprintf(runs + len, sizeof runs - len, "%s%" PRId64, k ? ", " : "runs ", pa[k]);
+        len = w < 0 ? sizeof runs : len + (size_t)w;
+    }
+    if (na > 1)
+        snprintf(head, sizeof head,
+                 "%s (baseline: the rounds of these %zu runs pooled) vs run %" PRId64, runs, na, b);
+    else
+        snprintf(head, sizeof head, "run %" PRId64 " (baseline) vs run %" PRId64, a, b);
+    len = strlen(head);
+    snprintf(head + len, sizeof head - len,
              ": bootstrap %g%% interval of the median ratio over rounds, min effect %g%%, max "
              "noise %g%%",
-             a, b, (1 - co->alpha) * 100, co->min_effect * 100, co->max_noise * 100);
+             (1 - co->alpha) * 100, co->min_effect * 100, co->max_noise * 100);
     bench_print_wrapped(stdout, head, width);
     for (size_t i = 0; a == b && i < n; i++)
         if (rows[i].has_b && strcmp(rows[i].b.variant, "B") == 0) {
@@ -563,6 +584,23 @@ static int report_missing(const vyre_bench_cmp_row *missing, const tally *t, int
     return TOOL_EXIT_ERROR;
 }
 
+/* The baseline of --baseline: one run, or the newest K matching with
+ * last:K. Fewer than K matching is no error: the runs that exist are
+ * pooled and a note on stderr says how many (the table's head names them). */
+static int resolve_baseline(vyre_results *db, const char *sel, int64_t b, int64_t *ids, size_t *n,
+                            vyre_error *err)
+{
+    size_t asked = 0;
+    int rc = vyre_results_select_pool(db, sel, b, ids, n, &asked, err);
+    if (!rc && *n < asked) {
+        char clean[TOOL_CLEAN_SIZE(512)];
+        fprintf(stderr, "%s: note: only %zu done run%s match%s '%s': pooling %s of %zu asked\n",
+                tool_prog(), *n, *n == 1 ? "" : "s", *n == 1 ? "es" : "",
+                tool_clean(sel, clean, sizeof clean), *n == 1 ? "that one" : "those", asked);
+    }
+    return rc;
+}
+
 /* A RUN operand: an id, 'last', 'last-N', or a selector ("host=ci-7 last":
  * in a store many machines write, 'last' alone is anybody's). */
 static int resolve_run(vyre_results *db, const char *ref, int64_t *id, vyre_error *err)
@@ -584,14 +622,16 @@ int cmd_compare(int argc, char **argv)
         return code;
     vyre_error err;
     vyre_error_clear(&err);
-    int64_t a = 0, b = 0;
+    int64_t pool[VYRE_RESULTS_POOL_MAX] = {0}, b = 0;
+    size_t na = 1;
     vyre_bench_cmp_row *rows = NULL;
     size_t n = 0;
-    int resolved = ca.baseline ? vyre_results_select_run(db, ca.baseline, &a, &err) ||
-                                     resolve_run(db, argv[optind], &b, &err)
-                               : resolve_run(db, argv[optind], &a, &err) ||
+    int resolved = ca.baseline ? resolve_run(db, argv[optind], &b, &err) ||
+                                     resolve_baseline(db, ca.baseline, b, pool, &na, &err)
+                               : resolve_run(db, argv[optind], &pool[0], &err) ||
                                      resolve_run(db, argv[optind + 1], &b, &err);
-    if (resolved || vyre_bench_compare_runs(db, a, b, &co, &rows, &n, &err)) {
+    int64_t a = pool[0];
+    if (resolved || vyre_bench_compare_pooled(db, pool, na, b, &co, &rows, &n, &err)) {
         tool_report(&err);
         vyre_results_close(db);
         return TOOL_EXIT_ERROR;
@@ -614,11 +654,11 @@ int cmd_compare(int argc, char **argv)
     }
     int fail = t.slower || (ca.strict && t.noisy);
     if (g_tool.json)
-        print_json(a, b, &co, rows, n);
+        print_json(pool, na, b, &co, rows, n);
     else if (ca.csv)
         print_csv(rows, n);
     else
-        print_table(a, b, &co, rows, n, &t, bench_table_width(ca.wide, ca.width));
+        print_table(pool, na, b, &co, rows, n, &t, bench_table_width(ca.wide, ca.width));
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
     return fail ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;

@@ -306,6 +306,21 @@ VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
                                         const vyre_stats_compare_opts *opts,
                                         vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
 
+/*
+ * As vyre_bench_compare_runs with a baseline pooled from na runs a[0..na-1]
+ * (newest first, e.g. from vyre_results_select_pool; 1 to
+ * VYRE_RESULTS_POOL_MAX): the points are a[0]'s, and each takes the
+ * samples of the same point (suite, benchmark, axes, device, mode,
+ * variant) in every pooled run that has it, each run's rounds kept as
+ * rounds of their own, so the hierarchical bootstrap sees run-to-run drift
+ * as variance between rounds. Row field a is a[0]'s point with its median
+ * (a.stats.median) the pooled one; cmp.rounds_a counts the pooled rounds.
+ * na == 1 is vyre_bench_compare_runs.
+ */
+VYRE_EXTERN int vyre_bench_compare_pooled(vyre_results *db, const int64_t *a, size_t na,
+                                          int64_t b, const vyre_stats_compare_opts *opts,
+                                          vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
+
 /* Free the arrays the functions above (and vyre_bench_measure) return.
  * NULL-safe. */
 VYRE_EXTERN void vyre_bench_run_list_free(vyre_bench_run *runs);

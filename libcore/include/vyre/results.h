@@ -148,11 +148,30 @@ VYRE_EXTERN int vyre_results_run_set_ref(vyre_results *db, int64_t run_id, const
  * recorded with the run), rev (a prefix of the git revision). Newest is
  * by start time, so runs pushed from many machines order as they ran.
  * Returns 0 and *id; VYRE_EINVAL (a bad selector, with the word in
- * quotes), VYRE_ENOTSUP for `last:K` (pooling K runs is not done yet),
+ * quotes, or `last:K`, which names several runs: vyre_results_select_pool),
  * VYRE_ENOENT (nothing matches), or the store's errors.
  */
 VYRE_EXTERN int vyre_results_select_run(vyre_results *db, const char *selector, int64_t *id,
                                         vyre_error *err);
+
+/* The most runs a `last:K` selector pools. */
+#define VYRE_RESULTS_POOL_MAX 64
+
+/*
+ * As vyre_results_select_run, and the selector may end with `last:K`
+ * (K from 1 to VYRE_RESULTS_POOL_MAX): the K newest matching done runs,
+ * newest first, whose rounds a baseline pools (vyre_bench_compare_pooled),
+ * run candidate (the one compared; 0: none) never among them, so a gate
+ * run on main does not count itself among main's last K. *asked is K (1
+ * for `last` and `last-N`, which give one run, as vyre_results_select_run
+ * does, candidate or not); *n is how many matched, from 1 to *asked: fewer
+ * than K runs matching is not an error (the caller says so). Returns 0,
+ * VYRE_EINVAL (a bad selector or K out of range), VYRE_ENOENT (nothing
+ * matches) or the store's errors.
+ */
+VYRE_EXTERN int vyre_results_select_pool(vyre_results *db, const char *selector,
+                                         int64_t candidate, int64_t ids[VYRE_RESULTS_POOL_MAX],
+                                         size_t *n, size_t *asked, vyre_error *err);
 
 /* One point of a benchmark's history: a done run's point and the facts
  * of the run. */

@@ -1234,11 +1234,46 @@ static void side_release(struct side *x)
     memset(x, 0, sizeof *x);
 }
 
-static int side_load(vyre_results *db, int64_t point_id, struct side *x, vyre_error *err)
+/* The samples of points ids[0..nids-1] (one per pooled run) as one side:
+ * each point's rounds renumbered after the previous point's, so rounds of
+ * different runs never merge. */
+static int samples_pooled(vyre_results *db, const int64_t *ids, size_t nids,
+                          vyre_bench_sample **out, size_t *n, vyre_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    unsigned base = 0;
+    for (size_t k = 0; k < nids; k++) {
+        vyre_bench_sample *s = NULL;
+        size_t ns = 0;
+        int rc = vyre_bench_samples_get(db, ids[k], &s, &ns, err);
+        if (!rc && grow((void **)out, &cap, *n + ns + 1, sizeof **out))
+            rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing runs");
+        if (rc) {
+            free(s);
+            free(*out);
+            *out = NULL;
+            return rc;
+        }
+        unsigned top = base;
+        for (size_t i = 0; i < ns; i++) {
+            s[i].round += base;
+            top = s[i].round + 1 > top ? s[i].round + 1 : top;
+            (*out)[(*n)++] = s[i];
+        }
+        base = top;
+        free(s);
+    }
+    return VYRE_OK;
+}
+
+static int side_load(vyre_results *db, const int64_t *ids, size_t nids, struct side *x,
+                     vyre_error *err)
 {
     memset(x, 0, sizeof *x);
     vyre_bench_sample *s = NULL;
-    int rc = vyre_bench_samples_get(db, point_id, &s, &x->n, err);
+    int rc = samples_pooled(db, ids, nids, &s, &x->n, err);
     if (rc)
         return rc;
     size_t m = x->n ? x->n : 1;
@@ -1275,14 +1310,15 @@ static int side_load(vyre_results *db, int64_t point_id, struct side *x, vyre_er
  * cycles too (nvbench's compare does the same). */
 #define CLOCK_DIFF 0.02
 
-static int compare_row(vyre_results *db, vyre_bench_cmp_row *r, const vyre_stats_compare_opts *opts,
-                       vyre_error *err)
+/* Row r: side A pooled from the points aids[0..naids-1] (r->a's first). */
+static int compare_row(vyre_results *db, vyre_bench_cmp_row *r, const int64_t *aids, size_t naids,
+                       const vyre_stats_compare_opts *opts, vyre_error *err)
 {
     struct side x, y;
-    int rc = side_load(db, r->a.id, &x, err);
+    int rc = side_load(db, aids, naids, &x, err);
     if (rc)
         return rc;
-    if ((rc = side_load(db, r->b.id, &y, err))) {
+    if ((rc = side_load(db, &r->b.id, 1, &y, err))) {
         side_release(&x);
         return rc;
     }
@@ -1361,42 +1397,68 @@ static void settle_row(vyre_bench_cmp_row *r, const vyre_bench_cmp_row *rows, si
     r->is_reference = is_reference(p);
 }
 
-int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
-                            const vyre_stats_compare_opts *opts, vyre_bench_cmp_row **out,
-                            size_t *n, vyre_error *err)
+/* The points of the older pooled runs a[1..na-1] (a[0]'s are the rows'). */
+typedef struct pool {
+    vyre_bench_point *p[VYRE_RESULTS_POOL_MAX];
+    size_t n[VYRE_RESULTS_POOL_MAX];
+    size_t runs;
+} pool;
+
+static void pool_release(pool *pl)
 {
-    if (!db || !out || !n)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_runs: NULL argument");
-    *out = NULL;
-    *n = 0;
-    vyre_bench_run ra, rb;
-    int rc;
-    if ((rc = vyre_bench_run_get(db, a, &ra, err)) || (rc = vyre_bench_run_get(db, b, &rb, err)))
-        return rc;
-    vyre_bench_point *pa = NULL, *pb = NULL;
-    size_t na = 0, nb = 0;
-    if ((rc = vyre_bench_points_get(db, a, &pa, &na, err)) ||
-        (rc = vyre_bench_points_get(db, b, &pb, &nb, err))) {
-        free(pa);
-        return rc;
+    for (size_t k = 0; k < pl->runs; k++)
+        free(pl->p[k]);
+    memset(pl, 0, sizeof *pl);
+}
+
+static int pool_load(vyre_results *db, const int64_t *a, size_t na, pool *pl, vyre_error *err)
+{
+    memset(pl, 0, sizeof *pl);
+    for (size_t k = 1; k < na; k++) {
+        vyre_bench_run r;
+        int rc = vyre_bench_run_get(db, a[k], &r, err);
+        if (!rc)
+            rc = vyre_bench_points_get(db, a[k], &pl->p[pl->runs], &pl->n[pl->runs], err);
+        if (rc) {
+            pool_release(pl);
+            return rc;
+        }
+        pl->runs++;
     }
-    int ab = a == b && has_variants(pa, na);
-    if (ab) {
-        keep_side(pa, &na, "B");
-        keep_side(pb, &nb, "A");
-    }
-    vyre_bench_cmp_row *rows = calloc(na + nb + 1, sizeof *rows);
+    return VYRE_OK;
+}
+
+/* Compares matched row r, side A pooled over a[0] and the pool's runs. */
+static int compare_pooled_row(vyre_results *db, vyre_bench_cmp_row *r, const pool *pl,
+                              const vyre_stats_compare_opts *opts, vyre_error *err)
+{
+    int64_t ids[VYRE_RESULTS_POOL_MAX];
+    size_t m = 0;
+    ids[m++] = r->a.id;
+    for (size_t k = 0; k < pl->runs; k++)
+        for (size_t j = 0; j < pl->n[k]; j++)
+            if (same_point(&r->a, &pl->p[k][j], 0)) {
+                ids[m++] = pl->p[k][j].id;
+                break;
+            }
+    int rc = compare_row(db, r, ids, m, opts, err);
+    if (!rc && pl->runs)
+        r->a.stats.median = r->cmp.median_a; /* the pooled median, as compared */
+    return rc;
+}
+
+/* The rows: a's points matched with b's, then the points only b has. */
+static int match_rows(vyre_results *db, vyre_bench_point *pa, size_t na, vyre_bench_point *pb,
+                      size_t nb, int ab, const pool *pl, const vyre_stats_compare_opts *opts,
+                      vyre_bench_cmp_row *rows, size_t *nr, vyre_error *err)
+{
     unsigned char *used = calloc(nb + 1, 1);
-    if (!rows || !used) {
-        free(rows);
-        free(used);
-        free(pa);
-        free(pb);
+    if (!used)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing runs");
-    }
-    size_t nr = 0;
+    int rc = VYRE_OK;
+    *nr = 0;
     for (size_t i = 0; !rc && i < na; i++) {
-        vyre_bench_cmp_row *r = &rows[nr++];
+        vyre_bench_cmp_row *r = &rows[(*nr)++];
         r->a = pa[i];
         r->has_a = 1;
         r->ref_ratio = NAN;
@@ -1409,19 +1471,59 @@ int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
                 break;
             }
         if (r->has_b)
-            rc = compare_row(db, r, opts, err);
+            rc = compare_pooled_row(db, r, pl, opts, err);
     }
-    for (size_t i = 0; !rc && i < nr; i++)
+    for (size_t i = 0; !rc && i < *nr; i++)
         if (rows[i].has_a && rows[i].has_b)
-            settle_row(&rows[i], rows, nr);
+            settle_row(&rows[i], rows, *nr);
     for (size_t j = 0; !rc && j < nb; j++)
         if (!used[j]) {
-            rows[nr].b = pb[j];
-            rows[nr].ref_ratio = NAN;
-            rows[nr].is_reference = is_reference(&pb[j]);
-            rows[nr++].has_b = 1;
+            rows[*nr].b = pb[j];
+            rows[*nr].ref_ratio = NAN;
+            rows[*nr].is_reference = is_reference(&pb[j]);
+            rows[(*nr)++].has_b = 1;
         }
     free(used);
+    return rc;
+}
+
+int vyre_bench_compare_pooled(vyre_results *db, const int64_t *a, size_t na, int64_t b,
+                              const vyre_stats_compare_opts *opts, vyre_bench_cmp_row **out,
+                              size_t *n, vyre_error *err)
+{
+    if (!db || !a || !out || !n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_runs: NULL argument");
+    if (na < 1 || na > VYRE_RESULTS_POOL_MAX)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_pooled: %zu runs", na);
+    *out = NULL;
+    *n = 0;
+    vyre_bench_run ra, rb;
+    int rc;
+    if ((rc = vyre_bench_run_get(db, a[0], &ra, err)) || (rc = vyre_bench_run_get(db, b, &rb, err)))
+        return rc;
+    vyre_bench_point *pa = NULL, *pb = NULL;
+    size_t npa = 0, npb = 0;
+    if ((rc = vyre_bench_points_get(db, a[0], &pa, &npa, err)) ||
+        (rc = vyre_bench_points_get(db, b, &pb, &npb, err))) {
+        free(pa);
+        return rc;
+    }
+    int ab = na == 1 && a[0] == b && has_variants(pa, npa);
+    if (ab) {
+        keep_side(pa, &npa, "B");
+        keep_side(pb, &npb, "A");
+    }
+    pool pl;
+    vyre_bench_cmp_row *rows = calloc(npa + npb + 1, sizeof *rows);
+    if (!rows)
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing runs");
+    else
+        rc = pool_load(db, a, na, &pl, err);
+    size_t nr = 0;
+    if (!rc) {
+        rc = match_rows(db, pa, npa, pb, npb, ab, &pl, opts, rows, &nr, err);
+        pool_release(&pl);
+    }
     free(pa);
     free(pb);
     if (rc) {
@@ -1431,6 +1533,15 @@ int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
     *out = rows;
     *n = nr;
     return VYRE_OK;
+}
+
+int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
+                            const vyre_stats_compare_opts *opts, vyre_bench_cmp_row **out,
+                            size_t *n, vyre_error *err)
+{
+    if (!db || !out || !n)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_runs: NULL argument");
+    return vyre_bench_compare_pooled(db, &a, 1, b, opts, out, n, err);
 }
 
 /* ---- freeing what the readers return --------------------------------------------- */

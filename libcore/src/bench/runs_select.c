@@ -3,7 +3,9 @@
  * (vyre_results_select_run in vyre/results.h): "gpu=H200 branch=main
  * last" is the newest done run on an H200 whose tree was on main, in a
  * store that many machines write. Also where a run's git branch or tag is
- * recorded (vyre_results_run_set_ref; db/results_v7.sql).
+ * recorded (vyre_results_run_set_ref; db/results_v7.sql). "... last:K"
+ * names the K newest matching runs, whose rounds a comparison's baseline
+ * pools (vyre_results_select_pool).
  *
  * A selector becomes one parameterised query: values are bound, never
  * spliced, and LIKE's wildcards in them are escaped, so "gpu=H_00" matches
@@ -21,8 +23,8 @@
 #include "vyre/bench.h"
 
 #define SELECT_HINT                                                                                \
-    "write KEY=VALUE words (gpu, driver, cuda, host, branch, tag, rev) then 'last' or "            \
-    "'last-N', e.g. 'gpu=H200 branch=main last'"
+    "write KEY=VALUE words (gpu, driver, cuda, host, branch, tag, rev) then 'last', 'last-N' or "  \
+    "'last:K', e.g. 'gpu=H200 branch=main last'"
 
 /* A term's SQL is pre, its parameter, post. */
 static const struct {
@@ -74,28 +76,37 @@ static int parse_term(const char *w, size_t n, term *t, vyre_error *err)
                       w);
 }
 
-/* The last word: last (0), last-N (N); last:K is not supported yet. */
-static int parse_last(const char *w, size_t n, long long *back, vyre_error *err)
+/* The last word: last (0), last-N (N), last:K (pool K, 1..VYRE_RESULTS_POOL_MAX). */
+static int parse_last(const char *w, size_t n, long long *back, long long *pool, vyre_error *err)
 {
     if (n == 4 && memcmp(w, "last", 4) == 0) {
         *back = 0;
         return VYRE_OK;
     }
-    if (n > 5 && memcmp(w, "last:", 5) == 0)
-        return vyre__fail(err, VYRE_ENOTSUP,
-                          "name one baseline run with 'last' or 'last-N'; pooling the rounds of "
-                          "the last K matching runs is not implemented yet",
-                          "baseline '%.*s': pooling several runs is not supported", (int)n, w);
-    if (n > 5 && memcmp(w, "last-", 5) == 0) {
+    if (n > 5 && (memcmp(w, "last-", 5) == 0 || memcmp(w, "last:", 5) == 0)) {
         char buf[24];
         snprintf(buf, sizeof buf, "%.*s", (int)(n - 5), w + 5);
         char *end = NULL;
-        *back = strtoll(buf, &end, 10);
-        if (*end == '\0' && *back >= 0 && buf[0] >= '0' && buf[0] <= '9')
+        long long v = strtoll(buf, &end, 10);
+        int ok = *end == '\0' && v >= 0 && buf[0] >= '0' && buf[0] <= '9';
+        if (ok && w[4] == '-') {
+            *back = v;
             return VYRE_OK;
+        }
+        if (ok && v >= 1 && v <= VYRE_RESULTS_POOL_MAX) {
+            *pool = v;
+            return VYRE_OK;
+        }
+        if (ok)
+            return vyre__fail(err, VYRE_EINVAL,
+                              "K counts the newest matching runs whose rounds are pooled: 1 to "
+                              "64, e.g. 'gpu=H200 branch=main last:5'",
+                              "baseline '%.*s': K must be 1 to %d", (int)n, w,
+                              VYRE_RESULTS_POOL_MAX);
     }
     return vyre__fail(err, VYRE_EINVAL, SELECT_HINT,
-                      "baseline selector must end with 'last' or 'last-N', not '%.*s'", (int)n, w);
+                      "baseline selector must end with 'last', 'last-N' or 'last:K', not '%.*s'",
+                      (int)n, w);
 }
 
 int vyre__select_parse(const char *sel, int need_last, vyre__select *out, vyre_error *err)
@@ -125,7 +136,7 @@ int vyre__select_parse(const char *sel, int need_last, vyre__select *out, vyre_e
                 return vyre__fail(err, VYRE_EINVAL, SELECT_HINT, "too many selector words");
             rc = parse_term(p, n, &t[(*nt)++], err);
         } else {
-            rc = parse_last(p, n, back, err);
+            rc = parse_last(p, n, back, &out->pool, err);
             have_last = 1;
         }
         if (rc)
@@ -134,7 +145,8 @@ int vyre__select_parse(const char *sel, int need_last, vyre__select *out, vyre_e
     }
     if (!have_last && need_last)
         return vyre__fail(err, VYRE_EINVAL, SELECT_HINT,
-                          "baseline selector '%s' does not end with 'last' or 'last-N'", sel);
+                          "baseline selector '%s' does not end with 'last', 'last-N' or 'last:K'",
+                          sel);
     return VYRE_OK;
 }
 
@@ -159,6 +171,48 @@ void vyre__select_bind(const vyre__select *f, int first, vyre__stmt *st)
     }
 }
 
+/* The ids of up to cap done runs that match f, newest first, from the
+ * back-th on, run exclude (0: none) left out; *n of them. */
+static int select_ids(vyre_results *db, const vyre__select *f, const char *selector, size_t cap,
+                      int64_t exclude, int64_t *ids, size_t *n, vyre_error *err)
+{
+    char sql[2048];
+    size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT id FROM runs WHERE status = 'done'");
+    o = vyre__select_sql(f, 1, sql, sizeof sql, o);
+    if (o < sizeof sql)
+        snprintf(sql + o, sizeof sql - o,
+                 " AND id <> ?%d ORDER BY started_ns DESC, id DESC LIMIT ?%d OFFSET ?%d",
+                 (int)f->n + 3, (int)f->n + 1, (int)f->n + 2);
+    vyre_error ignored;
+    vyre_error_clear(&ignored);
+    vyre_bench_runs_reap(db, NULL, &ignored); /* a dead 'running' run is no baseline either */
+    vyre__results_lock(db);
+    vyre__stmt *st = NULL;
+    *n = 0;
+    int rc = vyre__results_prepare(db, sql, &st, err);
+    if (!rc) {
+        vyre__select_bind(f, 1, st);
+        vyre__stmt_int64(st, (int)f->n + 1, (int64_t)cap);
+        vyre__stmt_int64(st, (int)f->n + 2, f->back);
+        vyre__stmt_int64(st, (int)f->n + 3, exclude);
+        int s = 0;
+        while (*n < cap && (s = vyre__stmt_step(st, "read", err)) == 1)
+            ids[(*n)++] = vyre__stmt_col_int64(st, 0);
+        if (*n == 0 && s == 0)
+            rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
+                              vyre__fail(err, VYRE_ENOENT,
+                                         "check the selector against the stored runs' GPU, host "
+                                         "and branch; only done runs count",
+                                         "no done run matches '%s' in '%s'", selector,
+                                         vyre_results_path(db)));
+        else if (s < 0)
+            rc = s;
+    }
+    vyre__stmt_finalize(st);
+    vyre__results_unlock(db);
+    return rc;
+}
+
 int vyre_results_select_run(vyre_results *db, const char *selector, int64_t *id, vyre_error *err)
 {
     if (!db || !selector || !id)
@@ -167,37 +221,30 @@ int vyre_results_select_run(vyre_results *db, const char *selector, int64_t *id,
     int rc = vyre__select_parse(selector, 1, &f, err);
     if (rc)
         return rc;
-    char sql[2048];
-    size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT id FROM runs WHERE status = 'done'");
-    o = vyre__select_sql(&f, 1, sql, sizeof sql, o);
-    if (o < sizeof sql)
-        snprintf(sql + o, sizeof sql - o, " ORDER BY started_ns DESC, id DESC LIMIT 1 OFFSET ?%d",
-                 (int)f.n + 1);
-    vyre_error ignored;
-    vyre_error_clear(&ignored);
-    vyre_bench_runs_reap(db, NULL, &ignored); /* a dead 'running' run is no baseline either */
-    vyre__results_lock(db);
-    vyre__stmt *st = NULL;
-    rc = vyre__results_prepare(db, sql, &st, err);
-    if (!rc) {
-        vyre__select_bind(&f, 1, st);
-        vyre__stmt_int64(st, (int)f.n + 1, f.back);
-        int s = vyre__stmt_step(st, "read", err);
-        if (s == 1)
-            *id = vyre__stmt_col_int64(st, 0);
-        else if (s == 0)
-            rc = vyre__remedy(err, VYRE_REMEDY_BENCH_RUNS,
-                              vyre__fail(err, VYRE_ENOENT,
-                                         "check the selector against the stored runs' GPU, host "
-                                         "and branch; only done runs count",
-                                         "no done run matches '%s' in '%s'", selector,
-                                         vyre_results_path(db)));
-        else
-            rc = s;
-    }
-    vyre__stmt_finalize(st);
-    vyre__results_unlock(db);
-    return rc;
+    if (f.pool)
+        return vyre__fail(err, VYRE_EINVAL,
+                          "name one run with 'last' or 'last-N'; 'last:K' pools the rounds of K "
+                          "runs and is only a comparison's baseline",
+                          "'%s' names %lld runs where one run is needed", selector, f.pool);
+    size_t n = 0;
+    return select_ids(db, &f, selector, 1, 0, id, &n, err);
+}
+
+int vyre_results_select_pool(vyre_results *db, const char *selector, int64_t candidate,
+                             int64_t ids[VYRE_RESULTS_POOL_MAX], size_t *n, size_t *asked,
+                             vyre_error *err)
+{
+    if (!db || !selector || !ids || !n || !asked)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_select_pool: NULL argument");
+    *n = *asked = 0;
+    vyre__select f;
+    int rc = vyre__select_parse(selector, 1, &f, err);
+    if (rc)
+        return rc;
+    *asked = f.pool ? (size_t)f.pool : 1;
+    /* A pool never holds the run compared with it: a gate run on main
+     * would otherwise count itself among main's last K. */
+    return select_ids(db, &f, selector, *asked, f.pool ? candidate : 0, ids, n, err);
 }
 
 int vyre_results_run_set_ref(vyre_results *db, int64_t run_id, const char *ref, vyre_error *err)

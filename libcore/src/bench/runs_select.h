@@ -22,6 +22,7 @@ typedef struct vyre__select {
     term t[VYRE__SELECT_MAX];
     size_t n;
     long long back;
+    long long pool; /* last:K: K; 0 for last / last-N */
 } vyre__select;
 
 /* Parses sel; need_last: it must end with last / last-N (a selector),

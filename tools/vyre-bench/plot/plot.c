@@ -335,6 +335,48 @@ static int run_gnuplot(const char *gnuplot, const char *script, const char *dir,
                           "gnuplot failed (exit %d): %.*s", status, (int)strcspn(line, "\n"), line);
 }
 
+int plot_draw(const char *gnuplot, const char *tmp_dir, plot_format fmt, const char *output,
+              plot_script_fn script, void *ctx, vyre_error *err)
+{
+    if (fmt == PLOT_HTML)
+        return tool_set_error(err, VYRE_EINVAL, NULL, "plot_draw: .svg or .png only");
+    const char *tmp = tmp_dir && *tmp_dir ? tmp_dir : secure_getenv("TMPDIR");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/vyre-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (strchr(dir, '\''))
+        return tool_set_error(err, VYRE_EINVAL, "set TMPDIR to a directory without quotes",
+                              "the temp directory '%s' has a quote in its name", dir);
+    if (!mkdtemp(dir))
+        return tool_set_error(err, vyre_errno_code(errno), "set TMPDIR to a writable directory",
+                              "cannot make a temp directory in '%s': %s",
+                              tmp && *tmp ? tmp : "/tmp", strerror(errno));
+    char path[1100], drawn[1100];
+    snprintf(path, sizeof path, "%s/plot.gp", dir);
+    snprintf(drawn, sizeof drawn, "%s/out.%s", dir, fmt == PLOT_SVG ? "svg" : "png");
+    int rc = 0;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        rc = tool_set_error(err, vyre_errno_code(errno), NULL, "plot: cannot write '%s': %s", path,
+                            strerror(errno));
+    if (!rc) {
+        if (fmt == PLOT_SVG)
+            fputs("set terminal svg size 900,500 font 'Sans,11' background '#ffffff'\n", f);
+        else
+            fputs("set terminal pngcairo size 900,500 font 'Sans,10' background '#ffffff'\n", f);
+        fprintf(f, "set output '%s'\n", drawn);
+        rc = script(f, dir, ctx, err);
+        fputs("unset output\n", f);
+        if (fclose(f) && !rc)
+            rc = tool_set_error(err, VYRE_EIO, NULL, "plot: cannot write '%s'", path);
+    }
+    if (!rc)
+        rc = run_gnuplot(gnuplot, path, dir, err);
+    if (!rc)
+        rc = write_output(output, copy_fill, drawn, err);
+    remove_dir(dir);
+    return rc;
+}
+
 int plot_runs(const plot_opts *o, plot_result *res, vyre_error *err)
 {
     if (res)

@@ -58,6 +58,9 @@ typedef struct plot_opts {
 typedef struct plot_result {
     size_t ncharts; /* charts drawn */
     size_t skipped; /* points left out: their median is unknown (NULL) or infinite */
+    size_t lines;   /* plot_history: lines drawn (GPU models) */
+    size_t points;  /* plot_history: points drawn */
+    size_t runs;    /* plot_history: the runs they come from */
 } plot_result;
 
 /*
@@ -70,5 +73,29 @@ typedef struct plot_result {
  * line); VYRE_EDB, VYRE_ENOMEM, and file errors of the output.
  */
 int plot_runs(const plot_opts *o, plot_result *res, vyre_error *err);
+
+/* The most lines of a history chart. */
+#define PLOT_HISTORY_LINES 24
+
+typedef struct plot_history_opts {
+    vyre_results *db;
+    const char *benchmark; /* e.g. launch.stream */
+    const char *axes;      /* NULL: every point's; else only these axes */
+    const char *filter;    /* NULL, or KEY=VALUE words (vyre_results_history) */
+    const char *output;    /* .svg or .png */
+    const char *gnuplot;   /* NULL: plot_find_gnuplot */
+    const char *tmp_dir;   /* NULL: $TMPDIR, else /tmp */
+} plot_history_opts;
+
+/*
+ * Draws a benchmark's history (vyre_results_history: every matching done
+ * run's points, every machine's) into o->output: the median against the
+ * run's start time (UTC), one line per GPU model (a run without one:
+ * "no GPU"), and per axes too when the points have several (narrow with
+ * o->axes). Returns 0; VYRE_EINVAL (.html, a bad filter, no point with a
+ * finite median, more than PLOT_HISTORY_LINES lines); VYRE_ENOENT (no
+ * point matches, no gnuplot); the store's and gnuplot's errors.
+ */
+int plot_history(const plot_history_opts *o, plot_result *res, vyre_error *err);
 
 #endif /* VYRE_BENCH_PLOT_H */

@@ -69,4 +69,17 @@ void plot_quote(FILE *f, const char *s);
 int plot_html_write(FILE *out, const plot_input *in, const plot_chart *charts,
                     char *const *svg_paths, size_t n, vyre_error *err);
 
+/* Writes the commands of one chart (terminal and output already set) into
+ * script; its data files go under dir. */
+typedef int (*plot_script_fn)(FILE *script, const char *dir, void *ctx, vyre_error *err);
+
+/*
+ * One chart drawn by gnuplot into output (.svg or .png, fmt; 900 x 500):
+ * a private temp directory under tmp_dir (NULL: $TMPDIR, else /tmp), the
+ * script from script(ctx), gnuplot run on it, the picture copied to
+ * output through a temp name, the directory removed. 0 or an error.
+ */
+int plot_draw(const char *gnuplot, const char *tmp_dir, plot_format fmt, const char *output,
+              plot_script_fn script, void *ctx, vyre_error *err);
+
 #endif /* VYRE_BENCH_PLOT_INTERNAL_H */
