@@ -317,8 +317,8 @@ VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
  * (a.stats.median) the pooled one; cmp.rounds_a counts the pooled rounds.
  * na == 1 is vyre_bench_compare_runs.
  */
-VYRE_EXTERN int vyre_bench_compare_pooled(vyre_results *db, const int64_t *a, size_t na,
-                                          int64_t b, const vyre_stats_compare_opts *opts,
+VYRE_EXTERN int vyre_bench_compare_pooled(vyre_results *db, const int64_t *a, size_t na, int64_t b,
+                                          const vyre_stats_compare_opts *opts,
                                           vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
 
 /* Free the arrays the functions above (and vyre_bench_measure) return.

@@ -169,9 +169,9 @@ VYRE_EXTERN int vyre_results_select_run(vyre_results *db, const char *selector, 
  * VYRE_EINVAL (a bad selector or K out of range), VYRE_ENOENT (nothing
  * matches) or the store's errors.
  */
-VYRE_EXTERN int vyre_results_select_pool(vyre_results *db, const char *selector,
-                                         int64_t candidate, int64_t ids[VYRE_RESULTS_POOL_MAX],
-                                         size_t *n, size_t *asked, vyre_error *err);
+VYRE_EXTERN int vyre_results_select_pool(vyre_results *db, const char *selector, int64_t candidate,
+                                         int64_t ids[VYRE_RESULTS_POOL_MAX], size_t *n,
+                                         size_t *asked, vyre_error *err);
 
 /* One point of a benchmark's history: a done run's point and the facts
  * of the run. */
