@@ -53,25 +53,7 @@ static void locate_vyre(const char *root, vyre_usage_cache *c)
     if (!c->located) {
         c->path[0] = '\0';
         set_from(c, "unknown: the cache has no location");
-        return;
     }
-    vyre_config *cfg = malloc(sizeof *cfg);
-    vyre_error e;
-    vyre_error_clear(&e);
-    if (!cfg || vyre_config_load(cfg, c->path, NULL, 0, &e) != 0) {
-        set_from(c, "unknown: %s%s", cfg ? "the configuration does not load: " : "out of memory",
-                 cfg ? e.message : "");
-        free(cfg);
-        return;
-    }
-    c->limit_bytes = cfg->max_size;
-    char where[VYRE_CONFIG_WHERE_MAX + 16];
-    vyre_config_format_where(cfg, VYRE_CONF_MAX_SIZE, where, sizeof where);
-    if (cfg->max_size)
-        set_from(c, "max_size, %s", where);
-    else
-        set_from(c, "none (max_size 0, %s)", where);
-    free(cfg);
 }
 
 static void locate_jit(vyre_usage_cache *c)
@@ -99,36 +81,30 @@ static void locate_jit(vyre_usage_cache *c)
     free(info);
 }
 
-/* Triton and Inductor keep no limit of their own: theirs is vyre's
- * triton_max_size / inductor_max_size (applied by `vyre-cachectl triton
- * prune --auto`), read from the configuration of vyre's cache at
- * vyre_root (NULL: the default), as vyre-cachectl reads it. */
-static void foreign_limit(vyre_usage_cache *c, const char *vyre_root)
+/* A cache's limit: `key` (max_size, triton_max_size, inductor_max_size)
+ * of vyre's configuration, loaded once for all of them (cfg NULL: it did
+ * not load, `why` says why). Triton and Inductor keep no limit of their
+ * own: theirs are vyre's keys, applied by `vyre-cachectl triton prune
+ * --auto`. */
+static void config_limit(vyre_usage_cache *c, const vyre_config *cfg, const char *why, int key)
 {
-    int triton = c->id == VYRE_USAGE_TRITON;
-    const char *key = triton ? "triton_max_size" : "inductor_max_size";
-    vyre_config *cfg = malloc(sizeof *cfg);
-    vyre_error e;
-    vyre_error_clear(&e);
-    c->limit_bytes = 0;
-    if (!cfg || vyre_config_load(cfg, vyre_root, NULL, 0, &e) != 0) {
-        set_from(c, "unknown: %s%s", cfg ? "the configuration does not load: " : "out of memory",
-                 cfg ? e.message : "");
-        free(cfg);
+    if (!cfg) {
+        set_from(c, "unknown: %s", why);
         return;
     }
-    c->limit_bytes = triton ? cfg->triton_max_size : cfg->inductor_max_size;
+    c->limit_bytes = key == VYRE_CONF_MAX_SIZE          ? cfg->max_size
+                     : key == VYRE_CONF_TRITON_MAX_SIZE ? cfg->triton_max_size
+                                                        : cfg->inductor_max_size;
     char where[VYRE_CONFIG_WHERE_MAX + 16];
-    vyre_config_format_where(cfg, triton ? VYRE_CONF_TRITON_MAX_SIZE : VYRE_CONF_INDUCTOR_MAX_SIZE,
-                             where, sizeof where);
+    vyre_config_format_where(cfg, key, where, sizeof where);
+    const char *name = vyre_config_key_name(key);
     if (c->limit_bytes)
-        set_from(c, "%s, %s", key, where);
+        set_from(c, "%s, %s", name, where);
     else
-        set_from(c, "none (%s 0, %s)", key, where);
-    free(cfg);
+        set_from(c, "none (%s 0, %s)", name, where);
 }
 
-static void locate_foreign(vyre_usage_cache *c, const char *vyre_root)
+static void locate_foreign(vyre_usage_cache *c)
 {
     const char *src = NULL;
     int rc = c->id == VYRE_USAGE_TRITON
@@ -138,7 +114,6 @@ static void locate_foreign(vyre_usage_cache *c, const char *vyre_root)
     if (!c->located)
         c->path[0] = '\0';
     c->path_from = src;
-    foreign_limit(c, vyre_root);
 }
 
 int vyre_usage_caches(const char *vyre_root, vyre_usage_cache out[VYRE_USAGE_N_CACHES])
@@ -155,9 +130,25 @@ int vyre_usage_caches(const char *vyre_root, vyre_usage_cache out[VYRE_USAGE_N_C
     }
     locate_vyre(vyre_root, &out[VYRE_USAGE_VYRE]);
     locate_jit(&out[VYRE_USAGE_CUDA_JIT]);
-    const char *root = out[VYRE_USAGE_VYRE].located ? out[VYRE_USAGE_VYRE].path : NULL;
-    locate_foreign(&out[VYRE_USAGE_TRITON], root);
-    locate_foreign(&out[VYRE_USAGE_INDUCTOR], root);
+    locate_foreign(&out[VYRE_USAGE_TRITON]);
+    locate_foreign(&out[VYRE_USAGE_INDUCTOR]);
+    /* One load of vyre's configuration (its cache's vyre.conf included, as
+     * vyre-cachectl reads it) gives every limit but the JIT cache's. */
+    const vyre_usage_cache *v = &out[VYRE_USAGE_VYRE];
+    vyre_config *cfg = malloc(sizeof *cfg);
+    vyre_error e;
+    vyre_error_clear(&e);
+    char why[VYRE_ERROR_MESSAGE_MAX + 48] = "out of memory";
+    if (cfg && vyre_config_load(cfg, v->located ? v->path : NULL, NULL, 0, &e) != 0) {
+        snprintf(why, sizeof why, "the configuration does not load: %s", e.message);
+        free(cfg);
+        cfg = NULL;
+    }
+    if (v->located)
+        config_limit(&out[VYRE_USAGE_VYRE], cfg, why, VYRE_CONF_MAX_SIZE);
+    config_limit(&out[VYRE_USAGE_TRITON], cfg, why, VYRE_CONF_TRITON_MAX_SIZE);
+    config_limit(&out[VYRE_USAGE_INDUCTOR], cfg, why, VYRE_CONF_INDUCTOR_MAX_SIZE);
+    free(cfg);
     for (int i = 0; i < VYRE_USAGE_N_CACHES; i++)
         if (!out[i].path_from)
             out[i].path_from = "";
