@@ -419,7 +419,10 @@ Test(bench_vs, hot_samples_lose_the_event_pairs_own_cost_and_say_so)
  * "-" there though show had the figure. The fake driver hands each launch
  * to the fake CUPTI as a kernel record of its virtual time (10 ms for A,
  * 15 ms for B), so the column must read 10.00 ms for A and, with --vs,
- * 15.00 ms for B, whose points get their own CUPTI pass. */
+ * 15.00 ms for B, whose points get their own CUPTI pass. The pass's
+ * launches wait behind one blocking kernel (so that they run back to back
+ * as in a busy stream), whose record spans them all (110 ms and more): it
+ * must not pass for the point's kernel. */
 Test(bench_vs, run_prints_the_kernel_view_of_a_and_b)
 {
     char a[700], b[700];
@@ -459,4 +462,21 @@ Test(bench_vs, run_prints_the_kernel_view_of_a_and_b)
     cr_assert(strstr(la, "| 10.00 ms |") || strstr(la, "|    10.00 ms |"), "A's row: %s", la);
     cr_assert(strstr(lb, "|    15.00 ms |"), "B's row: %s", lb);
     tu_proc_free(&p);
+    size_t len = 0;
+    char *log = tu_read_file(g_log, &len);
+    cr_assert_not_null(log);
+    /* Each kernel's pass: its 11 launches queued behind one hold; none
+     * unheld (they were, one by one as the host got to them). */
+    cr_assert_eq(count(log, "unheld "), 0, "%s", log);
+    char pass_a[512], pass_b[512];
+    size_t la_len = (size_t)snprintf(pass_a, sizeof pass_a, "block\n");
+    size_t lb_len = (size_t)snprintf(pass_b, sizeof pass_b, "block\n");
+    for (int i = 0; i < 11; i++) {
+        la_len += (size_t)snprintf(pass_a + la_len, sizeof pass_a - la_len, "add_one 10000000\n");
+        lb_len += (size_t)snprintf(pass_b + lb_len, sizeof pass_b - lb_len, "add_one 15000000\n");
+    }
+    snprintf(pass_a + la_len, sizeof pass_a - la_len, "block");
+    cr_assert_eq(count(log, pass_a), 1, "A's kernel pass held as one: %s", log);
+    cr_assert_eq(count(log, pass_b), 1, "B's kernel pass held as one: %s", log);
+    free(log);
 }

@@ -362,7 +362,8 @@ FAKE_FN CUresult fake_cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
  * all virtual time so far), so a test can make one kernel slower than
  * another by a known amount. FAKECUDA_LAUNCH_LOG=<path> appends a line per
  * launch: "block" for vyre-bench's blocking kernel, else "<name> <N>" ("unheld
- * <name> <N>" when no hold is pending). An image without the
+ * <name> <N>" when no hold is pending). The blocking kernel's CUPTI record
+ * spans its hold. An image without the
  * ELF magic is CUDA_ERROR_INVALID_IMAGE; an ELF image without that line is
  * CUDA_ERROR_NO_BINARY_FOR_GPU (a cubin for another GPU). Kernels the fake
  * can run (any other listed name loads and runs as a no-op):
@@ -736,7 +737,10 @@ static struct {
     int pending, lost, stalled;
     volatile uint32_t *flag;
     uint32_t *timed_out;
+    fake_launch launch; /* for its CUPTI record, which spans the hold */
+    uint64_t start_ns;  /* virtual ns at its launch */
 } g_block;
+static void cupti_record(const fake_launch *l, uint64_t start, uint64_t end);
 
 static CUresult block_launch(const fake_launch *l)
 {
@@ -751,6 +755,8 @@ static CUresult block_launch(const fake_launch *l)
     g_block.lost = nth < env_long("FAKECUDA_BLOCK_LOST", 0);
     g_block.flag = (volatile uint32_t *)(uintptr_t)flag;
     g_block.timed_out = (uint32_t *)(uintptr_t)out;
+    g_block.launch = *l;
+    g_block.start_ns = __atomic_load_n(&g_virtual_ns, __ATOMIC_SEQ_CST);
     return CUDA_SUCCESS;
 }
 
@@ -776,6 +782,10 @@ static void block_resolve(void)
     if (!g_block.pending)
         return;
     g_block.pending = 0;
+    /* A real hold spins until the host releases it, so its kernel record
+     * spans everything queued behind it, and 1 us more. */
+    cupti_record(&g_block.launch, g_block.start_ns,
+                 __atomic_load_n(&g_virtual_ns, __ATOMIC_SEQ_CST) + 1000);
     if (g_block.lost || g_block.stalled || !*g_block.flag) {
         *g_block.timed_out = 1;
         __atomic_add_fetch(&g_block_timeouts, 1, __ATOMIC_RELAXED);
@@ -1137,12 +1147,12 @@ static CUresult run_launch(const fake_launch *l)
 {
     const fake_kernel *k = l->f->k;
     log_launch(l);
+    if (strcmp(k->name, "vyre_block_stream") == 0)
+        return block_launch(l); /* its record when the hold ends (block_resolve) */
     uint64_t end = __atomic_add_fetch(&g_virtual_ns, l->f->mod->kernel_ns, __ATOMIC_SEQ_CST);
     cupti_record(l, end - l->f->mod->kernel_ns, end);
     if (k->nparams == 0)
         return CUDA_SUCCESS;
-    if (strcmp(k->name, "vyre_block_stream") == 0)
-        return block_launch(l);
     if (strcmp(k->name, "vyre_reference_loop") == 0) {
         __atomic_add_fetch(&g_reference_launches, 1, __ATOMIC_RELAXED);
         if (g_block.pending)

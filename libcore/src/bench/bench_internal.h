@@ -287,6 +287,7 @@ extern const char vyre__bench_empty_src[];  /* empty_kernel(void) */
 /* vyre_block_stream(const volatile u32 *flag, u32 *timed_out, u64 timeout_ns):
  * PTX, loaded by the driver's JIT (no NVRTC, no nvcc); see gpu_device.c. */
 extern const char vyre__bench_block_ptx[];
+#define VYRE__BENCH_BLOCK_KERNEL "vyre_block_stream"
 /* vyre_reference_loop(u32 *out, u32 iters): PTX, loaded by the driver's
  * JIT; each thread a chain of `iters` dependent multiply-adds, its result
  * stored (reference.gpu; see reference_gpu.c). */

@@ -119,8 +119,8 @@ static int block_open(struct vyre__gpu *g, vyre_error *err)
         (rc = vyre__cuda_check(cu->cuModuleLoadData(&g->block_mod, vyre__bench_block_ptx),
                                "cuModuleLoadData(the blocking kernel's PTX)", err)) ||
         (rc = vyre__cuda_check(
-             cu->cuModuleGetFunction(&g->block_fn, g->block_mod, "vyre_block_stream"),
-             "cuModuleGetFunction(vyre_block_stream)", err))) {
+             cu->cuModuleGetFunction(&g->block_fn, g->block_mod, VYRE__BENCH_BLOCK_KERNEL),
+             "cuModuleGetFunction(" VYRE__BENCH_BLOCK_KERNEL ")", err))) {
         g->block_fn = NULL;
         if (err && !err->hint[0])
             vyre__strlcpy(err->hint, "measure without it: --disable-blocking-kernel",
@@ -161,7 +161,14 @@ int vyre__gpu_open(vyre_bench_env *env, int device, struct vyre__gpu *g, vyre_er
      * large L2 (16 MiB and more) at least 256 MiB, as
      * triton.testing.do_bench, which cold mode is compared with: on an
      * H100 (50 MB of L2) twice the L2 read 2-10 us kernels 4-6% shorter
-     * than do_bench did (issue 23). */
+     * than do_bench did (issue 23). Tried and measured the same (H100,
+     * 1-3 M axpy, 8.77/13.28/17.73 us either way): this flush queued behind
+     * the hold, right before the start event, as do_bench queues its own;
+     * and the flush as a fill kernel (torch's zero_) instead of the
+     * driver's memset (within 1% in PyTorch). What does differ is do_bench's
+     * queue: it enqueues every rep before one sync, and the same PyTorch
+     * loop synchronised after each sample (as here and in nvbench) reads
+     * 8.7-8.8 us at 1 M, not do_bench's 9.9 us (README). */
     size_t l2 = (size_t)(g->info.l2_cache_bytes > 0 ? g->info.l2_cache_bytes : 0);
     size_t bytes = l2 * 2;
     if (bytes < (8u << 20))
@@ -297,6 +304,28 @@ int vyre__gpu_time(struct vyre__gpu *g, vyre__gpu_op_fn op, void *octx, int reps
         *wall_ns = (double)(t1 - t0);
         return VYRE_OK;
     }
+}
+
+/*
+ * reps calls of op queued behind the hold, released together and waited
+ * for: the CUPTI pass's launches then run back to back, as in a busy
+ * stream, not one by one as the host submits them (each launch with CUPTI
+ * on takes the host longer than a 2-10 us kernel runs, so the GPU idled
+ * between them). A hold that timed out costs nothing here (the launches
+ * ran all the same, only spread out); no hold when it is off.
+ */
+int vyre__gpu_run_held(struct vyre__gpu *g, vyre__gpu_op_fn op, void *octx, unsigned reps,
+                       vyre_error *err)
+{
+    int hold = block_on(g, 1);
+    int rc = hold ? block_arm(g, err) : VYRE_OK;
+    int armed = hold && !rc;
+    for (unsigned i = 0; !rc && i < reps; i++)
+        rc = op(octx, err);
+    if (armed)
+        block_release(g); /* on an error too: never leave the stream held */
+    CUresult s = g->cu->cuStreamSynchronize(g->stream);
+    return rc ? rc : vyre__cuda_check(s, "cuStreamSynchronize", err);
 }
 
 /* ---- CUDA graphs of an op, and the event pair's own cost -------------------------------- */

@@ -71,6 +71,12 @@ int vyre__gpu_flush_l2(struct vyre__gpu *g, vyre_error *err);
  * suite's state struct, which must start with its struct vyre__gpu *. */
 int vyre__gpu_prepare_cold(void *ctx, vyre_error *err);
 
+/* reps calls of op queued behind the blocking kernel (when it is on),
+ * released together and waited for: no events, nothing timed (the CUPTI
+ * pass). */
+int vyre__gpu_run_held(struct vyre__gpu *g, vyre__gpu_op_fn op, void *octx, unsigned reps,
+                       vyre_error *err);
+
 /* Times reps calls of op on the stream, held behind the blocking kernel
  * when can_block and the device still holds: *gpu_ns per call (events),
  * *wall_ns of the whole (host). A sample whose hold timed out is discarded,

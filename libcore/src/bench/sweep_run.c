@@ -123,21 +123,21 @@ static int sample_sweep_ab(void *ctx, double *value, double *wall, vyre_error *e
     return VYRE_OK;
 }
 
-/* The CUPTI pass: KPASS_LAUNCHES back to back, whose median duration is
- * the kernel view. Three were too few: the first launch after the records
- * sweep moved to this point finds L2 holding another point's data, and
- * with three the median is the second launch, still settling (3M axpy on
- * the H100: kernel 9.57 us against 9.06 us in a CUDA graph). */
+/* The CUPTI pass: KPASS_LAUNCHES back to back behind the blocking
+ * kernel, whose median duration is the kernel view. Three were too few:
+ * the first launch after the records sweep moved to this point finds L2
+ * holding another point's data, and with three the median is the second
+ * launch, still settling (3M axpy on the H100: kernel 9.57 us against
+ * 9.06 us in a CUDA graph). They wait behind the blocking kernel:
+ * launched one by one as the host got to them (CUPTI on), the GPU idled in
+ * between and a 6-9 us kernel read 5-7% above its CUPTI time inside a CUDA
+ * graph (3M axpy: H200 6.34 vs 5.94 us; H100 9.57 us, held 9.09 us vs
+ * 9.04 us in PyTorch's graph). */
 #define KPASS_LAUNCHES 11
 
 static int kpass_op(struct sweep_bench *s, vyre__gpu_op_fn op, vyre_error *err)
 {
-    int rc = VYRE_OK;
-    for (int i = 0; !rc && i < KPASS_LAUNCHES; i++)
-        rc = op(s, err);
-    return rc ? rc
-              : vyre__cuda_check(s->g->cu->cuStreamSynchronize(s->g->stream), "cuStreamSynchronize",
-                                 err);
+    return vyre__gpu_run_held(s->g, op, s, KPASS_LAUNCHES, err);
 }
 
 static int kpass_sweep(void *ctx, vyre_error *err)
