@@ -4,7 +4,8 @@
  * runs/show/compare read it back, VYRE_RESULTS_DB names it, a wrong
  * password is one error that never shows the password, and a server
  * stopped mid-run ends the run with one error and leaves it interrupted,
- * with only whole points, on the server.
+ * with only whole points, on the server, and pushes of one run at the
+ * same moment store it once.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -269,6 +270,92 @@ Test(bench_pg, push_copies_runs_once_and_pull_brings_them_back)
     cr_assert_eq(p.exit_code, 2);
     cr_assert(strstr(p.err, "push takes --to, not --from"), "%s", p.err);
     tu_proc_free(&p);
+}
+
+/* Sessions of the server waiting for a lock now (-1 when it cannot say). */
+static long pg_lock_waiters(PGconn *c)
+{
+    /* Inside a transaction the activity view is read once and kept: clear it first. */
+    PGresult *r = PQexec(c, "SELECT pg_stat_clear_snapshot(); SELECT count(*) FROM "
+                            "pg_stat_activity WHERE wait_event_type = 'Lock'");
+    long n = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
+    PQclear(r);
+    return n;
+}
+
+#define PUSHERS 3
+
+/* Two machines pushing the same run at once (issue 27's leftover): each
+ * looked the run up, found nothing, and inserted it, so the server held
+ * it PUSHERS times. Made certain here: the test holds the runs table
+ * (EXCLUSIVE: reads go on, inserts wait) until every pusher waits for a
+ * lock, then lets go. The run must be on the server once, one pusher
+ * saying it pushed it and the others that it is already there. */
+Test(bench_pg, simultaneous_pushes_of_one_run_store_it_once)
+{
+    start_server();
+    char local[700];
+    snprintf(local, sizeof local, "%s/local.sqlite3", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", local, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("runs", "--db", g_url)); /* the schema, before the table is held */
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    PGconn *c = PQconnectdb(g_url);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, "BEGIN; LOCK TABLE runs IN EXCLUSIVE MODE");
+    cr_assert_eq(PQresultStatus(r), PGRES_COMMAND_OK, "%s", PQerrorMessage(c));
+    PQclear(r);
+    pid_t pids[PUSHERS];
+    char out[PUSHERS][700];
+    fflush(NULL);
+    for (int i = 0; i < PUSHERS; i++) {
+        snprintf(out[i], sizeof out[i], "%s/push%d.out", g_tmp, i);
+        pids[i] = fork();
+        cr_assert_geq(pids[i], 0);
+        if (pids[i] == 0) {
+            tu_proc q;
+            bench(&q, ARGS("push", "--db", local, "last", "--to", g_url));
+            FILE *f = fopen(out[i], "w");
+            if (f) {
+                fprintf(f, "%s%s", q.out ? q.out : "", q.err ? q.err : "");
+                fclose(f);
+            }
+            _exit(q.exit_code);
+        }
+    }
+    long waiting = 0;
+    for (int i = 0; i < 400 && waiting < PUSHERS; i++) {
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+        waiting = pg_lock_waiters(c);
+    }
+    r = PQexec(c, "COMMIT");
+    PQclear(r);
+    PQfinish(c);
+    cr_assert_eq(waiting, PUSHERS, "pushers waiting for a lock: %ld", waiting);
+    size_t pushed = 0, already = 0;
+    for (int i = 0; i < PUSHERS; i++) {
+        int st = 0;
+        cr_assert_eq(waitpid(pids[i], &st, 0), pids[i]);
+        char *text = tu_read_file(out[i], NULL);
+        cr_assert_not_null(text);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "pusher %d: exit %d: %s", i,
+                  WEXITSTATUS(st), text);
+        pushed += strstr(text, "pushed run 1 as run ") != NULL;
+        already += strstr(text, "run 1 is already in ") != NULL;
+        free(text);
+    }
+    cr_assert_eq(pushed, 1, "one pusher copies it (%zu did)", pushed);
+    cr_assert_eq(already, PUSHERS - 1, "the others find it there (%zu did)", already);
+    c = PQconnectdb(g_url);
+    r = PQexec(c, "SELECT count(*) FROM runs");
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+    cr_assert_str_eq(PQgetvalue(r, 0, 0), "1", "the run is on the server once");
+    PQclear(r);
+    PQfinish(c);
 }
 
 Test(bench_pg, compare_baseline_selects_the_run_by_gpu_model)

@@ -446,6 +446,11 @@ int vyre__results_begin(vyre_results *db, const char *what, vyre_error *err)
     return db->store->ops->begin(db->store, what, err);
 }
 
+int vyre__results_lock_key(vyre_results *db, uint32_t key, const char *what, vyre_error *err)
+{
+    return db->store->ops->lock_key(db->store, key, what, err);
+}
+
 static void tx_done(vyre_results *db)
 {
     db->tx_ns += (int64_t)vyre__mono_ns() - db->tx_start_ns;

@@ -35,6 +35,8 @@ void vyre__results_unlock(vyre_results *db);
  * when it fails), ROLLBACK. `what` completes "cannot <what> results
  * database '<where>'". */
 int vyre__results_begin(vyre_results *db, const char *what, vyre_error *err);
+/* Inside the write transaction: the store's lock_key (store.h). */
+int vyre__results_lock_key(vyre_results *db, uint32_t key, const char *what, vyre_error *err);
 int vyre__results_commit(vyre_results *db, const char *what, vyre_error *err);
 void vyre__results_rollback(vyre_results *db);
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "base/internal.h"
 #include "bench/results_internal.h"
@@ -197,14 +198,28 @@ static int find_run(vyre_results *db, const vyre_bench_run *r, int64_t *id, vyre
     return rc;
 }
 
+/* The lock key of a run's identity (host, started_ns, pid): two runs
+ * sharing one only wait for each other. */
+static uint32_t identity_key(const vyre_bench_run *r)
+{
+    char id[sizeof r->host + 48];
+    int n = snprintf(id, sizeof id, "%s|%" PRId64 "|%" PRId64, r->host, r->started_ns, r->pid);
+    return XXH32(id, n > 0 && (size_t)n < sizeof id ? (size_t)n : strlen(id), 0);
+}
+
 static int copy_locked(copy *c, const vyre_bench_run *r, int64_t *new_id, int *existed)
 {
     int rc = vyre__results_begin(c->to, "copy a run to", c->err);
     if (rc)
         return rc;
-    /* Looked up inside the write transaction: on a file two copies of the
-     * same run are serialised by it. */
-    rc = find_run(c->to, r, new_id, c->err);
+    /* Looked up inside the write transaction, under a lock on the run's
+     * identity: on a file the transaction serialises two copies of the
+     * same run; on a server (READ COMMITTED) two clients both found
+     * nothing and both inserted, so two machines pushing at once stored
+     * the run twice. */
+    rc = vyre__results_lock_key(c->to, identity_key(r), "copy a run to", c->err);
+    if (!rc)
+        rc = find_run(c->to, r, new_id, c->err);
     if (!rc && *new_id) {
         *existed = 1;
         vyre__results_rollback(c->to);

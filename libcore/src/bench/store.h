@@ -55,6 +55,13 @@ typedef struct vyre__store_ops {
     /* A write transaction: SQLite's BEGIN IMMEDIATE (the write lock up
      * front), PostgreSQL's BEGIN. commit rolls back when it fails. */
     int (*begin)(vyre__store *s, const char *what, vyre_error *err);
+    /* Inside a write transaction: waits (up to the store's lock timeout)
+     * until no other session holds key, and holds it to the transaction's
+     * end. PostgreSQL: a transaction-scoped advisory lock, so that two
+     * clients checking "is it there yet?" before inserting are serialised
+     * (READ COMMITTED lets both see nothing). SQLite: nothing to do, its
+     * BEGIN IMMEDIATE already serialises every writer of the file. */
+    int (*lock_key)(vyre__store *s, uint32_t key, const char *what, vyre_error *err);
     int (*commit)(vyre__store *s, const char *what, vyre_error *err);
     void (*rollback)(vyre__store *s);
     void (*close)(vyre__store *s);

@@ -338,6 +338,22 @@ static int pq_begin(vyre__store *base, const char *what, vyre_error *err)
     return rc;
 }
 
+/* Advisory locks of vyre's writers, two-key form: (LOCK_CLASS, key). The
+ * schema lock (SCHEMA_LOCK) is in the one-key space, which never overlaps. */
+#define LOCK_CLASS 1987670627 /* "vyrc" */
+
+static int pq_lock_key(vyre__store *base, uint32_t key, const char *what, vyre_error *err)
+{
+    pg_store *s = (pg_store *)base;
+    int rc = drain(s, what, err);
+    if (rc)
+        return rc;
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT pg_advisory_xact_lock(%d, %d)", LOCK_CLASS,
+             (int32_t)key); /* int4 keys: the bits of key as signed */
+    return pg_exec(s, sql, what, err);
+}
+
 static void pq_rollback(vyre__store *base)
 {
     pg_store *s = (pg_store *)base;
@@ -398,6 +414,7 @@ static const vyre__store_ops k_ops = {
     .reset = pq_reset,
     .finalize = pq_finalize,
     .begin = pq_begin,
+    .lock_key = pq_lock_key,
     .commit = pq_commit,
     .rollback = pq_rollback,
     .close = pq_close,

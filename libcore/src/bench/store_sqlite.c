@@ -285,6 +285,12 @@ static int sq_commit(vyre__store *s, const char *what, vyre_error *err)
     return vyre__sqlite_commit(&((sqlite_store *)s)->sql, what, err);
 }
 
+static int sq_lock_key(vyre__store *s, uint32_t key, const char *what, vyre_error *err)
+{
+    (void)s, (void)key, (void)what, (void)err;
+    return VYRE_OK; /* BEGIN IMMEDIATE holds the file's one write lock */
+}
+
 static void sq_rollback(vyre__store *s)
 {
     vyre__sqlite_rollback(&((sqlite_store *)s)->sql);
@@ -316,6 +322,7 @@ static const vyre__store_ops k_ops = {
     .reset = sq_reset,
     .finalize = sq_finalize,
     .begin = sq_begin,
+    .lock_key = sq_lock_key,
     .commit = sq_commit,
     .rollback = sq_rollback,
     .close = sq_close,
