@@ -354,10 +354,11 @@ static double jitter(uint64_t *s)
     return (double)(*s >> 11) / 4503599627370496.0 - 1.0;
 }
 
-/* Stores one point of run_id: 5 rounds of 20 samples around center (1%),
- * each with SM clock `mhz` (0: none). */
-static void store_point(vyre_results *db, int64_t run_id, int seq, const char *suite,
-                        const char *bench, int gpu, double center, unsigned mhz, uint64_t seed)
+/* Stores one point of run_id: 5 rounds of 20 samples, round k around
+ * centers[k] (1%), each with SM clock `mhz` (0: none). */
+static void store_point_rounds(vyre_results *db, int64_t run_id, int seq, const char *suite,
+                               const char *bench, int gpu, const double centers[5], unsigned mhz,
+                               uint64_t seed)
 {
     vyre_bench_point p;
     memset(&p, 0, sizeof p);
@@ -377,7 +378,7 @@ static void store_point(vyre_results *db, int64_t run_id, int seq, const char *s
     memset(s, 0, sizeof s);
     uint64_t st = seed;
     for (size_t i = 0; i < 100; i++) {
-        s[i].value = v[i] = center * (1.0 + 0.01 * jitter(&st));
+        s[i].value = v[i] = centers[i / 20] * (1.0 + 0.01 * jitter(&st));
         s[i].wall = s[i].value;
         s[i].round = (unsigned)(i / 20);
         s[i].sm_clock_mhz = mhz;
@@ -387,6 +388,14 @@ static void store_point(vyre_results *db, int64_t run_id, int seq, const char *s
     p.round_noise = NAN;
     snprintf(p.stop, sizeof p.stop, "test");
     cr_assert_eq(vyre_bench_point_finish(db, &p, s, 100, &e), 0, "%s", e.message);
+}
+
+/* store_point_rounds with every round around center. */
+static void store_point(vyre_results *db, int64_t run_id, int seq, const char *suite,
+                        const char *bench, int gpu, double center, unsigned mhz, uint64_t seed)
+{
+    const double c[5] = {center, center, center, center, center};
+    store_point_rounds(db, run_id, seq, suite, bench, gpu, c, mhz, seed);
 }
 
 /* A done run: the host and GPU references scaled by ref, two cache
@@ -458,6 +467,53 @@ Test(bench_rounds, everything_and_the_reference_20_percent_slower_is_drift_not_s
         if (!rows[i].is_reference)
             cr_assert_eq(rows[i].cmp.verdict, VYRE_VERDICT_SLOWER, "%s: %s", rows[i].a.benchmark,
                          vyre_stats_verdict_name(rows[i].cmp.verdict));
+    vyre_bench_cmp_row_list_free(rows);
+    vyre_results_close(db);
+}
+
+/* A CPU hog on one of two cores between two runs (issue 23's CPU A/A): the
+ * host reference reads 1.6x in three rounds of B and 1.0x in the two the
+ * hog had not reached, so its interval reaches 1 while its median ratio is
+ * 1.6; a cache point the hog slowed 1.4x in every round is the machine's
+ * drift, not a regression. The band was widened only by an interval that
+ * excluded 1, by its end nearest 1: SLOWER. A NOISY reference (the fsync,
+ * its rounds anywhere from 0.2x to 4x) widens nothing. */
+Test(bench_rounds, a_point_within_the_references_median_drift_is_drift_though_a_round_was_quiet)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_rdb, &db, NULL), 0);
+    int64_t a = scaled_run(db, 1.0, 1.0, 0, 100);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "cache");
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    const double hog[5] = {1.6 * 300000, 1.0 * 300000, 1.6 * 300000, 1.0 * 300000, 1.6 * 300000};
+    const double disk[5] = {0.5 * 2000000, 3.0 * 2000000, 0.2 * 2000000, 2.0 * 2000000,
+                            4.0 * 2000000};
+    store_point_rounds(db, r.id, 0, "reference", "reference.cpu", 0, hog, 0, 201);
+    store_point_rounds(db, r.id, 1, "reference", "reference.fsync", 0, disk, 0, 202);
+    store_point(db, r.id, 2, "cache", "cache.store", 0, 1.4 * 250000, 0, 203);
+    store_point(db, r.id, 3, "cache", "cache.hit", 0, 9000, 0, 204);
+    store_point(db, r.id, 4, "sweep", "sweep.k", 1, 50000, 0, 205);
+    store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000, 0, 206);
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    size_t n = 0;
+    vyre_bench_cmp_row *rows = compare_ok(db, a, r.id, &n);
+    const vyre_bench_cmp_row *ref = &rows[0], *store = &rows[2];
+    cr_assert_str_eq(ref->a.benchmark, "reference.cpu");
+    cr_assert(ref->cmp.ratio_lo < 1.02 && ref->cmp.ratio > 1.55, "the reference: %g [%g, %g]",
+              ref->cmp.ratio, ref->cmp.ratio_lo, ref->cmp.ratio_hi);
+    cr_assert_str_eq(rows[1].a.benchmark, "reference.fsync");
+    cr_assert_eq(rows[1].cmp.verdict_before_drift, VYRE_VERDICT_NOISY);
+    cr_assert_str_eq(store->a.benchmark, "cache.store");
+    cr_assert_eq(store->cmp.verdict_before_drift, VYRE_VERDICT_SLOWER);
+    cr_assert_float_eq(store->cmp.drift, ref->cmp.ratio, 1e-9, "widened by the median ratio");
+    cr_assert_eq(store->cmp.verdict, VYRE_VERDICT_DRIFT, "cache.store 1.4x [%g, %g], drift %g: %s",
+                 store->cmp.ratio_lo, store->cmp.ratio_hi, store->cmp.drift,
+                 vyre_stats_verdict_name(store->cmp.verdict));
+    cr_assert_eq(rows[4].cmp.verdict, VYRE_VERDICT_SAME, "the GPU point keeps its own reference");
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
 }

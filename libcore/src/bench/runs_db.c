@@ -1352,18 +1352,21 @@ static int reference_for(const vyre_bench_cmp_row *ref, const vyre_bench_point *
     return !p->gpu_timer || ref->a.device == p->device;
 }
 
-/* The drift a reference's comparison establishes: the end of its
- * interval nearest 1 when the whole interval lies on one side of 1 (lo
- * above, 1/hi below), else 1. Its median ratio alone would let a noisy
- * reference (an fsync on a busy disk reads 0.02x to 1.3x from run to
- * run) widen every band by its noise rather than by the drift it shows. */
+/* The drift a reference's comparison establishes: its median ratio (1 /
+ * the ratio below 1), unless the reference is NOISY (either side's noise
+ * above --max-noise): a noisy fsync on a busy disk, 0.02x to 1.3x from run
+ * to run, establishes nothing. Not its interval: over 5 rounds one quiet
+ * round (a CPU hog not yet running) puts 1 inside it, or its end nearest 1
+ * near 1, while four rounds read 1.67x; with a CPU hog taking one of two
+ * cores, reference.cpus read 1.673x [1.029, 1.726] and 1.672x [0.988,
+ * 1.692], and cache points the hog slowed 1.2-1.7x were SLOWER in A/A
+ * pairs (2 of 13). */
 static double established_drift(const vyre_stats_compare_result *c)
 {
-    if (c->ratio_lo > 1.0)
-        return c->ratio_lo;
-    if (c->ratio_hi < 1.0 && c->ratio_hi > 0.0)
-        return 1.0 / c->ratio_hi;
-    return 1.0;
+    vyre_stats_verdict v = c->verdict == VYRE_VERDICT_DRIFT ? c->verdict_before_drift : c->verdict;
+    if (v == VYRE_VERDICT_NOISY || !isfinite(c->ratio) || !(c->ratio > 0.0))
+        return 1.0;
+    return c->ratio >= 1.0 ? c->ratio : 1.0 / c->ratio;
 }
 
 /* The final verdict of a matched row: the drift band of its timer kind,
