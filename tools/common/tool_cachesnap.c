@@ -1,13 +1,14 @@
 /*
  * tool_cachesnap.c - see tool_cachesnap.h.
  *
- * The handle and the reader thread share one heap block, reference
- * counted under its mutex: the thread may outlive the handle (a monitor
- * that exits while the index is locked does not wait for the read), and
+ * The handle and the reader thread share one heap block
+ * (tool_refblock.h): the thread may outlive the handle (a monitor that
+ * exits while the index is locked does not wait for the read), and
  * whichever lets go last frees it.
  */
 #include "tool_cachesnap.h"
 #include "tool_cli.h"
+#include "tool_refblock.h"
 #include "tool_util.h"
 
 #include <errno.h>
@@ -18,12 +19,10 @@
 #include <time.h>
 
 struct tool_cachesnap {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int refs;      /* the handle, and a reader thread under way */
-    int in_flight; /* a reader thread runs */
-    int done;      /* it has stored its result, not yet taken */
-    int joinable;  /* a thread to join */
+    tool_refblock rb; /* refs: the handle, and a reader thread under way */
+    int in_flight;    /* a reader thread runs */
+    int done;         /* it has stored its result, not yet taken */
+    int joinable;     /* a thread to join */
     pthread_t thread;
     uint64_t start_ns; /* when the read under way started */
     uint64_t end_ns;   /* when the last read ended (0: none yet) */
@@ -39,19 +38,15 @@ static void copy_str(char *dst, size_t size, const char *src)
     tool_mark_cut(dst, size, snprintf(dst, size, "%s", src ? src : ""));
 }
 
-/* "message; hint: hint", as the monitors show an error on one line. */
+/* One line on a monitor; a locked index says so first. */
 static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
 {
-    /* One line on a monitor: a long message is cut, as the view cuts it anyway. */
-    int n = 0;
     if (rc == VYRE_EBUSY)
-        n = snprintf(dst, size, "cache busy: %s", e->message[0] ? e->message : vyre_strerror(rc));
-    else if (e->message[0] && (e->hint[0] || tool_remedy(e->remedy)))
-        n = snprintf(dst, size, "%s; hint: %s", e->message,
-                     e->hint[0] ? e->hint : tool_remedy(e->remedy));
+        tool_mark_cut(
+            dst, size,
+            snprintf(dst, size, "cache busy: %s", e->message[0] ? e->message : vyre_strerror(rc)));
     else
-        copy_str(dst, size, e->message[0] ? e->message : vyre_strerror(rc));
-    tool_mark_cut(dst, size, n);
+        tool_error_line(dst, size, rc, e);
 }
 
 /* One read of the figures into f (the reader thread's work). */
@@ -98,17 +93,13 @@ static void read_figures(const char *want_root, int with_remotes, tool_cachesnap
     }
 }
 
+/* Drops a reference (s->rb.mu held); the last frees the block. */
 static void release(tool_cachesnap *s)
 {
-    /* Called with s->mu held. */
-    int last = --s->refs == 0;
-    pthread_mutex_unlock(&s->mu);
-    if (!last)
-        return;
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
-    free(s->root);
-    free(s);
+    if (tool_refblock_release(&s->rb)) {
+        free(s->root);
+        free(s);
+    }
 }
 
 static void *reader_main(void *arg)
@@ -117,7 +108,7 @@ static void *reader_main(void *arg)
     tool_cachesnap_figures *f = malloc(sizeof *f);
     if (f)
         read_figures(s->root, s->with_remotes, f);
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->rb.mu);
     if (f) {
         s->result = *f;
     } else {
@@ -127,7 +118,7 @@ static void *reader_main(void *arg)
     }
     free(f);
     s->done = 1;
-    pthread_cond_broadcast(&s->cv);
+    pthread_cond_broadcast(&s->rb.cv);
     release(s);
     return NULL;
 }
@@ -141,9 +132,7 @@ tool_cachesnap *tool_cachesnap_new(const char *root, double refresh_s, int with_
         free(s);
         return NULL;
     }
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
-    s->refs = 1;
+    tool_refblock_init(&s->rb, 1);
     s->refresh_s = refresh_s > 0 ? refresh_s : 0;
     s->with_remotes = with_remotes;
     s->fig.state = TOOL_CACHESNAP_PENDING;
@@ -170,7 +159,7 @@ static void take_result(tool_cachesnap *s)
 /* Starts a read (mu held): 1 when one was started. */
 static int start_read(tool_cachesnap *s, uint64_t now_ns)
 {
-    s->refs++;
+    s->rb.refs++;
     s->in_flight = 1;
     s->start_ns = now_ns;
     pthread_attr_t attr;
@@ -178,7 +167,7 @@ static int start_read(tool_cachesnap *s, uint64_t now_ns)
     int rc = pthread_create(&s->thread, &attr, reader_main, s);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
-        s->refs--;
+        s->rb.refs--;
         s->in_flight = 0;
         s->end_ns = now_ns ? now_ns : 1;
         s->fig.state = TOOL_CACHESNAP_ERROR;
@@ -193,21 +182,14 @@ static int start_read(tool_cachesnap *s, uint64_t now_ns)
 /* Waits for the read just started, TOOL_CACHESNAP_WAIT_MS at most (mu held). */
 static void wait_read(tool_cachesnap *s)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += (long)TOOL_CACHESNAP_WAIT_MS * 1000000L;
-    until.tv_sec += until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
-    while (!s->done) {
-        int rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
-        if (rc == ETIMEDOUT)
-            break;
-    }
+    uint64_t until = tool_refblock_deadline((uint64_t)TOOL_CACHESNAP_WAIT_MS * 1000000u);
+    while (!s->done && !tool_refblock_wait(&s->rb, until))
+        ;
 }
 
 void tool_cachesnap_get(tool_cachesnap *s, uint64_t now_ns, tool_cachesnap_figures *out)
 {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->rb.mu);
     take_result(s);
     int due = !s->in_flight &&
               (s->end_ns == 0 ||
@@ -230,14 +212,14 @@ void tool_cachesnap_get(tool_cachesnap *s, uint64_t now_ns, tool_cachesnap_figur
                  "hold it locked)",
                  secs);
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->rb.mu);
 }
 
 void tool_cachesnap_free(tool_cachesnap *s)
 {
     if (!s)
         return;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->rb.mu);
     take_result(s);
     if (s->joinable) {
         /* A read under way: it frees the block when it ends. */

@@ -153,3 +153,12 @@ char *tool_mark_cut(char *buf, size_t size, int n)
         buf[0] = '\0';
     return buf;
 }
+
+void tool_error_line(char *dst, size_t size, int rc, const vyre_error *e)
+{
+    const char *hint = e->hint[0] ? e->hint : tool_remedy(e->remedy);
+    int n = e->message[0] && hint && hint[0]
+                ? snprintf(dst, size, "%s; hint: %s", e->message, hint)
+                : snprintf(dst, size, "%s", e->message[0] ? e->message : vyre_strerror(rc));
+    tool_mark_cut(dst, size, n);
+}

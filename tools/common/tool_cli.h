@@ -46,6 +46,12 @@ void tool_report(const vyre_error *err);
 /* Just the "hint:" lines of tool_report (for notes and warnings). */
 void tool_hints(const vyre_error *err);
 
+/* A vyre_error as one line of a monitor (vyre-top, vyre-exporter):
+ * "message; hint: hint", the hint being the tools' command for the remedy
+ * when libcore gave none; the code's text when there is no message; cut
+ * to fit with "...". */
+void tool_error_line(char *dst, size_t size, int rc, const vyre_error *e);
+
 /* The command of the vyre tools that carries out a libcore remedy
  * (vyre/error.h), as a hint's words; NULL for none. Static. */
 const char *tool_remedy(vyre_remedy remedy);

@@ -1,42 +1,28 @@
 /*
  * tool_usagesnap.c - see tool_usagesnap.h.
  *
- * The handle and the measuring thread share one heap block, reference
- * counted under its mutex (as tool_cachesnap.c does): a monitor that quits
- * while a walk is under way does not wait for it, and whichever lets go
- * last frees the block.
+ * The handle and the measuring thread share one heap block
+ * (tool_refblock.h): a monitor that quits while a walk is under way does
+ * not wait for it, and whichever lets go last frees the block.
  */
 #include "tool_usagesnap.h"
 #include "tool_cli.h"
+#include "tool_refblock.h"
 #include "tool_util.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct tool_usagesnap {
-    pthread_mutex_t mu;
-    pthread_cond_t cv; /* a round stored, or stop */
-    int refs;          /* the handle, and the thread while it runs */
+    tool_refblock rb; /* cv: a round stored, or stop; refs: the handle, the thread */
     int stop;
     double every_s;
     uint64_t max_entries, max_ms;
     char *root; /* vyre's cache root, or NULL */
     tool_usagesnap_figures fig;
 };
-
-/* "message; hint: hint" for one line of a monitor. */
-static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
-{
-    const char *hint = e->hint[0] ? e->hint : tool_remedy(e->remedy);
-    int n = e->message[0] && hint && hint[0]
-                ? snprintf(dst, size, "%s; hint: %s", e->message, hint)
-                : snprintf(dst, size, "%s", e->message[0] ? e->message : vyre_strerror(rc));
-    tool_mark_cut(dst, size, n);
-}
 
 /* One round into *f (the thread's work, no lock held). */
 static void measure_round(const tool_usagesnap *s, tool_usagesnap_figures *f)
@@ -49,7 +35,7 @@ static void measure_round(const tool_usagesnap *s, tool_usagesnap_figures *f)
         c->where = where[i];
         if (!where[i].located) {
             c->state = TOOL_USAGE_ERROR;
-            error_text(c->msg, sizeof c->msg, where[i].error.code, &where[i].error);
+            tool_error_line(c->msg, sizeof c->msg, where[i].error.code, &where[i].error);
             f->errors++;
             continue;
         }
@@ -58,7 +44,7 @@ static void measure_round(const tool_usagesnap *s, tool_usagesnap_figures *f)
         int rc = vyre_usage_measure(where[i].path, s->max_entries, s->max_ms, &c->u, &e);
         if (rc) {
             c->state = TOOL_USAGE_ERROR;
-            error_text(c->msg, sizeof c->msg, rc, &e);
+            tool_error_line(c->msg, sizeof c->msg, rc, &e);
             f->errors++;
         }
     }
@@ -66,41 +52,29 @@ static void measure_round(const tool_usagesnap *s, tool_usagesnap_figures *f)
     f->rounds++;
 }
 
+/* Drops a reference (s->rb.mu held); the last frees the block. */
 static void release(tool_usagesnap *s)
 {
-    /* Called with s->mu held. */
-    int last = --s->refs == 0;
-    pthread_mutex_unlock(&s->mu);
-    if (!last)
-        return;
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
-    free(s->root);
-    free(s);
-}
-
-/* An absolute CLOCK_MONOTONIC time ns from now. */
-static struct timespec mono_after(uint64_t ns)
-{
-    uint64_t t = tool_mono_ns() + ns;
-    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-    return ts;
+    if (tool_refblock_release(&s->rb)) {
+        free(s->root);
+        free(s);
+    }
 }
 
 static void *usage_main(void *arg)
 {
     tool_usagesnap *s = arg;
     tool_usagesnap_figures *f = malloc(sizeof *f);
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->rb.mu);
     while (!s->stop && f) {
         *f = s->fig;
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->rb.mu);
         measure_round(s, f);
-        pthread_mutex_lock(&s->mu);
+        pthread_mutex_lock(&s->rb.mu);
         s->fig = *f;
-        pthread_cond_broadcast(&s->cv);
-        struct timespec until = mono_after((uint64_t)(s->every_s * 1e9));
-        while (!s->stop && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT)
+        pthread_cond_broadcast(&s->rb.cv);
+        uint64_t until = tool_refblock_deadline((uint64_t)(s->every_s * 1e9));
+        while (!s->stop && !tool_refblock_wait(&s->rb, until))
             ;
     }
     free(f);
@@ -121,19 +95,12 @@ tool_usagesnap *tool_usagesnap_new(const char *vyre_root, double every_s, uint64
     s->every_s = every_s > 0 ? every_s : 60;
     s->max_entries = max_entries;
     s->max_ms = max_ms;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_mutex_init(&s->mu, NULL);
-    s->refs = 2;
+    tool_refblock_init(&s->rb, 2);
     pthread_t t;
     if (pthread_create(&t, NULL, usage_main, s) != 0) {
-        pthread_cond_destroy(&s->cv);
-        pthread_mutex_destroy(&s->mu);
-        free(s->root);
-        free(s);
+        pthread_mutex_lock(&s->rb.mu);
+        s->rb.refs = 1; /* no thread: this release is the last */
+        release(s);
         return NULL;
     }
     pthread_detach(t);
@@ -142,21 +109,21 @@ tool_usagesnap *tool_usagesnap_new(const char *vyre_root, double every_s, uint64
 
 void tool_usagesnap_get(tool_usagesnap *s, tool_usagesnap_figures *out, unsigned wait_ms)
 {
-    pthread_mutex_lock(&s->mu);
-    struct timespec until = mono_after((uint64_t)wait_ms * 1000000u);
-    while (!s->fig.rounds && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT)
+    pthread_mutex_lock(&s->rb.mu);
+    uint64_t until = tool_refblock_deadline((uint64_t)wait_ms * 1000000u);
+    while (!s->fig.rounds && !tool_refblock_wait(&s->rb, until))
         ;
     *out = s->fig;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->rb.mu);
 }
 
 void tool_usagesnap_free(tool_usagesnap *s)
 {
     if (!s)
         return;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->rb.mu);
     s->stop = 1;
-    pthread_cond_broadcast(&s->cv);
+    pthread_cond_broadcast(&s->rb.cv);
     release(s);
 }
 

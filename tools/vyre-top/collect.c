@@ -46,21 +46,6 @@ struct top_collector {
     uint64_t last_ns;
 };
 
-/* "message; hint: hint" of a vyre_error (cut to fit), or the code's text;
- * the hint is the tools' command for the remedy when libcore gave none. */
-static void error_text(char *dst, size_t size, int rc, const vyre_error *e)
-{
-    tool_strlcpy(dst, e->message[0] ? e->message : vyre_strerror(rc), size);
-    const char *hint = e->hint[0] ? e->hint : tool_remedy(e->remedy);
-    if (!e->message[0] || !hint)
-        return;
-    size_t n = strlen(dst);
-    if (n + 8 < size) {
-        memcpy(dst + n, "; hint: ", 8);
-        tool_strlcpy(dst + n + 8, hint, size - n - 8);
-    }
-}
-
 /* ---- pure helpers ------------------------------------------------------ */
 
 void top_gpu_hist_push(top_gpu_hist *h, uint8_t util, uint8_t mem, uint8_t power)
@@ -468,7 +453,7 @@ static void collect_procs(top_collector *c, top_snapshot *s)
     int rc = vyre_telemetry_tracker_update(c->tracker, &u, &e);
     tool_strlcpy(s->tel_dir, u.dir, sizeof s->tel_dir);
     if (rc) {
-        error_text(s->tel_msg, sizeof s->tel_msg, rc, &e);
+        tool_error_line(s->tel_msg, sizeof s->tel_msg, rc, &e);
         return;
     }
     if (c->opts.reap_every_s > 0 &&

@@ -1,0 +1,41 @@
+/*
+ * tool_refblock.c - see tool_refblock.h.
+ */
+#include "tool_refblock.h"
+#include "tool_util.h"
+
+#include <errno.h>
+#include <time.h>
+
+void tool_refblock_init(tool_refblock *b, int refs)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&b->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&b->mu, NULL);
+    b->refs = refs;
+}
+
+int tool_refblock_release(tool_refblock *b)
+{
+    int last = --b->refs == 0;
+    pthread_mutex_unlock(&b->mu);
+    if (last) {
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+    }
+    return last;
+}
+
+uint64_t tool_refblock_deadline(uint64_t ns)
+{
+    return tool_mono_ns() + ns;
+}
+
+int tool_refblock_wait(tool_refblock *b, uint64_t deadline_ns)
+{
+    struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+    return pthread_cond_timedwait(&b->cv, &b->mu, &ts) == ETIMEDOUT;
+}
