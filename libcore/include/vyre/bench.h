@@ -289,9 +289,9 @@ typedef struct vyre_bench_cmp_row {
  * point, the drift of its timer kind between the runs: host points
  * ("wall" timer) take the host references (reference.cpu, reference.cpus,
  * reference.fsync), GPU points the GPU reference of their device
- * (reference.gpu); the drift a reference establishes is the end of its
- * ratio's interval nearest 1 when the interval excludes 1 (lo above 1,
- * 1/hi below), else 1; the largest of them is applied by
+ * (reference.gpu); the drift a reference establishes is its median
+ * ratio (1/ratio below 1), else 1 when the reference is NOISY; the
+ * largest of them is applied by
  * vyre_stats_compare_widen. When both points have SM clocks
  * and they differ by more than 2%, the point is compared again in clock
  * cycles (each sample's time x its clock, as nvbench's compare does) and
