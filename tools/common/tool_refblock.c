@@ -9,11 +9,7 @@
 
 void tool_refblock_init(tool_refblock *b, int refs)
 {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&b->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    tool_cond_init_monotonic(&b->cv);
     pthread_mutex_init(&b->mu, NULL);
     b->refs = refs;
 }

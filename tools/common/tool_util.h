@@ -9,6 +9,7 @@
 #ifndef VYRE_TOOL_UTIL_H
 #define VYRE_TOOL_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,11 @@
 
 /* CLOCK_MONOTONIC now, in ns: durations, deadlines, redraw intervals. */
 uint64_t tool_mono_ns(void);
+
+/* pthread_cond_init of cv on CLOCK_MONOTONIC (tool_mono_ns's clock), so
+ * that a timed wait's deadline never moves with the wall clock. 0, or
+ * pthread_cond_init's error. */
+int tool_cond_init_monotonic(pthread_cond_t *cv);
 
 /* CLOCK_REALTIME now, in ns since the Unix epoch: ages of stored
  * timestamps (libcore stores wall-clock ns). */

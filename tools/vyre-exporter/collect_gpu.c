@@ -95,11 +95,10 @@ static exp_gpu_sampler *sampler_start(exporter *x)
     exp_gpu_sampler *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&b->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    if (tool_cond_init_monotonic(&b->cv) != 0) {
+        free(b);
+        return NULL;
+    }
     pthread_mutex_init(&b->mu, NULL);
     if (pthread_create(&b->thread, NULL, sampler_main, b) != 0) {
         pthread_cond_destroy(&b->cv);

@@ -119,12 +119,7 @@ static void *guard_main(void *arg)
 static int guard_start(conn_guard *g)
 {
     memset(g, 0, sizeof *g);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* tool_mono_ns's clock */
-    int rc = pthread_cond_init(&g->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (rc != 0)
+    if (tool_cond_init_monotonic(&g->cv) != 0)
         return -1;
     pthread_mutex_init(&g->mu, NULL);
     if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
