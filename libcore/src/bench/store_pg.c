@@ -17,7 +17,10 @@
  * sets one), statement_timeout, lock_timeout and
  * idle_in_transaction_session_timeout on the session, TCP keepalives and
  * tcp_user_timeout so a server that vanishes without closing the
- * connection is given up on. libpq's notices are dropped (libcore never
+ * connection is given up on. A session the server dropped between two
+ * transactions (a restart) is sought again for up to 20 s before the next
+ * one (pq_begin); one dropped inside a transaction ends it with an error.
+ * libpq's notices are dropped (libcore never
  * prints). Parameters are sent as text; the server infers their types
  * from the statement, so the portable SQL needs no casts.
  */
@@ -28,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/clock.h"
 #include "base/internal.h"
@@ -330,10 +334,51 @@ static void pq_finalize(vyre__stmt *base)
 
 /* ---- transactions ------------------------------------------------------------------ */
 
+/* How long a session that went away is sought again (a server restart
+ * takes a second or two; a failover longer). */
+#define RECONNECT_NS (20ull * 1000000000ull)
+
+/* The session, back after the server dropped it: PQreset (each attempt
+ * bounded by connect_timeout), tried with a growing pause until
+ * RECONNECT_NS have passed, and the session's settings again. 0 when it
+ * is back. */
+static int reconnect(pg_store *s)
+{
+    uint64_t end = vyre__mono_ns() + RECONNECT_NS;
+    long pause_ms = 100;
+    for (;;) {
+        PQreset(s->conn);
+        if (PQstatus(s->conn) == CONNECTION_OK) {
+            PGresult *res = PQexec(s->conn, SESSION_SQL);
+            int ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
+            PQclear(res);
+            if (ok)
+                return 0;
+        }
+        if (vyre__mono_ns() >= end)
+            return -1;
+        struct timespec ts = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        pause_ms = pause_ms < 1000 ? pause_ms * 2 : 2000;
+    }
+}
+
+/* BEGIN. A session found gone here (the server restarted since the last
+ * transaction) is sought again and BEGIN sent once more: nothing of this
+ * transaction was sent yet, so nothing can be written twice. A session
+ * lost inside a transaction is not: what it had sent is gone with it, and
+ * the caller says so. */
 static int pq_begin(vyre__store *base, const char *what, vyre_error *err)
 {
     pg_store *s = (pg_store *)base;
-    int rc = pg_exec(s, "BEGIN", what, err);
+    PGresult *res = PQexec(s->conn, "BEGIN");
+    if ((!res || PQresultStatus(res) != PGRES_COMMAND_OK) && PQstatus(s->conn) == CONNECTION_BAD &&
+        reconnect(s) == 0) {
+        PQclear(res);
+        res = PQexec(s->conn, "BEGIN");
+    }
+    int rc = res && PQresultStatus(res) == PGRES_COMMAND_OK ? VYRE_OK : pg_fail(s, res, what, err);
+    PQclear(res);
     s->in_tx = !rc;
     return rc;
 }
