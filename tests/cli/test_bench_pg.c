@@ -170,18 +170,20 @@ static long pg_points(void)
     return n;
 }
 
-Test(bench_pg, a_server_stopped_mid_run_ends_the_run_with_one_error)
+/* A server started, and `run --suite cache --rounds 1` against it in a
+ * child process (default stopping rules: several seconds, points stored
+ * as they end), its stderr to err_path (filled in here); returns once a
+ * point is on the server, with the child's pid and the points written so
+ * far in *points. */
+static pid_t run_in_background(char *err_path, size_t size, long *points)
 {
     start_server();
-    char err_path[700];
-    snprintf(err_path, sizeof err_path, "%s/run.err", g_tmp);
+    snprintf(err_path, size, "%s/run.err", g_tmp);
     fflush(NULL);
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
         tu_proc p;
-        /* Default stopping rules, one round (points are stored as they end):
-         * the run takes several seconds, and is cut short. */
         bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, "--rounds", "1", "-q"));
         FILE *f = fopen(err_path, "w");
         if (f) {
@@ -197,12 +199,50 @@ Test(bench_pg, a_server_stopped_mid_run_ends_the_run_with_one_error)
         n = pg_points();
     }
     cr_assert_geq(n, 1, "no point was written");
-    ts_postgres_stop(&g_pg);
+    *points = n;
+    return pid;
+}
+
+/* Waits for run_in_background's child: its exit code, and its stderr
+ * (free it). */
+static char *wait_run(pid_t pid, const char *err_path, int *code)
+{
     int st = 0;
     cr_assert_eq(waitpid(pid, &st, 0), pid);
     char *err = tu_read_file(err_path, NULL);
     cr_assert_not_null(err);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "exit %d: %s", WEXITSTATUS(st), err);
+    cr_assert(WIFEXITED(st), "the run did not exit: %s", err);
+    *code = WEXITSTATUS(st);
+    return err;
+}
+
+/* The server's only run has this status, and every point on the server
+ * is whole (its samples all there). */
+static void expect_run_and_whole_points(const char *status)
+{
+    tu_proc p;
+    bench(&p, ARGS("runs", "--db", g_url, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = parse(p.out);
+    json_t *r = json_array_get(json_object_get(j, "runs"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(r, "status")), status, "%s", p.out);
+    json_decref(j);
+    tu_proc_free(&p);
+    ts_postgres_exec(&g_pg, NULL,
+                     "DO $$ BEGIN IF EXISTS (SELECT 1 FROM points p WHERE p.n <> (SELECT "
+                     "count(*) FROM samples s WHERE s.point_id = p.id)) THEN RAISE EXCEPTION "
+                     "'half-written point'; END IF; END $$");
+}
+
+Test(bench_pg, a_server_stopped_mid_run_ends_the_run_with_one_error)
+{
+    char err_path[700];
+    long n = 0;
+    pid_t pid = run_in_background(err_path, sizeof err_path, &n);
+    ts_postgres_stop(&g_pg);
+    int code = 0;
+    char *err = wait_run(pid, err_path, &code);
+    cr_assert_eq(code, 2, "exit %d: %s", code, err);
     cr_assert(strstr(err, "vyre-bench: error: cannot "), "%s", err);
     cr_assert(strstr(err, "connection lost"), "%s", err);
     cr_assert_eq(tu_count_lines(err), 2, "one error and its hint: %s", err);
@@ -210,19 +250,7 @@ Test(bench_pg, a_server_stopped_mid_run_ends_the_run_with_one_error)
               err);
     free(err);
     ts_postgres_restart(&g_pg);
-    tu_proc p;
-    bench(&p, ARGS("runs", "--db", g_url, "--json"));
-    cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *j = parse(p.out);
-    json_t *r = json_array_get(json_object_get(j, "runs"), 0);
-    cr_assert_str_eq(json_string_value(json_object_get(r, "status")), "interrupted", "%s", p.out);
-    json_decref(j);
-    tu_proc_free(&p);
-    /* Every point left on the server is whole: its samples all there. */
-    ts_postgres_exec(&g_pg, NULL,
-                     "DO $$ BEGIN IF EXISTS (SELECT 1 FROM points p WHERE p.n <> (SELECT "
-                     "count(*) FROM samples s WHERE s.point_id = p.id)) THEN RAISE EXCEPTION "
-                     "'half-written point'; END IF; END $$");
+    expect_run_and_whole_points("interrupted");
 }
 
 /* A server restarted between two points (issue 27's leftover: a dropped
@@ -231,51 +259,17 @@ Test(bench_pg, a_server_stopped_mid_run_ends_the_run_with_one_error)
  * ends done, with every point whole on the server. */
 Test(bench_pg, a_server_restarted_between_points_is_connected_to_again)
 {
-    start_server();
     char err_path[700];
-    snprintf(err_path, sizeof err_path, "%s/run.err", g_tmp);
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        tu_proc p;
-        /* Default stopping rules: a point takes up to 3 s, its write a few ms. */
-        bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, "--rounds", "1", "-q"));
-        FILE *f = fopen(err_path, "w");
-        if (f) {
-            fputs(p.err ? p.err : "", f);
-            fclose(f);
-        }
-        _exit(p.exit_code);
-    }
-    long n = -1;
-    for (int i = 0; i < 3000 && n < 1; i++) {
-        struct timespec ts = {0, 20 * 1000000};
-        nanosleep(&ts, NULL);
-        n = pg_points();
-    }
-    cr_assert_geq(n, 1, "no point was written");
+    long n = 0;
+    pid_t pid = run_in_background(err_path, sizeof err_path, &n);
     ts_postgres_stop(&g_pg);
     ts_postgres_restart(&g_pg);
-    int st = 0;
-    cr_assert_eq(waitpid(pid, &st, 0), pid);
-    char *err = tu_read_file(err_path, NULL);
-    cr_assert_not_null(err);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit %d: %s", WEXITSTATUS(st), err);
+    int code = 0;
+    char *err = wait_run(pid, err_path, &code);
+    cr_assert_eq(code, 0, "exit %d: %s", code, err);
     free(err);
-    tu_proc p;
-    bench(&p, ARGS("runs", "--db", g_url, "--json"));
-    cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *j = parse(p.out);
-    json_t *r = json_array_get(json_object_get(j, "runs"), 0);
-    cr_assert_str_eq(json_string_value(json_object_get(r, "status")), "done", "%s", p.out);
-    json_decref(j);
-    tu_proc_free(&p);
+    expect_run_and_whole_points("done");
     cr_assert_gt(pg_points(), n, "points written after the restart");
-    ts_postgres_exec(&g_pg, NULL,
-                     "DO $$ BEGIN IF EXISTS (SELECT 1 FROM points p WHERE p.n <> (SELECT "
-                     "count(*) FROM samples s WHERE s.point_id = p.id)) THEN RAISE EXCEPTION "
-                     "'half-written point'; END IF; END $$");
 }
 
 Test(bench_pg, push_copies_runs_once_and_pull_brings_them_back)
