@@ -6,6 +6,7 @@
  * unit test compares byte for byte.
  */
 #include "tool_json.h"
+#include "tool_sanitize.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -170,4 +171,18 @@ void tool_json_print(FILE *out, json_t *o)
 {
     tool_json_write(out, o, TOOL_JSON_PRETTY);
     json_decref(o);
+}
+
+json_t *tool_json_text(const char *s)
+{
+    if (!s)
+        s = "";
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    size_t size = TOOL_CLEAN_SIZE(strlen(s));
+    char *buf = malloc(size);
+    j = buf ? json_string(tool_clean(s, buf, size)) : NULL;
+    free(buf);
+    return j ? j : json_null();
 }

@@ -34,4 +34,10 @@ void tool_json_print(FILE *out, json_t *o);
  * round-tripping text into out[size]. Returns out. */
 const char *tool_json_format_real(char *out, size_t size, double v);
 
+/* A JSON string of text vyre did not write (a path, a message, a file's
+ * contents, a user's argument): as it is when it is valid UTF-8, else its
+ * cleaned form (tool_clean), which jansson takes, so a stray byte never
+ * loses the document. NULL is ""; no memory, JSON null. */
+json_t *tool_json_text(const char *s);
+
 #endif /* VYRE_TOOL_JSON_H */

@@ -148,18 +148,6 @@ static int read_source(const explain_args *a, char **src, size_t *len, vyre_sour
 
 /* ---- one input as text and as JSON ------------------------------------------ */
 
-/* A JSON string of text from a file vyre did not write (or a user's
- * argument): as is when it is valid UTF-8, else cleaned (tool_clean), so a
- * stray byte never loses the document. */
-static json_t *jtext(const char *s)
-{
-    json_t *j = json_string(s);
-    if (j)
-        return j;
-    char buf[TOOL_CLEAN_SIZE(VYRE_KEY_OPTIONS_MAX)];
-    return json_string(tool_clean(s, buf, sizeof buf));
-}
-
 static void options_text(const vyre_key_inputs *in, char *buf, size_t size)
 {
     if (!in->n_options) {
@@ -229,23 +217,26 @@ static json_t *inputs_json(const vyre_key_inputs *in, unsigned known)
     json_t *o = json_object();
     json_t *opts = json_array();
     for (uint32_t i = 0; i < in->options_len; i += (uint32_t)strlen(in->options + i) + 1)
-        json_array_append_new(opts, jtext(in->options + i));
+        json_array_append_new(opts, tool_json_text(in->options + i));
     const char *kn = vyre_source_kind_name((vyre_source_kind)in->source_kind);
     json_object_set_new(o, "key_version",
                         KNOWN(VYRE_KEY_FIELD_VERSION) ? json_integer(in->key_version)
                                                       : json_null());
     json_object_set_new(o, "backend",
-                        KNOWN(VYRE_KEY_FIELD_BACKEND) ? jtext(in->backend) : json_null());
+                        KNOWN(VYRE_KEY_FIELD_BACKEND) ? tool_json_text(in->backend) : json_null());
     json_object_set_new(o, "toolchain",
-                        KNOWN(VYRE_KEY_FIELD_TOOLCHAIN) ? jtext(in->toolchain) : json_null());
-    json_object_set_new(o, "arch", KNOWN(VYRE_KEY_FIELD_ARCH) ? jtext(in->arch) : json_null());
+                        KNOWN(VYRE_KEY_FIELD_TOOLCHAIN) ? tool_json_text(in->toolchain)
+                                                        : json_null());
+    json_object_set_new(o, "arch",
+                        KNOWN(VYRE_KEY_FIELD_ARCH) ? tool_json_text(in->arch) : json_null());
     json_object_set_new(o, "features",
                         KNOWN(VYRE_KEY_FIELD_FEATURES) ? json_integer((json_int_t)in->features)
                                                        : json_null());
     json_object_set_new(o, "options", KNOWN(VYRE_KEY_FIELD_OPTIONS) ? opts : json_null());
     if (!KNOWN(VYRE_KEY_FIELD_OPTIONS))
         json_decref(opts);
-    json_object_set_new(o, "entry", KNOWN(VYRE_KEY_FIELD_ENTRY) ? jtext(in->entry) : json_null());
+    json_object_set_new(o, "entry",
+                        KNOWN(VYRE_KEY_FIELD_ENTRY) ? tool_json_text(in->entry) : json_null());
     json_object_set_new(o, "source_kind",
                         KNOWN(VYRE_KEY_FIELD_SOURCE_KIND) && kn ? json_string(kn) : json_null());
     json_object_set_new(o, "source_sha256",
@@ -354,7 +345,7 @@ static json_t *entry_json(const vyre_key_explain_entry *e)
         if (!(l == 3 && strncmp(p, "...", 3) == 0)) {
             char name[VYRE_CACHE_ENTRY_KERNELS];
             snprintf(name, sizeof name, "%.*s", (int)l, p);
-            json_array_append_new(kernels, jtext(name));
+            json_array_append_new(kernels, tool_json_text(name));
         }
         p += l + (p[l] == ',');
     }
@@ -368,8 +359,8 @@ static json_t *entry_json(const vyre_key_explain_entry *e)
         if ((e->differ >> f) & 1)
             json_array_append_new(differs, json_string(vyre_key_field_name((vyre_key_field)f)));
     return json_pack("{s:s, s:o, s:o, s:o, s:b, s:o, s:o}", "key", hex, "source",
-                     e->source[0] ? jtext(e->source) : json_null(), "kernels", kernels, "related",
-                     related, "inputs_recorded", e->inputs_recorded, "inputs",
+                     e->source[0] ? tool_json_text(e->source) : json_null(), "kernels", kernels,
+                     "related", related, "inputs_recorded", e->inputs_recorded, "inputs",
                      inputs_json(&e->inputs, e->known), "differs", differs);
 }
 
@@ -378,12 +369,12 @@ static void print_json(vyre_cache *c, const explain_args *a, size_t len,
 {
     char hex[VYRE_KEY_HEX_LEN + 1];
     vyre_key_to_hex(&x->key, hex);
-    json_t *o =
-        json_pack("{s:i, s:o}", "schema_version", 1, "cache_dir", jtext(vyre_cache_root(c)));
+    json_t *o = json_pack("{s:i, s:o}", "schema_version", 1, "cache_dir",
+                          tool_json_text(vyre_cache_root(c)));
     const char *base = strrchr(a->path, '/');
     json_object_set_new(o, "source",
-                        json_pack("{s:o, s:o, s:s, s:I}", "path", jtext(a->path), "name",
-                                  jtext(base ? base + 1 : a->path), "kind",
+                        json_pack("{s:o, s:o, s:s, s:I}", "path", tool_json_text(a->path), "name",
+                                  tool_json_text(base ? base + 1 : a->path), "kind",
                                   vyre_source_kind_name((vyre_source_kind)x->inputs.source_kind),
                                   "bytes", (json_int_t)len));
     json_object_set_new(o, "inputs", inputs_json(&x->inputs, (1u << VYRE_KEY_FIELD_COUNT) - 1));

@@ -147,18 +147,6 @@ static void print_text(const vyre_triton_cache *c, const char *kernel,
     }
 }
 
-/* A JSON string of text from a file vyre did not write (or a user's
- * argument): as is when it is valid UTF-8, else cleaned (tool_clean), so a
- * stray byte never loses the document. */
-static json_t *jtext(const char *s)
-{
-    json_t *j = json_string(s);
-    if (j)
-        return j;
-    char buf[TOOL_CLEAN_SIZE(VYRE_TRITON_PATH_MAX)];
-    return json_string(tool_clean(s, buf, sizeof buf));
-}
-
 static void print_json(const vyre_triton_cache *c, const char *kernel,
                        const vyre_triton_explanation *x)
 {
@@ -168,20 +156,21 @@ static void print_json(const vyre_triton_cache *c, const char *kernel,
         for (int f = 0; f < VYRE_TRITON_FIELD_COUNT; f++) {
             const char *v = x->groups[i].values[f];
             json_object_set_new(fields, vyre_triton_field_name((vyre_triton_field)f),
-                                *v ? jtext(v) : json_null());
+                                *v ? tool_json_text(v) : json_null());
         }
-        json_array_append_new(groups, json_pack("{s:o, s:o}", "key", jtext(x->groups[i].group->key),
-                                                "fields", fields));
+        json_array_append_new(groups,
+                              json_pack("{s:o, s:o}", "key",
+                                        tool_json_text(x->groups[i].group->key), "fields", fields));
     }
     for (int f = 0; f < VYRE_TRITON_FIELD_COUNT; f++)
         if ((x->differ >> f) & 1)
             json_array_append_new(differs,
                                   json_string(vyre_triton_field_name((vyre_triton_field)f)));
     for (size_t i = 0; i < x->n_nearest; i++)
-        json_array_append_new(nearest, jtext(x->nearest[i]));
+        json_array_append_new(nearest, tool_json_text(x->nearest[i]));
     json_t *o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "schema_version", 1, "triton_cache_dir",
-                          jtext(c->dir), "kernel", jtext(kernel), "groups", groups, "differs",
-                          differs, "nearest", nearest);
+                          tool_json_text(c->dir), "kernel", tool_json_text(kernel), "groups",
+                          groups, "differs", differs, "nearest", nearest);
     tool_json_print(stdout, o);
 }
 

@@ -274,11 +274,7 @@ static json_t *jtext_if(int valid, const char *text)
 {
     if (!valid)
         return json_null();
-    json_t *v = json_string(text);
-    if (v)
-        return v;
-    static char buf[TOOL_CLEAN_SIZE(VYRE_USAGE_PATH_MAX)];
-    return json_string(tool_clean(text, buf, sizeof buf));
+    return tool_json_text(text);
 }
 
 /* One cache's row of the sizes the cache panel shows (format.c's
