@@ -278,18 +278,12 @@ static void bind_row(const vyre_results_writer *w, vyre__stmt *st, const struct 
     vyre__stmt_int64(st, 23, r->created_ns);
 }
 
-/* Under w->mu. One transaction per flush, through one statement. */
-static int flush_locked(vyre_results_writer *w, vyre_error *err)
+/* flush_locked's transaction: every queued row, through one statement. */
+static int flush_tx(vyre_results *db, void *arg, vyre_error *err)
 {
-    if (!w->n)
-        return VYRE_OK;
-    vyre_results *db = w->db;
-    vyre__store *s = db->store;
-    pthread_mutex_lock(&db->mu);
+    vyre_results_writer *w = arg;
     vyre__stmt *st = NULL;
-    int rc = vyre__results_begin(db, "write timings to", err);
-    if (!rc)
-        rc = vyre__stmt_prepare(s, k_insert_sql, &st, err);
+    int rc = vyre__stmt_prepare(db->store, k_insert_sql, &st, err);
     for (size_t i = 0; !rc && i < w->n; i++) {
         bind_row(w, st, &w->rows[i]);
         int r = vyre__stmt_step(st, "write timings to", err);
@@ -297,11 +291,15 @@ static int flush_locked(vyre_results_writer *w, vyre_error *err)
         vyre__stmt_reset(st);
     }
     vyre__stmt_finalize(st);
-    if (!rc)
-        rc = vyre__results_commit(db, "commit timings to", err);
-    else
-        vyre__results_rollback(db);
-    pthread_mutex_unlock(&db->mu);
+    return rc;
+}
+
+/* Under w->mu. One transaction per flush. */
+static int flush_locked(vyre_results_writer *w, vyre_error *err)
+{
+    if (!w->n)
+        return VYRE_OK;
+    int rc = vyre__results_tx(w->db, "write timings to", flush_tx, w, err);
     if (rc) {
         w->st.flush_failures++;
         return rc;
@@ -468,6 +466,32 @@ void vyre__results_rollback(vyre_results *db)
 {
     db->store->ops->rollback(db->store);
     tx_done(db);
+}
+
+/* How many times one write transaction is tried (vyre__results_tx). */
+#define TX_ATTEMPTS 3
+
+/* vyre__results_tx's body, under db->mu. */
+static int tx_locked(vyre_results *db, const char *what, vyre__tx_fn fn, void *arg, vyre_error *err)
+{
+    const vyre__store_ops *ops = db->store->ops;
+    for (int attempt = 1;; attempt++) {
+        int rc = vyre__results_begin(db, what, err);
+        if (!rc) {
+            rc = fn(db, arg, err);
+            rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, what, err);
+        }
+        if (!rc || attempt == TX_ATTEMPTS || !ops->again || !ops->again(db->store))
+            return rc;
+    }
+}
+
+int vyre__results_tx(vyre_results *db, const char *what, vyre__tx_fn fn, void *arg, vyre_error *err)
+{
+    vyre__results_lock(db);
+    int rc = tx_locked(db, what, fn, arg, err);
+    vyre__results_unlock(db);
+    return rc;
 }
 
 int vyre__results_prepare(vyre_results *db, const char *sql, vyre__stmt **st, vyre_error *err)

@@ -40,6 +40,21 @@ int vyre__results_lock_key(vyre_results *db, uint32_t key, const char *what, vyr
 int vyre__results_commit(vyre_results *db, const char *what, vyre_error *err);
 void vyre__results_rollback(vyre_results *db);
 
+/* A write transaction's statements (inside BEGIN; not committing). */
+typedef int (*vyre__tx_fn)(vyre_results *db, void *arg, vyre_error *err);
+
+/* One write transaction, whole: lock, BEGIN, fn, COMMIT (ROLLBACK when
+ * fn fails), unlock. A server session lost before COMMIT was sent (a
+ * restart mid-transaction: the server rolled it back, nothing of it was
+ * written) is sought again and the transaction done once more from the
+ * start, up to three times in all; fn must therefore leave nothing
+ * behind in its caller's state that a second call would not redo. A
+ * session lost while COMMIT was on the wire is not retried: the
+ * transaction may have been written, and doing it again could write it
+ * twice. */
+int vyre__results_tx(vyre_results *db, const char *what, vyre__tx_fn fn, void *arg,
+                     vyre_error *err);
+
 /* Prepares sql (store.h's portable subset) on db's store. */
 int vyre__results_prepare(vyre_results *db, const char *sql, vyre__stmt **st, vyre_error *err);
 

@@ -209,6 +209,8 @@ static void bind_run_fields(vyre__stmt *st, const vyre_bench_run *r)
     bind_text_or_null(st, 13, r->message);
 }
 
+static int run_begin_tx(vyre_results *db, void *arg, vyre_error *err);
+
 int vyre_bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err)
 {
     if (!db || !run)
@@ -223,19 +225,20 @@ int vyre_bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err)
     run->started_ns = vyre__unix_ns();
     run->finished_ns = 0;
     run->status = VYRE_RUN_RUNNING;
-    vyre__results_lock(db);
-    int rc = vyre__results_begin(db, "start a run in", err);
-    if (rc) {
-        vyre__results_unlock(db);
-        return rc;
-    }
+    return vyre__results_tx(db, "start a run in", run_begin_tx, run, err);
+}
+
+static int run_begin_tx(vyre_results *db, void *arg, vyre_error *err)
+{
+    vyre_bench_run *run = arg;
     vyre__stmt *st = NULL;
-    rc = prep(db,
-              "INSERT INTO runs (suites, host, pid, gpu_name, gpu_uuid, devices, driver, "
-              "cuda_version, clocks, git_rev, command_line, vyre_version, message, started_ns, "
-              "pid_start, boot_id, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-              "?12, ?13, ?14, ?15, ?16, 'running') RETURNING id",
-              &st, err);
+    int rc =
+        prep(db,
+             "INSERT INTO runs (suites, host, pid, gpu_name, gpu_uuid, devices, driver, "
+             "cuda_version, clocks, git_rev, command_line, vyre_version, message, started_ns, "
+             "pid_start, boot_id, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+             "?12, ?13, ?14, ?15, ?16, 'running') RETURNING id",
+             &st, err);
     if (!rc) {
         bind_run_fields(st, run);
         vyre__stmt_int64(st, 14, run->started_ns);
@@ -253,8 +256,29 @@ int vyre_bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err)
         rc = rc < 0 ? rc : VYRE_OK;
     }
     vyre__stmt_finalize(st);
-    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "start a run in", err);
-    vyre__results_unlock(db);
+    return rc;
+}
+
+/* A run read by a transaction (its pointer through vyre__tx_fn's arg). */
+typedef struct {
+    const vyre_bench_run *run;
+} run_arg;
+
+static int run_update_tx(vyre_results *db, void *arg, vyre_error *err)
+{
+    const vyre_bench_run *run = ((const run_arg *)arg)->run;
+    vyre__stmt *st = NULL;
+    int rc = prep(db,
+                  "UPDATE runs SET suites = ?1, host = ?2, pid = ?3, gpu_name = ?4, gpu_uuid = ?5, "
+                  "devices = ?6, driver = ?7, cuda_version = ?8, clocks = ?9, git_rev = ?10, "
+                  "command_line = ?11, vyre_version = ?12, message = ?13 WHERE id = ?14",
+                  &st, err);
+    if (!rc) {
+        bind_run_fields(st, run);
+        vyre__stmt_int64(st, 14, run->id);
+        rc = step_done(st, "update a run in", err);
+    }
+    vyre__stmt_finalize(st);
     return rc;
 }
 
@@ -262,40 +286,23 @@ int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_erro
 {
     if (!db || !run || run->id <= 0)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_update: bad arguments");
-    vyre__results_lock(db);
-    int rc = vyre__results_begin(db, "update a run in", err);
-    if (rc) {
-        vyre__results_unlock(db);
-        return rc;
-    }
-    vyre__stmt *st = NULL;
-    rc = prep(db,
-              "UPDATE runs SET suites = ?1, host = ?2, pid = ?3, gpu_name = ?4, gpu_uuid = ?5, "
-              "devices = ?6, driver = ?7, cuda_version = ?8, clocks = ?9, git_rev = ?10, "
-              "command_line = ?11, vyre_version = ?12, message = ?13 WHERE id = ?14",
-              &st, err);
-    if (!rc) {
-        bind_run_fields(st, run);
-        vyre__stmt_int64(st, 14, run->id);
-        rc = step_done(st, "update a run in", err);
-    }
-    vyre__stmt_finalize(st);
-    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "update a run in", err);
-    vyre__results_unlock(db);
-    return rc;
+    run_arg a = {run};
+    return vyre__results_tx(db, "update a run in", run_update_tx, &a, err);
 }
 
-int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_status status,
-                          const char *message, vyre_error *err)
+/* vyre_bench_run_finish's arguments. */
+typedef struct {
+    int64_t run_id;
+    vyre_bench_run_status status;
+    const char *message;
+} run_end;
+
+static int run_finish_tx(vyre_results *db, void *arg, vyre_error *err)
 {
-    if (!db || run_id <= 0 || status == VYRE_RUN_RUNNING)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_finish: bad arguments");
-    vyre__results_lock(db);
-    int rc = vyre__results_begin(db, "finish a run in", err);
-    if (rc) {
-        vyre__results_unlock(db);
-        return rc;
-    }
+    const run_end *e = arg;
+    int64_t run_id = e->run_id;
+    vyre_bench_run_status status = e->status;
+    int rc;
     /* Unfinished points (n = 0) go in every case; a failed run keeps
      * nothing but its row. */
     const char *scope = status == VYRE_RUN_FAILED ? "" : " AND n = 0";
@@ -327,7 +334,7 @@ int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_statu
             vyre__stmt_int64(st, 1, run_id);
             bind_str(st, 2, vyre_bench_run_status_name(status));
             vyre__stmt_int64(st, 3, vyre__unix_ns());
-            bind_text_or_null(st, 4, message);
+            bind_text_or_null(st, 4, e->message);
             rc = vyre__stmt_step(st, "finish a run in", err);
             if (rc == 0)
                 rc = vyre__fail(err, VYRE_ENOENT, NULL, "no run %" PRId64 " in '%s'", run_id,
@@ -337,9 +344,16 @@ int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_statu
         }
         vyre__stmt_finalize(st);
     }
-    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "finish a run in", err);
-    vyre__results_unlock(db);
     return rc;
+}
+
+int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_status status,
+                          const char *message, vyre_error *err)
+{
+    if (!db || run_id <= 0 || status == VYRE_RUN_RUNNING)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_finish: bad arguments");
+    run_end e = {run_id, status, message};
+    return vyre__results_tx(db, "finish a run in", run_finish_tx, &e, err);
 }
 
 /* A 'running' row written on this host whose process is gone: the pid no
@@ -445,38 +459,36 @@ static int delete_one(vyre_results *db, int64_t id, vyre_error *err)
     return rc;
 }
 
+typedef struct {
+    const int64_t *ids;
+    size_t n;
+} id_list;
+
+static int delete_tx(vyre_results *db, void *arg, vyre_error *err)
+{
+    const id_list *l = arg;
+    int rc = VYRE_OK;
+    for (size_t i = 0; !rc && i < l->n; i++)
+        rc = delete_one(db, l->ids[i], err);
+    return rc;
+}
+
 int vyre_bench_runs_delete(vyre_results *db, const int64_t *ids, size_t n, vyre_error *err)
 {
     if (!db || (n && !ids))
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_runs_delete: NULL argument");
     reap_quietly(db);
-    vyre__results_lock(db);
-    int rc = vyre__results_begin(db, "remove runs from", err);
-    if (rc) {
-        vyre__results_unlock(db);
-        return rc;
-    }
-    for (size_t i = 0; !rc && i < n; i++)
-        rc = delete_one(db, ids[i], err);
-    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "remove runs from", err);
-    vyre__results_unlock(db);
-    return rc;
+    id_list l = {ids, n};
+    return vyre__results_tx(db, "remove runs from", delete_tx, &l, err);
 }
 
 /* ---- points ------------------------------------------------------------------- */
 
-int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *err)
+static int point_begin_tx(vyre_results *db, void *arg, vyre_error *err)
 {
-    if (!db || !p || p->run_id <= 0)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_begin: bad arguments");
-    vyre__results_lock(db);
-    int rc = vyre__results_begin(db, "write a point to", err);
-    if (rc) {
-        vyre__results_unlock(db);
-        return rc;
-    }
+    vyre_bench_point *p = arg;
     vyre__stmt *st = NULL;
-    rc =
+    int rc =
         prep(db,
              "INSERT INTO points (run_id, seq, suite, benchmark, axes, device, mode, unit, timer, "
              "n, stop_reason, stop, created_ns, variant) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ns', "
@@ -502,30 +514,38 @@ int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *er
         rc = rc < 0 ? rc : VYRE_OK;
     }
     vyre__stmt_finalize(st);
-    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "write a point to", err);
-    vyre__results_unlock(db);
     return rc;
 }
 
-int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
-                            const vyre_bench_sample *samples, size_t n, vyre_error *err)
+int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *err)
 {
-    if (!db || !p || p->id <= 0 || (!samples && n) || n == 0)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_finish: bad arguments");
-    vyre__results_lock(db);
-    int rc = vyre__results_begin(db, "write a point to", err);
-    if (rc) {
-        vyre__results_unlock(db);
-        return rc;
-    }
+    if (!db || !p || p->run_id <= 0)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_begin: bad arguments");
+    return vyre__results_tx(db, "write a point to", point_begin_tx, p, err);
+}
+
+/* vyre_bench_point_finish's arguments. */
+typedef struct {
+    const vyre_bench_point *p;
+    const vyre_bench_sample *samples;
+    size_t n;
+} point_end;
+
+static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
+{
+    const point_end *e = arg;
+    const vyre_bench_point *p = e->p;
+    const vyre_bench_sample *samples = e->samples;
+    size_t n = e->n;
     vyre__stmt *st = NULL;
-    rc = prep(db,
-              "UPDATE points SET n = ?2, min = ?3, max = ?4, mean = ?5, median = ?6, stddev = ?7, "
-              "noise = ?8, p5 = ?9, p95 = ?10, mad = ?11, n_outliers = ?12, n_throttled = ?13, "
-              "wall_median = ?14, bytes = ?15, items = ?16, metric_name = ?17, metric = ?18, "
-              "stop_reason = ?19, stop = ?20, note = ?21, mode = ?22, timer = ?23, batch_ns = ?24, "
-              "block_timeouts = ?25, rounds = ?26, round_noise = ?27 WHERE id = ?1 RETURNING id",
-              &st, err);
+    int rc =
+        prep(db,
+             "UPDATE points SET n = ?2, min = ?3, max = ?4, mean = ?5, median = ?6, stddev = ?7, "
+             "noise = ?8, p5 = ?9, p95 = ?10, mad = ?11, n_outliers = ?12, n_throttled = ?13, "
+             "wall_median = ?14, bytes = ?15, items = ?16, metric_name = ?17, metric = ?18, "
+             "stop_reason = ?19, stop = ?20, note = ?21, mode = ?22, timer = ?23, batch_ns = ?24, "
+             "block_timeouts = ?25, rounds = ?26, round_noise = ?27 WHERE id = ?1 RETURNING id",
+             &st, err);
     if (!rc) {
         const vyre_stats *s = &p->stats;
         vyre__stmt_int64(st, 1, p->id);
@@ -598,9 +618,16 @@ int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
         vyre__stmt_reset(st);
     }
     vyre__stmt_finalize(st);
-    rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, "write a point to", err);
-    vyre__results_unlock(db);
     return rc;
+}
+
+int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
+                            const vyre_bench_sample *samples, size_t n, vyre_error *err)
+{
+    if (!db || !p || p->id <= 0 || (!samples && n) || n == 0)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_finish: bad arguments");
+    point_end e = {p, samples, n};
+    return vyre__results_tx(db, "write a point to", point_finish_tx, &e, err);
 }
 
 /* ---- the kernel view ------------------------------------------------------------ */
@@ -697,6 +724,17 @@ static int store_kernel_view(vyre_results *db, int64_t point_id, vyre_error *err
     return rc;
 }
 
+/* vyre_bench_point_records's arguments, the host and the time. */
+typedef struct {
+    int64_t run_id, point_id;
+    const vyre_activity *recs;
+    size_t n;
+    int64_t now;
+    char host[256];
+} records;
+
+static int records_tx(vyre_results *db, void *arg, vyre_error *err);
+
 int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
                              const vyre_activity *recs, size_t n, vyre_error *err)
 {
@@ -704,24 +742,28 @@ int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_records: bad arguments");
     if (!n)
         return VYRE_OK;
-    char host[256] = "";
-    if (gethostname(host, sizeof host) != 0)
-        vyre__strlcpy(host, "unknown", sizeof host);
-    host[sizeof host - 1] = '\0';
-    int64_t now = vyre__unix_ns();
-    vyre__results_lock(db);
-    int rc = vyre__results_begin(db, "write kernel records to", err);
-    if (rc) {
-        vyre__results_unlock(db);
-        return rc;
-    }
+    records r = {run_id, point_id, recs, n, vyre__unix_ns(), ""};
+    if (gethostname(r.host, sizeof r.host) != 0)
+        vyre__strlcpy(r.host, "unknown", sizeof r.host);
+    r.host[sizeof r.host - 1] = '\0';
+    return vyre__results_tx(db, "write kernel records to", records_tx, &r, err);
+}
+
+static int records_tx(vyre_results *db, void *arg, vyre_error *err)
+{
+    const records *r = arg;
+    int64_t run_id = r->run_id, point_id = r->point_id, now = r->now;
+    const vyre_activity *recs = r->recs;
+    const char *host = r->host;
+    size_t n = r->n;
     vyre__stmt *st = NULL;
-    rc = prep(db,
-              "INSERT INTO timings (run_id, point_id, host, pid, session_ns, kind, name, domain, "
-              "start_ns, end_ns, duration_ns, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
-              "stream, device, correlation, payload, created_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-              "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-              &st, err);
+    int rc =
+        prep(db,
+             "INSERT INTO timings (run_id, point_id, host, pid, session_ns, kind, name, domain, "
+             "start_ns, end_ns, duration_ns, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
+             "stream, device, correlation, payload, created_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+             "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+             &st, err);
     for (size_t i = 0; !rc && i < n; i++) {
         const vyre_activity *a = &recs[i];
         if (a->kind == VYRE_ACTIVITY_NONE || a->start_ns > (uint64_t)INT64_MAX ||
@@ -773,9 +815,6 @@ int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
     vyre__stmt_finalize(st);
     if (!rc)
         rc = store_kernel_view(db, point_id, err);
-    rc = rc ? (vyre__results_rollback(db), rc)
-            : vyre__results_commit(db, "write kernel records to", err);
-    vyre__results_unlock(db);
     return rc;
 }
 

@@ -247,19 +247,20 @@ int vyre_results_select_pool(vyre_results *db, const char *selector, int64_t can
     return select_ids(db, &f, selector, *asked, f.pool ? candidate : 0, ids, n, err);
 }
 
-int vyre_results_run_set_ref(vyre_results *db, int64_t run_id, const char *ref, vyre_error *err)
+/* vyre_results_run_set_ref's arguments. */
+typedef struct {
+    int64_t run_id;
+    const char *ref;
+} run_ref;
+
+static int set_ref_tx(vyre_results *db, void *arg, vyre_error *err)
 {
-    if (!db || run_id <= 0)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_run_set_ref: bad arguments");
-    vyre__results_lock(db);
-    int rc = vyre__results_begin(db, "record a run's git ref in", err);
-    if (rc) {
-        vyre__results_unlock(db);
-        return rc;
-    }
+    const run_ref *a = arg;
+    int64_t run_id = a->run_id;
+    const char *ref = a->ref;
     vyre__stmt *st = NULL;
-    rc = vyre__results_prepare(db, "UPDATE runs SET git_ref = ?2 WHERE id = ?1 RETURNING id", &st,
-                               err);
+    int rc = vyre__results_prepare(db, "UPDATE runs SET git_ref = ?2 WHERE id = ?1 RETURNING id",
+                                   &st, err);
     if (!rc) {
         vyre__stmt_int64(st, 1, run_id);
         if (ref && *ref)
@@ -273,10 +274,13 @@ int vyre_results_run_set_ref(vyre_results *db, int64_t run_id, const char *ref, 
                       : VYRE_OK;
     }
     vyre__stmt_finalize(st);
-    if (rc)
-        vyre__results_rollback(db);
-    else
-        rc = vyre__results_commit(db, "record a run's git ref in", err);
-    vyre__results_unlock(db);
     return rc;
+}
+
+int vyre_results_run_set_ref(vyre_results *db, int64_t run_id, const char *ref, vyre_error *err)
+{
+    if (!db || run_id <= 0)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_run_set_ref: bad arguments");
+    run_ref a = {run_id, ref};
+    return vyre__results_tx(db, "record a run's git ref in", set_ref_tx, &a, err);
 }

@@ -64,6 +64,11 @@ typedef struct vyre__store_ops {
     int (*lock_key)(vyre__store *s, uint32_t key, const char *what, vyre_error *err);
     int (*commit)(vyre__store *s, const char *what, vyre_error *err);
     void (*rollback)(vyre__store *s);
+    /* After a failed (rolled back) write transaction: 1 when it failed
+     * because the session was lost before COMMIT was sent and the
+     * session is back, so doing it again cannot write anything twice.
+     * NULL: never (SQLite has no session to lose). */
+    int (*again)(vyre__store *s);
     void (*close)(vyre__store *s);
 } vyre__store_ops;
 

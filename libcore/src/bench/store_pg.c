@@ -17,9 +17,12 @@
  * sets one), statement_timeout, lock_timeout and
  * idle_in_transaction_session_timeout on the session, TCP keepalives and
  * tcp_user_timeout so a server that vanishes without closing the
- * connection is given up on. A session the server dropped between two
- * transactions (a restart) is sought again for up to 20 s before the next
- * one (pq_begin); one dropped inside a transaction ends it with an error.
+ * connection is given up on. A session the server dropped (a restart)
+ * is sought again for up to 20 s: between two transactions before the
+ * next one (pq_begin); inside one, before its COMMIT was sent, the caller
+ * does the transaction again once the session is back (pq_again,
+ * vyre__results_tx). One dropped while its COMMIT was on the wire ends
+ * with an error: it may have been written.
  * libpq's notices are dropped (libcore never
  * prints). Parameters are sent as text; the server infers their types
  * from the statement, so the portable SQL needs no casts.
@@ -51,6 +54,7 @@ typedef struct pg_store {
     vyre__store base;
     PGconn *conn;
     int in_tx;                             /* between begin and commit or rollback */
+    int lost_in_tx;                        /* the session went away inside it, before COMMIT */
     int queued;                            /* writes sent in pipeline mode, results not read yet */
     char shown[VYRE_RESULTS_LOCATION_MAX]; /* the URL, password masked */
 } pg_store;
@@ -118,12 +122,16 @@ static int pg_fail(pg_store *s, const PGresult *res, const char *what, vyre_erro
     first_line(res && PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res)
                                                    : PQerrorMessage(s->conn),
                msg, sizeof msg);
-    if (PQstatus(s->conn) == CONNECTION_BAD)
+    if (PQstatus(s->conn) == CONNECTION_BAD) {
+        /* in_tx is cleared before COMMIT is sent: a session lost while the
+         * COMMIT was on the wire leaves the transaction's fate unknown. */
+        s->lost_in_tx = s->in_tx;
         return vyre__fail(err, VYRE_EREMOTE,
                           "the server went away: what was committed before is kept, the "
                           "transaction in flight was not written; check the server and retry",
                           "cannot %s results database '%s': connection lost: %s", what, s->shown,
                           msg);
+    }
     const char *hint = NULL;
     int code = code_for_state(res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL, &hint);
     return vyre__fail(err, code, hint ? hint : "check the server's log for the statement",
@@ -371,6 +379,7 @@ static int reconnect(pg_store *s)
 static int pq_begin(vyre__store *base, const char *what, vyre_error *err)
 {
     pg_store *s = (pg_store *)base;
+    s->lost_in_tx = 0;
     PGresult *res = PQexec(s->conn, "BEGIN");
     if ((!res || PQresultStatus(res) != PGRES_COMMAND_OK) && PQstatus(s->conn) == CONNECTION_BAD &&
         reconnect(s) == 0) {
@@ -381,6 +390,17 @@ static int pq_begin(vyre__store *base, const char *what, vyre_error *err)
     PQclear(res);
     s->in_tx = !rc;
     return rc;
+}
+
+/* After a failed transaction: one the server dropped before COMMIT was
+ * sent is gone whole (PostgreSQL rolls back a transaction whose session
+ * ends), so once the session is back it can be done again. */
+static int pq_again(vyre__store *base)
+{
+    pg_store *s = (pg_store *)base;
+    int lost = s->lost_in_tx;
+    s->lost_in_tx = 0;
+    return lost && reconnect(s) == 0;
 }
 
 /* Advisory locks of vyre's writers, two-key form: (LOCK_CLASS, key). The
@@ -462,6 +482,7 @@ static const vyre__store_ops k_ops = {
     .lock_key = pq_lock_key,
     .commit = pq_commit,
     .rollback = pq_rollback,
+    .again = pq_again,
     .close = pq_close,
 };
 
