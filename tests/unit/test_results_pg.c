@@ -4,11 +4,13 @@
  * server started by initdb in a temp folder on a loopback port this test
  * picks (tests/common/servers.c), stopped at the end. The same run
  * lifecycle as the local file, many writers at once, a server gone mid-run,
+ * a session the server ended sought again,
  * and one clear error each for a wrong password, an unreachable host and
  * a read-only role; passwords never shown; the dialect rules; the
  * results_db key refused from a file that is not the user's.
  */
 #include <criterion/criterion.h>
+#include <libpq-fe.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -491,6 +493,52 @@ Test(results_pg, results_db_from_a_file_another_user_owns_is_refused)
     cr_assert(strstr(e.hint, "VYRE_RESULTS_DB"), "%s", e.hint);
     vyre_results *db = NULL;
     cr_assert_eq(vyre_results_open(NULL, &db, &e), VYRE_EUNSAFE, "open went on: %s", e.message);
+}
+
+/* Ends every session vyre holds on the server (pg_terminate_backend,
+ * waiting up to 5 s for each to be gone), as a restart would. */
+static void end_vyre_sessions(void)
+{
+    char url[512];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    PGconn *c = PQconnectdb(url);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)), "
+                            "count(*) FROM pg_stat_activity WHERE application_name = 'vyre' AND "
+                            "pid <> pg_backend_pid()");
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+    int ended = atoi(PQgetvalue(r, 0, 0)), held = atoi(PQgetvalue(r, 0, 1));
+    PQclear(r);
+    PQfinish(c);
+    cr_assert(held == 1 && ended == 1, "vyre held %d sessions, %d ended", held, ended);
+}
+
+/* A session the server ended between two statements (an administrator's
+ * pg_terminate_backend; a restart looks the same to the client): the
+ * next read is sent again once the session is back, and so is the next
+ * write transaction; the store reads and writes as before. */
+Test(results_pg, a_session_the_server_ended_is_sought_again_for_a_read_and_a_write)
+{
+    ts_postgres_start(&g_pg);
+    char url[512];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    vyre_results *db = open_ok(url);
+    vyre_error e;
+    vyre_error_clear(&e);
+    int64_t run = begin_run(db, NULL, "NVIDIA H200");
+    cr_assert_eq(add_point(db, run, 0, 500, 48, &e), 0, "%s", e.message);
+    end_vyre_sessions();
+    vyre_bench_point *p = NULL;
+    size_t np = 0;
+    cr_assert_eq(vyre_bench_points_get(db, run, &p, &np, &e), 0, "read: %s", e.message);
+    cr_assert_eq(np, 1);
+    vyre_bench_point_list_free(p);
+    end_vyre_sessions();
+    cr_assert_eq(add_point(db, run, 1, 700, 48, &e), 0, "write: %s", e.message);
+    cr_assert_eq(vyre_bench_points_get(db, run, &p, &np, &e), 0, "%s", e.message);
+    cr_assert_eq(np, 2);
+    vyre_bench_point_list_free(p);
+    vyre_results_close(db);
 }
 
 /* The child of the test below: a run, one point, then (once the server is

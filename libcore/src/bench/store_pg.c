@@ -19,13 +19,11 @@
  * tcp_user_timeout so a server that vanishes without closing the
  * connection is given up on. A session the server dropped (a restart)
  * is sought again for up to 20 s: between two transactions before the
- * next one (pq_begin); inside one, before its COMMIT was sent, the caller
- * does the transaction again once the session is back (pq_again,
- * vyre__results_tx). One dropped while its COMMIT was on the wire ends
- * with an error: it may have been written.
- * libpq's notices are dropped (libcore never
- * prints). Parameters are sent as text; the server infers their types
- * from the statement, so the portable SQL needs no casts.
+ * next one (pq_begin) or before a read (exec_stmt); inside one, before its COMMIT was sent, the
+ * caller does the transaction again once the session is back (pq_again, vyre__results_tx). One
+ * dropped while its COMMIT was on the wire ends with an error: it may have been written. libpq's
+ * notices are dropped (libcore never prints). Parameters are sent as text; the server infers their
+ * types from the statement, so the portable SQL needs no casts.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -74,6 +72,7 @@ typedef struct pgst {
     PGresult *res;
     int row, nrows;
     int deferrable; /* an INSERT, UPDATE or DELETE without RETURNING */
+    int read;       /* a SELECT: sent again as it is, it changes nothing */
 } pgst;
 
 /* ---- errors -------------------------------------------------------------------- */
@@ -169,6 +168,7 @@ static int pq_prepare(vyre__store *base, const char *sql, vyre__stmt **out, vyre
     st->deferrable = (strncmp(q, "INSERT", 6) == 0 || strncmp(q, "UPDATE", 6) == 0 ||
                       strncmp(q, "DELETE", 6) == 0) &&
                      !strstr(q, "RETURNING");
+    st->read = strncmp(q, "SELECT", 6) == 0;
     *out = &st->base;
     return VYRE_OK;
 }
@@ -263,6 +263,26 @@ static int queue_write(pgst *st, const char *what, vyre_error *err)
     return ++s->queued >= PIPELINE_MAX ? drain(s, what, err) : VYRE_OK;
 }
 
+static int reconnect(pg_store *s);
+
+/* PQexecParams of st. A read outside a transaction that finds the session
+ * gone (the server restarted since the last statement) is sent again once
+ * the session is back, as pq_begin does for a transaction. */
+static PGresult *exec_stmt(pgst *st)
+{
+    pg_store *s = st->s;
+    PGresult *res = PQexecParams(s->conn, st->sql, st->nparams, NULL,
+                                 (const char *const *)st->params, NULL, NULL, 0);
+    ExecStatusType t = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    if (t != PGRES_TUPLES_OK && st->read && !s->in_tx && PQstatus(s->conn) == CONNECTION_BAD &&
+        reconnect(s) == 0) {
+        PQclear(res);
+        res = PQexecParams(s->conn, st->sql, st->nparams, NULL, (const char *const *)st->params,
+                           NULL, NULL, 0);
+    }
+    return res;
+}
+
 static int pq_step(vyre__stmt *base, const char *what, vyre_error *err)
 {
     pgst *st = (pgst *)base;
@@ -272,8 +292,7 @@ static int pq_step(vyre__stmt *base, const char *what, vyre_error *err)
     if (rc)
         return rc;
     if (!st->res) {
-        st->res = PQexecParams(st->s->conn, st->sql, st->nparams, NULL,
-                               (const char *const *)st->params, NULL, NULL, 0);
+        st->res = exec_stmt(st);
         ExecStatusType t = st->res ? PQresultStatus(st->res) : PGRES_FATAL_ERROR;
         if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK) {
             rc = pg_fail(st->s, st->res, what, err);
