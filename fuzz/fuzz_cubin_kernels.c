@@ -14,6 +14,8 @@
 #include "vyre/blob.h"
 #include "vyre/compile.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* A copy of exactly size bytes: reads past it are caught. */

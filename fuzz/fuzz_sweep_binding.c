@@ -63,7 +63,11 @@ static void fuzz_binding(const char *text)
     vyre_error_clear(&e);
     if (vyre_sweep_spec_parse(&s, text, "fuzz.json", &e) != VYRE_OK)
         return;
-    vyre_bench_sweep sw = {"k.ptx", "k", &s.axes, s.json, "fuzz.json", NULL};
+    vyre_bench_sweep sw = {.path = "k.ptx",
+                           .entry = "k",
+                           .axes = &s.axes,
+                           .spec_json = s.json,
+                           .spec_origin = "fuzz.json"};
     vyre__sweep_binding b;
     int rc = vyre__sweep_binding_make(&sw, &b, &e);
     if (rc != VYRE_OK) {

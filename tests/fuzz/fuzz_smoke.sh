@@ -14,7 +14,7 @@ if ! command -v clang >/dev/null; then
   exit 1
 fi
 cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang -DVYRE_FUZZ=ON -DVYRE_BUILD_TESTS=OFF \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVYRE_WERROR=ON >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }
 targets=(fuzz_blob_header fuzz_telemetry_page fuzz_sweep_spec fuzz_cubin_kernels fuzz_config
          fuzz_sweep_binding fuzz_remote_spec fuzz_redis_reply)

@@ -254,11 +254,15 @@ static int tls_setup(vyre__rconn *c, const char *host, const char *ca_file, int6
         snprintf(why, why_size, "cannot set up TLS (out of memory)");
         return -1;
     }
-    int named;
-    if (is_ip_literal(host))
+    /* SSL_set_tlsext_host_name is a macro that casts the name to void *
+     * (clang's -Wcast-qual sees the const dropped): it gets a copy. A DNS
+     * name is at most 253 characters. */
+    char sni[256];
+    int named = snprintf(sni, sizeof sni, "%s", host) < (int)sizeof sni;
+    if (named && is_ip_literal(host))
         named = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), host) == 1;
-    else
-        named = SSL_set_tlsext_host_name(c->ssl, host) == 1 && SSL_set1_host(c->ssl, host) == 1;
+    else if (named)
+        named = SSL_set_tlsext_host_name(c->ssl, sni) == 1 && SSL_set1_host(c->ssl, host) == 1;
     if (!named) {
         snprintf(why, why_size, "cannot set the name '%s' to verify", host);
         return -1;
