@@ -459,6 +459,7 @@ static int delete_one(vyre_results *db, int64_t id, vyre_error *err)
     return rc;
 }
 
+/* vyre_bench_runs_delete's runs. */
 typedef struct {
     const int64_t *ids;
     size_t n;

@@ -19,11 +19,13 @@
  * tcp_user_timeout so a server that vanishes without closing the
  * connection is given up on. A session the server dropped (a restart)
  * is sought again for up to 20 s: between two transactions before the
- * next one (pq_begin) or before a read (exec_stmt); inside one, before its COMMIT was sent, the
- * caller does the transaction again once the session is back (pq_again, vyre__results_tx). One
- * dropped while its COMMIT was on the wire ends with an error: it may have been written. libpq's
- * notices are dropped (libcore never prints). Parameters are sent as text; the server infers their
- * types from the statement, so the portable SQL needs no casts.
+ * next one (pq_begin) or before a read (exec_stmt); inside one, before
+ * its COMMIT was sent, the caller does the transaction again once the
+ * session is back (pq_again, vyre__results_tx). One dropped while its
+ * COMMIT was on the wire ends with an error: it may have been written.
+ * libpq's notices are dropped (libcore never prints). Parameters are sent
+ * as text; the server infers their types from the statement, so the
+ * portable SQL needs no casts.
  */
 #include <errno.h>
 #include <inttypes.h>
