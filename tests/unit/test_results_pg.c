@@ -496,14 +496,14 @@ Test(results_pg, results_db_from_a_file_another_user_owns_is_refused)
 }
 
 /* Ends every session vyre holds on the server (pg_terminate_backend,
- * waiting up to 5 s for each to be gone), as a restart would. */
+ * waiting up to 30 s for each to be gone), as a restart would. */
 static void end_vyre_sessions(void)
 {
     char url[512];
     url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
     PGconn *c = PQconnectdb(url);
     cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
-    PGresult *r = PQexec(c, "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000)), "
+    PGresult *r = PQexec(c, "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 30000)), "
                             "count(*) FROM pg_stat_activity WHERE application_name = 'vyre' AND "
                             "pid <> pg_backend_pid()");
     cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
