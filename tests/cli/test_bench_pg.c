@@ -6,7 +6,8 @@
  * stopped mid-run ends the run with one error and leaves it interrupted,
  * with only whole points, on the server, a server restarted between two
  * points is connected to again and the run ends done, so is a session
- * the server cut inside a point's write (written again), and pushes of one
+ * the server cut inside a point's write (written again) or a push's copy
+ * (copied again, once), and pushes of one
  * run at the same moment store it once.
  */
 #include <criterion/criterion.h>
@@ -278,6 +279,34 @@ Test(bench_pg, a_server_restarted_between_points_is_connected_to_again)
  * connects again, writes the point once more and ends done. A trigger
  * ends the session at the first point's finish, once: a sequence, which
  * no rollback undoes, counts its firings. */
+/* Installs a trigger that ends the writing session the first time a row
+ * of table is inserted or updated with `when` true (a restart caught mid-
+ * transaction), once: the sequence 'cuts', which no rollback undoes,
+ * counts its firings. */
+static void cut_the_session_once(const char *table, const char *when)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "CREATE SEQUENCE cuts; CREATE FUNCTION cut_once() RETURNS trigger LANGUAGE plpgsql "
+             "AS $$ BEGIN IF nextval('cuts') = 1 THEN PERFORM "
+             "pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END $$; CREATE "
+             "TRIGGER cut BEFORE INSERT OR UPDATE ON %s FOR EACH ROW WHEN (%s) EXECUTE FUNCTION "
+             "cut_once()",
+             table, when);
+    ts_postgres_exec(&g_pg, NULL, sql);
+}
+
+/* How many times cut_the_session_once's trigger fired (-1: unknown). */
+static long cuts_fired(void)
+{
+    PGconn *c = PQconnectdb(g_url);
+    PGresult *r = PQexec(c, "SELECT last_value FROM cuts");
+    long fired = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
+    PQclear(r);
+    PQfinish(c);
+    return fired;
+}
+
 Test(bench_pg, a_session_lost_inside_a_point_write_writes_the_point_again)
 {
     start_server();
@@ -285,22 +314,40 @@ Test(bench_pg, a_session_lost_inside_a_point_write_writes_the_point_again)
     bench(&p, ARGS("runs", "--db", g_url)); /* creates the schema */
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
-    ts_postgres_exec(&g_pg, NULL,
-                     "CREATE SEQUENCE cuts; CREATE FUNCTION cut_once() RETURNS trigger LANGUAGE "
-                     "plpgsql AS $$ BEGIN IF nextval('cuts') = 1 THEN PERFORM "
-                     "pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END $$; "
-                     "CREATE TRIGGER cut BEFORE UPDATE ON points FOR EACH ROW WHEN (NEW.n > 0) "
-                     "EXECUTE FUNCTION cut_once()");
+    cut_the_session_once("points", "NEW.n > 0");
     bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, FAST, "-q"));
     cr_assert_eq(p.exit_code, 0, "exit %d: %s", p.exit_code, p.err);
     tu_proc_free(&p);
     expect_run_and_whole_points("done");
-    PGconn *c = PQconnectdb(g_url);
-    PGresult *r = PQexec(c, "SELECT last_value FROM cuts");
-    long fired = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
-    PQclear(r);
-    PQfinish(c);
+    long fired = cuts_fired();
     cr_assert_geq(fired, 2, "the session was cut once and the point written after it: %ld", fired);
+}
+
+/* A push the server cut in the middle of its copy (the run's row written,
+ * its points not yet): the copy was rolled back whole, so it is done
+ * again and the server holds the run once, whole. */
+Test(bench_pg, a_push_cut_mid_copy_is_copied_again_once_and_whole)
+{
+    start_server();
+    char local[700];
+    snprintf(local, sizeof local, "%s/local.sqlite3", g_tmp);
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", local, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("runs", "--db", g_url)); /* creates the schema */
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cut_the_session_once("points", "true");
+    bench(&p, ARGS("push", "--db", local, "last", "--to", g_url));
+    cr_assert_eq(p.exit_code, 0, "exit %d: %s", p.exit_code, p.err);
+    cr_assert(strstr(p.out, "pushed run 1 as run "), "%s", p.out);
+    tu_proc_free(&p);
+    cr_assert_geq(cuts_fired(), 2, "the copy was cut once, then written");
+    expect_run_and_whole_points("done");
+    ts_postgres_exec(&g_pg, NULL,
+                     "DO $$ BEGIN IF (SELECT count(*) FROM runs) <> 1 THEN RAISE EXCEPTION "
+                     "'the run is not there once'; END IF; END $$");
 }
 
 Test(bench_pg, push_copies_runs_once_and_pull_brings_them_back)

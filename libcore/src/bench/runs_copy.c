@@ -207,36 +207,33 @@ static uint32_t identity_key(const vyre_bench_run *r)
     return XXH32(id, n > 0 && (size_t)n < sizeof id ? (size_t)n : strlen(id), 0);
 }
 
-static int copy_locked(copy *c, const vyre_bench_run *r, int64_t *new_id, int *existed)
+/* A copy's transaction on the target. */
+typedef struct copy_job {
+    copy *c;
+    const vyre_bench_run *r;
+    int64_t found; /* the target's id of the run when it had it already */
+} copy_job;
+
+/* Under the source's lock, inside the target's write transaction
+ * (vyre__results_tx: done again whole when a server cut it before its
+ * COMMIT). */
+static int copy_tx(vyre_results *to, void *arg, vyre_error *err)
 {
-    int rc = vyre__results_begin(c->to, "copy a run to", c->err);
-    if (rc)
-        return rc;
+    copy_job *j = arg;
+    copy *c = j->c;
+    j->found = 0;
     /* Looked up inside the write transaction, under a lock on the run's
      * identity: on a file the transaction serialises two copies of the
      * same run; on a server (READ COMMITTED) two clients both found
      * nothing and both inserted, so two machines pushing at once stored
      * the run twice. */
-    rc = vyre__results_lock_key(c->to, identity_key(r), "copy a run to", c->err);
+    int rc = vyre__results_lock_key(to, identity_key(j->r), "copy a run to", err);
     if (!rc)
-        rc = find_run(c->to, r, new_id, c->err);
-    if (!rc && *new_id) {
-        *existed = 1;
-        vyre__results_rollback(c->to);
-        return VYRE_OK;
-    }
-    if (!rc)
-        rc = copy_rows(c, "runs", &k_runs, "id = ?1", c->src_run, "", 0, NULL, &c->dst_run);
-    if (!rc)
-        rc = copy_points(c);
-    if (rc) {
-        vyre__results_rollback(c->to);
-        return rc;
-    }
-    rc = vyre__results_commit(c->to, "copy a run to", c->err);
-    if (!rc)
-        *new_id = c->dst_run;
-    return rc;
+        rc = find_run(to, j->r, &j->found, err);
+    if (rc || j->found)
+        return rc; /* there already: nothing written, the lock ends with the transaction */
+    rc = copy_rows(c, "runs", &k_runs, "id = ?1", c->src_run, "", 0, NULL, &c->dst_run);
+    return rc ? rc : copy_points(c);
 }
 
 int vyre_results_copy_run(vyre_results *from, int64_t run_id, vyre_results *to, int64_t *new_id,
@@ -245,7 +242,6 @@ int vyre_results_copy_run(vyre_results *from, int64_t run_id, vyre_results *to, 
     if (!from || !to || from == to || !new_id)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_copy_run: bad arguments");
     *new_id = 0;
-    int ex = 0;
     vyre_bench_run r;
     int rc = vyre_bench_run_get(from, run_id, &r, err);
     if (rc)
@@ -255,12 +251,13 @@ int vyre_results_copy_run(vyre_results *from, int64_t run_id, vyre_results *to, 
                           "run %" PRId64 " is still running (pid %" PRId64 " on %s): not copied",
                           run_id, r.pid, r.host);
     copy c = {from, to, run_id, 0, err};
+    copy_job j = {&c, &r, 0};
     vyre__results_lock(from);
-    vyre__results_lock(to);
-    rc = copy_locked(&c, &r, new_id, &ex);
-    vyre__results_unlock(to);
+    rc = vyre__results_tx(to, "copy a run to", copy_tx, &j, err);
     vyre__results_unlock(from);
+    if (!rc)
+        *new_id = j.found ? j.found : c.dst_run;
     if (existed)
-        *existed = ex;
+        *existed = !rc && j.found;
     return rc;
 }
