@@ -62,4 +62,20 @@ int vyre__foreign_remove_group(int dirfd, const char *name, unsigned long long *
 int vyre__foreign_remove_file(int dirfd, const char *name, unsigned long long *bytes,
                               vyre_error *err);
 
+/*
+ * Opens another tool's cache directory `dir` (`what` names it in messages:
+ * "Triton cache") for every later step to work relative to (foreign_root.c):
+ * O_DIRECTORY, then vyre__foreign_check_root on the descriptor; a symlink
+ * on the way owned by another user is refused. Returns the descriptor (the
+ * caller closes it), or a negative VYRE_E* code: VYRE_ENOENT, VYRE_EINVAL,
+ * VYRE_EUNSAFE (another user's, or writable by others), VYRE_EIO.
+ */
+int vyre__foreign_open_root(const char *dir, const char *what, vyre_error *err);
+
+/* The ownership and mode check of vyre__foreign_open_root on an open
+ * descriptor fd of `dir`: owned by the user or root, not writable by others,
+ * group-writable only when setgid and of a group the user is in. 0 or
+ * VYRE_EUNSAFE/VYRE_EINVAL/VYRE_EIO with a hint. */
+int vyre__foreign_check_root(int fd, const char *dir, const char *what, vyre_error *err);
+
 #endif /* VYRE_FOREIGN_INTERNAL_H */
