@@ -93,24 +93,32 @@ typedef struct shard_fds {
     int fd[256], err[256];
 } shard_fds;
 
-/* ---- cache_open.c ------------------------------------------------------ */
+/* ---- cache_lock.c: the lock and entry paths (the bottom layer) -------- */
 int vyre__cache_sub_path(const vyre_cache *c, const char *name, char *out, size_t size);
-int vyre__cache_index_check(const vyre_cache *c, int *removable, vyre_error *err);
-void vyre__cache_index_set_aside(const vyre_cache *c, int all, char *kept, size_t kept_size);
-int vyre__cache_index_open(vyre_cache *c, int mode, vyre__index **idx, vyre_error *err);
 int vyre__cache_lock(const vyre_cache *c, int op, vyre_error *err);
 void vyre__cache_unlock(int fd);
 int vyre__cache_readonly_error(const vyre_cache *c, vyre_error *err);
 
-/* ---- cache_io.c -------------------------------------------------------- */
+/* ---- cache_row.c ------------------------------------------------------- */
 void vyre__cache_kernels_text(char *out, size_t size, const char *names, size_t names_len);
 void vyre__cache_row_from_header(vyre__index_row *row, const vyre_blob_header *h,
                                  uint64_t file_size);
-int vyre__cache_put_local(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
-                          vyre_error *err);
 
-/* ---- cache_remote.c ---------------------------------------------------- */
-void vyre__cache_persist_remote_counters(vyre_cache *c);
+/* ---- cache_remove.c: the removal protocol and the layout check --------- */
+void vyre__cache_step(const char *what);
+void vyre__cache_shards_open(const vyre_cache *c, shard_fds *s);
+void vyre__cache_shards_close(shard_fds *s);
+int vyre__cache_doom_one(shard_fds *s, int tmpfd, doomed *v);
+void vyre__cache_undoom(shard_fds *s, int tmpfd, doomed *v, size_t n);
+void vyre__cache_doomed_unlink(int tmpfd, doomed *v, size_t n);
+int vyre__cache_removal_tmp(vyre_cache *c, vyre_error *err);
+void vyre__cache_nothing_removed(vyre_error *err);
+/* Counts problem p in res (problems, repaired) and hands it to fn; res
+ * NULL: nothing (a repair with no report). */
+void vyre__cache_report(vyre_cache_problem_fn fn, void *ctx, vyre_cache_verify_problem *p,
+                        vyre_cache_verify_result *res);
+void vyre__cache_check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res,
+                              vyre_cache_problem_fn fn, void *ctx);
 
 /* ---- cache_scan.c ------------------------------------------------------ */
 int vyre__cache_is_hex2(const char *s);
@@ -123,20 +131,20 @@ int vyre__cache_no_index(const vyre_cache *c, vyre_error *err);
 int vyre__cache_all_rows(vyre_cache *c, row_list *l, vyre_error *err);
 void vyre__cache_entry_from_row(vyre_cache_entry *e, const vyre__index_row *r);
 
-/* ---- cache_prune.c ----------------------------------------------------- */
-void vyre__cache_step(const char *what);
-void vyre__cache_shards_open(const vyre_cache *c, shard_fds *s);
-void vyre__cache_shards_close(shard_fds *s);
-int vyre__cache_doom_one(shard_fds *s, int tmpfd, doomed *v);
-void vyre__cache_undoom(shard_fds *s, int tmpfd, doomed *v, size_t n);
-void vyre__cache_doomed_unlink(int tmpfd, doomed *v, size_t n);
-int vyre__cache_removal_tmp(vyre_cache *c, vyre_error *err);
-void vyre__cache_nothing_removed(vyre_error *err);
-void vyre__cache_maybe_cleanup(vyre_cache *c);
+/* ---- cache_open.c ------------------------------------------------------ */
+int vyre__cache_index_check(const vyre_cache *c, int *removable, vyre_error *err);
+void vyre__cache_index_set_aside(const vyre_cache *c, int all, char *kept, size_t kept_size);
+int vyre__cache_index_open(vyre_cache *c, int mode, vyre__index **idx, vyre_error *err);
 
-/* ---- cache_verify.c ---------------------------------------------------- */
-void vyre__cache_check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res,
-                              vyre_cache_problem_fn fn, void *ctx);
+/* ---- cache_io.c -------------------------------------------------------- */
+int vyre__cache_put_local(vyre_cache *c, vyre_blob_header *h, const void *payload, size_t len,
+                          vyre_error *err);
+
+/* ---- cache_remote.c ---------------------------------------------------- */
+void vyre__cache_persist_remote_counters(vyre_cache *c);
+
+/* ---- cache_prune.c ----------------------------------------------------- */
+void vyre__cache_maybe_cleanup(vyre_cache *c);
 
 /* ---- the test-only step hook ------------------------------------------ */
 

@@ -137,52 +137,6 @@ static int cmp_key(const void *a, const void *b)
     return memcmp(a, b, sizeof(vyre_key));
 }
 
-static void report(vyre_cache_problem_fn fn, void *ctx, vyre_cache_verify_problem *p,
-                   vyre_cache_verify_result *res)
-{
-    if (!res)
-        return;
-    res->problems++;
-    if (p->repaired)
-        res->repaired++;
-    if (fn)
-        fn(p, ctx);
-}
-
-/* blobs/, tmp/ and quarantine/ must be real directories, and the lock
- * files (lock, cleanup.lock) regular files where they exist. Each that is
- * not (a symlink, a special file, a plain file where a directory belongs)
- * is a FOREIGN problem; with repair the entry itself is removed (unlinkat:
- * never what a link points to) and a directory recreated (a lock file is
- * recreated by its next use). res may be NULL (repair only). */
-void vyre__cache_check_layout(vyre_cache *c, int repair, vyre_cache_verify_result *res,
-                              vyre_cache_problem_fn fn, void *ctx)
-{
-    static const char *const dirs[] = {"blobs", "tmp", "quarantine", LOCK_NAME,
-                                       VYRE_CACHE_CLEANUP_LOCK};
-    for (size_t i = 0; i < VYRE_ARRAY_SIZE(dirs); i++) {
-        int is_dir = i < 3;
-        struct stat st;
-        if (fstatat(c->rootfd, dirs[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-            (is_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
-            continue;
-        vyre_cache_verify_problem p;
-        memset(&p, 0, sizeof p);
-        p.kind = VYRE_PROBLEM_FOREIGN;
-        p.detail = vyre__file_type_name(st.st_mode);
-        vyre__cache_sub_path(c, dirs[i], p.path, sizeof p.path);
-        if (repair && unlinkat(c->rootfd, dirs[i], S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0 &&
-            (!is_dir || vyre__mkdirat_umask(c->rootfd, dirs[i], c->umask) == 0 ||
-             errno == EEXIST)) {
-            p.repaired = 1;
-            p.action = is_dir ? "removed, directory recreated" : "removed";
-        }
-        if (res)
-            res->foreign++;
-        report(fn, ctx, &p, res);
-    }
-}
-
 /* An entry vyre did not write (a name it never uses), found where it looks
  * (blobs/, tmp/, quarantine/): reported, never removed. */
 static void left_entry(const char *path, vyre_cache_verify_result *res, vyre_cache_problem_fn fn,
@@ -195,7 +149,7 @@ static void left_entry(const char *path, vyre_cache_verify_result *res, vyre_cac
     p.action = "left";
     vyre__strlcpy(p.path, path, sizeof p.path);
     res->stray++;
-    report(fn, ctx, &p, res);
+    vyre__cache_report(fn, ctx, &p, res);
 }
 
 /* 1 when e, listed under blobs/, has one of vyre's names there: a shard
@@ -227,7 +181,7 @@ static void foreign_entry(vyre_cache *c, const file_ent *e, const char *what, in
     }
     if (res)
         res->foreign++;
-    report(fn, ctx, &p, res);
+    vyre__cache_report(fn, ctx, &p, res);
 }
 
 static int row_matches(const vyre__index_row *r, const checked *k)
@@ -374,7 +328,7 @@ static void verify_debris(vyre_cache *c, int repair, const tmp_scan *t,
             p.repaired = 1;
             p.action = "removed";
         }
-        report(fn, ctx, &p, res);
+        vyre__cache_report(fn, ctx, &p, res);
     }
     if (tmpfd >= 0)
         close(tmpfd);
@@ -433,7 +387,7 @@ static void verify_blobs(vyre_cache *c, int repair, const file_list *files, cons
                 p.repaired = 1;
                 p.action = "quarantined";
             }
-            report(fn, ctx, &p, res);
+            vyre__cache_report(fn, ctx, &p, res);
             continue;
         }
         res->blobs_checked++;
@@ -460,7 +414,7 @@ static void verify_blobs(vyre_cache *c, int repair, const file_list *files, cons
                 if (c->idx)
                     vyre__index_delete(c->idx, &e->key, NULL);
             }
-            report(fn, ctx, &p, res);
+            vyre__cache_report(fn, ctx, &p, res);
         }
     }
 }
@@ -493,7 +447,7 @@ static void verify_row_without_file(vyre_cache *c, int repair, const vyre__index
         p.repaired = 1;
         p.action = "row deleted";
     }
-    report(fn, ctx, &p, res);
+    vyre__cache_report(fn, ctx, &p, res);
 }
 
 /* Index rows against the checked files (both sorted by key). */
@@ -536,7 +490,7 @@ static void verify_rows(vyre_cache *c, int repair, row_list *rows, checked *good
             p.repaired = 1;
             p.action = r ? "row rewritten" : "indexed";
         }
-        report(fn, ctx, &p, res);
+        vyre__cache_report(fn, ctx, &p, res);
     }
 }
 

@@ -1,5 +1,7 @@
 /*
  * cubin.c - the kernels a cubin defines, read from its ELF symbol table.
+ * In base/, below the cache: the cache (blob kernel lists, Triton verify)
+ * and the compiler both read cubins, and neither may call up a layer.
  *
  * A cubin is an ELF64 little-endian object. Each kernel is a global
  * function symbol (STT_FUNC, STB_GLOBAL) defined in its own section named
