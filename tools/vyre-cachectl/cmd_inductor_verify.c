@@ -25,7 +25,8 @@ static int seen_before(const vyre_inductor_problem *p, size_t i)
 }
 
 /* Quarantines each unusable entry once; moved[i] = 1 for its problems. */
-static int repair(const inductor_opts *o, const vyre_inductor_problem *p, size_t n, int *moved)
+static int repair(const vyre_inductor_cache *c, const vyre_inductor_problem *p, size_t n,
+                  int *moved)
 {
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -33,7 +34,7 @@ static int repair(const inductor_opts *o, const vyre_inductor_problem *p, size_t
             continue;
         vyre_error err;
         vyre_error_clear(&err);
-        if (vyre_inductor_quarantine(o->path, p[i].entry, &err)) {
+        if (vyre_inductor_quarantine(c, p[i].entry, &err)) {
             tool_report(&err);
             rc = TOOL_EXIT_ERROR;
             continue;
@@ -135,7 +136,7 @@ int cachectl_inductor_verify(const inductor_opts *o, const vyre_inductor_cache *
     int *moved = calloc(r.n_problems ? r.n_problems : 1, sizeof *moved);
     if (!moved)
         abort();
-    int rc = o->repair ? repair(o, r.problems, r.n_problems, moved) : 0;
+    int rc = o->repair ? repair(c, r.problems, r.n_problems, moved) : 0;
     if (g_tool.json)
         print_json(o, c, &r, moved);
     else
