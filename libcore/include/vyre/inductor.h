@@ -97,7 +97,10 @@ typedef struct vyre_inductor_entry {
     int64_t last_use_ns; /* the newest atime or mtime: last use where atime is kept */
 } vyre_inductor_entry;
 
-/* One device folder of the nested Triton cache (triton/<device>/). */
+/* One device folder of the nested Triton cache (triton/<device>/). Its
+ * cache.dir reaches it through the held descriptor of the Inductor cache
+ * (/proc/self/fd/<fd>/triton/<device>) where /proc is mounted, else by its
+ * path: valid until the Inductor cache is released. */
 typedef struct vyre_inductor_triton {
     char device[VYRE_TRITON_NAME_MAX];
     vyre_triton_cache cache;
