@@ -43,7 +43,11 @@ static void usage(FILE *out)
             "prune and clear rename each entry to a vyre trash name, then remove it, so\n"
             "a running program sees the whole entry or none (and compiles again); they\n"
             "never touch an entry modified in the last minute, a link, or an entry of\n"
-            "another kind (locks, C++ kernels, temp files).\n\n"
+            "another kind (locks, C++ kernels, temp files). Only the names Inductor\n"
+            "gives count (a kernel is <2>/c<51 base32>.py); any other .py or\n"
+            ".best_config in a two-letter folder is foreign: reported, never removed.\n"
+            "prune, clear and verify --repair work relative to the cache directory\n"
+            "opened once, and refuse one owned by another user or writable by others.\n\n"
             "  --dir DIR        the TorchInductor cache to use\n"
             "  --repair         verify: move unusable entries into DIR/.vyre-quarantine\n"
             "                   (never deleted)\n"
@@ -54,7 +58,7 @@ static void usage(FILE *out)
             "%s\n"
             "exit status: 0 done, the cache clean; 1 verify found problems, or prune\n"
             "             could not reach --max-size; 2 usage or operational error (no\n"
-            "             such cache directory)\n",
+            "             such cache directory, or one another user controls)\n",
             CACHECTL_GLOBAL_HELP);
 }
 
