@@ -215,14 +215,18 @@ static int quarantine(const vyre_inductor_cache *c, const char *path, vyre_error
 }
 
 /* One of prune, clear, verify --repair; the number of entries it removed
- * or moved (an error is an outcome too: the cache was a symlink then). */
-static unsigned long one_round(unsigned round)
+ * or moved (an error is an outcome too: the cache was a symlink then,
+ * counted in *refused when the decoy was refused). */
+static unsigned long one_round(unsigned round, unsigned *refused)
 {
     vyre_inductor_cache c;
     vyre_error err;
     vyre_error_clear(&err);
-    if (open_scan(&c, &err))
+    int rc = open_scan(&c, &err);
+    if (rc) {
+        *refused += rc == VYRE_EUNSAFE;
         return 0;
+    }
     unsigned long done = 0;
     if (round % 3 == 2) {
         vyre_inductor_report r;
@@ -259,18 +263,20 @@ Test(inductor_swap, prune_clear_and_repair_never_touch_the_folder_the_cache_is_s
     if (pid == 0)
         _exit(swapper(s));
     unsigned long done = 0;
+    unsigned refused = 0;
     time_t until = time(NULL) + 60;
     unsigned round;
     for (round = 0; (round < ROUNDS || s->swaps < MIN_SWAPS) && time(NULL) < until; round++) {
         fill(root, round);
-        done += one_round(round);
+        done += one_round(round, &refused);
     }
     s->stop = 1;
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the swapper failed (%d)",
               WEXITSTATUS(status));
-    cr_log_info("%u rounds, %ld swaps, %lu entries removed or moved", round, s->swaps, done);
+    cr_log_info("%u rounds, %ld swaps, %lu entries removed or moved, %u scans refused the decoy",
+                round, s->swaps, done, refused);
     cr_assert_geq(s->swaps, MIN_SWAPS, "the cache was swapped only %ld times", s->swaps);
     cr_assert_gt(done, 0, "no round removed anything: the test tested nothing");
     char *after = snapshot();
