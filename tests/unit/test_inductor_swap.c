@@ -1,11 +1,18 @@
 /*
  * test_inductor_swap.c - prune, clear and verify --repair of a
  * TorchInductor cache while another process swaps the cache directory for
- * a symlink to a decoy folder (issue 33, point 1): the decoy is another
- * user's (uid 65534 when the test runs as root) or, where no other user
- * can be made, a folder others may write; either way not a cache vyre may
- * change. Every command works relative to the one descriptor it opened,
- * so no file of the decoy is ever touched, in hundreds of rounds.
+ * a symlink to a decoy folder (issue 33, point 1), in hundreds of rounds;
+ * no file of the decoy is ever touched.
+ *
+ * Two decoys. One is another user's (uid 65534 when the test runs as
+ * root) and, where no other user can be made, writable by others: not a
+ * cache vyre may change, refused when a scan meets it. The other is the
+ * user's own and passes every check, but holds, under the very names the
+ * cache's entries have, what must not go (a folder where the cache has a
+ * kernel file, a sound autotune result where the cache has a broken one):
+ * a scan that meets it finds nothing to remove, so only working relative
+ * to the one descriptor the scan opened keeps a removal or a move from
+ * landing in it.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -74,7 +81,11 @@ static void put_at(const char *root, const char *rel, const char *text)
     tu_write_file(p, text, strlen(text));
 }
 
-static void make_decoy(void)
+/* 1: the cache gets the same names every round (the second decoy holds
+ * them). */
+static int g_fixed;
+
+static void make_others_decoy(void)
 {
     char src[512];
     snprintf(src, sizeof src, "%s/fixtures/inductor/cache", VYRE_TEST_SOURCE_DIR);
@@ -161,6 +172,7 @@ static int bucket_at(int root, const char *bucket)
  * it), written through root, wherever the path points meanwhile. */
 static void fill(int root, unsigned round)
 {
+    round = g_fixed ? 0 : round;
     for (unsigned k = 0; k < 3; k++) {
         char bucket[3], name[64];
         kernel_name(round, k, bucket, name);
@@ -173,6 +185,33 @@ static void fill(int root, unsigned round)
         }
         close(b);
     }
+}
+
+/* The user's own decoy: round 0's names, each a folder of someone's file
+ * where the cache has a kernel, and a sound autotune result where the
+ * cache has a broken one, written just now (so that prune, which goes by
+ * age, leaves it when a scan meets the decoy itself). */
+static void make_own_decoy(void)
+{
+    cr_assert_eq(mkdir(g_decoy, 0700), 0);
+    for (unsigned k = 0; k < 3; k++) {
+        char bucket[3], name[64], rel[128];
+        kernel_name(0, k, bucket, name);
+        snprintf(rel, sizeof rel, "%s/%s/thesis.txt", bucket, name);
+        put_at(g_decoy, rel, "chapter one\n");
+        if (k == 0) {
+            snprintf(rel, sizeof rel, "%s/%064x.best_config", bucket, 0u);
+            put_at(g_decoy, rel, "{\"num_warps\": 4, \"num_stages\": 1, \"configs_hash\": \"a\"}");
+        }
+    }
+    put_at(g_decoy, "go/main.py", "package main\n");
+    time_t now = time(NULL);
+    g_old[0] = g_old[1] = (struct timespec){now - OLD_S, 0};
+    cr_assert_eq(nftw(g_decoy, age_one, 16, FTW_PHYS), 0);
+    char bucket[3], name[64], best[1024];
+    kernel_name(0, 0, bucket, name);
+    snprintf(best, sizeof best, "%s/%s/%064x.best_config", g_decoy, bucket, 0u);
+    cr_assert_eq(utimensat(AT_FDCWD, best, NULL, 0), 0);
 }
 
 /* ---- the swapper -------------------------------------------------------- */
@@ -247,9 +286,10 @@ static unsigned long one_round(unsigned round, unsigned *refused)
     return done;
 }
 
-Test(inductor_swap, prune_clear_and_repair_never_touch_the_folder_the_cache_is_swapped_for)
+/* Runs the rounds against the decoy made; checks it is untouched.
+ * *refused_out: the scans that met the decoy and were refused. */
+static void swap_rounds(unsigned *refused_out)
 {
-    make_decoy();
     char *before = snapshot();
     cr_assert_eq(mkdir(g_cache, 0700), 0);
     int root = open(g_cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -291,4 +331,21 @@ Test(inductor_swap, prune_clear_and_repair_never_touch_the_folder_the_cache_is_s
     cr_assert(S_ISDIR(st.st_mode), "the swapper left the symlink in place");
     close(root);
     munmap(s, sizeof *s);
+    *refused_out = refused;
+}
+
+Test(inductor_swap, prune_clear_and_repair_never_touch_another_users_folder_swapped_in)
+{
+    make_others_decoy();
+    unsigned refused;
+    swap_rounds(&refused);
+}
+
+Test(inductor_swap, prune_clear_and_repair_work_from_one_descriptor_not_the_path)
+{
+    g_fixed = 1;
+    make_own_decoy();
+    unsigned refused;
+    swap_rounds(&refused);
+    cr_assert_eq(refused, 0, "the user's own folder passes the check: only the descriptor held");
 }
