@@ -42,7 +42,7 @@ static int is_key(const char *name, size_t len, char prefix)
     return 1;
 }
 
-/* 1 when key (its first len bytes) belongs in the folder `bucket`. */
+/* 1 when key belongs in the folder `bucket`: its 2nd and 3rd characters. */
 static int in_its_bucket(const char *bucket, const char *key)
 {
     return strlen(bucket) == 2 && bucket[0] == key[1] && bucket[1] == key[2];
