@@ -29,6 +29,7 @@
 #define KERNEL "bt/cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5ui.py"
 #define FXG    "fxgraph/bn/fbnlqq6fq3iox6th74jmtp2uqbhvexikquy3mso6gq6akgsj37sa"
 #define AOT    "aotautograd/a6gouvpd7yz5xpg6ahzotcotlilphl7hdjx3eemvtoon4bci3vwg"
+#define BIG    "un/b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1.best_config"
 
 static char g_tmp[512];
 static char g_cache[600];
@@ -283,12 +284,12 @@ Test(cachectl_inductor, verify_links_and_files_it_cannot_read)
     cpath(path, sizeof path, "ug/pipe.best_config");
     cr_assert_eq(mkfifo(path, 0600), 0);
     /* More than verify reads of a .best_config (1 MiB): not read, said so. */
-    cpath(path, sizeof path, "un/big.best_config");
+    cpath(path, sizeof path, BIG);
     char *big = calloc(1, (1 << 20) + 2);
     memset(big, ' ', (1 << 20) + 1);
     tu_write_file(path, big, (1 << 20) + 1);
     free(big);
-    verify_finds("unreadable", "'un/big.best_config' cannot be read: more than the 1 MiB read");
+    verify_finds("unreadable", "'" BIG "' cannot be read: more than the 1 MiB read");
     verify_finds("link", "'bt/link.py' is a symbolic link or special file, not followed");
     verify_finds("link", "'ug/pipe.best_config' is a symbolic link or special file");
     if (geteuid() != 0) { /* root reads a mode-000 file */
@@ -405,4 +406,107 @@ Test(cachectl_inductor, prune_by_age_and_clear_leave_young_entries_links_and_oth
     cr_assert(strstr(p.err, "could not bring the TorchInductor cache under --max-size 1.0 KiB"),
               "%s", p.err);
     tu_proc_free(&p);
+}
+
+/* Issue 33: a cache others may write is not one vyre changes: every command
+ * that removes or moves files refuses it with the hint; the read-only ones
+ * still read it. */
+Test(cachectl_inductor, a_cache_others_may_write_is_refused_for_every_change)
+{
+    age_all();
+    cr_assert_eq(chmod(g_cache, 0757), 0);
+    static const char *const cmds[][4] = {
+        {"prune", "--max-age", "1d", NULL},
+        {"clear", "--yes", NULL, NULL},
+        {"verify", "--repair", NULL, NULL},
+    };
+    char want[1400];
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: TorchInductor cache '%s' is writable by group or others "
+             "(mode 0757): refusing to change files others could plant",
+             g_cache);
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        tu_proc p;
+        run(&p, ARGS("inductor", "--dir", g_cache, cmds[i][0], cmds[i][1], cmds[i][2]));
+        cr_assert_eq(p.exit_code, 2, "%s: %s%s", cmds[i][0], p.out, p.err);
+        tu_assert_line(p.err, want);
+        cr_assert(strstr(p.err, "hint: run 'chmod go-w' on it"), "%s", p.err);
+        cr_assert_str_eq(p.out, "");
+        tu_proc_free(&p);
+    }
+    cr_assert(exists(KERNEL) && exists(FXG) && exists(AOT) && exists(BEST));
+    cr_assert(!exists(".vyre-quarantine"));
+    static const char *const reads[] = {"stats", "ls", "verify"};
+    for (size_t i = 0; i < 3; i++) {
+        tu_proc p;
+        run(&p, ARGS("inductor", "--dir", g_cache, reads[i]));
+        cr_assert_eq(p.exit_code, 0, "%s: %s%s", reads[i], p.out, p.err);
+        tu_proc_free(&p);
+    }
+}
+
+Test(cachectl_inductor, a_cache_of_another_user_is_refused_for_prune)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give the cache to another user (uid 65534); the mode "
+                     "check is tested above");
+    age_all();
+    cr_assert_eq(chown(g_cache, 65534, 65534), 0);
+    tu_proc p;
+    run(&p, ARGS("inductor", "--dir", g_cache, "prune", "--max-age", "1d"));
+    cr_assert_eq(p.exit_code, 2, "%s%s", p.out, p.err);
+    char want[1400];
+    snprintf(want, sizeof want,
+             "vyre-cachectl: error: TorchInductor cache '%s' is owned by uid 65534, not by you "
+             "(uid 0): refusing to change files another user controls",
+             g_cache);
+    tu_assert_line(p.err, want);
+    cr_assert(strstr(p.err, "hint: run the command as the cache's owner"), "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert(exists(KERNEL) && exists(FXG) && exists(AOT));
+}
+
+/* Issue 33: `go/main.py` went as a "kernel". Names Inductor never writes
+ * are foreign: prune and clear leave them and say so; verify reports them. */
+Test(cachectl_inductor, foreign_names_survive_prune_and_clear_and_are_reported)
+{
+    char go[1024];
+    cpath(go, sizeof go, "go");
+    cr_assert_eq(mkdir(go, 0700), 0);
+    put("go/main.py", "package main\n");
+    put("bt/helper.py", "x = 1\n");
+    age_all();
+    age("go", 9000, 9000);
+    age("bt/helper.py", 9000, 9000);
+    tu_proc p;
+    run(&p, ARGS("inductor", "--dir", g_cache, "clear", "--yes"));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert(exists("go/main.py") && exists("bt/helper.py"));
+    cr_assert(!exists(KERNEL), "Inductor's kernels still go");
+    tu_assert_line(p.out, "left foreign           13 B  go/main.py");
+    tu_assert_line(p.out, "left foreign            6 B  bt/helper.py");
+    tu_assert_line(p.out, "Left 2 foreign entries: not names TorchInductor writes, never removed");
+    for (const char *l = p.out; (l = strstr(l, "removed ")); l++)
+        cr_assert(strncmp(strchr(l, '\n') - 10, "go/main.py", 10) &&
+                      strncmp(strchr(l, '\n') - 9, "helper.py", 9),
+                  "a foreign file was removed:\n%s", p.out);
+    tu_proc_free(&p);
+    run(&p, ARGS("inductor", "--dir", g_cache, "clear", "--yes", "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    json_t *j = json_of(&p);
+    cr_assert_eq(json_integer_value(json_object_get(j, "foreign_entries")), 2, "%s", p.out);
+    json_decref(j);
+    tu_proc_free(&p);
+    run(&p, ARGS("inductor", "--dir", g_cache, "verify", "--repair"));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "foreign: 'go/main.py' is not a name TorchInductor gives a kernel, an "
+                          "autotune result or an entry: not its file, left alone");
+    cr_assert(!strstr(p.out, "moved to"), "a foreign file was moved:\n%s", p.out);
+    tu_proc_free(&p);
+    run(&p, ARGS("inductor", "--dir", g_cache, "ls"));
+    cr_assert(
+        strstr(p.out, "go/main.py  (foreign: not a name TorchInductor writes, never removed)"),
+        "%s", p.out);
+    tu_proc_free(&p);
+    cr_assert(exists("go/main.py") && exists("bt/helper.py"));
 }

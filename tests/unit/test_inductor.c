@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cache/foreign/foreign_internal.h"
+#include "cache/foreign/inductor_internal.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -93,7 +94,8 @@ static void scan(vyre_inductor_cache *c)
 {
     vyre_error err;
     vyre_error_clear(&err);
-    cr_assert_eq(vyre_inductor_cache_scan(g_cache, c, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_inductor_cache_scan(g_cache, VYRE_INDUCTOR_SCAN_WRITE, c, &err), 0, "%s",
+                 err.message);
 }
 
 static const vyre_inductor_entry *entry(const vyre_inductor_cache *c, const char *path)
@@ -169,14 +171,14 @@ Test(inductor, missing_not_a_dir_and_empty)
     vyre_error_clear(&err);
     char p[1024];
     snprintf(p, sizeof p, "%s/nope", g_tmp);
-    cr_assert_eq(vyre_inductor_cache_scan(p, &c, &err), VYRE_ENOENT);
+    cr_assert_eq(vyre_inductor_cache_scan(p, 0, &c, &err), VYRE_ENOENT);
     cr_assert(strstr(err.message, "does not exist"), "%s", err.message);
     cr_assert(strstr(err.hint, "TORCHINDUCTOR_CACHE_DIR"), "%s", err.hint);
     cpath(p, sizeof p, KERNEL);
-    cr_assert_eq(vyre_inductor_cache_scan(p, &c, &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_inductor_cache_scan(p, 0, &c, &err), VYRE_EINVAL);
     snprintf(p, sizeof p, "%s/empty", g_tmp);
     cr_assert_eq(mkdir(p, 0700), 0);
-    cr_assert_eq(vyre_inductor_cache_scan(p, &c, &err), 0);
+    cr_assert_eq(vyre_inductor_cache_scan(p, 0, &c, &err), 0);
     cr_assert_eq(c.n_entries, 0);
     cr_assert_eq(c.files, 0);
     vyre_inductor_report r;
@@ -340,22 +342,25 @@ Test(inductor, quarantine_moves_never_deletes)
 {
     vyre_error err;
     vyre_error_clear(&err);
-    cr_assert_eq(vyre_inductor_quarantine(g_cache, BEST, &err), 0, "%s", err.message);
+    vyre_inductor_cache q;
+    scan(&q);
+    cr_assert_eq(vyre_inductor_quarantine(&q, BEST, &err), 0, "%s", err.message);
     cr_assert(!exists(BEST));
     cr_assert(exists(".vyre-quarantine/" BEST));
     put(BEST, "{}");
-    cr_assert_eq(vyre_inductor_quarantine(g_cache, BEST, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_inductor_quarantine(&q, BEST, &err), 0, "%s", err.message);
     cr_assert(exists(".vyre-quarantine/" BEST ".1"));
-    cr_assert_eq(vyre_inductor_quarantine(g_cache, "triton/0/" TGROUP, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_inductor_quarantine(&q, "triton/0/" TGROUP, &err), 0, "%s", err.message);
     cr_assert(exists(".vyre-quarantine/triton/0/" TGROUP "/triton_per_fused_prepare_softmax_"
                      "online_0.cubin"));
-    cr_assert_eq(vyre_inductor_quarantine(g_cache, "../x", &err), VYRE_EINVAL);
-    cr_assert_eq(vyre_inductor_quarantine(g_cache, "bt/nope.py", &err), VYRE_ENOENT);
+    cr_assert_eq(vyre_inductor_quarantine(&q, "../x", &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_inductor_quarantine(&q, "bt/nope.py", &err), VYRE_ENOENT);
     /* Through a link: refused, nothing moved. */
     char p[1024];
     cpath(p, sizeof p, "zz");
     cr_assert_eq(symlink(g_tmp, p), 0);
-    cr_assert_eq(vyre_inductor_quarantine(g_cache, "zz/cache", &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_inductor_quarantine(&q, "zz/cache", &err), VYRE_EINVAL);
+    vyre_inductor_cache_release(&q);
     /* The quarantine is vyre's: not an entry. */
     vyre_inductor_cache c;
     scan(&c);
@@ -519,16 +524,29 @@ static int64_t mono_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* Inductor's key for the i-th entry: prefix, "zz" (its folder), then 49
+ * more base32 characters. */
+static void zz_key(char prefix, int i, char key[53])
+{
+    static const char b32[] = "abcdefghijklmnopqrstuvwxyz234567";
+    key[0] = prefix, key[1] = key[2] = 'z';
+    for (int k = 3; k < 52; k++, i /= 32)
+        key[k] = b32[i % 32];
+    key[52] = '\0';
+}
+
 static int writer(const char *cache, int64_t until_ns)
 {
-    char p[1100], t[1200];
+    char p[1100], t[1200], key[53];
     int errors = 0;
     for (int i = 0; mono_ns() < until_ns; i++) {
         snprintf(t, sizeof t, "%s/zz/.%d.tmp", cache, i);
-        snprintf(p, sizeof p, "%s/zz/k%d.py", cache, i);
+        zz_key('c', i, key);
+        snprintf(p, sizeof p, "%s/zz/%s.py", cache, key);
         FILE *f = fopen(t, "w");
         errors += !f || fputs("import triton\n", f) < 0 || fclose(f) != 0 || rename(t, p) != 0;
-        snprintf(p, sizeof p, "%s/fxgraph/zz/f%d", cache, i);
+        zz_key('f', i, key);
+        snprintf(p, sizeof p, "%s/fxgraph/zz/%s", cache, key);
         errors += mkdir(p, 0700) != 0;
         snprintf(t, sizeof t, "%s/entry", p);
         f = fopen(t, "w");
@@ -617,4 +635,129 @@ Test(inductor, vyre_trash_in_the_nested_triton_cache_is_not_checked_and_prune_fi
     cr_assert_eq(res.trash, 1);
     cr_assert(!exists("triton/0/.vyre-trash." TGROUP ".99999.1"));
     cr_assert(exists("triton/0/" TGROUP) && exists("triton/0/.vyre-quarantine/" TGROUP));
+}
+
+/* Names Inductor never writes, in the places it writes kernels, autotune
+ * results and entries (issue 33: `go/main.py` went as a "kernel"): each
+ * is foreign, reported, never removed. */
+static const char *const g_foreign[] = {
+    "go/main.py",
+    "bt/helper.py",
+    "zz/cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5ui.py", /* not its folder */
+    "bt/cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5u.py",  /* one short */
+    "bt/cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5u1.py", /* '1': not base32 */
+    "bt/notes.best_config",
+    "fxgraph/bn/thesis/chapter1",
+    "aotautograd/mine/notes",
+};
+#define N_FOREIGN (sizeof g_foreign / sizeof *g_foreign)
+
+Test(inductor, names_inductor_never_writes_are_foreign_and_survive_prune_and_clear)
+{
+    for (size_t i = 0; i < N_FOREIGN; i++) {
+        char p[1024];
+        cpath(p, sizeof p, g_foreign[i]);
+        char *slash = strrchr(p, '/');
+        *slash = '\0';
+        mkdir(p, 0700);
+        *slash = '/';
+        put(g_foreign[i], "mine\n");
+    }
+    age("", 3600, 7200);
+    vyre_inductor_prune_result res;
+    vyre_inductor_prune_opts o = {.max_age_ns = INT64_C(60) * 1000000000};
+    prune(&o, &res);
+    cr_assert_eq(res.removed, 7, "the fixture's entries go");
+    vyre_inductor_prune_opts all = {.all = 1};
+    prune(&all, &res);
+    cr_assert_eq(res.removed, 0);
+    cr_assert_eq(res.foreign, N_FOREIGN);
+    for (size_t i = 0; i < N_FOREIGN; i++)
+        cr_assert(exists(g_foreign[i]), "'%s' was removed", g_foreign[i]);
+    vyre_inductor_cache c;
+    scan(&c);
+    for (size_t i = 0; i < N_FOREIGN; i++) {
+        /* the entry is the file, or the folder for fxgraph/ and aotautograd/ */
+        char e[256];
+        snprintf(e, sizeof e, "%s", g_foreign[i]);
+        if (!strncmp(e, "fxgraph/", 8) || !strncmp(e, "aotautograd/", 12))
+            *strrchr(e, '/') = '\0';
+        const vyre_inductor_entry *x = entry(&c, e);
+        cr_assert(x->foreign && x->kind == VYRE_INDUCTOR_OTHER, "%s", e);
+    }
+    cr_assert_eq(count_kind(&c, VYRE_INDUCTOR_KERNEL), 0);
+    vyre_error err;
+    vyre_error_clear(&err);
+    vyre_inductor_report r;
+    cr_assert_eq(vyre_inductor_verify(&c, &r, &err), 0, "%s", err.message);
+    cr_assert_eq(r.n_problems, N_FOREIGN);
+    for (size_t i = 0; i < r.n_problems; i++)
+        cr_assert(!strcmp(r.problems[i].kind, "foreign") && !r.problems[i].entry_bad, "%s: %s",
+                  r.problems[i].kind, r.problems[i].message);
+    vyre_inductor_report_release(&r);
+    vyre_inductor_cache_release(&c);
+}
+
+/* Inductor's own names, as codecache.py makes them, and near misses. */
+Test(inductor, kernel_names_are_c_and_51_base32_characters_in_their_folder)
+{
+    static const char *const ok[] = {KERNEL, KERNEL2, KERNEL3, BEST,
+                                     "bt/cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5ui"
+                                     ".best_config"};
+    static const char *const no[] = {
+        "bt/Cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5ui.py",  /* capital */
+        "bt/cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5uii.py", /* one long */
+        "bt/cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5ui.pyc",
+        "bt/91dbf07d645711ebc936c694facd3254fa10be19624fe41233a31431373e3bfg.best_config",
+        "bt/.cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5ui.py",
+    };
+    char bucket[3] = "bt";
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        const char *n = ok[i] + 3;
+        memcpy(bucket, ok[i], 2);
+        cr_assert(vyre__inductor_is_kernel_name(bucket, n) ||
+                      vyre__inductor_is_autotune_name(bucket, n),
+                  "%s", ok[i]);
+    }
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        cr_assert(!vyre__inductor_is_kernel_name("bt", no[i] + 3) &&
+                      !vyre__inductor_is_autotune_name("bt", no[i] + 3),
+                  "%s", no[i]);
+    cr_assert(vyre__inductor_is_fxgraph_key("bn", FXG + 11));
+    cr_assert(!vyre__inductor_is_fxgraph_key("bo", FXG + 11));
+    cr_assert(vyre__inductor_is_aot_key(AOT + 12));
+    cr_assert(!vyre__inductor_is_aot_key("mine"));
+}
+
+/* A cache scanned only to be read is never changed through. */
+Test(inductor, prune_and_quarantine_refuse_a_cache_scanned_read_only)
+{
+    age("", 3600, 7200);
+    vyre_inductor_cache c;
+    vyre_error err;
+    vyre_error_clear(&err);
+    cr_assert_eq(vyre_inductor_cache_scan(g_cache, 0, &c, &err), 0, "%s", err.message);
+    vyre_inductor_prune_opts all = {.all = 1};
+    vyre_inductor_prune_result res;
+    cr_assert_eq(vyre_inductor_prune(&c, &all, NULL, NULL, &res, &err), VYRE_EINVAL);
+    cr_assert(strstr(err.message, "was not opened to be changed"), "%s", err.message);
+    cr_assert_eq(vyre_inductor_quarantine(&c, BEST, &err), VYRE_EINVAL);
+    vyre_inductor_cache_release(&c);
+    cr_assert(exists(KERNEL) && exists(BEST));
+}
+
+/* The scan's check, as the CLI's: a root others may write is refused. */
+Test(inductor, a_root_others_may_write_is_refused_for_a_change)
+{
+    cr_assert_eq(chmod(g_cache, 0757), 0);
+    vyre_inductor_cache c;
+    vyre_error err;
+    vyre_error_clear(&err);
+    cr_assert_eq(vyre_inductor_cache_scan(g_cache, VYRE_INDUCTOR_SCAN_WRITE, &c, &err),
+                 VYRE_EUNSAFE);
+    cr_assert(strstr(err.message, "writable by group or others (mode 0757)"), "%s", err.message);
+    cr_assert(strstr(err.hint, "chmod go-w"), "%s", err.hint);
+    vyre_inductor_cache_release(&c);
+    cr_assert_eq(vyre_inductor_cache_scan(g_cache, 0, &c, &err), 0, "reading stays allowed");
+    vyre_inductor_cache_release(&c);
 }

@@ -43,7 +43,11 @@ static void usage(FILE *out)
             "prune and clear rename each entry to a vyre trash name, then remove it, so\n"
             "a running program sees the whole entry or none (and compiles again); they\n"
             "never touch an entry modified in the last minute, a link, or an entry of\n"
-            "another kind (locks, C++ kernels, temp files).\n\n"
+            "another kind (locks, C++ kernels, temp files). Only the names Inductor\n"
+            "gives count (a kernel is <2>/c<51 base32>.py); any other .py or\n"
+            ".best_config in a two-letter folder is foreign: reported, never removed.\n"
+            "prune, clear and verify --repair work relative to the cache directory\n"
+            "opened once, and refuse one owned by another user or writable by others.\n\n"
             "  --dir DIR        the TorchInductor cache to use\n"
             "  --repair         verify: move unusable entries into DIR/.vyre-quarantine\n"
             "                   (never deleted)\n"
@@ -54,7 +58,7 @@ static void usage(FILE *out)
             "%s\n"
             "exit status: 0 done, the cache clean; 1 verify found problems, or prune\n"
             "             could not reach --max-size; 2 usage or operational error (no\n"
-            "             such cache directory)\n",
+            "             such cache directory, or one another user controls)\n",
             CACHECTL_GLOBAL_HELP);
 }
 
@@ -279,9 +283,10 @@ static int do_stats(const inductor_opts *o, const vyre_inductor_cache *c)
 
 static json_t *entry_json(const vyre_inductor_entry *e)
 {
-    json_t *o = json_pack("{s:s, s:s, s:b, s:b, s:b, s:b}", "path", e->path, "kind",
-                          vyre_inductor_kind_name(e->kind), "directory", e->dir, "link", e->link,
-                          "vyre_trash", e->trash, "unreadable", e->unreadable);
+    json_t *o =
+        json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:b}", "path", e->path, "kind",
+                  vyre_inductor_kind_name(e->kind), "directory", e->dir, "link", e->link,
+                  "vyre_trash", e->trash, "unreadable", e->unreadable, "foreign", e->foreign);
     json_object_set_new(o, "files", json_integer((json_int_t)e->files));
     json_object_set_new(o, "bytes", json_integer((json_int_t)e->bytes));
     json_object_set_new(o, "modified_unix_ns", json_integer(e->mtime_ns));
@@ -298,9 +303,10 @@ static void print_entry(const vyre_inductor_entry *e, int64_t now)
     printf("%-11s  %5" PRIu64 "  %10s  %5s  %5s  ", vyre_inductor_kind_name(e->kind), e->files,
            size, age, use);
     tool_clean_fputs(e->path, stdout);
-    printf("%s%s%s\n", e->link ? "  (link, not followed)" : "",
+    printf("%s%s%s%s\n", e->link ? "  (link, not followed)" : "",
            e->trash ? "  (vyre trash: the next prune removes it)" : "",
-           e->unreadable ? "  (cannot be listed whole)" : "");
+           e->unreadable ? "  (cannot be listed whole)" : "",
+           e->foreign ? "  (foreign: not a name TorchInductor writes, never removed)" : "");
 }
 
 static int do_ls(const inductor_opts *o, const vyre_inductor_cache *c)
@@ -339,7 +345,12 @@ int cmd_inductor(int argc, char **argv)
     vyre_inductor_cache c;
     vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_inductor_cache_scan(o.path, &c, &err))
+    /* Every action that may change the cache opens it as vyre's own root is
+     * opened (another user's, or one others may write, is refused), and
+     * works relative to that one descriptor: --dry-run too, so that what it
+     * says would go is what the real run removes. */
+    int change = !strcmp(o.action, "prune") || !strcmp(o.action, "clear") || o.repair;
+    if (vyre_inductor_cache_scan(o.path, change ? VYRE_INDUCTOR_SCAN_WRITE : 0, &c, &err))
         return cachectl_fail(&err);
     if (!strcmp(o.action, "stats"))
         rc = do_stats(&o, &c);

@@ -42,6 +42,22 @@ static void on_entry(const vyre_inductor_entry *e, int removed, void *user)
     putchar('\n');
 }
 
+/* The foreign names prune and clear leave, one line each: someone's files
+ * in the cache (`go/main.py`), never removed. */
+static void print_foreign(const vyre_inductor_cache *c)
+{
+    for (size_t i = 0; i < c->n_entries; i++) {
+        const vyre_inductor_entry *e = &c->entries[i];
+        if (!e->foreign)
+            continue;
+        char size[32];
+        vyre_format_size(e->bytes, size, sizeof size);
+        printf("left %-11s %10s  ", "foreign", size);
+        tool_clean_fputs(e->path, stdout);
+        putchar('\n');
+    }
+}
+
 static void print_summary(const inductor_opts *o, const vyre_inductor_prune_result *r)
 {
     char size[32], left[32];
@@ -59,6 +75,9 @@ static void print_summary(const inductor_opts *o, const vyre_inductor_prune_resu
                o->dry_run ? "Would finish" : "Finished", r->trash, r->trash == 1 ? "y" : "ies");
     if (r->failed)
         printf("Could not remove %" PRIu64 " entr%s\n", r->failed, r->failed == 1 ? "y" : "ies");
+    if (r->foreign)
+        printf("Left %" PRIu64 " foreign entr%s: not names TorchInductor writes, never removed\n",
+               r->foreign, r->foreign == 1 ? "y" : "ies");
 }
 
 static void print_json(const inductor_opts *o, const vyre_inductor_prune_result *r, json_t *list)
@@ -77,6 +96,7 @@ static void print_json(const inductor_opts *o, const vyre_inductor_prune_result 
     json_object_set_new(d, "young_entries", json_integer((json_int_t)r->young));
     json_object_set_new(d, "failed_entries", json_integer((json_int_t)r->failed));
     json_object_set_new(d, "trash_finished", json_integer((json_int_t)r->trash));
+    json_object_set_new(d, "foreign_entries", json_integer((json_int_t)r->foreign));
     tool_json_print(stdout, d);
 }
 
@@ -93,8 +113,10 @@ int cachectl_inductor_prune(const inductor_opts *o, const vyre_inductor_cache *c
         tool_report(&err);
     if (x.list)
         print_json(o, &r, x.list);
-    else if (!g_cachectl.quiet)
+    else if (!g_cachectl.quiet) {
+        print_foreign(c);
         print_summary(o, &r);
+    }
     if (rc)
         return TOOL_EXIT_ERROR;
     if (o->max_bytes && r.kept_bytes > o->max_bytes) {

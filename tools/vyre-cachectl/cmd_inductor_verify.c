@@ -15,32 +15,60 @@
 #include "tool_json.h"
 #include "tool_sanitize.h"
 
-/* 1 when entry i's entry was already handled by an earlier problem. */
-static int seen_before(const vyre_inductor_problem *p, size_t i)
+/* The problems grouped by the entry they name, in n log n (a cache full of
+ * foreign names has one problem each): group[i] is the index of the first
+ * problem naming i's entry, first_bad[i] 1 on the first problem of its
+ * entry that makes the entry unusable (the one repair acts on). */
+typedef struct pref {
+    const char *entry;
+    size_t i;
+} pref;
+
+static int cmp_pref(const void *a, const void *b)
 {
-    for (size_t k = 0; k < i; k++)
-        if (p[k].entry_bad && !strcmp(p[k].entry, p[i].entry))
-            return 1;
-    return 0;
+    const pref *x = a, *y = b;
+    int c = strcmp(x->entry, y->entry);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-/* Quarantines each unusable entry once; moved[i] = 1 for its problems. */
-static int repair(const inductor_opts *o, const vyre_inductor_problem *p, size_t n, int *moved)
+static void group_problems(const vyre_inductor_problem *p, size_t n, size_t *group, int *first_bad)
+{
+    pref *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        v[i] = (pref){p[i].entry, i};
+    qsort(v, n, sizeof *v, cmp_pref);
+    for (size_t k = 0, lead = 0, bad_seen = 0; k < n; k++) {
+        if (k == 0 || strcmp(v[k].entry, v[k - 1].entry))
+            lead = v[k].i, bad_seen = 0;
+        group[v[k].i] = lead;
+        first_bad[v[k].i] = p[v[k].i].entry_bad && !bad_seen;
+        bad_seen |= p[v[k].i].entry_bad;
+    }
+    free(v);
+}
+
+/* Quarantines each unusable entry once; moved[i] = 1 for every problem of
+ * an entry moved (only once the move succeeded). */
+static int repair(const vyre_inductor_cache *c, const vyre_inductor_problem *p, size_t n,
+                  const size_t *group, const int *first_bad, int *moved)
 {
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!p[i].entry_bad || seen_before(p, i))
+        if (!first_bad[i])
             continue;
         vyre_error err;
         vyre_error_clear(&err);
-        if (vyre_inductor_quarantine(o->path, p[i].entry, &err)) {
+        if (vyre_inductor_quarantine(c, p[i].entry, &err)) {
             tool_report(&err);
             rc = TOOL_EXIT_ERROR;
             continue;
         }
-        for (size_t k = i; k < n; k++)
-            moved[k] |= !strcmp(p[k].entry, p[i].entry);
+        moved[group[i]] = 1; /* the group's mark, spread below */
     }
+    for (size_t i = 0; i < n; i++)
+        moved[i] = moved[group[i]];
     return rc;
 }
 
@@ -99,7 +127,8 @@ static void print_unchecked(const vyre_inductor_report *r)
         printf("not parsed: kernels are checked as UTF-8 text, not as Python\n");
 }
 
-static void print_text(const inductor_opts *o, const vyre_inductor_report *r, const int *moved)
+static void print_text(const inductor_opts *o, const vyre_inductor_report *r, const int *moved,
+                       const int *first_bad)
 {
     for (size_t i = 0; i < r->n_problems; i++) {
         printf("%s: ", r->problems[i].kind);
@@ -110,7 +139,7 @@ static void print_text(const inductor_opts *o, const vyre_inductor_report *r, co
         return;
     size_t bad = 0;
     for (size_t i = 0; i < r->n_problems; i++)
-        bad += r->problems[i].entry_bad && !seen_before(r->problems, i);
+        bad += first_bad[i] != 0;
     const uint64_t *c = r->checked;
     printf("%" PRIu64 " kernel%s, %" PRIu64 " autotune result%s, %" PRIu64
            " Triton group%s checked: %zu unusable, %zu problem%s\n",
@@ -132,16 +161,20 @@ int cachectl_inductor_verify(const inductor_opts *o, const vyre_inductor_cache *
     vyre_error_clear(&err);
     if (vyre_inductor_verify(c, &r, &err))
         return cachectl_fail(&err);
-    int *moved = calloc(r.n_problems ? r.n_problems : 1, sizeof *moved);
-    if (!moved)
+    size_t n = r.n_problems, slots = n ? n : 1;
+    int *moved = calloc(slots, sizeof *moved), *first_bad = calloc(slots, sizeof *first_bad);
+    size_t *group = calloc(slots, sizeof *group);
+    if (!moved || !first_bad || !group)
         abort();
-    int rc = o->repair ? repair(o, r.problems, r.n_problems, moved) : 0;
+    group_problems(r.problems, n, group, first_bad);
+    int rc = o->repair ? repair(c, r.problems, n, group, first_bad, moved) : 0;
     if (g_tool.json)
         print_json(o, c, &r, moved);
     else
-        print_text(o, &r, moved);
-    size_t n = r.n_problems;
+        print_text(o, &r, moved, first_bad);
     free(moved);
+    free(first_bad);
+    free(group);
     vyre_inductor_report_release(&r);
     if (rc)
         return rc;

@@ -12,6 +12,20 @@
  * entries (pickles: vyre never unpickles them), and, unless
  * TRITON_CACHE_DIR is set, a Triton cache per device under triton/<device>/
  * (vyre/triton.h reads it).
+ *
+ * Only the names Inductor gives count as its entries: a kernel is
+ * <k[1:3]>/<k>.py with k "c" and 51 base32 characters (codecache.py's
+ * code_hash), an autotune result <2>/<64 hex>.best_config (or the kernel's
+ * key), an FX graph entry fxgraph/<k[1:3]>/<k>/ (k "f" + 51), an
+ * AOTAutograd entry aotautograd/<k>/ (k "a" + 51). A name of that shape
+ * Inductor would never make (`go/main.py`) is foreign: listed, reported,
+ * never removed.
+ *
+ * Everything that changes the cache (prune, clear, quarantine) works
+ * relative to the one directory descriptor the scan opened and the cache
+ * holds until it is released: no path of the cache is opened again, so a
+ * cache swapped for a symlink to another folder meanwhile is never
+ * followed there.
  */
 #ifndef VYRE_INDUCTOR_H
 #define VYRE_INDUCTOR_H
@@ -73,6 +87,9 @@ typedef struct vyre_inductor_entry {
     int link;            /* a symbolic link or special file (never followed or read) */
     int trash;           /* a vyre trash name a stopped pruner left: prune finishes it */
     int unreadable;      /* a directory vyre could not list (its size is a lower bound) */
+    int foreign;         /* kind "other" because Inductor never makes this name, though it
+                            sits where Inductor writes kernels, autotune results or entries
+                            (`go/main.py`): reported, never removed */
     uint64_t links;      /* symbolic links inside a directory entry */
     uint64_t bytes;      /* regular files' sizes */
     uint64_t files;      /* inodes: the entry itself and all below it */
@@ -80,7 +97,10 @@ typedef struct vyre_inductor_entry {
     int64_t last_use_ns; /* the newest atime or mtime: last use where atime is kept */
 } vyre_inductor_entry;
 
-/* One device folder of the nested Triton cache (triton/<device>/). */
+/* One device folder of the nested Triton cache (triton/<device>/). Its
+ * cache.dir reaches it through the held descriptor of the Inductor cache
+ * (/proc/self/fd/<fd>/triton/<device>) where /proc is mounted, else by its
+ * path: valid until the Inductor cache is released. */
 typedef struct vyre_inductor_triton {
     char device[VYRE_TRITON_NAME_MAX];
     vyre_triton_cache cache;
@@ -95,19 +115,33 @@ typedef struct vyre_inductor_cache {
     size_t n_triton;
     int has_triton_dir;    /* triton/ exists (Inductor nests Triton's cache) */
     uint64_t bytes, files; /* every regular file's bytes; inodes, directories included */
+    int fd;                /* the cache directory, opened once by the scan and held until release
+                              (below 3: none); every later step works relative to it */
+    int writable; /* scanned with VYRE_INDUCTOR_SCAN_WRITE: prune and quarantine may use it */
 } vyre_inductor_cache;
 
+/* vyre_inductor_cache_scan flag: the caller means to change the cache
+ * (prune, clear, verify --repair). The directory must then belong to the
+ * user or root and not be writable by others (group-writable only with
+ * the setgid bit and a group the user is in), as vyre's own cache root;
+ * a symlink on the way owned by another user is refused. */
+#define VYRE_INDUCTOR_SCAN_WRITE 1u
+
 /*
- * Reads the cache at dir into *out (always initialised; release it): every
- * entry with its kind, bytes, inodes and times, the nested Triton cache
- * through vyre_triton_cache_scan. Nothing is followed through a symbolic
- * link below dir, nor read (names and sizes only). A missing directory is
- * VYRE_ENOENT, one that is not a directory VYRE_EINVAL; VYRE_ENOMEM.
+ * Opens the cache at dir once and reads it into *out (always initialised;
+ * release it): every entry with its kind, bytes, inodes and times, the
+ * nested Triton cache through vyre_triton_cache_scan. The directory stays
+ * open in out->fd until release. Nothing is followed through a symbolic
+ * link below dir, nor read (names and sizes only). flags: 0, or
+ * VYRE_INDUCTOR_SCAN_WRITE. A missing directory is VYRE_ENOENT, one that
+ * is not a directory VYRE_EINVAL; VYRE_EUNSAFE (with
+ * VYRE_INDUCTOR_SCAN_WRITE: another user's, or writable by others, with a
+ * hint); VYRE_ENOMEM.
  */
-VYRE_EXTERN int vyre_inductor_cache_scan(const char *dir, vyre_inductor_cache *out,
+VYRE_EXTERN int vyre_inductor_cache_scan(const char *dir, unsigned flags, vyre_inductor_cache *out,
                                          vyre_error *err);
 
-/* Frees what c holds; c may be released twice. */
+/* Frees what c holds and closes its directory; c may be released twice. */
 VYRE_EXTERN void vyre_inductor_cache_release(vyre_inductor_cache *c);
 
 /* One thing verify found. */
@@ -115,7 +149,7 @@ typedef struct vyre_inductor_problem {
     char path[VYRE_INDUCTOR_ENTRY_MAX + VYRE_TRITON_NAME_MAX]; /* the entry, or file in it */
     char entry[VYRE_INDUCTOR_ENTRY_MAX];                       /* the entry repair moves */
     const char *kind; /* static: "bad-autotune", "missing-triton-group", "bad-kernel", "link",
-                         "unreadable", or a vyre_triton_problem kind */
+                         "unreadable", "foreign", or a vyre_triton_problem kind */
     char message[640];
     int entry_bad; /* 1: Inductor cannot use the entry (repair quarantines it) */
 } vyre_inductor_problem;
@@ -135,8 +169,9 @@ typedef struct vyre_inductor_report {
  * with integer num_warps and num_stages and a string configs_hash, and its
  * triton_cache_hash (when present) names a group of the nested Triton
  * cache; a .py kernel is non-empty UTF-8 text without NUL bytes (not parsed
- * as Python); the nested Triton cache per vyre_triton_verify; links and
- * unreadable files are listed. FX graph and AOTAutograd entries are pickles
+ * as Python); the nested Triton cache per vyre_triton_verify; links,
+ * unreadable files and foreign names (never entry_bad: left alone) are
+ * listed. Files are opened relative to c->fd. FX graph and AOTAutograd entries are pickles
  * and are not checked (counted in not_checked). Returns 0 (problems or
  * not), or VYRE_ENOMEM / VYRE_EIO.
  */
@@ -147,13 +182,16 @@ VYRE_EXTERN int vyre_inductor_verify(const vyre_inductor_cache *c, vyre_inductor
 VYRE_EXTERN void vyre_inductor_report_release(vyre_inductor_report *r);
 
 /*
- * Moves entry `path` (relative, as in vyre_inductor_entry) of the cache at
- * dir to dir/VYRE_INDUCTOR_QUARANTINE/<path> (folders created 0700), one
- * rename: a reader sees the whole entry or nothing. Never deletes; a name
- * already there gets a ".N" suffix. Returns 0, VYRE_EINVAL (not a path of
- * plain names, or one through a link), VYRE_ENOENT, or VYRE_EIO.
+ * Moves entry `path` (relative, as in vyre_inductor_entry) of the scanned
+ * cache c to VYRE_INDUCTOR_QUARANTINE/<path> in it (folders created 0700),
+ * one rename relative to c->fd: a reader sees the whole entry or nothing.
+ * Never deletes; a name already there gets a ".N" suffix. c must have been
+ * scanned with VYRE_INDUCTOR_SCAN_WRITE. Returns 0, VYRE_EINVAL (not a
+ * path of plain names, one through a link, or c scanned read-only),
+ * VYRE_ENOENT, or VYRE_EIO.
  */
-VYRE_EXTERN int vyre_inductor_quarantine(const char *dir, const char *path, vyre_error *err);
+VYRE_EXTERN int vyre_inductor_quarantine(const vyre_inductor_cache *c, const char *path,
+                                         vyre_error *err);
 
 typedef struct vyre_inductor_prune_opts {
     uint64_t max_bytes; /* remove least recently used entries until the cache fits; 0: no bound */
@@ -169,6 +207,7 @@ typedef struct vyre_inductor_prune_result {
     uint64_t young;            /* left: modified less than a minute ago */
     uint64_t failed;           /* could not be removed (the first error in err) */
     uint64_t trash;            /* trash a stopped pruner left, finished */
+    uint64_t foreign;          /* foreign names left (vyre_inductor_entry.foreign) */
 } vyre_inductor_prune_result;
 
 /* Called for each entry prune removes (or would remove): removed is 0 when
@@ -182,9 +221,11 @@ typedef void (*vyre_inductor_prune_fn)(const vyre_inductor_entry *e, int removed
  * do, nor an entry modified in the last VYRE_INDUCTOR_MIN_AGE_NS. A
  * directory is renamed to a vyre trash name, then removed; a file renamed
  * to one, then unlinked; so a running reader sees the entry or nothing.
- * Nothing is followed through a link. fn (may be NULL) is called per entry.
- * Returns 0, or the first error when an entry could not be removed (the
- * others are still tried; *res counts them).
+ * Every step is relative to c->fd and nothing is followed through a link;
+ * c must have been scanned with VYRE_INDUCTOR_SCAN_WRITE (else
+ * VYRE_EINVAL, nothing removed). Foreign names are counted, never removed. fn (may be NULL) is
+ * called per entry. Returns 0, or the first error when an entry could not be removed (the others
+ * are still tried; *res counts them).
  */
 VYRE_EXTERN int vyre_inductor_prune(const vyre_inductor_cache *c, const vyre_inductor_prune_opts *o,
                                     vyre_inductor_prune_fn fn, void *user,

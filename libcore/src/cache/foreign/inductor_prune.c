@@ -4,7 +4,9 @@
  * vyre trash name first (foreign_internal.h), so a running Inductor or
  * Triton opens the whole entry or finds none and compiles again. Nothing
  * modified in the last minute is touched: a running compile may be
- * writing it.
+ * writing it. Every step is relative to the descriptor the scan opened
+ * (and checked for a change) and held in the cache: a cache swapped for a
+ * symlink to another folder after the scan is never followed there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +22,7 @@
 
 static int prunable(const vyre_inductor_entry *e)
 {
-    return e->kind != VYRE_INDUCTOR_OTHER && !e->link && !e->trash && !e->unreadable;
+    return e->kind != VYRE_INDUCTOR_OTHER && !e->foreign && !e->link && !e->trash && !e->unreadable;
 }
 
 static int cmp_lru(const void *a, const void *b)
@@ -44,7 +46,7 @@ static int remove_entry(const vyre_inductor_cache *c, const vyre_inductor_entry 
                         unsigned long long *bytes, vyre_error *err)
 {
     const char *last;
-    int at = vyre__inductor_open_parent(c->dir, e->path, &last, err);
+    int at = vyre__inductor_open_parent(c->fd, e->path, &last, err);
     if (at < 0)
         return at;
     struct stat st;
@@ -140,6 +142,9 @@ int vyre_inductor_prune(const vyre_inductor_cache *c, const vyre_inductor_prune_
                         vyre_error *err)
 {
     memset(res, 0, sizeof *res);
+    if (c->fd < 0 || !c->writable)
+        return vyre__fail(err, VYRE_EINVAL, NULL,
+                          "TorchInductor cache '%s' was not opened to be changed", c->dir);
     run r = {c, o, fn, user, res, vyre__unix_ns(), c->bytes, 0};
     const vyre_inductor_entry **lru = malloc((c->n_entries ? c->n_entries : 1) * sizeof *lru);
     if (!lru)
@@ -151,6 +156,7 @@ int vyre_inductor_prune(const vyre_inductor_cache *c, const vyre_inductor_prune_
             lru[n++] = &c->entries[i];
         if (c->entries[i].trash)
             trash_bytes += c->entries[i].bytes;
+        res->foreign += c->entries[i].foreign != 0;
     }
     r.total -= trash_bytes < r.total ? trash_bytes : r.total;
     finish_trash(c, o, r.now, res);

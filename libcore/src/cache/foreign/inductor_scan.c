@@ -3,9 +3,13 @@
  *
  * One pass over each level Inductor writes: the two-letter folders
  * (kernels, autotune results), fxgraph/<2>/<key>/, aotautograd/<key>/,
- * and triton/<device>/, which vyre_triton_cache_scan reads. Directories
- * are opened O_NOFOLLOW below the cache: a symlink is an entry of its own,
- * never followed. Only names and inode data are read here. Thread-safe.
+ * and triton/<device>/, which vyre_triton_cache_scan reads. The cache
+ * directory is opened once (for a change, through vyre__foreign_open_root:
+ * owner and mode checked) and held in the cache until release; every
+ * directory below is opened relative to it, O_NOFOLLOW: a symlink is an
+ * entry of its own, never followed. Only the names Inductor gives count as
+ * its entries (inductor_names.c); one of their shape it never gives is
+ * foreign. Only names and inode data are read here. Thread-safe.
  */
 #include "vyre/inductor.h"
 
@@ -21,6 +25,7 @@
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"
+#include "cache/foreign/inductor_internal.h"
 #include "cache/foreign/triton_internal.h"
 
 const char *vyre_inductor_kind_name(vyre_inductor_kind kind)
@@ -112,9 +117,10 @@ static vyre_inductor_entry *new_entry(scan_ctx *x, const char *prefix, const cha
 }
 
 /* Records `name` of at as one entry of `kind` (a trash name, a link or a
- * special file keep their kind but are marked), measured whole. */
-static int add_entry(scan_ctx *x, int at, const char *prefix, const char *name,
-                     vyre_inductor_kind kind)
+ * special file keep their kind but are marked), measured whole; foreign
+ * marks a name Inductor never gives (a link is reported as a link). */
+static int add_foreign(scan_ctx *x, int at, const char *prefix, const char *name,
+                       vyre_inductor_kind kind, int foreign)
 {
     struct stat st;
     if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW))
@@ -125,12 +131,19 @@ static int add_entry(scan_ctx *x, int at, const char *prefix, const char *name,
     e->dir = S_ISDIR(st.st_mode);
     e->link = !e->dir && !S_ISREG(st.st_mode);
     e->trash = vyre__foreign_is_trash(name);
+    e->foreign = foreign && !e->link && !e->trash;
     account(e, &st);
     if (e->dir)
         measure_tree(at, name, 1, e);
     x->c->bytes += e->bytes;
     x->c->files += e->files;
     return 0;
+}
+
+static int add_entry(scan_ctx *x, int at, const char *prefix, const char *name,
+                     vyre_inductor_kind kind)
+{
+    return add_foreign(x, at, prefix, name, kind, 0);
 }
 
 /* Calls fn for each name of directory `name` of at (opened O_NOFOLLOW).
@@ -165,24 +178,50 @@ static int is_dir_at(int at, const char *name)
     return !fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode);
 }
 
-/* <2>/<name>: a kernel, an autotune result, or something else. */
-static int bucket_child(scan_ctx *x, int at, const char *prefix, const char *name)
+/* The two-letter folder prefix ends with ("fxgraph/bn/": "bn"). */
+static void bucket_of(const char *prefix, char bucket[3])
 {
-    vyre_inductor_kind k = VYRE_INDUCTOR_OTHER;
-    if (!vyre__foreign_is_trash(name) && !is_dir_at(at, name)) {
-        if (ends_with(name, ".py"))
-            k = VYRE_INDUCTOR_KERNEL;
-        else if (ends_with(name, ".best_config"))
-            k = VYRE_INDUCTOR_AUTOTUNE;
-    }
-    return add_entry(x, at, prefix, name, k);
+    size_t n = strlen(prefix);
+    bucket[0] = bucket[1] = bucket[2] = '\0';
+    if (n >= 3 && prefix[n - 1] == '/' && (n == 3 || prefix[n - 4] == '/'))
+        memcpy(bucket, prefix + n - 3, 2);
 }
 
-/* fxgraph/<2>/<key>: an FX graph entry when a directory. */
+/* 1 when a name that is not Inductor's is foreign where it lies: not one
+ * of vyre's trash names and not a dot name (Inductor's own temp files). */
+static int strange(const char *name)
+{
+    return name[0] != '.' && !vyre__foreign_is_trash(name);
+}
+
+/* <2>/<name>: a kernel, an autotune result, or something else; a .py or
+ * .best_config Inductor would not name so is foreign. */
+static int bucket_child(scan_ctx *x, int at, const char *prefix, const char *name)
+{
+    char bucket[3];
+    bucket_of(prefix, bucket);
+    vyre_inductor_kind k = VYRE_INDUCTOR_OTHER;
+    int foreign = 0;
+    if (!vyre__foreign_is_trash(name) && !is_dir_at(at, name)) {
+        if (vyre__inductor_is_kernel_name(bucket, name))
+            k = VYRE_INDUCTOR_KERNEL;
+        else if (vyre__inductor_is_autotune_name(bucket, name))
+            k = VYRE_INDUCTOR_AUTOTUNE;
+        else
+            foreign = strange(name) && vyre__inductor_looks_like_entry(name);
+    }
+    return add_foreign(x, at, prefix, name, k, foreign);
+}
+
+/* fxgraph/<2>/<key>: an FX graph entry when a directory with its key. */
 static int fxgraph_entry(scan_ctx *x, int at, const char *prefix, const char *name)
 {
-    int entry = is_dir_at(at, name) && !vyre__foreign_is_trash(name);
-    return add_entry(x, at, prefix, name, entry ? VYRE_INDUCTOR_FXGRAPH : VYRE_INDUCTOR_OTHER);
+    char bucket[3];
+    bucket_of(prefix, bucket);
+    int entry = is_dir_at(at, name) && !vyre__foreign_is_trash(name) &&
+                vyre__inductor_is_fxgraph_key(bucket, name);
+    return add_foreign(x, at, prefix, name, entry ? VYRE_INDUCTOR_FXGRAPH : VYRE_INDUCTOR_OTHER,
+                       !entry && strange(name));
 }
 
 static int fxgraph_bucket(scan_ctx *x, int at, const char *prefix, const char *name)
@@ -194,14 +233,17 @@ static int fxgraph_bucket(scan_ctx *x, int at, const char *prefix, const char *n
 
 static int aot_entry(scan_ctx *x, int at, const char *prefix, const char *name)
 {
-    int entry = is_dir_at(at, name) && !vyre__foreign_is_trash(name);
-    return add_entry(x, at, prefix, name, entry ? VYRE_INDUCTOR_AOTAUTOGRAD : VYRE_INDUCTOR_OTHER);
+    int entry =
+        is_dir_at(at, name) && !vyre__foreign_is_trash(name) && vyre__inductor_is_aot_key(name);
+    return add_foreign(x, at, prefix, name, entry ? VYRE_INDUCTOR_AOTAUTOGRAD : VYRE_INDUCTOR_OTHER,
+                       !entry && strange(name));
 }
 
 /* Copies Triton's groups of one device into entries: kernel and launcher
  * groups are "triton" entries, Triton's temp directories and stray files
  * "other" (a running Triton may be writing them). */
-static int add_triton_groups(scan_ctx *x, const char *prefix, const vyre_triton_cache *tc)
+static int add_triton_groups(scan_ctx *x, int devfd, const char *prefix,
+                             const vyre_triton_cache *tc)
 {
     for (size_t i = 0; i < tc->n_groups; i++) {
         const vyre_triton_group *g = &tc->groups[i];
@@ -214,10 +256,9 @@ static int add_triton_groups(scan_ctx *x, const char *prefix, const vyre_triton_
         e->dir = g->kind != VYRE_TRITON_OTHER || g->n_files > 0;
         e->trash = trash;
         if (g->kind == VYRE_TRITON_OTHER) { /* a stray file or a link at the top */
-            char path[VYRE_TRITON_PATH_MAX + VYRE_TRITON_NAME_MAX + 2];
             struct stat st;
-            snprintf(path, sizeof path, "%s/%s", tc->dir, g->key);
-            e->link = !lstat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+            e->link = !fstatat(devfd, g->key, &st, AT_SYMLINK_NOFOLLOW) && !S_ISREG(st.st_mode) &&
+                      !S_ISDIR(st.st_mode);
         }
         e->bytes = g->bytes;
         e->files = 1 + g->n_files;
@@ -238,6 +279,33 @@ static int add_triton_groups(scan_ctx *x, const char *prefix, const vyre_triton_
     return 0;
 }
 
+/* Scans the Triton cache in directory `name` of at (`rel` below the
+ * cache open as root) into *out, through the descriptor *devfd it opens
+ * (the caller closes it): /proc/self/fd/N is that very directory, so the
+ * scan reads what the removals, relative to the cache's descriptor,
+ * reach. out->dir is then /proc/self/fd/<root>/<rel>, so that
+ * vyre_triton_verify reads through the held descriptor too. Where /proc is
+ * missing, both read by the path `display` (reading only: every change
+ * goes through the descriptor). With vyre's trash: it becomes a trash
+ * entry, which prune finishes. */
+static int scan_device(int root, int at, const char *rel, const char *name, const char *display,
+                       vyre_triton_cache *out, int *devfd)
+{
+    memset(out, 0, sizeof *out);
+    *devfd = vyre__open_dir_at(at, name);
+    if (*devfd < 0)
+        return VYRE_EIO;
+    char via[64];
+    snprintf(via, sizeof via, "/proc/self/fd/%d", *devfd);
+    int proc = access(via, F_OK) == 0;
+    int rc = vyre__triton_scan(proc ? via : display, 1, out, NULL);
+    if (!rc && proc)
+        snprintf(out->dir, sizeof out->dir, "/proc/self/fd/%d/%s", root, rel);
+    else if (!rc)
+        vyre__strlcpy(out->dir, display, sizeof out->dir);
+    return rc;
+}
+
 /* triton/<device>: one Triton cache, scanned by vyre_triton_cache_scan. */
 static int triton_device(scan_ctx *x, int at, const char *prefix, const char *name)
 {
@@ -252,10 +320,14 @@ static int triton_device(scan_ctx *x, int at, const char *prefix, const char *na
     t = &c->triton[c->n_triton];
     memset(t, 0, sizeof *t);
     vyre__strlcpy(t->device, name, sizeof t->device);
-    char path[VYRE_TRITON_PATH_MAX];
+    char path[VYRE_TRITON_PATH_MAX], sub[VYRE_INDUCTOR_ENTRY_MAX];
     int n = snprintf(path, sizeof path, "%s/%s%s", c->dir, prefix, name);
-    /* With vyre's trash: it becomes a trash entry, which prune finishes. */
-    if (n < 0 || (size_t)n >= sizeof path || vyre__triton_scan(path, 1, &t->cache, NULL)) {
+    snprintf(sub, sizeof sub, "%s%s", prefix, name);
+    int devfd = -1;
+    if (n < 0 || (size_t)n >= sizeof path ||
+        scan_device(c->fd, at, sub, name, path, &t->cache, &devfd)) {
+        if (devfd >= 0)
+            close(devfd);
         vyre_triton_cache_release(&t->cache);
         int rc = add_entry(x, at, prefix, name, VYRE_INDUCTOR_OTHER);
         if (!rc)
@@ -264,9 +336,10 @@ static int triton_device(scan_ctx *x, int at, const char *prefix, const char *na
     }
     c->n_triton++;
     c->files++; /* the device folder */
-    char sub[VYRE_INDUCTOR_ENTRY_MAX];
     snprintf(sub, sizeof sub, "%s%s/", prefix, name);
-    return add_triton_groups(x, sub, &t->cache);
+    int rc = add_triton_groups(x, devfd, sub, &t->cache);
+    close(devfd);
+    return rc;
 }
 
 /* One name at the top of the cache. */
@@ -315,22 +388,51 @@ static int open_cache(const char *dir, vyre_error *err)
                       "cannot open TorchInductor cache '%s': %s", dir, strerror(e));
 }
 
-int vyre_inductor_cache_scan(const char *dir, vyre_inductor_cache *out, vyre_error *err)
+/* Opens the cache once: for a change as vyre's own root is opened (owner
+ * and mode checked), else as it is. The descriptor is kept above the
+ * standard streams, so that a cache never scanned (fd 0 after a memset)
+ * is never mistaken for one holding a descriptor. */
+static int open_root(const char *dir, unsigned flags, vyre_error *err)
+{
+    int fd = flags & VYRE_INDUCTOR_SCAN_WRITE
+                 ? vyre__foreign_open_root(dir, "TorchInductor cache", err)
+                 : open_cache(dir, err);
+    if (fd < 0 || fd > 2)
+        return fd;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    int e = errno;
+    close(fd);
+    return high >= 0 ? high
+                     : vyre__fail(err, VYRE_EIO, NULL, "cannot open TorchInductor cache '%s': %s",
+                                  dir, strerror(e));
+}
+
+int vyre_inductor_cache_scan(const char *dir, unsigned flags, vyre_inductor_cache *out,
+                             vyre_error *err)
 {
     memset(out, 0, sizeof *out);
+    out->fd = -1;
     if (!dir || !*dir)
         return vyre__fail(err, VYRE_EINVAL, NULL, "no TorchInductor cache directory given");
     if (vyre__strlcpy(out->dir, dir, sizeof out->dir) >= sizeof out->dir - VYRE_INDUCTOR_ENTRY_MAX)
         return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "path too long: '%.64s...'",
                           dir);
-    int top = open_cache(dir, err);
+    int top = open_root(dir, flags, err);
     if (top < 0)
         return top;
-    DIR *d = fdopendir(top);
+    out->fd = top;
+    out->writable = (flags & VYRE_INDUCTOR_SCAN_WRITE) != 0;
+    /* Listed through a second descriptor of the same directory (closedir
+     * closes it): "." of the held one, never the path again. */
+    int lfd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
     if (!d) {
-        close(top);
+        int e = errno;
+        if (lfd >= 0)
+            close(lfd);
+        vyre_inductor_cache_release(out);
         return vyre__fail(err, VYRE_EIO, NULL, "cannot list TorchInductor cache '%s': %s", dir,
-                          strerror(errno));
+                          strerror(e));
     }
     scan_ctx x = {out, 0, err};
     int rc = 0;
@@ -357,6 +459,10 @@ void vyre_inductor_cache_release(vyre_inductor_cache *c)
         vyre_triton_cache_release(&c->triton[i].cache);
     free(c->triton);
     free(c->entries);
+    if (c->fd > 2)
+        close(c->fd);
+    c->fd = -1;
+    c->writable = 0;
     c->triton = NULL;
     c->entries = NULL;
     c->n_triton = c->n_entries = 0;

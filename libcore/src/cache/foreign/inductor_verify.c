@@ -248,7 +248,7 @@ static void check_file_entry(plist *l, const vyre_inductor_cache *c, const vyre_
                              vyre_inductor_report *r)
 {
     const char *last;
-    int at = vyre__inductor_open_parent(c->dir, e->path, &last, NULL);
+    int at = vyre__inductor_open_parent(c->fd, e->path, &last, NULL);
     if (at < 0) {
         add(l, e->path, NULL, "unreadable", 0, "'%s': its folder cannot be opened", e->path);
         return;
@@ -269,6 +269,14 @@ static void check_entry(plist *l, const vyre_inductor_cache *c, const vyre_induc
         add(l, e->path, NULL, "link", 1,
             "'%s' is a symbolic link or special file, not followed (Inductor writes files)",
             e->path);
+        return;
+    }
+    if (e->foreign) {
+        add(l, e->path, NULL, "foreign", 0,
+            "'%s' is not a name TorchInductor gives a kernel, an autotune result or an entry: "
+            "not its file, left alone",
+            e->path);
+        r->not_checked[e->kind]++;
         return;
     }
     if (e->unreadable)
