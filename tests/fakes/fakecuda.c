@@ -35,6 +35,8 @@
  *                                 that $VYRE_CUPTI_LIBRARY names, when the
  *                                 process has loaded it and enabled kernel
  *                                 activity, as the real CUPTI would
+ *   FAKECUDA_CUPTI_SLOW_NS=<n>    each launch whose record the fake CUPTI
+ *                                 takes runs n ns longer (record and events)
  *   FAKECUDA_OP_LOG=<path>        appends a line per stream operation, in
  *                                 the order issued: "memset <bytes>" (8- and
  *                                 32-bit memsets), "block" (vyre-bench's
@@ -1178,7 +1180,14 @@ static CUresult run_launch(const fake_launch *l)
         return block_launch(l); /* its record when the hold ends (block_resolve) */
     }
     uint64_t end = __atomic_add_fetch(&g_virtual_ns, l->f->mod->kernel_ns, __ATOMIC_SEQ_CST);
-    log_op("launch", l->f->name, cupti_record(l, end - l->f->mod->kernel_ns, end));
+    /* FAKECUDA_CUPTI_SLOW_NS: a launch CUPTI records takes that much
+     * longer, in its record and in the virtual time events see (the real
+     * CUPTI instruments a concurrent kernel's code to stamp it). */
+    uint64_t slow = (uint64_t)env_long("FAKECUDA_CUPTI_SLOW_NS", 0);
+    int traced = cupti_record(l, end - l->f->mod->kernel_ns, end + slow);
+    if (traced && slow)
+        __atomic_add_fetch(&g_virtual_ns, slow, __ATOMIC_SEQ_CST);
+    log_op("launch", l->f->name, traced);
     if (k->nparams == 0)
         return CUDA_SUCCESS;
     if (strcmp(k->name, "vyre_reference_loop") == 0) {
