@@ -183,7 +183,7 @@ Test(bench_kernel_view, the_note_says_when_cupti_tracing_slowed_the_launches)
                                  "batch_ns BETWEEN 0.99e9 AND 1.01e9"),
                  1, "kernel 1.1 s traced, batch 1 s");
     cr_assert_eq(tu_db_int(g_db, "SELECT count(*) FROM points WHERE suite = 'sweep' AND note "
-                                 "LIKE '%CUPTI''s tracing slowed the launches 10._% (110____.__ "
-                                 "us vs batch 100____.__ us): kernel reads high%'"),
+                                 "LIKE '%kernel is a traced time: CUPTI''s tracing slowed the "
+                                 "launches 10._% (110____.__ us vs batch 100____.__ us)%'"),
                  1, "the note says why");
 }

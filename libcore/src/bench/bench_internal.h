@@ -337,9 +337,10 @@ int vyre__bench_views_disagree(double gpu_ns, double kernel_ns);
  * launch, timed with events around the kernel pass's held graph replay
  * (CUPTI on), against batch_ns, the batch view's same replay without
  * CUPTI. More than 2% slower: writes the note's text into buf and returns
- * 1 (the kernel view then reads high by about as much: on GPUs before
- * Blackwell, CUPTI instruments the kernel's code to stamp it, README);
- * else 0. 0 when either is not a positive number.
+ * 1, else 0 (0 when either is not a positive number). The kernel view is
+ * then a traced time, up to that much above the untraced kernel: before
+ * Blackwell, CUPTI stamps a concurrent kernel by instrumenting its code,
+ * and its stamps add a gap between kernels too (README).
  */
 int vyre__bench_traced_note(double traced_ns, double batch_ns, char *buf, size_t size);
 

@@ -309,7 +309,7 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
     if (!prc && cap.n)
         prc = vyre_bench_point_records(env->db, pt->run_id, pt->id, cap.recs, cap.n, err);
     /* After the kernel view: the note says when the tracing itself slowed
-     * the launches (the kernel view then reads high by as much). */
+     * the launches (the kernel view is then a traced time, README). */
     if (!prc && cap.n && env->kpass_traced_ns > 0)
         prc = vyre__bench_point_traced(env->db, pt->id, env->kpass_traced_ns, err);
     env->kpass_traced_ns = 0;
