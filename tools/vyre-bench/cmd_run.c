@@ -81,7 +81,8 @@ static void usage(FILE *out)
             "                           and a verdict (exit 1 when any is SLOWER)\n\n"
             "measurement (nvbench's stopping rule; defaults in brackets):\n"
             "  --min-samples N [10]  --min-time S [0.5]  --max-noise PCT [0.5]  --timeout S [15]\n"
-            "                          (--max-noise in percent, as nvbench's: 0.5 or 0.5%%)\n"
+            "                          (a bare number is a percent, as nvbench's and in\n"
+            "                          compare: 0.5 and 0.5%% are both 0.5%%)\n"
             "  --quick                 0.05 s, 2%%, 3 s (--min-samples still holds); fewer sizes\n"
             "  --rounds N [5]          measure the whole run N times in turn, each point with\n"
             "                          1/N of the rule each time; a point's samples keep their\n"
@@ -690,7 +691,7 @@ static int dry_run(run_plan *pl)
 }
 
 /* The stopping rule: the defaults, --quick, then the options given (-1:
- * not given; max_noise in percent). */
+ * not given; max_noise a ratio, 0.005 for 0.5 %). */
 static vyre_stats_stop_rule make_rule(int quick, double min_samples, double min_time,
                                       double max_noise, double timeout)
 {
@@ -707,7 +708,7 @@ static vyre_stats_stop_rule make_rule(int quick, double min_samples, double min_
     if (min_time >= 0)
         rule.min_time_s = min_time;
     if (max_noise >= 0)
-        rule.max_noise = max_noise / 100.0;
+        rule.max_noise = max_noise;
     if (timeout >= 0)
         rule.timeout_s = timeout;
     return rule;
@@ -786,16 +787,9 @@ static int measure_option(int c, const char *arg, run_plan *pl, run_args *a,
         return parse_double("--min-samples", arg, 1, &a->min_samples);
     case 't':
         return parse_double("--min-time", arg, 0, &a->min_time);
-    case 'N': {
-        /* Percent, as nvbench's --max-noise (0.5 is 0.5%); "0.5%" says so. */
-        char num[64];
-        size_t len = strlen(arg);
-        if (len && len < sizeof num && arg[len - 1] == '%') {
-            snprintf(num, sizeof num, "%.*s", (int)(len - 1), arg);
-            return parse_double("--max-noise", num, 0, &a->max_noise);
-        }
-        return parse_double("--max-noise", arg, 0, &a->max_noise);
-    }
+    case 'N':
+        /* A bare number is a percent, as everywhere (tool_percent_arg). */
+        return tool_percent_arg("run", "--max-noise", arg, &a->max_noise);
     case 'T':
         return parse_double("--timeout", arg, 0, &a->timeout);
     case 'r':
