@@ -66,7 +66,8 @@ static void usage(FILE *out)
             "A spec's \"args\" binds anything else: typed buffers and fills, scalars,\n"
             "null pointers; with \"version\": 2, grids in blocks of expressions, block\n"
             "from .reqntid, shared memory, bytes/flops (README; examples/bench/).\n"
-            "  -a, --axis NAME=VALUES   1024:64M:x4 (geometric), 0:100:+25, 128,256 (list)\n"
+            "  -a, --axis NAME=VALUES   1024:64M:x4 (geometric), 0:100:+25, 128,256 (list);\n"
+            "                           with --spec, replaces the spec's axis NAME\n"
             "  --entry NAME             kernel entry point\n"
             "  --spec FILE              JSON sweep spec (kernel, entry, axes, args)\n"
             "  --mode hot|cold|both     L2 warm, or flushed before each sample (default hot)\n"
@@ -867,7 +868,7 @@ static int parse_run_args(int argc, char **argv, run_plan *pl, run_args *a, vyre
 }
 
 /* --spec: loads it; its kernel, entry and axes fill what the command line
- * left out (-a axes come after the spec's). An exit code. */
+ * left out (-a then overrides the spec's axes). An exit code. */
 static int load_spec(run_plan *pl)
 {
     vyre_error err;
@@ -885,24 +886,42 @@ static int load_spec(run_plan *pl)
         return tool_usage_error("run", "name it in the spec (\"kernel\") or on the command line",
                                 "spec '%s' names no kernel", pl->spec_path);
     /* The spec's axes move over as parsed (an array's text is JSON, not -a
-     * syntax); -a axes come after them. */
+     * syntax); -a axes replace them by name (add_axes). */
     vyre_axes_release(&pl->axes);
     pl->axes = pl->spec.axes;
     vyre_axes_init(&pl->spec.axes);
     return TOOL_EXIT_OK;
 }
 
-/* The -a axes into the plan; an exit code. */
+/* Whether -a argument i names an axis an earlier -a named ("N=1,2"). */
+static int axis_repeated(const run_args *a, size_t i)
+{
+    size_t len = strcspn(a->axis_args[i], "=");
+    for (size_t k = 0; k < i; k++)
+        if (strncmp(a->axis_args[k], a->axis_args[i], len) == 0 && a->axis_args[k][len] == '=')
+            return 1;
+    return 0;
+}
+
+/* The -a axes into the plan: with a spec, each overrides the spec's axis
+ * of its name (nvbench's -a: "-a N=1M" runs only N=1M); an axis the spec
+ * lacks, or one -a gives twice, is an error. An exit code. */
 static int add_axes(run_plan *pl, const run_args *a)
 {
     vyre_error err;
     vyre_error_clear(&err);
-    for (size_t i = 0; i < a->naxis_args; i++)
-        if (vyre_axes_add(&pl->axes, a->axis_args[i], &err)) {
+    for (size_t i = 0; i < a->naxis_args; i++) {
+        const char *arg = a->axis_args[i];
+        if (pl->have_spec && axis_repeated(a, i))
+            return tool_usage_error("run", "give each axis once; list several values as N=1,2,3",
+                                    "axis '%.*s' is given twice", (int)strcspn(arg, "="), arg);
+        if (pl->have_spec ? vyre_axes_override(&pl->axes, arg, &err)
+                          : vyre_axes_add(&pl->axes, arg, &err)) {
             tool_report(&err);
             fprintf(stderr, "try '%s run --help'\n", tool_prog());
             return TOOL_EXIT_ERROR;
         }
+    }
     return TOOL_EXIT_OK;
 }
 
