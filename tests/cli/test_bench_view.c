@@ -1199,3 +1199,98 @@ Test(bench_view, run_max_noise_bare_and_percent_mean_the_same)
                             "try 'vyre-bench run --help'\n");
     tu_proc_free(&p);
 }
+
+/* ---- one noise figure, one name (issue 34, point 3) -------------------------- */
+
+/* The cell of column `column` in the first row containing `row` of the
+ * markdown table in out, trimmed, into buf. */
+static void table_cell(const char *out, const char *column, const char *row, char *buf, size_t size)
+{
+    char head[64];
+    snprintf(head, sizeof head, " %s |", column);
+    const char *h = strstr(out, head);
+    cr_assert_not_null(h, "no column '%s' in:\n%s", column, out);
+    const char *line = h;
+    while (line > out && line[-1] != '\n')
+        line--;
+    int col = 0;
+    for (const char *p = line; p < h; p++)
+        col += *p == '|';
+    const char *r = strstr(h, row);
+    cr_assert_not_null(r, "no row '%s' in:\n%s", row, out);
+    while (r > out && r[-1] != '\n')
+        r--;
+    for (int k = 1; k < col; k++) { /* r: the row's first '|' */
+        r = strchr(r + 1, '|');
+        cr_assert_not_null(r);
+    }
+    r++;
+    const char *end = strchr(r, '|');
+    cr_assert_not_null(end);
+    while (*r == ' ')
+        r++;
+    while (end > r && end[-1] == ' ')
+        end--;
+    snprintf(buf, size, "%.*s", (int)(end - r), r);
+}
+
+static void history_and_show_noise(const char *benchmark, char *hist, char *show, size_t size)
+{
+    tu_proc p;
+    bench(&p, ARGS("history", "--db", g_db, benchmark));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    table_cell(p.out, "noise", "|   1 |", hist, size);
+    tu_proc_free(&p);
+    bench(&p, ARGS("show", "--db", g_db, "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char row[64];
+    snprintf(row, sizeof row, "| %s ", benchmark);
+    table_cell(p.out, "noise", row, show, size);
+    tu_proc_free(&p);
+}
+
+/* history once read points.noise, stddev / mean (93% and 208% where run,
+ * show and compare said 7.8% and 3.3%); now every `noise` is the robust
+ * figure. The point's slow tail puts stddev / mean near 10%, its robust
+ * noise at 3.25%. */
+Test(bench_view, history_and_show_print_the_same_noise)
+{
+    make_run(1.0);
+    char hist[32], show[32];
+    history_and_show_noise("launch.stream", hist, show, sizeof hist);
+    cr_assert_str_eq(hist, show, "history %s, show %s", hist, show);
+    cr_assert_str_eq(show, "3.25%");
+    cr_assert_eq(tu_db_int(g_db, "SELECT count(*) FROM points WHERE rel_stddev > 0.05 AND "
+                                 "noise < 0.04 AND benchmark = 'launch.stream'"),
+                 1, "stddev / mean is kept under its own name");
+}
+
+/* A database of schema v7 (points.noise was stddev / mean) migrates: the
+ * old values move to rel_stddev and noise becomes the robust figure, the
+ * rounds' where a point has rounds. */
+Test(bench_view, v7_database_migrates_noise_to_the_robust_figure)
+{
+    make_run(1.0);
+    db_exec("ALTER TABLE points DROP COLUMN noise;"
+            "ALTER TABLE points RENAME COLUMN rel_stddev TO noise;"
+            "UPDATE points SET rounds = 3, round_noise = 0.5 WHERE benchmark = 'add_k' AND "
+            "axes = 'N=1024 BLOCK=256';"
+            "PRAGMA user_version = 7;");
+    cr_assert_eq(tu_db_int(g_db, "SELECT count(*) FROM points WHERE noise > 0.05 AND "
+                                 "benchmark = 'launch.stream'"),
+                 1, "v7: stddev / mean under the name noise");
+    char hist[32], show[32];
+    history_and_show_noise("launch.stream", hist, show, sizeof hist);
+    cr_assert_str_eq(hist, "3.25%");
+    cr_assert_str_eq(show, "3.25%");
+    cr_assert_eq(tu_db_int(g_db, "PRAGMA user_version"), VYRE_RESULTS_SCHEMA_VERSION);
+    cr_assert_eq(tu_db_int(g_db, "SELECT count(*) FROM points WHERE rel_stddev > 0.05 AND "
+                                 "benchmark = 'launch.stream'"),
+                 1);
+    tu_proc p;
+    bench(&p, ARGS("history", "--db", g_db, "--axes", "N=1024 BLOCK=256", "add_k"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    table_cell(p.out, "noise", "|   1 |", hist, sizeof hist);
+    cr_assert_str_eq(hist, "50.00%", "the rounds' noise: %s", p.out);
+    tu_proc_free(&p);
+}
