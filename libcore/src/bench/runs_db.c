@@ -532,6 +532,17 @@ typedef struct {
     size_t n;
 } point_end;
 
+/* A point's one noise figure, the one every `noise` shows and points.noise
+ * holds (db/results_v8.sql): with 2 rounds or more the rounds' noise
+ * (vyre_stats_round_noise: the samples' robust spread or the round
+ * medians', the larger), else the samples' 1.4826 * mad / median. */
+static double point_noise(const vyre_bench_point *p)
+{
+    if (p->rounds >= 2 && isfinite(p->round_noise))
+        return p->round_noise;
+    return vyre_stats_robust_noise_of(p->stats.n, p->stats.median, p->stats.mad);
+}
+
 static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
 {
     const point_end *e = arg;
@@ -542,10 +553,11 @@ static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
     int rc =
         prep(db,
              "UPDATE points SET n = ?2, min = ?3, max = ?4, mean = ?5, median = ?6, stddev = ?7, "
-             "noise = ?8, p5 = ?9, p95 = ?10, mad = ?11, n_outliers = ?12, n_throttled = ?13, "
+             "rel_stddev = ?8, p5 = ?9, p95 = ?10, mad = ?11, n_outliers = ?12, n_throttled = ?13, "
              "wall_median = ?14, bytes = ?15, items = ?16, metric_name = ?17, metric = ?18, "
              "stop_reason = ?19, stop = ?20, note = ?21, mode = ?22, timer = ?23, batch_ns = ?24, "
-             "block_timeouts = ?25, rounds = ?26, round_noise = ?27 WHERE id = ?1 RETURNING id",
+             "block_timeouts = ?25, rounds = ?26, round_noise = ?27, noise = ?28 WHERE id = ?1 "
+             "RETURNING id",
              &st, err);
     if (!rc) {
         const vyre_stats *s = &p->stats;
@@ -556,7 +568,7 @@ static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
         bind_real_or_null(st, 5, s->mean);
         bind_real_or_null(st, 6, s->median);
         bind_real_or_null(st, 7, s->stddev);
-        bind_real_or_null(st, 8, s->noise);
+        bind_real_or_null(st, 8, s->rel_stddev);
         bind_real_or_null(st, 9, s->p5);
         bind_real_or_null(st, 10, s->p95);
         bind_real_or_null(st, 11, s->mad);
@@ -588,6 +600,7 @@ static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
         else
             vyre__stmt_null(st, 26);
         bind_real_or_null(st, 27, p->rounds >= 2 ? p->round_noise : NAN);
+        bind_real_or_null(st, 28, point_noise(p));
         rc = vyre__stmt_step(st, "write a point to", err);
         if (rc == 0)
             rc = vyre__fail(err, VYRE_ENOENT, "reserve it with vyre_bench_point_begin",
@@ -1126,7 +1139,7 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
 
 #define POINT_COLUMNS                                                                              \
     "id, run_id, seq, suite, benchmark, axes, device, mode, timer, n, min, max, mean, median, "    \
-    "stddev, noise, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, "            \
+    "stddev, rel_stddev, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, "       \
     "metric_name, metric, stop_reason, stop, note, batch_ns, kernel_ns, block_timeouts, rounds, "  \
     "round_noise, variant"
 
@@ -1150,13 +1163,10 @@ static void read_point(vyre__stmt *st, vyre_bench_point *p)
     s->mean = col_real(st, 12);
     s->median = col_real(st, 13);
     s->stddev = col_real(st, 14);
-    s->noise = col_real(st, 15);
+    s->rel_stddev = col_real(st, 15);
     s->p5 = col_real(st, 16);
     s->p95 = col_real(st, 17);
     s->mad = col_real(st, 18);
-    /* Derived, not stored: the stored mad and median give it for every row,
-     * those written before it existed included. */
-    s->robust_noise = vyre_stats_robust_noise_of(s->n, s->median, s->mad);
     s->n_outliers = (size_t)vyre__stmt_col_int64(st, 19);
     p->n_throttled = (size_t)vyre__stmt_col_int64(st, 20);
     p->wall_median = col_real(st, 21);
@@ -1174,9 +1184,8 @@ static void read_point(vyre__stmt *st, vyre_bench_point *p)
     p->rounds = (unsigned)vyre__stmt_col_int64(st, 32);
     p->round_noise = col_real(st, 33);
     col_text(st, 34, p->variant, sizeof p->variant); /* NULL: "" */
-    /* Points measured in rounds: the noise that takes them into account. */
-    if (p->rounds >= 2 && isfinite(p->round_noise))
-        s->robust_noise = p->round_noise;
+    /* The figure points.noise holds, derived again as it was written. */
+    s->robust_noise = point_noise(p);
 }
 
 static void read_point_row(vyre__stmt *st, void *elem)
