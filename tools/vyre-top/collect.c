@@ -35,8 +35,8 @@ struct top_collector {
     top_gpu_hist hist[VYRE_GPU_MAX];
     host_prev *hprev; /* sorted by pid */
     size_t nhprev;
-    long hz; /* clock ticks per second */
-    top_user_cache users;
+    long hz;                         /* clock ticks per second */
+    vyre_proc_reader *procfs;        /* /proc, with its cache of user names */
     vyre_telemetry_tracker *tracker; /* the telemetry pages across collections */
     /* cache figures, re-read in a thread every cache_every_s (cachesnap.h) */
     tool_cachesnap *cachesnap;
@@ -216,16 +216,18 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
         return VYRE_ENOMEM;
     if (opts)
         c->opts = *opts;
-    if (vyre_telemetry_tracker_new(c->opts.telemetry_dir, TOP_MAX_PROCS, &c->tracker, NULL)) {
+    int rc = vyre_telemetry_tracker_new(c->opts.telemetry_dir, TOP_MAX_PROCS, &c->tracker, NULL);
+    if (rc == VYRE_OK)
+        rc = vyre_proc_reader_new(c->opts.proc_root, &c->procfs, NULL);
+    if (rc != VYRE_OK) {
+        vyre_telemetry_tracker_free(c->tracker);
         free(c);
-        return VYRE_ENOMEM;
+        return rc;
     }
     if (!(c->opts.cache_every_s > 0))
         c->opts.cache_every_s = 5;
     if (c->opts.reap_every_s == 0)
         c->opts.reap_every_s = 10;
-    if (!c->opts.proc_root)
-        c->opts.proc_root = TOP_PROC_ROOT;
     if (!(c->opts.usage_every_s >= 0))
         c->opts.usage_every_s = 0;
     if (c->opts.usage_every_s > 0) /* started now: the first round runs while NVML opens */
@@ -256,6 +258,7 @@ void top_collector_free(top_collector *c)
     tool_cachesnap_free(c->cachesnap);
     tool_usagesnap_free(c->usage);
     vyre_telemetry_tracker_free(c->tracker);
+    vyre_proc_reader_free(c->procfs);
     free(c->hprev);
     free(c);
 }
@@ -586,7 +589,7 @@ static void collect_host(top_collector *c, top_snapshot *s)
         p->cpu_pct = NAN;
         if (p->foreign)
             continue; /* /proc/<pid> here is some other process, or none */
-        if (top_procfs_read(c->opts.proc_root, p->pid, &c->users, &p->host) != 0) {
+        if (vyre_proc_read(c->procfs, p->pid, &p->host, NULL) != VYRE_OK) {
             if (!p->telemetry)
                 tool_strlcpy(p->name, "-", sizeof p->name);
             continue;
@@ -595,13 +598,14 @@ static void collect_host(top_collector *c, top_snapshot *s)
         uint64_t ticks = p->host.st.utime_ticks + p->host.st.stime_ticks;
         if (!p->telemetry) {
             tool_strlcpy(p->name, p->host.st.comm, sizeof p->name);
-            top_procfs_read_cmdline(c->opts.proc_root, p->pid, p->cmdline, sizeof p->cmdline);
+            vyre_proc_read_cmdline(c->procfs, p->pid, p->cmdline, sizeof p->cmdline);
         }
         host_prev key = {.pid = p->pid};
         const host_prev *hp =
             c->nhprev ? bsearch(&key, c->hprev, c->nhprev, sizeof key, cmp_hprev) : NULL;
         if (hp && hp->start_ticks == p->host.st.start_ticks)
-            p->cpu_pct = top_cpu_pct(hp->ticks, ticks, c->hz, (double)(now - hp->mono_ns) / 1e9);
+            p->cpu_pct =
+                vyre_proc_cpu_pct(hp->ticks, ticks, c->hz, (double)(now - hp->mono_ns) / 1e9);
         if (next)
             next[nnext++] = (host_prev){p->pid, p->host.st.start_ticks, ticks, now};
     }
