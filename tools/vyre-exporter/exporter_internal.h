@@ -80,7 +80,6 @@ typedef struct exp_proc {
     uint64_t kernels_seen;   /* records summed into kernels[] */
     uint64_t kernels_ns;     /* their total time */
     uint64_t kernels_unseen; /* recorded but gone from the ring before a scrape */
-    int device_hint;         /* device of the newest kernel record; -1 none */
 } exp_proc;
 
 /* NVML sampled off the scrape by a thread of its own (collect_gpu.c): its
