@@ -188,14 +188,15 @@ double vyre_proc_cpu_pct(uint64_t prev_ticks, uint64_t now_ticks, long hz, doubl
     return 100.0 * ((double)(now_ticks - prev_ticks) / (double)hz) / dt_s;
 }
 
-/* Reads at most size - 1 bytes of root/pid/name into buf (terminated);
- * returns the count, or a negative VYRE_E* code (VYRE_ENOENT: no such
- * process, or no such file). */
+/* Reads at most size - 1 bytes of root/pid/name (pid 0: root/self/name)
+ * into buf (terminated); returns the count, or a negative VYRE_E* code
+ * (VYRE_ENOENT: no such process, or no such file). */
 static ssize_t read_small(const char *root, int32_t pid, const char *name, char *buf, size_t size)
 {
     char path[512];
     buf[0] = '\0';
-    int len = snprintf(path, sizeof path, "%s/%d/%s", root, (int)pid, name);
+    int len = pid > 0 ? snprintf(path, sizeof path, "%s/%d/%s", root, (int)pid, name)
+                      : snprintf(path, sizeof path, "%s/self/%s", root, name);
     if (len < 0 || (size_t)len >= sizeof path)
         return VYRE_ETOOBIG;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -305,6 +306,21 @@ int vyre_proc_read(vyre_proc_reader *r, int32_t pid, vyre_proc_info *out, vyre_e
                           "'%s/%d/stat' is not a whole stat line", r->root, (int)pid);
     out->stat_valid = 1;
     read_rss_and_user(r, pid, out);
+    return VYRE_OK;
+}
+
+int vyre__proc_start_ticks(int32_t pid, uint64_t *ticks)
+{
+    char buf[4096];
+    vyre_proc_stat st;
+    ssize_t n = read_small(PROC_ROOT, pid < 0 ? 0 : pid, "stat", buf, sizeof buf);
+    if (n < 0)
+        return (int)n;
+    if (n == 0)
+        return VYRE_EIO;
+    if (vyre__proc_parse_stat(buf, (size_t)n, &st) != 0)
+        return VYRE_ECORRUPT;
+    *ticks = st.start_ticks;
     return VYRE_OK;
 }
 

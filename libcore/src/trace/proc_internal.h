@@ -39,6 +39,12 @@ int vyre__proc_parse_statm(const char *buf, size_t n, uint64_t *rss_pages);
  * Returns 0 or -1. */
 int vyre__proc_parse_uid(const char *buf, size_t n, uint32_t *uid);
 
+/* The start time of process pid (stat field 22, clock ticks after boot;
+ * pid 0: the calling process) under /proc: what tells a process from
+ * another that got its pid later. Returns VYRE_OK, VYRE_ENOENT (no such
+ * process), VYRE_ECORRUPT (not a whole stat line) or another I/O code. */
+int vyre__proc_start_ticks(int32_t pid, uint64_t *ticks);
+
 /* A command line from n bytes of /proc/PID/cmdline (see
  * vyre_proc_read_cmdline). */
 void vyre__proc_cmdline(const char *buf, size_t n, char *dst, size_t size);
