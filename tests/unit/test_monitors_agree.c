@@ -533,3 +533,33 @@ Test(monitors_agree, the_join_of_gpu_processes_and_pages)
     free(g);
     free(pages);
 }
+
+/* vyre-top lists the processes NVML sees even when the telemetry directory
+ * is refused (writable by others): the join runs with no pages. */
+Test(monitors_agree, gpu_processes_without_a_readable_telemetry_dir, .init = setup,
+     .fini = teardown)
+{
+    cr_assert_eq(chmod(g_tel, 0777), 0);
+    char procs[64];
+    snprintf(procs, sizeof procs, "0:%d:4096", (int)getpid());
+    cr_assert_eq(setenv("VYRE_NVML_LIBRARY", FAKENVML_LIB, 1), 0);
+    cr_assert_eq(setenv("FAKENVML_PROCS", procs, 1), 0);
+    top_collect_opts to = {.telemetry_dir = g_tel, .cache_root = g_scratch, .reap_every_s = 3600};
+    top_collector *top = NULL;
+    cr_assert_eq(top_collector_new(&to, &top), 0);
+    top_snapshot s;
+    top_collect(top, &s);
+    cr_expect_not(s.tel_ok);
+    cr_expect(strstr(s.tel_msg, "writable by group or others"), "%s", s.tel_msg);
+    cr_expect(s.gpu_ok, "%s", s.gpu_msg);
+    cr_assert_eq(s.nprocs, 1);
+    cr_expect_eq(s.procs[0].pid, (int32_t)getpid());
+    cr_expect_not(s.procs[0].telemetry);
+    cr_expect_eq(s.procs[0].device, 0);
+    cr_expect(s.procs[0].gpu_mem_valid);
+    cr_expect_eq(s.procs[0].gpu_mem_bytes, 4096);
+    top_snapshot_release(&s);
+    top_collector_free(top);
+    unsetenv("VYRE_NVML_LIBRARY");
+    unsetenv("FAKENVML_PROCS");
+}

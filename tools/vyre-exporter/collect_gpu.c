@@ -173,9 +173,9 @@ static const exp_gproc *known(const exp_gproc *old, size_t n, uint32_t pid)
 
 /*
  * Every process NVML listed in this scrape's sample, with its command name
- * and user from /proc (libcore's reader, as vyre-top names them), capped at EXP_MAX_PROCS as the
- * telemetry pages are (libcore already lists at most VYRE_GPU_MAX_PROCS per
- * GPU; the rest are counted in vyre_gpu_processes). The names of a pid
+ * and user from /proc (vyre/proc.h, as vyre-top names them), capped at
+ * EXP_MAX_PROCS as the telemetry pages are (libcore already lists at most
+ * VYRE_GPU_MAX_PROCS per GPU; the rest are counted in vyre_gpu_processes). The names of a pid
  * listed in the previous scrape are kept, not read again: three /proc
  * reads per process per scrape are most of this collector's time, and a
  * pid reused within one scrape interval while on a GPU both times is the

@@ -471,10 +471,31 @@ static void take_row(top_proc *p, const vyre_gpu_proc_row *r)
     p->sm_util_pct = r->util_valid ? (double)r->sm_util_pct : NAN;
 }
 
+/* The rows of libcore's join of the pages (npages of them; none when the
+ * directory could not be read) with NVML's processes. */
+static void join_rows(top_snapshot *s, const vyre_telemetry_proc *pages, size_t npages)
+{
+    vyre_gpu_proc_row *rows = NULL;
+    size_t n = 0;
+    int rc =
+        vyre_gpu_join(s->gpu_ok ? &s->gpu : NULL, pages, npages, TOP_MAX_PROCS, &rows, &n, NULL);
+    s->procs = rc == VYRE_OK && n ? calloc(n, sizeof *s->procs) : NULL;
+    if (rc != VYRE_OK || (n && !s->procs)) {
+        snprintf(s->tel_msg, sizeof s->tel_msg, "out of memory");
+        s->tel_ok = 0;
+        vyre_gpu_join_free(rows);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        take_row(&s->procs[s->nprocs++], &rows[i]);
+    vyre_gpu_join_free(rows);
+}
+
 /* The process rows: every live or foreign telemetry page (the tracker
  * leaves stale and invalid pages out and counts them) and every process
  * NVML lists, joined by libcore (vyre_gpu_join, as the exporter joins
- * them), by pid. */
+ * them), by pid. NVML's processes are rows even when the telemetry
+ * directory cannot be read (tel_msg says why). */
 static void collect_procs(top_collector *c, top_snapshot *s)
 {
     vyre_error e;
@@ -484,6 +505,7 @@ static void collect_procs(top_collector *c, top_snapshot *s)
     tool_strlcpy(s->tel_dir, u.dir, sizeof s->tel_dir);
     if (rc) {
         tool_error_line(s->tel_msg, sizeof s->tel_msg, rc, &e);
+        join_rows(s, NULL, 0);
         return;
     }
     if (c->opts.reap_every_s > 0 &&
@@ -491,22 +513,10 @@ static void collect_procs(top_collector *c, top_snapshot *s)
         c->reap_ns = s->mono_ns;
         vyre_telemetry_reap(u.dir, NULL, NULL); /* only dead processes', never foreign pages */
     }
+    s->tel_ok = 1;
     s->unreadable = u.invalid;
     s->stale = u.stale;
-    vyre_gpu_proc_row *rows = NULL;
-    size_t n = 0;
-    rc = vyre_gpu_join(s->gpu_ok ? &s->gpu : NULL, u.procs, u.nprocs, TOP_MAX_PROCS, &rows, &n,
-                       NULL);
-    s->procs = rc == VYRE_OK && n ? calloc(n, sizeof *s->procs) : NULL;
-    if (rc != VYRE_OK || (n && !s->procs)) {
-        snprintf(s->tel_msg, sizeof s->tel_msg, "out of memory");
-        vyre_gpu_join_free(rows);
-        return;
-    }
-    s->tel_ok = 1;
-    for (size_t i = 0; i < n; i++)
-        take_row(&s->procs[s->nprocs++], &rows[i]);
-    vyre_gpu_join_free(rows);
+    join_rows(s, u.procs, u.nprocs);
 }
 
 static int cmp_hprev(const void *a, const void *b)
