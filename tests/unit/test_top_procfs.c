@@ -1,7 +1,8 @@
 /*
- * test_top_procfs.c - vyre-top's /proc parsers on hostile content (a comm
- * with spaces and parentheses, files cut short, missing fields, NUL and
- * control bytes), reading a fake /proc tree, CPU% from tick deltas, and the
+ * test_top_procfs.c - libcore's /proc reader (vyre/proc.h: vyre-top and the
+ * exporter name processes through it) on hostile content (a comm with
+ * spaces and parentheses, files cut short, missing fields, NUL and control
+ * bytes), reading a fake /proc tree, CPU% from tick deltas, and vyre-top's
  * rule for who may be sent SIGTERM.
  */
 #include <criterion/criterion.h>
@@ -15,7 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "procfs.h"
+#include "trace/proc_internal.h"
+#include "vyre/proc.h"
 #include "terminate.h"
 #include "testutil.h"
 
@@ -25,14 +27,14 @@
     "250 75 0 0 20 0 1 0 987654 10502144 1024 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 "        \
     "0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
 
-static int parse(const char *text, top_pstat *st)
+static int parse(const char *text, vyre_proc_stat *st)
 {
-    return top_procfs_parse_stat(text, strlen(text), st);
+    return vyre__proc_parse_stat(text, strlen(text), st);
 }
 
 Test(top_procfs, stat_with_a_hostile_comm)
 {
-    top_pstat st;
+    vyre_proc_stat st;
     cr_assert_eq(parse("4242 (python3)" STAT_TAIL, &st), 0);
     cr_assert_str_eq(st.comm, "python3");
     cr_assert_eq(st.state, 'S');
@@ -56,20 +58,20 @@ Test(top_procfs, stat_with_a_hostile_comm)
     char nul[512];
     int len = snprintf(nul, sizeof nul, "4242 (a_b)" STAT_TAIL);
     nul[7] = '\0';
-    cr_assert_eq(top_procfs_parse_stat(nul, (size_t)len, &st), 0);
+    cr_assert_eq(vyre__proc_parse_stat(nul, (size_t)len, &st), 0);
     cr_assert_str_eq(st.comm, "a?b");
     cr_assert_eq(st.start_ticks, 987654);
     /* A comm longer than the buffer is cut, not overflowed. */
     char big[1024];
     memset(big, 'x', sizeof big);
     len = snprintf(big, sizeof big, "1 (%0200d)" STAT_TAIL, 7);
-    cr_assert_eq(top_procfs_parse_stat(big, (size_t)len, &st), 0);
-    cr_assert_eq(strlen(st.comm), TOP_COMM_MAX - 1);
+    cr_assert_eq(vyre__proc_parse_stat(big, (size_t)len, &st), 0);
+    cr_assert_eq(strlen(st.comm), VYRE_PROC_COMM_MAX - 1);
 }
 
 Test(top_procfs, truncated_or_malformed_stat_is_refused)
 {
-    top_pstat st;
+    vyre_proc_stat st;
     const char *full = "4242 (python3)" STAT_TAIL;
     size_t n = strlen(full);
     /* Every cut before the field after the start time fails: the start time
@@ -77,11 +79,11 @@ Test(top_procfs, truncated_or_malformed_stat_is_refused)
     const char *after = strstr(full, "987654 ") + 7;
     for (size_t cut = 0; cut < (size_t)(after - full); cut++) {
         st.utime_ticks = 1;
-        cr_assert_eq(top_procfs_parse_stat(full, cut, &st), -1, "cut at %zu parsed", cut);
+        cr_assert_eq(vyre__proc_parse_stat(full, cut, &st), -1, "cut at %zu parsed", cut);
         cr_assert_eq(st.utime_ticks, 0, "a refused parse leaves zeros");
     }
-    cr_assert_eq(top_procfs_parse_stat(full, (size_t)(after - full) + 1, &st), 0);
-    cr_assert_eq(top_procfs_parse_stat(full, n, &st), 0);
+    cr_assert_eq(vyre__proc_parse_stat(full, (size_t)(after - full) + 1, &st), 0);
+    cr_assert_eq(vyre__proc_parse_stat(full, n, &st), 0);
     cr_assert_eq(parse("", &st), -1);
     cr_assert_eq(parse("4242 python3 S 1 2 3", &st), -1, "no parentheses");
     cr_assert_eq(parse("4242 )python3(" STAT_TAIL, &st), -1, "reversed");
@@ -95,55 +97,55 @@ Test(top_procfs, truncated_or_malformed_stat_is_refused)
                        "99999999999999999999999 1 2\n",
                        &st),
                  -1, "start time beyond 64 bits");
-    cr_assert_eq(top_procfs_parse_stat(NULL, 10, &st), -1);
+    cr_assert_eq(vyre__proc_parse_stat(NULL, 10, &st), -1);
 }
 
 Test(top_procfs, statm_status_and_cmdline)
 {
     uint64_t pages = 0;
     const char *statm = "2564 1024 512 1 0 300 0\n";
-    cr_assert_eq(top_procfs_parse_statm(statm, strlen(statm), &pages), 0);
+    cr_assert_eq(vyre__proc_parse_statm(statm, strlen(statm), &pages), 0);
     cr_assert_eq(pages, 1024);
-    cr_assert_eq(top_procfs_parse_statm(statm, 7, &pages), -1, "cut inside the resident count");
-    cr_assert_eq(top_procfs_parse_statm(statm, 5, &pages), -1);
-    cr_assert_eq(top_procfs_parse_statm("12 -3 4\n", 8, &pages), -1);
-    cr_assert_eq(top_procfs_parse_statm("", 0, &pages), -1);
+    cr_assert_eq(vyre__proc_parse_statm(statm, 7, &pages), -1, "cut inside the resident count");
+    cr_assert_eq(vyre__proc_parse_statm(statm, 5, &pages), -1);
+    cr_assert_eq(vyre__proc_parse_statm("12 -3 4\n", 8, &pages), -1);
+    cr_assert_eq(vyre__proc_parse_statm("", 0, &pages), -1);
 
     uint32_t uid = 0;
     const char *status = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\n"
                          "Uid:\t1000\t1001\t1002\t1003\nGid:\t100\t100\t100\t100\n";
-    cr_assert_eq(top_procfs_parse_uid(status, strlen(status), &uid), 0);
+    cr_assert_eq(vyre__proc_parse_uid(status, strlen(status), &uid), 0);
     cr_assert_eq(uid, 1000, "the real uid, not the effective one");
     const char *cut = strstr(status, "1000") + 2;
-    cr_assert_eq(top_procfs_parse_uid(status, (size_t)(cut - status), &uid), -1,
+    cr_assert_eq(vyre__proc_parse_uid(status, (size_t)(cut - status), &uid), -1,
                  "cut inside the uid");
     const char *no_uid = "Name:\tx\nUidx:\t5\t5\n";
-    cr_assert_eq(top_procfs_parse_uid(no_uid, strlen(no_uid), &uid), -1);
+    cr_assert_eq(vyre__proc_parse_uid(no_uid, strlen(no_uid), &uid), -1);
     const char *bad = "Uid:\t-1\t0\t0\t0\n";
-    cr_assert_eq(top_procfs_parse_uid(bad, strlen(bad), &uid), -1);
+    cr_assert_eq(vyre__proc_parse_uid(bad, strlen(bad), &uid), -1);
     const char *huge = "Uid:\t99999999999\t0\t0\t0\n";
-    cr_assert_eq(top_procfs_parse_uid(huge, strlen(huge), &uid), -1);
+    cr_assert_eq(vyre__proc_parse_uid(huge, strlen(huge), &uid), -1);
 
     char cmd[32];
     static const char args[] = "python3\0train.py\0--lr\0\x1b[2J\0";
-    top_procfs_cmdline(args, sizeof args - 1, cmd, sizeof cmd);
+    vyre__proc_cmdline(args, sizeof args - 1, cmd, sizeof cmd);
     cr_assert_str_eq(cmd, "python3 train.py --lr ?[2J");
-    top_procfs_cmdline(args, sizeof args - 1, cmd, 8);
+    vyre__proc_cmdline(args, sizeof args - 1, cmd, 8);
     cr_assert_str_eq(cmd, "python3", "cut to fit");
-    top_procfs_cmdline("", 0, cmd, sizeof cmd);
+    vyre__proc_cmdline("", 0, cmd, sizeof cmd);
     cr_assert_str_eq(cmd, "", "kernel threads have none");
-    top_procfs_cmdline("\0\0", 2, cmd, sizeof cmd);
+    vyre__proc_cmdline("\0\0", 2, cmd, sizeof cmd);
     cr_assert_str_eq(cmd, "");
 }
 
 Test(top_procfs, cpu_percent_of_one_core)
 {
-    cr_assert_float_eq(top_cpu_pct(100, 150, 100, 1.0), 50.0, 1e-9);
-    cr_assert_float_eq(top_cpu_pct(100, 500, 100, 1.0), 400.0, 1e-9, "four busy threads");
-    cr_assert_float_eq(top_cpu_pct(0, 0, 100, 2.0), 0.0, 1e-9);
-    cr_assert(isnan(top_cpu_pct(150, 100, 100, 1.0)), "ticks going back: unknown");
-    cr_assert(isnan(top_cpu_pct(100, 150, 100, 0)), "no interval: unknown");
-    cr_assert(isnan(top_cpu_pct(100, 150, 0, 1.0)));
+    cr_assert_float_eq(vyre_proc_cpu_pct(100, 150, 100, 1.0), 50.0, 1e-9);
+    cr_assert_float_eq(vyre_proc_cpu_pct(100, 500, 100, 1.0), 400.0, 1e-9, "four busy threads");
+    cr_assert_float_eq(vyre_proc_cpu_pct(0, 0, 100, 2.0), 0.0, 1e-9);
+    cr_assert(isnan(vyre_proc_cpu_pct(150, 100, 100, 1.0)), "ticks going back: unknown");
+    cr_assert(isnan(vyre_proc_cpu_pct(100, 150, 100, 0)), "no interval: unknown");
+    cr_assert(isnan(vyre_proc_cpu_pct(100, 150, 0, 1.0)));
 }
 
 static void write_file(const char *dir, const char *name, const char *text, size_t n)
@@ -168,8 +170,10 @@ Test(top_procfs, reads_a_process_tree)
     const char *status = "Name:\tx\nUid:\t0\t0\t0\t0\n";
     write_file(dir, "status", status, strlen(status));
     write_file(dir, "cmdline", "a\0b c\0", 6);
-    top_host_proc hp;
-    cr_assert_eq(top_procfs_read(root, 4242, NULL, &hp), 0);
+    vyre_proc_info hp;
+    vyre_proc_reader *r = NULL;
+    cr_assert_eq(vyre_proc_reader_new(root, &r, NULL), VYRE_OK);
+    cr_assert_eq(vyre_proc_read(r, 4242, &hp, NULL), VYRE_OK);
     cr_assert(hp.stat_valid);
     cr_assert_str_eq(hp.st.comm, "my (odd) job");
     cr_assert(hp.rss_valid);
@@ -178,54 +182,60 @@ Test(top_procfs, reads_a_process_tree)
     cr_assert_eq(hp.uid, 0);
     cr_assert_str_eq(hp.user, "root");
     char cmd[64];
-    top_procfs_read_cmdline(root, 4242, cmd, sizeof cmd);
+    vyre_proc_read_cmdline(r, 4242, cmd, sizeof cmd);
     cr_assert_str_eq(cmd, "a b c");
     /* statm and status cut short: those fields unknown, stat still read. */
     write_file(dir, "statm", "10 3", 4);
     write_file(dir, "status", "Name:\tx\nUid:\t12", 15);
-    cr_assert_eq(top_procfs_read(root, 4242, NULL, &hp), 0);
+    cr_assert_eq(vyre_proc_read(r, 4242, &hp, NULL), VYRE_OK);
     cr_assert_not(hp.rss_valid);
     cr_assert_not(hp.uid_valid);
     cr_assert_str_eq(hp.user, "");
     /* A stat cut short: the process counts as unreadable. */
     write_file(dir, "stat", stat, 40);
-    cr_assert_eq(top_procfs_read(root, 4242, NULL, &hp), -1);
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_proc_read(r, 4242, &hp, &e), VYRE_ECORRUPT);
     cr_assert_not(hp.stat_valid);
+    cr_assert(strstr(e.message, "/4242/stat' is not a whole stat line"), "%s", e.message);
     /* Gone, or not a pid. */
-    cr_assert_eq(top_procfs_read(root, 4243, NULL, &hp), -1);
-    cr_assert_eq(top_procfs_read(root, 0, NULL, &hp), -1);
-    cr_assert_eq(top_procfs_read(root, -5, NULL, &hp), -1);
-    top_procfs_read_cmdline(root, 4243, cmd, sizeof cmd);
+    cr_assert_eq(vyre_proc_read(r, 4243, &hp, &e), VYRE_ENOENT);
+    cr_assert(strstr(e.message, "/4243/stat'"), "%s", e.message);
+    cr_assert_eq(vyre_proc_read(r, 0, &hp, NULL), VYRE_EINVAL);
+    cr_assert_eq(vyre_proc_read(r, -5, &hp, &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "not a process id: '-5'");
+    vyre_proc_read_cmdline(r, 4243, cmd, sizeof cmd);
     cr_assert_str_eq(cmd, "");
     /* A uid without a name shows as its number. */
     write_file(dir, "stat", stat, strlen(stat));
     write_file(dir, "status", "Uid:\t3999999\t0\t0\t0\n", 20);
-    cr_assert_eq(top_procfs_read(root, 4242, NULL, &hp), 0);
+    cr_assert_eq(vyre_proc_read(r, 4242, &hp, NULL), VYRE_OK);
     cr_assert_str_eq(hp.user, "3999999");
+    vyre_proc_reader_free(r);
     tu_rm_rf(root);
 }
 
 Test(top_procfs, user_names_are_cached)
 {
-    top_user_cache cache;
+    vyre__proc_users cache;
     memset(&cache, 0, sizeof cache);
-    char name[TOP_USER_MAX];
-    top_procfs_user(&cache, 0, name, sizeof name);
+    char name[VYRE_PROC_USER_MAX];
+    vyre__proc_user(&cache, 0, name, sizeof name);
     cr_assert_str_eq(name, "root");
     cr_assert_eq(cache.n, 1);
-    top_procfs_user(&cache, 0, name, sizeof name);
+    vyre__proc_user(&cache, 0, name, sizeof name);
     cr_assert_eq(cache.n, 1, "a hit adds nothing");
     /* More uids than slots: the oldest are replaced, answers stay right. */
-    for (uint32_t u = 3999000; u < 3999000 + 2 * TOP_USER_CACHE; u++) {
-        top_procfs_user(&cache, u, name, sizeof name);
+    for (uint32_t u = 3999000; u < 3999000 + 2 * VYRE__PROC_USERS; u++) {
+        vyre__proc_user(&cache, u, name, sizeof name);
         char want[16];
         snprintf(want, sizeof want, "%u", (unsigned)u);
         cr_assert_str_eq(name, want);
     }
-    cr_assert_eq(cache.n, TOP_USER_CACHE);
-    top_procfs_user(&cache, 0, name, sizeof name);
+    cr_assert_eq(cache.n, VYRE__PROC_USERS);
+    vyre__proc_user(&cache, 0, name, sizeof name);
     cr_assert_str_eq(name, "root");
-    top_procfs_user(NULL, 0, name, sizeof name);
+    vyre__proc_user(NULL, 0, name, sizeof name);
     cr_assert_str_eq(name, "root");
 }
 
@@ -249,19 +259,21 @@ Test(top_terminate, checks_the_process_is_still_the_one_shown)
         for (;;)
             pause();
     }
-    top_host_proc hp;
-    cr_assert_eq(top_procfs_read(TOP_PROC_ROOT, child, NULL, &hp), 0);
+    vyre_proc_info hp;
+    vyre_proc_reader *r = NULL;
+    cr_assert_eq(vyre_proc_reader_new(NULL, &r, NULL), VYRE_OK);
+    cr_assert_eq(vyre_proc_read(r, child, &hp, NULL), VYRE_OK);
+    vyre_proc_reader_free(r);
     char msg[160];
     /* Another start time: the pid was reused since the screen was drawn. */
-    cr_assert_eq(top_terminate(TOP_PROC_ROOT, child, hp.st.start_ticks + 1, msg, sizeof msg), -1);
+    cr_assert_eq(top_terminate(NULL, child, hp.st.start_ticks + 1, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "is now another process"), "%s", msg);
     int st = 0;
     cr_assert_eq(waitpid(child, &st, WNOHANG), 0, "nothing was sent");
-    cr_assert_eq(top_terminate(TOP_PROC_ROOT, child, hp.st.start_ticks, msg, sizeof msg), 0, "%s",
-                 msg);
+    cr_assert_eq(top_terminate(NULL, child, hp.st.start_ticks, msg, sizeof msg), 0, "%s", msg);
     cr_assert(strstr(msg, "sent SIGTERM to"), "%s", msg);
     cr_assert_eq(waitpid(child, &st, 0), child);
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status 0x%x", st);
-    cr_assert_eq(top_terminate(TOP_PROC_ROOT, child, hp.st.start_ticks, msg, sizeof msg), -1);
+    cr_assert_eq(top_terminate(NULL, child, hp.st.start_ticks, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "has exited"), "%s", msg);
 }

@@ -153,6 +153,15 @@ void exp_collect_gpus(exporter *x)
     pthread_mutex_unlock(&b->mu);
 }
 
+void exp_gpu_procs_free(exporter *x)
+{
+    free(x->gprocs);
+    x->gprocs = NULL;
+    x->ngprocs = 0;
+    vyre_proc_reader_free(x->procfs);
+    x->procfs = NULL;
+}
+
 /* The names of a process listed last scrape, or NULL. */
 static const exp_gproc *known(const exp_gproc *old, size_t n, uint32_t pid)
 {
@@ -164,9 +173,9 @@ static const exp_gproc *known(const exp_gproc *old, size_t n, uint32_t pid)
 
 /*
  * Every process NVML listed in this scrape's sample, with its command name
- * and user from /proc (vyre-top's reader), capped at EXP_MAX_PROCS as the
- * telemetry pages are (libcore already lists at most VYRE_GPU_MAX_PROCS per
- * GPU; the rest are counted in vyre_gpu_processes). The names of a pid
+ * and user from /proc (vyre/proc.h, as vyre-top names them), capped at
+ * EXP_MAX_PROCS as the telemetry pages are (libcore already lists at most
+ * VYRE_GPU_MAX_PROCS per GPU; the rest are counted in vyre_gpu_processes). The names of a pid
  * listed in the previous scrape are kept, not read again: three /proc
  * reads per process per scrape are most of this collector's time, and a
  * pid reused within one scrape interval while on a GPU both times is the
@@ -174,6 +183,8 @@ static const exp_gproc *known(const exp_gproc *old, size_t n, uint32_t pid)
  */
 void exp_collect_gpu_procs(exporter *x)
 {
+    if (!x->procfs)
+        (void)vyre_proc_reader_new(NULL, &x->procfs, NULL); /* NULL: out of memory, no names */
     exp_gproc *old = x->gprocs;
     size_t nold = x->ngprocs, total = 0;
     for (unsigned g = 0; x->gpu_ok && g < x->gsnap.ngpus && g < VYRE_GPU_MAX; g++)
@@ -199,8 +210,8 @@ void exp_collect_gpu_procs(exporter *x)
                 tool_strlcpy(p->user, was->user, sizeof p->user);
                 continue;
             }
-            top_host_proc hp;
-            if (top_procfs_read(TOP_PROC_ROOT, (int32_t)p->pid, &x->users, &hp) == 0) {
+            vyre_proc_info hp;
+            if (x->procfs && vyre_proc_read(x->procfs, (int32_t)p->pid, &hp, NULL) == VYRE_OK) {
                 tool_strlcpy(p->comm, hp.st.comm, sizeof p->comm);
                 tool_strlcpy(p->user, hp.uid_valid ? hp.user : "", sizeof p->user);
             }

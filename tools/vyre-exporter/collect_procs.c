@@ -42,7 +42,6 @@ static void proc_reset(exp_proc *p, const vyre_telemetry_proc *tp)
     memset(p, 0, sizeof *p);
     p->pid = tp->pid;
     p->start_time = tp->start_time;
-    p->device_hint = -1;
 }
 
 /* The process of tp's pid, started again when tp is the first reading of
@@ -116,33 +115,48 @@ static void take_page(exporter *x, exp_proc *p, const vyre_telemetry_proc *tp)
         p->kernels_ns = p->kernels_ns > UINT64_MAX - kr->duration_ns
                             ? UINT64_MAX
                             : p->kernels_ns + kr->duration_ns;
-        if (kr->device >= 0)
-            p->device_hint = kr->device;
     }
     p->kernels_seen += tp->n_kernels;
     p->kernels_unseen += tp->kernels_unseen;
     p->kernels_total = tp->kernels_total;
 }
 
-/* The GPU label: where NVML lists the process, else the device of its
+/* The GPU label: libcore's join (vyre_gpu_join, as vyre-top shows it):
+ * the lowest NVML index listing the process, else the device of its
  * newest kernel record, else unknown (""). */
-static void proc_gpu(const exporter *x, exp_proc *p)
+static void proc_gpu(exp_proc *p, int device)
 {
-    int dev = -1;
-    for (unsigned g = 0; x->gpu_ok && g < x->gsnap.ngpus && g < VYRE_GPU_MAX && dev < 0; g++) {
-        const vyre_gpu_info *gi = &x->gsnap.gpus[g];
-        if (!vyre_gpu_field_valid(gi, VYRE_GPU_F_PROCS))
-            continue;
-        for (unsigned k = 0; k < gi->nprocs && k < VYRE_GPU_MAX_PROCS; k++)
-            if (gi->procs[k].pid == (uint32_t)p->pid)
-                dev = gi->index;
-    }
-    if (dev < 0)
-        dev = p->device_hint;
-    if (dev >= 0)
-        snprintf(p->gpu, sizeof p->gpu, "%d", dev);
+    if (device >= 0)
+        snprintf(p->gpu, sizeof p->gpu, "%d", device);
     else
         p->gpu[0] = '\0';
+}
+
+/* The pages of our namespace, each joined with NVML's processes. */
+static void take_pages(exporter *x, const vyre_telemetry_update *u)
+{
+    vyre_gpu_proc_row *rows = NULL;
+    size_t n = 0;
+    /* max_rows npages: no rows for NVML's processes without a page. */
+    if (vyre_gpu_join(x->gpu_ok ? &x->gsnap : NULL, u->procs, u->nprocs, u->nprocs, &rows, &n,
+                      NULL) != VYRE_OK) {
+        x->errors[EXP_C_TELEMETRY]++;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const vyre_telemetry_proc *tp = rows[i].page;
+        if (!tp || tp->foreign)
+            continue; /* NVML's alone: vyre_gpu_process_info exports them */
+        exp_proc *p = proc_slot(x, tp);
+        if (!p) {
+            x->errors[EXP_C_TELEMETRY]++;
+            continue;
+        }
+        take_page(x, p, tp);
+        proc_gpu(p, rows[i].device);
+        x->pages_ok++;
+    }
+    vyre_gpu_join_free(rows);
 }
 
 void exp_collect_procs(exporter *x)
@@ -173,19 +187,7 @@ void exp_collect_procs(exporter *x)
     /* Each invalid or stale page is an error, and so are the pages past
      * EXP_MAX_PROCS (not read). */
     x->errors[EXP_C_TELEMETRY] += u.invalid + u.stale + (u.skipped ? 1 : 0);
-    for (size_t i = 0; i < u.nprocs; i++) {
-        const vyre_telemetry_proc *tp = &u.procs[i];
-        if (tp->foreign)
-            continue;
-        exp_proc *p = proc_slot(x, tp);
-        if (!p) {
-            x->errors[EXP_C_TELEMETRY]++;
-            continue;
-        }
-        take_page(x, p, tp);
-        proc_gpu(x, p);
-        x->pages_ok++;
-    }
+    take_pages(x, &u);
     x->took_ns[EXP_T_KERNELS] = tool_mono_ns() - t1;
 drop:
     /* Processes whose page is gone (or bad this time) are dropped. */

@@ -38,7 +38,7 @@ void exporter_free(exporter *x)
     exp_procs_free(x);
     exp_cache_free(x);
     exp_usage_free(x);
-    free(x->gprocs);
+    exp_gpu_procs_free(x);
     pthread_mutex_destroy(&x->mu);
     free(x);
 }

@@ -9,7 +9,6 @@
 #include <pthread.h>
 
 #include "expo.h"
-#include "procfs.h"
 #include "exporter.h"
 #include "util.h"
 #include "tool_usagesnap.h"
@@ -47,8 +46,8 @@ typedef struct exp_gproc {
     int gpu;
     uint32_t pid;
     const vyre_gpu_process *np; /* into the exporter's gsnap of this scrape */
-    char comm[TOP_COMM_MAX];
-    char user[TOP_USER_MAX];
+    char comm[VYRE_PROC_COMM_MAX];
+    char user[VYRE_PROC_USER_MAX];
 } exp_gproc;
 
 /* One kernel name of one process, summed over every record the exporter
@@ -81,7 +80,6 @@ typedef struct exp_proc {
     uint64_t kernels_seen;   /* records summed into kernels[] */
     uint64_t kernels_ns;     /* their total time */
     uint64_t kernels_unseen; /* recorded but gone from the ring before a scrape */
-    int device_hint;         /* device of the newest kernel record; -1 none */
 } exp_proc;
 
 /* NVML sampled off the scrape by a thread of its own (collect_gpu.c): its
@@ -110,8 +108,8 @@ struct exporter {
     vyre_gpu_snapshot gsnap;
     exp_gproc *gprocs; /* the processes of gsnap, at most EXP_MAX_PROCS */
     size_t ngprocs, gprocs_cap;
-    size_t gprocs_dropped; /* listed by NVML past EXP_MAX_PROCS this scrape */
-    top_user_cache users;  /* uid -> name, kept across scrapes */
+    size_t gprocs_dropped;    /* listed by NVML past EXP_MAX_PROCS this scrape */
+    vyre_proc_reader *procfs; /* /proc, with its uid -> name cache kept across scrapes */
     /* processes */
     vyre_telemetry_tracker *tracker; /* the pages across scrapes (collect_procs.c) */
     exp_proc *procs;                 /* sorted by pid */
@@ -142,6 +140,7 @@ struct exporter {
 void exp_collect_gpus(exporter *x);
 void exp_gpu_sampler_free(exporter *x);
 void exp_collect_gpu_procs(exporter *x);
+void exp_gpu_procs_free(exporter *x);
 void exp_collect_procs(exporter *x);
 void exp_collect_cache(exporter *x);
 void exp_usage_start(exporter *x);

@@ -166,7 +166,7 @@ static json_t *kernels_json(const top_kernel *k, size_t n)
 static json_t *proc_json(const top_snapshot *s, size_t i)
 {
     const top_proc *p = &s->procs[i];
-    const top_host_proc *h = &p->host;
+    const vyre_proc_info *h = &p->host;
     int t = p->telemetry; /* vyre's own figures exist only with a page */
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer(p->pid));

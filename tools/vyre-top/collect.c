@@ -35,8 +35,8 @@ struct top_collector {
     top_gpu_hist hist[VYRE_GPU_MAX];
     host_prev *hprev; /* sorted by pid */
     size_t nhprev;
-    long hz; /* clock ticks per second */
-    top_user_cache users;
+    long hz;                         /* clock ticks per second */
+    vyre_proc_reader *procfs;        /* /proc, with its cache of user names */
     vyre_telemetry_tracker *tracker; /* the telemetry pages across collections */
     /* cache figures, re-read in a thread every cache_every_s (cachesnap.h) */
     tool_cachesnap *cachesnap;
@@ -216,16 +216,18 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
         return VYRE_ENOMEM;
     if (opts)
         c->opts = *opts;
-    if (vyre_telemetry_tracker_new(c->opts.telemetry_dir, TOP_MAX_PROCS, &c->tracker, NULL)) {
+    int rc = vyre_telemetry_tracker_new(c->opts.telemetry_dir, TOP_MAX_PROCS, &c->tracker, NULL);
+    if (rc == VYRE_OK)
+        rc = vyre_proc_reader_new(c->opts.proc_root, &c->procfs, NULL);
+    if (rc != VYRE_OK) {
+        vyre_telemetry_tracker_free(c->tracker);
         free(c);
-        return VYRE_ENOMEM;
+        return rc;
     }
     if (!(c->opts.cache_every_s > 0))
         c->opts.cache_every_s = 5;
     if (c->opts.reap_every_s == 0)
         c->opts.reap_every_s = 10;
-    if (!c->opts.proc_root)
-        c->opts.proc_root = TOP_PROC_ROOT;
     if (!(c->opts.usage_every_s >= 0))
         c->opts.usage_every_s = 0;
     if (c->opts.usage_every_s > 0) /* started now: the first round runs while NVML opens */
@@ -256,6 +258,7 @@ void top_collector_free(top_collector *c)
     tool_cachesnap_free(c->cachesnap);
     tool_usagesnap_free(c->usage);
     vyre_telemetry_tracker_free(c->tracker);
+    vyre_proc_reader_free(c->procfs);
     free(c->hprev);
     free(c);
 }
@@ -439,12 +442,60 @@ static void take_proc(top_proc *p, const vyre_telemetry_proc *tp)
         p->kernels_new = tp->kernels_new;
         proc_kernels(p, tp);
     }
-    if (p->nkernels)
-        p->device = p->kernels[p->nkernels - 1].device;
 }
 
-/* The process rows of every live or foreign telemetry page (the tracker
- * leaves stale and invalid pages out and counts them). */
+/* A row for a process NVML lists that publishes no telemetry page (a
+ * PyTorch job, a CUDA program without the injection library): no vyre
+ * figures, all unknown. */
+static void blank_proc(top_proc *p, int32_t pid)
+{
+    p->pid = pid;
+    p->device = -1;
+    p->launches_s = p->graphs_s = p->dispatches_s = NAN;
+    p->h2d_mb_s = p->d2h_mb_s = p->d2d_mb_s = NAN;
+    p->cache_hit_pct = p->compile_saved_s = NAN;
+}
+
+/* One row of libcore's join: its page's figures, or none, and NVML's view
+ * (its GPU, its GPU memory summed over GPUs, its SM utilisation on the
+ * busiest). */
+static void take_row(top_proc *p, const vyre_gpu_proc_row *r)
+{
+    if (r->page)
+        take_proc(p, r->page);
+    else
+        blank_proc(p, r->pid);
+    p->device = r->device;
+    p->gpu_mem_valid = r->mem_valid;
+    p->gpu_mem_bytes = r->mem_bytes;
+    p->sm_util_pct = r->util_valid ? (double)r->sm_util_pct : NAN;
+}
+
+/* The rows of libcore's join of the pages (npages of them; none when the
+ * directory could not be read) with NVML's processes. */
+static void join_rows(top_snapshot *s, const vyre_telemetry_proc *pages, size_t npages)
+{
+    vyre_gpu_proc_row *rows = NULL;
+    size_t n = 0;
+    int rc =
+        vyre_gpu_join(s->gpu_ok ? &s->gpu : NULL, pages, npages, TOP_MAX_PROCS, &rows, &n, NULL);
+    s->procs = rc == VYRE_OK && n ? calloc(n, sizeof *s->procs) : NULL;
+    if (rc != VYRE_OK || (n && !s->procs)) {
+        snprintf(s->tel_msg, sizeof s->tel_msg, "out of memory");
+        s->tel_ok = 0;
+        vyre_gpu_join_free(rows);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        take_row(&s->procs[s->nprocs++], &rows[i]);
+    vyre_gpu_join_free(rows);
+}
+
+/* The process rows: every live or foreign telemetry page (the tracker
+ * leaves stale and invalid pages out and counts them) and every process
+ * NVML lists, joined by libcore (vyre_gpu_join, as the exporter joins
+ * them), by pid. NVML's processes are rows even when the telemetry
+ * directory cannot be read (tel_msg says why). */
 static void collect_procs(top_collector *c, top_snapshot *s)
 {
     vyre_error e;
@@ -454,6 +505,7 @@ static void collect_procs(top_collector *c, top_snapshot *s)
     tool_strlcpy(s->tel_dir, u.dir, sizeof s->tel_dir);
     if (rc) {
         tool_error_line(s->tel_msg, sizeof s->tel_msg, rc, &e);
+        join_rows(s, NULL, 0);
         return;
     }
     if (c->opts.reap_every_s > 0 &&
@@ -464,108 +516,7 @@ static void collect_procs(top_collector *c, top_snapshot *s)
     s->tel_ok = 1;
     s->unreadable = u.invalid;
     s->stale = u.stale;
-    s->procs = u.nprocs ? calloc(u.nprocs, sizeof *s->procs) : NULL;
-    if (u.nprocs && !s->procs) {
-        snprintf(s->tel_msg, sizeof s->tel_msg, "out of memory");
-        s->tel_ok = 0;
-        return;
-    }
-    for (size_t i = 0; i < u.nprocs; i++)
-        take_proc(&s->procs[s->nprocs++], &u.procs[i]);
-}
-
-/* By pid; a foreign row (another PID namespace's pid) after ours. */
-static int cmp_pid(const void *a, const void *b)
-{
-    const top_proc *p = a, *q = b;
-    if (p->pid != q->pid)
-        return (p->pid > q->pid) - (p->pid < q->pid);
-    return (p->foreign > q->foreign) - (p->foreign < q->foreign);
-}
-
-/* The row of our process pid (what NVML's pids are): never a foreign row,
- * whose pid only numbers a process of another namespace. */
-static top_proc *find_proc(top_snapshot *s, int32_t pid)
-{
-    size_t lo = 0, hi = s->nprocs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->procs[mid].pid < pid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (; lo < s->nprocs && s->procs[lo].pid == pid; lo++)
-        if (!s->procs[lo].foreign)
-            return &s->procs[lo];
-    return NULL;
-}
-
-/* Adds every process NVML lists that publishes no telemetry page (a
- * PyTorch job, a CUDA program without the injection library) as a row of
- * its own, then gives every row NVML's view: its GPU, its GPU memory (summed
- * over GPUs) and its SM utilisation (of its busiest GPU). */
-static void merge_gpu_procs(top_snapshot *s)
-{
-    if (s->nprocs > 1)
-        qsort(s->procs, s->nprocs, sizeof *s->procs, cmp_pid);
-    for (size_t i = 0; i < s->nprocs; i++)
-        s->procs[i].sm_util_pct = NAN;
-    if (!s->gpu_ok)
-        return;
-    size_t extra = 0;
-    for (unsigned g = 0; g < s->gpu.ngpus && g < VYRE_GPU_MAX; g++)
-        extra += s->gpu.gpus[g].nprocs;
-    if (extra) {
-        top_proc *np = realloc(s->procs, (s->nprocs + extra) * sizeof *np);
-        if (!np)
-            return;
-        s->procs = np;
-        size_t base = s->nprocs, added = 0;
-        for (unsigned g = 0; g < s->gpu.ngpus && g < VYRE_GPU_MAX; g++) {
-            const vyre_gpu_info *gi = &s->gpu.gpus[g];
-            if (!vyre_gpu_field_valid(gi, VYRE_GPU_F_PROCS))
-                continue;
-            for (unsigned k = 0; k < gi->nprocs && k < VYRE_GPU_MAX_PROCS; k++) {
-                int32_t pid = (int32_t)gi->procs[k].pid;
-                if (pid <= 0 || base + added >= TOP_MAX_PROCS || find_proc(s, pid))
-                    continue;
-                int dup = 0; /* on two GPUs: one row */
-                for (size_t a = base; a < base + added && !dup; a++)
-                    dup = s->procs[a].pid == pid;
-                if (dup)
-                    continue;
-                top_proc *p = &s->procs[base + added++];
-                memset(p, 0, sizeof *p);
-                p->pid = pid;
-                p->device = -1;
-                p->launches_s = p->graphs_s = p->dispatches_s = NAN;
-                p->h2d_mb_s = p->d2h_mb_s = p->d2d_mb_s = NAN;
-                p->cache_hit_pct = p->compile_saved_s = p->sm_util_pct = NAN;
-            }
-        }
-        s->nprocs = base + added;
-        if (added)
-            qsort(s->procs, s->nprocs, sizeof *s->procs, cmp_pid);
-    }
-    for (unsigned g = 0; g < s->gpu.ngpus && g < VYRE_GPU_MAX; g++) {
-        const vyre_gpu_info *gi = &s->gpu.gpus[g];
-        if (!vyre_gpu_field_valid(gi, VYRE_GPU_F_PROCS))
-            continue;
-        for (unsigned k = 0; k < gi->nprocs && k < VYRE_GPU_MAX_PROCS; k++) {
-            const vyre_gpu_process *gp = &gi->procs[k];
-            top_proc *p = find_proc(s, (int32_t)gp->pid);
-            if (!p)
-                continue;
-            p->device = gi->index;
-            if (gp->used_valid) {
-                p->gpu_mem_valid = 1;
-                p->gpu_mem_bytes += gp->used_bytes;
-            }
-            if (gp->util_valid && !(p->sm_util_pct >= (double)gp->sm_util_pct))
-                p->sm_util_pct = (double)gp->sm_util_pct;
-        }
-    }
+    join_rows(s, u.procs, u.nprocs);
 }
 
 static int cmp_hprev(const void *a, const void *b)
@@ -586,7 +537,7 @@ static void collect_host(top_collector *c, top_snapshot *s)
         p->cpu_pct = NAN;
         if (p->foreign)
             continue; /* /proc/<pid> here is some other process, or none */
-        if (top_procfs_read(c->opts.proc_root, p->pid, &c->users, &p->host) != 0) {
+        if (vyre_proc_read(c->procfs, p->pid, &p->host, NULL) != VYRE_OK) {
             if (!p->telemetry)
                 tool_strlcpy(p->name, "-", sizeof p->name);
             continue;
@@ -595,13 +546,14 @@ static void collect_host(top_collector *c, top_snapshot *s)
         uint64_t ticks = p->host.st.utime_ticks + p->host.st.stime_ticks;
         if (!p->telemetry) {
             tool_strlcpy(p->name, p->host.st.comm, sizeof p->name);
-            top_procfs_read_cmdline(c->opts.proc_root, p->pid, p->cmdline, sizeof p->cmdline);
+            vyre_proc_read_cmdline(c->procfs, p->pid, p->cmdline, sizeof p->cmdline);
         }
         host_prev key = {.pid = p->pid};
         const host_prev *hp =
             c->nhprev ? bsearch(&key, c->hprev, c->nhprev, sizeof key, cmp_hprev) : NULL;
         if (hp && hp->start_ticks == p->host.st.start_ticks)
-            p->cpu_pct = top_cpu_pct(hp->ticks, ticks, c->hz, (double)(now - hp->mono_ns) / 1e9);
+            p->cpu_pct =
+                vyre_proc_cpu_pct(hp->ticks, ticks, c->hz, (double)(now - hp->mono_ns) / 1e9);
         if (next)
             next[nnext++] = (host_prev){p->pid, p->host.st.start_ticks, ticks, now};
     }
@@ -619,7 +571,6 @@ void top_collect(top_collector *c, top_snapshot *s)
     c->last_ns = s->mono_ns;
     collect_gpus(c, s);
     collect_procs(c, s);
-    merge_gpu_procs(s);
     collect_host(c, s);
     collect_cache(c, s);
     collect_usage(c, s);

@@ -6,7 +6,7 @@
  * The process list is every process NVML lists on a GPU merged (by pid)
  * with every process that publishes a vyre telemetry page, as nvitop shows
  * the first and vyre-top alone can show the second; each gets its host
- * figures from /proc (procfs.h). A process without a page has no vyre
+ * figures from /proc (vyre/proc.h). A process without a page has no vyre
  * figures: they are unknown (NAN, '-', null), never 0.
  *
  * Nothing here draws. A snapshot holds no pointers into libcore objects;
@@ -32,9 +32,9 @@
 #include "vyre/cache.h"
 #include "vyre/counters.h"
 #include "vyre/gpu.h"
+#include "vyre/proc.h"
 #include "vyre/telemetry.h"
 
-#include "procfs.h"
 #include "tool_usagesnap.h"
 
 #define TOP_GPU_HIST     240 /* history samples kept per GPU */
@@ -103,7 +103,7 @@ typedef struct top_proc {
     uint64_t gpu_mem_bytes;
     double sm_util_pct; /* NVML: SM utilisation on its busiest GPU; NAN unknown */
     /* The host's view (/proc). */
-    top_host_proc host;
+    vyre_proc_info host;
     double cpu_pct; /* percent of one core over the last interval; NAN unknown */
     /* Ranges: lifetime histograms, and those of the last interval (valid
      * when has_delta). */
@@ -187,14 +187,15 @@ typedef struct top_collect_opts {
     int no_gpu;                /* do not open NVML */
     double cache_every_s;      /* re-read cache stats at most this often (default 5) */
     double reap_every_s;   /* remove pages of dead processes this often (default 10; <0 never) */
-    const char *proc_root; /* NULL: TOP_PROC_ROOT */
+    const char *proc_root; /* NULL: /proc */
     double usage_every_s;  /* measure the caches' sizes this often, in a thread (0: never) */
 } top_collect_opts;
 
 typedef struct top_collector top_collector;
 
 /* Opens the collectors. A missing NVML is not an error (snapshots say so).
- * Returns 0 or VYRE_ENOMEM. Caller frees with top_collector_free. */
+ * Returns 0, VYRE_ENOMEM or VYRE_ETOOBIG (proc_root too long). Caller frees with
+ * top_collector_free. */
 int top_collector_new(const top_collect_opts *opts, top_collector **out);
 void top_collector_free(top_collector *c);
 

@@ -2,7 +2,7 @@
  * terminate.c - see terminate.h.
  */
 #include "terminate.h"
-#include "procfs.h"
+#include "vyre/proc.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -17,8 +17,13 @@ int top_may_signal(uint32_t self_uid, uint32_t self_euid, uint32_t target_uid)
 
 int top_terminate(const char *root, int32_t pid, uint64_t start_ticks, char *msg, size_t size)
 {
-    top_host_proc hp;
-    if (pid <= 0 || top_procfs_read(root, pid, NULL, &hp) != 0) {
+    vyre_proc_info hp;
+    vyre_proc_reader *r = NULL;
+    int rc = vyre_proc_reader_new(root, &r, NULL);
+    if (rc == VYRE_OK)
+        rc = pid > 0 ? vyre_proc_read(r, pid, &hp, NULL) : VYRE_EINVAL;
+    vyre_proc_reader_free(r);
+    if (rc != VYRE_OK) {
         snprintf(msg, size, "process %d has exited: nothing sent", (int)pid);
         return -1;
     }

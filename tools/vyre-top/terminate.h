@@ -15,7 +15,7 @@
  * only their own. Pure. */
 int top_may_signal(uint32_t self_uid, uint32_t self_euid, uint32_t target_uid);
 
-/* Sends SIGTERM to pid, found under root (TOP_PROC_ROOT), when it still has
+/* Sends SIGTERM to pid, found under root (NULL: /proc), when it still has
  * the start time start_ticks (0: not checked), so that a pid reused since
  * the screen was drawn is not hit, and when top_may_signal allows it. msg
  * (size > 0) gets one line saying what was done or why not. Returns 0 when

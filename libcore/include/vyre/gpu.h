@@ -15,6 +15,10 @@
  * invalid in the GPU's `valid` bitmask instead of being reported as 0. A
  * failing field never hides the rest of its GPU. Front ends print unknown
  * fields as '-' (text) or null (JSON); check with vyre_gpu_field_valid().
+ *
+ * vyre_gpu_join() puts a sample's processes beside the telemetry pages a
+ * tracker read (vyre/telemetry.h): the one rule by which vyre-top and
+ * vyre-exporter tell which GPU a process runs on.
  */
 #ifndef VYRE_GPU_H
 #define VYRE_GPU_H
@@ -24,6 +28,7 @@
 
 #include "error.h"
 #include "export.h"
+#include "telemetry.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -175,6 +180,44 @@ VYRE_EXTERN int vyre_gpu_field_valid(const vyre_gpu_info *gpu, unsigned fields);
  * (always terminated when size > 0). Returns buf. Thread-safe.
  */
 VYRE_EXTERN const char *vyre_gpu_throttle_text(uint64_t reasons, char *buf, size_t size);
+
+/*
+ * One process of vyre_gpu_join: a telemetry page, a process NVML lists, or
+ * both. Plain data, but `page` points into the pages given to the join.
+ */
+typedef struct vyre_gpu_proc_row {
+    int32_t pid;                     /* the page's pid, else NVML's */
+    const vyre_telemetry_proc *page; /* its page's reading; NULL: NVML lists it only */
+    int foreign;                     /* its page is of another PID namespace: never matched
+                                        with NVML's processes (its pid names another one) */
+    int device;                      /* the GPU it runs on (see vyre_gpu_join); -1 unknown */
+    unsigned ngpus;                  /* GPUs NVML lists it on; 0: none */
+    int mem_valid;                   /* NVML knows its memory on one of them at least */
+    uint64_t mem_bytes;              /* GPU memory it holds, summed over its GPUs */
+    int util_valid;                  /* NVML has a utilisation sample of it */
+    unsigned sm_util_pct;            /* SM utilisation on its busiest GPU, 0..100 */
+} vyre_gpu_proc_row;
+
+/*
+ * Joins the processes of an NVML sample (gpus; NULL: no sample) with npages
+ * telemetry readings (pages, as vyre_telemetry_tracker_update gives them)
+ * by pid, into *out: a malloc'ed array of *n rows sorted by pid (a foreign
+ * page after ours of the same pid) that the caller frees with
+ * vyre_gpu_join_free. Every page is a row; so is every process NVML lists
+ * (pid > 0, on GPUs whose VYRE_GPU_F_PROCS is valid) that no page of ours
+ * names, once however many GPUs list it, while there are fewer than
+ * max_rows rows (npages: none of them; SIZE_MAX: no limit). A row's device is the lowest NVML index
+ * listing it (a label that does not flip between samples), else the device
+ * of its page's newest kernel record (kernel_device), else -1. Returns
+ * VYRE_OK, VYRE_EINVAL (NULL out or n, or NULL pages with npages > 0) or
+ * VYRE_ENOMEM (*out NULL, *n 0). Thread-safe; reads its inputs only.
+ */
+VYRE_EXTERN int vyre_gpu_join(const vyre_gpu_snapshot *gpus, const vyre_telemetry_proc *pages,
+                              size_t npages, size_t max_rows, vyre_gpu_proc_row **out, size_t *n,
+                              vyre_error *err);
+
+/* Frees rows from vyre_gpu_join. NULL is a no-op. */
+VYRE_EXTERN void vyre_gpu_join_free(vyre_gpu_proc_row *rows);
 
 #ifdef __cplusplus
 }

@@ -292,6 +292,8 @@ typedef struct vyre_telemetry_proc {
     uint64_t kernels_unseen; /* of those, left the ring before this read */
     double kernel_scale;     /* vyre_telemetry_kernel_scale(n_kernels, kernels_new) */
     uint64_t newest_serial;  /* newest kernel serial any reading of the writer saw */
+    int32_t kernel_device;   /* device of the newest kernel record any reading of the
+                                writer saw that names one; -1: none yet */
 } vyre_telemetry_proc;
 
 /*

@@ -27,6 +27,7 @@
 #include "compile.h"
 #include "telemetry.h"
 #include "gpu.h"
+#include "proc.h"
 #include "cupti.h"
 #include "results.h"
 #include "pipeline.h"

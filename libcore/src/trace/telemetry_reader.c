@@ -46,6 +46,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "trace/proc_internal.h"
 #include "trace/telemetry_internal.h"
 #include "trace/telemetry_v1.h"
 
@@ -187,43 +188,7 @@ int vyre__tel_open_dir(const char *dir, int is_default, int create, int *dfd, vy
 
 int vyre__telemetry_start_time(int pid, uint64_t *ticks)
 {
-    char path[64], buf[2048];
-    if (pid > 0)
-        snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    else
-        snprintf(path, sizeof path, "/proc/self/stat");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return vyre__errno_code(errno);
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return VYRE_EIO;
-    buf[n] = '\0';
-    /* "pid (comm) state ppid ...": comm may hold spaces and ')', so fields
-     * are counted from the last ')'. Field 3 (state) follows it. */
-    const char *p = strrchr(buf, ')');
-    if (!p)
-        return VYRE_ECORRUPT;
-    p++;
-    for (int field = 3; field <= 22; field++) {
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            return VYRE_ECORRUPT;
-        if (field == 22) {
-            char *end;
-            errno = 0;
-            unsigned long long v = strtoull(p, &end, 10);
-            if (errno || end == p)
-                return VYRE_ECORRUPT;
-            *ticks = (uint64_t)v;
-            return VYRE_OK;
-        }
-        while (*p && *p != ' ')
-            p++;
-    }
-    return VYRE_ECORRUPT;
+    return vyre__proc_start_ticks(pid, ticks); /* the one stat parser (trace/proc.c) */
 }
 
 /* The calling process's PID namespace: device and inode of

@@ -156,6 +156,10 @@ static int take_kernels(vyre_telemetry_proc *o, const vyre_telemetry_snapshot *s
         o->kernels = k;
     }
     o->newest_serial = o->n_kernels ? o->kernels[o->n_kernels - 1].serial : last_serial;
+    o->kernel_device = pv ? pv->kernel_device : -1;
+    for (uint32_t k = 0; k < o->n_kernels; k++)
+        if (o->kernels[k].device >= 0)
+            o->kernel_device = o->kernels[k].device;
     o->kernels_new = s->kernels_total - (pv ? pv->kernels_total : 0);
     o->kernels_unseen = o->kernels_new > o->n_kernels ? o->kernels_new - o->n_kernels : 0;
     o->kernel_scale = vyre_telemetry_kernel_scale(o->n_kernels, o->kernels_new);

@@ -1,15 +1,29 @@
 /*
- * procfs.c - see procfs.h.
+ * proc.c - see vyre/proc.h: a process's figures read from /proc, through
+ * the pure parsers of proc_internal.h. Moved here from vyre-top (issue 35:
+ * the exporter linked all of vyre-top's library to name processes).
  */
-#include "procfs.h"
+#include "vyre/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "base/internal.h"
+#include "trace/proc_internal.h"
+
+#define PROC_ROOT "/proc"
+#define ROOT_MAX  448 /* room for "/<pid>/<name>" in a 512-byte path */
+
+struct vyre_proc_reader {
+    char root[ROOT_MAX];
+    vyre__proc_users users;
+};
 
 /* Copies up to n bytes into dst (size > 0), control bytes and NULs as '?'. */
 static void copy_printable(char *dst, size_t size, const char *src, size_t n)
@@ -59,7 +73,7 @@ static int parse_u64(const char *tok, size_t len, uint64_t *out)
     return 0;
 }
 
-int top_procfs_parse_stat(const char *buf, size_t n, top_pstat *out)
+int vyre__proc_parse_stat(const char *buf, size_t n, vyre_proc_stat *out)
 {
     memset(out, 0, sizeof *out);
     if (!buf || n == 0)
@@ -75,7 +89,7 @@ int top_procfs_parse_stat(const char *buf, size_t n, top_pstat *out)
         }
     if (!open || !close || close < open)
         return -1;
-    top_pstat st;
+    vyre_proc_stat st;
     memset(&st, 0, sizeof st);
     copy_printable(st.comm, sizeof st.comm, open + 1, (size_t)(close - open - 1));
     const char *p = close + 1, *tok;
@@ -104,7 +118,7 @@ int top_procfs_parse_stat(const char *buf, size_t n, top_pstat *out)
     return 0;
 }
 
-int top_procfs_parse_statm(const char *buf, size_t n, uint64_t *rss_pages)
+int vyre__proc_parse_statm(const char *buf, size_t n, uint64_t *rss_pages)
 {
     if (!buf)
         return -1;
@@ -121,7 +135,7 @@ int top_procfs_parse_statm(const char *buf, size_t n, uint64_t *rss_pages)
     return 0;
 }
 
-int top_procfs_parse_uid(const char *buf, size_t n, uint32_t *uid)
+int vyre__proc_parse_uid(const char *buf, size_t n, uint32_t *uid)
 {
     if (!buf)
         return -1;
@@ -149,7 +163,7 @@ int top_procfs_parse_uid(const char *buf, size_t n, uint32_t *uid)
     return -1;
 }
 
-void top_procfs_cmdline(const char *buf, size_t n, char *dst, size_t size)
+void vyre__proc_cmdline(const char *buf, size_t n, char *dst, size_t size)
 {
     if (size == 0)
         return;
@@ -167,24 +181,27 @@ void top_procfs_cmdline(const char *buf, size_t n, char *dst, size_t size)
     dst[n] = '\0';
 }
 
-double top_cpu_pct(uint64_t prev_ticks, uint64_t now_ticks, long hz, double dt_s)
+double vyre_proc_cpu_pct(uint64_t prev_ticks, uint64_t now_ticks, long hz, double dt_s)
 {
     if (!(dt_s > 0) || hz <= 0 || now_ticks < prev_ticks)
         return NAN;
     return 100.0 * ((double)(now_ticks - prev_ticks) / (double)hz) / dt_s;
 }
 
-/* Reads at most size - 1 bytes of root/pid/name into buf (terminated);
- * returns the count, or -1. */
+/* Reads at most size - 1 bytes of root/pid/name (pid 0: root/self/name)
+ * into buf (terminated); returns the count, or a negative VYRE_E* code
+ * (VYRE_ENOENT: no such process, or no such file). */
 static ssize_t read_small(const char *root, int32_t pid, const char *name, char *buf, size_t size)
 {
     char path[512];
-    int len = snprintf(path, sizeof path, "%s/%d/%s", root, (int)pid, name);
+    buf[0] = '\0';
+    int len = pid > 0 ? snprintf(path, sizeof path, "%s/%d/%s", root, (int)pid, name)
+                      : snprintf(path, sizeof path, "%s/self/%s", root, name);
     if (len < 0 || (size_t)len >= sizeof path)
-        return -1;
+        return VYRE_ETOOBIG;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
-        return -1;
+        return errno == ESRCH ? VYRE_ENOENT : vyre__errno_code(errno);
     size_t got = 0;
     while (got + 1 < size) {
         ssize_t r = read(fd, buf + got, size - 1 - got);
@@ -209,7 +226,7 @@ static void user_name(uint32_t uid, char *dst, size_t size)
         snprintf(dst, size, "%u", (unsigned)uid);
 }
 
-void top_procfs_user(top_user_cache *cache, uint32_t uid, char *dst, size_t size)
+void vyre__proc_user(vyre__proc_users *cache, uint32_t uid, char *dst, size_t size)
 {
     if (!cache) {
         user_name(uid, dst, size);
@@ -220,40 +237,96 @@ void top_procfs_user(top_user_cache *cache, uint32_t uid, char *dst, size_t size
             snprintf(dst, size, "%s", cache->name[i]);
             return;
         }
-    unsigned slot = cache->n < TOP_USER_CACHE ? cache->n++ : cache->next++ % TOP_USER_CACHE;
+    unsigned slot = cache->n < VYRE__PROC_USERS ? cache->n++ : cache->next++ % VYRE__PROC_USERS;
     cache->uid[slot] = uid;
     user_name(uid, cache->name[slot], sizeof cache->name[slot]);
     snprintf(dst, size, "%s", cache->name[slot]);
 }
 
-int top_procfs_read(const char *root, int32_t pid, top_user_cache *cache, top_host_proc *out)
+int vyre_proc_reader_new(const char *root, vyre_proc_reader **out, vyre_error *err)
 {
-    memset(out, 0, sizeof *out);
-    if (pid <= 0)
-        return -1;
+    if (!out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_proc_reader_new: NULL out");
+    *out = NULL;
+    if (!root)
+        root = PROC_ROOT;
+    vyre_proc_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory creating a /proc reader");
+    if (vyre__strlcpy(r->root, root, sizeof r->root) >= sizeof r->root) {
+        free(r);
+        return vyre__fail(err, VYRE_ETOOBIG, "use a path shorter than 448 bytes",
+                          "process directory path too long: '%s'", root);
+    }
+    *out = r;
+    return VYRE_OK;
+}
+
+void vyre_proc_reader_free(vyre_proc_reader *r)
+{
+    free(r);
+}
+
+/* Resident memory (statm) and owner (status) of a process whose stat was
+ * read: each may fail alone, leaving its flag 0. */
+static void read_rss_and_user(vyre_proc_reader *r, int32_t pid, vyre_proc_info *out)
+{
     char buf[4096];
-    ssize_t n = read_small(root, pid, "stat", buf, sizeof buf);
-    if (n <= 0 || top_procfs_parse_stat(buf, (size_t)n, &out->st) != 0)
-        return -1;
-    out->stat_valid = 1;
     uint64_t pages;
-    n = read_small(root, pid, "statm", buf, sizeof buf);
-    if (n > 0 && top_procfs_parse_statm(buf, (size_t)n, &pages) == 0) {
+    ssize_t n = read_small(r->root, pid, "statm", buf, sizeof buf);
+    if (n > 0 && vyre__proc_parse_statm(buf, (size_t)n, &pages) == 0) {
         long psz = sysconf(_SC_PAGESIZE);
         out->rss_valid = 1;
         out->rss_bytes = pages * (uint64_t)(psz > 0 ? psz : 4096);
     }
-    n = read_small(root, pid, "status", buf, sizeof buf);
-    if (n > 0 && top_procfs_parse_uid(buf, (size_t)n, &out->uid) == 0) {
+    n = read_small(r->root, pid, "status", buf, sizeof buf);
+    if (n > 0 && vyre__proc_parse_uid(buf, (size_t)n, &out->uid) == 0) {
         out->uid_valid = 1;
-        top_procfs_user(cache, out->uid, out->user, sizeof out->user);
+        vyre__proc_user(&r->users, out->uid, out->user, sizeof out->user);
     }
-    return 0;
 }
 
-void top_procfs_read_cmdline(const char *root, int32_t pid, char *dst, size_t size)
+int vyre_proc_read(vyre_proc_reader *r, int32_t pid, vyre_proc_info *out, vyre_error *err)
+{
+    if (!out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_proc_read: NULL out");
+    memset(out, 0, sizeof *out);
+    if (!r)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_proc_read: NULL reader");
+    if (pid <= 0)
+        return vyre__fail(err, VYRE_EINVAL, "give the pid of a process (a positive number)",
+                          "not a process id: '%d'", (int)pid);
+    char buf[4096];
+    ssize_t n = read_small(r->root, pid, "stat", buf, sizeof buf);
+    if (n < 0)
+        return vyre__fail(err, (int)n, "the process may have exited",
+                          "cannot read '%s/%d/stat': %s", r->root, (int)pid, vyre_strerror((int)n));
+    if (vyre__proc_parse_stat(buf, (size_t)n, &out->st) != 0)
+        return vyre__fail(err, VYRE_ECORRUPT, "the process may have exited while it was read",
+                          "'%s/%d/stat' is not a whole stat line", r->root, (int)pid);
+    out->stat_valid = 1;
+    read_rss_and_user(r, pid, out);
+    return VYRE_OK;
+}
+
+int vyre__proc_start_ticks(int32_t pid, uint64_t *ticks)
 {
     char buf[4096];
-    ssize_t n = read_small(root, pid, "cmdline", buf, sizeof buf);
-    top_procfs_cmdline(buf, n > 0 ? (size_t)n : 0, dst, size);
+    vyre_proc_stat st;
+    ssize_t n = read_small(PROC_ROOT, pid < 0 ? 0 : pid, "stat", buf, sizeof buf);
+    if (n < 0)
+        return (int)n;
+    if (n == 0)
+        return VYRE_EIO;
+    if (vyre__proc_parse_stat(buf, (size_t)n, &st) != 0)
+        return VYRE_ECORRUPT;
+    *ticks = st.start_ticks;
+    return VYRE_OK;
+}
+
+void vyre_proc_read_cmdline(vyre_proc_reader *r, int32_t pid, char *dst, size_t size)
+{
+    char buf[4096];
+    ssize_t n = r && pid > 0 ? read_small(r->root, pid, "cmdline", buf, sizeof buf) : -1;
+    vyre__proc_cmdline(buf, n > 0 ? (size_t)n : 0, dst, size);
 }
