@@ -715,7 +715,9 @@ static void drift_run(vyre_results *db, double ref, double work, uint64_t seed)
     cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
 }
 
-Test(bench_cli, compare_calls_a_change_the_references_share_drift_and_passes)
+/* The machine drifted as much as the points: no verdict on the code, so
+ * the comparison is INCONCLUSIVE (exit 4, issue 34), never FAIL. */
+Test(bench_cli, compare_calls_a_change_the_references_share_drift_and_is_inconclusive)
 {
     char path[700];
     snprintf(path, sizeof path, "%s/r.sqlite3", g_tmp);
@@ -728,18 +730,25 @@ Test(bench_cli, compare_calls_a_change_the_references_share_drift_and_passes)
 
     tu_proc p;
     bench(&p, ARGS("compare", "--db", path, "1", "2"), ENV(NODRIVER));
-    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert_eq(p.exit_code, 4, "%s%s", p.out, p.err);
     cr_assert(strstr(p.out, "machine drift (references): reference.cpu B/A 1.2"), "%s", p.out);
     cr_assert(strstr(p.out, "\n0 faster, 0 slower, 0 same, 0 noisy, 4 drift, 0 unmatched\n"), "%s",
               p.out);
+    cr_assert(strstr(p.out, "verdict: INCONCLUSIVE (0 of 2 points judged; not judged: 2 DRIFT)\n"),
+              "%s", p.out);
+    cr_assert(strstr(p.err, "vyre-bench: inconclusive: 2 of 2 points could not be judged (2 "
+                            "DRIFT), more than a quarter; what helps: an idle machine between the "
+                            "runs, or a pooled baseline (--baseline '... last:5')\n"),
+              "%s", p.err);
     tu_proc_free(&p);
 
     bench(&p, ARGS("compare", "--db", path, "--json", "1", "2"), ENV(NODRIVER));
-    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert_eq(p.exit_code, 4, "%s%s", p.out, p.err);
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "verdict")), "inconclusive");
     cr_assert_str_eq(json_string_value(json_object_get(o, "test")),
                      "hierarchical-bootstrap-median-ratio");
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(o, "summary"), "drift")), 4);
@@ -826,10 +835,14 @@ Test(bench_cli, a_steady_clock_says_nothing_and_gpu_points_drift_by_reference_gp
         tu_proc_free(&p);
     }
     bench(&p, ARGS("compare", "--db", db, "--json", "1", "2"), ENV(NODRIVER));
-    cr_assert(p.exit_code == 0 || p.exit_code == 1, "%d: %s", p.exit_code, p.err);
+    cr_assert(p.exit_code == 0 || p.exit_code == 1 || p.exit_code == 4, "%d: %s", p.exit_code,
+              p.err);
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
+    /* Any verdict (the fake's times are the CPU's), but the exit status is it. */
+    const char *v = json_string_value(json_object_get(o, "verdict"));
+    cr_assert_str_eq(v, p.exit_code == 0 ? "pass" : p.exit_code == 1 ? "fail" : "inconclusive");
     json_t *pts = json_object_get(o, "points");
     size_t copies = 0, i;
     json_t *pt;

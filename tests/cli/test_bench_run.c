@@ -493,17 +493,18 @@ Test(bench_run, compare_verdicts_respect_noise)
               p.out);
     tu_proc_free(&p);
 
+    /* Every point NOISY: nothing judged, INCONCLUSIVE (exit 4, issue 34). */
     bench(&p, ARGS("compare", "--db", g_db, "5", "6"));
-    cr_assert_eq(p.exit_code, 0, "NOISY passes without --strict: %s%s", p.out, p.err);
+    cr_assert_eq(p.exit_code, 4, "NOISY everywhere is inconclusive: %s%s", p.out, p.err);
     cr_assert(strstr(p.out, "\n0 faster, 0 slower, 0 same, 3 noisy, 0 drift, 0 unmatched\n"), "%s",
               p.out);
     cr_assert(strstr(p.out, "| NOISY   |\n"), "%s", p.out);
     tu_proc_free(&p);
     bench(&p, ARGS("compare", "--db", g_db, "--strict", "5", "6"));
-    cr_assert_eq(p.exit_code, 1, "NOISY fails with --strict: %s%s", p.out, p.err);
+    cr_assert_eq(p.exit_code, 4, "NOISY is inconclusive with --strict: %s%s", p.out, p.err);
     tu_proc_free(&p);
     bench(&p, ARGS("compare", "--db", g_db, "--strict", "--json", "5", "6"));
-    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert_eq(p.exit_code, 4, "%s%s", p.out, p.err);
     cr_assert(strstr(p.out, "\"verdict\": \"noisy\""), "%s", p.out);
     tu_proc_free(&p);
     /* Raising the noise limit turns NOISY into SAME: the interval does not
@@ -568,8 +569,9 @@ Test(bench_run, compare_gate_cannot_pass_by_accident)
                             "hint: compare runs of the same suites and axes, or pass "
                             "--allow-missing to compare the points both have\n");
     tu_proc_free(&p);
+    /* One point of three only in one run: more than a quarter unjudged. */
     bench(&p, ARGS("compare", "--db", g_db, "--allow-missing", "1", "5"));
-    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert_eq(p.exit_code, 4, "%s%s", p.out, p.err);
     cr_assert(strstr(p.out, "| only A  |\n"), "%s", p.out);
     cr_assert(strstr(p.out, "\n0 faster, 0 slower, 2 same, 0 noisy, 0 drift, 1 unmatched\n"), "%s",
               p.out);
@@ -612,7 +614,7 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     json_error_t je;
     json_t *o = json_loads(p.out, 0, &je);
     cr_assert_not_null(o, "%s", p.out);
-    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(o, "schema_version")), 4);
     cr_assert_eq(json_integer_value(json_object_get(o, "baseline_run_id")), 1);
     cr_assert_eq(json_integer_value(json_object_get(o, "run_id")), 2);
     cr_assert_float_eq(json_real_value(json_object_get(o, "min_effect_ratio")), 0.02, 1e-12);
@@ -674,6 +676,9 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     bench(&p, ARGS("compare", "--db", g_db, "1"));
     cr_assert_eq(p.exit_code, 2);
     cr_assert_str_eq(p.err, "vyre-bench: error: give two runs: RUN_A (baseline) RUN_B\n"
+                            "hint: one run alone is compared with the done run before it only as "
+                            "'last', 'last-N' or a selector: 'compare last' is 'compare last-1 "
+                            "last'\n"
                             "try 'vyre-bench compare --help'\n");
     tu_proc_free(&p);
 }

@@ -436,6 +436,51 @@ Test(cachectl_config, set_keeps_the_other_lines_and_comments)
     tu_proc_free(&p);
 }
 
+static unsigned mode_of(const char *path)
+{
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "%s", path);
+    return (unsigned)(st.st_mode & 07777);
+}
+
+/* vyre.conf takes the cache's umask, not 0600 nor the process's (issue
+ * 33: 'config umask 002' wrote it 0600 and locked the group out). */
+Test(cachectl_config, set_writes_vyre_conf_with_the_cache_umask)
+{
+    populate(1);
+    mode_t old = umask(022); /* the children's: never the file's mode */
+    tu_proc p;
+    CC(&p, "config", "umask", "002");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_eq(mode_of(g_cache_conf), 0664, "%o", mode_of(g_cache_conf));
+    CC(&p, "config", "max_age", "30d");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_eq(mode_of(g_cache_conf), 0664, "%o", mode_of(g_cache_conf));
+
+    /* A file an older version wrote 0600 is given the cache's mode. */
+    cr_assert_eq(chmod(g_cache_conf, 0600), 0);
+    CC(&p, "config", "read_only", "false");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_eq(mode_of(g_cache_conf), 0664, "%o", mode_of(g_cache_conf));
+
+    /* The umask in force wins, wherever it is set. */
+    CC_ENV(&p, ((const char *const[]){"VYRE_CACHE_UMASK=027", NULL}), "config", "max_age", "7d");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_eq(mode_of(g_cache_conf), 0640, "%o", mode_of(g_cache_conf));
+
+    /* No umask: a new file stays private. */
+    cr_assert_eq(unlink(g_cache_conf), 0);
+    CC(&p, "config", "max_age", "30d");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cr_assert_eq(mode_of(g_cache_conf), 0600, "%o", mode_of(g_cache_conf));
+    umask(old);
+}
+
 Test(cachectl_config, read_only_refuses_puts_and_prunes)
 {
     populate(3);

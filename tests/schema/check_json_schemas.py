@@ -384,14 +384,18 @@ def bench(env, sch):
     doc = sch.check("vyre-bench-export", "vyre-bench export --json", p.stdout)
     if doc and not all(len(x["samples"]) == x["n"] for x in doc["points"]):
         fail("export: sample counts differ from n")
-    # Either verdict is possible on real timings; the exit status must
-    # follow the document: 1 exactly when a point is SLOWER.
-    p = env.run([b, "compare", "--db", env.db, "--json", "last-1", "last"], want_rc=(0, 1))
+    # Any verdict is possible on real timings; the exit status must
+    # follow the document: 1 exactly when a point is SLOWER (fail), 4 when
+    # the comparison is inconclusive, 0 when it passes.
+    p = env.run([b, "compare", "--db", env.db, "--json", "last-1", "last"], want_rc=(0, 1, 4))
     doc = sch.check("vyre-bench-compare", "vyre-bench compare", p.stdout)
     if doc:
         slower = sum(x["verdict"] == "slower" for x in doc["points"])
-        if slower != doc["summary"]["slower"] or p.returncode != (1 if slower else 0):
-            fail("compare: exit %d with %d slower points" % (p.returncode, slower))
+        want = {"pass": 0, "fail": 1, "inconclusive": 4}[doc["verdict"]]
+        if (slower != doc["summary"]["slower"] or p.returncode != want
+                or (doc["verdict"] == "fail") != (slower > 0)):
+            fail("compare: exit %d, verdict %s with %d slower points"
+                 % (p.returncode, doc["verdict"], slower))
     # An A/B run (run --vs) over the fake driver: a fake cubin whose
     # launches take 10 ms of the fake's virtual GPU time, against itself.
     # Leak checking stays on: LeakSanitizer's tracer died at exit here

@@ -799,12 +799,21 @@ Test(bench_db, pooled_baseline_selectors_refuse_a_bad_k_and_take_what_exists)
     cr_assert_eq(asked, 5);
     cr_assert_eq(ids[0], second);
     cr_assert_eq(ids[1], first);
-    /* The candidate is never pooled with itself; last and last-N are as
-     * vyre_results_select_run gives them. */
+    /* The candidate is never pooled with itself, nor the baseline 'last'
+     * or 'last-N' names (issue 33): the matching run before it, or none. */
     cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last:5", second, ids, &n, &asked, &e), 0);
     cr_assert(n == 1 && ids[0] == first, "%zu runs, first %lld", n, (long long)ids[0]);
     cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last", second, ids, &n, &asked, &e), 0);
-    cr_assert(n == 1 && ids[0] == second);
+    cr_assert(n == 1 && ids[0] == first);
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last", first, ids, &n, &asked, &e), 0);
+    cr_assert(n == 1 && ids[0] == second, "a newer baseline is not the candidate");
+    cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last-1", first, ids, &n, &asked, &e),
+                 VYRE_ENOENT);
+    cr_assert_eq(n, 0);
+    cr_assert(strstr(e.message, "baseline 'gpu=H200 last-1' is run 1, the run compared, and no "
+                                "done run before it matches"),
+              "%s", e.message);
+    vyre_error_clear(&e);
     cr_assert_eq(vyre_results_select_pool(db, "gpu=H200 last-1", 0, ids, &n, &asked, &e), 0);
     cr_assert(n == 1 && asked == 1 && ids[0] == first);
     const char *bad[] = {"gpu=H200 last:0", "gpu=H200 last:65", "gpu=H200 last:", "last:x",

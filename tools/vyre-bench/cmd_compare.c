@@ -4,10 +4,13 @@
  * median ratio against the noise (vyre_bench_compare_runs: a hierarchical
  * bootstrap over the rounds, the SAME band widened by the drift of the
  * fixed references, clock cycles when the SM clocks differ); FASTER,
- * SLOWER, SAME, NOISY or DRIFT per point. A gate that cannot pass by
- * accident: exit 0 only when both runs are done, every point matched and
- * none is SLOWER; one that a drifting machine cannot fail: DRIFT never
- * fails it.
+ * SLOWER, SAME, NOISY or DRIFT per point, then one verdict for the whole
+ * (vyre_bench_compare_summarize): PASS, FAIL (a point SLOWER) or
+ * INCONCLUSIVE (exit 4: too much could not be judged). A gate that cannot
+ * pass by accident: PASS only when both runs are done, every point matched,
+ * none is SLOWER and at most a quarter could not be judged; never a run
+ * against itself; one that a drifting machine cannot fail: DRIFT never
+ * fails it, it only withholds the PASS.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -24,12 +27,17 @@
 #include "tool_table.h"
 #include "vyre/vyre.h"
 
+/* The exit status of an INCONCLUSIVE comparison: apart from 0 (PASS), 1
+ * (FAIL), 2 (usage, operational) and 3 (vyre-bench's "no driver"). */
+#define COMPARE_EXIT_INCONCLUSIVE 4
+
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: vyre-bench compare [--db PATH] [--alpha PCT] [--min-effect PCT]\n"
             "                          [--max-noise PCT] [--strict] [--allow-missing]\n"
             "                          [--json | --csv] [--wide] [--width N] RUN_A RUN_B\n"
+            "       vyre-bench compare [options] [RUN_B]\n"
             "       vyre-bench compare [options] --baseline SELECTOR RUN_B\n\n"
             "Compare run B against run A (the baseline), point by point, on their stored\n"
             "samples. Each side's noise is 1.4826 MAD / median (of the round medians\n"
@@ -47,7 +55,18 @@ static void usage(FILE *out)
             "SAME. The Mann-Whitney U p is shown too. RUN is a run id, 'last' or\n"
             "'last-N' (the last done run, or the Nth done run before it), or a selector\n"
             "as --baseline takes ('host=ci-7 last': in a shared store, 'last' alone is\n"
-            "whichever machine's run ended last).\n\n"
+            "whichever machine's run ended last). A run is never its own baseline: a\n"
+            "baseline named by 'last', 'last-N' or a selector that is RUN_B itself is\n"
+            "the matching done run before it (none: an error). RUN_B alone ('last',\n"
+            "'last-N' or a selector) is compared with the done run before it, and no\n"
+            "run at all means 'last': 'compare' and 'compare last' are\n"
+            "'compare last-1 last'.\n\n"
+            "The comparison ends with a verdict (the table's last line, --json's\n"
+            "verdict): FAIL when a point is SLOWER; INCONCLUSIVE when none is but more\n"
+            "than a quarter of the points (the references aside) could not be judged:\n"
+            "NOISY, DRIFT, or only in one run (--allow-missing); PASS otherwise. A line\n"
+            "on stderr says what could not be judged and what helps (more rounds,\n"
+            "--min-time, an idle machine, locked clocks, a pooled baseline).\n\n"
             "  --baseline SELECTOR  run A is the newest done run that matches: KEY=VALUE\n"
             "                     words then 'last' or 'last-N'; keys gpu (part of the\n"
             "                     GPU's name), driver, cuda (version prefixes), host,\n"
@@ -65,7 +84,8 @@ static void usage(FILE *out)
             "  --max-noise PCT    noise above which a point is NOISY (default 10)\n"
             "                     (a bare number is a percent, as in run and nvbench's:\n"
             "                     5 and 5%% are both 5%%, 0.5 is 0.5%%)\n"
-            "  --strict           NOISY points fail the gate (exit 1)\n"
+            "  --strict           INCONCLUSIVE (exit 4) when any point could not be\n"
+            "                     judged, not only more than a quarter\n"
             "  --allow-missing    points only one run has do not stop the comparison\n"
             "  --json             one JSON document (schema_version %d) instead of the\n"
             "                     table; the exit status is the same\n"
@@ -73,11 +93,13 @@ static void usage(FILE *out)
             "  --wide             on a terminal, every column\n"
             "  --width N          fit the table to N columns, terminal or not (piped\n"
             "                     without it: the full markdown table)\n\n"
-            "exit status: 0 both runs done, every point matched, none SLOWER\n"
-            "             (nor NOISY with --strict)\n"
-            "             1 some point SLOWER (or NOISY with --strict)\n"
-            "             2 usage error, or no comparison possible: a run failed, was\n"
-            "               interrupted or is still running, or points are missing\n",
+            "exit status: 0 PASS: both runs done, every point matched, none SLOWER,\n"
+            "               at most a quarter not judged (none with --strict)\n"
+            "             1 FAIL: some point SLOWER\n"
+            "             2 usage error, or no comparison possible: no run to compare,\n"
+            "               a run failed, was interrupted or is still running, or\n"
+            "               points are missing\n"
+            "             4 INCONCLUSIVE: none SLOWER, but too many points not judged\n",
             VYRE_COMPARE_RESAMPLES, VYRE_RESULTS_POOL_MAX, BENCH_COMPARE_JSON_SCHEMA_VERSION);
 }
 
@@ -229,39 +251,27 @@ static void print_references(const vyre_bench_cmp_row *rows, size_t n, int width
     putchar('\n');
 }
 
-/* Verdicts counted over the rows. */
-typedef struct tally {
-    size_t faster, slower, same, noisy, drift, unmatched;
-    const vyre_bench_cmp_row *missing; /* the first row only one run has */
-} tally;
-
-static tally tally_rows(const vyre_bench_cmp_row *rows, size_t n)
+/* The summary object of --json: the counts, then the comparison's
+ * verdict and what it rests on (schema_version 4). */
+static json_t *summary_json(const vyre_bench_cmp_summary *t, int strict)
 {
-    tally t;
-    memset(&t, 0, sizeof t);
-    for (size_t i = 0; i < n; i++) {
-        const vyre_bench_cmp_row *r = &rows[i];
-        if (!(r->has_a && r->has_b)) {
-            t.unmatched++;
-            if (!t.missing)
-                t.missing = r;
-            continue;
-        }
-        t.faster += r->cmp.verdict == VYRE_VERDICT_FASTER;
-        t.slower += r->cmp.verdict == VYRE_VERDICT_SLOWER;
-        t.same += r->cmp.verdict == VYRE_VERDICT_SAME;
-        t.noisy += r->cmp.verdict == VYRE_VERDICT_NOISY;
-        t.drift += r->cmp.verdict == VYRE_VERDICT_DRIFT;
-    }
-    return t;
+    json_t *o =
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "faster", (json_int_t)t->faster, "slower",
+                  (json_int_t)t->slower, "same", (json_int_t)t->same, "noisy", (json_int_t)t->noisy,
+                  "drift", (json_int_t)t->drift, "unmatched", (json_int_t)t->unmatched);
+    json_object_set_new(o, "points", json_integer((json_int_t)t->points));
+    json_object_set_new(o, "unjudged", json_integer((json_int_t)t->unjudged));
+    json_object_set_new(o, "unjudged_max_ratio",
+                        json_real(strict ? 0.0 : VYRE_COMPARE_UNJUDGED_MAX));
+    return o;
 }
 
-/* The comparison as one JSON document on stdout; returns the number of
- * SLOWER points (the exit status depends on it, as for the table). */
+/* The comparison as one JSON document on stdout (the exit status follows
+ * its verdict, as for the table). */
 static void print_json(const int64_t *a, size_t na, int64_t b, const vyre_stats_compare_opts *co,
-                       const vyre_bench_cmp_row *rows, size_t n)
+                       const vyre_bench_cmp_row *rows, size_t n, const vyre_bench_cmp_summary *t,
+                       int strict)
 {
-    tally t = tally_rows(rows, n);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         const vyre_bench_cmp_row *r = &rows[i];
@@ -305,11 +315,12 @@ static void print_json(const int64_t *a, size_t na, int64_t b, const vyre_stats_
     json_object_set_new(o, "min_effect_ratio", json_real(co->min_effect));
     json_object_set_new(o, "max_noise_ratio", json_real(co->max_noise));
     json_object_set_new(o, "points", arr);
-    json_object_set_new(o, "summary",
-                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "faster", (json_int_t)t.faster,
-                                  "slower", (json_int_t)t.slower, "same", (json_int_t)t.same,
-                                  "noisy", (json_int_t)t.noisy, "drift", (json_int_t)t.drift,
-                                  "unmatched", (json_int_t)t.unmatched));
+    json_object_set_new(o, "summary", summary_json(t, strict));
+    char verdict[16];
+    snprintf(verdict, sizeof verdict, "%s", vyre_bench_outcome_name(t->outcome));
+    for (char *c = verdict; *c; c++)
+        *c = (char)(*c - 'A' + 'a');
+    json_object_set_new(o, "verdict", json_string(verdict));
     tool_json_print(stdout, o);
 }
 
@@ -440,11 +451,90 @@ static void print_fitted(const vyre_bench_cmp_row *rows, size_t n, int width)
     free(ptrs);
 }
 
+/* What could not be judged, as "8 NOISY, 1 DRIFT" (size: at least 128). */
+static void format_unjudged(const vyre_bench_cmp_summary *t, char *buf, size_t size)
+{
+    const struct {
+        size_t n;
+        const char *what;
+    } parts[] = {{t->u_noisy, "NOISY"},
+                 {t->u_drift, "DRIFT"},
+                 {t->u_cycles, "DRIFT in clock cycles"},
+                 {t->u_one_side, "only in one run"}};
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0] && len < size; i++) {
+        if (!parts[i].n)
+            continue;
+        int w =
+            snprintf(buf + len, size - len, "%s%zu %s", len ? ", " : "", parts[i].n, parts[i].what);
+        len = w < 0 ? size : len + (size_t)w;
+    }
+}
+
+/* The tally line and the comparison's verdict under the table. */
+static void print_tally(const vyre_bench_cmp_summary *t, int width)
+{
+    printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu drift, %zu unmatched\n", t->faster,
+           t->slower, t->same, t->noisy, t->drift, t->unmatched);
+    char why[256], line[512];
+    format_unjudged(t, why, sizeof why);
+    if (t->outcome == VYRE_OUTCOME_FAIL)
+        snprintf(line, sizeof line, "verdict: FAIL (%zu point%s SLOWER)", t->slower,
+                 t->slower == 1 ? "" : "s");
+    else if (t->points == 0)
+        snprintf(line, sizeof line, "verdict: INCONCLUSIVE (no point compared)");
+    else
+        snprintf(line, sizeof line, "verdict: %s (%zu of %zu points judged%s%s%s)",
+                 vyre_bench_outcome_name(t->outcome), t->points - t->unjudged, t->points,
+                 t->unjudged ? "; not judged: " : "", why, t->unjudged ? "" : ", none SLOWER");
+    bench_print_wrapped(stdout, line, width);
+}
+
+/* What helps judge the points t could not: one line on stderr (PASS with
+ * a few unjudged: a note; INCONCLUSIVE: the reason for exit 4). */
+static void report_unjudged(const vyre_bench_cmp_summary *t, int strict)
+{
+    if (t->outcome == VYRE_OUTCOME_FAIL || (t->outcome == VYRE_OUTCOME_PASS && !t->unjudged))
+        return;
+    if (t->points == 0) {
+        fprintf(stderr,
+                "%s: inconclusive: no point compared: the runs have no points in common "
+                "but the references; compare runs of the same suites\n",
+                tool_prog());
+        return;
+    }
+    char why[256], helps[512] = "";
+    format_unjudged(t, why, sizeof why);
+    size_t len = 0;
+    const char *remedy[] = {
+        t->u_noisy ? "more rounds (--rounds) or a longer --min-time, on an idle machine" : NULL,
+        t->u_drift ? "an idle machine between the runs, or a pooled baseline (--baseline "
+                     "'... last:5')"
+                   : NULL,
+        t->u_cycles ? "locked clocks (nvidia-smi --lock-gpu-clocks)" : NULL,
+        t->u_one_side ? "runs of the same suites and axes" : NULL};
+    for (size_t i = 0; i < sizeof remedy / sizeof remedy[0] && len < sizeof helps; i++) {
+        if (!remedy[i])
+            continue;
+        int w = snprintf(helps + len, sizeof helps - len, "%s%s", len ? "; " : "", remedy[i]);
+        len = w < 0 ? sizeof helps : len + (size_t)w;
+    }
+    int over = t->outcome == VYRE_OUTCOME_INCONCLUSIVE;
+    fprintf(stderr, "%s: %s: %zu of %zu points could not be judged (%s)%s; what helps: %s\n",
+            tool_prog(), over ? "inconclusive" : "note", t->unjudged, t->points, why,
+            !over    ? ", a quarter at most is allowed"
+            : strict ? ", --strict allows none"
+                     : ", more than a quarter",
+            helps);
+}
+
 /* The table: the rule used, the references, a row per point and the
  * tally; width 0 (piped) the markdown table, else fitted to width (-1:
  * --wide). */
 static void print_table(const int64_t *pa, size_t na, int64_t b, const vyre_stats_compare_opts *co,
-                        const vyre_bench_cmp_row *rows, size_t n, const tally *t, int width)
+                        const vyre_bench_cmp_row *rows, size_t n, const vyre_bench_cmp_summary *t,
+                        int width)
 {
     int64_t a = pa[0];
     char head[1536], runs[1024] = "";
@@ -472,8 +562,7 @@ static void print_table(const int64_t *pa, size_t na, int64_t b, const vyre_stat
     print_references(rows, n, width);
     if (width) {
         print_fitted(rows, n, width);
-        printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu drift, %zu unmatched\n",
-               t->faster, t->slower, t->same, t->noisy, t->drift, t->unmatched);
+        print_tally(t, width);
         return;
     }
     printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
@@ -483,16 +572,55 @@ static void print_table(const int64_t *pa, size_t na, int64_t b, const vyre_stat
            "------------:|--------:|--------:|-----------------|--------:|---------|\n");
     for (size_t i = 0; i < n; i++)
         print_row(&rows[i]);
-    printf("\n%zu faster, %zu slower, %zu same, %zu noisy, %zu drift, %zu unmatched\n", t->faster,
-           t->slower, t->same, t->noisy, t->drift, t->unmatched);
+    print_tally(t, width);
 }
 
 /* The options; 0 to go on, COMPARE_HELP_SHOWN, or the exit code. */
 #define COMPARE_HELP_SHOWN (-1)
 typedef struct compare_args {
     int strict, allow_missing, csv, wide, width;
-    const char *baseline; /* --baseline SELECTOR, or NULL */
+    const char *baseline;      /* --baseline SELECTOR, or NULL */
+    const char *ref_a, *ref_b; /* the operands; ref_a NULL with --baseline */
+    int implicit;              /* RUN_A not given: the run before RUN_B ('compare last') */
 } compare_args;
+
+/* 'last' or 'last-N': N; -1 for anything else (an id, a selector). */
+static long long last_back(const char *ref)
+{
+    if (strcmp(ref, "last") == 0)
+        return 0;
+    if (strncmp(ref, "last-", 5) != 0 || ref[5] < '0' || ref[5] > '9')
+        return -1;
+    char *end = NULL;
+    long long v = strtoll(ref + 5, &end, 10);
+    return *end || v < 0 ? -1 : v;
+}
+
+/* The operands: RUN_A RUN_B; or RUN_B alone, 'last', 'last-N' or a
+ * selector, whose baseline is the run before it ('compare last' is
+ * 'compare last-1 last', as hyperfine and nvbench users expect); or none,
+ * 'compare last'. */
+static int compare_operands(int n, char **ops, compare_args *ca)
+{
+    if (ca->baseline) {
+        ca->ref_b = ops[0];
+        return 0;
+    }
+    if (n == 2) {
+        ca->ref_a = ops[0];
+        ca->ref_b = ops[1];
+        return 0;
+    }
+    if (n > 2 || (n == 1 && last_back(ops[0]) < 0 && !strchr(ops[0], '=')))
+        return tool_usage_error("compare",
+                                "one run alone is compared with the done run before it only as "
+                                "'last', 'last-N' or a selector: 'compare last' is "
+                                "'compare last-1 last'",
+                                "give two runs: RUN_A (baseline) RUN_B");
+    ca->ref_b = ca->ref_a = n ? ops[0] : "last";
+    ca->implicit = 1;
+    return 0;
+}
 
 static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co, compare_args *ca)
 {
@@ -555,20 +683,23 @@ static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co
     if (ca->baseline && argc - optind != 1)
         return tool_usage_error("compare", NULL,
                                 "with --baseline, give one run: RUN_B (the one compared)");
-    if (!ca->baseline && argc - optind != 2)
-        return tool_usage_error("compare", NULL, "give two runs: RUN_A (baseline) RUN_B");
-    return 0;
+    return compare_operands(argc - optind, argv + optind, ca);
 }
 
 /* A point only one run has, without --allow-missing: the error. */
-static int report_missing(const vyre_bench_cmp_row *missing, const tally *t, int64_t a, int64_t b)
+static int report_missing(const vyre_bench_cmp_row *rows, size_t n, size_t unmatched, int64_t a,
+                          int64_t b)
 {
+    size_t i = 0;
+    while (i + 1 < n && rows[i].has_a && rows[i].has_b)
+        i++;
+    const vyre_bench_cmp_row *missing = &rows[i];
     const vyre_bench_point *p = missing->has_a ? &missing->a : &missing->b;
     char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
     fprintf(stderr,
             "%s: error: cannot compare: %zu point%s only one run has, first '%s%s%s' only in "
             "run %" PRId64 "\n",
-            tool_prog(), t->unmatched, t->unmatched == 1 ? "" : "s",
+            tool_prog(), unmatched, unmatched == 1 ? "" : "s",
             tool_clean(p->benchmark, bench, sizeof bench), p->axes[0] ? " " : "",
             tool_clean(p->axes, axes, sizeof axes), missing->has_a ? a : b);
     fprintf(stderr, "hint: compare runs of the same suites and axes, or pass "
@@ -593,18 +724,134 @@ static int resolve_baseline(vyre_results *db, const char *sel, int64_t b, int64_
     return rc;
 }
 
-/* A RUN operand: an id, 'last', 'last-N', or a selector ("host=ci-7 last":
- * in a store many machines write, 'last' alone is anybody's). */
-static int resolve_run(vyre_results *db, const char *ref, int64_t *id, vyre_error *err)
+/* RUN_B: an id, 'last', 'last-N', or a selector ("host=ci-7 last": in a
+ * store many machines write, 'last' alone is anybody's). No done run at
+ * all for 'compare' or 'compare last': says so. 0 or the exit code. */
+static int resolve_candidate(vyre_results *db, const compare_args *ca, int64_t *b)
 {
-    return strchr(ref, '=') ? vyre_results_select_run(db, ref, id, err)
-                            : vyre_bench_run_resolve(db, ref, id, err);
+    vyre_error err;
+    vyre_error_clear(&err);
+    const char *ref = ca->ref_b;
+    int rc = strchr(ref, '=') ? vyre_results_select_run(db, ref, b, &err)
+                              : vyre_bench_run_resolve(db, ref, b, &err);
+    if (rc == VYRE_ENOENT && ca->implicit && strcmp(ref, "last") == 0) {
+        char path[TOOL_CLEAN_SIZE(VYRE_RESULTS_LOCATION_MAX)];
+        fprintf(stderr, "%s: error: nothing to compare: no done run in '%s'\n", tool_prog(),
+                tool_clean(vyre_results_path(db), path, sizeof path));
+        fprintf(stderr, "hint: measure a baseline and a candidate first ('vyre-bench run', "
+                        "twice); a run that failed or was interrupted never counts\n");
+        return TOOL_EXIT_ERROR;
+    }
+    if (rc)
+        tool_report(&err);
+    return rc ? TOOL_EXIT_ERROR : 0;
+}
+
+/* 'last' / 'last-N' as RUN_A named b itself: the done run before b, so
+ * that a run is never its own baseline (issue 33: a gate that cannot
+ * fail). None: says so. 0 or the exit code. */
+static int step_back(vyre_results *db, const compare_args *ca, long long back, int64_t b,
+                     int64_t *a)
+{
+    char prev[32];
+    snprintf(prev, sizeof prev, "last-%lld", back + 1);
+    vyre_error err;
+    vyre_error_clear(&err);
+    int rc = vyre_bench_run_resolve(db, prev, a, &err);
+    if (rc != VYRE_ENOENT) {
+        if (rc)
+            tool_report(&err);
+        return rc ? TOOL_EXIT_ERROR : 0;
+    }
+    char path[TOOL_CLEAN_SIZE(VYRE_RESULTS_LOCATION_MAX)];
+    tool_clean(vyre_results_path(db), path, sizeof path);
+    if (ca->implicit)
+        fprintf(stderr,
+                "%s: error: nothing to compare: no done run before run %" PRId64 " in '%s'\n"
+                "hint: measure again ('vyre-bench run') and compare the two runs\n",
+                tool_prog(), b, path);
+    else
+        fprintf(stderr,
+                "%s: error: cannot compare: baseline '%s' is run %" PRId64
+                ", the run compared, and no done run before it is in '%s'\n"
+                "hint: a run is never its own baseline: measure the baseline first, or name "
+                "it by id\n",
+                tool_prog(), ca->ref_a, b, path);
+    return TOOL_EXIT_ERROR;
+}
+
+/* The baseline: --baseline's selector or a selector RUN_A (a pool with
+ * last:K), else an id, 'last' or 'last-N'; never b itself when named by
+ * 'last' or a selector. 0 or the exit code. */
+static int resolve_reference(vyre_results *db, const compare_args *ca, int64_t b, int64_t *pool,
+                             size_t *na)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    const char *ref = ca->baseline ? ca->baseline : ca->ref_a;
+    *na = 1;
+    if (ca->baseline || strchr(ref, '=')) {
+        if (resolve_baseline(db, ref, b, pool, na, &err)) {
+            tool_report(&err);
+            return TOOL_EXIT_ERROR;
+        }
+        return 0;
+    }
+    if (vyre_bench_run_resolve(db, ref, &pool[0], &err)) {
+        tool_report(&err);
+        return TOOL_EXIT_ERROR;
+    }
+    long long back = last_back(ref);
+    return pool[0] == b && back >= 0 ? step_back(db, ca, back, b, &pool[0]) : 0;
+}
+
+/* A run compared with itself (two equal ids) is a gate that cannot fail,
+ * unless it is an A/B run (run --vs), whose B points meet their A points. */
+static int check_not_itself(const vyre_bench_cmp_row *rows, size_t n, int64_t a, int64_t b,
+                            size_t na)
+{
+    if (a != b || na != 1)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].has_a && rows[i].has_b && strcmp(rows[i].a.variant, "A") == 0 &&
+            strcmp(rows[i].b.variant, "B") == 0)
+            return 0;
+    fprintf(stderr, "%s: error: cannot compare run %" PRId64 " with itself\n", tool_prog(), a);
+    fprintf(stderr, "hint: a run is never its own baseline: name an earlier run ('compare last' "
+                    "compares the last two); 'compare RUN RUN' is for a run measured with --vs\n");
+    return TOOL_EXIT_ERROR;
+}
+
+/* The rows of pool against b, checked: both runs done, not a run against
+ * itself, every point matched (or --allow-missing). 0 or the exit code. */
+static int compare_checked(vyre_results *db, const compare_args *ca, const int64_t *pool, size_t na,
+                           int64_t b, const vyre_stats_compare_opts *co, vyre_bench_cmp_row **rows,
+                           size_t *n)
+{
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (vyre_bench_compare_pooled(db, pool, na, b, co, rows, n, &err)) {
+        tool_report(&err);
+        return TOOL_EXIT_ERROR;
+    }
+    int code = check_run_done(db, pool[0], "baseline");
+    if (!code)
+        code = check_run_done(db, b, "candidate");
+    if (!code)
+        code = check_not_itself(*rows, *n, pool[0], b, na);
+    size_t unmatched = 0;
+    for (size_t i = 0; !code && i < *n; i++)
+        unmatched += !((*rows)[i].has_a && (*rows)[i].has_b);
+    if (!code && unmatched && !ca->allow_missing)
+        code = report_missing(*rows, *n, unmatched, pool[0], b);
+    return code;
 }
 
 int cmd_compare(int argc, char **argv)
 {
     vyre_stats_compare_opts co = VYRE_COMPARE_OPTS_DEFAULT;
-    compare_args ca = {0, 0, 0, 0, 0, NULL};
+    compare_args ca;
+    memset(&ca, 0, sizeof ca);
     int code = parse_compare_args(argc, argv, &co, &ca);
     if (code)
         return code == COMPARE_HELP_SHOWN ? TOOL_EXIT_OK : code;
@@ -612,46 +859,32 @@ int cmd_compare(int argc, char **argv)
     code = bench_open_db_existing(&db);
     if (code)
         return code;
-    vyre_error err;
-    vyre_error_clear(&err);
     int64_t pool[VYRE_RESULTS_POOL_MAX] = {0}, b = 0;
     size_t na = 1;
     vyre_bench_cmp_row *rows = NULL;
     size_t n = 0;
-    int resolved = ca.baseline ? resolve_run(db, argv[optind], &b, &err) ||
-                                     resolve_baseline(db, ca.baseline, b, pool, &na, &err)
-                               : resolve_run(db, argv[optind], &pool[0], &err) ||
-                                     resolve_run(db, argv[optind + 1], &b, &err);
-    int64_t a = pool[0];
-    if (resolved || vyre_bench_compare_pooled(db, pool, na, b, &co, &rows, &n, &err)) {
-        tool_report(&err);
-        vyre_results_close(db);
-        return TOOL_EXIT_ERROR;
-    }
-    code = check_run_done(db, a, "baseline");
+    code = resolve_candidate(db, &ca, &b);
     if (!code)
-        code = check_run_done(db, b, "candidate");
+        code = resolve_reference(db, &ca, b, pool, &na);
+    if (!code)
+        code = compare_checked(db, &ca, pool, na, b, &co, &rows, &n);
     if (code) {
         vyre_bench_cmp_row_list_free(rows);
         vyre_results_close(db);
         return code;
     }
-    tally t = tally_rows(rows, n);
-    const vyre_bench_cmp_row *missing = t.missing;
-    if (missing && !ca.allow_missing) {
-        code = report_missing(missing, &t, a, b);
-        vyre_bench_cmp_row_list_free(rows);
-        vyre_results_close(db);
-        return code;
-    }
-    int fail = t.slower || (ca.strict && t.noisy);
+    vyre_bench_cmp_summary t;
+    vyre_bench_compare_summarize(rows, n, ca.strict, &t);
     if (g_tool.json)
-        print_json(pool, na, b, &co, rows, n);
+        print_json(pool, na, b, &co, rows, n, &t, ca.strict);
     else if (ca.csv)
         print_csv(rows, n);
     else
         print_table(pool, na, b, &co, rows, n, &t, bench_table_width(ca.wide, ca.width));
+    report_unjudged(&t, ca.strict);
     vyre_bench_cmp_row_list_free(rows);
     vyre_results_close(db);
-    return fail ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
+    return t.outcome == VYRE_OUTCOME_FAIL           ? TOOL_EXIT_PROBLEMS
+           : t.outcome == VYRE_OUTCOME_INCONCLUSIVE ? COMPARE_EXIT_INCONCLUSIVE
+                                                    : TOOL_EXIT_OK;
 }

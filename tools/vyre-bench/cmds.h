@@ -47,7 +47,7 @@ int bench_open_run(const char *sub, int argc, char **argv, int first, vyre_resul
 /* Versions of the --json documents other than the run document's
  * (BENCH_JSON_SCHEMA_VERSION); each is bumped when its shape changes. */
 #define BENCH_RUNS_JSON_SCHEMA_VERSION    1
-#define BENCH_COMPARE_JSON_SCHEMA_VERSION 3
+#define BENCH_COMPARE_JSON_SCHEMA_VERSION 4
 #define BENCH_DEVICES_JSON_SCHEMA_VERSION 1
 #define BENCH_RM_JSON_SCHEMA_VERSION      1
 

@@ -45,6 +45,7 @@ static void usage(FILE *out)
                  "  1  compare: some point is SLOWER\n"
                  "  2  usage or operational error\n"
                  "  3  no NVIDIA driver or no GPU found\n"
+                 "  4  compare: INCONCLUSIVE (too many points not judged)\n"
                  "  130  run interrupted (Ctrl-C); finished points are kept\n");
 }
 

@@ -48,7 +48,9 @@ static void usage(FILE *out)
         "                      cache to, least recently used groups first (default 0:\n"
         "                      no limit)\n"
         "  inductor_max_size   the same for TorchInductor's cache (default 0: no limit)\n\n"
-        "Writing keeps the file's other lines and comments and replaces it atomically.\n"
+        "Writing keeps the file's other lines and comments and replaces it atomically,\n"
+        "with the cache's umask (0664 under umask 002, so a group's members read it;\n"
+        "a new file is 0600 when no umask is set).\n"
         "A max_size under which the next cleanup would remove more than half of the\n"
         "cache is printed with what it removes and asks first on a terminal:\n"
         "  --yes               set it without asking (needed when not on a terminal)\n\n"
@@ -199,7 +201,7 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
     int rc;
     if (value && k == VYRE_CONF_MAX_SIZE && (rc = confirm_shrink(root, cf, value, yes)))
         return rc;
-    if (vyre_config_write(root, key, value, &err)) {
+    if (vyre_config_write_ex(root, key, value, cf->umask, &err)) {
         if (err.code == VYRE_ECONFIG)
             return tool_usage_error("config", err.hint[0] ? err.hint : NULL, "%s", err.message);
         return cachectl_fail(&err);

@@ -278,6 +278,19 @@ static MHD_RESULT reply(struct MHD_Connection *c, unsigned status, const char *t
     return ret;
 }
 
+/* MHD_OPTION_UNESCAPE_CALLBACK: the path stays as the client sent it,
+ * never percent-decoded. libmicrohttpd's own decoding turned
+ * '/metrics%00' into "/metrics", a NUL and nothing, which strcmp took for
+ * the telemetry path (issue 33); '/%6detrics' decoded to it too. A
+ * scraper sends the path as configured, so an encoded spelling of it is
+ * not it: 404. The query string is cut off before this (and not used). */
+static size_t keep_encoded(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
 static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                          const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
@@ -348,6 +361,22 @@ static int bind_errno(const struct sockaddr_storage *ss, unsigned port)
     return why;
 }
 
+/* A telemetry path a scraper sends as it is: '/', then URL path
+ * characters that need no percent-encoding (RFC 3986 pchar), since the
+ * path is matched as sent (keep_encoded). */
+static int plain_path(const char *p)
+{
+    if (p[0] != '/' || strlen(p) >= 256 || strcmp(p, "/") == 0)
+        return 0;
+    for (; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && !strchr("-._~/!$&'()*+,;=:@", c))
+            return 0;
+    }
+    return 1;
+}
+
 exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetry_path, char *bound,
                              size_t bound_size, char *err, size_t err_size)
 {
@@ -355,9 +384,10 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
     unsigned port;
     if (exp_parse_listen(spec, host, sizeof host, &port, err, err_size) != 0)
         return NULL;
-    if (telemetry_path[0] != '/' || strlen(telemetry_path) >= 256 ||
-        strcmp(telemetry_path, "/") == 0) {
-        snprintf(err, err_size, "invalid telemetry path '%s' (want /NAME, e.g. /metrics)",
+    if (!plain_path(telemetry_path)) {
+        snprintf(err, err_size,
+                 "invalid telemetry path '%s' (want /NAME, e.g. /metrics, in letters, digits "
+                 "and - . _ ~ /: it is matched as sent, never percent-decoded)",
                  telemetry_path);
         return NULL;
     }
@@ -414,10 +444,12 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
         else if (!have_addr)
             attempt = 1; /* IPv4 only */
         /* The guard's callbacks, its limits (see the top of this file),
-         * and the idle timeout for a client that stops reading. */
+         * the path as sent (keep_encoded), and the idle timeout for a
+         * client that stops reading. */
         struct MHD_OptionItem guard[] = {
             {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
             {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
+            {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_encoded, NULL},
             {MHD_OPTION_CONNECTION_LIMIT, EXP_SLOTS, NULL},
             {MHD_OPTION_CONNECTION_TIMEOUT, EXP_IDLE_TIMEOUT_S, NULL},
             {MHD_OPTION_END, 0, NULL},

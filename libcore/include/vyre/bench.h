@@ -321,6 +321,46 @@ VYRE_EXTERN int vyre_bench_compare_pooled(vyre_results *db, const int64_t *a, si
                                           const vyre_stats_compare_opts *opts,
                                           vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
 
+/* The comparison as a whole (issue 34): PASS, FAIL (a point SLOWER) or
+ * INCONCLUSIVE (nothing SLOWER, but too much could not be judged). */
+typedef enum vyre_bench_outcome {
+    VYRE_OUTCOME_PASS = 0,
+    VYRE_OUTCOME_FAIL = 1,
+    VYRE_OUTCOME_INCONCLUSIVE = 2,
+} vyre_bench_outcome;
+
+/* A comparison INCONCLUSIVE when more than this share of its points (not
+ * counting the references) could not be judged; --strict: any. */
+#define VYRE_COMPARE_UNJUDGED_MAX 0.25
+
+/* The verdicts of a comparison's rows, counted, and its outcome. */
+typedef struct vyre_bench_cmp_summary {
+    /* every row, references included (compare's tally line) */
+    size_t faster, slower, same, noisy, drift, unmatched;
+    /* the points judged for the outcome: rows that are no reference */
+    size_t points;     /* of them */
+    size_t unjudged;   /* NOISY, DRIFT or only in one run */
+    size_t u_noisy;    /* of unjudged: NOISY */
+    size_t u_drift;    /* DRIFT */
+    size_t u_cycles;   /* DRIFT because the verdict did not hold in clock cycles */
+    size_t u_one_side; /* only in one run */
+    vyre_bench_outcome outcome;
+} vyre_bench_cmp_summary;
+
+/*
+ * Counts rows[0..n) and decides the outcome: FAIL when a point is SLOWER
+ * (a reference never is); else INCONCLUSIVE when no point is compared, or
+ * when the unjudged points (NOISY, DRIFT, only one run has) are more than
+ * VYRE_COMPARE_UNJUDGED_MAX of the points, or, with strict, when any is;
+ * else PASS. References set the drift and are never judged themselves.
+ * Pure: reads rows only. out is the caller's.
+ */
+VYRE_EXTERN void vyre_bench_compare_summarize(const vyre_bench_cmp_row *rows, size_t n, int strict,
+                                              vyre_bench_cmp_summary *out);
+
+/* "PASS", "FAIL" or "INCONCLUSIVE". */
+VYRE_EXTERN const char *vyre_bench_outcome_name(vyre_bench_outcome o);
+
 /* Free the arrays the functions above (and vyre_bench_measure) return.
  * NULL-safe. */
 VYRE_EXTERN void vyre_bench_run_list_free(vyre_bench_run *runs);

@@ -164,10 +164,12 @@ VYRE_EXTERN int vyre_results_select_run(vyre_results *db, const char *selector, 
  * run candidate (the one compared; 0: none) never among them, so a gate
  * run on main does not count itself among main's last K. *asked is K (1
  * for `last` and `last-N`, which give one run, as vyre_results_select_run
- * does, candidate or not); *n is how many matched, from 1 to *asked: fewer
- * than K runs matching is not an error (the caller says so). Returns 0,
- * VYRE_EINVAL (a bad selector or K out of range), VYRE_ENOENT (nothing
- * matches) or the store's errors.
+ * does; when that run is candidate, the matching run before it, so a
+ * baseline is never the run compared); *n is how many matched, from 1 to
+ * *asked: fewer than K runs matching is not an error (the caller says
+ * so). Returns 0, VYRE_EINVAL (a bad selector or K out of range),
+ * VYRE_ENOENT (nothing matches, or only candidate does) or the store's
+ * errors.
  */
 VYRE_EXTERN int vyre_results_select_pool(vyre_results *db, const char *selector, int64_t candidate,
                                          int64_t ids[VYRE_RESULTS_POOL_MAX], size_t *n,

@@ -213,6 +213,34 @@ static int select_ids(vyre_results *db, const vyre__select *f, const char *selec
     return rc;
 }
 
+/* The one run 'last' / 'last-N' of f names, or, when that is candidate
+ * (the run compared with it), the matching run before it: a baseline that
+ * is the candidate compares a run with itself, a gate that cannot fail
+ * (issue 33: 'branch=main last' on main). None before it: VYRE_ENOENT. */
+static int select_one(vyre_results *db, const vyre__select *f, const char *selector,
+                      int64_t candidate, int64_t *id, vyre_error *err)
+{
+    int64_t two[2] = {0, 0};
+    size_t n = 0;
+    int rc = select_ids(db, f, selector, candidate > 0 ? 2 : 1, 0, two, &n, err);
+    if (rc)
+        return rc;
+    if (candidate <= 0 || two[0] != candidate) {
+        *id = two[0];
+        return VYRE_OK;
+    }
+    if (n == 2) {
+        *id = two[1];
+        return VYRE_OK;
+    }
+    return vyre__fail(err, VYRE_ENOENT,
+                      "a run is never its own baseline: measure the baseline first (e.g. a run on "
+                      "main), or choose it by id or with another selector",
+                      "baseline '%s' is run %" PRId64
+                      ", the run compared, and no done run before it matches",
+                      selector, candidate);
+}
+
 int vyre_results_select_run(vyre_results *db, const char *selector, int64_t *id, vyre_error *err)
 {
     if (!db || !selector || !id)
@@ -226,8 +254,7 @@ int vyre_results_select_run(vyre_results *db, const char *selector, int64_t *id,
                           "name one run with 'last' or 'last-N'; 'last:K' pools the rounds of K "
                           "runs and is only a comparison's baseline",
                           "'%s' names %lld runs where one run is needed", selector, f.pool);
-    size_t n = 0;
-    return select_ids(db, &f, selector, 1, 0, id, &n, err);
+    return select_one(db, &f, selector, 0, id, err);
 }
 
 int vyre_results_select_pool(vyre_results *db, const char *selector, int64_t candidate,
@@ -242,9 +269,15 @@ int vyre_results_select_pool(vyre_results *db, const char *selector, int64_t can
     if (rc)
         return rc;
     *asked = f.pool ? (size_t)f.pool : 1;
-    /* A pool never holds the run compared with it: a gate run on main
-     * would otherwise count itself among main's last K. */
-    return select_ids(db, &f, selector, *asked, f.pool ? candidate : 0, ids, n, err);
+    /* A baseline never is the run compared with it: a gate run on main
+     * would otherwise count itself among main's last K, or be main's
+     * last. */
+    if (!f.pool) {
+        rc = select_one(db, &f, selector, candidate, ids, err);
+        *n = rc ? 0 : 1;
+        return rc;
+    }
+    return select_ids(db, &f, selector, *asked, candidate, ids, n, err);
 }
 
 /* vyre_results_run_set_ref's arguments. */

@@ -822,6 +822,12 @@ static void write_edited(FILE *f, const char *old, size_t len, const char *key, 
 
 int vyre_config_write(const char *cache_root, const char *key, const char *value, vyre_error *err)
 {
+    return vyre_config_write_ex(cache_root, key, value, -1, err);
+}
+
+int vyre_config_write_ex(const char *cache_root, const char *key, const char *value, int umask,
+                         vyre_error *err)
+{
     if (!cache_root || !key)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_write: NULL argument");
     char path[4096], tmp[4096 + 64];
@@ -835,6 +841,8 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
             return rc;
         if (strchr(value, '\n'))
             return vyre__fail(err, VYRE_ECONFIG, NULL, "a value is one line");
+        if (vyre_config_key_find(key) == VYRE_CONF_UMASK)
+            umask = probe.umask; /* the cache's umask from now on */
     } else if (vyre_config_key_find(key) < 0) {
         return vyre__remedy(
             err, VYRE_REMEDY_CACHE_CONFIG,
@@ -847,8 +855,22 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
     mode_t mode = 0600;
     if ((rc = read_current(path, &old, &len, &mode, err)))
         return rc;
+    /* With a umask, the file's mode is the cache's (0664 under 002), not
+     * 0600 nor the process's: a group cache's members read its settings
+     * (issue 33: 'config umask 002' locked them out). */
+    if (umask >= 0)
+        mode = (mode_t)0666 & ~(mode_t)umask;
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (out >= 0 && vyre__fchmod_umask(out, umask) != 0) {
+        int e = errno;
+        close(out);
+        unlink(tmp);
+        free(old);
+        return vyre__fail(err, vyre__errno_code(e), NULL,
+                          "cannot set the mode of '%s' for the cache's umask %03o: %s", tmp,
+                          (unsigned)umask, strerror(e));
+    }
     if (out < 0) {
         int e = errno;
         free(old);
