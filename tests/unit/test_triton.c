@@ -123,7 +123,7 @@ Test(triton, symlink_and_huge_files_are_not_read)
     tu_write_file(q, "{\"name\": \"evil\"}", 16);
     cr_assert_eq(symlink(q, p), 0);
     gpath(p, sizeof p, KGROUP, "__grp__scale_kernel.json");
-    size_t n = (size_t)VYRE_TRITON_JSON_MAX + 1;
+    size_t n = (size_t)VYRE_TRITON_MANIFEST_MAX + 1;
     char *big = malloc(n);
     memset(big, ' ', n);
     tu_write_file(p, big, n);
@@ -134,7 +134,7 @@ Test(triton, symlink_and_huge_files_are_not_read)
     const vyre_triton_group *g = group(&c, KGROUP);
     cr_assert(strstr(g->metadata_error, "a symbolic link"), "%s", g->metadata_error);
     cr_assert_str_eq(g->name, "");
-    cr_assert(strstr(g->manifest_error, "more than the 1048576 read"), "%s", g->manifest_error);
+    cr_assert(strstr(g->manifest_error, "more than the 262144 read"), "%s", g->manifest_error);
     vyre_triton_cache_release(&c);
 }
 
@@ -199,20 +199,23 @@ Test(triton, quarantine_keeps_both_never_deletes)
 {
     char p[1024];
     vyre_error err;
-    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), 0, "%s", err.message);
+    vyre_triton_cache q;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &q, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_triton_quarantine(&q, KGROUP, &err), 0, "%s", err.message);
     /* A second group of the same name (Triton compiled it again). */
     snprintf(p, sizeof p, "%s/%s", g_cache, KGROUP);
     cr_assert_eq(mkdir(p, 0700), 0);
     gpath(p, sizeof p, KGROUP, "x.cubin");
     tu_write_file(p, "x", 1);
-    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_triton_quarantine(&q, KGROUP, &err), 0, "%s", err.message);
     struct stat st;
     snprintf(p, sizeof p, "%s/.vyre-quarantine/%s/scale_kernel.cubin", g_cache, KGROUP);
     cr_assert_eq(stat(p, &st), 0, "%s", p);
     snprintf(p, sizeof p, "%s/.vyre-quarantine/%s.1/x.cubin", g_cache, KGROUP);
     cr_assert_eq(stat(p, &st), 0, "%s", p);
-    cr_assert_eq(vyre_triton_quarantine(g_cache, "../x", &err), VYRE_EINVAL);
-    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), VYRE_ENOENT);
+    cr_assert_eq(vyre_triton_quarantine(&q, "../x", &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_quarantine(&q, KGROUP, &err), VYRE_ENOENT);
+    vyre_triton_cache_release(&q);
     /* The quarantine is not a group of the cache. */
     vyre_triton_cache c;
     cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
@@ -220,17 +223,17 @@ Test(triton, quarantine_keeps_both_never_deletes)
     vyre_triton_cache_release(&c);
 }
 
-Test(triton, relocate_needs_an_absolute_dir_and_a_manifest)
+Test(triton, relocate_needs_a_scanned_cache_and_a_manifest)
 {
     vyre_triton_cache c;
     vyre_error err;
-    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    memset(&c, 0, sizeof c); /* holds no directory: refused, fd 0 never used */
     int changed = 0;
-    cr_assert_eq(vyre_triton_relocate("rel/dir", group(&c, KGROUP), 0, &changed, &err),
-                 VYRE_EINVAL);
-    cr_assert(strstr(err.message, "'rel/dir' is not absolute"), "%s", err.message);
-    cr_assert_eq(vyre_triton_relocate(g_cache, group(&c, LGROUP), 0, &changed, &err), VYRE_EINVAL);
-    cr_assert_eq(vyre_triton_relocate(g_cache, group(&c, KGROUP), 1, &changed, &err), 0, "%s",
+    cr_assert_eq(vyre_triton_relocate(&c, NULL, 0, &changed, &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.abs_dir[0], '/', "%s", c.abs_dir);
+    cr_assert_eq(vyre_triton_relocate(&c, group(&c, LGROUP), 0, &changed, &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_relocate(&c, group(&c, KGROUP), 1, &changed, &err), 0, "%s",
                  err.message);
     cr_assert_eq(changed, 1);
     vyre_triton_cache_release(&c);
