@@ -134,7 +134,7 @@ Test(triton, symlink_and_huge_files_are_not_read)
     const vyre_triton_group *g = group(&c, KGROUP);
     cr_assert(strstr(g->metadata_error, "a symbolic link"), "%s", g->metadata_error);
     cr_assert_str_eq(g->name, "");
-    cr_assert(strstr(g->manifest_error, "more than the 262144 read"), "%s", g->manifest_error);
+    cr_assert(strstr(g->manifest_error, "more than the 65536 read"), "%s", g->manifest_error);
     vyre_triton_cache_release(&c);
 }
 

@@ -37,11 +37,11 @@ extern "C" {
 #define VYRE_TRITON_JSON_MAX (UINT64_C(1) << 20)
 /* The largest group manifest read, and the most children one may name.
  * Triton writes about 1 KiB and seven children (source, four IRs, cubin,
- * metadata); these leave room for any future Triton and keep a hostile
- * manifest from costing more than a few MB and milliseconds. A manifest
- * over either is a bad manifest of its group (manifest_error), never a
- * failed scan. */
-#define VYRE_TRITON_MANIFEST_MAX (UINT64_C(256) << 10)
+ * metadata, each ~200 bytes with its absolute path); these leave room for
+ * any future Triton (64x, 146x) and keep a hostile manifest from costing
+ * more than a few MB and milliseconds to parse. A manifest over either is
+ * a bad manifest of its group (manifest_error), never a failed scan. */
+#define VYRE_TRITON_MANIFEST_MAX (UINT64_C(64) << 10)
 #define VYRE_TRITON_CHILDREN_MAX 1024
 /* The largest cubin read by verify. */
 #define VYRE_TRITON_CUBIN_MAX (UINT64_C(256) << 20)
