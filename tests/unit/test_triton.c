@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,4 +238,47 @@ Test(triton, relocate_needs_a_scanned_cache_and_a_manifest)
                  err.message);
     cr_assert_eq(changed, 1);
     vyre_triton_cache_release(&c);
+}
+
+/* Where a child points is decided on its text alone (show and verify never
+ * look a recorded path up): the group's own file under the cache as named
+ * or as resolved, the same group under the root a copy came from, or
+ * anything else. */
+Test(triton, where_a_child_points_from_its_text_alone)
+{
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    const vyre_triton_group *g = group(&c, KGROUP);
+    char here[4200], real[4200], name[] = "k.cubin";
+    snprintf(here, sizeof here, "%s/%s/k.cubin", c.abs_dir, KGROUP);
+    snprintf(real, sizeof real, "%s/%s/k.cubin", c.real_dir, KGROUP);
+    static const struct {
+        const char *name, *path;
+        vyre_triton_child_place want;
+    } cases[] = {
+        {"k.cubin", "/old/place/" KGROUP "/k.cubin", VYRE_TRITON_CHILD_MOVED},
+        {"k.cubin", "/" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/etc/passwd", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old/place/" KGROUP "/other.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old/../etc/" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old/./" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old//" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "old/" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old/X" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"../k.cubin", "/old/" KGROUP "/../k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"..", "/old/" KGROUP "/..", VYRE_TRITON_CHILD_OUTSIDE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        vyre_triton_child ch = {(char *)(uintptr_t)cases[i].name, (char *)(uintptr_t)cases[i].path};
+        cr_assert_eq(vyre_triton_child_where(&c, g, &ch), cases[i].want, "'%s' at '%s'",
+                     cases[i].name, cases[i].path);
+    }
+    vyre_triton_child ch = {name, here};
+    cr_assert_eq(vyre_triton_child_where(&c, g, &ch), VYRE_TRITON_CHILD_HERE, "%s", here);
+    cr_assert(c.real_dir[0] == '/', "no resolved path: '%s'", c.real_dir);
+    ch.path = real;
+    cr_assert_eq(vyre_triton_child_where(&c, g, &ch), VYRE_TRITON_CHILD_HERE, "%s", real);
+    vyre_triton_cache_release(&c);
+    vyre_triton_cache_release(&c); /* twice: closes the directory once */
 }
