@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/foreign/triton_internal.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -281,4 +283,34 @@ Test(triton, where_a_child_points_from_its_text_alone)
     cr_assert_eq(vyre_triton_child_where(&c, g, &ch), VYRE_TRITON_CHILD_HERE, "%s", real);
     vyre_triton_cache_release(&c);
     vyre_triton_cache_release(&c); /* twice: closes the directory once */
+}
+
+/* A Triton cache inside a root the caller holds (Inductor's): opened
+ * relative to that descriptor, never through a link, and held. */
+Test(triton, scan_at_opens_below_a_held_root_never_through_a_link)
+{
+    int at = open(g_tmp, O_RDONLY | O_DIRECTORY);
+    cr_assert_geq(at, 0);
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre__triton_scan_at(at, "cache", g_cache, 0, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.n_groups, 2);
+    cr_assert(c.fd_held && c.fd >= 0);
+    cr_assert_eq(c.unsafe.code, 0, "%s", c.unsafe.message);
+    cr_assert_eq(vyre_triton_cache_check_writable(&c, &err), 0, "%s", err.message);
+    vyre_triton_cache_release(&c);
+    char link[700];
+    snprintf(link, sizeof link, "%s/link", g_tmp);
+    cr_assert_eq(symlink("cache", link), 0);
+    cr_assert_eq(vyre__triton_scan_at(at, "link", link, 0, &c, &err), VYRE_EINVAL);
+    cr_assert(strstr(err.message, "is a symlink, not a directory"), "%s", err.message);
+    cr_assert_eq(c.fd_held, 0);
+    /* Writable by others: read, never changed. */
+    cr_assert_eq(chmod(g_cache, 0777), 0);
+    cr_assert_eq(vyre__triton_scan_at(at, "cache", g_cache, 0, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.unsafe.code, VYRE_EUNSAFE);
+    cr_assert_eq(vyre_triton_cache_check_writable(&c, &err), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_triton_quarantine(&c, KGROUP, &err), VYRE_EUNSAFE);
+    vyre_triton_cache_release(&c);
+    close(at);
 }

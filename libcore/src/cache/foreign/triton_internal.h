@@ -31,4 +31,13 @@ void vyre__triton_group_parse(int gfd, vyre_triton_group *g);
  * directory is opened once and held in out (vyre_triton_cache_scan). */
 int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, vyre_error *err);
 
+/* vyre__triton_scan of the directory `name` of at (one component, opened
+ * O_NOFOLLOW relative to at: no path opened), for a Triton cache inside
+ * another cache whose root the caller holds and checked (Inductor's
+ * triton/<device>/). dir names it in messages and is the base of
+ * out->abs_dir (give it absolute). Its owner and mode are checked into
+ * out->unsafe as the scan does. */
+int vyre__triton_scan_at(int at, const char *name, const char *dir, int with_trash,
+                         vyre_triton_cache *out, vyre_error *err);
+
 #endif /* VYRE_TRITON_INTERNAL_H */

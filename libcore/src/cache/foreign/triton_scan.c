@@ -318,18 +318,10 @@ static void name_top(vyre_triton_cache *out)
     out->real_dir[r > 0 && out->real_dir[0] == '/' ? r : 0] = '\0';
 }
 
-int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, vyre_error *err)
+/* Scans the cache held in top (out->dir named) into out, which then owns
+ * top. */
+static int scan_held(int top, int with_trash, vyre_triton_cache *out, vyre_error *err)
 {
-    memset(out, 0, sizeof *out);
-    out->fd = -1;
-    if (!dir || !*dir)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "no Triton cache directory given");
-    if (vyre__strlcpy(out->dir, dir, sizeof out->dir) >= sizeof out->dir)
-        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "path too long: '%.64s...'",
-                          dir);
-    int top = open_top(dir, out, err);
-    if (top < 0)
-        return top;
     out->fd = top;
     out->fd_held = 1;
     name_top(out);
@@ -341,6 +333,53 @@ int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, v
     if (out->n_groups > 1)
         qsort(out->groups, out->n_groups, sizeof *out->groups, cmp_group);
     return 0;
+}
+
+static int start(const char *dir, vyre_triton_cache *out, vyre_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    if (!dir || !*dir)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "no Triton cache directory given");
+    if (vyre__strlcpy(out->dir, dir, sizeof out->dir) >= sizeof out->dir)
+        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "path too long: '%.64s...'",
+                          dir);
+    return 0;
+}
+
+int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, vyre_error *err)
+{
+    int rc = start(dir, out, err);
+    if (rc)
+        return rc;
+    int top = open_top(dir, out, err);
+    return top < 0 ? top : scan_held(top, with_trash, out, err);
+}
+
+int vyre__triton_scan_at(int at, const char *name, const char *dir, int with_trash,
+                         vyre_triton_cache *out, vyre_error *err)
+{
+    int rc = start(dir, out, err);
+    if (rc)
+        return rc;
+    int top = vyre__open_dir_at(at, name);
+    if (top < 0) {
+        int e = errno;
+        struct stat st;
+        if ((e == ENOTDIR || e == ELOOP) && !fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW))
+            return vyre__fail(err, VYRE_EINVAL, "name the Triton cache directory itself",
+                              "Triton cache '%s' is a %s, not a directory (never followed)", dir,
+                              vyre__file_type_name(st.st_mode));
+        return vyre__fail(err, e == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
+                          "cannot open Triton cache '%s': %s", dir, strerror(e));
+    }
+    /* Below a checked root and never through a link: only the owner and
+     * mode of the directory itself are left to check. */
+    vyre_error e2;
+    vyre_error_clear(&e2);
+    if (vyre__foreign_check_root(top, dir, "Triton cache", &e2))
+        out->unsafe = e2;
+    return scan_held(top, with_trash, out, err);
 }
 
 void vyre_triton_cache_release(vyre_triton_cache *c)
