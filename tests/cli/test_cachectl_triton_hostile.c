@@ -170,7 +170,8 @@ static void pause_swapper(swap_ctl *ctl)
     cr_assert(S_ISDIR(st.st_mode), "the cache is not in place");
 }
 
-/* Runs the CLI with output thrown away: its exit code. */
+/* Runs the CLI with output thrown away: its exit code (99: a sanitizer
+ * report). */
 static int run_quiet(const char *const *args)
 {
     pid_t pid = fork();
@@ -182,6 +183,15 @@ static int run_quiet(const char *const *args)
         setenv("HOME", g_tmp, 1);
         for (size_t i = 1; k_env[i]; i++)
             unsetenv(k_env[i]);
+        /* Output is thrown away: a sanitizer report must still fail. */
+        static const char *const san[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS"};
+        for (size_t i = 0; i < 2; i++) {
+            char v[1024];
+            const char *old = getenv(san[i]);
+            snprintf(v, sizeof v, "%s%sexitcode=99:halt_on_error=1", old ? old : "",
+                     old && *old ? ":" : "");
+            setenv(san[i], v, 1);
+        }
         char *argv[16];
         size_t n = 0;
         argv[n++] = strdup(VYRE_CACHECTL_BIN);
