@@ -7,12 +7,15 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/foreign/triton_internal.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -123,7 +126,7 @@ Test(triton, symlink_and_huge_files_are_not_read)
     tu_write_file(q, "{\"name\": \"evil\"}", 16);
     cr_assert_eq(symlink(q, p), 0);
     gpath(p, sizeof p, KGROUP, "__grp__scale_kernel.json");
-    size_t n = (size_t)VYRE_TRITON_JSON_MAX + 1;
+    size_t n = (size_t)VYRE_TRITON_MANIFEST_MAX + 1;
     char *big = malloc(n);
     memset(big, ' ', n);
     tu_write_file(p, big, n);
@@ -134,7 +137,7 @@ Test(triton, symlink_and_huge_files_are_not_read)
     const vyre_triton_group *g = group(&c, KGROUP);
     cr_assert(strstr(g->metadata_error, "a symbolic link"), "%s", g->metadata_error);
     cr_assert_str_eq(g->name, "");
-    cr_assert(strstr(g->manifest_error, "more than the 1048576 read"), "%s", g->manifest_error);
+    cr_assert(strstr(g->manifest_error, "more than the 65536 read"), "%s", g->manifest_error);
     vyre_triton_cache_release(&c);
 }
 
@@ -199,20 +202,23 @@ Test(triton, quarantine_keeps_both_never_deletes)
 {
     char p[1024];
     vyre_error err;
-    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), 0, "%s", err.message);
+    vyre_triton_cache q;
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &q, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_triton_quarantine(&q, KGROUP, &err), 0, "%s", err.message);
     /* A second group of the same name (Triton compiled it again). */
     snprintf(p, sizeof p, "%s/%s", g_cache, KGROUP);
     cr_assert_eq(mkdir(p, 0700), 0);
     gpath(p, sizeof p, KGROUP, "x.cubin");
     tu_write_file(p, "x", 1);
-    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_triton_quarantine(&q, KGROUP, &err), 0, "%s", err.message);
     struct stat st;
     snprintf(p, sizeof p, "%s/.vyre-quarantine/%s/scale_kernel.cubin", g_cache, KGROUP);
     cr_assert_eq(stat(p, &st), 0, "%s", p);
     snprintf(p, sizeof p, "%s/.vyre-quarantine/%s.1/x.cubin", g_cache, KGROUP);
     cr_assert_eq(stat(p, &st), 0, "%s", p);
-    cr_assert_eq(vyre_triton_quarantine(g_cache, "../x", &err), VYRE_EINVAL);
-    cr_assert_eq(vyre_triton_quarantine(g_cache, KGROUP, &err), VYRE_ENOENT);
+    cr_assert_eq(vyre_triton_quarantine(&q, "../x", &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_quarantine(&q, KGROUP, &err), VYRE_ENOENT);
+    vyre_triton_cache_release(&q);
     /* The quarantine is not a group of the cache. */
     vyre_triton_cache c;
     cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
@@ -220,18 +226,91 @@ Test(triton, quarantine_keeps_both_never_deletes)
     vyre_triton_cache_release(&c);
 }
 
-Test(triton, relocate_needs_an_absolute_dir_and_a_manifest)
+Test(triton, relocate_needs_a_scanned_cache_and_a_manifest)
+{
+    vyre_triton_cache c;
+    vyre_error err;
+    memset(&c, 0, sizeof c); /* holds no directory: refused, fd 0 never used */
+    int changed = 0;
+    cr_assert_eq(vyre_triton_relocate(&c, NULL, 0, &changed, &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.abs_dir[0], '/', "%s", c.abs_dir);
+    cr_assert_eq(vyre_triton_relocate(&c, group(&c, LGROUP), 0, &changed, &err), VYRE_EINVAL);
+    cr_assert_eq(vyre_triton_relocate(&c, group(&c, KGROUP), 1, &changed, &err), 0, "%s",
+                 err.message);
+    cr_assert_eq(changed, 1);
+    vyre_triton_cache_release(&c);
+}
+
+/* Where a child points is decided on its text alone (show and verify never
+ * look a recorded path up): the group's own file under the cache as named
+ * or as resolved, the same group under the root a copy came from, or
+ * anything else. */
+Test(triton, where_a_child_points_from_its_text_alone)
 {
     vyre_triton_cache c;
     vyre_error err;
     cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
-    int changed = 0;
-    cr_assert_eq(vyre_triton_relocate("rel/dir", group(&c, KGROUP), 0, &changed, &err),
-                 VYRE_EINVAL);
-    cr_assert(strstr(err.message, "'rel/dir' is not absolute"), "%s", err.message);
-    cr_assert_eq(vyre_triton_relocate(g_cache, group(&c, LGROUP), 0, &changed, &err), VYRE_EINVAL);
-    cr_assert_eq(vyre_triton_relocate(g_cache, group(&c, KGROUP), 1, &changed, &err), 0, "%s",
-                 err.message);
-    cr_assert_eq(changed, 1);
+    const vyre_triton_group *g = group(&c, KGROUP);
+    char here[4200], real[4200], name[] = "k.cubin";
+    snprintf(here, sizeof here, "%s/%s/k.cubin", c.abs_dir, KGROUP);
+    snprintf(real, sizeof real, "%s/%s/k.cubin", c.real_dir, KGROUP);
+    static const struct {
+        const char *name, *path;
+        vyre_triton_child_place want;
+    } cases[] = {
+        {"k.cubin", "/old/place/" KGROUP "/k.cubin", VYRE_TRITON_CHILD_MOVED},
+        {"k.cubin", "/" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/etc/passwd", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old/place/" KGROUP "/other.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old/../etc/" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old/./" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old//" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "old/" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"k.cubin", "/old/X" KGROUP "/k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"../k.cubin", "/old/" KGROUP "/../k.cubin", VYRE_TRITON_CHILD_OUTSIDE},
+        {"..", "/old/" KGROUP "/..", VYRE_TRITON_CHILD_OUTSIDE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        vyre_triton_child ch = {(char *)(uintptr_t)cases[i].name, (char *)(uintptr_t)cases[i].path};
+        cr_assert_eq(vyre_triton_child_where(&c, g, &ch), cases[i].want, "'%s' at '%s'",
+                     cases[i].name, cases[i].path);
+    }
+    vyre_triton_child ch = {name, here};
+    cr_assert_eq(vyre_triton_child_where(&c, g, &ch), VYRE_TRITON_CHILD_HERE, "%s", here);
+    cr_assert(c.real_dir[0] == '/', "no resolved path: '%s'", c.real_dir);
+    ch.path = real;
+    cr_assert_eq(vyre_triton_child_where(&c, g, &ch), VYRE_TRITON_CHILD_HERE, "%s", real);
     vyre_triton_cache_release(&c);
+    vyre_triton_cache_release(&c); /* twice: closes the directory once */
+}
+
+/* A Triton cache inside a root the caller holds (Inductor's): opened
+ * relative to that descriptor, never through a link, and held. */
+Test(triton, scan_at_opens_below_a_held_root_never_through_a_link)
+{
+    int at = open(g_tmp, O_RDONLY | O_DIRECTORY);
+    cr_assert_geq(at, 0);
+    vyre_triton_cache c;
+    vyre_error err;
+    cr_assert_eq(vyre__triton_scan_at(at, "cache", g_cache, 0, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.n_groups, 2);
+    cr_assert(c.fd_held && c.fd >= 0);
+    cr_assert_eq(c.unsafe.code, 0, "%s", c.unsafe.message);
+    cr_assert_eq(vyre_triton_cache_check_writable(&c, &err), 0, "%s", err.message);
+    vyre_triton_cache_release(&c);
+    char link[700];
+    snprintf(link, sizeof link, "%s/link", g_tmp);
+    cr_assert_eq(symlink("cache", link), 0);
+    cr_assert_eq(vyre__triton_scan_at(at, "link", link, 0, &c, &err), VYRE_EINVAL);
+    cr_assert(strstr(err.message, "is a symlink, not a directory"), "%s", err.message);
+    cr_assert_eq(c.fd_held, 0);
+    /* Writable by others: read, never changed. */
+    cr_assert_eq(chmod(g_cache, 0777), 0);
+    cr_assert_eq(vyre__triton_scan_at(at, "cache", g_cache, 0, &c, &err), 0, "%s", err.message);
+    cr_assert_eq(c.unsafe.code, VYRE_EUNSAFE);
+    cr_assert_eq(vyre_triton_cache_check_writable(&c, &err), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_triton_quarantine(&c, KGROUP, &err), VYRE_EUNSAFE);
+    vyre_triton_cache_release(&c);
+    close(at);
 }

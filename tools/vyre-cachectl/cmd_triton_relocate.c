@@ -2,37 +2,23 @@
  * cmd_triton_relocate.c - `vyre-cachectl triton relocate [--dry-run]`:
  * every manifest's child_paths pointed at where the cache is now, so a
  * cache copied or mounted elsewhere hits again. The directory is made
- * absolute (not resolved: Triton uses the path it is given as is).
+ * absolute by libcore (not resolved: Triton uses the path it is given as
+ * is); every manifest is rewritten through the directory the scan opened.
  */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd_triton.h"
 #include "tool_json.h"
 #include "tool_sanitize.h"
 
-/* o->path, absolute: prefixed with the working directory when relative. */
-static int absolute(const triton_opts *o, char *out, size_t size)
-{
-    if (o->path[0] == '/')
-        return snprintf(out, size, "%s", o->path) < (int)size ? 0 : -1;
-    char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd))
-        return -1;
-    const char *rel = o->path;
-    while (rel[0] == '.' && rel[1] == '/')
-        rel += 2;
-    if (!strcmp(rel, "."))
-        return snprintf(out, size, "%s", cwd) < (int)size ? 0 : -1;
-    return snprintf(out, size, "%s/%s", cwd, rel) < (int)size ? 0 : -1;
-}
-
 int cachectl_triton_relocate(const triton_opts *o, const vyre_triton_cache *c)
 {
-    char dir[4096];
-    if (absolute(o, dir, sizeof dir))
-        return tool_usage_error("triton", "use a shorter path", "cache path is too long");
+    const char *dir = c->abs_dir;
+    vyre_error err;
+    vyre_error_clear(&err);
+    if (!o->dry_run && vyre_triton_cache_check_writable(c, &err))
+        return cachectl_fail(&err);
     json_t *a = g_tool.json ? json_array() : NULL;
     size_t changed_n = 0, skipped = 0;
     int rc = TOOL_EXIT_OK;
@@ -45,9 +31,8 @@ int cachectl_triton_relocate(const triton_opts *o, const vyre_triton_cache *c)
             continue;
         }
         int changed = 0;
-        vyre_error err;
         vyre_error_clear(&err);
-        if (vyre_triton_relocate(dir, g, o->dry_run, &changed, &err)) {
+        if (vyre_triton_relocate(c, g, o->dry_run, &changed, &err)) {
             tool_report(&err);
             rc = TOOL_EXIT_ERROR;
             continue;
@@ -56,8 +41,8 @@ int cachectl_triton_relocate(const triton_opts *o, const vyre_triton_cache *c)
             continue;
         changed_n++;
         if (a)
-            json_array_append_new(
-                a, json_pack("{s:s, s:s}", "key", g->key, "manifest", g->manifest_name));
+            json_array_append_new(a, json_pack("{s:o, s:o}", "key", tool_json_text(g->key),
+                                               "manifest", tool_json_text(g->manifest_name)));
         else if (!g_cachectl.quiet) {
             printf("%s ", o->dry_run ? "would rewrite" : "rewrote");
             tool_clean_fputs(g->key, stdout);
@@ -67,10 +52,10 @@ int cachectl_triton_relocate(const triton_opts *o, const vyre_triton_cache *c)
         }
     }
     if (a) {
-        json_t *d =
-            json_pack("{s:i, s:s, s:b, s:I, s:I, s:o}", "schema_version", 1, "triton_cache_dir",
-                      dir, "dry_run", o->dry_run, "rewritten", (json_int_t)changed_n,
-                      "skipped_bad_manifests", (json_int_t)skipped, "groups", a);
+        json_t *d = json_pack("{s:i, s:o, s:b, s:I, s:I, s:o}", "schema_version", 1,
+                              "triton_cache_dir", tool_json_text(dir), "dry_run", o->dry_run,
+                              "rewritten", (json_int_t)changed_n, "skipped_bad_manifests",
+                              (json_int_t)skipped, "groups", a);
         tool_json_print(stdout, d);
     } else if (!g_cachectl.quiet) {
         printf("%zu manifest%s %s to ", changed_n, changed_n == 1 ? "" : "s",

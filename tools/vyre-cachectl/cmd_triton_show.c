@@ -1,14 +1,16 @@
 /*
  * cmd_triton_show.c - `vyre-cachectl triton show KEY|KERNEL_NAME`: one
  * group of Triton's cache in full (its files, its metadata, the manifest's
- * children and whether the path Triton recorded for each exists), or, when
+ * children and whether each is a file of the group), or, when
  * a kernel name has several groups, the list of them (`triton ls` rows).
- * A KEY may be shortened to the 12 characters `triton ls` prints.
+ * A KEY may be shortened to the 12 characters `triton ls` prints. A
+ * child's path is never looked up: one in the group is checked against the
+ * scanned file list; one that points elsewhere (another user's file, a dead
+ * mount) is said to, and not touched.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cmd_triton.h"
 #include "tool_json.h"
@@ -35,21 +37,28 @@ static size_t find(const vyre_triton_cache *c, const char *what, size_t *idx, si
     return n;
 }
 
-/* Where Triton would look for a child: lstat, never through a link at
- * the end of the path. */
-static const char *child_state(const vyre_triton_group *g, const vyre_triton_child *ch, int *exists)
+static const char *const k_place[] = {"here", "moved", "outside"};
+
+/* What a child is, from the scan alone (no path is looked up): *exists
+ * when it is a file of the group (<cache>/<key>/<name>, found by the
+ * scan). */
+static const char *child_state(const vyre_triton_cache *c, const vyre_triton_group *g,
+                               const vyre_triton_child *ch, int *exists,
+                               vyre_triton_child_place *place)
 {
-    struct stat st;
-    *exists = lstat(ch->path, &st) == 0;
-    if (*exists)
-        return "exists";
-    for (size_t i = 0; i < g->n_files; i++)
-        if (!strcmp(g->files[i].name, ch->name))
-            return "missing (in the group: 'triton relocate' points it here)";
-    return "missing";
+    *place = vyre_triton_child_where(c, g, ch);
+    const vyre_triton_file *f = vyre_triton_group_file(g, ch->name);
+    *exists = *place == VYRE_TRITON_CHILD_HERE && f;
+    if (*place == VYRE_TRITON_CHILD_HERE)
+        return f ? "exists" : "missing";
+    if (*place == VYRE_TRITON_CHILD_OUTSIDE)
+        return "outside the group, not looked at (Triton would load it)";
+    return f ? "where the cache was, not looked at (in the group: 'triton relocate' points it "
+               "here)"
+             : "where the cache was, not looked at (missing from the group)";
 }
 
-static json_t *full_json(const vyre_triton_group *g)
+static json_t *full_json(const vyre_triton_cache *c, const vyre_triton_group *g)
 {
     json_t *o = cachectl_triton_group_json(g);
     json_t *files = json_array(), *children = json_array();
@@ -63,9 +72,12 @@ static json_t *full_json(const vyre_triton_group *g)
     }
     for (size_t i = 0; i < g->n_children; i++) {
         int exists;
-        child_state(g, &g->children[i], &exists);
-        json_array_append_new(children, json_pack("{s:s, s:s, s:b}", "name", g->children[i].name,
-                                                  "path", g->children[i].path, "exists", exists));
+        vyre_triton_child_place place;
+        child_state(c, g, &g->children[i], &exists, &place);
+        json_array_append_new(children, json_pack("{s:o, s:o, s:b, s:s}", "name",
+                                                  tool_json_text(g->children[i].name), "path",
+                                                  tool_json_text(g->children[i].path), "exists",
+                                                  exists, "place", k_place[place]));
     }
     json_object_set_new(o, "manifest",
                         g->has_manifest ? json_string(g->manifest_name) : json_null());
@@ -95,7 +107,7 @@ static void int_field(const char *label, int64_t v)
     field(label, s);
 }
 
-static void print_files(const vyre_triton_group *g, int64_t now)
+static void print_files(const vyre_triton_cache *c, const vyre_triton_group *g, int64_t now)
 {
     printf("Files:\n");
     for (size_t i = 0; i < g->n_files; i++) {
@@ -114,7 +126,8 @@ static void print_files(const vyre_triton_group *g, int64_t now)
     printf("Manifest children:\n");
     for (size_t i = 0; i < g->n_children; i++) {
         int exists;
-        const char *state = child_state(g, &g->children[i], &exists);
+        vyre_triton_child_place place;
+        const char *state = child_state(c, g, &g->children[i], &exists, &place);
         printf("  ");
         tool_clean_fputs(g->children[i].name, stdout);
         printf(" -> ");
@@ -123,7 +136,7 @@ static void print_files(const vyre_triton_group *g, int64_t now)
     }
 }
 
-static void print_full(const vyre_triton_group *g, int64_t now)
+static void print_full(const vyre_triton_cache *c, const vyre_triton_group *g, int64_t now)
 {
     static const char *const kinds[] = {"kernel", "launcher", "temp", "other"};
     char buf[64], age[16];
@@ -149,7 +162,7 @@ static void print_full(const vyre_triton_group *g, int64_t now)
     field("Metadata:", g->has_metadata ? g->metadata_file : "none");
     if (*g->metadata_error)
         field("Metadata error:", g->metadata_error);
-    print_files(g, now);
+    print_files(c, g, now);
 }
 
 int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c)
@@ -168,7 +181,7 @@ int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c)
     if (g_tool.json) {
         json_t *a = json_array();
         for (size_t i = 0; i < n; i++)
-            json_array_append_new(a, full_json(&c->groups[idx[i]]));
+            json_array_append_new(a, full_json(c, &c->groups[idx[i]]));
         json_t *d =
             json_pack("{s:i, s:s, s:s, s:s, s:o}", "schema_version", 1, "triton_cache_dir", o->path,
                       "triton_cache_dir_source", o->dir_source, "query", o->show_what, "groups", a);
@@ -176,7 +189,7 @@ int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c)
         return TOOL_EXIT_OK;
     }
     if (n == 1) {
-        print_full(&c->groups[idx[0]], now);
+        print_full(c, &c->groups[idx[0]], now);
         return TOOL_EXIT_OK;
     }
     printf("%zu groups of '", n);

@@ -33,8 +33,16 @@ extern "C" {
 
 #define VYRE_TRITON_PATH_MAX 4096
 #define VYRE_TRITON_NAME_MAX 256
-/* The largest manifest or metadata file read (Triton's are about 1 KiB). */
+/* The largest metadata file read (Triton's are about 1 KiB). */
 #define VYRE_TRITON_JSON_MAX (UINT64_C(1) << 20)
+/* The largest group manifest read, and the most children one may name.
+ * Triton writes about 1 KiB and seven children (source, four IRs, cubin,
+ * metadata, each ~200 bytes with its absolute path); these leave room for
+ * any future Triton (64x, 146x) and keep a hostile manifest from costing
+ * more than a few MB and milliseconds to parse. A manifest over either is
+ * a bad manifest of its group (manifest_error), never a failed scan. */
+#define VYRE_TRITON_MANIFEST_MAX (UINT64_C(64) << 10)
+#define VYRE_TRITON_CHILDREN_MAX 1024
 /* The largest cubin read by verify. */
 #define VYRE_TRITON_CUBIN_MAX (UINT64_C(256) << 20)
 
@@ -48,10 +56,13 @@ typedef struct vyre_triton_file {
     int named;                  /* the manifest names it (or is it) */
 } vyre_triton_file;
 
-/* One manifest entry: a file name and the absolute path Triton recorded. */
+/* One manifest entry: a file name and the absolute path Triton recorded,
+ * as the manifest has them (untrusted text). name is one malloc'ed block
+ * that path points into (memory proportional to the entry), freed with
+ * the group by vyre_triton_cache_release. */
 typedef struct vyre_triton_child {
-    char name[VYRE_TRITON_NAME_MAX];
-    char path[VYRE_TRITON_PATH_MAX];
+    char *name;
+    char *path;
 } vyre_triton_child;
 
 typedef enum vyre_triton_group_kind {
@@ -99,6 +110,22 @@ typedef struct vyre_triton_cache {
     vyre_triton_group *groups; /* sorted by key */
     size_t n_groups;
     uint64_t bytes, files; /* files: inodes, directories included */
+    /* The cache directory, opened once by the scan and held until the
+     * release: verify, quarantine, relocate and prune work relative to it
+     * and never open the cache's path again, so a cache swapped for a link
+     * to another folder after the scan is never reached. fd_held: fd is
+     * open (a zeroed struct holds none). */
+    int fd, fd_held;
+    /* Why the cache may be read but not changed: it is another user's, or
+     * writable by others, or reached through another user's link (checked
+     * as vyre's own cache root is). unsafe.code 0: it may be changed. */
+    vyre_error unsafe;
+    /* dir made absolute (the working directory before it, links not
+     * resolved: the path Triton would write), and the directory's resolved
+     * path ("" when unknown). A child path is in its group when it is
+     * <either>/<key>/<name> (vyre_triton_child_where). */
+    char abs_dir[VYRE_TRITON_PATH_MAX];
+    char real_dir[VYRE_TRITON_PATH_MAX];
 } vyre_triton_cache;
 
 /*
@@ -111,24 +138,64 @@ typedef struct vyre_triton_cache {
 VYRE_EXTERN int vyre_triton_cache_dir(char *out, size_t size, const char **source, vyre_error *err);
 
 /*
- * Reads the cache at dir into *out (always initialised; release it). A
- * directory that is missing is VYRE_ENOENT, a symlink or not a directory
- * VYRE_EINVAL; a bad group is recorded, not an error. Reads only.
- * vyre's own entries are not Triton's and are left out of the groups and
- * every count: VYRE_TRITON_QUARANTINE, and ".vyre-trash.*" (a group a
- * pruner renamed to remove it; vyre_triton_prune finishes those).
+ * Reads the cache at dir into *out (always initialised; release it),
+ * which keeps the directory open (out->fd) for the calls below. A
+ * directory that is missing is VYRE_ENOENT, not a directory VYRE_EINVAL;
+ * one another user controls is read, and recorded in out->unsafe (see
+ * vyre_triton_cache_check_writable); a bad group is recorded, not an
+ * error. Reads only. vyre's own entries are not Triton's and are left out
+ * of the groups and every count: VYRE_TRITON_QUARANTINE, and
+ * ".vyre-trash.*" directories (a group a pruner renamed to remove it;
+ * vyre_triton_prune finishes those). Anything else carrying a trash name
+ * (a file, a link, a FIFO) is not vyre's: an entry of kind
+ * VYRE_TRITON_OTHER like any stray file, listed, never removed.
  */
 VYRE_EXTERN int vyre_triton_cache_scan(const char *dir, vyre_triton_cache *out, vyre_error *err);
 
-/* Frees what c holds; c may be released twice. */
+/* Frees what c holds and closes its directory; c may be released twice. */
 VYRE_EXTERN void vyre_triton_cache_release(vyre_triton_cache *c);
+
+/*
+ * 0 when the scanned cache c may be changed: its held directory belongs to
+ * the user or root and is not writable by others (checked again now), and
+ * was not reached through another user's link. Else VYRE_EUNSAFE (or
+ * VYRE_EINVAL: c holds no directory) with the reason and a hint. Every
+ * call below that changes the cache checks this first.
+ */
+VYRE_EXTERN int vyre_triton_cache_check_writable(const vyre_triton_cache *c, vyre_error *err);
+
+/* The file `name` of group g (its files are sorted by name), or NULL. */
+VYRE_EXTERN const vyre_triton_file *vyre_triton_group_file(const vyre_triton_group *g,
+                                                           const char *name);
+
+/* Where a manifest's child points, from its text alone: nothing is looked
+ * up on disk, so a child that points elsewhere (another user's file, a
+ * dead mount) is never touched. */
+typedef enum vyre_triton_child_place {
+    /* <abs_dir or real_dir>/<key>/<name>: the group's own file. */
+    VYRE_TRITON_CHILD_HERE = 0,
+    /* /<elsewhere>/<key>/<name> (no "." or ".." on the way): the same group
+     * where the cache was before it was copied or moved; Triton drops the
+     * child, or loads that copy, and vyre_triton_relocate points it here. */
+    VYRE_TRITON_CHILD_MOVED = 1,
+    /* Anything else (relative, "..", another name, not under a directory
+     * named by the key): not a file of any copy of the group, which
+     * Triton would load all the same. */
+    VYRE_TRITON_CHILD_OUTSIDE = 2,
+} vyre_triton_child_place;
+
+/* Where child ch of group g of the scanned cache c points. */
+VYRE_EXTERN vyre_triton_child_place vyre_triton_child_where(const vyre_triton_cache *c,
+                                                            const vyre_triton_group *g,
+                                                            const vyre_triton_child *ch);
 
 /* One thing verify found. */
 typedef struct vyre_triton_problem {
     char key[VYRE_TRITON_NAME_MAX];  /* the group (top-level entry) */
     char file[VYRE_TRITON_NAME_MAX]; /* the file in it, "" for the group itself */
-    const char *kind; /* static: "bad-manifest", "missing-file", "bad-metadata", "bad-cubin",
-                         "wrong-kernel", "wrong-arch", "half-written", "orphan", "temp" */
+    const char *kind;                /* static: "bad-manifest", "missing-file", "outside-group",
+                                        "bad-metadata", "bad-cubin", "wrong-kernel", "wrong-arch",
+                                        "half-written", "orphan", "temp" */
     char message[512];
     int group_bad; /* 1: Triton cannot use the group (repair quarantines it) */
 } vyre_triton_problem;
@@ -141,8 +208,14 @@ typedef struct vyre_triton_problem {
  * whose SM (e_flags) is target.arch; files no manifest names, Triton's
  * temp files and directories, and groups without a manifest but with
  * kernel files (half-written: Triton writes the manifest last) are listed.
- * *out: malloc'ed (the caller frees it), *n problems. Returns 0 (problems
- * or not), VYRE_ENOMEM, or VYRE_EIO when the cache cannot be opened.
+ * A child that points outside its group (VYRE_TRITON_CHILD_OUTSIDE) is an
+ * "outside-group" problem of an unusable group (Triton would load that
+ * file), never looked at; one recorded where the cache was before a copy
+ * (VYRE_TRITON_CHILD_MOVED) is not a problem (vyre_triton_relocate). Work is
+ * linear in the cache. The problems of one group are contiguous, groups
+ * in c's order. *out: malloc'ed (the caller frees it), *n problems.
+ * Returns 0 (problems or not), VYRE_ENOMEM, or VYRE_EINVAL when c holds
+ * no directory.
  */
 VYRE_EXTERN int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_problem **out, size_t *n,
                                    vyre_error *err);
@@ -152,23 +225,31 @@ VYRE_EXTERN int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_probl
 #define VYRE_TRITON_QUARANTINE ".vyre-quarantine"
 
 /*
- * Moves group `key` of the cache at dir into dir/VYRE_TRITON_QUARANTINE/
- * (created 0700), one rename: a reader sees the whole group or nothing.
- * Never deletes. A name already there gets a ".N" suffix. Returns 0,
- * VYRE_EINVAL (key not a plain name), VYRE_ENOENT, or VYRE_EIO.
+ * Moves group `key` of the scanned cache c into its VYRE_TRITON_QUARANTINE
+ * folder (created 0700), one rename relative to c's held directory: a
+ * reader sees the whole group or nothing. Never deletes. A name already
+ * there gets a ".N" suffix. Returns 0 only once the group was moved;
+ * VYRE_EUNSAFE (vyre_triton_cache_check_writable), VYRE_EINVAL (key not a
+ * plain name), VYRE_ENOENT, or VYRE_EIO (the quarantine is not a
+ * directory, or the rename failed).
  */
-VYRE_EXTERN int vyre_triton_quarantine(const char *dir, const char *key, vyre_error *err);
+VYRE_EXTERN int vyre_triton_quarantine(const vyre_triton_cache *c, const char *key,
+                                       vyre_error *err);
 
 /*
- * Rewrites the manifest of group g so that every child path is
- * <dir>/<key>/<name> (dir as given: absolute, as Triton compares it),
- * writing a temp file beside it and renaming it over, so a reader sees
- * the old manifest or the new one. *changed: 1 when a path differed (and,
- * unless dry_run, was rewritten). Returns 0, VYRE_EINVAL (dir not
- * absolute, no manifest, or one that did not parse), VYRE_EIO.
+ * Rewrites the manifest of group g of the scanned cache c so that every
+ * child path is <c->abs_dir>/<key>/<name> (absolute, links not resolved,
+ * as Triton compares it), writing a temp file beside it and renaming it
+ * over (relative to c's held directory), so a reader sees the old manifest
+ * or the new one. *changed: 1 when a path differed (and, unless dry_run,
+ * was rewritten). Returns 0, VYRE_EUNSAFE (not dry_run, and
+ * vyre_triton_cache_check_writable refused), VYRE_EINVAL (no manifest, one
+ * that did not parse, a child name that is not one plain component: its
+ * path would leave the group; or a path that is not UTF-8, which a JSON
+ * manifest cannot hold), VYRE_EIO.
  */
-VYRE_EXTERN int vyre_triton_relocate(const char *dir, const vyre_triton_group *g, int dry_run,
-                                     int *changed, vyre_error *err);
+VYRE_EXTERN int vyre_triton_relocate(const vyre_triton_cache *c, const vyre_triton_group *g,
+                                     int dry_run, int *changed, vyre_error *err);
 
 /* ---- why does this machine recompile? (triton_explain.c) ------------------- */
 
@@ -289,7 +370,10 @@ typedef struct vyre_triton_prune_result {
 } vyre_triton_prune_result;
 
 /*
- * Prunes the Triton cache at dir as o says: first entries a limit names by
+ * Prunes the Triton cache at dir as o says, relative to the one directory
+ * descriptor its scan opened (refused with VYRE_EUNSAFE, before anything
+ * is removed, for a cache vyre_triton_cache_check_writable refuses):
+ * first entries a limit names by
  * themselves (trash left by a dead pruner and temp directories, both only
  * when old, then age, arch and version), then least recently used groups
  * until max_size holds. Each goes as a whole: one rename to a vyre trash

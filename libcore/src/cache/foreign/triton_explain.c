@@ -130,15 +130,14 @@ int vyre_triton_explain(const vyre_triton_cache *c, const char *kernel,
     out->groups = calloc(n, sizeof *out->groups);
     if (!out->groups)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory explaining '%s'", kernel);
-    /* Without the top directory the .source hashes stay unknown. */
-    int top = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* The scan's directory, not the path again; without one (a struct
+     * not from a scan) the .source hashes stay unknown. */
+    int top = c->fd_held ? c->fd : -1;
     for (size_t i = 0; i < c->n_groups; i++) {
         const vyre_triton_group *g = &c->groups[i];
         if (g->kind == VYRE_TRITON_KERNEL && strcmp(g->name, kernel) == 0)
             fill_values(top, g, &out->groups[out->n_groups++]);
     }
-    if (top >= 0)
-        close(top);
     for (int f = 0; f < VYRE_TRITON_FIELD_COUNT; f++)
         for (size_t i = 1; i < out->n_groups; i++)
             if (strcmp(out->groups[i].values[f], out->groups[0].values[f]) != 0)

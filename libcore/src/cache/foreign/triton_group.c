@@ -70,12 +70,13 @@ int vyre__triton_read_at(int dirfd, const char *name, size_t max, char **out, si
     return 0;
 }
 
-/* Reads and parses JSON file `name`; NULL with why[] filled on failure. */
-static json_t *load_json(int gfd, const char *name, char *why, size_t why_size)
+/* Reads (at most max bytes) and parses JSON file `name`; NULL with why[]
+ * filled on failure. */
+static json_t *load_json(int gfd, const char *name, size_t max, char *why, size_t why_size)
 {
     char *buf, reason[160];
     size_t len;
-    if (vyre__triton_read_at(gfd, name, VYRE_TRITON_JSON_MAX, &buf, &len, reason, sizeof reason)) {
+    if (vyre__triton_read_at(gfd, name, max, &buf, &len, reason, sizeof reason)) {
         snprintf(why, why_size, "cannot read '%s': %s", name, reason);
         return NULL;
     }
@@ -92,9 +93,28 @@ static json_t *load_json(int gfd, const char *name, char *why, size_t why_size)
     return j;
 }
 
+/* One block holding name and path: memory in proportion to the entry. */
+static int set_child(vyre_triton_child *c, const char *name, const char *path)
+{
+    size_t a = strlen(name) + 1, b = strlen(path) + 1;
+    c->name = malloc(a + b);
+    if (!c->name)
+        return VYRE_ENOMEM;
+    memcpy(c->name, name, a);
+    c->path = c->name + a;
+    memcpy(c->path, path, b);
+    return 0;
+}
+
 static void parse_children(vyre_triton_group *g, json_t *cp)
 {
     size_t n = json_object_size(cp);
+    if (n > VYRE_TRITON_CHILDREN_MAX) {
+        snprintf(g->manifest_error, sizeof g->manifest_error,
+                 "'%.120s' names %zu children, more than the %d read (Triton writes about 7)",
+                 g->manifest_name, n, VYRE_TRITON_CHILDREN_MAX);
+        return;
+    }
     g->children = n ? calloc(n, sizeof *g->children) : NULL;
     if (n && !g->children) {
         snprintf(g->manifest_error, sizeof g->manifest_error, "out of memory");
@@ -109,13 +129,16 @@ static void parse_children(vyre_triton_group *g, json_t *cp)
                      "child_paths['%.64s'] is %s, not a path", k, vyre__json_kind(v));
             return;
         }
-        vyre_triton_child *c = &g->children[g->n_children++];
-        if (vyre__strlcpy(c->name, k, sizeof c->name) >= sizeof c->name ||
-            vyre__strlcpy(c->path, json_string_value(v), sizeof c->path) >= sizeof c->path) {
+        if (strlen(k) >= VYRE_TRITON_NAME_MAX || json_string_length(v) >= VYRE_TRITON_PATH_MAX) {
             snprintf(g->manifest_error, sizeof g->manifest_error,
                      "child_paths['%.64s'] is too long", k);
             return;
         }
+        if (set_child(&g->children[g->n_children], k, json_string_value(v))) {
+            snprintf(g->manifest_error, sizeof g->manifest_error, "out of memory");
+            return;
+        }
+        g->n_children++;
     }
 }
 
@@ -123,7 +146,8 @@ static void parse_manifest(int gfd, vyre_triton_group *g, const char *file)
 {
     g->has_manifest = 1;
     vyre__strlcpy(g->manifest_name, file, sizeof g->manifest_name);
-    json_t *j = load_json(gfd, file, g->manifest_error, sizeof g->manifest_error);
+    json_t *j =
+        load_json(gfd, file, VYRE_TRITON_MANIFEST_MAX, g->manifest_error, sizeof g->manifest_error);
     if (!j)
         return;
     json_t *cp = json_object_get(j, "child_paths");
@@ -173,7 +197,8 @@ static void parse_metadata(int gfd, vyre_triton_group *g, const char *file)
 {
     g->has_metadata = 1;
     vyre__strlcpy(g->metadata_file, file, sizeof g->metadata_file);
-    json_t *j = load_json(gfd, file, g->metadata_error, sizeof g->metadata_error);
+    json_t *j =
+        load_json(gfd, file, VYRE_TRITON_JSON_MAX, g->metadata_error, sizeof g->metadata_error);
     if (!j)
         return;
     get_str(j, "name", g->name, sizeof g->name);
@@ -226,10 +251,12 @@ void vyre__triton_group_parse(int gfd, vyre_triton_group *g)
         m = meta;
         for (size_t i = 0; i < g->n_files; i++)
             g->files[i].named = !strcmp(g->files[i].name, g->manifest_name);
-        for (size_t c = 0; c < g->n_children; c++)
-            for (size_t i = 0; i < g->n_files; i++)
-                if (!strcmp(g->files[i].name, g->children[c].name))
-                    g->files[i].named = 1;
+        /* Files are sorted (list_group): one lookup per child. */
+        for (size_t c = 0; c < g->n_children; c++) {
+            const vyre_triton_file *f = vyre_triton_group_file(g, g->children[c].name);
+            if (f)
+                g->files[f - g->files].named = 1;
+        }
     } else {
         m = lone_metadata(g);
     }

@@ -84,7 +84,9 @@ static const char *own_reason(const plan *p, const vyre_triton_group *g)
 {
     const vyre_triton_prune_opts *o = p->o;
     if (vyre__foreign_is_trash(g->key))
-        return "trash";
+        /* Only a directory is vyre's trash; a file, link or FIFO given
+         * that name is someone else's: never touched, never a failure. */
+        return g->kind != VYRE_TRITON_OTHER ? "trash" : NULL;
     if (g->kind == VYRE_TRITON_TEMP) {
         /* clear takes every temp directory the guard allows. */
         int64_t limit = o->all ? VYRE_TRITON_GUARD_NS : VYRE_TRITON_TEMP_MAX_AGE_NS;
@@ -237,19 +239,23 @@ int vyre_triton_prune(const char *dir, const vyre_triton_prune_opts *o,
     int rc = vyre__triton_scan(dir, 1, &c, err); /* trash too: it finishes it */
     if (rc)
         return rc;
-    plan p = {.c = &c, .o = o, .r = out, .bytes = c.bytes};
+    /* Another user's cache, or one others may write, is refused before
+     * anything is decided; a dry run changes nothing and may look. */
+    if (!o->dry_run && (rc = vyre_triton_cache_check_writable(&c, err))) {
+        vyre_triton_cache_release(&c);
+        return rc;
+    }
+    /* Every step works relative to the directory the scan opened and
+     * checked: the path is not opened again, so a cache swapped for a link
+     * to another folder while the prune runs is never reached. */
+    plan p = {.c = &c, .o = o, .r = out, .bytes = c.bytes, .top = c.fd};
     p.now = o->now_ns ? o->now_ns : vyre__unix_ns();
     out->total_bytes = c.bytes;
     p.state = calloc(c.n_groups ? c.n_groups : 1, 1);
-    p.top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (!p.state || p.top < 0) {
-        rc = p.state ? vyre__fail(err, VYRE_EIO, NULL, "cannot open Triton cache '%s': %s", dir,
-                                  strerror(errno))
-                     : vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning '%s'", dir);
-    } else if ((rc = run_plan(&p)))
+    if (!p.state)
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning '%s'", dir);
+    else if ((rc = run_plan(&p)))
         vyre__fail(err, rc, NULL, "out of memory pruning '%s'", dir);
-    if (p.top >= 0)
-        close(p.top);
     free(p.state);
     vyre_triton_cache_release(&c);
     if (rc)

@@ -9,6 +9,7 @@
 #include "vyre/triton.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -183,16 +184,33 @@ static int scan_entry(int top, const char *name, vyre_triton_group *g, vyre_trit
     return rc;
 }
 
+static void release_children(vyre_triton_group *g)
+{
+    for (size_t i = 0; i < g->n_children; i++)
+        free(g->children[i].name);
+    free(g->children);
+    g->children = NULL;
+    g->n_children = 0;
+}
+
 static int cmp_group(const void *a, const void *b)
 {
     return strcmp(((const vyre_triton_group *)a)->key, ((const vyre_triton_group *)b)->key);
 }
 
 /* vyre's own entries, not Triton's: the quarantine verify --repair fills,
- * and (unless with_trash) a group a pruner renamed to remove it. */
-static int vyre_own(const char *name, int with_trash)
+ * and (unless with_trash) a group a pruner renamed to remove it. Only a
+ * directory is a trash: a file, link or FIFO given a trash name is not
+ * vyre's, and is listed like any stray entry (never removed, never a
+ * failure of every later prune). */
+static int vyre_own(int top, const char *name, int with_trash)
 {
-    return !strcmp(name, VYRE_TRITON_QUARANTINE) || (!with_trash && vyre__foreign_is_trash(name));
+    if (!strcmp(name, VYRE_TRITON_QUARANTINE))
+        return 1;
+    if (with_trash || !vyre__foreign_is_trash(name))
+        return 0;
+    struct stat st;
+    return fstatat(top, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
 static int scan_top(int top, int with_trash, vyre_triton_cache *out, vyre_error *err)
@@ -212,7 +230,7 @@ static int scan_top(int top, int with_trash, vyre_triton_cache *out, vyre_error 
         /* Left out of every count (groups, bytes, inodes): stats, ls and
          * verify would show a half-removed group as Triton's. */
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-            vyre_own(de->d_name, with_trash))
+            vyre_own(top, de->d_name, with_trash))
             continue;
         if (out->n_groups == cap) {
             size_t ncap = cap ? cap * 2 : 64;
@@ -230,7 +248,7 @@ static int scan_top(int top, int with_trash, vyre_triton_cache *out, vyre_error 
             out->n_groups++;
         else if (rc > 0) {
             free(g->files);
-            free(g->children);
+            release_children(g);
             rc = 0;
         }
     }
@@ -243,28 +261,71 @@ int vyre_triton_cache_scan(const char *dir, vyre_triton_cache *out, vyre_error *
     return vyre__triton_scan(dir, 0, out, err);
 }
 
-int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, vyre_error *err)
+/* Opens the cache directory once, checked as vyre__foreign_open_root
+ * checks a root that is to be changed; one that fails only that check is
+ * opened for reading, the reason kept in out->unsafe for the calls that
+ * change files to refuse with. The descriptor or a negative code. */
+static int open_top(const char *dir, vyre_triton_cache *out, vyre_error *err)
 {
-    memset(out, 0, sizeof *out);
-    if (!dir || !*dir)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "no Triton cache directory given");
-    if (vyre__strlcpy(out->dir, dir, sizeof out->dir) >= sizeof out->dir)
-        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "path too long: '%.64s...'",
-                          dir);
-    int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (top < 0) {
-        int e = errno;
-        if (e == ENOENT)
-            return vyre__fail(err, VYRE_ENOENT,
-                              "Triton creates it on its first compile; check TRITON_CACHE_DIR, "
-                              "or name the directory",
-                              "Triton cache '%s' does not exist", dir);
-        return vyre__fail(err, e == ENOTDIR ? VYRE_EINVAL : VYRE_EIO,
-                          "name the Triton cache directory", "cannot open Triton cache '%s': %s",
-                          dir, strerror(e));
+    vyre_error e;
+    vyre_error_clear(&e);
+    int fd = vyre__foreign_open_root(dir, "Triton cache", &e);
+    if (fd >= 0)
+        return fd;
+    if (fd == VYRE_ENOENT)
+        return vyre__fail(err, VYRE_ENOENT,
+                          "Triton creates it on its first compile; check TRITON_CACHE_DIR, "
+                          "or name the directory",
+                          "Triton cache '%s' does not exist", dir);
+    if (fd != VYRE_EUNSAFE) {
+        if (err)
+            *err = e;
+        return fd;
     }
+    out->unsafe = e;
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        int e2 = errno;
+        return vyre__fail(err, e2 == ENOTDIR ? VYRE_EINVAL : VYRE_EIO,
+                          "name the Triton cache directory", "cannot open Triton cache '%s': %s",
+                          dir, strerror(e2));
+    }
+    return fd;
+}
+
+/* out->abs_dir: dir with the working directory before it when relative
+ * ("./" dropped); out->real_dir: the held directory's resolved path. */
+static void name_top(vyre_triton_cache *out)
+{
+    const char *d = out->dir;
+    char cwd[VYRE_TRITON_PATH_MAX];
+    if (d[0] == '/')
+        vyre__strlcpy(out->abs_dir, d, sizeof out->abs_dir);
+    else if (getcwd(cwd, sizeof cwd)) {
+        while (d[0] == '.' && d[1] == '/')
+            d += 2;
+        int n = !strcmp(d, ".") ? snprintf(out->abs_dir, sizeof out->abs_dir, "%s", cwd)
+                                : snprintf(out->abs_dir, sizeof out->abs_dir, "%s/%s", cwd, d);
+        if (n < 0 || (size_t)n >= sizeof out->abs_dir)
+            out->abs_dir[0] = '\0';
+    }
+    size_t len = strlen(out->abs_dir);
+    while (len > 1 && out->abs_dir[len - 1] == '/')
+        out->abs_dir[--len] = '\0';
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", out->fd);
+    ssize_t r = readlink(link, out->real_dir, sizeof out->real_dir - 1);
+    out->real_dir[r > 0 && out->real_dir[0] == '/' ? r : 0] = '\0';
+}
+
+/* Scans the cache held in top (out->dir named) into out, which then owns
+ * top. */
+static int scan_held(int top, int with_trash, vyre_triton_cache *out, vyre_error *err)
+{
+    out->fd = top;
+    out->fd_held = 1;
+    name_top(out);
     int rc = scan_top(top, with_trash, out, err);
-    close(top);
     if (rc) {
         vyre_triton_cache_release(out);
         return rc;
@@ -274,15 +335,66 @@ int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, v
     return 0;
 }
 
+static int start(const char *dir, vyre_triton_cache *out, vyre_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    if (!dir || !*dir)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "no Triton cache directory given");
+    if (vyre__strlcpy(out->dir, dir, sizeof out->dir) >= sizeof out->dir)
+        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "path too long: '%.64s...'",
+                          dir);
+    return 0;
+}
+
+int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, vyre_error *err)
+{
+    int rc = start(dir, out, err);
+    if (rc)
+        return rc;
+    int top = open_top(dir, out, err);
+    return top < 0 ? top : scan_held(top, with_trash, out, err);
+}
+
+int vyre__triton_scan_at(int at, const char *name, const char *dir, int with_trash,
+                         vyre_triton_cache *out, vyre_error *err)
+{
+    int rc = start(dir, out, err);
+    if (rc)
+        return rc;
+    int top = vyre__open_dir_at(at, name);
+    if (top < 0) {
+        int e = errno;
+        struct stat st;
+        if ((e == ENOTDIR || e == ELOOP) && !fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW))
+            return vyre__fail(err, VYRE_EINVAL, "name the Triton cache directory itself",
+                              "Triton cache '%s' is a %s, not a directory (never followed)", dir,
+                              vyre__file_type_name(st.st_mode));
+        return vyre__fail(err, e == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
+                          "cannot open Triton cache '%s': %s", dir, strerror(e));
+    }
+    /* Below a checked root and never through a link: only the owner and
+     * mode of the directory itself are left to check. */
+    vyre_error e2;
+    vyre_error_clear(&e2);
+    if (vyre__foreign_check_root(top, dir, "Triton cache", &e2))
+        out->unsafe = e2;
+    return scan_held(top, with_trash, out, err);
+}
+
 void vyre_triton_cache_release(vyre_triton_cache *c)
 {
     if (!c)
         return;
     for (size_t i = 0; i < c->n_groups; i++) {
         free(c->groups[i].files);
-        free(c->groups[i].children);
+        release_children(&c->groups[i]);
     }
     free(c->groups);
     c->groups = NULL;
     c->n_groups = 0;
+    if (c->fd_held)
+        close(c->fd);
+    c->fd_held = 0;
+    c->fd = -1;
 }

@@ -54,12 +54,11 @@ static void add(plist *l, const vyre_triton_group *g, const char *file, const ch
     va_end(ap);
 }
 
+/* Sorted files: a lookup is a binary search, so a group is checked in
+ * O(children log files), never children x files. */
 static const vyre_triton_file *find_file(const vyre_triton_group *g, const char *name)
 {
-    for (size_t i = 0; i < g->n_files; i++)
-        if (!strcmp(g->files[i].name, name))
-            return &g->files[i];
-    return NULL;
+    return vyre_triton_group_file(g, name);
 }
 
 /* The SM a cubin was built for, from e_flags: bits 0-7 up to ELF ABI
@@ -111,24 +110,43 @@ static void check_cubin(plist *l, int gfd, const vyre_triton_group *g, const cha
 
 static int plain_name(const char *n)
 {
-    return *n && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..");
+    return vyre__triton_plain_name(n);
 }
 
-static void check_manifest(plist *l, const vyre_triton_group *g)
+/* Children whose path points outside the group (not <cache>/<key>/<name>,
+ * nor the same under the place a copied cache came from): one problem for
+ * the group, which is unusable: Triton would load the file the path
+ * names. The path is never looked at here. */
+static void check_outside(plist *l, const vyre_triton_cache *c, const vyre_triton_group *g)
+{
+    size_t out = 0, first = 0;
+    for (size_t i = 0; i < g->n_children; i++)
+        if (plain_name(g->children[i].name) &&
+            vyre_triton_child_where(c, g, &g->children[i]) == VYRE_TRITON_CHILD_OUTSIDE)
+            first = out++ ? first : i;
+    if (out)
+        add(l, g, g->manifest_name, "outside-group", 1,
+            "'%s' points %zu of its %zu children outside the group (first: '%s' at '%.200s'): "
+            "Triton would load that file",
+            g->manifest_name, out, g->n_children, g->children[first].name, g->children[first].path);
+}
+
+static void check_manifest(plist *l, const vyre_triton_cache *c, const vyre_triton_group *g)
 {
     if (*g->manifest_error) {
         add(l, g, g->manifest_name, "bad-manifest", 1, "%s", g->manifest_error);
         return;
     }
+    check_outside(l, c, g);
     for (size_t i = 0; i < g->n_children; i++) {
-        const vyre_triton_child *c = &g->children[i];
-        const vyre_triton_file *f = plain_name(c->name) ? find_file(g, c->name) : NULL;
-        if (!plain_name(c->name))
+        const vyre_triton_child *ch = &g->children[i];
+        const vyre_triton_file *f = plain_name(ch->name) ? find_file(g, ch->name) : NULL;
+        if (!plain_name(ch->name))
             add(l, g, g->manifest_name, "bad-manifest", 1,
-                "'%s' names '%s', not a file of the group", g->manifest_name, c->name);
+                "'%s' names '%s', not a file of the group", g->manifest_name, ch->name);
         else if (!f || !f->regular)
-            add(l, g, c->name, "missing-file", 1, "'%s' names '%s', which is %s", g->manifest_name,
-                c->name, f ? "not a regular file" : "missing");
+            add(l, g, ch->name, "missing-file", 1, "'%s' names '%s', which is %s", g->manifest_name,
+                ch->name, f ? "not a regular file" : "missing");
     }
 }
 
@@ -143,7 +161,7 @@ static const char *cubin_child(const vyre_triton_group *g)
     return "";
 }
 
-static void check_kernel(plist *l, int gfd, const vyre_triton_group *g)
+static void check_kernel(plist *l, int gfd, const vyre_triton_cache *c, const vyre_triton_group *g)
 {
     if (!g->has_manifest) {
         add(l, g, NULL, "half-written", 1,
@@ -153,7 +171,7 @@ static void check_kernel(plist *l, int gfd, const vyre_triton_group *g)
         return;
     }
     size_t before = l->n;
-    check_manifest(l, g);
+    check_manifest(l, c, g);
     if (!g->has_metadata)
         add(l, g, NULL, "bad-metadata", 1, "group '%s' has no metadata '%s'", g->key,
             g->manifest_name + 7);
@@ -177,16 +195,16 @@ int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_problem **out, si
 {
     *out = NULL;
     *n = 0;
-    int top = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (top < 0)
-        return vyre__fail(err, VYRE_EIO, NULL, "cannot open Triton cache '%s': %s", c->dir,
-                          strerror(errno));
+    if (!c->fd_held)
+        return vyre__fail(err, VYRE_EINVAL, "scan the cache first",
+                          "no Triton cache directory is held for '%s'", c->dir);
+    int top = c->fd; /* the scan's: the cache's path is not opened again */
     plist l = {0};
     for (size_t i = 0; i < c->n_groups; i++) {
         const vyre_triton_group *g = &c->groups[i];
         /* A trash is a group a pruner is removing (the Inductor scan keeps
          * them so that its prune finishes them): vyre's, half gone. */
-        if (vyre__foreign_is_trash(g->key))
+        if (vyre__foreign_is_trash(g->key) && g->kind != VYRE_TRITON_OTHER)
             continue;
         if (g->kind == VYRE_TRITON_TEMP)
             add(&l, g, NULL, "temp", 0, "'%s' is a temp directory Triton left", g->key);
@@ -197,10 +215,9 @@ int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_problem **out, si
         int gfd = vyre__open_dir_at(top, g->key);
         if (gfd < 0)
             continue; /* gone since the scan */
-        check_kernel(&l, gfd, g);
+        check_kernel(&l, gfd, c, g);
         close(gfd);
     }
-    close(top);
     if (l.oom) {
         free(l.p);
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying '%s'", c->dir);
@@ -210,35 +227,43 @@ int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_problem **out, si
     return 0;
 }
 
-int vyre_triton_quarantine(const char *dir, const char *key, vyre_error *err)
+/* The quarantine folder of top, created 0700 when missing: its
+ * descriptor, or a negative code (not a directory: VYRE_EIO). */
+static int open_quarantine(const vyre_triton_cache *c, vyre_error *err)
+{
+    if (mkdirat(c->fd, VYRE_TRITON_QUARANTINE, 0700) && errno != EEXIST)
+        return vyre__fail(err, VYRE_EIO, "check the permissions of the cache",
+                          "cannot create '%s/%s': %s", c->dir, VYRE_TRITON_QUARANTINE,
+                          strerror(errno));
+    int q = vyre__open_dir_at(c->fd, VYRE_TRITON_QUARANTINE);
+    if (q < 0)
+        return vyre__fail(err, VYRE_EIO,
+                          "remove or rename what is in the way; vyre keeps a directory there",
+                          "'%s/%s' is not a directory", c->dir, VYRE_TRITON_QUARANTINE);
+    return q;
+}
+
+int vyre_triton_quarantine(const vyre_triton_cache *c, const char *key, vyre_error *err)
 {
     if (!plain_name(key) || !strcmp(key, VYRE_TRITON_QUARANTINE))
         return vyre__fail(err, VYRE_EINVAL, NULL, "'%s' is not a Triton group name", key);
-    int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (top < 0)
-        return vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
-                          "cannot open Triton cache '%s': %s", dir, strerror(errno));
-    int rc = 0;
-    if (mkdirat(top, VYRE_TRITON_QUARANTINE, 0700) && errno != EEXIST)
-        rc = vyre__fail(err, VYRE_EIO, NULL, "cannot create '%s/%s': %s", dir,
-                        VYRE_TRITON_QUARANTINE, strerror(errno));
-    int q = rc ? -1 : vyre__open_dir_at(top, VYRE_TRITON_QUARANTINE);
-    if (!rc && q < 0)
-        rc = vyre__fail(err, VYRE_EIO, "remove what is in the way", "'%s/%s' is not a directory",
-                        dir, VYRE_TRITON_QUARANTINE);
+    int rc = vyre_triton_cache_check_writable(c, err);
+    if (rc)
+        return rc;
+    int q = open_quarantine(c, err);
+    if (q < 0)
+        return q;
     char name[VYRE_TRITON_NAME_MAX + 16];
     snprintf(name, sizeof name, "%s", key);
     /* renameat2(RENAME_NOREPLACE) is not everywhere: look first, then
      * rename; only vyre writes in the quarantine folder. */
     struct stat st;
-    for (int i = 1; !rc && !fstatat(q, name, &st, AT_SYMLINK_NOFOLLOW) && i < 1000; i++)
+    for (int i = 1; !fstatat(q, name, &st, AT_SYMLINK_NOFOLLOW) && i < 1000; i++)
         snprintf(name, sizeof name, "%s.%d", key, i);
-    if (!rc && renameat(top, key, q, name))
+    if (renameat(c->fd, key, q, name))
         rc = vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
                         "cannot move '%s' into '%s': %s", key, VYRE_TRITON_QUARANTINE,
                         strerror(errno));
-    if (q >= 0)
-        close(q);
-    close(top);
+    close(q);
     return rc;
 }
