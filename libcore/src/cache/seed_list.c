@@ -197,7 +197,8 @@ static int has_ptx_sibling(const char *path, char **v, size_t n)
 /* Moves w's files into l in path order, passing over Triton's cubins. */
 static int take_files(vyre_seed_list *l, walk *w)
 {
-    qsort(w->v, w->n, sizeof *w->v, cmp_str);
+    if (w->n)
+        qsort(w->v, w->n, sizeof *w->v, cmp_str);
     for (size_t i = 0; i < w->n; i++) {
         int sib = has_ptx_sibling(w->v[i], w->v, w->n);
         if (sib < 0)

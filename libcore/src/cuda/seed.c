@@ -24,7 +24,8 @@
 /* One file's results, kept until every earlier file is handed over. */
 typedef struct seed_item {
     vyre_source_kind kind;
-    vyre_seed_outcome *o; /* n_archs (at least 1) slots */
+    char target[VYRE_BLOB_ARCH_MAX]; /* a PTX file's own architecture */
+    vyre_seed_outcome *o;            /* n_archs (at least 1) slots */
     vyre_blob **blobs;    /* the outcomes' blobs, owned here */
     char **logs;          /* the outcomes' logs, owned here */
     size_t n;
@@ -106,9 +107,9 @@ static char *read_source(const char *path, size_t *len, vyre_error *err)
 }
 
 /* The architectures to compile src for: the run's, or a PTX file's own
- * target (into target). Their count, or 0 after a failed outcome. */
+ * target (kept in it: outcomes point to it). Their count, or 0 after a failed outcome. */
 static size_t archs_of(seed_run *r, seed_item *it, const char *src, size_t len,
-                       char target[VYRE_BLOB_ARCH_MAX], const char **archs)
+                       const char **archs)
 {
     const vyre_seed_opts *o = r->o;
     vyre_error err;
@@ -117,8 +118,8 @@ static size_t archs_of(seed_run *r, seed_item *it, const char *src, size_t len,
         return o->n_archs;
     }
     if (it->kind == VYRE_SOURCE_PTX) {
-        if (vyre_ptx_target_arch(src, len, target, VYRE_BLOB_ARCH_MAX) == VYRE_OK) {
-            archs[0] = target;
+        if (vyre_ptx_target_arch(src, len, it->target, sizeof it->target) == VYRE_OK) {
+            archs[0] = it->target;
             return 1;
         }
         vyre__fail(&err, VYRE_EINVAL,
@@ -183,8 +184,7 @@ static void seed_file(seed_run *r, size_t i)
     }
     vyre_source_kind_detect(path, src, len, &it->kind);
     const char *archs[VYRE_SEED_MAX_ARCHS];
-    char target[VYRE_BLOB_ARCH_MAX];
-    size_t n_archs = archs_of(r, it, src, len, target, archs);
+    size_t n_archs = archs_of(r, it, src, len, archs);
     for (size_t a = 0; a < n_archs; a++) {
         vyre_compile_request req = {it->kind, src, len, archs[a], NULL, r->o->copts, r->o->n_copts};
         if (seed_arch(r, it, path, &req))
