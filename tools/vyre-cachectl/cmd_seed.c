@@ -159,17 +159,16 @@ static void print_blob(seed_print *sp, const vyre_seed_file *f, const vyre_seed_
         json_array_append_new(
             sp->blobs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:s?}", "file",
                                  f->path, "source_kind", vyre_source_kind_name(f->kind), "arch",
-                                 o->arch, "key", hex, "toolchain", blob->header.toolchain,
-                                 "status", status_name(o->status), "bytes", (json_int_t)bytes,
-                                 "compile_ns", (json_int_t)blob->header.compile_ns, "kernels", ks,
-                                 "source", blob->header.source[0] ? blob->header.source : NULL));
+                                 o->arch, "key", hex, "toolchain", blob->header.toolchain, "status",
+                                 status_name(o->status), "bytes", (json_int_t)bytes, "compile_ns",
+                                 (json_int_t)blob->header.compile_ns, "kernels", ks, "source",
+                                 blob->header.source[0] ? blob->header.source : NULL));
     } else if (!g_cachectl.quiet) {
         char size[32], ks[512];
         vyre_format_size(bytes, size, sizeof size);
         kernel_list(blob, ks, sizeof ks);
         printf("%-7s  %.*s  %-7s  %-6s  %10s  %s  [%s]\n", status_name(o->status),
-               CACHECTL_SHORT_KEY, hex, o->arch, vyre_source_kind_name(f->kind), size, f->path,
-               ks);
+               CACHECTL_SHORT_KEY, hex, o->arch, vyre_source_kind_name(f->kind), size, f->path, ks);
     }
 }
 

@@ -180,15 +180,15 @@ VYRE_EXTERN const char *vyre_source_kind_name(vyre_source_kind kind);
  * threads, with the results handed back file by file in list order.
  */
 
-#define VYRE_SEED_MAX_ARCHS 16 /* architectures one run compiles each file for */
-#define VYRE_SEED_MAX_JOBS  256 /* threads one run uses at most */
-#define VYRE_SEED_MAX_DEPTH 64 /* directory levels a walk goes down below the named one */
+#define VYRE_SEED_MAX_ARCHS 16      /* architectures one run compiles each file for */
+#define VYRE_SEED_MAX_JOBS  256     /* threads one run uses at most */
+#define VYRE_SEED_MAX_DEPTH 64      /* directory levels a walk goes down below the named one */
 #define VYRE_SEED_MAX_WALK  4000000 /* entries a walk looks at, all directories together */
 
 /* The files a seed run compiles, in order. Caller-owned: initialise with
  * vyre_seed_list_init, free with vyre_seed_list_release. */
 typedef struct vyre_seed_list {
-    char **paths;     /* n malloc'ed paths, owned by the list */
+    char **paths; /* n malloc'ed paths, owned by the list */
     size_t n, cap;
     uint64_t skipped; /* files a walk passed over: cubins beside their PTX */
 } vyre_seed_list;
@@ -241,10 +241,10 @@ typedef struct vyre_seed_outcome {
 /* What a run did with one file, handed to vyre_seed_opts.on_file. */
 typedef struct vyre_seed_file {
     const char *path;
-    size_t index;          /* its place in the list */
-    vyre_source_kind kind; /* as vyre_source_kind_detect told it (CUDA C when unread) */
+    size_t index;                      /* its place in the list */
+    vyre_source_kind kind;             /* as vyre_source_kind_detect told it (CUDA C when unread) */
     const vyre_seed_outcome *outcomes; /* in architecture order */
-    size_t n_outcomes;     /* 0 only when the run ran out of memory for this file */
+    size_t n_outcomes;                 /* 0 only when the run ran out of memory for this file */
 } vyre_seed_file;
 
 /* Called once per file, in list order, never two at once (under the run's
@@ -262,13 +262,13 @@ typedef struct vyre_seed_opts {
     size_t n_archs;             /* at most VYRE_SEED_MAX_ARCHS */
     const char *const *entries; /* kernels every module must define (not part of the key) */
     size_t n_entries;
-    const char *const *copts;   /* compiler options, in order: part of the key */
+    const char *const *copts; /* compiler options, in order: part of the key */
     size_t n_copts;
-    unsigned jobs;              /* threads; 0: one per online CPU; never more than files or
-                                   VYRE_SEED_MAX_JOBS */
-    vyre_seed_file_fn on_file;  /* may be NULL */
+    unsigned jobs;                     /* threads; 0: one per online CPU; never more than files or
+                                          VYRE_SEED_MAX_JOBS */
+    vyre_seed_file_fn on_file;         /* may be NULL */
     vyre_seed_progress_fn on_progress; /* may be NULL */
-    void *ctx;                  /* passed to both */
+    void *ctx;                         /* passed to both */
 } vyre_seed_opts;
 
 /* Zeroes o: PTX targets, no entries or options, one job per CPU, no calls. */
@@ -296,9 +296,8 @@ typedef struct vyre_seed_totals {
  * VYRE_ENOMEM. *totals (may be NULL) is filled in either case. c must stay
  * open through the run; the run is as thread-safe as c is.
  */
-VYRE_EXTERN int vyre_seed_run(vyre_cache *c, const vyre_seed_list *files,
-                              const vyre_seed_opts *o, vyre_seed_totals *totals,
-                              vyre_error *err);
+VYRE_EXTERN int vyre_seed_run(vyre_cache *c, const vyre_seed_list *files, const vyre_seed_opts *o,
+                              vyre_seed_totals *totals, vyre_error *err);
 
 #ifdef __cplusplus
 }

@@ -114,10 +114,9 @@ static int over_bound(walk *w)
 {
     if (++w->seen <= VYRE_SEED_MAX_WALK)
         return 0;
-    w->rc = vyre__fail(w->err, VYRE_ETOOBIG,
-                       "name a smaller directory, or seed its subdirectories one at a time",
-                       "cannot walk '%s': more than %d entries under it", w->operand,
-                       VYRE_SEED_MAX_WALK);
+    w->rc = vyre__fail(
+        w->err, VYRE_ETOOBIG, "name a smaller directory, or seed its subdirectories one at a time",
+        "cannot walk '%s': more than %d entries under it", w->operand, VYRE_SEED_MAX_WALK);
     return 1;
 }
 

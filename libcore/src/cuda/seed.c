@@ -26,8 +26,8 @@ typedef struct seed_item {
     vyre_source_kind kind;
     char target[VYRE_BLOB_ARCH_MAX]; /* a PTX file's own architecture */
     vyre_seed_outcome *o;            /* n_archs (at least 1) slots */
-    vyre_blob **blobs;    /* the outcomes' blobs, owned here */
-    char **logs;          /* the outcomes' logs, owned here */
+    vyre_blob **blobs;               /* the outcomes' blobs, owned here */
+    char **logs;                     /* the outcomes' logs, owned here */
     size_t n;
     int done;
 } seed_item;
@@ -108,8 +108,7 @@ static char *read_source(const char *path, size_t *len, vyre_error *err)
 
 /* The architectures to compile src for: the run's, or a PTX file's own
  * target (kept in it: outcomes point to it). Their count, or 0 after a failed outcome. */
-static size_t archs_of(seed_run *r, seed_item *it, const char *src, size_t len,
-                       const char **archs)
+static size_t archs_of(seed_run *r, seed_item *it, const char *src, size_t len, const char **archs)
 {
     const vyre_seed_opts *o = r->o;
     vyre_error err;
@@ -147,8 +146,8 @@ static int seed_arch(seed_run *r, seed_item *it, const char *path, const vyre_co
     int local = !r->has_remotes || held_locally(r->cache, req);
     vyre_error err;
     vyre_error_clear(&err);
-    int crc = vyre_compile_through_cache_named(r->cache, req, path, o->entries, o->n_entries,
-                                               &blob, &was_hit, &err);
+    int crc = vyre_compile_through_cache_named(r->cache, req, path, o->entries, o->n_entries, &blob,
+                                               &was_hit, &err);
     if (crc) {
         vyre_blob_free(blob);
         fail_with(oc, req->arch, &err, crc);
