@@ -84,8 +84,7 @@ Test(seed, a_cubin_beside_its_ptx_is_not_a_module_of_its_own)
     write_text("cache/KEY2/scale.cu", "__global__ void scale() {}\n");
     write_text("cache/KEY2/lone.ptx.bak", "");
 
-    vyre_seed_list l;
-    vyre_seed_list_init(&l);
+    vyre_seed_list l = VYRE_SEED_LIST_INIT;
     vyre_error e;
     vyre_error_clear(&e);
     char dir[1024];
@@ -126,8 +125,7 @@ Test(seed, the_walk_follows_no_symbolic_link_below_the_named_directory)
     cr_assert_eq(symlink("sub", at(p, sizeof p, "tree/again")), 0);
     cr_assert_eq(symlink("../outside/evil.ptx", at(p, sizeof p, "tree/c.ptx")), 0);
 
-    vyre_seed_list l;
-    vyre_seed_list_init(&l);
+    vyre_seed_list l = VYRE_SEED_LIST_INIT;
     vyre_error e;
     vyre_error_clear(&e);
     cr_assert_eq(vyre_seed_list_add(&l, at(p, sizeof p, "tree"), NULL, &e), 0, "%s", e.message);
@@ -143,8 +141,7 @@ Test(seed, a_named_link_is_walked_where_it_points_under_its_own_name)
     write_text("real/k.ptx", ".target sm_90\n");
     char p[1024], q[1024];
     cr_assert_eq(symlink(at(q, sizeof q, "real"), at(p, sizeof p, "link")), 0);
-    vyre_seed_list l;
-    vyre_seed_list_init(&l);
+    vyre_seed_list l = VYRE_SEED_LIST_INIT;
     vyre_error e;
     vyre_error_clear(&e);
     snprintf(q, sizeof q, "%s/link//", g_tmp);
@@ -175,8 +172,7 @@ static void make_deep(int levels)
 Test(seed, the_walk_is_bounded_in_depth)
 {
     char p[1024];
-    vyre_seed_list l;
-    vyre_seed_list_init(&l);
+    vyre_seed_list l = VYRE_SEED_LIST_INIT;
     vyre_error e;
     vyre_error_clear(&e);
     make_deep(VYRE_SEED_MAX_DEPTH);
@@ -254,8 +250,7 @@ Test(seed, a_run_hands_files_back_in_list_order_and_counts_them)
         snprintf(rel, sizeof rel, "in/m%d.cubin", i);
         write_cubin(rel, (char)('a' + i));
     }
-    vyre_seed_list l;
-    vyre_seed_list_init(&l);
+    vyre_seed_list l = VYRE_SEED_LIST_INIT;
     vyre_error e;
     vyre_error_clear(&e);
     char p[1024];
@@ -268,7 +263,7 @@ Test(seed, a_run_hands_files_back_in_list_order_and_counts_them)
     seen s;
     memset(&s, 0, sizeof s);
     vyre_seed_opts o;
-    vyre_seed_opts_init(&o);
+    memset(&o, 0, sizeof o);
     o.archs = archs;
     o.n_archs = 2;
     o.jobs = 4;
@@ -308,7 +303,7 @@ Test(seed, a_run_hands_files_back_in_list_order_and_counts_them)
 
     /* Without architectures a cubin names none: it fails, saying so. */
     memset(&s, 0, sizeof s);
-    vyre_seed_opts_init(&o);
+    memset(&o, 0, sizeof o);
     o.on_file = on_file;
     o.ctx = &s;
     cr_assert_eq(vyre_seed_run(c, &l, &o, &t, &e), 0, "%s", e.message);

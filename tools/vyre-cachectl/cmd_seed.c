@@ -359,8 +359,7 @@ int cmd_seed(int argc, char **argv)
         return TOOL_EXIT_ERROR;
 
     /* Operands: files as named, directories walked (in name order). */
-    vyre_seed_list files;
-    vyre_seed_list_init(&files);
+    vyre_seed_list files = VYRE_SEED_LIST_INIT;
     if (collect_files(operands, n_operands, &files)) {
         vyre_seed_list_release(&files);
         return TOOL_EXIT_ERROR;
@@ -374,7 +373,7 @@ int cmd_seed(int argc, char **argv)
                      .failures = g_tool.json ? json_array() : NULL};
     cachectl_progress_init(&sp.prog, "seed", "files");
     vyre_seed_opts so;
-    vyre_seed_opts_init(&so);
+    memset(&so, 0, sizeof so);
     so.archs = n_archs ? archs : NULL;
     so.n_archs = (size_t)n_archs;
     so.entries = entries;

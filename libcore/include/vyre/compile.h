@@ -185,16 +185,20 @@ VYRE_EXTERN const char *vyre_source_kind_name(vyre_source_kind kind);
 #define VYRE_SEED_MAX_DEPTH 64      /* directory levels a walk goes down below the named one */
 #define VYRE_SEED_MAX_WALK  4000000 /* entries a walk looks at, all directories together */
 
-/* The files a seed run compiles, in order. Caller-owned: initialise with
- * vyre_seed_list_init, free with vyre_seed_list_release. */
+/* The files a seed run compiles, in order. Caller-owned: start from
+ * VYRE_SEED_LIST_INIT (or all zeroes: an empty list), free what it holds
+ * with vyre_seed_list_release. */
 typedef struct vyre_seed_list {
     char **paths; /* n malloc'ed paths, owned by the list */
     size_t n, cap;
     uint64_t skipped; /* files a walk passed over: cubins beside their PTX */
 } vyre_seed_list;
 
-/* An empty list. */
-VYRE_EXTERN void vyre_seed_list_init(vyre_seed_list *l);
+/* An empty list, as git's STRBUF_INIT: `vyre_seed_list l = VYRE_SEED_LIST_INIT;`. */
+#define VYRE_SEED_LIST_INIT                                                                        \
+    {                                                                                              \
+        NULL, 0, 0, 0                                                                              \
+    }
 
 /* Frees every path and the array, and leaves l empty. NULL: no-op. */
 VYRE_EXTERN void vyre_seed_list_release(vyre_seed_list *l);
@@ -255,7 +259,9 @@ typedef void (*vyre_seed_file_fn)(void *ctx, const vyre_seed_file *f);
 /* Called, under the same lock, each time a file is done: done of total. */
 typedef void (*vyre_seed_progress_fn)(void *ctx, size_t done, size_t total);
 
-/* How to seed. Everything is the caller's and must outlive the run. */
+/* How to seed. Everything is the caller's and must outlive the run. All
+ * zeroes (`vyre_seed_opts o = {0};` or memset) mean: a PTX file's own target,
+ * no entries or options, one job per online CPU, nothing called back. */
 typedef struct vyre_seed_opts {
     const char *const *archs;   /* valid real architectures (vyre_compile_arch_valid), or
                                    NULL: a PTX file's own .target (other kinds then fail) */
@@ -270,9 +276,6 @@ typedef struct vyre_seed_opts {
     vyre_seed_progress_fn on_progress; /* may be NULL */
     void *ctx;                         /* passed to both */
 } vyre_seed_opts;
-
-/* Zeroes o: PTX targets, no entries or options, one job per CPU, no calls. */
-VYRE_EXTERN void vyre_seed_opts_init(vyre_seed_opts *o);
 
 /* What a run did, summed over its files. */
 typedef struct vyre_seed_totals {

@@ -36,11 +36,6 @@ typedef struct walk {
     vyre_error *err;
 } walk;
 
-void vyre_seed_list_init(vyre_seed_list *l)
-{
-    memset(l, 0, sizeof *l);
-}
-
 void vyre_seed_list_release(vyre_seed_list *l)
 {
     if (!l)
@@ -48,7 +43,7 @@ void vyre_seed_list_release(vyre_seed_list *l)
     for (size_t i = 0; i < l->n; i++)
         free(l->paths[i]);
     free(l->paths);
-    vyre_seed_list_init(l);
+    memset(l, 0, sizeof *l);
 }
 
 /* Appends path (taken: freed on failure) to *v. 0 or VYRE_ENOMEM. */

@@ -44,11 +44,6 @@ typedef struct seed_run {
     vyre_seed_totals t;
 } seed_run;
 
-void vyre_seed_opts_init(vyre_seed_opts *o)
-{
-    memset(o, 0, sizeof *o);
-}
-
 /* The next outcome slot of it, cleared. */
 static vyre_seed_outcome *slot(seed_item *it)
 {
