@@ -195,10 +195,9 @@ typedef struct vyre_seed_list {
 } vyre_seed_list;
 
 /* An empty list, as git's STRBUF_INIT: `vyre_seed_list l = VYRE_SEED_LIST_INIT;`. */
-#define VYRE_SEED_LIST_INIT                                                                        \
-    {                                                                                              \
-        NULL, 0, 0, 0                                                                              \
-    }
+/* clang-format off */
+#define VYRE_SEED_LIST_INIT {NULL, 0, 0, 0}
+/* clang-format on */
 
 /* Frees every path and the array, and leaves l empty. NULL: no-op. */
 VYRE_EXTERN void vyre_seed_list_release(vyre_seed_list *l);
@@ -209,10 +208,11 @@ VYRE_EXTERN void vyre_seed_list_release(vyre_seed_list *l);
  * walked for *.ptx, *.cu and *.cubin regular files (any case), which are
  * appended in strcmp order of their paths; anything else is appended as
  * named (whether it can be read is the run's business). The walk follows
- * no symbolic link below operand and reads a directory it may not open (the
- * named one included) as empty. Triton's rule: a .cubin beside a .ptx of the same stem is not a
- * module of its own (the PTX is), so a walk passes it over and counts it in
- * l->skipped. *is_dir (may be NULL) is set to 1 when operand was walked.
+ * no symbolic link below operand and reads a directory it may not open
+ * (the named one included) as empty. Triton's rule: a .cubin beside a .ptx
+ * of the same stem is not a module of its own (the PTX is), so a walk
+ * passes it over and counts it in l->skipped. *is_dir (may be NULL) is set
+ * to 1 when operand was walked.
  *
  * Bounded: more than VYRE_SEED_MAX_DEPTH levels below operand, or more
  * than VYRE_SEED_MAX_WALK entries, is VYRE_ETOOBIG; a directory that cannot
@@ -294,8 +294,8 @@ typedef struct vyre_seed_totals {
  * file does not stop the others. Results go to o->on_file in list order,
  * whatever order the threads finish in.
  *
- * Returns 0 when every file was tried (totals->failed says how many
- * outcomes failed), VYRE_EINVAL for bad options (err says which) or
+ * Returns 0 when every file was tried (totals->failed counts the failed
+ * outcomes, and a file the run had no memory for), VYRE_EINVAL for bad options (err says which) or
  * VYRE_ENOMEM. *totals (may be NULL) is filled in either case. c must stay
  * open through the run; the run is as thread-safe as c is.
  */
