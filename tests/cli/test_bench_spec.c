@@ -372,3 +372,47 @@ Test(bench_spec, arch_and_dry_run_usage_errors)
                             "(--spec; see examples/bench/)\n");
     tu_proc_free(&p);
 }
+
+/* Issue 34, point 5: -a overrides a spec's axis as nvbench's -a does:
+ * narrower (N=1M, once "axis 'N' is given twice"), or new values; an axis
+ * the spec lacks is an error naming the spec's axes. */
+Test(bench_spec, axis_option_overrides_the_specs_axis)
+{
+    static const struct {
+        const char *axis;
+        const char *rows; /* the dry run's rows, in order */
+        const char *tail;
+    } cases[] = {
+        {"N=1M", "| 1 | N=1048576 | 1024 | 128 |", "dry run: 1 point would run"},
+        {"N=3M,1K", "| 1 | N=3145728 | 3072 | 128 |", "dry run: 2 points would run"},
+        {"N=3M,1K", "| 2 | N=1024 | 1 | 128 |", "dry run: 2 points would run"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tu_proc p;
+        bench(&p, ARGS("run", "--spec", EXAMPLES "/add.json", "-a", cases[i].axis, "--dry-run",
+                       "--arch", "sm_90a"));
+        cr_assert_eq(p.exit_code, 0, "-a %s: exit %d: %s", cases[i].axis, p.exit_code, p.err);
+        cr_assert_str_eq(p.err, "");
+        cr_assert(strstr(p.out, cases[i].rows), "-a %s: no '%s' in:\n%s", cases[i].axis,
+                  cases[i].rows, p.out);
+        cr_assert(strstr(p.out, cases[i].tail), "-a %s:\n%s", cases[i].axis, p.out);
+        cr_assert(!strstr(p.out, "N=4194304"), "-a %s: the spec's N=4M still runs:\n%s",
+                  cases[i].axis, p.out);
+        tu_proc_free(&p);
+    }
+    tu_proc p;
+    bench(&p, ARGS("run", "--spec", EXAMPLES "/add.json", "-a", "M=4", "--dry-run"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: axis 'M' is not one of the spec's axes (N)\n"
+                            "hint: -a narrows or replaces an axis the spec declares; add the axis "
+                            "to the spec's \"axes\" to sweep it\n"
+                            "try 'vyre-bench run --help'\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("run", "--spec", EXAMPLES "/add.json", "-a", "N=1M", "-a", "N=2M", "--dry-run"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: axis 'N' is given twice\n"
+                            "hint: give each axis once; list several values as N=1,2,3\n"
+                            "try 'vyre-bench run --help'\n");
+    tu_proc_free(&p);
+}

@@ -1051,3 +1051,246 @@ Test(bench_view, a_failing_gnuplot_is_reported_and_nothing_is_written)
     cr_assert_neq(stat(out, &st), 0, "nothing written");
     check_work_empty();
 }
+
+/* ---- one rule for percentages (issue 34, point 2) ---------------------------- */
+
+/* A/A over points whose robust noise is about 3 %: a 0.5 % limit makes
+ * every point NOISY whether it is written 0.5 or 0.5% (compare once read
+ * 0.5 as 50 % and called them SAME); 5 and 5% both let them through. */
+Test(bench_view, compare_max_noise_bare_and_percent_mean_the_same)
+{
+    make_run(1.0);
+    make_run(1.0);
+    static const struct {
+        const char *v, *summary;
+    } cases[] = {
+        {"0.5", "0 faster, 0 slower, 0 same, 7 noisy, 0 drift, 0 unmatched\n"},
+        {"0.5%", "0 faster, 0 slower, 0 same, 7 noisy, 0 drift, 0 unmatched\n"},
+        {"5", "0 faster, 0 slower, 7 same, 0 noisy, 0 drift, 0 unmatched\n"},
+        {"5%", "0 faster, 0 slower, 7 same, 0 noisy, 0 drift, 0 unmatched\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tu_proc p;
+        bench(&p, ARGS("compare", "--db", g_db, "--max-noise", cases[i].v, "1", "2"));
+        cr_assert(p.exit_code == 0, "--max-noise %s: %d %s", cases[i].v, p.exit_code, p.err);
+        cr_assert(strstr(p.out, cases[i].summary), "--max-noise %s:\n%s", cases[i].v, p.out);
+        tu_proc_free(&p);
+        bench(&p, ARGS("compare", "--db", g_db, "--json", "--max-noise", cases[i].v, "1", "2"));
+        cr_assert(
+            strstr(p.out, i < 2 ? "\"max_noise_ratio\": 0.005," : "\"max_noise_ratio\": 0.05,"),
+            "--max-noise %s:\n%s", cases[i].v, p.out);
+        tu_proc_free(&p);
+    }
+}
+
+/* --min-effect and --alpha follow the same rule; the retired fraction
+ * spelling of --alpha (0.01) is refused with a hint, not read as 0.01 %. */
+Test(bench_view, compare_min_effect_and_alpha_are_percents)
+{
+    make_run(1.0);
+    make_run(1.0);
+    static const char *const same[][2] = {
+        {"--min-effect", "3"}, {"--min-effect", "3%"}, {"--alpha", "5"}, {"--alpha", "5%"}};
+    static const char *const want[] = {"\"min_effect_ratio\": 0.03,", "\"min_effect_ratio\": 0.03,",
+                                       "\"alpha\": 0.05,", "\"alpha\": 0.05,"};
+    for (size_t i = 0; i < 4; i++) {
+        tu_proc p;
+        bench(&p, ARGS("compare", "--db", g_db, "--json", same[i][0], same[i][1], "1", "2"));
+        cr_assert_eq(p.exit_code, 0, "%s %s: %s", same[i][0], same[i][1], p.err);
+        cr_assert(strstr(p.out, want[i]), "%s %s:\n%s", same[i][0], same[i][1], p.out);
+        tu_proc_free(&p);
+    }
+    tu_proc p;
+    bench(&p, ARGS("compare", "--db", g_db, "--alpha", "0.01", "1", "2"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "vyre-bench: error: bad value for --alpha: '0.01' is not from 0.1% to "
+                            "50%\n"
+                            "hint: --alpha is in percent, as --max-noise: 1 or 1% for a 99% "
+                            "interval, 5 for 95%; from 0.1 to 50\n"
+                            "try 'vyre-bench compare --help'\n");
+    tu_proc_free(&p);
+    bench(&p, ARGS("compare", "--db", g_db, "--max-noise", "0.5x", "1", "2"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: bad value for --max-noise: '0.5x' is not a "
+                            "percentage\n"
+                            "hint: write a percentage such as 0.5 or 0.5% (both are 0.5%: a bare "
+                            "number is a percent, as nvbench's --max-noise)\n"
+                            "try 'vyre-bench compare --help'\n");
+    tu_proc_free(&p);
+}
+
+/* The stored stop text of run's sweep point. */
+static void sweep_stop(int64_t run, char *buf, size_t size)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_open_v2(g_db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(db,
+                                    "SELECT stop FROM points WHERE run_id = ?1 AND benchmark = "
+                                    "'sweep.add_one'",
+                                    -1, &st, NULL),
+                 SQLITE_OK);
+    sqlite3_bind_int64(st, 1, run);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "run %lld has no sweep point", (long long)run);
+    snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* run --max-noise: 0.5 and 0.5% are the same 0.5 % target (the rule
+ * compare follows too); the fake driver's exact times reach it at once. */
+Test(bench_view, run_max_noise_bare_and_percent_mean_the_same)
+{
+    char cubin[700], drv[700];
+    snprintf(cubin, sizeof cubin, "%s/k.cubin", g_tmp);
+    static const char img[] = "\x7f"
+                              "ELF fakecubin:add_one;ns=100000";
+    tu_write_file(cubin, img, sizeof img); /* with its NUL, as the fake reads it */
+    snprintf(drv, sizeof drv, "VYRE_CUDA_LIBRARY=%s", FAKECUDA_LIB);
+    static const char *const v[] = {"0.5", "0.5%", "5", "5%"};
+    static const char *const want[] = {"<= 0.50% after", "<= 0.50% after", "<= 5.00% after",
+                                       "<= 5.00% after"};
+    for (size_t i = 0; i < 4; i++) {
+        const char *const env[] = {g_env_home,
+                                   g_env_data,
+                                   g_env_tmp,
+                                   drv,
+                                   "FAKECUDA_DEVICES=1",
+                                   "VYRE_NVML_LIBRARY=/nonexistent",
+                                   "COLUMNS",
+                                   NULL};
+        const char *const args[] = {"run",
+                                    cubin,
+                                    "--entry",
+                                    "add_one",
+                                    "-a",
+                                    "N=1K",
+                                    "--db",
+                                    g_db,
+                                    "--rounds",
+                                    "1",
+                                    "--min-samples",
+                                    "3",
+                                    "--min-time",
+                                    "0",
+                                    "--timeout",
+                                    "5",
+                                    "--no-kernels",
+                                    "-q",
+                                    "--max-noise",
+                                    v[i],
+                                    NULL};
+        tu_proc p;
+        tu_run_bin(&p, VYRE_BENCH_BIN, args, env, NULL);
+        cr_assert_eq(p.exit_code, 0, "--max-noise %s: %s%s", v[i], p.out, p.err);
+        tu_proc_free(&p);
+        char stop[256];
+        sweep_stop((int64_t)i + 1, stop, sizeof stop);
+        cr_assert(strstr(stop, want[i]), "--max-noise %s: stop '%s'", v[i], stop);
+    }
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--max-noise", "-1"));
+    cr_assert_eq(p.exit_code, 2);
+    cr_assert_str_eq(p.err, "vyre-bench: error: bad value for --max-noise: '-1' is not a "
+                            "percentage\n"
+                            "hint: write a percentage such as 0.5 or 0.5% (both are 0.5%: a bare "
+                            "number is a percent, as nvbench's --max-noise)\n"
+                            "try 'vyre-bench run --help'\n");
+    tu_proc_free(&p);
+}
+
+/* ---- one noise figure, one name (issue 34, point 3) -------------------------- */
+
+/* The cell of column `column` in the first row containing `row` of the
+ * markdown table in out, trimmed, into buf. */
+static void table_cell(const char *out, const char *column, const char *row, char *buf, size_t size)
+{
+    char head[64];
+    snprintf(head, sizeof head, " %s |", column);
+    const char *h = strstr(out, head);
+    cr_assert_not_null(h, "no column '%s' in:\n%s", column, out);
+    const char *line = h;
+    while (line > out && line[-1] != '\n')
+        line--;
+    int col = 0;
+    for (const char *p = line; p < h; p++)
+        col += *p == '|';
+    const char *r = strstr(h, row);
+    cr_assert_not_null(r, "no row '%s' in:\n%s", row, out);
+    while (r > out && r[-1] != '\n')
+        r--;
+    for (int k = 1; k < col; k++) { /* r: the row's first '|' */
+        r = strchr(r + 1, '|');
+        cr_assert_not_null(r);
+    }
+    r++;
+    const char *end = strchr(r, '|');
+    cr_assert_not_null(end);
+    while (*r == ' ')
+        r++;
+    while (end > r && end[-1] == ' ')
+        end--;
+    snprintf(buf, size, "%.*s", (int)(end - r), r);
+}
+
+static void history_and_show_noise(const char *benchmark, char *hist, char *show, size_t size)
+{
+    tu_proc p;
+    bench(&p, ARGS("history", "--db", g_db, benchmark));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    table_cell(p.out, "noise", "|   1 |", hist, size);
+    tu_proc_free(&p);
+    bench(&p, ARGS("show", "--db", g_db, "1"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char row[64];
+    snprintf(row, sizeof row, "| %s ", benchmark);
+    table_cell(p.out, "noise", row, show, size);
+    tu_proc_free(&p);
+}
+
+/* history once read points.noise, stddev / mean (93% and 208% where run,
+ * show and compare said 7.8% and 3.3%); now every `noise` is the robust
+ * figure. The point's slow tail puts stddev / mean near 10%, its robust
+ * noise at 3.25%. */
+Test(bench_view, history_and_show_print_the_same_noise)
+{
+    make_run(1.0);
+    char hist[32], show[32];
+    history_and_show_noise("launch.stream", hist, show, sizeof hist);
+    cr_assert_str_eq(hist, show, "history %s, show %s", hist, show);
+    cr_assert_str_eq(show, "3.25%");
+    cr_assert_eq(tu_db_int(g_db, "SELECT count(*) FROM points WHERE rel_stddev > 0.05 AND "
+                                 "noise < 0.04 AND benchmark = 'launch.stream'"),
+                 1, "stddev / mean is kept under its own name");
+}
+
+/* A database of schema v7 (points.noise was stddev / mean) migrates: the
+ * old values move to rel_stddev and noise becomes the robust figure, the
+ * rounds' where a point has rounds. */
+Test(bench_view, v7_database_migrates_noise_to_the_robust_figure)
+{
+    make_run(1.0);
+    db_exec("ALTER TABLE points DROP COLUMN noise;"
+            "ALTER TABLE points RENAME COLUMN rel_stddev TO noise;"
+            "UPDATE points SET rounds = 3, round_noise = 0.5 WHERE benchmark = 'add_k' AND "
+            "axes = 'N=1024 BLOCK=256';"
+            "PRAGMA user_version = 7;");
+    cr_assert_eq(tu_db_int(g_db, "SELECT count(*) FROM points WHERE noise > 0.05 AND "
+                                 "benchmark = 'launch.stream'"),
+                 1, "v7: stddev / mean under the name noise");
+    char hist[32], show[32];
+    history_and_show_noise("launch.stream", hist, show, sizeof hist);
+    cr_assert_str_eq(hist, "3.25%");
+    cr_assert_str_eq(show, "3.25%");
+    cr_assert_eq(tu_db_int(g_db, "PRAGMA user_version"), VYRE_RESULTS_SCHEMA_VERSION);
+    cr_assert_eq(tu_db_int(g_db, "SELECT count(*) FROM points WHERE rel_stddev > 0.05 AND "
+                                 "benchmark = 'launch.stream'"),
+                 1);
+    tu_proc p;
+    bench(&p, ARGS("history", "--db", g_db, "--axes", "N=1024 BLOCK=256", "add_k"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    table_cell(p.out, "noise", "|   1 |", hist, sizeof hist);
+    cr_assert_str_eq(hist, "50.00%", "the rounds' noise: %s", p.out);
+    tu_proc_free(&p);
+}

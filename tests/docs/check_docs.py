@@ -23,6 +23,9 @@ For vyre-bench, vyre-cachectl, vyre-top and vyre-exporter it reads
              command prints, run on a temporary cache and results database
              (no GPU: the fake libcuda for `devices`, the fake NVML for
              vyre-top)
+  meanings   what vyre-bench's run, show, export and compare schemas say a
+             point's noise figures are, recomputed from a real run's
+             exported samples (schema_meanings.py)
 
 Each mismatch is one line: `FILE[:LINE]: WHAT: what differs`. Exit 1 when
 there is any, 0 when none. Registered in CTest as "docs" by
@@ -39,6 +42,9 @@ import sys
 import tempfile
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import schema_meanings  # noqa: E402  (beside this file)
 
 TOOLS = ("vyre-bench", "vyre-cachectl", "vyre-top", "vyre-exporter")
 # Options of other programs that a man page cites on purpose.
@@ -648,12 +654,14 @@ def main():
         actual[("vyre-bench", "db")] = json_key(env, [args.bench, "runs"], "db")
         check_path_defaults(env, hd, actual)
         check_versions(args.source, helps, mans, versions)
+        schema_meanings.check(env, args.source, mismatch)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if MISMATCHES:
         print("%d mismatch(es) between the docs and the binaries" % len(MISMATCHES))
         return 1
-    print("docs: every option, synopsis, default and schema_version matches the binaries")
+    print("docs: every option, synopsis, default, schema_version and schema field meaning "
+          "matches the binaries")
     return 0
 
 

@@ -425,3 +425,51 @@ Test(axes, json_spec_load)
     cr_assert_str_eq(e.hint, "check the path of the spec file");
     tu_rm_rf(dir);
 }
+
+/* Issue 34, point 5: -a over a spec's axis replaces its values in place
+ * (nvbench's -a), narrower or new; an axis the set lacks is refused with
+ * the names it has, and any failure leaves the set as it was. */
+Test(axes, override_replaces_in_place_and_names_the_axes_there_are)
+{
+    vyre_axes ax;
+    vyre_axes_init(&ax);
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_axes_add(&ax, "M=1,2", &e), 0);
+    cr_assert_eq(vyre_axes_add(&ax, "N=1M:256M:x4", &e), 0);
+    cr_assert_eq(vyre_axes_add(&ax, "K=7", &e), 0);
+    cr_assert_eq(vyre_axes_count(&ax), 10);
+
+    cr_assert_eq(vyre_axes_override(&ax, "N=1M", &e), 0, "%s", e.message);
+    cr_assert_eq(ax.n, 3);
+    cr_assert_str_eq(ax.axis[1].name, "N", "the axis keeps its place");
+    cr_assert_eq(ax.axis[1].n, 1);
+    cr_assert_eq(ax.axis[1].values.i[0], 1048576);
+    cr_assert_str_eq(ax.axis[1].text, "1M");
+    cr_assert_eq(vyre_axes_count(&ax), 2);
+    /* New values, and a float axis in place of an integer one. */
+    cr_assert_eq(vyre_axes_override(&ax, "M=3,5,9", &e), 0, "%s", e.message);
+    cr_assert_eq(ax.axis[0].n, 3);
+    cr_assert_eq(ax.axis[0].values.i[2], 9);
+    cr_assert_eq(vyre_axes_override(&ax, "K=0.5,1.5", &e), 0, "%s", e.message);
+    cr_assert_eq(ax.axis[2].type, VYRE_AXIS_FLOAT);
+    cr_assert_eq(vyre_axes_count(&ax), 6);
+
+    cr_assert_eq(vyre_axes_override(&ax, "BLOCK=128", &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "axis 'BLOCK' is not one of the spec's axes (M, N, K)");
+    cr_assert(strstr(e.hint, "add the axis to the spec's \"axes\""), "%s", e.hint);
+    cr_assert_eq(vyre_axes_override(&ax, "N=1,1", &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "axis 'N' lists value '1' twice");
+    cr_assert_eq(vyre_axes_override(&ax, "N=1:2000000", &e), VYRE_ERANGE);
+    cr_assert_eq(vyre_axes_override(&ax, "N=1:500000", &e), VYRE_ERANGE);
+    cr_assert_str_eq(e.message, "axis 'N' would make the sweep 3000000 points (at most 1000000)");
+    cr_assert_eq(ax.n, 3);
+    cr_assert_eq(ax.axis[1].values.i[0], 1048576, "failures leave the set unchanged");
+    cr_assert_eq(vyre_axes_count(&ax), 6);
+    vyre_axes_release(&ax);
+
+    vyre_axes_init(&ax);
+    cr_assert_eq(vyre_axes_override(&ax, "N=1", &e), VYRE_EINVAL);
+    cr_assert_str_eq(e.message, "axis 'N' is not one of the spec's axes (it has none)");
+    vyre_axes_release(&ax);
+}

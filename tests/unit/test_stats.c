@@ -59,7 +59,7 @@ Test(stats, even_sample_by_hand)
     assert_near(s.mean, 5, EPS, "mean");
     assert_near(s.median, 4.5, EPS, "median");
     assert_near(s.stddev, 2.138089935299395, 1e-12, "stddev");
-    assert_near(s.noise, 0.427617987059879, 1e-12, "noise");
+    assert_near(s.rel_stddev, 0.427617987059879, 1e-12, "noise");
     assert_near(s.p5, 2.7, EPS, "p5");
     assert_near(s.p95, 8.3, EPS, "p95");
     assert_near(s.mad, 0.5, EPS, "mad");
@@ -121,7 +121,7 @@ Test(stats, mad_zero_falls_back_to_mean_deviation)
     cr_assert_eq(vyre_stats_compute(y, 4, &s, NULL), 0);
     cr_assert_eq(s.n_outliers, 0);
     assert_near(s.stddev, 0, 0, "stddev");
-    assert_near(s.noise, 0, 0, "noise");
+    assert_near(s.rel_stddev, 0, 0, "noise");
 }
 
 Test(stats, single_sample_and_bad_input)
@@ -132,7 +132,7 @@ Test(stats, single_sample_and_bad_input)
     assert_near(s.median, 3.5, 0, "median");
     assert_near(s.p5, 3.5, 0, "p5");
     assert_near(s.p95, 3.5, 0, "p95");
-    cr_assert(isnan(s.stddev) && isnan(s.noise), "n = 1 has no spread");
+    cr_assert(isnan(s.stddev) && isnan(s.rel_stddev), "n = 1 has no spread");
 
     vyre_error e;
     cr_assert_eq(vyre_stats_compute(one, 0, &s, &e), VYRE_EINVAL);
@@ -155,7 +155,7 @@ Test(stats, running_matches_batch)
     cr_assert_eq(r.n, 1000);
     assert_near(r.mean, s.mean, 1e-9, "mean");
     assert_near(vyre_stats_running_stddev(&r), s.stddev, 1e-9, "stddev");
-    assert_near(vyre_stats_running_noise(&r), s.noise, 1e-12, "noise");
+    assert_near(vyre_stats_running_noise(&r), s.rel_stddev, 1e-12, "noise");
     assert_near(r.min, s.min, 0, "min");
     assert_near(r.max, s.max, 0, "max");
     assert_near(r.sum, s.mean * 1000, 1e-6, "sum");
@@ -652,7 +652,7 @@ Test(stats, outliers_do_not_blow_up_the_robust_noise)
     x[100] = x[101] = x[102] = 1e6;
     vyre_stats s;
     cr_assert_eq(vyre_stats_compute(x, 103, &s, NULL), 0);
-    cr_assert_gt(s.noise, 1.0, "stddev / mean: %g", s.noise);
+    cr_assert_gt(s.rel_stddev, 1.0, "stddev / mean: %g", s.rel_stddev);
     double clean = vyre_stats_robust_noise(x, 100);
     cr_assert_lt(s.robust_noise, 0.1, "robust: %g", s.robust_noise);
     cr_assert_lt(fabs(s.robust_noise - clean), 0.02, "%g vs %g", s.robust_noise, clean);

@@ -3,6 +3,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "vyre/units.h"
@@ -227,4 +228,53 @@ Test(units, cache_sizes_bare_number_is_gib_and_fractions_round)
         cr_assert(strstr(e.hint, "a size without a unit is GiB"), "%s", e.hint);
         cr_assert_eq(v, 7, "output written on failure for '%s'", bad[i].in);
     }
+}
+
+/* Issue 34: one rule for every share option; a bare number is a percent
+ * (nvbench's), so "0.5" and "0.5%" are the same 0.005. */
+Test(units, percent_bare_and_suffixed_agree)
+{
+    static const struct {
+        const char *in;
+        double want;
+    } cases[] = {
+        {"0.5", 0.005}, {"0.5%", 0.005}, {"10", 0.10},  {"10%", 0.10}, {"0", 0.0},
+        {"0%", 0.0},    {"100", 1.0},    {"250%", 2.5}, {"1", 0.01},   {"12.25%", 0.1225},
+        {"0.1", 0.001}, {".5", 0.005},   {"007", 0.07},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double r = -1;
+        vyre_error e = {0};
+        cr_assert_eq(vyre_parse_percent(cases[i].in, &r, &e), 0, "'%s': %s", cases[i].in,
+                     e.message);
+        cr_assert_float_eq(r, cases[i].want, 1e-15, "'%s' -> %.17g", cases[i].in, r);
+    }
+    double a = 0, b = 0;
+    cr_assert_eq(vyre_parse_percent("0.5", &a, NULL), 0);
+    cr_assert_eq(vyre_parse_percent("0.5%", &b, NULL), 0);
+    cr_assert(a == b, "0.5 gives %.17g, 0.5%% %.17g", a, b);
+}
+
+Test(units, percent_refused_with_value_and_hint)
+{
+    static const char *const bad[] = {
+        "",   "%",   "-1",   "+5", "1e2", "0.5%%", "5 %", " 5",
+        "5x", "abc", "0x10", "5.", "nan", "inf",   "1,5", "50%x",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        double r = 42;
+        vyre_error e = {0};
+        cr_assert_eq(vyre_parse_percent(bad[i], &r, &e), VYRE_EINVAL, "'%s' accepted", bad[i]);
+        cr_assert(r == 42, "'%s' wrote %g on failure", bad[i], r);
+        char want[64];
+        snprintf(want, sizeof want, "'%s' is not a percentage", bad[i]);
+        cr_assert_str_eq(e.message, want);
+        cr_assert(strstr(e.hint, "0.5 or 0.5%") && strstr(e.hint, "a bare number is a percent"),
+                  "hint: %s", e.hint);
+    }
+    vyre_error e = {0};
+    double r = 0;
+    cr_assert_eq(vyre_parse_percent("99999999999999999999999", &r, &e), VYRE_ERANGE);
+    cr_assert_str_eq(e.message, "percentage '99999999999999999999999' is too large");
+    cr_assert_eq(vyre_parse_percent(NULL, &r, &e), VYRE_EINVAL);
 }

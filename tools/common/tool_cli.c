@@ -87,6 +87,15 @@ int tool_usage_error(const char *sub, const char *hint, const char *fmt, ...)
     return TOOL_EXIT_ERROR;
 }
 
+int tool_percent_arg(const char *sub, const char *opt, const char *s, double *ratio)
+{
+    vyre_error err = {0};
+    if (vyre_parse_percent(s, ratio, &err))
+        return tool_usage_error(sub, err.hint[0] ? err.hint : NULL, "bad value for %s: %s", opt,
+                                err.message);
+    return 0;
+}
+
 int tool_bad_option(const char *sub, char *const argv[], int optind_now, int optopt_now,
                     const char *shortopts, const struct option *longopts)
 {

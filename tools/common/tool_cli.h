@@ -60,6 +60,12 @@ const char *tool_remedy(vyre_remedy remedy);
  * "try '<prog> [sub ]--help'"; returns TOOL_EXIT_ERROR. sub may be NULL. */
 int tool_usage_error(const char *sub, const char *hint, const char *fmt, ...) VYRE_PRINTF(3, 4);
 
+/* The value of a share option (--max-noise, --min-effect, --alpha) as a
+ * ratio, by vyre_parse_percent's one rule: a bare number is a percent
+ * ("0.5" and "0.5%" are both 0.005). 0, or a usage error naming opt and
+ * the value, with the parser's hint (TOOL_EXIT_ERROR). sub may be NULL. */
+int tool_percent_arg(const char *sub, const char *opt, const char *s, double *ratio);
+
 /* Reports the option getopt_long rejected (call from its '?' case, with
  * opterr = 0): an unknown long option (nearest suggested), a value given to
  * an option that takes none ("--json=1"), a missing value, an unknown short

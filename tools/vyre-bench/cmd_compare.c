@@ -27,7 +27,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: vyre-bench compare [--db PATH] [--alpha P] [--min-effect PCT]\n"
+            "usage: vyre-bench compare [--db PATH] [--alpha PCT] [--min-effect PCT]\n"
             "                          [--max-noise PCT] [--strict] [--allow-missing]\n"
             "                          [--json | --csv] [--wide] [--width N] RUN_A RUN_B\n"
             "       vyre-bench compare [options] --baseline SELECTOR RUN_B\n\n"
@@ -59,11 +59,12 @@ static void usage(FILE *out)
             "                     noise between rounds (RUN_B itself is never pooled);\n"
             "                     fewer matching: those, with a note; the head names\n"
             "                     the runs pooled\n"
-            "  --alpha P          1 - confidence level of the interval (default 0.01)\n"
-            "  --min-effect PCT   smallest change that counts (default 2%%): 5%%, 5 and\n"
-            "                     0.05 all mean 5%% (a bare number below 1 is a fraction)\n"
-            "  --max-noise PCT    noise above which a point is NOISY (default 10%%), as\n"
-            "                     --min-effect: 10%%, 10 or 0.1\n"
+            "  --alpha PCT        100%% - the interval's confidence level, 0.1 to 50\n"
+            "                     (default 1: a 99%% interval)\n"
+            "  --min-effect PCT   smallest change that counts (default 2)\n"
+            "  --max-noise PCT    noise above which a point is NOISY (default 10)\n"
+            "                     (a bare number is a percent, as in run and nvbench's:\n"
+            "                     5 and 5%% are both 5%%, 0.5 is 0.5%%)\n"
             "  --strict           NOISY points fail the gate (exit 1)\n"
             "  --allow-missing    points only one run has do not stop the comparison\n"
             "  --json             one JSON document (schema_version %d) instead of the\n"
@@ -129,31 +130,22 @@ static int check_run_done(vyre_results *db, int64_t id, const char *which)
     return TOOL_EXIT_ERROR;
 }
 
-static int parse_num(const char *opt, const char *s, double *out)
+/* --alpha in percent (tool_percent_arg's rule, as --max-noise): from 0.1,
+ * where the 2.5th of VYRE_COMPARE_RESAMPLES resampled ratios is still one
+ * resample into each tail (so the retired spelling 0.01, now 0.01%, is
+ * refused rather than read as a 99.99% interval), to 50. */
+static int parse_alpha(const char *s, double *out)
 {
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (!*s || *end || !isfinite(v) || v < 0)
-        return tool_usage_error("compare", NULL, "bad value '%s' for %s", s, opt);
-    *out = v;
-    return 0;
-}
-
-/* A share as a ratio: "5%" (a percentage), "0.05" (a bare number below 1:
- * a fraction) or "5" (a bare number from 1 up: a percentage, as the option
- * always took). Both spellings users bring from hyperfine and nvbench work;
- * the split at 1 is unambiguous for these options, where a change or a
- * noise of 100% or more is never a useful threshold. */
-static int parse_share(const char *opt, const char *s, double *ratio)
-{
-    char *end = NULL;
-    double v = strtod(s, &end);
-    int pct = end != s && *end == '%' && end[1] == '\0';
-    if (!*s || end == s || (*end && !pct) || !isfinite(v) || v < 0)
-        return tool_usage_error("compare", "give a percentage such as 5%, 5 or 0.05 (all 5%)",
-                                "bad value '%s' for %s", s, opt);
-    *ratio = pct || v >= 1 ? v / 100.0 : v;
-    return 0;
+    double r = 0;
+    int code = tool_percent_arg("compare", "--alpha", s, &r);
+    if (!code && !(r * VYRE_COMPARE_RESAMPLES / 2 >= 1 && r <= 0.5))
+        code = tool_usage_error("compare",
+                                "--alpha is in percent, as --max-noise: 1 or 1% for a 99% "
+                                "interval, 5 for 95%; from 0.1 to 50",
+                                "bad value for --alpha: '%s' is not from 0.1%% to 50%%", s);
+    if (!code)
+        *out = r;
+    return code;
 }
 
 static json_t *ns_or_null(int known, double ns)
@@ -523,13 +515,13 @@ static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co
             return code ? code : COMPARE_HELP_SHOWN;
         switch (c) {
         case 'a':
-            code = parse_num("--alpha", optarg, &co->alpha);
+            code = parse_alpha(optarg, &co->alpha);
             break;
         case 'e':
-            code = parse_share("--min-effect", optarg, &co->min_effect);
+            code = tool_percent_arg("compare", "--min-effect", optarg, &co->min_effect);
             break;
         case 'n':
-            code = parse_share("--max-noise", optarg, &ratio);
+            code = tool_percent_arg("compare", "--max-noise", optarg, &ratio);
             if (!code && ratio <= 0)
                 code = tool_usage_error("compare", "give a percentage above 0, such as 10%",
                                         "bad value '%s' for --max-noise", optarg);

@@ -66,7 +66,8 @@ static void usage(FILE *out)
             "A spec's \"args\" binds anything else: typed buffers and fills, scalars,\n"
             "null pointers; with \"version\": 2, grids in blocks of expressions, block\n"
             "from .reqntid, shared memory, bytes/flops (README; examples/bench/).\n"
-            "  -a, --axis NAME=VALUES   1024:64M:x4 (geometric), 0:100:+25, 128,256 (list)\n"
+            "  -a, --axis NAME=VALUES   1024:64M:x4 (geometric), 0:100:+25, 128,256 (list);\n"
+            "                           with --spec, replaces the spec's axis NAME\n"
             "  --entry NAME             kernel entry point\n"
             "  --spec FILE              JSON sweep spec (kernel, entry, axes, args)\n"
             "  --mode hot|cold|both     L2 warm, or flushed before each sample (default hot)\n"
@@ -81,13 +82,14 @@ static void usage(FILE *out)
             "                           and a verdict (exit 1 when any is SLOWER)\n\n"
             "measurement (nvbench's stopping rule; defaults in brackets):\n"
             "  --min-samples N [10]  --min-time S [0.5]  --max-noise PCT [0.5]  --timeout S [15]\n"
-            "                          (--max-noise in percent, as nvbench's: 0.5 or 0.5%%)\n"
+            "                          (a bare number is a percent, as nvbench's and in\n"
+            "                          compare: 0.5 and 0.5%% are both 0.5%%)\n"
             "  --quick                 0.05 s, 2%%, 3 s (--min-samples still holds); fewer sizes\n"
             "  --rounds N [5]          measure the whole run N times in turn, each point with\n"
             "                          1/N of the rule each time; a point's samples keep their\n"
             "                          round, so drift during the run is seen between rounds\n"
-            "noise is the robust relative spread 1.4826 * MAD / median (stddev / mean\n"
-            "stays in the database and exports)\n"
+            "noise is the robust relative spread 1.4826 * MAD / median, in every table,\n"
+            "history, CSV and JSON (stddev / mean is rel_stddev there)\n"
             "  --no-kernels            skip the CUPTI pass that records kernels per point\n"
             "  --disable-blocking-kernel  time GPU samples without first holding the stream\n"
             "                          (each start event is then stamped before its launch\n"
@@ -690,7 +692,7 @@ static int dry_run(run_plan *pl)
 }
 
 /* The stopping rule: the defaults, --quick, then the options given (-1:
- * not given; max_noise in percent). */
+ * not given; max_noise a ratio, 0.005 for 0.5 %). */
 static vyre_stats_stop_rule make_rule(int quick, double min_samples, double min_time,
                                       double max_noise, double timeout)
 {
@@ -707,7 +709,7 @@ static vyre_stats_stop_rule make_rule(int quick, double min_samples, double min_
     if (min_time >= 0)
         rule.min_time_s = min_time;
     if (max_noise >= 0)
-        rule.max_noise = max_noise / 100.0;
+        rule.max_noise = max_noise;
     if (timeout >= 0)
         rule.timeout_s = timeout;
     return rule;
@@ -786,16 +788,9 @@ static int measure_option(int c, const char *arg, run_plan *pl, run_args *a,
         return parse_double("--min-samples", arg, 1, &a->min_samples);
     case 't':
         return parse_double("--min-time", arg, 0, &a->min_time);
-    case 'N': {
-        /* Percent, as nvbench's --max-noise (0.5 is 0.5%); "0.5%" says so. */
-        char num[64];
-        size_t len = strlen(arg);
-        if (len && len < sizeof num && arg[len - 1] == '%') {
-            snprintf(num, sizeof num, "%.*s", (int)(len - 1), arg);
-            return parse_double("--max-noise", num, 0, &a->max_noise);
-        }
-        return parse_double("--max-noise", arg, 0, &a->max_noise);
-    }
+    case 'N':
+        /* A bare number is a percent, as everywhere (tool_percent_arg). */
+        return tool_percent_arg("run", "--max-noise", arg, &a->max_noise);
     case 'T':
         return parse_double("--timeout", arg, 0, &a->timeout);
     case 'r':
@@ -873,7 +868,7 @@ static int parse_run_args(int argc, char **argv, run_plan *pl, run_args *a, vyre
 }
 
 /* --spec: loads it; its kernel, entry and axes fill what the command line
- * left out (-a axes come after the spec's). An exit code. */
+ * left out (-a then overrides the spec's axes). An exit code. */
 static int load_spec(run_plan *pl)
 {
     vyre_error err;
@@ -891,24 +886,42 @@ static int load_spec(run_plan *pl)
         return tool_usage_error("run", "name it in the spec (\"kernel\") or on the command line",
                                 "spec '%s' names no kernel", pl->spec_path);
     /* The spec's axes move over as parsed (an array's text is JSON, not -a
-     * syntax); -a axes come after them. */
+     * syntax); -a axes replace them by name (add_axes). */
     vyre_axes_release(&pl->axes);
     pl->axes = pl->spec.axes;
     vyre_axes_init(&pl->spec.axes);
     return TOOL_EXIT_OK;
 }
 
-/* The -a axes into the plan; an exit code. */
+/* Whether -a argument i names an axis an earlier -a named ("N=1,2"). */
+static int axis_repeated(const run_args *a, size_t i)
+{
+    size_t len = strcspn(a->axis_args[i], "=");
+    for (size_t k = 0; k < i; k++)
+        if (strncmp(a->axis_args[k], a->axis_args[i], len) == 0 && a->axis_args[k][len] == '=')
+            return 1;
+    return 0;
+}
+
+/* The -a axes into the plan: with a spec, each overrides the spec's axis
+ * of its name (nvbench's -a: "-a N=1M" runs only N=1M); an axis the spec
+ * lacks, or one -a gives twice, is an error. An exit code. */
 static int add_axes(run_plan *pl, const run_args *a)
 {
     vyre_error err;
     vyre_error_clear(&err);
-    for (size_t i = 0; i < a->naxis_args; i++)
-        if (vyre_axes_add(&pl->axes, a->axis_args[i], &err)) {
+    for (size_t i = 0; i < a->naxis_args; i++) {
+        const char *arg = a->axis_args[i];
+        if (pl->have_spec && axis_repeated(a, i))
+            return tool_usage_error("run", "give each axis once; list several values as N=1,2,3",
+                                    "axis '%.*s' is given twice", (int)strcspn(arg, "="), arg);
+        if (pl->have_spec ? vyre_axes_override(&pl->axes, arg, &err)
+                          : vyre_axes_add(&pl->axes, arg, &err)) {
             tool_report(&err);
             fprintf(stderr, "try '%s run --help'\n", tool_prog());
             return TOOL_EXIT_ERROR;
         }
+    }
     return TOOL_EXIT_OK;
 }
 

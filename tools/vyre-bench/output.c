@@ -228,7 +228,7 @@ void bench_csv_row(FILE *out, const vyre_bench_point *p)
     csv_num(out, s->stddev);
     /* stddev / mean under its own name; `noise` is the one figure the
      * tables show, the robust one (1.4826 MAD / median, or the rounds'). */
-    csv_num(out, s->noise);
+    csv_num(out, s->rel_stddev);
     csv_num(out, s->robust_noise);
     csv_num(out, s->p5);
     csv_num(out, s->p95);
@@ -348,7 +348,7 @@ json_t *bench_json_point(const vyre_bench_point *p)
     /* One noise figure, the tables' (robust: 1.4826 MAD / median, or the
      * rounds'); stddev / mean under its own name (schema_version 5). */
     json_object_set_new(o, "noise_ratio", real_or_null(s->robust_noise));
-    json_object_set_new(o, "rel_stddev_ratio", real_or_null(s->noise));
+    json_object_set_new(o, "rel_stddev_ratio", real_or_null(s->rel_stddev));
     json_object_set_new(o, "p5_ns", int_or_null(s->p5));
     json_object_set_new(o, "p95_ns", int_or_null(s->p95));
     json_object_set_new(o, "mad_ns", int_or_null(s->mad));

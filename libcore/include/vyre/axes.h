@@ -103,6 +103,14 @@ VYRE_EXTERN int vyre_axes_add(vyre_axes *axes, const char *spec, vyre_error *err
 VYRE_EXTERN int vyre_axes_add_values(vyre_axes *axes, const char *name, const char *values,
                                      vyre_error *err);
 
+/* Parses "NAME=VALUES" as vyre_axes_add does and puts the values in place
+ * of those of the axis NAME already in axes, which keeps its position (and
+ * so the order of the points): nvbench's -a over a benchmark's declared
+ * axes, to narrow a spec's sweep ("N=1M") or give it new values. An axis
+ * that axes does not have is VYRE_EINVAL naming the ones it has; the other
+ * errors are vyre_axes_add's. On failure axes is unchanged. */
+VYRE_EXTERN int vyre_axes_override(vyre_axes *axes, const char *spec, vyre_error *err);
+
 /* Index of the axis called name, or -1. */
 VYRE_EXTERN int vyre_axes_find(const vyre_axes *axes, const char *name);
 

@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-#define VYRE_RESULTS_SCHEMA_VERSION 7          /* one per k_schema_steps entry (results.c) */
+#define VYRE_RESULTS_SCHEMA_VERSION 8          /* one per k_schema_steps entry (results.c) */
 #define VYRE_RESULTS_APPLICATION_ID 0x76797273 /* PRAGMA application_id: "vyrs" */
 
 typedef struct vyre_results vyre_results;

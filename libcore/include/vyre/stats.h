@@ -12,11 +12,14 @@
  *   x[floor(h)]) on the sorted samples (Hyndman & Fan type 7, the default of
  *   R's quantile() and NumPy's percentile()). p50 is the median.
  * - stddev: the sample standard deviation (divisor n - 1); NAN for n < 2.
- * - noise: stddev / mean, the relative standard deviation nvbench reports;
- *   NAN for n < 2 or a mean <= 0. Kept in the stored facts and exports; a
- *   few outliers drive it, so nothing decides or displays on it.
+ * - rel_stddev: stddev / mean, the relative standard deviation nvbench
+ *   reports; NAN for n < 2 or a mean <= 0. Kept under this name in the
+ *   stored facts (points.rel_stddev), CSV (rel_stddev) and JSON
+ *   (rel_stddev_ratio); a few outliers drive it, so nothing decides or
+ *   displays on it, and nothing calls it noise.
  * - robust noise: 1.4826 * MAD / median, the relative spread the stopping
- *   rule and the `noise` column use (1.4826 * MAD estimates the standard
+ *   rule and every figure named `noise` use (points.noise, the tables,
+ *   `history`, CSV `noise`, JSON `noise_ratio`) (1.4826 * MAD estimates the standard
  *   deviation of normal data, so on clean data it reads like stddev / mean,
  *   but up to half the samples can be outliers without moving it much);
  *   NAN for n < 2 or a median <= 0.
@@ -51,7 +54,7 @@ typedef struct vyre_stats {
     size_t n;
     double min, max, mean, median;
     double stddev; /* sample, NAN for n < 2 */
-    double noise;  /* stddev / mean, NAN when undefined */
+    double rel_stddev; /* stddev / mean, NAN when undefined */
     double p5, p95;
     double mad;          /* unscaled */
     size_t n_outliers;   /* with k = VYRE_OUTLIER_K_DEFAULT */

@@ -1,5 +1,6 @@
 /*
- * vyre/units.h - parsing and formatting sizes and durations for the tools,
+ * vyre/units.h - parsing and formatting sizes, durations and percentages for
+ * the tools,
  * and the nearest word for "did you mean" (what users type).
  *
  * This header is part of libvyrecore's public API.
@@ -8,9 +9,9 @@
  * of 1024; KB, MB, GB, TB are powers of 1000; B or no suffix is bytes. A
  * decimal fraction is allowed ("1.5GiB"); signs, exponents, spaces and
  * overflow are rejected. Cache sizes (vyre_parse_cache_size) differ, as
- * ccache's do: there a size without a unit is GiB. Durations are a number and one unit: s, m, h, d,
- * w
- * ("90m", "12h", "30d", "1.5h").
+ * ccache's do: there a size without a unit is GiB. Durations are a number
+ * and one unit: s, m, h, d, w ("90m", "12h", "30d", "1.5h"). Percentages
+ * are a number in percent, '%' optional ("0.5", "0.5%").
  */
 #ifndef VYRE_UNITS_H
 #define VYRE_UNITS_H
@@ -50,6 +51,17 @@ VYRE_EXTERN int vyre_parse_uint(const char *s, uint64_t *out);
  * match nothing. Returns one of candidates (not a copy). Thread-safe. */
 VYRE_EXTERN const char *vyre_nearest_word(const char *word, const char *const *candidates,
                                           size_t n);
+
+/* Parses a percentage as every share option and key of the tools takes it
+ * (--max-noise, --min-effect, --alpha): a number in percent, with or
+ * without a trailing '%', as nvbench's --max-noise ("0.5" and "0.5%" are
+ * both 0.5 %, never 50 %), into a ratio (0.005). Decimal digits with an
+ * optional fraction ("2", "0.5", "12.25%"); signs, exponents, spaces and
+ * other suffixes are refused. Returns 0 and *ratio, or VYRE_EINVAL (not a
+ * percentage) / VYRE_ERANGE (too large) with the offending value and a
+ * hint in err; *ratio is untouched on failure. The range an option allows
+ * is its caller's to check. Thread-safe. */
+VYRE_EXTERN int vyre_parse_percent(const char *s, double *ratio, vyre_error *err);
 
 /* Parses a duration into nanoseconds. 0 or VYRE_EINVAL / VYRE_ERANGE. */
 VYRE_EXTERN int vyre_parse_duration(const char *s, int64_t *ns, vyre_error *err);

@@ -177,6 +177,40 @@ int vyre_parse_cache_size(const char *s, uint64_t *bytes, vyre_error *err)
     return VYRE_OK;
 }
 
+int vyre_parse_percent(const char *s, double *ratio, vyre_error *err)
+{
+    /* One rule for every tool (issue 34): a bare number is a percent, as
+     * nvbench's --max-noise takes it. compare once read a bare number
+     * below 1 as a fraction, so "--max-noise 0.5" was 50 % there and
+     * 0.5 % in run. */
+    static const char hint[] = "write a percentage such as 0.5 or 0.5% (both are 0.5%: a bare "
+                               "number is a percent, as nvbench's --max-noise)";
+    if (!s || !ratio)
+        return vyre__fail(err, VYRE_EINVAL, hint, "missing percentage");
+    const char *suffix = NULL;
+    uint64_t unused;
+    int rc = scaled(s, &suffix, 0, &unused);
+    if (rc == -1 || (suffix && suffix[0] && strcmp(suffix, "%") != 0))
+        return vyre__fail(err, VYRE_EINVAL, hint, "'%s' is not a percentage", s);
+    if (rc == -2)
+        return vyre__fail(err, VYRE_ERANGE, hint, "percentage '%s' is too large", s);
+    /* The digits read in the C locale whatever the process's is (strtod
+     * would take "0,5" under de_DE and refuse "0.5"). */
+    double ip = 0;
+    uint64_t frac = 0, scale = 1;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++)
+        ip = ip * 10 + (*p - '0');
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            if (scale < UINT64_C(1000000000000000000)) {
+                frac = frac * 10 + (uint64_t)(*p - '0');
+                scale *= 10;
+            }
+    *ratio = (ip + (double)frac / (double)scale) / 100.0;
+    return VYRE_OK;
+}
+
 int vyre_parse_duration(const char *s, int64_t *ns, vyre_error *err)
 {
     static const char hint[] = "write an age such as 90m, 12h, 30d or 2w "

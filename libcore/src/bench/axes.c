@@ -473,6 +473,59 @@ int vyre_axes_add(vyre_axes *axes, const char *spec, vyre_error *err)
     return rc;
 }
 
+/* The names of axes, "N, BLOCK", into buf (cut to fit). */
+static void axis_names(const vyre_axes *axes, char *buf, size_t size)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t a = 0; a < axes->n && off < size; a++) {
+        int n = snprintf(buf + off, size - off, "%s%s", a ? ", " : "", axes->axis[a].name);
+        if (n < 0)
+            break;
+        off += (size_t)n;
+    }
+}
+
+int vyre_axes_override(vyre_axes *axes, const char *spec, vyre_error *err)
+{
+    if (!axes || !spec)
+        return vyre__fail(err, VYRE_EINVAL, g_axis_hint, "missing axis");
+    vyre_axes one;
+    vyre_axes_init(&one);
+    int rc = vyre_axes_add(&one, spec, err);
+    if (rc)
+        return rc;
+    vyre_axis *ax = &one.axis[0];
+    int at = vyre_axes_find(axes, ax->name);
+    if (at < 0) {
+        char names[512];
+        axis_names(axes, names, sizeof names);
+        rc = vyre__fail(err, VYRE_EINVAL,
+                        "-a narrows or replaces an axis the spec declares; add the axis to the "
+                        "spec's \"axes\" to sweep it",
+                        axes->n ? "axis '%s' is not one of the spec's axes (%s)"
+                                : "axis '%s' is not one of the spec's axes (it has none%s)",
+                        ax->name, names);
+        vyre_axes_release(&one);
+        return rc;
+    }
+    /* Every axis has at least one value, so the division is exact. */
+    size_t total = vyre_axes_count(axes) / axes->axis[at].n * ax->n;
+    if (total > VYRE_AXES_POINTS_MAX) {
+        rc = vyre__fail(err, VYRE_ERANGE,
+                        "narrow a range, use a larger step or factor, or split the sweep into "
+                        "several runs",
+                        "axis '%s' would make the sweep %zu points (at most %d)", ax->name, total,
+                        VYRE_AXES_POINTS_MAX);
+        vyre_axes_release(&one);
+        return rc;
+    }
+    axis_free(&axes->axis[at]);
+    axes->axis[at] = *ax; /* its storage moves over */
+    one.n = 0;
+    return VYRE_OK;
+}
+
 int vyre_axes_find(const vyre_axes *axes, const char *name)
 {
     for (size_t a = 0; a < axes->n; a++)

@@ -44,6 +44,7 @@ extern const char vyre__sql_results_v4[];
 extern const char vyre__sql_results_v5[];
 extern const char vyre__sql_results_v6[];
 extern const char vyre__sql_results_v7[];
+extern const char vyre__sql_results_v8[];
 
 /*
  * Schema steps: vyre__results_schema_steps[v] takes schema version v to v + 1
@@ -63,6 +64,7 @@ const char *const vyre__results_schema_steps[VYRE_RESULTS_SCHEMA_VERSION] = {
     vyre__sql_results_v5, /* 4 -> 5: samples.round, points.rounds, points.round_noise */
     vyre__sql_results_v6, /* 5 -> 6: points.variant (run --vs) */
     vyre__sql_results_v7, /* 6 -> 7: runs.git_ref (baseline selectors) */
+    vyre__sql_results_v8, /* 7 -> 8: points.noise robust, rel_stddev stddev / mean */
 };
 
 static const char k_insert_sql[] =

@@ -35,14 +35,14 @@ static const column_set k_runs = {
     "it"};
 static const column_set k_points = {
     "seq, suite, benchmark, axes, device, mode, unit, timer, n, min, max, mean, median, stddev, "
-    "noise, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, metric_name, "
+    "rel_stddev, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, metric_name, "
     "metric, stop_reason, stop, note, created_ns, batch_ns, kernel_ns, block_timeouts, rounds, "
-    "round_noise, variant",
+    "round_noise, variant, noise",
     "ittti"
     "tttirrrrrrrrrii"
     "rrrtr"
     "tttirrii"
-    "rt"};
+    "rtr"};
 static const column_set k_samples = {"seq, value, wall, sm_clock_mhz, throttled, outlier, round",
                                      "irriiii"};
 static const column_set k_timings = {

@@ -532,6 +532,17 @@ typedef struct {
     size_t n;
 } point_end;
 
+/* A point's one noise figure, the one every `noise` shows and points.noise
+ * holds (db/results_v8.sql): with 2 rounds or more the rounds' noise
+ * (vyre_stats_round_noise: the samples' robust spread or the round
+ * medians', the larger), else the samples' 1.4826 * mad / median. */
+static double point_noise(const vyre_bench_point *p)
+{
+    if (p->rounds >= 2 && isfinite(p->round_noise))
+        return p->round_noise;
+    return vyre_stats_robust_noise_of(p->stats.n, p->stats.median, p->stats.mad);
+}
+
 static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
 {
     const point_end *e = arg;
@@ -542,10 +553,11 @@ static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
     int rc =
         prep(db,
              "UPDATE points SET n = ?2, min = ?3, max = ?4, mean = ?5, median = ?6, stddev = ?7, "
-             "noise = ?8, p5 = ?9, p95 = ?10, mad = ?11, n_outliers = ?12, n_throttled = ?13, "
+             "rel_stddev = ?8, p5 = ?9, p95 = ?10, mad = ?11, n_outliers = ?12, n_throttled = ?13, "
              "wall_median = ?14, bytes = ?15, items = ?16, metric_name = ?17, metric = ?18, "
              "stop_reason = ?19, stop = ?20, note = ?21, mode = ?22, timer = ?23, batch_ns = ?24, "
-             "block_timeouts = ?25, rounds = ?26, round_noise = ?27 WHERE id = ?1 RETURNING id",
+             "block_timeouts = ?25, rounds = ?26, round_noise = ?27, noise = ?28 WHERE id = ?1 "
+             "RETURNING id",
              &st, err);
     if (!rc) {
         const vyre_stats *s = &p->stats;
@@ -556,7 +568,7 @@ static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
         bind_real_or_null(st, 5, s->mean);
         bind_real_or_null(st, 6, s->median);
         bind_real_or_null(st, 7, s->stddev);
-        bind_real_or_null(st, 8, s->noise);
+        bind_real_or_null(st, 8, s->rel_stddev);
         bind_real_or_null(st, 9, s->p5);
         bind_real_or_null(st, 10, s->p95);
         bind_real_or_null(st, 11, s->mad);
@@ -588,6 +600,7 @@ static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
         else
             vyre__stmt_null(st, 26);
         bind_real_or_null(st, 27, p->rounds >= 2 ? p->round_noise : NAN);
+        bind_real_or_null(st, 28, point_noise(p));
         rc = vyre__stmt_step(st, "write a point to", err);
         if (rc == 0)
             rc = vyre__fail(err, VYRE_ENOENT, "reserve it with vyre_bench_point_begin",
@@ -680,7 +693,9 @@ int vyre__bench_views_disagree(double gpu_ns, double kernel_ns)
 /* Stores the kernel view of point_id from the records of its kernel pass
  * (inside the caller's transaction) and, when the point's event time
  * (hot, GPU timer) disagrees with it, says so in the point's note. Cold
- * points are left alone: their kernel pass runs with L2 warm. */
+ * points are left alone: their kernel pass flushes L2 before each launch
+ * as their samples do, but a cold sample keeps the event pair's own cost
+ * (about 2 us, README), which the kernel view never has. */
 static int store_kernel_view(vyre_results *db, int64_t point_id, vyre_error *err)
 {
     double kns = 0;
@@ -723,6 +738,67 @@ static int store_kernel_view(vyre_results *db, int64_t point_id, vyre_error *err
     }
     vyre__stmt_finalize(st);
     return rc;
+}
+
+int vyre__bench_traced_note(double traced_ns, double batch_ns, char *buf, size_t size)
+{
+    if (!(traced_ns > 0) || !(batch_ns > 0) || !isfinite(traced_ns) || !isfinite(batch_ns) ||
+        traced_ns <= batch_ns * 1.02)
+        return 0;
+    snprintf(buf, size,
+             "kernel is a traced time: CUPTI's tracing slowed the launches %.1f%% (%.2f us vs "
+             "batch %.2f us)",
+             (traced_ns / batch_ns - 1) * 100, traced_ns / 1e3, batch_ns / 1e3);
+    return 1;
+}
+
+typedef struct {
+    int64_t point_id;
+    double traced_ns;
+} traced;
+
+static int traced_tx(vyre_results *db, void *arg, vyre_error *err)
+{
+    const traced *t = arg;
+    vyre__stmt *st = NULL;
+    int rc = prep(db, "SELECT batch_ns, note FROM points WHERE id = ?1", &st, err);
+    double batch = 0;
+    char note[sizeof((vyre_bench_point *)0)->note] = "";
+    if (!rc) {
+        vyre__stmt_int64(st, 1, t->point_id);
+        int s = vyre__stmt_step(st, "read", err);
+        if (s < 0)
+            rc = s;
+        if (s == 1) {
+            batch = vyre__stmt_is_null(st, 0) ? 0 : col_real(st, 0);
+            col_text(st, 1, note, sizeof note);
+        }
+    }
+    vyre__stmt_finalize(st);
+    st = NULL;
+    char text[160];
+    /* Once: a second pass for the same point keeps the words it has. */
+    if (rc || !vyre__bench_traced_note(t->traced_ns, batch, text, sizeof text) ||
+        strstr(note, "CUPTI's tracing"))
+        return rc;
+    size_t len = strlen(note);
+    snprintf(note + len, sizeof note - len, "%s%s", len ? "; " : "", text);
+    rc = prep(db, "UPDATE points SET note = ?2 WHERE id = ?1", &st, err);
+    if (!rc) {
+        vyre__stmt_int64(st, 1, t->point_id);
+        bind_text_or_null(st, 2, note);
+        rc = step_done(st, "write the traced time to", err);
+    }
+    vyre__stmt_finalize(st);
+    return rc;
+}
+
+int vyre__bench_point_traced(vyre_results *db, int64_t point_id, double traced_ns, vyre_error *err)
+{
+    if (!db || point_id <= 0)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_point_traced: bad arguments");
+    traced t = {point_id, traced_ns};
+    return vyre__results_tx(db, "write the traced time to", traced_tx, &t, err);
 }
 
 /* vyre_bench_point_records's arguments, the host and the time. */
@@ -1063,7 +1139,7 @@ int vyre_bench_run_resolve(vyre_results *db, const char *ref, int64_t *id, vyre_
 
 #define POINT_COLUMNS                                                                              \
     "id, run_id, seq, suite, benchmark, axes, device, mode, timer, n, min, max, mean, median, "    \
-    "stddev, noise, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, "            \
+    "stddev, rel_stddev, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, "       \
     "metric_name, metric, stop_reason, stop, note, batch_ns, kernel_ns, block_timeouts, rounds, "  \
     "round_noise, variant"
 
@@ -1087,13 +1163,10 @@ static void read_point(vyre__stmt *st, vyre_bench_point *p)
     s->mean = col_real(st, 12);
     s->median = col_real(st, 13);
     s->stddev = col_real(st, 14);
-    s->noise = col_real(st, 15);
+    s->rel_stddev = col_real(st, 15);
     s->p5 = col_real(st, 16);
     s->p95 = col_real(st, 17);
     s->mad = col_real(st, 18);
-    /* Derived, not stored: the stored mad and median give it for every row,
-     * those written before it existed included. */
-    s->robust_noise = vyre_stats_robust_noise_of(s->n, s->median, s->mad);
     s->n_outliers = (size_t)vyre__stmt_col_int64(st, 19);
     p->n_throttled = (size_t)vyre__stmt_col_int64(st, 20);
     p->wall_median = col_real(st, 21);
@@ -1111,9 +1184,8 @@ static void read_point(vyre__stmt *st, vyre_bench_point *p)
     p->rounds = (unsigned)vyre__stmt_col_int64(st, 32);
     p->round_noise = col_real(st, 33);
     col_text(st, 34, p->variant, sizeof p->variant); /* NULL: "" */
-    /* Points measured in rounds: the noise that takes them into account. */
-    if (p->rounds >= 2 && isfinite(p->round_noise))
-        s->robust_noise = p->round_noise;
+    /* The figure points.noise holds, derived again as it was written. */
+    s->robust_noise = point_noise(p);
 }
 
 static void read_point_row(vyre__stmt *st, void *elem)

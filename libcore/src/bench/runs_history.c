@@ -4,7 +4,9 @@
  * history` prints, so that a slow creep shows. One query over the done
  * runs' finished points, oldest first, filtered by the same KEY=VALUE
  * terms as a baseline selector; points.benchmark is indexed
- * (db/results_v7.sql).
+ * (db/results_v7.sql). The noise is points.noise, the point's robust noise
+ * as run, show and compare print it (db/results_v8.sql; until then the
+ * column held stddev / mean, which history showed as noise).
  */
 #include <math.h>
 #include <stdio.h>

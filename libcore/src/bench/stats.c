@@ -128,10 +128,10 @@ int vyre_stats_compute(const double *x, size_t n, vyre_stats *out, vyre_error *e
         for (size_t i = 0; i < n; i++)
             ss += (x[i] - st.mean) * (x[i] - st.mean);
         st.stddev = sqrt(ss / (double)(n - 1));
-        st.noise = st.mean > 0.0 ? st.stddev / st.mean : NAN;
+        st.rel_stddev = st.mean > 0.0 ? st.stddev / st.mean : NAN;
     } else {
         st.stddev = NAN;
-        st.noise = NAN;
+        st.rel_stddev = NAN;
     }
     st.p5 = vyre_stats_percentile_sorted(s, n, 5.0);
     st.p95 = vyre_stats_percentile_sorted(s, n, 95.0);
