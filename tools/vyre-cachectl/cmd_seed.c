@@ -8,24 +8,17 @@
  * As a user first tries it: `seed kernels/` or `seed *.ptx` with no flags.
  * A key names a module (key format v2), so the whole module is compiled
  * once and every kernel in it is a hit; the kernels come from the module
- * and a PTX file's architecture from its .target directive. Files are
- * seeded by a pool of threads; output is printed in the order the files
- * were named (a directory's files in name order), whatever order they
- * finish in.
+ * and a PTX file's architecture from its .target directive. libcore does
+ * the work (vyre_seed_list_add walks directories and applies Triton's
+ * rule, vyre_seed_run compiles with a pool of threads and hands each
+ * file's results back in the order the files were named); this file
+ * parses options, calls it, and prints.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "tool_json.h"
 #include "tool_cli.h"
@@ -34,9 +27,9 @@
 #include "progress.h"
 #include "vyre/compile.h"
 
-#define SEED_MAX_ARCHS   16
+#define SEED_MAX_ARCHS   VYRE_SEED_MAX_ARCHS
 #define SEED_MAX_ENTRIES 64
-#define SEED_MAX_JOBS    256
+#define SEED_MAX_JOBS    VYRE_SEED_MAX_JOBS
 
 static void usage(FILE *out)
 {
@@ -52,7 +45,8 @@ static void usage(FILE *out)
             "A DIR is walked recursively (symbolic links are not followed) for *.ptx, *.cu\n"
             "and *.cubin files, other files are skipped: 'seed ~/.triton/cache' seeds\n"
             "Triton's kernels in one command. There a .cubin next to a .ptx of the same\n"
-            "name is skipped (the PTX is the module).\n\n"
+            "name is skipped (the PTX is the module). A walk goes at most 64 directories\n"
+            "deep and looks at no more than 4,000,000 entries.\n\n"
             "  --arch LIST   comma-separated real architectures: sm_80, sm_90, sm_90a\n"
             "                (arch-specific, as Triton's PTX uses), sm_100f, ...\n"
             "                Default: a PTX file's own '.target' (sm_90a stays sm_90a);\n"
@@ -78,7 +72,7 @@ static void usage(FILE *out)
 
 enum { OPT_ARCH = CACHECTL_OPT_FIRST_LOCAL, OPT_ENTRY, OPT_JOBS };
 
-/* ---- reading sources ---------------------------------------------------- */
+/* ---- options --------------------------------------------------------------- */
 
 /* Splits "sm_80,sm_90" into archs (validated, duplicates dropped). Returns
  * the count, or -1 after printing a usage error. */
@@ -109,222 +103,12 @@ static int parse_archs(char *list, const char **archs)
     return n;
 }
 
-/* ---- the file list: operands, directories walked --------------------------- */
+/* ---- printing what libcore did ------------------------------------------- */
 
-typedef struct seed_item {
-    char *path;
-    /* Results, printed in order once every earlier item is done. */
-    char *out; /* stdout text */
-    size_t out_len;
-    char *errs; /* stderr text */
-    size_t errs_len;
-    json_t *blobs;
-    json_t *failures;
-    uint64_t seeded, present, fetched, failed, kernels;
-    int done;
-} seed_item;
-
-typedef struct item_list {
-    seed_item *v;
-    size_t n, cap;
-    int oom;
-} item_list;
-
-static int add_item(item_list *l, const char *path)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        seed_item *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
-    memset(&l->v[l->n], 0, sizeof l->v[l->n]);
-    l->v[l->n].path = strdup(path);
-    if (!l->v[l->n].path)
-        return -1;
-    l->n++;
-    return 0;
-}
-
-static const char *ext_of(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    const char *dot = strrchr(base, '.');
-    return dot && dot != base ? dot : "";
-}
-
-static int seedable_ext(const char *path)
-{
-    const char *e = ext_of(path);
-    return strcasecmp(e, ".ptx") == 0 || strcasecmp(e, ".cu") == 0 || strcasecmp(e, ".cubin") == 0;
-}
-
-/* nftw has no context argument: the walk is single-threaded, before any
- * worker starts. */
-static char **g_walk;
-static size_t g_walk_n, g_walk_cap;
-static int g_walk_oom;
-
-static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)ftw;
-    /* FTW_PHYS: a symbolic link is reported as FTW_SL and never followed,
-     * so the walk stays in the tree. Only regular files are seeded. */
-    if (type != FTW_F || !S_ISREG(st->st_mode) || !seedable_ext(path))
-        return 0;
-    if (g_walk_n == g_walk_cap) {
-        size_t cap = g_walk_cap ? g_walk_cap * 2 : 256;
-        char **v = realloc(g_walk, cap * sizeof *v);
-        if (!v) {
-            g_walk_oom = 1;
-            return 1;
-        }
-        g_walk = v;
-        g_walk_cap = cap;
-    }
-    if (!(g_walk[g_walk_n] = strdup(path))) {
-        g_walk_oom = 1;
-        return 1;
-    }
-    g_walk_n++;
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* 1 when path is a .cubin and the same name with .ptx is in the walk. */
-static int has_ptx_sibling(const char *path)
-{
-    const char *e = ext_of(path);
-    if (strcasecmp(e, ".cubin") != 0)
-        return 0;
-    size_t stem = (size_t)(e - path);
-    char *ptx = malloc(stem + 5);
-    if (!ptx)
-        return 0;
-    memcpy(ptx, path, stem);
-    memcpy(ptx + stem, ".ptx", 5);
-    const char *key = ptx;
-    int found = bsearch(&key, g_walk, g_walk_n, sizeof *g_walk, cmp_str) != NULL;
-    free(ptx);
-    return found;
-}
-
-/* Adds dir's seedable files, in name order. Returns the number of files
- * skipped as cubins of a PTX module, or -1 (message printed). A dir that
- * is itself a symbolic link (~/.triton/cache often is) is walked where it
- * points, its files named under the link as given; links below it are not
- * followed. */
-static long add_dir(item_list *l, const char *dir)
-{
-    g_walk = NULL;
-    g_walk_n = g_walk_cap = 0;
-    g_walk_oom = 0;
-    /* "link/" names the link too: trailing slashes do not count. */
-    struct stat lst;
-    char *real = NULL, *bare = strdup(dir);
-    size_t bl = bare ? strlen(bare) : 0;
-    while (bl > 1 && bare[bl - 1] == '/')
-        bare[--bl] = '\0';
-    if (bare && lstat(bare, &lst) == 0 && S_ISLNK(lst.st_mode))
-        real = realpath(bare, NULL);
-    int r = nftw(real ? real : dir, walk_one, 32, FTW_PHYS);
-    if (real && r == 0 && !g_walk_oom) {
-        size_t rl = strlen(real), dl = strlen(bare);
-        for (size_t i = 0; i < g_walk_n; i++) {
-            size_t tail = strlen(g_walk[i]) - rl;
-            char *q = malloc(dl + tail + 1);
-            if (!q) {
-                g_walk_oom = 1;
-                break;
-            }
-            memcpy(q, bare, dl);
-            memcpy(q + dl, g_walk[i] + rl, tail + 1);
-            free(g_walk[i]);
-            g_walk[i] = q;
-        }
-    }
-    free(real);
-    free(bare);
-    long skipped = 0;
-    if (r != 0 && !g_walk_oom) {
-        fprintf(stderr, "%s: error: cannot walk '%s': %s\n", tool_prog(), dir, strerror(errno));
-        skipped = -1;
-    } else if (g_walk_oom) {
-        fprintf(stderr, "%s: error: out of memory walking '%s'\n", tool_prog(), dir);
-        skipped = -1;
-    }
-    if (skipped == 0 && g_walk_n) {
-        qsort(g_walk, g_walk_n, sizeof *g_walk, cmp_str);
-        for (size_t i = 0; i < g_walk_n && skipped >= 0; i++) {
-            if (has_ptx_sibling(g_walk[i]))
-                skipped++;
-            else if (add_item(l, g_walk[i]))
-                skipped = -1;
-        }
-    }
-    for (size_t i = 0; i < g_walk_n; i++)
-        free(g_walk[i]);
-    free(g_walk);
-    g_walk = NULL;
-    return skipped;
-}
-
-/* ---- seeding one file ----------------------------------------------------- */
-
-typedef struct seed_ctx {
-    vyre_cache *cache;
-    const char **archs; /* --arch, or NULL: the PTX target */
-    int n_archs;
-    const char *const *entries;
-    size_t n_entries;
-    const char *const *copts;
-    size_t n_copts;
-    item_list *items;
-    atomic_size_t next;
-    pthread_mutex_t mu; /* printing, progress */
-    size_t next_print;
-    size_t n_done;
+typedef struct seed_print {
     cachectl_progress prog;
-    json_t *blobs, *failures; /* --json, in item order */
-    int has_remotes;          /* a hit may have come from a remote store */
-    uint64_t seeded, present, fetched, failed, kernels;
-} seed_ctx;
-
-/* Appends the compiler log of a failed compile to f (the cache path keeps
- * only the first failing line in err, so compile once more for the log). */
-static void print_log(FILE *f, const vyre_compile_request *req, const char *file)
-{
-    vyre_compile_result res;
-    vyre_error err;
-    vyre_error_clear(&err);
-    vyre_compile_cubin_named(req, file, &res, &err);
-    if (res.log && *res.log) {
-        fprintf(f, "compiler log for '%s' (%s):\n%s", file, req->arch, res.log);
-        if (res.log[strlen(res.log) - 1] != '\n')
-            fputc('\n', f);
-    }
-    vyre_compile_result_release(&res);
-}
-
-static void report_error(seed_item *it, FILE *ef, const char *arch, const vyre_error *err, int rc)
-{
-    const char *msg = err->message[0] ? err->message : vyre_strerror(rc);
-    fprintf(ef, "%s: error: seeding '%s'%s%s: %s\n", tool_prog(), it->path, arch ? " for " : "",
-            arch ? arch : "", msg);
-    if (err->hint[0])
-        fprintf(ef, "hint: %s\n", err->hint);
-    if (it->failures)
-        json_array_append_new(it->failures, json_pack("{s:s, s:s?, s:s}", "file", it->path, "arch",
-                                                      arch, "error", msg));
-    it->failed++;
-}
+    json_t *blobs, *failures; /* --json, in file order */
+} seed_print;
 
 /* The kernels of a blob as "a, b, c" (the table kept in the header). */
 static void kernel_list(const vyre_blob *b, char *buf, size_t size)
@@ -339,264 +123,132 @@ static void kernel_list(const vyre_blob *b, char *buf, size_t size)
         memcpy(buf + size - 5, " ...", 5);
 }
 
-/* 1 when the cache holds a valid blob for req's key itself, no remote
- * asked (1 too when the key cannot be computed: the compile says why). */
-static int held_locally(vyre_cache *c, const vyre_compile_request *req)
+static void print_failure(seed_print *sp, const vyre_seed_file *f, const vyre_seed_outcome *o)
 {
-    vyre_key k;
-    vyre_error e;
-    vyre_error_clear(&e);
-    if (vyre_compile_key(req, &k, &e))
-        return 1;
-    vyre_blob *b = NULL;
-    int rc = vyre_blob_load(vyre_cache_root(c), &k, &b, NULL, NULL);
-    vyre_blob_free(b);
-    return rc == VYRE_OK;
+    const char *msg = o->error.message[0] ? o->error.message : vyre_strerror(o->error.code);
+    const char *arch = o->arch;
+    fprintf(stderr, "%s: error: seeding '%s'%s%s: %s\n", tool_prog(), f->path, arch ? " for " : "",
+            arch ? arch : "", msg);
+    if (o->error.hint[0])
+        fprintf(stderr, "hint: %s\n", o->error.hint);
+    if (o->log && *o->log) {
+        fprintf(stderr, "compiler log for '%s' (%s):\n%s", f->path, arch, o->log);
+        if (o->log[strlen(o->log) - 1] != '\n')
+            fputc('\n', stderr);
+    }
+    if (sp->failures)
+        json_array_append_new(sp->failures, json_pack("{s:s, s:s?, s:s}", "file", f->path, "arch",
+                                                      arch, "error", msg));
 }
 
-static void seed_file(seed_ctx *x, seed_item *it, FILE *of, FILE *ef)
+static const char *status_name(vyre_seed_status s)
 {
-    vyre_error err;
-    vyre_error_clear(&err);
-    size_t len = 0;
-    char *src = tool_read_file(it->path, VYRE_BLOB_MAX_PAYLOAD, "sources are limited to 512 MiB",
-                               &len, &err);
-    if (!src) {
-        report_error(it, ef, NULL, &err, err.code);
-        return;
-    }
-    vyre_source_kind kind = VYRE_SOURCE_CUDA_C;
-    vyre_source_kind_detect(it->path, src, len, &kind);
-
-    const char *archs[SEED_MAX_ARCHS];
-    int n_archs = x->n_archs;
-    char target[VYRE_BLOB_ARCH_MAX];
-    if (x->archs) {
-        memcpy(archs, x->archs, (size_t)n_archs * sizeof *archs);
-    } else if (kind == VYRE_SOURCE_PTX) {
-        if (vyre_ptx_target_arch(src, len, target, sizeof target) != VYRE_OK) {
-            vyre_error_clear(&err);
-            tool_set_error(&err, VYRE_EINVAL,
-                           "give --arch sm_90 (or a list: sm_80,sm_90a) for PTX without one",
-                           "the PTX names no real architecture in a '.target' directive");
-            report_error(it, ef, NULL, &err, VYRE_EINVAL);
-            free(src);
-            return;
-        }
-        archs[0] = target;
-        n_archs = 1;
-    } else {
-        vyre_error_clear(&err);
-        tool_set_error(&err, VYRE_EINVAL,
-                       "give --arch sm_90 (or a list: sm_80,sm_90a): only PTX names its own target",
-                       "%s names no target architecture: seeding it needs --arch",
-                       kind == VYRE_SOURCE_CUBIN ? "a cubin" : "CUDA C source");
-        report_error(it, ef, NULL, &err, VYRE_EINVAL);
-        free(src);
-        return;
-    }
-
-    for (int a = 0; a < n_archs; a++) {
-        vyre_compile_request req = {kind, src, len, archs[a], NULL, x->copts, x->n_copts};
-        vyre_blob *blob = NULL;
-        int was_hit = 0;
-        /* A hit that was not here before came from a remote store. */
-        int local = !x->has_remotes || held_locally(x->cache, &req);
-        vyre_error_clear(&err);
-        int crc = vyre_compile_through_cache_named(x->cache, &req, it->path, x->entries,
-                                                   x->n_entries, &blob, &was_hit, &err);
-        if (crc) {
-            report_error(it, ef, archs[a], &err, crc);
-            if (crc == VYRE_ECOMPILE)
-                print_log(ef, &req, it->path);
-            vyre_blob_free(blob);
-            if (crc == VYRE_ENOENT)
-                break; /* a kernel is missing: the same for every arch, store nothing */
-            continue;
-        }
-        const char *status = !was_hit ? "seeded" : local ? "present" : "fetched";
-        !was_hit ? it->seeded++ : local ? it->present++ : it->fetched++;
-        if (!was_hit)
-            it->kernels += blob->header.n_kernels;
-        char hex[VYRE_KEY_HEX_LEN + 1];
-        vyre_key_to_hex(&blob->header.key, hex);
-        uint64_t bytes =
-            VYRE_BLOB_HEADER_SIZE + blob->header.stored_size + blob->header.kernels_size;
-        if (it->blobs) {
-            json_t *ks = json_array();
-            for (size_t o = 0; blob->header.kernels && o < blob->header.kernels_size;
-                 o += strlen(blob->header.kernels + o) + 1)
-                json_array_append_new(ks, json_string(blob->header.kernels + o));
-            json_array_append_new(
-                it->blobs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:s?}", "file",
-                                     it->path, "source_kind", vyre_source_kind_name(kind), "arch",
-                                     archs[a], "key", hex, "toolchain", blob->header.toolchain,
-                                     "status", status, "bytes", (json_int_t)bytes, "compile_ns",
-                                     (json_int_t)blob->header.compile_ns, "kernels", ks, "source",
-                                     blob->header.source[0] ? blob->header.source : NULL));
-        } else if (!g_cachectl.quiet) {
-            char size[32], ks[512];
-            vyre_format_size(bytes, size, sizeof size);
-            kernel_list(blob, ks, sizeof ks);
-            fprintf(of, "%-7s  %.*s  %-7s  %-6s  %10s  %s  [%s]\n", status, CACHECTL_SHORT_KEY, hex,
-                    archs[a], vyre_source_kind_name(kind), size, it->path, ks);
-        }
-        vyre_blob_free(blob);
-    }
-    free(src);
+    return s == VYRE_SEED_SEEDED ? "seeded" : s == VYRE_SEED_PRESENT ? "present" : "fetched";
 }
 
-/* Prints every finished item whose predecessors are printed. mu held. */
-static void flush_done(seed_ctx *x)
+static void print_blob(seed_print *sp, const vyre_seed_file *f, const vyre_seed_outcome *o)
 {
-    while (x->next_print < x->items->n && x->items->v[x->next_print].done) {
-        seed_item *it = &x->items->v[x->next_print++];
-        if (it->out_len || it->errs_len)
-            cachectl_progress_end(&x->prog);
-        if (it->errs_len) {
-            fflush(stdout);
-            fwrite(it->errs, 1, it->errs_len, stderr);
-        }
-        if (it->out_len)
-            fwrite(it->out, 1, it->out_len, stdout);
+    const vyre_blob *blob = o->blob;
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(&blob->header.key, hex);
+    uint64_t bytes = VYRE_BLOB_HEADER_SIZE + blob->header.stored_size + blob->header.kernels_size;
+    if (sp->blobs) {
+        json_t *ks = json_array();
+        for (size_t k = 0; blob->header.kernels && k < blob->header.kernels_size;
+             k += strlen(blob->header.kernels + k) + 1)
+            json_array_append_new(ks, json_string(blob->header.kernels + k));
+        json_array_append_new(
+            sp->blobs, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:s?}", "file",
+                                 f->path, "source_kind", vyre_source_kind_name(f->kind), "arch",
+                                 o->arch, "key", hex, "toolchain", blob->header.toolchain, "status",
+                                 status_name(o->status), "bytes", (json_int_t)bytes, "compile_ns",
+                                 (json_int_t)blob->header.compile_ns, "kernels", ks, "source",
+                                 blob->header.source[0] ? blob->header.source : NULL));
+    } else if (!g_cachectl.quiet) {
+        char size[32], ks[512];
+        vyre_format_size(bytes, size, sizeof size);
+        kernel_list(blob, ks, sizeof ks);
+        printf("%-7s  %.*s  %-7s  %-6s  %10s  %s  [%s]\n", status_name(o->status),
+               CACHECTL_SHORT_KEY, hex, o->arch, vyre_source_kind_name(f->kind), size, f->path, ks);
+    }
+}
+
+/* A vyre_seed_file_fn: one file's errors (stderr), then its blobs. */
+static void print_file(void *ctx, const vyre_seed_file *f)
+{
+    seed_print *sp = ctx;
+    int errs = 0, outs = 0;
+    for (size_t i = 0; i < f->n_outcomes; i++)
+        f->outcomes[i].status == VYRE_SEED_FAILED ? errs++ : outs++;
+    if (errs || (outs && !g_tool.json && !g_cachectl.quiet))
+        cachectl_progress_end(&sp->prog);
+    if (errs) {
         fflush(stdout);
-        free(it->out);
-        free(it->errs);
-        it->out = it->errs = NULL;
-        if (it->blobs) {
-            json_array_extend(x->blobs, it->blobs);
-            json_array_extend(x->failures, it->failures);
-            json_decref(it->blobs);
-            json_decref(it->failures);
-            it->blobs = it->failures = NULL;
-        }
-        x->seeded += it->seeded;
-        x->present += it->present;
-        x->fetched += it->fetched;
-        x->failed += it->failed;
-        x->kernels += it->kernels;
+        for (size_t i = 0; i < f->n_outcomes; i++)
+            if (f->outcomes[i].status == VYRE_SEED_FAILED)
+                print_failure(sp, f, &f->outcomes[i]);
     }
+    for (size_t i = 0; i < f->n_outcomes; i++)
+        if (f->outcomes[i].status != VYRE_SEED_FAILED)
+            print_blob(sp, f, &f->outcomes[i]);
+    fflush(stdout);
 }
 
-static void *worker(void *p)
+/* A vyre_seed_progress_fn. */
+static void print_progress(void *ctx, size_t done, size_t total)
 {
-    seed_ctx *x = p;
-    for (;;) {
-        size_t i = atomic_fetch_add(&x->next, 1);
-        if (i >= x->items->n)
-            return NULL;
-        seed_item *it = &x->items->v[i];
-        if (g_tool.json) {
-            it->blobs = json_array();
-            it->failures = json_array();
-        }
-        FILE *of = open_memstream(&it->out, &it->out_len);
-        FILE *ef = open_memstream(&it->errs, &it->errs_len);
-        if (of && ef) {
-            seed_file(x, it, of, ef);
-        } else {
-            it->failed++;
-        }
-        if (of)
-            fclose(of);
-        if (ef)
-            fclose(ef);
-        pthread_mutex_lock(&x->mu);
-        it->done = 1;
-        x->n_done++;
-        flush_done(x);
-        cachectl_progress_update(x->n_done, x->items->n, &x->prog);
-        pthread_mutex_unlock(&x->mu);
-    }
+    seed_print *sp = ctx;
+    cachectl_progress_update(done, total, &sp->prog);
 }
 
-static long online_cpus(void)
+/* The operands into files: files as named, directories walked (in name
+ * order). 0, or -1 after printing why. */
+static int collect_files(char **operands, int n, vyre_seed_list *files)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > SEED_MAX_JOBS ? SEED_MAX_JOBS : n;
-}
-
-static void items_free(item_list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i].path);
-    free(l->v);
-}
-
-/* The operands into items: files as named, directories walked (in name
- * order). 0, or -1 after printing why (items freed). */
-static int collect_items(char **files, int n_files, item_list *items, uint64_t *skipped)
-{
-    for (int f = 0; f < n_files; f++) {
-        struct stat st;
-        if (stat(files[f], &st) == 0 && S_ISDIR(st.st_mode)) {
-            size_t before = items->n;
-            long s = add_dir(items, files[f]);
-            if (s == 0 && items->n == before)
-                fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n", tool_prog(),
-                        files[f]);
-            if (s < 0) {
-                items_free(items);
-                return -1;
-            }
-            *skipped += (uint64_t)s;
-        } else if (add_item(items, files[f])) {
-            fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-            items_free(items);
+    for (int i = 0; i < n; i++) {
+        vyre_error err;
+        vyre_error_clear(&err);
+        size_t before = files->n;
+        int is_dir = 0;
+        if (vyre_seed_list_add(files, operands[i], &is_dir, &err)) {
+            tool_report(&err);
             return -1;
         }
+        if (is_dir && files->n == before)
+            fprintf(stderr, "%s: note: no .ptx, .cu or .cubin file under '%s'\n", tool_prog(),
+                    operands[i]);
     }
     return 0;
 }
 
-/* Seeds every item with `jobs` threads (0: one per online CPU, never more
- * than items). Returns the number of jobs used. */
-static long run_jobs(seed_ctx *x, long jobs)
-{
-    if (jobs == 0)
-        jobs = online_cpus();
-    if ((size_t)jobs > x->items->n)
-        jobs = x->items->n ? (long)x->items->n : 1;
-    pthread_t tids[SEED_MAX_JOBS];
-    long started = 0;
-    for (long j = 1; j < jobs; j++) {
-        if (pthread_create(&tids[started], NULL, worker, x) != 0)
-            break; /* fewer threads: the work is shared by those there are */
-        started++;
-    }
-    worker(x);
-    for (long j = 0; j < started; j++)
-        pthread_join(tids[j], NULL);
-    cachectl_progress_end(&x->prog);
-    return jobs;
-}
-
 /* The --json document, or the last line. */
-static void print_summary(seed_ctx *x, vyre_cache *cache, uint64_t skipped, long jobs)
+static void print_summary(seed_print *sp, vyre_cache *cache, const vyre_seed_list *files,
+                          const vyre_seed_totals *t)
 {
     if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 2);
-        json_object_set_new(o, "files", json_integer((json_int_t)x->items->n));
-        json_object_set_new(o, "skipped", json_integer((json_int_t)skipped));
-        json_object_set_new(o, "seeded", json_integer((json_int_t)x->seeded));
-        json_object_set_new(o, "kernels", json_integer((json_int_t)x->kernels));
-        json_object_set_new(o, "fetched", json_integer((json_int_t)x->fetched));
-        json_object_set_new(o, "present", json_integer((json_int_t)x->present));
-        json_object_set_new(o, "failed", json_integer((json_int_t)x->failed));
-        json_object_set_new(o, "jobs", json_integer((json_int_t)jobs));
-        json_object_set_new(o, "blobs", x->blobs);
-        json_object_set_new(o, "failures", x->failures);
+        json_object_set_new(o, "files", json_integer((json_int_t)files->n));
+        json_object_set_new(o, "skipped", json_integer((json_int_t)files->skipped));
+        json_object_set_new(o, "seeded", json_integer((json_int_t)t->seeded));
+        json_object_set_new(o, "kernels", json_integer((json_int_t)t->kernels));
+        json_object_set_new(o, "fetched", json_integer((json_int_t)t->fetched));
+        json_object_set_new(o, "present", json_integer((json_int_t)t->present));
+        json_object_set_new(o, "failed", json_integer((json_int_t)t->failed));
+        json_object_set_new(o, "jobs", json_integer((json_int_t)t->jobs));
+        json_object_set_new(o, "blobs", sp->blobs);
+        json_object_set_new(o, "failures", sp->failures);
+        sp->blobs = sp->failures = NULL;
         tool_json_print(stdout, o);
     } else if (!g_cachectl.quiet) {
         /* "fetched" only where a remote store could have served one, so
          * the line of a cache without remotes keeps its shape. */
         char fetched[48] = "";
-        if (x->has_remotes)
-            snprintf(fetched, sizeof fetched, "fetched %" PRIu64 ", ", x->fetched);
+        if (vyre_cache_remote_count(cache) > 0)
+            snprintf(fetched, sizeof fetched, "fetched %" PRIu64 ", ", t->fetched);
         printf("Seeded %" PRIu64 " module%s (%" PRIu64 " kernel%s), %salready present %" PRIu64
                ", failed %" PRIu64 "\n",
-               x->seeded, x->seeded == 1 ? "" : "s", x->kernels, x->kernels == 1 ? "" : "s",
-               fetched, x->present, x->failed);
+               t->seeded, t->seeded == 1 ? "" : "s", t->kernels, t->kernels == 1 ? "" : "s",
+               fetched, t->present, t->failed);
     }
 }
 
@@ -693,11 +345,11 @@ int cmd_seed(int argc, char **argv)
                                        : TOOL_EXIT_ERROR))
             return rc;
     }
-    char **files = argv + optind;
-    int n_files = end - optind;
+    char **operands = argv + optind;
+    int n_operands = end - optind;
     if ((rc = cachectl_check_globals("seed")))
         return rc;
-    if (n_files <= 0)
+    if (n_operands <= 0)
         return tool_usage_error("seed",
                                 "name CUDA C (.cu), PTX (.ptx) or cubin files, or directories "
                                 "of them",
@@ -708,38 +360,43 @@ int cmd_seed(int argc, char **argv)
         return TOOL_EXIT_ERROR;
 
     /* Operands: files as named, directories walked (in name order). */
-    item_list items = {0};
-    uint64_t skipped = 0;
-    if (collect_items(files, n_files, &items, &skipped))
+    vyre_seed_list files = VYRE_SEED_LIST_INIT;
+    if (collect_files(operands, n_operands, &files)) {
+        vyre_seed_list_release(&files);
         return TOOL_EXIT_ERROR;
-
+    }
     vyre_cache *cache = NULL;
     if ((rc = open_or_create(&cache))) {
-        items_free(&items);
+        vyre_seed_list_release(&files);
         return rc;
     }
-
-    seed_ctx x;
-    memset(&x, 0, sizeof x);
-    x.cache = cache;
-    x.has_remotes = vyre_cache_remote_count(cache) > 0;
-    x.archs = n_archs ? archs : NULL;
-    x.n_archs = n_archs;
-    x.entries = entries;
-    x.n_entries = n_entries;
-    x.copts = copts;
-    x.n_copts = n_copts;
-    x.items = &items;
-    atomic_init(&x.next, 0);
-    pthread_mutex_init(&x.mu, NULL);
-    x.blobs = g_tool.json ? json_array() : NULL;
-    x.failures = g_tool.json ? json_array() : NULL;
-    cachectl_progress_init(&x.prog, "seed", "files");
-
-    jobs = run_jobs(&x, jobs);
-    pthread_mutex_destroy(&x.mu);
-    print_summary(&x, cache, skipped, jobs);
-    items_free(&items);
+    seed_print sp = {.blobs = g_tool.json ? json_array() : NULL,
+                     .failures = g_tool.json ? json_array() : NULL};
+    cachectl_progress_init(&sp.prog, "seed", "files");
+    vyre_seed_opts so;
+    memset(&so, 0, sizeof so);
+    so.archs = n_archs ? archs : NULL;
+    so.n_archs = (size_t)n_archs;
+    so.entries = entries;
+    so.n_entries = n_entries;
+    so.copts = copts;
+    so.n_copts = n_copts;
+    so.jobs = (unsigned)jobs;
+    so.on_file = print_file;
+    so.on_progress = print_progress;
+    so.ctx = &sp;
+    vyre_seed_totals t;
+    vyre_error err;
+    vyre_error_clear(&err);
+    rc = vyre_seed_run(cache, &files, &so, &t, &err);
+    cachectl_progress_end(&sp.prog);
+    if (rc)
+        rc = cachectl_fail(&err);
+    else
+        print_summary(&sp, cache, &files, &t);
+    json_decref(sp.blobs);
+    json_decref(sp.failures);
+    vyre_seed_list_release(&files);
     vyre_cache_close(cache);
-    return x.failed ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
+    return rc ? rc : t.failed ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
 }

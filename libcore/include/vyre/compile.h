@@ -172,6 +172,136 @@ VYRE_EXTERN int vyre_ptx_target_arch(const void *ptx, size_t len, char *arch, si
 /* "cuda-c", "ptx", "cubin", or NULL for an unknown kind (static). */
 VYRE_EXTERN const char *vyre_source_kind_name(vyre_source_kind kind);
 
+/* ---- seeding: many files compiled into the cache ahead of time ------------
+ *
+ * What a fleet runs to ship a warm cache: a list of files (operands as
+ * named, directories walked) compiled and stored under exactly the key the
+ * run-time path computes (vyre_compile_through_cache_named), by a pool of
+ * threads, with the results handed back file by file in list order.
+ */
+
+#define VYRE_SEED_MAX_ARCHS 16      /* architectures one run compiles each file for */
+#define VYRE_SEED_MAX_JOBS  256     /* threads one run uses at most */
+#define VYRE_SEED_MAX_DEPTH 64      /* directory levels a walk goes down below the named one */
+#define VYRE_SEED_MAX_WALK  4000000 /* entries a walk looks at, all directories together */
+
+/* The files a seed run compiles, in order. Caller-owned: start from
+ * VYRE_SEED_LIST_INIT (or all zeroes: an empty list), free what it holds
+ * with vyre_seed_list_release. */
+typedef struct vyre_seed_list {
+    char **paths; /* n malloc'ed paths, owned by the list */
+    size_t n, cap;
+    uint64_t skipped; /* files a walk passed over: cubins beside their PTX */
+} vyre_seed_list;
+
+/* An empty list, as git's STRBUF_INIT: `vyre_seed_list l = VYRE_SEED_LIST_INIT;`. */
+/* clang-format off */
+#define VYRE_SEED_LIST_INIT {NULL, 0, 0, 0}
+/* clang-format on */
+
+/* Frees every path and the array, and leaves l empty. NULL: no-op. */
+VYRE_EXTERN void vyre_seed_list_release(vyre_seed_list *l);
+
+/*
+ * Adds operand to l: a directory (a symbolic link to one counts: it is
+ * walked where it points, its files named under operand as given) is
+ * walked for *.ptx, *.cu and *.cubin regular files (any case), which are
+ * appended in strcmp order of their paths; anything else is appended as
+ * named (whether it can be read is the run's business). The walk follows
+ * no symbolic link below operand and reads a directory it may not open
+ * (the named one included) as empty. Triton's rule: a .cubin beside a .ptx
+ * of the same stem is not a module of its own (the PTX is), so a walk
+ * passes it over and counts it in l->skipped. *is_dir (may be NULL) is set
+ * to 1 when operand was walked.
+ *
+ * Bounded: more than VYRE_SEED_MAX_DEPTH levels below operand, or more
+ * than VYRE_SEED_MAX_WALK entries, is VYRE_ETOOBIG; a directory that cannot
+ * be opened for another reason than permission is the errno's code
+ * ("cannot walk 'DIR': reason"); VYRE_ENOMEM.
+ * On an error l keeps what was added before the call. Not thread-safe on
+ * one list; different lists may be filled at once (no process-wide state:
+ * no nftw, no chdir).
+ */
+VYRE_EXTERN int vyre_seed_list_add(vyre_seed_list *l, const char *operand, int *is_dir,
+                                   vyre_error *err);
+
+typedef enum vyre_seed_status {
+    VYRE_SEED_SEEDED,  /* compiled and stored by this run */
+    VYRE_SEED_PRESENT, /* the cache held it already */
+    VYRE_SEED_FETCHED, /* a remote store had it: fetched, not compiled */
+    VYRE_SEED_FAILED,
+} vyre_seed_status;
+
+/* One file for one architecture (or a file that failed before any). */
+typedef struct vyre_seed_outcome {
+    vyre_seed_status status;
+    const char *arch;      /* NULL: failed before an architecture was chosen */
+    const vyre_blob *blob; /* the blob in the cache, unless failed */
+    vyre_error error;      /* failed: error.code, and message (may be empty: use
+                              vyre_strerror(error.code)) and hint */
+    const char *log;       /* failed to compile: the compiler's whole log; else NULL */
+} vyre_seed_outcome;
+
+/* What a run did with one file, handed to vyre_seed_opts.on_file. */
+typedef struct vyre_seed_file {
+    const char *path;
+    size_t index;                      /* its place in the list */
+    vyre_source_kind kind;             /* as vyre_source_kind_detect told it (CUDA C when unread) */
+    const vyre_seed_outcome *outcomes; /* in architecture order */
+    size_t n_outcomes;                 /* 0 only when the run ran out of memory for this file */
+} vyre_seed_file;
+
+/* Called once per file, in list order, never two at once (under the run's
+ * lock), from any of the run's threads. Everything f points to is the
+ * run's and is freed when the call returns. */
+typedef void (*vyre_seed_file_fn)(void *ctx, const vyre_seed_file *f);
+
+/* Called, under the same lock, each time a file is done: done of total. */
+typedef void (*vyre_seed_progress_fn)(void *ctx, size_t done, size_t total);
+
+/* How to seed. Everything is the caller's and must outlive the run. All
+ * zeroes (`vyre_seed_opts o = {0};` or memset) mean: a PTX file's own target,
+ * no entries or options, one job per online CPU, nothing called back. */
+typedef struct vyre_seed_opts {
+    const char *const *archs;   /* valid real architectures (vyre_compile_arch_valid), or
+                                   NULL: a PTX file's own .target (other kinds then fail) */
+    size_t n_archs;             /* at most VYRE_SEED_MAX_ARCHS */
+    const char *const *entries; /* kernels every module must define (not part of the key) */
+    size_t n_entries;
+    const char *const *copts; /* compiler options, in order: part of the key */
+    size_t n_copts;
+    unsigned jobs;                     /* threads; 0: one per online CPU; never more than files or
+                                          VYRE_SEED_MAX_JOBS */
+    vyre_seed_file_fn on_file;         /* may be NULL */
+    vyre_seed_progress_fn on_progress; /* may be NULL */
+    void *ctx;                         /* passed to both */
+} vyre_seed_opts;
+
+/* What a run did, summed over its files. */
+typedef struct vyre_seed_totals {
+    uint64_t seeded, present, fetched, failed; /* outcomes of each status */
+    uint64_t kernels;                          /* kernels of the modules seeded */
+    unsigned jobs;                             /* threads it used */
+} vyre_seed_totals;
+
+/*
+ * Seeds every file of files into c: each is read (sources are limited to
+ * VYRE_BLOB_MAX_PAYLOAD), its kind told by vyre_source_kind_detect, and
+ * compiled for each architecture through the cache with
+ * vyre_compile_through_cache_named under its own name (a hit is "present",
+ * or "fetched" when only a remote store held it). A module lacking one of
+ * o->entries fails once and is tried for no other architecture. A failed
+ * file does not stop the others. Results go to o->on_file in list order,
+ * whatever order the threads finish in.
+ *
+ * Returns 0 when every file was tried (totals->failed counts the failed
+ * outcomes, and a file the run had no memory for), VYRE_EINVAL for bad options (err says which) or
+ * VYRE_ENOMEM. *totals (may be NULL) is filled in either case. c must stay
+ * open through the run; the run is as thread-safe as c is.
+ */
+VYRE_EXTERN int vyre_seed_run(vyre_cache *c, const vyre_seed_list *files, const vyre_seed_opts *o,
+                              vyre_seed_totals *totals, vyre_error *err);
+
 #ifdef __cplusplus
 }
 #endif
