@@ -279,31 +279,23 @@ static int add_triton_groups(scan_ctx *x, int devfd, const char *prefix,
     return 0;
 }
 
-/* Scans the Triton cache in directory `name` of at (`rel` below the
- * cache open as root) into *out, through the descriptor *devfd it opens
- * (the caller closes it): /proc/self/fd/N is that very directory, so the
- * scan reads what the removals, relative to the cache's descriptor,
- * reach. out->dir is then /proc/self/fd/<root>/<rel>, so that
- * vyre_triton_verify reads through the held descriptor too. Where /proc is
- * missing, both read by the path `display` (reading only: every change
- * goes through the descriptor). With vyre's trash: it becomes a trash
+/* Scans the Triton cache in directory `name` of at into *out, below the
+ * root this scan holds (vyre__triton_scan_at: opened O_NOFOLLOW relative to
+ * at, no path opened, its descriptor kept in *out for verify, quarantine
+ * and prune). `display` (the absolute path) names it in messages and is the
+ * base Triton's recorded child paths are matched against. *devfd is a
+ * second descriptor of the same directory for the caller's own look at
+ * the groups (the caller closes it). With vyre's trash: it becomes a trash
  * entry, which prune finishes. */
-static int scan_device(int root, int at, const char *rel, const char *name, const char *display,
-                       vyre_triton_cache *out, int *devfd)
+static int scan_device(int at, const char *name, const char *display, vyre_triton_cache *out,
+                       int *devfd)
 {
     memset(out, 0, sizeof *out);
-    *devfd = vyre__open_dir_at(at, name);
-    if (*devfd < 0)
-        return VYRE_EIO;
-    char via[64];
-    snprintf(via, sizeof via, "/proc/self/fd/%d", *devfd);
-    int proc = access(via, F_OK) == 0;
-    int rc = vyre__triton_scan(proc ? via : display, 1, out, NULL);
-    if (!rc && proc)
-        snprintf(out->dir, sizeof out->dir, "/proc/self/fd/%d/%s", root, rel);
-    else if (!rc)
-        vyre__strlcpy(out->dir, display, sizeof out->dir);
-    return rc;
+    int rc = vyre__triton_scan_at(at, name, display, 1, out, NULL);
+    if (rc)
+        return rc;
+    *devfd = dup(out->fd);
+    return *devfd < 0 ? VYRE_EIO : 0;
 }
 
 /* triton/<device>: one Triton cache, scanned by vyre_triton_cache_scan. */
@@ -322,10 +314,8 @@ static int triton_device(scan_ctx *x, int at, const char *prefix, const char *na
     vyre__strlcpy(t->device, name, sizeof t->device);
     char path[VYRE_TRITON_PATH_MAX], sub[VYRE_INDUCTOR_ENTRY_MAX];
     int n = snprintf(path, sizeof path, "%s/%s%s", c->dir, prefix, name);
-    snprintf(sub, sizeof sub, "%s%s", prefix, name);
     int devfd = -1;
-    if (n < 0 || (size_t)n >= sizeof path ||
-        scan_device(c->fd, at, sub, name, path, &t->cache, &devfd)) {
+    if (n < 0 || (size_t)n >= sizeof path || scan_device(at, name, path, &t->cache, &devfd)) {
         if (devfd >= 0)
             close(devfd);
         vyre_triton_cache_release(&t->cache);
