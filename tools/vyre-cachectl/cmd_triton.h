@@ -55,7 +55,8 @@ enum {
 /* prune and clear scan the cache themselves (vyre_triton_prune). */
 int cachectl_triton_prune(triton_opts *o);
 int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c);
-/* ls's JSON object (new reference) and row of one group (cmd_triton.c). */
+/* ls's and show's JSON object (new reference) and row of one group
+ * (cmd_triton_group.c). */
 json_t *cachectl_triton_group_json(const vyre_triton_group *g);
 void cachectl_triton_print_group(const vyre_triton_group *g, int64_t now);
 /* The options of prune and clear (cmd_triton_prune.c): 0 not one of them,
