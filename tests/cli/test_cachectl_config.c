@@ -444,7 +444,8 @@ static unsigned mode_of(const char *path)
 }
 
 /* vyre.conf takes the cache's umask, not 0600 nor the process's (issue
- * 33: 'config umask 002' wrote it 0600 and locked the group out). */
+ * 33: 'config umask 002' wrote it 0600 and locked the group out), and is
+ * never readable by others (it may hold remote_storage credentials). */
 Test(cachectl_config, set_writes_vyre_conf_with_the_cache_umask)
 {
     populate(1);
@@ -453,18 +454,18 @@ Test(cachectl_config, set_writes_vyre_conf_with_the_cache_umask)
     CC(&p, "config", "umask", "002");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
-    cr_assert_eq(mode_of(g_cache_conf), 0664, "%o", mode_of(g_cache_conf));
+    cr_assert_eq(mode_of(g_cache_conf), 0660, "%o", mode_of(g_cache_conf));
     CC(&p, "config", "max_age", "30d");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
-    cr_assert_eq(mode_of(g_cache_conf), 0664, "%o", mode_of(g_cache_conf));
+    cr_assert_eq(mode_of(g_cache_conf), 0660, "%o", mode_of(g_cache_conf));
 
     /* A file an older version wrote 0600 is given the cache's mode. */
     cr_assert_eq(chmod(g_cache_conf, 0600), 0);
     CC(&p, "config", "read_only", "false");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
-    cr_assert_eq(mode_of(g_cache_conf), 0664, "%o", mode_of(g_cache_conf));
+    cr_assert_eq(mode_of(g_cache_conf), 0660, "%o", mode_of(g_cache_conf));
 
     /* The umask in force wins, wherever it is set. */
     CC_ENV(&p, ((const char *const[]){"VYRE_CACHE_UMASK=027", NULL}), "config", "max_age", "7d");

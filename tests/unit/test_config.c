@@ -224,28 +224,28 @@ Test(config, write_keeps_lines_creates_the_directory_and_refuses_bad_values)
     snprintf(path, sizeof path, "%s/vyre.conf", g_root);
     vyre_error e;
     /* No cache directory yet: created 0700, file created. */
-    cr_assert_eq(vyre_config_write(g_root, "max_size", "2G", &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_write(g_root, "max_size", "2G", -1, &e), 0, "%s", e.message);
     struct stat st;
     cr_assert_eq(stat(g_root, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0700);
     cr_assert_str_eq(get_text(path), "max_size = 2G\n");
     /* No final newline; the key set twice: the last line is the one. */
     put_text(path, "# x\nmax_size = 1G\nmax_age=1d\nmax_size = 3G");
-    cr_assert_eq(vyre_config_write(g_root, "max_size", "4G", &e), 0);
+    cr_assert_eq(vyre_config_write(g_root, "max_size", "4G", -1, &e), 0);
     cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_age=1d\nmax_size = 4G");
-    cr_assert_eq(vyre_config_write(g_root, "umask", "002", &e), 0);
+    cr_assert_eq(vyre_config_write(g_root, "umask", "002", -1, &e), 0);
     cr_assert_str_eq(get_text(path),
                      "# x\nmax_size = 1G\nmax_age=1d\nmax_size = 4G\numask = 002\n");
-    cr_assert_eq(vyre_config_write(g_root, "max_age", NULL, &e), 0);
+    cr_assert_eq(vyre_config_write(g_root, "max_age", NULL, -1, &e), 0);
     cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_size = 4G\numask = 002\n");
     /* Bad values and keys change nothing. */
-    cr_assert_eq(vyre_config_write(g_root, "umask", "9", &e), VYRE_ECONFIG);
-    cr_assert_eq(vyre_config_write(g_root, "colour", "blue", &e), VYRE_ECONFIG);
-    cr_assert_eq(vyre_config_write(g_root, "colour", NULL, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_write(g_root, "umask", "9", -1, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_write(g_root, "colour", "blue", -1, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_write(g_root, "colour", NULL, -1, &e), VYRE_ECONFIG);
     cr_assert_str_eq(get_text(path), "# x\nmax_size = 1G\nmax_size = 4G\numask = 002\n");
     /* The file keeps its mode. */
     cr_assert_eq(chmod(path, 0640), 0);
-    cr_assert_eq(vyre_config_write(g_root, "read_only", "true", &e), 0);
+    cr_assert_eq(vyre_config_write(g_root, "read_only", "true", -1, &e), 0);
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0640);
 }
@@ -289,7 +289,7 @@ Test(config, the_cache_honours_its_file)
     cr_assert_eq(symlink(target, path), 0);
     cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "is a symlink"), "%s", e.message);
-    cr_assert_eq(vyre_config_write(g_root, "max_size", "2G", &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_config_write(g_root, "max_size", "2G", -1, &e), VYRE_EUNSAFE);
     cr_assert_str_eq(get_text(target), "max_size = 1G\n");
 }
 
@@ -394,9 +394,9 @@ Test(config, a_bad_remote_storage_names_the_file_and_line)
     cr_assert(strncmp(e.message, want, strlen(want)) == 0, "%s", e.message);
     /* Writing a bad one is refused, the file unchanged. */
     put_text(path, "remote_storage = http://127.0.0.1:1/ok\n");
-    cr_assert_eq(vyre_config_write(g_root, "remote_storage", "gopher://h", &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_write(g_root, "remote_storage", "gopher://h", -1, &e), VYRE_ECONFIG);
     cr_assert_str_eq(get_text(path), "remote_storage = http://127.0.0.1:1/ok\n");
-    cr_assert_eq(vyre_config_write(g_root, "remote_storage", "redis://127.0.0.1:1|read-only", &e),
+    cr_assert_eq(vyre_config_write(g_root, "remote_storage", "redis://127.0.0.1:1|read-only", -1, &e),
                  0, "%s", e.message);
     cr_assert_str_eq(get_text(path), "remote_storage = redis://127.0.0.1:1|read-only\n");
 }
@@ -566,7 +566,7 @@ Test(config, triton_and_inductor_max_size_from_each_layer)
     cr_assert(strstr(e.hint, "10G"), "%s", e.hint);
     cr_assert_eq(c.triton_max_size, 0);
     /* And it reads back what it shows, through the cache's file. */
-    cr_assert_eq(vyre_config_write(g_root, "inductor_max_size", "1.5G", &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_write(g_root, "inductor_max_size", "1.5G", -1, &e), 0, "%s", e.message);
     cr_assert(strstr(get_text(conf), "inductor_max_size = 1.5G"), "%s", get_text(conf));
     cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.inductor_max_size, UINT64_C(1536) << 20);

@@ -201,7 +201,7 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
     int rc;
     if (value && k == VYRE_CONF_MAX_SIZE && (rc = confirm_shrink(root, cf, value, yes)))
         return rc;
-    if (vyre_config_write_ex(root, key, value, cf->umask, &err)) {
+    if (vyre_config_write(root, key, value, cf->umask, &err)) {
         if (err.code == VYRE_ECONFIG)
             return tool_usage_error("config", err.hint[0] ? err.hint : NULL, "%s", err.message);
         return cachectl_fail(&err);

@@ -231,22 +231,16 @@ VYRE_EXTERN void vyre_config_format_where(const vyre_config *c, int key, char *b
  * the file is rewritten atomically (a temporary file in the same directory,
  * fsync, rename), the last line setting key replaced (the others, comments
  * and blank lines kept), or a line appended. A missing cache directory is
- * created (0700). value NULL removes the key's lines. The file keeps its
- * mode (a new one: 0600), but setting umask writes it with that umask's
- * mode, as vyre_config_write_ex does.
+ * created (0700). value NULL removes the key's lines. umask is the cache's
+ * (vyre_config.umask; -1: unset): with one, the file is written
+ * 0660 & ~umask whatever its mode was and whatever the process's umask (a
+ * group cache's vyre.conf under 002 is 0660, so its members can read it,
+ * and others never: it may hold remote_storage credentials); without one
+ * the file keeps its mode (a new one: 0600). Setting the umask key itself
+ * uses the new value.
  */
 VYRE_EXTERN int vyre_config_write(const char *cache_root, const char *key, const char *value,
-                                  vyre_error *err);
-
-/*
- * As vyre_config_write, with umask the cache's (vyre_config.umask, -1:
- * unset): the file is written 0666 & ~umask whatever its mode was and
- * whatever the process's umask (a group cache's vyre.conf under 002 is
- * 0664, so its members can read it). Setting the umask key itself uses
- * the new value.
- */
-VYRE_EXTERN int vyre_config_write_ex(const char *cache_root, const char *key, const char *value,
-                                     int umask, vyre_error *err);
+                                  int umask, vyre_error *err);
 
 #ifdef __cplusplus
 }

@@ -820,13 +820,8 @@ static void write_edited(FILE *f, const char *old, size_t len, const char *key, 
     fwrite(old + rest, 1, len - rest, f);
 }
 
-int vyre_config_write(const char *cache_root, const char *key, const char *value, vyre_error *err)
-{
-    return vyre_config_write_ex(cache_root, key, value, -1, err);
-}
-
-int vyre_config_write_ex(const char *cache_root, const char *key, const char *value, int umask,
-                         vyre_error *err)
+int vyre_config_write(const char *cache_root, const char *key, const char *value, int umask,
+                      vyre_error *err)
 {
     if (!cache_root || !key)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_write: NULL argument");
@@ -855,14 +850,15 @@ int vyre_config_write_ex(const char *cache_root, const char *key, const char *va
     mode_t mode = 0600;
     if ((rc = read_current(path, &old, &len, &mode, err)))
         return rc;
-    /* With a umask, the file's mode is the cache's (0664 under 002), not
+    /* With a umask, the file's mode is the cache's (0660 under 002), not
      * 0600 nor the process's: a group cache's members read its settings
-     * (issue 33: 'config umask 002' locked them out). */
+     * (issue 33: 'config umask 002' locked them out). Never others: the file
+     * may name remote_storage credentials. */
     if (umask >= 0)
-        mode = (mode_t)0666 & ~(mode_t)umask;
+        mode = (mode_t)0660 & ~(mode_t)umask;
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-    if (out >= 0 && vyre__fchmod_umask(out, umask) != 0) {
+    if (out >= 0 && umask >= 0 && fchmod(out, mode) != 0) {
         int e = errno;
         close(out);
         unlink(tmp);
