@@ -176,10 +176,11 @@ int vyre__index_file_kind(int fd);
 /* ---- shared by the index's own files (index_*.c) only ----------------------
  *
  * The rest of libcore goes through the calls above. The index is written
- * as index_open.c (the file and the handle), index_row.c (a row between C
- * and SQL), index_hits.c (usage, batched), index_blobs.c (the blob rows),
- * index_inputs.c (each key's inputs) and index_meta.c (counters and
- * totals in meta); they call down that list, never back up it.
+ * as index_row.c (a row between C and SQL), index_hits.c (usage, batched),
+ * index_open.c (the file and the handle; close flushes hits),
+ * index_blobs.c (the blob rows), index_inputs.c (each key's inputs) and
+ * index_meta.c (counters and totals in meta). Each calls only files
+ * before it in that list, so there is no call circle between them.
  */
 
 /* PRAGMA application_id of our index files: "vyre" in ASCII. Lets open
