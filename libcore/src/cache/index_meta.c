@@ -8,8 +8,6 @@
  */
 #include "cache/index.h"
 
-#include <string.h>
-
 #include "base/internal.h"
 
 /* One integer from meta (*found 0 when the row is absent). Lock held. */

@@ -14,7 +14,6 @@
  */
 #include "cuda/pipeline_internal.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "base/internal.h"

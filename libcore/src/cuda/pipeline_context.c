@@ -12,7 +12,6 @@
  */
 #include "cuda/pipeline_internal.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
