@@ -35,6 +35,15 @@
  *                                 that $VYRE_CUPTI_LIBRARY names, when the
  *                                 process has loaded it and enabled kernel
  *                                 activity, as the real CUPTI would
+ *   FAKECUDA_CUPTI_SLOW_NS=<n>    each launch whose record the fake CUPTI
+ *                                 takes runs n ns longer (record and events)
+ *   FAKECUDA_OP_LOG=<path>        appends a line per stream operation, in
+ *                                 the order issued: "memset <bytes>" (8- and
+ *                                 32-bit memsets), "block" (vyre-bench's
+ *                                 blocking kernel), "launch <name>", and
+ *                                 "launch <name> cupti" when the fake CUPTI
+ *                                 took the launch's kernel record (a launch
+ *                                 of a CUPTI pass)
  *
  * vyre-bench's GPU reference kernel (vyre_reference_loop) runs as a no-op,
  * counted: "reference_launches", and "reference_held" those launched while
@@ -740,7 +749,8 @@ static struct {
     fake_launch launch; /* for its CUPTI record, which spans the hold */
     uint64_t start_ns;  /* virtual ns at its launch */
 } g_block;
-static void cupti_record(const fake_launch *l, uint64_t start, uint64_t end);
+static int cupti_record(const fake_launch *l, uint64_t start, uint64_t end);
+static void log_memset(size_t bytes);
 
 static CUresult block_launch(const fake_launch *l)
 {
@@ -856,6 +866,7 @@ FAKE_FN CUresult fake_cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t 
         return CUDA_ERROR_INVALID_VALUE;
     memset((void *)(uintptr_t)dst, uc, n);
     __atomic_add_fetch(&g_memsets, 1, __ATOMIC_RELAXED);
+    log_memset(n);
     return CUDA_SUCCESS;
 }
 
@@ -1108,6 +1119,24 @@ FAKE_FN CUresult fake_cuModuleGetFunction(CUfunction *pf, CUmodule m, const char
     return CUDA_SUCCESS;
 }
 
+/* FAKECUDA_OP_LOG: one line per stream operation (see the top). */
+static void log_op(const char *what, const char *name, int cupti)
+{
+    const char *path = getenv("FAKECUDA_OP_LOG");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    fprintf(f, "%s%s%s%s\n", what, name ? " " : "", name ? name : "", cupti ? " cupti" : "");
+    fclose(f);
+}
+
+static void log_memset(size_t bytes)
+{
+    char n[32];
+    snprintf(n, sizeof n, "%zu", bytes);
+    log_op("memset", n, 0);
+}
+
 static void log_launch(const fake_launch *l)
 {
     const char *path = getenv("FAKECUDA_LAUNCH_LOG");
@@ -1124,13 +1153,13 @@ static void log_launch(const fake_launch *l)
 
 /* FAKECUDA_CUPTI_RECORDS: the fake CUPTI's fakecupti_kernel, when the
  * process loaded it (RTLD_NOLOAD: never loads it itself). */
-static void cupti_record(const fake_launch *l, uint64_t start, uint64_t end)
+static int cupti_record(const fake_launch *l, uint64_t start, uint64_t end)
 {
     static int (*rec)(const char *, uint64_t, uint64_t);
     static int looked;
     const char *on = getenv("FAKECUDA_CUPTI_RECORDS");
     if (!on || strcmp(on, "1") != 0)
-        return;
+        return 0;
     if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
         const char *lib = getenv("VYRE_CUPTI_LIBRARY");
         void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
@@ -1138,8 +1167,7 @@ static void cupti_record(const fake_launch *l, uint64_t start, uint64_t end)
             *(void **)&rec = dlsym(h, "fakecupti_kernel");
         __atomic_store_n(&looked, h != NULL, __ATOMIC_RELEASE);
     }
-    if (rec)
-        rec(l->f->name, start, end);
+    return rec ? rec(l->f->name, start, end) : 0;
 }
 
 /* Runs one launch on the CPU. */
@@ -1147,10 +1175,19 @@ static CUresult run_launch(const fake_launch *l)
 {
     const fake_kernel *k = l->f->k;
     log_launch(l);
-    if (strcmp(k->name, "vyre_block_stream") == 0)
+    if (strcmp(k->name, "vyre_block_stream") == 0) {
+        log_op("block", NULL, 0);
         return block_launch(l); /* its record when the hold ends (block_resolve) */
+    }
     uint64_t end = __atomic_add_fetch(&g_virtual_ns, l->f->mod->kernel_ns, __ATOMIC_SEQ_CST);
-    cupti_record(l, end - l->f->mod->kernel_ns, end);
+    /* FAKECUDA_CUPTI_SLOW_NS: a launch CUPTI records takes that much
+     * longer, in its record and in the virtual time events see (the real
+     * CUPTI instruments a concurrent kernel's code to stamp it). */
+    uint64_t slow = (uint64_t)env_long("FAKECUDA_CUPTI_SLOW_NS", 0);
+    int traced = cupti_record(l, end - l->f->mod->kernel_ns, end + slow);
+    if (traced && slow)
+        __atomic_add_fetch(&g_virtual_ns, slow, __ATOMIC_SEQ_CST);
+    log_op("launch", l->f->name, traced);
     if (k->nparams == 0)
         return CUDA_SUCCESS;
     if (strcmp(k->name, "vyre_reference_loop") == 0) {
@@ -1354,6 +1391,7 @@ FAKE_FN CUresult fake_cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n
     unsigned int *p = (unsigned int *)(uintptr_t)dst;
     for (size_t i = 0; i < n; i++)
         p[i] = v;
+    log_memset(n * 4);
     return CUDA_SUCCESS;
 }
 

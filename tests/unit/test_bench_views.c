@@ -69,6 +69,22 @@ Test(bench_views, disagreement_is_beyond_five_percent_plus_a_microsecond)
     cr_assert(!vyre__bench_views_disagree(NAN, 100000));
 }
 
+/* The CUPTI pass's own traced time against the batch view (issue 34): H200,
+ * 24 M axpy, a held graph read 114.35 us a launch with CUPTI's kernel
+ * tracing on and 106.91 us without. */
+Test(bench_views, the_traced_note_says_how_much_cupti_slowed_the_launches)
+{
+    char buf[160] = "";
+    cr_assert(vyre__bench_traced_note(114350, 106910, buf, sizeof buf));
+    cr_assert_str_eq(buf, "kernel is a traced time: CUPTI's tracing slowed the launches 7.0% "
+                          "(114.35 us vs batch 106.91 us)");
+    cr_assert(!vyre__bench_traced_note(106910 * 1.019, 106910, buf, sizeof buf), "within 2%%");
+    cr_assert(!vyre__bench_traced_note(100000, 106910, buf, sizeof buf), "faster: nothing to say");
+    cr_assert(!vyre__bench_traced_note(0, 106910, buf, sizeof buf));
+    cr_assert(!vyre__bench_traced_note(114350, 0, buf, sizeof buf), "no batch view (cold)");
+    cr_assert(!vyre__bench_traced_note(NAN, 106910, buf, sizeof buf));
+}
+
 /* ---- storage --------------------------------------------------------------------- */
 
 static char g_dir[512];
@@ -184,6 +200,36 @@ Test(bench_views_db, views_round_trip_and_kernel_view_comes_from_the_records)
 
     cr_assert_eq(tu_db_int(g_path, "SELECT count(*) FROM points WHERE batch_ns IS NULL"), 1,
                  "not measured is NULL in the file");
+}
+
+/* The traced time goes to the point's note, once, after the kernel view's
+ * own words; a point without a batch view (cold) gets nothing. */
+Test(bench_views_db, the_traced_time_is_noted_once_beside_the_batch_view)
+{
+    vyre_results *db = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_open(g_path, &db, &e), 0, "%s", e.message);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "sweep");
+    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    int64_t hot = gpu_point(db, r.id, 0, 107000, 106910, 0, "12.0 GB/s");
+    int64_t cold = gpu_point(db, r.id, 1, 112000, 0, 0, "");
+    cr_assert_eq(vyre__bench_point_traced(db, hot, 114350, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_traced(db, hot, 114350, &e), 0, "a second pass: %s", e.message);
+    cr_assert_eq(vyre__bench_point_traced(db, cold, 114350, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    vyre_bench_point *pts = NULL;
+    size_t n = 0;
+    cr_assert_eq(vyre_bench_points_get(db, r.id, &pts, &n, &e), 0, "%s", e.message);
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(pts[0].note,
+                     "12.0 GB/s; kernel is a traced time: CUPTI's tracing slowed the launches "
+                     "7.0% (114.35 us vs batch 106.91 us)");
+    cr_assert_str_eq(pts[1].note, "", "no batch view, nothing to compare with");
+    vyre_bench_point_list_free(pts);
+    vyre_results_close(db);
 }
 
 /* ---- the event pair's own cost (vyre__bench_event_overhead) ---------------------- */

@@ -178,12 +178,6 @@ static int locate(inductor_opts *o)
                                 sizeof o->path, &o->dir_source);
 }
 
-json_t *cachectl_inductor_json_root(const inductor_opts *o)
-{
-    return json_pack("{s:i, s:s, s:s}", "schema_version", 1, "inductor_cache_dir", o->path,
-                     "inductor_cache_dir_source", o->dir_source);
-}
-
 /* ---- stats -------------------------------------------------------------- */
 
 typedef struct kind_sum {

@@ -2,7 +2,8 @@
  * cmd_inductor.h - `vyre-cachectl inductor ACTION`: TorchInductor's cache
  * (libcore's vyre/inductor.h reads it). One file per action group:
  * cmd_inductor.c (parsing, stats, ls), cmd_inductor_verify.c,
- * cmd_inductor_prune.c (prune and clear).
+ * cmd_inductor_prune.c (prune and clear), over cmd_inductor_doc.c (the
+ * JSON head they share).
  */
 #ifndef VYRE_CACHECTL_CMD_INDUCTOR_H
 #define VYRE_CACHECTL_CMD_INDUCTOR_H
@@ -22,7 +23,8 @@ typedef struct inductor_opts {
     int64_t max_age_ns;     /* prune --max-age */
 } inductor_opts;
 
-/* {"schema_version": 1, "inductor_cache_dir", "inductor_cache_dir_source"}. */
+/* {"schema_version": 1, "inductor_cache_dir", "inductor_cache_dir_source"}
+ * (cmd_inductor_doc.c). */
 json_t *cachectl_inductor_json_root(const inductor_opts *o);
 
 int cachectl_inductor_verify(const inductor_opts *o, const vyre_inductor_cache *c);

@@ -39,6 +39,11 @@ typedef struct vyre_bench_env {
      * (vyre__bench_point_run then measures nothing: it finds the point
      * stored by the timing sweep and runs its kernel pass). */
     int records_sweep;
+    /* Set by a kernel pass that times its own launches (the sweeps' hot
+     * pass: a held graph replay between two events, CUPTI on): ns a launch,
+     * 0 when it did not; vyre__bench_kernel_pass zeroes it before the pass
+     * and hands it to vyre__bench_point_traced after. */
+    double kpass_traced_ns;
     const int *devices; /* CUDA ordinals */
     size_t ndevices;
     vyre_gpu_monitor *mon; /* may be NULL */
@@ -326,5 +331,22 @@ double vyre__bench_event_overhead(double *held, size_t n, double *replays, size_
  * point differ by more than 5% of kernel_ns plus 1 us (the point then says
  * so in its note). 0 when either is not a positive number. */
 int vyre__bench_views_disagree(double gpu_ns, double kernel_ns);
+
+/*
+ * What CUPTI's kernel tracing did to a point's launches: traced_ns a
+ * launch, timed with events around the kernel pass's held graph replay
+ * (CUPTI on), against batch_ns, the batch view's same replay without
+ * CUPTI. More than 2% slower: writes the note's text into buf and returns
+ * 1, else 0 (0 when either is not a positive number). The kernel view is
+ * then a traced time, up to that much above the untraced kernel: before
+ * Blackwell, CUPTI stamps a concurrent kernel by instrumenting its code,
+ * and its stamps add a gap between kernels too (README).
+ */
+int vyre__bench_traced_note(double traced_ns, double batch_ns, char *buf, size_t size);
+
+/* Appends vyre__bench_traced_note's text, when there is one, to the note
+ * of point_id (stored, with its batch view). Returns 0 or the database's
+ * error. */
+int vyre__bench_point_traced(vyre_results *db, int64_t point_id, double traced_ns, vyre_error *err);
 
 #endif /* VYRE_BENCH_INTERNAL_H */

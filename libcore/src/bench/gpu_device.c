@@ -450,6 +450,30 @@ double vyre__gpu_event_overhead(struct vyre__gpu *g)
 
 /* ---- the batch view and the notes of the views ---------------------------------------- */
 
+int vyre__gpu_run_batch(struct vyre__gpu *g, vyre__gpu_op_fn op, void *octx, unsigned launches,
+                        double *per_launch_ns, vyre_error *err)
+{
+    *per_launch_ns = 0;
+    if (launches == 0)
+        return VYRE_OK;
+    vyre_error e;
+    vyre_error_clear(&e);
+    struct graph_op go = {g, NULL};
+    if (launches > 1 && graph_build(g, op, octx, launches, &go.exec, &e))
+        vyre_error_clear(&e); /* one by one, as the batch view falls back */
+    int hold = block_on(g, 1);
+    float ms = 0;
+    int rc = go.exec ? time_pair(g, graph_op, &go, 1, hold, &ms, err)
+                     : time_pair(g, op, octx, launches, hold, &ms, err);
+    if (go.exec) {
+        g->cu->cuStreamSynchronize(g->stream);
+        g->cu->cuGraphExecDestroy(go.exec);
+    }
+    if (!rc && !(hold && block_timed_out(g)))
+        *per_launch_ns = (double)ms * 1e6 / launches;
+    return rc;
+}
+
 void vyre__bench_batch_plan(double sample_ns, double target_ns, unsigned *launches, unsigned *pairs)
 {
     *launches = 1;

@@ -77,6 +77,14 @@ int vyre__gpu_prepare_cold(void *ctx, vyre_error *err);
 int vyre__gpu_run_held(struct vyre__gpu *g, vyre__gpu_op_fn op, void *octx, unsigned reps,
                        vyre_error *err);
 
+/* launches calls of op as the batch view times them: captured into a CUDA
+ * graph (op must launch on g->stream; one by one when no graph can be
+ * built), one replay held behind the blocking kernel between two events,
+ * waited for. *per_launch_ns: the events' time a call, 0 when the hold
+ * timed out (the launches ran all the same). The sweeps' hot CUPTI pass. */
+int vyre__gpu_run_batch(struct vyre__gpu *g, vyre__gpu_op_fn op, void *octx, unsigned launches,
+                        double *per_launch_ns, vyre_error *err);
+
 /* Times reps calls of op on the stream, held behind the blocking kernel
  * when can_block and the device still holds: *gpu_ns per call (events),
  * *wall_ns of the whole (host). A sample whose hold timed out is discarded,

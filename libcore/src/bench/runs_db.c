@@ -680,7 +680,9 @@ int vyre__bench_views_disagree(double gpu_ns, double kernel_ns)
 /* Stores the kernel view of point_id from the records of its kernel pass
  * (inside the caller's transaction) and, when the point's event time
  * (hot, GPU timer) disagrees with it, says so in the point's note. Cold
- * points are left alone: their kernel pass runs with L2 warm. */
+ * points are left alone: their kernel pass flushes L2 before each launch
+ * as their samples do, but a cold sample keeps the event pair's own cost
+ * (about 2 us, README), which the kernel view never has. */
 static int store_kernel_view(vyre_results *db, int64_t point_id, vyre_error *err)
 {
     double kns = 0;
@@ -723,6 +725,67 @@ static int store_kernel_view(vyre_results *db, int64_t point_id, vyre_error *err
     }
     vyre__stmt_finalize(st);
     return rc;
+}
+
+int vyre__bench_traced_note(double traced_ns, double batch_ns, char *buf, size_t size)
+{
+    if (!(traced_ns > 0) || !(batch_ns > 0) || !isfinite(traced_ns) || !isfinite(batch_ns) ||
+        traced_ns <= batch_ns * 1.02)
+        return 0;
+    snprintf(buf, size,
+             "kernel is a traced time: CUPTI's tracing slowed the launches %.1f%% (%.2f us vs "
+             "batch %.2f us)",
+             (traced_ns / batch_ns - 1) * 100, traced_ns / 1e3, batch_ns / 1e3);
+    return 1;
+}
+
+typedef struct {
+    int64_t point_id;
+    double traced_ns;
+} traced;
+
+static int traced_tx(vyre_results *db, void *arg, vyre_error *err)
+{
+    const traced *t = arg;
+    vyre__stmt *st = NULL;
+    int rc = prep(db, "SELECT batch_ns, note FROM points WHERE id = ?1", &st, err);
+    double batch = 0;
+    char note[sizeof((vyre_bench_point *)0)->note] = "";
+    if (!rc) {
+        vyre__stmt_int64(st, 1, t->point_id);
+        int s = vyre__stmt_step(st, "read", err);
+        if (s < 0)
+            rc = s;
+        if (s == 1) {
+            batch = vyre__stmt_is_null(st, 0) ? 0 : col_real(st, 0);
+            col_text(st, 1, note, sizeof note);
+        }
+    }
+    vyre__stmt_finalize(st);
+    st = NULL;
+    char text[160];
+    /* Once: a second pass for the same point keeps the words it has. */
+    if (rc || !vyre__bench_traced_note(t->traced_ns, batch, text, sizeof text) ||
+        strstr(note, "CUPTI's tracing"))
+        return rc;
+    size_t len = strlen(note);
+    snprintf(note + len, sizeof note - len, "%s%s", len ? "; " : "", text);
+    rc = prep(db, "UPDATE points SET note = ?2 WHERE id = ?1", &st, err);
+    if (!rc) {
+        vyre__stmt_int64(st, 1, t->point_id);
+        bind_text_or_null(st, 2, note);
+        rc = step_done(st, "write the traced time to", err);
+    }
+    vyre__stmt_finalize(st);
+    return rc;
+}
+
+int vyre__bench_point_traced(vyre_results *db, int64_t point_id, double traced_ns, vyre_error *err)
+{
+    if (!db || point_id <= 0)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_point_traced: bad arguments");
+    traced t = {point_id, traced_ns};
+    return vyre__results_tx(db, "write the traced time to", traced_tx, &t, err);
 }
 
 /* vyre_bench_point_records's arguments, the host and the time. */

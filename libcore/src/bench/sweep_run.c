@@ -61,6 +61,8 @@ struct sweep_bench {
     unsigned shared_set; /* the kernel's dynamic shared maximum as last set */
     struct sweep_ab *ab; /* NULL: no --vs */
     int correct;         /* hot: the event pair's own cost comes off each sample */
+    int cold;            /* the point is cold: its kernel pass flushes L2 too */
+    vyre_bench_env *env; /* the run's (the kernel pass's traced time) */
 };
 
 /* A hot sample less the event pair's own cost (vyre__gpu_event_overhead). */
@@ -123,21 +125,43 @@ static int sample_sweep_ab(void *ctx, double *value, double *wall, vyre_error *e
     return VYRE_OK;
 }
 
-/* The CUPTI pass: KPASS_LAUNCHES back to back behind the blocking
- * kernel, whose median duration is the kernel view. Three were too few:
- * the first launch after the records sweep moved to this point finds L2
- * holding another point's data, and with three the median is the second
- * launch, still settling (3M axpy on the H100: kernel 9.57 us against
- * 9.06 us in a CUDA graph). They wait behind the blocking kernel:
- * launched one by one as the host got to them (CUPTI on), the GPU idled in
- * between and a 6-9 us kernel read 5-7% above its CUPTI time inside a CUDA
- * graph (3M axpy: H200 6.34 vs 5.94 us; H100 9.57 us, held 9.09 us vs
- * 9.04 us in PyTorch's graph). */
+/*
+ * The CUPTI pass, in the conditions of the point's samples (issue 34).
+ * Hot: KPASS_GRAPH launches as the batch view takes them, a CUDA graph
+ * replayed behind the blocking kernel between two events; the median
+ * CUPTI duration is the kernel view, and the events' time a launch, with
+ * CUPTI on, goes to env->kpass_traced_ns: against the batch view (the same
+ * replay without CUPTI) it says how much the tracing itself slowed the
+ * kernel. On an H200 it did by 6-19% for a CUDA C axpy (1-24 M, block
+ * 1024), in the events as much as in the CUPTI durations: before
+ * Blackwell, CUPTI stamps a concurrent kernel by instrumenting its code
+ * (README). The first launches after the records sweep moved to this point
+ * still settle (L2 holding another point's data), hence a median of many.
+ * Cold: KPASS_LAUNCHES launches, each as a cold sample is taken: L2
+ * flushed, then held alone.
+ */
+#define KPASS_GRAPH    64
 #define KPASS_LAUNCHES 11
 
 static int kpass_op(struct sweep_bench *s, vyre__gpu_op_fn op, vyre_error *err)
 {
-    return vyre__gpu_run_held(s->g, op, s, KPASS_LAUNCHES, err);
+    if (!s->cold) {
+        double traced = 0;
+        int rc = vyre__gpu_run_batch(s->g, op, s, KPASS_GRAPH, &traced, err);
+        if (!rc && s->env)
+            s->env->kpass_traced_ns = traced;
+        return rc;
+    }
+    /* Back to back, every launch but the first would find the one
+     * before's data in L2: the kernel view of a cold point was a hot time
+     * (3.65 us against a cold 8.51 us, 1 M axpy on an H200). */
+    int rc = VYRE_OK;
+    for (unsigned i = 0; !rc && i < KPASS_LAUNCHES; i++) {
+        rc = vyre__gpu_flush_l2(s->g, err);
+        if (!rc)
+            rc = vyre__gpu_run_held(s->g, op, s, 1, err);
+    }
+    return rc;
 }
 
 static int kpass_sweep(void *ctx, vyre_error *err)
@@ -351,6 +375,7 @@ static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct s
     o.sample = s->ab ? sample_sweep_ab : sample_sweep;
     o.prepare = cold ? vyre__gpu_prepare_cold : NULL;
     s->correct = !cold;
+    s->cold = cold;
     if (s->ab) {
         vyre__strlcpy(pt.variant, "A", sizeof pt.variant);
         s->ab->n = 0;
@@ -467,6 +492,7 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
         s.g = &g;
         s.b = &b;
         s.k = &k;
+        s.env = env;
         struct sweep_ab ab;
         if (!rc)
             rc = sweep_compile(sw, &k, &g, &s.p, err);
