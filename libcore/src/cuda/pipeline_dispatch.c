@@ -19,7 +19,7 @@
 
 /* ---- dispatching -------------------------------------------------------- */
 
-/* The launch path: see the invariants at the top of this file. */
+/* The launch path: see the invariants in pipeline_internal.h. */
 static inline int launch_on(vyre_pipeline *p, const vyre_launch_cfg *cfg, CUstream stream,
                             void **args, vyre_error *err)
 {

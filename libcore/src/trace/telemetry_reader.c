@@ -12,11 +12,11 @@
  * page what it uses for indexing (its sequence numbers and ring position are
  * kept privately), so a page scribbled on by someone else cannot make it
  * write out of bounds. The reader trusts nothing in a page or around it:
- * the directory must pass open_dir's checks, the page is opened relative to
- * it without following a symlink or blocking on a FIFO, and must be a
- * regular file of ours (an owner's page only: another user's page is
- * refused even when its layout validates) that nobody else may write. It is
- * never mapped: it is copied with pread (see "reader" below), so a page
+ * the directory must pass vyre__tel_open_dir's checks (telemetry_dir.c), the
+ * page is opened relative to it without following a symlink or blocking on
+ * a FIFO, and must be a regular file of ours (an owner's page only: another
+ * user's page is refused even when its layout validates) that nobody else
+ * may write. It is never mapped: it is copied with pread (see "reader" below), so a page
  * truncated or extended while it is read is an error, never SIGBUS. Sizes
  * are checked before anything else, every field is read once before it is
  * validated and used, strings must be terminated within their field, and
@@ -421,10 +421,10 @@ static int split_path(const char *path, char *dir, size_t size, const char **nam
     return VYRE_OK;
 }
 
-/* Opens the page `path` for reading: its directory must pass open_dir's
- * checks, the page itself is opened relative to it, never through a
- * symlink, never blocking (a FIFO planted under a page's name), and must be
- * a regular file of ours that nobody else may write. */
+/* Opens the page `path` for reading: its directory must pass
+ * vyre__tel_open_dir's checks, the page itself is opened relative to it,
+ * never through a symlink, never blocking (a FIFO planted under a page's
+ * name), and must be a regular file of ours that nobody else may write. */
 static int open_page(const char *path, int *fd_out, struct stat *st, vyre_error *err)
 {
     char dir[VYRE_TELEMETRY_PATH_MAX];
