@@ -1052,7 +1052,7 @@ static int readonly_child(void)
     return RO_OK;
 }
 
-/* KNOWN LIBCORE BUG (cache_open.c, vyre_cache_open / index.c): a WAL index that
+/* KNOWN LIBCORE BUG (cache_open.c, vyre_cache_open / index_open.c): a WAL index that
  * nobody may write (no -shm to map, no right to create one) fails to open
  * with VYRE_EROFS, and the open fails instead of falling back to files only
  * as it does for a missing index; the child then exits with RO_EOPEN. */

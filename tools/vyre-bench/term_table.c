@@ -1,7 +1,7 @@
 /*
  * term_table.c - the points table for a terminal: the columns of the
  * markdown table (output.c) with a priority each, fitted to the terminal's
- * width by tools/common/table.c; one time unit for the median, p5 and p95
+ * width by tools/common/tool_table.c; one time unit for the median, p5 and p95
  * columns so the numbers line up; the stop reason as a short code with a
  * legend of the codes shown. Piped output keeps the markdown table.
  *

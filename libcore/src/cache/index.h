@@ -4,7 +4,7 @@
  * The cache subsystem (libcore/src/cache/) owns the pipeline cache on disk:
  * keys (key.c), the self-describing blob format and its durable store and
  * validated load (blob_*.c, with XXH3-128 in checksum*.c), this index
- * (index.c) and the facade the rest of libcore and the tools use (cache_*.c,
+ * (index_*.c) and the facade the rest of libcore and the tools use (cache_*.c,
  * one file per operation: open, get/put, remotes, scan and stats, prune and
  * cleanup, verify/reindex/clear). It is pure host code: no
  * NVIDIA library, no GPU. It may call trace/ (its lookups and stores are
@@ -23,8 +23,11 @@
 #ifndef VYRE_INDEX_H
 #define VYRE_INDEX_H
 
+#include <pthread.h>
+#include <sqlite3.h>
 #include <stdint.h>
 
+#include "base/sqlutil.h"
 #include "vyre/blob.h"
 #include "vyre/error.h"
 #include "vyre/key.h"
@@ -169,5 +172,84 @@ enum vyre__index_file_kind {
     VYRE_INDEX_FILE_UNKNOWN = -3, /* could not be read */
 };
 int vyre__index_file_kind(int fd);
+
+/* ---- shared by the index's own files (index_*.c) only ----------------------
+ *
+ * The rest of libcore goes through the calls above. The index is written
+ * as index_row.c (a row between C and SQL), index_hits.c (usage, batched),
+ * index_open.c (the file and the handle; close flushes hits),
+ * index_blobs.c (the blob rows), index_inputs.c (each key's inputs) and
+ * index_meta.c (counters and totals in meta). Each calls only files
+ * before it in that list, so there is no call circle between them.
+ */
+
+/* PRAGMA application_id of our index files: "vyre" in ASCII. Lets open
+ * tell another SQLite database (say, the bench results) from ours. */
+#define INDEX_APPLICATION_ID 0x76797265
+
+/* The front end names the command (VYRE_REMEDY_CACHE_REINDEX). */
+#define INDEX_HINT_REINDEX "rebuild the index from the blobs"
+
+/* Cached statements, prepared once at open (index_open.c holds their SQL). */
+enum index_stmt {
+    INDEX_ST_GET,
+    INDEX_ST_UPSERT,
+    INDEX_ST_REINDEX_UPSERT,
+    INDEX_ST_DELETE,
+    INDEX_ST_HIT,
+    INDEX_ST_LRU_PAGE,
+    INDEX_ST_KEYS,
+    INDEX_ST_TOTALS,
+    INDEX_ST_COUNT
+};
+
+/* Slots of the pending-hit table (index_hits.c says how it fills). */
+#define INDEX_HIT_SLOTS 1024
+_Static_assert((INDEX_HIT_SLOTS & (INDEX_HIT_SLOTS - 1)) == 0, "INDEX_HIT_SLOTS is a power of two");
+
+struct index_hit_slot {
+    vyre_key key;
+    uint64_t count;
+    int64_t last_ns;
+    int used;
+};
+
+struct vyre__index {
+    pthread_mutex_t mu;
+    vyre__sqlite sql; /* the connection, its transactions and failures */
+    sqlite3_stmt *st[INDEX_ST_COUNT];
+    int readonly;
+    uint64_t since_flush;    /* hits noted since the last successful flush */
+    uint64_t flush_at;       /* since_flush value that triggers the next flush */
+    uint64_t slots_retry_at; /* with many keys pending: since_flush of the next try */
+    size_t n_slots;          /* used slots */
+    uint64_t pending_misses; /* misses noted since the last successful flush */
+    int64_t schema;          /* PRAGMA user_version at open (read-only opens keep older ones) */
+    struct index_hit_slot slots[INDEX_HIT_SLOTS];
+    char path[]; /* as given to open */
+};
+
+/* index_open.c: VYRE_EROFS naming idx, for a write to a read-only handle. */
+int vyre__index_fail_readonly(const vyre__index *idx, vyre_error *err);
+
+/* index_row.c. Checks that row fits its columns (terminated strings,
+ * integers below 2^63) before it is bound. */
+int vyre__index_check_row(const vyre__index *idx, const vyre__index_row *row, vyre_error *err);
+/* Binds row to st's parameters ?1..?11 and ?13..?16 (?12 is the upsert's
+ * keep-usage flag, the caller's). */
+void vyre__index_bind_row(sqlite3_stmt *st, const vyre__index_row *row);
+/* Reads a row of the columns in index_open.c's ROW_COLUMNS order from the
+ * current result of st; VYRE_ECORRUPT (reindex hint) for a bad one. */
+int vyre__index_read_row(vyre__index *idx, sqlite3_stmt *st, vyre__index_row *row, vyre_error *err);
+/* Binds key, as hex, to parameter i of st. */
+void vyre__index_bind_key(sqlite3_stmt *st, int i, const vyre_key *key);
+
+/* index_hits.c; both with idx->mu held. The pending-hit slot of key, or a
+ * new one when create (NULL when absent, or when the table is too full to
+ * take another key). */
+struct index_hit_slot *vyre__index_slot_find(vyre__index *idx, const vyre_key *key, int create);
+/* Writes every pending hit and miss in one transaction; keeps them on
+ * failure. */
+int vyre__index_flush_locked(vyre__index *idx, vyre_error *err);
 
 #endif /* VYRE_INDEX_H */

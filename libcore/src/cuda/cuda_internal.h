@@ -5,7 +5,7 @@
  * at run time: the driver (cuda.c, this table), the toolkit's NVRTC and
  * nvJitLink (toolkit.c, nvrtc.c, jitlink.c), CUPTI (cupti.c, cupti_internal.h)
  * and NVML (nvml.c). On top of them: compiling through the cache
- * (compile.c), pipelines, dispatch and memory pools (pipeline.c, pool.c),
+ * (compile.c), pipelines, dispatch and memory pools (pipeline*.c, pool.c),
  * and the driver's JIT-cache contract (jitcache.c, jitcache_report.c).
  * Nothing links an NVIDIA library: each is dlopen()ed, so a machine without
  * a GPU gets an error with a hint, never a crash. It may call cache/,

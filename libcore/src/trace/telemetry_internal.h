@@ -7,8 +7,9 @@
  * outside about itself: the NVTX domain and range catalog (nvtx.c), the
  * process-wide counters and per-range latency histograms (counters.c), and
  * the telemetry page that carries both to vyre-top and the exporter
- * (telemetry_writer.c writes it, telemetry_reader.c reads it,
- * telemetry_tracker.c follows pages across reads). It may
+ * (telemetry_writer.c writes it, telemetry_reader.c reads it with
+ * telemetry_dir.c, telemetry_identity.c and telemetry_v1.c, telemetry_reap.c
+ * removes stale pages, telemetry_tracker.c follows pages across reads). It may
  * call base/ only (base < trace < cache < cuda < bench; docs/DESIGN.md), so
  * that the cache, the CUDA layer and the bench engine can all report
  * through it; it knows nothing of blobs, CUDA or benchmarks. Kernel records
@@ -169,7 +170,7 @@ int vyre__telemetry_parse(const char *name, const void *img, size_t len, uint32_
  * negative code. */
 int vyre__telemetry_start_time(int pid, uint64_t *ticks);
 
-/* ---- shared by the writer and the reader (telemetry_reader.c) -------- */
+/* ---- shared by the writer and the reading side (telemetry_dir.c, telemetry_identity.c) ---- */
 
 /* Resolves the telemetry directory ($VYRE_TELEMETRY_DIR through
  * secure_getenv, else /dev/shm/vyre-<euid>); *is_default says which. */
@@ -198,5 +199,22 @@ typedef struct vyre__tel_page_id {
  * symlink or blocking); id->valid 0 when it is not a page of a known
  * layout. */
 void vyre__tel_read_id(int dfd, const char *name, vyre__tel_page_id *id);
+
+/* ---- shared by the reading side's files ------------------------------- */
+
+/* The layouts the reader knows: 1 (its own frozen copy, telemetry_v1.h),
+ * 2 (the current one without the PID namespace) and the current one. */
+static inline int vyre__tel_known_version(uint32_t v)
+{
+    return v == 1 || v == 2 || v == VYRE_TELEMETRY_LAYOUT_VERSION;
+}
+
+/* Whether name is a page's: "<pid>.vtel" (*tmp 0) or "<pid>.vtel.tmp"
+ * (*tmp 1), pid canonical decimal; 1 or 0. (telemetry_dir.c) */
+int vyre__tel_parse_name(const char *name, int32_t *pid, int *tmp);
+
+/* Opens dir (NULL: the default, resolved into buf) for reading through
+ * vyre__tel_open_dir; *dfd -1 and 0 when it is missing. (telemetry_dir.c) */
+int vyre__tel_open_reader_dir(const char *dir, char *buf, size_t size, int *dfd, vyre_error *err);
 
 #endif /* VYRE_TELEMETRY_INTERNAL_H */

@@ -1,21 +1,22 @@
 /*
- * telemetry_reader.c - the reading side of the per-process telemetry page:
- * the telemetry directory and its checks (shared with the writer through
- * telemetry_internal.h), process identity (start time, PID namespace), the
- * validated consistent read, list, staleness and reap. The writer is
- * telemetry_writer.c; what a monitor makes of successive reads (identity
- * across reads, deltas, rates, ring serials, staleness) is
- * telemetry_tracker.c.
+ * telemetry_reader.c - reading one telemetry page: the validated,
+ * consistent copy (vyre_telemetry_read, and vyre__telemetry_parse for an
+ * image in memory). The directory and the list of pages are
+ * telemetry_dir.c's, a writer's identity telemetry_identity.c's, layout 1
+ * pages are upgraded by telemetry_v1.c, staleness and reap are
+ * telemetry_reap.c's; the writer is telemetry_writer.c, and what a monitor
+ * makes of successive reads (identity across reads, deltas, rates, ring
+ * serials, staleness) is telemetry_tracker.c.
  *
  * Guarantees. The writer never aborts and never reads back from the shared
  * page what it uses for indexing (its sequence numbers and ring position are
  * kept privately), so a page scribbled on by someone else cannot make it
  * write out of bounds. The reader trusts nothing in a page or around it:
- * the directory must pass open_dir's checks, the page is opened relative to
- * it without following a symlink or blocking on a FIFO, and must be a
- * regular file of ours (an owner's page only: another user's page is
- * refused even when its layout validates) that nobody else may write. It is
- * never mapped: it is copied with pread (see "reader" below), so a page
+ * the directory must pass vyre__tel_open_dir's checks (telemetry_dir.c), the
+ * page is opened relative to it without following a symlink or blocking on
+ * a FIFO, and must be a regular file of ours (an owner's page only: another
+ * user's page is refused even when its layout validates) that nobody else
+ * may write. It is never mapped: it is copied with pread (see "reader" below), so a page
  * truncated or extended while it is read is an error, never SIGBUS. Sizes
  * are checked before anything else, every field is read once before it is
  * validated and used, strings must be terminated within their field, and
@@ -31,22 +32,17 @@
  */
 #include "vyre/telemetry.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdint.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "base/fsutil.h"
 #include "base/internal.h"
-#include "trace/proc_internal.h"
 #include "trace/telemetry_internal.h"
 #include "trace/telemetry_v1.h"
 
@@ -59,192 +55,6 @@
 #define SLOT_TRIES  16
 
 static const char TEL_MAGIC[8] = VYRE__TEL_MAGIC;
-
-/* The layouts this reader knows: 1 (its own frozen copy, telemetry_v1.h),
- * 2 (the current one without the PID namespace) and the current one. */
-static int known_version(uint32_t v)
-{
-    return v == 1 || v == 2 || v == VYRE_TELEMETRY_LAYOUT_VERSION;
-}
-
-/* ---- directory ------------------------------------------------------- */
-
-/* VYRE_TELEMETRY_DIR through secure_getenv: a set-user/group-ID program
- * never writes its page where its caller's environment says. (VYRE_TELEMETRY
- * stays getenv: it can only turn publishing off.) */
-int vyre__tel_resolve_dir(char *out, size_t size, int *is_default, vyre_error *err)
-{
-    const char *env = secure_getenv("VYRE_TELEMETRY_DIR");
-    if (env) {
-        *is_default = 0;
-        if (!*env)
-            return vyre__fail(err, VYRE_EENV,
-                              "unset VYRE_TELEMETRY_DIR to use /dev/shm/vyre-<uid>, or set it to "
-                              "an absolute directory",
-                              "VYRE_TELEMETRY_DIR is set but empty");
-        if (env[0] != '/')
-            return vyre__fail(err, VYRE_EENV, "set VYRE_TELEMETRY_DIR to an absolute path",
-                              "VYRE_TELEMETRY_DIR '%s' is not an absolute path", env);
-        if (vyre__strlcpy(out, env, size) >= size)
-            return vyre__fail(err, VYRE_ETOOBIG, "use a shorter VYRE_TELEMETRY_DIR",
-                              "VYRE_TELEMETRY_DIR is too long (%zu bytes)", strlen(env));
-        return VYRE_OK;
-    }
-    *is_default = 1;
-    int n = snprintf(out, size, "/dev/shm/vyre-%u", (unsigned)geteuid());
-    if (n < 0 || (size_t)n >= size)
-        return vyre__fail(err, VYRE_ETOOBIG, NULL, "telemetry directory path does not fit");
-    return VYRE_OK;
-}
-
-int vyre_telemetry_dir(char *out, size_t size, vyre_error *err)
-{
-    if (!out || size == 0)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_telemetry_dir: NULL or empty buffer");
-    int is_default;
-    return vyre__tel_resolve_dir(out, size, &is_default, err);
-}
-
-/* Whether a directory with this owner and mode may hold our pages: ours and
- * writable by nobody else, or root's with the sticky bit (as /dev/shm and
- * /tmp), where others may add files but not remove or rename ours. Every
- * page in it is still checked on its own (owner, type, mode). */
-static int dir_trusted(const struct stat *st)
-{
-    if (st->st_uid == geteuid())
-        return !(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX);
-    return st->st_uid == 0 && (st->st_mode & S_ISVTX);
-}
-
-/* Opens dir (creating it 0700 when `create`) and checks it is a directory we
- * may trust (dir_trusted). The last component is never followed when it is
- * a symlink: whoever could plant the link could point it at a directory of
- * theirs. VYRE_ENOENT when missing. */
-int vyre__tel_open_dir(const char *dir, int is_default, int create, int *dfd, vyre_error *err)
-{
-    *dfd = -1;
-    if (create) {
-        if (is_default) {
-            if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-                int e = errno;
-                return vyre__fail(err, vyre__errno_code(e),
-                                  "set VYRE_TELEMETRY_DIR to a writable directory, or "
-                                  "VYRE_TELEMETRY=0 to turn telemetry off",
-                                  "cannot create telemetry directory '%s': %s", dir, strerror(e));
-            }
-        } else {
-            int rc = vyre__mkdirs(dir, 0700, err);
-            if (rc)
-                return rc;
-        }
-    }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        struct stat lst;
-        if (e == ELOOP || (e == ENOTDIR && lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode)))
-            return vyre__fail(err, VYRE_EUNSAFE,
-                              is_default ? "remove the symlink; vyre creates the directory itself"
-                                         : "remove the symlink, or set VYRE_TELEMETRY_DIR to the "
-                                           "real directory",
-                              "telemetry directory '%s' is a symlink", dir);
-        if (e == ENOTDIR)
-            return vyre__fail(err, VYRE_EEXIST,
-                              "remove the file or set VYRE_TELEMETRY_DIR to a directory",
-                              "telemetry directory '%s' is not a directory", dir);
-        return vyre__fail(err, vyre__errno_code(e), "check VYRE_TELEMETRY_DIR",
-                          "cannot open telemetry directory '%s': %s", dir, strerror(e));
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot stat '%s': %s", dir, strerror(e));
-    }
-    if (dir_trusted(&st)) {
-        *dfd = fd;
-        return VYRE_OK;
-    }
-    close(fd);
-    if (st.st_uid != geteuid()) {
-        /* Someone else made it, perhaps to read or feed our telemetry: it is
-         * not ours to chmod or to empty. */
-        return vyre__fail(err, VYRE_EUNSAFE,
-                          "it is not yours: remove it as its owner or as root (someone may "
-                          "have planted it), or set VYRE_TELEMETRY_DIR to a directory of your "
-                          "own",
-                          "telemetry directory '%s' is owned by uid %u, not by you (uid %u)", dir,
-                          (unsigned)st.st_uid, (unsigned)geteuid());
-    }
-    char hint[VYRE_ERROR_HINT_MAX];
-    if (snprintf(hint, sizeof hint, "run 'chmod go-w %s' (vyre creates it 0700)", dir) < 0)
-        hint[0] = '\0';
-    return vyre__fail(err, VYRE_EUNSAFE, hint,
-                      "telemetry directory '%s' is writable by group or others (mode %04o)", dir,
-                      (unsigned)(st.st_mode & 07777));
-}
-
-/* ---- process identity ------------------------------------------------ */
-
-int vyre__telemetry_start_time(int pid, uint64_t *ticks)
-{
-    return vyre__proc_start_ticks(pid, ticks); /* the one stat parser (trace/proc.c) */
-}
-
-/* The calling process's PID namespace: device and inode of
- * /proc/self/ns/pid (namespaces(7): the pair identifies it). Both 0 when
- * /proc cannot tell. */
-void vyre__tel_own_pid_ns(uint64_t *dev, uint64_t *ino)
-{
-    struct stat st;
-    *dev = *ino = 0;
-    if (stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != 0) {
-        *dev = (uint64_t)st.st_dev;
-        *ino = (uint64_t)st.st_ino;
-    }
-}
-
-/* Whether a page recording the namespace (dev, ino) is foreign to the
- * caller: recorded, and not provably the caller's. */
-static int ns_foreign(uint64_t dev, uint64_t ino)
-{
-    if (ino == 0)
-        return 0; /* layouts 1 and 2, or a writer without /proc: unknown */
-    uint64_t my_dev, my_ino;
-    vyre__tel_own_pid_ns(&my_dev, &my_ino);
-    return my_ino == 0 || my_ino != ino || my_dev != dev;
-}
-
-int vyre_telemetry_foreign(const vyre_telemetry_snapshot *s)
-{
-    return s && ns_foreign(s->pid_ns_dev, s->pid_ns_ino);
-}
-
-void vyre__tel_read_id(int dfd, const char *name, vyre__tel_page_id *id)
-{
-    memset(id, 0, sizeof *id);
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0)
-        return;
-    unsigned char buf[offsetof(vyre__tel_header, reserved1)];
-    ssize_t got = pread(fd, buf, sizeof buf, 0);
-    close(fd);
-    if (got != (ssize_t)sizeof buf || memcmp(buf, TEL_MAGIC, sizeof TEL_MAGIC) != 0)
-        return;
-    uint32_t version;
-    memcpy(&version, buf + offsetof(vyre__tel_header, version), sizeof version);
-    if (!known_version(version))
-        return;
-    id->valid = 1;
-    memcpy(&id->pid, buf + offsetof(vyre__tel_header, pid), sizeof id->pid);
-    memcpy(&id->start_time, buf + offsetof(vyre__tel_header, start_time), sizeof id->start_time);
-    if (version >= 3) { /* before, these bytes were reserved */
-        uint64_t dev, ino;
-        memcpy(&dev, buf + offsetof(vyre__tel_header, pid_ns_dev), sizeof dev);
-        memcpy(&ino, buf + offsetof(vyre__tel_header, pid_ns_ino), sizeof ino);
-        id->foreign = ns_foreign(dev, ino);
-    }
-}
 
 /* ---- reader ---------------------------------------------------------- */
 
@@ -531,7 +341,7 @@ static int check_prefix(const char *path, const unsigned char *prefix, uint64_t 
     if (memcmp(prefix, TEL_MAGIC, sizeof TEL_MAGIC) != 0)
         return vyre__fail(err, VYRE_ECORRUPT, "remove it; it is not a vyre telemetry page",
                           "telemetry page '%s' has a bad magic number", path);
-    if (!known_version(version))
+    if (!vyre__tel_known_version(version))
         return vyre__fail(
             err, VYRE_EVERSION,
             "the process uses another vyre version: read it with a matching vyre build",
@@ -544,54 +354,6 @@ static int check_prefix(const char *path, const unsigned char *prefix, uint64_t 
                           path, (unsigned long long)size, version, want);
     *version_out = version;
     return VYRE_OK;
-}
-
-static uint64_t load_u64(const _Atomic uint64_t *p)
-{
-    return atomic_load_explicit(p, memory_order_relaxed);
-}
-
-static void store_u64(_Atomic uint64_t *p, uint64_t v)
-{
-    atomic_store_explicit(p, v, memory_order_relaxed);
-}
-
-void vyre__telemetry_v1_upgrade(const vyre__tel_v1_page *in, vyre__tel_page *out)
-{
-    memset(out, 0, sizeof *out);
-    memcpy(out, in, offsetof(vyre__tel_header, ranges));
-    if (in->h.header_size == sizeof(vyre__tel_v1_header))
-        out->h.header_size = sizeof(vyre__tel_header);
-    if (in->h.total_size == sizeof(vyre__tel_v1_page))
-        out->h.total_size = sizeof(vyre__tel_page);
-    if (in->h.hist_buckets == VYRE__TEL_V1_HIST_BUCKETS)
-        out->h.hist_buckets = VYRE__TEL_HIST_BUCKETS;
-    out->h.pid_ns_dev = out->h.pid_ns_ino = 0; /* reserved bytes in version 1 */
-    for (int r = 0; r < VYRE__TEL_RANGES_CAP; r++) {
-        const vyre__tel_v1_hist *a = &in->h.ranges[r];
-        vyre__tel_hist *b = &out->h.ranges[r];
-        store_u64(&b->count, load_u64(&a->count));
-        store_u64(&b->total_ns, load_u64(&a->total_ns));
-        store_u64(&b->max_ns, load_u64(&a->max_ns));
-        for (int k = 0; k < VYRE__TEL_V1_HIST_BUCKETS; k++) {
-            uint64_t c = load_u64(&a->buckets[k]);
-            if (c == 0)
-                continue;
-            uint64_t lo = k == 0 ? 0 : UINT64_C(1) << k;
-            int first = vyre_hist_bucket_of(lo);
-            int last = vyre_hist_bucket_of((UINT64_C(2) << k) - 1);
-            uint64_t span = (uint64_t)(last - first + 1);
-            for (int j = first; j <= last; j++) {
-                uint64_t share = c / span + ((uint64_t)(j - first) < c % span);
-                store_u64(&b->buckets[j], load_u64(&b->buckets[j]) + share);
-            }
-        }
-    }
-    store_u64(&out->h.ring_count, load_u64(&in->h.ring_count));
-    atomic_store_explicit(&out->h.ring_head,
-                          atomic_load_explicit(&in->h.ring_head, memory_order_relaxed),
-                          memory_order_relaxed);
-    memcpy(out->ring, in->ring, sizeof out->ring);
 }
 
 #define PREFIX_LEN 16
@@ -659,10 +421,10 @@ static int split_path(const char *path, char *dir, size_t size, const char **nam
     return VYRE_OK;
 }
 
-/* Opens the page `path` for reading: its directory must pass open_dir's
- * checks, the page itself is opened relative to it, never through a
- * symlink, never blocking (a FIFO planted under a page's name), and must be
- * a regular file of ours that nobody else may write. */
+/* Opens the page `path` for reading: its directory must pass
+ * vyre__tel_open_dir's checks, the page itself is opened relative to it,
+ * never through a symlink, never blocking (a FIFO planted under a page's
+ * name), and must be a regular file of ours that nobody else may write. */
 static int open_page(const char *path, int *fd_out, struct stat *st, vyre_error *err)
 {
     char dir[VYRE_TELEMETRY_PATH_MAX];
@@ -806,184 +568,4 @@ int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_err
     if (rc)
         memset(out, 0, sizeof *out);
     return rc;
-}
-
-/* "<pid>.vtel" (tmp 0) or "<pid>.vtel.tmp" (tmp 1), pid canonical decimal. */
-static int parse_name(const char *name, int32_t *pid, int *tmp)
-{
-    if (name[0] < '1' || name[0] > '9')
-        return 0;
-    char *end;
-    errno = 0;
-    long v = strtol(name, &end, 10);
-    if (errno || v <= 0 || v > INT32_MAX)
-        return 0;
-    if (strcmp(end, ".vtel") == 0)
-        *tmp = 0;
-    else if (strcmp(end, ".vtel.tmp") == 0)
-        *tmp = 1;
-    else
-        return 0;
-    *pid = (int32_t)v;
-    return 1;
-}
-
-static int by_pid(const void *a, const void *b)
-{
-    int32_t x = ((const vyre_telemetry_entry *)a)->pid;
-    int32_t y = ((const vyre_telemetry_entry *)b)->pid;
-    return x < y ? -1 : x > y;
-}
-
-/* Opens dir (NULL: the default) for reading; *dfd -1 when it is missing. */
-static int open_reader_dir(const char *dir, char *buf, size_t size, int *dfd, vyre_error *err)
-{
-    int is_default = 0, rc;
-    if (!dir) {
-        if ((rc = vyre__tel_resolve_dir(buf, size, &is_default, err)))
-            return rc;
-    } else if (vyre__strlcpy(buf, dir, size) >= size) {
-        return vyre__fail(err, VYRE_ETOOBIG, "use a shorter directory path",
-                          "telemetry directory path too long: '%s'", dir);
-    }
-    vyre_error e;
-    rc = vyre__tel_open_dir(buf, is_default, 0, dfd, &e);
-    if (rc == VYRE_ENOENT)
-        return VYRE_OK; /* no process has published yet */
-    if (rc && err)
-        *err = e;
-    return rc;
-}
-
-int vyre_telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n, vyre_error *err)
-{
-    if (!out || !n)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_telemetry_list: NULL out or n");
-    *out = NULL;
-    *n = 0;
-    char path[VYRE_TELEMETRY_PATH_MAX];
-    int dfd = -1, rc;
-    if ((rc = open_reader_dir(dir, path, sizeof path, &dfd, err)) || dfd < 0)
-        return rc;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        int e = errno;
-        close(dfd);
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read directory '%s': %s", path,
-                          strerror(e));
-    }
-    vyre_telemetry_entry *v = NULL;
-    size_t len = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        int32_t pid;
-        int tmp;
-        if (!parse_name(de->d_name, &pid, &tmp) || tmp)
-            continue;
-        if (len == cap) {
-            size_t c = cap ? cap * 2 : 16;
-            vyre_telemetry_entry *nv = realloc(v, c * sizeof *nv);
-            if (!nv) {
-                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory listing '%s'", path);
-                break;
-            }
-            v = nv;
-            cap = c;
-        }
-        v[len].pid = pid;
-        if ((rc = vyre__path_join(v[len].path, sizeof v[len].path, path, de->d_name, err)))
-            break;
-        len++;
-    }
-    closedir(d);
-    if (rc) {
-        free(v);
-        return rc;
-    }
-    if (len)
-        qsort(v, len, sizeof *v, by_pid);
-    *out = v;
-    *n = len;
-    return VYRE_OK;
-}
-
-void vyre_telemetry_list_free(vyre_telemetry_entry *entries)
-{
-    free(entries);
-}
-
-/* Whether the page of the live process pid was left by an earlier process
- * with the same pid: its recorded start time differs from the live one's.
- * Unknown (unreadable page or /proc) counts as not stale. */
-static int pid_reused(const vyre__tel_page_id *id, int32_t pid)
-{
-    uint64_t live_start = 0;
-    if (!id->valid || id->pid != pid || id->start_time == 0)
-        return 0;
-    if (vyre__telemetry_start_time(pid, &live_start) != VYRE_OK || live_start == 0)
-        return 0;
-    return live_start != id->start_time;
-}
-
-int vyre_telemetry_stale(const vyre_telemetry_snapshot *s)
-{
-    if (!s || s->pid <= 0 || vyre_telemetry_foreign(s))
-        return 0;
-    if (kill(s->pid, 0) != 0 && errno == ESRCH)
-        return 1;
-    uint64_t live_start = 0;
-    if (s->start_time == 0 || vyre__telemetry_start_time(s->pid, &live_start) != VYRE_OK ||
-        live_start == 0)
-        return 0;
-    return live_start != s->start_time;
-}
-
-int vyre_telemetry_reap(const char *dir, size_t *removed, vyre_error *err)
-{
-    if (removed)
-        *removed = 0;
-    char path[VYRE_TELEMETRY_PATH_MAX];
-    int dfd = -1, rc;
-    if ((rc = open_reader_dir(dir, path, sizeof path, &dfd, err)) || dfd < 0)
-        return rc;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        int e = errno;
-        close(dfd);
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read directory '%s': %s", path,
-                          strerror(e));
-    }
-    size_t count = 0;
-    int32_t self = (int32_t)getpid();
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        int32_t pid;
-        int tmp;
-        struct stat st, again;
-        if (!parse_name(de->d_name, &pid, &tmp) || pid == self)
-            continue;
-        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-            st.st_uid != geteuid())
-            continue;
-        /* A writer in another PID namespace: the pid names some other
-         * process here, or none, and says nothing about the writer. */
-        vyre__tel_page_id id;
-        vyre__tel_read_id(dfd, de->d_name, &id);
-        if (id.foreign)
-            continue;
-        int dead = kill(pid, 0) != 0 && errno == ESRCH;
-        if (!dead && (tmp || !pid_reused(&id, pid)))
-            continue;
-        /* Remove only the file judged: a new process that took the pid may
-         * have replaced it meanwhile. */
-        if (fstatat(dfd, de->d_name, &again, AT_SYMLINK_NOFOLLOW) != 0 ||
-            again.st_ino != st.st_ino || again.st_dev != st.st_dev)
-            continue;
-        if (unlinkat(dfd, de->d_name, 0) == 0)
-            count++;
-    }
-    closedir(d);
-    if (removed)
-        *removed = count;
-    return VYRE_OK;
 }

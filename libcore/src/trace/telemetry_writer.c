@@ -2,8 +2,9 @@
  * telemetry_writer.c - the writing side of the per-process telemetry page:
  * creating and naming this process's page, publishing the counters, the
  * kernel ring, the process-wide page and fork handling. The directory
- * checks and the PID namespace come from telemetry_reader.c (through
- * telemetry_internal.h); the seqlock protocol is described there.
+ * checks come from telemetry_dir.c and the PID namespace from
+ * telemetry_identity.c (through telemetry_internal.h); the seqlock protocol
+ * is described in telemetry_reader.c.
  *
  * Guarantees. The writer never aborts and never reads back from the shared
  * page what it uses for indexing (its sequence numbers and ring position are

@@ -1,0 +1,131 @@
+/*
+ * pipeline_internal.h - the insides of a context and its pipelines, shared
+ * by the files that implement vyre/pipeline.h (internal to libcore).
+ *
+ * A context (pipeline_context.c) owns the device, its primary context, a
+ * stream, the module map (pipeline_modules.c) and the memory pools
+ * (pool.c). Pipelines are compiled through the caches (pipeline.c:
+ * module map -> disk cache -> compiler) and dispatched bare, resident or
+ * with host buffers (pipeline_dispatch.c), with device buffers
+ * (pipeline_buffer.c) or as captured CUDA graphs (pipeline_graph.c).
+ *
+ * Invariants worth knowing before changing anything here:
+ *  - The launch path (pipeline_dispatch.c's launch_on and its callers
+ *    vyre_pipeline_launch, vyre_pipeline_dispatch_resident, and
+ *    vyre_graph_launch) takes no lock, allocates nothing and makes no
+ *    context current: an NVTX push/pop, relaxed counter adds and the
+ *    driver call. perf/perf_dispatch.c holds it to 1.05x of a bare
+ *    cuLaunchKernel. What it needs from here is static inline for that.
+ *  - Module entries are shared by pipeline handles and counted under
+ *    ctx->mu; an entry in the module map holds one reference of its own, so
+ *    it lives until vyre_ctx_close.
+ *  - No call circle between the files: pipeline_context.c calls
+ *    pipeline.c (vyre_pipeline_free) and pipeline_modules.c; pipeline.c
+ *    calls pipeline_modules.c; the rest call none of them.
+ */
+#ifndef VYRE_PIPELINE_INTERNAL_H
+#define VYRE_PIPELINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/clock.h"
+#include "cuda/cuda_internal.h"
+#include "cuda/pool.h"
+#include "trace/counters_internal.h"
+#include "vyre/blob.h"
+#include "vyre/cache.h"
+#include "vyre/error.h"
+#include "vyre/key.h"
+#include "vyre/pipeline.h"
+#include "vyre/telemetry.h"
+
+/* A loaded module and one of its entry points. The cache key names the
+ * module (key v2 has no entry); the map is keyed by module and entry. */
+typedef struct module_entry {
+    vyre_key key;       /* the map's: the cache key and the entry, hashed */
+    vyre_key cache_key; /* the pipeline cache's (p->info.key) */
+    CUmodule mod;
+    CUfunction fn;
+    unsigned refs; /* handles, plus one while in the map; under ctx->mu */
+    int in_map;
+} module_entry;
+
+struct vyre_ctx {
+    const vyre__cuda_fns *cu;
+    int device;
+    CUdevice dev;
+    CUcontext cuctx; /* the primary context, retained while non-NULL */
+    CUstream stream;
+    vyre_cache *cache;
+    int own_cache;
+    char arch[VYRE_BLOB_ARCH_MAX];
+    char name[256];
+    pthread_mutex_t mu; /* the module map and the list of handles */
+    int mu_ready;
+    module_entry **map; /* open addressing, linear probing; NULL slots empty */
+    size_t map_cap, map_count;
+    vyre_pipeline *pipelines; /* every open handle */
+    vyre__pool dev_pool, pin_pool;
+    int pools_ready;
+};
+
+struct vyre_pipeline {
+    /* The launch path reads only these four. */
+    __typeof__(&cuLaunchKernel) launch;
+    CUfunction fn;
+    CUstream stream;
+    vyre_ctx *ctx;
+    module_entry *m;
+    vyre_pipeline *prev, *next;
+    vyre_pipeline_info info;
+};
+
+struct vyre_buffer {
+    vyre_ctx *ctx;
+    CUdeviceptr dptr;
+    size_t size;
+};
+
+/*
+ * Every dispatch path (vyre_pipeline_launch, resident and host dispatch,
+ * graph replay) passes through here after a successful launch. It runs on
+ * the launch path: the common case is two atomic loads, one TSC read (see
+ * clock.h) and a compare; a publish (a copy of the counters under the page's
+ * seqlock) happens at most once per VYRE_TELEMETRY_PUBLISH_INTERVAL_NS.
+ */
+static inline void vyre__pipeline_telemetry_point(void)
+{
+    vyre_telemetry *t = vyre_telemetry_global();
+    if (!t)
+        return;
+    /* The dispatch range was just popped on this thread: reuse its clock
+     * reading rather than taking another. A dispatch left untimed by range
+     * sampling (trace/nvtx.c) skips the check: at that rate the next timed
+     * one comes within 16 dispatches, far inside the publish interval. */
+    uint64_t ticks = vyre__nvtx_last_pop_ticks();
+    if (!ticks && vyre__nvtx_last_pop_sampled_out())
+        return;
+    vyre_telemetry_maybe_publish(t, ticks ? vyre__ticks_to_mono_ns(ticks) : vyre__now_ns_fast());
+}
+
+/* Makes ctx's primary context current on the calling thread. */
+static inline int vyre__ctx_make_current(vyre_ctx *ctx, vyre_error *err)
+{
+    return vyre__cuda_check(ctx->cu->cuCtxSetCurrent(ctx->cuctx), "cuCtxSetCurrent", err);
+}
+
+/* ---- pipeline_modules.c ---- */
+
+/* The map's key of (module cache_key, entry) into *out. */
+int vyre__module_map_key(const vyre_key *cache_key, const char *entry, vyre_key *out,
+                         vyre_error *err);
+/* The entry of map key k, or NULL. With ctx->mu held. */
+module_entry *vyre__module_map_find(const vyre_ctx *ctx, const vyre_key *k);
+/* Adds e (growing the map when needed). With ctx->mu held. */
+int vyre__module_map_insert(vyre_ctx *ctx, module_entry *e, vyre_error *err);
+/* Unloads m's module, if any, and frees m. */
+void vyre__module_entry_unload(vyre_ctx *ctx, module_entry *m);
+
+#endif /* VYRE_PIPELINE_INTERNAL_H */
