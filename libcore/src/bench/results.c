@@ -128,6 +128,16 @@ static int open_default(char *loc, size_t size, vyre_error *err)
     return rc;
 }
 
+/* "host=db password=..." (libpq's key=value form): a word of letters and
+ * '_' then '=' at the start, and no '/'. Never a file to create: its
+ * name would keep the password. */
+static int looks_like_conninfo(const char *path)
+{
+    const char *p = path + strspn(path, " \t");
+    size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
+    return n > 0 && p[n + strspn(p + n, " \t")] == '=' && !strchr(path, '/');
+}
+
 int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
 {
     if (out)
@@ -144,6 +154,14 @@ int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
     }
     char shown[VYRE_RESULTS_LOCATION_MAX];
     vyre_results_mask(path, shown, sizeof shown);
+    if (looks_like_conninfo(path))
+        return vyre__fail(err, VYRE_EINVAL,
+                          "write the server as a URL, postgresql://user@host:port/dbname (the "
+                          "password in password-file=PATH or ~/.pgpass); a file whose name "
+                          "holds '=' is named ./NAME",
+                          "results database '%s' looks like a libpq key=value string, which "
+                          "vyre does not take",
+                          shown);
     size_t len = strlen(shown);
     vyre_results *db = calloc(1, sizeof *db + len + 1);
     if (!db)
