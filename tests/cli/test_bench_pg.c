@@ -773,10 +773,94 @@ Test(bench_pg, sigterm_during_a_wait_ends_the_run_at_once)
     cr_assert_eq(w, pid, "still waiting %lld ms after SIGTERM: %s", (long long)took, err);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, err);
     cr_assert_lt(took, 1000, "ended %lld ms after SIGTERM", (long long)took);
-    cr_assert(strstr(err, "interrupted (SIGTERM) while waiting for the results database"), "%s",
+    cr_assert(strstr(err, "interrupted (SIGTERM): stopped waiting for results database"), "%s",
               err);
     cr_assert_geq(f.cancels, 1, "no cancel request reached the server");
     cr_log_info("SIGTERM during a wait: exit 130 after %lld ms", (long long)took);
     free(err);
     fake_pg_stop(&f);
+}
+
+/* The run's status straight from the server (no vyre reader, which would
+ * mark a dead run interrupted itself). */
+static char *pg_run_status(char *buf, size_t size)
+{
+    PGconn *c = PQconnectdb(g_url);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, "SELECT status FROM runs ORDER BY id DESC LIMIT 1");
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+    snprintf(buf, size, "%s", PQntuples(r) ? PQgetvalue(r, 0, 0) : "(none)");
+    PQclear(r);
+    PQfinish(c);
+    return buf;
+}
+
+/* SIGTERM while the run waits on its stopped backend (a deadline far
+ * off): the run ends within a second, exit 130, the statement cancelled
+ * and the run marked interrupted by the run itself. */
+Test(bench_pg, sigterm_while_the_backend_is_stopped_marks_the_run_interrupted,
+     .fini = teardown_stopped)
+{
+    start_server();
+    char url[700];
+    snprintf(url, sizeof url, "%s?timeout=60", g_url);
+    char err_path[700];
+    snprintf(err_path, sizeof err_path, "%s/run.err", g_tmp);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (fd < 0 || null < 0 || dup2(fd, 2) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+            _exit(126);
+        putenv(g_env_home);
+        putenv(g_env_xdg);
+        putenv(g_env_data);
+        putenv(g_env_conf);
+        putenv(g_env_tmp);
+        setenv("VYRE_CUDA_LIBRARY", "/nonexistent", 1);
+        setenv("VYRE_NVML_LIBRARY", "/nonexistent", 1);
+        unsetenv("VYRE_RESULTS_DB");
+        const char *argv[] = {VYRE_BENCH_BIN, "run", "--suite", "cache", "--db", url,
+                              "--rounds",     "1",   "-q",      NULL};
+        char *v[16];
+        size_t n = 0;
+        for (; argv[n] && n < 15; n++)
+            v[n] = strdup(argv[n]);
+        v[n] = NULL;
+        execv(v[0], v);
+        _exit(127);
+    }
+    long n = -1;
+    for (int i = 0; i < 3000 && n < 1; i++) {
+        usleep(20000);
+        n = pg_points();
+    }
+    cr_assert_geq(n, 1, "no point was written");
+    cr_assert_geq(stop_vyre_backends(), 1, "the run's session was not found");
+    usleep(1500000); /* the run's next write is sent and waits */
+    int64_t t0 = now_ms();
+    cr_assert_eq(kill(pid, SIGTERM), 0);
+    int st = 0;
+    pid_t w = 0;
+    for (int i = 0; i < 2000 && (w = waitpid(pid, &st, WNOHANG)) == 0; i++)
+        usleep(5000);
+    int64_t took = now_ms() - t0;
+    if (w == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    char *err = tu_read_file(err_path, NULL);
+    cr_assert_eq(w, pid, "still waiting %lld ms after SIGTERM: %s", (long long)took, err);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, err);
+    cr_assert_lt(took, 1000, "ended %lld ms after SIGTERM", (long long)took);
+    cr_assert(strstr(err, "interrupted (SIGTERM): stopped waiting for results database"), "%s",
+              err);
+    char status[64];
+    cr_assert_str_eq(pg_run_status(status, sizeof status), "interrupted", "%s", err);
+    cr_log_info("SIGTERM with the backend stopped: exit 130 after %lld ms, run %s; stderr:\n%s",
+                (long long)took, status, err);
+    free(err);
+    continue_stopped();
 }

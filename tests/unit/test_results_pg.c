@@ -1134,7 +1134,7 @@ Test(results_pg, the_interrupt_flag_ends_a_wait_at_once)
     pthread_join(t, NULL);
     vyre_results_set_interrupt(NULL);
     cr_assert(took < 1300, "took %lld ms, the flag rose at 300", (long long)took);
-    cr_assert(strstr(e.message, "interrupted while waiting"), "%s", e.message);
+    cr_assert(strstr(e.message, "stopped waiting for results database"), "%s", e.message);
     for (int w = 0; w < 100 && !f.cancels; w++)
         usleep(10000);
     cr_assert_geq(f.cancels, 1, "no cancel request");

@@ -524,12 +524,12 @@ static void note_clocks(const vyre_bench_run_result *res)
  * statement was cancelled (libcore, through vyre_results_set_interrupt). */
 static int report_interrupted_wait(const vyre_error *err, int64_t run_id)
 {
-    fprintf(stderr, "%s: interrupted (%s) while waiting for the results database: %s\n",
-            tool_prog(), signal_name(g_signal), err->message);
+    fprintf(stderr, "%s: interrupted (%s): %s\n", tool_prog(), signal_name(g_signal), err->message);
+    tool_hints(err);
     if (run_id > 0)
         fprintf(stderr,
-                "hint: run %lld is marked interrupted (if the server could not be reached in "
-                "time, its next reader on this host marks it)\n",
+                "hint: run %lld keeps the points finished and is marked interrupted (when the "
+                "server could not take that in time, by its next reader on this host)\n",
                 (long long)run_id);
     return 130;
 }

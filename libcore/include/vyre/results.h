@@ -79,12 +79,14 @@ VYRE_EXTERN void vyre_results_mask(const char *location, char *buf, size_t size)
 
 /* The process's interrupt flag, set by the front end's SIGINT/SIGTERM
  * handler (libcore installs no handler of its own; NULL: none, the
- * default). While *flag is nonzero, a wait on a PostgreSQL server ends
- * within 0.1 s (a signal that interrupts poll() at once): the statement
- * in flight is cancelled, the connection closed, and the call fails with
- * VYRE_EINTR. The store then gets one more connection, for 0.5 s at
- * most, so that the caller can mark its run interrupted; every later call
- * fails. Process-wide; set it before opening a database. */
+ * default). When *flag becomes nonzero during a wait on a PostgreSQL
+ * server, the wait ends within 0.1 s (at once when the signal interrupts
+ * poll()): the statement in flight is cancelled, the connection closed,
+ * and the call fails with VYRE_EINTR. Waits that begin once the flag is
+ * up (the caller storing what it finished, marking its run interrupted)
+ * all end within 0.5 s of the first of them, and a store the interrupt
+ * dropped gets one more connection in that time; past it, calls fail
+ * with VYRE_EINTR. Process-wide; set it before opening a database. */
 VYRE_EXTERN void vyre_results_set_interrupt(const volatile sig_atomic_t *flag);
 
 /* Where vyre_results_open(NULL) goes: VYRE_RESULTS_DB, else results_db

@@ -25,9 +25,11 @@
  * connection closed; the store is then dead and every later call fails
  * at once with the same error. The process's interrupt flag
  * (vyre_results_set_interrupt) ends a wait within POLL_SLICE_MS the same
- * way with VYRE_EINTR; after it the store gets one more connect and
- * statements for at most GRACE_NS, so that the caller can mark its run
- * interrupted (else the run's next reader on this host does).
+ * way with VYRE_EINTR. Waits that begin once the flag is up (the caller
+ * storing what it finished and marking its run interrupted) all end
+ * within GRACE_NS of the first of them; a store dropped by the interrupt
+ * gets one more connection in that time (else the run's next reader on
+ * this host marks it interrupted).
  * statement_timeout, lock_timeout and idle_in_transaction_session_timeout
  * on the session, TCP keepalives and tcp_user_timeout stay as the
  * server's own bounds. A session the server dropped (a restart)
@@ -273,15 +275,21 @@ static void cancel_bounded(PGconn *conn)
         cancel_job_free(j);
 }
 
+/* The interrupt flag rose during a wait that began before it: that wait
+ * ends at once. A wait that begins after it (the caller winding down:
+ * storing what it finished, marking its run) is bounded by the grace. */
 static int interrupted(const pg_store *s)
 {
     return g_interrupt && *g_interrupt && !s->grace_end;
 }
 
-/* A deadline span_ns from now, cut to the grace after an interrupt. */
-static uint64_t deadline_in(const pg_store *s, uint64_t span_ns)
+/* The deadline of a wait that starts now: span_ns from now, cut to the
+ * grace once the interrupt flag is up. */
+static uint64_t deadline_in(pg_store *s, uint64_t span_ns)
 {
-    uint64_t d = vyre__mono_ns() + span_ns;
+    uint64_t now = vyre__mono_ns(), d = now + span_ns;
+    if (g_interrupt && *g_interrupt && !s->grace_end)
+        s->grace_end = now + GRACE_NS;
     return s->grace_end && d > s->grace_end ? s->grace_end : d;
 }
 
@@ -312,12 +320,11 @@ static int give_up(pg_store *s, int connecting, const char *what, vyre_error *er
     vyre_error e;
     vyre_error_clear(&e);
     int code = VYRE_EREMOTE;
-    if (interrupted(s)) {
+    if (interrupted(s) || s->grace_end) {
         code = vyre__fail(&e, VYRE_EINTR,
-                          "the statement in flight was cancelled; nothing of "
-                          "the transaction in flight was written",
-                          "interrupted while waiting for results database '%s' (%s)", s->shown,
-                          s->server);
+                          "the statement in flight was cancelled and the connection closed: "
+                          "nothing of the transaction in flight was written",
+                          "stopped waiting for results database '%s' (%s)", s->shown, s->server);
     } else if (connecting) {
         vyre__fail(&e, VYRE_EREMOTE,
                    "check that the server runs and answers there; connect_timeout=N or "
