@@ -120,14 +120,18 @@ typedef struct pgst {
 
 /* ---- errors -------------------------------------------------------------------- */
 
-/* Whether msg holds any piece of secret at least 4 bytes long (all of a
+/* Whether msg holds any piece of secret PIECE bytes long (all of a
  * shorter one): libpq echoes parts of what it was given, split where it
- * split them ('@', '%', ':'). */
+ * split them ('@', '%', ':'). check_url already keeps libpq's parse
+ * errors and a password split into the host from being shown; this is
+ * the last line. Shorter pieces would withhold libpq's own words
+ * ("password authentication failed" holds "assw"). */
+#define PIECE 6
 static int holds_part_of(const char *msg, const char *secret)
 {
-    size_t n = secret ? strlen(secret) : 0, len = n < 4 ? n : 4;
+    size_t n = secret ? strlen(secret) : 0, len = n < PIECE ? n : PIECE;
     for (size_t i = 0; len && i + len <= n; i++) {
-        char piece[5];
+        char piece[PIECE + 1];
         memcpy(piece, secret + i, len);
         piece[len] = '\0';
         if (strstr(msg, piece))
@@ -186,7 +190,11 @@ static int pg_fail(pg_store *s, const PGresult *res, const char *what, vyre_erro
                res && PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res)
                                                    : PQerrorMessage(s->conn),
                msg, sizeof msg);
-    if (PQstatus(s->conn) == CONNECTION_BAD) {
+    /* A FATAL error ends the session: read without waiting, libpq may not
+     * have seen the server close it yet. */
+    const char *sev = res ? PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED) : NULL;
+    int fatal = sev && (strcmp(sev, "FATAL") == 0 || strcmp(sev, "PANIC") == 0);
+    if (PQstatus(s->conn) == CONNECTION_BAD || fatal) {
         /* in_tx is cleared before COMMIT is sent: a session lost while the
          * COMMIT was on the wire leaves the transaction's fate unknown. */
         s->lost_in_tx = s->in_tx;
@@ -968,9 +976,11 @@ static void wipe(char *z)
 static int connect_fail(pg_store *s, vyre_error *err)
 {
     char msg[512];
-    first_line(s->conn, PQerrorMessage(s->conn), msg, sizeof msg);
-    if (strstr(msg, "password authentication failed") || strstr(msg, "no password supplied") ||
-        strstr(msg, "authentication failed"))
+    const char *raw = PQerrorMessage(s->conn);
+    int auth = strstr(raw, "password authentication failed") ||
+               strstr(raw, "no password supplied") || strstr(raw, "authentication failed");
+    first_line(s->conn, raw, msg, sizeof msg);
+    if (auth)
         return vyre__fail(err, VYRE_EPERM,
                           "check the password: the URL's, PGPASSFILE or ~/.pgpass (mode 0600), "
                           "or password-file=PATH (mode 0600)",
