@@ -8,7 +8,10 @@
  * points is connected to again and the run ends done, so is a session
  * the server cut inside a point's write (written again) or a push's copy
  * (copied again, once), and pushes of one
- * run at the same moment store it once.
+ * run at the same moment store it once. Issue 33: the password is in no
+ * row (pg_dump) and no reader's output, no bad URL form prints a piece of
+ * it, a stopped backend ends the run within timeout=2, and SIGTERM during
+ * a wait exits 130 within a second with the run marked interrupted.
  */
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -7,7 +7,11 @@
  * a session the server ended sought again,
  * and one clear error each for a wrong password, an unreachable host and
  * a read-only role; passwords never shown; the dialect rules; the
- * results_db key refused from a file that is not the user's.
+ * results_db key refused from a file that is not the user's. Issue 33: no
+ * piece of a password in any bad URL form's message, in a stored command
+ * line (written, already stored, pushed or pulled); a stopped backend, a
+ * silent or notice-flooding fake server (tests/common/fakepg.c) and the
+ * interrupt flag each end a wait within its deadline.
  */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
@@ -1139,4 +1143,44 @@ Test(results_pg, the_interrupt_flag_ends_a_wait_at_once)
         usleep(10000);
     cr_assert_geq(f.cancels, 1, "no cancel request");
     fake_pg_stop(&f);
+}
+
+/* push and pull mask what they copy, whatever the source holds (a row
+ * planted while the source is open, so the open's masking has passed). */
+Test(results_pg, push_and_pull_never_copy_a_password)
+{
+    ts_postgres_start(&g_pg);
+    char a_path[700], c_path[700], url[512];
+    snprintf(a_path, sizeof a_path, "%s/a.sqlite3", g_dir);
+    snprintf(c_path, sizeof c_path, "%s/c.sqlite3", g_dir);
+    machine(a_path, "gpu-a", "NVIDIA H100 80GB HBM3");
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    vyre_results *a = open_ok(a_path), *pg = open_ok(url), *c = open_ok(c_path);
+    const char *plant = "UPDATE runs SET command_line = 'vyre-bench run --db "
+                        "postgres://vyre:" TS_PG_PASSWORD "@h/db PGPASSWORD=" TS_PG_PASSWORD "'";
+    sqlite3 *s = NULL;
+    cr_assert_eq(sqlite3_open(a_path, &s), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(s, plant, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(s);
+    vyre_error e;
+    vyre_error_clear(&e);
+    int64_t id = 0;
+    cr_assert_eq(vyre_results_copy_run(a, 1, pg, &id, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(
+        pg_count("SELECT count(*) FROM runs WHERE command_line LIKE '%" TS_PG_PASSWORD "%'"), 0,
+        "push copied the password");
+    cr_assert_eq(pg_count("SELECT count(*) FROM runs WHERE command_line = 'vyre-bench run --db "
+                          "postgres://vyre:***@h/db PGPASSWORD=***'"),
+                 1);
+    ts_postgres_exec(&g_pg, NULL, plant);
+    int64_t back = 0;
+    cr_assert_eq(vyre_results_copy_run(pg, id, c, &back, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(tu_db_int(c_path,
+                           "SELECT count(*) FROM runs WHERE command_line LIKE '%" TS_PG_PASSWORD
+                           "%'"),
+                 0, "pull copied the password");
+    cr_assert_eq(tu_db_int(c_path, "SELECT count(*) FROM runs"), 1);
+    vyre_results_close(c);
+    vyre_results_close(pg);
+    vyre_results_close(a);
 }
