@@ -128,14 +128,22 @@ static int open_default(char *loc, size_t size, vyre_error *err)
     return rc;
 }
 
-/* "host=db password=..." (libpq's key=value form): a word of letters and
- * '_' then '=' at the start, and no '/'. Never a file to create: its
- * name would keep the password. */
+/* "host=db password=..." (libpq's key=value form): one of libpq's
+ * connection keywords then '=' at the start, and no '/'. Never a file to
+ * create: its name would keep the password. */
 static int looks_like_conninfo(const char *path)
 {
+    static const char *const keys[] = {"host",    "hostaddr", "port",           "dbname",
+                                       "user",    "password", "passfile",       "service",
+                                       "sslmode", "options",  "connect_timeout"};
     const char *p = path + strspn(path, " \t");
     size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
-    return n > 0 && p[n + strspn(p + n, " \t")] == '=' && !strchr(path, '/');
+    if (!n || p[n + strspn(p + n, " \t")] != '=' || strchr(path, '/'))
+        return 0;
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(keys); i++)
+        if (strlen(keys[i]) == n && strncmp(p, keys[i], n) == 0)
+            return 1;
+    return 0;
 }
 
 int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
