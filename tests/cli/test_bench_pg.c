@@ -8,7 +8,10 @@
  * points is connected to again and the run ends done, so is a session
  * the server cut inside a point's write (written again) or a push's copy
  * (copied again, once), and pushes of one
- * run at the same moment store it once.
+ * run at the same moment store it once. Issue 33: the password is in no
+ * row (pg_dump) and no reader's output, no bad URL form prints a piece of
+ * it, a stopped backend ends the run within timeout=2, and SIGTERM during
+ * a wait exits 130 within a second with the run marked interrupted.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fakepg.h"
 #include "servers.h"
 #include "testutil.h"
 
@@ -557,4 +561,321 @@ Test(bench_pg, compare_baseline_selects_the_run_by_gpu_model)
     cr_assert_eq(p.exit_code, 2, "%s", p.err);
     cr_assert(strstr(p.err, "bad filter word 'last'"), "%s", p.err);
     tu_proc_free(&p);
+}
+
+/* ---- issue 33: no password stored or shown, every wait bounded ---------------------- */
+
+/* No piece of secret (4 bytes, or all of a shorter one) in text. */
+static void no_piece_of(const char *text, const char *secret, const char *what)
+{
+    size_t n = strlen(secret), len = n < 4 ? n : 4;
+    for (size_t i = 0; i + len <= n; i++) {
+        char piece[5];
+        memcpy(piece, secret + i, len);
+        piece[len] = '\0';
+        cr_assert(!strstr(text, piece), "%s shows '%s' of the password: %s", what, piece, text);
+    }
+}
+
+/* `run --db URL` with the password in the URL:
+ * the database holds it nowhere (pg_dump), and no reader prints it. */
+Test(bench_pg, the_password_is_in_no_row_and_no_output)
+{
+    start_server();
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(!strstr(p.out, TS_PG_PASSWORD) && !strstr(p.err, TS_PG_PASSWORD), "%s%s", p.out,
+              p.err);
+    tu_proc_free(&p);
+    char dump_path[700];
+    snprintf(dump_path, sizeof dump_path, "%s/dump.sql", g_tmp);
+    char *dump = ts_postgres_dump(&g_pg, NULL, dump_path);
+    cr_assert(strstr(dump, "cache.store"), "the dump holds the run's points");
+    cr_assert(strstr(dump, "--db postgresql://vyre:***@127.0.0.1"), "the command line, masked");
+    cr_assert(!strstr(dump, TS_PG_PASSWORD), "pg_dump shows the password");
+    free(dump);
+    static const char *const readers[][4] = {
+        {"show", "last", NULL},
+        {"export", "--json", "last", NULL},
+        {"runs", "--json", NULL},
+    };
+    for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
+        bench(&p, ARGS(readers[i][0], "--db", g_url, readers[i][1] ? readers[i][1] : "-q",
+                       readers[i][2]));
+        cr_assert_eq(p.exit_code, 0, "%s: %s", readers[i][0], p.err);
+        cr_assert(!strstr(p.out, TS_PG_PASSWORD) && !strstr(p.err, TS_PG_PASSWORD), "%s: %s%s",
+                  readers[i][0], p.out, p.err);
+        tu_proc_free(&p);
+    }
+}
+
+/* Each bad URL form the audit saw echoed: stderr of `runs` and of `run`
+ * holds no piece of the password. */
+Test(bench_pg, no_bad_url_form_prints_any_piece_of_its_password)
+{
+    start_server();
+    static const struct {
+        const char *before, *after, *password;
+    } k[] = {
+        {"postgresql://vyre:S3cret%ZZPW@127.0.0.1:", "/postgres", "S3cret%ZZPW"},
+        {"postgresql://vyre:S3cret%00PW@127.0.0.1:", "/postgres", "S3cret%00PW"},
+        {"postgresql://vyre:S3cretPW@[127.0.0.1:", "/postgres", "S3cretPW"},
+        {"postgresql://vyre:S3c@retPW@127.0.0.1:", "/postgres", "S3c@retPW"},
+        {"POSTGRESQL://vyre:S3cretPW@127.0.0.1:", "/postgres", "S3cretPW"},
+        {"host=127.0.0.1 port=", " password=S3cretPW dbname=postgres", "S3cretPW"},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char url[512];
+        snprintf(url, sizeof url, "%s%d%s", k[i].before, g_pg.port, k[i].after);
+        tu_proc p;
+        bench(&p, ARGS("runs", "--db", url));
+        cr_assert_eq(p.exit_code, 2, "%s: %s", url, p.err);
+        no_piece_of(p.err, k[i].password, url);
+        tu_proc_free(&p);
+        bench(&p, ARGS("run", "--suite", "cache", "--db", url, FAST, "-q"));
+        cr_assert_eq(p.exit_code, 2, "%s: %s", url, p.err);
+        no_piece_of(p.err, k[i].password, url);
+        cr_assert(strstr(p.err, "***"), "the location is named, masked: %s", p.err);
+        tu_proc_free(&p);
+    }
+}
+
+/* The run's backend stopped (SIGSTOP) mid-run: the run ends within its
+ * deadline (timeout=2 in the URL) with one error naming the server. */
+static pid_t g_stopped[8];
+
+static void continue_stopped(void)
+{
+    for (size_t i = 0; i < 8; i++)
+        if (g_stopped[i] > 0)
+            kill(g_stopped[i], SIGCONT);
+    memset(g_stopped, 0, sizeof g_stopped);
+}
+
+static void teardown_stopped(void)
+{
+    continue_stopped();
+    teardown();
+}
+
+/* SIGSTOPs every session of vyre's on the server but the caller's own. */
+static int stop_vyre_backends(void)
+{
+    PGconn *c = PQconnectdb(g_url);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, "SELECT pid FROM pg_stat_activity WHERE application_name = 'vyre' "
+                            "AND pid <> pg_backend_pid()");
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+    int n = 0;
+    for (int i = 0; i < PQntuples(r) && n < 8; i++) {
+        g_stopped[n] = (pid_t)atol(PQgetvalue(r, i, 0));
+        cr_assert_eq(kill(g_stopped[n], SIGSTOP), 0);
+        n++;
+    }
+    PQclear(r);
+    PQfinish(c);
+    return n;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+Test(bench_pg, a_stopped_backend_ends_the_run_within_its_deadline, .fini = teardown_stopped)
+{
+    start_server();
+    char url[700];
+    snprintf(url, sizeof url, "%s?timeout=2", g_url);
+    char err_path[700];
+    snprintf(err_path, sizeof err_path, "%s/run.err", g_tmp);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        tu_proc p;
+        bench(&p, ARGS("run", "--suite", "cache", "--db", url, "--rounds", "1", "-q"));
+        FILE *f = fopen(err_path, "w");
+        if (f) {
+            fputs(p.err ? p.err : "", f);
+            fclose(f);
+        }
+        _exit(p.exit_code);
+    }
+    long n = -1;
+    for (int i = 0; i < 3000 && n < 1; i++) {
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+        n = pg_points();
+    }
+    cr_assert_geq(n, 1, "no point was written");
+    cr_assert_geq(stop_vyre_backends(), 1, "the run's session was not found");
+    int64_t t0 = now_ms();
+    char err[4096];
+    int code = wait_run(pid, err_path, err, sizeof err);
+    int64_t took = now_ms() - t0;
+    cr_assert_eq(code, 2, "exit %d: %s", code, err);
+    char named[96];
+    snprintf(named, sizeof named, "127.0.0.1:%d did not answer within 2 s", g_pg.port);
+    cr_assert(strstr(err, named), "%s", err);
+    cr_assert(strstr(err, "\nhint: "), "%s", err);
+    cr_assert(!strstr(err, TS_PG_PASSWORD), "%s", err);
+    cr_assert_lt(took, 8000, "the run took %lld ms to end after its backend stopped",
+                 (long long)took);
+    cr_log_info("a stopped backend: the run ended %lld ms after the stop (deadline 2 s)",
+                (long long)took);
+    continue_stopped();
+}
+
+/* SIGTERM while `run` waits on a server that never answers: the run ends
+ * within a second, exit 130, the cancel request sent. */
+Test(bench_pg, sigterm_during_a_wait_ends_the_run_at_once)
+{
+    fake_pg f;
+    fake_pg_start(&f, FAKE_PG_SILENT_QUERY);
+    char url[512];
+    snprintf(url, sizeof url,
+             "postgresql://vyre@127.0.0.1:%d/postgres?sslmode=disable&gssencmode=disable", f.port);
+    char err_path[700];
+    snprintf(err_path, sizeof err_path, "%s/run.err", g_tmp);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || dup2(fd, 2) < 0)
+            _exit(126);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        dup2(null, 0);
+        dup2(null, 1);
+        putenv(g_env_home);
+        putenv(g_env_xdg);
+        putenv(g_env_data);
+        putenv(g_env_conf);
+        putenv(g_env_tmp);
+        setenv("VYRE_CUDA_LIBRARY", "/nonexistent", 1);
+        setenv("VYRE_NVML_LIBRARY", "/nonexistent", 1);
+        unsetenv("VYRE_RESULTS_DB");
+        const char *argv[] = {VYRE_BENCH_BIN, "run", "--suite", "cache", "--quick",
+                              "--db",         url,   "-q",      NULL};
+        char *v[16];
+        size_t n = 0;
+        for (; argv[n] && n < 15; n++)
+            v[n] = strdup(argv[n]);
+        v[n] = NULL;
+        execv(v[0], v);
+        _exit(127);
+    }
+    for (int i = 0; i < 1000 && !f.queries; i++)
+        usleep(10000);
+    cr_assert_geq(f.queries, 1, "the run never reached the server");
+    usleep(200000); /* well into the wait */
+    int64_t t0 = now_ms();
+    cr_assert_eq(kill(pid, SIGTERM), 0);
+    int st = 0;
+    pid_t w = 0;
+    for (int i = 0; i < 1000 && (w = waitpid(pid, &st, WNOHANG)) == 0; i++)
+        usleep(5000);
+    int64_t took = now_ms() - t0;
+    if (w == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    char *err = tu_read_file(err_path, NULL);
+    cr_assert_eq(w, pid, "still waiting %lld ms after SIGTERM: %s", (long long)took, err);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, err);
+    cr_assert_lt(took, 1000, "ended %lld ms after SIGTERM", (long long)took);
+    cr_assert(strstr(err, "interrupted (SIGTERM): stopped waiting for results database"), "%s",
+              err);
+    cr_assert_geq(f.cancels, 1, "no cancel request reached the server");
+    cr_log_info("SIGTERM during a wait: exit 130 after %lld ms", (long long)took);
+    free(err);
+    fake_pg_stop(&f);
+}
+
+/* The run's status straight from the server (no vyre reader, which would
+ * mark a dead run interrupted itself). */
+static char *pg_run_status(char *buf, size_t size)
+{
+    PGconn *c = PQconnectdb(g_url);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, "SELECT status FROM runs ORDER BY id DESC LIMIT 1");
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+    snprintf(buf, size, "%s", PQntuples(r) ? PQgetvalue(r, 0, 0) : "(none)");
+    PQclear(r);
+    PQfinish(c);
+    return buf;
+}
+
+/* SIGTERM while the run waits on its stopped backend (a deadline far
+ * off): the run ends within a second, exit 130, the statement cancelled
+ * and the run marked interrupted by the run itself. */
+Test(bench_pg, sigterm_while_the_backend_is_stopped_marks_the_run_interrupted,
+     .fini = teardown_stopped)
+{
+    start_server();
+    char url[700];
+    snprintf(url, sizeof url, "%s?timeout=60", g_url);
+    char err_path[700];
+    snprintf(err_path, sizeof err_path, "%s/run.err", g_tmp);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (fd < 0 || null < 0 || dup2(fd, 2) < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+            _exit(126);
+        putenv(g_env_home);
+        putenv(g_env_xdg);
+        putenv(g_env_data);
+        putenv(g_env_conf);
+        putenv(g_env_tmp);
+        setenv("VYRE_CUDA_LIBRARY", "/nonexistent", 1);
+        setenv("VYRE_NVML_LIBRARY", "/nonexistent", 1);
+        unsetenv("VYRE_RESULTS_DB");
+        const char *argv[] = {VYRE_BENCH_BIN, "run", "--suite", "cache", "--db", url,
+                              "--rounds",     "1",   "-q",      NULL};
+        char *v[16];
+        size_t n = 0;
+        for (; argv[n] && n < 15; n++)
+            v[n] = strdup(argv[n]);
+        v[n] = NULL;
+        execv(v[0], v);
+        _exit(127);
+    }
+    long n = -1;
+    for (int i = 0; i < 3000 && n < 1; i++) {
+        usleep(20000);
+        n = pg_points();
+    }
+    cr_assert_geq(n, 1, "no point was written");
+    cr_assert_geq(stop_vyre_backends(), 1, "the run's session was not found");
+    usleep(1500000); /* the run's next write is sent and waits */
+    int64_t t0 = now_ms();
+    cr_assert_eq(kill(pid, SIGTERM), 0);
+    int st = 0;
+    pid_t w = 0;
+    for (int i = 0; i < 2000 && (w = waitpid(pid, &st, WNOHANG)) == 0; i++)
+        usleep(5000);
+    int64_t took = now_ms() - t0;
+    if (w == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    char *err = tu_read_file(err_path, NULL);
+    cr_assert_eq(w, pid, "still waiting %lld ms after SIGTERM: %s", (long long)took, err);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, err);
+    cr_assert_lt(took, 1000, "ended %lld ms after SIGTERM", (long long)took);
+    cr_assert(strstr(err, "interrupted (SIGTERM): stopped waiting for results database"), "%s",
+              err);
+    char status[64];
+    cr_assert_str_eq(pg_run_status(status, sizeof status), "interrupted", "%s", err);
+    cr_log_info("SIGTERM with the backend stopped: exit 130 after %lld ms, run %s; stderr:\n%s",
+                (long long)took, status, err);
+    free(err);
+    continue_stopped();
 }

@@ -599,6 +599,36 @@ void ts_postgres_exec(const ts_server *s, const char *db, const char *sql)
     PQfinish(c);
 }
 
+char *ts_postgres_dump(const ts_server *s, const char *db, const char *out_path)
+{
+    char bindir[1024], pg_dump[1100], port[16];
+    pg_bindir(bindir, sizeof bindir);
+    snprintf(pg_dump, sizeof pg_dump, "%s/pg_dump", bindir);
+    snprintf(port, sizeof port, "%d", s->port);
+    const char *argv[] = {
+        pg_dump,  "-h",         "127.0.0.1",          "-p", port, "-U", "vyre", "-f",
+        out_path, "--no-owner", db ? db : "postgres", NULL};
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        setenv("PGPASSWORD", TS_PG_PASSWORD, 1);
+        char *v[16];
+        size_t n = 0;
+        for (; argv[n] && n < 15; n++)
+            v[n] = strdup(argv[n]);
+        v[n] = NULL;
+        execv(v[0], v);
+        _exit(127);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "pg_dump failed (%d)", st);
+    char *text = tu_read_file(out_path, NULL);
+    cr_assert_not_null(text, "pg_dump wrote nothing");
+    return text;
+}
+
 void ts_postgres_stop(ts_server *s)
 {
     if (s->pid <= 0)

@@ -76,6 +76,10 @@ void ts_postgres_restart(ts_server *s);
  * ("postgres" when NULL), asserting success. */
 void ts_postgres_exec(const ts_server *s, const char *db, const char *sql);
 
+/* pg_dump of database db (NULL: postgres) into out_path, as the superuser
+ * over TCP; returns the dump's text (malloc'ed: free it). */
+char *ts_postgres_dump(const ts_server *s, const char *db, const char *out_path);
+
 /* Stops the server fast (SIGINT: sessions are cut, as a crash would) and
  * waits for it; keeps dir. */
 void ts_postgres_stop(ts_server *s);

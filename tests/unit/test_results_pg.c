@@ -7,13 +7,19 @@
  * a session the server ended sought again,
  * and one clear error each for a wrong password, an unreachable host and
  * a read-only role; passwords never shown; the dialect rules; the
- * results_db key refused from a file that is not the user's.
+ * results_db key refused from a file that is not the user's. Issue 33: no
+ * piece of a password in any bad URL form's message, in a stored command
+ * line (written, already stored, pushed or pulled); a stopped backend, a
+ * silent or notice-flooding fake server (tests/common/fakepg.c) and the
+ * interrupt flag each end a wait within its deadline.
  */
 #include <criterion/criterion.h>
 #include <libpq-fe.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +29,8 @@
 #include <unistd.h>
 
 #include "bench/store_dialect.h"
+#include "bench/store_url.h"
+#include "fakepg.h"
 #include "servers.h"
 #include "testutil.h"
 #include "vyre/bench.h"
@@ -873,4 +881,306 @@ Test(results_pg, a_baseline_is_chosen_by_gpu_model_and_branch_on_both_engines)
                      "DO $$ BEGIN IF (SELECT count(*) FROM vyre_point_medians WHERE gpu_name = "
                      "'NVIDIA H200' AND \"time\" > now() - interval '1 hour' AND median_ns > 0) "
                      "<> 4 THEN RAISE EXCEPTION 'view'; END IF; END $$");
+}
+
+/* ---- issue 33: no password stored or shown, every wait bounded ------------------------ */
+
+/* No piece of secret (4 bytes, or all of a shorter one) in text. */
+static void no_piece_of(const char *text, const char *secret, const char *what)
+{
+    size_t n = strlen(secret), len = n < 4 ? n : 4;
+    for (size_t i = 0; i + len <= n; i++) {
+        char piece[5];
+        memcpy(piece, secret + i, len);
+        piece[len] = '\0';
+        cr_assert(!strstr(text, piece), "%s shows '%s' of the password: %s", what, piece, text);
+    }
+}
+
+Test(results_dialect, every_form_of_password_is_masked)
+{
+    char b[512];
+    vyre_results_mask("POSTGRESQL://bob:pw@h/db", b, sizeof b);
+    cr_assert_str_eq(b, "POSTGRESQL://bob:***@h/db");
+    cr_assert(vyre_results_is_url("PostgreS://h/d"), "any case of the scheme is a URL");
+    vyre_results_mask("host=h port=5 password=pw dbname=d", b, sizeof b);
+    cr_assert_str_eq(b, "host=h port=5 password=*** dbname=d");
+    vyre_results_mask("host=h password = 'p w\\'x' dbname=d", b, sizeof b);
+    cr_assert_str_eq(b, "host=h password = *** dbname=d");
+    vyre_results_mask("postgresql://h/db?sslpassword=k&PASSWORD=pw&sslmode=require", b, sizeof b);
+    cr_assert_str_eq(b, "postgresql://h/db?sslpassword=***&PASSWORD=***&sslmode=require");
+    vyre_results_mask("postgresql://bob:p/w@h/db", b, sizeof b);
+    cr_assert_str_eq(b, "postgresql://bob:***@h/db", "an unencoded '/' in the password");
+    vyre_results_mask("postgresql://bob:S3c@ret%ZZPW@h:5/db", b, sizeof b);
+    cr_assert_str_eq(b, "postgresql://bob:***@h:5/db");
+    /* Free text (a command line): a URL ends at a blank. */
+    vyre__mask_secrets(
+        "vyre-bench run --db Postgres://u:S3cret@h/d -q PGPASSWORD=x2 password='a b' x", b,
+        sizeof b);
+    cr_assert_str_eq(b, "vyre-bench run --db Postgres://u:***@h/d -q PGPASSWORD=*** "
+                        "password=*** x");
+}
+
+/* Each bad URL form the audit found libpq echoing (or vyre, for a key=value
+ * string) fails with a message and hint holding no piece of the password. */
+Test(results_pg, no_bad_url_form_shows_any_piece_of_its_password)
+{
+    ts_postgres_start(&g_pg);
+    /* PORT is the server's port. */
+    static const struct {
+        const char *before, *after, *password;
+        int code;
+    } k[] = {
+        {"postgresql://vyre:S3cret%ZZPW@127.0.0.1:", "/postgres", "S3cret%ZZPW", VYRE_EINVAL},
+        {"postgresql://vyre:S3cret%00PW@127.0.0.1:", "/postgres", "S3cret%00PW", VYRE_EINVAL},
+        {"postgresql://vyre:S3cretPW@[127.0.0.1:", "/postgres", "S3cretPW", VYRE_EINVAL},
+        {"postgresql://vyre:S3c@retPW@127.0.0.1:", "/postgres", "S3c@retPW", VYRE_EINVAL},
+        {"postgresql://vyre:S3c/retPW@127.0.0.1:", "/postgres", "S3c/retPW", VYRE_EINVAL},
+        {"POSTGRESQL://vyre:S3cretPW@127.0.0.1:", "/postgres", "S3cretPW", VYRE_EPERM},
+        {"postgresql://vyre@127.0.0.1:", "/postgres?password=S3cret%ZZPW", "S3cret%ZZPW",
+         VYRE_EINVAL},
+        {"host=127.0.0.1 port=", " password=S3cretPW dbname=postgres", "S3cretPW", VYRE_EINVAL},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char url[512];
+        snprintf(url, sizeof url, "%s%d%s", k[i].before, g_pg.port, k[i].after);
+        vyre_error e;
+        open_fails(url, k[i].code, &e);
+        no_piece_of(e.message, k[i].password, url);
+        no_piece_of(e.hint, k[i].password, url);
+        cr_assert(strstr(e.message, "***"), "the location is shown masked: %s", e.message);
+    }
+    /* The capital scheme was a URL: it reached the server. */
+    char url[512];
+    snprintf(url, sizeof url, "%s%d%s", k[5].before, g_pg.port, k[5].after);
+    vyre_error e;
+    open_fails(url, VYRE_EPERM, &e);
+    cr_assert(strstr(e.message, "password authentication failed"), "%s", e.message);
+}
+
+/* The password never reaches runs.command_line: masked when written, and
+ * rows an older vyre wrote are masked when the store is opened. */
+static long pg_count(const char *sql)
+{
+    char url[512];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    PGconn *c = PQconnectdb(url);
+    cr_assert_eq(PQstatus(c), CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGresult *r = PQexec(c, sql);
+    cr_assert_eq(PQresultStatus(r), PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+    long n = atol(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    PQfinish(c);
+    return n;
+}
+
+Test(results_pg, command_lines_never_keep_a_password_on_either_engine)
+{
+    ts_postgres_start(&g_pg);
+    char url[512], file[600];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    snprintf(file, sizeof file, "%s/r.sqlite3", g_dir);
+    const char *line = "vyre-bench run --db postgresql://vyre:" TS_PG_PASSWORD
+                       "@127.0.0.1/postgres password=" TS_PG_PASSWORD;
+    for (int engine = 0; engine < 2; engine++) {
+        const char *where = engine ? url : file;
+        vyre_results *db = open_ok(where);
+        vyre_bench_run run;
+        memset(&run, 0, sizeof run);
+        snprintf(run.command_line, sizeof run.command_line, "%s", line);
+        vyre_error e;
+        vyre_error_clear(&e);
+        cr_assert_eq(vyre_bench_run_begin(db, &run, &e), 0, "%s", e.message);
+        vyre_bench_run got;
+        cr_assert_eq(vyre_bench_run_get(db, run.id, &got, &e), 0, "%s", e.message);
+        cr_assert_str_eq(got.command_line, "vyre-bench run --db postgresql://vyre:***@127.0.0.1/"
+                                           "postgres password=***");
+        vyre_results_close(db);
+    }
+    cr_assert_eq(
+        pg_count("SELECT count(*) FROM runs WHERE command_line LIKE '%" TS_PG_PASSWORD "%'"), 0);
+    cr_assert_eq(
+        tu_db_int(file, "SELECT count(*) FROM runs WHERE command_line LIKE '%" TS_PG_PASSWORD "%'"),
+        0);
+
+    /* Rows an older vyre wrote: masked at the next open. */
+    char plant[700];
+    snprintf(plant, sizeof plant, "UPDATE runs SET command_line = '%s'", line);
+    ts_postgres_exec(&g_pg, NULL, plant);
+    cr_assert_eq(
+        pg_count("SELECT count(*) FROM runs WHERE command_line LIKE '%" TS_PG_PASSWORD "%'"), 1);
+    vyre_results_close(open_ok(url));
+    cr_assert_eq(
+        pg_count("SELECT count(*) FROM runs WHERE command_line LIKE '%" TS_PG_PASSWORD "%'"), 0,
+        "the open masked the stored row");
+    cr_assert_eq(pg_count("SELECT count(*) FROM runs WHERE command_line LIKE '%vyre:***@%'"), 1);
+    sqlite3 *s = NULL;
+    cr_assert_eq(sqlite3_open(file, &s), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(s, plant, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(s);
+    vyre_results_close(open_ok(file));
+    cr_assert_eq(
+        tu_db_int(file, "SELECT count(*) FROM runs WHERE command_line LIKE '%" TS_PG_PASSWORD "%'"),
+        0, "the open masked the stored row");
+}
+
+/* A backend stopped (SIGSTOP) in the middle of a session: the next
+ * statement ends within the URL's timeout=2 with the server named, and
+ * the store stays given up (every later call fails at once). */
+static pid_t g_stopped;
+
+static void continue_stopped(void)
+{
+    if (g_stopped > 0)
+        kill(g_stopped, SIGCONT);
+    g_stopped = 0;
+}
+
+static void teardown_stopped(void)
+{
+    continue_stopped();
+    teardown();
+}
+
+Test(results_pg, a_stopped_backend_ends_the_statement_within_the_deadline, .fini = teardown_stopped)
+{
+    ts_postgres_start(&g_pg);
+    char url[512];
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres?timeout=2");
+    vyre_results *db = open_ok(url);
+    int64_t run = begin_run(db, NULL, "NVIDIA H200");
+    g_stopped = (pid_t)pg_count("SELECT pid FROM pg_stat_activity WHERE application_name = 'vyre' "
+                                "AND pid <> pg_backend_pid()");
+    cr_assert_gt(g_stopped, 0);
+    cr_assert_eq(kill(g_stopped, SIGSTOP), 0);
+    vyre_error e;
+    vyre_error_clear(&e);
+    int64_t t0 = mono_ms();
+    int rc = add_point(db, run, 0, 500, 48, &e);
+    int64_t took = mono_ms() - t0;
+    cr_assert_eq(rc, VYRE_EREMOTE, "%s: %s", vyre_err_name(rc), e.message);
+    cr_assert(took >= 1900 && took < 5000, "took %lld ms for a 2 s deadline", (long long)took);
+    char server[64];
+    snprintf(server, sizeof server, "127.0.0.1:%d did not answer within 2 s", g_pg.port);
+    cr_assert(strstr(e.message, server), "%s", e.message);
+    cr_assert(strstr(e.hint, "timeout=S"), "%s", e.hint);
+    cr_assert(!strstr(e.message, TS_PG_PASSWORD), "%s", e.message);
+    t0 = mono_ms();
+    rc = vyre_bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e);
+    cr_assert_eq(rc, VYRE_EREMOTE);
+    cr_assert_lt(mono_ms() - t0, 500, "a given-up store fails at once");
+    cr_log_info("a stopped backend: the statement ended after %lld ms (deadline 2 s)",
+                (long long)took);
+    vyre_results_close(db);
+    continue_stopped();
+}
+
+/* A fake server: silent from the start (the connect deadline), silent
+ * after the startup, or flooding notices (the statement deadline, a
+ * cancel request sent each time). */
+Test(results_pg, a_silent_or_flooding_server_ends_within_the_deadline)
+{
+    static const fake_pg_mode modes[] = {FAKE_PG_SILENT_STARTUP, FAKE_PG_SILENT_QUERY,
+                                         FAKE_PG_NOTICE_FLOOD};
+    for (size_t i = 0; i < 3; i++) {
+        fake_pg f;
+        fake_pg_start(&f, modes[i]);
+        char url[512];
+        snprintf(url, sizeof url,
+                 "postgresql://vyre@127.0.0.1:%d/postgres?sslmode=disable&gssencmode=disable&"
+                 "timeout=2",
+                 f.port);
+        vyre_error e;
+        int64_t took = open_fails(url, VYRE_EREMOTE, &e);
+        cr_assert(took >= 1900 && took < 5000, "mode %d: took %lld ms for a 2 s deadline",
+                  (int)modes[i], (long long)took);
+        char server[64];
+        snprintf(server, sizeof server, "127.0.0.1:%d", f.port);
+        cr_assert(strstr(e.message, server), "%s", e.message);
+        cr_assert(strstr(e.message, "within 2 s"), "%s", e.message);
+        if (modes[i] != FAKE_PG_SILENT_STARTUP) {
+            for (int w = 0; w < 100 && !f.cancels; w++)
+                usleep(10000);
+            cr_assert_geq(f.cancels, 1, "mode %d: no cancel request", (int)modes[i]);
+        }
+        if (modes[i] == FAKE_PG_NOTICE_FLOOD)
+            cr_assert_gt(f.notices, 100, "the server flooded");
+        cr_log_info("fake server mode %d: ended after %lld ms (deadline 2 s), %ld notices",
+                    (int)modes[i], (long long)took, (long)f.notices);
+        fake_pg_stop(&f);
+    }
+}
+
+/* The front end's interrupt flag ends a wait at once, with VYRE_EINTR. */
+static volatile sig_atomic_t g_flag;
+
+static void *raise_flag(void *arg)
+{
+    (void)arg;
+    usleep(300000);
+    g_flag = 1;
+    return NULL;
+}
+
+Test(results_pg, the_interrupt_flag_ends_a_wait_at_once)
+{
+    fake_pg f;
+    fake_pg_start(&f, FAKE_PG_SILENT_QUERY);
+    char url[512];
+    snprintf(url, sizeof url,
+             "postgresql://vyre@127.0.0.1:%d/postgres?sslmode=disable&gssencmode=disable", f.port);
+    g_flag = 0;
+    vyre_results_set_interrupt(&g_flag);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, raise_flag, NULL), 0);
+    vyre_error e;
+    int64_t took = open_fails(url, VYRE_EINTR, &e);
+    pthread_join(t, NULL);
+    vyre_results_set_interrupt(NULL);
+    cr_assert(took < 1300, "took %lld ms, the flag rose at 300", (long long)took);
+    cr_assert(strstr(e.message, "stopped waiting for results database"), "%s", e.message);
+    for (int w = 0; w < 100 && !f.cancels; w++)
+        usleep(10000);
+    cr_assert_geq(f.cancels, 1, "no cancel request");
+    fake_pg_stop(&f);
+}
+
+/* push and pull mask what they copy, whatever the source holds (a row
+ * planted while the source is open, so the open's masking has passed). */
+Test(results_pg, push_and_pull_never_copy_a_password)
+{
+    ts_postgres_start(&g_pg);
+    char a_path[700], c_path[700], url[512];
+    snprintf(a_path, sizeof a_path, "%s/a.sqlite3", g_dir);
+    snprintf(c_path, sizeof c_path, "%s/c.sqlite3", g_dir);
+    machine(a_path, "gpu-a", "NVIDIA H100 80GB HBM3");
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    vyre_results *a = open_ok(a_path), *pg = open_ok(url), *c = open_ok(c_path);
+    const char *plant = "UPDATE runs SET command_line = 'vyre-bench run --db "
+                        "postgres://vyre:" TS_PG_PASSWORD "@h/db PGPASSWORD=" TS_PG_PASSWORD "'";
+    sqlite3 *s = NULL;
+    cr_assert_eq(sqlite3_open(a_path, &s), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(s, plant, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(s);
+    vyre_error e;
+    vyre_error_clear(&e);
+    int64_t id = 0;
+    cr_assert_eq(vyre_results_copy_run(a, 1, pg, &id, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(
+        pg_count("SELECT count(*) FROM runs WHERE command_line LIKE '%" TS_PG_PASSWORD "%'"), 0,
+        "push copied the password");
+    cr_assert_eq(pg_count("SELECT count(*) FROM runs WHERE command_line = 'vyre-bench run --db "
+                          "postgres://vyre:***@h/db PGPASSWORD=***'"),
+                 1);
+    ts_postgres_exec(&g_pg, NULL, plant);
+    int64_t back = 0;
+    cr_assert_eq(vyre_results_copy_run(pg, id, c, &back, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(tu_db_int(c_path,
+                           "SELECT count(*) FROM runs WHERE command_line LIKE '%" TS_PG_PASSWORD
+                           "%'"),
+                 0, "pull copied the password");
+    cr_assert_eq(tu_db_int(c_path, "SELECT count(*) FROM runs"), 1);
+    vyre_results_close(c);
+    vyre_results_close(pg);
+    vyre_results_close(a);
 }

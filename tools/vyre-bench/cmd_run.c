@@ -313,11 +313,17 @@ static int add_suites(const char *arg, const char **suites, size_t *n)
     return 0;
 }
 
+/* The command line the run records: each argument with its passwords
+ * masked (a --db URL's, a password= value), so none is ever stored;
+ * libcore masks what it writes again. */
 static void join_argv(int argc, char **argv, char *buf, size_t size)
 {
     size_t len = (size_t)snprintf(buf, size, "vyre-bench");
-    for (int i = 0; i < argc && len < size; i++)
-        len += (size_t)snprintf(buf + len, size - len, " %s", argv[i]);
+    for (int i = 0; i < argc && len < size; i++) {
+        char arg[VYRE_RESULTS_LOCATION_MAX];
+        vyre_results_mask(argv[i], arg, sizeof arg);
+        len += (size_t)snprintf(buf + len, size - len, " %s", arg);
+    }
 }
 
 /* ---- the run ---------------------------------------------------------------- */
@@ -516,12 +522,43 @@ static void note_clocks(const vyre_bench_run_result *res)
             res->clock_max_mhz, res->clock_max_mhz);
 }
 
+/* A wait on the results server that SIGINT/SIGTERM/SIGHUP ended: the
+ * statement was cancelled (libcore, through vyre_results_set_interrupt). */
+static int report_interrupted_wait(const vyre_error *err, int64_t run_id)
+{
+    fprintf(stderr, "%s: interrupted (%s): %s\n", tool_prog(), signal_name(g_signal), err->message);
+    tool_hints(err);
+    if (run_id > 0)
+        fprintf(stderr,
+                "hint: run %lld keeps the points finished and is marked interrupted (when the "
+                "server could not take that in time, by its next reader on this host)\n",
+                (long long)run_id);
+    return 130;
+}
+
 static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const char *cmdline)
 {
+    /* The stop signals are ours from before the database is opened: a
+     * connect or a statement the server never answers ends at once too. */
+    struct sigaction sa, old[NSTOP_SIGNALS];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < NSTOP_SIGNALS; i++)
+        sigaction(k_stop_signals[i], &sa, &old[i]);
+    vyre_results_set_interrupt(&g_stop);
     vyre_results *db = NULL;
-    int code = tool_open_db(&db);
-    if (code)
+    vyre_error oerr;
+    vyre_error_clear(&oerr);
+    int orc = vyre_results_open(g_tool.db, &db, &oerr);
+    int code = orc == VYRE_EINTR ? report_interrupted_wait(&oerr, 0)
+               : orc             ? (tool_report(&oerr), TOOL_EXIT_ERROR)
+                                 : TOOL_EXIT_OK;
+    if (code) {
+        for (size_t i = 0; i < NSTOP_SIGNALS; i++)
+            sigaction(k_stop_signals[i], &old[i], NULL);
         return code;
+    }
     char rev[64];
     git_rev(rev, sizeof rev);
     vyre_bench_sweep sw;
@@ -556,13 +593,6 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     o->on_progress = on_progress;
     o->on_skip = on_skip;
     o->cb_ctx = &out;
-
-    struct sigaction sa, old[NSTOP_SIGNALS];
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < NSTOP_SIGNALS; i++)
-        sigaction(k_stop_signals[i], &sa, &old[i]);
     warn_unpublished();
     vyre_bench_run_result res;
     vyre_error err;
@@ -581,7 +611,9 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     if (!rc && res.clocks_unlocked)
         note_clocks(&res);
 
-    if (rc) {
+    if (rc == VYRE_EINTR) {
+        code = report_interrupted_wait(&err, res.run_id);
+    } else if (rc) {
         /* A server gone mid-run fails the write and the end of the run
          * alike: one error says it (the run stays on the server as it was,
          * and its next reader from this host marks it interrupted). */

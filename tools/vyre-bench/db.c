@@ -33,7 +33,9 @@ int bench_open_db_existing(vyre_results **db)
      * server's database is the server's: opening it creates no file.) */
     struct stat st;
     if (!vyre_results_is_url(path) && stat(path, &st) != 0 && errno == ENOENT) {
-        fprintf(stderr, "%s: error: no results database '%s'\n", tool_prog(), path);
+        char shown[VYRE_RESULTS_LOCATION_MAX];
+        vyre_results_mask(path, shown, sizeof shown); /* a key=value string may hold one */
+        fprintf(stderr, "%s: error: no results database '%s'\n", tool_prog(), shown);
         fprintf(stderr, "hint: %s\n",
                 g_tool.db ? "check the path given to --db; 'vyre-bench run --db PATH' creates one"
                           : "measure first: 'vyre-bench run' creates it");

@@ -55,7 +55,8 @@ extern "C" {
     XX(EAMBIGUOUS, -27, "ambiguous name or prefix")                                                \
     XX(ENOJITLINK, -28, "nvJitLink not available")                                                 \
     XX(ECONFIG, -29, "bad configuration")                                                          \
-    XX(EREMOTE, -30, "remote store failed")
+    XX(EREMOTE, -30, "remote store failed")                                                        \
+    XX(EINTR, -31, "interrupted")
 
 typedef enum vyre_errno {
     VYRE_OK = 0,

@@ -23,9 +23,15 @@
  * are never shown: vyre_results_path and every message carry the location
  * masked (vyre_results_mask). TLS is libpq's sslmode parameter
  * (sslmode=verify-full&sslrootcert=PATH checks the server's certificate
- * and name). Every connection is bounded: connect_timeout 10 s unless the
- * URL sets it, statement_timeout and lock_timeout on the session, and TCP
- * keepalives and tcp_user_timeout so a server that vanishes is noticed.
+ * and name). Every wait on the server is bounded on our side, whatever the
+ * server does: each connect by 10 s (the URL's connect_timeout=N, else
+ * its timeout=S), each statement by 60 s of wall clock from send to
+ * result (the URL's timeout=S, vyre's own parameter, taken out before
+ * libpq sees the URL); past it the statement is cancelled, the connection
+ * closed and the call fails with VYRE_EREMOTE naming the server
+ * (host:port). statement_timeout and lock_timeout on the session, and TCP
+ * keepalives and tcp_user_timeout, stay as the server's own bounds.
+ * A location in any case of the scheme (POSTGRESQL://) is a URL.
  *
  * A local file's schema is db/results_v1.sql and its steps, versioned through PRAGMA user_version
  * with schema is db/results_v1.sql and its steps, versioned through PRAGMA user_version with
@@ -43,6 +49,7 @@
 #ifndef VYRE_RESULTS_H
 #define VYRE_RESULTS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +76,18 @@ VYRE_EXTERN int vyre_results_is_url(const char *location);
 /* Copies location into buf with any password masked ("user:***@",
  * "password=***"); a path is copied as it is. Never fails: cut to size. */
 VYRE_EXTERN void vyre_results_mask(const char *location, char *buf, size_t size);
+
+/* The process's interrupt flag, set by the front end's SIGINT/SIGTERM
+ * handler (libcore installs no handler of its own; NULL: none, the
+ * default). When *flag becomes nonzero during a wait on a PostgreSQL
+ * server, the wait ends within 0.1 s (at once when the signal interrupts
+ * poll()): the statement in flight is cancelled, the connection closed,
+ * and the call fails with VYRE_EINTR. Waits that begin once the flag is
+ * up (the caller storing what it finished, marking its run interrupted)
+ * all end within 0.5 s of the first of them, and a store the interrupt
+ * dropped gets one more connection in that time; past it, calls fail
+ * with VYRE_EINTR. Process-wide; set it before opening a database. */
+VYRE_EXTERN void vyre_results_set_interrupt(const volatile sig_atomic_t *flag);
 
 /* Where vyre_results_open(NULL) goes: VYRE_RESULTS_DB, else results_db
  * of the user's vyre.conf, else the default path. *is_default (may be

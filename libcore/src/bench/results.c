@@ -130,6 +130,24 @@ static int open_default(char *loc, size_t size, vyre_error *err)
     return rc;
 }
 
+/* "host=db password=..." (libpq's key=value form): one of libpq's
+ * connection keywords then '=' at the start, and no '/'. Never a file to
+ * create: its name would keep the password. */
+static int looks_like_conninfo(const char *path)
+{
+    static const char *const keys[] = {"host",    "hostaddr", "port",           "dbname",
+                                       "user",    "password", "passfile",       "service",
+                                       "sslmode", "options",  "connect_timeout"};
+    const char *p = path + strspn(path, " \t");
+    size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
+    if (!n || p[n + strspn(p + n, " \t")] != '=' || strchr(path, '/'))
+        return 0;
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(keys); i++)
+        if (strlen(keys[i]) == n && strncmp(p, keys[i], n) == 0)
+            return 1;
+    return 0;
+}
+
 int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
 {
     if (out)
@@ -146,6 +164,14 @@ int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
     }
     char shown[VYRE_RESULTS_LOCATION_MAX];
     vyre_results_mask(path, shown, sizeof shown);
+    if (looks_like_conninfo(path))
+        return vyre__fail(err, VYRE_EINVAL,
+                          "write the server as a URL, postgresql://user@host:port/dbname (the "
+                          "password in password-file=PATH or ~/.pgpass); a file whose name "
+                          "holds '=' is named ./NAME",
+                          "results database '%s' looks like a libpq key=value string, which "
+                          "vyre does not take",
+                          shown);
     size_t len = strlen(shown);
     vyre_results *db = calloc(1, sizeof *db + len + 1);
     if (!db)
@@ -161,6 +187,9 @@ int vyre_results_open(const char *path, vyre_results **out, vyre_error *err)
         destroy(db);
         return rc;
     }
+    /* Rows an older vyre wrote with a password in them are masked now;
+     * a store this role may only read keeps them (every read masks). */
+    vyre__runs_mask_stored(db, NULL);
     *out = db;
     return VYRE_OK;
 }

@@ -58,4 +58,11 @@ int vyre__results_tx(vyre_results *db, const char *what, vyre__tx_fn fn, void *a
 /* Prepares sql (store.h's portable subset) on db's store. */
 int vyre__results_prepare(vyre_results *db, const char *sql, vyre__stmt **st, vyre_error *err);
 
+/* runs_secrets.c: a command line with every password masked (into buf,
+ * cut to size), and the runs rows already stored masked the same way
+ * (one write transaction, only when a row holds a secret): 0 or the
+ * error (a read-only store cannot be cleaned; its reads are masked). */
+void vyre__runs_mask_command_line(const char *in, char *buf, size_t size);
+int vyre__runs_mask_stored(vyre_results *db, vyre_error *err);
+
 #endif /* VYRE_RESULTS_INTERNAL_H */

@@ -312,7 +312,9 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     goto out;
 
 failed:
-    vyre_bench_run_finish(o->db, run.id, VYRE_RUN_FAILED, e.message, &res->finish_error);
+    /* A wait on the server that the interrupt flag ended is an interrupted run. */
+    vyre_bench_run_finish(o->db, run.id, rc == VYRE_EINTR ? VYRE_RUN_INTERRUPTED : VYRE_RUN_FAILED,
+                          e.message, &res->finish_error);
 out:
     vyre_gpu_monitor_close(mon);
     if (rc && err)

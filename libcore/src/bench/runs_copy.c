@@ -21,7 +21,9 @@
 #include "bench/results_internal.h"
 #include "vyre/bench.h"
 
-/* Columns copied as they are, with their type: i int64, r real, t text. */
+/* Columns copied as they are, with their type: i int64, r real, t text;
+ * m text with every password masked (runs_secrets.c): push and pull never
+ * carry one, whatever the source holds. */
 typedef struct column_set {
     const char *names; /* "a, b, c" */
     const char *types; /* "iit" */
@@ -31,8 +33,8 @@ static const column_set k_runs = {
     "started_ns, finished_ns, status, suites, host, pid, gpu_name, gpu_uuid, devices, driver, "
     "cuda_version, clocks, git_rev, command_line, vyre_version, message, pid_start, boot_id",
     "iittti"
-    "tttttttttt"
-    "it"};
+    "tttttttmtt"
+    "it"}; /* command_line is 'm': masked as it is copied */
 static const column_set k_points = {
     "seq, suite, benchmark, axes, device, mode, unit, timer, n, min, max, mean, median, stddev, "
     "rel_stddev, p5, p95, mad, n_outliers, n_throttled, wall_median, bytes, items, metric_name, "
@@ -60,6 +62,10 @@ static void copy_value(vyre__stmt *src, int i, char type, vyre__stmt *dst, int p
         vyre__stmt_int64(dst, p, vyre__stmt_col_int64(src, i));
     } else if (type == 'r') {
         vyre__stmt_double(dst, p, vyre__stmt_col_double(src, i));
+    } else if (type == 'm') {
+        char line[4096];
+        vyre__runs_mask_command_line(vyre__stmt_col_text(src, i), line, sizeof line);
+        vyre__stmt_text(dst, p, line, strlen(line));
     } else {
         const char *z = vyre__stmt_col_text(src, i);
         vyre__stmt_text(dst, p, z ? z : "", z ? strlen(z) : 0);

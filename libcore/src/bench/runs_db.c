@@ -204,7 +204,9 @@ static void bind_run_fields(vyre__stmt *st, const vyre_bench_run *r)
     bind_text_or_null(st, 8, r->cuda_version);
     bind_text_or_null(st, 9, r->clocks);
     bind_text_or_null(st, 10, r->git_rev);
-    bind_str(st, 11, r->command_line);
+    char line[sizeof r->command_line];
+    vyre__runs_mask_command_line(r->command_line, line, sizeof line);
+    bind_str(st, 11, line); /* never a password (runs_secrets.c) */
     bind_str(st, 12, r->vyre_version);
     bind_text_or_null(st, 13, r->message);
 }
@@ -963,7 +965,9 @@ static void read_run(vyre__stmt *st, vyre_bench_run *r)
     col_text(st, 11, r->cuda_version, sizeof r->cuda_version);
     col_text(st, 12, r->clocks, sizeof r->clocks);
     col_text(st, 13, r->git_rev, sizeof r->git_rev);
-    col_text(st, 14, r->command_line, sizeof r->command_line);
+    char line[sizeof r->command_line];
+    col_text(st, 14, line, sizeof line);
+    vyre__runs_mask_command_line(line, r->command_line, sizeof r->command_line);
     col_text(st, 15, r->vyre_version, sizeof r->vyre_version);
     col_text(st, 16, r->message, sizeof r->message);
     r->npoints = (size_t)vyre__stmt_col_int64(st, 17);

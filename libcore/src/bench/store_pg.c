@@ -13,11 +13,26 @@
  * whose tables are already up to date is only read at open: a read-only
  * role can read runs.
  *
- * Nothing waits without a bound: connect_timeout (10 s unless the URL
- * sets one), statement_timeout, lock_timeout and
- * idle_in_transaction_session_timeout on the session, TCP keepalives and
- * tcp_user_timeout so a server that vanishes without closing the
- * connection is given up on. A session the server dropped (a restart)
+ * Nothing waits without a bound, and the bound is ours, not the
+ * server's: every connect and every statement goes through libpq's
+ * asynchronous calls (PQconnectStart/PQconnectPoll, PQsendQuery*,
+ * PQconsumeInput/PQisBusy) and poll() with a wall-clock deadline taken
+ * when it starts (VYRE__PG_CONNECT_S, VYRE__PG_STATEMENT_S; the URL's
+ * timeout=S sets both, connect_timeout=N the connect's), so neither a
+ * stuck backend, a silent server nor a flood of notices extends it. Past
+ * the deadline the statement is cancelled (PQcancel, itself bounded: it
+ * runs on a short-lived thread that is given CANCEL_WAIT_MS) and the
+ * connection closed; the store is then dead and every later call fails
+ * at once with the same error. The process's interrupt flag
+ * (vyre_results_set_interrupt) ends a wait within POLL_SLICE_MS the same
+ * way with VYRE_EINTR. Waits that begin once the flag is up (the caller
+ * storing what it finished and marking its run interrupted) all end
+ * within GRACE_NS of the first of them; a store dropped by the interrupt
+ * gets one more connection in that time (else the run's next reader on
+ * this host marks it interrupted).
+ * statement_timeout, lock_timeout and idle_in_transaction_session_timeout
+ * on the session, TCP keepalives and tcp_user_timeout stay as the
+ * server's own bounds. A session the server dropped (a restart)
  * is sought again for up to 20 s: between two transactions before the
  * next one (pq_begin) or before a read (exec_stmt); inside one, before
  * its COMMIT was sent, the caller does the transaction again once the
@@ -28,13 +43,18 @@
  * portable SQL needs no casts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
 #include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/internal.h"
@@ -50,14 +70,35 @@
 /* pg_advisory_xact_lock key of schema changes: the application id ("vyrs"). */
 #define SCHEMA_LOCK "SELECT pg_advisory_xact_lock(1987670643)"
 
+/* How often a wait looks at the interrupt flag (a signal also ends poll
+ * early), how long a cancel request and the after-interrupt grace get. */
+#define POLL_SLICE_MS  100
+#define CANCEL_WAIT_MS 300
+#define GRACE_NS       (500ull * 1000000ull)
+
 typedef struct pg_store {
     vyre__store base;
-    PGconn *conn;
+    PGconn *conn;                          /* NULL once dropped (a deadline or an interrupt) */
     int in_tx;                             /* between begin and commit or rollback */
     int lost_in_tx;                        /* the session went away inside it, before COMMIT */
     int queued;                            /* writes sent in pipeline mode, results not read yet */
+    uint64_t statement_ns, connect_ns;     /* the client-side deadlines */
+    int dead;                              /* the connection was dropped: its VYRE_E* code */
+    uint64_t grace_end;                    /* after an interrupt: every wait ends by then */
+    int grace_used;                        /* the one connect after an interrupt was made */
+    vyre_error dead_err;                   /* why it was dropped */
+    char server[300];                      /* "host:port", for messages */
     char shown[VYRE_RESULTS_LOCATION_MAX]; /* the URL, password masked */
+    char *keys[16], *vals[16];             /* the connection's parameters, for a fresh connect */
 } pg_store;
+
+/* Set by the front end (vyre_results_set_interrupt); read in waits. */
+static const volatile sig_atomic_t *g_interrupt;
+
+void vyre_results_set_interrupt(const volatile sig_atomic_t *flag)
+{
+    g_interrupt = flag;
+}
 
 /* Writes queued before their results are read: a point's samples go in a
  * few round trips, not one each (measured on loopback: a cache --quick
@@ -79,13 +120,36 @@ typedef struct pgst {
 
 /* ---- errors -------------------------------------------------------------------- */
 
-/* The first line of libpq's message, without "ERROR:  " or "FATAL:  ". */
-static void first_line(const char *msg, char *buf, size_t size)
+/* Whether msg holds any piece of secret PIECE bytes long (all of a
+ * shorter one): libpq echoes parts of what it was given, split where it
+ * split them ('@', '%', ':'). check_url already keeps libpq's parse
+ * errors and a password split into the host from being shown; this is
+ * the last line. Shorter pieces would withhold libpq's own words
+ * ("password authentication failed" holds "assw"). */
+#define PIECE 6
+static int holds_part_of(const char *msg, const char *secret)
+{
+    size_t n = secret ? strlen(secret) : 0, len = n < PIECE ? n : PIECE;
+    for (size_t i = 0; len && i + len <= n; i++) {
+        char piece[PIECE + 1];
+        memcpy(piece, secret + i, len);
+        piece[len] = '\0';
+        if (strstr(msg, piece))
+            return 1;
+    }
+    return 0;
+}
+
+/* The first line of libpq's message, without "ERROR:  " or "FATAL:  ";
+ * withheld whole when it holds any part of the password. */
+static void first_line(PGconn *conn, const char *msg, char *buf, size_t size)
 {
     const char *m = msg ? msg : "";
     for (const char *pre = NULL; (pre = strstr(m, ":  ")) && pre - m < 10;)
         m = pre + 3;
     snprintf(buf, size, "%.*s", (int)strcspn(m, "\n"), m);
+    if (conn && holds_part_of(buf, PQpass(conn)))
+        snprintf(buf, size, "libpq's message is not shown: it held part of the password");
 }
 
 static int code_for_state(const char *state, const char **hint)
@@ -120,10 +184,17 @@ static int code_for_state(const char *state, const char **hint)
 static int pg_fail(pg_store *s, const PGresult *res, const char *what, vyre_error *err)
 {
     char msg[512];
-    first_line(res && PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res)
+    if (!s->conn)
+        return vyre__fail(err, s->dead, s->dead_err.hint, "%s", s->dead_err.message);
+    first_line(s->conn,
+               res && PQresultErrorMessage(res)[0] ? PQresultErrorMessage(res)
                                                    : PQerrorMessage(s->conn),
                msg, sizeof msg);
-    if (PQstatus(s->conn) == CONNECTION_BAD) {
+    /* A FATAL error ends the session: read without waiting, libpq may not
+     * have seen the server close it yet. */
+    const char *sev = res ? PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED) : NULL;
+    int fatal = sev && (strcmp(sev, "FATAL") == 0 || strcmp(sev, "PANIC") == 0);
+    if (PQstatus(s->conn) == CONNECTION_BAD || fatal) {
         /* in_tx is cleared before COMMIT is sent: a session lost while the
          * COMMIT was on the wire leaves the transaction's fate unknown. */
         s->lost_in_tx = s->in_tx;
@@ -139,10 +210,250 @@ static int pg_fail(pg_store *s, const PGresult *res, const char *what, vyre_erro
                       "cannot %s results database '%s': %s", what, s->shown, msg);
 }
 
+/* ---- bounded waits -------------------------------------------------------------- */
+
+/* A cancel request on its own thread: PQcancel connects to the server
+ * and waits for it to close, which a silent server never does. The
+ * caller waits CANCEL_WAIT_MS for it, then leaves it to finish (or not)
+ * on its own; whoever of the two comes last frees the job. */
+typedef struct cancel_job {
+    PGcancel *cancel;
+    pthread_mutex_t mu;
+    int done, abandoned;
+    int pipe[2];
+} cancel_job;
+
+static void cancel_job_free(cancel_job *j)
+{
+    PQfreeCancel(j->cancel);
+    close(j->pipe[0]);
+    close(j->pipe[1]);
+    pthread_mutex_destroy(&j->mu);
+    free(j);
+}
+
+static void *cancel_main(void *arg)
+{
+    cancel_job *j = arg;
+    char buf[256];
+    PQcancel(j->cancel, buf, sizeof buf);
+    pthread_mutex_lock(&j->mu);
+    j->done = 1;
+    int abandoned = j->abandoned;
+    if (!abandoned && write(j->pipe[1], "x", 1) < 0) {
+        /* the waiter's poll ends at its timeout instead */
+    }
+    pthread_mutex_unlock(&j->mu);
+    if (abandoned)
+        cancel_job_free(j);
+    return NULL;
+}
+
+/* Asks the server to cancel conn's statement, waiting CANCEL_WAIT_MS at most. */
+static void cancel_bounded(PGconn *conn)
+{
+    cancel_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return;
+    j->cancel = PQgetCancel(conn);
+    if (!j->cancel || pipe2(j->pipe, O_CLOEXEC) != 0 || pthread_mutex_init(&j->mu, NULL) != 0) {
+        PQfreeCancel(j->cancel);
+        free(j);
+        return;
+    }
+    /* The thread takes no signal: the front end's handlers run on its own. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    int started = pthread_create(&t, NULL, cancel_main, j) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!started) {
+        cancel_job_free(j);
+        return;
+    }
+    pthread_detach(t);
+    struct pollfd p = {.fd = j->pipe[0], .events = POLLIN};
+    (void)poll(&p, 1, CANCEL_WAIT_MS); /* a signal cuts it short: we are leaving */
+    pthread_mutex_lock(&j->mu);
+    int done = j->done;
+    j->abandoned = !done;
+    pthread_mutex_unlock(&j->mu);
+    if (done)
+        cancel_job_free(j);
+}
+
+/* The interrupt flag rose during a wait that began before it: that wait
+ * ends at once. A wait that begins after it (the caller winding down:
+ * storing what it finished, marking its run) is bounded by the grace. */
+static int interrupted(const pg_store *s)
+{
+    return g_interrupt && *g_interrupt && !s->grace_end;
+}
+
+/* The deadline of a wait that starts now: span_ns from now, cut to the
+ * grace once the interrupt flag is up. */
+static uint64_t deadline_in(pg_store *s, uint64_t span_ns)
+{
+    uint64_t now = vyre__mono_ns(), d = now + span_ns;
+    if (g_interrupt && *g_interrupt && !s->grace_end)
+        s->grace_end = now + GRACE_NS;
+    return s->grace_end && d > s->grace_end ? s->grace_end : d;
+}
+
+/* Gives the connection up: the statement in flight cancelled (cancel), the
+ * connection closed, the store dead with err's message (code, which the
+ * caller filled in err). */
+static int drop(pg_store *s, int code, int cancel, vyre_error *err)
+{
+    if (s->conn && cancel)
+        cancel_bounded(s->conn);
+    PQfinish(s->conn);
+    s->conn = NULL;
+    s->in_tx = 0;
+    s->lost_in_tx = 0;
+    s->queued = 0;
+    s->dead = code;
+    if (err)
+        s->dead_err = *err;
+    if (code == VYRE_EINTR && !s->grace_end)
+        s->grace_end = vyre__mono_ns() + GRACE_NS;
+    return code;
+}
+
+/* Past the deadline or interrupted, in a wait for `what`: the error, and
+ * the connection dropped. */
+static int give_up(pg_store *s, int connecting, const char *what, vyre_error *err)
+{
+    vyre_error e;
+    vyre_error_clear(&e);
+    int code = VYRE_EREMOTE;
+    if (interrupted(s) || s->grace_end) {
+        code = vyre__fail(&e, VYRE_EINTR,
+                          "the statement in flight was cancelled and the connection closed: "
+                          "nothing of the transaction in flight was written",
+                          "stopped waiting for results database '%s' (%s)", s->shown, s->server);
+    } else if (connecting) {
+        vyre__fail(&e, VYRE_EREMOTE,
+                   "check that the server runs and answers there; connect_timeout=N or "
+                   "timeout=S in the URL sets the wait",
+                   "cannot connect to results database '%s': no answer from %s within %.3g s",
+                   s->shown, s->server, (double)s->connect_ns / 1e9);
+    } else {
+        vyre__fail(&e, VYRE_EREMOTE,
+                   "the statement was cancelled and the connection closed; look for a stuck "
+                   "backend or a lock held by another session (pg_stat_activity) and retry; "
+                   "timeout=S in the URL sets the wait",
+                   "cannot %s results database '%s': the server %s did not answer within %.3g s",
+                   what, s->shown, s->server, (double)s->statement_ns / 1e9);
+    }
+    if (err)
+        *err = e;
+    return drop(s, code, !connecting, &e);
+}
+
+/* Waits until conn's socket has `events` or the deadline passes (the
+ * interrupt flag looked at every POLL_SLICE_MS): 0, or give_up's error. */
+static int wait_socket(pg_store *s, PGconn *conn, short events, uint64_t deadline, int connecting,
+                       const char *what, vyre_error *err)
+{
+    for (;;) {
+        uint64_t now = vyre__mono_ns();
+        if (interrupted(s) || now >= deadline)
+            return give_up(s, connecting, what, err);
+        uint64_t left_ms = (deadline - now) / 1000000 + 1;
+        struct pollfd p = {.fd = PQsocket(conn), .events = events};
+        if (p.fd < 0)
+            return VYRE_OK; /* libpq says what went wrong at the next call */
+        int n = poll(&p, 1, left_ms < POLL_SLICE_MS ? (int)left_ms : POLL_SLICE_MS);
+        if (n > 0)
+            return VYRE_OK;
+        if (n < 0 && errno != EINTR)
+            return VYRE_OK; /* as above */
+    }
+}
+
+/* Sends what libpq holds for the server, reading what comes meanwhile
+ * (a server blocked on sending to us reads nothing more). */
+static int flush_out(pg_store *s, uint64_t deadline, const char *what, vyre_error *err)
+{
+    for (;;) {
+        int f = PQflush(s->conn);
+        if (f == 0)
+            return VYRE_OK;
+        if (f < 0)
+            return pg_fail(s, NULL, what, err);
+        int rc = wait_socket(s, s->conn, POLLIN | POLLOUT, deadline, 0, what, err);
+        if (rc)
+            return rc;
+        if (!PQconsumeInput(s->conn))
+            return pg_fail(s, NULL, what, err);
+    }
+}
+
+/* Waits until PQgetResult will not block: 0, or the error. */
+static int await_result(pg_store *s, uint64_t deadline, const char *what, vyre_error *err)
+{
+    while (PQisBusy(s->conn)) {
+        int rc = wait_socket(s, s->conn, POLLIN, deadline, 0, what, err);
+        if (rc)
+            return rc;
+        if (!PQconsumeInput(s->conn))
+            return VYRE_OK; /* lost: PQgetResult says so */
+    }
+    return VYRE_OK;
+}
+
+static int is_failure(const PGresult *r)
+{
+    ExecStatusType t = PQresultStatus(r);
+    return t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK && t != PGRES_EMPTY_QUERY;
+}
+
+/* PQexec (nparams < 0: several statements) or PQexecParams, bounded by the
+ * statement deadline. *out is what PQexec would return (the first failure,
+ * else the last result; NULL when the connection went), or NULL with the
+ * error returned when the wait was given up. */
+static int exec_bounded(pg_store *s, const char *sql, int nparams, const char *const *params,
+                        PGresult **out, const char *what, vyre_error *err)
+{
+    *out = NULL;
+    if (!s->conn)
+        return pg_fail(s, NULL, what, err);
+    uint64_t deadline = deadline_in(s, s->statement_ns);
+    int sent = nparams < 0 ? PQsendQuery(s->conn, sql)
+                           : PQsendQueryParams(s->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+    if (!sent)
+        return VYRE_OK; /* *out NULL: the caller's pg_fail reads PQerrorMessage */
+    int rc = flush_out(s, deadline, what, err);
+    PGresult *keep = NULL;
+    while (!rc) {
+        rc = await_result(s, deadline, what, err);
+        PGresult *r = rc ? NULL : PQgetResult(s->conn);
+        if (!r)
+            break;
+        if (keep && is_failure(keep)) {
+            PQclear(r);
+        } else {
+            PQclear(keep);
+            keep = r;
+        }
+    }
+    if (rc) {
+        PQclear(keep);
+        return rc;
+    }
+    *out = keep;
+    return VYRE_OK;
+}
+
 /* PQexec of sql expecting no rows: 0 or pg_fail. */
 static int pg_exec(pg_store *s, const char *sql, const char *what, vyre_error *err)
 {
-    PGresult *res = PQexec(s->conn, sql);
+    PGresult *res = NULL;
+    int wrc = exec_bounded(s, sql, -1, NULL, &res, what, err);
+    if (wrc)
+        return wrc;
     ExecStatusType t = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     int rc = t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK ? VYRE_OK : pg_fail(s, res, what, err);
     PQclear(res);
@@ -225,9 +536,18 @@ static int drain(pg_store *s, const char *what, vyre_error *err)
     if (PQpipelineStatus(s->conn) == PQ_PIPELINE_OFF)
         return VYRE_OK;
     int rc = VYRE_OK, nulls = 0;
+    /* One deadline for the queued writes and their sync, wall clock. */
+    uint64_t deadline = deadline_in(s, s->statement_ns);
     if (!PQpipelineSync(s->conn))
         rc = pg_fail(s, NULL, what, err);
-    while (!rc || PQstatus(s->conn) == CONNECTION_OK) {
+    else
+        rc = flush_out(s, deadline, what, err);
+    while (s->conn && (!rc || PQstatus(s->conn) == CONNECTION_OK)) {
+        int wrc = await_result(s, deadline, what, rc ? NULL : err);
+        if (wrc) {
+            rc = rc ? rc : wrc;
+            break;
+        }
         PGresult *r = PQgetResult(s->conn);
         if (!r) {
             /* One NULL ends each query's results; more means nothing comes. */
@@ -247,7 +567,8 @@ static int drain(pg_store *s, const char *what, vyre_error *err)
     if (!rc && PQstatus(s->conn) != CONNECTION_OK)
         rc = pg_fail(s, NULL, what, err);
     s->queued = 0;
-    PQexitPipelineMode(s->conn);
+    if (s->conn)
+        PQexitPipelineMode(s->conn);
     return rc;
 }
 
@@ -257,32 +578,39 @@ static int drain(pg_store *s, const char *what, vyre_error *err)
 static int queue_write(pgst *st, const char *what, vyre_error *err)
 {
     pg_store *s = st->s;
-    if (PQpipelineStatus(s->conn) == PQ_PIPELINE_OFF && !PQenterPipelineMode(s->conn))
+    if (!s->conn || (PQpipelineStatus(s->conn) == PQ_PIPELINE_OFF && !PQenterPipelineMode(s->conn)))
         return pg_fail(s, NULL, what, err);
     if (!PQsendQueryParams(s->conn, st->sql, st->nparams, NULL, (const char *const *)st->params,
                            NULL, NULL, 0))
         return pg_fail(s, NULL, what, err);
+    int rc = flush_out(s, deadline_in(s, s->statement_ns), what, err);
+    if (rc)
+        return rc;
     return ++s->queued >= PIPELINE_MAX ? drain(s, what, err) : VYRE_OK;
 }
 
 static int reconnect(pg_store *s);
+static int connect_poll(pg_store *s, int reset, vyre_error *err);
+static int start_session(pg_store *s, vyre_error *err);
+static void revive_in_grace(pg_store *s);
+static void wipe(char *z);
 
 /* PQexecParams of st. A read outside a transaction that finds the session
  * gone (the server restarted since the last statement) is sent again once
  * the session is back, as pq_begin does for a transaction. */
-static PGresult *exec_stmt(pgst *st)
+static int exec_stmt(pgst *st, const char *what, vyre_error *err)
 {
     pg_store *s = st->s;
-    PGresult *res = PQexecParams(s->conn, st->sql, st->nparams, NULL,
-                                 (const char *const *)st->params, NULL, NULL, 0);
-    ExecStatusType t = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-    if (t != PGRES_TUPLES_OK && st->read && !s->in_tx && PQstatus(s->conn) == CONNECTION_BAD &&
-        reconnect(s) == 0) {
-        PQclear(res);
-        res = PQexecParams(s->conn, st->sql, st->nparams, NULL, (const char *const *)st->params,
-                           NULL, NULL, 0);
+    const char *const *params = (const char *const *)st->params;
+    int rc = exec_bounded(s, st->sql, st->nparams, params, &st->res, what, err);
+    ExecStatusType t = st->res ? PQresultStatus(st->res) : PGRES_FATAL_ERROR;
+    if (!rc && t != PGRES_TUPLES_OK && st->read && !s->in_tx && s->conn &&
+        PQstatus(s->conn) == CONNECTION_BAD && reconnect(s) == 0) {
+        PQclear(st->res);
+        st->res = NULL;
+        rc = exec_bounded(s, st->sql, st->nparams, params, &st->res, what, err);
     }
-    return res;
+    return rc;
 }
 
 static int pq_step(vyre__stmt *base, const char *what, vyre_error *err)
@@ -294,7 +622,8 @@ static int pq_step(vyre__stmt *base, const char *what, vyre_error *err)
     if (rc)
         return rc;
     if (!st->res) {
-        st->res = exec_stmt(st);
+        if ((rc = exec_stmt(st, what, err)))
+            return rc;
         ExecStatusType t = st->res ? PQresultStatus(st->res) : PGRES_FATAL_ERROR;
         if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK) {
             rc = pg_fail(st->s, st->res, what, err);
@@ -376,15 +705,12 @@ static int reconnect(pg_store *s)
     uint64_t end = vyre__mono_ns() + RECONNECT_NS;
     long pause_ms = 100;
     for (;;) {
-        PQreset(s->conn);
-        if (PQstatus(s->conn) == CONNECTION_OK) {
-            PGresult *res = PQexec(s->conn, SESSION_SQL);
-            int ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
-            PQclear(res);
-            if (ok)
-                return 0;
-        }
-        if (vyre__mono_ns() >= end)
+        /* Each attempt bounded by the connect deadline; one given up (or
+         * interrupted) drops the store, which ends the search. */
+        int rc = s->conn && PQresetStart(s->conn) ? connect_poll(s, 1, NULL) : VYRE_EREMOTE;
+        if (!rc && start_session(s, NULL) == 0)
+            return 0;
+        if (!s->conn || interrupted(s) || vyre__mono_ns() >= end)
             return -1;
         struct timespec ts = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
@@ -401,13 +727,17 @@ static int pq_begin(vyre__store *base, const char *what, vyre_error *err)
 {
     pg_store *s = (pg_store *)base;
     s->lost_in_tx = 0;
-    PGresult *res = PQexec(s->conn, "BEGIN");
-    if ((!res || PQresultStatus(res) != PGRES_COMMAND_OK) && PQstatus(s->conn) == CONNECTION_BAD &&
-        reconnect(s) == 0) {
+    revive_in_grace(s);
+    PGresult *res = NULL;
+    int rc = exec_bounded(s, "BEGIN", -1, NULL, &res, what, err);
+    if (!rc && (!res || PQresultStatus(res) != PGRES_COMMAND_OK) && s->conn &&
+        PQstatus(s->conn) == CONNECTION_BAD && reconnect(s) == 0) {
         PQclear(res);
-        res = PQexec(s->conn, "BEGIN");
+        res = NULL;
+        rc = exec_bounded(s, "BEGIN", -1, NULL, &res, what, err);
     }
-    int rc = res && PQresultStatus(res) == PGRES_COMMAND_OK ? VYRE_OK : pg_fail(s, res, what, err);
+    if (!rc)
+        rc = res && PQresultStatus(res) == PGRES_COMMAND_OK ? VYRE_OK : pg_fail(s, res, what, err);
     PQclear(res);
     s->in_tx = !rc;
     return rc;
@@ -445,8 +775,11 @@ static void pq_rollback(vyre__store *base)
     pg_store *s = (pg_store *)base;
     drain(s, "roll back", NULL);
     s->in_tx = 0;
-    if (PQstatus(s->conn) == CONNECTION_OK && PQtransactionStatus(s->conn) != PQTRANS_IDLE)
-        PQclear(PQexec(s->conn, "ROLLBACK"));
+    PGresult *res = NULL;
+    if (s->conn && PQstatus(s->conn) == CONNECTION_OK &&
+        PQtransactionStatus(s->conn) != PQTRANS_IDLE &&
+        exec_bounded(s, "ROLLBACK", -1, NULL, &res, "roll back", NULL) == 0)
+        PQclear(res);
 }
 
 static int pq_commit(vyre__store *base, const char *what, vyre_error *err)
@@ -458,7 +791,10 @@ static int pq_commit(vyre__store *base, const char *what, vyre_error *err)
         return drc;
     }
     s->in_tx = 0;
-    PGresult *res = PQexec(s->conn, "COMMIT");
+    PGresult *res = NULL;
+    int wrc = exec_bounded(s, "COMMIT", -1, NULL, &res, what, err);
+    if (wrc)
+        return wrc; /* dropped: the server rolls back unless COMMIT had arrived */
     ExecStatusType t = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     /* A transaction that failed earlier "commits" as ROLLBACK. */
     int rc = t == PGRES_COMMAND_OK && strcmp(PQcmdStatus(res), "COMMIT") == 0 ? VYRE_OK
@@ -480,6 +816,12 @@ static void pq_close(vyre__store *base)
     if (!s)
         return;
     PQfinish(s->conn);
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(s->keys); i++) {
+        if (s->vals[i] && strcmp(s->keys[i], "password") == 0)
+            wipe(s->vals[i]);
+        free(s->keys[i]);
+        free(s->vals[i]);
+    }
     free(s);
 }
 
@@ -518,10 +860,14 @@ static int read_version(pg_store *s, int *version, vyre_error *err)
     /* pg_tables, not to_regclass: the catalog cache may still hold "no
      * such table" from before the lock was granted, a scan of the catalog
      * sees what committed meanwhile. */
-    PGresult *res =
-        PQexec(s->conn, "SELECT count(*) FILTER (WHERE tablename = 'meta'), count(*) "
-                        "FILTER (WHERE tablename IN ('runs', 'timings', 'points')) "
-                        "FROM pg_catalog.pg_tables WHERE schemaname = current_schema()");
+    PGresult *res = NULL;
+    int wrc = exec_bounded(s,
+                           "SELECT count(*) FILTER (WHERE tablename = 'meta'), count(*) "
+                           "FILTER (WHERE tablename IN ('runs', 'timings', 'points')) "
+                           "FROM pg_catalog.pg_tables WHERE schemaname = current_schema()",
+                           -1, NULL, &res, "read", err);
+    if (wrc)
+        return wrc;
     if (!res || PQresultStatus(res) != PGRES_TUPLES_OK) {
         int rc = pg_fail(s, res, "read", err);
         PQclear(res);
@@ -537,8 +883,12 @@ static int read_version(pg_store *s, int *version, vyre_error *err)
         return vyre__fail(err, VYRE_ECORRUPT, hint,
                           "'%s' has tables named like vyre's but is not a vyre results database",
                           s->shown);
-    res = PQexec(s->conn, "SELECT (SELECT value FROM meta WHERE name = 'schema'), (SELECT value "
-                          "FROM meta WHERE name = 'schema_version')");
+    wrc = exec_bounded(s,
+                       "SELECT (SELECT value FROM meta WHERE name = 'schema'), (SELECT value "
+                       "FROM meta WHERE name = 'schema_version')",
+                       -1, NULL, &res, "read", err);
+    if (wrc)
+        return wrc;
     if (!res || PQresultStatus(res) != PGRES_TUPLES_OK) {
         int rc = pg_fail(s, res, "read", err);
         PQclear(res);
@@ -615,12 +965,22 @@ static void quiet(void *arg, const char *message)
     (void)message; /* libcore never prints */
 }
 
+/* volatile: a plain memset of memory about to be freed may be removed. */
+static void wipe(char *z)
+{
+    volatile char *p = z;
+    for (size_t i = 0; z && z[i]; i++)
+        p[i] = 0;
+}
+
 static int connect_fail(pg_store *s, vyre_error *err)
 {
     char msg[512];
-    first_line(PQerrorMessage(s->conn), msg, sizeof msg);
-    if (strstr(msg, "password authentication failed") || strstr(msg, "no password supplied") ||
-        strstr(msg, "authentication failed"))
+    const char *raw = PQerrorMessage(s->conn);
+    int auth = strstr(raw, "password authentication failed") ||
+               strstr(raw, "no password supplied") || strstr(raw, "authentication failed");
+    first_line(s->conn, raw, msg, sizeof msg);
+    if (auth)
         return vyre__fail(err, VYRE_EPERM,
                           "check the password: the URL's, PGPASSFILE or ~/.pgpass (mode 0600), "
                           "or password-file=PATH (mode 0600)",
@@ -628,24 +988,155 @@ static int connect_fail(pg_store *s, vyre_error *err)
     return vyre__fail(err, VYRE_EREMOTE,
                       "check the host and port, that the server runs and accepts TCP "
                       "connections from here (listen_addresses, pg_hba.conf); connect_timeout=N "
-                      "in the URL bounds the wait",
-                      "cannot connect to results database '%s': %s", s->shown, msg);
+                      "or timeout=S in the URL bounds the wait",
+                      "cannot connect to results database '%s' (%s): %s", s->shown, s->server, msg);
 }
 
-static void connect_params(const vyre__pg_url *u, const char **k, const char **v)
+/* Drives PQconnectPoll (PQresetPoll: reset) to the end, bounded by the
+ * connect deadline: 0, connect_fail's error, or give_up's. */
+static int connect_poll(pg_store *s, int reset, vyre_error *err)
 {
-    size_t n = 0;
-    /* Before dbname (the URL) so that the URL's own values win. */
-    k[n] = "connect_timeout", v[n++] = "10";
-    k[n] = "keepalives_idle", v[n++] = "10";
-    k[n] = "keepalives_interval", v[n++] = "5";
-    k[n] = "keepalives_count", v[n++] = "3";
-    k[n] = "tcp_user_timeout", v[n++] = "30000";
-    k[n] = "fallback_application_name", v[n++] = "vyre";
-    k[n] = "dbname", v[n++] = u->url;
-    if (u->password[0])
-        k[n] = "password", v[n++] = u->password;
-    k[n] = NULL, v[n] = NULL;
+    uint64_t deadline = deadline_in(s, s->connect_ns);
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    while (st != PGRES_POLLING_OK) {
+        if (st == PGRES_POLLING_FAILED || PQstatus(s->conn) == CONNECTION_BAD)
+            return connect_fail(s, err);
+        int rc = wait_socket(s, s->conn, st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline,
+                             1, "connect to", err);
+        if (rc)
+            return rc;
+        st = reset ? PQresetPoll(s->conn) : PQconnectPoll(s->conn);
+    }
+    return VYRE_OK;
+}
+
+/* The session's settings, on a connection just made. */
+static int start_session(pg_store *s, vyre_error *err)
+{
+    PQsetNoticeProcessor(s->conn, quiet, NULL);
+    if (PQsetnonblocking(s->conn, 1) != 0)
+        return pg_fail(s, NULL, "set up a session on", err);
+    return pg_exec(s, SESSION_SQL, "set up a session on", err);
+}
+
+/* A new connection from the parameters kept in s: 0 or the error (s->conn
+ * left for pq_close). */
+static int connect_fresh(pg_store *s, vyre_error *err)
+{
+    s->conn = PQconnectStartParams((const char *const *)s->keys, (const char *const *)s->vals, 1);
+    if (!s->conn)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory connecting to '%s'", s->shown);
+    int rc = connect_poll(s, 0, err);
+    return rc ? rc : start_session(s, err);
+}
+
+/* After an interrupt, one connection more for the grace period, so that
+ * the caller can record how its work ended. */
+static void revive_in_grace(pg_store *s)
+{
+    if (s->conn || s->dead != VYRE_EINTR || s->grace_used || vyre__mono_ns() >= s->grace_end)
+        return;
+    s->grace_used = 1;
+    vyre_error e = s->dead_err;
+    if (connect_fresh(s, NULL) == 0) {
+        s->dead = 0;
+        return;
+    }
+    drop(s, VYRE_EINTR, 0, &e);
+}
+
+/* The parameters of every connection (libpq's defaults that we change,
+ * then the URL, whose values win; the password-file's password), kept in
+ * s; 0 or VYRE_ENOMEM. */
+static int keep_params(pg_store *s, const vyre__pg_url *u, vyre_error *err)
+{
+    const char *k[] = {"connect_timeout",  "keepalives_idle",  "keepalives_interval",
+                       "keepalives_count", "tcp_user_timeout", "fallback_application_name",
+                       "dbname",           "password"};
+    const char *v[] = {"10", "10", "5", "3", "30000", "vyre", u->url, u->password};
+    size_t n = u->password[0] ? VYRE_ARRAY_SIZE(k) : VYRE_ARRAY_SIZE(k) - 1;
+    for (size_t i = 0; i < n; i++) {
+        s->keys[i] = strdup(k[i]);
+        s->vals[i] = strdup(v[i]);
+        if (!s->keys[i] || !s->vals[i])
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory connecting to '%s'", s->shown);
+    }
+    return VYRE_OK;
+}
+
+/* The value of option key in libpq's parse, or NULL. */
+static const char *option(const PQconninfoOption *o, const char *key)
+{
+    for (; o && o->keyword; o++)
+        if (strcmp(o->keyword, key) == 0)
+            return o->val && o->val[0] ? o->val : NULL;
+    return NULL;
+}
+
+/* Whether the URL's user info password (as vyre_results_mask reads it:
+ * from the first ':' to the last '@' before the query) holds an '@' or a
+ * '/', which libpq splits at. */
+static int unencoded_in_password(const char *url)
+{
+    const char *auth = strstr(url, "://") + 3;
+    size_t q = strcspn(auth, "?#");
+    const char *first_at = memchr(auth, '@', q);
+    const char *colon = first_at ? memchr(auth, ':', (size_t)(first_at - auth)) : NULL;
+    if (!colon)
+        return 0;
+    const char *last_at = first_at;
+    for (const char *a = first_at; a; a = memchr(a + 1, '@', (size_t)(auth + q - a - 1)))
+        last_at = a;
+    return last_at != first_at || memchr(colon, '/', (size_t)(first_at - colon)) != NULL;
+}
+
+/* Checks the URL with libpq's own parser before anything is sent, so that
+ * libpq never gets to echo a password in an error of its own: a URL it
+ * cannot read is one error of ours (libpq's message, which echoes the
+ * URL or the piece it choked on, shown only when the URL holds no
+ * password), and so is a host holding '@' (a password's unencoded '@'
+ * makes its tail the host). Also names the server for messages. */
+static int check_url(pg_store *s, const vyre__pg_url *u, vyre_error *err)
+{
+    char masked[VYRE_RESULTS_LOCATION_MAX];
+    vyre_results_mask(u->url, masked, sizeof masked);
+    int secret = strcmp(masked, u->url) != 0;
+    const char *hint = "percent-encode what is special in a URL ('%' as %25, '@' as %40, '/' as "
+                       "%2F, ':' as %3A, '[' as %5B), or keep the password out of the URL: "
+                       "password-file=PATH or ~/.pgpass";
+    char *msg = NULL;
+    PQconninfoOption *o = PQconninfoParse(u->url, &msg);
+    if (!o) {
+        char line[512];
+        first_line(NULL, msg ? msg : "", line, sizeof line);
+        PQfreemem(msg);
+        if (secret)
+            return vyre__fail(err, VYRE_EINVAL, hint,
+                              "results database '%s' is not a URL libpq can read (its message "
+                              "is not shown: it would show the password)",
+                              s->shown);
+        return vyre__fail(err, VYRE_EINVAL, hint,
+                          "results database '%s' is not a URL libpq can "
+                          "read: %s",
+                          s->shown, line);
+    }
+    const char *host = option(o, "host"), *addr = option(o, "hostaddr");
+    const char *port = option(o, "port");
+    int at = (host && strchr(host, '@')) || (addr && strchr(addr, '@'));
+    snprintf(s->server, sizeof s->server, "%s:%s",
+             addr   ? addr
+             : host ? host
+                    : "localhost",
+             port ? port : "5432");
+    PQconninfoFree(o);
+    if (at || unencoded_in_password(u->url)) {
+        snprintf(s->server, sizeof s->server, "?");
+        return vyre__fail(err, VYRE_EINVAL, hint,
+                          "results database '%s': the password in its user info holds an "
+                          "unencoded '@' or '/' (libpq would read part of it as the host)",
+                          s->shown);
+    }
+    return VYRE_OK;
 }
 
 int vyre__store_pg_open(const char *url, vyre__store **out, vyre_error *err)
@@ -661,21 +1152,16 @@ int vyre__store_pg_open(const char *url, vyre__store **out, vyre_error *err)
     s->base.ops = &k_ops;
     int rc = vyre__pg_url_parse(url, u, err);
     vyre__strlcpy(s->shown, u->shown, sizeof s->shown);
-    if (!rc) {
-        const char *k[12], *v[12];
-        connect_params(u, k, v);
-        s->conn = PQconnectdbParams(k, v, 1);
-        if (!s->conn)
-            rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory connecting to '%s'", s->shown);
-        else if (PQstatus(s->conn) != CONNECTION_OK)
-            rc = connect_fail(s, err);
-    }
+    s->statement_ns = (uint64_t)(u->statement_s * 1e9);
+    s->connect_ns = (uint64_t)(u->connect_s * 1e9);
+    if (!rc)
+        rc = check_url(s, u, err);
+    if (!rc)
+        rc = keep_params(s, u, err);
     vyre__pg_url_release(u);
     free(u);
-    if (!rc) {
-        PQsetNoticeProcessor(s->conn, quiet, NULL);
-        rc = pg_exec(s, SESSION_SQL, "set up a session on", err);
-    }
+    if (!rc)
+        rc = connect_fresh(s, err);
     if (!rc)
         rc = ensure_schema(s, err);
     if (rc) {

@@ -14,11 +14,13 @@
  */
 #include "bench/store_url.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,11 +29,21 @@
 #include "vyre/results.h"
 
 #define PASSWORD_FILE "password-file="
+#define TIMEOUT_PARAM "timeout="
+
+/* The length of s's postgresql:// or postgres:// scheme, any case (libpq
+ * takes only the lower case: vyre__pg_url_parse lowers it); 0 when s
+ * starts with neither. */
+static size_t scheme_len(const char *s)
+{
+    if (strncasecmp(s, "postgresql://", 13) == 0)
+        return 13;
+    return strncasecmp(s, "postgres://", 11) == 0 ? 11 : 0;
+}
 
 int vyre_results_is_url(const char *location)
 {
-    return location && (strncmp(location, "postgresql://", 13) == 0 ||
-                        strncmp(location, "postgres://", 11) == 0);
+    return location && scheme_len(location) > 0;
 }
 
 /* Appends n bytes of s to buf (size) at *o, cut to fit. */
@@ -46,18 +58,87 @@ static void put(char *buf, size_t size, size_t *o, const char *s, size_t n)
     buf[*o] = '\0';
 }
 
-/* The query's parameters, password=... masked. */
-static void mask_query(const char *q, char *buf, size_t size, size_t *o)
+/* Where a word of free text ends (blank or quote); in a whole location,
+ * at its end. */
+static size_t token_len(const char *p, int whole)
 {
-    while (*q) {
-        size_t n = strcspn(q, "&");
-        if (strncmp(q, "password=", 9) == 0 && n >= 9)
-            put(buf, size, o, "password=***", 12);
+    return whole ? strlen(p) : strcspn(p, " \t\r\n'\"");
+}
+
+/* At p, a URL's scheme: its user info's password masked. The password
+ * runs from the first ':' of the user info to the LAST '@' before the
+ * query, since a password may hold an unencoded '@' (or '/'): whatever
+ * libpq would make of it, none of it is shown. Returns how many bytes of
+ * p were consumed (the '@' is left for the caller to copy). */
+static size_t mask_userinfo(const char *p, size_t slen, int whole, char *buf, size_t size,
+                            size_t *o)
+{
+    size_t tlen = token_len(p, whole);
+    const char *auth = p + slen, *end = p + tlen;
+    const char *q = auth + strcspn(auth, "?#");
+    if (q > end)
+        q = end;
+    const char *first_at = memchr(auth, '@', (size_t)(q - auth));
+    const char *last_at = first_at;
+    for (const char *a = first_at; a; a = memchr(a + 1, '@', (size_t)(q - a - 1)))
+        last_at = a;
+    const char *colon = first_at ? memchr(auth, ':', (size_t)(first_at - auth)) : NULL;
+    if (!colon) {
+        put(buf, size, o, p, slen);
+        return slen;
+    }
+    put(buf, size, o, p, (size_t)(colon - p));
+    put(buf, size, o, ":***", 4);
+    return (size_t)(last_at - p);
+}
+
+/* At p, "password" (any case, the end of a key such as PGPASSWORD or
+ * sslpassword) then '=' (blanks around it allowed, as in libpq's
+ * key=value strings): the value masked. Returns the bytes consumed, 0
+ * when p is no such key. */
+static size_t mask_password_value(const char *p, int url, char *buf, size_t size, size_t *o)
+{
+    if (strncasecmp(p, "password", 8) != 0)
+        return 0;
+    const char *v = p + 8;
+    v += strspn(v, " \t");
+    if (*v != '=')
+        return 0;
+    v++;
+    v += strspn(v, " \t");
+    put(buf, size, o, p, (size_t)(v - p));
+    put(buf, size, o, "***", 3);
+    if (*v == '\'' || *v == '"') {
+        char quote = *v++;
+        while (*v && *v != quote)
+            v += v[0] == '\\' && v[1] ? 2 : 1;
+        return (size_t)(v - p) + (*v ? 1 : 0);
+    }
+    return (size_t)(v - p) + (url ? strcspn(v, "&#") : strcspn(v, "& \t\r\n'\"#"));
+}
+
+/* Copies text into buf with every secret masked: a postgresql:// or
+ * postgres:// URL's password (any case of the scheme) and the value of
+ * every key ending in "password" followed by '=' (password=,
+ * sslpassword=, PGPASSWORD=). whole: text is one location (a URL runs to
+ * its end); else free text (a URL ends at a blank or a quote). */
+static void mask_text(const char *text, int whole, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    /* In a whole URL a value ends only at '&' or '#'; elsewhere at a blank too. */
+    int url = whole && scheme_len(text);
+    for (const char *p = text; *p;) {
+        size_t slen = scheme_len(p), n = 0;
+        if (slen)
+            n = mask_userinfo(p, slen, whole, buf, size, &o);
         else
-            put(buf, size, o, q, n);
-        q += n;
-        if (*q == '&')
-            put(buf, size, o, q++, 1);
+            n = mask_password_value(p, url, buf, size, &o);
+        if (!n) {
+            put(buf, size, &o, p, 1);
+            n = 1;
+        }
+        p += n;
     }
 }
 
@@ -65,36 +146,14 @@ void vyre_results_mask(const char *location, char *buf, size_t size)
 {
     if (!buf || !size)
         return;
-    buf[0] = '\0';
-    size_t o = 0;
-    const char *s = location ? location : "";
-    if (!vyre_results_is_url(s)) {
-        put(buf, size, &o, s, strlen(s));
+    mask_text(location ? location : "", 1, buf, size);
+}
+
+void vyre__mask_secrets(const char *text, char *buf, size_t size)
+{
+    if (!buf || !size)
         return;
-    }
-    const char *auth = strstr(s, "://") + 3;
-    size_t alen = strcspn(auth, "/?");
-    put(buf, size, &o, s, (size_t)(auth - s));
-    const char *at = memchr(auth, '@', alen);
-    /* The last '@' ends the user info: a password may hold '@' unencoded. */
-    for (const char *p = at; p && p < auth + alen;
-         p = memchr(p + 1, '@', (size_t)(auth + alen - p - 1)))
-        at = p;
-    const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
-    if (colon) {
-        put(buf, size, &o, auth, (size_t)(colon - auth));
-        put(buf, size, &o, ":***", 4);
-        put(buf, size, &o, at, alen - (size_t)(at - auth));
-    } else {
-        put(buf, size, &o, auth, alen);
-    }
-    const char *rest = auth + alen;
-    const char *q = strchr(rest, '?');
-    put(buf, size, &o, rest, q ? (size_t)(q - rest) : strlen(rest));
-    if (q) {
-        put(buf, size, &o, "?", 1);
-        mask_query(q + 1, buf, size, &o);
-    }
+    mask_text(text ? text : "", 0, buf, size);
 }
 
 /* Reads the first line of the password file at path into out. */
@@ -138,18 +197,19 @@ static int read_password_file(const char *path, char *out, size_t size, vyre_err
     return VYRE_OK;
 }
 
-/* Takes password-file=PATH out of u->url into path. */
-static void take_password_file(vyre__pg_url *u, char *path, size_t size)
+/* Takes vyre's parameter key (e.g. "password-file=") out of u->url, its
+ * value into out ("" when absent). */
+static void take_param(vyre__pg_url *u, const char *key, char *out, size_t size)
 {
-    path[0] = '\0';
+    out[0] = '\0';
     char *q = strchr(u->url, '?');
     if (!q)
         return;
+    size_t klen = strlen(key);
     for (char *p = q + 1; *p;) {
         size_t n = strcspn(p, "&");
-        if (strncmp(p, PASSWORD_FILE, strlen(PASSWORD_FILE)) == 0) {
-            size_t plen = n - strlen(PASSWORD_FILE);
-            snprintf(path, size, "%.*s", (int)plen, p + strlen(PASSWORD_FILE));
+        if (strncmp(p, key, klen) == 0) {
+            snprintf(out, size, "%.*s", (int)(n - klen), p + klen);
             /* Remove the parameter and one '&' beside it. */
             char *from = p + n, *to = p;
             if (*from == '&')
@@ -167,6 +227,40 @@ static void take_password_file(vyre__pg_url *u, char *path, size_t size)
     }
 }
 
+/* Seconds in text ("2", "0.5"): 0, or VYRE_EINVAL naming the URL. */
+static int parse_seconds(const char *text, const char *key, const char *shown, double *out,
+                         vyre_error *err)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= 0.1 && v <= 86400))
+        return vyre__fail(err, VYRE_EINVAL,
+                          "write the seconds as a number from 0.1 to 86400, e.g. timeout=30",
+                          "bad %s'%s' in results database '%s'", key, text, shown);
+    *out = v;
+    return VYRE_OK;
+}
+
+/* libpq's own connect_timeout=N of the URL, when set, as our connect
+ * deadline (libpq's async calls leave it to us). */
+static void read_connect_timeout(vyre__pg_url *u)
+{
+    const char *q = strchr(u->url, '?');
+    const char *k = q ? strstr(q, "?connect_timeout=") : NULL;
+    if (!k && q)
+        k = strstr(q, "&connect_timeout=");
+    if (!k)
+        return;
+    char v[32];
+    k += strlen("?connect_timeout=");
+    snprintf(v, sizeof v, "%.*s", (int)strcspn(k, "&#"), k);
+    u->has_connect_timeout = 1;
+    /* libpq takes whole seconds, and 1 as 2; 0 (wait forever) is ours to bound. */
+    long n = strtol(v, NULL, 10);
+    u->connect_s = n <= 0 ? VYRE__PG_CONNECT_S : n < 2 ? 2 : (double)n;
+}
+
 int vyre__pg_url_parse(const char *url, vyre__pg_url *u, vyre_error *err)
 {
     memset(u, 0, sizeof *u);
@@ -177,13 +271,23 @@ int vyre__pg_url_parse(const char *url, vyre__pg_url *u, vyre_error *err)
     if (strlen(url) >= sizeof u->url)
         return vyre__fail(err, VYRE_ETOOBIG, NULL, "PostgreSQL URL too long: '%.64s...'", u->shown);
     vyre__strlcpy(u->url, url, sizeof u->url);
-    char path[VYRE_RESULTS_LOCATION_MAX];
-    take_password_file(u, path, sizeof path);
-    const char *q = strchr(u->url, '?');
-    u->has_connect_timeout =
-        q && (strstr(q, "?connect_timeout=") || strstr(q, "&connect_timeout="));
-    if (!path[0])
-        return VYRE_OK;
+    /* libpq knows the scheme in lower case only (POSTGRESQL:// would be
+     * read as a key=value string, and its error would echo it whole). */
+    for (size_t i = 0; i < scheme_len(url); i++)
+        u->url[i] = (char)tolower((unsigned char)u->url[i]);
+    char path[VYRE_RESULTS_LOCATION_MAX], timeout[64];
+    take_param(u, PASSWORD_FILE, path, sizeof path);
+    take_param(u, TIMEOUT_PARAM, timeout, sizeof timeout);
+    u->statement_s = VYRE__PG_STATEMENT_S;
+    u->connect_s = VYRE__PG_CONNECT_S;
+    int rc = timeout[0] ? parse_seconds(timeout, TIMEOUT_PARAM, u->shown, &u->statement_s, err)
+                        : VYRE_OK;
+    if (!rc && timeout[0])
+        u->connect_s = u->statement_s;
+    if (!rc)
+        read_connect_timeout(u);
+    if (rc || !path[0])
+        return rc;
     return read_password_file(path, u->password, sizeof u->password, err);
 }
 

@@ -1,7 +1,8 @@
 /*
  * store_url.h - a PostgreSQL results store's URL as libpq takes it, with
  * vyre's one extra parameter (password-file=PATH) taken out and its file
- * read and checked. The public half (vyre_results_is_url, _mask, _locate)
+ * read and checked, and its timeout=S parameter (the client-side deadline)
+ * taken out and read. The public half (vyre_results_is_url, _mask, _locate)
  * is in vyre/results.h. Not public API.
  */
 #ifndef VYRE_BENCH_STORE_URL_H
@@ -12,11 +13,18 @@
 #include "vyre/error.h"
 #include "vyre/results.h"
 
+/* Client-side deadlines (vyre's timeout=S parameter changes both). */
+#define VYRE__PG_STATEMENT_S 60.0 /* each statement, wall clock, from send to result */
+#define VYRE__PG_CONNECT_S   10.0 /* each connect: TCP, TLS, authentication, session */
+
 typedef struct vyre__pg_url {
-    char url[VYRE_RESULTS_LOCATION_MAX];   /* for libpq: password-file=... taken out */
+    char url[VYRE_RESULTS_LOCATION_MAX];   /* for libpq: vyre's parameters taken out, the
+                                              scheme in lower case */
     char shown[VYRE_RESULTS_LOCATION_MAX]; /* for messages: password masked */
     char password[1024];                   /* from password-file; "" when none */
     int has_connect_timeout;               /* the URL sets its own connect_timeout */
+    double statement_s;                    /* timeout=S, else VYRE__PG_STATEMENT_S */
+    double connect_s; /* connect_timeout=N, else timeout=S, else VYRE__PG_CONNECT_S */
 } vyre__pg_url;
 
 /* Parses url (postgresql://...) into u, reading password-file=PATH when
@@ -24,6 +32,11 @@ typedef struct vyre__pg_url {
  * never a link (VYRE_EUNSAFE otherwise, naming it and its mode). Returns
  * 0, VYRE_EINVAL (not a URL, empty password file), VYRE_ETOOBIG, or the
  * file's error. Release with vyre__pg_url_release (wipes the password). */
+/* Copies free text (a command line, a message) into buf with every
+ * password masked as vyre_results_mask does a location: a URL ends at a
+ * blank or a quote. Never fails: cut to size. */
+void vyre__mask_secrets(const char *text, char *buf, size_t size);
+
 int vyre__pg_url_parse(const char *url, vyre__pg_url *u, vyre_error *err);
 void vyre__pg_url_release(vyre__pg_url *u);
 
