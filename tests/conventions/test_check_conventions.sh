@@ -44,6 +44,22 @@ C
   for i in $(seq 1 125); do echo "    x += $i;"; done
   echo "    return x;"; echo "}"
 } > "$tmp/tools/vyre-x/long.c"
+# An upward call (base calls the cache) and a circle of two tool files.
+cat > "$tmp/libcore/src/cache/low.c" <<'C'
+int vyre__cache_thing(void) { return 1; }
+C
+cat > "$tmp/libcore/src/base/up.c" <<'C'
+int vyre__cache_thing(void);
+int vyre__base_up(void) { return vyre__cache_thing(); }
+C
+cat > "$tmp/tools/vyre-x/ping.c" <<'C'
+int x_pong(int n);
+int x_ping(int n) { return n ? x_pong(n - 1) : 0; }
+C
+cat > "$tmp/tools/vyre-x/pong.c" <<'C'
+int x_ping(int n);
+int x_pong(int n) { return n ? x_ping(n - 1) : 1; }
+C
 out="$("$checker" "$tmp" 2>&1)"; rc=$?
 fails=0
 expect() {
@@ -55,8 +71,10 @@ expect "libcore/src/cache/bad.c:3:"
 expect "tools/vyre-x/main.c:3:"
 expect "tools/vyre-x/main.c:4:"
 expect "tools/vyre-x/long.c:1: long_one is 129 lines"
+expect "libcore/src/base/up.c: calls vyre__cache_thing of libcore/src/cache/low.c (layer cache) from layer base"
+expect "tools/vyre-x/ping.c: in a circle of 2 files"
 if grep -qE "tests/t.c|ok.c|tool_clock.c|base/clock.c" <<<"$out"; then
   echo "reported what the rules allow"; fails=1
 fi
 [ "$fails" -eq 0 ] || { echo "--- checker output:"; echo "$out"; exit 1; }
-echo "check-conventions: clean tree passes; 5 planted violations reported"
+echo "check-conventions: clean tree passes; 7 planted violations reported"

@@ -73,16 +73,6 @@ static const char k_insert_sql[] =
     "copy_kind, correlation, payload, created_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)";
 
-struct vyre_results {
-    pthread_mutex_t mu;
-    vyre__store *store; /* the engine: its connection, transactions and failures */
-    /* Write transactions and the time they took, begin to commit or
-     * rollback (vyre_results_write_stats); under mu. */
-    int64_t tx_start_ns, tx_ns;
-    uint64_t tx_count;
-    char path[]; /* as opened; a URL with its password masked */
-};
-
 /* A queued row: the record and when it was queued. */
 struct pending_row {
     vyre_activity a;
@@ -107,13 +97,6 @@ static void destroy(vyre_results *db)
         db->store->ops->close(db->store);
     pthread_mutex_destroy(&db->mu);
     free(db);
-}
-
-int vyre_results_default_path(char *buf, size_t size, vyre_error *err)
-{
-    if (!buf || !size)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_default_path: no buffer");
-    return vyre__xdg_path("XDG_DATA_HOME", ".local/share", "vyre/results.sqlite3", buf, size, err);
 }
 
 /* The location vyre_results_open(NULL) takes into loc: see vyre/results.h. */
@@ -450,82 +433,4 @@ void vyre_results_writer_free(vyre_results_writer *w)
     pthread_mutex_destroy(&w->mu);
     free(w->rows);
     free(w);
-}
-
-/* ---- for the bench module (results_internal.h) ----------------------------- */
-
-vyre__store *vyre__results_store(vyre_results *db)
-{
-    return db->store;
-}
-
-void vyre__results_lock(vyre_results *db)
-{
-    pthread_mutex_lock(&db->mu);
-}
-
-void vyre__results_unlock(vyre_results *db)
-{
-    pthread_mutex_unlock(&db->mu);
-}
-
-int vyre__results_begin(vyre_results *db, const char *what, vyre_error *err)
-{
-    db->tx_start_ns = (int64_t)vyre__mono_ns();
-    return db->store->ops->begin(db->store, what, err);
-}
-
-int vyre__results_lock_key(vyre_results *db, uint32_t key, const char *what, vyre_error *err)
-{
-    return db->store->ops->lock_key(db->store, key, what, err);
-}
-
-static void tx_done(vyre_results *db)
-{
-    db->tx_ns += (int64_t)vyre__mono_ns() - db->tx_start_ns;
-    db->tx_count++;
-}
-
-int vyre__results_commit(vyre_results *db, const char *what, vyre_error *err)
-{
-    int rc = db->store->ops->commit(db->store, what, err);
-    tx_done(db);
-    return rc;
-}
-
-void vyre__results_rollback(vyre_results *db)
-{
-    db->store->ops->rollback(db->store);
-    tx_done(db);
-}
-
-/* How many times one write transaction is tried (vyre__results_tx). */
-#define TX_ATTEMPTS 3
-
-/* vyre__results_tx's body, under db->mu. */
-static int tx_locked(vyre_results *db, const char *what, vyre__tx_fn fn, void *arg, vyre_error *err)
-{
-    const vyre__store_ops *ops = db->store->ops;
-    for (int attempt = 1;; attempt++) {
-        int rc = vyre__results_begin(db, what, err);
-        if (!rc) {
-            rc = fn(db, arg, err);
-            rc = rc ? (vyre__results_rollback(db), rc) : vyre__results_commit(db, what, err);
-        }
-        if (!rc || attempt == TX_ATTEMPTS || !ops->again || !ops->again(db->store))
-            return rc;
-    }
-}
-
-int vyre__results_tx(vyre_results *db, const char *what, vyre__tx_fn fn, void *arg, vyre_error *err)
-{
-    vyre__results_lock(db);
-    int rc = tx_locked(db, what, fn, arg, err);
-    vyre__results_unlock(db);
-    return rc;
-}
-
-int vyre__results_prepare(vyre_results *db, const char *sql, vyre__stmt **st, vyre_error *err)
-{
-    return vyre__stmt_prepare(db->store, sql, st, err);
 }

@@ -10,6 +10,9 @@
 #ifndef VYRE_RESULTS_INTERNAL_H
 #define VYRE_RESULTS_INTERNAL_H
 
+#include <pthread.h>
+#include <stdint.h>
+
 #include "bench/store.h"
 #include "vyre/results.h"
 
@@ -64,5 +67,18 @@ int vyre__results_prepare(vyre_results *db, const char *sql, vyre__stmt **st, vy
  * error (a read-only store cannot be cleaned; its reads are masked). */
 void vyre__runs_mask_command_line(const char *in, char *buf, size_t size);
 int vyre__runs_mask_stored(vyre_results *db, vyre_error *err);
+
+/* The handle (vyre/results.h): its engine and the write transactions it
+ * counted. Defined here so results.c (open, close, the activity writer) and
+ * results_tx.c (transactions) share it. */
+struct vyre_results {
+    pthread_mutex_t mu;
+    vyre__store *store; /* the engine: its connection, transactions and failures */
+    /* Write transactions and the time they took, begin to commit or
+     * rollback (vyre_results_write_stats); under mu. */
+    int64_t tx_start_ns, tx_ns;
+    uint64_t tx_count;
+    char path[]; /* as opened; a URL with its password masked */
+};
 
 #endif /* VYRE_RESULTS_INTERNAL_H */

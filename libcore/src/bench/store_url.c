@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fsutil.h"
 #include "base/internal.h"
 #include "vyre/config.h"
 #include "vyre/results.h"
@@ -343,4 +344,11 @@ int vyre_results_locate(char *buf, size_t size, int *is_default, vyre_error *err
     if (is_default)
         *is_default = 1;
     return vyre_results_default_path(buf, size, err);
+}
+
+int vyre_results_default_path(char *buf, size_t size, vyre_error *err)
+{
+    if (!buf || !size)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_default_path: no buffer");
+    return vyre__xdg_path("XDG_DATA_HOME", ".local/share", "vyre/results.sqlite3", buf, size, err);
 }
