@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <poll.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,4 +331,41 @@ void tu_copy_tree(const char *src, const char *dst)
         free(data);
     }
     closedir(d);
+}
+
+uint64_t tu_disk_bytes(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    uint64_t sum = (uint64_t)st.st_blocks * 512;
+    if (!S_ISDIR(st.st_mode))
+        return sum;
+    DIR *d = opendir(path);
+    cr_assert(d, "%s", path);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[2048];
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        sum += tu_disk_bytes(p);
+    }
+    closedir(d);
+    return sum;
+}
+
+uint64_t tu_du_sk(const char *path)
+{
+    tu_proc p;
+    /* Through sh, so that du is found on PATH. */
+    char sh[] = "/bin/sh", c[] = "-c", script[] = "exec du -sk \"$1\"", name[] = "sh";
+    char *const argv[] = {sh, c, script, name, (char *)(uintptr_t)path, NULL};
+    tu_run(&p, argv, NULL);
+    cr_assert_eq(p.exit_code, 0, "du -sk '%s': %s", path, p.err);
+    char *end = NULL;
+    unsigned long long kib = strtoull(p.out, &end, 10);
+    cr_assert(end && end != p.out && (*end == '\t' || *end == ' '), "du -sk '%s' said '%s'", path,
+              p.out);
+    tu_proc_free(&p);
+    return (uint64_t)kib;
 }

@@ -6,6 +6,7 @@
 #define VYRE_TESTUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Creates a fresh directory "vyre-test-XXXXXX" under $TMPDIR (or /tmp) and
@@ -91,6 +92,14 @@ void tu_env_restore(tu_env *e);
  * and regular files, names starting with '.' left out (a fixture copied
  * into a temp dir). Asserts on failure. */
 void tu_copy_tree(const char *src, const char *dst);
+
+/* The bytes on disk of path and all below it, as du counts them:
+ * st_blocks * 512 of every inode from lstat, symbolic links not followed
+ * (never the apparent size: a 100-byte file takes a whole block). */
+uint64_t tu_disk_bytes(const char *path);
+
+/* What `du -sk path` prints: KiB on disk (asserts that du ran). */
+uint64_t tu_du_sk(const char *path);
 
 /* Reads a whole file (malloc'ed, NUL-terminated); NULL when unreadable. */
 char *tu_read_file(const char *path, size_t *len);

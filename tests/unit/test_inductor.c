@@ -50,6 +50,8 @@ static void teardown(void)
 
 TestSuite(inductor, .init = setup, .fini = teardown, .timeout = 60);
 
+static uint64_t disk_of(const char *rel);
+
 static void cpath(char *out, size_t size, const char *rel)
 {
     snprintf(out, size, "%s/%s", g_cache, rel);
@@ -127,17 +129,23 @@ Test(inductor, scan_reads_a_real_cache_by_kind)
     cr_assert_eq(count_kind(&c, VYRE_INDUCTOR_OTHER), 0);
     cr_assert_eq(c.n_entries, 7);
     /* Every file of the fixture, and every inode (find | wc -l, less the
-     * cache folder itself). */
-    cr_assert_eq(c.bytes, 115165);
+     * cache folder itself); bytes on disk as du counts them, the apparent
+     * bytes beside. */
+    cr_assert_eq(c.bytes, disk_of(""), "du -s of the cache");
+    cr_assert_eq(c.bytes, tu_du_sk(g_cache) * 1024);
+    cr_assert_eq(c.apparent_bytes, 115165);
     cr_assert_eq(c.files, 25);
     const vyre_inductor_entry *e = entry(&c, "triton/0/" TGROUP);
     cr_assert(e->dir);
     cr_assert_eq(e->files, 9);
-    cr_assert_eq(e->bytes, 1325 + 13280 + 1138 + 14822 + 22704 + 17086 + 9176 + 7942);
+    cr_assert_eq(e->bytes, disk_of("triton/0/" TGROUP));
+    cr_assert_eq(e->apparent_bytes, 1325 + 13280 + 1138 + 14822 + 22704 + 17086 + 9176 + 7942);
     e = entry(&c, FXG);
-    cr_assert(e->dir && e->files == 2 && e->bytes == 4096);
+    cr_assert(e->dir && e->files == 2 && e->apparent_bytes == 4096);
+    cr_assert_eq(e->bytes, disk_of(FXG));
     e = entry(&c, BEST);
-    cr_assert(!e->dir && !e->link && e->files == 1 && e->bytes == 256);
+    cr_assert(!e->dir && !e->link && e->files == 1 && e->apparent_bytes == 256);
+    cr_assert_eq(e->bytes, disk_of(BEST));
     cr_assert_eq(c.n_triton, 1);
     cr_assert_str_eq(c.triton[0].device, "0");
     cr_assert_str_eq(c.triton[0].cache.groups[0].name, "triton_per_fused_prepare_softmax_online_0");
@@ -397,8 +405,10 @@ Test(inductor, prune_by_size_least_recently_used_first)
 {
     age_all();
     vyre_inductor_prune_result res;
-    /* 115165 bytes; the Triton group is 87473: removing it alone fits 30000. */
-    vyre_inductor_prune_opts o = {.max_bytes = 30000, .dry_run = 1};
+    /* Sizes on disk, as du counts: removing the Triton group alone fits. */
+    uint64_t total = disk_of(""), group = disk_of("triton/0/" TGROUP);
+    uint64_t aot = disk_of(AOT), k3 = disk_of(KERNEL3);
+    vyre_inductor_prune_opts o = {.max_bytes = total - group, .dry_run = 1};
     prune(&o, &res);
     cr_assert_eq(res.removed, 1);
     cr_assert(exists("triton/0/" TGROUP), "--dry-run removed it");
@@ -408,14 +418,15 @@ Test(inductor, prune_by_size_least_recently_used_first)
                  (unsigned long long)res.removed, (unsigned long long)res.young,
                  (unsigned long long)res.kept);
     cr_assert_eq(res.removed_by_kind[VYRE_INDUCTOR_TRITON], 1);
-    cr_assert_eq(res.removed_bytes, 87473);
+    cr_assert_eq(res.removed_bytes, group);
     cr_assert_eq(res.kept, 6);
-    cr_assert_eq(res.kept_bytes, 115165 - 87473);
+    cr_assert_eq(res.kept_bytes, total - group);
+    cr_assert_eq(tu_du_sk(g_cache) * 1024, total - group, "the report says what du counts");
     cr_assert(!exists("triton/0/" TGROUP));
     cr_assert(exists("triton/0"));
-    /* 27692 left: down to 20000 takes the AOTAutograd entry (4096) and
-     * kernel 3 (12808), the next least recently used. */
-    o.max_bytes = 20000;
+    /* Down to this takes the AOTAutograd entry and kernel 3, the next
+     * least recently used. */
+    o.max_bytes = total - group - aot - k3;
     prune(&o, &res);
     cr_assert_eq(res.removed, 2);
     cr_assert(!exists(AOT) && !exists(KERNEL3));
@@ -494,6 +505,7 @@ Test(inductor, remove_file_renames_then_unlinks_only_regular_files)
     vyre_error err;
     vyre_error_clear(&err);
     unsigned long long bytes = 0;
+    uint64_t kernel_disk = disk_of(KERNEL);
     cr_assert_eq(vyre__foreign_remove_file(fd, "l", &bytes, &err), VYRE_EINVAL);
     cr_assert(strstr(err.message, "not a regular file"), "%s", err.message);
     cr_assert_eq(mkdirat(fd, "d", 0700), 0);
@@ -503,7 +515,7 @@ Test(inductor, remove_file_renames_then_unlinks_only_regular_files)
     cr_assert_eq(vyre__foreign_remove_file(
                      fd, "cbt5f6oy37l3kzne33hqnm2trssreyonzvzlzgepeaykslvlx5ui.py", &bytes, &err),
                  0, "%s", err.message);
-    cr_assert_eq(bytes, 3136);
+    cr_assert_eq(bytes, kernel_disk, "its blocks on disk, not its 3136 bytes");
     close(fd);
     cr_assert(!exists(KERNEL));
     cr_assert(exists("bt/l") && exists("bt/d"), "what it refused was touched");
@@ -760,4 +772,46 @@ Test(inductor, a_root_others_may_write_is_refused_for_a_change)
     vyre_inductor_cache_release(&c);
     cr_assert_eq(vyre_inductor_cache_scan(g_cache, 0, &c, &err), 0, "reading stays allowed");
     vyre_inductor_cache_release(&c);
+}
+
+static uint64_t disk_of(const char *rel)
+{
+    char p[1024];
+    cpath(p, sizeof p, rel);
+    return tu_disk_bytes(p);
+}
+
+/* Issue 35: a TorchInductor cache of many small files pruned to a size
+ * holds at most that size by du -sk (its sizes counted by st_size, a
+ * prune left far more on disk than asked). */
+Test(inductor, a_cache_pruned_to_a_size_holds_at_most_that_size_by_du)
+{
+    char rel[128];
+    cpath(rel, sizeof rel, "zz");
+    cr_assert_eq(mkdir(rel, 0700), 0, "%s", rel);
+    age_all();
+    for (int i = 0; i < 200; i++) {
+        /* Kernels of 100 bytes, named as Inductor names them in bucket
+         * "zz" (a key is 'c' and 51 base32 characters). */
+        snprintf(rel, sizeof rel, "zz/czz%.47d%c%c.py", 0, 'a' + i / 26, 'a' + i % 26);
+        for (char *q = rel + 6; *q == '0'; q++)
+            *q = 'a';
+        char body[101];
+        memset(body, '#', 99);
+        body[99] = '\n';
+        body[100] = '\0';
+        put(rel, body);
+        age(rel, 9000 + i, 9000 + i);
+    }
+    uint64_t before = tu_du_sk(g_cache) * 1024;
+    cr_assert_eq(disk_of(""), before, "du -sk and lstat's st_blocks agree");
+    uint64_t limit = before / 2;
+    vyre_inductor_prune_opts o = {.max_bytes = limit};
+    vyre_inductor_prune_result res;
+    prune(&o, &res);
+    uint64_t after = tu_du_sk(g_cache) * 1024;
+    cr_assert_leq(after, limit, "pruned to %llu bytes, du -sk counts %llu",
+                  (unsigned long long)limit, (unsigned long long)after);
+    cr_assert_gt(res.removed, 0);
+    cr_assert_eq(res.kept_bytes, after, "the report says what du counts");
 }

@@ -28,12 +28,25 @@
 #define AKEY   "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 #define BKEY   "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
 #define CKEY   "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC"
-/* Clones get keys as long as Triton's, so their manifests are as long. */
-#define KBYTES 27114 /* the kernel group, eight files */
-#define LBYTES 21712 /* the launcher group, one .so */
+/* Sizes are on disk, as du counts (st_blocks * 512: the kernel group's
+ * eight files hold 27,114 bytes but take more, each a whole number of
+ * blocks), measured in setup on the filesystem the test runs on. Clones
+ * get keys as long as Triton's, so their files are as long. */
+static uint64_t g_kbytes; /* the kernel group: its eight files and the directory */
+static uint64_t g_lbytes; /* the launcher group: one .so and the directory */
+static uint64_t g_top;    /* the cache directory's own blocks */
+#define KBYTES g_kbytes
+#define LBYTES g_lbytes
 
 static char g_tmp[512];
 static char g_cache[600];
+
+static uint64_t disk_of(const char *key)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", g_cache, key);
+    return tu_disk_bytes(p);
+}
 
 static void setup(void)
 {
@@ -42,6 +55,11 @@ static void setup(void)
     char src[512];
     snprintf(src, sizeof src, "%s/fixtures/triton/cache", VYRE_TEST_SOURCE_DIR);
     tu_copy_tree(src, g_cache);
+    g_kbytes = disk_of(KGROUP);
+    g_lbytes = disk_of(LGROUP);
+    struct stat st;
+    cr_assert_eq(lstat(g_cache, &st), 0);
+    g_top = (uint64_t)st.st_blocks * 512;
 }
 
 static void teardown(void)
@@ -180,7 +198,7 @@ Test(triton_prune, max_size_removes_least_recently_used_first)
     /* atime is last use where the filesystem keeps it: AAAA was read
      * 10 minutes ago, so BBBB and KGROUP are the oldest in use now. */
     age_group(AKEY, 5 * 3600, 600);
-    vyre_triton_prune_opts o = {.max_size = 4 * KBYTES + LBYTES - 2 * KBYTES};
+    vyre_triton_prune_opts o = {.max_size = g_top + 4 * KBYTES + LBYTES - 2 * KBYTES};
     vyre_triton_prune_result r;
     prune(&o, &r);
     cr_assert_str_eq(removed_keys(&r), KGROUP ":size " BKEY ":size");
@@ -188,7 +206,7 @@ Test(triton_prune, max_size_removes_least_recently_used_first)
     cr_assert_eq(r.removed_bytes, 2 * KBYTES);
     cr_assert_eq(r.removed_inodes, 2 * 9);
     cr_assert_eq(r.kept_groups, 3);
-    cr_assert_eq(r.kept_bytes, 2 * KBYTES + LBYTES);
+    cr_assert_eq(r.kept_bytes, g_top + 2 * KBYTES + LBYTES);
     cr_assert_eq(r.kept_inodes, 2 * 9 + 2);
     cr_assert(!exists(KGROUP) && !exists(BKEY));
     cr_assert(exists(AKEY) && exists(CKEY) && exists(LGROUP));
@@ -319,8 +337,8 @@ Test(triton_prune, dry_run_touches_nothing)
     cr_assert_str_eq(removed_keys(&r), ".vyre-trash.DEAD.1.1:trash " AKEY ":size " KGROUP
                                        ":size " BKEY ":size " CKEY ":size " LGROUP ":size");
     cr_assert_eq(r.removed_groups, 6); /* the trash counts: it would go */
-    cr_assert_eq(r.removed_bytes, 4 * KBYTES + LBYTES);
-    cr_assert_eq(r.kept_bytes, 0);
+    cr_assert_eq(r.removed_bytes, 4 * KBYTES + LBYTES + tu_disk_bytes(trash));
+    cr_assert_eq(r.kept_bytes, g_top, "the cache directory itself is left");
     cr_assert_eq(r.kept_groups, 0);
     snapshot(g_cache, after, sizeof after);
     cr_assert_str_eq(after, before, "--dry-run changed the cache");
@@ -523,7 +541,7 @@ Test(triton_prune, a_writer_beside_prune_sees_no_error_and_no_half_group)
         }
         _exit(errors > 255 ? 255 : errors);
     }
-    vyre_triton_prune_opts o = {.max_size = 5 * KBYTES};
+    vyre_triton_prune_opts o = {.max_size = g_top + 5 * KBYTES};
     int runs = 0, status = 0, reaped = 0;
     while (!reaped || runs < 5) {
         reaped = reaped || waitpid(pid, &status, WNOHANG) == pid;
@@ -554,4 +572,35 @@ Test(triton_prune, a_writer_beside_prune_sees_no_error_and_no_half_group)
     closedir(d);
     cr_assert_eq(new_groups, 300);
     cr_assert_eq(old_groups, 0, "%d old groups left (prune ran %d times)", old_groups, runs);
+}
+
+/* Issue 35: a real Triton cache pruned to a size holds at most that size
+ * by du -sk. The fixture's kernel group is eight files of 60 to 11,000
+ * bytes, most under a block: counted by st_size, a prune to a size left
+ * more than that on disk. */
+Test(triton_prune, a_cache_pruned_to_a_size_holds_at_most_that_size_by_du)
+{
+    char key[64];
+    for (int i = 0; i < 24; i++) {
+        snprintf(key, sizeof key, "%s%02d", AKEY + 2, i); /* as long as Triton's keys */
+        clone_group(key, NULL, NULL);
+        age_group(key, 3600 + i * 60, 3600 + i * 60);
+    }
+    age_group(KGROUP, 7200, 7200);
+    age_group(LGROUP, 600, 600);
+    uint64_t before = tu_du_sk(g_cache) * 1024;
+    cr_assert_eq(tu_disk_bytes(g_cache), before, "du -sk and lstat's st_blocks agree");
+    uint64_t limit = before / 2;
+    vyre_triton_prune_opts o = {.max_size = limit};
+    vyre_triton_prune_result r;
+    prune(&o, &r);
+    uint64_t after = tu_du_sk(g_cache) * 1024;
+    cr_assert_leq(after, limit, "pruned to %llu bytes, du -sk counts %llu",
+                  (unsigned long long)limit, (unsigned long long)after);
+    cr_assert_gt(r.removed_groups, 0);
+    cr_assert_eq(r.total_bytes, before, "the cache's size is what du counts");
+    cr_assert_eq(r.kept_bytes, after, "the report says what du counts");
+    /* Not pruned further than needed: one more group would have fit. */
+    cr_assert_gt(after + KBYTES, limit);
+    vyre_triton_prune_result_release(&r);
 }

@@ -83,18 +83,19 @@ VYRE_EXTERN const char *vyre_inductor_kind_name(vyre_inductor_kind kind);
 typedef struct vyre_inductor_entry {
     char path[VYRE_INDUCTOR_ENTRY_MAX]; /* relative to the cache, '/'-separated */
     vyre_inductor_kind kind;
-    int dir;             /* a directory (removed whole), else one file */
-    int link;            /* a symbolic link or special file (never followed or read) */
-    int trash;           /* a vyre trash name a stopped pruner left: prune finishes it */
-    int unreadable;      /* a directory vyre could not list (its size is a lower bound) */
-    int foreign;         /* kind "other" because Inductor never makes this name, though it
-                            sits where Inductor writes kernels, autotune results or entries
-                            (`go/main.py`): reported, never removed */
-    uint64_t links;      /* symbolic links inside a directory entry */
-    uint64_t bytes;      /* regular files' sizes */
-    uint64_t files;      /* inodes: the entry itself and all below it */
-    int64_t mtime_ns;    /* the newest mtime in the entry (its age) */
-    int64_t last_use_ns; /* the newest atime or mtime: last use where atime is kept */
+    int dir;                 /* a directory (removed whole), else one file */
+    int link;                /* a symbolic link or special file (never followed or read) */
+    int trash;               /* a vyre trash name a stopped pruner left: prune finishes it */
+    int unreadable;          /* a directory vyre could not list (its size is a lower bound) */
+    int foreign;             /* kind "other" because Inductor never makes this name, though it
+                                sits where Inductor writes kernels, autotune results or entries
+                                (`go/main.py`): reported, never removed */
+    uint64_t links;          /* symbolic links inside a directory entry */
+    uint64_t bytes;          /* on disk: st_blocks * 512 of all its inodes, as du counts */
+    uint64_t apparent_bytes; /* regular files' sizes (st_size) */
+    uint64_t files;          /* inodes: the entry itself and all below it */
+    int64_t mtime_ns;        /* the newest mtime in the entry (its age) */
+    int64_t last_use_ns;     /* the newest atime or mtime: last use where atime is kept */
 } vyre_inductor_entry;
 
 /* One device folder of the nested Triton cache (triton/<device>/). Its
@@ -113,10 +114,13 @@ typedef struct vyre_inductor_cache {
     size_t n_entries;
     vyre_inductor_triton *triton; /* sorted by device; empty when TRITON_CACHE_DIR was set */
     size_t n_triton;
-    int has_triton_dir;    /* triton/ exists (Inductor nests Triton's cache) */
-    uint64_t bytes, files; /* every regular file's bytes; inodes, directories included */
-    int fd;                /* the cache directory, opened once by the scan and held until release
-                              (below 3: none); every later step works relative to it */
+    int has_triton_dir; /* triton/ exists (Inductor nests Triton's cache) */
+    /* bytes: on disk as du -s counts (st_blocks * 512 of every inode, the
+     * directories' own included); apparent_bytes: regular files' st_size;
+     * files: inodes, directories included */
+    uint64_t bytes, apparent_bytes, files;
+    int fd;       /* the cache directory, opened once by the scan and held until release
+                     (below 3: none); every later step works relative to it */
     int writable; /* scanned with VYRE_INDUCTOR_SCAN_WRITE: prune and quarantine may use it */
 } vyre_inductor_cache;
 

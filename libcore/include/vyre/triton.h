@@ -49,7 +49,8 @@ extern "C" {
 /* One file of a group directory. */
 typedef struct vyre_triton_file {
     char name[VYRE_TRITON_NAME_MAX];
-    uint64_t bytes;
+    uint64_t bytes;             /* on disk: st_blocks * 512, as du counts */
+    uint64_t apparent_bytes;    /* st_size (0 for a non-file) */
     int64_t mtime_ns, atime_ns; /* Unix epoch */
     int regular;                /* 0: a symlink, directory or other non-file */
     int temp;                   /* Triton's temp file (<name>.tmp.pid_<pid>_<rnd>) */
@@ -96,10 +97,12 @@ typedef struct vyre_triton_group {
     int64_t num_warps, num_stages;
     int64_t shared;          /* bytes of shared memory */
     char triton_version[32]; /* "" before Triton 3.3 */
-    /* The files (malloc'ed, n_files), their sum and times. */
+    /* The files (malloc'ed, n_files), their sum and times. bytes: on disk
+     * (st_blocks * 512, as du counts), the files' and the directory's own;
+     * apparent_bytes: the files' st_size. */
     vyre_triton_file *files;
     size_t n_files;
-    uint64_t bytes;
+    uint64_t bytes, apparent_bytes;
     int64_t mtime_ns;    /* the newest file's mtime (the group's age) */
     int64_t last_use_ns; /* the newest atime or mtime: last use where atime is kept */
 } vyre_triton_group;
@@ -109,7 +112,10 @@ typedef struct vyre_triton_cache {
     char dir[VYRE_TRITON_PATH_MAX];
     vyre_triton_group *groups; /* sorted by key */
     size_t n_groups;
-    uint64_t bytes, files; /* files: inodes, directories included */
+    /* bytes: on disk as du -s counts (st_blocks * 512, the directory's own
+     * blocks included); apparent_bytes: st_size summed; files: inodes,
+     * directories included */
+    uint64_t bytes, apparent_bytes, files;
     /* The cache directory, opened once by the scan and held until the
      * release: verify, quarantine, relocate and prune work relative to it
      * and never open the cache's path again, so a cache swapped for a link

@@ -39,7 +39,7 @@ int vyre__foreign_trash_rename(int dirfd, const char *name, char *trash, size_t 
  * Removes the tree `name` of dirfd: files, links (the link itself, never
  * what it names) and directories down to VYRE__FOREIGN_MAX_DEPTH, every
  * directory opened O_NOFOLLOW below dirfd. *bytes (may be NULL) gets the
- * bytes of the files removed. Returns 0, VYRE_ETOOBIG (deeper than the
+ * bytes on disk (st_blocks * 512) of what was removed. Returns 0, VYRE_ETOOBIG (deeper than the
  * bound: what is below stays), VYRE_EIO (the first failure; removal goes on).
  */
 int vyre__foreign_remove_tree(int dirfd, const char *name, unsigned long long *bytes,

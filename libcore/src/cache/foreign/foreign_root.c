@@ -54,11 +54,12 @@ int vyre__foreign_check_root(int fd, const char *dir, const char *what, vyre_err
         return vyre__fail(err, VYRE_EINVAL, "name the cache directory",
                           "%s '%s' is not a directory", what, dir);
     if (st.st_uid != geteuid() && st.st_uid != 0)
-        return vyre__fail(err, VYRE_EUNSAFE,
-                          "run the command as the cache's owner, or point it at a cache of your own",
-                          "%s '%s' is owned by uid %u, not by you (uid %u): refusing to change "
-                          "files another user controls",
-                          what, dir, (unsigned)st.st_uid, (unsigned)geteuid());
+        return vyre__fail(
+            err, VYRE_EUNSAFE,
+            "run the command as the cache's owner, or point it at a cache of your own",
+            "%s '%s' is owned by uid %u, not by you (uid %u): refusing to change "
+            "files another user controls",
+            what, dir, (unsigned)st.st_uid, (unsigned)geteuid());
     mode_t m = st.st_mode & 07777;
     int team = (m & S_IWGRP) && (m & S_ISGID) && in_group(st.st_gid);
     if ((m & S_IWOTH) || ((m & S_IWGRP) && !team))

@@ -12,6 +12,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/disk_size.h"
 #include "cache/foreign/foreign_internal.h"
 
 int vyre__foreign_is_trash(const char *name)
@@ -68,8 +69,8 @@ static int remove_at(int at, const char *name, unsigned depth, unsigned long lon
                                     "cannot remove '%s': %s", name, strerror(errno));
             return -1;
         }
-        if (bytes && S_ISREG(st.st_mode))
-            *bytes += (unsigned long long)st.st_size;
+        if (bytes)
+            *bytes += vyre__disk_bytes(&st);
         return 0;
     }
     if (depth >= VYRE__FOREIGN_MAX_DEPTH) {
@@ -101,6 +102,8 @@ static int remove_at(int at, const char *name, unsigned depth, unsigned long lon
                 vyre__fail(err, VYRE_EIO, NULL, "cannot remove '%s': %s", name, strerror(errno));
         return -1;
     }
+    if (!bad && bytes)
+        *bytes += vyre__disk_bytes(&st); /* the directory's own blocks */
     return bad ? -1 : 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/disk_size.h"
 #include "cache/foreign/foreign_internal.h"
 
 int vyre__foreign_remove_file(int dirfd, const char *name, unsigned long long *bytes,
@@ -47,7 +48,7 @@ int vyre__foreign_remove_file(int dirfd, const char *name, unsigned long long *b
                               "cannot remove '%s' (renamed '%s'): %s", name, trash,
                               strerror(errno));
         if (bytes)
-            *bytes += (unsigned long long)st.st_size;
+            *bytes += vyre__disk_bytes(&st);
         return 0;
     }
     return vyre__fail(err, VYRE_EIO, NULL, "no free trash name for '%s'", name);

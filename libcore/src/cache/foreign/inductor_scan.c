@@ -24,6 +24,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/disk_size.h"
 #include "cache/foreign/foreign_internal.h"
 #include "cache/foreign/inductor_internal.h"
 #include "cache/foreign/triton_internal.h"
@@ -55,8 +56,9 @@ static int dot_or_dotdot(const char *n)
 static void account(vyre_inductor_entry *e, const struct stat *st)
 {
     e->files++;
+    e->bytes += vyre__disk_bytes(st);
     if (S_ISREG(st->st_mode))
-        e->bytes += (uint64_t)st->st_size;
+        e->apparent_bytes += (uint64_t)st->st_size;
     else if (S_ISLNK(st->st_mode))
         e->links++;
     /* A directory's atime is not a use: listing it (as this scan does)
@@ -136,6 +138,7 @@ static int add_foreign(scan_ctx *x, int at, const char *prefix, const char *name
     if (e->dir)
         measure_tree(at, name, 1, e);
     x->c->bytes += e->bytes;
+    x->c->apparent_bytes += e->apparent_bytes;
     x->c->files += e->files;
     return 0;
 }
@@ -163,7 +166,10 @@ static int each_child(scan_ctx *x, int at, const char *prefix, const char *name,
     }
     char sub[VYRE_INDUCTOR_ENTRY_MAX];
     snprintf(sub, sizeof sub, "%s%s/", prefix, name);
-    x->c->files++; /* the folder itself */
+    x->c->files++; /* the folder itself, and its own blocks (du counts them) */
+    struct stat st;
+    if (fstat(fd, &st) == 0)
+        x->c->bytes += vyre__disk_bytes(&st);
     int rc = 0;
     for (struct dirent *de; !rc && (de = readdir(d));)
         if (!dot_or_dotdot(de->d_name))
@@ -261,6 +267,7 @@ static int add_triton_groups(scan_ctx *x, int devfd, const char *prefix,
                       !S_ISDIR(st.st_mode);
         }
         e->bytes = g->bytes;
+        e->apparent_bytes = g->apparent_bytes;
         e->files = 1 + g->n_files;
         for (size_t f = 0; f < g->n_files; f++)
             e->links += !g->files[f].regular;
@@ -275,6 +282,7 @@ static int add_triton_groups(scan_ctx *x, int devfd, const char *prefix,
                 e->last_use_ns = g->files[f].atime_ns;
     }
     x->c->bytes += tc->bytes;
+    x->c->apparent_bytes += tc->apparent_bytes;
     x->c->files += tc->files;
     return 0;
 }
@@ -412,6 +420,9 @@ int vyre_inductor_cache_scan(const char *dir, unsigned flags, vyre_inductor_cach
         return top;
     out->fd = top;
     out->writable = (flags & VYRE_INDUCTOR_SCAN_WRITE) != 0;
+    struct stat tst; /* the cache directory's own blocks count, as in du -s */
+    if (fstat(top, &tst) == 0)
+        out->bytes += vyre__disk_bytes(&tst);
     /* Listed through a second descriptor of the same directory (closedir
      * closes it): "." of the held one, never the path again. */
     int lfd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

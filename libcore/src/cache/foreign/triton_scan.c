@@ -20,6 +20,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/disk_size.h"
 #include "cache/foreign/foreign_internal.h"
 #include "cache/foreign/triton_internal.h"
 
@@ -85,11 +86,13 @@ static int add_file(vyre_triton_group *g, size_t *cap, const char *name, const s
     memset(f, 0, sizeof *f);
     vyre__strlcpy(f->name, name, sizeof f->name);
     f->regular = S_ISREG(st->st_mode);
-    f->bytes = f->regular ? (uint64_t)st->st_size : 0;
+    f->bytes = vyre__disk_bytes(st);
+    f->apparent_bytes = f->regular ? (uint64_t)st->st_size : 0;
     f->mtime_ns = ts_ns(st->st_mtim);
     f->atime_ns = ts_ns(st->st_atim);
     f->temp = strstr(name, TEMP_FILE_MARK) != NULL;
     g->bytes += f->bytes;
+    g->apparent_bytes += f->apparent_bytes;
     if (f->mtime_ns > g->mtime_ns)
         g->mtime_ns = f->mtime_ns;
     int64_t use = f->atime_ns > f->mtime_ns ? f->atime_ns : f->mtime_ns;
@@ -160,15 +163,18 @@ static int scan_entry(int top, const char *name, vyre_triton_group *g, vyre_trit
     c->files++;
     if (!S_ISDIR(st.st_mode)) {
         g->kind = VYRE_TRITON_OTHER;
-        g->bytes = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+        g->bytes = vyre__disk_bytes(&st);
+        g->apparent_bytes = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
         g->mtime_ns = g->last_use_ns = ts_ns(st.st_mtim);
         c->bytes += g->bytes;
+        c->apparent_bytes += g->apparent_bytes;
         return 0;
     }
     int gfd = vyre__open_dir_at(top, name);
     if (gfd < 0)
         return 1;
     g->mtime_ns = g->last_use_ns = ts_ns(st.st_mtim);
+    g->bytes = vyre__disk_bytes(&st); /* the directory's own blocks: du counts them */
     int rc = list_group(gfd, g, err);
     if (!rc) {
         if (!strncmp(name, TEMP_DIR_PREFIX, strlen(TEMP_DIR_PREFIX)))
@@ -178,6 +184,7 @@ static int scan_entry(int top, const char *name, vyre_triton_group *g, vyre_trit
             classify(g);
         }
         c->bytes += g->bytes;
+        c->apparent_bytes += g->apparent_bytes;
         c->files += g->n_files;
     }
     close(gfd);
@@ -325,6 +332,10 @@ static int scan_held(int top, int with_trash, vyre_triton_cache *out, vyre_error
     out->fd = top;
     out->fd_held = 1;
     name_top(out);
+    /* The cache directory's own blocks count, as in du -s. */
+    struct stat st;
+    if (fstat(top, &st) == 0)
+        out->bytes += vyre__disk_bytes(&st);
     int rc = scan_top(top, with_trash, out, err);
     if (rc) {
         vyre_triton_cache_release(out);
