@@ -73,6 +73,15 @@ static void put(const char *rel, const char *text)
     tu_write_file(p, text, strlen(text));
 }
 
+/* Bytes on disk of rel ("" the whole cache), as du counts them: measured
+ * on the filesystem the test runs on. */
+static uint64_t disk(const char *rel)
+{
+    char p[1024];
+    cpath(p, sizeof p, rel);
+    return tu_disk_bytes(p);
+}
+
 static int exists(const char *rel)
 {
     char p[1024];
@@ -115,22 +124,33 @@ Test(cachectl_inductor, stats_and_ls_on_a_real_cache)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_assert_line(p.out, "Entries:                 7");
     tu_assert_line(p.out, "Files (inodes):          25");
-    tu_assert_line(p.out, "Size:                    112.5 KiB");
+    tu_assert_line(p.out, tu_text("Size:                    %s on disk (112.5 KiB apparent)",
+                                  tu_size_text(disk(""))));
+    tu_assert_line(
+        p.out,
+        tu_text("By kind:                 kernel           3 entries %10s  3 inodes",
+                tu_size_text(disk(KERNEL) +
+                             disk("un/cunlsrjymwphdyoeb6qufyczxlmlecbetfmuzlbcvcrshqsedqn6.py") +
+                             disk("ug/cugu2wrvi42ympvxcz7cosp54cp4jpmt2zobtuqqtafqqyf77tfi.py"))));
     tu_assert_line(p.out,
-                   "By kind:                 kernel           3 entries   18.8 KiB  3 inodes");
+                   tu_text("                         autotune         1 entry   %10s  1 inode",
+                           tu_size_text(disk(BEST))));
     tu_assert_line(p.out,
-                   "                         autotune         1 entry        256 B  1 inode");
+                   tu_text("                         fxgraph          1 entry   %10s  2 inodes",
+                           tu_size_text(disk(FXG))));
     tu_assert_line(p.out,
-                   "                         fxgraph          1 entry      4.0 KiB  2 inodes");
-    tu_assert_line(p.out,
-                   "                         triton           1 entry     85.4 KiB  9 inodes");
+                   tu_text("                         triton           1 entry   %10s  9 inodes",
+                           tu_size_text(disk("triton/0/" TGROUP))));
     tu_proc_free(&p);
     run(&p, ARGS("inductor", "ls", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert_eq(tu_count_lines(p.out), 8, "%s", p.out);
-    cr_assert(strstr(p.out, "triton           9    85.4 KiB"), "%s", p.out);
+    cr_assert(
+        strstr(p.out, tu_text("triton           9  %10s", tu_size_text(disk("triton/0/" TGROUP)))),
+        "%s", p.out);
     cr_assert(strstr(p.out, "  triton/0/" TGROUP "\n"), "%s", p.out);
-    cr_assert(strstr(p.out, "autotune         1       256 B"), "%s", p.out);
+    cr_assert(strstr(p.out, tu_text("autotune         1  %10s", tu_size_text(disk(BEST)))), "%s",
+              p.out);
     tu_proc_free(&p);
     run(&p, ARGS("inductor", "ls", "-q", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -154,17 +174,20 @@ Test(cachectl_inductor, json_and_the_default_location)
     json_t *e = json_array_get(json_object_get(j, "entries"), 1);
     cr_assert_str_eq(json_string_value(json_object_get(e, "path")), BEST);
     cr_assert_str_eq(json_string_value(json_object_get(e, "kind")), "autotune");
-    cr_assert_eq(json_integer_value(json_object_get(e, "bytes")), 256);
+    cr_assert_eq(json_integer_value(json_object_get(e, "bytes")), (json_int_t)disk(BEST));
+    cr_assert_eq(json_integer_value(json_object_get(e, "apparent_bytes")), 256);
     json_decref(j);
     tu_proc_free(&p);
     tu_run_bin(&p, VYRE_CACHECTL_BIN, ARGS("inductor", "stats", "--json"), base, extra);
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     j = json_of(&p);
-    cr_assert_eq(json_integer_value(json_object_get(j, "bytes")), 115165);
+    cr_assert_eq(json_integer_value(json_object_get(j, "bytes")), (json_int_t)disk(""));
+    cr_assert_eq(json_integer_value(json_object_get(j, "apparent_bytes")), 115165);
     cr_assert_eq(json_integer_value(json_object_get(j, "files")), 25);
     json_t *k = json_array_get(json_object_get(j, "by_kind"), 4);
     cr_assert_str_eq(json_string_value(json_object_get(k, "kind")), "triton");
-    cr_assert_eq(json_integer_value(json_object_get(k, "bytes")), 87473);
+    cr_assert_eq(json_integer_value(json_object_get(k, "bytes")),
+                 (json_int_t)disk("triton/0/" TGROUP));
     json_decref(j);
     tu_proc_free(&p);
     /* Nothing set: <TMPDIR>/torchinductor_<user>, which does not exist. */
@@ -192,7 +215,8 @@ Test(cachectl_inductor, empty_and_missing_caches)
     tu_assert_line(p.out, "0 kernels, 0 autotune results, 0 Triton groups checked: 0 unusable, "
                           "0 problems");
     tu_proc_free(&p);
-    run(&p, ARGS("inductor", "prune", "--max-size", "1K", "--dir", dir));
+    /* The empty folder's own block (du counts it) is within the limit. */
+    run(&p, ARGS("inductor", "prune", "--max-size", "64K", "--dir", dir));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
     snprintf(dir, sizeof dir, "%s/nope", g_tmp);
@@ -352,17 +376,26 @@ Test(cachectl_inductor, prune_by_size_least_recently_used_first)
 {
     age_all();
     tu_proc p;
-    run(&p, ARGS("inductor", "prune", "--max-size", "30K", "--dry-run", "--dir", g_cache));
+    /* Sizes on disk, as du counts: the cache less the Triton group fits. */
+    uint64_t total = disk(""), group = disk("triton/0/" TGROUP), aot = disk(AOT);
+    char limit[32];
+    snprintf(limit, sizeof limit, "%lluB", (unsigned long long)(total - group));
+    run(&p, ARGS("inductor", "prune", "--max-size", limit, "--dry-run", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    cr_assert(strstr(p.out, "would remove triton        85.4 KiB  triton/0/" TGROUP), "%s", p.out);
-    tu_assert_line(p.out, "Would remove 1 entry (85.4 KiB); would leave 6 (27.0 KiB)");
+    cr_assert(strstr(p.out, tu_text("would remove triton      %10s  triton/0/" TGROUP,
+                                    tu_size_text(group))),
+              "%s", p.out);
+    tu_assert_line(p.out, tu_text("Would remove 1 entry (%s); would leave 6 (%s)",
+                                  tu_size_text(group), tu_size_text(total - group)));
     tu_proc_free(&p);
     cr_assert(exists("triton/0/" TGROUP), "--dry-run removed it");
-    /* 27692 bytes left after the Triton group: the AOTAutograd entry, used
-     * next least recently, brings it to 23596. */
-    run(&p, ARGS("inductor", "prune", "--max-size", "24K", "--dir", g_cache));
+    /* Then the AOTAutograd entry, used next least recently. */
+    snprintf(limit, sizeof limit, "%lluB", (unsigned long long)(total - group - aot));
+    run(&p, ARGS("inductor", "prune", "--max-size", limit, "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    tu_assert_line(p.out, "Removed 2 entries (89.4 KiB); left 5 (23.0 KiB)");
+    tu_assert_line(p.out, tu_text("Removed 2 entries (%s); left 5 (%s)", tu_size_text(group + aot),
+                                  tu_size_text(total - group - aot)));
+    cr_assert_eq(tu_du_sk(g_cache) * 1024, total - group - aot, "the report says what du counts");
     tu_proc_free(&p);
     cr_assert(!exists("triton/0/" TGROUP) && !exists(AOT));
     cr_assert(exists(KERNEL) && exists(FXG) && exists(BEST));
@@ -483,8 +516,10 @@ Test(cachectl_inductor, foreign_names_survive_prune_and_clear_and_are_reported)
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     cr_assert(exists("go/main.py") && exists("bt/helper.py"));
     cr_assert(!exists(KERNEL), "Inductor's kernels still go");
-    tu_assert_line(p.out, "left foreign           13 B  go/main.py");
-    tu_assert_line(p.out, "left foreign            6 B  bt/helper.py");
+    tu_assert_line(p.out,
+                   tu_text("left foreign     %10s  go/main.py", tu_size_text(disk("go/main.py"))));
+    tu_assert_line(
+        p.out, tu_text("left foreign     %10s  bt/helper.py", tu_size_text(disk("bt/helper.py"))));
     tu_assert_line(p.out, "Left 2 foreign entries: not names TorchInductor writes, never removed");
     for (const char *l = p.out; (l = strstr(l, "removed ")); l++)
         cr_assert(strncmp(strchr(l, '\n') - 10, "go/main.py", 10) &&

@@ -48,6 +48,22 @@ static void teardown(void)
     tu_rm_rf(g_tmp);
 }
 
+/* Sizes are on disk, as du counts them (st_blocks * 512), measured on the
+ * filesystem the test runs on: key "" is the whole cache. */
+static uint64_t disk(const char *key)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s%s%s", g_cache, *key ? "/" : "", key);
+    return tu_disk_bytes(p);
+}
+
+static uint64_t top_dir(void)
+{
+    struct stat st;
+    cr_assert_eq(lstat(g_cache, &st), 0);
+    return (uint64_t)st.st_blocks * 512;
+}
+
 TestSuite(cachectl_triton, .init = setup, .fini = teardown, .timeout = 120);
 
 static void run(tu_proc *p, const char *const *args)
@@ -103,13 +119,18 @@ Test(cachectl_triton, stats_and_ls_on_a_real_cache)
     tu_assert_line(p.out, "Kernel groups:           1");
     tu_assert_line(p.out, "Launcher groups:         1");
     tu_assert_line(p.out, "Files (inodes):          11");
-    tu_assert_line(p.out, "By architecture:         90         1 group, 26.5 KiB");
-    tu_assert_line(p.out, "By Triton version:       3.6.0      1 group, 26.5 KiB");
+    tu_assert_line(p.out, tu_text("By architecture:         90         1 group, %s",
+                                  tu_size_text(disk(KGROUP))));
+    tu_assert_line(p.out, tu_text("By Triton version:       3.6.0      1 group, %s",
+                                  tu_size_text(disk(KGROUP))));
+    tu_assert_line(p.out, tu_text("Size:                    %s on disk (%s apparent)",
+                                  tu_size_text(disk("")), tu_size_text(27114 + 21712)));
     tu_proc_free(&p);
     run(&p, ARGS("triton", "ls", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(strstr(p.out, "PGIBWRPZ4BML  scale_kernel                      90      3.6.0    "
-                            "    4       3      8    26.5 KiB"),
+    cr_assert(strstr(p.out, tu_text("PGIBWRPZ4BML  scale_kernel                      90      3.6.0 "
+                                    "       4       3      8  %10s",
+                                    tu_size_text(disk(KGROUP)))),
               "%s", p.out);
     cr_assert(strstr(p.out, "3NW4CBFU6KRS  launcher "), "%s", p.out);
     tu_proc_free(&p);
@@ -141,7 +162,8 @@ Test(cachectl_triton, vyre_trash_and_quarantine_are_not_triton_groups)
     tu_assert_line(p.out, "Kernel groups:           1");
     tu_assert_line(p.out, "Launcher groups:         1");
     tu_assert_line(p.out, "Files (inodes):          11");
-    tu_assert_line(p.out, "By architecture:         90         1 group, 26.5 KiB");
+    tu_assert_line(p.out, tu_text("By architecture:         90         1 group, %s",
+                                  tu_size_text(disk(KGROUP))));
     cr_assert(!strstr(p.out, "Other entries:"), "%s", p.out);
     tu_proc_free(&p);
     run(&p, ARGS("triton", "ls", "--json", "--dir", g_cache));
@@ -177,7 +199,8 @@ Test(cachectl_triton, ls_json_and_the_default_location)
     cr_assert_str_eq(json_string_value(json_object_get(g, "name")), "scale_kernel");
     cr_assert_str_eq(json_string_value(json_object_get(g, "arch")), "90");
     cr_assert_eq(json_integer_value(json_object_get(g, "num_warps")), 4);
-    cr_assert_eq(json_integer_value(json_object_get(g, "bytes")), 27114);
+    cr_assert_eq(json_integer_value(json_object_get(g, "bytes")), (json_int_t)disk(KGROUP));
+    cr_assert_eq(json_integer_value(json_object_get(g, "apparent_bytes")), 27114);
     json_decref(j);
     tu_proc_free(&p);
     /* Nothing set: ~/.triton/cache, which does not exist here. */
@@ -387,21 +410,28 @@ Test(cachectl_triton, prune_max_size_dry_run_then_for_real)
     age_group(KGROUP, 3600);     /* used an hour ago */
     age_group(LGROUP, 2 * 3600); /* two hours ago: the first to go */
     tu_proc p;
-    run(&p, ARGS("triton", "prune", "--max-size", "30K", "--dry-run", "--dir", g_cache));
+    /* The kernel group and the cache directory fit; the launcher does not. */
+    char limit[32];
+    snprintf(limit, sizeof limit, "%lluB", (unsigned long long)(top_dir() + disk(KGROUP)));
+    const char *lsize = tu_size_text(disk(LGROUP)), *ksize = tu_size_text(disk(KGROUP));
+    run(&p, ARGS("triton", "prune", "--max-size", limit, "--dry-run", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     cr_assert(strstr(p.out, "would remove 3NW4CBFU6KRS  -  "), "%s", p.out);
-    cr_assert(strstr(p.out, "21.2 KiB      2 inodes  (size)"), "%s", p.out);
-    tu_assert_line(p.out, "Would remove 1 group (21.2 KiB, 2 inodes)");
-    tu_assert_line(p.out, "Would keep 1 group (the cache: 26.5 KiB, 9 inodes)");
+    cr_assert(strstr(p.out, tu_text("%s      2 inodes  (size)", lsize)), "%s", p.out);
+    tu_assert_line(p.out, tu_text("Would remove 1 group (%s, 2 inodes)", lsize));
+    tu_assert_line(p.out, tu_text("Would keep 1 group (the cache: %s, 9 inodes)",
+                                  tu_size_text(top_dir() + disk(KGROUP))));
     cr_assert(group_exists(LGROUP), "--dry-run removed a group");
     tu_proc_free(&p);
-    run(&p, ARGS("triton", "prune", "--max-size", "30K", "--dir", g_cache));
+    run(&p, ARGS("triton", "prune", "--max-size", limit, "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    tu_assert_line(p.out, "Removed 1 group (21.2 KiB, 2 inodes)");
+    tu_assert_line(p.out, tu_text("Removed 1 group (%s, 2 inodes)", lsize));
     cr_assert(!group_exists(LGROUP) && group_exists(KGROUP));
+    cr_assert_leq(tu_du_sk(g_cache) * 1024, top_dir() + disk(KGROUP), "du -sk within the limit");
+    (void)ksize;
     tu_proc_free(&p);
     /* The rest is within the limit: nothing more. */
-    run(&p, ARGS("triton", "prune", "--max-size", "30K", "--dir", g_cache));
+    run(&p, ARGS("triton", "prune", "--max-size", limit, "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_assert_line(p.out, "Removed 0 groups (0 B, 0 inodes)");
     tu_proc_free(&p);
@@ -414,8 +444,9 @@ Test(cachectl_triton, prune_leaves_young_groups_and_says_so)
     run(&p, ARGS("triton", "prune", "--max-size", "1K", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 1, "still over the limit: %s%s", p.out, p.err);
     tu_assert_line(p.out, "Removed 0 groups (0 B, 0 inodes)");
-    tu_assert_line(p.out,
-                   "Left 2 groups younger than a minute (47.7 KiB): Triton may be writing them");
+    tu_assert_line(p.out, tu_text("Left 2 groups younger than a minute (%s): Triton may be "
+                                  "writing them",
+                                  tu_size_text(disk(KGROUP) + disk(LGROUP))));
     cr_assert(group_exists(LGROUP) && group_exists(KGROUP));
     tu_proc_free(&p);
 }
@@ -424,6 +455,7 @@ Test(cachectl_triton, prune_max_age_keep_arch_and_version_json)
 {
     age_group(KGROUP, 3 * 3600);
     age_group(LGROUP, 600);
+    uint64_t kbytes = disk(KGROUP);
     tu_proc p;
     run(&p, ARGS("triton", "prune", "--max-age", "2h", "--json", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -432,7 +464,7 @@ Test(cachectl_triton, prune_max_age_keep_arch_and_version_json)
     cr_assert_str_eq(json_string_value(json_object_get(r, "key")), KGROUP);
     cr_assert_str_eq(json_string_value(json_object_get(r, "reason")), "age");
     cr_assert_str_eq(json_string_value(json_object_get(r, "name")), "scale_kernel");
-    cr_assert_eq(json_integer_value(json_object_get(r, "bytes")), 27114);
+    cr_assert_eq(json_integer_value(json_object_get(r, "bytes")), (json_int_t)kbytes);
     cr_assert_eq(json_integer_value(json_object_get(j, "removed_inodes")), 9);
     cr_assert_eq(json_integer_value(json_object_get(j, "kept_groups")), 1);
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(j, "limits"), "max_age_ns")),
@@ -452,7 +484,8 @@ Test(cachectl_triton, prune_keep_arch_and_triton_version)
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert(strstr(p.out, "would remove PGIBWRPZ4BML  scale_kernel "), "%s", p.out);
     cr_assert(strstr(p.out, "(arch)"), "%s", p.out);
-    tu_assert_line(p.out, "Would remove 1 group (26.5 KiB, 9 inodes)");
+    tu_assert_line(p.out,
+                   tu_text("Would remove 1 group (%s, 9 inodes)", tu_size_text(disk(KGROUP))));
     tu_proc_free(&p);
     run(&p, ARGS("triton", "prune", "--triton-version", "3.6.0", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
@@ -508,10 +541,12 @@ Test(cachectl_triton, clear_dry_run_then_yes)
     tu_proc p;
     run(&p, ARGS("triton", "clear", "--dry-run", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    tu_assert_line(p.out, "Would remove 1 group (26.5 KiB, 9 inodes)");
+    tu_assert_line(p.out,
+                   tu_text("Would remove 1 group (%s, 9 inodes)", tu_size_text(disk(KGROUP))));
     /* The launcher was copied just now: the one-minute guard keeps it. */
     tu_assert_line(p.out,
-                   "Left 1 group younger than a minute (21.2 KiB): Triton may be writing it");
+                   tu_text("Left 1 group younger than a minute (%s): Triton may be writing it",
+                           tu_size_text(disk(LGROUP))));
     cr_assert(group_exists(KGROUP));
     tu_proc_free(&p);
     run(&p, ARGS("triton", "clear", "--yes", "--json", "--dir", g_cache));
@@ -539,18 +574,22 @@ Test(cachectl_triton, prune_auto_applies_triton_max_size)
     tu_proc_free(&p);
     cr_assert(group_exists(LGROUP) && group_exists(KGROUP));
     /* From the environment (and from -o, and the user's file). */
-    char env[64] = "VYRE_CACHE_TRITON_MAX_SIZE=30K";
+    char env[64];
+    snprintf(env, sizeof env, "VYRE_CACHE_TRITON_MAX_SIZE=%lluB",
+             (unsigned long long)(top_dir() + disk(KGROUP)));
+    const char *lsize = tu_size_text(disk(LGROUP)), *ksize = tu_size_text(disk(KGROUP));
     const char *const extra[] = {env, NULL};
     const char *const base[] = {g_env_home, "TRITON_CACHE_DIR", "XDG_CONFIG_HOME", NULL};
     tu_run_bin(&p, VYRE_CACHECTL_BIN, ARGS("triton", "prune", "--auto", "--dir", g_cache), base,
                extra);
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    tu_assert_line(p.out, "Removed 1 group (21.2 KiB, 2 inodes)");
+    tu_assert_line(p.out, tu_text("Removed 1 group (%s, 2 inodes)", lsize));
     tu_proc_free(&p);
     cr_assert(!group_exists(LGROUP) && group_exists(KGROUP));
-    run(&p, ARGS("-o", "triton_max_size=1K", "triton", "prune", "--auto", "--dir", g_cache));
+    /* The empty cache directory keeps its own block (du counts it): 8K, not 1K. */
+    run(&p, ARGS("-o", "triton_max_size=8K", "triton", "prune", "--auto", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    tu_assert_line(p.out, "Removed 1 group (26.5 KiB, 9 inodes)");
+    tu_assert_line(p.out, tu_text("Removed 1 group (%s, 9 inodes)", ksize));
     tu_proc_free(&p);
     /* A bad value is an error naming it. */
     snprintf(env, sizeof env, "VYRE_CACHE_TRITON_MAX_SIZE=huge");
@@ -603,8 +642,9 @@ Test(cachectl_triton, show_a_group_by_key_prefix_or_kernel_name)
     tu_assert_line(p.out, "Architecture:    90");
     tu_assert_line(p.out, "Triton version:  3.6.0");
     tu_assert_line(p.out, "Warps:           4");
-    cr_assert(strstr(p.out, "6.3 KiB     0s  scale_kernel.cubin") ||
-                  strstr(p.out, "6.3 KiB     1s  scale_kernel.cubin"),
+    const char *cubin = tu_size_text(disk(KGROUP "/scale_kernel.cubin"));
+    cr_assert(strstr(p.out, tu_text("%s     0s  scale_kernel.cubin", cubin)) ||
+                  strstr(p.out, tu_text("%s     1s  scale_kernel.cubin", cubin)),
               "%s", p.out);
     /* The manifest's paths point at the origin: never looked up; each says
      * whether the group has the file. */

@@ -3,6 +3,8 @@
  */
 #include "testutil.h"
 
+#include "vyre/units.h"
+
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -10,6 +12,7 @@
 #include <ftw.h>
 #include <poll.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -368,4 +371,25 @@ uint64_t tu_du_sk(const char *path)
               p.out);
     tu_proc_free(&p);
     return (uint64_t)kib;
+}
+
+const char *tu_size_text(uint64_t bytes)
+{
+    static char buf[8][32];
+    static unsigned next;
+    char *s = buf[next++ % 8];
+    vyre_format_size(bytes, s, sizeof buf[0]);
+    return s;
+}
+
+const char *tu_text(const char *fmt, ...)
+{
+    static char buf[8][512];
+    static unsigned next;
+    char *s = buf[next++ % 8];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s, sizeof buf[0], fmt, ap);
+    va_end(ap);
+    return s;
 }

@@ -101,6 +101,13 @@ uint64_t tu_disk_bytes(const char *path);
 /* What `du -sk path` prints: KiB on disk (asserts that du ran). */
 uint64_t tu_du_sk(const char *path);
 
+/* vyre_format_size of bytes ("26.5 KiB"), in one of 8 static buffers
+ * used in turn: for building the lines a test expects. */
+const char *tu_size_text(uint64_t bytes);
+
+/* printf into one of 8 static buffers (512 bytes) used in turn. */
+const char *tu_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Reads a whole file (malloc'ed, NUL-terminated); NULL when unreadable. */
 char *tu_read_file(const char *path, size_t *len);
 

@@ -216,6 +216,7 @@ static void stats_json(const inductor_opts *o, const vyre_inductor_cache *c, con
     json_object_set_new(d, "entries", json_integer((json_int_t)all->entries));
     json_object_set_new(d, "files", json_integer((json_int_t)c->files));
     json_object_set_new(d, "bytes", json_integer((json_int_t)c->bytes));
+    json_object_set_new(d, "apparent_bytes", json_integer((json_int_t)c->apparent_bytes));
     json_object_set_new(d, "oldest_unix_ns", time_or_null(all->oldest_ns));
     json_object_set_new(d, "last_use_unix_ns", time_or_null(all->last_use_ns));
     json_object_set_new(d, "nested_triton", json_boolean(c->has_triton_dir));
@@ -246,14 +247,15 @@ static int do_stats(const inductor_opts *o, const vyre_inductor_cache *c)
         return TOOL_EXIT_OK;
     }
     int64_t now = tool_unix_ns();
-    char size[32], age[16], use[16];
+    char size[32], apparent[32], age[16], use[16];
     vyre_format_size(c->bytes, size, sizeof size);
+    vyre_format_size(c->apparent_bytes, apparent, sizeof apparent);
     printf("%-24s ", "TorchInductor cache:");
     tool_clean_fputs(o->path, stdout);
     printf(" (%s)\n", o->dir_source);
     printf("%-24s %" PRIu64 "\n", "Entries:", all.entries);
     printf("%-24s %" PRIu64 "\n", "Files (inodes):", c->files);
-    printf("%-24s %s\n", "Size:", size);
+    printf("%-24s %s on disk (%s apparent)\n", "Size:", size, apparent);
     if (all.oldest_ns) {
         vyre_format_age(now - all.oldest_ns, age, sizeof age);
         vyre_format_age(now - all.last_use_ns, use, sizeof use);
@@ -283,6 +285,7 @@ static json_t *entry_json(const vyre_inductor_entry *e)
                   "vyre_trash", e->trash, "unreadable", e->unreadable, "foreign", e->foreign);
     json_object_set_new(o, "files", json_integer((json_int_t)e->files));
     json_object_set_new(o, "bytes", json_integer((json_int_t)e->bytes));
+    json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)e->apparent_bytes));
     json_object_set_new(o, "modified_unix_ns", json_integer(e->mtime_ns));
     json_object_set_new(o, "last_use_unix_ns", json_integer(e->last_use_ns));
     return o;

@@ -23,7 +23,7 @@ typedef struct inductor_opts {
     int64_t max_age_ns;     /* prune --max-age */
 } inductor_opts;
 
-/* {"schema_version": 1, "inductor_cache_dir", "inductor_cache_dir_source"}
+/* {"schema_version": 2, "inductor_cache_dir", "inductor_cache_dir_source"}
  * (cmd_inductor_doc.c). */
 json_t *cachectl_inductor_json_root(const inductor_opts *o);
 

@@ -8,6 +8,6 @@
 
 json_t *cachectl_inductor_json_root(const inductor_opts *o)
 {
-    return json_pack("{s:i, s:s, s:s}", "schema_version", 1, "inductor_cache_dir", o->path,
+    return json_pack("{s:i, s:s, s:s}", "schema_version", 2, "inductor_cache_dir", o->path,
                      "inductor_cache_dir_source", o->dir_source);
 }

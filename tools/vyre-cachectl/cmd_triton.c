@@ -223,7 +223,8 @@ static json_t *buckets_json(const bucket *b, size_t n)
 
 static json_t *doc_root(const triton_opts *o)
 {
-    return json_pack("{s:i, s:s, s:s}", "schema_version", 1, "triton_cache_dir", o->path,
+    /* 2: bytes are on disk (st_blocks * 512, as du counts), apparent_bytes beside */
+    return json_pack("{s:i, s:s, s:s}", "schema_version", 2, "triton_cache_dir", o->path,
                      "triton_cache_dir_source", o->dir_source);
 }
 
@@ -251,6 +252,7 @@ static int do_stats(const triton_opts *o, const vyre_triton_cache *c)
         json_object_set_new(d, "other_entries", json_integer((json_int_t)s.other));
         json_object_set_new(d, "files", json_integer((json_int_t)c->files));
         json_object_set_new(d, "bytes", json_integer((json_int_t)c->bytes));
+        json_object_set_new(d, "apparent_bytes", json_integer((json_int_t)c->apparent_bytes));
         json_object_set_new(d, "oldest_unix_ns",
                             s.oldest_ns ? json_integer(s.oldest_ns) : json_null());
         json_object_set_new(d, "last_use_unix_ns",
@@ -260,8 +262,9 @@ static int do_stats(const triton_opts *o, const vyre_triton_cache *c)
         tool_json_print(stdout, d);
         return TOOL_EXIT_OK;
     }
-    char size[32], age[16], use[16];
+    char size[32], apparent[32], age[16], use[16];
     vyre_format_size(c->bytes, size, sizeof size);
+    vyre_format_size(c->apparent_bytes, apparent, sizeof apparent);
     printf("%-24s ", "Triton cache:");
     tool_clean_fputs(o->path, stdout);
     printf(" (%s)\n", o->dir_source);
@@ -270,7 +273,7 @@ static int do_stats(const triton_opts *o, const vyre_triton_cache *c)
     if (s.temp || s.other)
         printf("%-24s %" PRIu64 " temp, %" PRIu64 " other\n", "Other entries:", s.temp, s.other);
     printf("%-24s %" PRIu64 "\n", "Files (inodes):", c->files);
-    printf("%-24s %s\n", "Size:", size);
+    printf("%-24s %s on disk (%s apparent)\n", "Size:", size, apparent);
     if (s.oldest_ns) {
         vyre_format_age(now - s.oldest_ns, age, sizeof age);
         vyre_format_age(now - s.newest_use_ns, use, sizeof use);

@@ -41,6 +41,7 @@ json_t *cachectl_triton_group_json(const vyre_triton_group *g)
     json_object_set_new(o, "hash", str_or_null(g->hash));
     json_object_set_new(o, "files", json_integer((json_int_t)g->n_files));
     json_object_set_new(o, "bytes", json_integer((json_int_t)g->bytes));
+    json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)g->apparent_bytes));
     json_object_set_new(o, "modified_unix_ns", json_integer(g->mtime_ns));
     json_object_set_new(o, "last_use_unix_ns", json_integer(g->last_use_ns));
     return o;

@@ -182,7 +182,7 @@ static void print_json(const triton_opts *o, const vyre_triton_prune_opts *po,
                   po->max_age_ns ? json_integer(po->max_age_ns) : json_null(), "keep_arch", arch,
                   "triton_version",
                   o->triton_version ? json_string(o->triton_version) : json_null(), "all", po->all);
-    json_t *d = json_pack("{s:i, s:s, s:s, s:s, s:b, s:b, s:n, s:o, s:o}", "schema_version", 1,
+    json_t *d = json_pack("{s:i, s:s, s:s, s:s, s:b, s:b, s:n, s:o, s:o}", "schema_version", 2,
                           "triton_cache_dir", o->path, "triton_cache_dir_source", o->dir_source,
                           "action", o->action, "dry_run", o->dry_run, "auto", o->auto_limit,
                           "nothing_to_do", "limits", limits, "removed", removed);
@@ -248,7 +248,7 @@ static void print_text(const triton_opts *o, const vyre_triton_prune_result *r)
 static int nothing_to_do(const triton_opts *o, const char *why)
 {
     if (g_tool.json) {
-        json_t *d = json_pack("{s:i, s:s, s:s, s:s, s:b, s:b, s:s}", "schema_version", 1,
+        json_t *d = json_pack("{s:i, s:s, s:s, s:s, s:b, s:b, s:s}", "schema_version", 2,
                               "triton_cache_dir", o->path, "triton_cache_dir_source", o->dir_source,
                               "action", o->action, "dry_run", o->dry_run, "auto", o->auto_limit,
                               "nothing_to_do", why);

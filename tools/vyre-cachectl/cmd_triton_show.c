@@ -65,10 +65,11 @@ static json_t *full_json(const vyre_triton_cache *c, const vyre_triton_group *g)
     for (size_t i = 0; i < g->n_files; i++) {
         const vyre_triton_file *f = &g->files[i];
         json_array_append_new(
-            files, json_pack("{s:s, s:I, s:I, s:I, s:b, s:b, s:b}", "name", f->name, "bytes",
-                             (json_int_t)f->bytes, "modified_unix_ns", (json_int_t)f->mtime_ns,
-                             "accessed_unix_ns", (json_int_t)f->atime_ns, "regular", f->regular,
-                             "temp", f->temp, "named", f->named));
+            files, json_pack("{s:s, s:I, s:I, s:I, s:I, s:b, s:b, s:b}", "name", f->name, "bytes",
+                             (json_int_t)f->bytes, "apparent_bytes", (json_int_t)f->apparent_bytes,
+                             "modified_unix_ns", (json_int_t)f->mtime_ns, "accessed_unix_ns",
+                             (json_int_t)f->atime_ns, "regular", f->regular, "temp", f->temp,
+                             "named", f->named));
     }
     for (size_t i = 0; i < g->n_children; i++) {
         int exists;
@@ -183,7 +184,7 @@ int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c)
         for (size_t i = 0; i < n; i++)
             json_array_append_new(a, full_json(c, &c->groups[idx[i]]));
         json_t *d =
-            json_pack("{s:i, s:s, s:s, s:s, s:o}", "schema_version", 1, "triton_cache_dir", o->path,
+            json_pack("{s:i, s:s, s:s, s:s, s:o}", "schema_version", 2, "triton_cache_dir", o->path,
                       "triton_cache_dir_source", o->dir_source, "query", o->show_what, "groups", a);
         tool_json_print(stdout, d);
         return TOOL_EXIT_OK;
