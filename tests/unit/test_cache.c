@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,6 +167,15 @@ static int exists(const char *path)
 {
     struct stat st;
     return lstat(path, &st) == 0;
+}
+
+/* The blob of k's bytes on disk as du counts them (st_blocks * 512),
+ * measured on the filesystem the test runs on. */
+static uint64_t disk_of(const vyre_key *k)
+{
+    char path[VYRE_CACHE_PATH_MAX];
+    blob_path(k, path, sizeof path);
+    return tu_disk_bytes(path);
 }
 
 /* Number of entries in dir (not . and ..); first name into first. */
@@ -782,13 +792,18 @@ Test(cache, stats_after_puts_and_gets, .init = setup, .fini = teardown)
     cr_assert_eq(vyre_cache_stats_get(c, &st, &e), 0, "stats: %s", e.message);
     const uint64_t H = VYRE_BLOB_HEADER_SIZE;
     cr_assert_eq(st.entries, 5);
-    cr_assert_eq(st.bytes, 5 * H + 7200);
+    /* Sizes on disk, as du counts; the apparent sizes beside. */
+    uint64_t d[5];
+    for (int i = 0; i < 5; i++)
+        d[i] = disk_of(&k[i]);
+    cr_assert_eq(st.bytes, d[0] + d[1] + d[2] + d[3] + d[4]);
+    cr_assert_eq(st.apparent_bytes, 5 * H + 7200);
     cr_assert_str_eq(st.by_kind[VYRE_BLOB_CUBIN].name, "cubin");
     cr_assert_eq(st.by_kind[VYRE_BLOB_CUBIN].entries, 3);
-    cr_assert_eq(st.by_kind[VYRE_BLOB_CUBIN].bytes, 3 * H + 6000);
+    cr_assert_eq(st.by_kind[VYRE_BLOB_CUBIN].bytes, d[0] + d[1] + d[2]);
     cr_assert_str_eq(st.by_kind[VYRE_BLOB_PTX].name, "ptx");
     cr_assert_eq(st.by_kind[VYRE_BLOB_PTX].entries, 2);
-    cr_assert_eq(st.by_kind[VYRE_BLOB_PTX].bytes, 2 * H + 1200);
+    cr_assert_eq(st.by_kind[VYRE_BLOB_PTX].bytes, d[3] + d[4]);
     cr_assert_eq(st.by_kind[VYRE_BLOB_FATBIN].entries, 0);
     cr_assert_eq(st.by_kind[0].entries, 0);
     cr_assert_eq(st.n_arch, 2);
@@ -797,17 +812,17 @@ Test(cache, stats_after_puts_and_gets, .init = setup, .fini = teardown)
     cr_assert_not_null(a90);
     cr_assert_not_null(a80);
     cr_assert_eq(a90->entries, 3);
-    cr_assert_eq(a90->bytes, 3 * H + 6000);
+    cr_assert_eq(a90->bytes, d[0] + d[1] + d[2]);
     cr_assert_eq(a80->entries, 2);
-    cr_assert_eq(a80->bytes, 2 * H + 1200);
+    cr_assert_eq(a80->bytes, d[3] + d[4]);
     /* Age by creation: three new, one 2 days old (< 7d), one 40 days old. */
     cr_assert_eq(st.by_age[0].entries, 3);
     cr_assert_eq(st.by_age[1].entries, 0);
     cr_assert_eq(st.by_age[2].entries, 1);
-    cr_assert_eq(st.by_age[2].bytes, H + 700);
+    cr_assert_eq(st.by_age[2].bytes, d[4]);
     cr_assert_eq(st.by_age[3].entries, 0);
     cr_assert_eq(st.by_age[4].entries, 1);
-    cr_assert_eq(st.by_age[4].bytes, H + 500);
+    cr_assert_eq(st.by_age[4].bytes, d[3]);
     cr_assert_eq(st.hits, 6);
     cr_assert_eq(st.misses, 1);
     cr_assert_eq(st.compile_ns_saved, 3 * 1000000 + 1 * 2000000 + 2 * 500000);
@@ -846,7 +861,7 @@ Test(cache, stats_count_tmp_debris_and_quarantine, .init = setup, .fini = teardo
     cr_assert_eq(st.tmp_files, 2);
     cr_assert_eq(st.debris, 1);
     cr_assert_eq(st.quarantined, 1);
-    cr_assert_eq(st.quarantine_bytes, 5);
+    cr_assert_eq(st.quarantine_bytes, tu_disk_bytes(p), "its 5 bytes take a block on disk");
     vyre_cache_close(c);
 }
 
@@ -906,7 +921,8 @@ Test(cache, prune_by_size_removes_least_recently_used_first, .init = setup, .fin
     /* The two oldest are used now: they become the most recently used. */
     get_n(c, &k[0], 1);
     get_n(c, &k[1], 1);
-    const uint64_t F = VYRE_BLOB_HEADER_SIZE + 10000;
+    /* Each blob's bytes on disk (all the same size): what the limit counts. */
+    const uint64_t F = disk_of(&k[0]);
     vyre_cache_prune_opts o;
     vyre_cache_prune_opts_init(&o);
     o.max_bytes = 3 * F;
@@ -1043,7 +1059,7 @@ Test(cache, prune_dry_run_removes_nothing_and_reports_the_same_set, .init = setu
     }
     vyre_cache_prune_opts o;
     vyre_cache_prune_opts_init(&o);
-    o.max_bytes = 4 * (VYRE_BLOB_HEADER_SIZE + 1000);
+    o.max_bytes = 4 * disk_of(&k[0]); /* the smallest blob, on disk */
     o.max_age_ns = DAY_NS;
     o.arch = "sm_75";
     o.dry_run = 1;
@@ -1206,8 +1222,13 @@ Test(cache, find_prefix_unique_ambiguous_none_and_bad, .init = setup, .fini = te
 Test(cache, clear_removes_blobs_rows_debris_and_quarantine, .init = setup, .fini = teardown)
 {
     vyre_cache *c = open_ok(g_root, 0);
-    for (uint64_t i = 0; i < 3; i++)
+    uint64_t on_disk = 0;
+    for (uint64_t i = 0; i < 3; i++) {
         put_simple(c, 1000 + i, 100 * (size_t)(i + 1));
+        vyre_key k;
+        key_of(&k, 1000 + i);
+        on_disk += disk_of(&k);
+    }
     char p[1300];
     /* (vyre's names: clear leaves anything else, see
      * adversarial_cache/files_vyre_did_not_write_are_reported_and_left...) */
@@ -1220,7 +1241,8 @@ Test(cache, clear_removes_blobs_rows_debris_and_quarantine, .init = setup, .fini
     vyre_error_clear(&e);
     cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "clear: %s", e.message);
     cr_assert_eq(removed, 3);
-    cr_assert_eq(bytes, 3 * VYRE_BLOB_HEADER_SIZE + 600);
+    cr_assert_eq(bytes, on_disk, "bytes on disk, not the 3 * %d + 600 apparent",
+                 VYRE_BLOB_HEADER_SIZE);
     char d[1200];
     sub(d, sizeof d, "blobs");
     cr_assert_eq(count_entries(d, NULL, 0), 0);
@@ -1297,4 +1319,104 @@ Test(cache, group_umask_refusal_names_no_front_end, .init = setup, .fini = teard
     cr_assert(strstr(e.hint, "'umask = 002'"), "%s", e.hint);
     cr_assert_null(strstr(e.hint, "cachectl"), "libcore names a front end: %s", e.hint);
     cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_CONFIG);
+}
+
+/* ---- sizes on disk (issue 35) ------------------------------------------- */
+
+/* The blob files under blobs/ and their bytes on disk, as du counts them
+ * (st_blocks * 512 from lstat). */
+static uint64_t blobs_on_disk(size_t *n)
+{
+    char dir[1200];
+    sub(dir, sizeof dir, "blobs");
+    DIR *d = opendir(dir);
+    cr_assert(d, "%s", dir);
+    uint64_t sum = 0;
+    *n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char shard[1500];
+        snprintf(shard, sizeof shard, "%s/%s", dir, e->d_name);
+        DIR *s = opendir(shard);
+        cr_assert(s, "%s", shard);
+        for (struct dirent *f; (f = readdir(s));) {
+            if (!strstr(f->d_name, ".vblob"))
+                continue;
+            char p[1800];
+            snprintf(p, sizeof p, "%s/%s", shard, f->d_name);
+            sum += tu_disk_bytes(p);
+            (*n)++;
+        }
+        closedir(s);
+    }
+    closedir(d);
+    return sum;
+}
+
+/* A cache of 200 blobs of 100 bytes, pruned to a size, holds at most that
+ * size on disk: counted by their apparent size (about 400 bytes each with
+ * the header), a prune to half the cache removed nothing. */
+Test(cache, a_cache_pruned_to_a_size_holds_at_most_that_size_on_disk, .init = setup,
+     .fini = teardown)
+{
+    vyre_cache *c = open_ok(g_root, 0);
+    int64_t base = now_ns() - 3600 * NS_PER_S;
+    for (int i = 0; i < 200; i++) {
+        vyre_key k;
+        key_of(&k, 5000 + (uint64_t)i);
+        put_full(c, &k, VYRE_BLOB_CUBIN, "sm_90", "tc", 0, base + i * NS_PER_S, 100, (uint64_t)i);
+    }
+    size_t n;
+    uint64_t before = blobs_on_disk(&n);
+    cr_assert_eq(n, 200);
+    vyre_cache_stats st;
+    cr_assert_eq(vyre_cache_stats_get(c, &st, NULL), 0);
+    cr_assert_eq(st.bytes, before, "stats count what du counts");
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
+    o.max_bytes = before / 2;
+    vyre_cache_prune_result r;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_prune(c, &o, &r, NULL, NULL, &e), 0, "%s", e.message);
+    uint64_t after = blobs_on_disk(&n);
+    cr_assert_leq(after, o.max_bytes, "pruned to %llu bytes, the blobs take %llu on disk",
+                  (unsigned long long)o.max_bytes, (unsigned long long)after);
+    cr_assert_gt(r.removed, 0);
+    cr_assert_eq(r.kept, n);
+    cr_assert_eq(r.kept_bytes, after, "the report says what is on disk");
+    cr_assert_eq(r.removed_bytes, before - after);
+    vyre_cache_close(c);
+}
+
+/* The index's disk_size column (schema 5) is filled by put and, for a row
+ * that lost it (an index migrated from schema 4 holds an estimate), by a
+ * reindex, from lstat. */
+Test(cache, reindex_fills_each_rows_size_on_disk, .init = setup, .fini = teardown)
+{
+    vyre_cache *c = open_ok(g_root, 0);
+    for (uint64_t i = 0; i < 5; i++)
+        put_simple(c, 6000 + i, 100 + 3000 * (size_t)i);
+    vyre_cache_close(c);
+    size_t n;
+    uint64_t on_disk = blobs_on_disk(&n);
+    char idx[1200];
+    sub(idx, sizeof idx, "index.sqlite3");
+    cr_assert_eq(tu_db_int(idx, "SELECT sum(disk_size) FROM blobs"), (long long)on_disk);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(idx, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "UPDATE blobs SET disk_size = 1", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    c = open_ok(g_root, 0);
+    vyre_cache_reindex_result rr;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_reindex(c, &rr, NULL, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(rr.bytes, on_disk);
+    vyre_cache_stats st;
+    cr_assert_eq(vyre_cache_stats_get(c, &st, NULL), 0);
+    cr_assert_eq(st.bytes, on_disk);
+    vyre_cache_close(c);
+    cr_assert_eq(tu_db_int(idx, "SELECT sum(disk_size) FROM blobs"), (long long)on_disk);
 }

@@ -60,6 +60,7 @@ static vyre__index_row row_n(uint32_t n)
     r.raw_size = 1000 + n;
     r.stored_size = 1000 + n;
     r.file_size = 1256 + n;
+    r.disk_size = 4096 * (1 + n % 3); /* not file_size rounded up: told apart */
     r.created_unix_ns = 1700000000000000000LL + n;
     r.last_access_unix_ns = 0;
     r.hits = 0;
@@ -500,6 +501,7 @@ static void assert_row_eq(const vyre__index_row *a, const vyre__index_row *b)
     cr_assert_eq(a->raw_size, b->raw_size);
     cr_assert_eq(a->stored_size, b->stored_size);
     cr_assert_eq(a->file_size, b->file_size);
+    cr_assert_eq(a->disk_size, b->disk_size);
     cr_assert_eq(a->created_unix_ns, b->created_unix_ns);
     cr_assert_eq(a->last_access_unix_ns, b->last_access_unix_ns);
     cr_assert_eq(a->hits, b->hits);
@@ -589,7 +591,7 @@ Test(index, totals_and_delete_many)
     uint64_t want = 0;
     for (uint32_t i = 0; i < 10; i++) {
         vyre__index_row r = row_n(i);
-        want += r.file_size;
+        want += r.disk_size;
         upsert_ok(idx, &r);
     }
     cr_assert_eq(vyre__index_totals(idx, &rows, &bytes, NULL), 0);
@@ -601,7 +603,8 @@ Test(index, totals_and_delete_many)
     cr_assert_eq(vyre__index_delete_many(idx, NULL, 0, NULL), 0);
     cr_assert_eq(vyre__index_totals(idx, &rows, &bytes, NULL), 0);
     cr_assert_eq(rows, 6);
-    cr_assert_eq(bytes, want - (1257 + 1260 + 1264 + 1265));
+    cr_assert_eq(bytes, want - (row_n(1).disk_size + row_n(4).disk_size + row_n(8).disk_size +
+                                row_n(9).disk_size));
     vyre__index_row got;
     for (uint32_t i = 0; i < 10; i++) {
         vyre_key k = key_n(i);
@@ -1021,11 +1024,22 @@ Test(index, processes_write_concurrently_without_busy_errors)
 
 /* ---- schema 2: the total size kept by triggers (the size limit) -------------- */
 
+/* The rows' bytes on disk (schema 5: what the limit counts). */
 static uint64_t sum_rows(uint32_t n)
 {
     uint64_t s = 0;
     for (uint32_t i = 0; i < n; i++)
-        s += row_n(i).file_size;
+        s += row_n(i).disk_size;
+    return s;
+}
+
+/* What an index migrated from before schema 5 holds for them: file_size
+ * rounded up to 4 KiB (db/cache_v5.sql), until a reindex. */
+static uint64_t sum_rows_estimated(uint32_t n)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < n; i++)
+        s += (row_n(i).file_size + 4095) / 4096 * 4096;
     return s;
 }
 
@@ -1045,14 +1059,15 @@ Test(index, total_bytes_follows_upserts_deletes_and_replace_all)
     cr_assert_eq(total, sum_rows(10));
     /* An upsert of an existing key with another size. */
     vyre__index_row r = row_n(3);
-    r.file_size += 1000;
+    r.disk_size += 4096;
+    r.file_size += 1000; /* the apparent size is not what the total counts */
     upsert_ok(idx, &r);
     cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
-    cr_assert_eq(total, sum_rows(10) + 1000);
+    cr_assert_eq(total, sum_rows(10) + 4096);
     vyre_key keys[2] = {row_n(3).key, row_n(4).key};
     cr_assert_eq(vyre__index_delete_many(idx, keys, 2, NULL), 0);
     cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
-    cr_assert_eq(total, sum_rows(10) - row_n(3).file_size - row_n(4).file_size);
+    cr_assert_eq(total, sum_rows(10) - row_n(3).disk_size - row_n(4).disk_size);
     vyre__index_close(idx);
     fill_and_close(fx.path, 7);
     idx = open_ok(fx.path, VYRE_INDEX_READWRITE);
@@ -1079,13 +1094,19 @@ Test(index, schema_2_is_read_as_is_and_upgraded_by_a_writer)
                  "ALTER TABLE blobs DROP COLUMN features; ALTER TABLE blobs DROP COLUMN n_options; "
                  "ALTER TABLE blobs DROP COLUMN options; ALTER TABLE blobs DROP COLUMN entry; "
                  "ALTER TABLE blobs DROP COLUMN source_kind; "
-                 "ALTER TABLE blobs DROP COLUMN source_sha256; PRAGMA user_version=2");
+                 "ALTER TABLE blobs DROP COLUMN source_sha256; ALTER TABLE blobs DROP COLUMN "
+                 "disk_size; PRAGMA user_version=2");
     sqlite3_close(db);
-    /* Read-only: opens (no upgrade), the total is summed. */
+    /* Read-only: opens (no upgrade), the total is summed, each row's size
+     * on disk estimated from its file_size as the migration does. */
     vyre__index *idx = open_ok(fx.path, VYRE_INDEX_READONLY);
     uint64_t total = 0;
     cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
-    cr_assert_eq(total, sum_rows(5));
+    cr_assert_eq(total, sum_rows_estimated(5));
+    vyre__index_row got;
+    vyre_key k2 = key_n(2);
+    cr_assert_eq(vyre__index_get(idx, &k2, &got, NULL), 0);
+    cr_assert_eq(got.disk_size, 4096);
     vyre__index_close(idx);
     db = raw_open(fx.path);
     cr_assert_eq(raw_int(db, "PRAGMA user_version"), 2);
@@ -1093,11 +1114,11 @@ Test(index, schema_2_is_read_as_is_and_upgraded_by_a_writer)
     /* A writer upgrades it; the total starts from the rows there. */
     idx = open_ok(fx.path, VYRE_INDEX_READWRITE);
     cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
-    cr_assert_eq(total, sum_rows(5));
+    cr_assert_eq(total, sum_rows_estimated(5));
     vyre__index_row r = row_n(9);
     upsert_ok(idx, &r);
     cr_assert_eq(vyre__index_total_bytes(idx, &total, NULL), 0);
-    cr_assert_eq(total, sum_rows(5) + r.file_size);
+    cr_assert_eq(total, sum_rows_estimated(5) + r.disk_size);
     vyre__index_close(idx);
     db = raw_open(fx.path);
     cr_assert_eq(raw_int(db, "PRAGMA user_version"), VYRE_INDEX_SCHEMA_VERSION);

@@ -24,13 +24,15 @@ void exp_render_cache(exporter *x, expo *e)
         const char *name, *type, *help;
     } fam[] = {
         {"vyre_cache_entries", "gauge", "Compiled blobs in the pipeline cache."},
-        {"vyre_cache_bytes", "gauge", "Size of the cache's blobs on disk, bytes."},
+        {"vyre_cache_bytes", "gauge",
+         "Size of the cache's blobs on disk (st_blocks * 512, as du counts), bytes."},
         {"vyre_cache_hits_total", "counter", "Lookups that hit, over the cache's life."},
         {"vyre_cache_misses_total", "counter", "Lookups that missed, over the cache's life."},
         {"vyre_cache_compile_saved_seconds_total", "counter",
          "Compile time saved by hits (sum over blobs of hits x compile time), seconds."},
         {"vyre_cache_quarantined", "gauge", "Files in quarantine/ (blobs that failed checks)."},
-        {"vyre_cache_quarantined_bytes", "gauge", "Size of the files in quarantine/, bytes."},
+        {"vyre_cache_quarantined_bytes", "gauge",
+         "Size of the files in quarantine/ on disk (st_blocks * 512), bytes."},
     };
     const double v[] = {(double)s->entries,
                         (double)s->bytes,

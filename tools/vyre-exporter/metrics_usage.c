@@ -76,8 +76,8 @@ static const struct {
     {"vyre_cache_usage_exists",
      "1 when the cache's directory exists, 0 when it is not created yet.", g_exists},
     {"vyre_cache_usage_bytes",
-     "Size of the cache's regular files (st_size summed), bytes; at least this when the scan "
-     "was partial.",
+     "Size of the cache on disk (st_blocks * 512 summed, as du counts), bytes; at least this "
+     "when the scan was partial.",
      g_bytes},
     {"vyre_cache_usage_files",
      "Entries in the cache, directories and links included: the inodes it takes; at least "

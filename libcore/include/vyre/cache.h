@@ -274,7 +274,7 @@ typedef struct vyre_cache_bucket {
 
 typedef struct vyre_cache_stats {
     uint64_t entries;
-    uint64_t bytes;               /* on disk: headers + payloads */
+    uint64_t bytes;               /* on disk: st_blocks * 512 summed, as du counts */
     vyre_cache_bucket by_kind[4]; /* index = kind (0: unknown) */
     vyre_cache_bucket by_arch[VYRE_CACHE_STATS_MAX_ARCH];
     size_t n_arch; /* buckets used; extra architectures fold into the last */
@@ -292,8 +292,9 @@ typedef struct vyre_cache_stats {
     uint64_t session_remote_hits; /* this handle: local misses a remote served */
     uint64_t stale;               /* entries of an older key format (never hit; prune --stale) */
     uint64_t stale_bytes;         /* their size on disk (included in bytes) */
-    uint64_t max_size;            /* the configuration's limit; 0: none */
+    uint64_t max_size;            /* the configuration's limit on bytes on disk; 0: none */
     int64_t stats_zeroed_unix_ns; /* last vyre_cache_zero_stats; 0: never */
+    uint64_t apparent_bytes;      /* the blobs' apparent sizes (st_size) summed */
 } vyre_cache_stats;
 
 /* Fills *st from the index and a scan of quarantine/ and tmp/. */
@@ -309,7 +310,7 @@ typedef struct vyre_cache_entry {
     char toolchain[VYRE_BLOB_TOOLCHAIN_MAX];
     uint64_t raw_size;
     uint64_t stored_size;
-    uint64_t file_size;
+    uint64_t file_size; /* apparent size (st_size): header + payload + kernels */
     int64_t created_unix_ns;
     int64_t last_access_unix_ns; /* 0: never used since stored */
     uint64_t hits;
@@ -318,6 +319,7 @@ typedef struct vyre_cache_entry {
     char source[VYRE_BLOB_SOURCE_MAX];      /* source basename, "" when unknown */
     uint32_t n_kernels;                     /* kernels the module defines, 0: unknown */
     char kernels[VYRE_CACHE_ENTRY_KERNELS]; /* their names joined by ',' (cut: "...") */
+    uint64_t disk_size; /* bytes on disk (st_blocks * 512), what limits and stats count */
 } vyre_cache_entry;
 
 /* Calls fn for every entry, least recently used first; fn returns non-zero

@@ -39,10 +39,12 @@ extern "C" {
 
 /* What a cache directory holds and its filesystem. */
 typedef struct vyre_usage {
-    int exists;       /* 1: the directory exists (0: the counts are 0) */
-    uint64_t bytes;   /* regular files' sizes (st_size) summed; a hard link counts each time */
-    uint64_t files;   /* entries below the root, directories and links included: inodes */
-    uint64_t skipped; /* entries or subtrees that could not be read (or too deep) */
+    int exists;              /* 1: the directory exists (0: the counts are 0) */
+    uint64_t bytes;          /* on disk: st_blocks * 512 of the root and every entry below it, as
+                                du -s counts; a hard link counts each time */
+    uint64_t apparent_bytes; /* regular files' sizes (st_size) summed */
+    uint64_t files;          /* entries below the root, directories and links included: inodes */
+    uint64_t skipped;        /* entries or subtrees that could not be read (or too deep) */
     int64_t newest_mtime_ns; /* the newest mtime of an entry (Unix epoch); 0: none */
     int partial;      /* 1: the walk stopped at its entry or time bound: bytes and files are at
                          least these */

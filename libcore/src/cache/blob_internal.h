@@ -27,6 +27,12 @@ int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyr
                         vyre_blob_header *h, uint64_t *file_size, vyre_blob_reject *why,
                         int *hard_link, vyre_error *err);
 
+/* vyre_blob_store that also sets *disk_bytes (may be NULL) to the written
+ * file's bytes on disk (st_blocks * 512, after its fsync) before it calls
+ * opts->before_rename: the cache records them in the blob's index row. */
+int vyre__blob_store_sized(const char *root, vyre_blob_header *h, const void *payload, size_t len,
+                           const vyre_blob_store_opts *opts, uint64_t *disk_bytes, vyre_error *err);
+
 /* vyre_blob_quarantine for rel below rootfd: the entry itself moves. */
 int vyre__blob_quarantine_at(int rootfd, const char *root, const char *rel, vyre_blob_reject why,
                              vyre_error *err);

@@ -29,6 +29,7 @@
 #include "base/internal.h"
 #include "cache/blob_internal.h"
 #include "cache/checksum.h"
+#include "cache/disk_size.h"
 
 static atomic_uint_fast64_t tmp_counter;
 
@@ -294,6 +295,7 @@ typedef struct store_job {
     char name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT]; /* "<hex>.vblob" */
     int tmpfd;                                          /* tmp/, -1 once discarded */
     int sfd;                                            /* the shard, -1 until open */
+    uint64_t *disk_bytes; /* out (may be NULL): the written file's blocks on disk */
 } store_job;
 
 /* Fills the header fields the store owns, checksums, encodes, and names
@@ -346,6 +348,10 @@ static int store_write(store_job *j, int fd, const void *payload, size_t len, co
         *what = "fsync";
         e = fsync_retry(fd);
     }
+    /* Its blocks once on disk (delayed allocation done by the fsync). */
+    struct stat st;
+    if (!e && j->disk_bytes && fstat(fd, &st) == 0)
+        *j->disk_bytes = vyre__disk_bytes(&st);
     if (close(fd) != 0 && !e) {
         *what = "close";
         e = errno;
@@ -474,12 +480,23 @@ static int store_at(store_job *j, vyre_blob_header *h, const void *payload, size
 int vyre_blob_store(const char *root, vyre_blob_header *h, const void *payload, size_t len,
                     const vyre_blob_store_opts *opts, vyre_error *err)
 {
+    return vyre__blob_store_sized(root, h, payload, len, opts, NULL, err);
+}
+
+int vyre__blob_store_sized(const char *root, vyre_blob_header *h, const void *payload, size_t len,
+                           const vyre_blob_store_opts *opts, uint64_t *disk_bytes, vyre_error *err)
+{
     vyre_blob_store_opts defaults;
     vyre_blob_store_opts_init(&defaults);
     const vyre_blob_store_opts *o = opts ? opts : &defaults;
     if (!root || !h || (!payload && len))
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_store: NULL argument");
-    store_job j = {.rootfd = o->rootfd, .root = root, .umask = o->umask, .tmpfd = -1, .sfd = -1};
+    store_job j = {.rootfd = o->rootfd,
+                   .root = root,
+                   .umask = o->umask,
+                   .tmpfd = -1,
+                   .sfd = -1,
+                   .disk_bytes = disk_bytes};
     if (j.rootfd < 0 && (j.rootfd = vyre__blob_open_root(root, err)) < 0)
         return j.rootfd;
     int rc = store_at(&j, h, payload, len, o, err);

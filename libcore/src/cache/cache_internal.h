@@ -102,7 +102,7 @@ int vyre__cache_readonly_error(const vyre_cache *c, vyre_error *err);
 /* ---- cache_row.c ------------------------------------------------------- */
 void vyre__cache_kernels_text(char *out, size_t size, const char *names, size_t names_len);
 void vyre__cache_row_from_header(vyre__index_row *row, const vyre_blob_header *h,
-                                 uint64_t file_size);
+                                 uint64_t file_size, uint64_t disk_size);
 
 /* ---- cache_remove.c: the removal protocol and the layout check --------- */
 void vyre__cache_step(const char *what);

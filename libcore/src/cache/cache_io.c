@@ -87,12 +87,20 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
     return rc;
 }
 
+/* What put_row records: the cache and the stored file's blocks on disk,
+ * which the store sets just before it calls put_row. */
+typedef struct put_ctx {
+    vyre_cache *c;
+    uint64_t disk_bytes;
+} put_ctx;
+
 static int put_row(const vyre_blob_header *h, void *ctx, vyre_error *err)
 {
-    vyre_cache *c = ctx;
+    put_ctx *pc = ctx;
     vyre__index_row row;
-    vyre__cache_row_from_header(&row, h, VYRE_BLOB_HEADER_SIZE + h->stored_size + h->kernels_size);
-    return vyre__index_upsert(c->idx, &row, err);
+    vyre__cache_row_from_header(&row, h, VYRE_BLOB_HEADER_SIZE + h->stored_size + h->kernels_size,
+                                pc->disk_bytes);
+    return vyre__index_upsert(pc->c->idx, &row, err);
 }
 
 /* The local half of a put: the blob and its row, under the shared lock. */
@@ -112,9 +120,10 @@ int vyre__cache_put_local(vyre_cache *c, vyre_blob_header *h, const void *payloa
         vyre_blob_store_opts_init(&so);
         so.rootfd = c->rootfd;
         so.umask = c->umask;
+        put_ctx pc = {c, 0};
         so.before_rename = c->idx ? put_row : NULL;
-        so.ctx = c;
-        rc = vyre_blob_store(c->root, h, payload, len, &so, err);
+        so.ctx = &pc;
+        rc = vyre__blob_store_sized(c->root, h, payload, len, &so, &pc.disk_bytes, err);
     }
     vyre__cache_unlock(fd);
     vyre_nvtx_pop();

@@ -27,6 +27,7 @@
 #include "cache/cache_internal.h"
 #include "cache/index.h"
 #include "cache/remote/remote_internal.h"
+#include "cache/disk_size.h"
 #include "vyre/nvtx.h"
 
 #define PRUNE_BATCH 1024
@@ -117,7 +118,7 @@ static int prune_flush(vyre_cache *c, prune_batch *b, int dry_run, vyre_cache_pr
     int rc = dry_run ? VYRE_OK : remove_batch(c, b->rows, b->n, err);
     for (size_t i = 0; rc == VYRE_OK && i < b->n; i++) {
         res->removed++;
-        res->removed_bytes += b->rows[i]->file_size;
+        res->removed_bytes += b->rows[i]->disk_size;
         if (fn) {
             vyre_cache_entry e;
             vyre__cache_entry_from_row(&e, b->rows[i]);
@@ -174,7 +175,7 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
     }
     uint64_t total = 0;
     for (size_t i = 0; i < rows.n; i++)
-        total += rows.v[i].file_size;
+        total += rows.v[i].disk_size; /* on disk, as du counts */
     int64_t now = vyre__unix_ns();
     prune_batch b;
     b.n = 0;
@@ -206,10 +207,10 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
             reason = "size";
         if (!reason) {
             res->kept++;
-            res->kept_bytes += r->file_size;
+            res->kept_bytes += r->disk_size;
             continue;
         }
-        total -= r->file_size;
+        total -= r->disk_size;
         b.rows[b.n] = r;
         b.reasons[b.n++] = reason;
         if (opts->dry_run || b.n == PRUNE_BATCH)
@@ -254,7 +255,7 @@ static void prune_quarantine(vyre_cache *c, int64_t max_age_ns, int dry_run, uin
             continue;
         if (dry_run || unlinkat(dirfd(d), f->d_name, 0) == 0) {
             (*files)++;
-            *bytes += S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+            *bytes += vyre__disk_bytes(&st);
         }
     }
     closedir(d);

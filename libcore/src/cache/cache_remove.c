@@ -20,6 +20,7 @@
 #include "base/internal.h"
 #include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
+#include "cache/disk_size.h"
 
 /* ---- the test-only step hook (cache_internal.h) ------------------------- */
 
@@ -98,7 +99,7 @@ int vyre__cache_doom_one(shard_fds *s, int tmpfd, doomed *v)
         return errno == ENOENT ? 0 : errno;
     v->moved = 1;
     v->regular = S_ISREG(st.st_mode);
-    v->size = (uint64_t)st.st_size;
+    v->size = vyre__disk_bytes(&st);
     return 0;
 }
 

@@ -23,7 +23,7 @@ void vyre__cache_kernels_text(char *out, size_t size, const char *names, size_t 
 }
 
 void vyre__cache_row_from_header(vyre__index_row *row, const vyre_blob_header *h,
-                                 uint64_t file_size)
+                                 uint64_t file_size, uint64_t disk_size)
 {
     memset(row, 0, sizeof *row);
     row->key_version = h->key_version;
@@ -38,6 +38,7 @@ void vyre__cache_row_from_header(vyre__index_row *row, const vyre_blob_header *h
     row->raw_size = h->raw_size;
     row->stored_size = h->stored_size;
     row->file_size = file_size;
+    row->disk_size = disk_size;
     row->created_unix_ns = h->created_unix_ns;
     row->compile_ns = h->compile_ns;
 }

@@ -26,6 +26,7 @@
 #include "cache/cache_internal.h"
 #include "cache/index.h"
 #include "cache/remote/remote_internal.h"
+#include "cache/disk_size.h"
 #include "vyre/nvtx.h"
 
 /* ---- scanning the directories ----------------------------------------- */
@@ -246,7 +247,7 @@ static void scan_flat(const vyre_cache *c, const char *name, int64_t older_than_
             continue;
         (*files)++;
         if (bytes)
-            *bytes += (uint64_t)st.st_size;
+            *bytes += vyre__disk_bytes(&st);
         int64_t m = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         if (old && now - m > older_than_ns)
             (*old)++;
@@ -297,6 +298,7 @@ void vyre__cache_entry_from_row(vyre_cache_entry *e, const vyre__index_row *r)
     e->raw_size = r->raw_size;
     e->stored_size = r->stored_size;
     e->file_size = r->file_size;
+    e->disk_size = r->disk_size;
     e->created_unix_ns = r->created_unix_ns;
     e->last_access_unix_ns = r->last_access_unix_ns;
     e->hits = r->hits;
@@ -380,22 +382,23 @@ int vyre_cache_stats_get(vyre_cache *c, vyre_cache_stats *st, vyre_error *err)
     for (size_t i = 0; c->idx && i < rows.n; i++) {
         const vyre__index_row *r = &rows.v[i];
         st->entries++;
-        st->bytes += r->file_size;
+        st->bytes += r->disk_size;
+        st->apparent_bytes += r->file_size;
         unsigned k = r->kind < 4 ? r->kind : 0;
         st->by_kind[k].entries++;
-        st->by_kind[k].bytes += r->file_size;
-        bucket_add(st->by_arch, VYRE_CACHE_STATS_MAX_ARCH, &st->n_arch, r->arch, r->file_size);
+        st->by_kind[k].bytes += r->disk_size;
+        bucket_add(st->by_arch, VYRE_CACHE_STATS_MAX_ARCH, &st->n_arch, r->arch, r->disk_size);
         int64_t age_s = (now - r->created_unix_ns) / 1000000000;
         int b = 0;
         while (b < VYRE_CACHE_AGE_BUCKETS - 1 && age_s >= limits[b])
             b++;
         st->by_age[b].entries++;
-        st->by_age[b].bytes += r->file_size;
+        st->by_age[b].bytes += r->disk_size;
         st->hits += r->hits;
         st->compile_ns_saved += r->hits * r->compile_ns;
         if (VYRE_BLOB_KEY_STALE(r->key_version)) {
             st->stale++;
-            st->stale_bytes += r->file_size;
+            st->stale_bytes += r->disk_size;
         }
     }
     if (c->idx) {

@@ -23,6 +23,7 @@
 
 #include "base/clock.h"
 #include "base/internal.h"
+#include "cache/disk_size.h"
 
 /* Entries between two looks at the clock. */
 #define CLOCK_EVERY 256
@@ -45,8 +46,9 @@ static int count_entry(walk *w, const struct stat *st)
 {
     vyre_usage *u = w->u;
     u->files++;
+    u->bytes += vyre__disk_bytes(st);
     if (S_ISREG(st->st_mode))
-        u->bytes += (uint64_t)st->st_size;
+        u->apparent_bytes += (uint64_t)st->st_size;
     if (mtime_ns(st) > u->newest_mtime_ns)
         u->newest_mtime_ns = mtime_ns(st);
     w->seen++;
@@ -164,6 +166,9 @@ int vyre_usage_measure(const char *dir, uint64_t max_entries, uint64_t max_ms, v
                           "cannot read '%s': %s", dir, strerror(e));
     }
     out->exists = 1;
+    struct stat rst; /* the root's own blocks count, as in du -s */
+    if (fstat(fd, &rst) == 0)
+        out->bytes += vyre__disk_bytes(&rst);
     walk w = {
         .u = out,
         .max_entries = max_entries ? max_entries : VYRE_USAGE_DEFAULT_MAX_ENTRIES,

@@ -25,6 +25,7 @@
 #include "base/internal.h"
 #include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
+#include "cache/disk_size.h"
 #include "cache/index.h"
 #include "cache/remote/remote_internal.h"
 #include "vyre/nvtx.h"
@@ -40,6 +41,7 @@ typedef struct check_out {
     int hard_link; /* rejected for having another name elsewhere */
     vyre_blob_header h;
     uint64_t file_size;
+    uint64_t disk_size; /* st_blocks * 512 */
 } check_out;
 
 typedef struct check_job {
@@ -70,6 +72,9 @@ static void check_some(check_job *j, vyre_cache_progress_fn progress, void *prog
             o->why = VYRE_REJECT_NONE;
             o->rc = vyre__blob_check_at(j->c->rootfd, rel, path, &e->key, &o->h, &o->file_size,
                                         &o->why, &o->hard_link, NULL);
+            struct stat st;
+            if (o->rc == VYRE_OK && fstatat(j->c->rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                o->disk_size = vyre__disk_bytes(&st);
         }
         size_t d = atomic_fetch_add(&j->done, 1) + 1;
         if (progress && (d & 255) == 0)
@@ -129,7 +134,7 @@ static int scan_and_check(const vyre_cache *c, file_list *files, check_out **out
 typedef struct checked {
     vyre_key key;
     vyre_blob_header h;
-    uint64_t file_size;
+    uint64_t file_size, disk_size;
 } checked;
 
 static int cmp_key(const void *a, const void *b)
@@ -188,16 +193,17 @@ static int row_matches(const vyre__index_row *r, const checked *k)
 {
     return r->kind == k->h.kind && strcmp(r->arch, k->h.arch) == 0 &&
            strcmp(r->toolchain, k->h.toolchain) == 0 && r->stored_size == k->h.stored_size &&
-           r->file_size == k->file_size && r->key_version == k->h.key_version &&
-           r->n_kernels == k->h.n_kernels && strcmp(r->source, k->h.source) == 0;
+           r->file_size == k->file_size && r->disk_size == k->disk_size &&
+           r->key_version == k->h.key_version && r->n_kernels == k->h.n_kernels &&
+           strcmp(r->source, k->h.source) == 0;
 }
 
 /* row_from_header for a header read by a check (which keeps no kernel
  * table): the names are read from the blob (best effort). */
 static void row_from_checked(vyre_cache *c, vyre__index_row *row, const vyre_blob_header *h,
-                             uint64_t file_size)
+                             uint64_t file_size, uint64_t disk_size)
 {
-    vyre__cache_row_from_header(row, h, file_size);
+    vyre__cache_row_from_header(row, h, file_size, disk_size);
     char *names = NULL;
     if (h->kernels_size && vyre__blob_kernels_at(c->rootfd, c->root, h, &names, NULL) == VYRE_OK &&
         names)
@@ -396,6 +402,7 @@ static void verify_blobs(vyre_cache *c, int repair, const file_list *files, cons
             k.key = e->key;
             k.h = o->h;
             k.file_size = o->file_size;
+            k.disk_size = o->disk_size;
             good[(*n_good)++] = k;
             res->bytes_checked += k.file_size;
             if (VYRE_BLOB_KEY_STALE(o->h.key_version))
@@ -481,7 +488,7 @@ static void verify_rows(vyre_cache *c, int repair, row_list *rows, checked *good
         else
             res->files_without_row++;
         vyre__index_row row;
-        row_from_checked(c, &row, &k->h, k->file_size);
+        row_from_checked(c, &row, &k->h, k->file_size, k->disk_size);
         if (r) {
             row.hits = r->hits;
             row.last_access_unix_ns = r->last_access_unix_ns;
@@ -599,8 +606,8 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         char rel[BLOB_REL_MAX + 80];
         vyre__cache_ent_rel(e, rel, sizeof rel);
         if (o->rc == VYRE_OK) {
-            row_from_checked(c, &rows[n++], &o->h, o->file_size);
-            res->bytes += o->file_size;
+            row_from_checked(c, &rows[n++], &o->h, o->file_size, o->disk_size);
+            res->bytes += o->disk_size;
         } else if (!ent_ours(e) && !vyre__blob_is_blob_name(e->name)) {
             continue; /* not a name vyre writes: someone's, left (verify reports it) */
         } else if (e->foreign || o->hard_link) {

@@ -32,7 +32,7 @@
 #include "vyre/error.h"
 #include "vyre/key.h"
 
-#define VYRE_INDEX_SCHEMA_VERSION  4
+#define VYRE_INDEX_SCHEMA_VERSION  5
 #define VYRE_INDEX_MIN_READABLE    2 /* read-only opens take versions from this one up */
 #define VYRE_INDEX_BUSY_TIMEOUT_MS 10000
 #define VYRE_INDEX_STATEMENT_MS    5000 /* VM time of one statement at most (sqlutil.h) */
@@ -49,7 +49,7 @@ typedef struct vyre__index_row {
     char toolchain[VYRE_BLOB_TOOLCHAIN_MAX];
     uint64_t raw_size;
     uint64_t stored_size;
-    uint64_t file_size; /* bytes on disk: header + payload */
+    uint64_t file_size; /* the file's apparent size (st_size): header + payload + kernels */
     int64_t created_unix_ns;
     int64_t last_access_unix_ns;
     uint64_t hits;
@@ -58,6 +58,10 @@ typedef struct vyre__index_row {
     char source[VYRE_BLOB_SOURCE_MAX];     /* source basename, "" when unknown */
     uint32_t n_kernels;                    /* kernels in the module, 0: unknown */
     char kernels[VYRE_INDEX_KERNELS_TEXT]; /* their names joined by ',' (cut: "...") */
+    /* Bytes on disk, as du counts them (st_blocks * 512): what every limit,
+     * stat and report of the cache sums (schema 5; rows migrated from 4
+     * hold file_size rounded up to 4 KiB until a reindex). */
+    uint64_t disk_size;
 } vyre__index_row;
 
 enum vyre__index_mode {
@@ -140,11 +144,11 @@ int vyre__index_set_inputs(vyre__index *idx, const vyre_key *key, const vyre_key
 int vyre__index_get_inputs(vyre__index *idx, const vyre_key *key, vyre_key_inputs *out,
                            int *recorded, vyre_error *err);
 
-/* Row count and sum of file_size. */
+/* Row count and sum of disk_size (bytes on disk). */
 int vyre__index_totals(vyre__index *idx, uint64_t *rows, uint64_t *bytes, vyre_error *err);
 
-/* The cache's total file_size, kept in meta by triggers (schema 2); a
- * schema 1 index opened read-only is summed instead. */
+/* The cache's bytes on disk (sum of disk_size), kept in meta by triggers
+ * (schema 5); an older index opened read-only is summed instead. */
 int vyre__index_total_bytes(vyre__index *idx, uint64_t *bytes, vyre_error *err);
 
 /* Resets every row's hits and the miss count (pending ones dropped) and

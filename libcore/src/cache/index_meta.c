@@ -39,6 +39,9 @@ int vyre__index_total_bytes(vyre__index *idx, uint64_t *bytes, vyre_error *err)
 {
     if (!idx || !bytes)
         return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_total_bytes");
+    /* Before schema 5 the kept total summed apparent sizes: sum instead. */
+    if (idx->schema < 5)
+        return vyre__index_totals(idx, NULL, bytes, err);
     pthread_mutex_lock(&idx->mu);
     sqlite3_int64 v = 0;
     int found = 0;

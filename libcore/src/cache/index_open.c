@@ -40,6 +40,7 @@ extern const char vyre__sql_cache_v1[];
 extern const char vyre__sql_cache_v2[];
 extern const char vyre__sql_cache_v3[];
 extern const char vyre__sql_cache_v4[];
+extern const char vyre__sql_cache_v5[];
 
 /*
  * Schema steps: k_schema_steps[v] takes PRAGMA user_version v to v + 1.
@@ -52,41 +53,66 @@ static const char *const k_schema_steps[] = {
     vyre__sql_cache_v2, /* 1 -> 2: key_version, source, n_kernels, kernels */
     vyre__sql_cache_v3, /* 2 -> 3: meta 'total_bytes' kept by triggers (size limit) */
     vyre__sql_cache_v4, /* 3 -> 4: each key's inputs (explain) */
+    vyre__sql_cache_v5, /* 4 -> 5: disk_size (st_blocks * 512), what total_bytes sums */
 };
 _Static_assert(VYRE_ARRAY_SIZE(k_schema_steps) == VYRE_INDEX_SCHEMA_VERSION,
                "one schema step per version");
 
-#define ROW_COLUMNS                                                                                \
+#define ROW_COLUMNS_BASE                                                                           \
     "key, kind, arch, toolchain, raw_size, stored_size, file_size, created_ns, last_access_ns, "   \
     "hits, compile_ns, key_version, source, n_kernels, kernels"
+#define ROW_COLUMNS ROW_COLUMNS_BASE ", disk_size"
+/* An index before schema 5 (opened read-only, so never migrated) has no
+ * disk_size: its rows read file_size rounded up to 4 KiB, as the migration
+ * fills it. */
+#define DISK_SIZE_ESTIMATE "(file_size + 4095) / 4096 * 4096"
+#define ROW_COLUMNS_V4     ROW_COLUMNS_BASE ", " DISK_SIZE_ESTIMATE
 /* ?12 is the upsert's keep-usage flag. */
-#define ROW_VALUES "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14, ?15, ?16"
-#define SET_HEADER_COLUMNS                                                                         \
+#define ROW_VALUES_BASE "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13, ?14, ?15, ?16"
+#define ROW_VALUES      ROW_VALUES_BASE ", ?17"
+#define SET_HEADER_COLUMNS_BASE                                                                    \
     "kind = excluded.kind, arch = excluded.arch, toolchain = excluded.toolchain, "                 \
     "raw_size = excluded.raw_size, stored_size = excluded.stored_size, "                           \
     "file_size = excluded.file_size, created_ns = excluded.created_ns, "                           \
     "compile_ns = excluded.compile_ns, key_version = excluded.key_version, "                       \
     "source = excluded.source, n_kernels = excluded.n_kernels, kernels = excluded.kernels"
+#define SET_HEADER_COLUMNS SET_HEADER_COLUMNS_BASE ", disk_size = excluded.disk_size"
+#define UPSERT_SQL(columns, values, set)                                                           \
+    "INSERT INTO blobs (" columns ") VALUES (" values ") "                                         \
+    "ON CONFLICT (key) DO UPDATE SET " set ", "                                                    \
+    "last_access_ns = CASE WHEN ?12 THEN blobs.last_access_ns "                                    \
+    "ELSE excluded.last_access_ns END, "                                                           \
+    "hits = CASE WHEN ?12 THEN blobs.hits ELSE excluded.hits END"
+#define REINDEX_UPSERT_SQL(columns, values, set)                                                   \
+    "INSERT INTO blobs (" columns ") VALUES (" values ") ON CONFLICT (key) DO UPDATE SET " set
+#define LRU_PAGE_SQL(columns)                                                                      \
+    "SELECT " columns " FROM blobs "                                                               \
+    "WHERE (last_access_ns, created_ns, key) > (?1, ?2, ?3) "                                      \
+    "ORDER BY last_access_ns, created_ns, key LIMIT ?4"
 
 static const char *const k_sql[INDEX_ST_COUNT] = {
     [INDEX_ST_GET] = "SELECT " ROW_COLUMNS " FROM blobs WHERE key = ?1",
     /* ?12 true: keep the usage columns of an existing row. */
-    [INDEX_ST_UPSERT] = "INSERT INTO blobs (" ROW_COLUMNS ") VALUES (" ROW_VALUES ") "
-                        "ON CONFLICT (key) DO UPDATE SET " SET_HEADER_COLUMNS ", "
-                        "last_access_ns = CASE WHEN ?12 THEN blobs.last_access_ns "
-                        "ELSE excluded.last_access_ns END, "
-                        "hits = CASE WHEN ?12 THEN blobs.hits ELSE excluded.hits END",
-    [INDEX_ST_REINDEX_UPSERT] = "INSERT INTO blobs (" ROW_COLUMNS ") VALUES (" ROW_VALUES ") "
-                                "ON CONFLICT (key) DO UPDATE SET " SET_HEADER_COLUMNS,
+    [INDEX_ST_UPSERT] = UPSERT_SQL(ROW_COLUMNS, ROW_VALUES, SET_HEADER_COLUMNS),
+    [INDEX_ST_REINDEX_UPSERT] = REINDEX_UPSERT_SQL(ROW_COLUMNS, ROW_VALUES, SET_HEADER_COLUMNS),
     [INDEX_ST_DELETE] = "DELETE FROM blobs WHERE key = ?1",
     [INDEX_ST_HIT] = "UPDATE blobs SET hits = hits + ?2, last_access_ns = max(last_access_ns, ?3) "
                      "WHERE key = ?1",
     /* Keyset pagination in LRU order: walks index blobs_lru, no sort. */
-    [INDEX_ST_LRU_PAGE] = "SELECT " ROW_COLUMNS " FROM blobs "
-                          "WHERE (last_access_ns, created_ns, key) > (?1, ?2, ?3) "
-                          "ORDER BY last_access_ns, created_ns, key LIMIT ?4",
+    [INDEX_ST_LRU_PAGE] = LRU_PAGE_SQL(ROW_COLUMNS),
     [INDEX_ST_KEYS] = "SELECT key FROM blobs",
-    [INDEX_ST_TOTALS] = "SELECT count(*), coalesce(sum(file_size), 0) FROM blobs",
+    [INDEX_ST_TOTALS] = "SELECT count(*), coalesce(sum(disk_size), 0) FROM blobs",
+};
+
+/* The statements that differ on an index of schema 2 to 4 opened read-only
+ * (NULL: as k_sql). Its upserts are prepared but never run. */
+static const char *const k_sql_v4[INDEX_ST_COUNT] = {
+    [INDEX_ST_GET] = "SELECT " ROW_COLUMNS_V4 " FROM blobs WHERE key = ?1",
+    [INDEX_ST_UPSERT] = UPSERT_SQL(ROW_COLUMNS_BASE, ROW_VALUES_BASE, SET_HEADER_COLUMNS_BASE),
+    [INDEX_ST_REINDEX_UPSERT] =
+        REINDEX_UPSERT_SQL(ROW_COLUMNS_BASE, ROW_VALUES_BASE, SET_HEADER_COLUMNS_BASE),
+    [INDEX_ST_LRU_PAGE] = LRU_PAGE_SQL(ROW_COLUMNS_V4),
+    [INDEX_ST_TOTALS] = "SELECT count(*), coalesce(sum(" DISK_SIZE_ESTIMATE "), 0) FROM blobs",
 };
 
 /* ---- errors ------------------------------------------------------------ */
@@ -198,7 +224,8 @@ _Static_assert((int)VYRE_INDEX_JOURNAL_WAL == (int)VYRE__SQLITE_JOURNAL_WAL &&
 static int prepare_all(vyre__index *idx, vyre_error *err)
 {
     for (int i = 0; i < INDEX_ST_COUNT; i++) {
-        int rc = vyre__sqlite_prepare(&idx->sql, k_sql[i], &idx->st[i], err);
+        const char *sql = idx->schema < 5 && k_sql_v4[i] ? k_sql_v4[i] : k_sql[i];
+        int rc = vyre__sqlite_prepare(&idx->sql, sql, &idx->st[i], err);
         if (rc)
             return rc;
     }

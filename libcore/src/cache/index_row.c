@@ -35,6 +35,7 @@ int vyre__index_check_row(const vyre__index *idx, const vyre__index_row *row, vy
     if ((rc = check_u63(idx, "raw_size", row->raw_size, err)) ||
         (rc = check_u63(idx, "stored_size", row->stored_size, err)) ||
         (rc = check_u63(idx, "file_size", row->file_size, err)) ||
+        (rc = check_u63(idx, "disk_size", row->disk_size, err)) ||
         (rc = check_u63(idx, "hits", row->hits, err)) ||
         (rc = check_u63(idx, "compile_ns", row->compile_ns, err)))
         return rc;
@@ -60,6 +61,7 @@ void vyre__index_bind_row(sqlite3_stmt *st, const vyre__index_row *row)
     sqlite3_bind_text(st, 14, row->source, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 15, (sqlite3_int64)row->n_kernels);
     sqlite3_bind_text(st, 16, row->kernels, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 17, (sqlite3_int64)row->disk_size);
 }
 
 static int read_text(vyre__index *idx, sqlite3_stmt *st, int col, char *out, size_t size,
@@ -101,6 +103,8 @@ int vyre__index_read_row(vyre__index *idx, sqlite3_stmt *st, vyre__index_row *ro
     row->raw_size = (uint64_t)sqlite3_column_int64(st, 4);
     row->stored_size = (uint64_t)sqlite3_column_int64(st, 5);
     row->file_size = (uint64_t)sqlite3_column_int64(st, 6);
+    sqlite3_int64 ds = sqlite3_column_int64(st, 15);
+    row->disk_size = ds > 0 ? (uint64_t)ds : 0;
     row->created_unix_ns = sqlite3_column_int64(st, 7);
     row->last_access_unix_ns = sqlite3_column_int64(st, 8);
     row->hits = (uint64_t)sqlite3_column_int64(st, 9);
