@@ -12,6 +12,7 @@
  * only (tu_run).
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -244,6 +245,46 @@ static int exists(const char *path)
 {
     struct stat st;
     return lstat(path, &st) == 0;
+}
+
+/* Sizes are on disk, as du counts them (st_blocks * 512), measured on the
+ * filesystem the test runs on. The blob whose key is hex: */
+static uint64_t blob_disk(const char *hex)
+{
+    char path[900];
+    blob_path(hex, path, sizeof path);
+    return tu_disk_bytes(path);
+}
+
+/* Every blob file (<64 hex>.vblob) in a real shard directory of the cache
+ * (a shard that is a link is not the cache's). */
+static uint64_t blobs_disk(void)
+{
+    char dir[800];
+    snprintf(dir, sizeof dir, "%s/blobs", g_cache);
+    DIR *d = opendir(dir);
+    cr_assert(d, "%s", dir);
+    uint64_t sum = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char shard[1100];
+        struct stat st;
+        snprintf(shard, sizeof shard, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || lstat(shard, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        DIR *sd = opendir(shard);
+        cr_assert(sd, "%s", shard);
+        for (struct dirent *f; (f = readdir(sd));) {
+            size_t n = strlen(f->d_name);
+            if (n != VYRE_KEY_HEX_LEN + 6 || strcmp(f->d_name + VYRE_KEY_HEX_LEN, ".vblob"))
+                continue;
+            char p[1400];
+            snprintf(p, sizeof p, "%s/%s", shard, f->d_name);
+            sum += tu_disk_bytes(p);
+        }
+        closedir(sd);
+    }
+    closedir(d);
+    return sum;
 }
 
 /* ---- help, version, unknown commands and options ---------------------------- */
@@ -520,15 +561,15 @@ Test(cachectl, corrupt_index_then_reindex)
     CC(&p, "reindex");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_assert_line(p.out, "Blob files scanned:    4");
-    tu_assert_line(p.out, "Indexed:               4 (10.8 KiB)");
+    tu_assert_line(p.out, tu_text("Indexed:               4 (%s)", tu_size_text(blobs_disk())));
     tu_assert_line(p.out, "Quarantined:           0");
     tu_assert_line(p.out, "Rows before:           0");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 3);
+    json_t *o = parse_json(p.out, 4);
     cr_assert_eq(jint(o, "entries"), 4);
-    cr_assert_eq(jint(o, "bytes"), 11024);
+    cr_assert_eq(jint(o, "bytes"), (json_int_t)blobs_disk(), "on disk, not the 11024 apparent");
     json_decref(o);
     tu_proc_free(&p);
     CC(&p, "verify");
@@ -549,28 +590,33 @@ Test(cachectl, stats_text_and_json)
     snprintf(want, sizeof want, "Cache directory:       %s", g_cache);
     tu_assert_line(p.out, want);
     tu_assert_line(p.out, "Entries:               4");
-    tu_assert_line(p.out, "Size on disk:          10.8 KiB");
+    tu_assert_line(p.out, tu_text("Size on disk:          %s (10.8 KiB apparent)",
+                                  tu_size_text(blobs_disk())));
     tu_assert_line(p.out, "Hits:                  2");
     tu_assert_line(p.out, "Compile time saved:    20.0 ms");
     tu_assert_line(p.out, "Quarantined:           0 (0 B)");
     tu_assert_line(p.out, "By kind:");
-    tu_assert_line(p.out, "  cubin                       3     7.6 KiB");
-    tu_assert_line(p.out, "  ptx                         1     3.2 KiB");
-    tu_assert_line(p.out, "  sm_90                       2     7.3 KiB");
-    tu_assert_line(p.out, "  sm_80                       1     1.2 KiB");
-    tu_assert_line(p.out, "  <1h                         1     4.2 KiB");
-    tu_assert_line(p.out, "  >=30d                       1     1.2 KiB");
-    tu_assert_line(p.out, "Cache size:            10.8 KiB of 5.0 GiB (0%)");
+    uint64_t k1 = blob_disk(g_hex[0]), k2 = blob_disk(g_hex[1]), k3 = blob_disk(g_hex[2]),
+             k4 = blob_disk(g_hex[3]);
+    tu_assert_line(p.out,
+                   tu_text("  cubin                       3  %10s", tu_size_text(k1 + k2 + k4)));
+    tu_assert_line(p.out, tu_text("  ptx                         1  %10s", tu_size_text(k3)));
+    tu_assert_line(p.out, tu_text("  sm_90                       2  %10s", tu_size_text(k3 + k4)));
+    tu_assert_line(p.out, tu_text("  sm_80                       1  %10s", tu_size_text(k1)));
+    tu_assert_line(p.out, tu_text("  <1h                         1  %10s", tu_size_text(k4)));
+    tu_assert_line(p.out, tu_text("  >=30d                       1  %10s", tu_size_text(k1)));
+    tu_assert_line(p.out, tu_text("Cache size:            %s of 5.0 GiB (0%%)",
+                                  tu_size_text(k1 + k2 + k3 + k4)));
     tu_assert_line(p.out,
                    "  Cache size:          5.0 GiB (max_size, default; cleanup to 90%, LRU first)");
     tu_proc_free(&p);
 
     CC(&p, "stats", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 3);
+    json_t *o = parse_json(p.out, 4);
     cr_assert_str_eq(json_string_value(json_object_get(o, "cache_dir")), g_cache);
     cr_assert_eq(jint(o, "entries"), 4);
-    cr_assert_eq(jint(o, "bytes"), 11024);
+    cr_assert_eq(jint(o, "bytes"), (json_int_t)blobs_disk(), "on disk, not the 11024 apparent");
     cr_assert_eq(jint(o, "hits"), 2);
     cr_assert_eq(jint(o, "compile_time_saved_ns"), 20000000);
     /* A fraction 0..1 of the lookups, not a percentage. */
@@ -588,7 +634,9 @@ Test(cachectl, stats_text_and_json)
     cr_assert_eq(jint(json_object_get(o, "tmp"), "debris_age_ns"), VYRE_CACHE_DEBRIS_AGE_NS);
     json_t *kinds = json_object_get(o, "by_kind");
     cr_assert_str_eq(json_string_value(json_object_get(json_array_get(kinds, 0), "kind")), "cubin");
-    cr_assert_eq(jint(json_array_get(kinds, 0), "bytes"), 1256 + 2256 + 4256);
+    cr_assert_eq(jint(json_array_get(kinds, 0), "bytes"),
+                 (json_int_t)(blob_disk(g_hex[0]) + blob_disk(g_hex[1]) + blob_disk(g_hex[3])),
+                 "on disk, not 1256 + 2256 + 4256");
     cr_assert_eq(json_array_size(json_object_get(o, "by_arch")), 3);
     cr_assert_eq(jint(json_object_get(o, "quarantined"), "files"), 0);
     cr_assert_eq(jint(json_object_get(o, "tmp"), "debris"), 0);
@@ -597,7 +645,7 @@ Test(cachectl, stats_text_and_json)
     cr_assert_eq(jint(json_object_get(o, "limits"), "max_cache_bytes"), INT64_C(5) << 30);
     cr_assert_eq(jint(o, "max_size_bytes"), INT64_C(5) << 30);
     cr_assert_float_eq(json_real_value(json_object_get(o, "fill_ratio")),
-                       11024.0 / (double)(INT64_C(5) << 30), 1e-15);
+                       (double)blobs_disk() / (double)(INT64_C(5) << 30), 1e-15);
     json_decref(o);
     tu_proc_free(&p);
 
@@ -635,17 +683,31 @@ Test(cachectl, ls_lines_sorting_and_filters)
     cr_assert_str_eq(line_no(p.out, 1, buf, sizeof buf),
                      "------------  -----  ------  -------  ---  --------  ----  ------  -------");
     cr_assert_str_eq(line_no(p.out, 2, buf, sizeof buf),
-                     "111100000000  cubin  sm_80   1.2 KiB   5w     never     0  -       -");
+                     tu_text("111100000000  cubin  sm_80   %s   5w     never     0  -       -",
+                             tu_size_text(blob_disk(g_hex[0]))));
     cr_assert_str_eq(line_no(p.out, 3, buf, sizeof buf),
-                     "abcd10000000  ptx    sm_90   3.2 KiB   3h     never     0  -       -");
+                     tu_text("abcd10000000  ptx    sm_90   %s   3h     never     0  -       -",
+                             tu_size_text(blob_disk(g_hex[2]))));
     cr_assert_str_eq(line_no(p.out, 4, buf, sizeof buf),
-                     "abcd20000000  cubin  sm_90   4.2 KiB  10m     never     0  -       -");
+                     tu_text("abcd20000000  cubin  sm_90   %s  10m     never     0  -       -",
+                             tu_size_text(blob_disk(g_hex[3]))));
     cr_assert_str_eq(line_no(p.out, 5, buf, sizeof buf),
-                     "222200000000  cubin  sm_90a  2.2 KiB   2d        0s     2  -       -");
+                     tu_text("222200000000  cubin  sm_90a  %s   2d        0s     2  -       -",
+                             tu_size_text(blob_disk(g_hex[1]))));
     tu_proc_free(&p);
 
+    /* Largest on disk first, then by key (apparent sizes order them abcd2,
+     * abcd1, 2222, 1111; on disk most take one block). */
+    const char *by_size[4] = {"1111", "2222", "abcd1", "abcd2"};
+    const char *hex_of[4] = {g_hex[0], g_hex[1], g_hex[2], g_hex[3]};
+    for (int i = 1; i < 4; i++) /* a stable insertion sort: ties stay in key order */
+        for (int j = i; j > 0 && blob_disk(hex_of[j]) > blob_disk(hex_of[j - 1]); j--) {
+            const char *t = by_size[j], *h = hex_of[j];
+            by_size[j] = by_size[j - 1], hex_of[j] = hex_of[j - 1];
+            by_size[j - 1] = t, hex_of[j - 1] = h;
+        }
     CC(&p, "ls", "--sort", "size");
-    assert_keys(p.out, 2, (const char *const[]){"abcd2", "abcd1", "2222", "1111"}, 4);
+    assert_keys(p.out, 2, by_size, 4);
     tu_proc_free(&p);
     CC(&p, "ls", "--sort", "age");
     assert_keys(p.out, 2, (const char *const[]){"1111", "2222", "abcd1", "abcd2"}, 4);
@@ -686,14 +748,15 @@ Test(cachectl, ls_lines_sorting_and_filters)
 
     CC(&p, "ls", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     json_t *arr = json_object_get(o, "entries");
     cr_assert_eq(json_array_size(arr), 4);
     json_t *last = json_array_get(arr, 3);
     cr_assert_str_eq(json_string_value(json_object_get(last, "key")), g_hex[1]);
     cr_assert_str_eq(json_string_value(json_object_get(last, "kind")), "cubin");
     cr_assert_str_eq(json_string_value(json_object_get(last, "arch")), "sm_90a");
-    cr_assert_eq(jint(last, "bytes"), 2256);
+    cr_assert_eq(jint(last, "bytes"), (json_int_t)blob_disk(g_hex[1]));
+    cr_assert_eq(jint(last, "apparent_bytes"), 2256);
     cr_assert_eq(jint(last, "payload_bytes"), 2000);
     cr_assert_eq(jint(last, "hits"), 2);
     cr_assert_eq(jint(last, "compile_ns"), 10000000);
@@ -902,23 +965,30 @@ Test(cachectl, prune_by_size_lru_first)
 {
     populate();
     tu_proc p;
-    /* 11024 bytes to at most 5 KiB: K1, K3, K4 go (LRU), K2 stays. */
+    /* 11024 bytes (more on disk) to at most 5 KiB: K1, K3, K4 go (LRU),
+     * K2 stays; sizes on disk, as du counts. */
     CC(&p, "prune", "--max-size", "5K", "--dry-run");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_str_eq(p.out, "Would remove 3 blobs (8.6 KiB): 3 by size\n"
-                            "Would leave 1 blob (2.2 KiB)\n");
+    cr_assert_str_eq(p.out, tu_text("Would remove 3 blobs (%s): 3 by size\n"
+                                    "Would leave 1 blob (%s)\n",
+                                    tu_size_text(blobs_disk() - blob_disk(g_hex[1])),
+                                    tu_size_text(blob_disk(g_hex[1]))));
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
     cr_assert_eq(tu_count_lines(p.out), 4);
     tu_proc_free(&p);
 
+    uint64_t k1 = blob_disk(g_hex[0]), k2 = blob_disk(g_hex[1]), k3 = blob_disk(g_hex[2]),
+             k4 = blob_disk(g_hex[3]);
     CC(&p, "prune", "--max-size", "5K", "-v");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_str_eq(p.out, "removed 111100000000  cubin   sm_80        1.2 KiB  (size)\n"
-                            "removed abcd10000000  ptx     sm_90        3.2 KiB  (size)\n"
-                            "removed abcd20000000  cubin   sm_90        4.2 KiB  (size)\n"
-                            "Removed 3 blobs (8.6 KiB): 3 by size\n"
-                            "Left 1 blob (2.2 KiB)\n");
+    cr_assert_str_eq(p.out, tu_text("removed 111100000000  cubin   sm_80     %10s  (size)\n"
+                                    "removed abcd10000000  ptx     sm_90     %10s  (size)\n"
+                                    "removed abcd20000000  cubin   sm_90     %10s  (size)\n"
+                                    "Removed 3 blobs (%s): 3 by size\n"
+                                    "Left 1 blob (%s)\n",
+                                    tu_size_text(k1), tu_size_text(k3), tu_size_text(k4),
+                                    tu_size_text(k1 + k3 + k4), tu_size_text(k2)));
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
     char want[80];
@@ -932,7 +1002,8 @@ Test(cachectl, prune_by_size_lru_first)
     /* Already under the target: nothing to do, still exit 0. */
     CC(&p, "prune", "--max-size", "500M");
     cr_assert_eq(p.exit_code, 0);
-    cr_assert_str_eq(p.out, "Removed 0 blobs (0 B)\nLeft 1 blob (2.2 KiB)\n");
+    cr_assert_str_eq(p.out, tu_text("Removed 0 blobs (0 B)\nLeft 1 blob (%s)\n",
+                                    tu_size_text(blob_disk(g_hex[1]))));
     tu_proc_free(&p);
     CC(&p, "verify");
     cr_assert_eq(p.exit_code, 0, "%s", p.out);
@@ -943,18 +1014,21 @@ Test(cachectl, prune_by_age_arch_and_json)
 {
     populate();
     tu_proc p;
+    uint64_t k1 = blob_disk(g_hex[0]), all = blobs_disk();
     CC(&p, "prune", "--max-age", "1d");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_str_eq(p.out, "Removed 1 blob (1.2 KiB): 1 by age\nLeft 3 blobs (9.5 KiB)\n");
+    cr_assert_str_eq(p.out, tu_text("Removed 1 blob (%s): 1 by age\nLeft 3 blobs (%s)\n",
+                                    tu_size_text(k1), tu_size_text(all - k1)));
     tu_proc_free(&p);
 
+    uint64_t k2 = blob_disk(g_hex[1]), k3 = blob_disk(g_hex[2]), k4 = blob_disk(g_hex[3]);
     CC(&p, "prune", "--arch", "sm_90", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     cr_assert_eq(jint(o, "removed"), 2);
-    cr_assert_eq(jint(o, "removed_bytes"), 3256 + 4256);
+    cr_assert_eq(jint(o, "removed_bytes"), (json_int_t)(k3 + k4), "on disk, not 3256 + 4256");
     cr_assert_eq(jint(o, "kept"), 1);
-    cr_assert_eq(jint(o, "kept_bytes"), 2256);
+    cr_assert_eq(jint(o, "kept_bytes"), (json_int_t)k2);
     cr_assert(json_is_true(json_object_get(o, "target_reached")));
     cr_assert(json_is_false(json_object_get(o, "dry_run")));
     cr_assert_str_eq(json_string_value(json_object_get(o, "arch")), "sm_90");
@@ -975,12 +1049,15 @@ Test(cachectl, prune_stale_toolchain)
     /* An explicit identity to keep: K3 (nvrtc-12.4) and K4 (nvjitlink) go. */
     CC(&p, "prune", "--stale-toolchain", "--toolchain", "nvrtc-13.0", "-v", "--dry-run");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_str_eq(p.out, "would remove abcd10000000  ptx     sm_90        3.2 KiB  "
-                            "(stale-toolchain)\n"
-                            "would remove abcd20000000  cubin   sm_90        4.2 KiB  "
-                            "(stale-toolchain)\n"
-                            "Would remove 2 blobs (7.3 KiB): 2 by stale-toolchain\n"
-                            "Would leave 2 blobs (3.4 KiB)\n");
+    uint64_t k3 = blob_disk(g_hex[2]), k4 = blob_disk(g_hex[3]);
+    cr_assert_str_eq(p.out, tu_text("would remove abcd10000000  ptx     sm_90     %10s  "
+                                    "(stale-toolchain)\n"
+                                    "would remove abcd20000000  cubin   sm_90     %10s  "
+                                    "(stale-toolchain)\n"
+                                    "Would remove 2 blobs (%s): 2 by stale-toolchain\n"
+                                    "Would leave 2 blobs (%s)\n",
+                                    tu_size_text(k3), tu_size_text(k4), tu_size_text(k3 + k4),
+                                    tu_size_text(blobs_disk() - k3 - k4)));
     tu_proc_free(&p);
 
     /* The current identities, from libcore (needs NVRTC and nvJitLink). */
@@ -994,17 +1071,20 @@ Test(cachectl, prune_stale_toolchain)
          * identities are kept, only K3 (nvrtc-12.4) goes. */
         CC(&p, "prune", "--stale-toolchain", "-v", "--dry-run");
         cr_assert_eq(p.exit_code, 0, "%s", p.err);
-        cr_assert_str_eq(p.out, "would remove abcd10000000  ptx     sm_90        3.2 KiB  "
-                                "(stale-toolchain)\n"
-                                "Would remove 1 blob (3.2 KiB): 1 by stale-toolchain\n"
-                                "Would leave 3 blobs (7.6 KiB)\n");
+        cr_assert_str_eq(p.out, tu_text("would remove abcd10000000  ptx     sm_90     %10s  "
+                                        "(stale-toolchain)\n"
+                                        "Would remove 1 blob (%s): 1 by stale-toolchain\n"
+                                        "Would leave 3 blobs (%s)\n",
+                                        tu_size_text(k3), tu_size_text(k3),
+                                        tu_size_text(blobs_disk() - k3)));
         tu_proc_free(&p);
         /* Several identities to keep may be named. */
         CC(&p, "prune", "--stale-toolchain", "--toolchain", "nvrtc-13.0", "--toolchain",
            "nvjitlink-13.0", "--dry-run");
         cr_assert_eq(p.exit_code, 0, "%s", p.err);
-        cr_assert_str_eq(p.out, "Would remove 1 blob (3.2 KiB): 1 by stale-toolchain\n"
-                                "Would leave 3 blobs (7.6 KiB)\n");
+        cr_assert_str_eq(p.out, tu_text("Would remove 1 blob (%s): 1 by stale-toolchain\n"
+                                        "Would leave 3 blobs (%s)\n",
+                                        tu_size_text(k3), tu_size_text(blobs_disk() - k3)));
         tu_proc_free(&p);
     }
 
@@ -1015,16 +1095,18 @@ Test(cachectl, prune_stale_toolchain)
     put_blob(c, "cafe", VYRE_BLOB_CUBIN, "sm_90", nvrtc, now, 100, 0);
     put_blob(c, "dead", VYRE_BLOB_CUBIN, "sm_90", "nvrtc-1.0", now, 100, 0);
     vyre_cache_close(c);
+    const char *one = tu_size_text(blobs_disk() / 2); /* two blobs of 356 bytes, on disk */
     CC(&p, "prune", "--stale-toolchain", "-v");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     cr_assert_str_eq(p.out,
-                     "removed dead00000000  cubin   sm_90          356 B  (stale-toolchain)\n"
-                     "Removed 1 blob (356 B): 1 by stale-toolchain\n"
-                     "Left 1 blob (356 B)\n");
+                     tu_text("removed dead00000000  cubin   sm_90     %10s  (stale-toolchain)\n"
+                             "Removed 1 blob (%s): 1 by stale-toolchain\n"
+                             "Left 1 blob (%s)\n",
+                             one, one, one));
     tu_proc_free(&p);
     CC(&p, "prune", "--stale-toolchain");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert_str_eq(p.out, "Removed 0 blobs (0 B)\nLeft 1 blob (356 B)\n");
+    cr_assert_str_eq(p.out, tu_text("Removed 0 blobs (0 B)\nLeft 1 blob (%s)\n", one));
     tu_proc_free(&p);
 }
 
@@ -1087,7 +1169,7 @@ Test(cachectl, prune_while_another_process_stores)
     tu_assert_line(p.out, "The cache is clean.");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    json_t *o = parse_json(p.out, 3);
+    json_t *o = parse_json(p.out, 4);
     cr_assert_leq(jint(o, "bytes"), 20 * 1024);
     json_decref(o);
     tu_proc_free(&p);
@@ -1101,17 +1183,17 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     tu_proc p;
     CC(&p, "reindex", "--json");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 1);
+    json_t *o = parse_json(p.out, 2);
     cr_assert_eq(jint(o, "scanned"), 4);
     cr_assert_eq(jint(o, "indexed"), 4);
-    cr_assert_eq(jint(o, "bytes"), 11024);
+    cr_assert_eq(jint(o, "bytes"), (json_int_t)blobs_disk(), "on disk, not the 11024 apparent");
     cr_assert_eq(jint(o, "rows_before"), 4);
     cr_assert_eq(jint(o, "quarantined"), 0);
     cr_assert_eq(jint(o, "links_removed"), 0);
     json_decref(o);
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    o = parse_json(p.out, 3);
+    o = parse_json(p.out, 4);
     cr_assert_eq(jint(o, "hits"), 2, "usage lost by reindex");
     json_decref(o);
     tu_proc_free(&p);
@@ -1127,7 +1209,7 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     CC(&p, "reindex");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_assert_line(p.out, "Blob files scanned:    5");
-    tu_assert_line(p.out, "Indexed:               4 (10.8 KiB)");
+    tu_assert_line(p.out, tu_text("Indexed:               4 (%s)", tu_size_text(blobs_disk())));
     tu_assert_line(p.out, "Quarantined:           1");
     cr_assert_null(strstr(p.out, "Links/special files:"), "%s", p.out);
     tu_proc_free(&p);
@@ -1145,7 +1227,7 @@ Test(cachectl, reindex_keeps_usage_and_adopts_files)
     cr_assert_eq(symlink(target, path), 0);
     CC(&p, "reindex");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    tu_assert_line(p.out, "Indexed:               3 (9.5 KiB)");
+    tu_assert_line(p.out, tu_text("Indexed:               3 (%s)", tu_size_text(blobs_disk())));
     tu_assert_line(p.out, "Links/special files:   1 (unlinked, never followed)");
     tu_proc_free(&p);
     struct stat lst;
@@ -1170,13 +1252,14 @@ Test(cachectl, clear_needs_yes)
     cr_assert_eq(tu_count_lines(p.out), 4);
     tu_proc_free(&p);
 
+    uint64_t on_disk = blobs_disk();
     CC(&p, "clear", "--yes");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    snprintf(msg, sizeof msg, "Removed 4 blobs (10.8 KiB) from %s\n", g_cache);
+    snprintf(msg, sizeof msg, "Removed 4 blobs (%s) from %s\n", tu_size_text(on_disk), g_cache);
     cr_assert_str_eq(p.out, msg);
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    json_t *o = parse_json(p.out, 3);
+    json_t *o = parse_json(p.out, 4);
     cr_assert_eq(jint(o, "entries"), 0);
     json_decref(o);
     tu_proc_free(&p);
@@ -1228,9 +1311,10 @@ Test(cachectl, shard_symlink_to_outside_dir_is_reported_and_outside_files_surviv
 
     /* Put the link back: clear removes the link, not what it points to. */
     cr_assert_eq(symlink(outside, shard), 0);
+    uint64_t on_disk = blobs_disk();
     CC(&p, "clear", "--yes");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    snprintf(want, sizeof want, "Removed 3 blobs (9.5 KiB) from %s", g_cache);
+    snprintf(want, sizeof want, "Removed 3 blobs (%s) from %s", tu_size_text(on_disk), g_cache);
     tu_assert_line(p.out, want);
     tu_proc_free(&p);
     cr_assert(!exists(shard), "the link survived clear");
@@ -1824,7 +1908,7 @@ Test(cachectl, seed_a_directory_of_ptx_modules_with_no_flags)
     /* ls and show tell which kernels and which source each blob holds. */
     CC(&p, "--json", "ls", "--sort", "key");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    json_t *o = parse_json(p.out, 2);
+    json_t *o = parse_json(p.out, 3);
     json_t *es = json_object_get(o, "entries");
     cr_assert_eq(json_array_size(es), 2);
     for (size_t i = 0; i < 2; i++) {
@@ -2038,14 +2122,19 @@ Test(cachectl, v1_blobs_are_stale_reported_and_pruned)
     CC(&p, "stats");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_assert_line(p.out, "Entries:               6");
-    tu_assert_line(p.out, "Stale:                 2 (2.9 KiB, older key format: never hit)");
+    uint64_t fresh = 0;
+    for (int i = 0; i < 4; i++)
+        fresh += blob_disk(g_hex[i]);
+    tu_assert_line(p.out, tu_text("Stale:                 2 (%s, older key format: never hit)",
+                                  tu_size_text(blobs_disk() - fresh)));
     tu_assert_line(p.out, "hint: run 'vyre-cachectl prune --stale' to remove the stale blobs");
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    o = parse_json(p.out, 3);
+    o = parse_json(p.out, 4);
     s = json_object_get(o, "stale");
     cr_assert_eq(jint(s, "entries"), 2);
-    cr_assert_eq(jint(s, "bytes"), 2 * VYRE_BLOB_HEADER_SIZE + 744 + 1744);
+    cr_assert_eq(jint(s, "bytes"), (json_int_t)(blobs_disk() - fresh),
+                 "on disk, not their 2 * %d + 744 + 1744 bytes", VYRE_BLOB_HEADER_SIZE);
     cr_assert_eq(jint(s, "key_version"), VYRE_KEY_VERSION);
     json_decref(o);
     tu_proc_free(&p);
@@ -2055,14 +2144,16 @@ Test(cachectl, v1_blobs_are_stale_reported_and_pruned)
 
     CC(&p, "prune", "--stale", "--dry-run");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_prefix(p.out, "Would remove 2 blobs (2.9 KiB): 2 by stale\n");
+    assert_prefix(p.out, tu_text("Would remove 2 blobs (%s): 2 by stale\n",
+                                 tu_size_text(blobs_disk() - fresh)));
     tu_proc_free(&p);
+    uint64_t stale = blobs_disk() - fresh;
     CC(&p, "prune", "--stale");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_prefix(p.out, "Removed 2 blobs (2.9 KiB): 2 by stale\n");
+    assert_prefix(p.out, tu_text("Removed 2 blobs (%s): 2 by stale\n", tu_size_text(stale)));
     tu_proc_free(&p);
     CC(&p, "--json", "stats");
-    o = parse_json(p.out, 3);
+    o = parse_json(p.out, 4);
     cr_assert_eq(jint(json_object_get(o, "stale"), "entries"), 0);
     cr_assert_eq(jint(o, "entries"), 4);
     json_decref(o);
@@ -2073,10 +2164,11 @@ Test(cachectl, v1_blobs_are_stale_reported_and_pruned)
     CC(&p, "reindex");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
+    stale = blobs_disk() - fresh;
     CC(&p, "prune", "--stale-toolchain", "--toolchain", "nvrtc-13.0", "--toolchain", "nvrtc-12.4",
        "--toolchain", "nvjitlink-13.0");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    assert_prefix(p.out, "Removed 1 blob (356 B): 1 by stale\n");
+    assert_prefix(p.out, tu_text("Removed 1 blob (%s): 1 by stale\n", tu_size_text(stale)));
     tu_proc_free(&p);
     CC(&p, "-q", "ls");
     cr_assert_eq(tu_count_lines(p.out), 4, "%s", p.out);
@@ -2138,10 +2230,11 @@ Test(cachectl, files_vyre_did_not_write_are_left_and_not_counted)
     tu_assert_line(p.out, "stray             blobs/photos (not written by vyre): left");
     tu_assert_line(p.out, "2 problems could not be repaired.");
     tu_proc_free(&p);
+    uint64_t on_disk = blobs_disk();
     CC(&p, "clear", "--yes");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     char msg[900];
-    snprintf(msg, sizeof msg, "Removed 4 blobs (10.8 KiB) from %s", g_cache);
+    snprintf(msg, sizeof msg, "Removed 4 blobs (%s) from %s", tu_size_text(on_disk), g_cache);
     tu_assert_line(p.out, msg);
     tu_assert_line(p.out, "Left 2 entries vyre did not write (see 'vyre-cachectl verify').");
     tu_proc_free(&p);
@@ -2168,7 +2261,7 @@ Test(cachectl, reindex_keeps_a_foreign_index_and_says_where)
     tu_proc p;
     CC(&p, "reindex");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    tu_assert_line(p.out, "Indexed:               4 (10.8 KiB)");
+    tu_assert_line(p.out, tu_text("Indexed:               4 (%s)", tu_size_text(blobs_disk())));
     cr_assert_neq(strstr(p.out, "Foreign index kept:    index.sqlite3.foreign-"), NULL, "%s",
                   p.out);
     tu_proc_free(&p);
@@ -2194,7 +2287,7 @@ Test(cachectl, reindex_adopt_takes_an_old_cache_back)
     tu_proc_free(&p);
     CC(&p, "reindex", "--adopt");
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
-    tu_assert_line(p.out, "Indexed:               4 (10.8 KiB)");
+    tu_assert_line(p.out, tu_text("Indexed:               4 (%s)", tu_size_text(blobs_disk())));
     tu_proc_free(&p);
     snprintf(q, sizeof q, "%s/%s", g_cache, VYRE_CACHE_MARKER);
     cr_assert(exists(q), "no marker after adopting");

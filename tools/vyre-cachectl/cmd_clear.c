@@ -73,7 +73,7 @@ int cmd_clear(int argc, char **argv)
         return cachectl_fail(&err);
     }
     if (g_tool.json) {
-        json_t *o = cachectl_json_root(cache, 1);
+        json_t *o = cachectl_json_root(cache, 2); /* 2: bytes on disk (st_blocks * 512) */
         json_object_set_new(o, "removed", json_integer((json_int_t)r.removed));
         json_object_set_new(o, "removed_bytes", json_integer((json_int_t)r.removed_bytes));
         json_object_set_new(o, "left", json_integer((json_int_t)r.left));

@@ -92,7 +92,7 @@ static int cmp_key(const vyre_cache_entry *a, const vyre_cache_entry *b)
 static int cmp_size(const void *pa, const void *pb)
 {
     const vyre_cache_entry *a = pa, *b = pb;
-    int d = CMP_DESC(file_size);
+    int d = CMP_DESC(disk_size);
     return d ? d : cmp_key(a, b);
 }
 
@@ -121,9 +121,10 @@ static json_t *entry_json(const vyre_cache_entry *e, int64_t now)
     vyre_key_to_hex(&e->key, hex);
     const char *kind = vyre_blob_kind_name(e->kind);
     json_t *o =
-        json_pack("{s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "key", hex, "kind",
-                  kind, "arch", e->arch, "toolchain", e->toolchain, "bytes",
-                  (json_int_t)e->file_size, "payload_bytes", (json_int_t)e->stored_size,
+        json_pack("{s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "key", hex,
+                  "kind", kind, "arch", e->arch, "toolchain", e->toolchain, "bytes",
+                  (json_int_t)e->disk_size, "apparent_bytes", (json_int_t)e->file_size,
+                  "payload_bytes", (json_int_t)e->stored_size,
                   "raw_bytes", (json_int_t)e->raw_size, "created_unix_ns",
                   (json_int_t)e->created_unix_ns, "age_ns", (json_int_t)(now - e->created_unix_ns),
                   "hits", (json_int_t)e->hits, "compile_ns", (json_int_t)e->compile_ns);
@@ -259,7 +260,7 @@ static void fill_row(const vyre_cache_entry *e, int64_t now, int keyw, ls_row *r
 {
     vyre_key_to_hex(&e->key, r->key);
     r->key[keyw] = '\0';
-    vyre_format_size(e->file_size, r->size, sizeof r->size);
+    vyre_format_size(e->disk_size, r->size, sizeof r->size);
     vyre_format_age(now - e->created_unix_ns, r->age, sizeof r->age);
     if (e->last_access_unix_ns)
         vyre_format_age(now - e->last_access_unix_ns, r->used, sizeof r->used);
@@ -313,7 +314,7 @@ static void print_table(const ls_ctx *x, size_t n)
 static void print_entries(const vyre_cache *cache, const ls_ctx *x, size_t n, enum sort_by sort)
 {
     if (g_tool.json) {
-        json_t *o = cachectl_json_root(cache, 2);
+        json_t *o = cachectl_json_root(cache, 3); /* 3: bytes on disk, apparent_bytes */
         json_t *arr = json_array();
         for (size_t i = 0; i < n; i++)
             json_array_append_new(arr, entry_json(&x->v[i], x->now));

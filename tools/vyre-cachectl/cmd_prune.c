@@ -76,19 +76,20 @@ static void on_removed(const vyre_cache_entry *e, const char *reason, void *ctx)
     for (int i = 0; i < N_REASONS; i++)
         if (strcmp(reason, g_reasons[i]) == 0) {
             x->by_reason[i]++;
-            x->bytes_by_reason[i] += e->file_size;
+            x->bytes_by_reason[i] += e->disk_size;
         }
     char hex[VYRE_KEY_HEX_LEN + 1];
     vyre_key_to_hex(&e->key, hex);
     const char *kind = vyre_blob_kind_name(e->kind);
     if (x->removed)
         json_array_append_new(x->removed,
-                              json_pack("{s:s, s:s?, s:s, s:s, s:I, s:s}", "key", hex, "kind", kind,
-                                        "arch", e->arch, "toolchain", e->toolchain, "bytes",
+                              json_pack("{s:s, s:s?, s:s, s:s, s:I, s:I, s:s}", "key", hex, "kind",
+                                        kind, "arch", e->arch, "toolchain", e->toolchain, "bytes",
+                                        (json_int_t)e->disk_size, "apparent_bytes",
                                         (json_int_t)e->file_size, "reason", reason));
     if (x->print) {
         char size[32], arch[TOOL_CLEAN_SIZE(sizeof e->arch)];
-        vyre_format_size(e->file_size, size, sizeof size);
+        vyre_format_size(e->disk_size, size, sizeof size);
         printf("%s %.*s  %-6s  %-8s  %10s  (%s)\n", x->dry_run ? "would remove" : "removed",
                CACHECTL_SHORT_KEY, hex, kind ? kind : "?", tool_clean(e->arch, arch, sizeof arch),
                size, reason);
@@ -231,12 +232,12 @@ static void apply_config(prune_args *a, const vyre_config *cf)
     a->po.max_age_ns = cf->max_age_ns;
 }
 
-/* The JSON document of a prune (schema_version 2). */
+/* The JSON document of a prune (schema_version 3: bytes on disk). */
 static json_t *prune_json(const vyre_cache *cache, const prune_args *a, const prune_ctx *x,
                           const vyre_cache_prune_result *res)
 {
     const vyre_cache_prune_opts *po = &a->po;
-    json_t *o = cachectl_json_root(cache, 2);
+    json_t *o = cachectl_json_root(cache, 3);
     json_object_set_new(o, "dry_run", json_boolean(po->dry_run));
     json_object_set_new(o, "max_bytes",
                         a->have_size ? json_integer((json_int_t)po->max_bytes) : json_null());

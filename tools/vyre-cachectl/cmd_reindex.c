@@ -63,7 +63,7 @@ static void print_result(const vyre_cache *cache, const vyre_cache_reindex_resul
 {
     const char *kept = res->index_kept[0] ? cachectl_relpath(cache, res->index_kept) : NULL;
     if (g_tool.json) {
-        json_t *o = cachectl_json_root(cache, 1);
+        json_t *o = cachectl_json_root(cache, 2); /* 2: bytes on disk (st_blocks * 512) */
         json_object_set_new(o, "scanned", json_integer((json_int_t)res->scanned));
         json_object_set_new(o, "indexed", json_integer((json_int_t)res->indexed));
         json_object_set_new(o, "bytes", json_integer((json_int_t)res->bytes));

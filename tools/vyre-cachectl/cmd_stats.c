@@ -66,7 +66,7 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const re
                        size_t n_rows)
 {
     const vyre_config *cf = vyre_cache_config(c);
-    json_t *o = cachectl_json_root(c, 3);
+    json_t *o = cachectl_json_root(c, 4); /* 4: bytes on disk (st_blocks), apparent_bytes */
     json_t *kinds = json_array(), *archs = json_array(), *ages = json_array();
     for (int i = 1; i < 4; i++)
         json_array_append_new(kinds, bucket_json("kind", &st->by_kind[i]));
@@ -84,6 +84,7 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const re
     }
     json_object_set_new(o, "entries", json_integer((json_int_t)st->entries));
     json_object_set_new(o, "bytes", json_integer((json_int_t)st->bytes));
+    json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)st->apparent_bytes));
     json_object_set_new(o, "by_kind", kinds);
     json_object_set_new(o, "by_arch", archs);
     json_object_set_new(o, "by_age", ages);
@@ -179,11 +180,12 @@ static void remotes_table(const remote_row *rows, size_t n)
 static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const remote_row *rows,
                        size_t n_rows)
 {
-    char size[32], buf[64];
+    char size[32], apparent[32], buf[64];
     printf("%-22s %s\n", "Cache directory:", vyre_cache_root(c));
     printf("%-22s %" PRIu64 "\n", "Entries:", st->entries);
     vyre_format_size(st->bytes, size, sizeof size);
-    printf("%-22s %s\n", "Size on disk:", size);
+    vyre_format_size(st->apparent_bytes, apparent, sizeof apparent);
+    printf("%-22s %s (%s apparent)\n", "Size on disk:", size, apparent);
     if (st->max_size) {
         char lim[32];
         vyre_format_size(st->max_size, lim, sizeof lim);
