@@ -256,35 +256,10 @@ static uint64_t blob_disk(const char *hex)
     return tu_disk_bytes(path);
 }
 
-/* Every blob file (<64 hex>.vblob) in a real shard directory of the cache
- * (a shard that is a link is not the cache's). */
+/* Every blob file of the cache, on disk. */
 static uint64_t blobs_disk(void)
 {
-    char dir[800];
-    snprintf(dir, sizeof dir, "%s/blobs", g_cache);
-    DIR *d = opendir(dir);
-    cr_assert(d, "%s", dir);
-    uint64_t sum = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        char shard[1100];
-        struct stat st;
-        snprintf(shard, sizeof shard, "%s/%s", dir, e->d_name);
-        if (e->d_name[0] == '.' || lstat(shard, &st) != 0 || !S_ISDIR(st.st_mode))
-            continue;
-        DIR *sd = opendir(shard);
-        cr_assert(sd, "%s", shard);
-        for (struct dirent *f; (f = readdir(sd));) {
-            size_t n = strlen(f->d_name);
-            if (n != VYRE_KEY_HEX_LEN + 6 || strcmp(f->d_name + VYRE_KEY_HEX_LEN, ".vblob"))
-                continue;
-            char p[1400];
-            snprintf(p, sizeof p, "%s/%s", shard, f->d_name);
-            sum += tu_disk_bytes(p);
-        }
-        closedir(sd);
-    }
-    closedir(d);
-    return sum;
+    return tu_blobs_disk(g_cache);
 }
 
 /* ---- help, version, unknown commands and options ---------------------------- */

@@ -576,9 +576,9 @@ Test(cachectl_config, automatic_cleanup_under_the_limit_with_4_processes)
 
 Test(cachectl_config, cleanup_goes_to_90_percent_lru_first_and_stats_show_the_fill)
 {
-    /* 30 blobs of 1256 bytes = 37680; limit 40000: the 32nd put cleans to
-     * 36000, least recently used first (blob 0 was read: kept). */
-    write_file(g_cache_conf, "max_size = 40000B\n");
+    /* 30 blobs of 1256 bytes, each `blob` bytes on disk (measured: what
+     * the limit counts); limit 31.5 blobs: the 32nd put cleans to 90%,
+     * least recently used first (blob 0 was read: kept). */
     vyre_cache *c = open_cache();
     vyre_error err;
     for (unsigned i = 0; i < 30; i++)
@@ -591,11 +591,19 @@ Test(cachectl_config, cleanup_goes_to_90_percent_lru_first_and_stats_show_the_fi
     vyre_cache_stats st;
     cr_assert_eq(vyre_cache_stats_get(c, &st, &err), 0);
     cr_assert_eq(st.entries, 30);
+    vyre_cache_close(c);
+    uint64_t on_disk = tu_blobs_disk(g_cache), blob = on_disk / 30;
+    cr_assert_eq(st.bytes, on_disk);
+    cr_assert_eq(blob * 30, on_disk, "blobs of one size take the same blocks");
+    uint64_t limit = 31 * blob + blob / 2, target = limit / 10 * 9;
+    write_file(g_cache_conf, tu_text("max_size = %lluB\n", (unsigned long long)limit));
+    c = open_cache();
     for (unsigned i = 30; i < 32; i++)
         cr_assert_eq(put_n(c, 0, i, 1000, &err), 0, "%s", err.message);
     cr_assert_eq(vyre_cache_stats_get(c, &st, &err), 0);
-    cr_assert_leq(st.bytes, 36000);
-    cr_assert_eq(st.entries, 36000 / 1256);
+    cr_assert_leq(st.bytes, target);
+    cr_assert_leq(tu_blobs_disk(g_cache), target, "on disk, as du counts");
+    cr_assert_eq(st.entries, target / blob);
     cr_assert_eq(vyre_cache_get(c, &k0, &b, NULL, &err), 0, "the recently used blob went");
     vyre_blob_free(b);
     vyre_key k1 = key_n(0, 1);
@@ -604,10 +612,9 @@ Test(cachectl_config, cleanup_goes_to_90_percent_lru_first_and_stats_show_the_fi
 
     tu_proc p;
     CC(&p, "stats");
-    char want[200];
-    snprintf(want, sizeof want, "Cache size:            %.1f KiB of 39.1 KiB (%.0f%%)",
-             (double)st.bytes / 1024, 100.0 * (double)st.bytes / 40000);
-    tu_assert_line(p.out, want);
+    tu_assert_line(p.out,
+                   tu_text("Cache size:            %s of %s (%.0f%%)", tu_size_text(st.bytes),
+                           tu_size_text(limit), 100.0 * (double)st.bytes / (double)limit));
     tu_proc_free(&p);
 
     /* A second cleanup at once is skipped: the lock is held. */
@@ -750,11 +757,12 @@ Test(cachectl_config, prune_max_age_0s_means_everything)
     tu_proc p;
     CC(&p, "prune", "--max-age", "0s", "--dry-run");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    tu_assert_line(p.out, "Would remove 5 blobs (6.1 KiB): 5 by age");
+    const char *all = tu_size_text(tu_blobs_disk(g_cache)); /* 5 * 1256 bytes, on disk */
+    tu_assert_line(p.out, tu_text("Would remove 5 blobs (%s): 5 by age", all));
     tu_proc_free(&p);
     CC(&p, "prune", "--max-age", "0s");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    tu_assert_line(p.out, "Removed 5 blobs (6.1 KiB): 5 by age");
+    tu_assert_line(p.out, tu_text("Removed 5 blobs (%s): 5 by age", all));
     tu_assert_line(p.out, "Left 0 blobs (0 B)");
     tu_proc_free(&p);
     CC(&p, "ls", "-q");
@@ -808,10 +816,15 @@ Test(cachectl_config, quarantined_files_older_than_quarantine_max_age_are_pruned
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
     cr_assert(in_quarantine(Q_OLD));
-    /* Any prune removes those older than 7 days (the default). */
+    /* Any prune removes those older than 7 days (the default); their 11
+     * bytes each take a block on disk. */
+    char q[900];
+    snprintf(q, sizeof q, "%s/quarantine/%s", g_cache, Q_OLD);
+    uint64_t q_disk = tu_disk_bytes(q);
     CC(&p, "prune", "--arch", "sm_52");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    tu_assert_line(p.out, "Removed 1 quarantined file older than quarantine_max_age (11 B)");
+    tu_assert_line(p.out, tu_text("Removed 1 quarantined file older than quarantine_max_age (%s)",
+                                  tu_size_text(q_disk)));
     tu_proc_free(&p);
     cr_assert(!in_quarantine(Q_OLD));
     cr_assert(in_quarantine(Q_RECENT));
@@ -819,7 +832,7 @@ Test(cachectl_config, quarantined_files_older_than_quarantine_max_age_are_pruned
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     json_t *o = parse_json(p.out);
     cr_assert_eq(jint(o, "quarantine_removed"), 1);
-    cr_assert_eq(jint(o, "quarantine_removed_bytes"), 11);
+    cr_assert_eq(jint(o, "quarantine_removed_bytes"), (json_int_t)q_disk);
     cr_assert_eq(jint(o, "removed"), 0);
     json_decref(o);
     tu_proc_free(&p);
@@ -985,28 +998,37 @@ Test(cachectl_config, a_max_size_that_empties_the_cache_needs_yes)
 {
     populate(6);
     write_file(g_cache_conf, "max_size = 5G\n");
+    /* Limits in blobs on disk (what max_size counts): `five` keeps one blob
+     * after the cleanup to 90%, `two` keeps four. */
+    uint64_t blob = tu_blobs_disk(g_cache) / 6;
+    char five[32], two[32];
+    snprintf(five, sizeof five, "%lluK", (unsigned long long)((blob * 5 / 3 + 1023) / 1024));
+    snprintf(two, sizeof two, "%lluK", (unsigned long long)((blob * 5 + 1023) / 1024));
     tu_proc p;
-    CC(&p, "config", "max_size", "2K");
+    CC(&p, "config", "max_size", five);
     cr_assert_eq(p.exit_code, 2, "%s", p.err);
-    cr_assert(strstr(p.err, "vyre-cachectl: error: max_size 2K: the next cleanup removes 5 of 6 "
-                            "blobs ("),
+    cr_assert(strstr(p.err, tu_text("vyre-cachectl: error: max_size %s: the next cleanup removes 5 "
+                                    "of 6 blobs (",
+                                    five)),
               "%s", p.err);
     cr_assert(strstr(p.err, "), least recently used first: more than half of the cache\n"
                             "hint: give --yes to set it anyway"),
               "%s", p.err);
     tu_proc_free(&p);
     cr_assert_str_eq(read_file(g_cache_conf), "max_size = 5G\n", "the file was changed");
-    /* A limit that removes less than half is printed and set (6 blobs of
-     * 1256 bytes; 90% of 6K keeps 4). */
-    CC(&p, "config", "max_size", "6K");
+    /* A limit that removes less than half is printed and set (90% of it
+     * keeps 4). */
+    CC(&p, "config", "max_size", two);
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(strstr(p.err, "max_size 6K: the next cleanup removes 2 of 6 blobs ("), "%s", p.err);
+    cr_assert(strstr(p.err, tu_text("max_size %s: the next cleanup removes 2 of 6 blobs (", two)),
+              "%s", p.err);
     tu_proc_free(&p);
-    CC(&p, "config", "--yes", "max_size", "2K");
+    CC(&p, "config", "--yes", "max_size", five);
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(strstr(p.err, "max_size 2K: the next cleanup removes 5 of 6 blobs ("), "%s", p.err);
+    cr_assert(strstr(p.err, tu_text("max_size %s: the next cleanup removes 5 of 6 blobs (", five)),
+              "%s", p.err);
     tu_proc_free(&p);
-    cr_assert_str_eq(read_file(g_cache_conf), "max_size = 2K\n");
+    cr_assert_str_eq(read_file(g_cache_conf), tu_text("max_size = %s\n", five));
 }
 
 /* Runs `vyre-cachectl --cache-dir CACHE config max_size VALUE` on a
@@ -1054,13 +1076,17 @@ Test(cachectl_config, a_max_size_that_empties_the_cache_asks_on_a_terminal)
 {
     populate(6);
     write_file(g_cache_conf, "max_size = 5G\n");
+    uint64_t blob = tu_blobs_disk(g_cache) / 6; /* on disk: what max_size counts */
+    char five[32];
+    snprintf(five, sizeof five, "%lluK", (unsigned long long)((blob * 5 / 3 + 1023) / 1024));
     char out[4096];
-    cr_assert_eq(config_on_a_terminal("2K", "n\n", out, sizeof out), 2, "%s", out);
-    cr_assert(strstr(out, "max_size 2K: the next cleanup removes 5 of 6 blobs ("), "%s", out);
+    cr_assert_eq(config_on_a_terminal(five, "n\n", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, tu_text("max_size %s: the next cleanup removes 5 of 6 blobs (", five)),
+              "%s", out);
     cr_assert(strstr(out, "max_size not changed"), "%s", out);
     cr_assert_str_eq(read_file(g_cache_conf), "max_size = 5G\n");
-    cr_assert_eq(config_on_a_terminal("2K", "y\n", out, sizeof out), 0, "%s", out);
-    cr_assert_str_eq(read_file(g_cache_conf), "max_size = 2K\n");
+    cr_assert_eq(config_on_a_terminal(five, "y\n", out, sizeof out), 0, "%s", out);
+    cr_assert_str_eq(read_file(g_cache_conf), tu_text("max_size = %s\n", five));
 }
 
 /* Point 10: a typo in the user's file locked everybody out, `config`

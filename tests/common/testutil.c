@@ -3,6 +3,7 @@
  */
 #include "testutil.h"
 
+#include "vyre/key.h"
 #include "vyre/units.h"
 
 #include <criterion/criterion.h>
@@ -392,4 +393,33 @@ const char *tu_text(const char *fmt, ...)
     vsnprintf(s, sizeof buf[0], fmt, ap);
     va_end(ap);
     return s;
+}
+
+uint64_t tu_blobs_disk(const char *cache)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/blobs", cache);
+    DIR *d = opendir(dir);
+    cr_assert(d, "%s", dir);
+    uint64_t sum = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char shard[1400];
+        struct stat st;
+        snprintf(shard, sizeof shard, "%s/%s", dir, e->d_name);
+        if (e->d_name[0] == '.' || lstat(shard, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        DIR *sd = opendir(shard);
+        cr_assert(sd, "%s", shard);
+        for (struct dirent *f; (f = readdir(sd));) {
+            size_t n = strlen(f->d_name);
+            if (n != VYRE_KEY_HEX_LEN + 6 || strcmp(f->d_name + VYRE_KEY_HEX_LEN, ".vblob"))
+                continue;
+            char p[1800];
+            snprintf(p, sizeof p, "%s/%s", shard, f->d_name);
+            sum += tu_disk_bytes(p);
+        }
+        closedir(sd);
+    }
+    closedir(d);
+    return sum;
 }

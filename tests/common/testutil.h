@@ -101,6 +101,11 @@ uint64_t tu_disk_bytes(const char *path);
 /* What `du -sk path` prints: KiB on disk (asserts that du ran). */
 uint64_t tu_du_sk(const char *path);
 
+/* The bytes on disk (st_blocks * 512) of every blob file (<64 hex>.vblob)
+ * in a real shard directory of vyre's cache at `cache` (a shard that is a
+ * link is not the cache's): what its limits count. */
+uint64_t tu_blobs_disk(const char *cache);
+
 /* vyre_format_size of bytes ("26.5 KiB"), in one of 8 static buffers
  * used in turn: for building the lines a test expects. */
 const char *tu_size_text(uint64_t bytes);
