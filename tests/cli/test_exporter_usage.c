@@ -90,6 +90,8 @@ static void mkf(const char *rel, size_t n)
 }
 
 /*
+ * Sizes below are apparent; the metric counts blocks on disk, as du -s
+ * does (bytes_line measures them with lstat):
  * j/ index (10 B), a/ b (300 B)                 3 files, 310 bytes
  * t/ KEY1/ k.cubin (1000 B) k.json (50 B),
  *    KEY2/ x.ptx (20 B) l -> ../../big          6 files, 1070 bytes
@@ -118,6 +120,17 @@ static void make_caches(void)
     mkd("i/ab");
     mkf("i/ab/k.py", 77);
     mkd("config");
+}
+
+/* The line vyre_cache_usage_bytes should show for the cache in rel: its
+ * bytes on disk as du -s counts them (the root's own blocks, a link's own,
+ * never what it points to). */
+static const char *bytes_line(const char *cache, const char *rel)
+{
+    char p[1024];
+    at(p, sizeof p, rel);
+    return tu_text("vyre_cache_usage_bytes{cache=\"%s\"} %llu", cache,
+                   (unsigned long long)tu_disk_bytes(p));
 }
 
 /* Starts the exporter with extra arguments (NULL-terminated, at most 4)
@@ -223,9 +236,9 @@ Test(exporter_usage, exact_sizes_limits_and_locations)
     has(doc, "vyre_cache_usage_scans_total 1");
     has(doc, "# TYPE vyre_cache_usage_bytes gauge");
     has(doc, "vyre_cache_usage_bytes{cache=\"vyre\"} 0");
-    has(doc, "vyre_cache_usage_bytes{cache=\"cuda_jit\"} 310");
-    has(doc, "vyre_cache_usage_bytes{cache=\"triton\"} 1070");
-    has(doc, "vyre_cache_usage_bytes{cache=\"inductor\"} 77");
+    has(doc, bytes_line("cuda_jit", "j"));
+    has(doc, bytes_line("triton", "t"));
+    has(doc, bytes_line("inductor", "i"));
     has(doc, "vyre_cache_usage_files{cache=\"vyre\"} 0");
     has(doc, "vyre_cache_usage_files{cache=\"cuda_jit\"} 3");
     has(doc, "vyre_cache_usage_files{cache=\"triton\"} 6");
@@ -269,12 +282,14 @@ Test(exporter_usage, measured_by_the_thread_not_by_a_scrape)
     const char *slow[] = {"--cache-usage.interval", "3600", NULL};
     unsigned port = start(slow);
     char *doc = scrape(port);
-    has(doc, "vyre_cache_usage_bytes{cache=\"triton\"} 1070");
+    char before[256];
+    snprintf(before, sizeof before, "%s", bytes_line("triton", "t"));
+    has(doc, before);
     free(doc);
     mkf("t/KEY2/new.cubin", 500);
     for (int i = 0; i < 5; i++) {
         doc = scrape(port);
-        has(doc, "vyre_cache_usage_bytes{cache=\"triton\"} 1070");
+        has(doc, before);
         has(doc, "vyre_cache_usage_scans_total 1");
         free(doc);
     }
@@ -286,10 +301,12 @@ Test(exporter_usage, measured_by_the_thread_not_by_a_scrape)
     const char *fast[] = {"--cache-usage.interval", "1", NULL};
     port = start(fast);
     mkf("t/KEY2/newer.cubin", 1000);
+    char after[256];
+    snprintf(after, sizeof after, "%s", bytes_line("triton", "t"));
     int seen = 0;
     for (int64_t end = now_ms() + WAIT_MS; now_ms() < end && !seen; sleep_ms(200)) {
         doc = scrape(port);
-        seen = tu_has_line(doc, "vyre_cache_usage_bytes{cache=\"triton\"} 2570");
+        seen = tu_has_line(doc, after);
         free(doc);
     }
     cr_assert(seen, "the Triton cache's new files never showed");
@@ -307,7 +324,7 @@ Test(exporter_usage, a_cache_that_cannot_be_read_is_down_and_counted)
     char *doc = scrape(port);
     has(doc, "vyre_cache_usage_up{cache=\"triton\"} 0");
     has_not(doc, "vyre_cache_usage_bytes{cache=\"triton\"}");
-    has(doc, "vyre_cache_usage_bytes{cache=\"inductor\"} 77");
+    has(doc, bytes_line("inductor", "i"));
     has(doc, "vyre_exporter_scrape_errors_total{collector=\"cache_usage\"} 1");
     free(doc);
 }
