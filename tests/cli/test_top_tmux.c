@@ -1358,6 +1358,32 @@ static void make_foreign_caches(void)
     vyre_cache_close(c);
 }
 
+/* vyre-top's byte format (tools/vyre-top/format.c: "650B", "12.0K") of
+ * the bytes on disk of g_tmp/rel, as du -s counts them (what the panel
+ * shows), in one of tu_text's buffers. */
+static const char *top_disk(const char *rel)
+{
+    char p[800];
+    snprintf(p, sizeof p, "%s/%s", g_tmp, rel);
+    uint64_t b = tu_disk_bytes(p);
+    static const char units[] = "BKMGTPE";
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1023.95 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        return tu_text("%lluB", (unsigned long long)b);
+    return tu_text(v < 9.995 ? "%.2f%c" : v < 99.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
+}
+
+/* The start of the panel's line for a cache: name, size on disk, files. */
+static const char *usage_head(const char *name, const char *rel, const char *files)
+{
+    return tu_text("%-8s %6s %12s", name, top_disk(rel), files);
+}
+
 static void unset_foreign_caches(void)
 {
     static const char *const vars[] = {"TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
@@ -1375,12 +1401,15 @@ Test(top_tmux, batch_frames_show_each_caches_size_limit_and_fill)
     cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
     char want[1200];
     cr_assert(strstr(p.out, "Pipeline cache; cache sizes every 30.0s"), "%s", p.out);
-    snprintf(want, sizeof want, "\ntriton     650B      3 files  no limit ");
+    snprintf(want, sizeof want, "\n%s  no limit ", usage_head("triton", "t", "3 files"));
     cr_assert(strstr(p.out, want), "no '%s' in:\n%s", want + 1, p.out);
     snprintf(want, sizeof want, "%s/t (TRITON_CACHE_DIR)\n", g_tmp);
     cr_assert(strstr(p.out, want), "no '%s' in:\n%s", want, p.out);
-    cr_assert(strstr(p.out, "\ninductor    77B      2 files  no limit "), "%s", p.out);
-    cr_assert(strstr(p.out, "\ncuda_jit    10B      1 files  limit 2.00G (0%) "), "%s", p.out);
+    cr_assert(strstr(p.out, tu_text("\n%s  no limit ", usage_head("inductor", "i", "2 files"))),
+              "%s", p.out);
+    cr_assert(
+        strstr(p.out, tu_text("\n%s  limit 2.00G (0%%) ", usage_head("cuda_jit", "j", "1 files"))),
+        "%s", p.out);
     snprintf(want, sizeof want, "%s/j (CUDA_CACHE_PATH)\n", g_tmp);
     cr_assert(strstr(p.out, want), "no '%s' in:\n%s", want, p.out);
     /* vyre's cache: its index alone is over the 1 KiB max_size. */
@@ -1448,7 +1477,7 @@ Test(top_tmux, json_carries_each_caches_size_limit_and_fill)
     cr_assert_str_eq(json_string_value(json_object_get(t, "path")), want);
     cr_assert_str_eq(json_string_value(json_object_get(t, "path_from")), "TRITON_CACHE_DIR");
     cr_assert(json_is_true(json_object_get(t, "exists")));
-    cr_assert_eq(jint_of(t, "bytes"), 650);
+    cr_assert_eq(jint_of(t, "bytes"), (json_int_t)tu_disk_bytes(want), "on disk, as du -s counts");
     cr_assert_eq(jint_of(t, "files"), 3);
     cr_assert(json_is_null(json_object_get(t, "limit_bytes")));
     cr_assert(json_is_null(json_object_get(t, "fill_ratio")));
@@ -1458,10 +1487,12 @@ Test(top_tmux, json_carries_each_caches_size_limit_and_fill)
               "fs_full_ratio: %s", p.out);
     cr_assert_gt(jint_of(t, "fs_size_bytes"), 0);
     json_t *i = usage_row(root, 3, "inductor", p.out);
-    cr_assert_eq(jint_of(i, "bytes"), 77);
+    snprintf(want, sizeof want, "%s/i", g_tmp);
+    cr_assert_eq(jint_of(i, "bytes"), (json_int_t)tu_disk_bytes(want));
     cr_assert_str_eq(json_string_value(json_object_get(i, "path_from")), "TORCHINDUCTOR_CACHE_DIR");
     json_t *j = usage_row(root, 1, "cuda_jit", p.out);
-    cr_assert_eq(jint_of(j, "bytes"), 10);
+    snprintf(want, sizeof want, "%s/j", g_tmp);
+    cr_assert_eq(jint_of(j, "bytes"), (json_int_t)tu_disk_bytes(want));
     cr_assert_eq(jint_of(j, "limit_bytes"), INT64_C(2147483648));
     cr_assert_str_eq(json_string_value(json_object_get(j, "limit_from")), "CUDA_CACHE_MAXSIZE");
     /* vyre's: its index alone is over the 1 KiB max_size. */
@@ -1503,7 +1534,9 @@ Test(top_tmux, cache_sizes_refresh_on_their_own_interval)
     snprintf(cmd, sizeof cmd, "'%s' -d 0.3 -n 2000 --cache-usage-interval 3600", VYRE_TOP_BIN);
     free(TMUX("new-session", "-d", "-s", "top", "-x", "250", "-y", "60", cmd));
     g_tmux_started = 1;
-    free(wait_screen(shows_triton, "triton     650B      3 files", "the Triton cache's size"));
+    char head[128];
+    snprintf(head, sizeof head, "%s", usage_head("triton", "t", "3 files"));
+    free(wait_screen(shows_triton, head, "the Triton cache's size"));
     char p[800];
     snprintf(p, sizeof p, "%s/t/KEY1/k.ptx", g_tmp);
     char zeros[200] = {0};
@@ -1512,8 +1545,8 @@ Test(top_tmux, cache_sizes_refresh_on_their_own_interval)
     char *before = capture();
     cr_assert_not_null(before);
     sleep_ms(2000);
-    char *after = wait_screen(shows_triton, "triton     650B      3 files", "the same size");
-    cr_assert_null(strstr(after, "triton     850B"), "%s", after);
+    char *after = wait_screen(shows_triton, head, "the same size");
+    cr_assert_null(strstr(after, usage_head("triton", "t", "4 files")), "%s", after);
     size_t hl = strcspn(before, "\n");
     cr_assert(strncmp(before, after, hl) != 0, "frames must have gone on (the header's clock):\n%s",
               after);
@@ -1525,17 +1558,18 @@ Test(top_tmux, cache_sizes_refresh_on_their_own_interval)
     free(TMUX("new-session", "-d", "-s", "top2", "-x", "250", "-y", "60", cmd));
     snprintf(p, sizeof p, "%s/t/KEY1/k.llir", g_tmp);
     tu_write_file(p, zeros, 100);
+    char now_head[128];
+    snprintf(now_head, sizeof now_head, "%s", usage_head("triton", "t", "5 files"));
     char *s = NULL;
     for (int waited = 0; waited <= WAIT_MS; waited += 100) {
         free(s);
         int code = 0;
         s = TMUX_RC(&code, "capture-pane", "-p", "-t", "top2");
-        if (code == 0 && strstr(s, "triton     950B      5 files"))
+        if (code == 0 && strstr(s, now_head))
             break;
         sleep_ms(100);
     }
-    cr_assert(s && strstr(s, "triton     950B      5 files"), "the new files never showed:\n%s",
-              s ? s : "");
+    cr_assert(s && strstr(s, now_head), "the new files never showed:\n%s", s ? s : "");
     free(s);
     unset_foreign_caches();
 }
