@@ -715,7 +715,7 @@ static void check_json_line(const char *line, int cache_exists)
     json_error_t je;
     json_t *o = json_loads(line, 0, &je);
     cr_assert_not_null(o, "bad JSON (%s): %s", je.text, line);
-    cr_assert_eq(num(o, "schema_version"), 4);
+    cr_assert_eq(num(o, "schema_version"), 5);
     cr_assert(json_is_integer(field(o, "interval_ns")), "durations are whole ns");
     cr_assert_gt(num(o, "interval_ns"), 0.2e9);
     cr_assert(json_is_integer(field(o, "time_unix_ns")));

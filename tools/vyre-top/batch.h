@@ -14,7 +14,7 @@
 #include "ui.h"
 
 /* Version of the --json object; bumped when its shape changes. */
-#define TOP_JSON_SCHEMA_VERSION 4
+#define TOP_JSON_SCHEMA_VERSION 5 /* 5: cache sizes on disk (st_blocks * 512) */
 
 /* Prints one text frame `cols` wide (trailing spaces trimmed) followed by
  * a blank line. Returns 0, or -1 on a write error or out of memory. */

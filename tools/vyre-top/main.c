@@ -40,7 +40,7 @@ static void usage(FILE *out)
                  "  -C, --no-color        monochrome (also when NO_COLOR is set and not empty)\n"
                  "  -b, --batch           print text frames instead of the screen (like top -b)\n"
                  "  -w, --width COLS      width of --batch frames (default $COLUMNS, else 160)\n"
-                 "      --json            print one JSON object per refresh (schema_version 4)\n"
+                 "      --json            print one JSON object per refresh (schema_version 5)\n"
                  "      --no-gpu          do not query NVML\n"
                  "      --cache-usage-interval SECONDS\n"
                  "                        measure the sizes of the caches (vyre's, the driver's\n"
