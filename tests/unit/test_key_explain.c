@@ -216,22 +216,42 @@ Test(key_explain, entries_without_recorded_inputs_compare_what_the_header_keeps)
     vyre_cache_close(c);
 }
 
-/* A cache whose index is at schema 3 (no input columns), as the build
- * before this one left it. */
+/* A cache whose index is at schema 3 (no input columns, no disk_size:
+ * its size triggers sum file_size), as an older build left it. */
 static void downgrade_to_schema_3(void)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/index.sqlite3", g_root);
     sqlite3 *db = NULL;
     cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK, "%s", path);
-    static const char *const cols[] = {"inputs",  "backend", "features",    "n_options",
-                                       "options", "entry",   "source_kind", "source_sha256"};
+    cr_assert_eq(sqlite3_exec(db,
+                              "DROP TRIGGER blobs_total_insert; DROP TRIGGER blobs_total_delete; "
+                              "DROP TRIGGER blobs_total_update;",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    static const char *const cols[] = {"inputs",      "backend",       "features",
+                                       "n_options",   "options",       "entry",
+                                       "source_kind", "source_sha256", "disk_size"};
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
         char sql[128];
         snprintf(sql, sizeof sql, "ALTER TABLE blobs DROP COLUMN %s", cols[i]);
         char *msg = NULL;
         cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK, "%s", msg);
     }
+    cr_assert_eq(
+        sqlite3_exec(
+            db,
+            "CREATE TRIGGER blobs_total_insert AFTER INSERT ON blobs BEGIN UPDATE meta SET "
+            "value = value + NEW.file_size WHERE name = 'total_bytes'; END; "
+            "CREATE TRIGGER blobs_total_delete AFTER DELETE ON blobs BEGIN UPDATE meta SET "
+            "value = value - OLD.file_size WHERE name = 'total_bytes'; END; "
+            "CREATE TRIGGER blobs_total_update AFTER UPDATE OF file_size ON blobs WHEN "
+            "OLD.file_size IS NOT NEW.file_size BEGIN UPDATE meta SET value = value - "
+            "OLD.file_size + NEW.file_size WHERE name = 'total_bytes'; END; "
+            "UPDATE meta SET value = (SELECT coalesce(sum(file_size), 0) FROM blobs) "
+            "WHERE name = 'total_bytes'",
+            NULL, NULL, NULL),
+        SQLITE_OK);
     cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version=3", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
 }
@@ -244,7 +264,7 @@ Test(key_explain, an_index_of_schema_3_reads_as_inputs_not_recorded_and_migrates
     vyre_cache_close(c);
     char path[1200];
     snprintf(path, sizeof path, "%s/index.sqlite3", g_root);
-    cr_assert_eq(tu_db_int(path, "PRAGMA user_version"), 4);
+    cr_assert_eq(tu_db_int(path, "PRAGMA user_version"), 5);
     downgrade_to_schema_3();
 
     /* Read-only: left at schema 3, read without the columns. */
@@ -261,7 +281,11 @@ Test(key_explain, an_index_of_schema_3_reads_as_inputs_not_recorded_and_migrates
 
     /* A writer migrates: the old row has no inputs, a new put records them. */
     c = open_ok(0);
-    cr_assert_eq(tu_db_int(path, "PRAGMA user_version"), 4);
+    cr_assert_eq(tu_db_int(path, "PRAGMA user_version"), 5);
+    /* Its blob's size on disk until a reindex: file_size rounded up to 4 KiB. */
+    cr_assert_eq(tu_db_int(path, "SELECT count(*) FROM blobs WHERE disk_size = "
+                                 "(file_size + 4095) / 4096 * 4096"),
+                 1);
     cr_assert_eq(tu_db_int(path, "SELECT count(*) FROM blobs WHERE inputs = 0"), 1);
     vyre_key_input in80 = ptx_input("sm_80", NULL, 0);
     put(c, &in80, "scale.ptx", "scale", 1);
