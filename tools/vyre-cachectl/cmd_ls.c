@@ -120,14 +120,13 @@ static json_t *entry_json(const vyre_cache_entry *e, int64_t now)
     char hex[VYRE_KEY_HEX_LEN + 1];
     vyre_key_to_hex(&e->key, hex);
     const char *kind = vyre_blob_kind_name(e->kind);
-    json_t *o =
-        json_pack("{s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "key", hex,
-                  "kind", kind, "arch", e->arch, "toolchain", e->toolchain, "bytes",
-                  (json_int_t)e->disk_size, "apparent_bytes", (json_int_t)e->file_size,
-                  "payload_bytes", (json_int_t)e->stored_size,
-                  "raw_bytes", (json_int_t)e->raw_size, "created_unix_ns",
-                  (json_int_t)e->created_unix_ns, "age_ns", (json_int_t)(now - e->created_unix_ns),
-                  "hits", (json_int_t)e->hits, "compile_ns", (json_int_t)e->compile_ns);
+    json_t *o = json_pack(
+        "{s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "key", hex, "kind", kind,
+        "arch", e->arch, "toolchain", e->toolchain, "bytes", (json_int_t)e->disk_size,
+        "apparent_bytes", (json_int_t)e->file_size, "payload_bytes", (json_int_t)e->stored_size,
+        "raw_bytes", (json_int_t)e->raw_size, "created_unix_ns", (json_int_t)e->created_unix_ns,
+        "age_ns", (json_int_t)(now - e->created_unix_ns), "hits", (json_int_t)e->hits, "compile_ns",
+        (json_int_t)e->compile_ns);
     json_object_set_new(o, "last_access_unix_ns",
                         e->last_access_unix_ns ? json_integer(e->last_access_unix_ns)
                                                : json_null());
