@@ -102,26 +102,6 @@ static int check_safe(const char *dir, int umask, vyre_error *err)
     return check_owner_mode(dir, &st, umask, NULL, err);
 }
 
-/* 1 when gid is this process's effective group or one of its
- * supplementary groups. */
-static int in_group(gid_t gid)
-{
-    if (gid == getegid())
-        return 1;
-    int n = getgroups(0, NULL);
-    if (n <= 0)
-        return 0;
-    gid_t *v = malloc((size_t)n * sizeof *v);
-    if (!v)
-        return 0;
-    n = getgroups(n, v);
-    int found = 0;
-    for (int i = 0; i < n && !found; i++)
-        found = v[i] == gid;
-    free(v);
-    return found;
-}
-
 /* How to set up a cache shared by a group, for the hints. */
 #define GROUP_HINT_FMT                                                                             \
     "to share the cache with a group instead: 'chgrp GROUP %s && chmod 2775 %s', and "             \
@@ -143,7 +123,7 @@ static int check_owner_mode(const char *dir, const struct stat *pst, int umask, 
         *group = 0;
     mode_t m = st.st_mode & 07777;
     int shared_layout = (m & S_IWGRP) && (m & S_ISGID) && !(m & S_IWOTH);
-    int member = shared_layout && in_group(st.st_gid);
+    int member = shared_layout && vyre__in_group(st.st_gid);
     int umask_ok = umask >= 0 && !(umask & 020);
     if (shared_layout && member && umask_ok) {
         if (group)
