@@ -126,13 +126,12 @@ Test(subprocess, a_child_past_its_time_is_killed)
     /* In time: the limit changes nothing. */
     char b2[] = "echo done";
     argv[2] = b2;
-    cr_assert_eq(vyre__subprocess_run(&sp, buf, sizeof buf, &status, &e), VYRE_OK, "%s",
-                 e.message);
+    cr_assert_eq(vyre__subprocess_run(&sp, buf, sizeof buf, &status, &e), VYRE_OK, "%s", e.message);
     cr_assert_str_eq(buf, "done\n");
     cr_assert_eq(status, 0);
 }
 
-/* null_stderr: what the child says on stderr goes nowhere; 
+/* null_stderr: what the child says on stderr goes nowhere;
  * asked through a script that reports what fd 2 is. */
 Test(subprocess, stderr_can_be_silenced)
 {
@@ -142,7 +141,6 @@ Test(subprocess, stderr_can_be_silenced)
     char buf[128];
     int status = 99;
     vyre_error e;
-    cr_assert_eq(vyre__subprocess_run(&sp, buf, sizeof buf, &status, &e), VYRE_OK, "%s",
-                 e.message);
+    cr_assert_eq(vyre__subprocess_run(&sp, buf, sizeof buf, &status, &e), VYRE_OK, "%s", e.message);
     cr_assert_str_eq(buf, "/dev/null\n");
 }
