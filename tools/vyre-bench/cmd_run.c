@@ -348,9 +348,13 @@ typedef struct run_plan {
     int wide, width; /* --wide, --width N */
 } run_plan;
 
-/* Records the run's git ref; a failure only warns: the run is stored. */
-static void record_ref(vyre_results *db, int64_t run_id, const char *ref)
+/* Records the git ref the working tree is on as the run ends (runs.git_ref,
+ * db/results_v7.sql); a failure only warns: the run is stored. */
+static void record_ref(vyre_results *db, int64_t run_id)
 {
+    vyre_bench_git gs;
+    vyre_bench_git_state(NULL, &gs, NULL);
+    const char *ref = gs.ref;
     vyre_error e;
     vyre_error_clear(&e);
     if (run_id > 0 && ref[0] && vyre_results_run_set_ref(db, run_id, ref, &e))
@@ -503,9 +507,9 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
             sigaction(k_stop_signals[i], &old[i], NULL);
         return code;
     }
-    /* The revision ("abc1234", "-dirty" appended when modified) and branch
-     * of the working directory; none when it is not a checkout or git is
-     * missing or hangs: the run is stored all the same. */
+    /* The revision of the working directory ("abc1234", "-dirty" appended
+     * when modified); none when it is not a checkout or git is missing or
+     * hangs: the run is stored all the same. */
     vyre_bench_git gs;
     vyre_bench_git_state(NULL, &gs, NULL);
     char rev[VYRE_BENCH_GIT_REV_MAX + 8];
@@ -548,7 +552,7 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
     vyre_error_clear(&err);
     int rc = vyre_bench_run_suites(o, &res, &err);
     if (!rc)
-        record_ref(db, res.run_id, gs.ref);
+        record_ref(db, res.run_id);
     for (size_t i = 0; i < NSTOP_SIGNALS; i++)
         sigaction(k_stop_signals[i], &old[i], NULL);
     progress_clear(&out);
