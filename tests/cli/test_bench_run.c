@@ -1171,3 +1171,70 @@ Test(bench_run, most_points_timing_out_ends_with_one_warning)
                      "clocks (nvidia-smi --lock-gpu-clocks) help\n");
     tu_proc_free(&p);
 }
+
+/* The git state, now read by libcore (vyre_bench_git_state): a run made in
+ * a checkout records its revision, "-dirty" when a tracked file changed,
+ * and its branch; git's own complaints never reach the tool's stderr. */
+static void sql_text(const char *sql, char *out, size_t size)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open_v2(g_db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    snprintf(out, size, "%s", t ? (const char *)t : "(null)");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+Test(bench_run, records_the_git_revision_and_branch)
+{
+    if (system("git --version >/dev/null 2>&1") != 0)
+        cr_skip_test("git is not installed: the git state a run records is not tested");
+    char repo[700], cmd[2400];
+    snprintf(repo, sizeof repo, "%s/repo", g_tmp);
+    snprintf(cmd, sizeof cmd,
+             "set -e; mkdir '%s'; cd '%s'; git init -q; git symbolic-ref HEAD refs/heads/trunk; "
+             "echo one > f; git add f; git -c user.name=t -c user.email=t@invalid "
+             "-c commit.gpgsign=false commit -q -m one",
+             repo, repo);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char head[64] = "";
+    snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse --short=12 HEAD", repo);
+    FILE *f = popen(cmd, "r");
+    cr_assert(f && fgets(head, sizeof head, f));
+    pclose(f);
+    head[strcspn(head, "\n")] = '\0';
+    cr_assert_eq(chdir(repo), 0);
+    unsetenv("GITHUB_REF_NAME");
+    unsetenv("CI_COMMIT_REF_NAME");
+
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
+    char got[300];
+    sql_text("SELECT git_rev FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
+    cr_assert_str_eq(got, head);
+    sql_text("SELECT git_ref FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
+    cr_assert_str_eq(got, "trunk");
+    tu_proc_free(&p);
+
+    tu_write_file("f", "two\n", 4);
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
+    sql_text("SELECT git_rev FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
+    char want[100];
+    snprintf(want, sizeof want, "%s-dirty", head);
+    cr_assert_str_eq(got, want);
+    tu_proc_free(&p);
+
+    /* Not a checkout: nothing recorded, nothing said. */
+    cr_assert_eq(chdir(g_tmp), 0);
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
+    cr_assert_str_eq(p.err, "");
+    sql_text("SELECT git_rev FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
+    cr_assert_str_eq(got, "(null)");
+    tu_proc_free(&p);
+}

@@ -708,6 +708,46 @@ Test(remote_fault, unreachable_remote_is_bounded)
     vyre_cache_close(c);
 }
 
+/* Counters are keyed by the whole URL: two remotes whose URLs differ only
+ * in their last character (URLs as long as the parser takes, so past the
+ * 560 characters "remote %.560s" kept when VYRE_REMOTE_URL_MAX allows it)
+ * each keep their own lifetime counters in the index. */
+static void long_url(char *out, size_t size, int port, char last)
+{
+    int n = snprintf(out, size, "http://127.0.0.1:%d/", port);
+    size_t len = VYRE_REMOTE_URL_MAX - 1; /* the longest URL the parser takes */
+    cr_assert_lt(len, size);
+    memset(out + n, 'p', len - (size_t)n);
+    out[len - 1] = last;
+    out[len] = '\0';
+}
+
+Test(remote, long_urls_keep_their_own_counters, .init = setup, .fini = teardown)
+{
+    int port = ts_free_port(); /* nothing listens: every put is an error */
+    char url_a[VYRE_REMOTE_URL_MAX], url_b[VYRE_REMOTE_URL_MAX];
+    long_url(url_a, sizeof url_a, port, 'a');
+    long_url(url_b, sizeof url_b, port, 'b');
+    cr_assert_eq(strncmp(url_a, url_b, strlen(url_a) - 1), 0);
+    vyre_cache *c = open_cache("c", url_a);
+    put_id(c, 1, 64);
+    cr_assert_eq(stats_of(c, 0).put_errors, 1);
+    vyre_cache_close(c); /* records remote a's counters in the index */
+
+    c = open_cache("c", url_b);
+    vyre_remote_stats t;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_totals(c, 0, &t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(t.put_errors, 0, "remote b has counted nothing, it got a's %" PRIu64,
+                 t.put_errors);
+    vyre_cache_close(c);
+
+    c = open_cache("c", url_a);
+    cr_assert_eq(vyre_cache_remote_totals(c, 0, &t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(t.put_errors, 1, "remote a keeps its own");
+    vyre_cache_close(c);
+}
+
 /* ---- real servers --------------------------------------------------------- */
 
 static void http_spec(char *spec, size_t size, const ts_server *s, const char *attrs)

@@ -653,6 +653,27 @@ VYRE_EXTERN const vyre_bench_kernel *vyre_bench_kernels(size_t *n);
  * H100 PCIe 2.0e12, H200 4.8e12; 0 when unknown. *label names the part. */
 VYRE_EXTERN double vyre_bench_peak_bandwidth(const char *gpu_name, const char **label);
 
+#define VYRE_BENCH_GIT_REV_MAX 48
+#define VYRE_BENCH_GIT_REF_MAX 256
+
+/* The git state a run records (machine.c). */
+typedef struct vyre_bench_git {
+    char rev[VYRE_BENCH_GIT_REV_MAX]; /* HEAD abbreviated to 12 hex digits (more when
+                                         ambiguous); "" when not a checkout */
+    int dirty;                        /* tracked files differ from HEAD */
+    char ref[VYRE_BENCH_GIT_REF_MAX]; /* the branch, else the tag HEAD stands on, else the
+                                         CI's ref name ($GITHUB_REF_NAME, then
+                                         $CI_COMMIT_REF_NAME); "" when none */
+} vyre_bench_git;
+
+/* Fills *g with the git state of the working tree at dir (NULL: the
+ * current directory), running the git found on $PATH without a shell,
+ * each call bounded to a few seconds. A directory that is not a checkout
+ * is not an error: rev and ref are "" (ref may still come from the CI).
+ * Returns 0, VYRE_ENOENT when git is not on $PATH, VYRE_EIO when git did
+ * not answer in time; *g is filled as far as it got either way. */
+VYRE_EXTERN int vyre_bench_git_state(const char *dir, vyre_bench_git *g, vyre_error *err);
+
 #ifdef __cplusplus
 }
 #endif

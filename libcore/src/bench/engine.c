@@ -291,6 +291,7 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
     }
     if (rc) {
         char note[200];
+        /* bounded: a point's note is a fixed field */
         snprintf(note, sizeof note, "no kernel records: %.160s", e.message);
         append_note(pt, note);
         env->kernels = 0; /* say it once, not on every point */

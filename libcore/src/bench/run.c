@@ -270,6 +270,7 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     }
     if (res->skipped[0]) {
         res->skip_reason = gerr;
+        /* bounded: run.message is a fixed field of the public struct */
         snprintf(run.message, sizeof run.message, "skipped GPU suites %s: %.300s", res->skipped,
                  gerr.message);
         if (o->on_skip)

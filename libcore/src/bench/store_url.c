@@ -270,6 +270,7 @@ int vyre__pg_url_parse(const char *url, vyre__pg_url *u, vyre_error *err)
         return vyre__fail(err, VYRE_EINVAL, "write postgresql://user@host:port/dbname",
                           "'%s' is not a PostgreSQL URL", u->shown);
     if (strlen(url) >= sizeof u->url)
+        /* bounded: excerpt, marked "...", of a URL too long */
         return vyre__fail(err, VYRE_ETOOBIG, NULL, "PostgreSQL URL too long: '%.64s...'", u->shown);
     vyre__strlcpy(u->url, url, sizeof u->url);
     /* libpq knows the scheme in lower case only (POSTGRESQL:// would be

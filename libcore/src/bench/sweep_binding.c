@@ -143,6 +143,7 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
             (rc = read_type(w, a, buf_types, "f32, f16, bf16, f64, i8, i32, i64, u8", VYRE__F32,
                             &x->type, err)))
             return rc;
+        /* bounded: a JSON path the code builds */
         snprintf(sub.path, sizeof sub.path, "%.40s.buffer", w->path);
         if ((rc = read_expr(&sub, v, axes, used, &x->value, err)))
             return rc;
@@ -184,6 +185,7 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
         if ((rc = only_keys(w, a, int_keys, "int, type", err)) ||
             (rc = read_type(w, a, int_types, "i32, i64", VYRE__I32, &x->type, err)))
             return rc;
+        /* bounded: a JSON path the code builds */
         snprintf(sub.path, sizeof sub.path, "%.40s.int", w->path);
         if (json_is_integer(v)) {
             /* A negative constant is a fine scalar. */
@@ -202,6 +204,7 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
         if ((rc = only_keys(w, a, float_keys, "float, type", err)) ||
             (rc = read_type(w, a, float_types, "f32, f64", VYRE__F32, &x->type, err)))
             return rc;
+        /* bounded: a JSON path the code builds */
         snprintf(sub.path, sizeof sub.path, "%.40s.float", w->path);
         if (json_is_number(v)) {
             x->fconst = json_number_value(v);
@@ -251,6 +254,7 @@ static int read_dims(const where *w, json_t *v, const vyre_axes *axes, unsigned 
                           n);
     for (size_t i = 0; i < n; i++) {
         where sub = *w;
+        /* bounded: a JSON path the code builds */
         snprintf(sub.path, sizeof sub.path, "%.40s[%zu]", w->path, i);
         int rc = read_expr(&sub, json_array_get(v, i), axes, used, &out[i], err);
         if (rc)

@@ -250,7 +250,7 @@ static int check_vs(const vyre_bench_sweep *sw, const vyre__sweep_kernel *ka, in
         if (err)
             snprintf(err->hint, sizeof err->hint,
                      "both kernels are launched with the same arguments: give --vs a version of "
-                     "'%.200s' with the same parameters",
+                     "'%s' with the same parameters",
                      sw->path);
     }
     char arch[16];

@@ -182,6 +182,7 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
     if (k < 0)
         return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
                             vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
+                                       /* bounded: excerpt of an unknown key */
                                        "%sunknown configuration key '%.64s'", at, key));
     int remote = k == VYRE_CONF_REMOTE_STORAGE || k == VYRE_CONF_RESULTS_DB; /* long, masked */
     /* An empty remote_storage: no remote stores; an empty results_db: the
@@ -332,6 +333,7 @@ static void unknown_key(vyre_config *c, const char *at, const char *key)
         snprintf(hint, sizeof hint, "did you mean '%s'?", near);
     vyre_error w;
     vyre__fail(&w, VYRE_ECONFIG, near ? hint : k_keys_hint,
+               /* bounded: excerpt of an unknown key */
                "%sunknown configuration key '%.64s' (the line is ignored)", at, key);
     add_problem(c, 0, &w);
 }
@@ -349,6 +351,7 @@ static int refuse_foreign(const char *at, const char *key, uid_t owner, vyre_err
     struct passwd pw, *res = NULL;
     char buf[1024];
     if (getpwuid_r(owner, &pw, buf, sizeof buf, &res) == 0 && res)
+        /* bounded: a user name from getpwuid */
         snprintf(name, sizeof name, "'%.48s' ", res->pw_name);
     if (strcmp(key, "results_db") == 0)
         return vyre__fail(e, VYRE_EUNSAFE,
@@ -388,6 +391,7 @@ static int split_line(const char *text, size_t start, size_t end, const char *at
                           "%smissing key before '='", at);
     if (ke - start >= key_size) {
         /* Too long for any key: shown cut, as an unknown key. */
+        /* bounded: excerpt, marked "...", of a key */
         snprintf(key, key_size, "%.32s...", text + start);
         value[0] = '\0';
         return VYRE_OK;
@@ -619,6 +623,7 @@ static int load_override(vyre_config *c, const char *o, load_ctx *ctx, vyre_erro
         rc = vyre__fail(&e, VYRE_ECONFIG, "write -o key=value, e.g. -o max_size=10G",
                         "-o '%s': expected key=value", o ? o : "");
     else if ((size_t)(eq - o) >= sizeof key)
+        /* bounded: excerpt of an unknown key */
         rc = vyre__fail(&e, VYRE_ECONFIG, k_keys_hint, "-o '%.64s': unknown key", o);
     else {
         memcpy(key, o, (size_t)(eq - o));
@@ -841,6 +846,7 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
     } else if (vyre_config_key_find(key) < 0) {
         return vyre__remedy(
             err, VYRE_REMEDY_CACHE_CONFIG,
+            /* bounded: excerpt of an unknown key */
             vyre__fail(err, VYRE_ECONFIG, k_keys_hint, "unknown configuration key '%.64s'", key));
     }
     if ((rc = vyre__mkdirs(cache_root, 0700, err)))

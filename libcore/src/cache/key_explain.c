@@ -42,6 +42,7 @@ const char *vyre_key_field_name(vyre_key_field f)
 static int copy_field(char *dst, size_t size, const char *src, const char *what, vyre_error *err)
 {
     if (vyre__strlcpy(dst, src ? src : "", size) >= size)
+        /* bounded: excerpt, marked "...", of a value too long */
         return vyre__fail(err, VYRE_ETOOBIG, NULL, "the key's %s '%.40s...' is over %zu bytes",
                           what, src, size - 1);
     return VYRE_OK;
