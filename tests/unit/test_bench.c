@@ -1,6 +1,6 @@
 /*
  * test_bench.c - the measurement engine of vyre-bench
- * (libcore/src/bench/engine.c, vyre_bench_measure) without a GPU: samples
+ * (libcore/src/bench/engine.c, vyre__bench_measure) without a GPU: samples
  * come from a callback, clocks from the fake NVML (tests/fakes/fakenvml.c).
  *
  * Throttle flagging: the engine reads NVML after each sample and flags the
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench_internal.h"
 #include "testutil.h"
 #include "vyre/bench.h"
 #include "vyre/gpu.h"
@@ -110,7 +111,7 @@ static vyre_bench_sample *measure(vyre_gpu_monitor *mon, int nvml_index, int set
     int interrupted = -1;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_bench_measure(&o, pt, &samples, n, &interrupted, &e);
+    int rc = vyre__bench_measure(&o, pt, &samples, n, &interrupted, &e);
     cr_assert_eq(rc, 0, "%s: %s", vyre_err_name(rc), e.message);
     cr_assert_eq(interrupted, 0);
     cr_assert_eq(*n, NSCHED);

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/bench_internal.h"
 #include "testutil.h"
 #include "vyre/bench.h"
 
@@ -300,7 +301,7 @@ Test(bench_db, live_run_of_this_process_stays_running)
     cr_assert_eq(raw_int("SELECT pid_start FROM runs"), atoll(tok),
                  "the start time of this process is recorded");
     size_t n = 9;
-    cr_assert_eq(vyre_bench_runs_reap(db, &n, NULL), 0);
+    cr_assert_eq(vyre__bench_runs_reap(db, &n, NULL), 0);
     cr_assert_eq(n, 0);
     cr_assert_eq(status_of(db, run), VYRE_RUN_RUNNING);
     vyre_results_close(db);
@@ -476,7 +477,7 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     int intr = 0;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_measure(&o, &pt, &s, &n, &intr, &e), 0, "%s", e.message);
     cr_assert_eq(intr, 0);
     cr_assert_eq(n, 20, "min samples, noise criterion off");
     cr_assert_eq(f.calls, 22, "two warm-up calls");
@@ -492,7 +493,7 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     struct fake g = {0, &stop, 5};
     o.ctx = &g;
     o.stop = &stop;
-    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
+    cr_assert_eq(vyre__bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
     cr_assert_eq(intr, 1);
     cr_assert_null(s);
     cr_assert_eq(n, 0);
@@ -514,7 +515,7 @@ Test(bench_db, measure_stops_on_robust_noise_despite_an_outlier)
     vyre_bench_sample *s = NULL;
     size_t n = 0;
     int intr = 0;
-    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
+    cr_assert_eq(vyre__bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
     cr_assert_eq(pt.stop_reason, VYRE_STOP_NOISE_OK, "%s", pt.stop);
     cr_assert_eq(n, 10, "stops as soon as the minimum is met: %s", pt.stop);
     cr_assert_gt(pt.stats.rel_stddev, 0.02, "stddev / mean is kept as it is");

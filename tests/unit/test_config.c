@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
 #include "vyre/config.h"
@@ -104,9 +105,9 @@ Test(config, defaults)
         cr_assert_str_eq(w, "default");
     }
     char env[64];
-    vyre_config_env_name(VYRE_CONF_QUARANTINE_MAX_AGE, env, sizeof env);
+    vyre__config_env_name(VYRE_CONF_QUARANTINE_MAX_AGE, env, sizeof env);
     cr_assert_str_eq(env, "VYRE_CACHE_QUARANTINE_MAX_AGE");
-    vyre_config_env_name(VYRE_CONF_REMOTE_STORAGE, env, sizeof env);
+    vyre__config_env_name(VYRE_CONF_REMOTE_STORAGE, env, sizeof env);
     cr_assert_str_eq(env, "VYRE_REMOTE_CACHE");
     cr_assert_str_eq(c.remote_storage, "");
     cr_assert_eq(vyre_config_key_find("read_only"), VYRE_CONF_READ_ONLY);
@@ -396,8 +397,9 @@ Test(config, a_bad_remote_storage_names_the_file_and_line)
     put_text(path, "remote_storage = http://127.0.0.1:1/ok\n");
     cr_assert_eq(vyre_config_write(g_root, "remote_storage", "gopher://h", -1, &e), VYRE_ECONFIG);
     cr_assert_str_eq(get_text(path), "remote_storage = http://127.0.0.1:1/ok\n");
-    cr_assert_eq(vyre_config_write(g_root, "remote_storage", "redis://127.0.0.1:1|read-only", -1, &e),
-                 0, "%s", e.message);
+    cr_assert_eq(
+        vyre_config_write(g_root, "remote_storage", "redis://127.0.0.1:1|read-only", -1, &e), 0,
+        "%s", e.message);
     cr_assert_str_eq(get_text(path), "remote_storage = redis://127.0.0.1:1|read-only\n");
 }
 
@@ -545,9 +547,9 @@ Test(config, triton_and_inductor_max_size_from_each_layer)
     cr_assert_str_eq(w, "f.conf:2");
     /* The environment over the file, -o over both. */
     char env[64];
-    vyre_config_env_name(VYRE_CONF_TRITON_MAX_SIZE, env, sizeof env);
+    vyre__config_env_name(VYRE_CONF_TRITON_MAX_SIZE, env, sizeof env);
     cr_assert_str_eq(env, "VYRE_CACHE_TRITON_MAX_SIZE");
-    vyre_config_env_name(VYRE_CONF_INDUCTOR_MAX_SIZE, env, sizeof env);
+    vyre__config_env_name(VYRE_CONF_INDUCTOR_MAX_SIZE, env, sizeof env);
     cr_assert_str_eq(env, "VYRE_CACHE_INDUCTOR_MAX_SIZE");
     char conf[1300];
     snprintf(conf, sizeof conf, "%s/vyre.conf", g_root);
@@ -566,7 +568,8 @@ Test(config, triton_and_inductor_max_size_from_each_layer)
     cr_assert(strstr(e.hint, "10G"), "%s", e.hint);
     cr_assert_eq(c.triton_max_size, 0);
     /* And it reads back what it shows, through the cache's file. */
-    cr_assert_eq(vyre_config_write(g_root, "inductor_max_size", "1.5G", -1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_write(g_root, "inductor_max_size", "1.5G", -1, &e), 0, "%s",
+                 e.message);
     cr_assert(strstr(get_text(conf), "inductor_max_size = 1.5G"), "%s", get_text(conf));
     cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.inductor_max_size, UINT64_C(1536) << 20);

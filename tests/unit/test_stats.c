@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/stats_internal.h"
 #include "vyre/stats.h"
 
 #define EPS 1e-9
@@ -149,13 +150,13 @@ Test(stats, running_matches_batch)
     double *x = synth(1000, 50.0, 0.3, 42);
     vyre_stats_running r = VYRE_RUNNING_INIT;
     for (size_t i = 0; i < 1000; i++)
-        vyre_stats_running_push(&r, x[i]);
+        vyre__stats_running_push(&r, x[i]);
     vyre_stats s;
     cr_assert_eq(vyre_stats_compute(x, 1000, &s, NULL), 0);
     cr_assert_eq(r.n, 1000);
     assert_near(r.mean, s.mean, 1e-9, "mean");
-    assert_near(vyre_stats_running_stddev(&r), s.stddev, 1e-9, "stddev");
-    assert_near(vyre_stats_running_noise(&r), s.rel_stddev, 1e-12, "noise");
+    assert_near(vyre__stats_running_stddev(&r), s.stddev, 1e-9, "stddev");
+    assert_near(vyre__stats_running_noise(&r), s.rel_stddev, 1e-12, "noise");
     assert_near(r.min, s.min, 0, "min");
     assert_near(r.max, s.max, 0, "max");
     assert_near(r.sum, s.mean * 1000, 1e-6, "sum");
@@ -170,7 +171,7 @@ static vyre_stats_running quiet(size_t n)
 {
     vyre_stats_running r = VYRE_RUNNING_INIT;
     for (size_t i = 0; i < n; i++)
-        vyre_stats_running_push(&r, i % 2 ? 1.001 : 0.999);
+        vyre__stats_running_push(&r, i % 2 ? 1.001 : 0.999);
     return r;
 }
 
@@ -179,7 +180,7 @@ static vyre_stats_running noisy(size_t n)
 {
     vyre_stats_running r = VYRE_RUNNING_INIT;
     for (size_t i = 0; i < n; i++)
-        vyre_stats_running_push(&r, i % 2 ? 1.1 : 0.9);
+        vyre__stats_running_push(&r, i % 2 ? 1.1 : 0.9);
     return r;
 }
 
@@ -198,51 +199,51 @@ Test(stats, stop_rules)
 {
     const vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT; /* 10, 0.5 s, 0.5 %, 15 s */
     vyre_stats_running r = quiet(5);
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 0, VYRE_STOP_MIN_SAMPLES_NOT_MET,
-                "min-samples: 5 of 10");
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 0,
+                VYRE_STOP_MIN_SAMPLES_NOT_MET, "min-samples: 5 of 10");
     r = quiet(20);
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.2, 1.0), &rule, 0, VYRE_STOP_MIN_TIME_NOT_MET,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.2, 1.0), &rule, 0, VYRE_STOP_MIN_TIME_NOT_MET,
                 "min-time: 0.20 s of 0.50 s");
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 1, VYRE_STOP_NOISE_OK,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 1, VYRE_STOP_NOISE_OK,
                 "noise-ok: 0.10% <= 0.50% after 20 samples, 0.60 s");
     /* Met together with the timeout: the good news wins. */
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.6, 20.0), &rule, 1, VYRE_STOP_NOISE_OK,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.6, 20.0), &rule, 1, VYRE_STOP_NOISE_OK,
                 "noise-ok: 0.10% <= 0.50% after 20 samples, 0.60 s");
 
     r = noisy(40);
     /* 0.9/1.1 alternating, n = 40: stddev sqrt(40 * 0.01 / 39) = 0.10127. */
-    expect_stop(vyre_stats_stop_check(&rule, &r, 3.0, 3.0), &rule, 0, VYRE_STOP_NOISY,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 3.0, 3.0), &rule, 0, VYRE_STOP_NOISY,
                 "noisy: 10.13% > 0.50% after 40 samples");
-    expect_stop(vyre_stats_stop_check(&rule, &r, 15.0, 15.0), &rule, 1, VYRE_STOP_TIMEOUT,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 15.0, 15.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: noise 10.13% > 0.50% after 40 samples, 15.0 s");
     /* Stored with a point: no figure of its own beside the noise column
      * (issue 25), the threshold and the rest kept. */
-    vyre_stats_stop_decision d = vyre_stats_stop_check(&rule, &r, 15.0, 15.0);
+    vyre_stats_stop_decision d = vyre__stats_stop_check(&rule, &r, 15.0, 15.0);
     d.noise = NAN;
     expect_stop(d, &rule, 1, VYRE_STOP_TIMEOUT, "timeout: noise > 0.50% after 40 samples, 15.0 s");
     r = quiet(20);
-    d = vyre_stats_stop_check(&rule, &r, 0.6, 1.0);
+    d = vyre__stats_stop_check(&rule, &r, 0.6, 1.0);
     d.noise = NAN;
     expect_stop(d, &rule, 1, VYRE_STOP_NOISE_OK,
                 "noise-ok: noise <= 0.50% after 20 samples, 0.60 s");
     r = noisy(40);
     /* A kernel so slow that the timeout comes before the minimum samples. */
     r = noisy(3);
-    expect_stop(vyre_stats_stop_check(&rule, &r, 15.5, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 15.5, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: 3 of 10 samples after 16.0 s");
     r = quiet(20);
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.1, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.1, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: 0.10 s of 0.50 s measured after 16.0 s");
 
     vyre_stats_stop_rule capped = rule;
     capped.max_samples = 40;
     r = noisy(40);
-    expect_stop(vyre_stats_stop_check(&capped, &r, 3.0, 3.0), &capped, 1, VYRE_STOP_MAX_SAMPLES,
+    expect_stop(vyre__stats_stop_check(&capped, &r, 3.0, 3.0), &capped, 1, VYRE_STOP_MAX_SAMPLES,
                 "max-samples: 40 samples, noise 10.13%");
 
     vyre_stats_stop_rule no_noise = rule;
     no_noise.max_noise = 0;
-    expect_stop(vyre_stats_stop_check(&no_noise, &r, 0.5, 1.0), &no_noise, 1,
+    expect_stop(vyre__stats_stop_check(&no_noise, &r, 0.5, 1.0), &no_noise, 1,
                 VYRE_STOP_MINIMUMS_MET, "minimums-met: 40 samples, 0.50 s, noise 10.13%");
 
     /* min_samples 1 still needs two samples for a noise figure. */
@@ -250,7 +251,7 @@ Test(stats, stop_rules)
     one.min_samples = 1;
     one.min_time_s = 0;
     r = quiet(1);
-    expect_stop(vyre_stats_stop_check(&one, &r, 0.0, 0.0), &one, 0, VYRE_STOP_NOISY,
+    expect_stop(vyre__stats_stop_check(&one, &r, 0.0, 0.0), &one, 0, VYRE_STOP_NOISY,
                 "noisy: - > 0.50% after 1 samples");
     cr_assert_str_eq(vyre_stats_stop_reason_name((vyre_stats_stop_reason)99), "?");
 }

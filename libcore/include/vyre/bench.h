@@ -14,7 +14,7 @@
  * message). Schema: db/results_v2.sql and its later steps (samples.round:
  * db/results_v5.sql).
  *
- * Measuring a point (vyre_bench_measure): warm-up calls, then samples until
+ * Measuring a point (libcore's engine): warm-up calls, then samples until
  * the stopping rule (vyre/stats.h) says stop; each sample is timed by the
  * caller's function (GPU time from CUDA events, host wall time); NVML
  * clocks are read between samples (never inside one) and samples taken
@@ -174,22 +174,9 @@ VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id,
                                       vyre_error *err);
 
 /*
- * Marks 'interrupted' every 'running' run of this host whose process is
- * gone: its pid does not exist, belongs to another process (a start time,
- * /proc/<pid>/stat field 22, other than the one recorded at
- * vyre_bench_run_begin), or the machine rebooted since. Its finished points
- * stay, as after Ctrl-C. vyre_bench_runs_list, vyre_bench_run_get and
- * vyre_bench_run_resolve call it first (ignoring its errors), so readers
- * never see a dead run as running. *nreaped (may be NULL) gets the count.
- */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err);
-#endif
-
-/*
  * Deletes the n runs ids (with their points, samples and kernel records)
  * in one transaction: all of them or none. Runs whose process died are
- * reaped first (vyre_bench_runs_reap); a run still 'running' (its process
+ * reaped first; a run still 'running' (its process
  * alive, or on another host, where it cannot be judged) is refused with
  * VYRE_EBUSY and nothing is deleted; a missing id is VYRE_ENOENT (remedy
  * VYRE_REMEDY_BENCH_RUNS). Deleting is the user's explicit act: nothing
@@ -361,49 +348,12 @@ VYRE_EXTERN void vyre_bench_compare_summarize(const vyre_bench_cmp_row *rows, si
 /* "PASS", "FAIL" or "INCONCLUSIVE". */
 VYRE_EXTERN const char *vyre_bench_outcome_name(vyre_bench_outcome o);
 
-/* Free the arrays the functions above (and vyre_bench_measure) return.
- * NULL-safe. */
+/* Free the arrays the functions above return. NULL-safe. */
 VYRE_EXTERN void vyre_bench_run_list_free(vyre_bench_run *runs);
 VYRE_EXTERN void vyre_bench_point_list_free(vyre_bench_point *points);
 VYRE_EXTERN void vyre_bench_sample_list_free(vyre_bench_sample *samples);
 VYRE_EXTERN void vyre_bench_kernel_row_list_free(vyre_bench_kernel_row *rows);
 VYRE_EXTERN void vyre_bench_cmp_row_list_free(vyre_bench_cmp_row *rows);
-
-/* ---- measuring one point -------------------------------------------------- */
-
-/*
- * Takes one sample: *value = ns per item (GPU time when the point has a
- * GPU timer, else host time), *wall = host wall ns of the sample. Returns
- * 0 or an error, which ends the point.
- */
-typedef int (*vyre_bench_sample_fn)(void *ctx, double *value, double *wall, vyre_error *err);
-
-/* Runs before each sample, untimed (cold mode: flush L2). May be NULL. */
-typedef int (*vyre_bench_prepare_fn)(void *ctx, vyre_error *err);
-
-typedef struct vyre_bench_measure_opts {
-    vyre_bench_sample_fn sample;
-    vyre_bench_prepare_fn prepare;
-    void *ctx;
-    size_t warmup; /* untimed calls of sample first */
-    vyre_stats_stop_rule rule;
-    vyre_gpu_monitor *mon;             /* NULL: no clocks */
-    int nvml_index;                    /* GPU to watch in mon's samples; -1 none */
-    const volatile sig_atomic_t *stop; /* set (Ctrl-C): stop after the current sample */
-} vyre_bench_measure_opts;
-
-/*
- * Measures one point: fills stats, n_throttled, wall_median, stop_reason
- * and stop of *pt, and returns the samples in *samples (the caller's:
- * vyre_bench_sample_list_free; *n of them) with their throttle and outlier flags. When *stop
- * becomes set, returns 0 with *interrupted = 1 (the point is incomplete:
- * do not store it). Returns 0 or the sample function's error.
- */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
-                                     vyre_bench_sample **samples, size_t *n, int *interrupted,
-                                     vyre_error *err);
-#endif
 
 /* ---- suites and runs ------------------------------------------------------- */
 

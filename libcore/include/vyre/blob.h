@@ -172,15 +172,9 @@ VYRE_EXTERN int vyre_blob_check_file(const char *path, const vyre_key *expected,
                                      vyre_blob_reject *why, vyre_error *err);
 
 /* Moves path into <root>/quarantine/ as "<name>.<reason>.<unix seconds>".
- * Also counts the reason (see vyre_blob_reject_counts). */
+ * Also counts the reason in a per-process tally. */
 VYRE_EXTERN int vyre_blob_quarantine(const char *root, const char *path, vyre_blob_reject why,
                                      vyre_error *err);
-
-/* Per-process count of files rejected, by reason (VYRE_REJECT_COUNT
- * entries). Thread-safe snapshot. */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API void vyre_blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
-#endif
 
 /* The payload checksum as stored in the header: XXH3-128 of len bytes of
  * payload, canonical (big-endian) bytes. payload may be NULL when len is 0.

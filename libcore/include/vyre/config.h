@@ -159,12 +159,6 @@ VYRE_EXTERN const char *vyre_config_key_name(int key);
 /* The key named name, or -1. */
 VYRE_EXTERN int vyre_config_key_find(const char *name);
 
-/* "VYRE_CACHE_MAX_SIZE" for key, into buf ("VYRE_REMOTE_CACHE" for
- * remote_storage). */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API void vyre_config_env_name(int key, char *buf, size_t size);
-#endif
-
 /* Sets key (by name) from its text. file/line say where it was written
  * (for messages and vyre_config_where; file may be NULL). Unknown key or
  * bad value: VYRE_ECONFIG with "file:line: ..." and a hint; c unchanged. */

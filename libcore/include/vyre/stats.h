@@ -53,7 +53,7 @@ extern "C" {
 typedef struct vyre_stats {
     size_t n;
     double min, max, mean, median;
-    double stddev; /* sample, NAN for n < 2 */
+    double stddev;     /* sample, NAN for n < 2 */
     double rel_stddev; /* stddev / mean, NAN when undefined */
     double p5, p95;
     double mad;          /* unscaled */
@@ -101,13 +101,7 @@ typedef struct vyre_stats_running {
         0, 0.0, 0.0, 0.0, 0.0, 0.0                                                                 \
     }
 
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API void vyre_stats_running_push(vyre_stats_running *r, double x);
-/* Sample standard deviation (NAN for n < 2) and stddev / mean (NAN for
- * n < 2 or mean <= 0). */
-VYRE_TEST_API double vyre_stats_running_stddev(const vyre_stats_running *r);
-VYRE_TEST_API double vyre_stats_running_noise(const vyre_stats_running *r);
-#endif
+/* Its push, stddev and noise are libcore's (bench/stats_internal.h). */
 
 /* ---- Stopping rule ------------------------------------------------------ */
 
@@ -157,22 +151,13 @@ typedef struct vyre_stats_stop_decision {
 } vyre_stats_stop_decision;
 
 /*
- * Decides whether to stop after the samples summarised by acc, measured_s
- * being their total measured time in seconds and elapsed_s the wall time
- * since the point started. Criteria met together report the best news:
+ * Decides whether to stop after n samples whose noise is given by the
+ * caller, measured_s being their total measured time in seconds and
+ * elapsed_s the wall time since the point started: measuring loops pass
+ * vyre_stats_robust_noise() of the samples so far (NAN while unknown, which
+ * never counts as low enough). Criteria met together report the best news:
  * NOISE_OK (or MINIMUMS_MET) before TIMEOUT before MAX_SAMPLES. A TIMEOUT
  * may come with fewer than min_samples samples: the decision's n says so.
- */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
-                                                             const vyre_stats_running *acc,
-                                                             double measured_s, double elapsed_s);
-#endif
-
-/*
- * The same rule with the noise given by the caller: measuring loops pass
- * vyre_stats_robust_noise() of the samples so far (NAN while unknown, which
- * never counts as low enough). n is the number of samples so far.
  */
 VYRE_EXTERN vyre_stats_stop_decision vyre_stats_stop_check_noise(const vyre_stats_stop_rule *rule,
                                                                  size_t n, double noise,

@@ -87,8 +87,8 @@ static int summarize(vyre_bench_point *pt, vyre_bench_sample *s, size_t k, vyre_
     return rc;
 }
 
-int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
-                       vyre_bench_sample **samples, size_t *n, int *interrupted, vyre_error *err)
+int vyre__bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
+                        vyre_bench_sample **samples, size_t *n, int *interrupted, vyre_error *err)
 {
     if (samples)
         *samples = NULL;
@@ -97,7 +97,7 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
     if (interrupted)
         *interrupted = 0;
     if (!o || !o->sample || !pt || !samples || !n || !interrupted)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_measure: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_measure: NULL argument");
     double items = pt->items >= 1 ? pt->items : 1;
     for (size_t i = 0; i < o->warmup; i++) {
         if (o->stop && *o->stop) {
@@ -533,7 +533,7 @@ static int round_into(vyre_bench_env *env, vyre_bench_point *pt, const vyre_benc
     vyre_bench_sample *s = NULL;
     size_t n = 0;
     env->block_discarded = 0; /* this point's round's, warm-up included */
-    int rc = vyre_bench_measure(&ro, pt, &s, &n, cut, err);
+    int rc = vyre__bench_measure(&ro, pt, &s, &n, cut, err);
     a->discarded += env->block_discarded;
     env->block_discarded = 0;
     if (cu && cu->cuProfilerStop)

@@ -379,12 +379,12 @@ static int run_is_stale(vyre__stmt *st, const char *host, const char *boot)
     return !vyre__stmt_is_null(st, 3) && vyre__stmt_col_int64(st, 3) != now;
 }
 
-int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err)
+int vyre__bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err)
 {
     if (nreaped)
         *nreaped = 0;
     if (!db)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_runs_reap: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_runs_reap: NULL argument");
     char host[256], boot[64];
     if (gethostname(host, sizeof host) != 0)
         vyre__strlcpy(host, "unknown", sizeof host);
@@ -1028,7 +1028,7 @@ static void reap_quietly(vyre_results *db)
 {
     vyre_error ignored;
     vyre_error_clear(&ignored);
-    (void)vyre_bench_runs_reap(db, NULL, &ignored);
+    (void)vyre__bench_runs_reap(db, NULL, &ignored);
 }
 
 static void read_run_row(vyre__stmt *st, void *elem)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/internal.h"
+#include "bench/stats_internal.h"
 
 static int cmp_double(const void *pa, const void *pb)
 {
@@ -173,7 +174,7 @@ int vyre_stats_outliers(const double *x, size_t n, double k, unsigned char *flag
 
 /* ---- Running statistics ------------------------------------------------ */
 
-void vyre_stats_running_push(vyre_stats_running *r, double x)
+void vyre__stats_running_push(vyre_stats_running *r, double x)
 {
     r->n++;
     if (r->n == 1) {
@@ -188,18 +189,18 @@ void vyre_stats_running_push(vyre_stats_running *r, double x)
     r->sum += x;
 }
 
-double vyre_stats_running_stddev(const vyre_stats_running *r)
+double vyre__stats_running_stddev(const vyre_stats_running *r)
 {
     if (r->n < 2)
         return NAN;
     return sqrt((r->m2 > 0.0 ? r->m2 : 0.0) / (double)(r->n - 1));
 }
 
-double vyre_stats_running_noise(const vyre_stats_running *r)
+double vyre__stats_running_noise(const vyre_stats_running *r)
 {
     if (r->n < 2 || !(r->mean > 0.0))
         return NAN;
-    return vyre_stats_running_stddev(r) / r->mean;
+    return vyre__stats_running_stddev(r) / r->mean;
 }
 
 /* ---- Stopping rule ------------------------------------------------------ */
@@ -230,11 +231,11 @@ double vyre_stats_robust_noise(const double *x, size_t n)
     return vyre_stats_robust_noise_of(n, med, mad);
 }
 
-vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
-                                               const vyre_stats_running *acc, double measured_s,
-                                               double elapsed_s)
+vyre_stats_stop_decision vyre__stats_stop_check(const vyre_stats_stop_rule *rule,
+                                                const vyre_stats_running *acc, double measured_s,
+                                                double elapsed_s)
 {
-    return vyre_stats_stop_check_noise(rule, acc->n, vyre_stats_running_noise(acc), measured_s,
+    return vyre_stats_stop_check_noise(rule, acc->n, vyre__stats_running_noise(acc), measured_s,
                                        elapsed_s);
 }
 

@@ -14,6 +14,10 @@
 
 #include "vyre/blob.h"
 
+/* Per-process count of files rejected, by reason (VYRE_REJECT_COUNT
+ * entries). Thread-safe snapshot. */
+void vyre__blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
+
 /* vyre_blob_load below rootfd. A hard-linked blob is rejected and its name
  * in the cache unlinked (never written through); other rejects are
  * quarantined as vyre_blob_load does. A shard that is a symlink is a miss. */

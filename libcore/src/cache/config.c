@@ -20,6 +20,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/config_internal.h"
 #include "vyre/remote.h"
 #include "vyre/units.h"
 
@@ -85,7 +86,7 @@ int vyre_config_key_find(const char *name)
     return -1;
 }
 
-void vyre_config_env_name(int key, char *buf, size_t size)
+void vyre__config_env_name(int key, char *buf, size_t size)
 {
     if (key == VYRE_CONF_REMOTE_STORAGE) {
         snprintf(buf, size, "%s", VYRE_REMOTE_ENV); /* the and ccache-like name */
@@ -573,7 +574,7 @@ static int load_env(vyre_config *c, load_ctx *ctx, vyre_error *err)
 {
     for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
         char name[64];
-        vyre_config_env_name(k, name, sizeof name);
+        vyre__config_env_name(k, name, sizeof name);
         /* secure_getenv: a set-id program linking libvyrecore takes no
          * remote store or umask from whoever started it. */
         const char *v = secure_getenv(name);
