@@ -141,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         vyre_error_clear(&err);
         /* No files here: a cache root that does not exist, no user file. */
         setenv("XDG_CONFIG_HOME", "/nonexistent/vyre-fuzz", 1);
-        rc = vyre_config_load(&d, "/nonexistent/vyre-fuzz-cache", ov, 1, &err);
+        rc = vyre_config_load(&d, "/nonexistent/vyre-fuzz-cache", ov, 1, 0, &err);
         if (rc != 0 && rc != VYRE_ECONFIG)
             abort();
         if (rc == 0)

@@ -667,7 +667,8 @@ Test(gpu_pipeline, a_blob_seeded_without_a_context_is_a_runtime_hit)
         VYRE_SOURCE_CUDA_C, SAXPY_SRC, strlen(SAXPY_SRC), dev.arch, "saxpy", NULL, 0};
     vyre_blob *blob = NULL;
     int was_hit = -1;
-    cr_assert_eq(vyre_compile_through_cache(cache, &req, &blob, &was_hit, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_compile_through_cache(cache, &req, NULL, NULL, 0, &blob, &was_hit, &e), 0,
+                 "%s", e.message);
     cr_assert_eq(was_hit, 0);
     vyre_blob_free(blob);
 
@@ -707,7 +708,8 @@ Test(gpu_pipeline, a_kernel_in_a_remote_store_is_a_runtime_hit)
         VYRE_SOURCE_CUDA_C, SAXPY_SRC, strlen(SAXPY_SRC), dev.arch, "saxpy", NULL, 0};
     vyre_blob *blob = NULL;
     int was_hit = -1;
-    cr_assert_eq(vyre_compile_through_cache(seed, &req, &blob, &was_hit, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_compile_through_cache(seed, &req, NULL, NULL, 0, &blob, &was_hit, &e), 0,
+                 "%s", e.message);
     char path[VYRE_CACHE_PATH_MAX];
     cr_assert_eq(vyre_blob_path(seeded, &blob->header.key, path, sizeof path, &e), 0);
     vyre_blob_free(blob);

@@ -432,9 +432,9 @@ static void run_foreign_case(const adv_case *k)
     /* clear removes the entry itself. */
     fresh(k);
     c = open_ok(0);
-    uint64_t removed = 0, bytes = 0;
+    vyre_cache_clear_result cl;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "%s: clear: %s", k->what, e.message);
+    cr_assert_eq(vyre_cache_clear(c, &cl, &e), 0, "%s: clear: %s", k->what, e.message);
     expect_entry_removed(k, "clear");
     vyre_cache_close(c);
     expect_outside_unchanged("clear");
@@ -668,8 +668,7 @@ Test(adversarial_cache, sparse_100_gb_blob_is_refused_by_size_without_reading)
     cr_assert_eq(vyre_cache_verify(c, 1, &r, NULL, NULL, NULL, NULL, &e), 0);
     cr_assert_eq(vyre_cache_verify(c, 0, &r, NULL, NULL, NULL, NULL, &e), 0);
     cr_assert_eq(r.problems, 0);
-    uint64_t removed = 0, bytes = 0;
-    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, NULL), 0);
+    cr_assert_eq(vyre_cache_clear(c, NULL, NULL), 0);
     vyre_cache_close(c);
 }
 
@@ -956,7 +955,7 @@ Test(adversarial_cache, files_vyre_did_not_write_are_reported_and_left_by_every_
     cr_assert_eq(pr.quarantine_removed, 0);
     vyre_cache_close(c);
     vyre_config cf;
-    cr_assert_eq(vyre_config_load(&cf, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&cf, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cf.quarantine_max_age_ns = INT64_C(1000000000);
     cf.max_size = 1;
     vyre_cache_open_opts oo;
@@ -973,9 +972,9 @@ Test(adversarial_cache, files_vyre_did_not_write_are_reported_and_left_by_every_
     make_cache();
     plant_users_files();
     c = open_ok(0);
-    uint64_t removed = 0, bytes = 0;
-    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "%s", e.message);
-    cr_assert_eq(removed, N_BLOBS, "clear counted %" PRIu64 " blobs", removed);
+    vyre_cache_clear_result cl;
+    cr_assert_eq(vyre_cache_clear(c, &cl, &e), 0, "%s", e.message);
+    cr_assert_eq(cl.removed, N_BLOBS, "clear counted %" PRIu64 " blobs", cl.removed);
     expect_users_files("clear");
     vyre_cache_close(c);
 }

@@ -1215,12 +1215,12 @@ Test(cache, clear_removes_blobs_rows_debris_and_quarantine, .init = setup, .fini
     tu_write_file(p, "x", 1);
     snprintf(p, sizeof p, "%s/quarantine/%064d.vblob.truncated.1", g_root, 0);
     tu_write_file(p, "y", 1);
-    uint64_t removed = 0, bytes = 0;
+    vyre_cache_clear_result cl;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "clear: %s", e.message);
-    cr_assert_eq(removed, 3);
-    cr_assert_eq(bytes, 3 * VYRE_BLOB_HEADER_SIZE + 600);
+    cr_assert_eq(vyre_cache_clear(c, &cl, &e), 0, "clear: %s", e.message);
+    cr_assert_eq(cl.removed, 3);
+    cr_assert_eq(cl.removed_bytes, 3 * VYRE_BLOB_HEADER_SIZE + 600);
     char d[1200];
     sub(d, sizeof d, "blobs");
     cr_assert_eq(count_entries(d, NULL, 0), 0);
@@ -1256,7 +1256,7 @@ Test(cache, cleanup_lock_and_marker_take_the_cache_umask, .init = setup, .fini =
     vyre_config cf;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_config_load(&cf, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&cf, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cf.max_age_ns = 30 * DAY_NS; /* a put then makes cleanup.lock */
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);

@@ -1362,7 +1362,7 @@ static int removal_child(removal_op op, int kill_at)
     vyre_config cf;
     vyre_error e;
     vyre_error_clear(&e);
-    if (vyre_config_load(&cf, g_root, NULL, 0, &e) != 0)
+    if (vyre_config_load(&cf, g_root, NULL, 0, 0, &e) != 0)
         return 90;
     cf.max_size = 1; /* cleanup: everything goes */
     vyre_cache_open_opts oo;
@@ -1381,8 +1381,8 @@ static int removal_child(removal_op op, int kill_at)
         vyre_cache_prune_result pr;
         rc = vyre_cache_prune(c, &o, &pr, NULL, NULL, &e);
     } else if (op == OP_CLEAR) {
-        uint64_t n = 0, b = 0;
-        rc = vyre_cache_clear(c, &n, &b, &e);
+        vyre_cache_clear_result cl;
+        rc = vyre_cache_clear(c, &cl, &e);
     } else {
         vyre_cache_cleanup_result cr;
         rc = vyre_cache_cleanup(c, 1, &cr, &e);

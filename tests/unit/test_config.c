@@ -196,7 +196,7 @@ Test(config, layers_lowest_first)
     const char *ov[] = {"read_only=false"};
     vyre_config c;
     vyre_error e;
-    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.max_size, UINT64_C(1) << 30);
     cr_assert_eq(c.where[VYRE_CONF_MAX_SIZE].origin, VYRE_CONF_FROM_USER_FILE);
     cr_assert_eq(c.max_age_ns, INT64_C(2) * 86400 * 1000000000);
@@ -215,7 +215,7 @@ Test(config, layers_lowest_first)
     cr_assert_str_eq(w, want);
     /* A bad override is the error, naming -o. */
     const char *bad[] = {"max_size"};
-    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, 0, &e), VYRE_ECONFIG);
     cr_assert_str_eq(e.message, "-o 'max_size': expected key=value");
 }
 
@@ -306,7 +306,7 @@ Test(config, remote_storage_layers_and_masking)
     vyre_config c;
     vyre_error e;
     char v[VYRE_CONFIG_LONG_VALUE_MAX], w[1300], want[1300];
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cr_assert_str_eq(c.remote_storage, "http://user:s3cret@127.0.0.1:1/user|read-only");
     cr_assert_eq(c.where[VYRE_CONF_REMOTE_STORAGE].origin, VYRE_CONF_FROM_USER_FILE);
     vyre_config_format_value(&c, VYRE_CONF_REMOTE_STORAGE, v, sizeof v);
@@ -315,7 +315,7 @@ Test(config, remote_storage_layers_and_masking)
 
     put_text(cache_conf, "# the fleet's store\nremote_storage = http://127.0.0.1:1/cache "
                          "redis://:pw@127.0.0.1:1/2|read-only\n");
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.where[VYRE_CONF_REMOTE_STORAGE].origin, VYRE_CONF_FROM_CACHE_FILE);
     vyre_config_format_where(&c, VYRE_CONF_REMOTE_STORAGE, w, sizeof w);
     snprintf(want, sizeof want, "%s:2", cache_conf);
@@ -337,7 +337,7 @@ Test(config, remote_storage_layers_and_masking)
     vyre_cache_close(h);
 
     setenv("VYRE_REMOTE_CACHE", "http://127.0.0.1:1/env", 1);
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cr_assert_str_eq(c.remote_storage, "http://127.0.0.1:1/env");
     vyre_config_format_where(&c, VYRE_CONF_REMOTE_STORAGE, w, sizeof w);
     cr_assert_str_eq(w, "env VYRE_REMOTE_CACHE");
@@ -346,12 +346,12 @@ Test(config, remote_storage_layers_and_masking)
     vyre_cache_close(h);
 
     const char *ov[] = {"remote_storage=redis://127.0.0.1:1"};
-    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, 0, &e), 0, "%s", e.message);
     cr_assert_str_eq(c.remote_storage, "redis://127.0.0.1:1");
     cr_assert_eq(c.where[VYRE_CONF_REMOTE_STORAGE].origin, VYRE_CONF_FROM_OVERRIDE);
     /* An empty value is none, at any layer. */
     const char *none[] = {"remote_storage="};
-    cr_assert_eq(vyre_config_load(&c, g_root, none, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, none, 1, 0, &e), 0, "%s", e.message);
     cr_assert_str_eq(c.remote_storage, "");
     vyre_cache_open_opts o;
     vyre_cache_open_opts_init(&o);
@@ -362,13 +362,13 @@ Test(config, remote_storage_layers_and_masking)
 
     /* A bad store in the environment or in -o names it. */
     setenv("VYRE_REMOTE_CACHE", "http://h|bogus", 1);
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_ECONFIG);
     cr_assert_str_eq(e.message, "VYRE_REMOTE_CACHE: bad value for remote_storage: remote store "
                                 "'http://h|bogus': unknown attribute 'bogus'");
     cr_assert_str_eq(e.hint, "fix or unset VYRE_REMOTE_CACHE");
     unsetenv("VYRE_REMOTE_CACHE");
     const char *bad[] = {"remote_storage=ftp://x:pw@h/"};
-    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, 0, &e), VYRE_ECONFIG);
     cr_assert(strncmp(e.message, "-o: bad value for remote_storage: ", 34) == 0, "%s", e.message);
     cr_assert_null(strstr(e.message, "pw"), "%s", e.message);
 }
@@ -384,7 +384,7 @@ Test(config, a_bad_remote_storage_names_the_file_and_line)
     vyre_config c;
     vyre_error e;
     char want[1600];
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_ECONFIG);
     snprintf(want, sizeof want, "%s:3: bad value for remote_storage: ", path);
     cr_assert(strncmp(e.message, want, strlen(want)) == 0, "%s", e.message);
     cr_assert_null(strstr(e.message, "hunter2"), "%s", e.message);
@@ -446,10 +446,10 @@ Test(config, keep_going_loads_the_rest_and_keeps_each_error)
     put_text(path, "max_size = 3X\numask = 000\nmax_age = 2d\nread_only = yes\n");
     vyre_config c;
     vyre_error e;
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_ECONFIG);
     cr_assert(strstr(e.message, ":1: bad value '3X' for max_size"), "%s", e.message);
     const char *ov[] = {"umask=0777", "max_age=3d"};
-    cr_assert_eq(vyre_config_load_ex(&c, g_root, ov, 2, VYRE_CONFIG_KEEP_GOING, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, ov, 2, VYRE_CONFIG_KEEP_GOING, &e), VYRE_ECONFIG);
     cr_assert(strstr(e.message, ":1: bad value '3X' for max_size"), "%s", e.message);
     cr_assert_eq(c.n_problems, 3);
     for (size_t i = 0; i < 3; i++)
@@ -503,25 +503,24 @@ Test(config, remote_storage_from_a_foreign_file_is_refused_before_it_is_read)
     cr_assert_eq(chown(path, 65534, 65534), 0);
     vyre_config c;
     vyre_error e;
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_EUNSAFE);
     cr_assert(strstr(e.message, "vyre.conf:2: remote_storage refused: the file is owned by "), "%s",
               e.message);
     cr_assert(strstr(e.message, "(uid 65534), not by you or root"), "%s", e.message);
     cr_assert(strstr(e.hint, "chown root"), "%s", e.hint);
     /* The rest of a foreign file is read (a group cache's max_size). */
-    cr_assert_eq(vyre_config_load_ex(&c, g_root, NULL, 0, VYRE_CONFIG_KEEP_GOING, &e),
-                 VYRE_EUNSAFE);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, VYRE_CONFIG_KEEP_GOING, &e), VYRE_EUNSAFE);
     cr_assert_eq(c.max_size, UINT64_C(3) << 30);
     cr_assert_str_eq(c.remote_storage, "");
     /* The user's own file follows the same rule (sudo keeping HOME). */
     unlink(path);
     put_text(user, text);
     cr_assert_eq(chown(user, 65534, 65534), 0);
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_EUNSAFE);
     /* Owned by root: trusted, so the value is parsed (and its missing
      * token file reported). */
     cr_assert_eq(chown(user, 0, 0), 0);
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_ECONFIG);
     cr_assert(strstr(e.message, "missing"), "%s", e.message);
 }
 
@@ -556,7 +555,7 @@ Test(config, triton_and_inductor_max_size_from_each_layer)
     put_text(conf, "triton_max_size = 1G\ninductor_max_size = 2G\n");
     setenv("VYRE_CACHE_TRITON_MAX_SIZE", "3G", 1);
     const char *const over[] = {"inductor_max_size=4G"};
-    cr_assert_eq(vyre_config_load(&c, g_root, over, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, over, 1, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.triton_max_size, UINT64_C(3) << 30);
     cr_assert_eq(c.inductor_max_size, UINT64_C(4) << 30);
     vyre_config_format_where(&c, VYRE_CONF_TRITON_MAX_SIZE, w, sizeof w);
@@ -571,6 +570,6 @@ Test(config, triton_and_inductor_max_size_from_each_layer)
     cr_assert_eq(vyre_config_write(g_root, "inductor_max_size", "1.5G", -1, &e), 0, "%s",
                  e.message);
     cr_assert(strstr(get_text(conf), "inductor_max_size = 1.5G"), "%s", get_text(conf));
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.inductor_max_size, UINT64_C(1536) << 20);
 }

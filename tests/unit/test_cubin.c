@@ -587,9 +587,8 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
     vyre_compile_request req = {VYRE_SOURCE_PTX, k_ptx, sizeof k_ptx - 1, "sm_90a", NULL, NULL, 0};
     vyre_blob *b = NULL;
     int hit = -1;
-    cr_assert_eq(
-        vyre_compile_through_cache_named(c, &req, "/some/dir/mod.ptx", NULL, 0, &b, &hit, &e), 0,
-        "%s", e.message);
+    cr_assert_eq(vyre_compile_through_cache(c, &req, "/some/dir/mod.ptx", NULL, 0, &b, &hit, &e), 0,
+                 "%s", e.message);
     cr_assert_eq(hit, 0);
     cr_assert_str_eq(b->header.source, "mod.ptx");
     cr_assert_eq(b->header.n_kernels, 2);
@@ -604,7 +603,8 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
         cr_assert_eq(vyre_compile_key(&req, &k1, NULL), 0);
         cr_assert_eq(vyre_compile_key(&r, &k2, NULL), 0);
         cr_assert_eq(memcmp(&k1, &k2, sizeof k1), 0, "the entry is not in the key");
-        cr_assert_eq(vyre_compile_through_cache(c, &r, &b, &hit, &e), 0, "%s", e.message);
+        cr_assert_eq(vyre_compile_through_cache(c, &r, NULL, NULL, 0, &b, &hit, &e), 0, "%s",
+                     e.message);
         cr_assert_eq(hit, 1, "%s", entries[i]);
         vyre_blob_free(b);
     }
@@ -612,7 +612,7 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
     vyre_compile_request r = req;
     r.entry = "matmul";
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_compile_through_cache(c, &r, &b, &hit, &e), VYRE_ENOENT);
+    cr_assert_eq(vyre_compile_through_cache(c, &r, NULL, NULL, 0, &b, &hit, &e), VYRE_ENOENT);
     cr_assert_null(b);
     cr_assert_str_eq(e.message, "the module has no kernel 'matmul'; it defines 2: add_one, twice");
     /* libcore names no front end: the command that lists a cache's kernels
@@ -624,8 +624,7 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
     vyre_cache *c2 = open_cache("c2");
     const char *need[] = {"twice", "nope"};
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_compile_through_cache_named(c2, &req, "m.ptx", need, 2, &b, &hit, &e),
-                 VYRE_ENOENT);
+    cr_assert_eq(vyre_compile_through_cache(c2, &req, "m.ptx", need, 2, &b, &hit, &e), VYRE_ENOENT);
     cr_assert(strstr(e.message, "no kernel 'nope'"), "%s", e.message);
     vyre_cache_stats st;
     cr_assert_eq(vyre_cache_stats_get(c2, &st, NULL), 0);

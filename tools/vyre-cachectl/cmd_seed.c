@@ -2,7 +2,7 @@
  * cmd_seed.c - `vyre-cachectl seed FILE|DIR... [--arch LIST] [--entry NAME]...
  * [--jobs N] [-- OPTS]`: compile CUDA C (NVRTC) or PTX (nvJitLink) ahead of
  * time into cubin blobs, under exactly the key the run-time path computes
- * (libcore's vyre_compile_through_cache_named is that path), so a fleet can
+ * (libcore's vyre_compile_through_cache is that path), so a fleet can
  * ship a warm cache. No GPU or driver is needed.
  *
  * As a user first tries it: `seed kernels/` or `seed *.ptx` with no flags.

@@ -255,7 +255,7 @@ int cachectl_config(vyre_config *cf, char *root, size_t root_size)
     int rc = cachectl_root(root, root_size);
     if (rc)
         return rc;
-    rc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides, &err);
+    rc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides, 0, &err);
     /* Warnings (an unknown key in a file) come first, whatever follows. */
     cachectl_config_problems(cf, 0);
     if (rc)

@@ -462,24 +462,20 @@ VYRE_EXTERN int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res
                                    vyre_cache_progress_fn progress, void *progress_ctx,
                                    vyre_error *err);
 
-/* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
- * Counts the blobs removed (regular files under a blob's name). Links and
- * special files under vyre's names are unlinked themselves; nothing they
- * point to is touched. Entries under other names stay, and are not
- * counted (vyre_cache_clear_ex counts them). Crash-consistent: the blobs
- * are moved into tmp/ before the rows go; an index that cannot be written
- * fails the call with every blob back in place. */
-VYRE_EXTERN int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes,
-                                 vyre_error *err);
-
 typedef struct vyre_cache_clear_result {
     uint64_t removed; /* blobs removed */
     uint64_t removed_bytes;
     uint64_t left; /* entries under names vyre does not write, left in place */
 } vyre_cache_clear_result;
 
-/* vyre_cache_clear with the count of what was left. res may be NULL. */
-VYRE_EXTERN int vyre_cache_clear_ex(vyre_cache *c, vyre_cache_clear_result *res, vyre_error *err);
+/* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
+ * Counts the blobs removed (regular files under a blob's name) into *res
+ * (res may be NULL). Links and special files under vyre's names are
+ * unlinked themselves; nothing they point to is touched. Entries under
+ * other names stay, and are counted in res->left. Crash-consistent: the
+ * blobs are moved into tmp/ before the rows go; an index that cannot be
+ * written fails the call with every blob back in place. */
+VYRE_EXTERN int vyre_cache_clear(vyre_cache *c, vyre_cache_clear_result *res, vyre_error *err);
 
 #ifdef __cplusplus
 }

@@ -188,14 +188,6 @@ VYRE_EXTERN int vyre_config_load_env(vyre_config *c, vyre_error *err);
  * are the invoker's: there is no user file then). Touches nothing. */
 VYRE_EXTERN int vyre_config_user_path(char *buf, size_t size, vyre_error *err);
 
-/*
- * Every layer: defaults, the user's file, cache_root's vyre.conf (cache_root
- * may be NULL: none), the environment, then overrides[0..n) ("key=value"
- * each, origin OVERRIDE). Files that do not exist are skipped.
- */
-VYRE_EXTERN int vyre_config_load(vyre_config *c, const char *cache_root,
-                                 const char *const *overrides, size_t n_overrides, vyre_error *err);
-
 /* vyre_config_load's flags. */
 enum {
     /* Go past bad values and refused settings: each is kept in c->problems
@@ -205,10 +197,15 @@ enum {
     VYRE_CONFIG_KEEP_GOING = 1u << 0,
 };
 
-/* vyre_config_load with flags (VYRE_CONFIG_KEEP_GOING). */
-VYRE_EXTERN int vyre_config_load_ex(vyre_config *c, const char *cache_root,
-                                    const char *const *overrides, size_t n_overrides,
-                                    unsigned flags, vyre_error *err);
+/*
+ * Every layer: defaults, the user's file, cache_root's vyre.conf (cache_root
+ * may be NULL: none), the environment, then overrides[0..n) ("key=value"
+ * each, origin OVERRIDE). Files that do not exist are skipped. flags: 0 or
+ * VYRE_CONFIG_KEEP_GOING.
+ */
+VYRE_EXTERN int vyre_config_load(vyre_config *c, const char *cache_root,
+                                 const char *const *overrides, size_t n_overrides, unsigned flags,
+                                 vyre_error *err);
 
 /* The value of key in c in a form vyre_config_set reads back ("5G", "7d",
  * "002", "true"; "unset" for an unset umask; a size that is not whole KiB

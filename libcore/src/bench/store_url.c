@@ -315,7 +315,7 @@ int vyre_results_locate(char *buf, size_t size, int *is_default, vyre_error *err
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading the configuration");
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_config_load_ex(c, NULL, NULL, 0, VYRE_CONFIG_KEEP_GOING, &e);
+    int rc = vyre_config_load(c, NULL, NULL, 0, VYRE_CONFIG_KEEP_GOING, &e);
     /* Other keys' problems are the cache's business: only results_db's
      * stop the results store. */
     int bad = rc == VYRE_ENOMEM;

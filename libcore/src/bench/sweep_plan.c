@@ -160,7 +160,7 @@ static int compile_for(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, 
     vyre_compile_request req = {k->kind, k->src, k->len, arch, sw->entry, NULL, 0};
     vyre_compile_result res;
     memset(&res, 0, sizeof res);
-    int rc = vyre_compile_cubin(&req, &res, err);
+    int rc = vyre_compile_cubin(&req, NULL, &res, err);
     if (cubin_bytes)
         *cubin_bytes = res.size;
     if (rc && log && res.log && *res.log)

@@ -546,7 +546,7 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
      * environment (vyre/config.h), unless the caller gives it. */
     if (opts->config)
         c->config = *opts->config;
-    else if ((rc = vyre_config_load(&c->config, c->root, NULL, 0, err)))
+    else if ((rc = vyre_config_load(&c->config, c->root, NULL, 0, 0, err)))
         goto fail;
     c->umask = opts->umask >= 0 ? opts->umask : c->config.umask;
     c->config_readonly = c->config.read_only;

@@ -629,8 +629,8 @@ static int load_override(vyre_config *c, const char *o, load_ctx *ctx, vyre_erro
     return keep_going(c, ctx, rc, &e, err);
 }
 
-int vyre_config_load_ex(vyre_config *c, const char *cache_root, const char *const *overrides,
-                        size_t n_overrides, unsigned flags, vyre_error *err)
+int vyre_config_load(vyre_config *c, const char *cache_root, const char *const *overrides,
+                     size_t n_overrides, unsigned flags, vyre_error *err)
 {
     if (!c)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load: NULL argument");
@@ -659,12 +659,6 @@ int vyre_config_load_ex(vyre_config *c, const char *cache_root, const char *cons
     }
     free(ctx);
     return rc;
-}
-
-int vyre_config_load(vyre_config *c, const char *cache_root, const char *const *overrides,
-                     size_t n_overrides, vyre_error *err)
-{
-    return vyre_config_load_ex(c, cache_root, overrides, n_overrides, 0, err);
 }
 
 /* A size in the largest binary unit that divides it exactly. */
