@@ -187,7 +187,10 @@ static vyre_cache *open_flags(const char *name, int round, const char *remotes, 
     snprintf(root, sizeof root, "%s/%s-%d", g_tmp, name, round);
     vyre_cache *c = NULL;
     vyre_error e;
-    if (vyre_cache_open(root, VYRE_CACHE_NO_REMOTE | flags, &c, &e))
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.flags = VYRE_CACHE_NO_REMOTE | flags;
+    if (vyre_cache_open(root, &oo, &c, &e))
         die("open", &e);
     if (remotes && vyre_cache_set_remotes(c, remotes, &e))
         die("remotes", &e);

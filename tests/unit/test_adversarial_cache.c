@@ -93,7 +93,7 @@ static vyre_cache *open_ok(unsigned flags)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, flags, &c, &e);
+    int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(flags), &c, &e);
     cr_assert_eq(rc, 0, "open: %s: %s (hint: %s)", vyre_err_name(rc), e.message, e.hint);
     return c;
 }
@@ -681,7 +681,7 @@ static void expect_open_refused(const char *what, const char *name)
         vyre_cache *c = NULL;
         vyre_error e;
         vyre_error_clear(&e);
-        int rc = vyre_cache_open(g_root, modes[i], &c, &e);
+        int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(modes[i]), &c, &e);
         cr_assert_eq(rc, VYRE_EUNSAFE, "%s: open (flags %u) gave %s", what, modes[i],
                      vyre_err_name(rc));
         cr_assert_null(c);
@@ -961,7 +961,7 @@ Test(adversarial_cache, files_vyre_did_not_write_are_reported_and_left_by_every_
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;
-    cr_assert_eq(vyre_cache_open_ex(g_root, &oo, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, &oo, &c, &e), 0, "%s", e.message);
     vyre_cache_cleanup_result cres;
     cr_assert_eq(vyre_cache_cleanup(c, 1, &cres, &e), 0, "%s", e.message);
     cr_assert_eq(cres.quarantine_removed, 0);
@@ -984,7 +984,7 @@ static int expect_refused_not_a_cache(unsigned flags, const char *name)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, flags, &c, &e);
+    int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(flags), &c, &e);
     cr_assert_eq(rc, VYRE_EUNSAFE, "flags %#x: got %s", flags, vyre_err_name(rc));
     cr_assert_null(c);
     cr_assert_neq(strstr(e.message, g_root), NULL, "message: %s", e.message);
@@ -1091,7 +1091,7 @@ Test(adversarial_cache, root_through_a_symlink_of_another_user_is_refused)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(link, 0, &c, &e);
+    int rc = vyre_cache_open(link, NULL, &c, &e);
     cr_assert_eq(rc, VYRE_EUNSAFE, "root symlink of uid 12345: got %s", vyre_err_name(rc));
     cr_assert_neq(strstr(e.message, link), NULL, "message: %s", e.message);
     cr_assert_neq(strstr(e.message, "12345"), NULL, "message: %s", e.message);
@@ -1103,11 +1103,11 @@ Test(adversarial_cache, root_through_a_symlink_of_another_user_is_refused)
     cr_assert_eq(symlink(g_dir, dirlink), 0);
     cr_assert_eq(lchown(dirlink, 12345, 12345), 0);
     snprintf(via, sizeof via, "%s/cache", dirlink);
-    cr_assert_eq(vyre_cache_open(via, VYRE_CACHE_READONLY, &c, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_cache_open(via, TU_OPEN_FLAGS(VYRE_CACHE_READONLY), &c, &e), VYRE_EUNSAFE);
 
     /* The user's own symlink is followed as before. */
     cr_assert_eq(lchown(link, geteuid(), getegid()), 0);
-    cr_assert_eq(vyre_cache_open(link, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(link, NULL, &c, &e), 0, "%s", e.message);
     vyre_cache_close(c);
 }
 

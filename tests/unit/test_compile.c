@@ -54,7 +54,7 @@ static vyre_cache *open_cache(const char *name)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(root, 0, &c, &e);
+    int rc = vyre_cache_open(root, NULL, &c, &e);
     cr_assert_eq(rc, 0, "open '%s': %s: %s", root, vyre_err_name(rc), e.message);
     return c;
 }

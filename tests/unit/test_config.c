@@ -255,13 +255,13 @@ Test(config, the_cache_honours_its_file)
 {
     vyre_cache *c = NULL;
     vyre_error e;
-    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &c, &e), 0, "%s", e.message);
     cr_assert_eq(vyre_cache_config(c)->max_size, UINT64_C(5) << 30);
     vyre_cache_close(c);
     char path[1200];
     snprintf(path, sizeof path, "%s/vyre.conf", g_root);
     put_text(path, "read_only = true\nmax_size = 64M\n");
-    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &c, &e), 0, "%s", e.message);
     cr_assert(vyre_cache_is_readonly(c));
     cr_assert_eq(vyre_cache_config(c)->max_size, UINT64_C(64) << 20);
     cr_assert_eq(vyre_cache_zero_stats(c, &e), VYRE_EROFS);
@@ -274,12 +274,12 @@ Test(config, the_cache_honours_its_file)
     vyre_cache_open_opts_init(&o);
     cr_assert_eq(o.umask, -1);
     o.config = &mine;
-    cr_assert_eq(vyre_cache_open_ex(g_root, &o, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, &o, &c, &e), 0, "%s", e.message);
     cr_assert(!vyre_cache_is_readonly(c));
     vyre_cache_close(c);
     /* A bad file fails the open, with the line. */
     put_text(path, "max_size = lots\n");
-    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &c, &e), VYRE_ECONFIG);
     cr_assert_not_null(strstr(e.message, "vyre.conf:1: bad value 'lots' for max_size"), "%s",
                        e.message);
     /* A symlink as the cache's vyre.conf is never followed. */
@@ -288,7 +288,7 @@ Test(config, the_cache_honours_its_file)
     put_text(target, "max_size = 1G\n");
     cr_assert_eq(unlink(path), 0);
     cr_assert_eq(symlink(target, path), 0);
-    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &c, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "is a symlink"), "%s", e.message);
     cr_assert_eq(vyre_config_write(g_root, "max_size", "2G", -1, &e), VYRE_EUNSAFE);
     cr_assert_str_eq(get_text(target), "max_size = 1G\n");
@@ -325,14 +325,15 @@ Test(config, remote_storage_layers_and_masking)
 
     /* The cache opens the stores of the configuration in force. */
     vyre_cache *h = NULL;
-    cr_assert_eq(vyre_cache_open(g_root, 0, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &h, &e), 0, "%s", e.message);
     cr_assert_eq(vyre_cache_remote_count(h), 2);
     vyre_remote_info ri;
     cr_assert_eq(vyre_cache_remote_get(h, 1, &ri, NULL), 0);
     cr_assert_eq(ri.scheme, VYRE_REMOTE_REDIS);
     cr_assert(ri.read_only);
     vyre_cache_close(h);
-    cr_assert_eq(vyre_cache_open(g_root, VYRE_CACHE_NO_REMOTE, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &h, &e), 0, "%s",
+                 e.message);
     cr_assert_eq(vyre_cache_remote_count(h), 0);
     vyre_cache_close(h);
 
@@ -341,7 +342,7 @@ Test(config, remote_storage_layers_and_masking)
     cr_assert_str_eq(c.remote_storage, "http://127.0.0.1:1/env");
     vyre_config_format_where(&c, VYRE_CONF_REMOTE_STORAGE, w, sizeof w);
     cr_assert_str_eq(w, "env VYRE_REMOTE_CACHE");
-    cr_assert_eq(vyre_cache_open(g_root, 0, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &h, &e), 0, "%s", e.message);
     cr_assert_eq(vyre_cache_remote_count(h), 1);
     vyre_cache_close(h);
 
@@ -356,7 +357,7 @@ Test(config, remote_storage_layers_and_masking)
     vyre_cache_open_opts o;
     vyre_cache_open_opts_init(&o);
     o.config = &c;
-    cr_assert_eq(vyre_cache_open_ex(g_root, &o, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, &o, &h, &e), 0, "%s", e.message);
     cr_assert_eq(vyre_cache_remote_count(h), 0);
     vyre_cache_close(h);
 
@@ -390,7 +391,8 @@ Test(config, a_bad_remote_storage_names_the_file_and_line)
     cr_assert_null(strstr(e.message, "hunter2"), "%s", e.message);
     cr_assert(e.hint[0], "no hint");
     vyre_cache *h = (vyre_cache *)1;
-    cr_assert_eq(vyre_cache_open(g_root, VYRE_CACHE_NO_REMOTE, &h, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_cache_open(g_root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &h, &e),
+                 VYRE_ECONFIG);
     cr_assert_null(h);
     cr_assert(strncmp(e.message, want, strlen(want)) == 0, "%s", e.message);
     /* Writing a bad one is refused, the file unchanged. */

@@ -369,7 +369,7 @@ static vyre_cache *open_cache(const char *name)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, NULL, &c, &e), 0, "%s", e.message);
     return c;
 }
 

@@ -519,7 +519,7 @@ Test(exporter_scrape, cache_families)
     free(doc);
     vyre_cache *c = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_cache_open(cache, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(cache, NULL, &c, &e), 0, "%s", e.message);
     vyre_cache_close(c);
     doc = scrape(&o, &len);
     check_document(doc);

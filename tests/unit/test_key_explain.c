@@ -59,7 +59,7 @@ static vyre_cache *open_ok(unsigned flags)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, flags, &c, &e);
+    int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(flags), &c, &e);
     cr_assert_eq(rc, 0, "open: %s: %s", vyre_err_name(rc), e.message);
     return c;
 }

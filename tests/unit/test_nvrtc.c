@@ -600,7 +600,7 @@ static vyre_cache *temp_cache(void)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(root, 0, &c, &e);
+    int rc = vyre_cache_open(root, NULL, &c, &e);
     cr_assert_eq(rc, 0, "open '%s': %s: %s", root, vyre_err_name(rc), e.message);
     return c;
 }
@@ -631,7 +631,7 @@ static void through_cache_twice(vyre_source_kind kind, const void *src, size_t l
     for (int round = 0; round < 2; round++) {
         vyre_cache *c2 = c;
         if (round == 1) {
-            cr_assert_eq(vyre_cache_open(vyre_cache_root(c), 0, &c2, NULL), 0);
+            cr_assert_eq(vyre_cache_open(vyre_cache_root(c), NULL, &c2, NULL), 0);
         }
         vyre_blob *b2 = NULL;
         hit = -1;

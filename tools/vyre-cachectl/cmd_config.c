@@ -103,7 +103,7 @@ static int confirm_shrink(const char *root, const vyre_config *cf, const char *v
     vyre_cache_prune_result pr;
     memset(&pr, 0, sizeof pr);
     memset(&st, 0, sizeof st);
-    int ok = vyre_cache_open_ex(root, &oo, &c, NULL) == VYRE_OK &&
+    int ok = vyre_cache_open(root, &oo, &c, NULL) == VYRE_OK &&
              vyre_cache_stats_get(c, &st, NULL) == VYRE_OK && st.bytes > max &&
              vyre_cache_prune(c, &po, &pr, NULL, NULL, NULL) == VYRE_OK;
     vyre_cache_close(c);

@@ -307,7 +307,7 @@ static int open_or_create(vyre_cache **cache)
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;
     oo.flags = VYRE_CACHE_NO_HIT_TRACK;
-    if (vyre_cache_open_ex(root, &oo, cache, &err))
+    if (vyre_cache_open(root, &oo, cache, &err))
         return cachectl_fail(&err);
     return 0;
 }

@@ -55,7 +55,7 @@
  *                       the variable or -o). Its environment variable is
  *                       VYRE_REMOTE_CACHE (not VYRE_CACHE_REMOTE_STORAGE);
  *                       an empty value means none. Shown with passwords
- *                       masked. vyre_cache_open_ex uses the stores of the
+ *                       masked. vyre_cache_open uses the stores of the
  *                       configuration in force. Default: none.
  *   triton_max_size     the size Triton's kernel cache (vyre/triton.h) is
  *                       pruned to when asked to apply the configuration

@@ -371,14 +371,6 @@ void vyre_cache_open_opts_init(vyre_cache_open_opts *opts)
     opts->umask = -1;
 }
 
-int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_error *err)
-{
-    vyre_cache_open_opts o;
-    vyre_cache_open_opts_init(&o);
-    o.flags = flags;
-    return vyre_cache_open_ex(root, &o, out, err);
-}
-
 const vyre_config *vyre_cache_config(const vyre_cache *c)
 {
     return &c->config;
@@ -524,10 +516,15 @@ static int root_open(vyre_cache *c, vyre_error *err)
     return VYRE_OK;
 }
 
-int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
-                       vyre_error *err)
+int vyre_cache_open(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
+                    vyre_error *err)
 {
-    if (!out || !opts)
+    vyre_cache_open_opts defaults;
+    if (!opts) {
+        vyre_cache_open_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (!out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_open: NULL argument");
     *out = NULL;
     if (opts->umask < -1 || opts->umask > 0777)
