@@ -16,6 +16,7 @@
 #include "testutil.h"
 #include "vyre/cache.h"
 #include "vyre/config.h"
+#include "vyre/results.h"
 #include "vyre/units.h"
 
 static char g_dir[1024];
@@ -465,6 +466,46 @@ Test(config, keep_going_loads_the_rest_and_keeps_each_error)
     cr_assert_eq(c.umask, -1);
     cr_assert_eq(c.read_only, 1);
     cr_assert_eq(c.max_age_ns, INT64_C(3) * 86400 * 1000000000);
+    cr_assert_eq(c.problems[0].key, VYRE_CONF_MAX_SIZE);
+    cr_assert_eq(c.problems[1].key, VYRE_CONF_UMASK);
+    cr_assert_eq(c.problems[2].key, VYRE_CONF_UMASK);
+}
+
+/* Issue 35 point 4: a problem carries its key, so the results store finds
+ * results_db's own problems by key. It used to look for "results_db" in
+ * every message, and a bad max_size whose value read "results_db" stopped
+ * the results store with the cache's problem. */
+Test(config, each_problem_carries_its_key)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/vyre/vyre.conf", g_xdg);
+    put_text(path, "max_size = results_db\nnot a line\nresults_dbx = 1\n");
+    const char *ov[] = {"read_only=maybe", "nope=1", "=2"};
+    vyre_config c;
+    vyre_error e;
+    cr_assert_eq(vyre_config_load(&c, NULL, ov, 3, VYRE_CONFIG_KEEP_GOING, &e), VYRE_ECONFIG);
+    cr_assert_eq(c.n_problems, 6);
+    static const int keys[] = {VYRE_CONF_MAX_SIZE, -1, -1, VYRE_CONF_READ_ONLY, -1, -1};
+    static const int errors[] = {1, 1, 0, 1, 1, 1};
+    for (size_t i = 0; i < 6; i++) {
+        cr_assert_eq(c.problems[i].key, keys[i], "problem %zu (%s): key %d", i,
+                     c.problems[i].error.message, c.problems[i].key);
+        cr_assert_eq(c.problems[i].is_error, errors[i], "problem %zu: %s", i,
+                     c.problems[i].error.message);
+    }
+    cr_assert(strstr(c.problems[0].error.message, "'results_db'"), "%s",
+              c.problems[0].error.message);
+    /* Not results_db's problem: the results store goes to its default. */
+    char where[VYRE_RESULTS_LOCATION_MAX];
+    int is_default = 0;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_locate(where, sizeof where, &is_default, &e), 0, "%s", e.message);
+    cr_assert_eq(is_default, 1);
+    /* results_db's own problem still stops it, by key. */
+    put_text(path, "max_size = results_db\nresults_db = mysql://h/db\n");
+    cr_assert_neq(vyre_results_locate(where, sizeof where, &is_default, &e), 0);
+    cr_assert(strstr(e.message, "results_db"), "%s", e.message);
+    cr_assert(!strstr(e.message, "max_size"), "the cache's problem was taken: %s", e.message);
 }
 
 /* Point 3: sizes as ccache writes them, shown so that they read back. */

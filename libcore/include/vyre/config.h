@@ -127,6 +127,10 @@ typedef struct vyre_config_where {
 typedef struct vyre_config_problem {
     int is_error;     /* 0: a warning (an unknown key: the line was ignored);
                          1: an error that VYRE_CONFIG_KEEP_GOING went past */
+    int key;          /* the key it is about (VYRE_CONF_MAX_SIZE, ...; its name:
+                         vyre_config_key_name); -1: none (a line that is not
+                         "key = value", an unknown key, a file that cannot be
+                         read) */
     vyre_error error; /* "file:line: ..." and a hint */
 } vyre_config_problem;
 

@@ -320,7 +320,7 @@ int vyre_results_locate(char *buf, size_t size, int *is_default, vyre_error *err
      * stop the results store. */
     int bad = rc == VYRE_ENOMEM;
     for (size_t i = 0; !bad && i < c->n_problems && i < VYRE_CONFIG_MAX_PROBLEMS; i++)
-        if (c->problems[i].is_error && strstr(c->problems[i].error.message, "results_db")) {
+        if (c->problems[i].is_error && c->problems[i].key == VYRE_CONF_RESULTS_DB) {
             e = c->problems[i].error;
             bad = 1;
         }

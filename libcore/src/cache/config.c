@@ -290,19 +290,21 @@ typedef struct load_ctx {
     vyre_error first;
 } load_ctx;
 
-static void add_problem(vyre_config *c, int is_error, const vyre_error *e)
+static void add_problem(vyre_config *c, int is_error, int key, const vyre_error *e)
 {
     if (c->n_problems < VYRE_CONFIG_MAX_PROBLEMS) {
         c->problems[c->n_problems].is_error = is_error;
+        c->problems[c->n_problems].key = key;
         c->problems[c->n_problems].error = *e;
     }
     c->n_problems++;
 }
 
-/* After a line or layer failed with rc (detail in e): 0 to go on (with
- * VYRE_CONFIG_KEEP_GOING the problem is kept in c and the key left as the
- * layers below set it), else rc with e copied to err. */
-static int keep_going(vyre_config *c, load_ctx *ctx, int rc, const vyre_error *e, vyre_error *err)
+/* After a line or layer failed with rc (detail in e) on key (-1: none):
+ * 0 to go on (with VYRE_CONFIG_KEEP_GOING the problem is kept in c and the
+ * key left as the layers below set it), else rc with e copied to err. */
+static int keep_going(vyre_config *c, load_ctx *ctx, int key, int rc, const vyre_error *e,
+                      vyre_error *err)
 {
     if (!rc)
         return 0;
@@ -311,7 +313,7 @@ static int keep_going(vyre_config *c, load_ctx *ctx, int rc, const vyre_error *e
             *err = *e;
         return rc;
     }
-    add_problem(c, 1, e);
+    add_problem(c, 1, key, e);
     if (!ctx->first_rc) {
         ctx->first_rc = rc;
         ctx->first = *e;
@@ -334,7 +336,7 @@ static void unknown_key(vyre_config *c, const char *at, const char *key)
     vyre_error w;
     vyre__fail(&w, VYRE_ECONFIG, near ? hint : k_keys_hint,
                "%sunknown configuration key '%.64s' (the line is ignored)", at, key);
-    add_problem(c, 0, &w);
+    add_problem(c, 0, -1, &w);
 }
 
 /* Keys that make the tool read the user's files or send anything: taken
@@ -420,7 +422,7 @@ static int parse_line(vyre_config *c, const char *text, size_t start, size_t end
     else
         rc = split_line(text, start, end, at, key, sizeof key, value, sizeof value, &e);
     if (rc)
-        return keep_going(c, ctx, rc, &e, err);
+        return keep_going(c, ctx, -1, rc, &e, err);
     int k = vyre_config_key_find(key);
     if (k < 0) {
         unknown_key(c, at, key);
@@ -432,7 +434,7 @@ static int parse_line(vyre_config *c, const char *text, size_t start, size_t end
         rc = refuse_foreign(at, key, ctx->owner, &e);
     else
         rc = vyre_config_set(c, key, value, origin, file, line, &e);
-    return keep_going(c, ctx, rc, &e, err);
+    return keep_going(c, ctx, k, rc, &e, err);
 }
 
 static int parse_text(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
@@ -540,7 +542,7 @@ static int load_file(vyre_config *c, const char *path, vyre_config_origin origin
         else
             rc = vyre__fail(&e, vyre__errno_code(en), NULL, "cannot open '%s': %s", path,
                             strerror(en));
-        return keep_going(c, ctx, rc, &e, err);
+        return keep_going(c, ctx, -1, rc, &e, err);
     }
     load_ctx local = {0};
     load_ctx *lc = ctx ? ctx : &local;
@@ -555,7 +557,7 @@ static int load_file(vyre_config *c, const char *path, vyre_config_origin origin
     int rc = read_fd(fd, path, &buf, &len, &e);
     close(fd);
     if (rc)
-        return keep_going(c, ctx, rc, &e, err);
+        return keep_going(c, ctx, -1, rc, &e, err);
     rc = parse_text(c, buf, len, origin, path, lc, err);
     lc->foreign = 0;
     free(buf);
@@ -585,7 +587,7 @@ static int load_env(vyre_config *c, load_ctx *ctx, vyre_error *err)
         int rc = vyre_config_set(c, k_keys[k].name, v, VYRE_CONF_FROM_ENV, name, 0, &e);
         if (rc)
             snprintf(e.hint, sizeof e.hint, "fix or unset %s", name);
-        if ((rc = keep_going(c, ctx, rc, &e, err)))
+        if ((rc = keep_going(c, ctx, k, rc, &e, err)))
             return rc;
     }
     return VYRE_OK;
@@ -615,7 +617,7 @@ static int load_override(vyre_config *c, const char *o, load_ctx *ctx, vyre_erro
     vyre_error_clear(&e);
     const char *eq = o ? strchr(o, '=') : NULL;
     char key[64];
-    int rc;
+    int rc, k = -1;
     if (!eq || eq == o)
         rc = vyre__fail(&e, VYRE_ECONFIG, "write -o key=value, e.g. -o max_size=10G",
                         "-o '%s': expected key=value", o ? o : "");
@@ -625,8 +627,9 @@ static int load_override(vyre_config *c, const char *o, load_ctx *ctx, vyre_erro
         memcpy(key, o, (size_t)(eq - o));
         key[eq - o] = '\0';
         rc = vyre_config_set(c, key, eq + 1, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e);
+        k = vyre_config_key_find(key);
     }
-    return keep_going(c, ctx, rc, &e, err);
+    return keep_going(c, ctx, k, rc, &e, err);
 }
 
 int vyre_config_load(vyre_config *c, const char *cache_root, const char *const *overrides,
