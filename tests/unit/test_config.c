@@ -79,7 +79,7 @@ static int parse(vyre_config *c, const char *text, vyre_error *e)
 {
     vyre_config_init(c);
     vyre_error_clear(e);
-    return vyre_config_parse(c, text, strlen(text), VYRE_CONF_FROM_CACHE_FILE, "f.conf", e);
+    return vyre__config_parse(c, text, strlen(text), VYRE_CONF_FROM_CACHE_FILE, "f.conf", e);
 }
 
 static void value_of(const vyre_config *c, int k, char *buf, size_t size)
@@ -180,7 +180,7 @@ Test(config, errors_name_the_line_and_leave_earlier_keys)
     vyre_error e;
     const char nul[] = "max_size = 1G\0\n";
     vyre_config_init(&c);
-    cr_assert_eq(vyre_config_parse(&c, nul, sizeof nul - 1, VYRE_CONF_FROM_USER_FILE, "n", &e),
+    cr_assert_eq(vyre__config_parse(&c, nul, sizeof nul - 1, VYRE_CONF_FROM_USER_FILE, "n", &e),
                  VYRE_ECONFIG);
     cr_assert_str_eq(e.message, "n:1: NUL byte in the line");
 }
@@ -522,7 +522,7 @@ Test(config, max_size_without_a_unit_is_gib_and_reads_back)
     cr_assert_str_eq(v, "429496730B");
     vyre_config back;
     vyre_config_init(&back);
-    cr_assert_eq(vyre_config_set(&back, "max_size", v, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e), 0);
+    cr_assert_eq(vyre__config_set(&back, "max_size", v, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e), 0);
     cr_assert_eq(back.max_size, c.max_size);
     cr_assert_eq(parse(&c, "max_size = 0.0000001K\n", &e), VYRE_ECONFIG);
     cr_assert(strstr(e.message, "is less than one byte"), "%s", e.message);

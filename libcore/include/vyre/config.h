@@ -163,30 +163,6 @@ VYRE_EXTERN const char *vyre_config_key_name(int key);
 /* The key named name, or -1. */
 VYRE_EXTERN int vyre_config_key_find(const char *name);
 
-/* Sets key (by name) from its text. file/line say where it was written
- * (for messages and vyre_config_where; file may be NULL). Unknown key or
- * bad value: VYRE_ECONFIG with "file:line: ..." and a hint; c unchanged. */
-VYRE_EXTERN int vyre_config_set(vyre_config *c, const char *key, const char *value,
-                                vyre_config_origin origin, const char *file, unsigned line,
-                                vyre_error *err);
-
-/* Parses a whole file's text (len bytes, need not be NUL-terminated). The
- * first error stops it (VYRE_ECONFIG, file:line); keys set before it stay
- * set. An unknown key is a warning in c->problems and the line is skipped.
- * The text is trusted (ownership is checked by the loaders, which know the
- * file). */
-VYRE_EXTERN int vyre_config_parse(vyre_config *c, const char *text, size_t len,
-                                  vyre_config_origin origin, const char *file, vyre_error *err);
-
-/* Reads and parses path. A missing file is not an error (nothing set). A
- * file not owned by the user or root may not set remote_storage (see
- * above: VYRE_EUNSAFE). */
-VYRE_EXTERN int vyre_config_load_file(vyre_config *c, const char *path, vyre_config_origin origin,
-                                      vyre_error *err);
-
-/* Applies the VYRE_CACHE_<KEY> environment variables that are set. */
-VYRE_EXTERN int vyre_config_load_env(vyre_config *c, vyre_error *err);
-
 /* $XDG_CONFIG_HOME/vyre/vyre.conf, else $HOME/.config/vyre/vyre.conf;
  * VYRE_EENV when neither is usable, or in a set-id program (the variables
  * are the invoker's: there is no user file then). Touches nothing. */
@@ -211,7 +187,7 @@ VYRE_EXTERN int vyre_config_load(vyre_config *c, const char *cache_root,
                                  const char *const *overrides, size_t n_overrides, unsigned flags,
                                  vyre_error *err);
 
-/* The value of key in c in a form vyre_config_set reads back ("5G", "7d",
+/* The value of key in c in a form vyre__config_set reads back ("5G", "7d",
  * "002", "true"; "unset" for an unset umask; a size that is not whole KiB
  * in bytes with its unit: "429496730B"), but remote_storage, whose
  * URL passwords show as "***" (buf: VYRE_CONFIG_LONG_VALUE_MAX for it). */

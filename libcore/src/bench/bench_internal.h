@@ -61,7 +61,7 @@ int vyre__bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
  * Marks 'interrupted' every 'running' run of this host whose process is
  * gone: its pid does not exist, belongs to another process (a start time,
  * /proc/<pid>/stat field 22, other than the one recorded at
- * vyre_bench_run_begin), or the machine rebooted since. Its finished points
+ * vyre__bench_run_begin), or the machine rebooted since. Its finished points
  * stay, as after Ctrl-C. vyre_bench_runs_list, vyre_bench_run_get and
  * vyre_bench_run_resolve call it first (ignoring its errors), so readers
  * never see a dead run as running. *nreaped (may be NULL) gets the count.
@@ -392,5 +392,42 @@ int vyre__bench_traced_note(double traced_ns, double batch_ns, char *buf, size_t
  * of point_id (stored, with its batch view). Returns 0 or the database's
  * error. */
 int vyre__bench_point_traced(vyre_results *db, int64_t point_id, double traced_ns, vyre_error *err);
+
+/*
+ * Inserts the runs row (status running, started now) from run's
+ * descriptive fields; fills run->id, started_ns, status, and host, pid and
+ * vyre_version when empty. Returns 0 or the database's errors.
+ */
+int vyre__bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err);
+
+/* Rewrites the descriptive fields of run->id (GPU name, devices, clocks,
+ * ..., message) once they are known. */
+int vyre__bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_error *err);
+
+/*
+ * Sets the final status (DONE, FAILED or INTERRUPTED), the finish time and
+ * message (NULL keeps the stored one) of run_id, and removes points that
+ * never finished; for FAILED, removes every point, sample and kernel
+ * record of the run, all in one transaction.
+ */
+int vyre__bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_status status,
+                           const char *message, vyre_error *err);
+
+/*
+ * Reserves the points row of p (p->run_id, seq, suite, benchmark, axes,
+ * device, mode) before it is measured, so that its id can be the NVTX
+ * payload; fills p->id. The row counts as unfinished (n = 0) until
+ * vyre__bench_point_finish.
+ */
+int vyre__bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *err);
+
+/* Writes p's statistics and its n samples, in one transaction. */
+int vyre__bench_point_finish(vyre_results *db, const vyre_bench_point *p,
+                             const vyre_bench_sample *samples, size_t n, vyre_error *err);
+
+/* Stores n activity records (kernels, NVTX ranges, ...) as timings rows of
+ * run_id and point_id, in one transaction. */
+int vyre__bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
+                              const vyre_activity *recs, size_t n, vyre_error *err);
 
 #endif /* VYRE_BENCH_INTERNAL_H */

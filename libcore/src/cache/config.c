@@ -21,6 +21,7 @@
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/config_internal.h"
+#include "cache/remote/remote_internal.h"
 #include "vyre/remote.h"
 #include "vyre/units.h"
 
@@ -172,13 +173,13 @@ static int parse_age(const char *s, int64_t *out, vyre_error *e)
     return vyre_parse_duration(s, out, e);
 }
 
-int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_config_origin origin,
-                    const char *file, unsigned line, vyre_error *err)
+int vyre__config_set(vyre_config *c, const char *key, const char *value, vyre_config_origin origin,
+                     const char *file, unsigned line, vyre_error *err)
 {
     char at[VYRE_CONFIG_WHERE_MAX + 32];
     where_prefix(file, line, at, sizeof at);
     if (!c || !key || !value)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_set: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__config_set: NULL argument");
     int k = vyre_config_key_find(key);
     if (k < 0)
         return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
@@ -268,7 +269,7 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
     vyre__strlcpy(n->where[k].file, file ? file : "", sizeof n->where[k].file);
     n->where[k].line = line;
     if (remote)
-        vyre_remote_spec_mask(value, n->where[k].text, sizeof n->where[k].text);
+        vyre__remote_spec_mask(value, n->where[k].text, sizeof n->where[k].text);
     else
         vyre__strlcpy(n->where[k].text, value, sizeof n->where[k].text);
     *c = *n;
@@ -433,7 +434,7 @@ static int parse_line(vyre_config *c, const char *text, size_t start, size_t end
     if (ctx && ctx->foreign && needs_trust(k))
         rc = refuse_foreign(at, key, ctx->owner, &e);
     else
-        rc = vyre_config_set(c, key, value, origin, file, line, &e);
+        rc = vyre__config_set(c, key, value, origin, file, line, &e);
     return keep_going(c, ctx, k, rc, &e, err);
 }
 
@@ -463,11 +464,11 @@ static int parse_text(vyre_config *c, const char *text, size_t len, vyre_config_
     return VYRE_OK;
 }
 
-int vyre_config_parse(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
-                      const char *file, vyre_error *err)
+int vyre__config_parse(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
+                       const char *file, vyre_error *err)
 {
     if (!c || (len && !text))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_parse: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__config_parse: NULL argument");
     return parse_text(c, text, len, origin, file, NULL, err);
 }
 
@@ -564,14 +565,6 @@ static int load_file(vyre_config *c, const char *path, vyre_config_origin origin
     return rc;
 }
 
-int vyre_config_load_file(vyre_config *c, const char *path, vyre_config_origin origin,
-                          vyre_error *err)
-{
-    if (!c || !path)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load_file: NULL argument");
-    return load_file(c, path, origin, 0, NULL, err);
-}
-
 static int load_env(vyre_config *c, load_ctx *ctx, vyre_error *err)
 {
     for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
@@ -584,18 +577,13 @@ static int load_env(vyre_config *c, load_ctx *ctx, vyre_error *err)
             continue;
         vyre_error e;
         vyre_error_clear(&e);
-        int rc = vyre_config_set(c, k_keys[k].name, v, VYRE_CONF_FROM_ENV, name, 0, &e);
+        int rc = vyre__config_set(c, k_keys[k].name, v, VYRE_CONF_FROM_ENV, name, 0, &e);
         if (rc)
             snprintf(e.hint, sizeof e.hint, "fix or unset %s", name);
         if ((rc = keep_going(c, ctx, k, rc, &e, err)))
             return rc;
     }
     return VYRE_OK;
-}
-
-int vyre_config_load_env(vyre_config *c, vyre_error *err)
-{
-    return load_env(c, NULL, err);
 }
 
 int vyre_config_user_path(char *buf, size_t size, vyre_error *err)
@@ -626,7 +614,7 @@ static int load_override(vyre_config *c, const char *o, load_ctx *ctx, vyre_erro
     else {
         memcpy(key, o, (size_t)(eq - o));
         key[eq - o] = '\0';
-        rc = vyre_config_set(c, key, eq + 1, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e);
+        rc = vyre__config_set(c, key, eq + 1, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e);
         k = vyre_config_key_find(key);
     }
     return keep_going(c, ctx, k, rc, &e, err);
@@ -712,10 +700,10 @@ void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t s
         snprintf(buf, size, "%s", c->read_only ? "true" : "false");
         break;
     case VYRE_CONF_REMOTE_STORAGE:
-        vyre_remote_spec_mask(c->remote_storage, buf, size);
+        vyre__remote_spec_mask(c->remote_storage, buf, size);
         break;
     case VYRE_CONF_RESULTS_DB: /* user:password@ masked */
-        vyre_remote_spec_mask(c->results_db, buf, size);
+        vyre__remote_spec_mask(c->results_db, buf, size);
         break;
     default:
         break;
@@ -830,7 +818,7 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
     if (value) {
         vyre_config probe;
         vyre_config_init(&probe);
-        if ((rc = vyre_config_set(&probe, key, value, VYRE_CONF_FROM_CACHE_FILE, NULL, 0, err)))
+        if ((rc = vyre__config_set(&probe, key, value, VYRE_CONF_FROM_CACHE_FILE, NULL, 0, err)))
             return rc;
         if (strchr(value, '\n'))
             return vyre__fail(err, VYRE_ECONFIG, NULL, "a value is one line");

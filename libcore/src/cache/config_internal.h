@@ -14,4 +14,18 @@
  * remote_storage). */
 void vyre__config_env_name(int key, char *buf, size_t size);
 
+/* Sets key (by name) from its text. file/line say where it was written
+ * (for messages and vyre_config_where; file may be NULL). Unknown key or
+ * bad value: VYRE_ECONFIG with "file:line: ..." and a hint; c unchanged. */
+int vyre__config_set(vyre_config *c, const char *key, const char *value, vyre_config_origin origin,
+                     const char *file, unsigned line, vyre_error *err);
+
+/* Parses a whole file's text (len bytes, need not be NUL-terminated). The
+ * first error stops it (VYRE_ECONFIG, file:line); keys set before it stay
+ * set. An unknown key is a warning in c->problems and the line is skipped.
+ * The text is trusted (ownership is checked by the loaders, which know the
+ * file). */
+int vyre__config_parse(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
+                       const char *file, vyre_error *err);
+
 #endif /* VYRE_CACHE_CONFIG_INTERNAL_H */
