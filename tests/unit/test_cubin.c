@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/blob_internal.h"
 #include "fakecubin.h"
 #include "testutil.h"
 #include "vyre/blob.h"
@@ -63,9 +64,9 @@ Test(cubin, kernels_are_the_marked_global_functions_in_their_text_sections)
     cr_assert_eq(n, 3);
     joined(names, nl, buf, sizeof buf);
     cr_assert_str_eq(buf, "add_one,twice,_Z6matmulPfS_");
-    cr_assert(vyre_kernel_list_has(names, nl, "twice"));
-    cr_assert(!vyre_kernel_list_has(names, nl, "helper"), "a device function is not a kernel");
-    cr_assert(!vyre_kernel_list_has(names, nl, "twic"));
+    cr_assert(vyre__kernel_list_has(names, nl, "twice"));
+    cr_assert(!vyre__kernel_list_has(names, nl, "helper"), "a device function is not a kernel");
+    cr_assert(!vyre__kernel_list_has(names, nl, "twic"));
     free(names);
     free(b);
 
@@ -111,8 +112,8 @@ Test(cubin, a_real_cubin_from_the_toolkit)
     vyre_error_clear(&e);
     cr_assert_eq(vyre_cubin_kernels(img, len, &names, &nl, &n, &e), 0, "%s", e.message);
     cr_assert_eq(n, 2);
-    cr_assert(vyre_kernel_list_has(names, nl, "add_one"));
-    cr_assert(vyre_kernel_list_has(names, nl, "thrice"));
+    cr_assert(vyre__kernel_list_has(names, nl, "add_one"));
+    cr_assert(vyre__kernel_list_has(names, nl, "thrice"));
     free(names);
     free(img);
 }

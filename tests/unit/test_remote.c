@@ -552,7 +552,7 @@ Test(remote_parse, objects_get_the_local_load_checks)
     cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), 0, "%s",
                  e.message);
     cr_assert_eq(b->header.n_kernels, 2);
-    cr_assert(vyre_kernel_list_has(b->header.kernels, b->header.kernels_size, "negate"));
+    cr_assert(vyre__kernel_list_has(b->header.kernels, b->header.kernels_size, "negate"));
     cr_assert_eq(b->size, sizeof payload);
     cr_assert_eq(memcmp(b->payload, payload, sizeof payload), 0);
     vyre_blob_free(b);

@@ -184,9 +184,6 @@ VYRE_EXTERN void vyre_blob_payload_sum(const void *payload, size_t len, uint8_t 
 /* Frees a blob from vyre_blob_load(). NULL is a no-op. */
 VYRE_EXTERN void vyre_blob_free(vyre_blob *blob);
 
-/* 1 when name is in the NUL-separated list (a blob's kernel table) names[0..names_len). */
-VYRE_EXTERN int vyre_kernel_list_has(const char *names, size_t names_len, const char *name);
-
 /* Joins the list with sep into buf (always terminated when size > 0; stops
  * at the first name that does not fit). Returns the length the whole join
  * needs, as snprintf does. */

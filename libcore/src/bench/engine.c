@@ -25,6 +25,7 @@
 #include "bench/stats_internal.h"
 #include "cuda/cuda_internal.h"
 #include "base/internal.h"
+#include "cuda/nvml_internal.h"
 #include "vyre/nvtx.h"
 
 /* ---- one point ------------------------------------------------------------------ */
@@ -173,7 +174,7 @@ int vyre__bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         unsigned mhz = 0;
         uint64_t reasons = 0;
         int valid =
-            watch ? vyre_gpu_monitor_clocks(o->mon, (unsigned)o->nvml_index, &mhz, &reasons) : 0;
+            watch ? vyre__gpu_monitor_clocks(o->mon, (unsigned)o->nvml_index, &mhz, &reasons) : 0;
         if (valid & VYRE_GPU_F_SM_CLOCK)
             x->sm_clock_mhz = mhz;
         if ((valid & VYRE_GPU_F_THROTTLE) && (reasons & THROTTLE_MASK))

@@ -343,12 +343,12 @@ int vyre_results_locate(char *buf, size_t size, int *is_default, vyre_error *err
     free(c);
     if (is_default)
         *is_default = 1;
-    return vyre_results_default_path(buf, size, err);
+    return vyre__results_default_path(buf, size, err);
 }
 
-int vyre_results_default_path(char *buf, size_t size, vyre_error *err)
+int vyre__results_default_path(char *buf, size_t size, vyre_error *err)
 {
     if (!buf || !size)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_default_path: no buffer");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__results_default_path: no buffer");
     return vyre__xdg_path("XDG_DATA_HOME", ".local/share", "vyre/results.sqlite3", buf, size, err);
 }

@@ -460,7 +460,7 @@ int vyre_blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *ou
 
 /* ---- kernel-name tables ------------------------------------------------ */
 
-int vyre_kernel_list_has(const char *names, size_t names_len, const char *name)
+int vyre__kernel_list_has(const char *names, size_t names_len, const char *name)
 {
     if (!names || !name)
         return 0;

@@ -105,4 +105,7 @@ int vyre__blob_quarantine_move(int rootfd, const char *root, int srcfd, const ch
                                const char *path, vyre_blob_reject why, char *dest, size_t dsize,
                                vyre_error *err);
 
+/* 1 when name is in the NUL-separated list (a blob's kernel table) names[0..names_len). */
+int vyre__kernel_list_has(const char *names, size_t names_len, const char *name);
+
 #endif /* VYRE_BLOB_INTERNAL_H */

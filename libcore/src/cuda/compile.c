@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "base/internal.h"
+#include "cache/blob_internal.h"
 #include "cache/key_internal.h"
 #include "cuda/compile_internal.h"
 #include "cuda/toolkit_internal.h"
@@ -283,7 +284,7 @@ void vyre__compile_blob_header(const vyre_key *key, const vyre_compile_result *r
 int vyre__compile_check_entry(const char *names, size_t names_len, size_t n, const char *entry,
                               vyre_error *err)
 {
-    if (!entry || n == 0 || vyre_kernel_list_has(names, names_len, entry))
+    if (!entry || n == 0 || vyre__kernel_list_has(names, names_len, entry))
         return VYRE_OK;
     char list[512];
     size_t need = vyre_kernel_list_format(names, names_len, ", ", list, sizeof list);
