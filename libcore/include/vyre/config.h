@@ -187,7 +187,7 @@ VYRE_EXTERN int vyre_config_load(vyre_config *c, const char *cache_root,
                                  const char *const *overrides, size_t n_overrides, unsigned flags,
                                  vyre_error *err);
 
-/* The value of key in c in a form vyre__config_set reads back ("5G", "7d",
+/* The value of key in c in a form vyre_config_write reads back ("5G", "7d",
  * "002", "true"; "unset" for an unset umask; a size that is not whole KiB
  * in bytes with its unit: "429496730B"), but remote_storage, whose
  * URL passwords show as "***" (buf: VYRE_CONFIG_LONG_VALUE_MAX for it). */
