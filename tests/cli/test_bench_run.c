@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "testutil.h"
 #include "vyre/bench.h"
 
@@ -276,7 +278,7 @@ Test(bench_run, json_csv_and_export_round_trip)
         /* Whole ns in JSON: the minimum is a sample, so it rounds alike;
          * a median of an even count may differ by the rounding of two. */
         vyre_stats st;
-        cr_assert_eq(vyre_stats_compute(x, n, &st, NULL), 0);
+        cr_assert_eq(vyre__stats_compute(x, n, &st, NULL), 0);
         json_t *med = json_object_get(pt, "median_ns");
         cr_assert(json_is_integer(med));
         cr_assert_leq(fabs(st.median - (double)json_integer_value(med)), 1.0, "point %zu", i);
@@ -399,7 +401,7 @@ static int64_t synthetic_run_ex(vyre_results *db, double shift, double spread, i
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "launch");
     snprintf(r.command_line, sizeof r.command_line, "synthetic");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     enum { N = 400 };
     for (int k = 0; k < points; k++) {
         vyre_bench_point p;
@@ -414,7 +416,7 @@ static int64_t synthetic_run_ex(vyre_results *db, double shift, double spread, i
         p.items = 1;
         p.device = -1;
         p.mode = VYRE_BENCH_HOST;
-        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
         static double x[N];
         static vyre_bench_sample s[N];
         memset(s, 0, sizeof s);
@@ -424,11 +426,11 @@ static int64_t synthetic_run_ex(vyre_results *db, double shift, double spread, i
             double u = (double)(st >> 11) / 9007199254740992.0 * 2.0 - 1.0;
             s[i].value = x[i] = 1000 * shift * (1.0 + spread * u);
         }
-        cr_assert_eq(vyre_stats_compute(x, N, &p.stats, NULL), 0);
-        cr_assert_eq(vyre_bench_point_finish(db, &p, s, N, NULL), 0);
+        cr_assert_eq(vyre__stats_compute(x, N, &p.stats, NULL), 0);
+        cr_assert_eq(vyre__bench_point_finish(db, &p, s, N, NULL), 0);
     }
     if (status != VYRE_RUN_RUNNING)
-        cr_assert_eq(vyre_bench_run_finish(db, r.id, status, NULL, NULL), 0);
+        cr_assert_eq(vyre__bench_run_finish(db, r.id, status, NULL, NULL), 0);
     return r.id;
 }
 
@@ -438,7 +440,7 @@ static int64_t synthetic_run(vyre_results *db, double shift)
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "launch");
     snprintf(r.command_line, sizeof r.command_line, "synthetic");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     enum { N = 30 };
     vyre_bench_point p;
     memset(&p, 0, sizeof p);
@@ -448,15 +450,15 @@ static int64_t synthetic_run(vyre_results *db, double shift)
     p.items = 1;
     p.device = -1;
     p.mode = VYRE_BENCH_HOST;
-    cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+    cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
     double x[N];
     vyre_bench_sample s[N];
     memset(s, 0, sizeof s);
     for (int i = 0; i < N; i++)
         s[i].value = x[i] = 1000 * shift + (i % 7);
-    cr_assert_eq(vyre_stats_compute(x, N, &p.stats, NULL), 0);
-    cr_assert_eq(vyre_bench_point_finish(db, &p, s, N, NULL), 0);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(x, N, &p.stats, NULL), 0);
+    cr_assert_eq(vyre__bench_point_finish(db, &p, s, N, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
     return r.id;
 }
 
@@ -691,7 +693,7 @@ Test(bench_run, json_axes_are_objects_with_typed_values)
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "sweep");
     snprintf(r.command_line, sizeof r.command_line, "synthetic");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     vyre_bench_point p;
     memset(&p, 0, sizeof p);
     p.run_id = r.id;
@@ -701,15 +703,15 @@ Test(bench_run, json_axes_are_objects_with_typed_values)
     p.items = 1;
     p.device = 0;
     p.mode = VYRE_BENCH_HOT;
-    cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+    cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
     double x[3] = {1000.25, 1000.75, 1001.5};
     vyre_bench_sample s[3];
     memset(s, 0, sizeof s);
     for (int i = 0; i < 3; i++)
         s[i].value = x[i];
-    cr_assert_eq(vyre_stats_compute(x, 3, &p.stats, NULL), 0);
-    cr_assert_eq(vyre_bench_point_finish(db, &p, s, 3, NULL), 0);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(x, 3, &p.stats, NULL), 0);
+    cr_assert_eq(vyre__bench_point_finish(db, &p, s, 3, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
     vyre_results_close(db);
 
     tu_proc pr;
@@ -747,7 +749,7 @@ Test(bench_run, show_prints_the_three_views_of_a_gpu_point)
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "sweep");
     snprintf(r.command_line, sizeof r.command_line, "synthetic");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     for (int i = 0; i < 2; i++) {
         vyre_bench_point p;
         memset(&p, 0, sizeof p);
@@ -762,14 +764,14 @@ Test(bench_run, show_prints_the_three_views_of_a_gpu_point)
         p.mode = i ? VYRE_BENCH_COLD : VYRE_BENCH_HOT;
         p.batch_ns = i ? 0 : 2390.4;
         p.n_block_timeouts = i ? 0 : 1;
-        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
         double x[3] = {i ? 50000 : 2900, i ? 50100 : 2950, i ? 50200 : 3000};
         vyre_bench_sample s[3];
         memset(s, 0, sizeof s);
         for (int k = 0; k < 3; k++)
             s[k].value = x[k];
-        cr_assert_eq(vyre_stats_compute(x, 3, &p.stats, NULL), 0);
-        cr_assert_eq(vyre_bench_point_finish(db, &p, s, 3, NULL), 0);
+        cr_assert_eq(vyre__stats_compute(x, 3, &p.stats, NULL), 0);
+        cr_assert_eq(vyre__bench_point_finish(db, &p, s, 3, NULL), 0);
         if (!i) {
             vyre_activity k[3];
             memset(k, 0, sizeof k);
@@ -779,10 +781,10 @@ Test(bench_run, show_prints_the_three_views_of_a_gpu_point)
                 k[j].start_ns = 1000;
                 k[j].end_ns = 1000 + 2360 + (uint64_t)j * 10;
             }
-            cr_assert_eq(vyre_bench_point_records(db, r.id, p.id, k, 3, NULL), 0);
+            cr_assert_eq(vyre__bench_point_records(db, r.id, p.id, k, 3, NULL), 0);
         }
     }
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
     vyre_results_close(db);
 
     tu_proc pr;

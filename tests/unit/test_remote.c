@@ -124,7 +124,8 @@ static vyre_cache *open_cache(const char *name, const char *spec)
     snprintf(root, sizeof root, "%s/%s", g_dir, name);
     vyre_cache *c = NULL;
     vyre_error e;
-    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &c, &e), VYRE_OK, "%s",
+                 e.message);
     if (spec)
         cr_assert_eq(vyre_cache_set_remotes(c, spec, &e), VYRE_OK, "%s", e.message);
     return c;
@@ -499,16 +500,16 @@ Test(remote_parse, from_the_environment)
     setenv(VYRE_REMOTE_ENV, "http://127.0.0.1:1/x|read-only redis://127.0.0.1:1", 1);
     vyre_cache *c = NULL;
     vyre_error e;
-    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, NULL, &c, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(vyre_cache_remote_count(c), 2);
     vyre_cache_close(c);
-    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), VYRE_OK);
+    cr_assert_eq(vyre_cache_open(root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &c, &e), VYRE_OK);
     cr_assert_eq(vyre_cache_remote_count(c), 0);
     vyre_cache_close(c);
 
     setenv(VYRE_REMOTE_ENV, "http://h|bogus", 1);
     c = (vyre_cache *)1;
-    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_cache_open(root, NULL, &c, &e), VYRE_ECONFIG);
     cr_assert_null(c);
     cr_assert_str_eq(e.message, "VYRE_REMOTE_CACHE: bad value for remote_storage: remote store "
                                 "'http://h|bogus': unknown attribute 'bogus'");
@@ -526,7 +527,8 @@ Test(remote_parse, objects_get_the_local_load_checks)
     snprintf(root, sizeof root, "%s/local", g_dir);
     vyre_cache *c = NULL;
     vyre_error e;
-    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &c, &e), 0, "%s",
+                 e.message);
     vyre_cache_close(c); /* the directories */
     vyre_key k;
     key_of(&k, 77);
@@ -550,7 +552,7 @@ Test(remote_parse, objects_get_the_local_load_checks)
     cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), 0, "%s",
                  e.message);
     cr_assert_eq(b->header.n_kernels, 2);
-    cr_assert(vyre_kernel_list_has(b->header.kernels, b->header.kernels_size, "negate"));
+    cr_assert(vyre__kernel_list_has(b->header.kernels, b->header.kernels_size, "negate"));
     cr_assert_eq(b->size, sizeof payload);
     cr_assert_eq(memcmp(b->payload, payload, sizeof payload), 0);
     vyre_blob_free(b);

@@ -12,6 +12,7 @@
  * "bytes", "flops") is accepted by both versions, so a version 1 spec
  * means what it meant.
  */
+#include "bench/axes_internal.h"
 #include "bench/sweep_binding.h"
 
 #include <jansson.h>
@@ -210,7 +211,7 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
             x->fconst = json_number_value(v);
             return VYRE_OK;
         }
-        if (json_is_string(v) && (x->faxis = vyre_axes_find(axes, json_string_value(v))) >= 0) {
+        if (json_is_string(v) && (x->faxis = vyre__axes_find(axes, json_string_value(v))) >= 0) {
             used[x->faxis] = 1;
             return VYRE_OK;
         }
@@ -267,7 +268,7 @@ static int default_binding(const vyre_bench_sweep *sw, vyre__sweep_binding *b, u
                            vyre_error *err)
 {
     const vyre_axes *axes = sw->axes;
-    int n = vyre_axes_find(axes, "N");
+    int n = vyre__axes_find(axes, "N");
     if (n < 0)
         return vyre__fail(err, VYRE_EINVAL, "add -a N=VALUES (elements), e.g. -a N=1M:64M:x4",
                           "the sweep has no axis N: the default binding (float *out, const "
@@ -285,10 +286,10 @@ static int default_binding(const vyre_bench_sweep *sw, vyre__sweep_binding *b, u
     if (!rc)
         rc = vyre__expr_parse("N", axes, &b->grid[0], NULL, err);
     b->grid_threads = 1;
-    if (!rc && vyre_axes_find(axes, "BLOCK") >= 0) {
+    if (!rc && vyre__axes_find(axes, "BLOCK") >= 0) {
         rc = vyre__expr_parse("BLOCK", axes, &b->block[0], NULL, err);
         b->block_given = 1;
-        used[vyre_axes_find(axes, "BLOCK")] = 1;
+        used[vyre__axes_find(axes, "BLOCK")] = 1;
     }
     used[n] = 1;
     return rc;
@@ -352,7 +353,7 @@ static int read_spec(const vyre_bench_sweep *sw, json_t *spec, vyre__sweep_bindi
     if (b->version == 1) {
         /* Today's meaning: an axis or a number of threads. */
         int is_ref = json_is_number(g) ||
-                     (json_is_string(g) && vyre_axes_find(axes, json_string_value(g)) >= 0);
+                     (json_is_string(g) && vyre__axes_find(axes, json_string_value(g)) >= 0);
         if (!is_ref)
             return vyre__fail(err, VYRE_EINVAL,
                               "add \"version\": 2 to the spec: there \"grid\" counts blocks "
@@ -538,7 +539,7 @@ static int eval_args(pointctx *pc, const vyre__ptx_info *ptx, vyre__sweep_launch
             break;
         case VYRE__ARG_FLOAT:
             if (a->faxis >= 0) {
-                out->floats[i] = vyre_axes_value_f(axes, (size_t)a->faxis, coords[a->faxis]);
+                out->floats[i] = vyre__axes_value_f(axes, (size_t)a->faxis, coords[a->faxis]);
             } else if (a->value) {
                 vyre__rat r;
                 snprintf(path, sizeof path, "$.args[%zu].float", i);
@@ -644,7 +645,7 @@ int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes
     pointctx pc = {b, axes, coords, "", err};
     if (axes->n) {
         char pt[280];
-        vyre_axes_format_point(axes, coords, pt, sizeof pt);
+        vyre__axes_format_point(axes, coords, pt, sizeof pt);
         snprintf(pc.at, sizeof pc.at, " at %s", pt);
     }
     int rc = eval_args(&pc, ptx, out);

@@ -351,14 +351,6 @@ void vyre_cache_open_opts_init(vyre_cache_open_opts *opts)
     opts->umask = -1;
 }
 
-int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_error *err)
-{
-    vyre_cache_open_opts o;
-    vyre_cache_open_opts_init(&o);
-    o.flags = flags;
-    return vyre_cache_open_ex(root, &o, out, err);
-}
-
 const vyre_config *vyre_cache_config(const vyre_cache *c)
 {
     return &c->config;
@@ -504,10 +496,15 @@ static int root_open(vyre_cache *c, vyre_error *err)
     return VYRE_OK;
 }
 
-int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
-                       vyre_error *err)
+int vyre_cache_open(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
+                    vyre_error *err)
 {
-    if (!out || !opts)
+    vyre_cache_open_opts defaults;
+    if (!opts) {
+        vyre_cache_open_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (!out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_open: NULL argument");
     *out = NULL;
     if (opts->umask < -1 || opts->umask > 0777)
@@ -526,7 +523,7 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
      * environment (vyre/config.h), unless the caller gives it. */
     if (opts->config)
         c->config = *opts->config;
-    else if ((rc = vyre_config_load(&c->config, c->root, NULL, 0, err)))
+    else if ((rc = vyre_config_load(&c->config, c->root, NULL, 0, 0, err)))
         goto fail;
     c->umask = opts->umask >= 0 ? opts->umask : c->config.umask;
     c->config_readonly = c->config.read_only;
