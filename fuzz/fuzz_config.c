@@ -10,7 +10,7 @@
  *     with a message naming the file and the 1-based line it stopped at,
  *     and a value set before the bad line stays set;
  *   - every value accepted formats (vyre_config_format_value) to text that
- *     vyre_config_set reads back to the same value, and says where it came
+ *     vyre__config_set reads back to the same value, and says where it came
  *     from (the file and a line within the input);
  *   - ranges hold: umask -1 or 0..0777, read_only 0 or 1, ages >= 0;
  *     a umask accepted keeps the owner's rwx and denies others write;
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/config_internal.h"
 #include "vyre/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -58,8 +59,8 @@ static void check_roundtrip(const vyre_config *c, unsigned max_line)
         vyre_config_init(&back);
         vyre_error err;
         vyre_error_clear(&err);
-        if (vyre_config_set(&back, vyre_config_key_name(k), text, VYRE_CONF_FROM_OVERRIDE, "-o", 0,
-                            &err) != 0) {
+        if (vyre__config_set(&back, vyre_config_key_name(k), text, VYRE_CONF_FROM_OVERRIDE, "-o", 0,
+                             &err) != 0) {
             fprintf(stderr, "%s = '%s' does not read back: %s\n", vyre_config_key_name(k), text,
                     err.message);
             abort();
@@ -105,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vyre_config_init(&c);
     vyre_error err;
     vyre_error_clear(&err);
-    int rc = vyre_config_parse(&c, text, size, VYRE_CONF_FROM_CACHE_FILE, FILE_NAME, &err);
+    int rc = vyre__config_parse(&c, text, size, VYRE_CONF_FROM_CACHE_FILE, FILE_NAME, &err);
     unsigned lines = count_lines(data, size);
     if (rc != 0) {
         if (rc != VYRE_ECONFIG || err.code != VYRE_ECONFIG ||
@@ -141,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         vyre_error_clear(&err);
         /* No files here: a cache root that does not exist, no user file. */
         setenv("XDG_CONFIG_HOME", "/nonexistent/vyre-fuzz", 1);
-        rc = vyre_config_load(&d, "/nonexistent/vyre-fuzz-cache", ov, 1, &err);
+        rc = vyre_config_load(&d, "/nonexistent/vyre-fuzz-cache", ov, 1, 0, &err);
         if (rc != 0 && rc != VYRE_ECONFIG)
             abort();
         if (rc == 0)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "vyre/blob.h"
+#include "cache/blob_internal.h"
 #include "vyre/compile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -34,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const char *e = memchr(names + o, 0, len - o);
             if (!e || e == names + o)
                 abort();
-            if (vyre_kernel_list_has(names, len, names + o) != 1)
+            if (vyre__kernel_list_has(names, len, names + o) != 1)
                 abort();
             o = (size_t)(e - names) + 1;
         }

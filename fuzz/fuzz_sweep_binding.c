@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/axes_internal.h"
 #include "fuzz_text.h"
 #include "bench/expr.h"
 #include "bench/ptxinfo.h"
@@ -61,7 +62,7 @@ static void fuzz_binding(const char *text)
     vyre_sweep_spec s;
     vyre_error e;
     vyre_error_clear(&e);
-    if (vyre_sweep_spec_parse(&s, text, "fuzz.json", &e) != VYRE_OK)
+    if (vyre__sweep_spec_parse(&s, text, "fuzz.json", &e) != VYRE_OK)
         return;
     vyre_bench_sweep sw = {.path = "k.ptx",
                            .entry = "k",
@@ -75,10 +76,10 @@ static void fuzz_binding(const char *text)
         vyre_sweep_spec_release(&s);
         return;
     }
-    size_t count = vyre_axes_count(&s.axes), coords[VYRE_AXES_MAX];
+    size_t count = vyre__axes_count(&s.axes), coords[VYRE_AXES_MAX];
     size_t ends[2] = {0, count - 1};
     for (int k = 0; k < 2; k++) {
-        vyre_axes_point(&s.axes, ends[k], coords);
+        vyre__axes_point(&s.axes, ends[k], coords);
         vyre__sweep_launch l;
         vyre_error_clear(&e);
         rc = vyre__sweep_binding_eval(&b, &s.axes, coords, NULL, 0, &l, &e);
@@ -121,8 +122,8 @@ static void fuzz_expr(const char *text)
         return;
     }
     size_t coords[VYRE_AXES_MAX];
-    for (size_t i = 0; i < vyre_axes_count(&axes); i++) {
-        vyre_axes_point(&axes, i, coords);
+    for (size_t i = 0; i < vyre__axes_count(&axes); i++) {
+        vyre__axes_point(&axes, i, coords);
         vyre__rat r;
         vyre_error_clear(&e);
         rc = vyre__expr_eval(x, &axes, coords, &r, &e);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/axes_internal.h"
 #include "fuzz_text.h"
 #include "vyre/axes.h"
 
@@ -120,7 +121,7 @@ static void check_axis(const vyre_axes *axes, size_t a)
     size_t ends[2] = {0, x->n - 1};
     for (int k = 0; k < 2; k++) {
         char buf[64];
-        size_t need = vyre_axes_format_value(axes, a, ends[k], buf, sizeof buf);
+        size_t need = vyre__axes_format_value(axes, a, ends[k], buf, sizeof buf);
         if (need >= sizeof buf || strlen(buf) != need)
             abort();
         char *end;
@@ -150,23 +151,23 @@ static void check_axes(const vyre_axes *axes)
             if (strcmp(axes->axis[a].name, axes->axis[b].name) == 0)
                 abort();
     }
-    size_t count = vyre_axes_count(axes);
+    size_t count = vyre__axes_count(axes);
     if (count != product || count == 0 || count > VYRE_AXES_POINTS_MAX)
         abort();
     size_t coords[VYRE_AXES_MAX];
     size_t ends[2] = {0, count - 1};
     for (int k = 0; k < 2; k++) {
-        if (vyre_axes_point(axes, ends[k], coords) != VYRE_OK)
+        if (vyre__axes_point(axes, ends[k], coords) != VYRE_OK)
             abort();
         for (size_t a = 0; a < axes->n; a++)
             if (coords[a] >= axes->axis[a].n)
                 abort();
         char small[16];
-        size_t need = vyre_axes_format_point(axes, coords, small, sizeof small);
+        size_t need = vyre__axes_format_point(axes, coords, small, sizeof small);
         if (strlen(small) != (need < sizeof small ? need : sizeof small - 1))
             abort();
     }
-    if (vyre_axes_point(axes, count, coords) != VYRE_ERANGE)
+    if (vyre__axes_point(axes, count, coords) != VYRE_ERANGE)
         abort();
 
     /* Axes written as text parse again from it to the same values. */
@@ -178,7 +179,7 @@ static void check_axes(const vyre_axes *axes)
         vyre_axes_init(&again);
         vyre_error e;
         vyre_error_clear(&e);
-        if (vyre_axes_add_values(&again, x->name, x->text, &e) != VYRE_OK)
+        if (vyre__axes_add_values(&again, x->name, x->text, &e) != VYRE_OK)
             abort();
         const vyre_axis *y = &again.axis[0];
         if (y->type != x->type || y->n != x->n)
@@ -197,7 +198,7 @@ static void fuzz_spec(const char *text)
     vyre_sweep_spec s;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_sweep_spec_parse(&s, text, "fuzz.json", &e);
+    int rc = vyre__sweep_spec_parse(&s, text, "fuzz.json", &e);
     if (rc != VYRE_OK) {
         check_error(rc, &e);
         if (s.kernel || s.entry || s.json || s.axes.n)

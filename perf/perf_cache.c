@@ -94,7 +94,7 @@ static void bench_hit(const char *root, int quick)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         vyre_error e;
         vyre_cache *c;
-        if (vyre_cache_open(root, 0, &c, &e))
+        if (vyre_cache_open(root, NULL, &c, &e))
             die("open", &e);
         char *payload = malloc(sizes[s]);
         for (size_t i = 0; i < sizes[s]; i++)
@@ -141,8 +141,10 @@ static void bench_track(const char *root, int quick)
     int rounds = quick ? 5 : 21, reps = quick ? 50 : 500;
     vyre_error e;
     vyre_cache *ct, *cn;
-    if (vyre_cache_open(root, 0, &ct, &e) ||
-        vyre_cache_open(root, VYRE_CACHE_NO_HIT_TRACK, &cn, &e))
+    vyre_cache_open_opts untracked;
+    vyre_cache_open_opts_init(&untracked);
+    untracked.flags = VYRE_CACHE_NO_HIT_TRACK;
+    if (vyre_cache_open(root, NULL, &ct, &e) || vyre_cache_open(root, &untracked, &cn, &e))
         die("open", &e);
     char payload[4096];
     memset(payload, 0x5a, sizeof payload);
@@ -187,7 +189,7 @@ static void bench_verify(const char *root, int quick)
     size_t size = 65536;
     vyre_error e;
     vyre_cache *c;
-    if (vyre_cache_open(root, 0, &c, &e))
+    if (vyre_cache_open(root, NULL, &c, &e))
         die("open", &e);
     char *payload = malloc(size);
     for (size_t i = 0; i < size; i++)
@@ -275,10 +277,13 @@ static void bench_prune(const char *base, int quick)
     snprintf(root_b, sizeof root_b, "%s/prune-bare", base);
     vyre_error e;
     vyre_cache *c;
-    if (vyre_cache_open(root_a, 0, &c, &e))
+    if (vyre_cache_open(root_a, NULL, &c, &e))
         die("open", &e);
     vyre_cache *cb;
-    if (vyre_cache_open(root_b, VYRE_CACHE_NO_INDEX, &cb, &e))
+    vyre_cache_open_opts bare;
+    vyre_cache_open_opts_init(&bare);
+    bare.flags = VYRE_CACHE_NO_INDEX;
+    if (vyre_cache_open(root_b, &bare, &cb, &e))
         die("open", &e);
     vyre_cache_close(cb);
     write_blobs(root_a, 1, n);
@@ -349,7 +354,7 @@ static void bench_cleanup(const char *base, int quick)
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;
     vyre_cache *a, *b;
-    if (vyre_cache_open_ex(root_a, &oo, &a, &e) || vyre_cache_open_ex(root_b, &oo, &b, &e))
+    if (vyre_cache_open(root_a, &oo, &a, &e) || vyre_cache_open(root_b, &oo, &b, &e))
         die("open", &e);
     write_blobs(root_a, 1, n);
     write_blobs(root_b, 1, n);
@@ -382,7 +387,7 @@ static void bench_cleanup(const char *base, int quick)
      * cleans it to 90% (10% of the blobs, LRU first). */
     uint64_t total = st.bytes;
     cf.max_size = total;
-    if (vyre_cache_open_ex(root_a, &oo, &a, &e))
+    if (vyre_cache_open(root_a, &oo, &a, &e))
         die("open", &e);
     char payload[64];
     memset(payload, 0x44, sizeof payload);

@@ -226,7 +226,7 @@ static void bench_load(vyre_ctx *ctx, int quick)
         for (int c = 0; c < colds; c++) {
             vyre_compile_result_release(&res);
             uint64_t t0 = now_ns();
-            if (vyre_compile_cubin(&req, &res, &e))
+            if (vyre_compile_cubin(&req, NULL, &res, &e))
                 die(ks->label, &e);
             cold[c] = (double)(now_ns() - t0);
         }

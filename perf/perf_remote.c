@@ -187,7 +187,10 @@ static vyre_cache *open_flags(const char *name, int round, const char *remotes, 
     snprintf(root, sizeof root, "%s/%s-%d", g_tmp, name, round);
     vyre_cache *c = NULL;
     vyre_error e;
-    if (vyre_cache_open(root, VYRE_CACHE_NO_REMOTE | flags, &c, &e))
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.flags = VYRE_CACHE_NO_REMOTE | flags;
+    if (vyre_cache_open(root, &oo, &c, &e))
         die("open", &e);
     if (remotes && vyre_cache_set_remotes(c, remotes, &e))
         die("remotes", &e);
@@ -206,7 +209,7 @@ static double timed_get(vyre_cache *c, const vyre_compile_request *req, int want
     int hit = 0;
     vyre_error e;
     double t0 = perf_now_s();
-    if (vyre_compile_through_cache(c, req, &b, &hit, &e))
+    if (vyre_compile_through_cache(c, req, NULL, NULL, 0, &b, &hit, &e))
         die("compile through the cache", &e);
     double dt = perf_now_s() - t0;
     if (hit != want_hit || !b || b->size == 0)
@@ -295,7 +298,7 @@ static void remote_hit_rows(const remote_ctx *x)
         vyre_cache *seed = open_at(s ? "seed-redis" : "seed-nginx", 0, x->specs[s]);
         vyre_blob *b = NULL;
         int hit = 0;
-        if (vyre_compile_through_cache(seed, x->req, &b, &hit, &e))
+        if (vyre_compile_through_cache(seed, x->req, NULL, NULL, 0, &b, &hit, &e))
             die("seed", &e);
         vyre_blob_free(b);
         vyre_remote_stats st;
@@ -408,7 +411,7 @@ int main(int argc, char **argv)
     }
     double t_cold = perf_median(cold, rounds);
     vyre_compile_result res;
-    if (vyre_compile_cubin(&req, &res, &e))
+    if (vyre_compile_cubin(&req, NULL, &res, &e))
         die("compile", &e);
 
     /* Local hits on the first cold cache. */

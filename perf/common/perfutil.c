@@ -86,7 +86,7 @@ int perf_scratch_env(const char *tag, char *dir, size_t size)
     setenv("VYRE_PTX_CACHE_DIR", cache, 1);
     unsetenv("VYRE_TELEMETRY");
     vyre_cache *c = NULL;
-    if (vyre_cache_open(cache, 0, &c, NULL) == VYRE_OK)
+    if (vyre_cache_open(cache, NULL, &c, NULL) == VYRE_OK)
         vyre_cache_close(c);
     return 0;
 }

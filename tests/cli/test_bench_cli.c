@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench/stats_internal.h"
 #include "testutil.h"
 #include "bench/bench_internal.h"
 #include "vyre/version.h"
@@ -684,7 +685,7 @@ static void drift_run(vyre_results *db, double ref, double work, uint64_t seed)
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "cache");
     snprintf(r.command_line, sizeof r.command_line, "test");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     for (size_t k = 0; k < sizeof k_points / sizeof k_points[0]; k++) {
         vyre_bench_point p;
         memset(&p, 0, sizeof p);
@@ -695,7 +696,7 @@ static void drift_run(vyre_results *db, double ref, double work, uint64_t seed)
         p.device = -1;
         p.mode = VYRE_BENCH_HOST;
         p.items = 1;
-        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
         double scale = k < 2 ? ref : work;
         vyre_bench_sample s[100];
         double v[100];
@@ -707,12 +708,12 @@ static void drift_run(vyre_results *db, double ref, double work, uint64_t seed)
             s[i].value = v[i] = k_points[k].ns * scale * (1.0 + 0.01 * u);
             s[i].round = (unsigned)(i / 20);
         }
-        cr_assert_eq(vyre_stats_compute(v, 100, &p.stats, NULL), 0);
+        cr_assert_eq(vyre__stats_compute(v, 100, &p.stats, NULL), 0);
         p.rounds = 5;
         snprintf(p.stop, sizeof p.stop, "test");
-        cr_assert_eq(vyre_bench_point_finish(db, &p, s, 100, NULL), 0);
+        cr_assert_eq(vyre__bench_point_finish(db, &p, s, 100, NULL), 0);
     }
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
 }
 
 /* The machine drifted as much as the points: no verdict on the code, so

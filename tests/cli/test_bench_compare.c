@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -83,7 +85,7 @@ static int64_t synth_run(vyre_results *db, const synth *sp, uint64_t seed)
     snprintf(r.command_line, sizeof r.command_line, "synthetic");
     if (sp->host)
         snprintf(r.host, sizeof r.host, "%s", sp->host);
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     for (size_t k = 0; k < NPOINTS; k++) {
         vyre_bench_point p;
         memset(&p, 0, sizeof p);
@@ -94,7 +96,7 @@ static int64_t synth_run(vyre_results *db, const synth *sp, uint64_t seed)
         p.device = -1;
         p.mode = VYRE_BENCH_HOST;
         p.items = 1;
-        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
         vyre_bench_sample s[100];
         double v[100];
         memset(s, 0, sizeof s);
@@ -105,12 +107,12 @@ static int64_t synth_run(vyre_results *db, const synth *sp, uint64_t seed)
             s[i].value = v[i] = 10000.0 * sp->scale[k] * (1.0 + sp->spread[k] * u);
             s[i].round = (unsigned)(i / 20);
         }
-        cr_assert_eq(vyre_stats_compute(v, 100, &p.stats, NULL), 0);
+        cr_assert_eq(vyre__stats_compute(v, 100, &p.stats, NULL), 0);
         p.rounds = 5;
         snprintf(p.stop, sizeof p.stop, "test");
-        cr_assert_eq(vyre_bench_point_finish(db, &p, s, 100, NULL), 0);
+        cr_assert_eq(vyre__bench_point_finish(db, &p, s, 100, NULL), 0);
     }
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
     if (sp->ref)
         cr_assert_eq(vyre_results_run_set_ref(db, r.id, sp->ref, NULL), 0);
     return r.id;

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -58,7 +60,7 @@ static int64_t make_run(vyre_results *db, vyre_bench_run_status status, int64_t 
     r.pid = pid;
     if (status == VYRE_RUN_RUNNING && pid)
         gethostname(r.host, sizeof r.host); /* judged alive or dead on this host */
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     for (int k = 0; k < 2; k++) {
         vyre_bench_point p;
         memset(&p, 0, sizeof p);
@@ -69,24 +71,24 @@ static int64_t make_run(vyre_results *db, vyre_bench_run_status status, int64_t 
         p.items = 1;
         p.device = -1;
         p.mode = VYRE_BENCH_HOST;
-        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
         double x[5] = {1, 2, 3, 4, 5};
         vyre_bench_sample s[5];
         memset(s, 0, sizeof s);
         for (int i = 0; i < 5; i++)
             s[i].value = x[i];
-        cr_assert_eq(vyre_stats_compute(x, 5, &p.stats, NULL), 0);
-        cr_assert_eq(vyre_bench_point_finish(db, &p, s, 5, NULL), 0);
+        cr_assert_eq(vyre__stats_compute(x, 5, &p.stats, NULL), 0);
+        cr_assert_eq(vyre__bench_point_finish(db, &p, s, 5, NULL), 0);
         vyre_activity a;
         memset(&a, 0, sizeof a);
         a.kind = VYRE_ACTIVITY_KERNEL;
         snprintf(a.name, sizeof a.name, "k%d", k);
         a.start_ns = 1;
         a.end_ns = 2;
-        cr_assert_eq(vyre_bench_point_records(db, r.id, p.id, &a, 1, NULL), 0);
+        cr_assert_eq(vyre__bench_point_records(db, r.id, p.id, &a, 1, NULL), 0);
     }
     if (status != VYRE_RUN_RUNNING)
-        cr_assert_eq(vyre_bench_run_finish(db, r.id, status, NULL, NULL), 0);
+        cr_assert_eq(vyre__bench_run_finish(db, r.id, status, NULL, NULL), 0);
     return r.id;
 }
 

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "testutil.h"
 #include "vyre/bench.h"
 
@@ -276,7 +278,7 @@ Test(bench_run, json_csv_and_export_round_trip)
         /* Whole ns in JSON: the minimum is a sample, so it rounds alike;
          * a median of an even count may differ by the rounding of two. */
         vyre_stats st;
-        cr_assert_eq(vyre_stats_compute(x, n, &st, NULL), 0);
+        cr_assert_eq(vyre__stats_compute(x, n, &st, NULL), 0);
         json_t *med = json_object_get(pt, "median_ns");
         cr_assert(json_is_integer(med));
         cr_assert_leq(fabs(st.median - (double)json_integer_value(med)), 1.0, "point %zu", i);
@@ -399,7 +401,7 @@ static int64_t synthetic_run_ex(vyre_results *db, double shift, double spread, i
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "launch");
     snprintf(r.command_line, sizeof r.command_line, "synthetic");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     enum { N = 400 };
     for (int k = 0; k < points; k++) {
         vyre_bench_point p;
@@ -414,7 +416,7 @@ static int64_t synthetic_run_ex(vyre_results *db, double shift, double spread, i
         p.items = 1;
         p.device = -1;
         p.mode = VYRE_BENCH_HOST;
-        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
         static double x[N];
         static vyre_bench_sample s[N];
         memset(s, 0, sizeof s);
@@ -424,11 +426,11 @@ static int64_t synthetic_run_ex(vyre_results *db, double shift, double spread, i
             double u = (double)(st >> 11) / 9007199254740992.0 * 2.0 - 1.0;
             s[i].value = x[i] = 1000 * shift * (1.0 + spread * u);
         }
-        cr_assert_eq(vyre_stats_compute(x, N, &p.stats, NULL), 0);
-        cr_assert_eq(vyre_bench_point_finish(db, &p, s, N, NULL), 0);
+        cr_assert_eq(vyre__stats_compute(x, N, &p.stats, NULL), 0);
+        cr_assert_eq(vyre__bench_point_finish(db, &p, s, N, NULL), 0);
     }
     if (status != VYRE_RUN_RUNNING)
-        cr_assert_eq(vyre_bench_run_finish(db, r.id, status, NULL, NULL), 0);
+        cr_assert_eq(vyre__bench_run_finish(db, r.id, status, NULL, NULL), 0);
     return r.id;
 }
 
@@ -438,7 +440,7 @@ static int64_t synthetic_run(vyre_results *db, double shift)
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "launch");
     snprintf(r.command_line, sizeof r.command_line, "synthetic");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     enum { N = 30 };
     vyre_bench_point p;
     memset(&p, 0, sizeof p);
@@ -448,15 +450,15 @@ static int64_t synthetic_run(vyre_results *db, double shift)
     p.items = 1;
     p.device = -1;
     p.mode = VYRE_BENCH_HOST;
-    cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+    cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
     double x[N];
     vyre_bench_sample s[N];
     memset(s, 0, sizeof s);
     for (int i = 0; i < N; i++)
         s[i].value = x[i] = 1000 * shift + (i % 7);
-    cr_assert_eq(vyre_stats_compute(x, N, &p.stats, NULL), 0);
-    cr_assert_eq(vyre_bench_point_finish(db, &p, s, N, NULL), 0);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(x, N, &p.stats, NULL), 0);
+    cr_assert_eq(vyre__bench_point_finish(db, &p, s, N, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
     return r.id;
 }
 
@@ -691,7 +693,7 @@ Test(bench_run, json_axes_are_objects_with_typed_values)
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "sweep");
     snprintf(r.command_line, sizeof r.command_line, "synthetic");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     vyre_bench_point p;
     memset(&p, 0, sizeof p);
     p.run_id = r.id;
@@ -701,15 +703,15 @@ Test(bench_run, json_axes_are_objects_with_typed_values)
     p.items = 1;
     p.device = 0;
     p.mode = VYRE_BENCH_HOT;
-    cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+    cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
     double x[3] = {1000.25, 1000.75, 1001.5};
     vyre_bench_sample s[3];
     memset(s, 0, sizeof s);
     for (int i = 0; i < 3; i++)
         s[i].value = x[i];
-    cr_assert_eq(vyre_stats_compute(x, 3, &p.stats, NULL), 0);
-    cr_assert_eq(vyre_bench_point_finish(db, &p, s, 3, NULL), 0);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(x, 3, &p.stats, NULL), 0);
+    cr_assert_eq(vyre__bench_point_finish(db, &p, s, 3, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
     vyre_results_close(db);
 
     tu_proc pr;
@@ -747,7 +749,7 @@ Test(bench_run, show_prints_the_three_views_of_a_gpu_point)
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "sweep");
     snprintf(r.command_line, sizeof r.command_line, "synthetic");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
     for (int i = 0; i < 2; i++) {
         vyre_bench_point p;
         memset(&p, 0, sizeof p);
@@ -762,14 +764,14 @@ Test(bench_run, show_prints_the_three_views_of_a_gpu_point)
         p.mode = i ? VYRE_BENCH_COLD : VYRE_BENCH_HOT;
         p.batch_ns = i ? 0 : 2390.4;
         p.n_block_timeouts = i ? 0 : 1;
-        cr_assert_eq(vyre_bench_point_begin(db, &p, NULL), 0);
+        cr_assert_eq(vyre__bench_point_begin(db, &p, NULL), 0);
         double x[3] = {i ? 50000 : 2900, i ? 50100 : 2950, i ? 50200 : 3000};
         vyre_bench_sample s[3];
         memset(s, 0, sizeof s);
         for (int k = 0; k < 3; k++)
             s[k].value = x[k];
-        cr_assert_eq(vyre_stats_compute(x, 3, &p.stats, NULL), 0);
-        cr_assert_eq(vyre_bench_point_finish(db, &p, s, 3, NULL), 0);
+        cr_assert_eq(vyre__stats_compute(x, 3, &p.stats, NULL), 0);
+        cr_assert_eq(vyre__bench_point_finish(db, &p, s, 3, NULL), 0);
         if (!i) {
             vyre_activity k[3];
             memset(k, 0, sizeof k);
@@ -779,10 +781,10 @@ Test(bench_run, show_prints_the_three_views_of_a_gpu_point)
                 k[j].start_ns = 1000;
                 k[j].end_ns = 1000 + 2360 + (uint64_t)j * 10;
             }
-            cr_assert_eq(vyre_bench_point_records(db, r.id, p.id, k, 3, NULL), 0);
+            cr_assert_eq(vyre__bench_point_records(db, r.id, p.id, k, 3, NULL), 0);
         }
     }
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
     vyre_results_close(db);
 
     tu_proc pr;
@@ -1169,5 +1171,72 @@ Test(bench_run, most_points_timing_out_ends_with_one_warning)
                      "their noise fell to 0.50%; their medians are less settled than usual\n"
                      "hint: an idle machine, a longer --min-time or --timeout, or pinned GPU "
                      "clocks (nvidia-smi --lock-gpu-clocks) help\n");
+    tu_proc_free(&p);
+}
+
+/* The git state, now read by libcore (vyre_bench_git_state): a run made in
+ * a checkout records its revision, "-dirty" when a tracked file changed,
+ * and its branch; git's own complaints never reach the tool's stderr. */
+static void sql_text(const char *sql, char *out, size_t size)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open_v2(g_db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    snprintf(out, size, "%s", t ? (const char *)t : "(null)");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+Test(bench_run, records_the_git_revision_and_branch)
+{
+    if (system("git --version >/dev/null 2>&1") != 0)
+        cr_skip_test("git is not installed: the git state a run records is not tested");
+    char repo[700], cmd[2400];
+    snprintf(repo, sizeof repo, "%s/repo", g_tmp);
+    snprintf(cmd, sizeof cmd,
+             "set -e; mkdir '%s'; cd '%s'; git init -q; git symbolic-ref HEAD refs/heads/trunk; "
+             "echo one > f; git add f; git -c user.name=t -c user.email=t@invalid "
+             "-c commit.gpgsign=false commit -q -m one",
+             repo, repo);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    char head[64] = "";
+    snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse --short=12 HEAD", repo);
+    FILE *f = popen(cmd, "r");
+    cr_assert(f && fgets(head, sizeof head, f));
+    pclose(f);
+    head[strcspn(head, "\n")] = '\0';
+    cr_assert_eq(chdir(repo), 0);
+    unsetenv("GITHUB_REF_NAME");
+    unsetenv("CI_COMMIT_REF_NAME");
+
+    tu_proc p;
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
+    char got[300];
+    sql_text("SELECT git_rev FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
+    cr_assert_str_eq(got, head);
+    sql_text("SELECT git_ref FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
+    cr_assert_str_eq(got, "trunk");
+    tu_proc_free(&p);
+
+    tu_write_file("f", "two\n", 4);
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
+    sql_text("SELECT git_rev FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
+    char want[100];
+    snprintf(want, sizeof want, "%s-dirty", head);
+    cr_assert_str_eq(got, want);
+    tu_proc_free(&p);
+
+    /* Not a checkout: nothing recorded, nothing said. */
+    cr_assert_eq(chdir(g_tmp), 0);
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
+    cr_assert_str_eq(p.err, "");
+    sql_text("SELECT git_rev FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
+    cr_assert_str_eq(got, "(null)");
     tu_proc_free(&p);
 }

@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -76,7 +78,7 @@ static void add_point(vyre_results *db, int64_t run, int seq, const char *suite,
     p.bytes = 8 * base;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_point_begin(db, &p, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_begin(db, &p, &e), 0, "%s", e.message);
     double *x = calloc(n, sizeof *x);
     vyre_bench_sample *s = calloc(n, sizeof *s);
     for (size_t i = 0; i < n; i++) {
@@ -85,14 +87,14 @@ static void add_point(vyre_results *db, int64_t run, int seq, const char *suite,
         s[i].value = x[i];
         s[i].wall = x[i] + 1000;
     }
-    cr_assert_eq(vyre_stats_compute(x, n, &p.stats, &e), 0);
+    cr_assert_eq(vyre__stats_compute(x, n, &p.stats, &e), 0);
     snprintf(p.metric_name, sizeof p.metric_name, "GB/s");
     p.metric = p.bytes / p.stats.median;
     p.stop_reason = why;
     snprintf(p.stop, sizeof p.stop, "%s: a long sentence about why it stopped after %zu samples",
              vyre_stats_stop_reason_name(why), n);
     snprintf(p.note, sizeof p.note, "%s", note);
-    cr_assert_eq(vyre_bench_point_finish(db, &p, s, n, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_finish(db, &p, s, n, &e), 0, "%s", e.message);
     free(x);
     free(s);
 }
@@ -120,7 +122,7 @@ static int64_t make_run_ex(double slow, size_t nlaunch, vyre_bench_run_status st
     snprintf(r.driver, sizeof r.driver, "13000 (580.65.06)");
     snprintf(r.git_rev, sizeof r.git_rev, "0123456789ab");
     snprintf(r.command_line, sizeof r.command_line, "vyre-bench run add.ptx --entry add_k");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
     int seq = 0;
     for (double n = 1024; n <= 1048576; n *= 4) {
         char axes[64];
@@ -130,7 +132,7 @@ static int64_t make_run_ex(double slow, size_t nlaunch, vyre_bench_run_status st
     }
     add_point(db, r.id, seq++, "launch", "launch.stream", "", slow * 3900, nlaunch,
               VYRE_STOP_NOISE_OK, "clocks varied during the point");
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, status, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, status, NULL, &e), 0, "%s", e.message);
     vyre_results_close(db);
     return r.id;
 }
@@ -385,8 +387,8 @@ Test(bench_view, runs_columns_are_as_wide_as_their_cells)
     vyre_bench_run r;
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "cache");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, NULL), 0);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, NULL), 0);
     vyre_results_close(db);
     tu_proc p;
     bench(&p, ARGS("runs", "--db", g_db));

@@ -367,7 +367,7 @@ static pid_t lib_child(uid_t uid, gid_t gid, int umask, unsigned char get, unsig
     vyre_cache *c = NULL;
     vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_cache_open_ex(g_cache, &o, &c, &err) != 0) {
+    if (vyre_cache_open(g_cache, &o, &c, &err) != 0) {
         fprintf(stderr, "open as uid %u: %s (%s)\n", (unsigned)uid, err.message, err.hint);
         _exit(11);
     }

@@ -194,7 +194,7 @@ static vyre_cache *open_cache(void)
 {
     vyre_cache *c = NULL;
     vyre_error err;
-    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), 0, "open: %s", err.message);
+    cr_assert_eq(vyre_cache_open(g_cache, NULL, &c, &err), 0, "open: %s", err.message);
     return c;
 }
 
@@ -1095,7 +1095,7 @@ Test(cachectl, prune_while_another_process_stores)
     cr_assert(child >= 0);
     if (child == 0) {
         vyre_cache *c = NULL;
-        if (vyre_cache_open(g_cache, 0, &c, NULL))
+        if (vyre_cache_open(g_cache, NULL, &c, NULL))
             _exit(10);
         unsigned char payload[2048];
         for (int i = 0; i < 400; i++) {

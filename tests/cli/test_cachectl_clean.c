@@ -63,7 +63,7 @@ static void put_hostile_blob(char *hex)
     vyre_cache *c = NULL;
     vyre_error err;
     vyre_error_clear(&err);
-    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), 0, "open: %s", err.message);
+    cr_assert_eq(vyre_cache_open(g_cache, NULL, &c, &err), 0, "open: %s", err.message);
     vyre_blob_header h;
     memset(&h, 0, sizeof h);
     memset(h.key.bytes, 0xab, sizeof h.key.bytes);

@@ -234,7 +234,7 @@ static vyre_cache *open_cache(void)
 {
     vyre_cache *c = NULL;
     vyre_error err;
-    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), 0, "open: %s", err.message);
+    cr_assert_eq(vyre_cache_open(g_cache, NULL, &c, &err), 0, "open: %s", err.message);
     return c;
 }
 
@@ -336,7 +336,7 @@ Test(cachectl_config, errors_name_the_file_and_line)
     /* libcore refuses it too. */
     vyre_cache *c = NULL;
     vyre_error err;
-    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), VYRE_ECONFIG);
+    cr_assert_eq(vyre_cache_open(g_cache, NULL, &c, &err), VYRE_ECONFIG);
     cr_assert(strstr(err.message, ":3: bad value '5X' for max_size"), "%s", err.message);
 
     /* An unknown key in the user's file: a warning, the line ignored
@@ -535,7 +535,7 @@ Test(cachectl_config, automatic_cleanup_under_the_limit_with_4_processes)
         if (pids[i] == 0) {
             vyre_cache *c = NULL;
             vyre_error err;
-            if (vyre_cache_open(g_cache, 0, &c, &err))
+            if (vyre_cache_open(g_cache, NULL, &c, &err))
                 _exit(10);
             for (unsigned n = 0; n < PUTS_PER_PROC; n++)
                 if (put_n(c, i + 1, n, PAYLOAD, &err)) {
@@ -683,7 +683,9 @@ Test(cachectl_config, first_use_shows_an_empty_cache_and_creates_nothing)
     /* libcore: a read-only open with VYRE_CACHE_MISSING_EMPTY. */
     vyre_cache *c = NULL;
     vyre_error err;
-    cr_assert_eq(vyre_cache_open(g_cache, VYRE_CACHE_READONLY | VYRE_CACHE_MISSING_EMPTY, &c, &err),
+    cr_assert_eq(vyre_cache_open(g_cache,
+                                 TU_OPEN_FLAGS(VYRE_CACHE_READONLY | VYRE_CACHE_MISSING_EMPTY), &c,
+                                 &err),
                  0, "%s", err.message);
     cr_assert(vyre_cache_is_missing(c));
     vyre_key k = key_n(0, 0);
@@ -1261,7 +1263,7 @@ Test(cachectl_config, remote_storage_from_a_file_another_user_owns_is_refused)
     /* libcore refuses it too, and names the file. */
     vyre_cache *c = NULL;
     vyre_error err;
-    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_cache_open(g_cache, NULL, &c, &err), VYRE_EUNSAFE);
     cr_assert(strstr(err.message, "remote_storage refused"), "%s", err.message);
     /* The same file owned by root (trusted) is used: the listener is
      * reachable, so the zero above is not an accident of the setup. */

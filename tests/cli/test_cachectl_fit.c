@@ -88,7 +88,7 @@ static void populate(void)
 {
     vyre_cache *c = NULL;
     vyre_error err;
-    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &err), 0, "open: %s", err.message);
+    cr_assert_eq(vyre_cache_open(g_cache, NULL, &c, &err), 0, "open: %s", err.message);
     vyre_blob_header h;
     memset(&h, 0, sizeof h);
     cr_assert_eq(vyre_key_from_hex("abcdef0123456789abcdef0123456789abcdef0123456789abcdef01234567"

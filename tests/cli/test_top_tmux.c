@@ -848,7 +848,7 @@ Test(top_tmux, json_prints_one_object_per_interval_field_by_field)
     /* With a cache (read-only open: it must stay unchanged). */
     vyre_cache *c = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_cache, NULL, &c, &e), VYRE_OK, "%s", e.message);
     vyre_cache_close(c);
     run_top(&p, "--json", "-n", "1", "-d", "0.3", NULL);
     cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
@@ -868,7 +868,7 @@ Test(top_tmux, cache_panel_shows_remote_stores)
     setenv("VYRE_REMOTE_CACHE", spec, 1);
     vyre_cache *c = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_cache, NULL, &c, &e), VYRE_OK, "%s", e.message);
     vyre_blob_header h;
     memset(&h, 0, sizeof h);
     memset(h.key.bytes, 0x5a, sizeof h.key.bytes);
@@ -1354,7 +1354,7 @@ static void make_foreign_caches(void)
     setenv("VYRE_CACHE_MAX_SIZE", "1K", 1);
     vyre_cache *c = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_cache_open(g_cache, 0, &c, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_cache, NULL, &c, &e), VYRE_OK, "%s", e.message);
     vyre_cache_close(c);
 }
 

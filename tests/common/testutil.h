@@ -19,6 +19,12 @@ void tu_mkdtemp(char *buf, size_t size);
 /* rm -rf path (best effort). */
 void tu_rm_rf(const char *path);
 
+/* vyre_cache_open's options with flags set and every other field as
+ * vyre_cache_open_opts_init sets it (umask not set, configuration loaded):
+ * vyre_cache_open(root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &c, &e). The
+ * struct lives as long as the enclosing block. */
+#define TU_OPEN_FLAGS(f) (&(vyre_cache_open_opts){.flags = (f), .umask = -1, .config = NULL})
+
 /* Result of tu_run: captured output (malloc'ed, NUL-terminated) and status. */
 typedef struct tu_proc {
     char *out;

@@ -18,8 +18,11 @@ cat > "$tmp/tools/common/tool_clock.c" <<'C'
 long tool_now_ns(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_nsec; }
 C
 cat > "$tmp/libcore/src/cache/ok.c" <<'C'
-/* a comment may name vyre-cachectl, or say "vyre-bench" */
+/* a comment may name vyre-cachectl, or say "vyre-bench", or "%.560s" */
 int ok(void) { return 0; }
+void hex2(char *b, const char *h) { snprintf(b, 3, "%.2s", h); /* bounded: two hex digits */ }
+/* bounded: a fixed-width column */
+void col(char *b, const char *h) { snprintf(b, 8, "%.7s", h); }
 C
 cat > "$tmp/tests/t.c" <<'C'
 int t(void) { char b[4]; strcpy(b, "x"); return clock_gettime(0, 0); }
@@ -38,6 +41,7 @@ cat > "$tmp/tools/vyre-x/main.c" <<'C'
 #include <time.h>
 void copy(char *d, const char *s) { strcpy(d, s); }
 long now2(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_nsec; }
+void name(char *b, const char *url) { snprintf(b, 640, "remote %.560s hits", url); }
 C
 {
   echo "int long_one(int x)"; echo "{"
@@ -70,6 +74,7 @@ expect "libcore/src/cache/bad.c:2:"
 expect "libcore/src/cache/bad.c:3:"
 expect "tools/vyre-x/main.c:3:"
 expect "tools/vyre-x/main.c:4:"
+expect "tools/vyre-x/main.c:5:"
 expect "tools/vyre-x/long.c:1: long_one is 129 lines"
 expect "libcore/src/base/up.c: calls vyre__cache_thing of libcore/src/cache/low.c (layer cache) from layer base"
 expect "tools/vyre-x/ping.c: in a circle of 2 files"
@@ -77,4 +82,4 @@ if grep -qE "tests/t.c|ok.c|tool_clock.c|base/clock.c" <<<"$out"; then
   echo "reported what the rules allow"; fails=1
 fi
 [ "$fails" -eq 0 ] || { echo "--- checker output:"; echo "$out"; exit 1; }
-echo "check-conventions: clean tree passes; 7 planted violations reported"
+echo "check-conventions: clean tree passes; 8 planted violations reported"

@@ -121,12 +121,12 @@ static void run_begin(struct run *r, const char *suites)
     cr_assert_eq(rc, 0, "vyre_results_open: %s (%s)", e.message, e.hint);
     snprintf(r->row.suites, sizeof r->row.suites, "%s", suites);
     snprintf(r->row.command_line, sizeof r->row.command_line, "test_gpu_bench");
-    cr_assert_eq(vyre_bench_run_begin(r->db, &r->row, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(r->db, &r->row, &e), 0, "%s", e.message);
     if (vyre_gpu_monitor_open(&r->mon, NULL) != 0)
         r->mon = NULL;
     cr_assert_eq(vyre__bench_run_describe(&r->row, &r->device, 1, r->mon, &e), 0, "%s (%s)",
                  e.message, e.hint);
-    cr_assert_eq(vyre_bench_run_update(r->db, &r->row, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_update(r->db, &r->row, &e), 0, "%s", e.message);
 
     /* `vyre-bench run --quick`'s rule. */
     vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT;
@@ -172,7 +172,7 @@ static vyre_bench_point *run_check(struct run *r, const char *suite, size_t expe
     vyre_error e;
     vyre_error_clear(&e);
     cr_assert_eq(r->env.interrupted, 0);
-    cr_assert_eq(vyre_bench_run_finish(r->db, r->row.id, VYRE_RUN_DONE, NULL, &e), 0, "%s",
+    cr_assert_eq(vyre__bench_run_finish(r->db, r->row.id, VYRE_RUN_DONE, NULL, &e), 0, "%s",
                  e.message);
     vyre_bench_run got;
     cr_assert_eq(vyre_bench_run_get(r->db, r->row.id, &got, &e), 0, "%s", e.message);

@@ -601,7 +601,7 @@ Test(gpu_pipeline, a_cubin_the_driver_refuses_is_recompiled_and_replaced)
     vyre_cache *cache = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_open(root, 0, &cache, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, NULL, &cache, &e), 0, "%s", e.message);
     vyre_ctx *ctx = open_ctx(cache);
 
     /* A blob that passes every cache check but is no loadable cubin. */
@@ -660,14 +660,15 @@ Test(gpu_pipeline, a_blob_seeded_without_a_context_is_a_runtime_hit)
     char root[700];
     snprintf(root, sizeof root, "%s/seeded", g_tmp);
     vyre_cache *cache = NULL;
-    cr_assert_eq(vyre_cache_open(root, 0, &cache, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, NULL, &cache, &e), 0, "%s", e.message);
 
     /* What `vyre-cachectl seed` does: no context, the device's arch. */
     vyre_compile_request req = {
         VYRE_SOURCE_CUDA_C, SAXPY_SRC, strlen(SAXPY_SRC), dev.arch, "saxpy", NULL, 0};
     vyre_blob *blob = NULL;
     int was_hit = -1;
-    cr_assert_eq(vyre_compile_through_cache(cache, &req, &blob, &was_hit, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_compile_through_cache(cache, &req, NULL, NULL, 0, &blob, &was_hit, &e), 0,
+                 "%s", e.message);
     cr_assert_eq(was_hit, 0);
     vyre_blob_free(blob);
 
@@ -702,12 +703,14 @@ Test(gpu_pipeline, a_kernel_in_a_remote_store_is_a_runtime_hit)
     snprintf(seeded, sizeof seeded, "%s/seeded", g_tmp);
     snprintf(empty, sizeof empty, "%s/empty", g_tmp);
     vyre_cache *seed = NULL;
-    cr_assert_eq(vyre_cache_open(seeded, VYRE_CACHE_NO_REMOTE, &seed, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(seeded, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &seed, &e), 0, "%s",
+                 e.message);
     vyre_compile_request req = {
         VYRE_SOURCE_CUDA_C, SAXPY_SRC, strlen(SAXPY_SRC), dev.arch, "saxpy", NULL, 0};
     vyre_blob *blob = NULL;
     int was_hit = -1;
-    cr_assert_eq(vyre_compile_through_cache(seed, &req, &blob, &was_hit, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_compile_through_cache(seed, &req, NULL, NULL, 0, &blob, &was_hit, &e), 0,
+                 "%s", e.message);
     char path[VYRE_CACHE_PATH_MAX];
     cr_assert_eq(vyre_blob_path(seeded, &blob->header.key, path, sizeof path, &e), 0);
     vyre_blob_free(blob);
@@ -723,7 +726,8 @@ Test(gpu_pipeline, a_kernel_in_a_remote_store_is_a_runtime_hit)
     char spec[128];
     snprintf(spec, sizeof spec, "http://127.0.0.1:%d/fleet", store.port);
     vyre_cache *cache = NULL;
-    cr_assert_eq(vyre_cache_open(empty, VYRE_CACHE_NO_REMOTE, &cache, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(empty, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &cache, &e), 0, "%s",
+                 e.message);
     cr_assert_eq(vyre_cache_set_remotes(cache, spec, &e), 0, "%s", e.message);
 
     vyre_ctx *ctx = open_ctx(cache);
@@ -803,7 +807,7 @@ Test(gpu_pipeline, a_module_seeded_with_no_flags_is_one_blob_hit_by_each_of_its_
     tu_proc_free(&pr);
 
     vyre_cache *cache = NULL;
-    cr_assert_eq(vyre_cache_open(root, 0, &cache, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, NULL, &cache, &e), 0, "%s", e.message);
     vyre_ctx *ctx = open_ctx(cache);
     const char *entries[] = {"saxpy", "negate"};
     vyre_pipeline *p[2];

@@ -74,7 +74,12 @@ for f in "$P"/include/vyre/*.h; do
         [ -f "$P/include/vyre/$inc" ] || fail "${f##*/} includes '$inc', which is not installed"
     done
 done
-pass "public headers under include/vyre/, self-contained, no CUDA headers"
+# Test hooks live in private headers under libcore/src (vyre__, reached
+# through vyrecore_internal), never fenced in an installed one.
+if grep -n 'VYRE_TESTING\|VYRE_TEST_API' "$P"/include/vyre/*.h; then
+    fail "an installed header above declares a test hook: move it to a private header under libcore/src"
+fi
+pass "public headers under include/vyre/, self-contained, no CUDA headers, no test hooks"
 
 [ -f "$P/lib/libvyrecore.so.$VERSION" ] || fail "lib/libvyrecore.so.$VERSION missing"
 [ "$(readlink "$P/lib/libvyrecore.so.$MAJOR")" = "libvyrecore.so.$VERSION" ] ||

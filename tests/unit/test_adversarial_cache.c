@@ -93,7 +93,7 @@ static vyre_cache *open_ok(unsigned flags)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, flags, &c, &e);
+    int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(flags), &c, &e);
     cr_assert_eq(rc, 0, "open: %s: %s (hint: %s)", vyre_err_name(rc), e.message, e.hint);
     return c;
 }
@@ -432,9 +432,9 @@ static void run_foreign_case(const adv_case *k)
     /* clear removes the entry itself. */
     fresh(k);
     c = open_ok(0);
-    uint64_t removed = 0, bytes = 0;
+    vyre_cache_clear_result cl;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "%s: clear: %s", k->what, e.message);
+    cr_assert_eq(vyre_cache_clear(c, &cl, &e), 0, "%s: clear: %s", k->what, e.message);
     expect_entry_removed(k, "clear");
     vyre_cache_close(c);
     expect_outside_unchanged("clear");
@@ -668,8 +668,7 @@ Test(adversarial_cache, sparse_100_gb_blob_is_refused_by_size_without_reading)
     cr_assert_eq(vyre_cache_verify(c, 1, &r, NULL, NULL, NULL, NULL, &e), 0);
     cr_assert_eq(vyre_cache_verify(c, 0, &r, NULL, NULL, NULL, NULL, &e), 0);
     cr_assert_eq(r.problems, 0);
-    uint64_t removed = 0, bytes = 0;
-    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, NULL), 0);
+    cr_assert_eq(vyre_cache_clear(c, NULL, NULL), 0);
     vyre_cache_close(c);
 }
 
@@ -682,7 +681,7 @@ static void expect_open_refused(const char *what, const char *name)
         vyre_cache *c = NULL;
         vyre_error e;
         vyre_error_clear(&e);
-        int rc = vyre_cache_open(g_root, modes[i], &c, &e);
+        int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(modes[i]), &c, &e);
         cr_assert_eq(rc, VYRE_EUNSAFE, "%s: open (flags %u) gave %s", what, modes[i],
                      vyre_err_name(rc));
         cr_assert_null(c);
@@ -956,13 +955,13 @@ Test(adversarial_cache, files_vyre_did_not_write_are_reported_and_left_by_every_
     cr_assert_eq(pr.quarantine_removed, 0);
     vyre_cache_close(c);
     vyre_config cf;
-    cr_assert_eq(vyre_config_load(&cf, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&cf, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cf.quarantine_max_age_ns = INT64_C(1000000000);
     cf.max_size = 1;
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;
-    cr_assert_eq(vyre_cache_open_ex(g_root, &oo, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, &oo, &c, &e), 0, "%s", e.message);
     vyre_cache_cleanup_result cres;
     cr_assert_eq(vyre_cache_cleanup(c, 1, &cres, &e), 0, "%s", e.message);
     cr_assert_eq(cres.quarantine_removed, 0);
@@ -973,9 +972,9 @@ Test(adversarial_cache, files_vyre_did_not_write_are_reported_and_left_by_every_
     make_cache();
     plant_users_files();
     c = open_ok(0);
-    uint64_t removed = 0, bytes = 0;
-    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "%s", e.message);
-    cr_assert_eq(removed, N_BLOBS, "clear counted %" PRIu64 " blobs", removed);
+    vyre_cache_clear_result cl;
+    cr_assert_eq(vyre_cache_clear(c, &cl, &e), 0, "%s", e.message);
+    cr_assert_eq(cl.removed, N_BLOBS, "clear counted %" PRIu64 " blobs", cl.removed);
     expect_users_files("clear");
     vyre_cache_close(c);
 }
@@ -985,7 +984,7 @@ static int expect_refused_not_a_cache(unsigned flags, const char *name)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, flags, &c, &e);
+    int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(flags), &c, &e);
     cr_assert_eq(rc, VYRE_EUNSAFE, "flags %#x: got %s", flags, vyre_err_name(rc));
     cr_assert_null(c);
     cr_assert_neq(strstr(e.message, g_root), NULL, "message: %s", e.message);
@@ -1092,7 +1091,7 @@ Test(adversarial_cache, root_through_a_symlink_of_another_user_is_refused)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(link, 0, &c, &e);
+    int rc = vyre_cache_open(link, NULL, &c, &e);
     cr_assert_eq(rc, VYRE_EUNSAFE, "root symlink of uid 12345: got %s", vyre_err_name(rc));
     cr_assert_neq(strstr(e.message, link), NULL, "message: %s", e.message);
     cr_assert_neq(strstr(e.message, "12345"), NULL, "message: %s", e.message);
@@ -1104,11 +1103,11 @@ Test(adversarial_cache, root_through_a_symlink_of_another_user_is_refused)
     cr_assert_eq(symlink(g_dir, dirlink), 0);
     cr_assert_eq(lchown(dirlink, 12345, 12345), 0);
     snprintf(via, sizeof via, "%s/cache", dirlink);
-    cr_assert_eq(vyre_cache_open(via, VYRE_CACHE_READONLY, &c, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_cache_open(via, TU_OPEN_FLAGS(VYRE_CACHE_READONLY), &c, &e), VYRE_EUNSAFE);
 
     /* The user's own symlink is followed as before. */
     cr_assert_eq(lchown(link, geteuid(), getegid()), 0);
-    cr_assert_eq(vyre_cache_open(link, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(link, NULL, &c, &e), 0, "%s", e.message);
     vyre_cache_close(c);
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench/axes_internal.h"
 #include "testutil.h"
 #include "vyre/axes.h"
 
@@ -26,7 +27,7 @@ static void values_text(const char *spec, char *out, size_t size, vyre_axis_type
     out[0] = '\0';
     for (size_t i = 0; i < ax.axis[0].n; i++) {
         char v[64];
-        vyre_axes_format_value(&ax, 0, i, v, sizeof v);
+        vyre__axes_format_value(&ax, 0, i, v, sizeof v);
         len += (size_t)snprintf(out + len, size - len, "%s%s", i ? " " : "", v);
         cr_assert(len < size);
     }
@@ -209,7 +210,7 @@ Test(axes, sequence_errors_leave_the_set_unchanged)
     vyre_error e;
     cr_assert_eq(vyre_axes_add(&ax, "N=1:1000", &e), 0);
     cr_assert_eq(vyre_axes_add(&ax, "M=1:1000", &e), 0);
-    cr_assert_eq(vyre_axes_count(&ax), 1000000);
+    cr_assert_eq(vyre__axes_count(&ax), 1000000);
     cr_assert_eq(vyre_axes_add(&ax, "K=1,2", &e), VYRE_ERANGE);
     cr_assert_str_eq(e.message, "axis 'K' would make the sweep 2000000 points (at most 1000000)");
     cr_assert_str_eq(e.hint, "narrow a range, use a larger step or factor, or split the sweep into "
@@ -219,7 +220,7 @@ Test(axes, sequence_errors_leave_the_set_unchanged)
     cr_assert_eq(ax.n, 2);
     /* A one-value axis does not grow the product. */
     cr_assert_eq(vyre_axes_add(&ax, "K=3", &e), 0);
-    cr_assert_eq(vyre_axes_count(&ax), 1000000);
+    cr_assert_eq(vyre__axes_count(&ax), 1000000);
     vyre_axes_release(&ax);
     cr_assert_eq(ax.n, 0);
     vyre_axes_release(NULL);
@@ -232,9 +233,9 @@ Test(axes, sequence_errors_leave_the_set_unchanged)
     }
     cr_assert_eq(vyre_axes_add(&ax, "X=1", &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "too many axes: 'X' would be number 65 (at most 64)");
-    cr_assert_eq(vyre_axes_count(&ax), 1);
-    cr_assert_eq(vyre_axes_find(&ax, "A63"), 63);
-    cr_assert_eq(vyre_axes_find(&ax, "X"), -1);
+    cr_assert_eq(vyre__axes_count(&ax), 1);
+    cr_assert_eq(vyre__axes_find(&ax, "A63"), 63);
+    cr_assert_eq(vyre__axes_find(&ax, "X"), -1);
     vyre_axes_release(&ax);
 }
 
@@ -243,15 +244,15 @@ Test(axes, product_order_and_formatting)
     vyre_axes ax;
     vyre_axes_init(&ax);
     /* No axes: exactly one point, formatted as nothing. */
-    cr_assert_eq(vyre_axes_count(&ax), 1);
+    cr_assert_eq(vyre__axes_count(&ax), 1);
     char buf[128];
-    cr_assert_eq(vyre_axes_format_point(&ax, NULL, buf, sizeof buf), 0);
+    cr_assert_eq(vyre__axes_format_point(&ax, NULL, buf, sizeof buf), 0);
     cr_assert_str_eq(buf, "");
 
     cr_assert_eq(vyre_axes_add(&ax, "N=1K:4K:x2", NULL), 0);
     cr_assert_eq(vyre_axes_add(&ax, "BLOCK=128,256", NULL), 0);
-    cr_assert_eq(vyre_axes_add_values(&ax, "ALPHA", "0.5,1.0", NULL), 0);
-    cr_assert_eq(vyre_axes_count(&ax), 12);
+    cr_assert_eq(vyre__axes_add_values(&ax, "ALPHA", "0.5,1.0", NULL), 0);
+    cr_assert_eq(vyre__axes_count(&ax), 12);
     static const char *const want[] = {
         "N=1024 BLOCK=128 ALPHA=0.5", "N=1024 BLOCK=128 ALPHA=1",   "N=1024 BLOCK=256 ALPHA=0.5",
         "N=1024 BLOCK=256 ALPHA=1",   "N=2048 BLOCK=128 ALPHA=0.5", "N=2048 BLOCK=128 ALPHA=1",
@@ -260,25 +261,25 @@ Test(axes, product_order_and_formatting)
     };
     size_t coords[VYRE_AXES_MAX];
     for (size_t i = 0; i < 12; i++) {
-        cr_assert_eq(vyre_axes_point(&ax, i, coords), 0);
-        size_t len = vyre_axes_format_point(&ax, coords, buf, sizeof buf);
+        cr_assert_eq(vyre__axes_point(&ax, i, coords), 0);
+        size_t len = vyre__axes_format_point(&ax, coords, buf, sizeof buf);
         cr_assert_str_eq(buf, want[i], "point %zu", i);
         cr_assert_eq(len, strlen(want[i]));
     }
-    cr_assert_eq(vyre_axes_point(&ax, 12, coords), VYRE_ERANGE);
+    cr_assert_eq(vyre__axes_point(&ax, 12, coords), VYRE_ERANGE);
 
     /* Truncation reports the full length and still terminates. */
-    cr_assert_eq(vyre_axes_point(&ax, 11, coords), 0);
+    cr_assert_eq(vyre__axes_point(&ax, 11, coords), 0);
     char small[10];
-    cr_assert_eq(vyre_axes_format_point(&ax, coords, small, sizeof small), strlen(want[11]));
+    cr_assert_eq(vyre__axes_format_point(&ax, coords, small, sizeof small), strlen(want[11]));
     cr_assert_str_eq(small, "N=4096 BL");
-    cr_assert_eq(vyre_axes_format_point(&ax, coords, NULL, 0), strlen(want[11]));
+    cr_assert_eq(vyre__axes_format_point(&ax, coords, NULL, 0), strlen(want[11]));
 
     /* Typed access. */
-    cr_assert_eq(vyre_axes_value_i(&ax, 0, 2), 4096);
-    cr_assert_eq(vyre_axes_value_f(&ax, 1, 1), 256.0);
-    cr_assert_eq(vyre_axes_value_f(&ax, 2, 0), 0.5);
-    cr_assert_eq(vyre_axes_value_i(&ax, 2, 0), 0);
+    cr_assert_eq(vyre__axes_value_i(&ax, 0, 2), 4096);
+    cr_assert_eq(vyre__axes_value_f(&ax, 1, 1), 256.0);
+    cr_assert_eq(vyre__axes_value_f(&ax, 2, 0), 0.5);
+    cr_assert_eq(vyre__axes_value_i(&ax, 2, 0), 0);
     cr_assert_eq(ax.axis[2].type, VYRE_AXIS_FLOAT);
     cr_assert_str_eq(ax.axis[0].text, "1K:4K:x2");
     vyre_axes_release(&ax);
@@ -294,7 +295,7 @@ Test(axes, json_spec)
                        " \"args\": [\"N\", \"ALPHA\", {\"buffer\": \"N\"}]}";
     vyre_sweep_spec s;
     vyre_error e;
-    cr_assert_eq(vyre_sweep_spec_parse(&s, text, "sweep.json", &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__sweep_spec_parse(&s, text, "sweep.json", &e), 0, "%s", e.message);
     cr_assert_str_eq(s.kernel, "saxpy.cu");
     cr_assert_str_eq(s.kernel_path, "saxpy.cu");
     cr_assert_str_eq(s.entry, "saxpy");
@@ -312,17 +313,17 @@ Test(axes, json_spec)
     cr_assert_eq(s.axes.axis[3].values.i[0], 1024);
     cr_assert_eq(s.axes.axis[3].values.i[1], 2048);
     cr_assert_eq(s.axes.axis[4].type, VYRE_AXIS_FLOAT, "one real makes the axis float");
-    cr_assert_eq(vyre_axes_count(&s.axes), 6 * 2 * 1 * 2 * 2);
+    cr_assert_eq(vyre__axes_count(&s.axes), 6 * 2 * 1 * 2 * 2);
     cr_assert(strstr(s.json, "\"args\":[\"N\",\"ALPHA\",{\"buffer\":\"N\"}]"), "%s", s.json);
     vyre_sweep_spec_release(&s);
     vyre_sweep_spec_release(NULL);
 
     /* Everything optional: no kernel, no entry, no axes, one point. */
-    cr_assert_eq(vyre_sweep_spec_parse(&s, "{}", NULL, &e), 0);
+    cr_assert_eq(vyre__sweep_spec_parse(&s, "{}", NULL, &e), 0);
     cr_assert_null(s.kernel);
     cr_assert_null(s.kernel_path);
     cr_assert_null(s.entry);
-    cr_assert_eq(vyre_axes_count(&s.axes), 1);
+    cr_assert_eq(vyre__axes_count(&s.axes), 1);
     vyre_sweep_spec_release(&s);
 }
 
@@ -368,7 +369,7 @@ Test(axes, json_spec_rejected)
         vyre_sweep_spec s;
         vyre_error e;
         vyre_error_clear(&e);
-        int rc = vyre_sweep_spec_parse(&s, cases[i].text, "spec.json", &e);
+        int rc = vyre__sweep_spec_parse(&s, cases[i].text, "spec.json", &e);
         cr_assert_eq(rc, cases[i].code, "%s: rc %d (%s)", cases[i].text, rc, e.message);
         cr_assert_str_eq(e.message, cases[i].msg, "%s", cases[i].text);
         cr_assert_neq(e.hint[0], '\0', "%s has no hint", cases[i].text);
@@ -382,7 +383,7 @@ Test(axes, json_spec_rejected)
     for (size_t i = 0; i < sizeof bad_json / sizeof bad_json[0]; i++) {
         vyre_sweep_spec s;
         vyre_error e;
-        cr_assert_eq(vyre_sweep_spec_parse(&s, bad_json[i], NULL, &e), VYRE_EINVAL);
+        cr_assert_eq(vyre__sweep_spec_parse(&s, bad_json[i], NULL, &e), VYRE_EINVAL);
         cr_assert(strncmp(e.message, "'spec' is not valid JSON: ", 26) == 0, "%s", e.message);
         cr_assert(strstr(e.message, "(line 1, column "), "%s", e.message);
     }
@@ -402,7 +403,7 @@ Test(axes, json_spec_load)
     cr_assert_str_eq(s.kernel, "kernels/saxpy.cu");
     snprintf(sub, sizeof sub, "%s/kernels/saxpy.cu", dir);
     cr_assert_str_eq(s.kernel_path, sub);
-    cr_assert_eq(vyre_axes_count(&s.axes), 2);
+    cr_assert_eq(vyre__axes_count(&s.axes), 2);
     vyre_sweep_spec_release(&s);
 
     const char *abs_text = "{\"kernel\": \"/opt/k.ptx\"}";
@@ -438,7 +439,7 @@ Test(axes, override_replaces_in_place_and_names_the_axes_there_are)
     cr_assert_eq(vyre_axes_add(&ax, "M=1,2", &e), 0);
     cr_assert_eq(vyre_axes_add(&ax, "N=1M:256M:x4", &e), 0);
     cr_assert_eq(vyre_axes_add(&ax, "K=7", &e), 0);
-    cr_assert_eq(vyre_axes_count(&ax), 10);
+    cr_assert_eq(vyre__axes_count(&ax), 10);
 
     cr_assert_eq(vyre_axes_override(&ax, "N=1M", &e), 0, "%s", e.message);
     cr_assert_eq(ax.n, 3);
@@ -446,14 +447,14 @@ Test(axes, override_replaces_in_place_and_names_the_axes_there_are)
     cr_assert_eq(ax.axis[1].n, 1);
     cr_assert_eq(ax.axis[1].values.i[0], 1048576);
     cr_assert_str_eq(ax.axis[1].text, "1M");
-    cr_assert_eq(vyre_axes_count(&ax), 2);
+    cr_assert_eq(vyre__axes_count(&ax), 2);
     /* New values, and a float axis in place of an integer one. */
     cr_assert_eq(vyre_axes_override(&ax, "M=3,5,9", &e), 0, "%s", e.message);
     cr_assert_eq(ax.axis[0].n, 3);
     cr_assert_eq(ax.axis[0].values.i[2], 9);
     cr_assert_eq(vyre_axes_override(&ax, "K=0.5,1.5", &e), 0, "%s", e.message);
     cr_assert_eq(ax.axis[2].type, VYRE_AXIS_FLOAT);
-    cr_assert_eq(vyre_axes_count(&ax), 6);
+    cr_assert_eq(vyre__axes_count(&ax), 6);
 
     cr_assert_eq(vyre_axes_override(&ax, "BLOCK=128", &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "axis 'BLOCK' is not one of the spec's axes (M, N, K)");
@@ -465,7 +466,7 @@ Test(axes, override_replaces_in_place_and_names_the_axes_there_are)
     cr_assert_str_eq(e.message, "axis 'N' would make the sweep 3000000 points (at most 1000000)");
     cr_assert_eq(ax.n, 3);
     cr_assert_eq(ax.axis[1].values.i[0], 1048576, "failures leave the set unchanged");
-    cr_assert_eq(vyre_axes_count(&ax), 6);
+    cr_assert_eq(vyre__axes_count(&ax), 6);
     vyre_axes_release(&ax);
 
     vyre_axes_init(&ax);

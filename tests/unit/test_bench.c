@@ -1,6 +1,6 @@
 /*
  * test_bench.c - the measurement engine of vyre-bench
- * (libcore/src/bench/engine.c, vyre_bench_measure) without a GPU: samples
+ * (libcore/src/bench/engine.c, vyre__bench_measure) without a GPU: samples
  * come from a callback, clocks from the fake NVML (tests/fakes/fakenvml.c).
  *
  * Throttle flagging: the engine reads NVML after each sample and flags the
@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "testutil.h"
 #include "vyre/bench.h"
 #include "vyre/gpu.h"
@@ -110,7 +112,7 @@ static vyre_bench_sample *measure(vyre_gpu_monitor *mon, int nvml_index, int set
     int interrupted = -1;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_bench_measure(&o, pt, &samples, n, &interrupted, &e);
+    int rc = vyre__bench_measure(&o, pt, &samples, n, &interrupted, &e);
     cr_assert_eq(rc, 0, "%s: %s", vyre_err_name(rc), e.message);
     cr_assert_eq(interrupted, 0);
     cr_assert_eq(*n, NSCHED);
@@ -372,7 +374,7 @@ static void store_point_rounds(vyre_results *db, int64_t run_id, int seq, const 
     p.items = 1;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_point_begin(db, &p, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_begin(db, &p, &e), 0, "%s", e.message);
     vyre_bench_sample s[100];
     double v[100];
     memset(s, 0, sizeof s);
@@ -383,11 +385,11 @@ static void store_point_rounds(vyre_results *db, int64_t run_id, int seq, const 
         s[i].round = (unsigned)(i / 20);
         s[i].sm_clock_mhz = mhz;
     }
-    cr_assert_eq(vyre_stats_compute(v, 100, &p.stats, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(v, 100, &p.stats, NULL), 0);
     p.rounds = 5;
     p.round_noise = NAN;
     snprintf(p.stop, sizeof p.stop, "test");
-    cr_assert_eq(vyre_bench_point_finish(db, &p, s, 100, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_finish(db, &p, s, 100, &e), 0, "%s", e.message);
 }
 
 /* store_point_rounds with every round around center. */
@@ -408,14 +410,14 @@ static int64_t scaled_run(vyre_results *db, double ref, double work, unsigned mh
     snprintf(r.command_line, sizeof r.command_line, "test");
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
     store_point(db, r.id, 0, "reference", "reference.cpu", 0, 300000 * ref, 0, seed + 1);
     store_point(db, r.id, 1, "reference", "reference.fsync", 0, 2000000 * ref, 0, seed + 2);
     store_point(db, r.id, 2, "cache", "cache.store", 0, 250000 * work, 0, seed + 3);
     store_point(db, r.id, 3, "cache", "cache.hit", 0, 9000 * work, 0, seed + 4);
     store_point(db, r.id, 4, "sweep", "sweep.k", 1, 50000 * work, mhz, seed + 5);
     store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000 * ref, mhz, seed + 6);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
     return r.id;
 }
 
@@ -488,7 +490,7 @@ Test(bench_rounds, a_point_within_the_references_median_drift_is_drift_though_a_
     snprintf(r.suites, sizeof r.suites, "cache");
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
     const double hog[5] = {1.6 * 300000, 1.0 * 300000, 1.6 * 300000, 1.0 * 300000, 1.6 * 300000};
     const double disk[5] = {0.5 * 2000000, 3.0 * 2000000, 0.2 * 2000000, 2.0 * 2000000,
                             4.0 * 2000000};
@@ -498,7 +500,7 @@ Test(bench_rounds, a_point_within_the_references_median_drift_is_drift_though_a_
     store_point(db, r.id, 3, "cache", "cache.hit", 0, 9000, 0, 204);
     store_point(db, r.id, 4, "sweep", "sweep.k", 1, 50000, 0, 205);
     store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000, 0, 206);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
     size_t n = 0;
     vyre_bench_cmp_row *rows = compare_ok(db, a, r.id, &n);
     const vyre_bench_cmp_row *ref = &rows[0], *store = &rows[2];

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "testutil.h"
 #include "vyre/bench.h"
 
@@ -60,7 +62,7 @@ static int64_t begin_run(vyre_results *db, const char *suites)
     snprintf(r.git_rev, sizeof r.git_rev, "abc123");
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
     cr_assert_gt(r.id, 0);
     cr_assert_eq(r.status, VYRE_RUN_RUNNING);
     cr_assert_str_neq(r.host, "");
@@ -84,8 +86,8 @@ static int64_t add_point(vyre_results *db, int64_t run, int seq, const char *ben
     p.items = 1;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_point_begin(db, &p, &e), 0, "%s", e.message);
-    cr_assert_eq(vyre_stats_compute(x, n, &p.stats, &e), 0);
+    cr_assert_eq(vyre__bench_point_begin(db, &p, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__stats_compute(x, n, &p.stats, &e), 0);
     snprintf(p.stop, sizeof p.stop, "noise-ok");
     p.stop_reason = VYRE_STOP_NOISE_OK;
     vyre_bench_sample *s = calloc(n, sizeof *s);
@@ -94,7 +96,7 @@ static int64_t add_point(vyre_results *db, int64_t run, int seq, const char *ben
         s[i].wall = x[i] + 100;
         s[i].sm_clock_mhz = 1980;
     }
-    cr_assert_eq(vyre_bench_point_finish(db, &p, s, n, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_finish(db, &p, s, n, &e), 0, "%s", e.message);
     free(s);
     return p.id;
 }
@@ -173,7 +175,7 @@ Test(bench_db, run_lifecycle_done)
     unfinished.seq = 1;
     snprintf(unfinished.suite, sizeof unfinished.suite, "launch");
     snprintf(unfinished.benchmark, sizeof unfinished.benchmark, "launch.graph");
-    cr_assert_eq(vyre_bench_point_begin(db, &unfinished, NULL), 0);
+    cr_assert_eq(vyre__bench_point_begin(db, &unfinished, NULL), 0);
     vyre_activity k;
     memset(&k, 0, sizeof k);
     k.kind = VYRE_ACTIVITY_KERNEL;
@@ -183,11 +185,11 @@ Test(bench_db, run_lifecycle_done)
     vyre_activity ks[3] = {k, k, k};
     ks[1].end_ns = 160;
     ks[2].end_ns = 170;
-    cr_assert_eq(vyre_bench_point_records(db, run, p, ks, 3, NULL), 0);
+    cr_assert_eq(vyre__bench_point_records(db, run, p, ks, 3, NULL), 0);
 
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
     cr_assert_eq(raw_int("SELECT count(*) FROM points"), 1, "the unfinished point is gone");
 
     vyre_bench_run r;
@@ -238,8 +240,8 @@ Test(bench_db, failed_run_keeps_only_its_row)
     memset(&k, 0, sizeof k);
     k.kind = VYRE_ACTIVITY_KERNEL;
     snprintf(k.name, sizeof k.name, "kern");
-    cr_assert_eq(vyre_bench_point_records(db, run, p, &k, 1, NULL), 0);
-    cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_FAILED, "out of memory", NULL), 0);
+    cr_assert_eq(vyre__bench_point_records(db, run, p, &k, 1, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, run, VYRE_RUN_FAILED, "out of memory", NULL), 0);
     cr_assert_eq(raw_int("SELECT count(*) FROM points"), 0);
     cr_assert_eq(raw_int("SELECT count(*) FROM samples"), 0);
     cr_assert_eq(raw_int("SELECT count(*) FROM timings"), 0);
@@ -256,7 +258,7 @@ Test(bench_db, interrupted_run_keeps_finished_points)
     int64_t run = begin_run(db, "cache");
     double x[] = {5, 6, 7};
     add_point(db, run, 0, "cache.hit", x, 3);
-    cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_INTERRUPTED, NULL, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, run, VYRE_RUN_INTERRUPTED, NULL, NULL), 0);
     vyre_bench_run r;
     cr_assert_eq(vyre_bench_run_get(db, run, &r, NULL), 0);
     cr_assert_eq(r.status, VYRE_RUN_INTERRUPTED);
@@ -300,7 +302,7 @@ Test(bench_db, live_run_of_this_process_stays_running)
     cr_assert_eq(raw_int("SELECT pid_start FROM runs"), atoll(tok),
                  "the start time of this process is recorded");
     size_t n = 9;
-    cr_assert_eq(vyre_bench_runs_reap(db, &n, NULL), 0);
+    cr_assert_eq(vyre__bench_runs_reap(db, &n, NULL), 0);
     cr_assert_eq(n, 0);
     cr_assert_eq(status_of(db, run), VYRE_RUN_RUNNING);
     vyre_results_close(db);
@@ -354,11 +356,11 @@ Test(bench_db, resolve_run_references)
 {
     vyre_results *db = open_ok();
     int64_t a = begin_run(db, "cache"), b = begin_run(db, "cache");
-    cr_assert_eq(vyre_bench_run_finish(db, a, VYRE_RUN_DONE, NULL, NULL), 0);
-    cr_assert_eq(vyre_bench_run_finish(db, b, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, a, VYRE_RUN_DONE, NULL, NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, b, VYRE_RUN_DONE, NULL, NULL), 0);
     /* Newer runs that are not done: last and last-N skip them (issue 25). */
     int64_t failed = begin_run(db, "launch");
-    cr_assert_eq(vyre_bench_run_finish(db, failed, VYRE_RUN_FAILED, "no GPU", NULL), 0);
+    cr_assert_eq(vyre__bench_run_finish(db, failed, VYRE_RUN_FAILED, "no GPU", NULL), 0);
     int64_t running = begin_run(db, "cache");
     int64_t id = 0;
     vyre_error e;
@@ -412,13 +414,13 @@ Test(bench_db, compare_verdicts)
     add_point(db, a, 1, "p.faster", base, N);
     add_point(db, a, 2, "p.same", base, N);
     add_point(db, a, 3, "p.only_a", base, N);
-    vyre_bench_run_finish(db, a, VYRE_RUN_DONE, NULL, NULL);
+    vyre__bench_run_finish(db, a, VYRE_RUN_DONE, NULL, NULL);
     int64_t b = begin_run(db, "launch");
     add_point(db, b, 0, "p.slower", slower, N);
     add_point(db, b, 1, "p.faster", faster, N);
     add_point(db, b, 2, "p.same", same, N);
     add_point(db, b, 3, "p.only_b", base, N);
-    vyre_bench_run_finish(db, b, VYRE_RUN_DONE, NULL, NULL);
+    vyre__bench_run_finish(db, b, VYRE_RUN_DONE, NULL, NULL);
 
     vyre_bench_cmp_row *rows = NULL;
     size_t n = 0;
@@ -476,7 +478,7 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     int intr = 0;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_measure(&o, &pt, &s, &n, &intr, &e), 0, "%s", e.message);
     cr_assert_eq(intr, 0);
     cr_assert_eq(n, 20, "min samples, noise criterion off");
     cr_assert_eq(f.calls, 22, "two warm-up calls");
@@ -492,7 +494,7 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     struct fake g = {0, &stop, 5};
     o.ctx = &g;
     o.stop = &stop;
-    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
+    cr_assert_eq(vyre__bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
     cr_assert_eq(intr, 1);
     cr_assert_null(s);
     cr_assert_eq(n, 0);
@@ -514,7 +516,7 @@ Test(bench_db, measure_stops_on_robust_noise_despite_an_outlier)
     vyre_bench_sample *s = NULL;
     size_t n = 0;
     int intr = 0;
-    cr_assert_eq(vyre_bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
+    cr_assert_eq(vyre__bench_measure(&o, &pt, &s, &n, &intr, NULL), 0);
     cr_assert_eq(pt.stop_reason, VYRE_STOP_NOISE_OK, "%s", pt.stop);
     cr_assert_eq(n, 10, "stops as soon as the minimum is met: %s", pt.stop);
     cr_assert_gt(pt.stats.rel_stddev, 0.02, "stddev / mean is kept as it is");
@@ -696,7 +698,7 @@ static int64_t pooled_run(vyre_results *db, const char *gpu, double center)
     snprintf(r.gpu_name, sizeof r.gpu_name, "%s", gpu);
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
     enum { ROUNDS = 3, PER = 12, N = ROUNDS * PER };
     double x[N];
     vyre_bench_sample s[N];
@@ -716,12 +718,12 @@ static int64_t pooled_run(vyre_results *db, const char *gpu, double center)
     p.gpu_timer = 1;
     p.items = 1;
     p.rounds = ROUNDS;
-    cr_assert_eq(vyre_bench_point_begin(db, &p, &e), 0, "%s", e.message);
-    cr_assert_eq(vyre_stats_compute(x, N, &p.stats, &e), 0);
+    cr_assert_eq(vyre__bench_point_begin(db, &p, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__stats_compute(x, N, &p.stats, &e), 0);
     snprintf(p.stop, sizeof p.stop, "noise-ok");
     p.stop_reason = VYRE_STOP_NOISE_OK;
-    cr_assert_eq(vyre_bench_point_finish(db, &p, s, N, &e), 0, "%s", e.message);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_finish(db, &p, s, N, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
     return r.id;
 }
 

@@ -127,7 +127,7 @@ Test(bench_records, no_point_is_timed_after_the_first_kernel_pass)
     cr_assert_eq(vyre_results_open(":memory:", &db, &e), 0, "%s", e.message);
     vyre_bench_run run;
     memset(&run, 0, sizeof run);
-    cr_assert_eq(vyre_bench_run_begin(db, &run, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &run, &e), 0, "%s", e.message);
     static const int devs[2] = {0, 1};
     vyre_bench_env env;
     memset(&env, 0, sizeof env);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "testutil.h"
 #include "vyre/bench.h"
 
@@ -123,14 +124,14 @@ static int64_t gpu_point(vyre_results *db, int64_t run, int seq, double gpu_ns, 
     snprintf(p.note, sizeof p.note, "%s", note);
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_point_begin(db, &p, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_begin(db, &p, &e), 0, "%s", e.message);
     double x[3] = {gpu_ns, gpu_ns, gpu_ns};
-    cr_assert_eq(vyre_stats_compute(x, 3, &p.stats, &e), 0);
+    cr_assert_eq(vyre__stats_compute(x, 3, &p.stats, &e), 0);
     vyre_bench_sample s[3];
     memset(s, 0, sizeof s);
     for (int i = 0; i < 3; i++)
         s[i].value = gpu_ns;
-    cr_assert_eq(vyre_bench_point_finish(db, &p, s, 3, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_finish(db, &p, s, 3, &e), 0, "%s", e.message);
     return p.id;
 }
 
@@ -148,7 +149,7 @@ static void records(vyre_results *db, int64_t run, int64_t point, const char *na
     }
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_point_records(db, run, point, k, n, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_records(db, run, point, k, n, &e), 0, "%s", e.message);
 }
 
 Test(bench_views_db, views_round_trip_and_kernel_view_comes_from_the_records)
@@ -160,7 +161,7 @@ Test(bench_views_db, views_round_trip_and_kernel_view_comes_from_the_records)
     vyre_bench_run r;
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "sweep");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
 
     /* The launch gap: 8.64 us of event time, 2.4 us in CUPTI. */
     int64_t gap = gpu_point(db, r.id, 0, 8640, 2500, 2, "");
@@ -174,7 +175,7 @@ Test(bench_views_db, views_round_trip_and_kernel_view_comes_from_the_records)
     records(db, r.id, gap, "memset_kernel", d_other, 1);
     const uint64_t d_fine[3] = {49600, 49500, 49700};
     records(db, r.id, fine, "add_kernel", d_fine, 3);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
 
     vyre_bench_point *pts = NULL;
     size_t n = 0;
@@ -213,13 +214,13 @@ Test(bench_views_db, the_traced_time_is_noted_once_beside_the_batch_view)
     vyre_bench_run r;
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "sweep");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
     int64_t hot = gpu_point(db, r.id, 0, 107000, 106910, 0, "12.0 GB/s");
     int64_t cold = gpu_point(db, r.id, 1, 112000, 0, 0, "");
     cr_assert_eq(vyre__bench_point_traced(db, hot, 114350, &e), 0, "%s", e.message);
     cr_assert_eq(vyre__bench_point_traced(db, hot, 114350, &e), 0, "a second pass: %s", e.message);
     cr_assert_eq(vyre__bench_point_traced(db, cold, 114350, &e), 0, "%s", e.message);
-    cr_assert_eq(vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
     vyre_bench_point *pts = NULL;
     size_t n = 0;
     cr_assert_eq(vyre_bench_points_get(db, r.id, &pts, &n, &e), 0, "%s", e.message);

@@ -867,7 +867,7 @@ Test(blob, reject_counters_increase)
     cache c;
     cache_init(&c);
     uint64_t before[VYRE_REJECT_COUNT], after[VYRE_REJECT_COUNT];
-    vyre_blob_reject_counts(before);
+    vyre__blob_reject_counts(before);
     vyre_key k = key_of(21);
     plant(&c, k, "", 0);
     expect_reject(&c, k, VYRE_REJECT_TRUNCATED, "empty");
@@ -875,7 +875,7 @@ Test(blob, reject_counters_increase)
     expect_reject(&c, k, VYRE_REJECT_TRUNCATED, "empty again");
     plant(&c, k, "nonsense", 8);
     expect_reject(&c, k, VYRE_REJECT_BAD_MAGIC, "nonsense");
-    vyre_blob_reject_counts(after);
+    vyre__blob_reject_counts(after);
     cr_assert_eq(after[VYRE_REJECT_TRUNCATED], before[VYRE_REJECT_TRUNCATED] + 2);
     cr_assert_eq(after[VYRE_REJECT_BAD_MAGIC], before[VYRE_REJECT_BAD_MAGIC] + 1);
     cr_assert_eq(after[VYRE_REJECT_PAYLOAD_SUM], before[VYRE_REJECT_PAYLOAD_SUM]);
@@ -885,7 +885,7 @@ Test(blob, reject_counters_increase)
     plant(&c, k, "x", 1);
     blob_path(&c, k, p);
     cr_assert_eq(vyre_blob_quarantine(c.root, p, VYRE_REJECT_TRAILING, NULL), 0);
-    vyre_blob_reject_counts(after);
+    vyre__blob_reject_counts(after);
     cr_assert_eq(after[VYRE_REJECT_TRAILING], before[VYRE_REJECT_TRAILING] + 1);
     cr_assert(quarantined(&c, k, VYRE_REJECT_TRAILING, NULL));
     cache_fini(&c);

@@ -86,7 +86,7 @@ static vyre_cache *open_ok(const char *root, unsigned flags)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(root, flags, &c, &e);
+    int rc = vyre_cache_open(root, TU_OPEN_FLAGS(flags), &c, &e);
     cr_assert_eq(rc, 0, "open '%s': %s: %s (hint: %s)", root, vyre_err_name(rc), e.message, e.hint);
     cr_assert_not_null(c);
     return c;
@@ -400,7 +400,7 @@ static int overwrite_reader(const vyre_key *k, int ms)
 {
     vyre_cache *c = NULL;
     vyre_error e;
-    if (vyre_cache_open(g_root, 0, &c, &e) != 0) {
+    if (vyre_cache_open(g_root, NULL, &c, &e) != 0) {
         fprintf(stderr, "reader: open: %s\n", e.message);
         return 20;
     }
@@ -537,7 +537,7 @@ Test(cache, readonly_open_of_a_missing_root_creates_nothing, .init = setup, .fin
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_open(g_root, VYRE_CACHE_READONLY, &c, &e), VYRE_ENOENT);
+    cr_assert_eq(vyre_cache_open(g_root, TU_OPEN_FLAGS(VYRE_CACHE_READONLY), &c, &e), VYRE_ENOENT);
     cr_assert_null(c);
     cr_assert_neq(strstr(e.message, g_root), NULL, "message '%s' does not name the root",
                   e.message);
@@ -582,7 +582,7 @@ Test(cache, root_from_empty_ptx_cache_dir_is_eenv_with_hint, .init = setup, .fin
     cr_assert_neq(strstr(e.hint, "VYRE_PTX_CACHE_DIR"), NULL, "hint: %s", e.hint);
     /* open(NULL) resolves the same way. */
     vyre_cache *c = NULL;
-    cr_assert_eq(vyre_cache_open(NULL, 0, &c, NULL), VYRE_EENV);
+    cr_assert_eq(vyre_cache_open(NULL, NULL, &c, NULL), VYRE_EENV);
     cr_assert_null(c);
 }
 
@@ -645,7 +645,7 @@ Test(cache, root_without_xdg_or_home_is_eenv, .init = setup, .fini = teardown)
     cr_assert_neq(strstr(e.message, "HOME"), NULL, "message: %s", e.message);
     cr_assert_neq(strstr(e.hint, "VYRE_PTX_CACHE_DIR"), NULL, "hint: %s", e.hint);
     vyre_cache *c = NULL;
-    cr_assert_eq(vyre_cache_open(NULL, 0, &c, NULL), VYRE_EENV);
+    cr_assert_eq(vyre_cache_open(NULL, NULL, &c, NULL), VYRE_EENV);
     cr_assert_null(c);
 }
 
@@ -656,7 +656,7 @@ static void expect_unsafe_mode(mode_t mode)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, 0, &c, &e);
+    int rc = vyre_cache_open(g_root, NULL, &c, &e);
     cr_assert_eq(rc, VYRE_EUNSAFE, "mode %04o: got %s", (unsigned)mode, vyre_err_name(rc));
     cr_assert_null(c);
     cr_assert_neq(strstr(e.message, g_root), NULL, "message: %s", e.message);
@@ -686,13 +686,14 @@ Test(cache, root_owned_by_another_user_is_unsafe, .init = setup, .fini = teardow
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, 0, &c, &e);
+    int rc = vyre_cache_open(g_root, NULL, &c, &e);
     cr_assert_eq(rc, VYRE_EUNSAFE, "got %s", vyre_err_name(rc));
     cr_assert_null(c);
     cr_assert_neq(strstr(e.message, "12345"), NULL, "message: %s", e.message);
     cr_assert_neq(strstr(e.hint, "chown"), NULL, "hint: %s", e.hint);
     /* Read-only opens are refused too: the point is not to load such blobs. */
-    cr_assert_eq(vyre_cache_open(g_root, VYRE_CACHE_READONLY, &c, NULL), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_cache_open(g_root, TU_OPEN_FLAGS(VYRE_CACHE_READONLY), &c, NULL),
+                 VYRE_EUNSAFE);
 }
 
 /* ---- rejects ------------------------------------------------------------ */
@@ -1236,12 +1237,12 @@ Test(cache, clear_removes_blobs_rows_debris_and_quarantine, .init = setup, .fini
     tu_write_file(p, "x", 1);
     snprintf(p, sizeof p, "%s/quarantine/%064d.vblob.truncated.1", g_root, 0);
     tu_write_file(p, "y", 1);
-    uint64_t removed = 0, bytes = 0;
+    vyre_cache_clear_result cl;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_clear(c, &removed, &bytes, &e), 0, "clear: %s", e.message);
-    cr_assert_eq(removed, 3);
-    cr_assert_eq(bytes, on_disk, "bytes on disk, not the 3 * %d + 600 apparent",
+    cr_assert_eq(vyre_cache_clear(c, &cl, &e), 0, "clear: %s", e.message);
+    cr_assert_eq(cl.removed, 3);
+    cr_assert_eq(cl.removed_bytes, on_disk, "bytes on disk, not the 3 * %d + 600 apparent",
                  VYRE_BLOB_HEADER_SIZE);
     char d[1200];
     sub(d, sizeof d, "blobs");
@@ -1278,14 +1279,14 @@ Test(cache, cleanup_lock_and_marker_take_the_cache_umask, .init = setup, .fini =
     vyre_config cf;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_config_load(&cf, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&cf, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cf.max_age_ns = 30 * DAY_NS; /* a put then makes cleanup.lock */
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;
     oo.umask = 002;
     vyre_cache *c = NULL;
-    cr_assert_eq(vyre_cache_open_ex(g_root, &oo, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, &oo, &c, &e), 0, "%s", e.message);
     put_simple(c, 1, 100);
     vyre_cache_cleanup_result r;
     cr_assert_eq(vyre_cache_cleanup(c, 1, &r, &e), 0, "%s", e.message);
@@ -1314,7 +1315,7 @@ Test(cache, group_umask_refusal_names_no_front_end, .init = setup, .fini = teard
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_open_ex(g_root, &oo, &c, &e), VYRE_EUNSAFE, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, &oo, &c, &e), VYRE_EUNSAFE, "%s", e.message);
     cr_assert(strstr(e.message, "does not allow group writes"), "%s", e.message);
     cr_assert(strstr(e.hint, "'umask = 002'"), "%s", e.hint);
     cr_assert_null(strstr(e.hint, "cachectl"), "libcore names a front end: %s", e.hint);

@@ -184,7 +184,7 @@ static vyre_cache *open_ok(unsigned flags)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, flags, &c, &e);
+    int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(flags), &c, &e);
     cr_assert_eq(rc, 0, "open: %s: %s (hint: %s)", vyre_err_name(rc), e.message, e.hint);
     for (size_t i = 0; i < sizeof g_open / sizeof g_open[0]; i++)
         if (!g_open[i]) {
@@ -289,7 +289,7 @@ static void killed_writer(int fd, unsigned seed)
 {
     vyre_cache *c = NULL;
     vyre_error e;
-    if (vyre_cache_open(g_root, 0, &c, &e) != 0) {
+    if (vyre_cache_open(g_root, NULL, &c, &e) != 0) {
         fprintf(stderr, "writer: open: %s\n", e.message);
         _exit(30);
     }
@@ -313,7 +313,7 @@ static void pool_reader(int stop_fd)
 {
     vyre_cache *c = NULL;
     vyre_error e;
-    if (vyre_cache_open(g_root, 0, &c, &e) != 0) {
+    if (vyre_cache_open(g_root, NULL, &c, &e) != 0) {
         fprintf(stderr, "reader: open: %s\n", e.message);
         _exit(40);
     }
@@ -477,7 +477,7 @@ static int mixed_worker(unsigned seed)
 {
     vyre_cache *c = NULL;
     vyre_error e;
-    if (vyre_cache_open(g_root, 0, &c, &e) != 0) {
+    if (vyre_cache_open(g_root, NULL, &c, &e) != 0) {
         fprintf(stderr, "worker %u: open: %s\n", seed, e.message);
         return MIX_EOPEN;
     }
@@ -920,7 +920,7 @@ Test(reliability, garbage_index_is_ecorrupt_and_reindex_restores_rows, .init = s
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, 0, &c, &e);
+    int rc = vyre_cache_open(g_root, NULL, &c, &e);
     cr_assert_eq(rc, VYRE_ECORRUPT, "open on a garbage index: %s", vyre_err_name(rc));
     cr_assert_null(c);
     cr_assert_neq(strstr(e.hint, "rebuild the index"), NULL, "hint: %s", e.hint);
@@ -1018,7 +1018,7 @@ static int readonly_child(void)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, 0, &c, &e);
+    int rc = vyre_cache_open(g_root, NULL, &c, &e);
     if (rc != 0) {
         fprintf(stderr, "nobody: open: %s: %s (hint: %s)\n", vyre_err_name(rc), e.message, e.hint);
         return RO_EOPEN;
@@ -1162,7 +1162,7 @@ static int full_disk_child(void)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, VYRE_CACHE_NO_HIT_TRACK, &c, &e);
+    int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(VYRE_CACHE_NO_HIT_TRACK), &c, &e);
     if (rc) {
         fprintf(stderr, "full: open: %s: %s\n", vyre_err_name(rc), e.message);
         return FULL_EOPEN;
@@ -1245,7 +1245,7 @@ static int storing_child(void)
 {
     vyre_cache *c = NULL;
     vyre_error e;
-    if (vyre_cache_open(g_root, 0, &c, &e) != 0) {
+    if (vyre_cache_open(g_root, NULL, &c, &e) != 0) {
         fprintf(stderr, "storer: open: %s\n", e.message);
         return 80;
     }
@@ -1362,14 +1362,14 @@ static int removal_child(removal_op op, int kill_at)
     vyre_config cf;
     vyre_error e;
     vyre_error_clear(&e);
-    if (vyre_config_load(&cf, g_root, NULL, 0, &e) != 0)
+    if (vyre_config_load(&cf, g_root, NULL, 0, 0, &e) != 0)
         return 90;
     cf.max_size = 1; /* cleanup: everything goes */
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;
     vyre_cache *c = NULL;
-    if (vyre_cache_open_ex(g_root, &oo, &c, &e) != 0) {
+    if (vyre_cache_open(g_root, &oo, &c, &e) != 0) {
         fprintf(stderr, "step child: open: %s\n", e.message);
         return 91;
     }
@@ -1381,8 +1381,8 @@ static int removal_child(removal_op op, int kill_at)
         vyre_cache_prune_result pr;
         rc = vyre_cache_prune(c, &o, &pr, NULL, NULL, &e);
     } else if (op == OP_CLEAR) {
-        uint64_t n = 0, b = 0;
-        rc = vyre_cache_clear(c, &n, &b, &e);
+        vyre_cache_clear_result cl;
+        rc = vyre_cache_clear(c, &cl, &e);
     } else {
         vyre_cache_cleanup_result cr;
         rc = vyre_cache_cleanup(c, 1, &cr, &e);
@@ -1467,7 +1467,7 @@ static int prune_all_child(void)
 {
     vyre_cache *c = NULL;
     vyre_error e;
-    if (vyre_cache_open(g_root, 0, &c, &e) != 0)
+    if (vyre_cache_open(g_root, NULL, &c, &e) != 0)
         return 70;
     vyre_cache_prune_opts o;
     vyre_cache_prune_opts_init(&o);
@@ -1581,7 +1581,7 @@ static int readonly_index_child(void)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    if (vyre_cache_open(g_root, 0, &c, &e) != 0) {
+    if (vyre_cache_open(g_root, NULL, &c, &e) != 0) {
         fprintf(stderr, "nobody: open: %s\n", e.message);
         return IDX_RO_EOPEN;
     }

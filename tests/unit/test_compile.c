@@ -54,7 +54,7 @@ static vyre_cache *open_cache(const char *name)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(root, 0, &c, &e);
+    int rc = vyre_cache_open(root, NULL, &c, &e);
     cr_assert_eq(rc, 0, "open '%s': %s: %s", root, vyre_err_name(rc), e.message);
     return c;
 }
@@ -90,7 +90,7 @@ Test(compile, blob_header_is_built_from_the_key_and_the_result)
     vyre_key key;
     cr_assert_eq(vyre_compile_key(&req, &key, NULL), 0);
     vyre_compile_result res;
-    cr_assert_eq(vyre_compile_cubin(&req, &res, NULL), 0);
+    cr_assert_eq(vyre_compile_cubin(&req, NULL, &res, NULL), 0);
     res.compile_ns = 1234;
     vyre_blob_header h;
     memset(&h, 0xa5, sizeof h);
@@ -123,14 +123,15 @@ Test(compile, through_cache_stores_exactly_the_pipeline_header)
     int hit = -1;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_compile_through_cache(c, &req, &out, &hit, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_compile_through_cache(c, &req, NULL, NULL, 0, &out, &hit, &e), 0, "%s",
+                 e.message);
     cr_assert_eq(hit, 0);
 
     /* What the pipeline path builds for the same request. */
     vyre_key key;
     cr_assert_eq(vyre_compile_key(&req, &key, NULL), 0);
     vyre_compile_result res;
-    cr_assert_eq(vyre_compile_cubin(&req, &res, NULL), 0);
+    cr_assert_eq(vyre_compile_cubin(&req, NULL, &res, NULL), 0);
     vyre_blob_header want;
     vyre__compile_blob_header(&key, &res, &want);
 
@@ -171,7 +172,7 @@ Test(compile, a_blob_stored_by_the_pipeline_path_is_a_through_cache_hit)
     vyre_key key;
     cr_assert_eq(vyre_compile_key(&req, &key, NULL), 0);
     vyre_compile_result res;
-    cr_assert_eq(vyre_compile_cubin(&req, &res, NULL), 0);
+    cr_assert_eq(vyre_compile_cubin(&req, NULL, &res, NULL), 0);
     res.compile_ns = 777; /* marks the blob as the one stored here */
     vyre_error e;
     vyre_error_clear(&e);
@@ -180,7 +181,8 @@ Test(compile, a_blob_stored_by_the_pipeline_path_is_a_through_cache_hit)
 
     vyre_blob *out = NULL;
     int hit = -1;
-    cr_assert_eq(vyre_compile_through_cache(c, &req, &out, &hit, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_compile_through_cache(c, &req, NULL, NULL, 0, &out, &hit, &e), 0, "%s",
+                 e.message);
     cr_assert_eq(hit, 1, "the stored blob is found under the request's key");
     cr_assert_eq(out->header.compile_ns, 777u);
     vyre_blob_free(out);

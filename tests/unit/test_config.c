@@ -12,9 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
 #include "vyre/config.h"
+#include "vyre/results.h"
 #include "vyre/units.h"
 
 static char g_dir[1024];
@@ -77,7 +79,7 @@ static int parse(vyre_config *c, const char *text, vyre_error *e)
 {
     vyre_config_init(c);
     vyre_error_clear(e);
-    return vyre_config_parse(c, text, strlen(text), VYRE_CONF_FROM_CACHE_FILE, "f.conf", e);
+    return vyre__config_parse(c, text, strlen(text), VYRE_CONF_FROM_CACHE_FILE, "f.conf", e);
 }
 
 static void value_of(const vyre_config *c, int k, char *buf, size_t size)
@@ -104,9 +106,9 @@ Test(config, defaults)
         cr_assert_str_eq(w, "default");
     }
     char env[64];
-    vyre_config_env_name(VYRE_CONF_QUARANTINE_MAX_AGE, env, sizeof env);
+    vyre__config_env_name(VYRE_CONF_QUARANTINE_MAX_AGE, env, sizeof env);
     cr_assert_str_eq(env, "VYRE_CACHE_QUARANTINE_MAX_AGE");
-    vyre_config_env_name(VYRE_CONF_REMOTE_STORAGE, env, sizeof env);
+    vyre__config_env_name(VYRE_CONF_REMOTE_STORAGE, env, sizeof env);
     cr_assert_str_eq(env, "VYRE_REMOTE_CACHE");
     cr_assert_str_eq(c.remote_storage, "");
     cr_assert_eq(vyre_config_key_find("read_only"), VYRE_CONF_READ_ONLY);
@@ -178,7 +180,7 @@ Test(config, errors_name_the_line_and_leave_earlier_keys)
     vyre_error e;
     const char nul[] = "max_size = 1G\0\n";
     vyre_config_init(&c);
-    cr_assert_eq(vyre_config_parse(&c, nul, sizeof nul - 1, VYRE_CONF_FROM_USER_FILE, "n", &e),
+    cr_assert_eq(vyre__config_parse(&c, nul, sizeof nul - 1, VYRE_CONF_FROM_USER_FILE, "n", &e),
                  VYRE_ECONFIG);
     cr_assert_str_eq(e.message, "n:1: NUL byte in the line");
 }
@@ -195,7 +197,7 @@ Test(config, layers_lowest_first)
     const char *ov[] = {"read_only=false"};
     vyre_config c;
     vyre_error e;
-    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.max_size, UINT64_C(1) << 30);
     cr_assert_eq(c.where[VYRE_CONF_MAX_SIZE].origin, VYRE_CONF_FROM_USER_FILE);
     cr_assert_eq(c.max_age_ns, INT64_C(2) * 86400 * 1000000000);
@@ -214,7 +216,7 @@ Test(config, layers_lowest_first)
     cr_assert_str_eq(w, want);
     /* A bad override is the error, naming -o. */
     const char *bad[] = {"max_size"};
-    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, 0, &e), VYRE_ECONFIG);
     cr_assert_str_eq(e.message, "-o 'max_size': expected key=value");
 }
 
@@ -254,13 +256,13 @@ Test(config, the_cache_honours_its_file)
 {
     vyre_cache *c = NULL;
     vyre_error e;
-    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &c, &e), 0, "%s", e.message);
     cr_assert_eq(vyre_cache_config(c)->max_size, UINT64_C(5) << 30);
     vyre_cache_close(c);
     char path[1200];
     snprintf(path, sizeof path, "%s/vyre.conf", g_root);
     put_text(path, "read_only = true\nmax_size = 64M\n");
-    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &c, &e), 0, "%s", e.message);
     cr_assert(vyre_cache_is_readonly(c));
     cr_assert_eq(vyre_cache_config(c)->max_size, UINT64_C(64) << 20);
     cr_assert_eq(vyre_cache_zero_stats(c, &e), VYRE_EROFS);
@@ -273,12 +275,12 @@ Test(config, the_cache_honours_its_file)
     vyre_cache_open_opts_init(&o);
     cr_assert_eq(o.umask, -1);
     o.config = &mine;
-    cr_assert_eq(vyre_cache_open_ex(g_root, &o, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, &o, &c, &e), 0, "%s", e.message);
     cr_assert(!vyre_cache_is_readonly(c));
     vyre_cache_close(c);
     /* A bad file fails the open, with the line. */
     put_text(path, "max_size = lots\n");
-    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &c, &e), VYRE_ECONFIG);
     cr_assert_not_null(strstr(e.message, "vyre.conf:1: bad value 'lots' for max_size"), "%s",
                        e.message);
     /* A symlink as the cache's vyre.conf is never followed. */
@@ -287,7 +289,7 @@ Test(config, the_cache_honours_its_file)
     put_text(target, "max_size = 1G\n");
     cr_assert_eq(unlink(path), 0);
     cr_assert_eq(symlink(target, path), 0);
-    cr_assert_eq(vyre_cache_open(g_root, 0, &c, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &c, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "is a symlink"), "%s", e.message);
     cr_assert_eq(vyre_config_write(g_root, "max_size", "2G", -1, &e), VYRE_EUNSAFE);
     cr_assert_str_eq(get_text(target), "max_size = 1G\n");
@@ -305,7 +307,7 @@ Test(config, remote_storage_layers_and_masking)
     vyre_config c;
     vyre_error e;
     char v[VYRE_CONFIG_LONG_VALUE_MAX], w[1300], want[1300];
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cr_assert_str_eq(c.remote_storage, "http://user:s3cret@127.0.0.1:1/user|read-only");
     cr_assert_eq(c.where[VYRE_CONF_REMOTE_STORAGE].origin, VYRE_CONF_FROM_USER_FILE);
     vyre_config_format_value(&c, VYRE_CONF_REMOTE_STORAGE, v, sizeof v);
@@ -314,7 +316,7 @@ Test(config, remote_storage_layers_and_masking)
 
     put_text(cache_conf, "# the fleet's store\nremote_storage = http://127.0.0.1:1/cache "
                          "redis://:pw@127.0.0.1:1/2|read-only\n");
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.where[VYRE_CONF_REMOTE_STORAGE].origin, VYRE_CONF_FROM_CACHE_FILE);
     vyre_config_format_where(&c, VYRE_CONF_REMOTE_STORAGE, w, sizeof w);
     snprintf(want, sizeof want, "%s:2", cache_conf);
@@ -324,50 +326,51 @@ Test(config, remote_storage_layers_and_masking)
 
     /* The cache opens the stores of the configuration in force. */
     vyre_cache *h = NULL;
-    cr_assert_eq(vyre_cache_open(g_root, 0, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &h, &e), 0, "%s", e.message);
     cr_assert_eq(vyre_cache_remote_count(h), 2);
     vyre_remote_info ri;
     cr_assert_eq(vyre_cache_remote_get(h, 1, &ri, NULL), 0);
     cr_assert_eq(ri.scheme, VYRE_REMOTE_REDIS);
     cr_assert(ri.read_only);
     vyre_cache_close(h);
-    cr_assert_eq(vyre_cache_open(g_root, VYRE_CACHE_NO_REMOTE, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &h, &e), 0, "%s",
+                 e.message);
     cr_assert_eq(vyre_cache_remote_count(h), 0);
     vyre_cache_close(h);
 
     setenv("VYRE_REMOTE_CACHE", "http://127.0.0.1:1/env", 1);
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cr_assert_str_eq(c.remote_storage, "http://127.0.0.1:1/env");
     vyre_config_format_where(&c, VYRE_CONF_REMOTE_STORAGE, w, sizeof w);
     cr_assert_str_eq(w, "env VYRE_REMOTE_CACHE");
-    cr_assert_eq(vyre_cache_open(g_root, 0, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, NULL, &h, &e), 0, "%s", e.message);
     cr_assert_eq(vyre_cache_remote_count(h), 1);
     vyre_cache_close(h);
 
     const char *ov[] = {"remote_storage=redis://127.0.0.1:1"};
-    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, ov, 1, 0, &e), 0, "%s", e.message);
     cr_assert_str_eq(c.remote_storage, "redis://127.0.0.1:1");
     cr_assert_eq(c.where[VYRE_CONF_REMOTE_STORAGE].origin, VYRE_CONF_FROM_OVERRIDE);
     /* An empty value is none, at any layer. */
     const char *none[] = {"remote_storage="};
-    cr_assert_eq(vyre_config_load(&c, g_root, none, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, none, 1, 0, &e), 0, "%s", e.message);
     cr_assert_str_eq(c.remote_storage, "");
     vyre_cache_open_opts o;
     vyre_cache_open_opts_init(&o);
     o.config = &c;
-    cr_assert_eq(vyre_cache_open_ex(g_root, &o, &h, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_root, &o, &h, &e), 0, "%s", e.message);
     cr_assert_eq(vyre_cache_remote_count(h), 0);
     vyre_cache_close(h);
 
     /* A bad store in the environment or in -o names it. */
     setenv("VYRE_REMOTE_CACHE", "http://h|bogus", 1);
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_ECONFIG);
     cr_assert_str_eq(e.message, "VYRE_REMOTE_CACHE: bad value for remote_storage: remote store "
                                 "'http://h|bogus': unknown attribute 'bogus'");
     cr_assert_str_eq(e.hint, "fix or unset VYRE_REMOTE_CACHE");
     unsetenv("VYRE_REMOTE_CACHE");
     const char *bad[] = {"remote_storage=ftp://x:pw@h/"};
-    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, bad, 1, 0, &e), VYRE_ECONFIG);
     cr_assert(strncmp(e.message, "-o: bad value for remote_storage: ", 34) == 0, "%s", e.message);
     cr_assert_null(strstr(e.message, "pw"), "%s", e.message);
 }
@@ -383,21 +386,23 @@ Test(config, a_bad_remote_storage_names_the_file_and_line)
     vyre_config c;
     vyre_error e;
     char want[1600];
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_ECONFIG);
     snprintf(want, sizeof want, "%s:3: bad value for remote_storage: ", path);
     cr_assert(strncmp(e.message, want, strlen(want)) == 0, "%s", e.message);
     cr_assert_null(strstr(e.message, "hunter2"), "%s", e.message);
     cr_assert(e.hint[0], "no hint");
     vyre_cache *h = (vyre_cache *)1;
-    cr_assert_eq(vyre_cache_open(g_root, VYRE_CACHE_NO_REMOTE, &h, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_cache_open(g_root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &h, &e),
+                 VYRE_ECONFIG);
     cr_assert_null(h);
     cr_assert(strncmp(e.message, want, strlen(want)) == 0, "%s", e.message);
     /* Writing a bad one is refused, the file unchanged. */
     put_text(path, "remote_storage = http://127.0.0.1:1/ok\n");
     cr_assert_eq(vyre_config_write(g_root, "remote_storage", "gopher://h", -1, &e), VYRE_ECONFIG);
     cr_assert_str_eq(get_text(path), "remote_storage = http://127.0.0.1:1/ok\n");
-    cr_assert_eq(vyre_config_write(g_root, "remote_storage", "redis://127.0.0.1:1|read-only", -1, &e),
-                 0, "%s", e.message);
+    cr_assert_eq(
+        vyre_config_write(g_root, "remote_storage", "redis://127.0.0.1:1|read-only", -1, &e), 0,
+        "%s", e.message);
     cr_assert_str_eq(get_text(path), "remote_storage = redis://127.0.0.1:1|read-only\n");
 }
 
@@ -444,10 +449,10 @@ Test(config, keep_going_loads_the_rest_and_keeps_each_error)
     put_text(path, "max_size = 3X\numask = 000\nmax_age = 2d\nread_only = yes\n");
     vyre_config c;
     vyre_error e;
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_ECONFIG);
     cr_assert(strstr(e.message, ":1: bad value '3X' for max_size"), "%s", e.message);
     const char *ov[] = {"umask=0777", "max_age=3d"};
-    cr_assert_eq(vyre_config_load_ex(&c, g_root, ov, 2, VYRE_CONFIG_KEEP_GOING, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, ov, 2, VYRE_CONFIG_KEEP_GOING, &e), VYRE_ECONFIG);
     cr_assert(strstr(e.message, ":1: bad value '3X' for max_size"), "%s", e.message);
     cr_assert_eq(c.n_problems, 3);
     for (size_t i = 0; i < 3; i++)
@@ -461,6 +466,46 @@ Test(config, keep_going_loads_the_rest_and_keeps_each_error)
     cr_assert_eq(c.umask, -1);
     cr_assert_eq(c.read_only, 1);
     cr_assert_eq(c.max_age_ns, INT64_C(3) * 86400 * 1000000000);
+    cr_assert_eq(c.problems[0].key, VYRE_CONF_MAX_SIZE);
+    cr_assert_eq(c.problems[1].key, VYRE_CONF_UMASK);
+    cr_assert_eq(c.problems[2].key, VYRE_CONF_UMASK);
+}
+
+/* Issue 35 point 4: a problem carries its key, so the results store finds
+ * results_db's own problems by key. It used to look for "results_db" in
+ * every message, and a bad max_size whose value read "results_db" stopped
+ * the results store with the cache's problem. */
+Test(config, each_problem_carries_its_key)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/vyre/vyre.conf", g_xdg);
+    put_text(path, "max_size = results_db\nnot a line\nresults_dbx = 1\n");
+    const char *ov[] = {"read_only=maybe", "nope=1", "=2"};
+    vyre_config c;
+    vyre_error e;
+    cr_assert_eq(vyre_config_load(&c, NULL, ov, 3, VYRE_CONFIG_KEEP_GOING, &e), VYRE_ECONFIG);
+    cr_assert_eq(c.n_problems, 6);
+    static const int keys[] = {VYRE_CONF_MAX_SIZE, -1, -1, VYRE_CONF_READ_ONLY, -1, -1};
+    static const int errors[] = {1, 1, 0, 1, 1, 1};
+    for (size_t i = 0; i < 6; i++) {
+        cr_assert_eq(c.problems[i].key, keys[i], "problem %zu (%s): key %d", i,
+                     c.problems[i].error.message, c.problems[i].key);
+        cr_assert_eq(c.problems[i].is_error, errors[i], "problem %zu: %s", i,
+                     c.problems[i].error.message);
+    }
+    cr_assert(strstr(c.problems[0].error.message, "'results_db'"), "%s",
+              c.problems[0].error.message);
+    /* Not results_db's problem: the results store goes to its default. */
+    char where[VYRE_RESULTS_LOCATION_MAX];
+    int is_default = 0;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_results_locate(where, sizeof where, &is_default, &e), 0, "%s", e.message);
+    cr_assert_eq(is_default, 1);
+    /* results_db's own problem still stops it, by key. */
+    put_text(path, "max_size = results_db\nresults_db = mysql://h/db\n");
+    cr_assert_neq(vyre_results_locate(where, sizeof where, &is_default, &e), 0);
+    cr_assert(strstr(e.message, "results_db"), "%s", e.message);
+    cr_assert(!strstr(e.message, "max_size"), "the cache's problem was taken: %s", e.message);
 }
 
 /* Point 3: sizes as ccache writes them, shown so that they read back. */
@@ -477,7 +522,7 @@ Test(config, max_size_without_a_unit_is_gib_and_reads_back)
     cr_assert_str_eq(v, "429496730B");
     vyre_config back;
     vyre_config_init(&back);
-    cr_assert_eq(vyre_config_set(&back, "max_size", v, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e), 0);
+    cr_assert_eq(vyre__config_set(&back, "max_size", v, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e), 0);
     cr_assert_eq(back.max_size, c.max_size);
     cr_assert_eq(parse(&c, "max_size = 0.0000001K\n", &e), VYRE_ECONFIG);
     cr_assert(strstr(e.message, "is less than one byte"), "%s", e.message);
@@ -501,25 +546,24 @@ Test(config, remote_storage_from_a_foreign_file_is_refused_before_it_is_read)
     cr_assert_eq(chown(path, 65534, 65534), 0);
     vyre_config c;
     vyre_error e;
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_EUNSAFE);
     cr_assert(strstr(e.message, "vyre.conf:2: remote_storage refused: the file is owned by "), "%s",
               e.message);
     cr_assert(strstr(e.message, "(uid 65534), not by you or root"), "%s", e.message);
     cr_assert(strstr(e.hint, "chown root"), "%s", e.hint);
     /* The rest of a foreign file is read (a group cache's max_size). */
-    cr_assert_eq(vyre_config_load_ex(&c, g_root, NULL, 0, VYRE_CONFIG_KEEP_GOING, &e),
-                 VYRE_EUNSAFE);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, VYRE_CONFIG_KEEP_GOING, &e), VYRE_EUNSAFE);
     cr_assert_eq(c.max_size, UINT64_C(3) << 30);
     cr_assert_str_eq(c.remote_storage, "");
     /* The user's own file follows the same rule (sudo keeping HOME). */
     unlink(path);
     put_text(user, text);
     cr_assert_eq(chown(user, 65534, 65534), 0);
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_EUNSAFE);
     /* Owned by root: trusted, so the value is parsed (and its missing
      * token file reported). */
     cr_assert_eq(chown(user, 0, 0), 0);
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), VYRE_ECONFIG);
     cr_assert(strstr(e.message, "missing"), "%s", e.message);
 }
 
@@ -545,16 +589,16 @@ Test(config, triton_and_inductor_max_size_from_each_layer)
     cr_assert_str_eq(w, "f.conf:2");
     /* The environment over the file, -o over both. */
     char env[64];
-    vyre_config_env_name(VYRE_CONF_TRITON_MAX_SIZE, env, sizeof env);
+    vyre__config_env_name(VYRE_CONF_TRITON_MAX_SIZE, env, sizeof env);
     cr_assert_str_eq(env, "VYRE_CACHE_TRITON_MAX_SIZE");
-    vyre_config_env_name(VYRE_CONF_INDUCTOR_MAX_SIZE, env, sizeof env);
+    vyre__config_env_name(VYRE_CONF_INDUCTOR_MAX_SIZE, env, sizeof env);
     cr_assert_str_eq(env, "VYRE_CACHE_INDUCTOR_MAX_SIZE");
     char conf[1300];
     snprintf(conf, sizeof conf, "%s/vyre.conf", g_root);
     put_text(conf, "triton_max_size = 1G\ninductor_max_size = 2G\n");
     setenv("VYRE_CACHE_TRITON_MAX_SIZE", "3G", 1);
     const char *const over[] = {"inductor_max_size=4G"};
-    cr_assert_eq(vyre_config_load(&c, g_root, over, 1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, over, 1, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.triton_max_size, UINT64_C(3) << 30);
     cr_assert_eq(c.inductor_max_size, UINT64_C(4) << 30);
     vyre_config_format_where(&c, VYRE_CONF_TRITON_MAX_SIZE, w, sizeof w);
@@ -566,8 +610,9 @@ Test(config, triton_and_inductor_max_size_from_each_layer)
     cr_assert(strstr(e.hint, "10G"), "%s", e.hint);
     cr_assert_eq(c.triton_max_size, 0);
     /* And it reads back what it shows, through the cache's file. */
-    cr_assert_eq(vyre_config_write(g_root, "inductor_max_size", "1.5G", -1, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_write(g_root, "inductor_max_size", "1.5G", -1, &e), 0, "%s",
+                 e.message);
     cr_assert(strstr(get_text(conf), "inductor_max_size = 1.5G"), "%s", get_text(conf));
-    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_config_load(&c, g_root, NULL, 0, 0, &e), 0, "%s", e.message);
     cr_assert_eq(c.inductor_max_size, UINT64_C(1536) << 20);
 }

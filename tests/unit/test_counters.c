@@ -72,9 +72,9 @@ Test(counters, histogram_buckets_and_quantiles)
     cr_assert_eq(h->buckets[0], 1);
     cr_assert_eq(h->buckets[1], 1);
     cr_assert_eq(h->buckets[111], 1);
-    cr_assert_eq(vyre_hist_bucket_lo(111), 992);
+    cr_assert_eq(vyre__hist_bucket_lo(111), 992);
     cr_assert_eq(h->buckets[112], 1);
-    cr_assert_eq(vyre_hist_bucket_lo(112), 1024);
+    cr_assert_eq(vyre__hist_bucket_lo(112), 1024);
     cr_assert_eq(h->buckets[VYRE_HIST_BUCKETS - 1], 1);
     cr_assert_eq(vyre_range_hist_quantile(h, 0.0), 0);
     cr_assert_eq(vyre_range_hist_quantile(h, 0.5), 1008, "%llu",
@@ -89,17 +89,17 @@ Test(counters, histogram_buckets_and_quantiles)
  * above the exact ones is wider than 1/16 of its lower bound. */
 Test(counters, log_linear_bucket_bounds)
 {
-    cr_assert_eq(vyre_hist_bucket_lo(0), 0);
+    cr_assert_eq(vyre__hist_bucket_lo(0), 0);
     for (int b = 1; b < VYRE_HIST_BUCKETS; b++) {
-        uint64_t lo = vyre_hist_bucket_lo(b), prev = vyre_hist_bucket_lo(b - 1);
+        uint64_t lo = vyre__hist_bucket_lo(b), prev = vyre__hist_bucket_lo(b - 1);
         cr_assert_gt(lo, prev, "bucket %d", b);
-        cr_assert_eq(vyre_hist_bucket_of(lo), b, "bucket %d lo %llu", b, (unsigned long long)lo);
-        cr_assert_eq(vyre_hist_bucket_of(lo - 1), b - 1, "bucket %d", b);
+        cr_assert_eq(vyre__hist_bucket_of(lo), b, "bucket %d lo %llu", b, (unsigned long long)lo);
+        cr_assert_eq(vyre__hist_bucket_of(lo - 1), b - 1, "bucket %d", b);
         if (b >= 2 * VYRE_HIST_SUB)
             cr_assert_leq((lo - prev) * VYRE_HIST_SUB, prev, "bucket %d too wide", b);
     }
-    cr_assert_eq(vyre_hist_bucket_of(UINT64_C(1) << VYRE_HIST_POWERS), VYRE_HIST_BUCKETS - 1);
-    cr_assert_eq(vyre_hist_bucket_of(UINT64_MAX), VYRE_HIST_BUCKETS - 1);
+    cr_assert_eq(vyre__hist_bucket_of(UINT64_C(1) << VYRE_HIST_POWERS), VYRE_HIST_BUCKETS - 1);
+    cr_assert_eq(vyre__hist_bucket_of(UINT64_MAX), VYRE_HIST_BUCKETS - 1);
 }
 
 /* Seeded generators for the accuracy tests (splitmix64; Box-Muller). */
@@ -161,7 +161,7 @@ static double quantile_error(int dist, uint64_t seed, size_t n)
         h->total_ns += x[i];
         if (x[i] > h->max_ns)
             h->max_ns = x[i];
-        h->buckets[vyre_hist_bucket_of(x[i])]++;
+        h->buckets[vyre__hist_bucket_of(x[i])]++;
     }
     qsort(x, n, sizeof *x, cmp_u64);
     static const double qs[] = {0.50, 0.90, 0.99};

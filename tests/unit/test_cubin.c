@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/blob_internal.h"
 #include "fakecubin.h"
 #include "testutil.h"
 #include "vyre/blob.h"
@@ -63,9 +64,9 @@ Test(cubin, kernels_are_the_marked_global_functions_in_their_text_sections)
     cr_assert_eq(n, 3);
     joined(names, nl, buf, sizeof buf);
     cr_assert_str_eq(buf, "add_one,twice,_Z6matmulPfS_");
-    cr_assert(vyre_kernel_list_has(names, nl, "twice"));
-    cr_assert(!vyre_kernel_list_has(names, nl, "helper"), "a device function is not a kernel");
-    cr_assert(!vyre_kernel_list_has(names, nl, "twic"));
+    cr_assert(vyre__kernel_list_has(names, nl, "twice"));
+    cr_assert(!vyre__kernel_list_has(names, nl, "helper"), "a device function is not a kernel");
+    cr_assert(!vyre__kernel_list_has(names, nl, "twic"));
     free(names);
     free(b);
 
@@ -111,8 +112,8 @@ Test(cubin, a_real_cubin_from_the_toolkit)
     vyre_error_clear(&e);
     cr_assert_eq(vyre_cubin_kernels(img, len, &names, &nl, &n, &e), 0, "%s", e.message);
     cr_assert_eq(n, 2);
-    cr_assert(vyre_kernel_list_has(names, nl, "add_one"));
-    cr_assert(vyre_kernel_list_has(names, nl, "thrice"));
+    cr_assert(vyre__kernel_list_has(names, nl, "add_one"));
+    cr_assert(vyre__kernel_list_has(names, nl, "thrice"));
     free(names);
     free(img);
 }
@@ -369,7 +370,7 @@ static vyre_cache *open_cache(const char *name)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, NULL, &c, &e), 0, "%s", e.message);
     return c;
 }
 
@@ -587,9 +588,8 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
     vyre_compile_request req = {VYRE_SOURCE_PTX, k_ptx, sizeof k_ptx - 1, "sm_90a", NULL, NULL, 0};
     vyre_blob *b = NULL;
     int hit = -1;
-    cr_assert_eq(
-        vyre_compile_through_cache_named(c, &req, "/some/dir/mod.ptx", NULL, 0, &b, &hit, &e), 0,
-        "%s", e.message);
+    cr_assert_eq(vyre_compile_through_cache(c, &req, "/some/dir/mod.ptx", NULL, 0, &b, &hit, &e), 0,
+                 "%s", e.message);
     cr_assert_eq(hit, 0);
     cr_assert_str_eq(b->header.source, "mod.ptx");
     cr_assert_eq(b->header.n_kernels, 2);
@@ -604,7 +604,8 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
         cr_assert_eq(vyre_compile_key(&req, &k1, NULL), 0);
         cr_assert_eq(vyre_compile_key(&r, &k2, NULL), 0);
         cr_assert_eq(memcmp(&k1, &k2, sizeof k1), 0, "the entry is not in the key");
-        cr_assert_eq(vyre_compile_through_cache(c, &r, &b, &hit, &e), 0, "%s", e.message);
+        cr_assert_eq(vyre_compile_through_cache(c, &r, NULL, NULL, 0, &b, &hit, &e), 0, "%s",
+                     e.message);
         cr_assert_eq(hit, 1, "%s", entries[i]);
         vyre_blob_free(b);
     }
@@ -612,7 +613,7 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
     vyre_compile_request r = req;
     r.entry = "matmul";
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_compile_through_cache(c, &r, &b, &hit, &e), VYRE_ENOENT);
+    cr_assert_eq(vyre_compile_through_cache(c, &r, NULL, NULL, 0, &b, &hit, &e), VYRE_ENOENT);
     cr_assert_null(b);
     cr_assert_str_eq(e.message, "the module has no kernel 'matmul'; it defines 2: add_one, twice");
     /* libcore names no front end: the command that lists a cache's kernels
@@ -624,8 +625,7 @@ Test(cubin, every_kernel_of_a_module_hits_the_one_blob)
     vyre_cache *c2 = open_cache("c2");
     const char *need[] = {"twice", "nope"};
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_compile_through_cache_named(c2, &req, "m.ptx", need, 2, &b, &hit, &e),
-                 VYRE_ENOENT);
+    cr_assert_eq(vyre_compile_through_cache(c2, &req, "m.ptx", need, 2, &b, &hit, &e), VYRE_ENOENT);
     cr_assert(strstr(e.message, "no kernel 'nope'"), "%s", e.message);
     vyre_cache_stats st;
     cr_assert_eq(vyre_cache_stats_get(c2, &st, NULL), 0);

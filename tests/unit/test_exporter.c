@@ -24,6 +24,7 @@
 #include "server.h"
 #include "exporter.h"
 #include "testutil.h"
+#include "trace/counters_internal.h"
 #include "util.h"
 #include "trace/telemetry_internal.h"
 #include "vyre/vyre.h"
@@ -92,7 +93,7 @@ static void record(vyre_range_hist *h, uint64_t ns)
 {
     h->count++;
     h->total_ns += ns;
-    h->buckets[vyre_hist_bucket_of(ns)]++;
+    h->buckets[vyre__hist_bucket_of(ns)]++;
 }
 
 Test(exporter_hist, cumulative_counts_are_exact_at_edges)
@@ -101,7 +102,7 @@ Test(exporter_hist, cumulative_counts_are_exact_at_edges)
     size_t n = exp_range_edges(edges);
     cr_assert(n >= 12 && n <= 24, "%zu bounds", n);
     for (size_t k = 0; k < n; k++) {
-        cr_assert_eq(vyre_hist_bucket_lo(vyre_hist_bucket_of(edges[k])), edges[k],
+        cr_assert_eq(vyre__hist_bucket_lo(vyre__hist_bucket_of(edges[k])), edges[k],
                      "bound %zu (%llu ns) is a bucket edge", k, (unsigned long long)edges[k]);
         if (k)
             cr_assert_gt(edges[k], edges[k - 1]);
@@ -519,7 +520,7 @@ Test(exporter_scrape, cache_families)
     free(doc);
     vyre_cache *c = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_cache_open(cache, 0, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(cache, NULL, &c, &e), 0, "%s", e.message);
     vyre_cache_close(c);
     doc = scrape(&o, &len);
     check_document(doc);

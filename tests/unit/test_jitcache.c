@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cuda/jitcache_internal.h"
 #include "testutil.h"
 #include "vyre/jitcache.h"
 
@@ -465,13 +466,13 @@ Test(jitcache, setup_reports_a_file_in_the_way)
 Test(jitcache, setup_floor_sets_a_custom_floor)
 {
     vyre_jitcache_info info;
-    cr_assert_eq(vyre_jitcache_setup_floor(4096, &info, NULL), 0);
+    cr_assert_eq(vyre__jitcache_setup_floor(4096, &info, NULL), 0);
     cr_assert_eq(info.maxsize_bytes, 4096);
     expect_env("CUDA_CACHE_MAXSIZE", "4096");
     /* Only the first call's floor matters. */
     cr_assert_eq(vyre_jitcache_setup(&info, NULL), 0);
     cr_assert_eq(info.maxsize_bytes, 4096);
-    cr_assert_eq(vyre_jitcache_setup_floor(GIB * 4, &info, NULL), 0);
+    cr_assert_eq(vyre__jitcache_setup_floor(GIB * 4, &info, NULL), 0);
     cr_assert_eq(info.maxsize_bytes, 4096);
 }
 
@@ -479,7 +480,7 @@ Test(jitcache, setup_floor_exact_value_accepted)
 {
     setenv("CUDA_CACHE_MAXSIZE", "8192", 1);
     vyre_jitcache_info info;
-    cr_assert_eq(vyre_jitcache_setup_floor(8192, &info, NULL), 0);
+    cr_assert_eq(vyre__jitcache_setup_floor(8192, &info, NULL), 0);
     cr_assert_eq(info.maxsize_bytes, 8192);
     cr_assert_eq(info.maxsize_from_env, 1);
 }
@@ -489,7 +490,7 @@ Test(jitcache, setup_floor_below_custom_floor_rejected)
     setenv("CUDA_CACHE_MAXSIZE", "8191", 1);
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_jitcache_setup_floor(8192, NULL, &e), VYRE_EENV);
+    cr_assert_eq(vyre__jitcache_setup_floor(8192, NULL, &e), VYRE_EENV);
     cr_assert(strstr(e.hint, "8192"), "hint: %s", e.hint);
 }
 
@@ -497,7 +498,7 @@ Test(jitcache, setup_zero_floor_is_einval_and_does_not_count)
 {
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_jitcache_setup_floor(0, NULL, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__jitcache_setup_floor(0, NULL, &e), VYRE_EINVAL);
     cr_assert_eq(e.code, VYRE_EINVAL);
     cr_assert_neq(e.message[0], '\0');
     cr_assert_null(getenv("CUDA_CACHE_PATH"), "a rejected call applied the contract");
@@ -559,7 +560,7 @@ static void *setup_thread_main(void *arg)
     struct setup_thread *t = arg;
     vyre_error_clear(&t->err);
     pthread_barrier_wait(t->barrier);
-    t->rc = vyre_jitcache_setup_floor(t->floor_bytes, &t->info, &t->err);
+    t->rc = vyre__jitcache_setup_floor(t->floor_bytes, &t->info, &t->err);
     return NULL;
 }
 

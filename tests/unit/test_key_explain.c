@@ -1,6 +1,6 @@
 /*
  * test_key_explain.c - "why did this miss?" in libcore: a key's inputs
- * (vyre_key_inputs_from, vyre_key_inputs_diff), their record in the index
+ * (vyre__key_inputs_from, vyre__key_inputs_diff), their record in the index
  * (schema 4, vyre__cache_note_inputs) and vyre_key_explain over a real
  * cache: entries of the same source name, bytes or kernel, with exactly
  * the inputs that differ; entries stored before inputs were recorded.
@@ -59,7 +59,7 @@ static vyre_cache *open_ok(unsigned flags)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(g_root, flags, &c, &e);
+    int rc = vyre_cache_open(g_root, TU_OPEN_FLAGS(flags), &c, &e);
     cr_assert_eq(rc, 0, "open: %s: %s", vyre_err_name(rc), e.message);
     return c;
 }
@@ -98,37 +98,37 @@ Test(key_explain, inputs_and_their_differences)
     vyre_key_input a = ptx_input("sm_90", NULL, 0), b = ptx_input("sm_90a", NULL, 0);
     vyre_key_inputs ia, ib;
     vyre_error e;
-    cr_assert_eq(vyre_key_inputs_from(&a, &ia, &e), 0, "%s", e.message);
-    cr_assert_eq(vyre_key_inputs_from(&b, &ib, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__key_inputs_from(&a, &ia, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__key_inputs_from(&b, &ib, &e), 0, "%s", e.message);
     cr_assert_eq(ia.key_version, VYRE_KEY_VERSION);
     cr_assert_str_eq(ia.backend, "cuda");
     cr_assert_eq(ia.source_kind, (uint32_t)VYRE_SOURCE_PTX);
     char sha[VYRE_KEY_HEX_LEN + 1];
     cr_assert_eq(vyre__sha256_hex(k_ptx, strlen(k_ptx), sha, &e), 0);
     cr_assert_str_eq(ia.source_sha256, sha);
-    cr_assert_eq(vyre_key_inputs_diff(&ia, &ib), 1u << VYRE_KEY_FIELD_ARCH);
-    cr_assert_eq(vyre_key_inputs_diff(&ia, &ia), 0);
+    cr_assert_eq(vyre__key_inputs_diff(&ia, &ib), 1u << VYRE_KEY_FIELD_ARCH);
+    cr_assert_eq(vyre__key_inputs_diff(&ia, &ia), 0);
 
     /* Options: order and count matter, as in the key. */
     const char *o1[] = {"-O3", "-lineinfo"}, *o2[] = {"-lineinfo", "-O3"}, *o3[] = {"-O3"};
     vyre_key_input x = ptx_input("sm_90", o1, 2), y = ptx_input("sm_90", o2, 2),
                    z = ptx_input("sm_90", o3, 1);
     vyre_key_inputs ix, iy, iz;
-    cr_assert_eq(vyre_key_inputs_from(&x, &ix, &e), 0);
-    cr_assert_eq(vyre_key_inputs_from(&y, &iy, &e), 0);
-    cr_assert_eq(vyre_key_inputs_from(&z, &iz, &e), 0);
+    cr_assert_eq(vyre__key_inputs_from(&x, &ix, &e), 0);
+    cr_assert_eq(vyre__key_inputs_from(&y, &iy, &e), 0);
+    cr_assert_eq(vyre__key_inputs_from(&z, &iz, &e), 0);
     cr_assert_eq(ix.n_options, 2);
     cr_assert_eq(ix.options_len, sizeof "-O3" + sizeof "-lineinfo");
-    cr_assert_eq(vyre_key_inputs_diff(&ix, &iy), 1u << VYRE_KEY_FIELD_OPTIONS);
-    cr_assert_eq(vyre_key_inputs_diff(&ix, &iz), 1u << VYRE_KEY_FIELD_OPTIONS);
-    cr_assert_eq(vyre_key_inputs_diff(&ia, &iz), 1u << VYRE_KEY_FIELD_OPTIONS);
+    cr_assert_eq(vyre__key_inputs_diff(&ix, &iy), 1u << VYRE_KEY_FIELD_OPTIONS);
+    cr_assert_eq(vyre__key_inputs_diff(&ix, &iz), 1u << VYRE_KEY_FIELD_OPTIONS);
+    cr_assert_eq(vyre__key_inputs_diff(&ia, &iz), 1u << VYRE_KEY_FIELD_OPTIONS);
 
     /* Options that do not fit are refused, not cut. */
     static char big[VYRE_KEY_OPTIONS_MAX + 1];
     memset(big, 'x', sizeof big - 1);
     const char *ob[] = {big};
     vyre_key_input w = ptx_input("sm_90", ob, 1);
-    cr_assert_eq(vyre_key_inputs_from(&w, &ix, &e), VYRE_ETOOBIG);
+    cr_assert_eq(vyre__key_inputs_from(&w, &ix, &e), VYRE_ETOOBIG);
 
     for (int f = 0; f < VYRE_KEY_FIELD_COUNT; f++)
         cr_assert_not_null(vyre_key_field_name((vyre_key_field)f));

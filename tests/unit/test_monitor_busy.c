@@ -34,7 +34,8 @@ static void setup(void)
     /* A cache with its index. */
     vyre_cache *c = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_cache_open(g_cache, VYRE_CACHE_NO_REMOTE, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(g_cache, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &c, &e), 0, "%s",
+                 e.message);
     vyre_cache_close(c);
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/nvml_internal.h"
 #include "testutil.h"
 #include "vyre/gpu.h"
 
@@ -586,24 +587,25 @@ Test(gpu_monitor, field_valid_needs_every_bit)
 Test(gpu_monitor, throttle_text)
 {
     char buf[96];
-    cr_assert_str_eq(vyre_gpu_throttle_text(0, buf, sizeof buf), "none");
-    cr_assert_str_eq(vyre_gpu_throttle_text(VYRE_GPU_THROTTLE_IDLE, buf, sizeof buf), "idle");
-    cr_assert_str_eq(vyre_gpu_throttle_text(0x1ff, buf, sizeof buf),
+    cr_assert_str_eq(vyre__gpu_throttle_text(0, buf, sizeof buf), "none");
+    cr_assert_str_eq(vyre__gpu_throttle_text(VYRE_GPU_THROTTLE_IDLE, buf, sizeof buf), "idle");
+    cr_assert_str_eq(vyre__gpu_throttle_text(0x1ff, buf, sizeof buf),
                      "idle,app-clocks,power,hw,sync-boost,thermal,hw-thermal,power-brake,display");
-    cr_assert_str_eq(vyre_gpu_throttle_text(VYRE_GPU_THROTTLE_HW_THERMAL | 0x1000, buf, sizeof buf),
-                     "hw-thermal,0x1000");
-    cr_assert_str_eq(vyre_gpu_throttle_text(0x1000, buf, sizeof buf), "0x1000");
+    cr_assert_str_eq(
+        vyre__gpu_throttle_text(VYRE_GPU_THROTTLE_HW_THERMAL | 0x1000, buf, sizeof buf),
+        "hw-thermal,0x1000");
+    cr_assert_str_eq(vyre__gpu_throttle_text(0x1000, buf, sizeof buf), "0x1000");
     char small[8];
-    cr_assert_str_eq(vyre_gpu_throttle_text(0x24, small, sizeof small), "power,t");
-    cr_assert_str_eq(vyre_gpu_throttle_text(0x24 | 0x1000, small, sizeof small), "power,t");
-    cr_assert_null(vyre_gpu_throttle_text(1, NULL, 4));
+    cr_assert_str_eq(vyre__gpu_throttle_text(0x24, small, sizeof small), "power,t");
+    cr_assert_str_eq(vyre__gpu_throttle_text(0x24 | 0x1000, small, sizeof small), "power,t");
+    cr_assert_null(vyre__gpu_throttle_text(1, NULL, 4));
     char one[1] = {'x'};
-    cr_assert_eq(vyre_gpu_throttle_text(1, one, 0), one);
+    cr_assert_eq(vyre__gpu_throttle_text(1, one, 0), one);
     cr_assert_eq(one[0], 'x', "size 0 writes nothing");
-    cr_assert_str_eq(vyre_gpu_throttle_text(1, one, 1), "");
+    cr_assert_str_eq(vyre__gpu_throttle_text(1, one, 1), "");
 }
 
-/* ---- the clocks of one GPU (vyre_gpu_monitor_clocks) ------------------------------ */
+/* ---- the clocks of one GPU (vyre__gpu_monitor_clocks) ------------------------------ */
 
 Test(gpu_monitor, clocks_of_one_gpu_are_its_sm_clock_and_reasons)
 {
@@ -614,14 +616,14 @@ Test(gpu_monitor, clocks_of_one_gpu_are_its_sm_clock_and_reasons)
     for (unsigned i = 0; i < 2; i++) {
         unsigned mhz = 0;
         uint64_t reasons = 0xdead;
-        int valid = vyre_gpu_monitor_clocks(m, i, &mhz, &reasons);
+        int valid = vyre__gpu_monitor_clocks(m, i, &mhz, &reasons);
         cr_assert_eq(valid, VYRE_GPU_F_SM_CLOCK | VYRE_GPU_F_THROTTLE, "gpu %u: 0x%x", i, valid);
         cr_assert_eq(mhz, snap.gpus[i].sm_clock_mhz, "gpu %u: the snapshot's SM clock", i);
         cr_assert_eq(reasons, snap.gpus[i].throttle_reasons, "gpu %u", i);
     }
     unsigned mhz = 7;
-    cr_assert_eq(vyre_gpu_monitor_clocks(m, 2, &mhz, NULL), 0, "no GPU 2");
+    cr_assert_eq(vyre__gpu_monitor_clocks(m, 2, &mhz, NULL), 0, "no GPU 2");
     cr_assert_eq(mhz, 7u, "left as it was");
-    cr_assert_eq(vyre_gpu_monitor_clocks(NULL, 0, &mhz, NULL), 0);
+    cr_assert_eq(vyre__gpu_monitor_clocks(NULL, 0, &mhz, NULL), 0);
     vyre_gpu_monitor_close(m);
 }

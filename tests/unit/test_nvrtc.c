@@ -542,7 +542,7 @@ Test(nvrtc, compile_cubin_from_each_kind)
     vyre_compile_result res;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_compile_cubin(&req, &res, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_compile_cubin(&req, NULL, &res, &e), 0, "%s", e.message);
     cr_assert(is_elf(res.cubin, res.size));
     cr_assert(matches("^nvrtc-", res.toolchain), "%s", res.toolchain);
     cr_assert_str_eq(res.arch, "sm_90");
@@ -555,7 +555,7 @@ Test(nvrtc, compile_cubin_from_each_kind)
                                  .arch = "sm_90",
                                  .entry = "saxpy"};
     vyre_compile_result copy;
-    cr_assert_eq(vyre_compile_cubin(&creq, &copy, NULL), 0);
+    cr_assert_eq(vyre_compile_cubin(&creq, NULL, &copy, NULL), 0);
     cr_assert_str_eq(copy.toolchain, "cubin");
     cr_assert_eq(copy.size, res.size);
     cr_assert_eq(memcmp(copy.cubin, res.cubin, res.size), 0);
@@ -566,7 +566,7 @@ Test(nvrtc, compile_cubin_from_each_kind)
     req.kind = VYRE_SOURCE_PTX;
     req.src = ptx;
     req.len = strlen(ptx);
-    cr_assert_eq(vyre_compile_cubin(&req, &res, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_compile_cubin(&req, NULL, &res, &e), 0, "%s", e.message);
     cr_assert(is_elf(res.cubin, res.size));
     cr_assert(matches("^nvjitlink-", res.toolchain), "%s", res.toolchain);
     vyre_compile_result_release(&res);
@@ -575,7 +575,7 @@ Test(nvrtc, compile_cubin_from_each_kind)
     creq.src = SAXPY;
     creq.len = strlen(SAXPY);
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_compile_cubin(&creq, &res, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre_compile_cubin(&creq, NULL, &res, &e), VYRE_EINVAL);
     cr_assert(strstr(e.message, "ELF"), "%s", e.message);
     vyre_compile_result_release(&res);
 
@@ -584,7 +584,7 @@ Test(nvrtc, compile_cubin_from_each_kind)
     req.src = BROKEN;
     req.len = strlen(BROKEN);
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_compile_cubin(&req, &res, &e), VYRE_ECOMPILE);
+    cr_assert_eq(vyre_compile_cubin(&req, NULL, &res, &e), VYRE_ECOMPILE);
     cr_assert(strstr(e.message, "(3): error: identifier \"foo\" is undefined"), "%s", e.message);
     cr_assert_null(res.cubin);
     cr_assert(res.log && strstr(res.log, "error"), "log kept");
@@ -600,7 +600,7 @@ static vyre_cache *temp_cache(void)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(root, 0, &c, &e);
+    int rc = vyre_cache_open(root, NULL, &c, &e);
     cr_assert_eq(rc, 0, "open '%s': %s: %s", root, vyre_err_name(rc), e.message);
     return c;
 }
@@ -615,7 +615,7 @@ static void through_cache_twice(vyre_source_kind kind, const void *src, size_t l
     int hit = -1;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_compile_through_cache(c, &req, &b, &hit, &e);
+    int rc = vyre_compile_through_cache(c, &req, NULL, NULL, 0, &b, &hit, &e);
     cr_assert_eq(rc, 0, "%s: %s", vyre_err_name(rc), e.message);
     cr_assert_eq(hit, 0, "first call is a miss");
     cr_assert_not_null(b);
@@ -631,11 +631,11 @@ static void through_cache_twice(vyre_source_kind kind, const void *src, size_t l
     for (int round = 0; round < 2; round++) {
         vyre_cache *c2 = c;
         if (round == 1) {
-            cr_assert_eq(vyre_cache_open(vyre_cache_root(c), 0, &c2, NULL), 0);
+            cr_assert_eq(vyre_cache_open(vyre_cache_root(c), NULL, &c2, NULL), 0);
         }
         vyre_blob *b2 = NULL;
         hit = -1;
-        rc = vyre_compile_through_cache(c2, &req, &b2, &hit, &e);
+        rc = vyre_compile_through_cache(c2, &req, NULL, NULL, 0, &b2, &hit, &e);
         cr_assert_eq(rc, 0, "%s: %s", vyre_err_name(rc), e.message);
         cr_assert_eq(hit, 1, "round %d is a hit", round);
         cr_assert_eq(b2->header.kind, VYRE_BLOB_CUBIN);
@@ -651,7 +651,7 @@ static void through_cache_twice(vyre_source_kind kind, const void *src, size_t l
     /* Another architecture is another key: a miss. */
     req.arch = strcmp(arch, "sm_90") == 0 ? "sm_90a" : "sm_90";
     vyre_blob *b3 = NULL;
-    cr_assert_eq(vyre_compile_through_cache(c, &req, &b3, &hit, NULL), 0);
+    cr_assert_eq(vyre_compile_through_cache(c, &req, NULL, NULL, 0, &b3, &hit, NULL), 0);
     cr_assert_eq(hit, 0);
     cr_assert_str_eq(b3->header.arch, req.arch);
     vyre_blob_free(b3);
@@ -686,7 +686,7 @@ Test(nvrtc, compile_error_through_cache_stores_nothing)
                                 .entry = "broken"};
     vyre_blob *b = (vyre_blob *)&req; /* must be reset */
     int hit = -1;
-    cr_assert_eq(vyre_compile_through_cache(c, &req, &b, &hit, NULL), VYRE_ECOMPILE);
+    cr_assert_eq(vyre_compile_through_cache(c, &req, NULL, NULL, 0, &b, &hit, NULL), VYRE_ECOMPILE);
     cr_assert_null(b);
     cr_assert_eq(hit, 0);
     vyre_cache_stats st;

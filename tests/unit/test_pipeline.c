@@ -106,7 +106,7 @@ static vyre_cache *open_cache(void)
     vyre_cache *cache = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(root, 0, &cache, &e);
+    int rc = vyre_cache_open(root, NULL, &cache, &e);
     cr_assert_eq(rc, 0, "vyre_cache_open: %s (%s)", e.message, e.hint);
     return cache;
 }

@@ -124,7 +124,8 @@ static vyre_cache *open_cache(const char *name, const char *spec)
     snprintf(root, sizeof root, "%s/%s", g_dir, name);
     vyre_cache *c = NULL;
     vyre_error e;
-    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &c, &e), VYRE_OK, "%s",
+                 e.message);
     if (spec)
         cr_assert_eq(vyre_cache_set_remotes(c, spec, &e), VYRE_OK, "%s", e.message);
     return c;
@@ -499,16 +500,16 @@ Test(remote_parse, from_the_environment)
     setenv(VYRE_REMOTE_ENV, "http://127.0.0.1:1/x|read-only redis://127.0.0.1:1", 1);
     vyre_cache *c = NULL;
     vyre_error e;
-    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, NULL, &c, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(vyre_cache_remote_count(c), 2);
     vyre_cache_close(c);
-    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), VYRE_OK);
+    cr_assert_eq(vyre_cache_open(root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &c, &e), VYRE_OK);
     cr_assert_eq(vyre_cache_remote_count(c), 0);
     vyre_cache_close(c);
 
     setenv(VYRE_REMOTE_ENV, "http://h|bogus", 1);
     c = (vyre_cache *)1;
-    cr_assert_eq(vyre_cache_open(root, 0, &c, &e), VYRE_ECONFIG);
+    cr_assert_eq(vyre_cache_open(root, NULL, &c, &e), VYRE_ECONFIG);
     cr_assert_null(c);
     cr_assert_str_eq(e.message, "VYRE_REMOTE_CACHE: bad value for remote_storage: remote store "
                                 "'http://h|bogus': unknown attribute 'bogus'");
@@ -526,7 +527,8 @@ Test(remote_parse, objects_get_the_local_load_checks)
     snprintf(root, sizeof root, "%s/local", g_dir);
     vyre_cache *c = NULL;
     vyre_error e;
-    cr_assert_eq(vyre_cache_open(root, VYRE_CACHE_NO_REMOTE, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_cache_open(root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &c, &e), 0, "%s",
+                 e.message);
     vyre_cache_close(c); /* the directories */
     vyre_key k;
     key_of(&k, 77);
@@ -550,7 +552,7 @@ Test(remote_parse, objects_get_the_local_load_checks)
     cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), 0, "%s",
                  e.message);
     cr_assert_eq(b->header.n_kernels, 2);
-    cr_assert(vyre_kernel_list_has(b->header.kernels, b->header.kernels_size, "negate"));
+    cr_assert(vyre__kernel_list_has(b->header.kernels, b->header.kernels_size, "negate"));
     cr_assert_eq(b->size, sizeof payload);
     cr_assert_eq(memcmp(b->payload, payload, sizeof payload), 0);
     vyre_blob_free(b);
@@ -705,6 +707,46 @@ Test(remote_fault, unreachable_remote_is_bounded)
     cr_assert_eq(chk.reachable, 0);
     cr_assert(strstr(chk.message, "Couldn't connect") || strstr(chk.message, "connect"), "%s",
               chk.message);
+    vyre_cache_close(c);
+}
+
+/* Counters are keyed by the whole URL: two remotes whose URLs differ only
+ * in their last character (URLs as long as the parser takes, so past the
+ * 560 characters "remote %.560s" kept when VYRE_REMOTE_URL_MAX allows it)
+ * each keep their own lifetime counters in the index. */
+static void long_url(char *out, size_t size, int port, char last)
+{
+    int n = snprintf(out, size, "http://127.0.0.1:%d/", port);
+    size_t len = VYRE_REMOTE_URL_MAX - 1; /* the longest URL the parser takes */
+    cr_assert_lt(len, size);
+    memset(out + n, 'p', len - (size_t)n);
+    out[len - 1] = last;
+    out[len] = '\0';
+}
+
+Test(remote, long_urls_keep_their_own_counters, .init = setup, .fini = teardown)
+{
+    int port = ts_free_port(); /* nothing listens: every put is an error */
+    char url_a[VYRE_REMOTE_URL_MAX], url_b[VYRE_REMOTE_URL_MAX];
+    long_url(url_a, sizeof url_a, port, 'a');
+    long_url(url_b, sizeof url_b, port, 'b');
+    cr_assert_eq(strncmp(url_a, url_b, strlen(url_a) - 1), 0);
+    vyre_cache *c = open_cache("c", url_a);
+    put_id(c, 1, 64);
+    cr_assert_eq(stats_of(c, 0).put_errors, 1);
+    vyre_cache_close(c); /* records remote a's counters in the index */
+
+    c = open_cache("c", url_b);
+    vyre_remote_stats t;
+    vyre_error e;
+    cr_assert_eq(vyre_cache_remote_totals(c, 0, &t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(t.put_errors, 0, "remote b has counted nothing, it got a's %" PRIu64,
+                 t.put_errors);
+    vyre_cache_close(c);
+
+    c = open_cache("c", url_a);
+    cr_assert_eq(vyre_cache_remote_totals(c, 0, &t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(t.put_errors, 1, "remote a keeps its own");
     vyre_cache_close(c);
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bench/results_internal.h"
+#include "bench/store_url.h"
 #include "testutil.h"
 #include "vyre/cupti.h"
 #include "vyre/results.h"
@@ -323,7 +324,7 @@ Test(results, default_path_follows_xdg_then_home)
     char xdg[700], want[800], got[1024];
     snprintf(xdg, sizeof xdg, "%s/data", g_dir);
     setenv("XDG_DATA_HOME", xdg, 1);
-    cr_assert_eq(vyre_results_default_path(got, sizeof got, NULL), 0);
+    cr_assert_eq(vyre__results_default_path(got, sizeof got, NULL), 0);
     snprintf(want, sizeof want, "%s/vyre/results.sqlite3", xdg);
     cr_assert_str_eq(got, want);
 
@@ -339,14 +340,14 @@ Test(results, default_path_follows_xdg_then_home)
 
     unsetenv("XDG_DATA_HOME");
     setenv("HOME", g_dir, 1);
-    cr_assert_eq(vyre_results_default_path(got, sizeof got, NULL), 0);
+    cr_assert_eq(vyre__results_default_path(got, sizeof got, NULL), 0);
     snprintf(want, sizeof want, "%s/.local/share/vyre/results.sqlite3", g_dir);
     cr_assert_str_eq(got, want);
 
     unsetenv("HOME");
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_results_default_path(got, sizeof got, &e), VYRE_EENV);
+    cr_assert_eq(vyre__results_default_path(got, sizeof got, &e), VYRE_EENV);
     cr_assert(strstr(e.hint, "XDG_DATA_HOME"), "%s", e.hint);
 }
 

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "bench/store_dialect.h"
 #include "bench/store_url.h"
 #include "fakepg.h"
@@ -90,12 +92,12 @@ static int64_t begin_run(vyre_results *db, const char *host, const char *gpu)
         snprintf(r.host, sizeof r.host, "%s", host);
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
     cr_assert_gt(r.id, 0);
     return r.id;
 }
 
-/* Adds a finished point with n samples around base; returns vyre_bench_point_finish's code. */
+/* Adds a finished point with n samples around base; returns vyre__bench_point_finish's code. */
 static int add_point(vyre_results *db, int64_t run, int seq, double base, size_t n, vyre_error *e)
 {
     vyre_bench_point p;
@@ -108,7 +110,7 @@ static int add_point(vyre_results *db, int64_t run, int seq, double base, size_t
     p.device = 0;
     p.gpu_timer = 1;
     p.items = 1;
-    int rc = vyre_bench_point_begin(db, &p, e);
+    int rc = vyre__bench_point_begin(db, &p, e);
     if (rc)
         return rc;
     double x[64];
@@ -121,12 +123,12 @@ static int add_point(vyre_results *db, int64_t run, int seq, double base, size_t
         s[i].sm_clock_mhz = 1980;
         s[i].round = (unsigned)(i % 3);
     }
-    cr_assert_eq(vyre_stats_compute(x, n, &p.stats, e), 0);
+    cr_assert_eq(vyre__stats_compute(x, n, &p.stats, e), 0);
     snprintf(p.stop, sizeof p.stop, "noise-ok");
     p.stop_reason = VYRE_STOP_NOISE_OK;
     p.rounds = 3;
     p.round_noise = 0.01;
-    return vyre_bench_point_finish(db, &p, s, n, e);
+    return vyre__bench_point_finish(db, &p, s, n, e);
 }
 
 /* ---- the dialect rules (no server) -------------------------------------------------- */
@@ -210,8 +212,8 @@ Test(results_pg, a_run_is_written_and_read_back_as_on_a_file)
     size_t np = 0;
     cr_assert_eq(vyre_bench_points_get(db, run, &pts, &np, &e), 0, "%s", e.message);
     cr_assert_eq(np, 2);
-    cr_assert_eq(vyre_bench_point_records(db, run, pts[0].id, k, 3, &e), 0, "%s", e.message);
-    cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_point_records(db, run, pts[0].id, k, 3, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
     /* A writer's rows: one transaction per flush. */
     vyre_results_writer *w = NULL;
     cr_assert_eq(vyre_results_writer_new(db, run, &w, &e), 0);
@@ -256,7 +258,8 @@ Test(results_pg, a_run_is_written_and_read_back_as_on_a_file)
     /* A failed run keeps only its row, as on a file. */
     int64_t bad = begin_run(db, NULL, "NVIDIA H200");
     cr_assert_eq(add_point(db, bad, 0, 10, 8, &e), 0, "%s", e.message);
-    cr_assert_eq(vyre_bench_run_finish(db, bad, VYRE_RUN_FAILED, "no GPU", &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_finish(db, bad, VYRE_RUN_FAILED, "no GPU", &e), 0, "%s",
+                 e.message);
     cr_assert_eq(vyre_bench_run_get(db, bad, &r, &e), 0);
     cr_assert_eq(r.status, VYRE_RUN_FAILED);
     cr_assert_eq(r.npoints, 0);
@@ -287,11 +290,11 @@ static int child_writes_a_run(const char *url, const char *host)
     snprintf(r.suites, sizeof r.suites, "launch");
     snprintf(r.command_line, sizeof r.command_line, "test");
     snprintf(r.host, sizeof r.host, "%s", host);
-    int rc = vyre_bench_run_begin(db, &r, &e);
+    int rc = vyre__bench_run_begin(db, &r, &e);
     for (int i = 0; !rc && i < 3; i++)
         rc = add_point(db, r.id, i, 100 * (i + 1), 32, &e);
     if (!rc)
-        rc = vyre_bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e);
+        rc = vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e);
     if (rc)
         fprintf(stderr, "child %s: %s\n", host, e.message);
     vyre_results_close(db);
@@ -417,7 +420,7 @@ Test(results_pg, a_read_only_role_reads_and_gets_one_clear_error_on_write)
     vyre_bench_run r;
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "launch");
-    cr_assert_eq(vyre_bench_run_begin(db, &r, &e), VYRE_EPERM, "%s", e.message);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), VYRE_EPERM, "%s", e.message);
     cr_assert(strstr(e.message, "cannot start a run in results database "
                                 "'postgresql://reader:***@127.0.0.1"),
               "%s", e.message);
@@ -570,7 +573,7 @@ static int child_loses_the_server(const char *url, int ready_fd, int go_fd)
         fprintf(stderr, "second point: %s: %s\n", vyre_err_name(rc), e.message);
         return 13;
     }
-    rc = vyre_bench_run_finish(db, run, VYRE_RUN_INTERRUPTED, "server gone", &e);
+    rc = vyre__bench_run_finish(db, run, VYRE_RUN_INTERRUPTED, "server gone", &e);
     if (rc != VYRE_EREMOTE)
         return 14;
     vyre_results_close(db);
@@ -654,7 +657,7 @@ Test(results_pg, a_write_that_fails_in_the_pipeline_rolls_its_point_back_whole)
     cr_assert_eq(vyre_bench_run_get(db, run, &r, &e), 0, "%s", e.message);
     cr_assert_eq(r.npoints, 0, "the point's update was committed without its samples");
     /* The connection is usable after the failed pipeline. */
-    cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_INTERRUPTED, NULL, &e), VYRE_EPERM);
+    cr_assert_eq(vyre__bench_run_finish(db, run, VYRE_RUN_INTERRUPTED, NULL, &e), VYRE_EPERM);
     cr_assert_eq(vyre_bench_run_get(db, run, &r, &e), 0, "%s", e.message);
     vyre_results_close(db);
 }
@@ -679,9 +682,9 @@ static void machine(const char *path, const char *host, const char *gpu)
         a.start_ns = 10;
         a.end_ns = 1234;
         a.grid[0] = 7;
-        cr_assert_eq(vyre_bench_point_records(db, run, p[1].id, &a, 1, &e), 0, "%s", e.message);
+        cr_assert_eq(vyre__bench_point_records(db, run, p[1].id, &a, 1, &e), 0, "%s", e.message);
         vyre_bench_point_list_free(p);
-        cr_assert_eq(vyre_bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e), 0);
+        cr_assert_eq(vyre__bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e), 0);
     }
     vyre_results_close(db);
 }
@@ -990,7 +993,7 @@ Test(results_pg, command_lines_never_keep_a_password_on_either_engine)
         snprintf(run.command_line, sizeof run.command_line, "%s", line);
         vyre_error e;
         vyre_error_clear(&e);
-        cr_assert_eq(vyre_bench_run_begin(db, &run, &e), 0, "%s", e.message);
+        cr_assert_eq(vyre__bench_run_begin(db, &run, &e), 0, "%s", e.message);
         vyre_bench_run got;
         cr_assert_eq(vyre_bench_run_get(db, run.id, &got, &e), 0, "%s", e.message);
         cr_assert_str_eq(got.command_line, "vyre-bench run --db postgresql://vyre:***@127.0.0.1/"
@@ -1066,7 +1069,7 @@ Test(results_pg, a_stopped_backend_ends_the_statement_within_the_deadline, .fini
     cr_assert(strstr(e.hint, "timeout=S"), "%s", e.hint);
     cr_assert(!strstr(e.message, TS_PG_PASSWORD), "%s", e.message);
     t0 = mono_ms();
-    rc = vyre_bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e);
+    rc = vyre__bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e);
     cr_assert_eq(rc, VYRE_EREMOTE);
     cr_assert_lt(mono_ms() - t0, 500, "a given-up store fails at once");
     cr_log_info("a stopped backend: the statement ended after %lld ms (deadline 2 s)",

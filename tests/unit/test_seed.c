@@ -237,7 +237,7 @@ static vyre_cache *open_cache(void)
     vyre_cache *c = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_cache_open(at(root, sizeof root, "cache"), 0, &c, &e);
+    int rc = vyre_cache_open(at(root, sizeof root, "cache"), NULL, &c, &e);
     cr_assert_eq(rc, 0, "open '%s': %s", root, e.message);
     return c;
 }

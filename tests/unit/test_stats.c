@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/stats_internal.h"
 #include "vyre/stats.h"
 
 #define EPS 1e-9
@@ -52,7 +53,7 @@ Test(stats, even_sample_by_hand)
     const double x[] = {5, 9, 4, 2, 4, 7, 4, 5};
     vyre_stats s;
     vyre_error e;
-    cr_assert_eq(vyre_stats_compute(x, 8, &s, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__stats_compute(x, 8, &s, &e), 0, "%s", e.message);
     cr_assert_eq(s.n, 8);
     assert_near(s.min, 2, EPS, "min");
     assert_near(s.max, 9, EPS, "max");
@@ -67,12 +68,12 @@ Test(stats, even_sample_by_hand)
 
     unsigned char flags[8];
     size_t n = 0;
-    cr_assert_eq(vyre_stats_outliers(x, 8, 3.0, flags, &n, &e), 0);
+    cr_assert_eq(vyre__stats_outliers(x, 8, 3.0, flags, &n, &e), 0);
     const unsigned char want[] = {0, 1, 0, 1, 0, 1, 0, 0};
     cr_assert_eq(n, 3);
     cr_assert_arr_eq(flags, want, 8);
     /* k = 5: threshold 3.7065, only 9 (4.5) is beyond. */
-    cr_assert_eq(vyre_stats_outliers(x, 8, 5.0, NULL, &n, &e), 0);
+    cr_assert_eq(vyre__stats_outliers(x, 8, 5.0, NULL, &n, &e), 0);
     cr_assert_eq(n, 1);
 }
 
@@ -85,7 +86,7 @@ Test(stats, odd_sample_with_outlier)
      * 4 + 0.8 * 96 = 80.8. */
     const double x[] = {100, 3, 1, 4, 2};
     vyre_stats s;
-    cr_assert_eq(vyre_stats_compute(x, 5, &s, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(x, 5, &s, NULL), 0);
     assert_near(s.median, 3, EPS, "median");
     assert_near(s.mean, 22, EPS, "mean");
     assert_near(s.stddev, 43.617656975128774, 1e-9, "stddev");
@@ -113,12 +114,12 @@ Test(stats, mad_zero_falls_back_to_mean_deviation)
      * 0.2506628, threshold 0.752 < 1: the 6 is flagged. */
     const double x[] = {5, 5, 6, 5, 5};
     vyre_stats s;
-    cr_assert_eq(vyre_stats_compute(x, 5, &s, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(x, 5, &s, NULL), 0);
     assert_near(s.mad, 0, 0, "mad");
     cr_assert_eq(s.n_outliers, 1);
     /* All equal: no scale at all, nothing is an outlier, noise is 0. */
     const double y[] = {7, 7, 7, 7};
-    cr_assert_eq(vyre_stats_compute(y, 4, &s, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(y, 4, &s, NULL), 0);
     cr_assert_eq(s.n_outliers, 0);
     assert_near(s.stddev, 0, 0, "stddev");
     assert_near(s.rel_stddev, 0, 0, "noise");
@@ -128,19 +129,19 @@ Test(stats, single_sample_and_bad_input)
 {
     const double one[] = {3.5};
     vyre_stats s;
-    cr_assert_eq(vyre_stats_compute(one, 1, &s, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(one, 1, &s, NULL), 0);
     assert_near(s.median, 3.5, 0, "median");
     assert_near(s.p5, 3.5, 0, "p5");
     assert_near(s.p95, 3.5, 0, "p95");
     cr_assert(isnan(s.stddev) && isnan(s.rel_stddev), "n = 1 has no spread");
 
     vyre_error e;
-    cr_assert_eq(vyre_stats_compute(one, 0, &s, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__stats_compute(one, 0, &s, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "the sample set has no samples");
     const double bad[] = {1, NAN, 2};
-    cr_assert_eq(vyre_stats_compute(bad, 3, &s, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__stats_compute(bad, 3, &s, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "sample 1 of the sample set is 'nan', not a finite number");
-    cr_assert_eq(vyre_stats_outliers(one, 1, 0.0, NULL, NULL, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__stats_outliers(one, 1, 0.0, NULL, NULL, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "outlier factor '0' must be above 0");
 }
 
@@ -149,13 +150,13 @@ Test(stats, running_matches_batch)
     double *x = synth(1000, 50.0, 0.3, 42);
     vyre_stats_running r = VYRE_RUNNING_INIT;
     for (size_t i = 0; i < 1000; i++)
-        vyre_stats_running_push(&r, x[i]);
+        vyre__stats_running_push(&r, x[i]);
     vyre_stats s;
-    cr_assert_eq(vyre_stats_compute(x, 1000, &s, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(x, 1000, &s, NULL), 0);
     cr_assert_eq(r.n, 1000);
     assert_near(r.mean, s.mean, 1e-9, "mean");
-    assert_near(vyre_stats_running_stddev(&r), s.stddev, 1e-9, "stddev");
-    assert_near(vyre_stats_running_noise(&r), s.rel_stddev, 1e-12, "noise");
+    assert_near(vyre__stats_running_stddev(&r), s.stddev, 1e-9, "stddev");
+    assert_near(vyre__stats_running_noise(&r), s.rel_stddev, 1e-12, "noise");
     assert_near(r.min, s.min, 0, "min");
     assert_near(r.max, s.max, 0, "max");
     assert_near(r.sum, s.mean * 1000, 1e-6, "sum");
@@ -170,7 +171,7 @@ static vyre_stats_running quiet(size_t n)
 {
     vyre_stats_running r = VYRE_RUNNING_INIT;
     for (size_t i = 0; i < n; i++)
-        vyre_stats_running_push(&r, i % 2 ? 1.001 : 0.999);
+        vyre__stats_running_push(&r, i % 2 ? 1.001 : 0.999);
     return r;
 }
 
@@ -179,7 +180,7 @@ static vyre_stats_running noisy(size_t n)
 {
     vyre_stats_running r = VYRE_RUNNING_INIT;
     for (size_t i = 0; i < n; i++)
-        vyre_stats_running_push(&r, i % 2 ? 1.1 : 0.9);
+        vyre__stats_running_push(&r, i % 2 ? 1.1 : 0.9);
     return r;
 }
 
@@ -187,7 +188,7 @@ static void expect_stop(vyre_stats_stop_decision d, const vyre_stats_stop_rule *
                         vyre_stats_stop_reason reason, const char *text)
 {
     char buf[160];
-    size_t len = vyre_stats_stop_format(&d, rule, buf, sizeof buf);
+    size_t len = vyre__stats_stop_format(&d, rule, buf, sizeof buf);
     cr_assert_eq(len, strlen(buf));
     cr_assert_eq(d.stop, stop, "%s: stop %d", buf, d.stop);
     cr_assert_eq(d.reason, reason, "%s: reason %s", buf, vyre_stats_stop_reason_name(d.reason));
@@ -198,51 +199,51 @@ Test(stats, stop_rules)
 {
     const vyre_stats_stop_rule rule = VYRE_STOP_RULE_DEFAULT; /* 10, 0.5 s, 0.5 %, 15 s */
     vyre_stats_running r = quiet(5);
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 0, VYRE_STOP_MIN_SAMPLES_NOT_MET,
-                "min-samples: 5 of 10");
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 0,
+                VYRE_STOP_MIN_SAMPLES_NOT_MET, "min-samples: 5 of 10");
     r = quiet(20);
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.2, 1.0), &rule, 0, VYRE_STOP_MIN_TIME_NOT_MET,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.2, 1.0), &rule, 0, VYRE_STOP_MIN_TIME_NOT_MET,
                 "min-time: 0.20 s of 0.50 s");
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 1, VYRE_STOP_NOISE_OK,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.6, 1.0), &rule, 1, VYRE_STOP_NOISE_OK,
                 "noise-ok: 0.10% <= 0.50% after 20 samples, 0.60 s");
     /* Met together with the timeout: the good news wins. */
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.6, 20.0), &rule, 1, VYRE_STOP_NOISE_OK,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.6, 20.0), &rule, 1, VYRE_STOP_NOISE_OK,
                 "noise-ok: 0.10% <= 0.50% after 20 samples, 0.60 s");
 
     r = noisy(40);
     /* 0.9/1.1 alternating, n = 40: stddev sqrt(40 * 0.01 / 39) = 0.10127. */
-    expect_stop(vyre_stats_stop_check(&rule, &r, 3.0, 3.0), &rule, 0, VYRE_STOP_NOISY,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 3.0, 3.0), &rule, 0, VYRE_STOP_NOISY,
                 "noisy: 10.13% > 0.50% after 40 samples");
-    expect_stop(vyre_stats_stop_check(&rule, &r, 15.0, 15.0), &rule, 1, VYRE_STOP_TIMEOUT,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 15.0, 15.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: noise 10.13% > 0.50% after 40 samples, 15.0 s");
     /* Stored with a point: no figure of its own beside the noise column
      * (issue 25), the threshold and the rest kept. */
-    vyre_stats_stop_decision d = vyre_stats_stop_check(&rule, &r, 15.0, 15.0);
+    vyre_stats_stop_decision d = vyre__stats_stop_check(&rule, &r, 15.0, 15.0);
     d.noise = NAN;
     expect_stop(d, &rule, 1, VYRE_STOP_TIMEOUT, "timeout: noise > 0.50% after 40 samples, 15.0 s");
     r = quiet(20);
-    d = vyre_stats_stop_check(&rule, &r, 0.6, 1.0);
+    d = vyre__stats_stop_check(&rule, &r, 0.6, 1.0);
     d.noise = NAN;
     expect_stop(d, &rule, 1, VYRE_STOP_NOISE_OK,
                 "noise-ok: noise <= 0.50% after 20 samples, 0.60 s");
     r = noisy(40);
     /* A kernel so slow that the timeout comes before the minimum samples. */
     r = noisy(3);
-    expect_stop(vyre_stats_stop_check(&rule, &r, 15.5, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 15.5, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: 3 of 10 samples after 16.0 s");
     r = quiet(20);
-    expect_stop(vyre_stats_stop_check(&rule, &r, 0.1, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
+    expect_stop(vyre__stats_stop_check(&rule, &r, 0.1, 16.0), &rule, 1, VYRE_STOP_TIMEOUT,
                 "timeout: 0.10 s of 0.50 s measured after 16.0 s");
 
     vyre_stats_stop_rule capped = rule;
     capped.max_samples = 40;
     r = noisy(40);
-    expect_stop(vyre_stats_stop_check(&capped, &r, 3.0, 3.0), &capped, 1, VYRE_STOP_MAX_SAMPLES,
+    expect_stop(vyre__stats_stop_check(&capped, &r, 3.0, 3.0), &capped, 1, VYRE_STOP_MAX_SAMPLES,
                 "max-samples: 40 samples, noise 10.13%");
 
     vyre_stats_stop_rule no_noise = rule;
     no_noise.max_noise = 0;
-    expect_stop(vyre_stats_stop_check(&no_noise, &r, 0.5, 1.0), &no_noise, 1,
+    expect_stop(vyre__stats_stop_check(&no_noise, &r, 0.5, 1.0), &no_noise, 1,
                 VYRE_STOP_MINIMUMS_MET, "minimums-met: 40 samples, 0.50 s, noise 10.13%");
 
     /* min_samples 1 still needs two samples for a noise figure. */
@@ -250,7 +251,7 @@ Test(stats, stop_rules)
     one.min_samples = 1;
     one.min_time_s = 0;
     r = quiet(1);
-    expect_stop(vyre_stats_stop_check(&one, &r, 0.0, 0.0), &one, 0, VYRE_STOP_NOISY,
+    expect_stop(vyre__stats_stop_check(&one, &r, 0.0, 0.0), &one, 0, VYRE_STOP_NOISY,
                 "noisy: - > 0.50% after 1 samples");
     cr_assert_str_eq(vyre_stats_stop_reason_name((vyre_stats_stop_reason)99), "?");
 }
@@ -265,26 +266,26 @@ Test(stats, mann_whitney_exact_small)
      * p = 2 * (1 + 1)/10 = 0.4. */
     vyre_stats_mann_whitney_result mw;
     const double a1[] = {1, 2}, b1[] = {3, 4, 5};
-    cr_assert_eq(vyre_stats_mann_whitney(a1, 2, b1, 3, &mw, NULL), 0);
+    cr_assert_eq(vyre__stats_mann_whitney(a1, 2, b1, 3, &mw, NULL), 0);
     cr_assert(mw.exact);
     assert_near(mw.u1, 0, 0, "u1");
     assert_near(mw.u2, 6, 0, "u2");
     assert_near(mw.p, 0.2, 1e-12, "p");
     const double a2[] = {1, 3}, b2[] = {2, 4, 5};
-    cr_assert_eq(vyre_stats_mann_whitney(a2, 2, b2, 3, &mw, NULL), 0);
+    cr_assert_eq(vyre__stats_mann_whitney(a2, 2, b2, 3, &mw, NULL), 0);
     assert_near(mw.u1, 1, 0, "u1");
     assert_near(mw.p, 0.4, 1e-12, "p");
     /* Middle of the distribution: p capped at 1. a = {2, 4}, b = {1, 3, 5}:
      * U1 = 1 + 2 = 3 = mean, 2 * P(U <= 3) = 2 * 6/10 > 1. */
     const double a3[] = {2, 4}, b3[] = {1, 3, 5};
-    cr_assert_eq(vyre_stats_mann_whitney(a3, 2, b3, 3, &mw, NULL), 0);
+    cr_assert_eq(vyre__stats_mann_whitney(a3, 2, b3, 3, &mw, NULL), 0);
     assert_near(mw.p, 1.0, 0, "p");
     assert_near(mw.z, 0, 0, "z");
 
     /* 5 v 5 fully separated: p = 2 / C(10, 5) = 2/252 = 0.0079365; the
      * normal approximation would give 0.0122 and miss alpha = 0.01. */
     const double a4[] = {1, 2, 3, 4, 5}, b4[] = {6, 7, 8, 9, 10};
-    cr_assert_eq(vyre_stats_mann_whitney(a4, 5, b4, 5, &mw, NULL), 0);
+    cr_assert_eq(vyre__stats_mann_whitney(a4, 5, b4, 5, &mw, NULL), 0);
     cr_assert(mw.exact);
     assert_near(mw.p, 2.0 / 252.0, 1e-12, "p");
 }
@@ -315,7 +316,7 @@ Test(stats, mann_whitney_exact_matches_enumeration)
                 b[nb++] = i + 1;
         }
         vyre_stats_mann_whitney_result mw;
-        cr_assert_eq(vyre_stats_mann_whitney(a, 4, b, 6, &mw, NULL), 0);
+        cr_assert_eq(vyre__stats_mann_whitney(a, 4, b, 6, &mw, NULL), 0);
         cr_assert(mw.exact);
         double below = 0;
         for (int u = 0; u <= (int)mw.u; u++)
@@ -336,7 +337,7 @@ Test(stats, mann_whitney_with_ties)
      * = 0.0906884. */
     const double a[] = {1, 2, 2, 3, 5}, b[] = {2, 4, 6, 7, 8};
     vyre_stats_mann_whitney_result mw;
-    cr_assert_eq(vyre_stats_mann_whitney(a, 5, b, 5, &mw, NULL), 0);
+    cr_assert_eq(vyre__stats_mann_whitney(a, 5, b, 5, &mw, NULL), 0);
     cr_assert(!mw.exact, "ties use the normal approximation");
     assert_near(mw.u1, 4, EPS, "u1");
     assert_near(mw.u2, 21, EPS, "u2");
@@ -344,7 +345,7 @@ Test(stats, mann_whitney_with_ties)
     assert_near(mw.z, -1.691777704440579, 1e-6, "z");
     assert_near(mw.p, 0.09068836617120415, 1e-6, "p");
     /* Swapping the samples mirrors U and z, keeps p. */
-    cr_assert_eq(vyre_stats_mann_whitney(b, 5, a, 5, &mw, NULL), 0);
+    cr_assert_eq(vyre__stats_mann_whitney(b, 5, a, 5, &mw, NULL), 0);
     assert_near(mw.u1, 21, EPS, "u1 swapped");
     assert_near(mw.z, 1.691777704440579, 1e-6, "z swapped");
     assert_near(mw.p, 0.09068836617120415, 1e-6, "p swapped");
@@ -363,7 +364,7 @@ Test(stats, mann_whitney_separated_large)
         b[i] = 100.0 + i;
     }
     vyre_stats_mann_whitney_result mw;
-    cr_assert_eq(vyre_stats_mann_whitney(a, 20, b, 20, &mw, NULL), 0);
+    cr_assert_eq(vyre__stats_mann_whitney(a, 20, b, 20, &mw, NULL), 0);
     assert_near(mw.u1, 0, 0, "u1");
     assert_near(mw.z, -5.396492763484582, 1e-6, "z");
     cr_assert(mw.exact);
@@ -371,7 +372,7 @@ Test(stats, mann_whitney_separated_large)
     /* n1 = n2 = 30 (N = 60): normal approximation. sigma = sqrt(900 * 61 /
      * 12) = 67.6387463, z = -449.5 / sigma = -6.6455992, p =
      * erfc(6.6455992 / sqrt 2) = 3.01986e-11. */
-    cr_assert_eq(vyre_stats_mann_whitney(a, 30, b, 30, &mw, NULL), 0);
+    cr_assert_eq(vyre__stats_mann_whitney(a, 30, b, 30, &mw, NULL), 0);
     cr_assert(!mw.exact);
     assert_near(mw.z, -6.64559922588161, 1e-6, "z");
     assert_near(mw.p / 3.019859359162151e-11, 1.0, 1e-4, "p relative");
@@ -381,12 +382,12 @@ Test(stats, mann_whitney_all_tied)
 {
     const double a[] = {3, 3, 3}, b[] = {3, 3};
     vyre_stats_mann_whitney_result mw;
-    cr_assert_eq(vyre_stats_mann_whitney(a, 3, b, 2, &mw, NULL), 0);
+    cr_assert_eq(vyre__stats_mann_whitney(a, 3, b, 2, &mw, NULL), 0);
     assert_near(mw.u1, 3, EPS, "u1");
     assert_near(mw.z, 0, 0, "z");
     assert_near(mw.p, 1, 0, "p");
     vyre_error e;
-    cr_assert_eq(vyre_stats_mann_whitney(a, 3, b, 0, &mw, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__stats_mann_whitney(a, 3, b, 0, &mw, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "the second sample set has no samples");
 }
 
@@ -396,7 +397,7 @@ static vyre_stats_compare_result compare(const double *a, size_t n1, const doubl
 {
     vyre_stats_compare_result c;
     vyre_error e;
-    cr_assert_eq(vyre_stats_compare(a, n1, b, n2, NULL, &c, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__stats_compare(a, n1, b, n2, NULL, &c, &e), 0, "%s", e.message);
     return c;
 }
 
@@ -485,7 +486,7 @@ Test(stats, verdicts_on_synthetic_sets)
     cr_assert(c.mw.p < 0.01, "p = %g", c.mw.p);
     cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "1%%: %s", vyre_stats_verdict_name(c.verdict));
     vyre_stats_compare_opts strict = {0.01, 0.005, 0.10};
-    cr_assert_eq(vyre_stats_compare(a, 200, tiny, 200, &strict, &c, NULL), 0);
+    cr_assert_eq(vyre__stats_compare(a, 200, tiny, 200, &strict, &c, NULL), 0);
     cr_assert_eq(c.verdict, VYRE_VERDICT_SLOWER);
 
     /* High noise (+-50 %), 20 samples, medians 3 % apart: above the 10 %
@@ -496,7 +497,7 @@ Test(stats, verdicts_on_synthetic_sets)
     cr_assert(c.mw.p > 0.01, "p = %g", c.mw.p);
     cr_assert_eq(c.verdict, VYRE_VERDICT_NOISY, "%s", vyre_stats_verdict_name(c.verdict));
     vyre_stats_compare_opts lax = {0.01, 0.02, 1.0};
-    cr_assert_eq(vyre_stats_compare(wa, 20, wb, 20, &lax, &c, NULL), 0);
+    cr_assert_eq(vyre__stats_compare(wa, 20, wb, 20, &lax, &c, NULL), 0);
     cr_assert_eq(c.verdict, VYRE_VERDICT_SAME, "%s", vyre_stats_verdict_name(c.verdict));
     cr_assert(c.ratio_lo < 1.0 && c.ratio_hi > 1.0, "[%g, %g]", c.ratio_lo, c.ratio_hi);
 
@@ -515,18 +516,18 @@ Test(stats, compare_bad_options)
     vyre_stats_compare_result c;
     vyre_error e;
     vyre_stats_compare_opts o = {0, 0.02, 0.10};
-    cr_assert_eq(vyre_stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "significance level '0' is not between 0 and 1");
     cr_assert_str_eq(e.hint, "use a significance level such as 0.01 or 0.05");
     o = (vyre_stats_compare_opts){0.01, -1, 0.10};
-    cr_assert_eq(vyre_stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "minimum change '-1' is negative");
     o = (vyre_stats_compare_opts){0.01, 0.02, 0};
-    cr_assert_eq(vyre_stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__stats_compare(a, 3, a, 3, &o, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "noise limit '0' is not above 0");
     cr_assert_str_eq(e.hint, "use a noise limit such as 0.10 (10 %)");
     const double inf[] = {1, INFINITY};
-    cr_assert_eq(vyre_stats_compare(a, 3, inf, 2, NULL, &c, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__stats_compare(a, 3, inf, 2, NULL, &c, &e), VYRE_EINVAL);
     cr_assert_str_eq(e.message, "sample 1 of the second sample set is 'inf', not a finite number");
     cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_FASTER), "FASTER");
     cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_SLOWER), "SLOWER");
@@ -539,11 +540,11 @@ Test(stats, robust_noise_of_an_odd_sample_with_an_outlier)
     /* median 3; |x - 3| = 2 1 0 1 97, MAD 1; 1.4826 * 1 / 3. The 100 does
      * not move it, as it would a standard deviation. */
     const double x[] = {4, 1, 100, 3, 2};
-    assert_near(vyre_stats_robust_noise(x, 5), 1.4826 / 3.0, 1e-12, "robust noise");
-    cr_assert(isnan(vyre_stats_robust_noise(x, 1)), "one sample has no spread");
-    cr_assert(isnan(vyre_stats_robust_noise(x, 0)));
+    assert_near(vyre__stats_robust_noise(x, 5), 1.4826 / 3.0, 1e-12, "robust noise");
+    cr_assert(isnan(vyre__stats_robust_noise(x, 1)), "one sample has no spread");
+    cr_assert(isnan(vyre__stats_robust_noise(x, 0)));
     const double z[] = {0, 0, 1};
-    cr_assert(isnan(vyre_stats_robust_noise(z, 3)));
+    cr_assert(isnan(vyre__stats_robust_noise(z, 3)));
 }
 
 /* Uniform +-w has MAD w / 2, so robust noise 1.4826 w / 2: the spread that
@@ -629,16 +630,16 @@ Test(stats, robust_noise_by_hand)
     /* Sorted 2 4 4 4 5 5 7 9: median 4.5, |x - 4.5| = 2.5 .5 .5 .5 .5 .5
      * 2.5 4.5, MAD 0.5; 1.4826 * 0.5 / 4.5 = 0.16473... */
     const double x[] = {2, 4, 4, 4, 5, 5, 7, 9};
-    assert_near(vyre_stats_robust_noise(x, 8), 1.4826 * 0.5 / 4.5, 1e-12, "robust noise");
+    assert_near(vyre__stats_robust_noise(x, 8), 1.4826 * 0.5 / 4.5, 1e-12, "robust noise");
     vyre_stats s;
-    cr_assert_eq(vyre_stats_compute(x, 8, &s, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(x, 8, &s, NULL), 0);
     assert_near(s.robust_noise, 1.4826 * 0.5 / 4.5, 1e-12, "vyre_stats.robust_noise");
-    cr_assert(isnan(vyre_stats_robust_noise(x, 1)), "n = 1 has no spread");
-    cr_assert(isnan(vyre_stats_robust_noise(NULL, 0)));
+    cr_assert(isnan(vyre__stats_robust_noise(x, 1)), "n = 1 has no spread");
+    cr_assert(isnan(vyre__stats_robust_noise(NULL, 0)));
     const double zero[] = {0, 0, 0};
-    cr_assert(isnan(vyre_stats_robust_noise(zero, 3)), "a median of 0 has no relative spread");
+    cr_assert(isnan(vyre__stats_robust_noise(zero, 3)), "a median of 0 has no relative spread");
     const double bad[] = {1, NAN, 2};
-    cr_assert(isnan(vyre_stats_robust_noise(bad, 3)));
+    cr_assert(isnan(vyre__stats_robust_noise(bad, 3)));
 }
 
 Test(stats, outliers_do_not_blow_up_the_robust_noise)
@@ -651,9 +652,9 @@ Test(stats, outliers_do_not_blow_up_the_robust_noise)
         x[i] = 4000 + (double)(i % 10) * 100;
     x[100] = x[101] = x[102] = 1e6;
     vyre_stats s;
-    cr_assert_eq(vyre_stats_compute(x, 103, &s, NULL), 0);
+    cr_assert_eq(vyre__stats_compute(x, 103, &s, NULL), 0);
     cr_assert_gt(s.rel_stddev, 1.0, "stddev / mean: %g", s.rel_stddev);
-    double clean = vyre_stats_robust_noise(x, 100);
+    double clean = vyre__stats_robust_noise(x, 100);
     cr_assert_lt(s.robust_noise, 0.1, "robust: %g", s.robust_noise);
     cr_assert_lt(fabs(s.robust_noise - clean), 0.02, "%g vs %g", s.robust_noise, clean);
 }
@@ -661,21 +662,21 @@ Test(stats, outliers_do_not_blow_up_the_robust_noise)
 Test(stats, stop_check_noise_uses_the_given_noise_and_minimums)
 {
     vyre_stats_stop_rule rule = {10, 0.0, 0.02, 3.0, 0};
-    vyre_stats_stop_decision d = vyre_stats_stop_check_noise(&rule, 5, 0.001, 1.0, 0.5);
+    vyre_stats_stop_decision d = vyre__stats_stop_check_noise(&rule, 5, 0.001, 1.0, 0.5);
     cr_assert_eq(d.stop, 0, "5 of 10 samples: the minimum holds whatever the noise");
     cr_assert_eq(d.reason, VYRE_STOP_MIN_SAMPLES_NOT_MET);
-    d = vyre_stats_stop_check_noise(&rule, 10, 0.001, 1.0, 0.5);
+    d = vyre__stats_stop_check_noise(&rule, 10, 0.001, 1.0, 0.5);
     cr_assert_eq(d.stop, 1);
     cr_assert_eq(d.reason, VYRE_STOP_NOISE_OK);
-    d = vyre_stats_stop_check_noise(&rule, 10, 0.05, 1.0, 0.5);
+    d = vyre__stats_stop_check_noise(&rule, 10, 0.05, 1.0, 0.5);
     cr_assert_eq(d.stop, 0);
     cr_assert_eq(d.reason, VYRE_STOP_NOISY);
-    d = vyre_stats_stop_check_noise(&rule, 10, NAN, 1.0, 0.5);
+    d = vyre__stats_stop_check_noise(&rule, 10, NAN, 1.0, 0.5);
     cr_assert_eq(d.stop, 0, "an unknown noise is never low enough");
-    d = vyre_stats_stop_check_noise(&rule, 10, 0.05, 1.0, 3.0);
+    d = vyre__stats_stop_check_noise(&rule, 10, 0.05, 1.0, 3.0);
     cr_assert_eq(d.reason, VYRE_STOP_TIMEOUT);
     char buf[128];
-    vyre_stats_stop_format(&d, &rule, buf, sizeof buf);
+    vyre__stats_stop_format(&d, &rule, buf, sizeof buf);
     cr_assert(strstr(buf, "timeout: noise 5.00% > 2.00%"), "%s", buf);
 }
 
@@ -706,19 +707,19 @@ Test(stats, rounds_of_iid_data_keep_the_power_to_see_a_real_shift)
     double *b = synth_rounds(5, 40, 1100, none, 0.03, 12, &rb);
     double *c = synth_rounds(5, 40, 1000, none, 0.03, 13, &rc2);
     vyre_stats_compare_result r;
-    cr_assert_eq(vyre_stats_compare_rounds(a, ra, 200, b, rb, 200, NULL, &r, NULL), 0);
+    cr_assert_eq(vyre__stats_compare_rounds(a, ra, 200, b, rb, 200, NULL, &r, NULL), 0);
     cr_assert_eq(r.hierarchical, 1);
     cr_assert_eq(r.rounds_a, 5);
     cr_assert_eq(r.rounds_b, 5);
     cr_assert_eq(r.verdict, VYRE_VERDICT_SLOWER, "10%% shift, i.i.d.: %s [%g, %g]",
                  vyre_stats_verdict_name(r.verdict), r.ratio_lo, r.ratio_hi);
-    cr_assert_eq(vyre_stats_compare_rounds(a, ra, 200, c, rc2, 200, NULL, &r, NULL), 0);
+    cr_assert_eq(vyre__stats_compare_rounds(a, ra, 200, c, rc2, 200, NULL, &r, NULL), 0);
     cr_assert_eq(r.verdict, VYRE_VERDICT_SAME, "A/A i.i.d.: %s",
                  vyre_stats_verdict_name(r.verdict));
     /* Without round labels it is today's comparison, to the bit. */
     vyre_stats_compare_result p, q;
-    cr_assert_eq(vyre_stats_compare(a, 200, b, 200, NULL, &p, NULL), 0);
-    cr_assert_eq(vyre_stats_compare_rounds(a, NULL, 200, b, NULL, 200, NULL, &q, NULL), 0);
+    cr_assert_eq(vyre__stats_compare(a, 200, b, 200, NULL, &p, NULL), 0);
+    cr_assert_eq(vyre__stats_compare_rounds(a, NULL, 200, b, NULL, 200, NULL, &q, NULL), 0);
     cr_assert_eq(q.hierarchical, 0);
     cr_assert(p.ratio_lo == q.ratio_lo && p.ratio_hi == q.ratio_hi && p.verdict == q.verdict);
     free(a);
@@ -743,10 +744,10 @@ Test(stats, a_shift_that_lives_between_rounds_widens_the_interval)
     double *a = synth_rounds(5, 40, 1000, off_a, 0.003, 21, &ra);
     double *b = synth_rounds(5, 40, 1000, off_b, 0.003, 22, &rb);
     vyre_stats_compare_result iid, hier;
-    cr_assert_eq(vyre_stats_compare(a, 200, b, 200, NULL, &iid, NULL), 0);
+    cr_assert_eq(vyre__stats_compare(a, 200, b, 200, NULL, &iid, NULL), 0);
     cr_assert_eq(iid.verdict, VYRE_VERDICT_SLOWER, "the i.i.d. view: %s [%g, %g]",
                  vyre_stats_verdict_name(iid.verdict), iid.ratio_lo, iid.ratio_hi);
-    cr_assert_eq(vyre_stats_compare_rounds(a, ra, 200, b, rb, 200, NULL, &hier, NULL), 0);
+    cr_assert_eq(vyre__stats_compare_rounds(a, ra, 200, b, rb, 200, NULL, &hier, NULL), 0);
     cr_assert_eq(hier.hierarchical, 1);
     cr_assert(hier.verdict == VYRE_VERDICT_SAME || hier.verdict == VYRE_VERDICT_DRIFT,
               "between-round shift: %s [%g, %g]", vyre_stats_verdict_name(hier.verdict),
@@ -756,9 +757,9 @@ Test(stats, a_shift_that_lives_between_rounds_widens_the_interval)
                  iid.ratio_lo, iid.ratio_hi);
     /* The noise of a side whose rounds disagree is their spread. */
     size_t nr = 0;
-    double noise = vyre_stats_round_noise(b, rb, 200, &nr);
+    double noise = vyre__stats_round_noise(b, rb, 200, &nr);
     cr_assert_eq(nr, 5);
-    cr_assert_geq(noise, vyre_stats_robust_noise(b, 200) - 1e-12);
+    cr_assert_geq(noise, vyre__stats_robust_noise(b, 200) - 1e-12);
     free(a);
     free(b);
     free(ra);
@@ -775,7 +776,7 @@ Test(stats, round_noise_is_the_round_spread_when_rounds_disagree)
     unsigned *r;
     double *x = synth_rounds(5, 4, 1000, off, 0.0, 1, &r);
     size_t nr = 0;
-    assert_near(vyre_stats_round_noise(x, r, 20, &nr), 1.4826 * 100.0 / 1100.0, 1e-9, "noise");
+    assert_near(vyre__stats_round_noise(x, r, 20, &nr), 1.4826 * 100.0 / 1100.0, 1e-9, "noise");
     cr_assert_eq(nr, 5);
     free(x);
     free(r);
@@ -791,29 +792,29 @@ Test(stats, widen_by_the_reference_turns_machine_drift_into_drift)
     r.threshold = 0.02;
     r.verdict = VYRE_VERDICT_SLOWER;
     vyre_stats_compare_result w = r;
-    vyre_stats_compare_widen(&w, 1.0);
+    vyre__stats_compare_widen(&w, 1.0);
     cr_assert_eq(w.verdict, VYRE_VERDICT_SLOWER, "no drift: the verdict stands");
     w = r;
-    vyre_stats_compare_widen(&w, 1.20); /* the reference is 20% slower too */
+    vyre__stats_compare_widen(&w, 1.20); /* the reference is 20% slower too */
     cr_assert_eq(w.verdict, VYRE_VERDICT_DRIFT);
     cr_assert_eq(w.verdict_before_drift, VYRE_VERDICT_SLOWER);
     assert_near(w.drift, 1.20, 0, "drift");
     w = r;
-    vyre_stats_compare_widen(&w, 1.0 / 0.8); /* the reference 20% faster */
+    vyre__stats_compare_widen(&w, 1.0 / 0.8); /* the reference 20% faster */
     cr_assert_eq(w.verdict, VYRE_VERDICT_DRIFT, "drift either way widens the band");
     /* A change well beyond the drift is still a change. */
     w = r;
     w.ratio = 1.60;
     w.ratio_lo = 1.55;
     w.ratio_hi = 1.65;
-    vyre_stats_compare_widen(&w, 1.20);
+    vyre__stats_compare_widen(&w, 1.20);
     cr_assert_eq(w.verdict, VYRE_VERDICT_SLOWER);
     w = r;
     w.verdict = VYRE_VERDICT_FASTER;
     w.ratio = 0.85;
     w.ratio_lo = 0.84;
     w.ratio_hi = 0.86;
-    vyre_stats_compare_widen(&w, 1.20);
+    vyre__stats_compare_widen(&w, 1.20);
     cr_assert_eq(w.verdict, VYRE_VERDICT_DRIFT, "0.86 > 0.98 / 1.2");
     cr_assert_str_eq(vyre_stats_verdict_name(VYRE_VERDICT_DRIFT), "DRIFT");
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/subprocess.h"
 
@@ -15,7 +16,7 @@ static int sh(const char *script, const char *const *env_set, int fd, char *buf,
 {
     char a0[] = "sh", a1[] = "-c";
     char *argv[] = {a0, a1, (char *)(uintptr_t)script, NULL};
-    vyre__subprocess sp = {"/bin/sh", argv, env_set, fd};
+    vyre__subprocess sp = {"/bin/sh", argv, env_set, fd, 0, 0};
     return vyre__subprocess_run(&sp, buf, size, status, e);
 }
 
@@ -83,7 +84,7 @@ Test(subprocess, a_missing_program_is_an_error_naming_it)
 {
     char a0[] = "nope";
     char *argv[] = {a0, NULL};
-    vyre__subprocess sp = {"/nonexistent/vyre-test-program", argv, NULL, 1};
+    vyre__subprocess sp = {"/nonexistent/vyre-test-program", argv, NULL, 1, 0, 0};
     char buf[16];
     int status = 99;
     vyre_error e;
@@ -93,6 +94,53 @@ Test(subprocess, a_missing_program_is_an_error_naming_it)
                                 "directory");
     cr_assert_str_eq(e.hint, "check the path");
     cr_assert_eq(status, -1);
-    vyre__subprocess bad = {NULL, argv, NULL, 1};
+    vyre__subprocess bad = {NULL, argv, NULL, 1, 0, 0};
     cr_assert_eq(vyre__subprocess_run(&bad, buf, sizeof buf, &status, NULL), VYRE_EINVAL);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A child that outlives timeout_ms is killed and reaped, and the call says
+ * so; what it wrote before is kept. The bound asked for is 200 ms: the
+ * call must come back long before the child's own 30 s. */
+Test(subprocess, a_child_past_its_time_is_killed)
+{
+    char a0[] = "sh", a1[] = "-c", a2[] = "echo started; exec sleep 30";
+    char *argv[] = {a0, a1, a2, NULL};
+    vyre__subprocess sp = {"/bin/sh", argv, NULL, 1, 200, 0};
+    char buf[64];
+    int status = 99;
+    vyre_error e;
+    vyre_error_clear(&e);
+    double t0 = now_s();
+    cr_assert_eq(vyre__subprocess_run(&sp, buf, sizeof buf, &status, &e), VYRE_EIO);
+    double took = now_s() - t0;
+    cr_assert_lt(took, 10.0, "took %.1f s: the child was not killed", took);
+    cr_assert_str_eq(e.message, "'/bin/sh' did not finish in 200 ms");
+    cr_assert_str_eq(buf, "started\n");
+    /* In time: the limit changes nothing. */
+    char b2[] = "echo done";
+    argv[2] = b2;
+    cr_assert_eq(vyre__subprocess_run(&sp, buf, sizeof buf, &status, &e), VYRE_OK, "%s", e.message);
+    cr_assert_str_eq(buf, "done\n");
+    cr_assert_eq(status, 0);
+}
+
+/* null_stderr: what the child says on stderr goes nowhere;
+ * asked through a script that reports what fd 2 is. */
+Test(subprocess, stderr_can_be_silenced)
+{
+    char a0[] = "sh", a1[] = "-c", a2[] = "readlink /proc/self/fd/2";
+    char *argv[] = {a0, a1, a2, NULL};
+    vyre__subprocess sp = {"/bin/sh", argv, NULL, 1, 0, 1};
+    char buf[128];
+    int status = 99;
+    vyre_error e;
+    cr_assert_eq(vyre__subprocess_run(&sp, buf, sizeof buf, &status, &e), VYRE_OK, "%s", e.message);
+    cr_assert_str_eq(buf, "/dev/null\n");
 }

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trace/counters_internal.h"
 #include "trace/telemetry_internal.h"
 #include "tel_v1.h"
 #include "testutil.h"
@@ -1296,7 +1297,7 @@ Test(telemetry, a_version_1_page_is_still_read_and_reported_as_such, .init = hos
     for (int b = 0; b < VYRE_HIST_BUCKETS; b++) {
         n += h->buckets[b];
         if (h->buckets[b])
-            cr_assert(vyre_hist_bucket_lo(b) >= 8192 && vyre_hist_bucket_lo(b) < 16384,
+            cr_assert(vyre__hist_bucket_lo(b) >= 8192 && vyre__hist_bucket_lo(b) < 16384,
                       "bucket %d outside the log2 bucket", b);
     }
     cr_assert_eq(n, 10, "every v1 sample lands in a v2 bucket");

@@ -13,6 +13,7 @@
 #include "collect.h"
 #include "format.h"
 #include "layout.h"
+#include "trace/counters_internal.h"
 #include "ui.h"
 #include "view.h"
 
@@ -316,7 +317,7 @@ static top_snapshot *fake_snapshot(int with_gpu, int nprocs)
         vyre_range_hist *h = &p->life[i % VYRE_RANGE_COUNT];
         h->count = 10;
         h->max_ns = 5000;
-        h->buckets[vyre_hist_bucket_of(5000)] = 10; /* 4864..5119 ns */
+        h->buckets[vyre__hist_bucket_of(5000)] = 10; /* 4864..5119 ns */
         p->delta[i % VYRE_RANGE_COUNT] = *h;
         p->nkernels = 1;
         p->kernels = calloc(1, sizeof *p->kernels);

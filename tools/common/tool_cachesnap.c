@@ -61,8 +61,11 @@ static void read_figures(const char *want_root, int with_remotes, tool_cachesnap
     else
         rc = vyre_cache_default_root(f->root, sizeof f->root, &e);
     vyre_cache *cache = NULL;
+    vyre_cache_open_opts oo;
+    vyre_cache_open_opts_init(&oo);
+    oo.flags = VYRE_CACHE_READONLY | VYRE_CACHE_NO_HIT_TRACK;
     if (rc == 0)
-        rc = vyre_cache_open(f->root, VYRE_CACHE_READONLY | VYRE_CACHE_NO_HIT_TRACK, &cache, &e);
+        rc = vyre_cache_open(f->root, &oo, &cache, &e);
     if (rc == 0)
         rc = vyre_cache_stats_get(cache, &f->stats, &e);
     for (size_t i = 0; rc == 0 && with_remotes && i < vyre_cache_remote_count(cache) &&

@@ -348,65 +348,13 @@ typedef struct run_plan {
     int wide, width; /* --wide, --width N */
 } run_plan;
 
-/* Runs the fixed shell command cmd with its stdout into buf (cut to fit);
- * 0 when it exited 0. */
-static int capture(const char *cmd, char *buf, size_t size)
-{
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return -1;
-    size_t got = fread(buf, 1, size - 1, p);
-    buf[got] = '\0';
-    char junk[256];
-    while (fread(junk, 1, sizeof junk, p) > 0)
-        continue;
-    int st = pclose(p);
-    return st == 0 ? 0 : -1;
-}
-
-/* The git revision of the working directory ("abc1234", "-dirty" appended
- * when modified), or "" when it is not a checkout or git is missing. The
- * commands are fixed strings: nothing from the user reaches the shell. */
-static void git_rev(char *buf, size_t size)
-{
-    buf[0] = '\0';
-    char out[128];
-    if (capture("git rev-parse --short=12 HEAD 2>/dev/null", out, sizeof out) != 0)
-        return;
-    out[strcspn(out, "\r\n")] = '\0';
-    if (!out[0])
-        return;
-    char st[64];
-    int dirty =
-        capture("git status --porcelain --untracked-files=no 2>/dev/null", st, sizeof st) == 0 &&
-        st[0];
-    snprintf(buf, size, "%.40s%s", out,
-             dirty ? "-dirty" : ""); /* 12 hex digits, or a longer hash */
-}
-
-/* The branch the working tree is on, else the tag it stands on, else the
- * CI's ref name (a detached checkout of a branch), or "": recorded with
- * the run for `compare --baseline 'branch=main last'`. Fixed commands, as
- * git_rev. */
-static void git_ref(char *buf, size_t size)
-{
-    buf[0] = '\0';
-    char out[256] = "";
-    if (capture("git symbolic-ref --short -q HEAD 2>/dev/null", out, sizeof out) != 0 || !out[0])
-        if (capture("git describe --tags --exact-match 2>/dev/null", out, sizeof out) != 0)
-            out[0] = '\0';
-    out[strcspn(out, "\r\n")] = '\0';
-    const char *ci = getenv("GITHUB_REF_NAME");
-    if (!out[0] && !(ci && *ci))
-        ci = getenv("CI_COMMIT_REF_NAME"); /* GitLab */
-    snprintf(buf, size, "%s", out[0] ? out : ci ? ci : "");
-}
-
-/* Records the run's git ref; a failure only warns: the run is stored. */
+/* Records the git ref the working tree is on as the run ends (runs.git_ref,
+ * db/results_v7.sql); a failure only warns: the run is stored. */
 static void record_ref(vyre_results *db, int64_t run_id)
 {
-    char ref[256];
-    git_ref(ref, sizeof ref);
+    vyre_bench_git gs;
+    vyre_bench_git_state(NULL, &gs, NULL);
+    const char *ref = gs.ref;
     vyre_error e;
     vyre_error_clear(&e);
     if (run_id > 0 && ref[0] && vyre_results_run_set_ref(db, run_id, ref, &e))
@@ -559,8 +507,13 @@ static int execute(run_plan *pl, bench_format fmt, vyre_bench_run_opts *o, const
             sigaction(k_stop_signals[i], &old[i], NULL);
         return code;
     }
-    char rev[64];
-    git_rev(rev, sizeof rev);
+    /* The revision of the working directory ("abc1234", "-dirty" appended
+     * when modified); none when it is not a checkout or git is missing or
+     * hangs: the run is stored all the same. */
+    vyre_bench_git gs;
+    vyre_bench_git_state(NULL, &gs, NULL);
+    char rev[VYRE_BENCH_GIT_REV_MAX + 8];
+    snprintf(rev, sizeof rev, "%s%s", gs.rev, gs.rev[0] && gs.dirty ? "-dirty" : "");
     vyre_bench_sweep sw;
     memset(&sw, 0, sizeof sw);
     if (pl->kernel) {

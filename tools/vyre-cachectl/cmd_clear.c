@@ -68,7 +68,7 @@ int cmd_clear(int argc, char **argv)
     if ((rc = cachectl_open(CACHECTL_WRITE, &cache)))
         return rc;
     vyre_cache_clear_result r;
-    if (vyre_cache_clear_ex(cache, &r, &err)) {
+    if (vyre_cache_clear(cache, &r, &err)) {
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }

@@ -103,7 +103,7 @@ static int confirm_shrink(const char *root, const vyre_config *cf, const char *v
     vyre_cache_prune_result pr;
     memset(&pr, 0, sizeof pr);
     memset(&st, 0, sizeof st);
-    int ok = vyre_cache_open_ex(root, &oo, &c, NULL) == VYRE_OK &&
+    int ok = vyre_cache_open(root, &oo, &c, NULL) == VYRE_OK &&
              vyre_cache_stats_get(c, &st, NULL) == VYRE_OK && st.bytes > max &&
              vyre_cache_prune(c, &po, &pr, NULL, NULL, NULL) == VYRE_OK;
     vyre_cache_close(c);
@@ -206,8 +206,8 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
             return tool_usage_error("config", err.hint[0] ? err.hint : NULL, "%s", err.message);
         return cachectl_fail(&err);
     }
-    int lrc = vyre_config_load_ex(cf, root, g_cachectl.overrides, g_cachectl.n_overrides,
-                                  VYRE_CONFIG_KEEP_GOING, &err);
+    int lrc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides,
+                               VYRE_CONFIG_KEEP_GOING, &err);
     if (g_tool.json) {
         json_t *o = json_pack("{s:i, s:s}", "schema_version", 1, "cache_dir", root);
         json_object_set_new(o, "set", key_json(cf, k));
@@ -282,8 +282,8 @@ int cmd_config(int argc, char **argv)
     }
     vyre_error err;
     vyre_error_clear(&err);
-    int lrc = vyre_config_load_ex(cf, root, g_cachectl.overrides, g_cachectl.n_overrides,
-                                  VYRE_CONFIG_KEEP_GOING, &err);
+    int lrc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides,
+                               VYRE_CONFIG_KEEP_GOING, &err);
     if (lrc && lrc != VYRE_ECONFIG && lrc != VYRE_EUNSAFE && !cf->n_problems) {
         free(cf);
         return cachectl_fail(&err); /* no configuration to show (out of memory) */

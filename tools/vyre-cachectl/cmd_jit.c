@@ -234,6 +234,7 @@ static void driver_maxsize(const char *maxval, jit_report *dr, findings *fs)
     char msg[VYRE_ERROR_MESSAGE_MAX];
     if (vyre_parse_uint(maxval, &v) != 0) {
         snprintf(msg, sizeof msg,
+                 /* bounded: excerpt of an environment value */
                  "CUDA_CACHE_MAXSIZE='%.200s' is not a number of bytes the driver reads: "
                  "its default of %" PRIu64 " bytes is assumed for CUDA programs",
                  maxval, (uint64_t)DRIVER_DEFAULT_MAXSIZE);
@@ -244,6 +245,7 @@ static void driver_maxsize(const char *maxval, jit_report *dr, findings *fs)
     dr->max_source = "CUDA_CACHE_MAXSIZE";
     if (v > DRIVER_MAX_MAXSIZE) {
         snprintf(msg, sizeof msg,
+                 /* bounded: excerpt of an environment value */
                  "CUDA_CACHE_MAXSIZE='%.200s' is above the driver's maximum of %" PRIu64
                  " bytes (4 GiB)",
                  maxval, (uint64_t)DRIVER_MAX_MAXSIZE);

@@ -49,12 +49,12 @@ static int open_adopt(vyre_cache **out)
     vyre_error err;
     vyre_error_clear(&err);
     vyre_cache *probe = NULL;
-    rc = vyre_cache_open_ex(root, &oo, &probe, &err);
+    rc = vyre_cache_open(root, &oo, &probe, &err);
     vyre_cache_close(probe);
     if (rc)
         return cachectl_fail(&err);
     oo.flags = VYRE_CACHE_NO_HIT_TRACK | VYRE_CACHE_NO_INDEX | VYRE_CACHE_ADOPT;
-    if (vyre_cache_open_ex(root, &oo, out, &err))
+    if (vyre_cache_open(root, &oo, out, &err))
         return cachectl_fail(&err);
     return TOOL_EXIT_OK;
 }

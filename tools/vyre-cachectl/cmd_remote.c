@@ -314,7 +314,10 @@ int cmd_remote(int argc, char **argv)
         /* Like seed, pull fills a cache that may not exist yet. */
         vyre_error err;
         vyre_error_clear(&err);
-        if (vyre_cache_open(g_cachectl.cache_dir, VYRE_CACHE_NO_HIT_TRACK, &cache, &err))
+        vyre_cache_open_opts oo;
+        vyre_cache_open_opts_init(&oo);
+        oo.flags = VYRE_CACHE_NO_HIT_TRACK;
+        if (vyre_cache_open(g_cachectl.cache_dir, &oo, &cache, &err))
             return cachectl_fail(&err);
     } else if ((rc = cachectl_open(CACHECTL_READ, &cache))) {
         return rc;

@@ -2,7 +2,7 @@
  * cmd_seed.c - `vyre-cachectl seed FILE|DIR... [--arch LIST] [--entry NAME]...
  * [--jobs N] [-- OPTS]`: compile CUDA C (NVRTC) or PTX (nvJitLink) ahead of
  * time into cubin blobs, under exactly the key the run-time path computes
- * (libcore's vyre_compile_through_cache_named is that path), so a fleet can
+ * (libcore's vyre_compile_through_cache is that path), so a fleet can
  * ship a warm cache. No GPU or driver is needed.
  *
  * As a user first tries it: `seed kernels/` or `seed *.ptx` with no flags.
@@ -307,7 +307,7 @@ static int open_or_create(vyre_cache **cache)
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;
     oo.flags = VYRE_CACHE_NO_HIT_TRACK;
-    if (vyre_cache_open_ex(root, &oo, cache, &err))
+    if (vyre_cache_open(root, &oo, cache, &err))
         return cachectl_fail(&err);
     return 0;
 }

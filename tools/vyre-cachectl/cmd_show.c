@@ -238,6 +238,7 @@ int cmd_show(int argc, char **argv)
             char msg[TOOL_CLEAN_SIZE(sizeof cerr.message)];
             fprintf(
                 stderr,
+                /* bounded: a short key, as git shows commits */
                 "%s: error: blob %.12s is %s: %s\nhint: run 'vyre-cachectl verify --repair'\n",
                 tool_prog(), v.hex, crc == VYRE_ENOENT ? "missing" : "damaged",
                 tool_clean(cerr.message[0] ? cerr.message : vyre_strerror(crc), msg, sizeof msg));

@@ -51,6 +51,7 @@ void cachectl_triton_print_group(const vyre_triton_group *g, int64_t now)
 {
     char key[16], size[32], age[16], use[16], name[TOOL_CLEAN_SIZE(48)];
     char arch[TOOL_CLEAN_SIZE(12)], ver[TOOL_CLEAN_SIZE(12)];
+    /* bounded: a short key, as git shows commits */
     snprintf(key, sizeof key, "%.12s", g->key);
     vyre_format_size(g->bytes, size, sizeof size);
     vyre_format_age(now - g->mtime_ns, age, sizeof age);

@@ -201,6 +201,7 @@ static void print_json(const triton_opts *o, const vyre_triton_prune_opts *po,
 static void print_entry(const vyre_triton_pruned *e, int dry_run)
 {
     char key[16], size[32], name[TOOL_CLEAN_SIZE(48)], kc[TOOL_CLEAN_SIZE(16)];
+    /* bounded: a short key, as git shows commits */
     snprintf(key, sizeof key, "%.12s", e->key);
     vyre_format_size(e->bytes, size, sizeof size);
     printf("%s %-12s  %-32s  %10s  %5" PRIu64 " inodes  (%s)\n",

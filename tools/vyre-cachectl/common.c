@@ -255,7 +255,7 @@ int cachectl_config(vyre_config *cf, char *root, size_t root_size)
     int rc = cachectl_root(root, root_size);
     if (rc)
         return rc;
-    rc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides, &err);
+    rc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides, 0, &err);
     /* Warnings (an unknown key in a file) come first, whatever follows. */
     cachectl_config_problems(cf, 0);
     if (rc)
@@ -290,7 +290,7 @@ int cachectl_open(int how, vyre_cache **out)
         vyre_cache *probe = NULL;
         vyre_cache_open_opts po = oo;
         po.flags = VYRE_CACHE_READONLY | VYRE_CACHE_NO_INDEX;
-        int rc = vyre_cache_open_ex(root, &po, &probe, &err);
+        int rc = vyre_cache_open(root, &po, &probe, &err);
         vyre_cache_close(probe);
         if (rc)
             return cachectl_fail(&err);
@@ -298,7 +298,7 @@ int cachectl_open(int how, vyre_cache **out)
             flags |= VYRE_CACHE_NO_INDEX;
     }
     oo.flags = flags;
-    int rc = vyre_cache_open_ex(root, &oo, out, &err);
+    int rc = vyre_cache_open(root, &oo, out, &err);
     if (rc)
         return cachectl_fail(&err);
     return TOOL_EXIT_OK;

@@ -505,6 +505,7 @@ static void draw_no_procs(top_grid *g, const top_snapshot *s, const top_ui *ui, 
         panel_line(g, r, 2,
                    "or run any CUDA program with CUDA_INJECTION64_PATH=.../libvyre-inject.so",
                    TOP_A_DIM);
+        /* bounded: a screen line, cut to the panel's width */
         snprintf(buf, sizeof buf, "(telemetry pages are read from %.900s)", s->tel_dir);
         panel_line(g, r, 3, buf, TOP_A_DIM);
     }
@@ -560,6 +561,7 @@ static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const mod
         snprintf(bad, sizeof bad, "  %zu page%s unreadable", s->unreadable,
                  s->unreadable == 1 ? "" : "s");
     else if (!s->tel_ok && s->nprocs)
+        /* bounded: a screen line, cut to the panel's width */
         snprintf(bad, sizeof bad, "  telemetry pages not listed: %.120s", s->tel_msg);
     if (s->nprocs == m->nprocs)
         snprintf(t, sizeof t, "Processes (%zu)  sort: %s%s", s->nprocs,
@@ -754,6 +756,7 @@ static int cache_state_row(top_grid *g, const top_snapshot *s, top_rect r)
     case TOP_CACHE_OK:
         return 0;
     case TOP_CACHE_MISSING:
+        /* bounded: a screen line, cut to the panel's width */
         snprintf(buf, sizeof buf, "no pipeline cache at %.900s yet", s->cache_root);
         panel_line(g, r, 1, buf, TOP_A_DIM);
         return 1;
@@ -777,6 +780,7 @@ static void draw_remotes(top_grid *g, const top_snapshot *s, top_rect r, int lin
         top_fmt_bytes(st->bytes_written, 1, wr, sizeof wr);
         uint64_t errors = st->errors + st->put_errors;
         snprintf(buf, sizeof buf,
+                 /* bounded: a screen line, cut to the panel's width */
                  "remote %.500s%s  hits %llu  misses %llu  errors %llu  rejected %llu  "
                  "read %s  written %s",
                  s->remotes[i].url, s->remotes[i].read_only ? " (ro)" : "",
@@ -817,6 +821,7 @@ static void draw_cache(top_grid *g, const top_snapshot *s, top_ui *ui, top_rect 
              (unsigned long long)c->debris,
              c->debris || c->quarantined ? "  (vyre-cachectl verify --repair)" : "");
     panel_line(g, r, line++, buf, c->debris || c->quarantined ? TOP_A_WARN : TOP_A_NORMAL);
+    /* bounded: a screen line, cut to the panel's width */
     snprintf(buf, sizeof buf, "root %.900s", s->cache_root);
     panel_line(g, r, line++, buf, TOP_A_DIM);
     draw_remotes(g, s, r, line);

@@ -98,11 +98,6 @@ VYRE_EXTERN void vyre_axes_release(vyre_axes *axes);
  */
 VYRE_EXTERN int vyre_axes_add(vyre_axes *axes, const char *spec, vyre_error *err);
 
-/* Same, with the name and the values text apart (as a JSON spec gives
- * them). */
-VYRE_EXTERN int vyre_axes_add_values(vyre_axes *axes, const char *name, const char *values,
-                                     vyre_error *err);
-
 /* Parses "NAME=VALUES" as vyre_axes_add does and puts the values in place
  * of those of the axis NAME already in axes, which keeps its position (and
  * so the order of the points): nvbench's -a over a benchmark's declared
@@ -110,36 +105,6 @@ VYRE_EXTERN int vyre_axes_add_values(vyre_axes *axes, const char *name, const ch
  * that axes does not have is VYRE_EINVAL naming the ones it has; the other
  * errors are vyre_axes_add's. On failure axes is unchanged. */
 VYRE_EXTERN int vyre_axes_override(vyre_axes *axes, const char *spec, vyre_error *err);
-
-/* Index of the axis called name, or -1. */
-VYRE_EXTERN int vyre_axes_find(const vyre_axes *axes, const char *name);
-
-/* Number of points in the cartesian product: 1 for no axes. Never above
- * VYRE_AXES_POINTS_MAX for axes built by this module. */
-VYRE_EXTERN size_t vyre_axes_count(const vyre_axes *axes);
-
-/* Fills coords[0 .. axes->n-1] with the value index of each axis at point
- * `index` (last axis fastest). Returns 0, or VYRE_ERANGE when index >=
- * vyre_axes_count(). */
-VYRE_EXTERN int vyre_axes_point(const vyre_axes *axes, size_t index, size_t *coords);
-
-/* Value of axis a at value index i as a double (exact for |v| <= 2^53) or
- * as an int64 (a float value is truncated toward zero). */
-VYRE_EXTERN double vyre_axes_value_f(const vyre_axes *axes, size_t a, size_t i);
-VYRE_EXTERN int64_t vyre_axes_value_i(const vyre_axes *axes, size_t a, size_t i);
-
-/*
- * Writes the point as "N=1024 BLOCK=128" (axes in order, one space apart;
- * floats in the shortest form that reads back to the same double; "" for no
- * axes) into buf, always terminated when size > 0. Returns the length the
- * full text needs, like snprintf: truncation is `ret >= size`.
- */
-VYRE_EXTERN size_t vyre_axes_format_point(const vyre_axes *axes, const size_t *coords, char *buf,
-                                          size_t size);
-
-/* Writes one value ("1024", "0.5") the same way. */
-VYRE_EXTERN size_t vyre_axes_format_value(const vyre_axes *axes, size_t a, size_t i, char *buf,
-                                          size_t size);
 
 /*
  * A sweep spec file:
@@ -166,12 +131,6 @@ typedef struct vyre_sweep_spec {
     char *json;        /* the whole spec object, compact */
     vyre_axes axes;
 } vyre_sweep_spec;
-
-/* Parses spec text. origin names it in messages (a path, or "-"); NULL
- * means "spec". kernel_path equals kernel. Returns 0, VYRE_EINVAL,
- * VYRE_ERANGE or VYRE_ENOMEM; on failure spec holds nothing to release. */
-VYRE_EXTERN int vyre_sweep_spec_parse(vyre_sweep_spec *spec, const char *text, const char *origin,
-                                      vyre_error *err);
 
 /* Reads and parses the file at path; a relative kernel is resolved against
  * the file's directory into kernel_path. Adds VYRE_ENOENT / VYRE_EIO for a

@@ -14,7 +14,7 @@
  * message). Schema: db/results_v2.sql and its later steps (samples.round:
  * db/results_v5.sql).
  *
- * Measuring a point (vyre_bench_measure): warm-up calls, then samples until
+ * Measuring a point (libcore's engine): warm-up calls, then samples until
  * the stopping rule (vyre/stats.h) says stop; each sample is timed by the
  * caller's function (GPU time from CUDA events, host wall time); NVML
  * clocks are read between samples (never inside one) and samples taken
@@ -73,7 +73,7 @@ typedef struct vyre_bench_run {
     vyre_bench_run_status status;
     char suites[256];   /* "launch,memcpy,cache" or "sweep:FILE:ENTRY"; read back:
                          * those that have a point (all asked for when none has) */
-    char host[256];     /* filled by vyre_bench_run_begin when empty */
+    char host[256];     /* filled by vyre__bench_run_begin when empty */
     int64_t pid;        /* likewise */
     char gpu_name[256]; /* of the first device used */
     char gpu_uuid[96];
@@ -83,7 +83,7 @@ typedef struct vyre_bench_run {
     char clocks[128]; /* "sm 1980/1980 MHz, mem 2619 MHz" when the run started */
     char git_rev[64]; /* of the working directory, when it is a git checkout */
     char command_line[1024];
-    char vyre_version[32]; /* filled by vyre_bench_run_begin */
+    char vyre_version[32]; /* filled by vyre__bench_run_begin */
     char message[512];     /* why it failed; what was skipped */
     size_t npoints;        /* readers: finished points */
 } vyre_bench_run;
@@ -116,7 +116,7 @@ typedef struct vyre_bench_point {
     char metric_name[32]; /* a derived figure, e.g. "GB/s", "of_d2d"; "" none */
     double metric;
     vyre_stats_stop_reason stop_reason;
-    char stop[160]; /* vyre_stats_stop_format() */
+    char stop[160]; /* vyre__stats_stop_format() */
     char note[256];
     /* The three views of a GPU point's time (README, "Which time to quote"):
      * `gpu` is stats.median of a point with a GPU timer (each sample two
@@ -128,7 +128,7 @@ typedef struct vyre_bench_point {
     size_t n_block_timeouts; /* samples discarded: the blocking kernel timed out unreleased */
     /* Rounds (db/results_v5.sql): the rounds the samples were taken in
      * (0 for points stored before rounds existed), and the point's noise
-     * with them taken into account, vyre_stats_round_noise: the larger of
+     * with them taken into account, vyre__stats_round_noise: the larger of
      * the samples' robust spread and the spread of the round medians (NAN:
      * fewer than 2 rounds). With 2 rounds or more, stats.robust_noise (the
      * `noise` column) is this value. */
@@ -153,43 +153,9 @@ typedef struct vyre_bench_sample {
 /* ---- the run lifecycle (in the results database) ------------------------ */
 
 /*
- * Inserts the runs row (status running, started now) from run's
- * descriptive fields; fills run->id, started_ns, status, and host, pid and
- * vyre_version when empty. Returns 0 or the database's errors.
- */
-VYRE_EXTERN int vyre_bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err);
-
-/* Rewrites the descriptive fields of run->id (GPU name, devices, clocks,
- * ..., message) once they are known. */
-VYRE_EXTERN int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_error *err);
-
-/*
- * Sets the final status (DONE, FAILED or INTERRUPTED), the finish time and
- * message (NULL keeps the stored one) of run_id, and removes points that
- * never finished; for FAILED, removes every point, sample and kernel
- * record of the run, all in one transaction.
- */
-VYRE_EXTERN int vyre_bench_run_finish(vyre_results *db, int64_t run_id,
-                                      vyre_bench_run_status status, const char *message,
-                                      vyre_error *err);
-
-/*
- * Marks 'interrupted' every 'running' run of this host whose process is
- * gone: its pid does not exist, belongs to another process (a start time,
- * /proc/<pid>/stat field 22, other than the one recorded at
- * vyre_bench_run_begin), or the machine rebooted since. Its finished points
- * stay, as after Ctrl-C. vyre_bench_runs_list, vyre_bench_run_get and
- * vyre_bench_run_resolve call it first (ignoring its errors), so readers
- * never see a dead run as running. *nreaped (may be NULL) gets the count.
- */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err);
-#endif
-
-/*
  * Deletes the n runs ids (with their points, samples and kernel records)
  * in one transaction: all of them or none. Runs whose process died are
- * reaped first (vyre_bench_runs_reap); a run still 'running' (its process
+ * reaped first; a run still 'running' (its process
  * alive, or on another host, where it cannot be judged) is refused with
  * VYRE_EBUSY and nothing is deleted; a missing id is VYRE_ENOENT (remedy
  * VYRE_REMEDY_BENCH_RUNS). Deleting is the user's explicit act: nothing
@@ -197,24 +163,6 @@ VYRE_TEST_API int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_e
  */
 VYRE_EXTERN int vyre_bench_runs_delete(vyre_results *db, const int64_t *ids, size_t n,
                                        vyre_error *err);
-
-/*
- * Reserves the points row of p (p->run_id, seq, suite, benchmark, axes,
- * device, mode) before it is measured, so that its id can be the NVTX
- * payload; fills p->id. The row counts as unfinished (n = 0) until
- * vyre_bench_point_finish.
- */
-VYRE_EXTERN int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *err);
-
-/* Writes p's statistics and its n samples, in one transaction. */
-VYRE_EXTERN int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
-                                        const vyre_bench_sample *samples, size_t n,
-                                        vyre_error *err);
-
-/* Stores n activity records (kernels, NVTX ranges, ...) as timings rows of
- * run_id and point_id, in one transaction. */
-VYRE_EXTERN int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
-                                         const vyre_activity *recs, size_t n, vyre_error *err);
 
 /* ---- reading back --------------------------------------------------------- */
 
@@ -284,7 +232,7 @@ typedef struct vyre_bench_cmp_row {
 
 /*
  * Compares every point of run b against run a (the baseline) on their
- * stored samples with vyre_stats_compare_rounds (samples grouped by their
+ * stored samples with vyre__stats_compare_rounds (samples grouped by their
  * round); rows in a's order, then points only b has. Then, for each
  * point, the drift of its timer kind between the runs: host points
  * ("wall" timer) take the host references (reference.cpu, reference.cpus,
@@ -292,7 +240,7 @@ typedef struct vyre_bench_cmp_row {
  * (reference.gpu); the drift a reference establishes is its median
  * ratio (1/ratio below 1), else 1 when the reference is NOISY; the
  * largest of them is applied by
- * vyre_stats_compare_widen. When both points have SM clocks
+ * vyre__stats_compare_widen. When both points have SM clocks
  * and they differ by more than 2%, the point is compared again in clock
  * cycles (each sample's time x its clock, as nvbench's compare does) and
  * a SLOWER or FASTER verdict must hold in both, else it is DRIFT.
@@ -361,49 +309,12 @@ VYRE_EXTERN void vyre_bench_compare_summarize(const vyre_bench_cmp_row *rows, si
 /* "PASS", "FAIL" or "INCONCLUSIVE". */
 VYRE_EXTERN const char *vyre_bench_outcome_name(vyre_bench_outcome o);
 
-/* Free the arrays the functions above (and vyre_bench_measure) return.
- * NULL-safe. */
+/* Free the arrays the functions above return. NULL-safe. */
 VYRE_EXTERN void vyre_bench_run_list_free(vyre_bench_run *runs);
 VYRE_EXTERN void vyre_bench_point_list_free(vyre_bench_point *points);
 VYRE_EXTERN void vyre_bench_sample_list_free(vyre_bench_sample *samples);
 VYRE_EXTERN void vyre_bench_kernel_row_list_free(vyre_bench_kernel_row *rows);
 VYRE_EXTERN void vyre_bench_cmp_row_list_free(vyre_bench_cmp_row *rows);
-
-/* ---- measuring one point -------------------------------------------------- */
-
-/*
- * Takes one sample: *value = ns per item (GPU time when the point has a
- * GPU timer, else host time), *wall = host wall ns of the sample. Returns
- * 0 or an error, which ends the point.
- */
-typedef int (*vyre_bench_sample_fn)(void *ctx, double *value, double *wall, vyre_error *err);
-
-/* Runs before each sample, untimed (cold mode: flush L2). May be NULL. */
-typedef int (*vyre_bench_prepare_fn)(void *ctx, vyre_error *err);
-
-typedef struct vyre_bench_measure_opts {
-    vyre_bench_sample_fn sample;
-    vyre_bench_prepare_fn prepare;
-    void *ctx;
-    size_t warmup; /* untimed calls of sample first */
-    vyre_stats_stop_rule rule;
-    vyre_gpu_monitor *mon;             /* NULL: no clocks */
-    int nvml_index;                    /* GPU to watch in mon's samples; -1 none */
-    const volatile sig_atomic_t *stop; /* set (Ctrl-C): stop after the current sample */
-} vyre_bench_measure_opts;
-
-/*
- * Measures one point: fills stats, n_throttled, wall_median, stop_reason
- * and stop of *pt, and returns the samples in *samples (the caller's:
- * vyre_bench_sample_list_free; *n of them) with their throttle and outlier flags. When *stop
- * becomes set, returns 0 with *interrupted = 1 (the point is incomplete:
- * do not store it). Returns 0 or the sample function's error.
- */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
-                                     vyre_bench_sample **samples, size_t *n, int *interrupted,
-                                     vyre_error *err);
-#endif
 
 /* ---- suites and runs ------------------------------------------------------- */
 
@@ -652,6 +563,27 @@ VYRE_EXTERN const vyre_bench_kernel *vyre_bench_kernels(size_t *n);
 /* The datasheet DRAM bandwidth of a GPU by name, bytes/s: H100 SXM 3.35e12,
  * H100 PCIe 2.0e12, H200 4.8e12; 0 when unknown. *label names the part. */
 VYRE_EXTERN double vyre_bench_peak_bandwidth(const char *gpu_name, const char **label);
+
+#define VYRE_BENCH_GIT_REV_MAX 48
+#define VYRE_BENCH_GIT_REF_MAX 256
+
+/* The git state a run records (machine.c). */
+typedef struct vyre_bench_git {
+    char rev[VYRE_BENCH_GIT_REV_MAX]; /* HEAD abbreviated to 12 hex digits (more when
+                                         ambiguous); "" when not a checkout */
+    int dirty;                        /* tracked files differ from HEAD */
+    char ref[VYRE_BENCH_GIT_REF_MAX]; /* the branch, else the tag HEAD stands on, else the
+                                         CI's ref name ($GITHUB_REF_NAME, then
+                                         $CI_COMMIT_REF_NAME); "" when none */
+} vyre_bench_git;
+
+/* Fills *g with the git state of the working tree at dir (NULL: the
+ * current directory), running the git found on $PATH without a shell,
+ * each call bounded to a few seconds. A directory that is not a checkout
+ * is not an error: rev and ref are "" (ref may still come from the CI).
+ * Returns 0, VYRE_ENOENT when git is not on $PATH, VYRE_EIO when git did
+ * not answer in time; *g is filled as far as it got either way. */
+VYRE_EXTERN int vyre_bench_git_state(const char *dir, vyre_bench_git *g, vyre_error *err);
 
 #ifdef __cplusplus
 }

@@ -172,15 +172,9 @@ VYRE_EXTERN int vyre_blob_check_file(const char *path, const vyre_key *expected,
                                      vyre_blob_reject *why, vyre_error *err);
 
 /* Moves path into <root>/quarantine/ as "<name>.<reason>.<unix seconds>".
- * Also counts the reason (see vyre_blob_reject_counts). */
+ * Also counts the reason in a per-process tally. */
 VYRE_EXTERN int vyre_blob_quarantine(const char *root, const char *path, vyre_blob_reject why,
                                      vyre_error *err);
-
-/* Per-process count of files rejected, by reason (VYRE_REJECT_COUNT
- * entries). Thread-safe snapshot. */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API void vyre_blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
-#endif
 
 /* The payload checksum as stored in the header: XXH3-128 of len bytes of
  * payload, canonical (big-endian) bytes. payload may be NULL when len is 0.
@@ -189,9 +183,6 @@ VYRE_EXTERN void vyre_blob_payload_sum(const void *payload, size_t len, uint8_t 
 
 /* Frees a blob from vyre_blob_load(). NULL is a no-op. */
 VYRE_EXTERN void vyre_blob_free(vyre_blob *blob);
-
-/* 1 when name is in the NUL-separated list (a blob's kernel table) names[0..names_len). */
-VYRE_EXTERN int vyre_kernel_list_has(const char *names, size_t names_len, const char *name);
 
 /* Joins the list with sep into buf (always terminated when size > 0; stops
  * at the first name that does not fit). Returns the length the whole join

@@ -90,28 +90,9 @@ typedef void (*vyre_cache_progress_fn)(uint64_t done, uint64_t total, void *ctx)
  */
 VYRE_EXTERN int vyre_cache_default_root(char *buf, size_t size, vyre_error *err);
 
-/*
- * Opens the cache at root (NULL: the default root). Without
- * VYRE_CACHE_READONLY, missing directories are created 0700. A root owned by
- * another user (other than root) or writable by group/others is refused
- * (VYRE_EUNSAFE, hint: chmod/chown, and how to set up a group cache), but
- * for a group cache opened with a umask that allows group writes (see
- * vyre_cache_open_ex). A root this process cannot write is
- * opened read-only: gets work, puts fail with VYRE_EROFS. A corrupt index is
- * VYRE_ECORRUPT (hint: reindex) unless VYRE_CACHE_NO_INDEX; an index (or its
- * -wal, -shm, -journal) that is a symlink, a directory, a special file or
- * another user's file is VYRE_EUNSAFE with a hint, and is never opened.
- * root may be a symlink; nothing below it is followed. *out is owned by
- * the caller: vyre_cache_close().
- */
-VYRE_EXTERN int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out,
-                                vyre_error *err);
-
-/*
- * Open options (vyre_cache_open_ex). vyre_cache_open(root, flags) is
- * vyre_cache_open_ex with flags and everything else left as
- * vyre_cache_open_opts_init sets it.
- */
+/* Open options (vyre_cache_open). Start from vyre_cache_open_opts_init,
+ * which sets every field to its default (flags 0, umask not set, the
+ * configuration loaded from the files and environment). */
 typedef struct vyre_cache_open_opts {
     unsigned flags;
     /* -1: not set (the configuration's umask, if any). Otherwise the
@@ -136,15 +117,28 @@ typedef struct vyre_cache_open_opts {
 VYRE_EXTERN void vyre_cache_open_opts_init(vyre_cache_open_opts *opts);
 
 /*
- * vyre_cache_open with options. The configuration (vyre/config.h) gives the
- * size limit and automatic cleanup (max_size, max_age,
- * quarantine_max_age), read_only (the handle cannot write: puts and prunes
- * are VYRE_EROFS), umask and remote_storage (the remote stores, unless
- * VYRE_CACHE_NO_REMOTE). A bad configuration file is VYRE_ECONFIG naming
- * the file and line.
+ * Opens the cache at root (NULL: the default root) with opts (NULL: the
+ * defaults of vyre_cache_open_opts_init). Without VYRE_CACHE_READONLY,
+ * missing directories are created 0700. A root owned by another user
+ * (other than root) or writable by group/others is refused (VYRE_EUNSAFE,
+ * hint: chmod/chown, and how to set up a group cache), but for a group
+ * cache opened with a umask that allows group writes (opts->umask). A root
+ * this process cannot write is opened read-only: gets work, puts fail with
+ * VYRE_EROFS. A corrupt index is VYRE_ECORRUPT (hint: reindex) unless
+ * VYRE_CACHE_NO_INDEX; an index (or its -wal, -shm, -journal) that is a
+ * symlink, a directory, a special file or another user's file is
+ * VYRE_EUNSAFE with a hint, and is never opened. root may be a symlink;
+ * nothing below it is followed. *out is owned by the caller:
+ * vyre_cache_close().
+ *
+ * The configuration (vyre/config.h) gives the size limit and automatic
+ * cleanup (max_size, max_age, quarantine_max_age), read_only (the handle
+ * cannot write: puts and prunes are VYRE_EROFS), umask and remote_storage
+ * (the remote stores, unless VYRE_CACHE_NO_REMOTE). A bad configuration
+ * file is VYRE_ECONFIG naming the file and line.
  */
-VYRE_EXTERN int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts,
-                                   vyre_cache **out, vyre_error *err);
+VYRE_EXTERN int vyre_cache_open(const char *root, const vyre_cache_open_opts *opts,
+                                vyre_cache **out, vyre_error *err);
 
 /* The configuration in force for the handle. */
 VYRE_EXTERN const vyre_config *vyre_cache_config(const vyre_cache *c);
@@ -464,24 +458,20 @@ VYRE_EXTERN int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res
                                    vyre_cache_progress_fn progress, void *progress_ctx,
                                    vyre_error *err);
 
-/* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
- * Counts the blobs removed (regular files under a blob's name). Links and
- * special files under vyre's names are unlinked themselves; nothing they
- * point to is touched. Entries under other names stay, and are not
- * counted (vyre_cache_clear_ex counts them). Crash-consistent: the blobs
- * are moved into tmp/ before the rows go; an index that cannot be written
- * fails the call with every blob back in place. */
-VYRE_EXTERN int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes,
-                                 vyre_error *err);
-
 typedef struct vyre_cache_clear_result {
     uint64_t removed; /* blobs removed */
     uint64_t removed_bytes;
     uint64_t left; /* entries under names vyre does not write, left in place */
 } vyre_cache_clear_result;
 
-/* vyre_cache_clear with the count of what was left. res may be NULL. */
-VYRE_EXTERN int vyre_cache_clear_ex(vyre_cache *c, vyre_cache_clear_result *res, vyre_error *err);
+/* Removes every blob and the index rows (quarantine/ and tmp/ debris too).
+ * Counts the blobs removed (regular files under a blob's name) into *res
+ * (res may be NULL). Links and special files under vyre's names are
+ * unlinked themselves; nothing they point to is touched. Entries under
+ * other names stay, and are counted in res->left. Crash-consistent: the
+ * blobs are moved into tmp/ before the rows go; an index that cannot be
+ * written fails the call with every blob back in place. */
+VYRE_EXTERN int vyre_cache_clear(vyre_cache *c, vyre_cache_clear_result *res, vyre_error *err);
 
 #ifdef __cplusplus
 }

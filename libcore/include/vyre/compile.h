@@ -92,19 +92,15 @@ VYRE_EXTERN int vyre_compile_key_input(const vyre_compile_request *req, vyre_key
                                        char toolchain[VYRE_BLOB_TOOLCHAIN_MAX], vyre_error *err);
 
 /*
- * Compiles req to a cubin for req->arch. res is always initialised; release
- * it in every case (on VYRE_ECOMPILE its log holds the whole compiler log,
- * and the error message quotes the first failing line). A cubin input is
+ * Compiles req to a cubin for req->arch, naming the source source_name in
+ * the compiler's messages and log ("bad.cu(3): error ..."; NULL:
+ * "kernel.cu" or "kernel.ptx"). res is always initialised; release it in
+ * every case (on VYRE_ECOMPILE its log holds the whole compiler log, and
+ * the error message quotes the first failing line). A cubin input is
  * checked for the ELF magic (VYRE_EINVAL otherwise) and copied.
  */
-VYRE_EXTERN int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile_result *res,
-                                   vyre_error *err);
-
-/* vyre_compile_cubin, naming the source source_name in the compiler's
- * messages and log ("bad.cu(3): error ..."; NULL: "kernel.cu" or
- * "kernel.ptx"). vyre_compile_through_cache_named passes its name here. */
-VYRE_EXTERN int vyre_compile_cubin_named(const vyre_compile_request *req, const char *source_name,
-                                         vyre_compile_result *res, vyre_error *err);
+VYRE_EXTERN int vyre_compile_cubin(const vyre_compile_request *req, const char *source_name,
+                                   vyre_compile_result *res, vyre_error *err);
 
 /*
  * The cache path: looks the key of req up in c; a hit returns the stored
@@ -117,25 +113,23 @@ VYRE_EXTERN int vyre_compile_cubin_named(const vyre_compile_request *req, const 
  * is not stored). *out is the
  * caller's: vyre_blob_free(). was_hit may be NULL.
  *
+ * source_name's basename (truncated to VYRE_BLOB_SOURCE_MAX - 1 bytes;
+ * NULL: unknown) is recorded in a blob it stores; it is not part of the
+ * key: the same module under another name is the same blob. The module
+ * must define every one of entries[0..n_entries) too (as req->entry;
+ * entries may be NULL when n_entries is 0): the first missing one is
+ * VYRE_ENOENT naming the kernels it does define, and a module compiled for
+ * that check is not stored.
+ *
  * When the compile succeeds but the store fails (VYRE_EROFS, VYRE_ENOSPC,
  * ...), that code is returned and *out still holds the compiled blob, so a
  * run-time caller may go on without the cache; otherwise *out is NULL on
  * failure. Thread-safe as the cache handle is.
  */
 VYRE_EXTERN int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req,
-                                           vyre_blob **out, int *was_hit, vyre_error *err);
-
-/* vyre_compile_through_cache, recording source_name's basename (truncated
- * to VYRE_BLOB_SOURCE_MAX - 1 bytes; NULL: unknown) in a blob it stores,
- * and requiring the module to define every one of entries[0..n_entries)
- * too (as req->entry): the first missing one is VYRE_ENOENT naming the
- * kernels it does define, and a module compiled for that check is not
- * stored. The name is not part of the key: the same module under another
- * name is the same blob. */
-VYRE_EXTERN int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *req,
-                                                 const char *source_name,
-                                                 const char *const *entries, size_t n_entries,
-                                                 vyre_blob **out, int *was_hit, vyre_error *err);
+                                           const char *source_name, const char *const *entries,
+                                           size_t n_entries, vyre_blob **out, int *was_hit,
+                                           vyre_error *err);
 
 /*
  * Guesses what a file holds: by path extension first (".cu"/".cuh": CUDA C,
@@ -176,7 +170,7 @@ VYRE_EXTERN const char *vyre_source_kind_name(vyre_source_kind kind);
  *
  * What a fleet runs to ship a warm cache: a list of files (operands as
  * named, directories walked) compiled and stored under exactly the key the
- * run-time path computes (vyre_compile_through_cache_named), by a pool of
+ * run-time path computes (vyre_compile_through_cache), by a pool of
  * threads, with the results handed back file by file in list order.
  */
 
@@ -288,7 +282,7 @@ typedef struct vyre_seed_totals {
  * Seeds every file of files into c: each is read (sources are limited to
  * VYRE_BLOB_MAX_PAYLOAD), its kind told by vyre_source_kind_detect, and
  * compiled for each architecture through the cache with
- * vyre_compile_through_cache_named under its own name (a hit is "present",
+ * vyre_compile_through_cache under its own name (a hit is "present",
  * or "fetched" when only a remote store held it). A module lacking one of
  * o->entries fails once and is tried for no other architecture. A failed
  * file does not stop the others. Results go to o->on_file in list order,

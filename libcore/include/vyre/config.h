@@ -55,7 +55,7 @@
  *                       the variable or -o). Its environment variable is
  *                       VYRE_REMOTE_CACHE (not VYRE_CACHE_REMOTE_STORAGE);
  *                       an empty value means none. Shown with passwords
- *                       masked. vyre_cache_open_ex uses the stores of the
+ *                       masked. vyre_cache_open uses the stores of the
  *                       configuration in force. Default: none.
  *   triton_max_size     the size Triton's kernel cache (vyre/triton.h) is
  *                       pruned to when asked to apply the configuration
@@ -127,6 +127,10 @@ typedef struct vyre_config_where {
 typedef struct vyre_config_problem {
     int is_error;     /* 0: a warning (an unknown key: the line was ignored);
                          1: an error that VYRE_CONFIG_KEEP_GOING went past */
+    int key;          /* the key it is about (VYRE_CONF_MAX_SIZE, ...; its name:
+                         vyre_config_key_name); -1: none (a line that is not
+                         "key = value", an unknown key, a file that cannot be
+                         read) */
     vyre_error error; /* "file:line: ..." and a hint */
 } vyre_config_problem;
 
@@ -159,48 +163,10 @@ VYRE_EXTERN const char *vyre_config_key_name(int key);
 /* The key named name, or -1. */
 VYRE_EXTERN int vyre_config_key_find(const char *name);
 
-/* "VYRE_CACHE_MAX_SIZE" for key, into buf ("VYRE_REMOTE_CACHE" for
- * remote_storage). */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API void vyre_config_env_name(int key, char *buf, size_t size);
-#endif
-
-/* Sets key (by name) from its text. file/line say where it was written
- * (for messages and vyre_config_where; file may be NULL). Unknown key or
- * bad value: VYRE_ECONFIG with "file:line: ..." and a hint; c unchanged. */
-VYRE_EXTERN int vyre_config_set(vyre_config *c, const char *key, const char *value,
-                                vyre_config_origin origin, const char *file, unsigned line,
-                                vyre_error *err);
-
-/* Parses a whole file's text (len bytes, need not be NUL-terminated). The
- * first error stops it (VYRE_ECONFIG, file:line); keys set before it stay
- * set. An unknown key is a warning in c->problems and the line is skipped.
- * The text is trusted (ownership is checked by the loaders, which know the
- * file). */
-VYRE_EXTERN int vyre_config_parse(vyre_config *c, const char *text, size_t len,
-                                  vyre_config_origin origin, const char *file, vyre_error *err);
-
-/* Reads and parses path. A missing file is not an error (nothing set). A
- * file not owned by the user or root may not set remote_storage (see
- * above: VYRE_EUNSAFE). */
-VYRE_EXTERN int vyre_config_load_file(vyre_config *c, const char *path, vyre_config_origin origin,
-                                      vyre_error *err);
-
-/* Applies the VYRE_CACHE_<KEY> environment variables that are set. */
-VYRE_EXTERN int vyre_config_load_env(vyre_config *c, vyre_error *err);
-
 /* $XDG_CONFIG_HOME/vyre/vyre.conf, else $HOME/.config/vyre/vyre.conf;
  * VYRE_EENV when neither is usable, or in a set-id program (the variables
  * are the invoker's: there is no user file then). Touches nothing. */
 VYRE_EXTERN int vyre_config_user_path(char *buf, size_t size, vyre_error *err);
-
-/*
- * Every layer: defaults, the user's file, cache_root's vyre.conf (cache_root
- * may be NULL: none), the environment, then overrides[0..n) ("key=value"
- * each, origin OVERRIDE). Files that do not exist are skipped.
- */
-VYRE_EXTERN int vyre_config_load(vyre_config *c, const char *cache_root,
-                                 const char *const *overrides, size_t n_overrides, vyre_error *err);
 
 /* vyre_config_load's flags. */
 enum {
@@ -211,12 +177,17 @@ enum {
     VYRE_CONFIG_KEEP_GOING = 1u << 0,
 };
 
-/* vyre_config_load with flags (VYRE_CONFIG_KEEP_GOING). */
-VYRE_EXTERN int vyre_config_load_ex(vyre_config *c, const char *cache_root,
-                                    const char *const *overrides, size_t n_overrides,
-                                    unsigned flags, vyre_error *err);
+/*
+ * Every layer: defaults, the user's file, cache_root's vyre.conf (cache_root
+ * may be NULL: none), the environment, then overrides[0..n) ("key=value"
+ * each, origin OVERRIDE). Files that do not exist are skipped. flags: 0 or
+ * VYRE_CONFIG_KEEP_GOING.
+ */
+VYRE_EXTERN int vyre_config_load(vyre_config *c, const char *cache_root,
+                                 const char *const *overrides, size_t n_overrides, unsigned flags,
+                                 vyre_error *err);
 
-/* The value of key in c in a form vyre_config_set reads back ("5G", "7d",
+/* The value of key in c in a form vyre_config_write reads back ("5G", "7d",
  * "002", "true"; "unset" for an unset umask; a size that is not whole KiB
  * in bytes with its unit: "429496730B"), but remote_storage, whose
  * URL passwords show as "***" (buf: VYRE_CONFIG_LONG_VALUE_MAX for it). */

@@ -58,7 +58,7 @@ typedef enum vyre_counter_id {
  * [2^e, 2^(e+1)) is split into VYRE_HIST_SUB equal sub-buckets of width
  * 2^(e - VYRE_HIST_SUB_BITS), so a bucket is never wider than 1/16 of its
  * lower bound. Powers up to 2^39 ns (about 9 minutes) are covered; the last
- * bucket takes everything longer. vyre_hist_bucket_lo() gives a bucket's
+ * bucket takes everything longer. vyre__hist_bucket_lo() gives a bucket's
  * lower bound. */
 #define VYRE_HIST_SUB_BITS 4
 #define VYRE_HIST_SUB      (1 << VYRE_HIST_SUB_BITS)
@@ -97,15 +97,7 @@ VYRE_EXTERN void vyre_range_record(vyre_range_id id, uint64_t ns);
  * 0 when empty. */
 VYRE_EXTERN uint64_t vyre_range_hist_quantile(const vyre_range_hist *h, double q);
 
-/* The bucket index a duration of ns falls in (what vyre_range_record uses):
- * a count-leading-zeros and shifts, no division. */
-VYRE_EXTERN int vyre_hist_bucket_of(uint64_t ns);
-
-/* Lowest duration bucket b holds (b in 0..VYRE_HIST_BUCKETS-1; b + 1 gives
- * the exclusive upper bound for all but the last bucket). */
-VYRE_EXTERN uint64_t vyre_hist_bucket_lo(int b);
-
-/* The bucket edge (a bucket's lower bound, vyre_hist_bucket_lo) nearest
+/* The bucket edge (a bucket's lower bound, vyre__hist_bucket_lo) nearest
  * to ns: a boundary at which a histogram can be cut exactly. Within 1/32
  * of ns above 32 ns. */
 VYRE_EXTERN uint64_t vyre_hist_edge_nearest(uint64_t ns);

@@ -3,6 +3,9 @@
  *
  * This header is part of libvyrecore's public API. The library is built with
  * hidden visibility; only declarations marked VYRE_EXTERN are exported.
+ * Calls that only libcore and its tests use are not declared here at all:
+ * they are vyre__ functions in private headers under libcore/src, as
+ * SQLite keeps its SQLITE_TEST hooks in sqliteInt.h.
  */
 #ifndef VYRE_EXPORT_H
 #define VYRE_EXPORT_H
@@ -14,13 +17,5 @@
 #define VYRE_EXTERN
 #define VYRE_PRINTF(fmt, args)
 #endif
-
-/*
- * Calls that only libcore and its tests use (SQLite's SQLITE_TEST fence):
- * declared under #ifdef VYRE_TESTING, which libcore's own build and the
- * test, fuzz and injection builds define (libcore/CMakeLists.txt) and an
- * outside program does not, and left hidden in libvyrecore.so.
- */
-#define VYRE_TEST_API
 
 #endif /* VYRE_EXPORT_H */

@@ -102,7 +102,7 @@ typedef struct vyre_gpu_info {
     unsigned power_mw;                     /* current board power draw, milliwatts */
     unsigned power_limit_mw;               /* enforced power limit, milliwatts */
     uint64_t throttle_reasons;             /* VYRE_GPU_THROTTLE_* bits; 0: running free */
-    char throttle_text[VYRE_GPU_TEXT_MAX]; /* vyre_gpu_throttle_text() of the above */
+    char throttle_text[VYRE_GPU_TEXT_MAX]; /* vyre__gpu_throttle_text() of the above */
     unsigned nprocs;                       /* entries in procs[] */
     unsigned nprocs_total;                 /* processes NVML reported (may exceed nprocs) */
     int procs_truncated;                   /* 1 when nprocs_total > nprocs */
@@ -154,32 +154,12 @@ VYRE_EXTERN int vyre_gpu_monitor_open(vyre_gpu_monitor **out, vyre_error *err);
 VYRE_EXTERN int vyre_gpu_monitor_sample(vyre_gpu_monitor *m, vyre_gpu_snapshot *out,
                                         vyre_error *err);
 
-/*
- * The SM clock (MHz) and clocks-event reasons (VYRE_GPU_THROTTLE_* bits) of
- * GPU `index` alone: two NVML calls, for a reading after every benchmark
- * sample (vyre_gpu_monitor_sample also lists processes and their use,
- * which costs far more). Returns the vyre_gpu_field bits it filled
- * (VYRE_GPU_F_SM_CLOCK, VYRE_GPU_F_THROTTLE); 0 for a NULL monitor or an
- * index it does not have.
- */
-VYRE_EXTERN int vyre_gpu_monitor_clocks(vyre_gpu_monitor *m, unsigned index, unsigned *sm_mhz,
-                                        uint64_t *reasons);
-
 /* Calls nvmlShutdown, unloads NVML and frees m. m may be NULL (no-op). */
 VYRE_EXTERN void vyre_gpu_monitor_close(vyre_gpu_monitor *m);
 
 /* 1 when every bit of `fields` (vyre_gpu_field bits, OR-ed) is valid in gpu,
  * else 0 (also for a NULL gpu or no bits). Thread-safe. */
 VYRE_EXTERN int vyre_gpu_field_valid(const vyre_gpu_info *gpu, unsigned fields);
-
-/*
- * Short words for the VYRE_GPU_THROTTLE_* bits in `reasons`, comma-separated
- * in bit order: "idle", "app-clocks", "power" (software power cap), "hw",
- * "sync-boost", "thermal" (software thermal), "hw-thermal", "power-brake",
- * "display"; unknown bits as "0x...". "none" for 0. Truncated to fit size
- * (always terminated when size > 0). Returns buf. Thread-safe.
- */
-VYRE_EXTERN const char *vyre_gpu_throttle_text(uint64_t reasons, char *buf, size_t size);
 
 /*
  * One process of vyre_gpu_join: a telemetry page, a process NVML lists, or

@@ -59,13 +59,6 @@ VYRE_EXTERN int vyre_jitcache_resolve(uint64_t floor_bytes, vyre_jitcache_info *
  */
 VYRE_EXTERN int vyre_jitcache_setup(vyre_jitcache_info *info, vyre_error *err);
 
-/* As vyre_jitcache_setup() with a floor other than 1 GiB. Only the first
- * call's floor matters. A zero floor is rejected with VYRE_EINVAL. */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API int vyre_jitcache_setup_floor(uint64_t floor_bytes, vyre_jitcache_info *info,
-                                            vyre_error *err);
-#endif
-
 /* ---- reporting on and clearing the driver's JIT cache (jitcache_report.c) */
 
 /* What a JIT cache directory holds. */

@@ -127,15 +127,6 @@ typedef struct vyre_key_inputs {
     char source_sha256[VYRE_KEY_HEX_LEN + 1];
 } vyre_key_inputs;
 
-/* Fills *out from in (key_version VYRE_KEY_VERSION, the source hashed).
- * VYRE_ETOOBIG when a string or the options do not fit the fields above
- * (naming which), VYRE_EINVAL as vyre_key_compute, VYRE_ENOMEM. */
-VYRE_EXTERN int vyre_key_inputs_from(const vyre_key_input *in, vyre_key_inputs *out,
-                                     vyre_error *err);
-
-/* A bit per vyre_key_field whose values differ between a and b. */
-VYRE_EXTERN unsigned vyre_key_inputs_diff(const vyre_key_inputs *a, const vyre_key_inputs *b);
-
 /* Why an entry is listed beside the key asked about. */
 enum {
     VYRE_KEY_RELATED_NAME = 1,   /* the same source file name */
@@ -184,7 +175,7 @@ typedef struct vyre_key_explanation {
  * (basename taken; NULL: none), whose source bytes are the same, or whose
  * module defines `kernel` (NULL: none), each with the inputs that differ.
  * Reads only. out is always initialised. Returns 0, or the errors of
- * vyre_key_inputs_from and of reading the index.
+ * vyre__key_inputs_from and of reading the index.
  */
 VYRE_EXTERN int vyre_key_explain(vyre_cache *c, const vyre_key_input *in, const char *source_name,
                                  const char *kernel, vyre_key_explanation *out, vyre_error *err);

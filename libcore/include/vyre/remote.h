@@ -130,11 +130,6 @@ VYRE_EXTERN size_t vyre_remote_list_count(const vyre_remote_list *l);
 /* The i-th remote's description (owned by the list), NULL when out of range. */
 VYRE_EXTERN const vyre_remote_info *vyre_remote_list_info(const vyre_remote_list *l, size_t i);
 
-/* spec for display: the password of every URL ("user:password@") shown
- * as "user:***@", as vyre_remote_info.url shows it; the rest as written,
- * items joined by one space. */
-VYRE_EXTERN void vyre_remote_spec_mask(const char *spec, char *buf, size_t size);
-
 /* "http", "https", "redis", "rediss" (static). */
 VYRE_EXTERN const char *vyre_remote_scheme_name(vyre_remote_scheme s);
 

@@ -96,11 +96,6 @@ VYRE_EXTERN void vyre_results_set_interrupt(const volatile sig_atomic_t *flag);
  * is not the user's or root's may not set it). Creates nothing. */
 VYRE_EXTERN int vyre_results_locate(char *buf, size_t size, int *is_default, vyre_error *err);
 
-/* Writes the default path ($XDG_DATA_HOME/vyre/results.sqlite3, else
- * $HOME/.local/share/vyre/results.sqlite3) into buf. Creates nothing.
- * Returns 0, VYRE_EENV (neither variable usable) or VYRE_ETOOBIG. */
-VYRE_EXTERN int vyre_results_default_path(char *buf, size_t size, vyre_error *err);
-
 /*
  * Opens the results database at path, a file or a postgresql:// URL (NULL:
  * vyre_results_locate's; the default path's directory is created, mode

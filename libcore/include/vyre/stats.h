@@ -53,7 +53,7 @@ extern "C" {
 typedef struct vyre_stats {
     size_t n;
     double min, max, mean, median;
-    double stddev; /* sample, NAN for n < 2 */
+    double stddev;     /* sample, NAN for n < 2 */
     double rel_stddev; /* stddev / mean, NAN when undefined */
     double p5, p95;
     double mad;          /* unscaled */
@@ -61,30 +61,8 @@ typedef struct vyre_stats {
     double robust_noise; /* 1.4826 * mad / median, NAN when undefined */
 } vyre_stats;
 
-/* 1.4826 * MAD / median of x[0..n-1] (not modified): the robust relative
- * spread. NAN for n < 2, a median <= 0, a non-finite sample or out of
- * memory. O(n) (selection, not a sort): the stop rule calls it while a
- * point samples. Thread-safe. */
-VYRE_EXTERN double vyre_stats_robust_noise(const double *x, size_t n);
-
-/* The same from a sample's n, median and unscaled MAD (a stored point's
- * figures): 1.4826 * mad / median, NAN for n < 2 or a median <= 0. */
-VYRE_EXTERN double vyre_stats_robust_noise_of(size_t n, double median, double mad);
-
-/* Computes every field of out from x[0..n-1] (not modified). Returns 0,
- * VYRE_EINVAL (n == 0, a non-finite sample) or VYRE_ENOMEM. */
-VYRE_EXTERN int vyre_stats_compute(const double *x, size_t n, vyre_stats *out, vyre_error *err);
-
 /* Percentile p (0..100, type 7 above) of sorted[0..n-1], ascending. n > 0. */
 VYRE_EXTERN double vyre_stats_percentile_sorted(const double *sorted, size_t n, double p);
-
-/*
- * Flags outliers of x[0..n-1] with factor k (> 0): flags[i] = 1 when x[i]
- * is one, else 0 (flags may be NULL to only count). *count receives the
- * number flagged. Returns 0, VYRE_EINVAL or VYRE_ENOMEM.
- */
-VYRE_EXTERN int vyre_stats_outliers(const double *x, size_t n, double k, unsigned char *flags,
-                                    size_t *count, vyre_error *err);
 
 /* ---- Running statistics ------------------------------------------------ */
 
@@ -101,13 +79,7 @@ typedef struct vyre_stats_running {
         0, 0.0, 0.0, 0.0, 0.0, 0.0                                                                 \
     }
 
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API void vyre_stats_running_push(vyre_stats_running *r, double x);
-/* Sample standard deviation (NAN for n < 2) and stddev / mean (NAN for
- * n < 2 or mean <= 0). */
-VYRE_TEST_API double vyre_stats_running_stddev(const vyre_stats_running *r);
-VYRE_TEST_API double vyre_stats_running_noise(const vyre_stats_running *r);
-#endif
+/* Its push, stddev and noise are libcore's (bench/stats_internal.h). */
 
 /* ---- Stopping rule ------------------------------------------------------ */
 
@@ -156,45 +128,9 @@ typedef struct vyre_stats_stop_decision {
     double elapsed_s;  /* as passed in */
 } vyre_stats_stop_decision;
 
-/*
- * Decides whether to stop after the samples summarised by acc, measured_s
- * being their total measured time in seconds and elapsed_s the wall time
- * since the point started. Criteria met together report the best news:
- * NOISE_OK (or MINIMUMS_MET) before TIMEOUT before MAX_SAMPLES. A TIMEOUT
- * may come with fewer than min_samples samples: the decision's n says so.
- */
-#ifdef VYRE_TESTING /* not exported: for libcore and its tests (docs/CONVENTIONS.md) */
-VYRE_TEST_API vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
-                                                             const vyre_stats_running *acc,
-                                                             double measured_s, double elapsed_s);
-#endif
-
-/*
- * The same rule with the noise given by the caller: measuring loops pass
- * vyre_stats_robust_noise() of the samples so far (NAN while unknown, which
- * never counts as low enough). n is the number of samples so far.
- */
-VYRE_EXTERN vyre_stats_stop_decision vyre_stats_stop_check_noise(const vyre_stats_stop_rule *rule,
-                                                                 size_t n, double noise,
-                                                                 double measured_s,
-                                                                 double elapsed_s);
-
 /* "min-samples", "min-time", "noisy", "noise-ok", "minimums-met",
  * "timeout", "max-samples"; "?" for others. Static strings. */
 VYRE_EXTERN const char *vyre_stats_stop_reason_name(vyre_stats_stop_reason reason);
-
-/*
- * One line for progress output and the results table, e.g.
- *   "noise-ok: 0.31% <= 0.50% after 112 samples, 0.52 s"
- *   "timeout: noise 2.10% > 0.50% after 5000 samples, 15.0 s"
- *   "min-samples: 4 of 10"
- * With d->noise NAN the figure is left out ("timeout: noise > 0.50% after
- * 5000 samples, 15.0 s"): the text stored with a point, whose one noise
- * figure is its robust noise over every sample and round.
- * Returns the length needed, like snprintf.
- */
-VYRE_EXTERN size_t vyre_stats_stop_format(const vyre_stats_stop_decision *d,
-                                          const vyre_stats_stop_rule *rule, char *buf, size_t size);
 
 /* ---- Comparison --------------------------------------------------------- */
 
@@ -219,23 +155,18 @@ typedef struct vyre_stats_mann_whitney_result {
     int exact;
 } vyre_stats_mann_whitney_result;
 
-/* Returns 0, VYRE_EINVAL (an empty sample, a non-finite value) or
- * VYRE_ENOMEM. */
-VYRE_EXTERN int vyre_stats_mann_whitney(const double *a, size_t n1, const double *b, size_t n2,
-                                        vyre_stats_mann_whitney_result *out, vyre_error *err);
-
 typedef enum vyre_stats_verdict {
     VYRE_VERDICT_SAME = 0,
     VYRE_VERDICT_FASTER = 1, /* b takes less time than a */
     VYRE_VERDICT_SLOWER = 2, /* b takes more time than a */
     VYRE_VERDICT_NOISY = 3,  /* a side's noise is above max_noise: no verdict */
     VYRE_VERDICT_DRIFT = 4,  /* beyond the noise, but within the machine's own drift between the
-                                runs (vyre_stats_compare_widen) or not seen in clock cycles: no
+                                runs (vyre__stats_compare_widen) or not seen in clock cycles: no
                                 verdict on the code */
 } vyre_stats_verdict;
 
 /*
- * Verdict thresholds. For each side the robust noise (vyre_stats_robust_noise)
+ * Verdict thresholds. For each side the robust noise (vyre__stats_robust_noise)
  * is measured; when either is above max_noise (0.10 = 10 %) the point is
  * NOISY and gets no verdict. Otherwise the ratio of medians b / a gets a
  * bootstrap confidence interval at level 1 - alpha (percentile method,
@@ -271,81 +202,18 @@ typedef struct vyre_stats_compare_result {
     double hl_shift; /* Hodges-Lehmann: median of all b_j - a_i */
     int hl_approx;   /* 1 when computed on thinned samples (n1 n2 > 2^20) */
     vyre_stats_verdict verdict;
-    double noise_a, noise_b;   /* vyre_stats_robust_noise of each side */
+    double noise_a, noise_b;   /* vyre__stats_robust_noise of each side */
     double ratio_lo, ratio_hi; /* bootstrap interval of ratio; NAN when ratio is */
     double threshold;          /* t = max(min_effect, noise_a, noise_b) */
-    /* vyre_stats_compare_rounds: rounds per side (1 for vyre_stats_compare)
+    /* vyre__stats_compare_rounds: rounds per side (1 for vyre__stats_compare)
      * and whether the interval came from the hierarchical bootstrap. */
     size_t rounds_a, rounds_b;
     int hierarchical;
-    /* vyre_stats_compare_widen: the drift factor applied (1: none) and
+    /* vyre__stats_compare_widen: the drift factor applied (1: none) and
      * the verdict before it. */
     double drift;
     vyre_stats_verdict verdict_before_drift;
 } vyre_stats_compare_result;
-
-/*
- * Compares sample sets a (the baseline, e.g. RUN_A) and b (the candidate)
- * of the same point, lower being better (times). opts NULL means the
- * defaults. For n1 n2 above 2^20 the Hodges-Lehmann shift is computed on
- * both samples thinned to 1024 evenly spaced order statistics each (8 MiB
- * of differences at most), and hl_approx is set. The verdict follows the
- * rules above vyre_stats_compare_opts. A zero median_a gives ratio NAN and
- * verdict SAME. Returns 0, VYRE_EINVAL (empty sample, non-finite value,
- * alpha outside (0, 1), negative min_effect, max_noise not above 0) or
- * VYRE_ENOMEM.
- */
-VYRE_EXTERN int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
-                                   const vyre_stats_compare_opts *opts,
-                                   vyre_stats_compare_result *out, vyre_error *err);
-
-/*
- * The same comparison for samples taken in rounds (round[i] is the round
- * of x[i]; any unsigned labels). Samples of one round are taken back to
- * back and are correlated; rounds are spread over the run, so drift during
- * a run shows up between them. When both sides have at least 2 rounds:
- *
- * - the interval of median(b) / median(a) comes from a hierarchical
- *   bootstrap: each resample draws as many rounds as the side has, with
- *   replacement, then within each drawn round as many samples as it has,
- *   with replacement, and takes the median of all drawn samples (each
- *   round thinned to at most VYRE_COMPARE_BOOT_MAX / rounds evenly spaced
- *   order statistics first). Assumptions: rounds are exchangeable (drift
- *   is slow against a round, not a trend the run's order aliases), and
- *   samples within a round are exchangeable. With i.i.d. data it is wider
- *   than the plain bootstrap by about sqrt(2) at most; with rounds that
- *   disagree, the spread between them is in the interval.
- * - a side's noise is max(robust noise of all its samples, 1.4826 * MAD
- *   of its round medians / its median): the spread of one sample, or of
- *   one round when the rounds disagree more.
- *
- * With fewer rounds on either side it is vyre_stats_compare. Returns what
- * vyre_stats_compare returns.
- */
-VYRE_EXTERN int vyre_stats_compare_rounds(const double *a, const unsigned *round_a, size_t n1,
-                                          const double *b, const unsigned *round_b, size_t n2,
-                                          const vyre_stats_compare_opts *opts,
-                                          vyre_stats_compare_result *out, vyre_error *err);
-
-/* The noise of a sample set taken in rounds, as vyre_stats_compare_rounds
- * defines it (NAN as vyre_stats_robust_noise). *nrounds (may be NULL)
- * gets the number of distinct rounds. */
-VYRE_EXTERN double vyre_stats_round_noise(const double *x, const unsigned *round, size_t n,
-                                          size_t *nrounds);
-
-/*
- * Widens the SAME band of a finished comparison by the machine's drift
- * between the two runs: drift = max(q, 1 / q) >= 1 for q the ratio of a
- * fixed reference measured in both runs (1 or NAN: none). A SLOWER point
- * stays SLOWER only when its interval lies above (1 + t) * drift, a
- * FASTER one only below (1 - t) / drift; otherwise it becomes DRIFT (the
- * change is no larger than the machine's own). Sets r->drift and
- * r->verdict_before_drift. Why widen, not divide by the reference: a
- * CPU loop or an fsync does not scale like every point (a memcpy, a
- * cache store), so dividing would invent changes as often as it removes
- * them; widening only withholds verdicts the machine cannot support.
- */
-VYRE_EXTERN void vyre_stats_compare_widen(vyre_stats_compare_result *r, double drift);
 
 /* "SAME", "FASTER", "SLOWER", "NOISY", "DRIFT"; "?" for others. */
 VYRE_EXTERN const char *vyre_stats_verdict_name(vyre_stats_verdict v);

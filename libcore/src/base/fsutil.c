@@ -438,3 +438,21 @@ out:
     free(next);
     return rc;
 }
+
+int vyre__in_group(gid_t gid)
+{
+    if (gid == getegid())
+        return 1;
+    int n = getgroups(0, NULL);
+    if (n <= 0)
+        return 0;
+    gid_t *v = malloc((size_t)n * sizeof *v);
+    if (!v)
+        return 0;
+    n = getgroups(n, v);
+    int found = 0;
+    for (int i = 0; i < n && !found; i++)
+        found = v[i] == gid;
+    free(v);
+    return found;
+}

@@ -84,4 +84,9 @@ int vyre__path_check_links(const char *path, uid_t uid, char *bad, size_t bad_si
  * "device", "directory", "regular file" (static storage). */
 const char *vyre__file_type_name(mode_t mode);
 
+/* 1 when gid is this process's effective group or one of its
+ * supplementary groups (a cache shared by a group is accepted only for its
+ * members). */
+int vyre__in_group(gid_t gid);
+
 #endif /* VYRE_FSUTIL_H */

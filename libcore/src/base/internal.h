@@ -7,7 +7,8 @@
  * durations as users type them (units.c), the launch-path clock (clock.h),
  * filesystem helpers and XDG directories (fsutil.h), the SQLite open-time
  * checks shared by the cache index and the results database (sqlutil.h),
- * and the versions baked in at build time (version.c). It is the bottom
+ * growable strings for text built from input (strbuf.h), running a program
+ * (subprocess.h), and the versions baked in at build time (version.c). It is the bottom
  * layer (base < trace < cache < cuda < bench; docs/DESIGN.md): it includes
  * and calls nothing of libcore outside base/ and the public headers of what
  * it implements.

@@ -4,18 +4,21 @@
  * The environment is built in the parent, and an exec failure comes back
  * through a second, close-on-exec pipe (the child writes its errno there;
  * a successful exec closes it empty), so that between fork and exec the
- * child only calls dup2, fcntl, close, execve, write and _exit.
+ * child only calls dup2, fcntl, open, close, execve, write and _exit.
  */
 #include "base/subprocess.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 
 extern char **environ;
@@ -68,6 +71,40 @@ static void child_setup_fd(int out[2], int target)
         close(out[1]);
 }
 
+/* Reads the child's output from fd into buf (cut to size - 1, the rest
+ * drained) until the child closes it, or until timeout_ms (when > 0) have
+ * passed: then returns 1. buf is always terminated. */
+static int read_child(int fd, char *buf, size_t size, int timeout_ms)
+{
+    uint64_t deadline = timeout_ms > 0 ? vyre__mono_ns() + (uint64_t)timeout_ms * 1000000u : 0;
+    size_t got = 0;
+    int timed_out = 0;
+    for (;;) {
+        if (deadline) {
+            uint64_t now = vyre__mono_ns();
+            struct pollfd p = {fd, POLLIN, 0};
+            int pr = now >= deadline ? 0 : poll(&p, 1, (int)((deadline - now + 999999) / 1000000));
+            if (pr < 0 && errno == EINTR)
+                continue;
+            if (pr == 0) {
+                timed_out = 1;
+                break;
+            }
+        }
+        char junk[256];
+        int full = got + 1 >= size;
+        ssize_t r = full ? read(fd, junk, sizeof junk) : read(fd, buf + got, size - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        if (!full)
+            got += (size_t)r;
+    }
+    buf[got] = '\0';
+    return timed_out;
+}
+
 int vyre__subprocess_run(const vyre__subprocess *sp, char *buf, size_t size, int *status,
                          vyre_error *err)
 {
@@ -112,6 +149,11 @@ int vyre__subprocess_run(const vyre__subprocess *sp, char *buf, size_t size, int
     if (pid == 0) {
         close(exec_err[0]);
         child_setup_fd(out, sp->out_fd);
+        if (sp->null_stderr && sp->out_fd != 2) {
+            int dn = open("/dev/null", O_WRONLY | O_CLOEXEC);
+            if (dn >= 0)
+                dup2(dn, 2); /* dup2 clears close-on-exec on 2 */
+        }
         execve(sp->path, sp->argv, envp);
         int e = errno;
         ssize_t w = write(exec_err[1], &e, sizeof e);
@@ -122,21 +164,10 @@ int vyre__subprocess_run(const vyre__subprocess *sp, char *buf, size_t size, int
     close(out[1]);
     close(exec_err[1]);
 
-    size_t got = 0;
-    for (;;) {
-        char junk[256];
-        int full = got + 1 >= size;
-        ssize_t r =
-            full ? read(out[0], junk, sizeof junk) : read(out[0], buf + got, size - 1 - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        if (!full)
-            got += (size_t)r;
-    }
-    buf[got] = '\0';
+    int timed_out = read_child(out[0], buf, size, sp->timeout_ms);
     close(out[0]);
+    if (timed_out)
+        kill(pid, SIGKILL);
 
     int exec_errno = 0;
     ssize_t r;
@@ -147,6 +178,9 @@ int vyre__subprocess_run(const vyre__subprocess *sp, char *buf, size_t size, int
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         continue;
+    if (timed_out)
+        return vyre__fail(err, VYRE_EIO, "check what it waits for", "'%s' did not finish in %d ms",
+                          sp->path, sp->timeout_ms);
     if (r == (ssize_t)sizeof exec_errno)
         return vyre__fail(err, vyre__errno_code(exec_errno),
                           exec_errno == ENOENT ? "check the path" : NULL, "cannot run '%s': %s",

@@ -18,6 +18,9 @@ typedef struct vyre__subprocess {
                                    may be NULL */
     int out_fd;                 /* the child's descriptor that the pipe is on: 1 for its
                                    stdout, or another (the child inherits the rest) */
+    int timeout_ms;             /* 0: wait for it however long; else the child is killed
+                                   (SIGKILL) when it has not closed the pipe by then */
+    int null_stderr;            /* the child's stderr goes to /dev/null */
 } vyre__subprocess;
 
 /*
@@ -26,7 +29,8 @@ typedef struct vyre__subprocess {
  * read and dropped. *status receives the child's exit status, or -1 when a
  * signal ended it. Returns 0 whatever that status, or VYRE_E* when the
  * child could not be started (the message names sp->path and the reason,
- * e.g. that it does not exist). The child gets only async-signal-safe
+ * e.g. that it does not exist), or VYRE_EIO when sp->timeout_ms passed
+ * (the child is killed and reaped). The child gets only async-signal-safe
  * calls between fork and exec, so this is safe from threaded programs.
  */
 int vyre__subprocess_run(const vyre__subprocess *sp, char *buf, size_t size, int *status,

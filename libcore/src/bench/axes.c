@@ -5,7 +5,7 @@
  *
  * Invariant: every axis in a vyre_axes is valid (name, at least one value,
  * no repeated value) and the product of all axis sizes stays at or below
- * VYRE_AXES_POINTS_MAX, so vyre_axes_count never overflows and an index
+ * VYRE_AXES_POINTS_MAX, so vyre__axes_count never overflows and an index
  * always fits a size_t. Adding is all-or-nothing: a failed add leaves the
  * set as it was.
  */
@@ -158,7 +158,7 @@ static int append_axis(vyre_axes *axes, const ctx *c, const num *vals, size_t n,
         return vyre__fail(c->err, VYRE_ERANGE, "narrow the range or use a larger step or factor",
                           "axis '%s' would have %zu values (at most %d)", c->name, n,
                           VYRE_AXES_POINTS_MAX);
-    size_t total = vyre_axes_count(axes) * n; /* <= 1e6 * 1e6: no overflow */
+    size_t total = vyre__axes_count(axes) * n; /* <= 1e6 * 1e6: no overflow */
     if (total > VYRE_AXES_POINTS_MAX)
         return vyre__fail(c->err, VYRE_ERANGE,
                           "narrow a range, use a larger step or factor, or split the sweep into "
@@ -229,7 +229,7 @@ static int check_name(const vyre_axes *axes, const char *name, vyre_error *err)
     if (len >= VYRE_AXIS_NAME_MAX)
         return vyre__fail(err, VYRE_EINVAL, "use at most 63 characters",
                           "axis name '%s' is too long", name);
-    if (vyre_axes_find(axes, name) >= 0)
+    if (vyre__axes_find(axes, name) >= 0)
         return vyre__fail(err, VYRE_EINVAL, "give each axis once; list several values as N=1,2,3",
                           "axis '%s' is given twice", name);
     if (axes->n >= VYRE_AXES_MAX)
@@ -447,7 +447,7 @@ static int parse_values(vyre_axes *axes, const char *name, const char *text, vyr
     return rc;
 }
 
-int vyre_axes_add_values(vyre_axes *axes, const char *name, const char *values, vyre_error *err)
+int vyre__axes_add_values(vyre_axes *axes, const char *name, const char *values, vyre_error *err)
 {
     if (!axes || !name || !values)
         return vyre__fail(err, VYRE_EINVAL, g_axis_hint, "missing axis");
@@ -468,7 +468,7 @@ int vyre_axes_add(vyre_axes *axes, const char *spec, vyre_error *err)
     char *name = strndup(spec, len);
     if (!name)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory for axis '%s'", spec);
-    int rc = vyre_axes_add_values(axes, name, eq + 1, err);
+    int rc = vyre__axes_add_values(axes, name, eq + 1, err);
     free(name);
     return rc;
 }
@@ -496,7 +496,7 @@ int vyre_axes_override(vyre_axes *axes, const char *spec, vyre_error *err)
     if (rc)
         return rc;
     vyre_axis *ax = &one.axis[0];
-    int at = vyre_axes_find(axes, ax->name);
+    int at = vyre__axes_find(axes, ax->name);
     if (at < 0) {
         char names[512];
         axis_names(axes, names, sizeof names);
@@ -510,7 +510,7 @@ int vyre_axes_override(vyre_axes *axes, const char *spec, vyre_error *err)
         return rc;
     }
     /* Every axis has at least one value, so the division is exact. */
-    size_t total = vyre_axes_count(axes) / axes->axis[at].n * ax->n;
+    size_t total = vyre__axes_count(axes) / axes->axis[at].n * ax->n;
     if (total > VYRE_AXES_POINTS_MAX) {
         rc = vyre__fail(err, VYRE_ERANGE,
                         "narrow a range, use a larger step or factor, or split the sweep into "
@@ -526,7 +526,7 @@ int vyre_axes_override(vyre_axes *axes, const char *spec, vyre_error *err)
     return VYRE_OK;
 }
 
-int vyre_axes_find(const vyre_axes *axes, const char *name)
+int vyre__axes_find(const vyre_axes *axes, const char *name)
 {
     for (size_t a = 0; a < axes->n; a++)
         if (strcmp(axes->axis[a].name, name) == 0)
@@ -534,7 +534,7 @@ int vyre_axes_find(const vyre_axes *axes, const char *name)
     return -1;
 }
 
-size_t vyre_axes_count(const vyre_axes *axes)
+size_t vyre__axes_count(const vyre_axes *axes)
 {
     size_t n = 1;
     for (size_t a = 0; a < axes->n; a++)
@@ -542,9 +542,9 @@ size_t vyre_axes_count(const vyre_axes *axes)
     return n;
 }
 
-int vyre_axes_point(const vyre_axes *axes, size_t index, size_t *coords)
+int vyre__axes_point(const vyre_axes *axes, size_t index, size_t *coords)
 {
-    if (index >= vyre_axes_count(axes))
+    if (index >= vyre__axes_count(axes))
         return VYRE_ERANGE;
     for (size_t a = axes->n; a-- > 0;) {
         coords[a] = index % axes->axis[a].n;
@@ -553,13 +553,13 @@ int vyre_axes_point(const vyre_axes *axes, size_t index, size_t *coords)
     return VYRE_OK;
 }
 
-double vyre_axes_value_f(const vyre_axes *axes, size_t a, size_t i)
+double vyre__axes_value_f(const vyre_axes *axes, size_t a, size_t i)
 {
     const vyre_axis *ax = &axes->axis[a];
     return ax->type == VYRE_AXIS_FLOAT ? ax->values.f[i] : (double)ax->values.i[i];
 }
 
-int64_t vyre_axes_value_i(const vyre_axes *axes, size_t a, size_t i)
+int64_t vyre__axes_value_i(const vyre_axes *axes, size_t a, size_t i)
 {
     const vyre_axis *ax = &axes->axis[a];
     if (ax->type == VYRE_AXIS_INT)
@@ -573,7 +573,7 @@ int64_t vyre_axes_value_i(const vyre_axes *axes, size_t a, size_t i)
     return (int64_t)f;
 }
 
-size_t vyre_axes_format_value(const vyre_axes *axes, size_t a, size_t i, char *buf, size_t size)
+size_t vyre__axes_format_value(const vyre_axes *axes, size_t a, size_t i, char *buf, size_t size)
 {
     const vyre_axis *ax = &axes->axis[a];
     int n;
@@ -594,14 +594,14 @@ size_t vyre_axes_format_value(const vyre_axes *axes, size_t a, size_t i, char *b
     return n < 0 ? 0 : (size_t)n;
 }
 
-size_t vyre_axes_format_point(const vyre_axes *axes, const size_t *coords, char *buf, size_t size)
+size_t vyre__axes_format_point(const vyre_axes *axes, const size_t *coords, char *buf, size_t size)
 {
     size_t len = 0;
     if (size)
         buf[0] = '\0';
     for (size_t a = 0; a < axes->n; a++) {
         char val[48];
-        vyre_axes_format_value(axes, a, coords[a], val, sizeof val);
+        vyre__axes_format_value(axes, a, coords[a], val, sizeof val);
         size_t room = len < size ? size - len : 0;
         int n = snprintf(room ? buf + len : NULL, room, "%s%s=%s", a ? " " : "", axes->axis[a].name,
                          val);

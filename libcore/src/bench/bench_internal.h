@@ -24,6 +24,50 @@
 
 #define VYRE__BENCH_DEVICES_MAX 16
 
+/* ---- measuring one point -------------------------------------------------- */
+
+/*
+ * Takes one sample: *value = ns per item (GPU time when the point has a
+ * GPU timer, else host time), *wall = host wall ns of the sample. Returns
+ * 0 or an error, which ends the point.
+ */
+typedef int (*vyre_bench_sample_fn)(void *ctx, double *value, double *wall, vyre_error *err);
+
+/* Runs before each sample, untimed (cold mode: flush L2). May be NULL. */
+typedef int (*vyre_bench_prepare_fn)(void *ctx, vyre_error *err);
+
+typedef struct vyre_bench_measure_opts {
+    vyre_bench_sample_fn sample;
+    vyre_bench_prepare_fn prepare;
+    void *ctx;
+    size_t warmup; /* untimed calls of sample first */
+    vyre_stats_stop_rule rule;
+    vyre_gpu_monitor *mon;             /* NULL: no clocks */
+    int nvml_index;                    /* GPU to watch in mon's samples; -1 none */
+    const volatile sig_atomic_t *stop; /* set (Ctrl-C): stop after the current sample */
+} vyre_bench_measure_opts;
+
+/*
+ * Measures one point: fills stats, n_throttled, wall_median, stop_reason
+ * and stop of *pt, and returns the samples in *samples (the caller's:
+ * vyre_bench_sample_list_free; *n of them) with their throttle and outlier flags. When *stop
+ * becomes set, returns 0 with *interrupted = 1 (the point is incomplete:
+ * do not store it). Returns 0 or the sample function's error.
+ */
+int vyre__bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
+                        vyre_bench_sample **samples, size_t *n, int *interrupted, vyre_error *err);
+
+/*
+ * Marks 'interrupted' every 'running' run of this host whose process is
+ * gone: its pid does not exist, belongs to another process (a start time,
+ * /proc/<pid>/stat field 22, other than the one recorded at
+ * vyre__bench_run_begin), or the machine rebooted since. Its finished points
+ * stay, as after Ctrl-C. vyre_bench_runs_list, vyre_bench_run_get and
+ * vyre_bench_run_resolve call it first (ignoring its errors), so readers
+ * never see a dead run as running. *nreaped (may be NULL) gets the count.
+ */
+int vyre__bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err);
+
 /* Everything a suite needs while a run goes: run.c fills it from
  * vyre_bench_run_opts; the suites advance the run state. */
 typedef struct vyre_bench_env {
@@ -348,5 +392,42 @@ int vyre__bench_traced_note(double traced_ns, double batch_ns, char *buf, size_t
  * of point_id (stored, with its batch view). Returns 0 or the database's
  * error. */
 int vyre__bench_point_traced(vyre_results *db, int64_t point_id, double traced_ns, vyre_error *err);
+
+/*
+ * Inserts the runs row (status running, started now) from run's
+ * descriptive fields; fills run->id, started_ns, status, and host, pid and
+ * vyre_version when empty. Returns 0 or the database's errors.
+ */
+int vyre__bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err);
+
+/* Rewrites the descriptive fields of run->id (GPU name, devices, clocks,
+ * ..., message) once they are known. */
+int vyre__bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_error *err);
+
+/*
+ * Sets the final status (DONE, FAILED or INTERRUPTED), the finish time and
+ * message (NULL keeps the stored one) of run_id, and removes points that
+ * never finished; for FAILED, removes every point, sample and kernel
+ * record of the run, all in one transaction.
+ */
+int vyre__bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_status status,
+                           const char *message, vyre_error *err);
+
+/*
+ * Reserves the points row of p (p->run_id, seq, suite, benchmark, axes,
+ * device, mode) before it is measured, so that its id can be the NVTX
+ * payload; fills p->id. The row counts as unfinished (n = 0) until
+ * vyre__bench_point_finish.
+ */
+int vyre__bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *err);
+
+/* Writes p's statistics and its n samples, in one transaction. */
+int vyre__bench_point_finish(vyre_results *db, const vyre_bench_point *p,
+                             const vyre_bench_sample *samples, size_t n, vyre_error *err);
+
+/* Stores n activity records (kernels, NVTX ranges, ...) as timings rows of
+ * run_id and point_id, in one transaction. */
+int vyre__bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
+                              const vyre_activity *recs, size_t n, vyre_error *err);
 
 #endif /* VYRE_BENCH_INTERNAL_H */

@@ -147,7 +147,7 @@ int vyre__bench_jit_cold_spawn(const char *exe, const char *ptx_path, double *ns
     snprintf(marker, sizeof marker, CHILD_ENV "=jit-cold:%ld", (long)getpid());
     const char *env_set[] = {marker, NULL};
     char *argv[] = {(char *)(uintptr_t)exe, (char *)(uintptr_t)ptx_path, NULL};
-    vyre__subprocess sp = {exe, argv, env_set, CHILD_FD};
+    vyre__subprocess sp = {exe, argv, env_set, CHILD_FD, 0, 0};
     char reply[32 + VYRE_ERROR_MESSAGE_MAX + VYRE_ERROR_HINT_MAX];
     int status = -1;
     int rc = vyre__subprocess_run(&sp, reply, sizeof reply, &status, err);

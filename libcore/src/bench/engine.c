@@ -22,8 +22,10 @@
 
 #include "base/clock.h"
 #include "bench/bench_internal.h"
+#include "bench/stats_internal.h"
 #include "cuda/cuda_internal.h"
 #include "base/internal.h"
+#include "cuda/nvml_internal.h"
 #include "vyre/nvtx.h"
 
 /* ---- one point ------------------------------------------------------------------ */
@@ -59,13 +61,13 @@ static int summarize(vyre_bench_point *pt, vyre_bench_sample *s, size_t k, vyre_
         round[i] = s[i].round;
     }
     size_t nout = 0, nrounds = 0;
-    int rc = vyre_stats_compute(vals, k, &pt->stats, err);
+    int rc = vyre__stats_compute(vals, k, &pt->stats, err);
     if (!rc)
-        rc = vyre_stats_outliers(vals, k, VYRE_OUTLIER_K_DEFAULT, flags, &nout, err);
+        rc = vyre__stats_outliers(vals, k, VYRE_OUTLIER_K_DEFAULT, flags, &nout, err);
     if (!rc) {
         /* The `noise` column: the samples' spread, or the rounds' when
          * they disagree more (drift during the run). */
-        double rn = vyre_stats_round_noise(vals, round, k, &nrounds);
+        double rn = vyre__stats_round_noise(vals, round, k, &nrounds);
         pt->rounds = (unsigned)nrounds;
         pt->round_noise = NAN;
         if (nrounds >= 2 && isfinite(rn)) {
@@ -87,8 +89,8 @@ static int summarize(vyre_bench_point *pt, vyre_bench_sample *s, size_t k, vyre_
     return rc;
 }
 
-int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
-                       vyre_bench_sample **samples, size_t *n, int *interrupted, vyre_error *err)
+int vyre__bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
+                        vyre_bench_sample **samples, size_t *n, int *interrupted, vyre_error *err)
 {
     if (samples)
         *samples = NULL;
@@ -97,7 +99,7 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
     if (interrupted)
         *interrupted = 0;
     if (!o || !o->sample || !pt || !samples || !n || !interrupted)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_measure: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_measure: NULL argument");
     double items = pt->items >= 1 ? pt->items : 1;
     for (size_t i = 0; i < o->warmup; i++) {
         if (o->stop && *o->stop) {
@@ -172,7 +174,7 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         unsigned mhz = 0;
         uint64_t reasons = 0;
         int valid =
-            watch ? vyre_gpu_monitor_clocks(o->mon, (unsigned)o->nvml_index, &mhz, &reasons) : 0;
+            watch ? vyre__gpu_monitor_clocks(o->mon, (unsigned)o->nvml_index, &mhz, &reasons) : 0;
         if (valid & VYRE_GPU_F_SM_CLOCK)
             x->sm_clock_mhz = mhz;
         if ((valid & VYRE_GPU_F_THROTTLE) && (reasons & THROTTLE_MASK))
@@ -180,10 +182,10 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
         measured_s += v * items / 1e9;
         double elapsed_s = (double)(vyre__mono_ns() - t_start) / 1e9;
         if (k >= o->rule.min_samples && measured_s >= o->rule.min_time_s && k >= next_noise) {
-            noise = vyre_stats_robust_noise(vx, k);
+            noise = vyre__stats_robust_noise(vx, k);
             next_noise = k + (k / 16 ? k / 16 : 1);
         }
-        d = vyre_stats_stop_check_noise(&o->rule, k, noise, measured_s, elapsed_s);
+        d = vyre__stats_stop_check_noise(&o->rule, k, noise, measured_s, elapsed_s);
         if (d.stop)
             break;
     }
@@ -202,7 +204,7 @@ int vyre_bench_measure(const vyre_bench_measure_opts *o, vyre_bench_point *pt,
      * robust noise of every sample, or of the rounds) is the one figure. */
     vyre_stats_stop_decision shown = d;
     shown.noise = NAN;
-    vyre_stats_stop_format(&shown, &o->rule, pt->stop, sizeof pt->stop);
+    vyre__stats_stop_format(&shown, &o->rule, pt->stop, sizeof pt->stop);
     *samples = s;
     *n = k;
     return VYRE_OK;
@@ -291,6 +293,7 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
     }
     if (rc) {
         char note[200];
+        /* bounded: a point's note is a fixed field */
         snprintf(note, sizeof note, "no kernel records: %.160s", e.message);
         append_note(pt, note);
         env->kernels = 0; /* say it once, not on every point */
@@ -307,7 +310,7 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
     if (tel)
         vyre_cupti_remove_sink(vyre_cupti_telemetry_sink, NULL);
     if (!prc && cap.n)
-        prc = vyre_bench_point_records(env->db, pt->run_id, pt->id, cap.recs, cap.n, err);
+        prc = vyre__bench_point_records(env->db, pt->run_id, pt->id, cap.recs, cap.n, err);
     /* After the kernel view: the note says when the tracing itself slowed
      * the launches (the kernel view is then a traced time, README). */
     if (!prc && cap.n && env->kpass_traced_ns > 0)
@@ -449,7 +452,7 @@ static int acc_store(vyre_bench_env *env, struct vyre__bench_acc *a, vyre_bench_
 {
     int rc = summarize(pt, a->s, a->n, err);
     if (!rc)
-        rc = vyre_bench_point_finish(env->db, pt, a->s, a->n, err);
+        rc = vyre__bench_point_finish(env->db, pt, a->s, a->n, err);
     if (!rc && remember)
         rc = remember_timed(env, pt, err);
     if (rc)
@@ -511,7 +514,7 @@ static int point_slot(vyre_bench_env *env, vyre_bench_point *pt, struct vyre__be
         return VYRE_OK;
     }
     pt->seq = env->next_seq++;
-    int rc = vyre_bench_point_begin(env->db, pt, err);
+    int rc = vyre__bench_point_begin(env->db, pt, err);
     if (!rc && !(a = acc_add(env, pt, err)))
         rc = VYRE_ENOMEM;
     *out = a;
@@ -533,7 +536,7 @@ static int round_into(vyre_bench_env *env, vyre_bench_point *pt, const vyre_benc
     vyre_bench_sample *s = NULL;
     size_t n = 0;
     env->block_discarded = 0; /* this point's round's, warm-up included */
-    int rc = vyre_bench_measure(&ro, pt, &s, &n, cut, err);
+    int rc = vyre__bench_measure(&ro, pt, &s, &n, cut, err);
     a->discarded += env->block_discarded;
     env->block_discarded = 0;
     if (cu && cu->cuProfilerStop)
@@ -580,7 +583,7 @@ static int slot_for(vyre_bench_env *env, vyre_bench_point *pt, unsigned rounds,
     memset(local, 0, sizeof *local);
     pt->run_id = env->run_id;
     pt->seq = env->next_seq++;
-    int rc = vyre_bench_point_begin(env->db, pt, err);
+    int rc = vyre__bench_point_begin(env->db, pt, err);
     local->pt = *pt;
     *a = local;
     return rc;

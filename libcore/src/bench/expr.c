@@ -7,6 +7,7 @@
  * axes it was parsed against, and its depth is bounded by
  * VYRE__EXPR_DEPTH_MAX, so evaluation recurses at most that deep.
  */
+#include "bench/axes_internal.h"
 #include "bench/expr.h"
 
 #include <stdarg.h>
@@ -252,7 +253,7 @@ static int parse_primary(parser *p, size_t *out)
             return fail_at(p, start, VYRE_EINVAL, "the name is too long for an axis");
         memcpy(name, p->s + start, len);
         name[len] = '\0';
-        int a = p->axes ? vyre_axes_find(p->axes, name) : -1;
+        int a = p->axes ? vyre__axes_find(p->axes, name) : -1;
         if (a < 0)
             return fail_at(p, start, VYRE_EINVAL,
                            "'%s' is not an axis (declare it under \"axes\" or with -a)", name);
@@ -433,7 +434,7 @@ static int eval_node(const evaluator *ev, size_t idx, vyre__rat *out)
         out->den = 1;
         return VYRE_OK;
     case OP_AXIS:
-        out->num = vyre_axes_value_i(ev->axes, (size_t)nd->axis, ev->coords[nd->axis]);
+        out->num = vyre__axes_value_i(ev->axes, (size_t)nd->axis, ev->coords[nd->axis]);
         out->den = 1;
         return VYRE_OK;
     case OP_NEG:

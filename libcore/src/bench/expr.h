@@ -52,7 +52,7 @@ typedef struct vyre__rat {
 int vyre__expr_parse(const char *text, const vyre_axes *axes, vyre__expr **out, size_t *col,
                      vyre_error *err);
 
-/* Evaluates e at the point coords (vyre_axes_point of the same axes).
+/* Evaluates e at the point coords (vyre__axes_point of the same axes).
  * Returns 0, VYRE_EINVAL (division by zero) or VYRE_ERANGE (overflow),
  * with a message "column C: ...". */
 int vyre__expr_eval(const vyre__expr *e, const vyre_axes *axes, const size_t *coords,

@@ -541,6 +541,7 @@ static void batch_view(vyre_bench_point *pt, struct vyre__gpu *g, vyre__gpu_op_f
     }
     if (rc) {
         char note[200];
+        /* bounded: a point's note is a fixed field */
         snprintf(note, sizeof note, "no batch time: %.160s", e.message);
         vyre__gpu_append_note(pt, note);
     } else if (done) {

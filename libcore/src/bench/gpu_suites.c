@@ -87,6 +87,7 @@ int vyre__bench_run_describe(vyre_bench_run *run, const int *devices, size_t n,
     vyre_gpu_snapshot *s = mon ? malloc(sizeof *s) : NULL;
     if (s && vyre_gpu_monitor_sample(mon, s, NULL) == 0) {
         if (s->driver_version[0])
+            /* bounded: the driver's version string, not input */
             snprintf(run->driver, sizeof run->driver, "%d (%.60s)", driver, s->driver_version);
         for (unsigned i = 0; i < s->ngpus; i++) {
             const vyre_gpu_info *g = &s->gpus[i];

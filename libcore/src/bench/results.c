@@ -336,7 +336,7 @@ static int add_locked(vyre_results_writer *w, const vyre_activity *recs, size_t 
         if (!fits_i64(&recs[i])) {
             w->st.rows_dropped += n;
             return vyre__fail(err, VYRE_ERANGE, "pass times and sizes below 2^63",
-                              "timings record %zu ('%.64s') has a value above INT64_MAX", i,
+                              "timings record %zu ('%s') has a value above INT64_MAX", i,
                               recs[i].name);
         }
     int64_t now = vyre__unix_ns();

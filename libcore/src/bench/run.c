@@ -216,7 +216,7 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     vyre_bench_run run;
     memset(&run, 0, sizeof run);
     describe_request(o, &run);
-    if ((rc = vyre_bench_run_begin(o->db, &run, &e)))
+    if ((rc = vyre__bench_run_begin(o->db, &run, &e)))
         goto out;
     res->run_id = run.id;
 
@@ -270,6 +270,7 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     }
     if (res->skipped[0]) {
         res->skip_reason = gerr;
+        /* bounded: run.message is a fixed field of the public struct */
         snprintf(run.message, sizeof run.message, "skipped GPU suites %s: %.300s", res->skipped,
                  gerr.message);
         if (o->on_skip)
@@ -278,7 +279,7 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     if (need_gpu || res->skipped[0]) {
         if (gpu_rc != 0)
             run.devices[0] = '\0';
-        if ((rc = vyre_bench_run_update(o->db, &run, &e)))
+        if ((rc = vyre__bench_run_update(o->db, &run, &e)))
             goto failed;
     }
 
@@ -306,15 +307,15 @@ int vyre_bench_run_suites(const vyre_bench_run_opts *o, vyre_bench_run_result *r
     result_from(res, &env, o);
     if (rc)
         goto failed;
-    rc = vyre_bench_run_finish(o->db, run.id,
-                               res->interrupted ? VYRE_RUN_INTERRUPTED : VYRE_RUN_DONE,
-                               run.message[0] ? run.message : NULL, &e);
+    rc = vyre__bench_run_finish(o->db, run.id,
+                                res->interrupted ? VYRE_RUN_INTERRUPTED : VYRE_RUN_DONE,
+                                run.message[0] ? run.message : NULL, &e);
     goto out;
 
 failed:
     /* A wait on the server that the interrupt flag ended is an interrupted run. */
-    vyre_bench_run_finish(o->db, run.id, rc == VYRE_EINTR ? VYRE_RUN_INTERRUPTED : VYRE_RUN_FAILED,
-                          e.message, &res->finish_error);
+    vyre__bench_run_finish(o->db, run.id, rc == VYRE_EINTR ? VYRE_RUN_INTERRUPTED : VYRE_RUN_FAILED,
+                           e.message, &res->finish_error);
 out:
     vyre_gpu_monitor_close(mon);
     if (rc && err)

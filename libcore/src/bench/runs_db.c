@@ -27,6 +27,7 @@
 #include "base/internal.h"
 #include "bench/bench_internal.h"
 #include "bench/results_internal.h"
+#include "bench/stats_internal.h"
 #include "vyre/bench.h"
 #include "vyre/version.h"
 
@@ -213,10 +214,10 @@ static void bind_run_fields(vyre__stmt *st, const vyre_bench_run *r)
 
 static int run_begin_tx(vyre_results *db, void *arg, vyre_error *err);
 
-int vyre_bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err)
+int vyre__bench_run_begin(vyre_results *db, vyre_bench_run *run, vyre_error *err)
 {
     if (!db || !run)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_begin: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_run_begin: NULL argument");
     if (!run->host[0] && gethostname(run->host, sizeof run->host) != 0)
         vyre__strlcpy(run->host, "unknown", sizeof run->host);
     run->host[sizeof run->host - 1] = '\0';
@@ -284,15 +285,15 @@ static int run_update_tx(vyre_results *db, void *arg, vyre_error *err)
     return rc;
 }
 
-int vyre_bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_error *err)
+int vyre__bench_run_update(vyre_results *db, const vyre_bench_run *run, vyre_error *err)
 {
     if (!db || !run || run->id <= 0)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_update: bad arguments");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_run_update: bad arguments");
     run_arg a = {run};
     return vyre__results_tx(db, "update a run in", run_update_tx, &a, err);
 }
 
-/* vyre_bench_run_finish's arguments. */
+/* vyre__bench_run_finish's arguments. */
 typedef struct {
     int64_t run_id;
     vyre_bench_run_status status;
@@ -349,11 +350,11 @@ static int run_finish_tx(vyre_results *db, void *arg, vyre_error *err)
     return rc;
 }
 
-int vyre_bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_status status,
-                          const char *message, vyre_error *err)
+int vyre__bench_run_finish(vyre_results *db, int64_t run_id, vyre_bench_run_status status,
+                           const char *message, vyre_error *err)
 {
     if (!db || run_id <= 0 || status == VYRE_RUN_RUNNING)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_run_finish: bad arguments");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_run_finish: bad arguments");
     run_end e = {run_id, status, message};
     return vyre__results_tx(db, "finish a run in", run_finish_tx, &e, err);
 }
@@ -379,12 +380,12 @@ static int run_is_stale(vyre__stmt *st, const char *host, const char *boot)
     return !vyre__stmt_is_null(st, 3) && vyre__stmt_col_int64(st, 3) != now;
 }
 
-int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err)
+int vyre__bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err)
 {
     if (nreaped)
         *nreaped = 0;
     if (!db)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_runs_reap: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_runs_reap: NULL argument");
     char host[256], boot[64];
     if (gethostname(host, sizeof host) != 0)
         vyre__strlcpy(host, "unknown", sizeof host);
@@ -413,7 +414,7 @@ int vyre_bench_runs_reap(vyre_results *db, size_t *nreaped, vyre_error *err)
         snprintf(msg, sizeof msg,
                  "its process ended without finishing it (killed, or its terminal closed); "
                  "the points it finished are kept");
-        rc = vyre_bench_run_finish(db, ids[i], VYRE_RUN_INTERRUPTED, msg, err);
+        rc = vyre__bench_run_finish(db, ids[i], VYRE_RUN_INTERRUPTED, msg, err);
         if (!rc && nreaped)
             (*nreaped)++;
     }
@@ -520,14 +521,14 @@ static int point_begin_tx(vyre_results *db, void *arg, vyre_error *err)
     return rc;
 }
 
-int vyre_bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *err)
+int vyre__bench_point_begin(vyre_results *db, vyre_bench_point *p, vyre_error *err)
 {
     if (!db || !p || p->run_id <= 0)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_begin: bad arguments");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_point_begin: bad arguments");
     return vyre__results_tx(db, "write a point to", point_begin_tx, p, err);
 }
 
-/* vyre_bench_point_finish's arguments. */
+/* vyre__bench_point_finish's arguments. */
 typedef struct {
     const vyre_bench_point *p;
     const vyre_bench_sample *samples;
@@ -536,13 +537,13 @@ typedef struct {
 
 /* A point's one noise figure, the one every `noise` shows and points.noise
  * holds (db/results_v8.sql): with 2 rounds or more the rounds' noise
- * (vyre_stats_round_noise: the samples' robust spread or the round
+ * (vyre__stats_round_noise: the samples' robust spread or the round
  * medians', the larger), else the samples' 1.4826 * mad / median. */
 static double point_noise(const vyre_bench_point *p)
 {
     if (p->rounds >= 2 && isfinite(p->round_noise))
         return p->round_noise;
-    return vyre_stats_robust_noise_of(p->stats.n, p->stats.median, p->stats.mad);
+    return vyre__stats_robust_noise_of(p->stats.n, p->stats.median, p->stats.mad);
 }
 
 static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
@@ -605,7 +606,7 @@ static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
         bind_real_or_null(st, 28, point_noise(p));
         rc = vyre__stmt_step(st, "write a point to", err);
         if (rc == 0)
-            rc = vyre__fail(err, VYRE_ENOENT, "reserve it with vyre_bench_point_begin",
+            rc = vyre__fail(err, VYRE_ENOENT, "reserve it with vyre__bench_point_begin",
                             "no point %" PRId64 " in '%s'", p->id, vyre_results_path(db));
         else if (rc == 1)
             rc = VYRE_OK;
@@ -637,11 +638,11 @@ static int point_finish_tx(vyre_results *db, void *arg, vyre_error *err)
     return rc;
 }
 
-int vyre_bench_point_finish(vyre_results *db, const vyre_bench_point *p,
-                            const vyre_bench_sample *samples, size_t n, vyre_error *err)
+int vyre__bench_point_finish(vyre_results *db, const vyre_bench_point *p,
+                             const vyre_bench_sample *samples, size_t n, vyre_error *err)
 {
     if (!db || !p || p->id <= 0 || (!samples && n) || n == 0)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_finish: bad arguments");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_point_finish: bad arguments");
     point_end e = {p, samples, n};
     return vyre__results_tx(db, "write a point to", point_finish_tx, &e, err);
 }
@@ -803,7 +804,7 @@ int vyre__bench_point_traced(vyre_results *db, int64_t point_id, double traced_n
     return vyre__results_tx(db, "write the traced time to", traced_tx, &t, err);
 }
 
-/* vyre_bench_point_records's arguments, the host and the time. */
+/* vyre__bench_point_records's arguments, the host and the time. */
 typedef struct {
     int64_t run_id, point_id;
     const vyre_activity *recs;
@@ -814,11 +815,11 @@ typedef struct {
 
 static int records_tx(vyre_results *db, void *arg, vyre_error *err);
 
-int vyre_bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
-                             const vyre_activity *recs, size_t n, vyre_error *err)
+int vyre__bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
+                              const vyre_activity *recs, size_t n, vyre_error *err)
 {
     if (!db || run_id <= 0 || point_id <= 0 || (!recs && n))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_point_records: bad arguments");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__bench_point_records: bad arguments");
     if (!n)
         return VYRE_OK;
     records r = {run_id, point_id, recs, n, vyre__unix_ns(), ""};
@@ -1028,7 +1029,7 @@ static void reap_quietly(vyre_results *db)
 {
     vyre_error ignored;
     vyre_error_clear(&ignored);
-    (void)vyre_bench_runs_reap(db, NULL, &ignored);
+    (void)vyre__bench_runs_reap(db, NULL, &ignored);
 }
 
 static void read_run_row(vyre__stmt *st, void *elem)
@@ -1438,13 +1439,13 @@ static int compare_row(vyre_results *db, vyre_bench_cmp_row *r, const int64_t *a
         side_release(&x);
         return rc;
     }
-    rc = vyre_stats_compare_rounds(x.v, x.round, x.n, y.v, y.round, y.n, opts, &r->cmp, err);
+    rc = vyre__stats_compare_rounds(x.v, x.round, x.n, y.v, y.round, y.n, opts, &r->cmp, err);
     r->clock_a_mhz = x.clock;
     r->clock_b_mhz = y.clock;
     if (!rc && x.clock > 0 && y.clock > 0 && fabs(y.clock / x.clock - 1.0) > CLOCK_DIFF) {
         r->cycles_compared = 1;
-        rc = vyre_stats_compare_rounds(x.cyc, x.round, x.n, y.cyc, y.round, y.n, opts, &r->cycles,
-                                       err);
+        rc = vyre__stats_compare_rounds(x.cyc, x.round, x.n, y.cyc, y.round, y.n, opts, &r->cycles,
+                                        err);
     }
     side_release(&x);
     side_release(&y);
@@ -1502,9 +1503,9 @@ static void settle_row(vyre_bench_cmp_row *r, const vyre_bench_cmp_row *rows, si
             vyre__strlcpy(r->reference, rows[i].a.benchmark, sizeof r->reference);
         }
     }
-    vyre_stats_compare_widen(&r->cmp, drift);
+    vyre__stats_compare_widen(&r->cmp, drift);
     if (r->cycles_compared) {
-        vyre_stats_compare_widen(&r->cycles, drift);
+        vyre__stats_compare_widen(&r->cycles, drift);
         if ((r->cmp.verdict == VYRE_VERDICT_SLOWER || r->cmp.verdict == VYRE_VERDICT_FASTER) &&
             r->cycles.verdict != r->cmp.verdict)
             r->cmp.verdict = VYRE_VERDICT_DRIFT;

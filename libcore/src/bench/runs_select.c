@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/internal.h"
+#include "bench/bench_internal.h"
 #include "bench/results_internal.h"
 #include "bench/runs_select.h"
 #include "vyre/bench.h"
@@ -185,7 +186,7 @@ static int select_ids(vyre_results *db, const vyre__select *f, const char *selec
                  (int)f->n + 3, (int)f->n + 1, (int)f->n + 2);
     vyre_error ignored;
     vyre_error_clear(&ignored);
-    vyre_bench_runs_reap(db, NULL, &ignored); /* a dead 'running' run is no baseline either */
+    vyre__bench_runs_reap(db, NULL, &ignored); /* a dead 'running' run is no baseline either */
     vyre__results_lock(db);
     vyre__stmt *st = NULL;
     *n = 0;

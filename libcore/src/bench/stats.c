@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/internal.h"
+#include "bench/stats_internal.h"
 
 static int cmp_double(const void *pa, const void *pb)
 {
@@ -101,7 +102,7 @@ static size_t flag_outliers(const double *x, size_t n, double med, double scale,
     return count;
 }
 
-int vyre_stats_compute(const double *x, size_t n, vyre_stats *out, vyre_error *err)
+int vyre__stats_compute(const double *x, size_t n, vyre_stats *out, vyre_error *err)
 {
     int rc = check_samples(x, n, "the sample set", err);
     if (rc)
@@ -138,15 +139,15 @@ int vyre_stats_compute(const double *x, size_t n, vyre_stats *out, vyre_error *e
     double scale;
     robust(x, s, n, scratch, &st.median, &st.mad, &scale);
     st.n_outliers = flag_outliers(x, n, st.median, scale, VYRE_OUTLIER_K_DEFAULT, NULL);
-    st.robust_noise = vyre_stats_robust_noise_of(n, st.median, st.mad);
+    st.robust_noise = vyre__stats_robust_noise_of(n, st.median, st.mad);
     free(s);
     free(scratch);
     *out = st;
     return VYRE_OK;
 }
 
-int vyre_stats_outliers(const double *x, size_t n, double k, unsigned char *flags, size_t *count,
-                        vyre_error *err)
+int vyre__stats_outliers(const double *x, size_t n, double k, unsigned char *flags, size_t *count,
+                         vyre_error *err)
 {
     if (!(k > 0.0) || !isfinite(k))
         return vyre__fail(err, VYRE_EINVAL, "use a factor such as 3 (the usual choice) or 3.5",
@@ -173,7 +174,7 @@ int vyre_stats_outliers(const double *x, size_t n, double k, unsigned char *flag
 
 /* ---- Running statistics ------------------------------------------------ */
 
-void vyre_stats_running_push(vyre_stats_running *r, double x)
+void vyre__stats_running_push(vyre_stats_running *r, double x)
 {
     r->n++;
     if (r->n == 1) {
@@ -188,30 +189,30 @@ void vyre_stats_running_push(vyre_stats_running *r, double x)
     r->sum += x;
 }
 
-double vyre_stats_running_stddev(const vyre_stats_running *r)
+double vyre__stats_running_stddev(const vyre_stats_running *r)
 {
     if (r->n < 2)
         return NAN;
     return sqrt((r->m2 > 0.0 ? r->m2 : 0.0) / (double)(r->n - 1));
 }
 
-double vyre_stats_running_noise(const vyre_stats_running *r)
+double vyre__stats_running_noise(const vyre_stats_running *r)
 {
     if (r->n < 2 || !(r->mean > 0.0))
         return NAN;
-    return vyre_stats_running_stddev(r) / r->mean;
+    return vyre__stats_running_stddev(r) / r->mean;
 }
 
 /* ---- Stopping rule ------------------------------------------------------ */
 
-double vyre_stats_robust_noise_of(size_t n, double median, double mad)
+double vyre__stats_robust_noise_of(size_t n, double median, double mad)
 {
     return n >= 2 && median > 0.0 ? MAD_TO_SIGMA * mad / median : NAN;
 }
 
 static double median_select(double *v, size_t n);
 
-double vyre_stats_robust_noise(const double *x, size_t n)
+double vyre__stats_robust_noise(const double *x, size_t n)
 {
     if (!x || n < 2)
         return NAN;
@@ -227,20 +228,20 @@ double vyre_stats_robust_noise(const double *x, size_t n)
         v[i] = fabs(v[i] - med);
     double mad = median_select(v, n);
     free(v);
-    return vyre_stats_robust_noise_of(n, med, mad);
+    return vyre__stats_robust_noise_of(n, med, mad);
 }
 
-vyre_stats_stop_decision vyre_stats_stop_check(const vyre_stats_stop_rule *rule,
-                                               const vyre_stats_running *acc, double measured_s,
-                                               double elapsed_s)
+vyre_stats_stop_decision vyre__stats_stop_check(const vyre_stats_stop_rule *rule,
+                                                const vyre_stats_running *acc, double measured_s,
+                                                double elapsed_s)
 {
-    return vyre_stats_stop_check_noise(rule, acc->n, vyre_stats_running_noise(acc), measured_s,
-                                       elapsed_s);
+    return vyre__stats_stop_check_noise(rule, acc->n, vyre__stats_running_noise(acc), measured_s,
+                                        elapsed_s);
 }
 
-vyre_stats_stop_decision vyre_stats_stop_check_noise(const vyre_stats_stop_rule *rule, size_t n,
-                                                     double noise, double measured_s,
-                                                     double elapsed_s)
+vyre_stats_stop_decision vyre__stats_stop_check_noise(const vyre_stats_stop_rule *rule, size_t n,
+                                                      double noise, double measured_s,
+                                                      double elapsed_s)
 {
     vyre_stats_stop_decision d;
     memset(&d, 0, sizeof d);
@@ -340,8 +341,8 @@ static size_t stop_format_without_noise(const vyre_stats_stop_decision *d,
     return n < 0 ? 0 : (size_t)n;
 }
 
-size_t vyre_stats_stop_format(const vyre_stats_stop_decision *d, const vyre_stats_stop_rule *rule,
-                              char *buf, size_t size)
+size_t vyre__stats_stop_format(const vyre_stats_stop_decision *d, const vyre_stats_stop_rule *rule,
+                               char *buf, size_t size)
 {
     char noise[32], max[32];
     fmt_pct(d->noise, noise, sizeof noise);
@@ -444,8 +445,8 @@ static double mw_exact_cdf(size_t m, size_t n, double u)
     return below / total;
 }
 
-int vyre_stats_mann_whitney(const double *a, size_t n1, const double *b, size_t n2,
-                            vyre_stats_mann_whitney_result *out, vyre_error *err)
+int vyre__stats_mann_whitney(const double *a, size_t n1, const double *b, size_t n2,
+                             vyre_stats_mann_whitney_result *out, vyre_error *err)
 {
     int rc = check_samples(a, n1, "the first sample set", err);
     if (rc == 0)
@@ -666,9 +667,9 @@ static void decide(vyre_stats_compare_result *c, const vyre_stats_compare_opts *
     c->verdict_before_drift = c->verdict;
 }
 
-int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
-                       const vyre_stats_compare_opts *opts, vyre_stats_compare_result *out,
-                       vyre_error *err)
+int vyre__stats_compare(const double *a, size_t n1, const double *b, size_t n2,
+                        const vyre_stats_compare_opts *opts, vyre_stats_compare_result *out,
+                        vyre_error *err)
 {
     static const vyre_stats_compare_opts defaults = VYRE_COMPARE_OPTS_DEFAULT;
     if (!opts)
@@ -684,7 +685,7 @@ int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
                           "noise limit '%g' is not above 0", opts->max_noise);
     vyre_stats_compare_result c;
     memset(&c, 0, sizeof c);
-    int rc = vyre_stats_mann_whitney(a, n1, b, n2, &c.mw, err);
+    int rc = vyre__stats_mann_whitney(a, n1, b, n2, &c.mw, err);
     if (rc)
         return rc;
 
@@ -736,8 +737,8 @@ int vyre_stats_compare(const double *a, size_t n1, const double *b, size_t n2,
     free(sa);
     free(sb);
 
-    c.noise_a = vyre_stats_robust_noise(a, n1);
-    c.noise_b = vyre_stats_robust_noise(b, n2);
+    c.noise_a = vyre__stats_robust_noise(a, n1);
+    c.noise_b = vyre__stats_robust_noise(b, n2);
     c.rounds_a = c.rounds_b = 1;
     c.drift = 1.0;
     decide(&c, opts);
@@ -819,11 +820,11 @@ static double between_rounds(const struct rounds *r, double median)
     return MAD_TO_SIGMA * mad / median;
 }
 
-double vyre_stats_round_noise(const double *x, const unsigned *round, size_t n, size_t *nrounds)
+double vyre__stats_round_noise(const double *x, const unsigned *round, size_t n, size_t *nrounds)
 {
     if (nrounds)
         *nrounds = 0;
-    double within = vyre_stats_robust_noise(x, n);
+    double within = vyre__stats_robust_noise(x, n);
     if (!round || n == 0)
         return within;
     struct rounds r;
@@ -924,16 +925,16 @@ out:
     return rc;
 }
 
-int vyre_stats_compare_rounds(const double *a, const unsigned *round_a, size_t n1, const double *b,
-                              const unsigned *round_b, size_t n2,
-                              const vyre_stats_compare_opts *opts, vyre_stats_compare_result *out,
-                              vyre_error *err)
+int vyre__stats_compare_rounds(const double *a, const unsigned *round_a, size_t n1, const double *b,
+                               const unsigned *round_b, size_t n2,
+                               const vyre_stats_compare_opts *opts, vyre_stats_compare_result *out,
+                               vyre_error *err)
 {
     static const vyre_stats_compare_opts defaults = VYRE_COMPARE_OPTS_DEFAULT;
     if (!opts)
         opts = &defaults;
     vyre_stats_compare_result c;
-    int rc = vyre_stats_compare(a, n1, b, n2, opts, &c, err);
+    int rc = vyre__stats_compare(a, n1, b, n2, opts, &c, err);
     if (rc || !round_a || !round_b)
         goto done;
     struct rounds ra, rb;
@@ -967,7 +968,7 @@ done:
     return rc;
 }
 
-void vyre_stats_compare_widen(vyre_stats_compare_result *r, double drift)
+void vyre__stats_compare_widen(vyre_stats_compare_result *r, double drift)
 {
     if (!r)
         return;

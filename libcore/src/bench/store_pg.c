@@ -179,6 +179,20 @@ static int code_for_state(const char *state, const char **hint)
     return VYRE_EDB;
 }
 
+/* 1 when the statement that gave res found the session gone: libpq saw the
+ * connection close, or the server sent FATAL (PANIC) before closing it, as
+ * a restart does ("terminating connection due to administrator command")
+ * while libpq may still call the connection good. */
+static int session_gone(const pg_store *s, const PGresult *res)
+{
+    if (!s->conn)
+        return 0;
+    if (PQstatus(s->conn) == CONNECTION_BAD)
+        return 1;
+    const char *sev = res ? PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED) : NULL;
+    return sev && (strcmp(sev, "FATAL") == 0 || strcmp(sev, "PANIC") == 0);
+}
+
 /* Fills err for a failed statement (res may be NULL): a connection lost
  * is VYRE_EREMOTE, a server error is mapped by its SQLSTATE. */
 static int pg_fail(pg_store *s, const PGresult *res, const char *what, vyre_error *err)
@@ -192,9 +206,7 @@ static int pg_fail(pg_store *s, const PGresult *res, const char *what, vyre_erro
                msg, sizeof msg);
     /* A FATAL error ends the session: read without waiting, libpq may not
      * have seen the server close it yet. */
-    const char *sev = res ? PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED) : NULL;
-    int fatal = sev && (strcmp(sev, "FATAL") == 0 || strcmp(sev, "PANIC") == 0);
-    if (PQstatus(s->conn) == CONNECTION_BAD || fatal) {
+    if (session_gone(s, res)) {
         /* in_tx is cleared before COMMIT is sent: a session lost while the
          * COMMIT was on the wire leaves the transaction's fate unknown. */
         s->lost_in_tx = s->in_tx;
@@ -604,8 +616,8 @@ static int exec_stmt(pgst *st, const char *what, vyre_error *err)
     const char *const *params = (const char *const *)st->params;
     int rc = exec_bounded(s, st->sql, st->nparams, params, &st->res, what, err);
     ExecStatusType t = st->res ? PQresultStatus(st->res) : PGRES_FATAL_ERROR;
-    if (!rc && t != PGRES_TUPLES_OK && st->read && !s->in_tx && s->conn &&
-        PQstatus(s->conn) == CONNECTION_BAD && reconnect(s) == 0) {
+    if (!rc && t != PGRES_TUPLES_OK && st->read && !s->in_tx && session_gone(s, st->res) &&
+        reconnect(s) == 0) {
         PQclear(st->res);
         st->res = NULL;
         rc = exec_bounded(s, st->sql, st->nparams, params, &st->res, what, err);
@@ -730,8 +742,8 @@ static int pq_begin(vyre__store *base, const char *what, vyre_error *err)
     revive_in_grace(s);
     PGresult *res = NULL;
     int rc = exec_bounded(s, "BEGIN", -1, NULL, &res, what, err);
-    if (!rc && (!res || PQresultStatus(res) != PGRES_COMMAND_OK) && s->conn &&
-        PQstatus(s->conn) == CONNECTION_BAD && reconnect(s) == 0) {
+    if (!rc && (!res || PQresultStatus(res) != PGRES_COMMAND_OK) && session_gone(s, res) &&
+        reconnect(s) == 0) {
         PQclear(res);
         res = NULL;
         rc = exec_bounded(s, "BEGIN", -1, NULL, &res, what, err);

@@ -270,6 +270,7 @@ int vyre__pg_url_parse(const char *url, vyre__pg_url *u, vyre_error *err)
         return vyre__fail(err, VYRE_EINVAL, "write postgresql://user@host:port/dbname",
                           "'%s' is not a PostgreSQL URL", u->shown);
     if (strlen(url) >= sizeof u->url)
+        /* bounded: excerpt, marked "...", of a URL too long */
         return vyre__fail(err, VYRE_ETOOBIG, NULL, "PostgreSQL URL too long: '%.64s...'", u->shown);
     vyre__strlcpy(u->url, url, sizeof u->url);
     /* libpq knows the scheme in lower case only (POSTGRESQL:// would be
@@ -315,12 +316,12 @@ int vyre_results_locate(char *buf, size_t size, int *is_default, vyre_error *err
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading the configuration");
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_config_load_ex(c, NULL, NULL, 0, VYRE_CONFIG_KEEP_GOING, &e);
+    int rc = vyre_config_load(c, NULL, NULL, 0, VYRE_CONFIG_KEEP_GOING, &e);
     /* Other keys' problems are the cache's business: only results_db's
      * stop the results store. */
     int bad = rc == VYRE_ENOMEM;
     for (size_t i = 0; !bad && i < c->n_problems && i < VYRE_CONFIG_MAX_PROBLEMS; i++)
-        if (c->problems[i].is_error && strstr(c->problems[i].error.message, "results_db")) {
+        if (c->problems[i].is_error && c->problems[i].key == VYRE_CONF_RESULTS_DB) {
             e = c->problems[i].error;
             bad = 1;
         }
@@ -343,12 +344,12 @@ int vyre_results_locate(char *buf, size_t size, int *is_default, vyre_error *err
     free(c);
     if (is_default)
         *is_default = 1;
-    return vyre_results_default_path(buf, size, err);
+    return vyre__results_default_path(buf, size, err);
 }
 
-int vyre_results_default_path(char *buf, size_t size, vyre_error *err)
+int vyre__results_default_path(char *buf, size_t size, vyre_error *err)
 {
     if (!buf || !size)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_results_default_path: no buffer");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__results_default_path: no buffer");
     return vyre__xdg_path("XDG_DATA_HOME", ".local/share", "vyre/results.sqlite3", buf, size, err);
 }

@@ -40,4 +40,9 @@ void vyre__mask_secrets(const char *text, char *buf, size_t size);
 int vyre__pg_url_parse(const char *url, vyre__pg_url *u, vyre_error *err);
 void vyre__pg_url_release(vyre__pg_url *u);
 
+/* Writes the default path ($XDG_DATA_HOME/vyre/results.sqlite3, else
+ * $HOME/.local/share/vyre/results.sqlite3) into buf. Creates nothing.
+ * Returns 0, VYRE_EENV (neither variable usable) or VYRE_ETOOBIG. */
+int vyre__results_default_path(char *buf, size_t size, vyre_error *err);
+
 #endif /* VYRE_BENCH_STORE_URL_H */

@@ -220,7 +220,7 @@ static int open_fresh(struct cache_bench *cb, const char *base, const char *name
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;
-    return vyre_cache_open_ex(cb->root, &oo, &cb->c, err);
+    return vyre_cache_open(cb->root, &oo, &cb->c, err);
 }
 
 static int run_sized(vyre_bench_env *env, const char *base, vyre_bench_measure_opts *o,

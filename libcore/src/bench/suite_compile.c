@@ -72,7 +72,7 @@ static int sample_compile(void *ctx, double *value, double *wall, vyre_error *er
             k_compile_opts,     1};
         vyre_compile_result res;
         memset(&res, 0, sizeof res);
-        rc = vyre_compile_cubin(&req, &res, err);
+        rc = vyre_compile_cubin(&req, NULL, &res, err);
         vyre_compile_result_release(&res);
         break;
     }
@@ -128,7 +128,7 @@ static int compile_prepare_kernel(struct compile_bench *cb, vyre_bench_env *env,
     vyre_compile_request req = {
         VYRE_SOURCE_CUDA_C, cb->k->src, strlen(cb->k->src), arch, cb->k->entry, k_compile_opts, 1};
     if (!rc)
-        rc = vyre_compile_cubin(&req, &cb->cubin, err);
+        rc = vyre_compile_cubin(&req, NULL, &cb->cubin, err);
     /* Store through the run-time path so that the hit variant hits. */
     vyre_pipeline_desc d;
     memset(&d, 0, sizeof d);

@@ -12,6 +12,7 @@
  * "bytes", "flops") is accepted by both versions, so a version 1 spec
  * means what it meant.
  */
+#include "bench/axes_internal.h"
 #include "bench/sweep_binding.h"
 
 #include <jansson.h>
@@ -143,6 +144,7 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
             (rc = read_type(w, a, buf_types, "f32, f16, bf16, f64, i8, i32, i64, u8", VYRE__F32,
                             &x->type, err)))
             return rc;
+        /* bounded: a JSON path the code builds */
         snprintf(sub.path, sizeof sub.path, "%.40s.buffer", w->path);
         if ((rc = read_expr(&sub, v, axes, used, &x->value, err)))
             return rc;
@@ -184,6 +186,7 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
         if ((rc = only_keys(w, a, int_keys, "int, type", err)) ||
             (rc = read_type(w, a, int_types, "i32, i64", VYRE__I32, &x->type, err)))
             return rc;
+        /* bounded: a JSON path the code builds */
         snprintf(sub.path, sizeof sub.path, "%.40s.int", w->path);
         if (json_is_integer(v)) {
             /* A negative constant is a fine scalar. */
@@ -202,12 +205,13 @@ static int read_arg(const where *w, json_t *a, size_t index, const vyre_axes *ax
         if ((rc = only_keys(w, a, float_keys, "float, type", err)) ||
             (rc = read_type(w, a, float_types, "f32, f64", VYRE__F32, &x->type, err)))
             return rc;
+        /* bounded: a JSON path the code builds */
         snprintf(sub.path, sizeof sub.path, "%.40s.float", w->path);
         if (json_is_number(v)) {
             x->fconst = json_number_value(v);
             return VYRE_OK;
         }
-        if (json_is_string(v) && (x->faxis = vyre_axes_find(axes, json_string_value(v))) >= 0) {
+        if (json_is_string(v) && (x->faxis = vyre__axes_find(axes, json_string_value(v))) >= 0) {
             used[x->faxis] = 1;
             return VYRE_OK;
         }
@@ -251,6 +255,7 @@ static int read_dims(const where *w, json_t *v, const vyre_axes *axes, unsigned 
                           n);
     for (size_t i = 0; i < n; i++) {
         where sub = *w;
+        /* bounded: a JSON path the code builds */
         snprintf(sub.path, sizeof sub.path, "%.40s[%zu]", w->path, i);
         int rc = read_expr(&sub, json_array_get(v, i), axes, used, &out[i], err);
         if (rc)
@@ -263,7 +268,7 @@ static int default_binding(const vyre_bench_sweep *sw, vyre__sweep_binding *b, u
                            vyre_error *err)
 {
     const vyre_axes *axes = sw->axes;
-    int n = vyre_axes_find(axes, "N");
+    int n = vyre__axes_find(axes, "N");
     if (n < 0)
         return vyre__fail(err, VYRE_EINVAL, "add -a N=VALUES (elements), e.g. -a N=1M:64M:x4",
                           "the sweep has no axis N: the default binding (float *out, const "
@@ -281,10 +286,10 @@ static int default_binding(const vyre_bench_sweep *sw, vyre__sweep_binding *b, u
     if (!rc)
         rc = vyre__expr_parse("N", axes, &b->grid[0], NULL, err);
     b->grid_threads = 1;
-    if (!rc && vyre_axes_find(axes, "BLOCK") >= 0) {
+    if (!rc && vyre__axes_find(axes, "BLOCK") >= 0) {
         rc = vyre__expr_parse("BLOCK", axes, &b->block[0], NULL, err);
         b->block_given = 1;
-        used[vyre_axes_find(axes, "BLOCK")] = 1;
+        used[vyre__axes_find(axes, "BLOCK")] = 1;
     }
     used[n] = 1;
     return rc;
@@ -348,7 +353,7 @@ static int read_spec(const vyre_bench_sweep *sw, json_t *spec, vyre__sweep_bindi
     if (b->version == 1) {
         /* Today's meaning: an axis or a number of threads. */
         int is_ref = json_is_number(g) ||
-                     (json_is_string(g) && vyre_axes_find(axes, json_string_value(g)) >= 0);
+                     (json_is_string(g) && vyre__axes_find(axes, json_string_value(g)) >= 0);
         if (!is_ref)
             return vyre__fail(err, VYRE_EINVAL,
                               "add \"version\": 2 to the spec: there \"grid\" counts blocks "
@@ -534,7 +539,7 @@ static int eval_args(pointctx *pc, const vyre__ptx_info *ptx, vyre__sweep_launch
             break;
         case VYRE__ARG_FLOAT:
             if (a->faxis >= 0) {
-                out->floats[i] = vyre_axes_value_f(axes, (size_t)a->faxis, coords[a->faxis]);
+                out->floats[i] = vyre__axes_value_f(axes, (size_t)a->faxis, coords[a->faxis]);
             } else if (a->value) {
                 vyre__rat r;
                 snprintf(path, sizeof path, "$.args[%zu].float", i);
@@ -640,7 +645,7 @@ int vyre__sweep_binding_eval(const vyre__sweep_binding *b, const vyre_axes *axes
     pointctx pc = {b, axes, coords, "", err};
     if (axes->n) {
         char pt[280];
-        vyre_axes_format_point(axes, coords, pt, sizeof pt);
+        vyre__axes_format_point(axes, coords, pt, sizeof pt);
         snprintf(pc.at, sizeof pc.at, " at %s", pt);
     }
     int rc = eval_args(&pc, ptx, out);

@@ -14,6 +14,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "bench/axes_internal.h"
 #include "bench/bench_internal.h"
 #include "bench/sweep_binding.h"
 #include "vyre/compile.h"
@@ -160,7 +161,7 @@ static int compile_for(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, 
     vyre_compile_request req = {k->kind, k->src, k->len, arch, sw->entry, NULL, 0};
     vyre_compile_result res;
     memset(&res, 0, sizeof res);
-    int rc = vyre_compile_cubin(&req, &res, err);
+    int rc = vyre_compile_cubin(&req, NULL, &res, err);
     if (cubin_bytes)
         *cubin_bytes = res.size;
     if (rc && log && res.log && *res.log)
@@ -173,7 +174,7 @@ static int compile_for(const vyre_bench_sweep *sw, const vyre__sweep_kernel *k, 
 static int eval_all(const vyre_bench_sweep *sw, const vyre__sweep_binding *b,
                     const vyre__sweep_kernel *k, vyre_bench_sweep_plan *plan, vyre_error *err)
 {
-    size_t count = vyre_axes_count(sw->axes);
+    size_t count = vyre__axes_count(sw->axes);
     size_t coords[VYRE_AXES_MAX];
     if (plan) {
         plan->points = calloc(count, sizeof *plan->points);
@@ -181,7 +182,7 @@ static int eval_all(const vyre_bench_sweep *sw, const vyre__sweep_binding *b,
             return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory for %zu points", count);
     }
     for (size_t i = 0; i < count; i++) {
-        vyre_axes_point(sw->axes, i, coords);
+        vyre__axes_point(sw->axes, i, coords);
         vyre__sweep_launch l;
         int rc =
             vyre__sweep_binding_eval(b, sw->axes, coords, k->have_ptx ? &k->ptx : NULL, 0, &l, err);
@@ -190,7 +191,7 @@ static int eval_all(const vyre_bench_sweep *sw, const vyre__sweep_binding *b,
         if (!plan)
             continue;
         vyre_bench_sweep_plan_point *p = &plan->points[plan->npoints++];
-        vyre_axes_format_point(sw->axes, coords, p->axes, sizeof p->axes);
+        vyre__axes_format_point(sw->axes, coords, p->axes, sizeof p->axes);
         memcpy(p->grid, l.grid, sizeof p->grid);
         memcpy(p->block, l.block, sizeof p->block);
         p->shared_bytes = l.shared_bytes;
@@ -250,7 +251,7 @@ static int check_vs(const vyre_bench_sweep *sw, const vyre__sweep_kernel *ka, in
         if (err)
             snprintf(err->hint, sizeof err->hint,
                      "both kernels are launched with the same arguments: give --vs a version of "
-                     "'%.200s' with the same parameters",
+                     "'%s' with the same parameters",
                      sw->path);
     }
     char arch[16];

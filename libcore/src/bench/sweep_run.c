@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/internal.h"
+#include "bench/axes_internal.h"
 #include "bench/bench_internal.h"
 #include "bench/gpu_internal.h"
 #include "bench/sweep_binding.h"
@@ -24,7 +25,7 @@ size_t vyre__bench_sweep_points(const vyre_bench_sweep *sw, const vyre_bench_env
 {
     if (!sw || !sw->axes || !env)
         return 0;
-    return vyre_axes_count(sw->axes) * (env->cold == 2 ? 2 : 1) *
+    return vyre__axes_count(sw->axes) * (env->cold == 2 ? 2 : 1) *
            (env->ndevices ? env->ndevices : 1) * (sw->vs_path ? 2 : 1);
 }
 
@@ -362,7 +363,7 @@ static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct s
     }
     rc = sweep_args(s, err);
     char axes[256];
-    vyre_axes_format_point(sw->axes, coords, axes, sizeof axes);
+    vyre__axes_format_point(sw->axes, coords, axes, sizeof axes);
     char bench[96];
     snprintf(bench, sizeof bench, "sweep.%s", sw->entry);
     vyre_bench_point pt;
@@ -398,9 +399,9 @@ static int check_memory(const vyre_bench_sweep *sw, const vyre__sweep_binding *b
     if (g->cu->cuMemGetInfo)
         g->cu->cuMemGetInfo(&free_b, &total_b);
     size_t coords[VYRE_AXES_MAX];
-    size_t count = vyre_axes_count(sw->axes);
+    size_t count = vyre__axes_count(sw->axes);
     for (size_t i = 0; free_b && i < count; i++) {
-        vyre_axes_point(sw->axes, i, coords);
+        vyre__axes_point(sw->axes, i, coords);
         vyre__sweep_launch l;
         int rc =
             vyre__sweep_binding_eval(b, sw->axes, coords, k->have_ptx ? &k->ptx : NULL, 0, &l, err);
@@ -408,7 +409,7 @@ static int check_memory(const vyre_bench_sweep *sw, const vyre__sweep_binding *b
             return rc;
         if (l.memory_bytes > (double)free_b * 0.95) {
             char at[256], needs[32], has[32];
-            vyre_axes_format_point(sw->axes, coords, at, sizeof at);
+            vyre__axes_format_point(sw->axes, coords, at, sizeof at);
             vyre_format_size((uint64_t)l.memory_bytes, needs, sizeof needs);
             vyre_format_size((uint64_t)free_b, has, sizeof has);
             return vyre__fail(err, VYRE_ENOMEM, "lower the upper end of the axis",
@@ -477,7 +478,7 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
     if (rc)
         return rc;
     rc = vyre_cuda_init(err);
-    size_t count = vyre_axes_count(sw->axes);
+    size_t count = vyre__axes_count(sw->axes);
     size_t coords[VYRE_AXES_MAX];
     static const int dev0 = 0;
     const int *devs = env->ndevices ? env->devices : &dev0;
@@ -499,7 +500,7 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
         if (!rc && !(rc = sweep_ab_open(sw, &g, &ab, err)) && ab.p)
             s.ab = &ab;
         for (size_t i = 0; !rc && !env->interrupted && i < count; i++) {
-            vyre_axes_point(sw->axes, i, coords);
+            vyre__axes_point(sw->axes, i, coords);
             for (int m = 0; !rc && !env->interrupted && m < 2; m++) {
                 if ((env->cold == 0 && m == 1) || (env->cold == 1 && m == 0))
                     continue;

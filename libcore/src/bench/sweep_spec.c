@@ -39,8 +39,8 @@ static int json_opt_string(json_t *root, const char *key, char **out, const char
     return VYRE_OK;
 }
 
-int vyre_sweep_spec_parse(vyre_sweep_spec *spec, const char *text, const char *origin,
-                          vyre_error *err)
+int vyre__sweep_spec_parse(vyre_sweep_spec *spec, const char *text, const char *origin,
+                           vyre_error *err)
 {
     if (!spec || !text)
         return vyre__fail(err, VYRE_EINVAL, vyre__sweep_spec_hint, "missing sweep spec");
@@ -116,7 +116,7 @@ int vyre_sweep_spec_load(vyre_sweep_spec *spec, const char *path, vyre_error *er
         return vyre__fail(err, VYRE_EINVAL, vyre__sweep_spec_hint, "spec '%s' contains a NUL byte",
                           path);
     }
-    rc = vyre_sweep_spec_parse(spec, buf, path, err);
+    rc = vyre__sweep_spec_parse(spec, buf, path, err);
     free(buf);
     if (rc || !spec->kernel || spec->kernel[0] == '/')
         return rc;

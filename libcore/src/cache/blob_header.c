@@ -122,7 +122,7 @@ int vyre_blob_kind_parse(const char *name, uint32_t *kind)
     return VYRE_EINVAL;
 }
 
-void vyre_blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT])
+void vyre__blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT])
 {
     for (int i = 0; i < VYRE_REJECT_COUNT; i++)
         counts[i] = (uint64_t)atomic_load_explicit(&reject_counts[i], memory_order_relaxed);
@@ -460,7 +460,7 @@ int vyre_blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *ou
 
 /* ---- kernel-name tables ------------------------------------------------ */
 
-int vyre_kernel_list_has(const char *names, size_t names_len, const char *name)
+int vyre__kernel_list_has(const char *names, size_t names_len, const char *name)
 {
     if (!names || !name)
         return 0;

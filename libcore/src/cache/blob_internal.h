@@ -14,6 +14,10 @@
 
 #include "vyre/blob.h"
 
+/* Per-process count of files rejected, by reason (VYRE_REJECT_COUNT
+ * entries). Thread-safe snapshot. */
+void vyre__blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
+
 /* vyre_blob_load below rootfd. A hard-linked blob is rejected and its name
  * in the cache unlinked (never written through); other rejects are
  * quarantined as vyre_blob_load does. A shard that is a symlink is a miss. */
@@ -106,5 +110,8 @@ int vyre__blob_open_parent(int dirfd, const char *rel, const char **base);
 int vyre__blob_quarantine_move(int rootfd, const char *root, int srcfd, const char *name,
                                const char *path, vyre_blob_reject why, char *dest, size_t dsize,
                                vyre_error *err);
+
+/* 1 when name is in the NUL-separated list (a blob's kernel table) names[0..names_len). */
+int vyre__kernel_list_has(const char *names, size_t names_len, const char *name);
 
 #endif /* VYRE_BLOB_INTERNAL_H */

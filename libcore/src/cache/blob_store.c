@@ -202,6 +202,7 @@ int vyre__blob_tmp_name(const char *hex, const char *suffix, char *name, size_t 
 {
     unsigned long long ctr =
         (unsigned long long)atomic_fetch_add_explicit(&tmp_counter, 1, memory_order_relaxed);
+    /* bounded: the first 16 hex digits of the key */
     int n = snprintf(name, size, "%.16s.%ld.%llu.%016llx%s", hex, (long)getpid(), ctr,
                      (unsigned long long)tmp_nonce(), suffix);
     return n < 0 || (size_t)n >= size ? VYRE_ETOOBIG : VYRE_OK;

@@ -102,26 +102,6 @@ static int check_safe(const char *dir, int umask, vyre_error *err)
     return check_owner_mode(dir, &st, umask, NULL, err);
 }
 
-/* 1 when gid is this process's effective group or one of its
- * supplementary groups. */
-static int in_group(gid_t gid)
-{
-    if (gid == getegid())
-        return 1;
-    int n = getgroups(0, NULL);
-    if (n <= 0)
-        return 0;
-    gid_t *v = malloc((size_t)n * sizeof *v);
-    if (!v)
-        return 0;
-    n = getgroups(n, v);
-    int found = 0;
-    for (int i = 0; i < n && !found; i++)
-        found = v[i] == gid;
-    free(v);
-    return found;
-}
-
 /* How to set up a cache shared by a group, for the hints. */
 #define GROUP_HINT_FMT                                                                             \
     "to share the cache with a group instead: 'chgrp GROUP %s && chmod 2775 %s', and "             \
@@ -143,7 +123,7 @@ static int check_owner_mode(const char *dir, const struct stat *pst, int umask, 
         *group = 0;
     mode_t m = st.st_mode & 07777;
     int shared_layout = (m & S_IWGRP) && (m & S_ISGID) && !(m & S_IWOTH);
-    int member = shared_layout && in_group(st.st_gid);
+    int member = shared_layout && vyre__in_group(st.st_gid);
     int umask_ok = umask >= 0 && !(umask & 020);
     if (shared_layout && member && umask_ok) {
         if (group)
@@ -371,14 +351,6 @@ void vyre_cache_open_opts_init(vyre_cache_open_opts *opts)
     opts->umask = -1;
 }
 
-int vyre_cache_open(const char *root, unsigned flags, vyre_cache **out, vyre_error *err)
-{
-    vyre_cache_open_opts o;
-    vyre_cache_open_opts_init(&o);
-    o.flags = flags;
-    return vyre_cache_open_ex(root, &o, out, err);
-}
-
 const vyre_config *vyre_cache_config(const vyre_cache *c)
 {
     return &c->config;
@@ -524,10 +496,15 @@ static int root_open(vyre_cache *c, vyre_error *err)
     return VYRE_OK;
 }
 
-int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
-                       vyre_error *err)
+int vyre_cache_open(const char *root, const vyre_cache_open_opts *opts, vyre_cache **out,
+                    vyre_error *err)
 {
-    if (!out || !opts)
+    vyre_cache_open_opts defaults;
+    if (!opts) {
+        vyre_cache_open_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (!out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_open: NULL argument");
     *out = NULL;
     if (opts->umask < -1 || opts->umask > 0777)
@@ -546,7 +523,7 @@ int vyre_cache_open_ex(const char *root, const vyre_cache_open_opts *opts, vyre_
      * environment (vyre/config.h), unless the caller gives it. */
     if (opts->config)
         c->config = *opts->config;
-    else if ((rc = vyre_config_load(&c->config, c->root, NULL, 0, err)))
+    else if ((rc = vyre_config_load(&c->config, c->root, NULL, 0, 0, err)))
         goto fail;
     c->umask = opts->umask >= 0 ? opts->umask : c->config.umask;
     c->config_readonly = c->config.read_only;

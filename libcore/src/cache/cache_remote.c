@@ -23,6 +23,7 @@
 #include "base/clock.h"
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "base/strbuf.h"
 #include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
 #include "cache/index.h"
@@ -54,14 +55,30 @@ static void stats_of(vyre_remote_stats *s, const uint64_t v[N_REMOTE_COUNTERS])
     s->bytes_written = v[8];
 }
 
-/* meta names of remote i's lifetime counters: "remote <url> <counter>". */
-static void counter_names(const vyre_remote_info *ri, char names[N_REMOTE_COUNTERS][640])
+/* meta names of remote i's lifetime counters: "remote <url> <counter>",
+ * with the whole URL (a strbuf, never cut to fit an array, so two remotes
+ * never share a counter). The caller releases names with names_release.
+ * VYRE_OK or VYRE_ENOMEM (then nothing is left to release). */
+static void names_release(vyre__strbuf names[N_REMOTE_COUNTERS])
+{
+    for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
+        vyre__strbuf_release(&names[k]);
+}
+
+static int counter_names(const vyre_remote_info *ri, vyre__strbuf names[N_REMOTE_COUNTERS])
 {
     static const char *const what[N_REMOTE_COUNTERS] = {
         "hits", "misses",     "errors",     "rejected",     "skipped",
         "puts", "put_errors", "bytes_read", "bytes_written"};
-    for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
-        snprintf(names[k], sizeof names[k], "remote %.560s %s", ri->url, what[k]);
+    int rc = VYRE_OK;
+    for (size_t k = 0; k < N_REMOTE_COUNTERS; k++) {
+        vyre__strbuf_init(&names[k], 0);
+        if (!rc)
+            rc = vyre__strbuf_addf(&names[k], "remote %s %s", ri->url, what[k]);
+    }
+    if (rc)
+        names_release(names);
+    return rc;
 }
 
 /* Adds what the remotes counted since the last call to the index's
@@ -79,13 +96,15 @@ void vyre__cache_persist_remote_counters(vyre_cache *c)
         counters_of(&r->persisted, b);
         for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
             d[k] = a[k] - b[k];
-        char names[N_REMOTE_COUNTERS][640];
-        counter_names(&r->info, names);
+        vyre__strbuf names[N_REMOTE_COUNTERS];
+        if (counter_names(&r->info, names))
+            continue;
         const char *pn[N_REMOTE_COUNTERS];
         for (size_t k = 0; k < N_REMOTE_COUNTERS; k++)
-            pn[k] = names[k];
+            pn[k] = names[k].buf;
         if (vyre__index_counters_add(c->idx, pn, d, N_REMOTE_COUNTERS, NULL) == VYRE_OK)
             r->persisted = now;
+        names_release(names);
     }
 }
 
@@ -101,17 +120,19 @@ int vyre_cache_remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st, vyr
     uint64_t a[N_REMOTE_COUNTERS], b[N_REMOTE_COUNTERS], t[N_REMOTE_COUNTERS];
     counters_of(&now, a);
     counters_of(&r->persisted, b);
-    char names[N_REMOTE_COUNTERS][640];
-    counter_names(&r->info, names);
-    for (size_t k = 0; k < N_REMOTE_COUNTERS; k++) {
+    vyre__strbuf names[N_REMOTE_COUNTERS];
+    if (counter_names(&r->info, names))
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "remote '%s': out of memory", r->info.url);
+    int rc = VYRE_OK;
+    for (size_t k = 0; k < N_REMOTE_COUNTERS && !rc; k++) {
         uint64_t stored = 0;
-        if (c->idx) {
-            int rc = vyre__index_counter_get(c->idx, names[k], &stored, err);
-            if (rc)
-                return rc;
-        }
+        if (c->idx)
+            rc = vyre__index_counter_get(c->idx, names[k].buf, &stored, err);
         t[k] = stored + (a[k] - b[k]);
     }
+    names_release(names);
+    if (rc)
+        return rc;
     stats_of(st, t);
     return VYRE_OK;
 }

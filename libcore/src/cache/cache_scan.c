@@ -213,6 +213,7 @@ static void key_rel(const vyre_key *key, char out[BLOB_REL_MAX])
 {
     char hex[VYRE_KEY_HEX_LEN + 1];
     vyre_key_to_hex(key, hex);
+    /* bounded: the first two hex digits name the folder */
     snprintf(out, BLOB_REL_MAX, "blobs/%.2s/%s%s", hex, hex, VYRE_BLOB_EXT);
 }
 
@@ -501,6 +502,7 @@ int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *
         char list[VYRE_ERROR_MESSAGE_MAX];
         size_t off = 0;
         for (size_t i = 0; i < x.matches && i < 8; i++) {
+            /* bounded: the first 16 hex digits of each key */
             int n = snprintf(list + off, sizeof list - off, "%s%.16s", i ? ", " : "", x.listed[i]);
             if (n < 0 || (size_t)n >= sizeof list - off)
                 break;

@@ -760,7 +760,7 @@ static void clear_shards(const vyre_cache *c)
     closedir(top);
 }
 
-int vyre_cache_clear_ex(vyre_cache *c, vyre_cache_clear_result *res, vyre_error *err)
+int vyre_cache_clear(vyre_cache *c, vyre_cache_clear_result *res, vyre_error *err)
 {
     vyre_cache_clear_result local;
     if (!res)
@@ -813,16 +813,5 @@ int vyre_cache_clear_ex(vyre_cache *c, vyre_cache_clear_result *res, vyre_error 
         close(tmpfd);
     free(l.v);
     vyre__cache_unlock(fd);
-    return rc;
-}
-
-int vyre_cache_clear(vyre_cache *c, uint64_t *removed, uint64_t *bytes, vyre_error *err)
-{
-    vyre_cache_clear_result r;
-    int rc = vyre_cache_clear_ex(c, &r, err);
-    if (rc == VYRE_OK && removed)
-        *removed = r.removed;
-    if (rc == VYRE_OK && bytes)
-        *bytes = r.removed_bytes;
     return rc;
 }

@@ -20,6 +20,8 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/config_internal.h"
+#include "cache/remote/remote_internal.h"
 #include "vyre/remote.h"
 #include "vyre/units.h"
 
@@ -85,7 +87,7 @@ int vyre_config_key_find(const char *name)
     return -1;
 }
 
-void vyre_config_env_name(int key, char *buf, size_t size)
+void vyre__config_env_name(int key, char *buf, size_t size)
 {
     if (key == VYRE_CONF_REMOTE_STORAGE) {
         snprintf(buf, size, "%s", VYRE_REMOTE_ENV); /* the and ccache-like name */
@@ -171,17 +173,18 @@ static int parse_age(const char *s, int64_t *out, vyre_error *e)
     return vyre_parse_duration(s, out, e);
 }
 
-int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_config_origin origin,
-                    const char *file, unsigned line, vyre_error *err)
+int vyre__config_set(vyre_config *c, const char *key, const char *value, vyre_config_origin origin,
+                     const char *file, unsigned line, vyre_error *err)
 {
     char at[VYRE_CONFIG_WHERE_MAX + 32];
     where_prefix(file, line, at, sizeof at);
     if (!c || !key || !value)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_set: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__config_set: NULL argument");
     int k = vyre_config_key_find(key);
     if (k < 0)
         return vyre__remedy(err, VYRE_REMEDY_CACHE_CONFIG,
                             vyre__fail(err, VYRE_ECONFIG, k_keys_hint,
+                                       /* bounded: excerpt of an unknown key */
                                        "%sunknown configuration key '%.64s'", at, key));
     int remote = k == VYRE_CONF_REMOTE_STORAGE || k == VYRE_CONF_RESULTS_DB; /* long, masked */
     /* An empty remote_storage: no remote stores; an empty results_db: the
@@ -267,7 +270,7 @@ int vyre_config_set(vyre_config *c, const char *key, const char *value, vyre_con
     vyre__strlcpy(n->where[k].file, file ? file : "", sizeof n->where[k].file);
     n->where[k].line = line;
     if (remote)
-        vyre_remote_spec_mask(value, n->where[k].text, sizeof n->where[k].text);
+        vyre__remote_spec_mask(value, n->where[k].text, sizeof n->where[k].text);
     else
         vyre__strlcpy(n->where[k].text, value, sizeof n->where[k].text);
     *c = *n;
@@ -289,19 +292,21 @@ typedef struct load_ctx {
     vyre_error first;
 } load_ctx;
 
-static void add_problem(vyre_config *c, int is_error, const vyre_error *e)
+static void add_problem(vyre_config *c, int is_error, int key, const vyre_error *e)
 {
     if (c->n_problems < VYRE_CONFIG_MAX_PROBLEMS) {
         c->problems[c->n_problems].is_error = is_error;
+        c->problems[c->n_problems].key = key;
         c->problems[c->n_problems].error = *e;
     }
     c->n_problems++;
 }
 
-/* After a line or layer failed with rc (detail in e): 0 to go on (with
- * VYRE_CONFIG_KEEP_GOING the problem is kept in c and the key left as the
- * layers below set it), else rc with e copied to err. */
-static int keep_going(vyre_config *c, load_ctx *ctx, int rc, const vyre_error *e, vyre_error *err)
+/* After a line or layer failed with rc (detail in e) on key (-1: none):
+ * 0 to go on (with VYRE_CONFIG_KEEP_GOING the problem is kept in c and the
+ * key left as the layers below set it), else rc with e copied to err. */
+static int keep_going(vyre_config *c, load_ctx *ctx, int key, int rc, const vyre_error *e,
+                      vyre_error *err)
 {
     if (!rc)
         return 0;
@@ -310,7 +315,7 @@ static int keep_going(vyre_config *c, load_ctx *ctx, int rc, const vyre_error *e
             *err = *e;
         return rc;
     }
-    add_problem(c, 1, e);
+    add_problem(c, 1, key, e);
     if (!ctx->first_rc) {
         ctx->first_rc = rc;
         ctx->first = *e;
@@ -332,8 +337,9 @@ static void unknown_key(vyre_config *c, const char *at, const char *key)
         snprintf(hint, sizeof hint, "did you mean '%s'?", near);
     vyre_error w;
     vyre__fail(&w, VYRE_ECONFIG, near ? hint : k_keys_hint,
+               /* bounded: excerpt of an unknown key */
                "%sunknown configuration key '%.64s' (the line is ignored)", at, key);
-    add_problem(c, 0, &w);
+    add_problem(c, 0, -1, &w);
 }
 
 /* Keys that make the tool read the user's files or send anything: taken
@@ -349,6 +355,7 @@ static int refuse_foreign(const char *at, const char *key, uid_t owner, vyre_err
     struct passwd pw, *res = NULL;
     char buf[1024];
     if (getpwuid_r(owner, &pw, buf, sizeof buf, &res) == 0 && res)
+        /* bounded: a user name from getpwuid */
         snprintf(name, sizeof name, "'%.48s' ", res->pw_name);
     if (strcmp(key, "results_db") == 0)
         return vyre__fail(e, VYRE_EUNSAFE,
@@ -388,6 +395,7 @@ static int split_line(const char *text, size_t start, size_t end, const char *at
                           "%smissing key before '='", at);
     if (ke - start >= key_size) {
         /* Too long for any key: shown cut, as an unknown key. */
+        /* bounded: excerpt, marked "...", of a key */
         snprintf(key, key_size, "%.32s...", text + start);
         value[0] = '\0';
         return VYRE_OK;
@@ -419,7 +427,7 @@ static int parse_line(vyre_config *c, const char *text, size_t start, size_t end
     else
         rc = split_line(text, start, end, at, key, sizeof key, value, sizeof value, &e);
     if (rc)
-        return keep_going(c, ctx, rc, &e, err);
+        return keep_going(c, ctx, -1, rc, &e, err);
     int k = vyre_config_key_find(key);
     if (k < 0) {
         unknown_key(c, at, key);
@@ -430,8 +438,8 @@ static int parse_line(vyre_config *c, const char *text, size_t start, size_t end
     if (ctx && ctx->foreign && needs_trust(k))
         rc = refuse_foreign(at, key, ctx->owner, &e);
     else
-        rc = vyre_config_set(c, key, value, origin, file, line, &e);
-    return keep_going(c, ctx, rc, &e, err);
+        rc = vyre__config_set(c, key, value, origin, file, line, &e);
+    return keep_going(c, ctx, k, rc, &e, err);
 }
 
 static int parse_text(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
@@ -460,11 +468,11 @@ static int parse_text(vyre_config *c, const char *text, size_t len, vyre_config_
     return VYRE_OK;
 }
 
-int vyre_config_parse(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
-                      const char *file, vyre_error *err)
+int vyre__config_parse(vyre_config *c, const char *text, size_t len, vyre_config_origin origin,
+                       const char *file, vyre_error *err)
 {
     if (!c || (len && !text))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_parse: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__config_parse: NULL argument");
     return parse_text(c, text, len, origin, file, NULL, err);
 }
 
@@ -539,7 +547,7 @@ static int load_file(vyre_config *c, const char *path, vyre_config_origin origin
         else
             rc = vyre__fail(&e, vyre__errno_code(en), NULL, "cannot open '%s': %s", path,
                             strerror(en));
-        return keep_going(c, ctx, rc, &e, err);
+        return keep_going(c, ctx, -1, rc, &e, err);
     }
     load_ctx local = {0};
     load_ctx *lc = ctx ? ctx : &local;
@@ -554,26 +562,18 @@ static int load_file(vyre_config *c, const char *path, vyre_config_origin origin
     int rc = read_fd(fd, path, &buf, &len, &e);
     close(fd);
     if (rc)
-        return keep_going(c, ctx, rc, &e, err);
+        return keep_going(c, ctx, -1, rc, &e, err);
     rc = parse_text(c, buf, len, origin, path, lc, err);
     lc->foreign = 0;
     free(buf);
     return rc;
 }
 
-int vyre_config_load_file(vyre_config *c, const char *path, vyre_config_origin origin,
-                          vyre_error *err)
-{
-    if (!c || !path)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load_file: NULL argument");
-    return load_file(c, path, origin, 0, NULL, err);
-}
-
 static int load_env(vyre_config *c, load_ctx *ctx, vyre_error *err)
 {
     for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
         char name[64];
-        vyre_config_env_name(k, name, sizeof name);
+        vyre__config_env_name(k, name, sizeof name);
         /* secure_getenv: a set-id program linking libvyrecore takes no
          * remote store or umask from whoever started it. */
         const char *v = secure_getenv(name);
@@ -581,18 +581,13 @@ static int load_env(vyre_config *c, load_ctx *ctx, vyre_error *err)
             continue;
         vyre_error e;
         vyre_error_clear(&e);
-        int rc = vyre_config_set(c, k_keys[k].name, v, VYRE_CONF_FROM_ENV, name, 0, &e);
+        int rc = vyre__config_set(c, k_keys[k].name, v, VYRE_CONF_FROM_ENV, name, 0, &e);
         if (rc)
             snprintf(e.hint, sizeof e.hint, "fix or unset %s", name);
-        if ((rc = keep_going(c, ctx, rc, &e, err)))
+        if ((rc = keep_going(c, ctx, k, rc, &e, err)))
             return rc;
     }
     return VYRE_OK;
-}
-
-int vyre_config_load_env(vyre_config *c, vyre_error *err)
-{
-    return load_env(c, NULL, err);
 }
 
 int vyre_config_user_path(char *buf, size_t size, vyre_error *err)
@@ -614,22 +609,24 @@ static int load_override(vyre_config *c, const char *o, load_ctx *ctx, vyre_erro
     vyre_error_clear(&e);
     const char *eq = o ? strchr(o, '=') : NULL;
     char key[64];
-    int rc;
+    int rc, k = -1;
     if (!eq || eq == o)
         rc = vyre__fail(&e, VYRE_ECONFIG, "write -o key=value, e.g. -o max_size=10G",
                         "-o '%s': expected key=value", o ? o : "");
     else if ((size_t)(eq - o) >= sizeof key)
+        /* bounded: excerpt of an unknown key */
         rc = vyre__fail(&e, VYRE_ECONFIG, k_keys_hint, "-o '%.64s': unknown key", o);
     else {
         memcpy(key, o, (size_t)(eq - o));
         key[eq - o] = '\0';
-        rc = vyre_config_set(c, key, eq + 1, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e);
+        rc = vyre__config_set(c, key, eq + 1, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e);
+        k = vyre_config_key_find(key);
     }
-    return keep_going(c, ctx, rc, &e, err);
+    return keep_going(c, ctx, k, rc, &e, err);
 }
 
-int vyre_config_load_ex(vyre_config *c, const char *cache_root, const char *const *overrides,
-                        size_t n_overrides, unsigned flags, vyre_error *err)
+int vyre_config_load(vyre_config *c, const char *cache_root, const char *const *overrides,
+                     size_t n_overrides, unsigned flags, vyre_error *err)
 {
     if (!c)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load: NULL argument");
@@ -658,12 +655,6 @@ int vyre_config_load_ex(vyre_config *c, const char *cache_root, const char *cons
     }
     free(ctx);
     return rc;
-}
-
-int vyre_config_load(vyre_config *c, const char *cache_root, const char *const *overrides,
-                     size_t n_overrides, vyre_error *err)
-{
-    return vyre_config_load_ex(c, cache_root, overrides, n_overrides, 0, err);
 }
 
 /* A size in the largest binary unit that divides it exactly. */
@@ -714,10 +705,10 @@ void vyre_config_format_value(const vyre_config *c, int key, char *buf, size_t s
         snprintf(buf, size, "%s", c->read_only ? "true" : "false");
         break;
     case VYRE_CONF_REMOTE_STORAGE:
-        vyre_remote_spec_mask(c->remote_storage, buf, size);
+        vyre__remote_spec_mask(c->remote_storage, buf, size);
         break;
     case VYRE_CONF_RESULTS_DB: /* user:password@ masked */
-        vyre_remote_spec_mask(c->results_db, buf, size);
+        vyre__remote_spec_mask(c->results_db, buf, size);
         break;
     default:
         break;
@@ -832,7 +823,7 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
     if (value) {
         vyre_config probe;
         vyre_config_init(&probe);
-        if ((rc = vyre_config_set(&probe, key, value, VYRE_CONF_FROM_CACHE_FILE, NULL, 0, err)))
+        if ((rc = vyre__config_set(&probe, key, value, VYRE_CONF_FROM_CACHE_FILE, NULL, 0, err)))
             return rc;
         if (strchr(value, '\n'))
             return vyre__fail(err, VYRE_ECONFIG, NULL, "a value is one line");
@@ -841,6 +832,7 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
     } else if (vyre_config_key_find(key) < 0) {
         return vyre__remedy(
             err, VYRE_REMEDY_CACHE_CONFIG,
+            /* bounded: excerpt of an unknown key */
             vyre__fail(err, VYRE_ECONFIG, k_keys_hint, "unknown configuration key '%.64s'", key));
     }
     if ((rc = vyre__mkdirs(cache_root, 0700, err)))

@@ -42,19 +42,20 @@ const char *vyre_key_field_name(vyre_key_field f)
 static int copy_field(char *dst, size_t size, const char *src, const char *what, vyre_error *err)
 {
     if (vyre__strlcpy(dst, src ? src : "", size) >= size)
+        /* bounded: excerpt, marked "...", of a value too long */
         return vyre__fail(err, VYRE_ETOOBIG, NULL, "the key's %s '%.40s...' is over %zu bytes",
                           what, src, size - 1);
     return VYRE_OK;
 }
 
-int vyre_key_inputs_from(const vyre_key_input *in, vyre_key_inputs *out, vyre_error *err)
+int vyre__key_inputs_from(const vyre_key_input *in, vyre_key_inputs *out, vyre_error *err)
 {
     if (!in || !out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_key_inputs_from: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__key_inputs_from: NULL argument");
     memset(out, 0, sizeof *out);
     if ((in->n_options && !in->options) || (in->source_len && !in->source))
         return vyre__fail(err, VYRE_EINVAL, NULL,
-                          "vyre_key_inputs_from: NULL options or source with a non-zero count");
+                          "vyre__key_inputs_from: NULL options or source with a non-zero count");
     out->key_version = VYRE_KEY_VERSION;
     int rc = copy_field(out->backend, sizeof out->backend, in->backend, "backend", err);
     if (!rc)
@@ -65,7 +66,7 @@ int vyre_key_inputs_from(const vyre_key_input *in, vyre_key_inputs *out, vyre_er
         rc = copy_field(out->entry, sizeof out->entry, in->entry, "entry", err);
     for (size_t i = 0; !rc && i < in->n_options; i++) {
         if (!in->options[i])
-            return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_key_inputs_from: option %zu is NULL",
+            return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__key_inputs_from: option %zu is NULL",
                               i);
         size_t l = strlen(in->options[i]) + 1;
         if (l > sizeof out->options - out->options_len)
@@ -83,7 +84,7 @@ int vyre_key_inputs_from(const vyre_key_input *in, vyre_key_inputs *out, vyre_er
     return vyre__sha256_hex(in->source, in->source_len, out->source_sha256, err);
 }
 
-unsigned vyre_key_inputs_diff(const vyre_key_inputs *a, const vyre_key_inputs *b)
+unsigned vyre__key_inputs_diff(const vyre_key_inputs *a, const vyre_key_inputs *b)
 {
     if (!a || !b)
         return 0;
@@ -120,7 +121,7 @@ int vyre__cache_note_inputs(vyre_cache *c, const vyre_key *key, const vyre_key_i
     vyre_key_inputs *ki = malloc(sizeof *ki);
     if (!ki)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a key's inputs");
-    rc = vyre_key_inputs_from(in, ki, err);
+    rc = vyre__key_inputs_from(in, ki, err);
     if (!rc)
         rc = vyre__index_set_inputs(c->idx, key, ki, err);
     free(ki);
@@ -209,7 +210,7 @@ static int compare_all(vyre_cache *c, entry_list *l, const vyre_key_inputs *want
         } else {
             x->known = HEADER_FIELDS;
         }
-        x->differ = vyre_key_inputs_diff(&x->inputs, want) & x->known;
+        x->differ = vyre__key_inputs_diff(&x->inputs, want) & x->known;
         if (x->related)
             l->v[kept++] = *x;
     }
@@ -258,7 +259,7 @@ int vyre_key_explain(vyre_cache *c, const vyre_key_input *in, const char *source
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_key_explain: NULL argument");
     int rc = vyre_key_compute(in, &out->key, err);
     if (!rc)
-        rc = vyre_key_inputs_from(in, &out->inputs, err);
+        rc = vyre__key_inputs_from(in, &out->inputs, err);
     if (rc || vyre_cache_is_missing(c) || !c->idx)
         return rc; /* a cache not made yet: the key is absent, nothing else is cached */
     out->state = key_state(c, &out->key);

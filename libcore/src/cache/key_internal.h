@@ -22,4 +22,12 @@ int vyre__sha256_hex(const void *p, size_t n, char out[VYRE_KEY_HEX_LEN + 1], vy
 int vyre__cache_note_inputs(vyre_cache *c, const vyre_key *key, const vyre_key_input *in,
                             vyre_error *err);
 
+/* Fills *out from in (key_version VYRE_KEY_VERSION, the source hashed).
+ * VYRE_ETOOBIG when a string or the options do not fit the fields above
+ * (naming which), VYRE_EINVAL as vyre_key_compute, VYRE_ENOMEM. */
+int vyre__key_inputs_from(const vyre_key_input *in, vyre_key_inputs *out, vyre_error *err);
+
+/* A bit per vyre_key_field whose values differ between a and b. */
+unsigned vyre__key_inputs_diff(const vyre_key_inputs *a, const vyre_key_inputs *b);
+
 #endif /* VYRE_KEY_INTERNAL_H */

@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "base/internal.h"
+#include "cache/blob_internal.h"
 #include "cache/key_internal.h"
 #include "cuda/compile_internal.h"
 #include "cuda/toolkit_internal.h"
@@ -220,13 +221,8 @@ static int copy_cubin(const vyre_compile_request *req, vyre_compile_result *res,
     return VYRE_OK;
 }
 
-int vyre_compile_cubin(const vyre_compile_request *req, vyre_compile_result *res, vyre_error *err)
-{
-    return vyre_compile_cubin_named(req, NULL, res, err);
-}
-
-int vyre_compile_cubin_named(const vyre_compile_request *req, const char *source_name,
-                             vyre_compile_result *res, vyre_error *err)
+int vyre_compile_cubin(const vyre_compile_request *req, const char *source_name,
+                       vyre_compile_result *res, vyre_error *err)
 {
     if (!res)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_compile_cubin: NULL result");
@@ -288,7 +284,7 @@ void vyre__compile_blob_header(const vyre_key *key, const vyre_compile_result *r
 int vyre__compile_check_entry(const char *names, size_t names_len, size_t n, const char *entry,
                               vyre_error *err)
 {
-    if (!entry || n == 0 || vyre_kernel_list_has(names, names_len, entry))
+    if (!entry || n == 0 || vyre__kernel_list_has(names, names_len, entry))
         return VYRE_OK;
     char list[512];
     size_t need = vyre_kernel_list_format(names, names_len, ", ", list, sizeof list);
@@ -372,12 +368,6 @@ static vyre_blob *blob_new(const vyre_blob_header *h, const void *payload, size_
     return b;
 }
 
-int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req, vyre_blob **out,
-                               int *was_hit, vyre_error *err)
-{
-    return vyre_compile_through_cache_named(c, req, NULL, NULL, 0, out, was_hit, err);
-}
-
 /* The kernels a blob's module defines: the header's table, else (a blob
  * stored without one) the cubin's symbol table. *owned is what to free. */
 static void blob_kernels(const vyre_blob *b, const char **names, size_t *names_len, size_t *n,
@@ -425,10 +415,9 @@ int vyre__compile_blob_has_entry(const vyre_blob *b, const char *entry, vyre_err
     return blob_has_entries(b, entry, NULL, 0, err);
 }
 
-int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *req,
-                                     const char *source_name, const char *const *entries,
-                                     size_t n_entries, vyre_blob **out, int *was_hit,
-                                     vyre_error *err)
+int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_request *req,
+                               const char *source_name, const char *const *entries,
+                               size_t n_entries, vyre_blob **out, int *was_hit, vyre_error *err)
 {
     if (out)
         *out = NULL;
@@ -463,7 +452,7 @@ int vyre_compile_through_cache_named(vyre_cache *c, const vyre_compile_request *
     }
 
     vyre_compile_result res;
-    rc = vyre_compile_cubin_named(req, source_name, &res, err);
+    rc = vyre_compile_cubin(req, source_name, &res, err);
     if (rc) {
         vyre_compile_result_release(&res);
         return rc;

@@ -18,6 +18,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cuda/jitcache_internal.h"
 #include "vyre/units.h"
 
 int vyre_jitcache_resolve(uint64_t floor_bytes, vyre_jitcache_info *info, vyre_error *err)
@@ -111,7 +112,7 @@ static void setup_once(void)
         g_status = apply(&g_info, &g_error);
 }
 
-int vyre_jitcache_setup_floor(uint64_t floor_bytes, vyre_jitcache_info *info, vyre_error *err)
+int vyre__jitcache_setup_floor(uint64_t floor_bytes, vyre_jitcache_info *info, vyre_error *err)
 {
     if (floor_bytes == 0)
         return vyre__fail(err, VYRE_EINVAL, "pass a floor of at least 1 byte (default 1 GiB)",
@@ -135,5 +136,5 @@ int vyre_jitcache_setup_floor(uint64_t floor_bytes, vyre_jitcache_info *info, vy
 
 int vyre_jitcache_setup(vyre_jitcache_info *info, vyre_error *err)
 {
-    return vyre_jitcache_setup_floor(VYRE_JITCACHE_FLOOR_BYTES, info, err);
+    return vyre__jitcache_setup_floor(VYRE_JITCACHE_FLOOR_BYTES, info, err);
 }

@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/internal.h"
 #include "base/loader.h"
+#include "cuda/nvml_internal.h"
 
 /* ---- NVML declarations (nvml.h, driver R525+; layouts are ABI) ---------- */
 
@@ -561,7 +562,7 @@ static void sample_gpu(vyre_gpu_monitor *m, unsigned i, vyre_gpu_info *g)
     if (reasons_fn &&
         note(m, g, reasons_fn(d, &reasons), "throttle reasons", VYRE_GPU_F_THROTTLE)) {
         g->throttle_reasons = reasons;
-        vyre_gpu_throttle_text(reasons, g->throttle_text, sizeof g->throttle_text);
+        vyre__gpu_throttle_text(reasons, g->throttle_text, sizeof g->throttle_text);
     }
     sample_procs(m, d, g);
     sample_proc_util(m, st, g);
@@ -582,8 +583,8 @@ int vyre_gpu_monitor_sample(vyre_gpu_monitor *m, vyre_gpu_snapshot *out, vyre_er
     return VYRE_OK;
 }
 
-int vyre_gpu_monitor_clocks(vyre_gpu_monitor *m, unsigned index, unsigned *sm_mhz,
-                            uint64_t *reasons)
+int vyre__gpu_monitor_clocks(vyre_gpu_monitor *m, unsigned index, unsigned *sm_mhz,
+                             uint64_t *reasons)
 {
     if (!m || index >= m->ngpus || fetch_static(m, index) != NVML_SUCCESS)
         return 0;
@@ -614,7 +615,7 @@ int vyre_gpu_field_valid(const vyre_gpu_info *gpu, unsigned fields)
     return gpu && fields && (gpu->valid & fields) == fields;
 }
 
-const char *vyre_gpu_throttle_text(uint64_t reasons, char *buf, size_t size)
+const char *vyre__gpu_throttle_text(uint64_t reasons, char *buf, size_t size)
 {
     static const char *const words[] = {"idle",       "app-clocks",  "power",
                                         "hw",         "sync-boost",  "thermal",

@@ -62,7 +62,7 @@ static int compile_and_load(vyre_ctx *ctx, const vyre_compile_request *req, modu
     int nvrtc = req->kind == VYRE_SOURCE_CUDA_C;
     if (nvrtc)
         vyre_nvtx_push(VYRE_RANGE_NVRTC_COMPILE);
-    int rc = vyre_compile_cubin(req, &res, err);
+    int rc = vyre_compile_cubin(req, NULL, &res, err);
     if (nvrtc)
         vyre_nvtx_pop();
     if (rc) {

@@ -120,7 +120,7 @@ int vyre_ctx_open(int device, vyre_cache *cache, vyre_ctx **out, vyre_error *err
         if (cache) {
             ctx->cache = cache;
         } else {
-            rc = vyre_cache_open(NULL, 0, &ctx->cache, err);
+            rc = vyre_cache_open(NULL, NULL, &ctx->cache, err);
             ctx->own_cache = rc == VYRE_OK;
         }
     }

@@ -3,7 +3,7 @@
  * pool of threads (vyre_seed_run, see vyre/compile.h).
  *
  * Each file is read, its kind told, and compiled for each architecture
- * through vyre_compile_through_cache_named: the very path the run-time
+ * through vyre_compile_through_cache: the very path the run-time
  * caller takes, so a seeded blob is a hit there. Threads take files in
  * list order from an atomic counter; each file's outcomes are kept until
  * every earlier file is done, then handed to the caller's on_file under
@@ -68,7 +68,7 @@ static char *compiler_log(const vyre_compile_request *req, const char *path)
     vyre_compile_result res;
     vyre_error err;
     vyre_error_clear(&err);
-    vyre_compile_cubin_named(req, path, &res, &err);
+    vyre_compile_cubin(req, path, &res, &err);
     char *log = res.log && *res.log ? strdup(res.log) : NULL;
     vyre_compile_result_release(&res);
     return log;
@@ -141,8 +141,8 @@ static int seed_arch(seed_run *r, seed_item *it, const char *path, const vyre_co
     int local = !r->has_remotes || held_locally(r->cache, req);
     vyre_error err;
     vyre_error_clear(&err);
-    int crc = vyre_compile_through_cache_named(r->cache, req, path, o->entries, o->n_entries, &blob,
-                                               &was_hit, &err);
+    int crc = vyre_compile_through_cache(r->cache, req, path, o->entries, o->n_entries, &blob,
+                                         &was_hit, &err);
     if (crc) {
         vyre_blob_free(blob);
         fail_with(oc, req->arch, &err, crc);

@@ -139,7 +139,7 @@ int vyre_usage_caches(const char *vyre_root, vyre_usage_cache out[VYRE_USAGE_N_C
     vyre_error e;
     vyre_error_clear(&e);
     char why[VYRE_ERROR_MESSAGE_MAX + 48] = "out of memory";
-    if (cfg && vyre_config_load(cfg, v->located ? v->path : NULL, NULL, 0, &e) != 0) {
+    if (cfg && vyre_config_load(cfg, v->located ? v->path : NULL, NULL, 0, 0, &e) != 0) {
         snprintf(why, sizeof why, "the configuration does not load: %s", e.message);
         free(cfg);
         cfg = NULL;

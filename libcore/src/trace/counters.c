@@ -141,7 +141,7 @@ void vyre_counter_add(vyre_counter_id id, uint64_t n)
  * Below 2 * SUB the index is ns itself (buckets of width 1, exact); above,
  * e = floor(log2 ns) picks the power and the SUB_BITS bits after the leading
  * one pick the sub-bucket, so index = (e - SUB_BITS + 1) * SUB + sub. */
-int vyre_hist_bucket_of(uint64_t ns)
+int vyre__hist_bucket_of(uint64_t ns)
 {
     if (ns < 2 * VYRE_HIST_SUB)
         return (int)ns;
@@ -152,7 +152,7 @@ int vyre_hist_bucket_of(uint64_t ns)
     return ((e - VYRE_HIST_SUB_BITS + 1) << VYRE_HIST_SUB_BITS) + sub;
 }
 
-uint64_t vyre_hist_bucket_lo(int b)
+uint64_t vyre__hist_bucket_lo(int b)
 {
     if (b <= 0)
         return 0;
@@ -167,11 +167,11 @@ uint64_t vyre_hist_bucket_lo(int b)
 
 uint64_t vyre_hist_edge_nearest(uint64_t ns)
 {
-    int b = vyre_hist_bucket_of(ns);
-    uint64_t lo = vyre_hist_bucket_lo(b);
+    int b = vyre__hist_bucket_of(ns);
+    uint64_t lo = vyre__hist_bucket_lo(b);
     if (b >= VYRE_HIST_BUCKETS - 1 || lo == ns)
         return lo;
-    uint64_t hi = vyre_hist_bucket_lo(b + 1);
+    uint64_t hi = vyre__hist_bucket_lo(b + 1);
     return ns - lo <= hi - ns ? lo : hi;
 }
 
@@ -189,7 +189,7 @@ uint64_t vyre_range_hist_cumulative(const vyre_range_hist *h, const uint64_t *ed
         /* An edge at or below bucket b's lower bound counts the buckets
          * below b; the last bucket is open-ended, so an edge above its
          * lower bound counts the same. */
-        uint64_t lo = vyre_hist_bucket_lo(b);
+        uint64_t lo = vyre__hist_bucket_lo(b);
         while (i < n && (edges[i] <= lo || b == VYRE_HIST_BUCKETS - 1)) {
             out[i] = i > 0 && out[i - 1] > sum ? out[i - 1] : sum;
             i++;
@@ -213,7 +213,7 @@ void vyre__range_record_weighted(vyre_range_id id, uint64_t ns, uint64_t weight)
     hist_slot *h = shared ? &g_shared.h[id] : &s->h[id];
     bump(&h->count, weight, shared);
     bump(&h->total_ns, ns * weight, shared);
-    bump(&h->buckets[vyre_hist_bucket_of(ns)], weight, shared);
+    bump(&h->buckets[vyre__hist_bucket_of(ns)], weight, shared);
     uint64_t cur = atomic_load_explicit(&h->max_ns, memory_order_relaxed);
     if (!shared) {
         if (ns > cur)
@@ -276,8 +276,8 @@ uint64_t vyre_range_hist_quantile(const vyre_range_hist *h, double q)
             before += c;
             continue;
         }
-        uint64_t lo = vyre_hist_bucket_lo(b);
-        uint64_t hi = b == VYRE_HIST_BUCKETS - 1 ? h->max_ns + 1 : vyre_hist_bucket_lo(b + 1);
+        uint64_t lo = vyre__hist_bucket_lo(b);
+        uint64_t hi = b == VYRE_HIST_BUCKETS - 1 ? h->max_ns + 1 : vyre__hist_bucket_lo(b + 1);
         if (hi > h->max_ns + 1 && h->max_ns >= lo)
             hi = h->max_ns + 1; /* the top bucket ends at the largest sample */
         if (hi <= lo)

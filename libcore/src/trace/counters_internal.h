@@ -22,4 +22,12 @@ int vyre__nvtx_last_pop_sampled_out(void);
  * timed); for the tests. */
 unsigned vyre__nvtx_sample_stride(vyre_range_id id);
 
+/* The bucket index a duration of ns falls in (what vyre_range_record uses):
+ * a count-leading-zeros and shifts, no division. */
+int vyre__hist_bucket_of(uint64_t ns);
+
+/* Lowest duration bucket b holds (b in 0..VYRE_HIST_BUCKETS-1; b + 1 gives
+ * the exclusive upper bound for all but the last bucket). */
+uint64_t vyre__hist_bucket_lo(int b);
+
 #endif /* VYRE_TRACE_COUNTERS_INTERNAL_H */

@@ -8,6 +8,7 @@
  * still refuse it); each log2 bucket's count is spread over the log-linear
  * buckets that cover its range, so counts and totals are kept.
  */
+#include "trace/counters_internal.h"
 #include "trace/telemetry_v1.h"
 
 #include <stdatomic.h>
@@ -49,8 +50,8 @@ void vyre__telemetry_v1_upgrade(const vyre__tel_v1_page *in, vyre__tel_page *out
             if (c == 0)
                 continue;
             uint64_t lo = k == 0 ? 0 : UINT64_C(1) << k;
-            int first = vyre_hist_bucket_of(lo);
-            int last = vyre_hist_bucket_of((UINT64_C(2) << k) - 1);
+            int first = vyre__hist_bucket_of(lo);
+            int last = vyre__hist_bucket_of((UINT64_C(2) << k) - 1);
             uint64_t span = (uint64_t)(last - first + 1);
             for (int j = first; j <= last; j++) {
                 uint64_t share = c / span + ((uint64_t)(j - first) < c % span);

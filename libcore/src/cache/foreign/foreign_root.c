@@ -24,24 +24,6 @@
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"
 
-static int in_group(gid_t gid)
-{
-    if (gid == getegid())
-        return 1;
-    int n = getgroups(0, NULL);
-    if (n <= 0)
-        return 0;
-    gid_t *v = malloc((size_t)n * sizeof *v);
-    if (!v)
-        return 0;
-    n = getgroups(n, v);
-    int found = 0;
-    for (int i = 0; i < n && !found; i++)
-        found = v[i] == gid;
-    free(v);
-    return found;
-}
-
 int vyre__foreign_check_root(int fd, const char *dir, const char *what, vyre_error *err)
 {
     struct stat st;
@@ -61,7 +43,7 @@ int vyre__foreign_check_root(int fd, const char *dir, const char *what, vyre_err
             "files another user controls",
             what, dir, (unsigned)st.st_uid, (unsigned)geteuid());
     mode_t m = st.st_mode & 07777;
-    int team = (m & S_IWGRP) && (m & S_ISGID) && in_group(st.st_gid);
+    int team = (m & S_IWGRP) && (m & S_ISGID) && vyre__in_group(st.st_gid);
     if ((m & S_IWOTH) || ((m & S_IWGRP) && !team))
         return vyre__fail(err, VYRE_EUNSAFE,
                           "run 'chmod go-w' on it (or, for a cache a group shares, 'chgrp GROUP' "

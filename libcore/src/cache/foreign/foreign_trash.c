@@ -40,6 +40,7 @@ int vyre__foreign_trash_rename(int dirfd, const char *name, char *trash, size_t 
                           "'%s' is a %s, not a directory", name, vyre__file_type_name(st.st_mode));
     for (int attempt = 0; attempt < 16; attempt++) {
         unsigned n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+        /* bounded: a trash name must fit NAME_MAX */
         int w = snprintf(trash, trash_size, "%s%.200s.%ld.%u", VYRE__FOREIGN_TRASH_PREFIX, name,
                          (long)getpid(), n);
         if (w < 0 || (size_t)w >= trash_size)

@@ -34,6 +34,7 @@ int vyre__foreign_remove_file(int dirfd, const char *name, unsigned long long *b
     for (int attempt = 0; attempt < 16; attempt++) {
         unsigned n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
         /* ".f" keeps these apart from the group names foreign_trash.c makes. */
+        /* bounded: a trash name must fit NAME_MAX */
         int w = snprintf(trash, sizeof trash, "%s%.200s.%ld.f%u", VYRE__FOREIGN_TRASH_PREFIX, name,
                          (long)getpid(), n);
         if (w < 0 || (size_t)w >= sizeof trash)

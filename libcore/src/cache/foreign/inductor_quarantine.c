@@ -108,6 +108,7 @@ int vyre_inductor_quarantine(const vyre_inductor_cache *c, const char *path, vyr
      * rename; only vyre writes in the quarantine folder. */
     struct stat st;
     for (int i = 1; !fstatat(q, name, &st, AT_SYMLINK_NOFOLLOW) && i < 1000; i++)
+        /* bounded: a file name must fit NAME_MAX */
         snprintf(name, sizeof name, "%.700s.%d", last, i);
     int rc = 0;
     if (renameat(from, last, q, name))

@@ -413,6 +413,7 @@ int vyre_inductor_cache_scan(const char *dir, unsigned flags, vyre_inductor_cach
     if (!dir || !*dir)
         return vyre__fail(err, VYRE_EINVAL, NULL, "no TorchInductor cache directory given");
     if (vyre__strlcpy(out->dir, dir, sizeof out->dir) >= sizeof out->dir - VYRE_INDUCTOR_ENTRY_MAX)
+        /* bounded: excerpt, marked "...", of a path too long */
         return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "path too long: '%.64s...'",
                           dir);
     int top = open_root(dir, flags, err);

@@ -191,6 +191,7 @@ static void check_autotune_fields(plist *l, const vyre_inductor_cache *c, json_t
     else if (!triton_has(c, json_string_value(h)))
         /* Inductor compiles the chosen config again: a miss, not a fault. */
         add(l, e->path, NULL, "missing-triton-group", 0,
+            /* bounded: excerpt of a group name in a fixed message */
             "'%s' names Triton group '%.120s', which is not in the nested Triton cache", e->path,
             json_string_value(h));
 }

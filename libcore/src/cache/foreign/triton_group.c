@@ -111,6 +111,7 @@ static void parse_children(vyre_triton_group *g, json_t *cp)
     size_t n = json_object_size(cp);
     if (n > VYRE_TRITON_CHILDREN_MAX) {
         snprintf(g->manifest_error, sizeof g->manifest_error,
+                 /* bounded: excerpt of a file name in a fixed message */
                  "'%.120s' names %zu children, more than the %d read (Triton writes about 7)",
                  g->manifest_name, n, VYRE_TRITON_CHILDREN_MAX);
         return;
@@ -126,11 +127,13 @@ static void parse_children(vyre_triton_group *g, json_t *cp)
     {
         if (!json_is_string(v)) {
             snprintf(g->manifest_error, sizeof g->manifest_error,
+                     /* bounded: excerpt of a JSON key in a fixed message */
                      "child_paths['%.64s'] is %s, not a path", k, vyre__json_kind(v));
             return;
         }
         if (strlen(k) >= VYRE_TRITON_NAME_MAX || json_string_length(v) >= VYRE_TRITON_PATH_MAX) {
             snprintf(g->manifest_error, sizeof g->manifest_error,
+                     /* bounded: excerpt of a JSON key in a fixed message */
                      "child_paths['%.64s'] is too long", k);
             return;
         }
@@ -210,6 +213,7 @@ static void parse_metadata(int gfd, vyre_triton_group *g, const char *file)
     g->shared = get_int(j, "shared");
     /* The file name is cut, never the reason: %.200s keeps the message whole. */
     if (!*g->name)
+        /* bounded: the name is cut, never the reason */
         snprintf(g->metadata_error, sizeof g->metadata_error, "'%.200s' has no \"name\"", file);
     json_decref(j);
 }

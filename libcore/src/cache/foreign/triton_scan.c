@@ -353,6 +353,7 @@ static int start(const char *dir, vyre_triton_cache *out, vyre_error *err)
     if (!dir || !*dir)
         return vyre__fail(err, VYRE_EINVAL, NULL, "no Triton cache directory given");
     if (vyre__strlcpy(out->dir, dir, sizeof out->dir) >= sizeof out->dir)
+        /* bounded: excerpt, marked "...", of a path too long */
         return vyre__fail(err, VYRE_ETOOBIG, "use a shorter path", "path too long: '%.64s...'",
                           dir);
     return 0;

@@ -126,6 +126,7 @@ static void check_outside(plist *l, const vyre_triton_cache *c, const vyre_trito
             first = out++ ? first : i;
     if (out)
         add(l, g, g->manifest_name, "outside-group", 1,
+            /* bounded: excerpt of a child path in a fixed message */
             "'%s' points %zu of its %zu children outside the group (first: '%s' at '%.200s'): "
             "Triton would load that file",
             g->manifest_name, out, g->n_children, g->children[first].name, g->children[first].path);

@@ -312,6 +312,7 @@ static void http_object_name(const vyre_key *key, char *out, size_t size)
 {
     char hex[VYRE_KEY_HEX_LEN + 1];
     vyre_key_to_hex(key, hex);
+    /* bounded: the first two hex digits name the folder */
     snprintf(out, size, "%.2s/%s%s", hex, hex, VYRE_BLOB_EXT);
 }
 

@@ -98,4 +98,9 @@ void vyre__remote_probe_one(vyre_remote_list *l, size_t i, vyre_remote_check *ou
 /* A snapshot of remote i's counters. */
 void vyre__remote_stats_get(vyre_remote_list *l, size_t i, vyre_remote_stats *st);
 
+/* spec for display: the password of every URL ("user:password@") shown
+ * as "user:***@", as vyre_remote_info.url shows it; the rest as written,
+ * items joined by one space. */
+void vyre__remote_spec_mask(const char *spec, char *buf, size_t size);
+
 #endif /* VYRE_REMOTE_INTERNAL_H */

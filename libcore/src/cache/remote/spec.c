@@ -620,7 +620,7 @@ static void mask_item(const char *item, size_t n, char *out, size_t size)
         snprintf(out, size, "%.*s", (int)n, item);
 }
 
-void vyre_remote_spec_mask(const char *spec, char *buf, size_t size)
+void vyre__remote_spec_mask(const char *spec, char *buf, size_t size)
 {
     if (!buf || !size)
         return;
