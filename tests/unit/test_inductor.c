@@ -786,9 +786,9 @@ static uint64_t disk_of(const char *rel)
  * prune left far more on disk than asked). */
 Test(inductor, a_cache_pruned_to_a_size_holds_at_most_that_size_by_du)
 {
-    char rel[128];
-    cpath(rel, sizeof rel, "zz");
-    cr_assert_eq(mkdir(rel, 0700), 0, "%s", rel);
+    char rel[128], zz[1024];
+    cpath(zz, sizeof zz, "zz");
+    cr_assert_eq(mkdir(zz, 0700), 0, "%s", zz);
     age_all();
     for (int i = 0; i < 200; i++) {
         /* Kernels of 100 bytes, named as Inductor names them in bucket
