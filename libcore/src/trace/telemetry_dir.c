@@ -192,6 +192,22 @@ int vyre__tel_open_reader_dir(const char *dir, char *buf, size_t size, int *dfd,
     return rc;
 }
 
+int vyre__tel_opendir_reader(const char *dir, char *buf, size_t size, DIR **d, vyre_error *err)
+{
+    *d = NULL;
+    int dfd = -1;
+    int rc = vyre__tel_open_reader_dir(dir, buf, size, &dfd, err);
+    if (rc || dfd < 0)
+        return rc;
+    if (!(*d = fdopendir(dfd))) {
+        int e = errno;
+        close(dfd);
+        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read directory '%s': %s", buf,
+                          strerror(e));
+    }
+    return VYRE_OK;
+}
+
 int vyre_telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n, vyre_error *err)
 {
     if (!out || !n)
@@ -199,16 +215,10 @@ int vyre_telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n, 
     *out = NULL;
     *n = 0;
     char path[VYRE_TELEMETRY_PATH_MAX];
-    int dfd = -1, rc;
-    if ((rc = vyre__tel_open_reader_dir(dir, path, sizeof path, &dfd, err)) || dfd < 0)
+    DIR *d = NULL;
+    int rc = vyre__tel_opendir_reader(dir, path, sizeof path, &d, err);
+    if (rc || !d)
         return rc;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        int e = errno;
-        close(dfd);
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read directory '%s': %s", path,
-                          strerror(e));
-    }
     vyre_telemetry_entry *v = NULL;
     size_t len = 0, cap = 0;
     struct dirent *de;

@@ -54,6 +54,7 @@
 #ifndef VYRE_TELEMETRY_INTERNAL_H
 #define VYRE_TELEMETRY_INTERNAL_H
 
+#include <dirent.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -216,5 +217,10 @@ int vyre__tel_parse_name(const char *name, int32_t *pid, int *tmp);
 /* Opens dir (NULL: the default, resolved into buf) for reading through
  * vyre__tel_open_dir; *dfd -1 and 0 when it is missing. (telemetry_dir.c) */
 int vyre__tel_open_reader_dir(const char *dir, char *buf, size_t size, int *dfd, vyre_error *err);
+
+/* vyre__tel_open_reader_dir, then the directory as a DIR stream in *d (the
+ * caller closedir()s it; NULL with 0 when there is nothing to read, as
+ * *dfd < 0 there). telemetry_dir.c; list and reap read through it. */
+int vyre__tel_opendir_reader(const char *dir, char *buf, size_t size, DIR **d, vyre_error *err);
 
 #endif /* VYRE_TELEMETRY_INTERNAL_H */

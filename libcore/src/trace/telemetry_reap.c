@@ -53,16 +53,11 @@ int vyre_telemetry_reap(const char *dir, size_t *removed, vyre_error *err)
     if (removed)
         *removed = 0;
     char path[VYRE_TELEMETRY_PATH_MAX];
-    int dfd = -1, rc;
-    if ((rc = vyre__tel_open_reader_dir(dir, path, sizeof path, &dfd, err)) || dfd < 0)
+    DIR *d = NULL;
+    int rc = vyre__tel_opendir_reader(dir, path, sizeof path, &d, err);
+    if (rc || !d)
         return rc;
-    DIR *d = fdopendir(dfd);
-    if (!d) {
-        int e = errno;
-        close(dfd);
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read directory '%s': %s", path,
-                          strerror(e));
-    }
+    int dfd = dirfd(d);
     size_t count = 0;
     int32_t self = (int32_t)getpid();
     struct dirent *de;
