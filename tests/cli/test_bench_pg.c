@@ -177,21 +177,24 @@ static long pg_points(void)
     return n;
 }
 
-/* A server started, and `run --suite cache --rounds 1` against it in a
- * child process (default stopping rules: several seconds, points stored
+/* `run --suite cache --rounds 1` against url (NULL: a server started
+ * here, g_url) in a child process (default stopping rules: several seconds, points stored
  * as they end), its stderr to err_path (filled in here); returns once a
  * point is on the server, with the child's pid and the points written so
  * far in *points. */
-static pid_t run_in_background(char *err_path, size_t size, long *points)
+static pid_t run_in_background(const char *url, char *err_path, size_t size, long *points)
 {
-    start_server();
+    if (!url) {
+        start_server();
+        url = g_url;
+    }
     snprintf(err_path, size, "%s/run.err", g_tmp);
     fflush(NULL);
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
         tu_proc p;
-        bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, "--rounds", "1", "-q"));
+        bench(&p, ARGS("run", "--suite", "cache", "--db", url, "--rounds", "1", "-q"));
         FILE *f = fopen(err_path, "w");
         if (f) {
             fputs(p.err ? p.err : "", f);
@@ -245,7 +248,7 @@ Test(bench_pg, a_server_stopped_mid_run_ends_the_run_with_one_error)
 {
     char err_path[700];
     long n = 0;
-    pid_t pid = run_in_background(err_path, sizeof err_path, &n);
+    pid_t pid = run_in_background(NULL, err_path, sizeof err_path, &n);
     ts_postgres_stop(&g_pg);
     char err[4096];
     int code = wait_run(pid, err_path, err, sizeof err);
@@ -267,7 +270,7 @@ Test(bench_pg, a_server_restarted_between_points_is_connected_to_again)
 {
     char err_path[700];
     long n = 0;
-    pid_t pid = run_in_background(err_path, sizeof err_path, &n);
+    pid_t pid = run_in_background(NULL, err_path, sizeof err_path, &n);
     ts_postgres_stop(&g_pg);
     ts_postgres_restart(&g_pg);
     char err[4096];
@@ -691,27 +694,8 @@ Test(bench_pg, a_stopped_backend_ends_the_run_within_its_deadline, .fini = teard
     char url[700];
     snprintf(url, sizeof url, "%s?timeout=2", g_url);
     char err_path[700];
-    snprintf(err_path, sizeof err_path, "%s/run.err", g_tmp);
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        tu_proc p;
-        bench(&p, ARGS("run", "--suite", "cache", "--db", url, "--rounds", "1", "-q"));
-        FILE *f = fopen(err_path, "w");
-        if (f) {
-            fputs(p.err ? p.err : "", f);
-            fclose(f);
-        }
-        _exit(p.exit_code);
-    }
-    long n = -1;
-    for (int i = 0; i < 3000 && n < 1; i++) {
-        struct timespec ts = {0, 20 * 1000000};
-        nanosleep(&ts, NULL);
-        n = pg_points();
-    }
-    cr_assert_geq(n, 1, "no point was written");
+    long n = 0;
+    pid_t pid = run_in_background(url, err_path, sizeof err_path, &n);
     cr_assert_geq(stop_vyre_backends(), 1, "the run's session was not found");
     int64_t t0 = now_ms();
     char err[4096];
