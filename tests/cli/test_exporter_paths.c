@@ -127,29 +127,7 @@ static int request(unsigned port, const char *method, const char *target, char *
     char req[512];
     int n = snprintf(req, sizeof req, "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", method, target);
     cr_assert_eq(send(fd, req, (size_t)n, MSG_NOSIGNAL), n);
-    char buf[65536];
-    size_t len = 0;
-    int64_t end = now_ms() + 10000;
-    for (;;) {
-        int left = (int)(end - now_ms());
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (left <= 0 || poll(&p, 1, left) <= 0)
-            break;
-        ssize_t r = recv(fd, buf + len, sizeof buf - 1 - len, 0);
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-        if (len == sizeof buf - 1)
-            break;
-    }
-    close(fd);
-    buf[len] = '\0';
-    int status = 0;
-    if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1)
-        return 0;
-    const char *b = strstr(buf, "\r\n\r\n");
-    snprintf(body, size, "%s", b ? b + 4 : "");
-    return status;
+    return tu_http_answer(fd, 10000, body, size);
 }
 
 static void expect(unsigned port, const char *target, int status)

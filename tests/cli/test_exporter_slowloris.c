@@ -155,29 +155,7 @@ static int scrape(unsigned port, int ms, char *body, size_t size)
         close(fd);
         return 0;
     }
-    char buf[65536];
-    size_t len = 0;
-    int64_t end = now_ms() + ms;
-    for (;;) {
-        int left = (int)(end - now_ms());
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (left <= 0 || poll(&p, 1, left) <= 0)
-            break;
-        ssize_t r = recv(fd, buf + len, sizeof buf - 1 - len, 0);
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-        if (len == sizeof buf - 1)
-            break;
-    }
-    close(fd);
-    buf[len] = '\0';
-    int status = 0;
-    if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1)
-        return 0;
-    const char *b = strstr(buf, "\r\n\r\n");
-    snprintf(body, size, "%s", b ? b + 4 : "");
-    return status;
+    return tu_http_answer(fd, ms, body, size);
 }
 
 Test(exporter_slowloris, metrics_answer_during_a_slow_header_attack)

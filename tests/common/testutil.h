@@ -125,4 +125,9 @@ char *tu_read_file(const char *path, size_t *len);
 /* Writes a whole file; aborts the test on failure. */
 void tu_write_file(const char *path, const void *data, size_t len);
 
+/* Reads an HTTP/1.x answer from fd until the server closes it, at most ms
+ * milliseconds, then closes fd. Returns its status (0: none in time) and
+ * copies the start of its body into body[size]. */
+int tu_http_answer(int fd, int ms, char *body, size_t size);
+
 #endif /* VYRE_TESTUTIL_H */
