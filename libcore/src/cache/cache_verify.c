@@ -189,13 +189,17 @@ static void foreign_entry(vyre_cache *c, const file_ent *e, const char *what, in
     vyre__cache_report(fn, ctx, &p, res);
 }
 
+/* What a row says of its blob, size on disk apart: st_blocks is an
+ * accounting figure the filesystem may change under an unchanged file
+ * (delayed allocation settling, XFS's speculative preallocation dropped,
+ * a copy or a compression), so a different one is no problem: a repair
+ * refreshes it quietly (verify_rows). */
 static int row_matches(const vyre__index_row *r, const checked *k)
 {
     return r->kind == k->h.kind && strcmp(r->arch, k->h.arch) == 0 &&
            strcmp(r->toolchain, k->h.toolchain) == 0 && r->stored_size == k->h.stored_size &&
-           r->file_size == k->file_size && r->disk_size == k->disk_size &&
-           r->key_version == k->h.key_version && r->n_kernels == k->h.n_kernels &&
-           strcmp(r->source, k->h.source) == 0;
+           r->file_size == k->file_size && r->key_version == k->h.key_version &&
+           r->n_kernels == k->h.n_kernels && strcmp(r->source, k->h.source) == 0;
 }
 
 /* row_from_header for a header read by a check (which keeps no kernel
@@ -457,6 +461,14 @@ static void verify_row_without_file(vyre_cache *c, int repair, const vyre__index
     vyre__cache_report(fn, ctx, &p, res);
 }
 
+/* A row whose blob now takes another number of blocks on disk. */
+static void refresh_disk_size(vyre_cache *c, const vyre__index_row *r, uint64_t disk_size)
+{
+    vyre__index_row row = *r;
+    row.disk_size = disk_size;
+    (void)vyre__index_upsert(c->idx, &row, NULL);
+}
+
 /* Index rows against the checked files (both sorted by key). */
 static void verify_rows(vyre_cache *c, int repair, row_list *rows, checked *good, size_t n_good,
                         const tmp_scan *t, vyre_cache_verify_result *res, vyre_cache_problem_fn fn,
@@ -477,8 +489,11 @@ static void verify_rows(vyre_cache *c, int repair, row_list *rows, checked *good
         memset(&p, 0, sizeof p);
         const checked *k = &good[j++];
         const vyre__index_row *r = d == 0 ? &rows->v[i++] : NULL;
-        if (r && row_matches(r, k))
+        if (r && row_matches(r, k)) {
+            if (repair && r->disk_size != k->disk_size)
+                refresh_disk_size(c, r, k->disk_size);
             continue;
+        }
         vyre_blob_path(c->root, &k->key, p.path, sizeof p.path, NULL);
         if (!r && !vyre__cache_blob_present(c, &k->key))
             continue; /* pruned since the scan: consistent */
