@@ -575,7 +575,7 @@ const char *vyre_cache_root(const vyre_cache *c)
     return c->root;
 }
 
-int vyre_cache_is_readonly(const vyre_cache *c)
+int vyre__cache_is_readonly(const vyre_cache *c)
 {
     return c->readonly;
 }

@@ -286,7 +286,7 @@ static int cleanup_lock_open(const vyre_cache *c)
 }
 
 /* One pass of a cleanup, under the cleanup lock (fd). */
-static int cleanup_pass(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+static int cleanup_pass(vyre_cache *c, int force, vyre__cache_cleanup_result *res, vyre_error *err)
 {
     const vyre_config *cf = &c->config;
     vyre_cache_prune_opts po;
@@ -314,14 +314,14 @@ static int cleanup_pass(vyre_cache *c, int force, vyre_cache_cleanup_result *res
 
 #define CLEANUP_MAX_PASSES 8
 
-int vyre_cache_cleanup(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+int vyre__cache_cleanup(vyre_cache *c, int force, vyre__cache_cleanup_result *res, vyre_error *err)
 {
-    vyre_cache_cleanup_result local;
+    vyre__cache_cleanup_result local;
     if (!res)
         res = &local;
     memset(res, 0, sizeof *res);
     if (!c)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_cleanup: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__cache_cleanup: NULL argument");
     if (c->readonly)
         return vyre__cache_readonly_error(c, err);
     if (!c->idx)
@@ -395,7 +395,7 @@ void vyre__cache_maybe_cleanup(vyre_cache *c)
         }
     }
     if (due)
-        vyre_cache_cleanup(c, 0, NULL, NULL);
+        vyre__cache_cleanup(c, 0, NULL, NULL);
 }
 
 int vyre_cache_zero_stats(vyre_cache *c, vyre_error *err)

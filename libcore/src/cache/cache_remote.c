@@ -239,7 +239,7 @@ int vyre_cache_remote_pull(vyre_cache *c, const vyre_key *key, size_t *from, vyr
     return rc;
 }
 
-int vyre_cache_flush(vyre_cache *c, vyre_error *err)
+int vyre__cache_flush(vyre_cache *c, vyre_error *err)
 {
     if (!c || !c->idx)
         return VYRE_OK;
