@@ -5,16 +5,13 @@
  * to call the file that opens the cache.
  */
 #include "vyre/cache.h"
-
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
+
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/blob_internal.h"

@@ -22,12 +22,9 @@
  * entry itself is removed, never what it points to.
  */
 #include "vyre/cache.h"
-
 #include <dirent.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +34,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
 #include "cache/index.h"
-#include "cache/remote/remote_internal.h"
-#include "vyre/nvtx.h"
 
 #define INDEX_NAME    "index.sqlite3"
 #define MARKER_MAX    512

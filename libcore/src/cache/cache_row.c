@@ -3,10 +3,8 @@
  * put, reindex and verify write into the index, made in one place.
  */
 #include "vyre/cache.h"
-
 #include <string.h>
 
-#include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
 #include "cache/index.h"
 

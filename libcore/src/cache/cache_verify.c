@@ -5,10 +5,8 @@
  * index rebuilt from the blobs) and vyre_cache_clear.
  */
 #include "vyre/cache.h"
-
 #include <dirent.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,9 +15,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
 #include "base/clock.h"
 #include "base/fsutil.h"
 #include "base/internal.h"
@@ -27,7 +23,6 @@
 #include "cache/cache_internal.h"
 #include "cache/disk_size.h"
 #include "cache/index.h"
-#include "cache/remote/remote_internal.h"
 #include "vyre/nvtx.h"
 
 /* ---- checking many blobs ---------------------------------------------- */

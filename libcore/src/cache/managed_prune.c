@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/internal.h"
 #include "cache/managed.h"
 
 typedef struct plan {

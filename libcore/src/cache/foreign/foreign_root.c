@@ -15,11 +15,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"

@@ -10,13 +10,12 @@
  * that an edited kernel is told from a retuned one. Nothing is written;
  * group files are read from the group's directory, never through a link.
  */
-#include <fcntl.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/triton_internal.h"
