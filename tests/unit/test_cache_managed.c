@@ -78,10 +78,11 @@ static int f_report(void *k, size_t i, const char *reason, int rc, const vyre_er
     return 0;
 }
 
-static vyre__managed_ops ops = {f_count, f_describe, f_own, f_touched, f_remove, f_report, 0};
+static vyre__managed_ops ops = {f_count,  f_describe, f_own, f_touched, f_remove,
+                                f_report, 0,          NULL,  0};
 
 #define P      VYRE__MANAGED_PRUNABLE
-#define OLD(s) (NOW - INT64_C(s) * 1000000000)
+#define OLD(s) (NOW - (int64_t)(s) * 1000000000)
 
 Test(cache_managed, size_limit_takes_least_recently_used_first_and_leaves_young_ones)
 {
@@ -94,7 +95,7 @@ Test(cache_managed, size_limit_takes_least_recently_used_first_and_leaves_young_
     fake f = {e, 4, ""};
     vyre__managed_opts o = {.max_bytes = 250, .now_ns = NOW};
     vyre__managed_result r;
-    cr_assert_eq(vyre__managed_prune(&ops, &f, 400, &o, &r), 0);
+    cr_assert_eq(vyre__managed_prune(&ops, &f, 400, &o, &r, NULL), 0);
     cr_assert_str_eq(f.log, "b:size:0 d:size:0 ");
     cr_assert_eq(r.removed, 2);
     cr_assert_eq(r.removed_bytes, 200);
@@ -115,7 +116,7 @@ Test(cache_managed, limits_never_take_what_is_not_prunable_but_own_reasons_do)
     fake f = {e, 3, ""};
     vyre__managed_opts o = {.all = 1, .max_bytes = 1, .now_ns = NOW};
     vyre__managed_result r;
-    cr_assert_eq(vyre__managed_prune(&ops, &f, 260, &o, &r), 0);
+    cr_assert_eq(vyre__managed_prune(&ops, &f, 260, &o, &r, NULL), 0);
     cr_assert_str_eq(f.log, "trash:trash:0 k:clear:0 ");
     cr_assert(!e[0].removed, "a foreign name was removed");
     cr_assert_eq(r.kept_bytes, 110);
@@ -131,16 +132,17 @@ Test(cache_managed, age_gone_failed_and_dry_run)
         {"old", 100, OLD(7200), OLD(7200), P, NULL, 0, 0},
     };
     fake f = {e, 4, ""};
-    vyre__managed_opts o = {.max_age_ns = 60 * MINUTE, .now_ns = NOW, .dry_run = 1};
+    vyre__managed_opts o = {
+        .max_bytes = UINT64_MAX, .max_age_ns = 60 * MINUTE, .now_ns = NOW, .dry_run = 1};
     vyre__managed_result r;
-    cr_assert_eq(vyre__managed_prune(&ops, &f, 400, &o, &r), 0);
+    cr_assert_eq(vyre__managed_prune(&ops, &f, 400, &o, &r, NULL), 0);
     cr_assert_str_eq(f.log, "bad:age:0 old:age:0 ", "a dry run reports what would go");
     for (size_t i = 0; i < 4; i++)
         cr_assert(!e[i].removed, "a dry run removed %s", e[i].name);
     vyre__managed_result_release(&r);
     f.log[0] = '\0';
     o.dry_run = 0;
-    cr_assert_eq(vyre__managed_prune(&ops, &f, 400, &o, &r), 0);
+    cr_assert_eq(vyre__managed_prune(&ops, &f, 400, &o, &r, NULL), 0);
     cr_assert_str_eq(f.log, "bad:age:1 old:age:0 ");
     cr_assert_eq(r.failed, 1);
     cr_assert_eq(r.removed, 1);
@@ -160,9 +162,9 @@ Test(cache_managed, lru_order_walks_step_one_least_recently_used_first)
     fake f = {e, 3, ""};
     vyre__managed_ops lru = ops;
     lru.lru_order = 1;
-    vyre__managed_opts o = {.all = 1, .now_ns = NOW};
+    vyre__managed_opts o = {.max_bytes = UINT64_MAX, .all = 1, .now_ns = NOW};
     vyre__managed_result r;
-    cr_assert_eq(vyre__managed_prune(&lru, &f, 3, &o, &r), 0);
+    cr_assert_eq(vyre__managed_prune(&lru, &f, 3, &o, &r, NULL), 0);
     cr_assert_str_eq(f.log, "b:clear:0 c:clear:0 a:clear:0 ");
     vyre__managed_result_release(&r);
 }
@@ -190,4 +192,49 @@ Test(cache_managed, quarantine_move_picks_a_free_name)
     close(q);
     close(fd);
     tu_rm_rf(dir);
+}
+
+/* A kind that removes in batches (vyre's own: one commit per batch). */
+static int g_batches, g_fail_batch;
+static int f_remove_batch(void *k, const size_t *idx, size_t n, vyre_error *err)
+{
+    fake *f = k;
+    if (++g_batches == g_fail_batch)
+        return vyre__fail(err, VYRE_EBUSY, NULL, "index locked");
+    for (size_t j = 0; j < n; j++)
+        f->e[idx[j]].removed = 1;
+    return 0;
+}
+
+Test(cache_managed, batches_are_reported_once_removed_and_a_failed_one_stops_the_prune)
+{
+    fake_entry e[5];
+    static const char *const names[5] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++)
+        e[i] = (fake_entry){names[i], 10, OLD(100 + i), 0, P, NULL, 0, 0};
+    fake f = {e, 5, ""};
+    vyre__managed_ops b = ops;
+    b.remove_batch = f_remove_batch;
+    b.batch = 2;
+    vyre__managed_opts o = {.max_bytes = 15, .now_ns = NOW};
+    vyre__managed_result r;
+    g_batches = 0, g_fail_batch = 0;
+    cr_assert_eq(vyre__managed_prune(&b, &f, 50, &o, &r, NULL), 0);
+    cr_assert_str_eq(f.log, "e:size:0 d:size:0 c:size:0 b:size:0 ");
+    cr_assert_eq(g_batches, 2, "two full batches, the last of two");
+    cr_assert_eq(r.removed, 4);
+    cr_assert_eq(r.kept_bytes, 10);
+    vyre__managed_result_release(&r);
+    for (int i = 0; i < 5; i++)
+        e[i].removed = 0;
+    f.log[0] = '\0';
+    g_batches = 0, g_fail_batch = 2;
+    vyre_error err;
+    vyre_error_clear(&err);
+    cr_assert_eq(vyre__managed_prune(&b, &f, 50, &o, &r, &err), VYRE_EBUSY);
+    cr_assert(strstr(err.message, "index locked"), "%s", err.message);
+    cr_assert_str_eq(f.log, "e:size:0 d:size:0 ", "the failed batch was reported");
+    cr_assert_eq(r.removed, 2);
+    cr_assert_eq(r.state[2], VYRE__MANAGED_FAILED);
+    vyre__managed_result_release(&r);
 }

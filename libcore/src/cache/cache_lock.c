@@ -5,6 +5,7 @@
  * to call the file that opens the cache.
  */
 #include "vyre/cache.h"
+
 #include <errno.h>
 #include <fcntl.h>
 
@@ -12,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/blob_internal.h"

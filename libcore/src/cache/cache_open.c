@@ -22,6 +22,7 @@
  * entry itself is removed, never what it points to.
  */
 #include "vyre/cache.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>

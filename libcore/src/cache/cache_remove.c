@@ -6,6 +6,7 @@
  * hook the kill-at-every-step tests use.
  */
 #include "vyre/cache.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/blob_internal.h"

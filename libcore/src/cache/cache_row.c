@@ -3,6 +3,7 @@
  * put, reindex and verify write into the index, made in one place.
  */
 #include "vyre/cache.h"
+
 #include <string.h>
 
 #include "cache/cache_internal.h"

@@ -4,6 +4,7 @@
  * vyre_cache_foreach, vyre_cache_stats_get, find by key prefix.
  */
 #include "vyre/cache.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "base/clock.h"
 #include "base/fsutil.h"
 #include "base/internal.h"

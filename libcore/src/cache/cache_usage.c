@@ -12,12 +12,14 @@
  * the walk goes on: a monitor wants a figure, not an error.
  */
 #include "vyre/usage.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
 #include "base/clock.h"
 #include "base/internal.h"
 #include "cache/disk_size.h"

@@ -5,6 +5,7 @@
  * index rebuilt from the blobs) and vyre_cache_clear.
  */
 #include "vyre/cache.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "base/clock.h"
 #include "base/fsutil.h"
 #include "base/internal.h"

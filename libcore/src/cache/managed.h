@@ -57,7 +57,8 @@ enum {
 };
 
 typedef struct vyre__managed_opts {
-    uint64_t max_bytes; /* 0: none. LRU prunable entries go until the cache is at most this */
+    uint64_t
+        max_bytes; /* UINT64_MAX: none. LRU prunable entries go until the cache is at most this */
     int64_t max_age_ns; /* 0: none. Prunable entries last used longer ago go */
     int all;            /* clear: every prunable entry */
     int dry_run;        /* decide and report, remove nothing */
@@ -85,6 +86,13 @@ typedef struct vyre__managed_ops {
     /* 1: step 1 walks the entries least recently used first, else in the
      * kind's list order. */
     int lru_order;
+    /* May be NULL. A kind whose removal commits many entries at once (vyre's
+     * own: rows deleted in one transaction) removes the entries idx[0..n)
+     * here instead of one by one through remove, up to `batch` at a time.
+     * 0: every one went, and each is then reported; else nothing of this
+     * batch is reported, the prune stops and returns the code (err set). */
+    int (*remove_batch)(void *kind, const size_t *idx, size_t n, vyre_error *err);
+    size_t batch;
 } vyre__managed_ops;
 
 typedef struct vyre__managed_result {
@@ -100,10 +108,11 @@ typedef struct vyre__managed_result {
  * the whole cache's size on disk, entries and the rest). *r is always
  * initialised; release it with vyre__managed_result_release. Returns 0
  * (failures of single removals are counted and reported, not returned),
- * or VYRE_ENOMEM (from the engine or a report).
+ * VYRE_ENOMEM (from the engine or a report), or the code of a failed
+ * remove_batch with err (may be NULL) set.
  */
 int vyre__managed_prune(const vyre__managed_ops *ops, void *kind, uint64_t total_bytes,
-                        const vyre__managed_opts *o, vyre__managed_result *r);
+                        const vyre__managed_opts *o, vyre__managed_result *r, vyre_error *err);
 
 void vyre__managed_result_release(vyre__managed_result *r);
 

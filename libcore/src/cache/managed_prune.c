@@ -16,6 +16,10 @@ typedef struct plan {
     vyre__managed_entry *e; /* every entry, described once */
     size_t n;
     uint64_t bytes; /* the cache's bytes as they stand */
+    size_t *q;      /* remove_batch: the entries taken and not yet removed */
+    const char **q_reason;
+    size_t nq;
+    vyre_error *err;
 } plan;
 
 static int prunable(const plan *p, size_t i)
@@ -23,8 +27,23 @@ static int prunable(const plan *p, size_t i)
     return (p->e[i].flags & VYRE__MANAGED_PRUNABLE) != 0;
 }
 
+/* Removes the entries queued for remove_batch, then reports them. */
+static int flush(plan *p)
+{
+    int rc = p->nq ? p->ops->remove_batch(p->kind, p->q, p->nq, p->err) : 0;
+    for (size_t k = 0; rc && k < p->nq; k++)
+        p->r->state[p->q[k]] = VYRE__MANAGED_FAILED;
+    for (size_t k = 0; !rc && k < p->nq; k++) {
+        p->r->removed++;
+        p->r->removed_bytes += p->e[p->q[k]].bytes;
+        rc = p->ops->report ? p->ops->report(p->kind, p->q[k], p->q_reason[k], 0, NULL) : 0;
+    }
+    p->nq = 0;
+    return rc;
+}
+
 /* Takes entry i for `reason`, unless it is young or gone. 0, or the
- * report's VYRE_ENOMEM. */
+ * report's VYRE_ENOMEM, or remove_batch's failure. */
 static int take(plan *p, size_t i, const char *reason)
 {
     vyre__managed_result *r = p->r;
@@ -35,6 +54,15 @@ static int take(plan *p, size_t i, const char *reason)
         r->young++;
         r->young_bytes += bytes;
         return 0;
+    }
+    if (t >= 0 && p->q && !p->o->dry_run) {
+        /* Counted as gone now, so the size limit stops in time; reported
+         * once the batch is removed. */
+        r->state[i] = VYRE__MANAGED_REMOVED;
+        p->bytes -= bytes < p->bytes ? bytes : p->bytes;
+        p->q[p->nq] = i;
+        p->q_reason[p->nq++] = reason;
+        return p->nq == p->ops->batch ? flush(p) : 0;
     }
     vyre_error err;
     vyre_error_clear(&err);
@@ -75,7 +103,8 @@ static int cmp_lru(const void *a, const void *b, void *arg)
     const vyre__managed_entry *x = &e[*(const size_t *)a], *y = &e[*(const size_t *)b];
     if (x->last_use_ns != y->last_use_ns)
         return x->last_use_ns < y->last_use_ns ? -1 : 1;
-    return strcmp(x->name, y->name);
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x > y) - (x < y); /* ties: the kind's list order */
 }
 
 /* Every entry, least recently used first, into order (n of them). */
@@ -97,26 +126,31 @@ static int run(plan *p, size_t *order)
         if (why)
             rc = take(p, i, why);
     }
-    if (rc || !p->o->max_bytes || p->bytes <= p->o->max_bytes)
-        return rc;
-    lru_order(p, order);
-    for (size_t k = 0; !rc && k < p->n && p->bytes > p->o->max_bytes; k++)
-        if (p->r->state[order[k]] == VYRE__MANAGED_KEPT && prunable(p, order[k]))
-            rc = take(p, order[k], "size");
-    return rc;
+    if (!rc && p->bytes > p->o->max_bytes) {
+        lru_order(p, order);
+        for (size_t k = 0; !rc && k < p->n && p->bytes > p->o->max_bytes; k++)
+            if (p->r->state[order[k]] == VYRE__MANAGED_KEPT && prunable(p, order[k]))
+                rc = take(p, order[k], "size");
+    }
+    return rc ? rc : flush(p);
 }
 
 int vyre__managed_prune(const vyre__managed_ops *ops, void *kind, uint64_t total_bytes,
-                        const vyre__managed_opts *o, vyre__managed_result *r)
+                        const vyre__managed_opts *o, vyre__managed_result *r, vyre_error *err)
 {
     memset(r, 0, sizeof *r);
-    plan p = {.ops = ops, .kind = kind, .o = o, .r = r, .n = ops->count(kind)};
+    plan p = {.ops = ops, .kind = kind, .o = o, .r = r, .n = ops->count(kind), .err = err};
     p.bytes = total_bytes;
     size_t cap = p.n ? p.n : 1;
     r->state = calloc(cap, 1);
     p.e = calloc(cap, sizeof *p.e);
     size_t *order = malloc(cap * sizeof *order);
     int rc = r->state && p.e && order ? 0 : VYRE_ENOMEM;
+    if (!rc && ops->remove_batch && ops->batch) {
+        p.q = malloc(ops->batch * sizeof *p.q);
+        p.q_reason = malloc(ops->batch * sizeof *p.q_reason);
+        rc = p.q && p.q_reason ? 0 : VYRE_ENOMEM;
+    }
     for (size_t i = 0; !rc && i < p.n; i++) {
         ops->describe(kind, i, &p.e[i]);
         if (!p.e[i].name)
@@ -125,6 +159,8 @@ int vyre__managed_prune(const vyre__managed_ops *ops, void *kind, uint64_t total
     if (!rc)
         rc = run(&p, order);
     r->kept_bytes = p.bytes;
+    free(p.q);
+    free(p.q_reason);
     free(order);
     free(p.e);
     return rc;

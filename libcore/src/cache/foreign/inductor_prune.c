@@ -174,9 +174,10 @@ int vyre_inductor_prune(const vyre_inductor_cache *c, const vyre_inductor_prune_
         return vyre__fail(err, VYRE_EINVAL, NULL,
                           "TorchInductor cache '%s' was not opened to be changed", c->dir);
     run r = {c, fn, user, res, 0, err};
-    vyre__managed_opts mo = {o->max_bytes, o->max_age_ns, o->all, o->dry_run, vyre__unix_ns()};
+    vyre__managed_opts mo = {o->max_bytes ? o->max_bytes : UINT64_MAX, o->max_age_ns, o->all,
+                             o->dry_run, vyre__unix_ns()};
     vyre__managed_result m;
-    int rc = vyre__managed_prune(&inductor_ops, &r, c->bytes, &mo, &m);
+    int rc = vyre__managed_prune(&inductor_ops, &r, c->bytes, &mo, &m, NULL);
     if (rc) {
         vyre__managed_result_release(&m);
         return vyre__fail(err, rc, NULL, "out of memory pruning '%s'", c->dir);

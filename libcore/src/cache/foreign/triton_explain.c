@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/triton_internal.h"

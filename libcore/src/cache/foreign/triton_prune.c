@@ -204,14 +204,14 @@ int vyre_triton_prune(const char *dir, const vyre_triton_prune_opts *o,
      * checked: the path is not opened again, so a cache swapped for a link
      * to another folder while the prune runs is never reached. */
     plan p = {.c = &c, .o = o, .r = out};
-    vyre__managed_opts mo = {.max_bytes = o->max_size,
+    vyre__managed_opts mo = {.max_bytes = o->max_size ? o->max_size : UINT64_MAX,
                              .max_age_ns = o->max_age_ns,
                              .all = o->all,
                              .dry_run = o->dry_run};
     mo.now_ns = o->now_ns ? o->now_ns : vyre__unix_ns();
     out->total_bytes = c.bytes;
     vyre__managed_result m;
-    rc = vyre__managed_prune(&triton_ops, &p, c.bytes, &mo, &m);
+    rc = vyre__managed_prune(&triton_ops, &p, c.bytes, &mo, &m, NULL);
     if (rc)
         vyre__fail(err, rc, NULL, "out of memory pruning '%s'", dir);
     else

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"
