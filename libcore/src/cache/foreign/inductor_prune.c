@@ -121,14 +121,14 @@ static int op_report(void *kind, size_t i, const char *reason, int rc, const vyr
 {
     run *r = kind;
     const vyre_inductor_entry *e = &r->c->entries[i];
+    if (!strcmp(reason, "trash")) { /* finished, not counted as an entry; */
+        r->res->trash += rc == 0;   /* one that resists is left for next time */
+        return 0;
+    }
     if (rc && !r->first) {
         r->first = rc;
         if (r->err)
             *r->err = *err;
-    }
-    if (!strcmp(reason, "trash")) { /* finished, not counted as an entry */
-        r->res->trash += rc == 0;
-        return 0;
     }
     if (rc)
         r->res->failed++;
