@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gzip.h"
 #include "util.h"
 #include "vyre/version.h"
 
@@ -278,6 +279,43 @@ static MHD_RESULT reply(struct MHD_Connection *c, unsigned status, const char *t
     return ret;
 }
 
+/* A scrape, gzipped when the request's Accept-Encoding takes gzip (a
+ * body that cannot be compressed goes out plain). Vary tells caches that
+ * the answer depends on that header. */
+static MHD_RESULT reply_metrics(exp_server *s, struct MHD_Connection *c)
+{
+    static char failed[] = "scrape failed: out of memory\n";
+    char *body = NULL;
+    size_t len = 0;
+    if (exporter_scrape(s->x, &body, &len) != 0)
+        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", failed,
+                     sizeof failed - 1, 0);
+    const char *ae =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    int gz = 0;
+    char *z = NULL;
+    size_t zlen = 0;
+    if (exp_accepts_gzip(ae) && exp_gzip(body, len, &z, &zlen) == 0) {
+        free(body);
+        body = z;
+        len = zlen;
+        gz = 1;
+    }
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    if (gz)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    MHD_RESULT ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* MHD_OPTION_UNESCAPE_CALLBACK: the path stays as the client sent it,
  * never percent-decoded. libmicrohttpd's own decoding turned
  * '/metrics%00' into "/metrics", a NUL and nothing, which strcmp took for
@@ -308,7 +346,6 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, c
     mark_answering(s, c); /* every path below queues the response */
     static char not_allowed[] = "method not allowed\n";
     static char not_found[] = "not found\n";
-    static char failed[] = "scrape failed: out of memory\n";
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         struct MHD_Response *r = MHD_create_response_from_buffer(
             sizeof not_allowed - 1, not_allowed, MHD_RESPMEM_PERSISTENT);
@@ -319,14 +356,8 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, c
         MHD_destroy_response(r);
         return ret;
     }
-    if (strcmp(url, s->path) == 0) {
-        char *body = NULL;
-        size_t len = 0;
-        if (exporter_scrape(s->x, &body, &len) != 0)
-            return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", failed,
-                         sizeof failed - 1, 0);
-        return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len, 1);
-    }
+    if (strcmp(url, s->path) == 0)
+        return reply_metrics(s, c);
     if (strcmp(url, "/") == 0)
         return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", s->landing, strlen(s->landing), 0);
     return reply(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", not_found,

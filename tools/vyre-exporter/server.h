@@ -1,7 +1,8 @@
 /*
  * server.h - vyre-exporter's HTTP side (libmicrohttpd): GET/HEAD of the
  * telemetry path runs a scrape, "/" is a landing page linking to it, any
- * other path is 404 and any other method 405. One internal thread polls
+ * other path is 404 and any other method 405. A scrape is gzipped when
+ * the request's Accept-Encoding takes gzip (gzip.h). One internal thread polls
  * the sockets (epoll on Linux) and sleeps between requests; a second (the
  * connection guard) sleeps until the earliest request deadline, or until
  * a connection comes when there is none: no busy loop.
