@@ -1,6 +1,7 @@
 /*
  * test_exporter_web.c - vyre-exporter's web side as a fleet uses it: the
- * gzip content coding Prometheus asks for (Accept-Encoding: gzip).
+ * gzip content coding Prometheus asks for (Accept-Encoding: gzip), and the
+ * DCGM-compatible families (--collector.dcgm-compat) with the fake NVML.
  *
  * The exporter runs on a loopback port of its choosing (it names it on
  * stderr); requests are HTTP/1.0 over a raw socket, read whole (the gzip
@@ -26,6 +27,9 @@
 
 #include "testutil.h"
 
+#ifndef FAKENVML_LIB
+#error "tests/CMakeLists.txt must define FAKENVML_LIB"
+#endif
 #ifndef VYRE_EXPORTER_BIN
 #error "tests/CMakeLists.txt must define VYRE_EXPORTER_BIN"
 #endif
@@ -296,4 +300,96 @@ Test(exporter_web, gzip_when_the_scraper_accepts_it)
         answer_free(&x);
     }
     answer_free(&plain);
+}
+
+/* GPU i's label set in the DCGM-compatible families, as dcgm-exporter
+ * writes it, with the fake NVML's values. */
+static const char *dcgm_labels(unsigned i)
+{
+    char host[256];
+    cr_assert_eq(gethostname(host, sizeof host), 0);
+    host[sizeof host - 1] = '\0';
+    return tu_text("{gpu=\"%u\",UUID=\"GPU-00000000-0000-0000-0000-%012u\","
+                   "pci_bus_id=\"00000000:%02X:00.0\",device=\"nvidia%u\","
+                   "modelName=\"NVIDIA Fake GPU %u\",Hostname=\"%s\","
+                   "DCGM_FI_DRIVER_VERSION=\"580.00.01\"}",
+                   i, i, 0x18 + i, i, i, host);
+}
+
+Test(exporter_web, dcgm_compat_families_have_dcgm_names_labels_and_values)
+{
+    const char *args[] = {"--no-cache", "--no-cache-usage", "--collector.dcgm-compat", NULL};
+    const char *env[] = {"VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_GPUS=2", NULL};
+    unsigned port = start_exporter(args, env);
+    answer a = get(port, "/metrics", "");
+    cr_assert_eq(a.status, 200);
+    static const struct {
+        const char *name, *type;
+    } k_types[] = {
+        {"DCGM_FI_DEV_SM_CLOCK", "gauge"},
+        {"DCGM_FI_DEV_MEM_CLOCK", "gauge"},
+        {"DCGM_FI_DEV_GPU_TEMP", "gauge"},
+        {"DCGM_FI_DEV_POWER_USAGE", "gauge"},
+        {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter"},
+        {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter"},
+        {"DCGM_FI_DEV_GPU_UTIL", "gauge"},
+        {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge"},
+        {"DCGM_FI_DEV_ENC_UTIL", "gauge"},
+        {"DCGM_FI_DEV_DEC_UTIL", "gauge"},
+        {"DCGM_FI_DEV_FB_FREE", "gauge"},
+        {"DCGM_FI_DEV_FB_USED", "gauge"},
+        {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter"},
+        {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter"},
+        {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge"},
+    };
+    for (size_t k = 0; k < sizeof k_types / sizeof k_types[0]; k++) {
+        const char *want = tu_text("\n# TYPE %s %s\n", k_types[k].name, k_types[k].type);
+        cr_assert(strstr(a.body, want), "no '%s' in:\n%s", want + 1, a.body);
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        char l[512];
+        snprintf(l, sizeof l, "%s", dcgm_labels(i));
+        const struct {
+            const char *name;
+            unsigned long long v;
+        } k_values[] = {
+            {"DCGM_FI_DEV_SM_CLOCK", 1500 + i},
+            {"DCGM_FI_DEV_MEM_CLOCK", 2619},
+            {"DCGM_FI_DEV_GPU_TEMP", 40 + i},
+            {"DCGM_FI_DEV_POWER_USAGE", 100 + i},
+            {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", 5000000000ull + 1000 * i},
+            {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", 11 + i},
+            {"DCGM_FI_DEV_MEM_COPY_UTIL", 5 * (i + 1)},
+            {"DCGM_FI_DEV_ENC_UTIL", 3 + i},
+            {"DCGM_FI_DEV_DEC_UTIL", 7 + i},
+            {"DCGM_FI_DEV_FB_FREE", 79 * 1024},
+            {"DCGM_FI_DEV_FB_USED", (i + 1) * 1024},
+            {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", i},
+            {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 2 * i},
+            {"DCGM_FI_DEV_ROW_REMAP_FAILURE", i == 1},
+        };
+        for (size_t k = 0; k < sizeof k_values / sizeof k_values[0]; k++) {
+            const char *want = tu_text("\n%s%s %llu\n", k_values[k].name, l, k_values[k].v);
+            cr_assert(strstr(a.body, want), "no '%s' in:\n%s", want + 1, a.body);
+        }
+        /* Utilisation moves with every NVML call in the fake: its series
+         * is there, with 10*(i+1) or more. */
+        const char *util = tu_text("\nDCGM_FI_DEV_GPU_UTIL%s ", l);
+        const char *at = strstr(a.body, util);
+        cr_assert(at, "no '%s' in:\n%s", util + 1, a.body);
+        cr_assert_geq(strtol(at + strlen(util), NULL, 10), 10 * (i + 1));
+    }
+    answer_free(&a);
+}
+
+Test(exporter_web, no_dcgm_family_without_the_flag)
+{
+    const char *args[] = {"--no-cache", "--no-cache-usage", NULL};
+    const char *env[] = {"VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_GPUS=2", NULL};
+    unsigned port = start_exporter(args, env);
+    answer a = get(port, "/metrics", "");
+    cr_assert_eq(a.status, 200);
+    cr_assert(strstr(a.body, "vyre_gpu_sm_clock_hertz{gpu=\"1\""), "%s", a.body);
+    cr_assert_null(strstr(a.body, "DCGM_"), "%s", a.body);
+    answer_free(&a);
 }

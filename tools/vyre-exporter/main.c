@@ -26,6 +26,7 @@ static void usage(FILE *out)
             "                     [--kernels.top-n N] [--telemetry.dir DIR] [--cache.dir DIR]\n"
             "                     [--cache.refresh-interval S] [--cache-usage.interval S]\n"
             "                     [--no-gpu] [--no-cache] [--no-cache-usage]\n"
+            "                     [--collector.dcgm-compat]\n"
             "\n"
             "Prometheus exporter: serves the GPUs (NVML) and every process NVML lists on\n"
             "them (memory, SM use, command, user), the processes that publish vyre\n"
@@ -52,6 +53,9 @@ static void usage(FILE *out)
             "      --no-gpu                    do not query NVML\n"
             "      --no-cache                  no pipeline cache families\n"
             "      --no-cache-usage            no vyre_cache_usage_ families\n"
+            "      --collector.dcgm-compat     also the fields of dcgm-exporter's default\n"
+            "                                  counters, under its names and labels\n"
+            "                                  (DCGM_FI_DEV_GPU_UTIL{gpu,UUID,modelName,...})\n"
             "  -h, --help                      this help\n"
             "  -V, --version                   version\n"
             "\n"
@@ -73,7 +77,8 @@ enum {
     O_USAGE,
     O_NOGPU,
     O_NOCACHE,
-    O_NOUSAGE
+    O_NOUSAGE,
+    O_DCGM
 };
 
 /* parse_args after --help or --version: exit 0. */
@@ -135,6 +140,7 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
         {"no-gpu", no_argument, NULL, O_NOGPU},
         {"no-cache", no_argument, NULL, O_NOCACHE},
         {"no-cache-usage", no_argument, NULL, O_NOUSAGE},
+        {"collector.dcgm-compat", no_argument, NULL, O_DCGM},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -172,6 +178,9 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
             break;
         case O_NOCACHE:
             o->no_cache = 1;
+            break;
+        case O_DCGM:
+            o->dcgm_compat = 1;
             break;
         case 'h':
             usage(stdout);
