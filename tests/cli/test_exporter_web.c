@@ -1,11 +1,15 @@
 /*
  * test_exporter_web.c - vyre-exporter's web side as a fleet uses it: the
- * gzip content coding Prometheus asks for (Accept-Encoding: gzip), and the
- * DCGM-compatible families (--collector.dcgm-compat) with the fake NVML.
+ * gzip content coding Prometheus asks for (Accept-Encoding: gzip), and
+ *
+ * the DCGM-compatible families (--collector.dcgm-compat) with the fake NVML,
+ * and --web.config.file (TLS and basic auth) with a real Prometheus.
  *
  * The exporter runs on a loopback port of its choosing (it names it on
- * stderr); requests are HTTP/1.0 over a raw socket, read whole (the gzip
- * body holds NUL bytes, so it is kept with its length).
+ * stderr); plain requests are HTTP/1.0 over a raw socket, read whole (the
+ * gzip body holds NUL bytes, so it is kept with its length); requests over
+ * TLS go through libcurl, which checks the certificate against the test's
+ * throwaway CA.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -23,8 +27,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <crypt.h>
+#include <curl/curl.h>
 #include <zlib.h>
 
+#include "servers.h"
 #include "testutil.h"
 
 #ifndef FAKENVML_LIB
@@ -37,7 +44,7 @@
 #define WAIT_MS 30000
 
 static char g_dir[512];
-static pid_t g_exp;
+static pid_t g_exp, g_prom;
 
 static int64_t now_ms(void)
 {
@@ -59,8 +66,11 @@ static void setup(void)
     tu_mkdtemp(g_dir, sizeof g_dir);
 }
 
+static void stop_prometheus(void);
+
 static void teardown(void)
 {
+    stop_prometheus();
     if (g_exp > 0) {
         kill(g_exp, SIGKILL);
         waitpid(g_exp, NULL, 0);
@@ -392,4 +402,332 @@ Test(exporter_web, no_dcgm_family_without_the_flag)
     cr_assert(strstr(a.body, "vyre_gpu_sm_clock_hertz{gpu=\"1\""), "%s", a.body);
     cr_assert_null(strstr(a.body, "DCGM_"), "%s", a.body);
     answer_free(&a);
+}
+
+/* ---- --web.config.file ------------------------------------------------- */
+
+/* A bcrypt hash of password (cost 5: fast enough for a sanitized test). */
+static const char *bcrypt_of(const char *password)
+{
+    static char hash[128];
+    char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+    struct crypt_data cd;
+    memset(&cd, 0, sizeof cd);
+    cr_assert_not_null(crypt_gensalt_rn("$2b$", 5, NULL, 0, salt, sizeof salt));
+    const char *h = crypt_rn(password, salt, &cd, sizeof cd);
+    cr_assert(h && strncmp(h, "$2b$05$", 7) == 0, "crypt_rn: %s", h ? h : "NULL");
+    snprintf(hash, sizeof hash, "%s", h);
+    return hash;
+}
+
+/* Runs the exporter with --web.config.file holding yml (written into the
+ * test's folder as web.yml); it must stop at once with exit 2 and print
+ * err_line then hint_line, exactly. */
+static void refused(const char *yml, const char *err_line, const char *hint_line)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/web.yml", g_dir);
+    tu_write_file(path, yml, strlen(yml));
+    const char *args[] = {"--web.listen-address", "127.0.0.1:0",       "--no-gpu", "--no-cache",
+                          "--no-cache-usage",     "--web.config.file", path,       NULL};
+    tu_proc p;
+    tu_run_bin(&p, VYRE_EXPORTER_BIN, args, NULL, NULL);
+    char want[2048];
+    snprintf(want, sizeof want, "vyre-exporter: error: web config '%s' %s\nhint: %s\n", path,
+             err_line, hint_line);
+    cr_assert_eq(p.exit_code, 2, "exit %d for:\n%s\nstderr: %s", p.exit_code, yml, p.err);
+    cr_assert_str_eq(p.err, want, "for:\n%s", yml);
+    cr_assert_str_eq(p.out, "");
+    tu_proc_free(&p);
+}
+
+Test(exporter_web, a_bad_web_config_is_refused_with_its_line_and_a_hint)
+{
+    static const char tls_hint[] = "tls_server_config takes cert_file and key_file (PEM files, "
+                                   "paths relative to the web config file)";
+    static const char users_hint[] =
+        "basic_auth_users maps each user name to a bcrypt hash of its password, e.g. from: "
+        "htpasswd -nBC 10 '' | tr -d ':\\n'";
+    static const char top_hint[] = "vyre-exporter reads tls_server_config (cert_file, key_file) "
+                                   "and basic_auth_users of the exporter toolkit's web config";
+    refused("basic_auth_users:\n  prometheus: $2y$10$abc\n",
+            "line 2: basic_auth_users: the password of 'prometheus' is not a bcrypt hash",
+            users_hint);
+    refused("# a comment\nbasic_auth_user:\n  prometheus: x\n",
+            "line 2: unknown key 'basic_auth_user'", top_hint);
+    refused("http_server_config:\n  http2: false\n",
+            "line 1: 'http_server_config' is not supported by vyre-exporter", top_hint);
+    refused("tls_server_config:\n  cert_file: a.pem\n  key_file: a.key\n  min_version: TLS13\n",
+            "line 4: tls_server_config: 'min_version' is not supported by vyre-exporter", tls_hint);
+    refused("tls_server_config:\n  cert_file: a.pem\n",
+            "line 2: tls_server_config needs both cert_file and key_file", tls_hint);
+    refused(
+        "tls_server_config:\n  cert_file: missing.pem\n  key_file: missing.key\n",
+        tu_text("line 2: cannot read cert_file '%s/missing.pem': No such file or directory", g_dir),
+        "paths are relative to the web config file's folder");
+    refused("tls_server_config: [a, b]\n", "line 1: tls_server_config must be a mapping", tls_hint);
+    refused("basic_auth_users:\n  a: [x\n",
+            "line 3: not valid YAML: did not find expected ',' or ']'",
+            "check the indentation and quoting near that line");
+    /* A file that is not PEM, named relative to the config. */
+    char junk[700];
+    snprintf(junk, sizeof junk, "%s/junk.pem", g_dir);
+    tu_write_file(junk, "not a certificate\n", 18);
+    refused("tls_server_config:\n  cert_file: junk.pem\n  key_file: junk.pem\n",
+            tu_text("line 2: cert_file '%s/junk.pem' is not a PEM file", g_dir),
+            "give the PEM files a TLS server uses (openssl x509 -in FILE -text reads them)");
+}
+
+/* libcurl's header callback: keeps the WWW-Authenticate value. */
+static size_t keep_www_auth(char *b, size_t size, size_t n, void *out)
+{
+    size_t len = size * n;
+    static const char k[] = "www-authenticate:";
+    if (len > sizeof k && strncasecmp(b, k, sizeof k - 1) == 0)
+        snprintf(out, 256, "%.*s", (int)strcspn(b + sizeof k, "\r\n"), b + sizeof k);
+    return len;
+}
+
+static size_t keep_body(char *b, size_t size, size_t n, void *out)
+{
+    size_t len = size * n;
+    char *o = out;
+    size_t have = strlen(o);
+    if (have + len < 65536) {
+        memcpy(o + have, b, len);
+        o[have + len] = '\0';
+    }
+    return len;
+}
+
+/* GET url over TLS, the certificate checked against ca, with basic
+ * credentials userpwd ("user:password"; NULL: none). The status, the
+ * WWW-Authenticate value into www[256], the body's start into body[65536]. */
+static long tls_get(const char *url, const char *ca, const char *userpwd, char *www, char *body)
+{
+    www[0] = body[0] = '\0';
+    CURL *c = curl_easy_init();
+    cr_assert_not_null(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 20000L);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, keep_www_auth);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, www);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+    if (userpwd) {
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(c, CURLOPT_USERPWD, userpwd);
+    }
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    cr_assert_eq(rc, CURLE_OK, "GET %s: %s", url, curl_easy_strerror(rc));
+    return status;
+}
+
+/* Prometheus's instant query of expr (plain HTTP on port): the body. */
+static char *prom_query(unsigned port, const char *expr)
+{
+    char enc[2048];
+    size_t n = 0;
+    for (const char *p = expr; *p && n + 4 < sizeof enc; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+            strchr("-_.~", ch))
+            enc[n++] = (char)ch;
+        else
+            n += (size_t)snprintf(enc + n, sizeof enc - n, "%%%02X", ch);
+    }
+    enc[n] = '\0';
+    answer a = get(port, tu_text("/api/v1/query?query=%s", enc), "");
+    char *body = a.status == 200 ? strdup(a.body) : strdup("");
+    answer_free(&a);
+    return body;
+}
+
+/* Occurrences of needle in s. */
+static int count_of(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Starts Prometheus with the config text yml; returns its port. */
+static unsigned start_prometheus(const char *prom, const char *yml)
+{
+    char cfg[700], data[700], plog[700];
+    snprintf(cfg, sizeof cfg, "%s/prometheus.yml", g_dir);
+    snprintf(data, sizeof data, "--storage.tsdb.path=%s/data", g_dir);
+    snprintf(plog, sizeof plog, "%s/prometheus.log", g_dir);
+    tu_write_file(cfg, yml, strlen(yml));
+    unsigned port = (unsigned)ts_free_port();
+    char a_cfg[800], a_listen[64];
+    snprintf(a_cfg, sizeof a_cfg, "--config.file=%s", cfg);
+    snprintf(a_listen, sizeof a_listen, "--web.listen-address=127.0.0.1:%u", port);
+    fflush(NULL);
+    g_prom = fork();
+    cr_assert_geq(g_prom, 0);
+    if (g_prom == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int null = open("/dev/null", O_RDWR);
+        int lfd = open(plog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(null, 0);
+        dup2(lfd, 1);
+        dup2(lfd, 2);
+        execl(prom, prom, a_cfg, data, a_listen, (char *)NULL);
+        _exit(127);
+    }
+    return port;
+}
+
+static void stop_prometheus(void)
+{
+    if (g_prom > 0) {
+        kill(g_prom, SIGTERM);
+        waitpid(g_prom, NULL, 0);
+        g_prom = 0;
+    }
+}
+
+/* Polls Prometheus with expr until its answer holds want (or WAIT_MS). */
+static char *prom_wait(unsigned port, const char *expr, const char *want)
+{
+    char *body = NULL;
+    for (int64_t end = now_ms() + 2 * WAIT_MS; now_ms() < end; sleep_ms(250)) {
+        free(body);
+        cr_assert_eq(waitpid(g_prom, NULL, WNOHANG), 0, "prometheus exited: see its log in %s",
+                     g_dir);
+        body = prom_query(port, expr);
+        if (strstr(body, "\"status\":\"success\"") && strstr(body, want))
+            return body;
+    }
+    cr_assert_fail("Prometheus never answered '%s' with '%s'; last: %s", expr, want, body);
+    return body;
+}
+
+Test(exporter_web, prometheus_scrapes_over_tls_with_basic_auth, .timeout = 240)
+{
+    if (access("/usr/bin/prometheus", X_OK) != 0) {
+        const char *ci = getenv("CI");
+        cr_assert(!ci || strcmp(ci, "true") != 0,
+                  "prometheus not installed under CI=true: .ci/run installs Debian's package");
+        cr_skip_test("prometheus not installed (Debian: apt-get install prometheus)");
+    }
+    ts_tls_ca(g_dir, "ca");
+    ts_tls_cert(g_dir, "ca", "server", "IP:127.0.0.1,DNS:localhost");
+    char ca[700], web[700], yml[4096];
+    snprintf(ca, sizeof ca, "%s/ca.pem", g_dir);
+    snprintf(web, sizeof web, "%s/web.yml", g_dir);
+    /* Paths relative to the web config; quoted hash, as htpasswd users write it. */
+    int n = snprintf(yml, sizeof yml,
+                     "tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n"
+                     "basic_auth_users:\n  prometheus: '%s'\n",
+                     bcrypt_of("s3cret pass"));
+    tu_write_file(web, yml, (size_t)n);
+    const char *args[] = {
+        "--no-cache", "--no-cache-usage", "--collector.dcgm-compat", "--web.config.file", web,
+        NULL};
+    const char *env[] = {"VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_GPUS=2", NULL};
+    unsigned eport = start_exporter(args, env);
+    char *log = tu_read_file(tu_text("%s/exporter.log", g_dir), NULL);
+    cr_assert(log && strstr(log, " (TLS) (basic auth), metrics at /metrics"), "%s", log);
+    free(log);
+
+    /* Requests of our own: 401 with the challenge without credentials or
+     * with wrong ones (twice: a bad password is never remembered), 200 with
+     * the right ones (twice: the second from the cache). */
+    static char body[65536];
+    char www[256], url[128];
+    snprintf(url, sizeof url, "https://127.0.0.1:%u/metrics", eport);
+    cr_assert_eq(tls_get(url, ca, NULL, www, body), 401);
+    cr_assert_str_eq(www, "Basic realm=\"vyre-exporter\", charset=\"UTF-8\"");
+    cr_assert_str_eq(body, "Unauthorized\n");
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(tls_get(url, ca, "prometheus:s3cret", www, body), 401);
+        cr_assert_eq(tls_get(url, ca, "nobody:s3cret pass", www, body), 401);
+    }
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(tls_get(url, ca, "prometheus:s3cret pass", www, body), 200);
+        cr_assert(strstr(body, "\nDCGM_FI_DEV_GPU_TEMP{gpu=\"1\""), "%.2000s", body);
+    }
+    snprintf(url, sizeof url, "https://127.0.0.1:%u/", eport);
+    cr_assert_eq(tls_get(url, ca, NULL, www, body), 401, "the landing page is behind auth too");
+
+    /* Prometheus: one job with the password, one without. */
+    n = snprintf(yml, sizeof yml,
+                 "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                 "scrape_configs:\n"
+                 "  - job_name: vyre\n    scheme: https\n    tls_config:\n      ca_file: %s\n"
+                 "    basic_auth:\n      username: prometheus\n      password: 's3cret pass'\n"
+                 "    static_configs:\n      - targets: ['127.0.0.1:%u']\n"
+                 "  - job_name: nopass\n    scheme: https\n    tls_config:\n      ca_file: %s\n"
+                 "    static_configs:\n      - targets: ['127.0.0.1:%u']\n",
+                 ca, eport, ca, eport);
+    cr_assert_lt(n, (int)sizeof yml);
+    unsigned pport = start_prometheus("/usr/bin/prometheus", yml);
+    cr_assert_eq(ts_wait_port((int)pport, 2 * WAIT_MS), 1, "Prometheus never listened: see %s",
+                 g_dir);
+    free(prom_wait(pport, "up{job=\"vyre\"} == 1", "\"job\":\"vyre\""));
+    free(prom_wait(pport, "up{job=\"nopass\"} == 0", "\"job\":\"nopass\""));
+    answer t = get(pport, "/api/v1/targets", "");
+    cr_assert(strstr(t.body, "401 Unauthorized"), "no 401 in the nopass target: %s", t.body);
+    answer_free(&t);
+
+    /* The PromQL of dcgm-exporter's Grafana dashboard (12239), its
+     * variables matching every host and GPU: a series per GPU. */
+    static const char *const k_exprs[] = {
+        "max(DCGM_FI_DEV_GPU_TEMP{Hostname=~\".*\", gpu=~\".*\"}) by (Hostname, gpu, uuid)",
+        "max(DCGM_FI_DEV_POWER_USAGE{Hostname=~\".*\", gpu=~\".*\"}) by (Hostname, gpu, uuid)",
+        "max(DCGM_FI_DEV_SM_CLOCK{Hostname=~\".*\", gpu=~\".*\"} * 1000000) by (Hostname, UUID, "
+        "gpu)",
+        "DCGM_FI_DEV_GPU_UTIL{Hostname=~\".*\", gpu=~\".*\"}",
+        "DCGM_FI_DEV_FB_USED{Hostname=~\".*\", gpu=~\".*\"}",
+    };
+    for (size_t k = 0; k < sizeof k_exprs / sizeof k_exprs[0]; k++) {
+        char *b = prom_wait(pport, k_exprs[k], "\"gpu\":\"1\"");
+        cr_assert_eq(count_of(b, "\"metric\":"), 2, "%s: %s", k_exprs[k], b);
+        cr_assert(strstr(b, "\"gpu\":\"0\""), "%s: %s", k_exprs[k], b);
+        free(b);
+    }
+    char *b =
+        prom_wait(pport, "sum(max(DCGM_FI_DEV_POWER_USAGE{Hostname=~\".*\"}) by (gpu))", "\"201\"");
+    free(b);
+    stop_prometheus();
+}
+
+/* PEM files that do not belong together pass the config's reading and are
+ * refused when TLS starts: exit 2, with a hint, never a plain-HTTP server. */
+Test(exporter_web, a_key_that_is_not_the_certificates_is_refused_at_start)
+{
+    ts_tls_ca(g_dir, "ca");
+    ts_tls_cert(g_dir, "ca", "server", "IP:127.0.0.1");
+    ts_tls_cert(g_dir, "ca", "other", "IP:127.0.0.1");
+    char web[700];
+    snprintf(web, sizeof web, "%s/web.yml", g_dir);
+    const char yml[] = "tls_server_config:\n  cert_file: server.pem\n  key_file: other.key\n";
+    tu_write_file(web, yml, sizeof yml - 1);
+    /* --telemetry.dir: an existing folder, so that no warning comes first. */
+    const char *args[] = {"--web.listen-address",
+                          "127.0.0.1:0",
+                          "--no-gpu",
+                          "--no-cache",
+                          "--no-cache-usage",
+                          "--telemetry.dir",
+                          g_dir,
+                          "--web.config.file",
+                          web,
+                          NULL};
+    tu_proc p;
+    tu_run_bin(&p, VYRE_EXPORTER_BIN, args, NULL, NULL);
+    cr_assert_eq(p.exit_code, 2, "exit %d: %s", p.exit_code, p.err);
+    cr_assert_str_eq(
+        p.err, "vyre-exporter: error: cannot start TLS on '127.0.0.1:0': libmicrohttpd (GnuTLS) "
+               "refused the certificate or key\nhint: check that the web config's cert_file and "
+               "key_file are PEM, unencrypted, and belong together (openssl x509 -noout -pubkey "
+               "-in CERT and openssl pkey -pubout -in KEY print the same key)\n");
+    tu_proc_free(&p);
 }
