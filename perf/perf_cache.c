@@ -16,7 +16,9 @@
  *            calls behind them, and the binaries when $BENCH_CACHECTL
  *            names vyre-cachectl) on the N-blob cache
  *
- * usage: perf_cache [--quick]   (quick: fewer blobs and rounds, for CI)
+ * usage: perf_cache [--quick] [hit|track|verify|prune|cleanup ...]
+ *   quick: fewer blobs and rounds, for CI; naming sections runs only those
+ *   (all of them when none is named)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -429,9 +431,46 @@ static void bench_cleanup(const char *base, int quick)
            (unsigned long long)sa.entries, (unsigned long long)sb.entries, t_put * 1e3);
 }
 
+static const char *const SECTIONS[] = {"hit", "track", "verify", "prune", "cleanup"};
+enum { NSECTIONS = sizeof SECTIONS / sizeof SECTIONS[0] };
+
+/* Which sections the command line names (all when none); 0, or 2 after
+ * a usage message. */
+static int parse_args(int argc, char **argv, int *quick, int want[NSECTIONS])
+{
+    int named = 0;
+    *quick = 0;
+    for (int s = 0; s < NSECTIONS; s++)
+        want[s] = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            *quick = 1;
+            continue;
+        }
+        int s = 0;
+        while (s < NSECTIONS && strcmp(argv[i], SECTIONS[s]) != 0)
+            s++;
+        if (s == NSECTIONS) {
+            fprintf(stderr,
+                    "perf_cache: unknown argument '%s'\n"
+                    "usage: perf_cache [--quick] [hit|track|verify|prune|cleanup ...]\n",
+                    argv[i]);
+            return 2;
+        }
+        want[s] = 1;
+        named = 1;
+    }
+    if (!named)
+        for (int s = 0; s < NSECTIONS; s++)
+            want[s] = 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int quick, want[NSECTIONS];
+    if (parse_args(argc, argv, &quick, want))
+        return 2;
     const char *tmp = getenv("TMPDIR");
     char base[512];
     snprintf(base, sizeof base, "%s/vyre-perf-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -440,11 +479,16 @@ int main(int argc, char **argv)
     char root[600];
     snprintf(root, sizeof root, "%s/cache", base);
     printf("perf_cache: ratios are vyre / bare, medians of interleaved rounds\n");
-    bench_hit(root, quick);
-    bench_track(root, quick);
-    bench_verify(root, quick);
-    bench_prune(base, quick);
-    bench_cleanup(base, quick);
+    if (want[0])
+        bench_hit(root, quick);
+    if (want[1])
+        bench_track(root, quick);
+    if (want[2])
+        bench_verify(root, quick);
+    if (want[3])
+        bench_prune(base, quick);
+    if (want[4])
+        bench_cleanup(base, quick);
     rm_rf(base);
     return 0;
 }
