@@ -2,9 +2,9 @@
  * perf_cache.c - the pipeline cache against the bare system calls, on the
  * same files in the same run. Prints ratios; never pass/fail.
  *
- *   hit      vyre_cache_get (open, validate, checksum, hit tracking) vs
- *            open+fstat+read+close of the same blob file, 4 KiB to 1 MiB
- *            (target <= 1.5x)
+ *   hit      vyre_cache_get (open, validate, one pass that reads and
+ *            checksums, hit tracking) vs open+fstat+read+close of the same
+ *            blob file, 4 KiB to 1 MiB (target <= 1.10x, issue 39)
  *   verify   vyre_cache_verify throughput vs a plain read pass over the same
  *            page-cached files (target >= 0.8x)
  *   prune    pruning N blobs (default 100000) vs unlinking as many files

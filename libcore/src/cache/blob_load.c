@@ -342,32 +342,40 @@ static int read_hashed(check *c, int fd, uint8_t *buf, size_t have, size_t pay_o
                        vyre_error *err)
 {
     size_t pay_end = pay_off + (size_t)c->h.stored_size, hashed = pay_off;
-    vyre__xxh3_stream st;
-    vyre__xxh3_stream_reset(&st, (size_t)c->h.stored_size);
-    for (;;) {
-        size_t upto = have < pay_end ? have : pay_end;
-        if (upto > hashed) {
-            vyre__xxh3_stream_update(&st, buf + hashed, upto - hashed);
-            hashed = upto;
+    uint8_t sum[16];
+    if (have >= n) {
+        /* All of it came in one read (most cubins): the one-shot hash,
+         * which skips the streaming state's set-up. */
+        vyre_blob_payload_sum(buf + pay_off, (size_t)c->h.stored_size, sum);
+    } else {
+        vyre__xxh3_stream st;
+        vyre__xxh3_stream_reset(&st, (size_t)c->h.stored_size);
+        for (;;) {
+            size_t upto = have < pay_end ? have : pay_end;
+            if (upto > hashed) {
+                vyre__xxh3_stream_update(&st, buf + hashed, upto - hashed);
+                hashed = upto;
+            }
+            if (have >= n)
+                break;
+            size_t want = n - have < HIT_CHUNK ? n - have : HIT_CHUNK, got = 0;
+            int e = read_full(fd, buf + have, want, &got);
+            if (e != 0)
+                return io_fail(c, e, "read", err);
+            have += got;
+            if (got < want) { /* shrank under us */
+                snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - have);
+                return reject(c, VYRE_REJECT_TRUNCATED);
+            }
         }
-        if (have >= n)
-            break;
-        size_t want = n - have < HIT_CHUNK ? n - have : HIT_CHUNK, got = 0;
-        int e = read_full(fd, buf + have, want, &got);
-        if (e != 0)
-            return io_fail(c, e, "read", err);
-        have += got;
-        if (got < want) { /* shrank under us */
-            snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - have);
-            return reject(c, VYRE_REJECT_TRUNCATED);
-        }
+        uint64_t v[2];
+        vyre__xxh3_stream_digest(&st, v);
+        XXH128_hash_t h = {.low64 = v[0], .high64 = v[1]};
+        XXH128_canonical_t cs;
+        XXH128_canonicalFromHash(&cs, h);
+        memcpy(sum, cs.digest, 16);
     }
-    uint64_t v[2];
-    vyre__xxh3_stream_digest(&st, v);
-    XXH128_hash_t h = {.low64 = v[0], .high64 = v[1]};
-    XXH128_canonical_t cs;
-    XXH128_canonicalFromHash(&cs, h);
-    if (memcmp(cs.digest, c->h.payload_xxh128, 16) != 0) {
+    if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
         snprintf(c->detail, sizeof c->detail, "payload checksum does not match (%" PRIu64 " bytes)",
                  c->h.stored_size);
         return reject(c, VYRE_REJECT_PAYLOAD_SUM);
