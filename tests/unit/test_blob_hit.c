@@ -328,6 +328,7 @@ static void hit_while_rewritten(vyre_cache *c, vyre_key k, size_t n, long ms)
         _exit(0);
     }
     unsigned long hits = 0, misses = 0;
+    long elapsed = 0;
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
@@ -349,7 +350,11 @@ static void hit_while_rewritten(vyre_cache *c, vyre_key k, size_t n, long ms)
             misses++;
         }
         clock_gettime(CLOCK_MONOTONIC, &t);
-    } while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < ms);
+        elapsed = (t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L;
+        /* At least ms; on a machine too busy to have seen both states by
+         * then, on until it has (at most 20 s): the hammer's good state is
+         * 2 ms in every few, a busy CI machine may skip past a few. */
+    } while (elapsed < ms || ((!hits || !misses) && elapsed < 20000));
     cr_assert_eq(kill(pid, SIGKILL), 0);
     int status = 0;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
