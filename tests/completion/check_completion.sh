@@ -5,23 +5,26 @@
 # (driven here as bash does: COMP_WORDS, COMP_CWORD, the completion
 # function, COMPREPLY); an option that takes listed values must complete
 # to them.
-#   check_completion.sh TOOL_BINARY MAN_PAGE COMPLETION_SCRIPT
+#   check_completion.sh TOOL_BINARY MAN_PAGE COMPLETION_SCRIPT [COMMAND]
+# With COMMAND (vyre-bench's "compare"), that command's options.
 # Prints one line per mismatch; exit 1 when there is any.
 set -u
 tool=$1 man=$2 script=$3
+cmd=(${4:+"$4"})
 name=$(basename "$tool")
+where="$name${4:+ $4}"
 fail=0
 miss() {
-    echo "$name: $*"
+    echo "$where: $*"
     fail=1
 }
 
-spec=$("$tool" --completion-helper) || {
+spec=$("$tool" --completion-helper "${cmd[@]}") || {
     echo "$name: --completion-helper failed"
     exit 1
 }
 [ -n "$spec" ] || miss "--completion-helper declares no option"
-help=$("$tool" --help)
+help=$("$tool" "${cmd[@]}" --help)
 # The man page's text without roff's escapes ("\-\-delay" is "--delay").
 mantext=$(sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$man")
 
@@ -32,7 +35,7 @@ func=$(complete -p "$name" 2>/dev/null | sed -n 's/.*-F \([^ ]*\) .*/\1/p')
 
 # Completes the words given (the last one being typed); prints COMPREPLY.
 complete_words() {
-    COMP_WORDS=("$tool" "$@")
+    COMP_WORDS=("$tool" "${cmd[@]}" "$@")
     COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
     COMPREPLY=()
     "$func"
@@ -44,8 +47,11 @@ while IFS=$'\t' read -r word takes values; do
     if [[ $word == --* ]]; then
         grep -qE -- "(^|[[ ,])$word([] =,]|$)" <<<"$help" || miss "$word is not in --help"
         grep -qE -- "(^|[^a-z-])$word([^a-z-]|$)" <<<"$mantext" || miss "$word is not in $(basename "$man")"
-    else
+    elif [[ $word == -* ]]; then
         grep -qE -- "(^|[ \[])$word(,| |$)" <<<"$help" || miss "$word is not in --help"
+    else # a command: listed in the tool's --help, named in its man page
+        grep -qE -- "^  $word " <<<"$help" || miss "command $word is not in --help"
+        grep -qE -- "(^|[^a-z-])$word([^a-z-]|$)" <<<"$mantext" || miss "command $word is not in $(basename "$man")"
     fi
     if [ -n "$func" ]; then
         complete_words "${word:0:3}" | grep -qx -- "$word" || miss "$word is not completed from '${word:0:3}'"

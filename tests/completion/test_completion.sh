@@ -10,7 +10,7 @@ check=$src/tests/completion/check_completion.sh
 tools="vyre-top"
 status=0
 for t in $tools; do
-    bash "$check" "$bin/$t" "$src/docs/man/$t.1" "$src/completions/$t.bash" || status=1
+    bash "$check" "$bin/$t" "$src/docs/man/$t.1" "$src/completions/vyre.bash" || status=1
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/vyre-test-completion.XXXXXX")
@@ -32,7 +32,7 @@ if [ "\${1:-}" = --completion-helper ]; then "$top" --completion-helper; printf 
 exec "$top" "\$@"
 EOS
 chmod +x "$work/a/vyre-top"
-out=$(bash "$check" "$work/a/vyre-top" "$src/docs/man/vyre-top.1" "$src/completions/vyre-top.bash")
+out=$(bash "$check" "$work/a/vyre-top" "$src/docs/man/vyre-top.1" "$src/completions/vyre.bash")
 [ $? -ne 0 ] || { echo "planted 1: the check passed"; status=1; }
 expect "--planted is not in --help" "$out"
 expect "--planted is not in vyre-top.1" "$out"
@@ -48,7 +48,7 @@ expect "--no-gpu is not completed" "$out"
 
 # 3. A man page that lost an option.
 grep -v 'no\\-gpu' "$src/docs/man/vyre-top.1" >"$work/vyre-top.1"
-out=$(bash "$check" "$top" "$work/vyre-top.1" "$src/completions/vyre-top.bash")
+out=$(bash "$check" "$top" "$work/vyre-top.1" "$src/completions/vyre.bash")
 [ $? -ne 0 ] || { echo "planted 3: the check passed"; status=1; }
 expect "--no-gpu is not in vyre-top.1" "$out"
 

@@ -13,12 +13,12 @@
 enum { OPT_JSON = 256, OPT_OLD };
 
 static const tool_opt table[] = {
-    {'d', "delay", "SECONDS", "refresh interval", "0.5 1"},
-    {'C', "no-color", NULL, "monochrome", NULL},
-    {OPT_JSON, "json", NULL, "one JSON object", NULL},
-    {'U', "cache-usage-interval", "SECONDS", "measure the sizes\nevery SECONDS", TOOL_OPT_DIR},
-    {OPT_OLD, "old-spelling", "X", NULL, NULL},
-    {0, NULL, NULL, NULL, NULL},
+    {'d', 'd', "delay", "SECONDS", "refresh interval", "0.5 1"},
+    {'C', 'C', "no-color", NULL, "monochrome", NULL},
+    {OPT_JSON, 0, "json", NULL, "one JSON object", NULL},
+    {'U', 'U', "cache-usage-interval", "SECONDS", "measure the sizes\nevery SECONDS", TOOL_OPT_DIR},
+    {OPT_OLD, 0, "old-spelling", "X", NULL, NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
 };
 
 static char *capture(void (*fn)(FILE *, const tool_opt *))
@@ -34,9 +34,9 @@ static char *capture(void (*fn)(FILE *, const tool_opt *))
 
 Test(tool_opt, getopt_arrays_come_from_the_table)
 {
-    tool_getopt g;
+    tool_opt_arrays g;
     cr_assert_eq(tool_opt_getopt(table, &g), 0);
-    cr_assert_str_eq(g.shorts, "+d:CU:", "long-only keys get no letter");
+    cr_assert_str_eq(g.shorts, "d:CU:", "long-only keys get no letter");
     cr_assert_str_eq(g.longs[0].name, "delay");
     cr_assert_eq(g.longs[0].has_arg, required_argument);
     cr_assert_eq(g.longs[2].val, OPT_JSON);
@@ -71,9 +71,17 @@ Test(tool_opt, a_table_too_long_is_refused)
 {
     static tool_opt big[TOOL_OPT_MAX + 2];
     for (int i = 0; i <= TOOL_OPT_MAX; i++)
-        big[i] = (tool_opt){300 + i, "x", NULL, "x", NULL};
-    tool_getopt g;
+        big[i] = (tool_opt){300 + i, 0, "x", NULL, "x", NULL};
+    tool_opt_arrays g;
     cr_assert_eq(tool_opt_getopt(big, &g), -1);
+}
+
+Test(tool_opt, a_short_letter_other_than_its_key_is_refused)
+{
+    static const tool_opt bad[] = {{300, 'x', "x", NULL, "x", NULL},
+                                   {0, 0, NULL, NULL, NULL, NULL}};
+    tool_opt_arrays g;
+    cr_assert_eq(tool_opt_getopt(bad, &g), -1);
 }
 
 Test(tool_opt, the_helper_is_asked_by_the_first_argument_only)

@@ -13,16 +13,15 @@
 
 static int short_of(const tool_opt *o)
 {
-    return o->key > 0 && o->key < 128 && o->key != '?' && o->key != ':' ? o->key : 0;
+    return (unsigned char)o->short_name;
 }
 
-int tool_opt_getopt(const tool_opt *opts, tool_getopt *g)
+int tool_opt_getopt(const tool_opt *opts, tool_opt_arrays *g)
 {
     memset(g, 0, sizeof *g);
     size_t n = 0, s = 0;
-    g->shorts[s++] = '+';
     for (const tool_opt *o = opts; o->name; o++, n++) {
-        if (n == TOOL_OPT_MAX)
+        if (n == TOOL_OPT_MAX || (o->short_name && o->short_name != o->key))
             return -1;
         g->longs[n].name = o->name;
         g->longs[n].has_arg = o->arg ? required_argument : no_argument;

@@ -17,6 +17,11 @@
 /* The most options one command may declare. */
 #define TOOL_OPT_MAX 64
 
+/* A number macro as a string, for help texts in a table ("schema_version "
+ * TOOL_STR(X_SCHEMA_VERSION)). */
+#define TOOL_STR_(x) #x
+#define TOOL_STR(x)  TOOL_STR_(x)
+
 /* The hidden option every tool answers, before anything else. */
 #define TOOL_OPT_COMPLETION_HELPER "--completion-helper"
 
@@ -25,7 +30,8 @@
 #define TOOL_OPT_DIR  "<dir>"  /* a directory name */
 
 typedef struct tool_opt {
-    int key;            /* what getopt_long returns: the short letter, or >= 256 */
+    int key;            /* what getopt_long returns for it (the short letter when it has one) */
+    char short_name;    /* its short letter (-d), equal to key; 0: long only */
     const char *name;   /* the long name, without "--" */
     const char *arg;    /* the argument's name in --help ("SECONDS"); NULL: none */
     const char *help;   /* lines joined by '\n'; NULL: not listed (an old spelling) */
@@ -34,16 +40,18 @@ typedef struct tool_opt {
 } tool_opt;
 
 /* Arrays for getopt_long from a table ended by {0}: longs (TOOL_OPT_MAX + 1
- * entries) and shorts (2 * TOOL_OPT_MAX + 2 bytes; starts with '+', so
- * parsing stops at the first operand, as the tools' subcommands need). */
-typedef struct tool_getopt {
+ * entries) and shorts (2 * TOOL_OPT_MAX + 2 bytes). getopt_long permutes:
+ * options may follow operands ("show last --json"), as the commands take
+ * them. */
+typedef struct tool_opt_arrays {
     struct option longs[TOOL_OPT_MAX + 1];
     char shorts[2 * TOOL_OPT_MAX + 2];
-} tool_getopt;
+} tool_opt_arrays;
 
 /* Fills g from the table; 0, or -1 when the table has more than
- * TOOL_OPT_MAX entries (a programming error: the tests catch it). */
-int tool_opt_getopt(const tool_opt *opts, tool_getopt *g);
+ * TOOL_OPT_MAX entries or a short letter that is not its key (programming
+ * errors: the tests catch them). */
+int tool_opt_getopt(const tool_opt *opts, tool_opt_arrays *g);
 
 /* The OPTIONS block of --help: "  -d, --delay SECONDS   help", the help
  * in column 25 (on the next line when the left side is too wide), its

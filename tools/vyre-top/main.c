@@ -32,24 +32,24 @@
 enum { OPT_JSON = 256, OPT_NO_GPU, OPT_USAGE_EVERY, OPT_NO_USAGE };
 
 static const tool_opt top_opts[] = {
-    {'d', "delay", "SECONDS", "refresh interval, 0.1 to 3600 (default 1)", "0.1 0.5 1 2 5"},
-    {'n', "iterations", "N", "stop after N refreshes", NULL},
-    {'C', "no-color", NULL, "monochrome (also when NO_COLOR is set and not empty)", NULL},
-    {'b', "batch", NULL, "print text frames instead of the screen (like top -b)", NULL},
-    {'w', "width", "COLS", "width of --batch frames (default $COLUMNS, else 160)",
+    {'d', 'd', "delay", "SECONDS", "refresh interval, 0.1 to 3600 (default 1)", "0.1 0.5 1 2 5"},
+    {'n', 'n', "iterations", "N", "stop after N refreshes", NULL},
+    {'C', 'C', "no-color", NULL, "monochrome (also when NO_COLOR is set and not empty)", NULL},
+    {'b', 'b', "batch", NULL, "print text frames instead of the screen (like top -b)", NULL},
+    {'w', 'w', "width", "COLS", "width of --batch frames (default $COLUMNS, else 160)",
      "80 120 160 200"},
-    {OPT_JSON, "json", NULL, "print one JSON object per refresh (schema_version 5)", NULL},
-    {OPT_NO_GPU, "no-gpu", NULL, "do not query NVML", NULL},
-    {OPT_USAGE_EVERY, "cache-usage-interval", "SECONDS",
+    {OPT_JSON, 0, "json", NULL, "print one JSON object per refresh (schema_version 5)", NULL},
+    {OPT_NO_GPU, 0, "no-gpu", NULL, "do not query NVML", NULL},
+    {OPT_USAGE_EVERY, 0, "cache-usage-interval", "SECONDS",
      "measure the sizes of the caches (vyre's, the driver's\n"
      "JIT cache, Triton's, TorchInductor's) and how full\n"
      "their filesystems are every SECONDS, 1 to 86400\n"
      "(default 30)",
      "30 60 300"},
-    {OPT_NO_USAGE, "no-cache-usage", NULL, "do not measure them (--json: cache_usage null)", NULL},
-    {'h', "help", NULL, "this help", NULL},
-    {'V', "version", NULL, "version", NULL},
-    {0, NULL, NULL, NULL, NULL},
+    {OPT_NO_USAGE, 0, "no-cache-usage", NULL, "do not measure them (--json: cache_usage null)", NULL},
+    {'h', 'h', "help", NULL, "this help", NULL},
+    {'V', 'V', "version", NULL, "version", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
 };
 
 static void usage(FILE *out)
@@ -237,7 +237,7 @@ int main(int argc, char **argv)
         tool_opt_complete(stdout, top_opts);
         return TOOL_EXIT_OK;
     }
-    tool_getopt g;
+    tool_opt_arrays g;
     if (tool_opt_getopt(top_opts, &g) != 0)
         return TOOL_EXIT_ERROR;
     double delay = 1.0, usage_s = TOP_USAGE_DEFAULT_S;
