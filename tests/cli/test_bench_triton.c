@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -375,4 +376,171 @@ Test(bench_triton, option_mistakes_are_usage_errors)
     expect_error(&p, "vyre-bench: error: --triton with another kernel\n"
                      "hint: leave out --spec and the kernel file: --triton infers both\n"
                      "try 'vyre-bench run --help'\n");
+}
+
+/* ---- a copy of groups, changed ------------------------------------------------ */
+
+/* Copies group key of the fixture into g_tmp/triton/; returns that cache. */
+static const char *copy_group(const char *key)
+{
+    static char dir[700];
+    snprintf(dir, sizeof dir, "%s/triton", g_tmp);
+    mkdir(dir, 0700);
+    char src[1024], dst[1024];
+    snprintf(src, sizeof src, "%s/%s", TRITON, key);
+    snprintf(dst, sizeof dst, "%s/%s", dir, key);
+    tu_copy_tree(src, dst);
+    return dir;
+}
+
+/* Replaces every `from` by `to` in group key's file name.ext of the copy. */
+static void edit(const char *key, const char *name, const char *ext, const char *from,
+                 const char *to)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/triton/%s/%s.%s", g_tmp, key, name, ext);
+    size_t len = 0;
+    char *text = tu_read_file(path, &len);
+    cr_assert(text, "cannot read %s", path);
+    size_t fl = strlen(from), tl = strlen(to), n = 0;
+    char *out = malloc(len * (tl > fl ? tl : 1) + 1), *o = out;
+    for (const char *p = text; *p;) {
+        if (!strncmp(p, from, fl)) {
+            memcpy(o, to, tl);
+            o += tl;
+            p += fl;
+            n++;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    cr_assert(n > 0, "no '%s' in %s", from, path);
+    tu_write_file(path, out, (size_t)(o - out));
+    free(out);
+    free(text);
+}
+
+Test(bench_triton, a_group_without_ptx_or_cubin_says_so)
+{
+    const char *dir = copy_group(CLONE5_KEY);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/%s.ptx", dir, CLONE5_KEY, CLONE5);
+    cr_assert_eq(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/%s/%s.cubin", dir, CLONE5_KEY, CLONE5);
+    cr_assert_eq(unlink(path), 0);
+    tu_proc p;
+    bench(&p, ARGS("run", "--triton", CLONE5, "--dir", dir, "-a", "xnumel=1M", "--dry-run"));
+    expect_error(&p, "vyre-bench: error: group '" CLONE5_KEY "' of kernel '" CLONE5
+                     "' has no .ptx or .cubin\n"
+                     "hint: run the model again so that Triton compiles the kernel, or name "
+                     "another group of it by its key\n");
+}
+
+Test(bench_triton, a_parameter_type_a_spec_cannot_hold_says_what_to_pass)
+{
+    const char *dir = copy_group(CLONE5_KEY);
+    edit(CLONE5_KEY, CLONE5, "ttir", "%in_ptr0: !tt.ptr<f32>", "%in_ptr0: !tt.ptr<i16>");
+    tu_proc p;
+    bench(&p, ARGS("run", "--triton", CLONE5, "--dir", dir, "-a", "xnumel=1M", "--dry-run"));
+    expect_error(&p, "vyre-bench: error: parameter 'in_ptr0' of kernel '" CLONE5
+                     "' points to 'i16', which a spec cannot hold\n"
+                     "hint: pass --buffer in_ptr0=COUNT:TYPE with a type of the same element "
+                     "size (f32, f16, bf16, f64, i8, i32, i64, u8)\n");
+    bench(&p, ARGS("run", "--triton", CLONE5, "--dir", dir, "-a", "xnumel=1M", "--buffer",
+                   "in_ptr0=xnumel:f16", "--dry-run"));
+    cr_expect_eq(p.exit_code, 0, "%s", p.err);
+    cr_expect(tu_has_line(p.out, "  buffer in_ptr0: f16, xnumel elements (--buffer)"), "%s", p.out);
+    tu_proc_free(&p);
+    edit(CLONE5_KEY, CLONE5, "ttir", "%xnumel: i32", "%xnumel: i16");
+    bench(&p, ARGS("run", "--triton", CLONE5, "--dir", dir, "--buffer", "in_ptr0=4:f16", "--buffer",
+                   "out_ptr0=4", "--grid", "1", "--dry-run"));
+    expect_error(&p, "vyre-bench: error: parameter 'xnumel' of kernel '" CLONE5
+                     "' has type 'i16', which a spec cannot pass (i32, i64, f32, f64)\n"
+                     "hint: write the spec by hand for this kernel (--spec FILE; examples/bench/ "
+                     "has Triton kernels' specs), passing it as an int or float of its size\n");
+}
+
+Test(bench_triton, a_grid_that_cannot_be_inferred_asks_for_grid)
+{
+    const char *dir = copy_group(CLONE5_KEY);
+    edit(CLONE5_KEY, CLONE5, "ttir", "xnumel", "count");
+    tu_proc p;
+    bench(&p, ARGS("run", "--triton", CLONE5, "--dir", dir, "-a", "count=1024", "--dry-run"));
+    expect_error(&p, "vyre-bench: error: cannot infer the grid of kernel '" CLONE5
+                     "': it reads program id x but has no xnumel parameter (not TorchInductor's "
+                     "naming)\n"
+                     "hint: pass --grid EXPR: the programs to launch, an expression of the axes "
+                     "(such as ceil(xnumel/1024)), or three as EXPR,EXPR,EXPR\n");
+    /* With no numel parameter the buffers are not sized either. */
+    bench(&p, ARGS("run", "--triton", CLONE5, "--dir", dir, "-a", "count=1024", "--grid",
+                   "ceil(count/512)", "--dry-run"));
+    expect_error(&p, "vyre-bench: error: cannot size buffer 'in_ptr0' of kernel '" CLONE5
+                     "': it has no numel parameter\n"
+                     "hint: pass --buffer PARAM=COUNT for each pointer parameter (COUNT an "
+                     "expression of the axes)\n");
+    bench(&p, ARGS("run", "--triton", CLONE5, "--dir", dir, "-a", "count=1024", "--grid",
+                   "ceil(count/512)", "--buffer", "in_ptr0=count", "--buffer", "out_ptr0=count",
+                   "--dry-run"));
+    cr_expect_eq(p.exit_code, 0, "%s", p.err);
+    cr_expect(tu_has_line(p.out, "  grid: ceil(count/512) programs (--grid)"), "%s", p.out);
+    cr_expect(strstr(p.out, "| 1 | count=1024 | 2 | 256 | - | 8.0 KiB |"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+/* A run (not dry) on the fake driver with compute capability cc: the
+ * inference is printed on stderr before anything is loaded (the fake
+ * cannot load a real cubin: the run fails after it, which is not what is
+ * tested here). */
+static void bench_on_gpu(tu_proc *p, const char *cc, const char *const *args)
+{
+    char fake_cc[64];
+    snprintf(fake_cc, sizeof fake_cc, "FAKECUDA_CC=%s", cc);
+    const char *const env[] = {g_env_home,
+                               g_env_xdg,
+                               g_env_data,
+                               g_env_inductor,
+                               "VYRE_CUDA_LIBRARY=" FAKECUDA_LIB,
+                               fake_cc,
+                               "VYRE_NVML_LIBRARY=/nonexistent",
+                               NULL};
+    tu_run_bin(p, VYRE_BENCH_BIN, args, env, NULL);
+}
+
+Test(bench_triton, a_gpu_gets_the_cubin_built_for_it_else_the_ptx)
+{
+    tu_proc p;
+    bench_on_gpu(&p, "9.0",
+                 ARGS("run", "--triton", SOFTMAX, "--dir", TRITON, "--inductor-dir", INDUCTOR,
+                      "--quick", "-q", "--no-kernels"));
+    cr_expect(tu_has_line(p.err, "vyre-bench: note: kernel: " SOFTMAX ".cubin (Triton's own "
+                                 "cubin, built for this GPU)"),
+              "%s", p.err);
+    tu_proc_free(&p);
+    bench_on_gpu(&p, "10.0",
+                 ARGS("run", "--triton", SOFTMAX, "--dir", TRITON, "--inductor-dir", INDUCTOR,
+                      "--quick", "-q", "--no-kernels"));
+    cr_expect(tu_has_line(p.err, "vyre-bench: note: kernel: " SOFTMAX ".ptx (the cubin is "
+                                 "another GPU's: the PTX, compiled for this one)"),
+              "%s", p.err);
+    tu_proc_free(&p);
+}
+
+Test(bench_triton, of_several_groups_the_one_built_for_the_gpu_is_picked)
+{
+    const char *dir = copy_group("C3FHEVR3F2S5CA43DLHE4GY7N5ZWG4Q3DSR3NIARSG2MXV67RAJQ");
+    copy_group("R3XIW7Z637BFQMFEEJ5FDZY5NACWNTUKGRRZVIRD53RP3KKPT7XQ");
+    edit("C3FHEVR3F2S5CA43DLHE4GY7N5ZWG4Q3DSR3NIARSG2MXV67RAJQ", VIEW2, "json", "\"arch\": 90,",
+         "\"arch\": 80,");
+    tu_proc p;
+    bench_on_gpu(&p, "9.0",
+                 ARGS("run", "--triton", VIEW2, "--dir", dir, "-a", "xnumel=128", "-a",
+                      "ynumel=2048", "--quick", "-q", "--no-kernels"));
+    cr_expect(tu_has_line(p.err,
+                          "vyre-bench: note: group: "
+                          "R3XIW7Z637BFQMFEEJ5FDZY5NACWNTUKGRRZVIRD53RP3KKPT7XQ of kernel " VIEW2
+                          " (Triton 3.6.0, sm_90): the only one built for this GPU, of 2 "
+                          "groups"),
+              "%s", p.err);
+    tu_proc_free(&p);
 }

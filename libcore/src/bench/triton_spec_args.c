@@ -536,6 +536,14 @@ int vyre__triton_infer_spec(vyre__triton_infer *x, json_t *root, vyre_error *err
     char base[256], programs[400];
     int64_t bmodel;
     iteration_space(x, base, sizeof base, &bmodel);
+    /* The grid first (its member follows "args" all the same): a kernel
+     * not named as TorchInductor names them fails there, not on a buffer. */
+    vyre__strbuf later = VYRE__STRBUF_INIT;
+    vyre__strbuf notes = x->notes;
+    x->notes = later;
+    rc = make_grid(x, root, programs, sizeof programs, err);
+    later = x->notes;
+    x->notes = notes;
     for (size_t i = 0; i < x->ttir.nparams && !rc; i++) {
         json_t *a = NULL;
         rc = x->ttir.params[i].is_ptr ? buffer_arg(x, i, base, bmodel, &a, err)
@@ -543,8 +551,8 @@ int vyre__triton_infer_spec(vyre__triton_infer *x, json_t *root, vyre_error *err
         if (!rc)
             json_array_append_new(args, a);
     }
-    if (!rc)
-        rc = make_grid(x, root, programs, sizeof programs, err);
+    vyre__strbuf_add(&x->notes, later.buf, later.len);
+    vyre__strbuf_release(&later);
     if (!rc)
         scratch_args(x, args, programs);
     if (!rc)
