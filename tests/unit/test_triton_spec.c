@@ -6,10 +6,14 @@
  * storage, and the spec made through the public call.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache/foreign/inductor_launch.h"
+#include "testutil.h"
 #include "cache/foreign/triton_ttir.h"
 #include "vyre/triton_spec.h"
 
@@ -183,4 +187,29 @@ Test(triton_spec, spec_of_a_kernel_through_the_public_call)
     o.what = SOFTMAX;
     o.triton_dir = FIXTURE "/no-such-dir";
     cr_expect_eq(vyre_triton_spec_make(&o, &s, &err), VYRE_ENOENT);
+}
+
+Test(triton_spec, launch_arguments_of_an_older_inductor_keep_their_brackets)
+{
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir);
+    char sub[600], path[700];
+    snprintf(sub, sizeof sub, "%s/ab", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(path, sizeof path, "%s/cab.py", sub);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("def call(args):\n"
+          "    buf0 = empty_strided_cuda((64, 32), (32, 1), torch.float32)\n"
+          "    k_0.run(buf0, 2048, 32, grid=grid(2048, 32), stream=stream0)\n",
+          f);
+    fclose(f);
+    vyre__inductor_kernel *k = malloc(sizeof *k);
+    cr_assert_eq(vyre__inductor_kernel_read(dir, "k_0", NULL, 0, k, NULL), 0);
+    cr_expect(k->have_launch);
+    cr_expect_eq(k->nargs, 3);
+    cr_expect_eq(k->elems[0], 2048);
+    cr_expect_eq(k->value[2], 32);
+    free(k);
+    tu_rm_rf(dir);
 }

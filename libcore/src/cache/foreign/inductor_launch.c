@@ -344,6 +344,22 @@ static void read_arg(const char *text, size_t lim, const char *p, const char *e,
     out->nargs++;
 }
 
+/* The end of the argument at p: the ',' or ')' outside brackets (older
+ * Inductors pass `grid=grid(2048, 128)`), or the line's end. */
+static const char *arg_end(const char *p)
+{
+    int depth = 0;
+    for (; *p && *p != '\n'; p++) {
+        if (*p == '(' || *p == '[' || *p == '{')
+            depth++;
+        else if ((*p == ')' || *p == ']' || *p == '}') && depth-- == 0)
+            return p;
+        else if (*p == ',' && depth == 0)
+            return p;
+    }
+    return p;
+}
+
 /* The launches of `name` in output code text: the first one's arguments. */
 static void read_launch(const char *text, const char *rel, const char *name,
                         vyre__inductor_kernel *out)
@@ -368,10 +384,24 @@ static void read_launch(const char *text, const char *rel, const char *name,
     const char *p = first + strlen(pat);
     size_t lim = (size_t)(first - text);
     while (*p && *p != ')' && *p != '\n' && out->nargs < VYRE__IND_ARGS_MAX) {
-        const char *e = p + strcspn(p, ",)\n");
+        const char *e = arg_end(p);
         read_arg(text, lim, p, e, out);
         p = *e == ',' ? e + 1 : e;
     }
+}
+
+/* Whether text defines `call(` at the start of a line (a module-level
+ * function, or the Runner's method in newer Inductors): output code. */
+static int defines_call(const char *text)
+{
+    for (const char *p = strstr(text, "def call("); p; p = strstr(p + 1, "def call(")) {
+        const char *s = p;
+        while (s > text && s[-1] == ' ')
+            s--;
+        if (s == text || s[-1] == '\n')
+            return 1;
+    }
+    return 0;
 }
 
 /* One .py: the kernel's module (or, in output code, its launch too). */
@@ -383,7 +413,7 @@ static void read_py(const char *dir, const char *rel, const char *name, vyre__in
     char pat[VYRE__IND_NAME_MAX * 4 + 32];
     snprintf(pat, sizeof pat, "'kernel_name': '%s'", name);
     const char *meta = strstr(text, pat);
-    int is_output = strstr(text, "\ndef call(") || strstr(text, "    def call(self, args)");
+    int is_output = defines_call(text);
     if (meta && !out->have_module)
         read_module(text, (size_t)(meta - text), rel, out);
     if (is_output && !out->have_launch)
