@@ -544,3 +544,28 @@ Test(bench_triton, of_several_groups_the_one_built_for_the_gpu_is_picked)
               "%s", p.err);
     tu_proc_free(&p);
 }
+
+Test(bench_triton, without_the_output_code_the_size_hints_are_the_sizes)
+{
+    char dir[700], code[900];
+    snprintf(dir, sizeof dir, "%s/inductor", g_tmp);
+    tu_copy_tree(INDUCTOR, dir);
+    snprintf(code, sizeof code, "%s/n4/cn4py7w7agtvjrfl5zbpmyugcqgrj7s2s7g55c52wblcmg6xgnfk.py",
+             dir);
+    cr_assert_eq(unlink(code), 0);
+    tu_proc p;
+    bench(&p,
+          ARGS("run", "--triton", SOFTMAX, "--dir", TRITON, "--inductor-dir", dir, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_expect(tu_has_line(p.out, "  sizes: xnumel=4096 r0_numel=128; TorchInductor's size hints "
+                                 "in ya/cya53zwsj7agx7uinc7ii62tiuxcgy3ncdydluxl2d3a5crqzqdo.py "
+                                 "(powers of two at least the model's sizes)"),
+              "%s", p.out);
+    cr_expect(tu_has_line(p.out, "  buffer in_out_ptr0: f32, xnumel*r0_numel elements (the "
+                                 "iteration space; a kernel that reads a wider tensor needs "
+                                 "--buffer in_out_ptr0=COUNT)"),
+              "%s", p.out);
+    cr_expect(strstr(p.out, "| 1 | xnumel=4096 r0_numel=128 | 128 | 64 | - | 2.0 MiB |"), "%s",
+              p.out);
+    tu_proc_free(&p);
+}
