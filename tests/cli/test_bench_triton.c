@@ -27,7 +27,7 @@
 #define CLONE5_KEY  "CK3S4AFM5DXRU46HVLIXVJEBAZQAL6YZOA26QJEHHIERLDHXU3GQ"
 
 static char g_tmp[512];
-static char g_env_home[700], g_env_xdg[700], g_env_data[700], g_env_inductor[700];
+static char g_env_home[700], g_env_xdg[700], g_env_data[700], g_env_inductor[800];
 
 static void setup(void)
 {
@@ -567,5 +567,38 @@ Test(bench_triton, without_the_output_code_the_size_hints_are_the_sizes)
               "%s", p.out);
     cr_expect(strstr(p.out, "| 1 | xnumel=4096 r0_numel=128 | 128 | 64 | - | 2.0 MiB |"), "%s",
               p.out);
+    tu_proc_free(&p);
+}
+
+Test(bench_triton, torch_compiles_default_layout_is_found_without_dir)
+{
+    /* TRITON_CACHE_DIR unset: torch.compile puts Triton's cache in
+     * TorchInductor's, <inductor>/triton/<device>/; HOME has none. */
+    char ind[700], dev[800];
+    snprintf(ind, sizeof ind, "%s/inductor", g_tmp);
+    tu_copy_tree(INDUCTOR, ind);
+    snprintf(dev, sizeof dev, "%s/triton", ind);
+    cr_assert_eq(mkdir(dev, 0700), 0);
+    snprintf(dev, sizeof dev, "%s/triton/0", ind);
+    tu_copy_tree(TRITON, dev);
+    snprintf(g_env_inductor, sizeof g_env_inductor, "TORCHINDUCTOR_CACHE_DIR=%s", ind);
+    tu_proc p;
+    bench(&p, ARGS("run", "--triton", SOFTMAX, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_expect(strstr(p.out, tu_text("kernel %s/%s/%s.ptx (ptx)", dev, SOFTMAX_KEY, SOFTMAX)), "%s",
+              p.out);
+    cr_expect(tu_has_line(p.out, "  sizes: xnumel=4096 r0_numel=128; the model's launch at "
+                                 "n4/cn4py7w7agtvjrfl5zbpmyugcqgrj7s2s7g55c52wblcmg6xgnfk.py:648"),
+              "%s", p.out);
+    tu_proc_free(&p);
+    /* Not there either: the home default's error. */
+    bench(&p, ARGS("run", "--triton", "nope_kernel", "--dry-run"));
+    cr_expect_eq(p.exit_code, 2);
+    cr_expect_str_eq(p.err, tu_text("vyre-bench: error: Triton cache '%s/.triton/cache' does not "
+                                    "exist\n"
+                                    "hint: pass --dir DIR: the TRITON_CACHE_DIR the model ran "
+                                    "with, or TorchInductor's triton/DEVICE folder (none of those "
+                                    "under TORCHINDUCTOR_CACHE_DIR has it either)\n",
+                                    g_tmp));
     tu_proc_free(&p);
 }

@@ -53,7 +53,7 @@ void bench_triton_usage(FILE *out)
           "  --triton NAME|KEY        a kernel name or a group key (or its first 8+\n"
           "                           characters), as 'vyre-cachectl triton show' takes\n"
           "  --dir DIR                Triton's cache (default $TRITON_CACHE_DIR, else\n"
-          "                           ~/.triton/cache)\n"
+          "                           ~/.triton/cache, else TorchInductor's triton/DEVICE)\n"
           "  --inductor-dir DIR       TorchInductor's cache, for the autotuning's choice of\n"
           "                           group, the block sizes and the sizes the model used\n"
           "                           (default: the cache the Triton cache is in, else\n"

@@ -6,6 +6,7 @@
  * directory (never through a link), TorchInductor's facts read when its
  * cache is known, and the spec built by triton_spec_args.c.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,14 +78,15 @@ static void group_blocks(const vyre_triton_cache *c, const vyre_triton_group *g,
     size_t len = 0;
     snprintf(file, sizeof file, "%s.ttir", g->name);
     vyre__ttir *t = malloc(sizeof *t);
-    if (t && vyre__triton_read_at(gfd, file, VYRE_TRITON_CUBIN_MAX, &text, &len, why,
-                                  sizeof why) == VYRE_OK &&
+    if (t &&
+        vyre__triton_read_at(gfd, file, VYRE_TRITON_CUBIN_MAX, &text, &len, why, sizeof why) ==
+            VYRE_OK &&
         vyre__ttir_parse(text, g->name, file, t, NULL) == VYRE_OK) {
         size_t used = 0;
         for (int a = 0; a < 3 && used < size; a++)
             if (t->block[a]) {
                 int n = snprintf(out + used, size - used, ", %cBLOCK %lld", "XYZ"[a],
-                                 (long long)t->block[a]);
+                                 (long long)t -> block[a]);
                 used += n > 0 ? (size_t)n : 0;
             }
     }
@@ -351,17 +353,92 @@ static int build(vyre__triton_infer *x, vyre_triton_spec *out, vyre_error *err)
     return rc;
 }
 
-/* Scans the cache and finds the group; the rest of the inference. */
-static int infer(vyre__triton_infer *x, const vyre_triton_cache *c, vyre_triton_spec *out,
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* The first of TorchInductor's own Triton caches (<inductor>/triton/<device>/,
+ * devices in name order) with a group `what` names, scanned into *c. */
+static int inductor_tritons(const char *what, vyre_triton_cache *c, size_t *idx, size_t *n)
+{
+    char ind[VYRE_TRITON_PATH_MAX], top[VYRE_TRITON_PATH_MAX + 8];
+    if (vyre_inductor_cache_dir(ind, sizeof ind, NULL, NULL) != VYRE_OK)
+        return 0;
+    snprintf(top, sizeof top, "%s/triton", ind);
+    DIR *d = opendir(top);
+    if (!d)
+        return 0;
+    char names[16][256];
+    size_t nn = 0;
+    for (struct dirent *e; nn < 16 && (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.' && strlen(e->d_name) < sizeof names[0])
+            vyre__strlcpy(names[nn++], e->d_name, sizeof names[0]);
+    closedir(d);
+    qsort(names, nn, sizeof names[0], cmp_name);
+    for (size_t i = 0; i < nn; i++) {
+        char dir[VYRE_TRITON_PATH_MAX * 2 + 16];
+        snprintf(dir, sizeof dir, "%s/%s", top, names[i]);
+        vyre_triton_cache t;
+        if (vyre_triton_cache_scan(dir, &t, NULL) == VYRE_OK && (*n = find_groups(&t, what, idx))) {
+            vyre_triton_cache_release(c);
+            *c = t; /* the scan's held directory moves with it */
+            return 1;
+        }
+        vyre_triton_cache_release(&t);
+    }
+    return 0;
+}
+
+/* Scans the Triton cache into *c and finds the groups o->what names:
+ * --dir, else Triton's own default, and when that is only the home
+ * default (no TRITON_CACHE_DIR or TRITON_HOME), TorchInductor's Triton
+ * caches, where torch.compile's kernels are when TRITON_CACHE_DIR was not
+ * set. No group anywhere: the nearest names of the first cache. */
+static int locate(const vyre_triton_spec_opts *o, vyre_triton_cache *c, size_t *idx, size_t *n,
+                  vyre_error *err)
+{
+    char dir[VYRE_TRITON_PATH_MAX];
+    const char *source = "--dir";
+    int rc = VYRE_OK;
+    if (o->triton_dir)
+        vyre__strlcpy(dir, o->triton_dir, sizeof dir);
+    else
+        rc = vyre_triton_cache_dir(dir, sizeof dir, &source, err);
+    if (rc)
+        return rc;
+    vyre_error first;
+    vyre_error_clear(&first);
+    rc = vyre_triton_cache_scan(dir, c, &first);
+    if (!rc && (*n = find_groups(c, o->what, idx)) > 0)
+        return VYRE_OK;
+    if (source && !strcmp(source, "HOME") && inductor_tritons(o->what, c, idx, n))
+        return VYRE_OK;
+    if (!rc)
+        return no_group(c, o->what, err);
+    if (err) {
+        *err = first;
+        if (!o->triton_dir)
+            vyre__strlcpy(err->hint,
+                          "pass --dir DIR: the TRITON_CACHE_DIR the model ran with, or "
+                          "TorchInductor's triton/DEVICE folder (none of those under "
+                          "TORCHINDUCTOR_CACHE_DIR has it either)",
+                          sizeof err->hint);
+    }
+    return rc;
+}
+
+/* Finds the group; the rest of the inference. */
+static int infer(vyre__triton_infer *x, vyre_triton_cache *c, vyre_triton_spec *out,
                  vyre_error *err)
 {
-    size_t idx[GROUPS_MAX];
-    size_t n = find_groups(c, x->o->what, idx);
-    if (!n)
-        return no_group(c, x->o->what, err);
+    size_t idx[GROUPS_MAX], n = 0;
+    int rc = locate(x->o, c, idx, &n, err);
+    if (rc)
+        return rc;
     char ibuf[VYRE_TRITON_PATH_MAX];
     x->ind_dir = inductor_dir(x->o, c, ibuf, sizeof ibuf);
-    int rc = pick(x, c, idx, n, err);
+    rc = pick(x, c, idx, n, err);
     if (!rc)
         rc = read_group(x, c, err);
     if (!rc)
@@ -385,18 +462,11 @@ int vyre_triton_spec_make(const vyre_triton_spec_opts *o, vyre_triton_spec *out,
     vyre_axes_init(&out->sweep.axes);
     if (!o || !o->what)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_triton_spec_make: no kernel named");
-    char dir[VYRE_TRITON_PATH_MAX];
-    int rc = VYRE_OK;
-    if (o->triton_dir)
-        vyre__strlcpy(dir, o->triton_dir, sizeof dir);
-    else
-        rc = vyre_triton_cache_dir(dir, sizeof dir, NULL, err);
     vyre_triton_cache c;
     memset(&c, 0, sizeof c);
-    if (!rc)
-        rc = vyre_triton_cache_scan(dir, &c, err);
-    vyre__triton_infer *x = rc ? NULL : calloc(1, sizeof *x);
-    if (!rc && !x)
+    int rc = VYRE_OK;
+    vyre__triton_infer *x = calloc(1, sizeof *x);
+    if (!x)
         rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory");
     if (!rc) {
         x->o = o;
