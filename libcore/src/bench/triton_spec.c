@@ -22,21 +22,23 @@
 
 #define GROUPS_MAX 64
 
-/* The groups `what` names: the key, a key prefix of 8 characters or more,
- * or the kernel name (as `triton show`). */
+/* The kernel groups `what` names: the key, a key prefix of 8 characters or
+ * more, or the kernel name (as `triton show`); a group whose metadata names
+ * no kernel (a launcher, a half-written group) is none. */
 static size_t find_groups(const vyre_triton_cache *c, const char *what, size_t *idx)
 {
     size_t n = 0, len = strlen(what);
     if (!len)
         return 0;
     for (size_t i = 0; i < c->n_groups; i++)
-        if (!strcmp(c->groups[i].key, what)) {
+        if (c->groups[i].kind == VYRE_TRITON_KERNEL && c->groups[i].name[0] &&
+            !strcmp(c->groups[i].key, what)) {
             idx[0] = i;
             return 1;
         }
     for (size_t i = 0; i < c->n_groups && n < GROUPS_MAX; i++) {
         const vyre_triton_group *g = &c->groups[i];
-        if (g->kind == VYRE_TRITON_KERNEL &&
+        if (g->kind == VYRE_TRITON_KERNEL && g->name[0] &&
             ((len >= 8 && !strncmp(g->key, what, len)) || !strcmp(g->name, what)))
             idx[n++] = i;
     }
