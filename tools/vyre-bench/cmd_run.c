@@ -17,6 +17,7 @@
 #include "tool_dispatch.h"
 #include "tool_util.h"
 #include "cmds.h"
+#include "run_triton.h"
 #include "vyre/vyre.h"
 
 #define MAX_SUITES  8
@@ -51,6 +52,7 @@ static void usage(FILE *out)
             "usage: vyre-bench run [--suite NAME]... [options]\n"
             "       vyre-bench run KERNEL.cu|.ptx --entry NAME -a AXIS=VALUES... [options]\n"
             "       vyre-bench run --spec FILE.json [-a AXIS=VALUES]... [options]\n"
+            "       vyre-bench run --triton NAME|KEY [-a PARAM=VALUES]... [options]\n"
             "       vyre-bench run --spec FILE.json|KERNEL --entry NAME ... --vs OTHER.cu|.ptx\n\n"
             "Measure the built-in suites (all of them when none is named; without a GPU\n"
             "only 'cache', saying which were skipped and why) or a sweep of your kernel.\n"
@@ -79,7 +81,9 @@ static void usage(FILE *out)
             "  --vs FILE                A/B: measure FILE's kernel of the same entry at the\n"
             "                           same points and arguments too, samples alternating\n"
             "                           A, B, A, B; print B/A per point with its interval\n"
-            "                           and a verdict (exit 1 when any is SLOWER)\n\n"
+            "                           and a verdict (exit 1 when any is SLOWER)\n\n");
+    bench_triton_usage(out);
+    fprintf(out,
             "measurement (nvbench's stopping rule; defaults in brackets):\n"
             "  --min-samples N [10]  --min-time S [0.5]  --max-noise PCT [0.5]  --timeout S [15]\n"
             "                          (a bare number is a percent, as nvbench's and in\n"
@@ -345,7 +349,8 @@ typedef struct run_plan {
     size_t ndevs;
     int all_devs;
     int quiet;
-    int wide, width; /* --wide, --width N */
+    int wide, width;     /* --wide, --width N */
+    bench_triton triton; /* --triton and its options (run_triton.c) */
 } run_plan;
 
 /* Records the git ref the working tree is on as the run ends (runs.git_ref,
@@ -757,7 +762,7 @@ static int plan_option(int c, const char *arg, run_plan *pl, run_args *a)
     case 'd':
         return parse_devices(arg, pl->devs, &pl->ndevs, &pl->all_devs);
     default:
-        return -1;
+        return bench_triton_option(c, arg, &pl->triton);
     }
 }
 
@@ -829,7 +834,7 @@ static int parse_run_args(int argc, char **argv, run_plan *pl, run_args *a, vyre
         {"wide", no_argument, NULL, 'w'},           {"width", required_argument, NULL, 'W'},
         {"arch", required_argument, NULL, 'A'},     {"dry-run", no_argument, NULL, 'R'},
         {"rounds", required_argument, NULL, 'r'},   {"disable-blocking-kernel", no_argument, NULL, 'B'},
-        {"vs", required_argument, NULL, 'V'},
+        {"vs", required_argument, NULL, 'V'},     BENCH_TRITON_OPTIONS,
         {NULL, 0, NULL, 0},
         /* clang-format on */
     };
@@ -852,13 +857,21 @@ static int parse_run_args(int argc, char **argv, run_plan *pl, run_args *a, vyre
     return TOOL_EXIT_OK;
 }
 
-/* --spec: loads it; its kernel, entry and axes fill what the command line
- * left out (-a then overrides the spec's axes). An exit code. */
-static int load_spec(run_plan *pl)
+/* --spec, or --triton's inferred spec: its kernel, entry and axes fill what
+ * the command line left out (-a overrides the spec's axes). An exit code. */
+static int load_spec(run_plan *pl, run_args *a)
 {
     vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_sweep_spec_load(&pl->spec, pl->spec_path, &err)) {
+    int code = pl->triton.any
+                   ? bench_triton_spec(&pl->triton, a->axis_args, &a->naxis_args,
+                                       pl->kernel || pl->spec_path, pl->dry_run, &pl->spec)
+                   : TOOL_EXIT_OK;
+    if (code)
+        return code;
+    if (pl->triton.any)
+        pl->spec_path = pl->triton.origin;
+    else if (vyre_sweep_spec_load(&pl->spec, pl->spec_path, &err)) {
         tool_report(&err);
         return TOOL_EXIT_ERROR;
     }
@@ -972,8 +985,8 @@ int cmd_run(int argc, char **argv)
     char cmdline[1024];
     join_argv(argc, argv, cmdline, sizeof cmdline);
     int code = parse_run_args(argc, argv, &pl, &a, &ro);
-    if (!code && pl.spec_path)
-        code = load_spec(&pl);
+    if (!code && (pl.spec_path || pl.triton.any))
+        code = load_spec(&pl, &a);
     if (!code)
         code = add_axes(&pl, &a);
     if (!code)

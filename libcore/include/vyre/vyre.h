@@ -34,5 +34,6 @@
 #include "axes.h"
 #include "stats.h"
 #include "bench.h"
+#include "triton_spec.h"
 
 #endif /* VYRE_VYRE_H */
