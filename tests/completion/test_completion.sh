@@ -6,11 +6,16 @@
 set -u
 src=$1 bin=$2
 check=$src/tests/completion/check_completion.sh
-# The tools whose options come from one table (tools/common/tool_opt.h).
-tools="vyre-top"
+# The tools whose options come from one table (tools/common/tool_opt.h),
+# each with its commands (the words its completion helper lists that are
+# no options).
+tools="vyre-top vyre-bench"
 status=0
 for t in $tools; do
     bash "$check" "$bin/$t" "$src/docs/man/$t.1" "$src/completions/vyre.bash" || status=1
+    for c in $("$bin/$t" --completion-helper | cut -f1 | grep -v '^-'); do
+        bash "$check" "$bin/$t" "$src/docs/man/$t.1" "$src/completions/vyre.bash" "$c" || status=1
+    done
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/vyre-test-completion.XXXXXX")

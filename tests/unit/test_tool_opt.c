@@ -18,6 +18,8 @@ static const tool_opt table[] = {
     {OPT_JSON, 0, "json", NULL, "one JSON object", NULL},
     {'U', 'U', "cache-usage-interval", "SECONDS", "measure the sizes\nevery SECONDS", TOOL_OPT_DIR},
     {OPT_OLD, 0, "old-spelling", "X", NULL, NULL},
+    {TOOL_OPT_SECTION, 0, "", NULL, "more:", NULL},
+    {'q', 'q', "quiet", NULL, "no progress line", NULL},
     {0, 0, NULL, NULL, NULL, NULL},
 };
 
@@ -36,13 +38,14 @@ Test(tool_opt, getopt_arrays_come_from_the_table)
 {
     tool_opt_arrays g;
     cr_assert_eq(tool_opt_getopt(table, &g), 0);
-    cr_assert_str_eq(g.shorts, "d:CU:", "long-only keys get no letter");
+    cr_assert_str_eq(g.shorts, "d:CU:q", "long-only keys and headings get no letter");
     cr_assert_str_eq(g.longs[0].name, "delay");
     cr_assert_eq(g.longs[0].has_arg, required_argument);
     cr_assert_eq(g.longs[2].val, OPT_JSON);
     cr_assert_eq(g.longs[2].has_arg, no_argument);
     cr_assert_str_eq(g.longs[4].name, "old-spelling", "a hidden option still parses");
-    cr_assert_null(g.longs[5].name);
+    cr_assert_str_eq(g.longs[5].name, "quiet", "a heading is no option");
+    cr_assert_null(g.longs[6].name);
 }
 
 Test(tool_opt, help_aligns_at_column_25_and_leaves_hidden_options_out)
@@ -53,7 +56,10 @@ Test(tool_opt, help_aligns_at_column_25_and_leaves_hidden_options_out)
                         "      --json            one JSON object\n"
                         "  -U, --cache-usage-interval SECONDS\n"
                         "                        measure the sizes\n"
-                        "                        every SECONDS\n");
+                        "                        every SECONDS\n"
+                        "\n"
+                        "more:\n"
+                        "  -q, --quiet           no progress line\n");
     free(h);
 }
 
@@ -63,7 +69,8 @@ Test(tool_opt, completion_lines_name_each_spelling_and_its_values)
     cr_assert_str_eq(c, "-d\t1\t0.5 1\n--delay\t1\t0.5 1\n"
                         "-C\t0\t\n--no-color\t0\t\n"
                         "--json\t0\t\n"
-                        "-U\t1\t<dir>\n--cache-usage-interval\t1\t<dir>\n");
+                        "-U\t1\t<dir>\n--cache-usage-interval\t1\t<dir>\n"
+                        "-q\t0\t\n--quiet\t0\t\n");
     free(c);
 }
 

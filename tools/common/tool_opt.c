@@ -20,7 +20,9 @@ int tool_opt_getopt(const tool_opt *opts, tool_opt_arrays *g)
 {
     memset(g, 0, sizeof *g);
     size_t n = 0, s = 0;
-    for (const tool_opt *o = opts; o->name; o++, n++) {
+    for (const tool_opt *o = opts; o->name; o++) {
+        if (o->key == TOOL_OPT_SECTION)
+            continue;
         if (n == TOOL_OPT_MAX || (o->short_name && o->short_name != o->key))
             return -1;
         g->longs[n].name = o->name;
@@ -32,6 +34,7 @@ int tool_opt_getopt(const tool_opt *opts, tool_opt_arrays *g)
             if (o->arg)
                 g->shorts[s++] = ':';
         }
+        n++;
     }
     g->shorts[s] = '\0';
     return 0;
@@ -42,6 +45,10 @@ void tool_opt_help(FILE *out, const tool_opt *opts)
     for (const tool_opt *o = opts; o->name; o++) {
         if (!o->help)
             continue;
+        if (o->key == TOOL_OPT_SECTION) {
+            fprintf(out, "\n%s\n", o->help);
+            continue;
+        }
         char left[128];
         int c = short_of(o);
         int n = c ? snprintf(left, sizeof left, "  -%c, --%s%s%s", c, o->name, o->arg ? " " : "",
@@ -72,7 +79,7 @@ void tool_opt_help(FILE *out, const tool_opt *opts)
 void tool_opt_complete(FILE *out, const tool_opt *opts)
 {
     for (const tool_opt *o = opts; o->name; o++) {
-        if (!o->help)
+        if (!o->help || o->key == TOOL_OPT_SECTION)
             continue;
         const char *values = o->values ? o->values : "";
         int c = short_of(o);

@@ -39,6 +39,11 @@ typedef struct tool_opt {
                            TOOL_OPT_DIR, or words separated by spaces */
 } tool_opt;
 
+/* A heading row between a command's groups of options (run's "measurement:"):
+ * {TOOL_OPT_SECTION, 0, "", NULL, "measurement:", NULL}. --help prints it
+ * after a blank line; parsing and completion skip it. */
+#define TOOL_OPT_SECTION (-1)
+
 /* Arrays for getopt_long from a table ended by {0}: longs (TOOL_OPT_MAX + 1
  * entries) and shorts (2 * TOOL_OPT_MAX + 2 bytes). getopt_long permutes:
  * options may follow operands ("show last --json"), as the commands take

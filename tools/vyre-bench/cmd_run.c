@@ -15,6 +15,7 @@
 
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "tool_util.h"
 #include "cmds.h"
 #include "run_triton.h"
@@ -67,54 +68,16 @@ static void usage(FILE *out)
             "element count, BLOCK (default 256) the block size, grid = ceil(N / BLOCK).\n"
             "A spec's \"args\" binds anything else: typed buffers and fills, scalars,\n"
             "null pointers; with \"version\": 2, grids in blocks of expressions, block\n"
-            "from .reqntid, shared memory, bytes/flops (README; examples/bench/).\n"
-            "  -a, --axis NAME=VALUES   1024:64M:x4 (geometric), 0:100:+25, 128,256 (list);\n"
-            "                           with --spec, replaces the spec's axis NAME\n"
-            "  --entry NAME             kernel entry point\n"
-            "  --spec FILE              JSON sweep spec (kernel, entry, axes, args)\n"
-            "  --mode hot|cold|both     L2 warm, or flushed before each sample (default hot)\n"
-            "  --arch sm_XY[a|f]        compile for this architecture (default: the PTX's\n"
-            "                           .target when the GPU runs it, else the GPU's)\n"
-            "  --dry-run                check the spec, compile for --arch (else the PTX's\n"
-            "                           .target, else sm_90; no GPU needed) and list the\n"
-            "                           points with their launches; runs nothing\n"
-            "  --vs FILE                A/B: measure FILE's kernel of the same entry at the\n"
-            "                           same points and arguments too, samples alternating\n"
-            "                           A, B, A, B; print B/A per point with its interval\n"
-            "                           and a verdict (exit 1 when any is SLOWER)\n\n");
-    bench_triton_usage(out);
+            "from .reqntid, shared memory, bytes/flops (docs/MEASUREMENT.md;\n"
+            "examples/bench/).\n\n");
+    tool_cmd_options_help(out, bench_run_opts);
     fprintf(out,
-            "measurement (nvbench's stopping rule; defaults in brackets):\n"
-            "  --min-samples N [10]  --min-time S [0.5]  --max-noise PCT [0.5]  --timeout S [15]\n"
-            "                          (a bare number is a percent, as nvbench's and in\n"
-            "                          compare: 0.5 and 0.5%% are both 0.5%%)\n"
-            "  --quick                 0.05 s, 2%%, 3 s (--min-samples still holds); fewer sizes\n"
-            "  --rounds N [5]          measure the whole run N times in turn, each point with\n"
-            "                          1/N of the rule each time; a point's samples keep their\n"
-            "                          round, so drift during the run is seen between rounds\n"
-            "noise is the robust relative spread 1.4826 * MAD / median, in every table,\n"
-            "history, CSV and JSON (stddev / mean is rel_stddev there)\n"
-            "  --no-kernels            skip the CUPTI pass that records kernels per point\n"
-            "  --disable-blocking-kernel  time GPU samples without first holding the stream\n"
-            "                          (each start event is then stamped before its launch\n"
-            "                          arrives: short kernels read long by the launch gap)\n"
-            "  --devices LIST|all      CUDA ordinals, e.g. 0,1 (default 0)\n\n"
-            "output:\n"
-            "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
-            "             or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n"
-            "  --csv       CSV rows instead of the table\n"
-            "  --json      one JSON document (schema_version %d) at the end\n"
-            "  --wide      on a terminal, every column and the full stop text (the table\n"
-            "              is fitted to the terminal, one table per suite; piped, markdown)\n"
-            "  --width N   fit the table to N columns, terminal or not\n"
-            "  -q          no progress line\n\n"
-            "exit status: 0 done (--dry-run: the sweep is sound), 2 usage or operational error "
+            "\nexit status: 0 done (--dry-run: the sweep is sound), 2 usage or operational error "
             "(the run is marked failed),\n"
             "             1 --vs: a point of OTHER is SLOWER than the kernel's,\n"
             "             3 no NVIDIA driver or GPU for a GPU suite you named,\n"
             "             130 interrupted (Ctrl-C, SIGTERM or SIGHUP; finished points are\n"
-            "             kept)\n",
-            BENCH_JSON_SCHEMA_VERSION);
+            "             kept)\n");
 }
 
 /* ---- progress and printing ------------------------------------------------- */
@@ -820,26 +783,8 @@ static int measure_option(int c, const char *arg, run_plan *pl, run_args *a,
  * else the exit code. The kernel operand is taken too. */
 static int parse_run_args(int argc, char **argv, run_plan *pl, run_args *a, vyre_bench_run_opts *ro)
 {
-    static const struct option opts[] = {
-        /* Two a line, as before --rounds made the count odd for clang-format;
-         * --db, --json and --help are the shared ones (tool_getopt). */
-        /* clang-format off */
-        {"suite", required_argument, NULL, 's'},    {"axis", required_argument, NULL, 'a'},
-        {"entry", required_argument, NULL, 'e'},    {"spec", required_argument, NULL, 'S'},
-        {"mode", required_argument, NULL, 'm'},     {"min-samples", required_argument, NULL, 'n'},
-        {"min-time", required_argument, NULL, 't'}, {"max-noise", required_argument, NULL, 'N'},
-        {"timeout", required_argument, NULL, 'T'},  {"quick", no_argument, NULL, 'Q'},
-        {"no-kernels", no_argument, NULL, 'K'},     {"devices", required_argument, NULL, 'd'},
-        {"csv", no_argument, NULL, 'c'},            {"quiet", no_argument, NULL, 'q'},
-        {"wide", no_argument, NULL, 'w'},           {"width", required_argument, NULL, 'W'},
-        {"arch", required_argument, NULL, 'A'},     {"dry-run", no_argument, NULL, 'R'},
-        {"rounds", required_argument, NULL, 'r'},   {"disable-blocking-kernel", no_argument, NULL, 'B'},
-        {"vs", required_argument, NULL, 'V'},     BENCH_TRITON_OPTIONS,
-        {NULL, 0, NULL, 0},
-        /* clang-format on */
-    };
     int c, code = 0;
-    while ((c = tool_getopt("run", argc, argv, "qa:s:", opts, usage, &code)) != -1) {
+    while ((c = tool_getopt_table("run", argc, argv, bench_run_opts, usage, &code)) != -1) {
         if (c == TOOL_OPT_STOP)
             return code ? code : RUN_HELP_SHOWN;
         code = plan_option(c, optarg, pl, a);

@@ -25,8 +25,8 @@ int cmd_pull(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 
 /* The commands' option tables (tools/common/tool_opt.h), for the
- * completion helper; run still declares its options itself. */
-extern const tool_opt bench_devices_opts[], bench_runs_opts[], bench_show_opts[],
+ * completion helper. */
+extern const tool_opt bench_run_opts[], bench_devices_opts[], bench_runs_opts[], bench_show_opts[],
     bench_compare_opts[], bench_export_opts[], bench_plot_opts[], bench_rm_opts[],
     bench_history_opts[], bench_push_opts[], bench_pull_opts[];
 

@@ -16,7 +16,7 @@ static const tool_cmd g_cmds[] = {
     {"devices", cmd_devices, "list the GPUs and their capabilities", TOOL_CMD_JSON,
      bench_devices_opts},
     {"run", cmd_run, "run suites or a sweep; results go to the results database",
-     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON, NULL},
+     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON, bench_run_opts},
     {"runs", cmd_runs, "list the stored runs", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON, bench_runs_opts},
     {"show", cmd_show, "show a run and its points", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON,
      bench_show_opts},

@@ -47,28 +47,6 @@ int bench_triton_option(int c, const char *arg, bench_triton *t)
     return TOOL_EXIT_OK;
 }
 
-void bench_triton_usage(FILE *out)
-{
-    fputs("kernels of Triton's cache (torch.compile's), by name; the spec is inferred:\n"
-          "  --triton NAME|KEY        a kernel name or a group key (or its first 8+\n"
-          "                           characters), as 'vyre-cachectl triton show' takes\n"
-          "  --dir DIR                Triton's cache (default $TRITON_CACHE_DIR, else\n"
-          "                           ~/.triton/cache, else TorchInductor's triton/DEVICE)\n"
-          "  --inductor-dir DIR       TorchInductor's cache, for the autotuning's choice of\n"
-          "                           group, the block sizes and the sizes the model used\n"
-          "                           (default: the cache the Triton cache is in, else\n"
-          "                           $TORCHINDUCTOR_CACHE_DIR or /tmp/torchinductor_$USER)\n"
-          "  -a PARAM=VALUES          an axis is a parameter of the kernel (-a xnumel=1M:64M:x4);\n"
-          "                           none: the sizes the model launched it at\n"
-          "  --grid EXPR[,EXPR,EXPR]  programs to launch (default: TorchInductor's grid,\n"
-          "                           ceil(xnumel/XBLOCK) ...)\n"
-          "  --buffer PARAM=COUNT[:TYPE]  elements of a pointer parameter's buffer (default:\n"
-          "                           the model's, scaled with the iteration space)\n"
-          "  --emit-spec FILE         write the inferred spec to FILE (a new file) and stop\n"
-          "                           (with --dry-run, go on to list the points)\n\n",
-          out);
-}
-
 /* The GPU's architecture as Triton writes it ("90"), or NULL. */
 static const char *gpu_arch(char *buf, size_t size)
 {

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "tool_opt.h"
+
 #include "vyre/axes.h"
 
 #define BENCH_TRITON_BUFFERS_MAX 32
@@ -25,16 +27,59 @@ enum {
     BENCH_OPT_EMIT_SPEC
 };
 
-/* Rows of run's option table. */
-/* clang-format off */
+/* Rows of run's option table (tools/common/tool_opt.h). */
 #define BENCH_TRITON_OPTIONS                                                                       \
-    {"triton", required_argument, NULL, BENCH_OPT_TRITON},                                         \
-    {"dir", required_argument, NULL, BENCH_OPT_DIR},                                               \
-    {"inductor-dir", required_argument, NULL, BENCH_OPT_INDUCTOR_DIR},                             \
-    {"grid", required_argument, NULL, BENCH_OPT_GRID},                                             \
-    {"buffer", required_argument, NULL, BENCH_OPT_BUFFER},                                         \
-    {"emit-spec", required_argument, NULL, BENCH_OPT_EMIT_SPEC}
-/* clang-format on */
+    {TOOL_OPT_SECTION,                                                                             \
+     0,                                                                                            \
+     "",                                                                                           \
+     NULL,                                                                                         \
+     "kernels of Triton's cache (torch.compile's), by name; the spec is inferred\n"                \
+     "(-a PARAM=VALUES: an axis is a parameter of the kernel, -a xnumel=1M:64M:x4;\n"              \
+     "none: the sizes the model launched it at):",                                                 \
+     NULL},                                                                                        \
+        {BENCH_OPT_TRITON,                                                                         \
+         0,                                                                                        \
+         "triton",                                                                                 \
+         "NAME|KEY",                                                                               \
+         "a kernel name or a group key (or its first 8+\n"                                         \
+         "characters), as 'vyre-cachectl triton show' takes",                                      \
+         NULL},                                                                                    \
+        {BENCH_OPT_DIR,                                                                            \
+         0,                                                                                        \
+         "dir",                                                                                    \
+         "DIR",                                                                                    \
+         "Triton's cache (default $TRITON_CACHE_DIR, else\n"                                       \
+         "~/.triton/cache, else TorchInductor's triton/DEVICE)",                                   \
+         TOOL_OPT_DIR},                                                                            \
+        {BENCH_OPT_INDUCTOR_DIR,                                                                   \
+         0,                                                                                        \
+         "inductor-dir",                                                                           \
+         "DIR",                                                                                    \
+         "TorchInductor's cache, for the autotuning's choice of\n"                                 \
+         "group, the block sizes and the sizes the model used\n"                                   \
+         "(default: the cache the Triton cache is in, else\n"                                      \
+         "$TORCHINDUCTOR_CACHE_DIR or /tmp/torchinductor_$USER)",                                  \
+         TOOL_OPT_DIR},                                                                            \
+        {BENCH_OPT_GRID,                                                                           \
+         0,                                                                                        \
+         "grid",                                                                                   \
+         "EXPR[,EXPR,EXPR]",                                                                       \
+         "programs to launch (default: TorchInductor's grid,\n"                                    \
+         "ceil(xnumel/XBLOCK) ...)",                                                               \
+         NULL},                                                                                    \
+        {BENCH_OPT_BUFFER,                                                                         \
+         0,                                                                                        \
+         "buffer",                                                                                 \
+         "PARAM=COUNT[:TYPE]",                                                                     \
+         "elements of a pointer parameter's buffer (default:\n"                                    \
+         "the model's, scaled with the iteration space)",                                          \
+         NULL},                                                                                    \
+    {                                                                                              \
+        BENCH_OPT_EMIT_SPEC, 0, "emit-spec", "FILE",                                               \
+            "write the inferred spec to FILE (a new file) and stop\n"                              \
+            "(with --dry-run, go on to list the points)",                                          \
+            TOOL_OPT_FILE                                                                          \
+    }
 
 typedef struct bench_triton {
     int any; /* one of the options was given */
@@ -50,9 +95,6 @@ typedef struct bench_triton {
 
 /* Takes option c into t: an exit code, or -1 when c is not one of these. */
 int bench_triton_option(int c, const char *arg, bench_triton *t);
-
-/* The options' lines of `run --help`. */
-void bench_triton_usage(FILE *out);
 
 /*
  * --triton: infers the spec into *spec (as vyre_sweep_spec_load gives a
