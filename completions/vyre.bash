@@ -37,4 +37,4 @@ _vyre_tool()
     done <<<"$spec"
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
-complete -F _vyre_tool vyre-top vyre-bench
+complete -F _vyre_tool vyre-top vyre-bench vyre-exporter

@@ -9,7 +9,7 @@ check=$src/tests/completion/check_completion.sh
 # The tools whose options come from one table (tools/common/tool_opt.h),
 # each with its commands (the words its completion helper lists that are
 # no options).
-tools="vyre-top vyre-bench"
+tools="vyre-top vyre-bench vyre-exporter"
 status=0
 for t in $tools; do
     bash "$check" "$bin/$t" "$src/docs/man/$t.1" "$src/completions/vyre.bash" || status=1

@@ -14,11 +14,75 @@
 #include <sys/stat.h>
 
 #include "tool_cli.h"
+#include "tool_opt.h"
 #include "tool_util.h"
 #include "exporter.h"
 #include "server.h"
 #include "webconfig.h"
 #include "vyre/vyre.h"
+
+enum {
+    O_LISTEN = 256,
+    O_PATH,
+    O_TOPN,
+    O_TELDIR,
+    O_CACHEDIR,
+    O_CACHEREF,
+    O_USAGE,
+    O_NOGPU,
+    O_NOCACHE,
+    O_NOUSAGE,
+    O_DCGM,
+    O_WEBCFG
+};
+
+/* The exporter's options, declared once (tools/common/tool_opt.h):
+ * --help's OPTIONS, getopt's arrays and the completion come from here. */
+static const tool_opt exp_opts_table[] = {
+    {O_LISTEN, 0, "web.listen-address", "ADDR",
+     "HOST:PORT, [IPV6]:PORT or :PORT (every address);\n"
+     "port 0 picks a free one (default :" TOOL_STR(EXP_DEFAULT_PORT) ")",
+     NULL},
+    {O_PATH, 0, "web.telemetry-path", "PATH", "where the metrics are served (default /metrics)",
+     NULL},
+    {O_WEBCFG, 0, "web.config.file", "FILE",
+     "TLS and basic auth, in the Prometheus exporter\n"
+     "toolkit's YAML: tls_server_config (cert_file,\n"
+     "key_file) and basic_auth_users (bcrypt hashes)",
+     TOOL_OPT_FILE},
+    {O_TOPN, 0, "kernels.top-n", "N",
+     "kernel names exported per process, by GPU time,\n"
+     "0 to " TOOL_STR(EXP_MAX_TOP_N) " (default " TOOL_STR(EXP_DEFAULT_TOP_N) ")",
+     NULL},
+    {O_TELDIR, 0, "telemetry.dir", "DIR",
+     "telemetry pages (default $VYRE_TELEMETRY_DIR, else\n"
+     "/dev/shm/vyre-<uid>)",
+     TOOL_OPT_DIR},
+    {O_CACHEDIR, 0, "cache.dir", "DIR",
+     "pipeline cache root (default $VYRE_PTX_CACHE_DIR,\n"
+     "else $XDG_CACHE_HOME/vyre/ptx-cache, else\n"
+     "~/.cache/vyre/ptx-cache)",
+     TOOL_OPT_DIR},
+    {O_CACHEREF, 0, "cache.refresh-interval", "S",
+     "re-read the cache at most every S seconds\n"
+     "(default 5)",
+     NULL},
+    {O_USAGE, 0, "cache-usage.interval", "S",
+     "measure the caches' sizes every S seconds, in a\n"
+     "thread of their own, 1 to 86400 (default " TOOL_STR(EXP_DEFAULT_USAGE_S) ")",
+     NULL},
+    {O_NOGPU, 0, "no-gpu", NULL, "do not query NVML", NULL},
+    {O_NOCACHE, 0, "no-cache", NULL, "no pipeline cache families", NULL},
+    {O_NOUSAGE, 0, "no-cache-usage", NULL, "no vyre_cache_usage_ families", NULL},
+    {O_DCGM, 0, "collector.dcgm-compat", NULL,
+     "also the fields of dcgm-exporter's default\n"
+     "counters, under its names and labels\n"
+     "(DCGM_FI_DEV_GPU_UTIL{gpu,UUID,modelName,...})",
+     NULL},
+    {'h', 'h', "help", NULL, "this help", NULL},
+    {'V', 'V', "version", NULL, "version", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
 
 static void usage(FILE *out)
 {
@@ -36,56 +100,16 @@ static void usage(FILE *out)
             "compiled GPU code (vyre's, the driver's JIT cache, Triton's, TorchInductor's)\n"
             "with its filesystem's free space, and its own scrape figures in the text\n"
             "exposition format.\n"
-            "\n"
-            "      --web.listen-address ADDR   HOST:PORT, [IPV6]:PORT or :PORT (every address);\n"
-            "                                  port 0 picks a free one (default :%d)\n"
-            "      --web.telemetry-path PATH   where the metrics are served (default /metrics)\n"
-            "      --web.config.file FILE      TLS and basic auth, in the Prometheus exporter\n"
-            "                                  toolkit's YAML: tls_server_config (cert_file,\n"
-            "                                  key_file) and basic_auth_users (bcrypt hashes)\n"
-            "      --kernels.top-n N           kernel names exported per process, by GPU time,\n"
-            "                                  0 to %d (default %d)\n"
-            "      --telemetry.dir DIR         telemetry pages (default $VYRE_TELEMETRY_DIR, else\n"
-            "                                  /dev/shm/vyre-<uid>)\n"
-            "      --cache.dir DIR             pipeline cache root (default $VYRE_PTX_CACHE_DIR,\n"
-            "                                  else $XDG_CACHE_HOME/vyre/ptx-cache, else\n"
-            "                                  ~/.cache/vyre/ptx-cache)\n"
-            "      --cache.refresh-interval S  re-read the cache at most every S seconds\n"
-            "                                  (default 5)\n"
-            "      --cache-usage.interval S    measure the caches' sizes every S seconds, in a\n"
-            "                                  thread of their own, 1 to 86400 (default %d)\n"
-            "      --no-gpu                    do not query NVML\n"
-            "      --no-cache                  no pipeline cache families\n"
-            "      --no-cache-usage            no vyre_cache_usage_ families\n"
-            "      --collector.dcgm-compat     also the fields of dcgm-exporter's default\n"
-            "                                  counters, under its names and labels\n"
-            "                                  (DCGM_FI_DEV_GPU_UTIL{gpu,UUID,modelName,...})\n"
-            "  -h, --help                      this help\n"
-            "  -V, --version                   version\n"
-            "\n"
-            "environment: VYRE_TELEMETRY_DIR, VYRE_PTX_CACHE_DIR, VYRE_NVML_LIBRARY;\n"
-            "             the caches' own: CUDA_CACHE_PATH, CUDA_CACHE_MAXSIZE,\n"
-            "             TRITON_CACHE_DIR, TRITON_HOME, TORCHINDUCTOR_CACHE_DIR\n"
-            "\n"
-            "exit status: 0 stopped by SIGINT or SIGTERM, 2 usage or operational error\n"
-            "             (bad option, bad web config, cannot listen)\n",
-            EXP_DEFAULT_PORT, EXP_MAX_TOP_N, EXP_DEFAULT_TOP_N, EXP_DEFAULT_USAGE_S);
+            "\n");
+    tool_opt_help(out, exp_opts_table);
+    fprintf(out, "\n"
+                 "environment: VYRE_TELEMETRY_DIR, VYRE_PTX_CACHE_DIR, VYRE_NVML_LIBRARY;\n"
+                 "             the caches' own: CUDA_CACHE_PATH, CUDA_CACHE_MAXSIZE,\n"
+                 "             TRITON_CACHE_DIR, TRITON_HOME, TORCHINDUCTOR_CACHE_DIR\n"
+                 "\n"
+                 "exit status: 0 stopped by SIGINT or SIGTERM, 2 usage or operational error\n"
+                 "             (bad option, bad web config, cannot listen)\n");
 }
-
-enum {
-    O_LISTEN = 256,
-    O_PATH,
-    O_TOPN,
-    O_TELDIR,
-    O_CACHEDIR,
-    O_CACHEREF,
-    O_USAGE,
-    O_NOGPU,
-    O_NOCACHE,
-    O_NOUSAGE,
-    O_DCGM,
-    O_WEBCFG
-};
 
 /* parse_args after --help or --version: exit 0. */
 #define ARGS_DONE (-1)
@@ -136,26 +160,12 @@ static int parse_usage(const char *s, exp_opts *o)
 static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, const char **path,
                       const char **webcfg)
 {
-    static const struct option opts[] = {
-        {"web.listen-address", required_argument, NULL, O_LISTEN},
-        {"web.telemetry-path", required_argument, NULL, O_PATH},
-        {"kernels.top-n", required_argument, NULL, O_TOPN},
-        {"telemetry.dir", required_argument, NULL, O_TELDIR},
-        {"cache.dir", required_argument, NULL, O_CACHEDIR},
-        {"cache.refresh-interval", required_argument, NULL, O_CACHEREF},
-        {"cache-usage.interval", required_argument, NULL, O_USAGE},
-        {"no-gpu", no_argument, NULL, O_NOGPU},
-        {"no-cache", no_argument, NULL, O_NOCACHE},
-        {"no-cache-usage", no_argument, NULL, O_NOUSAGE},
-        {"collector.dcgm-compat", no_argument, NULL, O_DCGM},
-        {"web.config.file", required_argument, NULL, O_WEBCFG},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
+    tool_opt_arrays g;
+    if (tool_opt_getopt(exp_opts_table, &g) != 0)
+        return TOOL_EXIT_ERROR;
     int c, code = 0, no_usage = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
         switch (c) {
         case O_LISTEN:
             *listen = optarg;
@@ -200,7 +210,7 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
             printf("vyre-exporter %s (libvyrecore %s)\n", vyre_version(), vyre_version());
             return ARGS_DONE;
         default:
-            return tool_bad_option(NULL, argv, optind, optopt, ":hV", opts);
+            return tool_bad_option(NULL, argv, optind, optopt, g.shorts, g.longs);
         }
         if (code)
             return code;
@@ -252,6 +262,10 @@ static void warn_telemetry_dir(const exp_opts *o)
 int main(int argc, char **argv)
 {
     tool_set_prog("vyre-exporter");
+    if (tool_opt_wants_completion(argc, argv)) {
+        tool_opt_complete(stdout, exp_opts_table);
+        return TOOL_EXIT_OK;
+    }
     char default_listen[16];
     snprintf(default_listen, sizeof default_listen, ":%d", EXP_DEFAULT_PORT);
     const char *listen = default_listen;
