@@ -263,7 +263,7 @@ Test(exporter_prometheus, prometheus_scrapes_a_live_process)
     int efd = open(elog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     cr_assert(efd >= 0);
     const char *exp_argv[] = {
-        VYRE_EXPORTER_BIN, "--web.listen-address", "127.0.0.1:0", "--cache.dir", cache, NULL};
+        VYRE_EXPORTER_BIN, "--web.listen-address", "127.0.0.1:0", "--cache-dir", cache, NULL};
     /* NVML lists the publisher on GPU 3 (1 MiB), and a process that
      * publishes no telemetry on GPU 5 (the test itself). */
     char env_procs[128];

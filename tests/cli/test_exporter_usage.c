@@ -4,11 +4,11 @@
  * stderr), scraped over a raw socket.
  *
  * Each cache is a temp directory with known contents, named to the
- * exporter as users name them (--cache.dir, CUDA_CACHE_PATH,
+ * exporter as users name them (--cache-dir, CUDA_CACHE_PATH,
  * TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR), so every byte and file
  * count is checked exactly; a link inside the Triton cache points at a
  * large file outside it, which must not count. The sizes are measured by a
- * thread on --cache-usage.interval, never by a scrape: with an hour's
+ * thread on --cache-usage-interval, never by a scrape: with an hour's
  * interval a file added after the first round does not show, however many
  * scrapes follow; with a second's interval it shows within a deadline.
  */
@@ -160,7 +160,7 @@ static unsigned start(const char *const *extra)
         setenv("VYRE_CACHE_MAX_SIZE", "3G", 1);
         unsetenv("VYRE_PTX_CACHE_DIR");
         const char *argv[16] = {
-            VYRE_EXPORTER_BIN, "--web.listen-address", "127.0.0.1:0", "--cache.dir", v, "--no-gpu"};
+            VYRE_EXPORTER_BIN, "--web.listen-address", "127.0.0.1:0", "--cache-dir", v, "--no-gpu"};
         size_t n = 6;
         for (size_t k = 0; extra && extra[k] && n < 15; k++)
             argv[n++] = extra[k];
@@ -279,7 +279,7 @@ Test(exporter_usage, exact_sizes_limits_and_locations)
 Test(exporter_usage, measured_by_the_thread_not_by_a_scrape)
 {
     make_caches();
-    const char *slow[] = {"--cache-usage.interval", "3600", NULL};
+    const char *slow[] = {"--cache-usage-interval", "3600", NULL};
     unsigned port = start(slow);
     char *doc = scrape(port);
     char before[256];
@@ -298,7 +298,7 @@ Test(exporter_usage, measured_by_the_thread_not_by_a_scrape)
     g_exp = 0;
 
     /* Every second: the new file shows within the deadline. */
-    const char *fast[] = {"--cache-usage.interval", "1", NULL};
+    const char *fast[] = {"--cache-usage-interval", "1", NULL};
     port = start(fast);
     mkf("t/KEY2/newer.cubin", 1000);
     char after[256];
@@ -344,11 +344,11 @@ Test(exporter_usage, a_bad_interval_is_refused)
 {
     static const char *const bad[] = {"0.5", "0", "x", "", "86401"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const char *args[] = {"--cache-usage.interval", bad[i], NULL};
+        const char *args[] = {"--cache-usage-interval", bad[i], NULL};
         tu_proc p;
         tu_run_bin(&p, VYRE_EXPORTER_BIN, args, NULL, NULL);
         char want[256];
-        snprintf(want, sizeof want, "vyre-exporter: error: invalid --cache-usage.interval '%s'",
+        snprintf(want, sizeof want, "vyre-exporter: error: invalid --cache-usage-interval '%s'",
                  bad[i]);
         cr_assert_eq(p.exit_code, 2, "'%s': %s", bad[i], p.err);
         cr_assert(tu_has_line(p.err, want), "stderr: %s", p.err);

@@ -16,7 +16,7 @@ For vyre-bench, vyre-cachectl, vyre-top and vyre-exporter it reads
              SYNOPSIS line(s) for that command (a tool's global options
              excepted), every synopsis line starts on a line of its own
   defaults   a default a --help states is the one its man page states, and
-             the path defaults of --cache-dir, --cache.dir and --db are
+             the path defaults of --cache-dir and --db are
              where the binaries really go (exporter: the `dir` label of a
              scrape; cachectl: stats' cache_dir; bench: runs' db)
   schema     every `schema_version N` in README.md, docs/*.md, the man
@@ -858,7 +858,7 @@ def main():
             check_front_door(readme, f.read(), mismatch)
         check_links(args.source, markdown_files(args.source), mismatch)
         versions = actual_versions(env)
-        actual = {("vyre-exporter", "cache.dir"): scrape_cache_dir(env)}
+        actual = {("vyre-exporter", "cache-dir"): scrape_cache_dir(env)}
         actual[("vyre-cachectl", "cache-dir")] = json_key(env, [args.cachectl, "stats"], "cache_dir")
         actual[("vyre-bench", "db")] = json_key(env, [args.bench, "runs"], "db")
         check_path_defaults(env, hd, actual)

@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "tool_cli.h"
+
 /* Where the help text starts (column 25), and the widest left side that
  * still fits before it with two spaces. */
 #define HELP_COLUMN 24
@@ -92,4 +94,25 @@ void tool_opt_complete(FILE *out, const tool_opt *opts)
 int tool_opt_wants_completion(int argc, char *const argv[])
 {
     return argc >= 2 && strcmp(argv[1], TOOL_OPT_COMPLETION_HELPER) == 0;
+}
+
+int tool_opt_note_renamed(const tool_opt *opts, const tool_opt_arrays *g, int longindex)
+{
+    if (longindex < 0 || longindex >= TOOL_OPT_MAX || !g->longs[longindex].name)
+        return 0;
+    const char *old = g->longs[longindex].name;
+    const tool_opt *row = NULL, *now = NULL;
+    for (const tool_opt *o = opts; o->name; o++)
+        if (o->key != TOOL_OPT_SECTION && strcmp(o->name, old) == 0)
+            row = o;
+    if (!row || row->help)
+        return 0;
+    for (const tool_opt *o = opts; o->name && !now; o++)
+        if (o != row && o->key == row->key && o->help)
+            now = o;
+    if (!now)
+        return 0;
+    fprintf(stderr, "%s: note: '--%s' is now '--%s'; the old spelling goes in the next release\n",
+            tool_prog(), old, now->name);
+    return 1;
 }

@@ -69,6 +69,13 @@ void tool_opt_help(FILE *out, const tool_opt *opts);
  * Hidden options are left out: old spellings are not offered. */
 void tool_opt_complete(FILE *out, const tool_opt *opts);
 
+/* After getopt_long matched longs[longindex] (longindex < 0: a short option
+ * or none): when that row is an old spelling (no help) of an option the
+ * table also lists under its new name (same key), one line on stderr:
+ * "<prog>: note: '--old' is now '--new'; the old spelling goes in the next
+ * release". Returns 1 when it printed the note. */
+int tool_opt_note_renamed(const tool_opt *opts, const tool_opt_arrays *g, int longindex);
+
 /* 1 when argv asks for the completion helper (argv[1] is
  * TOOL_OPT_COMPLETION_HELPER). */
 int tool_opt_wants_completion(int argc, char *const argv[]);

@@ -1,6 +1,6 @@
 /*
  * collect_cache.c - the pipeline cache collector: libcore's stats API on
- * the cache root (--cache.dir, else libcore's default resolution:
+ * the cache root (--cache-dir, else libcore's default resolution:
  * $VYRE_PTX_CACHE_DIR, then $XDG_CACHE_HOME/vyre/ptx-cache, then
  * ~/.cache/vyre/ptx-cache), opened
  * read-only (no lock taken, nothing written, hits not recorded). The stats

@@ -1,7 +1,7 @@
 /*
  * collect_usage.c - the four caches' sizes and their filesystems' fill
  * (vyre/usage.h), measured by a thread of their own every
- * --cache-usage.interval seconds (tools/common/tool_usagesnap.h), never
+ * --cache-usage-interval seconds (tools/common/tool_usagesnap.h), never
  * inside a scrape: a walk of a Triton cache of millions of files on Lustre
  * takes seconds, and a scrape copies the last round. The thread starts with
  * the exporter, so the first round is usually done by the first scrape;

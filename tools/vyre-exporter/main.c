@@ -58,7 +58,7 @@ static const tool_opt exp_opts_table[] = {
      "telemetry pages (default $VYRE_TELEMETRY_DIR, else\n"
      "/dev/shm/vyre-<uid>)",
      TOOL_OPT_DIR},
-    {O_CACHEDIR, 0, "cache.dir", "DIR",
+    {O_CACHEDIR, 0, "cache-dir", "DIR",
      "pipeline cache root (default $VYRE_PTX_CACHE_DIR,\n"
      "else $XDG_CACHE_HOME/vyre/ptx-cache, else\n"
      "~/.cache/vyre/ptx-cache)",
@@ -67,7 +67,7 @@ static const tool_opt exp_opts_table[] = {
      "re-read the cache at most every S seconds\n"
      "(default 5)",
      NULL},
-    {O_USAGE, 0, "cache-usage.interval", "S",
+    {O_USAGE, 0, "cache-usage-interval", "S",
      "measure the caches' sizes every S seconds, in a\n"
      "thread of their own, 1 to 86400 (default " TOOL_STR(EXP_DEFAULT_USAGE_S) ")",
      NULL},
@@ -81,6 +81,11 @@ static const tool_opt exp_opts_table[] = {
      NULL},
     {'h', 'h', "help", NULL, "this help", NULL},
     {'V', 'V', "version", NULL, "version", NULL},
+    /* The spellings before the four tools agreed (vyre-cachectl's and
+     * vyre-top's --cache-dir, one interval spelling): they still parse,
+     * with a note, for one release. */
+    {O_CACHEDIR, 0, "cache.dir", "DIR", NULL, NULL},
+    {O_USAGE, 0, "cache-usage.interval", "S", NULL, NULL},
     {0, 0, NULL, NULL, NULL, NULL},
 };
 
@@ -88,8 +93,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: vyre-exporter [--web.listen-address ADDR] [--web.telemetry-path PATH]\n"
-            "                     [--kernels.top-n N] [--telemetry.dir DIR] [--cache.dir DIR]\n"
-            "                     [--cache.refresh-interval S] [--cache-usage.interval S]\n"
+            "                     [--kernels.top-n N] [--telemetry.dir DIR] [--cache-dir DIR]\n"
+            "                     [--cache.refresh-interval S] [--cache-usage-interval S]\n"
             "                     [--no-gpu] [--no-cache] [--no-cache-usage]\n"
             "                     [--collector.dcgm-compat] [--web.config.file FILE]\n"
             "\n"
@@ -139,7 +144,7 @@ static int parse_refresh(const char *s, exp_opts *o)
     return 0;
 }
 
-/* --cache-usage.interval S: a scan of millions of files takes seconds, so
+/* --cache-usage-interval S: a scan of millions of files takes seconds, so
  * less than a second is refused rather than kept busy. */
 static int parse_usage(const char *s, exp_opts *o)
 {
@@ -148,9 +153,9 @@ static int parse_usage(const char *s, exp_opts *o)
     double v = strtod(s, &end);
     if (!*s || *end || errno || !(v >= 1) || v > 86400)
         return tool_usage_error(NULL,
-                                "give seconds from 1 to 86400, e.g. '--cache-usage.interval 300'; "
+                                "give seconds from 1 to 86400, e.g. '--cache-usage-interval 300'; "
                                 "--no-cache-usage turns the families off",
-                                "invalid --cache-usage.interval '%s'", s);
+                                "invalid --cache-usage-interval '%s'", s);
     o->usage_every_s = v;
     return 0;
 }
@@ -165,7 +170,10 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
         return TOOL_EXIT_ERROR;
     int c, code = 0, no_usage = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+    int li = -1;
+    while ((c = getopt_long(argc, argv, g.shorts, g.longs, &li)) != -1) {
+        tool_opt_note_renamed(exp_opts_table, &g, li);
+        li = -1;
         switch (c) {
         case O_LISTEN:
             *listen = optarg;

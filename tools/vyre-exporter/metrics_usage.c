@@ -120,7 +120,7 @@ static void render_up_and_info(exporter *x, expo *e)
     }
     expo_family(e, "vyre_cache_usage_info", "gauge",
                 "Always 1: where each cache is (path) and what set it (from: the variable, "
-                "\"default\" or \"caller\" for --cache.dir).");
+                "\"default\" or \"caller\" for --cache-dir).");
     for (int i = 0; i < VYRE_USAGE_N_CACHES; i++) {
         const vyre_usage_cache *w = &u->c[i].where;
         if (!w->located)
@@ -137,7 +137,7 @@ void exp_render_usage(exporter *x, expo *e)
     const tool_usagesnap_figures *u = &x->usage_fig;
     expo_family(e, "vyre_cache_usage_scans_total", "counter",
                 "Rounds of cache size scans since the exporter started (one every "
-                "--cache-usage.interval seconds, in a thread of their own).");
+                "--cache-usage-interval seconds, in a thread of their own).");
     expo_sample_u64(e, "vyre_cache_usage_scans_total", NULL, 0, NULL, u->rounds);
     if (!u->rounds)
         return;

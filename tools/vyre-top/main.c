@@ -29,7 +29,7 @@
 /* vyre-top's options, declared once: getopt's arrays, the OPTIONS of
  * --help and the completion all come from here (tool_opt.h). */
 /* Long-only options (keys past any short letter). */
-enum { OPT_JSON = 256, OPT_NO_GPU, OPT_USAGE_EVERY, OPT_NO_USAGE };
+enum { OPT_JSON = 256, OPT_NO_GPU, OPT_USAGE_EVERY, OPT_NO_USAGE, OPT_CACHE_DIR };
 
 static const tool_opt top_opts[] = {
     {'d', 'd', "delay", "SECONDS", "refresh interval, 0.1 to 3600 (default 1)", "0.1 0.5 1 2 5"},
@@ -46,7 +46,13 @@ static const tool_opt top_opts[] = {
      "their filesystems are every SECONDS, 1 to 86400\n"
      "(default 30)",
      "30 60 300"},
-    {OPT_NO_USAGE, 0, "no-cache-usage", NULL, "do not measure them (--json: cache_usage null)", NULL},
+    {OPT_NO_USAGE, 0, "no-cache-usage", NULL, "do not measure them (--json: cache_usage null)",
+     NULL},
+    {OPT_CACHE_DIR, 0, "cache-dir", "DIR",
+     "the pipeline cache to show (default $VYRE_PTX_CACHE_DIR,\n"
+     "else $XDG_CACHE_HOME/vyre/ptx-cache), as vyre-cachectl's\n"
+     "and vyre-exporter's --cache-dir",
+     TOOL_OPT_DIR},
     {'h', 'h', "help", NULL, "this help", NULL},
     {'V', 'V', "version", NULL, "version", NULL},
     {0, 0, NULL, NULL, NULL, NULL},
@@ -54,14 +60,16 @@ static const tool_opt top_opts[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: vyre-top [-d SECONDS] [-n N] [-C] [--batch [--width COLS] | --json]\n"
-                 "                [--cache-usage-interval SECONDS | --no-cache-usage]\n\n"
-                 "Live view of the GPUs (NVML), every process on them (GPU memory, SM%%, CPU%%,\n"
-                 "resident memory, user, command), and for those that publish vyre telemetry\n"
-                 "their launches, copies and cache hits, NVTX range latencies, the kernels\n"
-                 "taking GPU time, the pipeline cache's health, and the size of each cache of\n"
-                 "compiled GPU code with its filesystem's fill (red: over its limit, or the\n"
-                 "filesystem at least 90%% full).\n\n");
+    fprintf(
+        out,
+        "usage: vyre-top [-d SECONDS] [-n N] [-C] [--batch [--width COLS] | --json]\n"
+        "                [--cache-usage-interval SECONDS | --no-cache-usage] [--cache-dir DIR]\n\n"
+        "Live view of the GPUs (NVML), every process on them (GPU memory, SM%%, CPU%%,\n"
+        "resident memory, user, command), and for those that publish vyre telemetry\n"
+        "their launches, copies and cache hits, NVTX range latencies, the kernels\n"
+        "taking GPU time, the pipeline cache's health, and the size of each cache of\n"
+        "compiled GPU code with its filesystem's fill (red: over its limit, or the\n"
+        "filesystem at least 90%% full).\n\n");
     tool_opt_help(out, top_opts);
     fprintf(out, "\n"
                  "keys: q quit, Tab/arrows panel and row, s/F6 sort, / filter, p pause,\n"
@@ -273,6 +281,17 @@ int main(int argc, char **argv)
         case OPT_USAGE_EVERY:
             if (parse_usage_interval(optarg, &usage_s))
                 return TOOL_EXIT_ERROR;
+            break;
+        case OPT_CACHE_DIR:
+            /* The collector resolves the root as every tool does, from
+             * the environment: --cache-dir is VYRE_PTX_CACHE_DIR for this
+             * process (and the vyre caches it measures). */
+            if (!*optarg)
+                return tool_usage_error(
+                    NULL, "name a directory, e.g. --cache-dir ~/.cache/vyre/ptx-cache",
+                    "--cache-dir is empty");
+            if (setenv("VYRE_PTX_CACHE_DIR", optarg, 1) != 0)
+                return tool_usage_error(NULL, NULL, "cannot set --cache-dir: %s", strerror(errno));
             break;
         case OPT_NO_USAGE:
             usage_s = 0;
