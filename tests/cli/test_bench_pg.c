@@ -31,6 +31,9 @@
 #include "testutil.h"
 
 static char g_tmp[512];
+/* vyre-bench's TMPDIR, where the cache suite's durable puts go: a memory
+ * filesystem when there is one (tu_mkdtemp_mem); nothing there is inspected. */
+static char g_mem[512];
 static char g_env_home[700], g_env_xdg[700], g_env_data[700], g_env_tmp[700], g_env_conf[700];
 static char g_url[600];
 static ts_server g_pg;
@@ -38,11 +41,12 @@ static ts_server g_pg;
 static void setup(void)
 {
     tu_mkdtemp(g_tmp, sizeof g_tmp);
+    tu_mkdtemp_mem(g_mem, sizeof g_mem);
     snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
     snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
     snprintf(g_env_data, sizeof g_env_data, "XDG_DATA_HOME=%s/data", g_tmp);
     snprintf(g_env_conf, sizeof g_env_conf, "XDG_CONFIG_HOME=%s/config", g_tmp);
-    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_tmp);
+    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_mem);
     memset(&g_pg, 0, sizeof g_pg);
 }
 
@@ -51,6 +55,7 @@ static void teardown(void)
     ts_postgres_stop(&g_pg);
     if (g_pg.dir[0])
         tu_rm_rf(g_pg.dir);
+    tu_rm_rf(g_mem);
     tu_rm_rf(g_tmp);
 }
 
