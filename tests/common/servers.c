@@ -478,6 +478,12 @@ static int pg_spawn(const char *const argv[], const char *log, int wait)
         if (getppid() != parent)
             _exit(127);
         pg_drop_root();
+        /* A change of user clears the parent-death signal: set it again,
+         * or a test killed by its timeout leaves its server running (seen:
+         * 19 orphaned postgres, their folders kept). */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
         FILE *f = freopen(log, "a", stdout);
         (void)f;
         dup2(STDOUT_FILENO, STDERR_FILENO);
