@@ -25,11 +25,16 @@
 #endif
 
 static char g_tmp[512], g_db[600];
-static char g_env_home[700], g_env_data[700];
+/* vyre-bench's TMPDIR, where the cache suite's durable puts go: a memory
+ * filesystem when there is one (tu_mkdtemp_mem); nothing there is inspected. */
+static char g_mem[512];
+static char g_env_home[700], g_env_data[700], g_env_tmp[700];
 
 static void setup(void)
 {
     tu_mkdtemp(g_tmp, sizeof g_tmp);
+    tu_mkdtemp_mem(g_mem, sizeof g_mem);
+    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_mem);
     snprintf(g_db, sizeof g_db, "%s/r.sqlite3", g_tmp);
     snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
     snprintf(g_env_data, sizeof g_env_data, "XDG_DATA_HOME=%s/data", g_tmp);
@@ -37,6 +42,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+    tu_rm_rf(g_mem);
     tu_rm_rf(g_tmp);
 }
 
@@ -48,6 +54,7 @@ static void bench(tu_proc *p, const char *const *args)
 {
     const char *const env[] = {g_env_home,
                                g_env_data,
+                               g_env_tmp,
                                "VYRE_CUDA_LIBRARY=/nonexistent",
                                "VYRE_NVML_LIBRARY=/nonexistent",
                                "VYRE_RESULTS_DB",

@@ -24,21 +24,26 @@
 #include "vyre/bench.h"
 
 static char g_tmp[512];
+/* vyre-bench's TMPDIR, where the cache suite's durable puts go: a memory
+ * filesystem when there is one (tu_mkdtemp_mem); nothing there is inspected. */
+static char g_mem[512];
 static char g_db[600];
 static char g_env_home[700], g_env_xdg[700], g_env_data[700], g_env_tmp[700];
 
 static void setup(void)
 {
     tu_mkdtemp(g_tmp, sizeof g_tmp);
+    tu_mkdtemp_mem(g_mem, sizeof g_mem);
     snprintf(g_db, sizeof g_db, "%s/results.sqlite3", g_tmp);
     snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
     snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
     snprintf(g_env_data, sizeof g_env_data, "XDG_DATA_HOME=%s/data", g_tmp);
-    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_tmp);
+    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_mem);
 }
 
 static void teardown(void)
 {
+    tu_rm_rf(g_mem);
     tu_rm_rf(g_tmp);
 }
 
@@ -1176,7 +1181,8 @@ Test(bench_run, most_points_timing_out_ends_with_one_warning)
 
 /* The git state, now read by libcore (vyre_bench_git_state): a run made in
  * a checkout records its revision, "-dirty" when a tracked file changed,
- * and its branch; git's own complaints never reach the tool's stderr. */
+ * and its branch; git's own complaints never reach the tool's stderr.
+ * (One round per run: the git state is the run's, whatever it measured.) */
 static void sql_text(const char *sql, char *out, size_t size)
 {
     sqlite3 *db = NULL;
@@ -1213,7 +1219,7 @@ Test(bench_run, records_the_git_revision_and_branch)
     unsetenv("CI_COMMIT_REF_NAME");
 
     tu_proc p;
-    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "--rounds", "1", "-q"));
     cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
     char got[300];
     sql_text("SELECT git_rev FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
@@ -1223,7 +1229,7 @@ Test(bench_run, records_the_git_revision_and_branch)
     tu_proc_free(&p);
 
     tu_write_file("f", "two\n", 4);
-    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "--rounds", "1", "-q"));
     cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
     sql_text("SELECT git_rev FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);
     char want[100];
@@ -1233,7 +1239,7 @@ Test(bench_run, records_the_git_revision_and_branch)
 
     /* Not a checkout: nothing recorded, nothing said. */
     cr_assert_eq(chdir(g_tmp), 0);
-    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "-q"));
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_db, FAST, "--rounds", "1", "-q"));
     cr_assert_eq(p.exit_code, 0, "exit %d, stderr: %s", p.exit_code, p.err);
     cr_assert_str_eq(p.err, "");
     sql_text("SELECT git_rev FROM runs ORDER BY id DESC LIMIT 1", got, sizeof got);

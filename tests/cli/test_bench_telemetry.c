@@ -19,6 +19,9 @@
 #define NOBODY 65534
 
 static char g_tmp[512];
+/* vyre-bench's TMPDIR, where the cache suite's durable puts go: a memory
+ * filesystem when there is one (tu_mkdtemp_mem); nothing there is inspected. */
+static char g_mem[512];
 static char g_db[600];
 static char g_tel[600];
 static char g_env_home[700], g_env_xdg[700], g_env_data[700], g_env_tmp[700], g_env_tel[700];
@@ -26,17 +29,19 @@ static char g_env_home[700], g_env_xdg[700], g_env_data[700], g_env_tmp[700], g_
 static void setup(void)
 {
     tu_mkdtemp(g_tmp, sizeof g_tmp);
+    tu_mkdtemp_mem(g_mem, sizeof g_mem);
     snprintf(g_db, sizeof g_db, "%s/results.sqlite3", g_tmp);
     snprintf(g_tel, sizeof g_tel, "%s/tel", g_tmp);
     snprintf(g_env_home, sizeof g_env_home, "HOME=%s", g_tmp);
     snprintf(g_env_xdg, sizeof g_env_xdg, "XDG_CACHE_HOME=%s/xdg", g_tmp);
     snprintf(g_env_data, sizeof g_env_data, "XDG_DATA_HOME=%s/data", g_tmp);
-    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_tmp);
+    snprintf(g_env_tmp, sizeof g_env_tmp, "TMPDIR=%s", g_mem);
     snprintf(g_env_tel, sizeof g_env_tel, "VYRE_TELEMETRY_DIR=%s", g_tel);
 }
 
 static void teardown(void)
 {
+    tu_rm_rf(g_mem);
     tu_rm_rf(g_tmp);
 }
 

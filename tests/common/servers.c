@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -476,6 +478,12 @@ static int pg_spawn(const char *const argv[], const char *log, int wait)
         if (getppid() != parent)
             _exit(127);
         pg_drop_root();
+        /* A change of user clears the parent-death signal: set it again,
+         * or a test killed by its timeout leaves its server running (seen:
+         * 19 orphaned postgres, their folders kept). */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
         FILE *f = freopen(log, "a", stdout);
         (void)f;
         dup2(STDOUT_FILENO, STDERR_FILENO);
@@ -493,6 +501,16 @@ static int pg_spawn(const char *const argv[], const char *log, int wait)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Sets g_pg_userns under root, once per process. */
+static void pg_choose_owner(const char *bindir)
+{
+    if (geteuid() != 0 || g_pg_userns >= 0)
+        return;
+    char initdb[1200];
+    snprintf(initdb, sizeof initdb, "%s/initdb", bindir);
+    g_pg_userns = !nobody_can_run(initdb);
+}
+
 static void pg_initdb(ts_server *s, const char *bindir, const char *log)
 {
     char initdb[1200], data[1200], pw[1200];
@@ -500,8 +518,7 @@ static void pg_initdb(ts_server *s, const char *bindir, const char *log)
     snprintf(data, sizeof data, "%s/data", s->dir);
     snprintf(pw, sizeof pw, "%s/pw", s->dir);
     tu_write_file(pw, TS_PG_PASSWORD "\n", strlen(TS_PG_PASSWORD) + 1);
-    if (geteuid() == 0 && g_pg_userns < 0)
-        g_pg_userns = !nobody_can_run(initdb);
+    pg_choose_owner(bindir);
     if (geteuid() == 0 && !g_pg_userns) {
         cr_assert_eq(chown(s->dir, 65534, 65534), 0, "chown: %s", strerror(errno));
         cr_assert_eq(chown(pw, 65534, 65534), 0);
@@ -564,6 +581,96 @@ static void pg_run(ts_server *s, const char *bindir)
     pg_wait_ready(s, log);
 }
 
+/*
+ * One initdb per test binary's run, not per test: initdb costs seconds of
+ * a busy machine (and most of a PostgreSQL test's setup), a copy of the
+ * cluster it made a fraction of that. The runner makes an empty folder
+ * before the first test (TS_PG_TEMPLATE_ENV names it to the test
+ * processes) and removes it after the last; the first test that starts a
+ * server runs initdb there under a lock, and every test copies that
+ * cluster (cp -a: owner and modes kept) into its own folder. Each test
+ * still has its own server and cluster, as isolated as before; without
+ * the folder (a test process not started by the runner) initdb runs per
+ * test as it did.
+ */
+#define TS_PG_TEMPLATE_ENV "VYRE_TS_PG_TEMPLATE"
+static char g_pg_template[1024];
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    (void)set;
+    const char *tmp = getenv("TMPDIR");
+    int n = snprintf(g_pg_template, sizeof g_pg_template, "%s/vyre-test-pg-XXXXXX",
+                     tmp && *tmp ? tmp : "/tmp");
+    if (n <= 0 || (size_t)n >= sizeof g_pg_template || !mkdtemp(g_pg_template)) {
+        g_pg_template[0] = '\0';
+        return;
+    }
+    setenv(TS_PG_TEMPLATE_ENV, g_pg_template, 1);
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    if (g_pg_template[0])
+        tu_rm_rf(g_pg_template);
+    g_pg_template[0] = '\0';
+}
+
+/* Runs argv (fork/exec, no shell) and returns its exit status. */
+static int run_quiet(char *const argv[])
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0)
+            dup2(fd, STDOUT_FILENO);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* s's cluster (s->dir/data) as a copy of the run's template, made first
+ * when no test has made it yet; 0 when there is no template folder. */
+static int pg_from_template(ts_server *s, const char *bindir, const char *log)
+{
+    const char *dir = getenv(TS_PG_TEMPLATE_ENV);
+    struct stat st;
+    if (!dir || !*dir || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    char lock[1200], ready[1200], data[1200];
+    snprintf(lock, sizeof lock, "%s/lock", dir);
+    snprintf(ready, sizeof ready, "%s/ready", dir);
+    snprintf(data, sizeof data, "%s/data", dir);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    cr_assert(fd >= 0, "open '%s': %s", lock, strerror(errno));
+    cr_assert_eq(flock(fd, LOCK_EX), 0, "flock '%s': %s", lock, strerror(errno));
+    if (access(ready, F_OK) != 0) {
+        ts_server t;
+        memset(&t, 0, sizeof t);
+        snprintf(t.dir, sizeof t.dir, "%s", dir);
+        tu_rm_rf(data); /* a test that died half-way through initdb */
+        pg_initdb(&t, bindir, log);
+        tu_write_file(ready, "", 0);
+    }
+    close(fd); /* the template is only read from here on */
+    pg_choose_owner(bindir);
+    if (geteuid() == 0 && !g_pg_userns)
+        cr_assert_eq(chown(s->dir, 65534, 65534), 0, "chown: %s", strerror(errno));
+    char to[1200];
+    snprintf(to, sizeof to, "%s/data", s->dir);
+    char cp[] = "/bin/cp", opt[] = "-a";
+    char *argv[] = {cp, opt, data, to, NULL};
+    int rc = run_quiet(argv);
+    cr_assert_eq(rc, 0, "cp -a '%s' '%s' failed (%d)", data, to, rc);
+    return 1;
+}
+
 void ts_postgres_start(ts_server *s)
 {
     char bindir[1024], log[1200];
@@ -571,7 +678,8 @@ void ts_postgres_start(ts_server *s)
     memset(s, 0, sizeof *s);
     tu_mkdtemp(s->dir, sizeof s->dir);
     snprintf(log, sizeof log, "%s/postgres.out", s->dir);
-    pg_initdb(s, bindir, log);
+    if (!pg_from_template(s, bindir, log))
+        pg_initdb(s, bindir, log);
     s->port = ts_free_port();
     pg_run(s, bindir);
 }

@@ -64,7 +64,10 @@ void ts_redis_tls_start(ts_server *s, const char *cert, const char *key, const c
  * server run as nobody (postgres refuses root). The superuser is "vyre"
  * with password TS_PG_PASSWORD (scram-sha-256 for every TCP client).
  * Same skip rule as the other servers; waits until the server accepts a
- * session. s->root holds the superuser's URL of database "postgres". */
+ * session. s->root holds the superuser's URL of database "postgres".
+ * initdb runs once per run of the test binary (a template cluster the
+ * runner's hooks make room for and remove); each server gets its own copy
+ * of it. */
 #define TS_PG_PASSWORD "vyre-test-secret"
 void ts_postgres_start(ts_server *s);
 

@@ -37,6 +37,10 @@
  *                                 activity, as the real CUPTI would
  *   FAKECUDA_CUPTI_SLOW_NS=<n>    each launch whose record the fake CUPTI
  *                                 takes runs n ns longer (record and events)
+ *   FAKECUDA_EVENT_NS=<n>         each event recorded costs n ns of virtual
+ *                                 GPU time after its stamp
+ *   FAKECUDA_VIRTUAL_EVENTS=1     events stamp the virtual GPU time only,
+ *                                 not the host's clock as well
  *   FAKECUDA_OP_LOG=<path>        appends a line per stream operation, in
  *                                 the order issued: "memset <bytes>" (8- and
  *                                 32-bit memsets), "block" (vyre-bench's
@@ -1333,8 +1337,14 @@ FAKE_FN CUresult fake_cuEventRecord(CUevent e, CUstream s)
     if (!e || e->magic != EVENT_MAGIC)
         return CUDA_ERROR_INVALID_HANDLE;
     block_on_event();
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    /* FAKECUDA_VIRTUAL_EVENTS=1: the stamp is the virtual GPU time alone,
+     * so that an event pair reads exactly the kernels and event costs
+     * between them, whatever the host was doing (a test of what the bench
+     * engine subtracts, which the host's scheduling made miss its bound
+     * on a busy machine). Otherwise the host's clock as well. */
+    struct timespec ts = {0, 0};
+    if (env_long("FAKECUDA_VIRTUAL_EVENTS", 0) != 1)
+        clock_gettime(CLOCK_MONOTONIC, &ts);
     e->ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
             __atomic_load_n(&g_virtual_ns, __ATOMIC_SEQ_CST);
     e->recorded = 1;

@@ -48,11 +48,15 @@ static const char *const g_vars[] = {"VYRE_CUDA_LIBRARY",
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
 static tu_env g_env;
 static char g_dir[512];
+/* The run's tmp_dir (the fsync reference's file): a memory filesystem when
+ * there is one (tu_mkdtemp_mem); nothing there is inspected. */
+static char g_mem[512];
 
 static void setup(void)
 {
     tu_env_save(&g_env, g_vars, NVARS);
     tu_mkdtemp(g_dir, sizeof g_dir);
+    tu_mkdtemp_mem(g_mem, sizeof g_mem);
     char p[700];
     setenv("HOME", g_dir, 1);
     snprintf(p, sizeof p, "%s/xdg", g_dir);
@@ -72,6 +76,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+    tu_rm_rf(g_mem);
     tu_rm_rf(g_dir);
     tu_env_restore(&g_env);
 }
@@ -148,7 +153,7 @@ static void run_memcpy(struct run *r, int no_blocking)
     o.rounds = ROUNDS;
     o.rule = (vyre_stats_stop_rule){2 * ROUNDS, 0.0, 0.0, 60.0, 2 * ROUNDS};
     o.no_blocking_kernel = no_blocking;
-    o.tmp_dir = g_dir;
+    o.tmp_dir = g_mem;
     o.command_line = "test";
     cr_assert_eq(vyre_bench_run_suites(&o, &r->res, &e), 0, "%s (%s)", e.message, e.hint);
     cr_assert_eq(r->res.interrupted, 0);

@@ -363,22 +363,61 @@ static void check_frame(const top_snapshot *s, int rows, int cols, top_ui *ui)
     top_grid_release(&g);
 }
 
-Test(top_view, frames_fill_exactly_the_screen_at_every_size)
+/* Every height from 5 to 100 (every width from 20 to 300 at each 7th,
+ * every 13th width otherwise), full and empty, one ui carried through as
+ * a resized terminal carries it: about 11,000 frames, in four tests of a
+ * quarter of the heights each so that the suite's jobs share them (one
+ * test took 97 s of a busy machine). */
+static void check_frames(top_ui *ui, int first_row, int last_row)
 {
     top_snapshot *full = fake_snapshot(1, 40), *empty = fake_snapshot(0, 0);
-    top_ui ui;
-    top_ui_init(&ui, 1.0);
-    ui.sel[TOP_P_PROC] = 39;
-    for (int rows = 5; rows <= 100; rows += 1)
+    for (int rows = first_row; rows <= last_row; rows += 1)
         for (int cols = 20; cols <= 300; cols += (rows % 7 == 0 ? 1 : 13)) {
-            check_frame(full, rows, cols, &ui);
-            check_frame(empty, rows, cols, &ui);
+            check_frame(full, rows, cols, ui);
+            check_frame(empty, rows, cols, ui);
         }
+    free_snapshot(full);
+    free_snapshot(empty);
+}
+
+static void frames_ui(top_ui *ui)
+{
+    top_ui_init(ui, 1.0);
+    ui->sel[TOP_P_PROC] = 39;
+}
+
+Test(top_view, frames_fill_exactly_the_screen_at_every_size)
+{
+    top_ui ui;
+    frames_ui(&ui);
+    check_frames(&ui, 5, 28);
+}
+
+Test(top_view, frames_fill_exactly_the_screen_at_every_size_29_to_52_rows)
+{
+    top_ui ui;
+    frames_ui(&ui);
+    check_frames(&ui, 29, 52);
+}
+
+Test(top_view, frames_fill_exactly_the_screen_at_every_size_53_to_76_rows)
+{
+    top_ui ui;
+    frames_ui(&ui);
+    check_frames(&ui, 53, 76);
+}
+
+Test(top_view, frames_fill_exactly_the_screen_at_every_size_77_to_100_rows)
+{
+    top_ui ui;
+    frames_ui(&ui);
+    check_frames(&ui, 77, 100);
+    /* The help screen, after the largest frames. */
+    top_snapshot *full = fake_snapshot(1, 40);
     ui.help = 1;
     check_frame(full, 5, 20, &ui);
     check_frame(full, 24, 80, &ui);
     free_snapshot(full);
-    free_snapshot(empty);
 }
 
 static const char *find_row(const top_grid *g, const char *needle)
