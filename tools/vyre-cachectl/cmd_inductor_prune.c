@@ -20,7 +20,7 @@ static const cachectl_line g_summary[] = {
     {-1, "{Removed|Would remove} {removed} {noun removed} ({removed_bytes}); {left|would leave} "
          "{kept} ({kept_bytes})"},
     {TALLY_YOUNG, "Left {young} {noun young} modified in the last minute (a compile may be "
-                  "writing {it young})"},
+                  "writing {it/them young})"},
     {TALLY_TRASH, "{Finished|Would finish} {trash} vyre trash {noun trash} a stopped prune left"},
     {TALLY_FAILED, "Could not remove {failed} {noun failed}"},
     {TALLY_FOREIGN, "Left {foreign} foreign {noun foreign}: not names TorchInductor writes, never "

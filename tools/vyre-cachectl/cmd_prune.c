@@ -67,7 +67,7 @@ static const char *const g_reasons[] = {"size", "age", "arch", "stale-toolchain"
 static const cachectl_line g_summary[] = {
     {-1, "{Removed|Would remove} {removed} {noun removed} ({removed_bytes}){reasons}"},
     {-1, "{Left|Would leave} {kept} {noun kept} ({kept_bytes})"},
-    {TALLY_QUARANTINE, "{Removed|Would remove} {quarantine} quarantined file{s quarantine} older "
+    {TALLY_QUARANTINE, "{Removed|Would remove} {quarantine} quarantined file{/s quarantine} older "
                        "than quarantine_max_age ({quarantine_bytes})"},
     {0, NULL},
 };

@@ -175,7 +175,7 @@ static const cachectl_line g_summary[] = {
          "inodes)"},
     {-1, "{Kept|Would keep} {kept} {noun kept} (the cache: {kept_bytes}, {kept_inodes} inodes)"},
     {TALLY_YOUNG, "Left {young} {noun young} younger than a minute ({young_bytes}): Triton may "
-                  "be writing {it young}"},
+                  "be writing {it/them young}"},
     {TALLY_FAILED, "Could not remove {failed} {noun failed} (see the warnings)"},
     {0, NULL},
 };

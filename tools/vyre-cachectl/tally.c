@@ -47,9 +47,9 @@ static void tally_lookup(const void *ctx, const char *name, size_t n, value *out
     if (i >= 0) {
         out->type = n > 6 && memcmp(name + n - 6, "_bytes", 6) == 0 ? V_SIZE : V_NUM;
         out->u = t->v[i];
-    } else if (is(name, n, "reasons")) {
+    } else if (is(name, n, "reasons") || is(name, n, "dir")) {
         out->type = V_STR;
-        out->s = t->reasons;
+        out->s = *name == 'r' ? t->reasons : t->dir;
     }
 }
 
@@ -116,20 +116,20 @@ static void put_value(const value *v, const char *spec, size_t nspec)
     printf(left ? "%-*s" : "%*s", width, tool_clean(s, clean, sizeof clean));
 }
 
-/* {noun N}, {s N}, {it N}: the words for the count N. */
+/* {noun N}, {ONE/MANY N}: the words for the count N. */
 static void put_plural(const cachectl_kind *k, const char *in, size_t n, lookup_fn look,
                        const void *ctx)
 {
-    const char *sp = memchr(in, ' ', n);
+    const char *sp = memchr(in, ' ', n), *slash = memchr(in, '/', (size_t)(sp - in));
     value v = {V_NONE, NULL, 0};
     look(ctx, sp + 1, n - (size_t)(sp + 1 - in), &v);
     int one = v.u == 1;
-    if (is(in, (size_t)(sp - in), "noun"))
+    if (!slash)
         fputs(one ? k->one : k->many, stdout);
-    else if (is(in, (size_t)(sp - in), "s"))
-        fputs(one ? "" : "s", stdout);
+    else if (one)
+        fwrite(in, 1, (size_t)(slash - in), stdout);
     else
-        fputs(one ? "it" : "them", stdout);
+        fwrite(slash + 1, 1, (size_t)(sp - slash - 1), stdout);
 }
 
 /* Expands template t on stdout; a newline after it. */

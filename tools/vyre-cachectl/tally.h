@@ -15,7 +15,7 @@
  *   {NAME:SPEC} the same as printf's "%SPECs" ([-]WIDTH[.PREC]); PREC cuts
  *               the raw text before it is made printable (tool_clean)
  *   {noun N}    the kind's noun for the count N ("group" or "groups")
- *   {s N}, {it N}  "" or "s", "it" or "them", for the count N
+ *   {ONE/MANY N}  ONE or MANY by the count N ("{it/them young}", "{/s n}")
  */
 #ifndef VYRE_CACHECTL_TALLY_H
 #define VYRE_CACHECTL_TALLY_H
@@ -47,6 +47,7 @@ enum {
 typedef struct cachectl_tally {
     uint64_t v[TALLY_N];
     const char *reasons; /* {reasons}: a kind's breakdown (": 3 by size"), else NULL */
+    const char *dir;     /* {dir}: the cache's directory, else NULL */
     int dry_run;
 } cachectl_tally;
 
