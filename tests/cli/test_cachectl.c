@@ -1233,6 +1233,14 @@ Test(cachectl, clear_needs_yes)
     snprintf(msg, sizeof msg, "Removed 4 blobs (%s) from %s\n", tu_size_text(on_disk), g_cache);
     cr_assert_str_eq(p.out, msg);
     tu_proc_free(&p);
+    CC(&p, "--json", "clear", "--yes"); /* an empty cache: nothing left to remove */
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *c = parse_json(p.out, 2);
+    cr_assert_eq(jint(c, "removed"), 0);
+    cr_assert_eq(jint(c, "removed_bytes"), 0);
+    cr_assert_eq(jint(c, "left"), 0);
+    json_decref(c);
+    tu_proc_free(&p);
     CC(&p, "--json", "stats");
     json_t *o = parse_json(p.out, 4);
     cr_assert_eq(jint(o, "entries"), 0);

@@ -2,12 +2,12 @@
  * cmd_clear.c - `vyre-cachectl clear --yes`: remove every blob and the index
  * rows.
  */
-#include <inttypes.h>
 #include <stdio.h>
 
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
+#include "tally.h"
 
 static void usage(FILE *out)
 {
@@ -25,6 +25,21 @@ static void usage(FILE *out)
 }
 
 enum { OPT_YES = CACHECTL_OPT_FIRST_LOCAL };
+
+/* What clear says, in tally.c's words. */
+static const cachectl_line g_summary[] = {
+    {-1, "Removed {removed} {noun removed} ({removed_bytes}) from {dir}"},
+    {TALLY_FOREIGN, "Left {foreign} {entry/entries foreign} vyre did not write (see 'vyre-cachectl "
+                    "verify')."},
+    {0, NULL},
+};
+static const cachectl_jfield g_fields[] = {
+    {"removed", TALLY_REMOVED},
+    {"removed_bytes", TALLY_REMOVED_BYTES},
+    {"left", TALLY_FOREIGN},
+    {NULL, 0},
+};
+static const cachectl_kind g_vyre_clear = {"blob", "blobs", NULL, g_summary, g_fields};
 
 int cmd_clear(int argc, char **argv)
 {
@@ -72,21 +87,16 @@ int cmd_clear(int argc, char **argv)
         vyre_cache_close(cache);
         return cachectl_fail(&err);
     }
+    cachectl_tally t = {.dir = vyre_cache_root(cache)};
+    t.v[TALLY_REMOVED] = r.removed;
+    t.v[TALLY_REMOVED_BYTES] = r.removed_bytes;
+    t.v[TALLY_FOREIGN] = r.left;
     if (g_tool.json) {
         json_t *o = cachectl_json_root(cache, 2); /* 2: bytes on disk (st_blocks * 512) */
-        json_object_set_new(o, "removed", json_integer((json_int_t)r.removed));
-        json_object_set_new(o, "removed_bytes", json_integer((json_int_t)r.removed_bytes));
-        json_object_set_new(o, "left", json_integer((json_int_t)r.left));
+        cachectl_tally_json(&g_vyre_clear, &t, o);
         tool_json_print(stdout, o);
-    } else if (!g_cachectl.quiet) {
-        char size[32];
-        vyre_format_size(r.removed_bytes, size, sizeof size);
-        printf("Removed %" PRIu64 " blob%s (%s) from %s\n", r.removed, r.removed == 1 ? "" : "s",
-               size, vyre_cache_root(cache));
-        if (r.left)
-            printf("Left %" PRIu64 " entr%s vyre did not write (see 'vyre-cachectl verify').\n",
-                   r.left, r.left == 1 ? "y" : "ies");
-    }
+    } else if (!g_cachectl.quiet)
+        cachectl_tally_print(&g_vyre_clear, &t);
     vyre_cache_close(cache);
     return TOOL_EXIT_OK;
 }

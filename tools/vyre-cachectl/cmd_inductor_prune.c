@@ -11,8 +11,36 @@
 #include <string.h>
 
 #include "cmd_inductor.h"
+#include "tally.h"
 #include "tool_json.h"
 #include "tool_sanitize.h"
+
+/* TorchInductor's words: entries, with the trash and foreign names. */
+static const cachectl_line g_summary[] = {
+    {-1, "{Removed|Would remove} {removed} {noun removed} ({removed_bytes}); {left|would leave} "
+         "{kept} ({kept_bytes})"},
+    {TALLY_YOUNG, "Left {young} {noun young} modified in the last minute (a compile may be "
+                  "writing {it/them young})"},
+    {TALLY_TRASH, "{Finished|Would finish} {trash} vyre trash {noun trash} a stopped prune left"},
+    {TALLY_FAILED, "Could not remove {failed} {noun failed}"},
+    {TALLY_FOREIGN, "Left {foreign} foreign {noun foreign}: not names TorchInductor writes, never "
+                    "removed"},
+    {0, NULL},
+};
+static const cachectl_jfield g_fields[] = {
+    {"removed_entries", TALLY_REMOVED},
+    {"removed_bytes", TALLY_REMOVED_BYTES},
+    {"kept_entries", TALLY_KEPT},
+    {"kept_bytes", TALLY_KEPT_BYTES},
+    {"young_entries", TALLY_YOUNG},
+    {"failed_entries", TALLY_FAILED},
+    {"trash_finished", TALLY_TRASH},
+    {"foreign_entries", TALLY_FOREIGN},
+    {NULL, 0},
+};
+static const cachectl_kind g_inductor = {
+    "entry", "entries", "{verb} {kind:-11} {size:10}  {path}", g_summary, g_fields,
+};
 
 typedef struct prune_out {
     const inductor_opts *o;
@@ -29,17 +57,12 @@ static void on_entry(const vyre_inductor_entry *e, int removed, void *user)
                                                  (json_int_t)e->last_use_ns, "removed", removed));
         return;
     }
-    if (g_cachectl.quiet)
-        return;
-    char size[32];
-    vyre_format_size(e->bytes, size, sizeof size);
-    printf("%s %-11s %10s  ",
-           x->o->dry_run ? "would remove"
-           : removed     ? "removed"
-                         : "could not remove",
-           vyre_inductor_kind_name(e->kind), size);
-    tool_clean_fputs(e->path, stdout);
-    putchar('\n');
+    cachectl_row row = {.kind = vyre_inductor_kind_name(e->kind),
+                        .path = e->path,
+                        .bytes = e->bytes,
+                        .failed = !removed};
+    if (!g_cachectl.quiet)
+        cachectl_row_print(&g_inductor, NULL, &row, x->o->dry_run);
 }
 
 /* The foreign names prune and clear leave, one line each: someone's files
@@ -48,39 +71,27 @@ static void print_foreign(const vyre_inductor_cache *c)
 {
     for (size_t i = 0; i < c->n_entries; i++) {
         const vyre_inductor_entry *e = &c->entries[i];
-        if (!e->foreign)
-            continue;
-        char size[32];
-        vyre_format_size(e->bytes, size, sizeof size);
-        printf("left %-11s %10s  ", "foreign", size);
-        tool_clean_fputs(e->path, stdout);
-        putchar('\n');
+        cachectl_row row = {.kind = "foreign", .path = e->path, .bytes = e->bytes};
+        if (e->foreign)
+            cachectl_row_print(&g_inductor, "left {kind:-11} {size:10}  {path}", &row, 0);
     }
 }
 
-static void print_summary(const inductor_opts *o, const vyre_inductor_prune_result *r)
+static void tally(const vyre_inductor_prune_result *r, int dry_run, cachectl_tally *t)
 {
-    char size[32], left[32];
-    vyre_format_size(r->removed_bytes, size, sizeof size);
-    vyre_format_size(r->kept_bytes, left, sizeof left);
-    printf("%s %" PRIu64 " entr%s (%s); %s %" PRIu64 " (%s)\n",
-           o->dry_run ? "Would remove" : "Removed", r->removed, r->removed == 1 ? "y" : "ies", size,
-           o->dry_run ? "would leave" : "left", r->kept, left);
-    if (r->young)
-        printf("Left %" PRIu64 " entr%s modified in the last minute (a compile may be writing "
-               "%s)\n",
-               r->young, r->young == 1 ? "y" : "ies", r->young == 1 ? "it" : "them");
-    if (r->trash)
-        printf("%s %" PRIu64 " vyre trash entr%s a stopped prune left\n",
-               o->dry_run ? "Would finish" : "Finished", r->trash, r->trash == 1 ? "y" : "ies");
-    if (r->failed)
-        printf("Could not remove %" PRIu64 " entr%s\n", r->failed, r->failed == 1 ? "y" : "ies");
-    if (r->foreign)
-        printf("Left %" PRIu64 " foreign entr%s: not names TorchInductor writes, never removed\n",
-               r->foreign, r->foreign == 1 ? "y" : "ies");
+    memset(t, 0, sizeof *t);
+    t->dry_run = dry_run;
+    t->v[TALLY_REMOVED] = r->removed;
+    t->v[TALLY_REMOVED_BYTES] = r->removed_bytes;
+    t->v[TALLY_KEPT] = r->kept;
+    t->v[TALLY_KEPT_BYTES] = r->kept_bytes;
+    t->v[TALLY_YOUNG] = r->young;
+    t->v[TALLY_FAILED] = r->failed;
+    t->v[TALLY_TRASH] = r->trash;
+    t->v[TALLY_FOREIGN] = r->foreign;
 }
 
-static void print_json(const inductor_opts *o, const vyre_inductor_prune_result *r, json_t *list)
+static void print_json(const inductor_opts *o, const cachectl_tally *t, json_t *list)
 {
     json_t *d = cachectl_inductor_json_root(o);
     json_object_set_new(d, "action", json_string(o->action));
@@ -89,14 +100,7 @@ static void print_json(const inductor_opts *o, const vyre_inductor_prune_result 
                         o->max_bytes ? json_integer((json_int_t)o->max_bytes) : json_null());
     json_object_set_new(d, "max_age_ns", o->max_age_ns ? json_integer(o->max_age_ns) : json_null());
     json_object_set_new(d, "entries", list);
-    json_object_set_new(d, "removed_entries", json_integer((json_int_t)r->removed));
-    json_object_set_new(d, "removed_bytes", json_integer((json_int_t)r->removed_bytes));
-    json_object_set_new(d, "kept_entries", json_integer((json_int_t)r->kept));
-    json_object_set_new(d, "kept_bytes", json_integer((json_int_t)r->kept_bytes));
-    json_object_set_new(d, "young_entries", json_integer((json_int_t)r->young));
-    json_object_set_new(d, "failed_entries", json_integer((json_int_t)r->failed));
-    json_object_set_new(d, "trash_finished", json_integer((json_int_t)r->trash));
-    json_object_set_new(d, "foreign_entries", json_integer((json_int_t)r->foreign));
+    cachectl_tally_json(&g_inductor, t, d);
     tool_json_print(stdout, d);
 }
 
@@ -111,11 +115,13 @@ int cachectl_inductor_prune(const inductor_opts *o, const vyre_inductor_cache *c
     int rc = vyre_inductor_prune(c, &po, on_entry, &x, &r, &err);
     if (rc)
         tool_report(&err);
+    cachectl_tally t;
+    tally(&r, o->dry_run, &t);
     if (x.list)
-        print_json(o, &r, x.list);
+        print_json(o, &t, x.list);
     else if (!g_cachectl.quiet) {
         print_foreign(c);
-        print_summary(o, &r);
+        cachectl_tally_print(&g_inductor, &t);
     }
     if (rc)
         return TOOL_EXIT_ERROR;

@@ -12,64 +12,29 @@
 #include <string.h>
 
 #include "cmd_inductor.h"
+#include "repair.h"
 #include "tool_json.h"
 #include "tool_sanitize.h"
 
-/* The problems grouped by the entry they name, in n log n (a cache full of
- * foreign names has one problem each): group[i] is the index of the first
- * problem naming i's entry, first_bad[i] 1 on the first problem of its
- * entry that makes the entry unusable (the one repair acts on). */
-typedef struct pref {
-    const char *entry;
-    size_t i;
-} pref;
+/* The problems as repair sees them: each names its entry. */
+typedef struct problems {
+    const vyre_inductor_cache *c;
+    const vyre_inductor_problem *p;
+} problems;
 
-static int cmp_pref(const void *a, const void *b)
+static const char *entry_of(const void *ctx, size_t i)
 {
-    const pref *x = a, *y = b;
-    int c = strcmp(x->entry, y->entry);
-    return c ? c : (x->i > y->i) - (x->i < y->i);
+    return ((const problems *)ctx)->p[i].entry;
 }
 
-static void group_problems(const vyre_inductor_problem *p, size_t n, size_t *group, int *first_bad)
+static int unusable(const void *ctx, size_t i)
 {
-    pref *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        abort();
-    for (size_t i = 0; i < n; i++)
-        v[i] = (pref){p[i].entry, i};
-    qsort(v, n, sizeof *v, cmp_pref);
-    for (size_t k = 0, lead = 0, bad_seen = 0; k < n; k++) {
-        if (k == 0 || strcmp(v[k].entry, v[k - 1].entry))
-            lead = v[k].i, bad_seen = 0;
-        group[v[k].i] = lead;
-        first_bad[v[k].i] = p[v[k].i].entry_bad && !bad_seen;
-        bad_seen |= p[v[k].i].entry_bad;
-    }
-    free(v);
+    return ((const problems *)ctx)->p[i].entry_bad;
 }
 
-/* Quarantines each unusable entry once; moved[i] = 1 for every problem of
- * an entry moved (only once the move succeeded). */
-static int repair(const vyre_inductor_cache *c, const vyre_inductor_problem *p, size_t n,
-                  const size_t *group, const int *first_bad, int *moved)
+static int quarantine(const void *ctx, const char *entry, vyre_error *err)
 {
-    int rc = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!first_bad[i])
-            continue;
-        vyre_error err;
-        vyre_error_clear(&err);
-        if (vyre_inductor_quarantine(c, p[i].entry, &err)) {
-            tool_report(&err);
-            rc = TOOL_EXIT_ERROR;
-            continue;
-        }
-        moved[group[i]] = 1; /* the group's mark, spread below */
-    }
-    for (size_t i = 0; i < n; i++)
-        moved[i] = moved[group[i]];
-    return rc;
+    return vyre_inductor_quarantine(((const problems *)ctx)->c, entry, err);
 }
 
 static json_t *counts_json(const uint64_t *n)
@@ -82,7 +47,7 @@ static json_t *counts_json(const uint64_t *n)
 }
 
 static void print_json(const inductor_opts *o, const vyre_inductor_cache *c,
-                       const vyre_inductor_report *r, const int *moved)
+                       const vyre_inductor_report *r, const cachectl_repair *x)
 {
     json_t *d = cachectl_inductor_json_root(o);
     json_object_set_new(d, "entries", json_integer((json_int_t)c->n_entries));
@@ -93,10 +58,10 @@ static void print_json(const inductor_opts *o, const vyre_inductor_cache *c,
     json_t *a = json_array();
     for (size_t i = 0; i < r->n_problems; i++) {
         const vyre_inductor_problem *p = &r->problems[i];
-        json_array_append_new(a,
-                              json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "path", p->path, "entry",
-                                        p->entry, "kind", p->kind, "message", p->message,
-                                        "entry_unusable", p->entry_bad, "quarantined", moved[i]));
+        json_array_append_new(
+            a, json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "path", p->path, "entry", p->entry,
+                         "kind", p->kind, "message", p->message, "entry_unusable", p->entry_bad,
+                         "quarantined", cachectl_repair_state(x, i) == REPAIR_MOVED));
     }
     json_object_set_new(d, "problems", a);
     json_object_set_new(d, "clean", json_boolean(r->n_problems == 0));
@@ -127,19 +92,19 @@ static void print_unchecked(const vyre_inductor_report *r)
         printf("not parsed: kernels are checked as UTF-8 text, not as Python\n");
 }
 
-static void print_text(const inductor_opts *o, const vyre_inductor_report *r, const int *moved,
-                       const int *first_bad)
+static void print_text(const inductor_opts *o, const vyre_inductor_report *r,
+                       const cachectl_repair *x)
 {
     for (size_t i = 0; i < r->n_problems; i++) {
         printf("%s: ", r->problems[i].kind);
         tool_clean_fputs(r->problems[i].message, stdout);
-        printf("%s\n", moved[i] ? " (moved to " VYRE_INDUCTOR_QUARANTINE ")" : "");
+        printf("%s\n", cachectl_repair_state(x, i) == REPAIR_MOVED
+                           ? " (moved to " VYRE_INDUCTOR_QUARANTINE ")"
+                           : "");
     }
     if (g_cachectl.quiet)
         return;
-    size_t bad = 0;
-    for (size_t i = 0; i < r->n_problems; i++)
-        bad += first_bad[i] != 0;
+    size_t bad = x->bad_entries;
     const uint64_t *c = r->checked;
     printf("%" PRIu64 " kernel%s, %" PRIu64 " autotune result%s, %" PRIu64
            " Triton group%s checked: %zu unusable, %zu problem%s\n",
@@ -161,20 +126,19 @@ int cachectl_inductor_verify(const inductor_opts *o, const vyre_inductor_cache *
     vyre_error_clear(&err);
     if (vyre_inductor_verify(c, &r, &err))
         return cachectl_fail(&err);
-    size_t n = r.n_problems, slots = n ? n : 1;
-    int *moved = calloc(slots, sizeof *moved), *first_bad = calloc(slots, sizeof *first_bad);
-    size_t *group = calloc(slots, sizeof *group);
-    if (!moved || !first_bad || !group)
-        abort();
-    group_problems(r.problems, n, group, first_bad);
-    int rc = o->repair ? repair(c, r.problems, n, group, first_bad, moved) : 0;
+    size_t n = r.n_problems;
+    problems ps = {c, r.problems};
+    cachectl_problems cp = {n, &ps, entry_of, unusable, quarantine};
+    cachectl_repair x;
+    cachectl_repair_run(&cp, o->repair, &x);
+    for (size_t i = 0; i < x.n_fail; i++)
+        tool_report(&x.errs[i]);
+    int rc = x.n_fail ? TOOL_EXIT_ERROR : 0;
     if (g_tool.json)
-        print_json(o, c, &r, moved);
+        print_json(o, c, &r, &x);
     else
-        print_text(o, &r, moved, first_bad);
-    free(moved);
-    free(first_bad);
-    free(group);
+        print_text(o, &r, &x);
+    cachectl_repair_release(&x);
     vyre_inductor_report_release(&r);
     if (rc)
         return rc;

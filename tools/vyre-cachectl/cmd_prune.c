@@ -10,6 +10,7 @@
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
+#include "tally.h"
 #include "progress.h"
 #include "tool_sanitize.h"
 #include "vyre/compile.h"
@@ -62,6 +63,31 @@ enum {
 static const char *const g_reasons[] = {"size", "age", "arch", "stale-toolchain", "stale"};
 #define N_REASONS 5
 
+/* vyre's words: blobs, with the reasons they went and the quarantine. */
+static const cachectl_line g_summary[] = {
+    {-1, "{Removed|Would remove} {removed} {noun removed} ({removed_bytes}){reasons}"},
+    {-1, "{Left|Would leave} {kept} {noun kept} ({kept_bytes})"},
+    {TALLY_QUARANTINE, "{Removed|Would remove} {quarantine} quarantined file{/s quarantine} older "
+                       "than quarantine_max_age ({quarantine_bytes})"},
+    {0, NULL},
+};
+static const cachectl_jfield g_fields[] = {
+    {"examined", TALLY_EXAMINED},           {"removed", TALLY_REMOVED},
+    {"removed_bytes", TALLY_REMOVED_BYTES}, {"kept", TALLY_KEPT},
+    {"kept_bytes", TALLY_KEPT_BYTES},       {NULL, 0},
+};
+static const cachectl_kind g_vyre = {
+    "blob",    "blobs",  "{verb} {key:.12}  {kind:-6}  {arch:-8}  {size:10}  ({reason})",
+    g_summary, g_fields,
+};
+/* The quarantine's fields, which come earlier in the document. */
+static const cachectl_jfield g_quarantine_fields[] = {
+    {"quarantine_removed", TALLY_QUARANTINE},
+    {"quarantine_removed_bytes", TALLY_QUARANTINE_BYTES},
+    {NULL, 0},
+};
+static const cachectl_kind g_quarantine = {"file", "files", NULL, NULL, g_quarantine_fields};
+
 typedef struct prune_ctx {
     uint64_t by_reason[N_REASONS];
     uint64_t bytes_by_reason[N_REASONS];
@@ -87,38 +113,34 @@ static void on_removed(const vyre_cache_entry *e, const char *reason, void *ctx)
                                         kind, "arch", e->arch, "toolchain", e->toolchain, "bytes",
                                         (json_int_t)e->disk_size, "apparent_bytes",
                                         (json_int_t)e->file_size, "reason", reason));
-    if (x->print) {
-        char size[32], arch[TOOL_CLEAN_SIZE(sizeof e->arch)];
-        vyre_format_size(e->disk_size, size, sizeof size);
-        printf("%s %.*s  %-6s  %-8s  %10s  (%s)\n", x->dry_run ? "would remove" : "removed",
-               CACHECTL_SHORT_KEY, hex, kind ? kind : "?", tool_clean(e->arch, arch, sizeof arch),
-               size, reason);
-    }
+    cachectl_row row = {.key = hex,
+                        .kind = kind ? kind : "?",
+                        .arch = e->arch,
+                        .reason = reason,
+                        .bytes = e->disk_size};
+    if (x->print)
+        cachectl_row_print(&g_vyre, NULL, &row, x->dry_run);
 }
 
-static void print_summary(const prune_ctx *x, const vyre_cache_prune_result *res, int dry_run)
+static void tally(const prune_ctx *x, const vyre_cache_prune_result *res, int dry_run,
+                  char *reasons, size_t size, cachectl_tally *t)
 {
-    char size[32];
-    vyre_format_size(res->removed_bytes, size, sizeof size);
-    printf("%s %" PRIu64 " blob%s (%s)", dry_run ? "Would remove" : "Removed", res->removed,
-           res->removed == 1 ? "" : "s", size);
-    int first = 1;
-    for (int i = 0; i < N_REASONS; i++) {
-        if (!x->by_reason[i])
-            continue;
-        printf("%s%" PRIu64 " by %s", first ? ": " : ", ", x->by_reason[i], g_reasons[i]);
-        first = 0;
-    }
-    printf("\n");
-    vyre_format_size(res->kept_bytes, size, sizeof size);
-    printf("%s %" PRIu64 " blob%s (%s)\n", dry_run ? "Would leave" : "Left", res->kept,
-           res->kept == 1 ? "" : "s", size);
-    if (res->quarantine_removed) {
-        vyre_format_size(res->quarantine_removed_bytes, size, sizeof size);
-        printf("%s %" PRIu64 " quarantined file%s older than quarantine_max_age (%s)\n",
-               dry_run ? "Would remove" : "Removed", res->quarantine_removed,
-               res->quarantine_removed == 1 ? "" : "s", size);
-    }
+    memset(t, 0, sizeof *t);
+    t->dry_run = dry_run;
+    t->v[TALLY_EXAMINED] = res->examined;
+    t->v[TALLY_REMOVED] = res->removed;
+    t->v[TALLY_REMOVED_BYTES] = res->removed_bytes;
+    t->v[TALLY_KEPT] = res->kept;
+    t->v[TALLY_KEPT_BYTES] = res->kept_bytes;
+    t->v[TALLY_QUARANTINE] = res->quarantine_removed;
+    t->v[TALLY_QUARANTINE_BYTES] = res->quarantine_removed_bytes;
+    size_t n = 0;
+    reasons[0] = '\0';
+    for (int i = 0; i < N_REASONS && n < size; i++)
+        if (x->by_reason[i])
+            n += (size_t)snprintf(reasons + n, size - n, "%s%" PRIu64 " by %s", n ? ", " : ": ",
+                                  x->by_reason[i], g_reasons[i]);
+    t->reasons = reasons;
 }
 
 /* What the command line asked for. */
@@ -234,7 +256,7 @@ static void apply_config(prune_args *a, const vyre_config *cf)
 
 /* The JSON document of a prune (schema_version 3: bytes on disk). */
 static json_t *prune_json(const vyre_cache *cache, const prune_args *a, const prune_ctx *x,
-                          const vyre_cache_prune_result *res)
+                          const cachectl_tally *t, const vyre_cache_prune_result *res)
 {
     const vyre_cache_prune_opts *po = &a->po;
     json_t *o = cachectl_json_root(cache, 3);
@@ -245,20 +267,14 @@ static json_t *prune_json(const vyre_cache *cache, const prune_args *a, const pr
                         po->all          ? json_integer(0)
                         : po->max_age_ns ? json_integer(po->max_age_ns)
                                          : json_null());
-    json_object_set_new(o, "quarantine_removed", json_integer((json_int_t)res->quarantine_removed));
-    json_object_set_new(o, "quarantine_removed_bytes",
-                        json_integer((json_int_t)res->quarantine_removed_bytes));
+    cachectl_tally_json(&g_quarantine, t, o);
     json_object_set_new(o, "arch", po->arch ? json_string(po->arch) : json_null());
     json_object_set_new(o, "stale", json_boolean(po->stale));
     json_t *kt = json_array();
     for (size_t i = 0; i < a->n_keep; i++)
         json_array_append_new(kt, json_string(a->keep[i]));
     json_object_set_new(o, "keep_toolchains", kt);
-    json_object_set_new(o, "examined", json_integer((json_int_t)res->examined));
-    json_object_set_new(o, "removed", json_integer((json_int_t)res->removed));
-    json_object_set_new(o, "removed_bytes", json_integer((json_int_t)res->removed_bytes));
-    json_object_set_new(o, "kept", json_integer((json_int_t)res->kept));
-    json_object_set_new(o, "kept_bytes", json_integer((json_int_t)res->kept_bytes));
+    cachectl_tally_json(&g_vyre, t, o);
     json_object_set_new(o, "target_reached", json_boolean(res->target_reached));
     json_t *by = json_object();
     for (int i = 0; i < N_REASONS; i++)
@@ -305,10 +321,13 @@ static int run_prune(vyre_cache *cache, prune_args *a, vyre_cache_prune_result *
         json_decref(x.removed);
         return cachectl_fail(&err);
     }
+    char reasons[256];
+    cachectl_tally t;
+    tally(&x, res, a->po.dry_run, reasons, sizeof reasons, &t);
     if (g_tool.json)
-        tool_json_print(stdout, prune_json(cache, a, &x, res));
+        tool_json_print(stdout, prune_json(cache, a, &x, &t, res));
     else if (!g_cachectl.quiet)
-        print_summary(&x, res, a->po.dry_run);
+        cachectl_tally_print(&g_vyre, &t);
     json_decref(x.removed);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd_triton.h"
+#include "tally.h"
 #include "tool_json.h"
 #include "tool_sanitize.h"
 #include "tool_util.h"
@@ -168,8 +169,55 @@ static json_t *removed_json(const vyre_triton_pruned *e)
     return j;
 }
 
+/* Triton's words: groups, with their inodes. */
+static const cachectl_line g_summary[] = {
+    {-1, "{Removed|Would remove} {removed} {noun removed} ({removed_bytes}, {removed_inodes} "
+         "inodes)"},
+    {-1, "{Kept|Would keep} {kept} {noun kept} (the cache: {kept_bytes}, {kept_inodes} inodes)"},
+    {TALLY_YOUNG, "Left {young} {noun young} younger than a minute ({young_bytes}): Triton may "
+                  "be writing {it/them young}"},
+    {TALLY_FAILED, "Could not remove {failed} {noun failed} (see the warnings)"},
+    {0, NULL},
+};
+static const cachectl_jfield g_fields[] = {
+    {"removed_groups", TALLY_REMOVED},
+    {"removed_bytes", TALLY_REMOVED_BYTES},
+    {"removed_inodes", TALLY_REMOVED_INODES},
+    {"kept_groups", TALLY_KEPT},
+    {"kept_bytes", TALLY_KEPT_BYTES},
+    {"kept_inodes", TALLY_KEPT_INODES},
+    {"young_groups", TALLY_YOUNG},
+    {"young_bytes", TALLY_YOUNG_BYTES},
+    {"failed", TALLY_FAILED},
+    {"total_bytes", TALLY_TOTAL_BYTES},
+    {NULL, 0},
+};
+static const cachectl_kind g_triton = {
+    "group",
+    "groups",
+    "{verb} {key:-12.12}  {name:-32}  {size:10}  {inodes:5} inodes  ({reason})",
+    g_summary,
+    g_fields,
+};
+
+static void tally(const vyre_triton_prune_result *r, int dry_run, cachectl_tally *t)
+{
+    memset(t, 0, sizeof *t);
+    t->dry_run = dry_run;
+    t->v[TALLY_REMOVED] = r->removed_groups;
+    t->v[TALLY_REMOVED_BYTES] = r->removed_bytes;
+    t->v[TALLY_REMOVED_INODES] = r->removed_inodes;
+    t->v[TALLY_KEPT] = r->kept_groups;
+    t->v[TALLY_KEPT_BYTES] = r->kept_bytes;
+    t->v[TALLY_KEPT_INODES] = r->kept_inodes;
+    t->v[TALLY_YOUNG] = r->young_groups;
+    t->v[TALLY_YOUNG_BYTES] = r->young_bytes;
+    t->v[TALLY_FAILED] = r->failed;
+    t->v[TALLY_TOTAL_BYTES] = r->total_bytes;
+}
+
 static void print_json(const triton_opts *o, const vyre_triton_prune_opts *po,
-                       const vyre_triton_prune_result *r)
+                       const cachectl_tally *t, const vyre_triton_prune_result *r)
 {
     json_t *arch = json_array(), *removed = json_array();
     for (size_t i = 0; i < o->n_keep_arch; i++)
@@ -186,62 +234,29 @@ static void print_json(const triton_opts *o, const vyre_triton_prune_opts *po,
                           "triton_cache_dir", o->path, "triton_cache_dir_source", o->dir_source,
                           "action", o->action, "dry_run", o->dry_run, "auto", o->auto_limit,
                           "nothing_to_do", "limits", limits, "removed", removed);
-    json_t *sum = json_pack(
-        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "removed_groups",
-        (json_int_t)r->removed_groups, "removed_bytes", (json_int_t)r->removed_bytes,
-        "removed_inodes", (json_int_t)r->removed_inodes, "kept_groups", (json_int_t)r->kept_groups,
-        "kept_bytes", (json_int_t)r->kept_bytes, "kept_inodes", (json_int_t)r->kept_inodes,
-        "young_groups", (json_int_t)r->young_groups, "young_bytes", (json_int_t)r->young_bytes,
-        "failed", (json_int_t)r->failed, "total_bytes", (json_int_t)r->total_bytes);
-    json_object_update(d, sum);
-    json_decref(sum);
+    cachectl_tally_json(&g_triton, t, d);
     tool_json_print(stdout, d);
 }
 
-static void print_entry(const vyre_triton_pruned *e, int dry_run)
+static void print_text(const triton_opts *o, const cachectl_tally *t,
+                       const vyre_triton_prune_result *r)
 {
-    char key[16], size[32], name[TOOL_CLEAN_SIZE(48)], kc[TOOL_CLEAN_SIZE(16)];
-    /* bounded: a short key, as git shows commits */
-    snprintf(key, sizeof key, "%.12s", e->key);
-    vyre_format_size(e->bytes, size, sizeof size);
-    printf("%s %-12s  %-32s  %10s  %5" PRIu64 " inodes  (%s)\n",
-           dry_run ? "would remove" : "removed", tool_clean(key, kc, sizeof kc),
-           tool_clean(*e->name ? e->name : "-", name, sizeof name), size, e->inodes, e->reason);
-}
-
-static void print_text(const triton_opts *o, const vyre_triton_prune_result *r)
-{
-    char size[32];
     for (size_t i = 0; i < r->n_removed; i++) {
         const vyre_triton_pruned *e = &r->removed[i];
+        cachectl_row row = {.key = e->key,
+                            .name = *e->name ? e->name : "-",
+                            .reason = e->reason,
+                            .bytes = e->bytes,
+                            .inodes = e->inodes};
         if (e->error) {
             fprintf(stderr, "%s: warning: cannot remove group '", tool_prog());
             tool_clean_fputs(e->key, stderr);
             fprintf(stderr, "': %s\n", e->message); /* libcore's message: names cleaned there */
         } else if (!g_cachectl.quiet)
-            print_entry(e, o->dry_run);
+            cachectl_row_print(&g_triton, NULL, &row, o->dry_run);
     }
-    if (g_cachectl.quiet)
-        return;
-    uint64_t gone = r->removed_groups;
-    vyre_format_size(r->removed_bytes, size, sizeof size);
-    printf("%s %" PRIu64 " group%s (%s, %" PRIu64 " inodes)\n",
-           o->dry_run ? "Would remove" : "Removed", gone, gone == 1 ? "" : "s", size,
-           r->removed_inodes);
-    vyre_format_size(r->kept_bytes, size, sizeof size);
-    printf("%s %" PRIu64 " group%s (the cache: %s, %" PRIu64 " inodes)\n",
-           o->dry_run ? "Would keep" : "Kept", r->kept_groups, r->kept_groups == 1 ? "" : "s", size,
-           r->kept_inodes);
-    if (r->young_groups) {
-        vyre_format_size(r->young_bytes, size, sizeof size);
-        printf("Left %" PRIu64 " group%s younger than a minute (%s): Triton may be writing "
-               "%s\n",
-               r->young_groups, r->young_groups == 1 ? "" : "s", size,
-               r->young_groups == 1 ? "it" : "them");
-    }
-    if (r->failed)
-        printf("Could not remove %" PRIu64 " group%s (see the warnings)\n", r->failed,
-               r->failed == 1 ? "" : "s");
+    if (!g_cachectl.quiet)
+        cachectl_tally_print(&g_triton, t);
 }
 
 /* --auto with nothing to do: exit 0 with why (a timer must not fail on a
@@ -305,10 +320,12 @@ int cachectl_triton_prune(triton_opts *o)
     vyre_error_clear(&err);
     if (vyre_triton_prune(o->path, &po, &r, &err))
         return cachectl_fail(&err);
+    cachectl_tally t;
+    tally(&r, o->dry_run, &t);
     if (g_tool.json)
-        print_json(o, &po, &r);
+        print_json(o, &po, &t, &r);
     else
-        print_text(o, &r);
+        print_text(o, &t, &r);
     int bad = r.failed || (po.max_size && r.kept_bytes > po.max_size);
     vyre_triton_prune_result_release(&r);
     return bad ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
