@@ -67,7 +67,8 @@ _vyre_cachectl()
     case $cmd in
     '')
         COMPREPLY=($(compgen -W "stats ls show verify prune reindex seed explain clear jit
-            remote config zero-stats triton inductor -z --zero-stats --version $global" -- "$cur"))
+            remote config zero-stats triton inductor -z --zero-stats -s --show-stats -M --max-size
+            --evict-older-than --version $global" -- "$cur"))
         ;;
     config)
         if [[ $prev == config || $prev == --unset ]]; then

@@ -985,6 +985,45 @@ Test(cachectl, prune_by_size_lru_first)
     tu_proc_free(&p);
 }
 
+/* ccache's spellings (issue 36): -s is stats, -M SIZE sets max_size,
+ * --evict-older-than AGE is prune --max-age AGE; with -z they run in the
+ * order given, then the command if any. */
+Test(cachectl, ccache_spellings_do_what_they_do_in_ccache)
+{
+    populate();
+    tu_proc p, q;
+    CC(&p, "stats");
+    CC(&q, "-s");
+    cr_assert_eq(q.exit_code, 0, "%s", q.err);
+    cr_assert_str_eq(q.out, p.out, "-s is stats");
+    tu_proc_free(&p);
+    tu_proc_free(&q);
+
+    CC(&p, "-M", "3G");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    CC(&p, "config", "max_size");
+    cr_assert_str_eq(p.out, "3G\n");
+    tu_proc_free(&p);
+
+    uint64_t k1 = blob_disk(g_hex[0]), all = blobs_disk();
+    CC(&p, "--evict-older-than", "1d");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_str_eq(p.out, tu_text("Removed 1 blob (%s): 1 by age\nLeft 3 blobs (%s)\n",
+                                    tu_size_text(k1), tu_size_text(all - k1)));
+    tu_proc_free(&p);
+
+    CC(&p, "-z", "-s");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert(strncmp(p.out, "Statistics zeroed.\n", 19) == 0, "-z first: %s", p.out);
+    cr_assert(strstr(p.out, "Entries:               3\n"), "then -s: %s", p.out);
+    tu_proc_free(&p);
+
+    CC(&p, "--evict-older-than", "soon");
+    cr_assert_eq(p.exit_code, 2, "a bad age is prune's usage error: %s", p.out);
+    tu_proc_free(&p);
+}
+
 Test(cachectl, prune_by_age_arch_and_json)
 {
     populate();

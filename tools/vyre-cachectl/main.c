@@ -49,7 +49,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: vyre-cachectl [--cache-dir DIR] [--json] [-q|-v] [-o KEY=VALUE]...\n"
                  "                     <command> [<args>]\n"
-                 "       vyre-cachectl -z | --zero-stats\n"
+                 "       vyre-cachectl [-z] [-s] [-M SIZE] [--evict-older-than AGE] [<command>]\n"
                  "       vyre-cachectl --help | --version\n\n"
                  "Inspect, verify, prune and rebuild the vyre pipeline cache, and report on\n"
                  "the CUDA driver's JIT cache.\n\n"
@@ -57,6 +57,11 @@ static void usage(FILE *out)
     for (const tool_cmd *c = g_cmds; c->name; c++)
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
     fprintf(out,
+            "\nccache's spellings, run in the order given (then the command, if any):\n"
+            "  -z, --zero-stats         zero-stats\n"
+            "  -s, --show-stats         stats\n"
+            "  -M, --max-size SIZE      config max_size SIZE\n"
+            "  --evict-older-than AGE   prune --max-age AGE\n"
             "\nSizes (max_size, prune --max-size) are written 5G, 500M, 1.5GiB or 750MB;\n"
             "a size without a unit is GiB, as in ccache.\n"
             "\n%s\n"
@@ -71,6 +76,32 @@ static void usage(FILE *out)
 
 /* ---- main --------------------------------------------------------------- */
 
+/* ccache's spellings, run in the order given before the command (if any):
+ * -z zero-stats, -s stats, -M SIZE config max_size SIZE,
+ * --evict-older-than AGE prune --max-age AGE. */
+enum { OPT_EVICT = 0x300 };
+#define CCACHE_ACTIONS_MAX 8
+typedef struct ccache_action {
+    char *cmd; /* the command it runs, and its arguments */
+    char *args[3];
+} ccache_action;
+
+static int run_actions(const ccache_action *a, size_t n)
+{
+    int rc = TOOL_EXIT_OK;
+    for (size_t i = 0; i < n && rc == TOOL_EXIT_OK; i++) {
+        char *argv[5] = {NULL};
+        int argc = 0;
+        argv[argc++] = a[i].cmd;
+        for (size_t k = 0; k < 3 && a[i].args[k]; k++)
+            argv[argc++] = a[i].args[k];
+        int save = optind;
+        rc = tool_run_cmd(tool_cmd_find(g_cmds, a[i].cmd), argc, argv);
+        optind = save;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     tool_set_prog("vyre-cachectl");
@@ -78,13 +109,29 @@ int main(int argc, char **argv)
         CACHECTL_GLOBAL_LONGOPTS,
         {"version", no_argument, NULL, 'V'},
         {"zero-stats", no_argument, NULL, 'z'},
+        {"show-stats", no_argument, NULL, 's'},
+        {"max-size", required_argument, NULL, 'M'},
+        {"evict-older-than", required_argument, NULL, OPT_EVICT},
         {NULL, 0, NULL, 0},
     };
     opterr = 0;
-    int c, zero = 0;
-    while ((c = getopt_long(argc, argv, "+" CACHECTL_GLOBAL_SHORTOPTS "Vz", opts, NULL)) != -1) {
-        if (c == 'z') {
-            zero = 1;
+    int c;
+    static char zero[] = "zero-stats", stats[] = "stats", config[] = "config", prune[] = "prune",
+                max_size[] = "max_size", max_age[] = "--max-age";
+    ccache_action acts[CCACHE_ACTIONS_MAX];
+    size_t nact = 0;
+    while ((c = getopt_long(argc, argv, "+" CACHECTL_GLOBAL_SHORTOPTS "VzsM:", opts, NULL)) != -1) {
+        if (c == 'z' || c == 's' || c == 'M' || c == OPT_EVICT) {
+            if (nact == CCACHE_ACTIONS_MAX)
+                return tool_usage_error(NULL, NULL, "at most %d of -z, -s, -M, --evict-older-than",
+                                        CCACHE_ACTIONS_MAX);
+            ccache_action *a = &acts[nact++];
+            memset(a, 0, sizeof *a);
+            a->cmd = c == 'z' ? zero : c == 's' ? stats : c == 'M' ? config : prune;
+            if (c == 'M' || c == OPT_EVICT) {
+                a->args[0] = c == 'M' ? max_size : max_age;
+                a->args[1] = optarg;
+            }
             continue;
         }
         if (c == 'V') {
@@ -96,15 +143,11 @@ int main(int argc, char **argv)
         if (rc != CACHECTL_HANDLED)
             return rc;
     }
-    if (zero) {
-        /* ccache -z: alone, or before a command (-z stats). */
-        static char zname[] = "zero-stats";
-        char *zargv[] = {zname, NULL};
-        int save = optind;
-        int zrc = tool_run_cmd(tool_cmd_find(g_cmds, zname), 1, zargv);
-        if (zrc || save >= argc)
-            return zrc;
-        optind = save;
+    if (nact) {
+        /* ccache -z -s: alone, or before a command (-z stats). */
+        int rc = run_actions(acts, nact);
+        if (rc || optind >= argc)
+            return rc;
     }
     if (optind >= argc) {
         usage(stderr);
