@@ -342,7 +342,7 @@ extern const char vyre__bench_block_ptx[];
  * stored (reference.gpu; see reference_gpu.c). */
 extern const char vyre__bench_reference_ptx[];
 
-/* ---- the three views of a GPU time (gpu_device.c, runs_db.c) ---- */
+/* ---- the three views of a GPU time (gpu_device.c, runs_points.c) ---- */
 
 /* The most launches between one pair of events in the batch view: all of
  * them are queued behind the blocking kernel before it is released, and a

@@ -1,8 +1,8 @@
 /*
- * results_internal.h - what the runs module (runs_db.c) needs of the
+ * results_internal.h - what the runs module (runs_*.c) needs of the
  * results database's connection: the results module owns the store (an
  * engine behind store.h's operations table), its schema steps and its
- * lock; runs_db.c owns what its tables mean. Not public API.
+ * lock; the runs module owns what its tables mean. Not public API.
  *
  * Lock order: vyre__results_lock, then a transaction (begin, steps, commit
  * or rollback), then unlock. The connection is not safe without the lock.
