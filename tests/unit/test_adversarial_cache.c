@@ -31,6 +31,7 @@
 #include <xxhash.h>
 #include <sqlite3.h>
 
+#include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
 

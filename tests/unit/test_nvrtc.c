@@ -15,11 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/compile_internal.h"
+#include "cuda/nvrtc_internal.h"
 #include "testutil.h"
 #include "vyre/blob.h"
 #include "vyre/cache.h"
 #include "vyre/compile.h"
-#include "vyre/jitlink.h"
+#include "cuda/jitlink.h"
 #include "vyre/key.h"
 #include "vyre/nvrtc.h"
 

@@ -318,14 +318,14 @@ static int match_rows(vyre_results *db, vyre_bench_point *pa, size_t na, vyre_be
     return rc;
 }
 
-int vyre_bench_compare_pooled(vyre_results *db, const int64_t *a, size_t na, int64_t b,
-                              const vyre_stats_compare_opts *opts, vyre_bench_cmp_row **out,
-                              size_t *n, vyre_error *err)
+int vyre_bench_compare_runs(vyre_results *db, const int64_t *a, size_t na, int64_t b,
+                            const vyre_stats_compare_opts *opts, vyre_bench_cmp_row **out,
+                            size_t *n, vyre_error *err)
 {
     if (!db || !a || !out || !n)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_runs: NULL argument");
     if (na < 1 || na > VYRE_RESULTS_POOL_MAX)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_pooled: %zu runs", na);
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_runs: %zu runs", na);
     *out = NULL;
     *n = 0;
     vyre_bench_run ra, rb;
@@ -364,13 +364,4 @@ int vyre_bench_compare_pooled(vyre_results *db, const int64_t *a, size_t na, int
     *out = rows;
     *n = nr;
     return VYRE_OK;
-}
-
-int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
-                            const vyre_stats_compare_opts *opts, vyre_bench_cmp_row **out,
-                            size_t *n, vyre_error *err)
-{
-    if (!db || !out || !n)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_bench_compare_runs: NULL argument");
-    return vyre_bench_compare_pooled(db, &a, 1, b, opts, out, n, err);
 }

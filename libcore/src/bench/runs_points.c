@@ -17,6 +17,7 @@
 #include "bench/results_internal.h"
 #include "bench/runs_db.h"
 #include "bench/stats_internal.h"
+#include "cuda/cupti_internal.h"
 #include "vyre/bench.h"
 #include "vyre/stats.h"
 

@@ -418,30 +418,3 @@ int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel
     }
     return rc;
 }
-
-/* ---- freeing what the readers return --------------------------------------------- */
-
-void vyre_bench_run_list_free(vyre_bench_run *runs)
-{
-    free(runs);
-}
-
-void vyre_bench_point_list_free(vyre_bench_point *points)
-{
-    free(points);
-}
-
-void vyre_bench_sample_list_free(vyre_bench_sample *samples)
-{
-    free(samples);
-}
-
-void vyre_bench_kernel_row_list_free(vyre_bench_kernel_row *rows)
-{
-    free(rows);
-}
-
-void vyre_bench_cmp_row_list_free(vyre_bench_cmp_row *rows)
-{
-    free(rows);
-}
