@@ -21,12 +21,17 @@ _vyre_exporter()
         COMPREPLY=($(compgen -d -- "$cur"))
         return
         ;;
-    --kernels.top-n | --cache.refresh-interval)
+    --web.config.file)
+        COMPREPLY=($(compgen -f -- "$cur"))
+        return
+        ;;
+    --kernels.top-n | --cache.refresh-interval | --cache-usage.interval)
         return
         ;;
     esac
-    COMPREPLY=($(compgen -W "--web.listen-address --web.telemetry-path --kernels.top-n
-        --telemetry.dir --cache.dir --cache.refresh-interval --no-gpu --no-cache
+    COMPREPLY=($(compgen -W "--web.listen-address --web.telemetry-path --web.config.file
+        --kernels.top-n --telemetry.dir --cache.dir --cache.refresh-interval
+        --cache-usage.interval --no-gpu --no-cache --no-cache-usage --collector.dcgm-compat
         -h --help -V --version" -- "$cur"))
 }
 complete -F _vyre_exporter vyre-exporter

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "cache/blob_internal.h"
 #include "vyre/blob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,7 +27,7 @@ static void check_one(const uint8_t *data, size_t size)
     vyre_blob_reject why = VYRE_REJECT_COUNT;
     vyre_error err;
     vyre_error_clear(&err);
-    int rc = vyre_blob_header_decode(data, size, &h, &why, &err);
+    int rc = vyre__blob_header_decode(data, size, &h, &why, &err);
     if (rc == VYRE_OK) {
         if (why != VYRE_REJECT_NONE || size < VYRE_BLOB_HEADER_SIZE)
             abort();

@@ -31,6 +31,13 @@ double perf_now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double perf_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int perf_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

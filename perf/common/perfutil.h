@@ -13,6 +13,10 @@
 /* CLOCK_MONOTONIC in seconds. */
 double perf_now_s(void);
 
+/* This thread's CPU time (user + system) in seconds: what a measured loop
+ * cost, without the time it waited for a CPU on a busy machine. */
+double perf_cpu_s(void);
+
 /* qsort comparator for doubles, ascending. */
 int perf_cmp_double(const void *a, const void *b);
 

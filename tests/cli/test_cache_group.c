@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache/cache_internal.h"
 #include "servers.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
@@ -393,7 +394,7 @@ static pid_t lib_child(uid_t uid, gid_t gid, int umask, unsigned char get, unsig
             fprintf(stderr, "put as uid %u: %s\n", (unsigned)uid, err.message);
             _exit(13);
         }
-        if (vyre_cache_flush(c, &err) != 0) {
+        if (vyre__cache_flush(c, &err) != 0) {
             fprintf(stderr, "flush as uid %u: %s\n", (unsigned)uid, err.message);
             _exit(14);
         }

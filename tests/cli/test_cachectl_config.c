@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/cache_internal.h"
 #include "servers.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
@@ -497,7 +498,7 @@ Test(cachectl_config, read_only_refuses_puts_and_prunes)
     tu_proc_free(&p);
     /* libcore: gets work, puts are VYRE_EROFS. */
     vyre_cache *c = open_cache();
-    cr_assert(vyre_cache_is_readonly(c));
+    cr_assert(vyre__cache_is_readonly(c));
     vyre_error err;
     cr_assert_eq(put_n(c, 0, 99, 100, &err), VYRE_EROFS);
     cr_assert(strstr(err.message, "read-only by configuration"), "%s", err.message);
@@ -588,7 +589,7 @@ Test(cachectl_config, cleanup_goes_to_90_percent_lru_first_and_stats_show_the_fi
     vyre_blob *b = NULL;
     cr_assert_eq(vyre_cache_get(c, &k0, &b, NULL, &err), 0);
     vyre_blob_free(b);
-    cr_assert_eq(vyre_cache_flush(c, &err), 0);
+    cr_assert_eq(vyre__cache_flush(c, &err), 0);
     vyre_cache_stats st;
     cr_assert_eq(vyre_cache_stats_get(c, &st, &err), 0);
     cr_assert_eq(st.entries, 30);
@@ -625,11 +626,11 @@ Test(cachectl_config, cleanup_goes_to_90_percent_lru_first_and_stats_show_the_fi
     cr_assert_geq(fd, 0);
     cr_assert_eq(flock(fd, LOCK_EX), 0);
     c = open_cache();
-    vyre_cache_cleanup_result res;
-    cr_assert_eq(vyre_cache_cleanup(c, 1, &res, &err), 0);
+    vyre__cache_cleanup_result res;
+    cr_assert_eq(vyre__cache_cleanup(c, 1, &res, &err), 0);
     cr_assert_eq(res.ran, 0);
     close(fd);
-    cr_assert_eq(vyre_cache_cleanup(c, 1, &res, &err), 0);
+    cr_assert_eq(vyre__cache_cleanup(c, 1, &res, &err), 0);
     cr_assert_eq(res.ran, 1);
     vyre_cache_close(c);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks the docs against the binaries: every long option, synopsis,
-default and schema_version that README.md, docs/JSON.md, the man pages
+default and schema_version that README.md, docs/*.md, the man pages
 (docs/man/*.1) and each tool's --help name is compared with what the tools
 accept and print.
 
@@ -10,7 +10,8 @@ For vyre-bench, vyre-cachectl, vyre-top and vyre-exporter it reads
   options    each long option of a --help is in the tool's man page, and
              each long option the man page names is in some --help (a few
              options of other programs the pages cite are listed in FOREIGN);
-             each option README.md writes after a tool's name is the tool's
+             each option README.md or a docs/*.md writes after a tool's name
+             is the tool's
   synopsis   each option of a command's usage lines is in the man page's
              SYNOPSIS line(s) for that command (a tool's global options
              excepted), every synopsis line starts on a line of its own
@@ -18,14 +19,21 @@ For vyre-bench, vyre-cachectl, vyre-top and vyre-exporter it reads
              the path defaults of --cache-dir, --cache.dir and --db are
              where the binaries really go (exporter: the `dir` label of a
              scrape; cachectl: stats' cache_dir; bench: runs' db)
-  schema     every `schema_version N` in README.md, the man pages, --help
-             and docs/JSON.md's table, against the schema_version the
+  schema     every `schema_version N` in README.md, docs/*.md, the man
+             pages, --help and docs/JSON.md's table, against the schema_version the
              command prints, run on a temporary cache and results database
              (no GPU: the fake libcuda for `devices`, the fake NVML for
              vyre-top)
   meanings   what vyre-bench's run, show, export and compare schemas say a
              point's noise figures are, recomputed from a real run's
              exported samples (schema_meanings.py)
+  front door README.md is at most 200 lines; its command 1 installs no
+             server only the tests need (postgresql, nginx, redis-server,
+             prometheus); its test command is .ci/run's, verbatim, and its
+             two install lines name the packages .ci/run installs
+  links      every relative link of README.md and docs/*.md reaches a file
+             (and a heading, for #anchor), and README.md links every
+             docs/*.md
 
 Each mismatch is one line: `FILE[:LINE]: WHAT: what differs`. Exit 1 when
 there is any, 0 when none. Registered in CTest as "docs" by
@@ -302,8 +310,9 @@ def check_synopsis(tool, helps, man):
                      "lacks --%s, which its --help's usage has" % o)
 
 
-def readme_options(readme, help_opts):
-    """Options README.md writes after a tool's name, on one command line."""
+def readme_options(readme, help_opts, rel="README.md"):
+    """Options a markdown file (README.md, docs/*.md) writes after a tool's
+    name, on one command line."""
     logical, start = [], None
     lines = readme.splitlines()
     buf = ""
@@ -320,7 +329,7 @@ def readme_options(readme, help_opts):
             cut = re.search(r"`|&&|;|#|>|\$\(|\|\s+[a-z]|\)\s", seg)
             seg = seg[:cut.start()] if cut else seg
             for o in sorted(long_opts(seg) - help_opts[m.group(1)]):
-                mismatch("README.md:%d" % n, "--" + o,
+                mismatch("%s:%d" % (rel, n), "--" + o,
                          "written after '%s', which has no such option" % m.group(1))
 
 
@@ -607,12 +616,13 @@ def check_versions(src, helps, mans, versions):
             for m in SV.finditer(text):
                 check_claim("%s:%d" % (man.rel, n), attribute_man(tool, helps, man, idx),
                             m.group(1), versions)
-    with open(os.path.join(src, "README.md")) as f:
-        lines = f.read().splitlines()
-    for idx, line in enumerate(lines):
-        for m in SV.finditer(line):
-            check_claim("README.md:%d" % (idx + 1), readme_attribute(lines, idx, m.start(), helps),
-                        m.group(1), versions)
+    for rel in markdown_files(src):
+        with open(os.path.join(src, rel)) as f:
+            lines = f.read().splitlines()
+        for idx, line in enumerate(lines):
+            for m in SV.finditer(line):
+                check_claim("%s:%d" % (rel, idx + 1),
+                            readme_attribute(lines, idx, m.start(), helps), m.group(1), versions)
     with open(os.path.join(src, "docs", "JSON.md")) as f:
         rows = f.read().splitlines()
     seen = set()
@@ -630,11 +640,204 @@ def check_versions(src, helps, mans, versions):
                  % versions[key])
 
 
+# --- the front door and the links ---------------------------------------------
+
+def markdown_files(src):
+    """README.md and every docs/*.md, as paths relative to src."""
+    docs = sorted(f for f in os.listdir(os.path.join(src, "docs")) if f.endswith(".md"))
+    return ["README.md"] + ["docs/" + f for f in docs]
+
+
+README_MAX_LINES = 200
+TEST_SERVERS = ("postgresql", "nginx", "redis-server", "prometheus")
+CI_TEST_BEGIN, CI_TEST_END = "# --- test command ---", "# --- end test command ---"
+
+
+def sh_blocks(text):
+    """[(line number of its first line, [lines])] of each ```sh block."""
+    out, cur = [], None
+    for n, line in enumerate(text.splitlines(), 1):
+        if cur is None and line.strip() == "```sh":
+            cur = (n + 1, [])
+        elif cur is not None and line.strip() == "```":
+            out.append(cur)
+            cur = None
+        elif cur is not None:
+            cur[1].append(line)
+    return out
+
+
+def apt_packages(line):
+    """The packages an `apt-get install` on this line names, in order."""
+    m = re.search(r"apt-get install((?:\s+[^\s'\"&;|]+)+)", line)
+    return [w for w in m.group(1).split() if not w.startswith("-")] if m else []
+
+
+def readme_commands(readme):
+    """{1: (line, [lines]), 2: ...}: the sh blocks whose first line is
+    '# 1. ...' and '# 2. ...'."""
+    out = {}
+    for n, lines in sh_blocks(readme):
+        m = re.match(r"#\s*(\d+)\.", lines[0]) if lines else None
+        if m:
+            out[int(m.group(1))] = (n, lines)
+    return out
+
+
+def ci_run_lists(ci_text):
+    """(build packages, test packages, test command) of .ci/run."""
+    lists = {}
+    for name in ("build_packages", "test_packages"):
+        m = re.search(r"^%s=\(([^)]*)\)" % name, ci_text, re.M)
+        lists[name] = m.group(1).replace("\\", " ").split() if m else None
+    m = re.search(re.escape(CI_TEST_BEGIN) + r"\n(.*?)\n" + re.escape(CI_TEST_END), ci_text, re.S)
+    return lists["build_packages"], lists["test_packages"], m.group(1).strip() if m else None
+
+
+def check_front_door(readme, ci_text, report):
+    """README.md's length, its commands' packages, and .ci/run beside them.
+    report(where, what, differs) is called once per problem."""
+    n_lines = len(readme.splitlines())
+    if n_lines > README_MAX_LINES:
+        report("README.md", "length", "%d lines, more than %d: move the reference to docs/*.md"
+               % (n_lines, README_MAX_LINES))
+    cmds = readme_commands(readme)
+    if 1 not in cmds or 2 not in cmds:
+        report("README.md", "commands", "no ```sh block starting '# 1.' and one '# 2.'")
+        return
+    build = [p for line in cmds[1][1] for p in apt_packages(line)]
+    if not build:
+        report("README.md:%d" % cmds[1][0], "command 1", "installs nothing (no apt-get install)")
+    for p in TEST_SERVERS:
+        if p in build:
+            report("README.md:%d" % cmds[1][0], "command 1",
+                   "installs %s, which only the tests need: install it beside command 2" % p)
+    test = [p for line in cmds[2][1] for p in apt_packages(line)]
+    test_cmd = [line for line in cmds[2][1] if line.startswith("cmake ")]
+    ci_build, ci_test, ci_cmd = ci_run_lists(ci_text)
+    if ci_build is None or ci_test is None or ci_cmd is None:
+        report(".ci/run", "lists", "no build_packages=(...), test_packages=(...) or test command"
+               " between '%s' and '%s'" % (CI_TEST_BEGIN, CI_TEST_END))
+        return
+    if sorted(build) != sorted(ci_build):
+        report(".ci/run", "build_packages", "differ from README command 1's: %s"
+               % " ".join(sorted(set(build) ^ set(ci_build))))
+    if sorted(test) != sorted(ci_test):
+        report(".ci/run", "test_packages", "differ from README command 2's install line: %s"
+               % " ".join(sorted(set(test) ^ set(ci_test))))
+    if test_cmd != [ci_cmd]:
+        report(".ci/run", "test command", "is not README command 2's, verbatim: %r vs %r"
+               % (ci_cmd, test_cmd))
+
+
+def github_slug(heading):
+    s = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return s.replace(" ", "-")
+
+
+def anchors(text):
+    """The #anchors of a markdown file's headings, as GitHub makes them."""
+    out, seen, fence = set(), {}, False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        m = None if fence else re.match(r"#{1,6}\s+(.*?)\s*#*$", line)
+        if m:
+            slug = github_slug(m.group(1))
+            k = seen.get(slug, 0)
+            seen[slug] = k + 1
+            out.add(slug if k == 0 else "%s-%d" % (slug, k))
+    return out
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def check_links(src, files, report, read=None):
+    """Every relative link of the markdown files reaches a file, and a
+    heading for #anchor; README.md links every docs/*.md. read(rel) gives a
+    file's text (tests plant files through it)."""
+    def default_read(rel):
+        with open(os.path.join(src, rel)) as f:
+            return f.read()
+    read = read or default_read
+    exists = lambda rel: (read(rel) is not None) if read is not default_read \
+        else os.path.exists(os.path.join(src, rel))
+    texts = {rel: read(rel) for rel in files}
+    linked_from_readme = set()
+    for rel, text in texts.items():
+        fence = False
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.startswith("```"):
+                fence = not fence
+            if fence:
+                continue
+            for m in LINK.finditer(line):
+                target = m.group(1)
+                if re.match(r"[a-z]+:", target):
+                    continue  # https:, mailto:
+                path, _, anchor = target.partition("#")
+                dest = os.path.normpath(os.path.join(os.path.dirname(rel), path)) if path else rel
+                if rel == "README.md":
+                    linked_from_readme.add(dest)
+                if dest.startswith(".."):
+                    report("%s:%d" % (rel, n), "link", "'%s' leads out of the repository" % target)
+                elif not exists(dest):
+                    report("%s:%d" % (rel, n), "link", "'%s': no such file" % target)
+                elif anchor and dest.endswith(".md") and anchor not in anchors(
+                        texts[dest] if dest in texts else read(dest)):
+                    report("%s:%d" % (rel, n), "link", "'%s': %s has no heading '#%s'"
+                           % (target, dest, anchor))
+    for rel in files:
+        if rel.startswith("docs/") and rel not in linked_from_readme:
+            report("README.md", "link", "%s is linked from nowhere in the README" % rel)
+
+
+def self_test():
+    """The front-door and link checks find what is planted in them (the real
+    files must then pass them): returns the problems they missed."""
+    missed = []
+
+    def expect(what, fn, *args):
+        found = []
+        fn(*args, lambda *a: found.append(a))
+        if not found:
+            missed.append(what)
+        return found
+
+    cmd2 = "cmake -S . -B t && ctest"
+    ci = ("build_packages=(cmake libpq-dev)\ntest_packages=(nginx)\n%s\n%s\n%s\n"
+          % (CI_TEST_BEGIN, cmd2, CI_TEST_END))
+    good = ("# x\n```sh\n# 1. build\nsudo apt-get install -y cmake libpq-dev && cmake\n```\n"
+            "```sh\n# 2. test\nsudo apt-get install -y -qq nginx\n%s\n```\n" % cmd2)
+    clean = []
+    check_front_door(good, ci, lambda *a: clean.append(a))
+    if clean:
+        missed.append("a clean README was reported: %r" % clean)
+    expect("a 201-line README", check_front_door, good + "x\n" * 201, ci)
+    for server in TEST_SERVERS:
+        expect("%s in command 1" % server, check_front_door,
+               good.replace("libpq-dev &&", "libpq-dev %s &&" % server), ci)
+    expect("a test command unlike .ci/run's", check_front_door, good.replace(cmd2, cmd2 + " -V"), ci)
+    expect("a build list unlike .ci/run's", check_front_door, good, ci.replace("libpq-dev", ""))
+    files = {"README.md": "[a](docs/A.md#two) [b](docs/B.md)\n", "docs/A.md": "# One\n## Two\n",
+             "docs/B.md": "[up](../README.md) [x](X.md)\n", "docs/C.md": "# C\n"}
+    found = []
+    check_links("", sorted(files), lambda *a: found.append(a), lambda rel: files.get(rel))
+    # Exactly the missing X.md and the unlinked C.md.
+    whats = sorted(f[2] for f in found)
+    if len(found) != 2 or "X.md" not in whats[0] + whats[1] or "docs/C.md" not in " ".join(whats):
+        missed.append("links: %r" % found)
+    return missed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for opt in ("source", "bench", "cachectl", "top", "exporter", "fakecuda", "fakenvml"):
         ap.add_argument("--" + opt, required=True)
     args = ap.parse_args()
+    for what in self_test():
+        mismatch("tests/docs/check_docs.py", "self-test", "the check missed %s" % what)
     tmp = tempfile.mkdtemp(prefix="vyre-test-docs-")
     try:
         env = Env(args, tmp)
@@ -646,8 +849,14 @@ def main():
             help_opts[tool] = check_options(tool, helps[tool], mans[tool])
             check_synopsis(tool, helps[tool], mans[tool])
             hd[tool] = check_defaults(tool, helps[tool], mans[tool])
+        for rel in markdown_files(args.source):
+            with open(os.path.join(args.source, rel)) as f:
+                readme_options(f.read(), help_opts, rel)
         with open(os.path.join(args.source, "README.md")) as f:
-            readme_options(f.read(), help_opts)
+            readme = f.read()
+        with open(os.path.join(args.source, ".ci", "run")) as f:
+            check_front_door(readme, f.read(), mismatch)
+        check_links(args.source, markdown_files(args.source), mismatch)
         versions = actual_versions(env)
         actual = {("vyre-exporter", "cache.dir"): scrape_cache_dir(env)}
         actual[("vyre-cachectl", "cache-dir")] = json_key(env, [args.cachectl, "stats"], "cache_dir")
@@ -661,7 +870,7 @@ def main():
         print("%d mismatch(es) between the docs and the binaries" % len(MISMATCHES))
         return 1
     print("docs: every option, synopsis, default, schema_version and schema field meaning "
-          "matches the binaries")
+          "matches the binaries; the README's front door and every link hold")
     return 0
 
 

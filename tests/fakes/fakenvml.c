@@ -15,7 +15,9 @@
  *   FAKENVML_UNSUPPORTED=a,b    these queries return NOT_SUPPORTED: name,
  *                               uuid, utilization, memory, sm_clock,
  *                               mem_clock, max_clock, temperature, power,
- *                               power_limit, throttle, processes, handle
+ *                               power_limit, throttle, processes, handle,
+ *                               pci, energy, enc_util, dec_util,
+ *                               pcie_replay, remapped_rows
  *   FAKENVML_FAIL=a=n,...       the named query returns nvmlReturn_t n
  *   FAKENVML_PROCS=g:pid:bytes,...  compute processes; bytes "-" is
  *                               NVML_VALUE_NOT_AVAILABLE
@@ -45,7 +47,11 @@
  *   memory 5*(i+1), memory total (80+i) GiB and used (i+1) GiB, SM clock
  *   1500+i, memory clock 2619, max SM clock 1980, temperature 40+i C,
  *   power 100000+1000*i mW, limit 700000 mW, throttle reasons 0x24 (power
- *   cap, software thermal) on GPU 0 and 0x1 (idle) on the others.
+ *   cap, software thermal) on GPU 0 and 0x1 (idle) on the others; PCI bus
+ *   id "00000000:<0x18+i, two hex digits>:00.0", energy 5000000000+1000*i
+ *   mJ (above 2^32), encoder utilization 3+i, decoder 7+i, PCIe replays
+ *   11+i, remapped rows 2*i correctable and i uncorrectable, remapping
+ *   failed on GPU 1 only.
  *
  * Like the real library, calls before nvmlInit_v2 (or after the matching
  * nvmlShutdown) return NVML_ERROR_UNINITIALIZED. Two functions that are
@@ -103,8 +109,9 @@ FAKE_EXPORT int fakenvml_init_count(void)
 
 /* Calls per device query, by the names FAKENVML_UNSUPPORTED uses. */
 static const char *const g_queries[] = {
-    "name",        "uuid",  "utilization", "memory",   "sm_clock",  "mem_clock", "max_clock",
-    "temperature", "power", "power_limit", "throttle", "processes", "handle",    "proc_util",
+    "name",        "uuid",   "utilization", "memory",   "sm_clock",    "mem_clock",     "max_clock",
+    "temperature", "power",  "power_limit", "throttle", "processes",   "handle",        "proc_util",
+    "pci",         "energy", "enc_util",    "dec_util", "pcie_replay", "remapped_rows",
 };
 static unsigned g_calls[sizeof g_queries / sizeof g_queries[0]];
 
@@ -634,3 +641,93 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d
     return OK;
 }
 #endif
+
+/* nvmlPciInfo_t, as nvmlDeviceGetPciInfo_v3 fills it. */
+typedef struct {
+    char busIdLegacy[16];
+    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+} nvmlPciInfo_t;
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, p, "pci", &i);
+    if (r)
+        return r;
+    memset(p, 0, sizeof *p);
+    p->bus = 0x18u + (unsigned)i;
+    snprintf(p->busIdLegacy, sizeof p->busIdLegacy, "0000:%02X:00.0", p->bus);
+    snprintf(p->busId, sizeof p->busId, "00000000:%02X:00.0", p->bus);
+    return OK;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
+                                                             unsigned long long *mj);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long *mj)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, mj, "energy", &i);
+    if (r)
+        return r;
+    *mj = 5000000000ull + 1000ull * (unsigned)i;
+    return OK;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int *u,
+                                                         unsigned int *period_us);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned int *u,
+                                                         unsigned int *period_us)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, u, "enc_util", &i);
+    if (r || !period_us)
+        return r ? r : E_INVALID_ARGUMENT;
+    *u = 3u + (unsigned)i;
+    *period_us = 167000;
+    return OK;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int *u,
+                                                         unsigned int *period_us);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned int *u,
+                                                         unsigned int *period_us)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, u, "dec_util", &i);
+    if (r || !period_us)
+        return r ? r : E_INVALID_ARGUMENT;
+    *u = 7u + (unsigned)i;
+    *period_us = 167000;
+    return OK;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int *n);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int *n)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, n, "pcie_replay", &i);
+    if (r)
+        return r;
+    *n = 11u + (unsigned)i;
+    return OK;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int *corr,
+                                                   unsigned int *unc, unsigned int *pending,
+                                                   unsigned int *failed);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int *corr,
+                                                   unsigned int *unc, unsigned int *pending,
+                                                   unsigned int *failed)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, corr, "remapped_rows", &i);
+    if (r || !unc || !pending || !failed)
+        return r ? r : E_INVALID_ARGUMENT;
+    *corr = 2u * (unsigned)i;
+    *unc = (unsigned)i;
+    *pending = 0;
+    *failed = i == 1;
+    return OK;
+}

@@ -233,3 +233,41 @@ Test(gpu_nvml, this_process_appears_once_it_holds_a_context)
     cu->cuDevicePrimaryCtxRelease(dev);
     vyre_gpu_monitor_close(m);
 }
+
+/* The fields the exporter's DCGM-compatible families add, on a real
+ * driver: the PCI bus id as nvidia-smi shows it (checks the layout of
+ * nvmlPciInfo_t that nvml.c declares), NVML's free memory, and the
+ * optional fields once asked for; the board's energy counter never goes
+ * back. Encoder, decoder and row-remapping support varies by board (an
+ * H100 has no encoder): logged, not required. */
+Test(gpu_nvml, dcgm_fields_are_plausible)
+{
+    vyre_gpu_monitor *m = need_nvml();
+    static vyre_gpu_snapshot a, b;
+    cr_assert_eq(vyre_gpu_monitor_want(m, VYRE_GPU_F_OPTIONAL), 0);
+    cr_assert_eq(vyre_gpu_monitor_sample(m, &a, NULL), 0);
+    usleep(200 * 1000);
+    cr_assert_eq(vyre_gpu_monitor_sample(m, &b, NULL), 0);
+    for (unsigned i = 0; i < b.ngpus; i++) {
+        const vyre_gpu_info *g = &b.gpus[i];
+        cr_log_info("gpu %u: pci %s, free %llu, energy %llu mJ, enc %u%%, dec %u%%, replays %u, "
+                    "rows %u/%u failed %d, valid 0x%x, problem '%s'",
+                    i, g->pci_bus_id, (unsigned long long)g->mem_free_bytes,
+                    (unsigned long long)g->energy_mj, g->enc_util_pct, g->dec_util_pct,
+                    g->pcie_replays, g->rows_remapped_correctable, g->rows_remapped_uncorrectable,
+                    g->row_remap_failed, g->valid, g->problem);
+        cr_assert(vyre_gpu_field_valid(g, VYRE_GPU_F_PCI_BUS_ID), "gpu %u: no PCI bus id", i);
+        unsigned dom, bus, dev, fn;
+        char end;
+        cr_assert_eq(strlen(g->pci_bus_id), 16u, "'%s'", g->pci_bus_id);
+        cr_assert_eq(sscanf(g->pci_bus_id, "%8x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn, &end), 4,
+                     "'%s' is not DDDDDDDD:BB:DD.F", g->pci_bus_id);
+        cr_assert_leq(g->mem_free_bytes, g->mem_total_bytes);
+        cr_assert(vyre_gpu_field_valid(g, VYRE_GPU_F_ENERGY), "gpu %u: no energy: '%s'", i,
+                  g->problem);
+        cr_assert_gt(g->energy_mj, 0u);
+        cr_assert_geq(g->energy_mj, a.gpus[i].energy_mj);
+        cr_assert(vyre_gpu_field_valid(g, VYRE_GPU_F_PCIE_REPLAY), "gpu %u: '%s'", i, g->problem);
+    }
+    vyre_gpu_monitor_close(m);
+}

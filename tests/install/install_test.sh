@@ -181,13 +181,13 @@ check_completion() { # TOOL WORD EXPECTED
         complete -p "$2" >/dev/null || exit 1
         fn=$(complete -p "$2" | sed -n "s/.*-F \([^ ]*\) .*/\1/p")
         COMP_WORDS=("$2" "$3") COMP_CWORD=1
-        "$fn"
-        echo "${COMPREPLY[*]}"' _ "$f" "$1" "$2" 2>&1)
+        PATH=$4:$PATH "$fn"
+        echo "${COMPREPLY[*]}"' _ "$f" "$1" "$2" "$P/bin" 2>&1)
     [ "$out" = "$3" ] || fail "completion of '$1 $2' gave '$out', expected '$3'"
 }
 check_completion vyre-bench ru "run runs"
 check_completion vyre-cachectl pr "prune"
-check_completion vyre-top --no "--no-color --no-gpu"
+check_completion vyre-top --no "--no-color --no-gpu --no-cache-usage"
 check_completion vyre-exporter --no "--no-gpu --no-cache"
 pass "bash completions"
 

@@ -31,6 +31,7 @@
 #include <xxhash.h>
 #include <sqlite3.h>
 
+#include "cache/cache_internal.h"
 #include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
@@ -963,8 +964,8 @@ Test(adversarial_cache, files_vyre_did_not_write_are_reported_and_left_by_every_
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;
     cr_assert_eq(vyre_cache_open(g_root, &oo, &c, &e), 0, "%s", e.message);
-    vyre_cache_cleanup_result cres;
-    cr_assert_eq(vyre_cache_cleanup(c, 1, &cres, &e), 0, "%s", e.message);
+    vyre__cache_cleanup_result cres;
+    cr_assert_eq(vyre__cache_cleanup(c, 1, &cres, &e), 0, "%s", e.message);
     cr_assert_eq(cres.quarantine_removed, 0);
     expect_users_files("cleanup");
     vyre_cache_close(c);

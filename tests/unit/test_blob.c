@@ -345,7 +345,7 @@ Test(blob, header_round_trip)
     vyre_blob_header h;
     vyre_blob_reject why = VYRE_REJECT_COUNT;
     vyre_error e;
-    cr_assert_eq(vyre_blob_header_decode(buf, sizeof buf, &h, &why, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__blob_header_decode(buf, sizeof buf, &h, &why, &e), 0, "%s", e.message);
     cr_assert_eq(why, VYRE_REJECT_NONE);
     cr_assert_eq(h.format_version, 1);
     cr_assert_eq(h.key_version, VYRE_KEY_VERSION);
@@ -486,7 +486,7 @@ Test(blob, each_field_corruption_has_its_reason)
         memset(&h, 0xa5, sizeof h);
         vyre_blob_reject why = VYRE_REJECT_NONE;
         vyre_error e;
-        int rc = vyre_blob_header_decode(buf, sizeof buf, &h, &why, &e);
+        int rc = vyre__blob_header_decode(buf, sizeof buf, &h, &why, &e);
         int code = c->why == VYRE_REJECT_VERSION ? VYRE_EVERSION : VYRE_ECORRUPT;
         cr_assert_eq(rc, code, "%s: %s", c->what, vyre_err_name(rc));
         cr_assert_eq(why, c->why, "%s: got %s", c->what, vyre_blob_reject_name(why));
@@ -506,16 +506,16 @@ Test(blob, decode_truncated_at_every_header_length)
         memcpy(p, buf, len);
         vyre_blob_header h;
         vyre_blob_reject why = VYRE_REJECT_NONE;
-        int rc = vyre_blob_header_decode(p, len, &h, &why, NULL);
+        int rc = vyre__blob_header_decode(p, len, &h, &why, NULL);
         free(p);
         cr_assert_eq(rc, VYRE_ECORRUPT, "len %zu", len);
         cr_assert_eq(why, VYRE_REJECT_TRUNCATED, "len %zu: %s", len, vyre_blob_reject_name(why));
     }
     vyre_blob_header h;
-    cr_assert_eq(vyre_blob_header_decode(NULL, 0, &h, NULL, NULL), VYRE_ECORRUPT);
+    cr_assert_eq(vyre__blob_header_decode(NULL, 0, &h, NULL, NULL), VYRE_ECORRUPT);
     /* A short prefix of something else is not a truncated blob. */
     vyre_blob_reject why;
-    cr_assert_eq(vyre_blob_header_decode((const uint8_t *)"\x7f"
+    cr_assert_eq(vyre__blob_header_decode((const uint8_t *)"\x7f"
                                                           "EL",
                                          3, &h, &why, NULL),
                  VYRE_ECORRUPT);
@@ -533,7 +533,7 @@ Test(blob, decode_rejects_every_single_bit_flip)
             buf[i] ^= (uint8_t)(1u << bit);
             vyre_blob_header h;
             vyre_blob_reject why = VYRE_REJECT_NONE;
-            int rc = vyre_blob_header_decode(buf, sizeof buf, &h, &why, NULL);
+            int rc = vyre__blob_header_decode(buf, sizeof buf, &h, &why, NULL);
             vyre_blob_reject want = i < 8    ? VYRE_REJECT_BAD_MAGIC
                                     : i < 12 ? VYRE_REJECT_VERSION
                                              : VYRE_REJECT_HEADER_SUM;
@@ -769,10 +769,10 @@ Test(blob, load_key_mismatch)
     cache c;
     cache_init(&c);
     vyre_key a = key_of(15), b = key_of(16);
-    cr_assert_eq(vyre_blob_store(c.root, &(vyre_blob_header){0}, "", 0, NULL, NULL), VYRE_EINVAL,
+    cr_assert_eq(vyre__blob_store(c.root, &(vyre_blob_header){0}, "", 0, NULL, NULL), VYRE_EINVAL,
                  "an empty header does not encode (no kind, no arch)");
     vyre_blob_header h = header_for(a);
-    cr_assert_eq(vyre_blob_store(c.root, &h, "payload", 7, NULL, NULL), 0);
+    cr_assert_eq(vyre__blob_store(c.root, &h, "payload", 7, NULL, NULL), 0);
     char pa[PATHSZ];
     blob_path(&c, a, pa);
     size_t len;
@@ -880,11 +880,11 @@ Test(blob, reject_counters_increase)
     cr_assert_eq(after[VYRE_REJECT_BAD_MAGIC], before[VYRE_REJECT_BAD_MAGIC] + 1);
     cr_assert_eq(after[VYRE_REJECT_PAYLOAD_SUM], before[VYRE_REJECT_PAYLOAD_SUM]);
 
-    /* vyre_blob_quarantine counts too */
+    /* vyre__blob_quarantine counts too */
     char p[PATHSZ];
     plant(&c, k, "x", 1);
     blob_path(&c, k, p);
-    cr_assert_eq(vyre_blob_quarantine(c.root, p, VYRE_REJECT_TRAILING, NULL), 0);
+    cr_assert_eq(vyre__blob_quarantine(c.root, p, VYRE_REJECT_TRAILING, NULL), 0);
     vyre__blob_reject_counts(after);
     cr_assert_eq(after[VYRE_REJECT_TRAILING], before[VYRE_REJECT_TRAILING] + 1);
     cr_assert(quarantined(&c, k, VYRE_REJECT_TRAILING, NULL));
@@ -960,7 +960,7 @@ Test(blob, store_then_load_round_trip)
         vyre_blob_header h = header_for(k);
         h.kind = VYRE_BLOB_PTX;
         vyre_error e;
-        cr_assert_eq(vyre_blob_store(c.root, &h, payload, sizes[i], NULL, &e), 0, "%zu: %s",
+        cr_assert_eq(vyre__blob_store(c.root, &h, payload, sizes[i], NULL, &e), 0, "%zu: %s",
                      sizes[i], e.message);
         cr_assert_eq(h.stored_size, sizes[i]);
         cr_assert_eq(h.raw_size, sizes[i]);
@@ -1003,20 +1003,20 @@ Test(blob, store_argument_errors)
     cache_init(&c);
     vyre_blob_header h = header_for(key_of(30));
     vyre_error e;
-    cr_assert_eq(vyre_blob_store(c.root, &h, NULL, 5, NULL, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__blob_store(c.root, &h, NULL, 5, NULL, &e), VYRE_EINVAL);
     h.raw_size = 3;
-    cr_assert_eq(vyre_blob_store(c.root, &h, "abcd", 4, NULL, &e), VYRE_EINVAL,
+    cr_assert_eq(vyre__blob_store(c.root, &h, "abcd", 4, NULL, &e), VYRE_EINVAL,
                  "raw != stored in v1");
     h = header_for(key_of(30));
     h.flags = 1;
-    cr_assert_eq(vyre_blob_store(c.root, &h, "abcd", 4, NULL, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__blob_store(c.root, &h, "abcd", 4, NULL, &e), VYRE_EINVAL);
     cr_assert_eq(count_entries(&c, "tmp"), 0);
     /* a cache without tmp/ */
     char t[PATHSZ];
     sub(t, &c, "tmp");
     cr_assert_eq(rmdir(t), 0);
     h = header_for(key_of(30));
-    cr_assert_eq(vyre_blob_store(c.root, &h, "abcd", 4, NULL, &e), VYRE_ENOENT);
+    cr_assert_eq(vyre__blob_store(c.root, &h, "abcd", 4, NULL, &e), VYRE_ENOENT);
     cr_assert(strstr(e.message, "/tmp'"), "%s", e.message);
     cr_assert_neq(e.hint[0], '\0');
     cache_fini(&c);
@@ -1030,9 +1030,9 @@ Test(blob, store_over_existing_key_is_atomic)
     enum { N = 64 << 10 };
     void *a = pattern(N, 1), *b = pattern(N, 2);
     vyre_blob_header h = header_for(k);
-    cr_assert_eq(vyre_blob_store(c.root, &h, a, N, NULL, NULL), 0);
+    cr_assert_eq(vyre__blob_store(c.root, &h, a, N, NULL, NULL), 0);
     h = header_for(k);
-    cr_assert_eq(vyre_blob_store(c.root, &h, b, N, NULL, NULL), 0);
+    cr_assert_eq(vyre__blob_store(c.root, &h, b, N, NULL, NULL), 0);
     vyre_blob *blob = NULL;
     cr_assert_eq(vyre_blob_load(c.root, &k, &blob, NULL, NULL), 0);
     cr_assert_eq(memcmp(blob->payload, b, N), 0, "the second store replaced the first");
@@ -1045,7 +1045,7 @@ Test(blob, store_over_existing_key_is_atomic)
     if (pid == 0) {
         for (int i = 0; i < 300; i++) {
             vyre_blob_header w = header_for(k);
-            if (vyre_blob_store(c.root, &w, i % 2 ? a : b, N, NULL, NULL) != 0)
+            if (vyre__blob_store(c.root, &w, i % 2 ? a : b, N, NULL, NULL) != 0)
                 _exit(1);
         }
         _exit(0);
@@ -1081,7 +1081,7 @@ Test(blob, store_over_existing_key_is_atomic)
     cache_fini(&c);
 }
 
-/* Runs vyre_blob_store in a child as an unprivileged user when we are root
+/* Runs vyre__blob_store in a child as an unprivileged user when we are root
  * (root ignores permission bits). Returns the store's result, or 1 when the
  * permissions turned out not to apply. */
 static int store_as_unprivileged(const cache *c, vyre_key k, const char *chk_unwritable)
@@ -1096,7 +1096,7 @@ static int store_as_unprivileged(const cache *c, vyre_key k, const char *chk_unw
         if (access(chk_unwritable, W_OK) == 0)
             _exit(101); /* the permission bits are not enforced for us */
         vyre_blob_header h = header_for(k);
-        int rc = vyre_blob_store(c->root, &h, "payload", 7, NULL, NULL);
+        int rc = vyre__blob_store(c->root, &h, "payload", 7, NULL, NULL);
         _exit(rc == 0 ? 0 : 102 + (rc == VYRE_EPERM ? 0 : 1));
     }
     int st;
@@ -1162,7 +1162,7 @@ Test(blob, store_on_full_disk)
     vyre_key k = key_of(60);
     void *old = pattern(1000, 7);
     vyre_blob_header h = header_for(k);
-    cr_assert_eq(vyre_blob_store(c.root, &h, old, 1000, NULL, NULL), 0);
+    cr_assert_eq(vyre__blob_store(c.root, &h, old, 1000, NULL, NULL), 0);
 
     pid_t pid = fork();
     cr_assert_neq(pid, -1);
@@ -1176,7 +1176,7 @@ Test(blob, store_on_full_disk)
         void *big = pattern(64 << 10, 9);
         vyre_blob_header w = header_for(k);
         vyre_error e;
-        int rc = vyre_blob_store(c.root, &w, big, 64 << 10, NULL, &e);
+        int rc = vyre__blob_store(c.root, &w, big, 64 << 10, NULL, &e);
         if (rc != VYRE_ENOSPC)
             _exit(101);
         if (!e.hint[0] || !strstr(e.message, "cannot store"))
@@ -1185,7 +1185,7 @@ Test(blob, store_on_full_disk)
             _exit(104);
         /* a small blob still fits under the limit */
         vyre_blob_header s = header_for(key_of(61));
-        if (vyre_blob_store(c.root, &s, "tiny", 4, NULL, NULL) != 0)
+        if (vyre__blob_store(c.root, &s, "tiny", 4, NULL, NULL) != 0)
             _exit(103);
         _exit(0);
     }
@@ -1211,7 +1211,7 @@ Test(blob, store_rejects_oversized_payload)
     static const char one = 0;
     vyre_error e;
     /* the length is checked before the pointer is read */
-    cr_assert_eq(vyre_blob_store(c.root, &h, &one, (size_t)VYRE_BLOB_MAX_PAYLOAD + 1, NULL, &e),
+    cr_assert_eq(vyre__blob_store(c.root, &h, &one, (size_t)VYRE_BLOB_MAX_PAYLOAD + 1, NULL, &e),
                  VYRE_ETOOBIG);
     cr_assert_neq(e.hint[0], '\0');
     cache_fini(&c);
@@ -1232,12 +1232,12 @@ Test(blob, store_options)
 {
     cache c;
     cache_init(&c);
-    vyre_blob_store_opts o;
-    vyre_blob_store_opts_init(&o);
+    vyre__blob_store_opts o;
+    vyre__blob_store_opts_init(&o);
     cr_assert_eq(o.rootfd, -1);
     cr_assert_eq(o.umask, -1);
     cr_assert_null(o.before_rename);
-    vyre_blob_store_opts_init(NULL);
+    vyre__blob_store_opts_init(NULL);
 
     int calls = 0;
     o.before_rename = refuse_rename;
@@ -1245,7 +1245,7 @@ Test(blob, store_options)
     vyre_key k = key_of(300);
     vyre_blob_header h = header_for(k);
     vyre_error e;
-    cr_assert_eq(vyre_blob_store(c.root, &h, "abc", 3, &o, &e), VYRE_EBUSY);
+    cr_assert_eq(vyre__blob_store(c.root, &h, "abc", 3, &o, &e), VYRE_EBUSY);
     cr_assert_eq(calls, 1);
     char p[PATHSZ];
     blob_path(&c, k, p);
@@ -1257,7 +1257,7 @@ Test(blob, store_options)
     o.umask = 002;
     o.rootfd = open(c.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     cr_assert_geq(o.rootfd, 0);
-    cr_assert_eq(vyre_blob_store(c.root, &h, "abc", 3, &o, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__blob_store(c.root, &h, "abc", 3, &o, &e), 0, "%s", e.message);
     cr_assert_eq(fcntl(o.rootfd, F_GETFD), FD_CLOEXEC, "the caller's descriptor stays open");
     close(o.rootfd);
     cr_assert_eq(stat(p, &st), 0);

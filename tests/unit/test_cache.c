@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "cache/cache_internal.h"
 #include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
@@ -515,7 +516,7 @@ Test(cache, missing_nested_directory_is_created_0700, .init = setup, .fini = tea
     snprintf(root, sizeof root, "%s/a/b/c", g_dir);
     vyre_cache *c = open_ok(root, 0);
     cr_assert_str_eq(vyre_cache_root(c), root);
-    cr_assert_eq(vyre_cache_is_readonly(c), 0);
+    cr_assert_eq(vyre__cache_is_readonly(c), 0);
     expect_dir_0700(a);
     expect_dir_0700(ab);
     expect_dir_0700(root);
@@ -551,7 +552,7 @@ Test(cache, readonly_flag_allows_get_and_refuses_put, .init = setup, .fini = tea
     put_simple(w, 1, 100);
     vyre_cache_close(w);
     vyre_cache *c = open_ok(g_root, VYRE_CACHE_READONLY);
-    cr_assert_eq(vyre_cache_is_readonly(c), 1);
+    cr_assert_eq(vyre__cache_is_readonly(c), 1);
     vyre_key k;
     key_of(&k, 1);
     expect_hit(c, &k, 100, 1);
@@ -786,7 +787,7 @@ Test(cache, stats_after_puts_and_gets, .init = setup, .fini = teardown)
     vyre_key missing;
     key_of(&missing, 999);
     expect_miss(c, &missing);
-    cr_assert_eq(vyre_cache_flush(c, NULL), 0);
+    cr_assert_eq(vyre__cache_flush(c, NULL), 0);
 
     vyre_cache_stats st;
     vyre_error e;
@@ -1289,8 +1290,8 @@ Test(cache, cleanup_lock_and_marker_take_the_cache_umask, .init = setup, .fini =
     vyre_cache *c = NULL;
     cr_assert_eq(vyre_cache_open(g_root, &oo, &c, &e), 0, "%s", e.message);
     put_simple(c, 1, 100);
-    vyre_cache_cleanup_result r;
-    cr_assert_eq(vyre_cache_cleanup(c, 1, &r, &e), 0, "%s", e.message);
+    vyre__cache_cleanup_result r;
+    cr_assert_eq(vyre__cache_cleanup(c, 1, &r, &e), 0, "%s", e.message);
     vyre_cache_close(c);
     static const char *const files[] = {VYRE_CACHE_CLEANUP_LOCK, "lock", VYRE_CACHE_MARKER,
                                         "index.sqlite3"};

@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "cache/blob_internal.h"
 #include "testutil.h"
 #include "cache/cache_internal.h"
 #include "vyre/cache.h"
@@ -442,7 +443,7 @@ Test(reliability, writers_killed_at_random_leave_only_tmp_debris, .init = setup,
 
     /* Checked last so that everything above runs even when it fails.
      * KNOWN LIBCORE BUG (cache_io.c, vyre_cache_put): a writer killed after
-     * vyre_blob_store's rename and before vyre__index_upsert leaves a valid
+     * vyre__blob_store's rename and before vyre__index_upsert leaves a valid
      * blob without an index row, which verify counts as a problem
      * (FILE_WITHOUT_ROW): more than debris in tmp/, against DESIGN.md's
      * "a writer killed at any instant leaves at most debris in tmp/". */
@@ -1023,7 +1024,7 @@ static int readonly_child(void)
         fprintf(stderr, "nobody: open: %s: %s (hint: %s)\n", vyre_err_name(rc), e.message, e.hint);
         return RO_EOPEN;
     }
-    if (!vyre_cache_is_readonly(c))
+    if (!vyre__cache_is_readonly(c))
         return RO_NOT_READONLY;
     if (check_get(c, 1, small_len(1), "nobody", NULL) != 0)
         return RO_EGET;
@@ -1384,8 +1385,8 @@ static int removal_child(removal_op op, int kill_at)
         vyre_cache_clear_result cl;
         rc = vyre_cache_clear(c, &cl, &e);
     } else {
-        vyre_cache_cleanup_result cr;
-        rc = vyre_cache_cleanup(c, 1, &cr, &e);
+        vyre__cache_cleanup_result cr;
+        rc = vyre__cache_cleanup(c, 1, &cr, &e);
     }
     if (rc) {
         fprintf(stderr, "step child: %s: %s\n", op_names[op], e.message);

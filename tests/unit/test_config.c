@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/cache_internal.h"
 #include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
@@ -263,7 +264,7 @@ Test(config, the_cache_honours_its_file)
     snprintf(path, sizeof path, "%s/vyre.conf", g_root);
     put_text(path, "read_only = true\nmax_size = 64M\n");
     cr_assert_eq(vyre_cache_open(g_root, NULL, &c, &e), 0, "%s", e.message);
-    cr_assert(vyre_cache_is_readonly(c));
+    cr_assert(vyre__cache_is_readonly(c));
     cr_assert_eq(vyre_cache_config(c)->max_size, UINT64_C(64) << 20);
     cr_assert_eq(vyre_cache_zero_stats(c, &e), VYRE_EROFS);
     cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_CONFIG);
@@ -276,7 +277,7 @@ Test(config, the_cache_honours_its_file)
     cr_assert_eq(o.umask, -1);
     o.config = &mine;
     cr_assert_eq(vyre_cache_open(g_root, &o, &c, &e), 0, "%s", e.message);
-    cr_assert(!vyre_cache_is_readonly(c));
+    cr_assert(!vyre__cache_is_readonly(c));
     vyre_cache_close(c);
     /* A bad file fails the open, with the line. */
     put_text(path, "max_size = lots\n");

@@ -423,7 +423,7 @@ Test(cubin, blob_kernel_table_and_source_round_trip)
     cr_assert_eq(len, VYRE_BLOB_HEADER_SIZE + 7 + sizeof k_table);
     cr_assert_eq(memcmp(img + VYRE_BLOB_HEADER_SIZE + 7, k_table, sizeof k_table), 0);
     vyre_blob_header d;
-    cr_assert_eq(vyre_blob_header_decode((uint8_t *)img, len, &d, NULL, NULL), 0);
+    cr_assert_eq(vyre__blob_header_decode((uint8_t *)img, len, &d, NULL, NULL), 0);
     uint8_t again[VYRE_BLOB_HEADER_SIZE];
     cr_assert_eq(vyre_blob_header_encode(&d, again, NULL), 0);
     cr_assert_eq(memcmp(again, img, VYRE_BLOB_HEADER_SIZE), 0);
@@ -490,7 +490,7 @@ Test(cubin, malformed_kernel_tables_are_refused_on_store_and_on_load)
     buf[184 + 3] = 'x';
     vyre_blob_header d;
     vyre_blob_reject why;
-    cr_assert_eq(vyre_blob_header_decode(buf, sizeof buf, &d, &why, NULL), VYRE_ECORRUPT);
+    cr_assert_eq(vyre__blob_header_decode(buf, sizeof buf, &d, &why, NULL), VYRE_ECORRUPT);
     cr_assert_eq(why, VYRE_REJECT_HEADER_SUM, "the checksum catches it first");
     vyre_cache_close(c);
 }
@@ -570,7 +570,7 @@ Test(cubin, key_version_1_blobs_are_stale_not_corrupt)
     h3.key_version = VYRE_KEY_VERSION + 1;
     uint8_t buf[VYRE_BLOB_HEADER_SIZE];
     cr_assert_eq(vyre_blob_header_encode(&h3, buf, NULL), 0);
-    cr_assert_eq(vyre_blob_header_decode(buf, sizeof buf, &h, &why, NULL), VYRE_EVERSION);
+    cr_assert_eq(vyre__blob_header_decode(buf, sizeof buf, &h, &why, NULL), VYRE_EVERSION);
     cr_assert_eq(why, VYRE_REJECT_VERSION);
     vyre_cache_close(c);
 }

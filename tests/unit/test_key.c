@@ -46,8 +46,8 @@ static vyre_key key_of(const vyre_key_input *in)
     vyre_key k;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_key_compute(in, &k, &e);
-    cr_assert_eq(rc, 0, "vyre_key_compute: %s", e.message);
+    int rc = vyre__key_compute(in, &k, &e);
+    cr_assert_eq(rc, 0, "vyre__key_compute: %s", e.message);
     return k;
 }
 
@@ -637,31 +637,31 @@ Test(key, null_arguments_are_einval)
     vyre_error e;
 
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_key_compute(NULL, &k, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__key_compute(NULL, &k, &e), VYRE_EINVAL);
     cr_assert_eq(e.code, VYRE_EINVAL);
     cr_assert_neq(e.message[0], '\0');
 
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_key_compute(&in, NULL, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__key_compute(&in, NULL, &e), VYRE_EINVAL);
     cr_assert_neq(e.message[0], '\0');
 
-    cr_assert_eq(vyre_key_compute(NULL, NULL, NULL), VYRE_EINVAL);
+    cr_assert_eq(vyre__key_compute(NULL, NULL, NULL), VYRE_EINVAL);
 
     vyre_key_input bad = in;
     bad.options = NULL; /* with n_options 3 */
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_key_compute(&bad, &k, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__key_compute(&bad, &k, &e), VYRE_EINVAL);
     cr_assert_neq(e.message[0], '\0');
 
     bad = in;
     bad.source = NULL; /* with a non-zero length */
-    cr_assert_eq(vyre_key_compute(&bad, &k, NULL), VYRE_EINVAL);
+    cr_assert_eq(vyre__key_compute(&bad, &k, NULL), VYRE_EINVAL);
 
     static const char *const with_null[] = {"-O3", NULL, "-G"};
     bad = in;
     bad.options = with_null;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_key_compute(&bad, &k, &e), VYRE_EINVAL);
+    cr_assert_eq(vyre__key_compute(&bad, &k, &e), VYRE_EINVAL);
     cr_assert(strstr(e.message, "option 1"), "message: %s", e.message);
 
     cr_assert_eq(vyre__key_compute_version(NULL, 1, &k, NULL), VYRE_EINVAL);

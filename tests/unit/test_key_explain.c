@@ -71,7 +71,7 @@ static vyre_key put(vyre_cache *c, const vyre_key_input *in, const char *source,
 {
     vyre_key k;
     vyre_error e;
-    cr_assert_eq(vyre_key_compute(in, &k, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__key_compute(in, &k, &e), 0, "%s", e.message);
     vyre_blob_header h;
     memset(&h, 0, sizeof h);
     h.format_version = VYRE_BLOB_FORMAT_VERSION;
@@ -154,7 +154,7 @@ Test(key_explain, sm_90_beside_sm_90a_differs_in_the_architecture_only)
     vyre_error e;
     cr_assert_eq(vyre_key_explain(c, &in90a, "dir/scale.ptx", NULL, &x, &e), 0, "%s", e.message);
     vyre_key want;
-    vyre_key_compute(&in90a, &want, NULL);
+    vyre__key_compute(&in90a, &want, NULL);
     cr_assert_eq(memcmp(x.key.bytes, want.bytes, VYRE_KEY_BYTES), 0);
     cr_assert_eq(x.state, VYRE_KEY_ABSENT);
     cr_assert_str_eq(x.inputs.arch, "sm_90a");
@@ -211,7 +211,7 @@ Test(key_explain, entries_without_recorded_inputs_compare_what_the_header_keeps)
 
     /* Inputs that do not compute to the key are not recorded. */
     vyre_key k;
-    vyre_key_compute(&in90, &k, NULL);
+    vyre__key_compute(&in90, &k, NULL);
     cr_assert_eq(vyre__cache_note_inputs(c, &k, &in90a, &e), VYRE_EINVAL);
     vyre_cache_close(c);
 }

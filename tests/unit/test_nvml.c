@@ -61,7 +61,7 @@ static vyre_gpu_monitor *open_and_sample(vyre_gpu_snapshot *snap)
     (VYRE_GPU_F_NAME | VYRE_GPU_F_UUID | VYRE_GPU_F_UTIL | VYRE_GPU_F_MEMORY |                     \
      VYRE_GPU_F_SM_CLOCK | VYRE_GPU_F_MEM_CLOCK | VYRE_GPU_F_SM_CLOCK_MAX |                        \
      VYRE_GPU_F_TEMPERATURE | VYRE_GPU_F_POWER | VYRE_GPU_F_POWER_LIMIT | VYRE_GPU_F_THROTTLE |    \
-     VYRE_GPU_F_PROCS)
+     VYRE_GPU_F_PROCS | VYRE_GPU_F_PCI_BUS_ID)
 
 /* ---- loading and initialisation ------------------------------------------ */
 
@@ -272,7 +272,7 @@ Test(gpu_monitor, every_field_unsupported_keeps_the_gpu)
 {
     setenv("FAKENVML_UNSUPPORTED",
            "name,uuid,utilization,memory,sm_clock,mem_clock,max_clock,temperature,power,"
-           "power_limit,throttle,processes",
+           "power_limit,throttle,processes,pci",
            1);
     vyre_gpu_snapshot snap;
     vyre_gpu_monitor *m = open_and_sample(&snap);
@@ -626,4 +626,48 @@ Test(gpu_monitor, clocks_of_one_gpu_are_its_sm_clock_and_reasons)
     cr_assert_eq(mhz, 7u, "left as it was");
     cr_assert_eq(vyre__gpu_monitor_clocks(NULL, 0, &mhz, NULL), 0);
     vyre_gpu_monitor_close(m);
+}
+
+/* The optional fields (vyre_gpu_monitor_want) cost nothing until asked
+ * for: no NVML call, no valid bit; asked for, they come with the fake's
+ * values. The PCI bus id is static and always there. */
+Test(gpu_monitor, optional_fields_are_sampled_only_when_wanted)
+{
+    void *h = dlopen(FAKENVML_LIB, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h, "%s", dlerror());
+    unsigned (*calls)(const char *) = (unsigned (*)(const char *))dlsym(h, "fakenvml_calls");
+    cr_assert_not_null(calls);
+    static const char *const optional[] = {"energy", "enc_util", "dec_util", "pcie_replay",
+                                           "remapped_rows"};
+    setenv("FAKENVML_GPUS", "2", 1);
+    static vyre_gpu_snapshot snap;
+    vyre_gpu_monitor *m = open_and_sample(&snap);
+    for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++)
+        cr_assert_eq(calls(optional[k]), 0u, "'%s' queried unasked", optional[k]);
+    for (unsigned i = 0; i < 2; i++) {
+        cr_assert_eq(snap.gpus[i].valid & VYRE_GPU_F_OPTIONAL, 0u);
+        cr_assert_str_eq(snap.gpus[i].pci_bus_id, i ? "00000000:19:00.0" : "00000000:18:00.0");
+        cr_assert_eq(snap.gpus[i].mem_free_bytes, (79ull) << 30);
+    }
+    cr_assert_eq(vyre_gpu_monitor_want(NULL, VYRE_GPU_F_OPTIONAL), VYRE_EINVAL);
+    cr_assert_eq(vyre_gpu_monitor_want(m, VYRE_GPU_F_OPTIONAL | VYRE_GPU_F_POWER), 0);
+    cr_assert_eq(vyre_gpu_monitor_sample(m, &snap, NULL), 0);
+    for (unsigned i = 0; i < 2; i++) {
+        const vyre_gpu_info *g = &snap.gpus[i];
+        cr_assert(vyre_gpu_field_valid(g, VYRE_GPU_F_OPTIONAL), "gpu %u valid 0x%x", i, g->valid);
+        cr_assert_eq(g->energy_mj, 5000000000ull + 1000u * i);
+        cr_assert_eq(g->enc_util_pct, 3 + i);
+        cr_assert_eq(g->dec_util_pct, 7 + i);
+        cr_assert_eq(g->pcie_replays, 11 + i);
+        cr_assert_eq(g->rows_remapped_correctable, 2 * i);
+        cr_assert_eq(g->rows_remapped_uncorrectable, i);
+        cr_assert_eq(g->row_remap_failed, (int)i);
+    }
+    setenv("FAKENVML_UNSUPPORTED", "energy", 1);
+    cr_assert_eq(vyre_gpu_monitor_sample(m, &snap, NULL), 0);
+    cr_assert_not(vyre_gpu_field_valid(&snap.gpus[0], VYRE_GPU_F_ENERGY));
+    cr_assert_eq(snap.gpus[0].energy_mj, 0u);
+    cr_assert(vyre_gpu_field_valid(&snap.gpus[0], VYRE_GPU_F_ENC_UTIL));
+    vyre_gpu_monitor_close(m);
+    dlclose(h);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/key_internal.h"
 #include "cuda/compile_internal.h"
 #include "cuda/nvrtc_internal.h"
 #include "testutil.h"
@@ -470,7 +471,7 @@ Test(nvrtc, compile_key_covers_every_field)
     vyre_key k0 = key_of(&base);
     cr_assert(key_eq(k0, key_of(&base)), "same request, same key");
 
-    /* The key is exactly vyre_key_compute over the documented fields: what
+    /* The key is exactly vyre__key_compute over the documented fields: what
      * seed and the run-time path both rely on. */
     char tc[VYRE_BLOB_TOOLCHAIN_MAX];
     cr_assert_eq(vyre_compile_toolchain(VYRE_SOURCE_CUDA_C, tc, sizeof tc, NULL), 0);
@@ -485,7 +486,7 @@ Test(nvrtc, compile_key_covers_every_field)
                          .source = SAXPY,
                          .source_len = strlen(SAXPY)};
     vyre_key manual;
-    cr_assert_eq(vyre_key_compute(&in, &manual, NULL), 0);
+    cr_assert_eq(vyre__key_compute(&in, &manual, NULL), 0);
     cr_assert(key_eq(k0, manual));
 
     vyre_compile_request r = base;

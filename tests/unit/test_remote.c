@@ -539,7 +539,7 @@ Test(remote_parse, objects_get_the_local_load_checks)
     h.n_kernels = 2;
     uint8_t payload[1000];
     payload_of(payload, sizeof payload, 77);
-    cr_assert_eq(vyre_blob_store(root, &h, payload, sizeof payload, NULL, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__blob_store(root, &h, payload, sizeof payload, NULL, &e), 0, "%s", e.message);
     char path[1400];
     cr_assert_eq(vyre_blob_path(root, &k, path, sizeof path, &e), 0);
     size_t len = 0;
@@ -580,7 +580,7 @@ Test(remote_parse, objects_get_the_local_load_checks)
 
     /* The same blob under key format 1: intact, but stale. */
     vyre_blob_header old;
-    cr_assert_eq(vyre_blob_header_decode(file, len, &old, &why, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__blob_header_decode(file, len, &old, &why, &e), 0, "%s", e.message);
     old.key_version = 1;
     cr_assert_eq(vyre_blob_header_encode(&old, file, &e), 0, "%s", e.message);
     cr_assert_eq(vyre__blob_from_memory(file, len, "store/x", &k, &b, &why, &e), VYRE_EVERSION);

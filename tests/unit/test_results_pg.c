@@ -871,11 +871,11 @@ Test(results_pg, a_baseline_is_chosen_by_gpu_model_and_branch_on_both_engines)
     }
     vyre_results_close(a);
     vyre_results_close(b);
-    /* The README's Grafana view, as written there, on the server's runs. */
-    char *readme = tu_read_file(VYRE_TEST_SOURCE_DIR "/../README.md", NULL);
+    /* The Grafana view of docs/RESULTS.md, as written there, on the server's runs. */
+    char *readme = tu_read_file(VYRE_TEST_SOURCE_DIR "/../docs/RESULTS.md", NULL);
     cr_assert_not_null(readme);
     char *view = strstr(readme, "```sql\nCREATE VIEW vyre_point_medians");
-    cr_assert_not_null(view, "README lost its Grafana view");
+    cr_assert_not_null(view, "docs/RESULTS.md lost its Grafana view");
     view += strlen("```sql\n");
     char *end = strstr(view, "```");
     cr_assert_not_null(end);

@@ -23,11 +23,15 @@ enum {
 /* A subcommand: git's {name, fn, flags} table (tool_dispatch.h runs it). fn
  * gets argv starting at the subcommand's name and returns an exit code;
  * flags are the TOOL_CMD_* setup flags of tool_dispatch.h. */
+struct tool_opt;
 typedef struct tool_cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
     unsigned flags;
+    /* Its options, declared once (tool_opt.h), for the completion helper;
+     * NULL: the command still declares them itself (not offered). */
+    const struct tool_opt *opts;
 } tool_cmd;
 
 /* The program name used in messages (set once by main). */

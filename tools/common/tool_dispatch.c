@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "tool_opt.h"
 #include "vyre/vyre.h"
 
 tool_globals g_tool;
@@ -75,15 +76,24 @@ int tool_global_option(int c, const char *arg, void (*usage)(FILE *), int *code)
 /* The command's long options with the shared ones its flags name: --db
  * first and --json, --help last, where the commands used to list them (the
  * order "did you mean" breaks ties in). */
+static int has_long(const struct option *own, const char *name)
+{
+    for (; own && own->name; own++)
+        if (strcmp(own->name, name) == 0)
+            return 1;
+    return 0;
+}
+
 static void merge_longopts(const struct option *own, struct option *out, size_t cap)
 {
     unsigned flags = g_tool.cmd ? g_tool.cmd->flags : 0;
     size_t n = 0;
-    if (flags & TOOL_CMD_NEEDS_DB)
+    if ((flags & TOOL_CMD_NEEDS_DB) && !has_long(own, "db"))
         out[n++] = (struct option){"db", required_argument, NULL, TOOL_OPT_DB};
+    int own_json = has_long(own, "json");
     for (; own && own->name && n + 3 < cap; own++)
         out[n++] = *own;
-    if (flags & TOOL_CMD_JSON)
+    if ((flags & TOOL_CMD_JSON) && !own_json)
         out[n++] = (struct option){"json", no_argument, NULL, TOOL_OPT_JSON};
     out[n++] = (struct option){"help", no_argument, NULL, 'h'};
     out[n] = (struct option){NULL, 0, NULL, 0};
@@ -126,5 +136,76 @@ int tool_open_db(struct vyre_results **out)
         tool_report(&err);
         return TOOL_EXIT_ERROR;
     }
+    return TOOL_EXIT_OK;
+}
+
+int tool_getopt_table(const char *sub, int argc, char **argv, const tool_opt *own,
+                      void (*usage)(FILE *), int *code)
+{
+    tool_opt_arrays g;
+    if (tool_opt_getopt(own, &g) != 0) {
+        *code = tool_usage_error(sub, NULL, "too many options declared (a programming error)");
+        return TOOL_OPT_STOP;
+    }
+    return tool_getopt(sub, argc, argv, g.shorts, g.longs, usage, code);
+}
+
+/* The shared options, declared once, in the order commands list them. */
+static const tool_opt shared_db[] = {
+    {TOOL_OPT_DB, 0, "db", "PATH",
+     "results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+     "or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB",
+     TOOL_OPT_FILE},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+static const tool_opt shared_json[] = {
+    {TOOL_OPT_JSON, 0, "json", NULL, "one JSON document", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+static const tool_opt shared_help[] = {
+    {'h', 'h', "help", NULL, "this help", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
+static int table_has(const tool_opt *own, const char *name)
+{
+    for (; own && own->name; own++)
+        if (strcmp(own->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Calls fn on the command's own table and the shared tables it gets. */
+static void each_table(const tool_cmd *cmd, const tool_opt *own,
+                       void (*fn)(FILE *, const tool_opt *), FILE *out)
+{
+    unsigned flags = cmd ? cmd->flags : 0;
+    if (own)
+        fn(out, own);
+    if ((flags & TOOL_CMD_JSON) && !table_has(own, "json"))
+        fn(out, shared_json);
+    if ((flags & TOOL_CMD_NEEDS_DB) && !table_has(own, "db"))
+        fn(out, shared_db);
+    fn(out, shared_help);
+}
+
+void tool_cmd_options_help(FILE *out, const tool_opt *own)
+{
+    each_table(g_tool.cmd, own, tool_opt_help, out);
+}
+
+int tool_dispatch_complete(const tool_cmd *cmds, int argc, char **argv)
+{
+    const tool_cmd *cmd = NULL;
+    for (int i = 0; i < argc && !cmd; i++)
+        if (argv[i][0] != '-')
+            cmd = tool_cmd_find(cmds, argv[i]);
+    if (cmd) {
+        each_table(cmd, cmd->opts, tool_opt_complete, stdout);
+        return TOOL_EXIT_OK;
+    }
+    for (const tool_cmd *c = cmds; c->name; c++)
+        printf("%s\t0\t\n", c->name);
+    printf("--help\t0\t\n--version\t0\t\n");
     return TOOL_EXIT_OK;
 }

@@ -68,6 +68,23 @@ int tool_run_cmd(const tool_cmd *cmd, int argc, char **argv);
 int tool_getopt(const char *sub, int argc, char **argv, const char *shortopts,
                 const struct option *own, void (*usage)(FILE *), int *code);
 
+/* tool_getopt for a command whose options are a tool_opt table (own, ended
+ * by {0}): the same contract. */
+struct tool_opt;
+int tool_getopt_table(const char *sub, int argc, char **argv, const struct tool_opt *own,
+                      void (*usage)(FILE *), int *code);
+
+/* --help's OPTIONS block of the running command: its table, then the
+ * shared options its flags give it (--db; --json when the table has none;
+ * -h/--help), aligned as tool_opt_help. */
+void tool_cmd_options_help(FILE *out, const struct tool_opt *own);
+
+/* The completion helper of a tool of commands (TOOL --completion-helper
+ * [WORD...], words after the tool's own name): with no command named, the
+ * commands and the tool's options (--help, --version); with one, the
+ * command's options as tool_opt_complete prints them. Returns 0. */
+int tool_dispatch_complete(const tool_cmd *cmds, int argc, char **argv);
+
 /* One shared option c (TOOL_OPT_DB, TOOL_OPT_JSON, 'h') for a parser of
  * its own (vyre-cachectl's global options): TOOL_OPT_HANDLED, TOOL_OPT_STOP
  * with *code after --help, or -1 when c is not a shared option. */

@@ -22,6 +22,7 @@
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
 #include "tool_table.h"
@@ -30,6 +31,50 @@
 /* The exit status of an INCONCLUSIVE comparison: apart from 0 (PASS), 1
  * (FAIL), 2 (usage, operational) and 3 (vyre-bench's "no driver"). */
 #define COMPARE_EXIT_INCONCLUSIVE 4
+
+const tool_opt bench_compare_opts[] = {
+    {'B', 0, "baseline", "SELECTOR",
+     "run A is the newest done run that matches: KEY=VALUE\n"
+     "words then 'last' or 'last-N'; keys gpu (part of the\n"
+     "GPU's name), driver, cuda (version prefixes), host,\n"
+     "branch or tag (recorded at run time), rev (a git\n"
+     "revision prefix): 'gpu=H200 branch=main last'. With\n"
+     "'last:K' (K 1 to " TOOL_STR(
+         VYRE_RESULTS_POOL_MAX) ") the baseline pools the K newest\n"
+                                "matching runs: each point's samples of them all, each\n"
+                                "run's rounds kept apart, so drift from run to run is\n"
+                                "noise between rounds (RUN_B itself is never pooled);\n"
+                                "fewer matching: those, with a note; the head names\n"
+                                "the runs pooled",
+     NULL},
+    {'a', 0, "alpha", "PCT",
+     "100% - the interval's confidence level, 0.1 to 50\n"
+     "(default 1: a 99% interval)",
+     "1 5"},
+    {'e', 0, "min-effect", "PCT", "smallest change that counts (default 2)", "1 2 5"},
+    {'n', 0, "max-noise", "PCT",
+     "noise above which a point is NOISY (default 10)\n"
+     "(a bare number is a percent, as in run and nvbench's:\n"
+     "5 and 5% are both 5%, 0.5 is 0.5%)",
+     "5 10 20"},
+    {'s', 0, "strict", NULL,
+     "INCONCLUSIVE (exit 4) when any point could not be\n"
+     "judged, not only more than a quarter",
+     NULL},
+    {'m', 0, "allow-missing", NULL, "points only one run has do not stop the comparison", NULL},
+    {TOOL_OPT_JSON, 0, "json", NULL,
+     "one JSON document (schema_version " TOOL_STR(
+         BENCH_COMPARE_JSON_SCHEMA_VERSION) ") instead of the\n"
+                                            "table; the exit status is the same",
+     NULL},
+    {'c', 0, "csv", NULL, "one CSV row per point (the --json fields), same exit", NULL},
+    {'w', 0, "wide", NULL, "on a terminal, every column", NULL},
+    {'W', 0, "width", "N",
+     "fit the table to N columns, terminal or not (piped\n"
+     "without it: the full markdown table)",
+     "80 120 160 200"},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
 
 static void usage(FILE *out)
 {
@@ -66,41 +111,17 @@ static void usage(FILE *out)
             "than a quarter of the points (the references aside) could not be judged:\n"
             "NOISY, DRIFT, or only in one run (--allow-missing); PASS otherwise. A line\n"
             "on stderr says what could not be judged and what helps (more rounds,\n"
-            "--min-time, an idle machine, locked clocks, a pooled baseline).\n\n"
-            "  --baseline SELECTOR  run A is the newest done run that matches: KEY=VALUE\n"
-            "                     words then 'last' or 'last-N'; keys gpu (part of the\n"
-            "                     GPU's name), driver, cuda (version prefixes), host,\n"
-            "                     branch or tag (recorded at run time), rev (a git\n"
-            "                     revision prefix): 'gpu=H200 branch=main last'. With\n"
-            "                     'last:K' (K 1 to %d) the baseline pools the K newest\n"
-            "                     matching runs: each point's samples of them all, each\n"
-            "                     run's rounds kept apart, so drift from run to run is\n"
-            "                     noise between rounds (RUN_B itself is never pooled);\n"
-            "                     fewer matching: those, with a note; the head names\n"
-            "                     the runs pooled\n"
-            "  --alpha PCT        100%% - the interval's confidence level, 0.1 to 50\n"
-            "                     (default 1: a 99%% interval)\n"
-            "  --min-effect PCT   smallest change that counts (default 2)\n"
-            "  --max-noise PCT    noise above which a point is NOISY (default 10)\n"
-            "                     (a bare number is a percent, as in run and nvbench's:\n"
-            "                     5 and 5%% are both 5%%, 0.5 is 0.5%%)\n"
-            "  --strict           INCONCLUSIVE (exit 4) when any point could not be\n"
-            "                     judged, not only more than a quarter\n"
-            "  --allow-missing    points only one run has do not stop the comparison\n"
-            "  --json             one JSON document (schema_version %d) instead of the\n"
-            "                     table; the exit status is the same\n"
-            "  --csv              one CSV row per point (the --json fields), same exit\n"
-            "  --wide             on a terminal, every column\n"
-            "  --width N          fit the table to N columns, terminal or not (piped\n"
-            "                     without it: the full markdown table)\n\n"
-            "exit status: 0 PASS: both runs done, every point matched, none SLOWER,\n"
-            "               at most a quarter not judged (none with --strict)\n"
-            "             1 FAIL: some point SLOWER\n"
-            "             2 usage error, or no comparison possible: no run to compare,\n"
-            "               a run failed, was interrupted or is still running, or\n"
-            "               points are missing\n"
-            "             4 INCONCLUSIVE: none SLOWER, but too many points not judged\n",
-            VYRE_COMPARE_RESAMPLES, VYRE_RESULTS_POOL_MAX, BENCH_COMPARE_JSON_SCHEMA_VERSION);
+            "--min-time, an idle machine, locked clocks, a pooled baseline).\n\n",
+            VYRE_COMPARE_RESAMPLES);
+    tool_cmd_options_help(out, bench_compare_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 PASS: both runs done, every point matched, none SLOWER,\n"
+                 "               at most a quarter not judged (none with --strict)\n"
+                 "             1 FAIL: some point SLOWER\n"
+                 "             2 usage error, or no comparison possible: no run to compare,\n"
+                 "               a run failed, was interrupted or is still running, or\n"
+                 "               points are missing\n"
+                 "             4 INCONCLUSIVE: none SLOWER, but too many points not judged\n");
 }
 
 /* p for people: "<1e-16" below what a double separates from 1. */
@@ -624,21 +645,9 @@ static int compare_operands(int n, char **ops, compare_args *ca)
 
 static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co, compare_args *ca)
 {
-    static const struct option opts[] = {
-        {"alpha", required_argument, NULL, 'a'},
-        {"min-effect", required_argument, NULL, 'e'},
-        {"max-noise", required_argument, NULL, 'n'},
-        {"strict", no_argument, NULL, 's'},
-        {"allow-missing", no_argument, NULL, 'm'},
-        {"csv", no_argument, NULL, 'c'},
-        {"wide", no_argument, NULL, 'w'},
-        {"width", required_argument, NULL, 'W'},
-        {"baseline", required_argument, NULL, 'B'},
-        {NULL, 0, NULL, 0},
-    };
     double ratio = -1;
     int c, code = 0;
-    while ((c = tool_getopt("compare", argc, argv, "", opts, usage, &code)) != -1) {
+    while ((c = tool_getopt_table("compare", argc, argv, bench_compare_opts, usage, &code)) != -1) {
         if (c == TOOL_OPT_STOP)
             return code ? code : COMPARE_HELP_SHOWN;
         switch (c) {

@@ -9,19 +9,26 @@
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
+const tool_opt bench_devices_opts[] = {
+    {TOOL_OPT_JSON, 0, "json", NULL,
+     "one JSON object (schema_version " TOOL_STR(
+         BENCH_DEVICES_JSON_SCHEMA_VERSION) ") instead of a table",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-bench devices [--json]\n\n"
-            "List each GPU the CUDA driver sees: name, UUID, architecture, compute\n"
-            "capability, SM count, memory, cooperative-launch support, driver version.\n\n"
-            "  --json   one JSON object (schema_version %d) instead of a table\n\n"
-            "exit status: 0 listed, 2 usage or operational error,\n"
-            "             3 no NVIDIA driver or no GPU found\n",
-            BENCH_DEVICES_JSON_SCHEMA_VERSION);
+    fprintf(out, "usage: vyre-bench devices [--json]\n\n"
+                 "List each GPU the CUDA driver sees: name, UUID, architecture, compute\n"
+                 "capability, SM count, memory, cooperative-launch support, driver version.\n\n");
+    tool_cmd_options_help(out, bench_devices_opts);
+    fprintf(out, "\nexit status: 0 listed, 2 usage or operational error,\n"
+                 "             3 no NVIDIA driver or no GPU found\n");
 }
 
 static json_t *device_json(const vyre_device_info *d)
@@ -51,7 +58,7 @@ int cmd_devices(int argc, char **argv)
 {
     int c, stop = 0;
     /* Only the shared --json and --help: nothing else comes back. */
-    while ((c = tool_getopt("devices", argc, argv, "+", NULL, usage, &stop)) != -1)
+    while ((c = tool_getopt_table("devices", argc, argv, bench_devices_opts, usage, &stop)) != -1)
         if (c == TOOL_OPT_STOP)
             return stop;
     if (optind < argc)

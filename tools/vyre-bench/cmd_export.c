@@ -9,27 +9,34 @@
 
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
+
+const tool_opt bench_export_opts[] = {
+    {'c', 0, "csv", NULL, "one CSV row per point", NULL},
+    {TOOL_OPT_JSON, 0, "json", NULL,
+     "the run, its points and every sample (schema_version " TOOL_STR(
+         BENCH_JSON_SCHEMA_VERSION) ")",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: vyre-bench export [--db PATH] (--csv | --json) RUN\n\n"
                  "Write a run's points as CSV (one row per point), or as JSON (schema_version\n"
                  "5: the run, its points and every sample). RUN is an id, 'last' or 'last-N'\n"
-                 "(done runs only: a failed or interrupted run is named by its id).\n\n"
-                 "exit status: 0 written, 2 usage or operational error\n");
+                 "(done runs only: a failed or interrupted run is named by its id).\n\n");
+    tool_cmd_options_help(out, bench_export_opts);
+    fprintf(out, "\nexit status: 0 written, 2 usage or operational error\n");
 }
 
 int cmd_export(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"csv", no_argument, NULL, 'c'},
-        {NULL, 0, NULL, 0},
-    };
     int fmt = -1, c;
     int stop = 0;
-    while ((c = tool_getopt("export", argc, argv, "", opts, usage, &stop)) != -1) {
+    while ((c = tool_getopt_table("export", argc, argv, bench_export_opts, usage, &stop)) != -1) {
         if (c == TOOL_OPT_STOP)
             return stop;
         switch (c) {

@@ -14,9 +14,22 @@
 
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
 #include "vyre/vyre.h"
+
+const tool_opt bench_history_opts[] = {
+    {'a', 0, "axes", "AXES",
+     "only the points of these axes, as 'show' prints them\n"
+     "(\"size=4096\"; \"\" for a benchmark without axes)",
+     NULL},
+    {'f', 0, "filter", "WORDS",
+     "only the runs that match KEY=VALUE words, as compare\n"
+     "--baseline takes them without 'last': 'gpu=H200 branch=main'",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
 
 static void usage(FILE *out)
 {
@@ -25,14 +38,10 @@ static void usage(FILE *out)
             "The median of BENCHMARK (e.g. launch.stream) over time, oldest first: one\n"
             "row per point of every done run, with the run's host, GPU and git branch,\n"
             "so that a slow creep shows. In a shared store, every machine's runs. The\n"
-            "noise is the point's noise as run, show and compare print it.\n\n"
-            "  --axes AXES     only the points of these axes, as 'show' prints them\n"
-            "                  (\"size=4096\"; \"\" for a benchmark without axes)\n"
-            "  --filter WORDS  only the runs that match KEY=VALUE words, as compare\n"
-            "                  --baseline takes them without 'last': 'gpu=H200 branch=main'\n"
-            "  --db PATH       results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
-            "                 or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n\n"
-            "exit status: 0 printed (no row: nothing matched), 2 usage or operational error\n");
+            "noise is the point's noise as run, show and compare print it.\n\n");
+    tool_cmd_options_help(out, bench_history_opts);
+    fprintf(out,
+            "\nexit status: 0 printed (no row: nothing matched), 2 usage or operational error\n");
 }
 
 static void print_rows(const vyre_results_history_row *r, size_t n)
@@ -64,14 +73,9 @@ static void print_rows(const vyre_results_history_row *r, size_t n)
 
 int cmd_history(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"axes", required_argument, NULL, 'a'},
-        {"filter", required_argument, NULL, 'f'},
-        {NULL, 0, NULL, 0},
-    };
     const char *axes = NULL, *filter = NULL;
     int c, stop = 0;
-    while ((c = tool_getopt("history", argc, argv, "", opts, usage, &stop)) != -1) {
+    while ((c = tool_getopt_table("history", argc, argv, bench_history_opts, usage, &stop)) != -1) {
         if (c == TOOL_OPT_STOP)
             return stop;
         if (c == 'a')

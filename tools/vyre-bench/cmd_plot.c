@@ -9,12 +9,28 @@
 
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "tool_sanitize.h"
 #include "cmds.h"
 #include "plot/plot.h"
 #include "vyre/vyre.h"
 
 #define MAX_RUNS 8
+
+const tool_opt bench_plot_opts[] = {
+    {'o', 'o', "output", "FILE", "the file to write (its extension names the format)",
+     TOOL_OPT_FILE},
+    {'H', 0, "history", "BENCHMARK", "draw BENCHMARK's history instead of runs (.svg, .png)", NULL},
+    {'a', 0, "axes", "AXES",
+     "with --history: only the points of these axes, as\n"
+     "'show' prints them (else a line per GPU model and axes)",
+     NULL},
+    {'f', 0, "filter", "WORDS",
+     "with --history: only the runs that match KEY=VALUE\n"
+     "words, as 'history --filter': 'gpu=H200 branch=main'",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
 
 static void usage(FILE *out)
 {
@@ -36,17 +52,11 @@ static void usage(FILE *out)
             "done run: a failed or interrupted run is named by its id).\n"
             "With --history, the median of BENCHMARK over time across the runs of the\n"
             "store (every machine's in a shared one, as 'vyre-bench history' lists\n"
-            "them), one line per GPU model, so that a slow creep shows.\n\n"
-            "  -o, --output FILE  the file to write (its extension names the format)\n"
-            "  --history BENCHMARK  draw BENCHMARK's history instead of runs (.svg, .png)\n"
-            "  --axes AXES        with --history: only the points of these axes, as\n"
-            "                     'show' prints them (else a line per GPU model and axes)\n"
-            "  --filter WORDS     with --history: only the runs that match KEY=VALUE\n"
-            "                     words, as 'history --filter': 'gpu=H200 branch=main'\n"
-            "  --db PATH          results database (default "
-            "$XDG_DATA_HOME/vyre/results.sqlite3)\n\n"
-            "exit status: 0 drawn, 2 usage or operational error (no gnuplot, no such run)\n",
+            "them), one line per GPU model, so that a slow creep shows.\n\n",
             MAX_RUNS);
+    tool_cmd_options_help(out, bench_plot_opts);
+    fprintf(out,
+            "\nexit status: 0 drawn, 2 usage or operational error (no gnuplot, no such run)\n");
 }
 
 /* plot --history BENCHMARK: one chart of the benchmark's median over time. */
@@ -93,18 +103,11 @@ static int plot_history_cmd(const char *output, const plot_history_opts *ho)
 
 int cmd_plot(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"history", required_argument, NULL, 'H'},
-        {"axes", required_argument, NULL, 'a'},
-        {"filter", required_argument, NULL, 'f'},
-        {NULL, 0, NULL, 0},
-    };
     const char *output = NULL;
     plot_history_opts ho;
     memset(&ho, 0, sizeof ho);
     int c, stop = 0;
-    while ((c = tool_getopt("plot", argc, argv, "o:", opts, usage, &stop)) != -1) {
+    while ((c = tool_getopt_table("plot", argc, argv, bench_plot_opts, usage, &stop)) != -1) {
         if (c == TOOL_OPT_STOP)
             return stop;
         if (c == 'o')

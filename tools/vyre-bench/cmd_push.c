@@ -13,8 +13,29 @@
 
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
+
+/* Each takes the other's option too, hidden, to say which one it takes. */
+const tool_opt bench_push_opts[] = {
+    {'T', 0, "to", "WHERE", "the target: a file or a postgresql:// URL", TOOL_OPT_FILE},
+    {TOOL_OPT_DB, 0, "db", "PATH",
+     "the source (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+     "or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB",
+     TOOL_OPT_FILE},
+    {'F', 0, "from", "WHERE", NULL, NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+const tool_opt bench_pull_opts[] = {
+    {'F', 0, "from", "WHERE", "the source: a file or a postgresql:// URL", TOOL_OPT_FILE},
+    {TOOL_OPT_DB, 0, "db", "PATH",
+     "the target (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
+     "or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB",
+     TOOL_OPT_FILE},
+    {'T', 0, "to", "WHERE", NULL, NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
 
 static void usage_push(FILE *out)
 {
@@ -23,11 +44,9 @@ static void usage_push(FILE *out)
                  "server (postgresql://user@host:port/db): each run with its points,\n"
                  "samples, facts (host, GPU, driver, git revision) and kernel records, in one\n"
                  "transaction. A run the target already holds (same host, start time and\n"
-                 "pid) is not copied again. RUN is an id, 'last' or 'last-N'.\n\n"
-                 "  --to WHERE  the target: a file or a postgresql:// URL\n"
-                 "  --db PATH   the source (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
-                 "             or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n\n"
-                 "exit status: 0 copied (or already there), 2 usage or operational error\n");
+                 "pid) is not copied again. RUN is an id, 'last' or 'last-N'.\n\n");
+    tool_cmd_options_help(out, bench_push_opts);
+    fprintf(out, "\nexit status: 0 copied (or already there), 2 usage or operational error\n");
 }
 
 static void usage_pull(FILE *out)
@@ -35,11 +54,9 @@ static void usage_pull(FILE *out)
     fprintf(out, "usage: vyre-bench pull [--db PATH] RUN... --from WHERE\n\n"
                  "Copy runs of another results database, typically a shared server, into\n"
                  "this one, as push does the other way. RUN (an id, 'last' or 'last-N') is\n"
-                 "named as WHERE knows it.\n\n"
-                 "  --from WHERE  the source: a file or a postgresql:// URL\n"
-                 "  --db PATH     the target (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
-                 "               or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n\n"
-                 "exit status: 0 copied (or already there), 2 usage or operational error\n");
+                 "named as WHERE knows it.\n\n");
+    tool_cmd_options_help(out, bench_pull_opts);
+    fprintf(out, "\nexit status: 0 copied (or already there), 2 usage or operational error\n");
 }
 
 /* Copies each RUN of `from` (resolved there) to `to`, reporting each. */
@@ -69,15 +86,10 @@ static int copy_runs(vyre_results *from, vyre_results *to, char **refs, int n, c
 static int push_pull(int pull, int argc, char **argv)
 {
     const char *sub = pull ? "pull" : "push";
-    static const struct option opts[] = {
-        {"to", required_argument, NULL, 'T'},
-        {"from", required_argument, NULL, 'F'},
-        {NULL, 0, NULL, 0},
-    };
     const char *other = NULL;
     int c, stop = 0;
-    while ((c = tool_getopt(sub, argc, argv, "", opts, pull ? usage_pull : usage_push, &stop)) !=
-           -1) {
+    while ((c = tool_getopt_table(sub, argc, argv, pull ? bench_pull_opts : bench_push_opts,
+                                  pull ? usage_pull : usage_push, &stop)) != -1) {
         if (c == TOOL_OPT_STOP)
             return stop;
         if ((c == 'T' && pull) || (c == 'F' && !pull))

@@ -13,9 +13,19 @@
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "tool_util.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
+
+const tool_opt bench_rm_opts[] = {
+    {'F', 0, "failed", NULL, "every run whose status is failed", NULL},
+    {TOOL_OPT_JSON, 0, "json", NULL,
+     "the removed runs as one JSON document (schema_version " TOOL_STR(
+         BENCH_RM_JSON_SCHEMA_VERSION) ")",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
 
 static void usage(FILE *out)
 {
@@ -26,12 +36,9 @@ static void usage(FILE *out)
                  "is the last done run: remove failed ones by id or with --failed).\n"
                  "All the runs named go in one transaction, or none does. A run still\n"
                  "running is refused; a run whose process died is marked interrupted first\n"
-                 "and can then be removed.\n\n"
-                 "  --failed    every run whose status is failed\n"
-                 "  --json      the removed runs as one JSON document (schema_version 1)\n"
-                 "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
-                 "             or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n\n"
-                 "exit status: 0 removed (or nothing to remove with --failed),\n"
+                 "and can then be removed.\n\n");
+    tool_cmd_options_help(out, bench_rm_opts);
+    fprintf(out, "\nexit status: 0 removed (or nothing to remove with --failed),\n"
                  "             2 usage or operational error (nothing removed)\n");
 }
 
@@ -59,13 +66,9 @@ static int failed_runs(vyre_results *db, int64_t **ids, size_t *n, vyre_error *e
 
 int cmd_rm(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"failed", no_argument, NULL, 'F'},
-        {NULL, 0, NULL, 0},
-    };
     int failed = 0, c;
     int stop = 0;
-    while ((c = tool_getopt("rm", argc, argv, "", opts, usage, &stop)) != -1) {
+    while ((c = tool_getopt_table("rm", argc, argv, bench_rm_opts, usage, &stop)) != -1) {
         if (c == TOOL_OPT_STOP)
             return stop;
         switch (c) {

@@ -11,26 +11,31 @@
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
 #include "tool_table.h"
 #include "vyre/vyre.h"
 
+const tool_opt bench_runs_opts[] = {
+    {'l', 0, "limit", "N", "at most N runs (default 20, 0: all)", "10 20 50 0"},
+    {'w', 0, "wide", NULL, "on a terminal, every column whole", NULL},
+    {'W', 0, "width", "N", "fit the table to N columns, terminal or not", "80 120 160 200"},
+    {TOOL_OPT_JSON, 0, "json", NULL,
+     "one JSON document (schema_version " TOOL_STR(
+         BENCH_RUNS_JSON_SCHEMA_VERSION) ") instead of the table",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-bench runs [--db PATH] [--limit N] [--json] [--wide] [--width N]\n\n"
-            "List the stored runs, newest first: id, start, status, points, GPU, and the\n"
-            "suites that ran. On a terminal the table fits its width (columns dropped\n"
-            "or cut by priority). 'last' names the newest done run.\n\n"
-            "  --db PATH   results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
-            "             or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n"
-            "  --limit N   at most N runs (default 20, 0: all)\n"
-            "  --wide      on a terminal, every column whole\n"
-            "  --width N   fit the table to N columns, terminal or not\n"
-            "  --json      one JSON document (schema_version %d) instead of the table\n\n"
-            "exit status: 0 listed, 2 usage or operational error\n",
-            BENCH_RUNS_JSON_SCHEMA_VERSION);
+    fprintf(out, "usage: vyre-bench runs [--db PATH] [--limit N] [--json] [--wide] [--width N]\n\n"
+                 "List the stored runs, newest first: id, start, status, points, GPU, and the\n"
+                 "suites that ran. On a terminal the table fits its width (columns dropped\n"
+                 "or cut by priority). 'last' names the newest done run.\n\n");
+    tool_cmd_options_help(out, bench_runs_opts);
+    fprintf(out, "\nexit status: 0 listed, 2 usage or operational error\n");
 }
 
 /* The columns (tools/common/tool_table: dropped or cut by priority,
@@ -82,15 +87,9 @@ static void print_table(const vyre_bench_run *runs, size_t n, int width)
 
 int cmd_runs(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"limit", required_argument, NULL, 'l'},
-        {"wide", no_argument, NULL, 'w'},
-        {"width", required_argument, NULL, 'W'},
-        {NULL, 0, NULL, 0},
-    };
     long limit = 20;
     int c, stop = 0, wide = 0, width = 0;
-    while ((c = tool_getopt("runs", argc, argv, "", opts, usage, &stop)) != -1) {
+    while ((c = tool_getopt_table("runs", argc, argv, bench_runs_opts, usage, &stop)) != -1) {
         if (c == TOOL_OPT_STOP)
             return stop;
         switch (c) {

@@ -12,9 +12,21 @@
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
 #include "vyre/vyre.h"
+
+const tool_opt bench_show_opts[] = {
+    {'k', 0, "kernels", NULL, "also the CUPTI kernel records of each point", NULL},
+    {'w', 0, "wide", NULL, "on a terminal, every column and the full stop text", NULL},
+    {'W', 0, "width", "N", "fit the table to N columns, terminal or not", "80 120 160 200"},
+    {TOOL_OPT_JSON, 0, "json", NULL,
+     "one JSON document (schema_version " TOOL_STR(
+         BENCH_JSON_SCHEMA_VERSION) "): the run and its points",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
 
 static void usage(FILE *out)
 {
@@ -24,15 +36,9 @@ static void usage(FILE *out)
             "fitted to its width (columns dropped by priority, stop reasons as codes with\n"
             "a legend), piped the full markdown table. RUN is a run id, 'last' or 'last-N'\n"
             "(the last done run, or the Nth done run before it: failed, interrupted and\n"
-            "running runs are skipped; name them by id).\n\n"
-            "  --db PATH    results database (default $XDG_DATA_HOME/vyre/results.sqlite3)\n"
-            "              or a server, postgresql://user@host:port/db; VYRE_RESULTS_DB\n"
-            "  --kernels    also the CUPTI kernel records of each point\n"
-            "  --wide       on a terminal, every column and the full stop text\n"
-            "  --width N    fit the table to N columns, terminal or not\n"
-            "  --json       one JSON document (schema_version %d): the run and its points\n\n"
-            "exit status: 0 shown, 2 usage or operational error (no such run)\n",
-            BENCH_JSON_SCHEMA_VERSION);
+            "running runs are skipped; name them by id).\n\n");
+    tool_cmd_options_help(out, bench_show_opts);
+    fprintf(out, "\nexit status: 0 shown, 2 usage or operational error (no such run)\n");
 }
 
 /* One fact of the run; the value comes from the database: shown through
@@ -85,15 +91,9 @@ static int print_json(vyre_results *db, const vyre_bench_run *r, const vyre_benc
 
 int cmd_show(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"kernels", no_argument, NULL, 'k'},
-        {"wide", no_argument, NULL, 'w'},
-        {"width", required_argument, NULL, 'W'},
-        {NULL, 0, NULL, 0},
-    };
     int kernels = 0, wide = 0, width = 0, c;
     int stop = 0;
-    while ((c = tool_getopt("show", argc, argv, "", opts, usage, &stop)) != -1) {
+    while ((c = tool_getopt_table("show", argc, argv, bench_show_opts, usage, &stop)) != -1) {
         if (c == TOOL_OPT_STOP)
             return stop;
         switch (c) {

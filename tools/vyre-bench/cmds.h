@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "vyre/bench.h"
+#include "tool_opt.h"
 
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -22,6 +23,12 @@ int cmd_history(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
+
+/* The commands' option tables (tools/common/tool_opt.h), for the
+ * completion helper; run still declares its options itself. */
+extern const tool_opt bench_devices_opts[], bench_runs_opts[], bench_show_opts[],
+    bench_compare_opts[], bench_export_opts[], bench_plot_opts[], bench_rm_opts[],
+    bench_history_opts[], bench_push_opts[], bench_pull_opts[];
 
 /* schema_version of the `vyre-bench run/show/export --json` document
  * (docs/JSON.md, docs/schema/). Version 2: one JSON convention (_unix_ns,

@@ -8,28 +8,33 @@
 
 #include "tool_cli.h"
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "cmds.h"
 #include "vyre/vyre.h"
 
 static const tool_cmd g_cmds[] = {
-    {"devices", cmd_devices, "list the GPUs and their capabilities", TOOL_CMD_JSON},
+    {"devices", cmd_devices, "list the GPUs and their capabilities", TOOL_CMD_JSON,
+     bench_devices_opts},
     {"run", cmd_run, "run suites or a sweep; results go to the results database",
-     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
-    {"runs", cmd_runs, "list the stored runs", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
-    {"show", cmd_show, "show a run and its points", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
+     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON, NULL},
+    {"runs", cmd_runs, "list the stored runs", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON, bench_runs_opts},
+    {"show", cmd_show, "show a run and its points", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON,
+     bench_show_opts},
     {"compare", cmd_compare, "compare two runs point by point (exit 1 on a regression)",
-     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
-    {"export", cmd_export, "write a run as CSV or JSON", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
-    {"plot", cmd_plot, "draw runs as SVG, PNG or an HTML report (gnuplot)", TOOL_CMD_NEEDS_DB},
+     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON, bench_compare_opts},
+    {"export", cmd_export, "write a run as CSV or JSON", TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON,
+     bench_export_opts},
+    {"plot", cmd_plot, "draw runs as SVG, PNG or an HTML report (gnuplot)", TOOL_CMD_NEEDS_DB,
+     bench_plot_opts},
     {"rm", cmd_rm, "remove runs (or every failed one) from the results database",
-     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON},
+     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON, bench_rm_opts},
     {"history", cmd_history, "one benchmark's median over time, across runs and machines",
-     TOOL_CMD_NEEDS_DB},
-    {"push", cmd_push, "copy runs to another results database (a shared server)",
-     TOOL_CMD_NEEDS_DB},
+     TOOL_CMD_NEEDS_DB, bench_history_opts},
+    {"push", cmd_push, "copy runs to another results database (a shared server)", TOOL_CMD_NEEDS_DB,
+     bench_push_opts},
     {"pull", cmd_pull, "copy runs of another results database (a shared server) here",
-     TOOL_CMD_NEEDS_DB},
-    {NULL, NULL, NULL, 0},
+     TOOL_CMD_NEEDS_DB, bench_pull_opts},
+    {NULL, NULL, NULL, 0, NULL},
 };
 
 static void usage(FILE *out)
@@ -59,6 +64,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return TOOL_EXIT_ERROR;
     }
+    if (tool_opt_wants_completion(argc, argv))
+        return tool_dispatch_complete(g_cmds, argc - 2, argv + 2);
     const char *first = argv[1];
     if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0) {
         usage(stdout);

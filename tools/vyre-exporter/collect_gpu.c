@@ -38,6 +38,7 @@ static int sample_once(exp_gpu_sampler *b, vyre_gpu_snapshot *out, int *ok, char
             tool_strlcpy(msg, e.message[0] ? e.message : vyre_strerror(rc), size);
             return 0; /* not a scrape error: vyre_gpu_monitor_up says it */
         }
+        (void)vyre_gpu_monitor_want(b->mon, b->want);
     }
     int rc = vyre_gpu_monitor_sample(b->mon, out, &e);
     if (rc) {
@@ -100,6 +101,9 @@ static exp_gpu_sampler *sampler_start(exporter *x)
         return NULL;
     }
     pthread_mutex_init(&b->mu, NULL);
+    /* The DCGM-compatible families want energy, encoder and decoder use,
+     * PCIe replays and remapped rows: NVML calls vyre's own families skip. */
+    b->want = x->o.dcgm_compat ? VYRE_GPU_F_OPTIONAL : 0;
     if (pthread_create(&b->thread, NULL, sampler_main, b) != 0) {
         pthread_cond_destroy(&b->cv);
         pthread_mutex_destroy(&b->mu);

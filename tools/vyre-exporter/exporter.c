@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int exporter_new(const exp_opts *opts, exporter **out)
 {
@@ -21,6 +22,9 @@ int exporter_new(const exp_opts *opts, exporter **out)
     if (!(x->o.cache_refresh_s >= 0))
         x->o.cache_refresh_s = 0;
     pthread_mutex_init(&x->mu, NULL);
+    if (gethostname(x->hostname, sizeof x->hostname) != 0)
+        x->hostname[0] = '\0';
+    x->hostname[sizeof x->hostname - 1] = '\0';
     x->cache_state = 3;
     x->edges_n = exp_range_edges(x->edges);
     if (!(x->o.usage_every_s >= 0))
@@ -70,6 +74,7 @@ int exporter_scrape(exporter *x, char **out, size_t *len)
     expo e;
     expo_init(&e, 0);
     exp_render_gpus(x, &e);
+    exp_render_dcgm(x, &e);
     exp_render_gpu_procs(x, &e);
     exp_render_procs(x, &e);
     exp_render_cache(x, &e);

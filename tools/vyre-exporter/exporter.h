@@ -29,6 +29,7 @@ typedef struct exp_opts {
     const char *cache_dir;     /* NULL: vyre_cache_default_root() */
     int no_gpu;                /* do not open NVML */
     int no_cache;              /* no pipeline cache families */
+    int dcgm_compat;           /* also the DCGM-compatible families (metrics_dcgm.c) */
     unsigned kernels_top_n;    /* kernels exported per process (0: none) */
     double cache_refresh_s;    /* re-read the cache at most this often (0: every scrape) */
     double usage_every_s;      /* measure the four caches' sizes this often, in a thread of

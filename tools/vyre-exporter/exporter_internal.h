@@ -90,6 +90,7 @@ typedef struct exp_gpu_sampler {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* on CLOCK_MONOTONIC: a new sample, or stop */
     vyre_gpu_monitor *mon;
+    unsigned want; /* optional NVML fields (vyre_gpu_monitor_want) */
     uint64_t retry_ns;
     vyre_gpu_snapshot snap;
     int ok;
@@ -100,6 +101,7 @@ typedef struct exp_gpu_sampler {
 struct exporter {
     exp_opts o;
     pthread_mutex_t mu;
+    char hostname[256]; /* label Hostname of the DCGM-compatible families */
     /* GPUs */
     exp_gpu_sampler *sampler;
     uint64_t sampler_errors; /* its failed samples already counted in errors[] */
@@ -151,6 +153,7 @@ void exp_cache_free(exporter *x);
 
 /* Renderers: write their families. */
 void exp_render_gpus(exporter *x, expo *e);
+void exp_render_dcgm(exporter *x, expo *e);
 void exp_render_gpu_procs(exporter *x, expo *e);
 void exp_render_procs(exporter *x, expo *e);
 void exp_render_cache(exporter *x, expo *e);

@@ -2,7 +2,7 @@
  * main.c - vyre-exporter: options, then serve until SIGINT or SIGTERM.
  *
  * exit status: 0 stopped by a signal, 2 usage or operational error (bad
- * option, cannot listen).
+ * option, bad web config, cannot listen).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +17,7 @@
 #include "tool_util.h"
 #include "exporter.h"
 #include "server.h"
+#include "webconfig.h"
 #include "vyre/vyre.h"
 
 static void usage(FILE *out)
@@ -26,6 +27,7 @@ static void usage(FILE *out)
             "                     [--kernels.top-n N] [--telemetry.dir DIR] [--cache.dir DIR]\n"
             "                     [--cache.refresh-interval S] [--cache-usage.interval S]\n"
             "                     [--no-gpu] [--no-cache] [--no-cache-usage]\n"
+            "                     [--collector.dcgm-compat] [--web.config.file FILE]\n"
             "\n"
             "Prometheus exporter: serves the GPUs (NVML) and every process NVML lists on\n"
             "them (memory, SM use, command, user), the processes that publish vyre\n"
@@ -38,6 +40,9 @@ static void usage(FILE *out)
             "      --web.listen-address ADDR   HOST:PORT, [IPV6]:PORT or :PORT (every address);\n"
             "                                  port 0 picks a free one (default :%d)\n"
             "      --web.telemetry-path PATH   where the metrics are served (default /metrics)\n"
+            "      --web.config.file FILE      TLS and basic auth, in the Prometheus exporter\n"
+            "                                  toolkit's YAML: tls_server_config (cert_file,\n"
+            "                                  key_file) and basic_auth_users (bcrypt hashes)\n"
             "      --kernels.top-n N           kernel names exported per process, by GPU time,\n"
             "                                  0 to %d (default %d)\n"
             "      --telemetry.dir DIR         telemetry pages (default $VYRE_TELEMETRY_DIR, else\n"
@@ -52,6 +57,9 @@ static void usage(FILE *out)
             "      --no-gpu                    do not query NVML\n"
             "      --no-cache                  no pipeline cache families\n"
             "      --no-cache-usage            no vyre_cache_usage_ families\n"
+            "      --collector.dcgm-compat     also the fields of dcgm-exporter's default\n"
+            "                                  counters, under its names and labels\n"
+            "                                  (DCGM_FI_DEV_GPU_UTIL{gpu,UUID,modelName,...})\n"
             "  -h, --help                      this help\n"
             "  -V, --version                   version\n"
             "\n"
@@ -59,7 +67,8 @@ static void usage(FILE *out)
             "             the caches' own: CUDA_CACHE_PATH, CUDA_CACHE_MAXSIZE,\n"
             "             TRITON_CACHE_DIR, TRITON_HOME, TORCHINDUCTOR_CACHE_DIR\n"
             "\n"
-            "exit status: 0 stopped by SIGINT or SIGTERM, 2 usage or operational error\n",
+            "exit status: 0 stopped by SIGINT or SIGTERM, 2 usage or operational error\n"
+            "             (bad option, bad web config, cannot listen)\n",
             EXP_DEFAULT_PORT, EXP_MAX_TOP_N, EXP_DEFAULT_TOP_N, EXP_DEFAULT_USAGE_S);
 }
 
@@ -73,7 +82,9 @@ enum {
     O_USAGE,
     O_NOGPU,
     O_NOCACHE,
-    O_NOUSAGE
+    O_NOUSAGE,
+    O_DCGM,
+    O_WEBCFG
 };
 
 /* parse_args after --help or --version: exit 0. */
@@ -120,9 +131,10 @@ static int parse_usage(const char *s, exp_opts *o)
     return 0;
 }
 
-/* The options into o, *listen and *path: 0 to serve, ARGS_DONE, or the
- * exit code. */
-static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, const char **path)
+/* The options into o, *listen, *path and *webcfg: 0 to serve, ARGS_DONE,
+ * or the exit code. */
+static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, const char **path,
+                      const char **webcfg)
 {
     static const struct option opts[] = {
         {"web.listen-address", required_argument, NULL, O_LISTEN},
@@ -135,6 +147,8 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
         {"no-gpu", no_argument, NULL, O_NOGPU},
         {"no-cache", no_argument, NULL, O_NOCACHE},
         {"no-cache-usage", no_argument, NULL, O_NOUSAGE},
+        {"collector.dcgm-compat", no_argument, NULL, O_DCGM},
+        {"web.config.file", required_argument, NULL, O_WEBCFG},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -148,6 +162,9 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
             break;
         case O_PATH:
             *path = optarg;
+            break;
+        case O_WEBCFG:
+            *webcfg = optarg;
             break;
         case O_TOPN:
             code = parse_top_n(optarg, o);
@@ -172,6 +189,9 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
             break;
         case O_NOCACHE:
             o->no_cache = 1;
+            break;
+        case O_DCGM:
+            o->dcgm_compat = 1;
             break;
         case 'h':
             usage(stdout);
@@ -241,9 +261,22 @@ int main(int argc, char **argv)
     o.kernels_top_n = EXP_DEFAULT_TOP_N;
     o.cache_refresh_s = 5;
     o.usage_every_s = EXP_DEFAULT_USAGE_S;
-    int code = parse_args(argc, argv, &o, &listen, &path);
+    const char *webcfg = NULL;
+    int code = parse_args(argc, argv, &o, &listen, &path, &webcfg);
     if (code)
         return code == ARGS_DONE ? TOOL_EXIT_OK : code;
+    exp_web_config web;
+    memset(&web, 0, sizeof web);
+    if (webcfg) {
+        char err[1024], hint[512];
+        if (exp_web_config_load(webcfg, &web, err, sizeof err, hint, sizeof hint) != 0) {
+            fprintf(stderr, "vyre-exporter: error: %s\n", err);
+            if (hint[0])
+                fprintf(stderr, "hint: %s\n", hint);
+            exp_web_config_release(&web);
+            return TOOL_EXIT_ERROR;
+        }
+    }
 
     /* SIGINT/SIGTERM are taken by sigwait below; block them first so the
      * server's thread inherits the mask. */
@@ -258,21 +291,26 @@ int main(int argc, char **argv)
     exporter *x = NULL;
     if (exporter_new(&o, &x) != 0) {
         fprintf(stderr, "vyre-exporter: error: out of memory\n");
+        exp_web_config_release(&web);
         return TOOL_EXIT_ERROR;
     }
     char bound[300], err[512];
-    exp_server *s = exp_server_start(x, listen, path, bound, sizeof bound, err, sizeof err);
+    exp_server *s = exp_server_start(x, listen, path, webcfg ? &web : NULL, bound, sizeof bound,
+                                     err, sizeof err);
     if (!s) {
         fprintf(stderr, "vyre-exporter: error: %s\n", err);
         exporter_free(x);
+        exp_web_config_release(&web);
         return TOOL_EXIT_ERROR;
     }
-    fprintf(stderr, "vyre-exporter: listening on %s, metrics at %s\n", bound, path);
+    fprintf(stderr, "vyre-exporter: listening on %s%s%s, metrics at %s\n", bound,
+            web.cert_pem ? " (TLS)" : "", web.nusers ? " (basic auth)" : "", path);
     fflush(stderr);
     int sig = 0;
     while (sigwait(&set, &sig) != 0)
         ;
     exp_server_stop(s);
     exporter_free(x);
+    exp_web_config_release(&web);
     return TOOL_EXIT_OK;
 }

@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
+#include "gzip.h"
 #include "util.h"
 #include "vyre/version.h"
 
@@ -70,6 +72,7 @@ struct exp_server {
     exporter *x;
     char path[256];
     char landing[1024];
+    exp_auth *auth; /* NULL: no basic auth */
     conn_guard g;
 };
 
@@ -278,6 +281,60 @@ static MHD_RESULT reply(struct MHD_Connection *c, unsigned status, const char *t
     return ret;
 }
 
+/* A scrape, gzipped when the request's Accept-Encoding takes gzip (a
+ * body that cannot be compressed goes out plain). Vary tells caches that
+ * the answer depends on that header. */
+static MHD_RESULT reply_metrics(exp_server *s, struct MHD_Connection *c)
+{
+    static char failed[] = "scrape failed: out of memory\n";
+    char *body = NULL;
+    size_t len = 0;
+    if (exporter_scrape(s->x, &body, &len) != 0)
+        return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", failed,
+                     sizeof failed - 1, 0);
+    const char *ae =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    int gz = 0;
+    char *z = NULL;
+    size_t zlen = 0;
+    if (exp_accepts_gzip(ae) && exp_gzip(body, len, &z, &zlen) == 0) {
+        free(body);
+        body = z;
+        len = zlen;
+        gz = 1;
+    }
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    if (gz)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    MHD_RESULT ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* 401 with the challenge a client answers with basic credentials (RFC
+ * 7617), for a request without them or with wrong ones alike. */
+static MHD_RESULT reply_unauthorized(struct MHD_Connection *c)
+{
+    static char body[] = "Unauthorized\n";
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(sizeof body - 1, body, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                            "Basic realm=\"vyre-exporter\", charset=\"UTF-8\"");
+    MHD_RESULT ret = MHD_queue_response(c, MHD_HTTP_UNAUTHORIZED, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* MHD_OPTION_UNESCAPE_CALLBACK: the path stays as the client sent it,
  * never percent-decoded. libmicrohttpd's own decoding turned
  * '/metrics%00' into "/metrics", a NUL and nothing, which strcmp took for
@@ -306,9 +363,11 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, c
         return MHD_YES;
     }
     mark_answering(s, c); /* every path below queues the response */
+    if (s->auth && !exp_auth_check(s->auth, MHD_lookup_connection_value(
+                                                c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION)))
+        return reply_unauthorized(c);
     static char not_allowed[] = "method not allowed\n";
     static char not_found[] = "not found\n";
-    static char failed[] = "scrape failed: out of memory\n";
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         struct MHD_Response *r = MHD_create_response_from_buffer(
             sizeof not_allowed - 1, not_allowed, MHD_RESPMEM_PERSISTENT);
@@ -319,14 +378,8 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url, c
         MHD_destroy_response(r);
         return ret;
     }
-    if (strcmp(url, s->path) == 0) {
-        char *body = NULL;
-        size_t len = 0;
-        if (exporter_scrape(s->x, &body, &len) != 0)
-            return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", failed,
-                         sizeof failed - 1, 0);
-        return reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len, 1);
-    }
+    if (strcmp(url, s->path) == 0)
+        return reply_metrics(s, c);
     if (strcmp(url, "/") == 0)
         return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", s->landing, strlen(s->landing), 0);
     return reply(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", not_found,
@@ -377,8 +430,70 @@ static int plain_path(const char *p)
     return 1;
 }
 
-exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetry_path, char *bound,
-                             size_t bound_size, char *err, size_t err_size)
+/* Why libmicrohttpd did not start on spec (host, port), into err: why is
+ * bind_errno's answer; tls, whether TLS was asked for. */
+static void start_error(const char *spec, const char *host, unsigned port, int why, int tls,
+                        char *err, size_t err_size)
+{
+    if (why == EADDRINUSE)
+        snprintf(err, err_size,
+                 "cannot listen on '%s': %s\nhint: another process holds port %u "
+                 "(ss -ltnp 'sport = :%u' names it); pick another with "
+                 "--web.listen-address",
+                 spec, strerror(why), port, port);
+    else if (why == EADDRNOTAVAIL)
+        snprintf(err, err_size,
+                 "cannot listen on '%s': %s\nhint: '%s' is not an address of this host; "
+                 "use one it has, or ':%u' for every address",
+                 spec, strerror(why), host, port);
+    else if (!why && tls)
+        snprintf(err, err_size,
+                 "cannot start TLS on '%s': libmicrohttpd (GnuTLS) refused the certificate "
+                 "or key\nhint: check that the web config's cert_file and key_file are PEM, "
+                 "unencrypted, and belong together (openssl x509 -noout -pubkey -in CERT and "
+                 "openssl pkey -pubout -in KEY print the same key)",
+                 spec);
+    else
+        snprintf(err, err_size, "cannot listen on '%s': %s", spec,
+                 why ? strerror(why) : "libmicrohttpd could not start its listener");
+}
+
+/* Frees a server that never started serving. */
+static void discard(exp_server *s)
+{
+    guard_stop(&s->g);
+    exp_auth_free(s->auth);
+    free(s);
+}
+
+/* Turns on TLS and basic auth as the web config asks: the TLS flag into
+ * *flags and its options into opt[*n...]; 0, or -1 with err. */
+static int web_setup(exp_server *s, const exp_web_config *web, unsigned *flags,
+                     struct MHD_OptionItem *opt, size_t *n, char *err, size_t err_size)
+{
+    if (!web)
+        return 0;
+    if (web->cert_pem) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            snprintf(err, err_size,
+                     "this libmicrohttpd was built without TLS, so tls_server_config cannot be "
+                     "served\nhint: install a libmicrohttpd built with GnuTLS (Debian's is)");
+            return -1;
+        }
+        *flags |= MHD_USE_TLS;
+        opt[(*n)++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, web->key_pem};
+        opt[(*n)++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, web->cert_pem};
+    }
+    if (web->nusers && !(s->auth = exp_auth_new(web->users, web->nusers))) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetry_path,
+                             const exp_web_config *web, char *bound, size_t bound_size, char *err,
+                             size_t err_size)
 {
     char host[256];
     unsigned port;
@@ -411,6 +526,13 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
         return NULL;
     }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+    struct MHD_OptionItem tls[3]; /* key, certificate, END */
+    size_t ntls = 0;
+    if (web_setup(s, web, &flags, tls, &ntls, err, err_size) != 0) {
+        discard(s);
+        return NULL;
+    }
+    tls[ntls] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     int have_addr = 0;
@@ -423,8 +545,7 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
         int g = getaddrinfo(host, NULL, &hints, &ai);
         if (g != 0 || !ai) {
             snprintf(err, err_size, "cannot resolve listen host '%s': %s", host, gai_strerror(g));
-            guard_stop(&s->g);
-            free(s);
+            discard(s);
             return NULL;
         }
         memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
@@ -446,14 +567,14 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
         /* The guard's callbacks, its limits (see the top of this file),
          * the path as sent (keep_encoded), and the idle timeout for a
          * client that stops reading. */
-        struct MHD_OptionItem guard[] = {
+        struct MHD_OptionItem guard[8] = {
             {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
             {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
             {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)keep_encoded, NULL},
             {MHD_OPTION_CONNECTION_LIMIT, EXP_SLOTS, NULL},
             {MHD_OPTION_CONNECTION_TIMEOUT, EXP_IDLE_TIMEOUT_S, NULL},
-            {MHD_OPTION_END, 0, NULL},
         };
+        memcpy(&guard[5], tls, (ntls + 1) * sizeof tls[0]); /* TLS options, then END */
         if (have_addr)
             s->d =
                 MHD_start_daemon(f, (uint16_t)port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
@@ -465,23 +586,9 @@ exp_server *exp_server_start(exporter *x, const char *spec, const char *telemetr
             break;
     }
     if (!s->d) {
-        int why = bind_errno(have_addr ? &ss : NULL, port);
-        if (why == EADDRINUSE)
-            snprintf(err, err_size,
-                     "cannot listen on '%s': %s\nhint: another process holds port %u "
-                     "(ss -ltnp 'sport = :%u' names it); pick another with "
-                     "--web.listen-address",
-                     spec, strerror(why), port, port);
-        else if (why == EADDRNOTAVAIL)
-            snprintf(err, err_size,
-                     "cannot listen on '%s': %s\nhint: '%s' is not an address of this host; "
-                     "use one it has, or ':%u' for every address",
-                     spec, strerror(why), host, port);
-        else
-            snprintf(err, err_size, "cannot listen on '%s': %s", spec,
-                     why ? strerror(why) : "libmicrohttpd could not start its listener");
-        guard_stop(&s->g);
-        free(s);
+        start_error(spec, host, port, bind_errno(have_addr ? &ss : NULL, port), ntls > 0, err,
+                    err_size);
+        discard(s);
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -498,6 +605,5 @@ void exp_server_stop(exp_server *s)
     if (!s)
         return;
     MHD_stop_daemon(s->d); /* closes every connection: their slots are freed */
-    guard_stop(&s->g);
-    free(s);
+    discard(s);
 }

@@ -18,12 +18,39 @@
 
 #include "batch.h"
 #include "tool_cli.h"
+#include "tool_opt.h"
 #include "tool_util.h"
 #include "collect.h"
 #include "draw.h"
 #include "terminate.h"
 #include "view.h"
 #include "vyre/vyre.h"
+
+/* vyre-top's options, declared once: getopt's arrays, the OPTIONS of
+ * --help and the completion all come from here (tool_opt.h). */
+/* Long-only options (keys past any short letter). */
+enum { OPT_JSON = 256, OPT_NO_GPU, OPT_USAGE_EVERY, OPT_NO_USAGE };
+
+static const tool_opt top_opts[] = {
+    {'d', 'd', "delay", "SECONDS", "refresh interval, 0.1 to 3600 (default 1)", "0.1 0.5 1 2 5"},
+    {'n', 'n', "iterations", "N", "stop after N refreshes", NULL},
+    {'C', 'C', "no-color", NULL, "monochrome (also when NO_COLOR is set and not empty)", NULL},
+    {'b', 'b', "batch", NULL, "print text frames instead of the screen (like top -b)", NULL},
+    {'w', 'w', "width", "COLS", "width of --batch frames (default $COLUMNS, else 160)",
+     "80 120 160 200"},
+    {OPT_JSON, 0, "json", NULL, "print one JSON object per refresh (schema_version 5)", NULL},
+    {OPT_NO_GPU, 0, "no-gpu", NULL, "do not query NVML", NULL},
+    {OPT_USAGE_EVERY, 0, "cache-usage-interval", "SECONDS",
+     "measure the sizes of the caches (vyre's, the driver's\n"
+     "JIT cache, Triton's, TorchInductor's) and how full\n"
+     "their filesystems are every SECONDS, 1 to 86400\n"
+     "(default 30)",
+     "30 60 300"},
+    {OPT_NO_USAGE, 0, "no-cache-usage", NULL, "do not measure them (--json: cache_usage null)", NULL},
+    {'h', 'h', "help", NULL, "this help", NULL},
+    {'V', 'V', "version", NULL, "version", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
 
 static void usage(FILE *out)
 {
@@ -34,22 +61,9 @@ static void usage(FILE *out)
                  "their launches, copies and cache hits, NVTX range latencies, the kernels\n"
                  "taking GPU time, the pipeline cache's health, and the size of each cache of\n"
                  "compiled GPU code with its filesystem's fill (red: over its limit, or the\n"
-                 "filesystem at least 90%% full).\n\n"
-                 "  -d, --delay SECONDS   refresh interval, 0.1 to 3600 (default 1)\n"
-                 "  -n, --iterations N    stop after N refreshes\n"
-                 "  -C, --no-color        monochrome (also when NO_COLOR is set and not empty)\n"
-                 "  -b, --batch           print text frames instead of the screen (like top -b)\n"
-                 "  -w, --width COLS      width of --batch frames (default $COLUMNS, else 160)\n"
-                 "      --json            print one JSON object per refresh (schema_version 5)\n"
-                 "      --no-gpu          do not query NVML\n"
-                 "      --cache-usage-interval SECONDS\n"
-                 "                        measure the sizes of the caches (vyre's, the driver's\n"
-                 "                        JIT cache, Triton's, TorchInductor's) and how full\n"
-                 "                        their filesystems are every SECONDS, 1 to 86400\n"
-                 "                        (default 30)\n"
-                 "      --no-cache-usage  do not measure them (--json: cache_usage null)\n"
-                 "  -h, --help            this help\n"
-                 "  -V, --version         version\n\n"
+                 "filesystem at least 90%% full).\n\n");
+    tool_opt_help(out, top_opts);
+    fprintf(out, "\n"
                  "keys: q quit, Tab/arrows panel and row, s/F6 sort, / filter, p pause,\n"
                  "      k SIGTERM to the selected process (asks y/N; only your own unless\n"
                  "      root), +/- refresh interval, h or ? help\n\n"
@@ -219,26 +233,18 @@ int main(int argc, char **argv)
 {
     tool_set_prog("vyre-top");
     setlocale(LC_ALL, "");
-    static const struct option opts[] = {
-        {"delay", required_argument, NULL, 'd'},
-        {"iterations", required_argument, NULL, 'n'},
-        {"no-color", no_argument, NULL, 'C'},
-        {"batch", no_argument, NULL, 'b'},
-        {"width", required_argument, NULL, 'w'},
-        {"json", no_argument, NULL, 'j'},
-        {"no-gpu", no_argument, NULL, 'G'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {"cache-usage-interval", required_argument, NULL, 'U'},
-        {"no-cache-usage", no_argument, NULL, 'u'},
-        {NULL, 0, NULL, 0},
-    };
-    static const char shortopts[] = "+d:n:Cbw:hV";
+    if (tool_opt_wants_completion(argc, argv)) {
+        tool_opt_complete(stdout, top_opts);
+        return TOOL_EXIT_OK;
+    }
+    tool_opt_arrays g;
+    if (tool_opt_getopt(top_opts, &g) != 0)
+        return TOOL_EXIT_ERROR;
     double delay = 1.0, usage_s = TOP_USAGE_DEFAULT_S;
     long n = 0, width = 0;
     int batch = 0, json = 0, mono = 0, no_gpu = 0, c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
         switch (c) {
         case 'd':
             if (parse_delay(optarg, &delay))
@@ -258,17 +264,17 @@ int main(int argc, char **argv)
         case 'b':
             batch = 1;
             break;
-        case 'j':
+        case OPT_JSON:
             json = 1;
             break;
-        case 'G':
+        case OPT_NO_GPU:
             no_gpu = 1;
             break;
-        case 'U':
+        case OPT_USAGE_EVERY:
             if (parse_usage_interval(optarg, &usage_s))
                 return TOOL_EXIT_ERROR;
             break;
-        case 'u':
+        case OPT_NO_USAGE:
             usage_s = 0;
             break;
         case 'h':
@@ -278,7 +284,7 @@ int main(int argc, char **argv)
             printf("vyre-top %s (libvyrecore %s)\n", vyre_version(), vyre_version());
             return TOOL_EXIT_OK;
         default:
-            return tool_bad_option(NULL, argv, optind, optopt, shortopts, opts);
+            return tool_bad_option(NULL, argv, optind, optopt, g.shorts, g.longs);
         }
     }
     if (optind < argc)

@@ -108,52 +108,9 @@ VYRE_EXTERN int vyre_blob_header_encode(const vyre_blob_header *h,
  * recognises (key format v1): the blob is stale, not corrupt. */
 #define VYRE_BLOB_KEY_STALE(kv) ((kv) >= 1 && (kv) < VYRE_KEY_VERSION)
 
-/* Parses and validates a header from `len` bytes (any content, any length:
- * this is the fuzzing surface). A stale key version decodes (see
- * VYRE_BLOB_KEY_STALE); the caller tells it by key_version. On failure returns VYRE_ECORRUPT (or
- * VYRE_EVERSION) and sets *why (may be NULL). Never reads beyond len. */
-VYRE_EXTERN int vyre_blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *out,
-                                        vyre_blob_reject *why, vyre_error *err);
-
 /* "<root>/blobs/<2 hex>/<64 hex>.vblob" into buf. */
 VYRE_EXTERN int vyre_blob_path(const char *root, const vyre_key *key, char *buf, size_t size,
                                vyre_error *err);
-
-/* Called with the final header once the temp file is complete and fsynced,
- * just before it is renamed into place. A non-zero return aborts the store
- * (the temp file is removed) and is returned. */
-typedef int (*vyre_blob_before_rename_fn)(const vyre_blob_header *h, void *ctx, vyre_error *err);
-
-/* How vyre_blob_store writes; vyre_blob_store_opts_init sets the defaults. */
-typedef struct vyre_blob_store_opts {
-    /* The cache root already opened (O_DIRECTORY) by the caller, who keeps
-     * it; -1 (default): the store opens root itself. Nothing below it is
-     * followed when it is a symlink. */
-    int rootfd;
-    /* Applied, by fchmod, to what the store creates: the blob gets
-     * 0666 & ~umask and a new shard directory 0777 & ~umask (the process
-     * umask is not used). -1 (default): not set, private (0600/0700). */
-    int umask;
-    /* NULL (default): none. */
-    vyre_blob_before_rename_fn before_rename;
-    void *ctx; /* passed to before_rename */
-} vyre_blob_store_opts;
-
-/* Sets the defaults: rootfd -1, umask -1, no hook. NULL is a no-op. */
-VYRE_EXTERN void vyre_blob_store_opts_init(vyre_blob_store_opts *opts);
-
-/*
- * Stores payload under h->key in the cache at root (which must already have
- * tmp/ and blobs/). Fills format_version, key_version, stored_size, raw_size
- * (when 0), created_unix_ns (when 0) and the payload checksum; the rest comes
- * from *h. On success *h holds what was written. opts may be NULL (the
- * defaults). Errors: VYRE_ENOSPC (disk full or RLIMIT_FSIZE), VYRE_EROFS /
- * VYRE_EPERM (read-only cache), VYRE_EIO; a tmp/, blobs/ or shard that is not
- * a real directory is VYRE_EUNSAFE (remedy: verify --repair); on any error
- * the temp file is removed and the cache is unchanged.
- */
-VYRE_EXTERN int vyre_blob_store(const char *root, vyre_blob_header *h, const void *payload,
-                                size_t len, const vyre_blob_store_opts *opts, vyre_error *err);
 
 /*
  * Loads and validates the blob for key. Returns 0 and a new blob in *out,
@@ -170,11 +127,6 @@ VYRE_EXTERN int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob 
 VYRE_EXTERN int vyre_blob_check_file(const char *path, const vyre_key *expected,
                                      vyre_blob_header *h, uint64_t *file_size,
                                      vyre_blob_reject *why, vyre_error *err);
-
-/* Moves path into <root>/quarantine/ as "<name>.<reason>.<unix seconds>".
- * Also counts the reason in a per-process tally. */
-VYRE_EXTERN int vyre_blob_quarantine(const char *root, const char *path, vyre_blob_reject why,
-                                     vyre_error *err);
 
 /* The payload checksum as stored in the header: XXH3-128 of len bytes of
  * payload, canonical (big-endian) bytes. payload may be NULL when len is 0.

@@ -153,9 +153,6 @@ VYRE_EXTERN void vyre_cache_close(vyre_cache *c);
 /* The root in use (owned by the handle). */
 VYRE_EXTERN const char *vyre_cache_root(const vyre_cache *c);
 
-/* 1 when the handle cannot write (flag, permissions or read-only fs). */
-VYRE_EXTERN int vyre_cache_is_readonly(const vyre_cache *c);
-
 /*
  * Looks key up. 0: *out is a validated blob (caller frees with
  * vyre_blob_free); the hit is recorded (batched). VYRE_ENOENT: a miss,
@@ -166,13 +163,13 @@ VYRE_EXTERN int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **o
                                vyre_blob_reject *why, vyre_error *err);
 
 /*
- * Stores payload under h->key (see vyre_blob_store for what is filled in)
+ * Stores payload under h->key (BLOB_FORMAT.md says what is filled in)
  * and records its row. Read-only cache: VYRE_EROFS. Disk full: VYRE_ENOSPC
  * and the cache is unchanged.
  *
  * Automatic cleanup: when the put takes the cache over max_size, or when
  * an hour has passed since the last cleanup and max_age or
- * quarantine_max_age is set, the put cleans the cache (vyre_cache_cleanup)
+ * quarantine_max_age is set, the put cleans the cache (as prune would)
  * before it returns, unless another process is cleaning it already (a
  * non-blocking flock on <root>/cleanup.lock: held, the put skips it). A
  * failed cleanup does not fail the put. Gets never clean.
@@ -207,7 +204,7 @@ VYRE_EXTERN int vyre_cache_remote_get(vyre_cache *c, size_t i, vyre_remote_info 
 /* Remote i's counters over the cache's life: what every process using
  * this cache (writable, with an index) recorded for the same remote URL,
  * plus this handle's unrecorded part. Handles record their counters on
- * vyre_cache_flush and vyre_cache_close. */
+ * vyre_cache_close. */
 VYRE_EXTERN int vyre_cache_remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st,
                                          vyre_error *err);
 
@@ -232,30 +229,9 @@ VYRE_EXTERN int vyre_cache_remote_pull(vyre_cache *c, const vyre_key *key, size_
 #define VYRE_CACHE_CLEANUP_INTERVAL_NS (INT64_C(3600) * 1000000000) /* age-only cleanups */
 #define VYRE_CACHE_CLEANUP_LOCK        "cleanup.lock"
 
-typedef struct vyre_cache_cleanup_result {
-    int ran;          /* 0: another process was cleaning (skipped) */
-    uint64_t removed; /* blobs removed */
-    uint64_t removed_bytes;
-    uint64_t quarantine_removed; /* quarantined files older than quarantine_max_age */
-    uint64_t quarantine_removed_bytes;
-    uint64_t bytes_after;
-} vyre_cache_cleanup_result;
-
-/* Cleans the cache now as a put over the limit does: blobs least recently
- * used first down to VYRE_CACHE_CLEANUP_RATIO of max_size (when the cache
- * is over max_size, or force), blobs unused for longer than max_age, and
- * quarantined files older than quarantine_max_age. One cleanup at a time
- * across processes: when cleanup.lock is held, res->ran = 0 and nothing is
- * done. res may be NULL. */
-VYRE_EXTERN int vyre_cache_cleanup(vyre_cache *c, int force, vyre_cache_cleanup_result *res,
-                                   vyre_error *err);
-
 /* Resets the hit and miss counters (every blob's hits and the cache's
  * misses; last use, and so LRU order, is kept), as ccache -z. */
 VYRE_EXTERN int vyre_cache_zero_stats(vyre_cache *c, vyre_error *err);
-
-/* Writes batched hit tracking now. */
-VYRE_EXTERN int vyre_cache_flush(vyre_cache *c, vyre_error *err);
 
 #define VYRE_CACHE_STATS_MAX_ARCH 16
 #define VYRE_CACHE_AGE_BUCKETS    5 /* < 1h, < 1d, < 7d, < 30d, older (by creation) */

@@ -39,6 +39,7 @@ extern "C" {
 #define VYRE_GPU_NAME_MAX  96 /* NVML_DEVICE_NAME_V2_BUFFER_SIZE */
 #define VYRE_GPU_UUID_MAX  96 /* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
 #define VYRE_GPU_TEXT_MAX  96 /* throttle text, problem text, driver version */
+#define VYRE_GPU_PCI_MAX   32 /* NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE */
 
 /* Fields of vyre_gpu_info, as bits of its `valid` mask. */
 typedef enum vyre_gpu_field {
@@ -54,7 +55,19 @@ typedef enum vyre_gpu_field {
     VYRE_GPU_F_POWER_LIMIT = 1u << 9,  /* power_limit_mw */
     VYRE_GPU_F_THROTTLE = 1u << 10,    /* throttle_reasons, throttle_text */
     VYRE_GPU_F_PROCS = 1u << 11,       /* nprocs, nprocs_total, procs_truncated, procs[] */
+    VYRE_GPU_F_PCI_BUS_ID = 1u << 12,  /* pci_bus_id */
+    /* Optional: sampled only when asked for with vyre_gpu_monitor_want(). */
+    VYRE_GPU_F_ENERGY = 1u << 13,        /* energy_mj */
+    VYRE_GPU_F_ENC_UTIL = 1u << 14,      /* enc_util_pct */
+    VYRE_GPU_F_DEC_UTIL = 1u << 15,      /* dec_util_pct */
+    VYRE_GPU_F_PCIE_REPLAY = 1u << 16,   /* pcie_replays */
+    VYRE_GPU_F_REMAPPED_ROWS = 1u << 17, /* rows_remapped_*, row_remap_failed */
 } vyre_gpu_field;
+
+/* The optional fields of vyre_gpu_monitor_want(). */
+#define VYRE_GPU_F_OPTIONAL                                                                        \
+    (VYRE_GPU_F_ENERGY | VYRE_GPU_F_ENC_UTIL | VYRE_GPU_F_DEC_UTIL | VYRE_GPU_F_PCIE_REPLAY |      \
+     VYRE_GPU_F_REMAPPED_ROWS)
 
 /* Bits of vyre_gpu_info.throttle_reasons: NVML's clocks-event (throttle)
  * reasons, same values. */
@@ -111,6 +124,16 @@ typedef struct vyre_gpu_info {
      * first other NVML failure of this sample, e.g. "power: Insufficient
      * Permissions"; empty when none. For tooltips and logs. */
     char problem[VYRE_GPU_TEXT_MAX];
+    char pci_bus_id[VYRE_GPU_PCI_MAX]; /* "00000000:3B:00.0", as nvidia-smi shows it */
+    uint64_t mem_free_bytes;           /* NVML's free memory (VYRE_GPU_F_MEMORY) */
+    /* The optional fields (vyre_gpu_monitor_want): */
+    uint64_t energy_mj;                   /* energy used since the driver loaded, millijoules */
+    unsigned enc_util_pct;                /* video encoder busy share, 0..100 */
+    unsigned dec_util_pct;                /* video decoder busy share, 0..100 */
+    unsigned pcie_replays;                /* PCIe replays (retries) since the driver loaded */
+    unsigned rows_remapped_correctable;   /* memory rows remapped for correctable errors */
+    unsigned rows_remapped_uncorrectable; /* ... for uncorrectable errors */
+    int row_remap_failed;                 /* 1: a row remapping has failed */
 } vyre_gpu_info;
 
 /* One sample of every GPU. Plain data: copy it freely. */
@@ -141,6 +164,15 @@ typedef struct vyre_gpu_monitor vyre_gpu_monitor;
  * must not be used by two threads at the same time.
  */
 VYRE_EXTERN int vyre_gpu_monitor_open(vyre_gpu_monitor **out, vyre_error *err);
+
+/*
+ * Asks m's next samples for the optional fields in `fields`
+ * (VYRE_GPU_F_OPTIONAL bits; other bits are ignored; 0 asks for none, the
+ * default). Each costs one more NVML call per GPU and sample, so monitors
+ * that do not show them (vyre-top) leave them off. Returns 0, or
+ * VYRE_EINVAL for a NULL m. Same thread rule as vyre_gpu_monitor_sample.
+ */
+VYRE_EXTERN int vyre_gpu_monitor_want(vyre_gpu_monitor *m, unsigned fields);
 
 /*
  * Samples every GPU into *out (overwritten entirely; caller-owned). Fields

@@ -73,10 +73,6 @@ typedef struct vyre_key {
     uint8_t bytes[VYRE_KEY_BYTES];
 } vyre_key;
 
-/* Computes the key for `in`. Returns 0, VYRE_EINVAL (NULL arguments, or
- * options/source NULL with a non-zero count/length) or VYRE_ENOMEM. */
-VYRE_EXTERN int vyre_key_compute(const vyre_key_input *in, vyre_key *out, vyre_error *err);
-
 /* Writes the 64 lowercase hex digits and a NUL into hex (65 bytes). */
 VYRE_EXTERN void vyre_key_to_hex(const vyre_key *key, char hex[VYRE_KEY_HEX_LEN + 1]);
 

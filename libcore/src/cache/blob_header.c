@@ -440,13 +440,13 @@ const char *vyre__blob_reject_hint(vyre_blob_reject why)
     }
 }
 
-int vyre_blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *out,
+int vyre__blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *out,
                             vyre_blob_reject *why, vyre_error *err)
 {
     if (why)
         *why = VYRE_REJECT_NONE;
     if ((!buf && len) || !out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_header_decode: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_header_decode: NULL argument");
     char detail[256];
     vyre_blob_reject r = vyre__blob_decode(buf, len, out, detail, sizeof detail);
     if (r == VYRE_REJECT_NONE)

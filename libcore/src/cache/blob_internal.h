@@ -1,7 +1,7 @@
 /*
  * blob_internal.h - the blob module's entry points for the cache facade
  * (internal): load, check, quarantine and unlink relative to the cache
- * root's open directory (the store takes it in vyre_blob_store_opts).
+ * root's open directory (the store takes it in vyre__blob_store_opts).
  *
  * Every function here takes the root as an open directory (rootfd) and
  * reaches files below it without following a symbolic link at any
@@ -13,6 +13,56 @@
 #define VYRE_BLOB_INTERNAL_H
 
 #include "vyre/blob.h"
+
+/* Moved from the installed blob.h: no program outside libcore calls them. */
+
+/* Parses and validates a header from `len` bytes (any content, any length:
+ * this is the fuzzing surface). A stale key version decodes (see
+ * VYRE_BLOB_KEY_STALE); the caller tells it by key_version. On failure returns VYRE_ECORRUPT (or
+ * VYRE_EVERSION) and sets *why (may be NULL). Never reads beyond len. */
+int vyre__blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *out,
+                             vyre_blob_reject *why, vyre_error *err);
+
+/* Called with the final header once the temp file is complete and fsynced,
+ * just before it is renamed into place. A non-zero return aborts the store
+ * (the temp file is removed) and is returned. */
+typedef int (*vyre__blob_before_rename_fn)(const vyre_blob_header *h, void *ctx, vyre_error *err);
+
+/* How vyre__blob_store writes; vyre__blob_store_opts_init sets the defaults. */
+typedef struct vyre__blob_store_opts {
+    /* The cache root already opened (O_DIRECTORY) by the caller, who keeps
+     * it; -1 (default): the store opens root itself. Nothing below it is
+     * followed when it is a symlink. */
+    int rootfd;
+    /* Applied, by fchmod, to what the store creates: the blob gets
+     * 0666 & ~umask and a new shard directory 0777 & ~umask (the process
+     * umask is not used). -1 (default): not set, private (0600/0700). */
+    int umask;
+    /* NULL (default): none. */
+    vyre__blob_before_rename_fn before_rename;
+    void *ctx; /* passed to before_rename */
+} vyre__blob_store_opts;
+
+/* Sets the defaults: rootfd -1, umask -1, no hook. NULL is a no-op. */
+void vyre__blob_store_opts_init(vyre__blob_store_opts *opts);
+
+/*
+ * Stores payload under h->key in the cache at root (which must already have
+ * tmp/ and blobs/). Fills format_version, key_version, stored_size, raw_size
+ * (when 0), created_unix_ns (when 0) and the payload checksum; the rest comes
+ * from *h. On success *h holds what was written. opts may be NULL (the
+ * defaults). Errors: VYRE_ENOSPC (disk full or RLIMIT_FSIZE), VYRE_EROFS /
+ * VYRE_EPERM (read-only cache), VYRE_EIO; a tmp/, blobs/ or shard that is not
+ * a real directory is VYRE_EUNSAFE (remedy: verify --repair); on any error
+ * the temp file is removed and the cache is unchanged.
+ */
+int vyre__blob_store(const char *root, vyre_blob_header *h, const void *payload, size_t len,
+                     const vyre__blob_store_opts *opts, vyre_error *err);
+
+/* Moves path into <root>/quarantine/ as "<name>.<reason>.<unix seconds>".
+ * Also counts the reason in a per-process tally. */
+int vyre__blob_quarantine(const char *root, const char *path, vyre_blob_reject why,
+                          vyre_error *err);
 
 /* Per-process count of files rejected, by reason (VYRE_REJECT_COUNT
  * entries). Thread-safe snapshot. */
@@ -31,13 +81,14 @@ int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyr
                         vyre_blob_header *h, uint64_t *file_size, vyre_blob_reject *why,
                         int *hard_link, vyre_error *err);
 
-/* vyre_blob_store that also sets *disk_bytes (may be NULL) to the written
+/* vyre__blob_store that also sets *disk_bytes (may be NULL) to the written
  * file's bytes on disk (st_blocks * 512, after its fsync) before it calls
  * opts->before_rename: the cache records them in the blob's index row. */
 int vyre__blob_store_sized(const char *root, vyre_blob_header *h, const void *payload, size_t len,
-                           const vyre_blob_store_opts *opts, uint64_t *disk_bytes, vyre_error *err);
+                           const vyre__blob_store_opts *opts, uint64_t *disk_bytes,
+                           vyre_error *err);
 
-/* vyre_blob_quarantine for rel below rootfd: the entry itself moves. */
+/* vyre__blob_quarantine for rel below rootfd: the entry itself moves. */
 int vyre__blob_quarantine_at(int rootfd, const char *root, const char *rel, vyre_blob_reject why,
                              vyre_error *err);
 

@@ -5,8 +5,26 @@
  *
  * Nothing is allocated from a size read out of a file before that size has
  * been checked against the header and the file's real size (the one
- * exception is bounded: files up to WHOLE_READ_MAX are read whole, sized
- * from fstat, so that a cache hit costs open + fstat + read + close).
+ * exception is bounded: files up to WHOLE_READ_MAX get a buffer sized from
+ * fstat, so that a cache hit costs open + fstat + read + close).
+ *
+ * A hit touches the payload once in memory: it is read into the blob's own
+ * buffer (the one handed to the caller, and from there to the driver) and
+ * hashed there while it is still in the CPU's cache; nothing copies it
+ * again. A file up to WHOLE_READ_MAX (a 1 MiB payload) is read in one
+ * read() and then hashed: it fits in the L2 cache of current x86 cores, and
+ * reading it in chunks hashed one by one was measured 3-5% slower there
+ * (more read() calls, the same hashing, which is compute-bound). A larger
+ * payload is read in HIT_CHUNK chunks, each hashed as soon as it is read
+ * (streaming XXH3-128), so it is never hashed back from memory. The header
+ * is decoded and checked (sizes against the file, key, key format) before
+ * any payload byte is hashed.
+ *
+ * What is hashed is the caller's copy, after the read and never written
+ * again: a file truncated or rewritten while it is read ends short or fails
+ * the checksum (a miss, quarantined); the driver can never get bytes other
+ * than those checked. The file is read, never mapped: a mapping of a file
+ * truncated under it raises SIGBUS in the host program.
  */
 #include "vyre/blob.h"
 
@@ -40,6 +58,13 @@
 
 /* Chunk used to checksum large payloads when nothing is kept (check_file). */
 #define STREAM_CHUNK ((size_t)64 << 10)
+
+/* A payload too large to be read whole (see the file comment) is read in
+ * chunks of this size, each hashed as it arrives: one chunk's copy and hash
+ * stay within the L2 cache. Measured against read-then-hash (thread CPU
+ * time, page-cached file): 1.40x vs 1.44x of a bare read at 2 MiB, 1.42x vs
+ * 1.51x at 4 MiB, 1.49x vs 1.57x at 8 MiB; 32-128 KiB chunks did worse. */
+#define HIT_CHUNK ((size_t)256 << 10)
 
 /* The payload of a loaded blob lives in the same allocation as the struct,
  * after it, at this (max_align_t friendly) offset. */
@@ -315,8 +340,72 @@ static int check_stat(check *c, int fd, vyre_error *err)
     return VYRE_OK;
 }
 
+/* Reads the rest of a blob into buf, if any, and checks its payload
+ * checksum and kernel-name table. buf holds the first `have` bytes already;
+ * the payload starts at buf + pay_off; `n` bytes are expected in all. What
+ * is still to read is read in HIT_CHUNK chunks, each hashed as it arrives
+ * (see the file comment). The header (c->h) has been checked against the
+ * file's size. */
+static int read_hashed(check *c, int fd, uint8_t *buf, size_t have, size_t pay_off, size_t n,
+                       vyre_error *err)
+{
+    size_t pay_end = pay_off + (size_t)c->h.stored_size, hashed = pay_off;
+    uint8_t sum[16];
+    if (have >= n) {
+        /* All of it came in one read (a file up to WHOLE_READ_MAX): the
+         * one-shot hash, from the cache the read just filled. */
+        vyre_blob_payload_sum(buf + pay_off, (size_t)c->h.stored_size, sum);
+    } else {
+        vyre__xxh3_stream st;
+        vyre__xxh3_stream_reset(&st, (size_t)c->h.stored_size);
+        for (;;) {
+            size_t upto = have < pay_end ? have : pay_end;
+            if (upto > hashed) {
+                vyre__xxh3_stream_update(&st, buf + hashed, upto - hashed);
+                hashed = upto;
+            }
+            if (have >= n)
+                break;
+            size_t want = n - have < HIT_CHUNK ? n - have : HIT_CHUNK, got = 0;
+            int e = read_full(fd, buf + have, want, &got);
+            if (e != 0)
+                return io_fail(c, e, "read", err);
+            have += got;
+            if (got < want) { /* shrank under us */
+                snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - have);
+                return reject(c, VYRE_REJECT_TRUNCATED);
+            }
+        }
+        uint64_t v[2];
+        vyre__xxh3_stream_digest(&st, v);
+        XXH128_hash_t h = {.low64 = v[0], .high64 = v[1]};
+        XXH128_canonical_t cs;
+        XXH128_canonicalFromHash(&cs, h);
+        memcpy(sum, cs.digest, 16);
+    }
+    if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
+        snprintf(c->detail, sizeof c->detail, "payload checksum does not match (%" PRIu64 " bytes)",
+                 c->h.stored_size);
+        return reject(c, VYRE_REJECT_PAYLOAD_SUM);
+    }
+    return check_kernels(c, buf + pay_end);
+}
+
+/* Hands the checked buffer over as the loaded blob (area = b's payload area,
+ * payload at area + pay_off). */
+static void keep_blob(check *c, vyre_blob *b, uint8_t *area, size_t pay_off)
+{
+    b->header = c->h;
+    if (c->h.kernels_size)
+        b->header.kernels = (const char *)area + pay_off + c->h.stored_size;
+    b->payload = area + pay_off;
+    b->size = (size_t)c->h.stored_size;
+    c->blob = b;
+}
+
 /* The common case, a file up to WHOLE_READ_MAX: one bounded allocation
- * sized from fstat, one read of the whole file. */
+ * sized from fstat, one read of the whole file; the header is checked
+ * (sizes, key, key format) before the payload is hashed. */
 static int check_whole(check *c, int fd, vyre_error *err)
 {
     size_t got = 0, size = (size_t)c->file_size;
@@ -332,19 +421,16 @@ static int check_whole(check *c, int fd, vyre_error *err)
     }
     int rc = decode_into(c, area, got);
     if (!rc)
-        rc = check_body(c, got, area + VYRE_BLOB_HEADER_SIZE);
+        rc = check_body(c, c->file_size, NULL);
     if (!rc && c->keep && VYRE_BLOB_KEY_STALE(c->h.key_version))
         rc = reject_stale(c);
+    if (!rc)
+        rc = read_hashed(c, fd, area, got, VYRE_BLOB_HEADER_SIZE, size, err);
     if (rc || !c->keep) {
         free(b);
         return rc;
     }
-    b->header = c->h;
-    if (c->h.kernels_size)
-        b->header.kernels = (const char *)area + VYRE_BLOB_HEADER_SIZE + c->h.stored_size;
-    b->payload = area + VYRE_BLOB_HEADER_SIZE;
-    b->size = (size_t)c->h.stored_size;
-    c->blob = b;
+    keep_blob(c, b, area, VYRE_BLOB_HEADER_SIZE);
     return VYRE_OK;
 }
 
@@ -373,22 +459,12 @@ static int check_large(check *c, int fd, vyre_error *err)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes for blob '%s'", n,
                           c->path);
     uint8_t *area = blob_area(b);
-    if ((e = read_full(fd, area, n, &got)) != 0) {
-        free(b);
-        return io_fail(c, e, "read", err);
-    }
-    rc = got < n ? check_body(c, VYRE_BLOB_HEADER_SIZE + (uint64_t)got, NULL)
-                 : check_body(c, c->file_size, area);
+    rc = read_hashed(c, fd, area, 0, 0, n, err);
     if (rc) {
         free(b);
         return rc;
     }
-    b->header = c->h;
-    if (c->h.kernels_size)
-        b->header.kernels = (const char *)area + c->h.stored_size;
-    b->payload = area;
-    b->size = (size_t)c->h.stored_size;
-    c->blob = b;
+    keep_blob(c, b, area, 0);
     return VYRE_OK;
 }
 

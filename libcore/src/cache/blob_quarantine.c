@@ -115,10 +115,10 @@ int vyre__blob_quarantine_move(int rootfd, const char *root, int srcfd, const ch
     return rc;
 }
 
-int vyre_blob_quarantine(const char *root, const char *path, vyre_blob_reject why, vyre_error *err)
+int vyre__blob_quarantine(const char *root, const char *path, vyre_blob_reject why, vyre_error *err)
 {
     if (!root || !path)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_quarantine: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_quarantine: NULL argument");
     vyre__blob_count_reject(why);
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;

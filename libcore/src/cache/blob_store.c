@@ -1,5 +1,5 @@
 /*
- * blob_store.c - the durable store of a blob (vyre_blob_store), the paths
+ * blob_store.c - the durable store of a blob (vyre__blob_store), the paths
  * and names vyre gives its files (blobs, temp files, quarantined ones), and
  * the errno reports the other blob files share.
  *
@@ -273,7 +273,7 @@ static int kernels_prepare(vyre_blob_header *w, vyre_error *err)
     return VYRE_OK;
 }
 
-void vyre_blob_store_opts_init(vyre_blob_store_opts *opts)
+void vyre__blob_store_opts_init(vyre__blob_store_opts *opts)
 {
     if (!opts)
         return;
@@ -426,7 +426,7 @@ static int store_fail(store_job *j, const char *what, int e, vyre_error *err)
  * opened without following a symlink: a tmp/, blobs/ or shard that is a
  * link fails the store instead of writing through it. */
 static int store_at(store_job *j, vyre_blob_header *h, const void *payload, size_t len,
-                    const vyre_blob_store_opts *o, vyre_error *err)
+                    const vyre__blob_store_opts *o, vyre_error *err)
 {
     int rc = store_prepare(j, h, payload, len, err);
     if (rc)
@@ -478,20 +478,20 @@ static int store_at(store_job *j, vyre_blob_header *h, const void *payload, size
     return VYRE_OK;
 }
 
-int vyre_blob_store(const char *root, vyre_blob_header *h, const void *payload, size_t len,
-                    const vyre_blob_store_opts *opts, vyre_error *err)
+int vyre__blob_store(const char *root, vyre_blob_header *h, const void *payload, size_t len,
+                    const vyre__blob_store_opts *opts, vyre_error *err)
 {
     return vyre__blob_store_sized(root, h, payload, len, opts, NULL, err);
 }
 
 int vyre__blob_store_sized(const char *root, vyre_blob_header *h, const void *payload, size_t len,
-                           const vyre_blob_store_opts *opts, uint64_t *disk_bytes, vyre_error *err)
+                           const vyre__blob_store_opts *opts, uint64_t *disk_bytes, vyre_error *err)
 {
-    vyre_blob_store_opts defaults;
-    vyre_blob_store_opts_init(&defaults);
-    const vyre_blob_store_opts *o = opts ? opts : &defaults;
+    vyre__blob_store_opts defaults;
+    vyre__blob_store_opts_init(&defaults);
+    const vyre__blob_store_opts *o = opts ? opts : &defaults;
     if (!root || !h || (!payload && len))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_store: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_store: NULL argument");
     store_job j = {.rootfd = o->rootfd,
                    .root = root,
                    .umask = o->umask,

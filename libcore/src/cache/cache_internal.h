@@ -156,4 +156,29 @@ void vyre__cache_maybe_cleanup(vyre_cache *c);
 typedef void (*vyre__cache_step_fn)(const char *step, void *ctx);
 void vyre__cache_set_step_hook(vyre__cache_step_fn fn, void *ctx);
 
+/* Moved from the installed cache.h: no program outside libcore calls them. */
+
+/* 1 when the handle cannot write (flag, permissions or read-only fs). */
+int vyre__cache_is_readonly(const vyre_cache *c);
+
+typedef struct vyre__cache_cleanup_result {
+    int ran;          /* 0: another process was cleaning (skipped) */
+    uint64_t removed; /* blobs removed */
+    uint64_t removed_bytes;
+    uint64_t quarantine_removed; /* quarantined files older than quarantine_max_age */
+    uint64_t quarantine_removed_bytes;
+    uint64_t bytes_after;
+} vyre__cache_cleanup_result;
+
+/* Cleans the cache now as a put over the limit does: blobs least recently
+ * used first down to VYRE_CACHE_CLEANUP_RATIO of max_size (when the cache
+ * is over max_size, or force), blobs unused for longer than max_age, and
+ * quarantined files older than quarantine_max_age. One cleanup at a time
+ * across processes: when cleanup.lock is held, res->ran = 0 and nothing is
+ * done. res may be NULL. */
+int vyre__cache_cleanup(vyre_cache *c, int force, vyre__cache_cleanup_result *res, vyre_error *err);
+
+/* Writes batched hit tracking now. */
+int vyre__cache_flush(vyre_cache *c, vyre_error *err);
+
 #endif /* VYRE_CACHE_INTERNAL_H */

@@ -116,8 +116,8 @@ int vyre__cache_put_local(vyre_cache *c, vyre_blob_header *h, const void *payloa
      * leaves a row plus its temp file, which verify treats as that write's
      * debris; killed after, everything is in place. */
     if (rc == VYRE_OK) {
-        vyre_blob_store_opts so;
-        vyre_blob_store_opts_init(&so);
+        vyre__blob_store_opts so;
+        vyre__blob_store_opts_init(&so);
         so.rootfd = c->rootfd;
         so.umask = c->umask;
         put_ctx pc = {c, 0};

@@ -21,13 +21,12 @@
  * directory or a blob is reported by verify and, on repair or clear, the
  * entry itself is removed, never what it points to.
  */
+#include "cache/remote/remote_internal.h"
 #include "vyre/cache.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +36,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
 #include "cache/index.h"
-#include "cache/remote/remote_internal.h"
-#include "vyre/nvtx.h"
 
 #define INDEX_NAME    "index.sqlite3"
 #define MARKER_MAX    512
@@ -575,7 +571,7 @@ const char *vyre_cache_root(const vyre_cache *c)
     return c->root;
 }
 
-int vyre_cache_is_readonly(const vyre_cache *c)
+int vyre__cache_is_readonly(const vyre_cache *c)
 {
     return c->readonly;
 }

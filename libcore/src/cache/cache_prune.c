@@ -1,23 +1,23 @@
 /*
  * cache_prune.c - removing blobs: vyre_cache_prune (size, age, LRU),
- * quarantine expiry, and the automatic cleanup after a put, with the
- * removal protocol clear shares (victims renamed into tmp/, rows deleted
- * in one commit, then unlinked) and the test-only step hook.
+ * quarantine expiry, and the automatic cleanup after a put. vyre's blobs
+ * are a kind of the managed-cache engine (cache/managed.h), which plans
+ * the removals; this file gives the index's rows, the reasons only vyre
+ * has (arch, stale key format, stale toolchain) and the removal protocol
+ * clear shares: victims renamed into tmp/, rows deleted in one commit per
+ * batch, then unlinked, so an index row never outlives its file's name.
  */
 #include "vyre/cache.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -26,7 +26,7 @@
 #include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
 #include "cache/index.h"
-#include "cache/remote/remote_internal.h"
+#include "cache/managed.h"
 #include "cache/disk_size.h"
 #include "vyre/nvtx.h"
 
@@ -102,30 +102,137 @@ static int remove_batch(vyre_cache *c, const vyre__index_row *const *victims, si
     return rc;
 }
 
-/* Victims of a prune, removed PRUNE_BATCH at a time. */
-typedef struct prune_batch {
-    const vyre__index_row **rows;
-    const char **reasons;
-    size_t n;
-} prune_batch;
+/* vyre's blobs as a kind of the managed-cache engine (cache/managed.h):
+ * the index's rows, least recently used first. */
+typedef struct blob_kind {
+    vyre_cache *c;
+    const vyre_cache_prune_opts *o;
+    const row_list *rows;
+    vyre_cache_prune_fn fn;
+    void *ctx;
+    int64_t now;
+    size_t examined;
+} blob_kind;
 
-/* Removes the batch (a dry run removes nothing), then counts it and calls
- * fn for each entry: only once they are gone, so that a prune that fails
- * (a locked index: nothing removed) reports none of them as removed. */
-static int prune_flush(vyre_cache *c, prune_batch *b, int dry_run, vyre_cache_prune_result *res,
-                       vyre_cache_prune_fn fn, void *ctx, vyre_error *err)
+static size_t blob_count(void *kind)
 {
-    int rc = dry_run ? VYRE_OK : remove_batch(c, b->rows, b->n, err);
-    for (size_t i = 0; rc == VYRE_OK && i < b->n; i++) {
-        res->removed++;
-        res->removed_bytes += b->rows[i]->disk_size;
-        if (fn) {
-            vyre_cache_entry e;
-            vyre__cache_entry_from_row(&e, b->rows[i]);
-            fn(&e, b->reasons[i], ctx);
-        }
+    return ((blob_kind *)kind)->rows->n;
+}
+
+static int64_t row_used(const vyre__index_row *r)
+{
+    return r->last_access_unix_ns ? r->last_access_unix_ns : r->created_unix_ns;
+}
+
+static void blob_describe(void *kind, size_t i, vyre__managed_entry *out)
+{
+    const vyre__index_row *r = &((blob_kind *)kind)->rows->v[i];
+    out->name = "";            /* ties keep the index's order */
+    out->bytes = r->disk_size; /* on disk, as du counts */
+    out->last_use_ns = row_used(r);
+    out->flags = VYRE__MANAGED_PRUNABLE;
+}
+
+/* Every reason but size, in the order they are named: the engine asks
+ * for each row once, least recently used first. */
+static const char *blob_reason(void *kind, size_t i, const vyre__managed_opts *mo)
+{
+    (void)mo;
+    blob_kind *k = kind;
+    const vyre_cache_prune_opts *o = k->o;
+    const vyre__index_row *r = &k->rows->v[i];
+    if (o->progress && (++k->examined & 1023) == 0)
+        o->progress(k->examined, k->rows->n, o->progress_ctx);
+    if (o->arch && strcmp(r->arch, o->arch) == 0)
+        return "arch";
+    if (o->stale && VYRE_BLOB_KEY_STALE(r->key_version))
+        return "stale";
+    if (o->stale_toolchain && !in_list(r->toolchain, o->keep_toolchains, o->n_keep_toolchains))
+        return "stale-toolchain";
+    if ((o->max_age_ns > 0 && k->now - row_used(r) > o->max_age_ns) || o->all)
+        return "age"; /* all: --max-age 0s, every blob is older than that */
+    return NULL;
+}
+
+/* A blob is written whole (temp file, rename, row): never half-made, so
+ * no guard of its own. */
+static int64_t blob_touched(void *kind, size_t i)
+{
+    (void)kind;
+    (void)i;
+    return 0;
+}
+
+/* Rows go in one commit per batch: renamed into tmp/, rows deleted, then
+ * unlinked (remove_batch above). */
+static int blob_remove_batch(void *kind, const size_t *idx, size_t n, vyre_error *err)
+{
+    blob_kind *k = kind;
+    const vyre__index_row **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
+    for (size_t j = 0; j < n; j++)
+        v[j] = &k->rows->v[idx[j]];
+    int rc = remove_batch(k->c, v, n, err);
+    free(v);
+    return rc;
+}
+
+/* Reported only once gone: a prune that fails (a locked index: nothing
+ * removed) reports none of the batch. */
+static int blob_report(void *kind, size_t i, const char *reason, int rc, const vyre_error *err)
+{
+    (void)err;
+    blob_kind *k = kind;
+    if (!rc && k->fn) {
+        vyre_cache_entry e;
+        vyre__cache_entry_from_row(&e, &k->rows->v[i]);
+        k->fn(&e, reason, k->ctx);
     }
-    b->n = 0;
+    return 0;
+}
+
+static const vyre__managed_ops blob_ops = {
+    .count = blob_count,
+    .describe = blob_describe,
+    .own_reason = blob_reason,
+    .touched = blob_touched,
+    .report = blob_report,
+    .lru_order = 1,
+    .remove_batch = blob_remove_batch,
+    .batch = PRUNE_BATCH,
+};
+
+static int prune_rows(vyre_cache *c, const vyre_cache_prune_opts *opts,
+                      vyre_cache_prune_result *res, vyre_cache_prune_fn fn, void *ctx,
+                      vyre_error *err)
+{
+    row_list rows;
+    int rc = vyre__cache_all_rows(c, &rows, err);
+    if (rc) {
+        free(rows.v);
+        return rc;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < rows.n; i++)
+        total += rows.v[i].disk_size; /* on disk, as du counts */
+    blob_kind k = {c, opts, &rows, fn, ctx, vyre__unix_ns(), 0};
+    vyre__managed_opts mo = {.dry_run = opts->dry_run, .now_ns = k.now};
+    mo.max_bytes = opts->max_bytes;
+    vyre__managed_result m;
+    rc = vyre__managed_prune(&blob_ops, &k, total, &mo, &m, err);
+    if (rc == VYRE_ENOMEM && !m.state)
+        vyre__fail(err, rc, NULL, "out of memory pruning");
+    res->examined = rows.n;
+    res->removed = m.removed;
+    res->removed_bytes = m.removed_bytes;
+    res->kept = rows.n - m.removed;
+    res->kept_bytes = m.kept_bytes;
+    res->target_reached = m.kept_bytes <= opts->max_bytes;
+    if (opts->progress)
+        opts->progress(rows.n, rows.n, opts->progress_ctx);
+    vyre__managed_result_release(&m);
+    free(rows.v);
     return rc;
 }
 
@@ -141,9 +248,7 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
     /* The caller names the identities to keep (vyre_compile_toolchains
      * gives the current ones): the cache sits below the compiler and does
      * not ask it. */
-    const char *const *keep = opts->keep_toolchains;
-    size_t n_keep = opts->n_keep_toolchains;
-    if (opts->stale_toolchain && (!keep || !n_keep))
+    if (opts->stale_toolchain && (!opts->keep_toolchains || !opts->n_keep_toolchains))
         return vyre__fail(err, VYRE_EINVAL,
                           "pass the identities to keep (vyre_compile_toolchains gives the "
                           "current ones)",
@@ -166,66 +271,7 @@ int vyre_cache_prune(vyre_cache *c, const vyre_cache_prune_opts *opts, vyre_cach
         return VYRE_OK;
     }
     vyre_nvtx_push(VYRE_RANGE_CACHE_PRUNE);
-    row_list rows;
-    int rc = vyre__cache_all_rows(c, &rows, err);
-    if (rc) {
-        free(rows.v);
-        vyre_nvtx_pop();
-        return rc;
-    }
-    uint64_t total = 0;
-    for (size_t i = 0; i < rows.n; i++)
-        total += rows.v[i].disk_size; /* on disk, as du counts */
-    int64_t now = vyre__unix_ns();
-    prune_batch b;
-    b.n = 0;
-    b.rows = malloc(PRUNE_BATCH * sizeof *b.rows);
-    b.reasons = malloc(PRUNE_BATCH * sizeof *b.reasons);
-    if (!b.rows || !b.reasons) {
-        free(b.rows);
-        free(b.reasons);
-        free(rows.v);
-        vyre_nvtx_pop();
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning");
-    }
-    for (size_t i = 0; i < rows.n && rc == VYRE_OK; i++) {
-        const vyre__index_row *r = &rows.v[i];
-        res->examined++;
-        int64_t used = r->last_access_unix_ns ? r->last_access_unix_ns : r->created_unix_ns;
-        const char *reason = NULL;
-        if (opts->arch && strcmp(r->arch, opts->arch) == 0)
-            reason = "arch";
-        else if (opts->stale && VYRE_BLOB_KEY_STALE(r->key_version))
-            reason = "stale";
-        else if (opts->stale_toolchain && !in_list(r->toolchain, keep, n_keep))
-            reason = "stale-toolchain";
-        else if (opts->max_age_ns > 0 && now - used > opts->max_age_ns)
-            reason = "age";
-        else if (opts->all)
-            reason = "age"; /* --max-age 0s: every blob is older than that */
-        else if (total > opts->max_bytes)
-            reason = "size";
-        if (!reason) {
-            res->kept++;
-            res->kept_bytes += r->disk_size;
-            continue;
-        }
-        total -= r->disk_size;
-        b.rows[b.n] = r;
-        b.reasons[b.n++] = reason;
-        if (opts->dry_run || b.n == PRUNE_BATCH)
-            rc = prune_flush(c, &b, opts->dry_run, res, fn, ctx, err);
-        if (opts->progress && (res->examined & 1023) == 0)
-            opts->progress(res->examined, rows.n, opts->progress_ctx);
-    }
-    if (rc == VYRE_OK && b.n)
-        rc = prune_flush(c, &b, opts->dry_run, res, fn, ctx, err);
-    if (opts->progress)
-        opts->progress(res->examined, rows.n, opts->progress_ctx);
-    res->target_reached = total <= opts->max_bytes;
-    free(b.rows);
-    free(b.reasons);
-    free(rows.v);
+    int rc = prune_rows(c, opts, res, fn, ctx, err);
     vyre_nvtx_pop();
     return rc;
 }
@@ -286,7 +332,7 @@ static int cleanup_lock_open(const vyre_cache *c)
 }
 
 /* One pass of a cleanup, under the cleanup lock (fd). */
-static int cleanup_pass(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+static int cleanup_pass(vyre_cache *c, int force, vyre__cache_cleanup_result *res, vyre_error *err)
 {
     const vyre_config *cf = &c->config;
     vyre_cache_prune_opts po;
@@ -314,14 +360,14 @@ static int cleanup_pass(vyre_cache *c, int force, vyre_cache_cleanup_result *res
 
 #define CLEANUP_MAX_PASSES 8
 
-int vyre_cache_cleanup(vyre_cache *c, int force, vyre_cache_cleanup_result *res, vyre_error *err)
+int vyre__cache_cleanup(vyre_cache *c, int force, vyre__cache_cleanup_result *res, vyre_error *err)
 {
-    vyre_cache_cleanup_result local;
+    vyre__cache_cleanup_result local;
     if (!res)
         res = &local;
     memset(res, 0, sizeof *res);
     if (!c)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_cleanup: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__cache_cleanup: NULL argument");
     if (c->readonly)
         return vyre__cache_readonly_error(c, err);
     if (!c->idx)
@@ -395,7 +441,7 @@ void vyre__cache_maybe_cleanup(vyre_cache *c)
         }
     }
     if (due)
-        vyre_cache_cleanup(c, 0, NULL, NULL);
+        vyre__cache_cleanup(c, 0, NULL, NULL);
 }
 
 int vyre_cache_zero_stats(vyre_cache *c, vyre_error *err)

@@ -6,29 +6,14 @@
  */
 #include "vyre/cache.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "base/clock.h"
-#include "base/fsutil.h"
 #include "base/internal.h"
 #include "base/strbuf.h"
 #include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
 #include "cache/index.h"
 #include "cache/remote/remote_internal.h"
-#include "vyre/nvtx.h"
 
 /* ---- remotes ------------------------------------------------------------ */
 
@@ -239,7 +224,7 @@ int vyre_cache_remote_pull(vyre_cache *c, const vyre_key *key, size_t *from, vyr
     return rc;
 }
 
-int vyre_cache_flush(vyre_cache *c, vyre_error *err)
+int vyre__cache_flush(vyre_cache *c, vyre_error *err)
 {
     if (!c || !c->idx)
         return VYRE_OK;

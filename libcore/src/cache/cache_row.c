@@ -6,7 +6,6 @@
 
 #include <string.h>
 
-#include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
 #include "cache/index.h"
 

@@ -7,16 +7,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -25,9 +21,7 @@
 #include "cache/blob_internal.h"
 #include "cache/cache_internal.h"
 #include "cache/index.h"
-#include "cache/remote/remote_internal.h"
 #include "cache/disk_size.h"
-#include "vyre/nvtx.h"
 
 /* ---- scanning the directories ----------------------------------------- */
 

@@ -8,7 +8,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,7 +16,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -27,7 +25,6 @@
 #include "cache/cache_internal.h"
 #include "cache/disk_size.h"
 #include "cache/index.h"
-#include "cache/remote/remote_internal.h"
 #include "vyre/nvtx.h"
 
 /* ---- checking many blobs ---------------------------------------------- */

@@ -8,6 +8,7 @@
 #include "cache/checksum.h"
 
 #include <stdatomic.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t, for the streaming state */
 #include <xxhash.h>
 
 #include "vyre/error.h"
@@ -80,4 +81,89 @@ int vyre__xxh3_128_variant(int variant, const void *p, size_t n, uint64_t out[2]
         (void)c;
         return VYRE_ENOTSUP;
     }
+}
+
+/* ---- streaming ------------------------------------------------------------ */
+
+_Static_assert(sizeof(XXH3_state_t) <= VYRE__XXH3_STATE_BYTES,
+               "vyre__xxh3_stream holds an XXH3_state_t");
+
+void vyre__xxh3_stream_reset(vyre__xxh3_stream *s, size_t total)
+{
+    s->variant = 0;
+#ifdef VYRE_XXH3_X86
+    int c = cpu_level();
+    if (c == CPU_AVX512 && total >= AVX512_MIN) {
+        s->variant = 2;
+        vyre__xxh3_stream_reset_avx512(s->state);
+        return;
+    }
+    if (c >= CPU_AVX2) {
+        s->variant = 1;
+        vyre__xxh3_stream_reset_avx2(s->state);
+        return;
+    }
+#endif
+    (void)total;
+    (void)XXH3_128bits_reset((XXH3_state_t *)(void *)s->state);
+}
+
+int vyre__xxh3_stream_reset_variant(vyre__xxh3_stream *s, int variant)
+{
+    int c = cpu_level();
+    switch (variant) {
+    case 0:
+        s->variant = 0;
+        (void)XXH3_128bits_reset((XXH3_state_t *)(void *)s->state);
+        return VYRE_OK;
+#ifdef VYRE_XXH3_X86
+    case 1:
+        if (c < CPU_AVX2)
+            return VYRE_ENOTSUP;
+        s->variant = 1;
+        vyre__xxh3_stream_reset_avx2(s->state);
+        return VYRE_OK;
+    case 2:
+        if (c < CPU_AVX512)
+            return VYRE_ENOTSUP;
+        s->variant = 2;
+        vyre__xxh3_stream_reset_avx512(s->state);
+        return VYRE_OK;
+#endif
+    default:
+        (void)c;
+        return VYRE_ENOTSUP;
+    }
+}
+
+void vyre__xxh3_stream_update(vyre__xxh3_stream *s, const void *p, size_t n)
+{
+#ifdef VYRE_XXH3_X86
+    if (s->variant == 2) {
+        vyre__xxh3_stream_update_avx512(s->state, p, n);
+        return;
+    }
+    if (s->variant == 1) {
+        vyre__xxh3_stream_update_avx2(s->state, p, n);
+        return;
+    }
+#endif
+    (void)XXH3_128bits_update((XXH3_state_t *)(void *)s->state, p, n);
+}
+
+void vyre__xxh3_stream_digest(const vyre__xxh3_stream *s, uint64_t out[2])
+{
+#ifdef VYRE_XXH3_X86
+    if (s->variant == 2) {
+        vyre__xxh3_stream_digest_avx512(s->state, out);
+        return;
+    }
+    if (s->variant == 1) {
+        vyre__xxh3_stream_digest_avx2(s->state, out);
+        return;
+    }
+#endif
+    XXH128_hash_t h = XXH3_128bits_digest((const XXH3_state_t *)(const void *)s->state);
+    out[0] = h.low64;
+    out[1] = h.high64;
 }

@@ -53,13 +53,13 @@ int vyre__key_compute_version(const vyre_key_input *in, uint32_t version, vyre_k
                               vyre_error *err)
 {
     if (!in || !out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_key_compute: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__key_compute: NULL argument");
     if ((in->n_options && !in->options) || (in->source_len && !in->source))
         return vyre__fail(err, VYRE_EINVAL, NULL,
-                          "vyre_key_compute: NULL options or source with a non-zero count");
+                          "vyre__key_compute: NULL options or source with a non-zero count");
     for (size_t i = 0; i < in->n_options; i++)
         if (!in->options[i])
-            return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_key_compute: option %zu is NULL", i);
+            return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__key_compute: option %zu is NULL", i);
 
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (!ctx)
@@ -106,7 +106,7 @@ int vyre__sha256_hex(const void *p, size_t n, char out[VYRE_KEY_HEX_LEN + 1], vy
     return VYRE_OK;
 }
 
-int vyre_key_compute(const vyre_key_input *in, vyre_key *out, vyre_error *err)
+int vyre__key_compute(const vyre_key_input *in, vyre_key *out, vyre_error *err)
 {
     return vyre__key_compute_version(in, VYRE_KEY_VERSION, out, err);
 }

@@ -112,7 +112,7 @@ int vyre__cache_note_inputs(vyre_cache *c, const vyre_key *key, const vyre_key_i
     if (!c->idx || c->readonly)
         return VYRE_OK;
     vyre_key k;
-    int rc = vyre_key_compute(in, &k, err);
+    int rc = vyre__key_compute(in, &k, err);
     if (rc)
         return rc;
     if (memcmp(k.bytes, key->bytes, VYRE_KEY_BYTES) != 0)
@@ -257,7 +257,7 @@ int vyre_key_explain(vyre_cache *c, const vyre_key_input *in, const char *source
         memset(out, 0, sizeof *out);
     if (!c || !in || !out)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_key_explain: NULL argument");
-    int rc = vyre_key_compute(in, &out->key, err);
+    int rc = vyre__key_compute(in, &out->key, err);
     if (!rc)
         rc = vyre__key_inputs_from(in, &out->inputs, err);
     if (rc || vyre_cache_is_missing(c) || !c->idx)

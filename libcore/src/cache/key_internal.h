@@ -24,10 +24,16 @@ int vyre__cache_note_inputs(vyre_cache *c, const vyre_key *key, const vyre_key_i
 
 /* Fills *out from in (key_version VYRE_KEY_VERSION, the source hashed).
  * VYRE_ETOOBIG when a string or the options do not fit the fields above
- * (naming which), VYRE_EINVAL as vyre_key_compute, VYRE_ENOMEM. */
+ * (naming which), VYRE_EINVAL as vyre__key_compute, VYRE_ENOMEM. */
 int vyre__key_inputs_from(const vyre_key_input *in, vyre_key_inputs *out, vyre_error *err);
 
 /* A bit per vyre_key_field whose values differ between a and b. */
 unsigned vyre__key_inputs_diff(const vyre_key_inputs *a, const vyre_key_inputs *b);
+
+/* Moved from the installed key.h: no program outside libcore calls them. */
+
+/* Computes the key for `in`. Returns 0, VYRE_EINVAL (NULL arguments, or
+ * options/source NULL with a non-zero count/length) or VYRE_ENOMEM. */
+int vyre__key_compute(const vyre_key_input *in, vyre_key *out, vyre_error *err);
 
 #endif /* VYRE_KEY_INTERNAL_H */

@@ -199,7 +199,7 @@ int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error 
     char toolchain[VYRE_BLOB_TOOLCHAIN_MAX];
     vyre_key_input in;
     int rc = vyre_compile_key_input(req, &in, toolchain, err);
-    return rc ? rc : vyre_key_compute(&in, out, err);
+    return rc ? rc : vyre__key_compute(&in, out, err);
 }
 
 static int copy_cubin(const vyre_compile_request *req, vyre_compile_result *res, vyre_error *err)

@@ -53,6 +53,17 @@ typedef struct nvmlUtilization_st {
 } nvmlUtilization_t;
 
 /* nvmlProcessInfo_v2_t: the layout of both ...RunningProcesses_v2 and _v3. */
+/* nvmlPciInfo_t (nvmlDeviceGetPciInfo_v3). */
+typedef struct nvmlPciInfo_st {
+    char busIdLegacy[16];
+    unsigned int domain;
+    unsigned int bus;
+    unsigned int device;
+    unsigned int pciDeviceId;
+    unsigned int pciSubSystemId;
+    char busId[32];
+} nvmlPciInfo_t;
+
 typedef struct nvmlProcessInfo_st {
     unsigned int pid;
     unsigned long long usedGpuMemory; /* NVML_VALUE_NOT_AVAILABLE when unknown */
@@ -83,6 +94,10 @@ typedef nvmlReturn_t (*nvml_dev_ull_fn)(nvmlDevice_t, unsigned long long *);
 typedef nvmlReturn_t (*nvml_procs_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
 typedef nvmlReturn_t (*nvml_putil_fn)(nvmlDevice_t, nvmlProcessUtilizationSample_t *,
                                       unsigned int *, unsigned long long);
+typedef nvmlReturn_t (*nvml_pci_fn)(nvmlDevice_t, nvmlPciInfo_t *);
+typedef nvmlReturn_t (*nvml_codec_fn)(nvmlDevice_t, unsigned int *, unsigned int *);
+typedef nvmlReturn_t (*nvml_remap_fn)(nvmlDevice_t, unsigned int *, unsigned int *, unsigned int *,
+                                      unsigned int *);
 typedef const char *(*nvml_errstr_fn)(nvmlReturn_t);
 
 /* R = required (open fails without it), O = optional (NULL: field unknown).
@@ -110,7 +125,13 @@ typedef const char *(*nvml_errstr_fn)(nvmlReturn_t);
     O(nvmlDeviceGetComputeRunningProcesses_v2, nvml_procs_fn)                                      \
     O(nvmlDeviceGetGraphicsRunningProcesses_v3, nvml_procs_fn)                                     \
     O(nvmlDeviceGetGraphicsRunningProcesses_v2, nvml_procs_fn)                                     \
-    O(nvmlDeviceGetProcessUtilization, nvml_putil_fn)
+    O(nvmlDeviceGetProcessUtilization, nvml_putil_fn)                                              \
+    O(nvmlDeviceGetPciInfo_v3, nvml_pci_fn)                                                        \
+    O(nvmlDeviceGetTotalEnergyConsumption, nvml_dev_ull_fn)                                        \
+    O(nvmlDeviceGetEncoderUtilization, nvml_codec_fn)                                              \
+    O(nvmlDeviceGetDecoderUtilization, nvml_codec_fn)                                              \
+    O(nvmlDeviceGetPcieReplayCounter, nvml_dev_uint_fn)                                            \
+    O(nvmlDeviceGetRemappedRows, nvml_remap_fn)
 
 typedef struct nvml_fns {
 #define NVML_FIELD(name, type) type name;
@@ -135,8 +156,9 @@ typedef struct nvml_fns {
  * the next sample. */
 typedef struct gpu_static {
     nvmlDevice_t dev; /* NULL: handle not (yet) obtained */
-    nvmlReturn_t name_rc, uuid_rc, max_clock_rc;
+    nvmlReturn_t name_rc, uuid_rc, max_clock_rc, pci_rc;
     char name[VYRE_GPU_NAME_MAX];
+    char pci_bus_id[VYRE_GPU_PCI_MAX];
     char uuid[VYRE_GPU_UUID_MAX];
     unsigned sm_clock_max_mhz;
     unsigned long long util_seen_us; /* newest process-utilisation sample seen */
@@ -147,6 +169,7 @@ struct vyre_gpu_monitor {
     nvml_fns f;
     unsigned ngpus_total;
     unsigned ngpus; /* min(ngpus_total, VYRE_GPU_MAX) */
+    unsigned want;  /* VYRE_GPU_F_OPTIONAL bits asked for */
     gpu_static gpu[VYRE_GPU_MAX];
     char driver_version[VYRE_GPU_TEXT_MAX];
     nvmlProcessInfo_t *pbuf; /* scratch for process lists */
@@ -246,6 +269,14 @@ static nvmlReturn_t fetch_static(vyre_gpu_monitor *m, unsigned i)
             f->nvmlDeviceGetMaxClockInfo
                 ? f->nvmlDeviceGetMaxClockInfo(s->dev, NVML_CLOCK_SM, &s->sm_clock_max_mhz)
                 : NVML_ERROR_NOT_SUPPORTED;
+    if (retry(s->pci_rc)) {
+        nvmlPciInfo_t pci;
+        memset(&pci, 0, sizeof pci);
+        s->pci_rc = f->nvmlDeviceGetPciInfo_v3 ? f->nvmlDeviceGetPciInfo_v3(s->dev, &pci)
+                                               : NVML_ERROR_NOT_SUPPORTED;
+        pci.busId[sizeof pci.busId - 1] = '\0';
+        vyre__strlcpy(s->pci_bus_id, pci.busId, sizeof s->pci_bus_id);
+    }
     return NVML_SUCCESS;
 }
 
@@ -283,7 +314,7 @@ int vyre_gpu_monitor_open(vyre_gpu_monitor **out, vyre_error *err)
         m->driver_version[0] = '\0';
     m->driver_version[sizeof m->driver_version - 1] = '\0';
     for (unsigned i = 0; i < m->ngpus; i++) {
-        m->gpu[i].name_rc = m->gpu[i].uuid_rc = m->gpu[i].max_clock_rc = -1;
+        m->gpu[i].name_rc = m->gpu[i].uuid_rc = m->gpu[i].max_clock_rc = m->gpu[i].pci_rc = -1;
         fetch_static(m, i); /* failures: retried at every sample */
     }
     *out = m;
@@ -505,6 +536,45 @@ static void sample_proc_util(vyre_gpu_monitor *m, gpu_static *st, vyre_gpu_info 
     st->util_seen_us = newest;
 }
 
+int vyre_gpu_monitor_want(vyre_gpu_monitor *m, unsigned fields)
+{
+    if (!m)
+        return VYRE_EINVAL;
+    m->want = fields & VYRE_GPU_F_OPTIONAL;
+    return VYRE_OK;
+}
+
+/* The optional fields m->want asks for (one NVML call each). */
+static void sample_optional(vyre_gpu_monitor *m, nvmlDevice_t d, vyre_gpu_info *g)
+{
+    const nvml_fns *f = &m->f;
+    unsigned v, period;
+    unsigned long long e;
+    if ((m->want & VYRE_GPU_F_ENERGY) && f->nvmlDeviceGetTotalEnergyConsumption &&
+        note(m, g, f->nvmlDeviceGetTotalEnergyConsumption(d, &e), "energy", VYRE_GPU_F_ENERGY))
+        g->energy_mj = e;
+    if ((m->want & VYRE_GPU_F_ENC_UTIL) && f->nvmlDeviceGetEncoderUtilization &&
+        note(m, g, f->nvmlDeviceGetEncoderUtilization(d, &v, &period), "encoder utilization",
+             VYRE_GPU_F_ENC_UTIL))
+        g->enc_util_pct = v > 100 ? 100 : v;
+    if ((m->want & VYRE_GPU_F_DEC_UTIL) && f->nvmlDeviceGetDecoderUtilization &&
+        note(m, g, f->nvmlDeviceGetDecoderUtilization(d, &v, &period), "decoder utilization",
+             VYRE_GPU_F_DEC_UTIL))
+        g->dec_util_pct = v > 100 ? 100 : v;
+    if ((m->want & VYRE_GPU_F_PCIE_REPLAY) && f->nvmlDeviceGetPcieReplayCounter &&
+        note(m, g, f->nvmlDeviceGetPcieReplayCounter(d, &v), "PCIe replays",
+             VYRE_GPU_F_PCIE_REPLAY))
+        g->pcie_replays = v;
+    unsigned corr, unc, pending, failed;
+    if ((m->want & VYRE_GPU_F_REMAPPED_ROWS) && f->nvmlDeviceGetRemappedRows &&
+        note(m, g, f->nvmlDeviceGetRemappedRows(d, &corr, &unc, &pending, &failed), "remapped rows",
+             VYRE_GPU_F_REMAPPED_ROWS)) {
+        g->rows_remapped_correctable = corr;
+        g->rows_remapped_uncorrectable = unc;
+        g->row_remap_failed = failed != 0;
+    }
+}
+
 static void sample_gpu(vyre_gpu_monitor *m, unsigned i, vyre_gpu_info *g)
 {
     const nvml_fns *f = &m->f;
@@ -522,6 +592,8 @@ static void sample_gpu(vyre_gpu_monitor *m, unsigned i, vyre_gpu_info *g)
         vyre__strlcpy(g->name, st->name, sizeof g->name);
     if (note(m, g, st->uuid_rc, "uuid", VYRE_GPU_F_UUID))
         vyre__strlcpy(g->uuid, st->uuid, sizeof g->uuid);
+    if (note(m, g, st->pci_rc, "PCI info", VYRE_GPU_F_PCI_BUS_ID))
+        vyre__strlcpy(g->pci_bus_id, st->pci_bus_id, sizeof g->pci_bus_id);
     nvmlUtilization_t u;
     if (f->nvmlDeviceGetUtilizationRates &&
         note(m, g, f->nvmlDeviceGetUtilizationRates(d, &u), "utilization", VYRE_GPU_F_UTIL)) {
@@ -533,6 +605,7 @@ static void sample_gpu(vyre_gpu_monitor *m, unsigned i, vyre_gpu_info *g)
         note(m, g, f->nvmlDeviceGetMemoryInfo(d, &mem), "memory", VYRE_GPU_F_MEMORY)) {
         g->mem_used_bytes = mem.used;
         g->mem_total_bytes = mem.total;
+        g->mem_free_bytes = mem.free;
     }
     unsigned v;
     if (f->nvmlDeviceGetClockInfo) {
@@ -564,6 +637,7 @@ static void sample_gpu(vyre_gpu_monitor *m, unsigned i, vyre_gpu_info *g)
         g->throttle_reasons = reasons;
         vyre__gpu_throttle_text(reasons, g->throttle_text, sizeof g->throttle_text);
     }
+    sample_optional(m, d, g);
     sample_procs(m, d, g);
     sample_proc_util(m, st, g);
 }

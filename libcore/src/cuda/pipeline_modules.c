@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/internal.h"
+#include "cache/key_internal.h"
 
 #define MAP_MIN_CAP 16
 
@@ -35,7 +36,7 @@ int vyre__module_map_key(const vyre_key *cache_key, const char *entry, vyre_key 
         .source = cache_key->bytes,
         .source_len = VYRE_KEY_BYTES,
     };
-    return vyre_key_compute(&in, out, err);
+    return vyre__key_compute(&in, out, err);
 }
 
 static size_t key_hash(const vyre_key *k)

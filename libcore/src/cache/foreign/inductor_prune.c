@@ -1,16 +1,17 @@
 /*
- * inductor_prune.c - bounding TorchInductor's cache (vyre_inductor_prune):
- * whole entries, least recently used first, each removed by a rename to a
- * vyre trash name first (foreign_internal.h), so a running Inductor or
- * Triton opens the whole entry or finds none and compiles again. Nothing
- * modified in the last minute is touched: a running compile may be
- * writing it. Every step is relative to the descriptor the scan opened
- * (and checked for a change) and held in the cache: a cache swapped for a
- * symlink to another folder after the scan is never followed there.
+ * inductor_prune.c - bounding TorchInductor's cache (vyre_inductor_prune)
+ * as a kind of the managed-cache engine (cache/managed.h): whole entries,
+ * least recently used first, each removed by a rename to a vyre trash
+ * name first (foreign_internal.h), so a running Inductor or Triton opens
+ * the whole entry or finds none and compiles again. The engine leaves what
+ * was modified in the last minute; this file says what an entry is, which
+ * may go (never a link, a foreign name or another kind's file), and how
+ * one is removed, each step relative to the descriptor the scan opened
+ * and held in the cache: a cache swapped for a symlink to another folder
+ * after the scan is never followed there.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,19 +20,11 @@
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"
 #include "cache/foreign/inductor_internal.h"
+#include "cache/managed.h"
 
 static int prunable(const vyre_inductor_entry *e)
 {
     return e->kind != VYRE_INDUCTOR_OTHER && !e->foreign && !e->link && !e->trash && !e->unreadable;
-}
-
-static int cmp_lru(const void *a, const void *b)
-{
-    const vyre_inductor_entry *x = *(const vyre_inductor_entry *const *)a;
-    const vyre_inductor_entry *y = *(const vyre_inductor_entry *const *)b;
-    if (x->last_use_ns != y->last_use_ns)
-        return x->last_use_ns < y->last_use_ns ? -1 : 1;
-    return strcmp(x->path, y->path);
 }
 
 static int64_t mtime_ns(const struct stat *st)
@@ -39,14 +32,69 @@ static int64_t mtime_ns(const struct stat *st)
     return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
-/* Removes entry e (trash: what a stopped pruner renamed). *bytes gets
- * what went. Returns 0, 1 when it changed since the scan and is young now
- * (left), VYRE_ENOENT (gone already) or the error. */
-static int remove_entry(const vyre_inductor_cache *c, const vyre_inductor_entry *e, int64_t now,
-                        unsigned long long *bytes, vyre_error *err)
+/* The kind's state the operations see. */
+typedef struct run {
+    const vyre_inductor_cache *c;
+    vyre_inductor_prune_fn fn;
+    void *user;
+    vyre_inductor_prune_result *res;
+    int first;       /* the first error's code */
+    vyre_error *err; /* gets the first error */
+} run;
+
+/* ---- the operations table ----------------------------------------------- */
+
+static size_t op_count(void *kind)
 {
+    return ((run *)kind)->c->n_entries;
+}
+
+static void op_describe(void *kind, size_t i, vyre__managed_entry *out)
+{
+    const vyre_inductor_entry *e = &((run *)kind)->c->entries[i];
+    out->name = e->path;
+    out->bytes = e->bytes;
+    out->last_use_ns = e->last_use_ns;
+    out->flags = prunable(e) ? VYRE__MANAGED_PRUNABLE : 0;
+}
+
+/* The trash a stopped pruner left goes, whatever its age. */
+static const char *op_own_reason(void *kind, size_t i, const vyre__managed_opts *mo)
+{
+    (void)mo;
+    return ((run *)kind)->c->entries[i].trash ? "trash" : NULL;
+}
+
+/* The entry's newest mtime, read again now (its parent reached without
+ * following a link), or the scan's when newer; vyre's own trash: 0, no
+ * guard. -1: gone. */
+static int64_t op_touched(void *kind, size_t i)
+{
+    const run *r = kind;
+    const vyre_inductor_entry *e = &r->c->entries[i];
     const char *last;
-    int at = vyre__inductor_open_parent(c->fd, e->path, &last, err);
+    int at = vyre__inductor_open_parent(r->c->fd, e->path, &last, NULL);
+    if (at < 0)
+        return at == VYRE_ENOENT ? -1 : 0; /* a refusal: remove says why */
+    struct stat st;
+    int rc = fstatat(at, last, &st, AT_SYMLINK_NOFOLLOW);
+    int gone = rc && errno == ENOENT;
+    close(at);
+    if (gone)
+        return -1;
+    if (rc || e->trash)
+        return 0;
+    return mtime_ns(&st) > e->mtime_ns ? mtime_ns(&st) : e->mtime_ns;
+}
+
+/* Removes entry i: a directory by rename then removal, a file by rename
+ * then unlink; a trash entry (vyre renamed it already) removed as it is. */
+static int op_remove(void *kind, size_t i, vyre_error *err)
+{
+    const run *r = kind;
+    const vyre_inductor_entry *e = &r->c->entries[i];
+    const char *last;
+    int at = vyre__inductor_open_parent(r->c->fd, e->path, &last, err);
     if (at < 0)
         return at;
     struct stat st;
@@ -55,75 +103,32 @@ static int remove_entry(const vyre_inductor_cache *c, const vyre_inductor_entry 
         rc = errno == ENOENT
                  ? VYRE_ENOENT
                  : vyre__fail(err, VYRE_EIO, NULL, "'%s': %s", e->path, strerror(errno));
-    else if (!e->trash && now - mtime_ns(&st) < VYRE_INDUCTOR_MIN_AGE_NS)
-        rc = 1; /* rewritten since the scan */
     else if (e->trash)
-        rc = S_ISDIR(st.st_mode) ? vyre__foreign_remove_tree(at, last, bytes, err)
+        rc = S_ISDIR(st.st_mode) ? vyre__foreign_remove_tree(at, last, NULL, err)
              : unlinkat(at, last, 0) && errno != ENOENT
                  ? vyre__fail(err, VYRE_EIO, NULL, "cannot remove '%s': %s", e->path,
                               strerror(errno))
                  : 0;
     else if (S_ISDIR(st.st_mode))
-        rc = vyre__foreign_remove_group(at, last, bytes, err);
+        rc = vyre__foreign_remove_group(at, last, NULL, err);
     else
-        rc = vyre__foreign_remove_file(at, last, bytes, err);
+        rc = vyre__foreign_remove_file(at, last, NULL, err);
     close(at);
     return rc;
 }
 
-/* Finishes the trash a stopped pruner left (vyre's own, any age). */
-static void finish_trash(const vyre_inductor_cache *c, const vyre_inductor_prune_opts *o,
-                         int64_t now, vyre_inductor_prune_result *res)
+static int op_report(void *kind, size_t i, const char *reason, int rc, const vyre_error *err)
 {
-    for (size_t i = 0; i < c->n_entries; i++) {
-        const vyre_inductor_entry *e = &c->entries[i];
-        unsigned long long b = 0;
-        if (e->trash && (o->dry_run || remove_entry(c, e, now, &b, NULL) == 0))
-            res->trash++;
+    run *r = kind;
+    const vyre_inductor_entry *e = &r->c->entries[i];
+    if (!strcmp(reason, "trash")) { /* finished, not counted as an entry; */
+        r->res->trash += rc == 0;   /* one that resists is left for next time */
+        return 0;
     }
-}
-
-typedef struct run {
-    const vyre_inductor_cache *c;
-    const vyre_inductor_prune_opts *o;
-    vyre_inductor_prune_fn fn;
-    void *user;
-    vyre_inductor_prune_result *res;
-    int64_t now;
-    uint64_t total; /* bytes left in the cache */
-    int first;      /* the first error's code */
-} run;
-
-static int wanted(const run *r, const vyre_inductor_entry *e)
-{
-    const vyre_inductor_prune_opts *o = r->o;
-    return o->all || (o->max_age_ns > 0 && r->now - e->last_use_ns > o->max_age_ns) ||
-           (o->max_bytes > 0 && r->total > o->max_bytes);
-}
-
-static void prune_one(run *r, const vyre_inductor_entry *e, vyre_error *err)
-{
-    if (r->now - e->mtime_ns < VYRE_INDUCTOR_MIN_AGE_NS) {
-        r->res->young++;
-        return;
-    }
-    if (!wanted(r, e))
-        return;
-    int rc = 0;
-    if (!r->o->dry_run) {
-        unsigned long long b = 0;
-        vyre_error e2;
-        vyre_error_clear(&e2);
-        rc = remove_entry(r->c, e, r->now, &b, r->first ? NULL : &e2);
-        if (rc == 1)
-            r->res->young++;
-        if (rc == 1 || rc == VYRE_ENOENT)
-            return; /* left as it is, or another pruner won */
-        if (rc && !r->first) {
-            r->first = rc;
-            if (err)
-                *err = e2;
-        }
+    if (rc && !r->first) {
+        r->first = rc;
+        if (r->err)
+            *r->err = *err;
     }
     if (rc)
         r->res->failed++;
@@ -131,10 +136,33 @@ static void prune_one(run *r, const vyre_inductor_entry *e, vyre_error *err)
         r->res->removed++;
         r->res->removed_bytes += e->bytes;
         r->res->removed_by_kind[e->kind]++;
-        r->total = r->total > e->bytes ? r->total - e->bytes : 0;
     }
     if (r->fn)
         r->fn(e, rc == 0, r->user);
+    return 0;
+}
+
+static const vyre__managed_ops inductor_ops = {
+    .count = op_count,
+    .describe = op_describe,
+    .own_reason = op_own_reason,
+    .touched = op_touched,
+    .remove = op_remove,
+    .report = op_report,
+    .lru_order = 1, /* clear reports least recently used first */
+};
+
+/* Inductor's `young`: every entry prune may take that was modified in the
+ * last minute, wanted or not, and those found rewritten at removal. */
+static uint64_t young(const vyre_inductor_cache *c, const vyre__managed_result *m, int64_t now)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < c->n_entries; i++) {
+        const vyre_inductor_entry *e = &c->entries[i];
+        int at_scan = prunable(e) && now - e->mtime_ns < VYRE__MANAGED_GUARD_NS;
+        n += at_scan || m->state[i] == VYRE__MANAGED_YOUNG;
+    }
+    return n;
 }
 
 int vyre_inductor_prune(const vyre_inductor_cache *c, const vyre_inductor_prune_opts *o,
@@ -145,26 +173,20 @@ int vyre_inductor_prune(const vyre_inductor_cache *c, const vyre_inductor_prune_
     if (c->fd < 0 || !c->writable)
         return vyre__fail(err, VYRE_EINVAL, NULL,
                           "TorchInductor cache '%s' was not opened to be changed", c->dir);
-    run r = {c, o, fn, user, res, vyre__unix_ns(), c->bytes, 0};
-    const vyre_inductor_entry **lru = malloc((c->n_entries ? c->n_entries : 1) * sizeof *lru);
-    if (!lru)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning '%s'", c->dir);
-    size_t n = 0;
-    uint64_t trash_bytes = 0;
-    for (size_t i = 0; i < c->n_entries; i++) {
-        if (prunable(&c->entries[i]))
-            lru[n++] = &c->entries[i];
-        if (c->entries[i].trash)
-            trash_bytes += c->entries[i].bytes;
-        res->foreign += c->entries[i].foreign != 0;
+    run r = {c, fn, user, res, 0, err};
+    vyre__managed_opts mo = {o->max_bytes ? o->max_bytes : UINT64_MAX, o->max_age_ns, o->all,
+                             o->dry_run, vyre__unix_ns()};
+    vyre__managed_result m;
+    int rc = vyre__managed_prune(&inductor_ops, &r, c->bytes, &mo, &m, NULL);
+    if (rc) {
+        vyre__managed_result_release(&m);
+        return vyre__fail(err, rc, NULL, "out of memory pruning '%s'", c->dir);
     }
-    r.total -= trash_bytes < r.total ? trash_bytes : r.total;
-    finish_trash(c, o, r.now, res);
-    qsort(lru, n, sizeof *lru, cmp_lru);
-    for (size_t i = 0; i < n; i++)
-        prune_one(&r, lru[i], err);
-    free(lru);
+    for (size_t i = 0; i < c->n_entries; i++)
+        res->foreign += c->entries[i].foreign != 0;
+    res->young = young(c, &m, mo.now_ns);
     res->kept = c->n_entries - res->removed - res->trash;
-    res->kept_bytes = r.total;
+    res->kept_bytes = m.kept_bytes;
+    vyre__managed_result_release(&m);
     return r.first;
 }

@@ -16,6 +16,7 @@
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/inductor_internal.h"
+#include "cache/managed.h"
 
 /* Splits path into at most 4 plain names (no "", ".", ".."). n, or -1. */
 static int split(char *path, char **names)
@@ -102,19 +103,7 @@ int vyre_inductor_quarantine(const vyre_inductor_cache *c, const char *path, vyr
         close(from);
         return q;
     }
-    char name[VYRE_INDUCTOR_ENTRY_MAX];
-    snprintf(name, sizeof name, "%s", last);
-    /* renameat2(RENAME_NOREPLACE) is not everywhere: look first, then
-     * rename; only vyre writes in the quarantine folder. */
-    struct stat st;
-    for (int i = 1; !fstatat(q, name, &st, AT_SYMLINK_NOFOLLOW) && i < 1000; i++)
-        /* bounded: a file name must fit NAME_MAX */
-        snprintf(name, sizeof name, "%.700s.%d", last, i);
-    int rc = 0;
-    if (renameat(from, last, q, name))
-        rc = vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
-                        "cannot move '%s' into '%s': %s", path, VYRE_INDUCTOR_QUARANTINE,
-                        strerror(errno));
+    int rc = vyre__managed_quarantine_move(from, last, q, path, VYRE_INDUCTOR_QUARANTINE, err);
     close(q);
     close(from);
     return rc;

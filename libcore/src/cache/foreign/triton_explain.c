@@ -10,7 +10,7 @@
  * that an edited kernel is told from a retuned one. Nothing is written;
  * group files are read from the group's directory, never through a link.
  */
-#include <fcntl.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

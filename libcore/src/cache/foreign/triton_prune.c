@@ -1,6 +1,8 @@
 /*
  * triton_prune.c - bounding Triton's kernel cache (vyre/triton.h):
- * vyre_triton_prune, for `prune` and `clear`.
+ * vyre_triton_prune, for `prune` and `clear`, a kind of the managed-cache
+ * engine (cache/managed.h), which plans the removals and leaves what is
+ * younger than a minute; this file says what a group is and which go.
  *
  * Triton has no eviction of its own (FileCacheManager only adds), so a
  * busy machine's cache grows until the disk or the inode table is full.
@@ -14,28 +16,21 @@
  */
 #include "vyre/triton.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"
 #include "cache/foreign/triton_internal.h"
+#include "cache/managed.h"
 
-/* What became of each entry of the scan. */
-enum { UNDECIDED = 0, REMOVED, YOUNG, GONE, FAILED };
-
+/* The kind's state the operations see. */
 typedef struct plan {
     const vyre_triton_cache *c;
     const vyre_triton_prune_opts *o;
-    int top;
-    int64_t now;
-    unsigned char *state; /* per group */
-    uint64_t bytes;       /* the cache's bytes as they stand */
     vyre_triton_prune_result *r;
     size_t cap;
 } plan;
@@ -65,23 +60,27 @@ static int arch_kept(const vyre_triton_prune_opts *o, const char *arch)
     return 0;
 }
 
-/* The time that says whether `key` may be touched now: a trash entry's
- * ctime (the rename that made it sets it; its mtime is the group's old
- * one), else the directory's mtime, read again now. -1: it is gone. */
-static int64_t touched_ns(const plan *p, const vyre_triton_group *g)
+/* ---- the operations table ----------------------------------------------- */
+
+static size_t op_count(void *kind)
 {
-    struct stat st;
-    if (fstatat(p->top, g->key, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return -1;
-    if (vyre__foreign_is_trash(g->key))
-        return ts_ns(st.st_ctim);
-    int64_t t = ts_ns(st.st_mtim);
-    return t > g->mtime_ns ? t : g->mtime_ns; /* g->mtime_ns: the newest file's */
+    return ((plan *)kind)->c->n_groups;
 }
 
-/* Why group g goes by itself (not for size), or NULL. */
-static const char *own_reason(const plan *p, const vyre_triton_group *g)
+static void op_describe(void *kind, size_t i, vyre__managed_entry *out)
 {
+    const vyre_triton_group *g = &((plan *)kind)->c->groups[i];
+    out->name = g->key;
+    out->bytes = g->bytes;
+    out->last_use_ns = g->last_use_ns;
+    out->flags = is_group(g) ? VYRE__MANAGED_PRUNABLE : 0;
+}
+
+/* Why group i goes by itself (not for size, age or clear), or NULL. */
+static const char *op_own_reason(void *kind, size_t i, const vyre__managed_opts *mo)
+{
+    const plan *p = kind;
+    const vyre_triton_group *g = &p->c->groups[i];
     const vyre_triton_prune_opts *o = p->o;
     if (vyre__foreign_is_trash(g->key))
         /* Only a directory is vyre's trash; a file, link or FIFO given
@@ -90,26 +89,47 @@ static const char *own_reason(const plan *p, const vyre_triton_group *g)
     if (g->kind == VYRE_TRITON_TEMP) {
         /* clear takes every temp directory the guard allows. */
         int64_t limit = o->all ? VYRE_TRITON_GUARD_NS : VYRE_TRITON_TEMP_MAX_AGE_NS;
-        return p->now - g->mtime_ns > limit ? "temp" : NULL;
+        return mo->now_ns - g->mtime_ns > limit ? "temp" : NULL;
     }
-    if (!is_group(g))
-        return NULL;
-    if (o->all)
-        return "clear";
-    if (o->max_age_ns > 0 && p->now - g->last_use_ns > o->max_age_ns)
-        return "age";
     int kernel = g->kind == VYRE_TRITON_KERNEL;
-    if (o->n_keep_arch && kernel && *g->arch && !arch_kept(o, g->arch))
+    if (!kernel)
+        return NULL;
+    if (o->n_keep_arch && *g->arch && !arch_kept(o, g->arch))
         return "arch";
-    if (o->triton_version && kernel && g->has_metadata && !*g->metadata_error &&
+    if (o->triton_version && g->has_metadata && !*g->metadata_error &&
         strcmp(g->triton_version, o->triton_version))
         return "triton-version";
     return NULL;
 }
 
-static int record(plan *p, const vyre_triton_group *g, const char *reason, int error,
-                  const char *message)
+/* The time that says whether group i may be touched now: a trash entry's
+ * ctime (the rename that made it sets it; its mtime is the group's old
+ * one), else the directory's mtime, read again now, or its newest file's.
+ * -1: it is gone. */
+static int64_t op_touched(void *kind, size_t i)
 {
+    const plan *p = kind;
+    const vyre_triton_group *g = &p->c->groups[i];
+    struct stat st;
+    if (fstatat(p->c->fd, g->key, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    if (vyre__foreign_is_trash(g->key))
+        return ts_ns(st.st_ctim);
+    int64_t t = ts_ns(st.st_mtim);
+    return t > g->mtime_ns ? t : g->mtime_ns;
+}
+
+static int op_remove(void *kind, size_t i, vyre_error *err)
+{
+    const plan *p = kind;
+    return vyre__foreign_remove_group(p->c->fd, p->c->groups[i].key, NULL, err);
+}
+
+/* Each group taken goes into the result's list, in the order removed. */
+static int op_report(void *kind, size_t i, const char *reason, int error, const vyre_error *err)
+{
+    plan *p = kind;
+    const vyre_triton_group *g = &p->c->groups[i];
     vyre_triton_prune_result *r = p->r;
     if (r->n_removed == p->cap) {
         size_t ncap = p->cap ? p->cap * 2 : 32;
@@ -123,110 +143,45 @@ static int record(plan *p, const vyre_triton_group *g, const char *reason, int e
     memset(e, 0, sizeof *e);
     vyre__strlcpy(e->key, g->key, sizeof e->key);
     vyre__strlcpy(e->name, g->name, sizeof e->name);
-    vyre__strlcpy(e->message, message ? message : "", sizeof e->message);
+    vyre__strlcpy(e->message, error ? err->message : "", sizeof e->message);
     e->reason = reason;
     e->bytes = g->bytes;
     e->inodes = g->n_files + 1;
     e->last_use_ns = g->last_use_ns;
     e->error = error;
-    if (error) {
-        r->failed++;
-        return 0;
-    }
-    r->removed_groups++; /* temp and trash directories too: each went */
-    r->removed_bytes += g->bytes;
-    r->removed_inodes += e->inodes;
+    if (!error) /* temp and trash directories too: each went */
+        r->removed_inodes += e->inodes;
     return 0;
 }
 
-/* Removes group i for `reason`, unless it is young or gone. 0, or
- * VYRE_ENOMEM. */
-static int take(plan *p, size_t i, const char *reason)
-{
-    const vyre_triton_group *g = &p->c->groups[i];
-    int64_t t = touched_ns(p, g);
-    if (t < 0) {
-        p->state[i] = GONE; /* another pruner, or Triton itself */
-        p->bytes -= g->bytes;
-        return 0;
-    }
-    if (p->now - t < VYRE_TRITON_GUARD_NS) {
-        p->state[i] = YOUNG;
-        p->r->young_groups++;
-        p->r->young_bytes += g->bytes;
-        return 0;
-    }
-    int rc = 0;
-    vyre_error e;
-    vyre_error_clear(&e);
-    if (!p->o->dry_run)
-        rc = vyre__foreign_remove_group(p->top, g->key, NULL, &e);
-    if (rc == VYRE_ENOENT) {
-        p->state[i] = GONE;
-        p->bytes -= g->bytes;
-        return 0;
-    }
-    p->state[i] = rc ? FAILED : REMOVED;
-    if (!rc)
-        p->bytes -= g->bytes;
-    return record(p, g, reason, rc, rc ? e.message : NULL);
-}
+static const vyre__managed_ops triton_ops = {
+    .count = op_count,
+    .describe = op_describe,
+    .own_reason = op_own_reason,
+    .touched = op_touched,
+    .remove = op_remove,
+    .report = op_report,
+};
 
-static int cmp_lru(const void *a, const void *b, void *arg)
+/* The engine's result in Triton's words: groups and inodes kept. */
+static void summarise(const plan *p, const vyre__managed_result *m)
 {
-    const vyre_triton_cache *c = ((const plan *)arg)->c;
-    const vyre_triton_group *x = &c->groups[*(const size_t *)a];
-    const vyre_triton_group *y = &c->groups[*(const size_t *)b];
-    if (x->last_use_ns != y->last_use_ns)
-        return x->last_use_ns < y->last_use_ns ? -1 : 1;
-    return strcmp(x->key, y->key);
-}
-
-/* Least recently used groups first until the cache fits max_size. */
-static int take_for_size(plan *p)
-{
-    const vyre_triton_cache *c = p->c;
-    if (!p->o->max_size || p->bytes <= p->o->max_size)
-        return 0;
-    size_t *order = malloc((c->n_groups ? c->n_groups : 1) * sizeof *order);
-    if (!order)
-        return VYRE_ENOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < c->n_groups; i++)
-        if (p->state[i] == UNDECIDED && is_group(&c->groups[i]))
-            order[n++] = i;
-    qsort_r(order, n, sizeof *order, cmp_lru, p);
-    int rc = 0;
-    for (size_t k = 0; !rc && k < n && p->bytes > p->o->max_size; k++)
-        rc = take(p, order[k], "size");
-    free(order);
-    return rc;
-}
-
-static int run_plan(plan *p)
-{
-    int rc = 0;
-    for (size_t i = 0; !rc && i < p->c->n_groups; i++) {
-        const char *why = own_reason(p, &p->c->groups[i]);
-        if (why)
-            rc = take(p, i, why);
-    }
-    if (!rc)
-        rc = take_for_size(p);
-    if (rc)
-        return rc;
     vyre_triton_prune_result *r = p->r;
+    r->removed_groups = m->removed;
+    r->removed_bytes = m->removed_bytes;
+    r->young_groups = m->young;
+    r->young_bytes = m->young_bytes;
+    r->failed = m->failed;
+    r->kept_bytes = m->kept_bytes;
     uint64_t gone_inodes = 0;
     for (size_t i = 0; i < p->c->n_groups; i++) {
         const vyre_triton_group *g = &p->c->groups[i];
-        if (p->state[i] == REMOVED || p->state[i] == GONE)
+        if (m->state[i] == VYRE__MANAGED_REMOVED || m->state[i] == VYRE__MANAGED_GONE)
             gone_inodes += g->n_files + 1;
         else
             r->kept_groups += is_group(g);
     }
-    r->kept_bytes = p->bytes;
     r->kept_inodes = p->c->files > gone_inodes ? p->c->files - gone_inodes : 0;
-    return 0;
 }
 
 int vyre_triton_prune(const char *dir, const vyre_triton_prune_opts *o,
@@ -248,15 +203,20 @@ int vyre_triton_prune(const char *dir, const vyre_triton_prune_opts *o,
     /* Every step works relative to the directory the scan opened and
      * checked: the path is not opened again, so a cache swapped for a link
      * to another folder while the prune runs is never reached. */
-    plan p = {.c = &c, .o = o, .r = out, .bytes = c.bytes, .top = c.fd};
-    p.now = o->now_ns ? o->now_ns : vyre__unix_ns();
+    plan p = {.c = &c, .o = o, .r = out};
+    vyre__managed_opts mo = {.max_bytes = o->max_size ? o->max_size : UINT64_MAX,
+                             .max_age_ns = o->max_age_ns,
+                             .all = o->all,
+                             .dry_run = o->dry_run};
+    mo.now_ns = o->now_ns ? o->now_ns : vyre__unix_ns();
     out->total_bytes = c.bytes;
-    p.state = calloc(c.n_groups ? c.n_groups : 1, 1);
-    if (!p.state)
-        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory pruning '%s'", dir);
-    else if ((rc = run_plan(&p)))
+    vyre__managed_result m;
+    rc = vyre__managed_prune(&triton_ops, &p, c.bytes, &mo, &m, NULL);
+    if (rc)
         vyre__fail(err, rc, NULL, "out of memory pruning '%s'", dir);
-    free(p.state);
+    else
+        summarise(&p, &m);
+    vyre__managed_result_release(&m);
     vyre_triton_cache_release(&c);
     if (rc)
         vyre_triton_prune_result_release(out);

@@ -6,7 +6,6 @@
  * which checks every offset.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"
 #include "cache/foreign/triton_internal.h"
+#include "cache/managed.h"
 
 typedef struct plist {
     vyre_triton_problem *p;
@@ -254,17 +254,7 @@ int vyre_triton_quarantine(const vyre_triton_cache *c, const char *key, vyre_err
     int q = open_quarantine(c, err);
     if (q < 0)
         return q;
-    char name[VYRE_TRITON_NAME_MAX + 16];
-    snprintf(name, sizeof name, "%s", key);
-    /* renameat2(RENAME_NOREPLACE) is not everywhere: look first, then
-     * rename; only vyre writes in the quarantine folder. */
-    struct stat st;
-    for (int i = 1; !fstatat(q, name, &st, AT_SYMLINK_NOFOLLOW) && i < 1000; i++)
-        snprintf(name, sizeof name, "%s.%d", key, i);
-    if (renameat(c->fd, key, q, name))
-        rc = vyre__fail(err, errno == ENOENT ? VYRE_ENOENT : VYRE_EIO, NULL,
-                        "cannot move '%s' into '%s': %s", key, VYRE_TRITON_QUARANTINE,
-                        strerror(errno));
+    rc = vyre__managed_quarantine_move(c->fd, key, q, key, VYRE_TRITON_QUARANTINE, err);
     close(q);
     return rc;
 }

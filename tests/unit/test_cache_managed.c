@@ -1,0 +1,240 @@
+/*
+ * test_cache_managed.c - the managed-cache engine (cache/managed.h) on a
+ * kind held in memory: what it takes and in which order, what it leaves
+ * (young, not prunable, gone), a dry run, and the size limit. The kinds on
+ * disk (Triton, TorchInductor) are tested through it in test_triton_prune.c
+ * and test_inductor.c.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/internal.h"
+#include "cache/managed.h"
+#include "testutil.h"
+#include "vyre/vyre.h"
+
+#define NOW    (INT64_C(1000000) * 1000000000)
+#define MINUTE (INT64_C(60) * 1000000000)
+
+typedef struct fake_entry {
+    const char *name;
+    uint64_t bytes;
+    int64_t last_use_ns, touched_ns; /* touched -1: gone */
+    unsigned flags;
+    const char *own; /* its own reason, or NULL */
+    int fail;        /* remove fails with VYRE_EIO */
+    int removed;     /* remove was called */
+} fake_entry;
+
+typedef struct fake {
+    fake_entry *e;
+    size_t n;
+    char log[512]; /* "name:reason:rc " per report */
+} fake;
+
+static size_t f_count(void *k)
+{
+    return ((fake *)k)->n;
+}
+
+static void f_describe(void *k, size_t i, vyre__managed_entry *out)
+{
+    const fake_entry *e = &((fake *)k)->e[i];
+    out->name = e->name;
+    out->bytes = e->bytes;
+    out->last_use_ns = e->last_use_ns;
+    out->flags = e->flags;
+}
+
+static const char *f_own(void *k, size_t i, const vyre__managed_opts *o)
+{
+    (void)o;
+    return ((fake *)k)->e[i].own;
+}
+
+static int64_t f_touched(void *k, size_t i)
+{
+    return ((fake *)k)->e[i].touched_ns;
+}
+
+static int f_remove(void *k, size_t i, vyre_error *err)
+{
+    fake_entry *e = &((fake *)k)->e[i];
+    e->removed = 1;
+    return e->fail ? vyre__fail(err, VYRE_EIO, NULL, "cannot remove '%s'", e->name) : 0;
+}
+
+static int f_report(void *k, size_t i, const char *reason, int rc, const vyre_error *err)
+{
+    fake *f = k;
+    size_t len = strlen(f->log);
+    snprintf(f->log + len, sizeof f->log - len, "%s:%s:%d ", f->e[i].name, reason, rc != 0);
+    if (rc)
+        cr_assert(strstr(err->message, f->e[i].name), "%s", err->message);
+    return 0;
+}
+
+static vyre__managed_ops ops = {f_count,  f_describe, f_own, f_touched, f_remove,
+                                f_report, 0,          NULL,  0};
+
+#define P      VYRE__MANAGED_PRUNABLE
+#define OLD(s) (NOW - (int64_t)(s) * 1000000000)
+
+Test(cache_managed, size_limit_takes_least_recently_used_first_and_leaves_young_ones)
+{
+    fake_entry e[] = {
+        {"a", 100, OLD(300), OLD(300), P, NULL, 0, 0},
+        {"b", 100, OLD(900), OLD(900), P, NULL, 0, 0},
+        {"c", 100, OLD(1000), OLD(10), P, NULL, 0, 0}, /* oldest use, written 10 s ago */
+        {"d", 100, OLD(600), OLD(600), P, NULL, 0, 0},
+    };
+    fake f = {e, 4, ""};
+    vyre__managed_opts o = {.max_bytes = 250, .now_ns = NOW};
+    vyre__managed_result r;
+    cr_assert_eq(vyre__managed_prune(&ops, &f, 400, &o, &r, NULL), 0);
+    cr_assert_str_eq(f.log, "b:size:0 d:size:0 ");
+    cr_assert_eq(r.removed, 2);
+    cr_assert_eq(r.removed_bytes, 200);
+    cr_assert_eq(r.young, 1, "c is young: left");
+    cr_assert_eq(r.kept_bytes, 200);
+    cr_assert(!e[2].removed && !e[0].removed);
+    cr_assert_eq(r.state[2], VYRE__MANAGED_YOUNG);
+    vyre__managed_result_release(&r);
+}
+
+Test(cache_managed, limits_never_take_what_is_not_prunable_but_own_reasons_do)
+{
+    fake_entry e[] = {
+        {"foreign", 100, OLD(9000), OLD(9000), 0, NULL, 0, 0},
+        {"trash", 50, OLD(9000), 0, 0, "trash", 0, 0},
+        {"k", 100, OLD(9000), OLD(9000), P, NULL, 0, 0},
+    };
+    fake f = {e, 3, ""};
+    vyre__managed_opts o = {.all = 1, .max_bytes = 1, .now_ns = NOW};
+    vyre__managed_result r;
+    cr_assert_eq(vyre__managed_prune(&ops, &f, 260, &o, &r, NULL), 0);
+    cr_assert_str_eq(f.log, "trash:trash:0 k:clear:0 ");
+    cr_assert(!e[0].removed, "a foreign name was removed");
+    cr_assert_eq(r.kept_bytes, 110);
+    vyre__managed_result_release(&r);
+}
+
+Test(cache_managed, age_gone_failed_and_dry_run)
+{
+    fake_entry e[] = {
+        {"gone", 100, OLD(9000), -1, P, NULL, 0, 0},
+        {"bad", 100, OLD(9000), OLD(9000), P, NULL, 1, 0},
+        {"new", 100, OLD(30 * 60), OLD(30 * 60), P, NULL, 0, 0},
+        {"old", 100, OLD(7200), OLD(7200), P, NULL, 0, 0},
+    };
+    fake f = {e, 4, ""};
+    vyre__managed_opts o = {
+        .max_bytes = UINT64_MAX, .max_age_ns = 60 * MINUTE, .now_ns = NOW, .dry_run = 1};
+    vyre__managed_result r;
+    cr_assert_eq(vyre__managed_prune(&ops, &f, 400, &o, &r, NULL), 0);
+    cr_assert_str_eq(f.log, "bad:age:0 old:age:0 ", "a dry run reports what would go");
+    for (size_t i = 0; i < 4; i++)
+        cr_assert(!e[i].removed, "a dry run removed %s", e[i].name);
+    vyre__managed_result_release(&r);
+    f.log[0] = '\0';
+    o.dry_run = 0;
+    cr_assert_eq(vyre__managed_prune(&ops, &f, 400, &o, &r, NULL), 0);
+    cr_assert_str_eq(f.log, "bad:age:1 old:age:0 ");
+    cr_assert_eq(r.failed, 1);
+    cr_assert_eq(r.removed, 1);
+    cr_assert_eq(r.state[0], VYRE__MANAGED_GONE, "gone already is no failure");
+    cr_assert_eq(r.kept_bytes, 200, "what is gone and what went no longer count");
+    cr_assert(!e[2].removed);
+    vyre__managed_result_release(&r);
+}
+
+Test(cache_managed, lru_order_walks_step_one_least_recently_used_first)
+{
+    fake_entry e[] = {
+        {"a", 1, OLD(100), OLD(100), P, NULL, 0, 0},
+        {"b", 1, OLD(300), OLD(300), P, NULL, 0, 0},
+        {"c", 1, OLD(200), OLD(200), P, NULL, 0, 0},
+    };
+    fake f = {e, 3, ""};
+    vyre__managed_ops lru = ops;
+    lru.lru_order = 1;
+    vyre__managed_opts o = {.max_bytes = UINT64_MAX, .all = 1, .now_ns = NOW};
+    vyre__managed_result r;
+    cr_assert_eq(vyre__managed_prune(&lru, &f, 3, &o, &r, NULL), 0);
+    cr_assert_str_eq(f.log, "b:clear:0 c:clear:0 a:clear:0 ");
+    vyre__managed_result_release(&r);
+}
+
+Test(cache_managed, quarantine_move_picks_a_free_name)
+{
+    char dir[512];
+    tu_mkdtemp(dir, sizeof dir);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    cr_assert(fd >= 0);
+    cr_assert_eq(mkdirat(fd, "q", 0700), 0);
+    int q = openat(fd, "q", O_RDONLY | O_DIRECTORY);
+    vyre_error err;
+    vyre_error_clear(&err);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(mkdirat(fd, "g", 0700), 0);
+        cr_assert_eq(vyre__managed_quarantine_move(fd, "g", q, "g", "q", &err), 0, "%s",
+                     err.message);
+    }
+    struct stat st;
+    cr_assert_eq(fstatat(q, "g", &st, 0), 0);
+    cr_assert_eq(fstatat(q, "g.1", &st, 0), 0, "the second went under a fresh name");
+    cr_assert_eq(vyre__managed_quarantine_move(fd, "g", q, "g", "q", &err), VYRE_ENOENT);
+    cr_assert(strstr(err.message, "'g'"), "%s", err.message);
+    close(q);
+    close(fd);
+    tu_rm_rf(dir);
+}
+
+/* A kind that removes in batches (vyre's own: one commit per batch). */
+static int g_batches, g_fail_batch;
+static int f_remove_batch(void *k, const size_t *idx, size_t n, vyre_error *err)
+{
+    fake *f = k;
+    if (++g_batches == g_fail_batch)
+        return vyre__fail(err, VYRE_EBUSY, NULL, "index locked");
+    for (size_t j = 0; j < n; j++)
+        f->e[idx[j]].removed = 1;
+    return 0;
+}
+
+Test(cache_managed, batches_are_reported_once_removed_and_a_failed_one_stops_the_prune)
+{
+    fake_entry e[5];
+    static const char *const names[5] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++)
+        e[i] = (fake_entry){names[i], 10, OLD(100 + i), 0, P, NULL, 0, 0};
+    fake f = {e, 5, ""};
+    vyre__managed_ops b = ops;
+    b.remove_batch = f_remove_batch;
+    b.batch = 2;
+    vyre__managed_opts o = {.max_bytes = 15, .now_ns = NOW};
+    vyre__managed_result r;
+    g_batches = 0, g_fail_batch = 0;
+    cr_assert_eq(vyre__managed_prune(&b, &f, 50, &o, &r, NULL), 0);
+    cr_assert_str_eq(f.log, "e:size:0 d:size:0 c:size:0 b:size:0 ");
+    cr_assert_eq(g_batches, 2, "two full batches, the last of two");
+    cr_assert_eq(r.removed, 4);
+    cr_assert_eq(r.kept_bytes, 10);
+    vyre__managed_result_release(&r);
+    for (int i = 0; i < 5; i++)
+        e[i].removed = 0;
+    f.log[0] = '\0';
+    g_batches = 0, g_fail_batch = 2;
+    vyre_error err;
+    vyre_error_clear(&err);
+    cr_assert_eq(vyre__managed_prune(&b, &f, 50, &o, &r, &err), VYRE_EBUSY);
+    cr_assert(strstr(err.message, "index locked"), "%s", err.message);
+    cr_assert_str_eq(f.log, "e:size:0 d:size:0 ", "the failed batch was reported");
+    cr_assert_eq(r.removed, 2);
+    cr_assert_eq(r.state[2], VYRE__MANAGED_FAILED);
+    vyre__managed_result_release(&r);
+}
