@@ -188,7 +188,7 @@ check_completion() { # TOOL WORD EXPECTED
 check_completion vyre-bench ru "run runs"
 check_completion vyre-cachectl pr "prune"
 check_completion vyre-top --no "--no-color --no-gpu --no-cache-usage"
-check_completion vyre-exporter --no "--no-gpu --no-cache"
+check_completion vyre-exporter --no "--no-gpu --no-cache --no-cache-usage"
 pass "bash completions"
 
 # ---- build the examples against the prefix ---------------------------------
