@@ -107,11 +107,12 @@ void vyre__remote_spec_mask(const char *spec, char *buf, size_t size);
  * tests reach them through vyrecore_internal ---- */
 
 /*
- * Parses a remote list (see the top of this header). An empty or all-blank
- * spec is a list of none. Each bad URL or attribute is VYRE_EINVAL (a
- * token file with group/other access or not the caller's: VYRE_EUNSAFE)
- * with the offending text in quotes and a hint. Reads token files now. *out is the caller's:
- * vyre_remote_list_free. Makes no connection.
+ * Parses a remote list (see the top of vyre/remote.h). An empty or
+ * all-blank spec is a list of none. Each bad URL or attribute is
+ * VYRE_EINVAL (a token file with group/other access or not the caller's:
+ * VYRE_EUNSAFE) with the offending text in quotes and a hint. Reads token
+ * files now. *out is the caller's: vyre_remote_list_free. Makes no
+ * connection.
  */
 int vyre_remote_list_parse(const char *spec, vyre_remote_list **out, vyre_error *err);
 
