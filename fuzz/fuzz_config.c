@@ -56,7 +56,7 @@ static void check_roundtrip(const vyre_config *c, unsigned max_line)
         if (k == VYRE_CONF_REMOTE_STORAGE)
             continue; /* shown with passwords masked: checked by fuzz_remote_spec */
         vyre_config back;
-        vyre_config_init(&back);
+        vyre__config_init(&back);
         vyre_error err;
         vyre_error_clear(&err);
         if (vyre__config_set(&back, vyre_config_key_name(k), text, VYRE_CONF_FROM_OVERRIDE, "-o", 0,
@@ -103,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size)
         memcpy(text, data, size);
     vyre_config c;
-    vyre_config_init(&c);
+    vyre__config_init(&c);
     vyre_error err;
     vyre_error_clear(&err);
     int rc = vyre__config_parse(&c, text, size, VYRE_CONF_FROM_CACHE_FILE, FILE_NAME, &err);

@@ -355,13 +355,15 @@ static void bench_cleanup(const char *base, int quick)
     snprintf(root_b, sizeof root_b, "%s/cleanup-prune", base);
     vyre_error e;
     /* Two identical caches; the configuration is fixed here, not read. */
-    vyre_config cf;
-    vyre_config_init(&cf);
-    cf.max_size = 0;
-    cf.quarantine_max_age_ns = 0;
+    vyre_config *cf = vyre_config_new();
+    if (!cf)
+        die("config", NULL);
+    if (vyre_config_set(cf, "max_size", "0", &e) ||
+        vyre_config_set(cf, "quarantine_max_age", "0", &e))
+        die("config", &e);
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
-    oo.config = &cf;
+    oo.config = cf;
     vyre_cache *a, *b;
     if (vyre_cache_open(root_a, &oo, &a, &e) || vyre_cache_open(root_b, &oo, &b, &e))
         die("open", &e);
@@ -395,7 +397,10 @@ static void bench_cleanup(const char *base, int quick)
     /* A: max_size = its size now, so the next put takes it over and
      * cleans it to 90% (10% of the blobs, LRU first). */
     uint64_t total = st.bytes;
-    cf.max_size = total;
+    char limit[32];
+    snprintf(limit, sizeof limit, "%lluB", (unsigned long long)total);
+    if (vyre_config_set(cf, "max_size", limit, &e))
+        die("config", &e);
     if (vyre_cache_open(root_a, &oo, &a, &e))
         die("open", &e);
     char payload[64];
@@ -436,6 +441,7 @@ static void bench_cleanup(const char *base, int quick)
            "cleanup", n, t_put_clean, t_prune, t_put_clean / t_prune,
            (unsigned long long)(n + 1 - sa.entries), (unsigned long long)pr.removed,
            (unsigned long long)sa.entries, (unsigned long long)sb.entries, t_put * 1e3);
+    vyre_config_free(cf);
 }
 
 static const char *const SECTIONS[] = {"hit", "track", "verify", "prune", "cleanup"};

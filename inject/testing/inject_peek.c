@@ -74,6 +74,6 @@ int main(void)
     }
     if (n == 0)
         printf("no telemetry pages\n");
-    vyre_telemetry_list_free(pages);
+    vyre_free(pages);
     return 0;
 }

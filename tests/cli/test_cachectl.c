@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuda/compile_internal.h"
 #include "testutil.h"
 #include "vyre/compile.h"
 #include "vyre/vyre.h"

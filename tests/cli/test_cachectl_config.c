@@ -311,7 +311,8 @@ Test(cachectl_config, precedence_each_layer_overrides_the_one_below)
     json_decref(o);
     tu_proc_free(&p);
     vyre_cache *c = open_cache();
-    cr_assert_eq(vyre_cache_config(c)->max_size, UINT64_C(3) << 30, "the cache's file, no env");
+    cr_assert_eq((uint64_t)vyre_config_get_int(vyre_cache_config(c), VYRE_CONF_MAX_SIZE),
+                 UINT64_C(3) << 30, "the cache's file, no env");
     vyre_cache_close(c);
 }
 

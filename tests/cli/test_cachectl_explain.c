@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cuda/compile_internal.h"
 #include "testutil.h"
 #include "vyre/compile.h"
 #include "vyre/vyre.h"

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cuda/compile_internal.h"
 #include "fakeredis.h"
 #include "servers.h"
 #include "testutil.h"

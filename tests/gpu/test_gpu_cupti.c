@@ -30,8 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/results_internal.h"
 #include "cuda/cuda_internal.h"
+#include "cuda/cupti_internal.h"
 #include "testutil.h"
+#include "trace/nvtx_internal.h"
 #include "vyre/counters.h"
 #include "vyre/cuda.h"
 #include "vyre/cupti.h"

@@ -28,6 +28,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cuda/compile_internal.h"
+#include "cuda/nvrtc_internal.h"
+#include "cuda/pipeline_internal.h"
 #include "servers.h"
 #include "testutil.h"
 #include "vyre/blob.h"

@@ -21,7 +21,12 @@ if [ $# -lt 6 ]; then
     exit 2
 fi
 BUILD=$1 SRC=$2 CMAKE=$3 CC=$4 PKG_CONFIG=$5 VERSION=$6 SAN=${7:-}
-MAJOR=${VERSION%%.*}
+# The soname's number is the ABI's (libcore/CMakeLists.txt), not the release's.
+MAJOR=$(sed -n 's/^set(VYRE_SOVERSION \([0-9][0-9]*\))$/\1/p' "$SRC/libcore/CMakeLists.txt")
+if [ -z "$MAJOR" ]; then
+    echo "FAIL: no set(VYRE_SOVERSION N) in $SRC/libcore/CMakeLists.txt" >&2
+    exit 2
+fi
 
 fails=0 mark=0
 fail() {
@@ -78,6 +83,11 @@ done
 # through vyrecore_internal), never fenced in an installed one.
 if grep -n 'VYRE_TESTING\|VYRE_TEST_API' "$P"/include/vyre/*.h; then
     fail "an installed header above declares a test hook: move it to a private header under libcore/src"
+fi
+# Structs that grow are opaque: vyre_config is declared, never defined, in
+# an installed header (its layout is libcore/src/cache/config_internal.h's).
+if grep -n 'struct vyre_config *{' "$P"/include/vyre/*.h; then
+    fail "an installed header above defines struct vyre_config: it is opaque"
 fi
 pass "public headers under include/vyre/, self-contained, no CUDA headers, no test hooks"
 
@@ -221,6 +231,21 @@ if env -u PKG_CONFIG_PATH "$CMAKE" -S "$SRC/examples" -B "$TMP/ex-cmake" -DCMAKE
 else
     cat "$TMP/cmake.log" >&2
     fail "examples do not build through find_package(vyrecore)"
+fi
+
+# ---- config_show: the opaque configuration through its getters -------------
+if [ -x "$TMP/ex-pc/config_show" ]; then
+    mkdir -p "$TMP/cfg-cache"
+    printf 'max_age = 30d\nno_such_key = 1\n' >"$TMP/cfg-cache/vyre.conf"
+    out=$("$TMP/ex-pc/config_show" "$TMP/cfg-cache" umask=022 2>&1) ||
+        fail "config_show exited $?: $out"
+    grep -q "^max_age  *30d  *(2592000000000000) from $TMP/cfg-cache/vyre.conf:1\$" <<<"$out" ||
+        fail "config_show does not show max_age from the cache's file: $out"
+    grep -q '^umask  *022  *(18) from -o$' <<<"$out" || fail "config_show does not show -o umask: $out"
+    grep -q "^warning: .*no_such_key" <<<"$out" || fail "config_show does not show the unknown key: $out"
+    grep -q '^set in memory: max_size = 1073741824 bytes' <<<"$out" ||
+        fail "config_show could not set max_size: $out"
+    pass "config_show reads the opaque vyre_config through its getters"
 fi
 
 # ---- nvtx_telemetry, seen by the installed vyre-top ------------------------

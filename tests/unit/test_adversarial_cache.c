@@ -32,6 +32,7 @@
 #include <sqlite3.h>
 
 #include "cache/cache_internal.h"
+#include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
 

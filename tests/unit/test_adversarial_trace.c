@@ -234,7 +234,7 @@ Test(adversarial_telemetry, page_owned_by_another_user_is_not_trusted)
     cr_assert_eq(vyre_telemetry_list(g_tel, &v, &n, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(n, 1);
     cr_assert_eq(v[0].pid, 1);
-    vyre_telemetry_list_free(v);
+    vyre_free(v);
     size_t removed = 99;
     cr_assert_eq(vyre_telemetry_reap(g_tel, &removed, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(removed, 0);

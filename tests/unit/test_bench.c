@@ -345,9 +345,9 @@ Test(bench_rounds, the_cache_suite_runs_three_times_interleaved_and_stores_once)
         if (strncmp(pts[i].benchmark, "reference.", 10) != 0)
             cr_assert(per[0] <= 2 && per[1] <= 2 && per[2] <= 2, "%s: %zu %zu %zu",
                       pts[i].benchmark, per[0], per[1], per[2]);
-        vyre_bench_sample_list_free(s);
+        vyre_free(s);
     }
-    vyre_bench_point_list_free(pts);
+    vyre_free(pts);
     vyre_bench_run_result_release(&res);
     vyre_results_close(db);
 }
@@ -431,7 +431,7 @@ static vyre_bench_cmp_row *compare_ok(vyre_results *db, int64_t a, int64_t b, si
     vyre_bench_cmp_row *rows = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_compare_runs(db, a, b, NULL, &rows, n, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_bench_compare_runs(db, &a, 1, b, NULL, &rows, n, &e), 0, "%s", e.message);
     cr_assert_eq(*n, 6);
     return rows;
 }
@@ -467,14 +467,14 @@ Test(bench_rounds, everything_and_the_reference_20_percent_slower_is_drift_not_s
                           "%s: %s", r->a.benchmark, r->reference);
         }
     }
-    vyre_bench_cmp_row_list_free(rows);
+    vyre_free(rows);
     /* The same change with a steady machine is a regression. */
     rows = compare_ok(db, a, c, &n);
     for (size_t i = 0; i < n; i++)
         if (!rows[i].is_reference)
             cr_assert_eq(rows[i].cmp.verdict, VYRE_VERDICT_SLOWER, "%s: %s", rows[i].a.benchmark,
                          vyre_stats_verdict_name(rows[i].cmp.verdict));
-    vyre_bench_cmp_row_list_free(rows);
+    vyre_free(rows);
     vyre_results_close(db);
 }
 
@@ -521,7 +521,7 @@ Test(bench_rounds, a_point_within_the_references_median_drift_is_drift_though_a_
                  store->cmp.ratio_lo, store->cmp.ratio_hi, store->cmp.drift,
                  vyre_stats_verdict_name(store->cmp.verdict));
     cr_assert_eq(rows[4].cmp.verdict, VYRE_VERDICT_SAME, "the GPU point keeps its own reference");
-    vyre_bench_cmp_row_list_free(rows);
+    vyre_free(rows);
     vyre_results_close(db);
 }
 
@@ -546,7 +546,7 @@ Test(bench_rounds, a_gpu_point_slower_only_by_its_clock_is_drift)
     cr_assert_float_eq(g->cmp.drift, 1.0, 0.01);
     /* Host points have no clock: compared in time only. */
     cr_assert_eq(rows[2].cycles_compared, 0);
-    vyre_bench_cmp_row_list_free(rows);
+    vyre_free(rows);
     vyre_results_close(db);
 }
 
@@ -605,7 +605,7 @@ Test(bench_rounds, an_interrupted_run_stores_the_rounds_it_measured)
         cr_assert_eq(pts[i].rounds, 1);
         cr_assert_eq(pts[i].seq, (int)i, "points keep the order of their first round");
     }
-    vyre_bench_point_list_free(pts);
+    vyre_free(pts);
     vyre_bench_run_result_release(&res);
     vyre_results_close(db);
 }

@@ -128,7 +128,7 @@ static void per_round(const struct run *r, const vyre_bench_point *p, size_t per
         cr_assert_lt(s[k].round, ROUNDS);
         per[s[k].round]++;
     }
-    vyre_bench_sample_list_free(s);
+    vyre_free(s);
 }
 
 /* The memcpy suite, --quick, in ROUNDS rounds of 2 samples a point, no
@@ -180,7 +180,7 @@ static void run_memcpy(struct run *r, int no_blocking)
 
 static void run_free(struct run *r)
 {
-    vyre_bench_point_list_free(r->pts);
+    vyre_free(r->pts);
     vyre_bench_run_result_release(&r->res);
     vyre_results_close(r->db);
 }

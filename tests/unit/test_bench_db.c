@@ -210,7 +210,7 @@ Test(bench_db, run_lifecycle_done)
     cr_assert_eq(pts[0].stats.n, 7);
     cr_assert_float_eq(pts[0].stats.median, 11.0, 1e-12);
     cr_assert_eq(pts[0].stop_reason, VYRE_STOP_NOISE_OK);
-    vyre_bench_point_list_free(pts);
+    vyre_free(pts);
 
     vyre_bench_sample *s = NULL;
     cr_assert_eq(vyre_bench_samples_get(db, p, &s, &n, NULL), 0);
@@ -218,7 +218,7 @@ Test(bench_db, run_lifecycle_done)
     cr_assert_float_eq(s[5].value, 13.0, 1e-12);
     cr_assert_float_eq(s[5].wall, 113.0, 1e-12);
     cr_assert_eq(s[5].sm_clock_mhz, 1980);
-    vyre_bench_sample_list_free(s);
+    vyre_free(s);
 
     vyre_bench_kernel_row *kr = NULL;
     cr_assert_eq(vyre_bench_kernels_get(db, p, &kr, &n, NULL), 0);
@@ -226,7 +226,7 @@ Test(bench_db, run_lifecycle_done)
     cr_assert_str_eq(kr[0].name, "empty_kernel");
     cr_assert_eq(kr[0].count, 3);
     cr_assert_float_eq(kr[0].median_ns, 60.0, 1e-9);
-    vyre_bench_kernel_row_list_free(kr);
+    vyre_free(kr);
     vyre_results_close(db);
 }
 
@@ -391,7 +391,7 @@ Test(bench_db, resolve_run_references)
     cr_assert_eq(n, 4);
     cr_assert_eq(runs[0].id, running, "newest first");
     cr_assert_eq(runs[2].id, b);
-    vyre_bench_run_list_free(runs);
+    vyre_free(runs);
     vyre_results_close(db);
 }
 
@@ -426,7 +426,7 @@ Test(bench_db, compare_verdicts)
     size_t n = 0;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_bench_compare_runs(db, a, b, NULL, &rows, &n, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_bench_compare_runs(db, &a, 1, b, NULL, &rows, &n, &e), 0, "%s", e.message);
     cr_assert_eq(n, 5);
     cr_assert_str_eq(rows[0].a.benchmark, "p.slower");
     cr_assert(rows[0].has_a && rows[0].has_b);
@@ -437,7 +437,7 @@ Test(bench_db, compare_verdicts)
     cr_assert(rows[3].has_a && !rows[3].has_b, "only in A");
     cr_assert(!rows[4].has_a && rows[4].has_b, "only in B");
     cr_assert_str_eq(rows[4].b.benchmark, "p.only_b");
-    vyre_bench_cmp_row_list_free(rows);
+    vyre_free(rows);
     vyre_results_close(db);
 }
 
@@ -487,7 +487,7 @@ Test(bench_db, measure_stops_by_rule_and_flags_outliers)
     cr_assert_eq(s[4].outlier, 1, "the 7th call (5th sample) is the outlier");
     cr_assert_eq(s[3].outlier, 0);
     cr_assert_str_neq(pt.stop, "");
-    vyre_bench_sample_list_free(s);
+    vyre_free(s);
 
     /* Ctrl-C: stops, and the point is incomplete. */
     volatile sig_atomic_t stop = 0;
@@ -521,7 +521,7 @@ Test(bench_db, measure_stops_on_robust_noise_despite_an_outlier)
     cr_assert_eq(n, 10, "stops as soon as the minimum is met: %s", pt.stop);
     cr_assert_gt(pt.stats.rel_stddev, 0.02, "stddev / mean is kept as it is");
     cr_assert_lt(pt.stats.robust_noise, 0.02);
-    vyre_bench_sample_list_free(s);
+    vyre_free(s);
 }
 
 Test(bench_db, datasheet_peaks)
@@ -682,7 +682,7 @@ Test(bench_db, runs_show_the_suites_that_ran)
     cr_assert_eq(vyre_bench_runs_list(db, 0, &list, &n, NULL), 0);
     cr_assert_eq(n, 2);
     cr_expect_str_eq(list[1].suites, "launch");
-    vyre_bench_run_list_free(list);
+    vyre_free(list);
     vyre_results_close(db);
 }
 
@@ -737,14 +737,13 @@ static vyre_stats_verdict pooled_verdict(vyre_results *db, const char *sel, int6
     vyre_error_clear(&e);
     cr_assert_eq(vyre_results_select_pool(db, sel, b, ids, &n, &asked, &e), 0, "%s", e.message);
     vyre_bench_cmp_row *rows = NULL;
-    cr_assert_eq(vyre_bench_compare_pooled(db, ids, n, b, NULL, &rows, &nr, &e), 0, "%s",
-                 e.message);
+    cr_assert_eq(vyre_bench_compare_runs(db, ids, n, b, NULL, &rows, &nr, &e), 0, "%s", e.message);
     cr_assert_eq(nr, 1);
     cr_assert(rows[0].has_a && rows[0].has_b);
     vyre_stats_verdict v = rows[0].cmp.verdict;
     *pooled = n;
     *rounds_a = rows[0].cmp.rounds_a;
-    vyre_bench_cmp_row_list_free(rows);
+    vyre_free(rows);
     return v;
 }
 
@@ -779,9 +778,9 @@ Test(bench_db, a_baseline_pools_the_rounds_of_the_last_k_runs)
     vyre_error_clear(&e);
     cr_assert_eq(vyre_results_select_pool(db, "gpu=H100 last:5", same, ids, &n, &asked, &e), 0);
     vyre_bench_cmp_row *rows = NULL;
-    cr_assert_eq(vyre_bench_compare_pooled(db, ids, n, same, NULL, &rows, &nr, &e), 0);
+    cr_assert_eq(vyre_bench_compare_runs(db, ids, n, same, NULL, &rows, &nr, &e), 0);
     cr_assert_float_eq(rows[0].a.stats.median, 100, 0.6, "%g", rows[0].a.stats.median);
-    vyre_bench_cmp_row_list_free(rows);
+    vyre_free(rows);
     vyre_results_close(db);
 }
 

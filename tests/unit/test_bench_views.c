@@ -196,7 +196,7 @@ Test(bench_views_db, views_round_trip_and_kernel_view_comes_from_the_records)
     cr_assert_eq(pts[2].id, none);
     cr_assert_eq(pts[2].batch_ns, 0, "not measured reads back as 0");
     cr_assert_eq(pts[2].kernel_ns, 0);
-    vyre_bench_point_list_free(pts);
+    vyre_free(pts);
     vyre_results_close(db);
 
     cr_assert_eq(tu_db_int(g_path, "SELECT count(*) FROM points WHERE batch_ns IS NULL"), 1,
@@ -229,7 +229,7 @@ Test(bench_views_db, the_traced_time_is_noted_once_beside_the_batch_view)
                      "12.0 GB/s; kernel is a traced time: CUPTI's tracing slowed the launches "
                      "7.0% (114.35 us vs batch 106.91 us)");
     cr_assert_str_eq(pts[1].note, "", "no batch view, nothing to compare with");
-    vyre_bench_point_list_free(pts);
+    vyre_free(pts);
     vyre_results_close(db);
 }
 

@@ -22,6 +22,7 @@
 #include <xxhash.h>
 
 #include "cache/cache_internal.h"
+#include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
 

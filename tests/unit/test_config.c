@@ -78,7 +78,7 @@ static const char *get_text(const char *path)
 
 static int parse(vyre_config *c, const char *text, vyre_error *e)
 {
-    vyre_config_init(c);
+    vyre__config_init(c);
     vyre_error_clear(e);
     return vyre__config_parse(c, text, strlen(text), VYRE_CONF_FROM_CACHE_FILE, "f.conf", e);
 }
@@ -91,7 +91,7 @@ static void value_of(const vyre_config *c, int k, char *buf, size_t size)
 Test(config, defaults)
 {
     vyre_config c;
-    vyre_config_init(&c);
+    vyre__config_init(&c);
     cr_assert_eq(c.max_size, UINT64_C(5) << 30);
     cr_assert_eq(c.max_age_ns, 0);
     cr_assert_eq(c.umask, -1);
@@ -180,7 +180,7 @@ Test(config, errors_name_the_line_and_leave_earlier_keys)
     vyre_config c;
     vyre_error e;
     const char nul[] = "max_size = 1G\0\n";
-    vyre_config_init(&c);
+    vyre__config_init(&c);
     cr_assert_eq(vyre__config_parse(&c, nul, sizeof nul - 1, VYRE_CONF_FROM_USER_FILE, "n", &e),
                  VYRE_ECONFIG);
     cr_assert_str_eq(e.message, "n:1: NUL byte in the line");
@@ -271,7 +271,7 @@ Test(config, the_cache_honours_its_file)
     vyre_cache_close(c);
     /* The caller's configuration instead of the files. */
     vyre_config mine;
-    vyre_config_init(&mine);
+    vyre__config_init(&mine);
     vyre_cache_open_opts o;
     vyre_cache_open_opts_init(&o);
     cr_assert_eq(o.umask, -1);
@@ -522,7 +522,7 @@ Test(config, max_size_without_a_unit_is_gib_and_reads_back)
     value_of(&c, VYRE_CONF_MAX_SIZE, v, sizeof v);
     cr_assert_str_eq(v, "429496730B");
     vyre_config back;
-    vyre_config_init(&back);
+    vyre__config_init(&back);
     cr_assert_eq(vyre__config_set(&back, "max_size", v, VYRE_CONF_FROM_OVERRIDE, "-o", 0, &e), 0);
     cr_assert_eq(back.max_size, c.max_size);
     cr_assert_eq(parse(&c, "max_size = 0.0000001K\n", &e), VYRE_ECONFIG);
@@ -573,7 +573,7 @@ Test(config, triton_and_inductor_max_size_from_each_layer)
     /* Default 0: no limit; Triton and Inductor never evict by themselves. */
     vyre_config c;
     vyre_error e;
-    vyre_config_init(&c);
+    vyre__config_init(&c);
     cr_assert_eq(c.triton_max_size, 0);
     cr_assert_eq(c.inductor_max_size, 0);
     char v[64], w[1200];

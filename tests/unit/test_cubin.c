@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cubin.h"
 #include "cache/blob_internal.h"
+#include "cuda/compile_internal.h"
 #include "fakecubin.h"
 #include "testutil.h"
 #include "vyre/blob.h"

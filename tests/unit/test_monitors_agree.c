@@ -503,7 +503,7 @@ Test(monitors_agree, the_join_of_gpu_processes_and_pages)
                              "40 dev -1 on 0\n"
                              "50(nvml) dev 0 on 2 sm 5\n"
                              "60(nvml) dev 1 on 1\n");
-    vyre_gpu_join_free(r);
+    vyre_free(r);
 
     /* Room for one row of NVML's alone: the lowest pid's. */
     b.len = 0;
@@ -514,7 +514,7 @@ Test(monitors_agree, the_join_of_gpu_processes_and_pages)
                              "10 dev 1 on 0\n"
                              "30 dev 0 on 2 mem 3072 sm 60\n"
                              "40 dev -1 on 0\n");
-    vyre_gpu_join_free(r);
+    vyre_free(r);
 
     /* No sample: the pages, with their kernels' devices. */
     b.len = 0;
@@ -524,7 +524,7 @@ Test(monitors_agree, the_join_of_gpu_processes_and_pages)
                              "10 dev 1 on 0\n"
                              "30 dev 1 on 0\n"
                              "40 dev -1 on 0\n");
-    vyre_gpu_join_free(r);
+    vyre_free(r);
 
     cr_assert_eq(vyre_gpu_join(NULL, NULL, 0, SIZE_MAX, &r, &n, NULL), VYRE_OK);
     cr_assert_null(r);

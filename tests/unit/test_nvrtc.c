@@ -16,11 +16,13 @@
 #include <string.h>
 
 #include "cache/key_internal.h"
+#include "cuda/compile_internal.h"
+#include "cuda/nvrtc_internal.h"
 #include "testutil.h"
 #include "vyre/blob.h"
 #include "vyre/cache.h"
 #include "vyre/compile.h"
-#include "vyre/jitlink.h"
+#include "cuda/jitlink.h"
 #include "vyre/key.h"
 #include "vyre/nvrtc.h"
 

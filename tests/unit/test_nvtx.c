@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/counters_internal.h"
+#include "trace/nvtx_internal.h"
 #include "vyre/counters.h"
 #include "vyre/nvtx.h"
 

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/compile_internal.h"
+#include "cuda/pipeline_internal.h"
 #include "fakecubin.h"
 #include "testutil.h"
 #include "vyre/blob.h"

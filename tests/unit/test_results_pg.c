@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "bench/bench_internal.h"
+#include "bench/results_internal.h"
 #include "bench/stats_internal.h"
 #include "bench/store_dialect.h"
 #include "bench/store_url.h"
@@ -230,7 +231,7 @@ Test(results_pg, a_run_is_written_and_read_back_as_on_a_file)
     int64_t last = 0;
     cr_assert_eq(vyre_bench_run_resolve(db, "last", &last, &e), 0, "%s", e.message);
     cr_assert_eq(last, run);
-    vyre_bench_point_list_free(pts);
+    vyre_free(pts);
     cr_assert_eq(vyre_bench_points_get(db, run, &pts, &np, &e), 0, "%s", e.message);
     cr_assert_eq(pts[0].rounds, 3);
     cr_assert_float_eq(pts[0].kernel_ns, 901, 1e-9);
@@ -249,12 +250,13 @@ Test(results_pg, a_run_is_written_and_read_back_as_on_a_file)
     cr_assert_eq(kr[0].count, 3);
     vyre_bench_cmp_row *cmp = NULL;
     size_t nc = 0;
-    cr_assert_eq(vyre_bench_compare_runs(db, run, run, NULL, &cmp, &nc, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre_bench_compare_runs(db, &run, 1, run, NULL, &cmp, &nc, &e), 0, "%s",
+                 e.message);
     cr_assert_eq(nc, 2);
-    vyre_bench_cmp_row_list_free(cmp);
-    vyre_bench_kernel_row_list_free(kr);
-    vyre_bench_sample_list_free(s);
-    vyre_bench_point_list_free(pts);
+    vyre_free(cmp);
+    vyre_free(kr);
+    vyre_free(s);
+    vyre_free(pts);
     /* A failed run keeps only its row, as on a file. */
     int64_t bad = begin_run(db, NULL, "NVIDIA H200");
     cr_assert_eq(add_point(db, bad, 0, 10, 8, &e), 0, "%s", e.message);
@@ -271,7 +273,7 @@ Test(results_pg, a_run_is_written_and_read_back_as_on_a_file)
     size_t nr = 0;
     cr_assert_eq(vyre_bench_runs_list(db, 0, &runs, &nr, &e), 0, "%s", e.message);
     cr_assert_eq(nr, 1);
-    vyre_bench_run_list_free(runs);
+    vyre_free(runs);
     vyre_results_close(db);
 }
 
@@ -342,11 +344,11 @@ Test(results_pg, four_processes_write_runs_at_once_into_a_new_database)
             size_t ns = 0;
             cr_assert_eq(vyre_bench_samples_get(db, p[j].id, &s, &ns, &e), 0);
             cr_assert_eq(ns, 32);
-            vyre_bench_sample_list_free(s);
+            vyre_free(s);
         }
-        vyre_bench_point_list_free(p);
+        vyre_free(p);
     }
-    vyre_bench_run_list_free(runs);
+    vyre_free(runs);
     vyre_results_close(db);
 }
 
@@ -416,7 +418,7 @@ Test(results_pg, a_read_only_role_reads_and_gets_one_clear_error_on_write)
     vyre_error_clear(&e);
     cr_assert_eq(vyre_bench_runs_list(db, 0, &runs, &n, &e), 0, "%s", e.message);
     cr_assert_eq(n, 1);
-    vyre_bench_run_list_free(runs);
+    vyre_free(runs);
     vyre_bench_run r;
     memset(&r, 0, sizeof r);
     snprintf(r.suites, sizeof r.suites, "launch");
@@ -543,12 +545,12 @@ Test(results_pg, a_session_the_server_ended_is_sought_again_for_a_read_and_a_wri
     size_t np = 0;
     cr_assert_eq(vyre_bench_points_get(db, run, &p, &np, &e), 0, "read: %s", e.message);
     cr_assert_eq(np, 1);
-    vyre_bench_point_list_free(p);
+    vyre_free(p);
     end_vyre_sessions();
     cr_assert_eq(add_point(db, run, 1, 700, 48, &e), 0, "write: %s", e.message);
     cr_assert_eq(vyre_bench_points_get(db, run, &p, &np, &e), 0, "%s", e.message);
     cr_assert_eq(np, 2);
-    vyre_bench_point_list_free(p);
+    vyre_free(p);
     vyre_results_close(db);
 }
 
@@ -622,9 +624,9 @@ Test(results_pg, a_server_stopped_mid_run_leaves_the_run_interrupted_and_nothing
     size_t ns = 0;
     cr_assert_eq(vyre_bench_samples_get(db, p[0].id, &s, &ns, &e), 0);
     cr_assert_eq(ns, 48, "the finished point has all its samples");
-    vyre_bench_sample_list_free(s);
-    vyre_bench_point_list_free(p);
-    vyre_bench_run_list_free(runs);
+    vyre_free(s);
+    vyre_free(p);
+    vyre_free(runs);
     vyre_results_close(db);
     /* Nothing of the second point: no row at all, finished or not. */
     ts_postgres_exec(&g_pg, NULL,
@@ -683,7 +685,7 @@ static void machine(const char *path, const char *host, const char *gpu)
         a.end_ns = 1234;
         a.grid[0] = 7;
         cr_assert_eq(vyre__bench_point_records(db, run, p[1].id, &a, 1, &e), 0, "%s", e.message);
-        vyre_bench_point_list_free(p);
+        vyre_free(p);
         cr_assert_eq(vyre__bench_run_finish(db, run, VYRE_RUN_DONE, NULL, &e), 0);
     }
     vyre_results_close(db);
@@ -731,8 +733,8 @@ static void same_run(vyre_results *x, int64_t a, vyre_results *y, int64_t b)
             cr_assert_eq(memcmp(&sa[k].wall, &sb[k].wall, sizeof(double)), 0);
             cr_assert_eq(sa[k].round, sb[k].round);
         }
-        vyre_bench_sample_list_free(sa);
-        vyre_bench_sample_list_free(sb);
+        vyre_free(sa);
+        vyre_free(sb);
         vyre_bench_kernel_row *ka = NULL, *kb = NULL;
         size_t nka = 0, nkb = 0;
         cr_assert_eq(vyre_bench_kernels_get(x, pa[i].id, &ka, &nka, NULL), 0);
@@ -742,11 +744,11 @@ static void same_run(vyre_results *x, int64_t a, vyre_results *y, int64_t b)
             cr_assert_str_eq(ka[k].name, kb[k].name);
             cr_assert_float_eq(ka[k].median_ns, kb[k].median_ns, 0);
         }
-        vyre_bench_kernel_row_list_free(ka);
-        vyre_bench_kernel_row_list_free(kb);
+        vyre_free(ka);
+        vyre_free(kb);
     }
-    vyre_bench_point_list_free(pa);
-    vyre_bench_point_list_free(pb);
+    vyre_free(pa);
+    vyre_free(pb);
 }
 
 Test(results_pg, two_machines_push_their_runs_once_and_pull_them_back_whole)
@@ -776,7 +778,7 @@ Test(results_pg, two_machines_push_their_runs_once_and_pull_them_back_whole)
     size_t n = 0;
     vyre_bench_run *r = runs_of(pg, &n);
     cr_assert_eq(n, 4, "pushing twice copied twice");
-    vyre_bench_run_list_free(r);
+    vyre_free(r);
     same_run(a, 2, pg, ids[1]);
     same_run(b, 1, pg, ids[2]);
     /* Pulled into a third file: the same again, ids of its own. */
@@ -851,7 +853,7 @@ Test(results_pg, a_baseline_is_chosen_by_gpu_model_and_branch_on_both_engines)
             vyre_results_history(stores[s], "launch.stream", NULL, "gpu=H200", &h, &nh, &e), 0,
             "%s", e.message);
         cr_assert_eq(nh, 4, "two H200 runs of two points");
-        vyre_results_history_free(h);
+        vyre_free(h);
         cr_assert_eq(vyre_results_history(stores[s], "launch.stream", "N=2048", NULL, &h, &nh, &e),
                      0, "%s", e.message);
         cr_assert_eq(nh, 4, "one point of each of the four runs");
@@ -861,7 +863,7 @@ Test(results_pg, a_baseline_is_chosen_by_gpu_model_and_branch_on_both_engines)
         cr_assert_str_eq(h[3].gpu_name, "NVIDIA H200");
         cr_assert_str_eq(h[2].git_ref, "main");
         cr_assert_float_eq(h[3].median_ns, 3102.5, 1e-9); /* 3100 + median of i % 7, i < 24 */
-        vyre_results_history_free(h);
+        vyre_free(h);
         cr_assert_eq(
             vyre_results_history(stores[s], "launch.stream", NULL, "gpu=H200 last", &h, &nh, &e),
             VYRE_EINVAL, "a filter has no 'last'");

@@ -773,13 +773,13 @@ Test(telemetry, list_enumerates_pid_pages_only, .init = setup_dir, .fini = teard
     cr_assert_eq(v[2].pid, INT32_MAX);
     join(path, sizeof path, g_dir, "45.vtel");
     cr_assert_str_eq(v[0].path, path);
-    vyre_telemetry_list_free(v);
-    vyre_telemetry_list_free(NULL);
+    vyre_free(v);
+    vyre_free(NULL);
 
     /* NULL: $VYRE_TELEMETRY_DIR. */
     cr_assert_eq(vyre_telemetry_list(NULL, &v, &n, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(n, 3);
-    vyre_telemetry_list_free(v);
+    vyre_free(v);
 
     /* No directory yet: nobody published; an empty list. */
     join(path, sizeof path, g_dir, "none");

@@ -111,7 +111,7 @@ int bench_ab_report(FILE *out, vyre_results *db, int64_t run_id, bench_format fm
     size_t n = 0;
     vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_bench_compare_runs(db, run_id, run_id, &co, &rows, &n, &err)) {
+    if (vyre_bench_compare_runs(db, &run_id, 1, run_id, &co, &rows, &n, &err)) {
         tool_report(&err);
         return TOOL_EXIT_ERROR;
     }
@@ -135,6 +135,6 @@ int bench_ab_report(FILE *out, vyre_results *db, int64_t run_id, bench_format fm
     }
     if (json)
         *json = arr;
-    vyre_bench_cmp_row_list_free(rows);
+    vyre_free(rows);
     return slower ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }

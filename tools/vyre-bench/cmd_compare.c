@@ -839,7 +839,7 @@ static int compare_checked(vyre_results *db, const compare_args *ca, const int64
 {
     vyre_error err;
     vyre_error_clear(&err);
-    if (vyre_bench_compare_pooled(db, pool, na, b, co, rows, n, &err)) {
+    if (vyre_bench_compare_runs(db, pool, na, b, co, rows, n, &err)) {
         tool_report(&err);
         return TOOL_EXIT_ERROR;
     }
@@ -878,7 +878,7 @@ int cmd_compare(int argc, char **argv)
     if (!code)
         code = compare_checked(db, &ca, pool, na, b, &co, &rows, &n);
     if (code) {
-        vyre_bench_cmp_row_list_free(rows);
+        vyre_free(rows);
         vyre_results_close(db);
         return code;
     }
@@ -891,7 +891,7 @@ int cmd_compare(int argc, char **argv)
     else
         print_table(pool, na, b, &co, rows, n, &t, bench_table_width(ca.wide, ca.width));
     report_unjudged(&t, ca.strict);
-    vyre_bench_cmp_row_list_free(rows);
+    vyre_free(rows);
     vyre_results_close(db);
     return t.outcome == VYRE_OUTCOME_FAIL           ? TOOL_EXIT_PROBLEMS
            : t.outcome == VYRE_OUTCOME_INCONCLUSIVE ? COMPARE_EXIT_INCONCLUSIVE

@@ -65,7 +65,7 @@ int cmd_export(int argc, char **argv)
     } else {
         code = bench_json_run(stdout, db, &r, pts, n, 1);
     }
-    vyre_bench_point_list_free(pts);
+    vyre_free(pts);
     vyre_results_close(db);
     return code;
 }

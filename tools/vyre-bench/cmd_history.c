@@ -103,7 +103,7 @@ int cmd_history(int argc, char **argv)
     if (!n)
         fprintf(stderr, "%s: note: no done run has a point of '%s'%s\n", tool_prog(), argv[optind],
                 filter || axes ? " that matches" : "");
-    vyre_results_history_free(rows);
+    vyre_free(rows);
     vyre_results_close(db);
     return TOOL_EXIT_OK;
 }

@@ -54,13 +54,13 @@ static int failed_runs(vyre_results *db, int64_t **ids, size_t *n, vyre_error *e
         return rc;
     *ids = malloc((nr ? nr : 1) * sizeof **ids);
     if (!*ids) {
-        vyre_bench_run_list_free(runs);
+        vyre_free(runs);
         return tool_set_error(err, VYRE_ENOMEM, NULL, "out of memory listing runs");
     }
     for (size_t i = nr; i-- > 0;) /* oldest first */
         if (runs[i].status == VYRE_RUN_FAILED)
             (*ids)[(*n)++] = runs[i].id;
-    vyre_bench_run_list_free(runs);
+    vyre_free(runs);
     return VYRE_OK;
 }
 

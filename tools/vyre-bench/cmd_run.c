@@ -171,7 +171,7 @@ static void refresh_views(run_out *o, vyre_results *db, int64_t run_id)
             memcpy(o->held[i].note, pts[j].note, sizeof o->held[i].note);
         }
     }
-    vyre_bench_point_list_free(pts);
+    vyre_free(pts);
 }
 
 static void hold_point(run_out *o, const vyre_bench_point *p)
@@ -385,7 +385,7 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
             code = bench_json_run_ab(stdout, db, &r, pts, np, 0, abj, store);
             abj = NULL;
         }
-        vyre_bench_point_list_free(pts);
+        vyre_free(pts);
     }
     json_decref(abj);
     if (!code && fmt == BENCH_TABLE) {

@@ -141,7 +141,7 @@ int cmd_runs(int argc, char **argv)
     print_table(runs, n, bench_table_width(wide, width));
     if (!n)
         printf("(no runs in %s)\n", vyre_results_path(db));
-    vyre_bench_run_list_free(runs);
+    vyre_free(runs);
     vyre_results_close(db);
     return TOOL_EXIT_OK;
 }

@@ -169,9 +169,9 @@ int cmd_show(int argc, char **argv)
             printf("  %-40.40s %6llu launches, median %s\n", tool_clean(k[j].name, name, 41),
                    (unsigned long long)k[j].count, med);
         }
-        vyre_bench_kernel_row_list_free(k);
+        vyre_free(k);
     }
-    vyre_bench_point_list_free(pts);
+    vyre_free(pts);
     vyre_results_close(db);
     return code;
 }

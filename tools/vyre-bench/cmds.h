@@ -46,7 +46,7 @@ int bench_open_db_existing(vyre_results **db);
 /* For a command that reads one run: argv[first] must be the only operand,
  * RUN (an id, 'last' or 'last-N'). Opens the database (tool_open_db: --db PATH)
  * and loads the run into *run and its points into *pts, *n (free them with
- * vyre_bench_point_list_free; close *db). Reports any error and returns
+ * vyre_free; close *db). Reports any error and returns
  * its exit code, leaving nothing open. */
 int bench_open_run(const char *sub, int argc, char **argv, int first, vyre_results **db,
                    vyre_bench_run *run, vyre_bench_point **pts, size_t *n);

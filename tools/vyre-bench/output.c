@@ -407,7 +407,7 @@ int bench_json_run_ab(FILE *out, vyre_results *db, const vyre_bench_run *run,
                                       ? json_integer((json_int_t)s[k].sm_clock_mhz * 1000000)
                                       : json_null(),
                                   "throttled", s[k].throttled, "outlier", s[k].outlier));
-            vyre_bench_sample_list_free(s);
+            vyre_free(s);
             json_object_set_new(pj, "samples", sa);
         }
         json_array_append_new(arr, pj);

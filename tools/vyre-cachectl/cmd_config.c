@@ -69,7 +69,7 @@ static json_t *key_json(const vyre_config *cf, int k)
     vyre_config_format_value(cf, k, value, sizeof value);
     vyre_config_format_where(cf, k, where, sizeof where);
     static const char *const origins[] = {"default", "user_file", "cache_file", "env", "option"};
-    const vyre_config_where *w = &cf->where[k];
+    const vyre_config_where *w = vyre_config_get_where(cf, k);
     json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "key", vyre_config_key_name(k), "value", value,
                           "origin", origins[w->origin], "where", where);
     if (w->origin == VYRE_CONF_FROM_USER_FILE || w->origin == VYRE_CONF_FROM_CACHE_FILE) {
@@ -88,7 +88,7 @@ static int confirm_shrink(const char *root, const vyre_config *cf, const char *v
     uint64_t max = 0;
     if (vyre_parse_cache_size(value, &max, NULL) || max == 0)
         return TOOL_EXIT_OK; /* a bad value: vyre_config_write says why; 0: no limit */
-    if (cf->where[VYRE_CONF_MAX_SIZE].origin > VYRE_CONF_FROM_CACHE_FILE)
+    if (vyre_config_get_where(cf, VYRE_CONF_MAX_SIZE)->origin > VYRE_CONF_FROM_CACHE_FILE)
         return TOOL_EXIT_OK; /* the environment or -o stays in force: nothing goes now */
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
@@ -201,7 +201,7 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
     int rc;
     if (value && k == VYRE_CONF_MAX_SIZE && (rc = confirm_shrink(root, cf, value, yes)))
         return rc;
-    if (vyre_config_write(root, key, value, cf->umask, &err)) {
+    if (vyre_config_write(root, key, value, (int)vyre_config_get_int(cf, VYRE_CONF_UMASK), &err)) {
         if (err.code == VYRE_ECONFIG)
             return tool_usage_error("config", err.hint[0] ? err.hint : NULL, "%s", err.message);
         return cachectl_fail(&err);
@@ -217,7 +217,7 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
         vyre_config_format_value(cf, k, v, sizeof v);
         vyre_config_format_where(cf, k, where, sizeof where);
         printf("%s = %s (%s)\n", key, v, where);
-        if (cf->where[k].origin > VYRE_CONF_FROM_CACHE_FILE)
+        if (vyre_config_get_where(cf, k)->origin > VYRE_CONF_FROM_CACHE_FILE)
             printf("note: %s overrides the cache's file\n", where);
     }
     cachectl_config_problems(cf, 1);
@@ -275,7 +275,7 @@ int cmd_config(int argc, char **argv)
     /* `config` is where the hints send a user whose configuration is
      * broken: it always runs, shows every value it could read, and then
      * the problems (a bad value still makes it exit 2). */
-    vyre_config *cf = malloc(sizeof *cf);
+    vyre_config *cf = vyre_config_new();
     if (!cf) {
         fprintf(stderr, "%s: error: out of memory\n", tool_prog());
         return TOOL_EXIT_ERROR;
@@ -284,8 +284,8 @@ int cmd_config(int argc, char **argv)
     vyre_error_clear(&err);
     int lrc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides,
                                VYRE_CONFIG_KEEP_GOING, &err);
-    if (lrc && lrc != VYRE_ECONFIG && lrc != VYRE_EUNSAFE && !cf->n_problems) {
-        free(cf);
+    if (lrc && lrc != VYRE_ECONFIG && lrc != VYRE_EUNSAFE && !vyre_config_problem_count(cf)) {
+        vyre_config_free(cf);
         return cachectl_fail(&err); /* no configuration to show (out of memory) */
     }
     if (nargs == 2 || unset) {
@@ -295,6 +295,6 @@ int cmd_config(int argc, char **argv)
         cachectl_config_problems(cf, 1);
         rc = lrc ? TOOL_EXIT_ERROR : TOOL_EXIT_OK;
     }
-    free(cf);
+    vyre_config_free(cf);
     return rc;
 }

@@ -243,15 +243,15 @@ static void apply_config(prune_args *a, const vyre_config *cf)
 {
     int configured =
         !a->have_size && !a->have_age && !a->po.arch && !a->po.stale_toolchain && !a->po.stale;
-    a->po.quarantine_max_age_ns = cf->quarantine_max_age_ns;
+    a->po.quarantine_max_age_ns = vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE);
     if (!configured)
         return;
-    if (cf->max_size) {
-        a->po.max_bytes = cf->max_size;
+    if (vyre_config_get_int(cf, VYRE_CONF_MAX_SIZE)) {
+        a->po.max_bytes = (uint64_t)vyre_config_get_int(cf, VYRE_CONF_MAX_SIZE);
         a->have_size = 1;
         a->size_arg = "max_size";
     }
-    a->po.max_age_ns = cf->max_age_ns;
+    a->po.max_age_ns = vyre_config_get_int(cf, VYRE_CONF_MAX_AGE);
 }
 
 /* The JSON document of a prune (schema_version 3: bytes on disk). */

@@ -37,14 +37,14 @@ enum { OPT_ADOPT = CACHECTL_OPT_FIRST_LOCAL };
  * does, a missing directory is refused before anything is created. */
 static int open_adopt(vyre_cache **out)
 {
-    vyre_config cf;
+    vyre_config *cf;
     char root[VYRE_CACHE_PATH_MAX];
     int rc = cachectl_config(&cf, root, sizeof root);
     if (rc)
         return rc;
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
-    oo.config = &cf;
+    oo.config = cf;
     oo.flags = VYRE_CACHE_READONLY | VYRE_CACHE_NO_INDEX | VYRE_CACHE_ADOPT;
     vyre_error err;
     vyre_error_clear(&err);

@@ -298,14 +298,14 @@ static int open_or_create(vyre_cache **cache)
 {
     vyre_error err;
     vyre_error_clear(&err);
-    vyre_config cf;
+    vyre_config *cf;
     char root[VYRE_CACHE_PATH_MAX];
     int crc = cachectl_config(&cf, root, sizeof root);
     if (crc)
         return crc;
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
-    oo.config = &cf;
+    oo.config = cf;
     oo.flags = VYRE_CACHE_NO_HIT_TRACK;
     if (vyre_cache_open(root, &oo, cache, &err))
         return cachectl_fail(&err);

@@ -119,10 +119,13 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const re
     json_object_set_new(limits, "max_cache_bytes",
                         st->max_size ? json_integer((json_int_t)st->max_size) : json_null());
     json_object_set_new(limits, "max_age_ns",
-                        cf->max_age_ns ? json_integer(cf->max_age_ns) : json_null());
+                        vyre_config_get_int(cf, VYRE_CONF_MAX_AGE)
+                            ? json_integer(vyre_config_get_int(cf, VYRE_CONF_MAX_AGE))
+                            : json_null());
     json_object_set_new(limits, "quarantine_max_age_ns",
-                        cf->quarantine_max_age_ns ? json_integer(cf->quarantine_max_age_ns)
-                                                  : json_null());
+                        vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE)
+                            ? json_integer(vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE))
+                            : json_null());
     json_object_set_new(o, "limits", limits);
     json_object_set_new(o, "remotes", remotes_json(rows, n_rows));
     tool_json_print(stdout, o);
@@ -237,16 +240,17 @@ static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const re
     } else {
         printf("  %-20s none (max_size = 0, %s)\n", "Cache size:", where);
     }
-    if (cf->max_age_ns) {
+    if (vyre_config_get_int(cf, VYRE_CONF_MAX_AGE)) {
         /* As configured (30d), not rounded to an age (4w): what 'config' shows. */
-        vyre_format_duration_exact(cf->max_age_ns, buf, sizeof buf);
+        vyre_format_duration_exact(vyre_config_get_int(cf, VYRE_CONF_MAX_AGE), buf, sizeof buf);
         printf("  %-20s %s (max_age)\n", "Unused blobs after:", buf);
     }
-    if (cf->quarantine_max_age_ns) {
-        vyre_format_duration_exact(cf->quarantine_max_age_ns, buf, sizeof buf);
+    if (vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE)) {
+        vyre_format_duration_exact(vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE), buf,
+                                   sizeof buf);
         printf("  %-20s %s (quarantine_max_age)\n", "Quarantine kept:", buf);
     }
-    if (cf->read_only)
+    if (vyre_config_get_int(cf, VYRE_CONF_READ_ONLY))
         printf("  %-20s yes (read_only)\n", "Read-only:");
     vyre_format_size(VYRE_BLOB_MAX_PAYLOAD, size, sizeof size);
     printf("  %-20s %s\n", "Blob payload:", size);

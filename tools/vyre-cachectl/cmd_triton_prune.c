@@ -280,12 +280,12 @@ static int nothing_to_do(const triton_opts *o, const char *why)
  * exit code. */
 static int auto_limit(const triton_opts *o, vyre_triton_prune_opts *po)
 {
-    vyre_config cf;
+    vyre_config *cf;
     char root[4096];
     int rc = cachectl_config(&cf, root, sizeof root);
     if (rc)
         return rc;
-    po->max_size = cf.triton_max_size;
+    po->max_size = (uint64_t)vyre_config_get_int(cf, VYRE_CONF_TRITON_MAX_SIZE);
     if (!po->max_size)
         return nothing_to_do(o, "triton_max_size is 0 (no limit; set it with 'vyre-cachectl "
                                 "config triton_max_size 20G')");

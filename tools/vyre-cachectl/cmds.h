@@ -108,9 +108,10 @@ enum {
 
 /* The configuration for the cache in use (--cache-dir or the default),
  * with the -o overrides. Its warnings (an unknown key in a file) are
- * printed on stderr (not with -q). 0, or the exit code after the error is
- * printed. */
-int cachectl_config(vyre_config *cf, char *root, size_t root_size);
+ * printed on stderr (not with -q). *cf is the process's one configuration
+ * (loaded again by each call; not freed by the caller). 0, or the exit
+ * code after the error is printed. */
+int cachectl_config(vyre_config **cf, char *root, size_t root_size);
 
 /* The root of the cache in use (--cache-dir or the default): 0, or the
  * exit code after the error is printed. */

@@ -229,10 +229,8 @@ int cachectl_root(char *root, size_t root_size)
 
 void cachectl_config_problems(const vyre_config *cf, int in_config)
 {
-    size_t n =
-        cf->n_problems < VYRE_CONFIG_MAX_PROBLEMS ? cf->n_problems : VYRE_CONFIG_MAX_PROBLEMS;
-    for (size_t i = 0; i < n; i++) {
-        const vyre_config_problem *p = &cf->problems[i];
+    size_t n = 0;
+    for (const vyre_config_problem *p; (p = vyre_config_problem_at(cf, n)); n++) {
         vyre_error e = p->error;
         if (in_config && e.remedy == VYRE_REMEDY_CACHE_CONFIG)
             e.remedy = VYRE_REMEDY_NONE; /* the hint would send the user where he is */
@@ -243,18 +241,24 @@ void cachectl_config_problems(const vyre_config *cf, int in_config)
             tool_hints(&e);
         }
     }
-    if (cf->n_problems > n && !g_cachectl.quiet)
+    if (vyre_config_problem_count(cf) > n && !g_cachectl.quiet)
         fprintf(stderr, "%s: warning: %zu more configuration problems not shown\n", tool_prog(),
-                cf->n_problems - n);
+                vyre_config_problem_count(cf) - n);
 }
 
-int cachectl_config(vyre_config *cf, char *root, size_t root_size)
+int cachectl_config(vyre_config **out, char *root, size_t root_size)
 {
+    static vyre_config *cf; /* the process's one; reachable, never freed */
     vyre_error err;
     vyre_error_clear(&err);
     int rc = cachectl_root(root, root_size);
     if (rc)
         return rc;
+    if (!cf && !(cf = vyre_config_new())) {
+        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
+        return TOOL_EXIT_ERROR;
+    }
+    *out = cf;
     rc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides, 0, &err);
     /* Warnings (an unknown key in a file) come first, whatever follows. */
     cachectl_config_problems(cf, 0);
@@ -270,14 +274,14 @@ int cachectl_open(int how, vyre_cache **out)
     vyre_error err;
     vyre_error_clear(&err);
     *out = NULL;
-    vyre_config cf;
+    vyre_config *cf;
     char root[VYRE_CACHE_PATH_MAX];
     int crc = cachectl_config(&cf, root, sizeof root);
     if (crc)
         return crc;
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
-    oo.config = &cf;
+    oo.config = cf;
     unsigned flags = VYRE_CACHE_NO_HIT_TRACK;
     if (how == CACHECTL_READ || how == CACHECTL_READ_OR_EMPTY) {
         flags |= VYRE_CACHE_READONLY;

@@ -156,7 +156,7 @@ static void take_pages(exporter *x, const vyre_telemetry_update *u)
         proc_gpu(p, rows[i].device);
         x->pages_ok++;
     }
-    vyre_gpu_join_free(rows);
+    vyre_free(rows);
 }
 
 void exp_collect_procs(exporter *x)

@@ -483,12 +483,12 @@ static void join_rows(top_snapshot *s, const vyre_telemetry_proc *pages, size_t 
     if (rc != VYRE_OK || (n && !s->procs)) {
         snprintf(s->tel_msg, sizeof s->tel_msg, "out of memory");
         s->tel_ok = 0;
-        vyre_gpu_join_free(rows);
+        vyre_free(rows);
         return;
     }
     for (size_t i = 0; i < n; i++)
         take_row(&s->procs[s->nprocs++], &rows[i]);
-    vyre_gpu_join_free(rows);
+    vyre_free(rows);
 }
 
 /* The process rows: every live or foreign telemetry page (the tracker

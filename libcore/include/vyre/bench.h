@@ -167,7 +167,7 @@ VYRE_EXTERN int vyre_bench_runs_delete(vyre_results *db, const int64_t *ids, siz
 /* ---- reading back --------------------------------------------------------- */
 
 /* The newest `limit` runs (0: all), newest first, into an array *out (the
- * caller's: vyre_bench_run_list_free). npoints is filled. */
+ * caller's: vyre_free). npoints is filled. */
 VYRE_EXTERN int vyre_bench_runs_list(vyre_results *db, size_t limit, vyre_bench_run **out,
                                      size_t *n, vyre_error *err);
 
@@ -186,12 +186,12 @@ VYRE_EXTERN int vyre_bench_run_get(vyre_results *db, int64_t id, vyre_bench_run 
                                    vyre_error *err);
 
 /* The finished points of a run in order (*out, the caller's:
- * vyre_bench_point_list_free). */
+ * vyre_free). */
 VYRE_EXTERN int vyre_bench_points_get(vyre_results *db, int64_t run_id, vyre_bench_point **out,
                                       size_t *n, vyre_error *err);
 
 /* The samples of a point in order (*out, the caller's:
- * vyre_bench_sample_list_free). */
+ * vyre_free). */
 VYRE_EXTERN int vyre_bench_samples_get(vyre_results *db, int64_t point_id, vyre_bench_sample **out,
                                        size_t *n, vyre_error *err);
 
@@ -204,7 +204,7 @@ typedef struct vyre_bench_kernel_row {
     double total_ns;
 } vyre_bench_kernel_row;
 
-/* *out (the caller's: vyre_bench_kernel_row_list_free), longest total
+/* *out (the caller's: vyre_free), longest total
  * first. */
 VYRE_EXTERN int vyre_bench_kernels_get(vyre_results *db, int64_t point_id,
                                        vyre_bench_kernel_row **out, size_t *n, vyre_error *err);
@@ -231,7 +231,7 @@ typedef struct vyre_bench_cmp_row {
 } vyre_bench_cmp_row;
 
 /*
- * Compares every point of run b against run a (the baseline) on their
+ * Compares every point of run b against run a[0] (the baseline) on their
  * stored samples with vyre__stats_compare_rounds (samples grouped by their
  * round); rows in a's order, then points only b has. Then, for each
  * point, the drift of its timer kind between the runs: host points
@@ -248,14 +248,9 @@ typedef struct vyre_bench_cmp_row {
  * A/B run (points with variants) compared with itself (a == b) matches
  * each A point with the B point of the same place instead: B/A of the
  * samples the run alternated; its shared references match themselves.
- * *out is the caller's: vyre_bench_cmp_row_list_free. opts NULL: defaults.
- */
-VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
-                                        const vyre_stats_compare_opts *opts,
-                                        vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
-
-/*
- * As vyre_bench_compare_runs with a baseline pooled from na runs a[0..na-1]
+ * *out is the caller's: vyre_free. opts NULL: defaults.
+ *
+ * With na > 1 the baseline is pooled from runs a[0..na-1]
  * (newest first, e.g. from vyre_results_select_pool; 1 to
  * VYRE_RESULTS_POOL_MAX): the points are a[0]'s, and each takes the
  * samples of the same point (suite, benchmark, axes, device, mode,
@@ -263,11 +258,10 @@ VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, int64_t a, int64_t b,
  * rounds of their own, so the hierarchical bootstrap sees run-to-run drift
  * as variance between rounds. Row field a is a[0]'s point with its median
  * (a.stats.median) the pooled one; cmp.rounds_a counts the pooled rounds.
- * na == 1 is vyre_bench_compare_runs.
  */
-VYRE_EXTERN int vyre_bench_compare_pooled(vyre_results *db, const int64_t *a, size_t na, int64_t b,
-                                          const vyre_stats_compare_opts *opts,
-                                          vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
+VYRE_EXTERN int vyre_bench_compare_runs(vyre_results *db, const int64_t *a, size_t na, int64_t b,
+                                        const vyre_stats_compare_opts *opts,
+                                        vyre_bench_cmp_row **out, size_t *n, vyre_error *err);
 
 /* The comparison as a whole (issue 34): PASS, FAIL (a point SLOWER) or
  * INCONCLUSIVE (nothing SLOWER, but too much could not be judged). */
@@ -309,12 +303,8 @@ VYRE_EXTERN void vyre_bench_compare_summarize(const vyre_bench_cmp_row *rows, si
 /* "PASS", "FAIL" or "INCONCLUSIVE". */
 VYRE_EXTERN const char *vyre_bench_outcome_name(vyre_bench_outcome o);
 
-/* Free the arrays the functions above return. NULL-safe. */
-VYRE_EXTERN void vyre_bench_run_list_free(vyre_bench_run *runs);
-VYRE_EXTERN void vyre_bench_point_list_free(vyre_bench_point *points);
-VYRE_EXTERN void vyre_bench_sample_list_free(vyre_bench_sample *samples);
-VYRE_EXTERN void vyre_bench_kernel_row_list_free(vyre_bench_kernel_row *rows);
-VYRE_EXTERN void vyre_bench_cmp_row_list_free(vyre_bench_cmp_row *rows);
+/* The arrays the functions above return are freed with vyre_free
+ * (vyre/error.h). */
 
 /* ---- suites and runs ------------------------------------------------------- */
 
@@ -542,11 +532,6 @@ VYRE_EXTERN void vyre_bench_run_result_release(vyre_bench_run_result *res);
  */
 VYRE_EXTERN int vyre_bench_host_start(int argc, char **argv, int *exit_code);
 
-/* The child half of vyre_bench_host_start alone (1: this process was the
- * child, exit with *exit_code; 0: it was not), for a program that names
- * another child_exe. Prefer vyre_bench_host_start. */
-VYRE_EXTERN int vyre_bench_child_main(int argc, char **argv, int *exit_code);
-
 /* A kernel of the built-in suites: CUDA C, compiled by NVRTC at run time. */
 typedef struct vyre_bench_kernel {
     const char *label; /* "matmul" */
@@ -559,10 +544,6 @@ typedef struct vyre_bench_kernel {
  * saxpy; *n set. Static storage. For programs that measure the same
  * kernels another way (perf/perf_dispatch.c). */
 VYRE_EXTERN const vyre_bench_kernel *vyre_bench_kernels(size_t *n);
-
-/* The datasheet DRAM bandwidth of a GPU by name, bytes/s: H100 SXM 3.35e12,
- * H100 PCIe 2.0e12, H200 4.8e12; 0 when unknown. *label names the part. */
-VYRE_EXTERN double vyre_bench_peak_bandwidth(const char *gpu_name, const char **label);
 
 #define VYRE_BENCH_GIT_REV_MAX 48
 #define VYRE_BENCH_GIT_REF_MAX 256

@@ -54,15 +54,6 @@ typedef struct vyre_compile_result {
 VYRE_EXTERN void vyre_compile_result_release(vyre_compile_result *res);
 
 /*
- * The toolchain identity stored in keys and blob headers: "nvrtc-<maj>.<min>"
- * for CUDA C (loads NVRTC for its version), "nvjitlink-<maj>.<min>" for PTX
- * (loads nvJitLink), "cubin" for cubin input. Returns 0, VYRE_EINVAL (bad
- * kind, buffer too small), VYRE_ENONVRTC, VYRE_ENOJITLINK or VYRE_EENV.
- */
-VYRE_EXTERN int vyre_compile_toolchain(vyre_source_kind kind, char *buf, size_t size,
-                                       vyre_error *err);
-
-/*
  * The current toolchain identities of every source kind that can be told
  * (CUDA C, PTX, cubin), for pruning stale blobs: writes up to cap of them
  * into out and their count into *n. Returns 0 when at least two are known
@@ -75,14 +66,6 @@ VYRE_EXTERN int vyre_compile_toolchains(char (*out)[VYRE_BLOB_TOOLCHAIN_MAX], si
 /* 1 when arch is "sm_" then 2 or 3 digits (no leading zero), then nothing,
  * "a" (arch-specific, e.g. sm_90a) or "f" (family, e.g. sm_100f). */
 VYRE_EXTERN int vyre_compile_arch_valid(const char *arch);
-
-/*
- * The cache key of req: backend "cuda", the toolchain identity above, req's
- * arch, features 0, req's options in order, the source kind and bytes (key
- * format v2: no entry name, so every kernel of a module shares one blob). Validates req
- * (VYRE_EINVAL with a hint) and may load NVRTC or nvJitLink for the toolchain identity.
- */
-VYRE_EXTERN int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error *err);
 
 /* The inputs vyre_compile_key hashes for req, into *in: its strings point
  * into req and into toolchain (the caller's buffer), so both must outlive
@@ -140,19 +123,6 @@ VYRE_EXTERN int vyre_compile_through_cache(vyre_cache *c, const vyre_compile_req
  */
 VYRE_EXTERN int vyre_source_kind_detect(const char *path, const void *data, size_t len,
                                         vyre_source_kind *kind);
-
-/*
- * The kernels (entry points) a cubin defines, from its ELF symbol table:
- * global STT_FUNC symbols defined in a ".text.<name>" section (only those
- * marked STO_CUDA_ENTRY when the cubin marks entries). *names is a malloc'ed
- * list of NUL-terminated names, one after the other (*names_len bytes in
- * all, *count names, each once, in symbol-table order; NULL when none).
- * The image is untrusted: every offset and size is checked, nothing outside
- * [0, len) is read. Returns 0, VYRE_EINVAL (not an ELF64 little-endian
- * file, or a table that points outside it) or VYRE_ENOMEM.
- */
-VYRE_EXTERN int vyre_cubin_kernels(const void *image, size_t len, char **names, size_t *names_len,
-                                   size_t *count, vyre_error *err);
 
 /*
  * The architecture a PTX module targets, from its ".target" directive (the

@@ -16,7 +16,7 @@
  *
  * File format: one "key = value" per line; blank lines and lines whose first
  * non-blank character is '#' are ignored; no quoting, no inline comments.
- * An unknown key in a file is a warning (vyre_config.problems, naming the
+ * An unknown key in a file is a warning (vyre_config_problem_at, naming the
  * file and line, with the nearest key as a hint) and the line is ignored,
  * so that a typo never locks anybody out; a bad value of a known key is
  * VYRE_ECONFIG naming the file and line. libcore prints neither: the
@@ -134,28 +134,54 @@ typedef struct vyre_config_problem {
     vyre_error error; /* "file:line: ..." and a hint */
 } vyre_config_problem;
 
-#define VYRE_CONFIG_MAX_PROBLEMS 8
+/*
+ * A loaded configuration. Opaque: its layout is libcore's, so a key added
+ * later changes no program built against this library. Read it with the
+ * getters below; change the cache's file with vyre_config_write and load
+ * again.
+ */
+typedef struct vyre_config vyre_config;
 
-typedef struct vyre_config {
-    uint64_t max_size;                               /* bytes; 0: no limit */
-    int64_t max_age_ns;                              /* 0: off */
-    int umask;                                       /* -1: not set */
-    int read_only;                                   /* 0 or 1 */
-    int64_t quarantine_max_age_ns;                   /* 0: kept */
-    char remote_storage[VYRE_CONFIG_LONG_VALUE_MAX]; /* remote list as written; "": none */
-    uint64_t triton_max_size;                        /* bytes; 0: no limit */
-    uint64_t inductor_max_size;                      /* bytes; 0: no limit */
-    char results_db[VYRE_CONFIG_LONG_VALUE_MAX];     /* vyre/results.h; "": the default */
-    vyre_config_where where[VYRE_CONF_N_KEYS];
-    /* What loading met and went past, in order; the caller prints them
-     * (libcore never does). n_problems may exceed VYRE_CONFIG_MAX_PROBLEMS:
-     * the ones past it are counted, not kept. */
-    size_t n_problems;
-    vyre_config_problem problems[VYRE_CONFIG_MAX_PROBLEMS];
-} vyre_config;
+/* A configuration holding the built-in defaults; NULL when out of memory.
+ * Free with vyre_config_free. */
+VYRE_EXTERN vyre_config *vyre_config_new(void);
 
-/* The built-in defaults. */
-VYRE_EXTERN void vyre_config_init(vyre_config *c);
+/* Frees c (NULL: nothing). */
+VYRE_EXTERN void vyre_config_free(vyre_config *c);
+
+/* Sets key (by name) to value in c alone, as "-o key=value" would (origin
+ * VYRE_CONF_FROM_OVERRIDE): for a program that fixes its configuration
+ * instead of reading one. Unknown key or bad value: VYRE_ECONFIG with a
+ * hint, c unchanged. The files are vyre_config_write's. */
+VYRE_EXTERN int vyre_config_set(vyre_config *c, const char *key, const char *value,
+                                vyre_error *err);
+
+/* The value of a number key: a size in bytes (max_size, triton_max_size,
+ * inductor_max_size; 0: no limit), a duration in nanoseconds (max_age,
+ * quarantine_max_age; 0: off), umask (-1: unset) or read_only (0 or 1).
+ * 0 for a text key or one out of range. */
+VYRE_EXTERN int64_t vyre_config_get_int(const vyre_config *c, int key);
+
+/* The value of a text key (remote_storage, results_db; "": unset) as
+ * written, remote_storage's passwords included (show it with
+ * vyre_config_format_value); NULL for a number key or one out of range.
+ * Valid until c is loaded again or freed. */
+VYRE_EXTERN const char *vyre_config_get_str(const vyre_config *c, int key);
+
+/* Where key's value came from (origin, file and line, the text as
+ * written); NULL for a key out of range. Valid until c is loaded again or
+ * freed. */
+VYRE_EXTERN const vyre_config_where *vyre_config_get_where(const vyre_config *c, int key);
+
+/* How many problems the last vyre_config_load met (warnings, and errors
+ * that VYRE_CONFIG_KEEP_GOING went past), in order; the first few are
+ * kept, the rest only counted. */
+VYRE_EXTERN size_t vyre_config_problem_count(const vyre_config *c);
+
+/* Problem i of the last load, or NULL when it was only counted (i past
+ * those kept) or i >= vyre_config_problem_count. Valid until c is loaded
+ * again or freed. The caller shows them: libcore never prints. */
+VYRE_EXTERN const vyre_config_problem *vyre_config_problem_at(const vyre_config *c, size_t i);
 
 /* "max_size", ... (NULL out of range). */
 VYRE_EXTERN const char *vyre_config_key_name(int key);
@@ -170,10 +196,11 @@ VYRE_EXTERN int vyre_config_user_path(char *buf, size_t size, vyre_error *err);
 
 /* vyre_config_load's flags. */
 enum {
-    /* Go past bad values and refused settings: each is kept in c->problems
-     * (is_error 1) and leaves the key as the layers below set it; the
-     * first one is still returned (and in err), with c complete otherwise.
-     * For showing a broken configuration (vyre-cachectl config). */
+    /* Go past bad values and refused settings: each is kept in c's
+     * problems (is_error 1, vyre_config_problem_at) and leaves the key as
+     * the layers below set it; the first one is still returned (and in
+     * err), with c complete otherwise. For showing a broken configuration (vyre-cachectl config).
+     */
     VYRE_CONFIG_KEEP_GOING = 1u << 0,
 };
 
@@ -203,7 +230,7 @@ VYRE_EXTERN void vyre_config_format_where(const vyre_config *c, int key, char *b
  * fsync, rename), the last line setting key replaced (the others, comments
  * and blank lines kept), or a line appended. A missing cache directory is
  * created (0700). value NULL removes the key's lines. umask is the cache's
- * (vyre_config.umask; -1: unset): with one, the file is written
+ * (vyre_config_get_int(c, VYRE_CONF_UMASK); -1: unset): with one, the file is written
  * 0660 & ~umask whatever its mode was and whatever the process's umask (a
  * group cache's vyre.conf under 002 is 0660, so its members can read it,
  * and others never: it may hold remote_storage credentials); without one

@@ -79,7 +79,6 @@ typedef struct vyre_counters {
 
 /* "launches", ... (static), NULL when out of range. */
 VYRE_EXTERN const char *vyre_counter_name(vyre_counter_id id);
-VYRE_EXTERN const char *vyre_counter_unit(vyre_counter_id id);
 
 /* Adds n to a counter (the calling thread's slot, no lock prefix; any thread). */
 VYRE_EXTERN void vyre_counter_add(vyre_counter_id id, uint64_t n);
@@ -115,10 +114,6 @@ VYRE_EXTERN uint64_t vyre_hist_edge_nearest(uint64_t ns);
  */
 VYRE_EXTERN uint64_t vyre_range_hist_cumulative(const vyre_range_hist *h, const uint64_t *edges,
                                                 size_t n, uint64_t *out);
-
-/* Turns range timing off/on (on by default; VYRE_RANGE_TIMING=0 turns it
- * off at start). */
-VYRE_EXTERN void vyre_range_timing_enable(int on);
 
 #ifdef __cplusplus
 }

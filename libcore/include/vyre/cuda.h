@@ -59,10 +59,6 @@ VYRE_EXTERN int vyre_cuda_device_count(int *count, vyre_error *err);
 /* Fills *info for device `ordinal`. VYRE_ENODEV when out of range. */
 VYRE_EXTERN int vyre_cuda_device_info(int ordinal, vyre_device_info *info, vyre_error *err);
 
-/* Formats "sm_<major><minor>" into buf (e.g. "sm_90"). Returns 0 or
- * VYRE_EINVAL when the numbers are out of range or buf is too small. */
-VYRE_EXTERN int vyre_cuda_arch_name(int cc_major, int cc_minor, char *buf, size_t size);
-
 #ifdef __cplusplus
 }
 #endif

@@ -177,16 +177,6 @@ VYRE_EXTERN int vyre_cupti_nvtx_routed(void);
  */
 VYRE_EXTERN int vyre_cupti_start(const vyre_cupti_config *cfg, vyre_error *err);
 
-/*
- * Asks CUPTI to hand back buffers (cuptiActivityFlushAll) and delivers their
- * records to the sinks before returning. force = 0 returns only buffers
- * whose records are all complete; force = 1 returns every buffer, records
- * still in flight included (use it after synchronising, or at the end).
- * CUPTI does not synchronise the device: synchronise first to see every
- * kernel. No-op returning 0 when capture is off. Thread-safe; not from a sink.
- */
-VYRE_EXTERN int vyre_cupti_flush(int force, vyre_error *err);
-
 /* Disables every kind start enabled, flushes (forced) so sinks receive
  * everything captured, and unsubscribes. No-op returning 0 when capture is
  * off. Thread-safe; not from a sink. */
@@ -211,13 +201,6 @@ VYRE_EXTERN int vyre_cupti_remove_sink(vyre_activity_sink_fn fn, void *ctx);
 
 /* Copies the statistics (each field read atomically). */
 VYRE_EXTERN void vyre_cupti_stats_get(vyre_cupti_stats *out);
-
-/* "kernel", "memcpy", "memset", "overhead", "marker", "range"; "none" for
- * anything else. Static strings. */
-VYRE_EXTERN const char *vyre_activity_kind_name(vyre_activity_kind kind);
-
-/* "htod", "dtoh", "dtod", ... "unknown". Static strings. */
-VYRE_EXTERN const char *vyre_copy_kind_name(vyre_copy_kind kind);
 
 /*
  * Parsing raw CUPTI activity records, for a program that runs its own

@@ -117,6 +117,12 @@ VYRE_EXTERN int vyre_errno_code(int errnum);
 /* Resets err to "no error" (code 0, empty strings). err may be NULL. */
 VYRE_EXTERN void vyre_error_clear(vyre_error *err);
 
+/* Frees an array that a libvyrecore call returned for the caller to free
+ * "with vyre_free" (a list of runs, points, samples, history rows,
+ * telemetry pages, GPU process rows): one call for every such list, in the
+ * library's own allocator. NULL is a no-op. */
+VYRE_EXTERN void vyre_free(void *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -215,7 +215,7 @@ typedef struct vyre_gpu_proc_row {
  * telemetry readings (pages, as vyre_telemetry_tracker_update gives them)
  * by pid, into *out: a malloc'ed array of *n rows sorted by pid (a foreign
  * page after ours of the same pid) that the caller frees with
- * vyre_gpu_join_free. Every page is a row; so is every process NVML lists
+ * vyre_free. Every page is a row; so is every process NVML lists
  * (pid > 0, on GPUs whose VYRE_GPU_F_PROCS is valid) that no page of ours
  * names, once however many GPUs list it, while there are fewer than
  * max_rows rows (npages: none of them; SIZE_MAX: no limit). A row's device is the lowest NVML index
@@ -228,8 +228,7 @@ VYRE_EXTERN int vyre_gpu_join(const vyre_gpu_snapshot *gpus, const vyre_telemetr
                               size_t npages, size_t max_rows, vyre_gpu_proc_row **out, size_t *n,
                               vyre_error *err);
 
-/* Frees rows from vyre_gpu_join. NULL is a no-op. */
-VYRE_EXTERN void vyre_gpu_join_free(vyre_gpu_proc_row *rows);
+/* Rows from vyre_gpu_join are freed with vyre_free. */
 
 #ifdef __cplusplus
 }

@@ -49,16 +49,6 @@ typedef struct vyre_jitcache_info {
 VYRE_EXTERN int vyre_jitcache_resolve(uint64_t floor_bytes, vyre_jitcache_info *info,
                                       vyre_error *err);
 
-/*
- * Applies the contract once per process with the default floor: resolves,
- * creates the directory, and sets the three variables. Thread-safe: later
- * calls (from any thread) return the first call's result and fill info with
- * what was applied. info and err may be NULL. Must run before cuInit and
- * before other threads read the environment (setenv is not thread-safe
- * against concurrent getenv).
- */
-VYRE_EXTERN int vyre_jitcache_setup(vyre_jitcache_info *info, vyre_error *err);
-
 /* ---- reporting on and clearing the driver's JIT cache (jitcache_report.c) */
 
 /* What a JIT cache directory holds. */

@@ -45,13 +45,6 @@ typedef struct vyre_nvrtc_output {
  * zeroed struct, is a no-op. */
 VYRE_EXTERN void vyre_nvrtc_output_release(vyre_nvrtc_output *out);
 
-/* Loads NVRTC (see the top of this file) without compiling anything.
- * Returns 0, VYRE_ENONVRTC or VYRE_EENV. */
-VYRE_EXTERN int vyre_nvrtc_load(vyre_error *err);
-
-/* NVRTC's version (e.g. 13, 0). Loads NVRTC. */
-VYRE_EXTERN int vyre_nvrtc_version(int *major, int *minor, vyre_error *err);
-
 /*
  * Compiles len bytes of CUDA C (src need not be NUL-terminated) named `name`
  * (used in log lines such as "kernel.cu(3): error: ..."; NULL gives

@@ -65,19 +65,9 @@ VYRE_EXTERN const vyre_range_def *vyre_nvtx_catalog(size_t *count);
 /* The catalog entry for id, or NULL when id is out of range. */
 VYRE_EXTERN const vyre_range_def *vyre_nvtx_range(vyre_range_id id);
 
-/*
- * Validates a label of `len` bytes at `label`; label[len] must be its
- * terminating NUL (so len+1 bytes must be readable). Rules: 1 to
- * VYRE_NVTX_LABEL_MAX bytes; dot-separated segments of [a-z0-9_], none empty;
- * the first segment is "vyre". Returns 0 or VYRE_ELABEL with err saying why
- * (empty, too long, interior NUL, unterminated, bad character, bad segment).
- */
-VYRE_EXTERN int vyre_nvtx_label_validate(const char *label, size_t len, vyre_error *err);
-
 /* Push/pop a catalog range on the calling thread (no-ops with no NVTX tool
  * attached). Out-of-range ids are ignored. Thread-safe. */
 VYRE_EXTERN void vyre_nvtx_push(vyre_range_id id);
-VYRE_EXTERN void vyre_nvtx_push_payload(vyre_range_id id, uint64_t payload);
 VYRE_EXTERN void vyre_nvtx_pop(void);
 
 #ifdef __cplusplus

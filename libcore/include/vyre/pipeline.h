@@ -95,22 +95,9 @@ VYRE_EXTERN const char *vyre_ctx_arch(const vyre_ctx *ctx);
 /* The device's name, e.g. "NVIDIA H100 80GB HBM3" (owned by the ctx). */
 VYRE_EXTERN const char *vyre_ctx_device_name(const vyre_ctx *ctx);
 
-/* The CUDA ordinal the ctx was opened on. */
-VYRE_EXTERN int vyre_ctx_device(const vyre_ctx *ctx);
-
 /* The pipeline cache in use (owned as vyre_ctx_open says). */
 VYRE_EXTERN vyre_cache *vyre_ctx_cache(vyre_ctx *ctx);
 
-/* Makes the ctx's context current on the calling thread. */
-VYRE_EXTERN int vyre_ctx_make_current(vyre_ctx *ctx, vyre_error *err);
-
-/* Waits for all work on `stream` (a CUstream; NULL: the ctx's stream).
- * Counted as a sync. */
-VYRE_EXTERN int vyre_ctx_synchronize(vyre_ctx *ctx, void *stream, vyre_error *err);
-
-/* Interop with code that calls the driver itself: the CUcontext and the
- * ctx's CUstream, as void pointers. Owned by the ctx. */
-VYRE_EXTERN void *vyre_ctx_cu_context(const vyre_ctx *ctx);
 VYRE_EXTERN void *vyre_ctx_cu_stream(const vyre_ctx *ctx);
 
 /* What a memory pool has done. */
@@ -120,14 +107,6 @@ typedef struct vyre_pool_stats {
     uint64_t cached_bytes;  /* held on the free lists now */
     uint64_t cached_blocks; /* blocks on the free lists now */
 } vyre_pool_stats;
-
-/* Fills the stats of the transient device pool and of the pinned host
- * staging pool (either may be NULL). */
-VYRE_EXTERN void vyre_ctx_pool_stats(vyre_ctx *ctx, vyre_pool_stats *device,
-                                     vyre_pool_stats *pinned);
-
-/* Frees the memory held on the pools' free lists. */
-VYRE_EXTERN void vyre_ctx_trim_pools(vyre_ctx *ctx);
 
 /* ---- compiling ---------------------------------------------------------- */
 
@@ -199,7 +178,6 @@ VYRE_EXTERN const vyre_pipeline_info *vyre_pipeline_info_get(const vyre_pipeline
 
 /* Interop: p's CUfunction and CUmodule (owned by the ctx). */
 VYRE_EXTERN void *vyre_pipeline_cu_function(const vyre_pipeline *p);
-VYRE_EXTERN void *vyre_pipeline_cu_module(const vyre_pipeline *p);
 
 /* ---- dispatching -------------------------------------------------------- */
 
@@ -227,30 +205,6 @@ static inline vyre_launch_cfg vyre_launch_1d(unsigned grid, unsigned block)
  */
 VYRE_EXTERN int vyre_pipeline_launch(vyre_pipeline *p, const vyre_launch_cfg *cfg, void **args,
                                      vyre_error *err);
-
-/* A device-resident buffer. */
-VYRE_EXTERN int vyre_buffer_alloc(vyre_ctx *ctx, size_t size, vyre_buffer **out, vyre_error *err);
-
-/* Frees b (the GPU must be done with it). NULL is a no-op. */
-VYRE_EXTERN void vyre_buffer_free(vyre_buffer *b);
-
-/* Copies n bytes from host memory src to b at offset, through pinned
- * staging on the ctx's stream, and waits for the copy. VYRE_ERANGE when
- * offset + n is past the end. */
-VYRE_EXTERN int vyre_buffer_upload(vyre_buffer *b, size_t offset, const void *src, size_t n,
-                                   vyre_error *err);
-
-/* Copies n bytes of b at offset to host memory dst after the work queued
- * on the ctx's stream, and waits for it. Counted as a readback. */
-VYRE_EXTERN int vyre_buffer_download(vyre_buffer *b, size_t offset, void *dst, size_t n,
-                                     vyre_error *err);
-
-/* Queues zeroing of the whole of b on the ctx's stream (asynchronous). */
-VYRE_EXTERN int vyre_buffer_zero(vyre_buffer *b, vyre_error *err);
-
-/* The device address (a CUdeviceptr) and the size of b. */
-VYRE_EXTERN uint64_t vyre_buffer_device_ptr(const vyre_buffer *b);
-VYRE_EXTERN size_t vyre_buffer_size(const vyre_buffer *b);
 
 #define VYRE_MAX_ARGS 64 /* kernel parameters of one dispatch */
 
@@ -309,15 +263,6 @@ static inline vyre_arg vyre_arg_buffer(vyre_buffer *b)
 VYRE_EXTERN int vyre_pipeline_dispatch_host(vyre_pipeline *p, const vyre_launch_cfg *cfg,
                                             const vyre_arg *args, size_t nargs, vyre_error *err);
 
-/*
- * Resident dispatch: args are SCALAR and BUFFER only (no copies).
- * Asynchronous, like vyre_pipeline_launch. VYRE_EINVAL for other kinds or a
- * buffer of another ctx.
- */
-VYRE_EXTERN int vyre_pipeline_dispatch_resident(vyre_pipeline *p, const vyre_launch_cfg *cfg,
-                                                const vyre_arg *args, size_t nargs,
-                                                vyre_error *err);
-
 /* ---- batches and graphs ------------------------------------------------- */
 
 /*
@@ -341,15 +286,9 @@ VYRE_EXTERN int vyre_batch_add(vyre_batch *b, vyre_pipeline *p, const vyre_launc
  * or one whose add failed. */
 VYRE_EXTERN int vyre_batch_end(vyre_batch *b, vyre_graph **out, vyre_error *err);
 
-/* Ends the capture and discards it. NULL is a no-op. */
-VYRE_EXTERN void vyre_batch_abort(vyre_batch *b);
-
 /* Replays g on stream (a CUstream; NULL: the ctx's stream). Asynchronous.
  * Counts a graph launch, a batch dispatch and its kernels as launches. */
 VYRE_EXTERN int vyre_graph_launch(vyre_graph *g, void *stream, vyre_error *err);
-
-/* Kernels captured in g. */
-VYRE_EXTERN size_t vyre_graph_kernels(const vyre_graph *g);
 
 /* Interop: g's CUgraphExec (owned by g). */
 VYRE_EXTERN void *vyre_graph_cu_exec(const vyre_graph *g);

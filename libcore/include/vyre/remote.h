@@ -112,24 +112,6 @@ typedef struct vyre_remote_check {
 
 typedef struct vyre_remote_list vyre_remote_list;
 
-/*
- * Parses a remote list (see the top of this header). An empty or all-blank
- * spec is a list of none. Each bad URL or attribute is VYRE_EINVAL (a
- * token file with group/other access or not the caller's: VYRE_EUNSAFE)
- * with the offending text in quotes and a hint. Reads token files now. *out is the caller's:
- * vyre_remote_list_free. Makes no connection.
- */
-VYRE_EXTERN int vyre_remote_list_parse(const char *spec, vyre_remote_list **out, vyre_error *err);
-
-/* Frees a list and closes its connections. NULL is a no-op. */
-VYRE_EXTERN void vyre_remote_list_free(vyre_remote_list *l);
-
-/* Number of remotes (0 for NULL). */
-VYRE_EXTERN size_t vyre_remote_list_count(const vyre_remote_list *l);
-
-/* The i-th remote's description (owned by the list), NULL when out of range. */
-VYRE_EXTERN const vyre_remote_info *vyre_remote_list_info(const vyre_remote_list *l, size_t i);
-
 /* "http", "https", "redis", "rediss" (static). */
 VYRE_EXTERN const char *vyre_remote_scheme_name(vyre_remote_scheme s);
 

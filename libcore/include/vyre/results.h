@@ -174,7 +174,7 @@ VYRE_EXTERN int vyre_results_select_run(vyre_results *db, const char *selector, 
 /*
  * As vyre_results_select_run, and the selector may end with `last:K`
  * (K from 1 to VYRE_RESULTS_POOL_MAX): the K newest matching done runs,
- * newest first, whose rounds a baseline pools (vyre_bench_compare_pooled),
+ * newest first, whose rounds a baseline pools (vyre_bench_compare_runs),
  * run candidate (the one compared; 0: none) never among them, so a gate
  * run on main does not count itself among main's last K. *asked is K (1
  * for `last` and `last-N`, which give one run, as vyre_results_select_run
@@ -209,15 +209,14 @@ typedef struct vyre_results_history_row {
  * of the benchmark, only those of axes when axes is not NULL, of the runs
  * filter matches (KEY=VALUE words as vyre_results_select_run takes,
  * without last; NULL or "": all). Returns 0 and *out (free with
- * vyre_results_history_free), VYRE_EINVAL for a bad filter, or the
+ * vyre_free), VYRE_EINVAL for a bad filter, or the
  * store's errors. An unknown benchmark is 0 rows.
  */
 VYRE_EXTERN int vyre_results_history(vyre_results *db, const char *benchmark, const char *axes,
                                      const char *filter, vyre_results_history_row **out, size_t *n,
                                      vyre_error *err);
 
-/* Frees what vyre_results_history returned. NULL is a no-op. */
-VYRE_EXTERN void vyre_results_history_free(vyre_results_history_row *rows);
+/* What vyre_results_history returned is freed with vyre_free. */
 
 /* What a writer has done. */
 typedef struct vyre_results_writer_stats {
@@ -230,45 +229,6 @@ typedef struct vyre_results_writer_stats {
     int last_error;          /* code of the last failure seen by the sink path, 0 if none */
     char last_message[VYRE_ERROR_MESSAGE_MAX];
 } vyre_results_writer_stats;
-
-/*
- * Creates a timings writer on db. run_id > 0 fills timings.run_id (a bench
- * run); 0 leaves it NULL. Rows carry this host, this process id and the
- * time the writer was created (session_ns). Returns 0 and *out (free with
- * vyre_results_writer_free), VYRE_EINVAL or VYRE_ENOMEM.
- */
-VYRE_EXTERN int vyre_results_writer_new(vyre_results *db, int64_t run_id, vyre_results_writer **out,
-                                        vyre_error *err);
-
-/*
- * Queues n records as timings rows (kind NONE records are ignored). When
- * VYRE_RESULTS_BATCH or more rows are pending, flushes them (one
- * transaction). Records with a time or size above INT64_MAX are refused
- * as a whole call: VYRE_ERANGE, nothing queued. Past
- * VYRE_RESULTS_PENDING_MAX pending rows (flushes keep failing) new rows are
- * dropped and counted, and the call returns the flush error. Thread-safe.
- */
-VYRE_EXTERN int vyre_results_writer_add(vyre_results_writer *w, const vyre_activity *recs, size_t n,
-                                        vyre_error *err);
-
-/* Writes every pending row in one transaction. On failure the rows stay
- * pending for the next flush. Thread-safe. */
-VYRE_EXTERN int vyre_results_writer_flush(vyre_results_writer *w, vyre_error *err);
-
-/* A vyre_activity_sink_fn: `writer` is a vyre_results_writer. Errors go to
- * the writer's stats (last_error, last_message). Register with
- * vyre_cupti_add_sink(vyre_results_writer_sink, w, &err). */
-VYRE_EXTERN void vyre_results_writer_sink(const vyre_activity *recs, size_t n, void *writer);
-
-/* Copies the writer's statistics. Thread-safe. */
-VYRE_EXTERN void vyre_results_writer_stats_get(vyre_results_writer *w,
-                                               vyre_results_writer_stats *out);
-
-/* Flushes what is pending, best effort (call vyre_results_writer_flush
- * first to see errors: rows that fail here are lost), and frees the
- * writer. Remove it from the CUPTI sinks first (vyre_cupti_remove_sink).
- * NULL is a no-op. */
-VYRE_EXTERN void vyre_results_writer_free(vyre_results_writer *w);
 
 #ifdef __cplusplus
 }

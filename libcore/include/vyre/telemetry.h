@@ -111,6 +111,13 @@ VYRE_EXTERN int vyre_telemetry_dir(char *out, size_t size, vyre_error *err);
 VYRE_EXTERN int vyre_telemetry_open(vyre_telemetry **out, vyre_error *err);
 
 /*
+ * Removes the page (unlink) and unmaps it, then frees t. NULL is a no-op.
+ * In a forked child an inherited handle is only unmapped and freed, the
+ * parent's page stays. Not to be called while other threads use t.
+ */
+VYRE_EXTERN void vyre_telemetry_close(vyre_telemetry *t);
+
+/*
  * Copies the current counters snapshot and range histograms into the page
  * under its seqlock. Returns VYRE_OK (also for a NULL or inherited handle).
  * Thread-safe (concurrent publishers are serialized).
@@ -131,13 +138,6 @@ VYRE_EXTERN int vyre_telemetry_maybe_publish(vyre_telemetry *t, uint64_t now_ns)
  * returns VYRE_OK; VYRE_EINVAL when k is NULL. NULL t: no-op. Thread-safe.
  */
 VYRE_EXTERN int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_telemetry_kernel_record *k);
-
-/*
- * Removes the page (unlink) and unmaps it, then frees t. NULL is a no-op.
- * In a forked child an inherited handle is only unmapped and freed, the
- * parent's page stays. Not to be called while other threads use t.
- */
-VYRE_EXTERN void vyre_telemetry_close(vyre_telemetry *t);
 
 /*
  * The process-wide page, opened on first call (later calls cost two atomic
@@ -201,14 +201,13 @@ typedef struct vyre_telemetry_snapshot {
 /*
  * Lists the "<pid>.vtel" pages of dir (NULL: vyre_telemetry_dir()), sorted by
  * pid, into a malloc'ed array *out of *n entries that the caller frees with
- * vyre_telemetry_list_free. A missing directory is an empty list (VYRE_OK,
+ * vyre_free. A missing directory is an empty list (VYRE_OK,
  * *out NULL, *n 0); an unsafe one is VYRE_EUNSAFE. Other names are skipped.
  */
 VYRE_EXTERN int vyre_telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n,
                                     vyre_error *err);
 
-/* Frees a list from vyre_telemetry_list. NULL is a no-op. */
-VYRE_EXTERN void vyre_telemetry_list_free(vyre_telemetry_entry *entries);
+/* A list from vyre_telemetry_list is freed with vyre_free. */
 
 /*
  * Validates the page at path and copies it into *out. Errors: VYRE_ENOENT
@@ -222,27 +221,6 @@ VYRE_EXTERN void vyre_telemetry_list_free(vyre_telemetry_entry *entries);
  */
 VYRE_EXTERN int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out,
                                     vyre_error *err);
-
-/*
- * Whether the writer of a page copied by vyre_telemetry_read lives in
- * another PID namespace than the calling process: 1 when the page records
- * a namespace and it is not the caller's (or the caller's own cannot be
- * told), 0 when it is the caller's or the page does not say (layouts 1
- * and 2, a writer without /proc), also for NULL. A foreign page's pid and
- * start time mean nothing here: do not look it up in /proc, signal it or
- * match it with NVML's processes. Thread-safe.
- */
-VYRE_EXTERN int vyre_telemetry_foreign(const vyre_telemetry_snapshot *s);
-
-/*
- * Whether the writer of a page copied by vyre_telemetry_read is gone: 1
- * when its process is dead (kill(pid, 0) fails with ESRCH) or its pid now
- * belongs to another process (the page's start time differs from the live
- * process's), 0 when it is alive, when that cannot be told or when the
- * page is foreign (vyre_telemetry_foreign), also for NULL. Such a page is
- * stale: vyre_telemetry_reap would remove it.
- */
-VYRE_EXTERN int vyre_telemetry_stale(const vyre_telemetry_snapshot *s);
 
 /*
  * Removes the pages (and leftover "<pid>.vtel.tmp" files) in dir (NULL:

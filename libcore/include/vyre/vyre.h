@@ -23,7 +23,6 @@
 #include "config.h"
 #include "units.h"
 #include "nvrtc.h"
-#include "jitlink.h"
 #include "compile.h"
 #include "telemetry.h"
 #include "gpu.h"

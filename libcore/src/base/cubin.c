@@ -15,7 +15,7 @@
  * used, with overflow-safe arithmetic; nothing is read outside [0, len).
  * Hostile input yields VYRE_EINVAL with what was wrong, never a crash.
  */
-#include "vyre/compile.h"
+#include "base/cubin.h"
 
 #include <stdint.h>
 #include <stdlib.h>

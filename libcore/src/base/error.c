@@ -7,6 +7,7 @@
 #include "vyre/error.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -119,4 +120,9 @@ int vyre__errno_code(int e)
     default:
         return VYRE_EIO;
     }
+}
+
+void vyre_free(void *p)
+{
+    free(p);
 }

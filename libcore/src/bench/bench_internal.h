@@ -50,7 +50,7 @@ typedef struct vyre_bench_measure_opts {
 /*
  * Measures one point: fills stats, n_throttled, wall_median, stop_reason
  * and stop of *pt, and returns the samples in *samples (the caller's:
- * vyre_bench_sample_list_free; *n of them) with their throttle and outlier flags. When *stop
+ * vyre_free; *n of them) with their throttle and outlier flags. When *stop
  * becomes set, returns 0 with *interrupted = 1 (the point is incomplete:
  * do not store it). Returns 0 or the sample function's error.
  */
@@ -342,7 +342,7 @@ extern const char vyre__bench_block_ptx[];
  * stored (reference.gpu; see reference_gpu.c). */
 extern const char vyre__bench_reference_ptx[];
 
-/* ---- the three views of a GPU time (gpu_device.c, runs_db.c) ---- */
+/* ---- the three views of a GPU time (gpu_device.c, runs_points.c) ---- */
 
 /* The most launches between one pair of events in the batch view: all of
  * them are queued behind the blocking kernel before it is released, and a
@@ -429,5 +429,17 @@ int vyre__bench_point_finish(vyre_results *db, const vyre_bench_point *p,
  * run_id and point_id, in one transaction. */
 int vyre__bench_point_records(vyre_results *db, int64_t run_id, int64_t point_id,
                               const vyre_activity *recs, size_t n, vyre_error *err);
+
+/* ---- not exported (vyre/bench.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+/* The child half of vyre_bench_host_start alone (1: this process was the
+ * child, exit with *exit_code; 0: it was not), for a program that names
+ * another child_exe. Prefer vyre_bench_host_start. */
+int vyre_bench_child_main(int argc, char **argv, int *exit_code);
+
+/* The datasheet DRAM bandwidth of a GPU by name, bytes/s: H100 SXM 3.35e12,
+ * H100 PCIe 2.0e12, H200 4.8e12; 0 when unknown. *label names the part. */
+double vyre_bench_peak_bandwidth(const char *gpu_name, const char **label);
 
 #endif /* VYRE_BENCH_INTERNAL_H */

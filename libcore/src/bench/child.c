@@ -28,6 +28,7 @@
 #include "base/subprocess.h"
 #include "bench/bench_internal.h"
 #include "cuda/cuda_internal.h"
+#include "cuda/jitcache_internal.h"
 #include "vyre/bench.h"
 #include "vyre/cuda.h"
 #include "vyre/jitcache.h"

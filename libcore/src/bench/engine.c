@@ -25,7 +25,9 @@
 #include "bench/stats_internal.h"
 #include "cuda/cuda_internal.h"
 #include "base/internal.h"
+#include "cuda/cupti_internal.h"
 #include "cuda/nvml_internal.h"
+#include "trace/nvtx_internal.h"
 #include "vyre/nvtx.h"
 
 /* ---- one point ------------------------------------------------------------------ */

@@ -41,6 +41,7 @@
 #include "bench/bench_internal.h"
 #include "bench/gpu_internal.h"
 #include "cuda/cuda_internal.h"
+#include "cuda/pipeline_internal.h"
 #include "vyre/counters.h"
 #include "vyre/cuda.h"
 #include "vyre/pipeline.h"

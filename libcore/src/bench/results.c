@@ -16,6 +16,7 @@
  *     queue has its own mutex, taken before db->mu (lock order: writer,
  *     then db).
  */
+#include "cuda/cupti_internal.h"
 #include "vyre/results.h"
 
 #include <errno.h>

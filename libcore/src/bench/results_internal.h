@@ -1,8 +1,8 @@
 /*
- * results_internal.h - what the runs module (runs_db.c) needs of the
+ * results_internal.h - what the runs module (runs_*.c) needs of the
  * results database's connection: the results module owns the store (an
  * engine behind store.h's operations table), its schema steps and its
- * lock; runs_db.c owns what its tables mean. Not public API.
+ * lock; the runs module owns what its tables mean. Not public API.
  *
  * Lock order: vyre__results_lock, then a transaction (begin, steps, commit
  * or rollback), then unlock. The connection is not safe without the lock.
@@ -80,5 +80,46 @@ struct vyre_results {
     uint64_t tx_count;
     char path[]; /* as opened; a URL with its password masked */
 };
+
+/* ---- not exported (vyre/results.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+/*
+ * Creates a timings writer on db. run_id > 0 fills timings.run_id (a bench
+ * run); 0 leaves it NULL. Rows carry this host, this process id and the
+ * time the writer was created (session_ns). Returns 0 and *out (free with
+ * vyre_results_writer_free), VYRE_EINVAL or VYRE_ENOMEM.
+ */
+int vyre_results_writer_new(vyre_results *db, int64_t run_id, vyre_results_writer **out,
+                            vyre_error *err);
+
+/*
+ * Queues n records as timings rows (kind NONE records are ignored). When
+ * VYRE_RESULTS_BATCH or more rows are pending, flushes them (one
+ * transaction). Records with a time or size above INT64_MAX are refused
+ * as a whole call: VYRE_ERANGE, nothing queued. Past
+ * VYRE_RESULTS_PENDING_MAX pending rows (flushes keep failing) new rows are
+ * dropped and counted, and the call returns the flush error. Thread-safe.
+ */
+int vyre_results_writer_add(vyre_results_writer *w, const vyre_activity *recs, size_t n,
+                            vyre_error *err);
+
+/* Writes every pending row in one transaction. On failure the rows stay
+ * pending for the next flush. Thread-safe. */
+int vyre_results_writer_flush(vyre_results_writer *w, vyre_error *err);
+
+/* A vyre_activity_sink_fn: `writer` is a vyre_results_writer. Errors go to
+ * the writer's stats (last_error, last_message). Register with
+ * vyre_cupti_add_sink(vyre_results_writer_sink, w, &err). */
+void vyre_results_writer_sink(const vyre_activity *recs, size_t n, void *writer);
+
+/* Copies the writer's statistics. Thread-safe. */
+void vyre_results_writer_stats_get(vyre_results_writer *w, vyre_results_writer_stats *out);
+
+/* Flushes what is pending, best effort (call vyre_results_writer_flush
+ * first to see errors: rows that fail here are lost), and frees the
+ * writer. Remove it from the CUPTI sinks first (vyre_cupti_remove_sink).
+ * NULL is a no-op. */
+void vyre_results_writer_free(vyre_results_writer *w);
 
 #endif /* VYRE_RESULTS_INTERNAL_H */

@@ -101,8 +101,3 @@ int vyre_results_history(vyre_results *db, const char *benchmark, const char *ax
     }
     return rc;
 }
-
-void vyre_results_history_free(vyre_results_history_row *rows)
-{
-    free(rows);
-}

@@ -1,8 +1,8 @@
 /*
  * runs_secrets.c - no password is kept in a results store: the command
  * line a run records (runs.command_line) is masked before it is written
- * (vyre__runs_mask_command_line, used by runs_db.c and by runs_copy.c for
- * push and pull), and rows written before this rule existed are masked
+ * (vyre__runs_mask_command_line, used by runs_db.c, runs_read.c and by
+ * runs_copy.c for push and pull), and rows written before this rule existed are masked
  * when a store is opened (vyre__runs_mask_stored).
  *
  * The masking is store_url.c's (vyre__mask_secrets): a postgresql:// or

@@ -26,6 +26,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/config_internal.h"
 #include "vyre/config.h"
 #include "vyre/results.h"
 

@@ -26,8 +26,8 @@
 #include "base/clock.h"
 #include "bench/bench_internal.h"
 #include "base/internal.h"
+#include "cache/config_internal.h"
 #include "vyre/cache.h"
-#include "vyre/config.h"
 
 #define STORE_BATCH  8
 #define HIT_BATCH    64
@@ -216,7 +216,7 @@ static int open_fresh(struct cache_bench *cb, const char *base, const char *name
      * temporary cache takes no remote store, size limit or umask from
      * them, and a typo there does not stop the benchmark (issue 22). */
     vyre_config cf;
-    vyre_config_init(&cf);
+    vyre__config_init(&cf);
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
     oo.config = &cf;

@@ -21,7 +21,7 @@
 
 #include "cache/index.h"
 #include "vyre/cache.h"
-#include "vyre/config.h"
+#include "cache/config_internal.h"
 #include "vyre/remote.h"
 
 #define LOCK_NAME "lock"

@@ -21,6 +21,7 @@
  * directory or a blob is reported by verify and, on repair or clear, the
  * entry itself is removed, never what it points to.
  */
+#include "cache/remote/remote_internal.h"
 #include "vyre/cache.h"
 
 #include <dirent.h>

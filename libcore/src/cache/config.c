@@ -58,7 +58,7 @@ static const char k_keys_hint[] =
     "the keys are max_size, max_age, umask, read_only, quarantine_max_age, remote_storage, "
     "triton_max_size, inductor_max_size and results_db";
 
-void vyre_config_init(vyre_config *c)
+void vyre__config_init(vyre_config *c)
 {
     memset(c, 0, sizeof *c);
     c->max_size = VYRE_CONFIG_DEFAULT_MAX_SIZE;
@@ -630,7 +630,7 @@ int vyre_config_load(vyre_config *c, const char *cache_root, const char *const *
 {
     if (!c)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_config_load: NULL argument");
-    vyre_config_init(c);
+    vyre__config_init(c);
     load_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory loading the configuration");
@@ -822,7 +822,7 @@ int vyre_config_write(const char *cache_root, const char *key, const char *value
         return rc;
     if (value) {
         vyre_config probe;
-        vyre_config_init(&probe);
+        vyre__config_init(&probe);
         if ((rc = vyre__config_set(&probe, key, value, VYRE_CONF_FROM_CACHE_FILE, NULL, 0, err)))
             return rc;
         if (strchr(value, '\n'))

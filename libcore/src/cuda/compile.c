@@ -11,6 +11,8 @@
  * the driver version: a cubin for sm_XX is the same whatever driver loads
  * it, and seeding must work on machines with no driver at all.
  */
+#include "base/cubin.h"
+#include "cuda/nvrtc_internal.h"
 #include "vyre/compile.h"
 
 #include <cuda.h>
@@ -26,7 +28,7 @@
 #include "cache/key_internal.h"
 #include "cuda/compile_internal.h"
 #include "cuda/toolkit_internal.h"
-#include "vyre/jitlink.h"
+#include "cuda/jitlink.h"
 #include "vyre/nvrtc.h"
 
 #define COMPILE_BACKEND "cuda"

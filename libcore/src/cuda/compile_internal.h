@@ -41,4 +41,23 @@ int vyre__compile_check_entry(const char *names, size_t names_len, size_t n, con
  * (its header's table, else its cubin's symbol table). */
 int vyre__compile_blob_has_entry(const vyre_blob *b, const char *entry, vyre_error *err);
 
+/* ---- not exported (vyre/compile.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+/*
+ * The toolchain identity stored in keys and blob headers: "nvrtc-<maj>.<min>"
+ * for CUDA C (loads NVRTC for its version), "nvjitlink-<maj>.<min>" for PTX
+ * (loads nvJitLink), "cubin" for cubin input. Returns 0, VYRE_EINVAL (bad
+ * kind, buffer too small), VYRE_ENONVRTC, VYRE_ENOJITLINK or VYRE_EENV.
+ */
+int vyre_compile_toolchain(vyre_source_kind kind, char *buf, size_t size, vyre_error *err);
+
+/*
+ * The cache key of req: backend "cuda", the toolchain identity above, req's
+ * arch, features 0, req's options in order, the source kind and bytes (key
+ * format v2: no entry name, so every kernel of a module shares one blob). Validates req
+ * (VYRE_EINVAL with a hint) and may load NVRTC or nvJitLink for the toolchain identity.
+ */
+int vyre_compile_key(const vyre_compile_request *req, vyre_key *out, vyre_error *err);
+
 #endif /* VYRE_COMPILE_INTERNAL_H */

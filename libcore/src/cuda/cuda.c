@@ -18,6 +18,7 @@
 
 #include "base/internal.h"
 #include "base/loader.h"
+#include "cuda/jitcache_internal.h"
 #include "vyre/jitcache.h"
 
 #define LIBCUDA_DEFAULT "libcuda.so.1"

@@ -104,4 +104,11 @@ const vyre__cuda_fns *vyre__cuda(void);
  * "<call> failed: CUDA_ERROR_X (driver's text)". Returns 0 for CUDA_SUCCESS. */
 int vyre__cuda_check(CUresult r, const char *call, vyre_error *err);
 
+/* ---- not exported (vyre/cuda.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+/* Formats "sm_<major><minor>" into buf (e.g. "sm_90"). Returns 0 or
+ * VYRE_EINVAL when the numbers are out of range or buf is too small. */
+int vyre_cuda_arch_name(int cc_major, int cc_minor, char *buf, size_t size);
+
 #endif /* VYRE_CUDA_INTERNAL_H */

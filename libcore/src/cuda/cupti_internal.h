@@ -70,4 +70,24 @@ int vyre__cupti_is_cupti_path(const char *path);
  * NVTX is routed to CUPTI: MARKER is dropped when it is not. */
 unsigned vyre__cupti_effective_kinds(unsigned requested, int nvtx_routed);
 
+/* ---- not exported (vyre/cupti.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+/*
+ * Asks CUPTI to hand back buffers (cuptiActivityFlushAll) and delivers their
+ * records to the sinks before returning. force = 0 returns only buffers
+ * whose records are all complete; force = 1 returns every buffer, records
+ * still in flight included (use it after synchronising, or at the end).
+ * CUPTI does not synchronise the device: synchronise first to see every
+ * kernel. No-op returning 0 when capture is off. Thread-safe; not from a sink.
+ */
+int vyre_cupti_flush(int force, vyre_error *err);
+
+/* "kernel", "memcpy", "memset", "overhead", "marker", "range"; "none" for
+ * anything else. Static strings. */
+const char *vyre_activity_kind_name(vyre_activity_kind kind);
+
+/* "htod", "dtoh", "dtod", ... "unknown". Static strings. */
+const char *vyre_copy_kind_name(vyre_copy_kind kind);
+
 #endif /* VYRE_CUPTI_INTERNAL_H */

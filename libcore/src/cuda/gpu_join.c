@@ -151,8 +151,3 @@ int vyre_gpu_join(const vyre_gpu_snapshot *gpus, const vyre_telemetry_proc *page
     *n = k;
     return VYRE_OK;
 }
-
-void vyre_gpu_join_free(vyre_gpu_proc_row *rows)
-{
-    free(rows);
-}

@@ -14,4 +14,17 @@
  * call's floor matters. A zero floor is rejected with VYRE_EINVAL. */
 int vyre__jitcache_setup_floor(uint64_t floor_bytes, vyre_jitcache_info *info, vyre_error *err);
 
+/* ---- not exported (vyre/jitcache.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+/*
+ * Applies the contract once per process with the default floor: resolves,
+ * creates the directory, and sets the three variables. Thread-safe: later
+ * calls (from any thread) return the first call's result and fill info with
+ * what was applied. info and err may be NULL. Must run before cuInit and
+ * before other threads read the environment (setenv is not thread-safe
+ * against concurrent getenv).
+ */
+int vyre_jitcache_setup(vyre_jitcache_info *info, vyre_error *err);
+
 #endif /* VYRE_CUDA_JITCACHE_INTERNAL_H */

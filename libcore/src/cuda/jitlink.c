@@ -1,7 +1,7 @@
 /*
  * jitlink.c - PTX to cubin through nvJitLink, loaded at run time.
  *
- * Owns the dlopen() of libnvJitLink (search rules in vyre/jitlink.h,
+ * Owns the dlopen() of libnvJitLink (search rules in cuda/jitlink.h,
  * mechanics in base/loader.c), its function table, and one link: PTX in, cubin
  * plus the error and info logs out. Guarantees: libnvJitLink is never
  * linked; no nvJitLink is an error with a hint; the loader runs once per
@@ -38,7 +38,7 @@
  *  - An unknown -arch fails in nvJitLinkCreate, before any handle (and so
  *    any log) exists: the message then names the code and the option.
  */
-#include "vyre/jitlink.h"
+#include "cuda/jitlink.h"
 
 #include <cuda.h>
 #include <nvJitLink.h>

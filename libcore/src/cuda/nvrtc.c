@@ -31,6 +31,7 @@
  *    copied; an embedded NUL would silently cut the program short and is
  *    refused instead.
  */
+#include "cuda/nvrtc_internal.h"
 #include "vyre/nvrtc.h"
 
 #include <cuda.h>

@@ -12,6 +12,7 @@
  *  - No lock is held while loading or compiling: two threads racing to one
  *    key both compile, and the loser's module is dropped for the winner's.
  */
+#include "base/cubin.h"
 #include "cuda/pipeline_internal.h"
 
 #include <stdlib.h>

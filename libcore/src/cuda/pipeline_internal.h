@@ -128,4 +128,67 @@ int vyre__module_map_insert(vyre_ctx *ctx, module_entry *e, vyre_error *err);
 /* Unloads m's module, if any, and frees m. */
 void vyre__module_entry_unload(vyre_ctx *ctx, module_entry *m);
 
+/* ---- not exported (vyre/pipeline.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+/* The CUDA ordinal the ctx was opened on. */
+int vyre_ctx_device(const vyre_ctx *ctx);
+
+/* Makes the ctx's context current on the calling thread. */
+int vyre_ctx_make_current(vyre_ctx *ctx, vyre_error *err);
+
+/* Waits for all work on `stream` (a CUstream; NULL: the ctx's stream).
+ * Counted as a sync. */
+int vyre_ctx_synchronize(vyre_ctx *ctx, void *stream, vyre_error *err);
+
+/* Interop with code that calls the driver itself: the CUcontext and the
+ * ctx's CUstream, as void pointers. Owned by the ctx. */
+void *vyre_ctx_cu_context(const vyre_ctx *ctx);
+
+/* Fills the stats of the transient device pool and of the pinned host
+ * staging pool (either may be NULL). */
+void vyre_ctx_pool_stats(vyre_ctx *ctx, vyre_pool_stats *device, vyre_pool_stats *pinned);
+
+/* Frees the memory held on the pools' free lists. */
+void vyre_ctx_trim_pools(vyre_ctx *ctx);
+
+void *vyre_pipeline_cu_module(const vyre_pipeline *p);
+
+/* A device-resident buffer. */
+int vyre_buffer_alloc(vyre_ctx *ctx, size_t size, vyre_buffer **out, vyre_error *err);
+
+/* Frees b (the GPU must be done with it). NULL is a no-op. */
+void vyre_buffer_free(vyre_buffer *b);
+
+/* Copies n bytes from host memory src to b at offset, through pinned
+ * staging on the ctx's stream, and waits for the copy. VYRE_ERANGE when
+ * offset + n is past the end. */
+int vyre_buffer_upload(vyre_buffer *b, size_t offset, const void *src, size_t n, vyre_error *err);
+
+/* Copies n bytes of b at offset to host memory dst after the work queued
+ * on the ctx's stream, and waits for it. Counted as a readback. */
+int vyre_buffer_download(vyre_buffer *b, size_t offset, void *dst, size_t n, vyre_error *err);
+
+/* Queues zeroing of the whole of b on the ctx's stream (asynchronous). */
+int vyre_buffer_zero(vyre_buffer *b, vyre_error *err);
+
+/* The device address (a CUdeviceptr) and the size of b. */
+uint64_t vyre_buffer_device_ptr(const vyre_buffer *b);
+
+size_t vyre_buffer_size(const vyre_buffer *b);
+
+/*
+ * Resident dispatch: args are SCALAR and BUFFER only (no copies).
+ * Asynchronous, like vyre_pipeline_launch. VYRE_EINVAL for other kinds or a
+ * buffer of another ctx.
+ */
+int vyre_pipeline_dispatch_resident(vyre_pipeline *p, const vyre_launch_cfg *cfg,
+                                    const vyre_arg *args, size_t nargs, vyre_error *err);
+
+/* Ends the capture and discards it. NULL is a no-op. */
+void vyre_batch_abort(vyre_batch *b);
+
+/* Kernels captured in g. */
+size_t vyre_graph_kernels(const vyre_graph *g);
+
 #endif /* VYRE_PIPELINE_INTERNAL_H */

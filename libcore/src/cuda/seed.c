@@ -19,6 +19,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cuda/compile_internal.h"
 #include "vyre/compile.h"
 
 /* One file's results, kept until every earlier file is handed over. */

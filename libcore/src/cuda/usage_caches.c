@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "base/internal.h"
+#include "cache/config_internal.h"
 #include "vyre/cache.h"
-#include "vyre/config.h"
 #include "vyre/inductor.h"
 #include "vyre/jitcache.h"
 #include "vyre/triton.h"

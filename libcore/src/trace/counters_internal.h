@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "vyre/nvtx.h"
+#include "vyre/counters.h"
 
 /* Records one timed sample of a range that stands for `weight` ranges (the
  * sample and the untimed ones since the last sample): count, sum and the
@@ -29,5 +30,14 @@ int vyre__hist_bucket_of(uint64_t ns);
 /* Lowest duration bucket b holds (b in 0..VYRE_HIST_BUCKETS-1; b + 1 gives
  * the exclusive upper bound for all but the last bucket). */
 uint64_t vyre__hist_bucket_lo(int b);
+
+/* ---- not exported (vyre/counters.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+const char *vyre_counter_unit(vyre_counter_id id);
+
+/* Turns range timing off/on (on by default; VYRE_RANGE_TIMING=0 turns it
+ * off at start). */
+void vyre_range_timing_enable(int on);
 
 #endif /* VYRE_TRACE_COUNTERS_INTERNAL_H */

@@ -5,6 +5,7 @@
  * first call of each entry point finds no tool and the rest are cheap
  * no-ops. The domain and strings are registered once, lazily, on first push.
  */
+#include "trace/nvtx_internal.h"
 #include "vyre/nvtx.h"
 
 #include <nvtx3/nvToolsExt.h>

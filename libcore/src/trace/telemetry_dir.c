@@ -253,8 +253,3 @@ int vyre_telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n, 
     *n = len;
     return VYRE_OK;
 }
-
-void vyre_telemetry_list_free(vyre_telemetry_entry *entries)
-{
-    free(entries);
-}

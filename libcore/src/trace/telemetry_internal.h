@@ -223,4 +223,28 @@ int vyre__tel_open_reader_dir(const char *dir, char *buf, size_t size, int *dfd,
  * *dfd < 0 there). telemetry_dir.c; list and reap read through it. */
 int vyre__tel_opendir_reader(const char *dir, char *buf, size_t size, DIR **d, vyre_error *err);
 
+/* ---- not exported (vyre/telemetry.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+/*
+ * Whether the writer of a page copied by vyre_telemetry_read lives in
+ * another PID namespace than the calling process: 1 when the page records
+ * a namespace and it is not the caller's (or the caller's own cannot be
+ * told), 0 when it is the caller's or the page does not say (layouts 1
+ * and 2, a writer without /proc), also for NULL. A foreign page's pid and
+ * start time mean nothing here: do not look it up in /proc, signal it or
+ * match it with NVML's processes. Thread-safe.
+ */
+int vyre_telemetry_foreign(const vyre_telemetry_snapshot *s);
+
+/*
+ * Whether the writer of a page copied by vyre_telemetry_read is gone: 1
+ * when its process is dead (kill(pid, 0) fails with ESRCH) or its pid now
+ * belongs to another process (the page's start time differs from the live
+ * process's), 0 when it is alive, when that cannot be told or when the
+ * page is foreign (vyre_telemetry_foreign), also for NULL. Such a page is
+ * stale: vyre_telemetry_reap would remove it.
+ */
+int vyre_telemetry_stale(const vyre_telemetry_snapshot *s);
+
 #endif /* VYRE_TELEMETRY_INTERNAL_H */

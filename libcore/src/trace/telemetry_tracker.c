@@ -268,7 +268,7 @@ int vyre_telemetry_tracker_update(vyre_telemetry_tracker *t, vyre_telemetry_upda
     }
     vyre_telemetry_proc *next = n ? calloc(n, sizeof *next) : NULL;
     if (n && !next) {
-        vyre_telemetry_list_free(ents);
+        vyre_free(ents);
         forget(t);
         empty_update(out);
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading telemetry pages");
@@ -281,7 +281,7 @@ int vyre_telemetry_tracker_update(vyre_telemetry_tracker *t, vyre_telemetry_upda
         nnext += (size_t)rc;
         rc = VYRE_OK;
     }
-    vyre_telemetry_list_free(ents);
+    vyre_free(ents);
     forget(t);
     if (rc) {
         free_procs(next, nnext);

@@ -99,9 +99,9 @@ static void remove_dir(const char *dir)
 static void release_input(plot_input *in)
 {
     for (size_t r = 0; r < in->nruns; r++)
-        vyre_bench_point_list_free(in->runs[r].pts);
+        vyre_free(in->runs[r].pts);
     free(in->runs);
-    vyre_bench_cmp_row_list_free(in->cmp);
+    vyre_free(in->cmp);
     memset(in, 0, sizeof *in);
 }
 
@@ -149,7 +149,7 @@ static int load_input(const plot_opts *o, plot_input *in, vyre_error *err)
         co = *o->compare;
     in->alpha = co.alpha;
     if (o->nruns == 2)
-        return vyre_bench_compare_runs(o->db, o->runs[0], o->runs[1], &co, &in->cmp, &in->ncmp,
+        return vyre_bench_compare_runs(o->db, o->runs, 1, o->runs[1], &co, &in->cmp, &in->ncmp,
                                        err);
     return 0;
 }

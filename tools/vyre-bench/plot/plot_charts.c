@@ -725,7 +725,7 @@ static int dist_script(FILE *f, const plot_input *in, const plot_chart *c, size_
         rc = dist_plot(f, &dd, index, dir, err);
     }
     for (size_t k = 0; k < dd.nsets; k++)
-        vyre_bench_sample_list_free(dd.sv[k]);
+        vyre_free(dd.sv[k]);
     return rc;
 }
 

@@ -167,6 +167,6 @@ int plot_history(const plot_history_opts *o, plot_result *res, vyre_error *err)
     if (!rc)
         res->ncharts = 1;
     free(h.line);
-    vyre_results_history_free(rows);
+    vyre_free(rows);
     return rc;
 }

@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/cubin.h"
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/foreign_internal.h"
 #include "cache/foreign/triton_internal.h"
 #include "cache/managed.h"
-#include "vyre/compile.h"
 
 typedef struct plist {
     vyre_triton_problem *p;

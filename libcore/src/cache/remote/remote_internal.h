@@ -103,4 +103,26 @@ void vyre__remote_stats_get(vyre_remote_list *l, size_t i, vyre_remote_stats *st
  * items joined by one space. */
 void vyre__remote_spec_mask(const char *spec, char *buf, size_t size);
 
+/* ---- not exported (vyre/remote.h): no program outside libcore calls them; the
+ * tests reach them through vyrecore_internal ---- */
+
+/*
+ * Parses a remote list (see the top of vyre/remote.h). An empty or
+ * all-blank spec is a list of none. Each bad URL or attribute is
+ * VYRE_EINVAL (a token file with group/other access or not the caller's:
+ * VYRE_EUNSAFE) with the offending text in quotes and a hint. Reads token
+ * files now. *out is the caller's: vyre_remote_list_free. Makes no
+ * connection.
+ */
+int vyre_remote_list_parse(const char *spec, vyre_remote_list **out, vyre_error *err);
+
+/* Frees a list and closes its connections. NULL is a no-op. */
+void vyre_remote_list_free(vyre_remote_list *l);
+
+/* Number of remotes (0 for NULL). */
+size_t vyre_remote_list_count(const vyre_remote_list *l);
+
+/* The i-th remote's description (owned by the list), NULL when out of range. */
+const vyre_remote_info *vyre_remote_list_info(const vyre_remote_list *l, size_t i);
+
 #endif /* VYRE_REMOTE_INTERNAL_H */

@@ -1,7 +1,7 @@
 /*
- * vyre/jitlink.h - PTX to cubin through nvJitLink, loaded at run time.
- *
- * This header is part of libvyrecore's public API.
+ * jitlink.h - PTX to cubin through nvJitLink, loaded at run time. Private
+ * to libcore (it was vyre/jitlink.h until no program outside libcore used
+ * it; the tests reach it through vyrecore_internal).
  *
  * libvyrecore never links libnvJitLink. The library is dlopen()ed on first
  * use, once per process (thread-safe): the file named by
@@ -12,18 +12,13 @@
  * the CPU: no GPU or driver is needed, so PTX (Triton's included) can be
  * turned into cubins ahead of time.
  */
-#ifndef VYRE_JITLINK_H
-#define VYRE_JITLINK_H
+#ifndef VYRE_CUDA_JITLINK_H
+#define VYRE_CUDA_JITLINK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "export.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
+#include "vyre/error.h"
 
 #define VYRE_JITLINK_ARCH_MAX 16 /* incl. NUL: "sm_100a" */
 
@@ -42,14 +37,14 @@ typedef struct vyre_jitlink_output {
 } vyre_jitlink_output;
 
 /* Frees what out holds and zeroes it. NULL or a zeroed struct: no-op. */
-VYRE_EXTERN void vyre_jitlink_output_release(vyre_jitlink_output *out);
+void vyre_jitlink_output_release(vyre_jitlink_output *out);
 
 /* Loads nvJitLink without linking anything. 0, VYRE_ENOJITLINK or
  * VYRE_EENV. */
-VYRE_EXTERN int vyre_jitlink_load(vyre_error *err);
+int vyre_jitlink_load(vyre_error *err);
 
 /* nvJitLink's version (e.g. 13, 0). Loads nvJitLink. */
-VYRE_EXTERN int vyre_jitlink_version(int *major, int *minor, vyre_error *err);
+int vyre_jitlink_version(int *major, int *minor, vyre_error *err);
 
 /*
  * Compiles and links len bytes of PTX (NUL-terminated or not) named `name`
@@ -63,12 +58,8 @@ VYRE_EXTERN int vyre_jitlink_version(int *major, int *minor, vyre_error *err);
  * message quotes the first failing log line, out->log holds the whole log);
  * VYRE_EINVAL; VYRE_ENOMEM; VYRE_ENOJITLINK / VYRE_EENV. Thread-safe.
  */
-VYRE_EXTERN int vyre_jitlink_ptx_to_cubin(const char *ptx, size_t len, const char *name,
-                                          const char *arch, const char *const *opts, size_t nopts,
-                                          vyre_jitlink_output *out, vyre_error *err);
+int vyre_jitlink_ptx_to_cubin(const char *ptx, size_t len, const char *name, const char *arch,
+                              const char *const *opts, size_t nopts, vyre_jitlink_output *out,
+                              vyre_error *err);
 
-#ifdef __cplusplus
-}
-#endif
-
-#endif /* VYRE_JITLINK_H */
+#endif /* VYRE_CUDA_JITLINK_H */
