@@ -989,7 +989,7 @@ Test(bench_run, history_usage_errors)
     tu_proc_free(&p);
     bench(&p, ARGS("export", "--db", g_db, "1"));
     cr_assert_eq(p.exit_code, 2);
-    cr_assert_str_eq(p.err, "vyre-bench: error: choose a format: --csv or --json\n"
+    cr_assert_str_eq(p.err, "vyre-bench: error: choose a format: --csv, --json or --md\n"
                             "try 'vyre-bench export --help'\n");
     tu_proc_free(&p);
     bench(&p, ARGS("runs", "--db", g_db));
