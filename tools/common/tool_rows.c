@@ -274,7 +274,7 @@ static void view_init(view *v, const tool_rows *rows, int md)
         v->tc[j].name = rows->titles[c] ? rows->titles[c] : col->title ? col->title : col->key;
         v->tc[j].priority = col->priority < 0 ? 0 : col->priority;
         v->tc[j].min_width = col->min_width;
-        v->tc[j].right = col->type != TOOL_ROWS_TEXT && col->type != TOOL_ROWS_DATE;
+        v->tc[j].right = !col->left && col->type != TOOL_ROWS_TEXT && col->type != TOOL_ROWS_DATE;
         if (col->priority == TOOL_ROWS_DATA || rows->hidden[c])
             continue; /* left out: NULL cells */
         for (size_t r = 0; r < rows->nrows; r++)

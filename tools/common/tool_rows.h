@@ -40,6 +40,7 @@ typedef struct tool_rows_col {
     int min_width;    /* cut down to this with '~' before being dropped (0: never cut) */
     int decimals;     /* REAL, RATIO: see tool_rows_type */
     const char *unit; /* REAL: shown after the number; NULL none */
+    int left;         /* 1: left-aligned (numbers are right-aligned, text left) */
 } tool_rows_col;
 
 typedef enum tool_rows_fmt {
