@@ -601,10 +601,10 @@ Test(bench_run, compare_exit_codes_gate_on_slower)
     tu_proc p;
     bench(&p, ARGS("compare", "--db", g_db, "1", "2"));
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    /* The markdown table of the row model: columns as wide as their cells. */
     cr_assert(strstr(p.out,
-                     "| launch.stream          | -                      | host |     1.00 us "
-                     "|    0.3% |     1.10 us |    0.3% |  1.100x | [1.097, 1.102]  | "
-                     "2.7e-11 | SLOWER  |\n"),
+                     "| launch.stream | -    | host |  1.00 us |    0.3% |  1.10 us |    0.3% "
+                     "| 1.100x | [1.097, 1.102] | 2.7e-11 | SLOWER  |\n"),
               "%s", p.out);
     cr_assert(strstr(p.out, "\n0 faster, 1 slower, 0 same, 0 noisy, 0 drift, 0 unmatched\n"), "%s",
               p.out);
@@ -994,7 +994,7 @@ Test(bench_run, history_usage_errors)
     tu_proc_free(&p);
     bench(&p, ARGS("export", "--db", g_db, "1"));
     cr_assert_eq(p.exit_code, 2);
-    cr_assert_str_eq(p.err, "vyre-bench: error: choose a format: --csv or --json\n"
+    cr_assert_str_eq(p.err, "vyre-bench: error: choose a format: --csv, --json or --md\n"
                             "try 'vyre-bench export --help'\n");
     tu_proc_free(&p);
     bench(&p, ARGS("runs", "--db", g_db));

@@ -538,6 +538,7 @@ def actual_versions(env):
     for _ in range(2):
         version_of("vyre-bench run", env.run([b, "run", "--suite", "cache", "--json"] + db + fast), v)
     for cmd in (["runs"], ["show", "last"], ["export", "last"], ["compare", "last-1", "last"],
+                ["history", "cache.hit"],
                 ["rm", "last-1"]):
         version_of("vyre-bench " + cmd[0], env.run([b] + cmd + db + ["--json"]), v)
     version_of("vyre-bench devices", env.run([b, "devices", "--json"], extra={

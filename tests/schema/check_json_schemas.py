@@ -386,6 +386,10 @@ def bench(env, sch):
     doc = sch.check("vyre-bench-runs", "vyre-bench runs", p.stdout)
     if doc and len(doc["runs"]) != 2:
         fail("runs: %d runs, expected 2" % len(doc["runs"]))
+    p = env.run([b, "history", "--db", env.db, "--json", "cache.hit"])
+    doc = sch.check("vyre-bench-history", "vyre-bench history", p.stdout)
+    if doc and len({x["run_id"] for x in doc["points"]}) != 2:
+        fail("history: the points of %d runs, expected 2" % len({x["run_id"] for x in doc["points"]}))
     p = env.run([b, "show", "--db", env.db, "--json", "last"])
     sch.check("vyre-bench-show", "vyre-bench show", p.stdout)
     p = env.run([b, "show", "--db", env.db, "--kernels", "--json", "1"])

@@ -2,13 +2,17 @@
  * test_table.c - tools/common/tool_table.c: fitting a table into 80, 120 and
  * 200 columns (and narrower than its must-keep columns): no line longer
  * than the width, the most important columns kept, a dropped column never
- * more important than a kept one, exact output of a small table.
+ * more important than a kept one, exact output of a small table; and
+ * tools/common/tool_rows.c, the row model on top of it: the same rows as
+ * table, markdown, CSV and JSON, typed, markdown fitted too.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_rows.h"
 #include "tool_table.h"
 
 /* The columns of vyre-bench's points table, with its priorities. */
@@ -171,4 +175,108 @@ Test(table, exact_small_table)
                           "a-long~   1.50\n"
                           "b        12.25\n");
     free(buf);
+}
+
+/* ---- tool_rows: one model, every format --------------------------------- */
+
+enum { K_NAME, K_N, K_TIME, K_RATIO, K_HIDDEN, NK };
+static const tool_rows_col g_rcols[NK] = {
+    [K_NAME] = {"name", "NAME", TOOL_ROWS_TEXT, 0, 6, 0, NULL},
+    [K_N] = {"count", "N", TOOL_ROWS_INT, 2, 0, 0, NULL},
+    [K_TIME] = {"median_ns", "MEDIAN", TOOL_ROWS_TIME, 1, 0, 0, NULL},
+    [K_RATIO] = {"noise_ratio", "NOISE", TOOL_ROWS_RATIO, 3, 0, 1, NULL},
+    [K_HIDDEN] = {"extra", NULL, TOOL_ROWS_TEXT, TOOL_ROWS_DATA, 0, 0, NULL},
+};
+
+static tool_rows *sample_rows(void)
+{
+    tool_rows *t = tool_rows_new(g_rcols, NK);
+    tool_rows_add(t);
+    tool_rows_text(t, K_NAME, "launch.stream|x");
+    tool_rows_int(t, K_N, 400);
+    tool_rows_real(t, K_TIME, 3950.5);
+    tool_rows_real(t, K_RATIO, 0.0123);
+    tool_rows_text(t, K_HIDDEN, "a,b");
+    tool_rows_add(t); /* unknowns: null, shown "-" */
+    tool_rows_text(t, K_NAME, "memcpy");
+    tool_rows_real(t, K_TIME, NAN);
+    return t;
+}
+
+static char *render_rows(tool_rows *t, tool_rows_fmt fmt, int width)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    cr_assert_not_null(f);
+    tool_rows_print(f, t, fmt, width, NULL, "rows");
+    fclose(f);
+    return buf;
+}
+
+Test(rows, the_same_rows_in_every_format)
+{
+    tool_rows *t = sample_rows();
+    char *s = render_rows(t, TOOL_FMT_TABLE, 0);
+    cr_assert_str_eq(s, "NAME               N   MEDIAN  NOISE\n"
+                        "---------------  ---  -------  -----\n"
+                        "launch.stream|x  400  3.95 us   1.2%\n"
+                        "memcpy             -        -      -\n");
+    free(s);
+    s = render_rows(t, TOOL_FMT_MD, 0);
+    cr_assert_str_eq(s, "| NAME             |   N |  MEDIAN | NOISE |\n"
+                        "|------------------|----:|--------:|------:|\n"
+                        "| launch.stream\\|x | 400 | 3.95 us |  1.2% |\n"
+                        "| memcpy           |   - |       - |     - |\n");
+    free(s);
+    s = render_rows(t, TOOL_FMT_CSV, 0);
+    cr_assert_str_eq(s, "name,count,median_ns,noise_ratio,extra\n"
+                        "launch.stream|x,400,3950.5,0.0123,\"a,b\"\n"
+                        "memcpy,,,,\n");
+    free(s);
+    s = render_rows(t, TOOL_FMT_JSON, 0);
+    cr_assert(strstr(s, "\"median_ns\": 3951") || strstr(s, "\"median_ns\": 3950"), "%s", s);
+    cr_assert(strstr(s, "\"noise_ratio\": 0.0123"), "%s", s);
+    cr_assert(strstr(s, "\"extra\": \"a,b\""), "%s", s);
+    cr_assert(strstr(s, "\"count\": null"), "%s", s);
+    free(s);
+    tool_rows_free(t);
+}
+
+Test(rows, table_and_markdown_fit_the_width_by_priority)
+{
+    tool_rows *t = sample_rows();
+    for (int w = 20; w <= 40; w++) {
+        for (int f = 0; f < 2; f++) {
+            char *s = render_rows(t, f ? TOOL_FMT_MD : TOOL_FMT_TABLE, w);
+            for (const char *p = s; *p;) {
+                size_t len = strcspn(p, "\n");
+                cr_assert_leq(len, (size_t)w, "%s at %d:\n%s", f ? "md" : "table", w, s);
+                p += len + (p[len] == '\n');
+            }
+            free(s);
+        }
+    }
+    /* At 26: NOISE (3) and N (2) go, MEDIAN (1) stays. */
+    char *s = render_rows(t, TOOL_FMT_TABLE, 26);
+    cr_assert(strstr(s, "MEDIAN") && !strstr(s, "NOISE") && !strstr(s, " N "), "%s", s);
+    cr_assert(tool_rows_kept(t, K_TIME) && !tool_rows_kept(t, K_RATIO), "%s", s);
+    free(s);
+    tool_rows_free(t);
+}
+
+Test(rows, order_hide_and_titles_change_the_table_only)
+{
+    tool_rows *t = sample_rows();
+    static const size_t order[] = {K_TIME, K_NAME};
+    tool_rows_order(t, order, 2);
+    tool_rows_title(t, K_TIME, "median us");
+    tool_rows_hide(t, K_NAME);
+    char *s = render_rows(t, TOOL_FMT_TABLE, 0);
+    cr_assert_str_eq(s, "median us\n---------\n  3.95 us\n        -\n");
+    free(s);
+    s = render_rows(t, TOOL_FMT_CSV, 0);
+    cr_assert(strncmp(s, "name,count,median_ns,", 21) == 0, "%s", s);
+    free(s);
+    tool_rows_free(t);
 }

@@ -25,7 +25,7 @@
 #include "tool_opt.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
-#include "tool_table.h"
+#include "tool_rows.h"
 #include "vyre/vyre.h"
 
 /* The exit status of an INCONCLUSIVE comparison: apart from 0 (PASS), 1
@@ -67,12 +67,10 @@ const tool_opt bench_compare_opts[] = {
          BENCH_COMPARE_JSON_SCHEMA_VERSION) ") instead of the\n"
                                             "table; the exit status is the same",
      NULL},
-    {'c', 0, "csv", NULL, "one CSV row per point (the --json fields), same exit", NULL},
-    {'w', 0, "wide", NULL, "on a terminal, every column", NULL},
-    {'W', 0, "width", "N",
-     "fit the table to N columns, terminal or not (piped\n"
-     "without it: the full markdown table)",
-     "80 120 160 200"},
+    TOOL_ROWS_OPT_CSV,
+    TOOL_ROWS_OPT_MD,
+    TOOL_ROWS_OPT_WIDE,
+    TOOL_ROWS_OPT_WIDTH,
     {0, 0, NULL, NULL, NULL, NULL},
 };
 
@@ -81,7 +79,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: vyre-bench compare [--db PATH] [--alpha PCT] [--min-effect PCT]\n"
             "                          [--max-noise PCT] [--strict] [--allow-missing]\n"
-            "                          [--json | --csv] [--wide] [--width N] RUN_A RUN_B\n"
+            "                          [--json | --csv | --md] [--wide] [--width N] RUN_A RUN_B\n"
             "       vyre-bench compare [options] [RUN_B]\n"
             "       vyre-bench compare [options] --baseline SELECTOR RUN_B\n\n"
             "Compare run B against run A (the baseline), point by point, on their stored\n"
@@ -345,131 +343,85 @@ static void print_json(const int64_t *a, size_t na, int64_t b, const vyre_stats_
     tool_json_print(stdout, o);
 }
 
-/* The comparison as CSV: a header and one row per point, the fields of
- * --json's points (the reals as its printer writes them). */
-static void print_csv(const vyre_bench_cmp_row *rows, size_t n)
-{
-    fputs("suite,benchmark,axes,device,mode,median_a_ns,median_b_ns,noise_a_ratio,"
-          "noise_b_ratio,median_ratio,ci_low_ratio,ci_high_ratio,threshold_ratio,p_value,"
-          "verdict\n",
-          stdout);
-    for (size_t i = 0; i < n; i++) {
-        const vyre_bench_cmp_row *r = &rows[i];
-        const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
-        int both = r->has_a && r->has_b;
-        bench_csv_text(stdout, p->suite, 0);
-        bench_csv_text(stdout, p->benchmark, 0);
-        bench_csv_text(stdout, p->axes, 0);
-        if (p->device >= 0)
-            printf("%d,", p->device);
-        else
-            putchar(',');
-        printf("%s,", vyre_bench_mode_name(p->mode));
-        bench_csv_real(stdout, r->has_a ? r->a.stats.median : NAN, 0);
-        bench_csv_real(stdout, r->has_b ? r->b.stats.median : NAN, 0);
-        const double v[] = {r->cmp.noise_a,  r->cmp.noise_b,   r->cmp.ratio, r->cmp.ratio_lo,
-                            r->cmp.ratio_hi, r->cmp.threshold, r->cmp.mw.p};
-        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
-            bench_csv_real(stdout, both ? v[k] : NAN, 0);
-        bench_csv_text(stdout,
-                       both       ? verdict_json(r->cmp.verdict)
-                       : r->has_a ? "only_a"
-                                  : "only_b",
-                       1);
-    }
-}
-
-/* One row of the table. */
-static void print_row(const vyre_bench_cmp_row *r)
-{
-    const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
-    char dev[16], ma[24], mb[24], na[16], nb[16], ratio[16], ci[40], pv[16];
-    bench_format_device(p, dev, sizeof dev);
-    bench_format_ns(r->has_a ? r->a.stats.median : NAN, ma, sizeof ma);
-    bench_format_ns(r->has_b ? r->b.stats.median : NAN, mb, sizeof mb);
-    const char *verdict;
-    if (r->has_a && r->has_b) {
-        snprintf(na, sizeof na, "%.1f%%", r->cmp.noise_a * 100);
-        snprintf(nb, sizeof nb, "%.1f%%", r->cmp.noise_b * 100);
-        snprintf(ratio, sizeof ratio, "%.3fx", r->cmp.ratio);
-        snprintf(ci, sizeof ci, "[%.3f, %.3f]", r->cmp.ratio_lo, r->cmp.ratio_hi);
-        format_p(r->cmp.mw.p, pv, sizeof pv);
-        verdict = vyre_stats_verdict_name(r->cmp.verdict);
-    } else {
-        snprintf(na, sizeof na, "-");
-        snprintf(nb, sizeof nb, "-");
-        snprintf(ratio, sizeof ratio, "-");
-        snprintf(ci, sizeof ci, "-");
-        snprintf(pv, sizeof pv, "-");
-        verdict = r->has_a ? "only A" : "only B";
-    }
-    char bench[TOOL_CLEAN_SIZE(sizeof p->benchmark)], axes[TOOL_CLEAN_SIZE(sizeof p->axes)];
-    printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
-           tool_clean(p->benchmark, bench, sizeof bench),
-           tool_clean(p->axes[0] ? p->axes : "-", axes, sizeof axes), dev, ma, na, mb, nb, ratio,
-           ci, pv, verdict);
-}
-
-/* The columns of the fitted table (tools/common/tool_table: dropped by
- * priority, larger first). Dropped first to last: p, dev, noise B, noise
- * A, median B, median A, interval, axes. */
-enum { C_BENCH, C_AXES, C_DEV, C_MA, C_NA, C_MB, C_NB, C_RATIO, C_CI, C_P, C_VERDICT, NCMP };
-static const tool_table_col k_cmp_cols[NCMP] = {
-    [C_BENCH] = {"benchmark", 0, 14, 0}, [C_AXES] = {"axes", 1, 10, 0},
-    [C_DEV] = {"dev", 6, 0, 0},          [C_MA] = {"median A", 3, 0, 1},
-    [C_NA] = {"noise A", 4, 0, 1},       [C_MB] = {"median B", 3, 0, 1},
-    [C_NB] = {"noise B", 4, 0, 1},       [C_RATIO] = {"B/A", 0, 0, 1},
-    [C_CI] = {"interval", 2, 0, 0},      [C_P] = {"p", 7, 0, 1},
-    [C_VERDICT] = {"verdict", 0, 0, 0},
+/* The points' columns: CSV's (the --json points' fields) in order; the
+ * table's in k_cmp_order, dropped by priority, larger first: p, dev,
+ * noise B, noise A, median B, median A, interval, axes. */
+/* clang-format off */
+enum {
+    C_SUITE, C_BENCH, C_AXES, C_DEV, C_MODE, C_MA, C_MB, C_NA, C_NB, C_RATIO, C_LO, C_HI, C_T, C_P,
+    C_VERDICT, NCMP
 };
-#define CMP_CELL 272
+/* clang-format on */
+#define D TOOL_ROWS_DATA
+static const tool_rows_col k_cmp_cols[NCMP] = {
+    [C_SUITE] = {"suite", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL},
+    [C_BENCH] = {"benchmark", "benchmark", TOOL_ROWS_TEXT, 0, 14, 0, NULL},
+    [C_AXES] = {"axes", "axes", TOOL_ROWS_TEXT, 1, 10, 0, NULL},
+    [C_DEV] = {"device", "dev", TOOL_ROWS_INT, 6, 0, 0, NULL, 1},
+    [C_MODE] = {"mode", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL},
+    [C_MA] = {"median_a_ns", "median A", TOOL_ROWS_TIME, 3, 0, 0, NULL},
+    [C_MB] = {"median_b_ns", "median B", TOOL_ROWS_TIME, 3, 0, 0, NULL},
+    [C_NA] = {"noise_a_ratio", "noise A", TOOL_ROWS_RATIO, 4, 0, 1, NULL},
+    [C_NB] = {"noise_b_ratio", "noise B", TOOL_ROWS_RATIO, 4, 0, 1, NULL},
+    [C_RATIO] = {"median_ratio", "B/A", TOOL_ROWS_REAL, 0, 0, 0, NULL},
+    [C_LO] = {"ci_low_ratio", "interval", TOOL_ROWS_REAL, 2, 0, 0, NULL, 1},
+    [C_HI] = {"ci_high_ratio", NULL, TOOL_ROWS_REAL, D, 0, 0, NULL},
+    [C_T] = {"threshold_ratio", NULL, TOOL_ROWS_REAL, D, 0, 0, NULL},
+    [C_P] = {"p_value", "p", TOOL_ROWS_REAL, 7, 0, 0, NULL},
+    [C_VERDICT] = {"verdict", "verdict", TOOL_ROWS_TEXT, 0, 0, 0, NULL},
+};
+#undef D
+static const size_t k_cmp_order[] = {C_BENCH, C_AXES,  C_DEV, C_MA, C_NA,     C_MB,
+                                     C_NB,    C_RATIO, C_LO,  C_P,  C_VERDICT};
 
-/* The cells of a row (cleaned for a terminal). */
-static void fill_cmp_row(const vyre_bench_cmp_row *r, char (*cell)[CMP_CELL])
+/* One point's row: the values, and what the table shows for them. */
+static void add_cmp_row(tool_rows *t, const vyre_bench_cmp_row *r)
 {
     const vyre_bench_point *p = r->has_a ? &r->a : &r->b;
-    bench_label(p, cell[C_BENCH], CMP_CELL);
-    tool_clean(p->axes[0] ? p->axes : "-", cell[C_AXES], CMP_CELL);
-    bench_format_device(p, cell[C_DEV], CMP_CELL);
-    bench_format_ns(r->has_a ? r->a.stats.median : NAN, cell[C_MA], CMP_CELL);
-    bench_format_ns(r->has_b ? r->b.stats.median : NAN, cell[C_MB], CMP_CELL);
-    if (r->has_a && r->has_b) {
-        snprintf(cell[C_NA], CMP_CELL, "%.1f%%", r->cmp.noise_a * 100);
-        snprintf(cell[C_NB], CMP_CELL, "%.1f%%", r->cmp.noise_b * 100);
-        snprintf(cell[C_RATIO], CMP_CELL, "%.3fx", r->cmp.ratio);
-        snprintf(cell[C_CI], CMP_CELL, "[%.3f, %.3f]", r->cmp.ratio_lo, r->cmp.ratio_hi);
-        format_p(r->cmp.mw.p, cell[C_P], CMP_CELL);
-        snprintf(cell[C_VERDICT], CMP_CELL, "%s", vyre_stats_verdict_name(r->cmp.verdict));
-    } else {
-        for (int c = C_NA; c <= C_P; c++)
-            if (c != C_MB)
-                snprintf(cell[c], CMP_CELL, "-");
-        snprintf(cell[C_VERDICT], CMP_CELL, "%s", r->has_a ? "only A" : "only B");
-    }
+    int both = r->has_a && r->has_b;
+    char buf[TOOL_CLEAN_SIZE(sizeof p->benchmark) + 8];
+    tool_rows_add(t);
+    tool_rows_text(t, C_SUITE, p->suite);
+    tool_rows_text(t, C_BENCH, p->benchmark);
+    tool_rows_shown(t, C_BENCH, bench_label(p, buf, sizeof buf));
+    tool_rows_text(t, C_AXES, p->axes);
+    if (p->device >= 0)
+        tool_rows_int(t, C_DEV, p->device);
+    else
+        tool_rows_shown(t, C_DEV, "host");
+    tool_rows_text(t, C_MODE, vyre_bench_mode_name(p->mode));
+    tool_rows_real(t, C_MA, r->has_a ? r->a.stats.median : NAN);
+    tool_rows_real(t, C_MB, r->has_b ? r->b.stats.median : NAN);
+    tool_rows_text(t, C_VERDICT, r->has_a ? "only_a" : "only_b");
+    tool_rows_shown(t, C_VERDICT, r->has_a ? "only A" : "only B");
+    if (!both)
+        return;
+    tool_rows_real(t, C_NA, r->cmp.noise_a);
+    tool_rows_real(t, C_NB, r->cmp.noise_b);
+    tool_rows_real(t, C_RATIO, r->cmp.ratio);
+    snprintf(buf, sizeof buf, "%.3fx", r->cmp.ratio);
+    tool_rows_shown(t, C_RATIO, buf);
+    tool_rows_real(t, C_LO, r->cmp.ratio_lo);
+    snprintf(buf, sizeof buf, "[%.3f, %.3f]", r->cmp.ratio_lo, r->cmp.ratio_hi);
+    tool_rows_shown(t, C_LO, buf);
+    tool_rows_real(t, C_HI, r->cmp.ratio_hi);
+    tool_rows_real(t, C_T, r->cmp.threshold);
+    tool_rows_real(t, C_P, r->cmp.mw.p);
+    format_p(r->cmp.mw.p, buf, sizeof buf);
+    tool_rows_shown(t, C_P, buf);
+    tool_rows_text(t, C_VERDICT, verdict_json(r->cmp.verdict));
+    tool_rows_shown(t, C_VERDICT, vyre_stats_verdict_name(r->cmp.verdict));
 }
 
-/* The rows fitted to width (-1: every column at its natural width). */
-static void print_fitted(const vyre_bench_cmp_row *rows, size_t n, int width)
+/* The points in fmt (table or markdown fitted to width, or CSV). */
+static void print_points(const vyre_bench_cmp_row *rows, size_t n, tool_rows_fmt fmt, int width)
 {
-    char(*cells)[CMP_CELL] = calloc((n ? n : 1) * NCMP, CMP_CELL);
-    const char **ptrs = calloc((n ? n : 1) * NCMP, sizeof *ptrs);
-    if (!cells || !ptrs) {
-        free(cells);
-        free(ptrs);
-        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-        return;
-    }
-    for (size_t r = 0; r < n; r++) {
-        fill_cmp_row(&rows[r], &cells[r * NCMP]);
-        for (size_t c = 0; c < NCMP; c++)
-            ptrs[r * NCMP + c] = cells[r * NCMP + c];
-    }
-    int natural[NCMP], widths[NCMP], w = width > 0 ? width : 0;
-    tool_table_natural(k_cmp_cols, NCMP, ptrs, n, natural);
-    tool_table_fit(k_cmp_cols, NCMP, natural, w, widths);
-    tool_table_render(stdout, k_cmp_cols, NCMP, widths, ptrs, n, w);
-    free(cells);
-    free(ptrs);
+    tool_rows *t = tool_rows_new(k_cmp_cols, NCMP);
+    tool_rows_order(t, k_cmp_order, sizeof k_cmp_order / sizeof k_cmp_order[0]);
+    for (size_t i = 0; i < n; i++)
+        add_cmp_row(t, &rows[i]);
+    tool_rows_print(stdout, t, fmt, width, NULL, "points");
+    tool_rows_free(t);
 }
 
 /* What could not be judged, as "8 NOISY, 1 DRIFT" (size: at least 128). */
@@ -551,11 +503,10 @@ static void report_unjudged(const vyre_bench_cmp_summary *t, int strict)
 }
 
 /* The table: the rule used, the references, a row per point and the
- * tally; width 0 (piped) the markdown table, else fitted to width (-1:
- * --wide). */
+ * tally; fmt the table or markdown, fitted to width (0: every column). */
 static void print_table(const int64_t *pa, size_t na, int64_t b, const vyre_stats_compare_opts *co,
                         const vyre_bench_cmp_row *rows, size_t n, const vyre_bench_cmp_summary *t,
-                        int width)
+                        tool_rows_fmt fmt, int width)
 {
     int64_t a = pa[0];
     char head[1536], runs[1024] = "";
@@ -581,25 +532,15 @@ static void print_table(const int64_t *pa, size_t na, int64_t b, const vyre_stat
             break;
         }
     print_references(rows, n, width);
-    if (width) {
-        print_fitted(rows, n, width);
-        print_tally(t, width);
-        return;
-    }
-    printf("| %-22s | %-22s | %-4s | %11s | %7s | %11s | %7s | %7s | %-15s | %7s | %-7s |\n",
-           "benchmark", "axes", "dev", "median A", "noise A", "median B", "noise B", "B/A",
-           "interval", "p", "verdict");
-    printf("|------------------------|------------------------|------|------------:|--------:|"
-           "------------:|--------:|--------:|-----------------|--------:|---------|\n");
-    for (size_t i = 0; i < n; i++)
-        print_row(&rows[i]);
+    print_points(rows, n, fmt, width);
     print_tally(t, width);
 }
 
 /* The options; 0 to go on, COMPARE_HELP_SHOWN, or the exit code. */
 #define COMPARE_HELP_SHOWN (-1)
 typedef struct compare_args {
-    int strict, allow_missing, csv, wide, width;
+    int strict, allow_missing;
+    tool_rows_out out;         /* --csv, --md, --wide, --width */
     const char *baseline;      /* --baseline SELECTOR, or NULL */
     const char *ref_a, *ref_b; /* the operands; ref_a NULL with --baseline */
     int implicit;              /* RUN_A not given: the run before RUN_B ('compare last') */
@@ -671,14 +612,9 @@ static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co
         case 'm':
             ca->allow_missing = 1;
             break;
-        case 'c':
-            ca->csv = 1;
-            break;
-        case 'w':
-            ca->wide = 1;
-            break;
-        case 'W':
-            code = bench_parse_width("compare", optarg, &ca->width);
+        default:
+            if (tool_rows_opt("compare", c, optarg, &ca->out) < 0)
+                code = TOOL_EXIT_ERROR;
             break;
         case 'B':
             ca->baseline = optarg;
@@ -687,8 +623,8 @@ static int parse_compare_args(int argc, char **argv, vyre_stats_compare_opts *co
         if (code)
             return code;
     }
-    if (ca->csv && g_tool.json)
-        return bench_csv_json_conflict("compare");
+    if (tool_rows_out_resolve("compare", &ca->out, TOOL_FMT_MD))
+        return TOOL_EXIT_ERROR;
     if (ca->baseline && argc - optind != 1)
         return tool_usage_error("compare", NULL,
                                 "with --baseline, give one run: RUN_B (the one compared)");
@@ -884,12 +820,12 @@ int cmd_compare(int argc, char **argv)
     }
     vyre_bench_cmp_summary t;
     vyre_bench_compare_summarize(rows, n, ca.strict, &t);
-    if (g_tool.json)
+    if (ca.out.fmt == TOOL_FMT_JSON)
         print_json(pool, na, b, &co, rows, n, &t, ca.strict);
-    else if (ca.csv)
-        print_csv(rows, n);
+    else if (ca.out.fmt == TOOL_FMT_CSV)
+        print_points(rows, n, TOOL_FMT_CSV, 0);
     else
-        print_table(pool, na, b, &co, rows, n, &t, bench_table_width(ca.wide, ca.width));
+        print_table(pool, na, b, &co, rows, n, &t, ca.out.fmt, ca.out.width);
     report_unjudged(&t, ca.strict);
     vyre_free(rows);
     vyre_results_close(db);

@@ -5,18 +5,15 @@
  * cleaned for the terminal (a shared store holds other machines' text).
  */
 #include <getopt.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "tool_cli.h"
 #include "tool_dispatch.h"
 #include "tool_opt.h"
 #include "cmds.h"
-#include "tool_sanitize.h"
+#include "tool_json.h"
+#include "tool_rows.h"
 #include "vyre/vyre.h"
 
 const tool_opt bench_history_opts[] = {
@@ -28,13 +25,21 @@ const tool_opt bench_history_opts[] = {
      "only the runs that match KEY=VALUE words, as compare\n"
      "--baseline takes them without 'last': 'gpu=H200 branch=main'",
      NULL},
+    TOOL_ROWS_OPT_WIDE,
+    TOOL_ROWS_OPT_WIDTH,
+    TOOL_ROWS_OPT_CSV,
+    TOOL_ROWS_OPT_MD,
+    {TOOL_OPT_JSON, 0, "json", NULL,
+     "one JSON document (schema_version " TOOL_STR(BENCH_HISTORY_JSON_SCHEMA_VERSION) "): the rows",
+     NULL},
     {0, 0, NULL, NULL, NULL, NULL},
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: vyre-bench history [--db PATH] [--axes AXES] [--filter WORDS] BENCHMARK\n\n"
+            "usage: vyre-bench history [--db PATH] [--axes AXES] [--filter WORDS]\n"
+            "                          [--json | --csv | --md] [--wide] [--width N] BENCHMARK\n\n"
             "The median of BENCHMARK (e.g. launch.stream) over time, oldest first: one\n"
             "row per point of every done run, with the run's host, GPU and git branch,\n"
             "so that a slow creep shows. In a shared store, every machine's runs. The\n"
@@ -44,40 +49,60 @@ static void usage(FILE *out)
             "\nexit status: 0 printed (no row: nothing matched), 2 usage or operational error\n");
 }
 
-static void print_rows(const vyre_results_history_row *r, size_t n)
+/* The columns (dropped or cut by priority, larger first); piped, the
+ * markdown table. */
+enum { H_RUN, H_STARTED, H_HOST, H_GPU, H_REF, H_AXES, H_MEDIAN, H_NOISE, H_REV, NHCOLS };
+static const tool_rows_col k_hist_cols[NHCOLS] = {
+    [H_RUN] = {"run_id", "run", TOOL_ROWS_INT, 0, 0, 0, NULL},
+    [H_STARTED] = {"started_unix_ns", "started", TOOL_ROWS_DATE, 3, 0, 0, NULL},
+    [H_HOST] = {"host", "host", TOOL_ROWS_TEXT, 5, 8, 0, NULL},
+    [H_GPU] = {"gpu_name", "gpu", TOOL_ROWS_TEXT, 4, 10, 0, NULL},
+    [H_REF] = {"git_ref", "ref", TOOL_ROWS_TEXT, 6, 8, 0, NULL},
+    [H_AXES] = {"axes_label", "axes", TOOL_ROWS_TEXT, 1, 10, 0, NULL},
+    [H_MEDIAN] = {"median_ns", "median", TOOL_ROWS_TIME, 0, 0, 0, NULL},
+    [H_NOISE] = {"noise_ratio", "noise", TOOL_ROWS_RATIO, 2, 0, 2, NULL},
+    [H_REV] = {"git_rev", NULL, TOOL_ROWS_TEXT, TOOL_ROWS_DATA, 0, 0, NULL},
+};
+
+static const char *or_null(const char *s)
 {
-    printf(
-        "| run | started             | host                 | gpu                      | ref     "
-        "     | axes                 |      median |  noise |\n");
-    printf("|----:|---------------------|----------------------|--------------------------|-------"
-           "-------|----------------------|------------:|-------:|\n");
+    return s[0] ? s : NULL;
+}
+
+static void print_rows(const char *benchmark, const vyre_results_history_row *r, size_t n,
+                       const tool_rows_out *o, vyre_results *db)
+{
+    tool_rows *t = tool_rows_new(k_hist_cols, NHCOLS);
     for (size_t i = 0; i < n; i++) {
-        char when[32] = "-";
-        time_t t = (time_t)(r[i].started_ns / 1000000000);
-        struct tm tm;
-        if (localtime_r(&t, &tm))
-            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-        char host[TOOL_CLEAN_SIZE(sizeof r->host)], gpu[TOOL_CLEAN_SIZE(sizeof r->gpu_name)];
-        char ref[TOOL_CLEAN_SIZE(sizeof r->git_ref)], axes[TOOL_CLEAN_SIZE(sizeof r->axes)];
-        char med[32], noise[16] = "-";
-        bench_format_ns(r[i].median_ns, med, sizeof med);
-        if (isfinite(r[i].noise))
-            snprintf(noise, sizeof noise, "%.2f%%", 100 * r[i].noise);
-        printf("| %3" PRId64 " | %-19s | %-20s | %-24s | %-12s | %-20s | %11s | %6s |\n",
-               r[i].run_id, when, tool_clean(r[i].host, host, sizeof host),
-               r[i].gpu_name[0] ? tool_clean(r[i].gpu_name, gpu, sizeof gpu) : "-",
-               r[i].git_ref[0] ? tool_clean(r[i].git_ref, ref, sizeof ref) : "-",
-               r[i].axes[0] ? tool_clean(r[i].axes, axes, sizeof axes) : "-", med, noise);
+        tool_rows_add(t);
+        tool_rows_int(t, H_RUN, r[i].run_id);
+        tool_rows_int(t, H_STARTED, r[i].started_ns);
+        tool_rows_text(t, H_HOST, r[i].host);
+        tool_rows_text(t, H_GPU, or_null(r[i].gpu_name));
+        tool_rows_text(t, H_REF, or_null(r[i].git_ref));
+        tool_rows_text(t, H_AXES, r[i].axes);
+        tool_rows_real(t, H_MEDIAN, r[i].median_ns);
+        tool_rows_real(t, H_NOISE, r[i].noise);
+        tool_rows_text(t, H_REV, or_null(r[i].git_rev));
     }
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema_version", json_integer(BENCH_HISTORY_JSON_SCHEMA_VERSION));
+    json_object_set_new(doc, "db", json_string(vyre_results_path(db)));
+    json_object_set_new(doc, "benchmark", tool_json_text(benchmark));
+    tool_rows_print(stdout, t, o->fmt, o->width, doc, "points");
+    tool_rows_free(t);
 }
 
 int cmd_history(int argc, char **argv)
 {
     const char *axes = NULL, *filter = NULL;
     int c, stop = 0;
+    tool_rows_out o = {0};
     while ((c = tool_getopt_table("history", argc, argv, bench_history_opts, usage, &stop)) != -1) {
         if (c == TOOL_OPT_STOP)
             return stop;
+        if (tool_rows_opt("history", c, optarg, &o) < 0)
+            return TOOL_EXIT_ERROR;
         if (c == 'a')
             axes = optarg;
         else if (c == 'f')
@@ -86,6 +111,8 @@ int cmd_history(int argc, char **argv)
     if (argc - optind != 1)
         return tool_usage_error("history", "give one benchmark, e.g. launch.stream",
                                 optind == argc ? "which benchmark?" : "one benchmark only");
+    if (tool_rows_out_resolve("history", &o, TOOL_FMT_MD))
+        return TOOL_EXIT_ERROR;
     vyre_results *db = NULL;
     int code = bench_open_db_existing(&db);
     if (code)
@@ -99,7 +126,7 @@ int cmd_history(int argc, char **argv)
         vyre_results_close(db);
         return TOOL_EXIT_ERROR;
     }
-    print_rows(rows, n);
+    print_rows(argv[optind], rows, n, &o, db);
     if (!n)
         fprintf(stderr, "%s: note: no done run has a point of '%s'%s\n", tool_prog(), argv[optind],
                 filter || axes ? " that matches" : "");

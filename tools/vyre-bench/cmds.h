@@ -11,6 +11,7 @@
 
 #include "vyre/bench.h"
 #include "tool_opt.h"
+#include "tool_rows.h"
 
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -57,6 +58,7 @@ int bench_open_run(const char *sub, int argc, char **argv, int first, vyre_resul
 #define BENCH_COMPARE_JSON_SCHEMA_VERSION 4
 #define BENCH_DEVICES_JSON_SCHEMA_VERSION 1
 #define BENCH_RM_JSON_SCHEMA_VERSION      1
+#define BENCH_HISTORY_JSON_SCHEMA_VERSION 1
 
 /* Output formats of points. */
 typedef enum bench_format { BENCH_TABLE = 0, BENCH_CSV = 1, BENCH_JSON = 2 } bench_format;
@@ -69,15 +71,20 @@ void bench_format_device(const vyre_bench_point *p, char *buf, size_t size);
 
 /* The console table (markdown): header, one row per point. */
 void bench_table_header(FILE *out);
-/* The gpu, batch and kernel cells of p ("-" for a view not measured). */
-void bench_format_views(const vyre_bench_point *p, char *gpu, char *batch, char *kernel,
-                        size_t size);
 void bench_table_row(FILE *out, const vyre_bench_point *p);
 
 /* The table for a terminal (term_table.c): the columns that fit `width`
  * by priority, one time unit per column, stop reasons as short codes with
  * a legend; width <= 0: every column, full stop text (--wide). */
 void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int width);
+
+/* The points (term_table.c's model: every field of export's CSV, the
+ * table's columns by priority) in fmt: TOOL_FMT_TABLE or TOOL_FMT_MD fitted
+ * to width (<= 0: every column, the full stop text; else stop codes and
+ * their legend), TOOL_FMT_CSV every field. Not JSON: the points go into
+ * the run document (bench_json_run). */
+void bench_points_print(FILE *out, const vyre_bench_point *pts, size_t n, tool_rows_fmt fmt,
+                        int width);
 
 /* Which table stdout gets: 0 the markdown table (not a terminal), else the
  * width to fit (forced_width > 0: that one, as --width N; else the
@@ -88,16 +95,10 @@ int bench_table_width(int wide, int forced_width);
  * exit code. */
 int bench_parse_width(const char *sub, const char *s, int *out);
 
-/* CSV: header and rows (RFC 4180 quoting). A real is written as the JSON
- * printer writes it, the shortest text that round-trips, then ',' (or a
- * newline when last); nothing for NaN or infinity. */
-void bench_csv_real(FILE *out, double v, int last);
-/* A text field, RFC 4180 quoted (through tool_clean on a terminal). */
-void bench_csv_text(FILE *out, const char *s, int last);
-
 /* Prose lines (text may hold newlines) broken at blanks to fit width
  * (<= 0: as they are); the tables fit through tools/common/tool_table. */
 void bench_print_wrapped(FILE *out, const char *text, int width);
+/* run's CSV, a point at a time (the fields of bench_points_print's CSV). */
 void bench_csv_header(FILE *out);
 void bench_csv_row(FILE *out, const vyre_bench_point *p);
 

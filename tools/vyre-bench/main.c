@@ -29,7 +29,7 @@ static const tool_cmd g_cmds[] = {
     {"rm", cmd_rm, "remove runs (or every failed one) from the results database",
      TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON, bench_rm_opts},
     {"history", cmd_history, "one benchmark's median over time, across runs and machines",
-     TOOL_CMD_NEEDS_DB, bench_history_opts},
+     TOOL_CMD_NEEDS_DB | TOOL_CMD_JSON, bench_history_opts},
     {"push", cmd_push, "copy runs to another results database (a shared server)", TOOL_CMD_NEEDS_DB,
      bench_push_opts},
     {"pull", cmd_pull, "copy runs of another results database (a shared server) here",

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "tool_json.h"
+#include "tool_rows.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
@@ -26,16 +27,7 @@
 
 void bench_format_ns(double ns, char *buf, size_t size)
 {
-    if (!isfinite(ns))
-        snprintf(buf, size, "-");
-    else if (ns < 1e3)
-        snprintf(buf, size, "%.1f ns", ns);
-    else if (ns < 1e6)
-        snprintf(buf, size, "%.2f us", ns / 1e3);
-    else if (ns < 1e9)
-        snprintf(buf, size, "%.2f ms", ns / 1e6);
-    else
-        snprintf(buf, size, "%.3f s", ns / 1e9);
+    tool_format_ns(ns, buf, size);
 }
 
 static void format_metric(const vyre_bench_point *p, char *buf, size_t size)
@@ -64,8 +56,8 @@ void bench_format_device(const vyre_bench_point *p, char *buf, size_t size)
 /* The three views of a GPU point (README, "Which time to quote"): gpu is
  * the median of its event-timed samples, batch and kernel are stored
  * beside it; "-" where a view was not measured. */
-void bench_format_views(const vyre_bench_point *p, char *gpu, char *batch, char *kernel,
-                        size_t size)
+static void format_views(const vyre_bench_point *p, char *gpu, char *batch, char *kernel,
+                         size_t size)
 {
     bench_format_ns(p->gpu_timer ? p->stats.median : NAN, gpu, size);
     bench_format_ns(p->batch_ns > 0 ? p->batch_ns : NAN, batch, size);
@@ -100,7 +92,7 @@ const char *bench_label(const vyre_bench_point *p, char *buf, size_t size)
 void bench_table_row(FILE *out, const vyre_bench_point *p)
 {
     char med[24], p5[24], p95[24], noise[16], metric[48], dev[16], gpu[24], batch[24], kern[24];
-    bench_format_views(p, gpu, batch, kern, sizeof gpu);
+    format_views(p, gpu, batch, kern, sizeof gpu);
     bench_format_ns(p->stats.median, med, sizeof med);
     bench_format_ns(p->stats.p5, p5, sizeof p5);
     bench_format_ns(p->stats.p95, p95, sizeof p95);
@@ -122,16 +114,6 @@ void bench_table_row(FILE *out, const vyre_bench_point *p)
             vyre_bench_mode_name(p->mode), p->stats.n, med, p5, p95, gpu, batch, kern, noise,
             p->stats.n_outliers, p->n_throttled, metric, tool_clean(p->stop, stop, sizeof stop),
             p->note[0] ? "; " : "", tool_clean(p->note, note, sizeof note));
-}
-
-/* One field, RFC 4180 quoted. tty: out is a terminal, where the text is
- * shown through tool_clean (escapes never reach it raw); else the bytes as
- * stored. */
-static void csv_field(FILE *out, const char *s, int last, int tty);
-
-void bench_csv_text(FILE *out, const char *s, int last)
-{
-    csv_field(out, s, last, isatty(fileno(out)));
 }
 
 void bench_print_wrapped(FILE *out, const char *text, int width)
@@ -158,6 +140,9 @@ void bench_print_wrapped(FILE *out, const char *text, int width)
     }
 }
 
+/* One field, RFC 4180 quoted. tty: out is a terminal, where the text is
+ * shown through tool_clean (escapes never reach it raw); else the bytes as
+ * stored. */
 static void csv_field(FILE *out, const char *s, int last, int tty)
 {
     char clean[TOOL_CLEAN_SIZE(1024)];
@@ -177,7 +162,7 @@ static void csv_field(FILE *out, const char *s, int last, int tty)
     fputc(last ? '\n' : ',', out);
 }
 
-void bench_csv_real(FILE *out, double v, int last)
+static void csv_real(FILE *out, double v, int last)
 {
     /* The JSON printer's shortest text that reads back as the same double
      * (2709244.725, not %.17g's 2709244.7250000001); a whole number
@@ -195,7 +180,7 @@ void bench_csv_real(FILE *out, double v, int last)
 
 static void csv_num(FILE *out, double v)
 {
-    bench_csv_real(out, v, 0);
+    csv_real(out, v, 0);
 }
 
 void bench_csv_header(FILE *out)

@@ -17,54 +17,68 @@
 #include "tool_cli.h"
 #include "cmds.h"
 #include "tool_sanitize.h"
+#include "tool_rows.h"
 #include "tool_table.h"
 #include "vyre/vyre.h"
 
+/* The points' fields, in the order of export's CSV (and its header's
+ * names); the table's columns have a title and a priority (0 kept always,
+ * larger dropped first; equals: the rightmost first). Dropped first to
+ * last: note, thr, outl, gpu, dev, n, mode, p5, kernel, batch, p95, stop,
+ * metric, noise, axes. */
+/* clang-format off */
 enum {
-    COL_BENCH,
-    COL_AXES,
-    COL_DEV,
-    COL_MODE,
-    COL_N,
-    COL_MEDIAN,
-    COL_P5,
-    COL_P95,
-    COL_GPU,
-    COL_BATCH,
-    COL_KERNEL,
-    COL_NOISE,
-    COL_OUTL,
-    COL_THR,
-    COL_METRIC,
-    COL_STOP,
-    COL_NOTE,
-    NCOLS
+    P_RUN, P_ID, P_SEQ, P_SUITE, P_BENCH, P_AXES, P_DEV, P_MODE, P_TIMER, P_N, P_MIN, P_MAX,
+    P_MEAN, P_MEDIAN, P_STDDEV, P_RELSD, P_NOISE, P_P5, P_P95, P_MAD, P_OUTL, P_THR, P_WALL,
+    P_BYTES, P_ITEMS, P_METRIC_NAME, P_METRIC, P_STOP_REASON, P_STOP, P_NOTE, P_GPU, P_BATCH,
+    P_KERNEL, P_BLOCK_TMO, NPCOLS
 };
-
-/* name, priority (0 kept always, larger dropped first; equals: the rightmost
- * first), min width, right. Dropped first to last: note, thr, outl, gpu, dev,
- * n, mode, p5, kernel, batch, p95, stop, metric, noise, axes. */
-static const tool_table_col k_cols[NCOLS] = {
-    [COL_BENCH] = {"benchmark", 0, 14, 0},
-    [COL_AXES] = {"axes", 1, 10, 0},
-    [COL_DEV] = {"dev", 7, 0, 0},
-    [COL_MODE] = {"mode", 6, 0, 0},
-    [COL_N] = {"n", 6, 0, 1},
-    [COL_MEDIAN] = {"median", 0, 0, 1},
-    [COL_P5] = {"p5", 5, 0, 1},
-    [COL_P95] = {"p95", 4, 0, 1},
+/* clang-format on */
+#define D TOOL_ROWS_DATA
+static const tool_rows_col k_cols[NPCOLS] = {
+    [P_RUN] = {"run_id", NULL, TOOL_ROWS_INT, D, 0, 0, NULL},
+    [P_ID] = {"point_id", NULL, TOOL_ROWS_INT, D, 0, 0, NULL},
+    [P_SEQ] = {"seq", NULL, TOOL_ROWS_INT, D, 0, 0, NULL},
+    [P_SUITE] = {"suite", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL},
+    [P_BENCH] = {"benchmark", "benchmark", TOOL_ROWS_TEXT, 0, 14, 0, NULL},
+    [P_AXES] = {"axes", "axes", TOOL_ROWS_TEXT, 1, 10, 0, NULL},
+    [P_DEV] = {"device", "dev", TOOL_ROWS_INT, 7, 0, 0, NULL, 1},
+    [P_MODE] = {"mode", "mode", TOOL_ROWS_TEXT, 6, 0, 0, NULL},
+    [P_TIMER] = {"timer", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL},
+    [P_N] = {"n", "n", TOOL_ROWS_INT, 6, 0, 0, NULL},
+    [P_MIN] = {"min_ns", NULL, TOOL_ROWS_TIME, D, 0, 0, NULL},
+    [P_MAX] = {"max_ns", NULL, TOOL_ROWS_TIME, D, 0, 0, NULL},
+    [P_MEAN] = {"mean_ns", NULL, TOOL_ROWS_TIME, D, 0, 0, NULL},
+    [P_MEDIAN] = {"median_ns", "median", TOOL_ROWS_TIME, 0, 0, 0, NULL},
+    [P_STDDEV] = {"stddev_ns", NULL, TOOL_ROWS_TIME, D, 0, 0, NULL},
+    [P_RELSD] = {"rel_stddev", NULL, TOOL_ROWS_REAL, D, 0, 0, NULL},
+    [P_NOISE] = {"noise", "noise", TOOL_ROWS_RATIO, 2, 0, 2, NULL},
+    [P_P5] = {"p5_ns", "p5", TOOL_ROWS_TIME, 5, 0, 0, NULL},
+    [P_P95] = {"p95_ns", "p95", TOOL_ROWS_TIME, 4, 0, 0, NULL},
+    [P_MAD] = {"mad_ns", NULL, TOOL_ROWS_TIME, D, 0, 0, NULL},
+    [P_OUTL] = {"outliers", "outl", TOOL_ROWS_INT, 8, 0, 0, NULL},
+    [P_THR] = {"throttled", "thr", TOOL_ROWS_INT, 8, 0, 0, NULL},
+    [P_WALL] = {"wall_median_ns", NULL, TOOL_ROWS_TIME, D, 0, 0, NULL},
+    [P_BYTES] = {"bytes", NULL, TOOL_ROWS_REAL, D, 0, 0, NULL},
+    [P_ITEMS] = {"items", NULL, TOOL_ROWS_REAL, D, 0, 0, NULL},
+    [P_METRIC_NAME] = {"metric_name", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL},
+    [P_METRIC] = {"metric", "metric", TOOL_ROWS_REAL, 2, 0, 0, NULL},
+    [P_STOP_REASON] = {"stop_reason", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL},
+    [P_STOP] = {"stop", "stop", TOOL_ROWS_TEXT, 3, 0, 0, NULL},
+    [P_NOTE] = {"note", "note", TOOL_ROWS_TEXT, 9, 10, 0, NULL},
     /* gpu repeats median for GPU points: dropped early; batch and kernel
      * are views of their own (README, "Which time to quote"). */
-    [COL_GPU] = {"gpu", 7, 0, 1},
-    [COL_BATCH] = {"batch", 4, 0, 1},
-    [COL_KERNEL] = {"kernel", 4, 0, 1},
-    [COL_NOISE] = {"noise", 2, 0, 1},
-    [COL_OUTL] = {"outl", 8, 0, 1},
-    [COL_THR] = {"thr", 8, 0, 1},
-    [COL_METRIC] = {"metric", 2, 0, 1},
-    [COL_STOP] = {"stop", 3, 0, 0},
-    [COL_NOTE] = {"note", 9, 10, 0},
+    [P_GPU] = {"gpu_ns", "gpu", TOOL_ROWS_TIME, 7, 0, 0, NULL},
+    [P_BATCH] = {"batch_ns", "batch", TOOL_ROWS_TIME, 4, 0, 0, NULL},
+    [P_KERNEL] = {"kernel_ns", "kernel", TOOL_ROWS_TIME, 4, 0, 0, NULL},
+    [P_BLOCK_TMO] = {"block_timeouts", NULL, TOOL_ROWS_INT, D, 0, 0, NULL},
 };
+#undef D
+
+/* The table's columns, left to right. */
+static const size_t k_table_order[] = {P_BENCH, P_AXES, P_DEV,    P_MODE,  P_N,      P_MEDIAN,
+                                       P_P5,    P_P95,  P_GPU,    P_BATCH, P_KERNEL, P_NOISE,
+                                       P_OUTL,  P_THR,  P_METRIC, P_STOP,  P_NOTE};
 
 typedef struct stop_code {
     vyre_stats_stop_reason reason;
@@ -188,39 +202,92 @@ static void fmt_metric(const vyre_bench_point *p, int with_unit, size_t unit_w, 
         snprintf(buf, size, "%s", num);
 }
 
-/* The longest field (axes, note: 256) and a little more. Text from the
- * database goes through tool_clean, which cuts what does not fit before a
- * whole escape: a name full of control bytes is shown shortened. */
-#define CELL 272
+/* A time cell: the value, shown in the column's unit. */
+static void put_time(tool_rows *t, size_t c, double ns, const time_unit *u)
+{
+    char buf[48];
+    tool_rows_real(t, c, ns);
+    fmt_time(ns, u, buf, sizeof buf);
+    tool_rows_shown(t, c, buf);
+}
 
-static void fill_row(const vyre_bench_point *p, const time_unit *tu, int metric_units,
-                     size_t unit_w, int wide, char (*cell)[CELL])
+static void add_point(tool_rows *t, const vyre_bench_point *p, const time_unit *tu,
+                      int metric_units, size_t unit_w, int wide)
 {
     const vyre_stats *s = &p->stats;
-    bench_label(p, cell[COL_BENCH], CELL);
-    tool_clean(p->axes[0] ? p->axes : "-", cell[COL_AXES], CELL);
-    bench_format_device(p, cell[COL_DEV], CELL);
-    snprintf(cell[COL_MODE], CELL, "%s", vyre_bench_mode_name(p->mode));
-    snprintf(cell[COL_N], CELL, "%zu", s->n);
-    fmt_time(s->median, tu, cell[COL_MEDIAN], CELL);
-    fmt_time(s->p5, tu, cell[COL_P5], CELL);
-    fmt_time(s->p95, tu, cell[COL_P95], CELL);
-    fmt_time(p->gpu_timer ? s->median : NAN, tu, cell[COL_GPU], CELL);
-    fmt_time(p->batch_ns > 0 ? p->batch_ns : NAN, tu, cell[COL_BATCH], CELL);
-    fmt_time(p->kernel_ns > 0 ? p->kernel_ns : NAN, tu, cell[COL_KERNEL], CELL);
-    if (isfinite(s->robust_noise))
-        snprintf(cell[COL_NOISE], CELL, "%.2f%%", s->robust_noise * 100);
+    char buf[TOOL_CLEAN_SIZE(sizeof p->benchmark) + 8];
+    tool_rows_add(t);
+    tool_rows_int(t, P_RUN, p->run_id);
+    tool_rows_int(t, P_ID, p->id);
+    tool_rows_int(t, P_SEQ, p->seq);
+    tool_rows_text(t, P_SUITE, p->suite);
+    tool_rows_text(t, P_BENCH, p->benchmark);
+    tool_rows_shown(t, P_BENCH, bench_label(p, buf, sizeof buf));
+    tool_rows_text(t, P_AXES, p->axes);
+    if (p->device >= 0)
+        tool_rows_int(t, P_DEV, p->device);
     else
-        snprintf(cell[COL_NOISE], CELL, "-");
-    snprintf(cell[COL_OUTL], CELL, "%zu", s->n_outliers);
-    snprintf(cell[COL_THR], CELL, "%zu", p->n_throttled);
-    fmt_metric(p, metric_units, unit_w, cell[COL_METRIC], CELL);
+        tool_rows_shown(t, P_DEV, "host");
+    tool_rows_text(t, P_MODE, vyre_bench_mode_name(p->mode));
+    tool_rows_text(t, P_TIMER, p->gpu_timer ? "gpu" : "wall");
+    tool_rows_int(t, P_N, (int64_t)s->n);
+    tool_rows_real(t, P_MIN, s->min);
+    tool_rows_real(t, P_MAX, s->max);
+    tool_rows_real(t, P_MEAN, s->mean);
+    put_time(t, P_MEDIAN, s->median, tu);
+    tool_rows_real(t, P_STDDEV, s->stddev);
+    tool_rows_real(t, P_RELSD, s->rel_stddev);
+    tool_rows_real(t, P_NOISE, s->robust_noise);
+    put_time(t, P_P5, s->p5, tu);
+    put_time(t, P_P95, s->p95, tu);
+    tool_rows_real(t, P_MAD, s->mad);
+    tool_rows_int(t, P_OUTL, (int64_t)s->n_outliers);
+    tool_rows_int(t, P_THR, (int64_t)p->n_throttled);
+    tool_rows_real(t, P_WALL, p->wall_median);
+    tool_rows_real(t, P_BYTES, p->bytes > 0 ? p->bytes : NAN);
+    tool_rows_real(t, P_ITEMS, p->items);
+    tool_rows_text(t, P_METRIC_NAME, p->metric_name);
+    tool_rows_real(t, P_METRIC, p->metric_name[0] ? p->metric : NAN);
+    fmt_metric(p, metric_units, unit_w, buf, sizeof buf);
+    tool_rows_shown(t, P_METRIC, buf);
+    tool_rows_text(t, P_STOP_REASON, vyre_stats_stop_reason_name(p->stop_reason));
+    tool_rows_text(t, P_STOP, p->stop);
     const stop_code *sc = stop_code_of(p->stop_reason);
-    if (wide)
-        tool_clean(p->stop, cell[COL_STOP], CELL);
-    else
-        snprintf(cell[COL_STOP], CELL, "%s", sc ? sc->code : "-");
-    tool_clean(p->note, cell[COL_NOTE], CELL);
+    if (!wide)
+        tool_rows_shown(t, P_STOP, sc ? sc->code : "-");
+    tool_rows_text(t, P_NOTE, p->note);
+    put_time(t, P_GPU, p->gpu_timer ? s->median : NAN, tu);
+    put_time(t, P_BATCH, p->batch_ns > 0 ? p->batch_ns : NAN, tu);
+    put_time(t, P_KERNEL, p->kernel_ns > 0 ? p->kernel_ns : NAN, tu);
+    tool_rows_int(t, P_BLOCK_TMO, (int64_t)p->n_block_timeouts);
+}
+
+/* The points as a model: the values, and what the table shows (times in
+ * one unit per column, stop reasons as codes unless wide). */
+static tool_rows *points_rows(const vyre_bench_point *pts, size_t n, int wide)
+{
+    time_unit tu = choose_time_unit(pts, n);
+    size_t unit_w = 0;
+    const char *metric = common_metric(pts, n, &unit_w);
+    tool_rows *t = tool_rows_new(k_cols, NPCOLS);
+    tool_rows_order(t, k_table_order, sizeof k_table_order / sizeof k_table_order[0]);
+    static const size_t timed[] = {P_MEDIAN, P_P5, P_P95, P_GPU, P_BATCH, P_KERNEL};
+    for (size_t i = 0; i < sizeof timed / sizeof timed[0]; i++) {
+        char h[32];
+        snprintf(h, sizeof h, "%s %s", k_cols[timed[i]].title, tu.name);
+        tool_rows_title(t, timed[i], h);
+    }
+    char h_metric[TOOL_CLEAN_SIZE(sizeof pts->metric_name)];
+    if (metric)
+        tool_rows_title(t, P_METRIC, tool_clean(metric, h_metric, sizeof h_metric));
+    int any_note = 0;
+    for (size_t r = 0; r < n; r++) {
+        add_point(t, &pts[r], &tu, metric == NULL, unit_w, wide);
+        any_note |= pts[r].note[0] != '\0';
+    }
+    if (!any_note)
+        tool_rows_hide(t, P_NOTE);
+    return t;
 }
 
 /* "stop: ok noise reached the target; tmo timeout ..." for the codes the
@@ -259,54 +326,19 @@ static void print_legend(FILE *out, const vyre_bench_point *pts, size_t n, int w
 
 void bench_term_table(FILE *out, const vyre_bench_point *pts, size_t n, int width)
 {
-    int wide = width <= 0;
-    time_unit tu = choose_time_unit(pts, n);
-    size_t unit_w = 0;
-    const char *metric = common_metric(pts, n, &unit_w);
-    tool_table_col cols[NCOLS];
-    memcpy(cols, k_cols, sizeof cols);
-    char h_median[24], h_p5[24], h_p95[24], h_gpu[24], h_batch[24], h_kernel[24];
-    snprintf(h_median, sizeof h_median, "median %s", tu.name);
-    snprintf(h_p5, sizeof h_p5, "p5 %s", tu.name);
-    snprintf(h_p95, sizeof h_p95, "p95 %s", tu.name);
-    cols[COL_MEDIAN].name = h_median;
-    cols[COL_P5].name = h_p5;
-    cols[COL_P95].name = h_p95;
-    char h_metric[TOOL_CLEAN_SIZE(sizeof pts->metric_name)];
-    snprintf(h_gpu, sizeof h_gpu, "gpu %s", tu.name);
-    snprintf(h_batch, sizeof h_batch, "batch %s", tu.name);
-    snprintf(h_kernel, sizeof h_kernel, "kernel %s", tu.name);
-    cols[COL_GPU].name = h_gpu;
-    cols[COL_BATCH].name = h_batch;
-    cols[COL_KERNEL].name = h_kernel;
-    if (metric)
-        cols[COL_METRIC].name = tool_clean(metric, h_metric, sizeof h_metric);
+    bench_points_print(out, pts, n, TOOL_FMT_TABLE, width);
+}
 
-    char(*cells)[CELL] = calloc((n ? n : 1) * NCOLS, CELL);
-    const char **ptrs = calloc((n ? n : 1) * NCOLS, sizeof *ptrs);
-    if (!cells || !ptrs) {
-        free(cells);
-        free(ptrs);
-        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-        return;
-    }
-    int any_note = 0;
-    for (size_t r = 0; r < n; r++) {
-        fill_row(&pts[r], &tu, metric == NULL, unit_w, wide, &cells[r * NCOLS]);
-        any_note |= pts[r].note[0] != '\0';
-        for (size_t c = 0; c < NCOLS; c++)
-            ptrs[r * NCOLS + c] = cells[r * NCOLS + c];
-    }
-    int natural[NCOLS], widths[NCOLS];
-    tool_table_natural(cols, NCOLS, ptrs, n, natural);
-    if (!any_note)
-        natural[COL_NOTE] = 0;
-    tool_table_fit(cols, NCOLS, natural, wide ? 0 : width, widths);
-    tool_table_render(out, cols, NCOLS, widths, ptrs, n, wide ? 0 : width);
-    if (!wide && widths[COL_STOP] > 0)
+void bench_points_print(FILE *out, const vyre_bench_point *pts, size_t n, tool_rows_fmt fmt,
+                        int width)
+{
+    int wide = width <= 0 && fmt != TOOL_FMT_CSV;
+    tool_rows *t = points_rows(pts, n, wide);
+    tool_rows_print(out, t, fmt, wide ? 0 : width, NULL, "points");
+    /* The legend of the codes, when the table shows them. */
+    if (!wide && tool_rows_kept(t, P_STOP))
         print_legend(out, pts, n, width);
-    free(cells);
-    free(ptrs);
+    tool_rows_free(t);
 }
 
 int bench_table_width(int wide, int forced_width)
@@ -319,11 +351,9 @@ int bench_table_width(int wide, int forced_width)
 
 int bench_parse_width(const char *sub, const char *s, int *out)
 {
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || v < 20 || v > 10000)
-        return tool_usage_error(sub, "give the columns to fit, such as 80 (20 to 10000)",
-                                "bad value '%s' for --width", s);
-    *out = (int)v;
+    tool_rows_out o = {0};
+    if (tool_rows_opt(sub, TOOL_OPT_WIDTH, s, &o) < 0)
+        return TOOL_EXIT_ERROR;
+    *out = o.width;
     return 0;
 }
