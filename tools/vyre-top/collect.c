@@ -44,6 +44,7 @@ struct top_collector {
     tool_usagesnap *usage; /* the caches' sizes, measured by its own thread */
     uint64_t reap_ns;
     uint64_t last_ns;
+    vyre_host_info host_prev; /* the host's figures of the previous collection */
 };
 
 /* ---- pure helpers ------------------------------------------------------ */
@@ -458,8 +459,8 @@ static void blank_proc(top_proc *p, int32_t pid)
 
 /* One row of libcore's join: its page's figures, or none, and NVML's view
  * (its GPU, its GPU memory summed over GPUs, its SM utilisation on the
- * busiest). */
-static void take_row(top_proc *p, const vyre_gpu_proc_row *r)
+ * busiest, and the same per GPU for the per-GPU rows). */
+static void take_row(top_proc *p, const vyre_gpu_proc_row *r, const vyre_gpu_snapshot *gpus)
 {
     if (r->page)
         take_proc(p, r->page);
@@ -469,6 +470,8 @@ static void take_row(top_proc *p, const vyre_gpu_proc_row *r)
     p->gpu_mem_valid = r->mem_valid;
     p->gpu_mem_bytes = r->mem_bytes;
     p->sm_util_pct = r->util_valid ? (double)r->sm_util_pct : NAN;
+    size_t ng = r->foreign ? 0 : vyre_gpu_join_devices(gpus, r->pid, p->gpus, VYRE_GPU_MAX);
+    p->ngpus = ng < VYRE_GPU_MAX ? (unsigned)ng : VYRE_GPU_MAX;
 }
 
 /* The rows of libcore's join of the pages (npages of them; none when the
@@ -487,7 +490,7 @@ static void join_rows(top_snapshot *s, const vyre_telemetry_proc *pages, size_t 
         return;
     }
     for (size_t i = 0; i < n; i++)
-        take_row(&s->procs[s->nprocs++], &rows[i]);
+        take_row(&s->procs[s->nprocs++], &rows[i], s->gpu_ok ? &s->gpu : NULL);
     vyre_gpu_join_free(rows);
 }
 
@@ -562,6 +565,16 @@ static void collect_host(top_collector *c, top_snapshot *s)
     c->nhprev = nnext;
 }
 
+/* The host panel's figures (issue 37): CPU% of all CPUs since the previous
+ * collection, memory, swap, load. */
+static void collect_machine(top_collector *c, top_snapshot *s)
+{
+    s->host_ok = vyre_proc_read_host(c->procfs, &s->host, NULL) == VYRE_OK;
+    s->host_cpu_pct = s->host_ok ? vyre_host_cpu_pct(&c->host_prev, &s->host) : NAN;
+    if (s->host_ok)
+        c->host_prev = s->host;
+}
+
 void top_collect(top_collector *c, top_snapshot *s)
 {
     memset(s, 0, sizeof *s);
@@ -572,6 +585,7 @@ void top_collect(top_collector *c, top_snapshot *s)
     collect_gpus(c, s);
     collect_procs(c, s);
     collect_host(c, s);
+    collect_machine(c, s);
     collect_cache(c, s);
     collect_usage(c, s);
 }

@@ -102,6 +102,10 @@ typedef struct top_proc {
     int gpu_mem_valid; /* NVML knows its GPU memory */
     uint64_t gpu_mem_bytes;
     double sm_util_pct; /* NVML: SM utilisation on its busiest GPU; NAN unknown */
+    /* NVML's view per GPU (vyre_gpu_join_devices), NVML index ascending:
+     * one processes-panel row each, as nvitop and nvidia-smi show them. */
+    vyre_gpu_proc_dev gpus[VYRE_GPU_MAX];
+    unsigned ngpus; /* entries in gpus[]; 0: NVML lists it on no GPU */
     /* The host's view (/proc). */
     vyre_proc_info host;
     double cpu_pct; /* percent of one core over the last interval; NAN unknown */
@@ -165,6 +169,10 @@ typedef struct top_snapshot {
     size_t nprocs;
     size_t unreadable; /* pages that failed validation this time */
     size_t stale;      /* pages of dead processes or reused pids: not shown */
+    /* the host (/proc: stat, meminfo, loadavg) */
+    int host_ok; /* 0: could not be read */
+    vyre_host_info host;
+    double host_cpu_pct; /* all CPUs, since the previous collection; NAN for the first */
     /* cache */
     int cache_state;
     char cache_msg[TOP_MSG_MAX];
