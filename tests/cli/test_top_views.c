@@ -335,6 +335,20 @@ Test(top_views, a_process_on_two_gpus_is_two_rows)
     }
     check_two_rows(s, 8);
     free(s);
+    /* Enter: the detail view of the selected process (the only one). */
+    keys("Enter");
+    free(WAIT_FOR("the detail view", "two_gpu_proc", "GPU 0: memory 512M, SM 20.0%",
+                  "GPU 1: memory 1.00G, SM 37.0%", "no vyre telemetry"));
+    keys("x");
+    free(WAIT_FOR("the panels again", "Processes (1)"));
+    /* k offers the signals. */
+    char prompt[96];
+    snprintf(prompt, sizeof prompt, "Send which signal to %d (two_gpu_proc)? t TERM  i INT  K KILL",
+             (int)g_child);
+    keys("k");
+    free(WAIT_FOR("the signal question", prompt));
+    keys("n");
+    free(WAIT_FOR("nothing sent", "signal not sent"));
     quit_top();
 }
 

@@ -197,3 +197,52 @@ Test(top_rows, a_process_on_two_gpus_is_two_rows_own_columns_on_the_first)
     top_snapshot_release(s);
     free(s);
 }
+
+static int has_text(const top_grid *g, const char *needle)
+{
+    for (int y = 0; y < g->rows; y++)
+        if (strstr(top_grid_row(g, y), needle))
+            return 1;
+    return 0;
+}
+
+/* Enter on a process shows its details: each GPU's share, its command
+ * line and user, its rates; any key closes them. */
+Test(top_rows, enter_shows_the_process_detail_per_gpu)
+{
+    top_snapshot *s = snap();
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    top_grid g;
+    cr_assert_eq(top_view_compose(s, &ui, 24, 80, 0, &g), 0);
+    top_grid_release(&g);
+    cr_assert_eq(ui.sel_pid, 4242);
+    cr_assert_eq(top_ui_key(&ui, TOP_KEY_ENTER), TOP_UI_REDRAW);
+    cr_assert(ui.detail);
+    cr_assert_eq(top_view_compose(s, &ui, 24, 80, 0, &g), 0);
+    cr_assert(has_text(&g, "Process 4242 (two_gpu_proc)"));
+    cr_assert(has_text(&g, "  user     alice"));
+    cr_assert(has_text(&g, "  command  two_gpu_proc --train"));
+    cr_assert(has_text(&g, "GPU 0: memory 512M, SM 20.0%"));
+    cr_assert(has_text(&g, "GPU 1: memory 1.00G, SM 37.0%"));
+    cr_assert(has_text(&g, "  rates    launch/s ") && has_text(&g, "graph/s 10  disp/s 10"));
+    top_grid_release(&g);
+    cr_assert_eq(top_ui_key(&ui, 'x'), TOP_UI_REDRAW);
+    cr_assert_not(ui.detail);
+    /* Another panel's Enter does nothing; a process on no GPU says so. */
+    ui.focus = TOP_P_GPU;
+    cr_assert_eq(top_ui_key(&ui, TOP_KEY_ENTER), 0);
+    ui.focus = TOP_P_PROC;
+    ui.detail = 1;
+    ui.detail_pid = 900;
+    cr_assert_eq(top_view_compose(s, &ui, 24, 80, 0, &g), 0);
+    cr_assert(has_text(&g, "NVML lists it on no GPU"));
+    cr_assert(has_text(&g, "no vyre telemetry"));
+    top_grid_release(&g);
+    ui.detail_pid = 31337;
+    cr_assert_eq(top_view_compose(s, &ui, 24, 80, 0, &g), 0);
+    cr_assert(has_text(&g, "has exited"));
+    top_grid_release(&g);
+    top_snapshot_release(s);
+    free(s);
+}

@@ -230,6 +230,10 @@ unsigned top_ui_key(top_ui *ui, int key)
         return TOP_UI_REDRAW | TOP_UI_RESIZE;
     if (ui->help)
         return help_key(ui, key);
+    if (ui->detail) { /* any key closes the detail view; q still quits */
+        ui->detail = 0;
+        return key == 'q' ? TOP_UI_QUIT : TOP_UI_REDRAW;
+    }
     if (nav_key(ui, key))
         return TOP_UI_REDRAW;
     switch (key) {
@@ -285,6 +289,14 @@ unsigned top_ui_key(top_ui *ui, int key)
         return TOP_UI_REDRAW;
     case 'C':
         ui->mono = !ui->mono;
+        return TOP_UI_REDRAW;
+    case TOP_KEY_ENTER:
+    case '\n':
+    case '\r':
+        if (ui->focus != TOP_P_PROC || ui->sel_pid <= 0)
+            return 0;
+        ui->detail = 1;
+        ui->detail_pid = ui->sel_pid;
         return TOP_UI_REDRAW;
     case 'o':
     case 'O':

@@ -49,8 +49,10 @@ typedef struct top_ui {
     int paused;
     int help;
     int host_hidden; /* the host row hidden ('o') */
-    int help_first;  /* first help line shown: the overlay scrolls where it does not fit */
-    int help_lines;  /* help lines in all, and how many the last frame showed (set by the view) */
+    int detail;      /* the detail view of detail_pid is shown (Enter) */
+    int32_t detail_pid;
+    int help_first; /* first help line shown: the overlay scrolls where it does not fit */
+    int help_lines; /* help lines in all, and how many the last frame showed (set by the view) */
     int help_page;
     int mono;
     double delay_s;

@@ -761,6 +761,8 @@ int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsi
         draw_cache(g, s, ui, l->panel[TOP_P_CACHE], batch);
     if (!batch)
         draw_footer(g, ui, l->footer);
+    if (!batch && ui->detail)
+        top_view_draw_detail(g, s, ui);
     if (!batch && ui->help)
         top_view_draw_help(g, ui);
     model_release(&m);

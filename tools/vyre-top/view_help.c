@@ -26,6 +26,8 @@ static const char *const g_help[] = {
     "  p, Space   pause / resume sampling",
     "  + / -      slower / faster refresh",
     "  C          colours on / off (NO_COLOR=1: off)",
+    "  Enter      details of the selected process (any key",
+    "             closes them)",
     "  o          host row (CPU, memory, swap, load) on / off",
     "  h, ?       this help (arrows and pages scroll it,",
     "             any other key closes it)",

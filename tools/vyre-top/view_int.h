@@ -63,5 +63,8 @@ void top_view_draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const t
 /* The help overlay (view_help.c), scrolled by ui->help_first where it does
  * not fit; sets ui->help_lines and ui->help_page. */
 void top_view_draw_help(top_grid *g, top_ui *ui);
+/* The detail view of process ui->detail_pid (view_detail.c), over the
+ * panels between the header and the footer. */
+void top_view_draw_detail(top_grid *g, const top_snapshot *s, top_ui *ui);
 
 #endif /* VYRE_TOP_VIEW_INT_H */
