@@ -29,8 +29,8 @@ static void host_lines(const top_proc *p, lines *l)
 {
     char a[64], b[64], cpu[16], rss[16];
     snprintf(a, sizeof a, "%d", (int)p->pid);
-    char head[160];
-    snprintf(head, sizeof head, "Process %s (%.64s)  any key closes", a, p->name);
+    char head[LINE_MAX_W];
+    snprintf(head, sizeof head, "Process %s (%s)  any key closes", a, p->name);
     add(l, head, "");
     add(l, "  user     ",
         p->foreign          ? "foreign (another PID namespace)"
@@ -65,7 +65,7 @@ static void telemetry_lines(const top_snapshot *s, size_t idx, const top_proc *p
         add(l, "  vyre     ", "no vyre telemetry (figures unknown)");
         return;
     }
-    char la[16], gr[16], di[16], h[16], d[16], dd[16], t[200];
+    char la[16], gr[16], di[16], h[16], d[16], dd[16], t[LINE_MAX_W];
     top_fmt_rate(p->launches_s, la, sizeof la);
     top_fmt_rate(p->graphs_s, gr, sizeof gr);
     top_fmt_rate(p->dispatches_s, di, sizeof di);
@@ -97,7 +97,7 @@ static void telemetry_lines(const top_snapshot *s, size_t idx, const top_proc *p
     for (size_t i = 0; i < nk && i < 5; i++) {
         char cs[16];
         top_fmt_rate(k[i].calls_s, cs, sizeof cs);
-        snprintf(t, sizeof t, "%.120s  %s calls/s", k[i].name, cs);
+        snprintf(t, sizeof t, "%s  %s calls/s", k[i].name, cs);
         add(l, "  kernel   ", t);
     }
     free(k);
