@@ -341,6 +341,16 @@ Test(top_views, a_process_on_two_gpus_is_two_rows)
                   "GPU 1: memory 1.00G, SM 37.0%", "no vyre telemetry"));
     keys("x");
     free(WAIT_FOR("the panels again", "Processes (1)"));
+    /* t: the tree, this test's process (the child's parent, not on a GPU)
+     * above it; t again: the flat list. */
+    keys("t");
+    s = WAIT_FOR("the tree", "`-two_gpu_proc");
+    char rows[4][512];
+    cr_assert_eq(rows_of(s, (int)getpid(), rows, 4), 1, "the parent's row:\n%s", s);
+    cr_assert_lt(strstr(s, rows[0]), strstr(s, "`-two_gpu_proc"), "parent first:\n%s", s);
+    free(s);
+    keys("t");
+    free(WAIT_FOR("the flat list", "Processes (1)"));
     /* k offers the signals. */
     char prompt[96];
     snprintf(prompt, sizeof prompt, "Send which signal to %d (two_gpu_proc)? t TERM  i INT  K KILL",

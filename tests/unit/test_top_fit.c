@@ -245,7 +245,7 @@ Test(top_fit, help_fits_80x24_and_scrolls_to_every_line)
     cr_assert(has(&g, "vyre-top keys"));
     cr_assert(has(&g, "-- lines 1-"), "it says how to scroll");
     cr_assert_not(has(&g, "a scan stopped at its bound"), "the last line is below");
-    cr_assert(has(&g, "  o          host row (CPU, memory, swap, load) on / off"),
+    cr_assert(has(&g, "  k          send a signal to the selected process: it"),
               "the longest help lines whole at 80 columns");
     top_grid_release(&g);
     int seen_last = 0;
@@ -385,6 +385,20 @@ Test(top_fit, host_figures_from_a_fake_proc)
     cr_assert_not(a.cpu_valid || a.mem_valid || a.swap_valid || a.load_valid);
     cr_assert_eq(vyre_proc_read_host(NULL, &a, NULL), VYRE_EINVAL);
     vyre_proc_reader_free(e);
+    /* A parent from stat, past a name holding ") (". */
+    snprintf(path, sizeof path, "%s/123", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/123/stat", dir);
+    const char *pst = "123 (odd) (name) S 77 123 123 0 -1 4194560 0 0 0 0 1 2 0 0 20 0 1 0 5\n";
+    tu_write_file(path, pst, strlen(pst));
+    int32_t ppid = -1;
+    cr_assert_eq(vyre_proc_read_ppid(r, 123, &ppid), VYRE_OK);
+    cr_assert_eq(ppid, 77);
+    cr_assert_eq(vyre_proc_read_ppid(r, 124, &ppid), VYRE_ENOENT);
+    cr_assert_eq(ppid, 0);
+    tu_write_file(path, "123 (no close paren", 19);
+    cr_assert_eq(vyre_proc_read_ppid(r, 123, &ppid), VYRE_ECORRUPT);
+    cr_assert_eq(vyre_proc_read_ppid(r, 0, &ppid), VYRE_EINVAL);
     vyre_proc_reader_free(r);
     tu_rm_rf(dir);
 }

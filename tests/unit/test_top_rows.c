@@ -246,3 +246,47 @@ Test(top_rows, enter_shows_the_process_detail_per_gpu)
     top_snapshot_release(s);
     free(s);
 }
+
+/* t: the processes under their parents, ancestors that are not rows (a
+ * shell, torchrun) included; t again: the flat list. */
+Test(top_rows, tree_shows_processes_under_their_parents)
+{
+    top_snapshot *s = snap();
+    s->procs[0].ppid = 800;
+    s->procs[1].ppid = 800;
+    s->nanc = 3;
+    s->anc = calloc(3, sizeof *s->anc);
+    cr_assert_not_null(s->anc);
+    s->anc[0] = (top_ancestor){800, 700, "torchrun"};
+    s->anc[1] = (top_ancestor){700, 1, "bash"};
+    s->anc[2] = (top_ancestor){650, 1, "unrelated"}; /* above no row: not drawn */
+    top_ui ui;
+    top_ui_init(&ui, 1.0);
+    cr_assert_eq(top_ui_key(&ui, 't'), TOP_UI_REDRAW);
+    cr_assert(ui.tree);
+    top_grid g;
+    cr_assert_eq(top_view_compose(s, &ui, 40, 120, 0, &g), 0);
+    const char *r[4];
+    cr_assert_eq(rows_of(&g, 700, r, 4), 1);
+    const char *bash = r[0];
+    cr_assert(strstr(bash, " bash "), "%s", bash);
+    cr_assert_eq(rows_of(&g, 800, r, 4), 1);
+    const char *torchrun = r[0];
+    cr_assert(strstr(torchrun, " `-torchrun "), "%s", torchrun);
+    cr_assert_eq(rows_of(&g, 4242, r, 4), 2, "still a row per GPU");
+    cr_assert(strstr(r[0], "   `-two_gpu_proc "), "%s", r[0]);
+    const char *worker = r[0];
+    cr_assert_eq(rows_of(&g, 900, r, 4), 1);
+    cr_assert(strstr(r[0], "   `-idle_proc "), "%s", r[0]);
+    cr_assert(bash < torchrun && torchrun < worker && worker < r[0], "depth first");
+    cr_assert_eq(rows_of(&g, 650, r, 4), 0, "an ancestor above no row is not drawn");
+    cr_assert_eq(ui.nrows[TOP_P_PROC], 5);
+    top_grid_release(&g);
+    top_ui_key(&ui, 't');
+    cr_assert_eq(top_view_compose(s, &ui, 40, 120, 0, &g), 0);
+    cr_assert_eq(rows_of(&g, 800, r, 4), 0, "flat again");
+    cr_assert_eq(ui.nrows[TOP_P_PROC], 3);
+    top_grid_release(&g);
+    top_snapshot_release(s);
+    free(s);
+}

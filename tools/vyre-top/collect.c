@@ -273,6 +273,9 @@ void top_snapshot_release(top_snapshot *s)
     free(s->procs);
     s->procs = NULL;
     s->nprocs = 0;
+    free(s->anc);
+    s->anc = NULL;
+    s->nanc = 0;
 }
 
 static uint8_t pct8(double v)
@@ -565,6 +568,44 @@ static void collect_host(top_collector *c, top_snapshot *s)
     c->nhprev = nnext;
 }
 
+/* Whether pid is a row or a known ancestor already. */
+static int known_pid(const top_snapshot *s, int32_t pid)
+{
+    for (size_t i = 0; i < s->nprocs; i++)
+        if (s->procs[i].pid == pid && !s->procs[i].foreign)
+            return 1;
+    for (size_t i = 0; i < s->nanc; i++)
+        if (s->anc[i].pid == pid)
+            return 1;
+    return 0;
+}
+
+/* The rows' parents, and theirs up to pid 1 (16 levels at most), that are
+ * not rows: the tree view's inner nodes (issue 37). */
+static void collect_ancestors(top_collector *c, top_snapshot *s)
+{
+    for (size_t i = 0; i < s->nprocs; i++) {
+        top_proc *p = &s->procs[i];
+        if (p->foreign || vyre_proc_read_ppid(c->procfs, p->pid, &p->ppid) != VYRE_OK)
+            continue;
+        int32_t pid = p->ppid;
+        for (int depth = 0; depth < 16 && pid > 1 && !known_pid(s, pid); depth++) {
+            top_ancestor a = {.pid = pid};
+            vyre_proc_info hp;
+            if (vyre_proc_read(c->procfs, pid, &hp, NULL) != VYRE_OK)
+                break;
+            tool_strlcpy(a.name, hp.st.comm, sizeof a.name);
+            vyre_proc_read_ppid(c->procfs, pid, &a.ppid);
+            top_ancestor *na = realloc(s->anc, (s->nanc + 1) * sizeof *na);
+            if (!na)
+                return;
+            s->anc = na;
+            s->anc[s->nanc++] = a;
+            pid = a.ppid;
+        }
+    }
+}
+
 /* The host panel's figures (issue 37): CPU% of all CPUs since the previous
  * collection, memory, swap, load. */
 static void collect_machine(top_collector *c, top_snapshot *s)
@@ -586,6 +627,7 @@ void top_collect(top_collector *c, top_snapshot *s)
     collect_procs(c, s);
     collect_host(c, s);
     collect_machine(c, s);
+    collect_ancestors(c, s);
     collect_cache(c, s);
     collect_usage(c, s);
 }

@@ -298,6 +298,11 @@ unsigned top_ui_key(top_ui *ui, int key)
         ui->detail = 1;
         ui->detail_pid = ui->sel_pid;
         return TOP_UI_REDRAW;
+    case 't':
+    case 'T':
+        ui->tree = !ui->tree;
+        ui->sel[TOP_P_PROC] = ui->first[TOP_P_PROC] = 0;
+        return TOP_UI_REDRAW;
     case 'o':
     case 'O':
         ui->host_hidden = !ui->host_hidden;

@@ -51,6 +51,7 @@ typedef struct top_ui {
     int host_hidden; /* the host row hidden ('o') */
     int detail;      /* the detail view of detail_pid is shown (Enter) */
     int32_t detail_pid;
+    int tree;       /* the processes under their parents ('t') */
     int help_first; /* first help line shown: the overlay scrolls where it does not fit */
     int help_lines; /* help lines in all, and how many the last frame showed (set by the view) */
     int help_page;

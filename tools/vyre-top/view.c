@@ -184,13 +184,15 @@ static int model_build(const top_snapshot *s, const top_ui *ui, top_model *m)
     size_t nl = 0;
     for (size_t i = 0; i < m->nprocs; i++)
         nl += s->procs[m->procs[i]].ngpus ? s->procs[m->procs[i]].ngpus : 1;
-    m->lines = malloc((nl ? nl : 1) * sizeof *m->lines);
+    m->lines = malloc((nl + s->nanc + 1) * sizeof *m->lines);
     if (!m->lines)
         return -1;
-    for (size_t i = 0; i < m->nprocs; i++) {
+    if (ui->tree)
+        m->nlines = top_view_tree_lines(s, m->procs, m->nprocs, m->lines, nl + s->nanc);
+    for (size_t i = 0; !ui->tree && i < m->nprocs; i++) {
         unsigned ng = s->procs[m->procs[i]].ngpus;
         for (unsigned k = 0; k < (ng ? ng : 1); k++)
-            m->lines[m->nlines++] = (top_proc_line){m->procs[i], ng ? (int)k : -1};
+            m->lines[m->nlines++] = (top_proc_line){m->procs[i], ng ? (int)k : -1, -1, 0};
     }
 
     top_range all[VYRE_RANGE_COUNT];

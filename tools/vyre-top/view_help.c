@@ -26,6 +26,7 @@ static const char *const g_help[] = {
     "  p, Space   pause / resume sampling",
     "  + / -      slower / faster refresh",
     "  C          colours on / off (NO_COLOR=1: off)",
+    "  t          tree: the processes under their parents",
     "  Enter      details of the selected process (any key",
     "             closes them)",
     "  o          host row (CPU, memory, swap, load) on / off",

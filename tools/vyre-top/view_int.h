@@ -18,6 +18,8 @@
 typedef struct top_proc_line {
     size_t proc; /* index into the snapshot's procs */
     int slot;
+    int anc;   /* tree view: index into the snapshot's ancestors (proc unused); -1: a process */
+    int depth; /* tree view: its depth under its root */
 } top_proc_line;
 
 typedef struct top_model {
@@ -63,6 +65,11 @@ void top_view_draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const t
 /* The help overlay (view_help.c), scrolled by ui->help_first where it does
  * not fit; sets ui->help_lines and ui->help_page. */
 void top_view_draw_help(top_grid *g, top_ui *ui);
+/* The tree view's rows (view_tree.c): the nprocs shown processes (procs,
+ * in sort order) under their parents, ancestors included, depth first,
+ * into out (cap rows at most); returns how many. */
+size_t top_view_tree_lines(const top_snapshot *s, const size_t *procs, size_t nprocs,
+                           top_proc_line *out, size_t cap);
 /* The detail view of process ui->detail_pid (view_detail.c), over the
  * panels between the header and the footer. */
 void top_view_draw_detail(top_grid *g, const top_snapshot *s, top_ui *ui);

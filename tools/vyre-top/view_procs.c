@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tool_util.h"
 #include "view_int.h"
 
 /* The processes panel with no row to show: why. */
@@ -124,9 +125,15 @@ static const int g_sort_col[] = {8, 10, 11, 12, 5, 14, 0, 2, 4, 6, 9};
 static void fit(const top_snapshot *s, const top_model *m, top_ui *ui, int w, int *cw)
 {
     int want[NC] = {0};
-    for (size_t i = 0; i < m->nprocs; i++) {
-        const top_proc *p = &s->procs[m->procs[i]];
-        int nl = (int)strlen(p->name) +
+    for (size_t i = 0; i < m->nlines; i++) {
+        const top_proc_line *l = &m->lines[i];
+        if (l->anc >= 0) { /* the tree view's ancestors: indented names */
+            int al = (int)strlen(s->anc[l->anc].name) + 2 * l->depth;
+            want[2] = al > want[2] ? al : want[2];
+            continue;
+        }
+        const top_proc *p = &s->procs[l->proc];
+        int nl = (int)strlen(p->name) + 2 * l->depth +
                  (p->layout_version && p->layout_version != VYRE_TELEMETRY_LAYOUT_VERSION ? 6 : 0);
         int ul = p->host.uid_valid ? (int)strlen(p->host.user) : 7;
         want[2] = nl > want[2] ? nl : want[2];
@@ -146,6 +153,32 @@ static void sort_text(const top_ui *ui, const int *cw, char *buf, size_t size)
     int hidden = k >= 0 && k < NSORT && cw[g_sort_col[k]] == 0;
     snprintf(buf, size, "%s%s%s", top_sort_name(TOP_P_PROC, k),
              ui->reverse[TOP_P_PROC] ? " reversed" : "", hidden ? " (column hidden)" : "");
+}
+
+/* One row of the panel: a process's (see proc_row) or, in the tree view,
+ * an ancestor's (its pid and name only); names indented by their depth. */
+static void tree_row(const top_snapshot *s, const top_proc_line *l, const int *cw, int w, char *buf)
+{
+    char indent[2 * 32 + 8];
+    int d = l->depth < 32 ? l->depth : 32;
+    for (int i = 0; i < d; i++)
+        memcpy(indent + 2 * i, i + 1 == d ? "`-" : "  ", 2);
+    indent[2 * d] = '\0';
+    if (l->anc >= 0) {
+        const top_ancestor *a = &s->anc[l->anc];
+        char c_pid[16], name[VYRE_PROC_COMM_MAX + sizeof indent];
+        snprintf(c_pid, sizeof c_pid, "%d", (int)a->pid);
+        snprintf(name, sizeof name, "%s%s", indent, a->name);
+        const char *cells[] = {c_pid, "", name, "", "", "", "", "", "",
+                               "",    "", "",   "", "", "", "", ""};
+        top_fmt_row(g_cols, cw, NC, cells, w, buf);
+        return;
+    }
+    top_proc p = s->procs[l->proc];
+    char name[sizeof p.name + sizeof indent];
+    snprintf(name, sizeof name, "%s%s", indent, s->procs[l->proc].name);
+    tool_strlcpy(p.name, name, sizeof p.name); /* a cut name ends in an ellipsis in its cell */
+    proc_row(&p, l->slot, g_cols, cw, NC, w, buf);
 }
 
 void top_view_draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const top_model *m,
@@ -178,18 +211,20 @@ void top_view_draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const t
     int vis = top_grid_table_rows(ui, TOP_P_PROC, r, m->nlines, &colhead, batch);
     {
         /* The row `k` acts on. */
-        const top_proc *sp = &s->procs[m->lines[ui->sel[TOP_P_PROC]].proc];
-        ui->sel_pid = sp->pid;
-        ui->sel_foreign = sp->foreign;
-        ui->sel_start = sp->host.stat_valid ? sp->host.st.start_ticks : 0;
-        snprintf(ui->sel_name, sizeof ui->sel_name, "%s", sp->name);
+        const top_proc_line *sl = &m->lines[ui->sel[TOP_P_PROC]];
+        const top_proc *sp = &s->procs[sl->proc];
+        ui->sel_pid = sl->anc >= 0 ? s->anc[sl->anc].pid : sp->pid;
+        ui->sel_foreign = sl->anc < 0 && sp->foreign;
+        ui->sel_start = sl->anc < 0 && sp->host.stat_valid ? sp->host.st.start_ticks : 0;
+        snprintf(ui->sel_name, sizeof ui->sel_name, "%s",
+                 sl->anc >= 0 ? s->anc[sl->anc].name : sp->name);
     }
     int line = 1;
     if (colhead)
         top_grid_colheads(g, r, line++, g_cols, cw, NC, w);
     for (int k = ui->first[TOP_P_PROC]; k < (int)m->nlines && k < ui->first[TOP_P_PROC] + vis;
          k++) {
-        proc_row(&s->procs[m->lines[k].proc], m->lines[k].slot, g_cols, cw, NC, w, buf);
+        tree_row(s, &m->lines[k], cw, w, buf);
         top_grid_line(g, r, line++, buf, top_grid_row_attr(ui, TOP_P_PROC, k, batch));
     }
 }

@@ -118,6 +118,12 @@ typedef struct vyre_host_info {
  */
 VYRE_EXTERN int vyre_proc_read_host(vyre_proc_reader *r, vyre_host_info *out, vyre_error *err);
 
+/* The parent of pid (field 4 of <root>/pid/stat) into *ppid (0: none, as
+ * for pid 1). Returns VYRE_OK, VYRE_ENOENT (no such process), VYRE_ECORRUPT
+ * (a stat file it cannot read) or VYRE_EINVAL. Not for concurrent use of
+ * one reader. */
+VYRE_EXTERN int vyre_proc_read_ppid(vyre_proc_reader *r, int32_t pid, int32_t *ppid);
+
 /* Busy percent of all CPUs (0..100) between two readings; NAN when either
  * has no CPU figures or no tick passed. Thread-safe. */
 VYRE_EXTERN double vyre_host_cpu_pct(const vyre_host_info *prev, const vyre_host_info *now);

@@ -406,3 +406,21 @@ double vyre_host_cpu_pct(const vyre_host_info *prev, const vyre_host_info *now)
     return 100.0 * (double)(now->cpu_busy_ticks - prev->cpu_busy_ticks) /
            (double)(now->cpu_total_ticks - prev->cpu_total_ticks);
 }
+
+int vyre_proc_read_ppid(vyre_proc_reader *r, int32_t pid, int32_t *ppid)
+{
+    if (!r || !ppid || pid <= 0)
+        return VYRE_EINVAL;
+    *ppid = 0;
+    char buf[1024];
+    ssize_t n = read_small(r->root, pid, "stat", buf, sizeof buf);
+    if (n <= 0)
+        return n < 0 ? (int)n : VYRE_ENOENT;
+    const char *close = strrchr(buf, ')'); /* comm may hold ')' itself */
+    int parent = 0;
+    char state = 0;
+    if (!close || sscanf(close + 1, " %c %d", &state, &parent) != 2 || parent < 0)
+        return VYRE_ECORRUPT;
+    *ppid = parent;
+    return VYRE_OK;
+}
