@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +123,16 @@ Test(top_layout, smallest_terminal_keeps_gpu_and_processes)
 Test(top_layout, wide_terminal_puts_kernels_beside_ranges)
 {
     top_layout l;
+    /* Issue 37: where every panel fits the height stacked, they stack
+     * (each row the full width, nothing cut); the spare rows go to the
+     * panel with most to show. */
     top_layout_compute(60, 200, g_wants[1], 0, &l);
+    cr_assert_eq(l.panel[TOP_P_KERNEL].x, 0);
+    cr_assert_eq(l.panel[TOP_P_KERNEL].w, 200);
+    cr_assert_eq(l.panel[TOP_P_RANGE].h, g_wants[1][TOP_P_RANGE] + 1 + 60 - 2 - 33,
+                 "the ranges have the most to show");
+    /* 30 rows: they do not fit stacked, so they sit side by side. */
+    top_layout_compute(30, 200, g_wants[1], 0, &l);
     top_rect r = l.panel[TOP_P_RANGE], k = l.panel[TOP_P_KERNEL], c = l.panel[TOP_P_CACHE];
     cr_assert_eq(r.y, k.y, "side by side");
     cr_assert_eq(r.x, 0);
@@ -195,7 +205,7 @@ Test(top_format, cells_bars_and_sparklines_have_exact_widths)
     top_fmt_cell(b, 5, "ab", 1);
     cr_assert_str_eq(b, "   ab");
     top_fmt_cell(b, 3, "abcdef", 0);
-    cr_assert_str_eq(b, "abc");
+    cr_assert_str_eq(b, "ab\x0e", "cut: an ellipsis in the last cell (issue 37)");
     top_fmt_cell(b, 0, "abc", 0);
     cr_assert_str_eq(b, "");
     top_fmt_bar(45, 12, b);
@@ -249,7 +259,7 @@ Test(top_format, columns_fit_by_priority_and_never_overflow)
     char row[128];
     top_cols_fit(cols, 4, 40, w);
     top_fmt_row(cols, w, 4, cells, 40, row);
-    cr_assert_str_eq(row, "    123 a_very_lon     1.5k cmd         ");
+    cr_assert_str_eq(row, "    123 a_very_lo\x0e     1.5k cmd         ", "cut with an ellipsis");
     for (int width = 0; width < 60; width++) {
         top_cols_fit(cols, 4, width, w);
         top_fmt_row(cols, w, 4, cells, width, row);
@@ -655,7 +665,8 @@ Test(top_ui, k_asks_then_sends_only_on_y)
     cr_assert(ui.confirm_kill);
     cr_assert_eq(ui.kill_pid, 1001);
     cr_assert_eq(top_view_compose(s, &ui, 30, 100, 0, &g), 0);
-    cr_assert_not_null(find_row(&g, "Send SIGTERM to 1001 (proc1)? y/N"));
+    /* It asks which signal (issue 37). */
+    cr_assert_not_null(find_row(&g, "Send which signal to 1001 (proc1)? t TERM  i INT  K KILL"));
     top_grid_release(&g);
     /* n (or anything but y) cancels; q does not quit from the question. */
     unsigned what = top_ui_key(&ui, 'n');
@@ -669,6 +680,17 @@ Test(top_ui, k_asks_then_sends_only_on_y)
     cr_assert(what & TOP_UI_KILL);
     cr_assert_not(ui.confirm_kill);
     cr_assert_eq(ui.kill_pid, 1001);
+    cr_assert_eq(ui.kill_sig, SIGTERM);
+    static const struct {
+        int key, sig;
+    } answers[] = {{'t', SIGTERM}, {'i', SIGINT}, {'K', SIGKILL}, {'9', SIGKILL}};
+    for (size_t i = 0; i < sizeof answers / sizeof answers[0]; i++) {
+        top_ui_key(&ui, 'k');
+        cr_assert(top_ui_key(&ui, answers[i].key) & TOP_UI_KILL);
+        cr_assert_eq(ui.kill_sig, answers[i].sig, "key %c", answers[i].key);
+    }
+    top_ui_key(&ui, 'k');
+    cr_assert_not(top_ui_key(&ui, 'h') & TOP_UI_KILL, "h is not a signal: none sent");
     /* Another panel's selection is not a process. */
     ui.msg[0] = '\0';
     top_ui_key(&ui, TOP_KEY_TAB);

@@ -277,3 +277,30 @@ Test(top_terminate, checks_the_process_is_still_the_one_shown)
     cr_assert_eq(top_terminate(NULL, child, hp.st.start_ticks, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "has exited"), "%s", msg);
 }
+
+/* k's choice of signal (issue 37): SIGINT and SIGKILL reach the process as
+ * SIGTERM does; any other signal is refused before anything is sent. */
+Test(top_terminate, sends_the_signal_chosen_and_only_those_offered)
+{
+    static const int sigs[] = {SIGINT, SIGKILL};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        pid_t child = fork();
+        cr_assert_geq(child, 0);
+        if (child == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            for (;;)
+                pause();
+        }
+        char msg[160];
+        int st = 0;
+        cr_assert_eq(top_signal(NULL, child, 0, SIGHUP, msg, sizeof msg), -1);
+        cr_assert(strstr(msg, "not one vyre-top sends"), "%s", msg);
+        cr_assert_eq(waitpid(child, &st, WNOHANG), 0, "nothing was sent");
+        cr_assert_eq(top_signal(NULL, child, 0, sigs[i], msg, sizeof msg), 0, "%s", msg);
+        cr_assert(strstr(msg, top_signal_name(sigs[i])), "%s", msg);
+        cr_assert_eq(waitpid(child, &st, 0), child);
+        cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == sigs[i], "status 0x%x", st);
+    }
+    cr_assert_str_eq(top_signal_name(SIGTERM), "SIGTERM");
+    cr_assert_str_eq(top_signal_name(SIGHUP), "a signal");
+}

@@ -27,7 +27,9 @@ int top_batch_frame(FILE *out, const top_snapshot *s, top_ui *ui, int cols)
         if (n >= sizeof line)
             n = sizeof line - 1;
         for (size_t i = 0; i < n; i++)
-            line[i] = TOP_IS_SPARK(row[i]) ? ascii[(unsigned char)row[i] - TOP_SPARK_MIN] : row[i];
+            line[i] = TOP_IS_SPARK(row[i])     ? ascii[(unsigned char)row[i] - TOP_SPARK_MIN]
+                      : row[i] == TOP_ELLIPSIS ? '~'
+                                               : row[i];
         while (n > 0 && line[n - 1] == ' ')
             n--;
         line[n] = '\0';

@@ -44,6 +44,7 @@ struct top_collector {
     tool_usagesnap *usage; /* the caches' sizes, measured by its own thread */
     uint64_t reap_ns;
     uint64_t last_ns;
+    vyre_host_info host_prev; /* the host's figures of the previous collection */
 };
 
 /* ---- pure helpers ------------------------------------------------------ */
@@ -272,6 +273,9 @@ void top_snapshot_release(top_snapshot *s)
     free(s->procs);
     s->procs = NULL;
     s->nprocs = 0;
+    free(s->anc);
+    s->anc = NULL;
+    s->nanc = 0;
 }
 
 static uint8_t pct8(double v)
@@ -458,8 +462,8 @@ static void blank_proc(top_proc *p, int32_t pid)
 
 /* One row of libcore's join: its page's figures, or none, and NVML's view
  * (its GPU, its GPU memory summed over GPUs, its SM utilisation on the
- * busiest). */
-static void take_row(top_proc *p, const vyre_gpu_proc_row *r)
+ * busiest, and the same per GPU for the per-GPU rows). */
+static void take_row(top_proc *p, const vyre_gpu_proc_row *r, const vyre_gpu_snapshot *gpus)
 {
     if (r->page)
         take_proc(p, r->page);
@@ -469,6 +473,8 @@ static void take_row(top_proc *p, const vyre_gpu_proc_row *r)
     p->gpu_mem_valid = r->mem_valid;
     p->gpu_mem_bytes = r->mem_bytes;
     p->sm_util_pct = r->util_valid ? (double)r->sm_util_pct : NAN;
+    size_t ng = r->foreign ? 0 : vyre_gpu_join_devices(gpus, r->pid, p->gpus, VYRE_GPU_MAX);
+    p->ngpus = ng < VYRE_GPU_MAX ? (unsigned)ng : VYRE_GPU_MAX;
 }
 
 /* The rows of libcore's join of the pages (npages of them; none when the
@@ -487,7 +493,7 @@ static void join_rows(top_snapshot *s, const vyre_telemetry_proc *pages, size_t 
         return;
     }
     for (size_t i = 0; i < n; i++)
-        take_row(&s->procs[s->nprocs++], &rows[i]);
+        take_row(&s->procs[s->nprocs++], &rows[i], s->gpu_ok ? &s->gpu : NULL);
     vyre_free(rows);
 }
 
@@ -562,6 +568,54 @@ static void collect_host(top_collector *c, top_snapshot *s)
     c->nhprev = nnext;
 }
 
+/* Whether pid is a row or a known ancestor already. */
+static int known_pid(const top_snapshot *s, int32_t pid)
+{
+    for (size_t i = 0; i < s->nprocs; i++)
+        if (s->procs[i].pid == pid && !s->procs[i].foreign)
+            return 1;
+    for (size_t i = 0; i < s->nanc; i++)
+        if (s->anc[i].pid == pid)
+            return 1;
+    return 0;
+}
+
+/* The rows' parents, and theirs up to pid 1 (16 levels at most), that are
+ * not rows: the tree view's inner nodes (issue 37). */
+static void collect_ancestors(top_collector *c, top_snapshot *s)
+{
+    for (size_t i = 0; i < s->nprocs; i++) {
+        top_proc *p = &s->procs[i];
+        if (p->foreign || vyre_proc_read_ppid(c->procfs, p->pid, &p->ppid) != VYRE_OK)
+            continue;
+        int32_t pid = p->ppid;
+        for (int depth = 0; depth < 16 && pid > 1 && !known_pid(s, pid); depth++) {
+            top_ancestor a = {.pid = pid};
+            vyre_proc_info hp;
+            if (vyre_proc_read(c->procfs, pid, &hp, NULL) != VYRE_OK)
+                break;
+            tool_strlcpy(a.name, hp.st.comm, sizeof a.name);
+            vyre_proc_read_ppid(c->procfs, pid, &a.ppid);
+            top_ancestor *na = realloc(s->anc, (s->nanc + 1) * sizeof *na);
+            if (!na)
+                return;
+            s->anc = na;
+            s->anc[s->nanc++] = a;
+            pid = a.ppid;
+        }
+    }
+}
+
+/* The host panel's figures (issue 37): CPU% of all CPUs since the previous
+ * collection, memory, swap, load. */
+static void collect_machine(top_collector *c, top_snapshot *s)
+{
+    s->host_ok = vyre_proc_read_host(c->procfs, &s->host, NULL) == VYRE_OK;
+    s->host_cpu_pct = s->host_ok ? vyre_host_cpu_pct(&c->host_prev, &s->host) : NAN;
+    if (s->host_ok)
+        c->host_prev = s->host;
+}
+
 void top_collect(top_collector *c, top_snapshot *s)
 {
     memset(s, 0, sizeof *s);
@@ -572,6 +626,8 @@ void top_collect(top_collector *c, top_snapshot *s)
     collect_gpus(c, s);
     collect_procs(c, s);
     collect_host(c, s);
+    collect_machine(c, s);
+    collect_ancestors(c, s);
     collect_cache(c, s);
     collect_usage(c, s);
 }

@@ -102,9 +102,14 @@ typedef struct top_proc {
     int gpu_mem_valid; /* NVML knows its GPU memory */
     uint64_t gpu_mem_bytes;
     double sm_util_pct; /* NVML: SM utilisation on its busiest GPU; NAN unknown */
+    /* NVML's view per GPU (vyre_gpu_join_devices), NVML index ascending:
+     * one processes-panel row each, as nvitop and nvidia-smi show them. */
+    vyre_gpu_proc_dev gpus[VYRE_GPU_MAX];
+    unsigned ngpus; /* entries in gpus[]; 0: NVML lists it on no GPU */
     /* The host's view (/proc). */
     vyre_proc_info host;
     double cpu_pct; /* percent of one core over the last interval; NAN unknown */
+    int32_t ppid;   /* its parent (/proc); 0 unknown */
     /* Ranges: lifetime histograms, and those of the last interval (valid
      * when has_delta). */
     int has_delta;
@@ -117,6 +122,14 @@ typedef struct top_proc {
     uint64_t kernels_new;  /* kernels recorded during the interval */
     uint64_t kernels_seen; /* of which still in the ring when read */
 } top_proc;
+
+/* A parent (or further ancestor) of a listed process that is not listed
+ * itself (issue 37: the tree view). */
+typedef struct top_ancestor {
+    int32_t pid;
+    int32_t ppid; /* 0 unknown or none */
+    char name[VYRE_PROC_COMM_MAX];
+} top_ancestor;
 
 /* One catalog range aggregated over some processes. */
 typedef struct top_range {
@@ -165,6 +178,14 @@ typedef struct top_snapshot {
     size_t nprocs;
     size_t unreadable; /* pages that failed validation this time */
     size_t stale;      /* pages of dead processes or reused pids: not shown */
+    /* The ancestors of the rows that are not rows themselves (the launcher,
+     * torchrun, a shell), for the tree view: malloc'ed, by pid. */
+    top_ancestor *anc;
+    size_t nanc;
+    /* the host (/proc: stat, meminfo, loadavg) */
+    int host_ok; /* 0: could not be read */
+    vyre_host_info host;
+    double host_cpu_pct; /* all CPUs, since the previous collection; NAN for the first */
     /* cache */
     int cache_state;
     char cache_msg[TOP_MSG_MAX];

@@ -98,6 +98,18 @@ static attr_t attr_of(int a, int mono)
 
 static void put_spark(int y, int x, char c, attr_t at)
 {
+    if (c == TOP_ELLIPSIS) { /* the last cell of a cut text */
+        if (g_utf8) {
+            cchar_t cc;
+            wchar_t wc[2] = {L'\u2026', L'\0'};
+            setcchar(&cc, wc, at, 0, NULL);
+            mvadd_wch(y, x, &cc);
+        } else {
+            attrset(at);
+            mvaddch(y, x, '~');
+        }
+        return;
+    }
     int level = (unsigned char)c - TOP_SPARK_MIN; /* 0..7 */
     if (g_utf8) {
         static const wchar_t blocks[] = L"\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588";
@@ -135,13 +147,14 @@ void top_draw_frame(const top_grid *g, int mono)
         int x = 0;
         while (x < cols) {
             attr_t a = attr_of(at[x], mono);
-            if (TOP_IS_SPARK(ch[x])) {
+            if (TOP_IS_SPARK(ch[x]) || ch[x] == TOP_ELLIPSIS) {
                 put_spark(y, x, ch[x], a);
                 x++;
                 continue;
             }
             int run = 1;
-            while (x + run < cols && at[x + run] == at[x] && !TOP_IS_SPARK(ch[x + run]))
+            while (x + run < cols && at[x + run] == at[x] && !TOP_IS_SPARK(ch[x + run]) &&
+                   ch[x + run] != TOP_ELLIPSIS)
                 run++;
             attrset(a);
             mvaddnstr(y, x, safe + x, run); /* the bottom-right cell may report ERR: harmless */

@@ -21,10 +21,17 @@ void top_fmt_cell(char *dst, int w, const char *s, int right)
      * UTF-8 byte is "\u009b" or "\xff" on the screen and in --batch, never
      * a byte the terminal obeys. Only what can fit is cleaned. */
     char clean[1024];
-    size_t cap = (size_t)w + 1 < sizeof clean ? (size_t)w + 1 : sizeof clean;
-    s = tool_clean(s, clean, cap);
+    size_t cap = (size_t)w + 2 < sizeof clean ? (size_t)w + 2 : sizeof clean;
+    const char *c = tool_clean(s, clean, cap);
+    /* Cut: w - 1 cells of text (never inside an escape) and an ellipsis in
+     * the last (issue 37: never a silent cut). */
+    int cut = strlen(c) > (size_t)w;
+    if (cut)
+        c = tool_clean(s, clean, (size_t)w < sizeof clean ? (size_t)w : sizeof clean);
+    s = c;
     size_t len = strlen(s);
-    size_t n = len < (size_t)w ? len : (size_t)w;
+    size_t room = (size_t)w - (cut ? 1 : 0);
+    size_t n = len < room ? len : room;
     size_t pad = (size_t)w - n;
     if (right) {
         memset(dst, ' ', pad);
@@ -33,6 +40,8 @@ void top_fmt_cell(char *dst, int w, const char *s, int right)
         memcpy(dst, s, n);
         memset(dst + n, ' ', pad);
     }
+    if (cut)
+        dst[w - 1] = TOP_ELLIPSIS;
     dst[w] = '\0';
 }
 
@@ -171,6 +180,9 @@ void top_fmt_bar(double pct, int w, char *dst)
         return;
     }
     if (w < 3) {
+        /* The percentage cut to w: a meter, not text, so no ellipsis. */
+        if (strlen(num) > (size_t)w)
+            num[w] = '\0';
         top_fmt_cell(dst, w, num, 1);
         return;
     }
@@ -230,6 +242,47 @@ int top_cols_fit(const top_col *cols, int n, int width, int *w_out)
 done:
     if (flex >= 0 && width > used)
         w_out[flex] += width - used;
+    return shown;
+}
+
+int top_cols_fit_want(const top_col *cols, int n, int width, const int *want, int *w_out)
+{
+    /* The minimums, by priority, as top_cols_fit chooses them. */
+    top_col c[TOP_COLS_MAX];
+    if (n > TOP_COLS_MAX)
+        n = TOP_COLS_MAX;
+    int nflex = 0;
+    for (int i = 0; i < n; i++) {
+        c[i] = cols[i];
+        nflex += c[i].flex != 0;
+        c[i].flex = 0;
+    }
+    int shown = top_cols_fit(c, n, width, w_out);
+    int used = -1;
+    for (int i = 0; i < n; i++)
+        used += w_out[i] ? w_out[i] + 1 : 0;
+    int spare = width - (used < 0 ? 0 : used);
+    /* Each shown column up to what its content asks, in priority order. */
+    for (int p = 0; p <= 100 && spare > 0; p++)
+        for (int i = 0; i < n && spare > 0; i++) {
+            if (cols[i].prio != p || !w_out[i] || !want || want[i] <= w_out[i])
+                continue;
+            int add = want[i] - w_out[i] < spare ? want[i] - w_out[i] : spare;
+            w_out[i] += add;
+            spare -= add;
+        }
+    /* The rest to the flex columns, shared evenly (the first gets the odd
+     * cells). */
+    int nshown_flex = 0;
+    for (int i = 0; i < n; i++)
+        nshown_flex += cols[i].flex && w_out[i];
+    for (int i = 0, k = 0; i < n && nshown_flex && nflex; i++) {
+        if (!cols[i].flex || !w_out[i])
+            continue;
+        int add = spare / nshown_flex + (k == 0 ? spare % nshown_flex : 0);
+        w_out[i] += add;
+        k++;
+    }
     return shown;
 }
 

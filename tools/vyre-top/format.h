@@ -24,10 +24,15 @@
 #define TOP_SPARK_MAX   0x08
 #define TOP_IS_SPARK(c) ((unsigned char)(c) >= TOP_SPARK_MIN && (unsigned char)(c) <= TOP_SPARK_MAX)
 
+/* The last cell of a cut text, stored as this byte: the drawing step shows
+ * an ellipsis ("\u2026" in a UTF-8 terminal, '~' otherwise; '~' in
+ * --batch). Never content, for the reason above. */
+#define TOP_ELLIPSIS 0x0E
+
 /* Writes s into dst as exactly w cells (dst holds w + 1 bytes): s through
- * tool_clean (control characters and bad UTF-8 shown escaped), cut at w,
- * padded with spaces on the right (align 0) or left (align 1). w <= 0
- * gives "". */
+ * tool_clean (control characters and bad UTF-8 shown escaped), padded with
+ * spaces on the right (align 0) or left (align 1); a text longer than w is
+ * cut to w with TOP_ELLIPSIS as its last cell. w <= 0 gives "". */
 void top_fmt_cell(char *dst, int w, const char *s, int right);
 
 /* A count per second: "-", "0", "7.5", "12", "1.2k", "45k", "3.4M". */
@@ -89,6 +94,16 @@ typedef struct top_col {
  * takes what is left. w_out[i] is the width of column i, 0 when hidden.
  * Returns the number of columns shown. */
 int top_cols_fit(const top_col *cols, int n, int width, int *w_out);
+
+/* Columns in a table at most (top_cols_fit_want). */
+#define TOP_COLS_MAX 24
+
+/* As top_cols_fit, then the width grows with the terminal: each shown
+ * column up to want[i] cells (its longest content; want NULL or want[i] 0:
+ * its minimum), in priority order, then what is left is shared by the
+ * shown flex columns (several allowed: bars, command lines). Returns the
+ * number of columns shown. */
+int top_cols_fit_want(const top_col *cols, int n, int width, const int *want, int *w_out);
 
 /* Joins cells (cells[i] for shown columns) into dst of exactly `width`
  * cells (dst holds width + 1 bytes). */

@@ -3,6 +3,7 @@
  */
 #include "ui.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,13 +109,18 @@ static void move_sel(top_ui *ui, int delta)
     ui->sel[p] = s;
 }
 
-/* The answer to "send SIGTERM?": y sends, anything else cancels. */
+/* The answer to "send which signal?": t (or y) SIGTERM, i SIGINT, K (or 9)
+ * SIGKILL; anything else cancels. */
 static unsigned confirm_key(top_ui *ui, int key)
 {
     ui->confirm_kill = 0;
-    if (key == 'y' || key == 'Y')
+    ui->kill_sig = key == 't' || key == 'T' || key == 'y' || key == 'Y' ? SIGTERM
+                   : key == 'i' || key == 'I'                           ? SIGINT
+                   : key == 'K' || key == '9'                           ? SIGKILL
+                                                                        : 0;
+    if (ui->kill_sig)
         return TOP_UI_REDRAW | TOP_UI_KILL;
-    snprintf(ui->msg, sizeof ui->msg, "SIGTERM not sent to %d", (int)ui->kill_pid);
+    snprintf(ui->msg, sizeof ui->msg, "signal not sent to %d", (int)ui->kill_pid);
     return key == TOP_KEY_RESIZE ? TOP_UI_REDRAW | TOP_UI_RESIZE : TOP_UI_REDRAW;
 }
 
@@ -155,6 +161,43 @@ static int nav_key(top_ui *ui, int key)
     }
 }
 
+/* The help overlay: arrows, pages, Home and End scroll it where it does
+ * not fit (the view clamps help_first); any other key closes it, q still
+ * quits. */
+static unsigned help_key(top_ui *ui, int key)
+{
+    int page = ui->help_page > 1 ? ui->help_page : 1;
+    switch (key) {
+    case TOP_KEY_UP:
+        ui->help_first--;
+        break;
+    case TOP_KEY_DOWN:
+        ui->help_first++;
+        break;
+    case TOP_KEY_PGUP:
+        ui->help_first -= page;
+        break;
+    case TOP_KEY_PGDN:
+        ui->help_first += page;
+        break;
+    case TOP_KEY_HOME:
+        ui->help_first = 0;
+        break;
+    case TOP_KEY_END:
+        ui->help_first = ui->help_lines;
+        break;
+    default:
+        ui->help = 0;
+        ui->help_first = 0;
+        return key == 'q' ? TOP_UI_QUIT : TOP_UI_REDRAW;
+    }
+    if (ui->help_first > ui->help_lines - page)
+        ui->help_first = ui->help_lines - page;
+    if (ui->help_first < 0)
+        ui->help_first = 0;
+    return TOP_UI_REDRAW;
+}
+
 /* k: asks to confirm the signal to the selected process, or says why not. */
 static unsigned kill_key(top_ui *ui)
 {
@@ -185,9 +228,10 @@ unsigned top_ui_key(top_ui *ui, int key)
         ui->msg[0] = '\0'; /* a message lasts until the next key */
     if (key == TOP_KEY_RESIZE)
         return TOP_UI_REDRAW | TOP_UI_RESIZE;
-    if (ui->help) {
-        /* Any key closes the help; q still quits. */
-        ui->help = 0;
+    if (ui->help)
+        return help_key(ui, key);
+    if (ui->detail) { /* any key closes the detail view; q still quits */
+        ui->detail = 0;
         return key == 'q' ? TOP_UI_QUIT : TOP_UI_REDRAW;
     }
     if (nav_key(ui, key))
@@ -199,11 +243,23 @@ unsigned top_ui_key(top_ui *ui, int key)
     case 's':
     case 'S':
     case TOP_KEY_F6: {
-        int n = top_sort_count(ui->focus);
-        if (n > 0)
-            ui->sort[ui->focus] = (ui->sort[ui->focus] + 1) % n;
+        /* The next order whose column is shown (all when the view did
+         * not say). */
+        int n = top_sort_count(ui->focus), f = ui->focus;
+        for (int step = 1; step <= n; step++) {
+            int next = (ui->sort[f] + step) % n;
+            if (!ui->sort_shown[f] || (ui->sort_shown[f] >> next & 1u)) {
+                ui->sort[f] = next;
+                break;
+            }
+        }
         return TOP_UI_REDRAW;
     }
+    case 'r':
+    case 'R':
+        if (top_sort_count(ui->focus) > 0)
+            ui->reverse[ui->focus] = !ui->reverse[ui->focus];
+        return TOP_UI_REDRAW;
     case '/':
         ui->editing = 1;
         memcpy(ui->edit, ui->filter, sizeof ui->edit);
@@ -233,6 +289,23 @@ unsigned top_ui_key(top_ui *ui, int key)
         return TOP_UI_REDRAW;
     case 'C':
         ui->mono = !ui->mono;
+        return TOP_UI_REDRAW;
+    case TOP_KEY_ENTER:
+    case '\n':
+    case '\r':
+        if (ui->focus != TOP_P_PROC || ui->sel_pid <= 0)
+            return 0;
+        ui->detail = 1;
+        ui->detail_pid = ui->sel_pid;
+        return TOP_UI_REDRAW;
+    case 't':
+    case 'T':
+        ui->tree = !ui->tree;
+        ui->sel[TOP_P_PROC] = ui->first[TOP_P_PROC] = 0;
+        return TOP_UI_REDRAW;
+    case 'o':
+    case 'O':
+        ui->host_hidden = !ui->host_hidden;
         return TOP_UI_REDRAW;
     case 'k':
     case 'K':

@@ -207,7 +207,8 @@ static int run_screen(top_collector *c, top_ui *ui, long n)
         while ((key = top_draw_key()) != -1) {
             unsigned k = top_ui_key(ui, key);
             if (k & TOP_UI_KILL)
-                top_terminate(NULL, ui->kill_pid, ui->kill_start, ui->msg, sizeof ui->msg);
+                top_signal(NULL, ui->kill_pid, ui->kill_start, ui->kill_sig, ui->msg,
+                           sizeof ui->msg);
             what |= k;
         }
         if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))

@@ -17,6 +17,29 @@ int top_may_signal(uint32_t self_uid, uint32_t self_euid, uint32_t target_uid)
 
 int top_terminate(const char *root, int32_t pid, uint64_t start_ticks, char *msg, size_t size)
 {
+    return top_signal(root, pid, start_ticks, SIGTERM, msg, size);
+}
+
+const char *top_signal_name(int sig)
+{
+    switch (sig) {
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGINT:
+        return "SIGINT";
+    case SIGKILL:
+        return "SIGKILL";
+    default:
+        return "a signal";
+    }
+}
+
+int top_signal(const char *root, int32_t pid, uint64_t start_ticks, int sig, char *msg, size_t size)
+{
+    if (sig != SIGTERM && sig != SIGINT && sig != SIGKILL) {
+        snprintf(msg, size, "signal %d is not one vyre-top sends: nothing sent", sig);
+        return -1;
+    }
     vyre_proc_info hp;
     vyre_proc_reader *r = NULL;
     int rc = vyre_proc_reader_new(root, &r, NULL);
@@ -42,10 +65,11 @@ int top_terminate(const char *root, int32_t pid, uint64_t start_ticks, char *msg
                  (int)pid, hp.user);
         return -1;
     }
-    if (kill((pid_t)pid, SIGTERM) != 0) {
-        snprintf(msg, size, "cannot send SIGTERM to %d: %s", (int)pid, strerror(errno));
+    if (kill((pid_t)pid, sig) != 0) {
+        snprintf(msg, size, "cannot send %s to %d: %s", top_signal_name(sig), (int)pid,
+                 strerror(errno));
         return -1;
     }
-    snprintf(msg, size, "sent SIGTERM to %d (%s)", (int)pid, hp.st.comm);
+    snprintf(msg, size, "sent %s to %d (%s)", top_signal_name(sig), (int)pid, hp.st.comm);
     return 0;
 }

@@ -22,4 +22,12 @@ int top_may_signal(uint32_t self_uid, uint32_t self_euid, uint32_t target_uid);
  * the signal was sent, -1 otherwise. */
 int top_terminate(const char *root, int32_t pid, uint64_t start_ticks, char *msg, size_t size);
 
+/* As top_terminate with signal sig: SIGTERM, SIGINT or SIGKILL (the three
+ * `k` offers); any other is refused (-1, msg says so). */
+int top_signal(const char *root, int32_t pid, uint64_t start_ticks, int sig, char *msg,
+               size_t size);
+
+/* "SIGTERM", "SIGINT", "SIGKILL"; "a signal" for any other. */
+const char *top_signal_name(int sig);
+
 #endif /* VYRE_TOP_TERMINATE_H */

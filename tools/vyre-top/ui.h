@@ -48,6 +48,13 @@ typedef struct top_ui {
     char edit[TOP_FILTER_MAX];   /* the filter being typed */
     int paused;
     int help;
+    int host_hidden; /* the host row hidden ('o') */
+    int detail;      /* the detail view of detail_pid is shown (Enter) */
+    int32_t detail_pid;
+    int tree;       /* the processes under their parents ('t') */
+    int help_first; /* first help line shown: the overlay scrolls where it does not fit */
+    int help_lines; /* help lines in all, and how many the last frame showed (set by the view) */
+    int help_page;
     int mono;
     double delay_s;
     /* The selected process of the Processes panel (set by the view; pid 0:
@@ -60,7 +67,11 @@ typedef struct top_ui {
     int32_t kill_pid;
     uint64_t kill_start;
     char kill_name[TOP_UI_NAME_MAX];
-    char msg[TOP_UI_MSG_MAX]; /* one line for the footer; "" none; the next key clears it */
+    int kill_sig;             /* the signal chosen (SIGTERM, SIGINT, SIGKILL) when TOP_UI_KILL */
+    int reverse[TOP_NPANELS]; /* the panel's sort order reversed ('r') */
+    unsigned sort_shown[TOP_NPANELS]; /* bit i: sort order i's column is shown (set by the
+                                         view; 0: all); 's' skips the others */
+    char msg[TOP_UI_MSG_MAX];         /* one line for the footer; "" none; the next key clears it */
 } top_ui;
 
 /* What a key did (bits). */
@@ -70,7 +81,7 @@ enum {
     TOP_UI_QUIT = 1u << 2,
     TOP_UI_RESIZE = 1u << 3, /* the terminal size changed: rebuild the layout */
     TOP_UI_FILTER = 1u << 4, /* the filter changed */
-    TOP_UI_KILL = 1u << 5,   /* confirmed: send SIGTERM to kill_pid (kill_start) */
+    TOP_UI_KILL = 1u << 5,   /* confirmed: send kill_sig to kill_pid (kill_start) */
 };
 
 /* Defaults: focus on processes, default sorts, not paused, delay_s. */
@@ -82,8 +93,10 @@ void top_ui_init(top_ui *ui, double delay_s);
 void top_ui_apply_env(top_ui *ui, const char *no_color);
 
 /* Applies one key; returns TOP_UI_* bits. `k` on a selected process asks
- * for confirmation (confirm_kill); `y` then returns TOP_UI_KILL, any other
- * key cancels. */
+ * which signal (confirm_kill); `t` (or `y`) SIGTERM, `i` SIGINT, `K` (or
+ * `9`) SIGKILL then return TOP_UI_KILL with kill_sig set, any other key
+ * cancels. `r` reverses the focused panel's sort; `s` steps through the
+ * sort orders whose column is shown (sort_shown). */
 unsigned top_ui_key(top_ui *ui, int key);
 
 /* The next/previous refresh interval of the +/- ladder (0.1 .. 3600 s). */

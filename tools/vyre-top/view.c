@@ -12,82 +12,10 @@
 #include <time.h>
 
 #include "format.h"
+#include "view_int.h"
 #include "vyre/version.h"
 
-#define LINE_MAX_W 1024 /* longest row we format; wider screens are blank beyond */
-
-/* ---- grid --------------------------------------------------------------- */
-
-void top_grid_release(top_grid *g)
-{
-    free(g->ch);
-    free(g->at);
-    g->ch = NULL;
-    g->at = NULL;
-    g->rows = g->cols = 0;
-}
-
-static int grid_init(top_grid *g, int rows, int cols)
-{
-    memset(g, 0, sizeof *g);
-    if (rows < 0)
-        rows = 0;
-    if (cols < 0)
-        cols = 0;
-    size_t stride = (size_t)cols + 1;
-    g->ch = malloc((size_t)rows * stride + 1);
-    g->at = calloc((size_t)rows * stride + 1, 1);
-    if (!g->ch || !g->at) {
-        top_grid_release(g);
-        return -1;
-    }
-    g->rows = rows;
-    g->cols = cols;
-    for (int y = 0; y < rows; y++) {
-        memset(g->ch + (size_t)y * stride, ' ', (size_t)cols);
-        g->ch[(size_t)y * stride + (size_t)cols] = '\0';
-    }
-    return 0;
-}
-
-const char *top_grid_row(const top_grid *g, int y)
-{
-    if (y < 0 || y >= g->rows)
-        return "";
-    return g->ch + (size_t)y * ((size_t)g->cols + 1);
-}
-
-/* Writes text at (y, x) for at most w cells (clipped to the grid), and
- * pads the rest of the w cells with spaces when pad is set. */
-static void put(top_grid *g, int y, int x, int w, const char *text, int attr, int pad)
-{
-    if (y < 0 || y >= g->rows || x < 0 || x >= g->cols || w <= 0)
-        return;
-    if (x + w > g->cols)
-        w = g->cols - x;
-    size_t stride = (size_t)g->cols + 1;
-    char *c = g->ch + (size_t)y * stride + (size_t)x;
-    unsigned char *a = g->at + (size_t)y * stride + (size_t)x;
-    int i = 0;
-    for (; i < w && text[i]; i++) {
-        c[i] = text[i];
-        a[i] = (unsigned char)attr;
-    }
-    for (; pad && i < w; i++) {
-        c[i] = ' ';
-        a[i] = (unsigned char)attr;
-    }
-}
-
-/* One full-width row of a panel (row 0 is the title). */
-static void panel_line(top_grid *g, top_rect r, int row, const char *text, int attr)
-{
-    if (row < 0 || row >= r.h)
-        return;
-    put(g, r.y + row, r.x, r.w, text, attr, 1);
-}
-
-/* ---- model -------------------------------------------------------------- */
+/* ---- top_model -------------------------------------------------------------- */
 
 int top_proc_matches(const top_proc *p, const char *filter)
 {
@@ -137,15 +65,22 @@ static int cmp_proc(const void *a, const void *b, void *ctx)
 {
     const top_snapshot *s = ((const void *const *)ctx)[0];
     int sort = *(const int *)((const void *const *)ctx)[1];
+    int rev = *(const int *)((const void *const *)ctx)[2];
     const top_proc *p = &s->procs[*(const size_t *)a], *q = &s->procs[*(const size_t *)b];
     int c = 0;
-    if (sort == 7)
+    if (sort == 7) {
         c = strcmp(p->name, q->name);
-    else if (sort != 6)
-        c = cmp_desc(proc_key(p, sort), proc_key(q, sort));
-    if (c == 0)
+    } else if (sort != 6) {
+        double x = proc_key(p, sort), y = proc_key(q, sort);
+        c = cmp_desc(x, y);
+        if (isnan(x) || isnan(y))
+            return c ? c : (p->pid > q->pid) - (p->pid < q->pid); /* unknown last either way */
+    }
+    if (c == 0) {
         c = (p->pid > q->pid) - (p->pid < q->pid);
-    return c;
+        return sort == 6 && rev ? -c : c;
+    }
+    return rev ? -c : c;
 }
 
 size_t top_view_procs(const top_snapshot *s, const top_ui *ui, size_t *idx)
@@ -154,8 +89,8 @@ size_t top_view_procs(const top_snapshot *s, const top_ui *ui, size_t *idx)
     for (size_t i = 0; i < s->nprocs; i++)
         if (top_proc_matches(&s->procs[i], ui->filter))
             idx[n++] = i;
-    int sort = ui->sort[TOP_P_PROC];
-    const void *ctx[2] = {s, &sort};
+    int sort = ui->sort[TOP_P_PROC], rev = ui->reverse[TOP_P_PROC];
+    const void *ctx[3] = {s, &sort, &rev};
     qsort_r(idx, n, sizeof *idx, cmp_proc, (void *)ctx);
     return n;
 }
@@ -235,20 +170,7 @@ static int cmp_gpu(const void *a, const void *b, void *ctx)
     return c ? c : (p->index > q->index) - (p->index < q->index);
 }
 
-typedef struct model {
-    size_t *procs; /* visible, sorted */
-    size_t nprocs;
-    unsigned char *keep;
-    top_range ranges[VYRE_RANGE_COUNT];
-    size_t nranges; /* used ones, first in ranges[] after sorting */
-    top_kernel *kernels;
-    size_t nkernels;
-    int sampled;
-    unsigned gpus[VYRE_GPU_MAX];
-    unsigned ngpus;
-} model;
-
-static int model_build(const top_snapshot *s, const top_ui *ui, model *m)
+static int model_build(const top_snapshot *s, const top_ui *ui, top_model *m)
 {
     memset(m, 0, sizeof *m);
     size_t n = s->nprocs ? s->nprocs : 1;
@@ -259,6 +181,19 @@ static int model_build(const top_snapshot *s, const top_ui *ui, model *m)
     m->nprocs = top_view_procs(s, ui, m->procs);
     for (size_t i = 0; i < m->nprocs; i++)
         m->keep[m->procs[i]] = 1;
+    size_t nl = 0;
+    for (size_t i = 0; i < m->nprocs; i++)
+        nl += s->procs[m->procs[i]].ngpus ? s->procs[m->procs[i]].ngpus : 1;
+    m->lines = malloc((nl + s->nanc + 1) * sizeof *m->lines);
+    if (!m->lines)
+        return -1;
+    if (ui->tree)
+        m->nlines = top_view_tree_lines(s, m->procs, m->nprocs, m->lines, nl + s->nanc);
+    for (size_t i = 0; !ui->tree && i < m->nprocs; i++) {
+        unsigned ng = s->procs[m->procs[i]].ngpus;
+        for (unsigned k = 0; k < (ng ? ng : 1); k++)
+            m->lines[m->nlines++] = (top_proc_line){m->procs[i], ng ? (int)k : -1, -1, 0};
+    }
 
     top_range all[VYRE_RANGE_COUNT];
     top_aggregate_ranges(s, m->keep, all);
@@ -267,11 +202,23 @@ static int model_build(const top_snapshot *s, const top_ui *ui, model *m)
             m->ranges[m->nranges++] = all[r];
     int rs = ui->sort[TOP_P_RANGE];
     qsort_r(m->ranges, m->nranges, sizeof m->ranges[0], cmp_range, &rs);
+    if (ui->reverse[TOP_P_RANGE])
+        for (size_t i = 0, j = m->nranges; i + 1 < j; i++, j--) {
+            top_range t = m->ranges[i];
+            m->ranges[i] = m->ranges[j - 1];
+            m->ranges[j - 1] = t;
+        }
 
     m->nkernels = top_aggregate_kernels(s, m->keep, &m->kernels, &m->sampled);
     int ks = ui->sort[TOP_P_KERNEL];
     if (m->nkernels)
         qsort_r(m->kernels, m->nkernels, sizeof m->kernels[0], cmp_kernel, &ks);
+    if (ui->reverse[TOP_P_KERNEL])
+        for (size_t i = 0, j = m->nkernels; i + 1 < j; i++, j--) {
+            top_kernel t = m->kernels[i];
+            m->kernels[i] = m->kernels[j - 1];
+            m->kernels[j - 1] = t;
+        }
 
     if (s->gpu_ok) {
         for (unsigned i = 0; i < s->gpu.ngpus && i < VYRE_GPU_MAX; i++)
@@ -279,79 +226,22 @@ static int model_build(const top_snapshot *s, const top_ui *ui, model *m)
         int gs = ui->sort[TOP_P_GPU];
         const void *ctx[2] = {s, &gs};
         qsort_r(m->gpus, m->ngpus, sizeof m->gpus[0], cmp_gpu, (void *)ctx);
+        if (ui->reverse[TOP_P_GPU])
+            for (unsigned i = 0, j = m->ngpus; i + 1 < j; i++, j--) {
+                unsigned t = m->gpus[i];
+                m->gpus[i] = m->gpus[j - 1];
+                m->gpus[j - 1] = t;
+            }
     }
     return 0;
 }
 
-static void model_release(model *m)
+static void model_release(top_model *m)
 {
     free(m->procs);
+    free(m->lines);
     free(m->keep);
     free(m->kernels);
-}
-
-/* ---- panels ------------------------------------------------------------- */
-
-/* Rows of a table panel: how many data rows show, whether the column
- * header shows; clamps and scrolls the panel's selection. */
-/* Columns a table panel may have (the processes panel has the most). */
-#define TOP_MAX_COLS 20
-
-/* The column-title row of a table panel. */
-static void column_heads(top_grid *g, top_rect r, int line, const top_col *cols, const int *cw,
-                         int nc, int w)
-{
-    const char *heads[TOP_MAX_COLS];
-    char buf[LINE_MAX_W];
-    for (int i = 0; i < nc && i < TOP_MAX_COLS; i++)
-        heads[i] = cols[i].title;
-    top_fmt_row(cols, cw, nc, heads, w, buf);
-    panel_line(g, r, line, buf, TOP_A_COLHEAD);
-}
-
-static int table_rows(top_ui *ui, int panel, top_rect r, size_t n, int *colhead, int batch)
-{
-    int avail = r.h - 1;
-    *colhead = avail >= 2 || (batch && avail >= 1);
-    int vis = avail - (*colhead ? 1 : 0);
-    if (vis < 0)
-        vis = 0;
-    ui->nrows[panel] = (int)n;
-    ui->page[panel] = vis;
-    int sel = ui->sel[panel];
-    if (sel >= (int)n)
-        sel = (int)n - 1;
-    if (sel < 0)
-        sel = 0;
-    ui->sel[panel] = sel;
-    int first = ui->first[panel];
-    if (sel < first)
-        first = sel;
-    if (vis > 0 && sel >= first + vis)
-        first = sel - vis + 1;
-    if (first > (int)n - vis)
-        first = (int)n - vis;
-    if (first < 0)
-        first = 0;
-    ui->first[panel] = first;
-    return vis;
-}
-
-static int row_attr(const top_ui *ui, int panel, int row, int batch)
-{
-    return !batch && ui->focus == panel && ui->sel[panel] == row ? TOP_A_SEL : TOP_A_NORMAL;
-}
-
-static void title(top_grid *g, const top_ui *ui, int panel, top_rect r, const char *text, int batch)
-{
-    char buf[LINE_MAX_W];
-    snprintf(buf, sizeof buf, "%s %s", !batch && ui->focus == panel ? ">" : " ", text);
-    panel_line(g, r, 0, buf, !batch && ui->focus == panel ? TOP_A_TITLE_FOCUS : TOP_A_TITLE);
-}
-
-static int clampw(int w)
-{
-    return w < LINE_MAX_W - 1 ? w : LINE_MAX_W - 1;
 }
 
 /* One GPU's history row: utilisation, memory use and power draw (of the
@@ -372,7 +262,7 @@ static void draw_history(top_grid *g, const top_gpu_hist *h, int y, int x, int w
         int lw = (int)strlen(labels[i]);
         if (lw > w)
             lw = w;
-        put(g, y, x, lw, labels[i], TOP_A_DIM, 1);
+        top_grid_put(g, y, x, lw, labels[i], TOP_A_DIM, 1);
         x += lw;
         w -= lw;
         if (w <= 0)
@@ -383,28 +273,43 @@ static void draw_history(top_grid *g, const top_gpu_hist *h, int y, int x, int w
         char sp[LINE_MAX_W];
         int this_w = i == nparts - 1 ? w : (sw < w ? sw : w);
         top_fmt_spark(samples, h->len, this_w, sp);
-        put(g, y, x, this_w, sp, TOP_A_SPARK, 1);
+        top_grid_put(g, y, x, this_w, sp, TOP_A_SPARK, 1);
         x += this_w;
         w -= this_w;
     }
 }
 
-static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const model *m, top_rect r,
-                      int batch)
+/* What the GPU table's text columns ask (issue 37: names and throttle
+ * reasons whole where there is room): their longest content. */
+static void gpu_wants(const top_snapshot *s, const top_model *m, int *want)
+{
+    for (unsigned k = 0; k < m->ngpus; k++) {
+        const vyre_gpu_info *gi = &s->gpu.gpus[m->gpus[k]];
+        int nl = vyre_gpu_field_valid(gi, VYRE_GPU_F_NAME) ? (int)strlen(gi->name) : 1;
+        int tl = vyre_gpu_field_valid(gi, VYRE_GPU_F_THROTTLE) ? (int)strlen(gi->throttle_text) : 1;
+        if (nl > want[1])
+            want[1] = nl;
+        if (tl > want[8])
+            want[8] = tl;
+    }
+}
+
+static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const top_model *m,
+                      top_rect r, int batch)
 {
     char buf[LINE_MAX_W], t[160];
-    int w = clampw(r.w);
+    int w = top_grid_clampw(r.w);
     if (!s->gpu_ok || m->ngpus == 0) {
-        title(g, ui, TOP_P_GPU, r, "GPUs", batch);
+        top_grid_title(g, ui, TOP_P_GPU, r, "GPUs", batch);
         if (!s->gpu_ok)
             snprintf(buf, sizeof buf, "no NVIDIA GPU monitor: %s", s->gpu_msg);
         else
             snprintf(buf, sizeof buf, "NVML sees no GPU (driver %s)",
                      s->gpu.driver_version[0] ? s->gpu.driver_version : "-");
-        panel_line(g, r, 1, buf, TOP_A_DIM);
+        top_grid_line(g, r, 1, buf, TOP_A_DIM);
         if (!s->gpu_ok && s->gpu_hint[0]) {
             snprintf(buf, sizeof buf, "hint: %s", s->gpu_hint);
-            panel_line(g, r, 2, buf, TOP_A_DIM);
+            top_grid_line(g, r, 2, buf, TOP_A_DIM);
         }
         ui->nrows[TOP_P_GPU] = 0;
         return;
@@ -414,7 +319,7 @@ static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const mode
              s->gpu.driver_version[0] ? s->gpu.driver_version : "-",
              ui->sort[TOP_P_GPU] ? "  sort: " : "",
              ui->sort[TOP_P_GPU] ? top_sort_name(TOP_P_GPU, ui->sort[TOP_P_GPU]) : "");
-    title(g, ui, TOP_P_GPU, r, t, batch);
+    top_grid_title(g, ui, TOP_P_GPU, r, t, batch);
     int avail = r.h - 1;
     int per = avail >= 2 * (int)m->ngpus ? 2 : 1; /* stats line + history line */
     int vis = avail / per;
@@ -427,29 +332,30 @@ static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const mode
     int first = ui->sel[TOP_P_GPU] >= vis ? ui->sel[TOP_P_GPU] - vis + 1 : 0;
     ui->first[TOP_P_GPU] = first;
 
+    /* The bars (UTIL, MEM) share what the text columns leave. */
     static const top_col cols[] = {
-        {"GPU", 3, 1, 0, 0},  {"NAME", 12, 0, 1, 1},  {"UTIL", 12, 0, 0, 0},
-        {"MEM", 22, 0, 1, 0}, {"TEMP", 4, 1, 2, 0},   {"POWER", 10, 1, 2, 0},
+        {"GPU", 3, 1, 0, 0},  {"NAME", 12, 0, 1, 0},  {"UTIL", 12, 0, 0, 1},
+        {"MEM", 22, 0, 1, 1}, {"TEMP", 4, 1, 2, 0},   {"POWER", 10, 1, 2, 0},
         {"SM", 7, 1, 3, 0},   {"MEMCLK", 7, 1, 4, 0}, {"THROTTLE", 12, 0, 5, 0},
     };
     enum { NC = sizeof cols / sizeof cols[0] };
     _Static_assert(NC <= TOP_MAX_COLS, "raise TOP_MAX_COLS");
-    int cw[NC];
-    top_cols_fit(cols, NC, w, cw);
+    int cw[NC], want[NC] = {0};
+    gpu_wants(s, m, want);
+    top_cols_fit_want(cols, NC, w, want, cw);
     int line = 1;
     for (int k = first; k < (int)m->ngpus && line < r.h; k++) {
         const vyre_gpu_info *gi = &s->gpu.gpus[m->gpus[k]];
-        char c_idx[8], c_util[64], c_mem[96], c_temp[16], c_pow[32], c_sm[16], c_mc[16], c_th[96];
+        char c_idx[8], c_util[LINE_MAX_W], c_mem[LINE_MAX_W + 40], c_temp[16], c_pow[32], c_sm[16],
+            c_mc[16], c_th[96];
         snprintf(c_idx, sizeof c_idx, "%d", gi->index);
-        int bw = cw[2] > 0 && cw[2] < 63 ? cw[2] : 12;
+        int bw = cw[2] > 0 ? cw[2] : 12;
         top_fmt_bar(gpu_util(gi), bw, c_util);
-        char used[16], total[16], bar[64];
+        char used[16], total[16], bar[LINE_MAX_W];
         int memv = vyre_gpu_field_valid(gi, VYRE_GPU_F_MEMORY);
         top_fmt_bytes(gi->mem_used_bytes, memv, used, sizeof used);
         top_fmt_bytes(gi->mem_total_bytes, memv, total, sizeof total);
         int mbw = cw[3] > 12 ? cw[3] - 12 : 6;
-        if (mbw > 60)
-            mbw = 60;
         top_fmt_bar(gpu_mem_pct(gi), mbw, bar);
         snprintf(c_mem, sizeof c_mem, "%s %5s/%-5s", bar, used, total);
         if (vyre_gpu_field_valid(gi, VYRE_GPU_F_TEMPERATURE))
@@ -478,7 +384,7 @@ static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const mode
                                  c_sm,   c_mc,
                                  c_th};
         top_fmt_row(cols, cw, NC, cells, w, buf);
-        panel_line(g, r, line++, buf, row_attr(ui, TOP_P_GPU, k, batch));
+        top_grid_line(g, r, line++, buf, top_grid_row_attr(ui, TOP_P_GPU, k, batch));
         if (per == 2 && line < r.h) {
             draw_history(g, &s->gpu_hist[m->gpus[k]], r.y + line, r.x, w);
             line++;
@@ -486,137 +392,14 @@ static void draw_gpus(top_grid *g, const top_snapshot *s, top_ui *ui, const mode
     }
 }
 
-/* The processes panel with no row to show: why. */
-static void draw_no_procs(top_grid *g, const top_snapshot *s, const top_ui *ui, top_rect r)
-{
-    char buf[LINE_MAX_W];
-    if (!s->tel_ok) {
-        snprintf(buf, sizeof buf, "cannot list telemetry pages: %s", s->tel_msg);
-        panel_line(g, r, 1, buf, TOP_A_WARN);
-    } else if (s->nprocs) {
-        snprintf(buf, sizeof buf, "no process matches '%s' (/ to change, Esc to clear)",
-                 ui->filter);
-        panel_line(g, r, 1, buf, TOP_A_DIM);
-    } else {
-        panel_line(g, r, 1,
-                   "no GPU process and no instrumented process: run vyre-bench, or link "
-                   "libvyrecore",
-                   TOP_A_DIM);
-        panel_line(g, r, 2,
-                   "or run any CUDA program with CUDA_INJECTION64_PATH=.../libvyre-inject.so",
-                   TOP_A_DIM);
-        /* bounded: a screen line, cut to the panel's width */
-        snprintf(buf, sizeof buf, "(telemetry pages are read from %.900s)", s->tel_dir);
-        panel_line(g, r, 3, buf, TOP_A_DIM);
-    }
-}
-
-/* One process's row of the processes panel into buf (the columns of
- * draw_procs, nc of them, at widths cw). */
-static void proc_row(const top_proc *p, const top_col *cols, const int *cw, int nc, int w,
-                     char *buf)
-{
-    char c_pid[16], c_dev[16], c_sm[16], c_gm[16], c_cpu[16], c_rss[16], c_l[16], c_gr[16], c_d[16],
-        c_h[16], c_dh[16], c_dd[16], c_hit[16], c_sv[16];
-    snprintf(c_pid, sizeof c_pid, "%d", (int)p->pid);
-    if (p->device >= 0)
-        snprintf(c_dev, sizeof c_dev, "%d", p->device);
-    else
-        snprintf(c_dev, sizeof c_dev, "-");
-    top_fmt_pct(p->sm_util_pct, c_sm, sizeof c_sm);
-    top_fmt_bytes(p->gpu_mem_bytes, p->gpu_mem_valid, c_gm, sizeof c_gm);
-    top_fmt_pct(p->cpu_pct, c_cpu, sizeof c_cpu);
-    top_fmt_bytes(p->host.rss_bytes, p->host.rss_valid, c_rss, sizeof c_rss);
-    top_fmt_rate(p->launches_s, c_l, sizeof c_l);
-    top_fmt_rate(p->graphs_s, c_gr, sizeof c_gr);
-    top_fmt_rate(p->dispatches_s, c_d, sizeof c_d);
-    top_fmt_mbs(p->h2d_mb_s, c_h, sizeof c_h);
-    top_fmt_mbs(p->d2h_mb_s, c_dh, sizeof c_dh);
-    top_fmt_mbs(p->d2d_mb_s, c_dd, sizeof c_dd);
-    top_fmt_pct(p->cache_hit_pct, c_hit, sizeof c_hit);
-    top_fmt_secs(p->compile_saved_s, c_sv, sizeof c_sv);
-    /* A page of an older layout (an older libvyrecore) may have coarse
-     * quantiles: its name says which layout was read. */
-    char c_name[sizeof p->name + 16];
-    if (p->layout_version && p->layout_version != VYRE_TELEMETRY_LAYOUT_VERSION)
-        snprintf(c_name, sizeof c_name, "%s [v%u]", p->name, (unsigned)p->layout_version);
-    else
-        snprintf(c_name, sizeof c_name, "%s", p->name);
-    /* A page written in another PID namespace: its pid is not one of
-     * ours and /proc cannot tell its user, so the USER column, shown at
-     * every width, says "foreign" instead. */
-    const char *c_user = p->foreign ? "foreign" : p->host.uid_valid ? p->host.user : "-";
-    const char *cells[] = {c_pid, c_user, c_name, c_dev, c_sm, c_gm,  c_cpu, c_rss,     c_l,
-                           c_gr,  c_d,    c_h,    c_dh,  c_dd, c_hit, c_sv,  p->cmdline};
-    top_fmt_row(cols, cw, nc, cells, w, buf);
-}
-
-static void draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const model *m, top_rect r,
-                       int batch)
-{
-    char buf[LINE_MAX_W], t[400];
-    int w = clampw(r.w);
-    char bad[160] = "";
-    if (s->unreadable)
-        snprintf(bad, sizeof bad, "  %zu page%s unreadable", s->unreadable,
-                 s->unreadable == 1 ? "" : "s");
-    else if (!s->tel_ok && s->nprocs)
-        /* bounded: a screen line, cut to the panel's width */
-        snprintf(bad, sizeof bad, "  telemetry pages not listed: %.120s", s->tel_msg);
-    if (s->nprocs == m->nprocs)
-        snprintf(t, sizeof t, "Processes (%zu)  sort: %s%s", s->nprocs,
-                 top_sort_name(TOP_P_PROC, ui->sort[TOP_P_PROC]), bad);
-    else
-        snprintf(t, sizeof t, "Processes (%zu of %zu, filter '%s')  sort: %s%s", m->nprocs,
-                 s->nprocs, ui->filter, top_sort_name(TOP_P_PROC, ui->sort[TOP_P_PROC]), bad);
-    title(g, ui, TOP_P_PROC, r, t, batch);
-    if (m->nprocs == 0) {
-        ui->nrows[TOP_P_PROC] = 0;
-        ui->sel[TOP_P_PROC] = ui->first[TOP_P_PROC] = 0;
-        draw_no_procs(g, s, ui, r);
-        return;
-    }
-    static const top_col cols[] = {
-        /* 80 columns: PID to GRAPH/s and USER; 100: COMMAND and RSS too;
-         * 120: H2D, D2H, HIT% too; 160: everything. */
-        {"PID", 7, 1, 0, 0},      {"USER", 8, 0, 2, 0},     {"NAME", 15, 0, 0, 0},
-        {"GPU", 3, 1, 1, 0},      {"SM%", 5, 1, 0, 0},      {"GPU MEM", 7, 1, 0, 0},
-        {"CPU%", 5, 1, 1, 0},     {"RSS", 5, 1, 3, 0},      {"LAUNCH/s", 8, 1, 0, 0},
-        {"GRAPH/s", 7, 1, 1, 0},  {"DISP/s", 8, 1, 4, 0},   {"H2D MB/s", 8, 1, 3, 0},
-        {"D2H MB/s", 8, 1, 3, 0}, {"D2D MB/s", 8, 1, 4, 0}, {"HIT%", 6, 1, 3, 0},
-        {"SAVED", 6, 1, 5, 0},    {"COMMAND", 12, 0, 2, 1},
-    };
-    enum { NC = sizeof cols / sizeof cols[0] };
-    _Static_assert(NC <= TOP_MAX_COLS, "raise TOP_MAX_COLS");
-    int cw[NC], colhead;
-    top_cols_fit(cols, NC, w, cw);
-    int vis = table_rows(ui, TOP_P_PROC, r, m->nprocs, &colhead, batch);
-    {
-        /* The row `k` acts on. */
-        const top_proc *sp = &s->procs[m->procs[ui->sel[TOP_P_PROC]]];
-        ui->sel_pid = sp->pid;
-        ui->sel_foreign = sp->foreign;
-        ui->sel_start = sp->host.stat_valid ? sp->host.st.start_ticks : 0;
-        snprintf(ui->sel_name, sizeof ui->sel_name, "%s", sp->name);
-    }
-    int line = 1;
-    if (colhead)
-        column_heads(g, r, line++, cols, cw, NC, w);
-    for (int k = ui->first[TOP_P_PROC]; k < (int)m->nprocs && k < ui->first[TOP_P_PROC] + vis;
-         k++) {
-        proc_row(&s->procs[m->procs[k]], cols, cw, NC, w, buf);
-        panel_line(g, r, line++, buf, row_attr(ui, TOP_P_PROC, k, batch));
-    }
-}
-
-static void draw_ranges(top_grid *g, const top_snapshot *s, top_ui *ui, const model *m, top_rect r,
-                        int batch)
+static void draw_ranges(top_grid *g, const top_snapshot *s, top_ui *ui, const top_model *m,
+                        top_rect r, int batch)
 {
     char buf[LINE_MAX_W], t[160];
-    int w = clampw(r.w);
+    int w = top_grid_clampw(r.w);
     snprintf(t, sizeof t, "NVTX ranges  sort: %s",
              top_sort_name(TOP_P_RANGE, ui->sort[TOP_P_RANGE]));
-    title(g, ui, TOP_P_RANGE, r, t, batch);
+    top_grid_title(g, ui, TOP_P_RANGE, r, t, batch);
     (void)s;
     if (m->nranges == 0) {
         ui->nrows[TOP_P_RANGE] = 0;
@@ -626,7 +409,7 @@ static void draw_ranges(top_grid *g, const top_snapshot *s, top_ui *ui, const mo
             snprintf(buf, sizeof buf, "no NVTX ranges in the processes matching '%s'", ui->filter);
         else
             snprintf(buf, sizeof buf, "no NVTX ranges recorded yet");
-        panel_line(g, r, 1, buf, TOP_A_DIM);
+        top_grid_line(g, r, 1, buf, TOP_A_DIM);
         return;
     }
     static const top_col cols[] = {
@@ -637,10 +420,10 @@ static void draw_ranges(top_grid *g, const top_snapshot *s, top_ui *ui, const mo
     _Static_assert(NC <= TOP_MAX_COLS, "raise TOP_MAX_COLS");
     int cw[NC], colhead;
     top_cols_fit(cols, NC, w, cw);
-    int vis = table_rows(ui, TOP_P_RANGE, r, m->nranges, &colhead, batch);
+    int vis = top_grid_table_rows(ui, TOP_P_RANGE, r, m->nranges, &colhead, batch);
     int line = 1;
     if (colhead)
-        column_heads(g, r, line++, cols, cw, NC, w);
+        top_grid_colheads(g, r, line++, cols, cw, NC, w);
     for (int k = ui->first[TOP_P_RANGE]; k < (int)m->nranges && k < ui->first[TOP_P_RANGE] + vis;
          k++) {
         const top_range *x = &m->ranges[k];
@@ -652,20 +435,20 @@ static void draw_ranges(top_grid *g, const top_snapshot *s, top_ui *ui, const mo
         snprintf(c_tot, sizeof c_tot, "%llu", (unsigned long long)x->count);
         const char *cells[NC] = {x->name, c_n, c_50, c_99, c_max, c_tot};
         top_fmt_row(cols, cw, NC, cells, w, buf);
-        panel_line(g, r, line++, buf, row_attr(ui, TOP_P_RANGE, k, batch));
+        top_grid_line(g, r, line++, buf, top_grid_row_attr(ui, TOP_P_RANGE, k, batch));
     }
 }
 
-static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const model *m, top_rect r,
-                         int batch)
+static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const top_model *m,
+                         top_rect r, int batch)
 {
     char buf[LINE_MAX_W], t[160], iv[16];
-    int w = clampw(r.w);
+    int w = top_grid_clampw(r.w);
     top_fmt_secs(s->interval_s, iv, sizeof iv);
     snprintf(t, sizeof t, "Kernels (last %s%s)  sort: %s", iv,
              m->sampled ? ", ring overflowed: ~ estimated" : "",
              top_sort_name(TOP_P_KERNEL, ui->sort[TOP_P_KERNEL]));
-    title(g, ui, TOP_P_KERNEL, r, t, batch);
+    top_grid_title(g, ui, TOP_P_KERNEL, r, t, batch);
     if (m->nkernels == 0) {
         ui->nrows[TOP_P_KERNEL] = 0;
         char msg[LINE_MAX_W];
@@ -676,7 +459,7 @@ static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const m
                      ui->filter);
         else
             snprintf(msg, sizeof msg, "no kernel records in the last interval");
-        panel_line(g, r, 1, msg, TOP_A_DIM);
+        top_grid_line(g, r, 1, msg, TOP_A_DIM);
         return;
     }
     static const top_col cols[] = {
@@ -687,10 +470,10 @@ static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const m
     _Static_assert(NC <= TOP_MAX_COLS, "raise TOP_MAX_COLS");
     int cw[NC], colhead;
     top_cols_fit(cols, NC, w, cw);
-    int vis = table_rows(ui, TOP_P_KERNEL, r, m->nkernels, &colhead, batch);
+    int vis = top_grid_table_rows(ui, TOP_P_KERNEL, r, m->nkernels, &colhead, batch);
     int line = 1;
     if (colhead)
-        column_heads(g, r, line++, cols, cw, NC, w);
+        top_grid_colheads(g, r, line++, cols, cw, NC, w);
     for (int k = ui->first[TOP_P_KERNEL]; k < (int)m->nkernels && k < ui->first[TOP_P_KERNEL] + vis;
          k++) {
         const top_kernel *x = &m->kernels[k];
@@ -704,7 +487,7 @@ static void draw_kernels(top_grid *g, const top_snapshot *s, top_ui *ui, const m
         top_fmt_dims(x->grid, x->block, c_dim, sizeof c_dim);
         const char *cells[NC] = {x->name[0] ? x->name : "?", c_c, c_sh, c_mean, c_max, c_dim};
         top_fmt_row(cols, cw, NC, cells, w, buf);
-        panel_line(g, r, line++, buf, row_attr(ui, TOP_P_KERNEL, k, batch));
+        top_grid_line(g, r, line++, buf, top_grid_row_attr(ui, TOP_P_KERNEL, k, batch));
     }
 }
 
@@ -716,14 +499,14 @@ static int draw_usage(top_grid *g, const top_snapshot *s, top_rect r, int line)
     if (!s->usage_on)
         return line;
     if (!s->usage.rounds) {
-        panel_line(g, r, line, "cache sizes: measuring (vyre, cuda_jit, triton, inductor)",
-                   TOP_A_DIM);
+        top_grid_line(g, r, line, "cache sizes: measuring (vyre, cuda_jit, triton, inductor)",
+                      TOP_A_DIM);
         return line + 1;
     }
     char buf[LINE_MAX_W];
     for (int i = 0; i < VYRE_USAGE_N_CACHES; i++) {
         int warn = top_fmt_usage(&s->usage.c[i], buf, sizeof buf);
-        panel_line(g, r, line++, buf, warn ? TOP_A_WARN : TOP_A_NORMAL);
+        top_grid_line(g, r, line++, buf, warn ? TOP_A_WARN : TOP_A_NORMAL);
     }
     return line;
 }
@@ -758,14 +541,14 @@ static int cache_state_row(top_grid *g, const top_snapshot *s, top_rect r)
     case TOP_CACHE_MISSING:
         /* bounded: a screen line, cut to the panel's width */
         snprintf(buf, sizeof buf, "no pipeline cache at %.900s yet", s->cache_root);
-        panel_line(g, r, 1, buf, TOP_A_DIM);
+        top_grid_line(g, r, 1, buf, TOP_A_DIM);
         return 1;
     case TOP_CACHE_PENDING:
-        panel_line(g, r, 1, "not read yet", TOP_A_DIM);
+        top_grid_line(g, r, 1, "not read yet", TOP_A_DIM);
         return 1;
     default:
         snprintf(buf, sizeof buf, "cannot read the pipeline cache: %s", s->cache_msg);
-        panel_line(g, r, 1, buf, TOP_A_WARN);
+        top_grid_line(g, r, 1, buf, TOP_A_WARN);
         return 1;
     }
 }
@@ -786,7 +569,7 @@ static void draw_remotes(top_grid *g, const top_snapshot *s, top_rect r, int lin
                  s->remotes[i].url, s->remotes[i].read_only ? " (ro)" : "",
                  (unsigned long long)st->hits, (unsigned long long)st->misses,
                  (unsigned long long)errors, (unsigned long long)st->rejected, rd, wr);
-        panel_line(g, r, line++, buf, errors || st->rejected ? TOP_A_WARN : TOP_A_NORMAL);
+        top_grid_line(g, r, line++, buf, errors || st->rejected ? TOP_A_WARN : TOP_A_NORMAL);
     }
 }
 
@@ -796,7 +579,7 @@ static void draw_cache(top_grid *g, const top_snapshot *s, top_ui *ui, top_rect 
 {
     char buf[LINE_MAX_W], t[160];
     cache_title(s, t, sizeof t);
-    title(g, ui, TOP_P_CACHE, r, t, batch);
+    top_grid_title(g, ui, TOP_P_CACHE, r, t, batch);
     ui->nrows[TOP_P_CACHE] = 0;
     if (cache_state_row(g, s, r)) {
         draw_usage(g, s, r, 2);
@@ -814,20 +597,20 @@ static void draw_cache(top_grid *g, const top_snapshot *s, top_ui *ui, top_rect 
              "compile saved %s",
              (unsigned long long)c->entries, size, hit, (unsigned long long)c->hits,
              (unsigned long long)c->misses, saved);
-    panel_line(g, r, 1, buf, TOP_A_NORMAL);
+    top_grid_line(g, r, 1, buf, TOP_A_NORMAL);
     int line = draw_usage(g, s, r, 2);
     snprintf(buf, sizeof buf, "quarantined %llu (%s)  tmp %llu  debris %llu%s",
              (unsigned long long)c->quarantined, qb, (unsigned long long)c->tmp_files,
              (unsigned long long)c->debris,
              c->debris || c->quarantined ? "  (vyre-cachectl verify --repair)" : "");
-    panel_line(g, r, line++, buf, c->debris || c->quarantined ? TOP_A_WARN : TOP_A_NORMAL);
+    top_grid_line(g, r, line++, buf, c->debris || c->quarantined ? TOP_A_WARN : TOP_A_NORMAL);
     /* bounded: a screen line, cut to the panel's width */
     snprintf(buf, sizeof buf, "root %.900s", s->cache_root);
-    panel_line(g, r, line++, buf, TOP_A_DIM);
+    top_grid_line(g, r, line++, buf, TOP_A_DIM);
     draw_remotes(g, s, r, line);
 }
 
-static void draw_header(top_grid *g, const top_snapshot *s, const top_ui *ui, const model *m,
+static void draw_header(top_grid *g, const top_snapshot *s, const top_ui *ui, const top_model *m,
                         top_rect r)
 {
     if (r.h <= 0)
@@ -842,7 +625,43 @@ static void draw_header(top_grid *g, const top_snapshot *s, const top_ui *ui, co
              vyre_version(), clock, iv, m->nprocs, m->nprocs == 1 ? "" : "es",
              s->gpu_ok ? s->gpu.ngpus : 0, s->gpu_ok && s->gpu.ngpus == 1 ? "" : "s",
              ui->paused ? "  [PAUSED]" : "", ui->filter[0] ? "  filter: " : "", ui->filter);
-    put(g, r.y, r.x, r.w, buf, TOP_A_HEADER, 1);
+    top_grid_put(g, r.y, r.x, r.w, buf, TOP_A_HEADER, 1);
+}
+
+/* The host row: CPU, memory and swap meters that grow with the width,
+ * then the load averages. */
+static void draw_host(top_grid *g, const top_snapshot *s, top_rect r)
+{
+    char buf[LINE_MAX_W], cpu[160], mem[160], swp[160], ld[64];
+    char mu[16], mt[16], su[16], st[16];
+    const vyre_host_info *h = &s->host;
+    int bw = (r.w - 60) / 3; /* each meter's share of the width */
+    if (bw < 6)
+        bw = 6;
+    if (bw > 150)
+        bw = 150;
+    top_fmt_bar(s->host_ok ? s->host_cpu_pct : NAN, bw, cpu);
+    double mp =
+        h->mem_valid && h->mem_total_bytes
+            ? 100.0 * (double)(h->mem_total_bytes - h->mem_avail_bytes) / (double)h->mem_total_bytes
+            : NAN;
+    double sp = h->swap_valid && h->swap_total_bytes
+                    ? 100.0 * (double)(h->swap_total_bytes - h->swap_free_bytes) /
+                          (double)h->swap_total_bytes
+                    : NAN;
+    top_fmt_bar(mp, bw, mem);
+    top_fmt_bar(sp, bw, swp);
+    top_fmt_bytes(h->mem_total_bytes - h->mem_avail_bytes, h->mem_valid, mu, sizeof mu);
+    top_fmt_bytes(h->mem_total_bytes, h->mem_valid, mt, sizeof mt);
+    top_fmt_bytes(h->swap_total_bytes - h->swap_free_bytes, h->swap_valid, su, sizeof su);
+    top_fmt_bytes(h->swap_total_bytes, h->swap_valid, st, sizeof st);
+    if (h->load_valid)
+        snprintf(ld, sizeof ld, "%.2f %.2f %.2f", h->load[0], h->load[1], h->load[2]);
+    else
+        snprintf(ld, sizeof ld, "-");
+    snprintf(buf, sizeof buf, "CPU %s  Mem %s %s/%s  Swap %s %s/%s  Load %s", cpu, mem, mu, mt, swp,
+             su, st, ld);
+    top_grid_put(g, r.y, r.x, r.w, buf, TOP_A_NORMAL, 1);
 }
 
 static void draw_footer(top_grid *g, const top_ui *ui, top_rect r)
@@ -854,72 +673,39 @@ static void draw_footer(top_grid *g, const top_ui *ui, top_rect r)
     if (ui->editing) {
         snprintf(buf, sizeof buf, "Filter: %s_   (Enter apply, Esc cancel)", ui->edit);
     } else if (ui->confirm_kill) {
-        snprintf(buf, sizeof buf, "Send SIGTERM to %d (%s)? y/N", (int)ui->kill_pid, ui->kill_name);
+        snprintf(buf, sizeof buf,
+                 "Send which signal to %d (%s)? t TERM  i INT  K KILL  (any other key: none)",
+                 (int)ui->kill_pid, ui->kill_name);
         attr = TOP_A_WARN;
     } else if (ui->msg[0]) {
         snprintf(buf, sizeof buf, "%s", ui->msg);
     } else {
         top_fmt_secs(ui->delay_s, iv, sizeof iv);
         snprintf(buf, sizeof buf,
-                 "q quit  Tab panel  s sort  / filter  k kill  p %s  +/- %s  h help",
+                 "q quit  Tab panel  s/r sort  / filter  k kill  p %s  +/- %s  h help",
                  ui->paused ? "resume" : "pause", iv);
     }
-    put(g, r.y, r.x, r.w, buf, attr, 1);
+    top_grid_put(g, r.y, r.x, r.w, buf, attr, 1);
 }
 
-static const char *const g_help[] = {
-    "vyre-top keys",
-    "",
-    "  q          quit",
-    "  Tab, Left/Right  next / previous panel",
-    "  Up/Down, PgUp/PgDn, Home/End  move in the panel",
-    "  s, F6      next sort order of the panel",
-    "  /          filter processes (name, command, pid);",
-    "             Enter applies, Esc cancels",
-    "  Esc        clear the filter",
-    "  k          send SIGTERM to the selected process after",
-    "             a y/N question; only your own processes",
-    "             unless vyre-top runs as root",
-    "  p, Space   pause / resume sampling",
-    "  + / -      slower / faster refresh",
-    "  C          colours on / off (NO_COLOR=1: off)",
-    "  h, ?       this help (any key closes it)",
-    "",
-    "Rates are over the last interval ('-': not known yet).",
-    "P50/P99 are of the last interval's ranges when there",
-    "were any, else of the process's lifetime; MAX is lifetime.",
-    "LAUNCH/s counts kernels, a graph replay's included;",
-    "GRAPH/s counts graph launches. '~': estimated from",
-    "a kernel ring that overflowed. '-' in vyre columns:",
-    "the process publishes no vyre telemetry.",
-    "USER 'foreign': the page was written in another PID",
-    "namespace (a container): its PID is not one of ours.",
-    "Cache rows (vyre, cuda_jit, triton, inductor): size,",
-    "limit, filesystem fill; warning colour over the limit",
-    "or at 90% full. '>': a scan stopped at its bound.",
-    NULL,
-};
-
-static void draw_help(top_grid *g)
+/* The widths the side-by-side panels' longest rows ask (layout.h): the
+ * cache's size rows and the kernels' names with their figures. */
+static void want_widths(const top_snapshot *s, const top_model *m, int *want_w)
 {
-    int n = 0, w = 0;
-    for (; g_help[n]; n++) {
-        int l = (int)strlen(g_help[n]);
-        if (l > w)
-            w = l;
+    for (int i = 0; i < TOP_NPANELS; i++)
+        want_w[i] = 0;
+    char buf[LINE_MAX_W];
+    for (int i = 0; s->usage_on && s->usage.rounds && i < VYRE_USAGE_N_CACHES; i++) {
+        top_fmt_usage(&s->usage.c[i], buf, sizeof buf);
+        int n = (int)strlen(buf);
+        want_w[TOP_P_CACHE] = n > want_w[TOP_P_CACHE] ? n : want_w[TOP_P_CACHE];
     }
-    int bw = w + 4, bh = n + 2;
-    if (bw > g->cols)
-        bw = g->cols;
-    if (bh > g->rows)
-        bh = g->rows;
-    int x0 = (g->cols - bw) / 2, y0 = (g->rows - bh) / 2;
-    for (int y = 0; y < bh; y++) {
-        char line[LINE_MAX_W];
-        const char *txt = y >= 1 && y - 1 < n ? g_help[y - 1] : "";
-        snprintf(line, sizeof line, "  %s", txt);
-        put(g, y0 + y, x0, bw, line, TOP_A_HELP, 1);
+    int kw = 16;
+    for (size_t k = 0; k < m->nkernels; k++) {
+        int n = (int)strlen(m->kernels[k].name);
+        kw = n > kw ? n : kw;
     }
+    want_w[TOP_P_KERNEL] = kw + 50; /* CALLS/s GPU% MEAN MAX GRID/BLOCK */
 }
 
 int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsigned flags,
@@ -930,7 +716,7 @@ int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsi
     ui->sel_foreign = 0;
     ui->sel_start = 0;
     ui->sel_name[0] = '\0';
-    model m;
+    top_model m;
     if (model_build(s, ui, &m) != 0) {
         model_release(&m);
         memset(g, 0, sizeof *g);
@@ -939,7 +725,7 @@ int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsi
     int want[TOP_NPANELS];
     want[TOP_P_GPU] =
         s->gpu_ok && m.ngpus ? 2 * (int)m.ngpus : (!s->gpu_ok && s->gpu_hint[0] ? 2 : 1);
-    want[TOP_P_PROC] = m.nprocs ? 1 + (int)m.nprocs : (s->tel_ok && !s->nprocs ? 2 : 1);
+    want[TOP_P_PROC] = m.nlines ? 1 + (int)m.nlines : (s->tel_ok && !s->nprocs ? 2 : 1);
     want[TOP_P_RANGE] = m.nranges ? 1 + (int)m.nranges : 1;
     want[TOP_P_KERNEL] = m.nkernels ? 1 + (int)m.nkernels : 1;
     want[TOP_P_CACHE] = (s->cache_state == TOP_CACHE_OK ? 3 + (int)s->nremotes : 1) + usage_rows(s);
@@ -952,17 +738,23 @@ int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsi
         if (rows < 8)
             rows = 8;
     }
-    if (grid_init(g, rows, cols) != 0) {
+    if (top_grid_init(g, rows, cols) != 0) {
         model_release(&m);
         return -1;
     }
-    top_layout_compute(rows, cols, want, lflags, &g->layout);
+    int want_w[TOP_NPANELS];
+    want_widths(s, &m, want_w);
+    if (!batch && !ui->host_hidden)
+        lflags |= TOP_LAYOUT_HOST;
+    top_layout_compute_w(rows, cols, want, want_w, lflags, &g->layout);
     const top_layout *l = &g->layout;
     draw_header(g, s, ui, &m, l->header);
+    if (l->host.h)
+        draw_host(g, s, l->host);
     if (l->panel[TOP_P_GPU].h)
         draw_gpus(g, s, ui, &m, l->panel[TOP_P_GPU], batch);
     if (l->panel[TOP_P_PROC].h)
-        draw_procs(g, s, ui, &m, l->panel[TOP_P_PROC], batch);
+        top_view_draw_procs(g, s, ui, &m, l->panel[TOP_P_PROC], batch);
     if (l->panel[TOP_P_RANGE].h)
         draw_ranges(g, s, ui, &m, l->panel[TOP_P_RANGE], batch);
     if (l->panel[TOP_P_KERNEL].h)
@@ -971,8 +763,10 @@ int top_view_compose(const top_snapshot *s, top_ui *ui, int rows, int cols, unsi
         draw_cache(g, s, ui, l->panel[TOP_P_CACHE], batch);
     if (!batch)
         draw_footer(g, ui, l->footer);
+    if (!batch && ui->detail)
+        top_view_draw_detail(g, s, ui);
     if (!batch && ui->help)
-        draw_help(g);
+        top_view_draw_help(g, ui);
     model_release(&m);
     return 0;
 }

@@ -230,6 +230,27 @@ VYRE_EXTERN int vyre_gpu_join(const vyre_gpu_snapshot *gpus, const vyre_telemetr
 
 /* Rows from vyre_gpu_join are freed with vyre_free. */
 
+/* One GPU's share of one process (vyre_gpu_join_devices): what nvitop and
+ * nvidia-smi show as one row. */
+typedef struct vyre_gpu_proc_dev {
+    int device;           /* NVML index of the GPU */
+    int mem_valid;        /* NVML knows its memory on this GPU */
+    uint64_t mem_bytes;   /* GPU memory it holds on this GPU */
+    int util_valid;       /* NVML has a utilisation sample of it on this GPU */
+    unsigned sm_util_pct; /* its SM utilisation on this GPU, 0..100 */
+} vyre_gpu_proc_dev;
+
+/*
+ * The per-GPU form of a vyre_gpu_join row: the GPUs of sample gpus (NULL:
+ * none) whose process list (VYRE_GPU_F_PROCS valid) names pid, by NVML index
+ * ascending, into out[0..max) (caller-allocated). Returns how many GPUs list
+ * pid (may exceed max: only max are written); 0 for a pid <= 0, a NULL
+ * sample or none. The sums and maxima of vyre_gpu_join's row of pid are
+ * those of these entries. Thread-safe; reads its inputs only.
+ */
+VYRE_EXTERN size_t vyre_gpu_join_devices(const vyre_gpu_snapshot *gpus, int32_t pid,
+                                         vyre_gpu_proc_dev *out, size_t max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -93,6 +93,41 @@ VYRE_EXTERN void vyre_proc_read_cmdline(vyre_proc_reader *r, int32_t pid, char *
  */
 VYRE_EXTERN double vyre_proc_cpu_pct(uint64_t prev_ticks, uint64_t now_ticks, long hz, double dt_s);
 
+/* The host's figures, as htop's and nvitop's host meters show them. */
+typedef struct vyre_host_info {
+    int cpu_valid;            /* the aggregate "cpu" line of <root>/stat was read */
+    uint64_t cpu_busy_ticks;  /* all CPUs' ticks since boot but idle and iowait */
+    uint64_t cpu_total_ticks; /* all CPUs' ticks since boot */
+    unsigned ncpus;           /* "cpuN" lines */
+    int mem_valid;            /* MemTotal and MemAvailable of <root>/meminfo */
+    uint64_t mem_total_bytes;
+    uint64_t mem_avail_bytes;
+    int swap_valid; /* SwapTotal and SwapFree */
+    uint64_t swap_total_bytes;
+    uint64_t swap_free_bytes;
+    int load_valid; /* <root>/loadavg */
+    double load[3]; /* 1, 5 and 15 minutes */
+} vyre_host_info;
+
+/*
+ * Reads the host's CPU ticks, memory, swap and load averages from the
+ * reader's root (stat, meminfo, loadavg) into *out; each part has its flag.
+ * Returns VYRE_OK when one part at least was read, VYRE_ENOENT when none
+ * could be (err says where), VYRE_EINVAL for NULL arguments. Not for
+ * concurrent use of one reader.
+ */
+VYRE_EXTERN int vyre_proc_read_host(vyre_proc_reader *r, vyre_host_info *out, vyre_error *err);
+
+/* The parent of pid (field 4 of <root>/pid/stat) into *ppid (0: none, as
+ * for pid 1). Returns VYRE_OK, VYRE_ENOENT (no such process), VYRE_ECORRUPT
+ * (a stat file it cannot read) or VYRE_EINVAL. Not for concurrent use of
+ * one reader. */
+VYRE_EXTERN int vyre_proc_read_ppid(vyre_proc_reader *r, int32_t pid, int32_t *ppid);
+
+/* Busy percent of all CPUs (0..100) between two readings; NAN when either
+ * has no CPU figures or no tick passed. Thread-safe. */
+VYRE_EXTERN double vyre_host_cpu_pct(const vyre_host_info *prev, const vyre_host_info *now);
+
 #ifdef __cplusplus
 }
 #endif

@@ -151,3 +151,35 @@ int vyre_gpu_join(const vyre_gpu_snapshot *gpus, const vyre_telemetry_proc *page
     *n = k;
     return VYRE_OK;
 }
+
+size_t vyre_gpu_join_devices(const vyre_gpu_snapshot *gpus, int32_t pid, vyre_gpu_proc_dev *out,
+                             size_t max)
+{
+    size_t n = 0;
+    if (!gpus || pid <= 0)
+        return 0;
+    /* gpus[] is in NVML index order as sampled; sort what we find so the
+     * rows never flip order between samples. */
+    for (unsigned i = 0; i < gpus->ngpus && i < VYRE_GPU_MAX; i++) {
+        const vyre_gpu_info *gi = &gpus->gpus[i];
+        if (!vyre_gpu_field_valid(gi, VYRE_GPU_F_PROCS))
+            continue;
+        for (unsigned j = 0; j < gi->nprocs && j < VYRE_GPU_MAX_PROCS; j++) {
+            const vyre_gpu_process *np = &gi->procs[j];
+            if ((int32_t)np->pid != pid)
+                continue;
+            if (out && n < max) {
+                size_t k = n;
+                while (k > 0 && out[k - 1].device > gi->index) {
+                    out[k] = out[k - 1];
+                    k--;
+                }
+                out[k] = (vyre_gpu_proc_dev){
+                    gi->index, np->used_valid ? 1 : 0, np->used_valid ? np->used_bytes : 0,
+                    np->util_valid ? 1 : 0, np->util_valid ? np->sm_util_pct : 0};
+            }
+            n++;
+        }
+    }
+    return n;
+}

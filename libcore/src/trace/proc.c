@@ -188,15 +188,17 @@ double vyre_proc_cpu_pct(uint64_t prev_ticks, uint64_t now_ticks, long hz, doubl
     return 100.0 * ((double)(now_ticks - prev_ticks) / (double)hz) / dt_s;
 }
 
-/* Reads at most size - 1 bytes of root/pid/name (pid 0: root/self/name)
- * into buf (terminated); returns the count, or a negative VYRE_E* code
- * (VYRE_ENOENT: no such process, or no such file). */
+/* Reads at most size - 1 bytes of root/pid/name (pid 0: root/self/name;
+ * pid < 0: root/name, a file of the host) into buf (terminated); returns
+ * the count, or a negative VYRE_E* code (VYRE_ENOENT: no such process, or
+ * no such file). */
 static ssize_t read_small(const char *root, int32_t pid, const char *name, char *buf, size_t size)
 {
     char path[512];
     buf[0] = '\0';
-    int len = pid > 0 ? snprintf(path, sizeof path, "%s/%d/%s", root, (int)pid, name)
-                      : snprintf(path, sizeof path, "%s/self/%s", root, name);
+    int len = pid > 0    ? snprintf(path, sizeof path, "%s/%d/%s", root, (int)pid, name)
+              : pid == 0 ? snprintf(path, sizeof path, "%s/self/%s", root, name)
+                         : snprintf(path, sizeof path, "%s/%s", root, name);
     if (len < 0 || (size_t)len >= sizeof path)
         return VYRE_ETOOBIG;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -329,4 +331,96 @@ void vyre_proc_read_cmdline(vyre_proc_reader *r, int32_t pid, char *dst, size_t 
     char buf[4096];
     ssize_t n = r && pid > 0 ? read_small(r->root, pid, "cmdline", buf, sizeof buf) : -1;
     vyre__proc_cmdline(buf, n > 0 ? (size_t)n : 0, dst, size);
+}
+
+/* ---- the host (issue 37: vyre-top's host panel) ---------------------------- */
+
+/* The aggregate "cpu" line of /proc/stat: busy and total ticks (idle and
+ * iowait are not busy; guest time is inside user already), and the number
+ * of "cpuN" lines. */
+static int parse_cpu(const char *buf, vyre_host_info *out)
+{
+    const char *p = strstr(buf, "cpu ");
+    if (p != buf && (!p || p[-1] != '\n'))
+        return 0;
+    unsigned long long v[8] = {0};
+    int n = sscanf(p + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    if (n < 4)
+        return 0;
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += v[i];
+    out->cpu_total_ticks = total;
+    out->cpu_busy_ticks = total - v[3] - (n > 4 ? v[4] : 0);
+    out->ncpus = 0;
+    for (const char *q = buf; (q = strstr(q, "\ncpu")); q += 4)
+        if (q[4] >= '0' && q[4] <= '9')
+            out->ncpus++;
+    return 1;
+}
+
+/* "Name:   123 kB" of /proc/meminfo, in bytes; 0 when absent. */
+static int meminfo_kb(const char *buf, const char *name, uint64_t *out)
+{
+    size_t nl = strlen(name);
+    for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, name, nl) == 0 && p[nl] == ':') {
+            unsigned long long kb = 0;
+            if (sscanf(p + nl + 1, "%llu", &kb) != 1)
+                return 0;
+            *out = (uint64_t)kb * 1024u;
+            return 1;
+        }
+    return 0;
+}
+
+int vyre_proc_read_host(vyre_proc_reader *r, vyre_host_info *out, vyre_error *err)
+{
+    if (!r || !out)
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_proc_read_host: NULL argument");
+    memset(out, 0, sizeof *out);
+    char buf[16384];
+    if (read_small(r->root, -1, "stat", buf, sizeof buf) > 0)
+        out->cpu_valid = parse_cpu(buf, out);
+    if (read_small(r->root, -1, "meminfo", buf, sizeof buf) > 0) {
+        out->mem_valid = meminfo_kb(buf, "MemTotal", &out->mem_total_bytes) &&
+                         meminfo_kb(buf, "MemAvailable", &out->mem_avail_bytes);
+        out->swap_valid = meminfo_kb(buf, "SwapTotal", &out->swap_total_bytes) &&
+                          meminfo_kb(buf, "SwapFree", &out->swap_free_bytes);
+    }
+    if (read_small(r->root, -1, "loadavg", buf, sizeof buf) > 0)
+        out->load_valid =
+            sscanf(buf, "%lf %lf %lf", &out->load[0], &out->load[1], &out->load[2]) == 3;
+    if (!out->cpu_valid && !out->mem_valid && !out->load_valid)
+        return vyre__fail(err, VYRE_ENOENT, "mount /proc (procfs) or pass its root",
+                          "cannot read the host's figures under '%s'", r->root);
+    return VYRE_OK;
+}
+
+double vyre_host_cpu_pct(const vyre_host_info *prev, const vyre_host_info *now)
+{
+    if (!prev || !now || !prev->cpu_valid || !now->cpu_valid ||
+        now->cpu_total_ticks <= prev->cpu_total_ticks || now->cpu_busy_ticks < prev->cpu_busy_ticks)
+        return NAN;
+    return 100.0 * (double)(now->cpu_busy_ticks - prev->cpu_busy_ticks) /
+           (double)(now->cpu_total_ticks - prev->cpu_total_ticks);
+}
+
+int vyre_proc_read_ppid(vyre_proc_reader *r, int32_t pid, int32_t *ppid)
+{
+    if (!r || !ppid || pid <= 0)
+        return VYRE_EINVAL;
+    *ppid = 0;
+    char buf[1024];
+    ssize_t n = read_small(r->root, pid, "stat", buf, sizeof buf);
+    if (n <= 0)
+        return n < 0 ? (int)n : VYRE_ENOENT;
+    const char *close = strrchr(buf, ')'); /* comm may hold ')' itself */
+    int parent = 0;
+    char state = 0;
+    if (!close || sscanf(close + 1, " %c %d", &state, &parent) != 2 || parent < 0)
+        return VYRE_ECORRUPT;
+    *ppid = parent;
+    return VYRE_OK;
 }
