@@ -833,7 +833,8 @@ Test(bench_run, help_names_the_blocking_kernel_switch)
     tu_proc p;
     bench(&p, ARGS("run", "--help"));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(strstr(p.out, "  --disable-blocking-kernel  time GPU samples without first holding"),
+    cr_assert(strstr(p.out, "      --disable-blocking-kernel\n"
+                            "                        time GPU samples without first holding"),
               "%s", p.out);
     cr_assert(strstr(p.out, "(schema_version 5)"), "%s", p.out);
     tu_proc_free(&p);

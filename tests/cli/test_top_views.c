@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tutmux.h"
 
 #ifndef VYRE_TOP_BIN
 #error "tests/CMakeLists.txt must define VYRE_TOP_BIN"
@@ -50,56 +51,14 @@ static void sleep_ms(long ms)
 
 static int find_tmux(void)
 {
-    const char *path = getenv("PATH");
-    for (const char *p = path; p && *p;) {
-        size_t n = strcspn(p, ":");
-        snprintf(g_tmux, sizeof g_tmux, "%.*s/tmux", (int)n, p);
-        if (n && access(g_tmux, X_OK) == 0)
-            return 1;
-        p += n;
-        if (*p == ':')
-            p++;
-    }
-    return 0;
+    return tu_tmux_find(g_tmux, sizeof g_tmux);
 }
 
 /* tmux on our socket; output through a file (a server started by the
  * first call would hold a pipe open for its whole life). */
 static char *tmux_v(int *code, const char *const *args)
 {
-    char *argv[24];
-    int n = 0;
-    argv[n++] = g_tmux;
-    argv[n++] = (char *)(uintptr_t) "-L";
-    argv[n++] = g_sock;
-    argv[n++] = (char *)(uintptr_t) "-f";
-    argv[n++] = (char *)(uintptr_t) "/dev/null";
-    for (int i = 0; args[i] && n < 23; i++)
-        argv[n++] = (char *)(uintptr_t)args[i];
-    argv[n] = NULL;
-    char out[700];
-    snprintf(out, sizeof out, "%s/tmux.out", g_tmp);
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDWR);
-        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (in < 0 || fd < 0)
-            _exit(126);
-        dup2(in, 0);
-        dup2(fd, 1);
-        dup2(in, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (code)
-        *code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    char *text = tu_read_file(out, NULL);
-    return text ? text : strdup("");
+    return tu_tmux_run(g_tmux, g_sock, g_tmp, code, args);
 }
 
 #define TMUX(...)        tmux_v(NULL, (const char *const[]){__VA_ARGS__, NULL})
