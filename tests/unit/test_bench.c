@@ -525,6 +525,48 @@ Test(bench_rounds, a_point_within_the_references_median_drift_is_drift_though_a_
     vyre_results_close(db);
 }
 
+/* A CPU hog on both cores: the host reference reads NOISY (its rounds
+ * anywhere from 1.3x to 6x), yet every round is slower, so its interval
+ * lies above 1 and its median is the machine's drift; a cache point 3x
+ * slower is DRIFT, not SLOWER (two real cache-suite runs around a hog read
+ * FAIL before: reference.cpus 4.98x [1.004, 5.75] NOISY, cache.hit
+ * 2.96x). */
+Test(bench_rounds, a_noisy_reference_that_moved_every_round_still_sets_the_drift)
+{
+    vyre_results *db = NULL;
+    cr_assert_eq(vyre_results_open(g_rdb, &db, NULL), 0);
+    int64_t a = scaled_run(db, 1.0, 1.0, 0, 300);
+    vyre_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.suites, sizeof r.suites, "cache");
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
+    const double hog[5] = {5.0 * 300000, 1.3 * 300000, 6.0 * 300000, 2.0 * 300000, 5.5 * 300000};
+    store_point_rounds(db, r.id, 0, "reference", "reference.cpu", 0, hog, 0, 301);
+    store_point(db, r.id, 1, "reference", "reference.fsync", 0, 2000000, 0, 302);
+    store_point(db, r.id, 2, "cache", "cache.store", 0, 3.0 * 250000, 0, 303);
+    store_point(db, r.id, 3, "cache", "cache.hit", 0, 9000, 0, 304);
+    store_point(db, r.id, 4, "sweep", "sweep.k", 1, 50000, 0, 305);
+    store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000, 0, 306);
+    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    size_t n = 0;
+    vyre_bench_cmp_row *rows = compare_ok(db, a, r.id, &n);
+    const vyre_bench_cmp_row *ref = &rows[0], *store = &rows[2];
+    cr_assert_str_eq(ref->a.benchmark, "reference.cpu");
+    cr_assert_eq(ref->cmp.verdict_before_drift, VYRE_VERDICT_NOISY);
+    cr_assert_gt(ref->cmp.ratio_lo, 1.0, "every round slower: %g [%g, %g]", ref->cmp.ratio,
+                 ref->cmp.ratio_lo, ref->cmp.ratio_hi);
+    cr_assert_str_eq(store->a.benchmark, "cache.store");
+    cr_assert_eq(store->cmp.verdict_before_drift, VYRE_VERDICT_SLOWER);
+    cr_assert_float_eq(store->cmp.drift, ref->cmp.ratio, 1e-9, "widened by the median ratio");
+    cr_assert_eq(store->cmp.verdict, VYRE_VERDICT_DRIFT, "cache.store 3x [%g, %g], drift %g: %s",
+                 store->cmp.ratio_lo, store->cmp.ratio_hi, store->cmp.drift,
+                 vyre_stats_verdict_name(store->cmp.verdict));
+    vyre_free(rows);
+    vyre_results_close(db);
+}
+
 Test(bench_rounds, a_gpu_point_slower_only_by_its_clock_is_drift)
 {
     vyre_results *db = NULL;
