@@ -504,12 +504,11 @@ static pid_t start_hog(void)
     return pid;
 }
 
-/* vyre-bench with its TMPDIR on disk (the test's own folder): the
- * busy-machine test measures as a CI runner does. With the cache suite on
- * tmpfs its points turn CPU- and memory-bound; a CPU hog then slowed
- * cache.hit 3.2x while reference.cpu and reference.cpus read NOISY, so no
- * drift was established and the point read SLOWER (a FAIL): a gap of the
- * drift rule for such points, left open in issue 34's follow-up. */
+/* vyre-bench with its TMPDIR on disk (the test's own folder), as on a CI
+ * runner: the cache points wait on fsync there. (On tmpfs or disk alike, a
+ * hog on both cores once read FAIL: cache.hit 2.96x while reference.cpus
+ * read 4.98x NOISY and set no drift; a reference whose interval excludes 1
+ * now does, runs_compare.c's established_drift.) */
 #define BENCH_DISK_TMP(p, args)                                                                    \
     do {                                                                                           \
         char disk_tmp[700];                                                                        \
