@@ -13,7 +13,7 @@
 
 #include "vyre/blob.h"
 #include "cache/blob_internal.h"
-#include "vyre/compile.h"
+#include "base/cubin.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -25,6 +25,7 @@
 
 #include "fuzz_text.h"
 #include "vyre/remote.h"
+#include "cache/remote/remote_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
