@@ -516,8 +516,8 @@ Test(blob, decode_truncated_at_every_header_length)
     /* A short prefix of something else is not a truncated blob. */
     vyre_blob_reject why;
     cr_assert_eq(vyre__blob_header_decode((const uint8_t *)"\x7f"
-                                                          "EL",
-                                         3, &h, &why, NULL),
+                                                           "EL",
+                                          3, &h, &why, NULL),
                  VYRE_ECORRUPT);
     cr_assert_eq(why, VYRE_REJECT_BAD_MAGIC);
 }

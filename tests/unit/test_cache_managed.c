@@ -82,7 +82,7 @@ static vyre__managed_ops ops = {f_count,  f_describe, f_own, f_touched, f_remove
                                 f_report, 0,          NULL,  0};
 
 #define P      VYRE__MANAGED_PRUNABLE
-#define OLD(s) (NOW - (int64_t)(s) * 1000000000)
+#define OLD(s) (NOW - (int64_t)(s)*1000000000)
 
 Test(cache_managed, size_limit_takes_least_recently_used_first_and_leaves_young_ones)
 {

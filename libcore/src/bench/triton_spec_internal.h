@@ -32,7 +32,7 @@ typedef struct vyre__triton_infer {
     int have_model[VYRE__TTIR_PARAMS_MAX];
     const char *model_arg[VYRE__TTIR_PARAMS_MAX];  /* as the launch passed it: "buf10" */
     const char *model_base[VYRE__TTIR_PARAMS_MAX]; /* whose storage it is: "buf7" */
-    const char *sizes_from; /* "launch", "hints", or NULL */
+    const char *sizes_from;                        /* "launch", "hints", or NULL */
     vyre__strbuf notes;
 } vyre__triton_infer;
 

@@ -441,7 +441,7 @@ const char *vyre__blob_reject_hint(vyre_blob_reject why)
 }
 
 int vyre__blob_header_decode(const uint8_t *buf, size_t len, vyre_blob_header *out,
-                            vyre_blob_reject *why, vyre_error *err)
+                             vyre_blob_reject *why, vyre_error *err)
 {
     if (why)
         *why = VYRE_REJECT_NONE;

@@ -479,7 +479,7 @@ static int store_at(store_job *j, vyre_blob_header *h, const void *payload, size
 }
 
 int vyre__blob_store(const char *root, vyre_blob_header *h, const void *payload, size_t len,
-                    const vyre__blob_store_opts *opts, vyre_error *err)
+                     const vyre__blob_store_opts *opts, vyre_error *err)
 {
     return vyre__blob_store_sized(root, h, payload, len, opts, NULL, err);
 }
