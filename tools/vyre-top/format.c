@@ -248,7 +248,7 @@ done:
 int top_cols_fit_want(const top_col *cols, int n, int width, const int *want, int *w_out)
 {
     /* The minimums, by priority, as top_cols_fit chooses them. */
-    top_col c[TOP_COLS_MAX];
+    top_col c[TOP_COLS_MAX] = {0}; /* gcc -O2: "may be used uninitialized" at n <= 0 */
     if (n > TOP_COLS_MAX)
         n = TOP_COLS_MAX;
     int nflex = 0;

@@ -21,8 +21,19 @@ typedef struct lines {
 /* One line: a label, then its value. */
 static void add(lines *l, const char *label, const char *value)
 {
-    if (l->n < DETAIL_MAX)
-        snprintf(l->text[l->n++], LINE_MAX_W, "%s%s", label, value);
+    if (l->n >= DETAIL_MAX)
+        return;
+    /* A line longer than the view is cut, as the panel would cut it
+     * (copied by length: gcc -O2 calls a cutting snprintf a mistake). */
+    char *dst = l->text[l->n++];
+    size_t cap = LINE_MAX_W - 1, a = strlen(label), b = strlen(value);
+    if (a > cap)
+        a = cap;
+    if (b > cap - a)
+        b = cap - a;
+    memcpy(dst, label, a);
+    memcpy(dst + a, value, b);
+    dst[a + b] = '\0';
 }
 
 static void host_lines(const top_proc *p, lines *l)
