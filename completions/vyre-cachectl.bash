@@ -31,7 +31,7 @@ _vyre_cachectl()
         esac
     done
     COMPREPLY=()
-    local global="--cache-dir --json -q --quiet -v --verbose -o --option --width --wide --help"
+    local global="--cache-dir --json -q --quiet -v --verbose -o --option --width --wide --csv --md --help"
     local keys="max_size max_age umask read_only quarantine_max_age remote_storage"
 
     case $prev in

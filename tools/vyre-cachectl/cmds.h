@@ -28,6 +28,8 @@ typedef struct cachectl_globals {
     size_t n_overrides;
     int width; /* --width N (0: the terminal's) */
     int wide;  /* --wide: every column at its natural width */
+    int csv;   /* --csv: a listing as CSV (tool_rows) */
+    int md;    /* --md: a listing as a markdown table (tool_rows) */
 } cachectl_globals;
 
 extern cachectl_globals g_cachectl;
@@ -37,6 +39,8 @@ enum {
     CACHECTL_OPT_CACHE_DIR = 0x100,
     CACHECTL_OPT_WIDTH = 0x101,
     CACHECTL_OPT_WIDE = 0x102,
+    CACHECTL_OPT_CSV = 0x103,
+    CACHECTL_OPT_MD = 0x104,
     CACHECTL_OPT_FIRST_LOCAL = 0x200, /* subcommands number their own from here */
 };
 
@@ -47,6 +51,7 @@ enum {
         {"verbose", no_argument, NULL, 'v'}, {"option", required_argument, NULL, 'o'},             \
         {"width", required_argument, NULL, CACHECTL_OPT_WIDTH},                                    \
         {"wide", no_argument, NULL, CACHECTL_OPT_WIDE},                                            \
+        {"csv", no_argument, NULL, CACHECTL_OPT_CSV}, {"md", no_argument, NULL, CACHECTL_OPT_MD},  \
     {                                                                                              \
         "help", no_argument, NULL, 'h'                                                             \
     }
@@ -71,7 +76,9 @@ enum {
     "  --width N        fit tables (ls, config, stats, remote check) in N columns,\n"              \
     "                   the least important cut or left out first (default: the\n"                 \
     "                   terminal's width, else $COLUMNS; piped: nothing is cut)\n"                 \
-    "  --wide           every column in full, whatever the width\n"
+    "  --wide           every column in full, whatever the width\n"                                \
+    "  --csv            a listing as CSV: a header of field names, one line per row\n"             \
+    "  --md             a listing as a markdown table\n"
 
 /*
  * Handles one getopt_long result c for subcommand `sub` (argv as given to

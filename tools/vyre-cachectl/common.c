@@ -124,6 +124,12 @@ int cachectl_option(int c, const char *sub, const struct option *opts, int argc,
     case CACHECTL_OPT_WIDE:
         g_cachectl.wide = 1;
         return CACHECTL_HANDLED;
+    case CACHECTL_OPT_CSV:
+        g_cachectl.csv = 1;
+        return CACHECTL_HANDLED;
+    case CACHECTL_OPT_MD:
+        g_cachectl.md = 1;
+        return CACHECTL_HANDLED;
     case TOOL_OPT_JSON: /* the options both CLIs share (tool_dispatch.h) */
     case 'h': {
         int code = TOOL_EXIT_OK;
