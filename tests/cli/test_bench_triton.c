@@ -602,3 +602,65 @@ Test(bench_triton, torch_compiles_default_layout_is_found_without_dir)
                                     g_tmp));
     tu_proc_free(&p);
 }
+
+/* A group whose metadata says Triton launches it as a cooperative grid
+ * and with programmatic dependent launch (issue 38 point 1): the spec
+ * says so ("cooperative", "pdl"), the inference notes it, --dry-run shows
+ * the launch, and --emit-spec keeps it through run --spec --dry-run. */
+Test(bench_triton, cooperative_and_pdl_groups_launch_as_triton_does)
+{
+    static const char key[] = "6K5JAYXEFU2OZXGO2XPHFA7EI56XJBMCNCTNQ2TE4VZF7DJMFJEQ";
+    char dir[700], meta[1200];
+    snprintf(dir, sizeof dir, "%s/triton", g_tmp);
+    tu_copy_tree(TRITON, dir);
+    snprintf(meta, sizeof meta, "%s/%s/triton_per_fused_native_layer_norm_0.json", dir, key);
+    size_t len = 0;
+    char *text = tu_read_file(meta, &len);
+    cr_assert(text);
+    char *c = strstr(text, "\"launch_cooperative_grid\": false");
+    char *d = strstr(text, "\"launch_pdl\": false");
+    cr_assert(c && d, "%s", text);
+    /* Same length: "true " for "false". */
+    memcpy(c + strlen("\"launch_cooperative_grid\": "), "true ", 5);
+    memcpy(d + strlen("\"launch_pdl\": "), "true ", 5);
+    tu_write_file(meta, text, len);
+    free(text);
+
+    tu_proc p;
+    bench(&p, ARGS("run", "--triton", key, "--dir", dir, "--inductor-dir", INDUCTOR, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "  launch: a cooperative grid (launch_cooperative_grid) and programmatic "
+                          "dependent launch (launch_pdl), as Triton launches it "
+                          "(cuLaunchKernelEx)");
+    tu_assert_line(p.out, "  \"cooperative\": true,");
+    tu_assert_line(p.out, "  \"pdl\": true");
+    tu_assert_line(p.out, "launch: cooperative, pdl (cuLaunchKernelEx)");
+    tu_assert_line(p.out, "dry run: 1 point would run; nothing was launched");
+    tu_proc_free(&p);
+
+    char spec[700];
+    snprintf(spec, sizeof spec, "%s/ln.json", g_tmp);
+    bench(&p, ARGS("run", "--triton", key, "--dir", dir, "--inductor-dir", INDUCTOR, "--emit-spec",
+                   spec));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("run", "--spec", spec, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "launch: cooperative, pdl (cuLaunchKernelEx)");
+    tu_proc_free(&p);
+
+    /* Only PDL. */
+    text = tu_read_file(meta, &len);
+    c = strstr(text, "\"launch_cooperative_grid\": true ");
+    cr_assert(c);
+    memcpy(c + strlen("\"launch_cooperative_grid\": "), "false", 5);
+    tu_write_file(meta, text, len);
+    free(text);
+    bench(&p, ARGS("run", "--triton", key, "--dir", dir, "--inductor-dir", INDUCTOR, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "  launch: programmatic dependent launch (launch_pdl), as Triton "
+                          "launches it (cuLaunchKernelEx)");
+    cr_assert_null(strstr(p.out, "\"cooperative\""), "%s", p.out);
+    tu_assert_line(p.out, "launch: pdl (cuLaunchKernelEx)");
+    tu_proc_free(&p);
+}
