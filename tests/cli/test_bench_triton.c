@@ -664,3 +664,44 @@ Test(bench_triton, cooperative_and_pdl_groups_launch_as_triton_does)
     tu_assert_line(p.out, "launch: pdl (cuLaunchKernelEx)");
     tu_proc_free(&p);
 }
+
+/* A kernel recompiled 70 times (torch.compile caches with 201 groups of
+ * one kernel have been seen): every group is weighed, the autotuning's
+ * choice found though it sorts last (it was not among the first 64 looked
+ * at, and the refusal said "has 64 groups"), and a refusal describes the
+ * first three and counts the rest, whole (a longer one was cut at the
+ * message's 768 characters, before how the groups differ). */
+Test(bench_triton, many_groups_of_one_kernel)
+{
+    static const char c3fh[] = "C3FHEVR3F2S5CA43DLHE4GY7N5ZWG4Q3DSR3NIARSG2MXV67RAJQ";
+    char dir[700], src[1200];
+    snprintf(dir, sizeof dir, "%s/triton", g_tmp);
+    tu_copy_tree(TRITON, dir);
+    snprintf(src, sizeof src, "%s/%s", dir, c3fh);
+    for (int i = 0; i < 68; i++) {
+        char dst[1300];
+        snprintf(dst, sizeof dst, "%s/AA%03d%s", dir, i, c3fh + 5);
+        tu_copy_tree(src, dst);
+    }
+    tu_proc p;
+    bench(&p, ARGS("run", "--triton", VIEW2, "--dir", dir, "--dry-run"));
+    const char *each = " (sm_90, num_warps 8, shared 16384, XBLOCK 16, YBLOCK 256)";
+    char want[2048];
+    snprintf(want, sizeof want,
+             "vyre-bench: error: kernel '" VIEW2 "' has 70 groups in '%s': the first "
+             "AA000%s%s, AA001%s%s, AA002%s%s, and 67 more; they differ in hash\n"
+             "hint: name one by its key (--triton KEY), or give TorchInductor's cache "
+             "(--inductor-dir DIR) to take its autotuning's choice\n",
+             dir, c3fh + 5, each, c3fh + 5, each, c3fh + 5, each);
+    expect_error(&p, want);
+    bench(&p,
+          ARGS("run", "--triton", VIEW2, "--dir", dir, "--inductor-dir", INDUCTOR, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_expect(tu_has_line(p.out, "  group: R3XIW7Z637BFQMFEEJ5FDZY5NACWNTUKGRRZVIRD53RP3KKPT7XQ of "
+                                 "kernel " VIEW2 " (Triton 3.6.0, sm_90): TorchInductor's "
+                                 "autotuning picked it, of 70 groups "
+                                 "(sy/0bc72a6ac6b913915d180603094e3a4fb9f05580dfe1c04d6f72e5c8e335"
+                                 "a882.best_config)"),
+              "%s", p.out);
+    tu_proc_free(&p);
+}

@@ -710,6 +710,7 @@ Test(cachectl_triton, show_lists_every_group_of_a_kernel_and_refuses_an_unknown_
                    "2 groups of 'scale_kernel' ('vyre-cachectl triton show KEY' shows one):");
     cr_assert(strstr(p.out, "PGIBWRPZ4BML  scale_kernel "), "%s", p.out);
     cr_assert(strstr(p.out, "SECONDGROUPK  scale_kernel "), "%s", p.out);
+    tu_assert_line(p.out, tu_text("Benchmark one: vyre-bench run --triton KEY --dir %s", g_cache));
     tu_proc_free(&p);
     run(&p, ARGS("triton", "show", "no_such_kernel", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 2);
