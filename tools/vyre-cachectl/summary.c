@@ -192,8 +192,13 @@ int cachectl_summary_print(cachectl_summary *s, const char *sub, json_t *doc)
             continue;
         if (o.fmt != TOOL_FMT_TABLE)
             putchar('\n');
-        if (t->title && o.fmt != TOOL_FMT_CSV)
-            printf(o.fmt == TOOL_FMT_MD ? "**%s**\n\n" : "%s\n", t->title);
+        /* The title (markdown: bold, without its colon). */
+        int tl = t->title ? (int)strlen(t->title) : 0;
+        if (tl && o.fmt == TOOL_FMT_MD)
+            /* bounded: the title less its colon */
+            printf("**%.*s**\n\n", tl - (t->title[tl - 1] == ':'), t->title);
+        else if (tl && o.fmt == TOOL_FMT_TABLE)
+            printf("%s\n", t->title);
         tool_rows_print(stdout, t->rows, o.fmt, o.width, NULL, NULL);
     }
     return 0;
