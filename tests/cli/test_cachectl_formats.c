@@ -237,6 +237,12 @@ Test(cachectl_formats, stats_compact_by_default_and_whole_with_v)
     tu_proc_free(&p);
     tu_proc_free(&v);
 
+    /* A read-only cache says so, compact or not. */
+    cc(&p, ARGS("-o", "read_only=true", "stats"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Read-only:             yes (read_only)");
+    tu_proc_free(&p);
+
     /* The foreign kinds the same way. */
     cc(&p, ARGS("inductor", "stats", "--dir", INDUCTOR));
     cc(&v, ARGS("inductor", "stats", "--dir", INDUCTOR, "-v"));

@@ -217,9 +217,6 @@ static void limit_lines(cachectl_summary *sum, const vyre_cache *c, const vyre_c
     vyre_format_duration_exact(q_age, buf, sizeof buf);
     if (q_age)
         cachectl_summary_line(sum, v, 0, "  Quarantine kept:", "%s (quarantine_max_age)", buf);
-    /* Read-only changes what every command may do: said without -v too. */
-    if (vyre_config_get_int(cf, VYRE_CONF_READ_ONLY))
-        cachectl_summary_line(sum, CACHECTL_SHOW, 0, "  Read-only:", "yes (read_only)");
     vyre_format_size(VYRE_BLOB_MAX_PAYLOAD, size, sizeof size);
     cachectl_summary_line(sum, v, 0, "  Blob payload:", "%s", size);
     vyre_format_duration_exact(VYRE_CACHE_DEBRIS_AGE_NS, buf, sizeof buf);
@@ -245,6 +242,9 @@ static void stat_lines(cachectl_summary *sum, const vyre_cache *c, const vyre_ca
     else
         cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Cache size:", "%s (no limit: max_size = 0)",
                               size);
+    /* Read-only changes what every command may do: said without -v too. */
+    if (vyre_config_get_int(vyre_cache_config(c), VYRE_CONF_READ_ONLY))
+        cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Read-only:", "yes (read_only)");
     uint64_t lookups = st->hits + st->misses;
     cachectl_summary_line(sum, nz, st->hits, "Hits:", "%" PRIu64, st->hits);
     cachectl_summary_line(sum, nz, st->misses, "Misses:", "%" PRIu64, st->misses);
