@@ -240,14 +240,11 @@ static void kinds_table(cachectl_summary *sum, const kind_sum *k)
         {"last_use_unix_ns", NULL, TOOL_ROWS_DATE, TOOL_ROWS_DATA, 0, 0, NULL, 0},
     };
     tool_rows *rows = cachectl_summary_table(sum, "By kind:", "by_kind", cols, 6);
-    char size[32];
     for (int i = 0; i < VYRE_INDUCTOR_KINDS; i++) {
         tool_rows_add(rows);
         tool_rows_text(rows, 0, vyre_inductor_kind_name((vyre_inductor_kind)i));
         tool_rows_int(rows, 1, (int64_t)k[i].entries);
-        tool_rows_int(rows, 2, (int64_t)k[i].bytes);
-        vyre_format_size(k[i].bytes, size, sizeof size);
-        tool_rows_shown(rows, 2, size);
+        cachectl_rows_size(rows, 2, k[i].bytes);
         tool_rows_int(rows, 3, (int64_t)k[i].files);
         if (k[i].oldest_ns)
             tool_rows_int(rows, 4, k[i].oldest_ns);
@@ -329,7 +326,6 @@ static void fill_entry(tool_rows *rows, const void *entries, size_t i, const voi
 {
     const vyre_inductor_entry *e = (const vyre_inductor_entry *)entries + i;
     int64_t now = *(const int64_t *)ctx;
-    char buf[32];
     tool_rows_text(rows, I_PATH, e->path);
     const char *note = e->link         ? "  (link, not followed)"
                        : e->trash      ? "  (vyre trash: the next prune removes it)"
@@ -350,16 +346,10 @@ static void fill_entry(tool_rows *rows, const void *entries, size_t i, const voi
     for (size_t f = 0; f < 5; f++)
         tool_rows_int(rows, I_DIR + f, flags[f]);
     tool_rows_int(rows, I_FILES, (int64_t)e->files);
-    tool_rows_int(rows, I_SIZE, (int64_t)e->bytes);
-    vyre_format_size(e->bytes, buf, sizeof buf);
-    tool_rows_shown(rows, I_SIZE, buf);
+    cachectl_rows_size(rows, I_SIZE, e->bytes);
     tool_rows_int(rows, I_APPARENT, (int64_t)e->apparent_bytes);
-    const int64_t t[] = {e->mtime_ns, e->last_use_ns};
-    for (size_t k = 0; k < 2; k++) {
-        tool_rows_int(rows, I_MODIFIED + k, t[k]);
-        vyre_format_age(now - t[k], buf, sizeof buf);
-        tool_rows_shown(rows, I_MODIFIED + k, buf);
-    }
+    cachectl_rows_age(rows, I_MODIFIED, e->mtime_ns, now - e->mtime_ns);
+    cachectl_rows_age(rows, I_USED, e->last_use_ns, now - e->last_use_ns);
 }
 
 static const cachectl_listing k_entries = {

@@ -280,7 +280,7 @@ static void fill_entry(tool_rows *rows, const void *entries, size_t i, const voi
 {
     const vyre_cache_entry *e = (const vyre_cache_entry *)entries + i;
     int64_t now = *(const int64_t *)ctx;
-    char hex[VYRE_KEY_HEX_LEN + 1], buf[32];
+    char hex[VYRE_KEY_HEX_LEN + 1];
     vyre_key_to_hex(&e->key, hex);
     tool_rows_text(rows, C_KEY, hex);
     if (!g_cachectl.verbose) {
@@ -292,24 +292,19 @@ static void fill_entry(tool_rows *rows, const void *entries, size_t i, const voi
         tool_rows_shown(rows, C_KIND, "?");
     tool_rows_text(rows, C_ARCH, e->arch);
     tool_rows_text(rows, C_TC, e->toolchain);
-    tool_rows_int(rows, C_SIZE, (int64_t)e->disk_size);
-    vyre_format_size(e->disk_size, buf, sizeof buf);
-    tool_rows_shown(rows, C_SIZE, buf);
+    cachectl_rows_size(rows, C_SIZE, e->disk_size);
     tool_rows_int(rows, C_APPARENT, (int64_t)e->file_size);
     tool_rows_int(rows, C_PAYLOAD, (int64_t)e->stored_size);
     tool_rows_int(rows, C_RAW, (int64_t)e->raw_size);
     tool_rows_int(rows, C_CREATED, e->created_unix_ns);
-    tool_rows_int(rows, C_AGE, now - e->created_unix_ns);
-    vyre_format_age(now - e->created_unix_ns, buf, sizeof buf);
-    tool_rows_shown(rows, C_AGE, buf);
+    cachectl_rows_age(rows, C_AGE, now - e->created_unix_ns, now - e->created_unix_ns);
     tool_rows_int(rows, C_HITS, (int64_t)e->hits);
     tool_rows_int(rows, C_COMPILE, (int64_t)e->compile_ns);
     if (e->last_access_unix_ns)
         tool_rows_int(rows, C_ACCESS, e->last_access_unix_ns);
-    tool_rows_int(rows, C_USED, now - last_use(e));
-    if (e->last_access_unix_ns)
-        vyre_format_age(now - e->last_access_unix_ns, buf, sizeof buf);
-    tool_rows_shown(rows, C_USED, e->last_access_unix_ns ? buf : "never");
+    cachectl_rows_age(rows, C_USED, now - last_use(e), now - e->last_access_unix_ns);
+    if (!e->last_access_unix_ns)
+        tool_rows_shown(rows, C_USED, "never");
     tool_rows_int(rows, C_KEYV, (int64_t)e->key_version);
     tool_rows_int(rows, C_STALE, VYRE_BLOB_KEY_STALE(e->key_version));
     tool_rows_text(rows, C_SRC, e->source[0] ? e->source : NULL);

@@ -9,6 +9,7 @@
 #include "tool_cli.h"
 #include "tool_util.h"
 #include "cmds.h"
+#include "listing.h"
 #include "summary.h"
 
 static void usage(FILE *out)
@@ -89,13 +90,10 @@ static json_t *stats_json(const vyre_cache *c, const vyre_cache_stats *st)
 /* One bucket's row: its name, entries and bytes. */
 static void bucket_row(cachectl_summary *sum, tool_rows *rows, const vyre_cache_bucket *b)
 {
-    char size[32];
     tool_rows_add(rows);
     tool_rows_text(rows, 0, b->name);
     tool_rows_int(rows, 1, (int64_t)b->entries);
-    tool_rows_int(rows, 2, (int64_t)b->bytes);
-    vyre_format_size(b->bytes, size, sizeof size);
-    tool_rows_shown(rows, 2, size);
+    cachectl_rows_size(rows, 2, b->bytes);
     cachectl_summary_count(sum, rows, b->entries);
 }
 
@@ -172,8 +170,8 @@ static void remotes_table(cachectl_summary *sum, const remote_row *rr, size_t n)
     tool_rows_order(rows, order, sizeof order / sizeof *order);
     for (size_t i = 0; i < n; i++) {
         const vyre_remote_stats *s = &rr[i].st;
-        const uint64_t v[] = {s->hits, s->misses,     s->errors,     s->rejected,     s->skipped,
-                              s->puts, s->put_errors, s->bytes_read, s->bytes_written};
+        const uint64_t v[] = {s->hits,    s->misses, s->errors,    s->rejected,
+                              s->skipped, s->puts,   s->put_errors};
         char buf[VYRE_REMOTE_URL_MAX + 16];
         tool_rows_add(rows);
         tool_rows_text(rows, R_URL, rr[i].info.url);
@@ -187,10 +185,8 @@ static void remotes_table(cachectl_summary *sum, const remote_row *rr, size_t n)
         /* The table counts a failed write as an error. */
         snprintf(buf, sizeof buf, "%" PRIu64, s->errors + s->put_errors);
         tool_rows_shown(rows, R_ERRORS, buf);
-        vyre_format_size(s->bytes_read, buf, sizeof buf);
-        tool_rows_shown(rows, R_READ, buf);
-        vyre_format_size(s->bytes_written, buf, sizeof buf);
-        tool_rows_shown(rows, R_WRITTEN, buf);
+        cachectl_rows_size(rows, R_READ, s->bytes_read);
+        cachectl_rows_size(rows, R_WRITTEN, s->bytes_written);
     }
 }
 /* The limits in force: all of them with -v. */

@@ -232,14 +232,11 @@ static void buckets_table(cachectl_summary *sum, const char *title, const char *
     };
     tool_rows *rows = cachectl_summary_table(sum, title, key, cols, 3);
     tool_rows_title(rows, 0, name);
-    char size[32];
     for (size_t i = 0; i < n; i++) {
         tool_rows_add(rows);
         tool_rows_text(rows, 0, b[i].value);
         tool_rows_int(rows, 1, (int64_t)b[i].groups);
-        tool_rows_int(rows, 2, (int64_t)b[i].bytes);
-        vyre_format_size(b[i].bytes, size, sizeof size);
-        tool_rows_shown(rows, 2, size);
+        cachectl_rows_size(rows, 2, b[i].bytes);
     }
 }
 
@@ -358,15 +355,6 @@ static void count_or_null(tool_rows *rows, size_t c, int64_t v)
         tool_rows_int(rows, c, v);
 }
 
-/* A time as the table shows it: how long ago. */
-static void ago(tool_rows *rows, size_t c, int64_t now, int64_t ns)
-{
-    char buf[16];
-    tool_rows_int(rows, c, ns);
-    vyre_format_age(now - ns, buf, sizeof buf);
-    tool_rows_shown(rows, c, buf);
-}
-
 static void fill_group(tool_rows *rows, const void *entries, size_t i, const void *ctx)
 {
     const vyre_triton_group *g = (const vyre_triton_group *)entries + i;
@@ -389,12 +377,10 @@ static void fill_group(tool_rows *rows, const void *entries, size_t i, const voi
     text_or_null(rows, G_VERSION, g->triton_version);
     text_or_null(rows, G_HASH, g->hash);
     tool_rows_int(rows, G_FILES, (int64_t)g->n_files);
-    tool_rows_int(rows, G_SIZE, (int64_t)g->bytes);
-    vyre_format_size(g->bytes, buf, sizeof buf);
-    tool_rows_shown(rows, G_SIZE, buf);
+    cachectl_rows_size(rows, G_SIZE, g->bytes);
     tool_rows_int(rows, G_APPARENT, (int64_t)g->apparent_bytes);
-    ago(rows, G_MODIFIED, x->now, g->mtime_ns);
-    ago(rows, G_USED, x->now, g->last_use_ns);
+    cachectl_rows_age(rows, G_MODIFIED, g->mtime_ns, x->now - g->mtime_ns);
+    cachectl_rows_age(rows, G_USED, g->last_use_ns, x->now - g->last_use_ns);
     if (g->kind == VYRE_TRITON_KERNEL && !cachectl_triton_command(g->key, x->dir, cmd, sizeof cmd))
         tool_rows_text(rows, G_COMMAND, cmd);
 }

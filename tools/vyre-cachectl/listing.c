@@ -8,6 +8,23 @@
 
 #include "cmds.h"
 #include "tool_sanitize.h"
+#include "vyre/units.h"
+
+void cachectl_rows_size(tool_rows *rows, size_t c, uint64_t bytes)
+{
+    char buf[32];
+    tool_rows_int(rows, c, (int64_t)bytes);
+    vyre_format_size(bytes, buf, sizeof buf);
+    tool_rows_shown(rows, c, buf);
+}
+
+void cachectl_rows_age(tool_rows *rows, size_t c, int64_t value, int64_t age_ns)
+{
+    char buf[32];
+    tool_rows_int(rows, c, value);
+    vyre_format_age(age_ns, buf, sizeof buf);
+    tool_rows_shown(rows, c, buf);
+}
 
 int cachectl_rows_out(const char *sub, tool_rows_out *o)
 {

@@ -41,6 +41,13 @@ int cachectl_rows_out(const char *sub, tool_rows_out *o);
 int cachectl_list(const cachectl_listing *k, const void *entries, size_t n, const void *ctx,
                   json_t *doc);
 
+/* Cell c of the last row: bytes, shown as a size ("4.0 KiB"). */
+void cachectl_rows_size(tool_rows *rows, size_t c, uint64_t bytes);
+
+/* Cell c of the last row: value (a time, a duration), shown as the age
+ * age_ns ("3h"). */
+void cachectl_rows_age(tool_rows *rows, size_t c, int64_t value, int64_t age_ns);
+
 /* Prints a filled model the same way (the stats' and remote's tables):
  * 0, or the exit code of a usage error; doc and key as tool_rows_print. */
 int cachectl_rows_print(const char *sub, tool_rows *rows, json_t *doc, const char *key);
