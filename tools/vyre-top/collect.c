@@ -6,6 +6,7 @@
  * results to rows. The host's CPU time is followed here (host_prev).
  */
 #include "collect.h"
+#include "procenv.h"
 #include "tool_cachesnap.h"
 #include "tool_cli.h"
 #include "tool_util.h"
@@ -45,7 +46,11 @@ struct top_collector {
     uint64_t reap_ns;
     uint64_t last_ns;
     vyre_host_info host_prev; /* the host's figures of the previous collection */
+    top_proc_keep_set keep;   /* per process: GPU history, environment (prochist.h) */
+    double boot_unix;         /* the host's boot time (procenv.h); NAN unknown */
 };
+
+_Static_assert(TOP_PROC_HIST_UNKNOWN == TOP_HIST_UNKNOWN, "one 'unknown' for every history");
 
 /* ---- pure helpers ------------------------------------------------------ */
 
@@ -234,6 +239,7 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
     if (c->opts.usage_every_s > 0) /* started now: the first round runs while NVML opens */
         c->usage = tool_usagesnap_new(c->opts.cache_root, c->opts.usage_every_s, 0, 0);
     c->hz = sysconf(_SC_CLK_TCK);
+    c->boot_unix = top_proc_boot_time(c->opts.proc_root);
     if (c->opts.no_gpu) {
         c->gpu_rc = VYRE_ENOTSUP;
         snprintf(c->gpu_msg, sizeof c->gpu_msg, "GPU monitoring turned off");
@@ -260,6 +266,7 @@ void top_collector_free(top_collector *c)
     tool_usagesnap_free(c->usage);
     vyre_telemetry_tracker_free(c->tracker);
     vyre_proc_reader_free(c->procfs);
+    top_proc_keep_set_release(&c->keep);
     free(c->hprev);
     free(c);
 }
@@ -268,8 +275,10 @@ void top_snapshot_release(top_snapshot *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nprocs; i++)
+    for (size_t i = 0; i < s->nprocs; i++) {
         free(s->procs[i].kernels);
+        free(s->procs[i].hist);
+    }
     free(s->procs);
     s->procs = NULL;
     s->nprocs = 0;
@@ -541,6 +550,7 @@ static void collect_host(top_collector *c, top_snapshot *s)
     for (size_t i = 0; i < s->nprocs; i++) {
         top_proc *p = &s->procs[i];
         p->cpu_pct = NAN;
+        p->start_unix = NAN;
         if (p->foreign)
             continue; /* /proc/<pid> here is some other process, or none */
         if (vyre_proc_read(c->procfs, p->pid, &p->host, NULL) != VYRE_OK) {
@@ -550,6 +560,7 @@ static void collect_host(top_collector *c, top_snapshot *s)
         }
         uint64_t now = tool_mono_ns();
         uint64_t ticks = p->host.st.utime_ticks + p->host.st.stime_ticks;
+        p->start_unix = top_proc_start_unix(p->host.st.start_ticks, c->boot_unix, c->hz);
         if (!p->telemetry) {
             tool_strlcpy(p->name, p->host.st.comm, sizeof p->name);
             vyre_proc_read_cmdline(c->procfs, p->pid, p->cmdline, sizeof p->cmdline);
@@ -566,6 +577,44 @@ static void collect_host(top_collector *c, top_snapshot *s)
     free(c->hprev);
     c->hprev = next; /* in pid order: s->procs is sorted */
     c->nhprev = nnext;
+}
+
+/* What is kept of each process across collections (issue 37, the detail
+ * view): its memory and SM% history per GPU, its CUDA_VISIBLE_DEVICES
+ * (read from environ once, when it first appears). Processes of another
+ * PID namespace have neither (their pid is not ours). */
+static void collect_keep(top_collector *c, top_snapshot *s)
+{
+    top_proc_sample *smp = s->nprocs ? calloc(s->nprocs, sizeof *smp) : NULL;
+    size_t n = 0;
+    for (size_t i = 0; smp && i < s->nprocs; i++) {
+        const top_proc *p = &s->procs[i];
+        if (!p->foreign)
+            smp[n++] = (top_proc_sample){p->pid, p->host.stat_valid ? p->host.st.start_ticks : 0,
+                                         p->gpus, p->ngpus};
+    }
+    if ((s->nprocs && !smp) ||
+        top_proc_keep_update(&c->keep, smp, n, s->gpu_ok ? &s->gpu : NULL) != 0) {
+        free(smp);
+        return; /* out of memory: no history this time */
+    }
+    free(smp);
+    for (size_t i = 0; i < s->nprocs; i++) {
+        top_proc *p = &s->procs[i];
+        top_proc_keep *e = p->foreign ? NULL : top_proc_keep_find(&c->keep, p->pid);
+        if (!e)
+            continue;
+        if (e->fresh) {
+            top_proc_env_read(c->opts.proc_root, p->pid, "CUDA_VISIBLE_DEVICES", &e->env);
+            e->fresh = 0;
+        }
+        p->cuda_visible = e->env;
+        p->hist = e->nhist ? malloc(e->nhist * sizeof *p->hist) : NULL;
+        if (p->hist) {
+            memcpy(p->hist, e->hist, e->nhist * sizeof *p->hist);
+            p->nhist = e->nhist;
+        }
+    }
 }
 
 /* Whether pid is a row or a known ancestor already. */
@@ -626,6 +675,7 @@ void top_collect(top_collector *c, top_snapshot *s)
     collect_gpus(c, s);
     collect_procs(c, s);
     collect_host(c, s);
+    collect_keep(c, s);
     collect_machine(c, s);
     collect_ancestors(c, s);
     collect_cache(c, s);

@@ -35,6 +35,7 @@
 #include "vyre/proc.h"
 #include "vyre/telemetry.h"
 
+#include "prochist.h"
 #include "tool_usagesnap.h"
 
 #define TOP_GPU_HIST     240 /* history samples kept per GPU */
@@ -108,8 +109,16 @@ typedef struct top_proc {
     unsigned ngpus; /* entries in gpus[]; 0: NVML lists it on no GPU */
     /* The host's view (/proc). */
     vyre_proc_info host;
-    double cpu_pct; /* percent of one core over the last interval; NAN unknown */
-    int32_t ppid;   /* its parent (/proc); 0 unknown */
+    double cpu_pct;    /* percent of one core over the last interval; NAN unknown */
+    int32_t ppid;      /* its parent (/proc); 0 unknown */
+    double start_unix; /* when it started, seconds since the epoch (/proc); NAN unknown */
+    /* Its CUDA_VISIBLE_DEVICES as it was started with (/proc/PID/environ,
+     * read once per process); TOP_ENV_UNKNOWN for a foreign process. */
+    top_proc_env cuda_visible;
+    /* Its memory and SM% history on each GPU it was seen on while listed
+     * (prochist.h; malloc'ed, owned by the snapshot; NULL when none). */
+    top_proc_hist *hist;
+    unsigned nhist;
     /* Ranges: lifetime histograms, and those of the last interval (valid
      * when has_delta). */
     int has_delta;
