@@ -118,6 +118,37 @@ Test(top_detail, set_keeps_one_entry_per_live_process_and_drops_the_gone)
     free(g);
 }
 
+/* A process's parent and command line are read when it is new, then once
+ * every TOP_PROC_REREAD updates, the processes' reads spread over them. */
+Test(top_detail, parent_and_command_line_are_reread_every_few_updates)
+{
+    top_proc_sample smp[TOP_PROC_REREAD];
+    for (int i = 0; i < TOP_PROC_REREAD; i++)
+        smp[i] = (top_proc_sample){100 + i, 1, NULL, 0};
+    top_proc_keep_set set = {0};
+    int due[TOP_PROC_REREAD] = {0};
+    for (int round = 0; round < 3 * TOP_PROC_REREAD; round++) {
+        cr_assert_eq(top_proc_keep_update(&set, smp, TOP_PROC_REREAD, NULL), 0);
+        int now = 0;
+        for (int i = 0; i < TOP_PROC_REREAD; i++) {
+            top_proc_keep *e = top_proc_keep_find(&set, 100 + i);
+            if (round == 0)
+                cr_assert(top_proc_keep_due(e), "a new process is read at once");
+            else if (top_proc_keep_due(e)) {
+                due[i]++;
+                now++;
+            }
+            e->fresh = 0; /* as the collector does */
+        }
+        if (round > 0)
+            cr_assert_eq(now, 1, "round %d: one of the %d read (spread), not all", round,
+                         TOP_PROC_REREAD);
+    }
+    for (int i = 0; i < TOP_PROC_REREAD; i++)
+        cr_assert_geq(due[i], 2, "each re-read every %d updates", TOP_PROC_REREAD);
+    top_proc_keep_set_release(&set);
+}
+
 /* ---- environment and start time --------------------------------------- */
 
 Test(top_detail, environ_parse_finds_the_variable_and_nothing_else)

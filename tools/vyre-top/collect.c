@@ -105,12 +105,12 @@ size_t top_aggregate_ranges(const top_snapshot *s, const unsigned char *keep, to
     double dt = s->interval_s;
     int any_delta = 0;
     for (size_t i = 0; i < s->nprocs; i++) {
-        if (keep && !keep[i])
-            continue;
+        if ((keep && !keep[i]) || !s->procs[i].life)
+            continue; /* a row without a page has no ranges: nothing to add */
         const top_proc *p = &s->procs[i];
         for (int r = 0; r < VYRE_RANGE_COUNT; r++) {
             hist_add(&life[r], &p->life[r]);
-            if (p->has_delta)
+            if (p->has_delta && p->delta)
                 hist_add(&win[r], &p->delta[r]);
         }
         any_delta |= p->has_delta;
@@ -271,6 +271,16 @@ void top_collector_free(top_collector *c)
     free(c);
 }
 
+int top_proc_ranges_alloc(top_proc *p)
+{
+    vyre_range_hist *h = calloc(2 * VYRE_RANGE_COUNT, sizeof *h);
+    if (!h)
+        return -1;
+    p->life = h;
+    p->delta = h + VYRE_RANGE_COUNT;
+    return 0;
+}
+
 void top_snapshot_release(top_snapshot *s)
 {
     if (!s)
@@ -278,6 +288,7 @@ void top_snapshot_release(top_snapshot *s)
     for (size_t i = 0; i < s->nprocs; i++) {
         free(s->procs[i].kernels);
         free(s->procs[i].hist);
+        free(s->procs[i].life); /* delta is in the same block */
     }
     free(s->procs);
     s->procs = NULL;
@@ -441,7 +452,8 @@ static void take_proc(top_proc *p, const vyre_telemetry_proc *tp)
     uint64_t lookups = v[VYRE_CTR_CACHE_HITS] + v[VYRE_CTR_CACHE_MISSES];
     p->cache_hit_pct = lookups ? 100.0 * (double)v[VYRE_CTR_CACHE_HITS] / (double)lookups : NAN;
     p->compile_saved_s = p->published ? (double)v[VYRE_CTR_COMPILE_NS_SAVED] / 1e9 : NAN;
-    memcpy(p->life, tp->counters.ranges, sizeof p->life);
+    if (top_proc_ranges_alloc(p) == 0) /* out of memory: no ranges, the rest shown */
+        memcpy(p->life, tp->counters.ranges, VYRE_RANGE_COUNT * sizeof *p->life);
     const double *r = tp->rate; /* NAN on a first reading */
     p->launches_s = r[VYRE_CTR_LAUNCHES];
     p->graphs_s = r[VYRE_CTR_GRAPH_LAUNCHES];
@@ -451,7 +463,8 @@ static void take_proc(top_proc *p, const vyre_telemetry_proc *tp)
     p->d2d_mb_s = r[VYRE_CTR_D2D_BYTES] / 1e6;
     if (!tp->first) {
         p->has_delta = 1;
-        memcpy(p->delta, tp->range_delta, sizeof p->delta);
+        if (p->delta)
+            memcpy(p->delta, tp->range_delta, VYRE_RANGE_COUNT * sizeof *p->delta);
         p->kernels_new = tp->kernels_new;
         proc_kernels(p, tp);
     }
@@ -561,10 +574,8 @@ static void collect_host(top_collector *c, top_snapshot *s)
         uint64_t now = tool_mono_ns();
         uint64_t ticks = p->host.st.utime_ticks + p->host.st.stime_ticks;
         p->start_unix = top_proc_start_unix(p->host.st.start_ticks, c->boot_unix, c->hz);
-        if (!p->telemetry) {
+        if (!p->telemetry) /* its command line: collect_keep */
             tool_strlcpy(p->name, p->host.st.comm, sizeof p->name);
-            vyre_proc_read_cmdline(c->procfs, p->pid, p->cmdline, sizeof p->cmdline);
-        }
         host_prev key = {.pid = p->pid};
         const host_prev *hp =
             c->nhprev ? bsearch(&key, c->hprev, c->nhprev, sizeof key, cmp_hprev) : NULL;
@@ -577,6 +588,27 @@ static void collect_host(top_collector *c, top_snapshot *s)
     free(c->hprev);
     c->hprev = next; /* in pid order: s->procs is sorted */
     c->nhprev = nnext;
+}
+
+_Static_assert(TOP_PROC_CMDLINE_MAX == VYRE_TELEMETRY_CMDLINE_MAX, "one command-line size");
+
+/* A row's parent (the tree view) and, without a page, its command line:
+ * read when due (top_proc_keep_due), else as last read. With 200 processes
+ * these two reads were a quarter of a refresh's CPU time (perf_top_gpus). */
+static void reread(top_collector *c, top_proc *p, top_proc_keep *e, int due)
+{
+    if (!p->host.stat_valid)
+        return; /* /proc has it not (exited, or not ours to read) */
+    if (due || !e->have_ppid)
+        e->have_ppid = vyre_proc_read_ppid(c->procfs, p->pid, &e->ppid) == VYRE_OK;
+    p->ppid = e->have_ppid ? e->ppid : 0;
+    if (p->telemetry)
+        return; /* its page has its command line */
+    if (due || !e->have_cmdline) {
+        vyre_proc_read_cmdline(c->procfs, p->pid, e->cmdline, sizeof e->cmdline);
+        e->have_cmdline = 1;
+    }
+    tool_strlcpy(p->cmdline, e->cmdline, sizeof p->cmdline);
 }
 
 /* What is kept of each process across collections (issue 37, the detail
@@ -604,11 +636,13 @@ static void collect_keep(top_collector *c, top_snapshot *s)
         top_proc_keep *e = p->foreign ? NULL : top_proc_keep_find(&c->keep, p->pid);
         if (!e)
             continue;
+        int due = top_proc_keep_due(e);
         if (e->fresh) {
             top_proc_env_read(c->opts.proc_root, p->pid, "CUDA_VISIBLE_DEVICES", &e->env);
             e->fresh = 0;
         }
         p->cuda_visible = e->env;
+        reread(c, p, e, due);
         p->hist = e->nhist ? malloc(e->nhist * sizeof *p->hist) : NULL;
         if (p->hist) {
             memcpy(p->hist, e->hist, e->nhist * sizeof *p->hist);
@@ -635,8 +669,8 @@ static void collect_ancestors(top_collector *c, top_snapshot *s)
 {
     for (size_t i = 0; i < s->nprocs; i++) {
         top_proc *p = &s->procs[i];
-        if (p->foreign || vyre_proc_read_ppid(c->procfs, p->pid, &p->ppid) != VYRE_OK)
-            continue;
+        if (p->foreign || !p->ppid)
+            continue; /* its parent unknown (collect_keep reads it) */
         int32_t pid = p->ppid;
         for (int depth = 0; depth < 16 && pid > 1 && !known_pid(s, pid); depth++) {
             top_ancestor a = {.pid = pid};

@@ -120,10 +120,13 @@ typedef struct top_proc {
     top_proc_hist *hist;
     unsigned nhist;
     /* Ranges: lifetime histograms, and those of the last interval (valid
-     * when has_delta). */
+     * when has_delta): VYRE_RANGE_COUNT each, malloc'ed (owned by the
+     * snapshot; top_proc_ranges_alloc) for a row with a telemetry page,
+     * NULL for the others (no ranges). Out of line: they are over 100 KB,
+     * and a row without a page, most rows on a busy host, has none. */
     int has_delta;
-    vyre_range_hist life[VYRE_RANGE_COUNT];
-    vyre_range_hist delta[VYRE_RANGE_COUNT];
+    vyre_range_hist *life;
+    vyre_range_hist *delta;
     /* Kernels of the last interval by name (malloc'ed, owned by the
      * snapshot). kernels_seen < kernels_new when the ring overflowed. */
     top_kernel *kernels;
@@ -235,6 +238,10 @@ void top_collect(top_collector *c, top_snapshot *s);
 void top_snapshot_release(top_snapshot *s);
 
 /* ---- pure helpers (unit-tested) --------------------------------------- */
+
+/* Gives p zeroed life and delta histograms (one allocation, freed by
+ * top_snapshot_release); 0, or -1 out of memory (p unchanged). */
+int top_proc_ranges_alloc(top_proc *p);
 
 /* Appends one sample (each 0..100, or TOP_HIST_UNKNOWN) to a history ring. */
 void top_gpu_hist_push(top_gpu_hist *h, uint8_t util, uint8_t mem, uint8_t power);

@@ -49,6 +49,11 @@ top_proc_keep *top_proc_keep_find(const top_proc_keep_set *set, int32_t pid)
     return bsearch(&key, set->v, set->n, sizeof key, cmp_keep);
 }
 
+int top_proc_keep_due(const top_proc_keep *e)
+{
+    return e->fresh || (e->age + (unsigned)e->pid) % TOP_PROC_REREAD == 0;
+}
+
 void top_proc_keep_set_release(top_proc_keep_set *set)
 {
     free(set->v);
@@ -125,6 +130,7 @@ int top_proc_keep_update(top_proc_keep_set *set, const top_proc_sample *samples,
         if (old && old->start_ticks == s->start_ticks) {
             *e = *old;
             e->fresh = 0;
+            e->age++;
         } else {
             memset(e, 0, sizeof *e);
             e->pid = s->pid;
@@ -133,8 +139,13 @@ int top_proc_keep_update(top_proc_keep_set *set, const top_proc_sample *samples,
         }
         take_sample(e, s, gpus);
     }
-    /* The samples come by pid; sort anyway, the lookups need it. */
-    if (nn > 1)
+    /* The samples come by pid (a snapshot's rows): sorted only when they
+     * did not, as qsort of entries this size costs more than the rest of a
+     * frame (glibc's merge sort copies every entry at every level). */
+    size_t k = 1;
+    while (k < nn && next[k - 1].pid < next[k].pid)
+        k++;
+    if (k < nn)
         qsort(next, nn, sizeof *next, cmp_keep);
     free(set->v);
     set->v = next;

@@ -20,6 +20,8 @@
 #define TOP_PROC_HIST         120 /* samples kept per process and GPU: 2 minutes at 1 s */
 #define TOP_PROC_HIST_UNKNOWN 255 /* a sample whose value was unknown (as TOP_HIST_UNKNOWN) */
 #define TOP_ENV_MAX           64  /* the longest CUDA_VISIBLE_DEVICES value kept whole */
+#define TOP_PROC_CMDLINE_MAX  512 /* as a top_proc's command line */
+#define TOP_PROC_REREAD       8   /* updates between re-reads of a parent and command line */
 
 /* One process's history on one GPU: memory (percent of that GPU's memory)
  * and SM utilisation, each 0..100 or TOP_PROC_HIST_UNKNOWN (NVML did not
@@ -54,7 +56,14 @@ typedef struct top_proc_keep {
     int32_t pid;
     uint64_t start_ticks; /* 0 unknown: then the pid alone identifies it */
     int fresh;            /* created by the last update: its environment is not read yet */
+    unsigned age;         /* updates it has been through (0 for a fresh one) */
     top_proc_env env;
+    /* What the collector re-reads of it only every TOP_PROC_REREAD updates
+     * (top_proc_keep_due): its parent and, without a telemetry page, its
+     * command line. */
+    int32_t ppid; /* 0: unknown */
+    int have_ppid, have_cmdline;
+    char cmdline[TOP_PROC_CMDLINE_MAX];
     top_proc_hist hist[VYRE_GPU_MAX];
     unsigned nhist; /* GPUs it was seen on, in the order first seen */
 } top_proc_keep;
@@ -92,6 +101,12 @@ uint8_t top_proc_hist_sm(const top_proc_hist *h, unsigned i);
  */
 int top_proc_keep_update(top_proc_keep_set *set, const top_proc_sample *samples, size_t n,
                          const vyre_gpu_snapshot *gpus);
+/* 1 when e's parent and command line are to be read again this update:
+ * never read yet, or every TOP_PROC_REREAD updates (staggered by pid, so
+ * that the reads of many processes spread over the updates). A process is
+ * re-parented when its parent exits, and may rewrite its command line
+ * (setproctitle): either shows within TOP_PROC_REREAD refreshes. */
+int top_proc_keep_due(const top_proc_keep *e);
 /* The entry of pid, or NULL. */
 top_proc_keep *top_proc_keep_find(const top_proc_keep_set *set, int32_t pid);
 /* Frees what the set holds (the struct stays, empty). */
