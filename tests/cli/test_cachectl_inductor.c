@@ -334,6 +334,26 @@ Test(cachectl_inductor, verify_a_bad_kernel_and_the_nested_triton_cache)
     verify_finds("bad-cubin", "triton/0: ");
 }
 
+/* A move that fails is said, never claimed: the one report of verify
+ * (verify_print.c) says it as triton verify does, and the exit is 1. */
+Test(cachectl_inductor, verify_repair_says_a_failed_move)
+{
+    put(BEST, "{\"num_warps\": 2}");
+    char q[1024];
+    cpath(q, sizeof q, ".vyre-quarantine");
+    tu_write_file(q, "in the way", 10);
+    tu_proc p;
+    run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert(!strstr(p.out, "(moved to"), "%s", p.out);
+    cr_assert(strstr(p.out, "bad-autotune: '" BEST "' has no integer 'num_stages'\n"), "%s", p.out);
+    const char *f = strstr(p.out, "quarantine-failed: " BEST ": ");
+    cr_assert(f && strstr(f, " (not moved: Inductor still finds it)\n"), "%s", p.out);
+    tu_assert_line(p.out, "0 entries moved to .vyre-quarantine, 1 could not be moved");
+    tu_proc_free(&p);
+    cr_assert(exists(BEST), "the entry moved after all");
+}
+
 Test(cachectl_inductor, verify_repair_quarantines_never_deletes)
 {
     put(BEST, "{\"num_warps\": 2}");
