@@ -626,26 +626,20 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reindexing");
         goto out;
     }
+    blob_kind k = {c, &files, outs, NULL, 0, NULL};
     for (size_t i = 0; i < files.n; i++) {
         const file_ent *e = &files.v[i];
         const check_out *o = &outs[i];
         res->scanned++;
-        char rel[BLOB_REL_MAX + 80];
-        vyre__cache_ent_rel(e, rel, sizeof rel);
         if (o->rc == VYRE_OK) {
             row_from_checked(c, &rows[n++], &o->h, o->file_size, o->disk_size);
             res->bytes += o->disk_size;
-        } else if (!ent_ours(e) && !vyre__blob_is_blob_name(e->name)) {
-            continue; /* not a name vyre writes: someone's, left (verify reports it) */
-        } else if (e->foreign || o->hard_link) {
-            /* Not ours to keep or move: only the name in the cache goes. */
-            if (vyre__blob_unlink_at(c->rootfd, rel) == 0)
-                res->removed++;
-        } else if (o->rc != VYRE_ENOENT) {
-            if (vyre__blob_quarantine_at(c->rootfd, c->root, rel,
-                                         e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD,
-                                         NULL) == VYRE_OK)
-                res->quarantined++;
+        } else if ((ent_ours(e) || vyre__blob_is_blob_name(e->name)) &&
+                   (e->foreign || o->hard_link || o->rc != VYRE_ENOENT) &&
+                   blob_repair(&k, i, NULL) == 0) {
+            /* As verify --repair: a name vyre never writes is someone's and
+             * stays; of a link only the name goes; a bad blob is moved. */
+            (*(e->foreign || o->hard_link ? &res->removed : &res->quarantined))++;
         }
     }
     /* A missing or unreadable index is replaced; a readable one keeps its
