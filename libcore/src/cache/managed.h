@@ -1,9 +1,9 @@
 /*
- * managed.h - the one engine that prunes and clears a managed cache
- * (internal), and the quarantine move its kinds share.
+ * managed.h - the one engine that prunes, clears and verifies a managed
+ * cache (internal), and the quarantine move its kinds share.
  *
- * A managed cache is a list of entries (a Triton group, a TorchInductor
- * entry), each with a size on disk, a last use, a time of last change and
+ * A managed cache is a list of entries (a vyre blob, a Triton group, a
+ * TorchInductor entry), each with a size on disk, a last use, a time of last change and
  * a removal protocol. A kind describes its entries through a small
  * operations table (describe one, its own reason to go, when it was last
  * touched, remove one, report what became of it) and the engine plans and
