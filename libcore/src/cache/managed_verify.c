@@ -39,50 +39,37 @@ void vyre__managed_found(vyre__managed_verdict *v, const char *file, const char 
     va_end(ap);
 }
 
-/* Moves entry i; its state in *state (1 moved, else 2 + the error's index). */
-static int repair_one(const vyre__managed_check_ops *ops, const void *kind, size_t i,
-                      vyre__managed_verdict *v, size_t *state)
-{
-    vyre_error e;
-    vyre_error_clear(&e);
-    if (!ops->quarantine(kind, i, &e)) {
-        v->moved++;
-        *state = 1;
-        return 0;
-    }
-    vyre_error *errs = realloc(v->errors, (v->n_errors + 1) * sizeof *errs);
-    if (!errs)
-        return VYRE_ENOMEM;
-    v->errors = errs;
-    errs[v->n_errors] = e;
-    *state = 2 + v->n_errors++;
-    return 0;
-}
-
-/* The entries the problems make unusable, each once and in order, moved
- * with repair; every problem of such an entry then says what became of it. */
-static int plan_repairs(const vyre__managed_check_ops *ops, const void *kind, size_t n, int repair,
+/* Each entry the problems make unusable, once (its problems are
+ * contiguous: each check finds only its own entry's), moved with repair;
+ * its problems that make it unusable then say what became of it. */
+static int plan_repairs(const vyre__managed_check_ops *ops, const void *kind, int repair,
                         vyre__managed_verdict *v)
 {
-    size_t *state = calloc(n ? n : 1, sizeof *state); /* 0 fine, 1 bad, else as repair_one */
-    if (!state)
-        return VYRE_ENOMEM;
-    for (size_t k = 0; k < v->n; k++)
-        if (v->p[k].unusable && !state[v->p[k].entry]) {
-            state[v->p[k].entry] = 1;
-            v->unusable++;
+    for (size_t k = 0, end; k < v->n; k = end) {
+        int bad = 0;
+        for (end = k; end < v->n && v->p[end].entry == v->p[k].entry; end++)
+            bad |= v->p[end].unusable;
+        v->unusable += (uint64_t)bad;
+        if (!bad || !repair)
+            continue;
+        vyre_error e;
+        vyre_error_clear(&e);
+        int moved = ops->quarantine(kind, v->p[k].entry, &e) == 0;
+        if (!moved) {
+            vyre_error *errs = realloc(v->errors, (v->n_errors + 1) * sizeof *errs);
+            if (!errs)
+                return VYRE_ENOMEM;
+            v->errors = errs;
+            errs[v->n_errors++] = e;
         }
-    int rc = 0;
-    for (size_t i = 0; repair && !rc && i < n; i++)
-        if (state[i])
-            rc = repair_one(ops, kind, i, v, &state[i]);
-    for (size_t k = 0; repair && !rc && k < v->n; k++) {
-        size_t s = v->p[k].unusable ? state[v->p[k].entry] : 0;
-        v->p[k].quarantined = s == 1 ? 1 : s ? -1 : 0;
-        v->p[k].error = s > 1 ? s - 2 : 0;
+        v->moved += (uint64_t)moved;
+        for (size_t j = k; j < end; j++)
+            if (v->p[j].unusable) {
+                v->p[j].quarantined = moved ? 1 : -1;
+                v->p[j].error = moved ? 0 : v->n_errors - 1;
+            }
     }
-    free(state);
-    return rc;
+    return 0;
 }
 
 int vyre__managed_verify(const vyre__managed_check_ops *ops, const void *kind, int repair,
@@ -95,7 +82,7 @@ int vyre__managed_verify(const vyre__managed_check_ops *ops, const void *kind, i
         v->prefix = NULL;
         ops->check(kind, i, v);
     }
-    if (v->oom || plan_repairs(ops, kind, n, repair, v)) {
+    if (v->oom || plan_repairs(ops, kind, repair, v)) {
         vyre__managed_verdict_release(v);
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying '%s'", what);
     }
