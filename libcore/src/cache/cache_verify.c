@@ -64,11 +64,12 @@ static void check_some(check_job *j, vyre_cache_progress_fn progress, void *prog
         if (!e->valid_name) {
             o->rc = VYRE_EINVAL;
         } else {
-            char path[VYRE_CACHE_PATH_MAX], rel[BLOB_REL_MAX];
-            vyre__cache_ent_path(j->c, e, path, sizeof path);
+            char rel[BLOB_REL_MAX];
             vyre__cache_ent_rel(e, rel, sizeof rel);
             o->why = VYRE_REJECT_NONE;
-            o->rc = vyre__blob_check_at(j->c->rootfd, rel, path, &e->key, &o->h, &o->file_size,
+            /* The path names the file in messages only, and none is asked
+             * for: rel serves, no absolute path is built per blob. */
+            o->rc = vyre__blob_check_at(j->c->rootfd, rel, rel, &e->key, &o->h, &o->file_size,
                                         &o->why, &o->hard_link, NULL);
             struct stat st;
             if (o->rc == VYRE_OK && fstatat(j->c->rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
