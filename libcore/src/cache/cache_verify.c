@@ -351,8 +351,8 @@ typedef struct blob_kind {
     vyre_cache *c;
     const file_list *files;
     const check_out *outs;
-    checked *good;
-    size_t n_good;
+    checked *good; /* the phase's output: intact blobs, *n_good of them */
+    size_t *n_good;
     vyre_cache_verify_result *res;
 } blob_kind;
 
@@ -363,7 +363,7 @@ static size_t blob_count(const void *k)
 
 static void blob_check(const void *kind, size_t i, vyre__managed_verdict *v)
 {
-    blob_kind *k = (blob_kind *)(uintptr_t)kind; /* good[] and res are the phase's output */
+    const blob_kind *k = kind;
     const file_ent *e = &k->files->v[i];
     const check_out *o = &k->outs[i];
     if (e->foreign)
@@ -375,7 +375,7 @@ static void blob_check(const void *kind, size_t i, vyre__managed_verdict *v)
         return;
     k->res->blobs_checked++;
     if (o->rc == VYRE_OK) {
-        k->good[k->n_good++] = (checked){e->key, o->h, o->file_size, o->disk_size};
+        k->good[(*k->n_good)++] = (checked){e->key, o->h, o->file_size, o->disk_size};
         k->res->bytes_checked += o->file_size;
         k->res->stale += VYRE_BLOB_KEY_STALE(o->h.key_version) != 0;
     } else if (o->hard_link) {
@@ -410,9 +410,9 @@ static void blob_report(const blob_kind *k, const vyre__managed_problem *m,
     vyre_cache_verify_problem p;
     memset(&p, 0, sizeof p);
     vyre__cache_ent_path(k->c, e, p.path, sizeof p.path);
-    p.kind = *m->kind == 'f'   ? VYRE_PROBLEM_FOREIGN
-             : *m->kind == 's' ? VYRE_PROBLEM_STRAY
-                               : VYRE_PROBLEM_BAD_BLOB;
+    p.kind = !strcmp(m->kind, "foreign") ? VYRE_PROBLEM_FOREIGN
+             : !strcmp(m->kind, "stray") ? VYRE_PROBLEM_STRAY
+                                         : VYRE_PROBLEM_BAD_BLOB;
     p.detail = *m->message && p.kind != VYRE_PROBLEM_BAD_BLOB ? m->message : NULL;
     p.reject = p.kind == VYRE_PROBLEM_BAD_BLOB ? k->outs[m->entry].why : VYRE_REJECT_NONE;
     p.repaired = m->quarantined > 0;
@@ -432,13 +432,13 @@ static int verify_blobs(vyre_cache *c, int repair, const file_list *files, const
                         vyre_cache_problem_fn fn, void *ctx, vyre_error *err)
 {
     static const vyre__managed_check_ops ops = {blob_count, blob_check, blob_repair};
-    blob_kind k = {c, files, outs, good, 0, res};
+    *n_good = 0;
+    blob_kind k = {c, files, outs, good, n_good, res};
     vyre__managed_verdict v;
     int rc = vyre__managed_verify(&ops, &k, repair, c->root, &v, err);
     for (size_t i = 0; !rc && i < v.n; i++)
         blob_report(&k, &v.p[i], fn, ctx);
     vyre__managed_verdict_release(&v);
-    *n_good = k.n_good;
     return rc;
 }
 
@@ -627,7 +627,7 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reindexing");
         goto out;
     }
-    blob_kind k = {c, &files, outs, NULL, 0, NULL};
+    blob_kind k = {c, &files, outs, NULL, NULL, NULL};
     for (size_t i = 0; i < files.n; i++) {
         const file_ent *e = &files.v[i];
         const check_out *o = &outs[i];
