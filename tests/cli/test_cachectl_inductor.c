@@ -367,6 +367,56 @@ Test(cachectl_inductor, verify_a_bad_kernel_and_the_nested_triton_cache)
     verify_finds("bad-cubin", "triton/0: ");
 }
 
+/* A nested Triton group is an entry of its own: its check is Triton's
+ * (each message naming the device), and --repair moves the whole group
+ * under the path it had, as it moves a kernel. */
+Test(cachectl_inductor, verify_repair_moves_a_bad_nested_triton_group_whole)
+{
+    char path[1024];
+    cpath(path, sizeof path, "triton/0/" TGROUP "/triton_per_fused_prepare_softmax_online_0.cubin");
+    cr_assert_eq(truncate(path, 100), 0);
+    tu_proc p;
+    run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    const char *l =
+        strstr(p.out, "bad-cubin: triton/0: 'triton_per_fused_prepare_softmax_online_0");
+    cr_assert(l && strstr(l, " (moved to .vyre-quarantine)\n"), "%s", p.out);
+    tu_assert_line(p.out, "1 entry moved to .vyre-quarantine, 0 could not be moved");
+    tu_proc_free(&p);
+    cr_assert(!exists("triton/0/" TGROUP), "the bad group is still where Triton looks");
+    cr_assert(exists(".vyre-quarantine/triton/0/" TGROUP "/triton_per_fused_prepare_softmax_"
+                     "online_0.cubin"),
+              "the group was not kept whole in the quarantine");
+    /* What is left: the autotune result names the moved group, a miss
+     * Inductor compiles again, not an unusable entry. */
+    run(&p, ARGS("inductor", "verify", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "missing-triton-group: '" BEST "' names Triton group '" TGROUP "'"),
+              "%s", p.out);
+    cr_assert(strstr(p.out, "0 Triton groups checked: 0 unusable, 1 problem\n"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+/* A move that fails is said, never claimed: the one report of verify
+ * (verify_print.c) says it as triton verify does, and the exit is 1. */
+Test(cachectl_inductor, verify_repair_says_a_failed_move)
+{
+    put(BEST, "{\"num_warps\": 2}");
+    char q[1024];
+    cpath(q, sizeof q, ".vyre-quarantine");
+    tu_write_file(q, "in the way", 10);
+    tu_proc p;
+    run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert(!strstr(p.out, "(moved to"), "%s", p.out);
+    cr_assert(strstr(p.out, "bad-autotune: '" BEST "' has no integer 'num_stages'\n"), "%s", p.out);
+    const char *f = strstr(p.out, "quarantine-failed: " BEST ": ");
+    cr_assert(f && strstr(f, " (not moved: Inductor still finds it)\n"), "%s", p.out);
+    tu_assert_line(p.out, "0 entries moved to .vyre-quarantine, 1 could not be moved");
+    tu_proc_free(&p);
+    cr_assert(exists(BEST), "the entry moved after all");
+}
+
 Test(cachectl_inductor, verify_repair_quarantines_never_deletes)
 {
     put(BEST, "{\"num_warps\": 2}");

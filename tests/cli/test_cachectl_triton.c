@@ -345,6 +345,27 @@ Test(cachectl_triton, verify_orphans_temp_and_half_written)
     verify_finds("half-written", "group 'HALFWRITTENGROUP' has kernel files but no manifest");
 }
 
+/* Issue 36: every problem line of the text output names its group (the
+ * key), as --json does, whatever the problem's own message says. */
+Test(cachectl_triton, verify_names_the_group_on_every_line)
+{
+    edit_metadata("\"arch\": 90", "\"arch\": 120");
+    put(KGROUP, "stray.bin", "x");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tmp.pid_77_abcd", g_cache);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    tu_proc p;
+    run(&p, ARGS("triton", "verify", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "wrong-arch: " KGROUP ": 'scale_kernel.cubin' is built for sm_90, the "
+                          "metadata's target.arch is '120'");
+    tu_assert_line(p.out, "orphan: " KGROUP ": '" KGROUP "/stray.bin' is named by no manifest");
+    tu_assert_line(p.out, "temp: tmp.pid_77_abcd: 'tmp.pid_77_abcd' is a temp directory Triton "
+                          "left");
+    tu_assert_line(p.out, "3 groups checked, 1 unusable, 3 problems");
+    tu_proc_free(&p);
+}
+
 Test(cachectl_triton, verify_repair_quarantines_never_deletes)
 {
     char path[1024];
