@@ -31,6 +31,7 @@
 #include "cuda/compile_internal.h"
 #include "cuda/nvrtc_internal.h"
 #include "cuda/pipeline_internal.h"
+#include "trace/telemetry_internal.h"
 #include "servers.h"
 #include "testutil.h"
 #include "vyre/blob.h"
@@ -1029,7 +1030,7 @@ Test(gpu_pipeline, a_second_process_reads_the_launches_from_the_telemetry_page)
             for (int i = 0; code == 'k' && i < TEL_DISPATCHES; i++)
                 if (saxpy_run(p, msg, sizeof msg) != 0)
                     code = 'r';
-            vyre_telemetry_publish(vyre_telemetry_global());
+            vyre_telemetry_publish(vyre_telemetry_global(NULL));
             vyre_pipeline_free(p);
         }
         if (write(ready[1], &code, 1) != 1)
@@ -1053,7 +1054,7 @@ Test(gpu_pipeline, a_second_process_reads_the_launches_from_the_telemetry_page)
     snprintf(path, sizeof path, "%s/%d.vtel", dir, (int)pid);
     static vyre_telemetry_snapshot s;
     vyre_error e;
-    int rc = vyre_telemetry_read(path, &s, &e);
+    int rc = vyre__telemetry_read(path, &s, &e);
     cr_assert_eq(write(done[1], "q", 1), 1);
     int st = 0;
     waitpid(pid, &st, 0);

@@ -112,7 +112,7 @@ static uint8_t *blob_bytes(uint64_t id, size_t n, size_t *len)
     uint8_t *buf = malloc(VYRE_BLOB_HEADER_SIZE + n);
     cr_assert_not_null(buf);
     payload_of(buf + VYRE_BLOB_HEADER_SIZE, n, id);
-    vyre_blob_payload_sum(buf + VYRE_BLOB_HEADER_SIZE, n, h.payload_xxh128);
+    vyre__blob_payload_sum(buf + VYRE_BLOB_HEADER_SIZE, n, h.payload_xxh128);
     cr_assert_eq(vyre_blob_header_encode(&h, buf, NULL), VYRE_OK);
     *len = VYRE_BLOB_HEADER_SIZE + n;
     return buf;
@@ -171,7 +171,7 @@ static int local_has(const char *name, uint64_t id)
     vyre_key k;
     key_of(&k, id);
     vyre_blob *b = NULL;
-    int rc = vyre_blob_load(root, &k, &b, NULL, NULL);
+    int rc = vyre__blob_load(root, &k, &b, NULL, NULL);
     vyre_blob_free(b);
     return rc == VYRE_OK;
 }

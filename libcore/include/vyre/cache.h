@@ -304,7 +304,7 @@ VYRE_EXTERN int vyre_cache_foreach(vyre_cache *c, vyre_cache_entry_fn fn, void *
 VYRE_EXTERN int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *out,
                                        vyre_error *err);
 
-/* Validates key's blob file fully, as vyre_blob_check_file does, but
+/* Validates key's blob file fully (header, checksums, sizes, key), but
  * reaches it from the cache's root descriptor without following a symlink
  * on the way (blobs/, the shard, the blob itself): a link there is
  * VYRE_EUNSAFE, its target never read. Fills *h when the header decodes;

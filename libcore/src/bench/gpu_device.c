@@ -629,7 +629,7 @@ void vyre__gpu_count_copy(enum vyre__gpu_copy_dir dir, size_t bytes)
         vyre_counter_add(VYRE_CTR_D2D_BYTES, bytes);
         break;
     }
-    vyre_telemetry *t = vyre_telemetry_global();
+    vyre_telemetry *t = vyre_telemetry_global(NULL);
     if (t)
         vyre_telemetry_maybe_publish(t, vyre__now_ns_fast());
 }

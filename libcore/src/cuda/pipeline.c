@@ -273,7 +273,7 @@ int vyre_pipeline_compile(vyre_ctx *ctx, const vyre_pipeline_desc *desc, vyre_pi
     int rc = compile_in(ctx, desc, t0, out, err);
     vyre_nvtx_pop();
     /* Publish now: compiles are rare and vyre-top shows their counters. */
-    vyre_telemetry_publish(vyre_telemetry_global());
+    vyre_telemetry_publish(vyre_telemetry_global(NULL));
     return rc;
 }
 

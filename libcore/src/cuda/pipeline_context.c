@@ -130,7 +130,7 @@ int vyre_ctx_open(int device, vyre_cache *cache, vyre_ctx **out, vyre_error *err
     }
     *out = ctx;
     /* The process shows up in vyre-top from its first context on. */
-    vyre_telemetry_publish(vyre_telemetry_global());
+    vyre_telemetry_publish(vyre_telemetry_global(NULL));
     return VYRE_OK;
 }
 

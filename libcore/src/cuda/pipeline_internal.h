@@ -97,7 +97,7 @@ struct vyre_buffer {
  */
 static inline void vyre__pipeline_telemetry_point(void)
 {
-    vyre_telemetry *t = vyre_telemetry_global();
+    vyre_telemetry *t = vyre_telemetry_global(NULL);
     if (!t)
         return;
     /* The dispatch range was just popped on this thread: reuse its clock
