@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache/cache_internal.h"
 #include "cuda/compile_internal.h"
 #include "cuda/nvrtc_internal.h"
 #include "cuda/pipeline_internal.h"
@@ -732,7 +733,7 @@ Test(gpu_pipeline, a_kernel_in_a_remote_store_is_a_runtime_hit)
     vyre_cache *cache = NULL;
     cr_assert_eq(vyre_cache_open(empty, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &cache, &e), 0, "%s",
                  e.message);
-    cr_assert_eq(vyre_cache_set_remotes(cache, spec, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__cache_set_remotes(cache, spec, &e), 0, "%s", e.message);
 
     vyre_ctx *ctx = open_ctx(cache);
     vyre_counters c0, c1;
@@ -744,7 +745,7 @@ Test(gpu_pipeline, a_kernel_in_a_remote_store_is_a_runtime_hit)
                  origin_name(vyre_pipeline_info_get(p)->origin));
     cr_assert_eq(delta(&c1, &c0, VYRE_CTR_COMPILES), 0);
     vyre_remote_stats st;
-    cr_assert_eq(vyre_cache_remote_get(cache, 0, NULL, &st), 0);
+    cr_assert_eq(vyre_cache_remote_get(cache, 0, 0, NULL, &st, NULL), 0);
     cr_assert_eq(st.hits, 1, "the remote store served it");
     cr_assert_eq(st.rejected + st.errors, 0);
     cr_assert_eq(store.requests, 1);
