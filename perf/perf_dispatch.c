@@ -361,7 +361,7 @@ static vyre_pipeline *compile_empty(vyre_ctx *ctx)
 static double time_launches(int vyre, vyre_pipeline *p, void *stream, int reps)
 {
     vyre_launch_cfg cfg = vyre_launch_1d(1, 32);
-    void *fn = vyre_pipeline_cu_function(p);
+    void *fn = vyre_pipeline_info_get(p)->cu_function;
     vyre_error e;
     vyre_error_clear(&e);
     uint64_t t0 = now_ns();

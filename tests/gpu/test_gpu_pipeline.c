@@ -316,7 +316,7 @@ Test(gpu_pipeline, saxpy_through_nvrtc_is_right_and_counted)
     const vyre_pipeline_info *qi = vyre_pipeline_info_get(q);
     cr_assert_eq(qi->origin, VYRE_PIPELINE_FROM_MODULE_CACHE, "origin %s", origin_name(qi->origin));
     cr_assert_eq(memcmp(&qi->key, &info->key, sizeof qi->key), 0);
-    cr_assert_eq(vyre_pipeline_cu_function(q), vyre_pipeline_cu_function(p));
+    cr_assert_eq(vyre_pipeline_info_get(q)->cu_function, vyre_pipeline_info_get(p)->cu_function);
     expect_saxpy(q);
     vyre_counters_snapshot(&c2);
     cr_assert_eq(delta(&c2, &c1, VYRE_CTR_MODULE_CACHE_HITS), 1);
@@ -836,7 +836,8 @@ Test(gpu_pipeline, a_module_seeded_with_no_flags_is_one_blob_hit_by_each_of_its_
     cr_assert_eq(memcmp(&vyre_pipeline_info_get(p[0])->key, &vyre_pipeline_info_get(p[1])->key,
                         sizeof(vyre_key)),
                  0, "one module, one key");
-    cr_assert_neq(vyre_pipeline_cu_function(p[0]), vyre_pipeline_cu_function(p[1]));
+    cr_assert_neq(vyre_pipeline_info_get(p[0])->cu_function,
+                  vyre_pipeline_info_get(p[1])->cu_function);
     expect_saxpy(p[0]);
     vyre_cache_stats st;
     cr_assert_eq(vyre_cache_stats_get(cache, &st, &e), 0, "%s", e.message);

@@ -153,6 +153,7 @@ typedef struct vyre_pipeline_info {
     int store_rc;           /* 0, or why the compiled cubin was not stored (VYRE_EROFS, VYRE_ENOSPC,
                                ...): the pipeline works, the next process compiles again */
     vyre_error store_error; /* detail of store_rc */
+    void *cu_function;      /* interop: the pipeline's CUfunction (owned by the ctx) */
 } vyre_pipeline_info;
 
 /*
@@ -175,9 +176,6 @@ VYRE_EXTERN void vyre_pipeline_free(vyre_pipeline *p);
 
 /* How the compile that made p went (owned by p). */
 VYRE_EXTERN const vyre_pipeline_info *vyre_pipeline_info_get(const vyre_pipeline *p);
-
-/* Interop: p's CUfunction and CUmodule (owned by the ctx). */
-VYRE_EXTERN void *vyre_pipeline_cu_function(const vyre_pipeline *p);
 
 /* ---- dispatching -------------------------------------------------------- */
 

@@ -245,6 +245,7 @@ static int compile_in(vyre_ctx *ctx, const vyre_pipeline_desc *desc, uint64_t t0
     }
     p->m = m;
     p->fn = m->fn;
+    p->info.cu_function = (void *)m->fn;
     p->launch = ctx->cu->cuLaunchKernel;
     p->stream = ctx->stream;
     p->ctx = ctx;
@@ -302,11 +303,6 @@ void vyre_pipeline_free(vyre_pipeline *p)
 const vyre_pipeline_info *vyre_pipeline_info_get(const vyre_pipeline *p)
 {
     return p ? &p->info : NULL;
-}
-
-void *vyre_pipeline_cu_function(const vyre_pipeline *p)
-{
-    return p ? (void *)p->fn : NULL;
 }
 
 void *vyre_pipeline_cu_module(const vyre_pipeline *p)
