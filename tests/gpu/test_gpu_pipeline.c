@@ -129,7 +129,8 @@ static vyre_ctx *open_ctx(vyre_cache *cache)
     int rc = vyre_ctx_open(0, cache, &ctx, &e);
     cr_assert_eq(rc, 0, "vyre_ctx_open: %s: %s (%s)", vyre_err_name(rc), e.message, e.hint);
     cr_assert_not_null(ctx);
-    cr_log_info("device 0: %s, %s", vyre_ctx_device_name(ctx), vyre_ctx_arch(ctx));
+    cr_log_info("device 0: %s, %s", vyre_ctx_info_get(ctx)->device_name,
+                vyre_ctx_info_get(ctx)->arch);
     return ctx;
 }
 
@@ -284,7 +285,7 @@ Test(gpu_pipeline, saxpy_through_nvrtc_is_right_and_counted)
     vyre_pipeline *p = compile_desc(ctx, &d);
     const vyre_pipeline_info *info = vyre_pipeline_info_get(p);
     cr_assert_eq(info->origin, VYRE_PIPELINE_COMPILED, "origin %s", origin_name(info->origin));
-    cr_assert_str_eq(info->arch, vyre_ctx_arch(ctx));
+    cr_assert_str_eq(info->arch, vyre_ctx_info_get(ctx)->arch);
     cr_assert_eq(info->store_rc, 0, "store: %s", info->store_error.message);
     cr_assert_gt(info->cubin_size, 0);
     cr_assert_gt(info->compile_ns, 0);
@@ -551,7 +552,7 @@ Test(gpu_pipeline, a_corrupted_blob_is_recompiled_not_loaded)
 {
     need_gpu();
     vyre_ctx *ctx = open_ctx(NULL);
-    const char *root = vyre_cache_root(vyre_ctx_cache(ctx));
+    const char *root = vyre_cache_root(vyre_ctx_info_get(ctx)->cache);
     vyre_pipeline_desc d = cuda_desc(SAXPY_SRC, "saxpy", VYRE_PIPELINE_NO_MODULE_CACHE);
     vyre_pipeline *p = compile_desc(ctx, &d);
     cr_assert_eq(vyre_pipeline_info_get(p)->origin, VYRE_PIPELINE_COMPILED);
@@ -610,13 +611,18 @@ Test(gpu_pipeline, a_cubin_the_driver_refuses_is_recompiled_and_replaced)
     vyre_ctx *ctx = open_ctx(cache);
 
     /* A blob that passes every cache check but is no loadable cubin. */
-    vyre_compile_request req = {
-        VYRE_SOURCE_CUDA_C, SAXPY_SRC, strlen(SAXPY_SRC), vyre_ctx_arch(ctx), "saxpy", NULL, 0};
+    vyre_compile_request req = {VYRE_SOURCE_CUDA_C,
+                                SAXPY_SRC,
+                                strlen(SAXPY_SRC),
+                                vyre_ctx_info_get(ctx)->arch,
+                                "saxpy",
+                                NULL,
+                                0};
     vyre_blob_header h;
     memset(&h, 0, sizeof h);
     cr_assert_eq(vyre_compile_key(&req, &h.key, &e), 0, "%s", e.message);
     h.kind = VYRE_BLOB_CUBIN;
-    snprintf(h.arch, sizeof h.arch, "%s", vyre_ctx_arch(ctx));
+    snprintf(h.arch, sizeof h.arch, "%s", vyre_ctx_info_get(ctx)->arch);
     snprintf(h.toolchain, sizeof h.toolchain, "test-garbage");
     h.compile_ns = 5;
     unsigned char junk[256];
@@ -871,8 +877,8 @@ Test(gpu_pipeline, ptx_input_is_linked_by_nvjitlink)
     vyre_nvrtc_output o;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_nvrtc_compile(SAXPY_SRC, strlen(SAXPY_SRC), "saxpy.cu", vyre_ctx_arch(ctx),
-                                    NULL, 0, 0, &o, &e),
+    cr_assert_eq(vyre_nvrtc_compile(SAXPY_SRC, strlen(SAXPY_SRC), "saxpy.cu",
+                                    vyre_ctx_info_get(ctx)->arch, NULL, 0, 0, &o, &e),
                  0, "%s", e.message);
     cr_assert_eq(o.is_cubin, 0);
 
@@ -887,9 +893,9 @@ Test(gpu_pipeline, ptx_input_is_linked_by_nvjitlink)
     expect_saxpy(p);
 
     vyre_blob *blob = NULL;
-    cr_assert_eq(
-        vyre_cache_get(vyre_ctx_cache(ctx), &vyre_pipeline_info_get(p)->key, &blob, NULL, &e), 0,
-        "%s", e.message);
+    cr_assert_eq(vyre_cache_get(vyre_ctx_info_get(ctx)->cache, &vyre_pipeline_info_get(p)->key,
+                                &blob, NULL, &e),
+                 0, "%s", e.message);
     cr_assert_eq(blob->header.kind, VYRE_BLOB_CUBIN);
     cr_assert_eq(strncmp(blob->header.toolchain, "nvjitlink-", 10), 0, "toolchain '%s'",
                  blob->header.toolchain);
