@@ -143,7 +143,7 @@ _vyre_cachectl()
     triton)
         COMPREPLY=($(compgen -W "stats ls show verify relocate prune clear explain --dir --repair
             --dry-run --max-size --max-age --keep-arch --triton-version --auto --print-timer --yes
-            $global" -- "$cur"))
+            --all $global" -- "$cur"))
         ;;
     inductor)
         COMPREPLY=($(compgen -W "stats ls verify prune clear --dir --repair --max-size --max-age
