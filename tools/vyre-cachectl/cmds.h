@@ -73,7 +73,7 @@ enum {
     "  -o, --option KEY=VALUE\n"                                                                   \
     "                   override a configuration key for this command (repeatable;\n"              \
     "                   'vyre-cachectl config' lists the keys)\n"                                  \
-    "  --width N        fit tables (ls, config, stats, remote check) in N columns,\n"              \
+    "  --width N        fit tables (every listing, stats, config) in N columns,\n"                 \
     "                   the least important cut or left out first (default: the\n"                 \
     "                   terminal's width, else $COLUMNS; piped: nothing is cut)\n"                 \
     "  --wide           every column in full, whatever the width\n"                                \
@@ -179,6 +179,13 @@ int cachectl_parse_count(const char *s, uint64_t *out);
 
 /* path relative to the cache root when it is under it, else path. */
 const char *cachectl_relpath(const vyre_cache *c, const char *path);
+
+/* The vyre-bench command that benchmarks Triton group key: "vyre-bench run
+ * --triton KEY", with "--dir DIR" when dir is not NULL (the cache is not
+ * the one vyre-bench finds itself); words quoted for a POSIX shell where
+ * they must be (triton_command.c). 0, or -1 with buf "" when it does not
+ * fit in size (or key is empty). */
+int cachectl_triton_command(const char *key, const char *dir, char *buf, size_t size);
 
 int cmd_stats(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
