@@ -93,8 +93,9 @@ int main(int argc, char **argv)
     int rc = vyre_ctx_open(0, NULL, &ctx, &err);
     if (rc)
         return fail("cannot open GPU 0", rc, &err);
-    printf("device 0: %s (%s); pipeline cache %s\n", vyre_ctx_device_name(ctx), vyre_ctx_arch(ctx),
-           vyre_cache_root(vyre_ctx_cache(ctx)));
+    const vyre_ctx_info *ci = vyre_ctx_info_get(ctx);
+    printf("device %d: %s (%s); pipeline cache %s\n", ci->device, ci->device_name, ci->arch,
+           vyre_cache_root(ci->cache));
 
     vyre_pipeline_desc desc = {
         .kind = VYRE_SOURCE_CUDA_C,

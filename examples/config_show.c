@@ -57,10 +57,13 @@ static void print_key(const vyre_config *c, int k)
 
 static void print_problems(const vyre_config *c)
 {
-    size_t n = vyre_config_problem_count(c), shown = 0;
-    for (const vyre_config_problem *p; (p = vyre_config_problem_at(c, shown)); shown++)
+    size_t shown = 0, n = 0;
+    const vyre_config_problem *ps = vyre_config_problems(c, &shown, &n);
+    for (size_t i = 0; i < shown; i++) {
+        const vyre_config_problem *p = &ps[i];
         printf("%s: %s%s%s\n", p->is_error ? "error" : "warning", p->error.message,
                p->key >= 0 ? " (key " : "", p->key >= 0 ? vyre_config_key_name(p->key) : "");
+    }
     if (n > shown)
         printf("... and %zu more problems\n", n - shown);
 }

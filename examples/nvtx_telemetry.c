@@ -10,7 +10,7 @@
  * histogram, and with an NVTX tool attached (Nsight Systems, or CUPTI
  * through NVTX_INJECTION64_PATH) the same ranges appear in its timeline.
  *
- * The process's telemetry page (vyre_telemetry_global(): the file
+ * The process's telemetry page (vyre_telemetry_global: the file
  * <pid>.vtel in $VYRE_TELEMETRY_DIR, else /dev/shm/vyre-<uid>) carries the
  * histograms to other processes: the loop publishes at most every 10 ms,
  * publishes once more at the end, then keeps the page for HOLD_SECONDS
@@ -109,8 +109,8 @@ int main(int argc, char **argv)
      * same one, so a program that also launches pipelines shows as one
      * process. It is removed at exit. */
     vyre_error err = {0};
-    vyre_telemetry *t = vyre_telemetry_global();
-    if (!t && vyre_telemetry_global_error(&err)) {
+    vyre_telemetry *t = vyre_telemetry_global(&err);
+    if (!t && err.code) {
         fprintf(stderr, PROG ": error: cannot publish telemetry: %s\n", err.message);
         if (err.hint[0])
             fprintf(stderr, "hint: %s\n", err.hint);

@@ -1,7 +1,7 @@
 /*
  * fuzz_telemetry_page.c - libFuzzer target for the telemetry page reader's
  * validate-and-copy path (vyre__telemetry_parse, the code behind
- * vyre_telemetry_read once the file checks have passed): the bytes another
+ * vyre__telemetry_read once the file checks have passed): the bytes another
  * process put in shared memory.
  *
  * Each input is read twice: as it is, and fitted into a page (cut or

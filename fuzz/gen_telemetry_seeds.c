@@ -38,7 +38,7 @@ static int make_page(const char *scratch, int kernels, int publish, vyre__tel_pa
     setenv("VYRE_TELEMETRY_DIR", scratch, 1);
     vyre_telemetry *t = NULL;
     vyre_error e;
-    if (vyre_telemetry_open(&t, &e) != VYRE_OK || !t) {
+    if (vyre__telemetry_open(&t, &e) != VYRE_OK || !t) {
         fprintf(stderr, "gen_telemetry_seeds: %s\n", e.message);
         return 1;
     }
@@ -61,7 +61,7 @@ static int make_page(const char *scratch, int kernels, int publish, vyre__tel_pa
     size_t got = f ? fread(img, 1, sizeof *img, f) : 0;
     if (f)
         fclose(f);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     if (got != sizeof *img) {
         fprintf(stderr, "gen_telemetry_seeds: cannot read '%s'\n", path);
         return 1;

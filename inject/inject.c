@@ -62,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuda/cupti_internal.h" /* the record parser, the telemetry sink */
 #include "vyre/counters.h"
 #include "vyre/cupti.h"
 #include "vyre/nvtx.h"
@@ -121,7 +122,7 @@ static pthread_t g_thread;
 
 /* Activity parsing (CUPTI may complete buffers from several threads). */
 static pthread_mutex_t g_parse_mu = PTHREAD_MUTEX_INITIALIZER;
-static vyre_cupti_parser *g_parser; /* set before activity is registered */
+static vyre__cupti_parser *g_parser; /* set before activity is registered */
 static vyre_activity g_rec;
 
 static int forked(void)
@@ -349,11 +350,10 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 /* A range from NVTX: vyre's catalog names fill the page's histograms. */
 static void record_range(const vyre_activity *a)
 {
-    size_t n = 0;
-    const vyre_range_def *cat = vyre_nvtx_catalog(&n);
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(cat[i].name, a->name) == 0) {
-            vyre_range_record(cat[i].id, a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
+    for (int id = 0; id < VYRE_RANGE_COUNT; id++) {
+        const vyre_range_def *r = vyre_nvtx_range((vyre_range_id)id);
+        if (r && strcmp(r->name, a->name) == 0) {
+            vyre_range_record(r->id, a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0);
             return;
         }
     }
@@ -372,11 +372,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     uint64_t unpaired = 0;
     while (buffer && valid &&
            g_cupti.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
-        if (!vyre_cupti_parser_feed(g_parser, rec, &g_rec, &unpaired))
+        if (!vyre__cupti_parser_feed(g_parser, rec, &g_rec, &unpaired))
             continue;
         if (g_rec.kind == VYRE_ACTIVITY_KERNEL) {
             vyre_counter_add(VYRE_CTR_KERNEL_RECORDS, 1);
-            vyre_cupti_telemetry_sink(&g_rec, 1, g_tel);
+            vyre__cupti_telemetry_sink(&g_rec, 1, g_tel);
         } else if (g_rec.kind == VYRE_ACTIVITY_RANGE) {
             record_range(&g_rec);
         }
@@ -537,7 +537,7 @@ static void enable_callbacks(CUpti_CallbackDomain domain, const CUpti_CallbackId
 static void start_activity(inject_mode mode, char *note, size_t size)
 {
     vyre_error e;
-    if (vyre_cupti_parser_new(&g_parser, &e) != VYRE_OK) {
+    if (vyre__cupti_parser_new(&g_parser, &e) != VYRE_OK) {
         snprintf(note, size, "counters; kernel capture failed: %.700s", e.message);
         return;
     }
@@ -546,7 +546,7 @@ static void start_activity(inject_mode mode, char *note, size_t size)
         r = g_cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (r != CUPTI_SUCCESS) {
         snprintf(note, size, "counters; kernel capture failed: %s", cupti_text(r));
-        vyre_cupti_parser_free(g_parser);
+        vyre__cupti_parser_free(g_parser);
         g_parser = NULL;
         return;
     }
@@ -555,7 +555,7 @@ static void start_activity(inject_mode mode, char *note, size_t size)
         snprintf(note, size, "counters, kernels");
         return;
     }
-    if (!vyre_cupti_nvtx_routed()) {
+    if (!vyre__cupti_nvtx_routed()) {
         vyre_cupti_stats st;
         vyre_cupti_stats_get(&st);
         snprintf(note, size, "counters, kernels; NVTX ranges need NVTX_INJECTION64_PATH=%s",
@@ -633,9 +633,9 @@ static void start(void)
     char page[VYRE_TELEMETRY_PATH_MAX + 32];
     vyre_error err;
     vyre_error_clear(&err);
-    g_tel = vyre_telemetry_global();
+    g_tel = vyre_telemetry_global(&err);
     if (!g_tel || vyre_telemetry_dir(page, VYRE_TELEMETRY_PATH_MAX, &err) != VYRE_OK) {
-        if (vyre_telemetry_global_error(&err) == 0 && !err.code)
+        if (!err.code)
             snprintf(err.message, sizeof err.message, "VYRE_TELEMETRY=0");
         say("vyre-inject: not publishing: %s%s%s%s", err.message, err.hint[0] ? " (" : "", err.hint,
             err.hint[0] ? ")" : "");

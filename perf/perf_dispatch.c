@@ -217,7 +217,7 @@ static double time_variant(int v, vyre_ctx *ctx, const vyre_pipeline_desc *desc,
             break;
         }
         case V_VYRE_HIT:
-            if (vyre_cache_get(vyre_ctx_cache(ctx), key, &blob, NULL, &e))
+            if (vyre_cache_get(vyre_ctx_info_get(ctx)->cache, key, &blob, NULL, &e))
                 die("vyre_cache_get (expected a hit)", &e);
             check_cu(bare.module_load(&mod, blob->payload), "cuModuleLoadData(cached cubin)");
             vyre_blob_free(blob);
@@ -246,7 +246,7 @@ static double time_variant(int v, vyre_ctx *ctx, const vyre_pipeline_desc *desc,
 
 static void bench_load(vyre_ctx *ctx, int quick)
 {
-    const char *arch = vyre_ctx_arch(ctx);
+    const char *arch = vyre_ctx_info_get(ctx)->arch;
     int rounds = quick ? 5 : 21, reps = quick ? 5 : 20, colds = quick ? 1 : 3;
     printf("\nload: pipeline-cache hit (vyre_cache_get + cuModuleLoadData) vs the driver\n");
     printf("%-8s %8s %8s %10s %10s %9s %9s %9s %10s %9s %8s %8s %8s %9s\n", "kernel", "ptx_KB",
@@ -292,8 +292,8 @@ static void bench_load(vyre_ctx *ctx, int quick)
         vyre_key key = vyre_pipeline_info_get(p)->key;
         vyre_pipeline_free(p);
         char blob_path[VYRE_CACHE_PATH_MAX];
-        if (vyre_blob_path(vyre_cache_root(vyre_ctx_cache(ctx)), &key, blob_path, sizeof blob_path,
-                           &e))
+        if (vyre_blob_path(vyre_cache_root(vyre_ctx_info_get(ctx)->cache), &key, blob_path,
+                           sizeof blob_path, &e))
             die("the blob's path", &e);
 
         /* The driver's JIT cache is empty (CUDA_CACHE_PATH is fresh): the
@@ -361,7 +361,7 @@ static vyre_pipeline *compile_empty(vyre_ctx *ctx)
 static double time_launches(int vyre, vyre_pipeline *p, void *stream, int reps)
 {
     vyre_launch_cfg cfg = vyre_launch_1d(1, 32);
-    void *fn = vyre_pipeline_cu_function(p);
+    void *fn = vyre_pipeline_info_get(p)->cu_function;
     vyre_error e;
     vyre_error_clear(&e);
     uint64_t t0 = now_ns();
@@ -402,7 +402,7 @@ static void bench_launch(vyre_ctx *ctx, int quick)
     int rounds = quick ? 11 : 41, reps = 200, greps = 32;
     enum { GRAPH_KERNELS = 8 };
     vyre_pipeline *p = compile_empty(ctx);
-    void *stream = vyre_ctx_cu_stream(ctx);
+    void *stream = vyre_ctx_info_get(ctx)->cu_stream;
     const char *inj = getenv("NVTX_INJECTION64_PATH");
     const char *timing = getenv("VYRE_RANGE_TIMING");
     printf("\nlaunch: vyre_pipeline_launch vs bare cuLaunchKernel, empty kernel, 1x32 threads\n");
@@ -549,7 +549,8 @@ int main(int argc, char **argv)
     int driver = 0;
     (void)vyre_cuda_driver_version(&driver, NULL);
     printf("perf_dispatch: device 0: %s (%s), driver %d; medians of interleaved rounds%s\n",
-           vyre_ctx_device_name(ctx), vyre_ctx_arch(ctx), driver, quick ? " (quick)" : "");
+           vyre_ctx_info_get(ctx)->device_name, vyre_ctx_info_get(ctx)->arch, driver,
+           quick ? " (quick)" : "");
 
     bench_load(ctx, quick);
     bench_launch(ctx, quick);

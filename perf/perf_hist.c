@@ -66,9 +66,9 @@ static void launch_path_pieces(uint64_t iters)
         vyre_counter_add(VYRE_CTR_BATCH_DISPATCHES, 1);
         vyre_counter_add(VYRE_CTR_LAUNCHES, 8);
     });
-    vyre_telemetry *t = vyre_telemetry_global();
+    vyre_telemetry *t = vyre_telemetry_global(NULL);
     PIECE("telemetry global + publish check", {
-        vyre_telemetry *g = vyre_telemetry_global();
+        vyre_telemetry *g = vyre_telemetry_global(NULL);
         if (g)
             vyre_telemetry_maybe_publish(g, now_ns());
     });

@@ -187,13 +187,20 @@ static vyre_cache *open_flags(const char *name, int round, const char *remotes, 
     snprintf(root, sizeof root, "%s/%s-%d", g_tmp, name, round);
     vyre_cache *c = NULL;
     vyre_error e;
+    /* The defaults and the remotes given: no file or variable of this
+     * machine adds a remote. */
+    vyre_config *cfg = vyre_config_new();
+    if (!cfg)
+        die("out of memory", NULL);
+    if (remotes && vyre_config_set(cfg, "remote_storage", remotes, &e))
+        die("remotes", &e);
     vyre_cache_open_opts oo;
     vyre_cache_open_opts_init(&oo);
-    oo.flags = VYRE_CACHE_NO_REMOTE | flags;
+    oo.flags = flags;
+    oo.config = cfg;
     if (vyre_cache_open(root, &oo, &c, &e))
         die("open", &e);
-    if (remotes && vyre_cache_set_remotes(c, remotes, &e))
-        die("remotes", &e);
+    vyre_config_free(cfg);
     return c;
 }
 
@@ -229,7 +236,7 @@ static double remote_hits(const char *tag, const char *remotes, const vyre_compi
         vyre_cache *c = open_flags(tag, r, remotes, readonly ? VYRE_CACHE_READONLY : 0);
         v[r] = timed_get(c, req, 1);
         vyre_remote_stats st;
-        vyre_cache_remote_get(c, 0, NULL, &st);
+        vyre_cache_remote_get(c, 0, 0, NULL, &st, NULL);
         *from_remote += st.hits;
         vyre_cache_close(c);
     }
@@ -302,7 +309,7 @@ static void remote_hit_rows(const remote_ctx *x)
             die("seed", &e);
         vyre_blob_free(b);
         vyre_remote_stats st;
-        vyre_cache_remote_get(seed, 0, NULL, &st);
+        vyre_cache_remote_get(seed, 0, 0, NULL, &st, NULL);
         if (st.puts != 1)
             die("the seed was not written back", NULL);
         vyre_cache_close(seed);
@@ -339,7 +346,7 @@ static void write_back_rows(const remote_ctx *x)
         if (pc[s + 1]) {
             t_wb[s] = perf_median(tp[s + 1], x->nputs);
             vyre_remote_stats st;
-            vyre_cache_remote_get(pc[s + 1], 0, NULL, &st);
+            vyre_cache_remote_get(pc[s + 1], 0, 0, NULL, &st, NULL);
             if (st.puts != (uint64_t)x->nputs)
                 die("a write-back failed", NULL);
         }

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trace/telemetry_internal.h" /* the page reader */
 #include "vyre/counters.h"
 #include "vyre/cuda.h"
 #include "vyre/cupti.h"
@@ -143,7 +144,7 @@ static void probe(void)
     snprintf(path, sizeof path, "%s/%d.vtel", dir, (int)getpid());
     static vyre_telemetry_snapshot s;
     vyre_error err;
-    int rc = vyre_telemetry_read(path, &s, &err);
+    int rc = vyre__telemetry_read(path, &s, &err);
     if (rc != VYRE_OK) {
         printf("probe: %s\n", vyre_err_name(rc));
         return;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/telemetry_internal.h" /* the page reader */
 #include "vyre/counters.h"
 #include "vyre/telemetry.h"
 
@@ -61,13 +62,13 @@ int main(void)
     vyre_telemetry_entry *pages = NULL;
     size_t n = 0;
     vyre_error err;
-    if (vyre_telemetry_list(NULL, &pages, &n, &err) != VYRE_OK) {
+    if (vyre__telemetry_list(NULL, &pages, &n, &err) != VYRE_OK) {
         fprintf(stderr, "inject_peek: %s\n", err.message);
         return 2;
     }
     static vyre_telemetry_snapshot s;
     for (size_t i = 0; i < n; i++) {
-        if (vyre_telemetry_read(pages[i].path, &s, &err) == VYRE_OK)
+        if (vyre__telemetry_read(pages[i].path, &s, &err) == VYRE_OK)
             print_page(&s);
         else
             printf("pid %d: %s\n", (int)pages[i].pid, err.message);

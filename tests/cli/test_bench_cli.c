@@ -16,6 +16,7 @@
 
 #include "bench/stats_internal.h"
 #include "testutil.h"
+#include "trace/telemetry_internal.h"
 #include "bench/bench_internal.h"
 #include "vyre/version.h"
 
@@ -625,7 +626,7 @@ Test(bench_cli, memcpy_suite_copies_show_in_its_telemetry)
     const uint64_t *v = s.counters.v;
     int seen = 0, status = 0;
     for (int waited = 0; waited < 180000; waited += 50) {
-        if (vyre_telemetry_read(page, &s, NULL) == VYRE_OK && v[VYRE_CTR_H2D_BYTES] >= 65536 &&
+        if (vyre__telemetry_read(page, &s, NULL) == VYRE_OK && v[VYRE_CTR_H2D_BYTES] >= 65536 &&
             v[VYRE_CTR_D2H_BYTES] >= 65536 && v[VYRE_CTR_D2D_BYTES] >= 65536) {
             seen = 1;
             break;

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/blob_internal.h"
 #include "cuda/compile_internal.h"
 #include "testutil.h"
 #include "vyre/compile.h"
@@ -2136,7 +2137,7 @@ static void write_v1_blob(const char *prefix, size_t len)
     h.compile_ns = 1000;
     unsigned char *buf = calloc(1, VYRE_BLOB_HEADER_SIZE + len);
     cr_assert_not_null(buf);
-    vyre_blob_payload_sum(buf + VYRE_BLOB_HEADER_SIZE, len, h.payload_xxh128);
+    vyre__blob_payload_sum(buf + VYRE_BLOB_HEADER_SIZE, len, h.payload_xxh128);
     cr_assert_eq(vyre_blob_header_encode(&h, buf, NULL), 0);
     char path[800], dir[800];
     vyre_blob_path(g_cache, &h.key, path, sizeof path, NULL);

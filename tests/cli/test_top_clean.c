@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "trace/telemetry_internal.h"
 #include "vyre/counters.h"
 #include "vyre/telemetry.h"
 
@@ -80,7 +81,7 @@ static void publish_forever(void)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     vyre_telemetry *t = NULL;
-    if (vyre_telemetry_open(&t, NULL) != VYRE_OK || !t)
+    if (vyre__telemetry_open(&t, NULL) != VYRE_OK || !t)
         _exit(10);
     for (uint64_t i = 0;; i++) {
         vyre_counter_add(VYRE_CTR_LAUNCHES, 1);
@@ -104,7 +105,7 @@ static void wait_page(pid_t pid)
     snprintf(path, sizeof path, "%s/%d.vtel", g_tel, (int)pid);
     for (int waited = 0;; waited += 20) {
         static vyre_telemetry_snapshot s;
-        if (vyre_telemetry_read(path, &s, NULL) == VYRE_OK && s.publish_count > 0)
+        if (vyre__telemetry_read(path, &s, NULL) == VYRE_OK && s.publish_count > 0)
             return;
         cr_assert_lt(waited, WAIT_MS, "helper process %d did not publish", (int)pid);
         sleep_ms(20);

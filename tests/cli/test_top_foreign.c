@@ -58,7 +58,7 @@ static void setup(void)
     /* This process's own page, by the real writer. */
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     vyre_telemetry_kernel_record k = {.name = "far_kernel", .grid = {1, 1, 1}, .block = {32, 1, 1}};
     cr_assert_eq(vyre_telemetry_add_kernel(t, &k), VYRE_OK);
     cr_assert_eq(vyre_telemetry_publish(t), VYRE_OK);
@@ -67,7 +67,7 @@ static void setup(void)
     size_t len;
     unsigned char *img = (unsigned char *)tu_read_file(own, &len);
     cr_assert_eq(len, sizeof(vyre__tel_page));
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
 
     /* Ours: this live process, kept as it was. */
     snprintf(g_ours, sizeof g_ours, "%s", own);

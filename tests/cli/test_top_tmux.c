@@ -3,7 +3,7 @@
  * its --batch and --json output.
  *
  * Two helper processes, forked here, publish telemetry through libcore's
- * writer API (vyre_telemetry_open, vyre_counter_add, vyre_nvtx_push/pop,
+ * writer API (vyre__telemetry_open, vyre_counter_add, vyre_nvtx_push/pop,
  * vyre_telemetry_add_kernel, vyre_telemetry_publish) into a fresh
  * VYRE_TELEMETRY_DIR: "alpha" launches slowly and records
  * vyre.cuda.pipeline.dispatch ranges and alpha_kernel; "beta" launches fast
@@ -34,6 +34,7 @@
 #include "tel_v1.h"
 #include "servers.h"
 #include "testutil.h"
+#include "trace/telemetry_internal.h"
 #include "tutmux.h"
 #include "vyre/cache.h"
 #include "vyre/counters.h"
@@ -90,7 +91,7 @@ static void publish_forever(const pub_spec *sp)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     vyre_telemetry *t = NULL;
-    if (vyre_telemetry_open(&t, NULL) != VYRE_OK || !t)
+    if (vyre__telemetry_open(&t, NULL) != VYRE_OK || !t)
         _exit(10);
     for (uint64_t i = 0;; i++) {
         vyre_counter_add(VYRE_CTR_LAUNCHES, sp->launches);
@@ -135,7 +136,7 @@ static void start_publishers(void)
             char path[700];
             snprintf(path, sizeof path, "%s/%d.vtel", g_tel, (int)g_pub[i]);
             static vyre_telemetry_snapshot s;
-            if (vyre_telemetry_read(path, &s, NULL) == VYRE_OK && s.publish_count > 0)
+            if (vyre__telemetry_read(path, &s, NULL) == VYRE_OK && s.publish_count > 0)
                 ok++;
         }
         if (ok == 2)

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The house-rule checker (.ci/check-conventions) on a small tree: clean, it
 # passes; with one planted violation of each rule, it fails and names the
-# file, line and rule of each. Usage: test_check_conventions.sh CHECKER
+# file, line and rule of each. With the built libvyrecore.so, the public
+# API rule also holds for this tree and that library (check-exports --so:
+# every export declared, used outside libcore, at most the limit).
+# Usage: test_check_conventions.sh CHECKER [LIBVYRECORE_SO]
 set -u
 checker="$1"
+so="${2:-}"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/vyre-test-conventions.XXXXXX")" || exit 2
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/libcore/src/base" "$tmp/libcore/src/cache" "$tmp/libcore/include/vyre" \
@@ -26,6 +30,15 @@ void col(char *b, const char *h) { snprintf(b, 8, "%.7s", h); }
 C
 cat > "$tmp/tests/t.c" <<'C'
 int t(void) { char b[4]; strcpy(b, "x"); return clock_gettime(0, 0); }
+C
+# A public call that a tool calls.
+cat > "$tmp/libcore/include/vyre/thing.h" <<'C'
+/* vyre_thing_used: what a tool calls. */
+VYRE_EXTERN int vyre_thing_used(void);
+C
+cat > "$tmp/tools/vyre-x/use.c" <<'C'
+int vyre_thing_used(void);
+int use(void) { return vyre_thing_used(); }
 C
 out="$("$checker" "$tmp" 2>&1)"; rc=$?
 if [ "$rc" -ne 0 ]; then echo "a clean tree failed (exit $rc):"; echo "$out"; exit 1; fi
@@ -64,6 +77,13 @@ cat > "$tmp/tools/vyre-x/pong.c" <<'C'
 int x_ping(int n);
 int x_pong(int n) { return n ? x_ping(n - 1) : 1; }
 C
+# An export no program outside libcore calls: a test's call and a tool's
+# comment are no use.
+cat >> "$tmp/libcore/include/vyre/thing.h" <<'C'
+VYRE_EXTERN int vyre_thing_unused(void);
+C
+echo 'int t2(void) { return vyre_thing_unused(); }' >> "$tmp/tests/t.c"
+echo '/* vyre_thing_unused() would help here */' >> "$tmp/tools/vyre-x/use.c"
 out="$("$checker" "$tmp" 2>&1)"; rc=$?
 fails=0
 expect() {
@@ -78,8 +98,18 @@ expect "tools/vyre-x/main.c:5:"
 expect "tools/vyre-x/long.c:1: long_one is 129 lines"
 expect "libcore/src/base/up.c: calls vyre__cache_thing of libcore/src/cache/low.c (layer cache) from layer base"
 expect "tools/vyre-x/ping.c: in a circle of 2 files"
-if grep -qE "tests/t.c|ok.c|tool_clock.c|base/clock.c" <<<"$out"; then
+expect "libcore/include/vyre/thing.h: vyre_thing_unused   <- exported, called by no tool"
+if grep -qE "tests/t.c|ok.c|tool_clock.c|base/clock.c|vyre_thing_used" <<<"$out"; then
   echo "reported what the rules allow"; fails=1
 fi
 [ "$fails" -eq 0 ] || { echo "--- checker output:"; echo "$out"; exit 1; }
-echo "check-conventions: clean tree passes; 8 planted violations reported"
+echo "check-conventions: clean tree passes; 9 planted violations reported"
+
+# The source tree's public API against the library built from it.
+if [ -n "$so" ]; then
+  exports="$(dirname "$checker")/check-exports"
+  if ! out="$("$exports" "$(dirname "$checker")/.." --so "$so" 2>&1)"; then
+    echo "check-exports --so $so failed:"; echo "$out"; exit 1
+  fi
+  echo "check-exports: $(nm -D --defined-only "$so" | grep -c ' T vyre_') exports of $so, each declared and used"
+fi

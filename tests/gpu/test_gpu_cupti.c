@@ -565,7 +565,7 @@ static void markers_here(void)
 Test(gpu_cupti, nvtx_ranges_arrive_as_markers_with_names_and_nesting)
 {
     need_gpu_and_cupti();
-    if (vyre_cupti_nvtx_routed()) {
+    if (vyre__cupti_nvtx_routed()) {
         markers_here();
         return;
     }

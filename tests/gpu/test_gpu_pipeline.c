@@ -28,9 +28,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache/cache_internal.h"
 #include "cuda/compile_internal.h"
 #include "cuda/nvrtc_internal.h"
 #include "cuda/pipeline_internal.h"
+#include "trace/telemetry_internal.h"
 #include "servers.h"
 #include "testutil.h"
 #include "vyre/blob.h"
@@ -127,7 +129,8 @@ static vyre_ctx *open_ctx(vyre_cache *cache)
     int rc = vyre_ctx_open(0, cache, &ctx, &e);
     cr_assert_eq(rc, 0, "vyre_ctx_open: %s: %s (%s)", vyre_err_name(rc), e.message, e.hint);
     cr_assert_not_null(ctx);
-    cr_log_info("device 0: %s, %s", vyre_ctx_device_name(ctx), vyre_ctx_arch(ctx));
+    cr_log_info("device 0: %s, %s", vyre_ctx_info_get(ctx)->device_name,
+                vyre_ctx_info_get(ctx)->arch);
     return ctx;
 }
 
@@ -282,7 +285,7 @@ Test(gpu_pipeline, saxpy_through_nvrtc_is_right_and_counted)
     vyre_pipeline *p = compile_desc(ctx, &d);
     const vyre_pipeline_info *info = vyre_pipeline_info_get(p);
     cr_assert_eq(info->origin, VYRE_PIPELINE_COMPILED, "origin %s", origin_name(info->origin));
-    cr_assert_str_eq(info->arch, vyre_ctx_arch(ctx));
+    cr_assert_str_eq(info->arch, vyre_ctx_info_get(ctx)->arch);
     cr_assert_eq(info->store_rc, 0, "store: %s", info->store_error.message);
     cr_assert_gt(info->cubin_size, 0);
     cr_assert_gt(info->compile_ns, 0);
@@ -314,7 +317,7 @@ Test(gpu_pipeline, saxpy_through_nvrtc_is_right_and_counted)
     const vyre_pipeline_info *qi = vyre_pipeline_info_get(q);
     cr_assert_eq(qi->origin, VYRE_PIPELINE_FROM_MODULE_CACHE, "origin %s", origin_name(qi->origin));
     cr_assert_eq(memcmp(&qi->key, &info->key, sizeof qi->key), 0);
-    cr_assert_eq(vyre_pipeline_cu_function(q), vyre_pipeline_cu_function(p));
+    cr_assert_eq(vyre_pipeline_info_get(q)->cu_function, vyre_pipeline_info_get(p)->cu_function);
     expect_saxpy(q);
     vyre_counters_snapshot(&c2);
     cr_assert_eq(delta(&c2, &c1, VYRE_CTR_MODULE_CACHE_HITS), 1);
@@ -549,7 +552,7 @@ Test(gpu_pipeline, a_corrupted_blob_is_recompiled_not_loaded)
 {
     need_gpu();
     vyre_ctx *ctx = open_ctx(NULL);
-    const char *root = vyre_cache_root(vyre_ctx_cache(ctx));
+    const char *root = vyre_cache_root(vyre_ctx_info_get(ctx)->cache);
     vyre_pipeline_desc d = cuda_desc(SAXPY_SRC, "saxpy", VYRE_PIPELINE_NO_MODULE_CACHE);
     vyre_pipeline *p = compile_desc(ctx, &d);
     cr_assert_eq(vyre_pipeline_info_get(p)->origin, VYRE_PIPELINE_COMPILED);
@@ -608,13 +611,18 @@ Test(gpu_pipeline, a_cubin_the_driver_refuses_is_recompiled_and_replaced)
     vyre_ctx *ctx = open_ctx(cache);
 
     /* A blob that passes every cache check but is no loadable cubin. */
-    vyre_compile_request req = {
-        VYRE_SOURCE_CUDA_C, SAXPY_SRC, strlen(SAXPY_SRC), vyre_ctx_arch(ctx), "saxpy", NULL, 0};
+    vyre_compile_request req = {VYRE_SOURCE_CUDA_C,
+                                SAXPY_SRC,
+                                strlen(SAXPY_SRC),
+                                vyre_ctx_info_get(ctx)->arch,
+                                "saxpy",
+                                NULL,
+                                0};
     vyre_blob_header h;
     memset(&h, 0, sizeof h);
     cr_assert_eq(vyre_compile_key(&req, &h.key, &e), 0, "%s", e.message);
     h.kind = VYRE_BLOB_CUBIN;
-    snprintf(h.arch, sizeof h.arch, "%s", vyre_ctx_arch(ctx));
+    snprintf(h.arch, sizeof h.arch, "%s", vyre_ctx_info_get(ctx)->arch);
     snprintf(h.toolchain, sizeof h.toolchain, "test-garbage");
     h.compile_ns = 5;
     unsigned char junk[256];
@@ -731,7 +739,7 @@ Test(gpu_pipeline, a_kernel_in_a_remote_store_is_a_runtime_hit)
     vyre_cache *cache = NULL;
     cr_assert_eq(vyre_cache_open(empty, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &cache, &e), 0, "%s",
                  e.message);
-    cr_assert_eq(vyre_cache_set_remotes(cache, spec, &e), 0, "%s", e.message);
+    cr_assert_eq(vyre__cache_set_remotes(cache, spec, &e), 0, "%s", e.message);
 
     vyre_ctx *ctx = open_ctx(cache);
     vyre_counters c0, c1;
@@ -743,7 +751,7 @@ Test(gpu_pipeline, a_kernel_in_a_remote_store_is_a_runtime_hit)
                  origin_name(vyre_pipeline_info_get(p)->origin));
     cr_assert_eq(delta(&c1, &c0, VYRE_CTR_COMPILES), 0);
     vyre_remote_stats st;
-    cr_assert_eq(vyre_cache_remote_get(cache, 0, NULL, &st), 0);
+    cr_assert_eq(vyre_cache_remote_get(cache, 0, 0, NULL, &st, NULL), 0);
     cr_assert_eq(st.hits, 1, "the remote store served it");
     cr_assert_eq(st.rejected + st.errors, 0);
     cr_assert_eq(store.requests, 1);
@@ -834,7 +842,8 @@ Test(gpu_pipeline, a_module_seeded_with_no_flags_is_one_blob_hit_by_each_of_its_
     cr_assert_eq(memcmp(&vyre_pipeline_info_get(p[0])->key, &vyre_pipeline_info_get(p[1])->key,
                         sizeof(vyre_key)),
                  0, "one module, one key");
-    cr_assert_neq(vyre_pipeline_cu_function(p[0]), vyre_pipeline_cu_function(p[1]));
+    cr_assert_neq(vyre_pipeline_info_get(p[0])->cu_function,
+                  vyre_pipeline_info_get(p[1])->cu_function);
     expect_saxpy(p[0]);
     vyre_cache_stats st;
     cr_assert_eq(vyre_cache_stats_get(cache, &st, &e), 0, "%s", e.message);
@@ -868,8 +877,8 @@ Test(gpu_pipeline, ptx_input_is_linked_by_nvjitlink)
     vyre_nvrtc_output o;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_nvrtc_compile(SAXPY_SRC, strlen(SAXPY_SRC), "saxpy.cu", vyre_ctx_arch(ctx),
-                                    NULL, 0, 0, &o, &e),
+    cr_assert_eq(vyre_nvrtc_compile(SAXPY_SRC, strlen(SAXPY_SRC), "saxpy.cu",
+                                    vyre_ctx_info_get(ctx)->arch, NULL, 0, 0, &o, &e),
                  0, "%s", e.message);
     cr_assert_eq(o.is_cubin, 0);
 
@@ -884,9 +893,9 @@ Test(gpu_pipeline, ptx_input_is_linked_by_nvjitlink)
     expect_saxpy(p);
 
     vyre_blob *blob = NULL;
-    cr_assert_eq(
-        vyre_cache_get(vyre_ctx_cache(ctx), &vyre_pipeline_info_get(p)->key, &blob, NULL, &e), 0,
-        "%s", e.message);
+    cr_assert_eq(vyre_cache_get(vyre_ctx_info_get(ctx)->cache, &vyre_pipeline_info_get(p)->key,
+                                &blob, NULL, &e),
+                 0, "%s", e.message);
     cr_assert_eq(blob->header.kind, VYRE_BLOB_CUBIN);
     cr_assert_eq(strncmp(blob->header.toolchain, "nvjitlink-", 10), 0, "toolchain '%s'",
                  blob->header.toolchain);
@@ -1029,7 +1038,7 @@ Test(gpu_pipeline, a_second_process_reads_the_launches_from_the_telemetry_page)
             for (int i = 0; code == 'k' && i < TEL_DISPATCHES; i++)
                 if (saxpy_run(p, msg, sizeof msg) != 0)
                     code = 'r';
-            vyre_telemetry_publish(vyre_telemetry_global());
+            vyre_telemetry_publish(vyre_telemetry_global(NULL));
             vyre_pipeline_free(p);
         }
         if (write(ready[1], &code, 1) != 1)
@@ -1053,7 +1062,7 @@ Test(gpu_pipeline, a_second_process_reads_the_launches_from_the_telemetry_page)
     snprintf(path, sizeof path, "%s/%d.vtel", dir, (int)pid);
     static vyre_telemetry_snapshot s;
     vyre_error e;
-    int rc = vyre_telemetry_read(path, &s, &e);
+    int rc = vyre__telemetry_read(path, &s, &e);
     cr_assert_eq(write(done[1], "q", 1), 1);
     int st = 0;
     waitpid(pid, &st, 0);

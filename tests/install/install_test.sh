@@ -248,6 +248,25 @@ if [ -x "$TMP/ex-pc/config_show" ]; then
     pass "config_show reads the opaque vyre_config through its getters"
 fi
 
+# ---- cache_stats: a cache read-only, its problems and remotes ---------------
+if [ -x "$TMP/ex-pc/cache_stats" ]; then
+    out=$(env -u VYRE_REMOTE_CACHE "$TMP/ex-pc/cache_stats" "$TMP/no-cache" 2>&1) ||
+        fail "cache_stats exited $?: $out"
+    grep -q "^cache $TMP/no-cache (not created yet)\$" <<<"$out" && grep -q '^0 entries, 0 B on disk' <<<"$out" ||
+        fail "cache_stats does not show an empty cache: $out"
+    [ ! -e "$TMP/no-cache" ] || fail "cache_stats created the cache it only reads"
+    mkdir -p "$TMP/stats-cache"
+    printf 'max_size = 2G\nno_such_key = 1\n' >"$TMP/stats-cache/vyre.conf"
+    out=$(VYRE_REMOTE_CACHE="http://127.0.0.1:9/x" "$TMP/ex-pc/cache_stats" "$TMP/stats-cache" 2>&1) ||
+        fail "cache_stats exited $?: $out"
+    grep -q '(limit 2.0 GiB)$' <<<"$out" || fail "cache_stats does not show the limit: $out"
+    grep -q "^configuration warning: .*no_such_key" <<<"$out" ||
+        fail "cache_stats does not show the unknown key: $out"
+    grep -q '^remote 1: http://127.0.0.1:9/x: 0 hits, 0 misses, 0 errors$' <<<"$out" ||
+        fail "cache_stats does not show the remote's totals: $out"
+    pass "cache_stats reads a cache read-only: size, limit, problems, remote totals"
+fi
+
 # ---- nvtx_telemetry, seen by the installed vyre-top ------------------------
 N=250
 if [ -x "$TMP/ex-pc/nvtx_telemetry" ]; then

@@ -37,10 +37,9 @@ int main(int argc, char **argv)
         return 2;
     }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    vyre_telemetry *t = NULL;
     vyre_error err;
-    vyre_error_clear(&err);
-    if (vyre_telemetry_open(&t, &err) != VYRE_OK || !t) {
+    vyre_telemetry *t = vyre_telemetry_global(&err); /* removed at exit */
+    if (!t) {
         fprintf(stderr, "telemetry_publisher: %s\n", err.message[0] ? err.message : "no page");
         return 1;
     }
@@ -69,6 +68,5 @@ int main(int argc, char **argv)
         }
         sleep_ms(10);
     }
-    vyre_telemetry_close(t);
     return 0;
 }

@@ -32,6 +32,7 @@
 #include <sqlite3.h>
 
 #include "cache/cache_internal.h"
+#include "cache/blob_internal.h"
 #include "cache/config_internal.h"
 #include "testutil.h"
 #include "vyre/cache.h"
@@ -654,7 +655,7 @@ Test(adversarial_cache, sparse_100_gb_blob_is_refused_by_size_without_reading)
     uint64_t size = 0;
     vyre_blob_reject rj = VYRE_REJECT_NONE;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_blob_check_file(p, &key, &h, &size, &rj, &e), VYRE_ECORRUPT);
+    cr_assert_eq(vyre__blob_check_file(p, &key, &h, &size, &rj, &e), VYRE_ECORRUPT);
     cr_assert_eq(rj, VYRE_REJECT_TRAILING, "rejected as %s", vyre_blob_reject_name(rj));
     cr_assert_eq(size, HUNDRED_GB);
     cr_assert_neq(strstr(e.message, "larger than any blob"), NULL, "message: %s", e.message);

@@ -192,7 +192,7 @@ static void expect_reject(const cache *c, vyre_key k, vyre_blob_reject want, con
     vyre_blob_reject why = VYRE_REJECT_NONE;
     vyre_error e;
     vyre_error_clear(&e);
-    int rc = vyre_blob_load(c->root, &k, &b, &why, &e);
+    int rc = vyre__blob_load(c->root, &k, &b, &why, &e);
     int code = want == VYRE_REJECT_VERSION ? VYRE_EVERSION : VYRE_ECORRUPT;
     cr_assert_eq(rc, code, "%s: rc %s, want %s (%s)", what, vyre_err_name(rc), vyre_err_name(code),
                  e.message);
@@ -313,7 +313,7 @@ Test(blob, payload_sum_matches_libxxhash)
         uint8_t got[16];
         XXH128_canonical_t want;
         XXH128_canonicalFromHash(&want, XXH3_128bits(p, n));
-        vyre_blob_payload_sum(p, n, got);
+        vyre__blob_payload_sum(p, n, got);
         cr_assert_eq(memcmp(got, want.digest, 16), 0, "length %zu", n);
     }
     static const size_t big[] = {65536, 65537, 1 << 20};
@@ -321,13 +321,13 @@ Test(blob, payload_sum_matches_libxxhash)
         uint8_t got[16];
         XXH128_canonical_t want;
         XXH128_canonicalFromHash(&want, XXH3_128bits(buf + 3, big[i]));
-        vyre_blob_payload_sum(buf + 3, big[i], got);
+        vyre__blob_payload_sum(buf + 3, big[i], got);
         cr_assert_eq(memcmp(got, want.digest, 16), 0, "length %zu", big[i]);
     }
     uint8_t z[16];
     XXH128_canonical_t want;
     XXH128_canonicalFromHash(&want, XXH3_128bits("", 0));
-    vyre_blob_payload_sum(NULL, 0, z);
+    vyre__blob_payload_sum(NULL, 0, z);
     cr_assert_eq(memcmp(z, want.digest, 16), 0);
     free(buf);
 }
@@ -584,7 +584,7 @@ Test(blob, load_rejects_a_bit_flip_in_every_header_byte)
         img[i] ^= (uint8_t)(1u << (i % 8));
         vyre_blob *b = NULL;
         vyre_blob_reject why = VYRE_REJECT_NONE;
-        int rc = vyre_blob_load(c.root, &k, &b, &why, NULL);
+        int rc = vyre__blob_load(c.root, &k, &b, &why, NULL);
         cr_assert(rc == VYRE_ECORRUPT || rc == VYRE_EVERSION, "byte %d: %s", i, vyre_err_name(rc));
         cr_assert_null(b);
         cr_assert_neq(why, VYRE_REJECT_NONE, "byte %d", i);
@@ -593,7 +593,7 @@ Test(blob, load_rejects_a_bit_flip_in_every_header_byte)
     /* the untouched image still loads */
     plant(&c, k, img, len);
     vyre_blob *b = NULL;
-    cr_assert_eq(vyre_blob_load(c.root, &k, &b, NULL, NULL), 0);
+    cr_assert_eq(vyre__blob_load(c.root, &k, &b, NULL, NULL), 0);
     vyre_blob_free(b);
     free(img);
     cache_fini(&c);
@@ -782,7 +782,7 @@ Test(blob, load_key_mismatch)
     free(data);
     expect_reject(&c, b, VYRE_REJECT_KEY_MISMATCH, "a blob copied to another key's name");
     vyre_blob *blob = NULL;
-    cr_assert_eq(vyre_blob_load(c.root, &a, &blob, NULL, NULL), 0, "the original is fine");
+    cr_assert_eq(vyre__blob_load(c.root, &a, &blob, NULL, NULL), 0, "the original is fine");
     vyre_blob_free(blob);
     cache_fini(&c);
 }
@@ -816,7 +816,7 @@ Test(blob, load_plain_miss)
     vyre_key k = key_of(18);
     vyre_blob *b = (vyre_blob *)0x1;
     vyre_blob_reject why = VYRE_REJECT_COUNT;
-    cr_assert_eq(vyre_blob_load(c.root, &k, &b, &why, NULL), VYRE_ENOENT);
+    cr_assert_eq(vyre__blob_load(c.root, &k, &b, &why, NULL), VYRE_ENOENT);
     cr_assert_null(b);
     cr_assert_eq(why, VYRE_REJECT_NONE);
     cr_assert_eq(count_entries(&c, "quarantine"), 0);
@@ -836,7 +836,7 @@ Test(blob, quarantine_failure_still_a_miss)
     vyre_blob *b = NULL;
     vyre_blob_reject why = VYRE_REJECT_NONE;
     vyre_error e;
-    cr_assert_eq(vyre_blob_load(c.root, &k, &b, &why, &e), VYRE_ECORRUPT);
+    cr_assert_eq(vyre__blob_load(c.root, &k, &b, &why, &e), VYRE_ECORRUPT);
     cr_assert_eq(why, VYRE_REJECT_BAD_MAGIC);
     cr_assert(strstr(e.message, "not quarantined"), "%s", e.message);
     cr_assert_eq(e.remedy, VYRE_REMEDY_CACHE_REPAIR, "the front ends name their repair command");
@@ -909,19 +909,19 @@ Test(blob, check_file_validates_without_moving)
         uint64_t fsz = 0;
         vyre_blob_reject why = VYRE_REJECT_COUNT;
         vyre_error e;
-        cr_assert_eq(vyre_blob_check_file(p, &k, &h, &fsz, &why, &e), 0, "%s", e.message);
+        cr_assert_eq(vyre__blob_check_file(p, &k, &h, &fsz, &why, &e), 0, "%s", e.message);
         cr_assert_eq(why, VYRE_REJECT_NONE);
         cr_assert_eq(fsz, len);
         cr_assert_eq(h.stored_size, sizes[i]);
-        cr_assert_eq(vyre_blob_check_file(p, NULL, NULL, NULL, NULL, NULL), 0);
+        cr_assert_eq(vyre__blob_check_file(p, NULL, NULL, NULL, NULL, NULL), 0);
         vyre_key other = key_of(23);
-        cr_assert_eq(vyre_blob_check_file(p, &other, &h, NULL, &why, &e), VYRE_ECORRUPT);
+        cr_assert_eq(vyre__blob_check_file(p, &other, &h, NULL, &why, &e), VYRE_ECORRUPT);
         cr_assert_eq(why, VYRE_REJECT_KEY_MISMATCH);
 
         img[len - 1] ^= 1;
         plant(&c, k, img, len);
         memset(&h, 0, sizeof h);
-        cr_assert_eq(vyre_blob_check_file(p, &k, &h, &fsz, &why, &e), VYRE_ECORRUPT);
+        cr_assert_eq(vyre__blob_check_file(p, &k, &h, &fsz, &why, &e), VYRE_ECORRUPT);
         cr_assert_eq(why, VYRE_REJECT_PAYLOAD_SUM);
         cr_assert_eq(h.stored_size, sizes[i], "the header is filled when it decodes");
         cr_assert(exists(p), "check_file moves nothing");
@@ -930,9 +930,9 @@ Test(blob, check_file_validates_without_moving)
     }
     char p[PATHSZ];
     sub(p, &c, "nope.vblob");
-    cr_assert_eq(vyre_blob_check_file(p, NULL, NULL, NULL, NULL, NULL), VYRE_ENOENT);
+    cr_assert_eq(vyre__blob_check_file(p, NULL, NULL, NULL, NULL, NULL), VYRE_ENOENT);
     vyre_blob_reject why;
-    cr_assert_eq(vyre_blob_check_file(c.root, NULL, NULL, NULL, &why, NULL), VYRE_ECORRUPT);
+    cr_assert_eq(vyre__blob_check_file(c.root, NULL, NULL, NULL, &why, NULL), VYRE_ECORRUPT);
     cr_assert_eq(why, VYRE_REJECT_NOT_REGULAR);
     cache_fini(&c);
 }
@@ -977,7 +977,7 @@ Test(blob, store_then_load_round_trip)
 
         vyre_blob *b = NULL;
         vyre_blob_reject why = VYRE_REJECT_COUNT;
-        cr_assert_eq(vyre_blob_load(c.root, &k, &b, &why, &e), 0, "%zu: %s", sizes[i], e.message);
+        cr_assert_eq(vyre__blob_load(c.root, &k, &b, &why, &e), 0, "%zu: %s", sizes[i], e.message);
         cr_assert_eq(why, VYRE_REJECT_NONE);
         cr_assert_not_null(b);
         cr_assert_eq(b->size, sizes[i]);
@@ -1034,7 +1034,7 @@ Test(blob, store_over_existing_key_is_atomic)
     h = header_for(k);
     cr_assert_eq(vyre__blob_store(c.root, &h, b, N, NULL, NULL), 0);
     vyre_blob *blob = NULL;
-    cr_assert_eq(vyre_blob_load(c.root, &k, &blob, NULL, NULL), 0);
+    cr_assert_eq(vyre__blob_load(c.root, &k, &blob, NULL, NULL), 0);
     cr_assert_eq(memcmp(blob->payload, b, N), 0, "the second store replaced the first");
     vyre_blob_free(blob);
 
@@ -1055,7 +1055,7 @@ Test(blob, store_over_existing_key_is_atomic)
         int st;
         pid_t done = waitpid(pid, &st, WNOHANG);
         vyre_blob_reject why = VYRE_REJECT_NONE;
-        int rc = vyre_blob_load(c.root, &k, &blob, &why, NULL);
+        int rc = vyre__blob_load(c.root, &k, &blob, &why, NULL);
         cr_assert_eq(rc, 0, "load during stores: %s (%s)", vyre_err_name(rc),
                      vyre_blob_reject_name(why));
         cr_assert_eq(blob->size, N);
@@ -1195,7 +1195,7 @@ Test(blob, store_on_full_disk)
     cr_assert_eq(WEXITSTATUS(st), 0, "child exit %d", WEXITSTATUS(st));
     cr_assert_eq(count_entries(&c, "tmp"), 0, "no temp file left");
     vyre_blob *b = NULL;
-    cr_assert_eq(vyre_blob_load(c.root, &k, &b, NULL, NULL), 0);
+    cr_assert_eq(vyre__blob_load(c.root, &k, &b, NULL, NULL), 0);
     cr_assert_eq(b->size, 1000);
     cr_assert_eq(memcmp(b->payload, old, 1000), 0, "the existing blob is unchanged");
     vyre_blob_free(b);

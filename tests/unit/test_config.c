@@ -330,7 +330,7 @@ Test(config, remote_storage_layers_and_masking)
     cr_assert_eq(vyre_cache_open(g_root, NULL, &h, &e), 0, "%s", e.message);
     cr_assert_eq(vyre_cache_remote_count(h), 2);
     vyre_remote_info ri;
-    cr_assert_eq(vyre_cache_remote_get(h, 1, &ri, NULL), 0);
+    cr_assert_eq(vyre_cache_remote_get(h, 1, 0, &ri, NULL, NULL), 0);
     cr_assert_eq(ri.scheme, VYRE_REMOTE_REDIS);
     cr_assert(ri.read_only);
     vyre_cache_close(h);

@@ -502,7 +502,7 @@ static void write_v1_blob(vyre_cache *c, uint8_t tag, vyre_key *key)
     h.key_version = 1;
     h.stored_size = h.raw_size = 3;
     h.created_unix_ns = 1;
-    vyre_blob_payload_sum("abc", 3, h.payload_xxh128);
+    vyre__blob_payload_sum("abc", 3, h.payload_xxh128);
     uint8_t buf[VYRE_BLOB_HEADER_SIZE + 3];
     cr_assert_eq(vyre_blob_header_encode(&h, buf, NULL), 0);
     memcpy(buf + VYRE_BLOB_HEADER_SIZE, "abc", 3);

@@ -107,7 +107,7 @@ Test(cupti_nogpu, nvtx_injection_path_is_preferred_when_it_names_cupti)
 {
     /* A CUPTI path that does not load is not fatal: the search goes on. */
     setenv("NVTX_INJECTION64_PATH", "/nonexistent/libcupti.so.13", 1);
-    cr_assert_eq(vyre_cupti_nvtx_routed(), 1);
+    cr_assert_eq(vyre__cupti_nvtx_routed(), 1);
     vyre_error e;
     vyre_error_clear(&e);
     int rc = vyre_cupti_load(&e);
@@ -178,11 +178,11 @@ Test(cupti_nogpu, nvtx_routing_is_read_from_the_injection_path)
     cr_assert_eq(vyre__cupti_is_cupti_path("libcupti.so"), 1);
     cr_assert_eq(vyre__cupti_is_cupti_path("/opt/nsys/libToolsInjection64.so"), 0);
     cr_assert_eq(vyre__cupti_is_cupti_path("/opt/libcupti/libnvtx-tool.so"), 0);
-    cr_assert_eq(vyre_cupti_nvtx_routed(), 0);
+    cr_assert_eq(vyre__cupti_nvtx_routed(), 0);
     setenv("NVTX_INJECTION64_PATH", "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13", 1);
-    cr_assert_eq(vyre_cupti_nvtx_routed(), 1);
+    cr_assert_eq(vyre__cupti_nvtx_routed(), 1);
     setenv("NVTX_INJECTION64_PATH", "/opt/nsys/libToolsInjection64.so", 1);
-    cr_assert_eq(vyre_cupti_nvtx_routed(), 0);
+    cr_assert_eq(vyre__cupti_nvtx_routed(), 0);
 }
 
 /* ---- normalisation ---------------------------------------------------------- */
@@ -449,7 +449,7 @@ Test(cupti_nogpu, unmatched_and_instant_markers)
     cr_assert_eq(p.n, (size_t)VYRE__MARKERS_OPEN_MAX - 1);
 }
 
-/* The public parser (vyre_cupti_parser, what libvyre-inject uses) hands
+/* The public parser (vyre__cupti_parser, what libvyre-inject uses) hands
  * out exactly what capture delivers: records, and ranges paired with their
  * payload; starts, payloads, unknown kinds and lone ends stay inside. */
 static CUpti_ActivityMarker2 raw_marker(uint32_t flags, uint32_t id, const char *name, uint64_t ts)
@@ -468,35 +468,35 @@ static CUpti_ActivityMarker2 raw_marker(uint32_t flags, uint32_t id, const char 
 
 Test(cupti_nogpu, public_parser_delivers_records_and_paired_ranges)
 {
-    vyre_cupti_parser *p = NULL;
+    vyre__cupti_parser *p = NULL;
     vyre_error e;
     vyre_error_clear(&e);
-    cr_assert_eq(vyre_cupti_parser_new(&p, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__cupti_parser_new(&p, &e), VYRE_OK, "%s", e.message);
     cr_assert_not_null(p);
     vyre_activity a;
     uint64_t unpaired = 0;
 
     CUpti_ActivityKernel10 k = kernel_record("saxpy");
-    cr_assert_eq(vyre_cupti_parser_feed(p, &k, &a, &unpaired), 1);
+    cr_assert_eq(vyre__cupti_parser_feed(p, &k, &a, &unpaired), 1);
     cr_assert_eq(a.kind, VYRE_ACTIVITY_KERNEL);
     cr_assert_str_eq(a.name, "saxpy");
 
     CUpti_Activity other;
     memset(&other, 0, sizeof other);
     other.kind = CUPTI_ACTIVITY_KIND_DRIVER;
-    cr_assert_eq(vyre_cupti_parser_feed(p, &other, &a, &unpaired), 0, "unknown kinds stay inside");
+    cr_assert_eq(vyre__cupti_parser_feed(p, &other, &a, &unpaired), 0, "unknown kinds stay inside");
 
     CUpti_ActivityMarker2 start = raw_marker(VYRE_MARKER_START, 7, "vyre.bench.point", 100);
-    cr_assert_eq(vyre_cupti_parser_feed(p, &start, &a, &unpaired), 0, "a start is kept open");
+    cr_assert_eq(vyre__cupti_parser_feed(p, &start, &a, &unpaired), 0, "a start is kept open");
     CUpti_ActivityMarkerData2 d;
     memset(&d, 0, sizeof d);
     d.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
     d.id = 7;
     d.payloadKind = CUPTI_METRIC_VALUE_KIND_UINT64;
     d.payload.metricValueUint64 = 42;
-    cr_assert_eq(vyre_cupti_parser_feed(p, &d, &a, &unpaired), 0, "the payload waits for the end");
+    cr_assert_eq(vyre__cupti_parser_feed(p, &d, &a, &unpaired), 0, "the payload waits for the end");
     CUpti_ActivityMarker2 end = raw_marker(VYRE_MARKER_END, 7, NULL, 250);
-    cr_assert_eq(vyre_cupti_parser_feed(p, &end, &a, &unpaired), 1);
+    cr_assert_eq(vyre__cupti_parser_feed(p, &end, &a, &unpaired), 1);
     cr_assert_eq(a.kind, VYRE_ACTIVITY_RANGE);
     cr_assert_str_eq(a.name, "vyre.bench.point");
     cr_assert_eq(a.start_ns, 100u);
@@ -506,12 +506,12 @@ Test(cupti_nogpu, public_parser_delivers_records_and_paired_ranges)
     cr_assert_eq(unpaired, 0u);
 
     CUpti_ActivityMarker2 lone = raw_marker(VYRE_MARKER_END, 8, NULL, 300);
-    cr_assert_eq(vyre_cupti_parser_feed(p, &lone, &a, &unpaired), 0);
+    cr_assert_eq(vyre__cupti_parser_feed(p, &lone, &a, &unpaired), 0);
     cr_assert_eq(unpaired, 1u);
-    cr_assert_eq(vyre_cupti_parser_feed(p, &lone, &a, NULL), 0, "unpaired may be NULL");
-    cr_assert_eq(vyre_cupti_parser_feed(NULL, &k, &a, NULL), 0);
-    vyre_cupti_parser_free(p);
-    vyre_cupti_parser_free(NULL);
+    cr_assert_eq(vyre__cupti_parser_feed(p, &lone, &a, NULL), 0, "unpaired may be NULL");
+    cr_assert_eq(vyre__cupti_parser_feed(NULL, &k, &a, NULL), 0);
+    vyre__cupti_parser_free(p);
+    vyre__cupti_parser_free(NULL);
 }
 
 /* ---- names and sinks ---------------------------------------------------------- */

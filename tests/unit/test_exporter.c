@@ -24,6 +24,7 @@
 #include "server.h"
 #include "exporter.h"
 #include "testutil.h"
+#include "trace/telemetry_internal.h"
 #include "trace/counters_internal.h"
 #include "util.h"
 #include "trace/telemetry_internal.h"
@@ -279,7 +280,7 @@ static unsigned char *good_image(int32_t pid, uint64_t start_time)
 {
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     vyre_telemetry_kernel_record k = {.name = "gemm", .grid = {8, 1, 1}, .block = {256, 1, 1}};
     cr_assert_eq(vyre_telemetry_add_kernel(t, &k), VYRE_OK);
     cr_assert_eq(vyre_telemetry_publish(t), VYRE_OK);
@@ -289,7 +290,7 @@ static unsigned char *good_image(int32_t pid, uint64_t start_time)
     unsigned char *img = (unsigned char *)tu_read_file(path, &len);
     cr_assert_not_null(img);
     cr_assert_eq(len, sizeof(vyre__tel_page));
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     ((vyre__tel_header *)(void *)img)->pid = pid;
     if (start_time)
         ((vyre__tel_header *)(void *)img)->start_time = start_time;
@@ -300,7 +301,7 @@ Test(exporter_scrape, live_page_exported_with_escaped_labels)
 {
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     vyre_counter_add(VYRE_CTR_LAUNCHES, 5);
     vyre_counter_add(VYRE_CTR_GRAPH_LAUNCHES, 2);
     vyre_counter_add(VYRE_CTR_COMPILE_NS_SAVED, 1500000000);
@@ -315,7 +316,7 @@ Test(exporter_scrape, live_page_exported_with_escaped_labels)
     exp_opts o = {.telemetry_dir = g_tel, .no_gpu = 1, .no_cache = 1, .kernels_top_n = 1};
     size_t len;
     char *doc = scrape(&o, &len);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     cr_assert_gt(check_document(doc), 10);
     char want[256];
     snprintf(want, sizeof want, "vyre_process_graph_launches_total{pid=\"%d\",", (int)getpid());
@@ -336,12 +337,12 @@ Test(exporter_scrape, live_page_exported_with_escaped_labels)
         strstr(doc, "vyre_exporter_scrape_errors_total{collector=\"telemetry\"} 0\n"));
     free(doc);
     o.kernels_top_n = 5;
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     vyre_telemetry_kernel_record k = {.name = names[0], .duration_ns = 1000};
     cr_assert_eq(vyre_telemetry_add_kernel(t, &k), VYRE_OK);
     cr_assert_eq(vyre_telemetry_publish(t), VYRE_OK);
     doc = scrape(&o, &len);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     cr_assert_not_null(strstr(doc, "kernel=\"k\\\"quoted\\\\\"} 1\n"), "%s", doc);
     free(doc);
 }
@@ -558,13 +559,13 @@ Test(exporter_scrape, without_nvml_serves_the_rest)
     setenv("VYRE_NVML_LIBRARY", missing, 1);
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     vyre_counter_add(VYRE_CTR_SYNCS, 3);
     cr_assert_eq(vyre_telemetry_publish(t), VYRE_OK);
     exp_opts o = {.telemetry_dir = g_tel, .no_cache = 1, .kernels_top_n = 20};
     size_t len;
     char *doc = scrape(&o, &len);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     unsetenv("VYRE_NVML_LIBRARY");
     check_document(doc);
     cr_assert_not_null(strstr(doc, "vyre_gpu_monitor_up 0\n"), "%s", doc);

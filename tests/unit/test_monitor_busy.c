@@ -18,6 +18,7 @@
 
 #include "exporter.h"
 #include "lockholder.h"
+#include "trace/telemetry_internal.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -70,7 +71,7 @@ Test(monitor_busy, exporter_scrape_answers_while_the_index_is_locked)
     setenv("FAKENVML_GPUS", "1", 1);
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     vyre_counter_add(VYRE_CTR_LAUNCHES, 3);
     cr_assert_eq(vyre_telemetry_publish(t), VYRE_OK);
 
@@ -113,5 +114,5 @@ Test(monitor_busy, exporter_scrape_answers_while_the_index_is_locked)
     want_dir_sample(doc, "vyre_cache_entries", 0);
     free(doc);
     exporter_free(x);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
 }

@@ -75,12 +75,12 @@ static vyre__tel_page *fresh_page(void)
     cr_assert_eq(setenv("VYRE_TELEMETRY_DIR", g_scratch, 1), 0);
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%d.vtel", g_scratch, (int)getpid());
     size_t len = 0;
     vyre__tel_page *pg = (vyre__tel_page *)(void *)tu_read_file(path, &len);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     cr_assert_not_null(pg);
     cr_assert_eq(len, sizeof *pg);
     return pg;

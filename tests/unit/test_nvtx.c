@@ -109,11 +109,11 @@ static void make_valid(char *buf, size_t len)
 Test(nvtx, catalog_entries_are_valid_and_unique)
 {
     size_t count = 0;
-    const vyre_range_def *cat = vyre_nvtx_catalog(&count);
+    const vyre_range_def *cat = vyre__nvtx_catalog(&count);
     cr_assert_not_null(cat);
     cr_assert_eq(count, VYRE_RANGE_COUNT);
     cr_assert_geq(count, 13);
-    cr_assert_eq(vyre_nvtx_catalog(NULL), cat);
+    cr_assert_eq(vyre__nvtx_catalog(NULL), cat);
     for (size_t i = 0; i < count; i++) {
         const vyre_range_def *d = &cat[i];
         cr_assert_eq((size_t)d->id, i, "entry %zu has id %d", i, (int)d->id);
@@ -141,7 +141,7 @@ Test(nvtx, catalog_has_the_design_ranges)
         "vyre.cuda.host_dispatch",     "vyre.cuda.resident_dispatch",
     };
     size_t count = 0;
-    const vyre_range_def *cat = vyre_nvtx_catalog(&count);
+    const vyre_range_def *cat = vyre__nvtx_catalog(&count);
     for (size_t r = 0; r < sizeof required / sizeof required[0]; r++) {
         int found = 0;
         for (size_t i = 0; i < count; i++)

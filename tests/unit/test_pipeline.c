@@ -186,7 +186,7 @@ Test(pipeline, arguments_are_checked_without_a_gpu)
     cr_assert_eq(vyre_graph_launch(NULL, NULL, &e), VYRE_EINVAL);
     cr_assert_eq(vyre_ctx_synchronize(NULL, NULL, &e), VYRE_EINVAL);
     cr_assert_eq(vyre_ctx_make_current(NULL, &e), VYRE_EINVAL);
-    cr_assert_str_eq(vyre_ctx_arch(NULL), "");
+    cr_assert_null(vyre_ctx_info_get(NULL));
     cr_assert_null(vyre_pipeline_info_get(NULL));
     cr_assert_eq(vyre_graph_kernels(NULL), 0);
     cr_assert_eq(vyre_buffer_size(NULL), 0);
@@ -218,12 +218,12 @@ Test(pipeline, ctx_open_names_the_device_and_close_releases_it)
 {
     vyre_cache *cache = open_cache();
     vyre_ctx *ctx = open_ctx(cache);
-    cr_assert_str_eq(vyre_ctx_arch(ctx), "sm_90");
-    cr_assert_str_eq(vyre_ctx_device_name(ctx), "NVIDIA Fake H100 80GB HBM3");
+    cr_assert_str_eq(vyre_ctx_info_get(ctx)->arch, "sm_90");
+    cr_assert_str_eq(vyre_ctx_info_get(ctx)->device_name, "NVIDIA Fake H100 80GB HBM3");
     cr_assert_eq(vyre_ctx_device(ctx), 0);
-    cr_assert_eq(vyre_ctx_cache(ctx), cache);
+    cr_assert_eq(vyre_ctx_info_get(ctx)->cache, cache);
     cr_assert_not_null(vyre_ctx_cu_context(ctx));
-    cr_assert_not_null(vyre_ctx_cu_stream(ctx));
+    cr_assert_not_null(vyre_ctx_info_get(ctx)->cu_stream);
     cr_assert_eq(fake("ctx_refs"), 1);
     cr_assert_eq(fake("streams"), 1);
     vyre_error e;
@@ -322,7 +322,7 @@ Test(pipeline, a_miss_then_a_disk_hit_then_a_module_cache_hit)
     cr_assert_eq(i2->cubin_size, 0);
     cr_assert_eq(i2->compile_ns, 0);
     cr_assert_eq(memcmp(&i2->key, &key, sizeof key), 0);
-    cr_assert_eq(vyre_pipeline_cu_function(p2), vyre_pipeline_cu_function(p1));
+    cr_assert_eq(vyre_pipeline_info_get(p2)->cu_function, vyre_pipeline_info_get(p1)->cu_function);
     cr_assert_eq(vyre_pipeline_cu_module(p2), vyre_pipeline_cu_module(p1));
     cr_assert_eq(delta(&c1, &c0, VYRE_CTR_MODULE_CACHE_HITS), 1);
     cr_assert_eq(delta(&c1, &c0, VYRE_CTR_CACHE_HITS) + delta(&c1, &c0, VYRE_CTR_CACHE_MISSES), 0);
@@ -357,7 +357,7 @@ Test(pipeline, a_miss_then_a_disk_hit_then_a_module_cache_hit)
     vyre_pipeline *p5 = compile(ctx, "fill_u32", 0);
     cr_assert_eq(memcmp(&vyre_pipeline_info_get(p5)->key, &key, sizeof key), 0);
     cr_assert_eq(vyre_pipeline_info_get(p5)->origin, VYRE_PIPELINE_FROM_DISK_CACHE);
-    cr_assert_neq(vyre_pipeline_cu_function(p5), vyre_pipeline_cu_function(p4));
+    cr_assert_neq(vyre_pipeline_info_get(p5)->cu_function, vyre_pipeline_info_get(p4)->cu_function);
     vyre_pipeline_free(p5);
     vyre_pipeline_free(p4);
     vyre_ctx_close(ctx);

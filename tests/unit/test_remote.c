@@ -42,6 +42,7 @@
 #include <xxhash.h>
 
 #include "cache/blob_internal.h"
+#include "cache/cache_internal.h"
 #include "cache/remote/remote_internal.h"
 #include "cache/remote/resp.h"
 #include "fakeredis.h"
@@ -112,7 +113,7 @@ static uint8_t *blob_bytes(uint64_t id, size_t n, size_t *len)
     uint8_t *buf = malloc(VYRE_BLOB_HEADER_SIZE + n);
     cr_assert_not_null(buf);
     payload_of(buf + VYRE_BLOB_HEADER_SIZE, n, id);
-    vyre_blob_payload_sum(buf + VYRE_BLOB_HEADER_SIZE, n, h.payload_xxh128);
+    vyre__blob_payload_sum(buf + VYRE_BLOB_HEADER_SIZE, n, h.payload_xxh128);
     cr_assert_eq(vyre_blob_header_encode(&h, buf, NULL), VYRE_OK);
     *len = VYRE_BLOB_HEADER_SIZE + n;
     return buf;
@@ -127,7 +128,7 @@ static vyre_cache *open_cache(const char *name, const char *spec)
     cr_assert_eq(vyre_cache_open(root, TU_OPEN_FLAGS(VYRE_CACHE_NO_REMOTE), &c, &e), VYRE_OK, "%s",
                  e.message);
     if (spec)
-        cr_assert_eq(vyre_cache_set_remotes(c, spec, &e), VYRE_OK, "%s", e.message);
+        cr_assert_eq(vyre__cache_set_remotes(c, spec, &e), VYRE_OK, "%s", e.message);
     return c;
 }
 
@@ -171,7 +172,7 @@ static int local_has(const char *name, uint64_t id)
     vyre_key k;
     key_of(&k, id);
     vyre_blob *b = NULL;
-    int rc = vyre_blob_load(root, &k, &b, NULL, NULL);
+    int rc = vyre__blob_load(root, &k, &b, NULL, NULL);
     vyre_blob_free(b);
     return rc == VYRE_OK;
 }
@@ -179,7 +180,7 @@ static int local_has(const char *name, uint64_t id)
 static vyre_remote_stats stats_of(vyre_cache *c, size_t i)
 {
     vyre_remote_stats st;
-    cr_assert_eq(vyre_cache_remote_get(c, i, NULL, &st), VYRE_OK);
+    cr_assert_eq(vyre_cache_remote_get(c, i, 0, NULL, &st, NULL), VYRE_OK);
     return st;
 }
 
@@ -739,13 +740,15 @@ Test(remote, long_urls_keep_their_own_counters, .init = setup, .fini = teardown)
     c = open_cache("c", url_b);
     vyre_remote_stats t;
     vyre_error e;
-    cr_assert_eq(vyre_cache_remote_totals(c, 0, &t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_remote_get(c, 0, VYRE_CACHE_REMOTE_TOTALS, NULL, &t, &e), VYRE_OK, "%s",
+                 e.message);
     cr_assert_eq(t.put_errors, 0, "remote b has counted nothing, it got a's %" PRIu64,
                  t.put_errors);
     vyre_cache_close(c);
 
     c = open_cache("c", url_a);
-    cr_assert_eq(vyre_cache_remote_totals(c, 0, &t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_remote_get(c, 0, VYRE_CACHE_REMOTE_TOTALS, NULL, &t, &e), VYRE_OK, "%s",
+                 e.message);
     cr_assert_eq(t.put_errors, 1, "remote a keeps its own");
     vyre_cache_close(c);
 }
@@ -820,16 +823,17 @@ static void two_machines(const char *spec)
     /* The counters outlive the handles: recorded in each cache's index. */
     b = open_cache("b", spec);
     vyre_remote_stats t;
-    cr_assert_eq(vyre_cache_remote_totals(b, 0, &t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre_cache_remote_get(b, 0, VYRE_CACHE_REMOTE_TOTALS, NULL, &t, &e), VYRE_OK, "%s",
+                 e.message);
     cr_assert_eq(t.hits, 2);
     cr_assert_eq(t.misses, 1);
     cr_assert_eq(t.bytes_read, 2 * VYRE_BLOB_HEADER_SIZE + 3010);
     cr_assert_eq(get_id(b, 3, 10), VYRE_ENOENT);
-    cr_assert_eq(vyre_cache_remote_totals(b, 0, &t, &e), VYRE_OK);
+    cr_assert_eq(vyre_cache_remote_get(b, 0, VYRE_CACHE_REMOTE_TOTALS, NULL, &t, &e), VYRE_OK);
     cr_assert_eq(t.misses, 2, "this handle's unrecorded miss counts too");
     vyre_cache_close(b);
     a = open_cache("a", spec);
-    cr_assert_eq(vyre_cache_remote_totals(a, 0, &t, &e), VYRE_OK);
+    cr_assert_eq(vyre_cache_remote_get(a, 0, VYRE_CACHE_REMOTE_TOTALS, NULL, &t, &e), VYRE_OK);
     cr_assert_eq(t.puts, 2);
     cr_assert_eq(t.hits, 0);
     vyre_cache_close(a);

@@ -112,7 +112,7 @@ Test(telemetry, page_is_0600_in_a_0700_directory_and_holds_our_identity, .init =
 
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     cr_assert_not_null(t);
     page_path(path, sizeof path, sub, (long)getpid(), "");
 
@@ -129,7 +129,7 @@ Test(telemetry, page_is_0600_in_a_0700_directory_and_holds_our_identity, .init =
     page_path(path, sizeof path, sub, (long)getpid(), "");
 
     static vyre_telemetry_snapshot s;
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_OK, "%s", e.message);
     own_exe(exe, sizeof exe);
     uint64_t start;
     cr_assert_eq(vyre__telemetry_start_time(0, &start), VYRE_OK);
@@ -147,25 +147,25 @@ Test(telemetry, page_is_0600_in_a_0700_directory_and_holds_our_identity, .init =
 
     /* One page per process. */
     vyre_telemetry *t2 = NULL;
-    cr_assert_eq(vyre_telemetry_open(&t2, &e), VYRE_EEXIST);
+    cr_assert_eq(vyre__telemetry_open(&t2, &e), VYRE_EEXIST);
     cr_assert_null(t2);
     cr_assert_str_neq(e.hint, "");
 
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     cr_assert_neq(access(path, F_OK), 0, "close unlinks the page");
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_ENOENT);
-    vyre_telemetry_close(NULL);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_ENOENT);
+    vyre__telemetry_close(NULL);
 
     /* After close a new page may be opened. */
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
-    vyre_telemetry_close(t);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    vyre__telemetry_close(t);
 }
 
 Test(telemetry, publish_and_kernels_round_trip, .init = setup_dir, .fini = teardown_dir)
 {
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     vyre_counter_add(VYRE_CTR_H2D_BYTES, 4096);
     vyre_range_record(VYRE_RANGE_CACHE_LOOKUP, 1500);
     cr_assert_eq(vyre_telemetry_publish(t), VYRE_OK);
@@ -192,7 +192,7 @@ Test(telemetry, publish_and_kernels_round_trip, .init = setup_dir, .fini = teard
     static vyre_telemetry_snapshot s;
     vyre_counters c;
     vyre_counters_snapshot(&c);
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(s.publish_count, 1);
     cr_assert_gt(s.publish_ns, 0);
     cr_assert_leq(s.publish_ns, now_ns());
@@ -215,7 +215,7 @@ Test(telemetry, publish_and_kernels_round_trip, .init = setup_dir, .fini = teard
     cr_assert_eq(strlen(s.kernels[1].name), VYRE_TELEMETRY_KERNEL_NAME_MAX - 1, "truncated");
     cr_assert_eq(s.kernels[2].serial, 3);
     cr_assert_str_eq(s.kernels[2].name, "");
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
 }
 
 /* ---- writer and reader in separate processes ------------------------- */
@@ -234,7 +234,7 @@ Test(telemetry, another_process_sees_monotonic_counters_and_its_identity, .init 
         close(ready[0]);
         close(go[1]);
         vyre_telemetry *t = NULL;
-        if (vyre_telemetry_open(&t, NULL) != VYRE_OK || !t)
+        if (vyre__telemetry_open(&t, NULL) != VYRE_OK || !t)
             _exit(10);
         vyre_counters c;
         vyre_counters_snapshot(&c);
@@ -264,7 +264,7 @@ Test(telemetry, another_process_sees_monotonic_counters_and_its_identity, .init 
         char b;
         if (read(go[0], &b, 1) != 1) /* until the parent has read the end */
             _exit(16);
-        vyre_telemetry_close(t);
+        vyre__telemetry_close(t);
         _exit(0);
     }
     close(ready[1]);
@@ -286,7 +286,7 @@ Test(telemetry, another_process_sees_monotonic_counters_and_its_identity, .init 
             cr_assert_eq(read(ready[0], &d, 1), 1);
             done = 1; /* one last read below sees the final publish */
         }
-        int rc = vyre_telemetry_read(path, &s, &e);
+        int rc = vyre__telemetry_read(path, &s, &e);
         if (rc == VYRE_EBUSY)
             continue;
         cr_assert_eq(rc, VYRE_OK, "%s", e.message);
@@ -320,7 +320,7 @@ Test(telemetry, another_process_sees_monotonic_counters_and_its_identity, .init 
     cr_assert_gt(changes, 10, "the reader ran while the writer published (%d changes)", changes);
     cr_assert_eq(write(go[1], "g", 1), 1);
     cr_assert_eq(wait_child(pid), 0);
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_ENOENT, "the child's close unlinked it");
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_ENOENT, "the child's close unlinked it");
 }
 
 /* ---- torn reads ------------------------------------------------------ */
@@ -367,7 +367,7 @@ static void kernel_name(char *out, uint64_t k)
 static void torn_writer(int stop_fd)
 {
     vyre_telemetry *t = NULL;
-    if (vyre_telemetry_open(&t, NULL) != VYRE_OK || !t)
+    if (vyre__telemetry_open(&t, NULL) != VYRE_OK || !t)
         _exit(10);
     static vyre_counters c;
     unsigned seed = 12345;
@@ -406,7 +406,7 @@ static void torn_writer(int stop_fd)
                 break;
         }
     }
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     _exit(0);
 }
 
@@ -432,7 +432,7 @@ Test(telemetry, torn_read_stress_every_snapshot_is_consistent, .init = setup_dir
     vyre_error e = {0};
     /* Wait for the page and its first publish. */
     for (int i = 0; i < 10000; i++) {
-        if (vyre_telemetry_read(path, &s, NULL) == VYRE_OK && s.publish_count > 0)
+        if (vyre__telemetry_read(path, &s, NULL) == VYRE_OK && s.publish_count > 0)
             break;
         usleep(1000);
     }
@@ -448,7 +448,7 @@ Test(telemetry, torn_read_stress_every_snapshot_is_consistent, .init = setup_dir
         clock_gettime(CLOCK_MONOTONIC, &t1);
         if (reads >= TORN_MIN_READS && t1.tv_sec - t0.tv_sec >= TORN_SECONDS)
             break;
-        int rc = vyre_telemetry_read(path, &s, &e);
+        int rc = vyre__telemetry_read(path, &s, &e);
         if (rc == VYRE_EBUSY) {
             busy++;
             continue;
@@ -497,7 +497,7 @@ static unsigned char *good_page(void)
 {
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     for (int i = 0; i < 3; i++) {
         vyre_telemetry_kernel_record k = {
             .name = "reduce", .grid = {1, 1, 1}, .block = {128, 1, 1}};
@@ -510,7 +510,7 @@ static unsigned char *good_page(void)
     unsigned char *img = (unsigned char *)tu_read_file(path, &len);
     cr_assert_not_null(img);
     cr_assert_eq(len, PAGE_SIZE_CUR);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     return img;
 }
 
@@ -536,7 +536,7 @@ static int read_image(const unsigned char *img, size_t len, vyre_telemetry_snaps
     char path[PATH_MAX];
     hostile_path(path, sizeof path);
     write_mode(path, img, len, 0600);
-    return vyre_telemetry_read(path, s, e);
+    return vyre__telemetry_read(path, s, e);
 }
 
 static void expect(const unsigned char *img, size_t len, int code, const char *what,
@@ -665,38 +665,39 @@ Test(telemetry, hostile_files_symlink_directory_fifo_mode_owner, .init = hostile
     static vyre_telemetry_snapshot s;
     vyre_error e = {0};
 
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_ENOENT);
-    cr_assert_eq(vyre_telemetry_read(target, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_ENOENT);
+    cr_assert_eq(vyre__telemetry_read(target, &s, &e), VYRE_OK, "%s", e.message);
 
     cr_assert_eq(symlink(target, path), 0);
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "is a symlink"), "%s", e.message);
     cr_assert_eq(unlink(path), 0);
 
     cr_assert_eq(mkdir(path, 0700), 0);
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "not a regular file"), "%s", e.message);
     cr_assert_eq(rmdir(path), 0);
 
     cr_assert_eq(mkfifo(path, 0600), 0);
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_EUNSAFE, "a FIFO neither hangs nor reads");
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_EUNSAFE,
+                 "a FIFO neither hangs nor reads");
     cr_assert_eq(unlink(path), 0);
 
     write_mode(path, good, PAGE_SIZE_CUR, 0666);
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "writable by group or others (mode 0666)"), "%s",
                        e.message);
     cr_assert_eq(chmod(path, 0620), 0);
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_EUNSAFE);
     cr_assert_eq(chmod(path, 0600), 0);
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_OK, "%s", e.message);
 
     if (geteuid() != 0) {
         free(good);
         cr_skip_test("needs root to chown a page to another user");
     }
     cr_assert_eq(chown(path, 12345, 12345), 0);
-    cr_assert_eq(vyre_telemetry_read(path, &s, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__telemetry_read(path, &s, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "belongs to uid 12345"), "%s", e.message);
     cr_assert_str_neq(e.hint, "");
     free(good);
@@ -766,7 +767,7 @@ Test(telemetry, list_enumerates_pid_pages_only, .init = setup_dir, .fini = teard
     vyre_telemetry_entry *v = NULL;
     size_t n = 99;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_list(g_dir, &v, &n, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_list(g_dir, &v, &n, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(n, 3);
     cr_assert_eq(v[0].pid, 45);
     cr_assert_eq(v[1].pid, 123);
@@ -777,18 +778,18 @@ Test(telemetry, list_enumerates_pid_pages_only, .init = setup_dir, .fini = teard
     vyre_free(NULL);
 
     /* NULL: $VYRE_TELEMETRY_DIR. */
-    cr_assert_eq(vyre_telemetry_list(NULL, &v, &n, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_list(NULL, &v, &n, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(n, 3);
     vyre_free(v);
 
     /* No directory yet: nobody published; an empty list. */
     join(path, sizeof path, g_dir, "none");
-    cr_assert_eq(vyre_telemetry_list(path, &v, &n, &e), VYRE_OK);
+    cr_assert_eq(vyre__telemetry_list(path, &v, &n, &e), VYRE_OK);
     cr_assert_eq(n, 0);
     cr_assert_null(v);
 
     cr_assert_eq(chmod(g_dir, 0777), 0);
-    cr_assert_eq(vyre_telemetry_list(g_dir, &v, &n, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__telemetry_list(g_dir, &v, &n, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "writable by group or others"), "%s", e.message);
     cr_assert_eq(chmod(g_dir, 0700), 0);
 }
@@ -801,7 +802,7 @@ Test(telemetry, reap_removes_dead_and_reused_pids_and_keeps_live_ones, .init = s
     cr_assert_geq(dead, 0);
     if (dead == 0) {
         vyre_telemetry *t = NULL;
-        if (vyre_telemetry_open(&t, NULL) != VYRE_OK || !t)
+        if (vyre__telemetry_open(&t, NULL) != VYRE_OK || !t)
             _exit(10);
         _exit(0); /* no close, no destructors: the page stays behind */
     }
@@ -813,7 +814,7 @@ Test(telemetry, reap_removes_dead_and_reused_pids_and_keeps_live_ones, .init = s
     /* Our own page, live. */
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     char own[PATH_MAX];
     page_path(own, sizeof own, g_dir, (long)getpid(), "");
     size_t len;
@@ -874,7 +875,7 @@ Test(telemetry, reap_removes_dead_and_reused_pids_and_keeps_live_ones, .init = s
         cr_assert_eq(access(dead_page, F_OK), 0);
     }
     free(img);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
 }
 
 /* Our own PID namespace, as the writer records it. */
@@ -900,7 +901,7 @@ Test(telemetry, a_page_of_another_pid_namespace_is_foreign_and_never_reaped, .in
     own_ns(&ns_dev, &ns_ino);
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     char own[PATH_MAX];
     page_path(own, sizeof own, g_dir, (long)getpid(), "");
     size_t len;
@@ -911,7 +912,7 @@ Test(telemetry, a_page_of_another_pid_namespace_is_foreign_and_never_reaped, .in
     cr_assert_eq(hdr(img)->pid_ns_ino, ns_ino);
 
     static vyre_telemetry_snapshot s;
-    cr_assert_eq(vyre_telemetry_read(own, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(own, &s, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(s.pid_ns_ino, ns_ino);
     cr_assert_eq(vyre_telemetry_foreign(&s), 0, "our own page is not foreign");
 
@@ -946,12 +947,12 @@ Test(telemetry, a_page_of_another_pid_namespace_is_foreign_and_never_reaped, .in
     cr_assert_eq(access(dead_tmp, F_OK), 0, "the foreign tmp was unlinked");
     cr_assert_eq(removed, 0);
 
-    cr_assert_eq(vyre_telemetry_read(one, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(one, &s, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(s.pid, 1);
     cr_assert_eq(s.pid_ns_ino, ns_ino + 1);
     cr_assert_eq(vyre_telemetry_foreign(&s), 1);
     cr_assert_eq(vyre_telemetry_stale(&s), 0, "a foreign page is never stale");
-    cr_assert_eq(vyre_telemetry_read(dead_page, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(dead_page, &s, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(vyre_telemetry_foreign(&s), 1);
     cr_assert_eq(vyre_telemetry_stale(&s), 0);
     /* Same inode on another nsfs device: still another namespace. */
@@ -966,7 +967,7 @@ Test(telemetry, a_page_of_another_pid_namespace_is_foreign_and_never_reaped, .in
     hdr(img)->version = 2;
     hdr(img)->pid = 1;
     write_mode(one, img, len, 0600);
-    cr_assert_eq(vyre_telemetry_read(one, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(one, &s, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(s.layout_version, 2);
     cr_assert_eq(s.pid_ns_ino, 0);
     cr_assert_eq(s.pid_ns_dev, 0);
@@ -978,7 +979,7 @@ Test(telemetry, a_page_of_another_pid_namespace_is_foreign_and_never_reaped, .in
     cr_assert_eq(access(dead_page, F_OK), 0);
 
     free(img);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
 }
 
 /* The writer never replaces a page of another namespace that holds our
@@ -990,16 +991,16 @@ Test(telemetry, a_foreign_page_under_our_pid_is_not_replaced, .init = setup_dir,
     own_ns(&ns_dev, &ns_ino);
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     char own[PATH_MAX];
     page_path(own, sizeof own, g_dir, (long)getpid(), "");
     size_t len;
     unsigned char *img = (unsigned char *)tu_read_file(own, &len);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
 
     hdr(img)->pid_ns_ino = ns_ino + 1;
     write_mode(own, img, len, 0600);
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EEXIST, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_EEXIST, "%s", e.message);
     cr_assert_null(t);
     cr_assert_not_null(strstr(e.message, "another PID namespace"), "%s", e.message);
     cr_assert_not_null(strstr(e.message, own), "%s", e.message);
@@ -1014,8 +1015,8 @@ Test(telemetry, a_foreign_page_under_our_pid_is_not_replaced, .init = setup_dir,
     hdr(img)->pid_ns_ino = ns_ino;
     hdr(img)->start_time += 1;
     write_mode(own, img, len, 0600);
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
-    vyre_telemetry_close(t);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    vyre__telemetry_close(t);
     free(img);
 }
 
@@ -1026,28 +1027,28 @@ Test(telemetry, vyre_telemetry_0_disables_publishing, .init = setup_dir, .fini =
     setenv("VYRE_TELEMETRY", "0", 1);
     vyre_telemetry *t = (vyre_telemetry *)&t; /* must be overwritten */
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK);
     cr_assert_null(t);
     vyre_telemetry_kernel_record k = {.name = "x"};
     cr_assert_eq(vyre_telemetry_publish(NULL), VYRE_OK);
     cr_assert_eq(vyre_telemetry_maybe_publish(NULL, now_ns()), 0);
     cr_assert_eq(vyre_telemetry_add_kernel(NULL, &k), VYRE_OK);
-    vyre_telemetry_close(NULL);
-    cr_assert_null(vyre_telemetry_global());
-    cr_assert_eq(vyre_telemetry_global_error(&e), 0);
+    vyre__telemetry_close(NULL);
+    cr_assert_null(vyre_telemetry_global(&e));
+    cr_assert_eq(e.code, 0);
     vyre_telemetry_entry *v;
     size_t n;
-    cr_assert_eq(vyre_telemetry_list(g_dir, &v, &n, &e), VYRE_OK);
+    cr_assert_eq(vyre__telemetry_list(g_dir, &v, &n, &e), VYRE_OK);
     cr_assert_eq(n, 0, "no page was created");
 
     setenv("VYRE_TELEMETRY", "yes", 1);
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EENV);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_EENV);
     cr_assert_not_null(strstr(e.message, "'yes'"), "%s", e.message);
     cr_assert_not_null(strstr(e.hint, "VYRE_TELEMETRY=0"), "%s", e.hint);
     setenv("VYRE_TELEMETRY", "1", 1);
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     cr_assert_not_null(t);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
 }
 
 Test(telemetry, unsafe_or_empty_directory_is_refused, .init = setup_dir, .fini = teardown_dir)
@@ -1057,13 +1058,13 @@ Test(telemetry, unsafe_or_empty_directory_is_refused, .init = setup_dir, .fini =
     char buf[PATH_MAX];
 
     setenv("VYRE_TELEMETRY_DIR", "", 1);
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EENV);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_EENV);
     cr_assert_not_null(strstr(e.message, "empty"), "%s", e.message);
     cr_assert_not_null(strstr(e.hint, "unset VYRE_TELEMETRY_DIR"), "%s", e.hint);
     cr_assert_eq(vyre_telemetry_dir(buf, sizeof buf, &e), VYRE_EENV);
 
     setenv("VYRE_TELEMETRY_DIR", "relative/dir", 1);
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EENV);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_EENV);
     cr_assert_not_null(strstr(e.message, "'relative/dir'"), "%s", e.message);
 
     unsetenv("VYRE_TELEMETRY_DIR");
@@ -1075,7 +1076,7 @@ Test(telemetry, unsafe_or_empty_directory_is_refused, .init = setup_dir, .fini =
 
     setenv("VYRE_TELEMETRY_DIR", g_dir, 1);
     cr_assert_eq(chmod(g_dir, 0770), 0);
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_EUNSAFE);
     cr_assert_null(t);
     cr_assert_not_null(strstr(e.message, "mode 0770"), "%s", e.message);
     cr_assert_not_null(strstr(e.hint, "chmod go-w"), "%s", e.hint);
@@ -1085,7 +1086,7 @@ Test(telemetry, unsafe_or_empty_directory_is_refused, .init = setup_dir, .fini =
     join(file, sizeof file, g_dir, "file");
     write_mode(file, "x", 1, 0600);
     setenv("VYRE_TELEMETRY_DIR", file, 1);
-    cr_assert_neq(vyre_telemetry_open(&t, &e), VYRE_OK, "a file is not a directory");
+    cr_assert_neq(vyre__telemetry_open(&t, &e), VYRE_OK, "a file is not a directory");
     cr_assert_null(t);
 
     if (geteuid() != 0)
@@ -1095,7 +1096,7 @@ Test(telemetry, unsafe_or_empty_directory_is_refused, .init = setup_dir, .fini =
     cr_assert_eq(mkdir(other, 0700), 0);
     cr_assert_eq(chown(other, 12345, 12345), 0);
     setenv("VYRE_TELEMETRY_DIR", other, 1);
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_EUNSAFE);
     cr_assert_not_null(strstr(e.message, "owned by uid 12345"), "%s", e.message);
     cr_assert_eq(vyre_telemetry_reap(other, NULL, &e), VYRE_EUNSAFE);
 }
@@ -1118,11 +1119,11 @@ Test(telemetry, a_full_file_system_means_not_publishing_never_sigbus, .init = se
 
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    int rc = vyre_telemetry_open(&t, &e);
+    int rc = vyre__telemetry_open(&t, &e);
     if (rc == VYRE_OK) {
         /* Before the fix: SIGBUS here (the test crashes). */
         vyre_telemetry_publish(t);
-        vyre_telemetry_close(t);
+        vyre__telemetry_close(t);
         cr_assert_fail("a page was opened on a full file system");
     }
     cr_assert_eq(rc, VYRE_ENOSPC, "%s: %s", vyre_err_name(rc), e.message);
@@ -1138,11 +1139,11 @@ Test(telemetry, a_full_file_system_means_not_publishing_never_sigbus, .init = se
     closedir(d);
 
     /* The process-wide page: off, with the reason kept for the front end. */
-    cr_assert_null(vyre_telemetry_global());
     vyre_error ge = {0};
-    cr_assert_eq(vyre_telemetry_global_error(&ge), VYRE_ENOSPC);
+    cr_assert_null(vyre_telemetry_global(&ge));
+    cr_assert_eq(ge.code, VYRE_ENOSPC);
     cr_assert_not_null(strstr(ge.message, "cannot reserve"), "%s", ge.message);
-    cr_assert_eq(vyre_telemetry_publish(vyre_telemetry_global()), VYRE_OK);
+    cr_assert_eq(vyre_telemetry_publish(vyre_telemetry_global(NULL)), VYRE_OK);
     cr_assert_eq(umount2(mnt, MNT_DETACH), 0, "%s", strerror(errno));
 }
 
@@ -1155,16 +1156,16 @@ Test(telemetry, stale_page_under_our_pid_is_replaced, .init = setup_dir, .fini =
     write_mode(tmp, "stale", 5, 0600);
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     static vyre_telemetry_snapshot s;
-    cr_assert_eq(vyre_telemetry_read(page, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(page, &s, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(s.pid, getpid());
     cr_assert_neq(access(tmp, F_OK), 0);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
 
     /* Something that is not a page of ours is never replaced. */
     cr_assert_eq(mkdir(page, 0700), 0);
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_EUNSAFE);
     cr_assert_null(t);
     cr_assert_neq(access(tmp, F_OK), 0, "the tmp file is cleaned up on failure");
 }
@@ -1189,16 +1190,17 @@ static void *race_publish(void *arg)
 
 Test(telemetry, global_page_and_rate_limited_publish, .init = setup_dir, .fini = teardown_dir)
 {
-    vyre_telemetry *g = vyre_telemetry_global();
     vyre_error e = {0};
-    cr_assert_not_null(g, "global: %d", vyre_telemetry_global_error(&e));
-    cr_assert_eq(vyre_telemetry_global(), g, "one page per process");
-    cr_assert_eq(vyre_telemetry_global_error(&e), 0);
+    vyre_telemetry *g = vyre_telemetry_global(&e);
+    cr_assert_not_null(g, "global: %d %s", e.code, e.message);
+    e.code = -1;
+    cr_assert_eq(vyre_telemetry_global(&e), g, "one page per process");
+    cr_assert_eq(e.code, 0);
     char page[PATH_MAX];
     page_path(page, sizeof page, g_dir, (long)getpid(), "");
     cr_assert_eq(access(page, F_OK), 0);
     vyre_telemetry *t = NULL;
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_EEXIST, "the global page is this process's");
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_EEXIST, "the global page is this process's");
 
     const uint64_t base = UINT64_C(5000000000), iv = VYRE_TELEMETRY_PUBLISH_INTERVAL_NS;
     cr_assert_eq(vyre_telemetry_maybe_publish(g, base), 1);
@@ -1219,7 +1221,7 @@ Test(telemetry, global_page_and_rate_limited_publish, .init = setup_dir, .fini =
     cr_assert_eq(atomic_load(&g_published), 1);
 
     static vyre_telemetry_snapshot s;
-    cr_assert_eq(vyre_telemetry_read(page, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(page, &s, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(s.publish_count, 3);
     cr_assert_eq(s.kernels_total, 8000);
     cr_assert_eq(s.n_kernels, VYRE_TELEMETRY_RING_CAPACITY);
@@ -1234,9 +1236,9 @@ Test(telemetry, a_forked_child_leaves_the_parents_page_alone, .init = setup_dir,
 {
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(vyre_telemetry_publish(t), VYRE_OK);
-    vyre_telemetry *g = vyre_telemetry_global();
+    vyre_telemetry *g = vyre_telemetry_global(NULL);
     cr_assert_null(g, "open() already holds this process's page");
     char page[PATH_MAX];
     page_path(page, sizeof page, g_dir, (long)getpid(), "");
@@ -1251,24 +1253,24 @@ Test(telemetry, a_forked_child_leaves_the_parents_page_alone, .init = setup_dir,
             _exit(10);
         if (vyre_telemetry_maybe_publish(t, UINT64_C(1) << 62) != 0)
             _exit(11);
-        vyre_telemetry_close(t);
+        vyre__telemetry_close(t);
         if (access(page, F_OK) != 0)
             _exit(12);
         vyre_telemetry *c = NULL;
-        if (vyre_telemetry_open(&c, NULL) != VYRE_OK || !c)
+        if (vyre__telemetry_open(&c, NULL) != VYRE_OK || !c)
             _exit(13);
-        vyre_telemetry_close(c);
-        vyre_telemetry *cg = vyre_telemetry_global();
+        vyre__telemetry_close(c);
+        vyre_telemetry *cg = vyre_telemetry_global(NULL);
         if (!cg)
             _exit(14);
         _exit(0);
     }
     cr_assert_eq(wait_child(pid), 0);
     static vyre_telemetry_snapshot s;
-    cr_assert_eq(vyre_telemetry_read(page, &s, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_read(page, &s, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(s.publish_count, 1, "the child did not publish into our page");
     cr_assert_eq(s.kernels_total, 0);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
 }
 
 Test(telemetry, a_version_1_page_is_still_read_and_reported_as_such, .init = hostile_setup,

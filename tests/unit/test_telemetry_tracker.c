@@ -59,7 +59,7 @@ Test(telemetry_tracker, follows_a_live_writer_across_updates)
 {
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     add(t, "a", 3);
     publish_launches(t, 100);
     vyre_telemetry_tracker *tr = NULL;
@@ -116,7 +116,7 @@ Test(telemetry_tracker, follows_a_live_writer_across_updates)
     cr_assert_eq(p->delta[VYRE_CTR_LAUNCHES], 0);
     cr_assert(isnan(p->rate[VYRE_CTR_LAUNCHES]), "a counter going back: rate unknown");
 
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     cr_assert_eq(vyre_telemetry_tracker_update(tr, &u, &e), VYRE_OK, "%s", e.message);
     cr_assert_eq(u.nprocs, 0, "the page went with its writer");
     vyre_telemetry_tracker_free(tr);
@@ -136,7 +136,7 @@ Test(telemetry_tracker, invalid_pages_and_the_page_limit)
 {
     vyre_telemetry *t = NULL;
     vyre_error e = {0};
-    cr_assert_eq(vyre_telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
+    cr_assert_eq(vyre__telemetry_open(&t, &e), VYRE_OK, "%s", e.message);
     char own[PATH_MAX + 64];
     snprintf(own, sizeof own, "%s/%d.vtel", g_tel, (int)getpid());
     size_t len = 0;
@@ -168,7 +168,7 @@ Test(telemetry_tracker, invalid_pages_and_the_page_limit)
                  "a missing directory: no pages");
     cr_assert_eq(u.nprocs, 0);
     vyre_telemetry_tracker_free(tr);
-    vyre_telemetry_close(t);
+    vyre__telemetry_close(t);
     free(img);
 }
 

@@ -73,8 +73,7 @@ static void read_figures(const char *want_root, int with_remotes, tool_cachesnap
          i++) {
         vyre_remote_info info;
         tool_cachesnap_remote *r = &f->remotes[f->nremotes];
-        if (vyre_cache_remote_get(cache, i, &info, NULL) ||
-            vyre_cache_remote_totals(cache, i, &r->st, NULL))
+        if (vyre_cache_remote_get(cache, i, VYRE_CACHE_REMOTE_TOTALS, &info, &r->st, NULL))
             continue;
         copy_str(r->url, sizeof r->url, info.url);
         r->read_only = info.read_only;

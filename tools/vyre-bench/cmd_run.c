@@ -412,11 +412,8 @@ static int report_done(vyre_results *db, const vyre_bench_run_result *res, bench
  * VYRE_TELEMETRY=0 (off on purpose) is no error and says nothing. */
 static void warn_unpublished(void)
 {
-    if (vyre_telemetry_global())
-        return;
     vyre_error e;
-    vyre_error_clear(&e);
-    if (vyre_telemetry_global_error(&e) == 0)
+    if (vyre_telemetry_global(&e) || !e.code)
         return;
     fprintf(stderr,
             "%s: warning: not publishing telemetry (vyre-top and vyre-exporter will not see "

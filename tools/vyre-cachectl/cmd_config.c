@@ -284,7 +284,8 @@ int cmd_config(int argc, char **argv)
     vyre_error_clear(&err);
     int lrc = vyre_config_load(cf, root, g_cachectl.overrides, g_cachectl.n_overrides,
                                VYRE_CONFIG_KEEP_GOING, &err);
-    if (lrc && lrc != VYRE_ECONFIG && lrc != VYRE_EUNSAFE && !vyre_config_problem_count(cf)) {
+    if (lrc && lrc != VYRE_ECONFIG && lrc != VYRE_EUNSAFE &&
+        !vyre_config_problems(cf, NULL, NULL)) {
         vyre_config_free(cf);
         return cachectl_fail(&err); /* no configuration to show (out of memory) */
     }

@@ -101,7 +101,7 @@ static int do_check(vyre_cache *cache)
         vyre_remote_info info;
         vyre_remote_check chk;
         memset(&chk, 0, sizeof chk);
-        vyre_cache_remote_get(cache, i, &info, NULL);
+        vyre_cache_remote_get(cache, i, 0, &info, NULL, NULL);
         vyre_error err;
         vyre_error_clear(&err);
         if (vyre_cache_remote_check(cache, i, &chk, &err)) {
@@ -139,7 +139,7 @@ static void push_key(push_ctx *p, const vyre_key *key)
     p->blobs++;
     for (size_t i = 0; i < n; i++) {
         vyre_remote_info info;
-        vyre_cache_remote_get(p->cache, i, &info, NULL);
+        vyre_cache_remote_get(p->cache, i, 0, &info, NULL, NULL);
         if (info.read_only)
             continue;
         vyre_error err;
@@ -166,7 +166,7 @@ static int do_push(vyre_cache *cache, int all, int argc, char **argv)
     size_t writable = 0;
     for (size_t i = 0; i < vyre_cache_remote_count(cache); i++) {
         vyre_remote_info info;
-        vyre_cache_remote_get(cache, i, &info, NULL);
+        vyre_cache_remote_get(cache, i, 0, &info, NULL, NULL);
         writable += !info.read_only;
     }
     if (!writable) {
@@ -232,7 +232,7 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
         memset(&info, 0, sizeof info);
         if (rc == VYRE_OK) {
             ok++;
-            vyre_cache_remote_get(cache, from, &info, NULL);
+            vyre_cache_remote_get(cache, from, 0, &info, NULL, NULL);
             if (!g_tool.json && !g_cachectl.quiet)
                 printf("%s <- %s\n", argv[i], info.url);
         } else {

@@ -307,8 +307,8 @@ int cmd_stats(int argc, char **argv)
     remote_row rows[VYRE_REMOTE_MAX];
     size_t n_rows = vyre_cache_remote_count(cache);
     for (size_t i = 0; i < n_rows; i++) {
-        vyre_cache_remote_get(cache, i, &rows[i].info, NULL);
-        if (vyre_cache_remote_totals(cache, i, &rows[i].st, &err)) {
+        if (vyre_cache_remote_get(cache, i, VYRE_CACHE_REMOTE_TOTALS, &rows[i].info, &rows[i].st,
+                                  &err)) {
             vyre_cache_close(cache);
             return cachectl_fail(&err);
         }

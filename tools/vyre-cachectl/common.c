@@ -235,8 +235,9 @@ int cachectl_root(char *root, size_t root_size)
 
 void cachectl_config_problems(const vyre_config *cf, int in_config)
 {
-    size_t n = 0;
-    for (const vyre_config_problem *p; (p = vyre_config_problem_at(cf, n)); n++) {
+    size_t n = 0, total = 0;
+    const vyre_config_problem *ps = vyre_config_problems(cf, &n, &total);
+    for (const vyre_config_problem *p = ps; p && p < ps + n; p++) {
         vyre_error e = p->error;
         if (in_config && e.remedy == VYRE_REMEDY_CACHE_CONFIG)
             e.remedy = VYRE_REMEDY_NONE; /* the hint would send the user where he is */
@@ -247,9 +248,9 @@ void cachectl_config_problems(const vyre_config *cf, int in_config)
             tool_hints(&e);
         }
     }
-    if (vyre_config_problem_count(cf) > n && !g_cachectl.quiet)
+    if (total > n && !g_cachectl.quiet)
         fprintf(stderr, "%s: warning: %zu more configuration problems not shown\n", tool_prog(),
-                vyre_config_problem_count(cf) - n);
+                total - n);
 }
 
 int cachectl_config(vyre_config **out, char *root, size_t root_size)

@@ -112,28 +112,7 @@ VYRE_EXTERN int vyre_blob_header_encode(const vyre_blob_header *h,
 VYRE_EXTERN int vyre_blob_path(const char *root, const vyre_key *key, char *buf, size_t size,
                                vyre_error *err);
 
-/*
- * Loads and validates the blob for key. Returns 0 and a new blob in *out,
- * VYRE_ENOENT on a plain miss (no file), or VYRE_ECORRUPT / VYRE_EVERSION
- * when the file was rejected: then it has been moved to quarantine/ (when the
- * cache is writable), *why says why, and the caller treats it as a miss.
- */
-VYRE_EXTERN int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out,
-                               vyre_blob_reject *why, vyre_error *err);
-
-/* Validates the file at path fully (as load, but keeps no payload and moves
- * nothing). Fills *h when the header decodes. 0, VYRE_ENOENT, VYRE_ECORRUPT
- * or VYRE_EVERSION with *why. `expected` may be NULL (no name check). */
-VYRE_EXTERN int vyre_blob_check_file(const char *path, const vyre_key *expected,
-                                     vyre_blob_header *h, uint64_t *file_size,
-                                     vyre_blob_reject *why, vyre_error *err);
-
-/* The payload checksum as stored in the header: XXH3-128 of len bytes of
- * payload, canonical (big-endian) bytes. payload may be NULL when len is 0.
- * Thread-safe. */
-VYRE_EXTERN void vyre_blob_payload_sum(const void *payload, size_t len, uint8_t out[16]);
-
-/* Frees a blob from vyre_blob_load(). NULL is a no-op. */
+/* Frees a blob (vyre_cache_get, vyre_compile_through_cache). NULL is a no-op. */
 VYRE_EXTERN void vyre_blob_free(vyre_blob *blob);
 
 /* Joins the list with sep into buf (always terminated when size > 0; stops

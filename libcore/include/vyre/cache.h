@@ -181,32 +181,34 @@ VYRE_EXTERN int vyre_cache_put(vyre_cache *c, vyre_blob_header *h, const void *p
  * Remote stores (vyre/remote.h). vyre_cache_open takes them from the
  * configuration in force, its remote_storage key (vyre.conf files,
  * $VYRE_REMOTE_CACHE, -o; a bad list is VYRE_ECONFIG naming where it was
- * set), unless VYRE_CACHE_NO_REMOTE. This replaces them: spec is a remote
- * list as vyre_remote_list_parse reads it (NULL or blank: none). On
- * error the handle keeps its previous remotes. Not thread-safe against
- * other calls on the handle: set remotes before sharing it.
+ * set), unless VYRE_CACHE_NO_REMOTE. A program that has its list from
+ * elsewhere sets remote_storage in the configuration it opens the cache
+ * with (vyre_config_set, vyre_cache_open_opts.config).
  *
  * With remotes, vyre_cache_get asks them in order after a local miss and
  * returns a validated remote object (stored locally first when the cache
  * is writable), and vyre_cache_put writes the new blob back to every
  * writable remote. Remote failures are counted, never returned.
  */
-VYRE_EXTERN int vyre_cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err);
 
 /* Number of remotes in use. */
 VYRE_EXTERN size_t vyre_cache_remote_count(const vyre_cache *c);
 
-/* Remote i's description and this handle's counters for it (either may be
- * NULL). VYRE_EINVAL when i is out of range. */
-VYRE_EXTERN int vyre_cache_remote_get(vyre_cache *c, size_t i, vyre_remote_info *info,
-                                      vyre_remote_stats *st);
+/* vyre_cache_remote_get's flags. */
+enum {
+    /* The counters over the cache's life: what every process using this
+     * cache (writable, with an index) recorded for the same remote URL,
+     * plus this handle's unrecorded part. Handles record their counters on
+     * vyre_cache_close. Without it: this handle's counters alone. */
+    VYRE_CACHE_REMOTE_TOTALS = 1u << 0,
+};
 
-/* Remote i's counters over the cache's life: what every process using
- * this cache (writable, with an index) recorded for the same remote URL,
- * plus this handle's unrecorded part. Handles record their counters on
- * vyre_cache_close. */
-VYRE_EXTERN int vyre_cache_remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st,
-                                         vyre_error *err);
+/* Remote i's description and counters (either may be NULL; flags 0 or
+ * VYRE_CACHE_REMOTE_TOTALS). VYRE_EINVAL when i is out of range; with
+ * VYRE_CACHE_REMOTE_TOTALS, an error reading the index's counters. */
+VYRE_EXTERN int vyre_cache_remote_get(vyre_cache *c, size_t i, unsigned flags,
+                                      vyre_remote_info *info, vyre_remote_stats *st,
+                                      vyre_error *err);
 
 /* Probes remote i now (see vyre_remote_check). */
 VYRE_EXTERN int vyre_cache_remote_check(vyre_cache *c, size_t i, vyre_remote_check *out,
@@ -304,7 +306,7 @@ VYRE_EXTERN int vyre_cache_foreach(vyre_cache *c, vyre_cache_entry_fn fn, void *
 VYRE_EXTERN int vyre_cache_find_prefix(vyre_cache *c, const char *prefix, vyre_cache_entry *out,
                                        vyre_error *err);
 
-/* Validates key's blob file fully, as vyre_blob_check_file does, but
+/* Validates key's blob file fully (header, checksums, sizes, key), but
  * reaches it from the cache's root descriptor without following a symlink
  * on the way (blobs/, the shard, the blob itself): a link there is
  * VYRE_EUNSAFE, its target never read. Fills *h when the header decodes;

@@ -16,7 +16,7 @@
  *
  * File format: one "key = value" per line; blank lines and lines whose first
  * non-blank character is '#' are ignored; no quoting, no inline comments.
- * An unknown key in a file is a warning (vyre_config_problem_at, naming the
+ * An unknown key in a file is a warning (vyre_config_problems, naming the
  * file and line, with the nearest key as a hint) and the line is ignored,
  * so that a typo never locks anybody out; a bad value of a known key is
  * VYRE_ECONFIG naming the file and line. libcore prints neither: the
@@ -173,15 +173,14 @@ VYRE_EXTERN const char *vyre_config_get_str(const vyre_config *c, int key);
  * freed. */
 VYRE_EXTERN const vyre_config_where *vyre_config_get_where(const vyre_config *c, int key);
 
-/* How many problems the last vyre_config_load met (warnings, and errors
- * that VYRE_CONFIG_KEEP_GOING went past), in order; the first few are
- * kept, the rest only counted. */
-VYRE_EXTERN size_t vyre_config_problem_count(const vyre_config *c);
-
-/* Problem i of the last load, or NULL when it was only counted (i past
- * those kept) or i >= vyre_config_problem_count. Valid until c is loaded
- * again or freed. The caller shows them: libcore never prints. */
-VYRE_EXTERN const vyre_config_problem *vyre_config_problem_at(const vyre_config *c, size_t i);
+/* The problems the last vyre_config_load met (warnings, and errors that
+ * VYRE_CONFIG_KEEP_GOING went past), in order: the first few are kept in
+ * the array returned, *kept of them (NULL when none), and *total (may be
+ * NULL) counts all of them, those only counted included. kept may be NULL
+ * too. Valid until c is loaded again or freed. The caller shows them:
+ * libcore never prints. */
+VYRE_EXTERN const vyre_config_problem *vyre_config_problems(const vyre_config *c, size_t *kept,
+                                                            size_t *total);
 
 /* "max_size", ... (NULL out of range). */
 VYRE_EXTERN const char *vyre_config_key_name(int key);
@@ -197,7 +196,7 @@ VYRE_EXTERN int vyre_config_user_path(char *buf, size_t size, vyre_error *err);
 /* vyre_config_load's flags. */
 enum {
     /* Go past bad values and refused settings: each is kept in c's
-     * problems (is_error 1, vyre_config_problem_at) and leaves the key as
+     * problems (is_error 1, vyre_config_problems) and leaves the key as
      * the layers below set it; the first one is still returned (and in
      * err), with c complete otherwise. For showing a broken configuration (vyre-cachectl config).
      */

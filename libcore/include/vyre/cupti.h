@@ -157,14 +157,10 @@ typedef struct vyre_cupti_stats {
  * call's result and detail. Thread-safe. */
 VYRE_EXTERN int vyre_cupti_load(vyre_error *err);
 
-/* 1 when $NVTX_INJECTION64_PATH names a CUPTI library (its file name starts
- * with "libcupti"), i.e. NVTX ranges are delivered to CUPTI as markers. */
-VYRE_EXTERN int vyre_cupti_nvtx_routed(void);
-
 /*
  * Starts capture: loads CUPTI, subscribes, registers the buffer callbacks
  * and enables the kinds in cfg (NULL: all). VYRE_CUPTI_MARKER is enabled
- * only when NVTX is routed to CUPTI (vyre_cupti_nvtx_routed()): without the
+ * only when NVTX is routed to CUPTI ($NVTX_INJECTION64_PATH names libcupti): without the
  * routing there are no markers to capture, and kernel+memcpy+marker capture
  * has crashed on the GPU machine in that state. stats.kinds_enabled says
  * what was enabled.
@@ -189,11 +185,6 @@ VYRE_EXTERN int vyre_cupti_stop(vyre_error *err);
  * sinks is VYRE_ERANGE. Works with capture on or off. Thread-safe. */
 VYRE_EXTERN int vyre_cupti_add_sink(vyre_activity_sink_fn fn, void *ctx, vyre_error *err);
 
-/* A ready-made sink: kernel records go into a telemetry page's kernel ring
- * (ctx: the vyre_telemetry, or NULL for vyre_telemetry_global()), so
- * vyre-top shows the kernels by name. Other records are ignored. */
-VYRE_EXTERN void vyre_cupti_telemetry_sink(const vyre_activity *recs, size_t n, void *ctx);
-
 /* Removes the sink registered as (fn, ctx). When it returns, the sink is
  * not running and will not be called again, so ctx may be freed. Returns
  * 0 or VYRE_ENOENT. Thread-safe; not from a sink. */
@@ -201,34 +192,6 @@ VYRE_EXTERN int vyre_cupti_remove_sink(vyre_activity_sink_fn fn, void *ctx);
 
 /* Copies the statistics (each field read atomically). */
 VYRE_EXTERN void vyre_cupti_stats_get(vyre_cupti_stats *out);
-
-/*
- * Parsing raw CUPTI activity records, for a program that runs its own
- * CUPTI client instead of vyre_cupti_start (libvyre-inject, which must not
- * initialise the driver from inside cuInit): the same normalisation and
- * NVTX marker pairing capture uses. A parser holds the NVTX ranges still
- * open; it is not thread-safe (one lock around feeding it).
- */
-typedef struct vyre_cupti_parser vyre_cupti_parser;
-
-/* A new parser into *out (the caller's: vyre_cupti_parser_free). */
-VYRE_EXTERN int vyre_cupti_parser_new(vyre_cupti_parser **out, vyre_error *err);
-
-/* Frees p. NULL-safe. */
-VYRE_EXTERN void vyre_cupti_parser_free(vyre_cupti_parser *p);
-
-/*
- * Feeds one record (a const CUpti_Activity * from
- * cuptiActivityGetNextRecord; void here so that this header needs no
- * cupti.h). Returns 1 when *out is a record to deliver: a kernel, copy,
- * memset or overhead record, an instantaneous NVTX marker, or a
- * VYRE_ACTIVITY_RANGE made of a start marker and this end. Returns 0 when
- * there is nothing to deliver: a kind vyre does not normalise, a range's
- * payload (kept for its range), a start (kept open), or an end without a
- * start (counted in *unpaired, which may be NULL).
- */
-VYRE_EXTERN int vyre_cupti_parser_feed(vyre_cupti_parser *p, const void *record, vyre_activity *out,
-                                       uint64_t *unpaired);
 
 #ifdef __cplusplus
 }

@@ -59,10 +59,8 @@ typedef struct vyre_range_def {
     const char *description; /* one line for humans */
 } vyre_range_def;
 
-/* The catalog: VYRE_RANGE_COUNT entries indexed by id. Static storage. */
-VYRE_EXTERN const vyre_range_def *vyre_nvtx_catalog(size_t *count);
-
-/* The catalog entry for id, or NULL when id is out of range. */
+/* The catalog entry for id (0 to VYRE_RANGE_COUNT - 1), or NULL when id is
+ * out of range. Static storage. */
 VYRE_EXTERN const vyre_range_def *vyre_nvtx_range(vyre_range_id id);
 
 /* Push/pop a catalog range on the calling thread (no-ops with no NVTX tool

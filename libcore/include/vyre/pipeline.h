@@ -89,16 +89,19 @@ VYRE_EXTERN int vyre_ctx_open(int device, vyre_cache *cache, vyre_ctx **out, vyr
  */
 VYRE_EXTERN void vyre_ctx_close(vyre_ctx *ctx);
 
-/* The device's architecture, e.g. "sm_90" (owned by the ctx). */
-VYRE_EXTERN const char *vyre_ctx_arch(const vyre_ctx *ctx);
+/* What a ctx runs on. Owned by the ctx and valid until vyre_ctx_close;
+ * read through the pointer vyre_ctx_info_get returns (fields are only
+ * ever appended). */
+typedef struct vyre_ctx_info {
+    int device;              /* the CUDA ordinal vyre_ctx_open was given */
+    const char *arch;        /* the device's architecture, e.g. "sm_90" */
+    const char *device_name; /* e.g. "NVIDIA H100 80GB HBM3" */
+    vyre_cache *cache;       /* the pipeline cache in use (owned as vyre_ctx_open says) */
+    void *cu_stream;         /* interop: the ctx's CUstream */
+} vyre_ctx_info;
 
-/* The device's name, e.g. "NVIDIA H100 80GB HBM3" (owned by the ctx). */
-VYRE_EXTERN const char *vyre_ctx_device_name(const vyre_ctx *ctx);
-
-/* The pipeline cache in use (owned as vyre_ctx_open says). */
-VYRE_EXTERN vyre_cache *vyre_ctx_cache(vyre_ctx *ctx);
-
-VYRE_EXTERN void *vyre_ctx_cu_stream(const vyre_ctx *ctx);
+/* ctx's device, cache and stream; NULL for a NULL ctx. */
+VYRE_EXTERN const vyre_ctx_info *vyre_ctx_info_get(const vyre_ctx *ctx);
 
 /* What a memory pool has done. */
 typedef struct vyre_pool_stats {
@@ -153,6 +156,7 @@ typedef struct vyre_pipeline_info {
     int store_rc;           /* 0, or why the compiled cubin was not stored (VYRE_EROFS, VYRE_ENOSPC,
                                ...): the pipeline works, the next process compiles again */
     vyre_error store_error; /* detail of store_rc */
+    void *cu_function;      /* interop: the pipeline's CUfunction (owned by the ctx) */
 } vyre_pipeline_info;
 
 /*
@@ -175,9 +179,6 @@ VYRE_EXTERN void vyre_pipeline_free(vyre_pipeline *p);
 
 /* How the compile that made p went (owned by p). */
 VYRE_EXTERN const vyre_pipeline_info *vyre_pipeline_info_get(const vyre_pipeline *p);
-
-/* Interop: p's CUfunction and CUmodule (owned by the ctx). */
-VYRE_EXTERN void *vyre_pipeline_cu_function(const vyre_pipeline *p);
 
 /* ---- dispatching -------------------------------------------------------- */
 

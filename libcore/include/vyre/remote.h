@@ -26,8 +26,8 @@
  *
  * Where a list comes from: the configuration's remote_storage key
  * (vyre/config.h: vyre.conf files, $VYRE_REMOTE_CACHE, -o), which
- * vyre_cache_open uses unless VYRE_CACHE_NO_REMOTE; vyre_cache_set_remotes
- * sets one from any other source.
+ * vyre_cache_open uses unless VYRE_CACHE_NO_REMOTE (a program with a list
+ * from any other source sets that key: vyre_config_set).
  *
  * Trust: nothing a remote returns is used before it passed every check a
  * local blob passes (header, versions, checksums, exact size, the key it

@@ -22,18 +22,16 @@
  * never aborts; a NULL handle (telemetry off) makes them no-ops.
  * VYRE_TELEMETRY=0 turns publishing off.
  *
- * Reader side (vyre-top). vyre_telemetry_list() enumerates pages,
- * vyre_telemetry_read() validates one (owner, mode, size, version, bounded
- * strings, ring ranges) and copies it consistently without stopping the
- * writer (seqlock), and vyre_telemetry_reap() removes pages of dead
- * processes. The reader trusts nothing in a page: any content, and a page
- * truncated or extended while it is read, gives an error code, never a
- * crash; a FIFO or socket under a page's name never blocks it. A page is
- * read only by its owner: another user's page is refused (VYRE_EUNSAFE)
- * even when its layout validates, since a valid layout says nothing about
- * who wrote the numbers in it. Pids are those of the writer's PID
- * namespace, which the page records: a page whose writer is in another
- * namespace than the reader (a container sharing /dev/shm, `unshare
+ * Reader side. The tracker below lists the pages, validates each one
+ * (owner, mode, size, version, bounded strings, ring ranges) and copies it
+ * consistently without stopping the writer (seqlock), and
+ * vyre_telemetry_reap() removes pages of dead processes. The reader trusts nothing in a page: any
+ * content, and a page truncated or extended while it is read, gives an error code, never a crash; a
+ * FIFO or socket under a page's name never blocks it. A page is read only by its owner: another
+ * user's page is refused (VYRE_EUNSAFE) even when its layout validates, since a valid layout says
+ * nothing about who wrote the numbers in it. Pids are those of the writer's PID namespace, which
+ * the page records: a page whose writer is in another namespace than the reader (a container
+ * sharing /dev/shm, `unshare
  * --pid`) is foreign (vyre_telemetry_foreign): its pid says nothing about
  * the reader's processes, so it is never judged stale and never reaped.
  *
@@ -95,29 +93,6 @@ typedef struct vyre_telemetry_kernel_record {
 VYRE_EXTERN int vyre_telemetry_dir(char *out, size_t size, vyre_error *err);
 
 /*
- * Creates this process's page and returns its handle in *out (caller frees
- * with vyre_telemetry_close). With VYRE_TELEMETRY=0 returns VYRE_OK and sets
- * *out to NULL: every writer function accepts NULL as "telemetry off".
- * Errors: VYRE_EENV (bad VYRE_TELEMETRY or VYRE_TELEMETRY_DIR), VYRE_EUNSAFE
- * (directory not ours or writable by others), VYRE_EEXIST (this process
- * already has a page open: use vyre_telemetry_global; or the page name of
- * our pid is held by a process of another PID namespace, which is never
- * replaced), VYRE_ENOSPC (the page's storage cannot be reserved: a full
- * file system; nothing is published), I/O codes. A stale page left under
- * our pid (pid reuse, or our image before exec) is replaced.
- * Thread-safe. After fork() the child's inherited handle is inert (its
- * calls do nothing) and the child may open its own page.
- */
-VYRE_EXTERN int vyre_telemetry_open(vyre_telemetry **out, vyre_error *err);
-
-/*
- * Removes the page (unlink) and unmaps it, then frees t. NULL is a no-op.
- * In a forked child an inherited handle is only unmapped and freed, the
- * parent's page stays. Not to be called while other threads use t.
- */
-VYRE_EXTERN void vyre_telemetry_close(vyre_telemetry *t);
-
-/*
  * Copies the current counters snapshot and range histograms into the page
  * under its seqlock. Returns VYRE_OK (also for a NULL or inherited handle).
  * Thread-safe (concurrent publishers are serialized).
@@ -141,25 +116,17 @@ VYRE_EXTERN int vyre_telemetry_add_kernel(vyre_telemetry *t, const vyre_telemetr
 
 /*
  * The process-wide page, opened on first call (later calls cost two atomic
- * loads). NULL when telemetry is off or opening failed: the failure is
- * remembered, not retried, and vyre_telemetry_global_error() reports it. The
- * page is unlinked when the process exits normally; pages of processes that
- * died otherwise are removed by vyre_telemetry_reap(). A forked child gets
- * its own page on its first call. Thread-safe. Never close the result.
+ * loads). NULL when telemetry is off (VYRE_TELEMETRY=0) or opening failed:
+ * the failure is remembered, not retried, and every call returning NULL
+ * copies it into err (when non-NULL; err->code 0 when telemetry is only
+ * off; err is cleared when a page is returned). The page is unlinked when
+ * the process exits normally; pages of processes that died otherwise are
+ * removed by vyre_telemetry_reap(). A forked child gets its own page on its
+ * first call. Thread-safe. Never close the result.
  */
-VYRE_EXTERN vyre_telemetry *vyre_telemetry_global(void);
-
-/* The error that made vyre_telemetry_global() return NULL, copied into err
- * (when non-NULL); returns its code, 0 when there was none. */
-VYRE_EXTERN int vyre_telemetry_global_error(vyre_error *err);
+VYRE_EXTERN vyre_telemetry *vyre_telemetry_global(vyre_error *err);
 
 /* ---- reader ---------------------------------------------------------- */
-
-/* One page found by vyre_telemetry_list. */
-typedef struct vyre_telemetry_entry {
-    int32_t pid;                        /* from the file name */
-    char path[VYRE_TELEMETRY_PATH_MAX]; /* directory + "/<pid>.vtel" */
-} vyre_telemetry_entry;
 
 /* One kernel read back from a page. */
 typedef struct vyre_telemetry_kernel {
@@ -172,55 +139,6 @@ typedef struct vyre_telemetry_kernel {
     int32_t device;
     char name[VYRE_TELEMETRY_KERNEL_NAME_MAX];
 } vyre_telemetry_kernel;
-
-/*
- * A consistent copy of one page (about 200 KiB: caller-allocated, usually
- * once and reused). Strings are NUL-terminated with control characters
- * replaced by '?', so they are safe to print.
- */
-typedef struct vyre_telemetry_snapshot {
-    uint32_t layout_version; /* of the page read: 1 to VYRE_TELEMETRY_LAYOUT_VERSION */
-    int32_t pid;             /* in the writer's PID namespace */
-    uint32_t uid;
-    uint64_t start_time; /* clock ticks after boot (/proc/<pid>/stat field 22) */
-    uint64_t created_ns; /* CLOCK_REALTIME when the page was created */
-    uint64_t pid_ns_dev; /* the writer's PID namespace (device and inode of */
-    uint64_t pid_ns_ino; /* /proc/self/ns/pid); both 0: unknown (layout < 3) */
-    char exe[VYRE_TELEMETRY_EXE_MAX];
-    char cmdline[VYRE_TELEMETRY_CMDLINE_MAX]; /* arguments joined by spaces */
-    uint64_t publish_count;                   /* publishes so far; 0: counters not yet published */
-    uint64_t publish_ns;                      /* CLOCK_MONOTONIC of the last publish */
-    uint32_t n_counters;                      /* counters and ranges the writer knows; counters */
-    uint32_t n_ranges;                        /* past them (a newer reader's) read as 0 */
-    vyre_counters counters;
-    uint64_t kernels_total; /* kernels the process ever recorded */
-    uint32_t n_kernels;     /* kernels[] filled, oldest first */
-    vyre_telemetry_kernel kernels[VYRE_TELEMETRY_RING_CAPACITY];
-} vyre_telemetry_snapshot;
-
-/*
- * Lists the "<pid>.vtel" pages of dir (NULL: vyre_telemetry_dir()), sorted by
- * pid, into a malloc'ed array *out of *n entries that the caller frees with
- * vyre_free. A missing directory is an empty list (VYRE_OK,
- * *out NULL, *n 0); an unsafe one is VYRE_EUNSAFE. Other names are skipped.
- */
-VYRE_EXTERN int vyre_telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n,
-                                    vyre_error *err);
-
-/* A list from vyre_telemetry_list is freed with vyre_free. */
-
-/*
- * Validates the page at path and copies it into *out. Errors: VYRE_ENOENT
- * (gone: the process exited), VYRE_EUNSAFE (the page or its directory is a
- * symlink, not a regular file, not owned by us, writable by others),
- * VYRE_EVERSION (another layout version), VYRE_ECORRUPT (bad magic, sizes,
- * unterminated strings, ring fields out of range, resized while read),
- * VYRE_EBUSY (the writer kept publishing, or died
- * mid-publish, through every retry). On failure *out is zeroed. Never
- * crashes on any content. Thread-safe.
- */
-VYRE_EXTERN int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out,
-                                    vyre_error *err);
 
 /*
  * Removes the pages (and leftover "<pid>.vtel.tmp" files) in dir (NULL:
@@ -282,8 +200,8 @@ typedef struct vyre_telemetry_proc {
  *             (vyre_telemetry_stale). The one staleness rule of the
  *             monitors: a stale page is never shown as live, whatever a
  *             reap does later (vyre_telemetry_reap removes the same pages);
- *   invalid - vyre_telemetry_read refused it, or it names another pid than
- *             its file;
+ *   invalid - its validation failed (the reader side at the top of this
+ *             file), or it names another pid than its file;
  *   gone    - removed between listing and reading (its process exited): no
  *             error;
  *   skipped - beyond max_pages, not read.
@@ -309,8 +227,8 @@ VYRE_EXTERN int vyre_telemetry_tracker_new(const char *dir, size_t max_pages,
                                            vyre_telemetry_tracker **out, vyre_error *err);
 
 /*
- * Lists and reads every page once (vyre_telemetry_list, vyre_telemetry_read,
- * vyre_telemetry_foreign, vyre_telemetry_stale) and fills *out. Never
+ * Lists and reads every page once (validated as the top of this file
+ * says; foreign and stale as above) and fills *out. Never
  * writes or removes a page. When the directory cannot be resolved or
  * listed, returns its code with err set and *out empty (dir says which
  * one, when resolved); the tracker then forgets every writer. A missing

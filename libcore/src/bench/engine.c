@@ -284,13 +284,13 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
     int rc = vyre_cupti_add_sink(capture_sink, &cap, &e);
     /* The same records also feed this process's telemetry page, so
      * vyre-top shows the bench's kernels by name. */
-    int tel = !rc && vyre_cupti_add_sink(vyre_cupti_telemetry_sink, NULL, NULL) == VYRE_OK;
+    int tel = !rc && vyre_cupti_add_sink(vyre__cupti_telemetry_sink, NULL, NULL) == VYRE_OK;
     if (!rc) {
         rc = vyre_cupti_start(&cfg, &e);
         if (rc) {
             vyre_cupti_remove_sink(capture_sink, &cap);
             if (tel)
-                vyre_cupti_remove_sink(vyre_cupti_telemetry_sink, NULL);
+                vyre_cupti_remove_sink(vyre__cupti_telemetry_sink, NULL);
         }
     }
     if (rc) {
@@ -310,7 +310,7 @@ int vyre__bench_kernel_pass(vyre_bench_env *env, vyre_bench_point *pt, vyre__ben
     vyre_cupti_stop(NULL);
     vyre_cupti_remove_sink(capture_sink, &cap);
     if (tel)
-        vyre_cupti_remove_sink(vyre_cupti_telemetry_sink, NULL);
+        vyre_cupti_remove_sink(vyre__cupti_telemetry_sink, NULL);
     if (!prc && cap.n)
         prc = vyre__bench_point_records(env->db, pt->run_id, pt->id, cap.recs, cap.n, err);
     /* After the kernel view: the note says when the tracing itself slowed

@@ -145,7 +145,7 @@ int vyre__gpu_open(vyre_bench_env *env, int device, struct vyre__gpu *g, vyre_er
     if (rc)
         return rc;
     g->cu = vyre__cuda();
-    g->stream = (CUstream)vyre_ctx_cu_stream(g->ctx);
+    g->stream = (CUstream)vyre_ctx_info_get(g->ctx)->cu_stream;
     if (!g->cu->cuEventCreate || !g->cu->cuEventElapsedTime || !g->cu->cuMemsetD32Async) {
         vyre__gpu_close(g);
         return vyre__fail(err, VYRE_ENODRIVER, "update the NVIDIA driver",
@@ -629,7 +629,7 @@ void vyre__gpu_count_copy(enum vyre__gpu_copy_dir dir, size_t bytes)
         vyre_counter_add(VYRE_CTR_D2D_BYTES, bytes);
         break;
     }
-    vyre_telemetry *t = vyre_telemetry_global();
+    vyre_telemetry *t = vyre_telemetry_global(NULL);
     if (t)
         vyre_telemetry_maybe_publish(t, vyre__now_ns_fast());
 }

@@ -88,7 +88,7 @@ static int sample_compile(void *ctx, double *value, double *wall, vyre_error *er
         break;
     case V_CACHE_HIT: {
         vyre_blob *b = NULL;
-        rc = vyre_cache_get(vyre_ctx_cache(cb->g->ctx), &cb->key, &b, NULL, err);
+        rc = vyre_cache_get(vyre_ctx_info_get(cb->g->ctx)->cache, &cb->key, &b, NULL, err);
         if (rc == VYRE_ENOENT)
             rc = vyre__fail(err, VYRE_ECORRUPT, NULL, "the cubin stored for '%s' was not a hit",
                             cb->k->label);

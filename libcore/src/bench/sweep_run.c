@@ -354,11 +354,11 @@ static int sweep_point(vyre_bench_env *env, const vyre_bench_sweep *sw, struct s
             return vyre__fail(err, VYRE_ENODRIVER, "update the NVIDIA driver",
                               "the driver lacks cuFuncSetAttribute, needed for more than 48 KiB "
                               "of dynamic shared memory");
-        rc =
-            vyre__cuda_check(cu->cuFuncSetAttribute((CUfunction)vyre_pipeline_cu_function(s->p),
-                                                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                    (int)s->l.shared_bytes),
-                             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", err);
+        rc = vyre__cuda_check(
+            cu->cuFuncSetAttribute((CUfunction)vyre_pipeline_info_get(s->p)->cu_function,
+                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   (int)s->l.shared_bytes),
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", err);
         if (rc)
             return rc;
         s->shared_set = s->l.shared_bytes;

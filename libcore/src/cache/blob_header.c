@@ -180,7 +180,7 @@ static void payload_sum(const void *p, size_t n, uint8_t out[16])
     memcpy(out, c.digest, 16);
 }
 
-void vyre_blob_payload_sum(const void *payload, size_t len, uint8_t out[16])
+void vyre__blob_payload_sum(const void *payload, size_t len, uint8_t out[16])
 {
     payload_sum(len ? payload : "", len, out);
 }

@@ -16,6 +16,26 @@
 
 /* Moved from the installed blob.h: no program outside libcore calls them. */
 
+/*
+ * Loads and validates the blob for key. Returns 0 and a new blob in *out,
+ * VYRE_ENOENT on a plain miss (no file), or VYRE_ECORRUPT / VYRE_EVERSION
+ * when the file was rejected: then it has been moved to quarantine/ (when the
+ * cache is writable), *why says why, and the caller treats it as a miss.
+ */
+int vyre__blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
+                    vyre_error *err);
+
+/* Validates the file at path fully (as load, but keeps no payload and moves
+ * nothing). Fills *h when the header decodes. 0, VYRE_ENOENT, VYRE_ECORRUPT
+ * or VYRE_EVERSION with *why. `expected` may be NULL (no name check). */
+int vyre__blob_check_file(const char *path, const vyre_key *expected, vyre_blob_header *h,
+                          uint64_t *file_size, vyre_blob_reject *why, vyre_error *err);
+
+/* The payload checksum as stored in the header: XXH3-128 of len bytes of
+ * payload, canonical (big-endian) bytes. payload may be NULL when len is 0.
+ * Thread-safe. */
+void vyre__blob_payload_sum(const void *payload, size_t len, uint8_t out[16]);
+
 /* Parses and validates a header from `len` bytes (any content, any length:
  * this is the fuzzing surface). A stale key version decodes (see
  * VYRE_BLOB_KEY_STALE); the caller tells it by key_version. On failure returns VYRE_ECORRUPT (or
@@ -68,13 +88,13 @@ int vyre__blob_quarantine(const char *root, const char *path, vyre_blob_reject w
  * entries). Thread-safe snapshot. */
 void vyre__blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
 
-/* vyre_blob_load below rootfd. A hard-linked blob is rejected and its name
+/* vyre__blob_load below rootfd. A hard-linked blob is rejected and its name
  * in the cache unlinked (never written through); other rejects are
- * quarantined as vyre_blob_load does. A shard that is a symlink is a miss. */
+ * quarantined as vyre__blob_load does. A shard that is a symlink is a miss. */
 int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_blob **out,
                        vyre_blob_reject *why, vyre_error *err);
 
-/* vyre_blob_check_file for rel ("blobs/ab/<hex>.vblob") below rootfd; path
+/* vyre__blob_check_file for rel ("blobs/ab/<hex>.vblob") below rootfd; path
  * names it in messages. *hard_link (may be NULL) is set when the reject is
  * for a file with more than one name. */
 int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyre_key *expected,
@@ -102,7 +122,7 @@ int vyre__blob_unlink_at(int rootfd, const char *rel);
 int vyre__blob_kernels_at(int rootfd, const char *root, const vyre_blob_header *h, char **names,
                           vyre_error *err);
 /* Validates len bytes that claim to be the whole blob file for expected
- * (from a remote store), with every check vyre_blob_load makes: header,
+ * (from a remote store), with every check vyre__blob_load makes: header,
  * versions, header checksum, fields, exact size, key, payload checksum.
  * 0 and a new blob in *out (caller frees with vyre_blob_free), or
  * VYRE_ECORRUPT / VYRE_EVERSION with *why; origin names the object in the

@@ -1,6 +1,6 @@
 /*
- * blob_load.c - loading and checking blobs: vyre_blob_load, the full
- * check of a file (vyre_blob_check_file), and validation of an object
+ * blob_load.c - loading and checking blobs: vyre__blob_load, the full
+ * check of a file (vyre__blob_check_file), and validation of an object
  * from elsewhere (a remote store's) before it is trusted.
  *
  * Nothing is allocated from a size read out of a file before that size has
@@ -170,7 +170,7 @@ static int check_body(check *c, uint64_t have, const uint8_t *payload)
     }
     if (payload) {
         uint8_t sum[16];
-        vyre_blob_payload_sum(payload, (size_t)c->h.stored_size, sum);
+        vyre__blob_payload_sum(payload, (size_t)c->h.stored_size, sum);
         if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
             snprintf(c->detail, sizeof c->detail,
                      "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
@@ -235,7 +235,7 @@ static int stream_payload(check *c, int fd, vyre_error *err)
             rc = reject(c, VYRE_REJECT_TRUNCATED);
         } else {
             uint8_t sum[16];
-            vyre_blob_payload_sum(buf, n, sum);
+            vyre__blob_payload_sum(buf, n, sum);
             if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
                 snprintf(c->detail, sizeof c->detail,
                          "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
@@ -354,7 +354,7 @@ static int read_hashed(check *c, int fd, uint8_t *buf, size_t have, size_t pay_o
     if (have >= n) {
         /* All of it came in one read (a file up to WHOLE_READ_MAX): the
          * one-shot hash, from the cache the read just filled. */
-        vyre_blob_payload_sum(buf + pay_off, (size_t)c->h.stored_size, sum);
+        vyre__blob_payload_sum(buf + pay_off, (size_t)c->h.stored_size, sum);
     } else {
         vyre__xxh3_stream st;
         vyre__xxh3_stream_reset(&st, (size_t)c->h.stored_size);
@@ -551,13 +551,13 @@ static int check_finish(check *c, int rc, vyre_blob_header *h, uint64_t *file_si
     return rc;
 }
 
-int vyre_blob_check_file(const char *path, const vyre_key *expected, vyre_blob_header *h,
-                         uint64_t *file_size, vyre_blob_reject *why, vyre_error *err)
+int vyre__blob_check_file(const char *path, const vyre_key *expected, vyre_blob_header *h,
+                          uint64_t *file_size, vyre_blob_reject *why, vyre_error *err)
 {
     if (why)
         *why = VYRE_REJECT_NONE;
     if (!path)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_check_file: NULL path");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_check_file: NULL path");
     check c;
     memset(&c, 0, sizeof c);
     c.path = path;
@@ -587,15 +587,15 @@ int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyr
     return check_finish(&c, rc, h, file_size, why, err);
 }
 
-int vyre_blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
-                   vyre_error *err)
+int vyre__blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
+                    vyre_error *err)
 {
     if (why)
         *why = VYRE_REJECT_NONE;
     if (out)
         *out = NULL;
     if (!root || !key || !out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_load: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_load: NULL argument");
     int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) {
         int e = errno;
@@ -618,7 +618,7 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
     if (out)
         *out = NULL;
     if (rootfd < 0 || !root || !key || !out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_blob_load: NULL argument");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_load: NULL argument");
     char path[BLOB_PATH_MAX];
     int rc = vyre_blob_path(root, key, path, sizeof path, err);
     if (rc)

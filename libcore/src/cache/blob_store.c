@@ -317,7 +317,7 @@ static int store_prepare(store_job *j, const vyre_blob_header *h, const void *pa
         w->raw_size = (uint64_t)len;
     if (w->created_unix_ns == 0)
         w->created_unix_ns = vyre__unix_ns();
-    vyre_blob_payload_sum(len ? payload : "", len, w->payload_xxh128);
+    vyre__blob_payload_sum(len ? payload : "", len, w->payload_xxh128);
     int rc = kernels_prepare(w, err);
     if (rc)
         return rc;

@@ -158,6 +158,13 @@ void vyre__cache_set_step_hook(vyre__cache_step_fn fn, void *ctx);
 
 /* Moved from the installed cache.h: no program outside libcore calls them. */
 
+/* Replaces the handle's remotes: spec is a remote list as
+ * vyre_remote_list_parse reads it (NULL or blank: none). On error the
+ * handle keeps its previous remotes. Not thread-safe against other calls
+ * on the handle: set remotes before sharing it. (A program outside libcore
+ * sets remote_storage in the configuration it opens the cache with.) */
+int vyre__cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err);
+
 /* 1 when the handle cannot write (flag, permissions or read-only fs). */
 int vyre__cache_is_readonly(const vyre_cache *c);
 

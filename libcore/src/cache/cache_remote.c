@@ -93,12 +93,10 @@ void vyre__cache_persist_remote_counters(vyre_cache *c)
     }
 }
 
-int vyre_cache_remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st, vyre_error *err)
+/* Remote i's counters over the cache's life (VYRE_CACHE_REMOTE_TOTALS); i
+ * is in range. */
+static int remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st, vyre_error *err)
 {
-    if (!c || !st)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_remote_totals: NULL argument");
-    if (i >= vyre_cache_remote_count(c))
-        return vyre__fail(err, VYRE_EINVAL, NULL, "no remote store number %zu", i + 1);
     vyre__remote *r = &c->remotes->r[i];
     vyre_remote_stats now;
     vyre__remote_stats_get(c->remotes, i, &now);
@@ -122,10 +120,10 @@ int vyre_cache_remote_totals(vyre_cache *c, size_t i, vyre_remote_stats *st, vyr
     return VYRE_OK;
 }
 
-int vyre_cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err)
+int vyre__cache_set_remotes(vyre_cache *c, const char *spec, vyre_error *err)
 {
     if (!c)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_cache_set_remotes: NULL cache");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__cache_set_remotes: NULL cache");
     vyre_remote_list *l = NULL;
     int rc = vyre_remote_list_parse(spec, &l, err);
     if (rc)
@@ -141,15 +139,21 @@ size_t vyre_cache_remote_count(const vyre_cache *c)
     return c ? vyre_remote_list_count(c->remotes) : 0;
 }
 
-int vyre_cache_remote_get(vyre_cache *c, size_t i, vyre_remote_info *info, vyre_remote_stats *st)
+int vyre_cache_remote_get(vyre_cache *c, size_t i, unsigned flags, vyre_remote_info *info,
+                          vyre_remote_stats *st, vyre_error *err)
 {
     const vyre_remote_info *ri = c ? vyre_remote_list_info(c->remotes, i) : NULL;
     if (!ri)
-        return VYRE_EINVAL;
+        return vyre__fail(err, VYRE_EINVAL, NULL, "no remote store number %zu", i + 1);
+    if (st && (flags & VYRE_CACHE_REMOTE_TOTALS)) {
+        int rc = remote_totals(c, i, st, err);
+        if (rc)
+            return rc;
+    } else if (st) {
+        vyre__remote_stats_get(c->remotes, i, st);
+    }
     if (info)
         *info = *ri;
-    if (st)
-        vyre__remote_stats_get(c->remotes, i, st);
     return VYRE_OK;
 }
 

@@ -34,7 +34,7 @@
  * page-cached files verify and reindex are bound by open/read/checksum per
  * file, which scales with cores. Results land in out[i] for files->v[i]. */
 typedef struct check_out {
-    int rc; /* vyre_blob_check_file's result; VYRE_EINVAL for a stray name */
+    int rc; /* vyre__blob_check_file's result; VYRE_EINVAL for a stray name */
     vyre_blob_reject why;
     int hard_link; /* rejected for having another name elsewhere */
     vyre_blob_header h;

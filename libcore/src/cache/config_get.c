@@ -68,12 +68,13 @@ const vyre_config_where *vyre_config_get_where(const vyre_config *c, int key)
     return c && key >= 0 && key < VYRE_CONF_N_KEYS ? &c->where[key] : NULL;
 }
 
-size_t vyre_config_problem_count(const vyre_config *c)
+const vyre_config_problem *vyre_config_problems(const vyre_config *c, size_t *kept, size_t *total)
 {
-    return c ? c->n_problems : 0;
-}
-
-const vyre_config_problem *vyre_config_problem_at(const vyre_config *c, size_t i)
-{
-    return c && i < c->n_problems && i < VYRE_CONFIG_MAX_PROBLEMS ? &c->problems[i] : NULL;
+    size_t n = c ? c->n_problems : 0;
+    size_t k = n < VYRE_CONFIG_MAX_PROBLEMS ? n : VYRE_CONFIG_MAX_PROBLEMS;
+    if (kept)
+        *kept = k;
+    if (total)
+        *total = n;
+    return k ? c->problems : NULL;
 }

@@ -345,7 +345,7 @@ int vyre__compile_store(vyre_cache *c, const vyre_compile_request *req, const vy
     return rc;
 }
 
-/* A blob in one allocation, as vyre_blob_load makes them (vyre_blob_free
+/* A blob in one allocation, as vyre__blob_load makes them (vyre_blob_free
  * frees both), with the cubin's kernel table after the payload. */
 static vyre_blob *blob_new(const vyre_blob_header *h, const void *payload, size_t len)
 {

@@ -92,7 +92,7 @@ int vyre__cupti_is_cupti_path(const char *path)
 
 /* NVTX_INJECTION64_PATH names a library to load: secure_getenv, as for
  * every library path (base/loader.c). */
-int vyre_cupti_nvtx_routed(void)
+int vyre__cupti_nvtx_routed(void)
 {
     return vyre__cupti_is_cupti_path(secure_getenv("NVTX_INJECTION64_PATH"));
 }
@@ -687,7 +687,7 @@ static int start_locked(const vyre_cupti_config *cfg, vyre_error *err)
      * CUPTI_ERROR_UNKNOWN: ask the driver loader, which says why. */
     if ((rc = vyre_cuda_init(err)))
         return rc;
-    unsigned kinds = vyre__cupti_effective_kinds(requested, vyre_cupti_nvtx_routed());
+    unsigned kinds = vyre__cupti_effective_kinds(requested, vyre__cupti_nvtx_routed());
     atomic_store(&g_kinds_requested, requested);
     atomic_store(&g_buffer_bytes, bytes);
 
@@ -815,7 +815,7 @@ void vyre_cupti_stats_get(vyre_cupti_stats *out)
         out->cupti_version = g_version;
     }
     out->running = atomic_load(&g_running_pub);
-    out->nvtx_routed = vyre_cupti_nvtx_routed();
+    out->nvtx_routed = vyre__cupti_nvtx_routed();
     out->kinds_requested = atomic_load(&g_kinds_requested);
     out->kinds_enabled = atomic_load(&g_kinds_enabled);
     out->buffers_requested = stat_get(&g_st.buffers_requested);
@@ -834,9 +834,9 @@ void vyre_cupti_stats_get(vyre_cupti_stats *out)
     out->corrupt_buffers = stat_get(&g_st.corrupt_buffers);
 }
 
-void vyre_cupti_telemetry_sink(const vyre_activity *recs, size_t n, void *ctx)
+void vyre__cupti_telemetry_sink(const vyre_activity *recs, size_t n, void *ctx)
 {
-    vyre_telemetry *t = ctx ? ctx : vyre_telemetry_global();
+    vyre_telemetry *t = ctx ? ctx : vyre_telemetry_global(NULL);
     if (!t)
         return;
     for (size_t i = 0; i < n; i++) {

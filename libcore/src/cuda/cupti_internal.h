@@ -90,4 +90,42 @@ const char *vyre_activity_kind_name(vyre_activity_kind kind);
 /* "htod", "dtoh", "dtod", ... "unknown". Static strings. */
 const char *vyre_copy_kind_name(vyre_copy_kind kind);
 
+/* 1 when $NVTX_INJECTION64_PATH names a CUPTI library (its file name starts
+ * with "libcupti"), i.e. NVTX ranges are delivered to CUPTI as markers. */
+int vyre__cupti_nvtx_routed(void);
+
+/* A ready-made sink: kernel records go into a telemetry page's kernel ring
+ * (ctx: the vyre_telemetry, or NULL for vyre_telemetry_global(NULL)), so
+ * vyre-top shows the kernels by name. Other records are ignored. */
+void vyre__cupti_telemetry_sink(const vyre_activity *recs, size_t n, void *ctx);
+
+/*
+ * Parsing raw CUPTI activity records, for libvyre-inject, which runs its own
+ * CUPTI client instead of vyre_cupti_start (it must not initialise the
+ * driver from inside cuInit) and is built from these modules with this
+ * header (inject/CMakeLists.txt), not against libvyrecore.so: the same normalisation and
+ * NVTX marker pairing capture uses. A parser holds the NVTX ranges still
+ * open; it is not thread-safe (one lock around feeding it).
+ */
+typedef struct vyre__cupti_parser vyre__cupti_parser;
+
+/* A new parser into *out (the caller's: vyre__cupti_parser_free). */
+int vyre__cupti_parser_new(vyre__cupti_parser **out, vyre_error *err);
+
+/* Frees p. NULL-safe. */
+void vyre__cupti_parser_free(vyre__cupti_parser *p);
+
+/*
+ * Feeds one record (a const CUpti_Activity * from
+ * cuptiActivityGetNextRecord; void here so that this header needs no
+ * cupti.h). Returns 1 when *out is a record to deliver: a kernel, copy,
+ * memset or overhead record, an instantaneous NVTX marker, or a
+ * VYRE_ACTIVITY_RANGE made of a start marker and this end. Returns 0 when
+ * there is nothing to deliver: a kind vyre does not normalise, a range's
+ * payload (kept for its range), a start (kept open), or an end without a
+ * start (counted in *unpaired, which may be NULL).
+ */
+int vyre__cupti_parser_feed(vyre__cupti_parser *p, const void *record, vyre_activity *out,
+                            uint64_t *unpaired);
+
 #endif /* VYRE_CUPTI_INTERNAL_H */

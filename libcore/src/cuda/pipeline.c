@@ -245,6 +245,7 @@ static int compile_in(vyre_ctx *ctx, const vyre_pipeline_desc *desc, uint64_t t0
     }
     p->m = m;
     p->fn = m->fn;
+    p->info.cu_function = (void *)m->fn;
     p->launch = ctx->cu->cuLaunchKernel;
     p->stream = ctx->stream;
     p->ctx = ctx;
@@ -273,7 +274,7 @@ int vyre_pipeline_compile(vyre_ctx *ctx, const vyre_pipeline_desc *desc, vyre_pi
     int rc = compile_in(ctx, desc, t0, out, err);
     vyre_nvtx_pop();
     /* Publish now: compiles are rare and vyre-top shows their counters. */
-    vyre_telemetry_publish(vyre_telemetry_global());
+    vyre_telemetry_publish(vyre_telemetry_global(NULL));
     return rc;
 }
 
@@ -302,11 +303,6 @@ void vyre_pipeline_free(vyre_pipeline *p)
 const vyre_pipeline_info *vyre_pipeline_info_get(const vyre_pipeline *p)
 {
     return p ? &p->info : NULL;
-}
-
-void *vyre_pipeline_cu_function(const vyre_pipeline *p)
-{
-    return p ? (void *)p->fn : NULL;
 }
 
 void *vyre_pipeline_cu_module(const vyre_pipeline *p)

@@ -128,9 +128,14 @@ int vyre_ctx_open(int device, vyre_cache *cache, vyre_ctx **out, vyre_error *err
         vyre_ctx_close(ctx);
         return rc;
     }
+    ctx->info = (vyre_ctx_info){.device = ctx->device,
+                                .arch = ctx->arch,
+                                .device_name = ctx->name,
+                                .cache = ctx->cache,
+                                .cu_stream = (void *)ctx->stream};
     *out = ctx;
     /* The process shows up in vyre-top from its first context on. */
-    vyre_telemetry_publish(vyre_telemetry_global());
+    vyre_telemetry_publish(vyre_telemetry_global(NULL));
     return VYRE_OK;
 }
 
@@ -169,14 +174,9 @@ void vyre_ctx_close(vyre_ctx *ctx)
     free(ctx);
 }
 
-const char *vyre_ctx_arch(const vyre_ctx *ctx)
+const vyre_ctx_info *vyre_ctx_info_get(const vyre_ctx *ctx)
 {
-    return ctx ? ctx->arch : "";
-}
-
-const char *vyre_ctx_device_name(const vyre_ctx *ctx)
-{
-    return ctx ? ctx->name : "";
+    return ctx ? &ctx->info : NULL;
 }
 
 int vyre_ctx_device(const vyre_ctx *ctx)
@@ -184,19 +184,9 @@ int vyre_ctx_device(const vyre_ctx *ctx)
     return ctx ? ctx->device : -1;
 }
 
-vyre_cache *vyre_ctx_cache(vyre_ctx *ctx)
-{
-    return ctx ? ctx->cache : NULL;
-}
-
 void *vyre_ctx_cu_context(const vyre_ctx *ctx)
 {
     return ctx ? (void *)ctx->cuctx : NULL;
-}
-
-void *vyre_ctx_cu_stream(const vyre_ctx *ctx)
-{
-    return ctx ? (void *)ctx->stream : NULL;
 }
 
 int vyre_ctx_make_current(vyre_ctx *ctx, vyre_error *err)

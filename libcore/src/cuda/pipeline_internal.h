@@ -62,6 +62,7 @@ struct vyre_ctx {
     int own_cache;
     char arch[VYRE_BLOB_ARCH_MAX];
     char name[256];
+    vyre_ctx_info info; /* vyre_ctx_info_get: filled once the ctx is open */
     pthread_mutex_t mu; /* the module map and the list of handles */
     int mu_ready;
     module_entry **map; /* open addressing, linear probing; NULL slots empty */
@@ -97,7 +98,7 @@ struct vyre_buffer {
  */
 static inline void vyre__pipeline_telemetry_point(void)
 {
-    vyre_telemetry *t = vyre_telemetry_global();
+    vyre_telemetry *t = vyre_telemetry_global(NULL);
     if (!t)
         return;
     /* The dispatch range was just popped on this thread: reuse its clock

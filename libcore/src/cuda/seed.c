@@ -19,6 +19,7 @@
 
 #include "base/fsutil.h"
 #include "base/internal.h"
+#include "cache/blob_internal.h"
 #include "cuda/compile_internal.h"
 #include "vyre/compile.h"
 
@@ -85,7 +86,7 @@ static int held_locally(vyre_cache *c, const vyre_compile_request *req)
     if (vyre_compile_key(req, &k, &e))
         return 1;
     vyre_blob *b = NULL;
-    int rc = vyre_blob_load(vyre_cache_root(c), &k, &b, NULL, NULL);
+    int rc = vyre__blob_load(vyre_cache_root(c), &k, &b, NULL, NULL);
     vyre_blob_free(b);
     return rc == VYRE_OK;
 }

@@ -122,7 +122,7 @@ static inline void ensure_registered(void)
         pthread_once(&g_once, register_once);
 }
 
-const vyre_range_def *vyre_nvtx_catalog(size_t *count)
+const vyre_range_def *vyre__nvtx_catalog(size_t *count)
 {
     if (count)
         *count = VYRE_RANGE_COUNT;

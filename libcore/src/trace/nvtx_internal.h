@@ -11,6 +11,9 @@
 /* ---- not exported (vyre/nvtx.h): no program outside libcore calls them; the
  * tests reach them through vyrecore_internal ---- */
 
+/* The catalog: VYRE_RANGE_COUNT entries indexed by id. Static storage. */
+const vyre_range_def *vyre__nvtx_catalog(size_t *count);
+
 /*
  * Validates a label of `len` bytes at `label`; label[len] must be its
  * terminating NUL (so len+1 bytes must be readable). Rules: 1 to

@@ -2,7 +2,7 @@
  * telemetry_dir.c - the telemetry directory (see telemetry_internal.h):
  * where it is (VYRE_TELEMETRY_DIR through secure_getenv, else
  * /dev/shm/vyre-<euid>), whether it may hold our pages, and the pages it
- * holds (vyre_telemetry_list).
+ * holds (vyre__telemetry_list).
  *
  * Guarantees: a directory is used only when it is ours and writable by
  * nobody else, or root's and sticky (as /dev/shm); its last component is
@@ -208,10 +208,10 @@ int vyre__tel_opendir_reader(const char *dir, char *buf, size_t size, DIR **d, v
     return VYRE_OK;
 }
 
-int vyre_telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n, vyre_error *err)
+int vyre__telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n, vyre_error *err)
 {
     if (!out || !n)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_telemetry_list: NULL out or n");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__telemetry_list: NULL out or n");
     *out = NULL;
     *n = 0;
     char path[VYRE_TELEMETRY_PATH_MAX];

@@ -1,6 +1,6 @@
 /*
  * telemetry_internal.h - the telemetry page layout (version 3) and test
- * hooks. Not public API: vyre-top goes through vyre_telemetry_read(). The
+ * hooks. Not public API: vyre-top goes through vyre__telemetry_read(). The
  * tests include this to craft hostile pages.
  *
  * The trace subsystem (libcore/src/trace/) owns what a process tells the
@@ -61,6 +61,62 @@
 
 #include "vyre/counters.h"
 #include "vyre/telemetry.h"
+
+/* ---- the page reader, not exported (vyre/telemetry.h): the tracker is the
+ * public reader; inject/testing/inject_peek and the tests call these ---- */
+
+/* One page found by vyre__telemetry_list. */
+typedef struct vyre_telemetry_entry {
+    int32_t pid;                        /* from the file name */
+    char path[VYRE_TELEMETRY_PATH_MAX]; /* directory + "/<pid>.vtel" */
+} vyre_telemetry_entry;
+
+/*
+ * A consistent copy of one page (about 200 KiB: caller-allocated, usually
+ * once and reused). Strings are NUL-terminated with control characters
+ * replaced by '?', so they are safe to print.
+ */
+typedef struct vyre_telemetry_snapshot {
+    uint32_t layout_version; /* of the page read: 1 to VYRE_TELEMETRY_LAYOUT_VERSION */
+    int32_t pid;             /* in the writer's PID namespace */
+    uint32_t uid;
+    uint64_t start_time; /* clock ticks after boot (/proc/<pid>/stat field 22) */
+    uint64_t created_ns; /* CLOCK_REALTIME when the page was created */
+    uint64_t pid_ns_dev; /* the writer's PID namespace (device and inode of */
+    uint64_t pid_ns_ino; /* /proc/self/ns/pid); both 0: unknown (layout < 3) */
+    char exe[VYRE_TELEMETRY_EXE_MAX];
+    char cmdline[VYRE_TELEMETRY_CMDLINE_MAX]; /* arguments joined by spaces */
+    uint64_t publish_count;                   /* publishes so far; 0: counters not yet published */
+    uint64_t publish_ns;                      /* CLOCK_MONOTONIC of the last publish */
+    uint32_t n_counters;                      /* counters and ranges the writer knows; counters */
+    uint32_t n_ranges;                        /* past them (a newer reader's) read as 0 */
+    vyre_counters counters;
+    uint64_t kernels_total; /* kernels the process ever recorded */
+    uint32_t n_kernels;     /* kernels[] filled, oldest first */
+    vyre_telemetry_kernel kernels[VYRE_TELEMETRY_RING_CAPACITY];
+} vyre_telemetry_snapshot;
+
+/*
+ * Lists the "<pid>.vtel" pages of dir (NULL: vyre_telemetry_dir()), sorted by
+ * pid, into a malloc'ed array *out of *n entries that the caller frees with
+ * vyre_free. A missing directory is an empty list (VYRE_OK,
+ * *out NULL, *n 0); an unsafe one is VYRE_EUNSAFE. Other names are skipped.
+ */
+int vyre__telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n, vyre_error *err);
+
+/* A list from vyre__telemetry_list is freed with vyre_free. */
+
+/*
+ * Validates the page at path and copies it into *out. Errors: VYRE_ENOENT
+ * (gone: the process exited), VYRE_EUNSAFE (the page or its directory is a
+ * symlink, not a regular file, not owned by us, writable by others),
+ * VYRE_EVERSION (another layout version), VYRE_ECORRUPT (bad magic, sizes,
+ * unterminated strings, ring fields out of range, resized while read),
+ * VYRE_EBUSY (the writer kept publishing, or died
+ * mid-publish, through every retry). On failure *out is zeroed. Never
+ * crashes on any content. Thread-safe.
+ */
+int vyre__telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_error *err);
 
 /* vyre_telemetry_maybe_publish() publishes at most this often (tuning,
  * not API: the header promises 10 ms). */
@@ -160,7 +216,7 @@ int vyre__telemetry_publish_snapshot(vyre_telemetry *t, const vyre_counters *c);
 /*
  * The reader's validate-and-copy path on a page image of len bytes (8-byte
  * aligned) instead of a file, as if its file belonged to uid `owner`; `name`
- * names it in messages. Same checks and codes as vyre_telemetry_read, minus
+ * names it in messages. Same checks and codes as vyre__telemetry_read, minus
  * the file's type, owner and mode; a busy part is not retried (the image
  * cannot change). For the fuzzer and the tests.
  */
@@ -227,7 +283,30 @@ int vyre__tel_opendir_reader(const char *dir, char *buf, size_t size, DIR **d, v
  * tests reach them through vyrecore_internal ---- */
 
 /*
- * Whether the writer of a page copied by vyre_telemetry_read lives in
+ * Creates this process's page and returns its handle in *out (caller frees
+ * with vyre__telemetry_close). With VYRE_TELEMETRY=0 returns VYRE_OK and sets
+ * *out to NULL: every writer function accepts NULL as "telemetry off".
+ * Errors: VYRE_EENV (bad VYRE_TELEMETRY or VYRE_TELEMETRY_DIR), VYRE_EUNSAFE
+ * (directory not ours or writable by others), VYRE_EEXIST (this process
+ * already has a page open: use vyre_telemetry_global; or the page name of
+ * our pid is held by a process of another PID namespace, which is never
+ * replaced), VYRE_ENOSPC (the page's storage cannot be reserved: a full
+ * file system; nothing is published), I/O codes. A stale page left under
+ * our pid (pid reuse, or our image before exec) is replaced.
+ * Thread-safe. After fork() the child's inherited handle is inert (its
+ * calls do nothing) and the child may open its own page.
+ */
+int vyre__telemetry_open(vyre_telemetry **out, vyre_error *err);
+
+/*
+ * Removes the page (unlink) and unmaps it, then frees t. NULL is a no-op.
+ * In a forked child an inherited handle is only unmapped and freed, the
+ * parent's page stays. Not to be called while other threads use t.
+ */
+void vyre__telemetry_close(vyre_telemetry *t);
+
+/*
+ * Whether the writer of a page copied by vyre__telemetry_read lives in
  * another PID namespace than the calling process: 1 when the page records
  * a namespace and it is not the caller's (or the caller's own cannot be
  * told), 0 when it is the caller's or the page does not say (layouts 1
@@ -238,7 +317,7 @@ int vyre__tel_opendir_reader(const char *dir, char *buf, size_t size, DIR **d, v
 int vyre_telemetry_foreign(const vyre_telemetry_snapshot *s);
 
 /*
- * Whether the writer of a page copied by vyre_telemetry_read is gone: 1
+ * Whether the writer of a page copied by vyre__telemetry_read is gone: 1
  * when its process is dead (kill(pid, 0) fails with ESRCH) or its pid now
  * belongs to another process (the page's start time differs from the live
  * process's), 0 when it is alive, when that cannot be told or when the

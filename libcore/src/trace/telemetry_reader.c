@@ -1,6 +1,6 @@
 /*
  * telemetry_reader.c - reading one telemetry page: the validated,
- * consistent copy (vyre_telemetry_read, and vyre__telemetry_parse for an
+ * consistent copy (vyre__telemetry_read, and vyre__telemetry_parse for an
  * image in memory). The directory and the list of pages are
  * telemetry_dir.c's, a writer's identity telemetry_identity.c's, layout 1
  * pages are upgraded by telemetry_v1.c, staleness and reap are
@@ -518,13 +518,13 @@ static int read_v1(const char *path, page_src *src, uint32_t owner, vyre_telemet
     return rc;
 }
 
-int vyre_telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_error *err)
+int vyre__telemetry_read(const char *path, vyre_telemetry_snapshot *out, vyre_error *err)
 {
     if (!out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_telemetry_read: NULL snapshot");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__telemetry_read: NULL snapshot");
     memset(out, 0, sizeof *out);
     if (!path)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_telemetry_read: NULL path");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__telemetry_read: NULL path");
     int fd;
     struct stat st;
     int rc = open_page(path, &fd, &st, err);

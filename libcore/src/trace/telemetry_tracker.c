@@ -215,7 +215,7 @@ static int list_pages(vyre_telemetry_tracker *t, vyre_telemetry_update *out,
     if (rc) {
         out->dir[0] = '\0';
     } else {
-        rc = vyre_telemetry_list(out->dir, ents, n, err);
+        rc = vyre__telemetry_list(out->dir, ents, n, err);
     }
     if (rc)
         forget(t);
@@ -228,7 +228,7 @@ static int read_entry(vyre_telemetry_tracker *t, const vyre_telemetry_entry *e,
                       vyre_telemetry_proc *o, vyre_telemetry_update *out)
 {
     vyre_telemetry_snapshot *s = t->page;
-    int rc = vyre_telemetry_read(e->path, s, NULL);
+    int rc = vyre__telemetry_read(e->path, s, NULL);
     if (rc == VYRE_ENOENT) {
         out->gone++;
         return 0;

@@ -355,10 +355,10 @@ fail:
     return rc;
 }
 
-int vyre_telemetry_open(vyre_telemetry **out, vyre_error *err)
+int vyre__telemetry_open(vyre_telemetry **out, vyre_error *err)
 {
     if (!out)
-        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_telemetry_open: NULL out");
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__telemetry_open: NULL out");
     *out = NULL;
     pthread_once(&g_atfork_once, register_atfork);
     pthread_mutex_lock(&g_lock);
@@ -489,7 +489,7 @@ static void release(vyre_telemetry *t)
     free(t);
 }
 
-void vyre_telemetry_close(vyre_telemetry *t)
+void vyre__telemetry_close(vyre_telemetry *t)
 {
     if (!t)
         return;
@@ -503,7 +503,7 @@ void vyre_telemetry_close(vyre_telemetry *t)
     release(t);
 }
 
-vyre_telemetry *vyre_telemetry_global(void)
+static vyre_telemetry *global_page(void)
 {
     unsigned gen = fork_gen();
     if (atomic_load_explicit(&g_global_done, memory_order_acquire) == gen + 1)
@@ -526,14 +526,19 @@ vyre_telemetry *vyre_telemetry_global(void)
     return t;
 }
 
-int vyre_telemetry_global_error(vyre_error *err)
+vyre_telemetry *vyre_telemetry_global(vyre_error *err)
 {
-    pthread_mutex_lock(&g_lock);
-    int code = g_global_code;
-    if (err && code)
-        *err = g_global_err;
-    pthread_mutex_unlock(&g_lock);
-    return code;
+    vyre_telemetry *t = global_page();
+    if (!err)
+        return t;
+    vyre_error_clear(err);
+    if (!t) {
+        pthread_mutex_lock(&g_lock);
+        if (g_global_code)
+            *err = g_global_err, err->code = g_global_code;
+        pthread_mutex_unlock(&g_lock);
+    }
+    return t;
 }
 
 /* The global page goes away with a normal exit (or dlclose); it is only
