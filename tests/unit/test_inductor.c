@@ -352,22 +352,22 @@ Test(inductor, quarantine_moves_never_deletes)
     vyre_error_clear(&err);
     vyre_inductor_cache q;
     scan(&q);
-    cr_assert_eq(vyre_inductor_quarantine(&q, BEST, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre__inductor_quarantine(&q, BEST, &err), 0, "%s", err.message);
     cr_assert(!exists(BEST));
     cr_assert(exists(".vyre-quarantine/" BEST));
     put(BEST, "{}");
-    cr_assert_eq(vyre_inductor_quarantine(&q, BEST, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre__inductor_quarantine(&q, BEST, &err), 0, "%s", err.message);
     cr_assert(exists(".vyre-quarantine/" BEST ".1"));
-    cr_assert_eq(vyre_inductor_quarantine(&q, "triton/0/" TGROUP, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre__inductor_quarantine(&q, "triton/0/" TGROUP, &err), 0, "%s", err.message);
     cr_assert(exists(".vyre-quarantine/triton/0/" TGROUP "/triton_per_fused_prepare_softmax_"
                      "online_0.cubin"));
-    cr_assert_eq(vyre_inductor_quarantine(&q, "../x", &err), VYRE_EINVAL);
-    cr_assert_eq(vyre_inductor_quarantine(&q, "bt/nope.py", &err), VYRE_ENOENT);
+    cr_assert_eq(vyre__inductor_quarantine(&q, "../x", &err), VYRE_EINVAL);
+    cr_assert_eq(vyre__inductor_quarantine(&q, "bt/nope.py", &err), VYRE_ENOENT);
     /* Through a link: refused, nothing moved. */
     char p[1024];
     cpath(p, sizeof p, "zz");
     cr_assert_eq(symlink(g_tmp, p), 0);
-    cr_assert_eq(vyre_inductor_quarantine(&q, "zz/cache", &err), VYRE_EINVAL);
+    cr_assert_eq(vyre__inductor_quarantine(&q, "zz/cache", &err), VYRE_EINVAL);
     vyre_inductor_cache_release(&q);
     /* The quarantine is vyre's: not an entry. */
     vyre_inductor_cache c;
@@ -753,7 +753,7 @@ Test(inductor, prune_and_quarantine_refuse_a_cache_scanned_read_only)
     vyre_inductor_prune_result res;
     cr_assert_eq(vyre_inductor_prune(&c, &all, NULL, NULL, &res, &err), VYRE_EINVAL);
     cr_assert(strstr(err.message, "was not opened to be changed"), "%s", err.message);
-    cr_assert_eq(vyre_inductor_quarantine(&c, BEST, &err), VYRE_EINVAL);
+    cr_assert_eq(vyre__inductor_quarantine(&c, BEST, &err), VYRE_EINVAL);
     vyre_inductor_cache_release(&c);
     cr_assert(exists(KERNEL) && exists(BEST));
 }

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/foreign/inductor_internal.h"
 #include "testutil.h"
 #include "vyre/vyre.h"
 
@@ -250,7 +251,7 @@ static int open_scan(vyre_inductor_cache *c, vyre_error *err)
 
 static int quarantine(const vyre_inductor_cache *c, const char *path, vyre_error *err)
 {
-    return vyre_inductor_quarantine(c, path, err);
+    return vyre__inductor_quarantine(c, path, err);
 }
 
 /* One of prune, clear, verify --repair; the number of entries it removed

@@ -212,20 +212,20 @@ Test(triton, quarantine_keeps_both_never_deletes)
     vyre_error err;
     vyre_triton_cache q;
     cr_assert_eq(vyre_triton_cache_scan(g_cache, &q, &err), 0, "%s", err.message);
-    cr_assert_eq(vyre_triton_quarantine(&q, KGROUP, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre__triton_quarantine(&q, KGROUP, &err), 0, "%s", err.message);
     /* A second group of the same name (Triton compiled it again). */
     snprintf(p, sizeof p, "%s/%s", g_cache, KGROUP);
     cr_assert_eq(mkdir(p, 0700), 0);
     gpath(p, sizeof p, KGROUP, "x.cubin");
     tu_write_file(p, "x", 1);
-    cr_assert_eq(vyre_triton_quarantine(&q, KGROUP, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre__triton_quarantine(&q, KGROUP, &err), 0, "%s", err.message);
     struct stat st;
     snprintf(p, sizeof p, "%s/.vyre-quarantine/%s/scale_kernel.cubin", g_cache, KGROUP);
     cr_assert_eq(stat(p, &st), 0, "%s", p);
     snprintf(p, sizeof p, "%s/.vyre-quarantine/%s.1/x.cubin", g_cache, KGROUP);
     cr_assert_eq(stat(p, &st), 0, "%s", p);
-    cr_assert_eq(vyre_triton_quarantine(&q, "../x", &err), VYRE_EINVAL);
-    cr_assert_eq(vyre_triton_quarantine(&q, KGROUP, &err), VYRE_ENOENT);
+    cr_assert_eq(vyre__triton_quarantine(&q, "../x", &err), VYRE_EINVAL);
+    cr_assert_eq(vyre__triton_quarantine(&q, KGROUP, &err), VYRE_ENOENT);
     vyre_triton_cache_release(&q);
     /* The quarantine is not a group of the cache. */
     vyre_triton_cache c;
@@ -318,7 +318,7 @@ Test(triton, scan_at_opens_below_a_held_root_never_through_a_link)
     cr_assert_eq(vyre__triton_scan_at(at, "cache", g_cache, 0, &c, &err), 0, "%s", err.message);
     cr_assert_eq(c.unsafe.code, VYRE_EUNSAFE);
     cr_assert_eq(vyre_triton_cache_check_writable(&c, &err), VYRE_EUNSAFE);
-    cr_assert_eq(vyre_triton_quarantine(&c, KGROUP, &err), VYRE_EUNSAFE);
+    cr_assert_eq(vyre__triton_quarantine(&c, KGROUP, &err), VYRE_EUNSAFE);
     vyre_triton_cache_release(&c);
     close(at);
 }

@@ -182,7 +182,7 @@ typedef struct vyre_inductor_report {
  * listed. Files are opened relative to c->fd. FX graph and AOTAutograd entries are pickles
  * and are not checked (counted in not_checked). The problems of one entry
  * are contiguous, entries in c's order. With repair, each unusable entry is
- * then moved once by vyre_inductor_quarantine and its problems say what
+ * then moved once into VYRE_INDUCTOR_QUARANTINE (one rename) and its problems say what
  * became of it; nothing is ever deleted. Returns 0 (problems or not, moves
  * failed or not), or VYRE_ENOMEM.
  */
@@ -191,18 +191,6 @@ VYRE_EXTERN int vyre_inductor_verify(const vyre_inductor_cache *c, int repair,
 
 /* Frees what r holds; r may be released twice. */
 VYRE_EXTERN void vyre_inductor_report_release(vyre_inductor_report *r);
-
-/*
- * Moves entry `path` (relative, as in vyre_inductor_entry) of the scanned
- * cache c to VYRE_INDUCTOR_QUARANTINE/<path> in it (folders created 0700),
- * one rename relative to c->fd: a reader sees the whole entry or nothing.
- * Never deletes; a name already there gets a ".N" suffix. c must have been
- * scanned with VYRE_INDUCTOR_SCAN_WRITE. Returns 0, VYRE_EINVAL (not a
- * path of plain names, one through a link, or c scanned read-only),
- * VYRE_ENOENT, or VYRE_EIO.
- */
-VYRE_EXTERN int vyre_inductor_quarantine(const vyre_inductor_cache *c, const char *path,
-                                         vyre_error *err);
 
 typedef struct vyre_inductor_prune_opts {
     uint64_t max_bytes; /* remove least recently used entries until the cache fits; 0: no bound */

@@ -16,7 +16,7 @@
  * link, JSON files are read up to VYRE_TRITON_JSON_MAX bytes and parsed
  * with jansson; a bad file is recorded on its group, never a failed scan.
  * Nothing here writes, except vyre_triton_relocate and
- * vyre_triton_quarantine, which say so.
+ * vyre_triton_verify with repair, which say so.
  */
 #ifndef VYRE_TRITON_H
 #define VYRE_TRITON_H
@@ -223,8 +223,8 @@ typedef struct vyre_triton_problem {
  * file), never looked at; one recorded where the cache was before a copy
  * (VYRE_TRITON_CHILD_MOVED) is not a problem (vyre_triton_relocate). Work is
  * linear in the cache. The problems of one group are contiguous, groups
- * in c's order. With repair, each unusable group is then moved once by
- * vyre_triton_quarantine (after vyre_triton_cache_check_writable, which
+ * in c's order. With repair, each unusable group is then moved once into
+ * VYRE_TRITON_QUARANTINE by one rename (after vyre_triton_cache_check_writable, which
  * refuses before anything is read) and its problems say what became of
  * it; nothing is ever deleted. *out: malloc'ed (the caller frees it), *n
  * problems. Returns 0 (problems or not, moves failed or not), VYRE_ENOMEM,
@@ -236,18 +236,6 @@ VYRE_EXTERN int vyre_triton_verify(const vyre_triton_cache *c, int repair,
 /* The folder under the cache where bad groups are moved: kept out of
  * Triton's way (Triton only opens directories named by its keys). */
 #define VYRE_TRITON_QUARANTINE ".vyre-quarantine"
-
-/*
- * Moves group `key` of the scanned cache c into its VYRE_TRITON_QUARANTINE
- * folder (created 0700), one rename relative to c's held directory: a
- * reader sees the whole group or nothing. Never deletes. A name already
- * there gets a ".N" suffix. Returns 0 only once the group was moved;
- * VYRE_EUNSAFE (vyre_triton_cache_check_writable), VYRE_EINVAL (key not a
- * plain name), VYRE_ENOENT, or VYRE_EIO (the quarantine is not a
- * directory, or the rename failed).
- */
-VYRE_EXTERN int vyre_triton_quarantine(const vyre_triton_cache *c, const char *key,
-                                       vyre_error *err);
 
 /*
  * Rewrites the manifest of group g of the scanned cache c so that every

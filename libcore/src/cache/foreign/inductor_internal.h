@@ -28,4 +28,15 @@ int vyre__inductor_is_aot_key(const char *name);
  * make is foreign. */
 int vyre__inductor_looks_like_entry(const char *name);
 
+/*
+ * Moves entry `path` (relative, as in vyre_inductor_entry) of the scanned
+ * cache c to VYRE_INDUCTOR_QUARANTINE/<path> in it (folders created 0700),
+ * one rename relative to c->fd: a reader sees the whole entry or nothing.
+ * Never deletes; a name already there gets a ".N" suffix. c must have been
+ * scanned with VYRE_INDUCTOR_SCAN_WRITE. Returns 0, VYRE_EINVAL (not a
+ * path of plain names, one through a link, or c scanned read-only),
+ * VYRE_ENOENT, or VYRE_EIO.
+ */
+int vyre__inductor_quarantine(const vyre_inductor_cache *c, const char *path, vyre_error *err);
+
 #endif /* VYRE_INDUCTOR_INTERNAL_H */

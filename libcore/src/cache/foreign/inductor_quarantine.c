@@ -1,7 +1,7 @@
 /*
  * inductor_quarantine.c - reaching an entry of TorchInductor's cache by
  * its relative path without following a link (vyre__inductor_open_parent),
- * and moving a bad entry out of Inductor's way (vyre_inductor_quarantine).
+ * and moving a bad entry out of Inductor's way (vyre__inductor_quarantine).
  * Both work relative to the descriptor the scan opened: the cache's path
  * is never opened again, so a cache swapped for a symlink meanwhile is
  * never followed.
@@ -87,7 +87,7 @@ static int open_quarantine_parent(int root, const char *dir, const char *path, v
     return fd >= 0 ? fd : vyre__fail(err, VYRE_EIO, NULL, "cannot open quarantine of '%s'", dir);
 }
 
-int vyre_inductor_quarantine(const vyre_inductor_cache *c, const char *path, vyre_error *err)
+int vyre__inductor_quarantine(const vyre_inductor_cache *c, const char *path, vyre_error *err)
 {
     const char *last;
     if (c->fd < 0 || !c->writable)

@@ -323,7 +323,7 @@ static void check(const void *x, size_t i, vyre__managed_verdict *v)
 static int quarantine(const void *x, size_t i, vyre_error *err)
 {
     const vyre_inductor_cache *c = ((const verify_ctx *)x)->c;
-    return vyre_inductor_quarantine(c, c->entries[i].path, err);
+    return vyre__inductor_quarantine(c, c->entries[i].path, err);
 }
 
 /* The engine's problems as the report's. */

@@ -44,4 +44,15 @@ int vyre__triton_scan_at(int at, const char *name, const char *dir, int with_tra
 typedef struct vyre__managed_verdict vyre__managed_verdict;
 void vyre__triton_check_group(const vyre_triton_cache *c, size_t i, vyre__managed_verdict *v);
 
+/*
+ * Moves group `key` of the scanned cache c into its VYRE_TRITON_QUARANTINE
+ * folder (created 0700), one rename relative to c's held directory: a
+ * reader sees the whole group or nothing. Never deletes. A name already
+ * there gets a ".N" suffix. Returns 0 only once the group was moved;
+ * VYRE_EUNSAFE (vyre_triton_cache_check_writable), VYRE_EINVAL (key not a
+ * plain name), VYRE_ENOENT, or VYRE_EIO (the quarantine is not a
+ * directory, or the rename failed).
+ */
+int vyre__triton_quarantine(const vyre_triton_cache *c, const char *key, vyre_error *err);
+
 #endif /* VYRE_TRITON_INTERNAL_H */

@@ -1,7 +1,7 @@
 /*
  * triton_verify.c - Triton's kind of the managed-cache engine's verify
  * (managed.h): checking one group (vyre__triton_check_group), and moving a
- * bad group out of Triton's way (vyre_triton_quarantine). The cubin is read bounded and never
+ * bad group out of Triton's way (vyre__triton_quarantine). The cubin is read bounded and never
  * through a link, and parsed with libcore's own cubin reader (vyre_cubin_kernels), which checks
  * every offset.
  */
@@ -188,7 +188,7 @@ static void check(const void *c, size_t i, vyre__managed_verdict *v)
 static int quarantine(const void *c, size_t i, vyre_error *err)
 {
     const vyre_triton_cache *tc = c;
-    return vyre_triton_quarantine(tc, tc->groups[i].key, err);
+    return vyre__triton_quarantine(tc, tc->groups[i].key, err);
 }
 
 int vyre_triton_verify(const vyre_triton_cache *c, int repair, vyre_triton_problem **out, size_t *n,
@@ -240,7 +240,7 @@ static int open_quarantine(const vyre_triton_cache *c, vyre_error *err)
     return q;
 }
 
-int vyre_triton_quarantine(const vyre_triton_cache *c, const char *key, vyre_error *err)
+int vyre__triton_quarantine(const vyre_triton_cache *c, const char *key, vyre_error *err)
 {
     if (!vyre__triton_plain_name(key) || !strcmp(key, VYRE_TRITON_QUARANTINE))
         return vyre__fail(err, VYRE_EINVAL, NULL, "'%s' is not a Triton group name", key);
