@@ -521,6 +521,8 @@ def actual_versions(env):
     shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
                                  "triton", "cache"), tc)
     tt = [env.args.cachectl, "triton"]
+    for sub in ("stats", "ls", "verify", "relocate"):
+        version_of("vyre-cachectl triton " + sub, env.run(tt + [sub, "--dir", tc, "--json"]), v)
     version_of("vyre-cachectl triton show",
                env.run(tt + ["show", "scale_kernel", "--dir", tc, "--json"]), v)
     version_of("vyre-cachectl triton prune",
