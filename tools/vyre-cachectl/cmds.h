@@ -85,6 +85,14 @@ void cachectl_options_help(FILE *out, const tool_opt *own);
  * global options it does not declare itself (tool_opt_complete). */
 void cachectl_options_complete(FILE *out, const tool_opt *own);
 
+/* --completion-helper [WORD...] (complete.c): what completions/vyre.bash
+ * offers after the words typed (all of them, options included, so that
+ * --cache-dir's value finds the keys), from the tables: the commands and
+ * main_opts first; a command's actions (actions_of); a command's or an
+ * action's options and its operands. Returns 0. */
+int cachectl_complete(const tool_cmd *cmds, const tool_opt *main_opts,
+                      const tool_cmd *(*actions_of)(const tool_cmd *), int argc, char **argv);
+
 /* The actions (sub-subcommands) of triton, inductor and remote, each with
  * its options (tool_cmd.opts; fn unused: the command runs them);
  * NULL-terminated. */

@@ -37,8 +37,8 @@ static const tool_cmd g_cmds[] = {
      TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON, cachectl_config_opts},
     {"zero-stats", cmd_zero_stats, "reset the hit and miss counters (also -z, --zero-stats)",
      TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON, cachectl_no_opts},
-    {"remote", cmd_remote, "check remote stores; push blobs to them, pull blobs from them",
-     TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON, cachectl_remote_opts},
+    {"remote", cmd_remote, "remote stores", TOOL_CMD_NEEDS_CACHE | TOOL_CMD_JSON,
+     cachectl_remote_opts},
     {"triton", cmd_triton, "Triton's kernel cache", TOOL_CMD_JSON, cachectl_triton_all_opts},
     {"inductor", cmd_inductor, "TorchInductor's cache", TOOL_CMD_JSON, cachectl_inductor_all_opts},
     {NULL, NULL, NULL, 0, NULL},
@@ -74,11 +74,19 @@ static const tool_opt k_main_opts[] = {
  * tables: nothing to keep in step by hand). */
 static void usage_commands(FILE *out)
 {
+    fprintf(out, "commands:\n");
+    for (const tool_cmd *c = g_cmds; c->name; c++)
+        fprintf(out, "  %-10s %s%s\n", c->name, c->summary,
+                actions_of(c) ? ": the actions below" : "");
     for (const tool_cmd *c = g_cmds; c->name; c++) {
-        fprintf(out, "  %-10s %s\n", c->name, c->summary);
         const tool_cmd *acts = actions_of(c);
-        for (const tool_cmd *a = acts; a && a->name; a++)
-            fprintf(out, "    %-9s  %s\n", a->name, a->summary);
+        if (acts)
+            fprintf(out, "\n%s's actions ('vyre-cachectl %s ACTION'):\n", c->name, c->name);
+        for (const tool_cmd *a = acts; a && a->name; a++) {
+            char both[64];
+            snprintf(both, sizeof both, "%s %s", c->name, a->name);
+            fprintf(out, "  %-17s %s\n", both, a->summary);
+        }
     }
 }
 
@@ -89,8 +97,7 @@ static void usage(FILE *out)
                  "       vyre-cachectl [-z] [-s] [-M SIZE] [--evict-older-than AGE] [<command>]\n"
                  "       vyre-cachectl --help | --version\n\n"
                  "Inspect, verify, prune and rebuild the vyre pipeline cache, and report on\n"
-                 "the CUDA driver's JIT cache.\n\n"
-                 "commands (and their actions):\n");
+                 "the CUDA driver's JIT cache.\n\n");
     usage_commands(out);
     fprintf(out, "\nccache's spellings, run in the order given (then the command, if any):\n");
     tool_opt_help(out, k_main_opts);
@@ -103,38 +110,6 @@ static void usage(FILE *out)
                  "  1  problems found (verify), or prune could not reach its size target\n"
                  "  2  usage or operational error (bad option or value, missing or unsafe\n"
                  "     cache directory, corrupt index: run 'vyre-cachectl reindex')\n");
-}
-
-/* --completion-helper [WORD...]: what the bash completion offers after the
- * words typed (completions/vyre.bash): the commands and the tool's options;
- * after a command with actions, its actions and the global options; after a
- * command or an action, its options and the global ones. */
-static int complete(int argc, char **argv)
-{
-    const tool_cmd *cmd = NULL, *acts = NULL, *act = NULL;
-    for (int i = 0; i < argc && !act; i++) {
-        if (argv[i][0] == '-')
-            continue;
-        if (!cmd) {
-            if ((cmd = tool_cmd_find(g_cmds, argv[i])))
-                acts = actions_of(cmd);
-        } else if (acts) {
-            act = tool_cmd_find(acts, argv[i]);
-        }
-    }
-    if (!cmd) {
-        for (const tool_cmd *c = g_cmds; c->name; c++)
-            printf("%s\t0\t\n", c->name);
-        tool_opt_complete(stdout, k_main_opts);
-        cachectl_options_complete(stdout, NULL);
-    } else if (acts && !act) {
-        for (const tool_cmd *a = acts; a->name; a++)
-            printf("%s\t0\t\n", a->name);
-        cachectl_options_complete(stdout, NULL);
-    } else {
-        cachectl_options_complete(stdout, act ? act->opts : cmd->opts);
-    }
-    return TOOL_EXIT_OK;
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -165,7 +140,7 @@ int main(int argc, char **argv)
 {
     tool_set_prog("vyre-cachectl");
     if (tool_opt_wants_completion(argc, argv))
-        return complete(argc - 2, argv + 2);
+        return cachectl_complete(g_cmds, k_main_opts, actions_of, argc - 2, argv + 2);
     cachectl_parser p;
     int c, code = TOOL_EXIT_ERROR;
     if (cachectl_parser_init(&p, NULL, k_main_opts, usage, "+"))
