@@ -71,9 +71,7 @@ typedef struct explain_args {
 static int options_start(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
-        const char *prev = argv[i - 1];
-        int is_value = i > 1 && (strcmp(prev, "--arch") == 0 || strcmp(prev, "--entry") == 0 ||
-                                 strcmp(prev, "--cache-dir") == 0 || strcmp(prev, "-o") == 0);
+        int is_value = i > 1 && cachectl_takes_next(cachectl_explain_opts, argv[i - 1]);
         if (strcmp(argv[i], "--") == 0 && !is_value)
             return i;
     }

@@ -271,9 +271,7 @@ static void print_summary(seed_print *sp, vyre_cache *cache, const vyre_seed_lis
 static int compiler_options_start(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
-        const char *prev = argv[i - 1];
-        int is_value = i > 1 && (strcmp(prev, "--arch") == 0 || strcmp(prev, "--entry") == 0 ||
-                                 strcmp(prev, "--jobs") == 0 || strcmp(prev, "--cache-dir") == 0);
+        int is_value = i > 1 && cachectl_takes_next(cachectl_seed_opts, argv[i - 1]);
         if (strcmp(argv[i], "--") == 0 && !is_value)
             return i;
     }

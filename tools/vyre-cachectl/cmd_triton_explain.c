@@ -32,23 +32,13 @@ static void usage(FILE *out)
                  "             are listed), 2 usage or operational error\n");
 }
 
-/* Options whose value is the next argument. */
-static int takes_value(const char *a)
-{
-    static const char *const with_value[] = {"--dir", "--cache-dir", "-o", "--option", "--width"};
-    for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
-        if (strcmp(a, with_value[i]) == 0)
-            return 1;
-    return 0;
-}
-
 int cachectl_triton_is_explain(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0)
             return i + 1 < argc && strcmp(argv[i + 1], "explain") == 0;
         if (argv[i][0] == '-' && argv[i][1]) {
-            i += takes_value(argv[i]);
+            i += cachectl_takes_next(cachectl_triton_explain_opts, argv[i]);
             continue;
         }
         return strcmp(argv[i], "explain") == 0;

@@ -81,6 +81,15 @@ int cachectl_getopt(cachectl_parser *p, int argc, char **argv, int *code);
  * global ones it does not declare itself. */
 void cachectl_options_help(FILE *out, const tool_opt *own);
 
+/* The row of own, else of the global options, that word names ("--dir",
+ * "--dir=X", "-o"), else NULL. */
+const tool_opt *cachectl_opt_row(const tool_opt *own, const char *word);
+
+/* 1 when word is an option (of own or a global one) whose value is the
+ * next argument: "--dir", "-o"; not "--dir=X", not "--json". For the
+ * commands that look ahead of getopt (where "--" starts, which action). */
+int cachectl_takes_next(const tool_opt *own, const char *word);
+
 /* What --completion-helper prints for a command: its own table, then the
  * global options it does not declare itself (tool_opt_complete). */
 void cachectl_options_complete(FILE *out, const tool_opt *own);

@@ -487,3 +487,29 @@ void cachectl_options_complete(FILE *out, const tool_opt *own)
     if (merge(own, rest, TOOL_OPT_MAX, 0) == 0)
         tool_opt_complete(out, rest);
 }
+
+const tool_opt *cachectl_opt_row(const tool_opt *own, const char *word)
+{
+    const tool_opt *tables[2] = {own, cachectl_global_opts};
+    for (size_t t = 0; t < 2; t++) {
+        for (const tool_opt *o = tables[t]; o && o->name; o++) {
+            if (o->key == TOOL_OPT_SECTION)
+                continue;
+            if (word[1] != '-') {
+                if (o->short_name && word[1] == o->short_name && !word[2])
+                    return o;
+                continue;
+            }
+            size_t n = strlen(o->name);
+            if (!strncmp(word + 2, o->name, n) && (!word[2 + n] || word[2 + n] == '='))
+                return o;
+        }
+    }
+    return NULL;
+}
+
+int cachectl_takes_next(const tool_opt *own, const char *word)
+{
+    const tool_opt *o = word[0] == '-' && word[1] ? cachectl_opt_row(own, word) : NULL;
+    return o && o->arg && !strchr(word, '=');
+}

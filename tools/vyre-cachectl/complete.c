@@ -15,28 +15,6 @@
 #include "tool_cli.h"
 #include "vyre/vyre.h"
 
-/* The row of own or of the global options that word ("--dir", "--dir=X",
- * "-o") names, else NULL. */
-static const tool_opt *row_of(const tool_opt *own, const char *word)
-{
-    const tool_opt *tables[2] = {own, cachectl_global_opts};
-    for (size_t t = 0; t < 2; t++) {
-        for (const tool_opt *o = tables[t]; o && o->name; o++) {
-            if (o->key == TOOL_OPT_SECTION)
-                continue;
-            if (word[1] != '-') {
-                if (o->short_name && word[1] == o->short_name && !word[2])
-                    return o;
-                continue;
-            }
-            size_t n = strlen(o->name);
-            if (!strncmp(word + 2, o->name, n) && (!word[2 + n] || word[2 + n] == '='))
-                return o;
-        }
-    }
-    return NULL;
-}
-
 static int print_key(const vyre_cache_entry *e, void *ctx)
 {
     (void)ctx;
@@ -67,7 +45,7 @@ int cachectl_complete(const tool_cmd *cmds, const tool_opt *main_opts,
         const char *w = argv[i];
         if (w[0] == '-' && w[1]) {
             /* An option's value is no command: skip it, keep --cache-dir. */
-            const tool_opt *o = row_of(act ? act->opts : cmd ? cmd->opts : main_opts, w);
+            const tool_opt *o = cachectl_opt_row(act ? act->opts : cmd ? cmd->opts : main_opts, w);
             const char *eq = strchr(w, '=');
             const char *value = !o || !o->arg  ? NULL
                                 : eq           ? eq + 1
