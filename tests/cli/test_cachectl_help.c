@@ -140,7 +140,14 @@ Test(cachectl_help, an_actions_help_lists_its_options)
     cr_assert(has_line_starting(p.out, "      --keep-arch ARCH  prune: "), "%s", p.out);
     cr_assert(has_line_starting(p.out, "      --print-timer     with --auto: "), "%s", p.out);
     cr_assert(has_line_starting(p.out, "      --cache-dir DIR   "), "%s", p.out);
+    /* Its own options only: verify's --repair is not prune's. */
+    cr_assert(!has_line_starting(p.out, "      --repair "), "%s", p.out);
     cr_assert_str_empty(p.err);
+    tu_proc_free(&p);
+    /* Without an action, every action's. */
+    RUN(&p, "triton", "--help");
+    cr_assert(has_line_starting(p.out, "      --repair          verify: "), "%s", p.out);
+    cr_assert(has_line_starting(p.out, "      --keep-arch ARCH  prune: "), "%s", p.out);
     tu_proc_free(&p);
     RUN(&p, "inductor", "prune", "--help");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);

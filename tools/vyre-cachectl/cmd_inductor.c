@@ -80,6 +80,9 @@ const tool_cmd cachectl_inductor_actions[] = {
     {NULL, NULL, NULL, 0, NULL},
 };
 
+/* The action typed, for --help (set before parsing). */
+static const tool_cmd *g_help_action;
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -113,7 +116,7 @@ static void usage(FILE *out)
             ".best_config in a two-letter folder is foreign: reported, never removed.\n"
             "prune, clear and verify --repair work relative to the cache directory\n"
             "opened once, and refuse one owned by another user or writable by others.\n\n");
-    cachectl_options_help(out, cachectl_inductor_all_opts);
+    cachectl_action_options_help(out, "inductor", g_help_action, cachectl_inductor_all_opts);
     fprintf(out, "\n"
                  "exit status: 0 done, the cache clean; 1 verify found problems, or prune\n"
                  "             could not reach --max-size; 2 usage or operational error (no\n"
@@ -371,6 +374,8 @@ static int do_ls(const inductor_opts *o, const vyre_inductor_cache *c)
 
 int cmd_inductor(int argc, char **argv)
 {
+    g_help_action =
+        cachectl_action_typed(cachectl_inductor_actions, cachectl_inductor_all_opts, argc, argv);
     inductor_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse(argc, argv, &o);

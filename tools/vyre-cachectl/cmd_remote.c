@@ -28,6 +28,9 @@ const tool_cmd cachectl_remote_actions[] = {
     {NULL, NULL, NULL, 0, NULL},
 };
 
+/* The action typed, for --help (set before parsing). */
+static const tool_cmd *g_help_action;
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -47,7 +50,7 @@ static void usage(FILE *out)
             "          writable remote\n"
             "  pull    fetch blobs (full 64-digit keys) from the remotes in order; each is\n"
             "          validated like a local blob before it is stored\n\n");
-    cachectl_options_help(out, cachectl_remote_opts);
+    cachectl_action_options_help(out, "remote", g_help_action, cachectl_remote_opts);
     fprintf(out,
             "\n"
             "exit status: 0 done; 1 a remote unreachable or refusing, or a blob not\n"
@@ -282,6 +285,8 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
 
 int cmd_remote(int argc, char **argv)
 {
+    g_help_action =
+        cachectl_action_typed(cachectl_remote_actions, cachectl_remote_opts, argc, argv);
     cachectl_parser p;
     int all = 0, c, code = TOOL_EXIT_ERROR;
     if (cachectl_parser_init(&p, "remote", cachectl_remote_opts, usage, ""))

@@ -45,6 +45,9 @@ const tool_cmd cachectl_triton_actions[] = {
     {NULL, NULL, NULL, 0, NULL},
 };
 
+/* The action typed, for --help (set before parsing). */
+static const tool_cmd *g_help_action;
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -91,7 +94,7 @@ static void usage(FILE *out)
             "never followed; other entries at the top of the cache are never touched.\n"
             "Every change (prune, clear, verify --repair, relocate) is refused for a cache\n"
             "another user owns or others can write; reading one is not.\n\n");
-    cachectl_options_help(out, cachectl_triton_all_opts);
+    cachectl_action_options_help(out, "triton", g_help_action, cachectl_triton_all_opts);
     fprintf(out, "\n"
                  "exit status: 0 done, the cache clean; 1 verify found problems, or prune left\n"
                  "             the cache over --max-size (young groups) or could not remove a\n"
@@ -316,6 +319,8 @@ static int do_ls(const triton_opts *o, const vyre_triton_cache *c)
 
 int cmd_triton(int argc, char **argv)
 {
+    g_help_action =
+        cachectl_action_typed(cachectl_triton_actions, cachectl_triton_all_opts, argc, argv);
     if (cachectl_triton_is_explain(argc, argv))
         return cmd_triton_explain(argc, argv);
     triton_opts o;

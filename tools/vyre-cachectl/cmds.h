@@ -90,6 +90,17 @@ const tool_opt *cachectl_opt_row(const tool_opt *own, const char *word);
  * commands that look ahead of getopt (where "--" starts, which action). */
 int cachectl_takes_next(const tool_opt *own, const char *word);
 
+/* The action argv (a command's, argv[0] being the command) names: its
+ * first operand, options (of opts or global) and their values skipped;
+ * NULL when none is typed or it is no action. */
+const tool_cmd *cachectl_action_typed(const tool_cmd *actions, const tool_opt *opts, int argc,
+                                      char **argv);
+
+/* --help's OPTIONS of command cmd, which has actions: act's own when one
+ * is typed (`triton prune --help`), else every action's (all). */
+void cachectl_action_options_help(FILE *out, const char *cmd, const tool_cmd *act,
+                                  const tool_opt *all);
+
 /* What --completion-helper prints for a command: its own table, then the
  * global options it does not declare itself (tool_opt_complete). */
 void cachectl_options_complete(FILE *out, const tool_opt *own);

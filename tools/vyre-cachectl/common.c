@@ -513,3 +513,27 @@ int cachectl_takes_next(const tool_opt *own, const char *word)
     const tool_opt *o = word[0] == '-' && word[1] ? cachectl_opt_row(own, word) : NULL;
     return o && o->arg && !strchr(word, '=');
 }
+
+const tool_cmd *cachectl_action_typed(const tool_cmd *actions, const tool_opt *opts, int argc,
+                                      char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return i + 1 < argc ? tool_cmd_find(actions, argv[i + 1]) : NULL;
+        if (argv[i][0] == '-' && argv[i][1]) {
+            i += cachectl_takes_next(opts, argv[i]);
+            continue;
+        }
+        return tool_cmd_find(actions, argv[i]);
+    }
+    return NULL;
+}
+
+void cachectl_action_options_help(FILE *out, const char *cmd, const tool_cmd *act,
+                                  const tool_opt *all)
+{
+    if (act)
+        fprintf(out, "The options of '%s %s' ('vyre-cachectl %s --help': every action's).\n\n", cmd,
+                act->name, cmd);
+    cachectl_options_help(out, act ? act->opts : all);
+}
