@@ -438,8 +438,11 @@ int cachectl_parser_init(cachectl_parser *p, const char *sub, const tool_opt *ow
 {
     p->sub = sub;
     p->usage = use;
-    if (merge(own, p->rows, TOOL_OPT_MAX, 1) || tool_opt_getopt(p->rows, &p->g))
+    if (merge(own, p->rows, TOOL_OPT_MAX, 1) || tool_opt_getopt(p->rows, &p->g)) {
+        fprintf(stderr, "%s: error: %s%stoo many options declared (a programming error)\n",
+                tool_prog(), sub ? sub : "", sub ? ": " : "");
         return -1;
+    }
     /* ':' first: a missing value is ':', told apart from an unknown option. */
     snprintf(p->shorts, sizeof p->shorts, "%s:%s", lead, p->g.shorts);
     return 0;
