@@ -29,7 +29,11 @@ _vyre_tool()
                 [[ $cur == *,* ]] && head=${cur%,*},
                 COMPREPLY=($(compgen -P "$head" -W "${values#,}" -- "${cur##*,}"))
                 ;;
-            *) COMPREPLY=($(compgen -W "$values" -- "$cur")) ;;
+            *)
+                COMPREPLY=($(compgen -W "$values" -- "$cur"))
+                # "key=": the value follows without a blank (-o max_size=10G).
+                [[ ${#COMPREPLY[@]} == 1 && ${COMPREPLY[0]} == *= ]] && compopt -o nospace 2>/dev/null
+                ;;
             esac
             return
         fi

@@ -236,4 +236,11 @@ Test(cachectl_help, completion_offers_an_actions_own_options)
     complete_words(&p, "config res");
     cr_assert_str_eq(p.out, "results_db\n");
     tu_proc_free(&p);
+    /* -o's keys, from the same list. */
+    complete_words(&p, "-o inductor");
+    cr_assert_str_eq(p.out, "inductor_max_size=\n");
+    tu_proc_free(&p);
+    complete_words(&p, "stats --option triton_m");
+    cr_assert_str_eq(p.out, "triton_max_size=\n");
+    tu_proc_free(&p);
 }

@@ -482,13 +482,33 @@ void cachectl_options_help(FILE *out, const tool_opt *own)
     }
 }
 
+/* "max_size= max_age= ...": what completes -o, from libcore's list of
+ * configuration keys (so a new key is offered without a change here). */
+static const char *config_keys_eq(void)
+{
+    static char keys[1024];
+    size_t off = 0;
+    for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
+        int n = snprintf(keys + off, sizeof keys - off, "%s%s=", off ? " " : "",
+                         vyre_config_key_name(k));
+        if (n < 0 || (size_t)n >= sizeof keys - off)
+            break;
+        off += (size_t)n;
+    }
+    return keys;
+}
+
 void cachectl_options_complete(FILE *out, const tool_opt *own)
 {
     tool_opt rest[TOOL_OPT_MAX + 1];
     if (own)
         tool_opt_complete(out, own);
-    if (merge(own, rest, TOOL_OPT_MAX, 0) == 0)
+    if (merge(own, rest, TOOL_OPT_MAX, 0) == 0) {
+        for (tool_opt *o = rest; o->name; o++)
+            if (o->key == 'o')
+                o->values = config_keys_eq();
         tool_opt_complete(out, rest);
+    }
 }
 
 const tool_opt *cachectl_opt_row(const tool_opt *own, const char *word)
