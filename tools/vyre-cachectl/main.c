@@ -61,12 +61,14 @@ static const tool_cmd *actions_of(const tool_cmd *cmd)
  * --evict-older-than AGE prune --max-age AGE. */
 enum { OPT_VERSION = 'V', OPT_EVICT = 0x300 };
 static const tool_opt k_main_opts[] = {
+    {OPT_VERSION, 'V', "version", NULL, "the versions of vyre-cachectl, libvyrecore and CUDA",
+     NULL},
+    {TOOL_OPT_SECTION, 0, "", NULL,
+     "ccache's spellings, run in the order given (then the command, if any):", NULL},
     {'z', 'z', "zero-stats", NULL, "zero-stats: reset the hit and miss counters", NULL},
     {'s', 's', "show-stats", NULL, "stats", NULL},
     {'M', 'M', "max-size", "SIZE", "config max_size SIZE", NULL},
     {OPT_EVICT, 0, "evict-older-than", "AGE", "prune --max-age AGE", NULL},
-    {OPT_VERSION, 'V', "version", NULL, "the versions of vyre-cachectl, libvyrecore and CUDA",
-     NULL},
     {0, 0, NULL, NULL, NULL, NULL},
 };
 
@@ -99,7 +101,7 @@ static void usage(FILE *out)
                  "Inspect, verify, prune and rebuild the vyre pipeline cache, and report on\n"
                  "the CUDA driver's JIT cache.\n\n");
     usage_commands(out);
-    fprintf(out, "\nccache's spellings, run in the order given (then the command, if any):\n");
+    fprintf(out, "\noptions:\n");
     tool_opt_help(out, k_main_opts);
     fprintf(out, "\nSizes (max_size, prune --max-size) are written 5G, 500M, 1.5GiB or 750MB;\n"
                  "a size without a unit is GiB, as in ccache.\n\n");
