@@ -198,7 +198,7 @@ Test(bench_spec, bad_specs_name_the_json_path_or_column)
     expect_spec_error(ADD_ARGS, "\"grid\": \"ceil(N/1024)\", \"flop\": 1", NULL,
                       "vyre-bench: error: '%s': $.flop: unknown key\n"
                       "hint: the keys are kernel, entry, axes, args, grid, block, shared, bytes, "
-                      "flops, version (and name, description, comment, _*)\n");
+                      "flops, cooperative, pdl, version (and name, description, comment, _*)\n");
 }
 
 Test(bench_spec, the_kernel_checks_the_spec)

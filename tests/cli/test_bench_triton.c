@@ -602,3 +602,106 @@ Test(bench_triton, torch_compiles_default_layout_is_found_without_dir)
                                     g_tmp));
     tu_proc_free(&p);
 }
+
+/* A group whose metadata says Triton launches it as a cooperative grid
+ * and with programmatic dependent launch (issue 38 point 1): the spec
+ * says so ("cooperative", "pdl"), the inference notes it, --dry-run shows
+ * the launch, and --emit-spec keeps it through run --spec --dry-run. */
+Test(bench_triton, cooperative_and_pdl_groups_launch_as_triton_does)
+{
+    static const char key[] = "6K5JAYXEFU2OZXGO2XPHFA7EI56XJBMCNCTNQ2TE4VZF7DJMFJEQ";
+    char dir[700], meta[1200];
+    snprintf(dir, sizeof dir, "%s/triton", g_tmp);
+    tu_copy_tree(TRITON, dir);
+    snprintf(meta, sizeof meta, "%s/%s/triton_per_fused_native_layer_norm_0.json", dir, key);
+    size_t len = 0;
+    char *text = tu_read_file(meta, &len);
+    cr_assert(text);
+    char *c = strstr(text, "\"launch_cooperative_grid\": false");
+    char *d = strstr(text, "\"launch_pdl\": false");
+    cr_assert(c && d, "%s", text);
+    /* Same length: "true " for "false". */
+    memcpy(c + strlen("\"launch_cooperative_grid\": "), "true ", 5);
+    memcpy(d + strlen("\"launch_pdl\": "), "true ", 5);
+    tu_write_file(meta, text, len);
+    free(text);
+
+    tu_proc p;
+    bench(&p, ARGS("run", "--triton", key, "--dir", dir, "--inductor-dir", INDUCTOR, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "  launch: a cooperative grid (launch_cooperative_grid) and programmatic "
+                          "dependent launch (launch_pdl), as Triton launches it "
+                          "(cuLaunchKernelEx)");
+    tu_assert_line(p.out, "  \"cooperative\": true,");
+    tu_assert_line(p.out, "  \"pdl\": true");
+    tu_assert_line(p.out, "launch: cooperative, pdl (cuLaunchKernelEx)");
+    tu_assert_line(p.out, "dry run: 1 point would run; nothing was launched");
+    tu_proc_free(&p);
+
+    char spec[700];
+    snprintf(spec, sizeof spec, "%s/ln.json", g_tmp);
+    bench(&p, ARGS("run", "--triton", key, "--dir", dir, "--inductor-dir", INDUCTOR, "--emit-spec",
+                   spec));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    bench(&p, ARGS("run", "--spec", spec, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "launch: cooperative, pdl (cuLaunchKernelEx)");
+    tu_proc_free(&p);
+
+    /* Only PDL. */
+    text = tu_read_file(meta, &len);
+    c = strstr(text, "\"launch_cooperative_grid\": true ");
+    cr_assert(c);
+    memcpy(c + strlen("\"launch_cooperative_grid\": "), "false", 5);
+    tu_write_file(meta, text, len);
+    free(text);
+    bench(&p, ARGS("run", "--triton", key, "--dir", dir, "--inductor-dir", INDUCTOR, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "  launch: programmatic dependent launch (launch_pdl), as Triton "
+                          "launches it (cuLaunchKernelEx)");
+    cr_assert_null(strstr(p.out, "\"cooperative\""), "%s", p.out);
+    tu_assert_line(p.out, "launch: pdl (cuLaunchKernelEx)");
+    tu_proc_free(&p);
+}
+
+/* A kernel recompiled 70 times (torch.compile caches with 201 groups of
+ * one kernel have been seen): every group is weighed, the autotuning's
+ * choice found though it sorts last (it was not among the first 64 looked
+ * at, and the refusal said "has 64 groups"), and a refusal describes the
+ * first three and counts the rest, whole (a longer one was cut at the
+ * message's 768 characters, before how the groups differ). */
+Test(bench_triton, many_groups_of_one_kernel)
+{
+    static const char c3fh[] = "C3FHEVR3F2S5CA43DLHE4GY7N5ZWG4Q3DSR3NIARSG2MXV67RAJQ";
+    char dir[700], src[1200];
+    snprintf(dir, sizeof dir, "%s/triton", g_tmp);
+    tu_copy_tree(TRITON, dir);
+    snprintf(src, sizeof src, "%s/%s", dir, c3fh);
+    for (int i = 0; i < 68; i++) {
+        char dst[1300];
+        snprintf(dst, sizeof dst, "%s/AA%03d%s", dir, i, c3fh + 5);
+        tu_copy_tree(src, dst);
+    }
+    tu_proc p;
+    bench(&p, ARGS("run", "--triton", VIEW2, "--dir", dir, "--dry-run"));
+    const char *each = " (sm_90, num_warps 8, shared 16384, XBLOCK 16, YBLOCK 256)";
+    char want[2048];
+    snprintf(want, sizeof want,
+             "vyre-bench: error: kernel '" VIEW2 "' has 70 groups in '%s': the first "
+             "AA000%s%s, AA001%s%s, AA002%s%s, and 67 more; they differ in hash\n"
+             "hint: name one by its key (--triton KEY), or give TorchInductor's cache "
+             "(--inductor-dir DIR) to take its autotuning's choice\n",
+             dir, c3fh + 5, each, c3fh + 5, each, c3fh + 5, each);
+    expect_error(&p, want);
+    bench(&p,
+          ARGS("run", "--triton", VIEW2, "--dir", dir, "--inductor-dir", INDUCTOR, "--dry-run"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_expect(tu_has_line(p.out, "  group: R3XIW7Z637BFQMFEEJ5FDZY5NACWNTUKGRRZVIRD53RP3KKPT7XQ of "
+                                 "kernel " VIEW2 " (Triton 3.6.0, sm_90): TorchInductor's "
+                                 "autotuning picked it, of 70 groups "
+                                 "(sy/0bc72a6ac6b913915d180603094e3a4fb9f05580dfe1c04d6f72e5c8e335"
+                                 "a882.best_config)"),
+              "%s", p.out);
+    tu_proc_free(&p);
+}

@@ -336,12 +336,33 @@ Test(cachectl_explain, triton_explain_names_the_fields_that_differ)
     char dir[700];
     triton_cache(dir, sizeof dir);
     tu_proc p;
+    /* By default each differing field's distinct values, with the groups
+     * that have each; no key. */
     run(&p, ARGS("triton", "explain", "scale_kernel", "--dir", dir));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     cr_assert_str_empty(p.err);
     char want[1024];
     snprintf(want, sizeof want, "Triton kernel 'scale_kernel': 2 groups in %s", dir);
     tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "Differs between them (3 fields; each value with the groups that have "
+                          "it):");
+    tu_assert_line(p.out, "  target.arch       80 (1 group), 90 (1 group)");
+    tu_assert_line(p.out, "  num_warps         4 (1 group), 8 (1 group)");
+    tu_assert_line(
+        p.out, "  hash              12345678f9e058b3... (1 group), 79901b45f9e058b3... (1 group)");
+    tu_assert_line(p.out, "Same in every group:");
+    tu_assert_line(p.out, "  num_stages        3");
+    tu_assert_line(p.out, "'--all' lists the 2 groups and each one's values.");
+    cr_assert_null(strstr(p.out, KGROUP), "%s", p.out);
+    tu_proc_free(&p);
+
+    /* --all: every group's key, the values side by side. */
+    run(&p, ARGS("triton", "explain", "scale_kernel", "--all", "--dir", dir));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    cr_assert_str_empty(p.err);
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "  " KGROUP);
+    tu_assert_line(p.out, "  " KGROUP2);
     tu_assert_line(p.out, "Differs between them (3 fields):");
     tu_assert_line(p.out, "  target.arch       90  |  80");
     tu_assert_line(p.out, "  num_warps         4  |  8");
@@ -427,9 +448,10 @@ Test(cachectl_explain, triton_explain_of_foreign_names_stays_one_document)
     snprintf(bad, sizeof bad, "%s/BAD\xff\x1b[2J", dir);
     tu_copy_tree(g1, bad);
     tu_proc p;
-    run(&p, ARGS("triton", "explain", "scale_kernel", "--dir", dir));
+    run(&p, ARGS("triton", "explain", "scale_kernel", "--dir", dir, "--all"));
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     cr_assert_null(strchr(p.out, '\x1b'), "%s", p.out);
+    cr_assert(strstr(p.out, "\n  BAD"), "the key is listed, cleaned: %s", p.out);
     char want[1024];
     snprintf(want, sizeof want, "Triton kernel 'scale_kernel': 3 groups in %s", dir);
     tu_assert_line(p.out, want);
@@ -439,5 +461,105 @@ Test(cachectl_explain, triton_explain_of_foreign_names_stays_one_document)
     json_t *j = json_of(&p);
     cr_assert_eq(json_array_size(json_object_get(j, "groups")), 3);
     json_decref(j);
+    tu_proc_free(&p);
+}
+
+static size_t count(const char *s, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* A kernel recompiled 200 times more, as torch.compile does over shapes and
+ * GPUs: group i of 200 made from KGROUP for sm_80 (i < 50) or sm_90, 8
+ * warps (i < 100) or 4, 10 + i % 8 stages, a hash of its own. The summary
+ * names the kernel once and no key, each differing field in one short
+ * line; --all lists them all. */
+Test(cachectl_explain, triton_explain_summarises_many_groups)
+{
+    char dir[700], g1[1200];
+    triton_cache(dir, sizeof dir);
+    snprintf(g1, sizeof g1, "%s/%s", dir, KGROUP);
+    tu_rm_rf(tu_text("%s/%s", dir, KGROUP2));
+    for (int i = 0; i < 200; i++) {
+        char g[1200], meta[1300], v[64];
+        snprintf(g, sizeof g, "%s/GEN%03dWRPZ4BMLHZDHVLBI7YULCKTFFXOZWUDBQ2MQNOO22K3NXW4A", dir, i);
+        tu_copy_tree(g1, g);
+        snprintf(meta, sizeof meta, "%s/scale_kernel.json", g);
+        if (i < 50)
+            edit(meta, "\"arch\": 90", "\"arch\": 80");
+        if (i < 100)
+            edit(meta, "\"num_warps\": 4", "\"num_warps\": 8");
+        snprintf(v, sizeof v, "\"num_stages\": %d", 10 + i % 8);
+        edit(meta, "\"num_stages\": 3", v);
+        snprintf(v, sizeof v, "\"hash\": \"%08d", i);
+        edit(meta, "\"hash\": \"79901b45", v);
+    }
+    tu_proc p;
+    run(&p, ARGS("triton", "explain", "scale_kernel", "--dir", dir));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    char want[1024];
+    snprintf(want, sizeof want, "Triton kernel 'scale_kernel': 201 groups in %s", dir);
+    tu_assert_line(p.out, want);
+    tu_assert_line(p.out, "Differs between them (4 fields; each value with the groups that have "
+                          "it):");
+    tu_assert_line(p.out, "  target.arch       90 (151 groups), 80 (50 groups)");
+    tu_assert_line(p.out, "  num_warps         4 (101 groups), 8 (100 groups)");
+    tu_assert_line(p.out, "  num_stages        10 (25 groups), 11 (25 groups), 12 (25 groups), "
+                          "13 (25 groups), 14 (25 groups), 15 (25 groups), and 3 more values "
+                          "('--all' lists them)");
+    tu_assert_line(p.out, "  hash              201 values, one in each group ('--all' lists them)");
+    tu_assert_line(p.out, "  triton_version    3.6.0");
+    tu_assert_line(p.out, "'--all' lists the 201 groups and each one's values.");
+    /* The kernel once, no key, every line short. */
+    cr_assert_eq(count(p.out, "scale_kernel"), 1, "%s", p.out);
+    cr_assert_null(strstr(p.out, "GEN0"), "%s", p.out);
+    size_t lines = 0;
+    for (const char *l = p.out; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0')) {
+        cr_assert_leq(strcspn(l, "\n"), 160, "a long line: %.*s", (int)strcspn(l, "\n"), l);
+        lines++;
+    }
+    cr_assert_leq(lines, 16, "%s", p.out);
+    tu_proc_free(&p);
+
+    run(&p, ARGS("triton", "explain", "scale_kernel", "--dir", dir, "--all"));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "  " KGROUP);
+    tu_assert_line(p.out, "  GEN199WRPZ4BMLHZDHVLBI7YULCKTFFXOZWUDBQ2MQNOO22K3NXW4A");
+    tu_assert_line(p.out, "Differs between them (4 fields):");
+    /* In key order: GEN000..GEN099 (8 warps), GEN100..GEN199, KGROUP (4). */
+    cr_assert(strstr(p.out, "\n  num_warps         8  |  8  |"), "%s", p.out);
+    cr_assert(strstr(p.out, "  |  8  |  4  |"), "%s", p.out);
+    cr_assert_eq(count(strstr(p.out, "\n  num_warps "), "  |  ") >= 200, 1, "%s", p.out);
+    tu_proc_free(&p);
+}
+
+/* The real torch.compile cache: two groups of one kernel (two autotuning
+ * configs), told apart by their hash only. */
+Test(cachectl_explain, triton_explain_on_a_torch_compile_cache)
+{
+    static const char dir[] = VYRE_TEST_SOURCE_DIR "/fixtures/torch_block/cache/triton";
+    tu_proc p;
+    run(&p, ARGS("triton", "explain", "triton_poi_fused_addmm_clone_split_transpose_view_2",
+                 "--dir", dir));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, tu_text("Triton kernel 'triton_poi_fused_addmm_clone_split_transpose_"
+                                  "view_2': 2 groups in %s",
+                                  dir));
+    tu_assert_line(p.out, "Differs between them (1 field; each value with the groups that have "
+                          "it):");
+    tu_assert_line(
+        p.out, "  hash              16ca72563b2ea5d1... (1 group), 8eee8b7f3edfc258... (1 group)");
+    tu_assert_line(p.out, "  num_warps         8");
+    tu_assert_line(p.out, "  shared            16384");
+    cr_assert_null(strstr(p.out, "C3FHEVR3F2S5"), "%s", p.out);
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "explain", "triton_poi_fused_addmm_clone_split_transpose_view_2",
+                 "--dir", dir, "--all"));
+    cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "  C3FHEVR3F2S5CA43DLHE4GY7N5ZWG4Q3DSR3NIARSG2MXV67RAJQ");
+    tu_assert_line(p.out, "  hash              16ca72563b2ea5d1...  |  8eee8b7f3edfc258...");
     tu_proc_free(&p);
 }

@@ -710,10 +710,120 @@ Test(cachectl_triton, show_lists_every_group_of_a_kernel_and_refuses_an_unknown_
                    "2 groups of 'scale_kernel' ('vyre-cachectl triton show KEY' shows one):");
     cr_assert(strstr(p.out, "PGIBWRPZ4BML  scale_kernel "), "%s", p.out);
     cr_assert(strstr(p.out, "SECONDGROUPK  scale_kernel "), "%s", p.out);
+    tu_assert_line(p.out, tu_text("Benchmark one: vyre-bench run --triton KEY --dir %s", g_cache));
     tu_proc_free(&p);
     run(&p, ARGS("triton", "show", "no_such_kernel", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 2);
     cr_assert(strstr(p.err, "no Triton group 'no_such_kernel'"), "%s", p.err);
     cr_assert(strstr(p.err, "hint: "), "%s", p.err);
+    tu_proc_free(&p);
+}
+
+/* ---- show: the command that benchmarks a group ------------------------------ */
+
+/* The value of line "<label> VALUE" of out, into buf. */
+static const char *line_value(const char *out, const char *label, char *buf, size_t size)
+{
+    const char *at = strstr(out, label);
+    cr_assert(at, "no '%s' in:\n%s", label, out);
+    at += strlen(label);
+    at += strspn(at, " ");
+    size_t n = strcspn(at, "\n");
+    cr_assert_lt(n, size);
+    memcpy(buf, at, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+Test(cachectl_triton, show_gives_the_command_that_benchmarks_a_kernel_group)
+{
+    tu_proc p;
+    char cmd[2048];
+    run(&p, ARGS("triton", "show", "PGIBWRPZ", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    /* Not the default cache: --dir names it. */
+    cr_assert_str_eq(line_value(p.out, "\nBenchmark:", cmd, sizeof cmd),
+                     tu_text("vyre-bench run --triton " KGROUP " --dir %s", g_cache));
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "show", "PGIBWRPZ", "--dir", g_cache, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    json_t *j = json_of(&p);
+    json_t *g = json_array_get(json_object_get(j, "groups"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(g, "command")), cmd);
+    json_decref(j);
+    tu_proc_free(&p);
+
+    /* The default cache (TRITON_CACHE_DIR, as vyre-bench finds it): no --dir. */
+    char env_dir[700];
+    snprintf(env_dir, sizeof env_dir, "TRITON_CACHE_DIR=%s", g_cache);
+    const char *const extra[] = {env_dir, NULL};
+    const char *const env[] = {g_env_home, "TRITON_HOME", "XDG_CONFIG_HOME", "VYRE_PTX_CACHE_DIR",
+                               NULL};
+    tu_run_bin(&p, VYRE_CACHECTL_BIN, ARGS("triton", "show", KGROUP), env, extra);
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Benchmark:       vyre-bench run --triton " KGROUP);
+    tu_proc_free(&p);
+    /* --dir naming the default cache is the default too. */
+    tu_run_bin(&p, VYRE_CACHECTL_BIN, ARGS("triton", "show", KGROUP, "--dir", g_cache), env, extra);
+    tu_assert_line(p.out, "Benchmark:       vyre-bench run --triton " KGROUP);
+    tu_proc_free(&p);
+
+    /* A launcher is no kernel: run --triton cannot name it. */
+    run(&p, ARGS("triton", "show", LGROUP, "--dir", g_cache, "--json"));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    j = json_of(&p);
+    g = json_array_get(json_object_get(j, "groups"), 0);
+    cr_assert(json_is_null(json_object_get(g, "command")), "%s", p.out);
+    json_decref(j);
+    tu_proc_free(&p);
+    run(&p, ARGS("triton", "show", LGROUP, "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    cr_assert_null(strstr(p.out, "Benchmark:"), "%s", p.out);
+    tu_proc_free(&p);
+}
+
+/* The printed command, pasted into a shell with --dry-run added, infers
+ * the kernel's spec: on a torch.compile cache in a folder whose name a
+ * shell must have quoted (a space, a quote), TorchInductor's cache in the
+ * environment as the model ran. */
+Test(cachectl_triton, the_printed_command_runs_with_dry_run)
+{
+    char odd[700], ind[700], path_env[1200], bench_dir[600];
+    snprintf(odd, sizeof odd, "%s/it's a cache", g_tmp);
+    tu_copy_tree(VYRE_TEST_SOURCE_DIR "/fixtures/torch_block/cache/triton", odd);
+    snprintf(ind, sizeof ind, "TORCHINDUCTOR_CACHE_DIR=%s/fixtures/torch_block/cache/inductor",
+             VYRE_TEST_SOURCE_DIR);
+    tu_proc p;
+    run(&p, ARGS("triton", "show", "6K5JAYXE", "--dir", odd));
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    char cmd[2048];
+    line_value(p.out, "\nBenchmark:", cmd, sizeof cmd);
+    cr_assert_str_eq(cmd, tu_text("vyre-bench run --triton "
+                                  "6K5JAYXEFU2OZXGO2XPHFA7EI56XJBMCNCTNQ2TE4VZF7DJMFJEQ --dir "
+                                  "'%s/it'\\''s a cache'",
+                                  g_tmp));
+    tu_proc_free(&p);
+
+    snprintf(bench_dir, sizeof bench_dir, "%s", VYRE_BENCH_BIN);
+    *strrchr(bench_dir, '/') = '\0';
+    snprintf(path_env, sizeof path_env, "PATH=%s:/usr/bin:/bin", bench_dir);
+    char script[2400];
+    snprintf(script, sizeof script, "%s --dry-run", cmd);
+    char sh[] = "/bin/sh", c[] = "-c";
+    char *const argv[] = {sh, c, script, NULL};
+    const char *const env[] = {g_env_home,
+                               path_env,
+                               ind,
+                               "TRITON_CACHE_DIR",
+                               "TRITON_HOME",
+                               "VYRE_CUDA_LIBRARY=/nonexistent",
+                               "VYRE_NVML_LIBRARY=/nonexistent",
+                               NULL};
+    tu_run(&p, argv, env);
+    cr_assert_eq(p.exit_code, 0, "%s\n%s", p.out, p.err);
+    tu_assert_line(p.out, "  group: 6K5JAYXEFU2OZXGO2XPHFA7EI56XJBMCNCTNQ2TE4VZF7DJMFJEQ of kernel "
+                          "triton_per_fused_native_layer_norm_0 (Triton 3.6.0, sm_90): named by "
+                          "its key");
+    tu_assert_line(p.out, "dry run: 1 point would run; nothing was launched");
     tu_proc_free(&p);
 }

@@ -150,6 +150,8 @@ static const struct {
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "fake: invalid device context"},
     {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
      "fake: no kernel image is available for execution on the device"},
+    {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+     "fake: too many blocks in cooperative launch"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "fake: invalid resource handle"},
     {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "fake: the operation is not permitted"},
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
@@ -1270,6 +1272,46 @@ FAKE_FN CUresult fake_cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int
     return r;
 }
 
+/* cuLaunchKernelEx: the attributes vyre sets are checked (a cooperative
+ * grid, programmatic stream serialization; anything else is
+ * CUDA_ERROR_INVALID_VALUE) and written to FAKECUDA_OP_LOG as
+ * "launch_attrs NAME cooperative pdl"; a cooperative grid of more blocks
+ * than FAKECUDA_COOPERATIVE_MAX (default: no limit) is
+ * CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. Then a launch as
+ * cuLaunchKernel's. */
+FAKE_FN CUresult fake_cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
+                                       void **extra)
+{
+    CUresult r = forced("cuLaunchKernelEx");
+    if (r)
+        return r;
+    if (!c || (c->numAttrs && !c->attrs) || !f || !f->k)
+        return CUDA_ERROR_INVALID_VALUE;
+    char what[128];
+    int used = snprintf(what, sizeof what, "%s", f->name);
+    int coop = 0;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        const CUlaunchAttribute *a = &c->attrs[i];
+        const char *name = NULL;
+        if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a->value.cooperative == 1) {
+            name = "cooperative";
+            coop = 1;
+        } else if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+                   a->value.programmaticStreamSerializationAllowed == 1)
+            name = "pdl";
+        if (!name)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (used >= 0 && (size_t)used < sizeof what)
+            used += snprintf(what + used, sizeof what - (size_t)used, " %s", name);
+    }
+    long max = env_long("FAKECUDA_COOPERATIVE_MAX", 0);
+    if (coop && max > 0 && (long long)c->gridDimX * c->gridDimY * c->gridDimZ > max)
+        return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    log_op("launch_attrs", what, 0);
+    return fake_cuLaunchKernel(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                               c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra);
+}
+
 FAKE_FN CUresult fake_cuGraphLaunch(CUgraphExec e, CUstream s)
 {
     CUresult r = forced("cuGraphLaunch");
@@ -1438,6 +1480,7 @@ FAKE_SAME_TYPE(cuModuleLoadData)
 FAKE_SAME_TYPE(cuModuleUnload)
 FAKE_SAME_TYPE(cuModuleGetFunction)
 FAKE_SAME_TYPE(cuLaunchKernel)
+FAKE_SAME_TYPE(cuLaunchKernelEx)
 FAKE_SAME_TYPE(cuEventCreate)
 FAKE_SAME_TYPE(cuEventDestroy)
 FAKE_SAME_TYPE(cuEventRecord)
@@ -1491,6 +1534,7 @@ static const struct {
     {"cuModuleUnload", (void *)fake_cuModuleUnload},
     {"cuModuleGetFunction", (void *)fake_cuModuleGetFunction},
     {"cuLaunchKernel", (void *)fake_cuLaunchKernel},
+    {"cuLaunchKernelEx", (void *)fake_cuLaunchKernelEx},
     {"cuEventCreate", (void *)fake_cuEventCreate},
     {"cuEventDestroy", (void *)fake_cuEventDestroy},
     {"cuEventRecord", (void *)fake_cuEventRecord},

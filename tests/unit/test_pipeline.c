@@ -829,3 +829,23 @@ Test(pipeline, a_graph_replays_its_captured_launches)
     vyre_ctx_close(ctx);
     assert_driver_clean();
 }
+
+/* The spec's "cooperative" and "pdl" as cuLaunchKernelEx attributes
+ * (issue 38 point 1): each flag one attribute, with the value the driver
+ * takes as on; none for a plain launch. */
+Test(pipeline, launch_flags_become_cuLaunchKernelEx_attributes)
+{
+    CUlaunchAttribute a[2];
+    memset(a, 0xff, sizeof a);
+    cr_assert_eq(vyre__launch_attrs(0, a), 0);
+    cr_assert_eq(vyre__launch_attrs(VYRE__LAUNCH_COOPERATIVE, a), 1);
+    cr_assert_eq(a[0].id, CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+    cr_assert_eq(a[0].value.cooperative, 1);
+    cr_assert_eq(vyre__launch_attrs(VYRE__LAUNCH_PDL, a), 1);
+    cr_assert_eq(a[0].id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+    cr_assert_eq(a[0].value.programmaticStreamSerializationAllowed, 1);
+    cr_assert_eq(vyre__launch_attrs(VYRE__LAUNCH_COOPERATIVE | VYRE__LAUNCH_PDL, a), 2);
+    cr_assert_eq(a[0].id, CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+    cr_assert_eq(a[1].id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+    cr_assert_eq(a[1].value.programmaticStreamSerializationAllowed, 1);
+}

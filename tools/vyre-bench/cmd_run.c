@@ -624,6 +624,8 @@ static int dry_run(run_plan *pl)
            "compiled for %s (%s): cubin %s\n\n",
            pl->kernel, plan.source_kind, pl->entry, plan.nparams, plan.nparams == 1 ? "" : "s",
            plan.version, plan.arch, plan.arch_origin, cubin);
+    if (plan.launch)
+        printf("launch: %s (cuLaunchKernelEx)\n\n", plan.launch);
     printf("| point | axes | grid | block | shared | memory | bytes/launch | flops/launch |\n"
            "|---:|---|---:|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < plan.npoints; i++) {

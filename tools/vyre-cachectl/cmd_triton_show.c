@@ -6,7 +6,8 @@
  * A KEY may be shortened to the 12 characters `triton ls` prints. A
  * child's path is never looked up: one in the group is checked against the
  * scanned file list; one that points elsewhere (another user's file, a dead
- * mount) is said to, and not touched.
+ * mount) is said to, and not touched. A kernel group comes with the
+ * command that benchmarks it (`vyre-bench run --triton KEY`, triton_command.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -58,9 +59,36 @@ static const char *child_state(const vyre_triton_cache *c, const vyre_triton_gro
              : "where the cache was, not looked at (missing from the group)";
 }
 
-static json_t *full_json(const vyre_triton_cache *c, const vyre_triton_group *g)
+/* The --dir of the command that benchmarks a group: NULL when the cache
+ * shown is the one vyre-bench finds by itself (Triton's default here). */
+static const char *bench_dir(const triton_opts *o)
+{
+    char def[sizeof o->path];
+    if (vyre_triton_cache_dir(def, sizeof def, NULL, NULL) == VYRE_OK && !strcmp(def, o->path))
+        return NULL;
+    return o->path;
+}
+
+/* That command into buf, or "" for a group that is no kernel (a launcher,
+ * a half-written group: run --triton names kernels only). */
+static const char *bench_command(const triton_opts *o, const vyre_triton_group *g, char *buf,
+                                 size_t size)
+{
+    buf[0] = '\0';
+    if (g->kind == VYRE_TRITON_KERNEL && g->name[0])
+        cachectl_triton_command(g->key, bench_dir(o), buf, size);
+    return buf;
+}
+
+#define COMMAND_MAX (sizeof(((triton_opts *)0)->path) * 4 + 256)
+
+static json_t *full_json(const triton_opts *opts, const vyre_triton_cache *c,
+                         const vyre_triton_group *g)
 {
     json_t *o = cachectl_triton_group_json(g);
+    char cmd[COMMAND_MAX];
+    bench_command(opts, g, cmd, sizeof cmd);
+    json_object_set_new(o, "command", *cmd ? tool_json_text(cmd) : json_null());
     json_t *files = json_array(), *children = json_array();
     for (size_t i = 0; i < g->n_files; i++) {
         const vyre_triton_file *f = &g->files[i];
@@ -137,8 +165,10 @@ static void print_files(const vyre_triton_cache *c, const vyre_triton_group *g, 
     }
 }
 
-static void print_full(const vyre_triton_cache *c, const vyre_triton_group *g, int64_t now)
+static void print_full(const triton_opts *o, const vyre_triton_cache *c, const vyre_triton_group *g,
+                       int64_t now)
 {
+    char cmd[COMMAND_MAX];
     static const char *const kinds[] = {"kernel", "launcher", "temp", "other"};
     char buf[64], age[16];
     field("Group:", g->key);
@@ -163,6 +193,8 @@ static void print_full(const vyre_triton_cache *c, const vyre_triton_group *g, i
     field("Metadata:", g->has_metadata ? g->metadata_file : "none");
     if (*g->metadata_error)
         field("Metadata error:", g->metadata_error);
+    if (*bench_command(o, g, cmd, sizeof cmd))
+        field("Benchmark:", cmd);
     print_files(c, g, now);
 }
 
@@ -182,7 +214,7 @@ int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c)
     if (g_tool.json) {
         json_t *a = json_array();
         for (size_t i = 0; i < n; i++)
-            json_array_append_new(a, full_json(c, &c->groups[idx[i]]));
+            json_array_append_new(a, full_json(o, c, &c->groups[idx[i]]));
         json_t *d =
             json_pack("{s:i, s:s, s:s, s:s, s:o}", "schema_version", 2, "triton_cache_dir", o->path,
                       "triton_cache_dir_source", o->dir_source, "query", o->show_what, "groups", a);
@@ -190,7 +222,7 @@ int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c)
         return TOOL_EXIT_OK;
     }
     if (n == 1) {
-        print_full(c, &c->groups[idx[0]], now);
+        print_full(o, c, &c->groups[idx[0]], now);
         return TOOL_EXIT_OK;
     }
     printf("%zu groups of '", n);
@@ -200,5 +232,11 @@ int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c)
            "TRITON", "WARPS", "STAGES", "FILES", "SIZE", "AGE", "USED");
     for (size_t i = 0; i < n; i++)
         cachectl_triton_print_group(&c->groups[idx[i]], now);
+    char cmd[COMMAND_MAX];
+    if (!cachectl_triton_command("KEY", bench_dir(o), cmd, sizeof cmd)) {
+        printf("Benchmark one: ");
+        tool_clean_fputs(cmd, stdout);
+        putchar('\n');
+    }
     return TOOL_EXIT_OK;
 }

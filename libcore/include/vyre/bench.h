@@ -347,7 +347,14 @@ typedef void (*vyre_bench_skip_fn)(const char *suites, const vyre_error *why, vo
  * memory per block, EXPR bytes (above 48 KiB set as the kernel's maximum
  * through cuFuncSetAttribute). "bytes", "flops": EXPR per launch; the
  * point's metric is then GB/s (bytes) or TFLOP/s (flops). Without
- * "bytes", bytes per launch is the sum of the buffers' sizes. EXPR: see
+ * "bytes", bytes per launch is the sum of the buffers' sizes.
+ * "cooperative": true launches a cooperative grid (every block resident
+ * at once, so the kernel may sync its whole grid: Triton's
+ * launch_cooperative_grid; the grid must fit the GPU at once), "pdl":
+ * true with programmatic dependent launch (the kernel may start before
+ * the one ahead of it on the stream ends: Triton's launch_pdl); both
+ * through cuLaunchKernelEx's attributes, false or absent: cuLaunchKernel.
+ * EXPR: see
  * libcore/src/bench/expr.h (+ - * / ( ) ceil floor min max over integer
  * axes, exact, overflow-checked). PTX parameters are checked against the
  * spec: their count, and each one's size.
@@ -392,6 +399,10 @@ typedef struct vyre_bench_sweep_plan {
     size_t npoints;
     vyre_bench_sweep_plan_point *points;
     char *compile_log; /* when the compile failed, or NULL */
+    /* How each point is launched beyond grid, block and shared memory:
+     * "cooperative", "pdl" or "cooperative, pdl" (the spec's
+     * "cooperative" and "pdl"), or NULL for a plain launch (static). */
+    const char *launch;
 } vyre_bench_sweep_plan;
 
 /*

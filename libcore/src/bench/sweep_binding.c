@@ -295,12 +295,32 @@ static int default_binding(const vyre_bench_sweep *sw, vyre__sweep_binding *b, u
     return rc;
 }
 
+/* "cooperative" and "pdl": how the kernel is launched (true or false). */
+static int read_launch(json_t *spec, vyre__sweep_binding *b, vyre_error *err)
+{
+    static const char *const keys[] = {"cooperative", "pdl"};
+    int *dst[] = {&b->cooperative, &b->pdl};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_object_get(spec, keys[i]);
+        if (v && !json_is_boolean(v))
+            return vyre__fail(err, VYRE_EINVAL,
+                              i ? "write \"pdl\": true for a programmatic dependent launch "
+                                  "(Triton's launch_pdl), or leave it out"
+                                : "write \"cooperative\": true for a cooperative grid (Triton's "
+                                  "launch_cooperative_grid), or leave it out",
+                              "'%s': $.%s must be true or false, not %s", b->origin, keys[i],
+                              vyre__json_kind(v));
+        *dst[i] = json_is_true(v);
+    }
+    return VYRE_OK;
+}
+
 static int read_spec(const vyre_bench_sweep *sw, json_t *spec, vyre__sweep_binding *b,
                      unsigned char *used, vyre_error *err)
 {
-    static const char *const top_keys[] = {"kernel", "entry",       "axes",    "args",  "grid",
-                                           "block",  "shared",      "bytes",   "flops", "version",
-                                           "name",   "description", "comment", NULL};
+    static const char *const top_keys[] = {
+        "kernel", "entry",   "axes",        "args", "grid", "block",       "shared",  "bytes",
+        "flops",  "version", "cooperative", "pdl",  "name", "description", "comment", NULL};
     const vyre_axes *axes = sw->axes;
     where w = {b->origin, "$"};
     const char *k;
@@ -313,7 +333,8 @@ static int read_spec(const vyre_bench_sweep *sw, json_t *spec, vyre__sweep_bindi
         if (!top_keys[i] && k[0] != '_')
             return vyre__fail(err, VYRE_EINVAL,
                               "the keys are kernel, entry, axes, args, grid, block, shared, "
-                              "bytes, flops, version (and name, description, comment, _*)",
+                              "bytes, flops, cooperative, pdl, version (and name, description, "
+                              "comment, _*)",
                               "'%s': $.%s: unknown key", b->origin, k);
     }
     json_t *ver = json_object_get(spec, "version");
@@ -386,7 +407,7 @@ static int read_spec(const vyre_bench_sweep *sw, json_t *spec, vyre__sweep_bindi
             if ((rc = read_expr(&w, v, axes, used, dst[j], err)))
                 return rc;
         }
-    return VYRE_OK;
+    return read_launch(spec, b, err);
 }
 
 void vyre__sweep_binding_release(vyre__sweep_binding *b)

@@ -2,8 +2,8 @@
  * sweep_binding.h - a user sweep's binding: how each point of the axes turns
  * into a kernel launch (parameters, grid, block, dynamic shared memory,
  * buffers and their fills, the bytes and flops a launch counts), read
- * from the spec's "args", "grid", "block", "shared", "bytes", "flops" and
- * "version", or the default binding (float *out, const float *in, int N).
+ * from the spec's "args", "grid", "block", "shared", "bytes", "flops",
+ * "cooperative", "pdl" and "version", or the default binding (float *out, const float *in, int N).
  * Pure host code: the GPU side (allocating, filling, launching) is
  * sweep_run.c's. Not public; vyre/bench.h documents the spec for users.
  *
@@ -72,6 +72,11 @@ typedef struct vyre__sweep_binding {
     vyre__expr *block[3];
     int block_given;                    /* 0: from .reqntid/.maxntid, else 256 (version 1) */
     vyre__expr *shared, *bytes, *flops; /* NULL: 0, the buffers' sum, none */
+    /* "cooperative": true, "pdl": true: a cooperative grid (every block
+     * resident at once, as Triton's launch_cooperative_grid) and
+     * programmatic dependent launch (Triton's launch_pdl), both through
+     * cuLaunchKernelEx's attributes. 0: cuLaunchKernel. */
+    int cooperative, pdl;
     char origin[256];
 } vyre__sweep_binding;
 

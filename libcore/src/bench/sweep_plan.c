@@ -312,6 +312,10 @@ int vyre_bench_sweep_plan_make(const vyre_bench_sweep *sw, vyre_bench_sweep_plan
     if (!rc) {
         plan->version = b.version;
         plan->nparams = b.nargs;
+        plan->launch = b.cooperative && b.pdl ? "cooperative, pdl"
+                       : b.cooperative        ? "cooperative"
+                       : b.pdl                ? "pdl"
+                                              : NULL;
         rc = vyre__sweep_arch(sw, &k, 0, 0, plan->arch, sizeof plan->arch, &plan->arch_origin, err);
     }
     if (!rc)

@@ -17,6 +17,7 @@
 #include "bench/bench_internal.h"
 #include "bench/gpu_internal.h"
 #include "bench/sweep_binding.h"
+#include "cuda/pipeline_internal.h"
 #include "vyre/cuda.h"
 #include "vyre/pipeline.h"
 #include "vyre/units.h"
@@ -52,6 +53,7 @@ struct sweep_bench {
     const vyre__sweep_kernel *k;
     vyre__sweep_launch l;
     vyre_launch_cfg cfg;
+    unsigned launch_flags; /* VYRE__LAUNCH_*: the spec's "cooperative", "pdl" */
     CUdeviceptr bufs[VYRE__SWEEP_ARGS_MAX];
     CUdeviceptr nulls[VYRE__SWEEP_ARGS_MAX];
     int32_t i32[VYRE__SWEEP_ARGS_MAX];
@@ -78,13 +80,13 @@ static double corrected(struct sweep_bench *s, double value)
 static int sweep_op(void *ctx, vyre_error *err)
 {
     struct sweep_bench *s = ctx;
-    return vyre_pipeline_launch(s->p, &s->cfg, s->params, err);
+    return vyre__pipeline_launch_ex(s->p, &s->cfg, s->launch_flags, s->params, err);
 }
 
 static int sweep_op_b(void *ctx, vyre_error *err)
 {
     struct sweep_bench *s = ctx;
-    return vyre_pipeline_launch(s->ab->p, &s->cfg, s->params, err);
+    return vyre__pipeline_launch_ex(s->ab->p, &s->cfg, s->launch_flags, s->params, err);
 }
 
 static int sample_sweep(void *ctx, double *value, double *wall, vyre_error *err)
@@ -465,6 +467,22 @@ static void sweep_ab_close(struct sweep_ab *ab)
     memset(ab, 0, sizeof *ab);
 }
 
+/* The spec's launch attributes as VYRE__LAUNCH_* flags; 0 and an error
+ * when device g cannot launch a cooperative grid. */
+static int launch_flags(const vyre__sweep_binding *b, const struct vyre__gpu *g, unsigned *flags,
+                        vyre_error *err)
+{
+    *flags = (b->cooperative ? VYRE__LAUNCH_COOPERATIVE : 0u) | (b->pdl ? VYRE__LAUNCH_PDL : 0u);
+    if (b->cooperative && !g->info.cooperative_launch)
+        return vyre__fail(err, VYRE_ENOTSUP,
+                          "run it on a GPU that launches cooperative grids, or drop "
+                          "\"cooperative\" from the spec (a kernel that syncs its grid "
+                          "then hangs or fails)",
+                          "'%s': $.cooperative: device %d (%s) cannot launch cooperative grids",
+                          b->origin, g->device, g->info.name);
+    return VYRE_OK;
+}
+
 int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_error *err)
 {
     if (!sw || !env)
@@ -490,6 +508,8 @@ int vyre__bench_sweep_run(const vyre_bench_sweep *sw, vyre_bench_env *env, vyre_
         rc = check_memory(sw, &b, &k, &g, err);
         struct sweep_bench s;
         memset(&s, 0, sizeof s);
+        if (!rc)
+            rc = launch_flags(&b, &g, &s.launch_flags, err);
         s.g = &g;
         s.b = &b;
         s.k = &k;

@@ -20,11 +20,12 @@
 #include "cache/foreign/triton_internal.h"
 #include "vyre/inductor.h"
 
-#define GROUPS_MAX 64
-
 /* The kernel groups `what` names: the key, a key prefix of 8 characters or
  * more, or the kernel name (as `triton show`); a group whose metadata names
- * no kernel (a launcher, a half-written group) is none. */
+ * no kernel (a launcher, a half-written group) is none. Returns how many,
+ * their indexes into idx when it is not NULL. No limit: torch.compile
+ * recompiles a kernel for every shape, and caches with 201 groups of one
+ * kernel have been seen. */
 static size_t find_groups(const vyre_triton_cache *c, const char *what, size_t *idx)
 {
     size_t n = 0, len = strlen(what);
@@ -33,14 +34,18 @@ static size_t find_groups(const vyre_triton_cache *c, const char *what, size_t *
     for (size_t i = 0; i < c->n_groups; i++)
         if (c->groups[i].kind == VYRE_TRITON_KERNEL && c->groups[i].name[0] &&
             !strcmp(c->groups[i].key, what)) {
-            idx[0] = i;
+            if (idx)
+                idx[0] = i;
             return 1;
         }
-    for (size_t i = 0; i < c->n_groups && n < GROUPS_MAX; i++) {
+    for (size_t i = 0; i < c->n_groups; i++) {
         const vyre_triton_group *g = &c->groups[i];
         if (g->kind == VYRE_TRITON_KERNEL && g->name[0] &&
-            ((len >= 8 && !strncmp(g->key, what, len)) || !strcmp(g->name, what)))
-            idx[n++] = i;
+            ((len >= 8 && !strncmp(g->key, what, len)) || !strcmp(g->name, what))) {
+            if (idx)
+                idx[n] = i;
+            n++;
+        }
     }
     return n;
 }
@@ -97,19 +102,27 @@ static void group_blocks(const vyre_triton_cache *c, const vyre_triton_group *g,
     close(gfd);
 }
 
-/* Several groups and nothing to pick one: how they differ. */
+#define SEVERAL_LISTED 3 /* groups a refusal describes one by one */
+
+/* Several groups and nothing to pick one: how they differ (the first
+ * SEVERAL_LISTED one by one: a kernel recompiled for every shape has
+ * dozens, which would make one line of thousands of characters). */
 static int several(const vyre_triton_cache *c, const char *what, const size_t *idx, size_t n,
                    int had_inductor, vyre_error *err)
 {
     vyre__strbuf msg = VYRE__STRBUF_INIT;
     vyre__strbuf_addf(&msg, "kernel '%s' has %zu groups in '%s':", what, n, c->dir);
-    for (size_t i = 0; i < n; i++) {
+    if (n > SEVERAL_LISTED)
+        vyre__strbuf_addf(&msg, " %s", "the first");
+    for (size_t i = 0; i < n && i < SEVERAL_LISTED; i++) {
         const vyre_triton_group *g = &c->groups[idx[i]];
         char blocks[96];
         group_blocks(c, g, blocks, sizeof blocks);
         vyre__strbuf_addf(&msg, "%s %s (sm_%s, num_warps %lld, shared %lld%s)", i ? "," : "",
                           g->key, g->arch, (long long)g->num_warps, (long long)g->shared, blocks);
     }
+    if (n > SEVERAL_LISTED)
+        vyre__strbuf_addf(&msg, ", and %zu more", n - SEVERAL_LISTED);
     vyre_triton_explanation x;
     if (vyre_triton_explain(c, what, &x, NULL) == VYRE_OK) {
         int first = 1;
@@ -166,12 +179,15 @@ static const char *inductor_dir(const vyre_triton_spec_opts *o, const vyre_trito
 static int pick(vyre__triton_infer *x, const vyre_triton_cache *c, const size_t *idx, size_t n,
                 vyre_error *err)
 {
-    const char *keys[GROUPS_MAX];
-    for (size_t i = 0; i < n; i++)
-        keys[i] = c->groups[idx[i]].key;
     const char *name = c->groups[idx[0]].name;
     if (x->ind_dir) {
+        const char **keys = malloc(n * sizeof *keys);
+        if (!keys)
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory");
+        for (size_t i = 0; i < n; i++)
+            keys[i] = c->groups[idx[i]].key;
         int rc = vyre__inductor_kernel_read(x->ind_dir, name, keys, n, &x->ind, err);
+        free(keys);
         if (rc)
             return rc;
         x->have_ind = 1;
@@ -362,7 +378,7 @@ static int cmp_name(const void *a, const void *b)
 
 /* The first of TorchInductor's own Triton caches (<inductor>/triton/<device>/,
  * devices in name order) with a group `what` names, scanned into *c. */
-static int inductor_tritons(const char *what, vyre_triton_cache *c, size_t *idx, size_t *n)
+static int inductor_tritons(const char *what, vyre_triton_cache *c, size_t *n)
 {
     char ind[VYRE_TRITON_PATH_MAX], top[VYRE_TRITON_PATH_MAX + 8];
     if (vyre_inductor_cache_dir(ind, sizeof ind, NULL, NULL) != VYRE_OK)
@@ -382,7 +398,8 @@ static int inductor_tritons(const char *what, vyre_triton_cache *c, size_t *idx,
         char dir[VYRE_TRITON_PATH_MAX * 2 + 16];
         snprintf(dir, sizeof dir, "%s/%s", top, names[i]);
         vyre_triton_cache t;
-        if (vyre_triton_cache_scan(dir, &t, NULL) == VYRE_OK && (*n = find_groups(&t, what, idx))) {
+        if (vyre_triton_cache_scan(dir, &t, NULL) == VYRE_OK &&
+            (*n = find_groups(&t, what, NULL))) {
             vyre_triton_cache_release(c);
             *c = t; /* the scan's held directory moves with it */
             return 1;
@@ -397,8 +414,7 @@ static int inductor_tritons(const char *what, vyre_triton_cache *c, size_t *idx,
  * default (no TRITON_CACHE_DIR or TRITON_HOME), TorchInductor's Triton
  * caches, where torch.compile's kernels are when TRITON_CACHE_DIR was not
  * set. No group anywhere: the nearest names of the first cache. */
-static int locate(const vyre_triton_spec_opts *o, vyre_triton_cache *c, size_t *idx, size_t *n,
-                  vyre_error *err)
+static int locate(const vyre_triton_spec_opts *o, vyre_triton_cache *c, size_t *n, vyre_error *err)
 {
     char dir[VYRE_TRITON_PATH_MAX];
     const char *source = "--dir";
@@ -412,9 +428,9 @@ static int locate(const vyre_triton_spec_opts *o, vyre_triton_cache *c, size_t *
     vyre_error first;
     vyre_error_clear(&first);
     rc = vyre_triton_cache_scan(dir, c, &first);
-    if (!rc && (*n = find_groups(c, o->what, idx)) > 0)
+    if (!rc && (*n = find_groups(c, o->what, NULL)) > 0)
         return VYRE_OK;
-    if (source && !strcmp(source, "HOME") && inductor_tritons(o->what, c, idx, n))
+    if (source && !strcmp(source, "HOME") && inductor_tritons(o->what, c, n))
         return VYRE_OK;
     if (!rc)
         return no_group(c, o->what, err);
@@ -434,13 +450,18 @@ static int locate(const vyre_triton_spec_opts *o, vyre_triton_cache *c, size_t *
 static int infer(vyre__triton_infer *x, vyre_triton_cache *c, vyre_triton_spec *out,
                  vyre_error *err)
 {
-    size_t idx[GROUPS_MAX], n = 0;
-    int rc = locate(x->o, c, idx, &n, err);
+    size_t n = 0;
+    int rc = locate(x->o, c, &n, err);
     if (rc)
         return rc;
+    size_t *idx = malloc(n * sizeof *idx);
+    if (!idx)
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory");
+    find_groups(c, x->o->what, idx);
     char ibuf[VYRE_TRITON_PATH_MAX];
     x->ind_dir = inductor_dir(x->o, c, ibuf, sizeof ibuf);
     rc = pick(x, c, idx, n, err);
+    free(idx); /* x->g points into the cache */
     if (!rc)
         rc = read_group(x, c, err);
     if (!rc)

@@ -471,20 +471,18 @@ static void note_params(vyre__triton_infer *x)
     vyre__strbuf_addf(&x->notes, "%s\n", x->scratch_args ? ")" : "");
 }
 
-/* "block" and "shared" from the metadata; what the spec cannot launch. */
+/* "block" and "shared" from the metadata, "cooperative" and "pdl" as it
+ * says Triton launches the kernel; a cluster, which a spec cannot launch,
+ * is refused. */
 static int make_launch(vyre__triton_infer *x, json_t *root, vyre_error *err)
 {
     const vyre__triton_launch_meta *m = &x->meta;
-    const char *what = m->cooperative    ? "a cooperative grid (launch_cooperative_grid)"
-                       : m->pdl          ? "programmatic dependent launch (launch_pdl)"
-                       : m->num_ctas > 1 ? "a cluster of CTAs (num_ctas > 1)"
-                                         : NULL;
-    if (what)
+    if (m->num_ctas > 1)
         return vyre__fail(err, VYRE_EINVAL,
                           "benchmark it through Triton (triton.testing.do_bench) for now",
-                          "group '%s' of kernel '%s' launches with %s, which a spec cannot "
-                          "launch yet",
-                          x->g->key, x->g->name, what);
+                          "group '%s' of kernel '%s' launches with a cluster of CTAs "
+                          "(num_ctas > 1), which a spec cannot launch yet",
+                          x->g->key, x->g->name);
     int64_t block = m->num_warps * m->warp_size;
     json_object_set_new(root, "block", json_integer((json_int_t)block));
     json_object_set_new(root, "shared", json_integer((json_int_t)m->shared));
@@ -492,6 +490,15 @@ static int make_launch(vyre__triton_infer *x, json_t *root, vyre_error *err)
                       "block: %" PRId64 " threads (num_warps %" PRId64 " x warp size %" PRId64
                       "); dynamic shared memory %" PRId64 " bytes (the metadata's shared)\n",
                       block, m->num_warps, m->warp_size, m->shared);
+    if (m->cooperative)
+        json_object_set_new(root, "cooperative", json_true());
+    if (m->pdl)
+        json_object_set_new(root, "pdl", json_true());
+    if (m->cooperative || m->pdl)
+        vyre__strbuf_addf(&x->notes, "launch: %s%s%s, as Triton launches it (cuLaunchKernelEx)\n",
+                          m->cooperative ? "a cooperative grid (launch_cooperative_grid)" : "",
+                          m->cooperative && m->pdl ? " and " : "",
+                          m->pdl ? "programmatic dependent launch (launch_pdl)" : "");
     return VYRE_OK;
 }
 

@@ -84,6 +84,9 @@ static const char *hint_for(CUresult r)
         return "free GPU memory (see nvidia-smi) or use smaller buffers";
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
         return "the PTX is newer than the driver: update the driver or compile for an older ISA";
+    case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
+        return "a cooperative grid must be resident at once: at most the SMs times the blocks "
+               "one SM holds (fewer registers, warps or shared memory a block let it hold more)";
     default:
         return "see the CUDA driver API documentation for this error";
     }

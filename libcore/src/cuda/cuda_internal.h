@@ -55,6 +55,7 @@
     O(cuFuncGetAttribute)                                                                          \
     O(cuFuncSetAttribute)                                                                          \
     O(cuLaunchKernel)                                                                              \
+    O(cuLaunchKernelEx)                                                                            \
     O(cuMemAlloc)                                                                                  \
     O(cuMemFree)                                                                                   \
     O(cuMemGetInfo)                                                                                \

@@ -42,6 +42,67 @@ int vyre_pipeline_launch(vyre_pipeline *p, const vyre_launch_cfg *cfg, void **ar
     return launch_on(p, cfg, cfg->stream ? (CUstream)cfg->stream : p->stream, args, err);
 }
 
+unsigned vyre__launch_attrs(unsigned flags, CUlaunchAttribute *attrs)
+{
+    unsigned n = 0;
+    if (flags & VYRE__LAUNCH_COOPERATIVE) {
+        memset(&attrs[n], 0, sizeof attrs[n]);
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[n++].value.cooperative = 1;
+    }
+    if (flags & VYRE__LAUNCH_PDL) {
+        memset(&attrs[n], 0, sizeof attrs[n]);
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    return n;
+}
+
+/* The launch path with attributes (pipeline_internal.h's invariants). */
+static int launch_ex_on(vyre_pipeline *p, const vyre_launch_cfg *cfg, unsigned flags,
+                        CUstream stream, void **args, vyre_error *err)
+{
+    const vyre__cuda_fns *cu = p->ctx->cu;
+    if (!cu->cuLaunchKernelEx)
+        return vyre__fail(err, VYRE_ENOTSUP,
+                          "update the NVIDIA driver (cooperative and programmatic dependent "
+                          "launches need cuLaunchKernelEx, CUDA 12+)",
+                          "the driver has no cuLaunchKernelEx");
+    CUlaunchAttribute attrs[2];
+    CUlaunchConfig lc;
+    memset(&lc, 0, sizeof lc);
+    lc.gridDimX = cfg->grid[0];
+    lc.gridDimY = cfg->grid[1];
+    lc.gridDimZ = cfg->grid[2];
+    lc.blockDimX = cfg->block[0];
+    lc.blockDimY = cfg->block[1];
+    lc.blockDimZ = cfg->block[2];
+    lc.sharedMemBytes = cfg->shared_bytes;
+    lc.hStream = stream;
+    lc.attrs = attrs;
+    lc.numAttrs = vyre__launch_attrs(flags, attrs);
+    vyre_nvtx_push(VYRE_RANGE_PIPELINE_DISPATCH);
+    CUresult r = cu->cuLaunchKernelEx(&lc, p->fn, args, NULL);
+    vyre_nvtx_pop();
+    if (__builtin_expect(r != CUDA_SUCCESS, 0))
+        return vyre__cuda_check(r, "cuLaunchKernelEx", err);
+    vyre_counter_add(VYRE_CTR_LAUNCHES, 1);
+    vyre_counter_add(VYRE_CTR_DISPATCHES, 1);
+    vyre__pipeline_telemetry_point();
+    return VYRE_OK;
+}
+
+int vyre__pipeline_launch_ex(vyre_pipeline *p, const vyre_launch_cfg *cfg, unsigned flags,
+                             void **args, vyre_error *err)
+{
+    if (__builtin_expect(!p || !cfg, 0))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__pipeline_launch_ex: NULL argument");
+    CUstream stream = cfg->stream ? (CUstream)cfg->stream : p->stream;
+    if (!flags)
+        return launch_on(p, cfg, stream, args, err);
+    return launch_ex_on(p, cfg, flags, stream, args, err);
+}
+
 static int check_dispatch(const vyre_pipeline *p, const vyre_launch_cfg *cfg, const vyre_arg *args,
                           size_t nargs, const char *what, vyre_error *err)
 {

@@ -128,6 +128,33 @@ int vyre__module_map_insert(vyre_ctx *ctx, module_entry *e, vyre_error *err);
 /* Unloads m's module, if any, and frees m. */
 void vyre__module_entry_unload(vyre_ctx *ctx, module_entry *m);
 
+/* ---- pipeline_dispatch.c: launches with attributes ---- */
+
+/* How a launch is made beyond cuLaunchKernel's arguments (bits). */
+enum {
+    VYRE__LAUNCH_COOPERATIVE = 1u << 0, /* every block resident at once (grid sync) */
+    VYRE__LAUNCH_PDL = 1u << 1,         /* programmatic dependent launch: may start
+                                           before the kernel ahead of it on the
+                                           stream has finished */
+};
+
+/* The cuLaunchKernelEx attributes of flags into attrs (room for 2).
+ * Returns how many. */
+unsigned vyre__launch_attrs(unsigned flags, CUlaunchAttribute *attrs);
+
+/*
+ * vyre_pipeline_launch with flags: 0 launches through cuLaunchKernel as it
+ * does; VYRE__LAUNCH_* through cuLaunchKernelEx with
+ * CU_LAUNCH_ATTRIBUTE_COOPERATIVE and/or
+ * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. The same launch
+ * path (no lock, no allocation), counted alike. VYRE_ENOTSUP when the
+ * driver has no cuLaunchKernelEx (before CUDA 12); a cooperative grid
+ * larger than the GPU holds at once is the driver's error
+ * (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), with a hint.
+ */
+int vyre__pipeline_launch_ex(vyre_pipeline *p, const vyre_launch_cfg *cfg, unsigned flags,
+                             void **args, vyre_error *err);
+
 /* ---- not exported (vyre/pipeline.h): no program outside libcore calls them; the
  * tests reach them through vyrecore_internal ---- */
 
