@@ -555,6 +555,26 @@ Test(cachectl, corrupt_index_then_reindex)
 
 /* ---- stats ------------------------------------------------------------------- */
 
+/* stats' table row of name: "NAME  ENTRIES  SIZE", the numbers
+ * right-aligned to their columns' widest. */
+static void assert_bucket(const char *out, const char *name, uint64_t entries, uint64_t bytes)
+{
+    size_t n = strlen(name);
+    for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, name, n) != 0 || l[n] != ' ')
+            continue;
+        char *end = NULL;
+        unsigned long long e = strtoull(l + n, &end, 10);
+        const char *size = end + strspn(end, " ");
+        const char *want = tu_size_text(bytes);
+        if (e == entries && end > l + n && strncmp(size, want, strlen(want)) == 0 &&
+            size[strlen(want)] == '\n')
+            return;
+    }
+    cr_assert_fail("no row '%s %llu %s' in:\n%s", name, (unsigned long long)entries,
+                   tu_size_text(bytes), out);
+}
+
 Test(cachectl, stats_text_and_json)
 {
     populate();
@@ -570,21 +590,33 @@ Test(cachectl, stats_text_and_json)
                                   tu_size_text(blobs_disk())));
     tu_assert_line(p.out, "Hits:                  2");
     tu_assert_line(p.out, "Compile time saved:    20.0 ms");
-    tu_assert_line(p.out, "Quarantined:           0 (0 B)");
+    /* Compact: no count that is 0, no empty bucket, no limits. */
+    cr_assert(!strstr(p.out, "Quarantined:") && !strstr(p.out, "Misses:") &&
+                  !strstr(p.out, "Stale:") && !strstr(p.out, "Limits:") &&
+                  !strstr(p.out, "fatbin") && !strstr(p.out, "<30d"),
+              "%s", p.out);
     tu_assert_line(p.out, "By kind:");
     uint64_t k1 = blob_disk(g_hex[0]), k2 = blob_disk(g_hex[1]), k3 = blob_disk(g_hex[2]),
              k4 = blob_disk(g_hex[3]);
-    tu_assert_line(p.out,
-                   tu_text("  cubin                       3  %10s", tu_size_text(k1 + k2 + k4)));
-    tu_assert_line(p.out, tu_text("  ptx                         1  %10s", tu_size_text(k3)));
-    tu_assert_line(p.out, tu_text("  sm_90                       2  %10s", tu_size_text(k3 + k4)));
-    tu_assert_line(p.out, tu_text("  sm_80                       1  %10s", tu_size_text(k1)));
-    tu_assert_line(p.out, tu_text("  <1h                         1  %10s", tu_size_text(k4)));
-    tu_assert_line(p.out, tu_text("  >=30d                       1  %10s", tu_size_text(k1)));
+    assert_bucket(p.out, "cubin", 3, k1 + k2 + k4);
+    assert_bucket(p.out, "ptx", 1, k3);
+    assert_bucket(p.out, "sm_90", 2, k3 + k4);
+    assert_bucket(p.out, "sm_80", 1, k1);
+    assert_bucket(p.out, "<1h", 1, k4);
+    assert_bucket(p.out, ">=30d", 1, k1);
     tu_assert_line(p.out, tu_text("Cache size:            %s of 5.0 GiB (0%%)",
                                   tu_size_text(k1 + k2 + k3 + k4)));
+    tu_proc_free(&p);
+
+    /* -v: every line and row. */
+    CC(&p, "stats", "-v");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_assert_line(p.out, "Quarantined:           0 (0 B)");
+    tu_assert_line(p.out, "Misses:                0");
+    assert_bucket(p.out, "fatbin", 0, 0);
+    assert_bucket(p.out, "<30d", 0, 0);
     tu_assert_line(p.out,
-                   "  Cache size:          5.0 GiB (max_size, default; cleanup to 90%, LRU first)");
+                   "  Size limit:          5.0 GiB (max_size, default; cleanup to 90%, LRU first)");
     tu_proc_free(&p);
 
     CC(&p, "stats", "--json");

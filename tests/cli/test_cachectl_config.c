@@ -645,6 +645,11 @@ Test(cachectl_config, first_use_shows_an_empty_cache_and_creates_nothing)
     cr_assert_str_empty(p.err);
     tu_assert_line(p.out, "Entries:               0");
     tu_assert_line(p.out, "Cache size:            0 B of 5.0 GiB (0%)");
+    /* Compact: no hits yet, no line for them; -v shows it. */
+    cr_assert(!strstr(p.out, "Hits:"), "%s", p.out);
+    tu_proc_free(&p);
+    CC(&p, "stats", "-v");
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_assert_line(p.out, "Hits:                  0");
     tu_proc_free(&p);
     CC(&p, "stats", "--json");
@@ -749,7 +754,7 @@ Test(cachectl_config, zero_stats_resets_hits_and_misses_and_keeps_lru)
     o = stats_json();
     cr_assert_eq(jint(o, "hits"), 0);
     json_decref(o);
-    CC(&p, "--zero-stats", "stats");
+    CC(&p, "--zero-stats", "stats", "-v");
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_assert_line(p.out, "Hits:                  0");
     tu_proc_free(&p);

@@ -244,7 +244,7 @@ Test(cachectl_fit, stats_prints_ages_as_configured_and_zero_as_0_s)
         char opt[64], want[128];
         snprintf(opt, sizeof opt, "max_age=%s", ages[i]);
         tu_proc p;
-        CC(&p, "-o", opt, "stats");
+        CC(&p, "-o", opt, "stats", "-v");
         cr_assert_eq(p.exit_code, 0, "%s", p.err);
         snprintf(want, sizeof want, "  Unused blobs after:  %s (max_age)", ages[i]);
         tu_assert_line(p.out, want);

@@ -111,6 +111,29 @@ static json_t *json_of(const tu_proc *p)
     return j;
 }
 
+/* stats' table row of name: "NAME  COUNT  SIZE[  INODES]", the numbers
+ * right-aligned to their columns' widest; inodes < 0: no such column. */
+static void assert_bucket(const char *out, const char *name, uint64_t count, uint64_t bytes,
+                          long long inodes)
+{
+    size_t n = strlen(name);
+    for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, name, n) != 0 || l[n] != ' ')
+            continue;
+        char *end = NULL;
+        unsigned long long e = strtoull(l + n, &end, 10);
+        const char *size = end + strspn(end, " ");
+        const char *want = tu_size_text(bytes);
+        if (e != count || end == l + n || strncmp(size, want, strlen(want)) != 0)
+            continue;
+        const char *rest = size + strlen(want);
+        if (inodes < 0 ? *rest == '\n' : strtoll(rest, &end, 10) == inodes && *end == '\n')
+            return;
+    }
+    cr_assert_fail("no row '%s %llu %s' in:\n%s", name, (unsigned long long)count,
+                   tu_size_text(bytes), out);
+}
+
 Test(cachectl_triton, stats_and_ls_on_a_real_cache)
 {
     tu_proc p;
@@ -119,20 +142,32 @@ Test(cachectl_triton, stats_and_ls_on_a_real_cache)
     tu_assert_line(p.out, "Kernel groups:           1");
     tu_assert_line(p.out, "Launcher groups:         1");
     tu_assert_line(p.out, "Files (inodes):          11");
-    tu_assert_line(p.out, tu_text("By architecture:         90         1 group, %s",
-                                  tu_size_text(disk(KGROUP))));
-    tu_assert_line(p.out, tu_text("By Triton version:       3.6.0      1 group, %s",
-                                  tu_size_text(disk(KGROUP))));
+    tu_assert_line(p.out, "By architecture:");
+    tu_assert_line(p.out, "By Triton version:");
+    assert_bucket(p.out, "90", 1, disk(KGROUP), -1);
+    assert_bucket(p.out, "3.6.0", 1, disk(KGROUP), -1);
     tu_assert_line(p.out, tu_text("Size:                    %s on disk (%s apparent)",
                                   tu_size_text(disk("")), tu_size_text(27114 + 21712)));
     tu_proc_free(&p);
     run(&p, ARGS("triton", "ls", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
-    cr_assert(strstr(p.out, tu_text("PGIBWRPZ4BML  scale_kernel                      90      3.6.0 "
-                                    "       4       3      8  %10s",
-                                    tu_size_text(disk(KGROUP)))),
-              "%s", p.out);
-    cr_assert(strstr(p.out, "3NW4CBFU6KRS  launcher "), "%s", p.out);
+    /* The row model's table: each column as wide as its widest cell,
+     * numbers and sizes to the right. */
+    char ks[32], ls[32];
+    snprintf(ks, sizeof ks, "%s", tu_size_text(disk(KGROUP)));
+    snprintf(ls, sizeof ls, "%s", tu_size_text(disk(LGROUP)));
+    int w = (int)(strlen(ks) > strlen(ls) ? strlen(ks) : strlen(ls));
+    w = w < 4 ? 4 : w;
+    cr_assert(
+        strstr(p.out, tu_text("\nPGIBWRPZ4BML  scale_kernel  90    3.6.0       4       3      8"
+                              "  %*s  ",
+                              w, ks)),
+        "%s", p.out);
+    cr_assert(
+        strstr(p.out, tu_text("\n3NW4CBFU6KRS  launcher      -     -           -       -      1"
+                              "  %*s  ",
+                              w, ls)),
+        "%s", p.out);
     tu_proc_free(&p);
 }
 
@@ -162,14 +197,17 @@ Test(cachectl_triton, vyre_trash_and_quarantine_are_not_triton_groups)
     tu_assert_line(p.out, "Kernel groups:           1");
     tu_assert_line(p.out, "Launcher groups:         1");
     tu_assert_line(p.out, "Files (inodes):          11");
-    tu_assert_line(p.out, tu_text("By architecture:         90         1 group, %s",
-                                  tu_size_text(disk(KGROUP))));
+    assert_bucket(p.out, "90", 1, disk(KGROUP), -1);
     cr_assert(!strstr(p.out, "Other entries:"), "%s", p.out);
     tu_proc_free(&p);
     run(&p, ARGS("triton", "ls", "--json", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     json_t *j = json_of(&p);
     cr_assert_eq(json_array_size(json_object_get(j, "groups")), 2, "%s", p.out);
+    /* The cache is not the one vyre-bench finds itself: --dir in the command. */
+    json_t *kg = json_array_get(json_object_get(j, "groups"), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(kg, "command")),
+                     tu_text("vyre-bench run --triton " KGROUP " --dir %s", g_cache));
     json_decref(j);
     tu_proc_free(&p);
     run(&p, ARGS("triton", "ls", "--dir", g_cache));
@@ -198,6 +236,12 @@ Test(cachectl_triton, ls_json_and_the_default_location)
     json_t *g = json_array_get(json_object_get(j, "groups"), 1);
     cr_assert_str_eq(json_string_value(json_object_get(g, "name")), "scale_kernel");
     cr_assert_str_eq(json_string_value(json_object_get(g, "arch")), "90");
+    /* The cache vyre-bench finds itself: no --dir; a launcher has no command. */
+    cr_assert_str_eq(json_string_value(json_object_get(g, "command")),
+                     "vyre-bench run --triton " KGROUP);
+    cr_assert(
+        json_is_null(json_object_get(json_array_get(json_object_get(j, "groups"), 0), "command")),
+        "%s", p.out);
     cr_assert_eq(json_integer_value(json_object_get(g, "num_warps")), 4);
     cr_assert_eq(json_integer_value(json_object_get(g, "bytes")), (json_int_t)disk(KGROUP));
     cr_assert_eq(json_integer_value(json_object_get(g, "apparent_bytes")), 27114);
@@ -299,6 +343,27 @@ Test(cachectl_triton, verify_orphans_temp_and_half_written)
     verify_finds("temp", "scale_kernel.ptx.tmp.pid_77_abcd' is a temp file Triton left");
     verify_finds("temp", "'tmp.pid_77_abcd' is a temp directory Triton left");
     verify_finds("half-written", "group 'HALFWRITTENGROUP' has kernel files but no manifest");
+}
+
+/* Issue 36: every problem line of the text output names its group (the
+ * key), as --json does, whatever the problem's own message says. */
+Test(cachectl_triton, verify_names_the_group_on_every_line)
+{
+    edit_metadata("\"arch\": 90", "\"arch\": 120");
+    put(KGROUP, "stray.bin", "x");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tmp.pid_77_abcd", g_cache);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    tu_proc p;
+    run(&p, ARGS("triton", "verify", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "wrong-arch: " KGROUP ": 'scale_kernel.cubin' is built for sm_90, the "
+                          "metadata's target.arch is '120'");
+    tu_assert_line(p.out, "orphan: " KGROUP ": '" KGROUP "/stray.bin' is named by no manifest");
+    tu_assert_line(p.out, "temp: tmp.pid_77_abcd: 'tmp.pid_77_abcd' is a temp directory Triton "
+                          "left");
+    tu_assert_line(p.out, "3 groups checked, 1 unusable, 3 problems");
+    tu_proc_free(&p);
 }
 
 Test(cachectl_triton, verify_repair_quarantines_never_deletes)

@@ -4,9 +4,9 @@
  * long cache paths, at 80x24 and 200x50.
  *
  * The process is a sleeping child of this test named two_gpu_proc (so /proc
- * has real figures for it); NVML lists it on GPU 0 and GPU 1 with a
- * different memory and SM% on each. Every wait is a poll with a deadline.
- * Skipped with a reason when tmux is not installed.
+ * has real figures for it), started with CUDA_VISIBLE_DEVICES=1,0; NVML
+ * lists it on GPU 0 and GPU 1 with a different memory and SM% on each. Every wait is a poll with a
+ * deadline. Skipped with a reason when tmux is not installed.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -144,14 +144,20 @@ static void quit_top(void)
 
 static void start_child(void)
 {
+    /* sleep(1) under the name two_gpu_proc (a link: the kernel names a
+     * process after the file it ran), started with CUDA_VISIBLE_DEVICES
+     * set, which the detail view reads back from its /proc/PID/environ. */
+    char link[700];
+    snprintf(link, sizeof link, "%s/two_gpu_proc", g_tmp);
+    cr_assert_eq(symlink("/bin/sleep", link), 0, "symlink: %s", strerror(errno));
     fflush(NULL);
     g_child = fork();
     cr_assert_geq(g_child, 0, "fork: %s", strerror(errno));
     if (g_child == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        prctl(PR_SET_NAME, "two_gpu_proc");
-        for (;;)
-            pause();
+        char *const env[] = {(char *)(uintptr_t) "CUDA_VISIBLE_DEVICES=1,0", NULL};
+        execle(link, "two_gpu_proc", "infinity", (char *)NULL, env);
+        _exit(127);
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/comm", (int)g_child);
@@ -297,7 +303,15 @@ Test(top_views, a_process_on_two_gpus_is_two_rows)
     /* Enter: the detail view of the selected process (the only one). */
     keys("Enter");
     free(WAIT_FOR("the detail view", "two_gpu_proc", "GPU 0: memory 512M, SM 20.0%",
-                  "GPU 1: memory 1.00G, SM 37.0%", "no vyre telemetry"));
+                  "GPU 1: memory 1.00G, SM 37.0%", "no vyre telemetry",
+                  "  CUDA_VISIBLE_DEVICES 1,0", "  started  20", " ago)"));
+    /* Each GPU's history under it: memory and SM% sparklines. */
+    s = WAIT_FOR("the histories", "    memory ", "  SM ");
+    const char *g0 = strstr(s, "GPU 0: memory 512M"), *g1 = strstr(s, "GPU 1: memory 1.00G");
+    cr_assert(g0 && g1, "%s", s);
+    const char *h0 = strstr(g0, "\n    memory "), *h1 = strstr(g1, "\n    memory ");
+    cr_assert(h0 && h0 < g1 && h1, "a history row under each GPU:\n%s", s);
+    free(s);
     keys("x");
     free(WAIT_FOR("the panels again", "Processes (1)"));
     /* t: the tree, this test's process (the child's parent, not on a GPU)

@@ -228,6 +228,15 @@ FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void)
     return OK;
 }
 
+/* What Python's NVML binding (nvidia-ml-py) calls for nvmlInit, so that
+ * nvitop runs against this fake (perf_top_gpus's comparison, docs/TOP.md). */
+FAKE_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
+FAKE_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
+    (void)flags;
+    return nvmlInit_v2();
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlShutdown(void);
 FAKE_EXPORT nvmlReturn_t nvmlShutdown(void)
 {

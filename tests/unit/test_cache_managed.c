@@ -1,7 +1,8 @@
 /*
  * test_cache_managed.c - the managed-cache engine (cache/managed.h) on a
  * kind held in memory: what it takes and in which order, what it leaves
- * (young, not prunable, gone), a dry run, and the size limit. The kinds on
+ * (young, not prunable, gone), a dry run, and the size limit; verify's
+ * findings and repair (each unusable entry moved once, nothing else). The kinds on
  * disk (Triton, TorchInductor) are tested through it in test_triton_prune.c
  * and test_inductor.c.
  */
@@ -237,4 +238,98 @@ Test(cache_managed, batches_are_reported_once_removed_and_a_failed_one_stops_the
     cr_assert_eq(r.removed, 2);
     cr_assert_eq(r.state[2], VYRE__MANAGED_FAILED);
     vyre__managed_result_release(&r);
+}
+
+/* ---- verify ------------------------------------------------------------- */
+
+/* A kind held in memory for verify: per entry, what its check finds. */
+typedef struct vfake {
+    const char *name[4];
+    int bad[4];   /* 1 unusable, 2 a foreign name (reported, never unusable) */
+    int fail[4];  /* its quarantine fails */
+    int moved[4]; /* quarantine calls */
+} vfake;
+
+static size_t v_count(const void *k)
+{
+    (void)k;
+    return 4;
+}
+
+static void v_check(const void *k, size_t i, vyre__managed_verdict *v)
+{
+    const vfake *f = k;
+    if (f->bad[i] == 1) {
+        vyre__managed_found(v, "a.cubin", "bad-cubin", 1, "'%s' is no cubin", f->name[i]);
+        vyre__managed_found(v, NULL, "orphan", 0, "'%s' has an orphan", f->name[i]);
+        vyre__managed_found(v, "a.json", "bad-metadata", 1, "'%s' no metadata", f->name[i]);
+    } else if (f->bad[i] == 2) {
+        vyre__managed_found(v, NULL, "foreign", 0, "'%s' is not ours", f->name[i]);
+    }
+}
+
+static int v_quarantine(const void *k, size_t i, vyre_error *err)
+{
+    vfake *f = (vfake *)(uintptr_t)k;
+    f->moved[i]++;
+    return f->fail[i] ? vyre__fail(err, VYRE_EIO, "make room", "cannot move '%s'", f->name[i]) : 0;
+}
+
+static const vyre__managed_check_ops v_ops = {v_count, v_check, v_quarantine};
+
+Test(cache_managed, verify_reports_every_entry_and_moves_nothing_without_repair)
+{
+    vfake f = {{"a", "b", "c", "d"}, {1, 2, 0, 1}, {0}, {0}};
+    vyre__managed_verdict v;
+    cr_assert_eq(vyre__managed_verify(&v_ops, &f, 0, "fake", &v, NULL), 0);
+    cr_assert_eq(v.n, 7);
+    cr_assert_eq(v.unusable, 2); /* a and d, once each */
+    cr_assert_eq(v.moved, 0);
+    for (size_t k = 0; k < v.n; k++)
+        cr_assert_eq(v.p[k].quarantined, 0);
+    cr_assert(!f.moved[0] && !f.moved[1] && !f.moved[2] && !f.moved[3]);
+    /* In entry order, each naming its entry and file. */
+    cr_assert_eq(v.p[0].entry, 0);
+    cr_assert_str_eq(v.p[0].file, "a.cubin");
+    cr_assert_str_eq(v.p[3].kind, "foreign");
+    cr_assert_eq(v.p[3].entry, 1);
+    cr_assert_eq(v.p[4].entry, 3);
+    vyre__managed_verdict_release(&v);
+}
+
+Test(cache_managed, verify_repair_moves_each_unusable_entry_once_and_says_so)
+{
+    vfake f = {{"a", "b", "c", "d"}, {1, 2, 0, 1}, {0, 0, 0, 1}, {0}};
+    vyre__managed_verdict v;
+    cr_assert_eq(vyre__managed_verify(&v_ops, &f, 1, "fake", &v, NULL), 0);
+    /* Two problems make a unusable: one move. A foreign name is never
+     * moved; d's move failed and stays reported. */
+    cr_assert_eq(f.moved[0], 1);
+    cr_assert_eq(f.moved[1], 0);
+    cr_assert_eq(f.moved[2], 0);
+    cr_assert_eq(f.moved[3], 1);
+    cr_assert_eq(v.unusable, 2);
+    cr_assert_eq(v.moved, 1);
+    cr_assert_eq(v.n_errors, 1);
+    cr_assert_eq(v.p[0].quarantined, 1);
+    cr_assert_eq(v.p[1].quarantined, 0, "an orphan does not make its entry unusable");
+    cr_assert_eq(v.p[2].quarantined, 1);
+    cr_assert_eq(v.p[3].quarantined, 0);
+    cr_assert_eq(v.p[4].quarantined, -1);
+    cr_assert_str_eq(v.errors[v.p[4].error].message, "cannot move 'd'");
+    cr_assert_str_eq(v.errors[v.p[6].error].hint, "make room");
+    vyre__managed_verdict_release(&v);
+}
+
+Test(cache_managed, verify_prefix_names_a_nested_cache)
+{
+    vyre__managed_verdict v;
+    memset(&v, 0, sizeof v);
+    v.at = 5;
+    v.prefix = "triton/0: ";
+    vyre__managed_found(&v, "x", "temp", 0, "'%s' is a temp file", "k/x");
+    cr_assert_eq(v.n, 1);
+    cr_assert_eq(v.p[0].entry, 5);
+    cr_assert_str_eq(v.p[0].message, "triton/0: 'k/x' is a temp file");
+    vyre__managed_verdict_release(&v);
 }

@@ -190,7 +190,7 @@ Test(inductor, missing_not_a_dir_and_empty)
     cr_assert_eq(c.n_entries, 0);
     cr_assert_eq(c.files, 0);
     vyre_inductor_report r;
-    cr_assert_eq(vyre_inductor_verify(&c, &r, &err), 0);
+    cr_assert_eq(vyre_inductor_verify(&c, 0, &r, &err), 0);
     cr_assert_eq(r.n_problems, 0);
     vyre_inductor_report_release(&r);
     vyre_inductor_cache_release(&c);
@@ -202,7 +202,7 @@ static void verify(vyre_inductor_report *r)
     scan(&c);
     vyre_error err;
     vyre_error_clear(&err);
-    cr_assert_eq(vyre_inductor_verify(&c, r, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_inductor_verify(&c, 0, r, &err), 0, "%s", err.message);
     vyre_inductor_cache_release(&c);
 }
 
@@ -701,7 +701,7 @@ Test(inductor, names_inductor_never_writes_are_foreign_and_survive_prune_and_cle
     vyre_error err;
     vyre_error_clear(&err);
     vyre_inductor_report r;
-    cr_assert_eq(vyre_inductor_verify(&c, &r, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_inductor_verify(&c, 0, &r, &err), 0, "%s", err.message);
     cr_assert_eq(r.n_problems, N_FOREIGN);
     for (size_t i = 0; i < r.n_problems; i++)
         cr_assert(!strcmp(r.problems[i].kind, "foreign") && !r.problems[i].entry_bad, "%s: %s",

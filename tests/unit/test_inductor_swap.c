@@ -269,7 +269,7 @@ static unsigned long one_round(unsigned round, unsigned *refused)
     unsigned long done = 0;
     if (round % 3 == 2) {
         vyre_inductor_report r;
-        if (vyre_inductor_verify(&c, &r, &err) == 0) {
+        if (vyre_inductor_verify(&c, 0, &r, &err) == 0) {
             for (size_t i = 0; i < r.n_problems; i++)
                 if (r.problems[i].entry_bad && quarantine(&c, r.problems[i].entry, &err) == 0)
                     done++;

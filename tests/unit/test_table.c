@@ -280,3 +280,51 @@ Test(rows, order_hide_and_titles_change_the_table_only)
     free(s);
     tool_rows_free(t);
 }
+
+/* Booleans, nested JSON members and rows a compact table leaves out: the
+ * table and markdown show them as people read them, CSV and JSON keep
+ * them whole (vyre-cachectl's listings and stats). */
+Test(rows, booleans_json_cells_and_skipped_rows)
+{
+    static const tool_rows_col cols[] = {
+        {"name", "NAME", TOOL_ROWS_TEXT, 0, 0, 0, NULL, 0},
+        {"stale", "STALE", TOOL_ROWS_BOOL, 0, 0, 0, NULL, 0},
+        {"kernels", "KERNELS", TOOL_ROWS_TEXT, 0, 0, 0, NULL, 0},
+    };
+    tool_rows *t = tool_rows_new(cols, 3);
+    tool_rows_add(t);
+    tool_rows_text(t, 0, "a");
+    tool_rows_int(t, 1, 1);
+    tool_rows_json_cell(t, 2, json_pack("[s, s]", "k1", "k2"));
+    tool_rows_add(t);
+    tool_rows_text(t, 0, "b");
+    tool_rows_int(t, 1, 0);
+    tool_rows_json_cell(t, 2, json_array());
+    tool_rows_shown(t, 2, "none");
+    tool_rows_add(t);
+    tool_rows_text(t, 0, "zero");
+    tool_rows_skip(t);
+    cr_assert_str_eq(tool_rows_text_at(t, 1, 0), "b");
+    cr_assert_null(tool_rows_text_at(t, 1, 1));
+    cr_assert_null(tool_rows_text_at(t, 3, 0));
+    char *s = render_rows(t, TOOL_FMT_TABLE, 0);
+    cr_assert_str_eq(s, "NAME  STALE  KERNELS\n"
+                        "----  -----  -----------\n"
+                        "a       yes  [\"k1\",\"k2\"]\n"
+                        "b        no  none\n");
+    free(s);
+    s = render_rows(t, TOOL_FMT_CSV, 0);
+    cr_assert_str_eq(s, "name,stale,kernels\n"
+                        "a,true,\"[\"\"k1\"\",\"\"k2\"\"]\"\n"
+                        "b,false,[]\n"
+                        "zero,,\n");
+    free(s);
+    json_t *j = tool_rows_json(t);
+    cr_assert_eq(json_array_size(j), 3);
+    cr_assert(json_is_true(json_object_get(json_array_get(j, 0), "stale")));
+    cr_assert(json_is_false(json_object_get(json_array_get(j, 1), "stale")));
+    cr_assert(json_is_null(json_object_get(json_array_get(j, 2), "stale")));
+    cr_assert_eq(json_array_size(json_object_get(json_array_get(j, 0), "kernels")), 2);
+    json_decref(j);
+    tool_rows_free(t);
+}

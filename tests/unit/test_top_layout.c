@@ -324,6 +324,7 @@ static top_snapshot *fake_snapshot(int with_gpu, int nprocs)
         p->cache_hit_pct = 75;
         p->compile_saved_s = 3;
         p->has_delta = 1;
+        cr_assert_eq(top_proc_ranges_alloc(p), 0);
         vyre_range_hist *h = &p->life[i % VYRE_RANGE_COUNT];
         h->count = 10;
         h->max_ns = 5000;

@@ -247,7 +247,7 @@ Test(triton_prune, verifying_the_cache_does_not_make_it_recently_used)
     cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
     vyre_triton_problem *p;
     size_t n;
-    cr_assert_eq(vyre_triton_verify(&c, &p, &n, &err), 0, "%s", err.message);
+    cr_assert_eq(vyre_triton_verify(&c, 0, &p, &n, &err), 0, "%s", err.message);
     cr_assert_eq(n, 0, "%s", n ? p[0].message : "");
     free(p);
     vyre_triton_cache_release(&c);

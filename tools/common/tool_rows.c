@@ -17,13 +17,14 @@
 #include "tool_sanitize.h"
 #include "tool_table.h"
 
-enum { CELL_NULL, CELL_TEXT, CELL_INT, CELL_REAL };
+enum { CELL_NULL, CELL_TEXT, CELL_INT, CELL_REAL, CELL_JSON };
 
 typedef struct cell {
     int kind;
     char *text;  /* CELL_TEXT: owned */
     int64_t i;   /* CELL_INT */
     double d;    /* CELL_REAL */
+    json_t *j;   /* CELL_JSON: owned */
     char *shown; /* the table's text instead of the value's; owned, NULL: none */
 } cell;
 
@@ -36,6 +37,7 @@ struct tool_rows {
     int *hidden; /* per column: left out of the table */
     int *kept;   /* per column: shown by the last print */
     cell *cells; /* row-major */
+    char *skip;  /* per row: left out of the table and markdown */
 };
 
 static void *xcalloc(size_t n, size_t size)
@@ -78,6 +80,7 @@ void tool_rows_free(tool_rows *rows)
     for (size_t k = 0; k < rows->nrows * rows->ncols; k++) {
         free(rows->cells[k].text);
         free(rows->cells[k].shown);
+        json_decref(rows->cells[k].j);
     }
     for (size_t c = 0; c < rows->ncols; c++)
         free(rows->titles[c]);
@@ -86,6 +89,7 @@ void tool_rows_free(tool_rows *rows)
     free(rows->kept);
     free(rows->order);
     free(rows->cells);
+    free(rows->skip);
     free(rows);
 }
 
@@ -100,15 +104,25 @@ void tool_rows_add(tool_rows *rows)
     if (rows->nrows == rows->cap) {
         size_t cap = rows->cap ? rows->cap * 2 : 16;
         cell *p = realloc(rows->cells, cap * rows->ncols * sizeof *p);
-        if (!p) {
+        char *k = p ? realloc(rows->skip, cap) : NULL;
+        if (p)
+            rows->cells = p;
+        if (!k) {
             fprintf(stderr, "%s: error: out of memory\n", tool_prog());
             abort();
         }
-        rows->cells = p;
+        rows->skip = k;
         rows->cap = cap;
     }
     memset(&rows->cells[rows->nrows * rows->ncols], 0, rows->ncols * sizeof(cell));
+    rows->skip[rows->nrows] = 0;
     rows->nrows++;
+}
+
+void tool_rows_skip(tool_rows *rows)
+{
+    if (rows->nrows)
+        rows->skip[rows->nrows - 1] = 1;
 }
 
 static cell *last(tool_rows *rows, size_t c)
@@ -144,6 +158,33 @@ void tool_rows_shown(tool_rows *rows, size_t c, const char *shown)
 {
     free(last(rows, c)->shown);
     last(rows, c)->shown = xstrdup(shown ? shown : "");
+}
+
+void tool_rows_json_cell(tool_rows *rows, size_t c, json_t *v)
+{
+    cell *x = last(rows, c);
+    json_decref(x->j);
+    x->j = v;
+    x->kind = v ? CELL_JSON : CELL_NULL;
+}
+
+const char *tool_rows_text_at(const tool_rows *rows, size_t r, size_t c)
+{
+    if (r >= rows->nrows || c >= rows->ncols)
+        return NULL;
+    const cell *x = &rows->cells[r * rows->ncols + c];
+    return x->kind == CELL_TEXT ? x->text : NULL;
+}
+
+/* A JSON cell's compact text (a new string). */
+static char *json_text(const cell *x)
+{
+    char *s = json_dumps(x->j, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!s) {
+        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
+        abort();
+    }
+    return s;
 }
 
 size_t tool_rows_count(const tool_rows *rows)
@@ -201,6 +242,13 @@ static char *shown_text(const tool_rows_col *col, const cell *x)
     }
     if (x->kind == CELL_NULL)
         return xstrdup("-");
+    if (x->kind == CELL_JSON) {
+        char *j = json_text(x), *s = xstrdup(j);
+        free(j);
+        return s;
+    }
+    if (col->type == TOOL_ROWS_BOOL)
+        return xstrdup(cell_num(x) != 0 ? "yes" : "no");
     double v = cell_num(x);
     int dec = col->decimals;
     switch (col->type) {
@@ -237,7 +285,7 @@ static char *shown_text(const tool_rows_col *col, const cell *x)
 /* The table's view: its columns in order (k of them), each cell's shown
  * text row-major (nrows x k), the tool_table columns and natural widths. */
 typedef struct view {
-    size_t k;
+    size_t k, n; /* columns, rows shown */
     char **t;
     tool_table_col *tc;
     int *natural, *w;
@@ -264,7 +312,10 @@ static char *md_escape(char *s)
 static void view_init(view *v, const tool_rows *rows, int md)
 {
     v->k = rows->norder;
-    v->t = xcalloc(rows->nrows * v->k, sizeof *v->t);
+    v->n = 0;
+    for (size_t r = 0; r < rows->nrows; r++)
+        v->n += !rows->skip[r];
+    v->t = xcalloc(v->n * v->k, sizeof *v->t);
     v->tc = xcalloc(v->k, sizeof *v->tc);
     v->natural = xcalloc(v->k, sizeof *v->natural);
     v->w = xcalloc(v->k, sizeof *v->w);
@@ -277,19 +328,22 @@ static void view_init(view *v, const tool_rows *rows, int md)
         v->tc[j].right = !col->left && col->type != TOOL_ROWS_TEXT && col->type != TOOL_ROWS_DATE;
         if (col->priority == TOOL_ROWS_DATA || rows->hidden[c])
             continue; /* left out: NULL cells */
-        for (size_t r = 0; r < rows->nrows; r++)
-            v->t[r * v->k + j] = md ? md_escape(shown_text(col, &rows->cells[r * rows->ncols + c]))
-                                    : shown_text(col, &rows->cells[r * rows->ncols + c]);
+        for (size_t r = 0, i = 0; r < rows->nrows; r++) {
+            if (rows->skip[r])
+                continue;
+            char *t = shown_text(col, &rows->cells[r * rows->ncols + c]);
+            v->t[i++ * v->k + j] = md ? md_escape(t) : t;
+        }
     }
-    tool_table_natural(v->tc, v->k, (const char *const *)v->t, rows->nrows, v->natural);
+    tool_table_natural(v->tc, v->k, (const char *const *)v->t, v->n, v->natural);
     for (size_t j = 0; j < v->k; j++)
         if (rows->cols[rows->order[j]].priority == TOOL_ROWS_DATA || rows->hidden[rows->order[j]])
             v->natural[j] = 0;
 }
 
-static void view_release(view *v, size_t nrows)
+static void view_release(view *v)
 {
-    for (size_t i = 0; i < nrows * v->k; i++)
+    for (size_t i = 0; i < v->n * v->k; i++)
         free(v->t[i]);
     free(v->t);
     free(v->tc);
@@ -351,14 +405,14 @@ static void print_human(FILE *out, tool_rows *rows, tool_rows_fmt fmt, int width
     view v;
     view_init(&v, rows, fmt == TOOL_FMT_MD);
     if (fmt == TOOL_FMT_MD) {
-        print_md(out, &v, rows->nrows, width);
+        print_md(out, &v, v.n, width);
     } else {
         tool_table_fit(v.tc, v.k, v.natural, width, v.w);
-        tool_table_render(out, v.tc, v.k, v.w, (const char *const *)v.t, rows->nrows, width);
+        tool_table_render(out, v.tc, v.k, v.w, (const char *const *)v.t, v.n, width);
     }
     for (size_t j = 0; j < v.k; j++)
         rows->kept[rows->order[j]] = v.w[j] > 0;
-    view_release(&v, rows->nrows);
+    view_release(&v);
 }
 
 /* One CSV field, RFC 4180 quoted; on a terminal through tool_clean. */
@@ -389,6 +443,12 @@ static void csv_value(FILE *out, const tool_rows_col *col, const cell *x, int tt
     char num[48];
     if (x->kind == CELL_TEXT) {
         csv_text(out, x->text, tty);
+    } else if (x->kind == CELL_JSON) {
+        char *j = json_text(x);
+        csv_text(out, j, tty);
+        free(j);
+    } else if (col->type == TOOL_ROWS_BOOL && x->kind != CELL_NULL) {
+        fputs(cell_num(x) != 0 ? "true" : "false", out);
     } else if (x->kind == CELL_INT) {
         fprintf(out, "%lld", (long long)x->i);
     } else if (x->kind == CELL_REAL &&
@@ -423,6 +483,10 @@ static json_t *json_value(const tool_rows_col *col, const cell *x)
         return json_null();
     if (x->kind == CELL_TEXT)
         return tool_json_text(x->text);
+    if (x->kind == CELL_JSON)
+        return json_incref(x->j);
+    if (col->type == TOOL_ROWS_BOOL)
+        return json_boolean(cell_num(x) != 0);
     if (x->kind == CELL_INT)
         return json_integer((json_int_t)x->i);
     if (col->type == TOOL_ROWS_TIME || col->type == TOOL_ROWS_DATE || col->type == TOOL_ROWS_INT)

@@ -27,6 +27,8 @@ typedef enum tool_rows_type {
     TOOL_ROWS_RATIO, /* 0..1: shown as a percent with `decimals` (0: 2) */
     TOOL_ROWS_TIME,  /* a duration in ns: shown "4.12 us"; JSON whole ns */
     TOOL_ROWS_DATE,  /* a Unix time in ns: shown local "2026-12-06 01:02:03"; JSON whole ns */
+    TOOL_ROWS_BOOL,  /* set with tool_rows_int, 0 or not: shown "yes"/"no", JSON and CSV
+                        true/false */
 } tool_rows_type;
 
 /* A priority for columns that only CSV and JSON carry (not the table, not markdown). */
@@ -71,7 +73,20 @@ void tool_rows_real(tool_rows *rows, size_t c, double v);
  * text (a code for a long word, say); CSV and JSON keep the value. */
 void tool_rows_shown(tool_rows *rows, size_t c, const char *shown);
 
+/* A cell whose JSON is v (consumed: an array, an object; NULL is null),
+ * for a member a document's schema nests. CSV writes it as compact JSON;
+ * the table shows tool_rows_shown's text, else the compact JSON. */
+void tool_rows_json_cell(tool_rows *rows, size_t c, json_t *v);
+
+/* Leaves the last row out of the table and markdown (a zero row of a
+ * compact summary, say); CSV and JSON keep it. */
+void tool_rows_skip(tool_rows *rows);
+
 size_t tool_rows_count(const tool_rows *rows);
+
+/* The text of row r's cell c when it was set with tool_rows_text (not
+ * its shown text), else NULL. Valid until the cell changes. */
+const char *tool_rows_text_at(const tool_rows *rows, size_t r, size_t c);
 
 /* The table and markdown show the columns in this order (n indices into
  * cols, copied; the others are left out of them); CSV and JSON keep the

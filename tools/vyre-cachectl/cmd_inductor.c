@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "cmd_inductor.h"
+#include "listing.h"
+#include "summary.h"
 #include "tool_json.h"
 #include "tool_sanitize.h"
 #include "tool_util.h"
@@ -251,8 +253,7 @@ static json_t *time_or_null(int64_t ns)
     return ns ? json_integer(ns) : json_null();
 }
 
-static void stats_json(const inductor_opts *o, const vyre_inductor_cache *c, const kind_sum *k,
-                       const kind_sum *all)
+static json_t *stats_json(const inductor_opts *o, const vyre_inductor_cache *c, const kind_sum *all)
 {
     json_t *d = cachectl_inductor_json_root(o);
     json_object_set_new(d, "entries", json_integer((json_int_t)all->entries));
@@ -266,110 +267,149 @@ static void stats_json(const inductor_opts *o, const vyre_inductor_cache *c, con
     for (size_t i = 0; i < c->n_triton; i++)
         json_array_append_new(devs, json_string(c->triton[i].device));
     json_object_set_new(d, "triton_devices", devs);
-    json_t *a = json_array();
+    return d;
+}
+
+/* The entries, bytes and files of each kind (compact: the kinds present). */
+static void kinds_table(cachectl_summary *sum, const kind_sum *k)
+{
+    static const tool_rows_col cols[] = {
+        {"kind", "KIND", TOOL_ROWS_TEXT, 0, 0, 0, NULL, 0},
+        {"entries", "ENTRIES", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+        {"bytes", "SIZE", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+        {"files", "INODES", TOOL_ROWS_INT, 1, 0, 0, NULL, 0},
+        {"oldest_unix_ns", NULL, TOOL_ROWS_DATE, TOOL_ROWS_DATA, 0, 0, NULL, 0},
+        {"last_use_unix_ns", NULL, TOOL_ROWS_DATE, TOOL_ROWS_DATA, 0, 0, NULL, 0},
+    };
+    tool_rows *rows = cachectl_summary_table(sum, "By kind:", "by_kind", cols, 6);
     for (int i = 0; i < VYRE_INDUCTOR_KINDS; i++) {
-        json_t *x = json_pack("{s:s, s:I, s:I, s:I}", "kind",
-                              vyre_inductor_kind_name((vyre_inductor_kind)i), "entries",
-                              (json_int_t)k[i].entries, "bytes", (json_int_t)k[i].bytes, "files",
-                              (json_int_t)k[i].files);
-        json_object_set_new(x, "oldest_unix_ns", time_or_null(k[i].oldest_ns));
-        json_object_set_new(x, "last_use_unix_ns", time_or_null(k[i].last_use_ns));
-        json_array_append_new(a, x);
+        tool_rows_add(rows);
+        tool_rows_text(rows, 0, vyre_inductor_kind_name((vyre_inductor_kind)i));
+        tool_rows_int(rows, 1, (int64_t)k[i].entries);
+        cachectl_rows_size(rows, 2, k[i].bytes);
+        tool_rows_int(rows, 3, (int64_t)k[i].files);
+        if (k[i].oldest_ns)
+            tool_rows_int(rows, 4, k[i].oldest_ns);
+        if (k[i].last_use_ns)
+            tool_rows_int(rows, 5, k[i].last_use_ns);
+        cachectl_summary_count(sum, rows, k[i].entries);
     }
-    json_object_set_new(d, "by_kind", a);
-    tool_json_print(stdout, d);
 }
 
 static int do_stats(const inductor_opts *o, const vyre_inductor_cache *c)
 {
     kind_sum k[VYRE_INDUCTOR_KINDS], all;
     summarize(c, k, &all);
-    if (g_tool.json) {
-        stats_json(o, c, k, &all);
-        return TOOL_EXIT_OK;
-    }
     int64_t now = tool_unix_ns();
     char size[32], apparent[32], age[16], use[16];
     vyre_format_size(c->bytes, size, sizeof size);
     vyre_format_size(c->apparent_bytes, apparent, sizeof apparent);
-    printf("%-24s ", "TorchInductor cache:");
-    tool_clean_fputs(o->path, stdout);
-    printf(" (%s)\n", o->dir_source);
-    printf("%-24s %" PRIu64 "\n", "Entries:", all.entries);
-    printf("%-24s %" PRIu64 "\n", "Files (inodes):", c->files);
-    printf("%-24s %s on disk (%s apparent)\n", "Size:", size, apparent);
-    if (all.oldest_ns) {
-        vyre_format_age(now - all.oldest_ns, age, sizeof age);
-        vyre_format_age(now - all.last_use_ns, use, sizeof use);
-        printf("%-24s %s ago\n", "Oldest entry:", age);
-        printf("%-24s %s ago\n", "Last use:", use);
-    }
-    for (int i = 0; i < VYRE_INDUCTOR_KINDS; i++) {
-        vyre_format_size(k[i].bytes, size, sizeof size);
-        printf("%-24s %-12s %5" PRIu64 " %-7s %10s  %" PRIu64 " inode%s\n",
-               i ? "" : "By kind:", vyre_inductor_kind_name((vyre_inductor_kind)i), k[i].entries,
-               k[i].entries == 1 ? "entry" : "entries", size, k[i].files,
-               k[i].files == 1 ? "" : "s");
-    }
-    if (!c->has_triton_dir)
-        printf("%-24s none here (TRITON_CACHE_DIR was set: 'vyre-cachectl triton' reads it)\n",
-               "Nested Triton cache:");
-    return TOOL_EXIT_OK;
+    vyre_format_age(now - all.oldest_ns, age, sizeof age);
+    vyre_format_age(now - all.last_use_ns, use, sizeof use);
+    cachectl_summary *sum = cachectl_summary_new(24);
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "TorchInductor cache:", "%s (%s)", o->path,
+                          o->dir_source);
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Entries:", "%" PRIu64, all.entries);
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Files (inodes):", "%" PRIu64, c->files);
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Size:", "%s on disk (%s apparent)", size,
+                          apparent);
+    cachectl_summary_line(sum, CACHECTL_NONZERO, all.oldest_ns != 0, "Oldest entry:", "%s ago",
+                          age);
+    cachectl_summary_line(sum, CACHECTL_NONZERO, all.oldest_ns != 0, "Last use:", "%s ago", use);
+    cachectl_summary_line(sum, CACHECTL_NONZERO, !c->has_triton_dir, "Nested Triton cache:",
+                          "none here (TRITON_CACHE_DIR was set: 'vyre-cachectl triton' reads it)");
+    kinds_table(sum, k);
+    int rc = cachectl_summary_print(sum, "inductor stats", stats_json(o, c, &all));
+    cachectl_summary_free(sum);
+    return rc;
 }
 
 /* ---- ls ----------------------------------------------------------------- */
 
-static json_t *entry_json(const vyre_inductor_entry *e)
+/* The columns (the keys are docs/schema's inductor ls members): the path
+ * stays, cut at 80 columns; the table tells a link, trash, an unreadable
+ * or a foreign entry after its path. */
+enum {
+    I_PATH,
+    I_KIND,
+    I_DIR,
+    I_LINK,
+    I_TRASH,
+    I_UNREAD,
+    I_FOREIGN,
+    I_FILES,
+    I_SIZE,
+    I_APPARENT,
+    I_MODIFIED,
+    I_USED,
+    I_NCOLS
+};
+
+#define D TOOL_ROWS_DATA
+static const tool_rows_col k_entry_cols[I_NCOLS] = {
+    [I_PATH] = {"path", "PATH", TOOL_ROWS_TEXT, 0, 20, 0, NULL, 0},
+    [I_KIND] = {"kind", "KIND", TOOL_ROWS_TEXT, 1, 0, 0, NULL, 0},
+    [I_DIR] = {"directory", NULL, TOOL_ROWS_BOOL, D, 0, 0, NULL, 0},
+    [I_LINK] = {"link", NULL, TOOL_ROWS_BOOL, D, 0, 0, NULL, 0},
+    [I_TRASH] = {"vyre_trash", NULL, TOOL_ROWS_BOOL, D, 0, 0, NULL, 0},
+    [I_UNREAD] = {"unreadable", NULL, TOOL_ROWS_BOOL, D, 0, 0, NULL, 0},
+    [I_FOREIGN] = {"foreign", NULL, TOOL_ROWS_BOOL, D, 0, 0, NULL, 0},
+    [I_FILES] = {"files", "FILES", TOOL_ROWS_INT, 4, 0, 0, NULL, 0},
+    [I_SIZE] = {"bytes", "SIZE", TOOL_ROWS_INT, 1, 0, 0, NULL, 0},
+    [I_APPARENT] = {"apparent_bytes", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [I_MODIFIED] = {"modified_unix_ns", "AGE", TOOL_ROWS_DATE, 5, 0, 0, NULL, 1},
+    [I_USED] = {"last_use_unix_ns", "USED", TOOL_ROWS_DATE, 2, 0, 0, NULL, 1},
+};
+#undef D
+
+static const size_t k_entry_order[] = {I_KIND, I_FILES, I_SIZE, I_MODIFIED, I_USED, I_PATH};
+
+static void fill_entry(tool_rows *rows, const void *entries, size_t i, const void *ctx)
 {
-    json_t *o =
-        json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:b}", "path", e->path, "kind",
-                  vyre_inductor_kind_name(e->kind), "directory", e->dir, "link", e->link,
-                  "vyre_trash", e->trash, "unreadable", e->unreadable, "foreign", e->foreign);
-    json_object_set_new(o, "files", json_integer((json_int_t)e->files));
-    json_object_set_new(o, "bytes", json_integer((json_int_t)e->bytes));
-    json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)e->apparent_bytes));
-    json_object_set_new(o, "modified_unix_ns", json_integer(e->mtime_ns));
-    json_object_set_new(o, "last_use_unix_ns", json_integer(e->last_use_ns));
-    return o;
+    const vyre_inductor_entry *e = (const vyre_inductor_entry *)entries + i;
+    int64_t now = *(const int64_t *)ctx;
+    tool_rows_text(rows, I_PATH, e->path);
+    const char *note = e->link         ? "  (link, not followed)"
+                       : e->trash      ? "  (vyre trash: the next prune removes it)"
+                       : e->unreadable ? "  (cannot be listed whole)"
+                       : e->foreign ? "  (foreign: not a name TorchInductor writes, never removed)"
+                                    : NULL;
+    if (note) {
+        char *shown = malloc(strlen(e->path) + strlen(note) + 1);
+        if (shown) {
+            memcpy(shown, e->path, strlen(e->path));
+            memcpy(shown + strlen(e->path), note, strlen(note) + 1);
+            tool_rows_shown(rows, I_PATH, shown);
+        }
+        free(shown);
+    }
+    tool_rows_text(rows, I_KIND, vyre_inductor_kind_name(e->kind));
+    const int flags[] = {e->dir, e->link, e->trash, e->unreadable, e->foreign};
+    for (size_t f = 0; f < 5; f++)
+        tool_rows_int(rows, I_DIR + f, flags[f]);
+    tool_rows_int(rows, I_FILES, (int64_t)e->files);
+    cachectl_rows_size(rows, I_SIZE, e->bytes);
+    tool_rows_int(rows, I_APPARENT, (int64_t)e->apparent_bytes);
+    cachectl_rows_age(rows, I_MODIFIED, e->mtime_ns, now - e->mtime_ns);
+    cachectl_rows_age(rows, I_USED, e->last_use_ns, now - e->last_use_ns);
 }
 
-static void print_entry(const vyre_inductor_entry *e, int64_t now)
-{
-    char size[32], age[16], use[16];
-    vyre_format_size(e->bytes, size, sizeof size);
-    vyre_format_age(now - e->mtime_ns, age, sizeof age);
-    vyre_format_age(now - e->last_use_ns, use, sizeof use);
-    printf("%-11s  %5" PRIu64 "  %10s  %5s  %5s  ", vyre_inductor_kind_name(e->kind), e->files,
-           size, age, use);
-    tool_clean_fputs(e->path, stdout);
-    printf("%s%s%s%s\n", e->link ? "  (link, not followed)" : "",
-           e->trash ? "  (vyre trash: the next prune removes it)" : "",
-           e->unreadable ? "  (cannot be listed whole)" : "",
-           e->foreign ? "  (foreign: not a name TorchInductor writes, never removed)" : "");
-}
+static const cachectl_listing k_entries = {
+    .sub = "inductor ls",
+    .cols = k_entry_cols,
+    .ncols = I_NCOLS,
+    .order = k_entry_order,
+    .norder = sizeof k_entry_order / sizeof *k_entry_order,
+    .quiet_col = I_PATH,
+    .array_key = "entries",
+    .fill = fill_entry,
+};
 
 static int do_ls(const inductor_opts *o, const vyre_inductor_cache *c)
 {
-    if (g_tool.json) {
-        json_t *d = cachectl_inductor_json_root(o);
-        json_t *a = json_array();
-        for (size_t i = 0; i < c->n_entries; i++)
-            json_array_append_new(a, entry_json(&c->entries[i]));
-        json_object_set_new(d, "entries", a);
-        tool_json_print(stdout, d);
-        return TOOL_EXIT_OK;
-    }
     int64_t now = tool_unix_ns();
-    if (!g_cachectl.quiet)
-        printf("%-11s  %5s  %10s  %5s  %5s  %s\n", "KIND", "FILES", "SIZE", "AGE", "USED", "PATH");
-    for (size_t i = 0; i < c->n_entries; i++) {
-        if (g_cachectl.quiet) {
-            tool_clean_fputs(c->entries[i].path, stdout);
-            putchar('\n');
-        } else
-            print_entry(&c->entries[i], now);
-    }
-    return TOOL_EXIT_OK;
+    return cachectl_list(&k_entries, c->entries, c->n_entries, &now,
+                         cachectl_inductor_json_root(o));
 }
 
 int cmd_inductor(int argc, char **argv)

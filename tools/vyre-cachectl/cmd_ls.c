@@ -10,7 +10,7 @@
 #include "tool_cli.h"
 #include "tool_util.h"
 #include "cmds.h"
-#include "tool_sanitize.h"
+#include "listing.h"
 
 enum { OPT_SORT = CACHECTL_OPT_FIRST_LOCAL, OPT_ARCH, OPT_KIND, OPT_OLDER, OPT_LIMIT };
 
@@ -123,39 +123,6 @@ static int cmp_keys(const void *pa, const void *pb)
     return cmp_key(pa, pb);
 }
 
-static json_t *entry_json(const vyre_cache_entry *e, int64_t now)
-{
-    char hex[VYRE_KEY_HEX_LEN + 1];
-    vyre_key_to_hex(&e->key, hex);
-    const char *kind = vyre_blob_kind_name(e->kind);
-    json_t *o = json_pack(
-        "{s:s, s:s?, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "key", hex, "kind", kind,
-        "arch", e->arch, "toolchain", e->toolchain, "bytes", (json_int_t)e->disk_size,
-        "apparent_bytes", (json_int_t)e->file_size, "payload_bytes", (json_int_t)e->stored_size,
-        "raw_bytes", (json_int_t)e->raw_size, "created_unix_ns", (json_int_t)e->created_unix_ns,
-        "age_ns", (json_int_t)(now - e->created_unix_ns), "hits", (json_int_t)e->hits, "compile_ns",
-        (json_int_t)e->compile_ns);
-    json_object_set_new(o, "last_access_unix_ns",
-                        e->last_access_unix_ns ? json_integer(e->last_access_unix_ns)
-                                               : json_null());
-    json_object_set_new(o, "idle_ns", json_integer(now - last_use(e)));
-    json_object_set_new(o, "key_version", json_integer((json_int_t)e->key_version));
-    json_object_set_new(o, "stale", json_boolean(VYRE_BLOB_KEY_STALE(e->key_version)));
-    json_object_set_new(o, "source", e->source[0] ? json_string(e->source) : json_null());
-    json_object_set_new(o, "n_kernels", json_integer((json_int_t)e->n_kernels));
-    json_t *ks = json_array();
-    for (const char *p = e->kernels; *p;) {
-        size_t l = strcspn(p, ",");
-        if (!(l == 3 && strncmp(p, "...", 3) == 0))
-            json_array_append_new(ks, json_stringn(p, l));
-        p += l + (p[l] == ',');
-    }
-    json_object_set_new(o, "kernels", ks);
-    json_object_set_new(o, "kernels_complete",
-                        json_boolean(json_array_size(ks) == (size_t)e->n_kernels));
-    return o;
-}
-
 static const char *const g_sorts[] = {"lru", "size", "age", "hits", "key"};
 
 /* --sort FIELD into *sort; 0 or the exit code. */
@@ -228,109 +195,140 @@ static int parse_ls_args(int argc, char **argv, ls_ctx *x, enum sort_by *sort, u
     return rc ? rc : CACHECTL_HANDLED;
 }
 
-/* The table's columns. Priority (tool_table.h): 0 stays, a larger number
- * goes first when the terminal is narrow. At 80 columns the key, size, last
- * use, architecture, kind and hits stay, with the kernels cut; the age
- * (since created), the source and the toolchain (-v) go before them. */
-enum { C_KEY, C_KIND, C_ARCH, C_SIZE, C_AGE, C_USED, C_HITS, C_SRC, C_KERNELS, C_TC, LS_NCOLS };
-
-static const tool_table_col k_ls_cols[LS_NCOLS] = {
-    [C_KEY] = {"KEY", 0, 0, 0},          [C_KIND] = {"KIND", 3, 0, 0},
-    [C_ARCH] = {"ARCH", 2, 0, 0},        [C_SIZE] = {"SIZE", 1, 0, 1},
-    [C_AGE] = {"AGE", 5, 0, 1},          [C_USED] = {"LAST USE", 2, 0, 1},
-    [C_HITS] = {"HITS", 3, 0, 1},        [C_SRC] = {"SOURCE", 5, 8, 0},
-    [C_KERNELS] = {"KERNELS", 4, 10, 0}, [C_TC] = {"TOOLCHAIN", 6, 0, 0},
+/* The columns: the table's (priority as tool_table.h: 0 stays, a larger
+ * number goes first when the terminal is narrow; at 80 columns the key,
+ * size, last use, architecture, kind and hits stay, with the kernels cut;
+ * the age, the source and the toolchain, -v, go before them), then what
+ * only CSV and JSON carry. The keys are the members of docs/schema's ls. */
+enum {
+    C_KEY,
+    C_KIND,
+    C_ARCH,
+    C_TC,
+    C_SIZE,
+    C_APPARENT,
+    C_PAYLOAD,
+    C_RAW,
+    C_CREATED,
+    C_AGE,
+    C_HITS,
+    C_COMPILE,
+    C_ACCESS,
+    C_USED,
+    C_KEYV,
+    C_STALE,
+    C_SRC,
+    C_NK,
+    C_KERNELS,
+    C_COMPLETE,
+    LS_NCOLS
 };
 
-/* The text of one row's cells (header strings are whatever the blob holds:
- * through tool_clean). */
-typedef struct ls_row {
-    char key[VYRE_KEY_HEX_LEN + 1], size[32], age[16], used[16], hits[24];
-    char arch[TOOL_CLEAN_SIZE(VYRE_BLOB_ARCH_MAX)], src[TOOL_CLEAN_SIZE(VYRE_BLOB_SOURCE_MAX)];
-    char tc[TOOL_CLEAN_SIZE(VYRE_BLOB_TOOLCHAIN_MAX)];
-    char kernels[TOOL_CLEAN_SIZE(VYRE_CACHE_ENTRY_KERNELS) + 32];
-} ls_row;
+#define D TOOL_ROWS_DATA
+static const tool_rows_col k_ls_cols[LS_NCOLS] = {
+    [C_KEY] = {"key", "KEY", TOOL_ROWS_TEXT, 0, 0, 0, NULL, 0},
+    [C_KIND] = {"kind", "KIND", TOOL_ROWS_TEXT, 3, 0, 0, NULL, 0},
+    [C_ARCH] = {"arch", "ARCH", TOOL_ROWS_TEXT, 2, 0, 0, NULL, 0},
+    [C_TC] = {"toolchain", "TOOLCHAIN", TOOL_ROWS_TEXT, 6, 0, 0, NULL, 0},
+    [C_SIZE] = {"bytes", "SIZE", TOOL_ROWS_INT, 1, 0, 0, NULL, 0},
+    [C_APPARENT] = {"apparent_bytes", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [C_PAYLOAD] = {"payload_bytes", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [C_RAW] = {"raw_bytes", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [C_CREATED] = {"created_unix_ns", NULL, TOOL_ROWS_DATE, D, 0, 0, NULL, 0},
+    [C_AGE] = {"age_ns", "AGE", TOOL_ROWS_TIME, 5, 0, 0, NULL, 0},
+    [C_HITS] = {"hits", "HITS", TOOL_ROWS_INT, 3, 0, 0, NULL, 0},
+    [C_COMPILE] = {"compile_ns", NULL, TOOL_ROWS_TIME, D, 0, 0, NULL, 0},
+    [C_ACCESS] = {"last_access_unix_ns", NULL, TOOL_ROWS_DATE, D, 0, 0, NULL, 0},
+    [C_USED] = {"idle_ns", "LAST USE", TOOL_ROWS_TIME, 2, 0, 0, NULL, 0},
+    [C_KEYV] = {"key_version", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [C_STALE] = {"stale", NULL, TOOL_ROWS_BOOL, D, 0, 0, NULL, 0},
+    [C_SRC] = {"source", "SOURCE", TOOL_ROWS_TEXT, 5, 8, 0, NULL, 0},
+    [C_NK] = {"n_kernels", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [C_KERNELS] = {"kernels", "KERNELS", TOOL_ROWS_TEXT, 4, 10, 0, NULL, 0},
+    [C_COMPLETE] = {"kernels_complete", NULL, TOOL_ROWS_BOOL, D, 0, 0, NULL, 0},
+};
+#undef D
 
-/* Fills r from e and points cells[LS_NCOLS] at it; keyw: the key's width
- * (12, all of it with -v). */
-static void fill_row(const vyre_cache_entry *e, int64_t now, int keyw, ls_row *r,
-                     const char **cells)
+static const size_t k_ls_order[] = {C_KEY,  C_KIND, C_ARCH, C_SIZE,    C_AGE,
+                                    C_USED, C_HITS, C_SRC,  C_KERNELS, C_TC};
+
+/* The kernels the index keeps ("a,b,..."; "..." marks a cut) as a JSON
+ * array, and what the table shows for them. */
+static void fill_kernels(tool_rows *rows, const vyre_cache_entry *e)
 {
-    vyre_key_to_hex(&e->key, r->key);
-    r->key[keyw] = '\0';
-    vyre_format_size(e->disk_size, r->size, sizeof r->size);
-    vyre_format_age(now - e->created_unix_ns, r->age, sizeof r->age);
+    json_t *ks = json_array();
+    for (const char *p = e->kernels; *p;) {
+        size_t l = strcspn(p, ",");
+        if (!(l == 3 && strncmp(p, "...", 3) == 0))
+            json_array_append_new(ks, json_stringn(p, l));
+        p += l + (p[l] == ',');
+    }
+    tool_rows_int(rows, C_NK, (int64_t)e->n_kernels);
+    tool_rows_int(rows, C_COMPLETE, json_array_size(ks) == (size_t)e->n_kernels);
+    tool_rows_json_cell(rows, C_KERNELS, ks);
+    char stale[48];
+    if (VYRE_BLOB_KEY_STALE(e->key_version)) {
+        snprintf(stale, sizeof stale, "(stale: key v%" PRIu32 ")", e->key_version);
+        tool_rows_shown(rows, C_KERNELS, stale);
+    } else {
+        tool_rows_shown(rows, C_KERNELS, e->n_kernels ? e->kernels : "-");
+    }
+}
+
+static void fill_entry(tool_rows *rows, const void *entries, size_t i, const void *ctx)
+{
+    const vyre_cache_entry *e = (const vyre_cache_entry *)entries + i;
+    int64_t now = *(const int64_t *)ctx;
+    char hex[VYRE_KEY_HEX_LEN + 1];
+    vyre_key_to_hex(&e->key, hex);
+    tool_rows_text(rows, C_KEY, hex);
+    if (!g_cachectl.verbose) {
+        hex[CACHECTL_SHORT_KEY] = '\0';
+        tool_rows_shown(rows, C_KEY, hex);
+    }
+    tool_rows_text(rows, C_KIND, vyre_blob_kind_name(e->kind));
+    if (!vyre_blob_kind_name(e->kind))
+        tool_rows_shown(rows, C_KIND, "?");
+    tool_rows_text(rows, C_ARCH, e->arch);
+    tool_rows_text(rows, C_TC, e->toolchain);
+    cachectl_rows_size(rows, C_SIZE, e->disk_size);
+    tool_rows_int(rows, C_APPARENT, (int64_t)e->file_size);
+    tool_rows_int(rows, C_PAYLOAD, (int64_t)e->stored_size);
+    tool_rows_int(rows, C_RAW, (int64_t)e->raw_size);
+    tool_rows_int(rows, C_CREATED, e->created_unix_ns);
+    cachectl_rows_age(rows, C_AGE, now - e->created_unix_ns, now - e->created_unix_ns);
+    tool_rows_int(rows, C_HITS, (int64_t)e->hits);
+    tool_rows_int(rows, C_COMPILE, (int64_t)e->compile_ns);
     if (e->last_access_unix_ns)
-        vyre_format_age(now - e->last_access_unix_ns, r->used, sizeof r->used);
-    else
-        snprintf(r->used, sizeof r->used, "never");
-    snprintf(r->hits, sizeof r->hits, "%" PRIu64, e->hits);
-    if (VYRE_BLOB_KEY_STALE(e->key_version))
-        snprintf(r->kernels, sizeof r->kernels, "(stale: key v%" PRIu32 ")", e->key_version);
-    else if (e->n_kernels == 0)
-        snprintf(r->kernels, sizeof r->kernels, "-");
-    else
-        tool_clean(e->kernels, r->kernels, sizeof r->kernels);
-    const char *kind = vyre_blob_kind_name(e->kind);
-    cells[C_KEY] = r->key;
-    cells[C_KIND] = kind ? kind : "?";
-    cells[C_ARCH] = tool_clean(e->arch, r->arch, sizeof r->arch);
-    cells[C_SIZE] = r->size;
-    cells[C_AGE] = r->age;
-    cells[C_USED] = r->used;
-    cells[C_HITS] = r->hits;
-    cells[C_SRC] = tool_clean(e->source[0] ? e->source : "-", r->src, sizeof r->src);
-    cells[C_KERNELS] = r->kernels;
-    cells[C_TC] = g_cachectl.verbose ? tool_clean(e->toolchain, r->tc, sizeof r->tc) : NULL;
+        tool_rows_int(rows, C_ACCESS, e->last_access_unix_ns);
+    cachectl_rows_age(rows, C_USED, now - last_use(e), now - e->last_access_unix_ns);
+    if (!e->last_access_unix_ns)
+        tool_rows_shown(rows, C_USED, "never");
+    tool_rows_int(rows, C_KEYV, (int64_t)e->key_version);
+    tool_rows_int(rows, C_STALE, VYRE_BLOB_KEY_STALE(e->key_version));
+    tool_rows_text(rows, C_SRC, e->source[0] ? e->source : NULL);
+    fill_kernels(rows, e);
 }
 
-/* The first n entries of x as the table, fitted to the terminal. */
-static void print_table(const ls_ctx *x, size_t n)
-{
-    ls_row *rows = malloc((n ? n : 1) * sizeof *rows);
-    const char **cells = calloc((n ? n : 1) * LS_NCOLS, sizeof *cells);
-    if (!rows || !cells) {
-        free(rows);
-        free(cells);
-        fprintf(stderr, "%s: error: out of memory listing the cache\n", tool_prog());
-        return;
-    }
-    int keyw = g_cachectl.verbose ? VYRE_KEY_HEX_LEN : CACHECTL_SHORT_KEY;
-    for (size_t i = 0; i < n; i++)
-        fill_row(&x->v[i], x->now, keyw, &rows[i], &cells[i * LS_NCOLS]);
-    /* Without -v the toolchain column has no cells and no header. */
-    tool_table_col cols[LS_NCOLS];
-    memcpy(cols, k_ls_cols, sizeof cols);
-    if (!g_cachectl.verbose)
-        cols[C_TC].name = "";
-    cachectl_table(cols, LS_NCOLS, cells, n);
-    free(rows);
-    free(cells);
-}
+static const cachectl_listing k_ls = {
+    .sub = "ls",
+    .cols = k_ls_cols,
+    .ncols = LS_NCOLS,
+    .order = k_ls_order,
+    .norder = sizeof k_ls_order / sizeof *k_ls_order,
+    .verbose_cols = 1u << C_TC,
+    .quiet_col = C_KEY,
+    .array_key = "entries",
+    .fill = fill_entry,
+};
 
-/* The first n entries of x: JSON, keys only (-q) or the table. */
-static void print_entries(const vyre_cache *cache, const ls_ctx *x, size_t n, enum sort_by sort)
+/* The first n entries of x, as the format asked for. */
+static int print_entries(const vyre_cache *cache, const ls_ctx *x, size_t n, enum sort_by sort)
 {
-    if (g_tool.json) {
-        json_t *o = cachectl_json_root(cache, 3); /* 3: bytes on disk, apparent_bytes */
-        json_t *arr = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(arr, entry_json(&x->v[i], x->now));
-        json_object_set_new(o, "sort", json_string(g_sorts[sort]));
-        json_object_set_new(o, "matched", json_integer((json_int_t)x->n));
-        json_object_set_new(o, "entries", arr);
-        tool_json_print(stdout, o);
-        return;
-    }
-    if (g_cachectl.quiet) {
-        for (size_t i = 0; i < n; i++) {
-            char hex[VYRE_KEY_HEX_LEN + 1];
-            vyre_key_to_hex(&x->v[i].key, hex);
-            printf("%s\n", hex);
-        }
-        return;
-    }
-    print_table(x, n);
+    json_t *o = cachectl_json_root(cache, 3); /* 3: bytes on disk, apparent_bytes */
+    json_object_set_new(o, "sort", json_string(g_sorts[sort]));
+    json_object_set_new(o, "matched", json_integer((json_int_t)x->n));
+    return cachectl_list(&k_ls, x->v, n, &x->now, o);
 }
 
 int cmd_ls(int argc, char **argv)
@@ -364,8 +362,8 @@ int cmd_ls(int argc, char **argv)
                                                               cmp_keys};
     if (cmps[sort] && x.n > 1)
         qsort(x.v, x.n, sizeof *x.v, cmps[sort]);
-    print_entries(cache, &x, x.n < limit ? x.n : (size_t)limit, sort);
+    rc = print_entries(cache, &x, x.n < limit ? x.n : (size_t)limit, sort);
     free(x.v);
     vyre_cache_close(cache);
-    return TOOL_EXIT_OK;
+    return rc;
 }

@@ -11,6 +11,7 @@
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
+#include "listing.h"
 
 enum { OPT_ALL = CACHECTL_OPT_FIRST_LOCAL };
 
@@ -67,90 +68,81 @@ static int no_remotes(void)
     return TOOL_EXIT_ERROR;
 }
 
-/* remote check's table (cachectl_table): the store and whether it answers
- * always; then the message (why not), whether it takes writes, the
- * round-trip time; a long URL is cut before any of them goes. */
-enum { K_URL, K_STATUS, K_RTT, K_WRITES, K_MSG, K_NCOLS };
+/* remote check's rows (the keys are docs/schema's remote check members):
+ * the store and whether it answers always; then the message (why not),
+ * whether it takes writes, the round-trip time; a long URL is cut before
+ * any of them goes. */
+enum { K_URL, K_SCHEME, K_RO, K_STATUS, K_WRITES, K_RTT, K_MSG, K_NCOLS };
 
-static const tool_table_col k_check_cols[K_NCOLS] = {
-    [K_URL] = {"REMOTE", 0, 24, 0},   [K_STATUS] = {"STATUS", 0, 0, 0}, [K_RTT] = {"RTT", 3, 0, 1},
-    [K_WRITES] = {"WRITES", 1, 0, 0}, [K_MSG] = {"MESSAGE", 2, 16, 0},
+static const tool_rows_col k_check_cols[K_NCOLS] = {
+    [K_URL] = {"url", "REMOTE", TOOL_ROWS_TEXT, 0, 24, 0, NULL, 0},
+    [K_SCHEME] = {"scheme", NULL, TOOL_ROWS_TEXT, TOOL_ROWS_DATA, 0, 0, NULL, 0},
+    [K_RO] = {"read_only", NULL, TOOL_ROWS_BOOL, TOOL_ROWS_DATA, 0, 0, NULL, 0},
+    [K_STATUS] = {"reachable", "STATUS", TOOL_ROWS_BOOL, 0, 0, 0, NULL, 1},
+    [K_WRITES] = {"writable", "WRITES", TOOL_ROWS_BOOL, 1, 0, 0, NULL, 1},
+    [K_RTT] = {"rtt_ns", "RTT", TOOL_ROWS_TIME, 3, 0, 0, NULL, 0},
+    [K_MSG] = {"message", "MESSAGE", TOOL_ROWS_TEXT, 2, 16, 0, NULL, 0},
 };
 
-typedef struct check_row {
-    vyre_remote_info info;
-    vyre_remote_check chk;
+static const size_t k_check_order[] = {K_URL, K_STATUS, K_RTT, K_WRITES, K_MSG};
+
+/* One store's row. */
+static void check_row(tool_rows *rows, const vyre_remote_info *info, const vyre_remote_check *c)
+{
     char rtt[32];
-} check_row;
-
-static json_t *check_json(const check_row *r)
-{
-    json_t *o = json_pack("{s:s, s:s, s:b, s:b}", "url", r->info.url, "scheme",
-                          vyre_remote_scheme_name(r->info.scheme), "read_only", r->info.read_only,
-                          "reachable", r->chk.reachable);
-    json_object_set_new(o, "writable",
-                        r->chk.writable < 0 ? json_null() : json_boolean(r->chk.writable));
-    json_object_set_new(o, "rtt_ns",
-                        r->chk.reachable ? json_integer((json_int_t)r->chk.rtt_ns) : json_null());
-    json_object_set_new(o, "message",
-                        r->chk.message[0] ? json_string(r->chk.message) : json_null());
-    return o;
-}
-
-/* The rows as the table (with -q, only the stores that failed). */
-static void check_table(check_row *rows, size_t n)
-{
-    const char *cells[VYRE_REMOTE_MAX * K_NCOLS];
-    size_t shown = 0;
-    for (size_t i = 0; i < n; i++) {
-        const vyre_remote_check *c = &rows[i].chk;
-        if (g_cachectl.quiet && c->reachable && c->writable != 0)
-            continue;
-        const char **row = &cells[shown++ * K_NCOLS];
-        if (c->reachable)
-            snprintf(rows[i].rtt, sizeof rows[i].rtt, "%.2f ms", (double)c->rtt_ns / 1e6);
-        else
-            snprintf(rows[i].rtt, sizeof rows[i].rtt, "-");
-        row[K_URL] = rows[i].info.url;
-        row[K_STATUS] = c->reachable ? "reachable" : "UNREACHABLE";
-        row[K_RTT] = rows[i].rtt;
-        row[K_WRITES] = !c->reachable      ? "-"
-                        : c->writable < 0  ? "read-only"
-                        : c->writable == 1 ? "yes"
-                                           : "NO";
-        row[K_MSG] = c->message[0] ? c->message : NULL;
+    tool_rows_add(rows);
+    tool_rows_text(rows, K_URL, info->url);
+    tool_rows_text(rows, K_SCHEME, vyre_remote_scheme_name(info->scheme));
+    tool_rows_int(rows, K_RO, info->read_only);
+    tool_rows_int(rows, K_STATUS, c->reachable);
+    tool_rows_shown(rows, K_STATUS, c->reachable ? "reachable" : "UNREACHABLE");
+    if (c->writable >= 0)
+        tool_rows_int(rows, K_WRITES, c->writable);
+    tool_rows_shown(rows, K_WRITES,
+                    !c->reachable      ? "-"
+                    : c->writable < 0  ? "read-only"
+                    : c->writable == 1 ? "yes"
+                                       : "NO");
+    if (c->reachable) {
+        tool_rows_int(rows, K_RTT, c->rtt_ns);
+        snprintf(rtt, sizeof rtt, "%.2f ms", (double)c->rtt_ns / 1e6);
+        tool_rows_shown(rows, K_RTT, rtt);
     }
-    if (shown)
-        cachectl_table(k_check_cols, K_NCOLS, cells, shown);
+    tool_rows_text(rows, K_MSG, c->message[0] ? c->message : NULL);
 }
 
 static int do_check(vyre_cache *cache)
 {
     size_t n = vyre_cache_remote_count(cache);
-    if (n > VYRE_REMOTE_MAX)
-        n = VYRE_REMOTE_MAX;
-    check_row rows[VYRE_REMOTE_MAX];
-    memset(rows, 0, sizeof rows);
-    int bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        vyre_cache_remote_get(cache, i, &rows[i].info, NULL);
+    tool_rows *rows = tool_rows_new(k_check_cols, K_NCOLS);
+    tool_rows_order(rows, k_check_order, sizeof k_check_order / sizeof *k_check_order);
+    int bad = 0, messages = 0;
+    for (size_t i = 0; i < n && i < VYRE_REMOTE_MAX; i++) {
+        vyre_remote_info info;
+        vyre_remote_check chk;
+        memset(&chk, 0, sizeof chk);
+        vyre_cache_remote_get(cache, i, &info, NULL);
         vyre_error err;
         vyre_error_clear(&err);
-        if (vyre_cache_remote_check(cache, i, &rows[i].chk, &err))
+        if (vyre_cache_remote_check(cache, i, &chk, &err)) {
+            tool_rows_free(rows);
             return cachectl_fail(&err);
-        bad |= !(rows[i].chk.reachable && rows[i].chk.writable != 0);
+        }
+        int ok = chk.reachable && chk.writable != 0;
+        bad |= !ok;
+        /* -q: only the stores that failed. */
+        if (g_cachectl.quiet && ok)
+            continue;
+        messages |= chk.message[0] != '\0';
+        check_row(rows, &info, &chk);
     }
-    if (g_tool.json) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < n; i++)
-            json_array_append_new(arr, check_json(&rows[i]));
-        json_t *o = cachectl_json_root(cache, 1);
-        json_object_set_new(o, "remotes", arr);
-        tool_json_print(stdout, o);
-    } else {
-        check_table(rows, n);
-    }
-    return bad ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
+    if (!messages)
+        tool_rows_hide(rows, K_MSG);
+    int rc = 0;
+    if (g_tool.json || tool_rows_count(rows))
+        rc = cachectl_rows_print("remote check", rows, cachectl_json_root(cache, 1), "remotes");
+    tool_rows_free(rows);
+    return rc ? rc : bad ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }
 
 typedef struct push_ctx {

@@ -9,18 +9,21 @@
 #include "tool_cli.h"
 #include "tool_util.h"
 #include "cmds.h"
-#include "tool_sanitize.h"
+#include "listing.h"
+#include "summary.h"
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: vyre-cachectl stats [--json]\n\n"
+    fprintf(out, "usage: vyre-cachectl stats [-v] [--json | --csv | --md] [--width N]\n\n"
                  "Entries and bytes on disk, by kind, by architecture and by age (since\n"
                  "creation); hits and the compile time they saved; quarantined files and tmp/\n"
                  "debris; the size limit and how full the cache is (max_size), and the other\n"
                  "limits in force; for each remote store (remote_storage), the hits, misses,\n"
                  "errors, rejected objects and bytes every process using this cache recorded.\n"
                  "Reads the cache, changes nothing; a cache that does not exist yet shows as\n"
-                 "empty (nothing is created).\n\n");
+                 "empty (nothing is created). Compact by default: the counts that are 0 and\n"
+                 "the limits are left out; -v shows every line and row. --csv: the lines as\n"
+                 "field,value rows, then each table after a blank line.\n\n");
     cachectl_options_help(out, cachectl_no_opts);
     fprintf(out, "\n"
                  "exit status: 0 printed, 2 usage or operational error (missing or unsafe cache\n"
@@ -31,12 +34,6 @@ static void usage(FILE *out)
 static const int64_t g_age_limits[VYRE_CACHE_AGE_BUCKETS - 1] = {3600, 86400, 7 * 86400,
                                                                  30 * 86400};
 
-static json_t *bucket_json(const char *key, const vyre_cache_bucket *b)
-{
-    return json_pack("{s:s, s:I, s:I}", key, b->name, "entries", (json_int_t)b->entries, "bytes",
-                     (json_int_t)b->bytes);
-}
-
 /* Lifetime counters of each remote in remote_storage, as recorded in
  * this cache's index by the processes that used it. */
 typedef struct remote_row {
@@ -44,49 +41,16 @@ typedef struct remote_row {
     vyre_remote_stats st;
 } remote_row;
 
-static json_t *remotes_json(const remote_row *rows, size_t n)
-{
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        const vyre_remote_stats *s = &rows[i].st;
-        json_array_append_new(
-            arr, json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "url",
-                           rows[i].info.url, "read_only", rows[i].info.read_only, "hits",
-                           (json_int_t)s->hits, "misses", (json_int_t)s->misses, "errors",
-                           (json_int_t)s->errors, "rejected", (json_int_t)s->rejected, "skipped",
-                           (json_int_t)s->skipped, "puts", (json_int_t)s->puts, "put_errors",
-                           (json_int_t)s->put_errors, "read_bytes", (json_int_t)s->bytes_read,
-                           "written_bytes", (json_int_t)s->bytes_written));
-    }
-    return arr;
-}
-
-static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const remote_row *rows,
-                       size_t n_rows)
+/* The document's members that are not tables (stats' schema). */
+static json_t *stats_json(const vyre_cache *c, const vyre_cache_stats *st)
 {
     const vyre_config *cf = vyre_cache_config(c);
+    int64_t max_age = vyre_config_get_int(cf, VYRE_CONF_MAX_AGE);
+    int64_t q_age = vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE);
     json_t *o = cachectl_json_root(c, 4); /* 4: bytes on disk (st_blocks), apparent_bytes */
-    json_t *kinds = json_array(), *archs = json_array(), *ages = json_array();
-    for (int i = 1; i < 4; i++)
-        json_array_append_new(kinds, bucket_json("kind", &st->by_kind[i]));
-    if (st->by_kind[0].entries)
-        json_array_append_new(kinds, bucket_json("kind", &st->by_kind[0]));
-    for (size_t i = 0; i < st->n_arch; i++)
-        json_array_append_new(archs, bucket_json("arch", &st->by_arch[i]));
-    for (int i = 0; i < VYRE_CACHE_AGE_BUCKETS; i++) {
-        json_t *b = bucket_json("bucket", &st->by_age[i]);
-        json_object_set_new(b, "max_age_ns",
-                            i < VYRE_CACHE_AGE_BUCKETS - 1
-                                ? json_integer((json_int_t)(g_age_limits[i] * 1000000000))
-                                : json_null());
-        json_array_append_new(ages, b);
-    }
     json_object_set_new(o, "entries", json_integer((json_int_t)st->entries));
     json_object_set_new(o, "bytes", json_integer((json_int_t)st->bytes));
     json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)st->apparent_bytes));
-    json_object_set_new(o, "by_kind", kinds);
-    json_object_set_new(o, "by_arch", archs);
-    json_object_set_new(o, "by_age", ages);
     json_object_set_new(o, "hits", json_integer((json_int_t)st->hits));
     json_object_set_new(o, "misses", json_integer((json_int_t)st->misses));
     json_object_set_new(o, "hit_ratio",
@@ -104,8 +68,8 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const re
                         json_pack("{s:I, s:I, s:I}", "files", (json_int_t)st->tmp_files, "debris",
                                   (json_int_t)st->debris, "debris_age_ns",
                                   (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS));
-    json_object_set_new(o, "max_size_bytes",
-                        st->max_size ? json_integer((json_int_t)st->max_size) : json_null());
+    json_t *max = st->max_size ? json_integer((json_int_t)st->max_size) : json_null();
+    json_object_set(o, "max_size_bytes", max);
     json_object_set_new(o, "fill_ratio",
                         st->max_size ? json_real((double)st->bytes / (double)st->max_size)
                                      : json_null());
@@ -115,152 +79,212 @@ static void print_json(const vyre_cache *c, const vyre_cache_stats *st, const re
     json_t *limits =
         json_pack("{s:I, s:I}", "max_blob_payload_bytes", (json_int_t)VYRE_BLOB_MAX_PAYLOAD,
                   "debris_age_ns", (json_int_t)VYRE_CACHE_DEBRIS_AGE_NS);
-    json_object_set_new(limits, "max_cache_bytes",
-                        st->max_size ? json_integer((json_int_t)st->max_size) : json_null());
-    json_object_set_new(limits, "max_age_ns",
-                        vyre_config_get_int(cf, VYRE_CONF_MAX_AGE)
-                            ? json_integer(vyre_config_get_int(cf, VYRE_CONF_MAX_AGE))
-                            : json_null());
-    json_object_set_new(limits, "quarantine_max_age_ns",
-                        vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE)
-                            ? json_integer(vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE))
-                            : json_null());
+    json_object_set_new(limits, "max_cache_bytes", max);
+    json_object_set_new(limits, "max_age_ns", max_age ? json_integer(max_age) : json_null());
+    json_object_set_new(limits, "quarantine_max_age_ns", q_age ? json_integer(q_age) : json_null());
     json_object_set_new(o, "limits", limits);
-    json_object_set_new(o, "remotes", remotes_json(rows, n_rows));
-    tool_json_print(stdout, o);
+    return o;
 }
 
-static void bucket_line(const vyre_cache_bucket *b)
+/* One bucket's row: its name, entries and bytes. */
+static void bucket_row(cachectl_summary *sum, tool_rows *rows, const vyre_cache_bucket *b)
 {
-    /* Bucket names (architectures) come from blob headers: through tool_clean. */
-    char size[32], name[TOOL_CLEAN_SIZE(sizeof b->name)];
-    vyre_format_size(b->bytes, size, sizeof size);
-    printf("  %-20s %8" PRIu64 "  %10s\n", tool_clean(b->name, name, sizeof name), b->entries,
-           size);
+    tool_rows_add(rows);
+    tool_rows_text(rows, 0, b->name);
+    tool_rows_int(rows, 1, (int64_t)b->entries);
+    cachectl_rows_size(rows, 2, b->bytes);
+    cachectl_summary_count(sum, rows, b->entries);
 }
 
-/* The remote stores' counters as a table fitted to the terminal
- * (cachectl_table): the store and its hits always; a long URL is cut
- * before a column goes; the bytes and back-off skips go first. */
-enum { R_URL, R_HITS, R_MISSES, R_ERRORS, R_SKIPPED, R_REJECTED, R_PUTS, R_READ, R_WRITTEN, R_N };
-
-static void remotes_table(const remote_row *rows, size_t n)
+/* By kind, architecture and age: compact leaves out what is empty. */
+static void bucket_tables(cachectl_summary *sum, const vyre_cache_stats *st)
 {
-    static const tool_table_col cols[R_N] = {
-        [R_URL] = {"REMOTE", 0, 20, 0},     [R_HITS] = {"HITS", 0, 0, 1},
-        [R_MISSES] = {"MISSES", 1, 0, 1},   [R_ERRORS] = {"ERRORS", 1, 0, 1},
-        [R_SKIPPED] = {"SKIPPED", 4, 0, 1}, [R_REJECTED] = {"REJECTED", 2, 0, 1},
-        [R_PUTS] = {"WRITES", 2, 0, 1},     [R_READ] = {"READ", 3, 0, 1},
-        [R_WRITTEN] = {"WRITTEN", 3, 0, 1},
+    static const tool_rows_col kind[] = {
+        {"kind", "KIND", TOOL_ROWS_TEXT, 0, 0, 0, NULL, 0},
+        {"entries", "ENTRIES", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+        {"bytes", "SIZE", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
     };
-    if (n == 0)
-        return;
-    if (n > VYRE_REMOTE_MAX)
-        n = VYRE_REMOTE_MAX;
-    /* The URL may come from a shared cache's vyre.conf: through tool_clean. */
-    char url[VYRE_REMOTE_MAX][TOOL_CLEAN_SIZE(sizeof rows->info.url) + 16];
-    char num[VYRE_REMOTE_MAX][R_N][32];
-    const char *cells[VYRE_REMOTE_MAX * R_N];
-    for (size_t i = 0; i < n; i++) {
-        const vyre_remote_stats *s = &rows[i].st;
-        const uint64_t v[] = {s->hits,    s->misses,   s->errors + s->put_errors,
-                              s->skipped, s->rejected, s->puts};
-        tool_clean(rows[i].info.url, url[i], sizeof url[i] - 16);
-        if (rows[i].info.read_only)
-            snprintf(url[i] + strlen(url[i]), 16, " (read-only)");
-        for (size_t c = 0; c < sizeof v / sizeof v[0]; c++)
-            snprintf(num[i][R_HITS + c], sizeof num[i][0], "%" PRIu64, v[c]);
-        vyre_format_size(s->bytes_read, num[i][R_READ], sizeof num[i][0]);
-        vyre_format_size(s->bytes_written, num[i][R_WRITTEN], sizeof num[i][0]);
-        cells[i * R_N] = url[i];
-        for (size_t c = R_HITS; c < R_N; c++)
-            cells[i * R_N + c] = num[i][c];
+    static const tool_rows_col arch[] = {
+        {"arch", "ARCH", TOOL_ROWS_TEXT, 0, 12, 0, NULL, 0},
+        {"entries", "ENTRIES", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+        {"bytes", "SIZE", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+    };
+    static const tool_rows_col age[] = {
+        {"bucket", "AGE", TOOL_ROWS_TEXT, 0, 0, 0, NULL, 0},
+        {"entries", "ENTRIES", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+        {"bytes", "SIZE", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+        {"max_age_ns", NULL, TOOL_ROWS_TIME, TOOL_ROWS_DATA, 0, 0, NULL, 0},
+    };
+    tool_rows *rows = cachectl_summary_table(sum, "By kind:", "by_kind", kind, 3);
+    for (int i = 1; i < 4; i++)
+        bucket_row(sum, rows, &st->by_kind[i]);
+    if (st->by_kind[0].entries)
+        bucket_row(sum, rows, &st->by_kind[0]);
+    rows = cachectl_summary_table(sum, "By architecture:", "by_arch", arch, 3);
+    for (size_t i = 0; i < st->n_arch; i++)
+        bucket_row(sum, rows, &st->by_arch[i]);
+    rows = cachectl_summary_table(sum, "By age (since created):", "by_age", age, 4);
+    for (int i = 0; i < VYRE_CACHE_AGE_BUCKETS; i++) {
+        bucket_row(sum, rows, &st->by_age[i]);
+        if (i < VYRE_CACHE_AGE_BUCKETS - 1)
+            tool_rows_int(rows, 3, g_age_limits[i] * 1000000000);
     }
-    cachectl_table(cols, R_N, cells, n);
 }
 
-static void print_text(const vyre_cache *c, const vyre_cache_stats *st, const remote_row *rows,
-                       size_t n_rows)
+/* The remote stores' counters: the store and its hits always; a long URL
+ * is cut before a column goes; the bytes and back-off skips go first. */
+enum {
+    R_URL,
+    R_RO,
+    R_HITS,
+    R_MISSES,
+    R_ERRORS,
+    R_REJECTED,
+    R_SKIPPED,
+    R_PUTS,
+    R_PUT_ERRORS,
+    R_READ,
+    R_WRITTEN,
+    R_N
+};
+
+static void remotes_table(cachectl_summary *sum, const remote_row *rr, size_t n)
 {
-    char size[32], apparent[32], buf[64];
-    printf("%-22s %s\n", "Cache directory:", vyre_cache_root(c));
-    printf("%-22s %" PRIu64 "\n", "Entries:", st->entries);
+    static const tool_rows_col cols[R_N] = {
+        [R_URL] = {"url", "REMOTE", TOOL_ROWS_TEXT, 0, 20, 0, NULL, 0},
+        [R_RO] = {"read_only", NULL, TOOL_ROWS_BOOL, TOOL_ROWS_DATA, 0, 0, NULL, 0},
+        [R_HITS] = {"hits", "HITS", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+        [R_MISSES] = {"misses", "MISSES", TOOL_ROWS_INT, 1, 0, 0, NULL, 0},
+        [R_ERRORS] = {"errors", "ERRORS", TOOL_ROWS_INT, 1, 0, 0, NULL, 0},
+        [R_REJECTED] = {"rejected", "REJECTED", TOOL_ROWS_INT, 2, 0, 0, NULL, 0},
+        [R_SKIPPED] = {"skipped", "SKIPPED", TOOL_ROWS_INT, 4, 0, 0, NULL, 0},
+        [R_PUTS] = {"puts", "WRITES", TOOL_ROWS_INT, 2, 0, 0, NULL, 0},
+        [R_PUT_ERRORS] = {"put_errors", NULL, TOOL_ROWS_INT, TOOL_ROWS_DATA, 0, 0, NULL, 0},
+        [R_READ] = {"read_bytes", "READ", TOOL_ROWS_INT, 3, 0, 0, NULL, 0},
+        [R_WRITTEN] = {"written_bytes", "WRITTEN", TOOL_ROWS_INT, 3, 0, 0, NULL, 0},
+    };
+    static const size_t order[] = {R_URL,      R_HITS, R_MISSES, R_ERRORS, R_SKIPPED,
+                                   R_REJECTED, R_PUTS, R_READ,   R_WRITTEN};
+    tool_rows *rows = cachectl_summary_table(sum, "Remote stores:", "remotes", cols, R_N);
+    tool_rows_order(rows, order, sizeof order / sizeof *order);
+    for (size_t i = 0; i < n; i++) {
+        const vyre_remote_stats *s = &rr[i].st;
+        const uint64_t v[] = {s->hits,    s->misses, s->errors,    s->rejected,
+                              s->skipped, s->puts,   s->put_errors};
+        char buf[VYRE_REMOTE_URL_MAX + 16];
+        tool_rows_add(rows);
+        tool_rows_text(rows, R_URL, rr[i].info.url);
+        if (rr[i].info.read_only) {
+            snprintf(buf, sizeof buf, "%s (read-only)", rr[i].info.url);
+            tool_rows_shown(rows, R_URL, buf);
+        }
+        tool_rows_int(rows, R_RO, rr[i].info.read_only);
+        for (size_t c = 0; c < sizeof v / sizeof *v; c++)
+            tool_rows_int(rows, R_HITS + c, (int64_t)v[c]);
+        /* The table counts a failed write as an error. */
+        snprintf(buf, sizeof buf, "%" PRIu64, s->errors + s->put_errors);
+        tool_rows_shown(rows, R_ERRORS, buf);
+        cachectl_rows_size(rows, R_READ, s->bytes_read);
+        cachectl_rows_size(rows, R_WRITTEN, s->bytes_written);
+    }
+}
+/* The limits in force: all of them with -v. */
+static void limit_lines(cachectl_summary *sum, const vyre_cache *c, const vyre_cache_stats *st)
+{
+    const vyre_config *cf = vyre_cache_config(c);
+    char size[32], buf[64], where[VYRE_CONFIG_WHERE_MAX + 32];
+    int64_t max_age = vyre_config_get_int(cf, VYRE_CONF_MAX_AGE);
+    int64_t q_age = vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE);
+    int v = CACHECTL_VERBOSE;
+    cachectl_summary_line(sum, v, 0, "Limits:", "%s", "");
+    vyre_config_format_where(cf, VYRE_CONF_MAX_SIZE, where, sizeof where);
+    vyre_format_size(st->max_size, size, sizeof size);
+    if (st->max_size)
+        cachectl_summary_line(sum, v, 0,
+                              "  Size limit:", "%s (max_size, %s; cleanup to 90%%, LRU first)",
+                              size, where);
+    else
+        cachectl_summary_line(sum, v, 0, "  Size limit:", "none (max_size = 0, %s)", where);
+    /* As configured (30d), not rounded to an age (4w): what 'config' shows. */
+    vyre_format_duration_exact(max_age, buf, sizeof buf);
+    if (max_age)
+        cachectl_summary_line(sum, v, 0, "  Unused blobs after:", "%s (max_age)", buf);
+    vyre_format_duration_exact(q_age, buf, sizeof buf);
+    if (q_age)
+        cachectl_summary_line(sum, v, 0, "  Quarantine kept:", "%s (quarantine_max_age)", buf);
+    vyre_format_size(VYRE_BLOB_MAX_PAYLOAD, size, sizeof size);
+    cachectl_summary_line(sum, v, 0, "  Blob payload:", "%s", size);
+    vyre_format_duration_exact(VYRE_CACHE_DEBRIS_AGE_NS, buf, sizeof buf);
+    cachectl_summary_line(sum, v, 0, "  tmp/ debris after:", "%s", buf);
+}
+
+/* The lines: compact leaves out the counts that are 0. */
+static void stat_lines(cachectl_summary *sum, const vyre_cache *c, const vyre_cache_stats *st,
+                       size_t n_remotes)
+{
+    char size[32], apparent[32], lim[32], buf[64];
+    int nz = CACHECTL_NONZERO;
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Cache directory:", "%s", vyre_cache_root(c));
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Entries:", "%" PRIu64, st->entries);
     vyre_format_size(st->bytes, size, sizeof size);
     vyre_format_size(st->apparent_bytes, apparent, sizeof apparent);
-    printf("%-22s %s (%s apparent)\n", "Size on disk:", size, apparent);
-    if (st->max_size) {
-        char lim[32];
-        vyre_format_size(st->max_size, lim, sizeof lim);
-        printf("%-22s %s of %s (%.0f%%)\n", "Cache size:", size, lim,
-               100.0 * (double)st->bytes / (double)st->max_size);
-    } else {
-        printf("%-22s %s (no limit: max_size = 0)\n", "Cache size:", size);
-    }
-    printf("%-22s %" PRIu64 "\n", "Hits:", st->hits);
-    printf("%-22s %" PRIu64 "\n", "Misses:", st->misses);
-    if (st->stats_zeroed_unix_ns) {
-        vyre_format_age(tool_unix_ns() - st->stats_zeroed_unix_ns, buf, sizeof buf);
-        printf("%-22s %s ago\n", "Stats zeroed:", buf);
-    }
-    if (st->hits + st->misses)
-        printf("%-22s %.1f%%\n",
-               "Hit rate:", 100.0 * (double)st->hits / (double)(st->hits + st->misses));
+    vyre_format_size(st->max_size, lim, sizeof lim);
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Size on disk:", "%s (%s apparent)", size,
+                          apparent);
+    if (st->max_size)
+        cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Cache size:", "%s of %s (%.0f%%)", size, lim,
+                              100.0 * (double)st->bytes / (double)st->max_size);
     else
-        printf("%-22s %s\n", "Hit rate:", "-");
+        cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Cache size:", "%s (no limit: max_size = 0)",
+                              size);
+    /* Read-only changes what every command may do: said without -v too. */
+    if (vyre_config_get_int(vyre_cache_config(c), VYRE_CONF_READ_ONLY))
+        cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Read-only:", "yes (read_only)");
+    uint64_t lookups = st->hits + st->misses;
+    cachectl_summary_line(sum, nz, st->hits, "Hits:", "%" PRIu64, st->hits);
+    cachectl_summary_line(sum, nz, st->misses, "Misses:", "%" PRIu64, st->misses);
+    vyre_format_age(tool_unix_ns() - st->stats_zeroed_unix_ns, buf, sizeof buf);
+    if (st->stats_zeroed_unix_ns)
+        cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Stats zeroed:", "%s ago", buf);
+    if (lookups)
+        cachectl_summary_line(sum, nz, lookups, "Hit rate:", "%.1f%%",
+                              100.0 * (double)st->hits / (double)lookups);
+    else
+        cachectl_summary_line(sum, nz, 0, "Hit rate:", "-");
     vyre_format_duration(st->compile_ns_saved, buf, sizeof buf);
-    printf("%-22s %s\n", "Compile time saved:", buf);
+    cachectl_summary_line(sum, nz, st->compile_ns_saved, "Compile time saved:", "%s", buf);
     vyre_format_size(st->quarantine_bytes, size, sizeof size);
-    printf("%-22s %" PRIu64 " (%s)\n", "Quarantined:", st->quarantined, size);
-    printf("%-22s %" PRIu64 " (%" PRIu64 " older than 1h: debris)\n",
-           "Temporary files:", st->tmp_files, st->debris);
+    cachectl_summary_line(sum, nz, st->quarantined, "Quarantined:", "%" PRIu64 " (%s)",
+                          st->quarantined, size);
+    cachectl_summary_line(sum, nz, st->tmp_files,
+                          "Temporary files:", "%" PRIu64 " (%" PRIu64 " older than 1h: debris)",
+                          st->tmp_files, st->debris);
     vyre_format_size(st->stale_bytes, size, sizeof size);
-    printf("%-22s %" PRIu64 " (%s, older key format: never hit)\n", "Stale:", st->stale, size);
-    printf("By kind:\n");
-    for (int i = 1; i < 4; i++)
-        bucket_line(&st->by_kind[i]);
-    if (st->by_kind[0].entries)
-        bucket_line(&st->by_kind[0]);
-    printf("By architecture:\n");
-    if (st->n_arch == 0)
-        printf("  (none)\n");
-    for (size_t i = 0; i < st->n_arch; i++)
-        bucket_line(&st->by_arch[i]);
-    printf("By age (since created):\n");
-    for (int i = 0; i < VYRE_CACHE_AGE_BUCKETS; i++)
-        bucket_line(&st->by_age[i]);
-    printf("Limits:\n");
-    const vyre_config *cf = vyre_cache_config(c);
-    char where[VYRE_CONFIG_WHERE_MAX + 32];
-    vyre_config_format_where(cf, VYRE_CONF_MAX_SIZE, where, sizeof where);
-    if (st->max_size) {
-        vyre_format_size(st->max_size, size, sizeof size);
-        printf("  %-20s %s (max_size, %s; cleanup to 90%%, LRU first)\n", "Cache size:", size,
-               where);
-    } else {
-        printf("  %-20s none (max_size = 0, %s)\n", "Cache size:", where);
-    }
-    if (vyre_config_get_int(cf, VYRE_CONF_MAX_AGE)) {
-        /* As configured (30d), not rounded to an age (4w): what 'config' shows. */
-        vyre_format_duration_exact(vyre_config_get_int(cf, VYRE_CONF_MAX_AGE), buf, sizeof buf);
-        printf("  %-20s %s (max_age)\n", "Unused blobs after:", buf);
-    }
-    if (vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE)) {
-        vyre_format_duration_exact(vyre_config_get_int(cf, VYRE_CONF_QUARANTINE_MAX_AGE), buf,
-                                   sizeof buf);
-        printf("  %-20s %s (quarantine_max_age)\n", "Quarantine kept:", buf);
-    }
-    if (vyre_config_get_int(cf, VYRE_CONF_READ_ONLY))
-        printf("  %-20s yes (read_only)\n", "Read-only:");
-    vyre_format_size(VYRE_BLOB_MAX_PAYLOAD, size, sizeof size);
-    printf("  %-20s %s\n", "Blob payload:", size);
-    vyre_format_duration_exact(VYRE_CACHE_DEBRIS_AGE_NS, buf, sizeof buf);
-    printf("  %-20s %s\n", "tmp/ debris after:", buf);
-    printf("Remote stores:%s\n", n_rows ? "" : " none (set remote_storage or VYRE_REMOTE_CACHE)");
-    remotes_table(rows, n_rows);
+    cachectl_summary_line(sum, nz, st->stale,
+                          "Stale:", "%" PRIu64 " (%s, older key format: never hit)", st->stale,
+                          size);
+    limit_lines(sum, c, st);
+    if (!n_remotes)
+        cachectl_summary_line(sum, CACHECTL_VERBOSE, 0,
+                              "Remote stores:", "none (set remote_storage or VYRE_REMOTE_CACHE)");
+}
+
+static int print_stats(const vyre_cache *c, const vyre_cache_stats *st, const remote_row *rows,
+                       size_t n_rows)
+{
+    cachectl_summary *sum = cachectl_summary_new(22);
+    stat_lines(sum, c, st, n_rows);
+    bucket_tables(sum, st);
+    remotes_table(sum, rows, n_rows);
+    int rc = cachectl_summary_print(sum, "stats", stats_json(c, st));
+    cachectl_summary_free(sum);
+    if (rc || g_tool.json || g_cachectl.csv || g_cachectl.md)
+        return rc;
     if (st->debris)
         printf("hint: run 'vyre-cachectl verify --repair' to remove the debris\n");
     if (st->stale)
         printf("hint: run 'vyre-cachectl prune --stale' to remove the stale blobs\n");
+    return 0;
 }
 
 int cmd_stats(int argc, char **argv)
@@ -288,10 +312,7 @@ int cmd_stats(int argc, char **argv)
             return cachectl_fail(&err);
         }
     }
-    if (g_tool.json)
-        print_json(cache, &st, rows, n_rows);
-    else if (!g_cachectl.quiet)
-        print_text(cache, &st, rows, n_rows);
+    rc = g_cachectl.quiet ? TOOL_EXIT_OK : print_stats(cache, &st, rows, n_rows);
     vyre_cache_close(cache);
-    return TOOL_EXIT_OK;
+    return rc;
 }

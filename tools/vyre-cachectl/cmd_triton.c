@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "cmd_triton.h"
+#include "listing.h"
+#include "summary.h"
 #include "tool_json.h"
 #include "tool_sanitize.h"
 #include "tool_util.h"
@@ -216,31 +218,30 @@ static void summarize(const vyre_triton_cache *c, summary *s)
     }
 }
 
-static json_t *buckets_json(const bucket *b, size_t n)
+/* stats 2, ls 2: bytes are on disk (st_blocks * 512, as du counts),
+ * apparent_bytes beside; ls 3: each group's command. */
+static json_t *doc_root(const triton_opts *o, int version)
 {
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(a,
-                              json_pack("{s:s, s:I, s:I}", "value", b[i].value, "groups",
-                                        (json_int_t)b[i].groups, "bytes", (json_int_t)b[i].bytes));
-    return a;
-}
-
-static json_t *doc_root(const triton_opts *o)
-{
-    /* 2: bytes are on disk (st_blocks * 512, as du counts), apparent_bytes beside */
-    return json_pack("{s:i, s:s, s:s}", "schema_version", 2, "triton_cache_dir", o->path,
+    return json_pack("{s:i, s:s, s:s}", "schema_version", version, "triton_cache_dir", o->path,
                      "triton_cache_dir_source", o->dir_source);
 }
 
-static void print_buckets(const char *label, const bucket *b, size_t n)
+/* The groups and bytes of each value of one field, as a table. */
+static void buckets_table(cachectl_summary *sum, const char *title, const char *key,
+                          const char *name, const bucket *b, size_t n)
 {
-    char size[32], clean[TOOL_CLEAN_SIZE(32)];
+    static const tool_rows_col cols[] = {
+        {"value", "VALUE", TOOL_ROWS_TEXT, 0, 12, 0, NULL, 0},
+        {"groups", "GROUPS", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+        {"bytes", "SIZE", TOOL_ROWS_INT, 0, 0, 0, NULL, 0},
+    };
+    tool_rows *rows = cachectl_summary_table(sum, title, key, cols, 3);
+    tool_rows_title(rows, 0, name);
     for (size_t i = 0; i < n; i++) {
-        vyre_format_size(b[i].bytes, size, sizeof size);
-        printf("%-24s %-10s %" PRIu64 " group%s, %s\n", i ? "" : label,
-               tool_clean(b[i].value, clean, sizeof clean), b[i].groups,
-               b[i].groups == 1 ? "" : "s", size);
+        tool_rows_add(rows);
+        tool_rows_text(rows, 0, b[i].value);
+        tool_rows_int(rows, 1, (int64_t)b[i].groups);
+        cachectl_rows_size(rows, 2, b[i].bytes);
     }
 }
 
@@ -249,72 +250,167 @@ static int do_stats(const triton_opts *o, const vyre_triton_cache *c)
     summary s;
     summarize(c, &s);
     int64_t now = tool_unix_ns();
-    if (g_tool.json) {
-        json_t *d = doc_root(o);
-        json_object_set_new(d, "kernel_groups", json_integer((json_int_t)s.kernels));
-        json_object_set_new(d, "launcher_groups", json_integer((json_int_t)s.launchers));
-        json_object_set_new(d, "temp_entries", json_integer((json_int_t)s.temp));
-        json_object_set_new(d, "other_entries", json_integer((json_int_t)s.other));
-        json_object_set_new(d, "files", json_integer((json_int_t)c->files));
-        json_object_set_new(d, "bytes", json_integer((json_int_t)c->bytes));
-        json_object_set_new(d, "apparent_bytes", json_integer((json_int_t)c->apparent_bytes));
-        json_object_set_new(d, "oldest_unix_ns",
-                            s.oldest_ns ? json_integer(s.oldest_ns) : json_null());
-        json_object_set_new(d, "last_use_unix_ns",
-                            s.newest_use_ns ? json_integer(s.newest_use_ns) : json_null());
-        json_object_set_new(d, "by_arch", buckets_json(s.arch, s.n_arch));
-        json_object_set_new(d, "by_triton_version", buckets_json(s.version, s.n_version));
-        tool_json_print(stdout, d);
-        return TOOL_EXIT_OK;
-    }
+    json_t *d = doc_root(o, 2);
+    json_object_set_new(d, "kernel_groups", json_integer((json_int_t)s.kernels));
+    json_object_set_new(d, "launcher_groups", json_integer((json_int_t)s.launchers));
+    json_object_set_new(d, "temp_entries", json_integer((json_int_t)s.temp));
+    json_object_set_new(d, "other_entries", json_integer((json_int_t)s.other));
+    json_object_set_new(d, "files", json_integer((json_int_t)c->files));
+    json_object_set_new(d, "bytes", json_integer((json_int_t)c->bytes));
+    json_object_set_new(d, "apparent_bytes", json_integer((json_int_t)c->apparent_bytes));
+    json_object_set_new(d, "oldest_unix_ns", s.oldest_ns ? json_integer(s.oldest_ns) : json_null());
+    json_object_set_new(d, "last_use_unix_ns",
+                        s.newest_use_ns ? json_integer(s.newest_use_ns) : json_null());
     char size[32], apparent[32], age[16], use[16];
     vyre_format_size(c->bytes, size, sizeof size);
     vyre_format_size(c->apparent_bytes, apparent, sizeof apparent);
-    printf("%-24s ", "Triton cache:");
-    tool_clean_fputs(o->path, stdout);
-    printf(" (%s)\n", o->dir_source);
-    printf("%-24s %" PRIu64 "\n", "Kernel groups:", s.kernels);
-    printf("%-24s %" PRIu64 "\n", "Launcher groups:", s.launchers);
-    if (s.temp || s.other)
-        printf("%-24s %" PRIu64 " temp, %" PRIu64 " other\n", "Other entries:", s.temp, s.other);
-    printf("%-24s %" PRIu64 "\n", "Files (inodes):", c->files);
-    printf("%-24s %s on disk (%s apparent)\n", "Size:", size, apparent);
-    if (s.oldest_ns) {
-        vyre_format_age(now - s.oldest_ns, age, sizeof age);
-        vyre_format_age(now - s.newest_use_ns, use, sizeof use);
-        printf("%-24s %s ago\n", "Oldest group:", age);
-        printf("%-24s %s ago\n", "Last use:", use);
-    }
-    print_buckets("By architecture:", s.arch, s.n_arch);
-    print_buckets("By Triton version:", s.version, s.n_version);
-    return TOOL_EXIT_OK;
+    vyre_format_age(now - s.oldest_ns, age, sizeof age);
+    vyre_format_age(now - s.newest_use_ns, use, sizeof use);
+    cachectl_summary *sum = cachectl_summary_new(24);
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Triton cache:", "%s (%s)", o->path,
+                          o->dir_source);
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Kernel groups:", "%" PRIu64, s.kernels);
+    cachectl_summary_line(sum, CACHECTL_NONZERO, s.launchers, "Launcher groups:", "%" PRIu64,
+                          s.launchers);
+    cachectl_summary_line(sum, CACHECTL_NONZERO, s.temp + s.other,
+                          "Other entries:", "%" PRIu64 " temp, %" PRIu64 " other", s.temp, s.other);
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Files (inodes):", "%" PRIu64, c->files);
+    cachectl_summary_line(sum, CACHECTL_SHOW, 0, "Size:", "%s on disk (%s apparent)", size,
+                          apparent);
+    cachectl_summary_line(sum, CACHECTL_NONZERO, s.oldest_ns != 0, "Oldest group:", "%s ago", age);
+    cachectl_summary_line(sum, CACHECTL_NONZERO, s.oldest_ns != 0, "Last use:", "%s ago", use);
+    buckets_table(sum, "By architecture:", "by_arch", "ARCH", s.arch, s.n_arch);
+    buckets_table(sum, "By Triton version:", "by_triton_version", "VERSION", s.version,
+                  s.n_version);
+    int rc = cachectl_summary_print(sum, "triton stats", d);
+    cachectl_summary_free(sum);
+    return rc;
 }
 
 /* ---- ls ----------------------------------------------------------------- */
 
+/* The columns (the keys are docs/schema's triton ls members): at 80
+ * columns the key, the name (cut), the size, architecture and last use
+ * stay; what only CSV and JSON carry after them. */
+enum {
+    G_KEY,
+    G_KIND,
+    G_NAME,
+    G_BACKEND,
+    G_ARCH,
+    G_WARP,
+    G_WARPS,
+    G_STAGES,
+    G_SHARED,
+    G_VERSION,
+    G_HASH,
+    G_FILES,
+    G_SIZE,
+    G_APPARENT,
+    G_MODIFIED,
+    G_USED,
+    G_COMMAND,
+    G_NCOLS
+};
+
+#define D TOOL_ROWS_DATA
+static const tool_rows_col k_group_cols[G_NCOLS] = {
+    [G_KEY] = {"key", "KEY", TOOL_ROWS_TEXT, 0, 0, 0, NULL, 0},
+    [G_KIND] = {"kind", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL, 0},
+    [G_NAME] = {"name", "NAME", TOOL_ROWS_TEXT, 3, 16, 0, NULL, 0},
+    [G_BACKEND] = {"backend", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL, 0},
+    [G_ARCH] = {"arch", "ARCH", TOOL_ROWS_TEXT, 2, 0, 0, NULL, 0},
+    [G_WARP] = {"warp_size", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [G_WARPS] = {"num_warps", "WARPS", TOOL_ROWS_INT, 3, 0, 0, NULL, 0},
+    [G_STAGES] = {"num_stages", "STAGES", TOOL_ROWS_INT, 3, 0, 0, NULL, 0},
+    [G_SHARED] = {"shared_bytes", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [G_VERSION] = {"triton_version", "TRITON", TOOL_ROWS_TEXT, 4, 0, 0, NULL, 0},
+    [G_HASH] = {"hash", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL, 0},
+    [G_FILES] = {"files", "FILES", TOOL_ROWS_INT, 5, 0, 0, NULL, 0},
+    [G_SIZE] = {"bytes", "SIZE", TOOL_ROWS_INT, 1, 0, 0, NULL, 0},
+    [G_APPARENT] = {"apparent_bytes", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [G_MODIFIED] = {"modified_unix_ns", "AGE", TOOL_ROWS_DATE, 5, 0, 0, NULL, 1},
+    [G_USED] = {"last_use_unix_ns", "USED", TOOL_ROWS_DATE, 2, 0, 0, NULL, 1},
+    [G_COMMAND] = {"command", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL, 0},
+};
+#undef D
+
+static const size_t k_group_order[] = {G_KEY,    G_NAME,  G_ARCH, G_VERSION,  G_WARPS,
+                                       G_STAGES, G_FILES, G_SIZE, G_MODIFIED, G_USED};
+
+typedef struct group_ctx {
+    int64_t now;
+    const char *dir; /* for the command: NULL when vyre-bench finds the cache itself */
+} group_ctx;
+
+static const char *kind_name(vyre_triton_group_kind k)
+{
+    static const char *const names[] = {"kernel", "launcher", "temp", "other"};
+    return (unsigned)k < 4 ? names[k] : "other";
+}
+
+static void text_or_null(tool_rows *rows, size_t c, const char *s)
+{
+    tool_rows_text(rows, c, *s ? s : NULL);
+}
+
+static void count_or_null(tool_rows *rows, size_t c, int64_t v)
+{
+    if (v >= 0)
+        tool_rows_int(rows, c, v);
+}
+
+static void fill_group(tool_rows *rows, const void *entries, size_t i, const void *ctx)
+{
+    const vyre_triton_group *g = (const vyre_triton_group *)entries + i;
+    const group_ctx *x = ctx;
+    char buf[32], cmd[8192];
+    tool_rows_text(rows, G_KEY, g->key);
+    /* bounded: a short key, as git shows commits */
+    snprintf(buf, sizeof buf, "%.12s", g->key);
+    tool_rows_shown(rows, G_KEY, buf);
+    tool_rows_text(rows, G_KIND, kind_name(g->kind));
+    text_or_null(rows, G_NAME, g->name);
+    if (!*g->name)
+        tool_rows_shown(rows, G_NAME, g->kind == VYRE_TRITON_KERNEL ? "?" : kind_name(g->kind));
+    text_or_null(rows, G_BACKEND, g->backend);
+    text_or_null(rows, G_ARCH, g->arch);
+    count_or_null(rows, G_WARP, g->warp_size);
+    count_or_null(rows, G_WARPS, g->num_warps);
+    count_or_null(rows, G_STAGES, g->num_stages);
+    count_or_null(rows, G_SHARED, g->shared);
+    text_or_null(rows, G_VERSION, g->triton_version);
+    text_or_null(rows, G_HASH, g->hash);
+    tool_rows_int(rows, G_FILES, (int64_t)g->n_files);
+    cachectl_rows_size(rows, G_SIZE, g->bytes);
+    tool_rows_int(rows, G_APPARENT, (int64_t)g->apparent_bytes);
+    cachectl_rows_age(rows, G_MODIFIED, g->mtime_ns, x->now - g->mtime_ns);
+    cachectl_rows_age(rows, G_USED, g->last_use_ns, x->now - g->last_use_ns);
+    if (g->kind == VYRE_TRITON_KERNEL && !cachectl_triton_command(g->key, x->dir, cmd, sizeof cmd))
+        tool_rows_text(rows, G_COMMAND, cmd);
+}
+
+static const cachectl_listing k_groups = {
+    .sub = "triton ls",
+    .cols = k_group_cols,
+    .ncols = G_NCOLS,
+    .order = k_group_order,
+    .norder = sizeof k_group_order / sizeof *k_group_order,
+    .quiet_col = G_KEY,
+    .array_key = "groups",
+    .fill = fill_group,
+};
+
 static int do_ls(const triton_opts *o, const vyre_triton_cache *c)
 {
-    if (g_tool.json) {
-        json_t *d = doc_root(o);
-        json_t *a = json_array();
-        for (size_t i = 0; i < c->n_groups; i++)
-            json_array_append_new(a, cachectl_triton_group_json(&c->groups[i]));
-        json_object_set_new(d, "groups", a);
-        tool_json_print(stdout, d);
-        return TOOL_EXIT_OK;
-    }
-    int64_t now = tool_unix_ns();
-    if (!g_cachectl.quiet)
-        printf("%-12s  %-32s  %-6s  %-7s  %5s  %6s  %5s  %10s  %5s  %5s\n", "KEY", "NAME", "ARCH",
-               "TRITON", "WARPS", "STAGES", "FILES", "SIZE", "AGE", "USED");
-    for (size_t i = 0; i < c->n_groups; i++) {
-        if (g_cachectl.quiet) {
-            tool_clean_fputs(c->groups[i].key, stdout);
-            putchar('\n');
-        } else
-            cachectl_triton_print_group(&c->groups[i], now);
-    }
-    return TOOL_EXIT_OK;
+    /* --dir in the command only when vyre-bench would not find this cache
+     * itself (Triton's own rule). */
+    char found[4096];
+    const char *source = NULL;
+    group_ctx x = {tool_unix_ns(), o->path};
+    if (!vyre_triton_cache_dir(found, sizeof found, &source, NULL) && !strcmp(found, o->path))
+        x.dir = NULL;
+    return cachectl_list(&k_groups, c->groups, c->n_groups, &x, doc_root(o, 3));
 }
 
 int cmd_triton(int argc, char **argv)

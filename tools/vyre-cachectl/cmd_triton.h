@@ -122,11 +122,6 @@ int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c);
 /* ls's and show's JSON object (new reference) and row of one group
  * (cmd_triton_group.c). */
 json_t *cachectl_triton_group_json(const vyre_triton_group *g);
-/* The command that benchmarks group `key` into buf: `vyre-bench run
- * --triton KEY`, then `--dir DIR` when dir is not NULL, each word quoted
- * for a POSIX shell where it needs to be (triton_command.c). 0, or -1
- * when it does not fit in size bytes (buf is then ""). */
-int cachectl_triton_command(const char *key, const char *dir, char *buf, size_t size);
 void cachectl_triton_print_group(const vyre_triton_group *g, int64_t now);
 /* The options of prune and clear (cmd_triton_prune.c): 0 not one of them,
  * 1 taken, else the exit code of a usage error. */

@@ -220,6 +220,13 @@ extern const tool_opt cachectl_ls_opts[], cachectl_verify_opts[], cachectl_prune
     cachectl_reindex_opts[], cachectl_seed_opts[], cachectl_explain_opts[], cachectl_clear_opts[],
     cachectl_jit_opts[], cachectl_config_opts[], cachectl_remote_opts[];
 
+/* The vyre-bench command that benchmarks Triton group key: "vyre-bench run
+ * --triton KEY", with "--dir DIR" when dir is not NULL (the cache is not
+ * the one vyre-bench finds itself); words quoted for a POSIX shell where
+ * they must be (triton_command.c). 0, or -1 with buf "" when it does not
+ * fit in size (or key is empty). */
+int cachectl_triton_command(const char *key, const char *dir, char *buf, size_t size);
+
 int cmd_stats(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_show(int argc, char **argv);

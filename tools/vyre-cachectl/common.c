@@ -387,7 +387,7 @@ const tool_opt cachectl_global_opts[] = {
      "(repeatable; 'vyre-cachectl config' lists the keys)",
      NULL},
     {CACHECTL_OPT_WIDTH, 0, "width", "N",
-     "fit tables (ls, config, stats, remote check) in N\n"
+     "fit tables (every listing, stats, config) in N\n"
      "columns, the least important cut or left out first\n"
      "(default: the terminal's width, else $COLUMNS;\n"
      "piped: nothing is cut)",

@@ -1,6 +1,6 @@
 /*
  * triton_command.c - the command that benchmarks one Triton group, as
- * `triton show` and `triton ls --json` print it (cmd_triton.h):
+ * `triton show` and `triton ls --json` print it (cmds.h):
  * `vyre-bench run --triton KEY`, with `--dir DIR` when the cache is not the
  * one vyre-bench finds by itself. Each word is quoted for a POSIX shell
  * where it needs to be, so the line can be pasted as printed: a key is a
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd_triton.h"
+#include "cmds.h"
 
 /* Characters a POSIX shell takes as part of a plain word. */
 static int plain(const char *s)
@@ -57,7 +57,7 @@ int cachectl_triton_command(const char *key, const char *dir, char *buf, size_t 
     if (!buf || !size)
         return -1;
     buf[0] = '\0';
-    if (!key || size < sizeof head)
+    if (!key || !*key || size < sizeof head)
         return -1;
     memcpy(buf, head, sizeof head);
     size_t used = sizeof head - 1;

@@ -6,6 +6,7 @@
  * results to rows. The host's CPU time is followed here (host_prev).
  */
 #include "collect.h"
+#include "procenv.h"
 #include "tool_cachesnap.h"
 #include "tool_cli.h"
 #include "tool_util.h"
@@ -45,7 +46,11 @@ struct top_collector {
     uint64_t reap_ns;
     uint64_t last_ns;
     vyre_host_info host_prev; /* the host's figures of the previous collection */
+    top_proc_keep_set keep;   /* per process: GPU history, environment (prochist.h) */
+    double boot_unix;         /* the host's boot time (procenv.h); NAN unknown */
 };
+
+_Static_assert(TOP_PROC_HIST_UNKNOWN == TOP_HIST_UNKNOWN, "one 'unknown' for every history");
 
 /* ---- pure helpers ------------------------------------------------------ */
 
@@ -100,12 +105,12 @@ size_t top_aggregate_ranges(const top_snapshot *s, const unsigned char *keep, to
     double dt = s->interval_s;
     int any_delta = 0;
     for (size_t i = 0; i < s->nprocs; i++) {
-        if (keep && !keep[i])
-            continue;
+        if ((keep && !keep[i]) || !s->procs[i].life)
+            continue; /* a row without a page has no ranges: nothing to add */
         const top_proc *p = &s->procs[i];
         for (int r = 0; r < VYRE_RANGE_COUNT; r++) {
             hist_add(&life[r], &p->life[r]);
-            if (p->has_delta)
+            if (p->has_delta && p->delta)
                 hist_add(&win[r], &p->delta[r]);
         }
         any_delta |= p->has_delta;
@@ -234,6 +239,7 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
     if (c->opts.usage_every_s > 0) /* started now: the first round runs while NVML opens */
         c->usage = tool_usagesnap_new(c->opts.cache_root, c->opts.usage_every_s, 0, 0);
     c->hz = sysconf(_SC_CLK_TCK);
+    c->boot_unix = top_proc_boot_time(c->opts.proc_root);
     if (c->opts.no_gpu) {
         c->gpu_rc = VYRE_ENOTSUP;
         snprintf(c->gpu_msg, sizeof c->gpu_msg, "GPU monitoring turned off");
@@ -260,16 +266,30 @@ void top_collector_free(top_collector *c)
     tool_usagesnap_free(c->usage);
     vyre_telemetry_tracker_free(c->tracker);
     vyre_proc_reader_free(c->procfs);
+    top_proc_keep_set_release(&c->keep);
     free(c->hprev);
     free(c);
+}
+
+int top_proc_ranges_alloc(top_proc *p)
+{
+    vyre_range_hist *h = calloc(2 * VYRE_RANGE_COUNT, sizeof *h);
+    if (!h)
+        return -1;
+    p->life = h;
+    p->delta = h + VYRE_RANGE_COUNT;
+    return 0;
 }
 
 void top_snapshot_release(top_snapshot *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->nprocs; i++)
+    for (size_t i = 0; i < s->nprocs; i++) {
         free(s->procs[i].kernels);
+        free(s->procs[i].hist);
+        free(s->procs[i].life); /* delta is in the same block */
+    }
     free(s->procs);
     s->procs = NULL;
     s->nprocs = 0;
@@ -432,7 +452,8 @@ static void take_proc(top_proc *p, const vyre_telemetry_proc *tp)
     uint64_t lookups = v[VYRE_CTR_CACHE_HITS] + v[VYRE_CTR_CACHE_MISSES];
     p->cache_hit_pct = lookups ? 100.0 * (double)v[VYRE_CTR_CACHE_HITS] / (double)lookups : NAN;
     p->compile_saved_s = p->published ? (double)v[VYRE_CTR_COMPILE_NS_SAVED] / 1e9 : NAN;
-    memcpy(p->life, tp->counters.ranges, sizeof p->life);
+    if (top_proc_ranges_alloc(p) == 0) /* out of memory: no ranges, the rest shown */
+        memcpy(p->life, tp->counters.ranges, VYRE_RANGE_COUNT * sizeof *p->life);
     const double *r = tp->rate; /* NAN on a first reading */
     p->launches_s = r[VYRE_CTR_LAUNCHES];
     p->graphs_s = r[VYRE_CTR_GRAPH_LAUNCHES];
@@ -442,7 +463,8 @@ static void take_proc(top_proc *p, const vyre_telemetry_proc *tp)
     p->d2d_mb_s = r[VYRE_CTR_D2D_BYTES] / 1e6;
     if (!tp->first) {
         p->has_delta = 1;
-        memcpy(p->delta, tp->range_delta, sizeof p->delta);
+        if (p->delta)
+            memcpy(p->delta, tp->range_delta, VYRE_RANGE_COUNT * sizeof *p->delta);
         p->kernels_new = tp->kernels_new;
         proc_kernels(p, tp);
     }
@@ -541,6 +563,7 @@ static void collect_host(top_collector *c, top_snapshot *s)
     for (size_t i = 0; i < s->nprocs; i++) {
         top_proc *p = &s->procs[i];
         p->cpu_pct = NAN;
+        p->start_unix = NAN;
         if (p->foreign)
             continue; /* /proc/<pid> here is some other process, or none */
         if (vyre_proc_read(c->procfs, p->pid, &p->host, NULL) != VYRE_OK) {
@@ -550,10 +573,9 @@ static void collect_host(top_collector *c, top_snapshot *s)
         }
         uint64_t now = tool_mono_ns();
         uint64_t ticks = p->host.st.utime_ticks + p->host.st.stime_ticks;
-        if (!p->telemetry) {
+        p->start_unix = top_proc_start_unix(p->host.st.start_ticks, c->boot_unix, c->hz);
+        if (!p->telemetry) /* its command line: collect_keep */
             tool_strlcpy(p->name, p->host.st.comm, sizeof p->name);
-            vyre_proc_read_cmdline(c->procfs, p->pid, p->cmdline, sizeof p->cmdline);
-        }
         host_prev key = {.pid = p->pid};
         const host_prev *hp =
             c->nhprev ? bsearch(&key, c->hprev, c->nhprev, sizeof key, cmp_hprev) : NULL;
@@ -566,6 +588,67 @@ static void collect_host(top_collector *c, top_snapshot *s)
     free(c->hprev);
     c->hprev = next; /* in pid order: s->procs is sorted */
     c->nhprev = nnext;
+}
+
+_Static_assert(TOP_PROC_CMDLINE_MAX == VYRE_TELEMETRY_CMDLINE_MAX, "one command-line size");
+
+/* A row's parent (the tree view) and, without a page, its command line:
+ * read when due (top_proc_keep_due), else as last read. With 200 processes
+ * these two reads were a quarter of a refresh's CPU time (perf_top_gpus). */
+static void reread(top_collector *c, top_proc *p, top_proc_keep *e, int due)
+{
+    if (!p->host.stat_valid)
+        return; /* /proc has it not (exited, or not ours to read) */
+    if (due || !e->have_ppid)
+        e->have_ppid = vyre_proc_read_ppid(c->procfs, p->pid, &e->ppid) == VYRE_OK;
+    p->ppid = e->have_ppid ? e->ppid : 0;
+    if (p->telemetry)
+        return; /* its page has its command line */
+    if (due || !e->have_cmdline) {
+        vyre_proc_read_cmdline(c->procfs, p->pid, e->cmdline, sizeof e->cmdline);
+        e->have_cmdline = 1;
+    }
+    tool_strlcpy(p->cmdline, e->cmdline, sizeof p->cmdline);
+}
+
+/* What is kept of each process across collections (issue 37, the detail
+ * view): its memory and SM% history per GPU, its CUDA_VISIBLE_DEVICES
+ * (read from environ once, when it first appears). Processes of another
+ * PID namespace have neither (their pid is not ours). */
+static void collect_keep(top_collector *c, top_snapshot *s)
+{
+    top_proc_sample *smp = s->nprocs ? calloc(s->nprocs, sizeof *smp) : NULL;
+    size_t n = 0;
+    for (size_t i = 0; smp && i < s->nprocs; i++) {
+        const top_proc *p = &s->procs[i];
+        if (!p->foreign)
+            smp[n++] = (top_proc_sample){p->pid, p->host.stat_valid ? p->host.st.start_ticks : 0,
+                                         p->gpus, p->ngpus};
+    }
+    if ((s->nprocs && !smp) ||
+        top_proc_keep_update(&c->keep, smp, n, s->gpu_ok ? &s->gpu : NULL) != 0) {
+        free(smp);
+        return; /* out of memory: no history this time */
+    }
+    free(smp);
+    for (size_t i = 0; i < s->nprocs; i++) {
+        top_proc *p = &s->procs[i];
+        top_proc_keep *e = p->foreign ? NULL : top_proc_keep_find(&c->keep, p->pid);
+        if (!e)
+            continue;
+        int due = top_proc_keep_due(e);
+        if (e->fresh) {
+            top_proc_env_read(c->opts.proc_root, p->pid, "CUDA_VISIBLE_DEVICES", &e->env);
+            e->fresh = 0;
+        }
+        p->cuda_visible = e->env;
+        reread(c, p, e, due);
+        p->hist = e->nhist ? malloc(e->nhist * sizeof *p->hist) : NULL;
+        if (p->hist) {
+            memcpy(p->hist, e->hist, e->nhist * sizeof *p->hist);
+            p->nhist = e->nhist;
+        }
+    }
 }
 
 /* Whether pid is a row or a known ancestor already. */
@@ -586,8 +669,8 @@ static void collect_ancestors(top_collector *c, top_snapshot *s)
 {
     for (size_t i = 0; i < s->nprocs; i++) {
         top_proc *p = &s->procs[i];
-        if (p->foreign || vyre_proc_read_ppid(c->procfs, p->pid, &p->ppid) != VYRE_OK)
-            continue;
+        if (p->foreign || !p->ppid)
+            continue; /* its parent unknown (collect_keep reads it) */
         int32_t pid = p->ppid;
         for (int depth = 0; depth < 16 && pid > 1 && !known_pid(s, pid); depth++) {
             top_ancestor a = {.pid = pid};
@@ -626,6 +709,7 @@ void top_collect(top_collector *c, top_snapshot *s)
     collect_gpus(c, s);
     collect_procs(c, s);
     collect_host(c, s);
+    collect_keep(c, s);
     collect_machine(c, s);
     collect_ancestors(c, s);
     collect_cache(c, s);

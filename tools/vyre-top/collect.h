@@ -35,6 +35,7 @@
 #include "vyre/proc.h"
 #include "vyre/telemetry.h"
 
+#include "prochist.h"
 #include "tool_usagesnap.h"
 
 #define TOP_GPU_HIST     240 /* history samples kept per GPU */
@@ -108,13 +109,24 @@ typedef struct top_proc {
     unsigned ngpus; /* entries in gpus[]; 0: NVML lists it on no GPU */
     /* The host's view (/proc). */
     vyre_proc_info host;
-    double cpu_pct; /* percent of one core over the last interval; NAN unknown */
-    int32_t ppid;   /* its parent (/proc); 0 unknown */
+    double cpu_pct;    /* percent of one core over the last interval; NAN unknown */
+    int32_t ppid;      /* its parent (/proc); 0 unknown */
+    double start_unix; /* when it started, seconds since the epoch (/proc); NAN unknown */
+    /* Its CUDA_VISIBLE_DEVICES as it was started with (/proc/PID/environ,
+     * read once per process); TOP_ENV_UNKNOWN for a foreign process. */
+    top_proc_env cuda_visible;
+    /* Its memory and SM% history on each GPU it was seen on while listed
+     * (prochist.h; malloc'ed, owned by the snapshot; NULL when none). */
+    top_proc_hist *hist;
+    unsigned nhist;
     /* Ranges: lifetime histograms, and those of the last interval (valid
-     * when has_delta). */
+     * when has_delta): VYRE_RANGE_COUNT each, malloc'ed (owned by the
+     * snapshot; top_proc_ranges_alloc) for a row with a telemetry page,
+     * NULL for the others (no ranges). Out of line: they are over 100 KB,
+     * and a row without a page, most rows on a busy host, has none. */
     int has_delta;
-    vyre_range_hist life[VYRE_RANGE_COUNT];
-    vyre_range_hist delta[VYRE_RANGE_COUNT];
+    vyre_range_hist *life;
+    vyre_range_hist *delta;
     /* Kernels of the last interval by name (malloc'ed, owned by the
      * snapshot). kernels_seen < kernels_new when the ring overflowed. */
     top_kernel *kernels;
@@ -226,6 +238,10 @@ void top_collect(top_collector *c, top_snapshot *s);
 void top_snapshot_release(top_snapshot *s);
 
 /* ---- pure helpers (unit-tested) --------------------------------------- */
+
+/* Gives p zeroed life and delta histograms (one allocation, freed by
+ * top_snapshot_release); 0, or -1 out of memory (p unchanged). */
+int top_proc_ranges_alloc(top_proc *p);
 
 /* Appends one sample (each 0..100, or TOP_HIST_UNKNOWN) to a history ring. */
 void top_gpu_hist_push(top_gpu_hist *h, uint8_t util, uint8_t mem, uint8_t power);

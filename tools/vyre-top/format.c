@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "tool_sanitize.h"
 
@@ -119,6 +120,35 @@ void top_fmt_secs(double s, char *buf, size_t size)
         snprintf(buf, size, "%.0fm", s / 60);
     else
         snprintf(buf, size, "%.1fh", s / 3600);
+}
+
+void top_fmt_started(double start_unix, double now_unix, char *buf, size_t size)
+{
+    if (!(start_unix > 0) || start_unix > 1e15) { /* 0: never a process start */
+        snprintf(buf, size, "unknown");
+        return;
+    }
+    time_t t = (time_t)start_unix;
+    struct tm tm;
+    char when[40] = "";
+    if (!localtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm)) {
+        snprintf(buf, size, "unknown");
+        return;
+    }
+    double ago = now_unix - start_unix;
+    if (isnan(ago) || ago < 0) {
+        snprintf(buf, size, "%s", when);
+        return;
+    }
+    unsigned long long a = (unsigned long long)ago;
+    if (a >= 86400)
+        snprintf(buf, size, "%s (%llud %02lluh ago)", when, a / 86400, a % 86400 / 3600);
+    else if (a >= 3600)
+        snprintf(buf, size, "%s (%lluh %02llum ago)", when, a / 3600, a % 3600 / 60);
+    else if (a >= 60)
+        snprintf(buf, size, "%s (%llum %02llus ago)", when, a / 60, a % 60);
+    else
+        snprintf(buf, size, "%s (%llus ago)", when, a);
 }
 
 void top_fmt_bytes(uint64_t b, int valid, char *buf, size_t size)

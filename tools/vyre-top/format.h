@@ -50,6 +50,11 @@ void top_fmt_ns(double ns, int valid, char *buf, size_t size);
 /* Seconds of compile time: "-", "0s", "1.2s", "12m", "3.4h". */
 void top_fmt_secs(double s, char *buf, size_t size);
 
+/* When a process started, in local time, and how long ago:
+ * "2026-12-06 02:55:46 (1h 02m ago)"; "unknown" when start_unix is NAN or 0;
+ * without the "ago" part when now_unix is NAN or before the start. */
+void top_fmt_started(double start_unix, double now_unix, char *buf, size_t size);
+
 /* Bytes: "-" when !valid, else "0B", "812K", "12.5M", "1.5G", "2.0T"
  * (powers of 1024, at most 5 characters). */
 void top_fmt_bytes(uint64_t b, int valid, char *buf, size_t size);

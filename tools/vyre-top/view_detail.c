@@ -1,8 +1,10 @@
 /*
  * view_detail.c - see view_int.h: the detail view of one process (Enter
- * on the processes panel; issue 37): its command line, user, CPU and
- * memory, its share of each GPU, and its vyre telemetry (rates, ranges,
- * the kernels of the last interval) when it publishes.
+ * on the processes panel; issue 37): its command line, user, start time,
+ * CUDA_VISIBLE_DEVICES, CPU and memory, its share of each GPU with the
+ * history of its memory and SM% there (sparklines as wide as the view
+ * allows, newest right), and its vyre telemetry (rates, ranges, the kernels
+ * of the last interval) when it publishes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +38,32 @@ static void add(lines *l, const char *label, const char *value)
     dst[a + b] = '\0';
 }
 
-static void host_lines(const top_proc *p, lines *l)
+/* Its CUDA_VISIBLE_DEVICES as collected: never guessed. */
+static void env_line(const top_proc *p, lines *l)
+{
+    const top_proc_env *e = &p->cuda_visible;
+    char v[TOP_ENV_MAX + 48];
+    switch (e->state) {
+    case TOP_ENV_SET:
+        if (!e->value[0])
+            snprintf(v, sizeof v, "set but empty (no GPU visible to CUDA)");
+        else
+            snprintf(v, sizeof v, "%s%s", e->value, e->cut ? " (cut)" : "");
+        break;
+    case TOP_ENV_UNSET:
+        snprintf(v, sizeof v, "not set (every GPU visible)");
+        break;
+    case TOP_ENV_UNREADABLE:
+        snprintf(v, sizeof v, "not readable (/proc/%d/environ)", (int)p->pid);
+        break;
+    default:
+        snprintf(v, sizeof v, "%s", p->foreign ? "unknown (another PID namespace)" : "unknown");
+        break;
+    }
+    add(l, "  CUDA_VISIBLE_DEVICES ", v);
+}
+
+static void host_lines(const top_snapshot *s, const top_proc *p, lines *l)
 {
     char a[64], b[64], cpu[16], rss[16];
     snprintf(a, sizeof a, "%d", (int)p->pid);
@@ -48,13 +75,45 @@ static void host_lines(const top_proc *p, lines *l)
         : p->host.uid_valid ? p->host.user
                             : "-");
     add(l, "  command  ", p->cmdline[0] ? p->cmdline : "-");
+    char started[96];
+    top_fmt_started(p->start_unix, s->unix_s, started, sizeof started);
+    add(l, "  started  ", started);
+    env_line(p, l);
     top_fmt_pct(p->cpu_pct, cpu, sizeof cpu);
     top_fmt_bytes(p->host.rss_bytes, p->host.rss_valid, rss, sizeof rss);
     snprintf(b, sizeof b, "%s  RSS %s", cpu, rss);
     add(l, "  CPU      ", b);
 }
 
-static void gpu_lines(const top_proc *p, lines *l)
+/* The history of the process on GPU dev: memory (of that GPU's) and SM%,
+ * two sparklines sharing the width, newest right; none without samples. */
+static void history_line(const top_proc *p, int dev, int width, lines *l)
+{
+    const top_proc_hist *h = NULL;
+    for (unsigned i = 0; i < p->nhist; i++)
+        if (p->hist[i].device == dev)
+            h = &p->hist[i];
+    if (!h || !h->len)
+        return;
+    static const char lmem[] = "    memory ", lsm[] = "  SM ";
+    int sw = (width - (int)(sizeof lmem - 1) - (int)(sizeof lsm - 1)) / 2;
+    if (sw > TOP_PROC_HIST)
+        sw = TOP_PROC_HIST;
+    if (sw < 1)
+        sw = 1;
+    uint8_t mem[TOP_PROC_HIST], sm[TOP_PROC_HIST];
+    for (unsigned k = 0; k < h->len; k++) {
+        mem[k] = top_proc_hist_mem(h, k);
+        sm[k] = top_proc_hist_sm(h, k);
+    }
+    char a[TOP_PROC_HIST + 1], b[TOP_PROC_HIST + 1], t[2 * TOP_PROC_HIST + 16];
+    top_fmt_spark(mem, h->len, sw, a);
+    top_fmt_spark(sm, h->len, sw, b);
+    snprintf(t, sizeof t, "%s%s%s", a, lsm, b);
+    add(l, lmem, t);
+}
+
+static void gpu_lines(const top_proc *p, int width, lines *l)
 {
     if (!p->ngpus) {
         add(l, "  GPUs     ", "NVML lists it on no GPU");
@@ -67,6 +126,7 @@ static void gpu_lines(const top_proc *p, lines *l)
         top_fmt_pct(d->util_valid ? (double)d->sm_util_pct : NAN, sm, sizeof sm);
         snprintf(t, sizeof t, "GPU %d: memory %s, SM %s", d->device, mem, sm);
         add(l, "  ", t);
+        history_line(p, d->device, width, l);
     }
 }
 
@@ -130,8 +190,8 @@ void top_view_draw_detail(top_grid *g, const top_snapshot *s, top_ui *ui)
         add(l, "  has exited", "  (any key closes)");
     } else {
         const top_proc *p = &s->procs[idx];
-        host_lines(p, l);
-        gpu_lines(p, l);
+        host_lines(s, p, l);
+        gpu_lines(p, top_grid_clampw(g->cols), l);
         telemetry_lines(s, idx, p, l);
     }
     int top = g->rows > 2 ? 1 : 0;

@@ -63,16 +63,16 @@ static void proc_gpu_cells(const top_proc *p, int slot, char *dev, char *sm, cha
  * (the columns of draw_procs, nc of them, at widths cw). The process's own
  * columns (user, CPU%, RSS, rates, command) are on its first row only: a
  * later row is its share of another GPU. */
-static void proc_row(const top_proc *p, int slot, const top_col *cols, const int *cw, int nc, int w,
-                     char *buf)
+static void proc_row(const top_proc *p, const char *name, int slot, const top_col *cols,
+                     const int *cw, int nc, int w, char *buf)
 {
     char c_pid[16], c_dev[16], c_sm[16], c_gm[16], c_cpu[16], c_rss[16], c_l[16], c_gr[16], c_d[16],
         c_h[16], c_dh[16], c_dd[16], c_hit[16], c_sv[16];
     snprintf(c_pid, sizeof c_pid, "%d", (int)p->pid);
     proc_gpu_cells(p, slot, c_dev, c_sm, c_gm);
     if (slot > 0) {
-        const char *cells[] = {c_pid, "", p->name, c_dev, c_sm, c_gm, "", "", "",
-                               "",    "", "",      "",    "",   "",   "", ""};
+        const char *cells[] = {c_pid, "", name, c_dev, c_sm, c_gm, "", "", "",
+                               "",    "", "",   "",    "",   "",   "", ""};
         top_fmt_row(cols, cw, nc, cells, w, buf);
         return;
     }
@@ -88,11 +88,11 @@ static void proc_row(const top_proc *p, int slot, const top_col *cols, const int
     top_fmt_secs(p->compile_saved_s, c_sv, sizeof c_sv);
     /* A page of an older layout (an older libvyrecore) may have coarse
      * quantiles: its name says which layout was read. */
-    char c_name[sizeof p->name + 16];
+    char c_name[LINE_MAX_W];
     if (p->layout_version && p->layout_version != VYRE_TELEMETRY_LAYOUT_VERSION)
-        snprintf(c_name, sizeof c_name, "%s [v%u]", p->name, (unsigned)p->layout_version);
+        snprintf(c_name, sizeof c_name, "%s [v%u]", name, (unsigned)p->layout_version);
     else
-        snprintf(c_name, sizeof c_name, "%s", p->name);
+        snprintf(c_name, sizeof c_name, "%s", name);
     /* A page written in another PID namespace: its pid is not one of
      * ours and /proc cannot tell its user, so the USER column, shown at
      * every width, says "foreign" instead. */
@@ -174,11 +174,13 @@ static void tree_row(const top_snapshot *s, const top_proc_line *l, const int *c
         top_fmt_row(g_cols, cw, NC, cells, w, buf);
         return;
     }
-    top_proc p = s->procs[l->proc];
-    char name[sizeof p.name + sizeof indent];
-    snprintf(name, sizeof name, "%s%s", indent, s->procs[l->proc].name);
-    tool_strlcpy(p.name, name, sizeof p.name); /* a cut name ends in an ellipsis in its cell */
-    proc_row(&p, l->slot, g_cols, cw, NC, w, buf);
+    /* The process itself, never a copy: a top_proc holds its range
+     * histograms (over 100 KB), and a copy a row was most of a frame's
+     * CPU time with 200 processes (perf_top_gpus). */
+    const top_proc *p = &s->procs[l->proc];
+    char name[sizeof p->name + sizeof indent];
+    snprintf(name, sizeof name, "%s%s", indent, p->name);
+    proc_row(p, name, l->slot, g_cols, cw, NC, w, buf);
 }
 
 void top_view_draw_procs(top_grid *g, const top_snapshot *s, top_ui *ui, const top_model *m,

@@ -156,6 +156,10 @@ typedef struct vyre_inductor_problem {
                          "unreadable", "foreign", or a vyre_triton_problem kind */
     char message[640];
     int entry_bad; /* 1: Inductor cannot use the entry (repair quarantines it) */
+    /* With repair, in a problem that makes its entry unusable: 1 the entry was moved
+     * into VYRE_INDUCTOR_QUARANTINE, -1 its move failed (repair_error) */
+    int quarantined;
+    vyre_error repair_error;
 } vyre_inductor_problem;
 
 /* What verify found and what it could not check. Release it. */
@@ -176,11 +180,14 @@ typedef struct vyre_inductor_report {
  * as Python); the nested Triton cache per vyre_triton_verify; links,
  * unreadable files and foreign names (never entry_bad: left alone) are
  * listed. Files are opened relative to c->fd. FX graph and AOTAutograd entries are pickles
- * and are not checked (counted in not_checked). Returns 0 (problems or
- * not), or VYRE_ENOMEM / VYRE_EIO.
+ * and are not checked (counted in not_checked). The problems of one entry
+ * are contiguous, entries in c's order. With repair, each unusable entry is
+ * then moved once by vyre_inductor_quarantine and its problems say what
+ * became of it; nothing is ever deleted. Returns 0 (problems or not, moves
+ * failed or not), or VYRE_ENOMEM.
  */
-VYRE_EXTERN int vyre_inductor_verify(const vyre_inductor_cache *c, vyre_inductor_report *out,
-                                     vyre_error *err);
+VYRE_EXTERN int vyre_inductor_verify(const vyre_inductor_cache *c, int repair,
+                                     vyre_inductor_report *out, vyre_error *err);
 
 /* Frees what r holds; r may be released twice. */
 VYRE_EXTERN void vyre_inductor_report_release(vyre_inductor_report *r);

@@ -204,6 +204,10 @@ typedef struct vyre_triton_problem {
                                         "half-written", "orphan", "temp" */
     char message[512];
     int group_bad; /* 1: Triton cannot use the group (repair quarantines it) */
+    /* With repair, in a problem that makes its group unusable: 1 the group was moved
+     * into VYRE_TRITON_QUARANTINE, -1 its move failed (repair_error) */
+    int quarantined;
+    vyre_error repair_error;
 } vyre_triton_problem;
 
 /*
@@ -219,12 +223,15 @@ typedef struct vyre_triton_problem {
  * file), never looked at; one recorded where the cache was before a copy
  * (VYRE_TRITON_CHILD_MOVED) is not a problem (vyre_triton_relocate). Work is
  * linear in the cache. The problems of one group are contiguous, groups
- * in c's order. *out: malloc'ed (the caller frees it), *n problems.
- * Returns 0 (problems or not), VYRE_ENOMEM, or VYRE_EINVAL when c holds
- * no directory.
+ * in c's order. With repair, each unusable group is then moved once by
+ * vyre_triton_quarantine (after vyre_triton_cache_check_writable, which
+ * refuses before anything is read) and its problems say what became of
+ * it; nothing is ever deleted. *out: malloc'ed (the caller frees it), *n
+ * problems. Returns 0 (problems or not, moves failed or not), VYRE_ENOMEM,
+ * VYRE_EUNSAFE, or VYRE_EINVAL when c holds no directory.
  */
-VYRE_EXTERN int vyre_triton_verify(const vyre_triton_cache *c, vyre_triton_problem **out, size_t *n,
-                                   vyre_error *err);
+VYRE_EXTERN int vyre_triton_verify(const vyre_triton_cache *c, int repair,
+                                   vyre_triton_problem **out, size_t *n, vyre_error *err);
 
 /* The folder under the cache where bad groups are moved: kept out of
  * Triton's way (Triton only opens directories named by its keys). */

@@ -25,6 +25,7 @@
 #include "cache/cache_internal.h"
 #include "cache/disk_size.h"
 #include "cache/index.h"
+#include "cache/managed.h"
 #include "vyre/nvtx.h"
 
 /* ---- checking many blobs ---------------------------------------------- */
@@ -63,11 +64,12 @@ static void check_some(check_job *j, vyre_cache_progress_fn progress, void *prog
         if (!e->valid_name) {
             o->rc = VYRE_EINVAL;
         } else {
-            char path[VYRE_CACHE_PATH_MAX], rel[BLOB_REL_MAX];
-            vyre__cache_ent_path(j->c, e, path, sizeof path);
+            char rel[BLOB_REL_MAX];
             vyre__cache_ent_rel(e, rel, sizeof rel);
             o->why = VYRE_REJECT_NONE;
-            o->rc = vyre__blob_check_at(j->c->rootfd, rel, path, &e->key, &o->h, &o->file_size,
+            /* The path names the file in messages only, and none is asked
+             * for: rel serves, no absolute path is built per blob. */
+            o->rc = vyre__blob_check_at(j->c->rootfd, rel, rel, &e->key, &o->h, &o->file_size,
                                         &o->why, &o->hard_link, NULL);
             struct stat st;
             if (o->rc == VYRE_OK && fstatat(j->c->rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
@@ -159,31 +161,6 @@ static void left_entry(const char *path, vyre_cache_verify_result *res, vyre_cac
 static int ent_ours(const file_ent *e)
 {
     return e->dir[0] ? vyre__blob_is_blob_name(e->name) : vyre__cache_is_hex2(e->name);
-}
-
-/* A foreign entry under blobs/ (a symlink, FIFO, socket, device, or a
- * blob's hard link): reported; with repair its name in the cache is
- * unlinked, never followed and never opened, when the name is one of
- * vyre's (otherwise it is someone's, and left). */
-static void foreign_entry(vyre_cache *c, const file_ent *e, const char *what, int repair,
-                          vyre_cache_verify_result *res, vyre_cache_problem_fn fn, void *ctx)
-{
-    vyre_cache_verify_problem p;
-    memset(&p, 0, sizeof p);
-    p.kind = VYRE_PROBLEM_FOREIGN;
-    p.detail = what;
-    vyre__cache_ent_path(c, e, p.path, sizeof p.path);
-    char rel[BLOB_REL_MAX + 80];
-    vyre__cache_ent_rel(e, rel, sizeof rel);
-    if (!ent_ours(e)) {
-        p.action = "left (not a name vyre writes)";
-    } else if (repair && vyre__blob_unlink_at(c->rootfd, rel) == 0) {
-        p.repaired = 1;
-        p.action = "removed";
-    }
-    if (res)
-        res->foreign++;
-    vyre__cache_report(fn, ctx, &p, res);
 }
 
 /* What a row says of its blob, size on disk apart: st_blocks is an
@@ -364,67 +341,105 @@ static void verify_quarantine(vyre_cache *c, vyre_cache_verify_result *res,
     closedir(d);
 }
 
-/* The blob files as checked: good ones into good[], problems reported. */
-static void verify_blobs(vyre_cache *c, int repair, const file_list *files, const check_out *outs,
-                         checked *good, size_t *n_good, vyre_cache_verify_result *res,
-                         vyre_cache_problem_fn fn, void *ctx)
+/* The blob phase of verify as a kind of the managed-cache engine
+ * (managed.h): an entry is a file listed under blobs/, its check the one
+ * check_all made (in parallel, without the lock); repair quarantines a bad
+ * or misplaced blob and unlinks a link, special file or hard link that has
+ * one of vyre's names (never what it points to). A name vyre never writes
+ * is someone's: reported, left. Intact blobs go into good[]. */
+typedef struct blob_kind {
+    vyre_cache *c;
+    const file_list *files;
+    const check_out *outs;
+    checked *good; /* the phase's output: intact blobs, *n_good of them */
+    size_t *n_good;
+    vyre_cache_verify_result *res;
+} blob_kind;
+
+static size_t blob_count(const void *k)
 {
-    for (size_t i = 0; i < files->n; i++) {
-        const file_ent *e = &files->v[i];
-        const check_out *o = &outs[i];
-        vyre_cache_verify_problem p;
-        memset(&p, 0, sizeof p);
-        vyre__cache_ent_path(c, e, p.path, sizeof p.path);
-        char rel[BLOB_REL_MAX + 80];
-        vyre__cache_ent_rel(e, rel, sizeof rel);
-        if (e->foreign) {
-            foreign_entry(c, e, vyre__file_type_name(e->mode), repair, res, fn, ctx);
-            continue;
-        }
-        if (!e->valid_name && !vyre__blob_is_blob_name(e->name)) {
-            left_entry(p.path, res, fn, ctx); /* not a name vyre writes */
-            continue;
-        }
-        if (!e->valid_name) {
-            /* A blob's name in the wrong place: vyre's, quarantined. */
-            p.kind = VYRE_PROBLEM_STRAY;
-            res->stray++;
-            if (repair && vyre__blob_quarantine_at(c->rootfd, c->root, rel, VYRE_REJECT_BAD_FIELD,
-                                                   NULL) == 0) {
-                p.repaired = 1;
-                p.action = "quarantined";
-            }
-            vyre__cache_report(fn, ctx, &p, res);
-            continue;
-        }
-        res->blobs_checked++;
-        if (o->rc == VYRE_OK) {
-            checked k;
-            k.key = e->key;
-            k.h = o->h;
-            k.file_size = o->file_size;
-            k.disk_size = o->disk_size;
-            good[(*n_good)++] = k;
-            res->bytes_checked += k.file_size;
-            if (VYRE_BLOB_KEY_STALE(o->h.key_version))
-                res->stale++;
-        } else if (o->hard_link) {
-            foreign_entry(c, e, "hard link", repair, res, fn, ctx);
-            if (repair && c->idx)
-                vyre__index_delete(c->idx, &e->key, NULL);
-        } else if (o->rc != VYRE_ENOENT) { /* ENOENT: pruned meanwhile */
-            p.kind = VYRE_PROBLEM_BAD_BLOB;
-            p.reject = o->why;
-            res->bad_blobs++;
-            if (repair && vyre__blob_quarantine_at(c->rootfd, c->root, rel, o->why, NULL) == 0) {
-                p.repaired = 1;
-                p.action = "quarantined";
-                if (c->idx)
-                    vyre__index_delete(c->idx, &e->key, NULL);
-            }
-            vyre__cache_report(fn, ctx, &p, res);
-        }
+    return ((const blob_kind *)k)->files->n;
+}
+
+static void blob_check(const void *kind, size_t i, vyre__managed_verdict *v)
+{
+    const blob_kind *k = kind;
+    const file_ent *e = &k->files->v[i];
+    const check_out *o = &k->outs[i];
+    if (e->foreign)
+        vyre__managed_found(v, NULL, "foreign", ent_ours(e), "%s", vyre__file_type_name(e->mode));
+    else if (!e->valid_name)
+        vyre__managed_found(v, NULL, "stray", vyre__blob_is_blob_name(e->name), "%s",
+                            vyre__blob_is_blob_name(e->name) ? "" : "not written by vyre");
+    if (e->foreign || !e->valid_name)
+        return;
+    k->res->blobs_checked++;
+    if (o->rc == VYRE_OK) {
+        k->good[(*k->n_good)++] = (checked){e->key, o->h, o->file_size, o->disk_size};
+        k->res->bytes_checked += o->file_size;
+        k->res->stale += VYRE_BLOB_KEY_STALE(o->h.key_version) != 0;
+    } else if (o->hard_link) {
+        vyre__managed_found(v, NULL, "foreign", 1, "hard link");
+    } else if (o->rc != VYRE_ENOENT) { /* ENOENT: pruned meanwhile */
+        vyre__managed_found(v, NULL, "bad-blob", 1, "%s", vyre_blob_reject_name(o->why));
     }
+}
+
+static int blob_repair(const void *kind, size_t i, vyre_error *err)
+{
+    (void)err;
+    const blob_kind *k = kind;
+    const file_ent *e = &k->files->v[i];
+    const check_out *o = &k->outs[i];
+    char rel[BLOB_REL_MAX + 80];
+    vyre__cache_ent_rel(e, rel, sizeof rel);
+    int rc = e->foreign || o->hard_link
+                 ? vyre__blob_unlink_at(k->c->rootfd, rel)
+                 : vyre__blob_quarantine_at(k->c->rootfd, k->c->root, rel,
+                                            e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD, NULL);
+    if (!rc && !e->foreign && e->valid_name && k->c->idx)
+        vyre__index_delete(k->c->idx, &e->key, NULL);
+    return rc ? VYRE_EIO : 0;
+}
+
+/* Problem m of the blob phase, reported as verify's callers see them. */
+static void blob_report(const blob_kind *k, const vyre__managed_problem *m,
+                        vyre_cache_problem_fn fn, void *ctx)
+{
+    const file_ent *e = &k->files->v[m->entry];
+    vyre_cache_verify_problem p;
+    memset(&p, 0, sizeof p);
+    vyre__cache_ent_path(k->c, e, p.path, sizeof p.path);
+    p.kind = !strcmp(m->kind, "foreign") ? VYRE_PROBLEM_FOREIGN
+             : !strcmp(m->kind, "stray") ? VYRE_PROBLEM_STRAY
+                                         : VYRE_PROBLEM_BAD_BLOB;
+    p.detail = *m->message && p.kind != VYRE_PROBLEM_BAD_BLOB ? m->message : NULL;
+    p.reject = p.kind == VYRE_PROBLEM_BAD_BLOB ? k->outs[m->entry].why : VYRE_REJECT_NONE;
+    p.repaired = m->quarantined > 0;
+    if (!m->unusable)
+        p.action = p.kind == VYRE_PROBLEM_STRAY ? "left" : "left (not a name vyre writes)";
+    else if (p.repaired)
+        p.action = p.kind == VYRE_PROBLEM_FOREIGN ? "removed" : "quarantined";
+    k->res->foreign += p.kind == VYRE_PROBLEM_FOREIGN;
+    k->res->stray += p.kind == VYRE_PROBLEM_STRAY;
+    k->res->bad_blobs += p.kind == VYRE_PROBLEM_BAD_BLOB;
+    vyre__cache_report(fn, ctx, &p, k->res);
+}
+
+/* The blob files as checked: good ones into good[], problems reported. */
+static int verify_blobs(vyre_cache *c, int repair, const file_list *files, const check_out *outs,
+                        checked *good, size_t *n_good, vyre_cache_verify_result *res,
+                        vyre_cache_problem_fn fn, void *ctx, vyre_error *err)
+{
+    static const vyre__managed_check_ops ops = {blob_count, blob_check, blob_repair};
+    *n_good = 0;
+    blob_kind k = {c, files, outs, good, n_good, res};
+    vyre__managed_verdict v;
+    int rc = vyre__managed_verify(&ops, &k, repair, c->root, &v, err);
+    for (size_t i = 0; !rc && i < v.n; i++)
+        blob_report(&k, &v.p[i], fn, ctx);
+    vyre__managed_verdict_release(&v);
+    return rc;
 }
 
 /* A row the cross-check found without a checked file. */
@@ -544,7 +559,8 @@ int vyre_cache_verify(vyre_cache *c, int repair, vyre_cache_verify_result *res,
         rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying");
         goto out;
     }
-    verify_blobs(c, repair, &files, outs, good, &n_good, res, fn, ctx);
+    if ((rc = verify_blobs(c, repair, &files, outs, good, &n_good, res, fn, ctx, err)))
+        goto out;
     verify_quarantine(c, res, fn, ctx);
 
     /* Checked every blob without the lock (that can take long); tmp/ and
@@ -611,26 +627,20 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reindexing");
         goto out;
     }
+    blob_kind k = {c, &files, outs, NULL, NULL, NULL};
     for (size_t i = 0; i < files.n; i++) {
         const file_ent *e = &files.v[i];
         const check_out *o = &outs[i];
         res->scanned++;
-        char rel[BLOB_REL_MAX + 80];
-        vyre__cache_ent_rel(e, rel, sizeof rel);
         if (o->rc == VYRE_OK) {
             row_from_checked(c, &rows[n++], &o->h, o->file_size, o->disk_size);
             res->bytes += o->disk_size;
-        } else if (!ent_ours(e) && !vyre__blob_is_blob_name(e->name)) {
-            continue; /* not a name vyre writes: someone's, left (verify reports it) */
-        } else if (e->foreign || o->hard_link) {
-            /* Not ours to keep or move: only the name in the cache goes. */
-            if (vyre__blob_unlink_at(c->rootfd, rel) == 0)
-                res->removed++;
-        } else if (o->rc != VYRE_ENOENT) {
-            if (vyre__blob_quarantine_at(c->rootfd, c->root, rel,
-                                         e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD,
-                                         NULL) == VYRE_OK)
-                res->quarantined++;
+        } else if ((ent_ours(e) || vyre__blob_is_blob_name(e->name)) &&
+                   (e->foreign || o->hard_link || o->rc != VYRE_ENOENT) &&
+                   blob_repair(&k, i, NULL) == 0) {
+            /* As verify --repair: a name vyre never writes is someone's and
+             * stays; of a link only the name goes; a bad blob is moved. */
+            (*(e->foreign || o->hard_link ? &res->removed : &res->quarantined))++;
         }
     }
     /* A missing or unreadable index is replaced; a readable one keeps its

@@ -1,9 +1,9 @@
 /*
- * managed.h - the one engine that prunes and clears a managed cache
- * (internal), and the quarantine move its kinds share.
+ * managed.h - the one engine that prunes, clears and verifies a managed
+ * cache (internal), and the quarantine move its kinds share.
  *
- * A managed cache is a list of entries (a Triton group, a TorchInductor
- * entry), each with a size on disk, a last use, a time of last change and
+ * A managed cache is a list of entries (a vyre blob, a Triton group, a
+ * TorchInductor entry), each with a size on disk, a last use, a time of last change and
  * a removal protocol. A kind describes its entries through a small
  * operations table (describe one, its own reason to go, when it was last
  * touched, remove one, report what became of it) and the engine plans and
@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "vyre/error.h"
+#include "vyre/export.h"
 
 /* An entry changed less than this long ago may be being written. */
 #define VYRE__MANAGED_GUARD_NS (INT64_C(60) * 1000000000)
@@ -115,6 +116,61 @@ int vyre__managed_prune(const vyre__managed_ops *ops, void *kind, uint64_t total
                         const vyre__managed_opts *o, vyre__managed_result *r, vyre_error *err);
 
 void vyre__managed_result_release(vyre__managed_result *r);
+
+/*
+ * verify, the same engine's other job: each entry checked by the kind
+ * (check), what it finds collected here, and with repair each entry a
+ * problem makes unusable moved into the kind's quarantine once (by the
+ * kind's own move: one rename relative to the held descriptor, never a
+ * removal). Problems that do not make their entry unusable (a foreign
+ * name, a temp file a writer may still own) are reported and left.
+ */
+
+/* One problem a check found, in entry `entry`. */
+typedef struct vyre__managed_problem {
+    size_t entry;      /* the kind's index of the entry */
+    const char *kind;  /* static: the kind's word ("bad-cubin") */
+    char file[256];    /* the file of the entry it is about, "" for the entry */
+    char message[640]; /* the check's prefix (vyre__managed_verdict.prefix), then its words */
+    int unusable;      /* the entry cannot be used: repair quarantines it */
+    int quarantined;   /* with repair, when unusable: 1 its entry moved, -1 not (error) */
+    size_t error;      /* quarantined -1: its index in vyre__managed_verdict.errors */
+} vyre__managed_problem;
+
+/* What verify found (*v is always initialised; release it). */
+typedef struct vyre__managed_verdict {
+    vyre__managed_problem *p; /* malloc'ed, in entry order */
+    size_t n, cap;
+    vyre_error *errors; /* the failed moves, in entry order */
+    size_t n_errors;
+    uint64_t unusable, moved; /* entries a problem makes unusable; of those, moved */
+    /* For the checks: the entry being checked, and text put before each
+     * message (a nested cache's name), else NULL. */
+    size_t at;
+    const char *prefix;
+    int oom;
+} vyre__managed_verdict;
+
+/* A check's finding about entry v->at (file may be NULL). */
+void vyre__managed_found(vyre__managed_verdict *v, const char *file, const char *kind, int unusable,
+                         const char *fmt, ...) VYRE_PRINTF(5, 6);
+
+/* The operations verify uses (count from above). */
+typedef struct vyre__managed_check_ops {
+    size_t (*count)(const void *kind);
+    /* Checks entry i (read again from the disk, bounded, never through a
+     * link), each problem through vyre__managed_found. */
+    void (*check)(const void *kind, size_t i, vyre__managed_verdict *v);
+    /* Moves entry i into the kind's quarantine: 0, or the failure (err). */
+    int (*quarantine)(const void *kind, size_t i, vyre_error *err);
+} vyre__managed_check_ops;
+
+/* Checks every entry of `kind` and, with repair, quarantines the unusable
+ * ones. 0 (problems or not), or VYRE_ENOMEM (err names `what`). */
+int vyre__managed_verify(const vyre__managed_check_ops *ops, const void *kind, int repair,
+                         const char *what, vyre__managed_verdict *v, vyre_error *err);
+
+void vyre__managed_verdict_release(vyre__managed_verdict *v);
 
 /*
  * Moves `name` of directory `from` into the quarantine directory q under

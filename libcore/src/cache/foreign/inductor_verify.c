@@ -1,14 +1,14 @@
 /*
- * inductor_verify.c - checking TorchInductor's cache without Python
- * (vyre_inductor_verify): the autotune results' JSON, the kernels as
- * UTF-8 text, the nested Triton cache through vyre_triton_verify. Pickles
+ * inductor_verify.c - TorchInductor's kind of the managed-cache engine's
+ * verify (managed.h), without Python: the autotune results' JSON, the
+ * kernels as UTF-8 text, the nested Triton cache's groups as Triton's
+ * verify checks them. Pickles
  * (FX graph and AOTAutograd entries) are counted, never opened: reading
  * them needs Python's unpickler, which runs code.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,41 +18,8 @@
 #include "base/fsutil.h"
 #include "base/internal.h"
 #include "cache/foreign/inductor_internal.h"
-
-typedef struct plist {
-    vyre_inductor_report *r;
-    size_t cap;
-    int oom;
-} plist;
-
-static void add(plist *l, const char *entry, const char *path, const char *kind, int bad,
-                const char *fmt, ...) VYRE_PRINTF(6, 7);
-
-static void add(plist *l, const char *entry, const char *path, const char *kind, int bad,
-                const char *fmt, ...)
-{
-    vyre_inductor_report *r = l->r;
-    if (r->n_problems == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 16;
-        vyre_inductor_problem *p = realloc(r->problems, ncap * sizeof *p);
-        if (!p) {
-            l->oom = 1;
-            return;
-        }
-        r->problems = p;
-        l->cap = ncap;
-    }
-    vyre_inductor_problem *p = &r->problems[r->n_problems++];
-    memset(p, 0, sizeof *p);
-    vyre__strlcpy(p->entry, entry, sizeof p->entry);
-    vyre__strlcpy(p->path, path ? path : entry, sizeof p->path);
-    p->kind = kind;
-    p->entry_bad = bad;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->message, sizeof p->message, fmt, ap);
-    va_end(ap);
-}
+#include "cache/foreign/triton_internal.h"
+#include "cache/managed.h"
 
 /* UTF-8 as RFC 3629 has it (no overlongs, surrogates or code points past
  * U+10FFFF), fed in chunks. */
@@ -120,12 +87,14 @@ static int open_plain(int at, const char *name, char *why, size_t why_size)
 
 /* A generated kernel: non-empty UTF-8 text without NUL, which is what
  * Python's import needs of a source file; its Python is not parsed. */
-static void check_kernel(plist *l, int at, const char *name, const vyre_inductor_entry *e)
+static void check_kernel(vyre__managed_verdict *v, int at, const char *name,
+                         const vyre_inductor_entry *e)
 {
     char why[160];
     int fd = open_plain(at, name, why, sizeof why);
     if (fd < 0) {
-        add(l, e->path, NULL, "unreadable", 1, "kernel '%s' cannot be read: %s", e->path, why);
+        vyre__managed_found(v, NULL, "unreadable", 1, "kernel '%s' cannot be read: %s", e->path,
+                            why);
         return;
     }
     utf8 u = {0, 0x80, 0xBF, 0};
@@ -138,17 +107,18 @@ static void check_kernel(plist *l, int at, const char *name, const vyre_inductor
     int rerr = !bad && r < 0 ? errno : 0;
     close(fd);
     if (rerr)
-        add(l, e->path, NULL, "unreadable", 1, "kernel '%s' cannot be read: %s", e->path,
-            strerror(rerr));
+        vyre__managed_found(v, NULL, "unreadable", 1, "kernel '%s' cannot be read: %s", e->path,
+                            strerror(rerr));
     else if (bad || u.need)
-        add(l, e->path, NULL, "bad-kernel", 1,
+        vyre__managed_found(
+            v, NULL, "bad-kernel", 1,
             "kernel '%s' is not UTF-8 text: %s at byte %llu (Python cannot import it)", e->path,
             bad == 2 ? "a NUL byte"
             : bad    ? "an invalid byte"
                      : "a cut character",
             u.off);
     else if (u.off == 0)
-        add(l, e->path, NULL, "bad-kernel", 1, "kernel '%s' is empty", e->path);
+        vyre__managed_found(v, NULL, "bad-kernel", 1, "kernel '%s' is empty", e->path);
 }
 
 /* 1 when a group `key` exists in some device of the nested Triton cache. */
@@ -165,32 +135,35 @@ static int triton_has(const vyre_inductor_cache *c, const char *key)
  * num_warps and num_stages become triton.Config's, configs_hash must
  * match the kernel's configs, triton_cache_hash names the Triton group
  * compiled for the chosen config. */
-static void check_autotune_fields(plist *l, const vyre_inductor_cache *c, json_t *j,
+static void check_autotune_fields(vyre__managed_verdict *v, const vyre_inductor_cache *c, json_t *j,
                                   const vyre_inductor_entry *e, vyre_inductor_report *r)
 {
     static const char *const ints[] = {"num_warps", "num_stages"};
     for (size_t i = 0; i < 2; i++)
         if (!json_is_integer(json_object_get(j, ints[i]))) {
-            add(l, e->path, NULL, "bad-autotune", 1, "'%s' has no integer '%s'", e->path, ints[i]);
+            vyre__managed_found(v, NULL, "bad-autotune", 1, "'%s' has no integer '%s'", e->path,
+                                ints[i]);
             return;
         }
     if (!json_is_string(json_object_get(j, "configs_hash"))) {
-        add(l, e->path, NULL, "bad-autotune", 1, "'%s' has no string 'configs_hash'", e->path);
+        vyre__managed_found(v, NULL, "bad-autotune", 1, "'%s' has no string 'configs_hash'",
+                            e->path);
         return;
     }
     json_t *h = json_object_get(j, "triton_cache_hash");
     if (!h || json_is_null(h))
         return;
     if (!json_is_string(h)) {
-        add(l, e->path, NULL, "bad-autotune", 1, "'%s': 'triton_cache_hash' is not a string",
-            e->path);
+        vyre__managed_found(v, NULL, "bad-autotune", 1, "'%s': 'triton_cache_hash' is not a string",
+                            e->path);
         return;
     }
     if (!c->has_triton_dir)
         r->hashes_unchecked++;
     else if (!triton_has(c, json_string_value(h)))
         /* Inductor compiles the chosen config again: a miss, not a fault. */
-        add(l, e->path, NULL, "missing-triton-group", 0,
+        vyre__managed_found(
+            v, NULL, "missing-triton-group", 0,
             /* bounded: excerpt of a group name in a fixed message */
             "'%s' names Triton group '%.120s', which is not in the nested Triton cache", e->path,
             json_string_value(h));
@@ -223,57 +196,59 @@ static char *read_small(int at, const char *name, size_t *len, char *why, size_t
     return buf;
 }
 
-static void check_autotune(plist *l, const vyre_inductor_cache *c, int at, const char *name,
-                           const vyre_inductor_entry *e, vyre_inductor_report *r)
+static void check_autotune(vyre__managed_verdict *v, const vyre_inductor_cache *c, int at,
+                           const char *name, const vyre_inductor_entry *e, vyre_inductor_report *r)
 {
     char why[160];
     size_t len;
     char *buf = read_small(at, name, &len, why, sizeof why);
     if (!buf) {
-        add(l, e->path, NULL, "unreadable", 1, "'%s' cannot be read: %s", e->path, why);
+        vyre__managed_found(v, NULL, "unreadable", 1, "'%s' cannot be read: %s", e->path, why);
         return;
     }
     json_error_t je;
     json_t *j = json_loadb(buf, len, 0, &je);
     free(buf);
     if (!j || !json_is_object(j))
-        add(l, e->path, NULL, "bad-autotune", 1, "'%s' is not a JSON object: %s", e->path,
-            j ? "another JSON value" : je.text);
+        vyre__managed_found(v, NULL, "bad-autotune", 1, "'%s' is not a JSON object: %s", e->path,
+                            j ? "another JSON value" : je.text);
     else
-        check_autotune_fields(l, c, j, e, r);
+        check_autotune_fields(v, c, j, e, r);
     json_decref(j);
 }
 
 /* Reads one file entry again (kernel or autotune result) from its folder. */
-static void check_file_entry(plist *l, const vyre_inductor_cache *c, const vyre_inductor_entry *e,
-                             vyre_inductor_report *r)
+static void check_file_entry(vyre__managed_verdict *v, const vyre_inductor_cache *c,
+                             const vyre_inductor_entry *e, vyre_inductor_report *r)
 {
     const char *last;
     int at = vyre__inductor_open_parent(c->fd, e->path, &last, NULL);
     if (at < 0) {
-        add(l, e->path, NULL, "unreadable", 0, "'%s': its folder cannot be opened", e->path);
+        vyre__managed_found(v, NULL, "unreadable", 0, "'%s': its folder cannot be opened", e->path);
         return;
     }
     if (e->kind == VYRE_INDUCTOR_KERNEL)
-        check_kernel(l, at, last, e);
+        check_kernel(v, at, last, e);
     else
-        check_autotune(l, c, at, last, e, r);
+        check_autotune(v, c, at, last, e, r);
     close(at);
 }
 
-static void check_entry(plist *l, const vyre_inductor_cache *c, const vyre_inductor_entry *e,
-                        vyre_inductor_report *r)
+static void check_entry(vyre__managed_verdict *v, const vyre_inductor_cache *c,
+                        const vyre_inductor_entry *e, vyre_inductor_report *r)
 {
     if (e->trash)
         return; /* vyre's own, finished by the next prune */
     if (e->link) {
-        add(l, e->path, NULL, "link", 1,
+        vyre__managed_found(
+            v, NULL, "link", 1,
             "'%s' is a symbolic link or special file, not followed (Inductor writes files)",
             e->path);
         return;
     }
     if (e->foreign) {
-        add(l, e->path, NULL, "foreign", 0,
+        vyre__managed_found(
+            v, NULL, "foreign", 0,
             "'%s' is not a name TorchInductor gives a kernel, an autotune result or an entry: "
             "not its file, left alone",
             e->path);
@@ -281,60 +256,114 @@ static void check_entry(plist *l, const vyre_inductor_cache *c, const vyre_induc
         return;
     }
     if (e->unreadable)
-        add(l, e->path, NULL, "unreadable", 0, "'%s' cannot be listed whole", e->path);
+        vyre__managed_found(v, NULL, "unreadable", 0, "'%s' cannot be listed whole", e->path);
     if (e->links && e->kind != VYRE_INDUCTOR_TRITON) /* Triton's own check lists those */
-        add(l, e->path, NULL, "link", 1, "'%s' holds %llu symbolic link%s, not followed", e->path,
-            (unsigned long long)e->links, e->links == 1 ? "" : "s");
+        vyre__managed_found(v, NULL, "link", 1, "'%s' holds %llu symbolic link%s, not followed",
+                            e->path, (unsigned long long)e->links, e->links == 1 ? "" : "s");
     switch (e->kind) {
     case VYRE_INDUCTOR_KERNEL:
     case VYRE_INDUCTOR_AUTOTUNE:
-        check_file_entry(l, c, e, r);
+        check_file_entry(v, c, e, r);
         r->checked[e->kind]++;
         break;
     case VYRE_INDUCTOR_TRITON:
-        r->checked[e->kind]++; /* by vyre_triton_verify, per device */
+        r->checked[e->kind]++; /* by check_triton */
         break;
     default:
         r->not_checked[e->kind]++;
     }
 }
 
-/* Problems of one device's Triton cache, named by their path in ours. */
-static int check_triton(plist *l, const vyre_inductor_triton *t, vyre_error *err)
+static int cmp_group(const void *key, const void *g)
 {
-    vyre_triton_problem *p;
-    size_t n;
-    int rc = vyre_triton_verify(&t->cache, &p, &n, err);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < n; i++) {
-        char entry[VYRE_INDUCTOR_ENTRY_MAX], path[sizeof((vyre_inductor_problem *)0)->path];
-        snprintf(entry, sizeof entry, "triton/%s/%s", t->device, p[i].key);
-        snprintf(path, sizeof path, "%s%s%s", entry, *p[i].file ? "/" : "", p[i].file);
-        add(l, entry, path, p[i].kind, p[i].group_bad, "triton/%s: %s", t->device, p[i].message);
+    return strcmp(key, ((const vyre_triton_group *)g)->key);
+}
+
+/* An entry triton/<device>/<key>: its group checked as Triton's own
+ * verify checks it, each message naming the device. */
+static void check_triton(vyre__managed_verdict *v, const vyre_inductor_cache *c,
+                         const vyre_inductor_entry *e)
+{
+    const char *dev = e->path + 7, *slash = strchr(dev, '/');
+    size_t len = slash ? (size_t)(slash - dev) : 0;
+    for (size_t d = 0; d < c->n_triton; d++) {
+        const vyre_inductor_triton *t = &c->triton[d];
+        if (!len || strncmp(t->device, dev, len) || t->device[len] || !t->cache.fd_held)
+            continue;
+        const vyre_triton_group *g =
+            bsearch(slash + 1, t->cache.groups, t->cache.n_groups, sizeof *g, cmp_group);
+        char prefix[VYRE_TRITON_NAME_MAX + 16];
+        snprintf(prefix, sizeof prefix, "triton/%s: ", t->device);
+        v->prefix = prefix;
+        if (g)
+            vyre__triton_check_group(&t->cache, (size_t)(g - t->cache.groups), v);
+        v->prefix = NULL;
     }
-    free(p);
+}
+
+typedef struct verify_ctx {
+    const vyre_inductor_cache *c;
+    vyre_inductor_report *r;
+} verify_ctx;
+
+static size_t count(const void *x)
+{
+    return ((const verify_ctx *)x)->c->n_entries;
+}
+
+static void check(const void *x, size_t i, vyre__managed_verdict *v)
+{
+    const verify_ctx *k = x;
+    const vyre_inductor_entry *e = &k->c->entries[i];
+    if (!strncmp(e->path, "triton/", 7))
+        check_triton(v, k->c, e);
+    check_entry(v, k->c, e, k->r);
+}
+
+static int quarantine(const void *x, size_t i, vyre_error *err)
+{
+    const vyre_inductor_cache *c = ((const verify_ctx *)x)->c;
+    return vyre_inductor_quarantine(c, c->entries[i].path, err);
+}
+
+/* The engine's problems as the report's. */
+static int report(const vyre_inductor_cache *c, const vyre__managed_verdict *v,
+                  vyre_inductor_report *r)
+{
+    r->problems = calloc(v->n ? v->n : 1, sizeof *r->problems);
+    if (!r->problems)
+        return VYRE_ENOMEM;
+    for (size_t k = 0; k < v->n; k++) {
+        vyre_inductor_problem *p = &r->problems[k];
+        const vyre__managed_problem *m = &v->p[k];
+        const char *entry = c->entries[m->entry].path;
+        vyre__strlcpy(p->entry, entry, sizeof p->entry);
+        snprintf(p->path, sizeof p->path, "%s%s%s", entry, *m->file ? "/" : "", m->file);
+        vyre__strlcpy(p->message, m->message, sizeof p->message);
+        p->kind = m->kind;
+        p->entry_bad = m->unusable;
+        p->quarantined = m->quarantined;
+        if (m->quarantined < 0)
+            p->repair_error = v->errors[m->error];
+    }
+    r->n_problems = v->n;
     return 0;
 }
 
-int vyre_inductor_verify(const vyre_inductor_cache *c, vyre_inductor_report *out, vyre_error *err)
+int vyre_inductor_verify(const vyre_inductor_cache *c, int repair, vyre_inductor_report *out,
+                         vyre_error *err)
 {
     memset(out, 0, sizeof *out);
-    plist l = {out, 0, 0};
-    for (size_t i = 0; i < c->n_entries && !l.oom; i++)
-        check_entry(&l, c, &c->entries[i], out);
-    for (size_t d = 0; d < c->n_triton && !l.oom; d++) {
-        int rc = check_triton(&l, &c->triton[d], err);
-        if (rc) {
-            vyre_inductor_report_release(out);
-            return rc;
-        }
-    }
-    if (l.oom) {
+    static const vyre__managed_check_ops ops = {count, check, quarantine};
+    verify_ctx x = {c, out};
+    vyre__managed_verdict v;
+    int rc = vyre__managed_verify(&ops, &x, repair, c->dir, &v, err);
+    if (!rc && report(c, &v, out))
+        rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying '%s'", c->dir);
+    vyre__managed_verdict_release(&v);
+    if (rc)
         vyre_inductor_report_release(out);
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying '%s'", c->dir);
-    }
-    return 0;
+    return rc;
 }
 
 void vyre_inductor_report_release(vyre_inductor_report *r)

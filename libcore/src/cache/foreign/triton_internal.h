@@ -40,4 +40,8 @@ int vyre__triton_scan(const char *dir, int with_trash, vyre_triton_cache *out, v
 int vyre__triton_scan_at(int at, const char *name, const char *dir, int with_trash,
                          vyre_triton_cache *out, vyre_error *err);
 
+/* verify's check of group i of c (managed.h): its problems into v. */
+typedef struct vyre__managed_verdict vyre__managed_verdict;
+void vyre__triton_check_group(const vyre_triton_cache *c, size_t i, vyre__managed_verdict *v);
+
 #endif /* VYRE_TRITON_INTERNAL_H */

@@ -1,0 +1,101 @@
+/*
+ * managed_verify.c - verify and verify --repair of any kind of managed
+ * cache (managed.h): every entry checked by its kind, the problems kept in
+ * entry order, and with repair each unusable entry moved into the kind's
+ * quarantine once, by the kind's own move.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/internal.h"
+#include "cache/managed.h"
+
+void vyre__managed_found(vyre__managed_verdict *v, const char *file, const char *kind, int unusable,
+                         const char *fmt, ...)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        vyre__managed_problem *p = realloc(v->p, cap * sizeof *p);
+        if (!p) {
+            v->oom = 1;
+            return;
+        }
+        v->p = p;
+        v->cap = cap;
+    }
+    vyre__managed_problem *p = &v->p[v->n++];
+    memset(p, 0, sizeof *p);
+    p->entry = v->at;
+    p->kind = kind;
+    p->unusable = unusable;
+    vyre__strlcpy(p->file, file ? file : "", sizeof p->file);
+    size_t off = vyre__strlcpy(p->message, v->prefix ? v->prefix : "", sizeof p->message);
+    va_list ap;
+    va_start(ap, fmt);
+    if (off < sizeof p->message)
+        vsnprintf(p->message + off, sizeof p->message - off, fmt, ap);
+    va_end(ap);
+}
+
+/* Each entry the problems make unusable, once (its problems are
+ * contiguous: each check finds only its own entry's), moved with repair;
+ * its problems that make it unusable then say what became of it. */
+static int plan_repairs(const vyre__managed_check_ops *ops, const void *kind, int repair,
+                        vyre__managed_verdict *v)
+{
+    for (size_t k = 0, end; k < v->n; k = end) {
+        int bad = 0;
+        for (end = k; end < v->n && v->p[end].entry == v->p[k].entry; end++)
+            bad |= v->p[end].unusable;
+        v->unusable += (uint64_t)bad;
+        if (!bad || !repair)
+            continue;
+        vyre_error e;
+        vyre_error_clear(&e);
+        int moved = ops->quarantine(kind, v->p[k].entry, &e) == 0;
+        if (!moved) {
+            vyre_error *errs = realloc(v->errors, (v->n_errors + 1) * sizeof *errs);
+            if (!errs)
+                return VYRE_ENOMEM;
+            v->errors = errs;
+            errs[v->n_errors++] = e;
+        }
+        v->moved += (uint64_t)moved;
+        for (size_t j = k; j < end; j++)
+            if (v->p[j].unusable) {
+                v->p[j].quarantined = moved ? 1 : -1;
+                v->p[j].error = moved ? 0 : v->n_errors - 1;
+            }
+    }
+    return 0;
+}
+
+int vyre__managed_verify(const vyre__managed_check_ops *ops, const void *kind, int repair,
+                         const char *what, vyre__managed_verdict *v, vyre_error *err)
+{
+    memset(v, 0, sizeof *v);
+    size_t n = ops->count(kind);
+    for (size_t i = 0; i < n && !v->oom; i++) {
+        v->at = i;
+        v->prefix = NULL;
+        ops->check(kind, i, v);
+    }
+    if (v->oom || plan_repairs(ops, kind, repair, v)) {
+        vyre__managed_verdict_release(v);
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying '%s'", what);
+    }
+    return 0;
+}
+
+void vyre__managed_verdict_release(vyre__managed_verdict *v)
+{
+    if (!v)
+        return;
+    free(v->p);
+    free(v->errors);
+    v->p = NULL;
+    v->errors = NULL;
+    v->n = v->cap = v->n_errors = 0;
+}
