@@ -269,11 +269,11 @@ static void complete_words(tu_proc *p, const char *dir, const char *words)
 {
     char script[4096];
     snprintf(script, sizeof script,
-             "cd '%s' || exit 9; . '%s/../completions/vyre-cachectl.bash'\n"
+             "cd '%s' || exit 9; . '%s/../completions/vyre.bash'\n"
              "complete -p vyre-cachectl\n"
              "COMP_WORDS=(%s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
              "COMP_LINE=\"${COMP_WORDS[*]}\"; COMP_POINT=${#COMP_LINE}\n"
-             "_vyre_cachectl\n"
+             "_vyre_tool\n"
              "for w in \"${COMPREPLY[@]}\"; do printf '%%s\\n' \"$w\"; done\n",
              dir, VYRE_TEST_SOURCE_DIR, words);
     char bash[] = "/bin/bash", norc[] = "--norc", c[] = "-c";
@@ -297,7 +297,7 @@ Test(cachectl_fit, completion_offers_subcommands_as_words_and_keys_after_show)
     tu_proc p;
     snprintf(words, sizeof words, "'%s' rem", VYRE_CACHECTL_BIN);
     complete_words(&p, dir, words);
-    cr_assert(strncmp(p.out, "complete -F _vyre_cachectl vyre-cachectl\n", 41) == 0, "%s", p.out);
+    cr_assert(strncmp(p.out, "complete -F _vyre_tool vyre-cachectl\n", 37) == 0, "%s", p.out);
     cr_assert(strstr(p.out, "\nremote\n"), "%s", p.out);
     tu_proc_free(&p);
     /* --width's value is not the subcommand. */

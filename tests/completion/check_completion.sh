@@ -6,11 +6,12 @@
 # function, COMPREPLY); an option that takes listed values must complete
 # to them.
 #   check_completion.sh TOOL_BINARY MAN_PAGE COMPLETION_SCRIPT [COMMAND]
-# With COMMAND (vyre-bench's "compare"), that command's options.
+# With COMMAND (vyre-bench's "compare", or a command and its action as one
+# argument: vyre-cachectl's "triton prune"), that command's options.
 # Prints one line per mismatch; exit 1 when there is any.
 set -u
 tool=$1 man=$2 script=$3
-cmd=(${4:+"$4"})
+read -r -a cmd <<<"${4:-}"
 name=$(basename "$tool")
 where="$name${4:+ $4}"
 fail=0
@@ -44,6 +45,11 @@ complete_words() {
 
 while IFS=$'\t' read -r word takes values; do
     [ -n "$word" ] || continue
+    if [[ $takes == - ]]; then # an operand (a configuration key): offered
+        [[ -z $func || $word == "<file>" ]] && continue
+        complete_words "${word:0:3}" | grep -qx -- "$word" || miss "operand $word is not completed from '${word:0:3}'"
+        continue
+    fi
     if [[ $word == --* ]]; then
         grep -qE -- "(^|[[ ,])$word([] =,]|$)" <<<"$help" || miss "$word is not in --help"
         grep -qE -- "(^|[^a-z-])$word([^a-z-]|$)" <<<"$mantext" || miss "$word is not in $(basename "$man")"

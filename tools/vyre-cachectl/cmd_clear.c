@@ -9,22 +9,25 @@
 #include "cmds.h"
 #include "tally.h"
 
+enum { OPT_YES = CACHECTL_OPT_FIRST_LOCAL };
+
+const tool_opt cachectl_clear_opts[] = {
+    {OPT_YES, 0, "yes", NULL, "required: clear refuses to run without it", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl clear --yes [--json]\n\n"
-            "Remove every blob, every index row, quarantine/ and tmp/. The next run\n"
-            "compiles everything again. Only files vyre wrote are removed: anything else\n"
-            "found there stays, and is counted as left. The driver's JIT cache is not\n"
-            "touched (see 'vyre-cachectl jit --clear').\n\n"
-            "  --yes  required: clear refuses to run without it\n\n"
-            "%s\n"
-            "exit status: 0 cleared, 2 usage or operational error (no --yes, missing,\n"
-            "             unsafe or read-only cache directory)\n",
-            CACHECTL_GLOBAL_HELP);
+    fprintf(out, "usage: vyre-cachectl clear --yes [--json]\n\n"
+                 "Remove every blob, every index row, quarantine/ and tmp/. The next run\n"
+                 "compiles everything again. Only files vyre wrote are removed: anything else\n"
+                 "found there stays, and is counted as left. The driver's JIT cache is not\n"
+                 "touched (see 'vyre-cachectl jit --clear').\n\n");
+    cachectl_options_help(out, cachectl_clear_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 cleared, 2 usage or operational error (no --yes, missing,\n"
+                 "             unsafe or read-only cache directory)\n");
 }
-
-enum { OPT_YES = CACHECTL_OPT_FIRST_LOCAL };
 
 /* What clear says, in tally.c's words. */
 static const cachectl_line g_summary[] = {
@@ -43,22 +46,15 @@ static const cachectl_kind g_vyre_clear = {"blob", "blobs", NULL, g_summary, g_f
 
 int cmd_clear(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"yes", no_argument, NULL, OPT_YES},
-        {NULL, 0, NULL, 0},
-    };
-    int yes = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "clear", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
-        if (c != OPT_YES)
-            return TOOL_EXIT_ERROR;
-        yes = 1;
+    cachectl_parser p;
+    int yes = 0, c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "clear", cachectl_clear_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
+        if (c == OPT_YES)
+            yes = 1;
     }
     if (optind < argc)
         return tool_usage_error("clear", NULL, "unexpected argument '%s'", argv[optind]);

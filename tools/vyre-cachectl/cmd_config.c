@@ -13,6 +13,17 @@
 #include "tool_cli.h"
 #include "cmds.h"
 
+enum { OPT_UNSET = CACHECTL_OPT_FIRST_LOCAL, OPT_YES };
+
+const tool_opt cachectl_config_opts[] = {
+    {OPT_UNSET, 0, "unset", NULL, "remove KEY from the cache's vyre.conf", NULL},
+    {OPT_YES, 0, "yes", NULL,
+     "set a shrinking max_size without asking (needed when\n"
+     "not on a terminal)",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
     fprintf(
@@ -52,16 +63,14 @@ static void usage(FILE *out)
         "with the cache's umask (0664 under umask 002, so a group's members read it;\n"
         "a new file is 0600 when no umask is set).\n"
         "A max_size under which the next cleanup would remove more than half of the\n"
-        "cache is printed with what it removes and asks first on a terminal:\n"
-        "  --yes               set it without asking (needed when not on a terminal)\n\n"
-        "%s\n"
-        "exit status: 0 done, 2 usage error, unknown key, bad value (with the file and\n"
-        "             line: the listing is printed all the same), a shrink not\n"
-        "             confirmed, or operational error\n",
-        CACHECTL_GLOBAL_HELP);
+        "cache is printed with what it removes and asks first on a terminal\n"
+        "(--yes: without asking).\n\n");
+    cachectl_options_help(out, cachectl_config_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 done, 2 usage error, unknown key, bad value (with the file and\n"
+                 "             line: the listing is printed all the same), a shrink not\n"
+                 "             confirmed, or operational error\n");
 }
-
-enum { OPT_UNSET = CACHECTL_OPT_FIRST_LOCAL, OPT_YES };
 
 static json_t *key_json(const vyre_config *cf, int k)
 {
@@ -226,20 +235,13 @@ static int set_key(vyre_config *cf, const char *root, int k, const char *value, 
 
 int cmd_config(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"unset", no_argument, NULL, OPT_UNSET},
-        {"yes", no_argument, NULL, OPT_YES},
-        {NULL, 0, NULL, 0},
-    };
-    int c, unset = 0, yes = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "config", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
+    cachectl_parser p;
+    int c, unset = 0, yes = 0, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "config", cachectl_config_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
         if (c == OPT_UNSET)
             unset = 1;
         else if (c == OPT_YES)

@@ -20,35 +20,43 @@
 #include "cmds.h"
 #include "vyre/compile.h"
 
+enum { OPT_ARCH = CACHECTL_OPT_FIRST_LOCAL, OPT_ENTRY };
+
+const tool_opt cachectl_explain_opts[] = {
+    {OPT_ARCH, 0, "arch", "ARCH",
+     "the real architecture the key is for: sm_90, sm_90a,\n"
+     "sm_100f (default: a PTX file's own '.target'; CUDA C\n"
+     "and cubin files name none and need it)",
+     "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_100f sm_120"},
+    {OPT_ENTRY, 0, "entry", "NAME",
+     "also list the entries whose module defines kernel\n"
+     "NAME (not part of the key: one blob serves every\n"
+     "kernel of a module)",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl explain SOURCE [--arch ARCH] [--entry NAME]\n"
-            "                             [-- COMPILER-OPTIONS...]\n\n"
-            "Why did this miss? Compute the cache key of SOURCE (CUDA C, PTX or cubin) as\n"
-            "the run-time path and 'seed' do, print each input the key is hashed from\n"
-            "(key version, backend, toolchain, architecture, features, options, entry,\n"
-            "source kind, the source's SHA-256), the key, whether the cache holds it, and\n"
-            "every cached entry of the same source file name, the same source bytes or\n"
-            "(with --entry) the same kernel, with the inputs in which it differs.\n"
-            "Entries stored before vyre recorded inputs (or fetched from a remote store,\n"
-            "or found again by 'reindex') show 'inputs not recorded' and are compared on\n"
-            "the three their blob header keeps: key version, toolchain and architecture.\n"
-            "No GPU is needed; reads the cache, changes nothing.\n\n"
-            "  --arch ARCH   the real architecture the key is for: sm_90, sm_90a, sm_100f\n"
-            "                (default: a PTX file's own '.target'; CUDA C and cubin\n"
-            "                files name none and need it)\n"
-            "  --entry NAME  also list the entries whose module defines kernel NAME (not\n"
-            "                part of the key: one blob serves every kernel of a module)\n"
-            "  -- OPTS       compiler options, in order, as the run-time caller passes\n"
-            "                them (they are part of the key)\n\n"
-            "%s\n"
-            "exit status: 0 the key is in the cache (a lookup hits), 1 it is not (a lookup\n"
-            "             misses), 2 usage or operational error\n",
-            CACHECTL_GLOBAL_HELP);
+    fprintf(out, "usage: vyre-cachectl explain SOURCE [--arch ARCH] [--entry NAME]\n"
+                 "                             [-- COMPILER-OPTIONS...]\n\n"
+                 "Why did this miss? Compute the cache key of SOURCE (CUDA C, PTX or cubin) as\n"
+                 "the run-time path and 'seed' do, print each input the key is hashed from\n"
+                 "(key version, backend, toolchain, architecture, features, options, entry,\n"
+                 "source kind, the source's SHA-256), the key, whether the cache holds it, and\n"
+                 "every cached entry of the same source file name, the same source bytes or\n"
+                 "(with --entry) the same kernel, with the inputs in which it differs.\n"
+                 "Entries stored before vyre recorded inputs (or fetched from a remote store,\n"
+                 "or found again by 'reindex') show 'inputs not recorded' and are compared on\n"
+                 "the three their blob header keeps: key version, toolchain and architecture.\n"
+                 "No GPU is needed; reads the cache, changes nothing.\n\n"
+                 "COMPILER-OPTIONS, after '--': the compiler's options, in order, as the\n"
+                 "run-time caller passes them (they are part of the key).\n\n");
+    cachectl_options_help(out, cachectl_explain_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 the key is in the cache (a lookup hits), 1 it is not (a lookup\n"
+                 "             misses), 2 usage or operational error\n");
 }
-
-enum { OPT_ARCH = CACHECTL_OPT_FIRST_LOCAL, OPT_ENTRY };
 
 typedef struct explain_args {
     const char *path;
@@ -63,9 +71,7 @@ typedef struct explain_args {
 static int options_start(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
-        const char *prev = argv[i - 1];
-        int is_value = i > 1 && (strcmp(prev, "--arch") == 0 || strcmp(prev, "--entry") == 0 ||
-                                 strcmp(prev, "--cache-dir") == 0 || strcmp(prev, "-o") == 0);
+        int is_value = i > 1 && cachectl_takes_next(cachectl_explain_opts, argv[i - 1]);
         if (strcmp(argv[i], "--") == 0 && !is_value)
             return i;
     }
@@ -74,23 +80,16 @@ static int options_start(int argc, char **argv)
 
 static int parse(int argc, char **argv, explain_args *a)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"arch", required_argument, NULL, OPT_ARCH},
-        {"entry", required_argument, NULL, OPT_ENTRY},
-        {NULL, 0, NULL, 0},
-    };
     int end = options_start(argc, argv);
     a->copts = end < argc ? (const char *const *)(argv + end + 1) : NULL;
     a->n_copts = end < argc ? (size_t)(argc - end - 1) : 0;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(end, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "explain", opts, end, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
+    cachectl_parser p;
+    int c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "explain", cachectl_explain_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, end, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
         if (c == OPT_ARCH && !vyre_compile_arch_valid(optarg))
             return tool_usage_error("explain", "write an architecture such as sm_90 or sm_90a",
                                     "'%s' is not an architecture", optarg);

@@ -17,6 +17,74 @@
 #include "tool_sanitize.h"
 #include "tool_util.h"
 
+enum {
+    OPT_DIR = CACHECTL_OPT_FIRST_LOCAL,
+    OPT_REPAIR,
+    OPT_DRY_RUN,
+    OPT_YES,
+    OPT_MAX_SIZE,
+    OPT_MAX_AGE
+};
+
+/* Each option's row, declared once; the actions' tables list the rows they
+ * take, the parser and --help all of them. */
+#define ROW_DIR                                                                                    \
+    {                                                                                              \
+        OPT_DIR, 0, "dir", "DIR",                                                                  \
+            "the TorchInductor cache to use (default:\n"                                           \
+            "$TORCHINDUCTOR_CACHE_DIR, else\n"                                                     \
+            "<temp dir>/torchinductor_<user>)",                                                    \
+            TOOL_OPT_DIR                                                                           \
+    }
+#define ROW_REPAIR                                                                                 \
+    {                                                                                              \
+        OPT_REPAIR, 0, "repair", NULL,                                                             \
+            "verify: move unusable entries into\nDIR/.vyre-quarantine (never deleted)", NULL       \
+    }
+#define ROW_MAX_SIZE                                                                               \
+    {                                                                                              \
+        OPT_MAX_SIZE, 0, "max-size", "SIZE",                                                       \
+            "prune: down to SIZE (5G, 500M, 1.5GiB; no unit: GiB)", NULL                           \
+    }
+#define ROW_MAX_AGE                                                                                \
+    {                                                                                              \
+        OPT_MAX_AGE, 0, "max-age", "AGE",                                                          \
+            "prune: entries unused for longer than AGE (30d, 12h,\n90m)", NULL                     \
+    }
+#define ROW_DRY_RUN                                                                                \
+    {                                                                                              \
+        OPT_DRY_RUN, 0, "dry-run", NULL,                                                           \
+            "prune, clear: print what would be removed, remove\nnothing", NULL                     \
+    }
+#define ROW_YES                                                                                    \
+    {                                                                                              \
+        OPT_YES, 0, "yes", NULL, "clear: required, clear refuses to run without it", NULL          \
+    }
+#define ROW_END                                                                                    \
+    {                                                                                              \
+        0, 0, NULL, NULL, NULL, NULL                                                               \
+    }
+
+const tool_opt cachectl_inductor_all_opts[] = {
+    ROW_DIR, ROW_REPAIR, ROW_MAX_SIZE, ROW_MAX_AGE, ROW_DRY_RUN, ROW_YES, ROW_END,
+};
+static const tool_opt k_dir_only[] = {ROW_DIR, ROW_END};
+static const tool_opt k_verify[] = {ROW_DIR, ROW_REPAIR, ROW_END};
+static const tool_opt k_prune[] = {ROW_DIR, ROW_MAX_SIZE, ROW_MAX_AGE, ROW_DRY_RUN, ROW_END};
+static const tool_opt k_clear[] = {ROW_DIR, ROW_YES, ROW_DRY_RUN, ROW_END};
+
+const tool_cmd cachectl_inductor_actions[] = {
+    {"stats", NULL, "entries, files and bytes by kind", 0, k_dir_only},
+    {"ls", NULL, "one line per entry", 0, k_dir_only},
+    {"verify", NULL, "check what can be checked without Python", 0, k_verify},
+    {"prune", NULL, "remove entries, least recently used first, to the limits", 0, k_prune},
+    {"clear", NULL, "remove every entry prune may remove", 0, k_clear},
+    {NULL, NULL, NULL, 0, NULL},
+};
+
+/* The action typed, for --help (set before parsing). */
+static const tool_cmd *g_help_action;
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -49,29 +117,13 @@ static void usage(FILE *out)
             "gives count (a kernel is <2>/c<51 base32>.py); any other .py or\n"
             ".best_config in a two-letter folder is foreign: reported, never removed.\n"
             "prune, clear and verify --repair work relative to the cache directory\n"
-            "opened once, and refuse one owned by another user or writable by others.\n\n"
-            "  --dir DIR        the TorchInductor cache to use\n"
-            "  --repair         verify: move unusable entries into DIR/.vyre-quarantine\n"
-            "                   (never deleted)\n"
-            "  --max-size SIZE  prune: down to SIZE (5G, 500M, 1.5GiB; no unit: GiB)\n"
-            "  --max-age AGE    prune: entries unused for longer than AGE (30d, 12h, 90m)\n"
-            "  --dry-run        prune, clear: print what would be removed, remove nothing\n"
-            "  --yes            clear: required, clear refuses to run without it\n\n"
-            "%s\n"
-            "exit status: 0 done, the cache clean; 1 verify found problems, or prune\n"
-            "             could not reach --max-size; 2 usage or operational error (no\n"
-            "             such cache directory, or one another user controls)\n",
-            CACHECTL_GLOBAL_HELP);
+            "opened once, and refuse one owned by another user or writable by others.\n\n");
+    cachectl_action_options_help(out, "inductor", g_help_action, cachectl_inductor_all_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 done, the cache clean; 1 verify found problems, or prune\n"
+                 "             could not reach --max-size; 2 usage or operational error (no\n"
+                 "             such cache directory, or one another user controls)\n");
 }
-
-enum {
-    OPT_DIR = CACHECTL_OPT_FIRST_LOCAL,
-    OPT_REPAIR,
-    OPT_DRY_RUN,
-    OPT_YES,
-    OPT_MAX_SIZE,
-    OPT_MAX_AGE
-};
 
 /* One option of the action's own; 0, or the exit code. */
 static int local_option(int c, inductor_opts *o)
@@ -138,32 +190,22 @@ static int check_combination(const inductor_opts *o)
 
 static int parse(int argc, char **argv, inductor_opts *o)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"dir", required_argument, NULL, OPT_DIR},
-        {"repair", no_argument, NULL, OPT_REPAIR},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"yes", no_argument, NULL, OPT_YES},
-        {"max-size", required_argument, NULL, OPT_MAX_SIZE},
-        {"max-age", required_argument, NULL, OPT_MAX_AGE},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "inductor", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1 || (rc = local_option(c, o)))
+    cachectl_parser p;
+    int c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "inductor", cachectl_inductor_all_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
+        int rc = local_option(c, o);
+        if (rc)
             return rc;
     }
     if (optind >= argc)
         return tool_usage_error("inductor", "use 'stats', 'ls', 'verify', 'prune' or 'clear'",
                                 "inductor needs an action");
     o->action = argv[optind++];
-    static const char *const actions[] = {"stats", "ls", "verify", "prune", "clear"};
-    int bad =
-        cachectl_check_action("inductor", o->action, actions, sizeof actions / sizeof *actions);
+    int bad = cachectl_check_action("inductor", o->action, cachectl_inductor_actions);
     if (bad)
         return bad;
     if (optind < argc)
@@ -372,6 +414,8 @@ static int do_ls(const inductor_opts *o, const vyre_inductor_cache *c)
 
 int cmd_inductor(int argc, char **argv)
 {
+    g_help_action =
+        cachectl_action_typed(cachectl_inductor_actions, cachectl_inductor_all_opts, argc, argv);
     inductor_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse(argc, argv, &o);

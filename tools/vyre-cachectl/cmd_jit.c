@@ -26,31 +26,37 @@
 #define DRIVER_DEFAULT_MAXSIZE (UINT64_C(1) << 30)
 #define DRIVER_MAX_MAXSIZE     (UINT64_C(4) << 30)
 
+enum { OPT_CLEAR = CACHECTL_OPT_FIRST_LOCAL, OPT_YES };
+
+const tool_opt cachectl_jit_opts[] = {
+    {OPT_CLEAR, 0, "clear", NULL,
+     "empty vyre's JIT cache directory (keeping the\n"
+     "directory); refused when it does not look like a\n"
+     "driver JIT cache",
+     NULL},
+    {OPT_YES, 0, "yes", NULL, "required with --clear", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl jit [--json]\n"
-            "       vyre-cachectl jit --clear --yes\n\n"
-            "Report on the CUDA driver's JIT caches: the one vyre programs use (the path\n"
-            "in force: CUDA_CACHE_PATH, else $XDG_CACHE_HOME/vyre/cuda-jit; the size limit\n"
-            "vyre puts in force: CUDA_CACHE_MAXSIZE, at least 1 GiB) and the driver's\n"
-            "default, which every CUDA program not using vyre (PyTorch, Triton) fills\n"
-            "(CUDA_CACHE_PATH, else ~/.nv/ComputeCache; CUDA_CACHE_MAXSIZE, else the\n"
-            "driver's default of 1 GiB, 256 MiB on embedded platforms and older drivers):\n"
-            "the bytes and files each holds and how full it is. A CUDA_CACHE_MAXSIZE that\n"
-            "vyre or the driver cannot use is reported as a warning. --cache-dir does not\n"
-            "apply: these are the driver's caches.\n\n"
-            "  --clear  empty vyre's JIT cache directory (keeping the directory); refused\n"
-            "           when it does not look like a driver JIT cache\n"
-            "  --yes    required with --clear\n\n"
-            "%s\n"
-            "exit status: 0 reported (warnings included) or cleared, 2 usage or\n"
-            "             operational error (empty CUDA_CACHE_PATH, --clear without --yes,\n"
-            "             unreadable cache)\n",
-            CACHECTL_GLOBAL_HELP);
+    fprintf(out, "usage: vyre-cachectl jit [--json]\n"
+                 "       vyre-cachectl jit --clear --yes\n\n"
+                 "Report on the CUDA driver's JIT caches: the one vyre programs use (the path\n"
+                 "in force: CUDA_CACHE_PATH, else $XDG_CACHE_HOME/vyre/cuda-jit; the size limit\n"
+                 "vyre puts in force: CUDA_CACHE_MAXSIZE, at least 1 GiB) and the driver's\n"
+                 "default, which every CUDA program not using vyre (PyTorch, Triton) fills\n"
+                 "(CUDA_CACHE_PATH, else ~/.nv/ComputeCache; CUDA_CACHE_MAXSIZE, else the\n"
+                 "driver's default of 1 GiB, 256 MiB on embedded platforms and older drivers):\n"
+                 "the bytes and files each holds and how full it is. A CUDA_CACHE_MAXSIZE that\n"
+                 "vyre or the driver cannot use is reported as a warning. --cache-dir does not\n"
+                 "apply: these are the driver's caches.\n\n");
+    cachectl_options_help(out, cachectl_jit_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 reported (warnings included) or cleared, 2 usage or\n"
+                 "             operational error (empty CUDA_CACHE_PATH, --clear without --yes,\n"
+                 "             unreadable cache)\n");
 }
-
-enum { OPT_CLEAR = CACHECTL_OPT_FIRST_LOCAL, OPT_YES };
 
 #define MAX_FINDINGS 4
 
@@ -164,20 +170,13 @@ static int clear_cache(const vyre_jitcache_info *info)
 /* Parses argv: CACHECTL_HANDLED to go on, else the exit code. */
 static int parse_jit_args(int argc, char **argv, int *clear, int *yes)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"clear", no_argument, NULL, OPT_CLEAR},
-        {"yes", no_argument, NULL, OPT_YES},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "jit", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
+    cachectl_parser p;
+    int c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "jit", cachectl_jit_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
         if (c == OPT_CLEAR)
             *clear = 1;
         else if (c == OPT_YES)

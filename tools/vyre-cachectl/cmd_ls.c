@@ -12,34 +12,42 @@
 #include "cmds.h"
 #include "listing.h"
 
+enum { OPT_SORT = CACHECTL_OPT_FIRST_LOCAL, OPT_ARCH, OPT_KIND, OPT_OLDER, OPT_LIMIT };
+
+const tool_opt cachectl_ls_opts[] = {
+    {OPT_SORT, 0, "sort", "FIELD",
+     "lru (default: least recently used first, the order\n"
+     "prune removes in), size (largest first), age (oldest\n"
+     "first), hits (most first), key",
+     "lru size age hits key"},
+    {OPT_ARCH, 0, "arch", "ARCH", "only blobs for this architecture (e.g. sm_90a)",
+     "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_100f sm_120"},
+    {OPT_KIND, 0, "kind", "KIND", "only blobs of this kind: cubin, ptx or fatbin",
+     "cubin ptx fatbin"},
+    {OPT_OLDER, 0, "older-than", "AGE",
+     "only blobs unused for longer than AGE (30d, 12h,\n"
+     "90m): what 'prune --max-age AGE' would remove",
+     NULL},
+    {OPT_LIMIT, 0, "limit", "N", "at most N lines", NULL},
+    {'v', 'v', "verbose", NULL, "full keys and the toolchain column", NULL},
+    {'q', 'q', "quiet", NULL, "full keys only, one a line (for scripts)", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
+    fprintf(out, "usage: vyre-cachectl ls [--sort FIELD] [--arch ARCH] [--kind KIND]\n"
+                 "                        [--older-than AGE] [--limit N] [--width N | --wide]\n"
+                 "                        [--json]\n\n"
+                 "One line per blob: short key, kind, architecture, size on disk, age (since\n"
+                 "created), last use, hits, the source file it was seeded from and the kernels\n"
+                 "the module defines (stale blobs, of an older key format, say so). Reads the\n"
+                 "cache, changes nothing.\n\n");
+    cachectl_options_help(out, cachectl_ls_opts);
     fprintf(out,
-            "usage: vyre-cachectl ls [--sort FIELD] [--arch ARCH] [--kind KIND]\n"
-            "                        [--older-than AGE] [--limit N] [--width N | --wide]\n"
-            "                        [--json]\n\n"
-            "One line per blob: short key, kind, architecture, size on disk, age (since\n"
-            "created), last use, hits, the source file it was seeded from and the kernels\n"
-            "the module defines (stale blobs, of an older key format, say so). Reads the\n"
-            "cache, changes nothing.\n\n"
-            "  --sort FIELD      lru (default: least recently used first, the order prune\n"
-            "                    removes in), size (largest first), age (oldest first),\n"
-            "                    hits (most first), key\n"
-            "  --arch ARCH       only blobs for this architecture (e.g. sm_90a)\n"
-            "  --kind KIND       only blobs of this kind: cubin, ptx or fatbin\n"
-            "  --older-than AGE  only blobs unused for longer than AGE (30d, 12h, 90m): what\n"
-            "                    'prune --max-age AGE' would remove\n"
-            "  --limit N         at most N lines\n"
-            "  -v                full keys and the toolchain column\n"
-            "  -q                full keys only, one a line (for scripts)\n"
-            "  --width N, --wide fit the table in N columns (default: the terminal's width,\n"
-            "                    else $COLUMNS), or show every column in full\n\n"
-            "%s\n"
-            "exit status: 0 listed (even when nothing matched), 2 usage or operational error\n",
-            CACHECTL_GLOBAL_HELP);
+            "\n"
+            "exit status: 0 listed (even when nothing matched), 2 usage or operational error\n");
 }
-
-enum { OPT_SORT = CACHECTL_OPT_FIRST_LOCAL, OPT_ARCH, OPT_KIND, OPT_OLDER, OPT_LIMIT };
 
 enum sort_by { SORT_LRU, SORT_SIZE, SORT_AGE, SORT_HITS, SORT_KEY };
 
@@ -170,23 +178,14 @@ static int ls_option(int c, const char *arg, ls_ctx *x, enum sort_by *sort, uint
 /* Parses argv: CACHECTL_HANDLED to go on, else the exit code. */
 static int parse_ls_args(int argc, char **argv, ls_ctx *x, enum sort_by *sort, uint64_t *limit)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"sort", required_argument, NULL, OPT_SORT},
-        {"arch", required_argument, NULL, OPT_ARCH},
-        {"kind", required_argument, NULL, OPT_KIND},
-        {"older-than", required_argument, NULL, OPT_OLDER},
-        {"limit", required_argument, NULL, OPT_LIMIT},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "ls", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
+    cachectl_parser p;
+    int c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "ls", cachectl_ls_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
+        int rc;
         if ((rc = ls_option(c, optarg, x, sort, limit)))
             return rc;
     }

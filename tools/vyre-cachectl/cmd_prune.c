@@ -15,41 +15,6 @@
 #include "tool_sanitize.h"
 #include "vyre/compile.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: vyre-cachectl prune [--max-size SIZE] [--max-age AGE] [--arch ARCH]\n"
-            "                           [--stale] [--stale-toolchain [--toolchain ID]]\n"
-            "                           [--dry-run]\n\n"
-            "Remove blobs, least recently used first, and print what was removed and\n"
-            "what is left. With no option, apply the configured limits (max_size and\n"
-            "max_age: 'vyre-cachectl config'), as a put over the limit does. Otherwise\n"
-            "give any of:\n\n"
-            "  --max-size SIZE    remove until the cache is at most SIZE (500M, 2G, 1.5GiB,\n"
-            "                     750MB: K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024,\n"
-            "                     KB/MB/GB/TB of 1000; a size without a unit is GiB)\n"
-            "  --max-age AGE      remove blobs unused for longer than AGE (30d, 12h, 90m, 2w;\n"
-            "                     0s: every blob)\n"
-            "  --arch ARCH        remove every blob for this architecture (e.g. sm_80)\n"
-            "  --stale            remove stale blobs: keyed by an older key format (v1:\n"
-            "                     one blob per kernel), never hit by this version\n"
-            "  --stale-toolchain  --stale, and remove blobs built by a toolchain other than\n"
-            "                     the current ones (NVRTC and nvJitLink as loaded now, and\n"
-            "                     'cubin')\n\n"
-            "  --toolchain ID     with --stale-toolchain: an identity to keep instead of\n"
-            "                     the current ones (e.g. nvrtc-13.0); may be repeated\n"
-            "  --dry-run          print what would be removed; remove nothing\n"
-            "  -v                 a line per removed blob\n\n"
-            "Every prune also removes quarantined files older than quarantine_max_age\n"
-            "(default 7d; 'vyre-cachectl config').\n\n"
-            "Other processes may use the cache meanwhile.\n\n"
-            "%s\n"
-            "exit status: 0 done, 1 the --max-size target could not be reached,\n"
-            "             2 usage or operational error (bad size or age, read-only cache,\n"
-            "             --toolchain without --stale-toolchain, ...)\n",
-            CACHECTL_GLOBAL_HELP);
-}
-
 enum {
     OPT_MAX_SIZE = CACHECTL_OPT_FIRST_LOCAL,
     OPT_MAX_AGE,
@@ -59,6 +24,56 @@ enum {
     OPT_TOOLCHAIN,
     OPT_DRY_RUN,
 };
+
+const tool_opt cachectl_prune_opts[] = {
+    {OPT_MAX_SIZE, 0, "max-size", "SIZE",
+     "remove until the cache is at most SIZE (500M, 2G,\n"
+     "1.5GiB, 750MB: K/M/G/T and KiB/MiB/GiB/TiB are powers\n"
+     "of 1024, KB/MB/GB/TB of 1000; a size without a unit\n"
+     "is GiB)",
+     NULL},
+    {OPT_MAX_AGE, 0, "max-age", "AGE",
+     "remove blobs unused for longer than AGE (30d, 12h,\n"
+     "90m, 2w; 0s: every blob)",
+     NULL},
+    {OPT_ARCH, 0, "arch", "ARCH", "remove every blob for this architecture (e.g. sm_80)",
+     "sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_100f sm_120"},
+    {OPT_STALE_KEYS, 0, "stale", NULL,
+     "remove stale blobs: keyed by an older key format (v1:\n"
+     "one blob per kernel), never hit by this version",
+     NULL},
+    {OPT_STALE, 0, "stale-toolchain", NULL,
+     "--stale, and remove blobs built by a toolchain other\n"
+     "than the current ones (NVRTC and nvJitLink as loaded\n"
+     "now, and 'cubin')",
+     NULL},
+    {OPT_TOOLCHAIN, 0, "toolchain", "ID",
+     "with --stale-toolchain: an identity to keep instead\n"
+     "of the current ones (e.g. nvrtc-13.0); may be repeated",
+     NULL},
+    {OPT_DRY_RUN, 0, "dry-run", NULL, "print what would be removed; remove nothing", NULL},
+    {'v', 'v', "verbose", NULL, "a line per removed blob", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: vyre-cachectl prune [--max-size SIZE] [--max-age AGE] [--arch ARCH]\n"
+                 "                           [--stale] [--stale-toolchain [--toolchain ID]]\n"
+                 "                           [--dry-run]\n\n"
+                 "Remove blobs, least recently used first, and print what was removed and\n"
+                 "what is left. With no option, apply the configured limits (max_size and\n"
+                 "max_age: 'vyre-cachectl config'), as a put over the limit does. Otherwise\n"
+                 "give any of the options below.\n\n"
+                 "Every prune also removes quarantined files older than quarantine_max_age\n"
+                 "(default 7d; 'vyre-cachectl config').\n\n"
+                 "Other processes may use the cache meanwhile.\n\n");
+    cachectl_options_help(out, cachectl_prune_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 done, 1 the --max-size target could not be reached,\n"
+                 "             2 usage or operational error (bad size or age, read-only cache,\n"
+                 "             --toolchain without --stale-toolchain, ...)\n");
+}
 
 static const char *const g_reasons[] = {"size", "age", "arch", "stale-toolchain", "stale"};
 #define N_REASONS 5
@@ -204,25 +219,14 @@ static int prune_option(int c, const char *arg, prune_args *a)
 /* Parses argv into a: CACHECTL_HANDLED to go on, else the exit code. */
 static int parse_prune_args(int argc, char **argv, prune_args *a)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"max-size", required_argument, NULL, OPT_MAX_SIZE},
-        {"max-age", required_argument, NULL, OPT_MAX_AGE},
-        {"arch", required_argument, NULL, OPT_ARCH},
-        {"stale-toolchain", no_argument, NULL, OPT_STALE},
-        {"stale", no_argument, NULL, OPT_STALE_KEYS},
-        {"toolchain", required_argument, NULL, OPT_TOOLCHAIN},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "prune", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
+    cachectl_parser p;
+    int c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "prune", cachectl_prune_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
+        int rc;
         if ((rc = prune_option(c, optarg, a)))
             return rc;
     }

@@ -10,28 +10,34 @@
 #include "cmds.h"
 #include "progress.h"
 
+enum { OPT_ADOPT = CACHECTL_OPT_FIRST_LOCAL };
+
+const tool_opt cachectl_reindex_opts[] = {
+    {OPT_ADOPT, 0, "adopt", NULL,
+     "take back a cache made by an earlier vyre that lost\n"
+     "its index: vyre uses no non-empty directory without\n"
+     "its marker (" VYRE_CACHE_MARKER "); --adopt checks that\n"
+     "every entry of the directory and of its blobs/ has a\n"
+     "name vyre writes, then writes the marker",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl reindex [--adopt] [--json]\n\n"
-            "Rebuild index.sqlite3 from the blob headers alone. A missing or corrupt\n"
-            "index is replaced; hit counts and last-use times survive when the old\n"
-            "index is readable. A file under the index's name that is not vyre's (another\n"
-            "program's database, another user's file) is never deleted: it is kept as\n"
-            "index.sqlite3.foreign-<time>, and reindex says so. Blobs that fail\n"
-            "validation are quarantined. This is the fix for 'corrupt index' errors;\n"
-            "nothing is lost, the blobs are the truth.\n\n"
-            "  --adopt  take back a cache made by an earlier vyre that lost its index:\n"
-            "           vyre uses no non-empty directory without its marker (%s);\n"
-            "           --adopt checks that every entry of the directory and of its\n"
-            "           blobs/ has a name vyre writes, then writes the marker\n\n"
-            "%s\n"
-            "exit status: 0 rebuilt, 2 usage or operational error (missing, unsafe,\n"
-            "             foreign or read-only cache directory)\n",
-            VYRE_CACHE_MARKER, CACHECTL_GLOBAL_HELP);
+    fprintf(out, "usage: vyre-cachectl reindex [--adopt] [--json]\n\n"
+                 "Rebuild index.sqlite3 from the blob headers alone. A missing or corrupt\n"
+                 "index is replaced; hit counts and last-use times survive when the old\n"
+                 "index is readable. A file under the index's name that is not vyre's (another\n"
+                 "program's database, another user's file) is never deleted: it is kept as\n"
+                 "index.sqlite3.foreign-<time>, and reindex says so. Blobs that fail\n"
+                 "validation are quarantined. This is the fix for 'corrupt index' errors;\n"
+                 "nothing is lost, the blobs are the truth.\n\n");
+    cachectl_options_help(out, cachectl_reindex_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 rebuilt, 2 usage or operational error (missing, unsafe,\n"
+                 "             foreign or read-only cache directory)\n");
 }
-
-enum { OPT_ADOPT = CACHECTL_OPT_FIRST_LOCAL };
 
 /* Opens the cache for --adopt: as cachectl_open(CACHECTL_WRITE_NOINDEX)
  * does, a missing directory is refused before anything is created. */
@@ -94,22 +100,15 @@ static void print_result(const vyre_cache *cache, const vyre_cache_reindex_resul
 
 int cmd_reindex(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"adopt", no_argument, NULL, OPT_ADOPT},
-        {NULL, 0, NULL, 0},
-    };
-    int adopt = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "reindex", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
-        if (c != OPT_ADOPT)
-            return TOOL_EXIT_ERROR;
-        adopt = 1;
+    cachectl_parser p;
+    int adopt = 0, c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "reindex", cachectl_reindex_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
+        if (c == OPT_ADOPT)
+            adopt = 1;
     }
     if (optind < argc)
         return tool_usage_error("reindex", NULL, "unexpected argument '%s'", argv[optind]);

@@ -13,6 +13,25 @@
 #include "cmds.h"
 #include "listing.h"
 
+enum { OPT_ALL = CACHECTL_OPT_FIRST_LOCAL };
+
+/* remote's options: push's --all (check and pull take the global ones). */
+const tool_opt cachectl_remote_opts[] = {
+    {OPT_ALL, 0, "all", NULL, "push: every local blob", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
+const tool_cmd cachectl_remote_actions[] = {
+    {"check", NULL, "for each remote: reachable, round-trip time, writable", 0, cachectl_no_opts},
+    {"push", NULL, "write local blobs (KEY... or --all) to every writable remote", 0,
+     cachectl_remote_opts},
+    {"pull", NULL, "fetch blobs (full keys) from the remotes in order", 0, cachectl_no_opts},
+    {NULL, NULL, NULL, 0, NULL},
+};
+
+/* The action typed, for --help (set before parsing). */
+static const tool_cmd *g_help_action;
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -31,11 +50,12 @@ static void usage(FILE *out)
             "  push    write local blobs (KEY or a unique prefix of it, or --all) to every\n"
             "          writable remote\n"
             "  pull    fetch blobs (full 64-digit keys) from the remotes in order; each is\n"
-            "          validated like a local blob before it is stored\n\n"
-            "%s\n"
+            "          validated like a local blob before it is stored\n\n");
+    cachectl_action_options_help(out, "remote", g_help_action, cachectl_remote_opts);
+    fprintf(out,
+            "\n"
             "exit status: 0 done; 1 a remote unreachable or refusing, or a blob not\n"
-            "             pushed or pulled; 2 usage or operational error (no remote listed)\n",
-            CACHECTL_GLOBAL_HELP);
+            "             pushed or pulled; 2 usage or operational error (no remote listed)\n");
 }
 
 static int no_remotes(void)
@@ -255,25 +275,19 @@ static int do_pull(vyre_cache *cache, int argc, char **argv)
     return failed ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
 }
 
-enum { OPT_ALL = CACHECTL_OPT_FIRST_LOCAL };
-
 int cmd_remote(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"all", no_argument, NULL, OPT_ALL},
-        CACHECTL_GLOBAL_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
-    int all = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        if (c == OPT_ALL) {
+    g_help_action =
+        cachectl_action_typed(cachectl_remote_actions, cachectl_remote_opts, argc, argv);
+    cachectl_parser p;
+    int all = 0, c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "remote", cachectl_remote_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
+        if (c == OPT_ALL)
             all = 1;
-            continue;
-        }
-        int rc = cachectl_option(c, "remote", opts, argc, argv, usage);
-        if (rc != CACHECTL_HANDLED)
-            return rc < 0 ? TOOL_EXIT_ERROR : rc;
     }
     if (optind >= argc)
         return tool_usage_error("remote", "use 'check', 'push' or 'pull'",
@@ -284,8 +298,7 @@ int cmd_remote(int argc, char **argv)
     int is_check = strcmp(action, "check") == 0, is_push = strcmp(action, "push") == 0,
         is_pull = strcmp(action, "pull") == 0;
     if (!is_check && !is_push && !is_pull)
-        return tool_usage_error("remote", "use 'check', 'push' or 'pull'", "unknown action '%s'",
-                                action);
+        return cachectl_check_action("remote", action, cachectl_remote_actions);
     if (all && !is_push)
         return tool_usage_error("remote", NULL, "--all is for 'remote push'");
     if (is_check && nargs)

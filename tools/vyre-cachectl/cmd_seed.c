@@ -31,6 +31,29 @@
 #define SEED_MAX_ENTRIES 64
 #define SEED_MAX_JOBS    VYRE_SEED_MAX_JOBS
 
+enum { OPT_ARCH = CACHECTL_OPT_FIRST_LOCAL, OPT_ENTRY, OPT_JOBS };
+
+const tool_opt cachectl_seed_opts[] = {
+    {OPT_ARCH, 0, "arch", "LIST",
+     "comma-separated real architectures: sm_80, sm_90,\n"
+     "sm_90a (arch-specific, as Triton's PTX uses),\n"
+     "sm_100f, ... Default: a PTX file's own '.target'\n"
+     "(sm_90a stays sm_90a); CUDA C and cubin files name\n"
+     "none and need --arch",
+     ",sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_100a sm_100f sm_120"},
+    {OPT_ENTRY, 0, "entry", "NAME",
+     "a kernel the module must define (may be repeated): a\n"
+     "file whose module lacks one fails, naming the kernels\n"
+     "it has, and nothing is stored for it. Not part of the\n"
+     "key: one blob serves every kernel of a module",
+     NULL},
+    {OPT_JOBS, 0, "jobs", "N",
+     "compile N files at once (default: the number of\n"
+     "online CPUs)",
+     NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -47,30 +70,19 @@ static void usage(FILE *out)
             "Triton's kernels in one command. There a .cubin next to a .ptx of the same\n"
             "name is skipped (the PTX is the module). A walk goes at most 64 directories\n"
             "deep and looks at no more than 4,000,000 entries.\n\n"
-            "  --arch LIST   comma-separated real architectures: sm_80, sm_90, sm_90a\n"
-            "                (arch-specific, as Triton's PTX uses), sm_100f, ...\n"
-            "                Default: a PTX file's own '.target' (sm_90a stays sm_90a);\n"
-            "                CUDA C and cubin files name none and need --arch\n"
-            "  --entry NAME  a kernel the module must define (may be repeated): a file\n"
-            "                whose module lacks one fails, naming the kernels it has, and\n"
-            "                nothing is stored for it. Not part of the key: one blob\n"
-            "                serves every kernel of a module\n"
-            "  --jobs N      compile N files at once (default: the number of online CPUs)\n"
-            "  -- OPTS       compiler options, in order (NVRTC's for CUDA C, nvJitLink's\n"
-            "                for PTX); they are part of the key, so give exactly the\n"
-            "                options the run-time caller uses\n\n"
+            "COMPILER-OPTIONS, after '--': in order (NVRTC's for CUDA C, nvJitLink's for\n"
+            "PTX); they are part of the key, so give exactly the options the run-time\n"
+            "caller uses.\n\n"
             "A failed file is reported (with the compiler log for a compile error) and\n"
             "the others are still seeded. The last line counts the modules seeded, their\n"
             "kernels, those fetched from a remote store (with remotes), those already\n"
-            "present and the failures.\n\n"
-            "%s\n"
-            "exit status: 0 every module seeded or present, 2 usage or operational error\n"
-            "             (unreadable file, no architecture, a kernel missing from a module,\n"
-            "             compile error, NVRTC or nvJitLink missing)\n",
-            CACHECTL_GLOBAL_HELP);
+            "present and the failures.\n\n");
+    cachectl_options_help(out, cachectl_seed_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 every module seeded or present, 2 usage or operational error\n"
+                 "             (unreadable file, no architecture, a kernel missing from a module,\n"
+                 "             compile error, NVRTC or nvJitLink missing)\n");
 }
-
-enum { OPT_ARCH = CACHECTL_OPT_FIRST_LOCAL, OPT_ENTRY, OPT_JOBS };
 
 /* ---- options --------------------------------------------------------------- */
 
@@ -259,9 +271,7 @@ static void print_summary(seed_print *sp, vyre_cache *cache, const vyre_seed_lis
 static int compiler_options_start(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
-        const char *prev = argv[i - 1];
-        int is_value = i > 1 && (strcmp(prev, "--arch") == 0 || strcmp(prev, "--entry") == 0 ||
-                                 strcmp(prev, "--jobs") == 0 || strcmp(prev, "--cache-dir") == 0);
+        int is_value = i > 1 && cachectl_takes_next(cachectl_seed_opts, argv[i - 1]);
         if (strcmp(argv[i], "--") == 0 && !is_value)
             return i;
     }
@@ -314,13 +324,6 @@ static int open_or_create(vyre_cache **cache)
 
 int cmd_seed(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"arch", required_argument, NULL, OPT_ARCH},
-        {"entry", required_argument, NULL, OPT_ENTRY},
-        {"jobs", required_argument, NULL, OPT_JOBS},
-        {NULL, 0, NULL, 0},
-    };
     int end = compiler_options_start(argc, argv);
     const char *const *copts = end < argc ? (const char *const *)(argv + end + 1) : NULL;
     size_t n_copts = end < argc ? (size_t)(argc - end - 1) : 0;
@@ -329,15 +332,14 @@ int cmd_seed(int argc, char **argv)
     const char *entries[SEED_MAX_ENTRIES];
     size_t n_entries = 0;
     long jobs = 0;
-    int c, rc = 0;
-    opterr = 0;
+    int c, rc = 0, code = TOOL_EXIT_ERROR;
+    cachectl_parser p;
+    if (cachectl_parser_init(&p, "seed", cachectl_seed_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
     /* Files and options may mix, as in "seed a.cu --arch sm_90 b.cu". */
-    while ((c = getopt_long(end, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        rc = cachectl_option(c, "seed", opts, end, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
+    while ((c = cachectl_getopt(&p, end, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
         if (c == OPT_ARCH)
             arch_list = optarg;
         else if ((rc = c == OPT_ENTRY  ? add_entry(optarg, entries, &n_entries)

@@ -13,18 +13,17 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl show [--json] KEY|PREFIX\n\n"
-            "Print the full header of one blob (format and key versions, key, kind,\n"
-            "architecture, toolchain, sizes, creation time, compile time, payload\n"
-            "checksum), its file, its usage from the index, and whether it validates.\n"
-            "PREFIX is at least 4 hex digits; an ambiguous prefix is refused and the\n"
-            "matching keys are listed. Reads the cache, changes nothing.\n\n"
-            "%s\n"
-            "exit status: 0 shown and valid, 1 shown but the blob is damaged or missing\n"
-            "             (run 'vyre-cachectl verify'), 2 usage or operational error\n"
-            "             (no such key, ambiguous prefix, ...)\n",
-            CACHECTL_GLOBAL_HELP);
+    fprintf(out, "usage: vyre-cachectl show [--json] KEY|PREFIX\n\n"
+                 "Print the full header of one blob (format and key versions, key, kind,\n"
+                 "architecture, toolchain, sizes, creation time, compile time, payload\n"
+                 "checksum), its file, its usage from the index, and whether it validates.\n"
+                 "PREFIX is at least 4 hex digits; an ambiguous prefix is refused and the\n"
+                 "matching keys are listed. Reads the cache, changes nothing.\n\n");
+    cachectl_options_help(out, cachectl_no_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 shown and valid, 1 shown but the blob is damaged or missing\n"
+                 "             (run 'vyre-cachectl verify'), 2 usage or operational error\n"
+                 "             (no such key, ambiguous prefix, ...)\n");
 }
 
 static void format_time(int64_t unix_ns, char *buf, size_t size)

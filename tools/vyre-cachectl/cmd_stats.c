@@ -14,21 +14,20 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl stats [-v] [--json | --csv | --md] [--width N]\n\n"
-            "Entries and bytes on disk, by kind, by architecture and by age (since\n"
-            "creation); hits and the compile time they saved; quarantined files and tmp/\n"
-            "debris; the size limit and how full the cache is (max_size), and the other\n"
-            "limits in force; for each remote store (remote_storage), the hits, misses,\n"
-            "errors, rejected objects and bytes every process using this cache recorded.\n"
-            "Reads the cache, changes nothing; a cache that does not exist yet shows as\n"
-            "empty (nothing is created). Compact by default: the counts that are 0 and\n"
-            "the limits are left out; -v shows every line and row. --csv: the lines as\n"
-            "field,value rows, then each table after a blank line.\n\n"
-            "%s\n"
-            "exit status: 0 printed, 2 usage or operational error (missing or unsafe cache\n"
-            "             directory, corrupt index)\n",
-            CACHECTL_GLOBAL_HELP);
+    fprintf(out, "usage: vyre-cachectl stats [-v] [--json | --csv | --md] [--width N]\n\n"
+                 "Entries and bytes on disk, by kind, by architecture and by age (since\n"
+                 "creation); hits and the compile time they saved; quarantined files and tmp/\n"
+                 "debris; the size limit and how full the cache is (max_size), and the other\n"
+                 "limits in force; for each remote store (remote_storage), the hits, misses,\n"
+                 "errors, rejected objects and bytes every process using this cache recorded.\n"
+                 "Reads the cache, changes nothing; a cache that does not exist yet shows as\n"
+                 "empty (nothing is created). Compact by default: the counts that are 0 and\n"
+                 "the limits are left out; -v shows every line and row. --csv: the lines as\n"
+                 "field,value rows, then each table after a blank line.\n\n");
+    cachectl_options_help(out, cachectl_no_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 printed, 2 usage or operational error (missing or unsafe cache\n"
+                 "             directory, corrupt index)\n");
 }
 
 /* Upper bounds of the age buckets in seconds (the last is open). */

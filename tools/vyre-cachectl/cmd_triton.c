@@ -17,6 +17,39 @@
 #include "tool_sanitize.h"
 #include "tool_util.h"
 
+/* Every option of the actions but explain's (which parses its own), for
+ * the parser and --help; each action's own, for the completion. */
+const tool_opt cachectl_triton_all_opts[] = {
+    TRITON_ROW_DIR,         TRITON_ROW_REPAIR,    TRITON_ROW_DRY_RUN, TRITON_ROW_MAX_SIZE,
+    TRITON_ROW_MAX_AGE,     TRITON_ROW_KEEP_ARCH, TRITON_ROW_VERSION, TRITON_ROW_AUTO,
+    TRITON_ROW_PRINT_TIMER, TRITON_ROW_YES,       TRITON_ROW_END,
+};
+static const tool_opt k_dir_only[] = {TRITON_ROW_DIR, TRITON_ROW_END};
+static const tool_opt k_verify[] = {TRITON_ROW_DIR, TRITON_ROW_REPAIR, TRITON_ROW_END};
+static const tool_opt k_relocate[] = {TRITON_ROW_DIR, TRITON_ROW_DRY_RUN, TRITON_ROW_END};
+static const tool_opt k_prune[] = {
+    TRITON_ROW_DIR,         TRITON_ROW_MAX_SIZE, TRITON_ROW_MAX_AGE,
+    TRITON_ROW_KEEP_ARCH,   TRITON_ROW_VERSION,  TRITON_ROW_AUTO,
+    TRITON_ROW_PRINT_TIMER, TRITON_ROW_DRY_RUN,  TRITON_ROW_END,
+};
+static const tool_opt k_clear[] = {TRITON_ROW_DIR, TRITON_ROW_YES, TRITON_ROW_DRY_RUN,
+                                   TRITON_ROW_END};
+
+const tool_cmd cachectl_triton_actions[] = {
+    {"stats", NULL, "groups, files and bytes by architecture and Triton version", 0, k_dir_only},
+    {"ls", NULL, "one line per group", 0, k_dir_only},
+    {"show", NULL, "one group in full (KEY or KERNEL_NAME)", 0, k_dir_only},
+    {"explain", NULL, "why KERNEL was compiled more than once", 0, cachectl_triton_explain_opts},
+    {"verify", NULL, "check each group; --repair quarantines bad ones", 0, k_verify},
+    {"prune", NULL, "remove groups, least recently used first, to the limits", 0, k_prune},
+    {"clear", NULL, "remove every group", 0, k_clear},
+    {"relocate", NULL, "rewrite the manifests to where the cache is now", 0, k_relocate},
+    {NULL, NULL, NULL, 0, NULL},
+};
+
+/* The action typed, for --help (set before parsing). */
+static const tool_cmd *g_help_action;
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -56,68 +89,42 @@ static void usage(FILE *out)
             "  clear     remove every group (same safety rules as prune)\n"
             "  explain   why KERNEL was compiled more than once: its groups and the fields\n"
             "            in which they differ ('triton explain --help')\n\n"
-            "  --dir DIR   the Triton cache to use\n"
-            "  --repair    verify: move bad groups into DIR/.vyre-quarantine (never deleted)\n"
-
-            "  --dry-run   relocate, prune, clear: say what would change, change nothing\n"
-            "  --max-size SIZE       prune: remove groups until the cache is at most SIZE\n"
-            "                        (500M, 2G, 1.5GiB; a size without a unit is GiB)\n"
-            "  --max-age AGE         prune: remove groups unused for longer (30d, 12h)\n"
-            "  --keep-arch ARCH      prune: remove kernel groups of any other target.arch\n"
-            "                        (90 or sm_90; may be repeated)\n"
-            "  --triton-version V    prune: remove kernel groups built by any other Triton\n"
-            "                        version, or by one too old to record it (before 3.3)\n"
-            "  --auto                prune to the triton_max_size configuration key\n"
-            "                        ('vyre-cachectl config'; 0, the default: nothing to do)\n"
-            "  --print-timer         with --auto: print a systemd user service and timer\n"
-            "                        (and a crontab line) that run it daily; installs nothing\n"
-            "  --yes                 clear: required, unless --dry-run\n\n"
             "Safety (prune, clear): a group whose directory or newest file changed less\n"
             "than a minute ago is left (Triton may be writing it); Triton's temp\n"
             "directories (tmp.pid_*) go when older than an hour (clear: a minute);\n"
             "trash a killed pruner left is finished when older than a minute; links are\n"
             "never followed; other entries at the top of the cache are never touched.\n"
             "Every change (prune, clear, verify --repair, relocate) is refused for a cache\n"
-            "another user owns or others can write; reading one is not.\n\n"
-            "%s\n"
-            "exit status: 0 done, the cache clean; 1 verify found problems, or prune left\n"
-            "             the cache over --max-size (young groups) or could not remove a\n"
-            "             group; 2 usage or operational error (no such cache directory)\n",
-            CACHECTL_GLOBAL_HELP);
+            "another user owns or others can write; reading one is not.\n\n");
+    cachectl_action_options_help(out, "triton", g_help_action, cachectl_triton_all_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 done, the cache clean; 1 verify found problems, or prune left\n"
+                 "             the cache over --max-size (young groups) or could not remove a\n"
+                 "             group; 2 usage or operational error (no such cache directory)\n");
 }
-
-enum { OPT_DIR = CACHECTL_OPT_FIRST_LOCAL, OPT_REPAIR, OPT_DRY_RUN };
 
 static int parse(int argc, char **argv, triton_opts *o)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"dir", required_argument, NULL, OPT_DIR},
-        {"repair", no_argument, NULL, OPT_REPAIR},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        TRITON_PRUNE_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "triton", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
+    cachectl_parser p;
+    int c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "triton", cachectl_triton_all_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
+        int rc;
         if ((rc = cachectl_triton_prune_option(c, optarg, o)) == 1)
             continue;
         if (rc)
             return rc;
-        if (c == OPT_DIR) {
+        if (c == TRITON_OPT_DIR) {
             if (!*optarg)
                 return tool_usage_error("triton", "give a directory path",
                                         "--dir needs a non-empty directory");
             o->dir = optarg;
-        } else if (c == OPT_REPAIR)
+        } else if (c == TRITON_OPT_REPAIR)
             o->repair = 1;
-        else if (c == OPT_DRY_RUN)
+        else if (c == TRITON_OPT_DRY_RUN)
             o->dry_run = 1;
         else
             return TOOL_EXIT_ERROR;
@@ -128,9 +135,7 @@ static int parse(int argc, char **argv, triton_opts *o)
             "use 'stats', 'ls', 'show', 'verify', 'relocate', 'prune', 'clear' or 'explain'",
             "triton needs an action");
     o->action = argv[optind++];
-    static const char *const actions[] = {"stats", "ls",    "verify", "relocate",
-                                          "prune", "clear", "show"};
-    int bad = cachectl_check_action("triton", o->action, actions, sizeof actions / sizeof *actions);
+    int bad = cachectl_check_action("triton", o->action, cachectl_triton_actions);
     if (bad)
         return bad;
     if (!strcmp(o->action, "show") && optind < argc)
@@ -410,6 +415,8 @@ static int do_ls(const triton_opts *o, const vyre_triton_cache *c)
 
 int cmd_triton(int argc, char **argv)
 {
+    g_help_action =
+        cachectl_action_typed(cachectl_triton_actions, cachectl_triton_all_opts, argc, argv);
     if (cachectl_triton_is_explain(argc, argv))
         return cmd_triton_explain(argc, argv);
     triton_opts o;

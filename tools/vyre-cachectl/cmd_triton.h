@@ -31,26 +31,90 @@ typedef struct triton_opts {
 
 int cachectl_triton_verify(const triton_opts *o, const vyre_triton_cache *c);
 int cachectl_triton_relocate(const triton_opts *o, const vyre_triton_cache *c);
-/* prune's and clear's options, numbered apart from cmd_triton.c's own. */
+/* The actions' options (keys of their tool_opt rows). */
 enum {
-    TRITON_OPT_MAX_SIZE = CACHECTL_OPT_FIRST_LOCAL + 0x40,
+    TRITON_OPT_DIR = CACHECTL_OPT_FIRST_LOCAL,
+    TRITON_OPT_REPAIR,
+    TRITON_OPT_DRY_RUN,
+    TRITON_OPT_MAX_SIZE,
     TRITON_OPT_MAX_AGE,
     TRITON_OPT_KEEP_ARCH,
     TRITON_OPT_VERSION,
     TRITON_OPT_AUTO,
     TRITON_OPT_PRINT_TIMER,
     TRITON_OPT_YES,
+    TRITON_OPT_ALL, /* explain --all */
 };
-#define TRITON_PRUNE_LONGOPTS                                                                      \
-    {"max-size", required_argument, NULL, TRITON_OPT_MAX_SIZE},                                    \
-        {"max-age", required_argument, NULL, TRITON_OPT_MAX_AGE},                                  \
-        {"keep-arch", required_argument, NULL, TRITON_OPT_KEEP_ARCH},                              \
-        {"triton-version", required_argument, NULL, TRITON_OPT_VERSION},                           \
-        {"auto", no_argument, NULL, TRITON_OPT_AUTO},                                              \
-        {"print-timer", no_argument, NULL, TRITON_OPT_PRINT_TIMER},                                \
+/* Each option's row, declared once; the actions' tables (cmd_triton.c,
+ * cmd_triton_explain.c) list the rows they take. */
+#define TRITON_ROW_DIR                                                                             \
     {                                                                                              \
-        "yes", no_argument, NULL, TRITON_OPT_YES                                                   \
+        TRITON_OPT_DIR, 0, "dir", "DIR",                                                           \
+            "the Triton cache to use (default: $TRITON_CACHE_DIR,\n"                               \
+            "else $TRITON_HOME/.triton/cache, else ~/.triton/cache)",                              \
+            TOOL_OPT_DIR                                                                           \
     }
+#define TRITON_ROW_REPAIR                                                                          \
+    {                                                                                              \
+        TRITON_OPT_REPAIR, 0, "repair", NULL,                                                      \
+            "verify: move bad groups into DIR/.vyre-quarantine\n(never deleted)", NULL             \
+    }
+#define TRITON_ROW_DRY_RUN                                                                         \
+    {                                                                                              \
+        TRITON_OPT_DRY_RUN, 0, "dry-run", NULL,                                                    \
+            "relocate, prune, clear: say what would change, change\nnothing", NULL                 \
+    }
+#define TRITON_ROW_MAX_SIZE                                                                        \
+    {                                                                                              \
+        TRITON_OPT_MAX_SIZE, 0, "max-size", "SIZE",                                                \
+            "prune: remove groups until the cache is at most SIZE\n"                               \
+            "(500M, 2G, 1.5GiB; a size without a unit is GiB)",                                    \
+            NULL                                                                                   \
+    }
+#define TRITON_ROW_MAX_AGE                                                                         \
+    {                                                                                              \
+        TRITON_OPT_MAX_AGE, 0, "max-age", "AGE",                                                   \
+            "prune: remove groups unused for longer (30d, 12h)", NULL                              \
+    }
+#define TRITON_ROW_KEEP_ARCH                                                                       \
+    {                                                                                              \
+        TRITON_OPT_KEEP_ARCH, 0, "keep-arch", "ARCH",                                              \
+            "prune: remove kernel groups of any other target.arch\n"                               \
+            "(90 or sm_90; may be repeated)",                                                      \
+            NULL                                                                                   \
+    }
+#define TRITON_ROW_VERSION                                                                         \
+    {                                                                                              \
+        TRITON_OPT_VERSION, 0, "triton-version", "V",                                              \
+            "prune: remove kernel groups built by any other Triton\n"                              \
+            "version, or by one too old to record it (before 3.3)",                                \
+            NULL                                                                                   \
+    }
+#define TRITON_ROW_AUTO                                                                            \
+    {                                                                                              \
+        TRITON_OPT_AUTO, 0, "auto", NULL,                                                          \
+            "prune to the triton_max_size configuration key\n"                                     \
+            "('vyre-cachectl config'; 0, the default: nothing to do)",                             \
+            NULL                                                                                   \
+    }
+#define TRITON_ROW_PRINT_TIMER                                                                     \
+    {                                                                                              \
+        TRITON_OPT_PRINT_TIMER, 0, "print-timer", NULL,                                            \
+            "with --auto: print a systemd user service and timer\n"                                \
+            "(and a crontab line) that run it daily; installs nothing",                            \
+            NULL                                                                                   \
+    }
+#define TRITON_ROW_YES                                                                             \
+    {                                                                                              \
+        TRITON_OPT_YES, 0, "yes", NULL, "clear: required, unless --dry-run", NULL                  \
+    }
+#define TRITON_ROW_END                                                                             \
+    {                                                                                              \
+        0, 0, NULL, NULL, NULL, NULL                                                               \
+    }
+
+/* `triton explain`'s options (cmd_triton_explain.c). */
+extern const tool_opt cachectl_triton_explain_opts[];
 
 /* prune and clear scan the cache themselves (vyre_triton_prune). */
 int cachectl_triton_prune(triton_opts *o);

@@ -21,36 +21,30 @@
 #include "tool_sanitize.h"
 #include "tool_util.h"
 
+const tool_opt cachectl_triton_explain_opts[] = {
+    {TRITON_OPT_ALL, 0, "all", NULL,
+     "list every group's key, and each differing field's\n"
+     "value in every group, side by side",
+     NULL},
+    TRITON_ROW_DIR,
+    TRITON_ROW_END,
+};
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl triton explain KERNEL [--all] [--dir DIR] [--json]\n\n"
-            "Why does this machine recompile? List the groups of Triton kernel KERNEL (the\n"
-            "metadata's \"name\") and the fields in which they differ: target.arch,\n"
-            "target.backend, target.warp_size, num_warps, num_stages, shared,\n"
-            "triton_version, hash (Triton's key of the compile) and source_sha256 (the\n"
-            "SHA-256 of the group's .source file: an edited kernel). Each difference is\n"
-            "one reason Triton compiled the kernel again. Each field that differs is\n"
-            "summarised as its distinct values, each with the number of groups that have\n"
-            "it. Reads only.\n\n"
-            "  --all       list every group's key, and each differing field's value in\n"
-            "              every group, side by side\n"
-            "  --dir DIR   the Triton cache to use (default: $TRITON_CACHE_DIR, else\n"
-            "              $TRITON_HOME/.triton/cache, else ~/.triton/cache)\n\n"
-            "%s\n"
-            "exit status: 0 groups found, 1 no group of that kernel (the nearest names\n"
-            "             are listed), 2 usage or operational error\n",
-            CACHECTL_GLOBAL_HELP);
-}
-
-/* Options whose value is the next argument. */
-static int takes_value(const char *a)
-{
-    static const char *const with_value[] = {"--dir", "--cache-dir", "-o", "--option", "--width"};
-    for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
-        if (strcmp(a, with_value[i]) == 0)
-            return 1;
-    return 0;
+    fprintf(out, "usage: vyre-cachectl triton explain KERNEL [--all] [--dir DIR] [--json]\n\n"
+                 "Why does this machine recompile? List the groups of Triton kernel KERNEL (the\n"
+                 "metadata's \"name\") and the fields in which they differ: target.arch,\n"
+                 "target.backend, target.warp_size, num_warps, num_stages, shared,\n"
+                 "triton_version, hash (Triton's key of the compile) and source_sha256 (the\n"
+                 "SHA-256 of the group's .source file: an edited kernel). Each difference is\n"
+                 "one reason Triton compiled the kernel again. Each field that differs is\n"
+                 "summarised as its distinct values, each with the number of groups that have\n"
+                 "it. Reads only.\n\n");
+    cachectl_options_help(out, cachectl_triton_explain_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 groups found, 1 no group of that kernel (the nearest names\n"
+                 "             are listed), 2 usage or operational error\n");
 }
 
 int cachectl_triton_is_explain(int argc, char **argv)
@@ -59,7 +53,7 @@ int cachectl_triton_is_explain(int argc, char **argv)
         if (strcmp(argv[i], "--") == 0)
             return i + 1 < argc && strcmp(argv[i + 1], "explain") == 0;
         if (argv[i][0] == '-' && argv[i][1]) {
-            i += takes_value(argv[i]);
+            i += cachectl_takes_next(cachectl_triton_explain_opts, argv[i]);
             continue;
         }
         return strcmp(argv[i], "explain") == 0;
@@ -67,30 +61,21 @@ int cachectl_triton_is_explain(int argc, char **argv)
     return 0;
 }
 
-enum { OPT_DIR = CACHECTL_OPT_FIRST_LOCAL, OPT_ALL };
-
 /* CACHECTL_HANDLED with *kernel and o->path set, or the exit code. */
 static int parse(int argc, char **argv, triton_opts *o, const char **kernel, int *all)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"dir", required_argument, NULL, OPT_DIR},
-        {"all", no_argument, NULL, OPT_ALL},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "triton explain", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
-        if (c == OPT_ALL) {
+    cachectl_parser p;
+    int c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "triton explain", cachectl_triton_explain_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
+        if (c == TRITON_OPT_ALL) {
             *all = 1;
             continue;
         }
-        if (c != OPT_DIR)
+        if (c != TRITON_OPT_DIR)
             return TOOL_EXIT_ERROR;
         if (!*optarg)
             return tool_usage_error("triton explain", "give a directory path",

@@ -12,30 +12,36 @@
 #include "progress.h"
 #include "tool_sanitize.h"
 
+enum { OPT_REPAIR = CACHECTL_OPT_FIRST_LOCAL };
+
+const tool_opt cachectl_verify_opts[] = {
+    {OPT_REPAIR, 0, "repair", NULL,
+     "quarantine bad blobs and misplaced ones, delete index\n"
+     "rows whose file is gone, index valid blobs the index\n"
+     "lacks, rewrite rows that disagree with their blob,\n"
+     "remove debris; each problem line then says what was\n"
+     "done; a symlink, FIFO, socket, device or hard link\n"
+     "where a directory or blob belongs is removed itself,\n"
+     "never what it points to. Files under names vyre never\n"
+     "writes (in blobs/, tmp/, quarantine/) are someone\n"
+     "else's: reported as stray and left where they are",
+     NULL},
+    {'q', 'q', "quiet", NULL, "print nothing; the exit status says it all", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl verify [--repair] [--json]\n\n"
-            "Check every blob (header, checksums, file name), the index against the\n"
-            "files, and tmp/ for debris older than an hour. Prints a line per problem,\n"
-            "then a summary table. Without --repair nothing is changed.\n\n"
-            "  --repair  quarantine bad blobs and misplaced ones, delete index rows whose\n"
-            "            file is gone, index valid blobs the index lacks, rewrite rows\n"
-            "            that disagree with their blob, remove debris; each problem line\n"
-            "            then says what was done; a symlink, FIFO, socket, device or\n"
-            "            hard link where a directory or blob belongs is removed itself,\n"
-            "            never what it points to. Files under names vyre never writes\n"
-            "            (in blobs/, tmp/, quarantine/) are someone else's: reported as\n"
-            "            stray and left where they are\n"
-            "  -q        print nothing; the exit status says it all\n\n"
-            "%s\n"
-            "exit status: 0 clean (with --repair: every problem was repaired),\n"
-            "             1 problems found (and, with --repair, some remain),\n"
-            "             2 usage or operational error\n",
-            CACHECTL_GLOBAL_HELP);
+    fprintf(out, "usage: vyre-cachectl verify [--repair] [--json]\n\n"
+                 "Check every blob (header, checksums, file name), the index against the\n"
+                 "files, and tmp/ for debris older than an hour. Prints a line per problem,\n"
+                 "then a summary table. Without --repair nothing is changed.\n\n");
+    cachectl_options_help(out, cachectl_verify_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 clean (with --repair: every problem was repaired),\n"
+                 "             1 problems found (and, with --repair, some remain),\n"
+                 "             2 usage or operational error\n");
 }
-
-enum { OPT_REPAIR = CACHECTL_OPT_FIRST_LOCAL };
 
 static const char *problem_name(vyre_cache_problem_kind k)
 {
@@ -155,22 +161,15 @@ static void print_summary(int repair, uint64_t remaining, const vyre_cache_verif
 
 int cmd_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {"repair", no_argument, NULL, OPT_REPAIR},
-        {NULL, 0, NULL, 0},
-    };
-    int repair = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, "verify", opts, argc, argv, usage);
-        if (rc == CACHECTL_HANDLED)
-            continue;
-        if (rc != -1)
-            return rc;
-        if (c != OPT_REPAIR)
-            return TOOL_EXIT_ERROR;
-        repair = 1;
+    cachectl_parser p;
+    int repair = 0, c, code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, "verify", cachectl_verify_opts, usage, ""))
+        return TOOL_EXIT_ERROR;
+    while ((c = cachectl_getopt(&p, argc, argv, &code)) != -1) {
+        if (c == TOOL_OPT_STOP)
+            return code;
+        if (c == OPT_REPAIR)
+            repair = 1;
     }
     if (optind < argc)
         return tool_usage_error("verify", NULL, "unexpected argument '%s'", argv[optind]);

@@ -11,15 +11,14 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: vyre-cachectl zero-stats\n"
-            "       vyre-cachectl -z | --zero-stats\n\n"
-            "Reset the cache's hit and miss counters (stats shows when they were last\n"
-            "zeroed). The blobs and their last use are kept. A cache that does not exist\n"
-            "yet has nothing to reset: nothing is created.\n\n"
-            "%s\n"
-            "exit status: 0 done, 2 usage or operational error (read-only cache, ...)\n",
-            CACHECTL_GLOBAL_HELP);
+    fprintf(out, "usage: vyre-cachectl zero-stats\n"
+                 "       vyre-cachectl -z | --zero-stats\n\n"
+                 "Reset the cache's hit and miss counters (stats shows when they were last\n"
+                 "zeroed). The blobs and their last use are kept. A cache that does not exist\n"
+                 "yet has nothing to reset: nothing is created.\n\n");
+    cachectl_options_help(out, cachectl_no_opts);
+    fprintf(out, "\n"
+                 "exit status: 0 done, 2 usage or operational error (read-only cache, ...)\n");
 }
 
 int cmd_zero_stats(int argc, char **argv)

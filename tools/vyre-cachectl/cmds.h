@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "tool_dispatch.h"
+#include "tool_opt.h"
 #include "tool_table.h"
 #include "vyre/vyre.h"
 
@@ -44,52 +45,86 @@ enum {
     CACHECTL_OPT_FIRST_LOCAL = 0x200, /* subcommands number their own from here */
 };
 
-/* The global options as getopt_long entries, for a subcommand's table. */
-#define CACHECTL_GLOBAL_LONGOPTS                                                                   \
-    {"cache-dir", required_argument, NULL, CACHECTL_OPT_CACHE_DIR},                                \
-        {"json", no_argument, NULL, TOOL_OPT_JSON}, {"quiet", no_argument, NULL, 'q'},             \
-        {"verbose", no_argument, NULL, 'v'}, {"option", required_argument, NULL, 'o'},             \
-        {"width", required_argument, NULL, CACHECTL_OPT_WIDTH},                                    \
-        {"wide", no_argument, NULL, CACHECTL_OPT_WIDE},                                            \
-        {"csv", no_argument, NULL, CACHECTL_OPT_CSV}, {"md", no_argument, NULL, CACHECTL_OPT_MD},  \
-    {                                                                                              \
-        "help", no_argument, NULL, 'h'                                                             \
-    }
+/* The global options, declared once (tool_opt.h): every command takes
+ * them after its own, and main() before the command. */
+extern const tool_opt cachectl_global_opts[];
 
-/* Short options every subcommand accepts (':' reports a missing value as
- * ':'); options and operands may mix ("show KEY --json"). main() prefixes
- * '+' so that it stops at the subcommand's name. */
-#define CACHECTL_GLOBAL_SHORTOPTS ":qvho:"
+/* A table with no option of its own (a command that takes only the
+ * global options). */
+extern const tool_opt cachectl_no_opts[];
 
-/* The help text of the global options, for the subcommands' --help. */
-#define CACHECTL_GLOBAL_HELP                                                                       \
-    "global options (also accepted before the command):\n"                                         \
-    "  --cache-dir DIR  the pipeline cache (default: $VYRE_PTX_CACHE_DIR, else\n"                  \
-    "                   $XDG_CACHE_HOME/vyre/ptx-cache, else ~/.cache/vyre/ptx-cache)\n"           \
-    "  --json           machine output on stdout: one JSON object with a schema_version,\n"        \
-    "                   plain numbers, units in key names\n"                                       \
-    "  -q, --quiet      print only errors (ls: keys only); conflicts with --json and -v\n"         \
-    "  -v, --verbose    print more detail\n"                                                       \
-    "  -o, --option KEY=VALUE\n"                                                                   \
-    "                   override a configuration key for this command (repeatable;\n"              \
-    "                   'vyre-cachectl config' lists the keys)\n"                                  \
-    "  --width N        fit tables (every listing, stats, config) in N columns,\n"                 \
-    "                   the least important cut or left out first (default: the\n"                 \
-    "                   terminal's width, else $COLUMNS; piped: nothing is cut)\n"                 \
-    "  --wide           every column in full, whatever the width\n"                                \
-    "  --csv            a listing as CSV: a header of field names, one line per row\n"             \
-    "  --md             a listing as a markdown table\n"
+/* The parser of one command: its own table followed by the global options
+ * (a global row whose name the command declares itself is left out), and
+ * getopt_long's arrays made from them. */
+typedef struct cachectl_parser {
+    const char *sub; /* the command, for messages; NULL: the tool itself */
+    void (*usage)(FILE *);
+    tool_opt rows[TOOL_OPT_MAX + 1];
+    tool_opt_arrays g;
+    char shorts[2 * TOOL_OPT_MAX + 4];
+} cachectl_parser;
 
-/*
- * Handles one getopt_long result c for subcommand `sub` (argv as given to
- * it). Returns -1 when c is the subcommand's own option (the caller handles
- * it), CACHECTL_HANDLED when it was a global option, or an exit code when
- * the command must stop: after --help (usage printed, 0) or on an unknown
- * option or missing value (message with the nearest option, 2).
- */
+/* Sets p up for command sub (usage: its --help) from its own table; lead
+ * goes before the short options (main: "+", to stop at the command).
+ * 0, or -1 on a table too big (a programming error: the tests catch it). */
+int cachectl_parser_init(cachectl_parser *p, const char *sub, const tool_opt *own,
+                         void (*usage)(FILE *), const char *lead);
+
+/* getopt_long over p: handles the global options (and --help, and an old
+ * spelling's note) and returns the next own option, -1 after the last, or
+ * TOOL_OPT_STOP with *code set: 0 after --help, 2 after a bad option or
+ * value (reported with the nearest option). */
+int cachectl_getopt(cachectl_parser *p, int argc, char **argv, int *code);
+
+/* --help's OPTIONS of a command: "options:" and its own table (when it has
+ * one), then "global options (also accepted before the command):" and the
+ * global ones it does not declare itself. */
+void cachectl_options_help(FILE *out, const tool_opt *own);
+
+/* The row of own, else of the global options, that word names ("--dir",
+ * "--dir=X", "-o"), else NULL. */
+const tool_opt *cachectl_opt_row(const tool_opt *own, const char *word);
+
+/* 1 when word is an option (of own or a global one) whose value is the
+ * next argument: "--dir", "-o"; not "--dir=X", not "--json". For the
+ * commands that look ahead of getopt (where "--" starts, which action). */
+int cachectl_takes_next(const tool_opt *own, const char *word);
+
+/* The action argv (a command's, argv[0] being the command) names: its
+ * first operand, options (of opts or global) and their values skipped;
+ * NULL when none is typed or it is no action. */
+const tool_cmd *cachectl_action_typed(const tool_cmd *actions, const tool_opt *opts, int argc,
+                                      char **argv);
+
+/* --help's OPTIONS of command cmd, which has actions: act's own when one
+ * is typed (`triton prune --help`), else every action's (all). */
+void cachectl_action_options_help(FILE *out, const char *cmd, const tool_cmd *act,
+                                  const tool_opt *all);
+
+/* What --completion-helper prints for a command: its own table, then the
+ * global options it does not declare itself (tool_opt_complete). */
+void cachectl_options_complete(FILE *out, const tool_opt *own);
+
+/* --completion-helper [WORD...] (complete.c): what completions/vyre.bash
+ * offers after the words typed (all of them, options included, so that
+ * --cache-dir's value finds the keys), from the tables: the commands and
+ * main_opts first; a command's actions (actions_of); a command's or an
+ * action's options and its operands. Returns 0. */
+int cachectl_complete(const tool_cmd *cmds, const tool_opt *main_opts,
+                      const tool_cmd *(*actions_of)(const tool_cmd *), int argc, char **argv);
+
+/* The actions (sub-subcommands) of triton, inductor and remote, each with
+ * its options (tool_cmd.opts; fn unused: the command runs them);
+ * NULL-terminated. */
+extern const tool_cmd cachectl_triton_actions[];
+extern const tool_opt cachectl_triton_all_opts[];
+extern const tool_opt cachectl_inductor_all_opts[];
+extern const tool_cmd cachectl_inductor_actions[];
+extern const tool_cmd cachectl_remote_actions[];
+
+/* What the parsing helpers return to say "go on" (anything else is the
+ * exit code to stop with). */
 #define CACHECTL_HANDLED (-2)
-int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
-                    void (*usage)(FILE *));
 
 /* Parses argv of subcommand `sub` when it takes only the global options
  * (operands stay from argv[optind] on). Returns CACHECTL_HANDLED to go on,
@@ -154,10 +189,10 @@ int cachectl_foreign_dir(const char *sub, const char *dir,
                          int (*find)(char *, size_t, const char **, vyre_error *), char *path,
                          size_t size, const char **source);
 
-/* 0 when action is one of actions[0..n), else a usage error naming the
- * nearest one, and its exit code. */
-int cachectl_check_action(const char *sub, const char *action, const char *const *actions,
-                          size_t n);
+/* 0 when action names one of actions (NULL-terminated), else a usage
+ * error with the nearest of them, or the list of them when none is near
+ * (never a command of another level), and its exit code. */
+int cachectl_check_action(const char *sub, const char *action, const tool_cmd *actions);
 
 /* A new {"schema_version": version, "cache_dir": root} object. Each
  * document has its own version (docs/JSON.md), bumped when its shape
@@ -179,6 +214,11 @@ int cachectl_parse_count(const char *s, uint64_t *out);
 
 /* path relative to the cache root when it is under it, else path. */
 const char *cachectl_relpath(const vyre_cache *c, const char *path);
+
+/* Each command's own options (cmd_<name>.c), for main's command table. */
+extern const tool_opt cachectl_ls_opts[], cachectl_verify_opts[], cachectl_prune_opts[],
+    cachectl_reindex_opts[], cachectl_seed_opts[], cachectl_explain_opts[], cachectl_clear_opts[],
+    cachectl_jit_opts[], cachectl_config_opts[], cachectl_remote_opts[];
 
 /* The vyre-bench command that benchmarks Triton group key: "vyre-bench run
  * --triton KEY", with "--dir DIR" when dir is not NULL (the cache is not

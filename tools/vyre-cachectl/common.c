@@ -88,8 +88,11 @@ static int missing_value(const char *sub, const struct option *opts, int argc, c
     return tool_usage_error(sub, NULL, "option '%s' needs a value", word);
 }
 
-int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
-                    void (*use)(FILE *))
+/* One getopt_long result c for command sub: -1 when it is the command's
+ * own option, CACHECTL_HANDLED for a global one, else the exit code to
+ * stop with (0 after --help, 2 after a bad option). */
+static int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
+                           void (*use)(FILE *))
 {
     switch (c) {
     case CACHECTL_OPT_CACHE_DIR:
@@ -147,18 +150,14 @@ int cachectl_option(int c, const char *sub, const struct option *opts, int argc,
 
 int cachectl_global_options(const char *sub, int argc, char **argv, void (*use)(FILE *))
 {
-    static const struct option opts[] = {
-        CACHECTL_GLOBAL_LONGOPTS,
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, CACHECTL_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        int rc = cachectl_option(c, sub, opts, argc, argv, use);
-        if (rc != CACHECTL_HANDLED)
-            return rc < 0 ? TOOL_EXIT_ERROR : rc;
-    }
-    return CACHECTL_HANDLED;
+    cachectl_parser p;
+    int code = TOOL_EXIT_ERROR;
+    if (cachectl_parser_init(&p, sub, cachectl_no_opts, use, ""))
+        return TOOL_EXIT_ERROR;
+    int c = cachectl_getopt(&p, argc, argv, &code);
+    if (c == -1)
+        return CACHECTL_HANDLED;
+    return c == TOOL_OPT_STOP ? code : TOOL_EXIT_ERROR;
 }
 
 int cachectl_no_args(const char *sub, int argc, char **argv, void (*use)(FILE *))
@@ -209,14 +208,24 @@ int cachectl_foreign_dir(const char *sub, const char *dir,
     return find(path, size, source, &err) ? cachectl_fail(&err) : 0;
 }
 
-int cachectl_check_action(const char *sub, const char *action, const char *const *actions, size_t n)
+int cachectl_check_action(const char *sub, const char *action, const tool_cmd *actions)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(action, actions[i]))
-            return 0;
-    const char *near = tool_nearest(action, actions, n);
-    char hint[96];
-    snprintf(hint, sizeof hint, "did you mean '%s'?", near ? near : actions[0]);
+    if (tool_cmd_find(actions, action))
+        return 0;
+    /* Only this level's names: `inductor explian` is not top-level explain. */
+    const char *names[32];
+    size_t n = 0;
+    for (const tool_cmd *a = actions; a->name && n < 32; a++)
+        names[n++] = a->name;
+    const char *near = tool_nearest(action, names, n);
+    char hint[256];
+    if (near) {
+        snprintf(hint, sizeof hint, "did you mean '%s'?", near);
+    } else {
+        int off = snprintf(hint, sizeof hint, "%s's actions:", sub);
+        for (size_t i = 0; i < n && off > 0 && (size_t)off < sizeof hint; i++)
+            off += snprintf(hint + off, sizeof hint - (size_t)off, "%s %s", i ? "," : "", names[i]);
+    }
     return tool_usage_error(sub, hint, "unknown action '%s'", action);
 }
 
@@ -357,4 +366,198 @@ void cachectl_table(const tool_table_col *cols, size_t ncols, const char *const 
     tool_table_fit(cols, ncols, natural, width, widths);
     tool_table_render(stdout, cols, ncols, widths, cells, nrows, width);
     free(natural);
+}
+
+/* ---- option tables ------------------------------------------------------ */
+
+const tool_opt cachectl_global_opts[] = {
+    {CACHECTL_OPT_CACHE_DIR, 0, "cache-dir", "DIR",
+     "the pipeline cache (default: $VYRE_PTX_CACHE_DIR,\n"
+     "else $XDG_CACHE_HOME/vyre/ptx-cache, else\n"
+     "~/.cache/vyre/ptx-cache)",
+     TOOL_OPT_DIR},
+    {TOOL_OPT_JSON, 0, "json", NULL,
+     "machine output on stdout: one JSON object with a\n"
+     "schema_version, plain numbers, units in key names",
+     NULL},
+    {'q', 'q', "quiet", NULL, "print only errors (ls: keys only); conflicts with\n--json and -v",
+     NULL},
+    {'v', 'v', "verbose", NULL, "print more detail", NULL},
+    {'o', 'o', "option", "KEY=VALUE",
+     "override a configuration key for this command\n"
+     "(repeatable; 'vyre-cachectl config' lists the keys)",
+     NULL},
+    {CACHECTL_OPT_WIDTH, 0, "width", "N",
+     "fit tables (every listing, stats, config) in N\n"
+     "columns, the least important cut or left out first\n"
+     "(default: the terminal's width, else $COLUMNS;\n"
+     "piped: nothing is cut)",
+     NULL},
+    {CACHECTL_OPT_WIDE, 0, "wide", NULL, "every column in full, whatever the width", NULL},
+    {CACHECTL_OPT_CSV, 0, "csv", NULL,
+     "a listing as CSV: a header of field names, one line\nper row", NULL},
+    {CACHECTL_OPT_MD, 0, "md", NULL, "a listing as a markdown table", NULL},
+    {'h', 'h', "help", NULL, "this help", NULL},
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
+const tool_opt cachectl_no_opts[] = {
+    {0, 0, NULL, NULL, NULL, NULL},
+};
+
+static int declares(const tool_opt *t, const char *name)
+{
+    for (; t && t->name; t++)
+        if (t->key != TOOL_OPT_SECTION && strcmp(t->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* own's rows, then the global rows own does not declare; -1 when they do
+ * not fit out (cap rows and the {0} that ends them). */
+static int merge(const tool_opt *own, tool_opt *out, size_t cap, int with_own)
+{
+    size_t n = 0;
+    for (const tool_opt *o = own; with_own && o && o->name; o++) {
+        if (n == cap)
+            return -1;
+        out[n++] = *o;
+    }
+    for (const tool_opt *o = cachectl_global_opts; o->name; o++) {
+        if (declares(own, o->name))
+            continue;
+        if (n == cap)
+            return -1;
+        out[n++] = *o;
+    }
+    out[n] = (tool_opt){0, 0, NULL, NULL, NULL, NULL};
+    return 0;
+}
+
+int cachectl_parser_init(cachectl_parser *p, const char *sub, const tool_opt *own,
+                         void (*use)(FILE *), const char *lead)
+{
+    p->sub = sub;
+    p->usage = use;
+    if (merge(own, p->rows, TOOL_OPT_MAX, 1) || tool_opt_getopt(p->rows, &p->g)) {
+        fprintf(stderr, "%s: error: %s%stoo many options declared (a programming error)\n",
+                tool_prog(), sub ? sub : "", sub ? ": " : "");
+        return -1;
+    }
+    /* ':' first: a missing value is ':', told apart from an unknown option. */
+    snprintf(p->shorts, sizeof p->shorts, "%s:%s", lead, p->g.shorts);
+    return 0;
+}
+
+int cachectl_getopt(cachectl_parser *p, int argc, char **argv, int *code)
+{
+    opterr = 0;
+    for (;;) {
+        int li = -1;
+        int c = getopt_long(argc, argv, p->shorts, p->g.longs, &li);
+        if (c == -1)
+            return -1;
+        if (c != '?' && c != ':')
+            tool_opt_note_renamed(p->rows, &p->g, li);
+        int rc = cachectl_option(c, p->sub, p->g.longs, argc, argv, p->usage);
+        if (rc == CACHECTL_HANDLED)
+            continue;
+        if (rc == -1)
+            return c;
+        *code = rc;
+        return TOOL_OPT_STOP;
+    }
+}
+
+void cachectl_options_help(FILE *out, const tool_opt *own)
+{
+    tool_opt rest[TOOL_OPT_MAX + 1];
+    if (own && own->name) {
+        fputs("options:\n", out);
+        tool_opt_help(out, own);
+        fputc('\n', out);
+    }
+    if (merge(own, rest, TOOL_OPT_MAX, 0) == 0) {
+        fputs("global options (also accepted before the command):\n", out);
+        tool_opt_help(out, rest);
+    }
+}
+
+/* "max_size= max_age= ...": what completes -o, from libcore's list of
+ * configuration keys (so a new key is offered without a change here). */
+static const char *config_keys_eq(void)
+{
+    static char keys[1024];
+    size_t off = 0;
+    for (int k = 0; k < VYRE_CONF_N_KEYS; k++) {
+        int n = snprintf(keys + off, sizeof keys - off, "%s%s=", off ? " " : "",
+                         vyre_config_key_name(k));
+        if (n < 0 || (size_t)n >= sizeof keys - off)
+            break;
+        off += (size_t)n;
+    }
+    return keys;
+}
+
+void cachectl_options_complete(FILE *out, const tool_opt *own)
+{
+    tool_opt rest[TOOL_OPT_MAX + 1];
+    if (own)
+        tool_opt_complete(out, own);
+    if (merge(own, rest, TOOL_OPT_MAX, 0) == 0) {
+        for (tool_opt *o = rest; o->name; o++)
+            if (o->key == 'o')
+                o->values = config_keys_eq();
+        tool_opt_complete(out, rest);
+    }
+}
+
+const tool_opt *cachectl_opt_row(const tool_opt *own, const char *word)
+{
+    const tool_opt *tables[2] = {own, cachectl_global_opts};
+    for (size_t t = 0; t < 2; t++) {
+        for (const tool_opt *o = tables[t]; o && o->name; o++) {
+            if (o->key == TOOL_OPT_SECTION)
+                continue;
+            if (word[1] != '-') {
+                if (o->short_name && word[1] == o->short_name && !word[2])
+                    return o;
+                continue;
+            }
+            size_t n = strlen(o->name);
+            if (!strncmp(word + 2, o->name, n) && (!word[2 + n] || word[2 + n] == '='))
+                return o;
+        }
+    }
+    return NULL;
+}
+
+int cachectl_takes_next(const tool_opt *own, const char *word)
+{
+    const tool_opt *o = word[0] == '-' && word[1] ? cachectl_opt_row(own, word) : NULL;
+    return o && o->arg && !strchr(word, '=');
+}
+
+const tool_cmd *cachectl_action_typed(const tool_cmd *actions, const tool_opt *opts, int argc,
+                                      char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return i + 1 < argc ? tool_cmd_find(actions, argv[i + 1]) : NULL;
+        if (argv[i][0] == '-' && argv[i][1]) {
+            i += cachectl_takes_next(opts, argv[i]);
+            continue;
+        }
+        return tool_cmd_find(actions, argv[i]);
+    }
+    return NULL;
+}
+
+void cachectl_action_options_help(FILE *out, const char *cmd, const tool_cmd *act,
+                                  const tool_opt *all)
+{
+    if (act)
+        fprintf(out, "The options of '%s %s' ('vyre-cachectl %s --help': every action's).\n\n", cmd,
+                act->name, cmd);
+    cachectl_options_help(out, act ? act->opts : all);
 }
