@@ -205,6 +205,10 @@ Test(bench_formats, every_listing_prints_json_csv_md_and_fits_80_columns)
             continue; /* export has no table: a format is named */
         run_listing(&p, cmd, "--width", "80");
         check_width(name, p.out, 80);
+        tu_proc w; /* -w is --width, as in every tool (issue 36) */
+        run_listing(&w, cmd, "-w", "80");
+        cr_assert_str_eq(w.out, p.out, "%s: -w 80 is not --width 80", name);
+        tu_proc_free(&w);
         cr_assert(strstr(p.out, "\n---") || strncmp(p.out, "---", 3) == 0 || strstr(p.out, "  ---"),
                   "%s --width 80: a table:\n%s", name, p.out);
         cr_assert(!strstr(p.out, "| "), "%s --width 80 is no markdown:\n%s", name, p.out);

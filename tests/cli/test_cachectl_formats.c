@@ -185,6 +185,13 @@ Test(cachectl_formats, every_listing_prints_every_format_and_fits_80)
             cr_assert_eq(p.exit_code, l->exit_code, "%s --width 80: %s", name, p.err);
             cr_assert_leq(longest_line(p.out), 80, "%s --width 80 %s: a line over 80:\n%s", name,
                           more[f] ? more[f] : "", p.out);
+            /* -w is --width, as in every tool (issue 36). */
+            tu_proc w;
+            run_listing(&w, l, "-w", "80", more[f]);
+            cr_assert_eq(w.exit_code, l->exit_code, "%s -w 80: %s", name, w.err);
+            if (strcmp(l->args[0], "remote") != 0) /* remote check's latency column varies */
+                cr_assert_str_eq(w.out, p.out, "%s: -w 80 is not --width 80", name);
+            tu_proc_free(&w);
             tu_proc_free(&p);
         }
         /* Two formats at once: one usage error. */

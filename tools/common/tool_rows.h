@@ -116,7 +116,8 @@ void tool_format_ns(double ns, char *buf, size_t size);
 
 /* ---- the output options of a listing --------------------------------- */
 
-enum { TOOL_OPT_MD = 0x1a0, TOOL_OPT_WIDE, TOOL_OPT_WIDTH, TOOL_OPT_CSV };
+/* --width is -w wherever a table prints (vyre-top's --batch too). */
+enum { TOOL_OPT_MD = 0x1a0, TOOL_OPT_WIDE, TOOL_OPT_CSV = 0x1a3, TOOL_OPT_WIDTH = 'w' };
 
 /* The rows of an option table, one macro each (help from one place). */
 #define TOOL_ROWS_OPT_CSV                                                                          \
@@ -133,7 +134,7 @@ enum { TOOL_OPT_MD = 0x1a0, TOOL_OPT_WIDE, TOOL_OPT_WIDTH, TOOL_OPT_CSV };
     }
 #define TOOL_ROWS_OPT_WIDTH                                                                        \
     {                                                                                              \
-        TOOL_OPT_WIDTH, 0, "width", "N", "fit the table to N columns, terminal or not",            \
+        TOOL_OPT_WIDTH, 'w', "width", "N", "fit the table to N columns, terminal or not",          \
             "80 120 160 200"                                                                       \
     }
 

@@ -766,10 +766,10 @@ static int measure_option(int c, const char *arg, run_plan *pl, run_args *a,
     case 'q':
         pl->quiet = 1;
         break;
-    case 'w':
+    case 'W': /* --wide (long only: -w is --width, as in every listing) */
         pl->wide = 1;
         break;
-    case 'W':
+    case 'w':
         return bench_parse_width("run", arg, &pl->width);
     }
     return code;

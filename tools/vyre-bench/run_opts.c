@@ -66,12 +66,12 @@ const tool_opt bench_run_opts[] = {
     {'c', 0, "csv", NULL, "CSV rows instead of the table", NULL},
     {TOOL_OPT_JSON, 0, "json", NULL,
      "one JSON document (schema_version " TOOL_STR(BENCH_JSON_SCHEMA_VERSION) ") at the end", NULL},
-    {'w', 0, "wide", NULL,
+    {'W', 0, "wide", NULL,
      "on a terminal, every column and the full stop text (the\n"
      "table is fitted to the terminal, one table per suite;\n"
      "piped, markdown)",
      NULL},
-    {'W', 0, "width", "N", "fit the table to N columns, terminal or not", "80 120 160 200"},
+    {'w', 'w', "width", "N", "fit the table to N columns, terminal or not", "80 120 160 200"},
     {'q', 'q', "quiet", NULL, "no progress line", NULL},
     {0, 0, NULL, NULL, NULL, NULL},
 };

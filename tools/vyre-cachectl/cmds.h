@@ -38,7 +38,7 @@ extern cachectl_globals g_cachectl;
 /* getopt_long values of the global long options without a short form. */
 enum {
     CACHECTL_OPT_CACHE_DIR = 0x100,
-    CACHECTL_OPT_WIDTH = 0x101,
+    CACHECTL_OPT_WIDTH = 'w', /* -w, --width: as in every listing */
     CACHECTL_OPT_WIDE = 0x102,
     CACHECTL_OPT_CSV = 0x103,
     CACHECTL_OPT_MD = 0x104,

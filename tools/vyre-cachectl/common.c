@@ -387,7 +387,7 @@ const tool_opt cachectl_global_opts[] = {
      "override a configuration key for this command\n"
      "(repeatable; 'vyre-cachectl config' lists the keys)",
      NULL},
-    {CACHECTL_OPT_WIDTH, 0, "width", "N",
+    {CACHECTL_OPT_WIDTH, 'w', "width", "N",
      "fit tables (every listing, stats, config) in N\n"
      "columns, the least important cut or left out first\n"
      "(default: the terminal's width, else $COLUMNS;\n"
