@@ -616,6 +616,7 @@ Test(bench_cli, memcpy_suite_copies_show_in_its_telemetry)
         unsetenv("VYRE_TELEMETRY");
         unsetenv("FAKECUDA_FAIL");
         unsetenv("FAKECUDA_MISSING");
+        setenv("FAKECUDA_WRITE_MAX", "4096", 1); /* the counters count n, not the fake's bytes */
         execl(VYRE_BENCH_BIN, VYRE_BENCH_BIN, "run", "--suite", "memcpy", "--quick", "--no-kernels",
               "--db", db, (char *)NULL);
         _exit(127);
@@ -801,7 +802,8 @@ static void bench_memcpy_nvml(tu_proc *p, const char *db, const char *clocks, in
                                 NULL};
     bench(p, args,
           ENV(FAKE, "VYRE_NVML_LIBRARY=" FAKENVML_LIB, "FAKENVML_UUID_AS_CUDA=1",
-              "FAKENVML_THROTTLE=0", "VYRE_TELEMETRY=0", clocks ? clocks : "FAKENVML_SM_CLOCKS"));
+              "FAKENVML_THROTTLE=0", "VYRE_TELEMETRY=0", "FAKECUDA_WRITE_MAX=4096",
+              clocks ? clocks : "FAKENVML_SM_CLOCKS"));
 }
 
 Test(bench_cli, a_moving_sm_clock_is_noted_once_with_the_command_that_locks_it, .timeout = 120)

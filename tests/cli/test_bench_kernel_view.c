@@ -61,7 +61,9 @@ TestSuite(bench_kernel_view, .init = setup, .fini = teardown, .timeout = 120);
 
 /* One point of add_one at N=1K in `mode`, with its CUPTI pass; returns the
  * operation log (malloc'ed). slow: "FAKECUDA_CUPTI_SLOW_NS" (unset) or a
- * value of it. */
+ * value of it. The fake writes 4 KiB of each copy and memset
+ * (FAKECUDA_WRITE_MAX): the log is read, never the bytes, and cold mode's
+ * flush is 256 MiB a sample. */
 static char *run_mode(const char *mode, const char *slow)
 {
     const char *const env[] = {g_env_home,
@@ -81,6 +83,7 @@ static char *run_mode(const char *mode, const char *slow)
                                "CUDA_CACHE_PATH",
                                "NVTX_INJECTION64_PATH",
                                "VYRE_NVML_LIBRARY=/nonexistent",
+                               "FAKECUDA_WRITE_MAX=4096",
                                NULL};
     tu_proc p;
     tu_run_bin(&p, VYRE_BENCH_BIN,

@@ -56,7 +56,10 @@ TestSuite(bench_launch, .init = setup, .fini = teardown, .timeout = 120);
         "--no-kernels", "-q"
 
 /* Runs vyre-bench over the fake driver with 2 devices (device 1 cannot
- * launch cooperative grids), plus the environment changes of extra. */
+ * launch cooperative grids), plus the environment changes of extra. The
+ * fake writes 4 KiB of each copy, memset and new allocation
+ * (FAKECUDA_WRITE_MAX): the log is read, never device memory, and filling
+ * the 256 MiB cold-mode flush buffer each round took most of a run. */
 static void bench(tu_proc *p, const char *const *args, const char *const *extra)
 {
     const char *const env[] = {g_env_home,
@@ -72,6 +75,7 @@ static void bench(tu_proc *p, const char *const *args, const char *const *extra)
                                "CUDA_CACHE_PATH",
                                "NVTX_INJECTION64_PATH",
                                "VYRE_NVML_LIBRARY=/nonexistent",
+                               "FAKECUDA_WRITE_MAX=4096",
                                NULL};
     tu_run_bin(p, VYRE_BENCH_BIN, args, env, extra);
 }

@@ -1172,6 +1172,7 @@ Test(bench_view, run_max_noise_bare_and_percent_mean_the_same)
                                    "FAKECUDA_DEVICES=1",
                                    "VYRE_NVML_LIBRARY=/nonexistent",
                                    "COLUMNS",
+                                   "FAKECUDA_WRITE_MAX=4096", /* no 256 MiB fills */
                                    NULL};
         const char *const args[] = {"run",
                                     cubin,

@@ -53,6 +53,8 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import schema_meanings  # noqa: E402  (beside this file)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from tu_memdir import mkdtemp_mem  # noqa: E402  (tests/common)
 
 TOOLS = ("vyre-bench", "vyre-cachectl", "vyre-top", "vyre-exporter")
 # Options of other programs that a man page cites on purpose.
@@ -166,14 +168,16 @@ class Man:
 # --- the tools' --help -----------------------------------------------------
 
 class Env:
-    def __init__(self, args, tmp):
+    def __init__(self, args, tmp, memtmp):
         self.args, self.tmp = args, tmp
         self.env = dict(os.environ)
         for var in ("VYRE_TELEMETRY", "VYRE_PTX_CACHE_DIR", "CUDA_CACHE_MAXSIZE", "TMUX",
                     "VYRE_REMOTE_CACHE", "COLUMNS"):
             self.env.pop(var, None)
         self.env.update({
-            "HOME": tmp, "TMPDIR": tmp,
+            # TMPDIR: vyre-bench's scratch (the cache suite's blobs,
+            # reference.fsync), on a memory filesystem where there is one.
+            "HOME": tmp, "TMPDIR": memtmp,
             "XDG_CACHE_HOME": os.path.join(tmp, "xdg-cache"),
             "XDG_DATA_HOME": os.path.join(tmp, "xdg-data"),
             "XDG_CONFIG_HOME": os.path.join(tmp, "xdg-config"),
@@ -842,8 +846,9 @@ def main():
     for what in self_test():
         mismatch("tests/docs/check_docs.py", "self-test", "the check missed %s" % what)
     tmp = tempfile.mkdtemp(prefix="vyre-test-docs-")
+    memtmp = mkdtemp_mem(tmp)
     try:
-        env = Env(args, tmp)
+        env = Env(args, tmp, memtmp)
         helps = collect_help(env)
         mans = {t: Man(os.path.join(args.source, "docs", "man", t + ".1"), "docs/man/%s.1" % t)
                 for t in TOOLS}
@@ -868,6 +873,7 @@ def main():
         check_versions(args.source, helps, mans, versions)
         schema_meanings.check(env, args.source, mismatch)
     finally:
+        shutil.rmtree(memtmp, ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
     if MISMATCHES:
         print("%d mismatch(es) between the docs and the binaries" % len(MISMATCHES))

@@ -44,7 +44,8 @@ static const char *const g_vars[] = {"VYRE_CUDA_LIBRARY",
                                      "CUDA_CACHE_PATH",
                                      "FAKECUDA_FAIL",
                                      "VYRE_TELEMETRY_DIR",
-                                     "VYRE_CUPTI_LIBRARY"};
+                                     "VYRE_CUPTI_LIBRARY",
+                                     "FAKECUDA_WRITE_MAX"};
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
 static tu_env g_env;
 static char g_dir[512];
@@ -72,6 +73,9 @@ static void setup(void)
     setenv("VYRE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
     unsetenv("FAKECUDA_BLOCK_LOST");
     unsetenv("FAKECUDA_FAIL");
+    /* The holds and events are counted, never the bytes: the fake moves
+     * 4 KiB of each 256 MiB copy (a run copied about 19 GiB, 30 s). */
+    setenv("FAKECUDA_WRITE_MAX", "4096", 1);
 }
 
 static void teardown(void)
