@@ -322,18 +322,25 @@ Test(bench_pg, a_server_restarted_between_points_is_connected_to_again)
 /* Installs a trigger that ends the writing session the first time a row
  * of table is inserted or updated with `when` true (a restart caught mid-
  * transaction), once: the sequence 'cuts', which no rollback undoes,
- * counts its firings. */
-static void cut_the_session_once(const char *table, const char *when)
+ * counts its firings. at_commit: a deferred constraint trigger, which
+ * fires inside COMMIT (a restart caught while the COMMIT is on the wire). */
+static void cut_the_session_once_when(const char *table, const char *when, int at_commit)
 {
     char sql[1024];
     snprintf(sql, sizeof sql,
              "CREATE SEQUENCE cuts; CREATE FUNCTION cut_once() RETURNS trigger LANGUAGE plpgsql "
              "AS $$ BEGIN IF nextval('cuts') = 1 THEN PERFORM "
-             "pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END $$; CREATE "
-             "TRIGGER cut BEFORE INSERT OR UPDATE ON %s FOR EACH ROW WHEN (%s) EXECUTE FUNCTION "
+             "pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END $$; CREATE %s "
+             "TRIGGER cut %s INSERT OR UPDATE ON %s %s FOR EACH ROW WHEN (%s) EXECUTE FUNCTION "
              "cut_once()",
-             table, when);
+             at_commit ? "CONSTRAINT" : "", at_commit ? "AFTER" : "BEFORE", table,
+             at_commit ? "DEFERRABLE INITIALLY DEFERRED" : "", when);
     ts_postgres_exec(&g_pg, NULL, sql);
+}
+
+static void cut_the_session_once(const char *table, const char *when)
+{
+    cut_the_session_once_when(table, when, 0);
 }
 
 /* How many times cut_the_session_once's trigger fired (-1: unknown). */
@@ -361,6 +368,28 @@ Test(bench_pg, a_session_lost_inside_a_point_write_writes_the_point_again)
     expect_run_and_whole_points("done");
     long fired = cuts_fired();
     cr_assert_geq(fired, 2, "the session was cut once and the point written after it: %ld", fired);
+}
+
+/* A session the server drops while the point's COMMIT is on the wire
+ * (CI saw a_server_restarted_between_points_... end "cannot write a point
+ * ... connection lost" so): once the session is back, the server says the
+ * transaction was rolled back (txid_status), so the point is written again
+ * and the run ends done. Before, the run ended with that error. */
+Test(bench_pg, a_session_lost_inside_a_points_commit_writes_the_point_again)
+{
+    start_server();
+    tu_proc p;
+    bench(&p, ARGS("runs", "--db", g_url)); /* creates the schema */
+    cr_assert_eq(p.exit_code, 0, "%s", p.err);
+    tu_proc_free(&p);
+    cut_the_session_once_when("points", "NEW.n > 0", 1);
+    bench(&p, ARGS("run", "--suite", "cache", "--db", g_url, FAST, "-q"));
+    cr_assert_eq(p.exit_code, 0, "exit %d: %s", p.exit_code, p.err);
+    tu_proc_free(&p);
+    expect_run_and_whole_points("done");
+    long fired = cuts_fired();
+    cr_assert_geq(fired, 2, "the session was cut once at COMMIT, the point written after: %ld",
+                  fired);
 }
 
 /* A push the server cut in the middle of its copy (the run's row written,
