@@ -375,6 +375,7 @@ Test(cachectl_inductor, verify_repair_moves_a_bad_nested_triton_group_whole)
     char path[1024];
     cpath(path, sizeof path, "triton/0/" TGROUP "/triton_per_fused_prepare_softmax_online_0.cubin");
     cr_assert_eq(truncate(path, 100), 0);
+    age("triton/0/" TGROUP, 120, 120); /* damaged long ago: no writer is at it */
     tu_proc p;
     run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
@@ -402,6 +403,7 @@ Test(cachectl_inductor, verify_repair_moves_a_bad_nested_triton_group_whole)
 Test(cachectl_inductor, verify_repair_says_a_failed_move)
 {
     put(BEST, "{\"num_warps\": 2}");
+    age(BEST, 120, 120); /* written long ago: no writer is at it */
     char q[1024];
     cpath(q, sizeof q, ".vyre-quarantine");
     tu_write_file(q, "in the way", 10);
@@ -420,6 +422,7 @@ Test(cachectl_inductor, verify_repair_says_a_failed_move)
 Test(cachectl_inductor, verify_repair_quarantines_never_deletes)
 {
     put(BEST, "{\"num_warps\": 2}");
+    age(BEST, 120, 120); /* written long ago: no writer is at it */
     tu_proc p;
     run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
