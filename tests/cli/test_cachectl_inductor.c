@@ -375,6 +375,7 @@ Test(cachectl_inductor, verify_repair_moves_a_bad_nested_triton_group_whole)
     char path[1024];
     cpath(path, sizeof path, "triton/0/" TGROUP "/triton_per_fused_prepare_softmax_online_0.cubin");
     cr_assert_eq(truncate(path, 100), 0);
+    age("triton/0/" TGROUP, 120, 120); /* damaged long ago: no writer is at it */
     tu_proc p;
     run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
@@ -402,6 +403,7 @@ Test(cachectl_inductor, verify_repair_moves_a_bad_nested_triton_group_whole)
 Test(cachectl_inductor, verify_repair_says_a_failed_move)
 {
     put(BEST, "{\"num_warps\": 2}");
+    age(BEST, 120, 120); /* written long ago: no writer is at it */
     char q[1024];
     cpath(q, sizeof q, ".vyre-quarantine");
     tu_write_file(q, "in the way", 10);
@@ -417,9 +419,34 @@ Test(cachectl_inductor, verify_repair_says_a_failed_move)
     cr_assert(exists(BEST), "the entry moved after all");
 }
 
+/* Issue 35: an entry written just now (a writer may still be at it) is
+ * reported and left where it is, as prune leaves it; aged, it is moved. */
+Test(cachectl_inductor, verify_repair_leaves_an_entry_changed_less_than_a_minute_ago)
+{
+    put(BEST, "{\"num_warps\": 2}");
+    tu_proc p;
+    run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.out, "bad-autotune: '" BEST "' has no integer 'num_stages' (left alone: "
+                            "changed less than a minute ago)\n"),
+              "%s", p.out);
+    tu_assert_line(p.out, "1 entry left alone: changed less than a minute ago (a writer may "
+                          "still be creating it; run 'vyre-cachectl inductor verify --repair' "
+                          "again later)");
+    tu_proc_free(&p);
+    cr_assert(exists(BEST), "the entry being written was moved");
+    age(BEST, 120, 120);
+    run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
+    cr_assert(strstr(p.out, "has no integer 'num_stages' (moved to .vyre-quarantine)"), "%s",
+              p.out);
+    tu_proc_free(&p);
+    cr_assert(!exists(BEST));
+}
+
 Test(cachectl_inductor, verify_repair_quarantines_never_deletes)
 {
     put(BEST, "{\"num_warps\": 2}");
+    age(BEST, 120, 120); /* written long ago: no writer is at it */
     tu_proc p;
     run(&p, ARGS("inductor", "verify", "--repair", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);

@@ -366,11 +366,14 @@ Test(cachectl_triton, verify_names_the_group_on_every_line)
     tu_proc_free(&p);
 }
 
+static void age_group(const char *key, int64_t seconds);
+
 Test(cachectl_triton, verify_repair_quarantines_never_deletes)
 {
     char path[1024];
     gpath(path, sizeof path, KGROUP, "scale_kernel.cubin");
     cr_assert_eq(truncate(path, 100), 0);
+    age_group(KGROUP, 120); /* damaged long ago: no writer is at it */
     tu_proc p;
     run(&p, ARGS("triton", "verify", "--repair", "--dir", g_cache));
     cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
@@ -387,6 +390,58 @@ Test(cachectl_triton, verify_repair_quarantines_never_deletes)
     cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
     tu_assert_line(p.out, "1 group checked, 0 unusable, 0 problems");
     tu_proc_free(&p);
+}
+
+/* Issue 35: a group Triton is writing right now (kernel files, the
+ * manifest last) is reported, said to be left alone and not moved, in
+ * text and --json; two minutes later it is moved. */
+Test(cachectl_triton, verify_repair_leaves_a_group_changed_less_than_a_minute_ago)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/HALFWRITTENGROUP", g_cache);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    put("HALFWRITTENGROUP", "k.cubin", "x");
+    put("HALFWRITTENGROUP", "k.json", "{\"name\": \"k\"}");
+    tu_proc p;
+    run(&p, ARGS("triton", "verify", "--repair", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "half-written: HALFWRITTENGROUP: group 'HALFWRITTENGROUP' has kernel "
+                          "files but no manifest (__grp__NAME.json, which Triton writes last) "
+                          "(left alone: changed less than a minute ago)");
+    tu_assert_line(p.out, "0 groups moved to .vyre-quarantine, 0 could not be moved");
+    tu_assert_line(p.out, "1 group left alone: changed less than a minute ago (a writer may "
+                          "still be creating it; run 'vyre-cachectl triton verify --repair' "
+                          "again later)");
+    tu_proc_free(&p);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "the group being written was moved");
+    run(&p, ARGS("triton", "verify", "--repair", "--json", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    json_t *j = json_loads(p.out, 0, NULL);
+    cr_assert(j, "%s", p.out);
+    json_t *e = NULL, *x;
+    size_t i;
+    json_array_foreach(json_object_get(j, "problems"), i, x)
+    {
+        if (!strcmp(json_string_value(json_object_get(x, "kind")), "half-written"))
+            e = x;
+    }
+    cr_assert(e, "%s", p.out);
+    cr_assert(json_is_true(json_object_get(e, "left_young")), "%s", p.out);
+    cr_assert(json_is_false(json_object_get(e, "quarantined")), "%s", p.out);
+    cr_assert_null(json_object_get(e, "quarantine_error"));
+    json_decref(j);
+    tu_proc_free(&p);
+
+    age_group("HALFWRITTENGROUP", 120);
+    run(&p, ARGS("triton", "verify", "--repair", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    tu_assert_line(p.out, "half-written: HALFWRITTENGROUP: group 'HALFWRITTENGROUP' has kernel "
+                          "files but no manifest (__grp__NAME.json, which Triton writes last) "
+                          "(moved to .vyre-quarantine)");
+    cr_assert(!strstr(p.out, "left alone"), "%s", p.out);
+    tu_proc_free(&p);
+    cr_assert_neq(stat(path, &st), 0, "the old half-written group was not moved");
 }
 
 Test(cachectl_triton, relocate_points_manifests_here)

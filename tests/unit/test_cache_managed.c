@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/internal.h"
@@ -275,7 +276,7 @@ static int v_quarantine(const void *k, size_t i, vyre_error *err)
     return f->fail[i] ? vyre__fail(err, VYRE_EIO, "make room", "cannot move '%s'", f->name[i]) : 0;
 }
 
-static const vyre__managed_check_ops v_ops = {v_count, v_check, v_quarantine};
+static const vyre__managed_check_ops v_ops = {v_count, v_check, v_quarantine, NULL};
 
 Test(cache_managed, verify_reports_every_entry_and_moves_nothing_without_repair)
 {
@@ -332,4 +333,59 @@ Test(cache_managed, verify_prefix_names_a_nested_cache)
     cr_assert_eq(v.p[0].entry, 5);
     cr_assert_str_eq(v.p[0].message, "triton/0: 'k/x' is a temp file");
     vyre__managed_verdict_release(&v);
+}
+
+/* verify --repair keeps prune's guard: an unusable entry touched within
+ * the last minute (a writer may be creating it: Triton writes a group's
+ * manifest last) is reported, marked young, and not moved; one touched
+ * longer ago is moved; a kind with no guard (touched 0) is moved. */
+static int64_t g_v_touched[4];
+static int64_t v_touched(const void *k, size_t i)
+{
+    (void)k;
+    return g_v_touched[i];
+}
+
+Test(cache_managed, verify_repair_leaves_an_entry_changed_less_than_a_minute_ago)
+{
+    static const vyre__managed_check_ops young_ops = {v_count, v_check, v_quarantine, v_touched};
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    g_v_touched[0] = now - 5 * 1000000000LL; /* a: young */
+    g_v_touched[1] = now;                    /* b: foreign only, never moved */
+    g_v_touched[2] = now;                    /* c: clean */
+    g_v_touched[3] = now - 2 * MINUTE;       /* d: old */
+    vfake f = {{"a", "b", "c", "d"}, {1, 2, 0, 1}, {0}, {0}};
+    vyre__managed_verdict v;
+    cr_assert_eq(vyre__managed_verify(&young_ops, &f, 1, "fake", &v, NULL), 0);
+    cr_assert_eq(f.moved[0], 0, "a young entry was moved");
+    cr_assert_eq(f.moved[3], 1);
+    cr_assert_eq(v.unusable, 2);
+    cr_assert_eq(v.moved, 1);
+    cr_assert_eq(v.young, 1);
+    cr_assert_eq(v.n, 7, "a young entry's problems are still reported");
+    cr_assert(v.p[0].young && v.p[2].young, "its unusable problems say why it stayed");
+    cr_assert(!v.p[1].young, "the orphan does not make it unusable");
+    cr_assert_eq(v.p[0].quarantined, 0);
+    cr_assert_eq(v.p[4].quarantined, 1);
+    cr_assert(!v.p[4].young);
+    vyre__managed_verdict_release(&v);
+    /* Without repair nothing is young: nothing would have been moved. */
+    memset(f.moved, 0, sizeof f.moved);
+    cr_assert_eq(vyre__managed_verify(&young_ops, &f, 0, "fake", &v, NULL), 0);
+    cr_assert_eq(v.young, 0);
+    cr_assert(!f.moved[0] && !f.moved[3]);
+    vyre__managed_verdict_release(&v);
+    /* Touched 0: no guard (vyre's own blobs, written whole). */
+    g_v_touched[0] = 0;
+    cr_assert_eq(vyre__managed_verify(&young_ops, &f, 1, "fake", &v, NULL), 0);
+    cr_assert_eq(f.moved[0], 1);
+    cr_assert_eq(v.young, 0);
+    vyre__managed_verdict_release(&v);
+    vyre_error e;
+    vyre_error_clear(&e);
+    vyre__managed_young_error(&e);
+    cr_assert_eq(e.code, VYRE_EBUSY);
+    cr_assert_str_eq(e.message, "left alone: changed less than a minute ago");
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/foreign/triton_internal.h"
@@ -321,4 +322,70 @@ Test(triton, scan_at_opens_below_a_held_root_never_through_a_link)
     cr_assert_eq(vyre__triton_quarantine(&c, KGROUP, &err), VYRE_EUNSAFE);
     vyre_triton_cache_release(&c);
     close(at);
+}
+
+/* Sets atime and mtime of the files of dir, then of dir, to `ago` s back. */
+static void age_dir(const char *dir, int64_t ago)
+{
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= ago;
+    t[0].tv_nsec = 0;
+    t[1] = t[0];
+    DIR *d = opendir(dir);
+    cr_assert(d, "%s", dir);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            cr_assert_eq(utimensat(dirfd(d), e->d_name, t, AT_SYMLINK_NOFOLLOW), 0);
+    closedir(d);
+    cr_assert_eq(utimensat(AT_FDCWD, dir, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+/* verify --repair on the cache; the half-written group's problem. */
+static vyre_triton_problem half_written_after_repair(void)
+{
+    vyre_triton_cache c;
+    vyre_error err;
+    vyre_error_clear(&err);
+    cr_assert_eq(vyre_triton_cache_scan(g_cache, &c, &err), 0, "%s", err.message);
+    vyre_triton_problem *p, found = {0};
+    size_t n;
+    cr_assert_eq(vyre_triton_verify(&c, 1, &p, &n, &err), 0, "%s", err.message);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(p[i].key, "HALFWRITTENGROUP") && !strcmp(p[i].kind, "half-written"))
+            found = p[i];
+    cr_assert(found.kind, "no half-written problem (%zu problems)", n);
+    free(p);
+    vyre_triton_cache_release(&c);
+    return found;
+}
+
+/* Issue 35: a group Triton is writing right now (kernel files, the
+ * manifest not yet) is reported but left where it is by verify --repair,
+ * as prune leaves it; the same group two minutes old is moved. */
+Test(triton, verify_repair_leaves_a_group_changed_less_than_a_minute_ago)
+{
+    char dir[1024], q[1024], f[1100];
+    snprintf(dir, sizeof dir, "%s/HALFWRITTENGROUP", g_cache);
+    snprintf(q, sizeof q, "%s/%s/HALFWRITTENGROUP", g_cache, VYRE_TRITON_QUARANTINE);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(f, sizeof f, "%s/k.cubin", dir);
+    tu_write_file(f, "x", 1);
+    snprintf(f, sizeof f, "%s/k.json", dir);
+    tu_write_file(f, "{\"name\": \"k\"}", 13);
+    vyre_triton_problem p = half_written_after_repair();
+    struct stat st;
+    cr_assert(p.group_bad);
+    cr_assert_eq(p.quarantined, 0, "a group being written was moved");
+    cr_assert_eq(p.repair_error.code, VYRE_EBUSY);
+    cr_assert_str_eq(p.repair_error.message, "left alone: changed less than a minute ago");
+    cr_assert_eq(lstat(dir, &st), 0, "the group is no longer where Triton writes it");
+    cr_assert_neq(lstat(q, &st), 0);
+
+    age_dir(dir, 120);
+    p = half_written_after_repair();
+    cr_assert_eq(p.quarantined, 1, "%s", p.repair_error.message);
+    cr_assert_neq(lstat(dir, &st), 0, "the old half-written group was not moved");
+    cr_assert_eq(lstat(q, &st), 0);
 }

@@ -2,7 +2,9 @@
  * verify_print.c - the one report of verify for the managed kinds (see
  * verify_print.h). An entry is said to be moved only once its move
  * succeeded; a move that failed is a line of its own
- * ("quarantine-failed"), and the exit status is 1.
+ * ("quarantine-failed"), and the exit status is 1. An unusable entry
+ * libcore left in place because it changed less than a minute ago (a
+ * writer may be creating it) says so on its lines.
  */
 #include "verify_print.h"
 
@@ -13,10 +15,21 @@
 #include "tool_json.h"
 #include "tool_sanitize.h"
 
+/* What an unusable entry left in place says. */
+#define YOUNG_TEXT "left alone: changed less than a minute ago"
+
 typedef struct tally {
-    size_t unusable, moved, failed;
+    size_t unusable, moved, failed, young;
     const vyre_error *first_fail;
 } tally;
+
+/* 1: p's entry was not moved because it changed less than a minute ago
+ * (libcore's repair_error VYRE_EBUSY with quarantined 0). */
+static int left_young(const cachectl_vproblem *p)
+{
+    return p->unusable && p->quarantined == 0 && p->repair_error &&
+           p->repair_error->code == VYRE_EBUSY;
+}
 
 /* The end of the run of problems of i's entry; its state into *bad. */
 static size_t entry_end(const cachectl_verify *k, size_t i, cachectl_vproblem *bad)
@@ -58,10 +71,13 @@ static void print_lines(const cachectl_verify *k, tally *t)
         end = entry_end(k, i, &bad);
         t->unusable += bad.unusable;
         t->moved += bad.quarantined > 0;
+        t->young += (size_t)left_young(&bad);
         for (size_t j = i; !g_tool.json && j < end; j++) {
             k->get(k->ctx, j, &p);
             print_line(p.kind, k->name_entry ? p.entry : NULL, p.message,
-                       p.quarantined > 0 ? moved : "");
+                       p.quarantined > 0 ? moved
+                       : left_young(&p)  ? " (" YOUNG_TEXT ")"
+                                         : "");
         }
         if (bad.quarantined >= 0)
             continue;
@@ -79,6 +95,10 @@ static void print_summary(const cachectl_verify *k, int repair, const tally *t)
     if (repair && t->unusable)
         printf("%zu %s moved to %s, %zu could not be moved\n", t->moved,
                t->moved == 1 ? k->one : k->many, k->quarantine, t->failed);
+    if (repair && t->young)
+        printf("%zu %s " YOUNG_TEXT " (a writer may still be creating %s; run 'vyre-cachectl "
+               "%s verify --repair' again later)\n",
+               t->young, t->young == 1 ? k->one : k->many, t->young == 1 ? "it" : "them", k->cmd);
     if (t->failed && *t->first_fail->hint) {
         fputs("hint: ", stdout);
         tool_clean_fputs(t->first_fail->hint, stdout);
@@ -104,6 +124,7 @@ static void print_json(const cachectl_verify *k)
         json_object_set_new(o, "message", json_string(p.message));
         json_object_set_new(o, k->unusable_field, json_boolean(p.unusable));
         json_object_set_new(o, "quarantined", json_boolean(p.quarantined > 0));
+        json_object_set_new(o, "left_young", json_boolean(left_young(&p)));
         if (p.quarantined < 0)
             json_object_set_new(o, "quarantine_error", json_string(p.repair_error->message));
         json_array_append_new(a, o);

@@ -157,7 +157,9 @@ typedef struct vyre_inductor_problem {
     char message[640];
     int entry_bad; /* 1: Inductor cannot use the entry (repair quarantines it) */
     /* With repair, in a problem that makes its entry unusable: 1 the entry was moved
-     * into VYRE_INDUCTOR_QUARANTINE, -1 its move failed (repair_error) */
+     * into VYRE_INDUCTOR_QUARANTINE, -1 its move failed (repair_error),
+     * 0 with repair_error.code VYRE_EBUSY: left in place, it changed less than a minute
+     * ago (a writer may still be creating it; prune leaves it too) */
     int quarantined;
     vyre_error repair_error;
 } vyre_inductor_problem;

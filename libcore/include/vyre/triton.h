@@ -205,7 +205,9 @@ typedef struct vyre_triton_problem {
     char message[512];
     int group_bad; /* 1: Triton cannot use the group (repair quarantines it) */
     /* With repair, in a problem that makes its group unusable: 1 the group was moved
-     * into VYRE_TRITON_QUARANTINE, -1 its move failed (repair_error) */
+     * into VYRE_TRITON_QUARANTINE, -1 its move failed (repair_error),
+     * 0 with repair_error.code VYRE_EBUSY: left in place, it changed less than a minute
+     * ago (a writer may still be creating it; prune leaves it too) */
     int quarantined;
     vyre_error repair_error;
 } vyre_triton_problem;

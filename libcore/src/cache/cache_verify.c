@@ -431,7 +431,8 @@ static int verify_blobs(vyre_cache *c, int repair, const file_list *files, const
                         checked *good, size_t *n_good, vyre_cache_verify_result *res,
                         vyre_cache_problem_fn fn, void *ctx, vyre_error *err)
 {
-    static const vyre__managed_check_ops ops = {blob_count, blob_check, blob_repair};
+    /* No guard, as in prune: a blob is written whole (temp file, rename). */
+    static const vyre__managed_check_ops ops = {blob_count, blob_check, blob_repair, NULL};
     *n_good = 0;
     blob_kind k = {c, files, outs, good, n_good, res};
     vyre__managed_verdict v;

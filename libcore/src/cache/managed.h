@@ -123,7 +123,11 @@ void vyre__managed_result_release(vyre__managed_result *r);
  * problem makes unusable moved into the kind's quarantine once (by the
  * kind's own move: one rename relative to the held descriptor, never a
  * removal). Problems that do not make their entry unusable (a foreign
- * name, a temp file a writer may still own) are reported and left.
+ * name, a temp file a writer may still own) are reported and left. As in
+ * prune, an unusable entry touched in the last VYRE__MANAGED_GUARD_NS
+ * (read again just before its move) is not moved: a writer may be
+ * creating it now (Triton writes a group's manifest last). Its problems
+ * are still reported, marked young.
  */
 
 /* One problem a check found, in entry `entry`. */
@@ -134,6 +138,7 @@ typedef struct vyre__managed_problem {
     char message[640]; /* the check's prefix (vyre__managed_verdict.prefix), then its words */
     int unusable;      /* the entry cannot be used: repair quarantines it */
     int quarantined;   /* with repair, when unusable: 1 its entry moved, -1 not (error) */
+    int young;         /* with repair, when unusable: not moved, touched within the guard */
     size_t error;      /* quarantined -1: its index in vyre__managed_verdict.errors */
 } vyre__managed_problem;
 
@@ -144,6 +149,7 @@ typedef struct vyre__managed_verdict {
     vyre_error *errors; /* the failed moves, in entry order */
     size_t n_errors;
     uint64_t unusable, moved; /* entries a problem makes unusable; of those, moved */
+    uint64_t young;           /* of those, left: touched within the guard */
     /* For the checks: the entry being checked, and text put before each
      * message (a nested cache's name), else NULL. */
     size_t at;
@@ -163,6 +169,10 @@ typedef struct vyre__managed_check_ops {
     void (*check)(const void *kind, size_t i, vyre__managed_verdict *v);
     /* Moves entry i into the kind's quarantine: 0, or the failure (err). */
     int (*quarantine)(const void *kind, size_t i, vyre_error *err);
+    /* The time that says whether i may be moved now (prune's rule: its
+     * newest file's mtime, read again from the disk), 0: no guard, or -1:
+     * it is gone. May be NULL: no guard. */
+    int64_t (*touched)(const void *kind, size_t i);
 } vyre__managed_check_ops;
 
 /* Checks every entry of `kind` and, with repair, quarantines the unusable
@@ -171,6 +181,12 @@ int vyre__managed_verify(const vyre__managed_check_ops *ops, const void *kind, i
                          const char *what, vyre__managed_verdict *v, vyre_error *err);
 
 void vyre__managed_verdict_release(vyre__managed_verdict *v);
+
+/* Why a young entry was not moved, as the public problems carry it in
+ * their repair_error (quarantined 0): VYRE_EBUSY, "left alone: changed
+ * less than a minute ago". */
+#define VYRE__MANAGED_YOUNG_MESSAGE "left alone: changed less than a minute ago"
+void vyre__managed_young_error(vyre_error *e);
 
 /*
  * Moves `name` of directory `from` into the quarantine directory q under

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/internal.h"
 #include "cache/managed.h"
 
@@ -39,9 +40,18 @@ void vyre__managed_found(vyre__managed_verdict *v, const char *file, const char 
     va_end(ap);
 }
 
+/* 1: entry i was touched within the guard (read again now), so a writer
+ * may still be creating it; it is not moved. */
+static int young(const vyre__managed_check_ops *ops, const void *kind, size_t i)
+{
+    int64_t t = ops->touched ? ops->touched(kind, i) : 0;
+    return t > 0 && vyre__unix_ns() - t < VYRE__MANAGED_GUARD_NS;
+}
+
 /* Each entry the problems make unusable, once (its problems are
- * contiguous: each check finds only its own entry's), moved with repair;
- * its problems that make it unusable then say what became of it. */
+ * contiguous: each check finds only its own entry's), moved with repair
+ * unless it is young; its problems that make it unusable then say what
+ * became of it. */
 static int plan_repairs(const vyre__managed_check_ops *ops, const void *kind, int repair,
                         vyre__managed_verdict *v)
 {
@@ -52,6 +62,12 @@ static int plan_repairs(const vyre__managed_check_ops *ops, const void *kind, in
         v->unusable += (uint64_t)bad;
         if (!bad || !repair)
             continue;
+        if (young(ops, kind, v->p[k].entry)) {
+            v->young++;
+            for (size_t j = k; j < end; j++)
+                v->p[j].young = v->p[j].unusable;
+            continue;
+        }
         vyre_error e;
         vyre_error_clear(&e);
         int moved = ops->quarantine(kind, v->p[k].entry, &e) == 0;
@@ -87,6 +103,12 @@ int vyre__managed_verify(const vyre__managed_check_ops *ops, const void *kind, i
         return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory verifying '%s'", what);
     }
     return 0;
+}
+
+void vyre__managed_young_error(vyre_error *e)
+{
+    vyre__fail(e, VYRE_EBUSY, "a writer may still be creating it: verify --repair again later",
+               "%s", VYRE__MANAGED_YOUNG_MESSAGE);
 }
 
 void vyre__managed_verdict_release(vyre__managed_verdict *v)

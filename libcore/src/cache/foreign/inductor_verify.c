@@ -326,6 +326,27 @@ static int quarantine(const void *x, size_t i, vyre_error *err)
     return vyre__inductor_quarantine(c, c->entries[i].path, err);
 }
 
+/* Prune's rule: the entry's mtime read again now (its parent reached
+ * without following a link), or its newest at the scan. -1: gone; 0: a
+ * refusal (the move says why). */
+static int64_t touched(const void *x, size_t i)
+{
+    const vyre_inductor_cache *c = ((const verify_ctx *)x)->c;
+    const vyre_inductor_entry *e = &c->entries[i];
+    const char *last;
+    int at = vyre__inductor_open_parent(c->fd, e->path, &last, NULL);
+    if (at < 0)
+        return at == VYRE_ENOENT ? -1 : 0;
+    struct stat st;
+    int rc = fstatat(at, last, &st, AT_SYMLINK_NOFOLLOW);
+    int gone = rc && errno == ENOENT;
+    close(at);
+    if (rc)
+        return gone ? -1 : 0;
+    int64_t t = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return t > e->mtime_ns ? t : e->mtime_ns;
+}
+
 /* The engine's problems as the report's. */
 static int report(const vyre_inductor_cache *c, const vyre__managed_verdict *v,
                   vyre_inductor_report *r)
@@ -345,6 +366,8 @@ static int report(const vyre_inductor_cache *c, const vyre__managed_verdict *v,
         p->quarantined = m->quarantined;
         if (m->quarantined < 0)
             p->repair_error = v->errors[m->error];
+        else if (m->young)
+            vyre__managed_young_error(&p->repair_error);
     }
     r->n_problems = v->n;
     return 0;
@@ -354,7 +377,7 @@ int vyre_inductor_verify(const vyre_inductor_cache *c, int repair, vyre_inductor
                          vyre_error *err)
 {
     memset(out, 0, sizeof *out);
-    static const vyre__managed_check_ops ops = {count, check, quarantine};
+    static const vyre__managed_check_ops ops = {count, check, quarantine, touched};
     verify_ctx x = {c, out};
     vyre__managed_verdict v;
     int rc = vyre__managed_verify(&ops, &x, repair, c->dir, &v, err);

@@ -6,6 +6,7 @@
  * every offset.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,19 @@ static int quarantine(const void *c, size_t i, vyre_error *err)
     return vyre__triton_quarantine(tc, tc->groups[i].key, err);
 }
 
+/* Prune's rule: the group directory's mtime read again now, or its newest
+ * file's at the scan. -1: gone. */
+static int64_t touched(const void *c, size_t i)
+{
+    const vyre_triton_cache *tc = c;
+    const vyre_triton_group *g = &tc->groups[i];
+    struct stat st;
+    if (fstatat(tc->fd, g->key, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    int64_t t = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return t > g->mtime_ns ? t : g->mtime_ns;
+}
+
 int vyre_triton_verify(const vyre_triton_cache *c, int repair, vyre_triton_problem **out, size_t *n,
                        vyre_error *err)
 {
@@ -202,7 +216,7 @@ int vyre_triton_verify(const vyre_triton_cache *c, int repair, vyre_triton_probl
     /* Nothing is checked, let alone moved, in a cache another user
      * controls: repairing it would change files for them. */
     int rc = repair ? vyre_triton_cache_check_writable(c, err) : 0;
-    static const vyre__managed_check_ops ops = {count, check, quarantine};
+    static const vyre__managed_check_ops ops = {count, check, quarantine, touched};
     vyre__managed_verdict v;
     if (rc || (rc = vyre__managed_verify(&ops, c, repair, c->dir, &v, err)))
         return rc;
@@ -218,6 +232,8 @@ int vyre_triton_verify(const vyre_triton_cache *c, int repair, vyre_triton_probl
         p->quarantined = m->quarantined;
         if (m->quarantined < 0)
             p->repair_error = v.errors[m->error];
+        else if (m->young)
+            vyre__managed_young_error(&p->repair_error);
     }
     *n = *out ? v.n : 0;
     vyre__managed_verdict_release(&v);
