@@ -54,7 +54,8 @@ static uint64_t disk_of(const char *rel);
 
 static void cpath(char *out, size_t size, const char *rel)
 {
-    snprintf(out, size, "%s/%s", g_cache, rel);
+    int n = snprintf(out, size, "%s/%s", g_cache, rel);
+    cr_assert(n >= 0 && (size_t)n < size, "path too long: %s/%s", g_cache, rel);
 }
 
 static void put(const char *rel, const char *text)
