@@ -98,6 +98,10 @@ typedef struct check {
     const char *path;         /* the file, for messages (and to open when dirfd < 0) */
     int dirfd;                /* >= 0: open rel below it, following no symlink */
     const char *rel;          /* path below dirfd */
+    int shardfd;              /* >= 0: open base below it first (a kept shard directory) */
+    const char *base;         /* the file's name in its shard, when shardfd >= 0 */
+    int via_shard;            /* out: the file was opened below shardfd */
+    int shard_stale;          /* out: not below shardfd, but found from dirfd */
     const vyre_key *expected; /* NULL: no key check */
     int keep;                 /* load: keep the payload in *blob */
     vyre_blob *blob;          /* out, when keep */
@@ -494,8 +498,21 @@ static int check_path(check *c, vyre_error *err)
      * a symlink in the cache is never followed (it could point anywhere).
      * O_NONBLOCK: a FIFO planted there must not hang us; it has no effect
      * on regular files. */
-    int fd = c->dirfd < 0 ? open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+    int fd = -1, shard_enoent = 0;
+    c->via_shard = 0;
+    if (c->shardfd >= 0) {
+        /* A kept shard directory (see vyre__blob_shards): one component,
+         * O_NOFOLLOW. Any failure is answered by the walk below, which
+         * says what the name is. */
+        fd = openat(c->shardfd, c->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        c->via_shard = fd >= 0;
+        shard_enoent = fd < 0 && errno == ENOENT;
+    }
+    if (fd < 0) {
+        fd = c->dirfd < 0 ? open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
                           : vyre__open_beneath(c->dirfd, c->rel, O_RDONLY | O_NONBLOCK, 0);
+        c->shard_stale = fd >= 0 && shard_enoent;
+    }
     if (fd < 0) {
         int e = errno;
         if (c->dirfd >= 0 && (e == ELOOP || e == ENOTDIR || e == EXDEV)) {
@@ -562,6 +579,7 @@ int vyre__blob_check_file(const char *path, const vyre_key *expected, vyre_blob_
     memset(&c, 0, sizeof c);
     c.path = path;
     c.dirfd = -1;
+    c.shardfd = -1;
     c.expected = expected;
     int rc = check_path(&c, err);
     return check_finish(&c, rc, h, file_size, why, err);
@@ -579,6 +597,7 @@ int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyr
     memset(&c, 0, sizeof c);
     c.path = path;
     c.dirfd = rootfd;
+    c.shardfd = -1;
     c.rel = rel;
     c.expected = expected;
     int rc = check_path(&c, err);
@@ -610,8 +629,141 @@ int vyre__blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre
     return rc;
 }
 
+/* What a load does with a file it rejected (c->why set, or none: a plain
+ * miss or an I/O error, returned as is): a stale one is a miss left in
+ * place, a hard link loses this name, anything else goes to quarantine/. */
+static int load_rejected(int rootfd, const char *root, const char *path, const char *rel, check *c,
+                         int rc, vyre_blob_reject *why, vyre_error *err)
+{
+    if (c->why == VYRE_REJECT_NONE)
+        return rc; /* a plain miss, or an I/O error: nothing to quarantine */
+    if (c->why == VYRE_REJECT_STALE) {
+        /* Intact but of an older key format: a miss, never quarantined (a
+         * store over the key replaces it; prune --stale removes it). */
+        if (why)
+            *why = c->why;
+        return vyre__fail(err, VYRE_ENOENT, vyre__blob_reject_hint(c->why),
+                          "blob '%s' is stale: %s", path, c->detail);
+    }
+
+    /* A bad file is a miss: move it aside so that the next store can put a
+     * good one in its place, and say why. */
+    vyre__blob_count_reject(c->why);
+    if (why)
+        *why = c->why;
+    if (c->hard_link) {
+        /* Only this name goes: the file's other names, wherever they are,
+         * keep it. */
+        if (vyre__blob_unlink_at(rootfd, rel) == 0)
+            return vyre__fail(err, rc,
+                              "nothing to do: it is treated as a cache miss and rebuilt; the "
+                              "other names of the file are untouched",
+                              "blob '%s' rejected (%s): %s; the link was removed", path,
+                              vyre_blob_reject_name(c->why), c->detail);
+        int e = errno;
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                            vyre__fail(err, rc,
+                                       "it is treated as a cache miss; a repair removes "
+                                       "the link",
+                                       "blob '%s' rejected (%s): %s; not removed: %s", path,
+                                       vyre_blob_reject_name(c->why), c->detail, strerror(e)));
+    }
+    char dest[BLOB_PATH_MAX];
+    vyre_error qerr;
+    vyre_error_clear(&qerr);
+    const char *name;
+    int srcfd = vyre__blob_open_parent(rootfd, rel, &name);
+    int qrc = srcfd < 0 ? vyre__fail(&qerr, VYRE_EUNSAFE, NULL,
+                                     "its directory is not a real directory of the cache")
+                        : vyre__blob_quarantine_move(rootfd, root, srcfd, name, path, c->why, dest,
+                                                     sizeof dest, &qerr);
+    if (srcfd >= 0)
+        close(srcfd);
+    if (qrc == VYRE_OK)
+        return vyre__fail(err, rc,
+                          "nothing to do: it is treated as a cache miss and rebuilt; the "
+                          "quarantined copy is kept for inspection",
+                          "blob '%s' rejected (%s): %s; moved to '%s'", path,
+                          vyre_blob_reject_name(c->why), c->detail, dest);
+    return vyre__remedy(
+        err, VYRE_REMEDY_CACHE_REPAIR,
+        vyre__fail(err, rc,
+                   "it is treated as a cache miss; make the cache writable, or delete the file",
+                   "blob '%s' rejected (%s): %s; not quarantined: %s", path,
+                   vyre_blob_reject_name(c->why), c->detail, qerr.message));
+}
+
+/* ---- kept shard directories (vyre__blob_shards) --------------------------- */
+
+/* "blobs/ab" of rel ("blobs/ab/<hex>.vblob"). */
+static void shard_rel(const char *rel, char out[9])
+{
+    memcpy(out, rel, 8);
+    out[8] = '\0';
+}
+
+/* The kept directory of rel's shard, opened now if it was not yet; -1 when
+ * it cannot be (no such shard yet, or not a real directory: the walk from
+ * the root says what it is). */
+static int shard_fd(vyre__blob_shards *s, int rootfd, const vyre_key *key, const char *rel)
+{
+    atomic_int *slot = &s->fd1[key->bytes[0]];
+    int v = atomic_load_explicit(slot, memory_order_acquire);
+    if (v > 0)
+        return v - 1;
+    char dir[9];
+    shard_rel(rel, dir);
+    int fd = vyre__open_beneath(rootfd, dir, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        return -1;
+    int expect = 0;
+    if (!atomic_compare_exchange_strong_explicit(slot, &expect, fd + 1, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        close(fd); /* another thread kept one first */
+        return expect - 1;
+    }
+    return fd;
+}
+
+/* The kept directory no longer holds what the shard's path names (it was
+ * removed, and made anew): its descriptor number now names the shard
+ * found from the root. dup3 swaps it in one step, so that a load using
+ * the number meanwhile opens in the old directory or the new one, never
+ * in a reused number's file. */
+static void shard_refresh(vyre__blob_shards *s, int rootfd, const vyre_key *key, const char *rel)
+{
+    int v = atomic_load_explicit(&s->fd1[key->bytes[0]], memory_order_acquire);
+    if (v <= 0)
+        return;
+    char dir[9];
+    shard_rel(rel, dir);
+    int fd = vyre__open_beneath(rootfd, dir, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        return;
+    (void)dup3(fd, v - 1, O_CLOEXEC);
+    close(fd);
+}
+
+void vyre__blob_shards_release(vyre__blob_shards *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(s->fd1); i++) {
+        int v = atomic_exchange_explicit(&s->fd1[i], 0, memory_order_acq_rel);
+        if (v > 0)
+            close(v - 1);
+    }
+}
+
 int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_blob **out,
                        vyre_blob_reject *why, vyre_error *err)
+{
+    return vyre__blob_load_shards(rootfd, NULL, root, key, out, why, err);
+}
+
+int vyre__blob_load_shards(int rootfd, vyre__blob_shards *shards, const char *root,
+                           const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
+                           vyre_error *err)
 {
     if (why)
         *why = VYRE_REJECT_NONE;
@@ -629,6 +781,9 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
     c.path = path;
     c.dirfd = rootfd;
     c.rel = rel;
+    c.shardfd = shards ? shard_fd(shards, rootfd, key, rel) : -1;
+    c.base = rel + 9;
+    c.shard_stale = 0;
     c.expected = key;
     c.keep = 1;
     c.blob = NULL;
@@ -636,66 +791,23 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
     c.have_size = 0;
     c.hard_link = 0;
     rc = check_path(&c, err);
-    if (!rc) {
+    if (c.shard_stale)
+        shard_refresh(shards, rootfd, key, rel);
+    if (rc != VYRE_OK && c.why != VYRE_REJECT_NONE && c.why != VYRE_REJECT_STALE && c.via_shard) {
+        /* Rejected in a kept directory: look again from the root, so that
+         * only the file at the blob's path is ever moved or unlinked. */
+        c.shardfd = -1;
+        c.have_header = 0;
+        c.have_size = 0;
+        c.hard_link = 0;
+        rc = check_path(&c, err);
+        shard_refresh(shards, rootfd, key, rel);
+    }
+    if (rc == VYRE_OK) {
         *out = c.blob;
         return VYRE_OK;
     }
-    if (c.why == VYRE_REJECT_NONE)
-        return rc; /* a plain miss, or an I/O error: nothing to quarantine */
-    if (c.why == VYRE_REJECT_STALE) {
-        /* Intact but of an older key format: a miss, never quarantined (a
-         * store over the key replaces it; prune --stale removes it). */
-        if (why)
-            *why = c.why;
-        return vyre__fail(err, VYRE_ENOENT, vyre__blob_reject_hint(c.why), "blob '%s' is stale: %s",
-                          path, c.detail);
-    }
-
-    /* A bad file is a miss: move it aside so that the next store can put a
-     * good one in its place, and say why. */
-    vyre__blob_count_reject(c.why);
-    if (why)
-        *why = c.why;
-    if (c.hard_link) {
-        /* Only this name goes: the file's other names, wherever they are,
-         * keep it. */
-        if (vyre__blob_unlink_at(rootfd, rel) == 0)
-            return vyre__fail(err, rc,
-                              "nothing to do: it is treated as a cache miss and rebuilt; the "
-                              "other names of the file are untouched",
-                              "blob '%s' rejected (%s): %s; the link was removed", path,
-                              vyre_blob_reject_name(c.why), c.detail);
-        int e = errno;
-        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
-                            vyre__fail(err, rc,
-                                       "it is treated as a cache miss; a repair removes "
-                                       "the link",
-                                       "blob '%s' rejected (%s): %s; not removed: %s", path,
-                                       vyre_blob_reject_name(c.why), c.detail, strerror(e)));
-    }
-    char dest[BLOB_PATH_MAX];
-    vyre_error qerr;
-    vyre_error_clear(&qerr);
-    const char *name;
-    int srcfd = vyre__blob_open_parent(rootfd, rel, &name);
-    int qrc = srcfd < 0 ? vyre__fail(&qerr, VYRE_EUNSAFE, NULL,
-                                     "its directory is not a real directory of the cache")
-                        : vyre__blob_quarantine_move(rootfd, root, srcfd, name, path, c.why, dest,
-                                                     sizeof dest, &qerr);
-    if (srcfd >= 0)
-        close(srcfd);
-    if (qrc == VYRE_OK)
-        return vyre__fail(err, rc,
-                          "nothing to do: it is treated as a cache miss and rebuilt; the "
-                          "quarantined copy is kept for inspection",
-                          "blob '%s' rejected (%s): %s; moved to '%s'", path,
-                          vyre_blob_reject_name(c.why), c.detail, dest);
-    return vyre__remedy(
-        err, VYRE_REMEDY_CACHE_REPAIR,
-        vyre__fail(err, rc,
-                   "it is treated as a cache miss; make the cache writable, or delete the file",
-                   "blob '%s' rejected (%s): %s; not quarantined: %s", path,
-                   vyre_blob_reject_name(c.why), c.detail, qerr.message));
+    return load_rejected(rootfd, root, path, rel, &c, rc, why, err);
 }
 
 /* ---- objects from elsewhere ---------------------------------------------- */
@@ -718,6 +830,7 @@ int vyre__blob_from_memory(const void *buf, size_t len, const char *origin,
     memset(&c, 0, sizeof c);
     c.path = origin;
     c.dirfd = -1;
+    c.shardfd = -1;
     c.expected = expected;
     c.keep = 1;
     c.file_size = (uint64_t)len;
