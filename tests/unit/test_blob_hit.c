@@ -15,8 +15,10 @@
  * quarantined, and a shard replaced by a symlink is a miss.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -507,5 +509,65 @@ Test(blob_hit, a_kept_shard_replaced_by_a_symlink_is_never_followed)
     free(still);
     free(good);
     vyre_cache_close(c);
+    free(p);
+}
+
+/* Descriptors this process has open. */
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    cr_assert_not_null(d);
+    int n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+enum { SHARED_KEYS = 48, SHARED_SIZE = 3000 };
+
+typedef struct hitter {
+    vyre_cache *c;
+    const uint8_t *p;
+    int bad; /* gets that were not the stored bytes */
+} hitter;
+
+static void *hit_all(void *arg)
+{
+    hitter *h = arg;
+    for (int round = 0; round < 20; round++)
+        for (unsigned i = 0; i < SHARED_KEYS; i++) {
+            vyre_key k = key_of(100 + i);
+            vyre_blob *b = NULL;
+            if (vyre_cache_get(h->c, &k, &b, NULL, NULL) != 0 || b->size != SHARED_SIZE ||
+                memcmp(b->payload, h->p, SHARED_SIZE) != 0)
+                h->bad++;
+            vyre_blob_free(b);
+        }
+    return NULL;
+}
+
+Test(blob_hit, threads_share_one_handles_kept_shards_and_close_gives_them_back)
+{
+    int before = count_fds();
+    vyre_cache *c = open_cache();
+    uint8_t *p = payload_of(SHARED_SIZE, 99);
+    for (unsigned i = 0; i < SHARED_KEYS; i++)
+        put(c, key_of(100 + i), p, SHARED_SIZE, 0); /* as many shards */
+    /* Four threads reach every shard at once: each shard is kept once. */
+    enum { T = 4 };
+    pthread_t t[T];
+    hitter h[T];
+    for (int i = 0; i < T; i++) {
+        h[i] = (hitter){c, p, 0};
+        cr_assert_eq(pthread_create(&t[i], NULL, hit_all, &h[i]), 0);
+    }
+    for (int i = 0; i < T; i++) {
+        cr_assert_eq(pthread_join(t[i], NULL), 0);
+        cr_assert_eq(h[i].bad, 0, "thread %d: %d gets were not the stored bytes", i, h[i].bad);
+    }
+    cr_assert_leq(count_fds(), before + SHARED_KEYS + 8, "more than one descriptor per shard");
+    vyre_cache_close(c);
+    cr_assert_eq(count_fds(), before, "descriptors left open after close");
     free(p);
 }
