@@ -14,7 +14,10 @@
  * again. A file up to WHOLE_READ_MAX (a 1 MiB payload) is read in one
  * read() and then hashed: it fits in the L2 cache of current x86 cores, and
  * reading it in chunks hashed one by one was measured 3-5% slower there
- * (more read() calls, the same hashing, which is compute-bound). A larger
+ * (more read() calls, the same hashing, which is compute-bound; measured
+ * again for issue 39: pieces of 16 or 32 KiB, each hashed after its read,
+ * were slower than one read then one hash at every size from 24 KiB to
+ * 1 MiB, e.g. 64 KiB at 1.61-1.75x a bare read against 1.51-1.53x). A larger
  * payload is read in HIT_CHUNK chunks, each hashed as soon as it is read
  * (streaming XXH3-128), so it is never hashed back from memory. The header
  * is decoded and checked (sizes against the file, key, key format) before
@@ -23,8 +26,24 @@
  * What is hashed is the caller's copy, after the read and never written
  * again: a file truncated or rewritten while it is read ends short or fails
  * the checksum (a miss, quarantined); the driver can never get bytes other
- * than those checked. The file is read, never mapped: a mapping of a file
- * truncated under it raises SIGBUS in the host program.
+ * than those checked.
+ *
+ * The file is read, never mapped. A page of a mapping that a truncation
+ * has cut off raises SIGBUS in the host program when it is touched, and
+ * nothing a library may do rules that out while the cache's files can be
+ * written by other processes: catching SIGBUS means owning the process's
+ * signal handler; seals (F_ADD_SEALS) exist for memfd and shmem only;
+ * mandatory locks are gone from Linux; a read lease (F_SETLEASE) holds a
+ * truncating writer back for lease-break-time only, and says so with a
+ * signal too. The kernel copies out of a mapping without a signal
+ * (process_vm_readv fails with EFAULT), but that is a second copy, which
+ * is what read() already is. And the driver must get a private copy of
+ * what was hashed in any case, since a mapping's bytes may change after
+ * they were hashed.
+ *
+ * The file is opened below the cache's kept directory of its shard
+ * (vyre__blob_shards, one openat(2) with O_NOFOLLOW) when the caller has
+ * one, else by a walk from the root that follows no symlink.
  */
 #include "vyre/blob.h"
 
