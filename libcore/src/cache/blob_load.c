@@ -117,10 +117,10 @@ typedef struct check {
     const char *path;         /* the file, for messages (and to open when dirfd < 0) */
     int dirfd;                /* >= 0: open rel below it, following no symlink */
     const char *rel;          /* path below dirfd */
-    int shardfd;              /* >= 0: open base below it first (a kept shard directory) */
-    const char *base;         /* the file's name in its shard, when shardfd >= 0 */
-    int via_shard;            /* out: the file was opened below shardfd */
-    int shard_stale;          /* out: not below shardfd, but found from dirfd */
+    int shard_fd1;            /* a kept shard directory + 1 (0, zeroed: none); base is */
+    const char *base;         /* opened below it first: the file's name in its shard */
+    int via_shard;            /* out: the file was opened below the kept directory */
+    int shard_stale;          /* out: not below the kept directory, but from dirfd */
     const vyre_key *expected; /* NULL: no key check */
     int keep;                 /* load: keep the payload in *blob */
     vyre_blob *blob;          /* out, when keep */
@@ -519,11 +519,11 @@ static int check_path(check *c, vyre_error *err)
      * on regular files. */
     int fd = -1, shard_enoent = 0;
     c->via_shard = 0;
-    if (c->shardfd >= 0) {
+    if (c->shard_fd1 > 0) {
         /* A kept shard directory (see vyre__blob_shards): one component,
          * O_NOFOLLOW. Any failure is answered by the walk below, which
          * says what the name is. */
-        fd = openat(c->shardfd, c->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        fd = openat(c->shard_fd1 - 1, c->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
         c->via_shard = fd >= 0;
         shard_enoent = fd < 0 && errno == ENOENT;
     }
@@ -598,7 +598,6 @@ int vyre__blob_check_file(const char *path, const vyre_key *expected, vyre_blob_
     memset(&c, 0, sizeof c);
     c.path = path;
     c.dirfd = -1;
-    c.shardfd = -1;
     c.expected = expected;
     int rc = check_path(&c, err);
     return check_finish(&c, rc, h, file_size, why, err);
@@ -616,7 +615,6 @@ int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyr
     memset(&c, 0, sizeof c);
     c.path = path;
     c.dirfd = rootfd;
-    c.shardfd = -1;
     c.rel = rel;
     c.expected = expected;
     int rc = check_path(&c, err);
@@ -800,7 +798,7 @@ int vyre__blob_load_shards(int rootfd, vyre__blob_shards *shards, const char *ro
     c.path = path;
     c.dirfd = rootfd;
     c.rel = rel;
-    c.shardfd = shards ? shard_fd(shards, rootfd, key, rel) : -1;
+    c.shard_fd1 = shards ? shard_fd(shards, rootfd, key, rel) + 1 : 0;
     c.base = rel + 9;
     c.shard_stale = 0;
     c.expected = key;
@@ -815,7 +813,7 @@ int vyre__blob_load_shards(int rootfd, vyre__blob_shards *shards, const char *ro
     if (rc != VYRE_OK && c.why != VYRE_REJECT_NONE && c.why != VYRE_REJECT_STALE && c.via_shard) {
         /* Rejected in a kept directory: look again from the root, so that
          * only the file at the blob's path is ever moved or unlinked. */
-        c.shardfd = -1;
+        c.shard_fd1 = 0;
         c.have_header = 0;
         c.have_size = 0;
         c.hard_link = 0;
@@ -849,7 +847,6 @@ int vyre__blob_from_memory(const void *buf, size_t len, const char *origin,
     memset(&c, 0, sizeof c);
     c.path = origin;
     c.dirfd = -1;
-    c.shardfd = -1;
     c.expected = expected;
     c.keep = 1;
     c.file_size = (uint64_t)len;
