@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/blob_internal.h"
 #include "cache/checksum.h"
 #include "testutil.h"
 #include "vyre/blob.h"
@@ -569,5 +570,34 @@ Test(blob_hit, threads_share_one_handles_kept_shards_and_close_gives_them_back)
     cr_assert_leq(count_fds(), before + SHARED_KEYS + 8, "more than one descriptor per shard");
     vyre_cache_close(c);
     cr_assert_eq(count_fds(), before, "descriptors left open after close");
+    free(p);
+}
+
+/* A library keeps few of its host program's descriptors: hits in more
+ * shards than VYRE__BLOB_SHARDS_KEPT_MAX keep that many directories open,
+ * no more, and the hits past it are still right. */
+Test(blob_hit, a_handle_keeps_at_most_the_bounded_number_of_shard_directories)
+{
+    vyre_cache *c = open_cache();
+    uint8_t *p = payload_of(SHARED_SIZE, 98);
+    char dirs[SHARED_KEYS][PATHSZ];
+    unsigned distinct = 0;
+    for (unsigned i = 0; i < SHARED_KEYS; i++) {
+        put(c, key_of(100 + i), p, SHARED_SIZE, 0);
+        shard_dir(c, key_of(100 + i), dirs[i]);
+        unsigned j = 0;
+        while (j < i && strcmp(dirs[j], dirs[i]) != 0)
+            j++;
+        distinct += j == i;
+    }
+    cr_assert_gt(distinct, VYRE__BLOB_SHARDS_KEPT_MAX, "the keys reach only %u shards", distinct);
+    int before = count_fds();
+    for (int round = 0; round < 2; round++)
+        for (unsigned i = 0; i < SHARED_KEYS; i++)
+            assert_hit(c, key_of(100 + i), p, SHARED_SIZE, "a hit past the kept bound");
+    cr_assert_leq(count_fds(), before + VYRE__BLOB_SHARDS_KEPT_MAX,
+                  "more shard directories kept than the bound (%d open, %d before)", count_fds(),
+                  before);
+    vyre_cache_close(c);
     free(p);
 }

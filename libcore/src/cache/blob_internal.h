@@ -103,11 +103,16 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
  * the basename, O_NOFOLLOW, instead of walking root -> blobs -> shard
  * under openat2's RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH (about 120 ns a
  * hit, a third of a 4 KiB hit's cost over a bare read). At most one
- * descriptor per shard used (256). Zeroed memory is an empty table;
+ * descriptor per shard used, and at most VYRE__BLOB_SHARDS_KEPT_MAX in all:
+ * a library must not take hundreds of its host program's descriptors (a
+ * program on select(2) breaks past 1024); a hit in a shard beyond that
+ * walks from the root as before. Zeroed memory is an empty table;
  * thread-safe; vyre__blob_shards_release closes them.
  */
+#define VYRE__BLOB_SHARDS_KEPT_MAX 32
 typedef struct vyre__blob_shards {
     atomic_int fd1[256]; /* the shard's descriptor + 1; 0: not opened (yet) */
+    atomic_int kept;     /* descriptors kept (or being opened to keep) */
 } vyre__blob_shards;
 
 /* Closes the table's descriptors and empties it. No load may be running

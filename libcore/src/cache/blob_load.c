@@ -728,14 +728,21 @@ static int shard_fd(vyre__blob_shards *s, int rootfd, const vyre_key *key, const
     int v = atomic_load_explicit(slot, memory_order_acquire);
     if (v > 0)
         return v - 1;
+    /* A place among the kept ones first; none left: the walk from the root. */
+    if (atomic_fetch_add_explicit(&s->kept, 1, memory_order_acq_rel) >=
+        VYRE__BLOB_SHARDS_KEPT_MAX) {
+        atomic_fetch_sub_explicit(&s->kept, 1, memory_order_acq_rel);
+        return -1;
+    }
     char dir[9];
     shard_rel(rel, dir);
     int fd = vyre__open_beneath(rootfd, dir, O_RDONLY | O_DIRECTORY, 0);
-    if (fd < 0)
-        return -1;
     int expect = 0;
-    if (!atomic_compare_exchange_strong_explicit(slot, &expect, fd + 1, memory_order_acq_rel,
-                                                 memory_order_acquire)) {
+    if (fd < 0 || !atomic_compare_exchange_strong_explicit(
+                      slot, &expect, fd + 1, memory_order_acq_rel, memory_order_acquire)) {
+        atomic_fetch_sub_explicit(&s->kept, 1, memory_order_acq_rel);
+        if (fd < 0)
+            return -1;
         close(fd); /* another thread kept one first */
         return expect - 1;
     }
@@ -770,6 +777,7 @@ void vyre__blob_shards_release(vyre__blob_shards *s)
         if (v > 0)
             close(v - 1);
     }
+    atomic_store_explicit(&s->kept, 0, memory_order_release);
 }
 
 int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_blob **out,
