@@ -302,26 +302,6 @@ static int parse_jobs(const char *s, long *jobs)
     return 0;
 }
 
-/* The one command that may create the cache: seeding builds one. 0, or
- * the exit code after the error is printed. */
-static int open_or_create(vyre_cache **cache)
-{
-    vyre_error err;
-    vyre_error_clear(&err);
-    vyre_config *cf;
-    char root[VYRE_CACHE_PATH_MAX];
-    int crc = cachectl_config(&cf, root, sizeof root);
-    if (crc)
-        return crc;
-    vyre_cache_open_opts oo;
-    vyre_cache_open_opts_init(&oo);
-    oo.config = cf;
-    oo.flags = VYRE_CACHE_NO_HIT_TRACK;
-    if (vyre_cache_open(root, &oo, cache, &err))
-        return cachectl_fail(&err);
-    return 0;
-}
-
 int cmd_seed(int argc, char **argv)
 {
     int end = compiler_options_start(argc, argv);
@@ -368,7 +348,7 @@ int cmd_seed(int argc, char **argv)
         return TOOL_EXIT_ERROR;
     }
     vyre_cache *cache = NULL;
-    if ((rc = open_or_create(&cache))) {
+    if ((rc = cachectl_open(CACHECTL_CREATE, &cache))) {
         vyre_seed_list_release(&files);
         return rc;
     }

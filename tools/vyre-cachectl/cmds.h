@@ -144,8 +144,9 @@ enum {
     CACHECTL_READ = 0,          /* read-only: never creates or writes anything */
     CACHECTL_WRITE = 1,         /* may write; the directory must already exist */
     CACHECTL_WRITE_NOINDEX = 2, /* may write, without opening the index (reindex) */
-    CACHECTL_READ_OR_EMPTY = 3  /* read-only; a cache that does not exist yet reads as empty
+    CACHECTL_READ_OR_EMPTY = 3, /* read-only; a cache that does not exist yet reads as empty
                                    (stats, ls, verify: first use), and nothing is created */
+    CACHECTL_CREATE = 4         /* may write, and creates a missing cache (seed builds one) */
 };
 
 /* The configuration for the cache in use (--cache-dir or the default),

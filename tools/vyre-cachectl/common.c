@@ -303,7 +303,7 @@ int cachectl_open(int how, vyre_cache **out)
         flags |= VYRE_CACHE_READONLY;
         if (how == CACHECTL_READ_OR_EMPTY)
             flags |= VYRE_CACHE_MISSING_EMPTY;
-    } else {
+    } else if (how != CACHECTL_CREATE) {
         /* A writable open creates a missing root; pruning or clearing a
          * cache that is not there is a mistake (a typo in --cache-dir), so
          * look first without creating anything. */
