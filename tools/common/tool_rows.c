@@ -415,8 +415,7 @@ static void print_human(FILE *out, tool_rows *rows, tool_rows_fmt fmt, int width
     view_release(&v);
 }
 
-/* One CSV field, RFC 4180 quoted; on a terminal through tool_clean. */
-static void csv_text(FILE *out, const char *s, int tty)
+void tool_csv_text(FILE *out, const char *s, int tty)
 {
     char *clean = NULL;
     if (tty) {
@@ -442,10 +441,10 @@ static void csv_value(FILE *out, const tool_rows_col *col, const cell *x, int tt
 {
     char num[48];
     if (x->kind == CELL_TEXT) {
-        csv_text(out, x->text, tty);
+        tool_csv_text(out, x->text, tty);
     } else if (x->kind == CELL_JSON) {
         char *j = json_text(x);
-        csv_text(out, j, tty);
+        tool_csv_text(out, j, tty);
         free(j);
     } else if (col->type == TOOL_ROWS_BOOL && x->kind != CELL_NULL) {
         fputs(cell_num(x) != 0 ? "true" : "false", out);
