@@ -70,6 +70,18 @@ int tool_usage_error(const char *sub, const char *hint, const char *fmt, ...) VY
  * the value, with the parser's hint (TOOL_EXIT_ERROR). sub may be NULL. */
 int tool_percent_arg(const char *sub, const char *opt, const char *s, double *ratio);
 
+/* An option's number: s whole, as a decimal integer (tool_parse_long) or
+ * a real (tool_parse_real, NaN and infinities refused), from lo to hi into
+ * *out. 0, or -1 with *out untouched and nothing printed: the caller says
+ * what the option wants. */
+int tool_parse_long(const char *s, long lo, long hi, long *out);
+int tool_parse_real(const char *s, double lo, double hi, double *out);
+
+/* --cache-usage-interval S (vyre-top, vyre-exporter): seconds from 1 to
+ * 86400 (a scan of millions of files takes seconds, so less is refused);
+ * turned_off says what --no-cache-usage turns off. 0 or the usage error. */
+int tool_usage_interval_arg(const char *s, const char *turned_off, double *out);
+
 /* Reports the option getopt_long rejected (call from its '?' case, with
  * opterr = 0): an unknown long option (nearest suggested), a value given to
  * an option that takes none ("--json=1"), a missing value, an unknown short

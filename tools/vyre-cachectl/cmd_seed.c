@@ -14,7 +14,6 @@
  * file's results back in the order the files were named); this file
  * parses options, calls it, and prints.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,10 +292,7 @@ static int add_entry(const char *name, const char **entries, size_t *n)
 /* --jobs N; 0 or the exit code. */
 static int parse_jobs(const char *s, long *jobs)
 {
-    char *e = NULL;
-    errno = 0;
-    *jobs = strtol(s, &e, 10);
-    if (errno || !e || *e || e == s || *jobs < 1 || *jobs > SEED_MAX_JOBS)
+    if (tool_parse_long(s, 1, SEED_MAX_JOBS, jobs))
         return tool_usage_error("seed", "give a whole number from 1 to 256",
                                 "--jobs '%s' is not a number of jobs", s);
     return 0;
