@@ -97,6 +97,15 @@ int tool_percent_arg(const char *sub, const char *opt, const char *s, double *ra
     return 0;
 }
 
+void *tool_need(void *p)
+{
+    if (!p) {
+        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
+        abort();
+    }
+    return p;
+}
+
 int tool_parse_long(const char *s, long lo, long hi, long *out)
 {
     char *end = NULL;

@@ -60,6 +60,11 @@ void tool_error_line(char *dst, size_t size, int rc, const vyre_error *e);
  * (vyre/error.h), as a hint's words; NULL for none. Static. */
 const char *tool_remedy(vyre_remedy remedy);
 
+/* p, or, when it is NULL (an allocation failed), "<prog>: error: out of
+ * memory" and abort(): the tools' rule for out of memory
+ * (CONVENTIONS.md). tool_need(malloc(n)). */
+void *tool_need(void *p);
+
 /* "<prog>: error: <fmt...>", optional "hint: ..." line, then
  * "try '<prog> [sub ]--help'"; returns TOOL_EXIT_ERROR. sub may be NULL. */
 int tool_usage_error(const char *sub, const char *hint, const char *fmt, ...) VYRE_PRINTF(3, 4);

@@ -42,12 +42,7 @@ struct tool_rows {
 
 static void *xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-        abort();
-    }
-    return p;
+    return tool_need(calloc(n ? n : 1, size));
 }
 
 static char *xstrdup(const char *s)
@@ -107,11 +102,7 @@ void tool_rows_add(tool_rows *rows)
         char *k = p ? realloc(rows->skip, cap) : NULL;
         if (p)
             rows->cells = p;
-        if (!k) {
-            fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-            abort();
-        }
-        rows->skip = k;
+        rows->skip = tool_need(k);
         rows->cap = cap;
     }
     memset(&rows->cells[rows->nrows * rows->ncols], 0, rows->ncols * sizeof(cell));
@@ -179,12 +170,7 @@ const char *tool_rows_text_at(const tool_rows *rows, size_t r, size_t c)
 /* A JSON cell's compact text (a new string). */
 static char *json_text(const cell *x)
 {
-    char *s = json_dumps(x->j, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (!s) {
-        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-        abort();
-    }
-    return s;
+    return tool_need(json_dumps(x->j, JSON_COMPACT | JSON_ENCODE_ANY));
 }
 
 size_t tool_rows_count(const tool_rows *rows)

@@ -85,26 +85,17 @@ typedef struct result {
     vyre_cache_verify_result res;
 } result;
 
-static void *need(void *p)
-{
-    if (!p) {
-        fprintf(stderr, "vyre-cachectl: error: out of memory\n");
-        abort();
-    }
-    return p;
-}
-
 static void on_problem(const vyre_cache_verify_problem *p, void *ctx)
 {
     result *r = ctx;
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 16;
-        r->p = need(realloc(r->p, r->cap * sizeof *r->p));
+        r->p = tool_need(realloc(r->p, r->cap * sizeof *r->p));
     }
     const char *why =
         p->kind == VYRE_PROBLEM_BAD_BLOB ? vyre_blob_reject_name(p->reject) : p->detail;
-    r->p[r->n++] = (blob_problem){p->kind, need(strdup(cachectl_relpath(r->cache, p->path))),
-                                  why ? need(strdup(why)) : NULL, p->action, p->repaired};
+    r->p[r->n++] = (blob_problem){p->kind, tool_need(strdup(cachectl_relpath(r->cache, p->path))),
+                                  why ? tool_need(strdup(why)) : NULL, p->action, p->repaired};
 }
 
 static void get(const void *ctx, size_t i, cachectl_vproblem *out)
