@@ -366,6 +366,19 @@ Test(cachectl_triton, verify_names_the_group_on_every_line)
     tu_proc_free(&p);
 }
 
+/* -q prints no problem line for any kind of cache (vyre's own verify's
+ * rule, one report for the three): the exit status says it all. */
+Test(cachectl_triton, verify_quiet_prints_nothing_the_exit_status_says_it)
+{
+    put(KGROUP, "stray.bin", "x");
+    tu_proc p;
+    run(&p, ARGS("triton", "verify", "-q", "--dir", g_cache));
+    cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+    cr_assert_str_eq(p.out, "");
+    cr_assert_str_eq(p.err, "");
+    tu_proc_free(&p);
+}
+
 static void age_group(const char *key, int64_t seconds);
 
 Test(cachectl_triton, verify_repair_quarantines_never_deletes)

@@ -1,8 +1,7 @@
 /*
  * test_top_detail.c - the detail view's data and layout (issue 37, point
  * 3): the per-process history ring and the set that keeps one per process
- * (bounded, dropped when the process goes), the environment and start-time
- * readers (over a /proc tree of the test's own), and the view at four
+ * (bounded, dropped when the process goes), and the view at four
  * terminal sizes (start time, CUDA_VISIBLE_DEVICES, a memory and an SM%
  * sparkline per GPU that grow with the width).
  */
@@ -16,7 +15,6 @@
 
 #include "collect.h"
 #include "format.h"
-#include "procenv.h"
 #include "prochist.h"
 #include "testutil.h"
 #include "ui.h"
@@ -84,7 +82,7 @@ Test(top_detail, set_keeps_one_entry_per_live_process_and_drops_the_gone)
     e = top_proc_keep_find(&set, 200);
     cr_assert_eq(top_proc_hist_mem(&e->hist[0], 0), TOP_PROC_HIST_UNKNOWN, "memory unknown");
     cr_assert_eq(top_proc_hist_sm(&e->hist[0], 0), 100, "clamped");
-    e->env.state = TOP_ENV_SET; /* what the collector does with a fresh one */
+    e->env.state = VYRE_PROC_ENV_SET; /* what the collector does with a fresh one */
     /* Next collection: 100 left GPU 1 (an unknown sample there), 200 the same
      * process (same start): its entry and environment are kept. */
     smp[0].ngpus = 1;
@@ -94,7 +92,7 @@ Test(top_detail, set_keeps_one_entry_per_live_process_and_drops_the_gone)
     cr_assert_eq(e->hist[0].len, 2);
     cr_assert_eq(e->hist[1].len, 2);
     cr_assert_eq(top_proc_hist_mem(&e->hist[1], 1), TOP_PROC_HIST_UNKNOWN);
-    cr_assert_eq(top_proc_keep_find(&set, 200)->env.state, TOP_ENV_SET);
+    cr_assert_eq(top_proc_keep_find(&set, 200)->env.state, VYRE_PROC_ENV_SET);
     /* pid 200 reused by another process (another start): a new entry;
      * pid 100 gone: its entry is freed. */
     smp[1].start_ticks = 10;
@@ -103,7 +101,7 @@ Test(top_detail, set_keeps_one_entry_per_live_process_and_drops_the_gone)
     cr_assert_null(top_proc_keep_find(&set, 100));
     e = top_proc_keep_find(&set, 200);
     cr_assert(e->fresh);
-    cr_assert_eq(e->env.state, TOP_ENV_UNKNOWN);
+    cr_assert_eq(e->env.state, VYRE_PROC_ENV_UNKNOWN);
     cr_assert_eq(e->hist[0].len, 1);
     /* No GPU snapshot: memory percent unknown, the rest still taken. */
     cr_assert_eq(top_proc_keep_update(&set, smp, 1, NULL), 0);
@@ -147,66 +145,6 @@ Test(top_detail, parent_and_command_line_are_reread_every_few_updates)
     for (int i = 0; i < TOP_PROC_REREAD; i++)
         cr_assert_geq(due[i], 2, "each re-read every %d updates", TOP_PROC_REREAD);
     top_proc_keep_set_release(&set);
-}
-
-/* ---- environment and start time --------------------------------------- */
-
-Test(top_detail, environ_parse_finds_the_variable_and_nothing_else)
-{
-    static const char env[] = "PATH=/bin\0CUDA_VISIBLE_DEVICES_X=9\0CUDA_VISIBLE_DEVICES=0,1\0"
-                              "CUDA_VISIBLE_DEVICES=7\0";
-    top_proc_env e;
-    top_proc_env_parse(env, sizeof env - 1, "CUDA_VISIBLE_DEVICES", &e);
-    cr_assert_eq(e.state, TOP_ENV_SET);
-    cr_assert_str_eq(e.value, "0,1", "the first, as getenv, never a longer name's");
-    cr_assert_not(e.cut);
-    top_proc_env_parse(env, 10, "CUDA_VISIBLE_DEVICES", &e);
-    cr_assert_eq(e.state, TOP_ENV_UNSET);
-    top_proc_env_parse("CUDA_VISIBLE_DEVICES=", 21, "CUDA_VISIBLE_DEVICES", &e);
-    cr_assert_eq(e.state, TOP_ENV_SET);
-    cr_assert_str_eq(e.value, "");
-    char big[200];
-    int n = snprintf(big, sizeof big, "CUDA_VISIBLE_DEVICES=%0100d", 0);
-    big[30] = '\n';
-    top_proc_env_parse(big, (size_t)n, "CUDA_VISIBLE_DEVICES", &e);
-    cr_assert_eq(e.state, TOP_ENV_SET);
-    cr_assert(e.cut);
-    cr_assert_eq(strlen(e.value), TOP_ENV_MAX - 1);
-    cr_assert_eq(e.value[30 - 21], '?', "control bytes are never printed");
-}
-
-Test(top_detail, environ_read_says_unreadable_never_unset)
-{
-    char root[512], path[700];
-    tu_mkdtemp(root, sizeof root);
-    snprintf(path, sizeof path, "%s/42", root);
-    cr_assert_eq(mkdir(path, 0700), 0);
-    snprintf(path, sizeof path, "%s/42/environ", root);
-    tu_write_file(path, "HOME=/x\0CUDA_VISIBLE_DEVICES=GPU-1234\0", 38);
-    snprintf(path, sizeof path, "%s/stat", root);
-    static const char st[] = "cpu  1 2 3 4\nintr 5\nbtime 1700000000\nprocesses 9\n";
-    tu_write_file(path, st, sizeof st - 1);
-    top_proc_env e;
-    top_proc_env_read(root, 42, "CUDA_VISIBLE_DEVICES", &e);
-    cr_assert_eq(e.state, TOP_ENV_SET);
-    cr_assert_str_eq(e.value, "GPU-1234");
-    top_proc_env_read(root, 43, "CUDA_VISIBLE_DEVICES", &e);
-    cr_assert_eq(e.state, TOP_ENV_UNREADABLE, "no file: not readable, not 'unset'");
-    top_proc_env_read(root, 0, "CUDA_VISIBLE_DEVICES", &e);
-    cr_assert_eq(e.state, TOP_ENV_UNREADABLE);
-    double boot = top_proc_boot_time(root);
-    cr_assert_eq(boot, 1700000000.0);
-    cr_assert_eq(top_proc_start_unix(250, boot, 100), 1700000002.5);
-    cr_assert(isnan(top_proc_start_unix(250, NAN, 100)));
-    cr_assert(isnan(top_proc_start_unix(0, boot, 100)));
-    cr_assert(isnan(top_proc_start_unix(250, boot, 0)));
-    snprintf(path, sizeof path, "%s/stat", root);
-    tu_write_file(path, "cpu 1 2\n", 8);
-    cr_assert(isnan(top_proc_boot_time(root)), "no btime line");
-    char missing[700];
-    snprintf(missing, sizeof missing, "%s/none", root);
-    cr_assert(isnan(top_proc_boot_time(missing)));
-    tu_rm_rf(root);
 }
 
 Test(top_detail, started_shows_the_time_and_how_long_ago)
@@ -256,7 +194,7 @@ static top_snapshot *snap(void)
     p->cpu_pct = p->sm_util_pct = p->launches_s = p->graphs_s = p->dispatches_s = NAN;
     p->h2d_mb_s = p->d2h_mb_s = p->d2d_mb_s = p->cache_hit_pct = p->compile_saved_s = NAN;
     p->start_unix = 1700000000;
-    p->cuda_visible.state = TOP_ENV_SET;
+    p->cuda_visible.state = VYRE_PROC_ENV_SET;
     snprintf(p->cuda_visible.value, sizeof p->cuda_visible.value, "0,1");
     p->ngpus = 2;
     p->gpus[0] = (vyre_gpu_proc_dev){0, 1, 512ull << 20, 1, 20};
@@ -363,9 +301,9 @@ Test(top_detail, view_shows_start_env_and_a_history_per_gpu_at_every_size)
     static const struct {
         int state;
         const char *text;
-    } env[] = {{TOP_ENV_UNSET, "  CUDA_VISIBLE_DEVICES not set (every GPU visible)"},
-               {TOP_ENV_UNREADABLE, "  CUDA_VISIBLE_DEVICES not readable (/proc/4242/environ)"},
-               {TOP_ENV_UNKNOWN, "  CUDA_VISIBLE_DEVICES unknown"}};
+    } env[] = {{VYRE_PROC_ENV_UNSET, "  CUDA_VISIBLE_DEVICES not set (every GPU visible)"},
+               {VYRE_PROC_ENV_UNREADABLE, "  CUDA_VISIBLE_DEVICES not readable (/proc/4242/environ)"},
+               {VYRE_PROC_ENV_UNKNOWN, "  CUDA_VISIBLE_DEVICES unknown"}};
     for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
         s->procs[0].cuda_visible.state = env[i].state;
         top_grid g;

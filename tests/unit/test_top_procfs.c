@@ -2,8 +2,9 @@
  * test_top_procfs.c - libcore's /proc reader (vyre/proc.h: vyre-top and the
  * exporter name processes through it) on hostile content (a comm with
  * spaces and parentheses, files cut short, missing fields, NUL and control
- * bytes), reading a fake /proc tree, CPU% from tick deltas, and vyre-top's
- * rule for who may be sent SIGTERM.
+ * bytes), reading a fake /proc tree, CPU% from tick deltas, a process's
+ * start time and environment (never "unset" when it cannot be read), and
+ * vyre-top's rule for who may be sent SIGTERM.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -237,6 +238,85 @@ Test(top_procfs, user_names_are_cached)
     cr_assert_str_eq(name, "root");
     vyre__proc_user(NULL, 0, name, sizeof name);
     cr_assert_str_eq(name, "root");
+}
+
+/* ---- environment and start time --------------------------------------- */
+
+Test(top_procfs, environ_parse_finds_the_variable_and_nothing_else)
+{
+    static const char env[] = "PATH=/bin\0CUDA_VISIBLE_DEVICES_X=9\0CUDA_VISIBLE_DEVICES=0,1\0"
+                              "CUDA_VISIBLE_DEVICES=7\0";
+    vyre_proc_env e;
+    vyre__proc_env_parse(env, sizeof env - 1, "CUDA_VISIBLE_DEVICES", &e);
+    cr_assert_eq(e.state, VYRE_PROC_ENV_SET);
+    cr_assert_str_eq(e.value, "0,1", "the first, as getenv, never a longer name's");
+    cr_assert_not(e.cut);
+    vyre__proc_env_parse(env, 10, "CUDA_VISIBLE_DEVICES", &e);
+    cr_assert_eq(e.state, VYRE_PROC_ENV_UNSET);
+    vyre__proc_env_parse("CUDA_VISIBLE_DEVICES=", 21, "CUDA_VISIBLE_DEVICES", &e);
+    cr_assert_eq(e.state, VYRE_PROC_ENV_SET);
+    cr_assert_str_eq(e.value, "");
+    char big[200];
+    int n = snprintf(big, sizeof big, "CUDA_VISIBLE_DEVICES=%0100d", 0);
+    big[30] = '\n';
+    vyre__proc_env_parse(big, (size_t)n, "CUDA_VISIBLE_DEVICES", &e);
+    cr_assert_eq(e.state, VYRE_PROC_ENV_SET);
+    cr_assert(e.cut);
+    cr_assert_eq(strlen(e.value), VYRE_PROC_ENV_MAX - 1);
+    cr_assert_eq(e.value[30 - 21], '?', "control bytes are never printed");
+}
+
+Test(top_procfs, environ_read_says_unreadable_never_unset)
+{
+    char root[512], path[700];
+    tu_mkdtemp(root, sizeof root);
+    snprintf(path, sizeof path, "%s/42", root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/42/environ", root);
+    tu_write_file(path, "HOME=/x\0CUDA_VISIBLE_DEVICES=GPU-1234\0", 38);
+    snprintf(path, sizeof path, "%s/stat", root);
+    static const char st[] = "cpu  1 2 3 4\nintr 5\nbtime 1700000000\nprocesses 9\n";
+    tu_write_file(path, st, sizeof st - 1);
+    vyre_proc_env e;
+    vyre_proc_reader *r = NULL;
+    cr_assert_eq(vyre_proc_reader_new(root, &r, NULL), VYRE_OK);
+    vyre_proc_read_env(r, 42, "CUDA_VISIBLE_DEVICES", &e);
+    cr_assert_eq(e.state, VYRE_PROC_ENV_SET);
+    cr_assert_str_eq(e.value, "GPU-1234");
+    vyre_proc_read_env(r, 43, "CUDA_VISIBLE_DEVICES", &e);
+    cr_assert_eq(e.state, VYRE_PROC_ENV_UNREADABLE, "no file: not readable, not 'unset'");
+    vyre_proc_read_env(r, 0, "CUDA_VISIBLE_DEVICES", &e);
+    cr_assert_eq(e.state, VYRE_PROC_ENV_UNREADABLE);
+    /* Opened, but a read that fails (as another user's environ does): not
+     * an empty environment. */
+    snprintf(path, sizeof path, "%s/44", root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/44/environ", root);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    vyre_proc_read_env(r, 44, "CUDA_VISIBLE_DEVICES", &e);
+    cr_assert_eq(e.state, VYRE_PROC_ENV_UNREADABLE, "a failed read: not readable, not 'unset'");
+    /* The start time: the boot time of <root>/stat, read once per reader. */
+    long hz = sysconf(_SC_CLK_TCK);
+    cr_assert_eq(vyre_proc_start_unix(r, 250), 1700000000.0 + 250.0 / (double)hz);
+    double boot = 1700000000.0;
+    cr_assert_eq(vyre__proc_start_unix(250, boot, 100), 1700000002.5);
+    cr_assert(isnan(vyre__proc_start_unix(250, NAN, 100)));
+    cr_assert(isnan(vyre__proc_start_unix(0, boot, 100)));
+    cr_assert(isnan(vyre__proc_start_unix(250, boot, 0)));
+    cr_assert(isnan(vyre_proc_start_unix(r, 0)));
+    cr_assert(isnan(vyre_proc_start_unix(NULL, 250)));
+    vyre_proc_reader_free(r);
+    snprintf(path, sizeof path, "%s/stat", root);
+    tu_write_file(path, "cpu 1 2\n", 8);
+    cr_assert_eq(vyre_proc_reader_new(root, &r, NULL), VYRE_OK);
+    cr_assert(isnan(vyre_proc_start_unix(r, 250)), "no btime line");
+    vyre_proc_reader_free(r);
+    char missing[700];
+    snprintf(missing, sizeof missing, "%s/none", root);
+    cr_assert_eq(vyre_proc_reader_new(missing, &r, NULL), VYRE_OK);
+    cr_assert(isnan(vyre_proc_start_unix(r, 250)));
+    vyre_proc_reader_free(r);
+    tu_rm_rf(root);
 }
 
 /* ---- SIGTERM --------------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include "tool_cli.h"
 #include "tool_sanitize.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -93,6 +94,49 @@ int tool_percent_arg(const char *sub, const char *opt, const char *s, double *ra
     if (vyre_parse_percent(s, ratio, &err))
         return tool_usage_error(sub, err.hint[0] ? err.hint : NULL, "bad value for %s: %s", opt,
                                 err.message);
+    return 0;
+}
+
+void *tool_need(void *p)
+{
+    if (!p) {
+        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
+        abort();
+    }
+    return p;
+}
+
+int tool_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int tool_parse_real(const char *s, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !(v >= lo) || !(v <= hi))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int tool_usage_interval_arg(const char *s, const char *turned_off, double *out)
+{
+    char hint[160];
+    snprintf(hint, sizeof hint,
+             "give seconds from 1 to 86400, e.g. '--cache-usage-interval 300'; "
+             "--no-cache-usage turns the %s off",
+             turned_off);
+    if (tool_parse_real(s, 1, 86400, out))
+        return tool_usage_error(NULL, hint, "invalid --cache-usage-interval '%s'", s);
     return 0;
 }
 

@@ -60,6 +60,11 @@ void tool_error_line(char *dst, size_t size, int rc, const vyre_error *e);
  * (vyre/error.h), as a hint's words; NULL for none. Static. */
 const char *tool_remedy(vyre_remedy remedy);
 
+/* p, or, when it is NULL (an allocation failed), "<prog>: error: out of
+ * memory" and abort(): the tools' rule for out of memory
+ * (CONVENTIONS.md). tool_need(malloc(n)). */
+void *tool_need(void *p);
+
 /* "<prog>: error: <fmt...>", optional "hint: ..." line, then
  * "try '<prog> [sub ]--help'"; returns TOOL_EXIT_ERROR. sub may be NULL. */
 int tool_usage_error(const char *sub, const char *hint, const char *fmt, ...) VYRE_PRINTF(3, 4);
@@ -69,6 +74,18 @@ int tool_usage_error(const char *sub, const char *hint, const char *fmt, ...) VY
  * ("0.5" and "0.5%" are both 0.005). 0, or a usage error naming opt and
  * the value, with the parser's hint (TOOL_EXIT_ERROR). sub may be NULL. */
 int tool_percent_arg(const char *sub, const char *opt, const char *s, double *ratio);
+
+/* An option's number: s whole, as a decimal integer (tool_parse_long) or
+ * a real (tool_parse_real, NaN and infinities refused), from lo to hi into
+ * *out. 0, or -1 with *out untouched and nothing printed: the caller says
+ * what the option wants. */
+int tool_parse_long(const char *s, long lo, long hi, long *out);
+int tool_parse_real(const char *s, double lo, double hi, double *out);
+
+/* --cache-usage-interval S (vyre-top, vyre-exporter): seconds from 1 to
+ * 86400 (a scan of millions of files takes seconds, so less is refused);
+ * turned_off says what --no-cache-usage turns off. 0 or the usage error. */
+int tool_usage_interval_arg(const char *s, const char *turned_off, double *out);
 
 /* Reports the option getopt_long rejected (call from its '?' case, with
  * opterr = 0): an unknown long option (nearest suggested), a value given to

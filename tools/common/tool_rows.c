@@ -42,12 +42,7 @@ struct tool_rows {
 
 static void *xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-        abort();
-    }
-    return p;
+    return tool_need(calloc(n ? n : 1, size));
 }
 
 static char *xstrdup(const char *s)
@@ -107,11 +102,7 @@ void tool_rows_add(tool_rows *rows)
         char *k = p ? realloc(rows->skip, cap) : NULL;
         if (p)
             rows->cells = p;
-        if (!k) {
-            fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-            abort();
-        }
-        rows->skip = k;
+        rows->skip = tool_need(k);
         rows->cap = cap;
     }
     memset(&rows->cells[rows->nrows * rows->ncols], 0, rows->ncols * sizeof(cell));
@@ -179,12 +170,7 @@ const char *tool_rows_text_at(const tool_rows *rows, size_t r, size_t c)
 /* A JSON cell's compact text (a new string). */
 static char *json_text(const cell *x)
 {
-    char *s = json_dumps(x->j, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (!s) {
-        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-        abort();
-    }
-    return s;
+    return tool_need(json_dumps(x->j, JSON_COMPACT | JSON_ENCODE_ANY));
 }
 
 size_t tool_rows_count(const tool_rows *rows)
@@ -415,8 +401,7 @@ static void print_human(FILE *out, tool_rows *rows, tool_rows_fmt fmt, int width
     view_release(&v);
 }
 
-/* One CSV field, RFC 4180 quoted; on a terminal through tool_clean. */
-static void csv_text(FILE *out, const char *s, int tty)
+void tool_csv_text(FILE *out, const char *s, int tty)
 {
     char *clean = NULL;
     if (tty) {
@@ -442,10 +427,10 @@ static void csv_value(FILE *out, const tool_rows_col *col, const cell *x, int tt
 {
     char num[48];
     if (x->kind == CELL_TEXT) {
-        csv_text(out, x->text, tty);
+        tool_csv_text(out, x->text, tty);
     } else if (x->kind == CELL_JSON) {
         char *j = json_text(x);
-        csv_text(out, j, tty);
+        tool_csv_text(out, j, tty);
         free(j);
     } else if (col->type == TOOL_ROWS_BOOL && x->kind != CELL_NULL) {
         fputs(cell_num(x) != 0 ? "true" : "false", out);

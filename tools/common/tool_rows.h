@@ -111,6 +111,10 @@ void tool_rows_print(FILE *out, tool_rows *rows, tool_rows_fmt fmt, int width, j
  * markdown (it fitted), else 0. */
 int tool_rows_kept(const tool_rows *rows, size_t c);
 
+/* One CSV field, RFC 4180 quoted (whole: no length limit); on a terminal
+ * (tty) through tool_clean. */
+void tool_csv_text(FILE *out, const char *s, int tty);
+
 /* "4.12 us" for a duration in ns ("-" when not finite). */
 void tool_format_ns(double ns, char *buf, size_t size);
 

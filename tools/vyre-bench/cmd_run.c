@@ -4,6 +4,7 @@
  * markdown table, CSV or JSON.
  */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -208,13 +209,9 @@ static void on_point(const vyre_bench_point *p, const vyre_bench_sample *s, size
 
 static int parse_double(const char *opt, const char *s, double lo, double *out)
 {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(v) || v < lo)
+    if (tool_parse_real(s, lo, DBL_MAX, out))
         return tool_usage_error("run", NULL, "bad value '%s' for %s: expected a number >= %g", s,
                                 opt, lo);
-    *out = v;
     return 0;
 }
 

@@ -2,6 +2,7 @@
  * cmd_runs.c - `vyre-bench runs`: the stored runs, newest first.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -106,13 +107,9 @@ int cmd_runs(int argc, char **argv)
             return stop;
         if (tool_rows_opt("runs", c, optarg, &o) < 0)
             return TOOL_EXIT_ERROR;
-        if (c == 'l') {
-            char *end = NULL;
-            limit = strtol(optarg, &end, 10);
-            if (!*optarg || *end || limit < 0)
-                return tool_usage_error("runs", NULL,
-                                        "bad value '%s' for --limit: expected a count", optarg);
-        }
+        if (c == 'l' && tool_parse_long(optarg, 0, LONG_MAX, &limit))
+            return tool_usage_error("runs", NULL, "bad value '%s' for --limit: expected a count",
+                                    optarg);
     }
     if (optind < argc)
         return tool_usage_error("runs", NULL, "unexpected argument '%s'", argv[optind]);

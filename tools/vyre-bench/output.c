@@ -140,25 +140,11 @@ void bench_print_wrapped(FILE *out, const char *text, int width)
     }
 }
 
-/* One field, RFC 4180 quoted. tty: out is a terminal, where the text is
- * shown through tool_clean (escapes never reach it raw); else the bytes as
- * stored. */
+/* One field and its separator (tool_csv_text: on a terminal through
+ * tool_clean, else the bytes as stored). */
 static void csv_field(FILE *out, const char *s, int last, int tty)
 {
-    char clean[TOOL_CLEAN_SIZE(1024)];
-    if (tty)
-        s = tool_clean(s, clean, sizeof clean);
-    if (strpbrk(s, ",\"\n\r")) {
-        fputc('"', out);
-        for (; *s; s++) {
-            if (*s == '"')
-                fputc('"', out);
-            fputc(*s, out);
-        }
-        fputc('"', out);
-    } else {
-        fputs(s, out);
-    }
+    tool_csv_text(out, s, tty);
     fputc(last ? '\n' : ',', out);
 }
 

@@ -22,8 +22,8 @@ typedef struct result {
 static void get(const void *ctx, size_t i, cachectl_vproblem *out)
 {
     const vyre_inductor_problem *p = &((const result *)ctx)->r->problems[i];
-    *out = (cachectl_vproblem){p->entry,     p->kind,        p->message,
-                               p->entry_bad, p->quarantined, &p->repair_error};
+    *out = (cachectl_vproblem){p->entry,       p->kind,          p->message, p->entry_bad,
+                               p->quarantined, &p->repair_error, NULL,       p->quarantined > 0};
 }
 
 static void json_problem(const void *ctx, size_t i, json_t *o)

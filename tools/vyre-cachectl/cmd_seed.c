@@ -14,7 +14,6 @@
  * file's results back in the order the files were named); this file
  * parses options, calls it, and prints.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,32 +292,9 @@ static int add_entry(const char *name, const char **entries, size_t *n)
 /* --jobs N; 0 or the exit code. */
 static int parse_jobs(const char *s, long *jobs)
 {
-    char *e = NULL;
-    errno = 0;
-    *jobs = strtol(s, &e, 10);
-    if (errno || !e || *e || e == s || *jobs < 1 || *jobs > SEED_MAX_JOBS)
+    if (tool_parse_long(s, 1, SEED_MAX_JOBS, jobs))
         return tool_usage_error("seed", "give a whole number from 1 to 256",
                                 "--jobs '%s' is not a number of jobs", s);
-    return 0;
-}
-
-/* The one command that may create the cache: seeding builds one. 0, or
- * the exit code after the error is printed. */
-static int open_or_create(vyre_cache **cache)
-{
-    vyre_error err;
-    vyre_error_clear(&err);
-    vyre_config *cf;
-    char root[VYRE_CACHE_PATH_MAX];
-    int crc = cachectl_config(&cf, root, sizeof root);
-    if (crc)
-        return crc;
-    vyre_cache_open_opts oo;
-    vyre_cache_open_opts_init(&oo);
-    oo.config = cf;
-    oo.flags = VYRE_CACHE_NO_HIT_TRACK;
-    if (vyre_cache_open(root, &oo, cache, &err))
-        return cachectl_fail(&err);
     return 0;
 }
 
@@ -368,7 +344,7 @@ int cmd_seed(int argc, char **argv)
         return TOOL_EXIT_ERROR;
     }
     vyre_cache *cache = NULL;
-    if ((rc = open_or_create(&cache))) {
+    if ((rc = cachectl_open(CACHECTL_CREATE, &cache))) {
         vyre_seed_list_release(&files);
         return rc;
     }

@@ -278,7 +278,7 @@ static int print_stats(const vyre_cache *c, const vyre_cache_stats *st, const re
     remotes_table(sum, rows, n_rows);
     int rc = cachectl_summary_print(sum, "stats", stats_json(c, st));
     cachectl_summary_free(sum);
-    if (rc || g_tool.json || g_cachectl.csv || g_cachectl.md)
+    if (rc || g_tool.json || g_cachectl.rows.csv || g_cachectl.rows.md)
         return rc;
     if (st->debris)
         printf("hint: run 'vyre-cachectl verify --repair' to remove the debris\n");

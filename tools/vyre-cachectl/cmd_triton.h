@@ -119,10 +119,19 @@ extern const tool_opt cachectl_triton_explain_opts[];
 /* prune and clear scan the cache themselves (vyre_triton_prune). */
 int cachectl_triton_prune(triton_opts *o);
 int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c);
-/* ls's and show's JSON object (new reference) and row of one group
- * (cmd_triton_group.c). */
-json_t *cachectl_triton_group_json(const vyre_triton_group *g);
-void cachectl_triton_print_group(const vyre_triton_group *g, int64_t now);
+/* Triton's groups as `triton ls` lists them (cmd_triton_group.c, the one
+ * column table): groups[idx[i]] for i < n (idx NULL: groups[0..n)) in
+ * the format the global options chose; doc as cachectl_list (consumed).
+ * Returns 0 or the exit code of a usage error. */
+int cachectl_triton_list(const triton_opts *o, const vyre_triton_group *groups, const size_t *idx,
+                         size_t n, json_t *doc);
+/* Group g's object as `triton ls --json` has it (new reference). */
+json_t *cachectl_triton_group_json(const triton_opts *o, const vyre_triton_group *g);
+/* The --dir a vyre-bench command needs for o's cache: NULL when
+ * vyre-bench finds it by itself (Triton's own rule). */
+const char *cachectl_triton_bench_dir(const triton_opts *o);
+/* "kernel", "launcher", "temp", "other". */
+const char *cachectl_triton_kind_name(vyre_triton_group_kind k);
 /* The options of prune and clear (cmd_triton_prune.c): 0 not one of them,
  * 1 taken, else the exit code of a usage error. */
 int cachectl_triton_prune_option(int c, const char *arg, triton_opts *o);

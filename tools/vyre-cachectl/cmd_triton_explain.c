@@ -146,12 +146,7 @@ static void print_differs_head(const vyre_triton_explanation *x, int all)
 /* Tools abort on out of memory (CONVENTIONS.md). */
 static void *xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n ? n : 1, size);
-    if (!p) {
-        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-        abort();
-    }
-    return p;
+    return tool_need(calloc(n ? n : 1, size));
 }
 
 /* One distinct value of a field and how many groups have it. */

@@ -1,70 +1,155 @@
 /*
- * cmd_triton_group.c - one Triton group as `triton ls` and `triton show`
- * print it: its JSON object and its table row (cmd_triton.h). Below both
- * actions, so show never calls back into the dispatcher (cmd_triton.c).
+ * cmd_triton_group.c - Triton's groups as `triton ls` lists them: the
+ * columns, declared once, and how one group fills its row. `triton show`
+ * prints the same rows (several groups of one kernel name) and starts its
+ * JSON object from the same row. Below both actions, so show never calls
+ * back into the dispatcher (cmd_triton.c).
  */
-#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd_triton.h"
-#include "tool_json.h"
-#include "tool_sanitize.h"
+#include "listing.h"
 #include "tool_util.h"
 
-static const char *kind_name(vyre_triton_group_kind k)
+/* The columns (the keys are docs/schema's triton ls members): at 80
+ * columns the key, the name (cut), the size, architecture and last use
+ * stay; what only CSV and JSON carry after them. */
+enum {
+    G_KEY,
+    G_KIND,
+    G_NAME,
+    G_BACKEND,
+    G_ARCH,
+    G_WARP,
+    G_WARPS,
+    G_STAGES,
+    G_SHARED,
+    G_VERSION,
+    G_HASH,
+    G_FILES,
+    G_SIZE,
+    G_APPARENT,
+    G_MODIFIED,
+    G_USED,
+    G_COMMAND,
+    G_NCOLS
+};
+
+#define D TOOL_ROWS_DATA
+static const tool_rows_col k_group_cols[G_NCOLS] = {
+    [G_KEY] = {"key", "KEY", TOOL_ROWS_TEXT, 0, 0, 0, NULL, 0},
+    [G_KIND] = {"kind", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL, 0},
+    [G_NAME] = {"name", "NAME", TOOL_ROWS_TEXT, 3, 16, 0, NULL, 0},
+    [G_BACKEND] = {"backend", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL, 0},
+    [G_ARCH] = {"arch", "ARCH", TOOL_ROWS_TEXT, 2, 0, 0, NULL, 0},
+    [G_WARP] = {"warp_size", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [G_WARPS] = {"num_warps", "WARPS", TOOL_ROWS_INT, 3, 0, 0, NULL, 0},
+    [G_STAGES] = {"num_stages", "STAGES", TOOL_ROWS_INT, 3, 0, 0, NULL, 0},
+    [G_SHARED] = {"shared_bytes", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [G_VERSION] = {"triton_version", "TRITON", TOOL_ROWS_TEXT, 4, 0, 0, NULL, 0},
+    [G_HASH] = {"hash", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL, 0},
+    [G_FILES] = {"files", "FILES", TOOL_ROWS_INT, 5, 0, 0, NULL, 0},
+    [G_SIZE] = {"bytes", "SIZE", TOOL_ROWS_INT, 1, 0, 0, NULL, 0},
+    [G_APPARENT] = {"apparent_bytes", NULL, TOOL_ROWS_INT, D, 0, 0, NULL, 0},
+    [G_MODIFIED] = {"modified_unix_ns", "AGE", TOOL_ROWS_DATE, 5, 0, 0, NULL, 1},
+    [G_USED] = {"last_use_unix_ns", "USED", TOOL_ROWS_DATE, 2, 0, 0, NULL, 1},
+    [G_COMMAND] = {"command", NULL, TOOL_ROWS_TEXT, D, 0, 0, NULL, 0},
+};
+#undef D
+
+static const size_t k_group_order[] = {G_KEY,    G_NAME,  G_ARCH, G_VERSION,  G_WARPS,
+                                       G_STAGES, G_FILES, G_SIZE, G_MODIFIED, G_USED};
+
+typedef struct group_ctx {
+    int64_t now;
+    const char *dir;   /* for the command: NULL when vyre-bench finds the cache itself */
+    const size_t *idx; /* row i is group idx[i]; NULL: group i */
+} group_ctx;
+
+const char *cachectl_triton_kind_name(vyre_triton_group_kind k)
 {
     static const char *const names[] = {"kernel", "launcher", "temp", "other"};
     return (unsigned)k < 4 ? names[k] : "other";
 }
 
-static json_t *int_or_null(int64_t v)
+static void text_or_null(tool_rows *rows, size_t c, const char *s)
 {
-    return v >= 0 ? json_integer(v) : json_null();
+    tool_rows_text(rows, c, *s ? s : NULL);
 }
 
-static json_t *str_or_null(const char *s)
+static void count_or_null(tool_rows *rows, size_t c, int64_t v)
 {
-    return *s ? json_string(s) : json_null();
+    if (v >= 0)
+        tool_rows_int(rows, c, v);
 }
 
-json_t *cachectl_triton_group_json(const vyre_triton_group *g)
+static void fill_group(tool_rows *rows, const void *entries, size_t i, const void *ctx)
 {
-    json_t *o = json_pack("{s:s, s:s}", "key", g->key, "kind", kind_name(g->kind));
-    json_object_set_new(o, "name", str_or_null(g->name));
-    json_object_set_new(o, "backend", str_or_null(g->backend));
-    json_object_set_new(o, "arch", str_or_null(g->arch));
-    json_object_set_new(o, "warp_size", int_or_null(g->warp_size));
-    json_object_set_new(o, "num_warps", int_or_null(g->num_warps));
-    json_object_set_new(o, "num_stages", int_or_null(g->num_stages));
-    json_object_set_new(o, "shared_bytes", int_or_null(g->shared));
-    json_object_set_new(o, "triton_version", str_or_null(g->triton_version));
-    json_object_set_new(o, "hash", str_or_null(g->hash));
-    json_object_set_new(o, "files", json_integer((json_int_t)g->n_files));
-    json_object_set_new(o, "bytes", json_integer((json_int_t)g->bytes));
-    json_object_set_new(o, "apparent_bytes", json_integer((json_int_t)g->apparent_bytes));
-    json_object_set_new(o, "modified_unix_ns", json_integer(g->mtime_ns));
-    json_object_set_new(o, "last_use_unix_ns", json_integer(g->last_use_ns));
-    return o;
-}
-
-void cachectl_triton_print_group(const vyre_triton_group *g, int64_t now)
-{
-    char key[16], size[32], age[16], use[16], name[TOOL_CLEAN_SIZE(48)];
-    char arch[TOOL_CLEAN_SIZE(12)], ver[TOOL_CLEAN_SIZE(12)];
+    const group_ctx *x = ctx;
+    const vyre_triton_group *g = (const vyre_triton_group *)entries + (x->idx ? x->idx[i] : i);
+    char buf[32], cmd[8192];
+    tool_rows_text(rows, G_KEY, g->key);
     /* bounded: a short key, as git shows commits */
-    snprintf(key, sizeof key, "%.12s", g->key);
-    vyre_format_size(g->bytes, size, sizeof size);
-    vyre_format_age(now - g->mtime_ns, age, sizeof age);
-    vyre_format_age(now - g->last_use_ns, use, sizeof use);
-    const char *n = *g->name ? g->name : g->kind == VYRE_TRITON_KERNEL ? "?" : kind_name(g->kind);
-    char kc[TOOL_CLEAN_SIZE(16)], warps[24] = "-", stages[24] = "-";
-    if (g->num_warps >= 0)
-        snprintf(warps, sizeof warps, "%" PRId64, g->num_warps);
-    if (g->num_stages >= 0)
-        snprintf(stages, sizeof stages, "%" PRId64, g->num_stages);
-    printf("%-12s  %-32s  %-6s  %-7s  %5s  %6s  %5zu  %10s  %5s  %5s\n",
-           tool_clean(key, kc, sizeof kc), tool_clean(n, name, sizeof name),
-           *g->arch ? tool_clean(g->arch, arch, sizeof arch) : "-",
-           *g->triton_version ? tool_clean(g->triton_version, ver, sizeof ver) : "-", warps, stages,
-           g->n_files, size, age, use);
+    snprintf(buf, sizeof buf, "%.12s", g->key);
+    tool_rows_shown(rows, G_KEY, buf);
+    tool_rows_text(rows, G_KIND, cachectl_triton_kind_name(g->kind));
+    text_or_null(rows, G_NAME, g->name);
+    if (!*g->name)
+        tool_rows_shown(rows, G_NAME,
+                        g->kind == VYRE_TRITON_KERNEL ? "?" : cachectl_triton_kind_name(g->kind));
+    text_or_null(rows, G_BACKEND, g->backend);
+    text_or_null(rows, G_ARCH, g->arch);
+    count_or_null(rows, G_WARP, g->warp_size);
+    count_or_null(rows, G_WARPS, g->num_warps);
+    count_or_null(rows, G_STAGES, g->num_stages);
+    count_or_null(rows, G_SHARED, g->shared);
+    text_or_null(rows, G_VERSION, g->triton_version);
+    text_or_null(rows, G_HASH, g->hash);
+    tool_rows_int(rows, G_FILES, (int64_t)g->n_files);
+    cachectl_rows_size(rows, G_SIZE, g->bytes);
+    tool_rows_int(rows, G_APPARENT, (int64_t)g->apparent_bytes);
+    cachectl_rows_age(rows, G_MODIFIED, g->mtime_ns, x->now - g->mtime_ns);
+    cachectl_rows_age(rows, G_USED, g->last_use_ns, x->now - g->last_use_ns);
+    if (g->kind == VYRE_TRITON_KERNEL && !cachectl_triton_command(g->key, x->dir, cmd, sizeof cmd))
+        tool_rows_text(rows, G_COMMAND, cmd);
+}
+
+static const cachectl_listing k_groups = {
+    .sub = "triton ls",
+    .cols = k_group_cols,
+    .ncols = G_NCOLS,
+    .order = k_group_order,
+    .norder = sizeof k_group_order / sizeof *k_group_order,
+    .quiet_col = G_KEY,
+    .array_key = "groups",
+    .fill = fill_group,
+};
+
+const char *cachectl_triton_bench_dir(const triton_opts *o)
+{
+    char def[sizeof o->path];
+    if (vyre_triton_cache_dir(def, sizeof def, NULL, NULL) == VYRE_OK && !strcmp(def, o->path))
+        return NULL;
+    return o->path;
+}
+
+int cachectl_triton_list(const triton_opts *o, const vyre_triton_group *groups, const size_t *idx,
+                         size_t n, json_t *doc)
+{
+    group_ctx x = {tool_unix_ns(), cachectl_triton_bench_dir(o), idx};
+    return cachectl_list(&k_groups, groups, n, &x, doc);
+}
+
+json_t *cachectl_triton_group_json(const triton_opts *o, const vyre_triton_group *g)
+{
+    group_ctx x = {tool_unix_ns(), cachectl_triton_bench_dir(o), NULL};
+    tool_rows *rows = tool_rows_new(k_group_cols, G_NCOLS);
+    tool_rows_add(rows);
+    fill_group(rows, g, 0, &x);
+    json_t *a = tool_rows_json(rows);
+    json_t *obj = json_incref(json_array_get(a, 0));
+    json_decref(a);
+    tool_rows_free(rows);
+    return obj;
 }

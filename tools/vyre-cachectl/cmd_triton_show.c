@@ -59,16 +59,6 @@ static const char *child_state(const vyre_triton_cache *c, const vyre_triton_gro
              : "where the cache was, not looked at (missing from the group)";
 }
 
-/* The --dir of the command that benchmarks a group: NULL when the cache
- * shown is the one vyre-bench finds by itself (Triton's default here). */
-static const char *bench_dir(const triton_opts *o)
-{
-    char def[sizeof o->path];
-    if (vyre_triton_cache_dir(def, sizeof def, NULL, NULL) == VYRE_OK && !strcmp(def, o->path))
-        return NULL;
-    return o->path;
-}
-
 /* That command into buf, or "" for a group that is no kernel (a launcher,
  * a half-written group: run --triton names kernels only). */
 static const char *bench_command(const triton_opts *o, const vyre_triton_group *g, char *buf,
@@ -76,7 +66,7 @@ static const char *bench_command(const triton_opts *o, const vyre_triton_group *
 {
     buf[0] = '\0';
     if (g->kind == VYRE_TRITON_KERNEL && g->name[0])
-        cachectl_triton_command(g->key, bench_dir(o), buf, size);
+        cachectl_triton_command(g->key, cachectl_triton_bench_dir(o), buf, size);
     return buf;
 }
 
@@ -85,7 +75,7 @@ static const char *bench_command(const triton_opts *o, const vyre_triton_group *
 static json_t *full_json(const triton_opts *opts, const vyre_triton_cache *c,
                          const vyre_triton_group *g)
 {
-    json_t *o = cachectl_triton_group_json(g);
+    json_t *o = cachectl_triton_group_json(opts, g);
     char cmd[COMMAND_MAX];
     bench_command(opts, g, cmd, sizeof cmd);
     json_object_set_new(o, "command", *cmd ? tool_json_text(cmd) : json_null());
@@ -169,10 +159,9 @@ static void print_full(const triton_opts *o, const vyre_triton_cache *c, const v
                        int64_t now)
 {
     char cmd[COMMAND_MAX];
-    static const char *const kinds[] = {"kernel", "launcher", "temp", "other"};
     char buf[64], age[16];
     field("Group:", g->key);
-    field("Kind:", (unsigned)g->kind < 4 ? kinds[g->kind] : "other");
+    field("Kind:", cachectl_triton_kind_name(g->kind));
     field("Kernel:", g->name);
     field("Backend:", g->backend);
     field("Architecture:", g->arch);
@@ -228,12 +217,11 @@ int cachectl_triton_show(const triton_opts *o, const vyre_triton_cache *c)
     printf("%zu groups of '", n);
     tool_clean_fputs(o->show_what, stdout);
     printf("' ('vyre-cachectl triton show KEY' shows one):\n");
-    printf("%-12s  %-32s  %-6s  %-7s  %5s  %6s  %5s  %10s  %5s  %5s\n", "KEY", "NAME", "ARCH",
-           "TRITON", "WARPS", "STAGES", "FILES", "SIZE", "AGE", "USED");
-    for (size_t i = 0; i < n; i++)
-        cachectl_triton_print_group(&c->groups[idx[i]], now);
+    int rc = cachectl_triton_list(o, c->groups, idx, n, NULL);
+    if (rc)
+        return rc;
     char cmd[COMMAND_MAX];
-    if (!cachectl_triton_command("KEY", bench_dir(o), cmd, sizeof cmd)) {
+    if (!cachectl_triton_command("KEY", cachectl_triton_bench_dir(o), cmd, sizeof cmd)) {
         printf("Benchmark one: ");
         tool_clean_fputs(cmd, stdout);
         putchar('\n');

@@ -21,8 +21,8 @@ typedef struct result {
 static void get(const void *ctx, size_t i, cachectl_vproblem *out)
 {
     const vyre_triton_problem *p = &((const result *)ctx)->p[i];
-    *out = (cachectl_vproblem){p->key,       p->kind,        p->message,
-                               p->group_bad, p->quarantined, &p->repair_error};
+    *out = (cachectl_vproblem){p->key,         p->kind,          p->message, p->group_bad,
+                               p->quarantined, &p->repair_error, NULL,       p->quarantined > 0};
 }
 
 static void json_problem(const void *ctx, size_t i, json_t *o)

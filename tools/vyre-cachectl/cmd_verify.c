@@ -1,16 +1,20 @@
 /*
  * cmd_verify.c - `vyre-cachectl verify [--repair]`: check every blob and the
- * index against the files; optionally fix what was found.
+ * index against the files; optionally fix what was found. libcore checks
+ * and repairs (vyre_cache_verify); the report is verify_print.c's, as for
+ * Triton's groups and TorchInductor's entries: this file gives it vyre's
+ * words, its JSON fields and its summary table.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tool_json.h"
 #include "tool_cli.h"
 #include "cmds.h"
 #include "progress.h"
-#include "tool_sanitize.h"
+#include "verify_print.h"
 
 enum { OPT_REPAIR = CACHECTL_OPT_FIRST_LOCAL };
 
@@ -64,51 +68,65 @@ static const char *problem_name(vyre_cache_problem_kind k)
     return "unknown";
 }
 
-typedef struct verify_ctx {
-    const vyre_cache *cache;
-    json_t *problems; /* --json */
-    int print;        /* text lines */
+/* What the report reads of one problem (libcore's strings are its own
+ * only while the callback runs). */
+typedef struct blob_problem {
+    vyre_cache_problem_kind kind;
+    char *rel, *why;    /* malloc'ed: the path in the cache; the reason or NULL */
+    const char *action; /* libcore's words (static storage) or NULL */
+    int repaired;
+} blob_problem;
+
+typedef struct result {
+    vyre_cache *cache;
     int repair;
-} verify_ctx;
+    blob_problem *p;
+    size_t n, cap;
+    vyre_cache_verify_result res;
+} result;
 
 static void on_problem(const vyre_cache_verify_problem *p, void *ctx)
 {
-    verify_ctx *x = ctx;
-    const char *rel = cachectl_relpath(x->cache, p->path);
+    result *r = ctx;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 16;
+        r->p = tool_need(realloc(r->p, r->cap * sizeof *r->p));
+    }
     const char *why =
         p->kind == VYRE_PROBLEM_BAD_BLOB ? vyre_blob_reject_name(p->reject) : p->detail;
-    if (x->problems) {
-        json_t *o = json_pack("{s:s, s:s, s:b}", "kind", problem_name(p->kind), "path", rel,
-                              "repaired", p->repaired);
-        json_object_set_new(o, "reason", why ? json_string(why) : json_null());
-        json_object_set_new(o, "action", p->action ? json_string(p->action) : json_null());
-        json_array_append_new(x->problems, o);
-    }
-    if (!x->print)
-        return;
-    /* File names found in the cache and header details: through tool_clean. */
-    printf("%-17s ", problem_name(p->kind));
-    tool_clean_fputs(rel, stdout);
-    if (why) {
-        fputs(" (", stdout);
-        tool_clean_fputs(why, stdout);
-        fputs(")", stdout);
-    }
-    if (p->action && (p->repaired || x->repair)) /* "left" says why repair did not */
-        printf(": %s", p->action);
-    printf("\n");
+    r->p[r->n++] = (blob_problem){p->kind, tool_need(strdup(cachectl_relpath(r->cache, p->path))),
+                                  why ? tool_need(strdup(why)) : NULL, p->action, p->repaired};
 }
 
-/* The --json document (schema_version 1); takes problems. */
-static void print_json(vyre_cache *cache, int repair, int clean,
-                       const vyre_cache_verify_result *res, json_t *problems)
+static void get(const void *ctx, size_t i, cachectl_vproblem *out)
 {
-    json_t *o = cachectl_json_root(cache, 1);
-    json_object_set_new(o, "repair", json_boolean(repair));
-    json_object_set_new(o, "clean", json_boolean(clean));
+    const blob_problem *p = &((const result *)ctx)->p[i];
+    *out = (cachectl_vproblem){.entry = p->rel,
+                               .kind = problem_name(p->kind),
+                               .message = p->why,
+                               .action = p->action,
+                               .repaired = p->repaired};
+}
+
+static void json_problem(const void *ctx, size_t i, json_t *o)
+{
+    const blob_problem *p = &((const result *)ctx)->p[i];
+    json_object_set_new(o, "path", json_string(p->rel));
+    json_object_set_new(o, "repaired", json_boolean(p->repaired));
+    json_object_set_new(o, "reason", p->why ? json_string(p->why) : json_null());
+    json_object_set_new(o, "action", p->action ? json_string(p->action) : json_null());
+}
+
+/* The --json document (schema_version 1) but its problems and clean. */
+static json_t *json_root(const void *ctx)
+{
+    const result *r = ctx;
+    const vyre_cache_verify_result *res = &r->res;
+    json_t *o = cachectl_json_root(r->cache, 1);
+    json_object_set_new(o, "repair", json_boolean(r->repair));
     json_object_set_new(
         o, "summary",
-        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
                   "blobs_checked", (json_int_t)res->blobs_checked, "bytes_checked",
                   (json_int_t)res->bytes_checked, "bad_blobs", (json_int_t)res->bad_blobs,
                   "rows_without_file", (json_int_t)res->rows_without_file, "files_without_row",
@@ -116,16 +134,16 @@ static void print_json(vyre_cache *cache, int repair, int clean,
                   (json_int_t)res->row_mismatches, "debris", (json_int_t)res->debris, "stray",
                   (json_int_t)res->stray, "foreign", (json_int_t)res->foreign, "quarantined",
                   (json_int_t)res->quarantined, "tmp_in_flight", (json_int_t)res->tmp_in_flight,
-                  "problems", (json_int_t)res->problems, "repaired", (json_int_t)res->repaired));
-    json_object_set_new(json_object_get(o, "summary"), "stale",
-                        json_integer((json_int_t)res->stale));
-    json_object_set_new(o, "problems", problems);
-    tool_json_print(stdout, o);
+                  "problems", (json_int_t)res->problems, "repaired", (json_int_t)res->repaired,
+                  "stale", (json_int_t)res->stale));
+    return o;
 }
 
 /* The summary for a terminal. */
-static void print_summary(int repair, uint64_t remaining, const vyre_cache_verify_result *res)
+static void summary(const void *ctx, int repair)
 {
+    const vyre_cache_verify_result *res = &((const result *)ctx)->res;
+    uint64_t remaining = res->problems - res->repaired;
     char size[32];
     vyre_format_size(res->bytes_checked, size, sizeof size);
     if (res->problems)
@@ -177,33 +195,33 @@ int cmd_verify(int argc, char **argv)
     if (rc)
         return rc;
 
-    vyre_cache *cache = NULL;
-    if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ_OR_EMPTY, &cache)))
+    result r = {.repair = repair};
+    if ((rc = cachectl_open(repair ? CACHECTL_WRITE : CACHECTL_READ_OR_EMPTY, &r.cache)))
         return rc;
-    verify_ctx x = {cache, g_tool.json ? json_array() : NULL, !g_tool.json && !g_cachectl.quiet,
-                    repair};
     cachectl_progress prog;
     cachectl_progress_init(&prog, "verify", "blobs");
-    vyre_cache_verify_result res;
     vyre_error err;
     vyre_error_clear(&err);
-    int vrc = vyre_cache_verify(cache, repair, &res, on_problem, &x, cachectl_progress_update,
-                                &prog, &err);
+    rc = vyre_cache_verify(r.cache, repair, &r.res, on_problem, &r, cachectl_progress_update, &prog,
+                           &err);
     cachectl_progress_end(&prog);
-    if (vrc) {
-        json_decref(x.problems);
-        vyre_cache_close(cache);
-        return cachectl_fail(&err);
+    if (rc) {
+        rc = cachectl_fail(&err);
+    } else {
+        cachectl_verify k = {.one_by_one = 1,
+                             .n = r.n,
+                             .ctx = &r,
+                             .get = get,
+                             .json_problem = json_problem,
+                             .json_root = json_root,
+                             .summary = summary};
+        rc = cachectl_verify_report(&k, repair);
     }
-    uint64_t remaining = res.problems - res.repaired;
-    int clean = repair ? remaining == 0 : res.problems == 0;
-
-    if (g_tool.json)
-        print_json(cache, repair, clean, &res, x.problems);
-    else if (!g_cachectl.quiet)
-        print_summary(repair, remaining, &res);
-    if (!g_tool.json)
-        json_decref(x.problems);
-    vyre_cache_close(cache);
-    return clean ? TOOL_EXIT_OK : TOOL_EXIT_PROBLEMS;
+    for (size_t i = 0; i < r.n; i++) {
+        free(r.p[i].rel);
+        free(r.p[i].why);
+    }
+    free(r.p);
+    vyre_cache_close(r.cache);
+    return rc;
 }

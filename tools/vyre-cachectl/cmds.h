@@ -14,6 +14,7 @@
 
 #include "tool_dispatch.h"
 #include "tool_opt.h"
+#include "tool_rows.h"
 #include "tool_table.h"
 #include "vyre/vyre.h"
 
@@ -27,21 +28,14 @@ typedef struct cachectl_globals {
 #define CACHECTL_MAX_OVERRIDES 32
     const char *overrides[CACHECTL_MAX_OVERRIDES]; /* -o key=value, in order */
     size_t n_overrides;
-    int width; /* --width N (0: the terminal's) */
-    int wide;  /* --wide: every column at its natural width */
-    int csv;   /* --csv: a listing as CSV (tool_rows) */
-    int md;    /* --md: a listing as a markdown table (tool_rows) */
+    tool_rows_out rows; /* --width, --wide, --csv, --md as parsed (tool_rows_opt) */
 } cachectl_globals;
 
 extern cachectl_globals g_cachectl;
 
 /* getopt_long values of the global long options without a short form. */
 enum {
-    CACHECTL_OPT_CACHE_DIR = 0x100,
-    CACHECTL_OPT_WIDTH = 'w', /* -w, --width: as in every listing */
-    CACHECTL_OPT_WIDE = 0x102,
-    CACHECTL_OPT_CSV = 0x103,
-    CACHECTL_OPT_MD = 0x104,
+    CACHECTL_OPT_CACHE_DIR = 0x100,   /* -w, --wide, --csv, --md: TOOL_OPT_* (tool_rows.h) */
     CACHECTL_OPT_FIRST_LOCAL = 0x200, /* subcommands number their own from here */
 };
 
@@ -144,8 +138,9 @@ enum {
     CACHECTL_READ = 0,          /* read-only: never creates or writes anything */
     CACHECTL_WRITE = 1,         /* may write; the directory must already exist */
     CACHECTL_WRITE_NOINDEX = 2, /* may write, without opening the index (reindex) */
-    CACHECTL_READ_OR_EMPTY = 3  /* read-only; a cache that does not exist yet reads as empty
+    CACHECTL_READ_OR_EMPTY = 3, /* read-only; a cache that does not exist yet reads as empty
                                    (stats, ls, verify: first use), and nothing is created */
+    CACHECTL_CREATE = 4         /* may write, and creates a missing cache (seed builds one) */
 };
 
 /* The configuration for the cache in use (--cache-dir or the default),

@@ -94,6 +94,9 @@ static int missing_value(const char *sub, const struct option *opts, int argc, c
 static int cachectl_option(int c, const char *sub, const struct option *opts, int argc, char **argv,
                            void (*use)(FILE *))
 {
+    int taken = tool_rows_opt(sub, c, optarg, &g_cachectl.rows); /* -w, --wide, --csv, --md */
+    if (taken)
+        return taken > 0 ? CACHECTL_HANDLED : TOOL_EXIT_ERROR;
     switch (c) {
     case CACHECTL_OPT_CACHE_DIR:
         if (!*optarg)
@@ -114,24 +117,6 @@ static int cachectl_option(int c, const char *sub, const struct option *opts, in
         if (g_cachectl.n_overrides == CACHECTL_MAX_OVERRIDES)
             return tool_usage_error(sub, NULL, "too many -o options");
         g_cachectl.overrides[g_cachectl.n_overrides++] = optarg;
-        return CACHECTL_HANDLED;
-    case CACHECTL_OPT_WIDTH: {
-        char *end = NULL;
-        long v = strtol(optarg, &end, 10);
-        if (!*optarg || *end || v < 20 || v > 10000)
-            return tool_usage_error(sub, "give the columns to fit, such as 80 (20 to 10000)",
-                                    "bad value '%s' for --width", optarg);
-        g_cachectl.width = (int)v;
-        return CACHECTL_HANDLED;
-    }
-    case CACHECTL_OPT_WIDE:
-        g_cachectl.wide = 1;
-        return CACHECTL_HANDLED;
-    case CACHECTL_OPT_CSV:
-        g_cachectl.csv = 1;
-        return CACHECTL_HANDLED;
-    case CACHECTL_OPT_MD:
-        g_cachectl.md = 1;
         return CACHECTL_HANDLED;
     case TOOL_OPT_JSON: /* the options both CLIs share (tool_dispatch.h) */
     case 'h': {
@@ -303,7 +288,7 @@ int cachectl_open(int how, vyre_cache **out)
         flags |= VYRE_CACHE_READONLY;
         if (how == CACHECTL_READ_OR_EMPTY)
             flags |= VYRE_CACHE_MISSING_EMPTY;
-    } else {
+    } else if (how != CACHECTL_CREATE) {
         /* A writable open creates a missing root; pruning or clearing a
          * cache that is not there is a mistake (a typo in --cache-dir), so
          * look first without creating anything. */
@@ -353,8 +338,9 @@ const char *cachectl_relpath(const vyre_cache *c, const char *path)
 void cachectl_table(const tool_table_col *cols, size_t ncols, const char *const *cells,
                     size_t nrows)
 {
-    int width = g_cachectl.width ? g_cachectl.width : tool_table_terminal_width(STDOUT_FILENO);
-    if (g_cachectl.wide)
+    int width =
+        g_cachectl.rows.width ? g_cachectl.rows.width : tool_table_terminal_width(STDOUT_FILENO);
+    if (g_cachectl.rows.wide)
         width = 0;
     int *natural = calloc(ncols * 2, sizeof *natural);
     if (!natural) {
@@ -387,16 +373,16 @@ const tool_opt cachectl_global_opts[] = {
      "override a configuration key for this command\n"
      "(repeatable; 'vyre-cachectl config' lists the keys)",
      NULL},
-    {CACHECTL_OPT_WIDTH, 'w', "width", "N",
+    {TOOL_OPT_WIDTH, 'w', "width", "N",
      "fit tables (every listing, stats, config) in N\n"
      "columns, the least important cut or left out first\n"
      "(default: the terminal's width, else $COLUMNS;\n"
      "piped: nothing is cut)",
      NULL},
-    {CACHECTL_OPT_WIDE, 0, "wide", NULL, "every column in full, whatever the width", NULL},
-    {CACHECTL_OPT_CSV, 0, "csv", NULL,
-     "a listing as CSV: a header of field names, one line\nper row", NULL},
-    {CACHECTL_OPT_MD, 0, "md", NULL, "a listing as a markdown table", NULL},
+    {TOOL_OPT_WIDE, 0, "wide", NULL, "every column in full, whatever the width", NULL},
+    {TOOL_OPT_CSV, 0, "csv", NULL, "a listing as CSV: a header of field names, one line\nper row",
+     NULL},
+    {TOOL_OPT_MD, 0, "md", NULL, "a listing as a markdown table", NULL},
     {'h', 'h', "help", NULL, "this help", NULL},
     {0, 0, NULL, NULL, NULL, NULL},
 };

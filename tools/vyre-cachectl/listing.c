@@ -28,10 +28,7 @@ void cachectl_rows_age(tool_rows *rows, size_t c, int64_t value, int64_t age_ns)
 
 int cachectl_rows_out(const char *sub, tool_rows_out *o)
 {
-    o->width = g_cachectl.width;
-    o->wide = g_cachectl.wide;
-    o->csv = g_cachectl.csv;
-    o->md = g_cachectl.md;
+    *o = g_cachectl.rows;
     return tool_rows_out_resolve(sub, o, TOOL_FMT_TABLE);
 }
 

@@ -30,7 +30,7 @@ typedef struct cachectl_listing {
 } cachectl_listing;
 
 /* The output format and width from the global options (g_tool.json,
- * g_cachectl.csv/md/width/wide); piped, the table is still a table (every
+ * g_cachectl.rows); piped, the table is still a table (every
  * column whole). 0, or the exit code of a usage error (two formats). */
 int cachectl_rows_out(const char *sub, tool_rows_out *o);
 

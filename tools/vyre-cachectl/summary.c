@@ -39,12 +39,7 @@ struct cachectl_summary {
 
 static void *xcalloc(size_t n, size_t size)
 {
-    void *p = calloc(n, size);
-    if (!p) {
-        fprintf(stderr, "%s: error: out of memory\n", tool_prog());
-        abort();
-    }
-    return p;
+    return tool_need(calloc(n, size));
 }
 
 cachectl_summary *cachectl_summary_new(int label_width)

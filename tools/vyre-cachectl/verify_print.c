@@ -1,5 +1,5 @@
 /*
- * verify_print.c - the one report of verify for the managed kinds (see
+ * verify_print.c - the one report of verify for every kind (see
  * verify_print.h). An entry is said to be moved only once its move
  * succeeded; a move that failed is a line of its own
  * ("quarantine-failed"), and the exit status is 1. An unusable entry
@@ -19,7 +19,7 @@
 #define YOUNG_TEXT "left alone: changed less than a minute ago"
 
 typedef struct tally {
-    size_t unusable, moved, failed, young;
+    size_t unusable, moved, failed, young, unrepaired;
     const vyre_error *first_fail;
 } tally;
 
@@ -59,25 +59,46 @@ static void print_line(const char *kind, const char *entry, const char *message,
     printf("%s\n", tail);
 }
 
+/* A problem repaired on its own: "KIND ENTRY (MESSAGE): ACTION", the
+ * action once repair ran ("left" says why repair did not). */
+static void print_one(const cachectl_vproblem *p, int repair)
+{
+    printf("%-17s ", p->kind);
+    tool_clean_fputs(p->entry, stdout);
+    if (p->message) {
+        fputs(" (", stdout);
+        tool_clean_fputs(p->message, stdout);
+        fputs(")", stdout);
+    }
+    if (p->action && (p->repaired || repair))
+        printf(": %s", p->action);
+    putchar('\n');
+}
+
 /* The problem lines, each entry's run, then its failed move. */
-static void print_lines(const cachectl_verify *k, tally *t)
+static void print_lines(const cachectl_verify *k, int repair, tally *t)
 {
     char moved[128];
     snprintf(moved, sizeof moved, " (moved to %s)", k->quarantine);
     char still[128];
     snprintf(still, sizeof still, " (not moved: %s still finds it)", k->who);
+    int text = !g_tool.json && !g_cachectl.quiet;
     for (size_t i = 0, end; i < k->n; i = end) {
         cachectl_vproblem bad, p;
         end = entry_end(k, i, &bad);
         t->unusable += bad.unusable;
         t->moved += bad.quarantined > 0;
         t->young += (size_t)left_young(&bad);
-        for (size_t j = i; !g_tool.json && j < end; j++) {
+        for (size_t j = i; j < end; j++) {
             k->get(k->ctx, j, &p);
-            print_line(p.kind, k->name_entry ? p.entry : NULL, p.message,
-                       p.quarantined > 0 ? moved
-                       : left_young(&p)  ? " (" YOUNG_TEXT ")"
-                                         : "");
+            t->unrepaired += !p.repaired;
+            if (text && k->one_by_one)
+                print_one(&p, repair);
+            else if (text)
+                print_line(p.kind, k->name_entry ? p.entry : NULL, p.message,
+                           p.quarantined > 0 ? moved
+                           : left_young(&p)  ? " (" YOUNG_TEXT ")"
+                                             : "");
         }
         if (bad.quarantined >= 0)
             continue;
@@ -112,35 +133,46 @@ static void print_summary(const cachectl_verify *k, int repair, const tally *t)
                k->cmd, k->many, k->quarantine, k->who);
 }
 
-static void print_json(const cachectl_verify *k)
+static void print_json(const cachectl_verify *k, int clean)
 {
     json_t *d = k->json_root(k->ctx), *a = json_array();
     for (size_t i = 0; i < k->n; i++) {
         cachectl_vproblem p;
         k->get(k->ctx, i, &p);
         json_t *o = json_object();
-        k->json_problem(k->ctx, i, o);
+        json_array_append_new(a, o);
+        if (!k->one_by_one)
+            k->json_problem(k->ctx, i, o);
         json_object_set_new(o, "kind", json_string(p.kind));
+        if (k->one_by_one) {
+            k->json_problem(k->ctx, i, o);
+            continue;
+        }
         json_object_set_new(o, "message", json_string(p.message));
         json_object_set_new(o, k->unusable_field, json_boolean(p.unusable));
         json_object_set_new(o, "quarantined", json_boolean(p.quarantined > 0));
         json_object_set_new(o, "left_young", json_boolean(left_young(&p)));
         if (p.quarantined < 0)
             json_object_set_new(o, "quarantine_error", json_string(p.repair_error->message));
-        json_array_append_new(a, o);
     }
     json_object_set_new(d, "problems", a);
-    json_object_set_new(d, "clean", json_boolean(k->n == 0));
+    json_object_set_new(d, "clean", json_boolean(clean));
     tool_json_print(stdout, d);
 }
 
 int cachectl_verify_report(const cachectl_verify *k, int repair)
 {
     tally t = {0};
-    print_lines(k, &t);
+    print_lines(k, repair, &t);
+    /* Clean: no problem, or (repaired one by one) --repair left none. */
+    int clean = k->n == 0 || (k->one_by_one && repair && !t.unrepaired);
     if (g_tool.json)
-        print_json(k);
-    else if (!g_cachectl.quiet)
+        print_json(k, clean);
+    else if (g_cachectl.quiet)
+        ;
+    else if (k->one_by_one)
+        k->summary(k->ctx, repair);
+    else
         print_summary(k, repair, &t);
-    return k->n || t.failed ? TOOL_EXIT_PROBLEMS : TOOL_EXIT_OK;
+    return clean && !t.failed ? TOOL_EXIT_OK : TOOL_EXIT_PROBLEMS;
 }

@@ -122,10 +122,8 @@ static void usage(FILE *out)
 /* --kernels.top-n N and --cache.refresh-interval S; 0 or the exit code. */
 static int parse_top_n(const char *s, exp_opts *o)
 {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < 0 || v > EXP_MAX_TOP_N)
+    long v;
+    if (tool_parse_long(s, 0, EXP_MAX_TOP_N, &v))
         return tool_usage_error(NULL, NULL, "invalid --kernels.top-n '%s' (0 to %d)", s,
                                 EXP_MAX_TOP_N);
     o->kernels_top_n = (unsigned)v;
@@ -134,29 +132,9 @@ static int parse_top_n(const char *s, exp_opts *o)
 
 static int parse_refresh(const char *s, exp_opts *o)
 {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !(v >= 0) || v > 86400)
+    if (tool_parse_real(s, 0, 86400, &o->cache_refresh_s))
         return tool_usage_error(NULL, NULL,
                                 "invalid --cache.refresh-interval '%s' (0 to 86400 seconds)", s);
-    o->cache_refresh_s = v;
-    return 0;
-}
-
-/* --cache-usage-interval S: a scan of millions of files takes seconds, so
- * less than a second is refused rather than kept busy. */
-static int parse_usage(const char *s, exp_opts *o)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !(v >= 1) || v > 86400)
-        return tool_usage_error(NULL,
-                                "give seconds from 1 to 86400, e.g. '--cache-usage-interval 300'; "
-                                "--no-cache-usage turns the families off",
-                                "invalid --cache-usage-interval '%s'", s);
-    o->usage_every_s = v;
     return 0;
 }
 
@@ -197,7 +175,7 @@ static int parse_args(int argc, char **argv, exp_opts *o, const char **listen, c
             code = parse_refresh(optarg, o);
             break;
         case O_USAGE:
-            code = parse_usage(optarg, o);
+            code = tool_usage_interval_arg(optarg, "families", &o->usage_every_s);
             break;
         case O_NOUSAGE:
             no_usage = 1;

@@ -6,7 +6,6 @@
  * results to rows. The host's CPU time is followed here (host_prev).
  */
 #include "collect.h"
-#include "procenv.h"
 #include "tool_cachesnap.h"
 #include "tool_cli.h"
 #include "tool_util.h"
@@ -47,7 +46,6 @@ struct top_collector {
     uint64_t last_ns;
     vyre_host_info host_prev; /* the host's figures of the previous collection */
     top_proc_keep_set keep;   /* per process: GPU history, environment (prochist.h) */
-    double boot_unix;         /* the host's boot time (procenv.h); NAN unknown */
 };
 
 _Static_assert(TOP_PROC_HIST_UNKNOWN == TOP_HIST_UNKNOWN, "one 'unknown' for every history");
@@ -239,7 +237,6 @@ int top_collector_new(const top_collect_opts *opts, top_collector **out)
     if (c->opts.usage_every_s > 0) /* started now: the first round runs while NVML opens */
         c->usage = tool_usagesnap_new(c->opts.cache_root, c->opts.usage_every_s, 0, 0);
     c->hz = sysconf(_SC_CLK_TCK);
-    c->boot_unix = top_proc_boot_time(c->opts.proc_root);
     if (c->opts.no_gpu) {
         c->gpu_rc = VYRE_ENOTSUP;
         snprintf(c->gpu_msg, sizeof c->gpu_msg, "GPU monitoring turned off");
@@ -573,7 +570,7 @@ static void collect_host(top_collector *c, top_snapshot *s)
         }
         uint64_t now = tool_mono_ns();
         uint64_t ticks = p->host.st.utime_ticks + p->host.st.stime_ticks;
-        p->start_unix = top_proc_start_unix(p->host.st.start_ticks, c->boot_unix, c->hz);
+        p->start_unix = vyre_proc_start_unix(c->procfs, p->host.st.start_ticks);
         if (!p->telemetry) /* its command line: collect_keep */
             tool_strlcpy(p->name, p->host.st.comm, sizeof p->name);
         host_prev key = {.pid = p->pid};
@@ -638,7 +635,7 @@ static void collect_keep(top_collector *c, top_snapshot *s)
             continue;
         int due = top_proc_keep_due(e);
         if (e->fresh) {
-            top_proc_env_read(c->opts.proc_root, p->pid, "CUDA_VISIBLE_DEVICES", &e->env);
+            vyre_proc_read_env(c->procfs, p->pid, "CUDA_VISIBLE_DEVICES", &e->env);
             e->fresh = 0;
         }
         p->cuda_visible = e->env;

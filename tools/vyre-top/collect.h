@@ -113,8 +113,8 @@ typedef struct top_proc {
     int32_t ppid;      /* its parent (/proc); 0 unknown */
     double start_unix; /* when it started, seconds since the epoch (/proc); NAN unknown */
     /* Its CUDA_VISIBLE_DEVICES as it was started with (/proc/PID/environ,
-     * read once per process); TOP_ENV_UNKNOWN for a foreign process. */
-    top_proc_env cuda_visible;
+     * read once per process); VYRE_PROC_ENV_UNKNOWN for a foreign process. */
+    vyre_proc_env cuda_visible;
     /* Its memory and SM% history on each GPU it was seen on while listed
      * (prochist.h; malloc'ed, owned by the snapshot; NULL when none). */
     top_proc_hist *hist;

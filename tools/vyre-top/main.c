@@ -95,45 +95,22 @@ static void sleep_until(uint64_t t)
 
 static int parse_delay(const char *s, double *out)
 {
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !(v >= TOP_DELAY_MIN - 1e-9) || v > TOP_DELAY_MAX) {
+    if (tool_parse_real(s, TOP_DELAY_MIN - 1e-9, TOP_DELAY_MAX, out))
         return tool_usage_error(NULL, "give seconds from 0.1 to 3600, e.g. '-d 0.5'",
                                 "invalid refresh interval '%s'", s);
-    }
-    *out = v;
     return 0;
 }
 
 static int parse_count(const char *s, long lo, long hi, const char *what, long *out)
 {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi)
+    if (tool_parse_long(s, lo, hi, out))
         return tool_usage_error(NULL, NULL, "invalid %s '%s' (from %ld to %ld)", what, s, lo, hi);
-    *out = v;
     return 0;
 }
 
 /* Sizes are measured far less often than frames: a scan of a big Triton
  * cache takes seconds, and a filesystem filling is a matter of minutes. */
 #define TOP_USAGE_DEFAULT_S 30.0
-
-static int parse_usage_interval(const char *s, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !(v >= 1) || v > 86400)
-        return tool_usage_error(NULL,
-                                "give seconds from 1 to 86400, e.g. '--cache-usage-interval 300'; "
-                                "--no-cache-usage turns the sizes off",
-                                "invalid --cache-usage-interval '%s'", s);
-    *out = v;
-    return 0;
-}
 
 static uint64_t delay_ns(double s)
 {
@@ -280,7 +257,7 @@ int main(int argc, char **argv)
             no_gpu = 1;
             break;
         case OPT_USAGE_EVERY:
-            if (parse_usage_interval(optarg, &usage_s))
+            if (tool_usage_interval_arg(optarg, "sizes", &usage_s))
                 return TOOL_EXIT_ERROR;
             break;
         case OPT_CACHE_DIR:

@@ -7,7 +7,7 @@
  * at the first collection that no longer lists its process.
  *
  * Pure: no I/O here. The collector (collect.c) feeds it the rows of each
- * snapshot and the environment reads (procenv.h) of new processes.
+ * snapshot and the environment reads (vyre_proc_read_env) of new processes.
  */
 #ifndef VYRE_TOP_PROCHIST_H
 #define VYRE_TOP_PROCHIST_H
@@ -16,10 +16,10 @@
 #include <stdint.h>
 
 #include "vyre/gpu.h"
+#include "vyre/proc.h"
 
 #define TOP_PROC_HIST         120 /* samples kept per process and GPU: 2 minutes at 1 s */
 #define TOP_PROC_HIST_UNKNOWN 255 /* a sample whose value was unknown (as TOP_HIST_UNKNOWN) */
-#define TOP_ENV_MAX           64  /* the longest CUDA_VISIBLE_DEVICES value kept whole */
 #define TOP_PROC_CMDLINE_MAX  512 /* as a top_proc's command line */
 #define TOP_PROC_REREAD       8   /* updates between re-reads of a parent and command line */
 
@@ -35,21 +35,6 @@ typedef struct top_proc_hist {
     unsigned head; /* next slot written */
 } top_proc_hist;
 
-/* CUDA_VISIBLE_DEVICES of a process as /proc/PID/environ shows it (the
- * environment it was started with). */
-enum top_env_state {
-    TOP_ENV_UNKNOWN = 0, /* not read (a foreign process: its pid is not ours) */
-    TOP_ENV_UNREADABLE,  /* environ could not be read (another user's process) */
-    TOP_ENV_UNSET,       /* read: the variable is not set */
-    TOP_ENV_SET,         /* read: value holds it (cut when longer, cut set) */
-};
-
-typedef struct top_proc_env {
-    int state; /* enum top_env_state */
-    int cut;   /* the value was longer than TOP_ENV_MAX - 1 bytes */
-    char value[TOP_ENV_MAX];
-} top_proc_env;
-
 /* What is kept of one process: pid and start time (a reused pid is
  * another process), its histories, its environment. */
 typedef struct top_proc_keep {
@@ -57,7 +42,7 @@ typedef struct top_proc_keep {
     uint64_t start_ticks; /* 0 unknown: then the pid alone identifies it */
     int fresh;            /* created by the last update: its environment is not read yet */
     unsigned age;         /* updates it has been through (0 for a fresh one) */
-    top_proc_env env;
+    vyre_proc_env env;    /* its CUDA_VISIBLE_DEVICES (VYRE_PROC_ENV_UNKNOWN: not read yet) */
     /* What the collector re-reads of it only every TOP_PROC_REREAD updates
      * (top_proc_keep_due): its parent and, without a telemetry page, its
      * command line. */
@@ -96,7 +81,7 @@ uint8_t top_proc_hist_sm(const top_proc_hist *h, unsigned i);
  * is new or its start time changed) gets one sample on every GPU it has a
  * history on or is on now (unknown where it is not listed now); entries of
  * processes not among the samples are dropped. New entries have fresh set
- * and env state TOP_ENV_UNKNOWN: the caller reads their environment once.
+ * and env state VYRE_PROC_ENV_UNKNOWN: the caller reads their environment once.
  * Returns 0, or -1 out of memory (the set is then unchanged).
  */
 int top_proc_keep_update(top_proc_keep_set *set, const top_proc_sample *samples, size_t n,

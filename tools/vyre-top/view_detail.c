@@ -41,19 +41,19 @@ static void add(lines *l, const char *label, const char *value)
 /* Its CUDA_VISIBLE_DEVICES as collected: never guessed. */
 static void env_line(const top_proc *p, lines *l)
 {
-    const top_proc_env *e = &p->cuda_visible;
-    char v[TOP_ENV_MAX + 48];
+    const vyre_proc_env *e = &p->cuda_visible;
+    char v[VYRE_PROC_ENV_MAX + 48];
     switch (e->state) {
-    case TOP_ENV_SET:
+    case VYRE_PROC_ENV_SET:
         if (!e->value[0])
             snprintf(v, sizeof v, "set but empty (no GPU visible to CUDA)");
         else
             snprintf(v, sizeof v, "%s%s", e->value, e->cut ? " (cut)" : "");
         break;
-    case TOP_ENV_UNSET:
+    case VYRE_PROC_ENV_UNSET:
         snprintf(v, sizeof v, "not set (every GPU visible)");
         break;
-    case TOP_ENV_UNREADABLE:
+    case VYRE_PROC_ENV_UNREADABLE:
         snprintf(v, sizeof v, "not readable (/proc/%d/environ)", (int)p->pid);
         break;
     default:

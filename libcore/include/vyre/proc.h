@@ -1,8 +1,9 @@
 /*
  * vyre/proc.h - what the host knows of a process, read from /proc/PID: its
  * command name, state, CPU time and start time (stat), resident memory
- * (statm), owner (status) and command line (cmdline), as htop and nvitop
- * show them beside the GPU figures. vyre-top and vyre-exporter both read
+ * (statm), owner (status), command line (cmdline) and one variable of its
+ * environment (environ), as htop and nvitop show them beside the GPU
+ * figures. vyre-top and vyre-exporter both read
  * processes through it, so they name them the same way.
  *
  * This header is part of libvyrecore's public API.
@@ -127,6 +128,41 @@ VYRE_EXTERN int vyre_proc_read_ppid(vyre_proc_reader *r, int32_t pid, int32_t *p
 /* Busy percent of all CPUs (0..100) between two readings; NAN when either
  * has no CPU figures or no tick passed. Thread-safe. */
 VYRE_EXTERN double vyre_host_cpu_pct(const vyre_host_info *prev, const vyre_host_info *now);
+
+/* When a process started, in seconds since the epoch: start_ticks
+ * (vyre_proc_stat.start_ticks) after the host's boot time (the "btime"
+ * line of <root>/stat, read at the reader's first call and kept). NAN when
+ * either is unknown (start_ticks 0, no btime line, no such file). Not for
+ * concurrent use of one reader. */
+VYRE_EXTERN double vyre_proc_start_unix(vyre_proc_reader *r, uint64_t start_ticks);
+
+#define VYRE_PROC_ENV_MAX 64 /* the longest value kept whole, with its NUL */
+
+/* One variable of a process's environment as <root>/PID/environ shows it
+ * (the environment it was started with). Nothing is guessed: a file that
+ * cannot be read is said so, never taken for "not set". */
+typedef enum vyre_proc_env_state {
+    VYRE_PROC_ENV_UNKNOWN = 0, /* not read (the caller's own "not asked") */
+    VYRE_PROC_ENV_UNREADABLE,  /* environ could not be read (another user's process) */
+    VYRE_PROC_ENV_UNSET,       /* read: the variable is not set */
+    VYRE_PROC_ENV_SET,         /* read: value holds it (cut when longer, cut set) */
+} vyre_proc_env_state;
+
+typedef struct vyre_proc_env {
+    vyre_proc_env_state state;
+    int cut;                       /* the value was longer than VYRE_PROC_ENV_MAX - 1 bytes */
+    char value[VYRE_PROC_ENV_MAX]; /* control bytes as '?' */
+} vyre_proc_env;
+
+/* Variable name of process pid's environment into *out (caller-owned;
+ * overwritten): VYRE_PROC_ENV_SET with the first value (as getenv takes
+ * it), VYRE_PROC_ENV_UNSET, or VYRE_PROC_ENV_UNREADABLE when the file
+ * cannot be opened or read (another user's process, one that has exited,
+ * a NULL argument, a pid that is not positive). An environment larger than
+ * 1 MiB is read that far: a variable beyond reads as unreadable, not
+ * unset. Not for concurrent use of one reader. */
+VYRE_EXTERN void vyre_proc_read_env(vyre_proc_reader *r, int32_t pid, const char *name,
+                                    vyre_proc_env *out);
 
 #ifdef __cplusplus
 }

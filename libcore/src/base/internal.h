@@ -35,6 +35,11 @@ int vyre__remedy(vyre_error *err, vyre_remedy remedy, int code);
  * so truncation is `ret >= size`. */
 size_t vyre__strlcpy(char *dst, const char *src, size_t size);
 
+/* Makes the array at *array (a T *, *cap elements of elem bytes) hold at
+ * least n: its capacity doubles from first (grow.c). VYRE_OK, or
+ * VYRE_ENOMEM with the array and *cap unchanged. */
+int vyre__grow(void *array, size_t *cap, size_t n, size_t elem, size_t first);
+
 /* Levenshtein distance between a and b; (size_t)-1 when either is over
  * 64 bytes (never "near"). units.c. */
 size_t vyre__edit_distance(const char *a, const char *b);

@@ -380,15 +380,9 @@ static int objs_read(sqlite3 *db, obj_list *l)
                             *tb = sqlite3_column_text(st, 2);
         snprintf(buf, sizeof buf, "%s\x1f%s\x1f%s", t ? (const char *)t : "",
                  n ? (const char *)n : "", tb ? (const char *)tb : "");
-        if (l->n == l->cap) {
-            size_t cap = l->cap ? l->cap * 2 : 16;
-            char **v = realloc(l->v, cap * sizeof *v);
-            if (!v) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            l->v = v;
-            l->cap = cap;
+        if (vyre__grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 16)) {
+            rc = SQLITE_NOMEM;
+            break;
         }
         if (!(l->v[l->n] = strdup(buf))) {
             rc = SQLITE_NOMEM;

@@ -345,15 +345,9 @@ static int records_point(vyre_bench_env *env, vyre_bench_point *pt, vyre__bench_
 
 static int remember_timed(vyre_bench_env *env, const vyre_bench_point *pt, vyre_error *err)
 {
-    if (env->ntimed == env->timed_cap) {
-        size_t cap = env->timed_cap ? env->timed_cap * 2 : 64;
-        struct vyre__bench_timed *p = realloc(env->timed, cap * sizeof *p);
-        if (!p)
-            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory noting point %lld",
-                              (long long)pt->id);
-        env->timed = p;
-        env->timed_cap = cap;
-    }
+    if (vyre__grow(&env->timed, &env->timed_cap, env->ntimed + 1, sizeof *env->timed, 64))
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory noting point %lld",
+                          (long long)pt->id);
     struct vyre__bench_timed *t = &env->timed[env->ntimed++];
     t->id = pt->id;
     vyre__strlcpy(t->benchmark, pt->benchmark, sizeof t->benchmark);
@@ -408,16 +402,10 @@ static struct vyre__bench_acc *acc_find(vyre_bench_env *env, const vyre_bench_po
 static struct vyre__bench_acc *acc_add(vyre_bench_env *env, const vyre_bench_point *pt,
                                        vyre_error *err)
 {
-    if (env->nacc == env->acc_cap) {
-        size_t cap = env->acc_cap ? env->acc_cap * 2 : 32;
-        struct vyre__bench_acc *p = realloc(env->acc, cap * sizeof *p);
-        if (!p) {
-            vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory keeping the rounds of '%s'",
-                       pt->benchmark);
-            return NULL;
-        }
-        env->acc = p;
-        env->acc_cap = cap;
+    if (vyre__grow(&env->acc, &env->acc_cap, env->nacc + 1, sizeof *env->acc, 32)) {
+        vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory keeping the rounds of '%s'",
+                   pt->benchmark);
+        return NULL;
     }
     struct vyre__bench_acc *a = &env->acc[env->nacc++];
     memset(a, 0, sizeof *a);

@@ -98,14 +98,8 @@ static int is_digit(char c)
 static int push_node(parser *p, node nd, size_t *idx)
 {
     vyre__expr *e = p->e;
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 16;
-        node *nn = realloc(e->nodes, cap * sizeof *nn);
-        if (!nn)
-            return vyre__fail(p->err, VYRE_ENOMEM, NULL, "out of memory parsing an expression");
-        e->nodes = nn;
-        e->cap = cap;
-    }
+    if (vyre__grow(&e->nodes, &e->cap, e->n + 1, sizeof *e->nodes, 16))
+        return vyre__fail(p->err, VYRE_ENOMEM, NULL, "out of memory parsing an expression");
     e->nodes[e->n] = nd;
     *idx = e->n++;
     return VYRE_OK;
@@ -114,14 +108,8 @@ static int push_node(parser *p, node nd, size_t *idx)
 static int push_arg(parser *p, size_t idx)
 {
     vyre__expr *e = p->e;
-    if (e->nargsv == e->argscap) {
-        size_t cap = e->argscap ? e->argscap * 2 : 8;
-        size_t *na = realloc(e->args, cap * sizeof *na);
-        if (!na)
-            return vyre__fail(p->err, VYRE_ENOMEM, NULL, "out of memory parsing an expression");
-        e->args = na;
-        e->argscap = cap;
-    }
+    if (vyre__grow(&e->args, &e->argscap, e->nargsv + 1, sizeof *e->args, 8))
+        return vyre__fail(p->err, VYRE_ENOMEM, NULL, "out of memory parsing an expression");
     e->args[e->nargsv++] = idx;
     return VYRE_OK;
 }

@@ -76,7 +76,7 @@ static int samples_pooled(vyre_results *db, const int64_t *ids, size_t nids,
         vyre_bench_sample *s = NULL;
         size_t ns = 0;
         int rc = vyre_bench_samples_get(db, ids[k], &s, &ns, err);
-        if (!rc && vyre__runs_grow((void **)out, &cap, *n + ns + 1, sizeof **out))
+        if (!rc && vyre__grow(out, &cap, *n + ns + 1, sizeof **out, 16))
             rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory comparing runs");
         if (rc) {
             free(s);

@@ -151,14 +151,9 @@ static int copy_points(copy *c)
         vyre__stmt_int64(st, 1, c->src_run);
     int s;
     while (!rc && (s = vyre__stmt_step(st, "read", c->err)) == 1) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            int64_t *p = realloc(ids, cap * sizeof *p);
-            if (!p) {
-                rc = vyre__fail(c->err, VYRE_ENOMEM, NULL, "out of memory copying a run");
-                break;
-            }
-            ids = p;
+        if (vyre__grow(&ids, &cap, n + 1, sizeof *ids, 64)) {
+            rc = vyre__fail(c->err, VYRE_ENOMEM, NULL, "out of memory copying a run");
+            break;
         }
         ids[n++] = vyre__stmt_col_int64(st, 0);
     }

@@ -76,22 +76,6 @@ static inline int vyre__runs_exec_id(vyre_results *db, const char *sql, int64_t 
     return rc;
 }
 
-/* Grows *arr (of elem bytes) to hold at least need elements. */
-static inline int vyre__runs_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    while (c < need)
-        c *= 2;
-    void *p = realloc(*arr, c * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
-
 static inline int vyre__runs_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

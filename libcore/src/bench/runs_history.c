@@ -43,13 +43,8 @@ static int read_rows(vyre__stmt *st, vyre_results_history_row **out, size_t *n, 
     size_t cap = 0;
     int s;
     while ((s = vyre__stmt_step(st, "read", err)) == 1) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            vyre_results_history_row *p = realloc(*out, cap * sizeof *p);
-            if (!p)
-                return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading the history");
-            *out = p;
-        }
+        if (vyre__grow(out, &cap, *n + 1, sizeof **out, 64))
+            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading the history");
         read_row(st, &(*out)[(*n)++]);
     }
     return s < 0 ? s : VYRE_OK;

@@ -194,7 +194,7 @@ static int kernel_view(vyre_results *db, int64_t point_id, double *med, vyre_err
     if (!rc) {
         vyre__stmt_int64(st, 1, point_id);
         while ((s = vyre__stmt_step(st, "read", err)) == 1) {
-            if (vyre__runs_grow((void **)&v, &cap, nv + 1, sizeof *v)) {
+            if (vyre__grow(&v, &cap, nv + 1, sizeof *v, 16)) {
                 rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading kernels");
                 break;
             }

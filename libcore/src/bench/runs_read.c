@@ -133,7 +133,7 @@ static int read_list(vyre_results *db, vyre__stmt *st, int rc, size_t elem, row_
     if (!rc) {
         int s;
         while ((s = vyre__stmt_step(st, "read", err)) == 1) {
-            if (vyre__runs_grow(out, &cap, *n + 1, elem)) {
+            if (vyre__grow(out, &cap, *n + 1, elem, 16)) {
                 rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading %s", what);
                 break;
             }
@@ -386,7 +386,7 @@ int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel
             if (s != 1)
                 break;
             if (strcmp(name ? name : "", cur) != 0 || !*n) {
-                if (vyre__runs_grow((void **)out, &cap, *n + 1, sizeof **out)) {
+                if (vyre__grow(out, &cap, *n + 1, sizeof **out, 16)) {
                     rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading kernels");
                     break;
                 }
@@ -399,7 +399,7 @@ int vyre_bench_kernels_get(vyre_results *db, int64_t point_id, vyre_bench_kernel
             double d = (double)vyre__stmt_col_int64(st, 1);
             k->count++;
             k->total_ns += d;
-            if (vyre__runs_grow((void **)&v, &vcap, nv + 1, sizeof *v)) {
+            if (vyre__grow(&v, &vcap, nv + 1, sizeof *v, 16)) {
                 rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory reading kernels");
                 break;
             }

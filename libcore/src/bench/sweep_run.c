@@ -113,14 +113,8 @@ static int sample_sweep_ab(void *ctx, double *value, double *wall, vyre_error *e
         return rc;
     *value = corrected(s, *value);
     v = corrected(s, v);
-    if (ab->n == ab->cap) {
-        size_t cap = ab->cap ? ab->cap * 2 : 64;
-        vyre_bench_sample *p = realloc(ab->s, cap * sizeof *p);
-        if (!p)
-            return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory keeping the --vs samples");
-        ab->s = p;
-        ab->cap = cap;
-    }
+    if (vyre__grow(&ab->s, &ab->cap, ab->n + 1, sizeof *ab->s, 64))
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory keeping the --vs samples");
     vyre_bench_sample *x = &ab->s[ab->n++];
     memset(x, 0, sizeof *x);
     x->value = v;

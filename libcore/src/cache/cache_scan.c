@@ -27,14 +27,8 @@
 
 static int list_push(file_list *l, const file_ent *e)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        file_ent *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return VYRE_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (vyre__grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 256))
+        return VYRE_ENOMEM;
     l->v[l->n++] = *e;
     return VYRE_OK;
 }
@@ -255,14 +249,8 @@ static void scan_flat(const vyre_cache *c, const char *name, int64_t older_than_
 static int collect_row(const vyre__index_row *row, void *ctx)
 {
     row_list *l = ctx;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        vyre__index_row *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return VYRE_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (vyre__grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 256))
+        return VYRE_ENOMEM;
     l->v[l->n++] = *row;
     return 0;
 }

@@ -160,15 +160,9 @@ static int collect(const vyre_cache_entry *e, void *ctx)
     entry_list *l = ctx;
     if (memcmp(e->key.bytes, l->self->bytes, VYRE_KEY_BYTES) == 0)
         return 0;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        vyre_key_explain_entry *v = realloc(l->v, cap * sizeof *v);
-        if (!v) {
-            l->oom = 1;
-            return 1;
-        }
-        l->v = v;
-        l->cap = cap;
+    if (vyre__grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 16)) {
+        l->oom = 1;
+        return 1;
     }
     vyre_key_explain_entry *x = &l->v[l->n++];
     memset(x, 0, sizeof *x);

@@ -51,15 +51,9 @@ static int push(char ***v, size_t *n, size_t *cap, char *path)
 {
     if (!path)
         return VYRE_ENOMEM;
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 64;
-        char **nv = realloc(*v, ncap * sizeof *nv);
-        if (!nv) {
-            free(path);
-            return VYRE_ENOMEM;
-        }
-        *v = nv;
-        *cap = ncap;
+    if (vyre__grow(v, cap, *n + 1, sizeof **v, 64)) {
+        free(path);
+        return VYRE_ENOMEM;
     }
     (*v)[(*n)++] = path;
     return 0;

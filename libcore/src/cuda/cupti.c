@@ -304,6 +304,13 @@ const char *vyre_activity_kind_name(vyre_activity_kind kind)
     }
 }
 
+/* What kernel, memcpy and memset records share (three struct types of
+ * CUPTI's, no common one). */
+#define GPU_FIELDS(out, r)                                                                         \
+    ((out)->start_ns = (r)->start, (out)->end_ns = (r)->end, (out)->device_id = (r)->deviceId,     \
+     (out)->context_id = (r)->contextId, (out)->stream_id = (r)->streamId,                         \
+     (out)->correlation_id = (r)->correlationId, (out)->graph_id = (r)->graphId)
+
 enum vyre__cupti_norm vyre__cupti_normalize(const CUpti_Activity *rec, vyre_activity *out)
 {
     memset(out, 0, sizeof *out);
@@ -313,8 +320,7 @@ enum vyre__cupti_norm vyre__cupti_normalize(const CUpti_Activity *rec, vyre_acti
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
         out->kind = VYRE_ACTIVITY_KERNEL;
         copy_str(out->name, sizeof out->name, k->name);
-        out->start_ns = k->start;
-        out->end_ns = k->end;
+        GPU_FIELDS(out, k);
         out->grid[0] = dim(k->gridX);
         out->grid[1] = dim(k->gridY);
         out->grid[2] = dim(k->gridZ);
@@ -324,11 +330,6 @@ enum vyre__cupti_norm vyre__cupti_normalize(const CUpti_Activity *rec, vyre_acti
         out->static_shared_bytes = k->staticSharedMemory;
         out->dynamic_shared_bytes = k->dynamicSharedMemory;
         out->registers_per_thread = k->registersPerThread;
-        out->device_id = k->deviceId;
-        out->context_id = k->contextId;
-        out->stream_id = k->streamId;
-        out->correlation_id = k->correlationId;
-        out->graph_id = k->graphId;
         return VYRE__NORM_RECORD;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -338,13 +339,7 @@ enum vyre__cupti_norm vyre__cupti_normalize(const CUpti_Activity *rec, vyre_acti
             m->copyKind <= VYRE_COPY_PTOP ? (vyre_copy_kind)m->copyKind : VYRE_COPY_UNKNOWN;
         snprintf(out->name, sizeof out->name, "memcpy_%s", vyre_copy_kind_name(out->copy_kind));
         out->bytes = m->bytes;
-        out->start_ns = m->start;
-        out->end_ns = m->end;
-        out->device_id = m->deviceId;
-        out->context_id = m->contextId;
-        out->stream_id = m->streamId;
-        out->correlation_id = m->correlationId;
-        out->graph_id = m->graphId;
+        GPU_FIELDS(out, m);
         return VYRE__NORM_RECORD;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -352,13 +347,7 @@ enum vyre__cupti_norm vyre__cupti_normalize(const CUpti_Activity *rec, vyre_acti
         out->kind = VYRE_ACTIVITY_MEMSET;
         copy_str(out->name, sizeof out->name, "memset");
         out->bytes = m->bytes;
-        out->start_ns = m->start;
-        out->end_ns = m->end;
-        out->device_id = m->deviceId;
-        out->context_id = m->contextId;
-        out->stream_id = m->streamId;
-        out->correlation_id = m->correlationId;
-        out->graph_id = m->graphId;
+        GPU_FIELDS(out, m);
         return VYRE__NORM_RECORD;
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {

@@ -65,9 +65,8 @@ _Static_assert(CUDA_VERSION / 1000 == 13,
 #define HINT_NOJITLINK                                                                             \
     "install the CUDA toolkit's nvJitLink (libnvJitLink.so.13, package libnvjitlink-13-0), or "    \
     "set VYRE_NVJITLINK_LIBRARY to the path of libnvJitLink.so"
-#define HINT_LINK   "fix the PTX at the line quoted; the whole link log is in the output"
-#define JL_MAX_OPTS 4096
-#define QUOTE_MAX   400
+#define HINT_LINK "fix the PTX at the line quoted; the whole link log is in the output"
+#define QUOTE_MAX 400
 
 /* X(field, symbol) */
 #define VYRE_JL_FUNCS(X)                                                                           \
@@ -261,11 +260,6 @@ static int link_error(nvJitLinkResult r, const char *step, const char *name,
                       out->arch, first ? first : result_name(r));
 }
 
-static int names_arch(const char *opt)
-{
-    return strncmp(opt, "-arch", 5) == 0 || strncmp(opt, "--gpu-architecture", 18) == 0;
-}
-
 int vyre_jitlink_ptx_to_cubin(const char *ptx, size_t len, const char *name, const char *arch,
                               const char *const *opts, size_t nopts, vyre_jitlink_output *out,
                               vyre_error *err)
@@ -283,18 +277,8 @@ int vyre_jitlink_ptx_to_cubin(const char *ptx, size_t len, const char *name, con
                           "use a real architecture: sm_<major><minor> with an optional a or f "
                           "suffix (e.g. 'sm_90', 'sm_90a')",
                           "invalid GPU architecture '%s' to link '%s' for", arch, name);
-    if (nopts > JL_MAX_OPTS)
-        return vyre__fail(err, VYRE_EINVAL, "pass fewer link options",
-                          "%zu link options for '%s' (at most %d)", nopts, name, JL_MAX_OPTS);
-    for (size_t i = 0; i < nopts; i++) {
-        if (!opts[i])
-            return vyre__fail(err, VYRE_EINVAL, NULL,
-                              "vyre_jitlink_ptx_to_cubin: option %zu is NULL", i);
-        if (names_arch(opts[i]))
-            return vyre__fail(err, VYRE_EINVAL,
-                              "pass the architecture as the arch argument, not as an option",
-                              "link option '%s' for '%s' names an architecture", opts[i], name);
-    }
+    if (vyre__toolkit_check_opts("vyre_jitlink_ptx_to_cubin", "link", name, opts, nopts, err))
+        return VYRE_EINVAL;
     size_t n = len;
     while (n && ptx[n - 1] == '\0')
         n--;
@@ -316,21 +300,11 @@ int vyre_jitlink_ptx_to_cubin(const char *ptx, size_t len, const char *name, con
         return rc;
 
     /* The copy holds the text and its NUL (see the pitfalls above). */
-    char *text = malloc(n + 1);
-    const char **argv = malloc((nopts + 1) * sizeof *argv);
-    char arch_opt[VYRE_JITLINK_ARCH_MAX + 8];
-    if (!text || !argv) {
-        free(text);
-        free(argv);
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes to link '%s'", n + 1,
-                          name);
-    }
-    memcpy(text, ptx, n);
-    text[n] = '\0';
+    char arch_opt[VYRE_JITLINK_ARCH_MAX + 8], *text;
+    const char **argv;
     snprintf(arch_opt, sizeof arch_opt, "-arch=%s", out->arch);
-    argv[0] = arch_opt;
-    for (size_t i = 0; i < nopts; i++)
-        argv[i + 1] = opts[i];
+    if ((rc = vyre__toolkit_args(ptx, n, arch_opt, opts, nopts, "link", name, &text, &argv, err)))
+        return rc;
 
     uint64_t t0 = vyre__mono_ns();
     nvJitLinkHandle h = NULL;

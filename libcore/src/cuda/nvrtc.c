@@ -52,9 +52,8 @@ _Static_assert(CUDA_VERSION / 1000 == 13, "update the NVRTC sonames for this CUD
 #define HINT_NONVRTC                                                                               \
     "install the CUDA toolkit's NVRTC (libnvrtc.so.13, package cuda-nvrtc-13-0), or set "          \
     "VYRE_NVRTC_LIBRARY to the path of libnvrtc.so"
-#define HINT_COMPILE   "fix the source at the line quoted; the whole compile log is in the output"
-#define NVRTC_MAX_OPTS 4096
-#define QUOTE_MAX      400
+#define HINT_COMPILE "fix the source at the line quoted; the whole compile log is in the output"
+#define QUOTE_MAX    400
 
 #define VYRE_NVRTC_FUNCS(X)                                                                        \
     X(nvrtcGetErrorString)                                                                         \
@@ -171,11 +170,6 @@ static int target_arch(const char *arch, int want_cubin, char *buf, size_t size)
     return n < 0 || (size_t)n >= size ? VYRE_EINVAL : VYRE_OK;
 }
 
-static int names_arch(const char *opt)
-{
-    return strncmp(opt, "-arch", 5) == 0 || strncmp(opt, "--gpu-architecture", 18) == 0;
-}
-
 /* Copies the program log into out (always leaves a string there). */
 static int fetch_log(nvrtcProgram prog, vyre_nvrtc_output *out, vyre_error *err)
 {
@@ -256,17 +250,8 @@ int vyre_nvrtc_compile(const char *src, size_t len, const char *name, const char
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_nvrtc_compile: NULL argument");
     if (!name || !*name)
         name = "kernel.cu";
-    if (nopts > NVRTC_MAX_OPTS)
-        return vyre__fail(err, VYRE_EINVAL, "pass fewer compile options",
-                          "%zu compile options for '%s' (at most %d)", nopts, name, NVRTC_MAX_OPTS);
-    for (size_t i = 0; i < nopts; i++) {
-        if (!opts[i])
-            return vyre__fail(err, VYRE_EINVAL, NULL, "vyre_nvrtc_compile: option %zu is NULL", i);
-        if (names_arch(opts[i]))
-            return vyre__fail(err, VYRE_EINVAL,
-                              "pass the architecture as the arch argument, not as an option",
-                              "compile option '%s' for '%s' names an architecture", opts[i], name);
-    }
+    if (vyre__toolkit_check_opts("vyre_nvrtc_compile", "compile", name, opts, nopts, err))
+        return VYRE_EINVAL;
     out->is_cubin = want_cubin ? 1 : 0;
     if (target_arch(arch, out->is_cubin, out->arch, sizeof out->arch))
         return vyre__fail(err, VYRE_EINVAL,
@@ -287,22 +272,12 @@ int vyre_nvrtc_compile(const char *src, size_t len, const char *name, const char
     if (rc)
         return rc;
 
-    char *text = malloc(n + 1);
-    const char **argv = malloc((nopts + 1) * sizeof *argv);
-    char arch_opt[VYRE_NVRTC_ARCH_MAX + 32];
-    if (!text || !argv) {
-        free(text);
-        free(argv);
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes to compile '%s'",
-                          n + 1, name);
-    }
-    if (n)
-        memcpy(text, src, n);
-    text[n] = '\0';
+    char arch_opt[VYRE_NVRTC_ARCH_MAX + 32], *text;
+    const char **argv;
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", out->arch);
-    argv[0] = arch_opt;
-    for (size_t i = 0; i < nopts; i++)
-        argv[i + 1] = opts[i];
+    if ((rc =
+             vyre__toolkit_args(src, n, arch_opt, opts, nopts, "compile", name, &text, &argv, err)))
+        return rc;
 
     uint64_t t0 = vyre__mono_ns();
     nvrtcProgram prog = NULL;

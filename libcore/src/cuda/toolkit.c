@@ -1,11 +1,13 @@
 /*
  * toolkit.c - what the CUDA toolkit libraries' modules share beyond
- * loading (which is base/loader.c's): architecture numbers and the line of
- * a compiler log worth quoting.
+ * loading (which is base/loader.c's): architecture numbers, the options
+ * and arguments of a compile or link, and the line of a compiler log worth
+ * quoting.
  */
 #include "cuda/toolkit_internal.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/internal.h"
@@ -82,4 +84,51 @@ const char *vyre__toolkit_first_error(const char *log, char *buf, size_t size)
     memcpy(buf, line, len);
     buf[len] = '\0';
     return buf;
+}
+
+static int names_arch(const char *opt)
+{
+    return strncmp(opt, "-arch", 5) == 0 || strncmp(opt, "--gpu-architecture", 18) == 0;
+}
+
+int vyre__toolkit_check_opts(const char *fn, const char *step, const char *name,
+                             const char *const *opts, size_t nopts, vyre_error *err)
+{
+    if (nopts > VYRE__TOOLKIT_MAX_OPTS)
+        return vyre__fail(
+            err, VYRE_EINVAL,
+            strcmp(step, "link") ? "pass fewer compile options" : "pass fewer link options",
+            "%zu %s options for '%s' (at most %d)", nopts, step, name, VYRE__TOOLKIT_MAX_OPTS);
+    for (size_t i = 0; i < nopts; i++) {
+        if (!opts[i])
+            return vyre__fail(err, VYRE_EINVAL, NULL, "%s: option %zu is NULL", fn, i);
+        if (names_arch(opts[i]))
+            return vyre__fail(err, VYRE_EINVAL,
+                              "pass the architecture as the arch argument, not as an option",
+                              "%s option '%s' for '%s' names an architecture", step, opts[i], name);
+    }
+    return VYRE_OK;
+}
+
+int vyre__toolkit_args(const char *src, size_t n, const char *arch_opt, const char *const *opts,
+                       size_t nopts, const char *step, const char *name, char **text,
+                       const char ***argv, vyre_error *err)
+{
+    *text = malloc(n + 1);
+    *argv = malloc((nopts + 1) * sizeof **argv);
+    if (!*text || !*argv) {
+        free(*text);
+        free((void *)*argv);
+        *text = NULL;
+        *argv = NULL;
+        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes to %s '%s'", n + 1,
+                          step, name);
+    }
+    if (n)
+        memcpy(*text, src, n);
+    (*text)[n] = '\0';
+    (*argv)[0] = arch_opt;
+    for (size_t i = 0; i < nopts; i++)
+        (*argv)[i + 1] = opts[i];
+    return VYRE_OK;
 }

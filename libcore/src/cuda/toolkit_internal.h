@@ -1,8 +1,8 @@
 /*
  * toolkit_internal.h - what the CUDA toolkit libraries' modules (NVRTC,
  * nvJitLink, CUPTI) share: how such a library is found (base/loader.h does
- * the finding), architecture names, and quoting a compiler log. Not public
- * API.
+ * the finding), architecture names, the checks and arguments of a compile
+ * or link, and quoting a compiler log. Not public API.
  */
 #ifndef VYRE_TOOLKIT_INTERNAL_H
 #define VYRE_TOOLKIT_INTERNAL_H
@@ -45,5 +45,19 @@ int vyre__toolkit_arch_number_valid(const char *s);
  * and returns buf.
  */
 const char *vyre__toolkit_first_error(const char *log, char *buf, size_t size);
+
+#define VYRE__TOOLKIT_MAX_OPTS 4096 /* options of one compile or link */
+
+/* A compile's or link's options (step "compile", "link"; fn the public
+ * call): at most VYRE__TOOLKIT_MAX_OPTS, none NULL, none naming an
+ * architecture. 0, or VYRE_EINVAL with err set. */
+int vyre__toolkit_check_opts(const char *fn, const char *step, const char *name,
+                             const char *const *opts, size_t nopts, vyre_error *err);
+
+/* *text: src[0..n) NUL-terminated; *argv: {arch_opt, opts...}; both
+ * malloc'ed for the caller to free. 0, or VYRE_ENOMEM with err set. */
+int vyre__toolkit_args(const char *src, size_t n, const char *arch_opt, const char *const *opts,
+                       size_t nopts, const char *step, const char *name, char **text,
+                       const char ***argv, vyre_error *err);
 
 #endif /* VYRE_TOOLKIT_INTERNAL_H */

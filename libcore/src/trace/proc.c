@@ -20,9 +20,13 @@
 #define PROC_ROOT "/proc"
 #define ROOT_MAX  448 /* room for "/<pid>/<name>" in a 512-byte path */
 
+#define ENV_READ_MAX (1u << 20) /* bytes of an environ (or the host's stat) read at most */
+
 struct vyre_proc_reader {
     char root[ROOT_MAX];
     vyre__proc_users users;
+    int boot_read;    /* boot_unix was read (it does not change while the host runs) */
+    double boot_unix; /* the host's boot time; NAN unknown */
 };
 
 /* Copies up to n bytes into dst (size > 0), control bytes and NULs as '?'. */
@@ -191,7 +195,8 @@ double vyre_proc_cpu_pct(uint64_t prev_ticks, uint64_t now_ticks, long hz, doubl
 /* Reads at most size - 1 bytes of root/pid/name (pid 0: root/self/name;
  * pid < 0: root/name, a file of the host) into buf (terminated); returns
  * the count, or a negative VYRE_E* code (VYRE_ENOENT: no such process, or
- * no such file). */
+ * no such file; a read that fails, as another user's environ does, is an
+ * error, never an empty file). */
 static ssize_t read_small(const char *root, int32_t pid, const char *name, char *buf, size_t size)
 {
     char path[512];
@@ -209,7 +214,13 @@ static ssize_t read_small(const char *root, int32_t pid, const char *name, char 
         ssize_t r = read(fd, buf + got, size - 1 - got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r < 0) {
+            int code = vyre__errno_code(errno);
+            close(fd);
+            buf[0] = '\0';
+            return code;
+        }
+        if (r == 0)
             break;
         got += (size_t)r;
     }
@@ -423,4 +434,89 @@ int vyre_proc_read_ppid(vyre_proc_reader *r, int32_t pid, int32_t *ppid)
         return VYRE_ECORRUPT;
     *ppid = parent;
     return VYRE_OK;
+}
+
+/* ---- start time and environment (issue 37: vyre-top's detail view) -------- */
+
+double vyre__proc_parse_btime(const char *buf)
+{
+    for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        unsigned long long v = 0;
+        if (sscanf(p, "btime %llu", &v) == 1 && v > 0)
+            return (double)v;
+    }
+    return NAN;
+}
+
+double vyre__proc_start_unix(uint64_t start_ticks, double boot_unix, long hz)
+{
+    if (!(boot_unix > 0) || hz <= 0 || !start_ticks)
+        return NAN;
+    return boot_unix + (double)start_ticks / (double)hz;
+}
+
+/* Up to ENV_READ_MAX bytes of root/pid/name (pid < 0: a file of the host)
+ * into a malloc'ed buffer, *n bytes; NULL when it cannot be read. */
+static char *read_large(const char *root, int32_t pid, const char *name, size_t *n)
+{
+    char *buf = malloc(ENV_READ_MAX + 1);
+    ssize_t got = buf ? read_small(root, pid, name, buf, ENV_READ_MAX + 1) : VYRE_ENOMEM;
+    if (got < 0) {
+        free(buf);
+        return NULL;
+    }
+    *n = (size_t)got;
+    return buf;
+}
+
+double vyre_proc_start_unix(vyre_proc_reader *r, uint64_t start_ticks)
+{
+    if (!r)
+        return NAN;
+    if (!r->boot_read) {
+        size_t n;
+        char *buf = read_large(r->root, -1, "stat", &n);
+        r->boot_unix = buf ? vyre__proc_parse_btime(buf) : NAN;
+        r->boot_read = 1;
+        free(buf);
+    }
+    return vyre__proc_start_unix(start_ticks, r->boot_unix, sysconf(_SC_CLK_TCK));
+}
+
+void vyre__proc_env_parse(const char *data, size_t len, const char *name, vyre_proc_env *out)
+{
+    memset(out, 0, sizeof *out);
+    out->state = VYRE_PROC_ENV_UNSET;
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < len;) {
+        const char *e = data + i;
+        const char *z = memchr(e, '\0', len - i);
+        size_t elen = z ? (size_t)(z - e) : len - i;
+        if (elen > nl && memcmp(e, name, nl) == 0 && e[nl] == '=') {
+            size_t vl = elen - nl - 1;
+            out->state = VYRE_PROC_ENV_SET;
+            out->cut = vl > VYRE_PROC_ENV_MAX - 1;
+            copy_printable(out->value, sizeof out->value, e + nl + 1, vl);
+            return; /* the first, as getenv takes it */
+        }
+        i += elen + 1;
+    }
+}
+
+void vyre_proc_read_env(vyre_proc_reader *r, int32_t pid, const char *name, vyre_proc_env *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    out->state = VYRE_PROC_ENV_UNREADABLE;
+    size_t n = 0;
+    char *buf = r && name && pid > 0 ? read_large(r->root, pid, "environ", &n) : NULL;
+    if (!buf)
+        return;
+    vyre_proc_env e;
+    vyre__proc_env_parse(buf, n, name, &e);
+    free(buf);
+    /* Read to the bound, the file may go on: not found is not "unset". */
+    if (e.state == VYRE_PROC_ENV_SET || n < ENV_READ_MAX)
+        *out = e;
 }

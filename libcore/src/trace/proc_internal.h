@@ -49,4 +49,17 @@ int vyre__proc_start_ticks(int32_t pid, uint64_t *ticks);
  * vyre_proc_read_cmdline). */
 void vyre__proc_cmdline(const char *buf, size_t n, char *dst, size_t size);
 
+/* Variable name from len bytes of an environ file (NUL-separated
+ * NAME=value entries): VYRE_PROC_ENV_SET or VYRE_PROC_ENV_UNSET (see
+ * vyre_proc_read_env). */
+void vyre__proc_env_parse(const char *data, size_t len, const char *name, vyre_proc_env *out);
+
+/* The boot time ("btime N" line) of a NUL-terminated /proc/stat, in
+ * seconds since the epoch; NAN when there is none. */
+double vyre__proc_parse_btime(const char *buf);
+
+/* start_ticks clock ticks (hz a second) after boot_unix, in seconds since
+ * the epoch; NAN when one of them is unknown (0, NAN, not positive). */
+double vyre__proc_start_unix(uint64_t start_ticks, double boot_unix, long hz);
+
 #endif /* VYRE_TRACE_PROC_INTERNAL_H */

@@ -227,15 +227,9 @@ int vyre__telemetry_list(const char *dir, vyre_telemetry_entry **out, size_t *n,
         int tmp;
         if (!vyre__tel_parse_name(de->d_name, &pid, &tmp) || tmp)
             continue;
-        if (len == cap) {
-            size_t c = cap ? cap * 2 : 16;
-            vyre_telemetry_entry *nv = realloc(v, c * sizeof *nv);
-            if (!nv) {
-                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory listing '%s'", path);
-                break;
-            }
-            v = nv;
-            cap = c;
+        if (vyre__grow(&v, &cap, len + 1, sizeof *v, 16)) {
+            rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory listing '%s'", path);
+            break;
         }
         v[len].pid = pid;
         if ((rc = vyre__path_join(v[len].path, sizeof v[len].path, path, de->d_name, err)))

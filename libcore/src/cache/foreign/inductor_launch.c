@@ -35,14 +35,8 @@ static int ends_with(const char *s, const char *suffix)
 
 static int list_add(file_list *l, const char *sub, const char *name)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        char **p = realloc(l->names, cap * sizeof *p);
-        if (!p)
-            return VYRE_ENOMEM;
-        l->names = p;
-        l->cap = cap;
-    }
+    if (vyre__grow(&l->names, &l->cap, l->n + 1, sizeof *l->names, 64))
+        return VYRE_ENOMEM;
     size_t len = strlen(sub) + strlen(name) + 2;
     char *s = malloc(len);
     if (!s)

@@ -103,14 +103,8 @@ static vyre_inductor_entry *new_entry(scan_ctx *x, const char *prefix, const cha
                                       vyre_inductor_kind kind)
 {
     vyre_inductor_cache *c = x->c;
-    if (c->n_entries == x->cap) {
-        size_t ncap = x->cap ? x->cap * 2 : 64;
-        vyre_inductor_entry *p = realloc(c->entries, ncap * sizeof *p);
-        if (!p)
-            return NULL;
-        c->entries = p;
-        x->cap = ncap;
-    }
+    if (vyre__grow(&c->entries, &x->cap, c->n_entries + 1, sizeof *c->entries, 64))
+        return NULL;
     vyre_inductor_entry *e = &c->entries[c->n_entries++];
     memset(e, 0, sizeof *e);
     snprintf(e->path, sizeof e->path, "%s%s", prefix, name);

@@ -131,14 +131,8 @@ static int op_report(void *kind, size_t i, const char *reason, int error, const 
     plan *p = kind;
     const vyre_triton_group *g = &p->c->groups[i];
     vyre_triton_prune_result *r = p->r;
-    if (r->n_removed == p->cap) {
-        size_t ncap = p->cap ? p->cap * 2 : 32;
-        vyre_triton_pruned *a = realloc(r->removed, ncap * sizeof *a);
-        if (!a)
-            return VYRE_ENOMEM;
-        r->removed = a;
-        p->cap = ncap;
-    }
+    if (vyre__grow(&r->removed, &p->cap, r->n_removed + 1, sizeof *r->removed, 32))
+        return VYRE_ENOMEM;
     vyre_triton_pruned *e = &r->removed[r->n_removed++];
     memset(e, 0, sizeof *e);
     vyre__strlcpy(e->key, g->key, sizeof e->key);

@@ -74,14 +74,8 @@ static int ends_with(const char *s, const char *suffix)
 
 static int add_file(vyre_triton_group *g, size_t *cap, const char *name, const struct stat *st)
 {
-    if (g->n_files == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 16;
-        vyre_triton_file *p = realloc(g->files, ncap * sizeof *p);
-        if (!p)
-            return VYRE_ENOMEM;
-        g->files = p;
-        *cap = ncap;
-    }
+    if (vyre__grow(&g->files, cap, g->n_files + 1, sizeof *g->files, 16))
+        return VYRE_ENOMEM;
     vyre_triton_file *f = &g->files[g->n_files++];
     memset(f, 0, sizeof *f);
     vyre__strlcpy(f->name, name, sizeof f->name);
@@ -239,15 +233,9 @@ static int scan_top(int top, int with_trash, vyre_triton_cache *out, vyre_error 
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
             vyre_own(top, de->d_name, with_trash))
             continue;
-        if (out->n_groups == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            vyre_triton_group *p = realloc(out->groups, ncap * sizeof *p);
-            if (!p) {
-                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory scanning '%s'", out->dir);
-                break;
-            }
-            out->groups = p;
-            cap = ncap;
+        if (vyre__grow(&out->groups, &cap, out->n_groups + 1, sizeof *out->groups, 64)) {
+            rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory scanning '%s'", out->dir);
+            break;
         }
         vyre_triton_group *g = &out->groups[out->n_groups];
         rc = scan_entry(top, de->d_name, g, out, err);
