@@ -32,14 +32,12 @@
 
 /* Full validation of every listed blob, spread over a few threads: on
  * page-cached files verify and reindex are bound by open/read/checksum per
- * file, which scales with cores. Results land in out[i] for files->v[i]. */
+ * file, which scales with cores. Results land in out[i] for files->v[i],
+ * so what is reported, repaired and in what order does not depend on the
+ * threads: the phases after the checks read out[] in list order. */
 typedef struct check_out {
-    int rc; /* vyre__blob_check_file's result; VYRE_EINVAL for a stray name */
-    vyre_blob_reject why;
-    int hard_link; /* rejected for having another name elsewhere */
-    vyre_blob_header h;
-    uint64_t file_size;
-    uint64_t disk_size; /* st_blocks * 512 */
+    int rc;               /* vyre__blob_check_in's result; VYRE_EINVAL for a stray name */
+    vyre__blob_checked b; /* what the check found (header, sizes, reject) */
 } check_out;
 
 typedef struct check_job {
@@ -52,33 +50,70 @@ typedef struct check_job {
 
 #define CHECK_MAX_THREADS 8
 #define CHECK_PER_THREAD  64 /* fewer files than this per thread: not worth it */
+/* Files a worker claims at a time: the list is in shard order, so a run of
+ * them mostly shares the shard whose directory the worker holds open. */
+#define CHECK_CLAIM 16
+
+/* A worker's own state: the buffer its checks read files into (reused from
+ * file to file) and the shard directory it holds open. */
+typedef struct check_worker {
+    vyre__blob_scratch scratch;
+    int shardfd; /* blobs/<shard> below the root, or -1 */
+    char shard[3];
+} check_worker;
+
+/* The directory to open e's name below, and the name: e's shard when it
+ * opens (then a file is found by one name, not three components), else
+ * the root and e's path below it (a shard swapped for something else
+ * since the scan: the check then says so, as it always did). */
+static int check_dir(check_worker *w, const vyre_cache *c, const file_ent *e, const char *rel,
+                     const char **name)
+{
+    if (w->shardfd < 0 || memcmp(w->shard, e->dir, sizeof w->shard) != 0) {
+        if (w->shardfd >= 0)
+            close(w->shardfd);
+        char dir[sizeof "blobs/" + sizeof w->shard];
+        snprintf(dir, sizeof dir, "blobs/%s", e->dir);
+        w->shardfd = vyre__open_beneath(c->rootfd, dir, O_RDONLY | O_DIRECTORY, 0);
+        memcpy(w->shard, e->dir, sizeof w->shard);
+    }
+    *name = w->shardfd >= 0 ? e->name : rel;
+    return w->shardfd >= 0 ? w->shardfd : c->rootfd;
+}
+
+static void check_one(check_worker *w, const vyre_cache *c, const file_ent *e, check_out *o)
+{
+    if (!e->valid_name) {
+        memset(&o->b, 0, sizeof o->b);
+        o->rc = VYRE_EINVAL;
+        return;
+    }
+    char rel[BLOB_REL_MAX];
+    vyre__cache_ent_rel(e, rel, sizeof rel);
+    const char *name;
+    int dfd = check_dir(w, c, e, rel, &name);
+    /* The path names the file in messages only, and none is asked for:
+     * rel serves, no absolute path is built per blob. */
+    o->rc = vyre__blob_check_in(dfd, name, rel, &e->key, &w->scratch, &o->b, NULL);
+}
 
 static void check_some(check_job *j, vyre_cache_progress_fn progress, void *progress_ctx)
 {
+    check_worker w = {.shardfd = -1};
     for (;;) {
-        size_t i = atomic_fetch_add(&j->next, 1);
-        if (i >= j->files->n)
-            return;
-        const file_ent *e = &j->files->v[i];
-        check_out *o = &j->out[i];
-        if (!e->valid_name) {
-            o->rc = VYRE_EINVAL;
-        } else {
-            char rel[BLOB_REL_MAX];
-            vyre__cache_ent_rel(e, rel, sizeof rel);
-            o->why = VYRE_REJECT_NONE;
-            /* The path names the file in messages only, and none is asked
-             * for: rel serves, no absolute path is built per blob. */
-            o->rc = vyre__blob_check_at(j->c->rootfd, rel, rel, &e->key, &o->h, &o->file_size,
-                                        &o->why, &o->hard_link, NULL);
-            struct stat st;
-            if (o->rc == VYRE_OK && fstatat(j->c->rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                o->disk_size = vyre__disk_bytes(&st);
-        }
-        size_t d = atomic_fetch_add(&j->done, 1) + 1;
-        if (progress && (d & 255) == 0)
-            progress(d, j->files->n, progress_ctx);
+        size_t i = atomic_fetch_add(&j->next, CHECK_CLAIM), n = j->files->n;
+        if (i >= n)
+            break;
+        size_t end = n - i < CHECK_CLAIM ? n : i + CHECK_CLAIM;
+        for (size_t k = i; k < end; k++)
+            check_one(&w, j->c, &j->files->v[k], &j->out[k]);
+        size_t d = atomic_fetch_add(&j->done, end - i) + (end - i);
+        if (progress && (d - (end - i)) / 256 != d / 256)
+            progress(d, n, progress_ctx);
     }
+    if (w.shardfd >= 0)
+        close(w.shardfd);
+    vyre__blob_scratch_release(&w.scratch);
 }
 
 static void *check_thread(void *p)
@@ -375,13 +410,13 @@ static void blob_check(const void *kind, size_t i, vyre__managed_verdict *v)
         return;
     k->res->blobs_checked++;
     if (o->rc == VYRE_OK) {
-        k->good[(*k->n_good)++] = (checked){e->key, o->h, o->file_size, o->disk_size};
-        k->res->bytes_checked += o->file_size;
-        k->res->stale += VYRE_BLOB_KEY_STALE(o->h.key_version) != 0;
-    } else if (o->hard_link) {
+        k->good[(*k->n_good)++] = (checked){e->key, o->b.h, o->b.file_size, o->b.disk_size};
+        k->res->bytes_checked += o->b.file_size;
+        k->res->stale += VYRE_BLOB_KEY_STALE(o->b.h.key_version) != 0;
+    } else if (o->b.hard_link) {
         vyre__managed_found(v, NULL, "foreign", 1, "hard link");
     } else if (o->rc != VYRE_ENOENT) { /* ENOENT: pruned meanwhile */
-        vyre__managed_found(v, NULL, "bad-blob", 1, "%s", vyre_blob_reject_name(o->why));
+        vyre__managed_found(v, NULL, "bad-blob", 1, "%s", vyre_blob_reject_name(o->b.why));
     }
 }
 
@@ -393,10 +428,10 @@ static int blob_repair(const void *kind, size_t i, vyre_error *err)
     const check_out *o = &k->outs[i];
     char rel[BLOB_REL_MAX + 80];
     vyre__cache_ent_rel(e, rel, sizeof rel);
-    int rc = e->foreign || o->hard_link
+    int rc = e->foreign || o->b.hard_link
                  ? vyre__blob_unlink_at(k->c->rootfd, rel)
                  : vyre__blob_quarantine_at(k->c->rootfd, k->c->root, rel,
-                                            e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD, NULL);
+                                            e->valid_name ? o->b.why : VYRE_REJECT_BAD_FIELD, NULL);
     if (!rc && !e->foreign && e->valid_name && k->c->idx)
         vyre__index_delete(k->c->idx, &e->key, NULL);
     return rc ? VYRE_EIO : 0;
@@ -414,7 +449,7 @@ static void blob_report(const blob_kind *k, const vyre__managed_problem *m,
              : !strcmp(m->kind, "stray") ? VYRE_PROBLEM_STRAY
                                          : VYRE_PROBLEM_BAD_BLOB;
     p.detail = *m->message && p.kind != VYRE_PROBLEM_BAD_BLOB ? m->message : NULL;
-    p.reject = p.kind == VYRE_PROBLEM_BAD_BLOB ? k->outs[m->entry].why : VYRE_REJECT_NONE;
+    p.reject = p.kind == VYRE_PROBLEM_BAD_BLOB ? k->outs[m->entry].b.why : VYRE_REJECT_NONE;
     p.repaired = m->quarantined > 0;
     if (!m->unusable)
         p.action = p.kind == VYRE_PROBLEM_STRAY ? "left" : "left (not a name vyre writes)";
@@ -634,14 +669,14 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         const check_out *o = &outs[i];
         res->scanned++;
         if (o->rc == VYRE_OK) {
-            row_from_checked(c, &rows[n++], &o->h, o->file_size, o->disk_size);
-            res->bytes += o->disk_size;
+            row_from_checked(c, &rows[n++], &o->b.h, o->b.file_size, o->b.disk_size);
+            res->bytes += o->b.disk_size;
         } else if ((ent_ours(e) || vyre__blob_is_blob_name(e->name)) &&
-                   (e->foreign || o->hard_link || o->rc != VYRE_ENOENT) &&
+                   (e->foreign || o->b.hard_link || o->rc != VYRE_ENOENT) &&
                    blob_repair(&k, i, NULL) == 0) {
             /* As verify --repair: a name vyre never writes is someone's and
              * stays; of a link only the name goes; a bad blob is moved. */
-            (*(e->foreign || o->hard_link ? &res->removed : &res->quarantined))++;
+            (*(e->foreign || o->b.hard_link ? &res->removed : &res->quarantined))++;
         }
     }
     /* A missing or unreadable index is replaced; a readable one keeps its
