@@ -30,136 +30,220 @@
 
 /* ---- checking many blobs ---------------------------------------------- */
 
-/* Full validation of every listed blob, spread over a few threads: on
+/* Lists and fully validates every blob, spread over a few threads: on
  * page-cached files verify and reindex are bound by open/read/checksum per
- * file, which scales with cores. Results land in out[i] for files->v[i],
- * so what is reported, repaired and in what order does not depend on the
- * threads: the phases after the checks read out[] in list order. */
+ * file, which scales with cores. The calling thread reads blobs/ (a few
+ * hundred entries, the shards); each worker then takes the next entry,
+ * lists it when it is a shard and checks its files right away, below the
+ * shard's open directory, reading them into the worker's one buffer.
+ * The lists are put back together in blobs/'s order, each shard's files
+ * in readdir's: the list, and out[i] for files->v[i], are what one thread
+ * listing and checking in turn would give, so what is reported, repaired
+ * and in what order does not depend on the threads. */
 typedef struct check_out {
     int rc;               /* vyre__blob_check_in's result; VYRE_EINVAL for a stray name */
     vyre__blob_checked b; /* what the check found (header, sizes, reject) */
 } check_out;
 
+/* One entry of blobs/, as readdir gave it, and where its files went. */
+typedef struct check_group {
+    struct dirent d;
+    size_t worker, start, n; /* workers[worker]'s files [start, start + n) */
+} check_group;
+
+/* A worker's own: the files of the entries it took, one after another,
+ * their checks, and the buffer the checks read files into. */
+typedef struct check_worker {
+    file_list files;
+    check_out *outs; /* outs[i] for files.v[i]; room for files.cap */
+    size_t outs_cap;
+    vyre__blob_scratch scratch;
+    int rc; /* VYRE_ENOMEM when a list could not grow */
+} check_worker;
+
 typedef struct check_job {
     const vyre_cache *c;
-    const file_list *files;
-    check_out *out;
-    atomic_size_t next;
-    atomic_size_t done;
+    DIR *top;
+    check_group *groups;
+    size_t n_groups;
+    check_worker *workers;
+    atomic_size_t next; /* the next group to take */
+    atomic_size_t done; /* files checked */
 } check_job;
 
 #define CHECK_MAX_THREADS 8
-#define CHECK_PER_THREAD  64 /* fewer files than this per thread: not worth it */
-/* Files a worker claims at a time: the list is in shard order, so a run of
- * them mostly shares the shard whose directory the worker holds open. */
-#define CHECK_CLAIM 16
+#define CHECK_MIN_GROUPS  8 /* fewer shards than this: one thread */
 
-/* A worker's own state: the buffer its checks read files into (reused from
- * file to file) and the shard directory it holds open. */
-typedef struct check_worker {
-    vyre__blob_scratch scratch;
-    int shardfd; /* blobs/<shard> below the root, or -1 */
-    char shard[3];
-} check_worker;
-
-/* The directory to open e's name below, and the name: e's shard when it
- * opens (then a file is found by one name, not three components), else
- * the root and e's path below it (a shard swapped for something else
- * since the scan: the check then says so, as it always did). */
-static int check_dir(check_worker *w, const vyre_cache *c, const file_ent *e, const char *rel,
-                     const char **name)
+static void check_one(DIR *dd, check_worker *w, const file_ent *e, check_out *o)
 {
-    if (w->shardfd < 0 || memcmp(w->shard, e->dir, sizeof w->shard) != 0) {
-        if (w->shardfd >= 0)
-            close(w->shardfd);
-        char dir[sizeof "blobs/" + sizeof w->shard];
-        snprintf(dir, sizeof dir, "blobs/%s", e->dir);
-        w->shardfd = vyre__open_beneath(c->rootfd, dir, O_RDONLY | O_DIRECTORY, 0);
-        memcpy(w->shard, e->dir, sizeof w->shard);
-    }
-    *name = w->shardfd >= 0 ? e->name : rel;
-    return w->shardfd >= 0 ? w->shardfd : c->rootfd;
-}
-
-static void check_one(check_worker *w, const vyre_cache *c, const file_ent *e, check_out *o)
-{
-    if (!e->valid_name) {
+    if (!e->valid_name || !dd) { /* a valid name is one in a shard */
         memset(&o->b, 0, sizeof o->b);
         o->rc = VYRE_EINVAL;
         return;
     }
     char rel[BLOB_REL_MAX];
     vyre__cache_ent_rel(e, rel, sizeof rel);
-    const char *name;
-    int dfd = check_dir(w, c, e, rel, &name);
-    /* The path names the file in messages only, and none is asked for:
-     * rel serves, no absolute path is built per blob. */
-    o->rc = vyre__blob_check_in(dfd, name, rel, &e->key, &w->scratch, &o->b, NULL);
+    /* The file is opened by its name below the shard's directory, opened
+     * without following anything; rel names it in messages (none is asked
+     * for), so no absolute path is built per blob. */
+    o->rc = vyre__blob_check_in(dirfd(dd), e->name, rel, &e->key, &w->scratch, &o->b, NULL);
 }
 
-static void check_some(check_job *j, vyre_cache_progress_fn progress, void *progress_ctx)
+/* Lists group g into w's files and checks them. */
+static int check_group_run(check_job *j, size_t wi, size_t g)
 {
-    check_worker w = {.shardfd = -1};
-    for (;;) {
-        size_t i = atomic_fetch_add(&j->next, CHECK_CLAIM), n = j->files->n;
-        if (i >= n)
-            break;
-        size_t end = n - i < CHECK_CLAIM ? n : i + CHECK_CLAIM;
-        for (size_t k = i; k < end; k++)
-            check_one(&w, j->c, &j->files->v[k], &j->out[k]);
-        size_t d = atomic_fetch_add(&j->done, end - i) + (end - i);
-        if (progress && (d - (end - i)) / 256 != d / 256)
-            progress(d, n, progress_ctx);
+    check_worker *w = &j->workers[wi];
+    check_group *gr = &j->groups[g];
+    DIR *dd = NULL;
+    size_t start = w->files.n;
+    int rc = vyre__cache_blobs_entry(j->top, &gr->d, &w->files, &dd);
+    if (!rc && dd)
+        rc = vyre__cache_blobs_shard(dd, gr->d.d_name, &w->files, 0);
+    if (!rc && w->outs_cap < w->files.cap) {
+        check_out *o = realloc(w->outs, w->files.cap * sizeof *o);
+        if (o) {
+            w->outs = o;
+            w->outs_cap = w->files.cap;
+        } else {
+            rc = VYRE_ENOMEM;
+        }
     }
-    if (w.shardfd >= 0)
-        close(w.shardfd);
-    vyre__blob_scratch_release(&w.scratch);
+    for (size_t k = start; !rc && k < w->files.n; k++)
+        check_one(dd, w, &w->files.v[k], &w->outs[k]);
+    if (dd)
+        closedir(dd);
+    gr->worker = wi;
+    gr->start = start;
+    gr->n = rc ? 0 : w->files.n - start;
+    return rc;
 }
+
+static void check_some(check_job *j, size_t wi, vyre_cache_progress_fn progress, void *progress_ctx)
+{
+    check_worker *w = &j->workers[wi];
+    for (;;) {
+        size_t g = atomic_fetch_add(&j->next, 1);
+        if (g >= j->n_groups || w->rc)
+            break;
+        w->rc = check_group_run(j, wi, g);
+        size_t n = j->groups[g].n, d = atomic_fetch_add(&j->done, n) + n;
+        if (progress && (d - n) / 256 != d / 256)
+            progress(d, 0, progress_ctx); /* the total is known at the end */
+    }
+}
+
+typedef struct check_thread_arg {
+    check_job *j;
+    size_t wi;
+} check_thread_arg;
 
 static void *check_thread(void *p)
 {
-    check_some(p, NULL, NULL);
+    check_thread_arg *a = p;
+    check_some(a->j, a->wi, NULL, NULL);
     return NULL;
 }
 
-static int check_all(const vyre_cache *c, const file_list *files, check_out *out,
-                     vyre_cache_progress_fn progress, void *progress_ctx)
+/* blobs/'s entries, as readdir gives them, into j->groups. */
+static int list_groups(check_job *j)
 {
-    check_job j = {.c = c, .files = files, .out = out};
-    atomic_init(&j.next, 0);
-    atomic_init(&j.done, 0);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t want = files->n / CHECK_PER_THREAD;
-    if (want > (size_t)(ncpu > 1 ? ncpu : 1))
-        want = (size_t)(ncpu > 1 ? ncpu : 1);
-    if (want > CHECK_MAX_THREADS)
-        want = CHECK_MAX_THREADS;
-    pthread_t th[CHECK_MAX_THREADS];
-    size_t started = 0;
-    for (size_t t = 1; t < want; t++) /* the calling thread is the first worker */
-        if (pthread_create(&th[started], NULL, check_thread, &j) == 0)
-            started++;
-    check_some(&j, progress, progress_ctx);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
-    if (progress)
-        progress(files->n, files->n, progress_ctx);
+    size_t cap = 0;
+    struct dirent *d;
+    while ((d = readdir(j->top))) {
+        if (d->d_name[0] == '.')
+            continue;
+        if (j->n_groups == cap) {
+            cap = cap ? cap * 2 : 256;
+            check_group *v = realloc(j->groups, cap * sizeof *v);
+            if (!v)
+                return VYRE_ENOMEM;
+            j->groups = v;
+        }
+        check_group *g = &j->groups[j->n_groups++];
+        memset(g, 0, sizeof *g);
+        memcpy(&g->d, d, sizeof *d);
+    }
     return VYRE_OK;
 }
 
-/* Lists every blob and checks it (see check_all); *outs is the caller's to
- * free, with files->v. */
+/* The workers' lists put back together, group by group. */
+static int check_join(check_job *j, size_t nw, file_list *files, check_out **outs)
+{
+    size_t n = 0;
+    for (size_t g = 0; g < j->n_groups; g++)
+        n += j->groups[g].n;
+    files->v = malloc((n ? n : 1) * sizeof *files->v);
+    *outs = malloc((n ? n : 1) * sizeof **outs);
+    if (!files->v || !*outs)
+        return VYRE_ENOMEM;
+    files->n = files->cap = n;
+    size_t at = 0;
+    for (size_t g = 0; g < j->n_groups; g++) {
+        const check_group *gr = &j->groups[g];
+        const check_worker *w = &j->workers[gr->worker];
+        if (gr->n == 0)
+            continue;
+        memcpy(files->v + at, w->files.v + gr->start, gr->n * sizeof *files->v);
+        memcpy(*outs + at, w->outs + gr->start, gr->n * sizeof **outs);
+        at += gr->n;
+    }
+    for (size_t i = 0; i < nw; i++)
+        if (j->workers[i].rc)
+            return j->workers[i].rc;
+    return VYRE_OK;
+}
+
+static size_t check_threads(size_t n_groups)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = n_groups < CHECK_MIN_GROUPS ? 1 : (size_t)(ncpu > 1 ? ncpu : 1);
+    return want > CHECK_MAX_THREADS ? CHECK_MAX_THREADS : want;
+}
+
+/* Lists every blob and checks it (see above); files->v and *outs are the
+ * caller's to free. */
 static int scan_and_check(const vyre_cache *c, file_list *files, check_out **outs,
                           vyre_cache_progress_fn progress, void *progress_ctx, const char *what,
                           vyre_error *err)
 {
-    int rc = vyre__cache_scan_blobs(c, files, 0, err);
+    check_job j = {.c = c};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.done, 0);
+    int rc = vyre__cache_blobs_open(c, &j.top, err);
     if (rc)
         return rc;
-    *outs = calloc(files->n ? files->n : 1, sizeof **outs);
-    if (!*outs)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory %s", what);
-    check_all(c, files, *outs, progress, progress_ctx);
+    check_worker workers[CHECK_MAX_THREADS];
+    memset(workers, 0, sizeof workers);
+    j.workers = workers;
+    size_t nw = 0;
+    if (j.top && (rc = list_groups(&j)) == VYRE_OK) {
+        nw = check_threads(j.n_groups);
+        pthread_t th[CHECK_MAX_THREADS];
+        check_thread_arg args[CHECK_MAX_THREADS];
+        size_t started = 0;
+        for (size_t t = 1; t < nw; t++) { /* the calling thread is worker 0 */
+            args[t] = (check_thread_arg){&j, t};
+            if (pthread_create(&th[started], NULL, check_thread, &args[t]) == 0)
+                started++;
+        }
+        check_some(&j, 0, progress, progress_ctx);
+        for (size_t t = 0; t < started; t++)
+            pthread_join(th[t], NULL);
+    }
+    if (rc == VYRE_OK)
+        rc = check_join(&j, nw, files, outs);
+    if (rc == VYRE_OK && progress)
+        progress(files->n, files->n, progress_ctx);
+    for (size_t i = 0; i < CHECK_MAX_THREADS; i++) {
+        free(workers[i].files.v);
+        free(workers[i].outs);
+        vyre__blob_scratch_release(&workers[i].scratch);
+    }
+    free(j.groups);
+    if (j.top)
+        closedir(j.top);
+    if (rc)
+        return vyre__fail(err, rc, NULL, "out of memory %s", what);
     return VYRE_OK;
 }
 
