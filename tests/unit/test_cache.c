@@ -1577,3 +1577,51 @@ Test(cache, verify_reports_in_list_order_whatever_the_threads, .init = setup, .f
     free(want.v);
     free(files);
 }
+
+/* A shard's names that are not "<64 lowercase hex>.vblob" of that shard
+ * (another shard's name, upper case, a letter beyond f) are strays: never
+ * checked as blobs, reported, and only what looks like vyre's name moved. */
+Test(cache, verify_tells_a_blob_name_from_names_vyre_never_writes, .init = setup, .fini = teardown)
+{
+    vyre_cache *c = open_ok(g_root, 0);
+    put_simple(c, 4242, 300);
+    vyre_key k;
+    key_of(&k, 4242);
+    char path[VYRE_CACHE_PATH_MAX], hex[VYRE_KEY_HEX_LEN + 1];
+    cr_assert_eq(vyre_blob_path(g_root, &k, path, sizeof path, NULL), 0);
+    vyre_key_to_hex(&k, hex);
+    size_t len = 0;
+    char *blob = tu_read_file(path, &len);
+    cr_assert_not_null(blob);
+    char names[3][VYRE_KEY_HEX_LEN + 8];
+    snprintf(names[0], sizeof names[0], "%s.vblob", hex);
+    names[0][0] = names[0][0] == 'f' ? '0' : 'f'; /* another shard's name */
+    snprintf(names[1], sizeof names[1], "%s.vblob", hex);
+    for (int i = 2; i < VYRE_KEY_HEX_LEN; i++) /* upper case */
+        if (names[1][i] >= 'a' && names[1][i] <= 'f')
+            names[1][i] = (char)(names[1][i] - 'a' + 'A');
+    cr_assert_neq(strcmp(names[1], names[0]), 0);
+    snprintf(names[2], sizeof names[2], "%s.vblob", hex);
+    names[2][VYRE_KEY_HEX_LEN - 1] = 'g';
+    char *slash = strrchr(path, '/');
+    for (int i = 0; i < 3; i++) {
+        char p[VYRE_CACHE_PATH_MAX + 80];
+        snprintf(p, sizeof p, "%.*s/%s", (int)(slash - path), path, names[i]);
+        tu_write_file(p, blob, len);
+    }
+    free(blob);
+    for (int repair = 0; repair < 2; repair++) {
+        vyre_cache_verify_result r;
+        vyre_error e;
+        vyre_error_clear(&e);
+        cr_assert_eq(vyre_cache_verify(c, repair, &r, NULL, NULL, NULL, NULL, &e), 0, "%s",
+                     e.message);
+        cr_assert_eq(r.blobs_checked, 1, "only the blob's own name is checked");
+        cr_assert_eq(r.bad_blobs, 0);
+        cr_assert_eq(r.stray, 3, "repair %d: %llu strays", repair, (unsigned long long)r.stray);
+    }
+    vyre_cache_verify_result r;
+    cr_assert_eq(vyre_cache_verify(c, 0, &r, NULL, NULL, NULL, NULL, NULL), 0);
+    cr_assert_eq(r.stray, 2, "the misplaced blob name was moved, the others left");
+    vyre_cache_close(c);
+}

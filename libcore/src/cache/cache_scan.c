@@ -45,22 +45,29 @@ int vyre__cache_is_hex2(const char *s)
     return s[0] && s[1] && !s[2] && strchr(hex, s[0]) && strchr(hex, s[1]);
 }
 
-/* Parses "<64 lowercase hex>.vblob" in directory dir2. */
+/* A lowercase hex digit's value, else -1 (vyre writes no other case). */
+static int lower_hex(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+/* Parses "<64 lowercase hex>.vblob" in directory dir2, in one pass over the
+ * digits (verify lists every blob's name). */
 static int parse_blob_name(const char *name, const char *dir2, vyre_key *key)
 {
     size_t n = strlen(name);
     if (n != VYRE_KEY_HEX_LEN + strlen(VYRE_BLOB_EXT) ||
         strcmp(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT) != 0)
         return 0;
-    char hex[VYRE_KEY_HEX_LEN + 1];
-    memcpy(hex, name, VYRE_KEY_HEX_LEN);
-    hex[VYRE_KEY_HEX_LEN] = '\0';
-    for (int i = 0; i < VYRE_KEY_HEX_LEN; i++)
-        if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
-            return 0;
-    if (hex[0] != dir2[0] || hex[1] != dir2[1])
+    if (name[0] != dir2[0] || name[1] != dir2[1])
         return 0;
-    return vyre_key_from_hex(hex, key) == VYRE_OK;
+    for (int i = 0; i < VYRE_KEY_BYTES; i++) {
+        int hi = lower_hex(name[2 * i]), lo = lower_hex(name[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return 0;
+        key->bytes[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return 1;
 }
 
 /* A file type from readdir's d_type, else from fstatat (never following). */

@@ -81,12 +81,10 @@ static void check_one(DIR *dd, check_worker *w, const file_ent *e, check_out *o)
         o->rc = VYRE_EINVAL;
         return;
     }
-    char rel[BLOB_REL_MAX];
-    vyre__cache_ent_rel(e, rel, sizeof rel);
     /* The file is opened by its name below the shard's directory, opened
-     * without following anything; rel names it in messages (none is asked
-     * for), so no absolute path is built per blob. */
-    o->rc = vyre__blob_check_in(dirfd(dd), e->name, rel, &e->key, &w->scratch, &o->b, NULL);
+     * without following anything. The path argument names it in messages
+     * only, and none is asked for (err is NULL): no path is built per blob. */
+    o->rc = vyre__blob_check_in(dirfd(dd), e->name, e->name, &e->key, &w->scratch, &o->b, NULL);
 }
 
 /* Lists group g into w's files and checks them. */
