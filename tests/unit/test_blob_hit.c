@@ -9,11 +9,16 @@
  * payload's last byte, the kernel-name table) is a miss and quarantined;
  * and a blob truncated or rewritten while it is being hit, again and
  * again, gives either a correct hit or a miss: never a signal, never other
- * bytes.
+ * bytes. A handle keeps the shard directories it hit in open: a shard
+ * removed and made anew still hits, a bad file in a kept directory that
+ * is no longer the shard never gets the good file at the blob's path
+ * quarantined, and a shard replaced by a symlink is a miss.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/blob_internal.h"
 #include "cache/checksum.h"
 #include "testutil.h"
 #include "vyre/blob.h"
@@ -384,4 +390,214 @@ Test(blob_hit, a_blob_truncated_or_rewritten_while_hit_is_a_miss_never_a_signal,
      * so that the file also changes between the reads of one hit. */
     hit_while_rewritten(c, key_of(8), ((size_t)1600 << 10) + 77, 900);
     vyre_cache_close(c);
+}
+
+/* ---- kept shard directories ------------------------------------------------ */
+
+/* A handle keeps each shard directory it hit in open (blob_load.c,
+ * vyre__blob_shards); what it answers must stay what the blob's path in
+ * the cache holds, whatever happens to the directory it kept. */
+
+static void shard_dir(vyre_cache *c, vyre_key k, char *dir)
+{
+    blob_file(c, k, dir);
+    *strrchr(dir, '/') = '\0';
+}
+
+static void assert_hit(vyre_cache *c, vyre_key k, const uint8_t *p, size_t n, const char *what)
+{
+    vyre_blob *b = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_get(c, &k, &b, NULL, &e), 0, "%s: %s", what, e.message);
+    cr_assert_eq(b->size, n, "%s", what);
+    cr_assert(memcmp(b->payload, p, n) == 0, "%s: other bytes came back", what);
+    vyre_blob_free(b);
+}
+
+static void assert_miss(vyre_cache *c, vyre_key k, const char *what)
+{
+    vyre_blob *b = NULL;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre_cache_get(c, &k, &b, NULL, &e), VYRE_ENOENT, "%s: %s", what, e.message);
+    cr_assert_null(b, "%s", what);
+}
+
+Test(blob_hit, a_shard_removed_and_made_anew_under_an_open_handle_still_hits)
+{
+    vyre_cache *c = open_cache(), *other = open_cache();
+    vyre_key k = key_of(21), k2 = key_of(21);
+    k2.bytes[VYRE_KEY_BYTES - 1] ^= 1; /* the same shard (the first byte) */
+    uint8_t *p = payload_of(5000, 21);
+    put(c, k, p, 5000, 0);
+    assert_hit(c, k, p, 5000, "first hit"); /* c keeps the shard open */
+    char path[PATHSZ], dir[PATHSZ];
+    blob_file(c, k, path);
+    shard_dir(c, k, dir);
+    /* Emptied and removed (as verify removes an empty shard), then made
+     * anew by another handle's store. */
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(rmdir(dir), 0, "rmdir %s: %s", dir, strerror(errno));
+    assert_miss(c, k, "no shard");
+    put(other, k, p, 5000, 0);
+    assert_hit(c, k, p, 5000, "the shard made anew");
+    put(other, k2, p, 5000, 0);
+    assert_hit(c, k2, p, 5000, "another blob of the shard made anew");
+    vyre_cache_close(other);
+    vyre_cache_close(c);
+    free(p);
+}
+
+Test(blob_hit, a_bad_blob_in_a_kept_shard_moved_away_never_quarantines_the_good_one)
+{
+    vyre_cache *c = open_cache(), *other = open_cache();
+    vyre_key k = key_of(22);
+    uint8_t *p = payload_of(6000, 22);
+    put(c, k, p, 6000, 0);
+    assert_hit(c, k, p, 6000, "first hit"); /* c keeps the shard open */
+    char path[PATHSZ], dir[PATHSZ], moved[PATHSZ + 16], moved_file[2 * PATHSZ];
+    blob_file(c, k, path);
+    shard_dir(c, k, dir);
+    snprintf(moved, sizeof moved, "%s/moved", g_root);
+    snprintf(moved_file, sizeof moved_file, "%s/%s", moved, strrchr(path, '/') + 1);
+    /* The kept directory goes elsewhere, its blob is damaged there, and a
+     * good blob takes the blob's path in a new shard directory. */
+    cr_assert_eq(rename(dir, moved), 0, "rename: %s", strerror(errno));
+    flip(moved_file, VYRE_BLOB_HEADER_SIZE + 10);
+    put(other, k, p, 6000, 0);
+    size_t before = count_quarantined(c);
+    /* The damaged file is found through the kept directory and rejected;
+     * the file at the blob's path is checked again, and is the answer. */
+    assert_hit(c, k, p, 6000, "the good blob at the blob's path");
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "the good blob was moved away");
+    cr_assert_eq(stat(moved_file, &st), 0, "the file outside the cache was touched");
+    cr_assert_eq(count_quarantined(c), before, "something was quarantined");
+    assert_hit(c, k, p, 6000, "again");
+    vyre_cache_close(other);
+    vyre_cache_close(c);
+    free(p);
+}
+
+Test(blob_hit, a_kept_shard_replaced_by_a_symlink_is_never_followed)
+{
+    vyre_cache *c = open_cache();
+    vyre_key k = key_of(23);
+    uint8_t *p = payload_of(7000, 23);
+    put(c, k, p, 7000, 0);
+    assert_hit(c, k, p, 7000, "first hit"); /* c keeps the shard open */
+    char path[PATHSZ], dir[PATHSZ], elsewhere[PATHSZ + 16], copy[2 * PATHSZ];
+    blob_file(c, k, path);
+    shard_dir(c, k, dir);
+    size_t n = 0;
+    uint8_t *good = (uint8_t *)tu_read_file(path, &n);
+    cr_assert_not_null(good);
+    /* The same good blob, in a directory outside the cache that a symlink
+     * now stands in for the shard. */
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", g_root);
+    cr_assert_eq(mkdir(elsewhere, 0700), 0);
+    snprintf(copy, sizeof copy, "%s/%s", elsewhere, strrchr(path, '/') + 1);
+    tu_write_file(copy, good, n);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(rmdir(dir), 0);
+    cr_assert_eq(symlink(elsewhere, dir), 0);
+    assert_miss(c, k, "a shard that is a symlink");
+    assert_miss(c, k, "again");
+    size_t m = 0;
+    uint8_t *still = (uint8_t *)tu_read_file(copy, &m);
+    cr_assert(still && m == n && memcmp(still, good, n) == 0, "the file elsewhere was touched");
+    free(still);
+    free(good);
+    vyre_cache_close(c);
+    free(p);
+}
+
+/* Descriptors this process has open. */
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    cr_assert_not_null(d);
+    int n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+enum { SHARED_KEYS = 48, SHARED_SIZE = 3000 };
+
+typedef struct hitter {
+    vyre_cache *c;
+    const uint8_t *p;
+    int bad; /* gets that were not the stored bytes */
+} hitter;
+
+static void *hit_all(void *arg)
+{
+    hitter *h = arg;
+    for (int round = 0; round < 20; round++)
+        for (unsigned i = 0; i < SHARED_KEYS; i++) {
+            vyre_key k = key_of(100 + i);
+            vyre_blob *b = NULL;
+            if (vyre_cache_get(h->c, &k, &b, NULL, NULL) != 0 || b->size != SHARED_SIZE ||
+                memcmp(b->payload, h->p, SHARED_SIZE) != 0)
+                h->bad++;
+            vyre_blob_free(b);
+        }
+    return NULL;
+}
+
+Test(blob_hit, threads_share_one_handles_kept_shards_and_close_gives_them_back)
+{
+    int before = count_fds();
+    vyre_cache *c = open_cache();
+    uint8_t *p = payload_of(SHARED_SIZE, 99);
+    for (unsigned i = 0; i < SHARED_KEYS; i++)
+        put(c, key_of(100 + i), p, SHARED_SIZE, 0); /* as many shards */
+    /* Four threads reach every shard at once: each shard is kept once. */
+    enum { T = 4 };
+    pthread_t t[T];
+    hitter h[T];
+    for (int i = 0; i < T; i++) {
+        h[i] = (hitter){c, p, 0};
+        cr_assert_eq(pthread_create(&t[i], NULL, hit_all, &h[i]), 0);
+    }
+    for (int i = 0; i < T; i++) {
+        cr_assert_eq(pthread_join(t[i], NULL), 0);
+        cr_assert_eq(h[i].bad, 0, "thread %d: %d gets were not the stored bytes", i, h[i].bad);
+    }
+    cr_assert_leq(count_fds(), before + SHARED_KEYS + 8, "more than one descriptor per shard");
+    vyre_cache_close(c);
+    cr_assert_eq(count_fds(), before, "descriptors left open after close");
+    free(p);
+}
+
+/* A library keeps few of its host program's descriptors: hits in more
+ * shards than VYRE__BLOB_SHARDS_KEPT_MAX keep that many directories open,
+ * no more, and the hits past it are still right. */
+Test(blob_hit, a_handle_keeps_at_most_the_bounded_number_of_shard_directories)
+{
+    vyre_cache *c = open_cache();
+    uint8_t *p = payload_of(SHARED_SIZE, 98);
+    char dirs[SHARED_KEYS][PATHSZ];
+    unsigned distinct = 0;
+    for (unsigned i = 0; i < SHARED_KEYS; i++) {
+        put(c, key_of(100 + i), p, SHARED_SIZE, 0);
+        shard_dir(c, key_of(100 + i), dirs[i]);
+        unsigned j = 0;
+        while (j < i && strcmp(dirs[j], dirs[i]) != 0)
+            j++;
+        distinct += j == i;
+    }
+    cr_assert_gt(distinct, VYRE__BLOB_SHARDS_KEPT_MAX, "the keys reach only %u shards", distinct);
+    int before = count_fds();
+    for (int round = 0; round < 2; round++)
+        for (unsigned i = 0; i < SHARED_KEYS; i++)
+            assert_hit(c, key_of(100 + i), p, SHARED_SIZE, "a hit past the kept bound");
+    cr_assert_leq(count_fds(), before + VYRE__BLOB_SHARDS_KEPT_MAX,
+                  "more shard directories kept than the bound (%d open, %d before)", count_fds(),
+                  before);
+    vyre_cache_close(c);
+    free(p);
 }

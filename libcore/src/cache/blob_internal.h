@@ -12,6 +12,8 @@
 #ifndef VYRE_BLOB_INTERNAL_H
 #define VYRE_BLOB_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "vyre/blob.h"
 
 /* Moved from the installed blob.h: no program outside libcore calls them. */
@@ -93,6 +95,41 @@ void vyre__blob_reject_counts(uint64_t counts[VYRE_REJECT_COUNT]);
  * quarantined as vyre__blob_load does. A shard that is a symlink is a miss. */
 int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_blob **out,
                        vyre_blob_reject *why, vyre_error *err);
+
+/*
+ * The shard directories (blobs/<2 hex>/) a cache's hits open their files
+ * in, each opened once (below the root, following no symlink at any
+ * component) and then kept: a hit opens its file with one openat(2) of
+ * the basename, O_NOFOLLOW, instead of walking root -> blobs -> shard
+ * under openat2's RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH (about 120 ns a
+ * hit, a third of a 4 KiB hit's cost over a bare read). At most one
+ * descriptor per shard used, and at most VYRE__BLOB_SHARDS_KEPT_MAX in all:
+ * a library must not take hundreds of its host program's descriptors (a
+ * program on select(2) breaks past 1024); a hit in a shard beyond that
+ * walks from the root as before. Zeroed memory is an empty table;
+ * thread-safe; vyre__blob_shards_release closes them.
+ */
+#define VYRE__BLOB_SHARDS_KEPT_MAX 32
+typedef struct vyre__blob_shards {
+    atomic_int fd1[256]; /* the shard's descriptor + 1; 0: not opened (yet) */
+    atomic_int kept;     /* descriptors kept (or being opened to keep) */
+} vyre__blob_shards;
+
+/* Closes the table's descriptors and empties it. No load may be running
+ * on it. */
+void vyre__blob_shards_release(vyre__blob_shards *s);
+
+/* vyre__blob_load_at, opening the file through shards (may be NULL: the
+ * walk from rootfd every time). The answer is the same as
+ * vyre__blob_load_at's: a file not found in a kept shard directory is
+ * looked up from rootfd again (the directory may have been removed and
+ * made anew since it was opened; then it is opened anew), and a file
+ * rejected there is checked again from rootfd before anything is
+ * quarantined or unlinked, so that only the file at the blob's path in the
+ * cache is ever moved. */
+int vyre__blob_load_shards(int rootfd, vyre__blob_shards *shards, const char *root,
+                           const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
+                           vyre_error *err);
 
 /* vyre__blob_check_file for rel ("blobs/ab/<hex>.vblob") below rootfd; path
  * names it in messages. *hard_link (may be NULL) is set when the reject is

@@ -14,7 +14,10 @@
  * again. A file up to WHOLE_READ_MAX (a 1 MiB payload) is read in one
  * read() and then hashed: it fits in the L2 cache of current x86 cores, and
  * reading it in chunks hashed one by one was measured 3-5% slower there
- * (more read() calls, the same hashing, which is compute-bound). A larger
+ * (more read() calls, the same hashing, which is compute-bound; measured
+ * again for issue 39: pieces of 16 or 32 KiB, each hashed after its read,
+ * were slower than one read then one hash at every size from 24 KiB to
+ * 1 MiB, e.g. 64 KiB at 1.61-1.75x a bare read against 1.51-1.53x). A larger
  * payload is read in HIT_CHUNK chunks, each hashed as soon as it is read
  * (streaming XXH3-128), so it is never hashed back from memory. The header
  * is decoded and checked (sizes against the file, key, key format) before
@@ -23,8 +26,24 @@
  * What is hashed is the caller's copy, after the read and never written
  * again: a file truncated or rewritten while it is read ends short or fails
  * the checksum (a miss, quarantined); the driver can never get bytes other
- * than those checked. The file is read, never mapped: a mapping of a file
- * truncated under it raises SIGBUS in the host program.
+ * than those checked.
+ *
+ * The file is read, never mapped. A page of a mapping that a truncation
+ * has cut off raises SIGBUS in the host program when it is touched, and
+ * nothing a library may do rules that out while the cache's files can be
+ * written by other processes: catching SIGBUS means owning the process's
+ * signal handler; seals (F_ADD_SEALS) exist for memfd and shmem only;
+ * mandatory locks are gone from Linux; a read lease (F_SETLEASE) holds a
+ * truncating writer back for lease-break-time only, and says so with a
+ * signal too. The kernel copies out of a mapping without a signal
+ * (process_vm_readv fails with EFAULT), but that is a second copy, which
+ * is what read() already is. And the driver must get a private copy of
+ * what was hashed in any case, since a mapping's bytes may change after
+ * they were hashed.
+ *
+ * The file is opened below the cache's kept directory of its shard
+ * (vyre__blob_shards, one openat(2) with O_NOFOLLOW) when the caller has
+ * one, else by a walk from the root that follows no symlink.
  */
 #include "vyre/blob.h"
 
@@ -96,6 +115,10 @@ typedef struct check {
     const char *path;         /* the file, for messages (and to open when dirfd < 0) */
     int dirfd;                /* >= 0: open rel below it, following no symlink */
     const char *rel;          /* path below dirfd */
+    int shard_fd1;            /* a kept shard directory + 1 (0, zeroed: none); base is */
+    const char *base;         /* opened below it first: the file's name in its shard */
+    int via_shard;            /* out: the file was opened below the kept directory */
+    int shard_stale;          /* out: not below the kept directory, but from dirfd */
     const vyre_key *expected; /* NULL: no key check */
     int keep;                 /* load: keep the payload in *blob */
     vyre_blob *blob;          /* out, when keep */
@@ -515,8 +538,21 @@ static int check_path(check *c, vyre_error *err)
      * a symlink in the cache is never followed (it could point anywhere).
      * O_NONBLOCK: a FIFO planted there must not hang us; it has no effect
      * on regular files. */
-    int fd = c->dirfd < 0 ? open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+    int fd = -1, shard_enoent = 0;
+    c->via_shard = 0;
+    if (c->shard_fd1 > 0) {
+        /* A kept shard directory (see vyre__blob_shards): one component,
+         * O_NOFOLLOW. Any failure is answered by the walk below, which
+         * says what the name is. */
+        fd = openat(c->shard_fd1 - 1, c->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        c->via_shard = fd >= 0;
+        shard_enoent = fd < 0 && errno == ENOENT;
+    }
+    if (fd < 0) {
+        fd = c->dirfd < 0 ? open(c->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
                           : vyre__open_beneath(c->dirfd, c->rel, O_RDONLY | O_NONBLOCK, 0);
+        c->shard_stale = fd >= 0 && shard_enoent;
+    }
     if (fd < 0) {
         int e = errno;
         if (c->dirfd >= 0 && (e == ELOOP || e == ENOTDIR || e == EXDEV)) {
@@ -655,8 +691,149 @@ int vyre__blob_load(const char *root, const vyre_key *key, vyre_blob **out, vyre
     return rc;
 }
 
+/* What a load does with a file it rejected (c->why set, or none: a plain
+ * miss or an I/O error, returned as is): a stale one is a miss left in
+ * place, a hard link loses this name, anything else goes to quarantine/. */
+static int load_rejected(int rootfd, const char *root, const char *path, const char *rel, check *c,
+                         int rc, vyre_blob_reject *why, vyre_error *err)
+{
+    if (c->why == VYRE_REJECT_NONE)
+        return rc; /* a plain miss, or an I/O error: nothing to quarantine */
+    if (c->why == VYRE_REJECT_STALE) {
+        /* Intact but of an older key format: a miss, never quarantined (a
+         * store over the key replaces it; prune --stale removes it). */
+        if (why)
+            *why = c->why;
+        return vyre__fail(err, VYRE_ENOENT, vyre__blob_reject_hint(c->why),
+                          "blob '%s' is stale: %s", path, c->detail);
+    }
+
+    /* A bad file is a miss: move it aside so that the next store can put a
+     * good one in its place, and say why. */
+    vyre__blob_count_reject(c->why);
+    if (why)
+        *why = c->why;
+    if (c->hard_link) {
+        /* Only this name goes: the file's other names, wherever they are,
+         * keep it. */
+        if (vyre__blob_unlink_at(rootfd, rel) == 0)
+            return vyre__fail(err, rc,
+                              "nothing to do: it is treated as a cache miss and rebuilt; the "
+                              "other names of the file are untouched",
+                              "blob '%s' rejected (%s): %s; the link was removed", path,
+                              vyre_blob_reject_name(c->why), c->detail);
+        int e = errno;
+        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
+                            vyre__fail(err, rc,
+                                       "it is treated as a cache miss; a repair removes "
+                                       "the link",
+                                       "blob '%s' rejected (%s): %s; not removed: %s", path,
+                                       vyre_blob_reject_name(c->why), c->detail, strerror(e)));
+    }
+    char dest[BLOB_PATH_MAX];
+    vyre_error qerr;
+    vyre_error_clear(&qerr);
+    const char *name;
+    int srcfd = vyre__blob_open_parent(rootfd, rel, &name);
+    int qrc = srcfd < 0 ? vyre__fail(&qerr, VYRE_EUNSAFE, NULL,
+                                     "its directory is not a real directory of the cache")
+                        : vyre__blob_quarantine_move(rootfd, root, srcfd, name, path, c->why, dest,
+                                                     sizeof dest, &qerr);
+    if (srcfd >= 0)
+        close(srcfd);
+    if (qrc == VYRE_OK)
+        return vyre__fail(err, rc,
+                          "nothing to do: it is treated as a cache miss and rebuilt; the "
+                          "quarantined copy is kept for inspection",
+                          "blob '%s' rejected (%s): %s; moved to '%s'", path,
+                          vyre_blob_reject_name(c->why), c->detail, dest);
+    return vyre__remedy(
+        err, VYRE_REMEDY_CACHE_REPAIR,
+        vyre__fail(err, rc,
+                   "it is treated as a cache miss; make the cache writable, or delete the file",
+                   "blob '%s' rejected (%s): %s; not quarantined: %s", path,
+                   vyre_blob_reject_name(c->why), c->detail, qerr.message));
+}
+
+/* ---- kept shard directories (vyre__blob_shards) --------------------------- */
+
+/* "blobs/ab" of rel ("blobs/ab/<hex>.vblob"). */
+static void shard_rel(const char *rel, char out[9])
+{
+    memcpy(out, rel, 8);
+    out[8] = '\0';
+}
+
+/* The kept directory of rel's shard, opened now if it was not yet; -1 when
+ * it cannot be (no such shard yet, or not a real directory: the walk from
+ * the root says what it is). */
+static int shard_fd(vyre__blob_shards *s, int rootfd, const vyre_key *key, const char *rel)
+{
+    atomic_int *slot = &s->fd1[key->bytes[0]];
+    int v = atomic_load_explicit(slot, memory_order_acquire);
+    if (v > 0)
+        return v - 1;
+    /* A place among the kept ones first; none left: the walk from the root. */
+    if (atomic_fetch_add_explicit(&s->kept, 1, memory_order_acq_rel) >=
+        VYRE__BLOB_SHARDS_KEPT_MAX) {
+        atomic_fetch_sub_explicit(&s->kept, 1, memory_order_acq_rel);
+        return -1;
+    }
+    char dir[9];
+    shard_rel(rel, dir);
+    int fd = vyre__open_beneath(rootfd, dir, O_RDONLY | O_DIRECTORY, 0);
+    int expect = 0;
+    if (fd < 0 || !atomic_compare_exchange_strong_explicit(
+                      slot, &expect, fd + 1, memory_order_acq_rel, memory_order_acquire)) {
+        atomic_fetch_sub_explicit(&s->kept, 1, memory_order_acq_rel);
+        if (fd < 0)
+            return -1;
+        close(fd); /* another thread kept one first */
+        return expect - 1;
+    }
+    return fd;
+}
+
+/* The kept directory no longer holds what the shard's path names (it was
+ * removed, and made anew): its descriptor number now names the shard
+ * found from the root. dup3 swaps it in one step, so that a load using
+ * the number meanwhile opens in the old directory or the new one, never
+ * in a reused number's file. */
+static void shard_refresh(vyre__blob_shards *s, int rootfd, const vyre_key *key, const char *rel)
+{
+    int v = atomic_load_explicit(&s->fd1[key->bytes[0]], memory_order_acquire);
+    if (v <= 0)
+        return;
+    char dir[9];
+    shard_rel(rel, dir);
+    int fd = vyre__open_beneath(rootfd, dir, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        return;
+    (void)dup3(fd, v - 1, O_CLOEXEC);
+    close(fd);
+}
+
+void vyre__blob_shards_release(vyre__blob_shards *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < VYRE_ARRAY_SIZE(s->fd1); i++) {
+        int v = atomic_exchange_explicit(&s->fd1[i], 0, memory_order_acq_rel);
+        if (v > 0)
+            close(v - 1);
+    }
+    atomic_store_explicit(&s->kept, 0, memory_order_release);
+}
+
 int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_blob **out,
                        vyre_blob_reject *why, vyre_error *err)
+{
+    return vyre__blob_load_shards(rootfd, NULL, root, key, out, why, err);
+}
+
+int vyre__blob_load_shards(int rootfd, vyre__blob_shards *shards, const char *root,
+                           const vyre_key *key, vyre_blob **out, vyre_blob_reject *why,
+                           vyre_error *err)
 {
     if (why)
         *why = VYRE_REJECT_NONE;
@@ -674,6 +851,9 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
     c.path = path;
     c.dirfd = rootfd;
     c.rel = rel;
+    c.shard_fd1 = shards ? shard_fd(shards, rootfd, key, rel) + 1 : 0;
+    c.base = rel + 9;
+    c.shard_stale = 0;
     c.expected = key;
     c.keep = 1;
     c.blob = NULL;
@@ -681,66 +861,23 @@ int vyre__blob_load_at(int rootfd, const char *root, const vyre_key *key, vyre_b
     c.have_size = 0;
     c.hard_link = 0;
     rc = check_path(&c, err);
-    if (!rc) {
+    if (c.shard_stale)
+        shard_refresh(shards, rootfd, key, rel);
+    if (rc != VYRE_OK && c.why != VYRE_REJECT_NONE && c.why != VYRE_REJECT_STALE && c.via_shard) {
+        /* Rejected in a kept directory: look again from the root, so that
+         * only the file at the blob's path is ever moved or unlinked. */
+        c.shard_fd1 = 0;
+        c.have_header = 0;
+        c.have_size = 0;
+        c.hard_link = 0;
+        rc = check_path(&c, err);
+        shard_refresh(shards, rootfd, key, rel);
+    }
+    if (rc == VYRE_OK) {
         *out = c.blob;
         return VYRE_OK;
     }
-    if (c.why == VYRE_REJECT_NONE)
-        return rc; /* a plain miss, or an I/O error: nothing to quarantine */
-    if (c.why == VYRE_REJECT_STALE) {
-        /* Intact but of an older key format: a miss, never quarantined (a
-         * store over the key replaces it; prune --stale removes it). */
-        if (why)
-            *why = c.why;
-        return vyre__fail(err, VYRE_ENOENT, vyre__blob_reject_hint(c.why), "blob '%s' is stale: %s",
-                          path, c.detail);
-    }
-
-    /* A bad file is a miss: move it aside so that the next store can put a
-     * good one in its place, and say why. */
-    vyre__blob_count_reject(c.why);
-    if (why)
-        *why = c.why;
-    if (c.hard_link) {
-        /* Only this name goes: the file's other names, wherever they are,
-         * keep it. */
-        if (vyre__blob_unlink_at(rootfd, rel) == 0)
-            return vyre__fail(err, rc,
-                              "nothing to do: it is treated as a cache miss and rebuilt; the "
-                              "other names of the file are untouched",
-                              "blob '%s' rejected (%s): %s; the link was removed", path,
-                              vyre_blob_reject_name(c.why), c.detail);
-        int e = errno;
-        return vyre__remedy(err, VYRE_REMEDY_CACHE_REPAIR,
-                            vyre__fail(err, rc,
-                                       "it is treated as a cache miss; a repair removes "
-                                       "the link",
-                                       "blob '%s' rejected (%s): %s; not removed: %s", path,
-                                       vyre_blob_reject_name(c.why), c.detail, strerror(e)));
-    }
-    char dest[BLOB_PATH_MAX];
-    vyre_error qerr;
-    vyre_error_clear(&qerr);
-    const char *name;
-    int srcfd = vyre__blob_open_parent(rootfd, rel, &name);
-    int qrc = srcfd < 0 ? vyre__fail(&qerr, VYRE_EUNSAFE, NULL,
-                                     "its directory is not a real directory of the cache")
-                        : vyre__blob_quarantine_move(rootfd, root, srcfd, name, path, c.why, dest,
-                                                     sizeof dest, &qerr);
-    if (srcfd >= 0)
-        close(srcfd);
-    if (qrc == VYRE_OK)
-        return vyre__fail(err, rc,
-                          "nothing to do: it is treated as a cache miss and rebuilt; the "
-                          "quarantined copy is kept for inspection",
-                          "blob '%s' rejected (%s): %s; moved to '%s'", path,
-                          vyre_blob_reject_name(c.why), c.detail, dest);
-    return vyre__remedy(
-        err, VYRE_REMEDY_CACHE_REPAIR,
-        vyre__fail(err, rc,
-                   "it is treated as a cache miss; make the cache writable, or delete the file",
-                   "blob '%s' rejected (%s): %s; not quarantined: %s", path,
-                   vyre_blob_reject_name(c.why), c.detail, qerr.message));
+    return load_rejected(rootfd, root, path, rel, &c, rc, why, err);
 }
 
 /* ---- objects from elsewhere ---------------------------------------------- */

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cache/blob_internal.h"
 #include "cache/index.h"
 #include "vyre/cache.h"
 #include "cache/config_internal.h"
@@ -44,6 +45,9 @@ struct vyre_cache {
     int umask;           /* -1: not set; else applied to what the cache creates */
     int config_readonly; /* read_only = true in the configuration */
     int missing;         /* VYRE_CACHE_MISSING_EMPTY on a root that does not exist */
+
+    /* The hits' kept shard directories (blob_internal.h). */
+    vyre__blob_shards shards;
 };
 
 typedef struct file_ent {

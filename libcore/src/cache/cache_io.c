@@ -46,7 +46,7 @@ int vyre_cache_get(vyre_cache *c, const vyre_key *key, vyre_blob **out, vyre_blo
     }
     vyre_nvtx_push(VYRE_RANGE_CACHE_LOOKUP);
     vyre_blob_reject r = VYRE_REJECT_NONE;
-    int rc = vyre__blob_load_at(c->rootfd, c->root, key, out, &r, err);
+    int rc = vyre__blob_load_shards(c->rootfd, &c->shards, c->root, key, out, &r, err);
     if (rc == VYRE_OK) {
         atomic_fetch_add(&c->hits, 1);
         if (c->idx && !(c->flags & VYRE_CACHE_NO_HIT_TRACK) && !c->readonly)

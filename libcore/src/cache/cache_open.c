@@ -561,6 +561,7 @@ void vyre_cache_close(vyre_cache *c)
     vyre__cache_persist_remote_counters(c);
     vyre__index_close(c->idx);
     vyre_remote_list_free(c->remotes);
+    vyre__blob_shards_release(&c->shards);
     if (c->rootfd >= 0)
         close(c->rootfd);
     free(c);
