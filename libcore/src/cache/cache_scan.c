@@ -45,11 +45,13 @@ int vyre__cache_is_hex2(const char *s)
     return s[0] && s[1] && !s[2] && strchr(hex, s[0]) && strchr(hex, s[1]);
 }
 
-/* A lowercase hex digit's value, else -1 (vyre writes no other case). */
-static int lower_hex(char ch)
-{
-    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-}
+/* A lowercase hex digit's value + 1, 0 for any other byte (vyre writes no
+ * other case): a lookup, not branches on the digit, which random names
+ * mispredict. */
+static const uint8_t k_lower_hex1[256] = {
+    ['0'] = 1, ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+};
 
 /* Parses "<64 lowercase hex>.vblob" in directory dir2, in one pass over the
  * digits (verify lists every blob's name). */
@@ -61,13 +63,14 @@ static int parse_blob_name(const char *name, const char *dir2, vyre_key *key)
         return 0;
     if (name[0] != dir2[0] || name[1] != dir2[1])
         return 0;
+    int bad = 0;
     for (int i = 0; i < VYRE_KEY_BYTES; i++) {
-        int hi = lower_hex(name[2 * i]), lo = lower_hex(name[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return 0;
-        key->bytes[i] = (uint8_t)(hi << 4 | lo);
+        unsigned hi = k_lower_hex1[(unsigned char)name[2 * i]];
+        unsigned lo = k_lower_hex1[(unsigned char)name[2 * i + 1]];
+        bad |= !hi | !lo;
+        key->bytes[i] = (uint8_t)((hi - 1u) << 4 | (lo - 1u)); /* unused when bad */
     }
-    return 1;
+    return !bad;
 }
 
 /* A file type from readdir's d_type, else from fstatat (never following). */
