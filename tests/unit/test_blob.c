@@ -937,6 +937,76 @@ Test(blob, check_file_validates_without_moving)
     cache_fini(&c);
 }
 
+/* Verify and reindex check many files through one reused buffer per
+ * thread: each verdict is the file's own (nothing of an earlier, larger or
+ * corrupt file carries over), a payload beyond a whole read is hashed as it
+ * streams through a bounded buffer, and the shard's directory serves as
+ * well as the root's. */
+Test(blob, check_in_reuses_one_buffer_across_files_of_any_size)
+{
+    cache c;
+    cache_init(&c);
+    static const struct {
+        size_t size;
+        long flip;  /* payload byte flipped, -1: none */
+        size_t cut; /* bytes cut off the end */
+        vyre_blob_reject want;
+    } files[] = {
+        {(size_t)3 << 20, -1, 0, VYRE_REJECT_NONE},
+        {100, 99, 0, VYRE_REJECT_PAYLOAD_SUM},
+        {100, -1, 0, VYRE_REJECT_NONE},
+        {(size_t)3 << 20, (long)(2 << 20) + 7, 0, VYRE_REJECT_PAYLOAD_SUM},
+        {(size_t)2 << 20, -1, 1, VYRE_REJECT_TRUNCATED},
+        {65536, -1, 0, VYRE_REJECT_NONE},
+        {(size_t)1 << 20, 0, 0, VYRE_REJECT_PAYLOAD_SUM},
+        {(size_t)2 << 20, -1, 0, VYRE_REJECT_NONE},
+    };
+    vyre__blob_scratch s = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+            vyre_key k = key_of(300 + (unsigned)i);
+            size_t len;
+            uint8_t *img = image(k, files[i].size, &len);
+            if (files[i].flip >= 0)
+                img[VYRE_BLOB_HEADER_SIZE + files[i].flip] ^= 0x40;
+            if (pass == 0)
+                plant(&c, k, img, len - files[i].cut);
+            char p[PATHSZ], hex[VYRE_KEY_HEX_LEN + 1];
+            blob_path(&c, k, p);
+            vyre_key_to_hex(&k, hex);
+            /* pass 0: below the root; pass 1: below the shard's directory */
+            char dir[PATHSZ];
+            snprintf(dir, sizeof dir, "%s", pass == 0 ? c.root : p);
+            if (pass == 1)
+                *strrchr(dir, '/') = '\0';
+            int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+            cr_assert_geq(dfd, 0);
+            const char *rel = pass == 0 ? p + strlen(c.root) + 1 : strrchr(p, '/') + 1;
+            vyre__blob_checked out;
+            vyre_error e;
+            vyre_error_clear(&e);
+            int rc = vyre__blob_check_in(dfd, rel, p, &k, &s, &out, &e);
+            close(dfd);
+            cr_assert_eq(out.why, files[i].want, "pass %d file %zu: %s", pass, i, e.message);
+            cr_assert_eq(rc, files[i].want == VYRE_REJECT_NONE ? 0 : VYRE_ECORRUPT,
+                         "pass %d file %zu: %s", pass, i, e.message);
+            cr_assert_eq(out.file_size, len - files[i].cut);
+            cr_assert_eq(out.h.stored_size, files[i].size, "the header is filled when it decodes");
+            cr_assert_gt(out.disk_size, 0, "the size on disk comes with the check");
+            cr_assert_eq(out.hard_link, 0);
+            cr_assert_leq(s.cap, VYRE_BLOB_HEADER_SIZE + ((size_t)1 << 20),
+                          "a payload beyond a whole read streams through a bounded buffer");
+            cr_assert(exists(p), "a check moves nothing");
+            free(img);
+        }
+    }
+    vyre__blob_scratch_release(&s);
+    cr_assert_null(s.buf);
+    vyre__blob_scratch_release(NULL);
+    cr_assert_eq(count_entries(&c, "quarantine"), 0);
+    cache_fini(&c);
+}
+
 /* ---- store ------------------------------------------------------------- */
 
 static void *pattern(size_t n, unsigned seed)

@@ -1458,3 +1458,170 @@ Test(cache, verify_takes_a_changed_size_on_disk_as_no_problem, .init = setup, .f
     cr_assert_eq(tu_db_int(idx, "SELECT sum(disk_size) FROM blobs"), (long long)on_disk,
                  "the repair refreshed each row's size on disk");
 }
+
+/* ---- verify in parallel ---------------------------------------------------- */
+
+#define PROBLEM_LINE 4400
+
+typedef struct problem_lines {
+    char (*v)[PROBLEM_LINE];
+    size_t n, cap;
+} problem_lines;
+
+/* Verify's problems as "<path> <action>" lines, in the order reported. */
+static void note_problem(const vyre_cache_verify_problem *p, void *ctx)
+{
+    problem_lines *l = ctx;
+    cr_assert_lt(l->n, l->cap);
+    snprintf(l->v[l->n++], PROBLEM_LINE, "%s %s", p->path, p->action ? p->action : "-");
+}
+
+/* Every file under blobs/<shard>/, in the order readdir lists the shards
+ * and their files: a sequential scan's order. */
+static size_t listed_blobs(char (*out)[PROBLEM_LINE], size_t max)
+{
+    char dir[1200];
+    sub(dir, sizeof dir, "blobs");
+    DIR *d = opendir(dir);
+    cr_assert(d, "%s", dir);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char shard[1500];
+        snprintf(shard, sizeof shard, "%s/%s", dir, e->d_name);
+        DIR *s = opendir(shard);
+        cr_assert(s, "%s", shard);
+        for (struct dirent *f; (f = readdir(s));) {
+            if (f->d_name[0] == '.')
+                continue;
+            cr_assert_lt(n, max);
+            snprintf(out[n++], PROBLEM_LINE, "%s/%s", shard, f->d_name);
+        }
+        closedir(s);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Damages the blob file at path: a payload byte flipped at off from the
+ * end, or (cut) its last byte cut off. */
+static void damage(const char *path, size_t off, int cut)
+{
+    size_t len = 0;
+    char *b = tu_read_file(path, &len);
+    cr_assert_not_null(b);
+    cr_assert_gt(len, VYRE_BLOB_HEADER_SIZE + off);
+    if (cut)
+        len--;
+    else
+        b[len - 1 - off] ^= 0x10;
+    tu_write_file(path, b, len);
+    free(b);
+}
+
+/* Verify checks the blob files on several threads; what it reports,
+ * repairs and in what order is a sequential scan's, run after run. */
+Test(cache, verify_reports_in_list_order_whatever_the_threads, .init = setup, .fini = teardown,
+     .timeout = 240)
+{
+    enum { N = 400 };
+    vyre_cache *c = open_ok(g_root, 0);
+    for (uint64_t i = 0; i < N; i++)
+        put_simple(c, 9000 + i, 100 + (size_t)(i % 7) * 300);
+    put_simple(c, 9000 + N, (size_t)3 << 20); /* streamed, not read whole */
+    vyre_cache_close(c);
+    char(*files)[PROBLEM_LINE] = calloc(N + 1, PROBLEM_LINE);
+    problem_lines want = {calloc(N + 1, PROBLEM_LINE), 0, N + 1};
+    cr_assert(files && want.v);
+    size_t n = listed_blobs(files, N + 1), bad = 0;
+    cr_assert_eq(n, N + 1);
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        free(tu_read_file(files[i], &len));
+        int large = len > ((size_t)1 << 20);
+        if (!large && i % 23 != 5)
+            continue;
+        damage(files[i], large ? (size_t)1 << 20 : 0, !large && i % 2);
+        snprintf(want.v[want.n++], PROBLEM_LINE, "%s -", files[i]);
+        bad++;
+    }
+    c = open_ok(g_root, 0);
+    for (int run = 0; run < 4; run++) {
+        int repair = run == 2;
+        problem_lines got = {calloc(N + 1, PROBLEM_LINE), 0, N + 1};
+        cr_assert_not_null(got.v);
+        vyre_cache_verify_result r;
+        vyre_error e;
+        vyre_error_clear(&e);
+        cr_assert_eq(vyre_cache_verify(c, repair, &r, note_problem, &got, NULL, NULL, &e), 0, "%s",
+                     e.message);
+        cr_assert_eq(r.blobs_checked, run < 3 ? N + 1 : N + 1 - bad);
+        if (run == 3) {
+            cr_assert_eq(r.problems, 0, "the repair left %llu problems",
+                         (unsigned long long)r.problems);
+        } else {
+            cr_assert_eq(r.bad_blobs, bad);
+            cr_assert_eq(got.n, want.n, "run %d: %zu problems, %zu damaged files", run, got.n,
+                         want.n);
+            for (size_t i = 0; i < got.n; i++) {
+                char line[PROBLEM_LINE + 16];
+                snprintf(line, sizeof line, "%.*s%s", (int)strlen(want.v[i]) - 1, want.v[i],
+                         repair ? "quarantined" : "-");
+                cr_assert_str_eq(got.v[i], line, "run %d, problem %zu", run, i);
+            }
+        }
+        free(got.v);
+    }
+    vyre_cache_close(c);
+    free(want.v);
+    free(files);
+}
+
+/* A shard's names that are not "<64 lowercase hex>.vblob" of that shard
+ * (another shard's name, upper case, a letter beyond f) are strays: never
+ * checked as blobs, reported, and only what looks like vyre's name moved. */
+Test(cache, verify_tells_a_blob_name_from_names_vyre_never_writes, .init = setup, .fini = teardown)
+{
+    vyre_cache *c = open_ok(g_root, 0);
+    put_simple(c, 4242, 300);
+    vyre_key k;
+    key_of(&k, 4242);
+    char path[VYRE_CACHE_PATH_MAX], hex[VYRE_KEY_HEX_LEN + 1];
+    cr_assert_eq(vyre_blob_path(g_root, &k, path, sizeof path, NULL), 0);
+    vyre_key_to_hex(&k, hex);
+    size_t len = 0;
+    char *blob = tu_read_file(path, &len);
+    cr_assert_not_null(blob);
+    char names[3][VYRE_KEY_HEX_LEN + 8];
+    snprintf(names[0], sizeof names[0], "%s.vblob", hex);
+    names[0][0] = names[0][0] == 'f' ? '0' : 'f'; /* another shard's name */
+    snprintf(names[1], sizeof names[1], "%s.vblob", hex);
+    for (int i = 2; i < VYRE_KEY_HEX_LEN; i++) /* upper case */
+        if (names[1][i] >= 'a' && names[1][i] <= 'f')
+            names[1][i] = (char)(names[1][i] - 'a' + 'A');
+    cr_assert_neq(strcmp(names[1], names[0]), 0);
+    snprintf(names[2], sizeof names[2], "%s.vblob", hex);
+    names[2][VYRE_KEY_HEX_LEN - 1] = 'g';
+    char *slash = strrchr(path, '/');
+    for (int i = 0; i < 3; i++) {
+        char p[VYRE_CACHE_PATH_MAX + 80];
+        snprintf(p, sizeof p, "%.*s/%s", (int)(slash - path), path, names[i]);
+        tu_write_file(p, blob, len);
+    }
+    free(blob);
+    for (int repair = 0; repair < 2; repair++) {
+        vyre_cache_verify_result r;
+        vyre_error e;
+        vyre_error_clear(&e);
+        cr_assert_eq(vyre_cache_verify(c, repair, &r, NULL, NULL, NULL, NULL, &e), 0, "%s",
+                     e.message);
+        cr_assert_eq(r.blobs_checked, 1, "only the blob's own name is checked");
+        cr_assert_eq(r.bad_blobs, 0);
+        cr_assert_eq(r.stray, 3, "repair %d: %llu strays", repair, (unsigned long long)r.stray);
+    }
+    vyre_cache_verify_result r;
+    cr_assert_eq(vyre_cache_verify(c, 0, &r, NULL, NULL, NULL, NULL, NULL), 0);
+    cr_assert_eq(r.stray, 2, "the misplaced blob name was moved, the others left");
+    vyre_cache_close(c);
+}

@@ -138,6 +138,35 @@ int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyr
                         vyre_blob_header *h, uint64_t *file_size, vyre_blob_reject *why,
                         int *hard_link, vyre_error *err);
 
+/* A buffer that the checks of many blobs (verify, reindex) read each file
+ * into, reused from file to file instead of one allocation per file.
+ * Zero-initialise it ({0}); vyre__blob_scratch_release frees what it holds.
+ * One per thread: a check writes into it. */
+typedef struct vyre__blob_scratch {
+    uint8_t *buf;
+    size_t cap;
+} vyre__blob_scratch;
+
+/* Frees s's buffer (s may be NULL); s can be used again. */
+void vyre__blob_scratch_release(vyre__blob_scratch *s);
+
+/* What vyre__blob_check_in found. */
+typedef struct vyre__blob_checked {
+    vyre_blob_header h;   /* the header, when it decoded */
+    uint64_t file_size;   /* st_size, when the file was opened */
+    uint64_t disk_size;   /* st_blocks * 512, as file_size */
+    vyre_blob_reject why; /* the reject, or VYRE_REJECT_NONE */
+    int hard_link;        /* rejected for having another name elsewhere */
+} vyre__blob_checked;
+
+/* vyre__blob_check_at for rel below dirfd (a root's "blobs/ab/<hex>.vblob",
+ * or a shard's "<hex>.vblob"; nothing on the way is followed), reading the
+ * file into *scratch (the caller's, reused: see vyre__blob_scratch). *out
+ * is always filled (zeros where nothing was learnt). The same checks and
+ * results as vyre__blob_check_at. */
+int vyre__blob_check_in(int dirfd, const char *rel, const char *path, const vyre_key *expected,
+                        vyre__blob_scratch *scratch, vyre__blob_checked *out, vyre_error *err);
+
 /* vyre__blob_store that also sets *disk_bytes (may be NULL) to the written
  * file's bytes on disk (st_blocks * 512, after its fsync) before it calls
  * opts->before_rename: the cache records them in the blob's index row. */

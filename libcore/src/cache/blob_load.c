@@ -68,15 +68,13 @@
 #include "base/internal.h"
 #include "cache/blob_internal.h"
 #include "cache/checksum.h"
+#include "cache/disk_size.h"
 
 /* Files up to this size are read whole in one read(), with the buffer sized
  * from fstat: a cache hit is then open + fstat + read + close. Larger files
  * have their header read and checked first, so a large garbage file never
  * causes a large allocation. */
 #define WHOLE_READ_MAX ((size_t)VYRE_BLOB_HEADER_SIZE + ((size_t)1 << 20))
-
-/* Chunk used to checksum large payloads when nothing is kept (check_file). */
-#define STREAM_CHUNK ((size_t)64 << 10)
 
 /* A payload too large to be read whole (see the file comment) is read in
  * chunks of this size, each hashed as it arrives: one chunk's copy and hash
@@ -129,7 +127,9 @@ typedef struct check {
     uint64_t file_size; /* out, when have_size */
     int have_size;
     vyre_blob_reject why;
-    int hard_link; /* out: rejected for having other names */
+    int hard_link;               /* out: rejected for having other names */
+    uint64_t disk_size;          /* out, when have_size: st_blocks * 512 */
+    vyre__blob_scratch *scratch; /* check mode (!keep): the buffer files are read into */
     char detail[320];
 } check;
 
@@ -213,100 +213,6 @@ static int decode_into(check *c, const uint8_t *buf, size_t len)
     return VYRE_OK;
 }
 
-/* Check mode: checksum without keeping the payload. Payloads up to
- * WHOLE_CHECK_MAX are read in one go and hashed by payload_sum (the AVX2
- * build when the CPU has it, about 2.5x the streaming library's SSE2 code:
- * verify is hash-bound on page-cached files); larger ones stream in chunks
- * so memory stays bounded. */
-#define WHOLE_CHECK_MAX ((uint64_t)16 << 20)
-
-/* Check mode: the kernel table that follows the payload (bounded). */
-static int stream_kernels(check *c, int fd, vyre_error *err)
-{
-    size_t n = c->h.kernels_size, got = 0;
-    if (n == 0)
-        return VYRE_OK;
-    uint8_t *t = malloc(n);
-    if (!t)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a kernel table");
-    int e = read_full(fd, t, n, &got), rc;
-    if (e) {
-        rc = io_fail(c, e, "read", err);
-    } else if (got < n) {
-        snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - got);
-        rc = reject(c, VYRE_REJECT_TRUNCATED);
-    } else {
-        rc = check_kernels(c, t);
-    }
-    free(t);
-    return rc;
-}
-
-static int stream_payload(check *c, int fd, vyre_error *err)
-{
-    if (c->h.stored_size <= WHOLE_CHECK_MAX) {
-        size_t n = (size_t)c->h.stored_size, got = 0;
-        uint8_t *buf = malloc(n ? n : 1);
-        if (!buf)
-            return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a checksum buffer");
-        int e = read_full(fd, buf, n, &got);
-        int rc = VYRE_OK;
-        if (e) {
-            rc = io_fail(c, e, "read", err);
-        } else if (got < n) { /* shrank under us */
-            snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - got);
-            rc = reject(c, VYRE_REJECT_TRUNCATED);
-        } else {
-            uint8_t sum[16];
-            vyre__blob_payload_sum(buf, n, sum);
-            if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
-                snprintf(c->detail, sizeof c->detail,
-                         "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
-                rc = reject(c, VYRE_REJECT_PAYLOAD_SUM);
-            }
-        }
-        free(buf);
-        return rc ? rc : stream_kernels(c, fd, err);
-    }
-    uint8_t *chunk = malloc(STREAM_CHUNK);
-    XXH3_state_t *st = XXH3_createState();
-    if (!chunk || !st) {
-        free(chunk);
-        XXH3_freeState(st);
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate a checksum buffer");
-    }
-    XXH3_128bits_reset(st);
-    uint64_t left = c->h.stored_size;
-    int rc = VYRE_OK;
-    while (left > 0) {
-        size_t want = left < STREAM_CHUNK ? (size_t)left : STREAM_CHUNK, got = 0;
-        int e = read_full(fd, chunk, want, &got);
-        if (e) {
-            rc = io_fail(c, e, "read", err);
-            break;
-        }
-        if (got < want) { /* shrank under us */
-            snprintf(c->detail, sizeof c->detail, "file ended %" PRIu64 " bytes early", left - got);
-            rc = reject(c, VYRE_REJECT_TRUNCATED);
-            break;
-        }
-        XXH3_128bits_update(st, chunk, got);
-        left -= got;
-    }
-    if (rc == VYRE_OK) {
-        XXH128_canonical_t cs;
-        XXH128_canonicalFromHash(&cs, XXH3_128bits_digest(st));
-        if (memcmp(cs.digest, c->h.payload_xxh128, 16) != 0) {
-            snprintf(c->detail, sizeof c->detail,
-                     "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
-            rc = reject(c, VYRE_REJECT_PAYLOAD_SUM);
-        }
-    }
-    free(chunk);
-    XXH3_freeState(st);
-    return rc ? rc : stream_kernels(c, fd, err);
-}
-
 /* Load: an intact blob of an older key format is a miss, left in place. */
 static int reject_stale(check *c)
 {
@@ -338,6 +244,7 @@ static int check_stat(check *c, int fd, vyre_error *err)
         return reject(c, VYRE_REJECT_NOT_REGULAR);
     }
     c->file_size = (uint64_t)st.st_size;
+    c->disk_size = vyre__disk_bytes(&st);
     c->have_size = 1;
     /* A blob is written under a fresh name and renamed into place, so it
      * has exactly one name. More: a hard link to a file elsewhere, which
@@ -472,8 +379,6 @@ static int check_large(check *c, int fd, vyre_error *err)
         rc = check_body(c, c->file_size, NULL);
     if (rc)
         return rc;
-    if (!c->keep)
-        return stream_payload(c, fd, err);
     if (VYRE_BLOB_KEY_STALE(c->h.key_version))
         return reject_stale(c);
     size_t n = (size_t)c->h.stored_size + c->h.kernels_size;
@@ -491,6 +396,119 @@ static int check_large(check *c, int fd, vyre_error *err)
     return VYRE_OK;
 }
 
+/* ---- check mode: nothing kept ------------------------------------------ */
+
+/* Check mode (verify, reindex, check_file) reads each file into the
+ * caller's scratch buffer, reused from file to file (one per thread), and
+ * hashes it there: no allocation per file, one pass over the bytes. A file
+ * up to WHOLE_READ_MAX is read in one read() and hashed from the cache the
+ * read just filled, as a hit does; a larger one has its header checked
+ * first and its payload hashed HIT_CHUNK by HIT_CHUNK as it is read, so the
+ * buffer stays bounded. The checks and their order are a load's (sizes
+ * against the file, key, payload checksum, kernel-name table). */
+
+/* s's buffer, grown to at least n bytes (n is bounded by the caller: a
+ * file's size up to WHOLE_READ_MAX, a chunk or a kernel-name table). */
+static uint8_t *scratch_room(vyre__blob_scratch *s, size_t n)
+{
+    if (s->cap < n) {
+        size_t cap = n < HIT_CHUNK ? HIT_CHUNK : n;
+        uint8_t *p = malloc(cap); /* nothing in the old buffer is kept */
+        if (!p)
+            return NULL;
+        free(s->buf);
+        s->buf = p;
+        s->cap = cap;
+    }
+    return s->buf;
+}
+
+void vyre__blob_scratch_release(vyre__blob_scratch *s)
+{
+    if (!s)
+        return;
+    free(s->buf);
+    s->buf = NULL;
+    s->cap = 0;
+}
+
+static int scratch_fail(check *c, size_t n, vyre_error *err)
+{
+    return vyre__fail(err, VYRE_ENOMEM, NULL, "cannot allocate %zu bytes to check blob '%s'", n,
+                      c->path);
+}
+
+static int ended_early(check *c, uint64_t missing)
+{
+    snprintf(c->detail, sizeof c->detail, "file ended %" PRIu64 " bytes early", missing);
+    return reject(c, VYRE_REJECT_TRUNCATED);
+}
+
+/* A file up to WHOLE_READ_MAX: one read into the scratch buffer. */
+static int check_only_whole(check *c, int fd, vyre_error *err)
+{
+    size_t size = (size_t)c->file_size, got = 0;
+    uint8_t *buf = scratch_room(c->scratch, size);
+    if (!buf)
+        return scratch_fail(c, size, err);
+    int e = read_full(fd, buf, size, &got);
+    if (e != 0)
+        return io_fail(c, e, "read", err);
+    int rc = decode_into(c, buf, got);
+    if (rc)
+        return rc;
+    if (got < size) { /* shrank under us */
+        rc = check_body(c, c->file_size, NULL);
+        return rc ? rc : ended_early(c, size - got);
+    }
+    return check_body(c, c->file_size, buf + VYRE_BLOB_HEADER_SIZE);
+}
+
+/* A larger file: the header, then the payload hashed chunk by chunk as it
+ * is read, then the kernel-name table (at most VYRE_BLOB_KERNELS_MAX). */
+static int check_only_large(check *c, int fd, vyre_error *err)
+{
+    uint8_t *buf = scratch_room(c->scratch, HIT_CHUNK);
+    if (!buf)
+        return scratch_fail(c, HIT_CHUNK, err);
+    size_t got = 0;
+    int e = read_full(fd, buf, VYRE_BLOB_HEADER_SIZE, &got);
+    if (e != 0)
+        return io_fail(c, e, "read", err);
+    int rc = decode_into(c, buf, got);
+    if (!rc)
+        rc = check_body(c, c->file_size, NULL);
+    if (rc)
+        return rc;
+    vyre__xxh3_stream st;
+    vyre__xxh3_stream_reset(&st, (size_t)c->h.stored_size);
+    for (uint64_t left = c->h.stored_size; left > 0; left -= got) {
+        size_t want = left < HIT_CHUNK ? (size_t)left : HIT_CHUNK;
+        if ((e = read_full(fd, buf, want, &got)) != 0)
+            return io_fail(c, e, "read", err);
+        if (got < want) /* shrank under us */
+            return ended_early(c, left - got);
+        vyre__xxh3_stream_update(&st, buf, got);
+    }
+    uint64_t v[2];
+    vyre__xxh3_stream_digest(&st, v);
+    XXH128_canonical_t cs;
+    XXH128_canonicalFromHash(&cs, (XXH128_hash_t){.low64 = v[0], .high64 = v[1]});
+    if (memcmp(cs.digest, c->h.payload_xxh128, 16) != 0) {
+        snprintf(c->detail, sizeof c->detail, "payload checksum does not match (%" PRIu64 " bytes)",
+                 c->h.stored_size);
+        return reject(c, VYRE_REJECT_PAYLOAD_SUM);
+    }
+    size_t n = c->h.kernels_size;
+    if (n == 0)
+        return VYRE_OK;
+    if (!(buf = scratch_room(c->scratch, n)))
+        return scratch_fail(c, n, err);
+    if ((e = read_full(fd, buf, n, &got)) != 0)
+        return io_fail(c, e, "read", err);
+    return got < n ? ended_early(c, n - got) : check_kernels(c, buf);
+}
+
 static int check_fd(check *c, int fd, vyre_error *err)
 {
     int rc = check_stat(c, fd, err);
@@ -505,6 +523,9 @@ static int check_fd(check *c, int fd, vyre_error *err)
             return io_fail(c, e, "read", err);
         return decode_into(c, hb, got);
     }
+    if (!c->keep)
+        return c->file_size <= WHOLE_READ_MAX ? check_only_whole(c, fd, err)
+                                              : check_only_large(c, fd, err);
     return c->file_size <= WHOLE_READ_MAX ? check_whole(c, fd, err) : check_large(c, fd, err);
 }
 
@@ -594,13 +615,34 @@ int vyre__blob_check_file(const char *path, const vyre_key *expected, vyre_blob_
         *why = VYRE_REJECT_NONE;
     if (!path)
         return vyre__fail(err, VYRE_EINVAL, NULL, "vyre__blob_check_file: NULL path");
+    vyre__blob_scratch s = {0};
     check c;
     memset(&c, 0, sizeof c);
     c.path = path;
     c.dirfd = -1;
     c.expected = expected;
+    c.scratch = &s;
     int rc = check_path(&c, err);
+    vyre__blob_scratch_release(&s);
     return check_finish(&c, rc, h, file_size, why, err);
+}
+
+int vyre__blob_check_in(int dirfd, const char *rel, const char *path, const vyre_key *expected,
+                        vyre__blob_scratch *scratch, vyre__blob_checked *out, vyre_error *err)
+{
+    memset(out, 0, sizeof *out);
+    check c;
+    memset(&c, 0, sizeof c);
+    c.path = path;
+    c.dirfd = dirfd;
+    c.rel = rel;
+    c.expected = expected;
+    c.scratch = scratch;
+    int rc = check_path(&c, err);
+    out->hard_link = c.hard_link;
+    if (c.have_size)
+        out->disk_size = c.disk_size;
+    return check_finish(&c, rc, &out->h, &out->file_size, &out->why, err);
 }
 
 int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyre_key *expected,
@@ -611,13 +653,16 @@ int vyre__blob_check_at(int rootfd, const char *rel, const char *path, const vyr
         *why = VYRE_REJECT_NONE;
     if (hard_link)
         *hard_link = 0;
+    vyre__blob_scratch s = {0};
     check c;
     memset(&c, 0, sizeof c);
     c.path = path;
     c.dirfd = rootfd;
     c.rel = rel;
     c.expected = expected;
+    c.scratch = &s;
     int rc = check_path(&c, err);
+    vyre__blob_scratch_release(&s);
     if (hard_link)
         *hard_link = c.hard_link;
     return check_finish(&c, rc, h, file_size, why, err);

@@ -127,7 +127,18 @@ void vyre__cache_check_layout(vyre_cache *c, int repair, vyre_cache_verify_resul
 /* ---- cache_scan.c ------------------------------------------------------ */
 int vyre__cache_is_hex2(const char *s);
 DIR *vyre__cache_opendir(int dfd, const char *name);
-int vyre__cache_scan_blobs(const vyre_cache *c, file_list *out, int with_stat, vyre_error *err);
+/* blobs/ opened for listing: *top NULL (and 0) when it is missing or not a
+ * real directory (vyre__cache_check_layout reports that). */
+int vyre__cache_blobs_open(const vyre_cache *c, DIR **top, vyre_error *err);
+/* The entry d that readdir(top) gave: either *dd, the shard it is (opened,
+ * never through a link: the caller lists it with vyre__cache_blobs_shard
+ * and closes it), or (*dd NULL) the entry appended to out as listed (a name
+ * vyre does not write there, a link, a file), or nothing (gone meanwhile).
+ * 0 or VYRE_ENOMEM. Entries of one top may be taken on several threads. */
+int vyre__cache_blobs_entry(DIR *top, const struct dirent *d, file_list *out, DIR **dd);
+/* Appends the entries of the shard dd (blobs/<shard>) to out; with_stat
+ * fills their size and mtime. 0 or VYRE_ENOMEM. */
+int vyre__cache_blobs_shard(DIR *dd, const char *shard, file_list *out, int with_stat);
 void vyre__cache_ent_path(const vyre_cache *c, const file_ent *e, char *out, size_t size);
 void vyre__cache_ent_rel(const file_ent *e, char *out, size_t size);
 int vyre__cache_blob_present(const vyre_cache *c, const vyre_key *key);

@@ -39,22 +39,32 @@ int vyre__cache_is_hex2(const char *s)
     return s[0] && s[1] && !s[2] && strchr(hex, s[0]) && strchr(hex, s[1]);
 }
 
-/* Parses "<64 lowercase hex>.vblob" in directory dir2. */
+/* A lowercase hex digit's value + 1, 0 for any other byte (vyre writes no
+ * other case): a lookup, not branches on the digit, which random names
+ * mispredict. */
+static const uint8_t k_lower_hex1[256] = {
+    ['0'] = 1, ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+};
+
+/* Parses "<64 lowercase hex>.vblob" in directory dir2, in one pass over the
+ * digits (verify lists every blob's name). */
 static int parse_blob_name(const char *name, const char *dir2, vyre_key *key)
 {
     size_t n = strlen(name);
     if (n != VYRE_KEY_HEX_LEN + strlen(VYRE_BLOB_EXT) ||
         strcmp(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT) != 0)
         return 0;
-    char hex[VYRE_KEY_HEX_LEN + 1];
-    memcpy(hex, name, VYRE_KEY_HEX_LEN);
-    hex[VYRE_KEY_HEX_LEN] = '\0';
-    for (int i = 0; i < VYRE_KEY_HEX_LEN; i++)
-        if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
-            return 0;
-    if (hex[0] != dir2[0] || hex[1] != dir2[1])
+    if (name[0] != dir2[0] || name[1] != dir2[1])
         return 0;
-    return vyre_key_from_hex(hex, key) == VYRE_OK;
+    int bad = 0;
+    for (int i = 0; i < VYRE_KEY_BYTES; i++) {
+        unsigned hi = k_lower_hex1[(unsigned char)name[2 * i]];
+        unsigned lo = k_lower_hex1[(unsigned char)name[2 * i + 1]];
+        bad |= !hi | !lo;
+        key->bytes[i] = (uint8_t)((hi - 1u) << 4 | (lo - 1u)); /* unused when bad */
+    }
+    return !bad;
 }
 
 /* A file type from readdir's d_type, else from fstatat (never following). */
@@ -105,77 +115,78 @@ DIR *vyre__cache_opendir(int dfd, const char *name)
     return d;
 }
 
-/* Lists blobs/<2 hex>/<name>, through descriptors opened O_NOFOLLOW from
- * the root's. Entries with an unexpected name or place get valid_name = 0
- * (stray); symlinks, FIFOs, sockets and devices (at a shard's place or a
- * blob's) also get foreign = 1 and are never opened. A blobs/ that is not a
- * directory lists nothing (vyre__cache_check_layout reports it). with_stat fills size
- * and mtime. */
-int vyre__cache_scan_blobs(const vyre_cache *c, file_list *out, int with_stat, vyre_error *err)
+/* blobs/ is listed through descriptors opened O_NOFOLLOW from the root's,
+ * in three steps that verify and reindex run on several threads (one
+ * shard per worker at a time): the directory (vyre__cache_blobs_open), each
+ * of its entries (vyre__cache_blobs_entry), and a shard's files
+ * (vyre__cache_blobs_shard). Entries with an unexpected name or place get
+ * valid_name = 0 (stray); symlinks, FIFOs, sockets and devices (at a
+ * shard's place or a blob's) also get foreign = 1 and are never opened. */
+
+int vyre__cache_blobs_open(const vyre_cache *c, DIR **top, vyre_error *err)
 {
-    DIR *top = vyre__cache_opendir(c->rootfd, "blobs");
-    if (!top) {
-        if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+    *top = vyre__cache_opendir(c->rootfd, "blobs");
+    if (*top)
+        return VYRE_OK;
+    /* Not a directory: nothing to list (vyre__cache_check_layout reports it). */
+    if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+        return VYRE_OK;
+    int e = errno;
+    return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read '%s/blobs': %s", c->root,
+                      strerror(e));
+}
+
+int vyre__cache_blobs_entry(DIR *top, const struct dirent *d, file_list *out, DIR **dd)
+{
+    file_ent e;
+    memset(&e, 0, sizeof e);
+    *dd = NULL;
+    struct stat st;
+    int have_st;
+    e.mode = entry_type(top, d, &st, &have_st);
+    if (e.mode == 0)
+        return VYRE_OK; /* gone meanwhile */
+    if (vyre__cache_is_hex2(d->d_name) && e.mode == S_IFDIR) {
+        *dd = vyre__cache_opendir(dirfd(top), d->d_name);
+        if (*dd)
             return VYRE_OK;
-        int e = errno;
-        return vyre__fail(err, vyre__errno_code(e), NULL, "cannot read '%s/blobs': %s", c->root,
-                          strerror(e));
+        if (errno != ENOTDIR && errno != ELOOP)
+            return VYRE_OK;
+        /* Swapped for something else since readdir: never followed. */
+        e.mode = fstatat(dirfd(top), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_mode & S_IFMT
+                                                                               : S_IFLNK;
     }
+    vyre__strlcpy(e.name, d->d_name, sizeof e.name);
+    e.foreign = is_foreign_type(e.mode);
+    return list_push(out, &e);
+}
+
+int vyre__cache_blobs_shard(DIR *dd, const char *shard, file_list *out, int with_stat)
+{
     int rc = VYRE_OK;
-    struct dirent *d;
-    while (rc == VYRE_OK && (d = readdir(top))) {
-        if (d->d_name[0] == '.')
+    struct dirent *f;
+    while (rc == VYRE_OK && (f = readdir(dd))) {
+        if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
             continue;
         file_ent e;
         memset(&e, 0, sizeof e);
+        memcpy(e.dir, shard, 3);
+        vyre__strlcpy(e.name, f->d_name, sizeof e.name);
         struct stat st;
         int have_st;
-        e.mode = entry_type(top, d, &st, &have_st);
+        e.mode = entry_type(dd, f, &st, &have_st);
         if (e.mode == 0)
-            continue; /* gone meanwhile */
-        DIR *dd = NULL;
-        if (vyre__cache_is_hex2(d->d_name) && e.mode == S_IFDIR) {
-            dd = vyre__cache_opendir(dirfd(top), d->d_name);
-            if (!dd && (errno == ENOTDIR || errno == ELOOP)) {
-                /* Swapped for something else since readdir: never followed. */
-                e.mode = fstatat(dirfd(top), d->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                             ? st.st_mode & S_IFMT
-                             : S_IFLNK;
-            } else if (!dd) {
-                continue;
-            }
-        }
-        if (!dd) {
-            vyre__strlcpy(e.name, d->d_name, sizeof e.name);
-            e.foreign = is_foreign_type(e.mode);
-            rc = list_push(out, &e);
             continue;
+        e.foreign = is_foreign_type(e.mode);
+        e.valid_name = !e.foreign && strlen(f->d_name) < sizeof e.name &&
+                       parse_blob_name(f->d_name, shard, &e.key);
+        if (with_stat &&
+            (have_st || fstatat(dirfd(dd), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
+            e.size = (uint64_t)st.st_size;
+            e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         }
-        struct dirent *f;
-        while (rc == VYRE_OK && (f = readdir(dd))) {
-            if (strcmp(f->d_name, ".") == 0 || strcmp(f->d_name, "..") == 0)
-                continue;
-            memset(&e, 0, sizeof e);
-            memcpy(e.dir, d->d_name, 3);
-            vyre__strlcpy(e.name, f->d_name, sizeof e.name);
-            e.mode = entry_type(dd, f, &st, &have_st);
-            if (e.mode == 0)
-                continue;
-            e.foreign = is_foreign_type(e.mode);
-            e.valid_name = !e.foreign && strlen(f->d_name) < sizeof e.name &&
-                           parse_blob_name(f->d_name, d->d_name, &e.key);
-            if (with_stat &&
-                (have_st || fstatat(dirfd(dd), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)) {
-                e.size = (uint64_t)st.st_size;
-                e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-            }
-            rc = list_push(out, &e);
-        }
-        closedir(dd);
+        rc = list_push(out, &e);
     }
-    closedir(top);
-    if (rc == VYRE_ENOMEM)
-        return vyre__fail(err, rc, NULL, "out of memory listing the cache");
     return rc;
 }
 

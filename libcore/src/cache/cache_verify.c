@@ -30,101 +30,218 @@
 
 /* ---- checking many blobs ---------------------------------------------- */
 
-/* Full validation of every listed blob, spread over a few threads: on
+/* Lists and fully validates every blob, spread over a few threads: on
  * page-cached files verify and reindex are bound by open/read/checksum per
- * file, which scales with cores. Results land in out[i] for files->v[i]. */
+ * file, which scales with cores. The calling thread reads blobs/ (a few
+ * hundred entries, the shards); each worker then takes the next entry,
+ * lists it when it is a shard and checks its files right away, below the
+ * shard's open directory, reading them into the worker's one buffer.
+ * The lists are put back together in blobs/'s order, each shard's files
+ * in readdir's: the list, and out[i] for files->v[i], are what one thread
+ * listing and checking in turn would give, so what is reported, repaired
+ * and in what order does not depend on the threads. */
 typedef struct check_out {
-    int rc; /* vyre__blob_check_file's result; VYRE_EINVAL for a stray name */
-    vyre_blob_reject why;
-    int hard_link; /* rejected for having another name elsewhere */
-    vyre_blob_header h;
-    uint64_t file_size;
-    uint64_t disk_size; /* st_blocks * 512 */
+    int rc;               /* vyre__blob_check_in's result; VYRE_EINVAL for a stray name */
+    vyre__blob_checked b; /* what the check found (header, sizes, reject) */
 } check_out;
+
+/* One entry of blobs/, as readdir gave it, and where its files went. */
+typedef struct check_group {
+    struct dirent d;
+    size_t worker, start, n; /* workers[worker]'s files [start, start + n) */
+} check_group;
+
+/* A worker's own: the files of the entries it took, one after another,
+ * their checks, and the buffer the checks read files into. */
+typedef struct check_worker {
+    file_list files;
+    check_out *outs; /* outs[i] for files.v[i]; room for files.cap */
+    size_t outs_cap;
+    vyre__blob_scratch scratch;
+    int rc; /* VYRE_ENOMEM when a list could not grow */
+} check_worker;
 
 typedef struct check_job {
     const vyre_cache *c;
-    const file_list *files;
-    check_out *out;
-    atomic_size_t next;
-    atomic_size_t done;
+    DIR *top;
+    check_group *groups;
+    size_t n_groups;
+    check_worker *workers;
+    atomic_size_t next; /* the next group to take */
+    atomic_size_t done; /* files checked */
 } check_job;
 
 #define CHECK_MAX_THREADS 8
-#define CHECK_PER_THREAD  64 /* fewer files than this per thread: not worth it */
+#define CHECK_MIN_GROUPS  8 /* fewer shards than this: one thread */
 
-static void check_some(check_job *j, vyre_cache_progress_fn progress, void *progress_ctx)
+static void check_one(DIR *dd, check_worker *w, const file_ent *e, check_out *o)
 {
-    for (;;) {
-        size_t i = atomic_fetch_add(&j->next, 1);
-        if (i >= j->files->n)
-            return;
-        const file_ent *e = &j->files->v[i];
-        check_out *o = &j->out[i];
-        if (!e->valid_name) {
-            o->rc = VYRE_EINVAL;
+    if (!e->valid_name || !dd) { /* a valid name is one in a shard */
+        memset(&o->b, 0, sizeof o->b);
+        o->rc = VYRE_EINVAL;
+        return;
+    }
+    /* The file is opened by its name below the shard's directory, opened
+     * without following anything. The path argument names it in messages
+     * only, and none is asked for (err is NULL): no path is built per blob. */
+    o->rc = vyre__blob_check_in(dirfd(dd), e->name, e->name, &e->key, &w->scratch, &o->b, NULL);
+}
+
+/* Lists group g into w's files and checks them. */
+static int check_group_run(check_job *j, size_t wi, size_t g)
+{
+    check_worker *w = &j->workers[wi];
+    check_group *gr = &j->groups[g];
+    DIR *dd = NULL;
+    size_t start = w->files.n;
+    int rc = vyre__cache_blobs_entry(j->top, &gr->d, &w->files, &dd);
+    if (!rc && dd)
+        rc = vyre__cache_blobs_shard(dd, gr->d.d_name, &w->files, 0);
+    if (!rc && w->outs_cap < w->files.cap) {
+        check_out *o = realloc(w->outs, w->files.cap * sizeof *o);
+        if (o) {
+            w->outs = o;
+            w->outs_cap = w->files.cap;
         } else {
-            char rel[BLOB_REL_MAX];
-            vyre__cache_ent_rel(e, rel, sizeof rel);
-            o->why = VYRE_REJECT_NONE;
-            /* The path names the file in messages only, and none is asked
-             * for: rel serves, no absolute path is built per blob. */
-            o->rc = vyre__blob_check_at(j->c->rootfd, rel, rel, &e->key, &o->h, &o->file_size,
-                                        &o->why, &o->hard_link, NULL);
-            struct stat st;
-            if (o->rc == VYRE_OK && fstatat(j->c->rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
-                o->disk_size = vyre__disk_bytes(&st);
+            rc = VYRE_ENOMEM;
         }
-        size_t d = atomic_fetch_add(&j->done, 1) + 1;
-        if (progress && (d & 255) == 0)
-            progress(d, j->files->n, progress_ctx);
+    }
+    for (size_t k = start; !rc && k < w->files.n; k++)
+        check_one(dd, w, &w->files.v[k], &w->outs[k]);
+    if (dd)
+        closedir(dd);
+    gr->worker = wi;
+    gr->start = start;
+    gr->n = rc ? 0 : w->files.n - start;
+    return rc;
+}
+
+static void check_some(check_job *j, size_t wi, vyre_cache_progress_fn progress, void *progress_ctx)
+{
+    check_worker *w = &j->workers[wi];
+    for (;;) {
+        size_t g = atomic_fetch_add(&j->next, 1);
+        if (g >= j->n_groups || w->rc)
+            break;
+        w->rc = check_group_run(j, wi, g);
+        size_t n = j->groups[g].n, d = atomic_fetch_add(&j->done, n) + n;
+        if (progress && (d - n) / 256 != d / 256)
+            progress(d, 0, progress_ctx); /* the total is known at the end */
     }
 }
 
+typedef struct check_thread_arg {
+    check_job *j;
+    size_t wi;
+} check_thread_arg;
+
 static void *check_thread(void *p)
 {
-    check_some(p, NULL, NULL);
+    check_thread_arg *a = p;
+    check_some(a->j, a->wi, NULL, NULL);
     return NULL;
 }
 
-static int check_all(const vyre_cache *c, const file_list *files, check_out *out,
-                     vyre_cache_progress_fn progress, void *progress_ctx)
+/* blobs/'s entries, as readdir gives them, into j->groups. */
+static int list_groups(check_job *j)
 {
-    check_job j = {.c = c, .files = files, .out = out};
-    atomic_init(&j.next, 0);
-    atomic_init(&j.done, 0);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t want = files->n / CHECK_PER_THREAD;
-    if (want > (size_t)(ncpu > 1 ? ncpu : 1))
-        want = (size_t)(ncpu > 1 ? ncpu : 1);
-    if (want > CHECK_MAX_THREADS)
-        want = CHECK_MAX_THREADS;
-    pthread_t th[CHECK_MAX_THREADS];
-    size_t started = 0;
-    for (size_t t = 1; t < want; t++) /* the calling thread is the first worker */
-        if (pthread_create(&th[started], NULL, check_thread, &j) == 0)
-            started++;
-    check_some(&j, progress, progress_ctx);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
-    if (progress)
-        progress(files->n, files->n, progress_ctx);
+    size_t cap = 0;
+    struct dirent *d;
+    while ((d = readdir(j->top))) {
+        if (d->d_name[0] == '.')
+            continue;
+        if (j->n_groups == cap) {
+            cap = cap ? cap * 2 : 256;
+            check_group *v = realloc(j->groups, cap * sizeof *v);
+            if (!v)
+                return VYRE_ENOMEM;
+            j->groups = v;
+        }
+        check_group *g = &j->groups[j->n_groups++];
+        memset(g, 0, sizeof *g);
+        memcpy(&g->d, d, sizeof *d);
+    }
     return VYRE_OK;
 }
 
-/* Lists every blob and checks it (see check_all); *outs is the caller's to
- * free, with files->v. */
+/* The workers' lists put back together, group by group. */
+static int check_join(check_job *j, size_t nw, file_list *files, check_out **outs)
+{
+    size_t n = 0;
+    for (size_t g = 0; g < j->n_groups; g++)
+        n += j->groups[g].n;
+    files->v = malloc((n ? n : 1) * sizeof *files->v);
+    *outs = malloc((n ? n : 1) * sizeof **outs);
+    if (!files->v || !*outs)
+        return VYRE_ENOMEM;
+    files->n = files->cap = n;
+    size_t at = 0;
+    for (size_t g = 0; g < j->n_groups; g++) {
+        const check_group *gr = &j->groups[g];
+        const check_worker *w = &j->workers[gr->worker];
+        if (gr->n == 0)
+            continue;
+        memcpy(files->v + at, w->files.v + gr->start, gr->n * sizeof *files->v);
+        memcpy(*outs + at, w->outs + gr->start, gr->n * sizeof **outs);
+        at += gr->n;
+    }
+    for (size_t i = 0; i < nw; i++)
+        if (j->workers[i].rc)
+            return j->workers[i].rc;
+    return VYRE_OK;
+}
+
+static size_t check_threads(size_t n_groups)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = n_groups < CHECK_MIN_GROUPS ? 1 : (size_t)(ncpu > 1 ? ncpu : 1);
+    return want > CHECK_MAX_THREADS ? CHECK_MAX_THREADS : want;
+}
+
+/* Lists every blob and checks it (see above); files->v and *outs are the
+ * caller's to free. */
 static int scan_and_check(const vyre_cache *c, file_list *files, check_out **outs,
                           vyre_cache_progress_fn progress, void *progress_ctx, const char *what,
                           vyre_error *err)
 {
-    int rc = vyre__cache_scan_blobs(c, files, 0, err);
+    check_job j = {.c = c};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.done, 0);
+    int rc = vyre__cache_blobs_open(c, &j.top, err);
     if (rc)
         return rc;
-    *outs = calloc(files->n ? files->n : 1, sizeof **outs);
-    if (!*outs)
-        return vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory %s", what);
-    check_all(c, files, *outs, progress, progress_ctx);
+    check_worker workers[CHECK_MAX_THREADS];
+    memset(workers, 0, sizeof workers);
+    j.workers = workers;
+    size_t nw = 0;
+    if (j.top && (rc = list_groups(&j)) == VYRE_OK) {
+        nw = check_threads(j.n_groups);
+        pthread_t th[CHECK_MAX_THREADS];
+        check_thread_arg args[CHECK_MAX_THREADS];
+        size_t started = 0;
+        for (size_t t = 1; t < nw; t++) { /* the calling thread is worker 0 */
+            args[t] = (check_thread_arg){&j, t};
+            if (pthread_create(&th[started], NULL, check_thread, &args[t]) == 0)
+                started++;
+        }
+        check_some(&j, 0, progress, progress_ctx);
+        for (size_t t = 0; t < started; t++)
+            pthread_join(th[t], NULL);
+    }
+    if (rc == VYRE_OK)
+        rc = check_join(&j, nw, files, outs);
+    if (rc == VYRE_OK && progress)
+        progress(files->n, files->n, progress_ctx);
+    for (size_t i = 0; i < CHECK_MAX_THREADS; i++) {
+        free(workers[i].files.v);
+        free(workers[i].outs);
+        vyre__blob_scratch_release(&workers[i].scratch);
+    }
+    free(j.groups);
+    if (j.top)
+        closedir(j.top);
+    if (rc)
+        return vyre__fail(err, rc, NULL, "out of memory %s", what);
     return VYRE_OK;
 }
 
@@ -375,13 +492,13 @@ static void blob_check(const void *kind, size_t i, vyre__managed_verdict *v)
         return;
     k->res->blobs_checked++;
     if (o->rc == VYRE_OK) {
-        k->good[(*k->n_good)++] = (checked){e->key, o->h, o->file_size, o->disk_size};
-        k->res->bytes_checked += o->file_size;
-        k->res->stale += VYRE_BLOB_KEY_STALE(o->h.key_version) != 0;
-    } else if (o->hard_link) {
+        k->good[(*k->n_good)++] = (checked){e->key, o->b.h, o->b.file_size, o->b.disk_size};
+        k->res->bytes_checked += o->b.file_size;
+        k->res->stale += VYRE_BLOB_KEY_STALE(o->b.h.key_version) != 0;
+    } else if (o->b.hard_link) {
         vyre__managed_found(v, NULL, "foreign", 1, "hard link");
     } else if (o->rc != VYRE_ENOENT) { /* ENOENT: pruned meanwhile */
-        vyre__managed_found(v, NULL, "bad-blob", 1, "%s", vyre_blob_reject_name(o->why));
+        vyre__managed_found(v, NULL, "bad-blob", 1, "%s", vyre_blob_reject_name(o->b.why));
     }
 }
 
@@ -393,10 +510,10 @@ static int blob_repair(const void *kind, size_t i, vyre_error *err)
     const check_out *o = &k->outs[i];
     char rel[BLOB_REL_MAX + 80];
     vyre__cache_ent_rel(e, rel, sizeof rel);
-    int rc = e->foreign || o->hard_link
+    int rc = e->foreign || o->b.hard_link
                  ? vyre__blob_unlink_at(k->c->rootfd, rel)
                  : vyre__blob_quarantine_at(k->c->rootfd, k->c->root, rel,
-                                            e->valid_name ? o->why : VYRE_REJECT_BAD_FIELD, NULL);
+                                            e->valid_name ? o->b.why : VYRE_REJECT_BAD_FIELD, NULL);
     if (!rc && !e->foreign && e->valid_name && k->c->idx)
         vyre__index_delete(k->c->idx, &e->key, NULL);
     return rc ? VYRE_EIO : 0;
@@ -414,7 +531,7 @@ static void blob_report(const blob_kind *k, const vyre__managed_problem *m,
              : !strcmp(m->kind, "stray") ? VYRE_PROBLEM_STRAY
                                          : VYRE_PROBLEM_BAD_BLOB;
     p.detail = *m->message && p.kind != VYRE_PROBLEM_BAD_BLOB ? m->message : NULL;
-    p.reject = p.kind == VYRE_PROBLEM_BAD_BLOB ? k->outs[m->entry].why : VYRE_REJECT_NONE;
+    p.reject = p.kind == VYRE_PROBLEM_BAD_BLOB ? k->outs[m->entry].b.why : VYRE_REJECT_NONE;
     p.repaired = m->quarantined > 0;
     if (!m->unusable)
         p.action = p.kind == VYRE_PROBLEM_STRAY ? "left" : "left (not a name vyre writes)";
@@ -634,14 +751,14 @@ int vyre_cache_reindex(vyre_cache *c, vyre_cache_reindex_result *res,
         const check_out *o = &outs[i];
         res->scanned++;
         if (o->rc == VYRE_OK) {
-            row_from_checked(c, &rows[n++], &o->h, o->file_size, o->disk_size);
-            res->bytes += o->disk_size;
+            row_from_checked(c, &rows[n++], &o->b.h, o->b.file_size, o->b.disk_size);
+            res->bytes += o->b.disk_size;
         } else if ((ent_ours(e) || vyre__blob_is_blob_name(e->name)) &&
-                   (e->foreign || o->hard_link || o->rc != VYRE_ENOENT) &&
+                   (e->foreign || o->b.hard_link || o->rc != VYRE_ENOENT) &&
                    blob_repair(&k, i, NULL) == 0) {
             /* As verify --repair: a name vyre never writes is someone's and
              * stays; of a link only the name goes; a bad blob is moved. */
-            (*(e->foreign || o->hard_link ? &res->removed : &res->quarantined))++;
+            (*(e->foreign || o->b.hard_link ? &res->removed : &res->quarantined))++;
         }
     }
     /* A missing or unreadable index is replaced; a readable one keeps its
