@@ -1319,8 +1319,10 @@ Test(reliability, prune_while_another_process_stores, .init = setup, .fini = tea
  * process killed between any two of those steps, or an index that will
  * not take the deletion, must leave no index row without its blob (rows
  * whose file a removal had moved into tmp/ count as that removal's debris,
- * as verify counts a killed put's). The test hook (cache_internal.h) stops
- * a child at its n-th step, for every n until one runs to the end.
+ * as verify counts a killed put's; blobs a prune left without rows after
+ * its commit are valid blobs the repair indexes again). The test hook
+ * (cache_internal.h) stops a child at its n-th step, for every n until
+ * one runs to the end.
  * Timeouts stay at 120 s like the rest of the suite: with a longer one
  * (240 s, 600 s) overlapping others under Criterion's -j2, its runner
  * leaked 96 bytes at exit, which LeakSanitizer turns into a failed

@@ -159,8 +159,11 @@ void vyre__cache_maybe_cleanup(vyre_cache *c);
 /* Called by prune, clear and cleanup just before each step that changes
  * the cache: step is "rename" (a victim moved into tmp/: clear), "commit"
  * (the index rows deleted: prune's under the exclusive lock), "unlink" (a
- * file removed). The hook may kill the process. Process-wide; NULL
- * removes it. Not thread-safe: set it before the cache is used. */
+ * file removed); and by prune before it takes the exclusive lock for a
+ * batch ("lock": after its scan, where another process may put or hit
+ * what it is about to remove). The hook may kill the process.
+ * Process-wide; NULL removes it. Not thread-safe: set it before the cache
+ * is used. */
 typedef void (*vyre__cache_step_fn)(const char *step, void *ctx);
 void vyre__cache_set_step_hook(vyre__cache_step_fn fn, void *ctx);
 
