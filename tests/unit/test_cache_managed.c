@@ -198,13 +198,26 @@ Test(cache_managed, quarantine_move_picks_a_free_name)
 
 /* A kind that removes in batches (vyre's own: one commit per batch). */
 static int g_batches, g_fail_batch;
-static int f_remove_batch(void *k, const size_t *idx, size_t n, vyre_error *err)
+/* Entries whose name is here come back changed since the scan (young),
+ * and those in g_gone as gone already. */
+static const char *g_young = "", *g_gone = "";
+static int f_remove_batch(void *k, const size_t *idx, size_t n, unsigned char *state,
+                          vyre_error *err)
 {
     fake *f = k;
-    if (++g_batches == g_fail_batch)
+    if (++g_batches == g_fail_batch) {
+        memset(state, VYRE__MANAGED_FAILED, n);
         return vyre__fail(err, VYRE_EBUSY, NULL, "index locked");
-    for (size_t j = 0; j < n; j++)
-        f->e[idx[j]].removed = 1;
+    }
+    for (size_t j = 0; j < n; j++) {
+        const char *name = f->e[idx[j]].name;
+        if (strstr(g_young, name))
+            state[j] = VYRE__MANAGED_YOUNG;
+        else if (strstr(g_gone, name))
+            state[j] = VYRE__MANAGED_GONE;
+        else
+            f->e[idx[j]].removed = 1;
+    }
     return 0;
 }
 
@@ -238,6 +251,41 @@ Test(cache_managed, batches_are_reported_once_removed_and_a_failed_one_stops_the
     cr_assert_str_eq(f.log, "e:size:0 d:size:0 ", "the failed batch was reported");
     cr_assert_eq(r.removed, 2);
     cr_assert_eq(r.state[2], VYRE__MANAGED_FAILED);
+    cr_assert_eq(r.failed, 2, "the failed batch's two entries");
+    cr_assert_eq(r.kept_bytes, 30, "what failed still counts");
+    vyre__managed_result_release(&r);
+}
+
+/* A batch may leave entries: one changed since the scan (a fresh put) is
+ * young, neither reported nor counted gone; one another pruner took is
+ * gone, not reported, and no longer counts. */
+Test(cache_managed, a_batch_leaves_young_entries_and_skips_gone_ones)
+{
+    fake_entry e[4];
+    static const char *const names[4] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++)
+        e[i] = (fake_entry){names[i], 10, OLD(100 + i), 0, P, NULL, 0, 0};
+    fake f = {e, 4, ""};
+    vyre__managed_ops b = ops;
+    b.remove_batch = f_remove_batch;
+    b.batch = 4;
+    vyre__managed_opts o = {.max_bytes = UINT64_MAX, .all = 1, .now_ns = NOW};
+    vyre__managed_result r;
+    g_batches = 0, g_fail_batch = 0;
+    g_young = "b", g_gone = "c";
+    int rc = vyre__managed_prune(&b, &f, 40, &o, &r, NULL);
+    g_young = "", g_gone = "";
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(f.log, "a:clear:0 d:clear:0 ", "only what went is reported");
+    cr_assert_eq(r.removed, 2);
+    cr_assert_eq(r.removed_bytes, 20);
+    cr_assert_eq(r.state[1], VYRE__MANAGED_YOUNG);
+    cr_assert_eq(r.state[2], VYRE__MANAGED_GONE);
+    cr_assert_eq(r.young, 1);
+    cr_assert_eq(r.young_bytes, 10);
+    cr_assert_eq(r.failed, 0);
+    cr_assert_eq(r.kept_bytes, 10, "the young entry still counts, the gone one not");
+    cr_assert(!e[1].removed && !e[2].removed);
     vyre__managed_result_release(&r);
 }
 

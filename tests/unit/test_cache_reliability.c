@@ -1319,8 +1319,10 @@ Test(reliability, prune_while_another_process_stores, .init = setup, .fini = tea
  * process killed between any two of those steps, or an index that will
  * not take the deletion, must leave no index row without its blob (rows
  * whose file a removal had moved into tmp/ count as that removal's debris,
- * as verify counts a killed put's). The test hook (cache_internal.h) stops
- * a child at its n-th step, for every n until one runs to the end.
+ * as verify counts a killed put's; blobs a prune left without rows after
+ * its commit are valid blobs the repair indexes again). The test hook
+ * (cache_internal.h) stops a child at its n-th step, for every n until
+ * one runs to the end.
  * Timeouts stay at 120 s like the rest of the suite: with a longer one
  * (240 s, 600 s) overlapping others under Criterion's -j2, its runner
  * leaked 96 bytes at exit, which LeakSanitizer turns into a failed
@@ -1437,6 +1439,10 @@ static void kill_at_every_step(removal_op op)
     cr_log_info("%s: killed at each of %d steps", op_names[op], n - 1);
     cr_assert_geq(n - 1, STEP_BLOBS, "%s took fewer steps than blobs: the hook was not reached",
                   op_names[op]);
+    /* Every removal commits once and unlinks each blob: a kill before the
+     * commit and one before each unlink, at least. */
+    cr_assert_geq(n - 1, STEP_BLOBS + 1, "%s: %d steps, fewer than a commit and an unlink a blob",
+                  op_names[op], n - 1);
 }
 
 Test(reliability, prune_killed_at_every_step_leaves_no_row_without_file, .init = setup,
@@ -1624,4 +1630,130 @@ Test(reliability, prune_with_readonly_index_file_fails_and_deletes_nothing, .ini
     int st = wait_status(pid);
     cr_assert_eq(blob_files(), STEP_BLOBS, "prune deleted blobs it could not unindex");
     cr_assert_eq(st, IDX_RO_OK, "child exited with %d", st);
+}
+
+/* ---- h. prune's order: rows out first, then the files ---------------------- */
+
+/* Prune deletes the rows in one commit, then unlinks the blobs. Killed in
+ * between, its victims are blobs without rows: valid blobs a get still
+ * serves, which reindex (how 0) and verify --repair (how 1) index again,
+ * and the next prune removes. Never a row without its blob. */
+static void kill_at_first_unlink(const char *what, void *ctx)
+{
+    (void)ctx;
+    if (strcmp(what, "unlink") == 0)
+        raise(SIGKILL);
+}
+
+static int prune_killed_at_first_unlink_child(void)
+{
+    vyre__cache_set_step_hook(kill_at_first_unlink, NULL);
+    return prune_all_child();
+}
+
+static void index_again(vyre_cache *c, int how)
+{
+    if (how == 0) {
+        reindex_ok(c, STEP_BLOBS);
+        return;
+    }
+    vyre_cache_verify_result r = verify_ok(c, 1);
+    cr_assert_eq(r.files_without_row, STEP_BLOBS);
+    cr_assert_eq(r.repaired, STEP_BLOBS, "verify --repair indexed %" PRIu64, r.repaired);
+}
+
+Test(reliability, prune_killed_after_its_commit_leaves_blobs_that_get_indexed_again, .init = setup,
+     .fini = teardown, .timeout = 120)
+{
+    for (int how = 0; how < 2; how++) {
+        make_step_cache();
+        fflush(NULL);
+        pid_t pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0)
+            _exit(prune_killed_at_first_unlink_child());
+        cr_assert_eq(wait_status(pid), 128 + SIGKILL, "the prune was not killed at its unlink");
+        vyre_cache *c = open_ok(0);
+        vyre_cache_verify_result r = verify_ok(c, 0);
+        cr_assert_eq(r.rows_without_file, 0);
+        cr_assert_eq(r.files_without_row, STEP_BLOBS, "the rows did not go first");
+        cr_assert_eq(r.problems, STEP_BLOBS);
+        cr_assert_eq(blob_files(), STEP_BLOBS);
+        for (uint64_t id = 0; id < STEP_BLOBS; id++) {
+            int hit = 0;
+            cr_assert_eq(check_get(c, id, small_len(id), "after the kill", &hit), 0);
+            cr_assert(hit, "blob %" PRIu64 " without its row is not served", id);
+        }
+        index_again(c, how);
+        r = verify_ok(c, 0);
+        expect_clean(&r);
+        vyre_cache_stats s;
+        cr_assert_eq(vyre_cache_stats_get(c, &s, NULL), 0);
+        cr_assert_eq(s.entries, STEP_BLOBS);
+        vyre_cache_prune_opts o;
+        vyre_cache_prune_opts_init(&o);
+        o.all = 1;
+        vyre_cache_prune_result pr;
+        cr_assert_eq(vyre_cache_prune(c, &o, &pr, NULL, NULL, NULL), 0);
+        cr_assert_eq(pr.removed, STEP_BLOBS);
+        cr_assert_eq(blob_files(), 0, "the next prune left blobs");
+        r = verify_ok(c, 0);
+        expect_clean(&r);
+        close_ok(c);
+    }
+}
+
+/* Another process puts a key again, and hits another, after prune read
+ * the index and before it takes the lock (the step hook stands in for
+ * that process, with its own handle): both rows changed since the scan,
+ * so both blobs stay, with their rows; the rest go. Before, prune deleted
+ * the fresh blob and the one just used. */
+static vyre_cache *g_other;
+static int g_other_rc = -1;
+
+static void put_and_hit_before_the_lock(const char *what, void *ctx)
+{
+    (void)ctx;
+    if (strcmp(what, "lock") != 0 || g_other_rc != -1)
+        return;
+    vyre_error e;
+    int hit = 0;
+    g_other_rc = put_id(g_other, 1, small_len(1) + 8, &e);
+    if (!g_other_rc)
+        g_other_rc = check_get(g_other, 2, small_len(2), "other", &hit) || !hit;
+    if (!g_other_rc)
+        g_other_rc = vyre__cache_flush(g_other, &e);
+}
+
+Test(reliability, prune_keeps_a_blob_put_or_hit_since_its_scan, .init = setup, .fini = teardown,
+     .timeout = 120)
+{
+    make_step_cache();
+    vyre_cache *c = open_ok(0);
+    g_other = open_ok(0);
+    g_other_rc = -1;
+    vyre__cache_set_step_hook(put_and_hit_before_the_lock, NULL);
+    vyre_cache_prune_opts o;
+    vyre_cache_prune_opts_init(&o);
+    o.all = 1;
+    vyre_cache_prune_result pr;
+    vyre_error e;
+    vyre_error_clear(&e);
+    int rc = vyre_cache_prune(c, &o, &pr, NULL, NULL, &e);
+    vyre__cache_set_step_hook(NULL, NULL);
+    cr_assert_eq(rc, 0, "prune: %s", e.message);
+    cr_assert_eq(g_other_rc, 0, "the other handle's put and hit failed");
+    cr_assert_eq(pr.removed, STEP_BLOBS - 2);
+    cr_assert_eq(pr.kept, 2);
+    for (uint64_t id = 0; id < STEP_BLOBS; id++) {
+        int hit = 0;
+        size_t len = id == 1 ? small_len(1) + 8 : small_len(id);
+        cr_assert_eq(check_get(c, id, len, "after prune", &hit), 0);
+        cr_assert_eq(hit, id == 1 || id == 2, "blob %" PRIu64 ": hit %d", id, hit);
+    }
+    vyre_cache_verify_result r = verify_ok(c, 0);
+    expect_clean(&r);
+    cr_assert_eq(r.blobs_checked, 2);
+    close_ok(g_other);
+    close_ok(c);
 }

@@ -74,12 +74,19 @@ typedef struct row_list {
 /*
  * Removals are crash-consistent: a process killed at any instant, or an
  * index that will not take the deletion (locked past the busy timeout,
- * read-only), leaves no index row without its blob. Each victim is first
- * renamed into tmp/ under a removal's temp name (<16 hex of the key>...rm),
- * then the rows go in one transaction, then the files are unlinked. Killed
- * before the commit, a row's file is in tmp/: that removal's debris, which
- * verify counts with the row (as it does a killed put's) and a repair
- * removes, row first. A failed commit renames every victim back.
+ * read-only), leaves no index row without its blob. Two orders keep it:
+ *
+ * - clear and verify --repair: each victim is first renamed into tmp/
+ *   under a removal's temp name (<16 hex of the key>...rm), then the rows
+ *   go in one transaction, then the files are unlinked. Killed before the
+ *   commit, a row's file is in tmp/: that removal's debris, which verify
+ *   counts with the row (as it does a killed put's) and a repair removes,
+ *   row first. A failed commit renames every victim back.
+ * - prune (and the cleanup after a put): the rows go in one transaction,
+ *   then the blobs are unlinked where they lie (vyre__cache_unlink_blob),
+ *   all under the exclusive lock. Killed in between, a blob is left
+ *   without its row: valid, served by a get, indexed again by verify
+ *   --repair or reindex. A failed commit has touched no file.
  */
 typedef struct doomed {
     uint8_t shard;   /* the key's first byte: blobs/<2 hex>/ */
@@ -115,6 +122,7 @@ void vyre__cache_shards_close(shard_fds *s);
 int vyre__cache_doom_one(shard_fds *s, int tmpfd, doomed *v);
 void vyre__cache_undoom(shard_fds *s, int tmpfd, doomed *v, size_t n);
 void vyre__cache_doomed_unlink(int tmpfd, doomed *v, size_t n);
+int vyre__cache_unlink_blob(shard_fds *s, const vyre_key *key);
 int vyre__cache_removal_tmp(vyre_cache *c, vyre_error *err);
 void vyre__cache_nothing_removed(vyre_error *err);
 /* Counts problem p in res (problems, repaired) and hands it to fn; res
@@ -164,10 +172,13 @@ void vyre__cache_maybe_cleanup(vyre_cache *c);
 /* ---- the test-only step hook ------------------------------------------ */
 
 /* Called by prune, clear and cleanup just before each step that changes
- * the cache: step is "rename" (a victim moved into tmp/), "commit" (the
- * index rows deleted), "unlink" (a file removed). The hook may kill the
- * process. Process-wide; NULL removes it. Not thread-safe: set it before
- * the cache is used. */
+ * the cache: step is "rename" (a victim moved into tmp/: clear), "commit"
+ * (the index rows deleted: prune's under the exclusive lock), "unlink" (a
+ * file removed); and by prune before it takes the exclusive lock for a
+ * batch ("lock": after its scan, where another process may put or hit
+ * what it is about to remove). The hook may kill the process.
+ * Process-wide; NULL removes it. Not thread-safe: set it before the cache
+ * is used. */
 typedef void (*vyre__cache_step_fn)(const char *step, void *ctx);
 void vyre__cache_set_step_hook(vyre__cache_step_fn fn, void *ctx);
 

@@ -1,7 +1,8 @@
 /*
- * cache_remove.c - the removal protocol prune, clear and verify --repair
- * share (cache_internal.h): victims renamed into tmp/, their rows deleted
- * in one commit by the caller, then unlinked; the layout check that puts
+ * cache_remove.c - the removal protocols (cache_internal.h): clear's and
+ * verify --repair's (victims renamed into tmp/, their rows deleted in one
+ * commit by the caller, then unlinked), prune's unlink of a blob whose row
+ * is gone, and the shard descriptors both hold; the layout check that puts
  * a missing or foreign tmp/, blobs/ or lock right; and the test-only step
  * hook the kill-at-every-step tests use.
  */
@@ -122,6 +123,26 @@ void vyre__cache_doomed_unlink(int tmpfd, doomed *v, size_t n)
             vyre__cache_step("unlink");
             unlinkat(tmpfd, v[i].tmpname, 0);
         }
+}
+
+/* Unlinks the blob of key where it lies (prune: its row is gone), from
+ * its shard in s. 0: gone, or nothing of ours there (no file, no real
+ * shard, a directory under the name: never ours to remove); else the
+ * errno. A link or special file under the name is unlinked itself, never
+ * followed. */
+int vyre__cache_unlink_blob(shard_fds *s, const vyre_key *key)
+{
+    vyre__cache_step("unlink");
+    int e = 0;
+    int dfd = shard_fd(s, key->bytes[0], &e);
+    if (dfd < 0)
+        return e == ENOENT || e == ENOTDIR || e == ELOOP ? 0 : e;
+    char name[VYRE_KEY_HEX_LEN + sizeof VYRE_BLOB_EXT];
+    vyre_key_to_hex(key, name);
+    memcpy(name + VYRE_KEY_HEX_LEN, VYRE_BLOB_EXT, sizeof VYRE_BLOB_EXT);
+    if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT || errno == EISDIR)
+        return 0;
+    return errno;
 }
 
 /* tmp/, opened for a removal (under the exclusive lock). A tmp/ that is

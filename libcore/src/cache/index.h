@@ -133,6 +133,23 @@ int vyre__index_replace_all(vyre__index *idx, const vyre__index_row *rows, size_
 /* Deletes many rows in one transaction. */
 int vyre__index_delete_many(vyre__index *idx, const vyre_key *keys, size_t n, vyre_error *err);
 
+/* What vyre__index_delete_unchanged did with each row. */
+enum vyre__index_delete_outcome {
+    VYRE__INDEX_ROW_DELETED = 0, /* the row went */
+    VYRE__INDEX_ROW_CHANGED,     /* left: rewritten (a put) or used (a hit) since it was read */
+    VYRE__INDEX_ROW_ABSENT       /* there was none (another removal took it) */
+};
+
+/*
+ * Deletes, in one transaction, the row of each rows[i] that is still as
+ * it was read (the same created_ns and last_access_ns), and sets out[i]
+ * (n bytes, caller's) to what became of it (enum above). All or nothing:
+ * on a failure (a locked index: VYRE_EBUSY, ...) no row went and out is
+ * undefined.
+ */
+int vyre__index_delete_unchanged(vyre__index *idx, const vyre__index_row *const *rows, size_t n,
+                                 unsigned char *out, vyre_error *err);
+
 /* Records the inputs row `key` was computed from (schema 4: the columns
  * vyre_key_explain compares). No row for key: nothing, 0. */
 int vyre__index_set_inputs(vyre__index *idx, const vyre_key *key, const vyre_key_inputs *in,

@@ -4,7 +4,8 @@
  * (reindex) and the totals.
  *
  * Guarantees: every write is one BEGIN IMMEDIATE transaction, so a rebuild
- * or a batch delete is all or nothing; a get includes hits still pending in
+ * or a batch delete is all or nothing (prune's deletes take only rows still
+ * as prune read them); a get includes hits still pending in
  * memory; the LRU walk never holds the lock while it calls back, so the
  * callback may delete the rows it is shown.
  */
@@ -256,6 +257,73 @@ int vyre__index_delete_many(vyre__index *idx, const vyre_key *keys, size_t n, vy
         if (!rc)
             rc = vyre__sqlite_commit(&idx->sql, "delete from", err);
     }
+    pthread_mutex_unlock(&idx->mu);
+    return rc;
+}
+
+/* Whether the row of key is there (CHANGED) or not (ABSENT), after a
+ * guarded delete took nothing; inside the open transaction. */
+static int row_outcome(vyre__index *idx, const vyre_key *key, unsigned char *out, vyre_error *err)
+{
+    sqlite3_stmt *st = idx->st[INDEX_ST_GET];
+    vyre__index_bind_key(st, 1, key);
+    int src = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (src != SQLITE_ROW && src != SQLITE_DONE)
+        return vyre__sqlite_fail(&idx->sql, src, "delete from", err);
+    *out = src == SQLITE_ROW ? VYRE__INDEX_ROW_CHANGED : VYRE__INDEX_ROW_ABSENT;
+    return VYRE_OK;
+}
+
+/* The guarded deletes of vyre__index_delete_unchanged, inside its
+ * transaction (st prepared, idx->mu held). */
+static int delete_guarded(vyre__index *idx, sqlite3_stmt *st, const vyre__index_row *const *rows,
+                          size_t n, unsigned char *out, vyre_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        vyre__index_bind_key(st, 1, &rows[i]->key);
+        sqlite3_bind_int64(st, 2, rows[i]->created_unix_ns);
+        sqlite3_bind_int64(st, 3, rows[i]->last_access_unix_ns);
+        int src = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (src != SQLITE_DONE)
+            return vyre__sqlite_fail(&idx->sql, src, "delete from", err);
+        out[i] = VYRE__INDEX_ROW_DELETED;
+        int rc =
+            sqlite3_changes(idx->sql.db) ? VYRE_OK : row_outcome(idx, &rows[i]->key, &out[i], err);
+        if (rc)
+            return rc;
+    }
+    return VYRE_OK;
+}
+
+int vyre__index_delete_unchanged(vyre__index *idx, const vyre__index_row *const *rows, size_t n,
+                                 unsigned char *out, vyre_error *err)
+{
+    if (!idx || (n && (!rows || !out)))
+        return vyre__fail(err, VYRE_EINVAL, NULL, "NULL argument to vyre__index_delete_unchanged");
+    if (idx->readonly)
+        return vyre__index_fail_readonly(idx, err);
+    if (n == 0)
+        return VYRE_OK;
+    pthread_mutex_lock(&idx->mu);
+    /* Prepared per call (once per batch of rows), not kept with the
+     * handle's statements: only prune runs it. */
+    sqlite3_stmt *st = NULL;
+    int rc = vyre__sqlite_prepare(&idx->sql,
+                                  "DELETE FROM blobs WHERE key = ?1 AND created_ns = ?2 "
+                                  "AND last_access_ns = ?3",
+                                  &st, err);
+    if (!rc)
+        rc = vyre__sqlite_begin(&idx->sql, "delete from", err);
+    if (!rc) {
+        rc = delete_guarded(idx, st, rows, n, out, err);
+        if (rc)
+            vyre__sqlite_rollback(&idx->sql);
+        else
+            rc = vyre__sqlite_commit(&idx->sql, "delete from", err);
+    }
+    sqlite3_finalize(st);
     pthread_mutex_unlock(&idx->mu);
     return rc;
 }

@@ -89,10 +89,14 @@ typedef struct vyre__managed_ops {
     int lru_order;
     /* May be NULL. A kind whose removal commits many entries at once (vyre's
      * own: rows deleted in one transaction) removes the entries idx[0..n)
-     * here instead of one by one through remove, up to `batch` at a time.
-     * 0: every one went, and each is then reported; else nothing of this
-     * batch is reported, the prune stops and returns the code (err set). */
-    int (*remove_batch)(void *kind, const size_t *idx, size_t n, vyre_error *err);
+     * here instead of one by one through remove, up to `batch` at a time,
+     * and sets state[k] (preset to VYRE__MANAGED_REMOVED) to what became
+     * of idx[k]: REMOVED, YOUNG (changed since the scan, so left: what
+     * touched says for the others), GONE (gone already) or FAILED. The
+     * removed ones are then reported. 0, or a failure (err set): the prune
+     * stops after reporting what did go, and returns the code. */
+    int (*remove_batch)(void *kind, const size_t *idx, size_t n, unsigned char *state,
+                        vyre_error *err);
     size_t batch;
 } vyre__managed_ops;
 

@@ -18,6 +18,7 @@ typedef struct plan {
     uint64_t bytes; /* the cache's bytes as they stand */
     size_t *q;      /* remove_batch: the entries taken and not yet removed */
     const char **q_reason;
+    unsigned char *q_state; /* what remove_batch made of each */
     size_t nq;
     vyre_error *err;
 } plan;
@@ -27,16 +28,31 @@ static int prunable(const plan *p, size_t i)
     return (p->e[i].flags & VYRE__MANAGED_PRUNABLE) != 0;
 }
 
-/* Removes the entries queued for remove_batch, then reports them. */
+/* Removes the entries queued for remove_batch, then reports the ones
+ * that went. An entry left (young, failed) counts in the cache's bytes
+ * again: take() had counted it gone. */
 static int flush(plan *p)
 {
-    int rc = p->nq ? p->ops->remove_batch(p->kind, p->q, p->nq, p->err) : 0;
-    for (size_t k = 0; rc && k < p->nq; k++)
-        p->r->state[p->q[k]] = VYRE__MANAGED_FAILED;
-    for (size_t k = 0; !rc && k < p->nq; k++) {
-        p->r->removed++;
-        p->r->removed_bytes += p->e[p->q[k]].bytes;
-        rc = p->ops->report ? p->ops->report(p->kind, p->q[k], p->q_reason[k], 0, NULL) : 0;
+    if (!p->nq)
+        return 0;
+    memset(p->q_state, VYRE__MANAGED_REMOVED, p->nq);
+    int rc = p->ops->remove_batch(p->kind, p->q, p->nq, p->q_state, p->err);
+    vyre__managed_result *r = p->r;
+    for (size_t k = 0; k < p->nq; k++) {
+        size_t i = p->q[k];
+        uint64_t bytes = p->e[i].bytes;
+        r->state[i] = p->q_state[k];
+        if (r->state[i] == VYRE__MANAGED_REMOVED) {
+            r->removed++;
+            r->removed_bytes += bytes;
+            int e = p->ops->report ? p->ops->report(p->kind, i, p->q_reason[k], 0, NULL) : 0;
+            rc = rc ? rc : e;
+        } else if (r->state[i] == VYRE__MANAGED_YOUNG || r->state[i] == VYRE__MANAGED_FAILED) {
+            r->young += r->state[i] == VYRE__MANAGED_YOUNG;
+            r->young_bytes += r->state[i] == VYRE__MANAGED_YOUNG ? bytes : 0;
+            r->failed += r->state[i] == VYRE__MANAGED_FAILED;
+            p->bytes += bytes;
+        } /* GONE: out of the cache already, as counted */
     }
     p->nq = 0;
     return rc;
@@ -149,7 +165,8 @@ int vyre__managed_prune(const vyre__managed_ops *ops, void *kind, uint64_t total
     if (!rc && ops->remove_batch && ops->batch) {
         p.q = malloc(ops->batch * sizeof *p.q);
         p.q_reason = malloc(ops->batch * sizeof *p.q_reason);
-        rc = p.q && p.q_reason ? 0 : VYRE_ENOMEM;
+        p.q_state = malloc(ops->batch);
+        rc = p.q && p.q_reason && p.q_state ? 0 : VYRE_ENOMEM;
     }
     for (size_t i = 0; !rc && i < p.n; i++) {
         ops->describe(kind, i, &p.e[i]);
@@ -161,6 +178,7 @@ int vyre__managed_prune(const vyre__managed_ops *ops, void *kind, uint64_t total
     r->kept_bytes = p.bytes;
     free(p.q);
     free(p.q_reason);
+    free(p.q_state);
     free(order);
     free(p.e);
     return rc;
