@@ -271,6 +271,11 @@ Test(bench_vs, samples_alternate_a_b_each_behind_its_own_hold)
 
 Test(bench_vs, the_spec_form_and_json_carry_b_over_a)
 {
+    /* Events read the virtual GPU time alone: A against itself must come
+     * out the same within 10%, and with the host's clock in the events a
+     * loaded machine's scheduling read as GPU time (CI, suites side by
+     * side: [0.999, 1.139]; under 4 CPU hogs 2 runs of 24 failed). */
+    snprintf(g_env_clock, sizeof g_env_clock, "FAKECUDA_VIRTUAL_EVENTS=1");
     char a[700], spec[700];
     fake_cubin("a.cubin", 10000000ull, a, sizeof a);
     snprintf(spec, sizeof spec, "%s/spec.json", g_tmp);
