@@ -301,9 +301,10 @@ Test(top_detail, view_shows_start_env_and_a_history_per_gpu_at_every_size)
     static const struct {
         int state;
         const char *text;
-    } env[] = {{VYRE_PROC_ENV_UNSET, "  CUDA_VISIBLE_DEVICES not set (every GPU visible)"},
-               {VYRE_PROC_ENV_UNREADABLE, "  CUDA_VISIBLE_DEVICES not readable (/proc/4242/environ)"},
-               {VYRE_PROC_ENV_UNKNOWN, "  CUDA_VISIBLE_DEVICES unknown"}};
+    } env[] = {
+        {VYRE_PROC_ENV_UNSET, "  CUDA_VISIBLE_DEVICES not set (every GPU visible)"},
+        {VYRE_PROC_ENV_UNREADABLE, "  CUDA_VISIBLE_DEVICES not readable (/proc/4242/environ)"},
+        {VYRE_PROC_ENV_UNKNOWN, "  CUDA_VISIBLE_DEVICES unknown"}};
     for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
         s->procs[0].cuda_visible.state = env[i].state;
         top_grid g;
