@@ -150,13 +150,8 @@ static int list_groups(check_job *j)
     while ((d = readdir(j->top))) {
         if (d->d_name[0] == '.')
             continue;
-        if (j->n_groups == cap) {
-            cap = cap ? cap * 2 : 256;
-            check_group *v = realloc(j->groups, cap * sizeof *v);
-            if (!v)
-                return VYRE_ENOMEM;
-            j->groups = v;
-        }
+        if (vyre__grow(&j->groups, &cap, j->n_groups + 1, sizeof *j->groups, 256))
+            return VYRE_ENOMEM;
         check_group *g = &j->groups[j->n_groups++];
         memset(g, 0, sizeof *g);
         memcpy(&g->d, d, sizeof *d);
@@ -358,14 +353,8 @@ static void flat_path(const vyre_cache *c, const char *dir, const char *name, ch
 
 static int debris_push(tmp_scan *t, const char *name)
 {
-    if (t->n_debris == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        char(*v)[NAME_MAX + 1] = realloc(t->debris, cap * sizeof *v);
-        if (!v)
-            return VYRE_ENOMEM;
-        t->debris = v;
-        t->cap = cap;
-    }
+    if (vyre__grow(&t->debris, &t->cap, t->n_debris + 1, sizeof *t->debris, 64))
+        return VYRE_ENOMEM;
     vyre__strlcpy(t->debris[t->n_debris++], name, NAME_MAX + 1);
     return VYRE_OK;
 }
@@ -809,14 +798,8 @@ typedef struct doomed_list {
 
 static int doomed_push(doomed_list *l, uint8_t shard, const char *name)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        doomed *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return VYRE_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (vyre__grow(&l->v, &l->cap, l->n + 1, sizeof *l->v, 256))
+        return VYRE_ENOMEM;
     doomed *d = &l->v[l->n++];
     memset(d, 0, sizeof *d);
     d->shard = shard;

@@ -165,16 +165,10 @@ static int delete_others(vyre__index *idx, const vyre_key *sorted, size_t n, vyr
         }
         if (n && bsearch(&k, sorted, n, sizeof *sorted, key_cmp))
             continue;
-        if (n_stale == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            vyre_key *p = realloc(stale, ncap * sizeof *p);
-            if (!p) {
-                rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory rebuilding index '%s'",
-                                idx->path);
-                break;
-            }
-            stale = p;
-            cap = ncap;
+        if (vyre__grow(&stale, &cap, n_stale + 1, sizeof *stale, 64)) {
+            rc = vyre__fail(err, VYRE_ENOMEM, NULL, "out of memory rebuilding index '%s'",
+                            idx->path);
+            break;
         }
         stale[n_stale++] = k;
     }

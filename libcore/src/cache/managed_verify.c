@@ -16,15 +16,9 @@
 void vyre__managed_found(vyre__managed_verdict *v, const char *file, const char *kind, int unusable,
                          const char *fmt, ...)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        vyre__managed_problem *p = realloc(v->p, cap * sizeof *p);
-        if (!p) {
-            v->oom = 1;
-            return;
-        }
-        v->p = p;
-        v->cap = cap;
+    if (vyre__grow(&v->p, &v->cap, v->n + 1, sizeof *v->p, 16)) {
+        v->oom = 1;
+        return;
     }
     vyre__managed_problem *p = &v->p[v->n++];
     memset(p, 0, sizeof *p);
