@@ -149,6 +149,33 @@ static int reject(check *c, vyre_blob_reject why)
     return vyre__blob_reject_code(why);
 }
 
+/* The payload's XXH3-128 (canonical bytes) against the header's. */
+static int check_sum(check *c, const uint8_t sum[16])
+{
+    if (memcmp(sum, c->h.payload_xxh128, 16) == 0)
+        return VYRE_OK;
+    snprintf(c->detail, sizeof c->detail, "payload checksum does not match (%" PRIu64 " bytes)",
+             c->h.stored_size);
+    return reject(c, VYRE_REJECT_PAYLOAD_SUM);
+}
+
+/* A streamed payload's digest, checked (check_sum). */
+static int check_stream_sum(check *c, vyre__xxh3_stream *st)
+{
+    uint64_t v[2];
+    vyre__xxh3_stream_digest(st, v);
+    XXH128_canonical_t cs;
+    XXH128_canonicalFromHash(&cs, (XXH128_hash_t){.low64 = v[0], .high64 = v[1]});
+    return check_sum(c, cs.digest);
+}
+
+/* The file shrank under us: missing bytes never came. */
+static int ended_early(check *c, uint64_t missing)
+{
+    snprintf(c->detail, sizeof c->detail, "file ended %" PRIu64 " bytes early", missing);
+    return reject(c, VYRE_REJECT_TRUNCATED);
+}
+
 /* The kernel-name table after the payload: its checksum, then its form. */
 static int check_kernels(check *c, const uint8_t *t)
 {
@@ -194,12 +221,8 @@ static int check_body(check *c, uint64_t have, const uint8_t *payload)
     if (payload) {
         uint8_t sum[16];
         vyre__blob_payload_sum(payload, (size_t)c->h.stored_size, sum);
-        if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
-            snprintf(c->detail, sizeof c->detail,
-                     "payload checksum does not match (%" PRIu64 " bytes)", c->h.stored_size);
-            return reject(c, VYRE_REJECT_PAYLOAD_SUM);
-        }
-        return check_kernels(c, payload + c->h.stored_size);
+        int rc = check_sum(c, sum);
+        return rc ? rc : check_kernels(c, payload + c->h.stored_size);
     }
     return VYRE_OK;
 }
@@ -280,11 +303,13 @@ static int read_hashed(check *c, int fd, uint8_t *buf, size_t have, size_t pay_o
                        vyre_error *err)
 {
     size_t pay_end = pay_off + (size_t)c->h.stored_size, hashed = pay_off;
-    uint8_t sum[16];
+    int rc;
     if (have >= n) {
         /* All of it came in one read (a file up to WHOLE_READ_MAX): the
          * one-shot hash, from the cache the read just filled. */
+        uint8_t sum[16];
         vyre__blob_payload_sum(buf + pay_off, (size_t)c->h.stored_size, sum);
+        rc = check_sum(c, sum);
     } else {
         vyre__xxh3_stream st;
         vyre__xxh3_stream_reset(&st, (size_t)c->h.stored_size);
@@ -301,24 +326,12 @@ static int read_hashed(check *c, int fd, uint8_t *buf, size_t have, size_t pay_o
             if (e != 0)
                 return io_fail(c, e, "read", err);
             have += got;
-            if (got < want) { /* shrank under us */
-                snprintf(c->detail, sizeof c->detail, "file ended %zu bytes early", n - have);
-                return reject(c, VYRE_REJECT_TRUNCATED);
-            }
+            if (got < want) /* shrank under us */
+                return ended_early(c, n - have);
         }
-        uint64_t v[2];
-        vyre__xxh3_stream_digest(&st, v);
-        XXH128_hash_t h = {.low64 = v[0], .high64 = v[1]};
-        XXH128_canonical_t cs;
-        XXH128_canonicalFromHash(&cs, h);
-        memcpy(sum, cs.digest, 16);
+        rc = check_stream_sum(c, &st);
     }
-    if (memcmp(sum, c->h.payload_xxh128, 16) != 0) {
-        snprintf(c->detail, sizeof c->detail, "payload checksum does not match (%" PRIu64 " bytes)",
-                 c->h.stored_size);
-        return reject(c, VYRE_REJECT_PAYLOAD_SUM);
-    }
-    return check_kernels(c, buf + pay_end);
+    return rc ? rc : check_kernels(c, buf + pay_end);
 }
 
 /* Hands the checked buffer over as the loaded blob (area = b's payload area,
@@ -352,11 +365,11 @@ static int check_whole(check *c, int fd, vyre_error *err)
     int rc = decode_into(c, area, got);
     if (!rc)
         rc = check_body(c, c->file_size, NULL);
-    if (!rc && c->keep && VYRE_BLOB_KEY_STALE(c->h.key_version))
+    if (!rc && VYRE_BLOB_KEY_STALE(c->h.key_version))
         rc = reject_stale(c);
     if (!rc)
         rc = read_hashed(c, fd, area, got, VYRE_BLOB_HEADER_SIZE, size, err);
-    if (rc || !c->keep) {
+    if (rc) {
         free(b);
         return rc;
     }
@@ -365,8 +378,8 @@ static int check_whole(check *c, int fd, vyre_error *err)
 }
 
 /* A large file: header first, sizes checked against it and against the
- * file, and only then an allocation (or a streamed checksum when nothing
- * is kept). */
+ * file, and only then an allocation (a check that keeps nothing goes to
+ * check_only_large instead). */
 static int check_large(check *c, int fd, vyre_error *err)
 {
     size_t got = 0;
@@ -438,12 +451,6 @@ static int scratch_fail(check *c, size_t n, vyre_error *err)
                       c->path);
 }
 
-static int ended_early(check *c, uint64_t missing)
-{
-    snprintf(c->detail, sizeof c->detail, "file ended %" PRIu64 " bytes early", missing);
-    return reject(c, VYRE_REJECT_TRUNCATED);
-}
-
 /* A file up to WHOLE_READ_MAX: one read into the scratch buffer. */
 static int check_only_whole(check *c, int fd, vyre_error *err)
 {
@@ -490,15 +497,8 @@ static int check_only_large(check *c, int fd, vyre_error *err)
             return ended_early(c, left - got);
         vyre__xxh3_stream_update(&st, buf, got);
     }
-    uint64_t v[2];
-    vyre__xxh3_stream_digest(&st, v);
-    XXH128_canonical_t cs;
-    XXH128_canonicalFromHash(&cs, (XXH128_hash_t){.low64 = v[0], .high64 = v[1]});
-    if (memcmp(cs.digest, c->h.payload_xxh128, 16) != 0) {
-        snprintf(c->detail, sizeof c->detail, "payload checksum does not match (%" PRIu64 " bytes)",
-                 c->h.stored_size);
-        return reject(c, VYRE_REJECT_PAYLOAD_SUM);
-    }
+    if ((rc = check_stream_sum(c, &st)) != VYRE_OK)
+        return rc;
     size_t n = c->h.kernels_size;
     if (n == 0)
         return VYRE_OK;
