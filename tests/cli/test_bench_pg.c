@@ -283,9 +283,14 @@ static void expect_run_and_whole_points(const char *status)
 
 Test(bench_pg, a_server_stopped_mid_run_ends_the_run_with_one_error)
 {
+    /* Gone for longer than the session is sought: reconnect=1 (the
+     * default 20 s is the restart test's below). */
+    start_server();
+    char url[700];
+    snprintf(url, sizeof url, "%s?reconnect=1", g_url);
     char err_path[700];
     long n = 0;
-    pid_t pid = run_in_background(NULL, err_path, sizeof err_path, &n);
+    pid_t pid = run_in_background(url, err_path, sizeof err_path, &n);
     ts_postgres_stop(&g_pg);
     char err[4096];
     int code = wait_run(pid, err_path, err, sizeof err);

@@ -185,6 +185,37 @@ Test(results_dialect, locations_are_shown_with_passwords_masked)
     cr_assert(!vyre_results_is_url("results.sqlite3"));
 }
 
+/* vyre's own URL parameters, timeout=S and reconnect=S: read into the
+ * deadlines and taken out of what libpq sees; a bad value is one error
+ * naming the URL with the range in its hint. */
+Test(results_dialect, timeout_and_reconnect_are_read_and_taken_out_of_the_url)
+{
+    vyre__pg_url u;
+    vyre_error e;
+    vyre_error_clear(&e);
+    cr_assert_eq(vyre__pg_url_parse("postgresql://h/db", &u, &e), 0, "%s", e.message);
+    cr_assert(u.statement_s == VYRE__PG_STATEMENT_S && u.connect_s == VYRE__PG_CONNECT_S);
+    cr_assert(u.reconnect_s == VYRE__PG_RECONNECT_S, "%g", u.reconnect_s);
+    cr_assert_eq(
+        vyre__pg_url_parse("postgresql://h/db?sslmode=disable&reconnect=0&timeout=2.5", &u, &e), 0,
+        "%s", e.message);
+    cr_assert(u.reconnect_s == 0 && u.statement_s == 2.5 && u.connect_s == 2.5);
+    cr_assert_str_eq(u.url, "postgresql://h/db?sslmode=disable");
+    cr_assert_eq(vyre__pg_url_parse("postgresql://h/db?reconnect=120", &u, &e), 0, "%s", e.message);
+    cr_assert(u.reconnect_s == 120);
+    cr_assert_str_eq(u.url, "postgresql://h/db");
+    static const char *const bad[] = {
+        "reconnect=-1", "reconnect=x", "reconnect=", "reconnect=1e6", "timeout=0", "timeout=abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char url[128];
+        snprintf(url, sizeof url, "postgresql://bob:pw@h/db?%s", bad[i]);
+        cr_assert_eq(vyre__pg_url_parse(url, &u, &e), VYRE_EINVAL, "%s", bad[i]);
+        cr_assert(strstr(e.message, "postgresql://bob:***@h/db"), "%s", e.message);
+        cr_assert(strstr(e.hint, "86400"), "%s: %s", bad[i], e.hint);
+        vyre__pg_url_release(&u);
+    }
+}
+
 /* ---- a real server -------------------------------------------------------------------- */
 
 Test(results_pg, a_run_is_written_and_read_back_as_on_a_file)
@@ -586,7 +617,9 @@ Test(results_pg, a_server_stopped_mid_run_leaves_the_run_interrupted_and_nothing
 {
     ts_postgres_start(&g_pg);
     char url[512];
-    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres");
+    /* A server gone for longer than the session is sought (reconnect=1;
+     * 20 s by default, which a_session_the_server_ended_... relies on). */
+    url_of(url, sizeof url, "vyre:" TS_PG_PASSWORD, "postgres?reconnect=1");
     vyre_results_close(open_ok(url));
     int ready[2], go[2];
     cr_assert_eq(pipe(ready), 0);

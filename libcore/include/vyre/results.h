@@ -31,6 +31,8 @@
  * closed and the call fails with VYRE_EREMOTE naming the server
  * (host:port). statement_timeout and lock_timeout on the session, and TCP
  * keepalives and tcp_user_timeout, stay as the server's own bounds.
+ * A session the server dropped (a restart) is sought again for 20 s (the
+ * URL's reconnect=S, vyre's own; reconnect=0: never) before a call fails.
  * A location in any case of the scheme (POSTGRESQL://) is a URL.
  *
  * A local file's schema is db/results_v1.sql and its steps, versioned through PRAGMA user_version

@@ -33,14 +33,14 @@
  * statement_timeout, lock_timeout and idle_in_transaction_session_timeout
  * on the session, TCP keepalives and tcp_user_timeout stay as the
  * server's own bounds. A session the server dropped (a restart)
- * is sought again for up to 20 s: between two transactions before the
- * next one (pq_begin) or before a read (exec_stmt); inside one, before
- * its COMMIT was sent, the caller does the transaction again once the
- * session is back (pq_again, vyre__results_tx). One dropped while its
- * COMMIT was on the wire is settled once the session is back: the server
- * says whether it committed (txid_status); rolled back, it is done again;
- * when that cannot be told, it ends with an error (it may have been
- * written).
+ * is sought again for up to 20 s (the URL's reconnect=S; 0: never):
+ * between two transactions before the next one (pq_begin) or before a
+ * read (exec_stmt); inside one, before its COMMIT was sent, the caller
+ * does the transaction again once the session is back (pq_again,
+ * vyre__results_tx). One dropped while its COMMIT was on the wire is
+ * settled once the session is back: the server says whether it committed
+ * (txid_status); rolled back, it is done again; when that cannot be told,
+ * it ends with an error (it may have been written).
  * libpq's notices are dropped (libcore never prints). Parameters are sent
  * as text; the server infers their types from the statement, so the
  * portable SQL needs no casts.
@@ -386,6 +386,7 @@ int vyre__store_pg_open(const char *url, vyre__store **out, vyre_error *err)
     vyre__strlcpy(s->shown, u->shown, sizeof s->shown);
     s->statement_ns = (uint64_t)(u->statement_s * 1e9);
     s->connect_ns = (uint64_t)(u->connect_s * 1e9);
+    s->reconnect_ns = (uint64_t)(u->reconnect_s * 1e9);
     if (!rc)
         rc = vyre__pg_check_url(s, u, err);
     if (!rc)

@@ -197,17 +197,16 @@ int vyre__pg_check_url(pg_store *s, const vyre__pg_url *u, vyre_error *err)
     return VYRE_OK;
 }
 
-/* How long a session that went away is sought again (a server restart
- * takes a second or two; a failover longer). */
-#define RECONNECT_NS (20ull * 1000000000ull)
-
 /* The session, back after the server dropped it: PQreset (each attempt
  * bounded by connect_timeout), tried with a growing pause until
- * RECONNECT_NS have passed, and the session's settings again. 0 when it
- * is back. */
+ * s->reconnect_ns have passed (the URL's reconnect=S, else
+ * VYRE__PG_RECONNECT_S; 0: not tried), and the session's settings again.
+ * 0 when it is back. */
 int vyre__pg_reconnect(pg_store *s)
 {
-    uint64_t end = vyre__mono_ns() + RECONNECT_NS;
+    if (!s->reconnect_ns)
+        return -1;
+    uint64_t end = vyre__mono_ns() + s->reconnect_ns;
     long pause_ms = 100;
     for (;;) {
         /* Each attempt bounded by the connect deadline; one given up (or

@@ -36,6 +36,7 @@ typedef struct pg_store {
     int lost_in_tx;                        /* the session went away inside it, before COMMIT */
     int queued;                            /* writes sent in pipeline mode, results not read yet */
     uint64_t statement_ns, connect_ns;     /* the client-side deadlines */
+    uint64_t reconnect_ns;                 /* a dropped session is sought so long */
     int dead;                              /* the connection was dropped: its VYRE_E* code */
     uint64_t grace_end;                    /* after an interrupt: every wait ends by then */
     int grace_used;                        /* the one connect after an interrupt was made */
@@ -131,7 +132,7 @@ int vyre__pg_keep_params(pg_store *s, const vyre__pg_url *u, vyre_error *err);
 int vyre__pg_check_url(pg_store *s, const vyre__pg_url *u, vyre_error *err);
 /* The session, back after the server dropped it: PQreset (each attempt
  * bounded by connect_timeout), tried with a growing pause until
- * RECONNECT_NS have passed, and the session's settings again. 0 when it
+ * reconnect_ns have passed, and the session's settings again. 0 when it
  * is back. */
 int vyre__pg_reconnect(pg_store *s);
 

@@ -30,8 +30,9 @@
 #include "vyre/config.h"
 #include "vyre/results.h"
 
-#define PASSWORD_FILE "password-file="
-#define TIMEOUT_PARAM "timeout="
+#define PASSWORD_FILE   "password-file="
+#define TIMEOUT_PARAM   "timeout="
+#define RECONNECT_PARAM "reconnect="
 
 /* The length of s's postgresql:// or postgres:// scheme, any case (libpq
  * takes only the lower case: vyre__pg_url_parse lowers it); 0 when s
@@ -200,13 +201,13 @@ static int read_password_file(const char *path, char *out, size_t size, vyre_err
 }
 
 /* Takes vyre's parameter key (e.g. "password-file=") out of u->url, its
- * value into out ("" when absent). */
-static void take_param(vyre__pg_url *u, const char *key, char *out, size_t size)
+ * value into out ("" when absent or empty). 1 when it was there. */
+static int take_param(vyre__pg_url *u, const char *key, char *out, size_t size)
 {
     out[0] = '\0';
     char *q = strchr(u->url, '?');
     if (!q)
-        return;
+        return 0;
     size_t klen = strlen(key);
     for (char *p = q + 1; *p;) {
         size_t n = strcspn(p, "&");
@@ -221,24 +222,29 @@ static void take_param(vyre__pg_url *u, const char *key, char *out, size_t size)
             memmove(to, from, strlen(from) + 1);
             if (to[-1] == '?' && !*to)
                 to[-1] = '\0';
-            return;
+            return 1;
         }
         p += n;
         if (*p == '&')
             p++;
     }
+    return 0;
 }
 
-/* Seconds in text ("2", "0.5"): 0, or VYRE_EINVAL naming the URL. */
-static int parse_seconds(const char *text, const char *key, const char *shown, double *out,
-                         vyre_error *err)
+/* Seconds in text ("2", "0.5"), at least min (0 or 0.1) and at most a
+ * day: 0, or VYRE_EINVAL naming the URL. */
+static int parse_seconds(const char *text, const char *key, double min, const char *shown,
+                         double *out, vyre_error *err)
 {
     char *end = NULL;
     errno = 0;
     double v = strtod(text, &end);
-    if (errno || end == text || *end || !(v >= 0.1 && v <= 86400))
+    if (errno || end == text || *end || !(v >= min && v <= 86400))
         return vyre__fail(err, VYRE_EINVAL,
-                          "write the seconds as a number from 0.1 to 86400, e.g. timeout=30",
+                          min > 0 ? "write the seconds as a number from 0.1 to 86400, e.g. "
+                                    "timeout=30"
+                                  : "write the seconds as a number from 0 (never) to 86400, "
+                                    "e.g. reconnect=60",
                           "bad %s'%s' in results database '%s'", key, text, shown);
     *out = v;
     return VYRE_OK;
@@ -278,15 +284,20 @@ int vyre__pg_url_parse(const char *url, vyre__pg_url *u, vyre_error *err)
      * read as a key=value string, and its error would echo it whole). */
     for (size_t i = 0; i < scheme_len(url); i++)
         u->url[i] = (char)tolower((unsigned char)u->url[i]);
-    char path[VYRE_RESULTS_LOCATION_MAX], timeout[64];
+    char path[VYRE_RESULTS_LOCATION_MAX], timeout[64], reconnect[64];
     take_param(u, PASSWORD_FILE, path, sizeof path);
-    take_param(u, TIMEOUT_PARAM, timeout, sizeof timeout);
+    int has_timeout = take_param(u, TIMEOUT_PARAM, timeout, sizeof timeout);
+    int has_reconnect = take_param(u, RECONNECT_PARAM, reconnect, sizeof reconnect);
     u->statement_s = VYRE__PG_STATEMENT_S;
     u->connect_s = VYRE__PG_CONNECT_S;
-    int rc = timeout[0] ? parse_seconds(timeout, TIMEOUT_PARAM, u->shown, &u->statement_s, err)
-                        : VYRE_OK;
-    if (!rc && timeout[0])
+    u->reconnect_s = VYRE__PG_RECONNECT_S;
+    int rc = has_timeout
+                 ? parse_seconds(timeout, TIMEOUT_PARAM, 0.1, u->shown, &u->statement_s, err)
+                 : VYRE_OK;
+    if (!rc && has_timeout)
         u->connect_s = u->statement_s;
+    if (!rc && has_reconnect)
+        rc = parse_seconds(reconnect, RECONNECT_PARAM, 0, u->shown, &u->reconnect_s, err);
     if (!rc)
         read_connect_timeout(u);
     if (rc || !path[0])

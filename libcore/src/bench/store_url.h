@@ -1,8 +1,8 @@
 /*
  * store_url.h - a PostgreSQL results store's URL as libpq takes it, with
  * vyre's one extra parameter (password-file=PATH) taken out and its file
- * read and checked, and its timeout=S parameter (the client-side deadline)
- * taken out and read. The public half (vyre_results_is_url, _mask, _locate)
+ * read and checked, and its timeout=S and reconnect=S parameters (the
+ * client-side deadlines) taken out and read. The public half (vyre_results_is_url, _mask, _locate)
  * is in vyre/results.h. Not public API.
  */
 #ifndef VYRE_BENCH_STORE_URL_H
@@ -16,6 +16,9 @@
 /* Client-side deadlines (vyre's timeout=S parameter changes both). */
 #define VYRE__PG_STATEMENT_S 60.0 /* each statement, wall clock, from send to result */
 #define VYRE__PG_CONNECT_S   10.0 /* each connect: TCP, TLS, authentication, session */
+/* How long a session the server dropped is sought again (a restart takes a
+ * second or two, a failover longer); vyre's reconnect=S parameter sets it. */
+#define VYRE__PG_RECONNECT_S 20.0
 
 typedef struct vyre__pg_url {
     char url[VYRE_RESULTS_LOCATION_MAX];   /* for libpq: vyre's parameters taken out, the
@@ -24,7 +27,8 @@ typedef struct vyre__pg_url {
     char password[1024];                   /* from password-file; "" when none */
     int has_connect_timeout;               /* the URL sets its own connect_timeout */
     double statement_s;                    /* timeout=S, else VYRE__PG_STATEMENT_S */
-    double connect_s; /* connect_timeout=N, else timeout=S, else VYRE__PG_CONNECT_S */
+    double connect_s;   /* connect_timeout=N, else timeout=S, else VYRE__PG_CONNECT_S */
+    double reconnect_s; /* reconnect=S, else VYRE__PG_RECONNECT_S; 0: not sought again */
 } vyre__pg_url;
 
 /* Parses url (postgresql://...) into u, reading password-file=PATH when
