@@ -5,8 +5,9 @@
  * The payload checksum is most of the CPU cost of a cache hit. Debian's
  * libxxhash is built for baseline x86-64 (SSE2); libcore also compiles
  * libxxhash's own header inline for AVX2 and for AVX-512 (checksum_avx2.c,
- * checksum_avx512.c) and picks one per call by CPU and size. Every build
- * computes the same function: the tests compare them with the library.
+ * checksum_avx512.c, one text: checksum_simd.h) and picks one per call by
+ * CPU and size. Every build computes the same function: the tests compare
+ * them with the library.
  */
 #ifndef VYRE_CHECKSUM_H
 #define VYRE_CHECKSUM_H
