@@ -516,14 +516,22 @@ static pid_t start_hog(void)
         bench_with_tmp(p, args, disk_tmp);                                                         \
     } while (0)
 
+/* Both runs --quick with at most 1 s a point (not 3): on a busy machine
+ * every point runs to that bound, and the hog spins on every core for as
+ * long as the second run lasts, slowing every suite beside this one. Either
+ * bound gave the same verdict on the 2-core CI machine (inconclusive, 7-8
+ * of 8 points unjudged: 1 s in 9 runs, 3 s in 4), in 27-37 s instead of
+ * 52-55. */
+#define BUSY_RUN "run", "--suite", "cache", "--quick", "--timeout", "1", "--db", g_db, "-q"
+
 Test(bench_compare, a_busy_machine_between_two_runs_is_never_a_quiet_pass, .timeout = 300)
 {
     tu_proc p;
-    BENCH_DISK_TMP(&p, ARGS("run", "--suite", "cache", "--quick", "--db", g_db, "-q"));
+    BENCH_DISK_TMP(&p, ARGS(BUSY_RUN));
     cr_assert_eq(p.exit_code, 0, "%s", p.err);
     tu_proc_free(&p);
     pid_t hog = start_hog();
-    BENCH_DISK_TMP(&p, ARGS("run", "--suite", "cache", "--quick", "--db", g_db, "-q"));
+    BENCH_DISK_TMP(&p, ARGS(BUSY_RUN));
     kill(-hog, SIGKILL);
     kill(hog, SIGKILL);
     waitpid(hog, NULL, 0);
@@ -542,6 +550,8 @@ Test(bench_compare, a_busy_machine_between_two_runs_is_never_a_quiet_pass, .time
     json_int_t points = json_integer_value(json_object_get(sum, "points"));
     json_int_t unjudged = json_integer_value(json_object_get(sum, "unjudged"));
     cr_assert_gt(points, 0, "%s", p.out);
+    cr_log_info("a busy machine: %s, %lld of %lld points unjudged", v, (long long)unjudged,
+                (long long)points);
     if (!strcmp(v, "pass")) {
         cr_assert_eq(p.exit_code, 0, "%s", p.err);
         cr_assert_leq(unjudged * 4, points, "a PASS with %lld of %lld points unjudged",
