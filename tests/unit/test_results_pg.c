@@ -633,10 +633,18 @@ Test(results_pg, a_server_stopped_mid_run_leaves_the_run_interrupted_and_nothing
     cr_assert_eq(read(ready[0], &c, 1), 1, "the child never wrote its first point");
     ts_postgres_stop(&g_pg);
     cr_assert_eq(write(go[1], "g", 1), 1);
+    int64_t t0 = mono_ms();
     int st = 0;
     cr_assert_eq(waitpid(pid, &st, 0), pid);
+    int64_t took = mono_ms() - t0;
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child step %d",
               WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    /* Two calls each sought the session for reconnect=1 s, not the default
+     * 20 s each (40 s). */
+    cr_assert_lt(took, 15000, "the failed point and run end took %lld ms with reconnect=1",
+                 (long long)took);
+    cr_log_info("a server gone for good: the child's two calls failed after %lld ms (reconnect=1)",
+                (long long)took);
     ts_postgres_restart(&g_pg);
     vyre_results *db = open_ok(url);
     vyre_bench_run *runs = NULL;
