@@ -109,6 +109,12 @@ void tu_env_restore(tu_env *e);
  * into a temp dir). Asserts on failure. */
 void tu_copy_tree(const char *src, const char *dst);
 
+/* Sets the access and modification times of path and of everything below
+ * it (links not followed) to `seconds` before now. A fixture copied with
+ * tu_copy_tree is as old as the copy; output that says "12s ago" then
+ * changes from one run to the next. Asserts on failure. */
+void tu_age_tree(const char *path, int64_t seconds);
+
 /* The bytes on disk of path and all below it, as du counts them:
  * st_blocks * 512 of every inode from lstat, symbolic links not followed
  * (never the apparent size: a 100-byte file takes a whole block). */
