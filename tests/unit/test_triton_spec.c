@@ -76,6 +76,30 @@ Test(triton_spec, ttir_block_of_one_is_an_unmultiplied_program_id)
     cr_expect_eq(t.block[0], 1);
 }
 
+/* A looped reduction (triton_red_fused_mul_sum_0 as Triton 3.6 wrote it,
+ * cut): XBLOCK 1 is folded away, and %xoffset times 8192 is the row's
+ * offset (`8192*x0`), not a block of 8192 rows a program. */
+Test(triton_spec, ttir_index_multiply_of_the_program_id_is_no_block)
+{
+    static const char text[] =
+        "tt.func public @k(%in_ptr0: !tt.ptr<f32>, %xnumel: i32, %r0_numel: i32) {\n"
+        "    %c8192_i32 = arith.constant 8192 : i32 loc(#loc3)\n"
+        "    %xoffset = tt.get_program_id x : i32 loc(#loc30)\n"
+        "    %xmask_1 = arith.cmpi slt, %xoffset, %xmask : i32 loc(#loc29)\n"
+        "    %_tmp3 = scf.for %r0_offset = %c0_i32 to %c8192_i32 step %c2048_i32 {\n"
+        "      %tmp0 = arith.muli %xoffset, %c8192_i32 : i32 loc(#loc36)\n";
+    vyre__ttir t;
+    cr_assert_eq(vyre__ttir_parse(text, "k", "k.ttir", &t, NULL), 0);
+    cr_expect_eq(t.block[0], 1);
+    /* Other naming: the first constant multiply of the program id. */
+    static const char plain[] = "tt.func public @k(%n: i32) {\n"
+                                "    %c1024_i32 = arith.constant 1024 : i32\n"
+                                "    %pid = tt.get_program_id x : i32\n"
+                                "    %block_start = arith.muli %pid, %c1024_i32 : i32\n";
+    cr_assert_eq(vyre__ttir_parse(plain, "k", "k.ttir", &t, NULL), 0);
+    cr_expect_eq(t.block[0], 1024);
+}
+
 Test(triton_spec, ttir_errors_name_the_file_and_function)
 {
     vyre__ttir t;

@@ -148,12 +148,40 @@ static int64_t constant_of(const char *text, const char *c)
     return -1;
 }
 
-/* The block of program-id axis `axis` (see vyre__ttir.block). */
+/* Whether the line holding p defines `<v>_<digits> = `: TorchInductor's
+ * `xoffset = tl.program_id(0) * XBLOCK` rebinds the program id's own name. */
+static int defines_rebinding(const char *text, const char *p, const char *v)
+{
+    const char *s = p;
+    while (s > text && s[-1] != '\n')
+        s--;
+    s += strspn(s, " ");
+    size_t vl = strlen(v);
+    if (strncmp(s, v, vl) != 0 || s[vl] != '_')
+        return 0;
+    size_t d = strspn(s + vl + 1, "0123456789");
+    return d > 0 && !strncmp(s + vl + 1 + d, " = ", 3);
+}
+
+/* Whether v is TorchInductor's name for a program id (%xoffset, ...). */
+static int inductor_offset(const char *v)
+{
+    return strlen(v) == 8 && strchr("xyz", v[1]) && !strcmp(v + 2, "offset");
+}
+
+/*
+ * The block of program-id axis `axis` (see vyre__ttir.block): the constant
+ * of a multiply of the program id. With TorchInductor's naming only the
+ * multiply that rebinds %xoffset counts: where XBLOCK is 1 there is none,
+ * and %xoffset multiplied by a constant is an index (`8192*x0` in a looped
+ * reduction), not the block. Other naming takes the first constant multiply.
+ */
 static int64_t axis_block(const char *text, char axis)
 {
     char v[VYRE__TTIR_NAME_MAX + 2];
     if (program_id_value(text, axis, v, sizeof v))
         return 0;
+    int inductor = inductor_offset(v);
     static const char muli[] = "arith.muli ";
     for (const char *p = strstr(text, muli); p; p = strstr(p + 1, muli)) {
         const char *a = p + sizeof muli - 1, *comma = strchr(a, ',');
@@ -162,7 +190,7 @@ static int64_t axis_block(const char *text, char axis)
         const char *b = comma + 2;
         char other[VYRE__TTIR_NAME_MAX + 2];
         const char *o = is_value(a, v) ? b : is_value(b, v) ? a : NULL;
-        if (!o)
+        if (!o || (inductor && !defines_rebinding(text, p, v)))
             continue;
         size_t n = strspn(o + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
         if (*o != '%' || n + 2 > sizeof other)
