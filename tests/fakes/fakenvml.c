@@ -37,6 +37,11 @@
  *                               (fakecuda.c) gives device i, as on a real
  *                               machine where both name the same GPUs
  *                               (bytes (0x11 * k) ^ (i * 0x5a))
+ *   FAKENVML_RESERVED_MIB=<n>   memory the driver reserves on every GPU
+ *                               (default 0): nvmlDeviceGetMemoryInfo's
+ *                               used counts it, as a real v1 query does;
+ *                               ..._v2 (not in the old fake) gives it apart
+ *                               and leaves it out of used, as nvidia-smi
  *   FAKENVML_SM_CLOCKS=a,b,...  the SM clock of every GPU steps through
  *                               these MHz, one value a call, round and
  *                               round (a clock that moves: not locked)
@@ -72,6 +77,10 @@ typedef struct nvmlDevice_st *nvmlDevice_t;
 typedef struct {
     unsigned long long total, free, used;
 } nvmlMemory_t;
+typedef struct {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
 typedef struct {
     unsigned int gpu, memory;
 } nvmlUtilization_t;
@@ -351,6 +360,13 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtili
     return OK;
 }
 
+/* FAKENVML_RESERVED_MIB in bytes. */
+static unsigned long long reserved_bytes(void)
+{
+    const char *s = getenv("FAKENVML_RESERVED_MIB");
+    return s ? strtoull(s, NULL, 10) * 1024ull * 1024ull : 0;
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 {
@@ -359,10 +375,28 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m
     if (r)
         return r;
     m->total = (80ull + (unsigned)i) * GIB;
-    m->used = (1ull + (unsigned)i) * GIB;
+    m->used = (1ull + (unsigned)i) * GIB + reserved_bytes();
     m->free = m->total - m->used;
     return OK;
 }
+
+#ifndef FAKENVML_OLD
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m);
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
+{
+    int i;
+    nvmlReturn_t r = dev_check(d, m, "memory", &i);
+    if (r)
+        return r;
+    if (m->version != ((unsigned)sizeof *m | (2u << 24)))
+        return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
+    m->total = (80ull + (unsigned)i) * GIB;
+    m->reserved = reserved_bytes();
+    m->used = (1ull + (unsigned)i) * GIB;
+    m->free = m->total - m->used - m->reserved;
+    return OK;
+}
+#endif
 
 /* GPU i's SM clock: 1500 + i, or the next of FAKENVML_SM_CLOCKS. */
 static unsigned sm_clock(int i)

@@ -24,9 +24,10 @@
 #define MIB (1024ull * 1024ull)
 
 static const char *const g_vars[] = {
-    "VYRE_NVML_LIBRARY",    "FAKENVML_INIT_FAIL", "FAKENVML_GPUS",
-    "FAKENVML_UNSUPPORTED", "FAKENVML_FAIL",      "FAKENVML_PROCS",
-    "FAKENVML_MANY_PROCS",  "FAKENVML_PROC_UTIL", "FAKENVML_GRAPHICS_PROCS",
+    "VYRE_NVML_LIBRARY",     "FAKENVML_INIT_FAIL", "FAKENVML_GPUS",
+    "FAKENVML_UNSUPPORTED",  "FAKENVML_FAIL",      "FAKENVML_PROCS",
+    "FAKENVML_MANY_PROCS",   "FAKENVML_PROC_UTIL", "FAKENVML_GRAPHICS_PROCS",
+    "FAKENVML_RESERVED_MIB",
 };
 #define NVARS (sizeof g_vars / sizeof g_vars[0])
 static tu_env g_env;
@@ -451,6 +452,32 @@ Test(gpu_monitor, old_nvml_uses_the_fallback_entry_points)
     cr_assert_eq(g->procs[0].pid, 77);
     cr_assert_str_eq(g->throttle_text, "power,thermal");
     cr_assert_str_eq(snap.driver_version, "", "unknown driver version stays empty");
+    vyre_gpu_monitor_close(m);
+}
+
+/* nvidia-smi's memory.used leaves out what the driver reserves (NVML's v2
+ * query); v1's used counts it: 480 MiB more on an idle H100 (driver 580),
+ * which vyre-top showed before it asked v2. A driver without v2 gives v1. */
+Test(gpu_monitor, memory_used_leaves_out_the_reserved_memory_as_nvidia_smi)
+{
+    setenv("FAKENVML_GPUS", "2", 1);
+    setenv("FAKENVML_RESERVED_MIB", "480", 1);
+    vyre_gpu_snapshot snap;
+    vyre_gpu_monitor *m = open_and_sample(&snap);
+    for (unsigned i = 0; i < 2; i++) {
+        const vyre_gpu_info *g = &snap.gpus[i];
+        cr_assert(vyre_gpu_field_valid(g, VYRE_GPU_F_MEMORY));
+        cr_expect_eq(g->mem_used_bytes, (1 + i) * GIB, "GPU %u: %llu", i,
+                     (unsigned long long)g->mem_used_bytes);
+        cr_expect_eq(g->mem_total_bytes, (80 + i) * GIB);
+        cr_expect_eq(g->mem_free_bytes, (80 + i) * GIB - (1 + i) * GIB - 480 * MIB);
+    }
+    vyre_gpu_monitor_close(m);
+
+    setenv("VYRE_NVML_LIBRARY", FAKENVML_OLD_LIB, 1);
+    m = open_and_sample(&snap);
+    cr_expect_eq(snap.gpus[0].mem_used_bytes, GIB + 480 * MIB);
+    cr_expect_eq(snap.gpus[0].mem_free_bytes, 80 * GIB - GIB - 480 * MIB);
     vyre_gpu_monitor_close(m);
 }
 

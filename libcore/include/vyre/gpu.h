@@ -106,7 +106,9 @@ typedef struct vyre_gpu_info {
     char uuid[VYRE_GPU_UUID_MAX];          /* "GPU-xxxxxxxx-...", as nvidia-smi */
     unsigned util_gpu_pct;                 /* kernel-busy share of the last sample period, 0..100 */
     unsigned util_mem_pct;                 /* memory-controller busy share, 0..100 */
-    uint64_t mem_used_bytes;               /* as nvidia-smi's "Memory-Usage" */
+    uint64_t mem_used_bytes;               /* as nvidia-smi's memory.used: without what the
+                                              driver reserves (NVML's v2 query; a driver
+                                              without it: v1's, which counts it) */
     uint64_t mem_total_bytes;              /* total usable memory */
     unsigned sm_clock_mhz;                 /* current SM clock */
     unsigned mem_clock_mhz;                /* current memory clock */

@@ -47,6 +47,18 @@ typedef struct nvmlMemory_st {
     unsigned long long used;
 } nvmlMemory_t;
 
+/* nvmlMemory_v2_t (R510+): `used` leaves out what the driver and firmware
+ * reserve, as nvidia-smi's memory.used does; v1's `used` counts it (about
+ * 480 MiB more on an idle H100 with driver 580). */
+typedef struct nvmlMemory_v2_st {
+    unsigned int version;
+    unsigned long long total;
+    unsigned long long reserved;
+    unsigned long long free;
+    unsigned long long used;
+} nvmlMemory_v2_t;
+#define NVML_MEMORY_V2 ((unsigned)sizeof(nvmlMemory_v2_t) | (2u << 24))
+
 typedef struct nvmlUtilization_st {
     unsigned int gpu;
     unsigned int memory;
@@ -88,6 +100,7 @@ typedef nvmlReturn_t (*nvml_str_fn)(nvmlDevice_t, char *, unsigned int);
 typedef nvmlReturn_t (*nvml_sysstr_fn)(char *, unsigned int);
 typedef nvmlReturn_t (*nvml_util_fn)(nvmlDevice_t, nvmlUtilization_t *);
 typedef nvmlReturn_t (*nvml_mem_fn)(nvmlDevice_t, nvmlMemory_t *);
+typedef nvmlReturn_t (*nvml_mem2_fn)(nvmlDevice_t, nvmlMemory_v2_t *);
 typedef nvmlReturn_t (*nvml_enum_uint_fn)(nvmlDevice_t, int, unsigned int *);
 typedef nvmlReturn_t (*nvml_dev_uint_fn)(nvmlDevice_t, unsigned int *);
 typedef nvmlReturn_t (*nvml_dev_ull_fn)(nvmlDevice_t, unsigned long long *);
@@ -113,6 +126,7 @@ typedef const char *(*nvml_errstr_fn)(nvmlReturn_t);
     O(nvmlDeviceGetName, nvml_str_fn)                                                              \
     O(nvmlDeviceGetUUID, nvml_str_fn)                                                              \
     O(nvmlDeviceGetUtilizationRates, nvml_util_fn)                                                 \
+    O(nvmlDeviceGetMemoryInfo_v2, nvml_mem2_fn)                                                    \
     O(nvmlDeviceGetMemoryInfo, nvml_mem_fn)                                                        \
     O(nvmlDeviceGetClockInfo, nvml_enum_uint_fn)                                                   \
     O(nvmlDeviceGetMaxClockInfo, nvml_enum_uint_fn)                                                \
@@ -353,6 +367,28 @@ static int note(const vyre_gpu_monitor *m, vyre_gpu_info *g, nvmlReturn_t r, con
     if (r != NVML_ERROR_NOT_SUPPORTED && !g->problem[0])
         snprintf(g->problem, sizeof g->problem, "%s: %s", what, nvml_text(m, r));
     return 0;
+}
+
+/* Memory as nvidia-smi shows it: the v2 query where the driver has it,
+ * else v1 (whose `used` includes the reserved memory). */
+static void read_memory(const vyre_gpu_monitor *m, const nvml_fns *f, nvmlDevice_t d,
+                        vyre_gpu_info *g)
+{
+    nvmlMemory_v2_t m2 = {.version = NVML_MEMORY_V2};
+    if (f->nvmlDeviceGetMemoryInfo_v2 && f->nvmlDeviceGetMemoryInfo_v2(d, &m2) == NVML_SUCCESS) {
+        g->valid |= VYRE_GPU_F_MEMORY;
+        g->mem_used_bytes = m2.used;
+        g->mem_total_bytes = m2.total;
+        g->mem_free_bytes = m2.free;
+        return;
+    }
+    nvmlMemory_t mem;
+    if (f->nvmlDeviceGetMemoryInfo &&
+        note(m, g, f->nvmlDeviceGetMemoryInfo(d, &mem), "memory", VYRE_GPU_F_MEMORY)) {
+        g->mem_used_bytes = mem.used;
+        g->mem_total_bytes = mem.total;
+        g->mem_free_bytes = mem.free;
+    }
 }
 
 static int proc_cmp(const void *pa, const void *pb)
@@ -600,13 +636,7 @@ static void sample_gpu(vyre_gpu_monitor *m, unsigned i, vyre_gpu_info *g)
         g->util_gpu_pct = u.gpu;
         g->util_mem_pct = u.memory;
     }
-    nvmlMemory_t mem;
-    if (f->nvmlDeviceGetMemoryInfo &&
-        note(m, g, f->nvmlDeviceGetMemoryInfo(d, &mem), "memory", VYRE_GPU_F_MEMORY)) {
-        g->mem_used_bytes = mem.used;
-        g->mem_total_bytes = mem.total;
-        g->mem_free_bytes = mem.free;
-    }
+    read_memory(m, f, d, g);
     unsigned v;
     if (f->nvmlDeviceGetClockInfo) {
         if (note(m, g, f->nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &v), "SM clock",
