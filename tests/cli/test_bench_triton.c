@@ -138,6 +138,13 @@ Test(bench_triton, dry_run_infers_every_kernel_of_the_model)
          "  grid: ceil(xnumel/512) programs (Grid1D, XBLOCK 512 from the autotuning's "
          ".best_config)",
          "| 1 | xnumel=262144 | 512 | 256 | - | 2.0 MiB |"},
+        /* The looped reduction: one program a row (XBLOCK 1), each looping
+         * over its 8192 columns; %xoffset * 8192 in its TTIR is the row's
+         * offset (the grid read 1 program before). */
+        {"triton_red_fused_mul_sum_0", "6EUFOWKT6NCOEJP24TFXA4DEUX54PXG6Z3SEALPG2IWPSFS6NHGA",
+         "  grid: xnumel programs (Grid1D, XBLOCK 1 from the TTIR; r0_numel is reduced within "
+         "each program)",
+         "| 1 | xnumel=256 r0_numel=8192 | 256 | 512 | 64 B | 8.0 MiB |"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tu_proc p;

@@ -304,7 +304,7 @@ Test(cachectl_formats, triton_ls_gives_each_kernel_group_its_bench_command)
     cr_assert(j, "%s", p.out);
     cr_assert_eq(json_integer_value(json_object_get(j, "schema_version")), 3);
     json_t *groups = json_object_get(j, "groups");
-    cr_assert_eq(json_array_size(groups), 10, "%s", p.out);
+    cr_assert_eq(json_array_size(groups), 11, "%s", p.out);
     for (size_t i = 0; i < json_array_size(groups); i++) {
         json_t *g = json_array_get(groups, i);
         const char *key = json_string_value(json_object_get(g, "key"));
