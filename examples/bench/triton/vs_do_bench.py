@@ -5,10 +5,12 @@ Run on a GPU machine with PyTorch and Triton, on a cache that gen.py made
 (tests/fixtures/torch_block/gen.py OUTDIR: OUTDIR/triton and
 OUTDIR/inductor):
 
-    python3 examples/bench/triton/vs_do_bench.py OUTDIR NAME [NAME...]
+    python3 examples/bench/triton/vs_do_bench.py OUTDIR NAME|KEY [NAME|KEY...]
 
 with VYRE_BENCH naming the vyre-bench binary (default: vyre-bench on PATH).
-For each kernel NAME:
+A KEY (a group's folder name) picks one group where a name has several
+(a kernel compiled again in another process gets a group of its own).
+For each kernel:
 
 - its spec is inferred by `vyre-bench run --triton NAME --emit-spec`, and
   its tensors and scalars are made from that spec at the sizes the model
@@ -57,9 +59,9 @@ def vyre(*args):
     return r
 
 
-def spec_of(name, tmp):
-    path = os.path.join(tmp, name + ".json")
-    vyre(name, "--emit-spec", path)
+def spec_of(which, tmp):
+    path = os.path.join(tmp, which + ".json")
+    vyre(which, "--emit-spec", path)
     with open(path) as fh:
         return json.load(fh)
 
@@ -100,13 +102,14 @@ def launcher(name):
     sys.exit("no output code launches %s in %s" % (name, INDUCTOR_DIR))
 
 
-def vyre_times(name, tmp):
+def vyre_times(which, tmp):
     db = os.path.join(tmp, "results.sqlite3")
-    r = vyre(name, "--mode", "both", "--json", "-q", "--db", db)
+    r = vyre(which, "--mode", "both", "--json", "-q", "--db", db)
     doc = json.loads(r.stdout)
     t = {}
-    for p in doc["points"]:
-        t[p["mode"]] = p
+    for p in doc["points"]:  # the kernel's, not the run's reference points
+        if p.get("suite") == "sweep":
+            t[p["mode"]] = p
     return t
 
 
@@ -120,21 +123,24 @@ def main():
     print("| kernel | sizes | do_bench cold | vyre cold | ratio | do_bench graph (hot) "
           "| vyre hot (gpu / batch / kernel) | ratio (batch) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
+    notes = []
     with tempfile.TemporaryDirectory(prefix="vyre-vs-") as tmp:
-        for name in names:
-            spec = spec_of(name, tmp)
+        for which in names:
+            spec = spec_of(which, tmp)
+            name = spec["entry"]
             args, axes = arguments(spec)
             kern = launcher(name)
-            stream = torch.cuda.current_stream().cuda_stream
 
             def fn():
-                kern.run(*args, stream=stream)
+                # The stream of the moment: do_bench_cudagraph captures on
+                # a stream of its own.
+                kern.run(*args, stream=torch.cuda.current_stream().cuda_stream)
 
             fn()
             torch.cuda.synchronize()
             cold = triton.testing.do_bench(fn, return_mode="median") * 1e6  # ms -> ns
             hot = triton.testing.do_bench_cudagraph(fn, return_mode="median") * 1e6
-            v = vyre_times(name, tmp)
+            v = vyre_times(which, tmp)
             vc, vh = v.get("cold", {}), v.get("hot", {})
             sizes = " ".join("%s=%s" % kv for kv in axes.items())
             print("| %s | %s | %s | %s | %.3f | %s | %s / %s / %s | %.3f |" % (
@@ -142,6 +148,11 @@ def main():
                 (vc.get("median_ns") or 0) / cold, us(hot), us(vh.get("median_ns")),
                 us(vh.get("batch_ns")), us(vh.get("kernel_ns")),
                 (vh.get("batch_ns") or 0) / hot))
+            for mode, p in (("cold", vc), ("hot", vh)):
+                if p.get("note"):
+                    notes.append("%s, %s: %s" % (name, mode, p["note"]))
+    if notes:
+        print("\nvyre's notes:\n" + "\n".join("- " + n for n in notes))
 
 
 main()
