@@ -148,6 +148,10 @@ static void copy_aged_fixtures(void)
     /* Half a day from a change of the unit's count either way. */
     tu_age_tree(g_triton, 3 * 86400 + 43200);
     tu_age_tree(g_inductor, 3 * 86400 + 43200);
+    tu_proc p;
+    cc(&p, (const char *const[]){"triton", "stats", "--dir", g_triton, NULL});
+    cr_assert(strstr(p.out, "\nOldest group:            3d ago\n"), "not aged:\n%s", p.out);
+    tu_proc_free(&p);
 }
 
 /* args of l, then the format's options (up to 3). */
