@@ -405,9 +405,12 @@ static void store_point(vyre_results *db, int64_t run_id, int seq, const char *s
     store_point_rounds(db, run_id, seq, suite, bench, gpu, c, mhz, seed);
 }
 
-/* A done run: the host and GPU references scaled by ref, two cache
- * points and a GPU point scaled by work, the GPU ones at clock mhz. */
-static int64_t scaled_run(vyre_results *db, double ref, double work, unsigned mhz, uint64_t seed)
+/* A done run of the six points, each round of reference.cpu and
+ * reference.fsync at cpu[k] and fsync[k] times their base, cache.store at
+ * store times its base, cache.hit and the GPU point at work, reference.gpu
+ * at gpu_ref; the GPU ones at clock mhz. */
+static int64_t shaped_run(vyre_results *db, const double cpu[5], const double fsync[5],
+                          double store, double work, double gpu_ref, unsigned mhz, uint64_t seed)
 {
     vyre_bench_run r;
     memset(&r, 0, sizeof r);
@@ -416,14 +419,37 @@ static int64_t scaled_run(vyre_results *db, double ref, double work, unsigned mh
     vyre_error e;
     vyre_error_clear(&e);
     cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
-    store_point(db, r.id, 0, "reference", "reference.cpu", 0, 300000 * ref, 0, seed + 1);
-    store_point(db, r.id, 1, "reference", "reference.fsync", 0, 2000000 * ref, 0, seed + 2);
-    store_point(db, r.id, 2, "cache", "cache.store", 0, 250000 * work, 0, seed + 3);
+    double c[5], f[5];
+    for (int k = 0; k < 5; k++) {
+        c[k] = 300000 * cpu[k];
+        f[k] = 2000000 * fsync[k];
+    }
+    store_point_rounds(db, r.id, 0, "reference", "reference.cpu", 0, c, 0, seed + 1);
+    store_point_rounds(db, r.id, 1, "reference", "reference.fsync", 0, f, 0, seed + 2);
+    store_point(db, r.id, 2, "cache", "cache.store", 0, 250000 * store, 0, seed + 3);
     store_point(db, r.id, 3, "cache", "cache.hit", 0, 9000 * work, 0, seed + 4);
     store_point(db, r.id, 4, "sweep", "sweep.k", 1, 50000 * work, mhz, seed + 5);
-    store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000 * ref, mhz, seed + 6);
+    store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000 * gpu_ref, mhz, seed + 6);
     cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
     return r.id;
+}
+
+/* A done run: the host and GPU references scaled by ref, two cache
+ * points and a GPU point scaled by work, the GPU ones at clock mhz. */
+static int64_t scaled_run(vyre_results *db, double ref, double work, unsigned mhz, uint64_t seed)
+{
+    const double r[5] = {ref, ref, ref, ref, ref};
+    return shaped_run(db, r, r, work, work, ref, mhz, seed);
+}
+
+/* A run on a busy host: reference.cpu's rounds at cpu[k] times its base,
+ * reference.fsync's at fsync[k] (NULL: steady), cache.store at store, the
+ * rest as in the baseline. */
+static int64_t hog_run(vyre_results *db, const double cpu[5], const double *fsync, double store,
+                       uint64_t seed)
+{
+    static const double steady[5] = {1, 1, 1, 1, 1};
+    return shaped_run(db, cpu, fsync ? fsync : steady, store, 1, 1, 0, seed);
 }
 
 static vyre_bench_cmp_row *compare_ok(vyre_results *db, int64_t a, int64_t b, size_t *n)
@@ -490,24 +516,11 @@ Test(bench_rounds, a_point_within_the_references_median_drift_is_drift_though_a_
     vyre_results *db = NULL;
     cr_assert_eq(vyre_results_open(g_rdb, &db, NULL), 0);
     int64_t a = scaled_run(db, 1.0, 1.0, 0, 100);
-    vyre_bench_run r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.suites, sizeof r.suites, "cache");
-    vyre_error e;
-    vyre_error_clear(&e);
-    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
-    const double hog[5] = {1.6 * 300000, 1.0 * 300000, 1.6 * 300000, 1.0 * 300000, 1.6 * 300000};
-    const double disk[5] = {0.5 * 2000000, 3.0 * 2000000, 0.2 * 2000000, 2.0 * 2000000,
-                            4.0 * 2000000};
-    store_point_rounds(db, r.id, 0, "reference", "reference.cpu", 0, hog, 0, 201);
-    store_point_rounds(db, r.id, 1, "reference", "reference.fsync", 0, disk, 0, 202);
-    store_point(db, r.id, 2, "cache", "cache.store", 0, 1.4 * 250000, 0, 203);
-    store_point(db, r.id, 3, "cache", "cache.hit", 0, 9000, 0, 204);
-    store_point(db, r.id, 4, "sweep", "sweep.k", 1, 50000, 0, 205);
-    store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000, 0, 206);
-    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    const double hog[5] = {1.6, 1.0, 1.6, 1.0, 1.6};
+    const double disk[5] = {0.5, 3.0, 0.2, 2.0, 4.0};
+    int64_t b = hog_run(db, hog, disk, 1.4, 200);
     size_t n = 0;
-    vyre_bench_cmp_row *rows = compare_ok(db, a, r.id, &n);
+    vyre_bench_cmp_row *rows = compare_ok(db, a, b, &n);
     const vyre_bench_cmp_row *ref = &rows[0], *store = &rows[2];
     cr_assert_str_eq(ref->a.benchmark, "reference.cpu");
     cr_assert(ref->cmp.ratio_lo < 1.02 && ref->cmp.ratio > 1.55, "the reference: %g [%g, %g]",
@@ -536,22 +549,10 @@ Test(bench_rounds, a_noisy_reference_that_moved_every_round_still_sets_the_drift
     vyre_results *db = NULL;
     cr_assert_eq(vyre_results_open(g_rdb, &db, NULL), 0);
     int64_t a = scaled_run(db, 1.0, 1.0, 0, 300);
-    vyre_bench_run r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.suites, sizeof r.suites, "cache");
-    vyre_error e;
-    vyre_error_clear(&e);
-    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
-    const double hog[5] = {5.0 * 300000, 1.3 * 300000, 6.0 * 300000, 2.0 * 300000, 5.5 * 300000};
-    store_point_rounds(db, r.id, 0, "reference", "reference.cpu", 0, hog, 0, 301);
-    store_point(db, r.id, 1, "reference", "reference.fsync", 0, 2000000, 0, 302);
-    store_point(db, r.id, 2, "cache", "cache.store", 0, 3.0 * 250000, 0, 303);
-    store_point(db, r.id, 3, "cache", "cache.hit", 0, 9000, 0, 304);
-    store_point(db, r.id, 4, "sweep", "sweep.k", 1, 50000, 0, 305);
-    store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000, 0, 306);
-    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    const double hog[5] = {5.0, 1.3, 6.0, 2.0, 5.5};
+    int64_t b = hog_run(db, hog, NULL, 3.0, 300);
     size_t n = 0;
-    vyre_bench_cmp_row *rows = compare_ok(db, a, r.id, &n);
+    vyre_bench_cmp_row *rows = compare_ok(db, a, b, &n);
     const vyre_bench_cmp_row *ref = &rows[0], *store = &rows[2];
     cr_assert_str_eq(ref->a.benchmark, "reference.cpu");
     cr_assert_eq(ref->cmp.verdict_before_drift, VYRE_VERDICT_NOISY);
@@ -579,22 +580,10 @@ Test(bench_rounds, a_point_slower_than_a_noisy_references_median_but_within_its_
     vyre_results *db = NULL;
     cr_assert_eq(vyre_results_open(g_rdb, &db, NULL), 0);
     int64_t a = scaled_run(db, 1.0, 1.0, 0, 300);
-    vyre_bench_run r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.suites, sizeof r.suites, "cache");
-    vyre_error e;
-    vyre_error_clear(&e);
-    cr_assert_eq(vyre__bench_run_begin(db, &r, &e), 0, "%s", e.message);
-    const double hog[5] = {1.05 * 300000, 1.9 * 300000, 1.94 * 300000, 8.0 * 300000, 2.5 * 300000};
-    store_point_rounds(db, r.id, 0, "reference", "reference.cpu", 0, hog, 0, 311);
-    store_point(db, r.id, 1, "reference", "reference.fsync", 0, 2000000, 0, 312);
-    store_point(db, r.id, 2, "cache", "cache.store", 0, 3.1 * 250000, 0, 313);
-    store_point(db, r.id, 3, "cache", "cache.hit", 0, 9000, 0, 314);
-    store_point(db, r.id, 4, "sweep", "sweep.k", 1, 50000, 0, 315);
-    store_point(db, r.id, 5, "reference", "reference.gpu", 1, 4000, 0, 316);
-    cr_assert_eq(vyre__bench_run_finish(db, r.id, VYRE_RUN_DONE, NULL, &e), 0, "%s", e.message);
+    const double hog[5] = {1.05, 1.9, 1.94, 8.0, 2.5};
+    int64_t b = hog_run(db, hog, NULL, 3.1, 310);
     size_t n = 0;
-    vyre_bench_cmp_row *rows = compare_ok(db, a, r.id, &n);
+    vyre_bench_cmp_row *rows = compare_ok(db, a, b, &n);
     const vyre_bench_cmp_row *ref = &rows[0], *store = &rows[2];
     cr_assert_eq(ref->cmp.verdict_before_drift, VYRE_VERDICT_NOISY);
     cr_assert(ref->cmp.ratio < 3.0 && ref->cmp.ratio_lo > 1.0 && ref->cmp.ratio_hi > 3.2,
