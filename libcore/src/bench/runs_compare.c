@@ -182,40 +182,46 @@ static int reference_for(const vyre_bench_cmp_row *ref, const vyre_bench_point *
 
 /* The drift a reference's comparison establishes: its median ratio (1 /
  * the ratio below 1), unless the reference is NOISY (either side's noise
- * above --max-noise): then its interval's far end from 1 where the
- * interval excludes 1, and nothing where it holds 1 (a noisy fsync on a
- * busy disk, 0.02x to 1.3x from run to run). Not the interval of a steady
- * reference: over 5 rounds one
- * quiet round (a CPU hog not yet running) puts 1 inside it, or its end nearest 1 near 1, while four
- * rounds read 1.67x; with a CPU hog taking one of two cores, reference.cpus read 1.673x
- * [1.029, 1.726] and 1.672x [0.988, 1.692], and cache points the hog slowed 1.2-1.7x were SLOWER in
- * A/A pairs (2 of 13). */
-static double established_drift(const vyre_stats_compare_result *c)
+ * above max_noise). A NOISY reference that was quiet in one of the two
+ * runs, or that moved in every round (its interval excludes 1), says the
+ * machine changed between the runs by an amount that changed from round
+ * to round: as much as its interval's far end from 1. One noisy in both
+ * runs whose interval holds 1 establishes nothing: a noisy fsync on a VM
+ * disk, 0.02x to 1.3x from run to run. Not the interval of a steady
+ * reference: over 5 rounds one quiet round (a CPU hog not yet running) puts
+ * 1 inside it, or its end nearest 1 near 1, while four rounds read 1.67x;
+ * with a CPU hog taking one of two cores, reference.cpus read 1.673x
+ * [1.029, 1.726] and 1.672x [0.988, 1.692], and cache points the hog slowed
+ * 1.2-1.7x were SLOWER in A/A pairs (2 of 13).
+ *
+ * Measured with a hog on both cores of the 2-core CI machine (the busy
+ * machine must never read FAIL): reference.cpus 4.98x [1.004, 5.75] NOISY,
+ * cache.hit 2.96x; reference.cpus 1.94x [1.004, 8.34] NOISY, a cache.hit
+ * point 3.1x [2.33, 4.14]; reference.cpus 1.33x [0.997, 4.54], its noise 9%
+ * in A and 55% in B, and reference.cpu 1.04x [0.98, 1.44], while a 1 MiB
+ * cache.hit read 5.1x [3.15, 5.61] (a short CPU loop fits in a time slice,
+ * a 1.7 ms hit is preempted). Widened by the medians each was a FAIL. */
+static double established_drift(const vyre_stats_compare_result *c, double max_noise)
 {
     vyre_stats_verdict v = c->verdict == VYRE_VERDICT_DRIFT ? c->verdict_before_drift : c->verdict;
     if (!isfinite(c->ratio) || !(c->ratio > 0.0))
         return 1.0;
-    /* A NOISY reference whose whole interval lies on one side of 1 did
-     * move, by an amount that changed from round to round: as much as its
-     * interval's far end. With a CPU hog on both cores of the 2-core CI
-     * machine, reference.cpus read 4.98x [1.004, 5.75] NOISY while
-     * cache.hit read 2.96x (ignoring the reference made the busy machine a
-     * FAIL), and in another run 1.94x [1.004, 8.34] while a cache.hit
-     * point read 3.1x [2.33, 4.14]: widened by the median, still a FAIL.
-     * One whose interval holds 1 (the fsync above) establishes nothing. */
-    if (v == VYRE_VERDICT_NOISY) {
-        if (c->ratio_lo > 1.0 && isfinite(c->ratio_hi))
-            return c->ratio_hi;
-        if (c->ratio_hi < 1.0 && c->ratio_lo > 0.0)
-            return 1.0 / c->ratio_lo;
+    if (v != VYRE_VERDICT_NOISY)
+        return c->ratio >= 1.0 ? c->ratio : 1.0 / c->ratio;
+    int moved = c->ratio_lo > 1.0 || c->ratio_hi < 1.0;
+    int changed = c->noise_a <= max_noise || c->noise_b <= max_noise;
+    if (!moved && !changed)
         return 1.0;
-    }
-    return c->ratio >= 1.0 ? c->ratio : 1.0 / c->ratio;
+    double far = isfinite(c->ratio_hi) && c->ratio_hi > 1.0 ? c->ratio_hi : 1.0;
+    if (c->ratio_lo > 0.0 && 1.0 / c->ratio_lo > far)
+        far = 1.0 / c->ratio_lo;
+    return far;
 }
 
 /* The final verdict of a matched row: the drift band of its timer kind,
  * then (clocks apart) agreement with the comparison in cycles. */
-static void settle_row(vyre_bench_cmp_row *r, const vyre_bench_cmp_row *rows, size_t n)
+static void settle_row(vyre_bench_cmp_row *r, const vyre_bench_cmp_row *rows, size_t n,
+                       double max_noise)
 {
     const vyre_bench_point *p = &r->a;
     double drift = 1.0;
@@ -223,7 +229,7 @@ static void settle_row(vyre_bench_cmp_row *r, const vyre_bench_cmp_row *rows, si
     for (size_t i = 0; !is_reference(p) && i < n; i++) {
         if (!reference_for(&rows[i], p))
             continue;
-        double d = established_drift(&rows[i].cmp);
+        double d = established_drift(&rows[i].cmp, max_noise);
         if (d > drift || !isfinite(r->ref_ratio)) {
             drift = d > drift ? d : drift;
             r->ref_ratio = rows[i].cmp.ratio;
@@ -320,9 +326,11 @@ static int match_rows(vyre_results *db, vyre_bench_point *pa, size_t na, vyre_be
         if (r->has_b)
             rc = compare_pooled_row(db, r, pl, opts, err);
     }
+    static const vyre_stats_compare_opts defaults = VYRE_COMPARE_OPTS_DEFAULT;
+    const double max_noise = (opts ? opts : &defaults)->max_noise;
     for (size_t i = 0; !rc && i < *nr; i++)
         if (rows[i].has_a && rows[i].has_b)
-            settle_row(&rows[i], rows, *nr);
+            settle_row(&rows[i], rows, *nr, max_noise);
     for (size_t j = 0; !rc && j < nb; j++)
         if (!used[j]) {
             rows[*nr].b = pb[j];
